@@ -1,0 +1,79 @@
+"""GM2xx: DECISIONS is Pending then Resolved; resolved decisions are final and only humans resolve them."""
+from __future__ import annotations
+
+from collections import Counter
+
+from gitmem.checks import CheckInput
+from gitmem.checks.common import texts
+from gitmem.checks.violation import Violation, from_problem
+from gitmem.memory import decisions
+from gitmem.memory.decisions import DecisionsDoc
+
+
+def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
+    loaded = texts(inp, "decisions", skip)
+    if loaded is None:
+        return []
+    path, old_text, new_text = loaded
+    doc = decisions.parse(new_text)
+    found = [from_problem(path, p) for p in doc.problems]
+    found += _shape(path, doc)
+    if old_text is not None:
+        found += against_old(path, decisions.parse(old_text), doc, agent_email=inp.config.agent.email,
+                             author_email=inp.author_email)
+    return found
+
+
+def _shape(path: str, doc: DecisionsDoc) -> list[Violation]:
+    found: list[Violation] = []
+    counts = Counter(d.id for d in doc.all)
+    seen: set[str] = set()
+    for item in doc.all:
+        if counts[item.id] > 1 and item.id in seen:
+            found.append(Violation(path, item.line, "GM202", f"{item.id} is used more than once",
+                                   f"the next free ID is {doc.next_id()}"))
+        seen.add(item.id)
+    for item in doc.pending:
+        missing = [k for k in ("Asked", "Recommendation") if not (item.get(k) or "").strip()]
+        if item.get("Asked") and item.asked is None:
+            missing.append("a valid Asked timestamp")
+        if missing:
+            found.append(Violation(path, item.line, "GM203", f"{item.id} lacks {' and '.join(missing)}",
+                                   "`- Asked: YYYY-MM-DD HH:MM TZ (cycle N)` and `- Recommendation: …`"))
+    for item in doc.resolved:
+        missing = [k for k in ("Answer", "Answered") if not (item.get(k) or "").strip()]
+        if item.get("Answered") and item.answered is None:
+            missing.append("a valid Answered line")
+        if missing:
+            found.append(Violation(path, item.line, "GM204", f"{item.id} lacks {' and '.join(missing)}",
+                                   "`- Answer: …` and `- Answered: YYYY-MM-DD HH:MM TZ by Name <email>`"))
+    return found
+
+
+def against_old(path: str, old: DecisionsDoc, new: DecisionsDoc, *, agent_email: str,
+                author_email: str | None) -> list[Violation]:
+    found: list[Violation] = []
+    new_by_id = {d.id: d for d in new.all}
+    anchor = new.section_lines.get(decisions.RESOLVED, 1)
+    for before in old.all:
+        after = new_by_id.get(before.id)
+        if after is None:
+            if before.section == decisions.RESOLVED:
+                found.append(Violation(path, anchor, "GM205", f"resolved decision {before.id} was removed",
+                                       "resolved decisions are history; restore it"))
+            found.append(Violation(path, anchor, "GM206", f"decision {before.id} disappeared; IDs are never removed"))
+            continue
+        if before.section == decisions.RESOLVED:
+            if after.section != decisions.RESOLVED:
+                found.append(Violation(path, after.line, "GM205", f"{after.id} was moved back to Pending"))
+            elif after.content() != before.content():
+                found.append(Violation(path, after.line, "GM205", f"resolved decision {after.id} was edited",
+                                       "ask a new decision instead of rewriting an answered one"))
+    if author_email and author_email.lower() == agent_email.lower():
+        old_resolved = {d.id for d in old.resolved}
+        for item in new.resolved:
+            if item.id not in old_resolved:
+                found.append(Violation(path, item.line, "GM207",
+                                       f"{item.id} was resolved by the agent identity <{agent_email}>",
+                                       "only a human answers: `gitmem decision answer` as yourself, in a PR"))
+    return found

@@ -1,0 +1,98 @@
+"""GM3xx: LOG is append-only, in time order, with strictly increasing cycles, and every cycle says what it did."""
+from __future__ import annotations
+
+from gitmem.checks import CheckInput
+from gitmem.checks.violation import Violation, from_problem
+from gitmem.memory import log
+from gitmem.memory.text import decode
+from gitmem.snapshot import same_blob
+
+
+def first_difference(old: bytes, new: bytes) -> int:
+    """1-based line of the first byte where `new` stops being `old` (binary search over memcmp)."""
+    low, high = 0, min(len(old), len(new))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if old[:mid] == new[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return old.count(b"\n", 0, low) + 1
+
+
+def _previous_entry(old: bytes) -> log.LogEntry | None:
+    """The last entry of the old LOG, read from its tail only."""
+    text = decode(old[old.rfind(b"\n## ") + 1:] if b"\n## " in old else old).text
+    doc = log.parse(text, expect_title=False)
+    return doc.entries[-1] if doc.entries else None
+
+
+def _previous_cycle(old: bytes) -> int | None:
+    """The last cycle number in the old LOG, reading growing tails so the cost follows the tail, not the history."""
+    size = 1 << 16
+    while True:
+        start = max(0, len(old) - size)
+        chunk = old[start:]
+        if start:
+            chunk = chunk[chunk.find(b"\n## ") + 1:] if b"\n## " in chunk else b""
+        cycles = [e.cycle for e in log.parse(chunk.decode("utf-8", "replace"), expect_title=False).entries
+                  if e.cycle is not None]
+        if cycles or start == 0:
+            return max(cycles, default=None)
+        size *= 8
+
+
+def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
+    path = inp.config.path("log")
+    old = inp.old.read(path) if inp.old is not None else None
+    new = inp.new.read(path)
+    if old is not None and new is None:
+        return [Violation(path, 1, "GM301", "LOG was deleted or renamed; LOG is append-only history",
+                          "restore it: `git checkout HEAD -- " + path + "`")]
+    if new is None or path in skip or same_blob(inp.old, inp.new, path):
+        return []
+    if old is None:
+        doc = log.parse(decode(new).text)
+        return [from_problem(path, p) for p in doc.problems] + _entry_rules(path, doc.entries, None, None)
+    if not new.startswith(old):
+        line = first_difference(old, new)
+        return [Violation(path, line, "GM301", f"LOG was rewritten at line {line}; only appending is allowed",
+                          "restore the old lines and add a new entry at the end instead")]
+    appended = new[len(old):]
+    if not appended.strip():
+        return []
+    first_line = old.count(b"\n") + 1
+    doc = log.parse(decode(appended).text, first_line=first_line, expect_title=False)
+    found = [from_problem(path, p) for p in doc.problems]
+    return found + _entry_rules(path, doc.entries, _previous_entry(old), _previous_cycle(old))
+
+
+def _entry_rules(path: str, entries: tuple[log.LogEntry, ...], previous: log.LogEntry | None,
+                 previous_cycle: int | None) -> list[Violation]:
+    found: list[Violation] = []
+    last_time = previous.when if previous else None
+    last_cycle = previous_cycle
+    for entry in entries:
+        if last_time is not None and entry.when.moment < last_time.moment:
+            found.append(Violation(path, entry.line, "GM302",
+                                   f"{entry.when} is earlier than the entry before it ({last_time})",
+                                   "timestamps come from the clock: `gitmem log add` writes them"))
+        last_time = entry.when
+        if entry.cycle is None:
+            continue
+        if last_cycle is not None and entry.cycle <= last_cycle:
+            found.append(Violation(path, entry.line, "GM303",
+                                   f"cycle {entry.cycle} does not follow cycle {last_cycle}",
+                                   f"the next cycle is {last_cycle + 1}"))
+        last_cycle = entry.cycle
+        has_result = bool(log.outcome_reason(entry))
+        if entry.outcome == "no-build" and not has_result:
+            found.append(Violation(path, entry.line, "GM304",
+                                   "a no-build cycle must say why in `- Result:` (Rule 0)"))
+            continue
+        missing = [key for key in ("Task", "Result") if not (entry.get(key) or "").strip()]
+        if missing:
+            found.append(Violation(path, entry.line, "GM305",
+                                   f"cycle {entry.cycle} has no {' or '.join(missing)}",
+                                   "every cycle entry has `- Task:` and `- Result:`"))
+    return found

@@ -1,0 +1,45 @@
+"""Output formats are functions from violations to text: `text`, `github` and `json`."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+
+from gitmem.checks.violation import Violation
+
+
+def render_text(violations: Sequence[Violation]) -> str:
+    lines = []
+    for v in violations:
+        hint = f" (hint: {v.hint})" if v.hint else ""
+        level = "" if v.is_error else "warning: "
+        lines.append(f"{v.path}:{v.line}: {v.code} {level}{v.message} [{v.slug}]{hint}")
+    return "".join(line + "\n" for line in lines)
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(violations: Sequence[Violation]) -> str:
+    out = []
+    for v in violations:
+        kind = "error" if v.is_error else "warning"
+        message = v.message + (f" (hint: {v.hint})" if v.hint else "")
+        title = _escape_property(f"{v.code} {v.slug}")
+        out.append(f"::{kind} file={_escape_property(v.path)},line={v.line},title={title}::{_escape_data(message)}")
+    return "".join(line + "\n" for line in out)
+
+
+def render_json(violations: Sequence[Violation]) -> str:
+    data = [{"path": v.path, "line": v.line, "code": v.code, "slug": v.slug, "severity": v.severity,
+             "message": v.message, "hint": v.hint} for v in violations]
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+RENDERERS: dict[str, Callable[[Sequence[Violation]], str]] = {
+    "text": render_text, "github": render_github, "json": render_json,
+}

@@ -1,0 +1,58 @@
+"""GM5xx: RULES holds one-line proven rules with provenance, within limits; rules retire, never vanish."""
+from __future__ import annotations
+
+from collections import Counter
+
+from gitmem.checks import CheckInput
+from gitmem.checks.common import unchanged
+from gitmem.checks.violation import Violation, from_problem
+from gitmem.memory import lessons, rules
+from gitmem.memory.text import decode
+
+
+def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
+    cfg = inp.config
+    path = cfg.path("rules")
+    if path in skip or unchanged(inp, "rules", "lessons"):
+        return []
+    new_bytes = inp.new.read(path)
+    if new_bytes is None:
+        return []
+    doc = rules.parse(decode(new_bytes).text)
+    found = [from_problem(path, p) for p in doc.problems]
+    counts = Counter(r.id for r in doc.all)
+    seen: set[str] = set()
+    for item in doc.all:
+        if counts[item.id] > 1 and item.id in seen:
+            found.append(Violation(path, item.line, "GM502", f"{item.id} is used more than once",
+                                   f"the next free ID is {doc.next_id()}"))
+        seen.add(item.id)
+    if doc.line_count > cfg.limits.rules_max_lines:
+        found.append(Violation(path, doc.line_count, "GM504",
+                               f"RULES has {doc.line_count} lines; the limit is {cfg.limits.rules_max_lines}",
+                               "retire superseded rules or tighten the preamble; nothing is truncated"))
+    if len(doc.proven) > cfg.limits.proven_rules_max:
+        line = doc.proven[cfg.limits.proven_rules_max].line
+        found.append(Violation(path, line, "GM504",
+                               f"{len(doc.proven)} proven rules; the limit is {cfg.limits.proven_rules_max}",
+                               "retire a superseded rule before adding another"))
+    lessons_bytes = inp.new.read(cfg.path("lessons"))
+    known = {lesson.id for lesson in lessons.parse(decode(lessons_bytes).text).lessons} if lessons_bytes else set()
+    for item in doc.all:
+        if item.lesson and item.lesson not in known:
+            found.append(Violation(path, item.line, "GM503", f"{item.id} names {item.lesson}, which does not exist"))
+    old_bytes = inp.old.read(path) if inp.old is not None else None
+    if old_bytes is not None:
+        old = rules.parse(decode(old_bytes).text)
+        now_ids = {r.id for r in doc.all}
+        anchor = doc.section_lines.get(rules.RETIRED, doc.section_lines.get(rules.PROVEN, 1))
+        for gone in old.proven:
+            if gone.id not in now_ids:
+                found.append(Violation(path, anchor, "GM505", f"{gone.id} vanished without moving to `## Retired`",
+                                       "retire it with `(retired on YYYY-MM-DD: reason)` or `(superseded by R-NN …)`"))
+        old_retired = {r.id: r for r in old.retired}
+        for item in doc.proven:
+            if item.id in old_retired:
+                found.append(Violation(path, item.line, "GM502", f"{item.id} was retired and may not be reused",
+                                       f"the next free ID is {doc.next_id()}"))
+    return found

@@ -1,0 +1,91 @@
+"""`gitmem check` and `gitmem verify`: validate memory, never write anything."""
+from __future__ import annotations
+
+import os
+
+import click
+
+from gitmem import exitcodes
+from gitmem.cli.common import format_option, open_context, workspace_option
+
+
+def _emit(violations: list, fmt: str) -> int:
+    from gitmem.checks import has_errors
+    from gitmem.checks.render import RENDERERS
+
+    text = RENDERERS[fmt](violations)
+    if text:
+        click.echo(text, nl=False)
+    return exitcodes.VIOLATIONS if has_errors(violations) else exitcodes.OK
+
+
+@click.command()
+@click.option("--worktree", is_flag=True, help="Validate the working-tree files instead of what is staged.")
+@format_option
+@workspace_option
+def check(worktree: bool, fmt: str, workspace: str | None) -> int:
+    """Validate staged memory against HEAD (or, with --worktree, the work tree).
+
+    It reads the index git hands to hooks (GIT_INDEX_FILE) and never writes the index or the work tree.
+    Prints one `path:line: GMnnn message` line per problem. Exit 0 clean, 1 violations, 2 config error.
+    """
+    from gitmem.validate import check_staged, check_worktree
+
+    ctx = open_context(workspace)
+    found = (check_worktree if worktree else check_staged)(ctx.repo, ctx.config)
+    return _emit(found, fmt)
+
+
+ZERO_SHA = "0" * 40
+
+
+def _push_ranges() -> list[tuple[str | None, str]]:
+    """What a push sends: pre-commit's PRE_COMMIT_FROM_REF/TO_REF, else git's pre-push lines on stdin."""
+    to_ref = os.environ.get("PRE_COMMIT_TO_REF")
+    if to_ref:
+        return [(os.environ.get("PRE_COMMIT_FROM_REF") or None, to_ref)]
+    ranges: list[tuple[str | None, str]] = []
+    stdin = click.get_text_stream("stdin")
+    for line in ([] if stdin.isatty() else stdin.read().splitlines()):
+        parts = line.split()
+        if len(parts) == 4 and parts[1] != ZERO_SHA:
+            ranges.append((None if parts[3] == ZERO_SHA else parts[3], parts[1]))
+    return ranges
+
+
+@click.command()
+@click.option("--range", "rev_range", metavar="A..B", help="Check every commit in A..B against its parent.")
+@click.option("--pre-push", "pre_push", is_flag=True,
+              help="Take the range from the push being made (pre-commit or a plain git pre-push hook).")
+@format_option
+@workspace_option
+def verify(rev_range: str | None, pre_push: bool, fmt: str, workspace: str | None) -> int:
+    """Check every commit in a range, each against its parent: for CI and pre-push.
+
+    If B does not descend from A (history was rewritten), it fails with exit code 5.
+    """
+    from gitmem.validate import RangeResult, verify_range
+
+    if pre_push == bool(rev_range):
+        raise click.UsageError("give exactly one of --range A..B or --pre-push")
+    if rev_range:
+        if rev_range.count("..") != 1 or "..." in rev_range:
+            raise click.BadParameter("expected A..B", param_hint="--range")
+        start, end = rev_range.split("..")
+        ranges: list[tuple[str | None, str]] = [(start or "HEAD", end or "HEAD")]
+    else:
+        ranges = _push_ranges()
+    ctx = open_context(workspace)
+    result = RangeResult()
+    for start_rev, end_rev in ranges:
+        part = verify_range(ctx.repo, start_rev, end_rev, workspace=workspace)
+        result.violations += part.violations
+        result.commits += part.commits
+        result.rewritten = result.rewritten or part.rewritten
+    code = _emit(sorted(result.violations), fmt)
+    if fmt == "text" and not result.violations:
+        click.echo(f"{result.commits} commit(s) verified, memory history is clean", err=True)
+    return exitcodes.REWRITTEN if result.rewritten else code
+
+
+COMMANDS = (check, verify)

@@ -1,0 +1,178 @@
+"""Memory-writing commands: canonical entries with clock timestamps. They write files only, never stage or commit."""
+from __future__ import annotations
+
+import json
+
+import click
+
+from gitmem import exitcodes
+from gitmem.cli.common import json_option, open_context, workspace_option
+
+
+def _memory(workspace: str | None, *, as_author: bool = False):
+    from gitmem import repo as git
+    from gitmem.store import Memory
+
+    ctx = open_context(workspace)
+    identity = git.user_identity(ctx.repo)
+    return Memory(ctx.root, ctx.config, author_email=identity.email if identity else None), ctx, identity
+
+
+def _done(what: str, path: str, line: str, as_json: bool, data: dict) -> int:
+    if as_json:
+        click.echo(json.dumps({"path": path, **data}, ensure_ascii=False))
+    else:
+        click.echo(f"{path}: {what}: {line}")
+    return exitcodes.OK
+
+
+def _refused(err) -> int:
+    from gitmem.checks.render import render_text
+
+    click.echo(f"gitmem: {err}", err=True)
+    click.echo(render_text(err.violations), err=True, nl=False)
+    return exitcodes.VIOLATIONS
+
+
+@click.group("log")
+def log_group() -> None:
+    """Append to LOG.md."""
+
+
+@log_group.command("add")
+@click.option("--task", required=True, help="What this cycle set out to do.")
+@click.option("--outcome", required=True, type=click.Choice(["built", "published", "no-build"]))
+@click.option("--result", required=True, help="What came of it; for no-build, why nothing was built (Rule 0).")
+@click.option("--tried", help="What was tried.")
+@click.option("--evidence", help="Evidence: commands, numbers, links.")
+@click.option("--learned", help="What was learned.")
+@json_option
+@workspace_option
+def log_add(task, outcome, result, tried, evidence, learned, as_json, workspace) -> int:
+    """Append one cycle entry, numbered from LOG, timestamped by the clock."""
+    from gitmem.store import WriteRefused
+
+    memory, ctx, _ = _memory(workspace)
+    try:
+        entry = memory.add_log_entry(task=task, outcome=outcome, result=result, tried=tried, evidence=evidence,
+                                     learned=learned)
+    except WriteRefused as err:
+        return _refused(err)
+    return _done("appended", ctx.config.path("log"), entry.heading(), as_json,
+                 {"cycle": entry.cycle, "outcome": outcome, "timestamp": str(entry.when)})
+
+
+@click.group("now")
+def now_group() -> None:
+    """Put a new block on top of NOW.md."""
+
+
+@now_group.command("add")
+@click.option("--did", required=True, help="What was done.")
+@click.option("--human", required=True, help="What the human needs to know or do ('nothing' is fine).")
+@click.option("--next", "next_", required=True, help="What comes next.")
+@json_option
+@workspace_option
+def now_add(did, human, next_, as_json, workspace) -> int:
+    """Add a `cycle N` block on top of NOW."""
+    from gitmem.store import WriteRefused
+
+    memory, ctx, _ = _memory(workspace)
+    try:
+        block = memory.add_now_block(did=did, human=human, next=next_)
+    except WriteRefused as err:
+        return _refused(err)
+    return _done("added", ctx.config.path("now"), block.heading(), as_json,
+                 {"cycle": block.cycle, "timestamp": str(block.when)})
+
+
+@click.group("decision")
+def decision_group() -> None:
+    """Ask the human a decision, or answer one as the human."""
+
+
+@decision_group.command("ask")
+@click.option("--title", required=True)
+@click.option("--recommendation", required=True, help="What the agent recommends, and why.")
+@click.option("--context", help="What the human needs to know to decide.")
+@click.option("--options", help="The options on the table.")
+@json_option
+@workspace_option
+def decision_ask(title, recommendation, context, options, as_json, workspace) -> int:
+    """Add a Pending decision with the next free ID."""
+    from gitmem.store import WriteRefused
+
+    memory, ctx, _ = _memory(workspace)
+    try:
+        item = memory.ask_decision(title=title, recommendation=recommendation, context=context, options=options)
+    except WriteRefused as err:
+        return _refused(err)
+    return _done("asked", ctx.config.path("decisions"), item.heading(), as_json, {"id": item.id, "title": title})
+
+
+@decision_group.command("answer")
+@click.argument("decision_id", metavar="D-NNNN")
+@click.option("--answer", required=True, help="The human's answer.")
+@json_option
+@workspace_option
+def decision_answer(decision_id, answer, as_json, workspace) -> int:
+    """Resolve a Pending decision, recording your git identity as Answered-by."""
+    from gitmem.store import WriteRefused
+
+    memory, ctx, identity = _memory(workspace)
+    if identity is None:
+        raise click.ClickException("set your git identity first: git config user.name / user.email")
+    try:
+        item = memory.answer_decision(decision_id, answer=answer, name=identity.name, email=identity.email)
+    except WriteRefused as err:
+        return _refused(err)
+    return _done("resolved", ctx.config.path("decisions"), item.heading(), as_json,
+                 {"id": item.id, "answered_by": str(identity)})
+
+
+@click.group("lesson")
+def lesson_group() -> None:
+    """Record a lesson, or confirm one with a later result."""
+
+
+@lesson_group.command("add")
+@click.option("--title", required=True)
+@click.option("--happened", required=True, help="What went wrong.")
+@click.option("--why", required=True, help="Why it happened.")
+@click.option("--change", required=True, help="What must change.")
+@click.option("--rule", help="The one-line rule this lesson would become.")
+@click.option("--supersedes", metavar="R-NN", help="A rule this lesson replaces once promoted.")
+@json_option
+@workspace_option
+def lesson_add(title, happened, why, change, rule, supersedes, as_json, workspace) -> int:
+    """Add an open lesson with the next free ID, dated now and tied to the current cycle."""
+    from gitmem.store import WriteRefused
+
+    memory, ctx, _ = _memory(workspace)
+    try:
+        item = memory.add_lesson(title=title, happened=happened, why=why, change=change, rule=rule,
+                                 supersedes=supersedes)
+    except WriteRefused as err:
+        return _refused(err)
+    return _done("added", ctx.config.path("lessons"), item.heading(), as_json, {"id": item.id})
+
+
+@lesson_group.command("confirm")
+@click.argument("lesson_id", metavar="L-NNNN")
+@click.option("--evidence", required=True, help="The later result that confirms the lesson.")
+@json_option
+@workspace_option
+def lesson_confirm(lesson_id, evidence, as_json, workspace) -> int:
+    """Add a `Confirmed:` line from the current cycle."""
+    from gitmem.store import WriteRefused
+
+    memory, ctx, _ = _memory(workspace)
+    try:
+        item = memory.confirm_lesson(lesson_id, evidence=evidence)
+    except WriteRefused as err:
+        return _refused(err)
+    return _done("confirmed", ctx.config.path("lessons"), item.heading(), as_json,
+                 {"id": item.id, "confirmations": len(item.confirmations)})
+
+
+COMMANDS = (log_group, now_group, decision_group, lesson_group)

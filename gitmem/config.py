@@ -1,0 +1,221 @@
+"""gitmem.yaml: declared as data, validated once at load time, errors point at the bad value."""
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field, fields, is_dataclass, replace
+from pathlib import Path, PurePosixPath
+from typing import Any, get_origin, get_type_hints
+
+CONFIG_NAME = "gitmem.yaml"
+ROLES = ("now", "decisions", "log", "lessons", "rules", "roadmap")
+REQUIRED_ROLES = ("now", "decisions", "log", "lessons", "rules")
+
+
+class ConfigError(Exception):
+    """A config problem; the message names the file, the line when known, and the key path."""
+
+
+@dataclass(frozen=True)
+class Files:
+    now: str = "NOW.md"
+    decisions: str = "DECISIONS.md"
+    log: str = "LOG.md"
+    lessons: str = "LESSONS.md"
+    rules: str = "RULES.md"
+    roadmap: str = "ROADMAP.md"
+
+
+@dataclass(frozen=True)
+class Shell:
+    enabled: bool = False
+    allow: tuple[str, ...] = ()
+    timeout: int = 120
+
+
+@dataclass(frozen=True)
+class Agent:
+    name: str = "gitmem-agent"
+    email: str = "agent@gitmem.invalid"
+    backend: str = ""                       # anthropic | command | scripted; "" = anthropic when a key is set
+    model: str = "claude-sonnet-4-5"
+    command: str = ""                       # for the command backend, e.g. `claude -p`
+    script: str = ""                        # for the scripted backend: a YAML file of tool calls per cycle
+    shell: Shell = field(default_factory=Shell)
+
+
+@dataclass(frozen=True)
+class Limits:
+    now_block_lines: int = 10
+    rules_max_lines: int = 200
+    proven_rules_max: int = 30
+    grep_over_lines: int = 300
+
+
+@dataclass(frozen=True)
+class Cycle:
+    log_entries: int = 3
+    max_context_tokens: int = 60000
+    max_turns: int = 30
+    max_tokens: int = 200000
+    timeout: int = 1800
+    priorities: tuple[str, ...] = (
+        "answer people", "fix the published product", "build something new", "measure")
+    always_load: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Close:
+    model: str = "claude-opus-4-1"
+    confirmations: int = 2
+    max_promotions: int = 3
+    stale_decision_days: int = 3
+
+
+@dataclass(frozen=True)
+class Recall:
+    min_score: float = 0.35
+    gap: float = 0.15
+    limit: int = 6
+    recency_half_life_days: float = 30.0
+    recency_weight: float = 0.2
+    rankers: tuple[tuple[str, float], ...] = (("bm25", 1.0),)
+
+
+@dataclass(frozen=True)
+class Workspace:
+    memory_dir: str = "."
+    files: Files = field(default_factory=Files)
+
+
+@dataclass(frozen=True)
+class Config:
+    memory_dir: str = "."
+    files: Files = field(default_factory=Files)
+    agent: Agent = field(default_factory=Agent)
+    timezone: str = "UTC"
+    limits: Limits = field(default_factory=Limits)
+    cycle: Cycle = field(default_factory=Cycle)
+    close: Close = field(default_factory=Close)
+    recall: Recall = field(default_factory=Recall)
+    workspaces: tuple[tuple[str, Workspace], ...] = ()
+    workspace: str = ""                     # the selected workspace's name, "" for the default one
+    warnings: tuple[str, ...] = ()
+
+    def path(self, role: str) -> str:
+        """Repo-relative POSIX path of a memory file."""
+        name = getattr(self.files, role)
+        return str(PurePosixPath(self.memory_dir) / name) if self.memory_dir not in ("", ".") else name
+
+    def memory_paths(self, *, optional: bool = True) -> dict[str, str]:
+        roles = ROLES if optional else REQUIRED_ROLES
+        return {role: self.path(role) for role in roles}
+
+    def with_workspace(self, name: str) -> Config:
+        for key, workspace in self.workspaces:
+            if key == name:
+                return replace(self, memory_dir=workspace.memory_dir, files=workspace.files, workspace=name)
+        known = ", ".join(k for k, _ in self.workspaces) or "none are configured"
+        raise ConfigError(f"{CONFIG_NAME}: unknown workspace {name!r} ({known})")
+
+    def tzinfo(self) -> Any:
+        from zoneinfo import ZoneInfo
+        return ZoneInfo(self.timezone)
+
+
+def load_config(root: Path | str, *, workspace: str | None = None) -> Config:
+    """Load `gitmem.yaml` from the repo root; a missing file means all defaults."""
+    path = Path(root) / CONFIG_NAME
+    if not path.exists():
+        config = Config()
+    else:
+        config = parse_config(path.read_bytes(), source=CONFIG_NAME)
+    return config.with_workspace(workspace) if workspace else config
+
+
+def parse_config(data: bytes, *, source: str = CONFIG_NAME) -> Config:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        raw = YAML(typ="rt").load(data.decode("utf-8"))
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{source}: not valid UTF-8 ({err.reason})") from None
+    except YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{source}{where}: invalid YAML: {getattr(err, 'problem', None) or err}") from None
+    if raw is None:
+        return Config()
+    warnings: list[str] = []
+    config = _build(Config, raw, source, "", warnings)
+    config = replace(config, warnings=tuple(warnings))
+    _validate(config, source)
+    return config
+
+
+def _line(node: Any, key: Any) -> str:
+    try:
+        return f":{node.lc.key(key)[0] + 1}"
+    except Exception:  # plain dicts from tests carry no positions
+        return ""
+
+
+def _build(cls: type, raw: Any, source: str, prefix: str, warnings: list[str]) -> Any:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: {prefix or 'top level'}: expected a mapping, got {type(raw).__name__}")
+    hints = get_type_hints(cls)
+    known = {f.name for f in fields(cls) if f.name not in ("workspace", "warnings")}
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        dotted = f"{prefix}{key}"
+        if key not in known:
+            close = difflib.get_close_matches(str(key), sorted(known), n=1)
+            hint = f"; did you mean {prefix}{close[0]!r}?" if close else ""
+            warnings.append(f"{source}{_line(raw, key)}: unknown key {dotted!r} ignored{hint}")
+            continue
+        values[key] = _coerce(hints[key], value, source + _line(raw, key), dotted, warnings)
+    return cls(**values)
+
+
+def _coerce(hint: Any, value: Any, where: str, dotted: str, warnings: list[str]) -> Any:
+    if is_dataclass(hint):
+        return _build(hint, value, where.split(":")[0], dotted + ".", warnings)
+    text = (get_origin(hint) or hint).__name__
+    if dotted == "workspaces":
+        if not isinstance(value, dict):
+            raise ConfigError(f"{where}: workspaces: expected a mapping of name to settings")
+        return tuple((str(name), _build(Workspace, spec or {}, where.split(":")[0], f"workspaces.{name}.", warnings))
+                     for name, spec in value.items())
+    if dotted.endswith("rankers"):
+        if not isinstance(value, dict) or not all(isinstance(v, (int, float)) for v in value.values()):
+            raise ConfigError(f"{where}: {dotted}: expected a mapping of ranker name to weight")
+        return tuple((str(k), float(v)) for k, v in value.items())
+    if text == "tuple":
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where}: {dotted}: expected a list of strings")
+        return tuple(value)
+    expected = {"int": int, "str": str, "bool": bool, "float": (int, float)}.get(text, object)
+    if isinstance(value, bool) and expected is not bool:
+        raise ConfigError(f"{where}: {dotted}: expected {text}, got {value!r}")
+    if not isinstance(value, expected):
+        raise ConfigError(f"{where}: {dotted}: expected {text}, got {value!r}")
+    if text in ("int", "float") and value < 0:
+        raise ConfigError(f"{where}: {dotted}: must not be negative, got {value!r}")
+    return float(value) if text == "float" else value
+
+
+def _validate(config: Config, source: str) -> None:
+    try:
+        config.tzinfo()
+    except Exception:
+        raise ConfigError(f"{source}: timezone: {config.timezone!r} is not an IANA time zone name") from None
+    for name in (f.name for f in fields(Files)):
+        value = getattr(config.files, name)
+        if not value or "/" in value or value.startswith("."):
+            raise ConfigError(f"{source}: files.{name}: {value!r} must be a plain file name")
+    if config.memory_dir.startswith("/") or ".." in PurePosixPath(config.memory_dir).parts:
+        raise ConfigError(f"{source}: memory_dir: {config.memory_dir!r} must stay inside the repository")
+    if config.limits.now_block_lines < 1 or config.cycle.log_entries < 1:
+        raise ConfigError(f"{source}: limits and cycle.log_entries must be at least 1")
+    if config.agent.backend not in ("", "anthropic", "command", "scripted"):
+        raise ConfigError(f"{source}: agent.backend: {config.agent.backend!r} is not one of anthropic, command, scripted")

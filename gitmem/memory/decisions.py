@@ -1,0 +1,166 @@
+"""DECISIONS.md: the only channel between agent and human. `## Pending`, then `## Resolved`."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from gitmem.memory.text import (
+    SEP, Field, Problem, Timestamp, decode_lines, field_value, parse_fields, parse_timestamp,
+    render_field, split_heading, split_sections, strip_trailing_blank,
+)
+
+TITLE = "# DECISIONS"
+PENDING, RESOLVED = "Pending", "Resolved"
+_ID_RE = re.compile(r"^D-(\d{4,})$")
+_ASKED_RE = re.compile(r"^(.*?)(?: \(cycle (\d+)\))?$")
+_ANSWERED_RE = re.compile(r"^(.*?) by (.+?) <([^<>\s]+)>$")
+
+
+@dataclass(frozen=True)
+class Decision:
+    id: str
+    title: str
+    section: str                      # Pending | Resolved
+    body: tuple[str, ...] = ()
+    line: int = 0
+    end: int = 0
+    fields: tuple[Field, ...] = field(default=(), compare=False)
+
+    @property
+    def number(self) -> int:
+        return int(self.id[2:])
+
+    def get(self, key: str) -> str | None:
+        return field_value(self.fields, key)
+
+    @property
+    def asked(self) -> Timestamp | None:
+        value = self.get("Asked")
+        match = _ASKED_RE.match(value or "")
+        return parse_timestamp(match.group(1)) if value and match else None
+
+    @property
+    def asked_cycle(self) -> int | None:
+        match = _ASKED_RE.match(self.get("Asked") or "")
+        return int(match.group(2)) if match and match.group(2) else None
+
+    @property
+    def answered(self) -> tuple[Timestamp, str, str] | None:
+        """(when, name, email) from `- Answered: <ts> by Name <email>`."""
+        match = _ANSWERED_RE.match(self.get("Answered") or "")
+        if not match:
+            return None
+        when = parse_timestamp(match.group(1))
+        return (when, match.group(2), match.group(3)) if when else None
+
+    def heading(self) -> str:
+        return f"### {self.id}{SEP}{self.title}"
+
+    def render(self) -> str:
+        return "\n".join([self.heading(), *strip_trailing_blank(self.body)])
+
+    def content(self) -> str:
+        """What GM205 compares: the decision as written, independent of where it sits in the file."""
+        return "\n".join([self.id, self.title, *strip_trailing_blank(self.body)])
+
+
+@dataclass(frozen=True)
+class DecisionsDoc:
+    preamble: tuple[str, ...]
+    pending: tuple[Decision, ...]
+    resolved: tuple[Decision, ...]
+    section_lines: dict[str, int]
+    problems: tuple[Problem, ...] = ()
+    section_preambles: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def all(self) -> tuple[Decision, ...]:
+        return self.pending + self.resolved
+
+    def find(self, decision_id: str) -> Decision | None:
+        return next((d for d in self.all if d.id == decision_id), None)
+
+    def next_id(self) -> str:
+        return format_id(max((d.number for d in self.all), default=0) + 1)
+
+
+def format_id(number: int) -> str:
+    return f"D-{number:04d}"
+
+
+def parse_heading(title: str) -> tuple[str, str] | None:
+    parts = split_heading(title, 1)
+    if len(parts) != 2 or not _ID_RE.match(parts[0]) or not parts[1].strip():
+        return None
+    return parts[0], parts[1].strip()
+
+
+def parse(text: str) -> DecisionsDoc:
+    lines = decode_lines(text)
+    preamble, sections = split_sections(lines, 2)
+    problems: list[Problem] = []
+    if not any(line.strip() == TITLE for line in preamble):
+        problems.append(Problem("GM907", 1, f"DECISIONS.md must start with `{TITLE}`"))
+    names = [s.title for s in sections]
+    if names != [PENDING, RESOLVED]:
+        problems.append(Problem(
+            "GM201", sections[0].line if sections else 1,
+            f"sections must be `## {PENDING}` then `## {RESOLVED}`, found {', '.join(names) or 'none'}"))
+    found: dict[str, list[Decision]] = {PENDING: [], RESOLVED: []}
+    section_lines: dict[str, int] = {}
+    section_preambles: dict[str, tuple[str, ...]] = {}
+    for section in sections:
+        if section.title not in found or section.title in section_lines:
+            continue
+        section_lines[section.title] = section.line
+        inner_preamble, items = split_sections(section.body, 3, section.body_start)
+        section_preambles[section.title] = tuple(inner_preamble)
+        for item in items:
+            parsed = parse_heading(item.title)
+            if parsed is None:
+                problems.append(Problem("GM208", item.line, f"malformed decision heading `### {item.title}`",
+                                        "use `### D-0001 · title`"))
+                continue
+            found[section.title].append(Decision(parsed[0], parsed[1], section.title, item.body, item.line,
+                                                 item.end, parse_fields(item.body, item.body_start)))
+    return DecisionsDoc(tuple(preamble), tuple(found[PENDING]), tuple(found[RESOLVED]), section_lines,
+                        tuple(problems), section_preambles)
+
+
+def render(doc: DecisionsDoc) -> str:
+    parts = ["\n".join(strip_trailing_blank(doc.preamble)) or TITLE]
+    for name, items in ((PENDING, doc.pending), (RESOLVED, doc.resolved)):
+        head = "\n".join(strip_trailing_blank([f"## {name}", *doc.section_preambles.get(name, ())]))
+        parts.append(head)
+        parts.extend(item.render() for item in items)
+    return "\n\n".join(parts) + "\n"
+
+
+def make_decision(decision_id: str, title: str, *, asked: Timestamp, cycle: int | None, context: str | None,
+                  options: str | None, recommendation: str) -> Decision:
+    asked_text = f"{asked} (cycle {cycle})" if cycle is not None else str(asked)
+    body: list[str] = [*render_field("Asked", asked_text)]
+    for key, value in (("Context", context), ("Options", options), ("Recommendation", recommendation)):
+        if value is not None:
+            body += render_field(key, value)
+    return Decision(decision_id, title, PENDING, tuple(body))
+
+
+def with_decision(doc: DecisionsDoc, decision: Decision) -> DecisionsDoc:
+    return DecisionsDoc(doc.preamble, (*doc.pending, decision), doc.resolved, doc.section_lines,
+                        doc.problems, doc.section_preambles)
+
+
+def resolve(doc: DecisionsDoc, decision_id: str, *, answer: str, answered: Timestamp, name: str,
+            email: str) -> DecisionsDoc:
+    """Move a Pending decision to the top of Resolved with its Answer and Answered lines."""
+    target = next((d for d in doc.pending if d.id == decision_id), None)
+    if target is None:
+        where = "already resolved" if any(d.id == decision_id for d in doc.resolved) else "not found"
+        raise KeyError(f"decision {decision_id} is {where}")
+    body = [*strip_trailing_blank(target.body), *render_field("Answer", answer),
+            *render_field("Answered", f"{answered} by {name} <{email}>")]
+    moved = Decision(target.id, target.title, RESOLVED, tuple(body))
+    pending = tuple(d for d in doc.pending if d.id != decision_id)
+    return DecisionsDoc(doc.preamble, pending, (moved, *doc.resolved), doc.section_lines, doc.problems,
+                        doc.section_preambles)

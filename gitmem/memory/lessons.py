@@ -1,0 +1,184 @@
+"""LESSONS.md: every real mistake, what happened, why, and what must change. A lesson is not yet a rule."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field, replace
+from datetime import date
+
+from gitmem.memory.text import (
+    SEP, Field, Problem, decode_lines, field_value, fields_named, parse_fields, render_field,
+    split_heading, split_sections, strip_trailing_blank,
+)
+
+TITLE = "# LESSONS"
+_ID_RE = re.compile(r"^L-(\d{4,})$")
+# `<date> (cycle N) — evidence`; the dash may be an em dash or a plain hyphen.
+_EVENT_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?: \d{2}:\d{2} \S+)? \(cycle (\d+)\)(?: (?:—|-|–) (.*))?$", re.S)
+_STATUS_RE = re.compile(r"^(open|promoted (R-\d{2,})|retired (?:—|-|–) (.+))$")
+
+
+@dataclass(frozen=True)
+class Event:
+    """A dated, cycle-numbered line such as Happened or Confirmed."""
+
+    day: date
+    cycle: int
+    text: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Lesson:
+    id: str
+    title: str
+    body: tuple[str, ...] = ()
+    line: int = 0
+    end: int = 0
+    fields: tuple[Field, ...] = field(default=(), compare=False)
+
+    @property
+    def number(self) -> int:
+        return int(self.id[2:])
+
+    def get(self, key: str) -> str | None:
+        return field_value(self.fields, key)
+
+    @property
+    def happened(self) -> Event | None:
+        found = fields_named(self.fields, "Happened")
+        return parse_event(found[0]) if found else None
+
+    @property
+    def confirmations(self) -> list[tuple[Field, Event | None]]:
+        return [(f, parse_event(f)) for f in fields_named(self.fields, "Confirmed")]
+
+    @property
+    def status(self) -> str:
+        return (self.get("Status") or "open").strip()
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == "open"
+
+    @property
+    def supersedes(self) -> list[str]:
+        return re.findall(r"R-\d{2,}", self.get("Supersedes") or "")
+
+    def heading(self) -> str:
+        return f"## {self.id}{SEP}{self.title}"
+
+    def render(self) -> str:
+        return "\n".join([self.heading(), *strip_trailing_blank(self.body)])
+
+    def content(self) -> str:
+        return "\n".join([self.id, self.title, *strip_trailing_blank(self.body)])
+
+
+@dataclass(frozen=True)
+class LessonsDoc:
+    preamble: tuple[str, ...]
+    lessons: tuple[Lesson, ...]
+    problems: tuple[Problem, ...] = ()
+
+    def find(self, lesson_id: str) -> Lesson | None:
+        return next((lesson for lesson in self.lessons if lesson.id == lesson_id), None)
+
+    def next_id(self) -> str:
+        return format_id(max((lesson.number for lesson in self.lessons), default=0) + 1)
+
+
+def format_id(number: int) -> str:
+    return f"L-{number:04d}"
+
+
+def parse_event(item: Field) -> Event | None:
+    match = _EVENT_RE.match(item.value)
+    if not match:
+        return None
+    try:
+        day = date.fromisoformat(match.group(1))
+    except ValueError:
+        return None
+    return Event(day, int(match.group(2)), (match.group(3) or "").strip(), item.line)
+
+
+def valid_status(status: str) -> bool:
+    return bool(_STATUS_RE.match(status))
+
+
+def promoted_rule(status: str) -> str | None:
+    match = _STATUS_RE.match(status)
+    return match.group(2) if match else None
+
+
+def parse_heading(title: str) -> tuple[str, str] | None:
+    parts = split_heading(title, 1)
+    if len(parts) != 2 or not _ID_RE.match(parts[0]) or not parts[1].strip():
+        return None
+    return parts[0], parts[1].strip()
+
+
+def parse(text: str) -> LessonsDoc:
+    lines = decode_lines(text)
+    preamble, sections = split_sections(lines, 2)
+    problems: list[Problem] = []
+    if not any(line.strip() == TITLE for line in preamble):
+        problems.append(Problem("GM907", 1, f"LESSONS.md must start with `{TITLE}`"))
+    lessons: list[Lesson] = []
+    for section in sections:
+        parsed = parse_heading(section.title)
+        if parsed is None:
+            problems.append(Problem("GM406", section.line, f"malformed lesson heading `## {section.title}`",
+                                    "use `## L-0001 · title`"))
+            continue
+        lessons.append(Lesson(parsed[0], parsed[1], section.body, section.line, section.end,
+                              parse_fields(section.body, section.body_start)))
+    return LessonsDoc(tuple(preamble), tuple(lessons), tuple(problems))
+
+
+def render(doc: LessonsDoc) -> str:
+    parts = ["\n".join(strip_trailing_blank(doc.preamble)) or TITLE]
+    parts.extend(lesson.render() for lesson in doc.lessons)
+    return "\n\n".join(parts) + "\n"
+
+
+def event_text(day: date, cycle: int, text: str) -> str:
+    return f"{day.isoformat()} (cycle {cycle}) — {text}"
+
+
+def make_lesson(lesson_id: str, title: str, *, day: date, cycle: int, happened: str, why: str, change: str,
+                rule: str | None = None, supersedes: str | None = None) -> Lesson:
+    body = [*render_field("Happened", event_text(day, cycle, happened)), *render_field("Why", why),
+            *render_field("Change", change)]
+    if rule:
+        body += render_field("Rule", rule)
+    if supersedes:
+        body += render_field("Supersedes", supersedes)
+    body += render_field("Status", "open")
+    return Lesson(lesson_id, title, tuple(body))
+
+
+def _replace_lesson(doc: LessonsDoc, lesson: Lesson) -> LessonsDoc:
+    return replace(doc, lessons=tuple(lesson if item.id == lesson.id else item for item in doc.lessons))
+
+
+def _insert_before_status(body: tuple[str, ...], new_lines: list[str]) -> tuple[str, ...]:
+    lines = strip_trailing_blank(body)
+    index = next((i for i, line in enumerate(lines) if line.startswith("- Status:")), len(lines))
+    return tuple(lines[:index] + new_lines + lines[index:])
+
+
+def confirm(doc: LessonsDoc, lesson_id: str, *, day: date, cycle: int, evidence: str) -> LessonsDoc:
+    lesson = doc.find(lesson_id)
+    if lesson is None:
+        raise KeyError(f"lesson {lesson_id} not found")
+    body = _insert_before_status(lesson.body, render_field("Confirmed", event_text(day, cycle, evidence)))
+    return _replace_lesson(doc, replace(lesson, body=body))
+
+
+def set_status(doc: LessonsDoc, lesson_id: str, status: str) -> LessonsDoc:
+    lesson = doc.find(lesson_id)
+    if lesson is None:
+        raise KeyError(f"lesson {lesson_id} not found")
+    lines = [line for line in strip_trailing_blank(lesson.body) if not line.startswith("- Status:")]
+    return _replace_lesson(doc, replace(lesson, body=tuple([*lines, *render_field("Status", status)])))

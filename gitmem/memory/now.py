@@ -1,0 +1,118 @@
+"""NOW.md: current state as blocks, newest first. A cycle reads only the top block."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+
+from gitmem.memory.text import (
+    SEP, Field, Problem, Timestamp, decode_lines, parse_fields, render_field,
+    split_sections, split_timestamped_heading, strip_trailing_blank,
+)
+
+TITLE = "# NOW"
+_CYCLE_RE = re.compile(r"^cycle (\d+)$")
+_PLAN_RE = re.compile(r"^plan for (\d{4}-\d{2}-\d{2})$")
+
+
+@dataclass(frozen=True)
+class NowBlock:
+    when: Timestamp
+    cycle: int | None = None
+    plan_for: date | None = None
+    body: tuple[str, ...] = ()
+    line: int = 0
+    end: int = 0
+    fields: tuple[Field, ...] = field(default=(), compare=False)
+
+    @property
+    def kind(self) -> str:
+        return "plan" if self.plan_for is not None else "cycle"
+
+    def heading(self) -> str:
+        what = f"plan for {self.plan_for.isoformat()}" if self.plan_for else f"cycle {self.cycle}"
+        return f"## {self.when}{SEP}{what}"
+
+    def render(self) -> str:
+        return "\n".join([self.heading(), *strip_trailing_blank(self.body)])
+
+
+@dataclass(frozen=True)
+class NowDoc:
+    preamble: tuple[str, ...]
+    blocks: tuple[NowBlock, ...]
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def top(self) -> NowBlock | None:
+        return self.blocks[0] if self.blocks else None
+
+
+def make_block(when: Timestamp, *, did: str, human: str, next: str, cycle: int | None = None,
+               plan_for: date | None = None) -> NowBlock:
+    body = [*render_field("Did", did), *render_field("Human", human), *render_field("Next", next)]
+    return NowBlock(when=when, cycle=cycle, plan_for=plan_for, body=tuple(body))
+
+
+def parse_heading(title: str) -> tuple[Timestamp, int | None, date | None] | None:
+    when, parts = split_timestamped_heading(title)
+    if when is None or len(parts) != 1:
+        return None
+    if m := _CYCLE_RE.match(parts[0]):
+        return when, int(m.group(1)), None
+    if m := _PLAN_RE.match(parts[0]):
+        try:
+            return when, None, date.fromisoformat(m.group(1))
+        except ValueError:
+            return None
+    return None
+
+
+def parse(text: str, *, max_blocks: int | None = None) -> NowDoc:
+    """Parse NOW. `max_blocks` stops early: a cycle needs only the top block."""
+    lines = decode_lines(text)
+    if max_blocks is not None:
+        lines = _leading_blocks(lines, max_blocks)
+    preamble, sections = split_sections(lines, 2)
+    problems: list[Problem] = []
+    blocks: list[NowBlock] = []
+    if not any(line.strip() == TITLE for line in preamble):
+        problems.append(Problem("GM907", 1, f"NOW.md must start with `{TITLE}`"))
+    for section in sections:
+        parsed = parse_heading(section.title)
+        if parsed is None:
+            problems.append(Problem(
+                "GM102", section.line, f"malformed NOW heading `## {section.title}`",
+                "use `## YYYY-MM-DD HH:MM TZ · cycle N` or `## YYYY-MM-DD HH:MM TZ · plan for YYYY-MM-DD`"))
+            continue
+        when, cycle, plan_for = parsed
+        blocks.append(NowBlock(when, cycle, plan_for, section.body, section.line, section.end,
+                               parse_fields(section.body, section.body_start)))
+    return NowDoc(tuple(preamble), tuple(blocks), tuple(problems))
+
+
+def _leading_blocks(lines: tuple[str, ...], count: int) -> tuple[str, ...]:
+    seen = 0
+    for index, line in enumerate(lines):
+        if line.startswith("## "):
+            seen += 1
+            if seen > count:
+                return lines[:index]
+    return lines
+
+
+def render(doc: NowDoc) -> str:
+    parts = ["\n".join(strip_trailing_blank(doc.preamble)) or TITLE]
+    parts.extend(block.render() for block in doc.blocks)
+    return "\n\n".join(parts) + "\n"
+
+
+def prepend_block(text: str, block: NowBlock) -> str:
+    """Insert `block` above the current top block, leaving every other byte as it was."""
+    lines = decode_lines(text)
+    insert_at = next((i for i, line in enumerate(lines) if line.startswith("## ")), None)
+    rendered = block.render().split("\n")
+    if insert_at is None:
+        head = strip_trailing_blank(lines) or [TITLE]
+        return "\n".join([*head, "", *rendered]) + "\n"
+    return "\n".join([*lines[:insert_at], *rendered, "", *lines[insert_at:]])

@@ -1,0 +1,252 @@
+"""Line-level building blocks shared by every memory file: decoding, headings, sections, fields, timestamps."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone, tzinfo
+
+# The canonical heading separator is U+00B7; humans may type " - " or " | " instead.
+SEP = " · "
+_SEP_RE = re.compile(r" +(?:·|-|\|) +")
+
+_TS_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}) (UTC|[+-]\d{2}:\d{2})$")
+_TS_PREFIX_RE = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2} (?:UTC|[+-]\d{2}:\d{2})")
+_FIELD_RE = re.compile(r"^[-*] ([A-Z][A-Za-z ]{0,30}?):(?: (.*)|)$")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A format problem found while parsing; the checks attach the file path."""
+
+    code: str
+    line: int
+    message: str
+    hint: str = ""
+
+
+@dataclass(frozen=True, order=True)
+class Timestamp:
+    """A `YYYY-MM-DD HH:MM TZ` moment. `label` keeps the written zone (`UTC` or `+HH:MM`)."""
+
+    moment: datetime
+    label: str
+
+    def __str__(self) -> str:
+        return f"{self.moment:%Y-%m-%d %H:%M} {self.label}"
+
+    @property
+    def day(self) -> date:
+        return self.moment.date()
+
+    @classmethod
+    def from_datetime(cls, moment: datetime) -> Timestamp:
+        """Render an aware datetime in its own zone, truncated to the minute."""
+        offset = moment.utcoffset()
+        if offset is None:
+            raise ValueError("timestamps need a time zone")
+        moment = moment.replace(second=0, microsecond=0)
+        label = "UTC" if _is_utc(moment.tzinfo, offset) else _offset_label(offset)
+        return cls(moment, label)
+
+
+def _is_utc(tz: tzinfo | None, offset: timedelta) -> bool:
+    name = getattr(tz, "key", None) or (tz.tzname(None) if tz is not None else None)
+    return offset == timedelta(0) and name in ("UTC", "Etc/UTC", "Z", "UTC+00:00", None) or tz is timezone.utc
+
+
+def _offset_label(offset: timedelta) -> str:
+    minutes = int(offset.total_seconds()) // 60
+    sign = "+" if minutes >= 0 else "-"
+    minutes = abs(minutes)
+    return f"{sign}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+def parse_timestamp(text: str) -> Timestamp | None:
+    match = _TS_RE.match(text.strip())
+    if not match:
+        return None
+    year, month, day, hour, minute, label = match.groups()
+    if label == "UTC":
+        tz = timezone.utc
+    else:
+        sign = 1 if label[0] == "+" else -1
+        hours, mins = int(label[1:3]), int(label[4:6])
+        if hours > 23 or mins > 59:
+            return None
+        tz = timezone(sign * timedelta(hours=hours, minutes=mins))
+    try:
+        moment = datetime(int(year), int(month), int(day), int(hour), int(minute), tzinfo=tz)
+    except ValueError:
+        return None
+    return Timestamp(moment, label)
+
+
+def split_heading(title: str, maxsplit: int = -1) -> list[str]:
+    """Split a heading on any accepted separator; `maxsplit` as in str.split."""
+    return _SEP_RE.split(title.strip(), maxsplit=maxsplit if maxsplit >= 0 else 0)
+
+
+def split_timestamped_heading(title: str) -> tuple[Timestamp | None, list[str]]:
+    """`<timestamp> · a · b` -> (timestamp, ["a", "b"]); the timestamp's own dashes are not separators."""
+    match = _TS_PREFIX_RE.match(title.strip())
+    if not match:
+        return None, []
+    rest = title.strip()[match.end():]
+    parts = _SEP_RE.split(rest)
+    if not parts or parts[0] != "":
+        return None, []
+    return parse_timestamp(match.group(0)), [p.strip() for p in parts[1:]]
+
+
+@dataclass(frozen=True)
+class Decoded:
+    text: str
+    lines: tuple[str, ...]
+    problems: tuple[Problem, ...]
+
+
+def decode(data: bytes) -> Decoded:
+    """Bytes to lines. Invalid UTF-8 is GM902; CRLF and a BOM are accepted with a GM905 warning."""
+    problems: list[Problem] = []
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+        problems.append(Problem("GM905", 1, "file starts with a UTF-8 byte order mark; it is accepted, canonical files have none"))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        return Decoded("", (), (Problem("GM902", line, f"not valid UTF-8 (byte {err.start}: {err.reason})"),))
+    if "\r\n" in text:
+        first = text[: text.index("\r\n")].count("\n") + 1
+        problems.append(Problem("GM905", first, "CRLF line endings; they are accepted, canonical files use LF"))
+        text = text.replace("\r\n", "\n")
+    return Decoded(text, tuple(text.split("\n")), tuple(problems))
+
+
+@dataclass(frozen=True)
+class Section:
+    """A heading and its body. `line` is the heading's line; `end` the body's last line (1-based, inclusive)."""
+
+    title: str
+    line: int
+    end: int
+    body: tuple[str, ...]
+
+    @property
+    def body_start(self) -> int:
+        return self.line + 1
+
+
+def decode_lines(text: str) -> tuple[str, ...]:
+    """Lines of already-decoded text, tolerant of CRLF and a BOM."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return tuple(text.replace("\r\n", "\n").split("\n"))
+
+
+def heading_level(line: str) -> int:
+    """2 for `## x`; 0 when the line is not an ATX heading."""
+    if not line.startswith("#"):
+        return 0
+    level = len(line) - len(line.lstrip("#"))
+    if level > 6 or (len(line) > level and line[level] != " "):
+        return 0
+    return level
+
+
+def split_sections(lines: tuple[str, ...] | list[str], level: int, first_line: int = 1) -> tuple[list[str], list[Section]]:
+    """Split at headings of exactly `level`; headings of a higher level also end a section.
+
+    Returns the lines before the first heading and the sections. Fenced code is skipped so a `## `
+    inside a code block is not taken for a heading.
+    """
+    preamble: list[str] = []
+    sections: list[Section] = []
+    title: str | None = None
+    start = 0
+    body: list[str] = []
+    in_fence = False
+    for offset, line in enumerate(lines):
+        if line.startswith("```") or line.startswith("~~~"):
+            in_fence = not in_fence
+        found = 0 if in_fence else heading_level(line)
+        if found and found <= level:
+            if title is not None:
+                sections.append(Section(title, start, start + len(body), tuple(body)))
+                title = None
+            if found == level:
+                title, start, body = line[level + 1:].strip(), first_line + offset, []
+                continue
+        if title is None:
+            preamble.append(line)
+        else:
+            body.append(line)
+    if title is not None:
+        sections.append(Section(title, start, start + len(body), tuple(body)))
+    return preamble, sections
+
+
+@dataclass(frozen=True)
+class Field:
+    """A `- Key: value` line; continuation lines (indented) are joined to `value` with newlines."""
+
+    key: str
+    value: str
+    line: int
+    end: int
+
+
+def parse_fields(body: tuple[str, ...] | list[str], first_line: int) -> tuple[Field, ...]:
+    fields: list[Field] = []
+    key: str | None = None
+    value: list[str] = []
+    start = end = 0
+    for offset, line in enumerate(body):
+        number = first_line + offset
+        match = _FIELD_RE.match(line)
+        if match:
+            if key is not None:
+                fields.append(Field(key, "\n".join(value), start, end))
+            key, value, start, end = match.group(1), [(match.group(2) or "").strip()], number, number
+        elif key is not None and line.startswith("  ") and line.strip():
+            value.append(line.strip())
+            end = number
+        elif key is not None:
+            fields.append(Field(key, "\n".join(value), start, end))
+            key = None
+    if key is not None:
+        fields.append(Field(key, "\n".join(value), start, end))
+    return tuple(fields)
+
+
+def render_field(key: str, value: str) -> list[str]:
+    first, *rest = value.split("\n") if value else [""]
+    head = f"- {key}: {first}" if first else f"- {key}:"
+    return [head, *(f"  {line}" for line in rest)]
+
+
+def field_value(fields: tuple[Field, ...], key: str) -> str | None:
+    for field in fields:
+        if field.key == key:
+            return field.value
+    return None
+
+
+def fields_named(fields: tuple[Field, ...], key: str) -> list[Field]:
+    return [field for field in fields if field.key == key]
+
+
+def nonblank_count(lines: tuple[str, ...] | list[str]) -> int:
+    return sum(1 for line in lines if line.strip())
+
+
+def strip_trailing_blank(lines: list[str] | tuple[str, ...]) -> list[str]:
+    out = list(lines)
+    while out and not out[-1].strip():
+        out.pop()
+    return out
+
+
+def one_line(value: str) -> str:
+    """Collapse whitespace so a value fits a single canonical line."""
+    return " ".join(value.split())

@@ -1,0 +1,182 @@
+"""Memory writes in canonical form: each takes the time from the clock, validates, then writes atomically.
+
+These are the writes that the runner, the agent tools and the `gitmem log add`-style commands share.
+They write files only; they never stage or commit.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from gitmem.checks import CheckInput, has_errors, run_checks
+from gitmem.checks.violation import Violation
+from gitmem.config import Config
+from gitmem.memory import decisions, lessons, log, now
+from gitmem.memory.text import Timestamp, decode
+from gitmem.snapshot import Snapshot
+
+Clock = Callable[[], datetime]
+
+
+class WriteRefused(Exception):
+    """A write was refused; `violations` says why. Nothing was written."""
+
+    def __init__(self, message: str, violations: list[Violation] | None = None) -> None:
+        super().__init__(message)
+        self.violations = violations or []
+
+
+def system_clock(config: Config) -> Clock:
+    tz = config.tzinfo()
+    return lambda: datetime.now(tz)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write via a temp file in the same directory and rename, so a crash never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+@dataclass
+class Memory:
+    """The memory files of one workspace in a work tree."""
+
+    root: Path
+    config: Config
+    clock: Clock | None = None
+    author_email: str | None = None
+
+    def now(self) -> Timestamp:
+        clock = self.clock or system_clock(self.config)
+        return Timestamp.from_datetime(clock())
+
+    def path(self, role: str) -> Path:
+        return self.root / self.config.path(role)
+
+    def read(self, role: str) -> str:
+        try:
+            return decode(self.path(role).read_bytes()).text
+        except FileNotFoundError:
+            return ""
+
+    # -- numbering -----------------------------------------------------------------------------
+    def last_log_cycle(self) -> int:
+        return log.last_cycle_number(self.read("log"))
+
+    def top_now_cycle(self) -> int:
+        top = now.parse(self.read("now"), max_blocks=1).top
+        return top.cycle if top is not None and top.cycle is not None else 0
+
+    def _env_cycle(self) -> int | None:
+        value = os.environ.get("GITMEM_CYCLE", "")
+        return int(value) if value.isdigit() else None
+
+    def next_log_cycle(self) -> int:
+        """The cycle a new LOG entry belongs to: after the last logged one, or the one NOW already opened."""
+        return self._env_cycle() or max(self.last_log_cycle() + 1, self.top_now_cycle())
+
+    def next_now_cycle(self) -> int:
+        return self._env_cycle() or max(self.top_now_cycle() + 1, self.last_log_cycle())
+
+    # -- validation and writing ----------------------------------------------------------------
+    def _commit_text(self, role: str, new_text: str) -> None:
+        rel = self.config.path(role)
+        old_bytes = self.path(role).read_bytes() if self.path(role).exists() else None
+        new_bytes = new_text.encode("utf-8")
+        before = Snapshot("current", lambda p: old_bytes if p == rel else self._read_rel(p))
+        after = Snapshot("proposed", lambda p: new_bytes if p == rel else self._read_rel(p))
+        found = [v for v in run_checks(CheckInput(self.config, before, after, self.author_email))
+                 if v.path == rel and v.is_error]
+        if has_errors(found):
+            raise WriteRefused(f"refusing to write {rel}: the result would not be valid memory", found)
+        atomic_write(self.path(role), new_bytes)
+
+    def _read_rel(self, rel: str) -> bytes | None:
+        try:
+            return (self.root / rel).read_bytes()
+        except (FileNotFoundError, IsADirectoryError):
+            return None
+
+    # -- the writes ----------------------------------------------------------------------------
+    def add_log_entry(self, *, task: str, outcome: str, result: str, tried: str | None = None,
+                      evidence: str | None = None, learned: str | None = None, cycle: int | None = None) -> log.LogEntry:
+        if outcome not in log.OUTCOMES:
+            raise WriteRefused(f"outcome must be one of {', '.join(log.OUTCOMES)}, not {outcome!r}")
+        number = cycle if cycle is not None else self.next_log_cycle()
+        fields = {"Task": task, "Tried": tried, "Evidence": evidence, "Result": result, "Learned": learned}
+        entry = log.make_entry(self.now(), cycle=number, outcome=outcome,
+                               fields={k: v for k, v in fields.items() if v is not None})
+        self._commit_text("log", log.append_entry(self.read("log"), entry))
+        return entry
+
+    def add_close_entry(self, fields: dict[str, str]) -> log.LogEntry:
+        entry = log.make_entry(self.now(), cycle=None, outcome=None, fields=fields)
+        self._commit_text("log", log.append_entry(self.read("log"), entry))
+        return entry
+
+    def add_now_block(self, *, did: str, human: str, next: str, cycle: int | None = None) -> now.NowBlock:
+        block = now.make_block(self.now(), did=did, human=human, next=next,
+                               cycle=cycle if cycle is not None else self.next_now_cycle())
+        self._commit_text("now", now.prepend_block(self.read("now"), block))
+        return block
+
+    def add_plan_block(self, *, plan_for, did: str, human: str, next: str) -> now.NowBlock:
+        block = now.make_block(self.now(), did=did, human=human, next=next, plan_for=plan_for)
+        self._commit_text("now", now.prepend_block(self.read("now"), block))
+        return block
+
+    def ask_decision(self, *, title: str, recommendation: str, context: str | None = None,
+                     options: str | None = None, cycle: int | None = None) -> decisions.Decision:
+        doc = decisions.parse(self.read("decisions"))
+        item = decisions.make_decision(doc.next_id(), title, asked=self.now(),
+                                       cycle=cycle if cycle is not None else self.next_log_cycle(),
+                                       context=context, options=options, recommendation=recommendation)
+        self._commit_text("decisions", decisions.render(decisions.with_decision(doc, item)))
+        return item
+
+    def answer_decision(self, decision_id: str, *, answer: str, name: str, email: str) -> decisions.Decision:
+        doc = decisions.parse(self.read("decisions"))
+        try:
+            updated = decisions.resolve(doc, decision_id, answer=answer, answered=self.now(), name=name, email=email)
+        except KeyError as err:
+            raise WriteRefused(str(err.args[0])) from None
+        self._commit_text("decisions", decisions.render(updated))
+        return updated.resolved[0]
+
+    def add_lesson(self, *, title: str, happened: str, why: str, change: str, rule: str | None = None,
+                   supersedes: str | None = None, cycle: int | None = None) -> lessons.Lesson:
+        doc = lessons.parse(self.read("lessons"))
+        moment = self.now()
+        item = lessons.make_lesson(doc.next_id(), title, day=moment.day,
+                                   cycle=cycle if cycle is not None else max(self.last_log_cycle(), 1),
+                                   happened=happened, why=why, change=change, rule=rule, supersedes=supersedes)
+        self._commit_text("lessons", lessons.render(
+            lessons.LessonsDoc(doc.preamble, (*doc.lessons, item), doc.problems)))
+        return item
+
+    def confirm_lesson(self, lesson_id: str, *, evidence: str, cycle: int | None = None) -> lessons.Lesson:
+        doc = lessons.parse(self.read("lessons"))
+        try:
+            updated = lessons.confirm(doc, lesson_id, day=self.now().day,
+                                      cycle=cycle if cycle is not None else max(self.last_log_cycle(), 1),
+                                      evidence=evidence)
+        except KeyError as err:
+            raise WriteRefused(str(err.args[0])) from None
+        self._commit_text("lessons", lessons.render(updated))
+        return lessons.parse(self.read("lessons")).find(lesson_id)  # type: ignore[return-value]
