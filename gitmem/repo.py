@@ -206,9 +206,222 @@ def resolve(repo: pygit2.Repository, rev: str) -> pygit2.Commit:
         raise RepoError(f"unknown revision {rev!r}") from None
 
 
+def merge_base(repo: pygit2.Repository, a: str, b: str) -> str | None:
+    """The merge base of two revisions as a hex id; None when they share no history."""
+    base = repo.merge_base(resolve(repo, a).id, resolve(repo, b).id)
+    return str(base) if base is not None else None
+
+
 def is_ancestor(repo: pygit2.Repository, ancestor: pygit2.Commit, descendant: pygit2.Commit) -> bool:
     return ancestor.id == descendant.id or repo.descendant_of(descendant.id, ancestor.id)
 
 
 def author_email(commit: pygit2.Commit) -> str:
     return commit.author.email
+
+
+# -- cycle runner and sync: branches, salvage, restore, rebase, fetch/push ---------------------------------------
+# Fetch and push go through the `git` executable on purpose: it honours the user's credential helpers, SSH
+# agent and the `http.extraheader` that actions/checkout sets, none of which libgit2 reads.
+
+def git_dir(repo: pygit2.Repository) -> Path:
+    return Path(repo.path)
+
+
+def worktree_files(repo: pygit2.Repository, paths: Iterable[str]) -> dict[str, tuple[bytes, int] | None]:
+    """Work-tree contents and git file mode of `paths`; None for a deleted path."""
+    workdir = root(repo)
+    found: dict[str, tuple[bytes, int] | None] = {}
+    for rel in paths:
+        full = workdir / rel
+        if full.is_symlink():
+            found[rel] = (os.readlink(full).encode(), int(pygit2.enums.FileMode.LINK))
+        elif full.is_file():
+            executable = os.access(full, os.X_OK)
+            found[rel] = (full.read_bytes(), int(pygit2.enums.FileMode.BLOB_EXECUTABLE if executable
+                                                  else pygit2.enums.FileMode.BLOB))
+        else:
+            found[rel] = None
+    return found
+
+
+def commit_worktree(repo: pygit2.Repository, paths: Iterable[str], message: str, *, author: Identity,
+                    committer: Identity | None = None, ref: str = "HEAD") -> pygit2.Oid:
+    """Commit the work-tree state of `paths` on top of HEAD to `ref` (HEAD, or a new branch ref).
+
+    The repo's index is rebuilt from the new tree only when the commit moves HEAD, so a commit to a side
+    branch (salvage) leaves the index alone. Modes (executable, symlink) are kept.
+    """
+    base = head_commit(repo)
+    index = pygit2.Index()
+    if base is not None:
+        index.read_tree(base.tree)
+    for rel, item in worktree_files(repo, sorted(set(paths))).items():
+        if item is None:
+            if rel in index:
+                index.remove(rel)
+            continue
+        data, mode = item
+        index.add(pygit2.IndexEntry(rel, repo.create_blob(data), mode))
+    tree = index.write_tree(repo)
+    parents = [base.id] if base is not None else []
+    signature = author.signature()
+    oid = repo.create_commit(None, signature, (committer or author).signature(), message, tree, parents)
+    if ref == "HEAD":
+        if repo.head_is_unborn:
+            repo.create_reference(repo.references["HEAD"].target, oid)
+        else:
+            repo.head.set_target(oid)
+        live = repo.index
+        live.read_tree(tree)
+        live.write()
+    else:
+        repo.create_reference(ref, oid)
+    return oid
+
+
+def branch_exists(repo: pygit2.Repository, name: str) -> bool:
+    return f"refs/heads/{name}" in repo.references
+
+
+def create_branch(repo: pygit2.Repository, name: str, target: str | pygit2.Oid) -> None:
+    oid = target if isinstance(target, pygit2.Oid) else resolve(repo, target).id
+    repo.create_reference(f"refs/heads/{name}", oid)
+
+
+def restore_worktree(repo: pygit2.Repository) -> list[str]:
+    """Make the work tree and index equal to HEAD: tracked files reset, untracked non-ignored files removed.
+
+    Returns the removed untracked paths. Ignored files are left alone. Call only after saving the changes.
+    """
+    head = head_commit(repo)
+    if head is None:
+        raise RepoError("cannot restore a work tree with no commits")
+    removed = [path for path, what in dirty_files(repo) if what == "untracked"]
+    repo.reset(head.id, pygit2.enums.ResetMode.HARD)
+    workdir = root(repo)
+    for rel in removed:
+        full = workdir / rel
+        if full.is_file() or full.is_symlink():
+            full.unlink()
+        parent = full.parent
+        while parent != workdir and parent.is_dir() and not any(parent.iterdir()):
+            parent.rmdir()
+            parent = parent.parent
+    return removed
+
+
+def reset_hard(repo: pygit2.Repository, target: str | pygit2.Oid) -> None:
+    """Move the current branch, index and work tree to `target` (the work tree must hold nothing unsaved)."""
+    oid = target if isinstance(target, pygit2.Oid) else resolve(repo, target).id
+    repo.reset(oid, pygit2.enums.ResetMode.HARD)
+
+
+@dataclass(frozen=True)
+class RebaseResult:
+    head: str | None            # the new tip when it replayed cleanly
+    conflicts: tuple[str, ...]  # paths that conflicted (then nothing was changed)
+    replayed: int = 0
+
+
+def rebase_onto(repo: pygit2.Repository, upstream: str) -> RebaseResult:
+    """Replay the current branch's commits that `upstream` lacks onto it, cherry-pick style, in memory.
+
+    On success the branch, index and work tree move to the new tip. On a conflict nothing is touched and
+    the conflicting paths are returned. Author and committer of each replayed commit are kept.
+    """
+    head = head_commit(repo)
+    base = resolve(repo, upstream)
+    if head is None:
+        raise RepoError("nothing to rebase: no commits yet")
+    if is_ancestor(repo, head, base):
+        if head.id != base.id:
+            reset_hard(repo, base.id)
+        return RebaseResult(str(base.id), ())
+    if is_ancestor(repo, base, head):
+        return RebaseResult(str(head.id), ())
+    walker = repo.walk(head.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+    walker.hide(base.id)
+    tip = base
+    count = 0
+    for commit in walker:
+        if len(commit.parents) != 1:
+            raise RepoError(f"cannot replay merge commit {str(commit.id)[:10]}; merge by hand")
+        merged = repo.merge_trees(commit.parents[0].tree, tip.tree, commit.tree)
+        if merged.conflicts is not None:
+            paths = sorted({(entry or ours or theirs).path for entry, ours, theirs in merged.conflicts})
+            return RebaseResult(None, tuple(paths), count)
+        tree = merged.write_tree(repo)
+        oid = repo.create_commit(None, commit.author, commit.committer, commit.message, tree, [tip.id])
+        tip = repo[oid].peel(pygit2.Commit)
+        count += 1
+    reset_hard(repo, tip.id)
+    return RebaseResult(str(tip.id), (), count)
+
+
+def upstream_of(repo: pygit2.Repository, branch: str) -> tuple[str, str]:
+    """(remote, remote branch) from branch.<name>.remote/merge, defaulting to origin and the same name."""
+    config = repo.config
+    try:
+        remote = config[f"branch.{branch}.remote"]
+    except KeyError:
+        remote = "origin"
+    try:
+        merge = str(config[f"branch.{branch}.merge"]).removeprefix("refs/heads/")
+    except KeyError:
+        merge = branch
+    return remote, merge
+
+
+def remote_names(repo: pygit2.Repository) -> list[str]:
+    return list(repo.remotes.names())
+
+
+def remote_branch_oid(repo: pygit2.Repository, remote: str, branch: str) -> str | None:
+    ref = repo.references.get(f"refs/remotes/{remote}/{branch}")
+    return str(ref.peel(pygit2.Commit).id) if ref is not None else None
+
+
+class GitCommandError(RepoError):
+    """A `git` subprocess failed; `output` holds what it printed (already in the message, scrubbed by callers)."""
+
+    def __init__(self, message: str, output: str = "", rejected: bool = False) -> None:
+        super().__init__(message)
+        self.output = output
+        self.rejected = rejected
+
+
+def run_git(repo: pygit2.Repository, *args: str, timeout: float = 300) -> str:
+    import subprocess
+
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    try:
+        done = subprocess.run(["git", *args], cwd=root(repo), env=env, capture_output=True, text=True,
+                              timeout=timeout)
+    except FileNotFoundError:
+        raise GitCommandError("the `git` executable is needed to fetch and push; install git") from None
+    except subprocess.TimeoutExpired:
+        raise GitCommandError(f"`git {args[0]}` timed out after {timeout:.0f}s") from None
+    output = (done.stdout + done.stderr).strip()
+    if done.returncode != 0:
+        rejected = "[rejected]" in output or "non-fast-forward" in output or "fetch first" in output
+        raise GitCommandError(f"`git {' '.join(args[:1])}` failed: {output[-600:]}", output, rejected)
+    return output
+
+
+def fetch(repo: pygit2.Repository, remote: str, branch: str) -> str | None:
+    """Fetch one branch into refs/remotes/<remote>/<branch>; its tip, or None when the remote lacks it."""
+    try:
+        run_git(repo, "fetch", "--quiet", "--no-tags", remote,
+                f"+refs/heads/{branch}:refs/remotes/{remote}/{branch}")
+    except GitCommandError as err:
+        if "couldn't find remote ref" in err.output:
+            return None
+        raise
+    return remote_branch_oid(repo, remote, branch)
+
+
+def push(repo: pygit2.Repository, remote: str, source: str, branch: str) -> None:
+    """Push `source` (a rev) to refs/heads/<branch> on `remote`, never forced. Rejections set `.rejected`."""
+    oid = resolve(repo, source).id
+    run_git(repo, "push", "--quiet", "--porcelain", remote, f"{oid}:refs/heads/{branch}")

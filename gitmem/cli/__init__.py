@@ -26,7 +26,7 @@ def cli() -> None:
 # One module per area, each exporting COMMANDS. Modules import only click at top level, so that
 # `gitmem check` on the pre-commit path stays lean; the library loads inside each command.
 COMMAND_MODULES = ("check", "write", "init", "context", "cycle", "demo", "close", "status", "pending", "recall",
-                   "github")
+                   "github", "config")
 
 
 def _register() -> None:

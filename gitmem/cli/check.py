@@ -53,8 +53,21 @@ def _push_ranges() -> list[tuple[str | None, str]]:
     return ranges
 
 
+def _parse_range(repository, rev_range: str) -> list[tuple[str | None, str]]:
+    """A..B as given; A...B from the merge base (a pull request); an all-zero A means "from the root"."""
+    from gitmem import repo as git
+
+    if "..." in rev_range:
+        start, end = rev_range.split("...", 1)
+        return [(git.merge_base(repository, start or "HEAD", end or "HEAD"), end or "HEAD")]
+    if rev_range.count("..") != 1:
+        raise click.BadParameter("expected A..B or A...B", param_hint="--range")
+    start, end = rev_range.split("..")
+    return [(None if start.strip("0") == "" and start else (start or "HEAD"), end or "HEAD")]
+
+
 @click.command()
-@click.option("--range", "rev_range", metavar="A..B", help="Check every commit in A..B against its parent.")
+@click.option("--range", "rev_range", metavar="A..B", help="Check every commit in A..B against its parent; A...B starts at the merge base.")
 @click.option("--pre-push", "pre_push", is_flag=True,
               help="Take the range from the push being made (pre-commit or a plain git pre-push hook).")
 @format_option
@@ -68,14 +81,8 @@ def verify(rev_range: str | None, pre_push: bool, fmt: str, workspace: str | Non
 
     if pre_push == bool(rev_range):
         raise click.UsageError("give exactly one of --range A..B or --pre-push")
-    if rev_range:
-        if rev_range.count("..") != 1 or "..." in rev_range:
-            raise click.BadParameter("expected A..B", param_hint="--range")
-        start, end = rev_range.split("..")
-        ranges: list[tuple[str | None, str]] = [(start or "HEAD", end or "HEAD")]
-    else:
-        ranges = _push_ranges()
     ctx = open_context(workspace)
+    ranges = _parse_range(ctx.repo, rev_range) if rev_range else _push_ranges()
     result = RangeResult()
     for start_rev, end_rev in ranges:
         part = verify_range(ctx.repo, start_rev, end_rev, workspace=workspace)

@@ -114,6 +114,9 @@ def tail(text: str, count: int) -> LogDoc:
 
 def tail_text(text: str, count: int) -> tuple[str, int]:
     """The text of the last `count` `## ` entries and the 1-based line where it starts."""
+    if count <= 0:
+        # Nothing asked for: an empty chunk that starts after the last line (not the whole history).
+        return "", text.count("\n") + 1
     position = len(text)
     found = 0
     start = 0

@@ -125,11 +125,11 @@ def decode(data: bytes) -> Decoded:
 
 @dataclass(frozen=True)
 class Section:
-    """A heading and its body. `line` is the heading's line; `end` the body's last line (1-based, inclusive)."""
+    """A heading and its body. `line` is the heading's line; `end` its last non-blank line (1-based, inclusive)."""
 
     title: str
     line: int
-    end: int
+    end: int          # the last non-blank line of the section (the heading's line when the body is empty)
     body: tuple[str, ...]
 
     @property
@@ -166,13 +166,20 @@ def split_sections(lines: tuple[str, ...] | list[str], level: int, first_line: i
     start = 0
     body: list[str] = []
     in_fence = False
+
+    def close() -> Section:
+        # `end` is the last non-blank line, so a section never claims the blank lines that separate it
+        # from the next one (or the phantom line after the file's final newline).
+        kept = strip_trailing_blank(body)
+        return Section(title, start, start + len(kept), tuple(body))  # type: ignore[arg-type]
+
     for offset, line in enumerate(lines):
         if line.startswith("```") or line.startswith("~~~"):
             in_fence = not in_fence
         found = 0 if in_fence else heading_level(line)
         if found and found <= level:
             if title is not None:
-                sections.append(Section(title, start, start + len(body), tuple(body)))
+                sections.append(close())
                 title = None
             if found == level:
                 title, start, body = line[level + 1:].strip(), first_line + offset, []
@@ -182,7 +189,7 @@ def split_sections(lines: tuple[str, ...] | list[str], level: int, first_line: i
         else:
             body.append(line)
     if title is not None:
-        sections.append(Section(title, start, start + len(body), tuple(body)))
+        sections.append(close())
     return preamble, sections
 
 

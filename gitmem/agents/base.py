@@ -1,0 +1,55 @@
+"""The contract between the cycle runner and an agent backend."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class ContextPart:
+    """One part of the reading budget, under a heading naming its source file and lines."""
+
+    name: str            # rules | now | decisions | log | roadmap | extra
+    source: str          # e.g. "RULES.md:1-42"
+    text: str
+    tokens: int = 0
+    cacheable: bool = False   # the anthropic backend puts cache_control on these (RULES)
+
+
+@dataclass(frozen=True)
+class CycleRequest:
+    """Everything a backend needs for one cycle. The prompt is complete: backends add nothing from memory."""
+
+    cycle: int
+    timestamp: str                   # the real clock, already rendered in the configured zone
+    root: Path                       # the repository work tree
+    config: Any                      # gitmem.config.Config
+    parts: tuple[ContextPart, ...]   # the reading budget, in order
+    instructions: str                # prompts/cycle.md, filled in
+    deadline: float                  # time.monotonic() value after which the backend must stop
+    max_turns: int
+    max_tokens: int
+    env: dict[str, str] = field(default_factory=dict)   # GITMEM_CYCLE, GITMEM_ROOT, GITMEM_TIMESTAMP
+
+    def prompt_text(self) -> str:
+        """The whole prompt as one text, for backends that take stdin (and for `gitmem context`)."""
+        sections = [f"## {part.source}\n\n{part.text.rstrip()}" for part in self.parts]
+        return "\n\n".join([*sections, self.instructions.rstrip()]) + "\n"
+
+
+@dataclass
+class AgentResult:
+    turns: int = 0
+    usage: dict[str, int] = field(default_factory=dict)   # input_tokens, output_tokens, cache_read_input_tokens, ...
+    notes: list[str] = field(default_factory=list)        # refused tool calls and the like, for LOG Evidence
+
+
+class AgentError(Exception):
+    """The agent crashed, the API failed past its retries, or time ran out. The runner salvages."""
+
+
+class Backend(Protocol):
+    name: str
+
+    def run(self, request: CycleRequest) -> AgentResult: ...

@@ -1,0 +1,41 @@
+"""`gitmem config [KEY]`: the effective configuration, defaults included."""
+from __future__ import annotations
+
+import json
+
+import click
+
+from gitmem import exitcodes
+from gitmem.cli.common import UsageError, open_context, workspace_option
+
+
+def _plain(value: object) -> object:
+    from dataclasses import asdict, is_dataclass
+
+    if is_dataclass(value):
+        return {k: _plain(v) for k, v in asdict(value).items()}
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+@click.command("config")
+@click.argument("key", required=False)
+@workspace_option
+def config_command(key: str | None, workspace: str | None) -> int:
+    """Print the effective config as JSON, or one value by dotted KEY (e.g. `gitmem config agent.email`)."""
+    ctx = open_context(workspace)
+    data = _plain(ctx.config)
+    if not key:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return exitcodes.OK
+    value = data
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            raise UsageError(f"unknown config key {key!r}")
+        value = value[part]
+    click.echo(value if isinstance(value, (str, int, float)) else json.dumps(value, ensure_ascii=False))
+    return exitcodes.OK
+
+
+COMMANDS = (config_command,)

@@ -1,0 +1,146 @@
+"""Reading one day out of memory: the day's LOG entries, NOW blocks, the Rule 0 streak, decisions waiting.
+
+LOG and NOW only grow, so everything here reads from the newest end and stops as soon as it has passed
+the day's start: the cost follows the distance from the end of the file, not the length of the history.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta, tzinfo
+
+from gitmem.memory import decisions, log, now
+from gitmem.memory.log import LogEntry
+from gitmem.memory.now import NowBlock
+
+STREAK_MIN = 3           # Rule 0: three no-build cycles in a row is a problem
+_FIRST_TAIL = 16         # entries read on the first pass; each further pass reads four times as many
+
+# A LOG cycle heading. One linear regex pass over the text finds every cycle number without parsing
+# entries: about 10 ms per MB here, against building a LogEntry (fields and all) per entry.
+_CYCLE_HEADING_RE = re.compile(
+    r"^## \d{4}-\d{2}-\d{2} \d{2}:\d{2} (?:UTC|[+-]\d{2}:\d{2}) +(?:·|-|\|) +cycle (\d+) +(?:·|-|\|) +"
+    r"(?:built|published|no-build)[ \t]*$", re.M)
+# Written by the close itself, so that the close of a day can be found again (idempotence).
+DAY_FIELD = "Day"
+
+
+def day_bounds(day: date, tz: tzinfo) -> tuple[datetime, datetime]:
+    """[start, end) of a calendar day in the configured zone (DST-safe: both ends are local midnights)."""
+    return datetime.combine(day, time(0), tz), datetime.combine(day + timedelta(days=1), time(0), tz)
+
+
+def _tail_covers_all(text: str, chunk: str) -> bool:
+    first = text.find("\n## ")
+    return first < 0 or len(text) - len(chunk) <= first + 1
+
+
+def entries_since(text: str, start: datetime, *, at_least: int = 0) -> tuple[LogEntry, ...]:
+    """LOG entries from the first one at or after `start` to the end, plus at least `at_least` before it.
+
+    Reads growing tails backwards. LOG is in time order (GM302), so once the first entry read is before
+    `start` and enough earlier entries are in hand, nothing earlier can matter.
+    """
+    count = _FIRST_TAIL
+    while True:
+        chunk, first_line = log.tail_text(text, count)
+        entries = log.parse(chunk, first_line=first_line, expect_title=False).entries
+        before = sum(1 for e in entries if e.when.moment < start)
+        if _tail_covers_all(text, chunk) or before > at_least:
+            return entries
+        count *= 4
+
+
+def cycle_numbers(text: str) -> set[int]:
+    """Every cycle number that has a LOG entry now. Close entries carry none, so they never count."""
+    return {int(m.group(1)) for m in _CYCLE_HEADING_RE.finditer(text)}
+
+
+@dataclass(frozen=True)
+class Streak:
+    """The run of no-build cycles ending at the last cycle (up to a moment), across day boundaries."""
+
+    cycles: tuple[LogEntry, ...]
+
+    @property
+    def length(self) -> int:
+        return len(self.cycles)
+
+    @property
+    def is_problem(self) -> bool:
+        return self.length >= STREAK_MIN
+
+    @property
+    def first(self) -> int | None:
+        return self.cycles[0].cycle if self.cycles else None
+
+    @property
+    def last(self) -> int | None:
+        return self.cycles[-1].cycle if self.cycles else None
+
+
+def no_build_streak(text: str, until: datetime) -> Streak:
+    """The no-build cycles in a row before `until`, reading backwards only until a built cycle ends the run."""
+    count = _FIRST_TAIL
+    while True:
+        chunk, first_line = log.tail_text(text, count)
+        cycles = [e for e in log.parse(chunk, first_line=first_line, expect_title=False).entries
+                  if e.cycle is not None and e.when.moment < until]
+        run: list[LogEntry] = []
+        for entry in reversed(cycles):
+            if entry.outcome != "no-build":
+                break
+            run.append(entry)
+        if len(run) < len(cycles) or _tail_covers_all(text, chunk):
+            return Streak(tuple(reversed(run)))
+        count *= 4
+
+
+def day_entries(text: str, day: date, tz: tzinfo) -> tuple[tuple[LogEntry, ...], tuple[LogEntry, ...]]:
+    """(the day's cycle entries, close entries written for that day) from the LOG text."""
+    start, end = day_bounds(day, tz)
+    entries = entries_since(text, start)
+    cycles = tuple(e for e in entries if e.cycle is not None and start <= e.when.moment < end)
+    closes = tuple(e for e in entries if e.cycle is None and (e.get(DAY_FIELD) or "").strip() == day.isoformat())
+    return cycles, closes
+
+
+def day_now_blocks(text: str, day: date, tz: tzinfo) -> tuple[NowBlock, ...]:
+    """The day's cycle blocks of NOW (newest first), parsing only the top blocks down to the day's start."""
+    start, end = day_bounds(day, tz)
+    count = _FIRST_TAIL
+    while True:
+        doc = now.parse(text, max_blocks=count)
+        if len(doc.blocks) + len(doc.problems) < count or (doc.blocks and doc.blocks[-1].when.moment < start):
+            return tuple(b for b in doc.blocks if b.cycle is not None and start <= b.when.moment < end)
+        count *= 4
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A Pending decision and how long it has waited."""
+
+    id: str
+    title: str
+    age_days: int
+    recommendation: str
+
+    def describe(self) -> str:
+        unit = "day" if self.age_days == 1 else "days"
+        return f"{self.id} · {self.title} ({self.age_days} {unit})"
+
+
+def waiting_decisions(text: str, moment: datetime) -> tuple[Waiting, ...]:
+    """Pending decisions, oldest first, with whole days waited up to `moment`."""
+    found = []
+    for item in decisions.parse(text).pending:
+        asked = item.asked
+        age = max(0, (moment - asked.moment).days) if asked is not None else 0
+        found.append((asked.moment if asked else moment, Waiting(item.id, item.title, age,
+                                                                 (item.get("Recommendation") or "").strip())))
+    return tuple(w for _, w in sorted(found, key=lambda pair: pair[0]))
+
+
+def reverted_edits(entry: LogEntry, marker: str) -> bool:
+    """Whether a cycle's Evidence records that the runner reverted a forbidden memory edit."""
+    return marker.lower() in (entry.get("Evidence") or "").lower()

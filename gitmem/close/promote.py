@@ -1,0 +1,163 @@
+"""Promotion: the only code that adds proven rules. The gates are code; a model may only word a rule.
+
+A lesson is eligible when it is open and has at least `close.confirmations` Confirmed lines from distinct
+cycles later than its own, each of which has a LOG cycle entry now. Close reports and NOW plans carry no
+cycle number, so they can never confirm anything.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import date
+
+from gitmem.close.day import cycle_numbers
+from gitmem.memory import lessons, rules
+from gitmem.memory.lessons import Lesson, LessonsDoc
+from gitmem.memory.rules import Rule, RulesDoc
+from gitmem.memory.text import one_line
+
+RULE_MAX_CHARS = 120
+NEEDS_RULE = "eligible, needs a rule line"
+
+
+def later_distinct_cycles(lesson: Lesson) -> tuple[int, ...]:
+    """Confirmation cycles after the lesson's own, each counted once, in the order written."""
+    happened = lesson.happened
+    if happened is None:
+        return ()
+    seen: list[int] = []
+    for _, event in lesson.confirmations:
+        if event is not None and event.cycle > happened.cycle and event.cycle not in seen:
+            seen.append(event.cycle)
+    return tuple(seen)
+
+
+def confirming_cycles(lesson: Lesson, logged: set[int]) -> tuple[int, ...]:
+    """The confirmations that pass every gate: later, distinct, and backed by a LOG entry that exists now."""
+    return tuple(c for c in later_distinct_cycles(lesson) if c in logged)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    lesson: Lesson
+    cycles: tuple[int, ...]
+
+
+def eligible(doc: LessonsDoc, log_text: str, needed: int) -> list[Candidate]:
+    """Eligible lessons, by ID. The LOG is scanned (one regex pass) only if some lesson could qualify."""
+    hopeful = [lesson for lesson in doc.lessons
+               if lesson.is_open and len(later_distinct_cycles(lesson)) >= max(needed, 1)]
+    if not hopeful:
+        return []
+    logged = cycle_numbers(log_text)
+    found = [Candidate(lesson, confirming_cycles(lesson, logged)) for lesson in hopeful]
+    return [c for c in found if len(c.cycles) >= max(needed, 1)]
+
+
+def recheck(candidate: Candidate, doc: LessonsDoc, logged: set[int], needed: int) -> str | None:
+    """Re-read gate right before writing: why the candidate must be skipped now, or None if it still stands."""
+    live = doc.find(candidate.lesson.id)
+    if live is None:
+        return "vanished from LESSONS"
+    if live.content() != candidate.lesson.content():
+        return "changed since the close read it"
+    if len(confirming_cycles(live, logged)) < max(needed, 1):
+        return "a confirming cycle's LOG entry is gone"
+    return None
+
+
+@dataclass(frozen=True)
+class Promotion:
+    rule: Rule
+    lesson_id: str
+    retired: tuple[str, ...] = ()
+
+
+@dataclass
+class Plan:
+    """What this close will do with each eligible lesson; every lesson lands in exactly one list."""
+
+    promote: list[Promotion] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)          # eligible but not promoted, and why
+    conflicts: list[tuple[Candidate, str, str]] = field(default_factory=list)   # (candidate, rule id, why)
+    full: bool = False
+    proposals: list[str] = field(default_factory=list)      # retirements proposed when RULES is full
+
+
+def rule_text_problem(text: str) -> str | None:
+    if not text:
+        return NEEDS_RULE
+    if len(text) > RULE_MAX_CHARS:
+        return f"eligible, but its rule line is {len(text)} characters (at most {RULE_MAX_CHARS})"
+    probe = rules.Rule("R-99", text, "from L-0001; cycles 1, 2", rules.PROVEN).render()
+    if isinstance(rules.parse_rule_line(probe, 1, rules.PROVEN), rules.Problem):
+        return "eligible, but its rule line does not form a valid `- R-NN · rule (provenance)` line"
+    return None
+
+
+def plan(candidates: list[Candidate], doc: RulesDoc, *, texts: dict[str, str],
+         conflicts: dict[str, list[tuple[str, str]]], max_promotions: int, max_rules: int) -> Plan:
+    """Decide, lesson by lesson, what to promote. `texts` are the one-line rules (Rule: lines or the model's).
+
+    Nothing is truncated: a lesson that cannot be promoted is listed with the reason.
+    """
+    out = Plan()
+    proven = [r.id for r in doc.proven]
+    number = max((r.number for r in doc.all), default=0)
+    for candidate in candidates:
+        lesson = candidate.lesson
+        text = one_line(texts.get(lesson.id) or "")
+        problem = rule_text_problem(text)
+        if problem:
+            out.notes.append(f"{lesson.id} · {lesson.title}: {problem}")
+            continue
+        unsettled = [(rid, why) for rid, why in conflicts.get(lesson.id, []) if rid not in lesson.supersedes]
+        if unsettled:
+            out.conflicts.extend((candidate, rid, why) for rid, why in unsettled)
+            out.notes.append(f"{lesson.id} · {lesson.title}: eligible, but contradicts "
+                             f"{', '.join(rid for rid, _ in unsettled)}; a decision is filed for the human")
+            continue
+        if len(out.promote) >= max_promotions:
+            out.notes.append(f"{lesson.id} · {lesson.title}: eligible, waiting (at most {max_promotions} "
+                             "promotions per close)")
+            continue
+        retiring = tuple(rid for rid in lesson.supersedes if rid in proven)
+        if len(proven) - len(retiring) + 1 > max_rules:
+            out.full = True
+            out.notes.append(f"{lesson.id} · {lesson.title}: eligible, but RULES is full "
+                             f"({len(proven)}/{max_rules} proven rules); not promoted")
+            continue
+        number += 1
+        rule = Rule(rules.format_id(number), text,
+                    f"from {lesson.id}; cycles {', '.join(str(c) for c in candidate.cycles)}", rules.PROVEN)
+        proven = [rid for rid in proven if rid not in retiring] + [rule.id]
+        out.promote.append(Promotion(rule, lesson.id, retiring))
+    if out.full:
+        out.proposals = propose_retirements(doc, out)
+    return out
+
+
+def propose_retirements(doc: RulesDoc, planned: Plan) -> list[str]:
+    """Learned rules, oldest first, as candidates to retire or supersede; human rules are the human's call."""
+    blocked = sum(1 for note in planned.notes if "RULES is full" in note)
+    learned = [r for r in doc.proven if r.lesson is not None] or list(doc.proven)
+    return [f"{r.id} · {r.text} ({r.provenance})" for r in learned[:max(blocked, 1)]]
+
+
+def apply(rules_doc: RulesDoc, lessons_doc: LessonsDoc, promotions: list[Promotion],
+          on: date) -> tuple[RulesDoc, LessonsDoc]:
+    """Add each rule, retire what it supersedes (with the reason), and mark the lesson promoted."""
+    for item in promotions:
+        rules_doc = rules.add_proven(rules_doc, item.rule)
+        for old in item.retired:
+            rules_doc = rules.retire(rules_doc, old, superseded_by=item.rule.id, on=on)
+        lessons_doc = lessons.set_status(lessons_doc, item.lesson_id, f"promoted {item.rule.id}")
+    return rules_doc, lessons_doc
+
+
+def offline_texts(candidates: list[Candidate]) -> dict[str, str]:
+    """Without a model a rule is the lesson's own `Rule:` line, or nothing."""
+    return {c.lesson.id: one_line(c.lesson.get("Rule") or "") for c in candidates}
+
+
+def with_text(promotion: Promotion, text: str) -> Promotion:
+    return replace(promotion, rule=replace(promotion.rule, text=text))

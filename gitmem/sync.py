@@ -1,0 +1,109 @@
+"""Publish local memory commits: fetch, rebase onto the remote branch, push; retry with backoff.
+
+Used by the cycle runner and the daily close. A rebase conflict never loses work: the local commits go
+to a side branch on the remote (for example `gitmem/cycle-12`) and the caller exits with SALVAGED.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitmem import repo as git
+
+Repository = Any   # a pygit2.Repository; only gitmem.repo imports pygit2
+
+
+@dataclass
+class SyncResult:
+    status: str                         # pushed | conflict | failed | no-remote
+    commit: str | None = None           # what the remote branch now holds (pushed) or the local tip
+    remote: str = ""
+    branch: str = ""                    # the remote branch pushed to
+    side_branch: str | None = None      # conflict: where the work was pushed instead
+    conflicts: tuple[str, ...] = ()
+    attempts: int = 0
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "pushed"
+
+
+def free_branch_name(repository: Repository, base: str, remote: str) -> str:
+    """`base`, or `base-2`, `base-3`… when a local or fetched remote branch of that name already exists."""
+    name, number = base, 1
+    while git.branch_exists(repository, name) or git.remote_branch_oid(repository, remote, name):
+        number += 1
+        name = f"{base}-{number}"
+    return name
+
+
+def publish(repository: Repository, *, conflict_branch: str, remote: str | None = None,
+            branch: str | None = None, tries: int = 5, backoff: float = 1.0,
+            sleep: Callable[[float], None] = time.sleep,
+            scrub: Callable[[str], str] = lambda text: text) -> SyncResult:
+    """Fetch, rebase the current branch onto its remote branch, push. Up to `tries` attempts.
+
+    A push rejected because someone pushed in between is retried after `backoff * 2**attempt` seconds.
+    A rebase conflict pushes the unrebased local tip to `conflict_branch` (made unique), moves the local
+    branch back to the remote tip (the work lives on the side branch, locally and on the remote), and
+    returns status "conflict".
+    """
+    local = git.current_branch(repository)
+    if local is None:
+        raise git.RepoError("HEAD is detached; switch to a branch before pushing")
+    default_remote, default_branch = git.upstream_of(repository, local)
+    remote = remote or default_remote
+    branch = branch or default_branch
+    result = SyncResult("failed", remote=remote, branch=branch)
+    if remote not in git.remote_names(repository):
+        result.status = "no-remote"
+        result.messages.append(f"there is no remote {remote!r}; the commit stays local")
+        return result
+    for attempt in range(1, tries + 1):
+        result.attempts = attempt
+        try:
+            upstream = git.fetch(repository, remote, branch)
+            if upstream is not None:
+                rebased = git.rebase_onto(repository, f"refs/remotes/{remote}/{branch}")
+                if rebased.conflicts:
+                    return _divert(repository, result, conflict_branch, rebased.conflicts, upstream, scrub)
+                if rebased.replayed:
+                    result.messages.append(f"rebased {rebased.replayed} commit(s) onto {remote}/{branch}")
+            git.push(repository, remote, "HEAD", branch)
+        except git.GitCommandError as err:
+            result.messages.append(f"attempt {attempt}: {scrub(str(err))}")
+            if attempt < tries:
+                sleep(backoff * 2 ** (attempt - 1))
+            continue
+        result.status = "pushed"
+        result.commit = str(git.head_commit(repository).id)  # type: ignore[union-attr]
+        return result
+    result.commit = str(git.head_commit(repository).id)  # type: ignore[union-attr]
+    result.messages.append(f"gave up after {tries} attempts; the commit is safe on local branch {local}")
+    return result
+
+
+def _divert(repository: Repository, result: SyncResult, conflict_branch: str, conflicts: tuple[str, ...],
+            upstream: str, scrub: Callable[[str], str]) -> SyncResult:
+    tip = git.head_commit(repository)
+    assert tip is not None
+    name = free_branch_name(repository, conflict_branch, result.remote)
+    git.create_branch(repository, name, tip.id)
+    result.status = "conflict"
+    result.side_branch = name
+    result.conflicts = conflicts
+    result.commit = str(tip.id)
+    result.messages.append(f"rebase onto {result.remote}/{result.branch} conflicts in {', '.join(conflicts)}")
+    try:
+        git.push(repository, result.remote, name, name)
+    except git.GitCommandError as err:
+        # The work stays on the local side branch and on the local branch: nothing is moved.
+        result.messages.append(f"could not push {name} either: {scrub(str(err))}; it is kept locally")
+        return result
+    git.reset_hard(repository, upstream)
+    result.messages.append(f"the work is on branch {name} (local and {result.remote}); "
+                           f"local {git.current_branch(repository)} now matches {result.remote}/{result.branch}")
+    return result

@@ -1,0 +1,31 @@
+"""Fixtures shared by every test module. Keep this small: the helpers live in tests/helpers.py."""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import CliResult, GitRepo, isolate_git_env, make_repo, run_cli
+
+
+@pytest.fixture
+def git_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No GIT_INDEX_FILE, GIT_AUTHOR_*, PRE_COMMIT_* or GITMEM_CYCLE leaking in from outside."""
+    isolate_git_env(monkeypatch)
+
+
+@pytest.fixture
+def memrepo(tmp_path: Path, git_env: None) -> GitRepo:
+    """A git repo holding the template, committed by a human."""
+    return make_repo(tmp_path / "repo")
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> Callable[..., CliResult]:
+    """cli(argv, cwd=path, stdin=None) -> CliResult: the CLI in-process, output captured."""
+
+    def run(argv: Sequence[str], *, cwd: Path, stdin: str | None = None) -> CliResult:
+        return run_cli(argv, cwd=cwd, monkeypatch=monkeypatch, capsys=capsys, stdin=stdin)
+
+    return run

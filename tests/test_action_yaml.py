@@ -1,0 +1,128 @@
+"""The composite action and the shipped workflows, parsed with ruamel.yaml: shape, safety and schedules."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOWS = sorted((ROOT / "template-repo" / ".github" / "workflows").glob("*.yml")) + sorted(
+    (ROOT / ".github" / "workflows").glob("*.yml"))
+EXPRESSION = re.compile(r"\$\{\{")
+
+
+def load(path: Path):
+    return YAML(typ="rt").load(path.read_text(encoding="utf-8"))
+
+
+def steps_of(document) -> list:
+    if "runs" in document:
+        return list(document["runs"]["steps"])
+    return [step for job in document["jobs"].values() for step in job.get("steps", [])]
+
+
+@pytest.fixture(scope="module")
+def action():
+    return load(ROOT / "action.yml")
+
+
+def test_action_is_composite_with_the_documented_inputs_and_outputs(action):
+    assert action["runs"]["using"] == "composite"
+    assert set(action["inputs"]) == {"command", "anthropic-api-key", "model", "push-mode", "python-version",
+                                     "args", "github-token"}
+    assert action["inputs"]["push-mode"]["default"] == "direct"
+    for name in ("cycle", "outcome", "commit"):
+        assert action["outputs"][name]["value"] == f"${{{{ steps.run.outputs.{name} }}}}"
+
+
+def test_action_installs_itself_from_the_action_path(action):
+    install = next(s for s in action["runs"]["steps"] if "pip install" in s.get("run", ""))
+    assert '"$GITHUB_ACTION_PATH"' in install["run"]
+
+
+@pytest.mark.parametrize("path", [ROOT / "action.yml", *WORKFLOWS], ids=lambda p: p.name)
+def test_every_run_step_has_a_shell_and_no_interpolated_expression(path):
+    document = load(path)
+    for step in steps_of(document):
+        if "run" not in step:
+            continue
+        if "runs" in document:  # composite actions require an explicit shell on every run step
+            assert step.get("shell") == "bash", step.get("name")
+        assert not EXPRESSION.search(step["run"]), f"{path.name}: `${{{{` inside the script of {step.get('name')}"
+
+
+def test_action_inputs_reach_scripts_only_through_env(action):
+    for step in action["runs"]["steps"]:
+        for key, value in (step.get("env") or {}).items():
+            assert isinstance(value, str)
+        if "run" in step:
+            assert "inputs." not in step["run"]
+    run = next(s for s in action["runs"]["steps"] if s.get("id") == "run")
+    env = run["env"]
+    assert env["GITMEM_COMMAND"] == "${{ inputs.command }}"
+    assert env["ANTHROPIC_API_KEY"] == "${{ inputs.anthropic-api-key }}"
+    assert "$GITMEM_COMMAND" in run["run"]
+
+
+CRON_FIELD = re.compile(r"^(\*|\d+(-\d+)?)(/\d+)?(,(\*|\d+(-\d+)?)(/\d+)?)*$")
+CRON_RANGES = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 6))
+
+
+def valid_cron(expression: str) -> bool:
+    fields = expression.split()
+    if len(fields) != 5:
+        return False
+    for field, (low, high) in zip(fields, CRON_RANGES):
+        if not CRON_FIELD.match(field):
+            return False
+        numbers = [int(n) for n in re.findall(r"\d+", field.split("/")[0])]
+        if any(n < low or n > high for n in numbers):
+            return False
+    return True
+
+
+def test_memory_workflow_schedules_concurrency_and_permissions():
+    flow = load(ROOT / "template-repo" / ".github" / "workflows" / "gitmem.yml")
+    crons = [entry["cron"] for entry in flow["on"]["schedule"]]
+    assert crons == ["17 */3 * * *", "47 23 * * *"]
+    for cron in crons:
+        assert valid_cron(cron)
+        minute = int(cron.split()[0])
+        assert minute % 2 == 1 and minute not in (0, 30), "scheduled runs avoid the top of the hour"
+    assert "workflow_dispatch" in flow["on"]
+    assert list(flow["on"]["workflow_dispatch"]["inputs"]["command"]["options"]) == ["cycle", "close", "check"]
+    assert dict(flow["concurrency"]) == {"group": "gitmem", "cancel-in-progress": False}
+    assert dict(flow["permissions"]) == {"contents": "write"}
+    text = (ROOT / "template-repo" / ".github" / "workflows" / "gitmem.yml").read_text()
+    for limit in ("delays", "60 days", "do not trigger other workflows"):
+        assert limit in text
+
+
+def test_check_workflow_runs_verify_with_github_annotations():
+    flow = load(ROOT / "template-repo" / ".github" / "workflows" / "gitmem-check.yml")
+    assert set(flow["on"]) == {"pull_request", "push"}
+    assert dict(flow["permissions"]) == {"contents": "read"}
+    step = next(s for s in steps_of(flow) if str(s.get("uses", "")).startswith("gitmem-agent/gitmem"))
+    assert step["with"]["command"] == "verify"
+    assert "--range" in step["with"]["args"]
+    action = load(ROOT / "action.yml")
+    run = next(s for s in action["runs"]["steps"] if s.get("id") == "run")["run"]
+    assert "gitmem verify --format github" in run
+
+
+def test_project_ci_covers_three_pythons_and_self_tests_the_local_action():
+    flow = load(ROOT / ".github" / "workflows" / "ci.yml")
+    assert list(flow["jobs"]["tests"]["strategy"]["matrix"]["python-version"]) == ["3.11", "3.12", "3.13"]
+    uses = [s.get("uses") for s in flow["jobs"]["action-self-test"]["steps"]]
+    assert uses.count("./gitmem-src") == 2
+    commands = [s["with"]["command"] for s in flow["jobs"]["action-self-test"]["steps"]
+                if s.get("uses") == "./gitmem-src"]
+    assert commands == ["check", "cycle"]
+
+
+def test_cron_validator_rejects_nonsense():
+    assert not valid_cron("61 * * * *")
+    assert not valid_cron("* * *")
+    assert valid_cron("17 */3 * * *")
