@@ -41,6 +41,7 @@ class Agent:
     command: str = ""                       # for the command backend, e.g. `claude -p`
     script: str = ""                        # for the scripted backend: a YAML file of tool calls per cycle
     shell: Shell = field(default_factory=Shell)
+    max_retries: int = 4                    # anthropic SDK retries for 429, 5xx and overloaded, with backoff
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,7 @@ def parse_config(data: bytes, *, source: str = CONFIG_NAME) -> Config:
     warnings: list[str] = []
     config = _build(Config, raw, source, "", warnings)
     config = replace(config, warnings=tuple(warnings))
-    _validate(config, source)
+    _validate(config, source, raw)
     return config
 
 
@@ -160,9 +161,30 @@ def _line(node: Any, key: Any) -> str:
         return ""
 
 
-def _build(cls: type, raw: Any, source: str, prefix: str, warnings: list[str]) -> Any:
+def _where(raw: Any, source: str, dotted: str) -> str:
+    """`source:line` of a dotted key in the loaded YAML, or just `source` when the key is not there."""
+    node, line = raw, ""
+    for key in dotted.split("."):
+        if not isinstance(node, dict) or key not in node:
+            break
+        line = _line(node, key) or line
+        node = node[key]
+    return source + line
+
+
+def _kind(value: Any) -> str:
+    # ruamel's round-trip types (CommentedSeq, ...) mean nothing to a user; name the YAML kind instead.
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return repr(value)
+
+
+def _build(cls: type, raw: Any, source: str, prefix: str, warnings: list[str], where: str | None = None) -> Any:
     if not isinstance(raw, dict):
-        raise ConfigError(f"{source}: {prefix or 'top level'}: expected a mapping, got {type(raw).__name__}")
+        raise ConfigError(f"{where or source}: {prefix.rstrip('.') or 'top level'}: expected a mapping, "
+                          f"got {_kind(raw)}")
     hints = get_type_hints(cls)
     known = {f.name for f in fields(cls) if f.name not in ("workspace", "warnings")}
     values: dict[str, Any] = {}
@@ -170,7 +192,7 @@ def _build(cls: type, raw: Any, source: str, prefix: str, warnings: list[str]) -
         dotted = f"{prefix}{key}"
         if key not in known:
             close = difflib.get_close_matches(str(key), sorted(known), n=1)
-            hint = f"; did you mean {prefix}{close[0]!r}?" if close else ""
+            hint = f"; did you mean {prefix + close[0]!r}?" if close else ""
             warnings.append(f"{source}{_line(raw, key)}: unknown key {dotted!r} ignored{hint}")
             continue
         values[key] = _coerce(hints[key], value, source + _line(raw, key), dotted, warnings)
@@ -179,12 +201,13 @@ def _build(cls: type, raw: Any, source: str, prefix: str, warnings: list[str]) -
 
 def _coerce(hint: Any, value: Any, where: str, dotted: str, warnings: list[str]) -> Any:
     if is_dataclass(hint):
-        return _build(hint, value, where.split(":")[0], dotted + ".", warnings)
+        return _build(hint, value, where.split(":")[0], dotted + ".", warnings, where)
     text = (get_origin(hint) or hint).__name__
     if dotted == "workspaces":
         if not isinstance(value, dict):
             raise ConfigError(f"{where}: workspaces: expected a mapping of name to settings")
-        return tuple((str(name), _build(Workspace, spec or {}, where.split(":")[0], f"workspaces.{name}.", warnings))
+        return tuple((str(name), _build(Workspace, spec or {}, where.split(":")[0], f"workspaces.{name}.", warnings,
+                                        where.split(":")[0] + _line(value, name)))
                      for name, spec in value.items())
     if dotted.endswith("rankers"):
         if not isinstance(value, dict) or not all(isinstance(v, (int, float)) for v in value.values()):
@@ -204,18 +227,29 @@ def _coerce(hint: Any, value: Any, where: str, dotted: str, warnings: list[str])
     return float(value) if text == "float" else value
 
 
-def _validate(config: Config, source: str) -> None:
+def _validate(config: Config, source: str, raw: Any = None) -> None:
+    raw = raw if raw is not None else {}
     try:
         config.tzinfo()
     except Exception:
-        raise ConfigError(f"{source}: timezone: {config.timezone!r} is not an IANA time zone name") from None
-    for name in (f.name for f in fields(Files)):
-        value = getattr(config.files, name)
-        if not value or "/" in value or value.startswith("."):
-            raise ConfigError(f"{source}: files.{name}: {value!r} must be a plain file name")
-    if config.memory_dir.startswith("/") or ".." in PurePosixPath(config.memory_dir).parts:
-        raise ConfigError(f"{source}: memory_dir: {config.memory_dir!r} must stay inside the repository")
-    if config.limits.now_block_lines < 1 or config.cycle.log_entries < 1:
-        raise ConfigError(f"{source}: limits and cycle.log_entries must be at least 1")
+        raise ConfigError(f"{_where(raw, source, 'timezone')}: timezone: {config.timezone!r} is not an IANA "
+                          "time zone name (for example UTC or Europe/Madrid)") from None
+    # Workspaces are checked like the top level: each has its own memory_dir and files.
+    places = [("", config.memory_dir, config.files)]
+    places += [(f"workspaces.{name}.", ws.memory_dir, ws.files) for name, ws in config.workspaces]
+    for prefix, memory_dir, files in places:
+        for name in (f.name for f in fields(Files)):
+            value = getattr(files, name)
+            if not value or "/" in value or "\\" in value or value.startswith("."):
+                key = f"{prefix}files.{name}"
+                raise ConfigError(f"{_where(raw, source, key)}: {key}: {value!r} must be a plain file name")
+        if memory_dir.startswith("/") or ".." in PurePosixPath(memory_dir).parts:
+            key = f"{prefix}memory_dir"
+            raise ConfigError(f"{_where(raw, source, key)}: {key}: {memory_dir!r} must stay inside the repository")
+    for key, value in (("limits.now_block_lines", config.limits.now_block_lines),
+                       ("cycle.log_entries", config.cycle.log_entries)):
+        if value < 1:
+            raise ConfigError(f"{_where(raw, source, key)}: {key}: must be at least 1, got {value}")
     if config.agent.backend not in ("", "anthropic", "command", "scripted"):
-        raise ConfigError(f"{source}: agent.backend: {config.agent.backend!r} is not one of anthropic, command, scripted")
+        raise ConfigError(f"{_where(raw, source, 'agent.backend')}: agent.backend: {config.agent.backend!r} "
+                          "is not one of anthropic, command, scripted")

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -317,6 +317,17 @@ def reset_hard(repo: pygit2.Repository, target: str | pygit2.Oid) -> None:
     repo.reset(oid, pygit2.enums.ResetMode.HARD)
 
 
+def switch_head(repo: pygit2.Repository, branch: str) -> None:
+    """Point HEAD at `branch` without touching the index or the work tree (like `git symbolic-ref`)."""
+    repo.set_head(f"refs/heads/{branch}")
+
+
+def reset_mixed(repo: pygit2.Repository, target: str | pygit2.Oid) -> None:
+    """Move the current branch and the index to `target`, keeping the work tree as it is."""
+    oid = target if isinstance(target, pygit2.Oid) else resolve(repo, target).id
+    repo.reset(oid, pygit2.enums.ResetMode.MIXED)
+
+
 @dataclass(frozen=True)
 class RebaseResult:
     head: str | None            # the new tip when it replayed cleanly
@@ -324,11 +335,16 @@ class RebaseResult:
     replayed: int = 0
 
 
-def rebase_onto(repo: pygit2.Repository, upstream: str) -> RebaseResult:
+Resolver = Callable[[str, bytes | None, bytes | None, bytes | None], bytes | None]
+
+
+def rebase_onto(repo: pygit2.Repository, upstream: str, resolver: Resolver | None = None) -> RebaseResult:
     """Replay the current branch's commits that `upstream` lacks onto it, cherry-pick style, in memory.
 
-    On success the branch, index and work tree move to the new tip. On a conflict nothing is touched and
-    the conflicting paths are returned. Author and committer of each replayed commit are kept.
+    On success the branch, index and work tree move to the new tip. A conflicting path is offered to
+    `resolver(path, base, upstream side, our side)`, which returns merged bytes or None. On a conflict
+    left unresolved nothing is touched and the conflicting paths are returned. Author and committer of
+    each replayed commit are kept.
     """
     head = head_commit(repo)
     base = resolve(repo, upstream)
@@ -348,7 +364,7 @@ def rebase_onto(repo: pygit2.Repository, upstream: str) -> RebaseResult:
         if len(commit.parents) != 1:
             raise RepoError(f"cannot replay merge commit {str(commit.id)[:10]}; merge by hand")
         merged = repo.merge_trees(commit.parents[0].tree, tip.tree, commit.tree)
-        if merged.conflicts is not None:
+        if merged.conflicts is not None and not _resolve_conflicts(repo, merged, resolver):
             paths = sorted({(entry or ours or theirs).path for entry, ours, theirs in merged.conflicts})
             return RebaseResult(None, tuple(paths), count)
         tree = merged.write_tree(repo)
@@ -357,6 +373,23 @@ def rebase_onto(repo: pygit2.Repository, upstream: str) -> RebaseResult:
         count += 1
     reset_hard(repo, tip.id)
     return RebaseResult(str(tip.id), (), count)
+
+
+def _resolve_conflicts(repo: pygit2.Repository, merged: pygit2.Index, resolver: Resolver | None) -> bool:
+    """Resolve every conflict in `merged` with `resolver`; False (index untouched) if any one is declined."""
+    if resolver is None:
+        return False
+    resolved: list[tuple[str, bytes, int]] = []
+    for base, ours, theirs in merged.conflicts:
+        path = (base or ours or theirs).path
+        data = resolver(path, *(repo[e.id].data if e is not None else None for e in (base, ours, theirs)))
+        if data is None:
+            return False
+        resolved.append((path, data, (ours or theirs or base).mode))
+    for path, data, mode in resolved:
+        del merged.conflicts[path]
+        merged.add(pygit2.IndexEntry(path, repo.create_blob(data), mode))
+    return True
 
 
 def upstream_of(repo: pygit2.Repository, branch: str) -> tuple[str, str]:
@@ -425,3 +458,69 @@ def push(repo: pygit2.Repository, remote: str, source: str, branch: str) -> None
     """Push `source` (a rev) to refs/heads/<branch> on `remote`, never forced. Rejections set `.rejected`."""
     oid = resolve(repo, source).id
     run_git(repo, "push", "--quiet", "--porcelain", remote, f"{oid}:refs/heads/{branch}")
+
+
+# -- history reading for recall (added for gitmem.recall) ----------------------------------------
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """One commit as recall indexes it: plain types only, so callers never touch pygit2."""
+
+    id: str
+    time: int                   # seconds since the epoch
+    offset: int                 # the committer's UTC offset in minutes
+    author: str
+    message: str
+    touched: frozenset[str]     # which of the asked-for paths differ from the first parent
+
+
+def head_id(repo: pygit2.Repository) -> str | None:
+    """HEAD's commit id as hex; None for an unborn HEAD."""
+    commit = head_commit(repo)
+    return str(commit.id) if commit is not None else None
+
+
+def is_ancestor_id(repo: pygit2.Repository, ancestor: str, descendant: str) -> bool:
+    """True when `ancestor` is `descendant` or reachable from it; False when either is unknown (gc'd, rewritten)."""
+    try:
+        old = repo.get(ancestor)
+        new = repo.get(descendant)
+        if old is None or new is None:
+            return False
+        return old.id == new.id or repo.descendant_of(new.id, old.id)
+    except (ValueError, KeyError, pygit2.GitError):
+        return False
+
+
+def _blob_ids(tree: pygit2.Tree, paths: Iterable[str]) -> dict[str, str | None]:
+    found: dict[str, str | None] = {}
+    for path in paths:
+        blob = tree_blob(tree, path)
+        found[path] = str(blob.id) if blob is not None else None
+    return found
+
+
+def commits_since(repo: pygit2.Repository, start: str | None, paths: Iterable[str] = ()) -> Iterator[CommitInfo]:
+    """Commits reachable from HEAD and not from `start` (all when None), oldest first.
+
+    `touched` compares each of `paths` with the first parent by blob id: a tree lookup per path,
+    never a full diff, so walking long histories stays cheap.
+    """
+    head = head_commit(repo)
+    if head is None:
+        return
+    wanted = tuple(paths)
+    walker = repo.walk(head.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+    if start:
+        walker.hide(pygit2.Oid(hex=start))
+    for commit in walker:
+        parent = commit.parents[0] if commit.parents else None
+        if not wanted or (parent is not None and parent.tree_id == commit.tree_id):
+            touched: frozenset[str] = frozenset()
+        else:
+            mine = _blob_ids(commit.tree, wanted)
+            theirs = _blob_ids(parent.tree, wanted) if parent is not None else {}
+            touched = frozenset(p for p in wanted if mine[p] is not None and mine[p] != theirs.get(p)
+                                or mine[p] is None and theirs.get(p) is not None)
+        yield CommitInfo(str(commit.id), commit.commit_time, commit.commit_time_offset, commit.author.name,
+                         commit.message, touched)

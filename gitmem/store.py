@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from gitmem.checks import CheckInput, has_errors, run_checks
 from gitmem.checks.violation import Violation
@@ -107,6 +108,21 @@ class Memory:
             raise WriteRefused(f"refusing to write {rel}: the result would not be valid memory", found)
         atomic_write(self.path(role), new_bytes)
 
+    def _parse_for_rewrite(self, role: str, model: Any) -> Any:
+        """Parse a file that is about to be rewritten whole; refuse while it has format problems.
+
+        A rewrite renders only what parsed, so a malformed entry (say `### D-45 · …`) would vanish
+        without a trace. The human fixes the file first; nothing is written.
+        """
+        text = self.read(role)
+        doc = model.parse(text)
+        if doc.problems and text.strip():        # a missing or empty file is simply created
+            rel = self.config.path(role)
+            found = [Violation(rel, p.line, p.code, p.message, p.hint) for p in doc.problems]
+            raise WriteRefused(f"refusing to rewrite {rel}: fix its format problems first, or they would be lost",
+                               found)
+        return doc
+
     def _read_rel(self, rel: str) -> bytes | None:
         try:
             return (self.root / rel).read_bytes()
@@ -143,7 +159,7 @@ class Memory:
 
     def ask_decision(self, *, title: str, recommendation: str, context: str | None = None,
                      options: str | None = None, cycle: int | None = None) -> decisions.Decision:
-        doc = decisions.parse(self.read("decisions"))
+        doc = self._parse_for_rewrite("decisions", decisions)
         item = decisions.make_decision(doc.next_id(), title, asked=self.now(),
                                        cycle=cycle if cycle is not None else self.next_log_cycle(),
                                        context=context, options=options, recommendation=recommendation)
@@ -151,7 +167,7 @@ class Memory:
         return item
 
     def answer_decision(self, decision_id: str, *, answer: str, name: str, email: str) -> decisions.Decision:
-        doc = decisions.parse(self.read("decisions"))
+        doc = self._parse_for_rewrite("decisions", decisions)
         try:
             updated = decisions.resolve(doc, decision_id, answer=answer, answered=self.now(), name=name, email=email)
         except KeyError as err:
@@ -161,7 +177,7 @@ class Memory:
 
     def add_lesson(self, *, title: str, happened: str, why: str, change: str, rule: str | None = None,
                    supersedes: str | None = None, cycle: int | None = None) -> lessons.Lesson:
-        doc = lessons.parse(self.read("lessons"))
+        doc = self._parse_for_rewrite("lessons", lessons)
         moment = self.now()
         item = lessons.make_lesson(doc.next_id(), title, day=moment.day,
                                    cycle=cycle if cycle is not None else max(self.last_log_cycle(), 1),
@@ -171,7 +187,7 @@ class Memory:
         return item
 
     def confirm_lesson(self, lesson_id: str, *, evidence: str, cycle: int | None = None) -> lessons.Lesson:
-        doc = lessons.parse(self.read("lessons"))
+        doc = self._parse_for_rewrite("lessons", lessons)
         try:
             updated = lessons.confirm(doc, lesson_id, day=self.now().day,
                                       cycle=cycle if cycle is not None else max(self.last_log_cycle(), 1),

@@ -43,10 +43,11 @@ def free_branch_name(repository: Repository, base: str, remote: str) -> str:
 def publish(repository: Repository, *, conflict_branch: str, remote: str | None = None,
             branch: str | None = None, tries: int = 5, backoff: float = 1.0,
             sleep: Callable[[float], None] = time.sleep,
-            scrub: Callable[[str], str] = lambda text: text) -> SyncResult:
+            scrub: Callable[[str], str] = lambda text: text, resolver: git.Resolver | None = None) -> SyncResult:
     """Fetch, rebase the current branch onto its remote branch, push. Up to `tries` attempts.
 
     A push rejected because someone pushed in between is retried after `backoff * 2**attempt` seconds.
+    `resolver` (see gitmem.merge.resolver_for) merges memory files whose line merge conflicts.
     A rebase conflict pushes the unrebased local tip to `conflict_branch` (made unique), moves the local
     branch back to the remote tip (the work lives on the side branch, locally and on the remote), and
     returns status "conflict".
@@ -67,11 +68,17 @@ def publish(repository: Repository, *, conflict_branch: str, remote: str | None 
         try:
             upstream = git.fetch(repository, remote, branch)
             if upstream is not None:
-                rebased = git.rebase_onto(repository, f"refs/remotes/{remote}/{branch}")
+                before = str(git.head_commit(repository).id)  # type: ignore[union-attr]
+                rebased = git.rebase_onto(repository, f"refs/remotes/{remote}/{branch}", resolver)
                 if rebased.conflicts:
                     return _divert(repository, result, conflict_branch, rebased.conflicts, upstream, scrub)
                 if rebased.replayed:
                     result.messages.append(f"rebased {rebased.replayed} commit(s) onto {remote}/{branch}")
+                    # Pushes by a CI token trigger no other workflow: check the replayed commits here.
+                    broken = _verify(repository, upstream)
+                    if broken:
+                        git.reset_hard(repository, before)
+                        return _divert(repository, result, conflict_branch, broken, upstream, scrub)
             git.push(repository, remote, "HEAD", branch)
         except git.GitCommandError as err:
             result.messages.append(f"attempt {attempt}: {scrub(str(err))}")
@@ -86,6 +93,14 @@ def publish(repository: Repository, *, conflict_branch: str, remote: str | None 
     return result
 
 
+def _verify(repository: Repository, upstream: str) -> tuple[str, ...]:
+    """Memory violations in the replayed commits, one line each (empty when they are clean)."""
+    from gitmem.validate import verify_range
+
+    found = [v for v in verify_range(repository, upstream, "HEAD").violations if v.is_error]
+    return tuple(f"{v.path}:{v.line}: {v.code} {v.message} (after rebase)" for v in found)
+
+
 def _divert(repository: Repository, result: SyncResult, conflict_branch: str, conflicts: tuple[str, ...],
             upstream: str, scrub: Callable[[str], str]) -> SyncResult:
     tip = git.head_commit(repository)
@@ -96,7 +111,9 @@ def _divert(repository: Repository, result: SyncResult, conflict_branch: str, co
     result.side_branch = name
     result.conflicts = conflicts
     result.commit = str(tip.id)
-    result.messages.append(f"rebase onto {result.remote}/{result.branch} conflicts in {', '.join(conflicts)}")
+    result.messages.append(f"rebase onto {result.remote}/{result.branch} conflicts in {', '.join(conflicts)}"
+                           if not any(": GM" in c for c in conflicts) else
+                           f"the rebased commits fail `gitmem verify`: {'; '.join(conflicts)}")
     try:
         git.push(repository, result.remote, name, name)
     except git.GitCommandError as err:

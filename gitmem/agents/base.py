@@ -31,6 +31,10 @@ class CycleRequest:
     max_turns: int
     max_tokens: int
     env: dict[str, str] = field(default_factory=dict)   # GITMEM_CYCLE, GITMEM_ROOT, GITMEM_TIMESTAMP
+    warnings: tuple[str, ...] = ()   # budget warnings (soft limit, what was trimmed), for the runner to show
+    instruction_tokens: int = 0      # tokens of `instructions`, counted like the parts
+    total_tokens: int = 0            # parts + instructions
+    clock: Any = None                # callable -> aware datetime for memory writes; None = the real clock
 
     def prompt_text(self) -> str:
         """The whole prompt as one text, for backends that take stdin (and for `gitmem context`)."""
@@ -43,6 +47,7 @@ class AgentResult:
     turns: int = 0
     usage: dict[str, int] = field(default_factory=dict)   # input_tokens, output_tokens, cache_read_input_tokens, ...
     notes: list[str] = field(default_factory=list)        # refused tool calls and the like, for LOG Evidence
+    stop_reason: str = ""        # end_turn | max_turns | max_tokens | script_end: why the backend stopped
 
 
 class AgentError(Exception):

@@ -24,7 +24,27 @@ def run_checks(inp: CheckInput) -> list[Violation]:
     broken = {v.path for v in found if v.code == "GM902"}
     for family in (now, decisions, log, lessons, rules):
         found += family.check(inp, skip=broken)
-    return sorted(set(found))
+    return sorted({_scrubbed(v) for v in found})
+
+
+MAX_MESSAGE = 300
+
+
+def _scrubbed(violation: Violation) -> Violation:
+    """Messages may quote a bad line: a secret on it must not reach the output, nor a 1 MB heading whole."""
+    from dataclasses import replace
+
+    from gitmem.checks.secrets import redact
+
+    # Cut long text before redacting (the scan is per character) but not so tight that a secret is cut in half.
+    message, hint = (_shorten(redact(text[: 3 * MAX_MESSAGE])) for text in (violation.message, violation.hint))
+    if (message, hint) == (violation.message, violation.hint):
+        return violation
+    return replace(violation, message=message, hint=hint)
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
 
 
 def has_errors(violations: list[Violation]) -> bool:

@@ -18,10 +18,14 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     doc = decisions.parse(new_text)
     found = [from_problem(path, p) for p in doc.problems]
     found += _shape(path, doc)
-    if old_text is not None:
-        found += against_old(path, decisions.parse(old_text), doc, agent_email=inp.config.agent.email,
-                             author_email=inp.author_email)
+    # A new DECISIONS (unborn HEAD, or the file added now) is compared with an empty one, so that
+    # GM207 still catches the agent creating it with decisions already resolved.
+    old = decisions.parse(old_text) if old_text is not None else _EMPTY
+    found += against_old(path, old, doc, agent_email=inp.config.agent.email, author_email=inp.author_email)
     return found
+
+
+_EMPTY = decisions.parse(f"{decisions.TITLE}\n\n## {decisions.PENDING}\n\n## {decisions.RESOLVED}\n")
 
 
 def _shape(path: str, doc: DecisionsDoc) -> list[Violation]:

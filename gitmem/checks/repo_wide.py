@@ -5,22 +5,14 @@ import re
 from collections.abc import Iterator
 
 from gitmem.checks import CheckInput
+from gitmem.checks.secrets import SECRET_PATTERNS
 from gitmem.checks.violation import Violation
 from gitmem.config import REQUIRED_ROLES
 from gitmem.memory.text import decode
 from gitmem.snapshot import same_blob
 
-_CONFLICT_RE = re.compile(rb"^(?:<{7}|>{7})(?: |$)|^={7}$", re.M)
-# (pattern, what it looks like). The message never repeats the matched text.
-SECRET_PATTERNS: tuple[tuple[re.Pattern[bytes], str], ...] = (
-    (re.compile(rb"sk-ant-[A-Za-z0-9_\-]{16,}"), "an Anthropic API key (sk-ant-…)"),
-    (re.compile(rb"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), "an AWS access key id"),
-    (re.compile(rb"\bgh[pousr]_[A-Za-z0-9]{30,}"), "a GitHub token"),
-    (re.compile(rb"\bgithub_pat_[A-Za-z0-9_]{22,}"), "a GitHub fine-grained token"),
-    (re.compile(rb"\bsk-(?:proj-)?[A-Za-z0-9]{32,}"), "an OpenAI-style API key"),
-    (re.compile(rb"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----"), "a private key"),
-    (re.compile(rb"\bxox[baprs]-[A-Za-z0-9-]{10,}"), "a Slack token"),
-)
+# Markers as git writes them; `\r?` because a CRLF file must not hide its conflicts.
+_CONFLICT_RE = re.compile(rb"^(?:<{7}|>{7})(?: |\r?$)|^={7}\r?$", re.M)
 
 
 def new_part(old: bytes | None, new: bytes) -> tuple[bytes, int]:
@@ -61,7 +53,21 @@ def check(inp: CheckInput) -> list[Violation]:
         old = inp.old.read(path) if inp.old is not None else None
         part, first_line = new_part(old, data)
         problems = decode(part).problems
-        found += [Violation(path, p.line + first_line - 1, p.code, p.message, p.hint) for p in problems]
-        if not any(p.code == "GM902" for p in problems):
+        found += [Violation(path, p.line + first_line - 1, p.code, p.message, p.hint)
+                  for p in problems if p.code != "GM902"]
+        if any(p.code == "GM902" for p in problems):
+            found.append(_not_utf8(path, data, len(data) - len(part)))
+        else:
             found += scan(path, part, first_line)
     return found
+
+
+def _not_utf8(path: str, data: bytes, start: int) -> Violation:
+    """GM902 with the line and byte offset in the whole file (only the tail from `start` was decoded)."""
+    try:
+        data[start:].decode("utf-8")
+        bad, reason = start, "invalid UTF-8"
+    except UnicodeDecodeError as err:
+        bad, reason = start + err.start, err.reason
+    return Violation(path, data.count(b"\n", 0, bad) + 1, "GM902", f"not valid UTF-8 (byte {bad}: {reason})",
+                     "save the file as UTF-8")

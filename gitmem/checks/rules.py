@@ -5,7 +5,7 @@ from collections import Counter
 
 from gitmem.checks import CheckInput
 from gitmem.checks.common import unchanged
-from gitmem.checks.violation import Violation, from_problem
+from gitmem.checks.violation import Violation
 from gitmem.memory import lessons, rules
 from gitmem.memory.text import decode
 
@@ -19,7 +19,9 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     if new_bytes is None:
         return []
     doc = rules.parse(decode(new_bytes).text)
-    found = [from_problem(path, p) for p in doc.problems]
+    # A problem about the whole file (GM508) points at its last line, never past the end.
+    last = max(doc.line_count, 1)
+    found = [Violation(path, min(p.line, last), p.code, p.message, p.hint) for p in doc.problems]
     counts = Counter(r.id for r in doc.all)
     seen: set[str] = set()
     for item in doc.all:
@@ -36,10 +38,12 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
         found.append(Violation(path, line, "GM504",
                                f"{len(doc.proven)} proven rules; the limit is {cfg.limits.proven_rules_max}",
                                "retire a superseded rule before adding another"))
-    lessons_bytes = inp.new.read(cfg.path("lessons"))
+    lessons_path = cfg.path("lessons")
+    lessons_bytes = inp.new.read(lessons_path)
     known = {lesson.id for lesson in lessons.parse(decode(lessons_bytes).text).lessons} if lessons_bytes else set()
     for item in doc.all:
-        if item.lesson and item.lesson not in known:
+        # An unreadable LESSONS (GM902) is reported once; it does not make every provenance "missing".
+        if item.lesson and item.lesson not in known and lessons_path not in skip:
             found.append(Violation(path, item.line, "GM503", f"{item.id} names {item.lesson}, which does not exist"))
     old_bytes = inp.old.read(path) if inp.old is not None else None
     if old_bytes is not None:

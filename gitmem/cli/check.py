@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import click
 
@@ -43,10 +44,11 @@ def _push_ranges() -> list[tuple[str | None, str]]:
     """What a push sends: pre-commit's PRE_COMMIT_FROM_REF/TO_REF, else git's pre-push lines on stdin."""
     to_ref = os.environ.get("PRE_COMMIT_TO_REF")
     if to_ref:
-        return [(os.environ.get("PRE_COMMIT_FROM_REF") or None, to_ref)]
+        from_ref = os.environ.get("PRE_COMMIT_FROM_REF") or ZERO_SHA
+        return [(None if from_ref == ZERO_SHA else from_ref, to_ref)]
     ranges: list[tuple[str | None, str]] = []
-    stdin = click.get_text_stream("stdin")
-    for line in ([] if stdin.isatty() else stdin.read().splitlines()):
+    stdin = sys.stdin
+    for line in ([] if stdin is None or stdin.isatty() else stdin.read().splitlines()):
         parts = line.split()
         if len(parts) == 4 and parts[1] != ZERO_SHA:
             ranges.append((None if parts[3] == ZERO_SHA else parts[3], parts[1]))

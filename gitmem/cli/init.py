@@ -7,7 +7,9 @@ from pathlib import Path
 import click
 
 from gitmem import exitcodes
-from gitmem.cli.common import json_option
+from gitmem.cli.common import UsageError, json_option
+
+NEXT_STEP = "pre-commit install --hook-type pre-commit --hook-type pre-push"
 
 
 @click.command("init")
@@ -16,15 +18,22 @@ from gitmem.cli.common import json_option
 def init_command(directory: Path, as_json: bool) -> int:
     """Create the memory files, config, prompts, pre-commit config and workflows that are missing.
 
-    Never overwrites a file. An existing .pre-commit-config.yaml gets the gitmem hooks added (comments and
-    order kept). Running it twice changes nothing.
+    DIR (default: the current folder) becomes the root of the agent's repository; `git init` runs there
+    if it is not one yet. Never overwrites a file. An existing .pre-commit-config.yaml gets the gitmem
+    hooks added, every other line kept as it was. Running it twice changes nothing.
     """
-    from gitmem.init import init
+    from dataclasses import asdict
 
-    report = init(directory)
+    from gitmem.init import InitError, init
+
+    try:
+        report = init(directory)
+    except InitError as err:
+        raise UsageError(str(err)) from None
+    code = exitcodes.USAGE if report.problems else exitcodes.OK
     if as_json:
-        click.echo(json.dumps(report.__dict__, indent=2))
-        return exitcodes.OK
+        click.echo(json.dumps({**asdict(report), "next": NEXT_STEP}, indent=2))
+        return code
     if report.initialised_git:
         click.echo(f"initialised a git repository in {directory}")
     for rel in report.created:
@@ -33,8 +42,10 @@ def init_command(directory: Path, as_json: bool) -> int:
         click.echo(f"updated     {rel} (gitmem hooks added)")
     for rel in report.left_alone:
         click.echo(f"left alone  {rel} (exists)")
-    click.echo("next: pre-commit install --hook-type pre-commit --hook-type pre-push")
-    return exitcodes.OK
+    for problem in report.problems:
+        click.echo(f"gitmem: {problem}", err=True)
+    click.echo(f"next: {NEXT_STEP}")
+    return code
 
 
 COMMANDS = (init_command,)

@@ -16,11 +16,14 @@ from gitmem.memory.now import NowBlock
 STREAK_MIN = 3           # Rule 0: three no-build cycles in a row is a problem
 _FIRST_TAIL = 16         # entries read on the first pass; each further pass reads four times as many
 
-# A LOG cycle heading. One linear regex pass over the text finds every cycle number without parsing
-# entries: about 10 ms per MB here, against building a LogEntry (fields and all) per entry.
+# A LOG cycle heading. One linear regex pass over the text finds every cycle number without parsing any
+# entry: measured here at 20-40 ms per MB (0.2 s for a 7 MB LOG of 50,000 entries; the original system's
+# 13,265-line LOG is under 1 MB), against about 1 s per MB for a full `log.parse`. It runs only when an open
+# lesson has enough Confirmed lines to need the gate, once to decide and once to re-check before writing.
+# A heading inside a fenced code block would count too; LOG bodies hold no such headings.
 _CYCLE_HEADING_RE = re.compile(
-    r"^## \d{4}-\d{2}-\d{2} \d{2}:\d{2} (?:UTC|[+-]\d{2}:\d{2}) +(?:·|-|\|) +cycle (\d+) +(?:·|-|\|) +"
-    r"(?:built|published|no-build)[ \t]*$", re.M)
+    r"\n## +\d{4}-\d{2}-\d{2} \d{2}:\d{2} (?:UTC|[+-]\d{2}:\d{2}) +(?:·|-|\|) +cycle (\d+) +(?:·|-|\|) +"
+    r"(?:built|published|no-build)[ \t]*(?=\n|$)")
 # Written by the close itself, so that the close of a day can be found again (idempotence).
 DAY_FIELD = "Day"
 
@@ -53,7 +56,8 @@ def entries_since(text: str, start: datetime, *, at_least: int = 0) -> tuple[Log
 
 def cycle_numbers(text: str) -> set[int]:
     """Every cycle number that has a LOG entry now. Close entries carry none, so they never count."""
-    return {int(m.group(1)) for m in _CYCLE_HEADING_RE.finditer(text)}
+    # The leading newline lets a LOG whose very first line is a heading match too (no title is a GM907 error).
+    return set(map(int, _CYCLE_HEADING_RE.findall(text if not text.startswith("## ") else "\n" + text)))
 
 
 @dataclass(frozen=True)
@@ -101,7 +105,10 @@ def day_entries(text: str, day: date, tz: tzinfo) -> tuple[tuple[LogEntry, ...],
     start, end = day_bounds(day, tz)
     entries = entries_since(text, start)
     cycles = tuple(e for e in entries if e.cycle is not None and start <= e.when.moment < end)
-    closes = tuple(e for e in entries if e.cycle is None and (e.get(DAY_FIELD) or "").strip() == day.isoformat())
+    # A close entry names its day; one without a Day field (hand-written) closes the day it was written on.
+    closes = tuple(e for e in entries if e.cycle is None and (
+        (e.get(DAY_FIELD) or "").strip() == day.isoformat()
+        or (not e.get(DAY_FIELD) and start <= e.when.moment < end)))
     return cycles, closes
 
 
@@ -140,7 +147,3 @@ def waiting_decisions(text: str, moment: datetime) -> tuple[Waiting, ...]:
                                                                  (item.get("Recommendation") or "").strip())))
     return tuple(w for _, w in sorted(found, key=lambda pair: pair[0]))
 
-
-def reverted_edits(entry: LogEntry, marker: str) -> bool:
-    """Whether a cycle's Evidence records that the runner reverted a forbidden memory edit."""
-    return marker.lower() in (entry.get("Evidence") or "").lower()

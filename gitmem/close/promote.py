@@ -1,19 +1,21 @@
 """Promotion: the only code that adds proven rules. The gates are code; a model may only word a rule.
 
-A lesson is eligible when it is open and has at least `close.confirmations` Confirmed lines from distinct
-cycles later than its own, each of which has a LOG cycle entry now. Close reports and NOW plans carry no
-cycle number, so they can never confirm anything.
+A lesson is eligible when it is open, has at least `close.confirmations` Confirmed lines, and every one
+of them passes: it names a cycle later than the lesson's own, no other line names the same cycle, and
+that cycle has a LOG cycle entry now. One bad confirmation blocks the lesson (and the report says which):
+a lesson that cites a cycle that never ran is not proven, however many other lines it has. Close reports
+and NOW plans carry no cycle number, so they can never confirm anything.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import date
 
 from gitmem.close.day import cycle_numbers
 from gitmem.memory import lessons, rules
 from gitmem.memory.lessons import Lesson, LessonsDoc
 from gitmem.memory.rules import Rule, RulesDoc
-from gitmem.memory.text import one_line
+from gitmem.memory.text import Problem, one_line
 
 RULE_MAX_CHARS = 120
 NEEDS_RULE = "eligible, needs a rule line"
@@ -32,8 +34,31 @@ def later_distinct_cycles(lesson: Lesson) -> tuple[int, ...]:
 
 
 def confirming_cycles(lesson: Lesson, logged: set[int]) -> tuple[int, ...]:
-    """The confirmations that pass every gate: later, distinct, and backed by a LOG entry that exists now."""
+    """The confirmations that would count: later, distinct, and backed by a LOG entry that exists now."""
     return tuple(c for c in later_distinct_cycles(lesson) if c in logged)
+
+
+def gate(lesson: Lesson, logged: set[int], needed: int) -> tuple[tuple[int, ...], str | None]:
+    """(the confirming cycles, None) when the lesson is eligible; otherwise ((), why not)."""
+    happened = lesson.happened
+    if not lesson.is_open:
+        return (), f"its status is `{lesson.status}`"
+    if happened is None:
+        return (), "its Happened line names no cycle"
+    cycles: list[int] = []
+    for item, event in lesson.confirmations:
+        if event is None:
+            return (), f"the Confirmed line at line {item.line} names no cycle"
+        if event.cycle <= happened.cycle:
+            return (), f"cycle {event.cycle} is not later than the lesson's cycle {happened.cycle}"
+        if event.cycle in cycles:
+            return (), f"cycle {event.cycle} confirms it more than once"
+        if event.cycle not in logged:
+            return (), f"cycle {event.cycle} has no LOG entry"
+        cycles.append(event.cycle)
+    if len(cycles) < max(needed, 1):
+        return (), f"{len(cycles)} of {needed} confirmations"
+    return tuple(cycles), None
 
 
 @dataclass(frozen=True)
@@ -42,15 +67,24 @@ class Candidate:
     cycles: tuple[int, ...]
 
 
-def eligible(doc: LessonsDoc, log_text: str, needed: int) -> list[Candidate]:
-    """Eligible lessons, by ID. The LOG is scanned (one regex pass) only if some lesson could qualify."""
-    hopeful = [lesson for lesson in doc.lessons
-               if lesson.is_open and len(later_distinct_cycles(lesson)) >= max(needed, 1)]
+def eligible(doc: LessonsDoc, log_text: str, needed: int) -> tuple[list[Candidate], list[str]]:
+    """(eligible lessons by ID, why each open lesson with enough Confirmed lines is not eligible).
+
+    The LOG is scanned (one regex pass) only when some open lesson has enough Confirmed lines.
+    """
+    hopeful = [lesson for lesson in doc.lessons if lesson.is_open and len(lesson.confirmations) >= max(needed, 1)]
     if not hopeful:
-        return []
+        return [], []
     logged = cycle_numbers(log_text)
-    found = [Candidate(lesson, confirming_cycles(lesson, logged)) for lesson in hopeful]
-    return [c for c in found if len(c.cycles) >= max(needed, 1)]
+    found: list[Candidate] = []
+    blocked: list[str] = []
+    for lesson in hopeful:
+        cycles, why = gate(lesson, logged, needed)
+        if why:
+            blocked.append(f"{lesson.id} · {lesson.title}: not eligible, {why}")
+        else:
+            found.append(Candidate(lesson, cycles))
+    return found, blocked
 
 
 def recheck(candidate: Candidate, doc: LessonsDoc, logged: set[int], needed: int) -> str | None:
@@ -60,9 +94,8 @@ def recheck(candidate: Candidate, doc: LessonsDoc, logged: set[int], needed: int
         return "vanished from LESSONS"
     if live.content() != candidate.lesson.content():
         return "changed since the close read it"
-    if len(confirming_cycles(live, logged)) < max(needed, 1):
-        return "a confirming cycle's LOG entry is gone"
-    return None
+    _, why = gate(live, logged, needed)
+    return why
 
 
 @dataclass(frozen=True)
@@ -89,7 +122,8 @@ def rule_text_problem(text: str) -> str | None:
     if len(text) > RULE_MAX_CHARS:
         return f"eligible, but its rule line is {len(text)} characters (at most {RULE_MAX_CHARS})"
     probe = rules.Rule("R-99", text, "from L-0001; cycles 1, 2", rules.PROVEN).render()
-    if isinstance(rules.parse_rule_line(probe, 1, rules.PROVEN), rules.Problem):
+    parsed = rules.parse_rule_line(probe, 1, rules.PROVEN)
+    if isinstance(parsed, Problem) or parsed.text != text:
         return "eligible, but its rule line does not form a valid `- R-NN · rule (provenance)` line"
     return None
 
@@ -158,6 +192,3 @@ def offline_texts(candidates: list[Candidate]) -> dict[str, str]:
     """Without a model a rule is the lesson's own `Rule:` line, or nothing."""
     return {c.lesson.id: one_line(c.lesson.get("Rule") or "") for c in candidates}
 
-
-def with_text(promotion: Promotion, text: str) -> Promotion:
-    return replace(promotion, rule=replace(promotion.rule, text=text))

@@ -13,7 +13,8 @@ TITLE = "# DECISIONS"
 PENDING, RESOLVED = "Pending", "Resolved"
 _ID_RE = re.compile(r"^D-(\d{4,})$")
 _ASKED_RE = re.compile(r"^(.*?)(?: \(cycle (\d+)\))?$")
-_ANSWERED_RE = re.compile(r"^(.*?) by (.+?) <([^<>\s]+)>$")
+# The timestamp is matched by shape, not `.*?`: a lazy prefix backtracks cubically on a long line of " by ".
+_ANSWERED_RE = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2} \S+) by (.+?) <([^<>\s]+)>$")
 
 
 @dataclass(frozen=True)
@@ -143,7 +144,8 @@ def make_decision(decision_id: str, title: str, *, asked: Timestamp, cycle: int 
     for key, value in (("Context", context), ("Options", options), ("Recommendation", recommendation)):
         if value is not None:
             body += render_field(key, value)
-    return Decision(decision_id, title, PENDING, tuple(body))
+    # Fields are parsed here too, so `.get()` / `.asked` work before the decision is written (lines count from 1).
+    return Decision(decision_id, title, PENDING, tuple(body), fields=parse_fields(body, 1))
 
 
 def with_decision(doc: DecisionsDoc, decision: Decision) -> DecisionsDoc:
@@ -160,7 +162,7 @@ def resolve(doc: DecisionsDoc, decision_id: str, *, answer: str, answered: Times
         raise KeyError(f"decision {decision_id} is {where}")
     body = [*strip_trailing_blank(target.body), *render_field("Answer", answer),
             *render_field("Answered", f"{answered} by {name} <{email}>")]
-    moved = Decision(target.id, target.title, RESOLVED, tuple(body))
+    moved = Decision(target.id, target.title, RESOLVED, tuple(body), fields=parse_fields(body, 1))
     pending = tuple(d for d in doc.pending if d.id != decision_id)
     return DecisionsDoc(doc.preamble, pending, (moved, *doc.resolved), doc.section_lines, doc.problems,
                         doc.section_preambles)

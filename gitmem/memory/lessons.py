@@ -13,7 +13,8 @@ from gitmem.memory.text import (
 TITLE = "# LESSONS"
 _ID_RE = re.compile(r"^L-(\d{4,})$")
 # `<date> (cycle N) — evidence`; the dash may be an em dash or a plain hyphen.
-_EVENT_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?: \d{2}:\d{2} \S+)? \(cycle (\d+)\)(?: (?:—|-|–) (.*))?$", re.S)
+# The text may also start on the next (continuation) line, after the dash.
+_EVENT_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?: \d{2}:\d{2} \S+)? \(cycle (\d+)\)(?: (?:—|-|–)\s(.*))?$", re.S)
 _STATUS_RE = re.compile(r"^(open|promoted (R-\d{2,})|retired (?:—|-|–) (.+))$")
 
 
@@ -143,7 +144,8 @@ def render(doc: LessonsDoc) -> str:
 
 
 def event_text(day: date, cycle: int, text: str) -> str:
-    return f"{day.isoformat()} (cycle {cycle}) — {text}"
+    # Trimmed, so an empty first line never leaves a trailing space after the dash.
+    return f"{day.isoformat()} (cycle {cycle}) — {text.strip()}"
 
 
 def make_lesson(lesson_id: str, title: str, *, day: date, cycle: int, happened: str, why: str, change: str,
@@ -155,10 +157,13 @@ def make_lesson(lesson_id: str, title: str, *, day: date, cycle: int, happened: 
     if supersedes:
         body += render_field("Supersedes", supersedes)
     body += render_field("Status", "open")
-    return Lesson(lesson_id, title, tuple(body))
+    # Fields are parsed here too, so `.happened` / `.status` work before the lesson is written.
+    return Lesson(lesson_id, title, tuple(body), fields=parse_fields(body, 1))
 
 
 def _replace_lesson(doc: LessonsDoc, lesson: Lesson) -> LessonsDoc:
+    # Re-read the fields from the new body; `replace` alone would keep the old, stale ones.
+    lesson = replace(lesson, fields=parse_fields(lesson.body, lesson.line + 1))
     return replace(doc, lessons=tuple(lesson if item.id == lesson.id else item for item in doc.lessons))
 
 

@@ -56,7 +56,8 @@ def make_entry(when: Timestamp, *, cycle: int | None, outcome: str | None, field
     """Fields are rendered in canonical order; unknown keys follow in the order given."""
     ordered = [k for k in FIELD_ORDER if k in fields] + [k for k in fields if k not in FIELD_ORDER]
     body = [line for key in ordered if fields[key] is not None for line in render_field(key, fields[key])]
-    return LogEntry(when=when, cycle=cycle, outcome=outcome, body=tuple(body))
+    # Fields are parsed here too, so `.get()` works before the entry is written (lines count from 1).
+    return LogEntry(when=when, cycle=cycle, outcome=outcome, body=tuple(body), fields=parse_fields(body, 1))
 
 
 def parse_heading(title: str) -> tuple[Timestamp, int | None, str | None] | None:

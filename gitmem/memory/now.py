@@ -51,7 +51,8 @@ class NowDoc:
 def make_block(when: Timestamp, *, did: str, human: str, next: str, cycle: int | None = None,
                plan_for: date | None = None) -> NowBlock:
     body = [*render_field("Did", did), *render_field("Human", human), *render_field("Next", next)]
-    return NowBlock(when=when, cycle=cycle, plan_for=plan_for, body=tuple(body))
+    # Fields are parsed here too, so they can be read before the block is written (lines count from 1).
+    return NowBlock(when=when, cycle=cycle, plan_for=plan_for, body=tuple(body), fields=parse_fields(body, 1))
 
 
 def parse_heading(title: str) -> tuple[Timestamp, int | None, date | None] | None:

@@ -227,9 +227,14 @@ def parse_fields(body: tuple[str, ...] | list[str], first_line: int) -> tuple[Fi
 
 
 def render_field(key: str, value: str) -> list[str]:
-    first, *rest = value.split("\n") if value else [""]
+    """`- Key: value` plus indented continuation lines, in the form `parse_fields` reads back unchanged.
+
+    Lines are trimmed and blank continuation lines dropped: a blank line would end the field, and
+    the rest of the value would silently fall out of it.
+    """
+    first, *rest = [line.strip() for line in value.split("\n")] if value else [""]
     head = f"- {key}: {first}" if first else f"- {key}:"
-    return [head, *(f"  {line}" for line in rest)]
+    return [head, *(f"  {line}" for line in rest if line)]
 
 
 def field_value(fields: tuple[Field, ...], key: str) -> str | None:

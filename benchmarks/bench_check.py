@@ -1,0 +1,75 @@
+"""`gitmem check` and `gitmem verify` on grown histories (issue 2's quality bars).
+
+Goals: check at 100x within 2x of check at 1x; a whole `gitmem check` process within 1.5x of
+`python -c "import pygit2, click"`. The naive baseline parses and validates every memory file from
+scratch, as a checker without the append-only shortcuts would.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from gitmem.checks import CheckInput, has_errors, run_checks
+from gitmem.config import load_config
+from gitmem.memory import log, now
+from gitmem.repo import commit_snapshot, open_repo
+from gitmem.synth import SynthInfo
+from gitmem.validate import check_staged, verify_range
+
+HEAVY_ROUNDS = 3
+
+
+@pytest.mark.benchmark(group="check: staged append of one LOG entry and one NOW block")
+def test_check_staged(benchmark, staged_copy: Path) -> None:
+    def check() -> list:
+        return check_staged(open_repo(staged_copy), load_config(staged_copy))
+
+    found = benchmark(check)
+    assert found == []
+    staged = pygit2.Repository(str(staged_copy)).index["LOG.md"].id
+    head = pygit2.Repository(str(staged_copy)).head.peel(pygit2.Commit).tree["LOG.md"].id
+    assert staged != head                      # a real change is being checked
+
+
+@pytest.mark.benchmark(group="verify: the last 50 commits")
+def test_verify_last_50(benchmark, synth: SynthInfo) -> None:
+    repo = pygit2.Repository(synth.path)
+    result = benchmark.pedantic(verify_range, args=(repo, "HEAD~50", "HEAD"), rounds=HEAVY_ROUNDS, iterations=1)
+    assert result.violations == [] and result.commits == 50
+
+
+@pytest.mark.benchmark(group="naive: parse and validate LOG and NOW whole")
+def test_naive_full_validation(benchmark, synth: SynthInfo) -> None:
+    repo = pygit2.Repository(synth.path)
+    config = load_config(synth.path)
+
+    def naive() -> list:
+        snapshot = commit_snapshot(repo, repo.head.peel(pygit2.Commit), config.memory_paths().values())
+        log_doc = log.parse(snapshot.read("LOG.md").decode("utf-8"))
+        now_doc = now.parse(snapshot.read("NOW.md").decode("utf-8"))
+        assert len(log_doc.cycles) == synth.cycles and now_doc.blocks
+        return run_checks(CheckInput(config, None, snapshot, config.agent.email))
+
+    found = benchmark.pedantic(naive, rounds=HEAVY_ROUNDS, iterations=1)
+    assert not has_errors(found)
+
+
+@pytest.mark.benchmark(group="process: `gitmem check` vs `python -c 'import pygit2, click'`")
+def test_check_process(benchmark, staged_copy: Path) -> None:
+    def run() -> int:
+        return subprocess.run([sys.executable, "-m", "gitmem", "check"], cwd=staged_copy,
+                              capture_output=True).returncode
+
+    assert benchmark.pedantic(run, rounds=7, iterations=1, warmup_rounds=1) == 0
+
+
+@pytest.mark.benchmark(group="process: `gitmem check` vs `python -c 'import pygit2, click'`")
+def test_import_baseline(benchmark) -> None:
+    def run() -> int:
+        return subprocess.run([sys.executable, "-c", "import pygit2, click"], capture_output=True).returncode
+
+    assert benchmark.pedantic(run, rounds=7, iterations=1, warmup_rounds=1) == 0

@@ -1,0 +1,263 @@
+"""Recall benchmarks on synthetic memory at 1x, 10x and 100x a real agent's size.
+
+    pytest benchmarks/bench_recall.py                          # all scales (100x takes minutes to generate)
+    GITMEM_BENCH_SCALES=1,10 pytest benchmarks/bench_recall.py
+    python benchmarks/bench_recall.py                          # the summary table only
+
+What is measured, per scale:
+- full build: a fresh index from the files and every commit;
+- query latency, p50 and p95, over the labelled query set (the planted facts and superseded pairs of
+  `gitmem.synth`), in-process on an open index, and through `gitmem.recall.search` (open + check + query);
+- index update after one new cycle (a LOG entry, a NOW block and a commit), which should not grow with history;
+- a naive baseline that reads and scans every memory file for each query (grep-like: entries holding the
+  most query words, newest first), its p50, and the ratio to recall's p50;
+- recall@5 of both on the labelled set.
+The synthetic repos come from `gitmem.synth.cached_repo` and are never written to: each benchmark works on a
+light copy whose git objects are borrowed through `objects/info/alternates`.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import statistics
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROLES = ("log", "now", "decisions", "lessons", "rules")
+
+
+def scales() -> list[float]:
+    raw = os.environ.get("GITMEM_BENCH_SCALES", "1,10,100")
+    return [float(part) for part in raw.split(",") if part.strip()]
+
+
+@dataclass(frozen=True)
+class Labelled:
+    query: str
+    kind: str
+    ident: str              # "cycle 12", "L-0003", "D-0007"
+    older: str = ""         # for a superseded pair: the entry that must rank below `ident`
+
+
+def labelled_set(info) -> list[Labelled]:
+    def ident(fact) -> str:
+        return f"cycle {fact.ref}" if fact.kind == "log" else str(fact.ref)
+
+    found = [Labelled(f.query, f.kind, ident(f)) for f in info.facts]
+    found += [Labelled(s.query, "log", ident(s.new), ident(s.old)) for s in info.superseded]
+    return found
+
+
+def light_copy(source: Path, target: Path) -> Path:
+    """A repo at `source`'s HEAD whose objects are borrowed, with a copy of the work tree (no .git/gitmem)."""
+    import pygit2
+
+    target.mkdir(parents=True)
+    for item in source.iterdir():
+        if item.name == ".git":
+            continue
+        (shutil.copytree if item.is_dir() else shutil.copy2)(item, target / item.name)
+    repo = pygit2.init_repository(str(target), initial_head="main")
+    alternates = Path(repo.path) / "objects" / "info" / "alternates"
+    alternates.write_text(str((source / ".git" / "objects").resolve()) + "\n")
+    head = pygit2.Repository(str(source)).head.target
+    repo = pygit2.Repository(str(target))
+    repo.references.create("refs/heads/main", head, force=True)
+    repo.index.read_tree(repo[head].peel(pygit2.Commit).tree)
+    repo.index.write()
+    return target
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
+
+
+# -- the naive baseline --------------------------------------------------------------------------------
+
+_HEADING = re.compile(r"^(##|###) (.*)$")
+_IDENT = re.compile(r"\b(cycle \d+|[LDR]-\d+)\b")
+
+
+def naive_search(root: Path, paths: dict[str, str], query: str, limit: int = 5) -> list[tuple[str, str]]:
+    """Read every memory file, split at headings, rank entries by how many query words they hold."""
+    needles = [word for word in re.findall(r"[^\W_]+", query.lower())]
+    scored: list[tuple[int, int, str, str]] = []
+    order = 0
+    for role, rel in paths.items():
+        try:
+            text = (root / rel).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            continue
+        kind = {"log": "log", "now": "now", "decisions": "decision", "lessons": "lesson", "rules": "rule"}[role]
+        for chunk in re.split(r"\n(?=##)", text):
+            order += 1
+            lower = chunk.lower()
+            hits = sum(1 for word in needles if word in lower)
+            if hits:
+                match = _IDENT.search(chunk.split("\n", 1)[0])
+                scored.append((hits, order if role == "log" else 0, kind, match.group(1) if match else ""))
+    scored.sort(key=lambda item: (-item[0], -item[1]))
+    return [(kind, ident) for _, _, kind, ident in scored[:limit]]
+
+
+def recall_at_5(results: list[list[tuple[str, str]]], labels: list[Labelled]) -> float:
+    good = 0
+    for found, label in zip(results, labels):
+        top = found[:5]
+        if (label.kind, label.ident) in top:
+            if not label.older or (label.kind, label.older) not in top[:top.index((label.kind, label.ident))]:
+                good += 1
+    return good / len(labels)
+
+
+# -- fixtures ------------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module", params=scales(), ids=lambda k: f"{k:g}x")
+def synth(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
+    from gitmem.config import load_config
+    from gitmem.recall.index import Index
+    from gitmem.synth import cached_repo
+
+    info = cached_repo(request.param, 0)
+    root = light_copy(Path(info.path), tmp_path_factory.mktemp(f"recall-{request.param:g}x") / "repo")
+    config = load_config(root)
+    index = Index(root, config)
+    started = time.perf_counter()
+    index.refresh()
+    build = time.perf_counter() - started
+    yield info, root, config, index, build
+    index.close()
+    shutil.rmtree(root.parent, ignore_errors=True)
+
+
+def _measure(synth_value) -> dict[str, float]:
+    from gitmem.recall import search
+    from gitmem.recall.search import run
+
+    info, root, config, index, build = synth_value
+    labels = labelled_set(info)
+    for label in labels:                      # warm the page cache and the stem cache
+        run(index, label.query, limit=5)
+    in_process, found = [], []
+    for label in labels:
+        started = time.perf_counter()
+        hits = run(index, label.query, limit=5)
+        in_process.append(time.perf_counter() - started)
+        found.append([(hit.kind, hit.id) for hit in hits])
+    api = []
+    for label in labels:
+        started = time.perf_counter()
+        search(root, config, label.query, limit=5)
+        api.append(time.perf_counter() - started)
+    paths = {role: config.path(role) for role in ROLES}
+    naive, naive_found = [], []
+    for label in labels:
+        started = time.perf_counter()
+        naive_found.append(naive_search(root, paths, label.query))
+        naive.append(time.perf_counter() - started)
+    return {
+        "scale": info.scale, "docs": index.conn.execute("SELECT count(*) FROM docs").fetchone()[0],
+        "build_s": build, "p50_ms": percentile(in_process, 0.5) * 1000, "p95_ms": percentile(in_process, 0.95) * 1000,
+        "api_p50_ms": percentile(api, 0.5) * 1000, "api_p95_ms": percentile(api, 0.95) * 1000,
+        "naive_p50_ms": percentile(naive, 0.5) * 1000,
+        "naive_ratio": percentile(naive, 0.5) / percentile(in_process, 0.5),
+        "recall_at_5": recall_at_5(found, labels), "naive_recall_at_5": recall_at_5(naive_found, labels),
+        "queries": len(labels),
+    }
+
+
+def add_cycle(root: Path, config, number: int) -> None:
+    """One more cycle the way the runner writes it: a LOG entry, a NOW block, a commit."""
+    from datetime import timedelta
+
+    from gitmem import repo as git
+    from gitmem.memory import log
+    from gitmem.store import Memory
+
+    last = log.tail((root / config.path("log")).read_text(encoding="utf-8"), 1).entries[-1].when.moment
+    memory = Memory(root, config, clock=lambda: last + timedelta(hours=1))
+    memory.add_log_entry(task=f"benchmark cycle {number}", outcome="built", result=f"appended entry zyzzyva{number}")
+    memory.add_now_block(did=f"benchmark cycle {number}", human="nothing", next="more")
+    repo = git.open_repo(root)
+    files = {config.path(role): (root / config.path(role)).read_bytes() for role in ("log", "now")}
+    git.commit_files(repo, files, f"cycle {number}: benchmark", author=git.Identity("bench", "bench@example.com"))
+
+
+# -- benchmarks ----------------------------------------------------------------------------------------
+
+def test_query_latency(benchmark, synth) -> None:
+    from gitmem.recall.search import run
+
+    info, root, config, index, build = synth
+    figures = _measure(synth)
+    benchmark.extra_info.update(figures)
+    queries = [label.query for label in labelled_set(info)]
+    position = iter(range(10**9))
+    benchmark(lambda: run(index, queries[next(position) % len(queries)], limit=5))
+    assert figures["recall_at_5"] >= figures["naive_recall_at_5"]
+    print(f"\nrecall {figures}", file=sys.stderr)
+
+
+def test_update_after_one_cycle(benchmark, synth) -> None:
+    info, root, config, index, build = synth
+    counter = iter(range(1, 10**6))
+
+    def setup() -> tuple[tuple, dict]:
+        add_cycle(root, config, next(counter))
+        return (), {}
+
+    benchmark.pedantic(index.refresh, setup=setup, rounds=10, iterations=1)
+    assert not index.rebuilt
+    from gitmem.recall.search import run
+    assert run(index, "zyzzyva10")[0].id == "cycle " + str(info.cycles + 10)
+
+
+def test_full_build(benchmark, synth) -> None:
+    info, root, config, index, build = synth
+    benchmark.extra_info["first_build_s"] = build
+    benchmark.pedantic(index.rebuild, rounds=1, iterations=1)
+
+
+def main() -> int:
+    """Print the summary table without pytest-benchmark."""
+    import tempfile
+
+    from gitmem.config import load_config
+    from gitmem.recall.index import Index
+    from gitmem.synth import cached_repo
+
+    print("| scale | docs | build s | p50 ms | p95 ms | search() p50 ms | update ms (median of 10) | naive p50 ms |"
+          " naive/recall | recall@5 | naive recall@5 |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for scale in scales():
+        info = cached_repo(scale, 0)
+        with tempfile.TemporaryDirectory() as tmp:
+            root = light_copy(Path(info.path), Path(tmp) / "repo")
+            config = load_config(root)
+            index = Index(root, config)
+            started = time.perf_counter()
+            index.refresh()
+            figures = _measure((info, root, config, index, time.perf_counter() - started))
+            updates = []
+            for number in range(1, 11):
+                add_cycle(root, config, number)
+                started = time.perf_counter()
+                index.refresh()
+                updates.append(time.perf_counter() - started)
+            index.close()
+        print(f"| {scale:g}x | {figures['docs']} | {figures['build_s']:.1f} | {figures['p50_ms']:.1f} |"
+              f" {figures['p95_ms']:.1f} | {figures['api_p50_ms']:.1f} | {statistics.median(updates) * 1000:.1f} |"
+              f" {figures['naive_p50_ms']:.1f} | {figures['naive_ratio']:.0f}x | {figures['recall_at_5']:.3f} |"
+              f" {figures['naive_recall_at_5']:.3f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,81 @@
+"""Shared benchmark fixtures: synthetic repos per scale (cached), and private working copies of them.
+
+Run benchmarks explicitly: `.venv/bin/pytest benchmarks/bench_check.py --benchmark-only`. The default test
+run (`testpaths = tests`) never collects this directory. Choose scales with GITMEM_BENCH_SCALES=1,10
+(default 1,10,100); repos are cached under GITMEM_BENCH_CACHE (default `.bench-cache/` at the project root).
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from gitmem.synth import SynthInfo, cached_repo
+
+SCALES = tuple(float(s) for s in os.environ.get("GITMEM_BENCH_SCALES", "1,10,100").split(",") if s.strip())
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Module | None:
+    """Collect `bench_*.py` here when the directory is given; an explicit file is collected by pytest itself."""
+    if file_path.suffix == ".py" and file_path.name.startswith("bench_") and \
+            not parent.session.isinitpath(file_path):
+        return pytest.Module.from_parent(parent, path=file_path)
+    return None
+
+
+def scale_id(scale: float) -> str:
+    return f"{scale:g}x"
+
+
+def working_copy(info: SynthInfo, dest: Path) -> Path:
+    """A private clone that borrows the cached repo's objects (git alternates), checked out at its HEAD.
+
+    Benchmarks stage and write here, never in the cache.
+    """
+    repo = pygit2.init_repository(str(dest), initial_head="main")
+    source = pygit2.Repository(info.path)
+    alternates = Path(repo.path) / "objects" / "info" / "alternates"
+    alternates.parent.mkdir(parents=True, exist_ok=True)
+    alternates.write_text(str(Path(source.path) / "objects") + "\n", encoding="utf-8")
+    repo = pygit2.Repository(str(dest))
+    repo.config["user.name"], repo.config["user.email"] = source.config["user.name"], source.config["user.email"]
+    repo.references.create("refs/heads/main", pygit2.Oid(hex=info.head), force=True)
+    repo.checkout_head(strategy=pygit2.enums.CheckoutStrategy.FORCE)
+    return dest
+
+
+def stage_one_cycle(root: Path) -> None:
+    """What a cycle does before `git commit`: append one LOG entry and one NOW block, then `git add` both."""
+    from gitmem.config import load_config
+    from gitmem.memory import log
+    from gitmem.store import Memory
+
+    config = load_config(root)
+    tail = log.tail(Memory(root, config).read("log"), 1).entries[-1]
+    moment = tail.when.moment + timedelta(hours=3)
+    memory = Memory(root, config, clock=lambda: moment, author_email=config.agent.email)
+    memory.add_log_entry(task="measure the check hook on a grown history", outcome="built",
+                         result="benchmark entry staged", tried="appended one entry", evidence="timings below")
+    memory.add_now_block(did="staged one benchmark cycle", human="nothing new", next="commit it")
+    repo = pygit2.Repository(str(root))
+    index = repo.index
+    index.add("LOG.md")
+    index.add("NOW.md")
+    index.write()
+
+
+@pytest.fixture(scope="session", params=SCALES, ids=scale_id)
+def synth(request: pytest.FixtureRequest) -> SynthInfo:
+    return cached_repo(request.param)
+
+
+@pytest.fixture(scope="session")
+def staged_copy(synth: SynthInfo, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A working copy of the synthetic repo with one cycle's LOG entry and NOW block staged."""
+    root = working_copy(synth, tmp_path_factory.mktemp(f"copy-{scale_id(synth.scale)}"))
+    stage_one_cycle(root)
+    yield root

@@ -1,0 +1,387 @@
+"""The tools an agent uses in one cycle, shared by the anthropic and scripted backends.
+
+File tools are confined to the work tree: no absolute paths, no `..`, nothing under `.git/`, and a
+path that resolves (through symlinks) outside the tree is refused. The memory files and gitmem.yaml
+(NOW, DECISIONS, LOG, LESSONS, RULES) cannot be written with file tools: memory goes through the memory tools, which call the validated
+writes in `gitmem.store`. Every call returns a string; a failure is a tool error result, never an
+exception, and each refused call is recorded in `notes` for the LOG entry's Evidence.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
+from pathlib import Path
+from typing import Any
+
+from gitmem.config import CONFIG_NAME, Config
+from gitmem.store import Memory, WriteRefused, atomic_write
+
+MAX_OUTPUT = 20000          # characters of one tool result; long output is cut, with a note saying so
+MAX_LIST = 500              # entries listed by list_files
+MAX_HITS = 100              # lines returned by search_files
+
+
+class ToolError(Exception):
+    """A call the tool refuses or cannot do; becomes an error result."""
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    text: str
+    is_error: bool = False
+
+
+@dataclass
+class Toolbox:
+    """One cycle's tools over the work tree at `root`."""
+
+    root: Path
+    config: Config
+    cycle: int
+    clock: Callable[[], Any] | None = None
+    notes: list[str] = field(default_factory=list)
+    written: dict[str, int] = field(default_factory=dict)   # memory writes made, by tool name
+
+    def __post_init__(self) -> None:
+        self.root = Path(self.root).resolve()
+        self.memory = Memory(self.root, self.config, clock=self.clock, author_email=self.config.agent.email)
+        # The five memory files and the config; ROADMAP stays editable so the agent can tick items off.
+        protected = [*self.config.memory_paths(optional=False).values(), CONFIG_NAME]
+        self._protected = {(self.root / rel).resolve() for rel in protected}
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return tool_schemas(shell=self.config.agent.shell.enabled)
+
+    # -- dispatch ----------------------------------------------------------------------------------
+    def call(self, name: str, arguments: dict[str, Any] | None) -> ToolOutcome:
+        handler = getattr(self, f"tool_{name}", None)
+        if handler is None or (name == "run_command" and not self.config.agent.shell.enabled):
+            return self._refuse(name, f"unknown tool {name!r}")
+        if not isinstance(arguments, dict):
+            return self._refuse(name, "tool input must be an object")
+        try:
+            return ToolOutcome(_cut(handler(**arguments)))
+        except ToolError as err:
+            return self._refuse(name, str(err))
+        except WriteRefused as err:
+            lines = [str(err), *(f"{v.path}:{v.line}: {v.code} {v.message}" for v in err.violations)]
+            return self._refuse(name, "\n".join(lines))
+        except TypeError as err:   # missing or unexpected arguments from the model
+            return self._refuse(name, f"bad arguments: {err}")
+        except OSError as err:
+            return ToolOutcome(f"{name}: {err.strerror or err}", is_error=True)
+        except Exception as err:   # a bug in one tool must not end the cycle: the model sees the error
+            self.notes.append(f"{name} failed: {type(err).__name__}: {err}")
+            return ToolOutcome(f"{name} failed: {type(err).__name__}: {err}", is_error=True)
+
+    def _refuse(self, name: str, message: str) -> ToolOutcome:
+        self.notes.append(f"refused {name}: {message.splitlines()[0]}")
+        return ToolOutcome(message, is_error=True)
+
+    # -- paths -------------------------------------------------------------------------------------
+    def resolve(self, path: str, *, write: bool = False) -> Path:
+        """The real path of `path` inside the work tree, or ToolError saying why not."""
+        text = str(path or ".").strip()
+        if not text or text.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:", text):
+            raise ToolError(f"{text!r}: use a path relative to the repository root")
+        parts = Path(text).parts
+        if ".." in parts:
+            raise ToolError(f"{text!r}: `..` is not allowed; paths stay inside the repository")
+        if any(part.lower() == ".git" for part in parts):
+            raise ToolError(f"{text!r}: .git/ is off limits")
+        real = (self.root / text).resolve()
+        if real != self.root and not real.is_relative_to(self.root):
+            raise ToolError(f"{text!r}: resolves outside the repository")
+        if any(part.lower() == ".git" for part in real.relative_to(self.root).parts):
+            raise ToolError(f"{text!r}: resolves into .git/, which is off limits")
+        if write and self._is_protected(real):
+            raise ToolError(f"{text!r} is a memory file: write it with the memory tools "
+                            "(log_entry, now_block, ask_decision, add_lesson, confirm_lesson), not file tools")
+        return real
+
+    def _is_protected(self, real: Path) -> bool:
+        if real in self._protected:
+            return True
+        # A case-insensitive file system makes `log.md` the same file as `LOG.md`.
+        return real.exists() and any(p.exists() and os.path.samefile(real, p) for p in self._protected)
+
+    def rel(self, real: Path) -> str:
+        return real.relative_to(self.root).as_posix() or "."
+
+    # -- file tools --------------------------------------------------------------------------------
+    def tool_read_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
+        real = self.resolve(path)
+        if not real.is_file():
+            raise ToolError(f"{path}: no such file")
+        lines = _text(real).split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        limit = self.config.limits.grep_over_lines
+        if start_line is None and end_line is None and len(lines) > limit:
+            raise ToolError(f"{path} has {len(lines)} lines (over {limit}): search it with search_files or "
+                            f"recall, or read a range of at most {limit} lines with start_line/end_line")
+        first = max(int(start_line or 1), 1)
+        last = min(int(end_line or len(lines)), len(lines), first + limit - 1)
+        if first > max(len(lines), 1):
+            raise ToolError(f"{path} has only {len(lines)} lines")
+        body = "\n".join(f"{n:>6}\t{lines[n - 1]}" for n in range(first, last + 1))
+        return f"{self.rel(real)}: lines {first}-{last} of {len(lines)}\n{body}"
+
+    def tool_list_files(self, path: str = ".", recursive: bool = True) -> str:
+        real = self.resolve(path)
+        if not real.is_dir():
+            raise ToolError(f"{path}: not a directory")
+        found: list[str] = []
+        for directory, dirs, files in os.walk(real):
+            subdirs = sorted(d for d in dirs if d.lower() != ".git")
+            dirs[:] = subdirs if recursive else []
+            here = Path(directory)
+            found.extend(self.rel(here / d) + "/" for d in subdirs if not recursive)
+            found.extend(self.rel(here / f) for f in sorted(files))
+            if len(found) > MAX_LIST:
+                break
+        extra = f"\n… more than {MAX_LIST} entries; list a subdirectory" if len(found) > MAX_LIST else ""
+        return "\n".join(found[:MAX_LIST]) + extra if found else "(empty)"
+
+    def tool_search_files(self, pattern: str, path: str = ".", glob: str | None = None) -> str:
+        try:
+            regex = re.compile(pattern, re.IGNORECASE)
+        except re.error:
+            regex = re.compile(re.escape(pattern), re.IGNORECASE)
+        real = self.resolve(path)
+        targets = [real] if real.is_file() else sorted(_walk_files(real))
+        hits: list[str] = []
+        for file in targets:
+            rel = self.rel(file)
+            if glob and not (fnmatch(rel, glob) or fnmatch(file.name, glob)):
+                continue
+            try:
+                with file.open(encoding="utf-8") as handle:
+                    for number, line in enumerate(handle, 1):
+                        if regex.search(line):
+                            hits.append(f"{rel}:{number}: {line.rstrip()[:300]}")
+                            if len(hits) >= MAX_HITS:
+                                return "\n".join(hits) + f"\n… stopped at {MAX_HITS} hits; narrow the search"
+            except (UnicodeDecodeError, OSError):
+                continue   # binary or unreadable files are not searched
+        return "\n".join(hits) if hits else f"no match for {pattern!r}"
+
+    def tool_write_file(self, path: str, content: str) -> str:
+        real = self.resolve(path, write=True)
+        if real.is_dir():
+            raise ToolError(f"{path}: is a directory")
+        atomic_write(real, str(content).encode("utf-8"))
+        return f"wrote {self.rel(real)} ({len(str(content).splitlines())} lines)"
+
+    def tool_edit_file(self, path: str, old_text: str, new_text: str, replace_all: bool = False) -> str:
+        real = self.resolve(path, write=True)
+        if not real.is_file():
+            raise ToolError(f"{path}: no such file")
+        text = _text(real)
+        count = text.count(old_text) if old_text else 0
+        if count == 0:
+            raise ToolError(f"{path}: old_text not found; read the file and copy the text exactly")
+        if count > 1 and not replace_all:
+            raise ToolError(f"{path}: old_text occurs {count} times; add context or set replace_all")
+        atomic_write(real, text.replace(old_text, new_text).encode("utf-8"))
+        return f"edited {self.rel(real)}: {count} replacement{'s' if count > 1 else ''}"
+
+    def tool_run_command(self, command: str) -> str:
+        shell = self.config.agent.shell
+        argv = shlex.split(command)
+        if not argv or not any(_allowed(command, argv, rule) for rule in shell.allow):
+            raise ToolError(f"command not in agent.shell.allow: {command!r}")
+        env = {k: v for k, v in os.environ.items() if "KEY" not in k and "TOKEN" not in k and "SECRET" not in k}
+        try:
+            done = subprocess.run(argv, cwd=self.root, env=env, capture_output=True, text=True,
+                                  timeout=shell.timeout, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise ToolError(f"command timed out after {shell.timeout} s: {command!r}") from None
+        except FileNotFoundError:
+            raise ToolError(f"command not found: {argv[0]}") from None
+        return f"exit {done.returncode}\n{done.stdout[-MAX_OUTPUT // 2:]}{done.stderr[-MAX_OUTPUT // 2:]}"
+
+    # -- memory tools ------------------------------------------------------------------------------
+    def _once(self, name: str, what: str) -> None:
+        if self.written.get(name):
+            raise ToolError(f"this cycle already wrote its {what}; a cycle writes exactly one")
+        self.written[name] = 1
+
+    def tool_log_entry(self, task: str, outcome: str, result: str, tried: str | None = None,
+                       evidence: str | None = None, learned: str | None = None) -> str:
+        self._once("log_entry", "LOG entry")
+        try:
+            entry = self.memory.add_log_entry(task=task, outcome=outcome, result=result, tried=tried,
+                                              evidence=evidence, learned=learned, cycle=self.cycle)
+        except BaseException:
+            self.written.pop("log_entry")
+            raise
+        return f"{self.config.path('log')}: appended {entry.heading()}"
+
+    def tool_now_block(self, did: str, human: str, next: str) -> str:
+        self._once("now_block", "NOW block")
+        try:
+            block = self.memory.add_now_block(did=did, human=human, next=next, cycle=self.cycle)
+        except BaseException:
+            self.written.pop("now_block")
+            raise
+        return f"{self.config.path('now')}: added {block.heading()}"
+
+    def tool_ask_decision(self, title: str, recommendation: str, context: str | None = None,
+                          options: str | None = None) -> str:
+        item = self.memory.ask_decision(title=title, recommendation=recommendation, context=context,
+                                        options=options, cycle=self.cycle)
+        return f"{self.config.path('decisions')}: asked {item.id} · {item.title}"
+
+    def tool_add_lesson(self, title: str, happened: str, why: str, change: str, rule: str | None = None,
+                        supersedes: str | None = None) -> str:
+        item = self.memory.add_lesson(title=title, happened=happened, why=why, change=change, rule=rule,
+                                      supersedes=supersedes, cycle=self.cycle)
+        return f"{self.config.path('lessons')}: added {item.id} · {item.title}"
+
+    def tool_confirm_lesson(self, id: str, evidence: str) -> str:
+        item = self.memory.confirm_lesson(id, evidence=evidence, cycle=self.cycle)
+        return f"{self.config.path('lessons')}: confirmed {item.id} ({len(item.confirmations)} confirmations)"
+
+    def tool_recall(self, query: str, limit: int | None = None) -> str:
+        return recall_text(self.root, self.config, str(query), int(limit or self.config.recall.limit))
+
+
+def recall_text(root: Path, config: Config, query: str, limit: int) -> str:
+    """The shared recall engine when it is installed (issue 6); until then a plain text search of memory."""
+    try:
+        from gitmem import recall
+    except ImportError:
+        recall = None  # type: ignore[assignment]
+    if recall is not None and hasattr(recall, "search"):
+        try:
+            hits = list(recall.search(root, config, query, limit=limit))
+        except Exception as err:   # a broken index must not cost the agent its memory: fall back to text
+            return f"(recall index unavailable: {err}; plain text search)\n" + plain_recall(root, config, query, limit)
+        return "\n".join(_render_hit(hit) for hit in hits) if hits else "no memory of that"
+    return plain_recall(root, config, query, limit)
+
+
+def _render_hit(hit: Any) -> str:
+    if type(hit).__str__ is not object.__str__:
+        return str(hit)
+    return f"{getattr(hit, 'path', '?')}:{getattr(hit, 'line', '?')}: {getattr(hit, 'snippet', '')}"
+
+
+def plain_recall(root: Path, config: Config, query: str, limit: int) -> str:
+    """Lines of the memory files holding every word of `query` (case-insensitive), newest LOG lines first."""
+    words = [w.lower() for w in re.findall(r"\w+", query)]
+    if not words:
+        return "no memory of that"
+    hits: list[str] = []
+    for role, rel in config.memory_paths().items():
+        try:
+            lines = (root / rel).read_text(encoding="utf-8", errors="replace").split("\n")
+        except OSError:
+            continue
+        found = [f"{rel}:{n}: {line.strip()[:300]}" for n, line in enumerate(lines, 1)
+                 if all(w in line.lower() for w in words)]
+        hits.extend(reversed(found) if role in ("log", "lessons") else found)
+    return "\n".join(hits[:limit]) if hits else "no memory of that"
+
+
+def _allowed(command: str, argv: list[str], rule: str) -> bool:
+    """A rule with glob characters matches the whole command; otherwise it is an argv prefix."""
+    if any(ch in rule for ch in "*?["):
+        return fnmatch(command.strip(), rule)
+    prefix = shlex.split(rule)
+    return bool(prefix) and argv[: len(prefix)] == prefix
+
+
+def _walk_files(base: Path):
+    for directory, dirs, files in os.walk(base):
+        dirs[:] = [d for d in dirs if d.lower() != ".git"]
+        for name in files:
+            yield Path(directory) / name
+
+
+def _text(path: Path) -> str:
+    data = path.read_bytes()
+    if b"\0" in data[:8192]:
+        raise ToolError(f"{path.name}: binary file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(f"{path.name}: not UTF-8 text") from None
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_OUTPUT:
+        return text
+    return text[:MAX_OUTPUT] + f"\n… cut at {MAX_OUTPUT} characters"
+
+
+# -- Messages API tool definitions ---------------------------------------------------------------------
+def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"name": name, "description": description,
+            "input_schema": {"type": "object", "properties": properties, "required": required}}
+
+
+def _s(description: str) -> dict[str, str]:
+    return {"type": "string", "description": description}
+
+
+def _i(description: str) -> dict[str, str]:
+    return {"type": "integer", "description": description}
+
+
+FILE_TOOLS = (
+    _tool("read_file", "Read a text file of the repository, with line numbers. Files over the line limit must be "
+          "read by range or searched.", {"path": _s("path relative to the repository root"),
+                                          "start_line": _i("first line, 1-based"), "end_line": _i("last line")},
+          ["path"]),
+    _tool("list_files", "List files under a directory of the repository.",
+          {"path": _s("directory, default the root"), "recursive": {"type": "boolean"}}, []),
+    _tool("search_files", "Search files for a regular expression (case-insensitive); returns path:line: text.",
+          {"pattern": _s("regular expression or plain text"), "path": _s("file or directory, default the root"),
+           "glob": _s("only files matching this glob, e.g. *.py")}, ["pattern"]),
+    _tool("write_file", "Create or overwrite a file (not the memory files: use the memory tools).",
+          {"path": _s("path relative to the repository root"), "content": _s("the whole new content")},
+          ["path", "content"]),
+    _tool("edit_file", "Replace exact text in a file (not the memory files).",
+          {"path": _s("path"), "old_text": _s("text to replace, exactly as in the file"),
+           "new_text": _s("replacement"), "replace_all": {"type": "boolean"}}, ["path", "old_text", "new_text"]),
+)
+MEMORY_TOOLS = (
+    _tool("log_entry", "Append this cycle's one LOG entry. The timestamp and cycle number are written for you.",
+          {"task": _s("the one task of this cycle"),
+           "outcome": {"type": "string", "enum": ["built", "published", "no-build"]},
+           "result": _s("what came of it; for no-build, one line saying why (Rule 0)"),
+           "tried": _s("what was tried"), "evidence": _s("commands, numbers, links"),
+           "learned": _s("what was learned")}, ["task", "outcome", "result"]),
+    _tool("now_block", "Put this cycle's one NOW block on top: what was done, what the human needs, what is next.",
+          {"did": _s("what was done"), "human": _s("what the human needs to know or do ('nothing' is fine)"),
+           "next": _s("what comes next")}, ["did", "human", "next"]),
+    _tool("ask_decision", "Ask the human a decision in DECISIONS Pending, with your recommendation.",
+          {"title": _s("the question"), "recommendation": _s("what you recommend and why"),
+           "context": _s("what the human needs to know"), "options": _s("the options")},
+          ["title", "recommendation"]),
+    _tool("add_lesson", "Record a real mistake in LESSONS: what happened, why, what must change.",
+          {"title": _s("short title"), "happened": _s("what went wrong"), "why": _s("why"),
+           "change": _s("what must change"), "rule": _s("the one-line rule it would become"),
+           "supersedes": _s("R-NN of a rule it replaces")}, ["title", "happened", "why", "change"]),
+    _tool("confirm_lesson", "Confirm a lesson (L-NNNN) with this cycle's evidence.",
+          {"id": _s("L-NNNN"), "evidence": _s("the result that confirms it")}, ["id", "evidence"]),
+    _tool("recall", "Search the whole memory history (LOG, lessons, decisions, NOW, rules). Only when the task "
+          "needs the past; at most 2 queries; if nothing relevant comes back, say 'no memory of that' and go on.",
+          {"query": _s("words to search for"), "limit": _i("how many hits, default from config")}, ["query"]),
+)
+SHELL_TOOL = _tool("run_command", "Run an allowed command (agent.shell.allow) in the repository root, no shell.",
+                   {"command": _s("the command line")}, ["command"])
+
+
+def tool_schemas(*, shell: bool = False) -> list[dict[str, Any]]:
+    """Fresh copies of the tool definitions, so a caller may add cache_control to the last one."""
+    import copy
+
+    return copy.deepcopy([*FILE_TOOLS, *MEMORY_TOOLS, *((SHELL_TOOL,) if shell else ())])

@@ -1,0 +1,79 @@
+"""`gitmem close`: the daily close (report, plan, promotions) as one commit by the agent identity."""
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import click
+
+from gitmem import exitcodes
+from gitmem.cli.common import json_option, open_context, workspace_option
+
+if TYPE_CHECKING:   # the library loads inside the command only
+    from gitmem.close import CloseResult
+
+
+@click.command("close")
+@click.option("--date", "day", metavar="YYYY-MM-DD", default=None,
+              help="The day to close (default: today in the configured time zone).")
+@click.option("--no-llm", "no_llm", is_flag=True,
+              help="Build the report and rules from the data only, even when ANTHROPIC_API_KEY is set.")
+@click.option("--push", is_flag=True, help="Fetch, rebase and push the close commit, retrying with backoff.")
+@json_option
+@workspace_option
+def close(day: str | None, no_llm: bool, push: bool, as_json: bool, workspace: str | None) -> int:
+    """Close a day: report it in LOG, flag problems (Rule 0), plan tomorrow on top of NOW, and promote
+    lessons that two later cycles confirmed to proven rules. Running it twice for a day changes nothing.
+
+    Exit 0 done (or already closed), 1 the result would be invalid, 3 memory files are dirty or a cycle
+    holds the lock, 4 the push conflicted (the close is on a side branch).
+    """
+    from datetime import date
+
+    from gitmem.checks.render import render_text
+    from gitmem.close import CloseError, run_close
+    from gitmem.close.llm import available
+    from gitmem.lock import LockHeld
+    from gitmem.store import WriteRefused
+
+    try:
+        chosen = date.fromisoformat(day) if day else None
+    except ValueError:
+        raise click.BadParameter(f"{day!r} is not a YYYY-MM-DD date", param_hint="--date") from None
+    ctx = open_context(workspace)
+    try:
+        result = run_close(ctx.root, ctx.config, day=chosen, use_llm=not no_llm and available(), push=push)
+    except LockHeld as err:
+        click.echo(f"gitmem: {err}", err=True)
+        return exitcodes.DIRTY
+    except CloseError as err:
+        click.echo(f"gitmem: {err}", err=True)
+        return err.exit_code
+    except WriteRefused as err:
+        # Nothing was committed and every memory file is back as it was at HEAD.
+        click.echo(f"gitmem: close failed, nothing changed: {err}", err=True)
+        click.echo(render_text(err.violations), err=True, nl=False)
+        return exitcodes.VIOLATIONS
+    click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False) if as_json else _text(result), nl=False)
+    if result.push is not None:
+        for line in result.push["messages"]:
+            click.echo(f"push: {line}", err=True)
+        if result.push["status"] in ("conflict", "failed"):    # the close commit is safe, locally or on a branch
+            return exitcodes.SALVAGED
+    return exitcodes.OK
+
+
+def _text(result: CloseResult) -> str:
+    """The message, the close entry as written to LOG, the commit and the model's usage."""
+    lines = [result.message]
+    for key, value in result.report.items():
+        first, *rest = value.split("\n")
+        lines += [f"  {key}: {first}", *(f"    {line}" for line in rest)]
+    if result.commit:
+        lines.append(f"committed {result.commit[:10]} gitmem: close {result.day.isoformat()}")
+    if result.llm:
+        lines.append(f"model {result.llm}")
+    return "\n".join(lines) + "\n"
+
+
+COMMANDS = (close,)

@@ -1,0 +1,30 @@
+"""`gitmem demo [DIR]`: the whole loop offline, with a scripted agent, in a fresh repository."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gitmem import exitcodes
+
+
+@click.command()
+@click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
+def demo(directory: Path | None) -> int:
+    """Create a fresh repo from the template in DIRECTORY (default: a new temp dir) and run the loop in it.
+
+    A scripted agent runs real cycles (no model, no network, no API key): it builds, asks a decision that
+    a human answers, records a lesson that later cycles confirm, skips a build so Rule 0 shows, and the
+    daily close wraps up the day. Takes a few seconds.
+    """
+    from gitmem.cli.common import UsageError
+    from gitmem.demo import DemoError, run_demo
+
+    try:
+        run_demo(directory, emit=click.echo)
+    except DemoError as err:
+        raise UsageError(str(err)) from None
+    return exitcodes.OK
+
+
+COMMANDS = (demo,)

@@ -1,0 +1,54 @@
+"""`gitmem recall QUERY`: search the whole memory history, the same engine as the agent's recall tool."""
+from __future__ import annotations
+
+import json
+
+import click
+
+from gitmem import exitcodes
+from gitmem.cli.common import UsageError, json_option, open_context, workspace_option
+
+KINDS = ("log", "lesson", "decision", "now", "rule", "commit")
+
+
+@click.command("recall")
+@click.argument("query", nargs=-1, required=True)
+@json_option
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS),
+              help="Only this kind of entry; repeat for several.")
+@click.option("--since", metavar="DATE", help="Only entries dated on or after DATE (YYYY-MM-DD).")
+@click.option("--until", metavar="DATE", help="Only entries dated on or before DATE (YYYY-MM-DD).")
+@click.option("--limit", type=click.IntRange(min=1), default=None,
+              help="At most this many hits (default: recall.limit, 6).")
+@click.option("--min-score", type=click.FloatRange(0.0, 1.0), default=None,
+              help="Drop hits scoring under this, 0..1 (default: recall.min_score, 0.35).")
+@workspace_option
+@click.option("--all-workspaces", is_flag=True, help="Search every workspace; each hit names its workspace.")
+def recall(query, as_json, kinds, since, until, limit, min_score, workspace, all_workspaces) -> int:
+    """Search LOG, lessons, decisions, NOW, rules and commit messages; best matches first.
+
+    \b
+    Each hit: path:line [kind id date] snippet, with matched words in **bold**.
+    Any text is a valid query: quotes and operators are read as plain words.
+    The index lives in .git/gitmem/ and updates itself, including uncommitted edits.
+    """
+    from gitmem.recall import RecallError, search
+
+    if workspace and all_workspaces:
+        raise UsageError("use --workspace NAME or --all-workspaces, not both")
+    ctx = open_context(workspace)
+    try:
+        hits = search(ctx.root, ctx.config, " ".join(query), kinds=list(kinds) or None, since=since, until=until,
+                      limit=limit, all_workspaces=all_workspaces, min_score=min_score)
+    except RecallError as err:
+        raise UsageError(str(err)) from None
+    if as_json:
+        click.echo(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
+    elif not hits:
+        click.echo("no memory of that")
+    for hit in [] if as_json else hits:
+        click.echo(str(hit))
+    return exitcodes.OK
+
+
+COMMANDS = (recall,)

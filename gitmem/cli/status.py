@@ -1,0 +1,81 @@
+"""`gitmem status`: a one-screen dashboard of memory health. Colour on a terminal, plain text in a pipe."""
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from gitmem import exitcodes
+from gitmem.cli.common import json_option, open_context, workspace_option
+
+
+def _paint(colour: bool) -> Any:
+    def paint(text: str, fg: str | None = None, bold: bool = False) -> str:
+        return click.style(text, fg=fg, bold=bold) if colour else text
+    return paint
+
+
+def render(data: dict[str, Any], *, colour: bool) -> str:
+    """The dashboard as text; `data` is `Status.to_json()`."""
+    paint = _paint(colour)
+    lines = [paint(f"gitmem status · {data['now']}", bold=True)]
+    last = data["last_cycle"]
+    if last:
+        tint = "red" if last["outcome"] == "no-build" else "green"
+        outcome = paint(last["outcome"], tint)
+        lines.append(f"last cycle   {last['cycle']} · {last['when']} · {outcome} · {last['task']}")
+    else:
+        lines.append("last cycle   none yet")
+    counts = ", ".join(f"{n} {o}" for o, n in data["outcomes_today"].items() if n)
+    lines.append(f"today        {data['cycles_today']} cycle(s)" + (f" ({counts})" if counts else "")
+                 + (f" · last close {data['last_close']}" if data["last_close"] else ""))
+    streak = data["streak"]
+    span = (f" (cycle {streak['last']})" if streak["length"] == 1 else
+            f" (cycles {streak['first']}–{streak['last']})" if streak["length"] else "")
+    text = f"{streak['length']} no-build in a row{span}"
+    lines.append("Rule 0       " + paint(text + (" — PROBLEM: ship something" if streak["problem"] else ""),
+                                         "red" if streak["problem"] else "green"))
+    lines.append(f"decisions    {len(data['pending'])} pending")
+    for item in data["pending"]:
+        age = paint(f"{item['age_days']}d", "red" if item["stale"] else None)
+        lines.append(f"  {item['id']} · {item['title']} ({age})")
+    lines.append(f"lessons      {len(data['awaiting'])} awaiting confirmation, {len(data['eligible'])} eligible now")
+    for item in data["awaiting"]:
+        lines.append(f"  {item['id']} · {item['title']} ({item['confirmations']}/{item['needed']})")
+    for item in data["eligible"]:
+        note = "" if item["has_rule"] else " — needs a rule line"
+        lines.append("  " + paint(f"{item['id']} · {item['title']} (cycles "
+                                  f"{', '.join(map(str, item['cycles']))}){note}", "yellow"))
+    rules = data["rules"]
+    full = rules["proven"] >= rules["proven_max"] or rules["lines"] > rules["lines_max"]
+    lines.append("rules        " + paint(f"{rules['proven']}/{rules['proven_max']} proven, "
+                                         f"{rules['lines']}/{rules['lines_max']} lines", "red" if full else None))
+    budget = data["budget"]
+    if budget.get("tokens") is None:
+        lines.append("budget       " + paint(f"over the hard limit: {budget.get('error', '')}", "red"))
+    else:
+        tint = "red" if budget["tokens"] > budget["soft"] else "green"
+        lines.append("budget       " + paint(f"{budget['tokens']} tokens", tint)
+                     + f" of {budget['limit']} (soft {budget['soft']}, hard {budget['hard']}; {budget['source']})")
+    return "\n".join(lines) + "\n"
+
+
+@click.command("status")
+@json_option
+@workspace_option
+def status(as_json: bool, workspace: str | None) -> int:
+    """One screen of memory health: last cycle, today, Rule 0 streak, decisions waiting, lessons, rules, budget."""
+    from gitmem.status import collect
+
+    ctx = open_context(workspace)
+    data = collect(ctx.root, ctx.config).to_json()
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        click.echo(render(data, colour=sys.stdout.isatty()), nl=False)
+    return exitcodes.OK
+
+
+COMMANDS = (status,)

@@ -1,0 +1,130 @@
+"""What the close may change, checked before its one commit; and how to put things back if it may not.
+
+The close may add proven rules and retire them with a reason. Everything a cycle may not do (resolve or
+rewrite decisions, rewrite LOG, delete lessons) it may not do either; the GM checks run over the whole
+change as `gitmem check --worktree` would, with the agent identity as author (GM207).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from gitmem import exitcodes
+from gitmem import repo as git
+from gitmem.checks import CheckInput, run_checks
+from gitmem.config import Config
+from gitmem.memory import lessons, rules
+from gitmem.memory.text import decode
+from gitmem.snapshot import Snapshot
+from gitmem.store import Memory, atomic_write
+
+
+class CloseError(Exception):
+    """The close refused or failed; nothing was committed. `exit_code` says which."""
+
+    def __init__(self, message: str, *, dirty: bool = False) -> None:
+        super().__init__(message)
+        self.exit_code = exitcodes.DIRTY if dirty else exitcodes.VIOLATIONS
+
+
+def _head_bytes(head: Any, path: str) -> bytes | None:
+    blob = git.tree_blob(head.tree, path)
+    return blob.data if blob is not None else None
+
+
+def changed_files(repository: Any, config: Config, head: Any) -> dict[str, bytes | None]:
+    """Memory files whose work-tree bytes differ from HEAD (the close started from a clean tree)."""
+    top = git.root(repository)
+    files: dict[str, bytes | None] = {}
+    for path in config.memory_paths().values():
+        target = top / path
+        data = target.read_bytes() if target.is_file() else None
+        if data != _head_bytes(head, path):
+            files[path] = data
+    return files
+
+
+def restore(repository: Any, config: Config, head: Any, files: dict[str, bytes | None]) -> None:
+    top = git.root(repository)
+    for path in files:
+        data = _head_bytes(head, path)
+        if data is None:
+            (top / path).unlink(missing_ok=True)
+        else:
+            atomic_write(top / path, data)
+
+
+def check_result(repository: Any, config: Config, head: Any, files: dict[str, bytes | None]) -> list[str]:
+    """`path:line: GMnnn message` for every error in the change, plus the close's permission problems."""
+    from gitmem import permissions
+
+    paths = list(config.memory_paths().values())
+    old = git.commit_snapshot(repository, head, paths)
+    new = git.worktree_snapshot(git.root(repository), paths)
+    # Only the files the close changed: a problem already committed before the close is not the close's
+    # to fix (and a write to that file would have been refused by its own validation anyway).
+    found = [f"{v.path}:{v.line}: {v.code} {v.message}"
+             for v in run_checks(CheckInput(config, old, new, config.agent.email)) if v.is_error and v.path in files]
+
+    def text(snapshot: Snapshot | None, role: str) -> str | None:
+        data = snapshot.read(config.path(role)) if snapshot is not None else None
+        return decode(data).text if data is not None else None
+
+    # Rules are the close's to change, so they are left out of the cycle's permission check.
+    roles = ("decisions", "log", "lessons")
+    enforced = permissions.enforce({r: text(old, r) for r in roles}, {r: text(new, r) for r in roles})
+    found += [f"{config.path('log')}:1: close permission: {note}" for note in enforced.notes]
+    found += rule_changes(config.path("rules"), text(old, "rules") or "", text(new, "rules") or "")
+    found += lesson_changes(config.path("lessons"), text(old, "lessons") or "", text(new, "lessons") or "")
+    return found
+
+
+def rule_changes(path: str, before: str, after: str) -> list[str]:
+    """Allowed: new learned rules, and proven rules moved to Retired with a reason. Nothing else."""
+    old, new = rules.parse(before), rules.parse(after)
+    added = {r.id for r in new.all} - {r.id for r in old.all}
+    found: list[str] = []
+    for item in old.all:
+        now = new.find(item.id)
+        if now is not None and now.content() == item.content():
+            continue
+        moved = (item.section == rules.PROVEN and now is not None and now.section == rules.RETIRED
+                 and now.text == item.text and (now.superseded_by in added or now.provenance.startswith("retired")))
+        if not moved:
+            found.append(f"{path}:{now.line if now else 1}: close permission: {item.id} was changed or removed")
+    for item in new.all:
+        if item.id in added and (item.section != rules.PROVEN or item.lesson is None):
+            found.append(f"{path}:{item.line}: close permission: {item.id} is new but not a learned proven rule")
+    return found
+
+
+def lesson_changes(path: str, before: str, after: str) -> list[str]:
+    """A lesson may gain `Status: promoted R-NN`; its other lines stay as written."""
+    new = lessons.parse(after)
+    found: list[str] = []
+    for item in lessons.parse(before).lessons:
+        now = new.find(item.id)
+        if now is None:
+            continue    # a deletion is reported by the permission check above
+        keep = [line for line in item.body if line.strip() and not line.startswith("- Status:")]
+        if keep != [line for line in now.body if line.strip() and not line.startswith("- Status:")]:
+            found.append(f"{path}:{now.line}: close permission: {item.id} was edited beyond its Status")
+    return found
+
+
+def write_together(memory: Memory, texts: dict[str, str]) -> str | None:
+    """Validate several memory files as one change, then write them; the refusal text, or None when written."""
+    proposed = {memory.config.path(role): text.encode("utf-8") for role, text in texts.items()}
+
+    def current(rel: str) -> bytes | None:
+        target = memory.root / rel
+        return target.read_bytes() if target.is_file() else None
+
+    before = Snapshot("current", current)
+    after = Snapshot("proposed", lambda rel: proposed[rel] if rel in proposed else current(rel))
+    errors = [v for v in run_checks(CheckInput(memory.config, before, after, memory.author_email))
+              if v.is_error and v.path in proposed]
+    if errors:
+        return "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in errors)
+    for rel, data in proposed.items():
+        atomic_write(memory.root / rel, data)
+    return None

@@ -1,0 +1,142 @@
+"""Memory-aware three-way merges, for when a line merge conflicts but the memory changes do not.
+
+The common races are not real conflicts: the agent asks a decision while the human answers another;
+a cycle and the daily close both append to LOG; both put a new block on top of NOW. Each resolver takes
+the base text, the upstream text (already pushed by someone else) and ours (the commit being replayed),
+and returns the merged text, or None when the changes really collide (the caller then keeps the work on
+a side branch). Pure text: no git here.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gitmem.config import Config
+from gitmem.memory import decisions, log, now
+
+Resolver = Callable[[str, bytes | None, bytes | None, bytes | None], bytes | None]
+
+
+def resolver_for(config: Config) -> Resolver:
+    """A resolver for `gitmem.repo.rebase_onto`: merges the memory files it knows, declines everything else."""
+    merges = {config.path("decisions"): merge_decisions, config.path("log"): merge_log,
+              config.path("now"): merge_now}
+
+    def resolve(path: str, base: bytes | None, upstream: bytes | None, ours: bytes | None) -> bytes | None:
+        merge = merges.get(path)
+        if merge is None or base is None or upstream is None or ours is None:
+            return None
+        try:
+            texts = [data.decode("utf-8") for data in (base, upstream, ours)]
+        except UnicodeDecodeError:
+            return None
+        merged = merge(*texts)
+        return merged.encode("utf-8") if merged is not None else None
+
+    return resolve
+
+
+def merge_log(base: str, upstream: str, ours: str) -> str | None:
+    """Both sides appended: upstream's entries, then ours, if ours still come later in time and cycle."""
+    if not (upstream.startswith(base) and ours.startswith(base)):
+        return None
+    theirs_added = log.parse(upstream[len(base):], expect_title=False).entries
+    ours_added = log.parse(ours[len(base):], expect_title=False).entries
+    if theirs_added and ours_added:
+        last_time = max(e.when.moment for e in theirs_added)
+        if any(e.when.moment < last_time for e in ours_added):
+            return None
+        theirs_cycles = [e.cycle for e in theirs_added if e.cycle is not None]
+        ours_cycles = [e.cycle for e in ours_added if e.cycle is not None]
+        if theirs_cycles and ours_cycles and min(ours_cycles) <= max(theirs_cycles):
+            return None
+    text = upstream if upstream.endswith("\n") else upstream + "\n"
+    for entry in ours_added:
+        text = log.append_entry(text, entry)
+    return text
+
+
+def merge_now(base: str, upstream: str, ours: str) -> str | None:
+    """New blocks from both sides go on top, newest first; an old block edited on both sides collides."""
+    old, theirs, mine = now.parse(base), now.parse(upstream), now.parse(ours)
+    if old.problems or theirs.problems or mine.problems:
+        return None
+    known = {block.heading(): block for block in old.blocks}
+    theirs_new = [b for b in theirs.blocks if b.heading() not in known]
+    mine_new = [b for b in mine.blocks if b.heading() not in known]
+    if {b.heading() for b in theirs_new} & {b.heading() for b in mine_new}:
+        return None
+    theirs_old = {b.heading(): b for b in theirs.blocks if b.heading() in known}
+    mine_old = {b.heading(): b for b in mine.blocks if b.heading() in known}
+    kept: list[now.NowBlock] = []
+    for heading, block in known.items():
+        picked = _pick(block, theirs_old.get(heading), mine_old.get(heading), lambda b: b.render())
+        if picked is False:
+            return None
+        if picked is not None:
+            kept.append(picked)
+    preamble = _pick_value(old.preamble, theirs.preamble, mine.preamble)
+    if preamble is None:
+        return None
+    fresh = sorted([*mine_new, *theirs_new], key=lambda b: b.when.moment, reverse=True)
+    return now.render(now.NowDoc(preamble, (*fresh, *kept)))
+
+
+def merge_decisions(base: str, upstream: str, ours: str) -> str | None:
+    """Upstream's answers and our new questions both land; the same decision changed on both sides collides."""
+    old, theirs, mine = decisions.parse(base), decisions.parse(upstream), decisions.parse(ours)
+    if old.problems or theirs.problems or mine.problems:
+        return None
+    old_by_id = {d.id: d for d in old.all}
+    theirs_by_id = {d.id: d for d in theirs.all}
+    mine_by_id = {d.id: d for d in mine.all}
+    if {i for i in theirs_by_id if i not in old_by_id} & {i for i in mine_by_id if i not in old_by_id}:
+        return None     # both sides took the same new ID: a human must renumber one
+    pending, resolved = list(theirs.pending), list(theirs.resolved)
+    for item_id, base_item in old_by_id.items():
+        them, me = theirs_by_id.get(item_id), mine_by_id.get(item_id)
+        if me is not None and _same(me, base_item):
+            continue        # untouched on our side: upstream's version stands
+        if me is None or them is None or not _same(them, base_item):
+            return None     # changed on both sides, or removed on one: a human decides
+        if me.section == base_item.section:
+            pending = [me if d.id == item_id else d for d in pending]
+            resolved = [me if d.id == item_id else d for d in resolved]
+        elif me.section == decisions.RESOLVED:      # answered on our side: on top of Resolved, as resolve() does
+            pending = [d for d in pending if d.id != item_id]
+            resolved = [me, *resolved]
+        else:
+            return None     # moved back to Pending: never merged (GM205)
+    pending += [d for d in mine.pending if d.id not in old_by_id]
+    resolved += [d for d in mine.resolved if d.id not in old_by_id]
+    preamble = _pick_value(old.preamble, theirs.preamble, mine.preamble)
+    if preamble is None:
+        return None
+    doc = decisions.DecisionsDoc(preamble, tuple(pending), tuple(resolved), theirs.section_lines,
+                                 (), theirs.section_preambles)
+    return decisions.render(doc)
+
+
+def _same(a: decisions.Decision, b: decisions.Decision) -> bool:
+    return a.section == b.section and a.content() == b.content()
+
+
+def _pick(base, theirs, mine, key):  # noqa: ANN001, ANN202 - any block type with a render key
+    """The side that changed, the base when neither did, None when both removed it, False on a collision."""
+    if theirs is None and mine is None:
+        return None
+    if theirs is None or mine is None:
+        changed = mine if theirs is None else theirs
+        return None if key(changed) == key(base) else False
+    if key(mine) == key(base):
+        return theirs
+    if key(theirs) == key(base) or key(theirs) == key(mine):
+        return mine
+    return False
+
+
+def _pick_value(base: tuple[str, ...], theirs: tuple[str, ...], mine: tuple[str, ...]) -> tuple[str, ...] | None:
+    if mine == base or mine == theirs:
+        return theirs
+    if theirs == base:
+        return mine
+    return None

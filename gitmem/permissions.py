@@ -1,0 +1,123 @@
+"""What a cycle may not do to memory, and how the runner undoes it.
+
+A cycle may not edit RULES' proven or retired rules (only the daily close promotes and retires), resolve or
+rewrite decisions (only humans answer), rewrite LOG (append-only), or delete lessons (they are history).
+Each forbidden change is reverted in the file while the rest of the agent's work in that file is kept, and
+one note per revert goes to the LOG entry's Evidence. Pure text in, text out: no git, no files.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from gitmem.memory import decisions, lessons, log, rules
+from gitmem.memory.text import decode_lines, strip_trailing_blank
+
+
+@dataclass
+class Enforcement:
+    texts: dict[str, str] = field(default_factory=dict)     # role -> corrected text, only for reverted files
+    notes: list[str] = field(default_factory=list)          # one line per revert, for LOG Evidence
+
+
+def enforce(old: dict[str, str | None], new: dict[str, str | None]) -> Enforcement:
+    """`old` is memory at HEAD, `new` the work tree after the agent ran; both keyed by role."""
+    result = Enforcement()
+    for role, fixer in (("rules", _rules), ("decisions", _decisions), ("log", _log), ("lessons", _lessons)):
+        before, after = old.get(role), new.get(role)
+        if before is None or after == before:
+            continue
+        if after is None:
+            result.texts[role] = before
+            result.notes.append(f"restored {role.upper()} file the agent deleted")
+            continue
+        fixed, notes = fixer(before, after)
+        if notes:
+            result.texts[role] = fixed
+            result.notes.extend(notes)
+    return result
+
+
+def _rules_start(lines: tuple[str, ...]) -> int | None:
+    return next((i for i, line in enumerate(lines) if line.strip() == f"## {rules.PROVEN}"), None)
+
+
+def _rules(before: str, after: str) -> tuple[str, list[str]]:
+    old, new = rules.parse(before), rules.parse(after)
+    if [r.content() for r in old.all] == [r.content() for r in new.all]:
+        return after, []
+    changed = sorted({r.id for r in old.all} ^ {r.id for r in new.all}
+                     | {r.id for r in new.all if (o := old.find(r.id)) is None or o.content() != r.content()})
+    # Keep the agent's free text above `## Proven rules`; take the rule sections from HEAD byte for byte.
+    new_lines, old_lines = decode_lines(after), decode_lines(before)
+    cut = _rules_start(new_lines)
+    head = new_lines[:cut] if cut is not None else new_lines
+    start = _rules_start(old_lines)
+    tail = old_lines[start:] if start is not None else ("",)
+    text = "\n".join([*strip_trailing_blank(head), "", *tail])
+    return text, [f"reverted edits to proven/retired rules {', '.join(changed)} in RULES (only the daily close "
+                  f"changes them)"]
+
+
+def _decisions(before: str, after: str) -> tuple[str, list[str]]:
+    old, new = decisions.parse(before), decisions.parse(after)
+    notes: list[str] = []
+    new_pending = {d.id: d for d in new.pending}
+    pending: list[decisions.Decision] = []
+    for item in old.pending:
+        current = new.find(item.id)
+        if current is None:
+            notes.append(f"restored decision {item.id}, which the agent deleted")
+        elif current.section == decisions.RESOLVED:
+            notes.append(f"reverted the agent's resolution of {item.id} (only humans answer decisions)")
+        pending.append(new_pending.get(item.id, item))
+    old_ids = {d.id for d in old.all}
+    pending += [d for d in new.pending if d.id not in old_ids]
+    for item in old.resolved:
+        current = new.find(item.id)
+        if current is None or current.section != decisions.RESOLVED or current.content() != item.content():
+            notes.append(f"restored resolved decision {item.id} as the human answered it")
+    for item in new.resolved:
+        if item.id not in old_ids:
+            pending.append(_unanswered(item))
+            notes.append(f"moved {item.id} back to Pending: the agent wrote it as resolved (only humans answer)")
+    if not notes:
+        return after, []
+    doc = decisions.DecisionsDoc(new.preamble, tuple(pending), old.resolved, new.section_lines, new.problems,
+                                 new.section_preambles or old.section_preambles)
+    return decisions.render(doc), notes
+
+
+def _unanswered(item: decisions.Decision) -> decisions.Decision:
+    drop = {n for f in item.fields if f.key in ("Answer", "Answered") for n in range(f.line, f.end + 1)}
+    first = item.line + 1
+    body = tuple(line for offset, line in enumerate(item.body) if first + offset not in drop)
+    return replace(item, section=decisions.PENDING, body=body)
+
+
+def _log(before: str, after: str) -> tuple[str, list[str]]:
+    if after.startswith(before):
+        return after, []
+    old_headings = {entry.heading() for entry in log.parse(before).entries}
+    text = before
+    kept = 0
+    for entry in log.parse(after).entries:
+        if entry.heading() not in old_headings:
+            text = log.append_entry(text, entry)
+            kept += 1
+    from gitmem.checks.log import first_difference
+
+    line = first_difference(before.encode(), after.encode())
+    return text, [f"reverted a rewrite of LOG at line {line} (LOG is append-only); kept {kept} new entr"
+                  f"{'y' if kept == 1 else 'ies'}"]
+
+
+def _lessons(before: str, after: str) -> tuple[str, list[str]]:
+    old, new = lessons.parse(before), lessons.parse(after)
+    present = {lesson.id for lesson in new.lessons}
+    missing = [lesson for lesson in old.lessons if lesson.id not in present]
+    if not missing:
+        return after, []
+    merged = sorted([*new.lessons, *missing], key=lambda lesson: lesson.number)
+    text = lessons.render(lessons.LessonsDoc(new.preamble, tuple(merged), new.problems))
+    return text, [f"restored lesson{'s' if len(missing) > 1 else ''} {', '.join(m.id for m in missing)} "
+                  f"(lessons are never deleted; retire them instead)"]

@@ -1,0 +1,13 @@
+"""Recall: search the whole memory history (LOG, lessons, decisions, NOW, rules, commits) in milliseconds.
+
+`gitmem.recall.search(root, config, query, limit=...)` is the one engine behind `gitmem recall` and the
+agent's `recall` tool. The index is a disposable SQLite FTS5 cache under `.git/gitmem/`; the markdown in
+git stays the only source of truth.
+"""
+from __future__ import annotations
+
+from gitmem.recall.rank import register_ranker
+from gitmem.recall.search import Hit, search
+from gitmem.recall.store import RecallError
+
+__all__ = ["Hit", "RecallError", "register_ranker", "search"]

@@ -1,0 +1,155 @@
+"""The recall index of one repository: where it lives, when it is rebuilt, and commit history sync.
+
+It lives at `.git/gitmem/recall.sqlite`, so it is never committed and never dirties the tree. It is
+rebuilt from scratch when it is missing, is not a readable database, comes from another schema version
+or another workspace layout, or when HEAD moved in a way that is not a fast-forward (the last indexed
+commit is no longer an ancestor of HEAD: a rebase, reset or force-pull rewrote history).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitmem.config import Config, load_config
+from gitmem.recall import corpus, store
+from gitmem.recall.sync import sync_file
+
+ROLES = ("log", "now", "decisions", "lessons", "rules")
+INDEX_FILE = "recall.sqlite"
+DEFAULT = ""          # the workspace name of the top-level memory, and of commits shared by several workspaces
+
+
+@dataclass(frozen=True)
+class Scope:
+    """One workspace's memory files: role -> repo-relative path."""
+
+    name: str
+    paths: tuple[tuple[str, str], ...]
+
+
+def scopes(root: Path, config: Config) -> tuple[Scope, ...]:
+    """The default memory and every configured workspace, each file owned by the first scope naming it."""
+    base = config if not config.workspace else load_config(root)
+    found: list[Scope] = []
+    seen: set[str] = set()
+    candidates = [(DEFAULT, base)] + [(name, base.with_workspace(name)) for name, _ in base.workspaces]
+    for name, cfg in candidates:
+        paths = tuple((role, cfg.path(role)) for role in ROLES if cfg.path(role) not in seen)
+        seen.update(path for _, path in paths)
+        found.append(Scope(name, paths))
+    return tuple(found)
+
+
+def fingerprint(all_scopes: tuple[Scope, ...], config: Config) -> str:
+    text = repr((all_scopes, config.timezone))
+    return hashlib.sha1(text.encode("utf-8")).hexdigest()
+
+
+class Index:
+    """An open index, kept in step with the work tree and history by `refresh()`."""
+
+    def __init__(self, root: Path | str, config: Config) -> None:
+        from gitmem import repo as git
+
+        store.require_fts5()
+        self.repo = git.open_repo(root)
+        self.root = git.root(self.repo)
+        self.config = config
+        self.scopes = scopes(self.root, config)
+        self.fingerprint = fingerprint(self.scopes, config)
+        self.path = Path(self.repo.path) / "gitmem" / INDEX_FILE
+        self.conn: sqlite3.Connection | None = None
+        self.rebuilt = False
+
+    def close(self) -> None:
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+    def refresh(self) -> sqlite3.Connection:
+        """Bring the index up to date, rebuilding it when it cannot be updated; returns the connection."""
+        self.rebuilt = False
+        try:
+            if self.conn is None and self.path.exists():
+                self.conn = store.connect(self.path)
+            if self.conn is not None and store.is_current(self.conn, self.fingerprint) and self._update(self.conn):
+                return self.conn
+        except sqlite3.DatabaseError:
+            pass          # not a database, or a damaged one: it is only a cache, so build it again
+        return self.rebuild()
+
+    def rebuild(self) -> sqlite3.Connection:
+        """Build a fresh index next to the old one, then swap it in."""
+        self.close()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fresh = self.path.with_name(f"{INDEX_FILE}.{os.getpid()}.tmp")
+            _remove(fresh)
+            conn = store.connect(fresh)
+            store.create(conn, self.fingerprint)
+            self._update(conn)
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            conn.close()
+            # A leftover -wal next to the new file would be replayed into it, so it goes first.
+            _remove(self.path)
+            os.replace(fresh, self.path)
+            _remove(fresh)
+        except OSError as err:
+            raise store.RecallError(f"cannot write the recall index {self.path}: {err.strerror}") from None
+        self.conn = store.connect(self.path)
+        self.rebuilt = True
+        return self.conn
+
+    def _update(self, conn: sqlite3.Connection) -> bool:
+        """One write transaction for all changes; False when history was rewritten (rebuild instead)."""
+        from gitmem import repo as git
+
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            changed = False
+            for scope in self.scopes:
+                for role, path in scope.paths:
+                    changed |= sync_file(conn, self.root, scope.name, role, path)
+            head = git.head_id(self.repo) or ""
+            last = store.get_meta(conn, "head")
+            if head != last:
+                if last and (not head or not git.is_ancestor_id(self.repo, last, head)):
+                    conn.execute("ROLLBACK")
+                    return False
+                self._add_commits(conn, last or None)
+                store.set_meta(conn, "head", head)
+                changed = True
+            if changed:
+                store.set_meta(conn, "docs", str(conn.execute("SELECT count(*) FROM docs").fetchone()[0]))
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return True
+
+    def _add_commits(self, conn: sqlite3.Connection, start: str | None) -> None:
+        """A commit's message belongs to the one workspace whose memory it changed; otherwise it is shared."""
+        from gitmem import repo as git
+
+        owner = {path: scope.name for scope in self.scopes for _, path in scope.paths}
+        zone = self.config.tzinfo()
+        docs: dict[str, list[corpus.Doc]] = {}
+        for info in git.commits_since(self.repo, start, owner):
+            names = {owner[path] for path in info.touched}
+            name = names.pop() if len(names) == 1 else DEFAULT
+            doc = corpus.commit_doc(info.id, info.time, info.author, info.message, zone)
+            docs.setdefault(name, []).append(doc)
+        for name, items in docs.items():
+            store.insert_docs(conn, name, items, keys=[f"commit:{doc.ident}" for doc in items])
+
+
+def _remove(path: Path) -> None:
+    for candidate in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        try:
+            candidate.unlink()
+        except FileNotFoundError:
+            pass

@@ -1,0 +1,130 @@
+"""Turning what a person or an agent typed into something FTS5 can run, whatever they typed.
+
+FTS5 query syntax (quotes, NEAR, AND/OR/NOT, `*`, `^`, column filters) is never passed through: the
+text is split into words, and each word is matched as a quoted string, OR-ed together. A stray quote,
+`NEAR(`, a lone `*`, an empty query or 10 KB of pasted text therefore all mean "these words".
+"""
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+import unicodedata
+from dataclasses import dataclass, field
+
+from gitmem.recall.store import TOKENIZER, get_meta
+
+WORD_RE = re.compile(r"[^\W_]+")      # what unicode61 calls a token: letters and digits, `_` separates
+MAX_TERMS = 32              # a pasted page is searched by its first 32 distinct words
+# Question words and glue an agent types in a natural-language query ("what did we decide about X"). Memory
+# is terse, so they are mostly absent, and an absent word counts against a hit: leave them out.
+STOPWORDS = frozenset("""
+a about above after again all also am an and any are as at be been before being below between both but by
+can could did do does doing done down during each else ever few for from had has have having he her here
+how i if in into is it its just me more most my no nor not now of off on once only or other our out over
+own same she should so some such than that the their them then there these they this those through to too
+under until up very was we were what when where which while who whom why will with would you your
+""".split())
+
+_STEMS: dict[str, str] = {}           # word -> index term, per process: the tokenizer is fixed
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    words: tuple[str, ...]                                   # distinct, folded, in order
+    stems: dict[str, str] = field(default_factory=dict)      # word -> the index term it becomes
+    weights: dict[str, float] = field(default_factory=dict)  # word -> BM25 idf in this corpus
+    df: dict[str, int] = field(default_factory=dict)         # word -> how many entries hold it
+    match: str = ""                                          # every word found in memory, OR-ed; "" if none
+
+    def rarest(self) -> list[str]:
+        """Words found in memory, rarest first."""
+        return sorted((word for word, count in self.df.items() if count), key=lambda word: self.df[word])
+
+    def coverage(self, conn: sqlite3.Connection, text: str) -> float:
+        """The idf-weighted share of the query's words that `text` holds (as the index sees words): 0..1."""
+        total = sum(self.weights.values())
+        if not total:
+            return 0.0
+        folded = fold(text)
+        tokens = set(WORD_RE.findall(folded))
+        found = 0.0
+        for word, weight in self.weights.items():
+            stem = self.stems[word]
+            if word in tokens or stem in tokens:
+                found += weight
+                continue
+            # Porter only rewrites endings, so a form of the word starts with the stem less its last letter.
+            prefix = stem[:-1] if len(stem) > 3 else stem
+            if prefix not in folded:
+                continue
+            forms = [token for token in tokens if token.startswith(prefix)]
+            if forms and stem in stems(conn, forms).values():
+                found += weight
+        return found / total
+
+
+def fold(text: str) -> str:
+    """Lower case without diacritics, as unicode61 with remove_diacritics compares words."""
+    text = text.lower()
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+def words(text: str) -> tuple[str, ...]:
+    """Distinct folded words in order, stop words left out unless there is nothing else."""
+    seen: dict[str, None] = {}
+    for word in WORD_RE.findall(fold(text)):
+        if word not in seen:
+            seen[word] = None
+            if len(seen) == MAX_TERMS * 4:
+                break
+    content = [word for word in seen if word not in STOPWORDS] or list(seen)
+    return tuple(content[:MAX_TERMS])
+
+
+def stems(conn: sqlite3.Connection, forms: set[str] | list[str] | tuple[str, ...]) -> dict[str, str]:
+    """The index term of each word, from the index's own tokenizer (porter stemming) via a temp table."""
+    missing = [form for form in dict.fromkeys(forms) if form not in _STEMS]
+    if missing:
+        if len(_STEMS) > 200_000:
+            _STEMS.clear()
+        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_tok USING fts5(t, content='',"
+                     f" tokenize='{TOKENIZER}')")
+        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_tok_terms USING fts5vocab(temp, recall_tok, instance)")
+        conn.execute("INSERT INTO temp.recall_tok(recall_tok) VALUES ('delete-all')")
+        conn.executemany("INSERT INTO temp.recall_tok(rowid, t) VALUES (?, ?)", list(enumerate(missing)))
+        for doc, term in conn.execute("SELECT doc, term FROM temp.recall_tok_terms"):
+            _STEMS[missing[doc]] = term
+        for form in missing:
+            _STEMS.setdefault(form, "")         # a form the tokenizer drops entirely
+    return {form: _STEMS[form] for form in forms if _STEMS.get(form)}
+
+
+def analyze(conn: sqlite3.Connection, text: str) -> Query:
+    """Words, their index terms, their document counts and idf here, and the MATCH expression."""
+    found = words(text)
+    if not found:
+        return Query(text, ())
+    stemmed = stems(conn, found)
+    df: dict[str, int] = {}
+    for term in set(stemmed.values()):
+        # One `term = ?` lookup each: fts5vocab scans the whole vocabulary for `term IN (...)`.
+        row = conn.execute("SELECT doc FROM fts_terms WHERE term = ?", (term,)).fetchone()
+        df[term] = row[0] if row else 0
+    total = int(get_meta(conn, "docs") or 0)
+    counts = {word: df.get(term, 0) for word, term in stemmed.items()}
+    weights = {word: _idf(total, count) for word, count in counts.items()}
+    # Words absent from memory cannot match; they still count against coverage.
+    match = " OR ".join(quote(word) for word in stemmed if counts[word])
+    return Query(text, found, stemmed, weights, counts, match)
+
+
+def quote(word: str) -> str:
+    return f'"{word}"'           # [^\W_]+ words hold no quote to escape
+
+
+def _idf(total: int, df: int) -> float:
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))

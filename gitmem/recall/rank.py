@@ -1,0 +1,165 @@
+"""Ranking: BM25 relevance normalised to 0..1, a mild recency boost, and fusion of several rankers.
+
+Score of a hit (all parts 0..1):
+- relevance = coverage x (0.7 + 0.3 x bm25 / best bm25). Coverage is the idf-weighted share of the
+  query's words the entry holds, so the score means something on its own: a query whose rare words are
+  nowhere in memory scores low everywhere and falls under `min_score` ("no memory of that").
+  BM25 only orders entries that hold the same words (its ratio mostly reflects entry length), so it
+  moves relevance by at most 0.3.
+- recency factor = 1 - w + w x 0.5 ** (age_days / half_life), with w = recall.recency_weight (default
+  0.2) and half_life = recall.recency_half_life_days (default 30). Age is counted back from the newest
+  dated memory entry among the candidates (not the wall clock, not commit times): among the entries
+  that answer a query, the latest word on it gets the full boost, however old the memory is. A
+  proven rule is in force, so it counts as new; an undated entry counts as half as fresh.
+  With w = 0.2 the boost is mild: it decides between entries of similar relevance, such as a fact
+  and the later fact that superseded it, but never lifts an entry that does not match.
+- Each ranker (config recall.rankers, name -> weight) returns its own relevance list. The lists are
+  reranked by relevance x recency and fused by weighted reciprocal rank fusion, sum w / (60 + rank);
+  a hit's score is the weighted mean of its rankers' relevance x recency. With BM25 alone the order
+  is simply by score.
+Then hits scoring under `min_score` go, and a dynamic gap keeps only clear winners: sorted by relevance,
+the list is cut at the first drop between neighbours larger than `gap` (see `cut`).
+"""
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gitmem.recall.query import Query, quote
+
+RRF_K = 60
+CANDIDATES = 30
+BUDGET = 300               # rows bm25() may score per stage of one query
+SECONDS_PER_DAY = 86400.0
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Which documents a search may return. `workspaces` None means every workspace."""
+
+    workspaces: tuple[str, ...] | None = None
+    kinds: tuple[str, ...] | None = None
+    since: float | None = None
+    until: float | None = None
+
+    def where(self, alias: str = "d") -> tuple[str, list]:
+        clauses, params = ["1"], []
+        if self.workspaces is not None:
+            marks = ",".join("?" * len(self.workspaces))
+            # Commits shared by several workspaces belong to all of them.
+            clauses.append(f"({alias}.workspace IN ({marks}) OR ({alias}.kind = 'commit' AND {alias}.workspace = ''))")
+            params += list(self.workspaces)
+        if self.kinds:
+            clauses.append(f"{alias}.kind IN ({','.join('?' * len(self.kinds))})")
+            params += list(self.kinds)
+        if self.since is not None:
+            clauses.append(f"{alias}.ts >= ?")
+            params.append(self.since)
+        if self.until is not None:
+            clauses.append(f"{alias}.ts <= ?")
+            params.append(self.until)
+        return " AND ".join(clauses), params
+
+
+# A ranker returns (doc id, relevance 0..1), best first, at most `limit` of them, honouring the filter.
+Ranker = Callable[[sqlite3.Connection, Query, Filter, int], list[tuple[int, float]]]
+
+
+def expressions(query: Query) -> list[str]:
+    """What BM25 scores: entries holding every word, then entries holding any of the rarest words.
+
+    FTS5's bm25() costs 10-20 us per matching row, so the OR stage takes the rarest words while their
+    entries add up to at most BUDGET (always at least the rarest word). Common words still count in
+    coverage; they just do not bring in candidates on their own.
+    """
+    rarest = query.rarest()
+    if not rarest:
+        return []
+    found = [" AND ".join(quote(word) for word in rarest)] if len(rarest) > 1 else []
+    chosen, total = [], 0
+    for word in rarest:
+        if chosen and total + query.df[word] > BUDGET:
+            break
+        chosen.append(word)
+        total += query.df[word]
+    found.append(" OR ".join(quote(word) for word in chosen))
+    return found
+
+
+def bm25_ranker(conn: sqlite3.Connection, query: Query, flt: Filter, limit: int) -> list[tuple[int, float]]:
+    where, params = flt.where()
+    raw: dict[int, float] = {}
+    for expr in expressions(query):
+        # More than BUDGET matches (only common words): score the newest BUDGET of them.
+        bound = conn.execute("SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                             (expr, BUDGET)).fetchone()
+        window = " AND fts.rowid > ?" if bound else ""
+        rows = conn.execute(
+            f"SELECT d.id, bm25(fts, 2.0, 1.0) FROM fts JOIN docs d ON d.id = fts.rowid"
+            f" WHERE fts MATCH ?{window} AND {where} ORDER BY 2 LIMIT ?",
+            [expr, *([bound[0]] if bound else []), *params, limit]).fetchall()
+        best = rows[0][1] if rows and rows[0][1] else -1e-9     # FTS5 bm25 is negative: lower is better
+        for doc_id, value in rows:
+            raw.setdefault(doc_id, min(1.0, value / best))       # strength within its own stage
+        if len(raw) >= limit:
+            break
+    if not raw:
+        return []
+    marks = ",".join("?" * len(raw))
+    texts = dict(conn.execute(f"SELECT rowid, title || ' ' || body FROM fts WHERE rowid IN ({marks})",
+                              list(raw)).fetchall())
+    scored = [(doc_id, query.coverage(conn, texts.get(doc_id, "")) * (0.7 + 0.3 * strength))
+              for doc_id, strength in raw.items()]
+    return sorted(scored, key=lambda item: -item[1])
+
+
+RANKERS: dict[str, Ranker] = {"bm25": bm25_ranker}
+
+
+def register_ranker(name: str, ranker: Ranker) -> None:
+    """Make a ranker available to config recall.rankers (a semantic ranker would register here)."""
+    RANKERS[name] = ranker
+
+
+def recency(ts: float | None, kind: str, reference: float | None, *, half_life: float, weight: float) -> float:
+    if ts is None:
+        fresh = 1.0 if kind == "rule" else 0.5
+    elif reference is None or half_life <= 0:
+        fresh = 1.0
+    else:
+        fresh = 0.5 ** (max(0.0, reference - ts) / SECONDS_PER_DAY / half_life)
+    return 1.0 - weight + weight * fresh
+
+
+def fuse(lists: dict[str, list[tuple[int, float]]], weights: dict[str, float],
+         boost: dict[int, float]) -> list[tuple[int, float, float]]:
+    """Weighted reciprocal rank fusion of recency-boosted lists: (doc id, score, relevance) best first."""
+    total = sum(weights.get(name, 0.0) for name in lists) or 1.0
+    fused: dict[int, float] = {}
+    score: dict[int, float] = {}
+    relevance: dict[int, float] = {}
+    for name, items in lists.items():
+        weight = weights.get(name, 0.0)
+        boosted = sorted(((doc_id, rel, rel * boost.get(doc_id, 1.0)) for doc_id, rel in items), key=lambda x: -x[2])
+        for rank, (doc_id, rel, value) in enumerate(boosted, start=1):
+            fused[doc_id] = fused.get(doc_id, 0.0) + weight / (RRF_K + rank)
+            score[doc_id] = score.get(doc_id, 0.0) + weight * value / total
+            relevance[doc_id] = relevance.get(doc_id, 0.0) + weight * rel / total
+    order = (lambda d: (-score[d], d)) if len(lists) == 1 else (lambda d: (-fused[d], -score[d], d))
+    return [(doc_id, score[doc_id], relevance[doc_id]) for doc_id in sorted(score, key=order)]
+
+
+def cut(scored: list[tuple[int, float, float]], *, min_score: float, gap: float, limit: int) -> list[tuple[int, float]]:
+    """Drop hits under `min_score`; then keep only the clear winners.
+
+    The gap is judged on relevance, not on the recency-boosted score, so that age alone never makes a
+    "clear winner": relevances are sorted, and everything below the first drop larger than `gap`
+    between neighbours goes. The survivors keep their order.
+    """
+    kept = [item for item in scored if item[1] >= min_score]
+    levels = sorted((item[2] for item in kept), reverse=True)
+    floor = next((levels[i - 1] for i in range(1, len(levels)) if levels[i - 1] - levels[i] > gap), None)
+    if floor is not None:
+        kept = [item for item in kept if item[2] >= floor]
+    return [(doc_id, score) for doc_id, score, _ in kept[:limit]]

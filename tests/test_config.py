@@ -1,0 +1,372 @@
+"""gitmem.yaml: defaults, validation with file:line and key paths, other file names end to end, workspaces."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from gitmem.cli import main
+from gitmem.config import Config, ConfigError, Files, load_config, parse_config
+from gitmem.memory import log, now
+
+ORIGINAL_NAMES = textwrap.dedent("""\
+    # The original system's names.
+    files:
+      now: ESTADO.md
+      decisions: DECISIONES.md
+      log: BITACORA.md
+      lessons: LECCIONES.md
+      rules: CLAUDE.md
+    timezone: Europe/Madrid
+""")
+
+ESTADO = """\
+# NOW
+
+## 2026-11-30 09:04 +01:00 · cycle 12
+- Did: published the Spanish FAQ page.
+- Human: D-0003 waits on you.
+- Next: answer the two open emails.
+"""
+
+DECISIONES = """\
+# DECISIONS
+
+## Pending
+
+### D-0003 · Translate the FAQ into Catalan?
+- Asked: 2026-11-30 09:00 +01:00 (cycle 12)
+- Recommendation: yes; 20% of visitors read Catalan.
+
+## Resolved
+
+### D-0002 · Use the new logo?
+- Asked: 2026-11-28 10:00 +01:00 (cycle 8)
+- Recommendation: yes.
+- Answer: yes.
+- Answered: 2026-11-28 19:30 +01:00 by Lucía Pérez <lucia@example.org>
+"""
+
+BITACORA = """\
+# LOG
+
+## 2026-11-29 10:02 +01:00 · cycle 11 · built
+- Task: fix the broken links on the FAQ page.
+- Result: built: 4 links fixed; link checker clean.
+
+## 2026-11-30 09:04 +01:00 · cycle 12 · published
+- Task: publish the Spanish FAQ page.
+- Evidence: https://example.org/faq returns 200.
+- Result: published.
+"""
+
+LECCIONES = """\
+# LESSONS
+
+## L-0001 · Published with a broken link
+- Happened: 2026-11-20 (cycle 3) — the FAQ linked a deleted page.
+- Why: no link check before publishing.
+- Change: run the link checker first.
+- Rule: Run the link checker before publishing.
+- Confirmed: 2026-11-25 (cycle 7) — the checker caught two links.
+- Confirmed: 2026-11-29 (cycle 11) — the checker caught four links.
+- Status: promoted R-01
+"""
+
+CLAUDE = """\
+# CLAUDE.md
+
+You are Nube, the agent that keeps the FAQ of example.org current. Lucía Pérez is your human.
+
+## Proven rules
+- R-01 · Run the link checker before publishing. (from L-0001; cycles 7, 11)
+
+## Retired
+"""
+
+
+def make_repo(root: Path) -> pygit2.Repository:
+    repo = pygit2.init_repository(str(root), initial_head="main")
+    repo.config["user.name"] = "Lucía Pérez"
+    repo.config["user.email"] = "lucia@example.org"
+    return repo
+
+
+def commit_all(repo: pygit2.Repository, message: str) -> None:
+    repo.index.add_all()
+    repo.index.write()
+    tree = repo.index.write_tree()
+    author = pygit2.Signature("Lucía Pérez", "lucia@example.org")
+    parents = [] if repo.head_is_unborn else [repo.head.target]
+    repo.create_commit("HEAD", author, author, message, tree, parents)
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="\n")
+
+
+def config_error(text: str) -> str:
+    with pytest.raises(ConfigError) as caught:
+        parse_config(text.encode("utf-8"))
+    return str(caught.value)
+
+
+# -- defaults -----------------------------------------------------------------------------------
+
+def test_missing_config_means_defaults(tmp_path: Path) -> None:
+    config = load_config(tmp_path)
+    assert config == Config()
+    assert config.warnings == ()
+    assert config.memory_paths() == {"now": "NOW.md", "decisions": "DECISIONS.md", "log": "LOG.md",
+                                     "lessons": "LESSONS.md", "rules": "RULES.md", "roadmap": "ROADMAP.md"}
+    assert config.memory_paths(optional=False).keys() == {"now", "decisions", "log", "lessons", "rules"}
+    assert (config.limits.now_block_lines, config.limits.rules_max_lines, config.limits.proven_rules_max,
+            config.limits.grep_over_lines) == (10, 200, 30, 300)
+    assert config.timezone == "UTC" and config.tzinfo().key == "UTC"
+
+
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "\ufefftimezone: UTC\n"])
+def test_empty_or_comment_only_config_means_defaults(text: str) -> None:
+    assert parse_config(text.encode("utf-8")) == Config()
+
+
+def test_values_are_read(tmp_path: Path) -> None:
+    (tmp_path / "gitmem.yaml").write_text(textwrap.dedent("""\
+        memory_dir: memory
+        files:
+          rules: AGENTS.md
+        agent:
+          name: Orla
+          email: orla@example.org
+          shell:
+            enabled: true
+            allow: [pytest, ruff]
+        timezone: America/New_York
+        limits:
+          now_block_lines: 12
+        cycle:
+          priorities: [answer people, measure]
+        recall:
+          min_score: 1
+          rankers: {bm25: 0.7, recency: 0.3}
+    """), encoding="utf-8")
+    config = load_config(tmp_path)
+    assert config.warnings == ()
+    assert config.path("rules") == "memory/AGENTS.md" and config.path("now") == "memory/NOW.md"
+    assert (config.agent.name, config.agent.email) == ("Orla", "orla@example.org")
+    assert config.agent.shell.enabled is True and config.agent.shell.allow == ("pytest", "ruff")
+    assert config.limits.now_block_lines == 12 and config.limits.rules_max_lines == 200
+    assert config.cycle.priorities == ("answer people", "measure")
+    assert config.recall.min_score == 1.0 and isinstance(config.recall.min_score, float)
+    assert config.recall.rankers == (("bm25", 0.7), ("recency", 0.3))
+    assert config.tzinfo().key == "America/New_York"
+
+
+# -- unknown keys and errors --------------------------------------------------------------------
+
+def test_unknown_keys_warn_with_did_you_mean() -> None:
+    config = parse_config(b"timezon: UTC\nlimits:\n  now_block_line: 3\n  frobnicate: 1\nagent:\n  shell:\n"
+                          b"    alow: [ls]\n")
+    assert config.warnings == (
+        "gitmem.yaml:1: unknown key 'timezon' ignored; did you mean 'timezone'?",
+        "gitmem.yaml:3: unknown key 'limits.now_block_line' ignored; did you mean 'limits.now_block_lines'?",
+        "gitmem.yaml:4: unknown key 'limits.frobnicate' ignored",
+        "gitmem.yaml:7: unknown key 'agent.shell.alow' ignored; did you mean 'agent.shell.allow'?",
+    )
+    assert config.limits == Config().limits
+
+
+def test_cli_prints_config_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    make_repo(tmp_path)
+    write(tmp_path, {"gitmem.yaml": "memroy_dir: .\n"})
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--worktree"]) == 1           # the five files are missing
+    err = capsys.readouterr().err
+    assert "warning: gitmem.yaml:1: unknown key 'memroy_dir' ignored; did you mean 'memory_dir'?" in err
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("limits:\n  now_block_lines: ten\n", "gitmem.yaml:2: limits.now_block_lines: expected int, got 'ten'"),
+    ("limits:\n  now_block_lines: true\n", "gitmem.yaml:2: limits.now_block_lines: expected int, got True"),
+    ("limits:\n  rules_max_lines: -5\n", "gitmem.yaml:2: limits.rules_max_lines: must not be negative, got -5"),
+    ("agent:\n  name: Orla\n  email: 42\n", "gitmem.yaml:3: agent.email: expected str, got 42"),
+    ("agent:\n  shell:\n    enabled: yes please\n", "gitmem.yaml:3: agent.shell.enabled: expected bool"),
+    ("limits: 3\n", "gitmem.yaml:1: limits: expected a mapping, got 3"),
+    ("files: [NOW.md]\n", "gitmem.yaml:1: files: expected a mapping, got a list"),
+    ("- a\n- b\n", "gitmem.yaml: top level: expected a mapping, got a list"),
+    ("cycle:\n  priorities: [1, 2]\n", "gitmem.yaml:2: cycle.priorities: expected a list of strings"),
+    ("recall:\n  rankers: [bm25]\n", "gitmem.yaml:2: recall.rankers: expected a mapping of ranker name to weight"),
+    ("recall:\n  min_score: high\n", "gitmem.yaml:2: recall.min_score: expected float, got 'high'"),
+    ("timezone: UTC\nfiles:\n  now: notes/NOW.md\n",
+     "gitmem.yaml:3: files.now: 'notes/NOW.md' must be a plain file name"),
+    ("files:\n  log: .LOG.md\n", "gitmem.yaml:2: files.log: '.LOG.md' must be a plain file name"),
+    ("files:\n  log:\n", "gitmem.yaml:2: files.log: expected str, got None"),
+    ("memory_dir: ../elsewhere\n", "gitmem.yaml:1: memory_dir: '../elsewhere' must stay inside the repository"),
+    ("memory_dir: /abs\n", "gitmem.yaml:1: memory_dir: '/abs' must stay inside the repository"),
+    ("agent:\n  backend: gpt\n", "gitmem.yaml:2: agent.backend: 'gpt' is not one of anthropic, command, scripted"),
+    ("limits:\n  now_block_lines: 0\n", "gitmem.yaml:2: limits.now_block_lines: must be at least 1, got 0"),
+    ("cycle:\n  log_entries: 0\n", "gitmem.yaml:2: cycle.log_entries: must be at least 1, got 0"),
+])
+def test_bad_values_name_file_line_and_key(text: str, message: str) -> None:
+    assert config_error(text).startswith(message)
+
+
+@pytest.mark.parametrize(("text", "line"), [
+    ("timezone: UTC\nlimits: [\n", 3), ("agent:\n  name: a\n   email: b\n", 3), ("a: b\na: c\n", 2),
+    ("files:\n\tnow: X.md\n", 2),
+])
+def test_invalid_yaml_gives_file_and_line(text: str, line: int) -> None:
+    assert config_error(text).startswith(f"gitmem.yaml:{line}: invalid YAML: ")
+
+
+def test_invalid_utf8_config_names_the_file(tmp_path: Path) -> None:
+    (tmp_path / "gitmem.yaml").write_bytes(b"timezone: \xff\n")
+    with pytest.raises(ConfigError, match=r"^gitmem.yaml: not valid UTF-8"):
+        load_config(tmp_path)
+
+
+@pytest.mark.parametrize("zone", ["Mars/Olympus_Mons", "CET+1", "../../etc/passwd", "utc+2"])
+def test_bad_timezone(zone: str) -> None:
+    message = config_error(f"agent:\n  name: a\ntimezone: {zone}\n")
+    assert message.startswith(f"gitmem.yaml:3: timezone: '{zone}' is not an IANA time zone name")
+
+
+def test_config_error_exits_2_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    make_repo(tmp_path)
+    write(tmp_path, {"gitmem.yaml": "limits:\n  now_block_lines: ten\n"})
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--worktree"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == "gitmem: gitmem.yaml:2: limits.now_block_lines: expected int, got 'ten'\n"
+
+
+# -- the original system's file names, end to end -----------------------------------------------
+
+def original_repo(root: Path) -> pygit2.Repository:
+    repo = make_repo(root)
+    write(root, {"gitmem.yaml": ORIGINAL_NAMES, "ESTADO.md": ESTADO, "DECISIONES.md": DECISIONES,
+                 "BITACORA.md": BITACORA, "LECCIONES.md": LECCIONES, "CLAUDE.md": CLAUDE})
+    return repo
+
+
+def test_original_names_map_every_role(tmp_path: Path) -> None:
+    write(tmp_path, {"gitmem.yaml": ORIGINAL_NAMES})
+    config = load_config(tmp_path)
+    assert config.warnings == ()
+    assert config.files == Files("ESTADO.md", "DECISIONES.md", "BITACORA.md", "LECCIONES.md", "CLAUDE.md")
+    assert config.memory_paths(optional=False) == {"now": "ESTADO.md", "decisions": "DECISIONES.md",
+                                                   "log": "BITACORA.md", "lessons": "LECCIONES.md",
+                                                   "rules": "CLAUDE.md"}
+
+
+def test_original_names_check_and_write_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    repo = original_repo(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--worktree"]) == 0
+    assert capsys.readouterr() == ("", "")
+    commit_all(repo, "memory in the original names")
+    monkeypatch.delenv("GITMEM_CYCLE", raising=False)
+
+    assert main(["log", "add", "--task", "answer the two open emails", "--outcome", "built",
+                 "--result", "both answered; FAQ entry added"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("BITACORA.md: appended: ## ") and out.endswith(" · cycle 13 · built\n")
+    assert not (tmp_path / "LOG.md").exists()
+    grown = (tmp_path / "BITACORA.md").read_text(encoding="utf-8")
+    assert grown.startswith(BITACORA)
+    entry = log.parse(grown).entries[-1]
+    assert (entry.cycle, entry.outcome, entry.get("Task")) == (13, "built", "answer the two open emails")
+    assert entry.when.label in ("+01:00", "+02:00")          # Europe/Madrid, from gitmem.yaml
+
+    assert main(["now", "add", "--did", "answered the emails", "--human", "nothing", "--next", "Catalan FAQ"]) == 0
+    assert capsys.readouterr().out.startswith("ESTADO.md: added: ## ")
+    assert not (tmp_path / "NOW.md").exists()
+    assert now.parse((tmp_path / "ESTADO.md").read_text(encoding="utf-8")).top.cycle == 13  # type: ignore[union-attr]
+
+    assert main(["check", "--worktree"]) == 0
+    assert capsys.readouterr() == ("", "")
+
+
+def test_original_names_report_their_own_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    repo = original_repo(tmp_path)
+    commit_all(repo, "memory")
+    write(tmp_path, {"BITACORA.md": BITACORA.replace("· cycle 11 · built", "· cycle 10 · built")})
+    (tmp_path / "DECISIONES.md").unlink()
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--worktree"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(" ")[:2] for line in out] == [["BITACORA.md:3:", "GM301"], ["DECISIONES.md:1:", "GM904"]]
+    assert "memory file DECISIONES.md is missing" in out[1]
+
+
+# -- workspaces ---------------------------------------------------------------------------------
+
+WORKSPACES = textwrap.dedent("""\
+    workspaces:
+      writer:
+        memory_dir: agents/writer
+      reviewer:
+        memory_dir: agents/reviewer
+        files:
+          rules: CLAUDE.md
+""")
+
+
+def test_workspaces_parse_and_select(tmp_path: Path) -> None:
+    write(tmp_path, {"gitmem.yaml": WORKSPACES})
+    config = load_config(tmp_path)
+    assert [name for name, _ in config.workspaces] == ["writer", "reviewer"]
+    assert config.path("now") == "NOW.md" and config.workspace == ""
+    writer = load_config(tmp_path, workspace="writer")
+    assert writer.workspace == "writer"
+    assert writer.path("now") == "agents/writer/NOW.md" and writer.path("rules") == "agents/writer/RULES.md"
+    reviewer = config.with_workspace("reviewer")
+    assert reviewer.path("rules") == "agents/reviewer/CLAUDE.md"
+    assert reviewer.path("log") == "agents/reviewer/LOG.md"
+    with pytest.raises(ConfigError, match="unknown workspace 'editor' \\(writer, reviewer\\)"):
+        load_config(tmp_path, workspace="editor")
+    with pytest.raises(ConfigError, match="none are configured"):
+        Config().with_workspace("writer")
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("workspaces: [a, b]\n", "gitmem.yaml:1: workspaces: expected a mapping of name to settings"),
+    ("workspaces:\n  a: 3\n", "gitmem.yaml:2: workspaces.a: expected a mapping, got 3"),
+    ("workspaces:\n  a:\n    memory_dir: ../b\n", "gitmem.yaml:3: workspaces.a.memory_dir: '../b' must stay inside"),
+    ("workspaces:\n  a:\n    files:\n      log: x/LOG.md\n",
+     "gitmem.yaml:4: workspaces.a.files.log: 'x/LOG.md' must be"),
+    ("workspaces:\n  a:\n    memory_dir: 7\n", "gitmem.yaml:3: workspaces.a.memory_dir: expected str, got 7"),
+])
+def test_bad_workspaces(text: str, message: str) -> None:
+    assert config_error(text).startswith(message)
+
+
+def test_workspace_unknown_key_warns() -> None:
+    config = parse_config(b"workspaces:\n  a:\n    memory_dri: x\n")
+    assert config.warnings == ("gitmem.yaml:3: unknown key 'workspaces.a.memory_dri' ignored; "
+                               "did you mean 'workspaces.a.memory_dir'?",)
+
+
+def test_workspace_check_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    make_repo(tmp_path)
+    write(tmp_path, {"gitmem.yaml": WORKSPACES,
+                     "agents/reviewer/NOW.md": ESTADO, "agents/reviewer/DECISIONS.md": DECISIONES,
+                     "agents/reviewer/LOG.md": BITACORA, "agents/reviewer/LESSONS.md": LECCIONES,
+                     "agents/reviewer/CLAUDE.md": CLAUDE})
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "--worktree", "--workspace", "reviewer"]) == 0
+    assert capsys.readouterr() == ("", "")
+    assert main(["check", "--worktree", "--workspace", "writer"]) == 1
+    out = capsys.readouterr().out
+    assert out.count("GM904") == 5 and "agents/writer/LOG.md:1: GM904" in out

@@ -1,0 +1,122 @@
+"""gitmem.permissions: each forbidden edit is undone, the rest of the agent's work in the file is kept."""
+from __future__ import annotations
+
+from gitmem.memory import decisions, lessons, log, rules
+from gitmem.permissions import enforce
+
+DECISIONS = """# DECISIONS
+
+## Pending
+
+### D-0002 · Open question
+- Asked: 2026-11-29 09:00 UTC (cycle 3)
+- Recommendation: wait
+
+## Resolved
+
+### D-0001 · Old question
+- Asked: 2026-11-28 09:00 UTC (cycle 1)
+- Recommendation: yes
+- Answer: yes
+- Answered: 2026-11-28 10:00 UTC by Dana Human <dana@example.com>
+"""
+
+RULES = """# RULES
+
+## Who I am
+- Name: demo
+
+## Proven rules
+- R-01 · Ship small things (human)
+
+## Retired
+- R-00 · Old rule (retired on 2026-01-01: obsolete)
+"""
+
+LESSONS = """# LESSONS
+
+## L-0001 · First
+- Happened: 2026-11-28 (cycle 1) — a
+- Why: b
+- Change: c
+- Status: open
+
+## L-0002 · Second
+- Happened: 2026-11-28 (cycle 2) — a
+- Why: b
+- Change: c
+- Status: open
+"""
+
+LOG = "# LOG\n\n## 2026-11-29 09:00 UTC · cycle 3 · built\n- Task: t\n- Result: r\n"
+NEW_ENTRY = "\n## 2026-11-29 12:00 UTC · cycle 4 · built\n- Task: new\n- Result: done\n"
+
+
+def test_nothing_forbidden_changes_nothing() -> None:
+    asked = DECISIONS.replace("## Resolved", "### D-0003 · New question\n- Asked: 2026-11-29 12:00 UTC (cycle 4)\n"
+                                            "- Recommendation: go\n\n## Resolved")
+    old = {"decisions": DECISIONS, "rules": RULES, "lessons": LESSONS, "log": LOG}
+    new = {"decisions": asked, "rules": RULES.replace("- Name: demo", "- Name: demo bot"),
+           "lessons": LESSONS + "\n## L-0003 · Third\n- Happened: 2026-11-29 (cycle 4) — a\n- Why: b\n- Change: c\n"
+                                "- Status: open\n",
+           "log": LOG + NEW_ENTRY}
+    result = enforce(old, new)
+    assert (result.texts, result.notes) == ({}, [])
+
+
+def test_resolving_and_rewriting_decisions_is_undone_but_new_questions_stay() -> None:
+    doc = decisions.parse(DECISIONS)
+    from gitmem.memory.text import parse_timestamp
+
+    resolved = decisions.resolve(doc, "D-0002", answer="no", answered=parse_timestamp("2026-11-29 12:00 UTC"),
+                                 name="gitmem-agent", email="agent@gitmem.invalid")
+    text = decisions.render(resolved).replace("- Answer: yes", "- Answer: no!")
+    text = text.replace("## Resolved", "### D-0003 · New question\n- Asked: 2026-11-29 12:00 UTC (cycle 4)\n"
+                                       "- Recommendation: go\n\n## Resolved")
+    result = enforce({"decisions": DECISIONS}, {"decisions": text})
+    fixed = decisions.parse(result.texts["decisions"])
+    assert [d.id for d in fixed.pending] == ["D-0002", "D-0003"]
+    assert [d.content() for d in fixed.resolved] == [d.content() for d in doc.resolved]
+    assert result.notes == ["reverted the agent's resolution of D-0002 (only humans answer decisions)",
+                            "restored resolved decision D-0001 as the human answered it"]
+
+
+def test_a_decision_invented_as_resolved_goes_back_to_pending_without_its_answer() -> None:
+    text = DECISIONS + ("\n### D-0003 · Invented\n- Asked: 2026-11-29 12:00 UTC (cycle 4)\n- Recommendation: go\n"
+                        "- Answer: go\n- Answered: 2026-11-29 12:01 UTC by Someone <s@example.com>\n")
+    result = enforce({"decisions": DECISIONS}, {"decisions": text})
+    fixed = decisions.parse(result.texts["decisions"])
+    moved = fixed.find("D-0003")
+    assert moved.section == "Pending" and moved.get("Answer") is None and moved.get("Recommendation") == "go"
+    assert "moved D-0003 back to Pending" in result.notes[0]
+
+
+def test_rule_sections_come_back_byte_for_byte_and_free_text_stays() -> None:
+    edited = RULES.replace("- Name: demo", "- Name: renamed").replace(
+        "- R-01 · Ship small things (human)\n", "- R-01 · Ship anything (human)\n- R-02 · Self-made (human)\n").replace(
+        "- R-00 · Old rule (retired on 2026-01-01: obsolete)\n", "")
+    result = enforce({"rules": RULES}, {"rules": edited})
+    fixed = result.texts["rules"]
+    assert "- Name: renamed" in fixed
+    assert fixed.endswith(RULES[RULES.index("## Proven rules"):])
+    assert [r.id for r in rules.parse(fixed).all] == ["R-01", "R-00"]
+    assert result.notes == ["reverted edits to proven/retired rules R-00, R-01, R-02 in RULES (only the daily "
+                            "close changes them)"]
+
+
+def test_log_rewrites_are_undone_and_new_entries_kept() -> None:
+    rewritten = LOG.replace("- Result: r", "- Result: better") + NEW_ENTRY
+    result = enforce({"log": LOG}, {"log": rewritten})
+    fixed = result.texts["log"]
+    assert fixed.startswith(LOG)
+    assert [e.cycle for e in log.parse(fixed).entries] == [3, 4]
+    assert result.notes == ["reverted a rewrite of LOG at line 5 (LOG is append-only); kept 1 new entry"]
+
+
+def test_deleted_lessons_and_files_come_back() -> None:
+    only_second = LESSONS[:LESSONS.index("## L-0001")] + LESSONS[LESSONS.index("## L-0002"):]
+    result = enforce({"lessons": LESSONS, "log": LOG}, {"lessons": only_second, "log": None})
+    assert [item.id for item in lessons.parse(result.texts["lessons"]).lessons] == ["L-0001", "L-0002"]
+    assert result.texts["log"] == LOG
+    assert result.notes == ["restored LOG file the agent deleted",
+                            "restored lesson L-0001 (lessons are never deleted; retire them instead)"]

@@ -1,0 +1,69 @@
+"""`gitmem demo`: the whole loop offline; the history it leaves passes `gitmem verify` commit by commit."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pygit2
+
+from gitmem import exitcodes
+from gitmem.demo import run_demo
+from gitmem.memory import decisions, lessons, log, rules
+from gitmem.validate import verify_range
+
+
+def test_the_demo_runs_the_whole_loop(tmp_path: Path, git_env, monkeypatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    target = tmp_path / "demo"
+    began = time.monotonic()
+    lines: list[str] = []
+    result = run_demo(target, emit=lines.append)
+    assert time.monotonic() - began < 30
+    assert lines == result.steps and result.path == target
+    text = "\n".join(lines)
+
+    repo = pygit2.Repository(str(target))
+    checked = verify_range(repo, None, "HEAD")
+    assert checked.violations == [] and not checked.rewritten
+    assert not repo.status(untracked_files="all")
+
+    # Each step is in the narrative, and in the repository.
+    assert "Created a repository from the template" in text
+    for number in range(1, 7):
+        assert f"   cycle {number} · " in text
+    entries = log.parse((target / "LOG.md").read_text()).entries
+    assert [e.outcome for e in entries if e.cycle] == ["built", "built", "built", "built", "published", "no-build"]
+    assert "Dana Human answers D-0001" in text
+    resolved = decisions.parse((target / "DECISIONS.md").read_text()).resolved
+    assert [d.id for d in resolved] == ["D-0001"] and resolved[0].answered[1] == "Dana Human"
+    answer = next(c for c in repo.walk(repo.head.target) if c.message == "decision: answer D-0001")
+    assert answer.author.name == "Dana Human"
+    assert "its context listed D-0001 under 'newly resolved" in text
+    assert (target / "LICENSE").read_text().startswith("MIT License")
+    lesson = lessons.parse((target / "LESSONS.md").read_text()).find("L-0001")
+    assert [event.cycle for _, event in lesson.confirmations] == [4, 5]
+    assert "Rule 0: cycle 6 wrote no LOG entry" in text
+    assert "Rule 0" in entries[-2 if entries[-1].cycle is None else -1].get("Result")
+    if result.closed:
+        assert "Daily close (closed)" in text and "L-0001 -> R-01" in text
+        assert entries[-1].cycle is None                      # the close entry
+        assert rules.parse((target / "RULES.md").read_text()).proven[0].lesson == "L-0001"
+    assert "Final history (git log --oneline):" in text
+    subjects = [line.split(" ", 4)[-1] for line in lines if line.startswith("   ") and " gitmem: " in line]
+    assert "gitmem: cycle 1 · built · Ship hello.py" in subjects
+
+
+def test_the_cli_names_its_temp_dir_and_refuses_a_non_empty_one(tmp_path: Path, cli, git_env,
+                                                                 monkeypatch) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    result = cli(["demo"], cwd=tmp_path)
+    assert result.code == exitcodes.OK, result.err
+    first = result.lines[0]
+    assert first.startswith(f"gitmem demo in {tmp_path}{'/'}gitmem-demo-")
+    made = Path(first.removeprefix("gitmem demo in "))
+    assert (made / "LOG.md").exists()
+    refused = cli(["demo", str(made)], cwd=tmp_path)
+    assert refused.code == exitcodes.USAGE and "is not empty" in refused.err

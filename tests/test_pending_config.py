@@ -1,0 +1,52 @@
+"""`gitmem pending` and `gitmem config` in a real repo."""
+from __future__ import annotations
+
+import json
+
+DECISIONS = """# DECISIONS
+
+## Pending
+
+### D-0002 · Newer question
+- Asked: 2026-11-29 09:00 UTC (cycle 12)
+- Recommendation: take option B
+
+### D-0001 · Older question
+- Asked: 2026-11-20 09:00 UTC (cycle 3)
+- Context: the old way is slow
+- Recommendation: rewrite the parser
+
+## Resolved
+"""
+
+
+def test_pending_lists_oldest_first_with_recommendation_and_age(memrepo, cli):
+    memrepo.write("DECISIONS.md", DECISIONS)
+    result = cli(["pending"], cwd=memrepo.path)
+    assert result.code == 0
+    assert result.lines[0].startswith("D-0001 · Older question  (")
+    assert "DECISIONS.md:9)" in result.lines[0]
+    assert result.lines[1] == "    recommendation: rewrite the parser"
+    assert result.lines[2].startswith("D-0002 · Newer question")
+
+
+def test_pending_json_feeds_other_tools(memrepo, cli):
+    memrepo.write("DECISIONS.md", DECISIONS)
+    data = json.loads(cli(["pending", "--json"], cwd=memrepo.path).out)
+    assert [d["id"] for d in data] == ["D-0001", "D-0002"]
+    assert data[0]["asked"] == "2026-11-20 09:00 UTC"
+    assert data[0]["age_days"] > data[1]["age_days"] > 0
+    assert data[0]["recommendation"] == "rewrite the parser"
+
+
+def test_pending_says_when_nothing_waits(memrepo, cli):
+    assert cli(["pending"], cwd=memrepo.path).out == "No decisions are waiting.\n"
+
+
+def test_config_prints_effective_values_and_rejects_unknown_keys(memrepo, cli):
+    assert cli(["config", "agent.email"], cwd=memrepo.path).out == "agent@gitmem.invalid\n"
+    assert json.loads(cli(["config", "limits"], cwd=memrepo.path).out)["now_block_lines"] == 10
+    whole = json.loads(cli(["config"], cwd=memrepo.path).out)
+    assert whole["files"]["log"] == "LOG.md"
+    bad = cli(["config", "agent.nope"], cwd=memrepo.path)
+    assert bad.code == 2 and "unknown config key 'agent.nope'" in bad.err

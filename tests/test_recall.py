@@ -1,0 +1,295 @@
+"""Recall end to end on real repositories: planted facts, recency, the index never drifting from the files."""
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from gitmem import repo as git
+from gitmem.config import load_config
+from gitmem.recall import Hit, search
+from gitmem.recall.index import Index
+from gitmem.recall.search import run
+from tests.helpers import GitRepo
+from tests.recall_support import History
+
+PLANTED = {
+    "walrus sitemap slug": "the sitemap skipped pages tagged walrus because the slug filter dropped underscores",
+    "quetzal exporter semicolons": "the Quetzal exporter wrote CSV with semicolons and imports split rows",
+    "favicon cdn origin": "the favicon request hit the origin 40 times a minute until the CDN rule landed",
+    "marmot backup minutes": "the nightly backup to the Marmot bucket took 47 minutes",
+    "oolong cron vacuum": "the Oolong cron job collided with the database vacuum at 03:15",
+    "kestrel webhook 410": "the Kestrel webhook retried forever on HTTP 410; capped retries at five",
+}
+
+
+def _index_file(root: Path) -> Path:
+    return root / ".git" / "gitmem" / "recall.sqlite"
+
+
+def _texts(hits: list[Hit]) -> str:
+    return "\n".join(hit.snippet for hit in hits)
+
+
+@pytest.fixture
+def history(memrepo: GitRepo) -> History:
+    return History(memrepo)
+
+
+def test_planted_facts_are_found_among_filler(history: History) -> None:
+    cycles: dict[str, int] = {}
+    for number in range(40):
+        fact = list(PLANTED)[number // 7] if number % 7 == 3 and number // 7 < len(PLANTED) else None
+        cycle = history.cycle(result=PLANTED[fact] if fact else None)
+        if fact:
+            cycles[fact] = cycle
+    history.memory.add_lesson(title="Read the clock", happened="the report carried the wrong weekday",
+                              why="the agent guessed the time", change="always read the clock")
+    history.memory.ask_decision(title="Move the Wombat digest to Thursday", recommendation="Thursday mornings")
+    history.commit("lesson and decision")
+    assert len(cycles) == 6
+    for query, cycle in cycles.items():
+        hits = search(history.root, history.config, query, limit=5)
+        assert hits, query
+        assert (hits[0].kind, hits[0].id, hits[0].path) == ("log", f"cycle {cycle}", "LOG.md"), (query, hits)
+        assert "**" in hits[0].snippet
+    lesson = search(history.root, history.config, "guessed the time clock")[0]
+    assert (lesson.kind, lesson.id) == ("lesson", "L-0001")
+    decision = search(history.root, history.config, "wombat digest thursday")[0]
+    assert (decision.kind, decision.id) == ("decision", "D-0001")
+
+
+def test_hit_points_at_the_entry_heading(history: History) -> None:
+    for _ in range(3):
+        history.cycle()
+    history.cycle(task="tune the heliotrope theme contrast", did="heliotrope contrast fixed")
+    history.cycle()
+    hits = search(history.root, history.config, "heliotrope", limit=6)
+    assert {hit.kind for hit in hits} >= {"log", "now"}
+    for hit in hits:
+        if hit.kind in ("log", "now"):
+            lines = (history.root / hit.path).read_text().split("\n")
+            assert lines[hit.line - 1].startswith("## "), hit
+            assert f"cycle 4" in lines[hit.line - 1]
+            assert str(hit).startswith(f"{hit.path}:{hit.line} [{hit.kind} cycle 4 {hit.date}] ")
+
+
+def test_superseded_fact_ranks_below_its_replacement_because_of_recency(history: History) -> None:
+    # The old fact says more about the query words, so BM25 alone prefers it; only recency can flip the order.
+    history.cycle(result="the newsletter is sent through Brevo; Brevo sends the newsletter on Tuesdays")
+    for _ in range(60):
+        history.cycle()
+    history.cycle(result="the newsletter now goes out through Postmark on Tuesdays, replacing Brevo after a long test")
+    query = "newsletter brevo tuesdays"
+    hits = search(history.root, history.config, query, kinds=["log"])
+    assert [hit.id for hit in hits][:2] == ["cycle 62", "cycle 1"]
+    assert hits[0].score > hits[1].score
+    flat = replace(history.config, recall=replace(history.config.recall, recency_weight=0.0))
+    flat_hits = search(history.root, flat, query, kinds=["log"])
+    assert [hit.id for hit in flat_hits][:2] == ["cycle 1", "cycle 62"]
+
+
+def test_incremental_update_reads_only_the_new_part(history: History) -> None:
+    for _ in range(5):
+        history.cycle()
+    index = Index(history.root, history.config)
+    run(index, "anything")
+    before = dict(index.conn.execute("SELECT key, id FROM docs WHERE path = 'LOG.md'").fetchall())
+    history.cycle(task="calibrate the pelican uptime monitor", commit=False)
+    hits = run(index, "pelican uptime")
+    assert not index.rebuilt
+    assert hits and hits[0].id == "cycle 6" and hits[0].kind == "log"      # uncommitted work is searchable
+    after = dict(index.conn.execute("SELECT key, id FROM docs WHERE path = 'LOG.md'").fetchall())
+    # Every entry but the last one before the append kept its row: nothing was re-read or re-inserted.
+    assert {k: v for k, v in before.items() if k != "log:cycle 5"}.items() <= after.items()
+    history.commit("cycle 6: pelican monitor calibrated at last")
+    hits = run(index, "pelican calibrated")
+    assert not index.rebuilt
+    assert {hit.kind for hit in hits} >= {"commit", "log"}
+    index.close()
+
+
+def test_lines_appended_to_the_last_log_entry_are_indexed(history: History) -> None:
+    history.cycle()
+    search(history.root, history.config, "warm up")
+    history.repo.append("LOG.md", "- Note: the capybara fixture was flaky\n")
+    hits = search(history.root, history.config, "capybara")
+    assert [(hit.kind, hit.id) for hit in hits] == [("log", "cycle 1")]
+
+
+def test_edited_now_block_never_leaves_stale_text(history: History) -> None:
+    for _ in range(3):
+        history.cycle()
+    history.cycle(did="configured the albatross proxy")
+    assert search(history.root, history.config, "albatross")
+    text = history.repo.read("NOW.md")
+    history.repo.write("NOW.md", text.replace("albatross proxy", "pangolin gateway"))
+    # Uncommitted: recall reads the work tree.
+    assert search(history.root, history.config, "albatross") == []
+    found = search(history.root, history.config, "pangolin gateway")
+    assert [(hit.kind, hit.id) for hit in found] == [("now", "cycle 4")]
+    history.commit("rename the proxy")
+    assert [h.kind for h in search(history.root, history.config, "albatross")] == []
+    assert search(history.root, history.config, "pangolin")[0].kind in ("now", "commit")
+
+
+def test_same_size_edit_seconds_after_indexing_is_seen(history: History) -> None:
+    history.cycle(did="moved the cache to redis")
+    assert search(history.root, history.config, "redis")
+    text = history.repo.read("NOW.md")
+    history.repo.write("NOW.md", text.replace("redis", "kafka"))         # same size, same second
+    assert search(history.root, history.config, "redis") == []
+    assert search(history.root, history.config, "kafka")
+
+
+def test_rewritten_log_history_is_reindexed(history: History) -> None:
+    for _ in range(4):
+        history.cycle()
+    history.cycle(result="the ocelot build was green")
+    history.cycle()
+    assert search(history.root, history.config, "ocelot")
+    history.repo.write("LOG.md", history.repo.read("LOG.md").replace("ocelot", "jackal"))
+    assert search(history.root, history.config, "ocelot") == []
+    assert search(history.root, history.config, "jackal")[0].id == "cycle 5"
+
+
+def test_decisions_lessons_and_rules_follow_edits(history: History) -> None:
+    history.cycle()
+    item = history.memory.ask_decision(title="Adopt the Halcyon analytics script", recommendation="keep counters")
+    assert search(history.root, history.config, "halcyon")[0].id == item.id
+    history.memory.answer_decision(item.id, answer="no, keep self-hosted counters", name="Ada", email="ada@example.com")
+    hits = search(history.root, history.config, "halcyon self-hosted counters")
+    assert hits[0].id == item.id and hits[0].path == "DECISIONS.md"
+    resolved_at = (history.root / "DECISIONS.md").read_text().split("\n").index("## Resolved") + 1
+    assert hits[0].line > resolved_at              # it moved under Resolved, and the hit followed it
+    assert history.repo.read("DECISIONS.md").split("\n")[hits[0].line - 1].startswith(f"### {item.id}")
+    rules = history.repo.read("RULES.md").replace(
+        "## Retired", "- R-01 · Always check the narwhal queue before deploying (human)\n\n## Retired")
+    history.repo.write("RULES.md", rules)
+    rule = search(history.root, history.config, "narwhal queue")
+    assert [(h.kind, h.id) for h in rule] == [("rule", "R-01")]
+
+
+def test_corrupt_index_is_rebuilt(history: History) -> None:
+    history.cycle(result="the iguana cache warmed in nine seconds")
+    assert search(history.root, history.config, "iguana")
+    path = _index_file(history.root)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+    path.write_bytes(b"this is not a database" * 100)
+    assert search(history.root, history.config, "iguana")[0].id == "cycle 1"
+    data = bytearray(path.read_bytes())
+    data[100:4096] = b"\x00" * (4096 - 100)            # damage the schema page
+    path.write_bytes(bytes(data))
+    assert search(history.root, history.config, "iguana")[0].id == "cycle 1"
+    path.write_bytes(b"")
+    assert search(history.root, history.config, "iguana")[0].id == "cycle 1"
+
+
+def test_old_schema_or_other_layout_is_rebuilt(history: History) -> None:
+    history.cycle(result="the lemur report")
+    search(history.root, history.config, "lemur")
+    conn = sqlite3.connect(_index_file(history.root))
+    conn.execute("UPDATE meta SET value = '0' WHERE key = 'schema'")
+    conn.execute("DELETE FROM fts")
+    conn.commit()
+    conn.close()
+    index = Index(history.root, history.config)
+    assert run(index, "lemur")[0].id == "cycle 1"
+    assert index.rebuilt
+    index.close()
+
+
+def test_history_rewrite_rebuilds_the_index(history: History) -> None:
+    history.cycle(message="cycle 1: first")
+    keep = history.repo.head()
+    history.cycle(message="cycle 2: tried the flamingo bundler")
+    assert any(hit.kind == "commit" for hit in search(history.root, history.config, "flamingo"))
+    git.reset_hard(history.repo.repo, keep)
+    history.cycle(message="cycle 2: tried the heron bundler instead")
+    index = Index(history.root, history.config)
+    assert [hit for hit in run(index, "flamingo") if hit.kind == "commit"] == []
+    assert index.rebuilt
+    assert any(hit.kind == "commit" for hit in run(index, "heron"))
+    index.close()
+
+
+def test_index_lives_in_git_dir_and_keeps_the_tree_clean(history: History) -> None:
+    history.cycle()
+    search(history.root, history.config, "anything at all")
+    assert _index_file(history.root).exists()
+    assert git.dirty_files(history.repo.repo) == []
+
+
+WORKSPACES = """\
+workspaces:
+  alpha:
+    memory_dir: agents/alpha
+  beta:
+    memory_dir: agents/beta
+"""
+
+
+def test_workspaces_are_separate_and_all_workspaces_labels_hits(memrepo: GitRepo) -> None:
+    memrepo.commit_files({"gitmem.yaml": WORKSPACES}, "two agents")
+    base = load_config(memrepo.path)
+    for name, fact in (("alpha", "alpha tuned the toucan cache"), ("beta", "beta fixed the toucan login")):
+        config = base.with_workspace(name)
+        for role in ("now", "decisions", "log", "lessons", "rules"):
+            source = memrepo.path / config.files.__getattribute__(role)
+            memrepo.write(config.path(role), source.read_bytes())
+        agent = History(memrepo, config)
+        agent.cycle(result=fact, message=f"{name}: {fact}")
+    alpha = search(memrepo.path, base.with_workspace("alpha"), "toucan", kinds=["log"])
+    assert [(h.path, h.workspace) for h in alpha] == [("agents/alpha/LOG.md", "")]
+    beta_commits = search(memrepo.path, base.with_workspace("beta"), "toucan", kinds=["commit"])
+    assert [h.snippet for h in beta_commits] == ["beta: beta fixed the **toucan** login"]
+    every = search(memrepo.path, base.with_workspace("alpha"), "toucan", kinds=["log"], all_workspaces=True)
+    assert sorted((h.path, h.workspace) for h in every) == [("agents/alpha/LOG.md", "alpha"),
+                                                             ("agents/beta/LOG.md", "beta")]
+    assert all(f"· {h.workspace}]" in str(h) for h in every)
+    assert search(memrepo.path, base, "toucan", kinds=["log"]) == []    # the top-level memory has none
+
+
+# (query, whether the logged deploy entry must come back): FTS5 syntax is read as plain words.
+HOSTILE = [('"', False), ('deploy "staging', True), ("NEAR(deploy staging)", True), ("NEAR", False), ("*", False),
+           ("deploy*", True), ("^deploy", True), ("-deploy", True), ("deploy AND OR NOT", True), ("(", False),
+           (")", False), ("''", False), ("", False), ("   ", False), ("\x00", False), ("💥 🚀", False),
+           ("x" * 10_000, False), ("deploy staging nginx " * 600, True), ("D-0001", False), ("a:b:c", False),
+           ('"unterminated NEAR(deploy, 2', False), ("{task result}: deploy", True), ("café MÜLLER naïve", False),
+           ("SELECT * FROM docs; --", False), ("AND", False), ("OR", False), ("NOT", False),
+           ("what did we do about the deploy", True)]
+
+
+@pytest.mark.parametrize(("query", "expected"), HOSTILE)
+def test_hostile_queries_are_plain_words(history: History, query: str, expected: bool) -> None:
+    history.cycle(task="deploy the staging nginx", result="deploy worked on staging")
+    hits = search(history.root, history.config, query)
+    assert isinstance(hits, list)
+    if expected:
+        assert any(hit.kind == "log" and hit.id == "cycle 1" for hit in hits), (query, hits)
+    if not any(c.isalnum() for c in query):
+        assert hits == []
+
+
+def test_filters_by_kind_and_date(history: History) -> None:
+    history.cycle(task="first badger task")                     # 2025-06-02
+    history.step = history.step * 10
+    history.cycle(task="second badger task")                    # 2025-06-12
+    all_hits = search(history.root, history.config, "badger", kinds=["log"], min_score=0.0, gap=1.0)
+    assert [h.id for h in all_hits] == ["cycle 2", "cycle 1"]
+    early = search(history.root, history.config, "badger", kinds=["log"], until="2025-06-05", gap=1.0)
+    assert [h.id for h in early] == ["cycle 1"]
+    late = search(history.root, history.config, "badger", kinds=["log", "now"], since="2025-06-10", gap=1.0)
+    assert {h.id for h in late} == {"cycle 2"} and {h.kind for h in late} <= {"log", "now"}
+    assert search(history.root, history.config, "badger", kinds=["lesson"]) == []
+
+
+def test_a_query_about_nothing_in_memory_scores_under_the_cutoff(history: History) -> None:
+    for _ in range(10):
+        history.cycle()
+    # "cache" is everywhere in the filler, "kubernetes" nowhere: nothing should claim to answer this.
+    assert search(history.root, history.config, "kubernetes operator cache") == []
+    assert search(history.root, history.config, "kubernetes operator cache", min_score=0.0)

@@ -1,0 +1,94 @@
+"""`gitmem recall` from the command line: output, JSON, filters, workspaces, and usage errors."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gitmem import exitcodes
+from tests.helpers import GitRepo
+from tests.recall_support import History
+
+
+@pytest.fixture
+def history(memrepo: GitRepo) -> History:
+    history = History(memrepo)
+    history.cycle(task="set up the staging nginx", result="nginx serves the heron site on port 8080")
+    history.cycle()
+    history.memory.add_lesson(title="Heron deploys need a warm cache", happened="the heron site was slow",
+                              why="cold cache", change="warm the cache after deploy")
+    history.commit("lesson about heron")
+    return history
+
+
+def test_text_output_names_kind_id_date_and_place(history: History, cli) -> None:
+    result = cli(["recall", "heron", "nginx"], cwd=history.root)
+    assert result.code == exitcodes.OK, result.err
+    first = result.lines[0]
+    assert first.startswith("LOG.md:8 [log cycle 1 2025-06-02 09:01 UTC] ")
+    assert "**nginx**" in first and "**heron**" in first
+    lines = history.repo.read("LOG.md").split("\n")
+    assert lines[7].startswith("## 2025-06-02 09:01 UTC · cycle 1")
+
+
+def test_json_output_has_every_field(history: History, cli) -> None:
+    result = cli(["recall", "heron", "--json", "--kind", "lesson"], cwd=history.root)
+    assert result.code == exitcodes.OK
+    hits = json.loads(result.out)
+    assert [(h["kind"], h["id"], h["path"]) for h in hits] == [("lesson", "L-0001", "LESSONS.md")]
+    assert set(hits[0]) == {"kind", "id", "date", "path", "line", "snippet", "score", "workspace"}
+    assert 0.35 <= hits[0]["score"] <= 1.0 and hits[0]["date"] == "2025-06-03"
+
+
+def test_nothing_found_says_so(history: History, cli) -> None:
+    result = cli(["recall", "kubernetes"], cwd=history.root)
+    assert (result.code, result.out) == (exitcodes.OK, "no memory of that\n")
+    assert json.loads(cli(["recall", "kubernetes", "--json"], cwd=history.root).out) == []
+
+
+def test_filters_limit_and_min_score(history: History, cli) -> None:
+    assert cli(["recall", "heron", "--kind", "commit", "--json"], cwd=history.root).out.count('"commit"') == 1
+    dated = cli(["recall", "heron", "--since", "2025-06-03", "--until", "2025-06-03", "--json"], cwd=history.root)
+    assert {h["id"] for h in json.loads(dated.out)} == {"L-0001"}
+    one = cli(["recall", "heron", "--limit", "1", "--min-score", "0"], cwd=history.root)
+    assert len(one.lines) == 1
+    strict = cli(["recall", "heron", "--min-score", "1.0"], cwd=history.root)
+    assert len(strict.lines) <= 1
+
+
+@pytest.mark.parametrize("argv", [
+    ["recall", "x", "--since", "last tuesday"],
+    ["recall", "x", "--workspace", "a", "--all-workspaces"],
+    ["recall", "x", "--kind", "email"],
+    ["recall", "x", "--min-score", "2"],
+    ["recall"],
+])
+def test_usage_errors_exit_2(history: History, cli, argv: list[str]) -> None:
+    result = cli(argv, cwd=history.root)
+    assert result.code == exitcodes.USAGE
+    assert "Traceback" not in result.err
+
+
+@pytest.mark.parametrize("query", ['"', "NEAR(", "*", "x" * 10_000, "  "])
+def test_hostile_queries_never_trace(history: History, cli, query: str) -> None:
+    result = cli(["recall", query], cwd=history.root)
+    assert result.code == exitcodes.OK, result.err
+    assert result.out == "no memory of that\n"
+
+
+def test_all_workspaces_labels_each_hit(memrepo: GitRepo, cli) -> None:
+    memrepo.commit_files({"gitmem.yaml": "workspaces:\n  scout:\n    memory_dir: scout\n"}, "a second agent")
+    from gitmem.config import load_config
+
+    base = load_config(memrepo.path)
+    scout = base.with_workspace("scout")
+    for role in ("now", "decisions", "log", "lessons", "rules"):
+        memrepo.write(scout.path(role), (memrepo.path / getattr(base.files, role)).read_bytes())
+    History(memrepo, scout).cycle(result="scout mapped the lagoon")
+    History(memrepo, base).cycle(result="main agent drained the lagoon")
+    own = cli(["recall", "lagoon", "--kind", "log", "--workspace", "scout"], cwd=memrepo.path)
+    assert [line.split(":")[0] for line in own.lines] == ["scout/LOG.md"]
+    both = cli(["recall", "lagoon", "--kind", "log", "--all-workspaces"], cwd=memrepo.path)
+    assert sorted(line.split(" [")[1].split("]")[0].split(" · ")[1] for line in both.lines) == ["default", "scout"]
+    unknown = cli(["recall", "lagoon", "--workspace", "nobody"], cwd=memrepo.path)
+    assert unknown.code == exitcodes.USAGE and "nobody" in unknown.err

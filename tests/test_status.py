@@ -1,0 +1,93 @@
+"""`gitmem status`: the dashboard's data from a real repository, and its text with and without colour."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import GitRepo
+from test_close import World, at, d
+
+from gitmem.cli.status import render
+from gitmem.status import collect, estimate
+
+RULE = "Run the tests before every commit."
+
+
+@pytest.fixture
+def world(memrepo: GitRepo) -> World:
+    world = World(memrepo)
+    world.ask(at(6, 9), "Which database?")
+    world.cycle(at(10, 9), "built", task="add the parser")                       # 1
+    lesson = world.lesson(at(10, 9, 30), "Tests first", rule=RULE)
+    waiting = world.lesson(at(10, 9, 40), "Small commits")
+    world.cycle(at(10, 21), "no-build")                                          # 2
+    world.confirm(at(10, 21, 10), lesson)
+    world.confirm(at(10, 21, 20), waiting)
+    world.cycle(at(10, 22), "no-build")                                          # 3
+    world.confirm(at(10, 22, 10), lesson)
+    world.cycle(at(11, 8), "no-build", task="look for work")                     # 4, the next day
+    return world
+
+
+def test_status_collects_the_day_the_streak_decisions_lessons_rules_and_budget(world: World) -> None:
+    world.clock.moment = at(11, 12)
+    data = collect(world.git.path, world.config, clock=world.clock).to_json()
+    assert data["now"] == "2026-11-11 12:00 UTC"
+    assert data["last_cycle"] == {"cycle": 4, "when": "2026-11-11 08:00 UTC", "outcome": "no-build",
+                                  "task": "look for work"}
+    assert data["cycles_today"] == 1
+    assert data["outcomes_today"] == {"built": 0, "published": 0, "no-build": 1}
+    assert data["streak"] == {"length": 3, "first": 2, "last": 4, "problem": True}     # across midnight
+    assert data["pending"] == [{"id": "D-0001", "title": "Which database?", "age_days": 5, "stale": True}]
+    assert data["eligible"] == [{"id": "L-0001", "title": "Tests first", "cycles": [2, 3], "has_rule": True}]
+    assert data["awaiting"] == [{"id": "L-0002", "title": "Small commits", "needed": 2, "confirmations": 1}]
+    assert data["rules"]["proven"] == 0 and data["rules"]["proven_max"] == 30
+    assert data["rules"]["lines"] == len(world.read("RULES.md").splitlines())
+    assert data["rules"]["lines_max"] == 200
+    budget = data["budget"]
+    assert budget["limit"] == 60000 and budget["soft"] == 42000 and budget["hard"] == 51900
+    assert 0 < budget["tokens"] < budget["soft"]
+    assert data["last_close"] is None
+
+
+def test_status_after_a_close_shows_the_promotion_and_the_close(world: World) -> None:
+    world.close(d(11), at(11, 23))
+    data = collect(world.git.path, world.config, clock=world.clock).to_json()
+    assert data["rules"]["proven"] == 1
+    assert data["eligible"] == []
+    assert data["last_close"] == "2026-11-11"
+
+
+def test_render_is_plain_in_a_pipe_and_coloured_on_a_terminal(world: World) -> None:
+    world.clock.moment = at(11, 12)
+    data = collect(world.git.path, world.config, clock=world.clock).to_json()
+    plain = render(data, colour=False)
+    assert "\x1b[" not in plain
+    lines = plain.splitlines()
+    assert lines[0] == "gitmem status · 2026-11-11 12:00 UTC"
+    assert lines[1] == "last cycle   4 · 2026-11-11 08:00 UTC · no-build · look for work"
+    assert lines[2] == "today        1 cycle(s) (1 no-build)"
+    assert lines[3] == "Rule 0       3 no-build in a row (cycles 2–4) — PROBLEM: ship something"
+    assert "  D-0001 · Which database? (5d)" in lines
+    assert "  L-0001 · Tests first (cycles 2, 3)" in lines
+    assert "  L-0002 · Small commits (1/2)" in lines
+    assert len(lines) <= 24                                                      # one screen
+    coloured = render(data, colour=True)
+    assert "\x1b[31m" in coloured and coloured != plain
+
+
+def test_cli_status_text_and_json(world: World, cli) -> None:  # type: ignore[no-untyped-def]
+    text = cli(["status"], cwd=world.git.path)
+    assert text.code == 0 and "\x1b[" not in text.out
+    assert text.out.startswith("gitmem status · ")
+    assert "decisions    1 pending" in text.out
+    data = json.loads(cli(["status", "--json"], cwd=world.git.path).out)
+    assert data["last_cycle"]["cycle"] == 4 and data["rules"]["proven_max"] == 30
+
+
+def test_offline_estimate_counts_what_a_cycle_reads(world: World) -> None:
+    tokens = estimate(world.git.path, world.config)
+    rules_chars = len(world.read("RULES.md"))
+    assert tokens > rules_chars / 3.5
+    assert tokens < sum(len(world.read(rel)) for rel in ("RULES.md", "NOW.md", "DECISIONS.md", "LOG.md",
+                                                        "ROADMAP.md")) / 3.5
