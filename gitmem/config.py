@@ -37,7 +37,7 @@ class Agent:
     name: str = "gitmem-agent"
     email: str = "agent@gitmem.invalid"
     backend: str = ""                       # anthropic | command | scripted; "" = anthropic when a key is set
-    model: str = "claude-sonnet-4-5"
+    model: str = "claude-sonnet-5-5"
     command: str = ""                       # for the command backend, e.g. `claude -p`
     script: str = ""                        # for the scripted backend: a YAML file of tool calls per cycle
     shell: Shell = field(default_factory=Shell)
@@ -66,7 +66,7 @@ class Cycle:
 
 @dataclass(frozen=True)
 class Close:
-    model: str = "claude-opus-4-1"
+    model: str = "claude-opus-5-5"
     confirmations: int = 2
     max_promotions: int = 3
     stale_decision_days: int = 3

@@ -4,8 +4,11 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+PUBLIC_API = "https://api.github.com"
 
 
 class GitHubError(Exception):
@@ -59,3 +62,16 @@ class GitHubClient:
         created = self._call("POST", f"/repos/{self.repository}/pulls",
                              {"title": title, "head": head, "base": base, "body": body})
         return PullRequest(created["number"], created.get("html_url", ""), created=True)
+
+
+def client_from_env(environ: Mapping[str, str]) -> GitHubClient:
+    """The client the Actions environment describes: GITHUB_API_URL, GITHUB_REPOSITORY and the token
+    (GITMEM_GIT_TOKEN, else GITHUB_TOKEN)."""
+    token = environ.get("GITMEM_GIT_TOKEN") or environ.get("GITHUB_TOKEN") or ""
+    repository = environ.get("GITHUB_REPOSITORY") or ""
+    if not token:
+        raise GitHubError("no token to call the GitHub API: set GITMEM_GIT_TOKEN or GITHUB_TOKEN "
+                          "(the action passes its github-token input)")
+    if repository.count("/") != 1 or not all(repository.split("/")):
+        raise GitHubError(f"GITHUB_REPOSITORY must be owner/name, not {repository!r}")
+    return GitHubClient(environ.get("GITHUB_API_URL") or PUBLIC_API, repository, token)

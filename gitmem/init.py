@@ -53,9 +53,12 @@ def _prepare_repo(target: Path, report: InitReport) -> None:
     fresh = not target.exists() or not any(target.iterdir())
     target.mkdir(parents=True, exist_ok=True)
     try:
-        found = git.root(git.open_repo(target)).resolve()
+        repository = git.open_repo(target)
     except git.RepoError:
-        found = None
+        repository = None
+    if repository is not None and repository.workdir is None:
+        raise InitError(f"{target} is a bare git repository; clone it and run `gitmem init` in the clone")
+    found = Path(repository.workdir).resolve() if repository is not None else None
     if found == target.resolve():
         return
     if found is not None and not fresh:

@@ -524,3 +524,13 @@ def commits_since(repo: pygit2.Repository, start: str | None, paths: Iterable[st
                                 or mine[p] is None and theirs.get(p) is not None)
         yield CommitInfo(str(commit.id), commit.commit_time, commit.commit_time_offset, commit.author.name,
                          commit.message, touched)
+
+
+# -- cheap blob facts for big memory files (added for gitmem.snapread) ---------------------------
+
+def blob_size(repo: pygit2.Repository, oid: str) -> int | None:
+    """A blob's size from its header, without inflating it; None when it is missing."""
+    try:
+        return repo.odb.read_header(oid)[1]
+    except (KeyError, ValueError, pygit2.GitError):
+        return None

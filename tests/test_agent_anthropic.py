@@ -36,7 +36,7 @@ MODEL = "claude-sonnet-4-6"
 @pytest.fixture(autouse=True)
 def model_in_config(memrepo: GitRepo) -> None:
     """The model comes from gitmem.yaml: use a current one so the SDK has nothing to warn about."""
-    memrepo.write("gitmem.yaml", memrepo.read("gitmem.yaml").replace("model: claude-sonnet-4-5", f"model: {MODEL}"))
+    memrepo.write("gitmem.yaml", memrepo.read("gitmem.yaml").replace("model: claude-sonnet-5-5", f"model: {MODEL}"))
 
 
 class FakeAPI:

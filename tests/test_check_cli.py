@@ -172,6 +172,26 @@ def test_verify_checks_gm207_with_each_commits_author(memrepo: GitRepo, cli) -> 
     assert codes(result) == ["GM207"]
 
 
+def test_verify_skips_history_from_before_gitmem_was_adopted(tmp_path, git_env, cli) -> None:
+    """`gitmem init` in an old project: a first push of the branch verifies from the root without GM904."""
+    from gitmem.init import template_dir, template_files
+
+    repo = make_repo(tmp_path / "old-project", template=False)
+    repo.commit_files({"README.md": "an old project\n"}, "before gitmem")
+    repo.commit_files({"src.py": "print(1)\n"}, "still before gitmem")
+    repo.commit_files({rel: (template_dir() / rel).read_bytes() for rel in template_files()}, "gitmem init")
+    repo.commit_files({"LOG.md": repo.read("LOG.md") + GOOD_ENTRY}, "cycle 2")
+    result = cli(["verify", "--range", f"{'0' * 40}..HEAD"], cwd=repo.path)
+    assert (result.code, result.out) == (0, ""), result.out
+    assert "4 commit(s) verified" in result.err
+    memory = ("DECISIONS.md", "LESSONS.md", "LOG.md", "NOW.md", "RULES.md")
+    repo.commit_files(dict.fromkeys(memory), "drop the memory")
+    dropped = cli(["verify", "--range", "HEAD~1..HEAD"], cwd=repo.path)
+    assert dropped.code == 1
+    assert [line.split(" ", 2)[:2] for line in dropped.lines] == sorted(
+        [[f"{name}:1:", "GM904"] for name in memory] + [["LOG.md:1:", "GM301"]])
+
+
 def test_verify_rewritten_history_exits_5_with_gm906(memrepo: GitRepo, history, cli) -> None:
     repo = memrepo.repo
     start = repo.get(history["start"])
@@ -393,3 +413,56 @@ def test_check_does_not_import_heavy_modules(memrepo: GitRepo) -> None:
     done = subprocess.run([sys.executable, "-c", probe], cwd=memrepo.path, capture_output=True, text=True,
                           env=env, timeout=60)
     assert done.stdout.strip() == "0 []", done.stdout + done.stderr
+
+
+# ---- fuzz: any bytes in any memory file give violations, never an exception --------------------------------
+
+def _fuzz_text():
+    from hypothesis import strategies as st
+
+    pieces = st.sampled_from([
+        "# NOW\n", "# LOG\n", "# DECISIONS\n", "# LESSONS\n", "## Pending\n", "## Resolved\n", "## Proven rules\n",
+        "## Retired\n", "## 2026-11-30 09:00 UTC · cycle 1\n", "## 2026-11-30 09:00 UTC · cycle 2 · built\n",
+        "## 2026-11-30 08:00 UTC · close\n", "### D-0001 · t\n", "## L-0001 · t\n", "- R-01 · r (human)\n",
+        "- R-02 · r (from L-0001; cycles 4, 5)\n", "- Asked: 2026-11-30 09:00 UTC (cycle 1)\n", "- Answer: y\n",
+        "- Answered: 2026-11-30 09:00 UTC by A <a@b>\n", "- Happened: 2026-11-30 (cycle 3) — x\n",
+        "- Confirmed: 2026-11-30 (cycle 3) — x\n", "- Status: promoted R-01\n", "- Task: t\n", "- Result: r\n",
+        "  continued\n", "\n", "```\n", "<<<<<<< HEAD\n", "=======\n", "\r\n", "\ufeff", "·", " - ", " | ",
+    ])
+    return st.lists(st.one_of(pieces, st.text(max_size=20)), max_size=25).map("".join)
+
+
+def _fuzz_file():
+    from hypothesis import strategies as st
+
+    return st.one_of(st.none(), st.binary(max_size=200), _fuzz_text().map(lambda t: t.encode("utf-8")))
+
+
+def test_checks_never_raise_on_arbitrary_memory() -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    from gitmem.checks import CheckInput, run_checks
+    from gitmem.config import Config
+    from gitmem.snapshot import Snapshot
+
+    names = ("NOW.md", "DECISIONS.md", "LOG.md", "LESSONS.md", "RULES.md")
+    registered = {rule.code for rule in RULES}
+
+    # GITMEM_FUZZ_EXAMPLES=5000 for a longer hunt; the default keeps the suite quick.
+    @settings(max_examples=int(os.environ.get("GITMEM_FUZZ_EXAMPLES", "300")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(old=st.fixed_dictionaries({n: _fuzz_file() for n in names}),
+           new=st.fixed_dictionaries({n: _fuzz_file() for n in names}), append=st.booleans(),
+           author=st.sampled_from([None, "agent@gitmem.invalid", "ada@example.com"]))
+    def run(old, new, append, author) -> None:
+        if append:   # the common case: new memory is the old plus something
+            new = {n: (old[n] or b"") + (new[n] or b"") for n in names}
+        old_snap = Snapshot.from_dict("old", {k: v for k, v in old.items() if v is not None})
+        new_snap = Snapshot.from_dict("new", {k: v for k, v in new.items() if v is not None})
+        found = run_checks(CheckInput(Config(), old_snap, new_snap, author))
+        for v in found:
+            assert v.code in registered and v.line >= 1 and v.path in names
+            data = new[v.path] or b""
+            assert v.line <= data.count(b"\n") + 1 or v.code == "GM301", (v, data)
+
+    run()

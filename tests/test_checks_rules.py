@@ -134,6 +134,11 @@ CASES: tuple[Case, ...] = (
     Case("GM301", "truncated", L, "- Result: repo ready", base={L: LOG_BASE + log_entry(10, 2)},
          good={L: LOG_BASE + log_entry(10, 2) + log_entry(11, 3)}, bad={L: LOG_BASE[: LOG_BASE.index("- Result")]
                                                                         + "- Result: repo ready"}),
+    Case("GM301", "extends-last-entry", L, "second thoughts", base={L: LOG_BASE},
+         good={L: LOG_BASE + log_entry(10, 2) + "\n\n"},
+         bad={L: LOG_BASE + "- Learned: second thoughts\n" + log_entry(10, 2)}),
+    Case("GM301", "extends-last-line", L, "- Result: repo ready", base={L: LOG_BASE.rstrip("\n")},
+         good={L: LOG_BASE + log_entry(10, 2)}, bad={L: LOG_BASE.rstrip("\n") + ", or so I thought\n"}),
     Case("GM302", "time-backwards", L, "cycle 2", base={L: LOG_BASE}, good={L: LOG_BASE + log_entry(10, 2)},
          bad={L: LOG_BASE + log_entry(8, 2)}),
     Case("GM303", "cycle-not-increasing", L, "cycle 1 · built", nth=2, base={L: LOG_BASE},

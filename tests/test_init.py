@@ -282,3 +282,12 @@ def test_init_of_a_new_folder_inside_a_repo_starts_its_own_repo(tmp_path: Path) 
     report = gitmem_init.init(tmp_path / "new-agent")
     assert report.initialised_git is True
     assert Path(pygit2.Repository(str(tmp_path / "new-agent")).workdir).resolve() == (tmp_path / "new-agent").resolve()
+
+
+def test_init_of_a_bare_repository_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pygit2.init_repository(str(tmp_path / "origin.git"), bare=True)
+    before = snapshot(tmp_path)
+    code, out, err = run(capsys, "init", str(tmp_path / "origin.git"))
+    assert code == exitcodes.USAGE
+    assert "is a bare git repository; clone it and run `gitmem init` in the clone" in err
+    assert snapshot(tmp_path) == before

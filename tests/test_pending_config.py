@@ -50,3 +50,16 @@ def test_config_prints_effective_values_and_rejects_unknown_keys(memrepo, cli):
     assert whole["files"]["log"] == "LOG.md"
     bad = cli(["config", "agent.nope"], cwd=memrepo.path)
     assert bad.code == 2 and "unknown config key 'agent.nope'" in bad.err
+
+
+def test_default_models_are_current_in_the_installed_sdk():
+    """A default that the SDK lists as deprecated would break every new agent on its end-of-life date."""
+    import pytest
+
+    from gitmem.config import Config
+
+    DEPRECATED_MODELS = pytest.importorskip("anthropic._data").DEPRECATED_MODELS
+
+    config = Config()
+    assert config.agent.model not in DEPRECATED_MODELS
+    assert config.close.model not in DEPRECATED_MODELS

@@ -13,7 +13,7 @@ from gitmem.memory.text import Timestamp, strip_trailing_blank
 PROPERTY = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Printable text without line breaks or control characters; the model trims values and titles.
-_ALPHABET = st.characters(whitelist_categories=("L", "N", "P", "S"), whitelist_characters=" ·|-—()#*:`<>")
+_ALPHABET = st.characters(whitelist_categories=("L", "N", "P", "S", "Zs"), whitelist_characters=" ·|-—()#*:`<>")
 _WORDS = st.text(_ALPHABET, min_size=1, max_size=24).map(str.strip).filter(bool)
 
 

@@ -62,9 +62,23 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     if not appended.strip():
         return []
     first_line = old.count(b"\n") + 1
-    doc = log.parse(decode(appended).text, first_line=first_line, expect_title=False)
-    found = [from_problem(path, p) for p in doc.problems]
+    text = decode(appended).text
+    doc = log.parse(text, first_line=first_line, expect_title=False)
+    found = [from_problem(path, p) for p in doc.problems] + _stray_text(path, text, first_line)
     return found + _entry_rules(path, doc.entries, _previous_entry(old), _previous_cycle(old))
+
+
+def _stray_text(path: str, appended: str, first_line: int) -> list[Violation]:
+    """Appended lines before the first new heading would change the entry above them: that is an edit."""
+    for offset, line in enumerate(appended.split("\n")):
+        if line.startswith("## "):
+            return []
+        if line.strip():
+            number = first_line + offset
+            return [Violation(path, number, "GM301",
+                              f"line {number} is appended to the entry above it, which changes history",
+                              "each addition starts with its own `## <timestamp> · …` heading (`gitmem log add`)")]
+    return []
 
 
 def _entry_rules(path: str, entries: tuple[log.LogEntry, ...], previous: log.LogEntry | None,

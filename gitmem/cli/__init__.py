@@ -60,7 +60,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         err.show()
         return err.exit_code
     except known_errors() as err:
-        click.echo(f"gitmem: {err}", err=True)
+        from gitmem.checks.secrets import redact
+
+        # Config errors quote the bad value; it may be a key pasted into the wrong place.
+        click.echo(f"gitmem: {redact(str(err))}", err=True)
         return getattr(err, "exit_code", exitcodes.USAGE)
     except Exception:
         click.echo("gitmem: unexpected error; please report it with this traceback:", err=True)

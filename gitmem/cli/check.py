@@ -30,11 +30,16 @@ def check(worktree: bool, fmt: str, workspace: str | None) -> int:
     It reads the index git hands to hooks (GIT_INDEX_FILE) and never writes the index or the work tree.
     Prints one `path:line: GMnnn message` line per problem. Exit 0 clean, 1 violations, 2 config error.
     """
-    from gitmem.validate import check_staged, check_worktree
+    from gitmem import repo as git
+    from gitmem.config import CONFIG_NAME
+    from gitmem.validate import check_staged, check_worktree, config_at
 
     ctx = open_context(workspace)
-    found = (check_worktree if worktree else check_staged)(ctx.repo, ctx.config)
-    return _emit(found, fmt)
+    if worktree:
+        return _emit(check_worktree(ctx.repo, ctx.config), fmt)
+    # What is staged is judged by the staged config, so a commit that changes limits is checked by them.
+    staged_config = config_at(git.index_snapshot(ctx.repo, [CONFIG_NAME]).read(CONFIG_NAME), workspace=workspace)
+    return _emit(check_staged(ctx.repo, staged_config), fmt)
 
 
 ZERO_SHA = "0" * 40

@@ -19,7 +19,8 @@ def init_command(directory: Path, as_json: bool) -> int:
     """Create the memory files, config, prompts, pre-commit config and workflows that are missing.
 
     DIR (default: the current folder) becomes the root of the agent's repository; `git init` runs there
-    if it is not one yet. Never overwrites a file. An existing .pre-commit-config.yaml gets the gitmem
+    if it is not one yet. A non-empty folder inside another repository is refused: memory lives at a
+    repository's root. Never overwrites a file. An existing .pre-commit-config.yaml gets the gitmem
     hooks added, every other line kept as it was. Running it twice changes nothing.
     """
     from dataclasses import asdict

@@ -1,0 +1,103 @@
+"""`gitmem github prepare` and `gitmem github pr`: the Action's pull-request mode."""
+from __future__ import annotations
+
+import os
+
+import click
+
+from gitmem import exitcodes
+from gitmem.cli.common import open_context, workspace_option
+
+DEFAULT_BRANCH = "gitmem/memory"   # gitmem.prmode.DEFAULT_BRANCH; repeated so --help loads no library
+
+
+@click.group("github")
+def github_group() -> None:
+    """Pull-request mode, for repositories whose rulesets block direct pushes to the default branch.
+
+    \b
+    gitmem github prepare               before the cycle or close: check out the memory branch
+    gitmem cycle                        (or gitmem close) commits to it
+    gitmem github pr --phase cycle      push it, then open its PR or update the open one
+    """
+
+
+@github_group.command("prepare")
+@click.option("--branch", default=DEFAULT_BRANCH, show_default=True, help="The memory branch.")
+@click.option("--remote", default="origin", show_default=True)
+def prepare(branch: str, remote: str) -> int:
+    """Continue the memory branch origin still holds (its PR is open), or start it from HEAD."""
+    from gitmem import prmode
+    from gitmem.repo import open_repo
+
+    done = prmode.prepare_branch(open_repo(), branch=branch, remote=remote)
+    how = "continuing the open memory branch" if done.continued else f"started from {done.base}"
+    click.echo(f"on {done.branch} at {done.commit[:10]} ({how})")
+    return exitcodes.OK
+
+
+@github_group.command("pr")
+@click.option("--phase", type=click.Choice(["cycle", "close"]), required=True,
+              help="What just ran; it words the PR.")
+@click.option("--branch", default=DEFAULT_BRANCH, show_default=True, help="The memory branch.")
+@click.option("--base", default=None, metavar="BRANCH",
+              help="The PR's base (default: the branch `prepare` started from, else GITHUB_REF_NAME, else main).")
+@click.option("--remote", default="origin", show_default=True)
+@workspace_option
+def pr(phase: str, branch: str, base: str | None, remote: str, workspace: str | None) -> int:
+    """Push the memory branch (never forced), then open its pull request or update the open one.
+
+    Needs GITHUB_REPOSITORY and a token (GITMEM_GIT_TOKEN or GITHUB_TOKEN); GITHUB_API_URL defaults to
+    the public API. Sets `pr` and `pr-url` in $GITHUB_OUTPUT. Exit 0 done (or nothing to propose);
+    2 no token or repository; 4 the push or the API call failed: the commits are safe on the branch.
+    """
+    from gitmem import prmode
+    from gitmem.github import GitHubError, client_from_env
+    from gitmem.salvage import scrub as scrub_secrets
+    from gitmem.store import Memory, system_clock
+
+    token = os.environ.get("GITMEM_GIT_TOKEN") or os.environ.get("GITHUB_TOKEN") or ""
+
+    def scrub(text: str) -> str:
+        text = scrub_secrets(text)
+        return text.replace(token, "***") if token else text
+
+    ctx = open_context(workspace)
+    base = base or prmode.recorded_base(ctx.repo, branch) or os.environ.get("GITHUB_REF_NAME") or "main"
+    if base == branch:
+        raise click.UsageError(f"the PR base cannot be the memory branch itself; pass --base (e.g. main)")
+    pushed = prmode.publish_branch(ctx.repo, ctx.config, branch=branch, remote=remote, scrub=scrub)
+    for message in pushed.messages:
+        click.echo(f"gitmem github pr: {message}", err=True)
+    if not pushed.ok:
+        where = pushed.side_branch or f"local {branch}"
+        click.echo(f"gitmem github pr: the push did not land; the commits are on {where}", err=True)
+        return exitcodes.SALVAGED
+    commits = prmode.proposed_commits(ctx.repo, remote, base)
+    if not commits:
+        click.echo(f"nothing to propose: {branch} adds no commit to {base}")
+        return exitcodes.OK
+    memory = Memory(ctx.root, ctx.config)
+    waiting = prmode.waiting_decisions(memory.read("decisions"), ctx.config, system_clock(ctx.config)())
+    title, body = prmode.pr_text(memory.read("log"), waiting, commits, phase=phase, branch=branch, base=base)
+    try:
+        opened = client_from_env(os.environ).open_or_update(head=branch, base=base, title=title, body=body)
+    except GitHubError as err:
+        click.echo(f"gitmem github pr: {scrub(str(err))}; the commits are on {remote}/{branch}", err=True)
+        return exitcodes.USAGE if "no token" in str(err) or "GITHUB_REPOSITORY" in str(err) else exitcodes.SALVAGED
+    verb = "opened" if opened.created else "updated"
+    click.echo(f"{verb} pull request #{opened.number} {opened.url} ({branch} -> {base}, {len(commits)} commit(s))")
+    _append("GITHUB_OUTPUT", f"pr={opened.number}\npr-url={opened.url}\n")
+    _append("GITHUB_STEP_SUMMARY", f"- Pull request: [#{opened.number}]({opened.url}) {verb}: "
+                                   f"`{branch}` -> `{base}`, {len(commits)} commit(s)\n\n")
+    return exitcodes.OK
+
+
+def _append(variable: str, text: str) -> None:
+    path = os.environ.get(variable)
+    if path:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(text)
+
+
+COMMANDS = (github_group,)
