@@ -55,7 +55,7 @@ def test_naive_full_validation(benchmark, synth: SynthInfo) -> None:
         log_doc = log.parse(snapshot.read("LOG.md").decode("utf-8"))
         now_doc = now.parse(snapshot.read("NOW.md").decode("utf-8"))
         assert len(log_doc.cycles) == synth.cycles and now_doc.blocks
-        return run_checks(CheckInput(config, None, snapshot, config.agent.email))
+        return run_checks(CheckInput(config, None, snapshot, None))
 
     found = benchmark.pedantic(naive, rounds=heavy_rounds(synth), iterations=1)
     assert not has_errors(found)

@@ -129,7 +129,11 @@ def load_config(root: Path | str, *, workspace: str | None = None) -> Config:
     if not path.exists():
         config = Config()
     else:
-        config = parse_config(path.read_bytes(), source=CONFIG_NAME)
+        try:
+            data = path.read_bytes()
+        except OSError as err:        # a directory named gitmem.yaml, no permission: say so, never crash
+            raise ConfigError(f"{CONFIG_NAME}: cannot read it ({err.strerror or err})") from None
+        config = parse_config(data, source=CONFIG_NAME)
     return config.with_workspace(workspace) if workspace else config
 
 
@@ -201,6 +205,8 @@ def _build(cls: type, raw: Any, source: str, prefix: str, warnings: list[str], w
 
 def _coerce(hint: Any, value: Any, where: str, dotted: str, warnings: list[str]) -> Any:
     if is_dataclass(hint):
+        # `limits:` with every key commented out loads as None: it means "all defaults", not an error.
+        value = {} if value is None else value
         return _build(hint, value, where.split(":")[0], dotted + ".", warnings, where)
     text = (get_origin(hint) or hint).__name__
     if dotted == "workspaces":

@@ -15,6 +15,10 @@ class GitHubError(Exception):
     """A REST call failed; the message never contains the token."""
 
 
+class GitHubSetupError(GitHubError):
+    """The environment does not say which repository to call, or holds no token."""
+
+
 @dataclass(frozen=True)
 class PullRequest:
     number: int
@@ -70,8 +74,8 @@ def client_from_env(environ: Mapping[str, str]) -> GitHubClient:
     token = environ.get("GITMEM_GIT_TOKEN") or environ.get("GITHUB_TOKEN") or ""
     repository = environ.get("GITHUB_REPOSITORY") or ""
     if not token:
-        raise GitHubError("no token to call the GitHub API: set GITMEM_GIT_TOKEN or GITHUB_TOKEN "
+        raise GitHubSetupError("no token to call the GitHub API: set GITMEM_GIT_TOKEN or GITHUB_TOKEN "
                           "(the action passes its github-token input)")
     if repository.count("/") != 1 or not all(repository.split("/")):
-        raise GitHubError(f"GITHUB_REPOSITORY must be owner/name, not {repository!r}")
+        raise GitHubSetupError(f"GITHUB_REPOSITORY must be owner/name, not {repository!r}")
     return GitHubClient(environ.get("GITHUB_API_URL") or PUBLIC_API, repository, token)

@@ -134,8 +134,8 @@ def test_kill_9_mid_cycle_then_the_next_run_says_what_to_do(tmp_path, memrepo, c
         assert time.monotonic() < deadline and runner.poll() is None, runner.communicate()
         time.sleep(0.05)
     runner.send_signal(signal.SIGKILL)
-    runner.communicate()
-    os.kill(int(pid_file.read_text()), signal.SIGKILL)    # the agent ran in its own session
+    os.kill(int(pid_file.read_text()), signal.SIGKILL)    # the agent ran in its own session; it held our pipes
+    runner.communicate(timeout=30)
     lock = memrepo.path / ".git" / "gitmem" / "cycle.lock"
     assert json.loads(lock.read_text())["pid"] == runner.pid
 

@@ -130,7 +130,8 @@ def test_missing_config_means_defaults(tmp_path: Path) -> None:
     assert config.timezone == "UTC" and config.tzinfo().key == "UTC"
 
 
-@pytest.mark.parametrize("text", ["", "# only a comment\n", "\ufefftimezone: UTC\n"])
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "\ufefftimezone: UTC\n",
+                                  "files:\n  # now: NOW.md\nlimits:\nagent:\n  shell:\n"])
 def test_empty_or_comment_only_config_means_defaults(text: str) -> None:
     assert parse_config(text.encode("utf-8")) == Config()
 
@@ -228,6 +229,12 @@ def test_invalid_yaml_gives_file_and_line(text: str, line: int) -> None:
 def test_invalid_utf8_config_names_the_file(tmp_path: Path) -> None:
     (tmp_path / "gitmem.yaml").write_bytes(b"timezone: \xff\n")
     with pytest.raises(ConfigError, match=r"^gitmem.yaml: not valid UTF-8"):
+        load_config(tmp_path)
+
+
+def test_unreadable_config_is_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "gitmem.yaml").mkdir()
+    with pytest.raises(ConfigError, match=r"^gitmem.yaml: cannot read it"):
         load_config(tmp_path)
 
 

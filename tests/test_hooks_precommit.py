@@ -237,10 +237,6 @@ def test_pre_push_refuses_rewritten_history_and_accepts_a_clean_push(installed: 
     assert installed.remote_head() == pushed
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "pre-commit passes no PRE_COMMIT_FROM_REF/TO_REF when a push includes the root commit (it sets "
-    "all_files and PRE_COMMIT_LOCAL_BRANCH instead), so `gitmem verify --pre-push` verifies 0 commits; "
-    "gitmem/cli/check.py:_push_ranges should fall back to (None, PRE_COMMIT_LOCAL_BRANCH)"))
 def test_first_push_of_a_bad_root_history_is_refused(tmp_path: Path, env: dict[str, str],
                                                       hook_repo: tuple[str, str]) -> None:
     agent = make_agent(tmp_path / "agent", env)

@@ -501,9 +501,11 @@ def test_lessons_bad_events_and_statuses() -> None:
     assert lessons.parse_event(Field("Confirmed", "yesterday (cycle 3)", 5, 5)) is None
     assert lessons.parse_event(Field("Confirmed", "2026-06-03 (cycle 3)", 5, 5)) == \
         lessons.Event(date(2026, 6, 3), 3, "", 5)
-    for status in ("open", "promoted R-07", "promoted R-123", "retired — no longer true", "retired - gone"):
+    for status in ("open", "promoted R-07", "promoted R-123", "retired — no longer true", "retired - gone",
+                   "retired — a reason that runs\nover two lines"):
         assert lessons.valid_status(status), status
-    for status in ("closed", "promoted", "promoted R-7", "retired", "retired —", "Open"):
+    for status in ("closed", "promoted", "promoted R-7", "retired", "retired —", "Open", "open\nmore",
+                   "promoted R-07\nmore"):
         assert not lessons.valid_status(status), status
     assert lessons.promoted_rule("promoted R-07") == "R-07"
     assert lessons.promoted_rule("open") is None

@@ -42,6 +42,14 @@ def test_work_tree_and_index_pass_check(small: SynthInfo) -> None:
     assert repo.status(untracked_files="no") == {}
 
 
+def test_gitmem_check_command_passes(small: SynthInfo, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitmem.cli import main
+
+    monkeypatch.chdir(small.path)
+    assert main(["check", "--worktree"]) == 0
+    assert main(["check"]) == 0
+
+
 def test_counts_follow_the_scale(small: SynthInfo, tmp_path: Path) -> None:
     double = build_synthetic_repo(tmp_path / "double", scale=2 * SMALL, seed=3)
     for info, scale in ((small, SMALL), (double, 2 * SMALL)):

@@ -46,11 +46,15 @@ ZERO_SHA = "0" * 40
 
 
 def _push_ranges() -> list[tuple[str | None, str]]:
-    """What a push sends: pre-commit's PRE_COMMIT_FROM_REF/TO_REF, else git's pre-push lines on stdin."""
+    """What a push sends: pre-commit's PRE_COMMIT_* variables, else git's pre-push lines on stdin."""
     to_ref = os.environ.get("PRE_COMMIT_TO_REF")
     if to_ref:
         from_ref = os.environ.get("PRE_COMMIT_FROM_REF") or ZERO_SHA
         return [(None if from_ref == ZERO_SHA else from_ref, to_ref)]
+    # A push that includes the root commit: pre-commit gives no refs, only the local branch.
+    local = os.environ.get("PRE_COMMIT_LOCAL_BRANCH")
+    if local:
+        return [(None, local)]
     ranges: list[tuple[str | None, str]] = []
     stdin = sys.stdin
     for line in ([] if stdin is None or stdin.isatty() else stdin.read().splitlines()):

@@ -19,9 +19,12 @@ if TYPE_CHECKING:   # the library loads inside the command only
 @click.option("--no-llm", "no_llm", is_flag=True,
               help="Build the report and rules from the data only, even when ANTHROPIC_API_KEY is set.")
 @click.option("--push", is_flag=True, help="Fetch, rebase and push the close commit, retrying with backoff.")
+@click.option("--model", metavar="MODEL", default=None,
+              help="The model that words the close (overrides close.model in gitmem.yaml).")
 @json_option
 @workspace_option
-def close(day: str | None, no_llm: bool, push: bool, as_json: bool, workspace: str | None) -> int:
+def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json: bool,
+          workspace: str | None) -> int:
     """Close a day: report it in LOG, flag problems (Rule 0), plan tomorrow on top of NOW, and promote
     lessons that two later cycles confirmed to proven rules. Running it twice for a day changes nothing.
 
@@ -41,6 +44,10 @@ def close(day: str | None, no_llm: bool, push: bool, as_json: bool, workspace: s
     except ValueError:
         raise click.BadParameter(f"{day!r} is not a YYYY-MM-DD date", param_hint="--date") from None
     ctx = open_context(workspace)
+    if model:
+        from dataclasses import replace
+
+        ctx.config = replace(ctx.config, close=replace(ctx.config.close, model=model))
     try:
         result = run_close(ctx.root, ctx.config, day=chosen, use_llm=not no_llm and available(), push=push)
     except LockHeld as err:

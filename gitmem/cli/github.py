@@ -26,12 +26,19 @@ def github_group() -> None:
 @click.option("--branch", default=DEFAULT_BRANCH, show_default=True, help="The memory branch.")
 @click.option("--remote", default="origin", show_default=True)
 def prepare(branch: str, remote: str) -> int:
-    """Continue the memory branch origin still holds (its PR is open), or start it from HEAD."""
-    from gitmem import prmode
-    from gitmem.repo import open_repo
+    """Continue the memory branch origin still holds (its PR is open), or start it from HEAD.
 
-    done = prmode.prepare_branch(open_repo(), branch=branch, remote=remote)
-    how = "continuing the open memory branch" if done.continued else f"started from {done.base}"
+    Exit 0 on the branch; 2 HEAD is detached or unborn, the tree is dirty, or the branches diverged.
+    """
+    from gitmem import prmode
+    from gitmem.repo import RepoError, open_repo
+
+    try:
+        done = prmode.prepare_branch(open_repo(), branch=branch, remote=remote)
+    except RepoError as err:
+        click.echo(f"gitmem github prepare: {_scrub(str(err))}", err=True)
+        return exitcodes.USAGE
+    how = "continuing the memory branch of the open PR" if done.continued else f"started from {done.base}"
     click.echo(f"on {done.branch} at {done.commit[:10]} ({how})")
     return exitcodes.OK
 
@@ -49,31 +56,29 @@ def pr(phase: str, branch: str, base: str | None, remote: str, workspace: str | 
 
     Needs GITHUB_REPOSITORY and a token (GITMEM_GIT_TOKEN or GITHUB_TOKEN); GITHUB_API_URL defaults to
     the public API. Sets `pr` and `pr-url` in $GITHUB_OUTPUT. Exit 0 done (or nothing to propose);
-    2 no token or repository; 4 the push or the API call failed: the commits are safe on the branch.
+    2 no token or repository; 4 the push or the API call failed: the commits are safe on a branch.
     """
     from gitmem import prmode
-    from gitmem.github import GitHubError, client_from_env
-    from gitmem.salvage import scrub as scrub_secrets
+    from gitmem.github import GitHubError, GitHubSetupError, client_from_env
+    from gitmem.repo import RepoError
     from gitmem.store import Memory, system_clock
-
-    token = os.environ.get("GITMEM_GIT_TOKEN") or os.environ.get("GITHUB_TOKEN") or ""
-
-    def scrub(text: str) -> str:
-        text = scrub_secrets(text)
-        return text.replace(token, "***") if token else text
 
     ctx = open_context(workspace)
     base = base or prmode.recorded_base(ctx.repo, branch) or os.environ.get("GITHUB_REF_NAME") or "main"
     if base == branch:
-        raise click.UsageError(f"the PR base cannot be the memory branch itself; pass --base (e.g. main)")
-    pushed = prmode.publish_branch(ctx.repo, ctx.config, branch=branch, remote=remote, scrub=scrub)
-    for message in pushed.messages:
-        click.echo(f"gitmem github pr: {message}", err=True)
-    if not pushed.ok:
-        where = pushed.side_branch or f"local {branch}"
-        click.echo(f"gitmem github pr: the push did not land; the commits are on {where}", err=True)
-        return exitcodes.SALVAGED
-    commits = prmode.proposed_commits(ctx.repo, remote, base)
+        raise click.UsageError("the PR base cannot be the memory branch itself; pass --base (e.g. main)")
+    try:
+        pushed = prmode.publish_branch(ctx.repo, ctx.config, branch=branch, remote=remote, scrub=_scrub)
+        for message in pushed.messages:
+            click.echo(f"gitmem github pr: {message}", err=True)
+        if not pushed.ok:
+            where = pushed.side_branch or f"local {branch}"
+            click.echo(f"gitmem github pr: the push did not land; the commits are on {where}", err=True)
+            return exitcodes.SALVAGED
+        commits = prmode.proposed_commits(ctx.repo, remote, base)
+    except RepoError as err:
+        click.echo(f"gitmem github pr: {_scrub(str(err))}", err=True)
+        return exitcodes.USAGE
     if not commits:
         click.echo(f"nothing to propose: {branch} adds no commit to {base}")
         return exitcodes.OK
@@ -83,14 +88,26 @@ def pr(phase: str, branch: str, base: str | None, remote: str, workspace: str | 
     try:
         opened = client_from_env(os.environ).open_or_update(head=branch, base=base, title=title, body=body)
     except GitHubError as err:
-        click.echo(f"gitmem github pr: {scrub(str(err))}; the commits are on {remote}/{branch}", err=True)
-        return exitcodes.USAGE if "no token" in str(err) or "GITHUB_REPOSITORY" in str(err) else exitcodes.SALVAGED
+        click.echo(f"gitmem github pr: {_scrub(str(err))}; the commits are on {remote}/{branch}", err=True)
+        return exitcodes.USAGE if isinstance(err, GitHubSetupError) else exitcodes.SALVAGED
     verb = "opened" if opened.created else "updated"
     click.echo(f"{verb} pull request #{opened.number} {opened.url} ({branch} -> {base}, {len(commits)} commit(s))")
     _append("GITHUB_OUTPUT", f"pr={opened.number}\npr-url={opened.url}\n")
     _append("GITHUB_STEP_SUMMARY", f"- Pull request: [#{opened.number}]({opened.url}) {verb}: "
                                    f"`{branch}` -> `{base}`, {len(commits)} commit(s)\n\n")
     return exitcodes.OK
+
+
+def _scrub(text: str) -> str:
+    """No token in any message: the known secret variables, and the git token the action passes."""
+    from gitmem.salvage import scrub
+
+    text = scrub(text)
+    for name in ("GITMEM_GIT_TOKEN", "GITHUB_TOKEN"):
+        value = os.environ.get(name)
+        if value:
+            text = text.replace(value, "***")
+    return text
 
 
 def _append(variable: str, text: str) -> None:

@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass, field
 
 from gitmem.memory.text import (
+    has_title,
     SEP, Field, Problem, Timestamp, decode_lines, field_value, parse_fields, parse_timestamp,
     render_field, split_heading, split_sections, strip_trailing_blank,
 )
@@ -100,8 +101,8 @@ def parse(text: str) -> DecisionsDoc:
     lines = decode_lines(text)
     preamble, sections = split_sections(lines, 2)
     problems: list[Problem] = []
-    if not any(line.strip() == TITLE for line in preamble):
-        problems.append(Problem("GM907", 1, f"DECISIONS.md must start with `{TITLE}`"))
+    if not has_title(preamble):
+        problems.append(Problem("GM907", 1, f"DECISIONS must start with a `# ` title line such as `{TITLE}`"))
     names = [s.title for s in sections]
     if names != [PENDING, RESOLVED]:
         problems.append(Problem(

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 
 from gitmem.memory.text import (
+    has_title,
     SEP, Field, Problem, decode_lines, field_value, fields_named, parse_fields, render_field,
     split_heading, split_sections, strip_trailing_blank,
 )
@@ -15,7 +16,8 @@ _ID_RE = re.compile(r"^L-(\d{4,})$")
 # `<date> (cycle N) — evidence`; the dash may be an em dash or a plain hyphen.
 # The text may also start on the next (continuation) line, after the dash.
 _EVENT_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?: \d{2}:\d{2} \S+)? \(cycle (\d+)\)(?: (?:—|-|–)\s(.*))?$", re.S)
-_STATUS_RE = re.compile(r"^(open|promoted (R-\d{2,})|retired (?:—|-|–) (.+))$")
+# A retirement reason may run on over continuation lines; `open` and `promoted R-NN` are exact.
+_STATUS_RE = re.compile(r"^(open|promoted (R-\d{2,})|retired (?:—|-|–) (.+))$", re.S)
 
 
 @dataclass(frozen=True)
@@ -123,8 +125,8 @@ def parse(text: str) -> LessonsDoc:
     lines = decode_lines(text)
     preamble, sections = split_sections(lines, 2)
     problems: list[Problem] = []
-    if not any(line.strip() == TITLE for line in preamble):
-        problems.append(Problem("GM907", 1, f"LESSONS.md must start with `{TITLE}`"))
+    if not has_title(preamble):
+        problems.append(Problem("GM907", 1, f"LESSONS must start with a `# ` title line such as `{TITLE}`"))
     lessons: list[Lesson] = []
     for section in sections:
         parsed = parse_heading(section.title)

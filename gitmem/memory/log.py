@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass, field
 
 from gitmem.memory.text import (
+    has_title,
     SEP, Field, Problem, Timestamp, decode_lines, field_value, parse_fields, render_field,
     split_sections, split_timestamped_heading, strip_trailing_blank,
 )
@@ -76,8 +77,8 @@ def parse(text: str, *, first_line: int = 1, expect_title: bool = True) -> LogDo
     lines = decode_lines(text)
     preamble, sections = split_sections(lines, 2, first_line)
     problems: list[Problem] = []
-    if expect_title and not any(line.strip() == TITLE for line in preamble):
-        problems.append(Problem("GM907", first_line, f"LOG.md must start with `{TITLE}`"))
+    if expect_title and not has_title(preamble):
+        problems.append(Problem("GM907", first_line, f"LOG must start with a `# ` title line such as `{TITLE}`"))
     entries: list[LogEntry] = []
     for section in sections:
         parsed = parse_heading(section.title)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from gitmem.memory.text import (
+    has_title,
     SEP, Field, Problem, Timestamp, decode_lines, parse_fields, render_field,
     split_sections, split_timestamped_heading, strip_trailing_blank,
 )
@@ -77,8 +78,8 @@ def parse(text: str, *, max_blocks: int | None = None) -> NowDoc:
     preamble, sections = split_sections(lines, 2)
     problems: list[Problem] = []
     blocks: list[NowBlock] = []
-    if not any(line.strip() == TITLE for line in preamble):
-        problems.append(Problem("GM907", 1, f"NOW.md must start with `{TITLE}`"))
+    if not has_title(preamble):
+        problems.append(Problem("GM907", 1, f"NOW must start with a `# ` title line such as `{TITLE}`"))
     for section in sections:
         parsed = parse_heading(section.title)
         if parsed is None:

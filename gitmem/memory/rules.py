@@ -82,7 +82,7 @@ def _valid_provenance(section: str, provenance: str) -> bool:
 
 def parse_rule_line(line: str, number: int, section: str) -> Rule | Problem:
     if not line.startswith("- "):
-        return Problem("GM501", number, "a proven rule must be exactly one `- R-NN · rule (provenance)` line",
+        return Problem("GM501", number, f"a rule in `## {section}` must be exactly one `- R-NN · rule (provenance)` line",
                        "join continuation lines into the rule line, or move prose above `## Proven rules`")
     parts = split_heading(line[2:], 1)
     tail = _TAIL_RE.match(parts[1].strip()) if len(parts) == 2 else None

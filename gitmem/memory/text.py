@@ -144,6 +144,11 @@ def decode_lines(text: str) -> tuple[str, ...]:
     return tuple(text.replace("\r\n", "\n").split("\n"))
 
 
+def has_title(preamble: list[str] | tuple[str, ...]) -> bool:
+    """A `# ` title before the first entry. Any title will do: `# NOW` in NOW.md, `# ESTADO` in ESTADO.md."""
+    return any(heading_level(line) == 1 for line in preamble)
+
+
 def heading_level(line: str) -> int:
     """2 for `## x`; 0 when the line is not an ATX heading."""
     if not line.startswith("#"):
