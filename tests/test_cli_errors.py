@@ -29,3 +29,23 @@ def test_check_uses_the_staged_config_not_the_work_tree_one(memrepo, cli):
     memrepo.stage("gitmem.yaml")
     result = cli(["check"], cwd=memrepo.path)
     assert result.code == 1 and " GM101 " in result.out
+
+
+RULES_WITH_RETIRED = """# RULES
+
+## Proven rules
+- R-02 · Read Resolved before acting (human)
+
+## Retired
+- R-01 · Read Pending only (superseded by R-02 on 2026-10-10)
+"""
+
+
+def test_deleting_a_retired_rule_is_gm505(memrepo, cli):
+    memrepo.commit_files({"RULES.md": RULES_WITH_RETIRED}, "rules")
+    memrepo.write("RULES.md", RULES_WITH_RETIRED.replace(
+        "- R-01 · Read Pending only (superseded by R-02 on 2026-10-10)\n", ""))
+    memrepo.stage("RULES.md")
+    result = cli(["check"], cwd=memrepo.path)
+    assert result.code == 1
+    assert result.lines[0].startswith("RULES.md:6: GM505 retired rule R-01 was deleted")

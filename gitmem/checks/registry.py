@@ -44,7 +44,7 @@ RULES: tuple[Rule, ...] = (
     Rule("GM502", "rule-id-duplicate", "a rule ID is duplicated or reused"),
     Rule("GM503", "rule-lesson-missing", "a rule's provenance names a lesson that does not exist"),
     Rule("GM504", "rules-over-limit", "RULES is over `limits.rules_max_lines`, or has more than `limits.proven_rules_max` proven rules"),
-    Rule("GM505", "rule-vanished", "a proven rule vanished without moving to `## Retired`"),
+    Rule("GM505", "rule-vanished", "a proven rule vanished without moving to `## Retired`, or a retired rule was deleted"),
     Rule("GM506", "rule-line-malformed", "a rule line is not `- R-NN · rule (provenance)`"),
     Rule("GM507", "rules-section-order", "a free-text section follows the rule sections"),
     Rule("GM508", "rules-proven-missing", "RULES has no `## Proven rules` section"),

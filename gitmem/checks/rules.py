@@ -54,6 +54,10 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
             if gone.id not in now_ids:
                 found.append(Violation(path, anchor, "GM505", f"{gone.id} vanished without moving to `## Retired`",
                                        "retire it with `(retired on YYYY-MM-DD: reason)` or `(superseded by R-NN …)`"))
+        for gone in old.retired:
+            if gone.id not in now_ids:
+                found.append(Violation(path, anchor, "GM505", f"retired rule {gone.id} was deleted; retired rules "
+                                       "stay as history", "restore its line under `## Retired`"))
         old_retired = {r.id: r for r in old.retired}
         for item in doc.proven:
             if item.id in old_retired:

@@ -40,6 +40,12 @@ def promote_live(memory: Memory, config: Config, model: CloseModel | None, *, to
         texts, conflicts = model.rules(first, rules.parse(memory.read("rules")).proven, texts)
     # Re-read the live files right before writing: skip whatever changed or vanished meanwhile.
     lessons_doc, rules_doc = lessons.parse(memory.read("lessons")), rules.parse(memory.read("rules"))
+    # Rendering keeps only what parses: with format problems a rewrite would drop text, so don't promote.
+    damaged = [name for name, doc in (("LESSONS", lessons_doc), ("RULES", rules_doc)) if doc.problems]
+    if damaged:
+        result.not_promoted.append(f"no promotion: {' and '.join(damaged)} has format problems; run `gitmem check`")
+        result.lines = list(result.not_promoted)
+        return result
     logged = days.cycle_numbers(memory.read("log"))
     still: list[promote.Candidate] = []
     for candidate in first:
