@@ -7,6 +7,8 @@ run (`testpaths = tests`) never collects this directory. Choose scales with GITM
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -14,7 +16,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from gitmem.synth import SynthInfo, cached_repo
+from gitmem.synth import SynthInfo, cached_repo, default_cache_dir
 
 SCALES = tuple(float(s) for s in os.environ.get("GITMEM_BENCH_SCALES", "1,10,100").split(",") if s.strip())
 
@@ -74,8 +76,16 @@ def synth(request: pytest.FixtureRequest) -> SynthInfo:
 
 
 @pytest.fixture(scope="session")
-def staged_copy(synth: SynthInfo, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A working copy of the synthetic repo with one cycle's LOG entry and NOW block staged."""
-    root = working_copy(synth, tmp_path_factory.mktemp(f"copy-{scale_id(synth.scale)}"))
-    stage_one_cycle(root)
-    yield root
+def staged_copy(synth: SynthInfo) -> Iterator[Path]:
+    """A working copy of the synthetic repo with one cycle's LOG entry and NOW block staged.
+
+    It lives beside the cache, not in pytest's numbered temp dirs: other sessions' pytest runs prune those,
+    which once deleted a 100x copy in the middle of a benchmark.
+    """
+    home = Path(tempfile.mkdtemp(prefix=f"copy-{scale_id(synth.scale)}-", dir=default_cache_dir()))
+    try:
+        root = working_copy(synth, home / "repo")
+        stage_one_cycle(root)
+        yield root
+    finally:
+        shutil.rmtree(home, ignore_errors=True)

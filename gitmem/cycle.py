@@ -21,7 +21,7 @@ from gitmem.agents.base import AgentError, AgentResult, Backend, CycleRequest
 from gitmem.checks import CheckInput, has_errors, run_checks
 from gitmem.config import Config
 from gitmem.memory import decisions
-from gitmem.memory.text import Timestamp, one_line
+from gitmem.memory.text import one_line
 from gitmem.salvage import scrub
 from gitmem.store import Clock, Memory, WriteRefused, system_clock
 from gitmem.validate import check_worktree
@@ -173,6 +173,8 @@ def invoke(backend: Backend, request: CycleRequest, grace: float) -> tuple[Agent
 
 def run_cycle(repository: Any, config: Config, backend: Backend, *, settings: Settings | None = None,
               request_builder: RequestBuilder | None = None) -> CycleReport:
+    """One cycle, start to commit (and push). Raises CycleRefused before anything changes; otherwise the
+    report's exit_code is OK, or SALVAGED when the work went to a named branch."""
     settings = settings or Settings()
     clock = settings.clock or system_clock(config)
     root = git.root(repository)
@@ -193,15 +195,7 @@ def run_cycle(repository: Any, config: Config, backend: Backend, *, settings: Se
         if failure is None:
             failure = _fold_agent_commits(repository, start, branch, report)
         if failure is None:
-            try:
-                cleaned = salvage.scrub_files(root, [path for path, _ in git.dirty_files(repository)])
-                notes = [scrub(n) for n in (result.notes if result else [])]
-                notes += [f"removed a secret value from {path} before committing" for path in cleaned]
-                settled = postflight.settle(root, config, old, cycle=number, clock=clock, notes=notes,
-                                            usage=report.tokens, why_no_log=_why(result))
-                _validate(repository, config, start)
-            except (PostflightFailed, WriteRefused, ValueError, OSError) as err:
-                failure = err
+            failure = _finish(repository, config, report, result, old, start, clock)
         if failure is not None:
             saved = salvage.salvage(repository, config, cycle=number, failure=failure, clock=clock, start=start,
                                     branch=branch, remote=settings.remote, message=commit_message,
@@ -209,23 +203,37 @@ def run_cycle(repository: Any, config: Config, backend: Backend, *, settings: Se
             report.exit_code, report.error, report.salvage_branch = exitcodes.SALVAGED, saved.error, saved.branch
             report.commit, report.task, report.outcome = saved.commit, saved.task, "no-build"
             report.messages += saved.messages
-        else:
-            report.task, report.outcome = settled.task, settled.outcome
-            report.messages += [f"runner: {note}" for note in settled.notes]
-            if settled.wrote_log:
-                report.messages.append("the agent wrote no LOG entry: the runner logged no-build (Rule 0)")
-            paths = [path for path, _ in git.dirty_files(repository)]
-            oid = git.commit_worktree(repository, paths, commit_message(number, settled.outcome, settled.task),
-                                      author=agent_identity(config))
-            report.commit = str(oid)
-            report.messages.append(f"committed {str(oid)[:10]} gitmem: cycle {number} · {settled.outcome} · "
-                                   f"{settled.task}")
         if settings.push:
             _push(repository, config, report, settings)
-        report.pending = [f"{d.id} · {d.title}" for d in decisions.parse(Memory(root, config).read("decisions")).pending]
+        pending = decisions.parse(Memory(root, config).read("decisions")).pending
+        report.pending = [f"{d.id} · {d.title}" for d in pending]
         return report
     finally:
         held.release()
+
+
+def _finish(repository: Any, config: Config, report: CycleReport, result: AgentResult | None,
+            old: dict[str, str | None], start: Any, clock: Clock) -> BaseException | None:
+    """Postflight and the cycle commit; returns the failure to salvage instead, if any."""
+    root = git.root(repository)
+    try:
+        cleaned = salvage.scrub_files(root, [path for path, _ in git.dirty_files(repository)])
+        notes = [scrub(n) for n in (result.notes if result else [])]
+        notes += [f"removed a secret value from {path} before committing" for path in cleaned]
+        settled = postflight.settle(root, config, old, cycle=report.cycle, clock=clock, notes=notes,
+                                    usage=report.tokens, why_no_log=_why(result))
+        _validate(repository, config, start)
+    except (PostflightFailed, WriteRefused, ValueError, OSError) as err:
+        return err
+    report.task, report.outcome = settled.task, settled.outcome
+    report.messages += [f"runner: {note}" for note in settled.notes]
+    if settled.wrote_log:
+        report.messages.append("the agent wrote no LOG entry: the runner logged no-build (Rule 0)")
+    paths = [path for path, _ in git.dirty_files(repository)]
+    message = commit_message(report.cycle, settled.outcome, settled.task)
+    report.commit = str(git.commit_worktree(repository, paths, message, author=agent_identity(config)))
+    report.messages.append(f"committed {report.commit[:10]} {message.splitlines()[0]}")
+    return None
 
 
 def _why(result: AgentResult | None) -> str:
@@ -305,8 +313,3 @@ def step_summary(report: CycleReport) -> str:
     waiting = "; ".join(report.pending) if report.pending else "none"
     lines.append(f"- Decisions waiting: {waiting}")
     return "\n".join(lines) + "\n\n"
-
-
-def timestamp(clock: Clock) -> str:
-    return str(Timestamp.from_datetime(clock()))
-

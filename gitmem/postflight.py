@@ -11,7 +11,7 @@ from pathlib import Path
 from gitmem import permissions
 from gitmem.config import Config
 from gitmem.memory import decisions, log, now
-from gitmem.memory.text import decode, field_value, one_line
+from gitmem.memory.text import decode, field_value, one_line, render_field, strip_trailing_blank
 from gitmem.store import Clock, Memory, atomic_write
 
 ROLES = ("now", "decisions", "log", "lessons", "rules", "roadmap")
@@ -81,18 +81,37 @@ def _settle_log(memory: Memory, before: str, cycle: int, evidence: list[str], wh
     if len(entries) > 1:
         dropped = "; ".join(e.heading().removeprefix("## ") for e in entries[:-1])
         extra_notes.append(f"kept only the last of {len(entries)} LOG entries (dropped: {dropped})")
-    fields = {f.key: f.value for f in chosen.fields}
     more = [f"runner: {n}" for n in extra_notes] + evidence
-    if more:
-        fields["Evidence"] = "\n".join(x for x in [fields.get("Evidence", ""), *more] if x)
     outcome = chosen.outcome or "no-build"
-    if outcome == "no-build" and not (fields.get("Result") or "").strip():
-        fields["Result"] = f"no build (Rule 0): {why_no_log}"
-    rebuilt = log.make_entry(chosen.when, cycle=cycle, outcome=outcome, fields=fields)
-    if len(entries) > 1 or more or chosen.cycle != cycle or rebuilt.render() != chosen.render():
+    body = _with_evidence(chosen, more)
+    if outcome == "no-build" and not (chosen.get("Result") or "").strip():
+        body = [*body, *render_field("Result", f"no build (Rule 0): {why_no_log}")]
+    rebuilt = log.LogEntry(chosen.when, cycle, outcome, tuple(body))
+    if len(entries) > 1 or rebuilt.render() != chosen.render():
         atomic_write(memory.path("log"), log.append_entry(before, rebuilt).encode("utf-8"))
-    task = one_line(fields.get("Task") or NO_TASK)
+    task = one_line(chosen.get("Task") or NO_TASK)
     return Settled(cycle, task, outcome, extra_notes)
+
+
+def _with_evidence(entry: log.LogEntry, extra: list[str]) -> list[str]:
+    """The entry's body lines as the agent wrote them, with `extra` added to its Evidence (created if absent).
+
+    Editing lines in place keeps anything the agent wrote outside the `- Key:` fields.
+    """
+    body = strip_trailing_blank(entry.body)
+    if not extra:
+        return body
+    first = entry.line + 1                    # the absolute line of body[0]
+    found = next((f for f in entry.fields if f.key == "Evidence"), None)
+    if found is not None:
+        at = found.end - first + 1
+        added = [f"  {line}" for line in extra] if found.value else render_field("Evidence", "\n".join(extra))
+        if not found.value:
+            return [*body[:found.line - first], *added, *body[at:]]
+        return [*body[:at], *added, *body[at:]]
+    before = next((f for f in entry.fields if f.key in ("Result", "Learned")), None)
+    at = before.line - first if before is not None else len(body)
+    return [*body[:at], *render_field("Evidence", "\n".join(extra)), *body[at:]]
 
 
 def _settle_now(memory: Memory, before: str, settled: Settled) -> None:

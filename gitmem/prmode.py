@@ -1,11 +1,13 @@
 """Pull-request mode: memory goes to one branch (`gitmem/memory`) and one open PR, never straight to main.
 
-`prepare_branch` runs before the cycle or close: it continues an earlier memory branch that origin still
-holds (its PR is open), or starts the branch from HEAD. `publish_branch` pushes it (never forced), and
-`pr_text` words the PR's title and body from LOG and DECISIONS. The REST calls live in gitmem.github.
+`prepare_branch` runs before the cycle or close: it continues the memory branch whose PR is still open,
+or starts one from HEAD (`gitmem/memory`, or `gitmem/memory-2`… when an old branch's PR was squash-merged
+or closed: nothing is ever force-pushed or deleted). `publish_branch` pushes it, and `pr_text` words the
+PR's title and body from LOG and DECISIONS. The REST calls live in gitmem.github.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -16,8 +18,10 @@ from gitmem import sync
 from gitmem.config import Config
 from gitmem.memory import log
 from gitmem.memory.text import one_line
+from gitmem.pending import Waiting, pending
 
 DEFAULT_BRANCH = "gitmem/memory"
+MAX_COMMITS_LISTED = 40     # a PR left open for weeks keeps a readable body
 BASE_KEY = "gitmem-base"     # branch.<memory branch>.gitmem-base: the branch `prepare` started from
 
 Repository = Any   # a pygit2.Repository; only gitmem.repo imports pygit2
@@ -31,8 +35,14 @@ class Prepared:
     continued: bool      # True: an earlier memory branch (from origin or local) was checked out
 
 
-def prepare_branch(repository: Repository, *, branch: str = DEFAULT_BRANCH, remote: str = "origin") -> Prepared:
-    """Check out `branch`: the newest of origin's and the local one, or a new one from HEAD."""
+def prepare_branch(repository: Repository, *, branch: str = DEFAULT_BRANCH, remote: str = "origin",
+                   is_open: Callable[[str], bool] | None = None) -> Prepared:
+    """Check out the memory branch to continue, or start one from HEAD.
+
+    With `is_open` (does this branch have an open PR?), a branch whose PR was squash- or rebase-merged, or
+    closed, is left alone and the next free name (`gitmem/memory-2`, …) starts from HEAD; without it, an
+    existing branch that HEAD does not contain is taken to have its PR open.
+    """
     current = git.current_branch(repository)
     head = git.head_commit(repository)
     if current is None or head is None:
@@ -41,23 +51,67 @@ def prepare_branch(repository: Repository, *, branch: str = DEFAULT_BRANCH, remo
     if git.dirty_files(repository):
         raise git.RepoError("the work tree has uncommitted changes; commit or stash them before "
                             "`gitmem github prepare` switches branches")
-    base = _config_value(repository, f"branch.{branch}.{BASE_KEY}") if current == branch else current
-    base = base or current
-    remote_tip = git.fetch(repository, remote, branch) if remote in git.remote_names(repository) else None
-    local_tip = str(git.resolve(repository, branch).id) if git.branch_exists(repository, branch) else None
-    start = _newest(repository, [tip for tip in (remote_tip, local_tip) if tip], branch)
-    # A memory branch that main already contains (its PR was merged) is done: start again from HEAD.
-    continued = start is not None and not git.is_ancestor(repository, git.resolve(repository, start), head)
-    target = start if continued else str(head.id)
-    if local_tip is not None and not git.is_ancestor(repository, git.resolve(repository, local_tip),
-                                                     git.resolve(repository, target)):
-        raise git.RepoError(f"local branch {branch} has commits that {target[:10]} lacks; push or rename "
-                            f"it (git branch -m {branch} {branch}-old) and run again")
-    git.run_git(repository, "checkout", "--quiet", "-B", branch, target)
-    git.run_git(repository, "config", f"branch.{branch}.remote", remote)
-    git.run_git(repository, "config", f"branch.{branch}.merge", f"refs/heads/{branch}")
-    git.run_git(repository, "config", f"branch.{branch}.{BASE_KEY}", base)
-    return Prepared(branch, base, target, continued)
+    base = recorded_base(repository, current) or current
+    has_remote = remote in git.remote_names(repository)
+    names = _memory_branches(repository, branch, remote, has_remote and is_open is not None)
+    taken = False
+    for name in names:                                   # the newest name first
+        tip = _tip(repository, name, remote if has_remote else None)
+        if tip is None or git.is_ancestor(repository, git.resolve(repository, tip), head):
+            continue                                     # absent, or merged into HEAD with its history
+        if is_open is not None and not is_open(name):
+            taken = True                                 # its PR was squash-merged or closed: leave it be
+            continue
+        return _switch(repository, name, tip, base, remote, continued=True)
+    fresh = branch if not taken else _free_name(names, branch)
+    return _switch(repository, fresh, str(head.id), base, remote, continued=False)
+
+
+def _memory_branches(repository: Repository, branch: str, remote: str, all_of_them: bool) -> list[str]:
+    """`branch` and, when asked, its numbered successors (`branch-2`, …) on the remote, newest first."""
+    if not all_of_them:
+        if remote in git.remote_names(repository):
+            git.fetch(repository, remote, branch)
+        return [branch]
+    git.run_git(repository, "fetch", "--quiet", "--no-tags", "--prune", remote,
+                f"+refs/heads/{branch}*:refs/remotes/{remote}/{branch}*")
+    pattern = re.compile(rf"^{re.escape(branch)}(?:-(\d+))?$")
+    found = {branch}
+    for ref in repository.references:
+        for prefix in (f"refs/remotes/{remote}/", "refs/heads/"):
+            if ref.startswith(prefix) and pattern.match(ref[len(prefix):]):
+                found.add(ref[len(prefix):])
+    return sorted(found, key=lambda name: _number(name, pattern), reverse=True)
+
+
+def _number(name: str, pattern: re.Pattern[str]) -> int:
+    match = pattern.match(name)
+    return int(match.group(1)) if match and match.group(1) else 1
+
+
+def _free_name(names: list[str], branch: str) -> str:
+    pattern = re.compile(rf"^{re.escape(branch)}(?:-(\d+))?$")
+    return f"{branch}-{max(_number(name, pattern) for name in names) + 1}"
+
+
+def _tip(repository: Repository, name: str, remote: str | None) -> str | None:
+    """The newest of the remote's and the local `name`; None when neither exists."""
+    remote_tip = git.remote_branch_oid(repository, remote, name) if remote else None
+    local_tip = str(git.resolve(repository, name).id) if git.branch_exists(repository, name) else None
+    return _newest(repository, [tip for tip in (remote_tip, local_tip) if tip], name)
+
+
+def _switch(repository: Repository, name: str, target: str, base: str, remote: str, *,
+            continued: bool) -> Prepared:
+    if git.branch_exists(repository, name) and not git.is_ancestor(
+            repository, git.resolve(repository, name), git.resolve(repository, target)):
+        raise git.RepoError(f"local branch {name} has commits that {target[:10]} lacks; push or rename "
+                            f"it (git branch -m {name} {name}-old) and run again")
+    git.run_git(repository, "checkout", "--quiet", "-B", name, target)
+    git.run_git(repository, "config", f"branch.{name}.remote", remote)
+    git.run_git(repository, "config", f"branch.{name}.merge", f"refs/heads/{name}")
+    git.run_git(repository, "config", f"branch.{name}.{BASE_KEY}", base)
+    return Prepared(name, base, target, continued)
 
 
 def _newest(repository: Repository, tips: list[str], branch: str) -> str | None:
@@ -107,7 +161,7 @@ def proposed_commits(repository: Repository, remote: str, base: str) -> list[tup
     return [(str(c.id)[:10], c.message.split("\n", 1)[0]) for c in git.walk_range(repository, base_tip, "HEAD")]
 
 
-def pr_text(log_text: str, waiting: list[Any], commits: list[tuple[str, str]], *, phase: str,
+def pr_text(log_text: str, waiting: list[Waiting], commits: list[tuple[str, str]], *, phase: str,
             branch: str, base: str) -> tuple[str, str]:
     """The PR's title (the latest LOG entry) and body (that entry, the commits, the decisions waiting)."""
     entries = log.parse(log_text).entries
@@ -128,20 +182,24 @@ def pr_text(log_text: str, waiting: list[Any], commits: list[tuple[str, str]], *
                                                                           "Summary", "Plan")
                   if last.get(key)]
         lines.append("")
-    lines += [f"### Commits ({len(commits)})", ""] + [f"- `{sha}` {subject}" for sha, subject in commits]
+    shown = commits[-MAX_COMMITS_LISTED:]
+    lines += [f"### Commits ({len(commits)})", ""]
+    if len(commits) > len(shown):
+        lines.append(f"- … {len(commits) - len(shown)} earlier commit(s)")
+    lines += [f"- `{sha}` {subject}" for sha, subject in shown]
     lines += ["", f"### Decisions waiting ({len(waiting)})", ""]
     for item in waiting:
         recommendation = f" — recommends: {one_line(item.recommendation)}" if item.recommendation else ""
         lines.append(f"- **{item.id}** {item.title}{recommendation} (asked {item.asked or '?'})")
     if waiting:
-        lines += ["", "Answer one in a separate PR against the default branch: edit DECISIONS.md on GitHub, or run "
-                  '`gitmem decision answer D-NNNN --answer "…"` and push.']
+        # A decision asked in this PR exists only on its branch until the merge: answer it there.
+        lines += ["", f"Answer on `{branch}`: edit DECISIONS.md on this branch on GitHub, or run "
+                  f'`git switch {branch} && gitmem decision answer D-NNNN --answer "…"` and push. '
+                  "The next run continues from the branch and sees the answer."]
     else:
         lines.append("none")
     return title, "\n".join(lines) + "\n"
 
 
-def waiting_decisions(decisions_text: str, config: Config, now: datetime) -> list[Any]:
-    from gitmem.pending import pending
-
+def waiting_decisions(decisions_text: str, config: Config, now: datetime) -> list[Waiting]:
     return pending(decisions_text, config, now=now)

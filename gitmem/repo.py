@@ -500,30 +500,49 @@ def _blob_ids(tree: pygit2.Tree, paths: Iterable[str]) -> dict[str, str | None]:
     return found
 
 
-def commits_since(repo: pygit2.Repository, start: str | None, paths: Iterable[str] = ()) -> Iterator[CommitInfo]:
-    """Commits reachable from HEAD and not from `start` (all when None), oldest first.
+def _commit_info(commit: pygit2.Commit, wanted: tuple[str, ...]) -> CommitInfo:
+    parent = commit.parents[0] if commit.parents else None
+    if not wanted or (parent is not None and parent.tree_id == commit.tree_id):
+        touched: frozenset[str] = frozenset()
+    else:
+        mine = _blob_ids(commit.tree, wanted)
+        theirs = _blob_ids(parent.tree, wanted) if parent is not None else {}
+        touched = frozenset(p for p in wanted if mine[p] != theirs.get(p))
+    return CommitInfo(str(commit.id), commit.commit_time, commit.commit_time_offset, commit.author.name,
+                      commit.message, touched)
 
-    `touched` compares each of `paths` with the first parent by blob id: a tree lookup per path,
-    never a full diff, so walking long histories stays cheap.
+
+LINEAR_LIMIT = 2000
+
+
+def commits_since(repo: pygit2.Repository, start: str | None, paths: Iterable[str] = ()) -> list[CommitInfo] | None:
+    """Commits reachable from HEAD and not from `start` (all when None), oldest first; None when `start`
+    is not an ancestor of HEAD (history was rewritten, or `start` is gone).
+
+    `touched` names which of `paths` differ from the first parent, by blob id: a tree lookup per path,
+    never a full diff. A linear stretch since `start` is followed parent by parent, so the cost follows
+    the number of new commits, not the length of history; merges fall back to a revision walk.
     """
+    wanted = tuple(paths)
     head = head_commit(repo)
     if head is None:
-        return
-    wanted = tuple(paths)
+        return [] if start is None else None
+    if start is not None:
+        chain: list[pygit2.Commit] = []
+        commit = head
+        for _ in range(LINEAR_LIMIT):
+            if str(commit.id) == start:
+                return [_commit_info(c, wanted) for c in reversed(chain)]
+            if len(commit.parents) != 1:
+                break
+            chain.append(commit)
+            commit = commit.parents[0]
+        if not is_ancestor_id(repo, start, str(head.id)):
+            return None
     walker = repo.walk(head.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
-    if start:
+    if start is not None:
         walker.hide(pygit2.Oid(hex=start))
-    for commit in walker:
-        parent = commit.parents[0] if commit.parents else None
-        if not wanted or (parent is not None and parent.tree_id == commit.tree_id):
-            touched: frozenset[str] = frozenset()
-        else:
-            mine = _blob_ids(commit.tree, wanted)
-            theirs = _blob_ids(parent.tree, wanted) if parent is not None else {}
-            touched = frozenset(p for p in wanted if mine[p] is not None and mine[p] != theirs.get(p)
-                                or mine[p] is None and theirs.get(p) is not None)
-        yield CommitInfo(str(commit.id), commit.commit_time, commit.commit_time_offset, commit.author.name,
-                         commit.message, touched)
+    return [_commit_info(commit, wanted) for commit in walker]
 
 
 # -- cheap blob facts for big memory files (added for gitmem.snapread) ---------------------------

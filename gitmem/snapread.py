@@ -44,7 +44,7 @@ def derive(oid: str, size: int, newer: bytes) -> bytes | None:
     """The blob `oid` of `size` bytes, rebuilt from `newer` when a candidate hashes to `oid`; else None."""
     for parts in _candidates(newer, size):
         if blob_id(*parts) == oid:
-            return b"".join(parts)
+            return newer if len(parts) == 1 and len(parts[0]) == len(newer) else b"".join(parts)
     return None
 
 

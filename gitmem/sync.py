@@ -47,7 +47,8 @@ def publish(repository: Repository, *, conflict_branch: str, remote: str | None 
     """Fetch, rebase the current branch onto its remote branch, push. Up to `tries` attempts.
 
     A push rejected because someone pushed in between is retried after `backoff * 2**attempt` seconds.
-    `resolver` (see gitmem.merge.resolver_for) merges memory files whose line merge conflicts.
+    `resolver` (default: gitmem.merge.resolver_for the repo's config) merges memory files whose line merge
+    conflicts: a decision answered while another was asked, a close and a cycle both appending to LOG.
     A rebase conflict pushes the unrebased local tip to `conflict_branch` (made unique), moves the local
     branch back to the remote tip (the work lives on the side branch, locally and on the remote), and
     returns status "conflict".
@@ -59,6 +60,11 @@ def publish(repository: Repository, *, conflict_branch: str, remote: str | None 
     remote = remote or default_remote
     branch = branch or default_branch
     result = SyncResult("failed", remote=remote, branch=branch)
+    if resolver is None:
+        from gitmem.config import load_config
+        from gitmem.merge import resolver_for
+
+        resolver = resolver_for(load_config(git.root(repository)))
     if remote not in git.remote_names(repository):
         result.status = "no-remote"
         result.messages.append(f"there is no remote {remote!r}; the commit stays local")

@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from gitmem.synth_plan import Plan, make_plan
-from gitmem.synth_state import State, decisions_text, lessons_text, make_state, rules_text
+from gitmem.synth_state import State, make_state
 
 GENERATOR_VERSION = 2
 HUMAN = ("Dana Reviewer", "dana@example.org")

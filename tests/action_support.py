@@ -136,22 +136,31 @@ def git(cwd: Path, *args: str, who: tuple[str, str] = HUMAN) -> str:
     return done.stdout
 
 
-def use_scripted_backend(repo: Path, script: Path = SCRIPT) -> None:
-    """agent.backend: scripted with the script copied into the repo, as ci.yml's self-test does."""
-    (repo / "gitmem-script.yaml").write_bytes(script.read_bytes())
+def set_backend(repo: Path, lines: str) -> None:
+    """Replace the template's commented `# backend:` line in gitmem.yaml with `lines` (indented under agent:)."""
     config = repo / "gitmem.yaml"
-    text, count = re.subn(r"(?m)^  # backend: .*$", "  backend: scripted\n  script: gitmem-script.yaml",
+    text, count = re.subn(r"(?m)^  # backend: .*$", lambda _: lines.rstrip("\n"),
                           config.read_text(encoding="utf-8"), count=1)
     assert count == 1, "the template's gitmem.yaml no longer has the `# backend:` line to switch"
     config.write_text(text, encoding="utf-8")
 
 
-def agent_repo(path: Path, origin: Path, *, script: Path = SCRIPT) -> Path:
-    """`gitmem init`, the scripted backend, a human's first commit, and a bare `origin` that main tracks."""
+def use_scripted_backend(repo: Path, script: Path = SCRIPT) -> None:
+    """agent.backend: scripted with the script copied into the repo, as ci.yml's self-test does."""
+    (repo / "gitmem-script.yaml").write_bytes(script.read_bytes())
+    set_backend(repo, "  backend: scripted\n  script: gitmem-script.yaml")
+
+
+def agent_repo(path: Path, origin: Path, *, script: Path = SCRIPT, backend: str | None = None) -> Path:
+    """`gitmem init`, a backend (the scripted one by default, else `backend` lines for gitmem.yaml's agent:),
+    a human's first commit, and a bare `origin` that main tracks."""
     from gitmem.init import init
 
     init(path)
-    use_scripted_backend(path, script)
+    if backend is None:
+        use_scripted_backend(path, script)
+    else:
+        set_backend(path, backend)
     git(path, "add", "-A")
     git(path, "commit", "-q", "-m", "agent repository from gitmem init")
     git(path.parent, "init", "-q", "--bare", "-b", "main", str(origin))

@@ -49,11 +49,6 @@ def config_of(repo: GitRepo):
     return load_config(repo.path)
 
 
-def set_config(repo: GitRepo, text: str) -> None:
-    """Append YAML to gitmem.yaml and commit it as the human."""
-    repo.commit_files({"gitmem.yaml": repo.read("gitmem.yaml") + text}, "configure")
-
-
 def head_commit(repo: GitRepo) -> pygit2.Commit:
     return repo.repo.head.peel(pygit2.Commit)
 

@@ -79,7 +79,7 @@ def test_the_daily_close_runs_through_the_action_and_is_pushed(tmp_path: Path, a
     assert [(e.kind, e.cycle) for e in entries] == [("cycle", 1), ("close", None)]
     assert entries[-1].get("Day") == day
     outputs = run.outputs
-    assert outputs["outcome"] == "closed", run.describe()
+    assert outputs.get("outcome") == "closed", f"$GITHUB_OUTPUT after the close: {outputs}"
     assert outputs["commit"] == git(tmp_path / "origin.git", "rev-parse", "main").strip()
     assert f"gitmem close {day}" in run.summary
     assert git(repo, "status", "--porcelain") == ""

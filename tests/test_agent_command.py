@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -63,8 +64,8 @@ def _agent(tmp_path: Path, repo: GitRepo, source: str, *args: str, timeout: int 
     script = tmp_path / f"agent_{abs(hash(source))}.py"
     script.write_text(source)
     command = " ".join(shlex.quote(part) for part in (sys.executable, str(script), *args))
-    text = repo.read("gitmem.yaml").replace("  # backend: anthropic", "  backend: command").replace(
-        "  # command: claude -p", f"  command: {json.dumps(command)}")
+    text = re.sub(r"(?m)^  #? ?command: .*$", f"  command: {json.dumps(command)}",
+                  repo.read("gitmem.yaml").replace("  # backend: anthropic", "  backend: command"))
     if timeout is not None:
         text = text.replace("  max_context_tokens: 60000\n", f"  max_context_tokens: 60000\n  timeout: {timeout}\n")
     repo.commit_files({"gitmem.yaml": text}, "use a command agent")
@@ -155,6 +156,8 @@ def test_kill_9_mid_cycle_then_the_next_run_says_what_to_do(tmp_path, memrepo, c
                    check=True, capture_output=True)
     _agent(tmp_path, memrepo, GOOD_AGENT)
     assert cli(["cycle"], cwd=memrepo.path).code == exitcodes.OK
+    assert log.parse(memrepo.read("LOG.md")).entries[-1].get("Task") == "write report.md"
+    assert not (memrepo.path / "partial.md").exists()
     shown = subprocess.run(["git", "show", "stash@{0}^3:partial.md"], cwd=memrepo.path, check=True,
                            capture_output=True, text=True).stdout
     assert shown == "partial work of cycle 1\n"

@@ -92,9 +92,10 @@ def test_a_decision_invented_as_resolved_goes_back_to_pending_without_its_answer
 
 
 def test_rule_sections_come_back_byte_for_byte_and_free_text_stays() -> None:
-    edited = RULES.replace("- Name: demo", "- Name: renamed").replace(
-        "- R-01 · Ship small things (human)\n", "- R-01 · Ship anything (human)\n- R-02 · Self-made (human)\n").replace(
-        "- R-00 · Old rule (retired on 2026-01-01: obsolete)\n", "")
+    edited = (RULES.replace("- Name: demo", "- Name: renamed")
+              .replace("- R-01 · Ship small things (human)\n",
+                       "- R-01 · Ship anything (human)\n- R-02 · Self-made (human)\n")
+              .replace("- R-00 · Old rule (retired on 2026-01-01: obsolete)\n", ""))
     result = enforce({"rules": RULES}, {"rules": edited})
     fixed = result.texts["rules"]
     assert "- Name: renamed" in fixed

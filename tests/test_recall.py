@@ -108,6 +108,11 @@ def test_incremental_update_reads_only_the_new_part(history: History) -> None:
     hits = run(index, "pelican calibrated")
     assert not index.rebuilt
     assert {hit.kind for hit in hits} >= {"commit", "log"}
+    history.repo.write("NOW.md", history.repo.read("NOW.md").replace("cycle 6", "cycle 6", 1) + "\n")
+    run(index, "pelican")
+    # The entry count behind idf is kept by additions and removals, never recounted: it must stay exact.
+    counted = index.conn.execute("SELECT count(*) FROM docs").fetchone()[0]
+    assert index.conn.execute("SELECT value FROM meta WHERE key = 'docs'").fetchone()[0] == str(counted)
     index.close()
 
 
@@ -153,6 +158,28 @@ def test_rewritten_log_history_is_reindexed(history: History) -> None:
     history.repo.write("LOG.md", history.repo.read("LOG.md").replace("ocelot", "jackal"))
     assert search(history.root, history.config, "ocelot") == []
     assert search(history.root, history.config, "jackal")[0].id == "cycle 5"
+
+
+def test_old_edit_far_from_the_growing_end_is_caught_by_rebuild(history: History,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitmem.recall import rebuild, sync
+
+    # Shrink the verified window so that a small LOG behaves like a 100 MB one.
+    monkeypatch.setattr(sync, "WINDOW", 200)
+    monkeypatch.setattr(sync, "HEAD", 64)
+    history.cycle(result="the ocelot build was green")
+    for _ in range(6):
+        history.cycle()
+    assert search(history.root, history.config, "ocelot")
+    edited = history.repo.read("LOG.md").replace("ocelot", "jackal")
+    history.repo.write("LOG.md", edited)
+    history.cycle()                                    # the file grew too: only the tail is re-read
+    # The documented blind spot (GM301 refuses to commit such an edit) ...
+    assert search(history.root, history.config, "ocelot", kinds=["log"])
+    # ... which a rebuild clears.
+    assert rebuild(history.root, history.config) > 0
+    assert search(history.root, history.config, "ocelot", kinds=["log"]) == []
+    assert search(history.root, history.config, "jackal", kinds=["log"])[0].id == "cycle 1"
 
 
 def test_decisions_lessons_and_rules_follow_edits(history: History) -> None:
@@ -293,3 +320,24 @@ def test_a_query_about_nothing_in_memory_scores_under_the_cutoff(history: Histor
     # "cache" is everywhere in the filler, "kubernetes" nowhere: nothing should claim to answer this.
     assert search(history.root, history.config, "kubernetes operator cache") == []
     assert search(history.root, history.config, "kubernetes operator cache", min_score=0.0)
+
+
+@pytest.mark.parametrize("scale", [0.1, 1.0])
+def test_synthetic_history_planted_facts_and_supersessions(tmp_path: Path, git_env: None, scale: float) -> None:
+    from gitmem.synth import build_synthetic_repo
+
+    info = build_synthetic_repo(tmp_path / "synth", scale=scale, seed=0)
+    root = Path(info.path)
+    config = load_config(root)
+    assert len(info.facts) >= 20
+    for fact in info.facts:
+        want = (fact.kind, f"cycle {fact.ref}" if fact.kind == "log" else fact.ref)
+        hits = search(root, config, fact.query, limit=5)
+        assert want in [(hit.kind, hit.id) for hit in hits], (fact, hits)
+        hit = next(hit for hit in hits if (hit.kind, hit.id) == want)
+        assert (hit.path, hit.line) == (fact.path, fact.line)
+    for pair in info.superseded:
+        ids = [hit.id for hit in search(root, config, pair.query, kinds=["log"], limit=5)]
+        assert f"cycle {pair.new.ref}" in ids, (pair, ids)
+        if f"cycle {pair.old.ref}" in ids:
+            assert ids.index(f"cycle {pair.new.ref}") < ids.index(f"cycle {pair.old.ref}")

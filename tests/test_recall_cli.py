@@ -56,6 +56,15 @@ def test_filters_limit_and_min_score(history: History, cli) -> None:
     assert len(strict.lines) <= 1
 
 
+def test_rebuild_flag_rebuilds_then_searches(history: History, cli) -> None:
+    index = history.root / ".git" / "gitmem" / "recall.sqlite"
+    assert cli(["recall", "heron"], cwd=history.root).code == exitcodes.OK
+    before = index.stat().st_ino
+    result = cli(["recall", "heron", "--rebuild", "--kind", "lesson"], cwd=history.root)
+    assert result.code == exitcodes.OK and result.lines[0].startswith("LESSONS.md:")
+    assert index.stat().st_ino != before
+
+
 @pytest.mark.parametrize("argv", [
     ["recall", "x", "--since", "last tuesday"],
     ["recall", "x", "--workspace", "a", "--all-workspaces"],

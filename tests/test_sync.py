@@ -146,3 +146,20 @@ def test_rebased_commits_that_fail_verify_are_not_pushed(tmp_path: Path, memrepo
     assert str(_origin_head(origin, "gitmem/cycle-1").id) == mine
     assert _origin_head(origin).message == "tighten NOW blocks"
     assert is_clean(memrepo)
+
+
+def test_a_close_and_a_cycle_racing_on_log_both_land(tmp_path: Path, memrepo: GitRepo) -> None:
+    origin = origin_and_clone(tmp_path, memrepo)
+    closer = clone(origin, tmp_path / "closer")
+    close = "\n## 2026-11-30 23:47 UTC · close\n- Report: a quiet day\n"
+    closer.commit_files({"LOG.md": closer.read("LOG.md") + close}, "gitmem: close 2026-11-30",
+                        author=("gitmem-agent", "agent@gitmem.invalid"))
+    run_git(closer.path, "push", "--quiet", "origin", "main")
+    entry = "\n## 2026-11-30 23:50 UTC · cycle 1 · built\n- Task: late work\n- Result: done\n"
+    memrepo.commit_files({"LOG.md": memrepo.read("LOG.md") + entry}, "gitmem: cycle 1 · built · late work",
+                         author=("gitmem-agent", "agent@gitmem.invalid"))
+
+    result = publish(memrepo.repo, conflict_branch="gitmem/cycle-1", sleep=lambda s: None)
+    assert result.status == "pushed"
+    merged = file_at(pygit2.Repository(str(origin)), "refs/heads/main", "LOG.md")
+    assert merged.endswith(close + entry)

@@ -15,10 +15,15 @@ from gitmem.cli.common import json_option, open_context, workspace_option
               help="Backend to run: anthropic, command or scripted (default: agent.backend in gitmem.yaml).")
 @click.option("--push", is_flag=True, help="Fetch, rebase onto the remote branch and push (5 tries).")
 @click.option("--dry-run", "dry_run", is_flag=True, help="Print the prompt the agent would get, run nothing.")
+@click.option("--model", metavar="ID", default=None, help="Model id for this run, overriding agent.model.")
 @json_option
 @workspace_option
-def cycle(agent: str | None, push: bool, dry_run: bool, as_json: bool, workspace: str | None) -> int:
+def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_json: bool,
+          workspace: str | None) -> int:
     """Run one cycle: preflight, the agent, postflight, one commit by the agent identity.
+
+    In GitHub Actions it appends cycle=, outcome= and commit= to $GITHUB_OUTPUT and a short account
+    to $GITHUB_STEP_SUMMARY.
 
     \b
     Exit codes: 0 done; 3 refused to start (dirty tree, lock, invalid memory, no branch);
@@ -29,6 +34,10 @@ def cycle(agent: str | None, push: bool, dry_run: bool, as_json: bool, workspace
     from gitmem.store import system_clock
 
     ctx = open_context(workspace)
+    if model:
+        from dataclasses import replace
+
+        ctx.config = replace(ctx.config, agent=replace(ctx.config.agent, model=model))
     try:
         if dry_run:
             name = agent or ctx.config.agent.backend or "anthropic"

@@ -26,19 +26,37 @@ def github_group() -> None:
 @click.option("--branch", default=DEFAULT_BRANCH, show_default=True, help="The memory branch.")
 @click.option("--remote", default="origin", show_default=True)
 def prepare(branch: str, remote: str) -> int:
-    """Continue the memory branch origin still holds (its PR is open), or start it from HEAD.
+    """Continue the memory branch whose PR is still open, or start one from HEAD.
 
+    With GITHUB_REPOSITORY and a token it asks GitHub which branch has an open PR, so a PR that was
+    squash-merged or closed is never reopened: the next run starts `gitmem/memory-2` instead.
     Exit 0 on the branch; 2 HEAD is detached or unborn, the tree is dirty, or the branches diverged.
     """
     from gitmem import prmode
+    from gitmem.github import GitHubError, GitHubSetupError, client_from_env
     from gitmem.repo import RepoError, open_repo
 
     try:
-        done = prmode.prepare_branch(open_repo(), branch=branch, remote=remote)
+        client = client_from_env(os.environ)
+    except GitHubSetupError:
+        client = None      # offline: a memory branch main does not contain is taken to be open
+
+    def is_open(name: str) -> bool:
+        assert client is not None
+        try:
+            return client.open_pull(name) is not None
+        except GitHubError as err:
+            # Continuing a branch is always safe; starting a second PR beside an open one is not.
+            click.echo(f"gitmem github prepare: {_scrub(str(err))}; taking {name} to be open", err=True)
+            return True
+
+    try:
+        done = prmode.prepare_branch(open_repo(), branch=branch, remote=remote,
+                                     is_open=is_open if client is not None else None)
     except RepoError as err:
         click.echo(f"gitmem github prepare: {_scrub(str(err))}", err=True)
         return exitcodes.USAGE
-    how = "continuing the memory branch of the open PR" if done.continued else f"started from {done.base}"
+    how = "continuing the branch of the open PR" if done.continued else f"started from {done.base}"
     click.echo(f"on {done.branch} at {done.commit[:10]} ({how})")
     return exitcodes.OK
 
@@ -46,12 +64,13 @@ def prepare(branch: str, remote: str) -> int:
 @github_group.command("pr")
 @click.option("--phase", type=click.Choice(["cycle", "close"]), required=True,
               help="What just ran; it words the PR.")
-@click.option("--branch", default=DEFAULT_BRANCH, show_default=True, help="The memory branch.")
+@click.option("--branch", default=None, metavar="BRANCH",
+              help=f"The memory branch (default: the one `prepare` checked out, else {DEFAULT_BRANCH}).")
 @click.option("--base", default=None, metavar="BRANCH",
               help="The PR's base (default: the branch `prepare` started from, else GITHUB_REF_NAME, else main).")
 @click.option("--remote", default="origin", show_default=True)
 @workspace_option
-def pr(phase: str, branch: str, base: str | None, remote: str, workspace: str | None) -> int:
+def pr(phase: str, branch: str | None, base: str | None, remote: str, workspace: str | None) -> int:
     """Push the memory branch (never forced), then open its pull request or update the open one.
 
     Needs GITHUB_REPOSITORY and a token (GITMEM_GIT_TOKEN or GITHUB_TOKEN); GITHUB_API_URL defaults to
@@ -60,10 +79,12 @@ def pr(phase: str, branch: str, base: str | None, remote: str, workspace: str | 
     """
     from gitmem import prmode
     from gitmem.github import GitHubError, GitHubSetupError, client_from_env
-    from gitmem.repo import RepoError
+    from gitmem.repo import RepoError, current_branch
     from gitmem.store import Memory, system_clock
 
     ctx = open_context(workspace)
+    here = current_branch(ctx.repo)
+    branch = branch or (here if here and prmode.recorded_base(ctx.repo, here) else DEFAULT_BRANCH)
     base = base or prmode.recorded_base(ctx.repo, branch) or os.environ.get("GITHUB_REF_NAME") or "main"
     if base == branch:
         raise click.UsageError("the PR base cannot be the memory branch itself; pass --base (e.g. main)")
@@ -89,6 +110,10 @@ def pr(phase: str, branch: str, base: str | None, remote: str, workspace: str | 
         opened = client_from_env(os.environ).open_or_update(head=branch, base=base, title=title, body=body)
     except GitHubError as err:
         click.echo(f"gitmem github pr: {_scrub(str(err))}; the commits are on {remote}/{branch}", err=True)
+        if "HTTP 403" in str(err):
+            click.echo("gitmem github pr: the workflow needs `permissions: pull-requests: write`, and the "
+                       "repository setting Actions > General > 'Allow GitHub Actions to create and approve "
+                       "pull requests'", err=True)
         return exitcodes.USAGE if isinstance(err, GitHubSetupError) else exitcodes.SALVAGED
     verb = "opened" if opened.created else "updated"
     click.echo(f"{verb} pull request #{opened.number} {opened.url} ({branch} -> {base}, {len(commits)} commit(s))")

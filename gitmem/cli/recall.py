@@ -24,7 +24,8 @@ KINDS = ("log", "lesson", "decision", "now", "rule", "commit")
               help="Drop hits scoring under this, 0..1 (default: recall.min_score, 0.35).")
 @workspace_option
 @click.option("--all-workspaces", is_flag=True, help="Search every workspace; each hit names its workspace.")
-def recall(query, as_json, kinds, since, until, limit, min_score, workspace, all_workspaces) -> int:
+@click.option("--rebuild", is_flag=True, help="Rebuild the index from scratch first (it is only a cache).")
+def recall(query, as_json, kinds, since, until, limit, min_score, workspace, all_workspaces, rebuild) -> int:
     """Search LOG, lessons, decisions, NOW, rules and commit messages; best matches first.
 
     \b
@@ -33,11 +34,14 @@ def recall(query, as_json, kinds, since, until, limit, min_score, workspace, all
     The index lives in .git/gitmem/ and updates itself, including uncommitted edits.
     """
     from gitmem.recall import RecallError, search
+    from gitmem.recall import rebuild as rebuild_index
 
     if workspace and all_workspaces:
         raise UsageError("use --workspace NAME or --all-workspaces, not both")
     ctx = open_context(workspace)
     try:
+        if rebuild:
+            rebuild_index(ctx.root, ctx.config)
         hits = search(ctx.root, ctx.config, " ".join(query), kinds=list(kinds) or None, since=since, until=until,
                       limit=limit, all_workspaces=all_workspaces, min_score=min_score)
     except RecallError as err:
@@ -46,8 +50,9 @@ def recall(query, as_json, kinds, since, until, limit, min_score, workspace, all
         click.echo(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
     elif not hits:
         click.echo("no memory of that")
-    for hit in [] if as_json else hits:
-        click.echo(str(hit))
+    else:
+        for hit in hits:
+            click.echo(str(hit))
     return exitcodes.OK
 
 

@@ -7,13 +7,14 @@ commit is no longer an ancestor of HEAD: a rebase, reset or force-pull rewrote h
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from gitmem.config import Config, load_config
+from gitmem.config import CONFIG_NAME, Config, load_config
 from gitmem.recall import corpus, store
 from gitmem.recall.sync import sync_file
 
@@ -32,7 +33,7 @@ class Scope:
 
 def scopes(root: Path, config: Config) -> tuple[Scope, ...]:
     """The default memory and every configured workspace, each file owned by the first scope naming it."""
-    base = config if not config.workspace else load_config(root)
+    base = config if not config.workspace else _base_config(str(root), *_stamp(Path(root) / CONFIG_NAME))
     found: list[Scope] = []
     seen: set[str] = set()
     candidates = [(DEFAULT, base)] + [(name, base.with_workspace(name)) for name, _ in base.workspaces]
@@ -41,6 +42,20 @@ def scopes(root: Path, config: Config) -> tuple[Scope, ...]:
         seen.update(path for _, path in paths)
         found.append(Scope(name, paths))
     return tuple(found)
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return 0, 0
+    return stat.st_mtime_ns, stat.st_size
+
+
+@functools.lru_cache(maxsize=8)
+def _base_config(root: str, mtime: int, size: int) -> Config:
+    """The top-level config behind a workspace's, re-read only when gitmem.yaml changes."""
+    return load_config(root)
 
 
 def fingerprint(all_scopes: tuple[Scope, ...], config: Config) -> str:
@@ -109,21 +124,19 @@ class Index:
 
         conn.execute("BEGIN IMMEDIATE")
         try:
-            changed = False
             for scope in self.scopes:
                 for role, path in scope.paths:
-                    changed |= sync_file(conn, self.root, scope.name, role, path)
+                    sync_file(conn, self.root, scope.name, role, path)
             head = git.head_id(self.repo) or ""
             last = store.get_meta(conn, "head")
             if head != last:
-                if last and (not head or not git.is_ancestor_id(self.repo, last, head)):
+                owner = {path: scope.name for scope in self.scopes for _, path in scope.paths}
+                commits = git.commits_since(self.repo, last or None, owner)
+                if commits is None:                # not a fast-forward: history was rewritten
                     conn.execute("ROLLBACK")
                     return False
-                self._add_commits(conn, last or None)
+                self._add_commits(conn, commits, owner)
                 store.set_meta(conn, "head", head)
-                changed = True
-            if changed:
-                store.set_meta(conn, "docs", str(conn.execute("SELECT count(*) FROM docs").fetchone()[0]))
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -131,14 +144,11 @@ class Index:
             raise
         return True
 
-    def _add_commits(self, conn: sqlite3.Connection, start: str | None) -> None:
+    def _add_commits(self, conn: sqlite3.Connection, commits: list, owner: dict[str, str]) -> None:
         """A commit's message belongs to the one workspace whose memory it changed; otherwise it is shared."""
-        from gitmem import repo as git
-
-        owner = {path: scope.name for scope in self.scopes for _, path in scope.paths}
         zone = self.config.tzinfo()
         docs: dict[str, list[corpus.Doc]] = {}
-        for info in git.commits_since(self.repo, start, owner):
+        for info in commits:
             names = {owner[path] for path in info.touched}
             name = names.pop() if len(names) == 1 else DEFAULT
             doc = corpus.commit_doc(info.id, info.time, info.author, info.message, zone)

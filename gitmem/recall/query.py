@@ -16,14 +16,18 @@ from gitmem.recall.store import TOKENIZER, get_meta
 
 WORD_RE = re.compile(r"[^\W_]+")      # what unicode61 calls a token: letters and digits, `_` separates
 MAX_TERMS = 32              # a pasted page is searched by its first 32 distinct words
-# Question words and glue an agent types in a natural-language query ("what did we decide about X"). Memory
-# is terse, so they are mostly absent, and an absent word counts against a hit: leave them out.
+SAMPLE = 2000               # entry counts are exact up to this, estimated beyond (see _entries)
+# Glue, question verbs and kind names an agent types in a natural-language query ("what did the human
+# decide about X", "any lesson about Y"). Memory is terse, so they are mostly absent, and an absent word
+# counts against a hit: leave them out. (Use --kind to ask for a kind.)
 STOPWORDS = frozenset("""
 a about above after again all also am an and any are as at be been before being below between both but by
 can could did do does doing done down during each else ever few for from had has have having he her here
 how i if in into is it its just me more most my no nor not now of off on once only or other our out over
 own same she should so some such than that the their them then there these they this those through to too
 under until up very was we were what when where which while who whom why will with would you your
+decide decided happen happened know knew remember remembered say said tell told think thought mention
+mentioned anything something everything lesson lessons decision decisions rule rules entry entries memory
 """.split())
 
 _STEMS: dict[str, str] = {}           # word -> index term, per process: the tokenizer is fixed
@@ -93,7 +97,8 @@ def stems(conn: sqlite3.Connection, forms: set[str] | list[str] | tuple[str, ...
             _STEMS.clear()
         conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_tok USING fts5(t, content='',"
                      f" tokenize='{TOKENIZER}')")
-        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_tok_terms USING fts5vocab(temp, recall_tok, instance)")
+        conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.recall_tok_terms"
+                     " USING fts5vocab(temp, recall_tok, instance)")
         conn.execute("INSERT INTO temp.recall_tok(recall_tok) VALUES ('delete-all')")
         conn.executemany("INSERT INTO temp.recall_tok(rowid, t) VALUES (?, ?)", list(enumerate(missing)))
         for doc, term in conn.execute("SELECT doc, term FROM temp.recall_tok_terms"):
@@ -109,13 +114,9 @@ def analyze(conn: sqlite3.Connection, text: str) -> Query:
     if not found:
         return Query(text, ())
     stemmed = stems(conn, found)
-    df: dict[str, int] = {}
-    for term in set(stemmed.values()):
-        # One `term = ?` lookup each: fts5vocab scans the whole vocabulary for `term IN (...)`.
-        row = conn.execute("SELECT doc FROM fts_terms WHERE term = ?", (term,)).fetchone()
-        df[term] = row[0] if row else 0
     total = int(get_meta(conn, "docs") or 0)
-    counts = {word: df.get(term, 0) for word, term in stemmed.items()}
+    last_id = conn.execute("SELECT max(id) FROM docs").fetchone()[0] or 0
+    counts = {word: _entries(conn, word, total, last_id) for word in stemmed}
     weights = {word: _idf(total, count) for word, count in counts.items()}
     # Words absent from memory cannot match; they still count against coverage.
     match = " OR ".join(quote(word) for word in stemmed if counts[word])
@@ -124,6 +125,19 @@ def analyze(conn: sqlite3.Connection, text: str) -> Query:
 
 def quote(word: str) -> str:
     return f'"{word}"'           # [^\W_]+ words hold no quote to escape
+
+
+def _entries(conn: sqlite3.Connection, word: str, total: int, last_id: int) -> int:
+    """How many entries hold `word`: exact up to SAMPLE, estimated beyond.
+
+    Counting all of a common word's entries costs as much as the word is common (FTS5 walks them all,
+    and so does fts5vocab); the first SAMPLE in row order and how far they reach give the density.
+    """
+    count, reach = conn.execute("SELECT count(*), max(rowid) FROM (SELECT rowid FROM fts WHERE fts MATCH ?"
+                                " ORDER BY rowid LIMIT ?)", (quote(word), SAMPLE)).fetchone()
+    if count < SAMPLE or not reach:
+        return count
+    return min(total, round(count * last_id / reach))
 
 
 def _idf(total: int, df: int) -> float:

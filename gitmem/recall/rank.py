@@ -30,7 +30,8 @@ from gitmem.recall.query import Query, quote
 
 RRF_K = 60
 CANDIDATES = 30
-BUDGET = 300               # rows bm25() may score per stage of one query
+BUDGET = 500               # matches bm25() may score in one stage
+POSTINGS = 20000           # word entries bm25() may walk to weigh the words of one stage
 SECONDS_PER_DAY = 86400.0
 
 
@@ -66,42 +67,59 @@ class Filter:
 Ranker = Callable[[sqlite3.Connection, Query, Filter, int], list[tuple[int, float]]]
 
 
-def expressions(query: Query) -> list[str]:
-    """What BM25 scores: entries holding every word, then entries holding any of the rarest words.
+@dataclass(frozen=True)
+class Stage:
+    expr: str          # an FTS5 expression of quoted words
+    postings: int      # entries bm25() must walk to weigh the words (it counts each word's entries)
+    matches: int       # at most this many entries match
 
-    FTS5's bm25() costs 10-20 us per matching row, so the OR stage takes the rarest words while their
-    entries add up to at most BUDGET (always at least the rarest word). Common words still count in
-    coverage; they just do not bring in candidates on their own.
+
+def expressions(query: Query) -> list[Stage]:
+    """Where candidates come from: entries holding every word, then entries holding the rarest words.
+
+    The OR stage takes the rarest words while their entries add up to at most BUDGET (always at least
+    the rarest word). Common words still count in coverage; they just do not bring in candidates alone.
     """
     rarest = query.rarest()
     if not rarest:
         return []
-    found = [" AND ".join(quote(word) for word in rarest)] if len(rarest) > 1 else []
+    counts = [query.df[word] for word in rarest]
+    found = [Stage(" AND ".join(quote(word) for word in rarest), sum(counts), counts[0])] if len(rarest) > 1 else []
     chosen, total = [], 0
-    for word in rarest:
-        if chosen and total + query.df[word] > BUDGET:
+    for word, count in zip(rarest, counts):
+        if chosen and total + count > BUDGET:
             break
         chosen.append(word)
-        total += query.df[word]
-    found.append(" OR ".join(quote(word) for word in chosen))
+        total += count
+    found.append(Stage(" OR ".join(quote(word) for word in chosen), total, total))
     return found
+
+
+def _stage_rows(conn: sqlite3.Connection, stage: Stage, where: str, params: list, limit: int) -> dict[int, float]:
+    """(doc id -> strength 0..1) for one stage.
+
+    FTS5's bm25() walks every entry of every word to weigh it, then costs 10-20 us per match, so it runs
+    only when both are small (bounded latency at any history size). Otherwise the stage takes the most
+    recently indexed matches, each at full strength: coverage and recency then rank them.
+    """
+    if stage.postings <= POSTINGS and stage.matches <= BUDGET:
+        rows = conn.execute(
+            f"SELECT d.id, bm25(fts, 2.0, 1.0) FROM fts JOIN docs d ON d.id = fts.rowid"
+            f" WHERE fts MATCH ? AND {where} ORDER BY 2 LIMIT ?", [stage.expr, *params, limit]).fetchall()
+        best = rows[0][1] if rows and rows[0][1] else -1e-9     # FTS5 bm25 is negative: lower is better
+        return {doc_id: min(1.0, value / best) for doc_id, value in rows}
+    rows = conn.execute(
+        f"SELECT d.id FROM fts JOIN docs d ON d.id = fts.rowid WHERE fts MATCH ? AND {where}"
+        f" ORDER BY fts.rowid DESC LIMIT ?", [stage.expr, *params, limit]).fetchall()
+    return {doc_id: 1.0 for doc_id, in rows}
 
 
 def bm25_ranker(conn: sqlite3.Connection, query: Query, flt: Filter, limit: int) -> list[tuple[int, float]]:
     where, params = flt.where()
     raw: dict[int, float] = {}
-    for expr in expressions(query):
-        # More than BUDGET matches (only common words): score the newest BUDGET of them.
-        bound = conn.execute("SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
-                             (expr, BUDGET)).fetchone()
-        window = " AND fts.rowid > ?" if bound else ""
-        rows = conn.execute(
-            f"SELECT d.id, bm25(fts, 2.0, 1.0) FROM fts JOIN docs d ON d.id = fts.rowid"
-            f" WHERE fts MATCH ?{window} AND {where} ORDER BY 2 LIMIT ?",
-            [expr, *([bound[0]] if bound else []), *params, limit]).fetchall()
-        best = rows[0][1] if rows and rows[0][1] else -1e-9     # FTS5 bm25 is negative: lower is better
-        for doc_id, value in rows:
-            raw.setdefault(doc_id, min(1.0, value / best))       # strength within its own stage
+    for stage in expressions(query):
+        for doc_id, strength in _stage_rows(conn, stage, where, params, limit).items():
+            raw.setdefault(doc_id, strength)                    # strength within its own stage
         if len(raw) >= limit:
             break
     if not raw:

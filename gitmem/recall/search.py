@@ -71,6 +71,15 @@ def search(root: Path | str, config: Config, query: str, *, kinds: list[str] | t
         index.close()
 
 
+def rebuild(root: Path | str, config: Config) -> int:
+    """Throw the index away and build it again from the files and history; returns the entry count."""
+    index = Index(root, config)
+    try:
+        return int(index.rebuild().execute("SELECT count(*) FROM docs").fetchone()[0])
+    finally:
+        index.close()
+
+
 def run(index: Index, query: str, *, kinds=None, since=None, until=None, limit: int | None = None,
         all_workspaces: bool = False, min_score: float | None = None, gap: float | None = None) -> list[Hit]:
     """`search` on an open index, so a long-lived caller (a benchmark, an agent session) can reuse it."""

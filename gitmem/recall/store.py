@@ -4,6 +4,7 @@ The index is a disposable cache under `.git/gitmem/`: nothing in it is ever the 
 """
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 from gitmem.recall.corpus import Doc
 
 # Bump when the schema or what a document holds changes; an index from another version is rebuilt.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 7
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 _SCHEMA = f"""
@@ -24,7 +25,6 @@ CREATE TABLE docs(id INTEGER PRIMARY KEY, workspace TEXT NOT NULL, kind TEXT NOT
 CREATE INDEX docs_by_path ON docs(path, line);
 CREATE INDEX docs_by_scope ON docs(workspace, kind, ts);
 CREATE VIRTUAL TABLE fts USING fts5(title, body, tokenize='{TOKENIZER}');
-CREATE VIRTUAL TABLE fts_terms USING fts5vocab(fts, row);
 """
 
 
@@ -32,6 +32,7 @@ class RecallError(Exception):
     """Recall cannot work here (no FTS5 in this SQLite, an unwritable .git); the message says what to do."""
 
 
+@functools.cache
 def require_fts5() -> None:
     try:
         probe = sqlite3.connect(":memory:")
@@ -53,7 +54,7 @@ def connect(path: Path) -> sqlite3.Connection:
 def create(conn: sqlite3.Connection, fingerprint: str) -> None:
     conn.executescript(_SCHEMA)
     conn.executemany("INSERT INTO meta(key, value) VALUES (?, ?)",
-                     [("schema", str(SCHEMA_VERSION)), ("fingerprint", fingerprint), ("head", "")])
+                     [("schema", str(SCHEMA_VERSION)), ("fingerprint", fingerprint), ("head", ""), ("docs", "0")])
 
 
 def is_current(conn: sqlite3.Connection, fingerprint: str) -> bool:
@@ -88,7 +89,14 @@ def insert_docs(conn: sqlite3.Connection, workspace: str, docs: Iterable[Doc], *
              doc.digest))
         conn.execute("INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)", (cursor.lastrowid, doc.title, doc.body))
         count += 1
+    _count(conn, count)
     return count
+
+
+def _count(conn: sqlite3.Connection, change: int) -> None:
+    """Keep the entry count (BM25's N for idf) in meta: count(*) would cost a scan per update."""
+    if change:
+        conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + ? WHERE key = 'docs'", (change,))
 
 
 def delete_docs(conn: sqlite3.Connection, ids: list[int]) -> None:
@@ -96,7 +104,7 @@ def delete_docs(conn: sqlite3.Connection, ids: list[int]) -> None:
         chunk = ids[start:start + 500]
         marks = ",".join("?" * len(chunk))
         conn.execute(f"DELETE FROM fts WHERE rowid IN ({marks})", chunk)
-        conn.execute(f"DELETE FROM docs WHERE id IN ({marks})", chunk)
+        _count(conn, -conn.execute(f"DELETE FROM docs WHERE id IN ({marks})", chunk).rowcount)
 
 
 def unique_keys(docs: list[Doc]) -> list[str]:

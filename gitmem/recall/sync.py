@@ -13,6 +13,9 @@ mtime cannot be trusted (the "racy" window), its content is checked:
   are rewritten.
 "Still in place" is checked by hashing the first 4 KiB and the last WINDOW bytes of the indexed part: a
 whole-file proof for files up to 1 MiB, and a constant cost beyond. Anything else re-reads the whole file.
+The one blind spot, by design: an in-place edit of LOG or NOW text that is more than 1 MiB from the
+growing end, in a file that also grew. GM301 rejects such a LOG edit at commit; a history rewrite
+rebuilds the index anyway; `gitmem recall --rebuild` forces a rebuild by hand.
 """
 from __future__ import annotations
 
@@ -100,7 +103,8 @@ def _sync_whole(conn, full: Path, workspace: str, role: str, path: str, size: in
 def _anchors(full: Path, start: int, size: int) -> dict:
     """Hashes that prove bytes [start, start+size) unchanged: the first 4 KiB and the last WINDOW bytes."""
     window = max(start, start + size - WINDOW)
-    return {"head": _sha(_read(full, start, min(HEAD, size))), "window": _sha(_read(full, window, start + size - window))}
+    return {"head": _sha(_read(full, start, min(HEAD, size))),
+            "window": _sha(_read(full, window, start + size - window))}
 
 
 def _intact(full: Path, start: int, size: int, state: dict) -> bool:
@@ -139,11 +143,12 @@ def _sync_now(conn, full: Path, workspace: str, role: str, path: str, size: int,
         head = _read(full, 0, size - suffix)
         lines = head.count(b"\n") + state["suffix_newlines"] + 1
         # Parsing the head alone gives line numbers from the top, which are right for the new blocks.
-        insert_docs(conn, workspace, corpus.now_docs(_text(head), path), lines=lines)
+        insert_docs(conn, workspace, corpus.now_docs(_text(head), path)[::-1], lines=lines)
     else:
         head = full.read_bytes()
         lines = head.count(b"\n") + 1
-        replace_file_docs(conn, workspace, path, corpus.now_docs(_text(head), path), lines=lines)
+        # Oldest first, so that row ids grow with time in NOW as in LOG (recency of last resort, see rank.py).
+        replace_file_docs(conn, workspace, path, corpus.now_docs(_text(head), path)[::-1], lines=lines)
     first = conn.execute("SELECT min(line) FROM docs WHERE path = ?", (path,)).fetchone()[0]
     if first is None:
         suffix, newlines = 0, 0

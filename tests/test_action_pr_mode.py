@@ -1,0 +1,219 @@
+"""Pull-request mode against a fake GitHub REST API on loopback and a bare origin.
+
+Each run is the action's own run step (push-mode: pull-request) in a fresh clone of origin, as on a runner:
+`gitmem github prepare`, the cycle, `gitmem github pr`. The dev install stands in for the install step.
+"""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gitmem.memory import log
+from fake_github import FakeGitHub
+from tests.action_support import agent_repo, clean_env, git, origin_file, origin_log, project_bin, run_action
+
+INSTALL = ("Install gitmem from this action's own checkout",)
+SCRIPT = """\
+cycles:
+  1:
+    - tool: write_file
+      input: {path: notes/one.md, content: "one\\n"}
+    - tool: ask_decision
+      input: {title: Which license?, recommendation: "MIT, like the tools it builds on"}
+    - tool: log_entry
+      input: {task: write notes/one.md, outcome: built, result: notes/one.md exists}
+    - tool: now_block
+      input: {did: wrote notes/one.md, human: answer D-0001, next: notes/two.md}
+  default:
+    - tool: write_file
+      input: {path: "notes/cycle-{{cycle}}.md", content: "cycle {{cycle}}\\n"}
+    - tool: log_entry
+      input: {task: "write notes/cycle-{{cycle}}.md", outcome: built, result: the note exists}
+    - tool: now_block
+      input: {did: wrote a note, human: nothing, next: another note}
+"""
+
+
+@pytest.fixture
+def origin(tmp_path: Path) -> Path:
+    script = tmp_path / "script.yaml"
+    script.write_text(SCRIPT, encoding="utf-8")
+    agent_repo(tmp_path / "first", tmp_path / "origin.git", script=script)
+    return tmp_path / "origin.git"
+
+
+def fresh_checkout(origin: Path, path: Path) -> Path:
+    """What actions/checkout leaves: a clone of origin on main, with every branch fetched."""
+    git(origin.parent, "clone", "-q", str(origin), str(path))
+    return path
+
+
+def pr_run(workspace: Path, fake: FakeGitHub, scratch: Path, command: str = "cycle"):
+    return run_action(workspace, {"command": command, "push-mode": "pull-request"}, bin_dir=project_bin(),
+                      scratch=scratch, token=fake.token, skip=INSTALL,
+                      env={"GITHUB_API_URL": fake.url, "GITHUB_REPOSITORY": fake.repository,
+                           "GITHUB_REF_NAME": "main"})
+
+
+def test_the_first_run_opens_a_pr_and_the_second_updates_it(tmp_path: Path, origin: Path) -> None:
+    main_before = git(origin, "rev-parse", "main").strip()
+    with FakeGitHub() as fake:
+        first = pr_run(fresh_checkout(origin, tmp_path / "run1"), fake, tmp_path / "runner1")
+        assert first.ok, first.describe()
+        assert len(fake.pulls) == 1
+        pull = dict(fake.pulls[0])
+        second = pr_run(fresh_checkout(origin, tmp_path / "run2"), fake, tmp_path / "runner2")
+        assert second.ok, second.describe()
+
+    assert pull["head"] == "gitmem/memory" and pull["base"] == "main"
+    assert pull["title"] == "gitmem: cycle 1 · built · write notes/one.md"
+    assert "### Decisions waiting (1)" in pull["body"] and "**D-0001** Which license?" in pull["body"]
+    assert "recommends: MIT, like the tools it builds on" in pull["body"]
+    assert first.outputs["pr"] == "1" and first.outputs["pr-url"] == pull["html_url"]
+    assert (first.outputs["cycle"], first.outputs["outcome"]) == ("1", "built")
+    assert f"- Pull request: [#1]({pull['html_url']}) opened" in first.summary
+
+    # The second run continued the open PR's branch: no second PR, the same one updated.
+    assert len(fake.pulls) == 1
+    # run 1: is there an open PR? no: open one. run 2: prepare asks whether the branch's PR is still open
+    # (it is: continue it), then the PR step finds it and updates it.
+    assert [method for method, _, _ in fake.requests] == ["GET", "POST", "GET", "GET", "PATCH"]
+    assert fake.pulls[0]["title"] == "gitmem: cycle 2 · built · write notes/cycle-2.md"
+    assert "### Commits (2)" in fake.pulls[0]["body"]
+    assert second.outputs["pr"] == "1" and second.outputs["cycle"] == "2"
+    assert "updated" in second.summary
+    assert origin_log(origin, "gitmem/memory") == [
+        "gitmem: cycle 2 · built · write notes/cycle-2.md", "gitmem: cycle 1 · built · write notes/one.md",
+        "agent repository from gitmem init"]
+    assert origin_file(origin, "gitmem/memory", "notes/one.md") == "one\n"
+    assert git(origin, "rev-parse", "main").strip() == main_before, "pull-request mode never pushes main"
+
+
+def test_after_the_pr_is_merged_the_next_run_opens_a_new_one(tmp_path: Path, origin: Path) -> None:
+    with FakeGitHub() as fake:
+        assert pr_run(fresh_checkout(origin, tmp_path / "run1"), fake, tmp_path / "runner1").ok
+        # The human merges PR #1 (a fast-forward here) and GitHub closes it.
+        git(origin, "update-ref", "refs/heads/main", "refs/heads/gitmem/memory")
+        fake.pulls[0]["state"] = "closed"
+        third = pr_run(fresh_checkout(origin, tmp_path / "run2"), fake, tmp_path / "runner2")
+    assert third.ok, third.describe()
+    assert len(fake.pulls) == 2 and fake.pulls[1]["state"] == "open"
+    assert third.outputs["pr"] == "2"
+    assert "### Commits (1)" in fake.pulls[1]["body"]
+    assert origin_log(origin, "gitmem/memory")[:2] == ["gitmem: cycle 2 · built · write notes/cycle-2.md",
+                                                      "gitmem: cycle 1 · built · write notes/one.md"]
+
+
+def test_after_a_squash_merge_the_old_branch_is_left_alone_and_a_new_one_continues(tmp_path: Path,
+                                                                                  origin: Path) -> None:
+    with FakeGitHub() as fake:
+        assert pr_run(fresh_checkout(origin, tmp_path / "run1"), fake, tmp_path / "runner1").ok
+        human = fresh_checkout(origin, tmp_path / "human")
+        git(human, "merge", "-q", "--squash", "origin/gitmem/memory")
+        git(human, "commit", "-q", "-m", "Memory from gitmem (#1)")
+        git(human, "push", "-q", "origin", "main")
+        fake.pulls[0]["state"] = "closed"
+        old_branch = git(origin, "rev-parse", "gitmem/memory").strip()
+        second = pr_run(fresh_checkout(origin, tmp_path / "run2"), fake, tmp_path / "runner2")
+        assert second.ok, second.describe()
+        assert [p["head"] for p in fake.pulls] == ["gitmem/memory", "gitmem/memory-2"]
+        third = pr_run(fresh_checkout(origin, tmp_path / "run3"), fake, tmp_path / "runner3")
+    assert third.ok, third.describe()
+    assert "on gitmem/memory-2" in third.steps[-1].out and "continuing" in third.steps[-1].out
+    assert len(fake.pulls) == 2 and (second.outputs["pr"], third.outputs["pr"]) == ("2", "2")
+    assert fake.pulls[1]["title"] == "gitmem: cycle 3 · built · write notes/cycle-3.md"
+    assert "### Commits (2)" in fake.pulls[1]["body"]
+    assert origin_log(origin, "gitmem/memory-2")[:3] == ["gitmem: cycle 3 · built · write notes/cycle-3.md",
+                                                        "gitmem: cycle 2 · built · write notes/cycle-2.md",
+                                                        "Memory from gitmem (#1)"]
+    assert git(origin, "rev-parse", "gitmem/memory").strip() == old_branch, "never rewritten or deleted"
+
+
+def test_the_close_goes_to_the_same_pr(tmp_path: Path, origin: Path) -> None:
+    with FakeGitHub() as fake:
+        assert pr_run(fresh_checkout(origin, tmp_path / "run1"), fake, tmp_path / "runner1").ok
+        closed = run_action(fresh_checkout(origin, tmp_path / "run2"),
+                            {"command": "close", "push-mode": "pull-request", "args": "--no-llm"},
+                            bin_dir=project_bin(), scratch=tmp_path / "runner2", token=fake.token, skip=INSTALL,
+                            env={"GITHUB_API_URL": fake.url, "GITHUB_REPOSITORY": fake.repository})
+    assert closed.ok, closed.describe()
+    assert len(fake.pulls) == 1
+    assert fake.pulls[0]["title"].startswith("gitmem: close ")
+    assert origin_log(origin, "gitmem/memory")[0].startswith("gitmem: close ")
+
+
+def _cli(workspace: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(project_bin() / "gitmem"), *args], cwd=workspace, env=env, capture_output=True,
+                          text=True)
+
+
+def test_nothing_to_propose_opens_no_pr(tmp_path: Path, origin: Path) -> None:
+    workspace = fresh_checkout(origin, tmp_path / "run")
+    with FakeGitHub() as fake:
+        env = {**clean_env(project_bin(), tmp_path), "GITHUB_API_URL": fake.url,
+               "GITHUB_REPOSITORY": fake.repository, "GITHUB_TOKEN": fake.token}
+        assert _cli(workspace, "github", "prepare", env=env).returncode == 0
+        done = _cli(workspace, "github", "pr", "--phase", "close", env=env)
+    assert done.returncode == 0, done.stderr
+    assert "nothing to propose" in done.stdout
+    assert fake.requests == []
+
+
+def test_an_api_failure_keeps_the_commits_on_the_branch_and_never_shows_the_token(tmp_path: Path,
+                                                                                    origin: Path) -> None:
+    workspace = fresh_checkout(origin, tmp_path / "run")
+    secret = "ghs_" + "x1y2z3" * 6
+    with FakeGitHub() as fake:
+        env = {**clean_env(project_bin(), tmp_path), "GITHUB_API_URL": fake.url,
+               "GITHUB_REPOSITORY": fake.repository, "GITMEM_GIT_TOKEN": secret}
+        assert _cli(workspace, "github", "prepare", env=env).returncode == 0
+        assert _cli(workspace, "cycle", env=env).returncode == 0
+        done = _cli(workspace, "github", "pr", "--phase", "cycle", env=env)
+    assert done.returncode == 4
+    assert "HTTP 401" in done.stderr and "the commits are on origin/gitmem/memory" in done.stderr
+    assert secret not in done.stdout + done.stderr
+    assert fake.pulls == []
+    assert origin_log(origin, "gitmem/memory")[0] == "gitmem: cycle 1 · built · write notes/one.md"
+
+
+def test_without_a_repository_the_pr_step_says_what_to_set(tmp_path: Path, origin: Path) -> None:
+    workspace = fresh_checkout(origin, tmp_path / "run")
+    env = {**clean_env(project_bin(), tmp_path), "GITHUB_TOKEN": "ghs_" + "q" * 36}
+    assert _cli(workspace, "github", "prepare", env=env).returncode == 0
+    assert _cli(workspace, "cycle", env=env).returncode == 0
+    done = _cli(workspace, "github", "pr", "--phase", "cycle", env=env)
+    assert done.returncode == 2
+    assert "GITHUB_REPOSITORY must be owner/name" in done.stderr
+    assert env["GITHUB_TOKEN"] not in done.stderr
+
+
+def test_prepare_refuses_a_detached_head(tmp_path: Path, origin: Path) -> None:
+    workspace = fresh_checkout(origin, tmp_path / "run")
+    git(workspace, "checkout", "-q", "--detach")
+    done = _cli(workspace, "github", "prepare", env=clean_env(project_bin(), tmp_path))
+    assert done.returncode == 2
+    assert "detached" in done.stderr and "git switch main" in done.stderr
+    assert git(workspace, "branch", "--list", "gitmem/*") == "", "nothing was created"
+
+
+def test_the_pr_text_of_a_close_on_a_long_lived_branch() -> None:
+    from datetime import datetime, timezone
+
+    from gitmem.memory.text import Timestamp
+    from gitmem.prmode import MAX_COMMITS_LISTED, pr_text
+
+    when = Timestamp.from_datetime(datetime(2026, 11, 30, 23, 47, tzinfo=timezone.utc))
+    entry = log.make_entry(when, cycle=None, outcome=None,
+                           fields={"Day": "2026-11-30", "Cycles": "8 (6 built, 2 no-build)", "Plan": "ship it"})
+    commits = [(f"{n:010d}", f"gitmem: cycle {n}") for n in range(1, MAX_COMMITS_LISTED + 6)]
+    title, body = pr_text(log.append_entry("", entry), [], commits, phase="close", branch="gitmem/memory-2",
+                          base="main")
+    assert title == "gitmem: close 2026-11-30"
+    assert "### Latest LOG entry: 2026-11-30 23:47 UTC · close" in body
+    assert "- Cycles: 8 (6 built, 2 no-build)" in body and "- Plan: ship it" in body
+    assert f"### Commits ({MAX_COMMITS_LISTED + 5})" in body and "- … 5 earlier commit(s)" in body
+    assert "gitmem: cycle 5\n" not in body and f"gitmem: cycle {MAX_COMMITS_LISTED + 5}\n" in body
+    assert "### Decisions waiting (0)\n\nnone\n" in body
+    assert "`gitmem/memory-2`" in body
