@@ -125,7 +125,7 @@ def recall_at_5(results: list[list[tuple[str, str]]], labels: list[Labelled]) ->
 # -- fixtures ------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module", params=scales(), ids=lambda k: f"{k:g}x")
-def synth(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
+def recall_repo(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
     from gitmem.config import load_config
     from gitmem.recall.index import Index
     from gitmem.synth import cached_repo
@@ -208,11 +208,11 @@ def add_cycle(root: Path, config, number: int) -> None:
 
 # -- benchmarks ----------------------------------------------------------------------------------------
 
-def test_query_latency(benchmark, synth) -> None:
+def test_query_latency(benchmark, recall_repo) -> None:
     from gitmem.recall.search import run
 
-    info, root, config, index, build = synth
-    figures = _measure(synth)
+    info, root, config, index, build = recall_repo
+    figures = _measure(recall_repo)
     benchmark.extra_info.update(figures)
     queries = [label.query for label in labelled_set(info)]
     position = iter(range(10**9))
@@ -221,8 +221,8 @@ def test_query_latency(benchmark, synth) -> None:
     print(f"\nrecall {figures}", file=sys.stderr)
 
 
-def test_update_after_one_cycle(benchmark, synth) -> None:
-    info, root, config, index, build = synth
+def test_update_after_one_cycle(benchmark, recall_repo) -> None:
+    info, root, config, index, build = recall_repo
     counter = iter(range(1, 10**6))
 
     def setup() -> tuple[tuple, dict]:
@@ -235,8 +235,8 @@ def test_update_after_one_cycle(benchmark, synth) -> None:
     assert run(index, "zyzzyva10")[0].id == "cycle " + str(info.cycles + 10)
 
 
-def test_full_build(benchmark, synth) -> None:
-    info, root, config, index, build = synth
+def test_full_build(benchmark, recall_repo) -> None:
+    info, root, config, index, build = recall_repo
     benchmark.extra_info["first_build_s"] = build
     benchmark.pedantic(index.rebuild, rounds=1, iterations=1)
 

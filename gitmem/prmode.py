@@ -143,14 +143,30 @@ def recorded_base(repository: Repository, branch: str) -> str | None:
 
 def publish_branch(repository: Repository, config: Config, *, branch: str, remote: str,
                    scrub: Callable[[str], str]) -> sync.SyncResult:
-    """Push `branch` to `remote` (never forced; rebased onto it first if someone pushed to it)."""
+    """Push `branch` to `remote` (never forced; rebased onto it first if someone pushed to it), then any
+    local salvage branches."""
     from gitmem.merge import resolver_for
 
     if git.current_branch(repository) != branch:
         raise git.RepoError(f"HEAD is on {git.current_branch(repository) or 'a detached HEAD'}, not {branch}; "
                             "run `gitmem github prepare` before the cycle or close")
-    return sync.publish(repository, conflict_branch=f"{branch}-conflict", remote=remote, branch=branch,
-                        scrub=scrub, resolver=resolver_for(config))
+    result = sync.publish(repository, conflict_branch=f"{branch}-conflict", remote=remote, branch=branch,
+                          scrub=scrub, resolver=resolver_for(config))
+    if result.ok:
+        # A failed cycle's work is on a local salvage branch; the runner is thrown away after the job.
+        for name in salvage_branches(repository):
+            try:
+                git.push(repository, remote, name, name)
+                result.messages.append(f"pushed {name} (a failed cycle's work) to {remote}")
+            except git.GitCommandError as err:
+                result.messages.append(f"could not push {name}: {scrub(str(err))}")
+    return result
+
+
+def salvage_branches(repository: Repository) -> list[str]:
+    """Local `gitmem/salvage/*` branches: a failed cycle's work, to publish beside the memory branch."""
+    prefix = "refs/heads/gitmem/salvage/"
+    return sorted(ref.removeprefix("refs/heads/") for ref in repository.references if ref.startswith(prefix))
 
 
 def proposed_commits(repository: Repository, remote: str, base: str) -> list[tuple[str, str]]:

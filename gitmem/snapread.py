@@ -48,23 +48,53 @@ def derive(oid: str, size: int, newer: bytes) -> bytes | None:
     return None
 
 
+class DerivedSnapshot(Snapshot):
+    """`base` with big files rebuilt from a newer copy when provably identical (see the module doc)."""
+
+    def __init__(self, base: Snapshot, paths: Iterable[str], source: Callable[[str], bytes | None],
+                 size_of: Callable[[str], int | None]) -> None:
+        self._base = base
+        self._source = source
+        self._size_of = size_of
+        self._prefixes: dict[str, tuple[bytes, int | None]] = {}
+        oids = {path: base.oid(path) for path in paths}
+        super().__init__(base.label, self._load, oids)
+
+    def _big(self, path: str) -> tuple[str, int, bytes] | None:
+        oid = self.oid(path)
+        size = self._size_of(oid) if oid is not None else None
+        if oid is None or size is None or size < MIN_SIZE:
+            return None
+        newer = self._source(path)
+        return (oid, size, newer) if newer is not None else None
+
+    def _load(self, path: str) -> bytes | None:
+        big = self._big(path)
+        found = derive(*big) if big is not None else None
+        return found if found is not None else self._base.read(path)
+
+    def prefix_length(self, path: str, newer: bytes) -> int | None:
+        """One hash over `newer`'s start proves the prefix; the old bytes are never copied."""
+        known = self._prefixes.get(path)
+        if known is not None and known[0] is newer:
+            return known[1]
+        size = self._prove_prefix(path, newer)
+        self._prefixes[path] = (newer, size)
+        return size
+
+    def _prove_prefix(self, path: str, newer: bytes) -> int | None:
+        big = self._big(path)
+        if big is not None and big[2] is newer:
+            oid, size, _ = big
+            if size <= len(newer) and blob_id(memoryview(newer)[:size]) == oid:
+                return size
+        return super().prefix_length(path, newer)
+
+
 def derived(base: Snapshot, paths: Iterable[str], source: Callable[[str], bytes | None],
             size_of: Callable[[str], int | None]) -> Snapshot:
     """`base` with big files rebuilt from `source(path)` (a newer copy) when provably identical.
 
     `size_of(oid)` gives a blob's size without reading it.
     """
-    oids = {path: base.oid(path) for path in paths}
-
-    def load(path: str) -> bytes | None:
-        oid = oids.get(path)
-        if oid is not None:
-            size = size_of(oid)
-            if size is not None and size >= MIN_SIZE:
-                newer = source(path)
-                found = derive(oid, size, newer) if newer is not None else None
-                if found is not None:
-                    return found
-        return base.read(path)
-
-    return Snapshot(base.label, load, oids)
+    return DerivedSnapshot(base, paths, source, size_of)

@@ -42,12 +42,10 @@ def check_staged(repository: pygit2.Repository, config: Config) -> list[Violatio
     paths = _paths(config)
     head = git.head_commit(repository)
     identity = git.user_identity(repository)
-    # After `git add` the work tree usually holds the staged bytes; HEAD's are a prefix (LOG) or a part (NOW).
-    new = _derived(repository, git.index_snapshot(repository, paths), paths, _worktree_source(repository))
-    assert new is not None
-    return run_checks(CheckInput(config, _derived(repository, git.commit_snapshot(repository, head, paths), paths,
-                                                  new.read),
-                                 new, identity.email if identity else None))
+    new = git.staged_snapshot(repository, paths)
+    # HEAD's LOG is a prefix of the staged one and HEAD's NOW a part of it: derive them (gitmem.snapread).
+    old = _derived(repository, git.commit_snapshot(repository, head, paths), paths, new.read)
+    return run_checks(CheckInput(config, old, new, identity.email if identity else None))
 
 
 def check_worktree(repository: pygit2.Repository, config: Config) -> list[Violation]:

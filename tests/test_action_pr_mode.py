@@ -144,6 +144,22 @@ def test_the_close_goes_to_the_same_pr(tmp_path: Path, origin: Path) -> None:
     assert origin_log(origin, "gitmem/memory")[0].startswith("gitmem: close ")
 
 
+def test_a_failed_cycle_publishes_its_no_build_entry_and_its_salvaged_work(tmp_path: Path, origin: Path) -> None:
+    workspace = fresh_checkout(origin, tmp_path / "run")
+    (workspace / "gitmem-script.yaml").write_text(
+        "cycles:\n  1:\n    - tool: write_file\n      input: {path: half.md, content: \"half done\\n\"}\n"
+        "    - crash: the model API went away\n", encoding="utf-8")
+    git(workspace, "commit", "-q", "-am", "a crashing script")
+    git(workspace, "push", "-q", "origin", "main")
+    with FakeGitHub() as fake:
+        run = pr_run(workspace, fake, tmp_path / "runner")
+    assert run.steps[-1].code == 4, run.describe()
+    assert (run.outputs["cycle"], run.outputs["outcome"], run.outputs["pr"]) == ("1", "no-build", "1")
+    assert origin_log(origin, "gitmem/memory")[0].startswith("gitmem: cycle 1 · no-build")
+    assert origin_file(origin, "gitmem/salvage/cycle-1", "half.md") == "half done\n"
+    assert "the model API went away" in fake.pulls[0]["body"]
+
+
 def _cli(workspace: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(project_bin() / "gitmem"), *args], cwd=workspace, env=env, capture_output=True,
                           text=True)

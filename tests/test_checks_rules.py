@@ -194,7 +194,7 @@ CASES: tuple[Case, ...] = (
     Case("GM902", "not-utf8", N, "- Did", good={N: now_md(now_block(9, 1))},
          bad={N: now_md(now_block(9, 1)).encode().replace(b"built", b"bu\xffilt")}),
     Case("GM904", "missing", N, 1, good={N: now_md(now_block(9, 1))}, bad={N: None}),
-    Case("GM907", "title", N, 1, good={N: now_md(now_block(9, 1))}, bad={N: "# STATE\n\n" + now_block(9, 1)}),
+    Case("GM907", "title", N, 1, good={N: now_md(now_block(9, 1))}, bad={N: "State of things\n\n" + now_block(9, 1)}),
 )
 
 

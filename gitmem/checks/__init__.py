@@ -16,13 +16,25 @@ class CheckInput:
     author_email: str | None = None   # who makes the new state; GM207 compares it with agent.email
 
 
+# Each rule family and the roles whose change can affect it (RULES provenance reads LESSONS).
+FAMILIES = (("now", ("now",)), ("decisions", ("decisions",)), ("log", ("log",)), ("lessons", ("lessons",)),
+            ("rules", ("rules", "lessons")))
+
+
 def run_checks(inp: CheckInput) -> list[Violation]:
-    from gitmem.checks import decisions, lessons, log, now, repo_wide, rules
+    import importlib
+
+    from gitmem.checks import repo_wide
+    from gitmem.snapshot import same_blob
 
     found: list[Violation] = []
     found += repo_wide.check(inp)
     broken = {v.path for v in found if v.code == "GM902"}
-    for family in (now, decisions, log, lessons, rules):
+    for name, roles in FAMILIES:
+        # A family whose files are the same blobs as before has nothing to say: don't even import it.
+        if all(same_blob(inp.old, inp.new, inp.config.path(role)) for role in roles):
+            continue
+        family = importlib.import_module(f"gitmem.checks.{name}")
         found += family.check(inp, skip=broken)
     return sorted({_scrubbed(v) for v in found})
 

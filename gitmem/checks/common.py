@@ -19,5 +19,37 @@ def texts(inp: CheckInput, role: str, skip: set[str]) -> tuple[str, str | None, 
     return path, old_text, decode(new_bytes).text
 
 
+def changed_span(old: bytes | None, new: bytes) -> tuple[int, int]:
+    """The byte range [start, end) of NEW that still needs checking, given that OLD was valid.
+
+    LOG grows at the end and NOW at the top, so an append leaves only its tail (from the start of OLD's last
+    line) and a prepend only its head (through NEW's preamble and new blocks). Anything else: all of NEW.
+    Cost is a memcmp over OLD, never a decode or a parse of the history.
+    """
+    if old is None:
+        return 0, len(new)
+    if new.startswith(old):
+        return old.rfind(b"\n") + 1, len(new)
+    first_block = old.find(b"\n## ") + 1
+    if first_block > 0 and new.endswith(memoryview(old)[first_block:]):
+        return 0, len(new) - (len(old) - first_block)
+    return 0, len(new)
+
+
+def span_against(inp: CheckInput, path: str, new: bytes) -> tuple[int, int]:
+    """`changed_span` against the old snapshot, using its prefix proof so the old LOG is never copied."""
+    if inp.old is None or (inp.old.oid(path) is None and not inp.old.exists(path)):
+        return 0, len(new)
+    size = inp.old.prefix_length(path, new)
+    if size is not None:
+        return new.rfind(b"\n", 0, size) + 1, len(new)
+    return changed_span(inp.old.read(path), new)
+
+
+def line_at(data: bytes, offset: int) -> int:
+    """1-based line number of byte `offset`. Counting is O(offset): call it only to report a problem."""
+    return data.count(b"\n", 0, offset) + 1
+
+
 def unchanged(inp: CheckInput, *roles: str) -> bool:
     return all(same_blob(inp.old, inp.new, inp.config.path(role)) for role in roles)

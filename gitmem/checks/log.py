@@ -1,6 +1,8 @@
 """GM3xx: LOG is append-only, in time order, with strictly increasing cycles, and every cycle says what it did."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gitmem.checks import CheckInput
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import log
@@ -20,21 +22,21 @@ def first_difference(old: bytes, new: bytes) -> int:
     return old.count(b"\n", 0, low) + 1
 
 
-def _previous_entry(old: bytes) -> log.LogEntry | None:
-    """The last entry of the old LOG, read from its tail only."""
-    text = decode(old[old.rfind(b"\n## ") + 1:] if b"\n## " in old else old).text
-    doc = log.parse(text, expect_title=False)
+def _previous_entry(data: bytes, end: int) -> log.LogEntry | None:
+    """The last entry of the old LOG, data[:end], read from its tail only."""
+    start = data.rfind(b"\n## ", 0, end) + 1
+    doc = log.parse(decode(data[start:end]).text, expect_title=False)
     return doc.entries[-1] if doc.entries else None
 
 
-def _previous_cycle(old: bytes) -> int | None:
-    """The last cycle number in the old LOG, reading growing tails so the cost follows the tail, not the history."""
+def _previous_cycle(data: bytes, end: int) -> int | None:
+    """The last cycle number in data[:end], reading growing tails: the cost follows the tail, not the history."""
     size = 1 << 16
     while True:
-        start = max(0, len(old) - size)
-        chunk = old[start:]
+        start = max(0, end - size)
         if start:
-            chunk = chunk[chunk.find(b"\n## ") + 1:] if b"\n## " in chunk else b""
+            start = data.find(b"\n## ", start, end) + 1 or end
+        chunk = data[start:end]
         cycles = [e.cycle for e in log.parse(chunk.decode("utf-8", "replace"), expect_title=False).entries
                   if e.cycle is not None]
         if cycles or start == 0:
@@ -44,28 +46,34 @@ def _previous_cycle(old: bytes) -> int | None:
 
 def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     path = inp.config.path("log")
-    old = inp.old.read(path) if inp.old is not None else None
+    had_log = inp.old is not None and (inp.old.oid(path) is not None or inp.old.exists(path))
     new = inp.new.read(path)
-    if old is not None and new is None:
+    if had_log and new is None:
         return [Violation(path, 1, "GM301", "LOG was deleted or renamed; LOG is append-only history",
                           "restore it: `git checkout HEAD -- " + path + "`")]
     if new is None or path in skip or same_blob(inp.old, inp.new, path):
         return []
-    if old is None:
+    if not had_log:
         doc = log.parse(decode(new).text)
         return [from_problem(path, p) for p in doc.problems] + _entry_rules(path, doc.entries, None, None)
-    if not new.startswith(old):
-        line = first_difference(old, new)
+    assert inp.old is not None
+    size = inp.old.prefix_length(path, new)
+    if size is None:
+        line = first_difference(inp.old.read(path) or b"", new)
         return [Violation(path, line, "GM301", f"LOG was rewritten at line {line}; only appending is allowed",
                           "restore the old lines and add a new entry at the end instead")]
-    appended = new[len(old):]
+    appended = new[size:]
     if not appended.strip():
         return []
-    first_line = old.count(b"\n") + 1
+    # Parse the appended text on its own, numbered from 1; shift to real line numbers only when reporting.
     text = decode(appended).text
-    doc = log.parse(text, first_line=first_line, expect_title=False)
-    found = [from_problem(path, p) for p in doc.problems] + _stray_text(path, text, first_line)
-    return found + _entry_rules(path, doc.entries, _previous_entry(old), _previous_cycle(old))
+    doc = log.parse(text, first_line=1, expect_title=False)
+    found = [from_problem(path, p) for p in doc.problems] + _stray_text(path, text, 1)
+    found += _entry_rules(path, doc.entries, _previous_entry(new, size), _previous_cycle(new, size))
+    if not found:
+        return []
+    shift = new.count(b"\n", 0, size)
+    return [replace(v, line=v.line + shift) for v in found]
 
 
 def _stray_text(path: str, appended: str, first_line: int) -> list[Violation]:

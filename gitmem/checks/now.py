@@ -2,36 +2,35 @@
 from __future__ import annotations
 
 from gitmem.checks import CheckInput
-from gitmem.checks.common import texts
+from gitmem.checks.common import changed_span
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import now
-from gitmem.memory.text import nonblank_count
+from gitmem.memory.text import decode, nonblank_count
+from gitmem.snapshot import same_blob
 
 
-def _new_top(old: str | None, new: str) -> tuple[str, int | None]:
-    """When NEW is blocks prepended to OLD's blocks, only the new blocks plus the old top need checking.
+def _text_to_check(old: bytes | None, new: bytes) -> bytes:
+    """NEW up to the end of OLD's top block when NEW only added blocks on top; else all of NEW.
 
-    Returns the text to check and how many blocks to parse (None: all of them).
+    The new blocks need every rule, and OLD's top block is kept for the newest-first comparison;
+    the rest of OLD was valid when committed and is never decoded.
     """
-    if old is None:
-        return new, None
-    start = old.find("\n## ")
-    if start < 0:
-        return new, None
-    old_blocks = old[start + 1:]
-    if not new.endswith(old_blocks):
-        return new, None
-    prefix = new[: len(new) - len(old_blocks)]
-    return new, prefix.count("\n## ") + (1 if prefix.startswith("## ") else 0) + 1
+    _, end = changed_span(old, new)
+    if end == len(new):
+        return new
+    after_old_top = new.find(b"\n## ", end)
+    return new if after_old_top < 0 else new[:after_old_top + 1]
 
 
 def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
-    loaded = texts(inp, "now", skip)
-    if loaded is None:
+    path = inp.config.path("now")
+    if path in skip or same_blob(inp.old, inp.new, path):
         return []
-    path, old, new = loaded
-    text, blocks = _new_top(old, new)
-    doc = now.parse(text, max_blocks=blocks)
+    new = inp.new.read(path)
+    if new is None:
+        return []
+    old = inp.old.read(path) if inp.old is not None else None
+    doc = now.parse(decode(_text_to_check(old, new)).text)
     found = [from_problem(path, p) for p in doc.problems]
     limit = inp.config.limits.now_block_lines
     for block in doc.blocks:

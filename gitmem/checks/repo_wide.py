@@ -5,6 +5,7 @@ import re
 from collections.abc import Iterator
 
 from gitmem.checks import CheckInput
+from gitmem.checks.common import line_at, span_against
 from gitmem.checks.secrets import SECRET_PATTERNS
 from gitmem.checks.violation import Violation
 from gitmem.config import REQUIRED_ROLES
@@ -13,14 +14,6 @@ from gitmem.snapshot import same_blob
 
 # Markers as git writes them; `\r?` because a CRLF file must not hide its conflicts.
 _CONFLICT_RE = re.compile(rb"^(?:<{7}|>{7})(?: |\r?$)|^={7}\r?$", re.M)
-
-
-def new_part(old: bytes | None, new: bytes) -> tuple[bytes, int]:
-    """The bytes that still need scanning and their first line: only the appended tail of an append."""
-    if old is not None and len(new) >= len(old) and new.startswith(old):
-        cut = old.rfind(b"\n", 0, len(old)) + 1 if old else 0
-        return new[cut:], old.count(b"\n", 0, cut) + 1
-    return new, 1
 
 
 def _line_of(data: bytes, offset: int, first_line: int) -> int:
@@ -72,15 +65,19 @@ def check(inp: CheckInput) -> list[Violation]:
             continue
         if same_blob(inp.old, inp.new, path):
             continue
-        old = inp.old.read(path) if inp.old is not None else None
-        part, first_line = new_part(old, data)
+        start, end = span_against(inp, path, data)
+        part = data[start:end]
         problems = decode(part).problems
-        found += [Violation(path, p.line + first_line - 1, p.code, p.message, p.hint)
-                  for p in problems if p.code != "GM902"]
         if any(p.code == "GM902" for p in problems):
-            found.append(_not_utf8(path, data, len(data) - len(part)))
-        else:
-            found += scan(path, part, first_line)
+            found.append(_not_utf8(path, data, start))
+            continue
+        # Line numbers are counted only when something is reported: the happy path reads no history.
+        reported = [(p.line, p.code, p.message, p.hint) for p in problems]
+        reported += [(v.line, v.code, v.message, v.hint) for v in scan(path, part, 1)]
+        if reported:
+            first_line = line_at(data, start)
+            found += [Violation(path, line + first_line - 1, code, message, hint)
+                      for line, code, message, hint in reported]
     return found
 
 

@@ -10,7 +10,34 @@ import click
 from gitmem import __version__, exitcodes
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+# Command name -> the module that defines it. Each module exports COMMANDS and imports only click at top
+# level. Modules load only when their command runs, so `gitmem check` on the pre-commit path pays for
+# nothing else.
+COMMANDS: dict[str, str] = {
+    "check": "check", "verify": "check",
+    "log": "write", "now": "write", "decision": "write", "lesson": "write",
+    "init": "init", "demo": "demo", "context": "context", "cycle": "cycle", "close": "close",
+    "status": "status", "pending": "pending", "recall": "recall", "github": "github", "config": "config",
+}
+
+
+class LazyGroup(click.Group):
+    """A group that imports a command's module on first use (listing all of them for --help)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module_name = COMMANDS.get(cmd_name)
+        if module_name is None:
+            return None
+        import importlib
+
+        module = importlib.import_module(f"gitmem.cli.{module_name}")
+        return next((c for c in module.COMMANDS if c.name == cmd_name), None)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
              epilog=exitcodes.HELP)
 @click.version_option(__version__, "--version", prog_name="gitmem")
 def cli() -> None:
@@ -19,29 +46,10 @@ def cli() -> None:
     \b
     Validate:  gitmem check | gitmem verify --range A..B
     Write:     gitmem log add | now add | decision ask/answer | lesson add/confirm
-    Start:     gitmem init [DIR]
+    Human:     gitmem pending | decision answer D-0001 --answer "…"
+    Run:       gitmem context | cycle | close | status | recall QUERY
+    Start:     gitmem init [DIR] | gitmem demo
     """
-
-
-# One module per area, each exporting COMMANDS. Modules import only click at top level, so that
-# `gitmem check` on the pre-commit path stays lean; the library loads inside each command.
-COMMAND_MODULES = ("check", "write", "init", "context", "cycle", "demo", "close", "status", "pending", "recall",
-                   "github", "config")
-
-
-def _register() -> None:
-    import importlib
-    import importlib.util
-
-    for name in COMMAND_MODULES:
-        if importlib.util.find_spec(f"gitmem.cli.{name}") is None:
-            continue
-        module = importlib.import_module(f"gitmem.cli.{name}")
-        for command in module.COMMANDS:
-            cli.add_command(command)
-
-
-_register()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

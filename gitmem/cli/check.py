@@ -38,8 +38,10 @@ def check(worktree: bool, fmt: str, workspace: str | None) -> int:
     if worktree:
         return _emit(check_worktree(ctx.repo, ctx.config), fmt)
     # What is staged is judged by the staged config, so a commit that changes limits is checked by them.
-    staged_config = config_at(git.index_snapshot(ctx.repo, [CONFIG_NAME]).read(CONFIG_NAME), workspace=workspace)
-    return _emit(check_staged(ctx.repo, staged_config), fmt)
+    staged = git.index_snapshot(ctx.repo, [CONFIG_NAME]).read(CONFIG_NAME)
+    on_disk = (ctx.root / CONFIG_NAME).read_bytes() if (ctx.root / CONFIG_NAME).is_file() else None
+    config = ctx.config if staged == on_disk else config_at(staged, workspace=workspace)
+    return _emit(check_staged(ctx.repo, config), fmt)
 
 
 ZERO_SHA = "0" * 40

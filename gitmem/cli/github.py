@@ -73,9 +73,10 @@ def prepare(branch: str, remote: str) -> int:
 def pr(phase: str, branch: str | None, base: str | None, remote: str, workspace: str | None) -> int:
     """Push the memory branch (never forced), then open its pull request or update the open one.
 
-    Needs GITHUB_REPOSITORY and a token (GITMEM_GIT_TOKEN or GITHUB_TOKEN); GITHUB_API_URL defaults to
-    the public API. Sets `pr` and `pr-url` in $GITHUB_OUTPUT. Exit 0 done (or nothing to propose);
-    2 no token or repository; 4 the push or the API call failed: the commits are safe on a branch.
+    A failed cycle's `gitmem/salvage/*` branches are pushed too. Needs GITHUB_REPOSITORY and a token
+    (GITMEM_GIT_TOKEN or GITHUB_TOKEN); GITHUB_API_URL defaults to the public API. Sets `pr` and `pr-url`
+    in $GITHUB_OUTPUT. Exit 0 done (or nothing to propose); 2 no token or repository; 4 the push or the
+    API call failed: the commits are safe on a branch.
     """
     from gitmem import prmode
     from gitmem.github import GitHubError, GitHubSetupError, client_from_env

@@ -5,8 +5,9 @@ import re
 from dataclasses import dataclass, field
 
 from gitmem.memory.text import (
+    IdEntry,
     has_title,
-    SEP, Field, Problem, Timestamp, decode_lines, field_value, parse_fields, parse_timestamp,
+    SEP, Field, Problem, Timestamp, decode_lines, parse_fields, parse_timestamp,
     render_field, split_heading, split_sections, strip_trailing_blank,
 )
 
@@ -19,7 +20,7 @@ _ANSWERED_RE = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2} \S+) by (.+?) <([^<>
 
 
 @dataclass(frozen=True)
-class Decision:
+class Decision(IdEntry):
     id: str
     title: str
     section: str                      # Pending | Resolved
@@ -31,9 +32,6 @@ class Decision:
     @property
     def number(self) -> int:
         return int(self.id[2:])
-
-    def get(self, key: str) -> str | None:
-        return field_value(self.fields, key)
 
     @property
     def asked(self) -> Timestamp | None:
@@ -57,13 +55,6 @@ class Decision:
 
     def heading(self) -> str:
         return f"### {self.id}{SEP}{self.title}"
-
-    def render(self) -> str:
-        return "\n".join([self.heading(), *strip_trailing_blank(self.body)])
-
-    def content(self) -> str:
-        """What GM205 compares: the decision as written, independent of where it sits in the file."""
-        return "\n".join([self.id, self.title, *strip_trailing_blank(self.body)])
 
 
 @dataclass(frozen=True)

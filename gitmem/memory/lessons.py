@@ -6,8 +6,9 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 
 from gitmem.memory.text import (
+    IdEntry,
     has_title,
-    SEP, Field, Problem, decode_lines, field_value, fields_named, parse_fields, render_field,
+    SEP, Field, Problem, decode_lines, fields_named, parse_fields, render_field,
     split_heading, split_sections, strip_trailing_blank,
 )
 
@@ -31,7 +32,7 @@ class Event:
 
 
 @dataclass(frozen=True)
-class Lesson:
+class Lesson(IdEntry):
     id: str
     title: str
     body: tuple[str, ...] = ()
@@ -42,9 +43,6 @@ class Lesson:
     @property
     def number(self) -> int:
         return int(self.id[2:])
-
-    def get(self, key: str) -> str | None:
-        return field_value(self.fields, key)
 
     @property
     def happened(self) -> Event | None:
@@ -69,12 +67,6 @@ class Lesson:
 
     def heading(self) -> str:
         return f"## {self.id}{SEP}{self.title}"
-
-    def render(self) -> str:
-        return "\n".join([self.heading(), *strip_trailing_blank(self.body)])
-
-    def content(self) -> str:
-        return "\n".join([self.id, self.title, *strip_trailing_blank(self.body)])
 
 
 @dataclass(frozen=True)

@@ -5,8 +5,9 @@ import re
 from dataclasses import dataclass, field
 
 from gitmem.memory.text import (
+    Entry,
     has_title,
-    SEP, Field, Problem, Timestamp, decode_lines, field_value, parse_fields, render_field,
+    SEP, Field, Problem, Timestamp, decode_lines, parse_fields, render_field,
     split_sections, split_timestamped_heading, strip_trailing_blank,
 )
 
@@ -17,7 +18,7 @@ _CYCLE_RE = re.compile(r"^cycle (\d+)$")
 
 
 @dataclass(frozen=True)
-class LogEntry:
+class LogEntry(Entry):
     when: Timestamp
     cycle: int | None = None          # None for a close entry
     outcome: str | None = None        # built | published | no-build; None for a close entry
@@ -30,16 +31,10 @@ class LogEntry:
     def kind(self) -> str:
         return "close" if self.cycle is None else "cycle"
 
-    def get(self, key: str) -> str | None:
-        return field_value(self.fields, key)
-
     def heading(self) -> str:
         if self.cycle is None:
             return f"## {self.when}{SEP}close"
         return f"## {self.when}{SEP}cycle {self.cycle}{SEP}{self.outcome}"
-
-    def render(self) -> str:
-        return "\n".join([self.heading(), *strip_trailing_blank(self.body)])
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from gitmem.memory.text import (
+    Entry,
     has_title,
     SEP, Field, Problem, Timestamp, decode_lines, parse_fields, render_field,
     split_sections, split_timestamped_heading, strip_trailing_blank,
@@ -17,7 +18,7 @@ _PLAN_RE = re.compile(r"^plan for (\d{4}-\d{2}-\d{2})$")
 
 
 @dataclass(frozen=True)
-class NowBlock:
+class NowBlock(Entry):
     when: Timestamp
     cycle: int | None = None
     plan_for: date | None = None
@@ -33,9 +34,6 @@ class NowBlock:
     def heading(self) -> str:
         what = f"plan for {self.plan_for.isoformat()}" if self.plan_for else f"cycle {self.cycle}"
         return f"## {self.when}{SEP}{what}"
-
-    def render(self) -> str:
-        return "\n".join([self.heading(), *strip_trailing_blank(self.body)])
 
 
 @dataclass(frozen=True)

@@ -242,6 +242,30 @@ def render_field(key: str, value: str) -> list[str]:
     return [head, *(f"  {line}" for line in rest if line)]
 
 
+class Entry:
+    """What every heading-plus-body entry shares: field lookup and canonical rendering.
+
+    Subclasses are frozen dataclasses with `body` and `fields`, and say how their heading reads.
+    """
+
+    def heading(self) -> str:
+        raise NotImplementedError
+
+    def get(self, key: str) -> str | None:
+        return field_value(self.fields, key)  # type: ignore[attr-defined]
+
+    def render(self) -> str:
+        return "\n".join([self.heading(), *strip_trailing_blank(self.body)])  # type: ignore[attr-defined]
+
+
+class IdEntry(Entry):
+    """An entry named by an ID and a title (decisions, lessons)."""
+
+    def content(self) -> str:
+        """The entry as written, independent of where it sits in the file: what rewrite checks compare."""
+        return "\n".join([self.id, self.title, *strip_trailing_blank(self.body)])  # type: ignore[attr-defined]
+
+
 def field_value(fields: tuple[Field, ...], key: str) -> str | None:
     for field in fields:
         if field.key == key:
