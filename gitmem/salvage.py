@@ -18,7 +18,7 @@ from gitmem.memory import now
 from gitmem.memory.text import field_value, one_line
 from gitmem.store import Clock, Memory
 
-SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
+SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITMEM_GIT_TOKEN")
 SCRUB_MAX_BYTES = 5_000_000     # larger files are not text an agent wrote by hand; left as they are
 FAILED_TASK = "cycle run failed"
 

@@ -18,7 +18,7 @@ Memory-file blobs go into one packfile written directly (`gitmem.synth_pack`): t
 stored whole and each older version is a copy-only delta against them, as `git gc` would store them.
 Trees and commits are built with pygit2 (TreeBuilder, create_commit) without a work tree, through an
 in-memory object backend that is packed at the end (libgit2's loose writes cost ~0.3 ms each, and 100x makes
-300,000 of them); the final tree is checked out at the end. Timestamps start on 2024-01-01: a cycle every
+300,000 of them); the final tree is checked out at the end. Timestamps end on 2026-11-01 (synth_plan.END): a cycle every
 3 hours, a daily close at 23:50 UTC. Measured on a shared 2-core machine: 1x ~3 s, 10x ~14 s, 100x ~50 s CPU.
 
 `cached_repo(scale, seed)` builds once per (scale, seed, GENERATOR_VERSION) under $GITMEM_BENCH_CACHE
@@ -36,7 +36,7 @@ from pathlib import Path
 from gitmem.synth_plan import Plan, make_plan
 from gitmem.synth_state import State, make_state
 
-GENERATOR_VERSION = 2
+GENERATOR_VERSION = 3
 HUMAN = ("Dana Reviewer", "dana@example.org")
 TEMPLATE_FILES = ("NOW.md", "DECISIONS.md", "LOG.md", "LESSONS.md", "RULES.md", "ROADMAP.md", "gitmem.yaml",
                   ".pre-commit-config.yaml", "prompts/cycle.md", "prompts/close.md")

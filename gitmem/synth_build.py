@@ -14,7 +14,7 @@ from typing import Any
 
 from gitmem.config import Config
 from gitmem.synth_pack import PackWriter
-from gitmem.synth_plan import START, Plan
+from gitmem.synth_plan import Plan
 from gitmem.synth_state import State, decisions_text, lessons_text, rules_text
 from gitmem.synth_text import TOPICS, TextGen
 
@@ -65,7 +65,7 @@ def _schedule(plan: Plan, state: State, templates: dict[str, str], pack: PackWri
     text = TextGen(rng)
     note_pool = [text.line(topic) for topic in TOPICS for _ in range(40)]
     notes: list[str] = []
-    first = CommitSpec(True, START - timedelta(days=1), "Start memory from the gitmem template")
+    first = CommitSpec(True, plan.start - timedelta(days=1), "Start memory from the gitmem template")
     first.files = {name: pack.add_blob(body.encode()) for name, body in templates.items()}
     first.files[NOTES] = pack.add_blob(b"# Notes\n")
     specs = [first]

@@ -13,7 +13,9 @@ from gitmem.memory import log, now
 from gitmem.memory.text import Timestamp
 from gitmem.synth_text import FACTS, SUPERSEDED, TOPICS, TextGen
 
-START = datetime(2024, 1, 1, 1, 7, tzinfo=timezone.utc)
+# Histories end here, so that a cycle run today on a synthetic repo (a benchmark, a demo) logs a time
+# after the last entry; a 100x history spans 16 years and starts in 2010.
+END = datetime(2026, 11, 1, 1, 7, tzinfo=timezone.utc)
 CYCLES_PER_DAY = 8                     # one cycle every 3 hours
 CYCLES_1X, LOG_LINES_1X, COMMITS_1X, DECISIONS_1X, LESSONS_1X = 480, 13265, 1000, 40, 30
 RECENT_CYCLES, CHUNKS = 60, 20
@@ -54,6 +56,12 @@ class Plan:
     facts: list[Planted] = field(default_factory=list)
     superseded: list[tuple[str, int, int]] = field(default_factory=list)  # (query, old cycle, new cycle)
     log_facts: dict[int, str] = field(default_factory=dict)
+    start: datetime = END
+
+
+def start_of(cycles: int) -> datetime:
+    """The first cycle's time: as many days before END as the history needs."""
+    return END - timedelta(days=-(-cycles // CYCLES_PER_DAY))
 
 
 def timestamp(moment: datetime) -> Timestamp:
@@ -66,11 +74,12 @@ def make_plan(scale: float, seed: int) -> Plan:
     cycles = max(2 * CYCLES_PER_DAY, round(CYCLES_1X * scale))
     plan = Plan(scale, seed, cycles, max(40, round(COMMITS_1X * scale)), round(LOG_LINES_1X * scale))
     rng = random.Random(f"{seed}:timeline")
+    plan.start = start_of(cycles)
     for cycle in range(1, cycles + 1):
         day, slot = divmod(cycle - 1, CYCLES_PER_DAY)
-        plan.entries.append(Entry(len(plan.entries), cycle, START + timedelta(days=day, hours=3 * slot), ""))
+        plan.entries.append(Entry(len(plan.entries), cycle, plan.start + timedelta(days=day, hours=3 * slot), ""))
         if slot == CYCLES_PER_DAY - 1 and cycle < cycles:
-            close_at = START.replace(hour=23, minute=50) + timedelta(days=day)
+            close_at = plan.start.replace(hour=23, minute=50) + timedelta(days=day)
             plan.entries.append(Entry(len(plan.entries), None, close_at, ""))
     recent = min(RECENT_CYCLES, cycles // 2)
     plan.recent_start = next(e.index for e in plan.entries if e.cycle == cycles - recent + 1)

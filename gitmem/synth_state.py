@@ -64,7 +64,8 @@ class State:
 
 
 def _chunk_of(plan: Plan, index: int) -> int:
-    return next(j for j, end in enumerate(plan.chunks) if index < end)
+    """The bulk commit holding entry `index`; len(plan.chunks) for the recent, one-by-one part."""
+    return next((j for j, end in enumerate(plan.chunks) if index < end), len(plan.chunks))
 
 
 def make_state(plan: Plan, templates: dict[str, str], human: tuple[str, str]) -> State:

@@ -176,3 +176,20 @@ def test_script_builds_a_repo(tmp_path: Path) -> None:
 def test_scale_must_be_positive(tmp_path: Path) -> None:
     with pytest.raises(ValueError):
         build_synthetic_repo(tmp_path / "x", scale=0)
+
+
+@pytest.mark.parametrize("scale", [0.3, 0.7])
+def test_in_between_scales_build_valid_histories_that_end_before_today(scale: float, tmp_path: Path) -> None:
+    """Any scale works, and the last entry lies in the past, so a real cycle can follow it (GM302)."""
+    from datetime import datetime, timezone
+
+    from gitmem import repo as git
+    from gitmem.config import Config
+    from gitmem.memory import log
+    from gitmem.validate import check_worktree
+
+    info = build_synthetic_repo(tmp_path / "repo", scale=scale, seed=1)
+    repository = git.open_repo(info.path)
+    assert check_worktree(repository, Config()) == []
+    last = log.tail((Path(info.path) / "LOG.md").read_text(encoding="utf-8"), 1).entries[-1]
+    assert last.when.moment < datetime.now(timezone.utc)

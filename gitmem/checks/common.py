@@ -1,7 +1,11 @@
 """Helpers shared by the rule families: decoded views of one file in the old and new snapshots."""
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from gitmem.checks import CheckInput
+from gitmem.checks.violation import Violation
 from gitmem.memory.text import decode
 from gitmem.snapshot import same_blob
 
@@ -49,6 +53,18 @@ def span_against(inp: CheckInput, path: str, new: bytes) -> tuple[int, int]:
 def line_at(data: bytes, offset: int) -> int:
     """1-based line number of byte `offset`. Counting is O(offset): call it only to report a problem."""
     return data.count(b"\n", 0, offset) + 1
+
+
+def duplicate_ids(path: str, items: Iterable[Any], code: str, next_id: str) -> list[Violation]:
+    """Every entry whose ID was already used above it (the first use is the real one)."""
+    seen: set[str] = set()
+    found: list[Violation] = []
+    for item in items:
+        if item.id in seen:
+            found.append(Violation(path, item.line, code, f"{item.id} is used more than once",
+                                   f"the next free ID is {next_id}"))
+        seen.add(item.id)
+    return found
 
 
 def unchanged(inp: CheckInput, *roles: str) -> bool:

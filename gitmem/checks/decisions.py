@@ -1,10 +1,8 @@
 """GM2xx: DECISIONS is Pending then Resolved; resolved decisions are final and only humans resolve them."""
 from __future__ import annotations
 
-from collections import Counter
-
 from gitmem.checks import CheckInput
-from gitmem.checks.common import texts
+from gitmem.checks.common import duplicate_ids, texts
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import decisions
 from gitmem.memory.decisions import DecisionsDoc
@@ -30,13 +28,7 @@ _EMPTY = decisions.parse(f"{decisions.TITLE}\n\n## {decisions.PENDING}\n\n## {de
 
 def _shape(path: str, doc: DecisionsDoc) -> list[Violation]:
     found: list[Violation] = []
-    counts = Counter(d.id for d in doc.all)
-    seen: set[str] = set()
-    for item in doc.all:
-        if counts[item.id] > 1 and item.id in seen:
-            found.append(Violation(path, item.line, "GM202", f"{item.id} is used more than once",
-                                   f"the next free ID is {doc.next_id()}"))
-        seen.add(item.id)
+    found += duplicate_ids(path, doc.all, "GM202", doc.next_id())
     for item in doc.pending:
         missing = [k for k in ("Asked", "Recommendation") if not (item.get(k) or "").strip()]
         if item.get("Asked") and item.asked is None:

@@ -1,10 +1,8 @@
 """GM4xx: lessons are complete, confirmed by later cycles only, and never deleted."""
 from __future__ import annotations
 
-from collections import Counter
-
 from gitmem.checks import CheckInput
-from gitmem.checks.common import texts
+from gitmem.checks.common import duplicate_ids, texts
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import lessons
 from gitmem.memory.lessons import Lesson
@@ -17,13 +15,8 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     path, old_text, new_text = loaded
     doc = lessons.parse(new_text)
     found = [from_problem(path, p) for p in doc.problems]
-    counts = Counter(lesson.id for lesson in doc.lessons)
-    seen: set[str] = set()
+    found += duplicate_ids(path, doc.lessons, "GM401", doc.next_id())
     for lesson in doc.lessons:
-        if counts[lesson.id] > 1 and lesson.id in seen:
-            found.append(Violation(path, lesson.line, "GM401", f"{lesson.id} is used more than once",
-                                   f"the next free ID is {doc.next_id()}"))
-        seen.add(lesson.id)
         found += lesson_rules(path, lesson)
     if old_text is not None:
         present = {lesson.id for lesson in doc.lessons}

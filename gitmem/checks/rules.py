@@ -1,10 +1,8 @@
 """GM5xx: RULES holds one-line proven rules with provenance, within limits; rules retire, never vanish."""
 from __future__ import annotations
 
-from collections import Counter
-
 from gitmem.checks import CheckInput
-from gitmem.checks.common import unchanged
+from gitmem.checks.common import duplicate_ids, unchanged
 from gitmem.checks.violation import Violation
 from gitmem.memory import lessons, rules
 from gitmem.memory.text import decode
@@ -22,13 +20,7 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     # A problem about the whole file (GM508) points at its last line, never past the end.
     last = max(doc.line_count, 1)
     found = [Violation(path, min(p.line, last), p.code, p.message, p.hint) for p in doc.problems]
-    counts = Counter(r.id for r in doc.all)
-    seen: set[str] = set()
-    for item in doc.all:
-        if counts[item.id] > 1 and item.id in seen:
-            found.append(Violation(path, item.line, "GM502", f"{item.id} is used more than once",
-                                   f"the next free ID is {doc.next_id()}"))
-        seen.add(item.id)
+    found += duplicate_ids(path, doc.all, "GM502", doc.next_id())
     if doc.line_count > cfg.limits.rules_max_lines:
         found.append(Violation(path, doc.line_count, "GM504",
                                f"RULES has {doc.line_count} lines; the limit is {cfg.limits.rules_max_lines}",

@@ -62,6 +62,7 @@ def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json:
         click.echo(render_text(err.violations), err=True, nl=False)
         return exitcodes.VIOLATIONS
     click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False) if as_json else _text(result), nl=False)
+    _report_to_actions(result)
     if result.push is not None:
         for line in result.push["messages"]:
             click.echo(f"push: {line}", err=True)
@@ -81,6 +82,20 @@ def _text(result: CloseResult) -> str:
     if result.llm:
         lines.append(f"model {result.llm}")
     return "\n".join(lines) + "\n"
+
+
+def _report_to_actions(result: CloseResult) -> None:
+    """Under GitHub Actions: `outcome` and `commit` for $GITHUB_OUTPUT, a short account for the job summary."""
+    from gitmem.cli.common import append_env_file
+
+    account = [f"### gitmem close {result.day.isoformat()}: {result.status}", ""]
+    for key in ("Cycles", "Problems", "Waiting", "Plan"):
+        if result.report.get(key):
+            account.append(f"- {key}: {'; '.join(result.report[key].splitlines())}")
+    account += [f"- Promoted: {p['rule']} from {p['lesson']}" for p in result.promoted]
+    account.append(f"- Commit: `{(result.commit or '-')[:12]}`")
+    append_env_file("GITHUB_OUTPUT", f"outcome={result.status}\ncommit={result.commit or ''}\n")
+    append_env_file("GITHUB_STEP_SUMMARY", "\n".join(account) + "\n\n")
 
 
 COMMANDS = (close,)

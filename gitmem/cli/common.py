@@ -55,3 +55,13 @@ def open_context(workspace: str | None, path: str | Path | None = None) -> Conte
     for warning in config.warnings:
         click.echo(f"warning: {warning}", err=True)
     return Context(repository, root, config)
+
+
+def append_env_file(variable: str, text: str) -> None:
+    """Append to the file named by $VARIABLE (GitHub Actions' GITHUB_OUTPUT, GITHUB_STEP_SUMMARY), if set."""
+    import os
+
+    path = os.environ.get(variable)
+    if path:
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(text)

@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import json
-import os
 
 import click
 
 from gitmem import exitcodes
-from gitmem.cli.common import json_option, open_context, workspace_option
+from gitmem.cli.common import append_env_file, json_option, open_context, workspace_option
 
 
 @click.command()
@@ -53,8 +52,8 @@ def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_js
         return err.exit_code
     for message in report.messages:
         click.echo(f"gitmem cycle: {message}", err=True)
-    _append_env_file("GITHUB_OUTPUT", github_output(report))
-    _append_env_file("GITHUB_STEP_SUMMARY", step_summary(report))
+    append_env_file("GITHUB_OUTPUT", github_output(report))
+    append_env_file("GITHUB_STEP_SUMMARY", step_summary(report))
     if as_json:
         click.echo(json.dumps(report.as_dict(), ensure_ascii=False))
     elif report.exit_code == exitcodes.OK:
@@ -76,13 +75,6 @@ def _backend(config, name: str | None):  # noqa: ANN001, ANN202 - library types 
         return backend_for(config, name)
     except (AgentError, ConfigError, ValueError) as err:
         raise UsageError(str(err)) from None
-
-
-def _append_env_file(variable: str, text: str) -> None:
-    path = os.environ.get(variable)
-    if path:
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(text)
 
 
 COMMANDS = (cycle,)

@@ -6,7 +6,7 @@ import os
 import click
 
 from gitmem import exitcodes
-from gitmem.cli.common import open_context, workspace_option
+from gitmem.cli.common import append_env_file, open_context, workspace_option
 
 DEFAULT_BRANCH = "gitmem/memory"   # gitmem.prmode.DEFAULT_BRANCH; repeated so --help loads no library
 
@@ -118,9 +118,9 @@ def pr(phase: str, branch: str | None, base: str | None, remote: str, workspace:
         return exitcodes.USAGE if isinstance(err, GitHubSetupError) else exitcodes.SALVAGED
     verb = "opened" if opened.created else "updated"
     click.echo(f"{verb} pull request #{opened.number} {opened.url} ({branch} -> {base}, {len(commits)} commit(s))")
-    _append("GITHUB_OUTPUT", f"pr={opened.number}\npr-url={opened.url}\n")
-    _append("GITHUB_STEP_SUMMARY", f"- Pull request: [#{opened.number}]({opened.url}) {verb}: "
-                                   f"`{branch}` -> `{base}`, {len(commits)} commit(s)\n\n")
+    append_env_file("GITHUB_OUTPUT", f"pr={opened.number}\npr-url={opened.url}\n")
+    append_env_file("GITHUB_STEP_SUMMARY", f"- Pull request: [#{opened.number}]({opened.url}) {verb}: "
+                                           f"`{branch}` -> `{base}`, {len(commits)} commit(s)\n\n")
     return exitcodes.OK
 
 
@@ -128,19 +128,7 @@ def _scrub(text: str) -> str:
     """No token in any message: the known secret variables, and the git token the action passes."""
     from gitmem.salvage import scrub
 
-    text = scrub(text)
-    for name in ("GITMEM_GIT_TOKEN", "GITHUB_TOKEN"):
-        value = os.environ.get(name)
-        if value:
-            text = text.replace(value, "***")
-    return text
-
-
-def _append(variable: str, text: str) -> None:
-    path = os.environ.get(variable)
-    if path:
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(text)
+    return scrub(text)
 
 
 COMMANDS = (github_group,)
