@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timezone, tzinfo
 
 from gitmem.memory import decisions, lessons, log, now, rules
+from gitmem.memory.markdown import plain_text
 from gitmem.memory.text import Timestamp
 
 KINDS = ("log", "lesson", "decision", "now", "rule", "commit")
@@ -50,7 +51,8 @@ def _day(day: date | None) -> tuple[float | None, str]:
 
 
 def _body(lines: Iterable[str]) -> str:
-    return "\n".join(line for line in lines if line.strip()).strip()
+    """What is indexed: the entry's text without markdown (list markers, emphasis, link syntax)."""
+    return plain_text("\n".join(lines))
 
 
 def log_docs(text: str, path: str, *, first_line: int = 1, expect_title: bool = True) -> list[Doc]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from gitmem.recall.corpus import Doc
 
 # Bump when the schema or what a document holds changes; an index from another version is rebuilt.
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 _SCHEMA = f"""
