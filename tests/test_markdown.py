@@ -32,3 +32,39 @@ def test_recall_finds_words_inside_markup_and_shows_no_markers(memrepo, cli):
     hits = json.loads(result.out)
     assert hits and hits[0]["kind"] == "log"
     assert "](https" not in hits[0]["snippet"] and "- Task:" not in hits[0]["snippet"]
+
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gitmem.memory import markdown
+
+WORDS = st.one_of(
+    st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=30),
+    st.sampled_from(["- nested", "1. first", "# head", "> quote", "+ plus", "* star", "2) two", "a  ", "==",
+                     "no-build 2026-11-30", "x: y", "    code"]))
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(st.tuples(WORDS, st.lists(WORDS, max_size=2)), min_size=1, max_size=6))
+def test_the_fast_path_reads_exactly_what_mistune_reads(items):
+    """Whenever the fast path accepts a body, its plain text equals mistune's."""
+    lines = []
+    for first, continuations in items:
+        lines.append(f"- {first.strip() or 'x'}")
+        lines += [f"  {c.strip() or 'y'}" for c in continuations]
+        if len(first) % 3 == 0:
+            lines.append("")                     # loose lists too
+    body = "\n".join(lines) + "\n"
+    fast = markdown._simple_items(body)
+    if fast is None:
+        return
+    slow: list[str] = []
+    markdown._blocks(markdown._parser()(body), 0, slow)
+    assert [x for x in fast if x.strip()] == [x for x in slow if x.strip()]
+
+
+def test_the_fast_path_takes_plain_log_entries():
+    assert markdown._simple_items("- Task: ship it\n  today\n- Result: done\n") == ["Task: ship it today",
+                                                                                    "Result: done"]
+    assert markdown._simple_items("- Task: ship **it**\n") is None

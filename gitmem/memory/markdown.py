@@ -7,6 +7,7 @@ and a link is found by its words. mistune loads only here, never on the pre-comm
 """
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -56,8 +57,40 @@ def _list_item(item: dict[str, Any], depth: int, lines: list[str]) -> None:
     _blocks([c for c in children if c not in text], depth + 1, lines)
 
 
+# Bodies made only of `- item` lines and indented continuations, with no markup, need no parser: their
+# plain text is the items themselves (a property test holds the two paths equal). Most LOG entries are
+# like that, and mistune costs ~0.15 ms an entry when indexing 200,000 of them.
+_INLINE_MARKUP = re.compile(r"[*_`\[\]<>!&\\|~]|\S {2,}$")
+_BLOCK_START = re.compile(r"^(?:[-*+>#=]|\d+[.)]|$)")
+
+
+def _simple_items(body: str) -> list[str] | None:
+    if _INLINE_MARKUP.search(body):
+        return None
+    items: list[str] = []
+    for line in body.split("\n"):
+        if not line.strip():
+            continue
+        if line.startswith("- "):
+            content = line[2:].strip()
+            if _BLOCK_START.match(content):
+                return None
+            items.append(" ".join(content.split()))
+        elif line.startswith("  ") and items:
+            content = line.strip()
+            if _BLOCK_START.match(content) or line.startswith("    ") and not line.strip():
+                return None
+            items[-1] += " " + " ".join(content.split())
+        else:
+            return None
+    return items
+
+
 def plain_lines(body: str) -> list[str]:
     """One line per list item or paragraph, markup removed, nesting kept as indentation."""
+    simple = _simple_items(body)
+    if simple is not None:
+        return [line for line in simple if line.strip()]
     lines: list[str] = []
     _blocks(_parser()(body), 0, lines)
     return [line for line in lines if line.strip()]
