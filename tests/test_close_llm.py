@@ -6,12 +6,11 @@ without a Supersedes line becomes a Pending decision, and an API failure falls b
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from fake_anthropic import messages_api
 from helpers import GitRepo
 from test_close import World, at, d, last_entry
 
@@ -47,29 +46,10 @@ class FakeAPI:
 @pytest.fixture
 def api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAPI]:
     fake = FakeAPI()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
-            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-            code, data = fake.handle(body, {k.lower(): v for k, v in self.headers.items()})
-            raw = json.dumps(data).encode()
-            self.send_response(code)
-            self.send_header("content-type", "application/json")
-            self.send_header("content-length", str(len(raw)))
-            self.end_headers()
-            self.wfile.write(raw)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}")
-    yield fake
-    server.shutdown()
-    server.server_close()
+    with messages_api(fake.handle) as url:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        yield fake
 
 
 @pytest.fixture

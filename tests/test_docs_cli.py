@@ -12,22 +12,34 @@ Generated from `gitmem --help` by `python tests/test_docs_cli.py`; a test fails 
 """
 
 
-def _helps(command: click.Command, path: list[str], parent: click.Context | None) -> list[tuple[str, str]]:
-    ctx = click.Context(command, info_name=path[-1], parent=parent, terminal_width=100, max_content_width=100)
-    found = [(" ".join(path), command.get_help(ctx))]
+def _commands(command: click.Command, path: list[str], ctx: click.Context) -> list[list[str]]:
+    found = [path]
     if isinstance(command, click.Group):
         for name in command.list_commands(ctx):
             sub = command.get_command(ctx, name)
             if sub is not None:
-                found += _helps(sub, [*path, name], ctx)
+                found += _commands(sub, [*path, name], click.Context(sub, parent=ctx, info_name=name))
+    return found
+
+
+def _helps() -> list[tuple[str, str]]:
+    """`gitmem ... --help` exactly as a user sees it, run through the CLI (100 columns)."""
+    from click.testing import CliRunner
+
+    from gitmem.cli import cli
+
+    runner = CliRunner()
+    found = []
+    for path in _commands(cli, ["gitmem"], click.Context(cli, info_name="gitmem")):
+        result = runner.invoke(cli, [*path[1:], "--help"], prog_name="gitmem", terminal_width=100)
+        assert result.exit_code == 0, result.output
+        found.append((" ".join(path), result.output))
     return found
 
 
 def render_reference() -> str:
-    from gitmem.cli import cli
-
     parts = [HEADER]
-    for name, text in _helps(cli, ["gitmem"], None):
+    for name, text in _helps():
         parts.append(f"## `{name}`\n\n```text\n{text.rstrip()}\n```\n")
     return "\n".join(parts)
 
@@ -37,7 +49,7 @@ def test_cli_reference_is_current() -> None:
 
 
 def test_every_command_has_help_text() -> None:
-    for name, text in _helps(__import__("gitmem.cli", fromlist=["cli"]).cli, ["gitmem"], None):
+    for name, text in _helps():
         assert "Usage:" in text and len(text.splitlines()) > 3, name
 
 

@@ -6,9 +6,11 @@ from dataclasses import dataclass, field
 
 from gitmem.memory.text import (
     IdEntry,
-    has_title,
+    headed,
+    title_problem,
+    split_id_heading,
     SEP, Field, Problem, Timestamp, decode_lines, parse_fields, parse_timestamp,
-    render_field, split_heading, split_sections, strip_trailing_blank,
+    render_field, split_sections, strip_trailing_blank,
 )
 
 TITLE = "# DECISIONS"
@@ -82,18 +84,14 @@ def format_id(number: int) -> str:
 
 
 def parse_heading(title: str) -> tuple[str, str] | None:
-    parts = split_heading(title, 1)
-    if len(parts) != 2 or not _ID_RE.match(parts[0]) or not parts[1].strip():
-        return None
-    return parts[0], parts[1].strip()
+    return split_id_heading(title, _ID_RE)
 
 
 def parse(text: str) -> DecisionsDoc:
     lines = decode_lines(text)
     preamble, sections = split_sections(lines, 2)
     problems: list[Problem] = []
-    if not has_title(preamble):
-        problems.append(Problem("GM907", 1, f"DECISIONS must start with a `# ` title line such as `{TITLE}`"))
+    problems += title_problem(preamble, TITLE)
     names = [s.title for s in sections]
     if names != [PENDING, RESOLVED]:
         problems.append(Problem(
@@ -108,12 +106,8 @@ def parse(text: str) -> DecisionsDoc:
         section_lines[section.title] = section.line
         inner_preamble, items = split_sections(section.body, 3, section.body_start)
         section_preambles[section.title] = tuple(inner_preamble)
-        for item in items:
-            parsed = parse_heading(item.title)
-            if parsed is None:
-                problems.append(Problem("GM208", item.line, f"malformed decision heading `### {item.title}`",
-                                        "use `### D-0001 · title`"))
-                continue
+        for item, parsed in headed(items, parse_heading, problems, code="GM208", marker="###",
+                                   what="decision", hint="use `### D-0001 · title`"):
             found[section.title].append(Decision(parsed[0], parsed[1], section.title, item.body, item.line,
                                                  item.end, parse_fields(item.body, item.body_start)))
     return DecisionsDoc(tuple(preamble), tuple(found[PENDING]), tuple(found[RESOLVED]), section_lines,

@@ -7,9 +7,11 @@ from datetime import date
 
 from gitmem.memory.text import (
     IdEntry,
-    has_title,
+    headed,
+    title_problem,
+    split_id_heading,
     SEP, Field, Problem, decode_lines, fields_named, parse_fields, render_field,
-    split_heading, split_sections, strip_trailing_blank,
+    split_sections, strip_trailing_blank,
 )
 
 TITLE = "# LESSONS"
@@ -107,25 +109,17 @@ def promoted_rule(status: str) -> str | None:
 
 
 def parse_heading(title: str) -> tuple[str, str] | None:
-    parts = split_heading(title, 1)
-    if len(parts) != 2 or not _ID_RE.match(parts[0]) or not parts[1].strip():
-        return None
-    return parts[0], parts[1].strip()
+    return split_id_heading(title, _ID_RE)
 
 
 def parse(text: str) -> LessonsDoc:
     lines = decode_lines(text)
     preamble, sections = split_sections(lines, 2)
     problems: list[Problem] = []
-    if not has_title(preamble):
-        problems.append(Problem("GM907", 1, f"LESSONS must start with a `# ` title line such as `{TITLE}`"))
+    problems += title_problem(preamble, TITLE)
     lessons: list[Lesson] = []
-    for section in sections:
-        parsed = parse_heading(section.title)
-        if parsed is None:
-            problems.append(Problem("GM406", section.line, f"malformed lesson heading `## {section.title}`",
-                                    "use `## L-0001 · title`"))
-            continue
+    for section, parsed in headed(sections, parse_heading, problems, code="GM406", marker="##", what="lesson",
+                                  hint="use `## L-0001 · title`"):
         lessons.append(Lesson(parsed[0], parsed[1], section.body, section.line, section.end,
                               parse_fields(section.body, section.body_start)))
     return LessonsDoc(tuple(preamble), tuple(lessons), tuple(problems))

@@ -6,7 +6,8 @@ from dataclasses import dataclass, field
 
 from gitmem.memory.text import (
     Entry,
-    has_title,
+    headed,
+    title_problem,
     SEP, Field, Problem, Timestamp, decode_lines, parse_fields, render_field,
     split_sections, split_timestamped_heading, strip_trailing_blank,
 )
@@ -72,17 +73,12 @@ def parse(text: str, *, first_line: int = 1, expect_title: bool = True) -> LogDo
     lines = decode_lines(text)
     preamble, sections = split_sections(lines, 2, first_line)
     problems: list[Problem] = []
-    if expect_title and not has_title(preamble):
-        problems.append(Problem("GM907", first_line, f"LOG must start with a `# ` title line such as `{TITLE}`"))
+    if expect_title:
+        problems += title_problem(preamble, TITLE, first_line)
     entries: list[LogEntry] = []
-    for section in sections:
-        parsed = parse_heading(section.title)
-        if parsed is None:
-            problems.append(Problem(
-                "GM306", section.line, f"malformed LOG heading `## {section.title}`",
-                "use `## YYYY-MM-DD HH:MM TZ · cycle N · built|published|no-build` or `## … · close`"))
-            continue
-        when, cycle, outcome = parsed
+    for section, (when, cycle, outcome) in headed(
+            sections, parse_heading, problems, code="GM306", marker="##", what="LOG",
+            hint="use `## YYYY-MM-DD HH:MM TZ · cycle N · built|published|no-build` or `## … · close`"):
         entries.append(LogEntry(when, cycle, outcome, section.body, section.line, section.end,
                                 parse_fields(section.body, section.body_start)))
     return LogDoc(tuple(preamble), tuple(entries), tuple(problems))

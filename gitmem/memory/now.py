@@ -7,7 +7,8 @@ from datetime import date
 
 from gitmem.memory.text import (
     Entry,
-    has_title,
+    headed,
+    title_problem,
     SEP, Field, Problem, Timestamp, decode_lines, parse_fields, render_field,
     split_sections, split_timestamped_heading, strip_trailing_blank,
 )
@@ -76,16 +77,10 @@ def parse(text: str, *, max_blocks: int | None = None) -> NowDoc:
     preamble, sections = split_sections(lines, 2)
     problems: list[Problem] = []
     blocks: list[NowBlock] = []
-    if not has_title(preamble):
-        problems.append(Problem("GM907", 1, f"NOW must start with a `# ` title line such as `{TITLE}`"))
-    for section in sections:
-        parsed = parse_heading(section.title)
-        if parsed is None:
-            problems.append(Problem(
-                "GM102", section.line, f"malformed NOW heading `## {section.title}`",
-                "use `## YYYY-MM-DD HH:MM TZ · cycle N` or `## YYYY-MM-DD HH:MM TZ · plan for YYYY-MM-DD`"))
-            continue
-        when, cycle, plan_for = parsed
+    problems += title_problem(preamble, TITLE)
+    for section, (when, cycle, plan_for) in headed(
+            sections, parse_heading, problems, code="GM102", marker="##", what="NOW",
+            hint="use `## YYYY-MM-DD HH:MM TZ · cycle N` or `## YYYY-MM-DD HH:MM TZ · plan for YYYY-MM-DD`"):
         blocks.append(NowBlock(when, cycle, plan_for, section.body, section.line, section.end,
                                parse_fields(section.body, section.body_start)))
     return NowDoc(tuple(preamble), tuple(blocks), tuple(problems))

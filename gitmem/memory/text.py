@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone, tzinfo
+from typing import TypeVar
+
+T = TypeVar("T")
 
 # The canonical heading separator is U+00B7; humans may type " - " or " | " instead.
 SEP = " · "
@@ -142,6 +146,34 @@ def decode_lines(text: str) -> tuple[str, ...]:
     if text.startswith("\ufeff"):
         text = text[1:]
     return tuple(text.replace("\r\n", "\n").split("\n"))
+
+
+def title_problem(preamble: list[str] | tuple[str, ...], title: str, line: int = 1) -> list[Problem]:
+    """GM907 when the lines before the first entry hold no `# ` title."""
+    if has_title(preamble):
+        return []
+    role = title.lstrip("# ")
+    return [Problem("GM907", line, f"{role} must start with a `# ` title line such as `{title}`")]
+
+
+def split_id_heading(title: str, id_re: re.Pattern[str]) -> tuple[str, str] | None:
+    """`D-0042 · title` -> ("D-0042", "title") when the ID matches `id_re` and a title follows."""
+    parts = split_heading(title, 1)
+    if len(parts) != 2 or not id_re.match(parts[0]) or not parts[1].strip():
+        return None
+    return parts[0], parts[1].strip()
+
+
+def headed(sections: list[Section], parse_heading: Callable[[str], T | None], problems: list[Problem], *,
+           code: str, marker: str, what: str, hint: str) -> Iterator[tuple[Section, T]]:
+    """The sections whose heading parses; a `code` problem is recorded for each one that does not."""
+    for section in sections:
+        parsed = parse_heading(section.title)
+        if parsed is None:
+            problems.append(Problem(code, section.line, f"malformed {what} heading `{marker} {section.title}`",
+                                    hint))
+            continue
+        yield section, parsed
 
 
 def has_title(preamble: list[str] | tuple[str, ...]) -> bool:
