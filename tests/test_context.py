@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import pytest
+from fake_anthropic import messages_api
 
 from gitmem import tailread
 from gitmem.config import load_config
@@ -270,45 +270,23 @@ def test_the_current_roadmap_section_of_a_long_roadmap(memrepo: GitRepo, extra: 
     assert part.text == "## Month 300\n  - [ ] open, indented" == lines_of(memrepo, part.source)
 
 
-class _CountTokens:
-    """A loopback fake of POST /v1/messages/count_tokens: one token per word, or a 400 when `broken`."""
-
-    def __init__(self, broken: bool = False) -> None:
-        import http.server
-        import threading
-
-        fake = self
-        self.calls = 0
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the http.server API
-                body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-                fake.calls += 1
-                status, reply = (400, {"type": "error", "error": {"type": "invalid_request_error",
-                                                                  "message": "no"}}) if broken else \
-                    (200, {"input_tokens": len(body["messages"][0]["content"].split())})
-                data = json.dumps(reply).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+def _count_tokens(calls: list[int], broken: bool):
+    """A fake POST /v1/messages/count_tokens: one token per word, or a 400 when `broken`."""
+    def respond(body, headers):
+        calls.append(1)
+        if broken:
+            return 400, {"type": "error", "error": {"type": "invalid_request_error", "message": "no"}}
+        return 200, {"input_tokens": len(body["messages"][0]["content"].split())}
+    return respond
 
 
 @pytest.mark.parametrize("broken", [False, True])
 def test_cli_counts_exactly_when_a_key_is_set(memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch,
                                               broken: bool) -> None:
-    api = _CountTokens(broken)
-    try:
+    calls: list[int] = []
+    with messages_api(_count_tokens(calls, broken)) as url:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-for-the-fake")
-        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.url)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
         result = cli(["context", "--json"], cwd=memrepo.path)
         data = json.loads(result.out)
         rules = data["parts"][0]
@@ -317,9 +295,7 @@ def test_cli_counts_exactly_when_a_key_is_set(memrepo: GitRepo, cli, monkeypatch
             assert "sk-ant-test-key-for-the-fake" not in result.err
             assert rules["tokens"] == estimate_tokens(f"## {rules['source']}\n\n{rules['text']}")
         else:
-            assert data["counting"] == "exact" and api.calls == len(data["parts"]) + 1
+            assert data["counting"] == "exact" and len(calls) == len(data["parts"]) + 1
             assert rules["tokens"] == len(f"## {rules['source']}\n\n{rules['text']}".split())
         offline = json.loads(cli(["context", "--json", "--offline"], cwd=memrepo.path).out)
         assert offline["counting"] == "estimate"
-    finally:
-        api.server.shutdown()

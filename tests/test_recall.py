@@ -72,7 +72,7 @@ def test_hit_points_at_the_entry_heading(history: History) -> None:
         if hit.kind in ("log", "now"):
             lines = (history.root / hit.path).read_text().split("\n")
             assert lines[hit.line - 1].startswith("## "), hit
-            assert f"cycle 4" in lines[hit.line - 1]
+            assert "cycle 4" in lines[hit.line - 1]
             assert str(hit).startswith(f"{hit.path}:{hit.line} [{hit.kind} cycle 4 {hit.date}] ")
 
 
