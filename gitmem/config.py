@@ -204,7 +204,7 @@ def _build(cls: type, raw: Any, source: str, prefix: str, warnings: list[str], w
 
 
 def _coerce(hint: Any, value: Any, where: str, dotted: str, warnings: list[str]) -> Any:
-    if is_dataclass(hint):
+    if isinstance(hint, type) and is_dataclass(hint):
         # `limits:` with every key commented out loads as None: it means "all defaults", not an error.
         value = {} if value is None else value
         return _build(hint, value, where.split(":")[0], dotted + ".", warnings, where)
@@ -223,7 +223,8 @@ def _coerce(hint: Any, value: Any, where: str, dotted: str, warnings: list[str])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{where}: {dotted}: expected a list of strings")
         return tuple(value)
-    expected = {"int": int, "str": str, "bool": bool, "float": (int, float)}.get(text, object)
+    kinds: dict[str, type[Any] | tuple[type[Any], ...]] = {"int": int, "str": str, "bool": bool, "float": (int, float)}
+    expected = kinds.get(text, object)
     if isinstance(value, bool) and expected is not bool:
         raise ConfigError(f"{where}: {dotted}: expected {text}, got {value!r}")
     if not isinstance(value, expected):

@@ -70,9 +70,9 @@ def build_request(root: Path, config: Config, *, cycle: int | None = None, now: 
     last_cycle = next((e for e in reversed(tail.entries) if e.cycle is not None), None)
     top = now_mod.parse(read_head(root / config.path("now"), second_heading), max_blocks=1).top
     if cycle is None:
-        env = os.environ.get("GITMEM_CYCLE", "")
-        cycle = int(env) if env.isdigit() else max((last_cycle.cycle if last_cycle else 0) + 1,
-                                                   top.cycle if top and top.cycle else 0)
+        given = os.environ.get("GITMEM_CYCLE", "")
+        last = last_cycle.cycle if last_cycle and last_cycle.cycle is not None else 0
+        cycle = int(given) if given.isdigit() else max(last + 1, top.cycle if top and top.cycle else 0)
     moment = (now or (clock() if clock else datetime.now(config.tzinfo()))).astimezone(config.tzinfo())
     stamp = Timestamp.from_datetime(moment)
     entries = list(tail.entries[-config.cycle.log_entries:])

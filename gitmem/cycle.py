@@ -96,7 +96,9 @@ def preflight(repository: Any, config: Config) -> lock.Lock:
         raise CycleRefused("this repository has no commits yet; commit the memory files first "
                            "(git add -A && git commit -m 'start gitmem'), then run the cycle")
     if git.current_branch(repository) is None:
-        short = str(git.head_commit(repository).id)[:10]
+        head = git.head_commit(repository)
+        assert head is not None         # the unborn case was refused just above
+        short = str(head.id)[:10]
         raise CycleRefused(f"HEAD is detached at {short}; a cycle commits to a branch: `git switch main` "
                            "(or the branch to work on), then run the cycle")
     try:
@@ -185,6 +187,7 @@ def run_cycle(repository: Any, config: Config, backend: Backend, *, settings: Se
         if held.stale is not None:
             report.messages.append(f"cleared a stale lock left by {held.stale.describe()}")
         start, branch = git.head_commit(repository), git.current_branch(repository)
+        assert branch is not None       # preflight just refused a detached HEAD
         old = postflight.memory_texts(root, config)
         request = (request_builder or default_request)(root, config, number, clock, backend.name)
         report.messages += [f"context: {warning}" for warning in request.warnings]

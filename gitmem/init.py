@@ -202,9 +202,11 @@ def _insert_text(text: str, data: Any, ours: Any) -> str | None:
 
 def _hooks_offset(repos: Any, lines: list[str]) -> int:
     """How far the user indents `- id:` under `hooks:` (0 or 2, usually), read from their first hook list."""
+    from ruamel.yaml.comments import CommentedSeq
+
     for repo in repos:
         hooks = repo.get("hooks") if isinstance(repo, dict) else None
-        if isinstance(hooks, list) and hooks and not hooks.fa.flow_style():
+        if isinstance(hooks, CommentedSeq) and hooks and not hooks.fa.flow_style():
             key_column = repo.lc.key("hooks")[1]
             item_line = lines[hooks.lc.item(0)[0]]
             return max(0, len(item_line) - len(item_line.lstrip(" ")) - key_column)

@@ -5,6 +5,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import pygit2
 from pygit2.enums import FileStatus, RepositoryOpenFlag
@@ -62,12 +63,12 @@ def current_branch(repo: pygit2.Repository) -> str | None:
     return str(target).removeprefix("refs/heads/") if isinstance(target, str) else repo.head.shorthand
 
 
-def tree_blob(tree: pygit2.Tree, path: str) -> pygit2.Object | None:
+def tree_blob(tree: pygit2.Tree, path: str) -> pygit2.Blob | None:
     try:
         entry = tree[path]
     except KeyError:
         return None
-    return entry if entry.type == pygit2.enums.ObjectType.BLOB else None
+    return cast(pygit2.Blob, entry) if entry.type == pygit2.enums.ObjectType.BLOB else None
 
 
 def commit_snapshot(repo: pygit2.Repository, commit: pygit2.Commit | None, paths: Iterable[str]) -> Snapshot | None:
@@ -99,7 +100,7 @@ def index_snapshot(repo: pygit2.Repository, paths: Iterable[str]) -> Snapshot:
         oid = oids.get(path)
         if oid is None:
             return None
-        return repo[oid].data
+        return cast(pygit2.Blob, repo[oid]).data       # index entries of memory files are blobs
 
     return Snapshot("index", load, oids)
 
@@ -289,14 +290,16 @@ def commit_worktree(repo: pygit2.Repository, paths: Iterable[str], message: str,
                 index.remove(rel)
             continue
         data, mode = item
-        index.add(pygit2.IndexEntry(rel, repo.create_blob(data), mode))
+        index.add(pygit2.IndexEntry(rel, repo.create_blob(data), pygit2.enums.FileMode(mode)))
     tree = index.write_tree(repo)
     parents = [base.id] if base is not None else []
     signature = author.signature()
     oid = repo.create_commit(None, signature, (committer or author).signature(), message, tree, parents)
     if ref == "HEAD":
         if repo.head_is_unborn:
-            repo.create_reference(repo.references["HEAD"].target, oid)
+            target = repo.references["HEAD"].target
+            assert isinstance(target, str)      # an unborn HEAD is symbolic: it names the branch to create
+            repo.create_reference(target, oid)
         else:
             repo.head.set_target(oid)
         live = repo.index
@@ -406,10 +409,11 @@ def _resolve_conflicts(repo: pygit2.Repository, merged: pygit2.Index, resolver: 
     """Resolve every conflict in `merged` with `resolver`; False (index untouched) if any one is declined."""
     if resolver is None:
         return False
-    resolved: list[tuple[str, bytes, int]] = []
+    resolved: list[tuple[str, bytes, pygit2.enums.FileMode]] = []
     for base, ours, theirs in merged.conflicts:
         path = (base or ours or theirs).path
-        data = resolver(path, *(repo[e.id].data if e is not None else None for e in (base, ours, theirs)))
+        data = resolver(path, *(cast(pygit2.Blob, repo[e.id]).data if e is not None else None
+                                for e in (base, ours, theirs)))
         if data is None:
             return False
         resolved.append((path, data, (ours or theirs or base).mode))
@@ -423,7 +427,7 @@ def upstream_of(repo: pygit2.Repository, branch: str) -> tuple[str, str]:
     """(remote, remote branch) from branch.<name>.remote/merge, defaulting to origin and the same name."""
     config = repo.config
     try:
-        remote = config[f"branch.{branch}.remote"]
+        remote = str(config[f"branch.{branch}.remote"])
     except KeyError:
         remote = "origin"
     try:
@@ -434,7 +438,7 @@ def upstream_of(repo: pygit2.Repository, branch: str) -> tuple[str, str]:
 
 
 def remote_names(repo: pygit2.Repository) -> list[str]:
-    return list(repo.remotes.names())
+    return [name for name in repo.remotes.names() if name is not None]
 
 
 def remote_branch_oid(repo: pygit2.Repository, remote: str, branch: str) -> str | None:

@@ -87,7 +87,10 @@ def salvage(repository: Any, config: Config, *, cycle: int, failure: BaseExcepti
     error = error_text(failure)
     if git.current_branch(repository) != branch:
         git.switch_head(repository, branch)        # the agent switched branches: back, keeping its files
-    if git.head_commit(repository).id != start.id:
+    head = git.head_commit(repository)
+    if head is None:
+        raise git.RepoError(f"branch {branch!r} no longer exists; nothing was salvaged")
+    if head.id != start.id:
         git.reset_mixed(repository, start.id)      # the agent moved HEAD: keep its files, salvage them
     changed = [path for path, _ in git.dirty_files(repository)]
     identity = git.Identity(config.agent.name, config.agent.email)

@@ -17,6 +17,7 @@ from gitmem.checks import CheckInput, run_checks
 from gitmem.checks.violation import Violation
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons, log, now
+from gitmem.memory.now import NowBlock
 from gitmem.memory.text import Timestamp, decode
 from gitmem.snapshot import Snapshot
 
@@ -214,13 +215,13 @@ class Memory:
         with self.path("log").open("rb") as handle:
             return handle.read(offset).count(b"\n")
 
-    def add_now_block(self, *, did: str, human: str, next: str, cycle: int | None = None) -> now.NowBlock:
+    def add_now_block(self, *, did: str, human: str, next: str, cycle: int | None = None) -> NowBlock:
         block = now.make_block(self.now(), did=did, human=human, next=next,
                                cycle=cycle if cycle is not None else self.next_now_cycle())
         self._commit_text("now", now.prepend_block(self.read("now"), block))
         return block
 
-    def add_plan_block(self, *, plan_for, did: str, human: str, next: str) -> now.NowBlock:
+    def add_plan_block(self, *, plan_for, did: str, human: str, next: str) -> NowBlock:
         block = now.make_block(self.now(), did=did, human=human, next=next, plan_for=plan_for)
         self._commit_text("now", now.prepend_block(self.read("now"), block))
         return block

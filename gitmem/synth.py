@@ -140,7 +140,7 @@ def _info(target: Path, plan: Plan, state: State, head: str, commits: int) -> Sy
     decision_doc = decisions.parse(files["DECISIONS.md"])
     lesson_doc = lessons.parse(files["LESSONS.md"])
     rule_doc = rules.parse(files["RULES.md"])
-    lines = {("decision", d.id): d.line for d in decision_doc.all}
+    lines: dict[tuple[str, str | int], int] = {("decision", d.id): d.line for d in decision_doc.all}
     lines |= {("lesson", lesson.id): lesson.line for lesson in lesson_doc.lessons}
     lines |= {("log", e.cycle): e.line for e in plan.entries if e.cycle is not None}
     paths = {"log": "LOG.md", "lesson": "LESSONS.md", "decision": "DECISIONS.md"}

@@ -168,11 +168,12 @@ def build(target: Path, plan: Plan, state: State, templates: dict[str, str], hum
             else:
                 builder.insert(name, pygit2.Oid(raw=oid), FileMode.BLOB)
         for folder, files in nested.items():
-            sub = repo.TreeBuilder(sub_trees[folder]) if sub_trees[folder] is not None else repo.TreeBuilder()
+            prior = sub_trees[folder]
+            sub = repo.TreeBuilder(prior) if prior is not None else repo.TreeBuilder()
             for name, oid in files.items():
                 sub.insert(name, pygit2.Oid(raw=oid), FileMode.BLOB)
-            sub_trees[folder] = sub.write()
-            builder.insert(folder, sub_trees[folder], FileMode.TREE)
+            sub_trees[folder] = written = sub.write()
+            builder.insert(folder, written, FileMode.TREE)
         root_tree = builder.write()
         name, email = human if spec.human else (agent.name, agent.email)
         signature = pygit2.Signature(name, email, int(spec.when.timestamp()), 0)

@@ -144,7 +144,8 @@ def _write_entries(plan: Plan, rng: random.Random) -> None:
     text = TextGen(rng)
     pools = {topic: [text.line(topic) for _ in range(600)] for topic in TOPICS}
     sizes = iter(_body_sizes(plan, rng))
-    outcomes, weights = zip(*OUTCOME_WEIGHTS)
+    outcomes = tuple(o for o, _ in OUTCOME_WEIGHTS)
+    weights = tuple(w for _, w in OUTCOME_WEIGHTS)
     day_outcomes: list[str] = []
     line = 8                                    # the first entry's heading, after the template and a blank
     for entry in plan.entries:

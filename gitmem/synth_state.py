@@ -115,13 +115,13 @@ def make_state(plan: Plan, templates: dict[str, str], human: tuple[str, str]) ->
             rule=rule_pool[number - 1] if rng.random() < 0.8 else None)
         if fact:
             plan.facts.append(Planted(fact.query, "lesson", lesson.id))
-        item = LessonItem(lesson, entry.index)
+        lesson_item = LessonItem(lesson, entry.index)
         later = [c for c in bulk_cycles if c > cycle]
         for confirm in sorted(rng.sample(later, min(len(later), rng.choice((0, 0, 1, 2, 2, 3))))):
             day = cycle_entry[confirm].when.date()
             line = render_field("Confirmed", lessons.event_text(day, confirm, text.line(topic)))
-            item.confirmations.append((cycle_entry[confirm].index, confirm, line))
-        state.lessons.append(item)
+            lesson_item.confirmations.append((cycle_entry[confirm].index, confirm, line))
+        state.lessons.append(lesson_item)
     _plan_rules(plan, state, rng)
     state.rules_preamble = _rules_preamble(templates["RULES.md"], text, human)
     return state

@@ -108,6 +108,7 @@ def verify_range(repository: pygit2.Repository, start: str | None, end: str, *,
         else:
             old = _derived(repository, git.commit_snapshot(repository, parent, paths), paths, newest.read)
         new = _derived(repository, git.commit_snapshot(repository, commit, paths), paths, newest.read)
+        assert new is not None      # commit_snapshot is None only for an unborn HEAD, never for a commit
         previous = (commit.id, paths, new)
         if not _has_memory(new, paths) and (old is None or not _has_memory(old, paths)):
             continue        # history from before gitmem was adopted: there is no memory to check

@@ -10,7 +10,7 @@ from gitmem.memory.text import decode
 from gitmem.snapshot import same_blob
 
 
-def texts(inp: CheckInput, role: str, skip: set[str]) -> tuple[str, str | None, str | None] | None:
+def texts(inp: CheckInput, role: str, skip: set[str]) -> tuple[str, str | None, str] | None:
     """(path, old text, new text) for a changed, decodable file; None when there is nothing to check."""
     path = inp.config.path(role)
     if path in skip or same_blob(inp.old, inp.new, path):

@@ -12,7 +12,7 @@ from gitmem.cli.common import UsageError, open_context, workspace_option
 def _plain(value: object) -> object:
     from dataclasses import asdict, is_dataclass
 
-    if is_dataclass(value):
+    if is_dataclass(value) and not isinstance(value, type):
         return {k: _plain(v) for k, v in asdict(value).items()}
     if isinstance(value, tuple):
         return [_plain(v) for v in value]

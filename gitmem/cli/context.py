@@ -41,9 +41,10 @@ def context_command(cycle: int | None, agent: str | None, offline: bool, as_json
     except BudgetError as err:
         click.echo(f"gitmem: {err}", err=True)
         return exitcodes.VIOLATIONS
-    if getattr(counter, "failed", None):
+    failed = getattr(counter, "failed", None)
+    if failed:
         counting = "estimate"
-        click.echo(f"warning: exact token count unavailable ({counter.failed}); using the estimate", err=True)
+        click.echo(f"warning: exact token count unavailable ({failed}); using the estimate", err=True)
     for warning in request.warnings:
         click.echo(f"warning: {warning}", err=True)
     if as_json:

@@ -89,7 +89,8 @@ class CloseModel:
                    "existing_rules": [{"id": r.id, "text": r.text} for r in existing]}
         data = self._ask(system, payload) or {}
         texts = dict(fallback)
-        worded = data.get("rules") if isinstance(data.get("rules"), dict) else {}
+        worded = data.get("rules")
+        worded = worded if isinstance(worded, dict) else {}
         for lesson_id, text in worded.items():
             line = one_line(str(text))
             if lesson_id in texts and line and len(line) <= RULE_MAX_CHARS:

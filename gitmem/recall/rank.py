@@ -45,7 +45,8 @@ class Filter:
     until: float | None = None
 
     def where(self, alias: str = "d") -> tuple[str, list]:
-        clauses, params = ["1"], []
+        clauses: list[str] = ["1"]
+        params: list[str | float] = []
         if self.workspaces is not None:
             marks = ",".join("?" * len(self.workspaces))
             # Commits shared by several workspaces belong to all of them.
@@ -85,7 +86,8 @@ def expressions(query: Query) -> list[Stage]:
         return []
     counts = [query.df[word] for word in rarest]
     found = [Stage(" AND ".join(quote(word) for word in rarest), sum(counts), counts[0])] if len(rarest) > 1 else []
-    chosen, total = [], 0
+    chosen: list[str] = []
+    total = 0
     for word, count in zip(rarest, counts):
         if chosen and total + count > BUDGET:
             break
