@@ -13,8 +13,8 @@ import pytest
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons, log, now, rules
 from gitmem.synth import HUMAN, SynthInfo, _templates, build_synthetic_repo, cached_repo
-from gitmem.synth_plan import make_plan
-from gitmem.synth_state import make_state
+from gitmem.synth.plan import make_plan
+from gitmem.synth.state import make_state
 from gitmem.validate import check_staged, check_worktree, verify_range
 
 SMALL = 0.05

@@ -14,11 +14,11 @@ full-size LOG blob except where a benchmark needs it:
 - filler agent commits between them touch only `work/notes.md`, bringing the total to 1,000*k commits;
 - the last ~60 cycles (plus their daily closes) are one commit each: append one LOG entry and prepend one
   NOW block, exactly what `gitmem check` and `gitmem verify` see in production.
-Memory-file blobs go into one packfile written directly (`gitmem.synth_pack`): the newest LOG and NOW are
+Memory-file blobs go into one packfile written directly (`gitmem.synth.pack`): the newest LOG and NOW are
 stored whole and each older version is a copy-only delta against them, as `git gc` would store them.
 Trees and commits are built with pygit2 (TreeBuilder, create_commit) without a work tree, through an
 in-memory object backend that is packed at the end (libgit2's loose writes cost ~0.3 ms each, and 100x makes
-300,000 of them); the final tree is checked out at the end. Timestamps end on 2026-11-01 (synth_plan.END): a cycle every
+300,000 of them); the final tree is checked out at the end. Timestamps end on 2026-11-01 (synth.plan.END): a cycle every
 3 hours, a daily close at 23:50 UTC. Measured on a shared 2-core machine: 1x ~3 s, 10x ~14 s, 100x ~50 s CPU.
 
 `cached_repo(scale, seed)` builds once per (scale, seed, GENERATOR_VERSION) under $GITMEM_BENCH_CACHE
@@ -33,8 +33,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from gitmem.synth_plan import Plan, make_plan
-from gitmem.synth_state import State, make_state
+from gitmem.synth.plan import Plan, make_plan
+from gitmem.synth.state import State, make_state
 
 GENERATOR_VERSION = 3
 HUMAN = ("Dana Reviewer", "dana@example.org")
@@ -118,7 +118,7 @@ def roadmap_text(plan: Plan, upto: int) -> bytes:
 
 def build_synthetic_repo(path: str | Path, *, scale: float = 1.0, seed: int = 0) -> SynthInfo:
     """Build the repository in `path` (created; must be empty or absent). See the module docstring."""
-    from gitmem.synth_build import build
+    from gitmem.synth.build import build
 
     started = time.monotonic()
     target = Path(path)
@@ -157,7 +157,7 @@ def _info(target: Path, plan: Plan, state: State, head: str, commits: int) -> Sy
 
 def default_cache_dir() -> Path:
     env = os.environ.get("GITMEM_BENCH_CACHE")
-    return Path(env) if env else Path(__file__).resolve().parent.parent / ".bench-cache"
+    return Path(env) if env else Path(__file__).resolve().parent.parent.parent / ".bench-cache"
 
 
 def cached_repo(scale: float, seed: int = 0, cache_dir: str | Path | None = None) -> SynthInfo:

@@ -12,8 +12,8 @@ from datetime import timedelta
 
 from gitmem.memory import decisions, lessons, rules
 from gitmem.memory.text import render_field
-from gitmem.synth_plan import DECISIONS_1X, LESSONS_1X, Plan, Planted, timestamp
-from gitmem.synth_text import FACTS, TOPICS, TextGen
+from gitmem.synth.plan import DECISIONS_1X, LESSONS_1X, Plan, Planted, timestamp
+from gitmem.synth.text import FACTS, TOPICS, TextGen
 
 HUMAN_RULES = (
     "Read DECISIONS Resolved since the last cycle before picking a task",

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.config import Config
-from gitmem.synth_pack import PackWriter
-from gitmem.synth_plan import Plan
-from gitmem.synth_state import State, decisions_text, lessons_text, rules_text
-from gitmem.synth_text import TOPICS, TextGen
+from gitmem.synth.pack import PackWriter
+from gitmem.synth.plan import Plan
+from gitmem.synth.state import State, decisions_text, lessons_text, rules_text
+from gitmem.synth.text import TOPICS, TextGen
 
 NOTES = "work/notes.md"
 

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 
 from gitmem.memory import log, now
 from gitmem.memory.text import Timestamp
-from gitmem.synth_text import FACTS, SUPERSEDED, TOPICS, TextGen
+from gitmem.synth.text import FACTS, SUPERSEDED, TOPICS, TextGen
 
 # Histories end here, so that a cycle run today on a synthetic repo (a benchmark, a demo) logs a time
 # after the last entry; a 100x history spans 16 years and starts in 2010.
