@@ -25,7 +25,6 @@ class Settled:
     outcome: str
     notes: list[str] = field(default_factory=list)     # what the runner changed, also in Evidence
     wrote_log: bool = False                             # the runner wrote the LOG entry itself (Rule 0)
-    wrote_now: bool = False
 
 
 def memory_texts(root: Path, config: Config) -> dict[str, str | None]:
@@ -134,7 +133,6 @@ def _settle_now(memory: Memory, before: str, settled: Settled) -> None:
                if settled.wrote_log else f"{settled.task} ({settled.outcome})")
         memory.add_now_block(did=did, human=human, next=next_step or "pick the next task from ROADMAP",
                              cycle=settled.cycle)
-        settled.wrote_now = True
         return
     chosen = fresh[0]
     if len(fresh) == 1 and chosen.cycle == settled.cycle:

@@ -177,10 +177,11 @@ def dirty_files(repo: pygit2.Repository) -> list[tuple[str, str]]:
     return sorted(found)
 
 
-def write_tree_with(repo: pygit2.Repository, base: pygit2.Commit | None,
-                    files: dict[str, bytes | None]) -> tuple[pygit2.Oid, dict[str, pygit2.Oid]]:
+def write_tree_with(repo: pygit2.Repository, base: pygit2.Commit | None, files: dict[str, bytes | None],
+                    modes: dict[str, int] | None = None) -> tuple[pygit2.Oid, dict[str, pygit2.Oid]]:
     """A tree equal to `base`'s with `files` replaced (None deletes), built without touching the repo's index.
 
+    `modes` gives a path's git file mode (executable, symlink); the default is a plain file.
     Returns the tree id and the blob id written for each replaced path.
     """
     blobs: dict[str, pygit2.Oid] = {}
@@ -193,29 +194,35 @@ def write_tree_with(repo: pygit2.Repository, base: pygit2.Commit | None,
                 index.remove(path)
             continue
         blobs[path] = repo.create_blob(data)
-        index.add(pygit2.IndexEntry(path, blobs[path], pygit2.enums.FileMode.BLOB))
+        mode = pygit2.enums.FileMode((modes or {}).get(path, pygit2.enums.FileMode.BLOB))
+        index.add(pygit2.IndexEntry(path, blobs[path], mode))
     return index.write_tree(repo), blobs
 
 
 def commit_files(repo: pygit2.Repository, files: dict[str, bytes | None], message: str, *,
                  author: Identity, committer: Identity | None = None, ref: str = "HEAD",
-                 parents: list[pygit2.Oid] | None = None) -> pygit2.Oid:
-    """Commit `files` on top of `ref`, then bring the index in line with the new tree for those paths."""
-    base = head_commit(repo) if ref == "HEAD" else repo.references[ref].peel(pygit2.Commit)
-    tree, blobs = write_tree_with(repo, base, files)
-    if parents is None:
-        parents = [base.id] if base is not None else []
-    oid = repo.create_commit(ref, author.signature(), (committer or author).signature(), message, tree, parents)
-    if ref == "HEAD":
-        index = repo.index
-        index.read()
-        for path, data in files.items():
-            if data is None:
-                if path in index:
-                    index.remove(path)
-            else:
-                index.add(pygit2.IndexEntry(path, blobs[path], pygit2.enums.FileMode.BLOB))
-        index.write()
+                 modes: dict[str, int] | None = None) -> pygit2.Oid:
+    """Commit `files` (None deletes) on top of HEAD, to `ref`: HEAD, or a new branch ref.
+
+    Moving HEAD also resets the repo's index to the new tree; a commit to a side branch (salvage)
+    leaves the index alone.
+    """
+    base = head_commit(repo)
+    tree, _ = write_tree_with(repo, base, files, modes)
+    parents = [base.id] if base is not None else []
+    oid = repo.create_commit(None, author.signature(), (committer or author).signature(), message, tree, parents)
+    if ref != "HEAD":
+        repo.create_reference(ref, oid)
+        return oid
+    if repo.head_is_unborn:
+        target = repo.references["HEAD"].target
+        assert isinstance(target, str)      # an unborn HEAD is symbolic: it names the branch to create
+        repo.create_reference(target, oid)
+    else:
+        repo.head.set_target(oid)
+    live = repo.index
+    live.read_tree(tree)
+    live.write()
     return oid
 
 
@@ -275,39 +282,11 @@ def worktree_files(repo: pygit2.Repository, paths: Iterable[str]) -> dict[str, t
 
 def commit_worktree(repo: pygit2.Repository, paths: Iterable[str], message: str, *, author: Identity,
                     committer: Identity | None = None, ref: str = "HEAD") -> pygit2.Oid:
-    """Commit the work-tree state of `paths` on top of HEAD to `ref` (HEAD, or a new branch ref).
-
-    The repo's index is rebuilt from the new tree only when the commit moves HEAD, so a commit to a side
-    branch (salvage) leaves the index alone. Modes (executable, symlink) are kept.
-    """
-    base = head_commit(repo)
-    index = pygit2.Index()
-    if base is not None:
-        index.read_tree(base.tree)
-    for rel, item in worktree_files(repo, sorted(set(paths))).items():
-        if item is None:
-            if rel in index:
-                index.remove(rel)
-            continue
-        data, mode = item
-        index.add(pygit2.IndexEntry(rel, repo.create_blob(data), pygit2.enums.FileMode(mode)))
-    tree = index.write_tree(repo)
-    parents = [base.id] if base is not None else []
-    signature = author.signature()
-    oid = repo.create_commit(None, signature, (committer or author).signature(), message, tree, parents)
-    if ref == "HEAD":
-        if repo.head_is_unborn:
-            target = repo.references["HEAD"].target
-            assert isinstance(target, str)      # an unborn HEAD is symbolic: it names the branch to create
-            repo.create_reference(target, oid)
-        else:
-            repo.head.set_target(oid)
-        live = repo.index
-        live.read_tree(tree)
-        live.write()
-    else:
-        repo.create_reference(ref, oid)
-    return oid
+    """Commit the work-tree state of `paths` (modes kept) on top of HEAD, as `commit_files` does."""
+    found = worktree_files(repo, sorted(set(paths)))
+    files = {rel: item[0] if item is not None else None for rel, item in found.items()}
+    modes = {rel: item[1] for rel, item in found.items() if item is not None}
+    return commit_files(repo, files, message, author=author, committer=committer, ref=ref, modes=modes)
 
 
 def branch_exists(repo: pygit2.Repository, name: str) -> bool:

@@ -72,15 +72,19 @@ class GitRepo:
         signature = pygit2.Signature(author[0], author[1], when, 0)
         return self.repo.create_commit("HEAD", signature, signature, message, tree, parents)
 
-    def commit_files(self, files: dict[str, str | bytes | None], message: str = "change", *,
-                     author: tuple[str, str] = HUMAN) -> pygit2.Oid:
-        """Write (None deletes), stage and commit in one go."""
+    def stage_files(self, files: dict[str, str | bytes | None]) -> None:
+        """Write (None deletes) and stage, as `git add -A` of those paths would."""
         for rel, content in files.items():
             if content is None:
                 self.delete(rel)
             else:
                 self.write(rel, content)
         self.stage(*files)
+
+    def commit_files(self, files: dict[str, str | bytes | None], message: str = "change", *,
+                     author: tuple[str, str] = HUMAN) -> pygit2.Oid:
+        """Write (None deletes), stage and commit in one go."""
+        self.stage_files(files)
         return self.commit(message, author=author)
 
     def head(self) -> str:

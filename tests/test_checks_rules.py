@@ -207,15 +207,6 @@ def expected_line(case: Case) -> int:
     return hits[case.nth - 1]
 
 
-def apply(repo: GitRepo, files: dict[str, str | bytes | None]) -> None:
-    for rel, content in files.items():
-        if content is None:
-            repo.delete(rel)
-        else:
-            repo.write(rel, content)
-    repo.stage(*files)
-
-
 def run_check(repo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch, author: tuple[str, str]):
     monkeypatch.setenv("GIT_AUTHOR_NAME", author[0])
     monkeypatch.setenv("GIT_AUTHOR_EMAIL", author[1])
@@ -237,7 +228,7 @@ def _ids(case: Case) -> str:
 @pytest.mark.parametrize("case_repo", CASES, ids=_ids, indirect=True)
 def test_good_case_passes(case_repo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch, request) -> None:
     case: Case = request.node.callspec.params["case_repo"]
-    apply(case_repo, case.good)
+    case_repo.stage_files(case.good)
     result = run_check(case_repo, cli, monkeypatch, case.author_good)
     assert (result.code, result.out) == (0, ""), result.err
 
@@ -246,7 +237,7 @@ def test_good_case_passes(case_repo: GitRepo, cli, monkeypatch: pytest.MonkeyPat
 def test_bad_case_reports_path_line_and_code(case_repo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch,
                                              request) -> None:
     case: Case = request.node.callspec.params["case_repo"]
-    apply(case_repo, case.bad)
+    case_repo.stage_files(case.bad)
     result = run_check(case_repo, cli, monkeypatch, case.author_bad)
     assert result.code == 1, result.out + result.err
     prefix = f"{case.path}:{expected_line(case)}: {case.code} "
@@ -266,7 +257,7 @@ def test_every_registered_code_has_a_case() -> None:
 
 def test_gm301_names_the_first_differing_line_exactly(memrepo: GitRepo, cli) -> None:
     memrepo.commit_files({L: LOG_BASE})
-    apply(memrepo, {L: LOG_BASE.replace("- Task: set up", "- Task: set everything up") + log_entry(10, 2)})
+    memrepo.stage_files({L: LOG_BASE.replace("- Task: set up", "- Task: set everything up") + log_entry(10, 2)})
     result = cli(["check"], cwd=memrepo.path)
     assert result.code == 1
     assert result.lines == [
@@ -275,7 +266,7 @@ def test_gm301_names_the_first_differing_line_exactly(memrepo: GitRepo, cli) -> 
 
 
 def test_deleting_log_is_gm301(memrepo: GitRepo, cli) -> None:
-    apply(memrepo, {L: None})
+    memrepo.stage_files({L: None})
     result = cli(["check"], cwd=memrepo.path)
     assert result.code == 1
     assert [line.split(" ", 2)[:2] for line in result.lines] == [["LOG.md:1:", "GM301"], ["LOG.md:1:", "GM904"]]
@@ -283,7 +274,7 @@ def test_deleting_log_is_gm301(memrepo: GitRepo, cli) -> None:
 
 def test_renaming_log_is_gm301(memrepo: GitRepo, cli) -> None:
     memrepo.write("HISTORY.md", memrepo.read(L))
-    apply(memrepo, {L: None})
+    memrepo.stage_files({L: None})
     memrepo.stage("HISTORY.md")
     result = cli(["check"], cwd=memrepo.path)
     assert result.code == 1
@@ -294,7 +285,7 @@ def test_gm207_uses_the_agent_identity_from_config(memrepo: GitRepo, cli, monkey
     """A renamed agent identity in gitmem.yaml is the one refused; the template's default is then a human."""
     memrepo.commit_files({D: decisions_md(pending(1)),
                           "gitmem.yaml": "agent:\n  name: bot\n  email: bot@example.org\n"})
-    apply(memrepo, {D: decisions_md(resolved=resolved(1))})
+    memrepo.stage_files({D: decisions_md(resolved=resolved(1))})
     assert run_check(memrepo, cli, monkeypatch, AGENT).code == 0
     result = run_check(memrepo, cli, monkeypatch, ("Bot", "BOT@example.org"))
     assert result.code == 1
@@ -308,7 +299,7 @@ def test_gm207_applies_when_decisions_is_new(tmp_path, git_env, cli, monkeypatch
     from tests.helpers import make_repo
 
     repo = make_repo(tmp_path / "fresh", commit=False)
-    apply(repo, {D: decisions_md(resolved=resolved(1))})
+    repo.stage_files({D: decisions_md(resolved=resolved(1))})
     assert run_check(repo, cli, monkeypatch, HUMAN).code == 0
     result = run_check(repo, cli, monkeypatch, AGENT)
     assert codes_of(result) == ["GM207"]
@@ -319,13 +310,13 @@ def codes_of(result) -> list[str]:
 
 
 def test_unreadable_lessons_does_not_cascade_into_gm503(memrepo: GitRepo, cli) -> None:
-    apply(memrepo, {LE: lessons_md(lesson(1)).encode().replace(b"clock", b"cl\xf6ck"),
+    memrepo.stage_files({LE: lessons_md(lesson(1)).encode().replace(b"clock", b"cl\xf6ck"),
                     R: rules_md("- R-01 · Read the clock (from L-0001; cycles 4, 5)\n")})
     assert codes_of(cli(["check"], cwd=memrepo.path)) == ["GM902"]
 
 
 def test_a_multi_line_value_quoted_in_a_message_stays_on_one_line(memrepo: GitRepo, cli) -> None:
-    apply(memrepo, {LE: lessons_md(lesson(1, status="done\n  and dusted"))})
+    memrepo.stage_files({LE: lessons_md(lesson(1, status="done\n  and dusted"))})
     result = cli(["check"], cwd=memrepo.path)
     status_line = lessons_md(lesson(1, status="done\n  and dusted")).split("\n").index("- Status: done") + 1
     assert result.lines == [f"LESSONS.md:{status_line}: GM404 L-0001: bad Status `done and dusted` "
@@ -335,7 +326,7 @@ def test_a_multi_line_value_quoted_in_a_message_stays_on_one_line(memrepo: GitRe
 def test_gm405_and_gm505_name_the_vanished_ids(memrepo: GitRepo, cli) -> None:
     memrepo.commit_files({LE: lessons_md(lesson(1), lesson(2)),
                           R: rules_md("- R-01 · A (human)\n- R-02 · B (from L-0002; cycles 4, 5)\n")})
-    apply(memrepo, {LE: lessons_md(lesson(1)), R: rules_md("- R-01 · A (human)\n")})
+    memrepo.stage_files({LE: lessons_md(lesson(1)), R: rules_md("- R-01 · A (human)\n")})
     result = cli(["check"], cwd=memrepo.path)
     retired_line = rules_md("- R-01 · A (human)\n").split("\n").index("## Retired") + 1
     assert result.code == 1
@@ -348,9 +339,9 @@ def test_gm405_and_gm505_name_the_vanished_ids(memrepo: GitRepo, cli) -> None:
 def test_appending_to_log_checks_only_the_new_entries(memrepo: GitRepo, cli) -> None:
     """An old, already committed bad entry is history: appending a good one does not re-report it."""
     memrepo.commit_files({L: LOG_BASE + log_entry(10, 2, task=False)})
-    apply(memrepo, {L: LOG_BASE + log_entry(10, 2, task=False) + log_entry(11, 3)})
+    memrepo.stage_files({L: LOG_BASE + log_entry(10, 2, task=False) + log_entry(11, 3)})
     assert cli(["check"], cwd=memrepo.path).code == 0
-    apply(memrepo, {L: LOG_BASE + log_entry(10, 2, task=False) + log_entry(11, 2)})
+    memrepo.stage_files({L: LOG_BASE + log_entry(10, 2, task=False) + log_entry(11, 2)})
     result = cli(["check"], cwd=memrepo.path)
     line = (LOG_BASE + log_entry(10, 2, task=False)).count("\n") + 2
     assert result.lines[0].startswith(f"LOG.md:{line}: GM303 cycle 2 does not follow cycle 2")
@@ -370,7 +361,7 @@ def test_secrets_are_reported_without_repeating_them(memrepo: GitRepo, cli, kind
     secret = SECRETS[kind]
     text = LOG_BASE + log_entry(10, 2) + f"- Evidence: token {secret} in the output\n"
     memrepo.commit_files({L: LOG_BASE})
-    apply(memrepo, {L: text})
+    memrepo.stage_files({L: text})
     for fmt in ("text", "github", "json"):
         result = cli(["check", "--format", fmt], cwd=memrepo.path)
         assert result.code == 1
@@ -385,7 +376,7 @@ def test_secrets_are_reported_without_repeating_them(memrepo: GitRepo, cli, kind
 def test_a_secret_inside_a_malformed_line_is_not_echoed(memrepo: GitRepo, cli, kind: str) -> None:
     """Messages that quote a bad heading or status must not carry a secret along with it."""
     secret = SECRETS[kind]
-    apply(memrepo, {N: now_md(f"## {secret} · cycle 1\n- Did: x\n"),
+    memrepo.stage_files({N: now_md(f"## {secret} · cycle 1\n- Did: x\n"),
                     LE: lessons_md(lesson(1, status=f"open {secret}")),
                     D: decisions_md(f"\n### {secret}\n- Asked: x\n")})
     for fmt in ("text", "github", "json"):
@@ -397,7 +388,7 @@ def test_a_secret_inside_a_malformed_line_is_not_echoed(memrepo: GitRepo, cli, k
 
 
 def test_crlf_and_bom_are_warnings_that_keep_exit_zero(memrepo: GitRepo, cli) -> None:
-    apply(memrepo, {N: now_md(now_block(9, 1)).replace("\n", "\r\n"),
+    memrepo.stage_files({N: now_md(now_block(9, 1)).replace("\n", "\r\n"),
                     LE: b"\xef\xbb\xbf" + lessons_md(lesson(1)).encode()})
     result = cli(["check"], cwd=memrepo.path)
     assert result.code == 0, result.out
@@ -411,7 +402,7 @@ def test_crlf_and_bom_are_warnings_that_keep_exit_zero(memrepo: GitRepo, cli) ->
 
 def test_a_crlf_conflict_marker_is_still_found(memrepo: GitRepo, cli) -> None:
     body = now_md("<<<<<<< HEAD\n" + now_block(10, 2) + "=======\n" + now_block(9, 1) + ">>>>>>> other\n")
-    apply(memrepo, {N: body.replace("\n", "\r\n").replace("<<<<<<< HEAD", "<<<<<<<")})
+    memrepo.stage_files({N: body.replace("\n", "\r\n").replace("<<<<<<< HEAD", "<<<<<<<")})
     result = cli(["check"], cwd=memrepo.path)
     assert any(line.startswith("NOW.md:3: GM901 ") for line in result.lines), result.out
 
@@ -419,7 +410,7 @@ def test_a_crlf_conflict_marker_is_still_found(memrepo: GitRepo, cli) -> None:
 def test_non_utf8_names_path_and_line_without_crashing(memrepo: GitRepo, cli) -> None:
     data = LOG_BASE.encode() + b"\n## 2026-11-30 10:00 UTC \xb7 cycle 2 \xb7 built\n"   # Latin-1 middle dot
     memrepo.commit_files({L: LOG_BASE})
-    apply(memrepo, {L: data})
+    memrepo.stage_files({L: data})
     result = cli(["check"], cwd=memrepo.path)
     line = LOG_BASE.count("\n") + 2
     assert result.code == 1

@@ -7,13 +7,12 @@ from typing import Any
 from gitmem.checks import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.memory.text import decode
-from gitmem.snapshot import same_blob
 
 
 def texts(inp: CheckInput, role: str, skip: set[str]) -> tuple[str, str | None, str] | None:
     """(path, old text, new text) for a changed, decodable file; None when there is nothing to check."""
     path = inp.config.path(role)
-    if path in skip or same_blob(inp.old, inp.new, path):
+    if path in skip:
         return None
     new_bytes = inp.new.read(path)
     if new_bytes is None:
@@ -65,7 +64,3 @@ def duplicate_ids(path: str, items: Iterable[Any], code: str, next_id: str) -> l
                                    f"the next free ID is {next_id}"))
         seen.add(item.id)
     return found
-
-
-def unchanged(inp: CheckInput, *roles: str) -> bool:
-    return all(same_blob(inp.old, inp.new, inp.config.path(role)) for role in roles)

@@ -7,7 +7,6 @@ from gitmem.checks import CheckInput
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import log
 from gitmem.memory.text import decode
-from gitmem.snapshot import same_blob
 
 
 def first_difference(old: bytes, new: bytes) -> int:
@@ -51,7 +50,7 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     if had_log and new is None:
         return [Violation(path, 1, "GM301", "LOG was deleted or renamed; LOG is append-only history",
                           "restore it: `git checkout HEAD -- " + path + "`")]
-    if new is None or path in skip or same_blob(inp.old, inp.new, path):
+    if new is None or path in skip:
         return []
     if not had_log:
         doc = log.parse(decode(new).text)

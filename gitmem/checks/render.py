@@ -5,19 +5,16 @@ import json
 from collections.abc import Callable, Sequence
 
 from gitmem.checks.violation import Violation
-
-
-def _one_line(text: str) -> str:
-    """A message may quote a multi-line field; text output keeps one line per violation."""
-    return " ".join(text.splitlines()) if "\n" in text or "\r" in text else text
+from gitmem.memory.text import one_line
 
 
 def render_text(violations: Sequence[Violation]) -> str:
+    # A message may quote a multi-line field; text output keeps one line per violation.
     lines = []
     for v in violations:
-        hint = f" (hint: {_one_line(v.hint)})" if v.hint else ""
+        hint = f" (hint: {one_line(v.hint)})" if v.hint else ""
         level = "" if v.is_error else "warning: "
-        lines.append(f"{v.path}:{v.line}: {v.code} {level}{_one_line(v.message)} [{v.slug}]{hint}")
+        lines.append(f"{v.path}:{v.line}: {v.code} {level}{one_line(v.message)} [{v.slug}]{hint}")
     return "".join(line + "\n" for line in lines)
 
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from gitmem.checks import CheckInput
-from gitmem.checks.common import duplicate_ids, unchanged
+from gitmem.checks.common import duplicate_ids
 from gitmem.checks.violation import Violation
 from gitmem.memory import lessons, rules
 from gitmem.memory.text import decode
@@ -11,7 +11,7 @@ from gitmem.memory.text import decode
 def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     cfg = inp.config
     path = cfg.path("rules")
-    if path in skip or unchanged(inp, "rules", "lessons"):
+    if path in skip:
         return []
     new_bytes = inp.new.read(path)
     if new_bytes is None:

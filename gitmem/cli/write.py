@@ -9,7 +9,7 @@ from gitmem import exitcodes
 from gitmem.cli.common import json_option, open_context, workspace_option
 
 
-def _memory(workspace: str | None, *, as_author: bool = False):
+def _memory(workspace: str | None):
     from gitmem import repo as git
     from gitmem.store import Memory
 
