@@ -14,11 +14,12 @@ import pygit2
 import pytest
 
 from gitmem.checks import CheckInput, has_errors, run_checks
-from gitmem.config import load_config
+from gitmem.checks.targets import check_staged, verify_range
+from gitmem.gitio import commit_snapshot, head_id
 from gitmem.memory import log, now
-from gitmem.repo import commit_snapshot, open_repo
-from gitmem.synth import SynthInfo
-from gitmem.validate import check_staged, verify_range
+from gitmem.workspace import Workspace
+from tests.support.synth import SynthInfo
+
 
 def heavy_rounds(synth: SynthInfo) -> int:
     """Rounds for the whole-history baselines: at 100x one round takes minutes on a busy machine."""
@@ -28,7 +29,7 @@ def heavy_rounds(synth: SynthInfo) -> int:
 @pytest.mark.benchmark(group="check: staged append of one LOG entry and one NOW block")
 def test_check_staged(benchmark, staged_copy: Path) -> None:
     def check() -> list:
-        return check_staged(open_repo(staged_copy), load_config(staged_copy))
+        return check_staged(Workspace.open(staged_copy))
 
     found = benchmark(check)
     assert found == []
@@ -39,19 +40,19 @@ def test_check_staged(benchmark, staged_copy: Path) -> None:
 
 @pytest.mark.benchmark(group="verify: the last 50 commits")
 def test_verify_last_50(benchmark, synth: SynthInfo) -> None:
-    repo = pygit2.Repository(synth.path)
-    result = benchmark.pedantic(verify_range, args=(repo, "HEAD~50", "HEAD"), rounds=heavy_rounds(synth),
+    ws = Workspace.open(synth.path)
+    result = benchmark.pedantic(verify_range, args=(ws, "HEAD~50", "HEAD"), rounds=heavy_rounds(synth),
                                 iterations=1)
     assert result.violations == [] and result.commits == 50
 
 
 @pytest.mark.benchmark(group="naive: parse and validate LOG and NOW whole")
 def test_naive_full_validation(benchmark, synth: SynthInfo) -> None:
-    repo = pygit2.Repository(synth.path)
-    config = load_config(synth.path)
+    ws = Workspace.open(synth.path)
+    config = ws.config
 
     def naive() -> list:
-        snapshot = commit_snapshot(repo, repo.head.peel(pygit2.Commit), config.memory_paths().values())
+        snapshot = commit_snapshot(ws.repo, head_id(ws.repo), config.memory_paths().values())
         log_doc = log.parse(snapshot.read("LOG.md").decode("utf-8"))
         now_doc = now.parse(snapshot.read("NOW.md").decode("utf-8"))
         assert len(log_doc.cycles) == synth.cycles and now_doc.blocks

@@ -5,7 +5,7 @@ Goals (issue 3): the budget's time at 100x is at most 1.5x its time at 1x, and i
 prompt would; its time and tokens grow with history.
 
 Run:  .venv/bin/pytest benchmarks/bench_context.py --benchmark-only -s
-Scales: GITMEM_BENCH_SCALES (default "1,10,100"). The synthetic repos come from `gitmem.synth.cached_repo`
+Scales: GITMEM_BENCH_SCALES (default "1,10,100"). The synthetic repos come from `tests.support.synth.cached_repo`
 (built once, then reused). Each scale's memory files are copied into a temp dir with an empty `.git/`, so the
 cached repo stays read-only; the copy's first build counts LOG lines once and caches the count, as the first
 cycle after a clone does. `test_context_scaling` prints the ratios and checks both goals.
@@ -20,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from gitmem.config import load_config
-from gitmem.context import build_request, estimate_tokens
-from gitmem.synth import cached_repo
+from gitmem.cycle.budget import build_request, estimate_tokens
+from gitmem.workspace import Workspace
+from tests.support.synth import cached_repo
 
 SCALES = tuple(float(s) for s in os.environ.get("GITMEM_BENCH_SCALES", "1,10,100").split(","))
 FIVE = ("now", "decisions", "log", "lessons", "rules")
@@ -36,7 +37,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[float, Path]:
         target = tmp_path_factory.mktemp(f"scale{scale:g}") / "repo"
         shutil.copytree(source, target, ignore=shutil.ignore_patterns(".git", "work"))
         (target / ".git").mkdir()
-        build_request(target, load_config(target))   # warm: the one full LOG line count, then cached
+        build_request(Workspace.at(target))   # warm: the one full LOG line count, then cached
         out[scale] = target
     return out
 
@@ -64,7 +65,7 @@ def best_of_interleaved(funcs: dict[float, object], repeats: int) -> dict[float,
 def test_context_build(benchmark, repos: dict[float, Path], scale: float) -> None:
     root = repos[scale]
     config = load_config(root)
-    request = benchmark(build_request, root, config)
+    request = benchmark(build_request, Workspace.at(root, config))
     benchmark.extra_info.update(scale=scale, tokens=request.total_tokens)
     assert request.warnings == ()
 
@@ -80,9 +81,9 @@ def test_context_scaling(repos: dict[float, Path]) -> None:
     """Both goals, measured in one process with the best of REPEATS runs to keep noise down."""
     configs = {scale: load_config(root) for scale, root in repos.items()}
     context_time = best_of_interleaved(
-        {scale: (lambda r=root, c=configs[scale]: build_request(r, c)) for scale, root in repos.items()}, REPEATS)
+        {scale: (lambda r=root, c=configs[scale]: build_request(Workspace.at(r, c))) for scale, root in repos.items()}, REPEATS)
     naive_time = best_of_interleaved({scale: (lambda r=root: naive(r)) for scale, root in repos.items()}, 3)
-    rows = {scale: {"seconds": context_time[scale], "tokens": build_request(root, configs[scale]).total_tokens,
+    rows = {scale: {"seconds": context_time[scale], "tokens": build_request(Workspace.at(root, configs[scale])).total_tokens,
                     "naive_seconds": naive_time[scale], "naive_tokens": naive(root)}
             for scale, root in repos.items()}
     low, high = min(rows), max(rows)

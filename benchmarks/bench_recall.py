@@ -7,14 +7,14 @@
 What is measured, per scale:
 - full build: a fresh index from the files and every commit;
 - query latency, p50 and p95, over the labelled query set (the planted facts and superseded pairs of
-  `gitmem.synth`), in-process on an open index, and through `gitmem.recall.search` (open + check + query);
+  `tests.support.synth`), in-process on an open index, and through `gitmem.recall.search` (open + check + query);
 - index update after one new cycle (a LOG entry, a NOW block and a commit), which should not grow with history;
 - a naive baseline that reads and scans every memory file for each query (grep-like: entries holding the
   most query words, newest first), its p50, and the ratio to recall's p50;
 - recall@5 of both on the labelled set, as keywords and as the sentence an agent would type
   ("what do we know about the <keywords> and what was done about it?"). A superseded pair counts only
   when the newer entry is in the top 5 above the older one.
-The synthetic repos come from `gitmem.synth.cached_repo` and are never written to: each benchmark works on a
+The synthetic repos come from `tests.support.synth.cached_repo` and are never written to: each benchmark works on a
 light copy whose git objects are borrowed through `objects/info/alternates`.
 """
 from __future__ import annotations
@@ -30,6 +30,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
+
+from gitmem.workspace import Workspace
 
 ROLES = ("log", "now", "decisions", "lessons", "rules")
 
@@ -128,12 +130,12 @@ def recall_at_5(results: list[list[tuple[str, str]]], labels: list[Labelled]) ->
 def recall_repo(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
     from gitmem.config import load_config
     from gitmem.recall.index import Index
-    from gitmem.synth import cached_repo
+    from tests.support.synth import cached_repo
 
     info = cached_repo(request.param, 0)
     root = light_copy(Path(info.path), tmp_path_factory.mktemp(f"recall-{request.param:g}x") / "repo")
     config = load_config(root)
-    index = Index(root, config)
+    index = Index(Workspace.at(root, config))
     started = time.perf_counter()
     index.refresh()
     build = time.perf_counter() - started
@@ -159,7 +161,7 @@ def _measure(synth_value) -> dict[str, float]:
     api = []
     for label in labels:
         started = time.perf_counter()
-        search(root, config, label.query, limit=5)
+        search(Workspace.at(root, config), label.query, limit=5)
         api.append(time.perf_counter() - started)
     paths = {role: config.path(role) for role in ROLES}
     naive, naive_found = [], []
@@ -188,22 +190,25 @@ def add_cycle(root: Path, config, number: int) -> None:
     """One more cycle the way the runner writes it: a LOG entry, a NOW block, a commit."""
     from datetime import timedelta
 
-    from gitmem import repo as git
+    import pygit2
+
     from gitmem.memory import log
-    from gitmem.store import Memory
+    from gitmem.workspace.writer import MemoryWriter
 
     last = log.tail((root / config.path("log")).read_text(encoding="utf-8"), 1).entries[-1].when.moment
-    memory = Memory(root, config, clock=lambda: last + timedelta(hours=1))
+    memory = MemoryWriter(Workspace.at(root, config), clock=lambda: last + timedelta(hours=1))
     memory.add_log_entry(task=f"benchmark cycle {number}", outcome="built", result=f"appended entry zyzzyva{number}")
     memory.add_now_block(did=f"benchmark cycle {number}", human="nothing", next="more")
-    repo = git.open_repo(root)
-    files = {config.path(role): (root / config.path(role)).read_bytes() for role in ("log", "now")}
-    base = git.head_commit(repo)
-    tree, _ = git.write_tree_with(repo, base, files)
+    repo = pygit2.Repository(str(root))
+    index = repo.index
+    for role in ("log", "now"):
+        index.add(config.path(role))
+    index.write()
+    base = repo.head.peel(pygit2.Commit)
     # Commit times follow the synthetic history (which runs years ahead of the wall clock), as they would in
     # production; a commit older than its parent makes libgit2 walk the whole history.
-    signature = git.Identity("bench", "bench@example.com").signature(base.commit_time + 60, 0)
-    repo.create_commit("HEAD", signature, signature, f"cycle {number}: benchmark", tree, [base.id])
+    signature = pygit2.Signature("bench", "bench@example.com", base.commit_time + 60, 0)
+    repo.create_commit("HEAD", signature, signature, f"cycle {number}: benchmark", index.write_tree(), [base.id])
 
 
 # -- benchmarks ----------------------------------------------------------------------------------------
@@ -249,7 +254,7 @@ def main() -> int:
 
     from gitmem.config import load_config
     from gitmem.recall.index import Index
-    from gitmem.synth import cached_repo
+    from tests.support.synth import cached_repo
 
     print("| scale | docs | build s | p50 ms | p95 ms | search() p50 ms | update ms (median of 10) | naive p50 ms |"
           " naive/recall | recall@5 | naive recall@5 | recall@5, as questions | naive, as questions |")
@@ -259,7 +264,7 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             root = light_copy(Path(info.path), Path(tmp) / "repo")
             config = load_config(root)
-            index = Index(root, config)
+            index = Index(Workspace.at(root, config))
             started = time.perf_counter()
             index.refresh()
             figures = _measure((info, root, config, index, time.perf_counter() - started))

@@ -16,7 +16,8 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from gitmem.synth import SynthInfo, cached_repo, default_cache_dir
+from gitmem.workspace import Workspace
+from tests.support.synth import SynthInfo, cached_repo, default_cache_dir
 
 SCALES = tuple(float(s) for s in os.environ.get("GITMEM_BENCH_SCALES", "1,10,100").split(",") if s.strip())
 
@@ -54,12 +55,12 @@ def stage_one_cycle(root: Path) -> None:
     """What a cycle does before `git commit`: append one LOG entry and one NOW block, then `git add` both."""
     from gitmem.config import load_config
     from gitmem.memory import log
-    from gitmem.store import Memory
+    from gitmem.workspace.writer import MemoryWriter
 
     config = load_config(root)
-    tail = log.tail(Memory(root, config).read("log"), 1).entries[-1]
+    tail = log.tail(MemoryWriter(Workspace.at(root, config)).read("log"), 1).entries[-1]
     moment = tail.when.moment + timedelta(hours=3)
-    memory = Memory(root, config, clock=lambda: moment, author_email=config.agent.email)
+    memory = MemoryWriter(Workspace.at(root, config), clock=lambda: moment, author_email=config.agent.email)
     memory.add_log_entry(task="measure the check hook on a grown history", outcome="built",
                          result="benchmark entry staged", tried="appended one entry", evidence="timings below")
     memory.add_now_block(did="staged one benchmark cycle", human="nothing new", next="commit it")

@@ -18,7 +18,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--facts", action="store_true", help="also list the planted facts")
     args = parser.parse_args(argv)
 
-    from gitmem.synth import build_synthetic_repo
+    from tests.support.synth import build_synthetic_repo
 
     try:
         info = build_synthetic_repo(args.directory, scale=args.scale, seed=args.seed)

@@ -6,13 +6,17 @@ from dataclasses import dataclass, field, fields, is_dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, get_origin, get_type_hints
 
+from gitmem.errors import ExitCode, GitmemError
+
 CONFIG_NAME = "gitmem.yaml"
 ROLES = ("now", "decisions", "log", "lessons", "rules", "roadmap")
 REQUIRED_ROLES = ("now", "decisions", "log", "lessons", "rules")
 
 
-class ConfigError(Exception):
+class ConfigError(GitmemError):
     """A config problem; the message names the file, the line when known, and the key path."""
+
+    exit_code = ExitCode.USAGE
 
 
 @dataclass(frozen=True)

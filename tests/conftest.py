@@ -1,4 +1,4 @@
-"""Fixtures shared by every test module. Keep this small: the helpers live in tests/helpers.py."""
+"""Fixtures shared by every test module. Keep this small: the helpers live in tests/support/."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -6,7 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import CliResult, GitRepo, isolate_git_env, make_repo, run_cli
+from tests.support.helpers import (
+    CliResult,
+    GitRepo,
+    isolate_git_env,
+    make_repo,
+    run_cli,
+)
+from tests.support.world import World
 
 
 @pytest.fixture
@@ -29,3 +36,9 @@ def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> 
         return run_cli(argv, cwd=cwd, monkeypatch=monkeypatch, capsys=capsys, stdin=stdin)
 
     return run
+
+
+@pytest.fixture
+def world(memrepo: GitRepo) -> World:
+    """`memrepo` driven through time with an injected clock (see tests/support/world.py)."""
+    return World(memrepo)

@@ -11,8 +11,16 @@ from pathlib import Path
 import pytest
 
 from gitmem.memory import log
-from fake_github import FakeGitHub
-from tests.action_support import agent_repo, clean_env, git, origin_file, origin_log, project_bin, run_action
+from tests.support.action_support import (
+    agent_repo,
+    clean_env,
+    git,
+    origin_file,
+    origin_log,
+    project_bin,
+    run_action,
+)
+from tests.support.fake_github import FakeGitHub
 
 INSTALL = ("Install gitmem from this action's own checkout",)
 SCRIPT = """\
@@ -218,7 +226,7 @@ def test_the_pr_text_of_a_close_on_a_long_lived_branch() -> None:
     from datetime import datetime, timezone
 
     from gitmem.memory.text import Timestamp
-    from gitmem.prmode import MAX_COMMITS_LISTED, pr_text
+    from gitmem.publish.pullrequest import MAX_COMMITS_LISTED, pr_text
 
     when = Timestamp.from_datetime(datetime(2026, 11, 30, 23, 47, tzinfo=timezone.utc))
     entry = log.make_entry(when, cycle=None, outcome=None,

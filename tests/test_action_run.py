@@ -13,8 +13,15 @@ from pathlib import Path
 import pytest
 
 from gitmem.memory import log
-from tests.action_support import (
-    ROOT, agent_repo, git, load_yaml, origin_file, origin_log, project_bin, run_action,
+from tests.support.action_support import (
+    ROOT,
+    agent_repo,
+    git,
+    load_yaml,
+    origin_file,
+    origin_log,
+    project_bin,
+    run_action,
 )
 
 pytestmark = pytest.mark.slow

@@ -19,11 +19,12 @@ import pytest
 
 from gitmem.agents.anthropic import AnthropicBackend, api_token_counter, scrub
 from gitmem.agents.base import AgentError
+from gitmem.checks.targets import check_worktree
 from gitmem.config import load_config
-from gitmem.context import build_request
+from gitmem.cycle.budget import build_request
 from gitmem.memory import decisions, log, now
-from gitmem.validate import check_worktree
-from tests.helpers import GitRepo
+from gitmem.workspace import Workspace
+from tests.support.helpers import GitRepo
 
 KEY = "sk-ant-test-0123456789abcdefSECRET"
 NOW = datetime(2026, 11, 30, 9, 30, tzinfo=timezone.utc)
@@ -85,7 +86,7 @@ def backend_with(config: Any, api: Callable[[httpx2.Request], httpx2.Response], 
 def run(repo: GitRepo, replies: list[Any], *, retries: int = 2, deadline: float | None = None, **limits: int):
     config = load_config(repo.path)
     api = FakeAPI(replies)
-    request = build_request(repo.path, config, now=NOW, clock=lambda: NOW, deadline=deadline)
+    request = build_request(Workspace.at(repo.path, config), now=NOW, clock=lambda: NOW, deadline=deadline)
     if limits:
         from dataclasses import replace
         request = replace(request, **limits)
@@ -109,7 +110,7 @@ def test_multi_turn_tool_loop_writes_memory_in_a_real_repo(memrepo: GitRepo) -> 
     entry = log.parse(memrepo.read("LOG.md")).entries[-1]
     assert (entry.cycle, entry.outcome, str(entry.when)) == (1, "built", "2026-11-30 09:30 UTC")
     assert now.parse(memrepo.read("NOW.md")).top.cycle == 1
-    assert [v for v in check_worktree(memrepo.repo, load_config(memrepo.path)) if v.is_error] == []
+    assert [v for v in check_worktree(memrepo.ws()) if v.is_error] == []
     # Each tool result went back to the model with its call's id, in order.
     assert "First week (current)" in api.tool_results(1)[0]["content"]
     assert [r["content"] for r in api.tool_results(3)] == [
@@ -163,7 +164,7 @@ def test_401_is_not_retried_and_names_no_key(memrepo: GitRepo) -> None:
     api = FakeAPI([failure, failure])
     config = load_config(memrepo.path)
     with pytest.raises(AgentError, match="HTTP 401") as caught:
-        backend_with(config, api, retries=3).run(build_request(memrepo.path, config, now=NOW))
+        backend_with(config, api, retries=3).run(build_request(Workspace.at(memrepo.path, config), now=NOW))
     assert len(api.paths) == 1 and KEY not in str(caught.value)
 
 
@@ -216,7 +217,7 @@ def test_exact_token_counter_uses_count_tokens(memrepo: GitRepo) -> None:
     client = backend_with(config, api).client()
     counter = api_token_counter(config, client=client)
     assert counter("one two three") == 6
-    request = build_request(memrepo.path, config, now=NOW, count_tokens=counter)
+    request = build_request(Workspace.at(memrepo.path, config), now=NOW, count_tokens=counter)
     rules = request.parts[0]
     assert rules.tokens == len(f"## {rules.source}\n\n{rules.text}".split()) + 3
     assert set(api.paths) == {"/v1/messages/count_tokens"}
@@ -226,7 +227,7 @@ def test_no_key_is_a_clear_agent_error(memrepo: GitRepo, monkeypatch: pytest.Mon
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     config = load_config(memrepo.path)
     with pytest.raises(AgentError, match="ANTHROPIC_API_KEY is not set"):
-        AnthropicBackend(config).run(build_request(memrepo.path, config, now=NOW))
+        AnthropicBackend(config).run(build_request(Workspace.at(memrepo.path, config), now=NOW))
 
 
 def test_scrub_removes_keys(monkeypatch: pytest.MonkeyPatch) -> None:

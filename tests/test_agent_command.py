@@ -13,14 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from gitmem import exitcodes
 from gitmem.agents.base import AgentError
 from gitmem.agents.command import CommandBackend
 from gitmem.config import load_config
-from gitmem.context import build_request
+from gitmem.cycle.budget import build_request
+from gitmem.errors import ExitCode
 from gitmem.memory import log, now
-from tests.cycle_support import file_at, head_commit, is_clean
-from tests.helpers import GitRepo
+from gitmem.workspace import Workspace
+from tests.support.cycle_support import file_at, head_commit, is_clean
+from tests.support.helpers import GitRepo
 
 GITMEM = Path(sys.executable).parent / "gitmem"
 
@@ -75,7 +76,7 @@ def _agent(tmp_path: Path, repo: GitRepo, source: str, *args: str, timeout: int 
 def test_a_cli_agent_writes_memory_and_the_runner_commits_it(tmp_path, memrepo, cli) -> None:
     _agent(tmp_path, memrepo, GOOD_AGENT)
     result = cli(["cycle", "--json"], cwd=memrepo.path)
-    assert result.code == exitcodes.OK, result.err
+    assert result.code == ExitCode.OK, result.err
     report = json.loads(result.out)
     assert (report["cycle"], report["outcome"], report["task"]) == (1, "built", "write report.md")
     commit = head_commit(memrepo)
@@ -92,7 +93,7 @@ def test_a_cli_agent_writes_memory_and_the_runner_commits_it(tmp_path, memrepo, 
 def test_a_crashing_cli_agent_is_salvaged(tmp_path, memrepo, cli) -> None:
     _agent(tmp_path, memrepo, CRASHING_AGENT)
     result = cli(["cycle"], cwd=memrepo.path)
-    assert result.code == exitcodes.SALVAGED
+    assert result.code == ExitCode.SALVAGED
     assert "exited with code 3: Traceback: something broke in the agent" in result.err
     assert "work saved on gitmem/salvage/cycle-1" in result.out
     assert file_at(memrepo.repo, "refs/heads/gitmem/salvage/cycle-1", "half.md") == "half of it\n"
@@ -106,7 +107,7 @@ def test_the_backend_times_out_and_stops_the_agent(tmp_path, memrepo) -> None:
     script.write_text(SLEEPING_AGENT)
     pid_file = tmp_path / "sleeper.pid"
     config = load_config(memrepo.path)
-    request = build_request(memrepo.path, config, cycle=1, backend="command")
+    request = build_request(Workspace.at(memrepo.path, config), cycle=1, backend="command")
     backend = CommandBackend(config, command=f"{sys.executable} {script} {pid_file}", timeout=1.5)
     began = time.monotonic()
     with pytest.raises(AgentError, match=r"timed out after 1\.5s"):
@@ -119,7 +120,7 @@ def test_the_backend_times_out_and_stops_the_agent(tmp_path, memrepo) -> None:
 
 def test_a_missing_agent_program_is_an_agent_error(memrepo) -> None:
     config = load_config(memrepo.path)
-    request = build_request(memrepo.path, config, cycle=1, backend="command")
+    request = build_request(Workspace.at(memrepo.path, config), cycle=1, backend="command")
     with pytest.raises(AgentError, match="cannot start the agent command `no-such-agent-xyz`"):
         CommandBackend(config, command="no-such-agent-xyz -p").run(request)
 
@@ -141,7 +142,7 @@ def test_kill_9_mid_cycle_then_the_next_run_says_what_to_do(tmp_path, memrepo, c
     assert json.loads(lock.read_text())["pid"] == runner.pid
 
     result = cli(["cycle"], cwd=memrepo.path)
-    assert result.code == exitcodes.DIRTY
+    assert result.code == ExitCode.DIRTY
     err = result.err
     assert f"a previous cycle (cycle pid {runner.pid}" in err and "was killed before it finished" in err
     assert "its stale lock was cleared" in err
@@ -155,7 +156,7 @@ def test_kill_9_mid_cycle_then_the_next_run_says_what_to_do(tmp_path, memrepo, c
     subprocess.run(["git", "stash", "push", "--include-untracked", "-m", "gitmem leftovers"], cwd=memrepo.path,
                    check=True, capture_output=True)
     _agent(tmp_path, memrepo, GOOD_AGENT)
-    assert cli(["cycle"], cwd=memrepo.path).code == exitcodes.OK
+    assert cli(["cycle"], cwd=memrepo.path).code == ExitCode.OK
     assert log.parse(memrepo.read("LOG.md")).entries[-1].get("Task") == "write report.md"
     assert not (memrepo.path / "partial.md").exists()
     shown = subprocess.run(["git", "show", "stash@{0}^3:partial.md"], cwd=memrepo.path, check=True,

@@ -10,13 +10,14 @@ from pathlib import Path
 import pytest
 
 from gitmem.agents.base import AgentError
-from gitmem.agents.registry import BackendChoiceError, backend_for, backend_name
 from gitmem.agents.scripted import ScriptedBackend, ScriptError, load_script
+from gitmem.agents.selection import BackendChoiceError, backend_for, backend_name
+from gitmem.checks.targets import check_worktree
 from gitmem.config import load_config
-from gitmem.context import build_request
+from gitmem.cycle.budget import build_request
 from gitmem.memory import log, now
-from gitmem.validate import check_worktree
-from tests.helpers import GitRepo
+from gitmem.workspace import Workspace
+from tests.support.helpers import GitRepo
 
 NOW = datetime(2026, 11, 30, 9, 30, tzinfo=timezone.utc)
 
@@ -43,7 +44,7 @@ cycles:
 
 def request_for(repo: GitRepo, cycle: int, *, deadline: float | None = None):
     config = load_config(repo.path)
-    return build_request(repo.path, config, cycle=cycle, now=NOW, clock=lambda: NOW, deadline=deadline,
+    return build_request(Workspace.at(repo.path, config), cycle=cycle, now=NOW, clock=lambda: NOW, deadline=deadline,
                          backend="scripted")
 
 
@@ -60,7 +61,7 @@ def test_a_cycle_replays_its_steps(memrepo: GitRepo) -> None:
     # The direct LOG write was refused and recorded; the memory stays valid.
     assert result.notes == ["refused write_file: 'LOG.md' is a memory file: write it with the memory tools "
                             "(log_entry, now_block, ask_decision, add_lesson, confirm_lesson), not file tools"]
-    assert [v for v in check_worktree(memrepo.repo, load_config(memrepo.path)) if v.is_error] == []
+    assert [v for v in check_worktree(memrepo.ws()) if v.is_error] == []
 
 
 def test_default_steps_and_list_form(memrepo: GitRepo, tmp_path: Path) -> None:

@@ -10,17 +10,18 @@ from pathlib import Path
 import pytest
 
 from gitmem.agents.tools import Toolbox, plain_recall, tool_schemas
+from gitmem.checks.targets import check_worktree
 from gitmem.config import Shell, load_config
 from gitmem.memory import decisions, lessons, log, now
-from gitmem.validate import check_worktree
-from tests.helpers import GitRepo
+from gitmem.workspace import Workspace
+from tests.support.helpers import GitRepo
 
 CLOCK = lambda: datetime(2026, 11, 30, 9, 30, tzinfo=timezone.utc)  # noqa: E731
 
 
 @pytest.fixture
 def box(memrepo: GitRepo) -> Toolbox:
-    return Toolbox(memrepo.path, load_config(memrepo.path), cycle=1, clock=CLOCK)
+    return Toolbox(Workspace.at(memrepo.path), cycle=1, clock=CLOCK)
 
 
 def test_read_file_whole_and_by_range(box: Toolbox, memrepo: GitRepo) -> None:
@@ -128,7 +129,7 @@ def test_memory_tools_write_valid_memory(box: Toolbox, memrepo: GitRepo) -> None
     assert now.parse(memrepo.read("NOW.md")).top.cycle == 1
     assert decisions.parse(memrepo.read("DECISIONS.md")).pending[0].asked_cycle == 1
     assert lessons.parse(memrepo.read("LESSONS.md")).find("L-0001").happened.cycle == 1
-    assert [v for v in check_worktree(memrepo.repo, load_config(memrepo.path)) if v.is_error] == []
+    assert [v for v in check_worktree(memrepo.ws()) if v.is_error] == []
     assert box.notes == []
 
 
@@ -145,7 +146,7 @@ def test_one_log_entry_and_one_now_block_per_cycle(box: Toolbox, memrepo: GitRep
 
 def test_confirm_lesson_and_unknown_ids(box: Toolbox, memrepo: GitRepo) -> None:
     box.call("add_lesson", {"title": "T", "happened": "h", "why": "w", "change": "c"})
-    later = Toolbox(memrepo.path, load_config(memrepo.path), cycle=4, clock=CLOCK)
+    later = Toolbox(Workspace.at(memrepo.path), cycle=4, clock=CLOCK)
     assert later.call("confirm_lesson", {"id": "L-0001", "evidence": "it held"}).text == \
         "LESSONS.md: confirmed L-0001 (1 confirmations)"
     missing = later.call("confirm_lesson", {"id": "L-0099", "evidence": "x"})
@@ -175,11 +176,11 @@ def test_recall_finds_logged_facts(box: Toolbox, memrepo: GitRepo) -> None:
 
 def test_run_command_is_off_by_default_and_allowlisted(memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
     config = load_config(memrepo.path)
-    off = Toolbox(memrepo.path, config, cycle=1)
+    off = Toolbox(Workspace.at(memrepo.path, config), cycle=1)
     assert "run_command" not in [t["name"] for t in off.schemas()]
     assert off.call("run_command", {"command": "echo hi"}).is_error
     shell = Shell(enabled=True, allow=(sys.executable,), timeout=2)
-    on = Toolbox(memrepo.path, replace(config, agent=replace(config.agent, shell=shell)), cycle=1)
+    on = Toolbox(Workspace.at(memrepo.path, replace(config, agent=replace(config.agent, shell=shell))), cycle=1)
     assert on.schemas()[-1]["name"] == "run_command"
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-must-not-leak-000")
     code = "import os; print(42, os.environ.get('ANTHROPIC_API_KEY'))"

@@ -9,12 +9,20 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from gitmem import exitcodes
-from gitmem.checks.registry import CODE_RE, RULES, SLUG_RE
 from gitmem.checks.render import RENDERERS
 from gitmem.checks.violation import Violation
-from tests.helpers import AGENT, GitRepo, make_repo
-from tests.test_checks_rules import LOG_BASE, decisions_md, log_entry, now_block, now_md, pending, resolved
+from gitmem.codes import CODE_RE, RULES, SLUG_RE
+from gitmem.errors import ExitCode
+from tests.support.builders import (
+    LOG_BASE,
+    decisions_md,
+    log_entry,
+    now_block,
+    now_md,
+    pending,
+    resolved,
+)
+from tests.support.helpers import AGENT, GitRepo, make_repo
 
 FIXTURES = Path(__file__).parent / "fixtures" / "render"
 GOOD_ENTRY = log_entry(10, 2)
@@ -174,7 +182,7 @@ def test_verify_checks_gm207_with_each_commits_author(memrepo: GitRepo, cli) -> 
 
 def test_verify_skips_history_from_before_gitmem_was_adopted(tmp_path, git_env, cli) -> None:
     """`gitmem init` in an old project: a first push of the branch verifies from the root without GM904."""
-    from gitmem.init import template_dir, template_files
+    from gitmem.scaffold.init import template_dir, template_files
 
     repo = make_repo(tmp_path / "old-project", template=False)
     repo.commit_files({"README.md": "an old project\n"}, "before gitmem")
@@ -198,7 +206,7 @@ def test_verify_rewritten_history_exits_5_with_gm906(memrepo: GitRepo, history, 
     other = repo.create_commit("refs/heads/rewritten", start.author, start.committer, "rewritten",
                                start.tree.id, [])
     result = cli(["verify", "--range", f"{history['end']}..{other}"], cwd=memrepo.path)
-    assert result.code == exitcodes.REWRITTEN == 5
+    assert result.code == ExitCode.REWRITTEN == 5
     assert result.lines[0].startswith(f"(range):1: GM906 {other} does not descend from {history['end']}")
 
 
@@ -228,7 +236,7 @@ def test_verify_pre_push_refuses_a_force_push(memrepo: GitRepo, history, cli) ->
     """The local tip no longer contains what the remote has: history was rewritten."""
     push = f"refs/heads/main {history['good']} refs/heads/main {history['end']}\n"
     result = cli(["verify", "--pre-push"], cwd=memrepo.path, stdin=push)
-    assert result.code == exitcodes.REWRITTEN
+    assert result.code == ExitCode.REWRITTEN
     assert codes(result) == ["GM906"]
 
 
@@ -299,19 +307,19 @@ def test_every_code_the_package_emits_is_registered() -> None:
 # ---- exit codes ------------------------------------------------------------------------------------------
 
 def test_exit_codes(memrepo: GitRepo, cli, tmp_path) -> None:
-    assert cli(["check"], cwd=memrepo.path).code == exitcodes.OK
+    assert cli(["check"], cwd=memrepo.path).code == ExitCode.OK
     not_a_repo = tmp_path / "plain"
     not_a_repo.mkdir()
     result = cli(["check"], cwd=not_a_repo)
-    assert result.code == exitcodes.USAGE
+    assert result.code == ExitCode.USAGE
     assert "not inside a git repository" in result.err and "Traceback" not in result.err
-    assert cli(["verify"], cwd=memrepo.path).code == exitcodes.USAGE
-    assert cli(["verify", "--range", "nonsense"], cwd=memrepo.path).code == exitcodes.USAGE
-    assert cli(["verify", "--range", "HEAD..nope"], cwd=memrepo.path).code == exitcodes.USAGE
-    assert cli(["check", "--format", "xml"], cwd=memrepo.path).code == exitcodes.USAGE
+    assert cli(["verify"], cwd=memrepo.path).code == ExitCode.USAGE
+    assert cli(["verify", "--range", "nonsense"], cwd=memrepo.path).code == ExitCode.USAGE
+    assert cli(["verify", "--range", "HEAD..nope"], cwd=memrepo.path).code == ExitCode.USAGE
+    assert cli(["check", "--format", "xml"], cwd=memrepo.path).code == ExitCode.USAGE
     memrepo.append("LOG.md", BAD_ENTRY)
     memrepo.stage("LOG.md")
-    assert cli(["check"], cwd=memrepo.path).code == exitcodes.VIOLATIONS
+    assert cli(["check"], cwd=memrepo.path).code == ExitCode.VIOLATIONS
 
 
 @pytest.mark.parametrize(("yaml", "where"), [
@@ -324,7 +332,7 @@ def test_malformed_config_is_a_usage_error_with_the_path(memrepo: GitRepo, cli, 
     memrepo.write("gitmem.yaml", yaml)
     for argv in (["check"], ["check", "--worktree"], ["verify", "--range", "HEAD..HEAD"]):
         result = cli(argv, cwd=memrepo.path)
-        assert result.code == exitcodes.USAGE, result.out + result.err
+        assert result.code == ExitCode.USAGE, result.out + result.err
         assert "gitmem.yaml" in result.err and where in result.err and "Traceback" not in result.err
 
 
@@ -333,7 +341,7 @@ def test_malformed_config_in_a_verified_commit_names_the_commit(memrepo: GitRepo
     bad = memrepo.commit_files({"gitmem.yaml": "limits: [1, 2\n"}, "break config")
     memrepo.write("gitmem.yaml", "{}\n")
     result = cli(["verify", "--range", f"{start}..HEAD"], cwd=memrepo.path)
-    assert result.code == exitcodes.USAGE
+    assert result.code == ExitCode.USAGE
     assert f"commit {str(bad)[:10]}: gitmem.yaml:" in result.err
 
 
@@ -370,7 +378,7 @@ def test_bad_input_gives_gm_errors_not_tracebacks(memrepo: GitRepo, cli, name: s
     for argv in (["check"], ["check", "--worktree"], ["check", "--format", "json"]):
         result = cli(argv, cwd=memrepo.path)
         assert "Traceback" not in result.err and "unexpected error" not in result.err, result.err
-        assert result.code in (exitcodes.OK, exitcodes.VIOLATIONS)
+        assert result.code in (ExitCode.OK, ExitCode.VIOLATIONS)
         assert len(result.out) < 20_000, "a message quoted a huge line whole"
     result = cli(["check"], cwd=memrepo.path)
     for line in result.lines:
@@ -378,7 +386,7 @@ def test_bad_input_gives_gm_errors_not_tracebacks(memrepo: GitRepo, cli, name: s
     if kind in ("binary", "latin-1"):
         assert "GM902" in codes(result)
     if name == "LOG.md" and kind in ("binary", "empty", "latin-1", "huge-heading"):
-        assert result.code == exitcodes.VIOLATIONS        # GM301 / GM902 / GM306
+        assert result.code == ExitCode.VIOLATIONS        # GM301 / GM902 / GM306
 
 
 @pytest.mark.parametrize("name", MEMORY[:5])
@@ -387,7 +395,7 @@ def test_an_empty_new_file_on_an_unborn_head_is_reported(tmp_path, git_env, cli,
     repo.write(name, "")
     repo.stage(name)
     result = cli(["check"], cwd=repo.path)
-    assert result.code == exitcodes.VIOLATIONS
+    assert result.code == ExitCode.VIOLATIONS
     assert result.lines and all(line.startswith(f"{name}:1: GM") for line in result.lines), result.out
 
 
@@ -444,7 +452,7 @@ def test_checks_never_raise_on_arbitrary_memory() -> None:
 
     from gitmem.checks import CheckInput, run_checks
     from gitmem.config import Config
-    from gitmem.snapshot import Snapshot
+    from gitmem.gitio.snapshots import Snapshot
 
     names = ("NOW.md", "DECISIONS.md", "LOG.md", "LESSONS.md", "RULES.md")
     registered = {rule.code for rule in RULES}

@@ -1,110 +1,16 @@
-"""The daily close end to end in real repositories, with an injected clock: report, plan, Rule 0, idempotence.
-
-`World` (also used by test_close_promote, test_close_llm and test_status) writes cycles the way the runner
-does (library writes, then a commit by the agent identity) at chosen moments.
-"""
+"""The daily close end to end in real repositories, with an injected clock: report, plan, Rule 0, idempotence."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-from helpers import AGENT, GitRepo
 
-from gitmem import repo as git
-from gitmem.close import CloseError, CloseResult, run_close
-from gitmem.config import load_config
-from gitmem.memory import lessons, log, now
-from gitmem.store import Memory
-from gitmem.validate import check_worktree, verify_range
-
-UTC = timezone.utc
-MEMORY = ("NOW.md", "DECISIONS.md", "LOG.md", "LESSONS.md", "RULES.md", "ROADMAP.md")
-
-
-def at(day: int, hour: int, minute: int = 0) -> datetime:
-    return datetime(2026, 11, day, hour, minute, tzinfo=UTC)
-
-
-def d(day: int) -> date:
-    return date(2026, 11, day)
-
-
-@dataclass
-class Clock:
-    moment: datetime
-
-    def __call__(self) -> datetime:
-        return self.moment
-
-
-class World:
-    def __init__(self, repo: GitRepo) -> None:
-        self.git = repo
-        self.clock = Clock(at(1, 8))
-        self.reload()
-
-    def reload(self) -> None:
-        self.config = load_config(self.git.path)
-        self.memory = Memory(self.git.path, self.config, clock=self.clock, author_email=AGENT[1])
-
-    def commit(self, message: str, *paths: str, author: tuple[str, str] = AGENT) -> None:
-        self.git.stage(*(paths or MEMORY))
-        self.git.commit(message, author=author)
-
-    def cycle(self, when: datetime, outcome: str = "built", *, task: str | None = None, result: str | None = None,
-              evidence: str | None = None) -> int:
-        self.clock.moment = when
-        entry = self.memory.add_log_entry(
-            task=task or f"task at {when:%d %H:%M}", outcome=outcome, evidence=evidence,
-            result=result or ("shipped it" if outcome != "no-build" else f"blocked at {when:%d %H:%M}"))
-        self.memory.add_now_block(did=f"cycle {entry.cycle}", human="nothing", next="carry on")
-        self.commit(f"gitmem: cycle {entry.cycle}", "LOG.md", "NOW.md")
-        return entry.cycle  # type: ignore[return-value]
-
-    def lesson(self, when: datetime, title: str, *, rule: str | None = None, supersedes: str | None = None) -> str:
-        self.clock.moment = when
-        item = self.memory.add_lesson(title=title, happened="it went wrong", why="a reason", change="a change",
-                                      rule=rule, supersedes=supersedes)
-        self.commit(f"lesson {item.id}", "LESSONS.md")
-        return item.id
-
-    def confirm(self, when: datetime, lesson_id: str) -> None:
-        self.clock.moment = when
-        self.memory.confirm_lesson(lesson_id, evidence="it held again")
-        self.commit(f"confirm {lesson_id}", "LESSONS.md")
-
-    def ask(self, when: datetime, title: str, recommendation: str = "do the simple thing") -> str:
-        self.clock.moment = when
-        item = self.memory.ask_decision(title=title, recommendation=recommendation)
-        self.commit(f"ask {item.id}", "DECISIONS.md")
-        return item.id
-
-    def close(self, day: date, when: datetime, **kwargs: object) -> CloseResult:
-        self.clock.moment = when
-        self.reload()
-        return run_close(self.git.path, self.config, day=day, clock=self.clock, **kwargs)  # type: ignore[arg-type]
-
-    def read(self, rel: str) -> str:
-        return self.git.read(rel)
-
-    def assert_valid(self, before: str) -> None:
-        """What must hold after every close: check --worktree clean, the range verifies, nothing dirty."""
-        repo = git.open_repo(self.git.path)
-        assert [v for v in check_worktree(repo, self.config) if v.is_error] == []
-        checked = verify_range(repo, before, "HEAD")
-        assert checked.violations == [] and not checked.rewritten
-        assert [p for p, _ in git.dirty_files(repo) if p in MEMORY] == []
-
-
-@pytest.fixture
-def world(memrepo: GitRepo) -> World:
-    return World(memrepo)
-
-
-def last_entry(text: str) -> log.LogEntry:
-    return log.tail(text, 1).entries[-1]
+from gitmem import gitio
+from gitmem.close import CloseError
+from gitmem.memory import lessons, now
+from tests.support.helpers import AGENT
+from tests.support.world import MEMORY, UTC, World, at, d, last_entry
 
 
 def test_report_holds_the_real_counts_and_one_agent_commit(world: World) -> None:
@@ -272,7 +178,7 @@ def test_close_entry_is_found_even_far_from_the_end(world: World) -> None:
 
 def test_worktree_memory_path(tmp_path: Path, git_env: None) -> None:  # type: ignore[no-untyped-def]
     """A workspace's memory lives in a subdirectory: the close reads and commits there."""
-    from helpers import make_repo
+    from tests.support.helpers import make_repo
 
     repo = make_repo(tmp_path / "ws")
     text = repo.read("gitmem.yaml").replace("memory_dir: .", "memory_dir: mem")
@@ -295,7 +201,7 @@ def test_worktree_memory_path(tmp_path: Path, git_env: None) -> None:  # type: i
 
 def test_a_failed_close_puts_every_file_back(world: World) -> None:
     """A write refused halfway (here: the clock is behind the last LOG entry) leaves HEAD's files and no commit."""
-    from gitmem.store import WriteRefused
+    from gitmem.workspace.writer import WriteRefused
 
     world.cycle(at(10, 8))
     lesson = world.lesson(at(10, 8, 30), "Tests first", rule="Run the tests.")
@@ -309,7 +215,7 @@ def test_a_failed_close_puts_every_file_back(world: World) -> None:
         world.close(d(10), at(10, 23, 0))          # promotion is written first, then the LOG write fails
     assert world.git.head() == head
     assert {rel: world.read(rel) for rel in MEMORY} == files
-    assert git.dirty_files(world.git.repo) == []
+    assert gitio.dirty_files(world.git.handle) == []
 
 
 def test_promotion_refused_by_the_checks_is_reported_not_forced(world: World) -> None:
@@ -338,7 +244,7 @@ def test_close_push_rebases_onto_a_human_push_and_publishes(world: World, tmp_pa
     bare = pygit2.init_repository(str(tmp_path / "origin.git"), bare=True, initial_head="main")
     world.git.repo.remotes.create("origin", str(tmp_path / "origin.git"))
     world.cycle(at(10, 9))
-    git.run_git(world.git.repo, "push", "--quiet", "origin", "main:refs/heads/main")
+    gitio.run_git(world.git.handle, "push", "--quiet", "origin", "main:refs/heads/main")
     # A human edits ROADMAP on the remote while the day goes on.
     tip = bare.revparse_single("main").peel(pygit2.Commit)
     index = pygit2.Index()
@@ -378,20 +284,20 @@ def test_cli_close_refused_write_leaves_nothing(world: World, cli) -> None:  # t
     result = cli(["close", "--no-llm"], cwd=world.git.path)
     assert result.code == 1
     assert "close failed, nothing changed" in result.err and "GM302" in result.err
-    assert world.git.head() == head and git.dirty_files(world.git.repo) == []
+    assert world.git.head() == head and gitio.dirty_files(world.git.handle) == []
 
 
 def test_close_refuses_while_a_cycle_holds_the_lock(world: World, cli) -> None:  # type: ignore[no-untyped-def]
-    from gitmem import lock
+    from gitmem.cycle import lock
 
     world.cycle(at(10, 9))
     head = world.git.head()
-    held = lock.acquire(git.git_dir(world.git.repo), what="cycle")
+    held = lock.acquire(gitio.state_dir(world.git.handle), what="cycle")
     try:
         with pytest.raises(lock.LockHeld):
             world.close(d(10), at(10, 23))
         assert cli(["close", "--no-llm"], cwd=world.git.path).code == 3
     finally:
         held.release()
-    assert world.git.head() == head and git.dirty_files(world.git.repo) == []
+    assert world.git.head() == head and gitio.dirty_files(world.git.handle) == []
     assert world.close(d(10), at(10, 23)).status == "closed"

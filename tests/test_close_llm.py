@@ -10,11 +10,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from fake_anthropic import messages_api
-from helpers import GitRepo
-from test_close import World, at, d, last_entry
 
 from gitmem.memory import decisions, lessons, now, rules
+from tests.support.fake_anthropic import messages_api
+from tests.support.helpers import GitRepo
+from tests.support.world import World, at, d, last_entry
 
 KEY = "test-key-not-a-secret"
 LONG_RULE = ("When a deploy touches the database, run the migration against a copy of production first, then "

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import pytest
-from helpers import GitRepo
-from test_close import World, at, d, last_entry
 
 from gitmem.close import day as days
-from gitmem.close import promote
+from gitmem.close import gates as promote
 from gitmem.memory import lessons, rules
+from tests.support.helpers import GitRepo
+from tests.support.world import World, at, d, last_entry
 
 RULE = "Run the whole test suite before every commit."
 

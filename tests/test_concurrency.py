@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 
 from gitmem.memory import decisions, log, now
-from tests.action_support import agent_repo, clean_env, git, origin_file, origin_log, project_bin
+from tests.support.action_support import (
+    agent_repo,
+    clean_env,
+    git,
+    origin_file,
+    origin_log,
+    project_bin,
+)
 
 AGENT = ("gitmem-agent", "agent@gitmem.invalid")
 DANA = ("Dana Human", "dana@example.com")

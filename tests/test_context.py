@@ -5,13 +5,20 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from fake_anthropic import messages_api
 
-from gitmem import tailread
 from gitmem.config import load_config
-from gitmem.context import NEWLY_RESOLVED, BudgetError, _resolved_cut, build_request, estimate_tokens
-from gitmem.store import Memory
-from tests.helpers import GitRepo
+from gitmem.cycle.budget import (
+    NEWLY_RESOLVED,
+    BudgetError,
+    _resolved_cut,
+    build_request,
+    estimate_tokens,
+)
+from gitmem.workspace import Workspace
+from gitmem.workspace import tail as tailread
+from gitmem.workspace.writer import MemoryWriter
+from tests.support.fake_anthropic import messages_api
+from tests.support.helpers import GitRepo
 
 START = datetime(2026, 11, 30, 8, 0, tzinfo=timezone.utc)
 
@@ -35,10 +42,10 @@ def lines_of(repo: GitRepo, source: str) -> str:
     return "\n".join(repo.read(rel).split("\n")[first - 1:last])
 
 
-def history(repo: GitRepo) -> Memory:
+def history(repo: GitRepo) -> MemoryWriter:
     """Two cycles; D-0001 answered before cycle 2 logged, D-0002 after it, D-0003 still pending."""
     clock = Clock()
-    memory = Memory(repo.path, load_config(repo.path), clock=clock)
+    memory = MemoryWriter(Workspace.at(repo.path), clock=clock)
     memory.add_log_entry(task="set up", outcome="built", result="repo ready", cycle=1)
     memory.add_now_block(did="set up", human="answer D-0001", next="ship", cycle=1)
     for n, title in enumerate(("Ship on Fridays?", "Weekly report?", "Rename the tool?")):
@@ -56,7 +63,7 @@ def history(repo: GitRepo) -> Memory:
 
 def test_parts_in_order_each_naming_its_file_and_lines(memrepo: GitRepo) -> None:
     history(memrepo)
-    request = build_request(memrepo.path, load_config(memrepo.path), now=START + timedelta(hours=2))
+    request = build_request(Workspace.at(memrepo.path), now=START + timedelta(hours=2))
     assert [p.name for p in request.parts] == ["rules", "now", "decisions", "log", "roadmap"]
     rules, top, asked, logged, road = request.parts
     assert rules.cacheable and rules.source == f"RULES.md:1-{len(memrepo.read('RULES.md').splitlines())}"
@@ -70,7 +77,7 @@ def test_parts_in_order_each_naming_its_file_and_lines(memrepo: GitRepo) -> None
 
 def test_pending_and_newly_resolved_decisions(memrepo: GitRepo) -> None:
     history(memrepo)
-    part = build_request(memrepo.path, load_config(memrepo.path)).parts[2]
+    part = build_request(Workspace.at(memrepo.path)).parts[2]
     pending, resolved = part.text.split(f": {NEWLY_RESOLVED}")
     assert "D-0003 · Rename the tool?" in pending and "D-0002" not in pending
     assert "since 2026-11-30 09:00 UTC (cycle 2)" in pending
@@ -83,10 +90,10 @@ def test_pending_and_newly_resolved_decisions(memrepo: GitRepo) -> None:
 
 
 def test_before_the_first_cycle_every_resolved_decision_is_new(memrepo: GitRepo) -> None:
-    memory = Memory(memrepo.path, load_config(memrepo.path), clock=Clock())
+    memory = MemoryWriter(Workspace.at(memrepo.path), clock=Clock())
     memory.ask_decision(title="Go?", recommendation="yes", cycle=1)
     memory.answer_decision("D-0001", answer="go", name="Ada", email="ada@example.com")
-    part = build_request(memrepo.path, load_config(memrepo.path)).parts[2]
+    part = build_request(Workspace.at(memrepo.path)).parts[2]
     assert part.text.split(NEWLY_RESOLVED)[1].lstrip().startswith("### D-0001 · Go?")
 
 
@@ -94,14 +101,14 @@ def test_instructions_are_filled_from_the_clock_and_config(memrepo: GitRepo) -> 
     memrepo.write("gitmem.yaml", memrepo.read("gitmem.yaml").replace("timezone: UTC", "timezone: Europe/Madrid")
                   .replace("    - measure\n", "    - measure\n    - tidy up\n"))
     config = load_config(memrepo.path)
-    request = build_request(memrepo.path, config, now=datetime(2026, 11, 30, 9, 30, tzinfo=timezone.utc), cycle=7)
+    request = build_request(Workspace.at(memrepo.path, config), now=datetime(2026, 11, 30, 9, 30, tzinfo=timezone.utc), cycle=7)
     text = request.instructions
     assert request.timestamp == "2026-11-30 10:30 +01:00"
     assert "It is 2026-11-30 10:30 +01:00, Monday (Europe/Madrid). This is cycle 7." in text
     assert "1. answer people\n2. fix the published product\n3. build something new\n4. measure\n5. tidy up" in text
     assert "Rule 0" in text and "Files over 300 lines: search them, don't read them." in text
     assert "- log_entry:" in text and "gitmem log add" not in text
-    commands = build_request(memrepo.path, config, cycle=7, backend="command").instructions
+    commands = build_request(Workspace.at(memrepo.path, config), cycle=7, backend="command").instructions
     assert "gitmem log add --task" in commands and "- log_entry:" not in commands
     assert request.env == {"GITMEM_CYCLE": "7", "GITMEM_ROOT": str(memrepo.path),
                            "GITMEM_TIMESTAMP": "2026-11-30 10:30 +01:00"}
@@ -110,7 +117,7 @@ def test_instructions_are_filled_from_the_clock_and_config(memrepo: GitRepo) -> 
 def test_a_custom_prompt_keeps_unknown_braces(memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
     memrepo.write("prompts/cycle.md", 'Cycle {cycle}; emit {"ok": true} and {unknown}. Over {grep_over_lines}.\n')
     monkeypatch.setenv("GITMEM_CYCLE", "42")
-    request = build_request(memrepo.path, load_config(memrepo.path))
+    request = build_request(Workspace.at(memrepo.path))
     assert request.instructions == 'Cycle 42; emit {"ok": true} and {unknown}. Over 300.\n'
 
 
@@ -118,7 +125,7 @@ def test_always_load_files_come_last_and_stay_inside(memrepo: GitRepo) -> None:
     memrepo.write("IDENTITY.md", "# Me\nI am the release bot.\n")
     memrepo.write("gitmem.yaml", memrepo.read("gitmem.yaml").replace(
         "cycle:\n", "cycle:\n  always_load: [IDENTITY.md, ../secret.txt]\n"))
-    parts = build_request(memrepo.path, load_config(memrepo.path)).parts
+    parts = build_request(Workspace.at(memrepo.path)).parts
     assert [(p.name, p.source) for p in parts[-2:]] == [("extra", "IDENTITY.md:1-2"), ("extra", "../secret.txt")]
     assert parts[-2].text == "# Me\nI am the release bot." and "outside the repository" in parts[-1].text
 
@@ -132,7 +139,7 @@ def entry(n: int, body: str = "did a thing") -> str:
 def test_a_big_log_is_read_from_its_tail_only(memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
     memrepo.write("LOG.md", "# LOG\n\n" + "\n".join(entry(n) for n in range(1, 3001)))
     config = load_config(memrepo.path)
-    part = build_request(memrepo.path, config).parts[3]
+    part = build_request(Workspace.at(memrepo.path, config)).parts[3]
     assert part.text == lines_of(memrepo, part.source)
     assert part.text.startswith("## 2026-01-03 01:58 UTC · cycle 2998 · built")
     assert (memrepo.path / ".git" / "gitmem" / tailread.CACHE_NAME).is_file()
@@ -141,23 +148,23 @@ def test_a_big_log_is_read_from_its_tail_only(memrepo: GitRepo, monkeypatch: pyt
     real_count = tailread._count
     monkeypatch.setattr(tailread, "_count", lambda h, a, b: counted.append(b - a) or real_count(h, a, b))
     memrepo.append("LOG.md", "\n" + entry(3001, "appended later"))
-    part = build_request(memrepo.path, config).parts[3]
+    part = build_request(Workspace.at(memrepo.path, config)).parts[3]
     assert part.text == lines_of(memrepo, part.source) and "appended later" in part.text
     assert sum(counted) < 1000 and request_cycle(memrepo) == 3002
     # A rewritten history (old entries dropped) is detected and counted again from the start.
     memrepo.write("LOG.md", "# LOG\n\n" + "\n".join(entry(n) for n in range(2000, 3005)))
-    part = build_request(memrepo.path, config).parts[3]
+    part = build_request(Workspace.at(memrepo.path, config)).parts[3]
     assert part.text == lines_of(memrepo, part.source) and "cycle 3004" in part.text
 
 
 def request_cycle(repo: GitRepo) -> int:
-    return build_request(repo.path, load_config(repo.path)).cycle
+    return build_request(Workspace.at(repo.path)).cycle
 
 
 def test_close_entries_do_not_hide_the_last_cycle(memrepo: GitRepo) -> None:
     closes = "".join(f"\n## 2026-01-09 0{n}:00 UTC · close\n- Report: day {n}\n" for n in range(5))
     memrepo.write("LOG.md", "# LOG\n\n" + entry(1) + "\n" + entry(2).replace("built", "no-build") + closes)
-    request = build_request(memrepo.path, load_config(memrepo.path))
+    request = build_request(Workspace.at(memrepo.path))
     assert request.cycle == 3
     assert request.parts[3].text.count("· close") == 3
 
@@ -166,7 +173,7 @@ def test_only_the_top_now_block_is_read(memrepo: GitRepo) -> None:
     blocks = "\n".join(f"## 2026-01-01 00:00 UTC · cycle {n}\n- Did: d{n}\n- Human: h\n- Next: x\n"
                        for n in range(5000, 0, -1))
     memrepo.write("NOW.md", "# NOW\n\n" + blocks)
-    part = build_request(memrepo.path, load_config(memrepo.path)).parts[1]
+    part = build_request(Workspace.at(memrepo.path)).parts[1]
     assert part.source == "NOW.md:3-6" and part.text.endswith("- Next: x") and "d5000" in part.text
     head = tailread.read_head(memrepo.path / "NOW.md", tailread.second_heading)
     assert head.endswith("- Next: x\n\n") and head.count("## ") == 1
@@ -181,7 +188,7 @@ def test_decisions_are_read_down_to_the_old_resolved_ones(memrepo: GitRepo) -> N
     memrepo.write("DECISIONS.md", "# DECISIONS\n\n## Pending\n\n### D-0001 · open\n- Asked: 2025-01-01 10:00 UTC "
                   "(cycle 1)\n- Recommendation: r\n\n## Resolved\n\n" + new + old)
     memrepo.write("LOG.md", "# LOG\n\n" + entry(1).replace("2026-01-01", "2026-01-04"))
-    part = build_request(memrepo.path, load_config(memrepo.path)).parts[2]
+    part = build_request(Workspace.at(memrepo.path)).parts[2]
     assert "D-0001 · open" in part.text and "D-2001 · fresh" in part.text and "old" not in part.text
     assert part.source == "DECISIONS.md:5-15"
     head = tailread.read_head(memrepo.path / "DECISIONS.md",
@@ -192,19 +199,19 @@ def test_decisions_are_read_down_to_the_old_resolved_ones(memrepo: GitRepo) -> N
 def test_soft_limit_trims_log_then_roadmap_and_warns(memrepo: GitRepo) -> None:
     long = "x" * 3000
     memrepo.write("LOG.md", "# LOG\n\n" + "\n".join(entry(n, long) for n in range(1, 6)))
-    base = build_request(memrepo.path, load_config(memrepo.path))
+    base = build_request(Workspace.at(memrepo.path))
     one_entry = base.total_tokens - base.parts[3].tokens + estimate_tokens(
         f"## LOG.md:x-y (last 1 of the LOG)\n\n{entry(5, long)}") + 10
     memrepo.write("gitmem.yaml", memrepo.read("gitmem.yaml").replace(
         "max_context_tokens: 60000", f"max_context_tokens: {int(one_entry / 0.7) + 5}"))
-    trimmed = build_request(memrepo.path, load_config(memrepo.path))
+    trimmed = build_request(Workspace.at(memrepo.path))
     assert trimmed.parts[3].source.endswith("(last 1 of the LOG)") and "cycle 5 · built" in trimmed.parts[3].text
     assert trimmed.warnings == (f"context over the soft limit ({int((int(one_entry / 0.7) + 5) * 0.7)} tokens): "
                                 "LOG trimmed to the last 1 entry",)
     assert trimmed.parts[4].text.startswith("## First week")   # the roadmap fit: it stays
     memrepo.write("gitmem.yaml", memrepo.read("gitmem.yaml").replace(
         f"max_context_tokens: {int(one_entry / 0.7) + 5}", f"max_context_tokens: {int(one_entry / 0.8)}"))
-    tighter = build_request(memrepo.path, load_config(memrepo.path))
+    tighter = build_request(Workspace.at(memrepo.path))
     assert tighter.parts[4].text.startswith("(trimmed to fit the budget") and tighter.parts[0].text == base.parts[0].text
     assert any("ROADMAP section ROADMAP.md:4-7 left out" in w for w in tighter.warnings)
 
@@ -214,7 +221,7 @@ def test_hard_limit_names_the_largest_part(memrepo: GitRepo) -> None:
     memrepo.write("gitmem.yaml", memrepo.read("gitmem.yaml").replace("max_context_tokens: 60000",
                                                                       "max_context_tokens: 5000"))
     with pytest.raises(BudgetError) as caught:
-        build_request(memrepo.path, load_config(memrepo.path))
+        build_request(Workspace.at(memrepo.path))
     message = str(caught.value)
     assert "over the hard limit of 4325 (86.5% of cycle.max_context_tokens=5000)" in message
     assert f"the largest part is RULES.md:1-{len(memrepo.read('RULES.md').splitlines())}" in message
@@ -226,7 +233,7 @@ def test_a_token_counter_is_used_per_part() -> None:
 
 def test_counter_function_sizes_every_part(memrepo: GitRepo) -> None:
     words = lambda text: len(text.split())  # noqa: E731
-    request = build_request(memrepo.path, load_config(memrepo.path), count_tokens=words)
+    request = build_request(Workspace.at(memrepo.path), count_tokens=words)
     for part in request.parts:
         assert part.tokens == words(f"## {part.source}\n\n{part.text}")
     assert request.total_tokens == sum(p.tokens for p in request.parts) + words(request.instructions)
@@ -263,10 +270,10 @@ def test_cli_refuses_over_the_hard_limit(memrepo: GitRepo, cli, monkeypatch: pyt
 def test_the_current_roadmap_section_of_a_long_roadmap(memrepo: GitRepo, extra: str, expected: str) -> None:
     done = "".join(f"## Month {n}\n- [x] done {n}\nWe said (current) in prose once.\n\n" for n in range(1, 300))
     memrepo.write("ROADMAP.md", f"# ROADMAP\n\n{done}## Month 300 (current)\n- [x] a\n- [ ] b\n\n{extra}")
-    part = build_request(memrepo.path, load_config(memrepo.path)).parts[4]
+    part = build_request(Workspace.at(memrepo.path)).parts[4]
     assert part.text.splitlines()[0] == expected and part.text == lines_of(memrepo, part.source)
     memrepo.write("ROADMAP.md", f"# ROADMAP\n\n{done}## Month 300\n  - [ ] open, indented\n\n## Month 301 (current)\n")
-    part = build_request(memrepo.path, load_config(memrepo.path)).parts[4]
+    part = build_request(Workspace.at(memrepo.path)).parts[4]
     assert part.text == "## Month 300\n  - [ ] open, indented" == lines_of(memrepo, part.source)
 
 

@@ -11,12 +11,12 @@ from typing import Any
 import httpx2
 import pygit2
 
-from gitmem import exitcodes
 from gitmem.agents.anthropic import AnthropicBackend
-from gitmem.cycle import Settings, run_cycle
+from gitmem.cycle.runner import Settings, run_cycle
+from gitmem.errors import ExitCode
 from gitmem.memory import log
-from tests.cycle_support import config_of, file_at, is_clean
-from tests.helpers import GitRepo
+from tests.support.cycle_support import config_of, file_at, is_clean
+from tests.support.helpers import GitRepo
 
 KEY = "sk-ant-api03-runner-test-" + "k" * 24
 USAGE = {"input_tokens": 150, "output_tokens": 40, "cache_read_input_tokens": 1200,
@@ -52,8 +52,8 @@ def test_token_usage_with_cache_reads_lands_in_the_log_entry(memrepo: GitRepo, m
         seen.append(json.loads(request.content))
         return httpx2.Response(200, json=next(turns))
 
-    report = run_cycle(memrepo.repo, config_of(memrepo), _backend(memrepo, handler), settings=Settings())
-    assert report.exit_code == exitcodes.OK and report.task == "write hello.py"
+    report = run_cycle(memrepo.ws(), _backend(memrepo, handler), settings=Settings())
+    assert report.exit_code == ExitCode.OK and report.task == "write hello.py"
     assert report.tokens == {"input_tokens": 300, "output_tokens": 80, "cache_read_input_tokens": 2400,
                              "cache_creation_input_tokens": 0}
     evidence = log.parse(memrepo.read("LOG.md")).entries[-1].get("Evidence")
@@ -78,8 +78,8 @@ def test_a_persistent_500_is_salvaged_and_the_key_never_written(memrepo: GitRepo
                                                                      "message": f"boom near {KEY}"}},
                                headers={"retry-after-ms": "1"})
 
-    report = run_cycle(memrepo.repo, config_of(memrepo), _backend(memrepo, handler), settings=Settings())
-    assert report.exit_code == exitcodes.SALVAGED
+    report = run_cycle(memrepo.ws(), _backend(memrepo, handler), settings=Settings())
+    assert report.exit_code == ExitCode.SALVAGED
     assert len(calls) == 3                                   # the first turn, then a 500 and its one retry
     assert report.salvage_branch == "gitmem/salvage/cycle-1"
     assert file_at(memrepo.repo, "refs/heads/gitmem/salvage/cycle-1", "draft.md") == "first half\n"

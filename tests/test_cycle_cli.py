@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gitmem import exitcodes
-from tests.cycle_support import head_commit, is_clean
-from tests.helpers import GitRepo
+from gitmem.errors import ExitCode
+from tests.support.cycle_support import head_commit, is_clean
+from tests.support.helpers import GitRepo
 
 SCRIPT = """\
 cycles:
@@ -37,7 +37,7 @@ def test_json_and_github_outputs(memrepo: GitRepo, cli, tmp_path: Path, monkeypa
     monkeypatch.setenv("GITHUB_OUTPUT", str(output))
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     result = cli(["cycle", "--json"], cwd=memrepo.path)
-    assert result.code == exitcodes.OK, result.err
+    assert result.code == ExitCode.OK, result.err
     data = json.loads(result.out)
     commit = str(head_commit(memrepo).id)
     assert {k: data[k] for k in ("cycle", "outcome", "task", "commit", "pending")} == {
@@ -55,7 +55,7 @@ def test_dry_run_prints_the_prompt_and_changes_nothing(memrepo: GitRepo, cli) ->
     before = memrepo.head()
     memrepo.write("scratch.txt", "a dirty tree does not matter for a dry run\n")
     result = cli(["cycle", "--dry-run"], cwd=memrepo.path)
-    assert result.code == exitcodes.OK
+    assert result.code == ExitCode.OK
     assert "## RULES.md:1-" in result.out and "This is cycle 1." in result.out
     assert memrepo.head() == before
     assert not (memrepo.path / ".git" / "gitmem" / "cycle.lock").exists()
@@ -65,7 +65,7 @@ def test_a_dirty_tree_exits_3_listing_files(memrepo: GitRepo, cli) -> None:
     _scripted(memrepo)
     memrepo.write("scratch.txt", "mine\n")
     result = cli(["cycle"], cwd=memrepo.path)
-    assert result.code == exitcodes.DIRTY
+    assert result.code == ExitCode.DIRTY
     assert "untracked: scratch.txt" in result.err
     assert "refused" in result.err
 
@@ -73,7 +73,7 @@ def test_a_dirty_tree_exits_3_listing_files(memrepo: GitRepo, cli) -> None:
 def test_no_backend_chosen_is_a_usage_error(memrepo: GitRepo, cli, monkeypatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     result = cli(["cycle"], cwd=memrepo.path)
-    assert result.code == exitcodes.USAGE
+    assert result.code == ExitCode.USAGE
     assert "ANTHROPIC_API_KEY" in result.err and "--agent" in result.err
 
 
@@ -87,7 +87,7 @@ def test_a_failed_cycle_exits_4_and_sets_outputs(memrepo: GitRepo, cli, tmp_path
     output = tmp_path / "output"
     monkeypatch.setenv("GITHUB_OUTPUT", str(output))
     result = cli(["cycle"], cwd=memrepo.path)
-    assert result.code == exitcodes.SALVAGED
+    assert result.code == ExitCode.SALVAGED
     assert "the model API went away" in result.err
     assert "work saved on gitmem/salvage/cycle-1" in result.out
     assert output.read_text() == f"cycle=1\noutcome=no-build\ncommit={memrepo.head()}\n"

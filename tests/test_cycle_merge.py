@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from gitmem.config import Config
 from gitmem.memory import decisions, log, now
-from gitmem.merge import merge_decisions, merge_log, merge_now, resolver_for
+from gitmem.publish.merge import merge_decisions, merge_log, merge_now, resolver_for
 
 LOG = "# LOG\n\n## 2026-11-30 09:00 UTC · cycle 4 · built\n- Task: t\n- Result: r\n"
 CLOSE = "\n## 2026-11-30 23:47 UTC · close\n- Report: a day\n"

@@ -1,8 +1,8 @@
 """gitmem.permissions: each forbidden edit is undone, the rest of the agent's work in the file is kept."""
 from __future__ import annotations
 
+from gitmem.cycle.permissions import enforce
 from gitmem.memory import decisions, lessons, log, rules
-from gitmem.permissions import enforce
 
 DECISIONS = """# DECISIONS
 

@@ -6,15 +6,26 @@ from pathlib import Path
 
 import pygit2
 
-from gitmem import exitcodes
-from gitmem.cycle import Settings, run_cycle
+from gitmem.checks.targets import verify_range
+from gitmem.config import Config
+from gitmem.cycle.runner import Settings, run_cycle
+from gitmem.errors import ExitCode
+from gitmem.gitio import Repo
 from gitmem.memory import decisions, log, now
-from gitmem.store import Memory
-from gitmem.validate import verify_range
-from tests.cycle_support import (
-    WritingBackend, built, clone, config_of, file_at, git, is_clean, origin_and_clone, pull,
+from gitmem.workspace import Workspace
+from gitmem.workspace.writer import MemoryWriter
+from tests.support.cycle_support import (
+    WritingBackend,
+    built,
+    clone,
+    config_of,
+    file_at,
+    git,
+    is_clean,
+    origin_and_clone,
+    pull,
 )
-from tests.helpers import GitRepo
+from tests.support.helpers import GitRepo
 
 DANA = ("Dana Human", "dana@example.com")
 
@@ -24,7 +35,7 @@ def _origin(origin: Path) -> pygit2.Repository:
 
 
 def _ask_and_publish(repo: GitRepo) -> None:
-    memory = Memory(repo.path, config_of(repo), author_email="agent@gitmem.invalid")
+    memory = MemoryWriter(Workspace.at(repo.path, config_of(repo)), author_email="agent@gitmem.invalid")
     memory.ask_decision(title="Which license?", recommendation="MIT", cycle=1)
     repo.stage("DECISIONS.md")
     repo.commit("ask D-0001", author=("gitmem-agent", "agent@gitmem.invalid"))
@@ -40,15 +51,15 @@ def test_a_human_answer_pushed_during_the_cycle_is_rebased_onto(tmp_path: Path, 
     def cycle_while_the_human_answers(memory, request) -> None:
         built("write hello.txt")(memory, request)
         memory.ask_decision(title="Which CI?", recommendation="GitHub Actions")   # the same file, a line conflict
-        answered = Memory(human.path, config_of(human), author_email=DANA[1])
+        answered = MemoryWriter(Workspace.at(human.path, config_of(human)), author_email=DANA[1])
         answered.answer_decision("D-0001", answer="MIT it is", name=DANA[0], email=DANA[1])
         human.stage("DECISIONS.md")
         human.commit("answer D-0001", author=DANA)
         git(human.path, "push", "--quiet", "origin", "main")
 
-    report = run_cycle(memrepo.repo, config_of(memrepo), WritingBackend(cycle_while_the_human_answers),
+    report = run_cycle(memrepo.ws(), WritingBackend(cycle_while_the_human_answers),
                        settings=Settings(push=True, sleep=lambda s: None))
-    assert (report.exit_code, report.pushed) == (exitcodes.OK, True)
+    assert (report.exit_code, report.pushed) == (ExitCode.OK, True)
     tip = _origin(origin).revparse_single("refs/heads/main").peel(pygit2.Commit)
     assert str(tip.id) == report.commit == memrepo.head()
     assert tip.message.startswith("gitmem: cycle 1 · built · write hello.txt\n")
@@ -58,7 +69,7 @@ def test_a_human_answer_pushed_during_the_cycle_is_rebased_onto(tmp_path: Path, 
     assert [(d.id, d.title) for d in on_origin.pending] == [("D-0002", "Which CI?")]
     assert [e.cycle for e in log.parse(file_at(_origin(origin), "refs/heads/main", "LOG.md")).entries] == [1]
     assert file_at(_origin(origin), "refs/heads/main", "hello.txt") == "hello from cycle 1\n"
-    assert verify_range(_origin(origin), start, "refs/heads/main").violations == []
+    assert verify_range(Workspace.for_repo(Repo(_origin(origin)), Config()), start, "refs/heads/main").violations == []
     assert is_clean(memrepo)
 
 
@@ -68,23 +79,23 @@ def test_new_now_blocks_on_both_sides_both_land(tmp_path: Path, memrepo: GitRepo
 
     def cycle_while_the_human_writes_now(memory, request) -> None:
         # What the daily close writes: a plan block, pushed while this cycle runs.
-        Memory(human.path, config_of(human)).add_plan_block(plan_for=date.today() + timedelta(days=1),
+        MemoryWriter(Workspace.at(human.path, config_of(human))).add_plan_block(plan_for=date.today() + timedelta(days=1),
                                                             did="planned by hand", human="-", next="-")
         human.stage("NOW.md")
         human.commit("plan block", author=DANA)
         git(human.path, "push", "--quiet", "origin", "main")
         built("write hello.txt")(memory, request)
 
-    report = run_cycle(memrepo.repo, config_of(memrepo), WritingBackend(cycle_while_the_human_writes_now),
+    report = run_cycle(memrepo.ws(), WritingBackend(cycle_while_the_human_writes_now),
                        settings=Settings(push=True, sleep=lambda s: None))
-    assert report.exit_code == exitcodes.OK and report.pushed
+    assert report.exit_code == ExitCode.OK and report.pushed
     blocks = now.parse(file_at(_origin(origin), "refs/heads/main", "NOW.md")).blocks
     assert [b.fields[0].value for b in blocks] == ["write hello.txt", "planned by hand"]
 
 
 def test_a_conflicting_now_edit_goes_to_a_cycle_branch(tmp_path: Path, memrepo: GitRepo) -> None:
     origin = origin_and_clone(tmp_path, memrepo)
-    first = run_cycle(memrepo.repo, config_of(memrepo), WritingBackend(built("first")),
+    first = run_cycle(memrepo.ws(), WritingBackend(built("first")),
                       settings=Settings(push=True, sleep=lambda s: None))
     assert first.pushed
     human = clone(origin, tmp_path / "dana", DANA)
@@ -98,9 +109,9 @@ def test_a_conflicting_now_edit_goes_to_a_cycle_branch(tmp_path: Path, memrepo: 
         (request.root / "NOW.md").write_text(text.replace("- Next: write more", "- Next: what the agent wants"))
         built("write hello.txt", {"hello.txt": "second\n"})(memory, request)
 
-    report = run_cycle(memrepo.repo, config_of(memrepo), WritingBackend(both_edit_the_same_block),
+    report = run_cycle(memrepo.ws(), WritingBackend(both_edit_the_same_block),
                        settings=Settings(push=True, sleep=lambda s: None))
-    assert report.exit_code == exitcodes.SALVAGED == 4
+    assert report.exit_code == ExitCode.SALVAGED == 4
     assert report.side_branch == "gitmem/cycle-2"
     assert any("conflicts in NOW.md" in m for m in report.messages)
     remote = _origin(origin)
@@ -123,9 +134,9 @@ def test_a_salvaged_cycle_pushes_its_salvage_branch(tmp_path: Path, memrepo: Git
         (request.root / "work.txt").write_text("unfinished\n")
         raise RuntimeError("the model went away")
 
-    report = run_cycle(memrepo.repo, config_of(memrepo), WritingBackend(crash),
+    report = run_cycle(memrepo.ws(), WritingBackend(crash),
                        settings=Settings(push=True, sleep=lambda s: None))
-    assert report.exit_code == exitcodes.SALVAGED
+    assert report.exit_code == ExitCode.SALVAGED
     assert report.pushed
     remote = _origin(origin)
     assert file_at(remote, "refs/heads/gitmem/salvage/cycle-1", "work.txt") == "unfinished\n"

@@ -10,27 +10,33 @@ import time
 
 import pytest
 
-from gitmem import exitcodes
 from gitmem.agents.base import AgentError
-from gitmem.cycle import CycleRefused, Settings, run_cycle
-from gitmem.lock import lock_path
+from gitmem.checks.targets import verify_range
+from gitmem.cycle.lock import lock_path
+from gitmem.cycle.runner import CycleRefused, Settings, run_cycle
+from gitmem.errors import ExitCode
 from gitmem.memory import decisions, lessons, log, now, rules
-from gitmem.validate import verify_range
-from tests.cycle_support import (
-    WritingBackend, agent_signature_ok, built, config_of, file_at, head_commit, is_clean, write,
+from tests.support.cycle_support import (
+    WritingBackend,
+    agent_signature_ok,
+    built,
+    file_at,
+    head_commit,
+    is_clean,
+    write,
 )
-from tests.helpers import GitRepo
+from tests.support.helpers import GitRepo
 
 
 def run(repo: GitRepo, backend, **settings):
-    return run_cycle(repo.repo, config_of(repo), backend, settings=Settings(**settings))
+    return run_cycle(repo.ws(), backend, settings=Settings(**settings))
 
 
 def test_a_cycle_commits_one_entry_and_one_block_as_the_agent(memrepo: GitRepo) -> None:
     start = memrepo.head()
     report = run(memrepo, WritingBackend(built("write hello.txt")))
 
-    assert report.exit_code == exitcodes.OK
+    assert report.exit_code == ExitCode.OK
     assert (report.cycle, report.outcome, report.task) == (1, "built", "write hello.txt")
     commit = head_commit(memrepo)
     assert commit.message == ("gitmem: cycle 1 · built · write hello.txt\n\n"
@@ -45,7 +51,7 @@ def test_a_cycle_commits_one_entry_and_one_block_as_the_agent(memrepo: GitRepo) 
     assert "tokens: input 1200, output 300, cache_read_input_tokens 900, total 2400" in evidence
     assert now.parse(memrepo.read("NOW.md")).top.cycle == 1
     assert is_clean(memrepo)
-    result = verify_range(memrepo.repo, start, "HEAD")
+    result = verify_range(memrepo.ws(), start, "HEAD")
     assert (result.commits, result.violations) == (1, [])
 
 
@@ -66,15 +72,15 @@ def test_a_dirty_tree_is_refused_with_every_file_listed(memrepo: GitRepo) -> Non
     with pytest.raises(CycleRefused) as refused:
         run(memrepo, backend)
     message = str(refused.value)
-    assert refused.value.exit_code == exitcodes.DIRTY == 3
+    assert refused.value.exit_code == ExitCode.DIRTY == 3
     for line in ("untracked: notes.txt", "modified: ROADMAP.md", "staged: staged.txt", "git stash push"):
         assert line in message
     assert backend.requests == []
-    assert not lock_path(memrepo.path / ".git").exists()
+    assert not lock_path(memrepo.path / ".git" / "gitmem").exists()
 
 
 def test_a_lock_held_by_a_live_process_refuses(memrepo: GitRepo) -> None:
-    path = lock_path(memrepo.path / ".git")
+    path = lock_path(memrepo.path / ".git" / "gitmem")
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "started": "earlier"}))
     with pytest.raises(CycleRefused, match=f"pid {os.getpid()} .* is running"):
@@ -85,11 +91,11 @@ def test_a_lock_held_by_a_live_process_refuses(memrepo: GitRepo) -> None:
 def test_a_stale_lock_is_cleared_with_a_message(memrepo: GitRepo) -> None:
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    path = lock_path(memrepo.path / ".git")
+    path = lock_path(memrepo.path / ".git" / "gitmem")
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps({"pid": dead.pid, "host": socket.gethostname(), "started": "2026-01-01"}))
     report = run(memrepo, WritingBackend(built()))
-    assert report.exit_code == exitcodes.OK
+    assert report.exit_code == ExitCode.OK
     assert f"cleared a stale lock left by cycle pid {dead.pid}" in report.messages[0]
     assert not path.exists()
 
@@ -101,7 +107,7 @@ def test_invalid_memory_is_refused(memrepo: GitRepo) -> None:
 
 
 def test_unborn_and_detached_heads_get_clear_messages(tmp_path, git_env) -> None:
-    from tests.helpers import make_repo
+    from tests.support.helpers import make_repo
 
     unborn = make_repo(tmp_path / "unborn", commit=False)
     with pytest.raises(CycleRefused, match="no commits yet"):
@@ -117,7 +123,7 @@ def test_a_model_that_never_logs_gets_a_no_build_entry(memrepo: GitRepo) -> None
         write(request.root, "scratch.txt", "half a thought\n")
 
     report = run(memrepo, WritingBackend(idle))
-    assert (report.outcome, report.exit_code) == ("no-build", exitcodes.OK)
+    assert (report.outcome, report.exit_code) == ("no-build", ExitCode.OK)
     entry = log.parse(memrepo.read("LOG.md")).entries[-1]
     assert (entry.cycle, entry.outcome) == (1, "no-build")
     assert "Rule 0" in entry.get("Result") and "3 turn(s) (end_turn)" in entry.get("Result")
@@ -142,7 +148,7 @@ def test_extra_entries_and_blocks_are_cut_to_one(memrepo: GitRepo) -> None:
     blocks = now.parse(memrepo.read("NOW.md")).blocks
     assert [(b.cycle, b.fields[0].value) for b in blocks] == [(1, "c")]
     assert report.task == "second try"
-    assert verify_range(memrepo.repo, "HEAD~1", "HEAD").violations == []
+    assert verify_range(memrepo.ws(), "HEAD~1", "HEAD").violations == []
 
 
 def _seed_history(repo: GitRepo) -> None:
@@ -181,7 +187,7 @@ def test_forbidden_edits_are_reverted_and_recorded(memrepo: GitRepo) -> None:
         memory.add_now_block(did="tidied", human="nothing", next="more")
 
     report = run(memrepo, WritingBackend(overreach))
-    assert report.exit_code == exitcodes.OK
+    assert report.exit_code == ExitCode.OK
     pending = decisions.parse(memrepo.read("DECISIONS.md"))
     assert [d.id for d in pending.pending] == ["D-0001"] and pending.resolved == ()
     assert rules.parse(memrepo.read("RULES.md")).proven[0].text == "Ship small things"
@@ -196,7 +202,7 @@ def test_forbidden_edits_are_reverted_and_recorded(memrepo: GitRepo) -> None:
                   "runner: restored lesson L-0001",
                   "runner: reverted a rewrite of LOG at line"):
         assert words in evidence
-    assert verify_range(memrepo.repo, "HEAD~1", "HEAD").violations == []
+    assert verify_range(memrepo.ws(), "HEAD~1", "HEAD").violations == []
     assert is_clean(memrepo)
 
 
@@ -212,7 +218,7 @@ def test_an_agent_crash_is_salvaged_to_a_branch(memrepo: GitRepo, monkeypatch: p
         raise AgentError(f"API failed with key {secret}: 500 Internal Server Error")
 
     report = run(memrepo, WritingBackend(crash))
-    assert report.exit_code == exitcodes.SALVAGED == 4
+    assert report.exit_code == ExitCode.SALVAGED == 4
     assert report.salvage_branch == "gitmem/salvage/cycle-1"
     assert secret not in json.dumps(report.as_dict())
     assert "API failed with key ***: 500" in report.error
@@ -228,7 +234,7 @@ def test_an_agent_crash_is_salvaged_to_a_branch(memrepo: GitRepo, monkeypatch: p
     assert not (memrepo.path / "draft.py").exists()
     assert is_clean(memrepo)
     assert head_commit(memrepo).message.startswith("gitmem: cycle 1 · no-build · cycle run failed\n")
-    assert verify_range(memrepo.repo, start, "HEAD").violations == []
+    assert verify_range(memrepo.ws(), start, "HEAD").violations == []
 
 
 def test_a_hung_backend_times_out_and_is_salvaged(memrepo: GitRepo) -> None:
@@ -242,7 +248,7 @@ def test_a_hung_backend_times_out_and_is_salvaged(memrepo: GitRepo) -> None:
     began = time.monotonic()
     report = run(memrepo, WritingBackend(hang), grace=0.2)
     assert time.monotonic() - began < 8
-    assert report.exit_code == exitcodes.SALVAGED
+    assert report.exit_code == ExitCode.SALVAGED
     assert "timed out after 1s" in report.error
     assert file_at(memrepo.repo, "refs/heads/gitmem/salvage/cycle-1", "started.txt") == "yes\n"
     assert is_clean(memrepo)
@@ -256,7 +262,7 @@ def test_invalid_memory_after_the_agent_is_salvaged(memrepo: GitRepo) -> None:
             handle.write("<<<<<<< HEAD\n")
 
     report = run(memrepo, WritingBackend(scribble))
-    assert report.exit_code == exitcodes.SALVAGED
+    assert report.exit_code == ExitCode.SALVAGED
     assert "GM901" in report.error
     assert "<<<<<<<" in file_at(memrepo.repo, "refs/heads/gitmem/salvage/cycle-1", "DECISIONS.md")
     assert "<<<<<<<" not in memrepo.read("DECISIONS.md")
@@ -272,7 +278,7 @@ def test_commits_the_agent_made_itself_are_folded_into_the_cycle_commit(memrepo:
         memrepo.commit("agent's own commit")
 
     report = run(memrepo, WritingBackend(committer))
-    assert report.exit_code == exitcodes.OK
+    assert report.exit_code == ExitCode.OK
     commit = head_commit(memrepo)
     assert str(commit.parents[0].id) == start
     assert file_at(memrepo.repo, "HEAD", "hello.txt") == "hello from cycle 1\n"
@@ -288,7 +294,7 @@ def test_a_secret_value_never_reaches_a_commit(memrepo: GitRepo, monkeypatch: py
         built("write config")(memory, request)
 
     report = run(memrepo, WritingBackend(leak))
-    assert report.exit_code == exitcodes.OK
+    assert report.exit_code == ExitCode.OK
     assert file_at(memrepo.repo, "HEAD", "config.txt") == "key = ***\n"
     assert "runner: removed a secret value from config.txt" in log.parse(memrepo.read("LOG.md")).entries[-1].get(
         "Evidence")
@@ -303,7 +309,7 @@ def test_an_agent_that_switches_branch_is_salvaged_back_on_main(memrepo: GitRepo
         memrepo.repo.set_head("refs/heads/elsewhere")
 
     report = run(memrepo, WritingBackend(wander))
-    assert report.exit_code == exitcodes.SALVAGED
+    assert report.exit_code == ExitCode.SALVAGED
     assert "the agent switched from main to elsewhere" in report.error
     assert memrepo.repo.head.shorthand == "main"
     assert str(memrepo.repo.revparse_single("elsewhere").id) == start
@@ -312,10 +318,10 @@ def test_an_agent_that_switches_branch_is_salvaged_back_on_main(memrepo: GitRepo
 
 
 def test_a_half_written_lock_is_stale_and_another_hosts_lock_is_respected(memrepo: GitRepo) -> None:
-    path = lock_path(memrepo.path / ".git")
+    path = lock_path(memrepo.path / ".git" / "gitmem")
     path.parent.mkdir(parents=True)
     path.write_text("")                      # killed between creating the lock and writing it
-    assert run(memrepo, WritingBackend(built())).exit_code == exitcodes.OK
+    assert run(memrepo, WritingBackend(built())).exit_code == ExitCode.OK
     path.write_text(json.dumps({"pid": 1, "host": "build-box-7", "started": "2026-11-30 08:00:00 UTC"}))
     with pytest.raises(CycleRefused, match="if no cycle is running on build-box-7, delete that file"):
         run(memrepo, WritingBackend(built("again", {"b.txt": "b\n"})))
@@ -329,7 +335,7 @@ def test_a_hand_written_entry_keeps_its_prose_and_gains_evidence(memrepo: GitRep
         (request.root / "LOG.md").write_text(memrepo.read("LOG.md") + entry, encoding="utf-8")
         memory.add_now_block(did="x", human="nothing", next="y")
 
-    assert run(memrepo, WritingBackend(by_hand)).exit_code == exitcodes.OK
+    assert run(memrepo, WritingBackend(by_hand)).exit_code == ExitCode.OK
     lines = log.parse(memrepo.read("LOG.md")).entries[-1].render().splitlines()
     assert lines[1:] == ["- Task: hand-written", "A paragraph the agent wrote outside the fields.",
                          "- Evidence: tokens: input 1200, output 300, cache_read_input_tokens 900, total 2400",

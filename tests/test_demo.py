@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pygit2
 
-from gitmem import exitcodes
-from gitmem.demo import run_demo
+from gitmem.checks.targets import verify_range
+from gitmem.errors import ExitCode
 from gitmem.memory import decisions, lessons, log, rules
-from gitmem.validate import verify_range
+from gitmem.scaffold.demo import run_demo
+from gitmem.workspace import Workspace
 
 
 def test_the_demo_runs_the_whole_loop(tmp_path: Path, git_env, monkeypatch) -> None:
@@ -23,7 +24,7 @@ def test_the_demo_runs_the_whole_loop(tmp_path: Path, git_env, monkeypatch) -> N
     text = "\n".join(lines)
 
     repo = pygit2.Repository(str(target))
-    checked = verify_range(repo, None, "HEAD")
+    checked = verify_range(Workspace.at(target), None, "HEAD")
     assert checked.violations == [] and not checked.rewritten
     assert not repo.status(untracked_files="all")
 
@@ -60,10 +61,10 @@ def test_the_cli_names_its_temp_dir_and_refuses_a_non_empty_one(tmp_path: Path, 
 
     monkeypatch.setattr(tempfile, "tempdir", None)
     result = cli(["demo"], cwd=tmp_path)
-    assert result.code == exitcodes.OK, result.err
+    assert result.code == ExitCode.OK, result.err
     first = result.lines[0]
     assert first.startswith(f"gitmem demo in {tmp_path}{'/'}gitmem-demo-")
     made = Path(first.removeprefix("gitmem demo in "))
     assert (made / "LOG.md").exists()
     refused = cli(["demo", str(made)], cwd=tmp_path)
-    assert refused.code == exitcodes.USAGE and "is not empty" in refused.err
+    assert refused.code == ExitCode.USAGE and "is not empty" in refused.err

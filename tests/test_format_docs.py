@@ -14,8 +14,8 @@ from typing import Any
 import pygit2
 import pytest
 
-from gitmem.checks.registry import RULES
 from gitmem.cli import main
+from gitmem.codes import RULES
 from gitmem.config import Config, load_config
 from gitmem.memory import decisions, lessons, log, now, roadmap, rules
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from gitmem.github import GitHubClient, GitHubError
-from fake_github import FakeGitHub
+from gitmem.publish.github_api import GitHubClient, GitHubError
+from tests.support.fake_github import FakeGitHub
 
 
 def test_first_run_opens_a_pull_request_and_the_second_updates_it():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.init import init
+from gitmem.scaffold.init import init
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

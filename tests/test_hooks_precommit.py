@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.init import init
+from gitmem.scaffold.init import init
 
 pytestmark = pytest.mark.slow
 

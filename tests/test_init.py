@@ -10,10 +10,11 @@ import pygit2
 import pytest
 from ruamel.yaml import YAML
 
-import gitmem.init as gitmem_init
-from gitmem import exitcodes
+import gitmem.scaffold.init as gitmem_init
+from gitmem.checks.targets import verify_range
 from gitmem.cli import main
-from gitmem.validate import verify_range
+from gitmem.errors import ExitCode
+from gitmem.workspace import Workspace
 
 PRE_COMMIT = str(Path(sys.executable).parent / "pre-commit")
 GIT_ENV = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY", "GIT_CEILING_DIRECTORIES")
@@ -75,7 +76,7 @@ def test_init_into_empty_dir_creates_everything_and_a_commit_passes_check(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     target = tmp_path / "agent"
     code, out, _ = run(capsys, "init", str(target))
-    assert code == exitcodes.OK
+    assert code == ExitCode.OK
     assert out.splitlines()[0] == f"initialised a git repository in {target}"
     assert [line.split()[1] for line in out.splitlines() if line.startswith("created")] == expected_files()
     assert "left alone" not in out
@@ -87,19 +88,19 @@ def test_init_into_empty_dir_creates_everything_and_a_commit_passes_check(
     assert repo.head_is_unborn and repo.references.get("HEAD").target == "refs/heads/main"
 
     monkeypatch.chdir(target)
-    assert run(capsys, "check", "--worktree") == (exitcodes.OK, "", "")
+    assert run(capsys, "check", "--worktree") == (ExitCode.OK, "", "")
     repo.config["user.name"] = "Ada Human"
     repo.config["user.email"] = "ada@example.org"
     repo.index.add_all()
     repo.index.write()
-    assert run(capsys, "check") == (exitcodes.OK, "", "")
+    assert run(capsys, "check") == (ExitCode.OK, "", "")
     tree = repo.index.write_tree()
     signature = pygit2.Signature("Ada Human", "ada@example.org")
     repo.create_commit("HEAD", signature, signature, "Start the agent", tree, [])
     assert sorted(e.path for e in repo.index) == expected_files()
-    assert verify_range(repo, None, "HEAD").violations == []
-    assert run(capsys, "check") == (exitcodes.OK, "", "")
-    assert run(capsys, "check", "--worktree") == (exitcodes.OK, "", "")
+    assert verify_range(Workspace.at(target), None, "HEAD").violations == []
+    assert run(capsys, "check") == (ExitCode.OK, "", "")
+    assert run(capsys, "check", "--worktree") == (ExitCode.OK, "", "")
 
 
 def test_init_never_overwrites_and_reports_left_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -117,7 +118,7 @@ def test_init_never_overwrites_and_reports_left_alone(tmp_path: Path, capsys: py
         path.write_bytes(content)
         mine[rel] = content
     code, out, _ = run(capsys, "init", str(tmp_path))
-    assert code == exitcodes.OK
+    assert code == ExitCode.OK
     assert snapshot(tmp_path) == mine
     assert out.splitlines() == [*(f"left alone  {rel} (exists)" for rel in expected_files()),
                                 "next: pre-commit install --hook-type pre-commit --hook-type pre-push"]
@@ -129,7 +130,7 @@ def test_init_creates_only_what_is_missing(tmp_path: Path, capsys: pytest.Captur
     (tmp_path / "prompts").mkdir()
     (tmp_path / "prompts" / "cycle.md").write_text("my prompt\n", encoding="utf-8")
     code, out, _ = run(capsys, "init", str(tmp_path))
-    assert code == exitcodes.OK
+    assert code == ExitCode.OK
     assert "initialised" not in out
     created = [line.split()[1] for line in out.splitlines() if line.startswith("created")]
     assert created == [rel for rel in expected_files() if rel not in ("NOW.md", "prompts/cycle.md")]
@@ -145,7 +146,7 @@ def test_existing_precommit_config_keeps_every_line_and_is_idempotent(
     config = tmp_path / ".pre-commit-config.yaml"
     config.write_text(USER_CONFIG, encoding="utf-8")
     code, out, _ = run(capsys, "init", str(tmp_path))
-    assert code == exitcodes.OK
+    assert code == ExitCode.OK
     assert "updated     .pre-commit-config.yaml (gitmem hooks added)" in out.splitlines()
     merged = config.read_text(encoding="utf-8")
     old, new = USER_CONFIG.splitlines(), merged.splitlines()
@@ -163,7 +164,7 @@ def test_existing_precommit_config_keeps_every_line_and_is_idempotent(
 
     before = snapshot(tmp_path)
     code, out, _ = run(capsys, "init", str(tmp_path))
-    assert code == exitcodes.OK
+    assert code == ExitCode.OK
     assert snapshot(tmp_path) == before
     assert "left alone  .pre-commit-config.yaml (exists)" in out.splitlines()
     assert not [line for line in out.splitlines() if line.startswith(("created", "updated"))]
@@ -210,7 +211,7 @@ def test_invalid_precommit_config_is_reported_and_left_untouched(
     config = tmp_path / ".pre-commit-config.yaml"
     config.write_text("repos:\n- repo: x\n  hooks: [unclosed\n", encoding="utf-8")
     code, out, err = run(capsys, "init", str(tmp_path))
-    assert code == exitcodes.USAGE
+    assert code == ExitCode.USAGE
     assert err.startswith(f"gitmem: {config}:")
     assert "not valid YAML" in err
     assert config.read_text(encoding="utf-8") == "repos:\n- repo: x\n  hooks: [unclosed\n"
@@ -222,7 +223,7 @@ def test_invalid_precommit_config_is_reported_and_left_untouched(
 def test_json_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     target = tmp_path / "agent"
     code, out, _ = run(capsys, "init", str(target), "--json")
-    assert code == exitcodes.OK
+    assert code == ExitCode.OK
     report = json.loads(out)
     assert report["created"] == expected_files()
     assert report["left_alone"] == [] and report["updated"] == [] and report["problems"] == []
@@ -251,7 +252,7 @@ def test_dotfiles_and_nested_template_dirs_are_copied(
     monkeypatch.setattr(gitmem_init, "template_dir", lambda: template)
     target = tmp_path / "agent"
     code, out, _ = run(capsys, "init", str(target), "--json")
-    assert code == exitcodes.OK
+    assert code == ExitCode.OK
     copied = sorted(rel for rel in files if rel != "README.md")
     assert json.loads(out)["created"] == copied
     assert snapshot(target) == {rel: files[rel].encode() for rel in copied}
@@ -271,7 +272,7 @@ def test_init_inside_an_existing_repo_subfolder_is_refused(
     sub.mkdir()
     (sub / "guide.md").write_text("hello\n", encoding="utf-8")
     code, out, err = run(capsys, "init", str(sub))
-    assert code == exitcodes.USAGE
+    assert code == ExitCode.USAGE
     assert f"is inside the git repository at {tmp_path.resolve()}" in err
     assert out == ""
     assert sorted(p.name for p in sub.iterdir()) == ["guide.md"]
@@ -288,6 +289,6 @@ def test_init_of_a_bare_repository_is_refused(tmp_path: Path, capsys: pytest.Cap
     pygit2.init_repository(str(tmp_path / "origin.git"), bare=True)
     before = snapshot(tmp_path)
     code, out, err = run(capsys, "init", str(tmp_path / "origin.git"))
-    assert code == exitcodes.USAGE
+    assert code == ExitCode.USAGE
     assert "is a bare git repository; clone it and run `gitmem init` in the clone" in err
     assert snapshot(tmp_path) == before

@@ -10,10 +10,19 @@ import pytest
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons, log, now, roadmap, rules
 from gitmem.memory.text import (
-    Field, Timestamp, decode, decode_lines, parse_fields, parse_timestamp, render_field, split_heading,
-    split_sections, split_timestamped_heading,
+    Field,
+    Timestamp,
+    decode,
+    decode_lines,
+    parse_fields,
+    parse_timestamp,
+    render_field,
+    split_heading,
+    split_sections,
+    split_timestamped_heading,
 )
-from gitmem.store import Memory, WriteRefused
+from gitmem.workspace import Workspace
+from gitmem.workspace.writer import MemoryWriter, WriteRefused
 
 
 def ts(text: str) -> Timestamp:
@@ -668,7 +677,7 @@ def fixed_clock() -> datetime:
 
 
 def test_rewrites_refuse_files_with_format_problems(tmp_path: Path) -> None:
-    memory = Memory(tmp_path, Config(), clock=fixed_clock)
+    memory = MemoryWriter(Workspace.at(tmp_path, Config()), clock=fixed_clock)
     # render() keeps only what parsed, so rewriting this file would silently delete `D-45`.
     broken = DECISIONS_TEXT.replace("### D-0002 | No cycle", "### D-45 · typed by hand")
     assert "D-45" not in decisions.render(decisions.parse(broken))
@@ -687,7 +696,7 @@ def test_rewrites_refuse_files_with_format_problems(tmp_path: Path) -> None:
 
 
 def test_rewrites_create_missing_files(tmp_path: Path) -> None:
-    memory = Memory(tmp_path, Config(), clock=fixed_clock)
+    memory = MemoryWriter(Workspace.at(tmp_path, Config()), clock=fixed_clock)
     item = memory.ask_decision(title="First?", recommendation="yes", cycle=1)
     assert item.asked == ts("2026-11-30 09:00 UTC")
     assert (tmp_path / "DECISIONS.md").read_text(encoding="utf-8") == (

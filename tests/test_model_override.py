@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import pytest
-from fake_anthropic import messages_api
+
+from tests.support.fake_anthropic import messages_api
 
 KEY = "test-key-not-a-secret"
 

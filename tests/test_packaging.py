@@ -12,7 +12,7 @@ import pygit2
 import pytest
 
 import gitmem
-import gitmem.init as gitmem_init
+import gitmem.scaffold.init as gitmem_init
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -73,12 +73,12 @@ def test_init_from_the_unpacked_wheel_finds_the_shipped_template(wheel: Path, tm
         archive.extractall(site)
     # PYTHONPATH puts the unpacked wheel ahead of the editable install; cwd keeps the checkout off sys.path.
     env = clean_env(PYTHONPATH=str(site))
-    probe = ("import gitmem.init as i; print(i.__file__); print(i.template_dir()); "
+    probe = ("import gitmem.scaffold.init as i; print(i.__file__); print(i.template_dir()); "
              "print('\\n'.join(i.template_files()))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path, env=env,
                           check=True)
     module, template, *files = done.stdout.splitlines()
-    assert Path(module) == site / "gitmem" / "init.py"
+    assert Path(module) == site / "gitmem" / "scaffold" / "init.py"
     assert Path(template) == site / "gitmem" / "_template"
     assert files == gitmem_init.template_files()
     done = subprocess.run([sys.executable, "-m", "gitmem", "init", "agent"], capture_output=True, text=True,
@@ -108,7 +108,7 @@ def test_the_hook_path_never_imports_heavy_modules(argv: list[str], tmp_path: Pa
                           text=True, cwd=tmp_path, env=clean_env(), check=False)
     assert done.returncode == 0, done.stderr
     imported = _imported_modules(done.stderr)
-    assert "gitmem.validate" in imported and "pygit2" in imported  # the probe sees the real work
+    assert "gitmem.checks.targets" in imported and "pygit2" in imported  # the probe sees the real work
     assert not {name for name in imported if name.split(".")[0] in HEAVY}
 
 

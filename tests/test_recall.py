@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from gitmem import repo as git
+from gitmem import gitio
 from gitmem.config import load_config
 from gitmem.recall import Hit, search
 from gitmem.recall.index import Index
 from gitmem.recall.search import run
-from tests.helpers import GitRepo
-from tests.recall_support import History
+from gitmem.workspace import Workspace
+from tests.support.helpers import GitRepo
+from tests.support.recall_support import History
 
 PLANTED = {
     "walrus sitemap slug": "the sitemap skipped pages tagged walrus because the slug filter dropped underscores",
@@ -51,13 +52,13 @@ def test_planted_facts_are_found_among_filler(history: History) -> None:
     history.commit("lesson and decision")
     assert len(cycles) == 6
     for query, cycle in cycles.items():
-        hits = search(history.root, history.config, query, limit=5)
+        hits = search(Workspace.at(history.root, history.config), query, limit=5)
         assert hits, query
         assert (hits[0].kind, hits[0].id, hits[0].path) == ("log", f"cycle {cycle}", "LOG.md"), (query, hits)
         assert "**" in hits[0].snippet
-    lesson = search(history.root, history.config, "guessed the time clock")[0]
+    lesson = search(Workspace.at(history.root, history.config), "guessed the time clock")[0]
     assert (lesson.kind, lesson.id) == ("lesson", "L-0001")
-    decision = search(history.root, history.config, "wombat digest thursday")[0]
+    decision = search(Workspace.at(history.root, history.config), "wombat digest thursday")[0]
     assert (decision.kind, decision.id) == ("decision", "D-0001")
 
 
@@ -66,7 +67,7 @@ def test_hit_points_at_the_entry_heading(history: History) -> None:
         history.cycle()
     history.cycle(task="tune the heliotrope theme contrast", did="heliotrope contrast fixed")
     history.cycle()
-    hits = search(history.root, history.config, "heliotrope", limit=6)
+    hits = search(Workspace.at(history.root, history.config), "heliotrope", limit=6)
     assert {hit.kind for hit in hits} >= {"log", "now"}
     for hit in hits:
         if hit.kind in ("log", "now"):
@@ -83,18 +84,18 @@ def test_superseded_fact_ranks_below_its_replacement_because_of_recency(history:
         history.cycle()
     history.cycle(result="the newsletter now goes out through Postmark on Tuesdays, replacing Brevo after a long test")
     query = "newsletter brevo tuesdays"
-    hits = search(history.root, history.config, query, kinds=["log"])
+    hits = search(Workspace.at(history.root, history.config), query, kinds=["log"])
     assert [hit.id for hit in hits][:2] == ["cycle 62", "cycle 1"]
     assert hits[0].score > hits[1].score
     flat = replace(history.config, recall=replace(history.config.recall, recency_weight=0.0))
-    flat_hits = search(history.root, flat, query, kinds=["log"])
+    flat_hits = search(Workspace.at(history.root, flat), query, kinds=["log"])
     assert [hit.id for hit in flat_hits][:2] == ["cycle 1", "cycle 62"]
 
 
 def test_incremental_update_reads_only_the_new_part(history: History) -> None:
     for _ in range(5):
         history.cycle()
-    index = Index(history.root, history.config)
+    index = Index(Workspace.at(history.root, history.config))
     run(index, "anything")
     before = dict(index.conn.execute("SELECT key, id FROM docs WHERE path = 'LOG.md'").fetchall())
     history.cycle(task="calibrate the pelican uptime monitor", commit=False)
@@ -118,9 +119,9 @@ def test_incremental_update_reads_only_the_new_part(history: History) -> None:
 
 def test_lines_appended_to_the_last_log_entry_are_indexed(history: History) -> None:
     history.cycle()
-    search(history.root, history.config, "warm up")
+    search(Workspace.at(history.root, history.config), "warm up")
     history.repo.append("LOG.md", "- Note: the capybara fixture was flaky\n")
-    hits = search(history.root, history.config, "capybara")
+    hits = search(Workspace.at(history.root, history.config), "capybara")
     assert [(hit.kind, hit.id) for hit in hits] == [("log", "cycle 1")]
 
 
@@ -128,25 +129,25 @@ def test_edited_now_block_never_leaves_stale_text(history: History) -> None:
     for _ in range(3):
         history.cycle()
     history.cycle(did="configured the albatross proxy")
-    assert search(history.root, history.config, "albatross")
+    assert search(Workspace.at(history.root, history.config), "albatross")
     text = history.repo.read("NOW.md")
     history.repo.write("NOW.md", text.replace("albatross proxy", "pangolin gateway"))
     # Uncommitted: recall reads the work tree.
-    assert search(history.root, history.config, "albatross") == []
-    found = search(history.root, history.config, "pangolin gateway")
+    assert search(Workspace.at(history.root, history.config), "albatross") == []
+    found = search(Workspace.at(history.root, history.config), "pangolin gateway")
     assert [(hit.kind, hit.id) for hit in found] == [("now", "cycle 4")]
     history.commit("rename the proxy")
-    assert [h.kind for h in search(history.root, history.config, "albatross")] == []
-    assert search(history.root, history.config, "pangolin")[0].kind in ("now", "commit")
+    assert [h.kind for h in search(Workspace.at(history.root, history.config), "albatross")] == []
+    assert search(Workspace.at(history.root, history.config), "pangolin")[0].kind in ("now", "commit")
 
 
 def test_same_size_edit_seconds_after_indexing_is_seen(history: History) -> None:
     history.cycle(did="moved the cache to redis")
-    assert search(history.root, history.config, "redis")
+    assert search(Workspace.at(history.root, history.config), "redis")
     text = history.repo.read("NOW.md")
     history.repo.write("NOW.md", text.replace("redis", "kafka"))         # same size, same second
-    assert search(history.root, history.config, "redis") == []
-    assert search(history.root, history.config, "kafka")
+    assert search(Workspace.at(history.root, history.config), "redis") == []
+    assert search(Workspace.at(history.root, history.config), "kafka")
 
 
 def test_rewritten_log_history_is_reindexed(history: History) -> None:
@@ -154,15 +155,16 @@ def test_rewritten_log_history_is_reindexed(history: History) -> None:
         history.cycle()
     history.cycle(result="the ocelot build was green")
     history.cycle()
-    assert search(history.root, history.config, "ocelot")
+    assert search(Workspace.at(history.root, history.config), "ocelot")
     history.repo.write("LOG.md", history.repo.read("LOG.md").replace("ocelot", "jackal"))
-    assert search(history.root, history.config, "ocelot") == []
-    assert search(history.root, history.config, "jackal")[0].id == "cycle 5"
+    assert search(Workspace.at(history.root, history.config), "ocelot") == []
+    assert search(Workspace.at(history.root, history.config), "jackal")[0].id == "cycle 5"
 
 
 def test_old_edit_far_from_the_growing_end_is_caught_by_rebuild(history: History,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    from gitmem.recall import rebuild, sync
+    from gitmem.recall import rebuild
+    from gitmem.recall import refresh as sync
 
     # Shrink the verified window so that a small LOG behaves like a 100 MB one.
     monkeypatch.setattr(sync, "WINDOW", 200)
@@ -170,24 +172,24 @@ def test_old_edit_far_from_the_growing_end_is_caught_by_rebuild(history: History
     history.cycle(result="the ocelot build was green")
     for _ in range(6):
         history.cycle()
-    assert search(history.root, history.config, "ocelot")
+    assert search(Workspace.at(history.root, history.config), "ocelot")
     edited = history.repo.read("LOG.md").replace("ocelot", "jackal")
     history.repo.write("LOG.md", edited)
     history.cycle()                                    # the file grew too: only the tail is re-read
     # The documented blind spot (GM301 refuses to commit such an edit) ...
-    assert search(history.root, history.config, "ocelot", kinds=["log"])
+    assert search(Workspace.at(history.root, history.config), "ocelot", kinds=["log"])
     # ... which a rebuild clears.
-    assert rebuild(history.root, history.config) > 0
-    assert search(history.root, history.config, "ocelot", kinds=["log"]) == []
-    assert search(history.root, history.config, "jackal", kinds=["log"])[0].id == "cycle 1"
+    assert rebuild(Workspace.at(history.root, history.config)) > 0
+    assert search(Workspace.at(history.root, history.config), "ocelot", kinds=["log"]) == []
+    assert search(Workspace.at(history.root, history.config), "jackal", kinds=["log"])[0].id == "cycle 1"
 
 
 def test_decisions_lessons_and_rules_follow_edits(history: History) -> None:
     history.cycle()
     item = history.memory.ask_decision(title="Adopt the Halcyon analytics script", recommendation="keep counters")
-    assert search(history.root, history.config, "halcyon")[0].id == item.id
+    assert search(Workspace.at(history.root, history.config), "halcyon")[0].id == item.id
     history.memory.answer_decision(item.id, answer="no, keep self-hosted counters", name="Ada", email="ada@example.com")
-    hits = search(history.root, history.config, "halcyon self-hosted counters")
+    hits = search(Workspace.at(history.root, history.config), "halcyon self-hosted counters")
     assert hits[0].id == item.id and hits[0].path == "DECISIONS.md"
     resolved_at = (history.root / "DECISIONS.md").read_text().split("\n").index("## Resolved") + 1
     assert hits[0].line > resolved_at              # it moved under Resolved, and the hit followed it
@@ -195,35 +197,35 @@ def test_decisions_lessons_and_rules_follow_edits(history: History) -> None:
     rules = history.repo.read("RULES.md").replace(
         "## Retired", "- R-01 · Always check the narwhal queue before deploying (human)\n\n## Retired")
     history.repo.write("RULES.md", rules)
-    rule = search(history.root, history.config, "narwhal queue")
+    rule = search(Workspace.at(history.root, history.config), "narwhal queue")
     assert [(h.kind, h.id) for h in rule] == [("rule", "R-01")]
 
 
 def test_corrupt_index_is_rebuilt(history: History) -> None:
     history.cycle(result="the iguana cache warmed in nine seconds")
-    assert search(history.root, history.config, "iguana")
+    assert search(Workspace.at(history.root, history.config), "iguana")
     path = _index_file(history.root)
     for suffix in ("-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
     path.write_bytes(b"this is not a database" * 100)
-    assert search(history.root, history.config, "iguana")[0].id == "cycle 1"
+    assert search(Workspace.at(history.root, history.config), "iguana")[0].id == "cycle 1"
     data = bytearray(path.read_bytes())
     data[100:4096] = b"\x00" * (4096 - 100)            # damage the schema page
     path.write_bytes(bytes(data))
-    assert search(history.root, history.config, "iguana")[0].id == "cycle 1"
+    assert search(Workspace.at(history.root, history.config), "iguana")[0].id == "cycle 1"
     path.write_bytes(b"")
-    assert search(history.root, history.config, "iguana")[0].id == "cycle 1"
+    assert search(Workspace.at(history.root, history.config), "iguana")[0].id == "cycle 1"
 
 
 def test_old_schema_or_other_layout_is_rebuilt(history: History) -> None:
     history.cycle(result="the lemur report")
-    search(history.root, history.config, "lemur")
+    search(Workspace.at(history.root, history.config), "lemur")
     conn = sqlite3.connect(_index_file(history.root))
     conn.execute("UPDATE meta SET value = '0' WHERE key = 'schema'")
     conn.execute("DELETE FROM fts")
     conn.commit()
     conn.close()
-    index = Index(history.root, history.config)
+    index = Index(Workspace.at(history.root, history.config))
     assert run(index, "lemur")[0].id == "cycle 1"
     assert index.rebuilt
     index.close()
@@ -233,10 +235,10 @@ def test_history_rewrite_rebuilds_the_index(history: History) -> None:
     history.cycle(message="cycle 1: first")
     keep = history.repo.head()
     history.cycle(message="cycle 2: tried the flamingo bundler")
-    assert any(hit.kind == "commit" for hit in search(history.root, history.config, "flamingo"))
-    git.reset_hard(history.repo.repo, keep)
+    assert any(hit.kind == "commit" for hit in search(Workspace.at(history.root, history.config), "flamingo"))
+    gitio.reset_hard(history.repo.handle, keep)
     history.cycle(message="cycle 2: tried the heron bundler instead")
-    index = Index(history.root, history.config)
+    index = Index(Workspace.at(history.root, history.config))
     assert [hit for hit in run(index, "flamingo") if hit.kind == "commit"] == []
     assert index.rebuilt
     assert any(hit.kind == "commit" for hit in run(index, "heron"))
@@ -245,9 +247,9 @@ def test_history_rewrite_rebuilds_the_index(history: History) -> None:
 
 def test_index_lives_in_git_dir_and_keeps_the_tree_clean(history: History) -> None:
     history.cycle()
-    search(history.root, history.config, "anything at all")
+    search(Workspace.at(history.root, history.config), "anything at all")
     assert _index_file(history.root).exists()
-    assert git.dirty_files(history.repo.repo) == []
+    assert gitio.dirty_files(history.repo.handle) == []
 
 
 WORKSPACES = """\
@@ -269,15 +271,15 @@ def test_workspaces_are_separate_and_all_workspaces_labels_hits(memrepo: GitRepo
             memrepo.write(config.path(role), source.read_bytes())
         agent = History(memrepo, config)
         agent.cycle(result=fact, message=f"{name}: {fact}")
-    alpha = search(memrepo.path, base.with_workspace("alpha"), "toucan", kinds=["log"])
+    alpha = search(Workspace.at(memrepo.path, base.with_workspace("alpha")), "toucan", kinds=["log"])
     assert [(h.path, h.workspace) for h in alpha] == [("agents/alpha/LOG.md", "")]
-    beta_commits = search(memrepo.path, base.with_workspace("beta"), "toucan", kinds=["commit"])
+    beta_commits = search(Workspace.at(memrepo.path, base.with_workspace("beta")), "toucan", kinds=["commit"])
     assert [h.snippet for h in beta_commits] == ["beta: beta fixed the **toucan** login"]
-    every = search(memrepo.path, base.with_workspace("alpha"), "toucan", kinds=["log"], all_workspaces=True)
+    every = search(Workspace.at(memrepo.path, base.with_workspace("alpha")), "toucan", kinds=["log"], all_workspaces=True)
     assert sorted((h.path, h.workspace) for h in every) == [("agents/alpha/LOG.md", "alpha"),
                                                              ("agents/beta/LOG.md", "beta")]
     assert all(f"· {h.workspace}]" in str(h) for h in every)
-    assert search(memrepo.path, base, "toucan", kinds=["log"]) == []    # the top-level memory has none
+    assert search(Workspace.at(memrepo.path, base), "toucan", kinds=["log"]) == []    # the top-level memory has none
 
 
 # (query, whether the logged deploy entry must come back): FTS5 syntax is read as plain words.
@@ -293,7 +295,7 @@ HOSTILE = [('"', False), ('deploy "staging', True), ("NEAR(deploy staging)", Tru
 @pytest.mark.parametrize(("query", "expected"), HOSTILE)
 def test_hostile_queries_are_plain_words(history: History, query: str, expected: bool) -> None:
     history.cycle(task="deploy the staging nginx", result="deploy worked on staging")
-    hits = search(history.root, history.config, query)
+    hits = search(Workspace.at(history.root, history.config), query)
     assert isinstance(hits, list)
     if expected:
         assert any(hit.kind == "log" and hit.id == "cycle 1" for hit in hits), (query, hits)
@@ -305,26 +307,26 @@ def test_filters_by_kind_and_date(history: History) -> None:
     history.cycle(task="first badger task")                     # 2025-06-02
     history.step = history.step * 10
     history.cycle(task="second badger task")                    # 2025-06-12
-    all_hits = search(history.root, history.config, "badger", kinds=["log"], min_score=0.0, gap=1.0)
+    all_hits = search(Workspace.at(history.root, history.config), "badger", kinds=["log"], min_score=0.0, gap=1.0)
     assert [h.id for h in all_hits] == ["cycle 2", "cycle 1"]
-    early = search(history.root, history.config, "badger", kinds=["log"], until="2025-06-05", gap=1.0)
+    early = search(Workspace.at(history.root, history.config), "badger", kinds=["log"], until="2025-06-05", gap=1.0)
     assert [h.id for h in early] == ["cycle 1"]
-    late = search(history.root, history.config, "badger", kinds=["log", "now"], since="2025-06-10", gap=1.0)
+    late = search(Workspace.at(history.root, history.config), "badger", kinds=["log", "now"], since="2025-06-10", gap=1.0)
     assert {h.id for h in late} == {"cycle 2"} and {h.kind for h in late} <= {"log", "now"}
-    assert search(history.root, history.config, "badger", kinds=["lesson"]) == []
+    assert search(Workspace.at(history.root, history.config), "badger", kinds=["lesson"]) == []
 
 
 def test_a_query_about_nothing_in_memory_scores_under_the_cutoff(history: History) -> None:
     for _ in range(10):
         history.cycle()
     # "cache" is everywhere in the filler, "kubernetes" nowhere: nothing should claim to answer this.
-    assert search(history.root, history.config, "kubernetes operator cache") == []
-    assert search(history.root, history.config, "kubernetes operator cache", min_score=0.0)
+    assert search(Workspace.at(history.root, history.config), "kubernetes operator cache") == []
+    assert search(Workspace.at(history.root, history.config), "kubernetes operator cache", min_score=0.0)
 
 
 @pytest.mark.parametrize("scale", [0.1, 1.0])
 def test_synthetic_history_planted_facts_and_supersessions(tmp_path: Path, git_env: None, scale: float) -> None:
-    from gitmem.synth import build_synthetic_repo
+    from tests.support.synth import build_synthetic_repo
 
     info = build_synthetic_repo(tmp_path / "synth", scale=scale, seed=0)
     root = Path(info.path)
@@ -332,12 +334,12 @@ def test_synthetic_history_planted_facts_and_supersessions(tmp_path: Path, git_e
     assert len(info.facts) >= 20
     for fact in info.facts:
         want = (fact.kind, f"cycle {fact.ref}" if fact.kind == "log" else fact.ref)
-        hits = search(root, config, fact.query, limit=5)
+        hits = search(Workspace.at(root, config), fact.query, limit=5)
         assert want in [(hit.kind, hit.id) for hit in hits], (fact, hits)
         hit = next(hit for hit in hits if (hit.kind, hit.id) == want)
         assert (hit.path, hit.line) == (fact.path, fact.line)
     for pair in info.superseded:
-        ids = [hit.id for hit in search(root, config, pair.query, kinds=["log"], limit=5)]
+        ids = [hit.id for hit in search(Workspace.at(root, config), pair.query, kinds=["log"], limit=5)]
         assert f"cycle {pair.new.ref}" in ids, (pair, ids)
         if f"cycle {pair.old.ref}" in ids:
             assert ids.index(f"cycle {pair.new.ref}") < ids.index(f"cycle {pair.old.ref}")

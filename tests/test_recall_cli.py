@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from gitmem import exitcodes
-from tests.helpers import GitRepo
-from tests.recall_support import History
+from gitmem.errors import ExitCode
+from tests.support.helpers import GitRepo
+from tests.support.recall_support import History
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def history(memrepo: GitRepo) -> History:
 
 def test_text_output_names_kind_id_date_and_place(history: History, cli) -> None:
     result = cli(["recall", "heron", "nginx"], cwd=history.root)
-    assert result.code == exitcodes.OK, result.err
+    assert result.code == ExitCode.OK, result.err
     first = result.lines[0]
     assert first.startswith("LOG.md:8 [log cycle 1 2025-06-02 09:01 UTC] ")
     assert "**nginx**" in first and "**heron**" in first
@@ -33,7 +33,7 @@ def test_text_output_names_kind_id_date_and_place(history: History, cli) -> None
 
 def test_json_output_has_every_field(history: History, cli) -> None:
     result = cli(["recall", "heron", "--json", "--kind", "lesson"], cwd=history.root)
-    assert result.code == exitcodes.OK
+    assert result.code == ExitCode.OK
     hits = json.loads(result.out)
     assert [(h["kind"], h["id"], h["path"]) for h in hits] == [("lesson", "L-0001", "LESSONS.md")]
     assert set(hits[0]) == {"kind", "id", "date", "path", "line", "snippet", "score", "workspace"}
@@ -42,7 +42,7 @@ def test_json_output_has_every_field(history: History, cli) -> None:
 
 def test_nothing_found_says_so(history: History, cli) -> None:
     result = cli(["recall", "kubernetes"], cwd=history.root)
-    assert (result.code, result.out) == (exitcodes.OK, "no memory of that\n")
+    assert (result.code, result.out) == (ExitCode.OK, "no memory of that\n")
     assert json.loads(cli(["recall", "kubernetes", "--json"], cwd=history.root).out) == []
 
 
@@ -58,10 +58,10 @@ def test_filters_limit_and_min_score(history: History, cli) -> None:
 
 def test_rebuild_flag_rebuilds_then_searches(history: History, cli) -> None:
     index = history.root / ".git" / "gitmem" / "recall.sqlite"
-    assert cli(["recall", "heron"], cwd=history.root).code == exitcodes.OK
+    assert cli(["recall", "heron"], cwd=history.root).code == ExitCode.OK
     before = index.stat().st_ino
     result = cli(["recall", "heron", "--rebuild", "--kind", "lesson"], cwd=history.root)
-    assert result.code == exitcodes.OK and result.lines[0].startswith("LESSONS.md:")
+    assert result.code == ExitCode.OK and result.lines[0].startswith("LESSONS.md:")
     assert index.stat().st_ino != before
 
 
@@ -74,14 +74,14 @@ def test_rebuild_flag_rebuilds_then_searches(history: History, cli) -> None:
 ])
 def test_usage_errors_exit_2(history: History, cli, argv: list[str]) -> None:
     result = cli(argv, cwd=history.root)
-    assert result.code == exitcodes.USAGE
+    assert result.code == ExitCode.USAGE
     assert "Traceback" not in result.err
 
 
 @pytest.mark.parametrize("query", ['"', "NEAR(", "*", "x" * 10_000, "  "])
 def test_hostile_queries_never_trace(history: History, cli, query: str) -> None:
     result = cli(["recall", query], cwd=history.root)
-    assert result.code == exitcodes.OK, result.err
+    assert result.code == ExitCode.OK, result.err
     assert result.out == "no memory of that\n"
 
 
@@ -100,4 +100,4 @@ def test_all_workspaces_labels_each_hit(memrepo: GitRepo, cli) -> None:
     both = cli(["recall", "lagoon", "--kind", "log", "--all-workspaces"], cwd=memrepo.path)
     assert sorted(line.split(" [")[1].split("]")[0].split(" · ")[1] for line in both.lines) == ["default", "scout"]
     unknown = cli(["recall", "lagoon", "--workspace", "nobody"], cwd=memrepo.path)
-    assert unknown.code == exitcodes.USAGE and "nobody" in unknown.err
+    assert unknown.code == ExitCode.USAGE and "nobody" in unknown.err

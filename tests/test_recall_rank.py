@@ -9,14 +9,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem.config import load_config
-from gitmem.recall import RecallError, register_ranker, search
-from gitmem.recall import rank
+from gitmem.recall import RecallError, rank, register_ranker, search
 from gitmem.recall.index import Index
 from gitmem.recall.query import MAX_TERMS, Query, words
 from gitmem.recall.search import run
-from tests.helpers import make_repo
-from tests.recall_support import History
+from gitmem.workspace import Workspace
+from tests.support.helpers import make_repo
+from tests.support.recall_support import History
 
 
 def test_cut_drops_low_scores_then_keeps_clear_winners() -> None:
@@ -92,10 +91,10 @@ def fused_history(memrepo) -> History:
 def test_a_second_ranker_is_fused_with_bm25(fused_history: History) -> None:
     register_ranker("newest_first", newest_first)
     config = fused_history.config
-    plain = search(fused_history.root, config, "otter harbour", kinds=["log"], min_score=0.0, gap=1.0)
+    plain = search(Workspace.at(fused_history.root, config), "otter harbour", kinds=["log"], min_score=0.0, gap=1.0)
     assert [hit.id for hit in plain] == ["cycle 1", "cycle 5"]
     both = replace(config, recall=replace(config.recall, rankers=(("bm25", 1.0), ("newest_first", 3.0))))
-    fused = search(fused_history.root, both, "otter harbour", kinds=["log"], min_score=0.0, gap=1.0)
+    fused = search(Workspace.at(fused_history.root, both), "otter harbour", kinds=["log"], min_score=0.0, gap=1.0)
     ids = [hit.id for hit in fused]
     # The second ranker knows nothing of otters but weighs 3x. RRF (k=60): cycle 5 is in both lists,
     # 1/62 + 3/62; cycle 6 leads the second, 3/61; cycles 4, 3, 2 follow it; BM25's best, 1/61, comes last.
@@ -104,7 +103,7 @@ def test_a_second_ranker_is_fused_with_bm25(fused_history: History) -> None:
     newest = next(hit for hit in fused if hit.id == "cycle 6")
     assert "otter" not in newest.snippet and newest.snippet         # no word match: the entry's start
     bm25_only = replace(config, recall=replace(config.recall, rankers=(("bm25", 1.0), ("newest_first", 0.0))))
-    assert [h.id for h in search(fused_history.root, bm25_only, "otter harbour", kinds=["log"], min_score=0.0,
+    assert [h.id for h in search(Workspace.at(fused_history.root, bm25_only), "otter harbour", kinds=["log"], min_score=0.0,
                                  gap=1.0)] == ["cycle 1", "cycle 5"]
 
 
@@ -112,7 +111,7 @@ def test_unknown_ranker_is_a_clear_error(fused_history: History) -> None:
     config = fused_history.config
     broken = replace(config, recall=replace(config.recall, rankers=(("bm25", 1.0), ("vectors", 0.5))))
     with pytest.raises(RecallError, match="vectors"):
-        search(fused_history.root, broken, "otter")
+        search(Workspace.at(fused_history.root, broken), "otter")
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +121,7 @@ def warm_index(tmp_path_factory: pytest.TempPathFactory) -> Index:
     for _ in range(8):
         history.cycle()
     history.cycle(task="deploy the staging nginx", result="deploy worked")
-    index = Index(repo.path, load_config(repo.path))
+    index = Index(Workspace.at(repo.path))
     yield index
     index.close()
 
@@ -144,7 +143,7 @@ def test_fts5_syntax_fragments_never_raise(warm_index: Index, parts: list[str]) 
 
 
 def test_index_needs_fts5_message_is_clear(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from gitmem.recall import store
+    from gitmem.recall import database as store
 
     class NoFts:
         def execute(self, sql: str) -> None:

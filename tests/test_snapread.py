@@ -6,14 +6,15 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from gitmem import repo as git
-from gitmem import snapread
+from gitmem import gitio
 from gitmem.checks import CheckInput, run_checks
+from gitmem.checks.targets import check_staged, check_worktree, verify_range
 from gitmem.config import Config
-from gitmem.snapread import blob_id, derive, derived
-from gitmem.snapshot import Snapshot
-from gitmem.synth import build_synthetic_repo
-from gitmem.validate import check_staged, check_worktree, verify_range
+from gitmem.gitio import blobproof as snapread
+from gitmem.gitio.blobproof import blob_id, derive, derived
+from gitmem.gitio.snapshots import Snapshot
+from gitmem.workspace import Workspace
+from tests.support.synth import build_synthetic_repo
 
 PATHS = list(Config().memory_paths().values())
 
@@ -64,8 +65,9 @@ def _plain_range(repo: pygit2.Repository, count: int) -> list:
     commit = repo.head.peel(pygit2.Commit)
     for _ in range(count):
         parent = commit.parents[0]
-        found += run_checks(CheckInput(Config(), git.commit_snapshot(repo, parent, PATHS),
-                                       git.commit_snapshot(repo, commit, PATHS), commit.author.email))
+        found += run_checks(CheckInput(Config(), gitio.commit_snapshot(gitio.Repo(repo), str(parent.id), PATHS),
+                                       gitio.commit_snapshot(gitio.Repo(repo), str(commit.id), PATHS),
+                                       commit.author.email))
         commit = parent
     return sorted(found)
 
@@ -75,9 +77,10 @@ def test_checks_see_the_same_with_and_without_derivation(history: Path, monkeypa
     repo = pygit2.Repository(str(history))
     log_path = history / "LOG.md"
     original = log_path.read_bytes()
-    head = repo.head.peel(pygit2.Commit)
-    plain = lambda: run_checks(CheckInput(Config(), git.commit_snapshot(repo, head, PATHS),  # noqa: E731
-                                          git.index_snapshot(repo, PATHS), Config().agent.email))
+    handle, ws = gitio.Repo(repo), Workspace.at(history, Config())
+    head = str(repo.head.target)
+    plain = lambda: run_checks(CheckInput(Config(), gitio.commit_snapshot(handle, head, PATHS),  # noqa: E731
+                                          gitio.index_snapshot(handle, PATHS), Config().agent.email))
     try:
         # A clean append, a rewrite in the middle (GM301), and an edit the work tree does not share.
         entry = "\n## 2031-01-01 00:00 UTC · cycle 999 · built\n- Task: t\n- Result: r\n".encode()
@@ -87,18 +90,19 @@ def test_checks_see_the_same_with_and_without_derivation(history: Path, monkeypa
             index.add("LOG.md")
             index.write()
             expected = plain()
-            assert check_staged(repo, Config()) == expected
-            assert check_worktree(repo, Config()) == run_checks(CheckInput(
-                Config(), git.commit_snapshot(repo, head, PATHS), git.worktree_snapshot(history), Config().agent.email))
+            assert check_staged(ws) == expected
+            assert check_worktree(ws) == run_checks(CheckInput(
+                Config(), gitio.commit_snapshot(handle, head, PATHS), gitio.worktree_snapshot(history),
+                Config().agent.email))
             log_path.write_bytes(content + b"unstaged tail\n")
-            assert check_staged(repo, Config()) == expected
+            assert check_staged(ws) == expected
         assert any(v.code == "GM301" for v in expected)
     finally:
         log_path.write_bytes(original)
         index = repo.index
         index.add("LOG.md")
         index.write()
-    result = verify_range(repo, "HEAD~12", "HEAD")
+    result = verify_range(ws, "HEAD~12", "HEAD")
     assert result.violations == _plain_range(repo, 12) == []
 
 
@@ -108,12 +112,12 @@ def test_verify_reports_a_rewrite_like_before(history: Path, monkeypatch: pytest
     head = repo.head.peel(pygit2.Commit)
     log_bytes = head.tree["LOG.md"].data
     bad = log_bytes.replace(b"- Task:", b"- Task: (edited)", 1)
-    identity = git.Identity("gitmem-agent", Config().agent.email)
-    git.commit_files(repo, {"LOG.md": bad}, "rewrite history", author=identity)
-    git.commit_files(repo, {"LOG.md": bad + b"\n## 2031-01-01 00:00 UTC \xc2\xb7 close\n- Cycles: 0\n"},
-                     "append", author=identity)
+    identity = gitio.Identity("gitmem-agent", Config().agent.email)
+    gitio.commit_files(gitio.Repo(repo), {"LOG.md": bad}, "rewrite history", author=identity)
+    gitio.commit_files(gitio.Repo(repo), {"LOG.md": bad + b"\n## 2031-01-01 00:00 UTC \xc2\xb7 close\n- Cycles: 0\n"},
+                       "append", author=identity)
     try:
-        result = verify_range(repo, "HEAD~5", "HEAD")
+        result = verify_range(Workspace.at(history, Config()), "HEAD~5", "HEAD")
         assert [v.code for v in result.violations] == ["GM301"]
         plain = _plain_range(repo, 5)
         assert [(v.path, v.line, v.code) for v in result.violations] == [(v.path, v.line, v.code) for v in plain]

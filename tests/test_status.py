@@ -4,11 +4,13 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import GitRepo
-from test_close import World, at, d
 
 from gitmem.cli.status import render
-from gitmem.status import collect, estimate
+from gitmem.cycle.budget import estimate
+from gitmem.views.status import collect
+from gitmem.workspace import Workspace
+from tests.support.helpers import GitRepo
+from tests.support.world import World, at, d
 
 RULE = "Run the tests before every commit."
 
@@ -31,7 +33,7 @@ def world(memrepo: GitRepo) -> World:
 
 def test_status_collects_the_day_the_streak_decisions_lessons_rules_and_budget(world: World) -> None:
     world.clock.moment = at(11, 12)
-    data = collect(world.git.path, world.config, clock=world.clock).to_json()
+    data = collect(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
     assert data["now"] == "2026-11-11 12:00 UTC"
     assert data["last_cycle"] == {"cycle": 4, "when": "2026-11-11 08:00 UTC", "outcome": "no-build",
                                   "task": "look for work"}
@@ -52,7 +54,7 @@ def test_status_collects_the_day_the_streak_decisions_lessons_rules_and_budget(w
 
 def test_status_after_a_close_shows_the_promotion_and_the_close(world: World) -> None:
     world.close(d(11), at(11, 23))
-    data = collect(world.git.path, world.config, clock=world.clock).to_json()
+    data = collect(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
     assert data["rules"]["proven"] == 1
     assert data["eligible"] == []
     assert data["last_close"] == "2026-11-11"
@@ -60,7 +62,7 @@ def test_status_after_a_close_shows_the_promotion_and_the_close(world: World) ->
 
 def test_render_is_plain_in_a_pipe_and_coloured_on_a_terminal(world: World) -> None:
     world.clock.moment = at(11, 12)
-    data = collect(world.git.path, world.config, clock=world.clock).to_json()
+    data = collect(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
     plain = render(data, colour=False)
     assert "\x1b[" not in plain
     lines = plain.splitlines()
@@ -86,7 +88,7 @@ def test_cli_status_text_and_json(world: World, cli) -> None:  # type: ignore[no
 
 
 def test_offline_estimate_counts_what_a_cycle_reads(world: World) -> None:
-    tokens = estimate(world.git.path, world.config)
+    tokens = estimate(Workspace.at(world.git.path, world.config))
     rules_chars = len(world.read("RULES.md"))
     assert tokens > rules_chars / 3.5
     assert tokens < sum(len(world.read(rel)) for rel in ("RULES.md", "NOW.md", "DECISIONS.md", "LOG.md",

@@ -7,7 +7,8 @@ import pytest
 
 from gitmem.config import Config
 from gitmem.memory import log
-from gitmem.store import TAIL_BYTES, Memory, WriteRefused
+from gitmem.workspace import Workspace
+from gitmem.workspace.writer import TAIL_BYTES, MemoryWriter, WriteRefused
 
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -18,14 +19,14 @@ def entry_text(cycle: int) -> str:
             + f"\n- Result: result {cycle}\n")
 
 
-def big_log(tmp_path, cycles: int, closes_after: int = 0) -> Memory:
+def big_log(tmp_path, cycles: int, closes_after: int = 0) -> MemoryWriter:
     text = "# LOG\n" + "".join(entry_text(n) for n in range(1, cycles + 1))
     last = START + timedelta(hours=3 * cycles)
     for n in range(closes_after):
         when = (last + timedelta(minutes=n + 1)).strftime("%Y-%m-%d %H:%M")
         text += f"\n## {when} UTC · close\n- Day: {n}\n- Cycles: " + "y" * 200 + "\n"
     (tmp_path / "LOG.md").write_text(text, encoding="utf-8")
-    return Memory(tmp_path, Config(), clock=lambda: last + timedelta(days=1))
+    return MemoryWriter(Workspace.at(tmp_path, Config()), clock=lambda: last + timedelta(days=1))
 
 
 def test_a_large_log_grows_by_exactly_the_new_entry(tmp_path):
@@ -55,6 +56,6 @@ def test_numbering_reads_further_back_when_the_end_holds_only_closes(tmp_path):
     memory = big_log(tmp_path, 50, closes_after=400)
     tail = (tmp_path / "LOG.md").read_bytes()[-TAIL_BYTES:]
     assert b"cycle 50" not in tail                    # the last cycle lies beyond the first read
-    assert memory.last_log_cycle() == 50
+    assert memory.workspace.last_log_cycle() == 50
     assert memory.add_log_entry(task="t", outcome="no-build", result="blocked").cycle == 51
     assert log.parse((tmp_path / "LOG.md").read_text()).entries[-1].cycle == 51

@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pygit2
 
-from gitmem import repo as git
-from gitmem.sync import publish
-from tests.cycle_support import clone, file_at, git as run_git, is_clean, origin_and_clone
-from tests.helpers import GitRepo
+from gitmem import gitio
+from gitmem.publish.push import publish
+from tests.support.cycle_support import clone, file_at, is_clean, origin_and_clone
+from tests.support.cycle_support import git as run_git
+from tests.support.helpers import GitRepo
 
 
 def _hook(repo: GitRepo, body: str) -> None:
@@ -27,7 +28,7 @@ def _origin_head(origin: Path, branch: str = "main") -> pygit2.Commit:
 def test_a_fast_forward_push(tmp_path: Path, memrepo: GitRepo) -> None:
     origin = origin_and_clone(tmp_path, memrepo)
     memrepo.commit_files({"a.txt": "a\n"})
-    result = publish(memrepo.repo, conflict_branch="gitmem/cycle-1", sleep=lambda s: None)
+    result = publish(memrepo.handle, conflict_branch="gitmem/cycle-1", sleep=lambda s: None)
     assert (result.status, result.attempts) == ("pushed", 1)
     assert str(_origin_head(origin).id) == memrepo.head() == result.commit
 
@@ -39,7 +40,7 @@ def test_rebases_onto_a_commit_pushed_by_someone_else(tmp_path: Path, memrepo: G
     run_git(human.path, "push", "--quiet", "origin", "main")
     mine = memrepo.commit_files({"a.txt": "a\n"}, "mine")
 
-    result = publish(memrepo.repo, conflict_branch="gitmem/cycle-1", sleep=lambda s: None)
+    result = publish(memrepo.handle, conflict_branch="gitmem/cycle-1", sleep=lambda s: None)
     assert result.status == "pushed"
     assert "rebased 1 commit(s) onto origin/main" in result.messages
     tip = _origin_head(origin)
@@ -59,7 +60,7 @@ def test_a_push_race_is_retried_with_backoff(tmp_path: Path, memrepo: GitRepo) -
                    f"cd '{human.path}' && unset GIT_DIR GIT_WORK_TREE && git push --quiet origin main\n")
     memrepo.commit_files({"a.txt": "a\n"}, "mine")
     waits: list[float] = []
-    result = publish(memrepo.repo, conflict_branch="gitmem/cycle-1", sleep=waits.append, backoff=0.5)
+    result = publish(memrepo.handle, conflict_branch="gitmem/cycle-1", sleep=waits.append, backoff=0.5)
     assert (result.status, result.attempts, waits) == ("pushed", 2, [0.5])
     assert "rejected" in result.messages[0]
     tip = _origin_head(origin)
@@ -72,7 +73,7 @@ def test_gives_up_after_five_tries_and_keeps_the_commit(tmp_path: Path, memrepo:
     _hook(memrepo, "echo 'push blocked by policy' >&2\nexit 1\n")
     mine = str(memrepo.commit_files({"a.txt": "a\n"}, "mine"))
     waits: list[float] = []
-    result = publish(memrepo.repo, conflict_branch="gitmem/cycle-1", sleep=waits.append)
+    result = publish(memrepo.handle, conflict_branch="gitmem/cycle-1", sleep=waits.append)
     assert (result.status, result.attempts, waits) == ("failed", 5, [1.0, 2.0, 4.0, 8.0])
     assert "push blocked by policy" in result.messages[0]
     assert str(_origin_head(origin).id) == before
@@ -86,7 +87,7 @@ def test_a_conflict_goes_to_a_side_branch_and_nothing_is_lost(tmp_path: Path, me
     run_git(human.path, "push", "--quiet", "origin", "main")
     mine = str(memrepo.commit_files({"ROADMAP.md": "# ROADMAP\n\n## Agent plan (current)\n- [ ] mine\n"}, "mine"))
 
-    result = publish(memrepo.repo, conflict_branch="gitmem/cycle-7", sleep=lambda s: None)
+    result = publish(memrepo.handle, conflict_branch="gitmem/cycle-7", sleep=lambda s: None)
     assert (result.status, result.side_branch, result.conflicts) == ("conflict", "gitmem/cycle-7", ("ROADMAP.md",))
     assert str(_origin_head(origin, "gitmem/cycle-7").id) == mine
     assert _origin_head(origin).message == "theirs"
@@ -97,7 +98,7 @@ def test_a_conflict_goes_to_a_side_branch_and_nothing_is_lost(tmp_path: Path, me
     memrepo.commit_files({"ROADMAP.md": "# ROADMAP\n\n## Other plan (current)\n- [ ] again\n"}, "again")
     human.commit_files({"ROADMAP.md": "# ROADMAP\n\n## Human again (current)\n- [ ] x\n"}, "theirs again")
     run_git(human.path, "push", "--quiet", "origin", "main")
-    second = publish(memrepo.repo, conflict_branch="gitmem/cycle-7", sleep=lambda s: None)
+    second = publish(memrepo.handle, conflict_branch="gitmem/cycle-7", sleep=lambda s: None)
     assert second.side_branch == "gitmem/cycle-7-2"
     assert str(_origin_head(origin, "gitmem/cycle-7").id) == mine
 
@@ -106,13 +107,13 @@ def test_the_first_push_creates_the_remote_branch(tmp_path: Path, memrepo: GitRe
     origin = tmp_path / "empty.git"
     pygit2.init_repository(str(origin), bare=True, initial_head="main")
     memrepo.repo.remotes.create("origin", str(origin))
-    result = publish(memrepo.repo, conflict_branch="gitmem/cycle-1", sleep=lambda s: None)
+    result = publish(memrepo.handle, conflict_branch="gitmem/cycle-1", sleep=lambda s: None)
     assert result.status == "pushed"
     assert str(_origin_head(origin).id) == memrepo.head()
 
 
 def test_no_remote_is_reported_not_raised(memrepo: GitRepo) -> None:
-    result = publish(memrepo.repo, conflict_branch="gitmem/cycle-1")
+    result = publish(memrepo.handle, conflict_branch="gitmem/cycle-1")
     assert result.status == "no-remote" and "no remote 'origin'" in result.messages[0]
 
 
@@ -123,8 +124,8 @@ def test_rebase_keeps_authors_and_messages(tmp_path: Path, memrepo: GitRepo) -> 
     run_git(human.path, "push", "--quiet", "origin", "main")
     memrepo.commit_files({"a.txt": "a\n"}, "one", author=("gitmem-agent", "agent@gitmem.invalid"))
     memrepo.commit_files({"b.txt": "b\n"}, "two")
-    git.fetch(memrepo.repo, "origin", "main")
-    result = git.rebase_onto(memrepo.repo, "refs/remotes/origin/main")
+    gitio.fetch(memrepo.handle, "origin", "main")
+    result = gitio.rebase_onto(memrepo.handle, "refs/remotes/origin/main")
     assert (result.replayed, result.conflicts) == (2, ())
     tip = memrepo.repo.head.peel(pygit2.Commit)
     assert [tip.message, tip.parents[0].message, tip.parents[0].parents[0].message] == ["two", "one", "theirs"]
@@ -140,7 +141,7 @@ def test_rebased_commits_that_fail_verify_are_not_pushed(tmp_path: Path, memrepo
     block = "## 2026-11-30 09:00 UTC · cycle 1\n- Did: a\n- Human: nothing\n- Next: b\n"
     mine = str(memrepo.commit_files({"NOW.md": memrepo.read("NOW.md") + "\n" + block}, "three-line block"))
 
-    result = publish(memrepo.repo, conflict_branch="gitmem/cycle-1", sleep=lambda s: None)
+    result = publish(memrepo.handle, conflict_branch="gitmem/cycle-1", sleep=lambda s: None)
     assert result.status == "conflict"
     assert any("fail `gitmem verify`" in m and "GM101" in m for m in result.messages)
     assert str(_origin_head(origin, "gitmem/cycle-1").id) == mine
@@ -159,7 +160,7 @@ def test_a_close_and_a_cycle_racing_on_log_both_land(tmp_path: Path, memrepo: Gi
     memrepo.commit_files({"LOG.md": memrepo.read("LOG.md") + entry}, "gitmem: cycle 1 · built · late work",
                          author=("gitmem-agent", "agent@gitmem.invalid"))
 
-    result = publish(memrepo.repo, conflict_branch="gitmem/cycle-1", sleep=lambda s: None)
+    result = publish(memrepo.handle, conflict_branch="gitmem/cycle-1", sleep=lambda s: None)
     assert result.status == "pushed"
     merged = file_at(pygit2.Repository(str(origin)), "refs/heads/main", "LOG.md")
     assert merged.endswith(close + entry)

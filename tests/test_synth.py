@@ -10,12 +10,19 @@ from pathlib import Path
 import pygit2
 import pytest
 
+from gitmem.checks.targets import check_staged, check_worktree, verify_range
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons, log, now, rules
-from gitmem.synth import HUMAN, SynthInfo, _templates, build_synthetic_repo, cached_repo
-from gitmem.synth.plan import make_plan
-from gitmem.synth.state import make_state
-from gitmem.validate import check_staged, check_worktree, verify_range
+from gitmem.workspace import Workspace
+from tests.support.synth import (
+    HUMAN,
+    SynthInfo,
+    _templates,
+    build_synthetic_repo,
+    cached_repo,
+)
+from tests.support.synth.plan import make_plan
+from tests.support.synth.state import make_state
 
 SMALL = 0.05
 
@@ -30,15 +37,15 @@ def _read(info: SynthInfo, name: str) -> str:
 
 
 def test_whole_history_verifies(small: SynthInfo) -> None:
-    result = verify_range(pygit2.Repository(small.path), None, "HEAD")
+    result = verify_range(Workspace.at(small.path), None, "HEAD")
     assert result.violations == []
     assert result.commits == small.commits == 50
 
 
 def test_work_tree_and_index_pass_check(small: SynthInfo) -> None:
     repo = pygit2.Repository(small.path)
-    assert check_worktree(repo, Config()) == []
-    assert check_staged(repo, Config()) == []
+    assert check_worktree(Workspace.at(small.path, Config())) == []
+    assert check_staged(Workspace.at(small.path, Config())) == []
     assert repo.status(untracked_files="no") == {}
 
 
@@ -183,13 +190,12 @@ def test_in_between_scales_build_valid_histories_that_end_before_today(scale: fl
     """Any scale works, and the last entry lies in the past, so a real cycle can follow it (GM302)."""
     from datetime import datetime, timezone
 
-    from gitmem import repo as git
+    from gitmem.checks.targets import check_worktree
     from gitmem.config import Config
     from gitmem.memory import log
-    from gitmem.validate import check_worktree
+    from gitmem.workspace import Workspace
 
     info = build_synthetic_repo(tmp_path / "repo", scale=scale, seed=1)
-    repository = git.open_repo(info.path)
-    assert check_worktree(repository, Config()) == []
+    assert check_worktree(Workspace.at(info.path, Config())) == []
     last = log.tail((Path(info.path) / "LOG.md").read_text(encoding="utf-8"), 1).entries[-1]
     assert last.when.moment < datetime.now(timezone.utc)

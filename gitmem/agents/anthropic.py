@@ -14,11 +14,11 @@ scrubbed of the API key. `import anthropic` happens inside functions only: it ta
 from __future__ import annotations
 
 import os
-import re
 import time
 from collections.abc import Callable
 from typing import Any
 
+from gitmem import secrets
 from gitmem.agents.base import AgentError, AgentResult, CycleRequest
 from gitmem.agents.tools import Toolbox
 from gitmem.config import Config
@@ -28,15 +28,11 @@ OUTPUT_TOKENS = 8192          # max_tokens of one response, lowered when the cyc
 USAGE_KEYS = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 START = ("Above is everything you remember. Do this cycle's one task now with the tools, then write the LOG "
          "entry and the NOW block.")
-_KEY_RE = re.compile(r"sk-ant-[A-Za-z0-9_\-]+")
 
 
 def scrub(text: str, *keys: str | None) -> str:
-    """Remove API keys from text bound for an error message, a log or a file."""
-    for key in (*keys, os.environ.get("ANTHROPIC_API_KEY")):
-        if key and len(key) >= 8:
-            text = text.replace(key, "[redacted]")
-    return _KEY_RE.sub("[redacted]", text)
+    """Remove API keys (the given ones, the environment's, anything key-shaped) from text bound for a message."""
+    return secrets.redact(text, [*keys, *secrets.env_values()])
 
 
 def make_client(config: Config, *, api_key: str | None = None, max_retries: int | None = None,
@@ -90,7 +86,7 @@ class AnthropicBackend:
 
         client = self.client()
         secret = getattr(client, "api_key", None) or self._api_key
-        tools = Toolbox(request.root, request.config, request.cycle, clock=request.clock)
+        tools = Toolbox(request.workspace, request.cycle, clock=request.clock)
         result = AgentResult(usage=dict.fromkeys(USAGE_KEYS, 0), notes=tools.notes)
         schemas = tools.schemas()
         schemas[-1]["cache_control"] = EPHEMERAL

@@ -5,6 +5,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from gitmem.config import Config
+from gitmem.errors import GitmemError
+from gitmem.workspace import Workspace
+
 
 @dataclass(frozen=True)
 class ContextPart:
@@ -23,8 +27,7 @@ class CycleRequest:
 
     cycle: int
     timestamp: str                   # the real clock, already rendered in the configured zone
-    root: Path                       # the repository work tree
-    config: Any                      # gitmem.config.Config
+    workspace: Workspace             # the work tree and the config of the memory being run
     parts: tuple[ContextPart, ...]   # the reading budget, in order
     instructions: str                # prompts/cycle.md, filled in
     deadline: float                  # time.monotonic() value after which the backend must stop
@@ -35,6 +38,14 @@ class CycleRequest:
     instruction_tokens: int = 0      # tokens of `instructions`, counted like the parts
     total_tokens: int = 0            # parts + instructions
     clock: Any = None                # callable -> aware datetime for memory writes; None = the real clock
+
+    @property
+    def root(self) -> Path:
+        return self.workspace.root
+
+    @property
+    def config(self) -> Config:
+        return self.workspace.config
 
     def prompt_text(self) -> str:
         """The whole prompt as one text, for backends that take stdin (and for `gitmem context`)."""
@@ -50,7 +61,7 @@ class AgentResult:
     stop_reason: str = ""        # end_turn | max_turns | max_tokens | script_end: why the backend stopped
 
 
-class AgentError(Exception):
+class AgentError(GitmemError):
     """The agent crashed, the API failed past its retries, or time ran out. The runner salvages."""
 
 

@@ -120,7 +120,7 @@ class ScriptedBackend:
     def run(self, request: CycleRequest) -> AgentResult:
         script = load_script(self.script_path(request.root))
         steps = script.get(str(request.cycle), script.get("default", []))
-        tools = Toolbox(request.root, request.config, request.cycle, clock=request.clock)
+        tools = Toolbox(request.workspace, request.cycle, clock=request.clock)
         result = AgentResult(notes=tools.notes, stop_reason="script_end")
         for step in steps:
             _check_deadline(request)

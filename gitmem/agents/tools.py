@@ -3,7 +3,7 @@
 File tools are confined to the work tree: no absolute paths, no `..`, nothing under `.git/`, and a
 path that resolves (through symlinks) outside the tree is refused. The memory files and gitmem.yaml
 (NOW, DECISIONS, LOG, LESSONS, RULES) cannot be written with file tools: memory goes through the memory tools, which call the validated
-writes in `gitmem.store`. Every call returns a string; a failure is a tool error result, never an
+writes in `gitmem.workspace.writer`. Every call returns a string; a failure is a tool error result, never an
 exception, and each refused call is recorded in `notes` for the LOG entry's Evidence.
 """
 from __future__ import annotations
@@ -18,8 +18,10 @@ from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
+from gitmem import secrets
 from gitmem.config import CONFIG_NAME, Config
-from gitmem.store import Memory, WriteRefused, atomic_write
+from gitmem.workspace import Workspace
+from gitmem.workspace.writer import MemoryWriter, WriteRefused, atomic_write
 
 MAX_OUTPUT = 20000          # characters of one tool result; long output is cut, with a note saying so
 MAX_LIST = 500              # entries listed by list_files
@@ -38,18 +40,18 @@ class ToolOutcome:
 
 @dataclass
 class Toolbox:
-    """One cycle's tools over the work tree at `root`."""
+    """One cycle's tools over the work tree of `workspace`."""
 
-    root: Path
-    config: Config
+    workspace: Workspace
     cycle: int
     clock: Callable[[], Any] | None = None
     notes: list[str] = field(default_factory=list)
     written: dict[str, int] = field(default_factory=dict)   # memory writes made, by tool name
 
     def __post_init__(self) -> None:
-        self.root = Path(self.root).resolve()
-        self.memory = Memory(self.root, self.config, clock=self.clock, author_email=self.config.agent.email)
+        self.root = self.workspace.root.resolve()
+        self.config = self.workspace.config
+        self.memory = MemoryWriter(self.workspace, clock=self.clock, author_email=self.config.agent.email)
         # The five memory files and the config; ROADMAP stays editable so the agent can tick items off.
         protected = [*self.config.memory_paths(optional=False).values(), CONFIG_NAME]
         self._protected = {(self.root / rel).resolve() for rel in protected}
@@ -196,7 +198,7 @@ class Toolbox:
         argv = shlex.split(command)
         if not argv or not any(_allowed(command, argv, rule) for rule in shell.allow):
             raise ToolError(f"command not in agent.shell.allow: {command!r}")
-        env = {k: v for k, v in os.environ.items() if "KEY" not in k and "TOKEN" not in k and "SECRET" not in k}
+        env = {k: v for k, v in os.environ.items() if not secrets.is_secret_name(k)}
         try:
             done = subprocess.run(argv, cwd=self.root, env=env, capture_output=True, text=True,
                                   timeout=shell.timeout, stdin=subprocess.DEVNULL)
@@ -249,28 +251,18 @@ class Toolbox:
         return f"{self.config.path('lessons')}: confirmed {item.id} ({len(item.confirmations)} confirmations)"
 
     def tool_recall(self, query: str, limit: int | None = None) -> str:
-        return recall_text(self.root, self.config, str(query), int(limit or self.config.recall.limit))
+        return recall_text(self.workspace, str(query), int(limit or self.config.recall.limit))
 
 
-def recall_text(root: Path, config: Config, query: str, limit: int) -> str:
-    """The shared recall engine when it is installed (issue 6); until then a plain text search of memory."""
+def recall_text(ws: Workspace, query: str, limit: int) -> str:
+    """The shared recall engine (gitmem.recall); a plain text search of memory when its index cannot work."""
+    from gitmem import recall
+
     try:
-        from gitmem import recall
-    except ImportError:
-        recall = None  # type: ignore[assignment]
-    if recall is not None and hasattr(recall, "search"):
-        try:
-            hits = list(recall.search(root, config, query, limit=limit))
-        except Exception as err:   # a broken index must not cost the agent its memory: fall back to text
-            return f"(recall index unavailable: {err}; plain text search)\n" + plain_recall(root, config, query, limit)
-        return "\n".join(_render_hit(hit) for hit in hits) if hits else "no memory of that"
-    return plain_recall(root, config, query, limit)
-
-
-def _render_hit(hit: Any) -> str:
-    if type(hit).__str__ is not object.__str__:
-        return str(hit)
-    return f"{getattr(hit, 'path', '?')}:{getattr(hit, 'line', '?')}: {getattr(hit, 'snippet', '')}"
+        hits = recall.search(ws, query, limit=limit)
+    except Exception as err:   # a broken index must not cost the agent its memory: fall back to text
+        return f"(recall index unavailable: {err}; plain text search)\n" + plain_recall(ws.root, ws.config, query, limit)
+    return "\n".join(str(hit) for hit in hits) if hits else "no memory of that"
 
 
 def plain_recall(root: Path, config: Config, query: str, limit: int) -> str:

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from gitmem.checks.violation import Violation
 from gitmem.config import Config
-from gitmem.snapshot import Snapshot
+from gitmem.gitio.snapshots import Snapshot
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ def run_checks(inp: CheckInput) -> list[Violation]:
     import importlib
 
     from gitmem.checks import repo_wide
-    from gitmem.snapshot import same_blob
+    from gitmem.gitio.snapshots import same_blob
 
     found: list[Violation] = []
     found += repo_wide.check(inp)
@@ -47,7 +47,7 @@ def _scrubbed(violation: Violation) -> Violation:
     """Messages may quote a bad line: a secret on it must not reach the output, nor a 1 MB heading whole."""
     from dataclasses import replace
 
-    from gitmem.checks.secrets import redact
+    from gitmem.secrets import redact
 
     # Cut long text before redacting (the scan is per character) but not so tight that a secret is cut in half.
     message, hint = (_shorten(redact(text[: 3 * MAX_MESSAGE])) for text in (violation.message, violation.hint))

@@ -4,54 +4,34 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from gitmem import secrets
 from gitmem.checks import CheckInput
 from gitmem.checks.common import line_at, span_against
-from gitmem.checks.secrets import SECRET_PATTERNS
 from gitmem.checks.violation import Violation
 from gitmem.config import REQUIRED_ROLES
+from gitmem.gitio.snapshots import same_blob
 from gitmem.memory.text import decode
-from gitmem.snapshot import same_blob
 
 # Markers as git writes them; `\r?` because a CRLF file must not hide its conflicts.
 _CONFLICT_RE = re.compile(rb"^(?:<{7}|>{7})(?: |\r?$)|^={7}\r?$", re.M)
+_CONFLICT_NEEDLES = (b"<<<<<<<", b">>>>>>>", b"=======")
 
 
 def _line_of(data: bytes, offset: int, first_line: int) -> int:
     return first_line + data.count(b"\n", 0, offset)
 
 
-# Literal text each pattern cannot match without (keyed by the pattern's source; a changed pattern simply
-# loses its shortcut). `bytes.find` runs at memory speed, a regex with `\b` at ~30 ms per MB: NOW is
-# rescanned whole on every commit, and at 100x it holds 10 MB.
-_NEEDLES: dict[bytes, tuple[bytes, ...]] = {
-    _CONFLICT_RE.pattern: (b"<<<<<<<", b">>>>>>>", b"======="),
-    rb"sk-ant-[A-Za-z0-9_\-]{16,}": (b"sk-ant-",),
-    rb"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b": (b"AKIA", b"ASIA"),
-    rb"\bgh[pousr]_[A-Za-z0-9]{30,}": (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_"),
-    rb"\bgithub_pat_[A-Za-z0-9_]{22,}": (b"github_pat_",),
-    rb"\bsk-(?:proj-)?[A-Za-z0-9]{32,}": (b"sk-",),
-    rb"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----": (b"-----BEGIN ",),
-    rb"\bxox[baprs]-[A-Za-z0-9-]{10,}": (b"xoxb-", b"xoxa-", b"xoxp-", b"xoxr-", b"xoxs-"),
-}
-
-
-def _may_match(pattern: re.Pattern[bytes], data: bytes) -> bool:
-    needles = _NEEDLES.get(pattern.pattern)
-    return needles is None or any(needle in data for needle in needles)
-
-
 def scan(path: str, data: bytes, first_line: int = 1) -> Iterator[Violation]:
-    match = _CONFLICT_RE.search(data) if _may_match(_CONFLICT_RE, data) else None
+    # `bytes.find` runs at memory speed, a regex with `\b` at ~30 ms per MB: NOW is rescanned whole on
+    # every commit, and at 100x it holds 10 MB. So the marker regex runs only when a marker's text is there.
+    match = _CONFLICT_RE.search(data) if any(m in data for m in _CONFLICT_NEEDLES) else None
     if match:
         yield Violation(path, _line_of(data, match.start(), first_line), "GM901",
                         "merge conflict marker; resolve the conflict before committing")
-    for pattern, what in SECRET_PATTERNS:
-        if not _may_match(pattern, data):
-            continue
-        for found in pattern.finditer(data):
-            yield Violation(path, _line_of(data, found.start(), first_line), "GM903",
-                            f"this looks like {what}; remove it and rotate it",
-                            "secrets belong in the environment, never in memory")
+    for offset, what in secrets.find(data):
+        yield Violation(path, _line_of(data, offset, first_line), "GM903",
+                        f"this looks like {what}; remove it and rotate it",
+                        "secrets belong in the environment, never in memory")
 
 
 def check(inp: CheckInput) -> list[Violation]:

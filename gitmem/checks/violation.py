@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gitmem.checks.registry import rule
+from gitmem.codes import rule
 from gitmem.memory.text import Problem
 
 

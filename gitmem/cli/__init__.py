@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import click
 
-from gitmem import __version__, exitcodes
-
+from gitmem import __version__
+from gitmem.errors import HELP, ExitCode
 
 # Command name -> the module that defines it. Each module exports COMMANDS and imports only click at top
 # level. Modules load only when their command runs, so `gitmem check` on the pre-commit path pays for
@@ -38,7 +38,7 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-             epilog=exitcodes.HELP)
+             epilog=HELP)
 @click.version_option(__version__, "--version", prog_name="gitmem")
 def cli() -> None:
     """Git-native long-term memory for AI agents: NOW, DECISIONS, LOG, LESSONS and RULES, enforced.
@@ -53,27 +53,31 @@ def cli() -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI and return its exit code. Known errors print one clear line; others a bug report."""
-    from gitmem.cli.common import known_errors
+    """Run the CLI and return its exit code. The one error map: a known error prints its message (and its
+    violations) and exits with its own code; anything else is a bug, printed with its traceback, exit 70."""
+    from gitmem.errors import GitmemError
 
     try:
         result = cli.main(args=list(argv) if argv is not None else None, prog_name="gitmem", standalone_mode=False)
-        return result if isinstance(result, int) else exitcodes.OK
+        return result if isinstance(result, int) else ExitCode.OK
     except click.exceptions.Exit as stop:
         return stop.exit_code
-    except click.Abort:
+    except (click.Abort, KeyboardInterrupt):
         click.echo("Aborted.", err=True)
-        return 130
+        return ExitCode.INTERRUPTED
     except click.ClickException as err:
         err.show()
         return err.exit_code
-    except known_errors() as err:
-        from gitmem.checks.secrets import redact
+    except GitmemError as err:
+        from gitmem.checks.render import render_text
+        from gitmem.secrets import redact
 
         # Config errors quote the bad value; it may be a key pasted into the wrong place.
         click.echo(f"gitmem: {redact(str(err))}", err=True)
-        return getattr(err, "exit_code", exitcodes.USAGE)
+        if err.violations:
+            click.echo(render_text(err.violations), err=True, nl=False)
+        return err.exit_code
     except Exception:
         click.echo("gitmem: unexpected error; please report it with this traceback:", err=True)
         traceback.print_exc(file=sys.stderr)
-        return 70
+        return ExitCode.INTERNAL

@@ -3,21 +3,26 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
-from gitmem import exitcodes
-from gitmem.cli.common import format_option, open_context, workspace_option
+from gitmem.cli.common import format_option, open_workspace, workspace_option
+from gitmem.errors import ExitCode
+
+if TYPE_CHECKING:
+    from gitmem.checks.violation import Violation
+    from gitmem.workspace import Workspace
 
 
-def _emit(violations: list, fmt: str) -> int:
+def _emit(violations: list[Violation], fmt: str) -> int:
     from gitmem.checks import has_errors
     from gitmem.checks.render import RENDERERS
 
     text = RENDERERS[fmt](violations)
     if text:
         click.echo(text, nl=False)
-    return exitcodes.VIOLATIONS if has_errors(violations) else exitcodes.OK
+    return ExitCode.VIOLATIONS if has_errors(violations) else ExitCode.OK
 
 
 @click.command()
@@ -30,18 +35,13 @@ def check(worktree: bool, fmt: str, workspace: str | None) -> int:
     It reads the index git hands to hooks (GIT_INDEX_FILE) and never writes the index or the work tree.
     Prints one `path:line: GMnnn message` line per problem. Exit 0 clean, 1 violations, 2 config error.
     """
-    from gitmem import repo as git
-    from gitmem.config import CONFIG_NAME
-    from gitmem.validate import check_staged, check_worktree, config_at
+    from gitmem.checks.targets import check_staged, check_worktree, staged_config
 
-    ctx = open_context(workspace)
+    ws = open_workspace(workspace)
     if worktree:
-        return _emit(check_worktree(ctx.repo, ctx.config), fmt)
+        return _emit(check_worktree(ws), fmt)
     # What is staged is judged by the staged config, so a commit that changes limits is checked by them.
-    staged = git.index_snapshot(ctx.repo, [CONFIG_NAME]).read(CONFIG_NAME)
-    on_disk = (ctx.root / CONFIG_NAME).read_bytes() if (ctx.root / CONFIG_NAME).is_file() else None
-    config = ctx.config if staged == on_disk else config_at(staged, workspace=workspace)
-    return _emit(check_staged(ctx.repo, config), fmt)
+    return _emit(check_staged(ws.with_config(staged_config(ws))), fmt)
 
 
 ZERO_SHA = "0" * 40
@@ -66,13 +66,13 @@ def _push_ranges() -> list[tuple[str | None, str]]:
     return ranges
 
 
-def _parse_range(repository, rev_range: str) -> list[tuple[str | None, str]]:
+def _parse_range(ws: Workspace, rev_range: str) -> list[tuple[str | None, str]]:
     """A..B as given; A...B from the merge base (a pull request); an all-zero A means "from the root"."""
-    from gitmem import repo as git
+    from gitmem import gitio
 
     if "..." in rev_range:
         start, end = rev_range.split("...", 1)
-        return [(git.merge_base(repository, start or "HEAD", end or "HEAD"), end or "HEAD")]
+        return [(gitio.merge_base(ws.repo, start or "HEAD", end or "HEAD"), end or "HEAD")]
     if rev_range.count("..") != 1:
         raise click.BadParameter("expected A..B or A...B", param_hint="--range")
     start, end = rev_range.split("..")
@@ -90,22 +90,22 @@ def verify(rev_range: str | None, pre_push: bool, fmt: str, workspace: str | Non
 
     If B does not descend from A (history was rewritten), it fails with exit code 5.
     """
-    from gitmem.validate import RangeResult, verify_range
+    from gitmem.checks.targets import RangeResult, verify_range
 
     if pre_push == bool(rev_range):
         raise click.UsageError("give exactly one of --range A..B or --pre-push")
-    ctx = open_context(workspace)
-    ranges = _parse_range(ctx.repo, rev_range) if rev_range else _push_ranges()
+    ws = open_workspace(workspace)
+    ranges = _parse_range(ws, rev_range) if rev_range else _push_ranges()
     result = RangeResult()
     for start_rev, end_rev in ranges:
-        part = verify_range(ctx.repo, start_rev, end_rev, workspace=workspace)
+        part = verify_range(ws, start_rev, end_rev)
         result.violations += part.violations
         result.commits += part.commits
         result.rewritten = result.rewritten or part.rewritten
     code = _emit(sorted(result.violations), fmt)
     if fmt == "text" and not result.violations:
         click.echo(f"{result.commits} commit(s) verified, memory history is clean", err=True)
-    return exitcodes.REWRITTEN if result.rewritten else code
+    return ExitCode.REWRITTEN if result.rewritten else code
 
 
 COMMANDS = (check, verify)

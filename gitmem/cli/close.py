@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gitmem import exitcodes
-from gitmem.cli.common import json_option, open_context, workspace_option
+from gitmem.cli.common import json_option, open_workspace, workspace_option
+from gitmem.errors import ExitCode
 
 if TYPE_CHECKING:   # the library loads inside the command only
     from gitmem.close import CloseResult
@@ -33,42 +33,27 @@ def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json:
     """
     from datetime import date
 
-    from gitmem.checks.render import render_text
-    from gitmem.close import CloseError, run_close
+    from gitmem.close import run_close
     from gitmem.close.llm import available
-    from gitmem.lock import LockHeld
-    from gitmem.store import WriteRefused
 
     try:
         chosen = date.fromisoformat(day) if day else None
     except ValueError:
         raise click.BadParameter(f"{day!r} is not a YYYY-MM-DD date", param_hint="--date") from None
-    ctx = open_context(workspace)
+    ws = open_workspace(workspace)
     if model:
         from dataclasses import replace
 
-        ctx.config = replace(ctx.config, close=replace(ctx.config.close, model=model))
-    try:
-        result = run_close(ctx.root, ctx.config, day=chosen, use_llm=not no_llm and available(), push=push)
-    except LockHeld as err:
-        click.echo(f"gitmem: {err}", err=True)
-        return exitcodes.DIRTY
-    except CloseError as err:
-        click.echo(f"gitmem: {err}", err=True)
-        return err.exit_code
-    except WriteRefused as err:
-        # Nothing was committed and every memory file is back as it was at HEAD.
-        click.echo(f"gitmem: close failed, nothing changed: {err}", err=True)
-        click.echo(render_text(err.violations), err=True, nl=False)
-        return exitcodes.VIOLATIONS
+        ws = ws.with_config(replace(ws.config, close=replace(ws.config.close, model=model)))
+    result = run_close(ws, day=chosen, use_llm=not no_llm and available(), push=push)
     click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False) if as_json else _text(result), nl=False)
     _report_to_actions(result)
     if result.push is not None:
         for line in result.push["messages"]:
             click.echo(f"push: {line}", err=True)
         if result.push["status"] in ("conflict", "failed"):    # the close commit is safe, locally or on a branch
-            return exitcodes.SALVAGED
-    return exitcodes.OK
+            return ExitCode.SALVAGED
+    return ExitCode.OK
 
 
 def _text(result: CloseResult) -> str:

@@ -2,25 +2,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitmem import exitcodes
+from gitmem.errors import ExitCode
 
-
-def known_errors() -> tuple[type[Exception], ...]:
-    from gitmem.config import ConfigError
-    from gitmem.repo import RepoError
-    from gitmem.store import WriteRefused
-
-    return (ConfigError, RepoError, WriteRefused)
+if TYPE_CHECKING:     # the library loads inside commands only
+    from gitmem.workspace import Workspace
 
 
 class UsageError(click.ClickException):
-    exit_code = exitcodes.USAGE
+    exit_code = ExitCode.USAGE
 
 
 def workspace_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -37,24 +31,14 @@ def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON for other tools.")(func)
 
 
-@dataclass
-class Context:
-    repo: Any           # pygit2.Repository
-    root: Path
-    config: Any         # gitmem.config.Config
+def open_workspace(workspace: str | None, path: str | Path | None = None) -> Workspace:
+    """The repository around `path` (default: the current directory) and its config; warns on unknown keys."""
+    from gitmem.workspace import Workspace
 
-
-def open_context(workspace: str | None, path: str | Path | None = None) -> Context:
-    """The repository around `path` (default: the current directory) and its config."""
-    from gitmem import repo as git
-    from gitmem.config import load_config
-
-    repository = git.open_repo(path)
-    root = git.root(repository)
-    config = load_config(root, workspace=workspace)
-    for warning in config.warnings:
+    found = Workspace.open(path, workspace=workspace)
+    for warning in found.config.warnings:
         click.echo(f"warning: {warning}", err=True)
-    return Context(repository, root, config)
+    return found
 
 
 def append_env_file(variable: str, text: str) -> None:

@@ -5,8 +5,8 @@ import json
 
 import click
 
-from gitmem import exitcodes
-from gitmem.cli.common import UsageError, open_context, workspace_option
+from gitmem.cli.common import UsageError, open_workspace, workspace_option
+from gitmem.errors import ExitCode
 
 
 def _plain(value: object) -> object:
@@ -24,18 +24,17 @@ def _plain(value: object) -> object:
 @workspace_option
 def config_command(key: str | None, workspace: str | None) -> int:
     """Print the effective config as JSON, or one value by dotted KEY (e.g. `gitmem config agent.email`)."""
-    ctx = open_context(workspace)
-    data = _plain(ctx.config)
+    data = _plain(open_workspace(workspace).config)
     if not key:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
-        return exitcodes.OK
+        return ExitCode.OK
     value = data
     for part in key.split("."):
         if not isinstance(value, dict) or part not in value:
             raise UsageError(f"unknown config key {key!r}")
         value = value[part]
     click.echo(value if isinstance(value, (str, int, float)) else json.dumps(value, ensure_ascii=False))
-    return exitcodes.OK
+    return ExitCode.OK
 
 
 COMMANDS = (config_command,)

@@ -2,11 +2,17 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitmem import exitcodes
-from gitmem.cli.common import json_option, open_context, workspace_option
+from gitmem.cli.common import json_option, open_workspace, workspace_option
+from gitmem.errors import ExitCode
+
+if TYPE_CHECKING:     # the library loads inside the command only
+    from gitmem.agents.base import CycleRequest
+    from gitmem.config import Config
 
 
 @click.command("context")
@@ -29,63 +35,59 @@ def context_command(cycle: int | None, agent: str | None, offline: bool, as_json
     """
     import os
 
-    from gitmem.context import BudgetError, build_request, estimate_tokens
+    from gitmem.cycle.budget import build_request, estimate_tokens
 
-    ctx = open_context(workspace)
+    ws = open_workspace(workspace)
     counting = "estimate"
-    counter = estimate_tokens
-    if os.environ.get("ANTHROPIC_API_KEY") and not offline:
-        counter, counting = _exact_or_estimate(ctx.config), "exact"
-    try:
-        request = build_request(ctx.root, ctx.config, cycle=cycle, count_tokens=counter, backend=agent)
-    except BudgetError as err:
-        click.echo(f"gitmem: {err}", err=True)
-        return exitcodes.VIOLATIONS
-    failed = getattr(counter, "failed", None)
-    if failed:
+    exact = ExactOrEstimate(ws.config) if os.environ.get("ANTHROPIC_API_KEY") and not offline else None
+    if exact is not None:
+        counting = "exact"
+    request = build_request(ws, cycle=cycle, count_tokens=exact or estimate_tokens, backend=agent)
+    if exact is not None and exact.failed:
         counting = "estimate"
-        click.echo(f"warning: exact token count unavailable ({failed}); using the estimate", err=True)
+        click.echo(f"warning: exact token count unavailable ({exact.failed}); using the estimate", err=True)
     for warning in request.warnings:
         click.echo(f"warning: {warning}", err=True)
     if as_json:
         click.echo(json.dumps(_as_dict(request, counting), ensure_ascii=False, indent=2))
     else:
         click.echo(request.prompt_text(), nl=False)
-    return exitcodes.OK
+    return ExitCode.OK
 
 
-def _exact_or_estimate(config):
+class ExactOrEstimate:
     """The Messages API counter; after its first failure, the offline estimate (the reason is kept)."""
-    from gitmem.agents.anthropic import api_token_counter
-    from gitmem.context import estimate_tokens
 
-    state: dict[str, object] = {}
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.exact: Callable[[str], int] | None = None
+        self.failed: str | None = None
 
-    def count(text: str) -> int:
-        if "exact" not in state:
+    def __call__(self, text: str) -> int:
+        from gitmem.cycle.budget import estimate_tokens
+
+        if self.exact is None and self.failed is None:
             try:
-                state["exact"] = api_token_counter(config)
-            except Exception as err:
-                state["exact"] = None
-                count.failed = str(err)  # type: ignore[attr-defined]
-        if state["exact"] is not None and not getattr(count, "failed", None):
+                from gitmem.agents.anthropic import api_token_counter
+
+                self.exact = api_token_counter(self.config)
+            except Exception as err:    # no SDK, no network, a bad key: the estimate still works
+                self.failed = str(err)
+        if self.exact is not None and self.failed is None:
             try:
-                return state["exact"](text)  # type: ignore[operator]
+                return self.exact(text)
             except Exception as err:
-                count.failed = str(err)  # type: ignore[attr-defined]
+                self.failed = str(err)
         return estimate_tokens(text)
 
-    count.failed = None  # type: ignore[attr-defined]
-    return count
 
+def _as_dict(request: CycleRequest, counting: str) -> dict[str, Any]:
+    from gitmem.cycle.budget import limits
 
-def _as_dict(request, counting: str) -> dict:
-    from gitmem.context import HARD_SHARE, SOFT_SHARE
-
-    limit = request.config.cycle.max_context_tokens
+    bounds = limits(request.config)
     return {
         "cycle": request.cycle, "timestamp": request.timestamp, "counting": counting,
-        "limits": {"max_context_tokens": limit, "soft": int(limit * SOFT_SHARE), "hard": int(limit * HARD_SHARE)},
+        "limits": {"max_context_tokens": bounds.total, "soft": bounds.soft, "hard": bounds.hard},
         "total_tokens": request.total_tokens, "warnings": list(request.warnings),
         "parts": [{"name": p.name, "source": p.source, "tokens": p.tokens, "cacheable": p.cacheable,
                    "text": p.text} for p in request.parts],

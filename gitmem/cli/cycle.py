@@ -2,11 +2,21 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
-from gitmem import exitcodes
-from gitmem.cli.common import append_env_file, json_option, open_context, workspace_option
+from gitmem.cli.common import (
+    append_env_file,
+    json_option,
+    open_workspace,
+    workspace_option,
+)
+from gitmem.errors import ExitCode
+
+if TYPE_CHECKING:     # the library loads inside commands only
+    from gitmem.agents.base import Backend
+    from gitmem.config import Config
 
 
 @click.command()
@@ -28,23 +38,28 @@ def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_js
     Exit codes: 0 done; 3 refused to start (dirty tree, lock, invalid memory, no branch);
     4 the agent failed or the push conflicted: the work is on a named branch, nothing is lost.
     """
-    from gitmem.cycle import CycleRefused, Settings, default_request, github_output, next_cycle, run_cycle
-    from gitmem.cycle import step_summary
-    from gitmem.store import system_clock
+    from gitmem.cycle.runner import (
+        CycleRefused,
+        Settings,
+        default_request,
+        github_output,
+        next_cycle,
+        run_cycle,
+        step_summary,
+    )
 
-    ctx = open_context(workspace)
+    ws = open_workspace(workspace)
     if model:
         from dataclasses import replace
 
-        ctx.config = replace(ctx.config, agent=replace(ctx.config.agent, model=model))
+        ws = ws.with_config(replace(ws.config, agent=replace(ws.config.agent, model=model)))
     try:
         if dry_run:
-            name = agent or ctx.config.agent.backend or "anthropic"
-            request = default_request(ctx.root, ctx.config, next_cycle(ctx.root, ctx.config),
-                                      system_clock(ctx.config), name)
+            name = agent or ws.config.agent.backend or "anthropic"
+            request = default_request(ws, next_cycle(ws), ws.clock(), name)
             click.echo(request.prompt_text(), nl=False)
-            return exitcodes.OK
-        report = run_cycle(ctx.repo, ctx.config, _backend(ctx.config, agent), settings=Settings(push=push))
+            return ExitCode.OK
+        report = run_cycle(ws, _backend(ws.config, agent), settings=Settings(push=push))
     except CycleRefused as err:
         click.echo(f"gitmem cycle: refused: {err}", err=True)
         if as_json:
@@ -56,7 +71,7 @@ def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_js
     append_env_file("GITHUB_STEP_SUMMARY", step_summary(report))
     if as_json:
         click.echo(json.dumps(report.as_dict(), ensure_ascii=False))
-    elif report.exit_code == exitcodes.OK:
+    elif report.exit_code == ExitCode.OK:
         click.echo(f"cycle {report.cycle} · {report.outcome} · {report.task} ({(report.commit or '')[:10]})")
     else:
         where = report.salvage_branch or report.side_branch
@@ -65,16 +80,10 @@ def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_js
     return report.exit_code
 
 
-def _backend(config, name: str | None):  # noqa: ANN001, ANN202 - library types load lazily
-    from gitmem.agents.base import AgentError
-    from gitmem.agents.registry import backend_for
-    from gitmem.cli.common import UsageError
-    from gitmem.config import ConfigError
+def _backend(config: Config, name: str | None) -> Backend:
+    from gitmem.agents.selection import backend_for
 
-    try:
-        return backend_for(config, name)
-    except (AgentError, ConfigError, ValueError) as err:
-        raise UsageError(str(err)) from None
+    return backend_for(config, name)
 
 
 COMMANDS = (cycle,)

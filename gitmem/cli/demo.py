@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from gitmem import exitcodes
+from gitmem.errors import ExitCode
 
 
 @click.command()
@@ -17,14 +17,10 @@ def demo(directory: Path | None) -> int:
     a human answers, records a lesson that later cycles confirm, skips a build so Rule 0 shows, and the
     daily close wraps up the day. Takes a few seconds.
     """
-    from gitmem.cli.common import UsageError
-    from gitmem.demo import DemoError, run_demo
+    from gitmem.scaffold.demo import run_demo
 
-    try:
-        run_demo(directory, emit=click.echo)
-    except DemoError as err:
-        raise UsageError(str(err)) from None
-    return exitcodes.OK
+    run_demo(directory, emit=click.echo)
+    return ExitCode.OK
 
 
 COMMANDS = (demo,)

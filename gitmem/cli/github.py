@@ -5,10 +5,11 @@ import os
 
 import click
 
-from gitmem import exitcodes
-from gitmem.cli.common import append_env_file, open_context, workspace_option
+from gitmem.cli.common import append_env_file, open_workspace, workspace_option
+from gitmem.errors import ExitCode
+from gitmem.secrets import scrub
 
-DEFAULT_BRANCH = "gitmem/memory"   # gitmem.prmode.DEFAULT_BRANCH; repeated so --help loads no library
+DEFAULT_BRANCH = "gitmem/memory"   # gitmem.publish.pullrequest.DEFAULT_BRANCH; repeated so --help loads no library
 
 
 @click.group("github")
@@ -32,9 +33,9 @@ def prepare(branch: str, remote: str) -> int:
     squash-merged or closed is never reopened: the next run starts `gitmem/memory-2` instead.
     Exit 0 on the branch; 2 HEAD is detached or unborn, the tree is dirty, or the branches diverged.
     """
-    from gitmem import prmode
-    from gitmem.github import GitHubError, GitHubSetupError, client_from_env
-    from gitmem.repo import RepoError, open_repo
+    from gitmem.gitio import RepoError, open_repo
+    from gitmem.publish import pullrequest as prmode
+    from gitmem.publish.github_api import GitHubError, GitHubSetupError, client_from_env
 
     try:
         client = client_from_env(os.environ)
@@ -47,18 +48,18 @@ def prepare(branch: str, remote: str) -> int:
             return client.open_pull(name) is not None
         except GitHubError as err:
             # Continuing a branch is always safe; starting a second PR beside an open one is not.
-            click.echo(f"gitmem github prepare: {_scrub(str(err))}; taking {name} to be open", err=True)
+            click.echo(f"gitmem github prepare: {scrub(str(err))}; taking {name} to be open", err=True)
             return True
 
     try:
         done = prmode.prepare_branch(open_repo(), branch=branch, remote=remote,
                                      is_open=is_open if client is not None else None)
     except RepoError as err:
-        click.echo(f"gitmem github prepare: {_scrub(str(err))}", err=True)
-        return exitcodes.USAGE
+        click.echo(f"gitmem github prepare: {scrub(str(err))}", err=True)
+        return err.exit_code
     how = "continuing the branch of the open PR" if done.continued else f"started from {done.base}"
     click.echo(f"on {done.branch} at {done.commit[:10]} ({how})")
-    return exitcodes.OK
+    return ExitCode.OK
 
 
 @github_group.command("pr")
@@ -78,57 +79,48 @@ def pr(phase: str, branch: str | None, base: str | None, remote: str, workspace:
     in $GITHUB_OUTPUT. Exit 0 done (or nothing to propose); 2 no token or repository; 4 the push or the
     API call failed: the commits are safe on a branch.
     """
-    from gitmem import prmode
-    from gitmem.github import GitHubError, GitHubSetupError, client_from_env
-    from gitmem.repo import RepoError, current_branch
-    from gitmem.store import Memory, system_clock
+    from gitmem import gitio
+    from gitmem.publish import pullrequest as prmode
+    from gitmem.publish.github_api import GitHubError, client_from_env
+    from gitmem.views.pending import pending
 
-    ctx = open_context(workspace)
-    here = current_branch(ctx.repo)
-    branch = branch or (here if here and prmode.recorded_base(ctx.repo, here) else DEFAULT_BRANCH)
-    base = base or prmode.recorded_base(ctx.repo, branch) or os.environ.get("GITHUB_REF_NAME") or "main"
+    ws = open_workspace(workspace)
+    here = gitio.current_branch(ws.repo)
+    branch = branch or (here if here and prmode.recorded_base(ws.repo, here) else DEFAULT_BRANCH)
+    base = base or prmode.recorded_base(ws.repo, branch) or os.environ.get("GITHUB_REF_NAME") or "main"
     if base == branch:
         raise click.UsageError("the PR base cannot be the memory branch itself; pass --base (e.g. main)")
     try:
-        pushed = prmode.publish_branch(ctx.repo, ctx.config, branch=branch, remote=remote, scrub=_scrub)
+        pushed = prmode.publish_branch(ws.repo, ws.config, branch=branch, remote=remote)
         for message in pushed.messages:
             click.echo(f"gitmem github pr: {message}", err=True)
         if not pushed.ok:
             where = pushed.side_branch or f"local {branch}"
             click.echo(f"gitmem github pr: the push did not land; the commits are on {where}", err=True)
-            return exitcodes.SALVAGED
-        commits = prmode.proposed_commits(ctx.repo, remote, base)
-    except RepoError as err:
-        click.echo(f"gitmem github pr: {_scrub(str(err))}", err=True)
-        return exitcodes.USAGE
+            return ExitCode.SALVAGED
+        commits = prmode.proposed_commits(ws.repo, remote, base)
+    except gitio.RepoError as err:
+        click.echo(f"gitmem github pr: {scrub(str(err))}", err=True)
+        return err.exit_code
     if not commits:
         click.echo(f"nothing to propose: {branch} adds no commit to {base}")
-        return exitcodes.OK
-    memory = Memory(ctx.root, ctx.config)
-    waiting = prmode.waiting_decisions(memory.read("decisions"), ctx.config, system_clock(ctx.config)())
-    title, body = prmode.pr_text(memory.read("log"), waiting, commits, phase=phase, branch=branch, base=base)
+        return ExitCode.OK
+    title, body = prmode.pr_text(ws.read("log"), pending(ws), commits, phase=phase, branch=branch, base=base)
     try:
         opened = client_from_env(os.environ).open_or_update(head=branch, base=base, title=title, body=body)
     except GitHubError as err:
-        click.echo(f"gitmem github pr: {_scrub(str(err))}; the commits are on {remote}/{branch}", err=True)
-        if "HTTP 403" in str(err):
+        click.echo(f"gitmem github pr: {scrub(str(err))}; the commits are on {remote}/{branch}", err=True)
+        if err.status == 403:
             click.echo("gitmem github pr: the workflow needs `permissions: pull-requests: write`, and the "
                        "repository setting Actions > General > 'Allow GitHub Actions to create and approve "
                        "pull requests'", err=True)
-        return exitcodes.USAGE if isinstance(err, GitHubSetupError) else exitcodes.SALVAGED
+        return err.exit_code
     verb = "opened" if opened.created else "updated"
     click.echo(f"{verb} pull request #{opened.number} {opened.url} ({branch} -> {base}, {len(commits)} commit(s))")
     append_env_file("GITHUB_OUTPUT", f"pr={opened.number}\npr-url={opened.url}\n")
     append_env_file("GITHUB_STEP_SUMMARY", f"- Pull request: [#{opened.number}]({opened.url}) {verb}: "
                                            f"`{branch}` -> `{base}`, {len(commits)} commit(s)\n\n")
-    return exitcodes.OK
-
-
-def _scrub(text: str) -> str:
-    """No token in any message: the known secret variables, and the git token the action passes."""
-    from gitmem.salvage import scrub
-
-    return scrub(text)
+    return ExitCode.OK
 
 
 COMMANDS = (github_group,)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from gitmem import exitcodes
-from gitmem.cli.common import UsageError, json_option
+from gitmem.cli.common import json_option
+from gitmem.errors import ExitCode
 
 NEXT_STEP = "pre-commit install --hook-type pre-commit --hook-type pre-push"
 
@@ -25,13 +25,10 @@ def init_command(directory: Path, as_json: bool) -> int:
     """
     from dataclasses import asdict
 
-    from gitmem.init import InitError, init
+    from gitmem.scaffold.init import init
 
-    try:
-        report = init(directory)
-    except InitError as err:
-        raise UsageError(str(err)) from None
-    code = exitcodes.USAGE if report.problems else exitcodes.OK
+    report = init(directory)
+    code = ExitCode.USAGE if report.problems else ExitCode.OK
     if as_json:
         click.echo(json.dumps({**asdict(report), "next": NEXT_STEP}, indent=2))
         return code

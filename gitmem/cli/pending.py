@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
 
 import click
 
-from gitmem import exitcodes
-from gitmem.cli.common import json_option, open_context, workspace_option
+from gitmem.cli.common import json_option, open_workspace, workspace_option
+from gitmem.errors import ExitCode
 
 
 @click.command("pending")
@@ -18,22 +17,20 @@ def pending_command(as_json: bool, workspace: str | None) -> int:
 
     Answer one with `gitmem decision answer D-0001 --answer "…"`, or edit DECISIONS.md in a pull request.
     """
-    from gitmem.pending import describe_age, pending
-    from gitmem.store import Memory
+    from gitmem.views.pending import as_dict, describe_age, pending
 
-    ctx = open_context(workspace)
-    memory = Memory(ctx.root, ctx.config)
-    waiting = pending(memory.read("decisions"), ctx.config, now=datetime.now(ctx.config.tzinfo()))
+    ws = open_workspace(workspace)
+    waiting, path = pending(ws), ws.config.path("decisions")
     if as_json:
-        click.echo(json.dumps([w.as_dict() for w in waiting], indent=2, ensure_ascii=False))
-        return exitcodes.OK
+        click.echo(json.dumps([as_dict(w, path) for w in waiting], indent=2, ensure_ascii=False))
+        return ExitCode.OK
     if not waiting:
         click.echo("No decisions are waiting.")
     for item in waiting:
-        click.echo(f"{item.id} · {item.title}  ({describe_age(item.age_days)} old, {item.path}:{item.line})")
+        click.echo(f"{item.id} · {item.title}  ({describe_age(item.age_days)} old, {path}:{item.line})")
         if item.recommendation:
             click.echo(f"    recommendation: {item.recommendation}")
-    return exitcodes.OK
+    return ExitCode.OK
 
 
 COMMANDS = (pending_command,)

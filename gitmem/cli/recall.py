@@ -5,8 +5,8 @@ import json
 
 import click
 
-from gitmem import exitcodes
-from gitmem.cli.common import UsageError, json_option, open_context, workspace_option
+from gitmem.cli.common import UsageError, json_option, open_workspace, workspace_option
+from gitmem.errors import ExitCode
 
 KINDS = ("log", "lesson", "decision", "now", "rule", "commit")
 
@@ -33,19 +33,16 @@ def recall(query, as_json, kinds, since, until, limit, min_score, workspace, all
     Any text is a valid query: quotes and operators are read as plain words.
     The index lives in .git/gitmem/ and updates itself, including uncommitted edits.
     """
-    from gitmem.recall import RecallError, search
     from gitmem.recall import rebuild as rebuild_index
+    from gitmem.recall import search
 
     if workspace and all_workspaces:
         raise UsageError("use --workspace NAME or --all-workspaces, not both")
-    ctx = open_context(workspace)
-    try:
-        if rebuild:
-            rebuild_index(ctx.root, ctx.config)
-        hits = search(ctx.root, ctx.config, " ".join(query), kinds=list(kinds) or None, since=since, until=until,
-                      limit=limit, all_workspaces=all_workspaces, min_score=min_score)
-    except RecallError as err:
-        raise UsageError(str(err)) from None
+    ws = open_workspace(workspace)
+    if rebuild:
+        rebuild_index(ws)
+    hits = search(ws, " ".join(query), kinds=list(kinds) or None, since=since, until=until,
+                  limit=limit, all_workspaces=all_workspaces, min_score=min_score)
     if as_json:
         click.echo(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
     elif not hits:
@@ -53,7 +50,7 @@ def recall(query, as_json, kinds, since, until, limit, min_score, workspace, all
     else:
         for hit in hits:
             click.echo(str(hit))
-    return exitcodes.OK
+    return ExitCode.OK
 
 
 COMMANDS = (recall,)

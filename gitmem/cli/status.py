@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
-from gitmem import exitcodes
-from gitmem.cli.common import json_option, open_context, workspace_option
+from gitmem.cli.common import json_option, open_workspace, workspace_option
+from gitmem.errors import ExitCode
 
 
 def _paint(colour: bool) -> Any:
@@ -67,15 +67,14 @@ def render(data: dict[str, Any], *, colour: bool) -> str:
 @workspace_option
 def status(as_json: bool, workspace: str | None) -> int:
     """One screen of memory health: last cycle, today, Rule 0 streak, decisions waiting, lessons, rules, budget."""
-    from gitmem.status import collect
+    from gitmem.views.status import collect
 
-    ctx = open_context(workspace)
-    data = collect(ctx.root, ctx.config).to_json()
+    data = collect(open_workspace(workspace)).to_json()
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
         click.echo(render(data, colour=sys.stdout.isatty()), nl=False)
-    return exitcodes.OK
+    return ExitCode.OK
 
 
 COMMANDS = (status,)

@@ -2,36 +2,34 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitmem import exitcodes
-from gitmem.cli.common import json_option, open_context, workspace_option
+from gitmem.cli.common import json_option, open_workspace, workspace_option
+from gitmem.errors import ExitCode
+
+if TYPE_CHECKING:     # the library loads inside commands only
+    from gitmem.gitio import Identity
+    from gitmem.workspace import Workspace
+    from gitmem.workspace.writer import MemoryWriter
 
 
-def _memory(workspace: str | None):
-    from gitmem import repo as git
-    from gitmem.store import Memory
+def _memory(workspace: str | None) -> tuple[MemoryWriter, Workspace, Identity | None]:
+    from gitmem import gitio
+    from gitmem.workspace.writer import MemoryWriter
 
-    ctx = open_context(workspace)
-    identity = git.user_identity(ctx.repo)
-    return Memory(ctx.root, ctx.config, author_email=identity.email if identity else None), ctx, identity
+    ws = open_workspace(workspace)
+    identity = gitio.user_identity(ws.repo)
+    return MemoryWriter(ws, author_email=identity.email if identity else None), ws, identity
 
 
-def _done(what: str, path: str, line: str, as_json: bool, data: dict) -> int:
+def _done(what: str, path: str, line: str, as_json: bool, data: dict[str, Any]) -> int:
     if as_json:
         click.echo(json.dumps({"path": path, **data}, ensure_ascii=False))
     else:
         click.echo(f"{path}: {what}: {line}")
-    return exitcodes.OK
-
-
-def _refused(err) -> int:
-    from gitmem.checks.render import render_text
-
-    click.echo(f"gitmem: {err}", err=True)
-    click.echo(render_text(err.violations), err=True, nl=False)
-    return exitcodes.VIOLATIONS
+    return ExitCode.OK
 
 
 @click.group("log")
@@ -50,15 +48,10 @@ def log_group() -> None:
 @workspace_option
 def log_add(task, outcome, result, tried, evidence, learned, as_json, workspace) -> int:
     """Append one cycle entry, numbered from LOG, timestamped by the clock."""
-    from gitmem.store import WriteRefused
-
-    memory, ctx, _ = _memory(workspace)
-    try:
-        entry = memory.add_log_entry(task=task, outcome=outcome, result=result, tried=tried, evidence=evidence,
-                                     learned=learned)
-    except WriteRefused as err:
-        return _refused(err)
-    return _done("appended", ctx.config.path("log"), entry.heading(), as_json,
+    memory, ws, _ = _memory(workspace)
+    entry = memory.add_log_entry(task=task, outcome=outcome, result=result, tried=tried, evidence=evidence,
+                                 learned=learned)
+    return _done("appended", ws.config.path("log"), entry.heading(), as_json,
                  {"cycle": entry.cycle, "outcome": outcome, "timestamp": str(entry.when)})
 
 
@@ -75,14 +68,9 @@ def now_group() -> None:
 @workspace_option
 def now_add(did, human, next_, as_json, workspace) -> int:
     """Add a `cycle N` block on top of NOW."""
-    from gitmem.store import WriteRefused
-
-    memory, ctx, _ = _memory(workspace)
-    try:
-        block = memory.add_now_block(did=did, human=human, next=next_)
-    except WriteRefused as err:
-        return _refused(err)
-    return _done("added", ctx.config.path("now"), block.heading(), as_json,
+    memory, ws, _ = _memory(workspace)
+    block = memory.add_now_block(did=did, human=human, next=next_)
+    return _done("added", ws.config.path("now"), block.heading(), as_json,
                  {"cycle": block.cycle, "timestamp": str(block.when)})
 
 
@@ -100,14 +88,9 @@ def decision_group() -> None:
 @workspace_option
 def decision_ask(title, recommendation, context, options, as_json, workspace) -> int:
     """Add a Pending decision with the next free ID."""
-    from gitmem.store import WriteRefused
-
-    memory, ctx, _ = _memory(workspace)
-    try:
-        item = memory.ask_decision(title=title, recommendation=recommendation, context=context, options=options)
-    except WriteRefused as err:
-        return _refused(err)
-    return _done("asked", ctx.config.path("decisions"), item.heading(), as_json, {"id": item.id, "title": title})
+    memory, ws, _ = _memory(workspace)
+    item = memory.ask_decision(title=title, recommendation=recommendation, context=context, options=options)
+    return _done("asked", ws.config.path("decisions"), item.heading(), as_json, {"id": item.id, "title": title})
 
 
 @decision_group.command("answer")
@@ -117,16 +100,13 @@ def decision_ask(title, recommendation, context, options, as_json, workspace) ->
 @workspace_option
 def decision_answer(decision_id, answer, as_json, workspace) -> int:
     """Resolve a Pending decision, recording your git identity as Answered-by."""
-    from gitmem.store import WriteRefused
-
-    memory, ctx, identity = _memory(workspace)
+    memory, ws, identity = _memory(workspace)
     if identity is None:
-        raise click.ClickException("set your git identity first: git config user.name / user.email")
-    try:
-        item = memory.answer_decision(decision_id, answer=answer, name=identity.name, email=identity.email)
-    except WriteRefused as err:
-        return _refused(err)
-    return _done("resolved", ctx.config.path("decisions"), item.heading(), as_json,
+        from gitmem.gitio import RepoError
+
+        raise RepoError("set your git identity first: git config user.name / user.email")
+    item = memory.answer_decision(decision_id, answer=answer, name=identity.name, email=identity.email)
+    return _done("resolved", ws.config.path("decisions"), item.heading(), as_json,
                  {"id": item.id, "answered_by": str(identity)})
 
 
@@ -146,15 +126,10 @@ def lesson_group() -> None:
 @workspace_option
 def lesson_add(title, happened, why, change, rule, supersedes, as_json, workspace) -> int:
     """Add an open lesson with the next free ID, dated now and tied to the current cycle."""
-    from gitmem.store import WriteRefused
-
-    memory, ctx, _ = _memory(workspace)
-    try:
-        item = memory.add_lesson(title=title, happened=happened, why=why, change=change, rule=rule,
-                                 supersedes=supersedes)
-    except WriteRefused as err:
-        return _refused(err)
-    return _done("added", ctx.config.path("lessons"), item.heading(), as_json, {"id": item.id})
+    memory, ws, _ = _memory(workspace)
+    item = memory.add_lesson(title=title, happened=happened, why=why, change=change, rule=rule,
+                             supersedes=supersedes)
+    return _done("added", ws.config.path("lessons"), item.heading(), as_json, {"id": item.id})
 
 
 @lesson_group.command("confirm")
@@ -164,14 +139,9 @@ def lesson_add(title, happened, why, change, rule, supersedes, as_json, workspac
 @workspace_option
 def lesson_confirm(lesson_id, evidence, as_json, workspace) -> int:
     """Add a `Confirmed:` line from the current cycle."""
-    from gitmem.store import WriteRefused
-
-    memory, ctx, _ = _memory(workspace)
-    try:
-        item = memory.confirm_lesson(lesson_id, evidence=evidence)
-    except WriteRefused as err:
-        return _refused(err)
-    return _done("confirmed", ctx.config.path("lessons"), item.heading(), as_json,
+    memory, ws, _ = _memory(workspace)
+    item = memory.confirm_lesson(lesson_id, evidence=evidence)
+    return _done("confirmed", ws.config.path("lessons"), item.heading(), as_json,
                  {"id": item.id, "confirmations": len(item.confirmations)})
 
 

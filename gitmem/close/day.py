@@ -9,12 +9,12 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 
-from gitmem.memory import decisions, log, now
+from gitmem.memory import log, now
 from gitmem.memory.log import LogEntry
 from gitmem.memory.now import NowBlock
 
 STREAK_MIN = 3           # Rule 0: three no-build cycles in a row is a problem
-_FIRST_TAIL = 16         # entries read on the first pass; each further pass reads four times as many
+_FIRST_TAIL = 16         # NOW blocks parsed on the first pass; each further pass parses four times as many
 
 # A LOG cycle heading. One linear regex pass over the text finds every cycle number without parsing any
 # entry: measured here at 20-40 ms per MB (0.2 s for a 7 MB LOG of 50,000 entries; the original system's
@@ -33,25 +33,16 @@ def day_bounds(day: date, tz: tzinfo) -> tuple[datetime, datetime]:
     return datetime.combine(day, time(0), tz), datetime.combine(day + timedelta(days=1), time(0), tz)
 
 
-def _tail_covers_all(text: str, chunk: str) -> bool:
-    first = text.find("\n## ")
-    return first < 0 or len(text) - len(chunk) <= first + 1
-
-
 def entries_since(text: str, start: datetime, *, at_least: int = 0) -> tuple[LogEntry, ...]:
     """LOG entries from the first one at or after `start` to the end, plus at least `at_least` before it.
 
     Reads growing tails backwards. LOG is in time order (GM302), so once the first entry read is before
     `start` and enough earlier entries are in hand, nothing earlier can matter.
     """
-    count = _FIRST_TAIL
-    while True:
-        chunk, first_line = log.tail_text(text, count)
-        entries = log.parse(chunk, first_line=first_line, expect_title=False).entries
-        before = sum(1 for e in entries if e.when.moment < start)
-        if _tail_covers_all(text, chunk) or before > at_least:
-            return entries
-        count *= 4
+    def enough(entries: tuple[LogEntry, ...]) -> bool:
+        return sum(1 for e in entries if e.when.moment < start) > at_least
+
+    return log.tail_entries(log.TextSource(text), enough).entries
 
 
 def cycle_numbers(text: str) -> set[int]:
@@ -85,19 +76,17 @@ class Streak:
 
 def no_build_streak(text: str, until: datetime) -> Streak:
     """The no-build cycles in a row before `until`, reading backwards only until a built cycle ends the run."""
-    count = _FIRST_TAIL
-    while True:
-        chunk, first_line = log.tail_text(text, count)
-        cycles = [e for e in log.parse(chunk, first_line=first_line, expect_title=False).entries
-                  if e.cycle is not None and e.when.moment < until]
-        run: list[LogEntry] = []
-        for entry in reversed(cycles):
-            if entry.outcome != "no-build":
-                break
-            run.append(entry)
-        if len(run) < len(cycles) or _tail_covers_all(text, chunk):
-            return Streak(tuple(reversed(run)))
-        count *= 4
+    def ended(entries: tuple[LogEntry, ...]) -> bool:
+        return any(e.cycle is not None and e.when.moment < until and e.outcome != "no-build" for e in entries)
+
+    cycles = [e for e in log.tail_entries(log.TextSource(text), ended).entries
+              if e.cycle is not None and e.when.moment < until]
+    run: list[LogEntry] = []
+    for entry in reversed(cycles):
+        if entry.outcome != "no-build":
+            break
+        run.append(entry)
+    return Streak(tuple(reversed(run)))
 
 
 def day_entries(text: str, day: date, tz: tzinfo) -> tuple[tuple[LogEntry, ...], tuple[LogEntry, ...]]:
@@ -121,29 +110,3 @@ def day_now_blocks(text: str, day: date, tz: tzinfo) -> tuple[NowBlock, ...]:
         if len(doc.blocks) + len(doc.problems) < count or (doc.blocks and doc.blocks[-1].when.moment < start):
             return tuple(b for b in doc.blocks if b.cycle is not None and start <= b.when.moment < end)
         count *= 4
-
-
-@dataclass(frozen=True)
-class Waiting:
-    """A Pending decision and how long it has waited."""
-
-    id: str
-    title: str
-    age_days: int
-    recommendation: str
-
-    def describe(self) -> str:
-        unit = "day" if self.age_days == 1 else "days"
-        return f"{self.id} · {self.title} ({self.age_days} {unit})"
-
-
-def waiting_decisions(text: str, moment: datetime) -> tuple[Waiting, ...]:
-    """Pending decisions, oldest first, with whole days waited up to `moment`."""
-    found = []
-    for item in decisions.parse(text).pending:
-        asked = item.asked
-        age = max(0, (moment - asked.moment).days) if asked is not None else 0
-        found.append((asked.moment if asked else moment, Waiting(item.id, item.title, age,
-                                                                 (item.get("Recommendation") or "").strip())))
-    return tuple(w for _, w in sorted(found, key=lambda pair: pair[0]))
-

@@ -6,60 +6,55 @@ change as `gitmem check --worktree` would, with the agent identity as author (GM
 """
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
 
-from gitmem import exitcodes
-from gitmem import repo as git
+from gitmem import gitio
 from gitmem.checks import CheckInput, run_checks
-from gitmem.config import Config
+from gitmem.checks.violation import Violation
+from gitmem.errors import ExitCode, GitmemError
+from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import lessons, rules
 from gitmem.memory.text import decode
-from gitmem.snapshot import Snapshot
-from gitmem.store import Memory, atomic_write
+from gitmem.workspace import Workspace
+from gitmem.workspace.writer import MemoryWriter, atomic_write
 
 
-class CloseError(Exception):
+class CloseError(GitmemError):
     """The close refused or failed; nothing was committed. `exit_code` says which."""
 
-    def __init__(self, message: str, *, dirty: bool = False) -> None:
-        super().__init__(message)
-        self.exit_code = exitcodes.DIRTY if dirty else exitcodes.VIOLATIONS
+    def __init__(self, message: str, violations: Sequence[Violation] | None = None, *, dirty: bool = False) -> None:
+        super().__init__(message, violations)
+        self.exit_code = ExitCode.DIRTY if dirty else ExitCode.VIOLATIONS
 
 
-def _head_bytes(head: Any, path: str) -> bytes | None:
-    blob = git.tree_blob(head.tree, path)
-    return blob.data if blob is not None else None
-
-
-def changed_files(repository: Any, config: Config, head: Any) -> dict[str, bytes | None]:
+def changed_files(ws: Workspace, head: str) -> dict[str, bytes | None]:
     """Memory files whose work-tree bytes differ from HEAD (the close started from a clean tree)."""
-    top = git.root(repository)
     files: dict[str, bytes | None] = {}
-    for path in config.memory_paths().values():
-        target = top / path
+    for path in ws.config.memory_paths().values():
+        target = ws.root / path
         data = target.read_bytes() if target.is_file() else None
-        if data != _head_bytes(head, path):
+        if data != gitio.file_at(ws.repo, head, path):
             files[path] = data
     return files
 
 
-def restore(repository: Any, config: Config, head: Any, files: dict[str, bytes | None]) -> None:
-    top = git.root(repository)
+def restore(ws: Workspace, head: str, files: dict[str, bytes | None]) -> None:
     for path in files:
-        data = _head_bytes(head, path)
+        data = gitio.file_at(ws.repo, head, path)
         if data is None:
-            (top / path).unlink(missing_ok=True)
+            (ws.root / path).unlink(missing_ok=True)
         else:
-            atomic_write(top / path, data)
+            atomic_write(ws.root / path, data)
 
 
-def check_result(repository: Any, config: Config, head: Any, files: dict[str, bytes | None]) -> list[str]:
+def check_result(ws: Workspace, head: str, files: dict[str, bytes | None]) -> list[str]:
     """`path:line: GMnnn message` for every error in the change, plus the close's permission problems."""
-    from gitmem import permissions
+    from gitmem.cycle import permissions
 
+    config = ws.config
     paths = list(config.memory_paths().values())
-    old = git.commit_snapshot(repository, head, paths)
-    new = git.worktree_snapshot(git.root(repository), paths)
+    old = gitio.commit_snapshot(ws.repo, head, paths)
+    new = gitio.worktree_snapshot(ws.root, paths)
     # Only the files the close changed: a problem already committed before the close is not the close's
     # to fix (and a write to that file would have been refused by its own validation anyway).
     found = [f"{v.path}:{v.line}: {v.code} {v.message}"
@@ -111,7 +106,7 @@ def lesson_changes(path: str, before: str, after: str) -> list[str]:
     return found
 
 
-def write_together(memory: Memory, texts: dict[str, str]) -> str | None:
+def write_together(memory: MemoryWriter, texts: dict[str, str]) -> str | None:
     """Validate several memory files as one change, then write them; the refusal text, or None when written."""
     proposed = {memory.config.path(role): text.encode("utf-8") for role, text in texts.items()}
 

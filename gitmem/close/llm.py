@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitmem.close.promote import RULE_MAX_CHARS, Candidate
+from gitmem.close.gates import RULE_MAX_CHARS, Candidate
 from gitmem.memory.rules import Rule
 from gitmem.memory.text import one_line
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-from gitmem.close.day import DAY_FIELD, Streak, Waiting
+from gitmem.close.day import DAY_FIELD, Streak
 from gitmem.memory import roadmap
+from gitmem.memory.decisions import Waiting
 from gitmem.memory.log import OUTCOMES, LogEntry
 from gitmem.memory.text import one_line
 
@@ -95,7 +96,7 @@ def problem_lines(facts: DayFacts, hint: str) -> list[str]:
         for note in reverts(entry):
             found.append(f"cycle {entry.cycle} made a forbidden memory edit, reverted: {_short(note)}")
     for item in facts.waiting:
-        if item.age_days > facts.stale_days:
+        if item.days > facts.stale_days:
             found.append(f"{item.describe()} has waited longer than {facts.stale_days} days: please answer it")
     if facts.streak.is_problem:
         found.append(streak_problem(facts.streak, hint))
@@ -113,7 +114,7 @@ def offline_plan(roadmap_text: str, waiting: tuple[Waiting, ...], priorities: tu
         oldest = waiting[0]
         rec = f"; recommendation: {_short(oldest.recommendation, 80)}" if oldest.recommendation else ""
         return (f"follow up {oldest.id} · {_short(oldest.title, 60)}",
-                f"it is the oldest Pending decision ({oldest.age_days} days){rec}")
+                f"it is the oldest Pending decision ({oldest.days} days){rec}")
     first = priorities[0] if priorities else "build something new"
     return f"pick a task by the priorities, starting with `{first}`", "ROADMAP has no open item and nothing is pending"
 
@@ -139,6 +140,6 @@ def close_fields(facts: DayFacts, *, problems: list[str], promotion_lines: list[
 def plan_block(facts: DayFacts, plan: tuple[str, str]) -> dict[str, str]:
     """Did / Human / Next for the `plan for <next day>` NOW block: three lines, within any block limit."""
     human = (f"{len(facts.waiting)} decision(s) waiting: " + ", ".join(
-        f"{w.id} ({w.age_days}d)" for w in facts.waiting)) if facts.waiting else "nothing waiting"
+        f"{w.id} ({w.days}d)" for w in facts.waiting)) if facts.waiting else "nothing waiting"
     return {"did": f"closed {facts.day.isoformat()}: {facts.counts_line()}",
             "human": human, "next": f"{plan[0]} — why: {plan[1]}"}

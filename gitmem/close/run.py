@@ -8,18 +8,19 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-from gitmem import repo as git
+from gitmem import gitio
 from gitmem.close import day as days
-from gitmem.close import promoting, report
+from gitmem.close import promotion as promoting
+from gitmem.close import report
 from gitmem.close.guard import CloseError, changed_files, check_result, restore
 from gitmem.close.llm import CloseModel, available
 from gitmem.config import Config
-from gitmem.memory import lessons
+from gitmem.memory import decisions, lessons
 from gitmem.memory.text import field_value
-from gitmem.store import Clock, Memory, system_clock
+from gitmem.workspace import Clock, Workspace
+from gitmem.workspace.writer import MemoryWriter, WriteRefused
 
 PHASE_TRAILER = "Gitmem-Phase: close"
 
@@ -47,45 +48,46 @@ class CloseResult:
         return data
 
 
-def run_close(root: Path | str, config: Config, *, day: date | None = None, use_llm: bool = False,
+def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
               push: bool = False, clock: Clock | None = None, client: Any = None) -> CloseResult:
     """Close `day` (default: today in the configured zone). `client` replaces the Anthropic client in tests."""
-    from gitmem import lock
+    from gitmem.cycle import lock
 
-    repository = git.open_repo(Path(root))
-    top = git.root(repository)
-    clock = clock or system_clock(config)
+    repo, config = ws.repo, ws.config
+    clock = clock or ws.clock()
     moment = clock()
     today = moment.astimezone(config.tzinfo()).date()
     day = day or today
     if day > today:
         raise CloseError(f"{day.isoformat()} has not happened yet (today is {today.isoformat()})")
-    head = git.head_commit(repository)
+    head = gitio.head_id(repo)
     if head is None:
         raise CloseError("this repository has no commits yet; commit the memory files first")
-    with lock.acquire(git.git_dir(repository), what="close"):
-        dirty = sorted(p for p, _ in git.dirty_files(repository) if p in config.memory_paths().values())
+    with lock.acquire(gitio.state_dir(repo), what="close"):
+        dirty = sorted(p for p, _ in gitio.dirty_files(repo) if p in config.memory_paths().values())
         if dirty:
             raise CloseError(f"memory files have uncommitted changes: {', '.join(dirty)}; commit or discard "
                              "them first (the close commits memory files whole)", dirty=True)
-        memory = Memory(top, config, clock=clock, author_email=config.agent.email)
+        memory = MemoryWriter(ws, clock=clock, author_email=config.agent.email)
         try:
             result = _close(memory, config, day, moment, use_llm=use_llm, client=client)
             if result.status == "closed":
-                result.commit = _commit(repository, config, result, head)
-        except BaseException:
+                result.commit = _commit(ws, result, head)
+        except BaseException as err:
             # The tree was clean at HEAD when the close began: putting HEAD back loses nothing.
-            if git.head_commit(repository).id == head.id:  # type: ignore[union-attr]
-                restore(repository, config, head, changed_files(repository, config, head))
+            if gitio.head_id(repo) == head:
+                restore(ws, head, changed_files(ws, head))
+            if isinstance(err, WriteRefused):
+                raise WriteRefused(f"close failed, nothing changed: {err}", err.violations) from None
             raise
     if push and result.commit:
-        result.push = _push(repository, day)
+        result.push = _push(ws, day)
         if result.push["status"] == "pushed" and result.push["commit"]:
             result.commit = result.push["commit"]
     return result
 
 
-def _close(memory: Memory, config: Config, day: date, moment: datetime, *, use_llm: bool,
+def _close(memory: MemoryWriter, config: Config, day: date, moment: datetime, *, use_llm: bool,
            client: Any) -> CloseResult:
     tz = config.tzinfo()
     log_text = memory.read("log")
@@ -94,7 +96,7 @@ def _close(memory: Memory, config: Config, day: date, moment: datetime, *, use_l
         where = f"{config.path('log')}:{closes[0].line}"
         return CloseResult(day, "already-closed", f"{day.isoformat()} is already closed ({where}); nothing changed")
     _, end = days.day_bounds(day, tz)
-    waiting = days.waiting_decisions(memory.read("decisions"), moment)
+    waiting = decisions.waiting(decisions.parse(memory.read("decisions")), moment)
     human = tuple(value for b in days.day_now_blocks(memory.read("now"), day, tz)
                   if (value := field_value(b.fields, "Human")))
     facts = report.DayFacts(day, cycles, waiting, days.no_build_streak(log_text, end),
@@ -135,7 +137,7 @@ def _close(memory: Memory, config: Config, day: date, moment: datetime, *, use_l
     return result
 
 
-def _streak_lesson(memory: Memory, facts: report.DayFacts, hint: str, result: CloseResult) -> str:
+def _streak_lesson(memory: MemoryWriter, facts: report.DayFacts, hint: str, result: CloseResult) -> str:
     """Rule 0: open one lesson per streak (keyed by its first cycle), never a second for the same one."""
     streak = facts.streak
     title = f"Rule 0: no-build streak from cycle {streak.first}"
@@ -150,7 +152,7 @@ def _streak_lesson(memory: Memory, facts: report.DayFacts, hint: str, result: Cl
     return item.id
 
 
-def _template(memory: Memory) -> str:
+def _template(memory: MemoryWriter) -> str:
     from gitmem.close.llm import DEFAULT_PROSE
 
     path = memory.root / "prompts" / "close.md"
@@ -164,22 +166,23 @@ def _facts_for_model(facts: report.DayFacts, problems: list[str], promotions: li
             "human_notes": list(facts.human_notes), "offline_plan": {"task": plan[0], "why": plan[1]}}
 
 
-def _commit(repository: Any, config: Config, result: CloseResult, head: Any) -> str:
+def _commit(ws: Workspace, result: CloseResult, head: str) -> str:
     """One commit by the agent identity, after the whole change passes the checks and the close's permissions."""
-    files = changed_files(repository, config, head)
-    problems = check_result(repository, config, head, files)
+    config = ws.config
+    files = changed_files(ws, head)
+    problems = check_result(ws, head, files)
     if problems:
         raise CloseError("the close would leave invalid memory; nothing was committed:\n" + "\n".join(problems))
     body = [result.message] + [f"promoted {p['rule']} from {p['lesson']}" for p in result.promoted]
     message = f"gitmem: close {result.day.isoformat()}\n\n" + "\n".join(body) + f"\n\n{PHASE_TRAILER}\n"
-    identity = git.Identity(config.agent.name, config.agent.email)
-    return str(git.commit_files(repository, files, message, author=identity))
+    identity = gitio.Identity(config.agent.name, config.agent.email)
+    return gitio.commit_files(ws.repo, files, message, author=identity)
 
 
-def _push(repository: Any, day: date) -> dict[str, Any]:
-    from gitmem import sync
+def _push(ws: Workspace, day: date) -> dict[str, Any]:
+    from gitmem.publish.push import publish
 
-    outcome = sync.publish(repository, conflict_branch=f"gitmem/close-{day.isoformat()}")
+    outcome = publish(ws.repo, conflict_branch=f"gitmem/close-{day.isoformat()}")
     # After a rebase the published commit is a new one: report that id, not the local one it replaced.
     return {"status": outcome.status, "commit": outcome.commit, "side_branch": outcome.side_branch,
             "messages": outcome.messages}

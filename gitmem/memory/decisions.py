@@ -1,16 +1,26 @@
 """DECISIONS.md: the only channel between agent and human. `## Pending`, then `## Resolved`."""
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from gitmem.memory.text import (
+    SEP,
+    Field,
     IdEntry,
+    Problem,
+    Timestamp,
+    decode_lines,
     headed,
-    title_problem,
+    parse_fields,
+    parse_timestamp,
+    render_field,
     split_id_heading,
-    SEP, Field, Problem, Timestamp, decode_lines, parse_fields, parse_timestamp,
-    render_field, split_sections, strip_trailing_blank,
+    split_sections,
+    strip_trailing_blank,
+    title_problem,
 )
 
 TITLE = "# DECISIONS"
@@ -152,3 +162,34 @@ def resolve(doc: DecisionsDoc, decision_id: str, *, answer: str, answered: Times
     pending = tuple(d for d in doc.pending if d.id != decision_id)
     return DecisionsDoc(doc.preamble, pending, (moved, *doc.resolved), doc.section_lines, doc.problems,
                         doc.section_preambles)
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """A Pending decision and how long it has waited, up to a given moment."""
+
+    id: str
+    title: str
+    recommendation: str
+    asked: Timestamp | None
+    line: int
+    age_days: float | None          # days waited, with fractions; None when the decision has no Asked line
+
+    @property
+    def days(self) -> int:
+        """Whole days waited (0 when unknown): the one age every view shows."""
+        return max(0, math.floor(self.age_days)) if self.age_days is not None else 0
+
+    def describe(self) -> str:
+        unit = "day" if self.days == 1 else "days"
+        return f"{self.id} · {self.title} ({self.days} {unit})"
+
+
+def waiting(doc: DecisionsDoc, moment: datetime) -> tuple[Waiting, ...]:
+    """The Pending decisions, oldest first (undated ones last), with their age at `moment`."""
+    found = []
+    for item in doc.pending:
+        asked = item.asked
+        age = (moment - asked.moment).total_seconds() / 86400 if asked is not None else None
+        found.append(Waiting(item.id, item.title, (item.get("Recommendation") or "").strip(), asked, item.line, age))
+    return tuple(sorted(found, key=lambda w: (w.asked is None, w.asked.moment if w.asked else moment, w.id)))

@@ -6,12 +6,19 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 
 from gitmem.memory.text import (
+    SEP,
+    Field,
     IdEntry,
+    Problem,
+    decode_lines,
+    fields_named,
     headed,
-    title_problem,
+    parse_fields,
+    render_field,
     split_id_heading,
-    SEP, Field, Problem, decode_lines, fields_named, parse_fields, render_field,
-    split_sections, strip_trailing_blank,
+    split_sections,
+    strip_trailing_blank,
+    title_problem,
 )
 
 TITLE = "# LESSONS"

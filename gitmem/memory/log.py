@@ -2,14 +2,24 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from gitmem.memory.text import (
+    SEP,
     Entry,
+    Field,
+    Problem,
+    Timestamp,
+    decode_lines,
     headed,
+    parse_fields,
+    render_field,
+    split_sections,
+    split_timestamped_heading,
+    strip_trailing_blank,
     title_problem,
-    SEP, Field, Problem, Timestamp, decode_lines, parse_fields, render_field,
-    split_sections, split_timestamped_heading, strip_trailing_blank,
 )
 
 TITLE = "# LOG"
@@ -131,12 +141,99 @@ def _after_title(text: str) -> int:
 
 def last_cycle_number(text: str) -> int:
     """The highest cycle number among the last entries (a close entry may be last)."""
-    for size in (4, 16, 64):
-        cycles = [e.cycle for e in tail(text, size).entries if e.cycle is not None]
-        if cycles:
-            return max(cycles)
-    cycles = [e.cycle for e in parse(text).entries if e.cycle is not None]
+    cycles = [e.cycle for e in tail_entries(TextSource(text), has_cycle).entries if e.cycle is not None]
     return max(cycles, default=0)
+
+
+# -- reading from the end ---------------------------------------------------------------------------------
+# LOG only grows at its end, so whatever needs "the last entries" reads growing tails backwards and stops
+# as soon as it has enough: the cost follows the tail it reads, not the length of the history.
+# `tail_entries` is the one loop that does it; a source says where the text comes from: a string in
+# memory (`TextSource`), a blob's bytes (`BytesSource`), or a file on disk with a cached line count
+# (`gitmem.workspace.tail.FileSource`).
+
+FIRST_BLOCK = 16 * 1024
+_HEADING_AT = re.compile(r"^## ", re.M)
+
+
+class TailSource(Protocol):
+    def size(self) -> int:
+        """The length of the whole LOG, in the unit `text_from` takes."""
+
+    def text_from(self, start: int) -> tuple[str, int]:
+        """The text from the first line start at or after `start` to the end, and the offset it begins at."""
+
+    def line_at(self, offset: int) -> int:
+        """The 1-based line number of the line starting at `offset`."""
+
+
+@dataclass(frozen=True)
+class Tail:
+    entries: tuple[LogEntry, ...]   # complete entries with absolute line numbers, oldest first
+    first_line: int                 # the line where the text read starts
+    whole: bool                     # the read reached the start of LOG
+
+
+def tail_entries(source: TailSource, enough: Callable[[tuple[LogEntry, ...]], bool], *,
+                 block: int = FIRST_BLOCK) -> Tail:
+    """The entries at the end of LOG, read in doubling blocks until `enough(entries)` or the whole LOG is read.
+
+    Every `## ` heading in a block starts a complete entry; the lines above the first one are skipped.
+    """
+    size = source.size()
+    while True:
+        text, start = source.text_from(max(0, size - block))
+        begin = 0
+        if start > 0:
+            found = _HEADING_AT.search(text)
+            begin = found.start() if found else len(text)
+        if start == 0 or enough(parse(text[begin:], expect_title=False).entries):
+            break
+        block *= 2
+    first_line = source.line_at(start) + text.count("\n", 0, begin)
+    entries = parse(text[begin:], first_line=first_line, expect_title=False).entries
+    return Tail(entries, first_line, start == 0)
+
+
+def has_cycle(entries: tuple[LogEntry, ...]) -> bool:
+    return any(entry.cycle is not None for entry in entries)
+
+
+class TextSource:
+    """LOG text already in memory; offsets are character offsets."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def size(self) -> int:
+        return len(self.text)
+
+    def text_from(self, start: int) -> tuple[str, int]:
+        if start > 0:
+            start = self.text.find("\n", start - 1) + 1 or len(self.text)
+        return self.text[start:], start
+
+    def line_at(self, offset: int) -> int:
+        return self.text.count("\n", 0, offset) + 1
+
+
+class BytesSource:
+    """LOG bytes in memory (a blob), up to `end`; decoding is forgiving, so it never fails mid-history."""
+
+    def __init__(self, data: bytes, end: int | None = None) -> None:
+        self.data = data
+        self.end = len(data) if end is None else end
+
+    def size(self) -> int:
+        return self.end
+
+    def text_from(self, start: int) -> tuple[str, int]:
+        if start > 0:
+            start = self.data.find(b"\n", start - 1, self.end) + 1 or self.end
+        return self.data[start:self.end].decode("utf-8", "replace").replace("\r\n", "\n"), start
+
+    def line_at(self, offset: int) -> int:
+        return self.data.count(b"\n", 0, offset) + 1
 
 
 def outcome_reason(entry: LogEntry) -> str | None:

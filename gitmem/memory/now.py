@@ -6,11 +6,19 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from gitmem.memory.text import (
+    SEP,
     Entry,
+    Field,
+    Problem,
+    Timestamp,
+    decode_lines,
     headed,
+    parse_fields,
+    render_field,
+    split_sections,
+    split_timestamped_heading,
+    strip_trailing_blank,
     title_problem,
-    SEP, Field, Problem, Timestamp, decode_lines, parse_fields, render_field,
-    split_sections, split_timestamped_heading, strip_trailing_blank,
 )
 
 TITLE = "# NOW"

@@ -5,7 +5,14 @@ import re
 from dataclasses import dataclass, replace
 from datetime import date
 
-from gitmem.memory.text import SEP, Problem, decode_lines, split_heading, split_sections, strip_trailing_blank
+from gitmem.memory.text import (
+    SEP,
+    Problem,
+    decode_lines,
+    split_heading,
+    split_sections,
+    strip_trailing_blank,
+)
 
 PROVEN, RETIRED = "Proven rules", "Retired"
 _ID_RE = re.compile(r"^R-(\d{2,})$")

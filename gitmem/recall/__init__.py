@@ -6,8 +6,8 @@ git stays the only source of truth.
 """
 from __future__ import annotations
 
+from gitmem.recall.database import RecallError
 from gitmem.recall.rank import register_ranker
 from gitmem.recall.search import Hit, rebuild, search
-from gitmem.recall.store import RecallError
 
 __all__ = ["Hit", "RecallError", "rebuild", "register_ranker", "search"]

@@ -14,9 +14,12 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from gitmem import gitio
 from gitmem.config import CONFIG_NAME, Config, load_config
-from gitmem.recall import corpus, store
-from gitmem.recall.sync import sync_file
+from gitmem.recall import corpus
+from gitmem.recall import database as store
+from gitmem.recall.refresh import sync_file
+from gitmem.workspace import Workspace
 
 ROLES = ("log", "now", "decisions", "lessons", "rules")
 INDEX_FILE = "recall.sqlite"
@@ -66,16 +69,14 @@ def fingerprint(all_scopes: tuple[Scope, ...], config: Config) -> str:
 class Index:
     """An open index, kept in step with the work tree and history by `refresh()`."""
 
-    def __init__(self, root: Path | str, config: Config) -> None:
-        from gitmem import repo as git
-
+    def __init__(self, ws: Workspace) -> None:
         store.require_fts5()
-        self.repo = git.open_repo(root)
-        self.root = git.root(self.repo)
-        self.config = config
-        self.scopes = scopes(self.root, config)
-        self.fingerprint = fingerprint(self.scopes, config)
-        self.path = Path(self.repo.path) / "gitmem" / INDEX_FILE
+        self.repo = ws.repo
+        self.root = gitio.root(self.repo)
+        self.config = ws.config
+        self.scopes = scopes(self.root, ws.config)
+        self.fingerprint = fingerprint(self.scopes, ws.config)
+        self.path = gitio.state_dir(self.repo) / INDEX_FILE
         self.conn: sqlite3.Connection | None = None
         self.rebuilt = False
 
@@ -120,18 +121,16 @@ class Index:
 
     def _update(self, conn: sqlite3.Connection) -> bool:
         """One write transaction for all changes; False when history was rewritten (rebuild instead)."""
-        from gitmem import repo as git
-
         conn.execute("BEGIN IMMEDIATE")
         try:
             for scope in self.scopes:
                 for role, path in scope.paths:
                     sync_file(conn, self.root, scope.name, role, path)
-            head = git.head_id(self.repo) or ""
+            head = gitio.head_id(self.repo) or ""
             last = store.get_meta(conn, "head")
             if head != last:
                 owner = {path: scope.name for scope in self.scopes for _, path in scope.paths}
-                commits = git.commits_since(self.repo, last or None, owner)
+                commits = gitio.commits_since(self.repo, last or None, owner)
                 if commits is None:                # not a fast-forward: history was rewritten
                     conn.execute("ROLLBACK")
                     return False
@@ -144,7 +143,7 @@ class Index:
             raise
         return True
 
-    def _add_commits(self, conn: sqlite3.Connection, commits: list, owner: dict[str, str]) -> None:
+    def _add_commits(self, conn: sqlite3.Connection, commits: list[gitio.CommitInfo], owner: dict[str, str]) -> None:
         """A commit's message belongs to the one workspace whose memory it changed; otherwise it is shared."""
         zone = self.config.tzinfo()
         docs: dict[str, list[corpus.Doc]] = {}

@@ -12,7 +12,7 @@ import sqlite3
 import unicodedata
 from dataclasses import dataclass, field
 
-from gitmem.recall.store import TOKENIZER, get_meta
+from gitmem.recall.database import TOKENIZER, get_meta
 
 WORD_RE = re.compile(r"[^\W_]+")      # what unicode61 calls a token: letters and digits, `_` separates
 MAX_TERMS = 32              # a pasted page is searched by its first 32 distinct words

@@ -4,15 +4,15 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import asdict, dataclass
 from datetime import date, datetime, time, timedelta
-from pathlib import Path
 from typing import Any
 
 from gitmem.config import Config
 from gitmem.recall import rank
 from gitmem.recall.corpus import KINDS
+from gitmem.recall.database import RecallError
 from gitmem.recall.index import DEFAULT, Index
 from gitmem.recall.query import analyze
-from gitmem.recall.store import RecallError
+from gitmem.workspace import Workspace
 
 MARK = "**"                  # snippet highlight: plain text that reads well in a terminal and in a prompt
 SNIPPET_TOKENS = 16
@@ -58,12 +58,12 @@ def parse_when(value: str | date | datetime | None, config: Config, *, end: bool
     return (moment + timedelta(days=1)).timestamp() - 0.001 if end else moment.timestamp()
 
 
-def search(root: Path | str, config: Config, query: str, *, kinds: list[str] | tuple[str, ...] | None = None,
+def search(ws: Workspace, query: str, *, kinds: list[str] | tuple[str, ...] | None = None,
            since: str | date | datetime | None = None, until: str | date | datetime | None = None,
            limit: int | None = None, all_workspaces: bool = False, min_score: float | None = None,
            gap: float | None = None) -> list[Hit]:
-    """Search the memory of `config`'s workspace (or of all workspaces): best hits first, maybe none."""
-    index = Index(root, config)
+    """Search the memory of the workspace (or of all workspaces): best hits first, maybe none."""
+    index = Index(ws)
     try:
         return run(index, query, kinds=kinds, since=since, until=until, limit=limit,
                    all_workspaces=all_workspaces, min_score=min_score, gap=gap)
@@ -71,9 +71,9 @@ def search(root: Path | str, config: Config, query: str, *, kinds: list[str] | t
         index.close()
 
 
-def rebuild(root: Path | str, config: Config) -> int:
+def rebuild(ws: Workspace) -> int:
     """Throw the index away and build it again from the files and history; returns the entry count."""
-    index = Index(root, config)
+    index = Index(ws)
     try:
         return int(index.rebuild().execute("SELECT count(*) FROM docs").fetchone()[0])
     finally:

@@ -1,0 +1,105 @@
+"""Writing promotions: re-read the live files, re-run the gates, write RULES and LESSONS as one change.
+
+A contradiction that no Supersedes line settles becomes a Pending decision (once; later closes point at it).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from gitmem.close import day as days
+from gitmem.close import gates as promote
+from gitmem.close.guard import write_together
+from gitmem.close.llm import CloseModel
+from gitmem.config import Config
+from gitmem.memory import decisions, lessons, rules
+from gitmem.workspace.writer import MemoryWriter
+
+
+@dataclass
+class Outcome:
+    promoted: list[dict[str, Any]] = field(default_factory=list)
+    not_promoted: list[str] = field(default_factory=list)     # every eligible-or-nearly lesson left, and why
+    decisions_filed: list[str] = field(default_factory=list)
+    lines: list[str] = field(default_factory=list)            # the report's Promotions field
+
+
+def promote_live(memory: MemoryWriter, config: Config, model: CloseModel | None, *, today: date) -> Outcome:
+    """Gates first (code), then wording (model or Rule: line), then a live re-check, then one write."""
+    result = Outcome()
+    needed = config.close.confirmations
+    first, blocked = promote.eligible(lessons.parse(memory.read("lessons")), memory.read("log"), needed)
+    result.not_promoted += blocked
+    if not first:
+        result.lines = list(blocked)
+        return result
+    texts = promote.offline_texts(first)
+    conflicts: dict[str, list[tuple[str, str]]] = {}
+    if model is not None:
+        texts, conflicts = model.rules(first, rules.parse(memory.read("rules")).proven, texts)
+    # Re-read the live files right before writing: skip whatever changed or vanished meanwhile.
+    lessons_doc, rules_doc = lessons.parse(memory.read("lessons")), rules.parse(memory.read("rules"))
+    # Rendering keeps only what parses: with format problems a rewrite would drop text, so don't promote.
+    damaged = [name for name, doc in (("LESSONS", lessons_doc), ("RULES", rules_doc)) if doc.problems]
+    if damaged:
+        result.not_promoted.append(f"no promotion: {' and '.join(damaged)} has format problems; run `gitmem check`")
+        result.lines = list(result.not_promoted)
+        return result
+    logged = days.cycle_numbers(memory.read("log"))
+    still: list[promote.Candidate] = []
+    for candidate in first:
+        why = promote.recheck(candidate, lessons_doc, logged, needed)
+        if why:
+            result.not_promoted.append(f"{candidate.lesson.id} · {candidate.lesson.title}: skipped, {why}")
+            continue
+        live = lessons_doc.find(candidate.lesson.id)
+        assert live is not None
+        still.append(promote.Candidate(live, promote.gate(live, logged, needed)[0]))
+    planned = promote.plan(still, rules_doc, texts=texts, conflicts=conflicts,
+                           max_promotions=config.close.max_promotions, max_rules=config.limits.proven_rules_max)
+    file_conflicts(memory, planned, texts, rules_doc, result)
+    result.not_promoted += planned.notes
+    if planned.promote:
+        new_rules, new_lessons = promote.apply(rules_doc, lessons_doc, planned.promote, today)
+        refused = write_together(memory, {"lessons": lessons.render(new_lessons), "rules": rules.render(new_rules)})
+        if refused:
+            result.not_promoted.append(f"promotions refused by the checks: {refused}")
+            planned.promote = []
+    for item in planned.promote:
+        result.promoted.append({"rule": item.rule.id, "lesson": item.lesson_id, "text": item.rule.text,
+                                "cycles": list(item.rule.cycles), "retired": list(item.retired)})
+    lines = [f"{item.rule.id} · {item.rule.text} (from {item.lesson_id})"
+             + (f"; retired {', '.join(item.retired)} (superseded)" if item.retired else "")
+             for item in planned.promote]
+    lines += planned.notes + [n for n in result.not_promoted if n not in planned.notes]
+    if planned.proposals:
+        lines.append("to make room, retire or supersede: " + "; ".join(planned.proposals))
+    result.lines = list(dict.fromkeys(lines))
+    return result
+
+
+def file_conflicts(memory: MemoryWriter, planned: promote.Plan, texts: dict[str, str], rules_doc: rules.RulesDoc,
+                   result: Outcome) -> None:
+    """A contradiction no Supersedes line settles goes to the human; the close does not pick a side."""
+    pending = {d.title: d.id for d in decisions.parse(memory.read("decisions")).pending}
+    for candidate, rule_id, why in planned.conflicts:
+        lesson = candidate.lesson
+        title = f"Rule conflict: {lesson.id} vs {rule_id}"
+        if title not in pending:
+            existing = rules_doc.find(rule_id)
+            item = memory.ask_decision(
+                title=title, cycle=memory.workspace.last_log_cycle(),
+                context=f"{lesson.id} would become the rule: {texts.get(lesson.id, '')}\n"
+                        f"{rule_id} says: {existing.text if existing else '?'}\n"
+                        f"Why they conflict: {why or 'unstated'}",
+                options=f"supersede {rule_id} | keep {rule_id} and retire {lesson.id} | reword {lesson.id}",
+                recommendation=f"if {lesson.id} is right, add `- Supersedes: {rule_id}` to it and the next close "
+                               f"promotes it; otherwise retire {lesson.id}")
+            pending[title] = item.id
+            result.decisions_filed.append(item.id)
+            said = f"filed {item.id} for the human"
+        else:
+            said = f"{pending[title]} already asks the human"
+        planned.notes = [n.replace("a decision is filed for the human", said) if n.startswith(f"{lesson.id} ·")
+                         else n for n in planned.notes]

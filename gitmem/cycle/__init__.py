@@ -1,0 +1,1 @@
+"""How a cycle runs: preflight and lock, the reading budget, the agent, postflight, salvage."""

@@ -1,0 +1,309 @@
+"""The reading budget: exactly what one cycle reads, in a fixed order, with a token guard.
+
+Parts, each under a heading naming its source file and line range:
+  1. RULES, whole (cacheable);  2. the top NOW block;  3. DECISIONS Pending, plus every decision resolved
+  since the previous cycle's LOG timestamp, marked newly resolved;  4. the last `cycle.log_entries` LOG
+  entries;  5. the current ROADMAP section;  6. the `cycle.always_load` files.
+Then `prompts/cycle.md`, filled in by `fill_instructions`.
+
+Cost does not grow with history (see `gitmem.workspace.tail`): NOW and DECISIONS are read from the head only, LOG
+from its tail only. Resolved decisions are newest first (`decisions.resolve` puts each answer on top), so
+the scan stops after a few resolved decisions in a row that are older than the previous cycle.
+
+Tokens: a counter function gives each part's size. The default is the offline estimate ceil(chars / 3.5),
+which overestimates English prose slightly (about 4 chars per token) so the guard errs on the safe side;
+pass an exact counter (`gitmem.agents.anthropic.api_token_counter`) when an API key is present.
+Soft limit, 70% of `cycle.max_context_tokens`: trim, in this order, and warn: (a) fewer LOG entries, down to
+one; (b) the ROADMAP section. RULES, NOW, DECISIONS and the always-load files are never trimmed.
+Hard limit, 86.5%: BudgetError naming the largest part.
+"""
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from gitmem.agents.base import ContextPart, CycleRequest
+from gitmem.config import Config
+from gitmem.errors import ExitCode, GitmemError
+from gitmem.memory import decisions, log, roadmap
+from gitmem.memory import now as now_mod
+from gitmem.memory.text import Timestamp, decode, parse_timestamp
+from gitmem.workspace import Workspace
+from gitmem.workspace.tail import read_head, second_heading
+
+CHARS_PER_TOKEN = 3.5
+SOFT_SHARE, HARD_SHARE = 0.70, 0.865
+NEWLY_RESOLVED = "newly resolved — act on these, do not redo them"
+OLD_RESOLVED_STOP = 3        # resolved decisions in a row older than the last cycle end the scan
+TokenCounter = Callable[[str], int]
+_RESOLVED_RE = re.compile(r"^## Resolved[ \t]*$", re.M)
+_DECISION_RE = re.compile(r"^### ", re.M)
+_ANSWERED_RE = re.compile(r"^- Answered: (\d{4}-\d{2}-\d{2} \d{2}:\d{2} (?:UTC|[+-]\d{2}:\d{2}))", re.M)
+
+
+class BudgetError(GitmemError):
+    """The reading budget is over the hard limit; the message names the largest part."""
+
+    exit_code = ExitCode.VIOLATIONS     # the memory itself is too big to load
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def build_request(ws: Workspace, *, cycle: int | None = None, now: datetime | None = None,
+                  clock: Callable[[], datetime] | None = None, deadline: float | None = None,
+                  count_tokens: TokenCounter | None = None, backend: str | None = None) -> CycleRequest:
+    """The whole cycle prompt and its limits.
+
+    `now` (or `clock()`, or the real clock in the configured zone) gives the date and time; `clock` is also
+    handed to the backend's memory writes. `cycle` defaults to one past the last logged cycle (GITMEM_CYCLE
+    wins). `deadline` defaults to now + cycle.timeout on time.monotonic(). `backend` (default agent.backend,
+    else anthropic) decides how memory writing is taught: tools, or `gitmem` commands.
+    """
+    root, config = ws.root, ws.config
+    backend = backend or config.agent.backend or "anthropic"
+    counter = _memo(count_tokens or estimate_tokens)
+    if cycle is None:
+        cycle = ws.cycle_for("log")
+    moment = (now or (clock() if clock else datetime.now(config.tzinfo()))).astimezone(config.tzinfo())
+    stamp = Timestamp.from_datetime(moment)
+    parts, entries = reading(ws)
+    instructions = fill_instructions(root, config, cycle=cycle, moment=moment, stamp=stamp, backend=backend)
+    warnings: list[str] = []
+    parts, total = _fit(config, parts, entries, counter, counter(instructions), warnings)
+    env = {"GITMEM_CYCLE": str(cycle), "GITMEM_ROOT": str(root), "GITMEM_TIMESTAMP": str(stamp)}
+    return CycleRequest(
+        cycle=cycle, timestamp=str(stamp), workspace=ws, parts=tuple(parts.values()),
+        instructions=instructions, deadline=deadline if deadline is not None else time.monotonic() + config.cycle.timeout,
+        max_turns=config.cycle.max_turns, max_tokens=config.cycle.max_tokens, env=env,
+        warnings=tuple(warnings), instruction_tokens=counter(instructions), total_tokens=total, clock=clock)
+
+
+def reading(ws: Workspace) -> tuple[dict[str, ContextPart], list[log.LogEntry]]:
+    """The parts of the reading budget in order, uncounted, and the LOG entries behind the log part."""
+    root, config = ws.root, ws.config
+    tail = ws.log_tail(config.cycle.log_entries)
+    last_cycle = next((e for e in reversed(tail.entries) if e.cycle is not None), None)
+    top = now_mod.parse(read_head(ws.path("now"), second_heading), max_blocks=1).top
+    entries = list(tail.entries[-config.cycle.log_entries:])
+    parts: dict[str, ContextPart] = {"rules": _whole(root, config.path("rules"), "rules", cacheable=True),
+                                     "now": _now_part(config.path("now"), top),
+                                     "decisions": _decisions_part(root, config.path("decisions"), last_cycle),
+                                     "log": _log_part(config.path("log"), entries)}
+    road = _roadmap_part(root, config.path("roadmap"))
+    if road is not None:
+        parts["roadmap"] = road
+    for index, rel in enumerate(config.cycle.always_load):
+        parts[f"extra{index}"] = _whole(root, rel, "extra")
+    return parts, entries
+
+
+def estimate(ws: Workspace) -> int:
+    """The offline estimate of the reading budget's parts, for when the whole prompt cannot be built."""
+    return sum(estimate_tokens(_rendered(part)) for part in reading(ws)[0].values())
+
+
+@dataclass(frozen=True)
+class Limits:
+    total: int        # cycle.max_context_tokens
+    soft: int         # trim above this
+    hard: int         # refuse above this
+
+
+def limits(config: Config) -> Limits:
+    total = config.cycle.max_context_tokens
+    return Limits(total, int(total * SOFT_SHARE), int(total * HARD_SHARE))
+
+
+def _fit(config: Config, parts: dict[str, ContextPart], entries: list[log.LogEntry],
+         counter: TokenCounter, fixed: int, warnings: list[str]) -> tuple[dict[str, ContextPart], int]:
+    """Count every part, trim to the soft limit in the documented order, refuse over the hard limit."""
+    bounds = limits(config)
+    limit, soft, hard = bounds.total, bounds.soft, bounds.hard
+
+    def counted(part: ContextPart) -> ContextPart:
+        return ContextPart(part.name, part.source, part.text, counter(_rendered(part)), part.cacheable)
+
+    parts = {key: counted(part) for key, part in parts.items()}
+    total = fixed + sum(p.tokens for p in parts.values())
+    keep = len(entries)
+    while total > soft and keep > 1:
+        keep -= 1
+        parts["log"] = counted(_log_part(config.path("log"), entries[-keep:]))
+        total = fixed + sum(p.tokens for p in parts.values())
+    if keep < len(entries):
+        warnings.append(f"context over the soft limit ({soft} tokens): LOG trimmed to the last {keep} "
+                        f"entr{'y' if keep == 1 else 'ies'}")
+    if total > soft and "roadmap" in parts:
+        source = parts["roadmap"].source
+        parts["roadmap"] = counted(ContextPart("roadmap", source, f"(trimmed to fit the budget: search "
+                                                                  f"{source.split(':')[0]} for the current section)"))
+        total = fixed + sum(p.tokens for p in parts.values())
+        warnings.append(f"context over the soft limit ({soft} tokens): ROADMAP section {source} left out")
+    if total > soft:
+        warnings.append(f"context is {total} tokens, over the soft limit of {soft} (70% of {limit})")
+    if total > hard:
+        largest = max(parts.values(), key=lambda p: p.tokens)
+        raise BudgetError(f"the cycle context needs {total} tokens, over the hard limit of {hard} (86.5% of "
+                          f"cycle.max_context_tokens={limit}); the largest part is {largest.source} with "
+                          f"{largest.tokens} tokens: shorten it, or raise cycle.max_context_tokens")
+    return parts, total
+
+
+def _rendered(part: ContextPart) -> str:
+    return f"## {part.source}\n\n{part.text.rstrip()}"
+
+
+def _memo(counter: TokenCounter) -> TokenCounter:
+    seen: dict[str, int] = {}
+
+    def count(text: str) -> int:
+        if text not in seen:
+            seen[text] = counter(text)
+        return seen[text]
+    return count
+
+
+def _read(path: Path) -> str:
+    try:
+        return decode(path.read_bytes()).text
+    except (FileNotFoundError, IsADirectoryError):
+        return ""
+
+
+def _whole(root: Path, rel: str, name: str, *, cacheable: bool = False) -> ContextPart:
+    if rel.startswith("/") or ".." in Path(rel).parts:
+        return ContextPart(name, rel, f"(not loaded: {rel} is outside the repository)")
+    text = _read(root / rel).rstrip()
+    if not text:
+        return ContextPart(name, rel, f"({rel} is missing or empty)", cacheable=cacheable)
+    return ContextPart(name, f"{rel}:1-{text.count(chr(10)) + 1}", text, cacheable=cacheable)
+
+
+def _roadmap_part(root: Path, rel: str) -> ContextPart | None:
+    """The current ROADMAP section (`roadmap.current_section`), parsed from the first `(current)` heading or
+    open `- [ ]` item on: a long-lived roadmap grows a finished section a month, and those are skipped."""
+    text = _read(root / rel)
+    # Line starts of the first `## … (current)` heading and of the first open item (str.find: a
+    # multi-line regex would cost more than the parse it saves).
+    marks = [mark for mark in (_line_with(text, "(current)", lambda head: head.startswith("## ")),
+                               _line_with(text, "- [ ]", lambda head: not head.strip())) if mark is not None]
+    heading = text.rfind("\n## ", 0, min(marks) + 1) + 1 if marks else 0
+    if not text.startswith("## ", heading):
+        heading = 0          # a mark outside any section: parse the whole file
+    section = roadmap.current_section(text[heading:])
+    if section is None:
+        return None
+    offset = text.count("\n", 0, heading)
+    body = "\n".join([f"## {section.title}", *section.body]).rstrip()
+    first = section.line + offset
+    return ContextPart("roadmap", f"{rel}:{first}-{first + body.count(chr(10))}", body)
+
+
+def _line_with(text: str, needle: str, accept: Callable[[str], bool]) -> int | None:
+    """Start of the first line holding `needle` where `accept(the line's text before it)`."""
+    at = text.find(needle)
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        if accept(text[start:at]):
+            return start
+        at = text.find(needle, at + 1)
+    return None
+
+
+def _now_part(rel: str, top: now_mod.NowBlock | None) -> ContextPart:
+    if top is None:
+        return ContextPart("now", rel, "(no NOW block yet: this is the first cycle)")
+    return ContextPart("now", f"{rel}:{top.line}-{top.line + len(top.render().splitlines()) - 1}", top.render())
+
+
+def _log_part(rel: str, entries: list[log.LogEntry]) -> ContextPart:
+    if not entries:
+        return ContextPart("log", rel, "(no LOG entries yet)")
+    first, last = entries[0].line, entries[-1].line + len(entries[-1].render().splitlines()) - 1
+    text = "\n\n".join(entry.render() for entry in entries)
+    return ContextPart("log", f"{rel}:{first}-{last} (last {len(entries)} of the LOG)", text)
+
+
+def _decisions_part(root: Path, rel: str, last_cycle: log.LogEntry | None) -> ContextPart:
+    cutoff = last_cycle.when.moment if last_cycle is not None else None
+
+    def is_new(item: decisions.Decision) -> bool:
+        answered = item.answered
+        return cutoff is None or answered is None or answered[0].moment >= cutoff
+
+    doc = decisions.parse(read_head(root / rel, lambda text: _resolved_cut(text, cutoff)))
+    fresh = [d for d in doc.resolved if is_new(d)]
+    since = f" since {last_cycle.when} (cycle {last_cycle.cycle})" if last_cycle is not None else ""
+    body = ["## Pending", *([d.render() for d in doc.pending] or ["(none)"]),
+            f"## Resolved{since}: {NEWLY_RESOLVED}", *([d.render() for d in fresh] or ["(none)"])]
+    shown = [*doc.pending, *fresh]
+    span = (f":{min(d.line for d in shown)}-{max(d.end for d in shown)}" if shown else "")
+    return ContextPart("decisions", f"{rel}{span}", "\n\n".join(body))
+
+
+def _resolved_cut(text: str, cutoff: datetime | None) -> int | None:
+    """Where DECISIONS can be cut: before the first of OLD_RESOLVED_STOP resolved decisions in a row that were
+    answered before `cutoff`. None: read on (no cutoff means every resolved decision is new)."""
+    resolved = _RESOLVED_RE.search(text)
+    if cutoff is None or resolved is None:
+        return None
+    heads = [m.start() for m in _DECISION_RE.finditer(text, resolved.end())]
+    run = 0
+    for index, (head, after) in enumerate(zip(heads, heads[1:])):   # only decisions known to be complete
+        answered = _ANSWERED_RE.search(text, head, after)
+        when = parse_timestamp(answered.group(1)) if answered else None
+        run = run + 1 if when is not None and when.moment < cutoff else 0
+        if run == OLD_RESOLVED_STOP:
+            return heads[index - run + 1]
+    return None
+
+
+def prompt_template(root: Path, config: Config) -> str:
+    """prompts/cycle.md from the repo (the workspace's memory_dir first), else the packaged template."""
+    from gitmem.scaffold.init import template_dir
+
+    for candidate in (root / config.memory_dir / "prompts" / "cycle.md", root / "prompts" / "cycle.md",
+                      template_dir() / "prompts" / "cycle.md"):
+        if candidate.is_file():
+            return decode(candidate.read_bytes()).text
+    raise FileNotFoundError("prompts/cycle.md is missing from the repository and from the gitmem template")
+
+
+MEMORY_TOOLS_TEXT = """\
+- log_entry: this cycle's one LOG entry (task, outcome built|published|no-build, result, tried, evidence, learned)
+- now_block: this cycle's one NOW block (did, human, next)
+- ask_decision: a question for the human, with your recommendation
+- add_lesson / confirm_lesson: a real mistake and what must change / later evidence that confirms one
+- recall: search the memory history
+The file tools (read_file, list_files, search_files, write_file, edit_file) refuse to write memory files."""
+
+MEMORY_COMMANDS_TEXT = """\
+- gitmem log add --task "…" --outcome built|published|no-build --result "…" [--tried "…"] [--evidence "…"] [--learned "…"]
+- gitmem now add --did "…" --human "…" --next "…"
+- gitmem decision ask --title "…" --recommendation "…" [--context "…"] [--options "…"]
+- gitmem lesson add --title "…" --happened "…" --why "…" --change "…" [--rule "…"]
+- gitmem lesson confirm L-NNNN --evidence "…"
+- gitmem recall "words" (or grep -n on the memory files) to search the past
+Never edit the memory files by hand and never commit: the runner validates and commits."""
+
+
+def fill_instructions(root: Path, config: Config, *, cycle: int, moment: datetime, stamp: Timestamp,
+                      backend: str) -> str:
+    """Replace `{name}` placeholders; unknown braces (code, JSON) in a customised prompt are left alone."""
+    tools = backend != "command"
+    values = {
+        "now": f"{stamp}, {moment:%A}", "date": moment.date().isoformat(), "timezone": config.timezone,
+        "cycle": str(cycle), "grep_over_lines": str(config.limits.grep_over_lines),
+        "priorities": "\n".join(f"{n}. {p}" for n, p in enumerate(config.cycle.priorities, 1)),
+        "write_how": "the memory tools" if tools else "`gitmem` commands, run in the repository root",
+        "memory_tools": MEMORY_TOOLS_TEXT if tools else MEMORY_COMMANDS_TEXT,
+        "log_entries": str(config.cycle.log_entries),
+    }
+    return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), prompt_template(root, config))

@@ -1,0 +1,126 @@
+"""One cycle at a time per repository: a lock file in the state directory (.git/gitmem/) naming the pid, host and start time.
+
+A lock left by a process that no longer exists (kill -9, a crash, a reboot) is stale: it is cleared, and
+the caller is told what was found so it can explain leftovers to the user.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from gitmem.errors import ExitCode, GitmemError
+
+LOCK_NAME = "cycle.lock"
+
+
+class LockHeld(GitmemError):
+    """Another live cycle holds the lock; the message says who and how to proceed."""
+
+    exit_code = ExitCode.DIRTY
+
+
+@dataclass(frozen=True)
+class LockInfo:
+    pid: int
+    host: str
+    started: str
+    what: str = "cycle"
+
+    def describe(self) -> str:
+        return f"{self.what} pid {self.pid} on {self.host}, started {self.started}"
+
+
+@dataclass
+class Lock:
+    path: Path
+    info: LockInfo
+    stale: LockInfo | None = None      # the dead holder whose lock was cleared to take this one
+
+    def release(self) -> None:
+        """Remove the lock if it is still ours (a stale-lock clearer elsewhere may have taken it)."""
+        current = read_lock(self.path)
+        if current is not None and (current.pid, current.host) != (self.info.pid, self.info.host):
+            return
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass
+
+    def __enter__(self) -> Lock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def lock_path(state_dir: Path) -> Path:
+    return state_dir / LOCK_NAME
+
+
+def read_lock(path: Path) -> LockInfo | None:
+    """The holder recorded in the lock; an unreadable lock (killed while writing it) reads as pid 0."""
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    try:
+        data = json.loads(raw)
+        return LockInfo(int(data["pid"]), str(data["host"]), str(data["started"]), str(data.get("what", "cycle")))
+    except (ValueError, KeyError, TypeError):
+        return LockInfo(0, socket.gethostname(), "unknown")
+
+
+def pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:    # it exists, owned by someone else
+        return True
+    return _not_zombie(pid)
+
+
+def _not_zombie(pid: int) -> bool:
+    """A killed child that its parent has not reaped yet still answers kill(0); /proc tells the truth."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return True
+    return fields[0] != "Z"
+
+
+def acquire(state_dir: Path, *, what: str = "cycle") -> Lock:
+    """Take the lock, clearing a stale one. Raises LockHeld when a live process holds it."""
+    path = lock_path(state_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    info = LockInfo(os.getpid(), socket.gethostname(),
+                    datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"), what)
+    stale: LockInfo | None = None
+    for _ in range(3):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            holder = read_lock(path)
+            if holder is None:
+                continue
+            if holder.host != socket.gethostname():
+                raise LockHeld(f"another {holder.describe()} holds {path}; if no cycle is running on "
+                               f"{holder.host}, delete that file and retry") from None
+            if pid_alive(holder.pid):
+                raise LockHeld(f"another {holder.describe()} is running; wait for it to finish "
+                               f"(the lock is {path})") from None
+            stale = holder
+            # Re-read just before removing, so a lock a racing runner has just taken is not deleted.
+            if read_lock(path) == holder:
+                path.unlink(missing_ok=True)
+            continue
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump({"pid": info.pid, "host": info.host, "started": info.started, "what": what}, handle)
+        return Lock(path, info, stale)
+    raise LockHeld(f"could not take {path}: another runner keeps taking it")

@@ -1,0 +1,151 @@
+"""After the agent ran: enforce permissions, then make sure the cycle left exactly one LOG entry and one NOW block.
+
+Works on the memory files in the work tree against their text at HEAD. The runner's own writes go through
+`gitmem.workspace.writer.MemoryWriter`, so they are validated and timestamped by the clock like every other write.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gitmem.config import ROLES
+from gitmem.cycle import permissions
+from gitmem.memory import decisions, log, now
+from gitmem.memory.text import (
+    decode,
+    field_value,
+    one_line,
+    render_field,
+    strip_trailing_blank,
+)
+from gitmem.workspace import Clock, Workspace
+from gitmem.workspace.writer import MemoryWriter, atomic_write
+
+NO_TASK = "no task logged"
+
+
+@dataclass
+class Settled:
+    cycle: int
+    task: str
+    outcome: str
+    notes: list[str] = field(default_factory=list)     # what the runner changed, also in Evidence
+    wrote_log: bool = False                             # the runner wrote the LOG entry itself (Rule 0)
+
+
+def memory_texts(ws: Workspace) -> dict[str, str | None]:
+    texts: dict[str, str | None] = {}
+    for role in ROLES:
+        try:
+            texts[role] = decode(ws.path(role).read_bytes()).text
+        except (FileNotFoundError, IsADirectoryError):
+            texts[role] = None
+    return texts
+
+
+def usage_line(usage: dict[str, int]) -> str | None:
+    """`tokens: input 1200, output 300, cache_read_input_tokens 900, total 2400` when the backend reported any."""
+    if not usage:
+        return None
+    names = {"input_tokens": "input", "output_tokens": "output"}
+    parts = [f"{names.get(key, key)} {value}" for key, value in usage.items() if isinstance(value, int)]
+    total = sum(v for k, v in usage.items() if isinstance(v, int) and k.endswith("tokens"))
+    return f"tokens: {', '.join(parts)}, total {total}"
+
+
+def settle(ws: Workspace, old: dict[str, str | None], *, cycle: int, clock: Clock | None,
+           notes: list[str], usage: dict[str, int], why_no_log: str) -> Settled:
+    """Revert forbidden edits, then normalise to one LOG entry and one NOW block for `cycle`."""
+    memory = MemoryWriter(ws, clock=clock, author_email=ws.config.agent.email)
+    enforcement = permissions.enforce(old, memory_texts(ws))
+    for role, text in enforcement.texts.items():
+        atomic_write(memory.path(role), text.encode("utf-8"))
+    evidence = [f"runner: {note}" for note in [*notes, *enforcement.notes]]
+    if (line := usage_line(usage)) is not None:
+        evidence.append(line)
+    settled = _settle_log(memory, old.get("log") or "", cycle, evidence, why_no_log)
+    settled.notes = enforcement.notes + settled.notes
+    _settle_now(memory, old.get("now") or "", settled)
+    return settled
+
+
+def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[str], why_no_log: str) -> Settled:
+    after = memory.read("log")
+    appended = after[len(before):] if after.startswith(before) else ""
+    first_line = before.count("\n") + 1
+    entries = list(log.parse(appended, first_line=first_line, expect_title=False).entries)
+    extra_notes: list[str] = []
+    if not entries:
+        atomic_write(memory.path("log"), before.encode("utf-8"))
+        entry = memory.add_log_entry(
+            task=NO_TASK, outcome="no-build", cycle=cycle,
+            result=f"no build: the agent ended without writing a LOG entry (Rule 0); {why_no_log}",
+            evidence="\n".join(evidence) or None)
+        return Settled(cycle, entry.get("Task") or NO_TASK, "no-build", [], wrote_log=True)
+    chosen = entries[-1]
+    if len(entries) > 1:
+        dropped = "; ".join(e.heading().removeprefix("## ") for e in entries[:-1])
+        extra_notes.append(f"kept only the last of {len(entries)} LOG entries (dropped: {dropped})")
+    more = [f"runner: {n}" for n in extra_notes] + evidence
+    outcome = chosen.outcome or "no-build"
+    body = _with_evidence(chosen, more)
+    if outcome == "no-build" and not (chosen.get("Result") or "").strip():
+        body = [*body, *render_field("Result", f"no build (Rule 0): {why_no_log}")]
+    rebuilt = log.LogEntry(chosen.when, cycle, outcome, tuple(body))
+    if len(entries) > 1 or rebuilt.render() != chosen.render():
+        atomic_write(memory.path("log"), log.append_entry(before, rebuilt).encode("utf-8"))
+    task = one_line(chosen.get("Task") or NO_TASK)
+    return Settled(cycle, task, outcome, extra_notes)
+
+
+def _with_evidence(entry: log.LogEntry, extra: list[str]) -> list[str]:
+    """The entry's body lines as the agent wrote them, with `extra` added to its Evidence (created if absent).
+
+    Editing lines in place keeps anything the agent wrote outside the `- Key:` fields.
+    """
+    body = strip_trailing_blank(entry.body)
+    if not extra:
+        return body
+    first = entry.line + 1                    # the absolute line of body[0]
+    found = next((f for f in entry.fields if f.key == "Evidence"), None)
+    if found is not None:
+        at = found.end - first + 1
+        added = [f"  {line}" for line in extra] if found.value else render_field("Evidence", "\n".join(extra))
+        if not found.value:
+            return [*body[:found.line - first], *added, *body[at:]]
+        return [*body[:at], *added, *body[at:]]
+    before = next((f for f in entry.fields if f.key in ("Result", "Learned")), None)
+    at = before.line - first if before is not None else len(body)
+    return [*body[:at], *render_field("Evidence", "\n".join(extra)), *body[at:]]
+
+
+def _settle_now(memory: MemoryWriter, before: str, settled: Settled) -> None:
+    after = memory.read("now")
+    old_headings = {b.heading() for b in now.parse(before).blocks}
+    doc = now.parse(after)
+    fresh = []
+    for block in doc.blocks:
+        if block.heading() in old_headings:
+            break
+        fresh.append(block)
+    if not fresh:
+        atomic_write(memory.path("now"), before.encode("utf-8"))
+        top = now.parse(before, max_blocks=1).top
+        pending = decisions.parse(memory.read("decisions")).pending
+        human = (f"{len(pending)} decision(s) wait in DECISIONS: {', '.join(d.id for d in pending)}"
+                 if pending else "nothing")
+        next_step = field_value(top.fields, "Next") if top is not None else None
+        did = ("nothing built: the agent wrote no LOG entry, so the runner logged no-build (Rule 0)"
+               if settled.wrote_log else f"{settled.task} ({settled.outcome})")
+        memory.add_now_block(did=did, human=human, next=next_step or "pick the next task from ROADMAP",
+                             cycle=settled.cycle)
+        return
+    chosen = fresh[0]
+    if len(fresh) == 1 and chosen.cycle == settled.cycle:
+        return
+    if len(fresh) > 1:
+        settled.notes.append(f"kept only the top of {len(fresh)} new NOW blocks")
+    lines = after.split("\n")
+    first, last = fresh[0].line, fresh[-1].end
+    rest = "\n".join([*lines[:first - 1], *lines[last:]]).replace("\n\n\n", "\n\n")
+    block = now.NowBlock(chosen.when, cycle=settled.cycle, body=chosen.body)
+    atomic_write(memory.path("now"), now.prepend_block(rest, block).encode("utf-8"))

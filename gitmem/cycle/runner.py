@@ -1,0 +1,320 @@
+"""The cycle runner: preflight, one agent run, postflight, one commit, optional push. Nothing is lost.
+
+Preflight refuses a dirty tree, a held lock, invalid memory, an unborn or detached HEAD. The agent runs
+with a deadline. Postflight reverts forbidden edits, makes sure there is exactly one LOG entry and one NOW
+block, validates as `gitmem check` would, and commits as the agent. If the agent fails, whatever it changed
+goes to `gitmem/salvage/cycle-N`, main's work tree is restored, and a `no-build` entry says what happened.
+"""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitmem import gitio
+from gitmem.agents.base import AgentError, AgentResult, Backend, CycleRequest
+from gitmem.checks import CheckInput, has_errors, run_checks
+from gitmem.checks.targets import check_worktree
+from gitmem.config import Config
+from gitmem.cycle import lock, postflight, salvage
+from gitmem.errors import ExitCode, GitmemError
+from gitmem.memory import decisions
+from gitmem.memory.text import one_line
+from gitmem.secrets import scrub
+from gitmem.workspace import Clock, Workspace
+from gitmem.workspace.writer import WriteRefused
+
+RequestBuilder = Callable[[Workspace, int, Clock, str], CycleRequest]   # workspace, cycle, clock, backend
+
+
+class CycleRefused(GitmemError):
+    """The cycle did not start; the message says exactly what to do. Nothing was changed."""
+
+    exit_code = ExitCode.DIRTY
+
+
+class PostflightFailed(GitmemError):
+    """The agent's memory is still invalid after the runner's corrections; the run is salvaged."""
+
+
+@dataclass
+class Settings:
+    push: bool = False
+    remote: str | None = None
+    tries: int = 5
+    backoff: float = 1.0
+    sleep: Callable[[float], None] = time.sleep
+    clock: Clock | None = None
+    grace: float = 30.0          # seconds past the deadline before an in-process backend counts as hung
+
+
+@dataclass
+class CycleReport:
+    cycle: int
+    outcome: str = "no-build"
+    task: str = ""
+    commit: str | None = None
+    exit_code: int = ExitCode.OK
+    tokens: dict[str, int] = field(default_factory=dict)
+    messages: list[str] = field(default_factory=list)
+    error: str | None = None
+    salvage_branch: str | None = None
+    side_branch: str | None = None
+    pushed: bool = False
+    pending: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"cycle": self.cycle, "outcome": self.outcome, "task": self.task, "commit": self.commit,
+                "exit_code": self.exit_code, "tokens": self.tokens, "error": self.error,
+                "salvage_branch": self.salvage_branch, "side_branch": self.side_branch, "pushed": self.pushed,
+                "pending": self.pending, "messages": self.messages}
+
+
+def next_cycle(ws: Workspace) -> int:
+    """The number this cycle gets, from memory alone: the runner never takes it from the environment."""
+    return ws.cycle_for("log", from_env=False)
+
+
+def agent_identity(config: Config) -> gitio.Identity:
+    return gitio.Identity(config.agent.name, config.agent.email)
+
+
+def commit_message(cycle: int, outcome: str, task: str, phase: str = "cycle") -> str:
+    subject = one_line(task)
+    subject = subject if len(subject) <= 100 else subject[:99] + "…"
+    return f"gitmem: cycle {cycle} · {outcome} · {subject}\n\nGitmem-Cycle: {cycle}\nGitmem-Phase: {phase}\n"
+
+
+# -- preflight -----------------------------------------------------------------------------------------------
+
+def preflight(ws: Workspace) -> lock.Lock:
+    """Refuse to start unless HEAD is a branch tip, no cycle runs, the tree is clean and memory is valid."""
+    repo = ws.repo
+    head = gitio.head_id(repo)
+    if head is None:
+        raise CycleRefused("this repository has no commits yet; commit the memory files first "
+                           "(git add -A && git commit -m 'start gitmem'), then run the cycle")
+    if gitio.current_branch(repo) is None:
+        raise CycleRefused(f"HEAD is detached at {head[:10]}; a cycle commits to a branch: `git switch main` "
+                           "(or the branch to work on), then run the cycle")
+    try:
+        held = lock.acquire(gitio.state_dir(repo))
+    except lock.LockHeld as err:
+        raise CycleRefused(str(err)) from None
+    try:
+        _require_clean(repo, held)
+        found = [v for v in check_worktree(ws) if v.is_error]
+        if found:
+            listing = "\n".join(f"  {v.path}:{v.line}: {v.code} {v.message}" for v in found)
+            raise CycleRefused(f"memory does not pass `gitmem check --worktree`; fix these first:\n{listing}")
+    except BaseException:
+        held.release()
+        raise
+    return held
+
+
+def _require_clean(repo: gitio.Repo, held: lock.Lock) -> None:
+    dirty = gitio.dirty_files(repo)
+    if not dirty:
+        return
+    listing = "\n".join(f"  {what}: {path}" for path, what in dirty)
+    lines = [f"the work tree has uncommitted changes; a cycle starts only from a clean tree:\n{listing}"]
+    if held.stale is not None:
+        lines.append(f"a previous cycle ({held.stale.describe()}) was killed before it finished; its stale "
+                     "lock was cleared, and the changes above are most likely its partial work")
+    lines.append("inspect them: git status && git diff\n"
+                 "keep them: git stash push --include-untracked -m 'gitmem leftovers' (or commit them), "
+                 "then run the cycle again")
+    raise CycleRefused("\n".join(lines))
+
+
+# -- the run -------------------------------------------------------------------------------------------------
+
+def default_request(ws: Workspace, cycle: int, clock: Clock, backend: str) -> CycleRequest:
+    """The reading budget (gitmem.cycle.budget); over its hard limit the cycle refuses to start."""
+    from gitmem.cycle.budget import BudgetError, build_request
+
+    try:
+        return build_request(ws, cycle=cycle, clock=clock, backend=backend)
+    except BudgetError as err:
+        raise CycleRefused(str(err)) from None
+
+
+def invoke(backend: Backend, request: CycleRequest, grace: float) -> tuple[AgentResult | None, BaseException | None]:
+    """Run the backend in a thread so a hung in-process backend cannot outlive the deadline by much."""
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["result"] = backend.run(request)
+        except BaseException as err:   # the runner salvages on any failure, so catch everything
+            box["error"] = err
+
+    saved = {key: os.environ.get(key) for key in request.env}
+    os.environ.update(request.env)
+    try:
+        worker = threading.Thread(target=target, name="gitmem-agent", daemon=True)
+        worker.start()
+        worker.join(max(0.0, request.deadline - time.monotonic()) + grace)
+    except KeyboardInterrupt:
+        return None, AgentError("interrupted (Ctrl-C) while the agent was running")
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    if worker.is_alive():
+        return None, AgentError(f"timed out after {request.config.cycle.timeout}s")
+    return box.get("result"), box.get("error")
+
+
+def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = None,
+              request_builder: RequestBuilder | None = None) -> CycleReport:
+    """One cycle, start to commit (and push). Raises CycleRefused before anything changes; otherwise the
+    report's exit_code is OK, or SALVAGED when the work went to a named branch."""
+    settings = settings or Settings()
+    clock = settings.clock or ws.clock()
+    repo = ws.repo
+    held = preflight(ws)
+    try:
+        number = next_cycle(ws)
+        report = CycleReport(number)
+        if held.stale is not None:
+            report.messages.append(f"cleared a stale lock left by {held.stale.describe()}")
+        start, branch = gitio.head_id(repo), gitio.current_branch(repo)
+        assert start is not None and branch is not None     # preflight refused an unborn or detached HEAD
+        old = postflight.memory_texts(ws)
+        request = (request_builder or default_request)(ws, number, clock, backend.name)
+        report.messages += [f"context: {warning}" for warning in request.warnings]
+        report.messages.append(f"cycle {number}: running the {backend.name} backend")
+        result, failure = invoke(backend, request, settings.grace)
+        usage = result.usage if result is not None else getattr(failure, "usage", None)
+        report.tokens = dict(usage) if isinstance(usage, dict) else {}
+        if failure is None:
+            failure = _fold_agent_commits(repo, start, branch, report)
+        if failure is None:
+            failure = _finish(ws, report, result, old, start, clock)
+        if failure is not None:
+            saved = salvage.salvage(ws, cycle=number, failure=failure, clock=clock, start=start,
+                                    branch=branch, remote=settings.remote, message=commit_message,
+                                    tokens_line=postflight.usage_line(report.tokens))
+            report.exit_code, report.error, report.salvage_branch = ExitCode.SALVAGED, saved.error, saved.branch
+            report.commit, report.task, report.outcome = saved.commit, saved.task, "no-build"
+            report.messages += saved.messages
+        if settings.push:
+            _push(ws, report, settings)
+        pending = decisions.parse(ws.read("decisions")).pending
+        report.pending = [f"{d.id} · {d.title}" for d in pending]
+        return report
+    finally:
+        held.release()
+
+
+def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None,
+            old: dict[str, str | None], start: str, clock: Clock) -> BaseException | None:
+    """Postflight and the cycle commit; returns the failure to salvage instead, if any."""
+    repo, config = ws.repo, ws.config
+    try:
+        cleaned = salvage.scrub_files(ws.root, [path for path, _ in gitio.dirty_files(repo)])
+        notes = [scrub(n) for n in (result.notes if result else [])]
+        notes += [f"removed a secret value from {path} before committing" for path in cleaned]
+        settled = postflight.settle(ws, old, cycle=report.cycle, clock=clock, notes=notes,
+                                    usage=report.tokens, why_no_log=_why(result))
+        _validate(ws, start)
+    except (PostflightFailed, WriteRefused, ValueError, OSError) as err:
+        return err
+    report.task, report.outcome = settled.task, settled.outcome
+    report.messages += [f"runner: {note}" for note in settled.notes]
+    if settled.wrote_log:
+        report.messages.append("the agent wrote no LOG entry: the runner logged no-build (Rule 0)")
+    paths = [path for path, _ in gitio.dirty_files(repo)]
+    message = commit_message(report.cycle, settled.outcome, settled.task)
+    report.commit = gitio.commit_worktree(repo, paths, message, author=agent_identity(config))
+    report.messages.append(f"committed {report.commit[:10]} {message.splitlines()[0]}")
+    return None
+
+
+def _why(result: AgentResult | None) -> str:
+    turns = result.turns if result is not None else 0
+    why = f" ({result.stop_reason})" if result is not None and result.stop_reason else ""
+    return f"it stopped after {turns} turn(s){why} without saying what it did"
+
+
+def _fold_agent_commits(repo: gitio.Repo, start: str, branch: str, report: CycleReport) -> BaseException | None:
+    """An agent CLI may commit on its own. Its commits are folded into the one cycle commit."""
+    head = gitio.head_id(repo)
+    if gitio.current_branch(repo) != branch or head is None:
+        where = gitio.current_branch(repo) or "a detached HEAD"
+        return AgentError(f"the agent switched from {branch} to {where}")
+    if head == start:
+        return None
+    if not gitio.is_ancestor(repo, start, head):
+        return AgentError(f"the agent moved {branch} off {start[:10]}")
+    gitio.reset_mixed(repo, start)
+    report.messages.append(f"runner: the agent committed on its own; folded into the cycle commit "
+                           f"(its commits remain reachable as {head[:10]})")
+    return None
+
+
+def _validate(ws: Workspace, start: str) -> None:
+    config = ws.config
+    paths = list(config.memory_paths().values())
+    found = run_checks(CheckInput(config, gitio.commit_snapshot(ws.repo, start, paths),
+                                  gitio.worktree_snapshot(ws.root, paths), config.agent.email))
+    errors = [v for v in found if v.is_error]
+    if has_errors(errors):
+        first = "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in errors[:3])
+        raise PostflightFailed(f"memory failed validation after the agent ran: {first}")
+
+
+def _push(ws: Workspace, report: CycleReport, settings: Settings) -> None:
+    from gitmem.publish.merge import resolver_for
+    from gitmem.publish.push import publish
+
+    repo = ws.repo
+    result = publish(repo, conflict_branch=f"gitmem/cycle-{report.cycle}", remote=settings.remote,
+                     tries=settings.tries, backoff=settings.backoff, sleep=settings.sleep,
+                     resolver=resolver_for(ws.config))
+    report.messages += result.messages
+    if report.salvage_branch and result.status in ("pushed", "conflict"):
+        try:
+            gitio.push(repo, result.remote, report.salvage_branch, report.salvage_branch)
+            report.messages.append(f"pushed {report.salvage_branch} to {result.remote}")
+        except gitio.GitCommandError as err:
+            report.messages.append(f"could not push {report.salvage_branch}: {scrub(str(err))}")
+    if result.ok:
+        report.pushed = True
+        report.commit = result.commit
+        report.messages.append(f"pushed to {result.remote}/{result.branch}")
+        return
+    report.exit_code = ExitCode.SALVAGED
+    if result.status == "conflict":
+        report.side_branch = result.side_branch
+        report.commit = result.commit
+
+
+# -- reporting for CI ------------------------------------------------------------------------------------------
+
+def github_output(report: CycleReport) -> str:
+    """Lines for $GITHUB_OUTPUT; the Action reads cycle, outcome and commit."""
+    return f"cycle={report.cycle}\noutcome={report.outcome}\ncommit={report.commit or ''}\n"
+
+
+def step_summary(report: CycleReport) -> str:
+    """A short markdown account for $GITHUB_STEP_SUMMARY."""
+    tokens = ", ".join(f"{k} {v}" for k, v in report.tokens.items()) or "not reported"
+    lines = [f"### gitmem cycle {report.cycle}: {report.outcome}", "",
+             f"- Task: {one_line(report.task) or '-'}", f"- Commit: `{(report.commit or '-')[:12]}`",
+             f"- Tokens: {tokens}"]
+    if report.error:
+        lines.append(f"- Error: {report.error}")
+    for name, value in (("Salvage branch", report.salvage_branch), ("Conflict branch", report.side_branch)):
+        if value:
+            lines.append(f"- {name}: `{value}`")
+    waiting = "; ".join(report.pending) if report.pending else "none"
+    lines.append(f"- Decisions waiting: {waiting}")
+    return "\n".join(lines) + "\n\n"

@@ -1,0 +1,38 @@
+"""Exit codes and the one error type every library error derives from.
+
+A library error carries its exit code; `gitmem.cli.main` maps them all in one place. The codes have one
+meaning each across all commands and are documented in `gitmem --help` and the README.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import IntEnum
+from typing import Any
+
+
+class ExitCode(IntEnum):
+    OK = 0                # clean / done
+    VIOLATIONS = 1        # memory format violations found, or a write refused as invalid
+    USAGE = 2             # bad arguments, bad config, not a git repository
+    DIRTY = 3             # the cycle refused to start: uncommitted changes, a held lock, or invalid memory
+    SALVAGED = 4          # the cycle failed or could not push; its work is safe on a named branch
+    REWRITTEN = 5         # `verify`: the range is not a descendant (history was rewritten)
+    INTERNAL = 70         # a bug in gitmem: the traceback is printed for the report
+    INTERRUPTED = 130     # stopped with Ctrl-C
+
+
+HELP = (
+    "Exit codes: 0 ok; 1 violations; 2 usage or config error; 3 cycle refused to start (dirty tree, lock, "
+    "invalid memory); 4 cycle failed or conflicted, work saved on a branch; 5 history rewritten."
+)
+
+
+class GitmemError(Exception):
+    """A known failure whose message tells the user what to do. `exit_code` says how the CLI exits, and
+    `violations` (GM violations, when the failure has them) are listed under the message."""
+
+    exit_code: int = ExitCode.USAGE
+
+    def __init__(self, message: str = "", violations: Sequence[Any] | None = None) -> None:
+        super().__init__(message)
+        self.violations = list(violations or ())

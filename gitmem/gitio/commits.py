@@ -1,0 +1,136 @@
+"""Writing history: commits built without touching the user's index, branches, resets, restoring a tree."""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+import pygit2
+
+from gitmem.gitio.history import _resolve
+from gitmem.gitio.repository import Identity, Repo, RepoError, dirty_files, root
+
+BLOB, EXECUTABLE, LINK = (int(pygit2.enums.FileMode.BLOB), int(pygit2.enums.FileMode.BLOB_EXECUTABLE),
+                          int(pygit2.enums.FileMode.LINK))
+
+
+def _signature(identity: Identity) -> pygit2.Signature:
+    return pygit2.Signature(identity.name, identity.email)
+
+
+def _oid(repo: Repo, target: str) -> pygit2.Oid:
+    return _resolve(repo, target).id
+
+
+def write_tree_with(repo: Repo, base: str | None, files: dict[str, bytes | None],
+                    modes: dict[str, int] | None = None) -> str:
+    """A tree equal to commit `base`'s with `files` replaced (None deletes), built without touching the
+    repo's index. `modes` gives a path's git file mode (executable, symlink); the default is a plain file.
+    Returns the tree id."""
+    raw = repo.raw
+    index = pygit2.Index()
+    if base is not None:
+        index.read_tree(raw[base].peel(pygit2.Commit).tree)
+    for path, data in files.items():
+        if data is None:
+            if path in index:
+                index.remove(path)
+            continue
+        mode = pygit2.enums.FileMode((modes or {}).get(path, BLOB))
+        index.add(pygit2.IndexEntry(path, raw.create_blob(data), mode))
+    return str(index.write_tree(raw))
+
+
+def commit_files(repo: Repo, files: dict[str, bytes | None], message: str, *, author: Identity,
+                 committer: Identity | None = None, ref: str = "HEAD", modes: dict[str, int] | None = None) -> str:
+    """Commit `files` (None deletes) on top of HEAD, to `ref`: HEAD, or a new branch ref. Returns its id.
+
+    Moving HEAD also resets the repo's index to the new tree; a commit to a side branch (salvage)
+    leaves the index alone.
+    """
+    raw = repo.raw
+    base = None if raw.head_is_unborn else str(raw.head.peel(pygit2.Commit).id)
+    tree = pygit2.Oid(hex=write_tree_with(repo, base, files, modes))
+    parents = [pygit2.Oid(hex=base)] if base is not None else []
+    oid = raw.create_commit(None, _signature(author), _signature(committer or author), message, tree, parents)
+    if ref != "HEAD":
+        raw.create_reference(ref, oid)
+        return str(oid)
+    if raw.head_is_unborn:
+        target = raw.references["HEAD"].target
+        assert isinstance(target, str)      # an unborn HEAD is symbolic: it names the branch to create
+        raw.create_reference(target, oid)
+    else:
+        raw.head.set_target(oid)
+    live = raw.index
+    live.read_tree(tree)
+    live.write()
+    return str(oid)
+
+
+def worktree_files(repo: Repo, paths: Iterable[str]) -> dict[str, tuple[bytes, int] | None]:
+    """Work-tree contents and git file mode of `paths`; None for a deleted path."""
+    workdir = root(repo)
+    found: dict[str, tuple[bytes, int] | None] = {}
+    for rel in paths:
+        full = workdir / rel
+        if full.is_symlink():
+            found[rel] = (os.readlink(full).encode(), LINK)
+        elif full.is_file():
+            found[rel] = (full.read_bytes(), EXECUTABLE if os.access(full, os.X_OK) else BLOB)
+        else:
+            found[rel] = None
+    return found
+
+
+def commit_worktree(repo: Repo, paths: Iterable[str], message: str, *, author: Identity,
+                    committer: Identity | None = None, ref: str = "HEAD") -> str:
+    """Commit the work-tree state of `paths` (modes kept) on top of HEAD, as `commit_files` does."""
+    found = worktree_files(repo, sorted(set(paths)))
+    files = {rel: item[0] if item is not None else None for rel, item in found.items()}
+    modes = {rel: item[1] for rel, item in found.items() if item is not None}
+    return commit_files(repo, files, message, author=author, committer=committer, ref=ref, modes=modes)
+
+
+def branch_exists(repo: Repo, name: str) -> bool:
+    return f"refs/heads/{name}" in repo.raw.references
+
+
+def create_branch(repo: Repo, name: str, target: str) -> None:
+    repo.raw.create_reference(f"refs/heads/{name}", _oid(repo, target))
+
+
+def restore_worktree(repo: Repo) -> list[str]:
+    """Make the work tree and index equal to HEAD: tracked files reset, untracked non-ignored files removed.
+
+    Returns the removed untracked paths. Ignored files are left alone. Call only after saving the changes.
+    """
+    raw = repo.raw
+    if raw.head_is_unborn:
+        raise RepoError("cannot restore a work tree with no commits")
+    removed = [path for path, what in dirty_files(repo) if what == "untracked"]
+    raw.reset(raw.head.peel(pygit2.Commit).id, pygit2.enums.ResetMode.HARD)
+    workdir = root(repo)
+    for rel in removed:
+        full = workdir / rel
+        if full.is_file() or full.is_symlink():
+            full.unlink()
+        parent = full.parent
+        while parent != workdir and parent.is_dir() and not any(parent.iterdir()):
+            parent.rmdir()
+            parent = parent.parent
+    return removed
+
+
+def reset_hard(repo: Repo, target: str) -> None:
+    """Move the current branch, index and work tree to `target` (the work tree must hold nothing unsaved)."""
+    repo.raw.reset(_oid(repo, target), pygit2.enums.ResetMode.HARD)
+
+
+def reset_mixed(repo: Repo, target: str) -> None:
+    """Move the current branch and the index to `target`, keeping the work tree as it is."""
+    repo.raw.reset(_oid(repo, target), pygit2.enums.ResetMode.MIXED)
+
+
+def switch_head(repo: Repo, branch: str) -> None:
+    """Point HEAD at `branch` without touching the index or the work tree (like `git symbolic-ref`)."""
+    repo.raw.set_head(f"refs/heads/{branch}")

@@ -1,0 +1,153 @@
+"""Reading history: revisions, ranges, ancestry, and commits as plain values."""
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import pygit2
+
+from gitmem.gitio.repository import Identity, Repo, RepoError
+from gitmem.gitio.snapshots import _tree_blob
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One commit as gitmem reads it."""
+
+    id: str
+    parents: tuple[str, ...]
+    message: str
+    author: Identity
+    committer: Identity
+    time: int                   # the committer's time, seconds since the epoch
+    offset: int                 # the committer's UTC offset in minutes
+
+    @property
+    def short(self) -> str:
+        return self.id[:10]
+
+    @property
+    def subject(self) -> str:
+        return self.message.split("\n", 1)[0]
+
+
+def _plain(commit: pygit2.Commit) -> Commit:
+    return Commit(str(commit.id), tuple(str(p) for p in commit.parent_ids), commit.message,
+                  Identity(commit.author.name, commit.author.email),
+                  Identity(commit.committer.name, commit.committer.email),
+                  commit.commit_time, commit.commit_time_offset)
+
+
+def _resolve(repo: Repo, rev: str) -> pygit2.Commit:
+    try:
+        return repo.raw.revparse_single(rev).peel(pygit2.Commit)
+    except (KeyError, ValueError, pygit2.GitError):
+        raise RepoError(f"unknown revision {rev!r}") from None
+
+
+def resolve(repo: Repo, rev: str) -> str:
+    """The commit id a revision (`HEAD~2`, a branch, a hex id) names; RepoError when it names none."""
+    return str(_resolve(repo, rev).id)
+
+
+def commit(repo: Repo, rev: str) -> Commit:
+    return _plain(_resolve(repo, rev))
+
+
+def walk_range(repo: Repo, start: str | None, end: str) -> Iterator[Commit]:
+    """Commits reachable from `end` and not from `start` (all of them when `start` is None), oldest first."""
+    walker = repo.raw.walk(_resolve(repo, end).id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+    if start:
+        walker.hide(_resolve(repo, start).id)
+    for found in walker:
+        yield _plain(found)
+
+
+def merge_base(repo: Repo, a: str, b: str) -> str | None:
+    """The merge base of two revisions as a hex id; None when they share no history."""
+    base = repo.raw.merge_base(_resolve(repo, a).id, _resolve(repo, b).id)
+    return str(base) if base is not None else None
+
+
+def is_ancestor(repo: Repo, ancestor: str, descendant: str) -> bool:
+    """True when `ancestor` is `descendant` or reachable from it (both revisions must exist)."""
+    old, new = _resolve(repo, ancestor).id, _resolve(repo, descendant).id
+    return old == new or bool(repo.raw.descendant_of(new, old))
+
+
+def is_ancestor_id(repo: Repo, ancestor: str, descendant: str) -> bool:
+    """Like `is_ancestor`, but False when either is unknown (gc'd, rewritten) instead of an error."""
+    try:
+        old = repo.raw.get(ancestor)
+        new = repo.raw.get(descendant)
+        if old is None or new is None:
+            return False
+        return old.id == new.id or bool(repo.raw.descendant_of(new.id, old.id))
+    except (ValueError, KeyError, pygit2.GitError):
+        return False
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """One commit as recall indexes it."""
+
+    id: str
+    time: int                   # seconds since the epoch
+    offset: int                 # the committer's UTC offset in minutes
+    author: str
+    message: str
+    touched: frozenset[str]     # which of the asked-for paths differ from the first parent
+
+
+def _blob_ids(tree: pygit2.Tree, paths: Iterable[str]) -> dict[str, str | None]:
+    found: dict[str, str | None] = {}
+    for path in paths:
+        blob = _tree_blob(tree, path)
+        found[path] = str(blob.id) if blob is not None else None
+    return found
+
+
+def _commit_info(found: pygit2.Commit, wanted: tuple[str, ...]) -> CommitInfo:
+    parent = found.parents[0] if found.parents else None
+    if not wanted or (parent is not None and parent.tree_id == found.tree_id):
+        touched: frozenset[str] = frozenset()
+    else:
+        mine = _blob_ids(found.tree, wanted)
+        theirs = _blob_ids(parent.tree, wanted) if parent is not None else {}
+        touched = frozenset(p for p in wanted if mine[p] != theirs.get(p))
+    return CommitInfo(str(found.id), found.commit_time, found.commit_time_offset, found.author.name,
+                      found.message, touched)
+
+
+LINEAR_LIMIT = 2000
+
+
+def commits_since(repo: Repo, start: str | None, paths: Iterable[str] = ()) -> list[CommitInfo] | None:
+    """Commits reachable from HEAD and not from `start` (all when None), oldest first; None when `start`
+    is not an ancestor of HEAD (history was rewritten, or `start` is gone).
+
+    `touched` names which of `paths` differ from the first parent, by blob id: a tree lookup per path,
+    never a full diff. A linear stretch since `start` is followed parent by parent, so the cost follows
+    the number of new commits, not the length of history; merges fall back to a revision walk.
+    """
+    wanted = tuple(paths)
+    raw = repo.raw
+    if raw.head_is_unborn:
+        return [] if start is None else None
+    head = raw.head.peel(pygit2.Commit)
+    if start is not None:
+        chain: list[pygit2.Commit] = []
+        current = head
+        for _ in range(LINEAR_LIMIT):
+            if str(current.id) == start:
+                return [_commit_info(c, wanted) for c in reversed(chain)]
+            if len(current.parents) != 1:
+                break
+            chain.append(current)
+            current = current.parents[0]
+        if not is_ancestor_id(repo, start, str(head.id)):
+            return None
+    walker = raw.walk(head.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
+    if start is not None:
+        walker.hide(pygit2.Oid(hex=start))
+    return [_commit_info(found, wanted) for found in walker]

@@ -1,0 +1,88 @@
+"""Remotes: fetch and push, and the few commands that must behave exactly like git's own.
+
+Fetch and push go through the `git` executable on purpose: it honours the user's credential helpers, SSH
+agent and the `http.extraheader` that actions/checkout sets, none of which libgit2 reads.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pygit2
+
+from gitmem.gitio.history import resolve
+from gitmem.gitio.repository import Repo, RepoError, config_value, root
+
+
+class GitCommandError(RepoError):
+    """A `git` subprocess failed; `output` holds what it printed (already in the message, scrubbed by callers)."""
+
+    def __init__(self, message: str, output: str = "", rejected: bool = False) -> None:
+        super().__init__(message)
+        self.output = output
+        self.rejected = rejected
+
+
+def run_git(repo: Repo, *args: str, timeout: float = 300) -> str:
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    try:
+        done = subprocess.run(["git", *args], cwd=root(repo), env=env, capture_output=True, text=True,
+                              timeout=timeout)
+    except FileNotFoundError:
+        raise GitCommandError("the `git` executable is needed to fetch and push; install git") from None
+    except subprocess.TimeoutExpired:
+        raise GitCommandError(f"`git {args[0]}` timed out after {timeout:.0f}s") from None
+    output = (done.stdout + done.stderr).strip()
+    if done.returncode != 0:
+        rejected = "[rejected]" in output or "non-fast-forward" in output or "fetch first" in output
+        raise GitCommandError(f"`git {' '.join(args[:1])}` failed: {output[-600:]}", output, rejected)
+    return output
+
+
+def remote_names(repo: Repo) -> list[str]:
+    return [name for name in repo.raw.remotes.names() if name is not None]
+
+
+def remote_branch_oid(repo: Repo, remote: str, branch: str) -> str | None:
+    ref = repo.raw.references.get(f"refs/remotes/{remote}/{branch}")
+    return str(ref.peel(pygit2.Commit).id) if ref is not None else None
+
+
+def upstream_of(repo: Repo, branch: str) -> tuple[str, str]:
+    """(remote, remote branch) from branch.<name>.remote/merge, defaulting to origin and the same name."""
+    remote = config_value(repo, f"branch.{branch}.remote") or "origin"
+    merge = config_value(repo, f"branch.{branch}.merge")
+    return remote, merge.removeprefix("refs/heads/") if merge else branch
+
+
+def fetch(repo: Repo, remote: str, branch: str) -> str | None:
+    """Fetch one branch into refs/remotes/<remote>/<branch>; its tip, or None when the remote lacks it."""
+    try:
+        run_git(repo, "fetch", "--quiet", "--no-tags", remote,
+                f"+refs/heads/{branch}:refs/remotes/{remote}/{branch}")
+    except GitCommandError as err:
+        if "couldn't find remote ref" in err.output:
+            return None
+        raise
+    return remote_branch_oid(repo, remote, branch)
+
+
+def fetch_prefixed(repo: Repo, remote: str, prefix: str) -> None:
+    """Fetch every branch named `prefix*` into refs/remotes/<remote>/, pruning ones deleted there."""
+    run_git(repo, "fetch", "--quiet", "--no-tags", "--prune", remote,
+            f"+refs/heads/{prefix}*:refs/remotes/{remote}/{prefix}*")
+
+
+def push(repo: Repo, remote: str, source: str, branch: str) -> None:
+    """Push `source` (a rev) to refs/heads/<branch> on `remote`, never forced. Rejections set `.rejected`."""
+    run_git(repo, "push", "--quiet", "--porcelain", remote, f"{resolve(repo, source)}:refs/heads/{branch}")
+
+
+def checkout_branch(repo: Repo, name: str, target: str) -> None:
+    """`git checkout -B NAME TARGET`: the branch at `target`, checked out (the work tree must be clean)."""
+    run_git(repo, "checkout", "--quiet", "-B", name, target)
+
+
+def set_config(repo: Repo, key: str, value: str) -> None:
+    """`git config KEY VALUE` in the repository's own config."""
+    run_git(repo, "config", key, value)

@@ -1,0 +1,161 @@
+"""An open repository, found the way the git command line finds it, and the small facts about it.
+
+`Repo` is the handle the rest of gitmem holds. It wraps a pygit2.Repository that never leaves the git
+layer: every function of `gitmem.gitio` takes a `Repo` and answers in plain types (paths, hex ids,
+names, dataclasses of those).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+from pygit2.enums import FileStatus, RepositoryOpenFlag
+
+from gitmem.errors import ExitCode, GitmemError
+
+STATE_DIR_NAME = "gitmem"     # .git/gitmem/: locks, the recall index, caches; never committed
+
+
+class RepoError(GitmemError):
+    """A git problem, with a message that tells the user what to do."""
+
+    exit_code = ExitCode.USAGE
+
+
+@dataclass(frozen=True)
+class Identity:
+    name: str
+    email: str
+
+    def __str__(self) -> str:
+        return f"{self.name} <{self.email}>"
+
+
+class Repo:
+    """An open repository. Build it with `open_repo`; `raw` is for the git layer only."""
+
+    def __init__(self, raw: pygit2.Repository) -> None:
+        self.raw = raw
+
+    def __repr__(self) -> str:
+        return f"Repo({self.raw.path!r})"
+
+
+def open_repo(path: str | Path | None = None) -> Repo:
+    """Open like the git command line does, honouring GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE.
+
+    Hooks get a temporary index in GIT_INDEX_FILE during `git commit -a` and `git commit -- path`.
+    """
+    start = str(path) if path is not None else os.getcwd()
+    try:
+        if path is None or any(os.environ.get(name) for name in ("GIT_INDEX_FILE", "GIT_DIR", "GIT_WORK_TREE")):
+            return Repo(pygit2.Repository(start, RepositoryOpenFlag.FROM_ENV))
+        return Repo(pygit2.Repository(start))
+    except pygit2.GitError:
+        raise RepoError(f"{start} is not inside a git repository; run `git init` first") from None
+
+
+def init_repo(path: Path) -> Repo:
+    """`git init PATH` with `main` as the first branch."""
+    return Repo(pygit2.init_repository(str(path), initial_head="main"))
+
+
+def work_tree(repo: Repo) -> Path | None:
+    """The top of the work tree; None for a bare repository."""
+    return Path(repo.raw.workdir) if repo.raw.workdir is not None else None
+
+
+def root(repo: Repo) -> Path:
+    found = work_tree(repo)
+    if found is None:
+        raise RepoError("this is a bare repository; gitmem needs a work tree")
+    return found
+
+
+def git_dir(repo: Repo) -> Path:
+    return Path(repo.raw.path)
+
+
+def state_dir(repo: Repo) -> Path:
+    """`.git/gitmem/`: where gitmem keeps its lock, caches and the recall index (per work tree)."""
+    return git_dir(repo) / STATE_DIR_NAME
+
+
+def state_dir_of(root_path: Path) -> Path | None:
+    """The state directory of the repository whose work tree is `root_path`; None when it is not one."""
+    try:
+        repo = Repo(pygit2.Repository(str(root_path), RepositoryOpenFlag.NO_SEARCH))
+    except pygit2.GitError:
+        return None
+    return state_dir(repo)
+
+
+def is_unborn(repo: Repo) -> bool:
+    return bool(repo.raw.head_is_unborn)
+
+
+def head_id(repo: Repo) -> str | None:
+    """HEAD's commit id as hex; None for an unborn HEAD."""
+    if repo.raw.head_is_unborn:
+        return None
+    return str(repo.raw.head.peel(pygit2.Commit).id)
+
+
+def current_branch(repo: Repo) -> str | None:
+    """The short branch name; None when HEAD is detached."""
+    raw = repo.raw
+    if raw.head_is_detached:
+        return None
+    ref = raw.references.get("HEAD")
+    target = ref.target if ref is not None else None
+    return str(target).removeprefix("refs/heads/") if isinstance(target, str) else raw.head.shorthand
+
+
+def user_identity(repo: Repo) -> Identity | None:
+    """Who would author a commit now: GIT_AUTHOR_* first, then user.name / user.email."""
+    name = os.environ.get("GIT_AUTHOR_NAME")
+    email = os.environ.get("GIT_AUTHOR_EMAIL")
+    config = repo.raw.config
+    try:
+        name = name or config["user.name"]
+        email = email or config["user.email"]
+    except KeyError:
+        pass
+    if not name or not email:
+        return None
+    return Identity(name, email)
+
+
+def config_value(repo: Repo, key: str) -> str | None:
+    """A git config value (`branch.main.remote`), or None when unset."""
+    try:
+        return str(repo.raw.config[key])
+    except KeyError:
+        return None
+
+
+_DIRTY_LABELS = (
+    (FileStatus.INDEX_NEW | FileStatus.INDEX_MODIFIED | FileStatus.INDEX_DELETED | FileStatus.INDEX_RENAMED
+     | FileStatus.INDEX_TYPECHANGE, "staged"),
+    (FileStatus.WT_MODIFIED | FileStatus.WT_DELETED | FileStatus.WT_TYPECHANGE | FileStatus.WT_RENAMED, "modified"),
+    (FileStatus.WT_NEW, "untracked"),
+    (FileStatus.CONFLICTED, "conflicted"),
+)
+
+
+def dirty_files(repo: Repo) -> list[tuple[str, str]]:
+    """(path, what) for staged, modified and untracked-but-not-ignored files, sorted by path."""
+    found = []
+    for path, flags in repo.raw.status(untracked_files="all", ignored=False).items():
+        for mask, label in _DIRTY_LABELS:
+            if flags & mask:
+                found.append((path, label))
+                break
+    return sorted(found)
+
+
+def references(repo: Repo, prefix: str = "refs/") -> list[str]:
+    """Full names of the references under `prefix`."""
+    return sorted(name for name in repo.raw.references if name.startswith(prefix))

@@ -1,0 +1,164 @@
+"""Snapshots: the memory files as they stand in one place (a commit, the index, the work tree).
+
+Contents load lazily and are cached; `oid` lets a check skip a file that did not change.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import cast
+
+import pygit2
+from pygit2.enums import FileStatus
+
+from gitmem.gitio.repository import Repo, work_tree
+
+
+class Snapshot:
+    def __init__(self, label: str, loader: Callable[[str], bytes | None],
+                 oids: dict[str, str | None] | None = None) -> None:
+        self.label = label
+        self._loader = loader
+        self._oids = oids or {}
+        self._cache: dict[str, bytes | None] = {}
+
+    def read(self, path: str) -> bytes | None:
+        if path not in self._cache:
+            self._cache[path] = self._loader(path)
+        return self._cache[path]
+
+    def oid(self, path: str) -> str | None:
+        """The blob id when known (commit, index); None for the work tree or a missing file."""
+        return self._oids.get(path)
+
+    def exists(self, path: str) -> bool:
+        return self.read(path) is not None
+
+    def prefix_length(self, path: str, newer: bytes) -> int | None:
+        """len(this file) when it is, byte for byte, the start of `newer`; else None.
+
+        Snapshots that can prove it without materialising the file (gitmem.gitio.blobproof) override this:
+        an append-only LOG at 100x scale is 75 MB, and copying it costs more than checking the append.
+        """
+        data = self.read(path)
+        return len(data) if data is not None and newer.startswith(data) else None
+
+    @classmethod
+    def from_dict(cls, label: str, files: dict[str, bytes]) -> Snapshot:
+        return cls(label, files.get)
+
+
+def same_blob(old: Snapshot | None, new: Snapshot, path: str) -> bool:
+    if old is None:
+        return False
+    old_oid, new_oid = old.oid(path), new.oid(path)
+    return old_oid is not None and old_oid == new_oid
+
+
+def _tree_blob(tree: pygit2.Tree, path: str) -> pygit2.Blob | None:
+    try:
+        entry = tree[path]
+    except KeyError:
+        return None
+    return cast(pygit2.Blob, entry) if entry.type == pygit2.enums.ObjectType.BLOB else None
+
+
+def _commit(repo: Repo, commit_id: str) -> pygit2.Commit:
+    return repo.raw[commit_id].peel(pygit2.Commit)
+
+
+def file_at(repo: Repo, commit_id: str | None, path: str) -> bytes | None:
+    """The bytes of `path` in a commit; None when the commit is None or the path is not a file there."""
+    if commit_id is None:
+        return None
+    blob = _tree_blob(_commit(repo, commit_id).tree, path)
+    return blob.data if blob is not None else None
+
+
+def file_id_at(repo: Repo, commit_id: str | None, path: str) -> str | None:
+    """The blob id of `path` in a commit, without reading it."""
+    if commit_id is None:
+        return None
+    blob = _tree_blob(_commit(repo, commit_id).tree, path)
+    return str(blob.id) if blob is not None else None
+
+
+def commit_snapshot(repo: Repo, commit_id: str | None, paths: Iterable[str]) -> Snapshot | None:
+    """The memory files in a commit; None for no commit (an unborn HEAD)."""
+    if commit_id is None:
+        return None
+    commit = _commit(repo, commit_id)
+    tree = commit.tree
+    oids: dict[str, str | None] = {}
+    for path in paths:
+        blob = _tree_blob(tree, path)
+        oids[path] = str(blob.id) if blob is not None else None
+
+    def load(path: str) -> bytes | None:
+        blob = _tree_blob(tree, path)
+        return blob.data if blob is not None else None
+
+    return Snapshot(f"commit {commit_id[:10]}", load, oids)
+
+
+def index_snapshot(repo: Repo, paths: Iterable[str]) -> Snapshot:
+    """The memory files as staged. Reads the index; never writes it."""
+    raw = repo.raw
+    index = raw.index
+    oids: dict[str, str | None] = {}
+    for path in paths:
+        entry = index[path] if path in index else None
+        oids[path] = str(entry.id) if entry is not None else None
+
+    def load(path: str) -> bytes | None:
+        oid = oids.get(path)
+        if oid is None:
+            return None
+        return cast(pygit2.Blob, raw[oid]).data       # index entries of memory files are blobs
+
+    return Snapshot("index", load, oids)
+
+
+_WORKTREE_CHANGED = (FileStatus.WT_MODIFIED | FileStatus.WT_DELETED | FileStatus.WT_TYPECHANGE
+                     | FileStatus.WT_RENAMED | FileStatus.WT_NEW | FileStatus.CONFLICTED)
+
+
+def staged_snapshot(repo: Repo, paths: Iterable[str]) -> Snapshot:
+    """The index, read from the work-tree file whenever git's status says it holds the staged bytes.
+
+    libgit2 decides that from the index's stat data (hashing only racy entries), the way `git status`
+    does, so a 75 MB LOG is read from disk instead of inflated from the object store.
+    """
+    index = index_snapshot(repo, paths)
+    workdir = work_tree(repo)
+
+    def load(path: str) -> bytes | None:
+        if index.oid(path) is None:
+            return None
+        if workdir is not None:
+            try:
+                if not repo.raw.status_file(path) & _WORKTREE_CHANGED:
+                    return (workdir / path).read_bytes()
+            except (KeyError, OSError, pygit2.GitError):
+                pass
+        return index.read(path)
+
+    return Snapshot("index", load, {path: index.oid(path) for path in paths})
+
+
+def worktree_snapshot(workdir: Path, paths: Iterable[str] = ()) -> Snapshot:
+    def load(path: str) -> bytes | None:
+        try:
+            return (workdir / path).read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+
+    return Snapshot("work tree", load)
+
+
+def blob_size(repo: Repo, oid: str) -> int | None:
+    """A blob's size from its header, without inflating it; None when it is missing."""
+    try:
+        return int(repo.raw.odb.read_header(oid)[1])
+    except (KeyError, ValueError, pygit2.GitError):
+        return None

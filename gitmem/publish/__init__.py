@@ -1,0 +1,1 @@
+"""Getting memory commits to the remote: push with rebase, memory-aware merges, pull-request mode."""

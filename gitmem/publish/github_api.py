@@ -1,0 +1,92 @@
+"""The GitHub REST calls of pull-request mode: open a PR for the memory branch, or update the open one."""
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gitmem import secrets
+from gitmem.errors import ExitCode, GitmemError
+
+PUBLIC_API = "https://api.github.com"
+
+
+class GitHubError(GitmemError):
+    """A REST call failed; the message never contains the token. The commits are safe on their branch."""
+
+    exit_code = ExitCode.SALVAGED
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status     # the HTTP status, when the API answered
+
+
+class GitHubSetupError(GitHubError):
+    """The environment does not say which repository to call, or holds no token."""
+
+    exit_code = ExitCode.USAGE
+
+
+@dataclass(frozen=True)
+class PullRequest:
+    number: int
+    url: str
+    created: bool
+
+
+@dataclass(frozen=True)
+class GitHubClient:
+    api_url: str          # GITHUB_API_URL, e.g. the public API or an Enterprise server
+    repository: str       # GITHUB_REPOSITORY, "owner/name"
+    token: str
+
+    def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        data = json.dumps(body).encode() if body is not None else None
+        request = urllib.request.Request(
+            self.api_url.rstrip("/") + path, data=data, method=method,
+            headers={"Authorization": f"Bearer {self.token}", "Accept": "application/vnd.github+json",
+                     "X-GitHub-Api-Version": "2022-11-28", "User-Agent": "gitmem",
+                     **({"Content-Type": "application/json"} if data else {})})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as err:
+            detail = secrets.redact(err.read().decode("utf-8", "replace")[:300], [self.token], mark=secrets.MASK)
+            raise GitHubError(f"GitHub API {method} {path} failed: HTTP {err.code}: {detail}", status=err.code) from None
+        except urllib.error.URLError as err:
+            raise GitHubError(f"GitHub API {method} {path} unreachable: {err.reason}") from None
+
+    @property
+    def owner(self) -> str:
+        return self.repository.split("/", 1)[0]
+
+    def open_pull(self, head: str) -> dict[str, Any] | None:
+        pulls = self._call("GET", f"/repos/{self.repository}/pulls?state=open&head={self.owner}:{head}")
+        return pulls[0] if pulls else None
+
+    def open_or_update(self, *, head: str, base: str, title: str, body: str) -> PullRequest:
+        """One PR per memory branch: update the open one if there is one, else open it."""
+        existing = self.open_pull(head)
+        if existing is not None:
+            updated = self._call("PATCH", f"/repos/{self.repository}/pulls/{existing['number']}",
+                                 {"title": title, "body": body})
+            return PullRequest(updated["number"], updated.get("html_url", ""), created=False)
+        created = self._call("POST", f"/repos/{self.repository}/pulls",
+                             {"title": title, "head": head, "base": base, "body": body})
+        return PullRequest(created["number"], created.get("html_url", ""), created=True)
+
+
+def client_from_env(environ: Mapping[str, str]) -> GitHubClient:
+    """The client the Actions environment describes: GITHUB_API_URL, GITHUB_REPOSITORY and the token
+    (GITMEM_GIT_TOKEN, else GITHUB_TOKEN)."""
+    token = environ.get("GITMEM_GIT_TOKEN") or environ.get("GITHUB_TOKEN") or ""
+    repository = environ.get("GITHUB_REPOSITORY") or ""
+    if not token:
+        raise GitHubSetupError("no token to call the GitHub API: set GITMEM_GIT_TOKEN or GITHUB_TOKEN "
+                          "(the action passes its github-token input)")
+    if repository.count("/") != 1 or not all(repository.split("/")):
+        raise GitHubSetupError(f"GITHUB_REPOSITORY must be owner/name, not {repository!r}")
+    return GitHubClient(environ.get("GITHUB_API_URL") or PUBLIC_API, repository, token)

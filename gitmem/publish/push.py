@@ -1,0 +1,137 @@
+"""Publish local memory commits: fetch, rebase onto the remote branch, push; retry with backoff.
+
+Used by the cycle runner and the daily close. A rebase conflict never loses work: the local commits go
+to a side branch on the remote (for example `gitmem/cycle-12`) and the caller exits with SALVAGED.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gitmem import gitio
+from gitmem.secrets import scrub
+
+
+@dataclass
+class SyncResult:
+    status: str                         # pushed | conflict | failed | no-remote
+    commit: str | None = None           # what the remote branch now holds (pushed) or the local tip
+    remote: str = ""
+    branch: str = ""                    # the remote branch pushed to
+    side_branch: str | None = None      # conflict: where the work was pushed instead
+    conflicts: tuple[str, ...] = ()
+    attempts: int = 0
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "pushed"
+
+
+def free_branch_name(repo: gitio.Repo, base: str, remote: str) -> str:
+    """`base`, or `base-2`, `base-3`… when a local or fetched remote branch of that name already exists."""
+    name, number = base, 1
+    while gitio.branch_exists(repo, name) or gitio.remote_branch_oid(repo, remote, name):
+        number += 1
+        name = f"{base}-{number}"
+    return name
+
+
+def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None,
+            branch: str | None = None, tries: int = 5, backoff: float = 1.0,
+            sleep: Callable[[float], None] = time.sleep, resolver: gitio.Resolver | None = None) -> SyncResult:
+    """Fetch, rebase the current branch onto its remote branch, push. Up to `tries` attempts.
+
+    A push rejected because someone pushed in between is retried after `backoff * 2**attempt` seconds.
+    `resolver` (default: gitmem.publish.merge.resolver_for the repo's config) merges memory files whose line merge
+    conflicts: a decision answered while another was asked, a close and a cycle both appending to LOG.
+    A rebase conflict pushes the unrebased local tip to `conflict_branch` (made unique), moves the local
+    branch back to the remote tip (the work lives on the side branch, locally and on the remote), and
+    returns status "conflict".
+    """
+    local = gitio.current_branch(repo)
+    if local is None:
+        raise gitio.RepoError("HEAD is detached; switch to a branch before pushing")
+    default_remote, default_branch = gitio.upstream_of(repo, local)
+    remote = remote or default_remote
+    branch = branch or default_branch
+    result = SyncResult("failed", remote=remote, branch=branch)
+    if resolver is None:
+        from gitmem.config import load_config
+        from gitmem.publish.merge import resolver_for
+
+        resolver = resolver_for(load_config(gitio.root(repo)))
+    if remote not in gitio.remote_names(repo):
+        result.status = "no-remote"
+        result.messages.append(f"there is no remote {remote!r}; the commit stays local")
+        return result
+    for attempt in range(1, tries + 1):
+        result.attempts = attempt
+        try:
+            upstream = gitio.fetch(repo, remote, branch)
+            if upstream is not None:
+                before = _head(repo)
+                rebased = gitio.rebase_onto(repo, f"refs/remotes/{remote}/{branch}", resolver)
+                if rebased.conflicts:
+                    return _divert(repo, result, conflict_branch, rebased.conflicts, upstream)
+                if rebased.replayed:
+                    result.messages.append(f"rebased {rebased.replayed} commit(s) onto {remote}/{branch}")
+                    # Pushes by a CI token trigger no other workflow: check the replayed commits here.
+                    broken = _verify(repo, upstream)
+                    if broken:
+                        gitio.reset_hard(repo, before)
+                        return _divert(repo, result, conflict_branch, broken, upstream)
+            gitio.push(repo, remote, "HEAD", branch)
+        except gitio.GitCommandError as err:
+            result.messages.append(f"attempt {attempt}: {scrub(str(err))}")
+            if attempt < tries:
+                sleep(backoff * 2 ** (attempt - 1))
+            continue
+        result.status = "pushed"
+        result.commit = _head(repo)
+        return result
+    result.commit = _head(repo)
+    result.messages.append(f"gave up after {tries} attempts; the commit is safe on local branch {local}")
+    return result
+
+
+def _head(repo: gitio.Repo) -> str:
+    head = gitio.head_id(repo)
+    if head is None:
+        raise gitio.RepoError("nothing to push: no commits yet")
+    return head
+
+
+def _verify(repo: gitio.Repo, upstream: str) -> tuple[str, ...]:
+    """Memory violations in the replayed commits, one line each (empty when they are clean)."""
+    from gitmem.checks.targets import verify_range
+    from gitmem.config import Config
+    from gitmem.workspace import Workspace
+
+    found = [v for v in verify_range(Workspace.for_repo(repo, Config()), upstream, "HEAD").violations if v.is_error]
+    return tuple(f"{v.path}:{v.line}: {v.code} {v.message} (after rebase)" for v in found)
+
+
+def _divert(repo: gitio.Repo, result: SyncResult, conflict_branch: str, conflicts: tuple[str, ...],
+            upstream: str) -> SyncResult:
+    tip = _head(repo)
+    name = free_branch_name(repo, conflict_branch, result.remote)
+    gitio.create_branch(repo, name, tip)
+    result.status = "conflict"
+    result.side_branch = name
+    result.conflicts = conflicts
+    result.commit = tip
+    result.messages.append(f"rebase onto {result.remote}/{result.branch} conflicts in {', '.join(conflicts)}"
+                           if not any(": GM" in c for c in conflicts) else
+                           f"the rebased commits fail `gitmem verify`: {'; '.join(conflicts)}")
+    try:
+        gitio.push(repo, result.remote, name, name)
+    except gitio.GitCommandError as err:
+        # The work stays on the local side branch and on the local branch: nothing is moved.
+        result.messages.append(f"could not push {name} either: {scrub(str(err))}; it is kept locally")
+        return result
+    gitio.reset_hard(repo, upstream)
+    result.messages.append(f"the work is on branch {name} (local and {result.remote}); "
+                           f"local {gitio.current_branch(repo)} now matches {result.remote}/{result.branch}")
+    return result

@@ -1,0 +1,162 @@
+"""Keep the index in step with the memory files in the work tree, cheaply.
+
+Recall indexes the work tree, not HEAD: an agent writes memory during a cycle and commits at the end,
+and what it wrote ten minutes ago must be findable before that commit.
+
+Each file is watched by size and mtime. When they change, or when the file was written so recently that
+mtime cannot be trusted (the "racy" window), its content is checked:
+- LOG is append-only (GM301): if the indexed prefix is still in place, only the bytes after the last
+  indexed entry are parsed (that entry is re-read too, in case lines were appended to it).
+- NOW grows at the top: if the indexed blocks are still the file's tail, only the new top is parsed.
+  NOW lines are stored counted from the end of the file, so old blocks keep valid line numbers.
+- DECISIONS, LESSONS and RULES are hashed whole; a changed file is re-parsed and only changed entries
+  are rewritten.
+"Still in place" is checked by hashing the first 4 KiB and the last WINDOW bytes of the indexed part: a
+whole-file proof for files up to 1 MiB, and a constant cost beyond. Anything else re-reads the whole file.
+The one blind spot, by design: an in-place edit of LOG or NOW text that is more than 1 MiB from the
+growing end, in a file that also grew. GM301 rejects such a LOG edit at commit; a history rewrite
+rebuilds the index anyway; `gitmem recall --rebuild` forces a rebuild by hand.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+from gitmem.recall import corpus
+from gitmem.recall.database import delete_docs, insert_docs, replace_file_docs
+
+WINDOW = 1 << 20
+HEAD = 4096
+RACY_NS = 2_000_000_000       # mtimes this close to the check are not trusted (coarse file system clocks)
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha1(data).hexdigest()
+
+
+def _read(path: Path, start: int, size: int) -> bytes:
+    with path.open("rb") as handle:
+        handle.seek(start)
+        return handle.read(size)
+
+
+def _text(data: bytes) -> str:
+    # Invalid UTF-8 is GM902 for `gitmem check`; recall still indexes what it can read.
+    return data.decode("utf-8", errors="replace")
+
+
+def _line_offset(data: bytes, lines_down: int) -> int:
+    """Byte offset of the line `lines_down` lines below the start of `data`.
+
+    Counts from whichever end is nearer: the wanted line is the top NOW block or the last LOG entry.
+    """
+    newlines = data.count(b"\n")
+    if lines_down <= newlines // 2:
+        offset = 0
+        for _ in range(lines_down):
+            offset = data.index(b"\n", offset) + 1
+        return offset
+    end = len(data)
+    for _ in range(newlines - lines_down + 1):
+        end = data.rindex(b"\n", 0, end)
+    return end + 1
+
+
+def sync_file(conn: sqlite3.Connection, root: Path, workspace: str, role: str, path: str) -> bool:
+    """Bring one memory file's documents up to date; True when the index changed."""
+    full = root / path
+    row = conn.execute("SELECT size, mtime, checked, state FROM sources WHERE path = ?", (path,)).fetchone()
+    try:
+        stat = full.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        stat = None
+    if stat is None:
+        if row is None:
+            return False
+        replace_file_docs(conn, workspace, path, [])
+        conn.execute("DELETE FROM sources WHERE path = ?", (path,))
+        return True
+    if row is not None and (row[0], row[1]) == (stat.st_size, stat.st_mtime_ns) and row[2] - row[1] > RACY_NS:
+        return False
+    state = json.loads(row[3]) if row is not None else None
+    handler = {"log": _sync_log, "now": _sync_now}.get(role, _sync_whole)
+    changed, lines, state = handler(conn, full, workspace, role, path, stat.st_size, state)
+    conn.execute("INSERT OR REPLACE INTO sources(path, workspace, role, size, mtime, checked, lines, state)"
+                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                 (path, workspace, role, stat.st_size, stat.st_mtime_ns, time.time_ns(), lines, json.dumps(state)))
+    return changed
+
+
+def _sync_whole(conn, full: Path, workspace: str, role: str, path: str, size: int, state: dict | None):
+    data = full.read_bytes()
+    digest = _sha(data)
+    lines = data.count(b"\n") + 1
+    if state is not None and state.get("digest") == digest:
+        return False, lines, state
+    replace_file_docs(conn, workspace, path, list(corpus.iter_docs(role, _text(data), path)))
+    return True, lines, {"digest": digest}
+
+
+def _anchors(full: Path, start: int, size: int) -> dict:
+    """Hashes that prove bytes [start, start+size) unchanged: the first 4 KiB and the last WINDOW bytes."""
+    window = max(start, start + size - WINDOW)
+    return {"head": _sha(_read(full, start, min(HEAD, size))),
+            "window": _sha(_read(full, window, start + size - window))}
+
+
+def _intact(full: Path, start: int, size: int, state: dict) -> bool:
+    return start >= 0 and _anchors(full, start, size) == {"head": state["head"], "window": state["window"]}
+
+
+def _sync_log(conn, full: Path, workspace: str, role: str, path: str, size: int, state: dict | None):
+    if state is not None and size >= state["size"] and _intact(full, 0, state["size"], state):
+        if size == state["size"]:
+            return False, state["lines"], state
+        base, base_line = state["offset"], state["line"]
+        tail = _read(full, base, size - base)
+        stale = [r[0] for r in conn.execute("SELECT id FROM docs WHERE path = ? AND line >= ?", (path, base_line))]
+        delete_docs(conn, stale)
+        docs = corpus.log_docs(_text(tail), path, first_line=base_line, expect_title=base == 0)
+        insert_docs(conn, workspace, docs)
+    else:
+        tail = full.read_bytes()
+        base, base_line = 0, 1
+        docs = corpus.log_docs(_text(tail), path)
+        replace_file_docs(conn, workspace, path, docs)
+    lines = base_line + tail.count(b"\n")
+    # Next time, re-read from the start of the last entry: lines may still be appended to it.
+    if docs:
+        base, base_line = base + _line_offset(tail, docs[-1].line - base_line), docs[-1].line
+    state = {"size": size, "offset": base, "line": base_line, "lines": lines, **_anchors(full, 0, size)}
+    return True, lines, state
+
+
+def _sync_now(conn, full: Path, workspace: str, role: str, path: str, size: int, state: dict | None):
+    """New blocks go on top, so the indexed blocks stay the file's last `suffix` bytes."""
+    suffix = state["suffix"] if state is not None else 0
+    if state is not None and size >= suffix and _intact(full, size - suffix, suffix, state):
+        if size == state["size"]:
+            return False, state["lines"], state
+        head = _read(full, 0, size - suffix)
+        lines = head.count(b"\n") + state["suffix_newlines"] + 1
+        # Parsing the head alone gives line numbers from the top, which are right for the new blocks.
+        insert_docs(conn, workspace, corpus.now_docs(_text(head), path)[::-1], lines=lines)
+    else:
+        head = full.read_bytes()
+        lines = head.count(b"\n") + 1
+        # Oldest first, so that row ids grow with time in NOW as in LOG (recency of last resort, see rank.py).
+        replace_file_docs(conn, workspace, path, corpus.now_docs(_text(head), path)[::-1], lines=lines)
+    first = conn.execute("SELECT min(line) FROM docs WHERE path = ?", (path,)).fetchone()[0]
+    if first is None:
+        suffix, newlines = 0, 0
+    else:
+        top_line = first + lines                       # stored lines count back from the end
+        offset = _line_offset(head, top_line - 1) if top_line - 1 <= head.count(b"\n") else size - suffix
+        suffix = size - offset
+        newlines = lines - top_line
+    state = {"size": size, "suffix": suffix, "suffix_newlines": newlines, "lines": lines,
+             **_anchors(full, size - suffix, suffix)}
+    return True, lines, state

@@ -1,0 +1,1 @@
+"""Starting an agent: `init` from the template, and the offline `demo`."""

@@ -1,0 +1,1 @@
+"""Read-only views of memory for people: `status` and `pending`."""

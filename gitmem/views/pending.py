@@ -1,0 +1,30 @@
+"""What is waiting on the human: Pending decisions with their recommendation and age."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from gitmem.memory import decisions
+from gitmem.memory.decisions import Waiting
+from gitmem.workspace import Workspace
+
+
+def pending(ws: Workspace, *, now: datetime | None = None) -> tuple[Waiting, ...]:
+    """Pending decisions, oldest first, aged at `now` (default: the clock)."""
+    return decisions.waiting(decisions.parse(ws.read("decisions")), now or ws.clock()())
+
+
+def as_dict(item: Waiting, path: str) -> dict[str, Any]:
+    """`gitmem pending --json`: one decision, where it is, and its age in days (two decimals)."""
+    return {"id": item.id, "title": item.title, "recommendation": item.recommendation,
+            "asked": str(item.asked) if item.asked else "",
+            "age_days": round(item.age_days, 2) if item.age_days is not None else None,
+            "line": item.line, "path": path}
+
+
+def describe_age(days: float | None) -> str:
+    if days is None:
+        return "age unknown"
+    if days < 1:
+        return f"{max(int(days * 24), 0)}h"
+    return f"{int(days)}d"

@@ -1,0 +1,109 @@
+"""`gitmem status`: memory health on one screen, as data (the CLI renders it, with colour on a terminal).
+
+Reads like a cycle does: the top of NOW, the tail of LOG (growing only while today's entries or the Rule 0
+streak need more), DECISIONS and LESSONS (small), RULES whole. The one full-LOG pass is a regex over the
+cycle headings, made only when some lesson has enough confirmations to need the LOG-entry gate.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import Any
+
+from gitmem.close import day as days
+from gitmem.close import gates as promote
+from gitmem.memory import decisions, lessons, log, rules
+from gitmem.memory.text import Timestamp, one_line
+from gitmem.workspace import Clock, Workspace
+
+
+@dataclass
+class Status:
+    now: str
+    last_cycle: dict[str, Any] | None
+    cycles_today: int
+    outcomes_today: dict[str, int]
+    streak: dict[str, Any]
+    last_close: str | None
+    pending: list[dict[str, Any]] = field(default_factory=list)
+    awaiting: list[dict[str, Any]] = field(default_factory=list)
+    eligible: list[dict[str, Any]] = field(default_factory=list)
+    rules: dict[str, int] = field(default_factory=dict)
+    budget: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
+    config = ws.config
+    tz = config.tzinfo()
+    moment: datetime = (clock or ws.clock())().astimezone(tz)
+    log_text = ws.read("log")
+    today = moment.date()
+    start, end = days.day_bounds(today, tz)
+    recent = days.entries_since(log_text, start, at_least=1)
+    cycles = [e for e in recent if e.cycle is not None]
+    last = cycles[-1] if cycles else _last_cycle(log_text)
+    today_cycles = [e for e in cycles if start <= e.when.moment < end]
+    closes = [e for e in recent if e.cycle is None]
+    streak = days.no_build_streak(log_text, end)
+    status = Status(
+        now=str(Timestamp.from_datetime(moment)),
+        last_cycle={"cycle": last.cycle, "when": str(last.when), "outcome": last.outcome,
+                    "task": one_line(last.get("Task") or "")} if last else None,
+        cycles_today=len(today_cycles),
+        outcomes_today={o: sum(1 for e in today_cycles if e.outcome == o) for o in log.OUTCOMES},
+        streak={"length": streak.length, "first": streak.first, "last": streak.last,
+                "problem": streak.is_problem},
+        last_close=(closes[-1].get(days.DAY_FIELD) or str(closes[-1].when)) if closes else None)
+    for item in decisions.waiting(decisions.parse(ws.read("decisions")), moment):
+        status.pending.append({"id": item.id, "title": item.title, "age_days": item.days,
+                               "stale": item.days > config.close.stale_decision_days})
+    _lessons(status, ws.read("lessons"), log_text, config.close.confirmations)
+    rules_text = ws.read("rules")
+    doc = rules.parse(rules_text)
+    status.rules = {"proven": len(doc.proven), "proven_max": config.limits.proven_rules_max,
+                    "lines": doc.line_count, "lines_max": config.limits.rules_max_lines}
+    status.budget = budget(ws, moment)
+    return status
+
+
+def _last_cycle(text: str) -> log.LogEntry | None:
+    """The newest cycle entry even behind a long run of close entries."""
+    found = [e for e in log.tail_entries(log.TextSource(text), log.has_cycle).entries if e.cycle is not None]
+    return found[-1] if found else None
+
+
+def _lessons(status: Status, text: str, log_text: str, needed: int) -> None:
+    doc = lessons.parse(text)
+    open_lessons = [lesson for lesson in doc.lessons if lesson.is_open]
+    eligible = {c.lesson.id: c for c in promote.eligible(doc, log_text, needed)[0]}
+    logged = days.cycle_numbers(log_text) if any(promote.later_distinct_cycles(x) for x in open_lessons) else set()
+    for lesson in open_lessons:
+        if lesson.id in eligible:
+            status.eligible.append({"id": lesson.id, "title": lesson.title,
+                                    "cycles": list(eligible[lesson.id].cycles),
+                                    "has_rule": bool((lesson.get("Rule") or "").strip())})
+        else:
+            status.awaiting.append({"id": lesson.id, "title": lesson.title, "needed": needed,
+                                    "confirmations": len(promote.confirming_cycles(lesson, logged))})
+
+
+def budget(ws: Workspace, moment: datetime) -> dict[str, Any]:
+    """The next cycle's reading budget: gitmem.cycle.budget's own count, or its estimate of the same parts."""
+    from gitmem.cycle.budget import BudgetError, build_request, estimate, limits
+
+    bounds = limits(ws.config)
+    info: dict[str, Any] = {"limit": bounds.total, "soft": bounds.soft, "hard": bounds.hard}
+    try:
+        request = build_request(ws, now=moment)
+    except BudgetError as err:
+        info.update(tokens=None, source="context", error=str(err))
+        return info
+    except (OSError, ValueError):
+        # A dashboard should still show the rest: fall back to the estimate of the same parts.
+        info.update(tokens=estimate(ws), source="estimate")
+        return info
+    info.update(tokens=request.total_tokens, source="context")
+    return info

@@ -1,0 +1,122 @@
+"""One workspace of memory in a work tree: the handle every library entry point takes.
+
+A `Workspace` is the repository root, the config that maps the memory files (for the chosen workspace of
+`workspaces:`), and the repository itself, opened on first use. It also holds the two domain rules that
+everything else shares: which cycle a memory write belongs to, and what the last entries of LOG are.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime
+from functools import cached_property
+from pathlib import Path
+
+from gitmem import gitio
+from gitmem.config import Config, load_config
+from gitmem.memory import log, now
+from gitmem.memory.text import decode
+
+Clock = Callable[[], datetime]
+CYCLE_ENV = "GITMEM_CYCLE"     # set by the runner for the agent it starts: the cycle being run
+
+
+@dataclass(frozen=True)
+class Workspace:
+    root: Path
+    config: Config
+
+    @classmethod
+    def open(cls, path: str | Path | None = None, *, workspace: str | None = None) -> Workspace:
+        """The repository around `path` (default: the current directory, or GIT_DIR / GIT_WORK_TREE)."""
+        return cls.for_repo(gitio.open_repo(path), workspace=workspace)
+
+    @classmethod
+    def for_repo(cls, repo: gitio.Repo, config: Config | None = None, *, workspace: str | None = None) -> Workspace:
+        """The work tree of an open repository, with `config` (default: its gitmem.yaml). A bare repository
+        (a server's, a mirror) has history only: its root is the git directory, and only history is read."""
+        root = gitio.work_tree(repo) or gitio.git_dir(repo)
+        found = cls(root, config if config is not None else load_config(root, workspace=workspace))
+        found.__dict__["repo"] = repo
+        return found
+
+    @classmethod
+    def at(cls, root: str | Path, config: Config | None = None, *, workspace: str | None = None) -> Workspace:
+        """The work tree at `root` with `config` (default: its gitmem.yaml); git is opened only when needed."""
+        root = Path(root)
+        return cls(root, config if config is not None else load_config(root, workspace=workspace))
+
+    @cached_property
+    def repo(self) -> gitio.Repo:
+        return gitio.open_repo(self.root)
+
+    @cached_property
+    def state_dir(self) -> Path | None:
+        """`.git/gitmem/`; None when the root is not a git work tree (then nothing is cached)."""
+        if "repo" in self.__dict__:
+            return gitio.state_dir(self.repo)
+        return gitio.state_dir_of(self.root)
+
+    @property
+    def name(self) -> str:
+        """The workspace's name from `workspaces:`, "" for the top-level memory."""
+        return self.config.workspace
+
+    def with_config(self, config: Config) -> Workspace:
+        """The same repository judged by another config (a staged gitmem.yaml, an overridden model)."""
+        other = replace(self, config=config)
+        if "repo" in self.__dict__:
+            other.__dict__["repo"] = self.repo
+        return other
+
+    def path(self, role: str) -> Path:
+        return self.root / self.config.path(role)
+
+    def read(self, role: str) -> str:
+        try:
+            return decode(self.path(role).read_bytes()).text
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return ""
+
+    def clock(self) -> Clock:
+        """The real clock, in the configured time zone: every timestamp comes from it."""
+        tz = self.config.tzinfo()
+        return lambda: datetime.now(tz)
+
+    # -- the last entries of LOG and the cycle a write belongs to --------------------------------------------
+
+    def log_tail(self, count: int, *, numbered: bool = True) -> log.Tail:
+        """The last `count` LOG entries, and at least the last cycle entry, read from the file's end."""
+        from gitmem.workspace.tail import read_log_tail
+
+        return read_log_tail(self.path("log"), self.config.path("log"), count, state_dir=self.state_dir,
+                             numbered=numbered)
+
+    def last_log_cycle(self) -> int:
+        """The number of the last cycle entry in LOG; 0 when there is none."""
+        cycles = [e.cycle for e in self.log_tail(1, numbered=False).entries if e.cycle is not None]
+        return max(cycles, default=0)
+
+    def top_now_cycle(self) -> int:
+        """The cycle of the top NOW block; 0 when there is none (or the top block is a plan)."""
+        from gitmem.workspace.tail import read_head, second_heading
+
+        top = now.parse(read_head(self.path("now"), second_heading), max_blocks=1).top
+        return top.cycle if top is not None and top.cycle is not None else 0
+
+    def cycle_for(self, role: str = "log", *, from_env: bool = True) -> int:
+        """The cycle a new entry of `role` ("log" or "now") belongs to.
+
+        During a cycle the runner says which one it is (GITMEM_CYCLE). Otherwise it is the one after the
+        file's own last entry, or the one the other file already opened: an agent may write its NOW block
+        before or after its LOG entry, and both belong to the same cycle.
+        """
+        if from_env:
+            given = os.environ.get(CYCLE_ENV, "")
+            if given.isdigit() and int(given) > 0:
+                return int(given)
+        last_log, top_now = self.last_log_cycle(), self.top_now_cycle()
+        if role == "now":
+            return max(top_now + 1, last_log)
+        return max(last_log + 1, top_now)

@@ -1,0 +1,177 @@
+"""Read the head or the tail of a big memory file from disk, at a cost that does not grow with the file.
+
+`read_head` reads from the start in doubling blocks until the caller has what it needs (the top NOW block,
+DECISIONS Pending). `FileSource` lets `gitmem.memory.log.tail_entries` read LOG backwards from its end.
+
+Line numbers of a tail need the count of lines before it. Counting means reading the whole file, so the
+count is cached in the state directory (`lines.json`) as (byte offset, lines before it, hash of the 4 KB
+before it). LOG is append-only (GM301), so when those 4 KB are unchanged, only the bytes between the cached
+offset and the new one are counted. A rewritten LOG changes the hash and is counted once from the start.
+The cache is disposable: deleting it costs one full count; an unwritable `.git` just means no cache.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from gitmem.memory import log
+from gitmem.memory.text import decode
+
+FIRST_BLOCK = 16 * 1024
+PROBE = 4096
+CACHE_NAME = "lines.json"
+_HEADING = re.compile(r"^## ", re.M)
+
+
+def read_head(path: Path, cut: Callable[[str], int | None]) -> str:
+    """The file's text from its start up to `cut(text)`, reading more while `cut` returns None."""
+    try:
+        handle = path.open("rb")
+    except (FileNotFoundError, IsADirectoryError):
+        return ""
+    with handle:
+        data = b""
+        block = FIRST_BLOCK
+        while True:
+            more = handle.read(block - len(data))
+            data += more
+            whole = len(data) < block or not more
+            end = len(data) if whole else data.rfind(b"\n") + 1   # whole lines: no UTF-8 character split
+            text = decode(data[:end]).text
+            where = cut(text)
+            if where is not None:
+                return text[:where]
+            if whole:
+                return text
+            block *= 2
+
+
+def second_heading(text: str) -> int | None:
+    """For read_head: where the second `## ` heading starts (the end of the top block)."""
+    found = _HEADING.finditer(text)
+    next(found, None)
+    second = next(found, None)
+    return second.start() if second else None
+
+
+def read_end(path: Path, size: int) -> tuple[bytes, int]:
+    """The last whole entries of LOG within about `size` bytes, and the byte offset where they start."""
+    try:
+        with path.open("rb") as handle:
+            end = handle.seek(0, os.SEEK_END)
+            start = max(0, end - size)
+            handle.seek(start)
+            data = handle.read()
+    except FileNotFoundError:
+        return b"", 0
+    if start:
+        cut = data.find(b"\n## ") + 1
+        start, data = (start + cut, data[cut:]) if cut else (end, b"")
+    return data, start
+
+
+class FileSource:
+    """A LOG file on disk for `log.tail_entries`: blocks read from its end, lines counted with the cache."""
+
+    def __init__(self, path: Path, rel: str, state_dir: Path | None, *, numbered: bool = True) -> None:
+        self.path, self.rel, self.state_dir, self.numbered = path, rel, state_dir, numbered
+        try:
+            self._size = path.stat().st_size
+        except (FileNotFoundError, NotADirectoryError):
+            self._size = 0
+
+    def size(self) -> int:
+        return self._size
+
+    def text_from(self, start: int) -> tuple[str, int]:
+        if not self._size:
+            return "", 0
+        with self.path.open("rb") as handle:
+            handle.seek(start)
+            data = handle.read(self._size - start)
+        if start > 0:                       # begin at a line start: whole lines, whole characters
+            skip = data.find(b"\n") + 1
+            data, start = (data[skip:], start + skip) if skip else (b"", self._size)
+        return decode(data).text, start
+
+    def line_at(self, offset: int) -> int:
+        if offset == 0 or not self.numbered:
+            return 1
+        with self.path.open("rb") as handle:
+            return _lines_before(self.state_dir, self.rel, handle, offset, self._size) + 1
+
+
+def read_log_tail(path: Path, rel: str, count: int, *, state_dir: Path | None = None,
+                  numbered: bool = True) -> log.Tail:
+    """The last `count` entries, and more if needed to include the last cycle entry (close entries skipped)."""
+    want = max(count, 1)
+    found = log.tail_entries(FileSource(path, rel, state_dir, numbered=numbered),
+                             lambda entries: len(entries) >= want and log.has_cycle(entries))
+    entries = found.entries
+    begin = len(entries) - count if len(entries) >= count else 0
+    last_cycle = max((i for i, entry in enumerate(entries) if entry.cycle is not None), default=None)
+    if last_cycle is not None:
+        begin = min(begin, last_cycle)
+    return log.Tail(entries[begin:], found.first_line, found.whole)
+
+
+def _lines_before(state_dir: Path | None, rel: str, handle: IO[bytes], offset: int, size: int) -> int:
+    """Newlines in the file before `offset`, using and refreshing the cache."""
+    cache_path = state_dir / CACHE_NAME if state_dir is not None else None
+    cache = _load(cache_path)
+    entry = cache.get(rel)
+    count: int | None = None
+    if isinstance(entry, dict) and isinstance(entry.get("offset"), int) and entry["offset"] <= size:
+        if _probe(handle, entry["offset"]) == entry.get("probe"):
+            known = int(entry["offset"])
+            lines = int(entry.get("lines", 0))
+            count = lines + _count(handle, known, offset) if offset >= known else lines - _count(handle, offset, known)
+    if count is None:
+        count = _count(handle, 0, offset)
+    fresh = {"offset": offset, "lines": count, "probe": _probe(handle, offset)}
+    if cache_path is not None and cache.get(rel) != fresh:
+        cache[rel] = fresh
+        _save(cache_path, cache)
+    return count
+
+
+def _count(handle: IO[bytes], start: int, end: int) -> int:
+    handle.seek(start)
+    total, left = 0, end - start
+    while left > 0:
+        chunk = handle.read(min(left, 1 << 20))
+        if not chunk:
+            break
+        total += chunk.count(b"\n")
+        left -= len(chunk)
+    return total
+
+
+def _probe(handle: IO[bytes], offset: int) -> str:
+    handle.seek(max(0, offset - PROBE))
+    return hashlib.sha1(handle.read(min(offset, PROBE))).hexdigest()
+
+
+def _load(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _save(path: Path, data: dict[str, Any]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass   # a read-only .git only costs a recount next time

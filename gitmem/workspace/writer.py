@@ -1,0 +1,213 @@
+"""Memory writes in canonical form: each takes the time from the clock, validates, then writes atomically.
+
+These are the writes that the runner, the agent tools and the `gitmem log add`-style commands share.
+They write files only; they never stage or commit.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from gitmem.checks import CheckInput, run_checks
+from gitmem.checks.violation import Violation
+from gitmem.errors import ExitCode, GitmemError
+from gitmem.gitio.snapshots import Snapshot
+from gitmem.memory import decisions, lessons, log, now
+from gitmem.memory.now import NowBlock
+from gitmem.memory.text import Timestamp, decode
+from gitmem.workspace import Clock, Workspace
+from gitmem.workspace.tail import read_end
+
+# How much of LOG's end a write reads first: a few entries' worth, grown only if no cycle is found.
+TAIL_BYTES = 64 * 1024
+
+
+class WriteRefused(GitmemError):
+    """A write was refused; `violations` says why. Nothing was written."""
+
+    exit_code = ExitCode.VIOLATIONS
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write via a temp file in the same directory and rename, so a crash never leaves half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+class MemoryWriter:
+    """Validated, clock-stamped writes to the memory files of one workspace."""
+
+    def __init__(self, workspace: Workspace, *, clock: Clock | None = None, author_email: str | None = None) -> None:
+        self.workspace = workspace
+        self.root = workspace.root
+        self.config = workspace.config
+        self.clock = clock
+        self.author_email = author_email
+
+    def now(self) -> Timestamp:
+        return Timestamp.from_datetime((self.clock or self.workspace.clock())())
+
+    def path(self, role: str) -> Path:
+        return self.workspace.path(role)
+
+    def read(self, role: str) -> str:
+        return self.workspace.read(role)
+
+    # -- validation and writing ----------------------------------------------------------------
+    def _commit_text(self, role: str, new_text: str) -> None:
+        rel = self.config.path(role)
+        old_bytes = self.path(role).read_bytes() if self.path(role).exists() else None
+        new_bytes = new_text.encode("utf-8")
+        found = self._refusals(rel, old_bytes, new_bytes)
+        if found:
+            raise WriteRefused(f"refusing to write {rel}: the result would not be valid memory", found)
+        atomic_write(self.path(role), new_bytes)
+
+    def _refusals(self, rel: str, old: bytes | None, new: bytes) -> list[Violation]:
+        """The errors the GM checks find in writing `new` over `old` at `rel`.
+
+        Only that file is judged, and no other file is read: no rule about one memory file depends on
+        another, except RULES provenance, which these writes never touch.
+        """
+        before = Snapshot("current", lambda p: old if p == rel else None)
+        after = Snapshot("proposed", lambda p: new if p == rel else None)
+        return [v for v in run_checks(CheckInput(self.config, before, after, self.author_email))
+                if v.path == rel and v.is_error]
+
+    def _parse_for_rewrite(self, role: str, model: Any) -> Any:
+        """Parse a file that is about to be rewritten whole; refuse while it has format problems.
+
+        A rewrite renders only what parsed, so a malformed entry (say `### D-45 · …`) would vanish
+        without a trace. The human fixes the file first; nothing is written.
+        """
+        text = self.read(role)
+        doc = model.parse(text)
+        if doc.problems and text.strip():        # a missing or empty file is simply created
+            rel = self.config.path(role)
+            found = [Violation(rel, p.line, p.code, p.message, p.hint) for p in doc.problems]
+            raise WriteRefused(f"refusing to rewrite {rel}: fix its format problems first, or they would be lost",
+                               found)
+        return doc
+
+    # -- the writes ----------------------------------------------------------------------------
+    def add_log_entry(self, *, task: str, outcome: str, result: str, tried: str | None = None,
+                      evidence: str | None = None, learned: str | None = None, cycle: int | None = None) -> log.LogEntry:
+        if outcome not in log.OUTCOMES:
+            raise WriteRefused(f"outcome must be one of {', '.join(log.OUTCOMES)}, not {outcome!r}")
+        number = cycle if cycle is not None else self.workspace.cycle_for("log")
+        fields = {"Task": task, "Tried": tried, "Evidence": evidence, "Result": result, "Learned": learned}
+        entry = log.make_entry(self.now(), cycle=number, outcome=outcome,
+                               fields={k: v for k, v in fields.items() if v is not None})
+        self._append_log(entry)
+        return entry
+
+    def add_close_entry(self, fields: dict[str, str]) -> log.LogEntry:
+        entry = log.make_entry(self.now(), cycle=None, outcome=None, fields=fields)
+        self._append_log(entry)
+        return entry
+
+    def _append_log(self, entry: log.LogEntry) -> None:
+        """Validate the entry against LOG's last entries, then append its bytes; never rewrite the file.
+
+        At 100x scale LOG is 75 MB: rewriting it per entry would cost seconds. The addition is written in
+        one call and synced; if anything fails, the file is cut back to its old length.
+        """
+        target = self.path("log")
+        if not target.exists() or target.stat().st_size == 0:
+            self._commit_text("log", log.append_entry("", entry))
+            return
+        rel = self.config.path("log")
+        tail, start = read_end(self.path("log"), TAIL_BYTES)
+        head_only = start > 0
+        if head_only:
+            tail_text = decode(tail).text
+        else:
+            tail_text = self.read("log")
+            tail = tail_text.encode("utf-8")
+        addition = log.append_entry(tail_text, entry)[len(tail_text):].encode("utf-8")
+        found = self._refusals(rel, tail, tail + addition)
+        if found:
+            shift = self._lines_before(start) if head_only else 0
+            found = [replace(v, line=v.line + shift) for v in found]
+            raise WriteRefused(f"refusing to write {rel}: the result would not be valid memory", found)
+        size = target.stat().st_size
+        try:
+            with target.open("ab") as handle:
+                handle.write(addition)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except BaseException:
+            with target.open("r+b") as handle:
+                handle.truncate(size)
+            raise
+
+    def _lines_before(self, offset: int) -> int:
+        """Lines in LOG before byte `offset`: only counted to report a refused write at the right line."""
+        with self.path("log").open("rb") as handle:
+            return handle.read(offset).count(b"\n")
+
+    def add_now_block(self, *, did: str, human: str, next: str, cycle: int | None = None) -> NowBlock:
+        block = now.make_block(self.now(), did=did, human=human, next=next,
+                               cycle=cycle if cycle is not None else self.workspace.cycle_for("now"))
+        self._commit_text("now", now.prepend_block(self.read("now"), block))
+        return block
+
+    def add_plan_block(self, *, plan_for, did: str, human: str, next: str) -> NowBlock:
+        block = now.make_block(self.now(), did=did, human=human, next=next, plan_for=plan_for)
+        self._commit_text("now", now.prepend_block(self.read("now"), block))
+        return block
+
+    def ask_decision(self, *, title: str, recommendation: str, context: str | None = None,
+                     options: str | None = None, cycle: int | None = None) -> decisions.Decision:
+        doc = self._parse_for_rewrite("decisions", decisions)
+        item = decisions.make_decision(doc.next_id(), title, asked=self.now(),
+                                       cycle=cycle if cycle is not None else self.workspace.cycle_for("log"),
+                                       context=context, options=options, recommendation=recommendation)
+        self._commit_text("decisions", decisions.render(decisions.with_decision(doc, item)))
+        return item
+
+    def answer_decision(self, decision_id: str, *, answer: str, name: str, email: str) -> decisions.Decision:
+        doc = self._parse_for_rewrite("decisions", decisions)
+        try:
+            updated = decisions.resolve(doc, decision_id, answer=answer, answered=self.now(), name=name, email=email)
+        except KeyError as err:
+            raise WriteRefused(str(err.args[0])) from None
+        self._commit_text("decisions", decisions.render(updated))
+        return updated.resolved[0]
+
+    def add_lesson(self, *, title: str, happened: str, why: str, change: str, rule: str | None = None,
+                   supersedes: str | None = None, cycle: int | None = None) -> lessons.Lesson:
+        doc = self._parse_for_rewrite("lessons", lessons)
+        moment = self.now()
+        item = lessons.make_lesson(doc.next_id(), title, day=moment.day,
+                                   cycle=cycle if cycle is not None else max(self.workspace.last_log_cycle(), 1),
+                                   happened=happened, why=why, change=change, rule=rule, supersedes=supersedes)
+        self._commit_text("lessons", lessons.render(
+            lessons.LessonsDoc(doc.preamble, (*doc.lessons, item), doc.problems)))
+        return item
+
+    def confirm_lesson(self, lesson_id: str, *, evidence: str, cycle: int | None = None) -> lessons.Lesson:
+        doc = self._parse_for_rewrite("lessons", lessons)
+        try:
+            updated = lessons.confirm(doc, lesson_id, day=self.now().day,
+                                      cycle=cycle if cycle is not None else max(self.workspace.last_log_cycle(), 1),
+                                      evidence=evidence)
+        except KeyError as err:
+            raise WriteRefused(str(err.args[0])) from None
+        self._commit_text("lessons", lessons.render(updated))
+        return lessons.parse(self.read("lessons")).find(lesson_id)  # type: ignore[return-value]

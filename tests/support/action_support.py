@@ -1,0 +1,178 @@
+"""Run the composite action's steps locally, as a GitHub runner would, against a temp agent repository.
+
+`uses:` steps (setup-python) are skipped; each `run:` script runs with `bash --noprofile --norc -eo pipefail`
+in a clean environment: PATH with the chosen bin dir first, the step's `env:` with `${{ inputs.x }}` and
+`${{ github.token }}` filled in, and fake GITHUB_OUTPUT, GITHUB_STEP_SUMMARY and GITHUB_ACTION_PATH.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sysconfig
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ruamel.yaml import YAML
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "tests" / "fixtures" / "action" / "script.yaml"
+HUMAN = ("Ada Human", "ada@example.com")
+EXPRESSION = re.compile(r"\$\{\{\s*([^}]*?)\s*\}\}")
+# What a clean runner environment still needs to reach the package index from this machine.
+PASSED_THROUGH = re.compile(r"^(PIP_.*|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy|SSL_CERT_(FILE|DIR)|"
+                            r"REQUESTS_CA_BUNDLE|LANG|LC_ALL|TMPDIR|SYSTEMROOT)$")
+
+
+def load_yaml(path: Path):
+    return YAML(typ="rt").load(path.read_text(encoding="utf-8"))
+
+
+def project_bin() -> Path:
+    """The scripts dir of the interpreter running the tests: where the dev install put `gitmem`."""
+    return Path(sysconfig.get_path("scripts"))
+
+
+@dataclass
+class StepRun:
+    name: str
+    code: int
+    out: str
+    err: str
+
+
+@dataclass
+class ActionRun:
+    steps: list[StepRun] = field(default_factory=list)
+    output_file: Path | None = None
+    summary_file: Path | None = None
+
+    @property
+    def ok(self) -> bool:
+        return all(step.code == 0 for step in self.steps)
+
+    @property
+    def outputs(self) -> dict[str, str]:
+        """$GITHUB_OUTPUT's `name=value` lines, the last value of each name winning (as on GitHub)."""
+        text = self.output_file.read_text(encoding="utf-8") if self.output_file else ""
+        return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+    @property
+    def summary(self) -> str:
+        return self.summary_file.read_text(encoding="utf-8") if self.summary_file else ""
+
+    def describe(self) -> str:
+        return "\n".join(f"--- {s.name}: exit {s.code}\n{s.out}{s.err}" for s in self.steps)
+
+
+def fill(value: str, inputs: dict[str, str], token: str) -> str:
+    """Evaluate the only expressions an action's `env:` may use here; anything else is a test failure."""
+
+    def evaluate(match: re.Match[str]) -> str:
+        expression = match.group(1)
+        if expression == "github.token":
+            return token
+        if expression.startswith("inputs."):
+            return inputs[expression.removeprefix("inputs.")]
+        raise AssertionError(f"unexpected expression in the action's env: ${{{{ {expression} }}}}")
+
+    return EXPRESSION.sub(evaluate, value)
+
+
+def clean_env(bin_dir: Path, home: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if PASSED_THROUGH.match(key)}
+    # A private HOME keeps the developer's ~/.gitconfig out; pip keeps its shared cache so installs stay quick.
+    env.setdefault("PIP_CACHE_DIR", os.environ.get("PIP_CACHE_DIR") or str(
+        Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "pip"))
+    env.update(PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', os.defpath)}", HOME=str(home),
+               GITHUB_ACTIONS="true", CI="true", GIT_TERMINAL_PROMPT="0")
+    return env
+
+
+def run_action(workspace: Path, inputs: dict[str, str], *, bin_dir: Path, scratch: Path, token: str = "ghs_test",
+               env: dict[str, str] | None = None, skip: tuple[str, ...] = (), timeout: float = 300) -> ActionRun:
+    """Run action.yml's steps in order in `workspace`; stop at the first failing step, as a runner does.
+
+    `skip` names steps not to run (e.g. the install step when the caller's PATH already has gitmem).
+    """
+    action = load_yaml(ROOT / "action.yml")
+    values = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+    unknown = set(inputs) - set(values)
+    assert not unknown, f"not inputs of the action: {unknown}"
+    values.update(inputs)
+    values = {name: fill(value, {}, token) if name == "github-token" else value for name, value in values.items()}
+    scratch.mkdir(parents=True, exist_ok=True)
+    (scratch / "home").mkdir(exist_ok=True)
+    run = ActionRun(output_file=scratch / "github_output", summary_file=scratch / "step_summary")
+    for path in (run.output_file, run.summary_file):
+        path.write_text("", encoding="utf-8")
+    base = {**clean_env(bin_dir, scratch / "home"), **(env or {}),
+            "GITHUB_OUTPUT": str(run.output_file), "GITHUB_STEP_SUMMARY": str(run.summary_file),
+            "GITHUB_ACTION_PATH": str(ROOT), "GITHUB_WORKSPACE": str(workspace)}
+    for step in action["runs"]["steps"]:
+        if "uses" in step or step.get("name") in skip:
+            continue
+        assert step.get("shell") == "bash"
+        step_env = {**base, **{key: fill(str(value), values, token) for key, value in (step.get("env") or {}).items()}}
+        done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                              cwd=workspace, env=step_env, capture_output=True, text=True, timeout=timeout)
+        run.steps.append(StepRun(step.get("name", ""), done.returncode, done.stdout, done.stderr))
+        if done.returncode != 0:
+            break
+    return run
+
+
+# -- agent repositories ------------------------------------------------------------------------------------
+
+def git(cwd: Path, *args: str, who: tuple[str, str] = HUMAN) -> str:
+    """The git CLI with a fixed identity and no global config, so tests never depend on the machine."""
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+           "GIT_AUTHOR_NAME": who[0], "GIT_AUTHOR_EMAIL": who[1],
+           "GIT_COMMITTER_NAME": who[0], "GIT_COMMITTER_EMAIL": who[1]}
+    env.pop("GIT_DIR", None)
+    env.pop("GIT_INDEX_FILE", None)
+    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, f"git {' '.join(args)} failed: {done.stdout}{done.stderr}"
+    return done.stdout
+
+
+def set_backend(repo: Path, lines: str) -> None:
+    """Replace the template's commented `# backend:` line in gitmem.yaml with `lines` (indented under agent:)."""
+    config = repo / "gitmem.yaml"
+    text, count = re.subn(r"(?m)^  # backend: .*$", lambda _: lines.rstrip("\n"),
+                          config.read_text(encoding="utf-8"), count=1)
+    assert count == 1, "the template's gitmem.yaml no longer has the `# backend:` line to switch"
+    config.write_text(text, encoding="utf-8")
+
+
+def use_scripted_backend(repo: Path, script: Path = SCRIPT) -> None:
+    """agent.backend: scripted with the script copied into the repo, as ci.yml's self-test does."""
+    (repo / "gitmem-script.yaml").write_bytes(script.read_bytes())
+    set_backend(repo, "  backend: scripted\n  script: gitmem-script.yaml")
+
+
+def agent_repo(path: Path, origin: Path, *, script: Path = SCRIPT, backend: str | None = None) -> Path:
+    """`gitmem init`, a backend (the scripted one by default, else `backend` lines for gitmem.yaml's agent:),
+    a human's first commit, and a bare `origin` that main tracks."""
+    from gitmem.scaffold.init import init
+
+    init(path)
+    if backend is None:
+        use_scripted_backend(path, script)
+    else:
+        set_backend(path, backend)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "agent repository from gitmem init")
+    git(path.parent, "init", "-q", "--bare", "-b", "main", str(origin))
+    git(path, "remote", "add", "origin", str(origin))
+    git(path, "push", "-q", "-u", "origin", "main")
+    return path
+
+
+def origin_log(origin: Path, ref: str = "main") -> list[str]:
+    """Subjects on `ref` in the bare origin, newest first."""
+    return git(origin, "log", "--format=%s", ref).splitlines()
+
+
+def origin_file(origin: Path, ref: str, rel: str) -> str:
+    return git(origin, "show", f"{ref}:{rel}")

@@ -1,0 +1,154 @@
+"""Shared test helpers: real pygit2 repositories seeded from the template, and the CLI run in-process.
+
+Tests never mock git: every helper here works on a real repository in a temp dir.
+"""
+from __future__ import annotations
+
+import io
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from gitmem.config import Config
+from gitmem.gitio import Repo
+from gitmem.scaffold.init import template_dir, template_files
+from gitmem.workspace import Workspace
+
+HUMAN = ("Ada Human", "ada@example.com")
+AGENT = ("gitmem-agent", "agent@gitmem.invalid")      # the template's agent identity (gitmem.yaml)
+# Fixed commit times keep object ids stable between runs; each commit moves one minute on.
+BASE_TIME = 1_764_489_600                              # 2025-11-30 08:00 UTC
+
+
+@dataclass
+class GitRepo:
+    """A real repository in a temp dir, with small helpers to write, stage and commit."""
+
+    path: Path
+    repo: pygit2.Repository
+
+    def write(self, rel: str, content: str | bytes) -> Path:
+        target = self.path / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, str):
+            target.write_text(content, encoding="utf-8", newline="")
+        else:
+            target.write_bytes(content)
+        return target
+
+    def read(self, rel: str) -> str:
+        return (self.path / rel).read_text(encoding="utf-8")
+
+    def append(self, rel: str, text: str) -> Path:
+        return self.write(rel, self.read(rel) + text)
+
+    def delete(self, rel: str) -> None:
+        (self.path / rel).unlink()
+
+    def stage(self, *paths: str, index_path: Path | None = None) -> None:
+        """`git add` (or `git rm` for a deleted file) into .git/index, or into another index file."""
+        index = pygit2.Index(str(index_path)) if index_path is not None else self.repo.index
+        if index_path is None:
+            index.read()
+        for rel in paths:
+            if (self.path / rel).exists():
+                if index_path is None:
+                    index.add(rel)
+                else:
+                    blob = self.repo.create_blob((self.path / rel).read_bytes())
+                    index.add(pygit2.IndexEntry(rel, blob, pygit2.enums.FileMode.BLOB))
+            elif rel in index:
+                index.remove(rel)
+        index.write()
+
+    def commit(self, message: str, *, author: tuple[str, str] = HUMAN) -> pygit2.Oid:
+        """Commit the index on HEAD, authored and committed by `author`."""
+        index = self.repo.index
+        index.read()
+        tree = index.write_tree()
+        parents = [] if self.repo.head_is_unborn else [self.repo.head.target]
+        when = BASE_TIME + 60 * len(list(self.repo.walk(parents[0]))) if parents else BASE_TIME
+        signature = pygit2.Signature(author[0], author[1], when, 0)
+        return self.repo.create_commit("HEAD", signature, signature, message, tree, parents)
+
+    def stage_files(self, files: dict[str, str | bytes | None]) -> None:
+        """Write (None deletes) and stage, as `git add -A` of those paths would."""
+        for rel, content in files.items():
+            if content is None:
+                self.delete(rel)
+            else:
+                self.write(rel, content)
+        self.stage(*files)
+
+    def commit_files(self, files: dict[str, str | bytes | None], message: str = "change", *,
+                     author: tuple[str, str] = HUMAN) -> pygit2.Oid:
+        """Write (None deletes), stage and commit in one go."""
+        self.stage_files(files)
+        return self.commit(message, author=author)
+
+    def head(self) -> str:
+        return str(self.repo.head.target)
+
+    @property
+    def handle(self) -> Repo:
+        """The same repository as gitmem's git layer takes it."""
+        return Repo(self.repo)
+
+    def ws(self, config: Config | None = None) -> Workspace:
+        """The repository as gitmem's library takes it, with `config` (default: its gitmem.yaml)."""
+        return Workspace.at(self.path, config)
+
+
+def make_repo(path: Path, *, template: bool = True, commit: bool = True,
+              author: tuple[str, str] = HUMAN) -> GitRepo:
+    """`git init` in `path`, copy template-repo/ in, and (by default) commit it as a human."""
+    path.mkdir(parents=True, exist_ok=True)
+    repo = pygit2.init_repository(str(path), initial_head="main")
+    repo.config["user.name"] = author[0]
+    repo.config["user.email"] = author[1]
+    git = GitRepo(path, repo)
+    if template:
+        base = template_dir()
+        names = template_files()
+        for rel in names:
+            git.write(rel, (base / rel).read_bytes())
+        git.stage(*names)
+        if commit:
+            git.commit("start from the gitmem template", author=author)
+    return git
+
+
+@dataclass(frozen=True)
+class CliResult:
+    code: int
+    out: str
+    err: str
+
+    @property
+    def lines(self) -> list[str]:
+        return self.out.splitlines()
+
+
+def run_cli(argv: Sequence[str], *, cwd: Path, monkeypatch: pytest.MonkeyPatch,
+            capsys: pytest.CaptureFixture[str], stdin: str | None = None) -> CliResult:
+    """Run `gitmem ARGV` in-process from `cwd` and capture its exit code, stdout and stderr."""
+    from gitmem.cli import main
+
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin if stdin is not None else ""))
+    capsys.readouterr()
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return CliResult(code, captured.out, captured.err)
+
+
+def isolate_git_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep a surrounding hook's or CI's git environment out of the test (tests set what they need)."""
+    for name in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
+                 "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "PRE_COMMIT_FROM_REF", "PRE_COMMIT_TO_REF", "PRE_COMMIT_LOCAL_BRANCH",
+                 "GITMEM_CYCLE"):
+        monkeypatch.delenv(name, raising=False)

@@ -1,0 +1,52 @@
+"""Small memory histories for the recall tests: real repos, real gitmem writes, a fake clock, real commits."""
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from gitmem.config import Config, load_config
+from gitmem.workspace import Workspace
+from gitmem.workspace.writer import MemoryWriter
+from tests.support.helpers import GitRepo
+
+FILLER = ("index", "ranking", "invoice", "refund", "digest", "pipeline", "container", "tutorial", "endpoint",
+          "webhook", "dashboard", "cohort", "ticket", "latency", "cache", "session", "locale", "layout", "plan")
+VERBS = ("fixed", "measured", "shipped", "reviewed", "refactored", "documented", "tested", "trimmed")
+
+
+class History:
+    """Writes cycles the way the runner does (LOG entry, NOW block, commit), one day apart by default."""
+
+    def __init__(self, repo: GitRepo, config: Config | None = None, *, start: datetime | None = None) -> None:
+        self.repo = repo
+        self.config = config or load_config(repo.path)
+        self.moment = start or datetime(2025, 6, 1, 9, 0, tzinfo=timezone.utc)
+        self.step = timedelta(days=1)
+        self.memory = MemoryWriter(Workspace.at(repo.path, self.config), clock=self._clock)
+        self.rng = random.Random(0)
+
+    def _clock(self) -> datetime:
+        self.moment += timedelta(minutes=1)
+        return self.moment
+
+    def filler(self, words: int = 8) -> str:
+        return " ".join(self.rng.choice(VERBS if i % 4 == 0 else FILLER) for i in range(words))
+
+    def cycle(self, *, task: str | None = None, result: str | None = None, did: str | None = None,
+              commit: bool = True, message: str | None = None) -> int:
+        self.moment += self.step
+        entry = self.memory.add_log_entry(task=task or self.filler(), outcome="built", result=result or self.filler(12))
+        self.memory.add_now_block(did=did or self.filler(6), human="nothing", next=self.filler(5))
+        if commit:
+            self.commit(message or f"cycle {entry.cycle}: {self.filler(4)}")
+        return entry.cycle or 0
+
+    def commit(self, message: str) -> str:
+        paths = [p for p in self.config.memory_paths().values() if (self.repo.path / p).exists()]
+        self.repo.stage(*paths)
+        return str(self.repo.commit(message))
+
+    @property
+    def root(self) -> Path:
+        return self.repo.path

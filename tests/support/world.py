@@ -1,0 +1,102 @@
+"""A memory repository driven through time with an injected clock, the way the runner writes it.
+
+`World` writes cycles as the runner does (library writes, then a commit by the agent identity) at chosen
+moments; the close, status and promotion tests drive it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+
+from gitmem import gitio
+from gitmem.checks.targets import check_worktree, verify_range
+from gitmem.close import CloseResult, run_close
+from gitmem.config import load_config
+from gitmem.memory import log
+from gitmem.workspace import Workspace
+from gitmem.workspace.writer import MemoryWriter
+from tests.support.helpers import AGENT, GitRepo
+
+UTC = timezone.utc
+MEMORY = ("NOW.md", "DECISIONS.md", "LOG.md", "LESSONS.md", "RULES.md", "ROADMAP.md")
+
+
+def at(day: int, hour: int, minute: int = 0) -> datetime:
+    return datetime(2026, 11, day, hour, minute, tzinfo=UTC)
+
+
+def d(day: int) -> date:
+    return date(2026, 11, day)
+
+
+@dataclass
+class Clock:
+    moment: datetime
+
+    def __call__(self) -> datetime:
+        return self.moment
+
+
+class World:
+    def __init__(self, repo: GitRepo) -> None:
+        self.git = repo
+        self.clock = Clock(at(1, 8))
+        self.reload()
+
+    def reload(self) -> None:
+        self.config = load_config(self.git.path)
+        self.memory = MemoryWriter(Workspace.at(self.git.path, self.config), clock=self.clock, author_email=AGENT[1])
+
+    def commit(self, message: str, *paths: str, author: tuple[str, str] = AGENT) -> None:
+        self.git.stage(*(paths or MEMORY))
+        self.git.commit(message, author=author)
+
+    def cycle(self, when: datetime, outcome: str = "built", *, task: str | None = None, result: str | None = None,
+              evidence: str | None = None) -> int:
+        self.clock.moment = when
+        entry = self.memory.add_log_entry(
+            task=task or f"task at {when:%d %H:%M}", outcome=outcome, evidence=evidence,
+            result=result or ("shipped it" if outcome != "no-build" else f"blocked at {when:%d %H:%M}"))
+        self.memory.add_now_block(did=f"cycle {entry.cycle}", human="nothing", next="carry on")
+        self.commit(f"gitmem: cycle {entry.cycle}", "LOG.md", "NOW.md")
+        return entry.cycle  # type: ignore[return-value]
+
+    def lesson(self, when: datetime, title: str, *, rule: str | None = None, supersedes: str | None = None) -> str:
+        self.clock.moment = when
+        item = self.memory.add_lesson(title=title, happened="it went wrong", why="a reason", change="a change",
+                                      rule=rule, supersedes=supersedes)
+        self.commit(f"lesson {item.id}", "LESSONS.md")
+        return item.id
+
+    def confirm(self, when: datetime, lesson_id: str) -> None:
+        self.clock.moment = when
+        self.memory.confirm_lesson(lesson_id, evidence="it held again")
+        self.commit(f"confirm {lesson_id}", "LESSONS.md")
+
+    def ask(self, when: datetime, title: str, recommendation: str = "do the simple thing") -> str:
+        self.clock.moment = when
+        item = self.memory.ask_decision(title=title, recommendation=recommendation)
+        self.commit(f"ask {item.id}", "DECISIONS.md")
+        return item.id
+
+    def close(self, day: date, when: datetime, **kwargs: object) -> CloseResult:
+        self.clock.moment = when
+        self.reload()
+        return run_close(Workspace.at(self.git.path, self.config), day=day, clock=self.clock, **kwargs)  # type: ignore[arg-type]
+
+    def read(self, rel: str) -> str:
+        return self.git.read(rel)
+
+    def assert_valid(self, before: str) -> None:
+        """What must hold after every close: check --worktree clean, the range verifies, nothing dirty."""
+        ws = self.git.ws(self.config)
+        assert [v for v in check_worktree(ws) if v.is_error] == []
+        checked = verify_range(ws, before, "HEAD")
+        assert checked.violations == [] and not checked.rewritten
+        assert [p for p, _ in gitio.dirty_files(ws.repo) if p in MEMORY] == []
+
+
+def last_entry(text: str) -> log.LogEntry:
+    return log.tail(text, 1).entries[-1]
+
+
