@@ -1,64 +1,247 @@
-"""Every GM code in one place: a stable code, a kebab-case slug, and what it means. Codes are never reused."""
+"""Every GM code in one table: a stable code, a kebab-case slug, what it means, and its message templates.
+
+Families: GM1xx NOW, GM2xx DECISIONS, GM3xx LOG, GM4xx LESSONS, GM5xx RULES, GM7xx the cycle runner,
+GM8xx the daily close, GM9xx the whole repository. A code is never reused once retired. Nothing outside this
+module writes a code: call sites name a `Code` and fill its template (`Violation.of`, `Problem.of`).
+
+Dependency-free on purpose: `gitmem.memory` and `gitmem.checks` import it on the pre-commit path.
+"""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
-CODE_RE = re.compile(r"^GM[1-59]\d\d$")
+CODE_RE = re.compile(r"^GM[1-9]\d\d$")
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
 @dataclass(frozen=True)
-class Rule:
+class Message:
+    """A message and its hint, with `{name}` fields that the caller fills."""
+
+    text: str
+    hint: str = ""
+
+
+@dataclass(frozen=True)
+class Code:
     code: str
     slug: str
-    summary: str
+    summary: str                                   # what the code means, for the docs table
+    messages: Mapping[str, Message] = field(default_factory=dict)   # variant -> message; "" is the default
     severity: str = "error"
 
-
-RULES: tuple[Rule, ...] = (
-    Rule("GM101", "now-block-too-long", "a NOW block body has more than `limits.now_block_lines` non-blank lines"),
-    Rule("GM102", "now-heading-malformed", "a NOW heading is not `<timestamp> · cycle N` or `<timestamp> · plan for <date>`"),
-    Rule("GM103", "now-not-newest-first", "NOW blocks are not newest first"),
-    Rule("GM201", "decisions-sections", "the `## Pending` or `## Resolved` section is missing or out of order"),
-    Rule("GM202", "decision-duplicate-id", "two decisions share an ID"),
-    Rule("GM203", "decision-pending-incomplete", "a Pending decision lacks `Asked` or `Recommendation`"),
-    Rule("GM204", "decision-resolved-incomplete", "a Resolved decision lacks `Answer` or `Answered`"),
-    Rule("GM205", "decision-resolved-rewritten", "a Resolved decision was edited, removed, or moved back to Pending"),
-    Rule("GM206", "decision-id-vanished", "a decision ID that existed disappeared"),
-    Rule("GM207", "decision-resolved-by-agent", "a decision was resolved by the agent identity; only humans answer"),
-    Rule("GM208", "decision-heading-malformed", "a decision heading is not `### D-0001 · title`"),
-    Rule("GM301", "log-not-append-only", "LOG is not the previous LOG with bytes appended (or it was deleted or renamed)"),
-    Rule("GM302", "log-time-backwards", "LOG timestamps go backwards"),
-    Rule("GM303", "log-cycle-not-increasing", "LOG cycle numbers do not strictly increase"),
-    Rule("GM304", "log-no-build-without-reason", "a `no-build` entry has no `Result:` giving the reason (Rule 0)"),
-    Rule("GM305", "log-cycle-incomplete", "a cycle entry lacks `Task` or `Result`"),
-    Rule("GM306", "log-heading-malformed", "a LOG heading is not `<timestamp> · cycle N · <outcome>` or `<timestamp> · close`"),
-    Rule("GM401", "lesson-duplicate-id", "two lessons share an ID"),
-    Rule("GM402", "lesson-incomplete", "a lesson lacks `Happened`, `Why` or `Change`, or Happened is not `<date> (cycle N) — …`"),
-    Rule("GM403", "lesson-confirmation-invalid", "a confirmation's cycle is not later than the lesson's, or repeats a counted cycle"),
-    Rule("GM404", "lesson-status-invalid", "a Status that is not `open`, `promoted R-NN` or `retired — <reason>`"),
-    Rule("GM405", "lesson-vanished", "a lesson disappeared; lessons are history"),
-    Rule("GM406", "lesson-heading-malformed", "a lesson heading is not `## L-0001 · title`"),
-    Rule("GM501", "rule-not-one-line", "a proven rule is not exactly one line"),
-    Rule("GM502", "rule-id-duplicate", "a rule ID is duplicated or reused"),
-    Rule("GM503", "rule-lesson-missing", "a rule's provenance names a lesson that does not exist"),
-    Rule("GM504", "rules-over-limit", "RULES is over `limits.rules_max_lines`, or has more than `limits.proven_rules_max` proven rules"),
-    Rule("GM505", "rule-vanished", "a proven rule vanished without moving to `## Retired`, or a retired rule was deleted"),
-    Rule("GM506", "rule-line-malformed", "a rule line is not `- R-NN · rule (provenance)`"),
-    Rule("GM507", "rules-section-order", "a free-text section follows the rule sections"),
-    Rule("GM508", "rules-proven-missing", "RULES has no `## Proven rules` section"),
-    Rule("GM901", "conflict-markers", "a memory file contains merge conflict markers"),
-    Rule("GM902", "not-utf8", "a memory file is not valid UTF-8"),
-    Rule("GM903", "secret-like-token", "a memory file contains something that looks like a secret"),
-    Rule("GM904", "memory-file-missing", "a memory file is missing"),
-    Rule("GM905", "non-canonical-encoding", "CRLF line endings or a byte order mark (accepted, with a warning)", "warning"),
-    Rule("GM906", "history-rewritten", "the verified range is not a descendant: history was rewritten"),
-    Rule("GM907", "title-missing", "a memory file does not start with its `# TITLE` line"),
-)
-
-BY_CODE: dict[str, Rule] = {rule.code: rule for rule in RULES}
+    def render(self, variant: str = "", /, **values: object) -> tuple[str, str]:
+        """(message, hint) of `variant`, filled with `values`."""
+        message = self.messages[variant]
+        return message.text.format(**values), message.hint.format(**values)
 
 
-def rule(code: str) -> Rule:
+def _code(code: str, slug: str, summary: str, text: str = "", hint: str = "", *, severity: str = "error",
+          **variants: Message) -> Code:
+    messages = {"": Message(text, hint)} if text else {}
+    return Code(code, slug, summary, {**messages, **variants}, severity)
+
+
+_HEADING_MSG = "malformed {what} heading `{marker} {title}`"
+
+# -- GM1xx NOW ---------------------------------------------------------------------------------------------
+NOW_BLOCK_TOO_LONG = _code(
+    "GM101", "now-block-too-long", "a NOW block body has more than `limits.now_block_lines` non-blank lines",
+    "NOW block has {count} non-blank lines; the limit is {limit}",
+    "keep Did / Human / Next short; details belong in LOG")
+NOW_HEADING_MALFORMED = _code(
+    "GM102", "now-heading-malformed",
+    "a NOW heading is not `<timestamp> · cycle N` or `<timestamp> · plan for <date>`", _HEADING_MSG,
+    "use `## YYYY-MM-DD HH:MM TZ · cycle N` or `## YYYY-MM-DD HH:MM TZ · plan for YYYY-MM-DD`")
+NOW_NOT_NEWEST_FIRST = _code(
+    "GM103", "now-not-newest-first", "NOW blocks are not newest first",
+    "block {older} is newer than the block above it ({newer}); NOW is newest first", "put new blocks on top")
+
+# -- GM2xx DECISIONS ---------------------------------------------------------------------------------------
+DECISIONS_SECTIONS = _code(
+    "GM201", "decisions-sections", "the `## Pending` or `## Resolved` section is missing or out of order",
+    "sections must be `## {pending}` then `## {resolved}`, found {found}")
+DECISION_DUPLICATE_ID = _code(
+    "GM202", "decision-duplicate-id", "two decisions share an ID",
+    "{id} is used more than once", "the next free ID is {next_id}")
+DECISION_PENDING_INCOMPLETE = _code(
+    "GM203", "decision-pending-incomplete", "a Pending decision lacks `Asked` or `Recommendation`",
+    "{id} lacks {missing}", "`- Asked: YYYY-MM-DD HH:MM TZ (cycle N)` and `- Recommendation: …`")
+DECISION_RESOLVED_INCOMPLETE = _code(
+    "GM204", "decision-resolved-incomplete", "a Resolved decision lacks `Answer` or `Answered`",
+    "{id} lacks {missing}", "`- Answer: …` and `- Answered: YYYY-MM-DD HH:MM TZ by Name <email>`")
+DECISION_RESOLVED_REWRITTEN = _code(
+    "GM205", "decision-resolved-rewritten", "a Resolved decision was edited, removed, or moved back to Pending",
+    removed=Message("resolved decision {id} was removed", "resolved decisions are history; restore it"),
+    reopened=Message("{id} was moved back to Pending"),
+    edited=Message("resolved decision {id} was edited", "ask a new decision instead of rewriting an answered one"))
+DECISION_ID_VANISHED = _code(
+    "GM206", "decision-id-vanished", "a decision ID that existed disappeared",
+    "decision {id} disappeared; IDs are never removed")
+DECISION_RESOLVED_BY_AGENT = _code(
+    "GM207", "decision-resolved-by-agent", "a decision was resolved by the agent identity; only humans answer",
+    "{id} was resolved by the agent identity <{email}>",
+    "only a human answers: `gitmem decision answer` as yourself, in a PR")
+DECISION_HEADING_MALFORMED = _code(
+    "GM208", "decision-heading-malformed", "a decision heading is not `### D-0001 · title`", _HEADING_MSG,
+    "use `### D-0001 · title`")
+
+# -- GM3xx LOG ---------------------------------------------------------------------------------------------
+LOG_NOT_APPEND_ONLY = _code(
+    "GM301", "log-not-append-only",
+    "LOG is not the previous LOG with bytes appended (or it was deleted or renamed)",
+    deleted=Message("LOG was deleted or renamed; LOG is append-only history",
+                    "restore it: `git checkout HEAD -- {path}`"),
+    rewritten=Message("LOG was rewritten at line {line}; only appending is allowed",
+                      "restore the old lines and add a new entry at the end instead"),
+    appended_to_entry=Message("line {line} is appended to the entry above it, which changes history",
+                              "each addition starts with its own `## <timestamp> · …` heading (`gitmem log add`)"))
+LOG_TIME_BACKWARDS = _code(
+    "GM302", "log-time-backwards", "LOG timestamps go backwards",
+    "{when} is earlier than the entry before it ({before})",
+    "timestamps come from the clock: `gitmem log add` writes them")
+LOG_CYCLE_NOT_INCREASING = _code(
+    "GM303", "log-cycle-not-increasing", "LOG cycle numbers do not strictly increase",
+    "cycle {cycle} does not follow cycle {last}", "the next cycle is {next}")
+LOG_NO_BUILD_WITHOUT_REASON = _code(
+    "GM304", "log-no-build-without-reason", "a `no-build` entry has no `Result:` giving the reason (Rule 0)",
+    "a no-build cycle must say why in `- Result:` (Rule 0)")
+LOG_CYCLE_INCOMPLETE = _code(
+    "GM305", "log-cycle-incomplete", "a cycle entry lacks `Task` or `Result`",
+    "cycle {cycle} has no {missing}", "every cycle entry has `- Task:` and `- Result:`")
+LOG_HEADING_MALFORMED = _code(
+    "GM306", "log-heading-malformed",
+    "a LOG heading is not `<timestamp> · cycle N · <outcome>` or `<timestamp> · close`", _HEADING_MSG,
+    "use `## YYYY-MM-DD HH:MM TZ · cycle N · built|published|no-build` or `## … · close`")
+
+# -- GM4xx LESSONS -----------------------------------------------------------------------------------------
+LESSON_DUPLICATE_ID = _code(
+    "GM401", "lesson-duplicate-id", "two lessons share an ID",
+    "{id} is used more than once", "the next free ID is {next_id}")
+LESSON_INCOMPLETE = _code(
+    "GM402", "lesson-incomplete",
+    "a lesson lacks `Happened`, `Why` or `Change`, or Happened is not `<date> (cycle N) — …`",
+    "{id} lacks {missing}",
+    happened=Message("{id}: Happened must read `YYYY-MM-DD (cycle N) — what`"))
+LESSON_CONFIRMATION_INVALID = _code(
+    "GM403", "lesson-confirmation-invalid",
+    "a confirmation's cycle is not later than the lesson's, or repeats a counted cycle",
+    malformed=Message("a confirmation must read `YYYY-MM-DD (cycle M) — evidence`"),
+    not_later=Message("confirmation from cycle {cycle} is not later than the lesson's cycle {lesson_cycle}"),
+    repeated=Message("cycle {cycle} already confirmed this lesson"))
+LESSON_STATUS_INVALID = _code(
+    "GM404", "lesson-status-invalid", "a Status that is not `open`, `promoted R-NN` or `retired — <reason>`",
+    "{id}: bad Status `{status}`", "use `open`, `promoted R-NN` or `retired — <reason>`")
+LESSON_VANISHED = _code(
+    "GM405", "lesson-vanished", "a lesson disappeared; lessons are history",
+    "lesson {id} disappeared; lessons are history", "retire it with `- Status: retired — <reason>` instead")
+LESSON_HEADING_MALFORMED = _code(
+    "GM406", "lesson-heading-malformed", "a lesson heading is not `## L-0001 · title`", _HEADING_MSG,
+    "use `## L-0001 · title`")
+
+# -- GM5xx RULES -------------------------------------------------------------------------------------------
+RULE_NOT_ONE_LINE = _code(
+    "GM501", "rule-not-one-line", "a proven rule is not exactly one line",
+    "a rule in `## {section}` must be exactly one `- R-NN · rule (provenance)` line",
+    "join continuation lines into the rule line, or move prose above `## Proven rules`")
+RULE_ID_DUPLICATE = _code(
+    "GM502", "rule-id-duplicate", "a rule ID is duplicated or reused",
+    "{id} is used more than once", "the next free ID is {next_id}",
+    reused=Message("{id} was retired and may not be reused", "the next free ID is {next_id}"))
+RULE_LESSON_MISSING = _code(
+    "GM503", "rule-lesson-missing", "a rule's provenance names a lesson that does not exist",
+    "{id} names {lesson}, which does not exist")
+RULES_OVER_LIMIT = _code(
+    "GM504", "rules-over-limit",
+    "RULES is over `limits.rules_max_lines`, or has more than `limits.proven_rules_max` proven rules",
+    lines=Message("RULES has {count} lines; the limit is {limit}",
+                  "retire superseded rules or tighten the preamble; nothing is truncated"),
+    proven=Message("{count} proven rules; the limit is {limit}", "retire a superseded rule before adding another"))
+RULE_VANISHED = _code(
+    "GM505", "rule-vanished", "a proven rule vanished without moving to `## Retired`, or a retired rule was deleted",
+    proven=Message("{id} vanished without moving to `## Retired`",
+                   "retire it with `(retired on YYYY-MM-DD: reason)` or `(superseded by R-NN …)`"),
+    retired=Message("retired rule {id} was deleted; retired rules stay as history",
+                    "restore its line under `## Retired`"))
+RULE_LINE_MALFORMED = _code(
+    "GM506", "rule-line-malformed", "a rule line is not `- R-NN · rule (provenance)`",
+    proven=Message("malformed rule line in `## {section}`",
+                   "`- R-07 · rule (from L-0012; cycles 160, 230)` or `(human)`"),
+    retired=Message("malformed rule line in `## {section}`",
+                    "`- R-03 · rule (superseded by R-07 on YYYY-MM-DD)` or `(retired on YYYY-MM-DD: reason)`"))
+RULES_SECTION_ORDER = _code(
+    "GM507", "rules-section-order", "a free-text section follows the rule sections",
+    "section `## {title}` after `## {proven}`; rule sections come last")
+RULES_PROVEN_MISSING = _code(
+    "GM508", "rules-proven-missing", "RULES has no `## Proven rules` section",
+    "RULES.md has no `## {proven}` section")
+
+# -- GM7xx the cycle runner --------------------------------------------------------------------------------
+CYCLE_NO_COMMITS = _code(
+    "GM701", "cycle-no-commits", "the cycle refused to start: the repository has no commits yet", "{message}")
+CYCLE_DETACHED_HEAD = _code(
+    "GM702", "cycle-detached-head", "the cycle refused to start: HEAD is not on a branch", "{message}")
+CYCLE_LOCK_HELD = _code(
+    "GM703", "cycle-lock-held", "the cycle refused to start: another cycle or close holds the lock", "{message}")
+CYCLE_DIRTY_TREE = _code(
+    "GM704", "cycle-dirty-tree", "the cycle refused to start: the work tree has uncommitted changes", "{message}")
+CYCLE_INVALID_MEMORY = _code(
+    "GM705", "cycle-invalid-memory", "the cycle refused to start: memory does not pass `gitmem check --worktree`",
+    "{message}")
+CYCLE_OVER_BUDGET = _code(
+    "GM706", "cycle-over-budget", "the reading budget is over its hard limit", "{message}")
+CYCLE_AGENT_FAILED = _code(
+    "GM710", "cycle-agent-failed", "the agent failed or timed out; its work was saved on a salvage branch",
+    "{message}")
+CYCLE_PUSH_CONFLICT = _code(
+    "GM711", "cycle-push-conflict", "the push conflicted; the work was saved on a side branch", "{message}")
+CYCLE_PUSH_FAILED = _code(
+    "GM712", "cycle-push-failed", "the push failed after its retries; the commit is safe on the local branch",
+    "{message}")
+
+# -- GM8xx the daily close ---------------------------------------------------------------------------------
+CLOSE_REFUSED = _code(
+    "GM801", "close-refused", "the close refused to run (a future day, no commits, dirty memory, a held lock)",
+    "{message}")
+CLOSE_INVALID_RESULT = _code(
+    "GM802", "close-invalid-result", "the close would have left invalid memory; nothing was committed", "{message}")
+CLOSE_PUSH_FAILED = _code(
+    "GM803", "close-push-failed", "the close's push conflicted or failed; the close commit is safe on a branch",
+    "{message}")
+
+# -- GM9xx the whole repository ----------------------------------------------------------------------------
+CONFLICT_MARKERS = _code(
+    "GM901", "conflict-markers", "a memory file contains merge conflict markers",
+    "merge conflict marker; resolve the conflict before committing")
+NOT_UTF8 = _code(
+    "GM902", "not-utf8", "a memory file is not valid UTF-8",
+    "not valid UTF-8 (byte {byte}: {reason})", "save the file as UTF-8")
+SECRET_LIKE_TOKEN = _code(
+    "GM903", "secret-like-token", "a memory file contains something that looks like a secret",
+    "this looks like {what}; remove it and rotate it", "secrets belong in the environment, never in memory")
+MEMORY_FILE_MISSING = _code(
+    "GM904", "memory-file-missing", "a memory file is missing",
+    "memory file {path} is missing", "run `gitmem init` to create the missing files")
+NON_CANONICAL_ENCODING = _code(
+    "GM905", "non-canonical-encoding", "CRLF line endings or a byte order mark (accepted, with a warning)",
+    severity="warning",
+    bom=Message("file starts with a UTF-8 byte order mark; it is accepted, canonical files have none"),
+    crlf=Message("CRLF line endings; they are accepted, canonical files use LF"))
+HISTORY_REWRITTEN = _code(
+    "GM906", "history-rewritten", "the verified range is not a descendant: history was rewritten",
+    "{end} does not descend from {start}: history was rewritten (force-push?)",
+    "memory history is append-only; restore the old history and add new commits on top")
+TITLE_MISSING = _code(
+    "GM907", "title-missing", "a memory file does not start with its `# TITLE` line",
+    "{role} must start with a `# ` title line such as `{title}`")
+
+CODES: tuple[Code, ...] = tuple(value for value in list(globals().values()) if isinstance(value, Code))
+BY_CODE: dict[str, Code] = {item.code: item for item in CODES}
+# The codes `gitmem check` and `gitmem verify` report about memory files; the others are the runner's.
+CHECK_CODES: tuple[Code, ...] = tuple(item for item in CODES if item.code[2] not in "78")
+
+
+def lookup(code: str) -> Code:
     return BY_CODE[code]

@@ -11,6 +11,7 @@ from gitmem.errors import ExitCode, GitmemError
 CONFIG_NAME = "gitmem.yaml"
 ROLES = ("now", "decisions", "log", "lessons", "rules", "roadmap")
 REQUIRED_ROLES = ("now", "decisions", "log", "lessons", "rules")
+BACKENDS = ("anthropic", "command", "scripted")     # agent backends; "" means anthropic when a key is set
 
 
 class ConfigError(GitmemError):
@@ -261,6 +262,6 @@ def _validate(config: Config, source: str, raw: Any = None) -> None:
                        ("cycle.log_entries", config.cycle.log_entries)):
         if value < 1:
             raise ConfigError(f"{_where(raw, source, key)}: {key}: must be at least 1, got {value}")
-    if config.agent.backend not in ("", "anthropic", "command", "scripted"):
+    if config.agent.backend not in ("", *BACKENDS):
         raise ConfigError(f"{_where(raw, source, 'agent.backend')}: agent.backend: {config.agent.backend!r} "
-                          "is not one of anthropic, command, scripted")
+                          f"is not one of {', '.join(BACKENDS)}")

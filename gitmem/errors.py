@@ -36,3 +36,18 @@ class GitmemError(Exception):
     def __init__(self, message: str = "", violations: Sequence[Any] | None = None) -> None:
         super().__init__(message)
         self.violations = list(violations or ())
+
+
+class RunFailure(GitmemError):
+    """A failure of the cycle or the close that is also a violation (GM7xx, GM8xx), so that machines read it
+    through the same renderers as `check` (`gitmem.checks.violation.failure_violations`).
+
+    `code` is a `gitmem.codes.Code`; `where` the path it concerns; `details` the GM violations behind it
+    (for invalid memory), which the message already lists for people.
+    """
+
+    def __init__(self, message: str, *, code: Any, where: str, details: Sequence[Any] = ()) -> None:
+        super().__init__(message)
+        self.code = code
+        self.where = where
+        self.details = list(details)

@@ -11,7 +11,8 @@ import pytest
 
 from gitmem.checks.render import RENDERERS
 from gitmem.checks.violation import Violation
-from gitmem.codes import CODE_RE, RULES, SLUG_RE
+from gitmem.codes import CODE_RE, SLUG_RE
+from gitmem.codes import CODES as RULES
 from gitmem.errors import ExitCode
 from tests.support.builders import (
     LOG_BASE,

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from gitmem.codes import RULES
+from gitmem.codes import CHECK_CODES as RULES
 from tests.support.builders import (
     LOG_BASE,
     TS,

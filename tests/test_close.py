@@ -238,7 +238,7 @@ def test_promotion_refused_by_the_checks_is_reported_not_forced(world: World) ->
 
 
 def test_close_push_rebases_onto_a_human_push_and_publishes(world: World, tmp_path: Path) -> None:
-    """`--push`: the close commit lands on origin on top of what a human pushed meanwhile (gitmem.sync)."""
+    """`--push`: the close commit lands on origin on top of what a human pushed meanwhile (gitmem.publish.push)."""
     import pygit2
 
     bare = pygit2.init_repository(str(tmp_path / "origin.git"), bare=True, initial_head="main")

@@ -1,4 +1,4 @@
-"""gitmem.merge: the memory races that are not real conflicts merge; the real ones are declined."""
+"""gitmem.publish.merge: the memory races that are not real conflicts merge; the real ones are declined."""
 from __future__ import annotations
 
 from gitmem.config import Config

@@ -1,4 +1,4 @@
-"""gitmem.permissions: each forbidden edit is undone, the rest of the agent's work in the file is kept."""
+"""gitmem.cycle.permissions: each forbidden edit is undone, the rest of the agent's work in the file is kept."""
 from __future__ import annotations
 
 from gitmem.cycle.permissions import enforce

@@ -1,4 +1,4 @@
-"""gitmem.sync.publish against real bare origins and several clones: rebase, retries, conflicts."""
+"""gitmem.publish.push.publish against real bare origins and several clones: rebase, retries, conflicts."""
 from __future__ import annotations
 
 import stat

@@ -49,7 +49,7 @@ def make_client(config: Config, *, api_key: str | None = None, max_retries: int 
 
 
 def api_token_counter(config: Config, *, client: Any = None) -> Callable[[str], int]:
-    """An exact counter for gitmem.context: `messages.count_tokens` of the text as one user message.
+    """An exact counter for gitmem.cycle.budget: `messages.count_tokens` of the text as one user message.
 
     The count includes the few tokens that frame a message, so it errs on the safe side like the estimate.
     """

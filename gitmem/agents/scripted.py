@@ -131,7 +131,7 @@ class ScriptedBackend:
                 _sleep(step.seconds, request)
                 continue
             outcome = tools.call(step.tool, _fill(step.input, request))
-            if outcome.is_error and not any(n.startswith(f"refused {step.tool}") for n in tools.notes[-1:]):
+            if outcome.is_error and not outcome.noted:
                 tools.notes.append(f"{step.tool} failed: {outcome.text.splitlines()[0]}")
         return result
 

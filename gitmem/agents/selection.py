@@ -10,9 +10,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from gitmem.agents.base import Backend
-from gitmem.config import ConfigError
+from gitmem.config import BACKENDS, ConfigError
 
-BACKENDS = ("anthropic", "command", "scripted")
 # name -> (module, class). `command` is gitmem.agents.command.CommandBackend (the runner's side).
 _WHERE = {"anthropic": ("gitmem.agents.anthropic", "AnthropicBackend"),
           "command": ("gitmem.agents.command", "CommandBackend"),

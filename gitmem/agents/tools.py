@@ -36,6 +36,7 @@ class ToolError(Exception):
 class ToolOutcome:
     text: str
     is_error: bool = False
+    noted: bool = False          # the failure is already in the toolbox's notes (for LOG Evidence)
 
 
 @dataclass
@@ -79,11 +80,11 @@ class Toolbox:
             return ToolOutcome(f"{name}: {err.strerror or err}", is_error=True)
         except Exception as err:   # a bug in one tool must not end the cycle: the model sees the error
             self.notes.append(f"{name} failed: {type(err).__name__}: {err}")
-            return ToolOutcome(f"{name} failed: {type(err).__name__}: {err}", is_error=True)
+            return ToolOutcome(f"{name} failed: {type(err).__name__}: {err}", is_error=True, noted=True)
 
     def _refuse(self, name: str, message: str) -> ToolOutcome:
         self.notes.append(f"refused {name}: {message.splitlines()[0]}")
-        return ToolOutcome(message, is_error=True)
+        return ToolOutcome(message, is_error=True, noted=True)
 
     # -- paths -------------------------------------------------------------------------------------
     def resolve(self, path: str, *, write: bool = False) -> Path:
@@ -377,3 +378,27 @@ def tool_schemas(*, shell: bool = False) -> list[dict[str, Any]]:
     import copy
 
     return copy.deepcopy([*FILE_TOOLS, *MEMORY_TOOLS, *((SHELL_TOOL,) if shell else ())])
+
+
+# -- the same operations, as the cycle prompt teaches them ---------------------------------------------------
+MEMORY_TOOLS_TEXT = """\
+- log_entry: this cycle's one LOG entry (task, outcome built|published|no-build, result, tried, evidence, learned)
+- now_block: this cycle's one NOW block (did, human, next)
+- ask_decision: a question for the human, with your recommendation
+- add_lesson / confirm_lesson: a real mistake and what must change / later evidence that confirms one
+- recall: search the memory history
+The file tools (read_file, list_files, search_files, write_file, edit_file) refuse to write memory files."""
+
+MEMORY_COMMANDS_TEXT = """\
+- gitmem log add --task "…" --outcome built|published|no-build --result "…" [--tried "…"] [--evidence "…"] [--learned "…"]
+- gitmem now add --did "…" --human "…" --next "…"
+- gitmem decision ask --title "…" --recommendation "…" [--context "…"] [--options "…"]
+- gitmem lesson add --title "…" --happened "…" --why "…" --change "…" [--rule "…"]
+- gitmem lesson confirm L-NNNN --evidence "…"
+- gitmem recall "words" (or grep -n on the memory files) to search the past
+Never edit the memory files by hand and never commit: the runner validates and commits."""
+
+
+def memory_tools_text(backend: str) -> str:
+    """How the prompt lists the memory operations: as tools, or as `gitmem` commands for a `command` agent."""
+    return MEMORY_COMMANDS_TEXT if backend == "command" else MEMORY_TOOLS_TEXT

@@ -1,8 +1,9 @@
-"""The GM rules over an old and a new snapshot of memory. No git here: snapshots come from `gitmem.repo`."""
+"""The GM rules over an old and a new snapshot of memory. No git here: snapshots come from `gitmem.gitio`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gitmem import codes
 from gitmem.checks.violation import Violation
 from gitmem.config import Config
 from gitmem.gitio.snapshots import Snapshot
@@ -29,7 +30,7 @@ def run_checks(inp: CheckInput) -> list[Violation]:
 
     found: list[Violation] = []
     found += repo_wide.check(inp)
-    broken = {v.path for v in found if v.code == "GM902"}
+    broken = {v.path for v in found if v.code == codes.NOT_UTF8.code}
     for name, roles in FAMILIES:
         # A family whose files are the same blobs as before has nothing to say: don't even import it.
         # This is the one place unchanged files are skipped; the families assume their input changed.

@@ -6,6 +6,7 @@ from typing import Any
 
 from gitmem.checks import CheckInput
 from gitmem.checks.violation import Violation
+from gitmem.codes import Code
 from gitmem.memory.text import decode
 
 
@@ -54,13 +55,12 @@ def line_at(data: bytes, offset: int) -> int:
     return data.count(b"\n", 0, offset) + 1
 
 
-def duplicate_ids(path: str, items: Iterable[Any], code: str, next_id: str) -> list[Violation]:
+def duplicate_ids(path: str, items: Iterable[Any], code: Code, next_id: str) -> list[Violation]:
     """Every entry whose ID was already used above it (the first use is the real one)."""
     seen: set[str] = set()
     found: list[Violation] = []
     for item in items:
         if item.id in seen:
-            found.append(Violation(path, item.line, code, f"{item.id} is used more than once",
-                                   f"the next free ID is {next_id}"))
+            found.append(Violation.of(code, path, item.line, id=item.id, next_id=next_id))
         seen.add(item.id)
     return found

@@ -1,6 +1,7 @@
 """GM2xx: DECISIONS is Pending then Resolved; resolved decisions are final and only humans resolve them."""
 from __future__ import annotations
 
+from gitmem import codes
 from gitmem.checks import CheckInput
 from gitmem.checks.common import duplicate_ids, texts
 from gitmem.checks.violation import Violation, from_problem
@@ -28,21 +29,21 @@ _EMPTY = decisions.parse(f"{decisions.TITLE}\n\n## {decisions.PENDING}\n\n## {de
 
 def _shape(path: str, doc: DecisionsDoc) -> list[Violation]:
     found: list[Violation] = []
-    found += duplicate_ids(path, doc.all, "GM202", doc.next_id())
+    found += duplicate_ids(path, doc.all, codes.DECISION_DUPLICATE_ID, doc.next_id())
     for item in doc.pending:
         missing = [k for k in ("Asked", "Recommendation") if not (item.get(k) or "").strip()]
         if item.get("Asked") and item.asked is None:
             missing.append("a valid Asked timestamp")
         if missing:
-            found.append(Violation(path, item.line, "GM203", f"{item.id} lacks {' and '.join(missing)}",
-                                   "`- Asked: YYYY-MM-DD HH:MM TZ (cycle N)` and `- Recommendation: …`"))
+            found.append(Violation.of(codes.DECISION_PENDING_INCOMPLETE, path, item.line, id=item.id,
+                                      missing=" and ".join(missing)))
     for item in doc.resolved:
         missing = [k for k in ("Answer", "Answered") if not (item.get(k) or "").strip()]
         if item.get("Answered") and item.answered is None:
             missing.append("a valid Answered line")
         if missing:
-            found.append(Violation(path, item.line, "GM204", f"{item.id} lacks {' and '.join(missing)}",
-                                   "`- Answer: …` and `- Answered: YYYY-MM-DD HH:MM TZ by Name <email>`"))
+            found.append(Violation.of(codes.DECISION_RESOLVED_INCOMPLETE, path, item.line, id=item.id,
+                                      missing=" and ".join(missing)))
     return found
 
 
@@ -55,21 +56,18 @@ def against_old(path: str, old: DecisionsDoc, new: DecisionsDoc, *, agent_email:
         after = new_by_id.get(before.id)
         if after is None:
             if before.section == decisions.RESOLVED:
-                found.append(Violation(path, anchor, "GM205", f"resolved decision {before.id} was removed",
-                                       "resolved decisions are history; restore it"))
-            found.append(Violation(path, anchor, "GM206", f"decision {before.id} disappeared; IDs are never removed"))
+                found.append(Violation.of(codes.DECISION_RESOLVED_REWRITTEN, path, anchor, "removed", id=before.id))
+            found.append(Violation.of(codes.DECISION_ID_VANISHED, path, anchor, id=before.id))
             continue
         if before.section == decisions.RESOLVED:
             if after.section != decisions.RESOLVED:
-                found.append(Violation(path, after.line, "GM205", f"{after.id} was moved back to Pending"))
+                found.append(Violation.of(codes.DECISION_RESOLVED_REWRITTEN, path, after.line, "reopened", id=after.id))
             elif after.content() != before.content():
-                found.append(Violation(path, after.line, "GM205", f"resolved decision {after.id} was edited",
-                                       "ask a new decision instead of rewriting an answered one"))
+                found.append(Violation.of(codes.DECISION_RESOLVED_REWRITTEN, path, after.line, "edited", id=after.id))
     if author_email and author_email.lower() == agent_email.lower():
         old_resolved = {d.id for d in old.resolved}
         for item in new.resolved:
             if item.id not in old_resolved:
-                found.append(Violation(path, item.line, "GM207",
-                                       f"{item.id} was resolved by the agent identity <{agent_email}>",
-                                       "only a human answers: `gitmem decision answer` as yourself, in a PR"))
+                found.append(Violation.of(codes.DECISION_RESOLVED_BY_AGENT, path, item.line, id=item.id,
+                                          email=agent_email))
     return found

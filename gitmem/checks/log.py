@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from gitmem import codes
 from gitmem.checks import CheckInput
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import log
@@ -48,8 +49,7 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     had_log = inp.old is not None and (inp.old.oid(path) is not None or inp.old.exists(path))
     new = inp.new.read(path)
     if had_log and new is None:
-        return [Violation(path, 1, "GM301", "LOG was deleted or renamed; LOG is append-only history",
-                          "restore it: `git checkout HEAD -- " + path + "`")]
+        return [Violation.of(codes.LOG_NOT_APPEND_ONLY, path, 1, "deleted", path=path)]
     if new is None or path in skip:
         return []
     if not had_log:
@@ -59,8 +59,7 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     size = inp.old.prefix_length(path, new)
     if size is None:
         line = first_difference(inp.old.read(path) or b"", new)
-        return [Violation(path, line, "GM301", f"LOG was rewritten at line {line}; only appending is allowed",
-                          "restore the old lines and add a new entry at the end instead")]
+        return [Violation.of(codes.LOG_NOT_APPEND_ONLY, path, line, "rewritten", line=line)]
     appended = new[size:]
     if not appended.strip():
         return []
@@ -82,9 +81,7 @@ def _stray_text(path: str, appended: str, first_line: int) -> list[Violation]:
             return []
         if line.strip():
             number = first_line + offset
-            return [Violation(path, number, "GM301",
-                              f"line {number} is appended to the entry above it, which changes history",
-                              "each addition starts with its own `## <timestamp> · …` heading (`gitmem log add`)")]
+            return [Violation.of(codes.LOG_NOT_APPEND_ONLY, path, number, "appended_to_entry", line=number)]
     return []
 
 
@@ -95,25 +92,20 @@ def _entry_rules(path: str, entries: tuple[log.LogEntry, ...], previous: log.Log
     last_cycle = previous_cycle
     for entry in entries:
         if last_time is not None and entry.when.moment < last_time.moment:
-            found.append(Violation(path, entry.line, "GM302",
-                                   f"{entry.when} is earlier than the entry before it ({last_time})",
-                                   "timestamps come from the clock: `gitmem log add` writes them"))
+            found.append(Violation.of(codes.LOG_TIME_BACKWARDS, path, entry.line, when=entry.when, before=last_time))
         last_time = entry.when
         if entry.cycle is None:
             continue
         if last_cycle is not None and entry.cycle <= last_cycle:
-            found.append(Violation(path, entry.line, "GM303",
-                                   f"cycle {entry.cycle} does not follow cycle {last_cycle}",
-                                   f"the next cycle is {last_cycle + 1}"))
+            found.append(Violation.of(codes.LOG_CYCLE_NOT_INCREASING, path, entry.line, cycle=entry.cycle,
+                                      last=last_cycle, next=last_cycle + 1))
         last_cycle = entry.cycle
         has_result = bool(log.outcome_reason(entry))
         if entry.outcome == "no-build" and not has_result:
-            found.append(Violation(path, entry.line, "GM304",
-                                   "a no-build cycle must say why in `- Result:` (Rule 0)"))
+            found.append(Violation.of(codes.LOG_NO_BUILD_WITHOUT_REASON, path, entry.line))
             continue
         missing = [key for key in ("Task", "Result") if not (entry.get(key) or "").strip()]
         if missing:
-            found.append(Violation(path, entry.line, "GM305",
-                                   f"cycle {entry.cycle} has no {' or '.join(missing)}",
-                                   "every cycle entry has `- Task:` and `- Result:`"))
+            found.append(Violation.of(codes.LOG_CYCLE_INCOMPLETE, path, entry.line, cycle=entry.cycle,
+                                      missing=" or ".join(missing)))
     return found

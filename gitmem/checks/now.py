@@ -1,6 +1,7 @@
 """GM1xx: NOW blocks are short, well headed, and newest first."""
 from __future__ import annotations
 
+from gitmem import codes
 from gitmem.checks import CheckInput
 from gitmem.checks.common import changed_span
 from gitmem.checks.violation import Violation, from_problem
@@ -35,12 +36,9 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     for block in doc.blocks:
         count = nonblank_count(block.body)
         if count > limit:
-            found.append(Violation(path, block.line, "GM101",
-                                   f"NOW block has {count} non-blank lines; the limit is {limit}",
-                                   "keep Did / Human / Next short; details belong in LOG"))
+            found.append(Violation.of(codes.NOW_BLOCK_TOO_LONG, path, block.line, count=count, limit=limit))
     for newer, older in zip(doc.blocks, doc.blocks[1:]):
         if newer.when.moment < older.when.moment:
-            found.append(Violation(path, older.line, "GM103",
-                                   f"block {older.when} is newer than the block above it ({newer.when}); "
-                                   "NOW is newest first", "put new blocks on top"))
+            found.append(Violation.of(codes.NOW_NOT_NEWEST_FIRST, path, older.line, older=older.when,
+                                      newer=newer.when))
     return found

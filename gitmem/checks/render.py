@@ -36,10 +36,14 @@ def render_github(violations: Sequence[Violation]) -> str:
     return "".join(line + "\n" for line in out)
 
 
-def render_json(violations: Sequence[Violation]) -> str:
-    data = [{"path": v.path, "line": v.line, "code": v.code, "slug": v.slug, "severity": v.severity,
+def as_data(violations: Sequence[Violation]) -> list[dict[str, object]]:
+    """Violations as plain data: the JSON output, and the `violations` of `cycle --json` and `close --json`."""
+    return [{"path": v.path, "line": v.line, "code": v.code, "slug": v.slug, "severity": v.severity,
              "message": v.message, "hint": v.hint} for v in violations]
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def render_json(violations: Sequence[Violation]) -> str:
+    return json.dumps(as_data(violations), indent=2, ensure_ascii=False) + "\n"
 
 
 RENDERERS: dict[str, Callable[[Sequence[Violation]], str]] = {

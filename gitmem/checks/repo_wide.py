@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from gitmem import secrets
+from gitmem import codes, secrets
 from gitmem.checks import CheckInput
 from gitmem.checks.common import line_at, span_against
 from gitmem.checks.violation import Violation
@@ -26,12 +26,9 @@ def scan(path: str, data: bytes, first_line: int = 1) -> Iterator[Violation]:
     # every commit, and at 100x it holds 10 MB. So the marker regex runs only when a marker's text is there.
     match = _CONFLICT_RE.search(data) if any(m in data for m in _CONFLICT_NEEDLES) else None
     if match:
-        yield Violation(path, _line_of(data, match.start(), first_line), "GM901",
-                        "merge conflict marker; resolve the conflict before committing")
+        yield Violation.of(codes.CONFLICT_MARKERS, path, _line_of(data, match.start(), first_line))
     for offset, what in secrets.find(data):
-        yield Violation(path, _line_of(data, offset, first_line), "GM903",
-                        f"this looks like {what}; remove it and rotate it",
-                        "secrets belong in the environment, never in memory")
+        yield Violation.of(codes.SECRET_LIKE_TOKEN, path, _line_of(data, offset, first_line), what=what)
 
 
 def check(inp: CheckInput) -> list[Violation]:
@@ -40,15 +37,14 @@ def check(inp: CheckInput) -> list[Violation]:
         data = inp.new.read(path)
         if data is None:
             if role in REQUIRED_ROLES:
-                found.append(Violation(path, 1, "GM904", f"memory file {path} is missing",
-                                       "run `gitmem init` to create the missing files"))
+                found.append(Violation.of(codes.MEMORY_FILE_MISSING, path, 1, path=path))
             continue
         if same_blob(inp.old, inp.new, path):
             continue
         start, end = span_against(inp, path, data)
         part = data[start:end]
         problems = decode(part).problems
-        if any(p.code == "GM902" for p in problems):
+        if any(p.code == codes.NOT_UTF8.code for p in problems):
             found.append(_not_utf8(path, data, start))
             continue
         # Line numbers are counted only when something is reported: the happy path reads no history.
@@ -68,5 +64,4 @@ def _not_utf8(path: str, data: bytes, start: int) -> Violation:
         bad, reason = start, "invalid UTF-8"
     except UnicodeDecodeError as err:
         bad, reason = start + err.start, err.reason
-    return Violation(path, data.count(b"\n", 0, bad) + 1, "GM902", f"not valid UTF-8 (byte {bad}: {reason})",
-                     "save the file as UTF-8")
+    return Violation.of(codes.NOT_UTF8, path, data.count(b"\n", 0, bad) + 1, byte=bad, reason=reason)

@@ -1,6 +1,7 @@
 """GM5xx: RULES holds one-line proven rules with provenance, within limits; rules retire, never vanish."""
 from __future__ import annotations
 
+from gitmem import codes
 from gitmem.checks import CheckInput
 from gitmem.checks.common import duplicate_ids
 from gitmem.checks.violation import Violation
@@ -20,23 +21,21 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     # A problem about the whole file (GM508) points at its last line, never past the end.
     last = max(doc.line_count, 1)
     found = [Violation(path, min(p.line, last), p.code, p.message, p.hint) for p in doc.problems]
-    found += duplicate_ids(path, doc.all, "GM502", doc.next_id())
+    found += duplicate_ids(path, doc.all, codes.RULE_ID_DUPLICATE, doc.next_id())
     if doc.line_count > cfg.limits.rules_max_lines:
-        found.append(Violation(path, doc.line_count, "GM504",
-                               f"RULES has {doc.line_count} lines; the limit is {cfg.limits.rules_max_lines}",
-                               "retire superseded rules or tighten the preamble; nothing is truncated"))
+        found.append(Violation.of(codes.RULES_OVER_LIMIT, path, doc.line_count, "lines", count=doc.line_count,
+                                  limit=cfg.limits.rules_max_lines))
     if len(doc.proven) > cfg.limits.proven_rules_max:
         line = doc.proven[cfg.limits.proven_rules_max].line
-        found.append(Violation(path, line, "GM504",
-                               f"{len(doc.proven)} proven rules; the limit is {cfg.limits.proven_rules_max}",
-                               "retire a superseded rule before adding another"))
+        found.append(Violation.of(codes.RULES_OVER_LIMIT, path, line, "proven", count=len(doc.proven),
+                                  limit=cfg.limits.proven_rules_max))
     lessons_path = cfg.path("lessons")
     lessons_bytes = inp.new.read(lessons_path)
     known = {lesson.id for lesson in lessons.parse(decode(lessons_bytes).text).lessons} if lessons_bytes else set()
     for item in doc.all:
         # An unreadable LESSONS (GM902) is reported once; it does not make every provenance "missing".
         if item.lesson and item.lesson not in known and lessons_path not in skip:
-            found.append(Violation(path, item.line, "GM503", f"{item.id} names {item.lesson}, which does not exist"))
+            found.append(Violation.of(codes.RULE_LESSON_MISSING, path, item.line, id=item.id, lesson=item.lesson))
     old_bytes = inp.old.read(path) if inp.old is not None else None
     if old_bytes is not None:
         old = rules.parse(decode(old_bytes).text)
@@ -44,15 +43,13 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
         anchor = doc.section_lines.get(rules.RETIRED, doc.section_lines.get(rules.PROVEN, 1))
         for gone in old.proven:
             if gone.id not in now_ids:
-                found.append(Violation(path, anchor, "GM505", f"{gone.id} vanished without moving to `## Retired`",
-                                       "retire it with `(retired on YYYY-MM-DD: reason)` or `(superseded by R-NN …)`"))
+                found.append(Violation.of(codes.RULE_VANISHED, path, anchor, "proven", id=gone.id))
         for gone in old.retired:
             if gone.id not in now_ids:
-                found.append(Violation(path, anchor, "GM505", f"retired rule {gone.id} was deleted; retired rules "
-                                       "stay as history", "restore its line under `## Retired`"))
+                found.append(Violation.of(codes.RULE_VANISHED, path, anchor, "retired", id=gone.id))
         old_retired = {r.id: r for r in old.retired}
         for item in doc.proven:
             if item.id in old_retired:
-                found.append(Violation(path, item.line, "GM502", f"{item.id} was retired and may not be reused",
-                                       f"the next free ID is {doc.next_id()}"))
+                found.append(Violation.of(codes.RULE_ID_DUPLICATE, path, item.line, "reused", id=item.id,
+                                          next_id=doc.next_id()))
     return found

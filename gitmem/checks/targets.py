@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gitmem import gitio
+from gitmem import codes, gitio
 from gitmem.checks import CheckInput, run_checks
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, Config, ConfigError, parse_config
@@ -91,10 +91,7 @@ def verify_range(ws: Workspace, start: str | None, end: str) -> RangeResult:
     result = RangeResult()
     if first is not None and not gitio.is_ancestor(repo, first, last):
         result.rewritten = True
-        result.violations.append(Violation(
-            "(range)", 1, "GM906",
-            f"{end} does not descend from {start}: history was rewritten (force-push?)",
-            "memory history is append-only; restore the old history and add new commits on top"))
+        result.violations.append(Violation.of(codes.HISTORY_REWRITTEN, "(range)", 1, end=end, start=start))
         return result
     newest = _Newest(repo, last)
     configs: dict[str | None, Config] = {}

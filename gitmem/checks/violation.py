@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gitmem.codes import rule
+from gitmem.codes import Code, lookup
+from gitmem.errors import RunFailure
 from gitmem.memory.text import Problem
 
 
@@ -15,13 +16,19 @@ class Violation:
     message: str
     hint: str = ""
 
+    @classmethod
+    def of(cls, code: Code, path: str, line: int, variant: str = "", /, **values: object) -> Violation:
+        """A violation of `code` at `path:line`, its message filled from the codes table."""
+        message, hint = code.render(variant, **values)
+        return cls(path, line, code.code, message, hint)
+
     @property
     def slug(self) -> str:
-        return rule(self.code).slug
+        return lookup(self.code).slug
 
     @property
     def severity(self) -> str:
-        return rule(self.code).severity
+        return lookup(self.code).severity
 
     @property
     def is_error(self) -> bool:
@@ -30,3 +37,8 @@ class Violation:
 
 def from_problem(path: str, problem: Problem) -> Violation:
     return Violation(path, problem.line, problem.code, problem.message, problem.hint)
+
+
+def failure_violations(err: RunFailure) -> list[Violation]:
+    """A failed cycle or close as violations: its own GM7xx/GM8xx code first, then what lies behind it."""
+    return [Violation.of(err.code, err.where, 1, message=str(err)), *err.details]

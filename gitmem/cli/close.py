@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gitmem.cli.common import json_option, open_workspace, workspace_option
+from gitmem.cli.common import annotate, json_option, open_workspace, workspace_option
 from gitmem.errors import ExitCode
 
 if TYPE_CHECKING:   # the library loads inside the command only
@@ -33,8 +33,13 @@ def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json:
     """
     from datetime import date
 
-    from gitmem.close import run_close
+    from gitmem import codes
+    from gitmem.checks.render import as_data
+    from gitmem.checks.violation import failure_violations
+    from gitmem.close import CloseError, run_close
     from gitmem.close.llm import available
+    from gitmem.cycle.lock import LockHeld
+    from gitmem.errors import RunFailure
 
     try:
         chosen = date.fromisoformat(day) if day else None
@@ -45,7 +50,18 @@ def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json:
         from dataclasses import replace
 
         ws = ws.with_config(replace(ws.config, close=replace(ws.config.close, model=model)))
-    result = run_close(ws, day=chosen, use_llm=not no_llm and available(), push=push)
+    try:
+        result = run_close(ws, day=chosen, use_llm=not no_llm and available(), push=push)
+    except (RunFailure, LockHeld) as err:
+        # People read the message (the error map prints it); machines read the same failure as a violation.
+        found = failure_violations(err if isinstance(err, RunFailure) else
+                                   CloseError(str(err), code=codes.CLOSE_REFUSED, dirty=True))
+        if as_json:
+            click.echo(json.dumps({"error": str(err), "exit_code": err.exit_code, "violations": as_data(found)},
+                                  indent=2, ensure_ascii=False))
+        annotate(found)
+        raise
+    annotate(result.violations)
     click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False) if as_json else _text(result), nl=False)
     _report_to_actions(result)
     if result.push is not None:

@@ -1,7 +1,7 @@
 """What several commands share: finding the repo and config, the --workspace and --format options."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,6 +10,7 @@ import click
 from gitmem.errors import ExitCode
 
 if TYPE_CHECKING:     # the library loads inside commands only
+    from gitmem.checks.violation import Violation
     from gitmem.workspace import Workspace
 
 
@@ -49,3 +50,13 @@ def append_env_file(variable: str, text: str) -> None:
     if path:
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(text)
+
+
+def annotate(violations: Sequence[Violation]) -> None:
+    """Under GitHub Actions, what went wrong in a cycle or close also shows as annotations on the run."""
+    import os
+
+    if violations and os.environ.get("GITHUB_ACTIONS") == "true":
+        from gitmem.checks.render import render_github
+
+        click.echo(render_github(violations), nl=False)

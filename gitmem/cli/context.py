@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from gitmem.cli.common import json_option, open_workspace, workspace_option
+from gitmem.config import BACKENDS
 from gitmem.errors import ExitCode
 
 if TYPE_CHECKING:     # the library loads inside the command only
@@ -17,7 +18,7 @@ if TYPE_CHECKING:     # the library loads inside the command only
 
 @click.command("context")
 @click.option("--cycle", type=int, default=None, help="Cycle number to show (default: the next one).")
-@click.option("--agent", "agent", type=click.Choice(["anthropic", "command", "scripted"]), default=None,
+@click.option("--agent", "agent", type=click.Choice(BACKENDS), default=None,
               help="Teach memory writes as this backend would get them: tools, or `gitmem` commands "
                    "(default: agent.backend, else tools).")
 @click.option("--offline", is_flag=True,

@@ -6,12 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gitmem.cli.common import (
-    append_env_file,
-    json_option,
-    open_workspace,
-    workspace_option,
-)
+from gitmem.cli.common import annotate, append_env_file, json_option, open_workspace, workspace_option
 from gitmem.errors import ExitCode
 
 if TYPE_CHECKING:     # the library loads inside commands only
@@ -38,6 +33,8 @@ def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_js
     Exit codes: 0 done; 3 refused to start (dirty tree, lock, invalid memory, no branch);
     4 the agent failed or the push conflicted: the work is on a named branch, nothing is lost.
     """
+    from gitmem.checks.render import as_data
+    from gitmem.checks.violation import failure_violations
     from gitmem.cycle.runner import (
         CycleRefused,
         Settings,
@@ -62,13 +59,17 @@ def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_js
         report = run_cycle(ws, _backend(ws.config, agent), settings=Settings(push=push))
     except CycleRefused as err:
         click.echo(f"gitmem cycle: refused: {err}", err=True)
+        found = failure_violations(err)
         if as_json:
-            click.echo(json.dumps({"refused": str(err), "exit_code": err.exit_code}, ensure_ascii=False))
+            click.echo(json.dumps({"refused": str(err), "exit_code": err.exit_code, "violations": as_data(found)},
+                                  ensure_ascii=False))
+        annotate(found)
         return err.exit_code
     for message in report.messages:
         click.echo(f"gitmem cycle: {message}", err=True)
     append_env_file("GITHUB_OUTPUT", github_output(report))
     append_env_file("GITHUB_STEP_SUMMARY", step_summary(report))
+    annotate(report.violations)
     if as_json:
         click.echo(json.dumps(report.as_dict(), ensure_ascii=False))
     elif report.exit_code == ExitCode.OK:

@@ -113,7 +113,9 @@ class Plan:
     notes: list[str] = field(default_factory=list)          # eligible but not promoted, and why
     conflicts: list[tuple[Candidate, str, str]] = field(default_factory=list)   # (candidate, rule id, why)
     full: bool = False
+    full_blocked: int = 0                                   # eligible lessons held back because RULES is full
     proposals: list[str] = field(default_factory=list)      # retirements proposed when RULES is full
+    conflict_notes: dict[str, int] = field(default_factory=dict)   # lesson id -> its note in `notes`
 
 
 def rule_text_problem(text: str) -> str | None:
@@ -147,8 +149,8 @@ def plan(candidates: list[Candidate], doc: RulesDoc, *, texts: dict[str, str],
         unsettled = [(rid, why) for rid, why in conflicts.get(lesson.id, []) if rid not in lesson.supersedes]
         if unsettled:
             out.conflicts.extend((candidate, rid, why) for rid, why in unsettled)
-            out.notes.append(f"{lesson.id} · {lesson.title}: eligible, but contradicts "
-                             f"{', '.join(rid for rid, _ in unsettled)}; a decision is filed for the human")
+            out.conflict_notes[lesson.id] = len(out.notes)
+            out.notes.append(conflict_note(lesson, [rid for rid, _ in unsettled]))
             continue
         if len(out.promote) >= max_promotions:
             out.notes.append(f"{lesson.id} · {lesson.title}: eligible, waiting (at most {max_promotions} "
@@ -157,6 +159,7 @@ def plan(candidates: list[Candidate], doc: RulesDoc, *, texts: dict[str, str],
         retiring = tuple(rid for rid in lesson.supersedes if rid in proven)
         if len(proven) - len(retiring) + 1 > max_rules:
             out.full = True
+            out.full_blocked += 1
             out.notes.append(f"{lesson.id} · {lesson.title}: eligible, but RULES is full "
                              f"({len(proven)}/{max_rules} proven rules); not promoted")
             continue
@@ -170,9 +173,14 @@ def plan(candidates: list[Candidate], doc: RulesDoc, *, texts: dict[str, str],
     return out
 
 
+def conflict_note(lesson: Lesson, rule_ids: list[str], filed: str = "a decision is filed for the human") -> str:
+    """Why an eligible lesson waits: it contradicts rules, and where the human is asked about it."""
+    return f"{lesson.id} · {lesson.title}: eligible, but contradicts {', '.join(rule_ids)}; {filed}"
+
+
 def propose_retirements(doc: RulesDoc, planned: Plan) -> list[str]:
     """Learned rules, oldest first, as candidates to retire or supersede; human rules are the human's call."""
-    blocked = sum(1 for note in planned.notes if "RULES is full" in note)
+    blocked = planned.full_blocked
     learned = [r for r in doc.proven if r.lesson is not None] or list(doc.proven)
     return [f"{r.id} · {r.text} ({r.provenance})" for r in learned[:max(blocked, 1)]]
 

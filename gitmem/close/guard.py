@@ -6,12 +6,10 @@ change as `gitmem check --worktree` would, with the agent identity as author (GM
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from gitmem import gitio
+from gitmem import codes, gitio
 from gitmem.checks import CheckInput, run_checks
-from gitmem.checks.violation import Violation
-from gitmem.errors import ExitCode, GitmemError
+from gitmem.codes import Code
+from gitmem.errors import ExitCode, RunFailure
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import lessons, rules
 from gitmem.memory.text import decode
@@ -19,11 +17,11 @@ from gitmem.workspace import Workspace
 from gitmem.workspace.writer import MemoryWriter, atomic_write
 
 
-class CloseError(GitmemError):
+class CloseError(RunFailure):
     """The close refused or failed; nothing was committed. `exit_code` says which."""
 
-    def __init__(self, message: str, violations: Sequence[Violation] | None = None, *, dirty: bool = False) -> None:
-        super().__init__(message, violations)
+    def __init__(self, message: str, *, code: Code = codes.CLOSE_REFUSED, dirty: bool = False) -> None:
+        super().__init__(message, code=code, where="(close)")
         self.exit_code = ExitCode.DIRTY if dirty else ExitCode.VIOLATIONS
 
 

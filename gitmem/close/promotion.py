@@ -23,6 +23,8 @@ class Outcome:
     not_promoted: list[str] = field(default_factory=list)     # every eligible-or-nearly lesson left, and why
     decisions_filed: list[str] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)            # the report's Promotions field
+    rules_full: bool = False                                  # eligible lessons wait for room in RULES
+    refused: str | None = None                                # the checks refused the promotions written
 
 
 def promote_live(memory: MemoryWriter, config: Config, model: CloseModel | None, *, today: date) -> Outcome:
@@ -59,12 +61,14 @@ def promote_live(memory: MemoryWriter, config: Config, model: CloseModel | None,
     planned = promote.plan(still, rules_doc, texts=texts, conflicts=conflicts,
                            max_promotions=config.close.max_promotions, max_rules=config.limits.proven_rules_max)
     file_conflicts(memory, planned, texts, rules_doc, result)
+    result.rules_full = planned.full
     result.not_promoted += planned.notes
     if planned.promote:
         new_rules, new_lessons = promote.apply(rules_doc, lessons_doc, planned.promote, today)
         refused = write_together(memory, {"lessons": lessons.render(new_lessons), "rules": rules.render(new_rules)})
         if refused:
-            result.not_promoted.append(f"promotions refused by the checks: {refused}")
+            result.refused = f"promotions refused by the checks: {refused}"
+            result.not_promoted.append(result.refused)
             planned.promote = []
     for item in planned.promote:
         result.promoted.append({"rule": item.rule.id, "lesson": item.lesson_id, "text": item.rule.text,
@@ -83,8 +87,10 @@ def file_conflicts(memory: MemoryWriter, planned: promote.Plan, texts: dict[str,
                    result: Outcome) -> None:
     """A contradiction no Supersedes line settles goes to the human; the close does not pick a side."""
     pending = {d.title: d.id for d in decisions.parse(memory.read("decisions")).pending}
+    contradicted: dict[str, list[str]] = {}
     for candidate, rule_id, why in planned.conflicts:
         lesson = candidate.lesson
+        contradicted.setdefault(lesson.id, []).append(rule_id)
         title = f"Rule conflict: {lesson.id} vs {rule_id}"
         if title not in pending:
             existing = rules_doc.find(rule_id)
@@ -101,5 +107,5 @@ def file_conflicts(memory: MemoryWriter, planned: promote.Plan, texts: dict[str,
             said = f"filed {item.id} for the human"
         else:
             said = f"{pending[title]} already asks the human"
-        planned.notes = [n.replace("a decision is filed for the human", said) if n.startswith(f"{lesson.id} ·")
-                         else n for n in planned.notes]
+        planned.notes[planned.conflict_notes[lesson.id]] = promote.conflict_note(lesson, contradicted[lesson.id],
+                                                                                 said)

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from gitmem.close.day import DAY_FIELD, Streak
+from gitmem.cycle.permissions import REVERT_VERBS
 from gitmem.memory import roadmap
 from gitmem.memory.decisions import Waiting
 from gitmem.memory.log import OUTCOMES, LogEntry
@@ -31,20 +32,15 @@ class DayFacts:
         return f"{len(self.cycles)} cycle{'s' if len(self.cycles) != 1 else ''} ({numbers})"
 
 
-# The cycle runner writes one Evidence line per revert (gitmem.postflight / gitmem.permissions):
-# `runner: reverted …`, `runner: restored …` or `runner: moved D-0001 back to Pending …`. A hand-written
-# Evidence line without the `runner:` prefix counts when it says "reverted".
-_RUNNER_REVERTS = ("reverted", "restored", "moved d-")
-
-
 def reverts(entry: LogEntry) -> list[str]:
-    """The Evidence lines of a cycle that record a forbidden memory edit being reverted."""
+    """The Evidence lines of a cycle that record a forbidden memory edit being reverted: the runner's own
+    (`runner: <one of REVERT_VERBS> …`), and hand-written lines that say "reverted"."""
     found = []
     for line in (entry.get("Evidence") or "").split("\n"):
         text = line.strip()
         lowered = text.lower()
         if lowered.startswith("runner:"):
-            if lowered[7:].lstrip().startswith(_RUNNER_REVERTS):
+            if lowered[7:].lstrip().startswith(REVERT_VERBS):
                 found.append(text[7:].strip())
         elif "reverted" in lowered:
             found.append(text)
@@ -87,7 +83,7 @@ def fix_hint(roadmap_text: str, waiting: tuple[Waiting, ...]) -> str:
     return f"the next cycle must {step} and log it{blocked}"
 
 
-def problem_lines(facts: DayFacts, hint: str) -> list[str]:
+def problem_lines(facts: DayFacts, hint: str, streak_lesson: str | None = None) -> list[str]:
     found: list[str] = []
     for entry in facts.cycles:
         if entry.outcome == "no-build":
@@ -99,7 +95,7 @@ def problem_lines(facts: DayFacts, hint: str) -> list[str]:
         if item.days > facts.stale_days:
             found.append(f"{item.describe()} has waited longer than {facts.stale_days} days: please answer it")
     if facts.streak.is_problem:
-        found.append(streak_problem(facts.streak, hint))
+        found.append(streak_problem(facts.streak, hint) + (f" (lesson {streak_lesson})" if streak_lesson else ""))
     return found
 
 

@@ -10,7 +10,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from gitmem import gitio
+from gitmem import codes, gitio
+from gitmem.checks.violation import Violation
 from gitmem.close import day as days
 from gitmem.close import promotion as promoting
 from gitmem.close import report
@@ -41,10 +42,14 @@ class CloseResult:
     plan: str = ""
     llm: str | None = None
     push: dict[str, Any] | None = None
+    violations: list[Violation] = field(default_factory=list)    # GM8xx: what went wrong, as data
 
     def to_json(self) -> dict[str, Any]:
+        from gitmem.checks.render import as_data
+
         data = asdict(self)
         data["day"] = self.day.isoformat()
+        data["violations"] = as_data(self.violations)
         return data
 
 
@@ -84,6 +89,10 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
         result.push = _push(ws, day)
         if result.push["status"] == "pushed" and result.push["commit"]:
             result.commit = result.push["commit"]
+        elif result.push["status"] in ("conflict", "failed"):
+            where = result.push["side_branch"] or "(close)"
+            result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, where, 1,
+                                                  message="; ".join(result.push["messages"][-2:])))
     return result
 
 
@@ -110,15 +119,13 @@ def _close(memory: MemoryWriter, config: Config, day: date, moment: datetime, *,
     result.decisions_filed = promoted.decisions_filed
     promotion_lines = promoted.lines
     hint = report.fix_hint(roadmap_text, waiting)
-    problems = report.problem_lines(facts, hint)
-    if any("RULES is full" in n for n in result.not_promoted):
+    streak_lesson = _streak_lesson(memory, facts, hint, result) if facts.streak.is_problem else None
+    problems = report.problem_lines(facts, hint, streak_lesson)
+    if promoted.rules_full:
         problems.append(f"RULES is full ({config.limits.proven_rules_max} proven rules): eligible lessons wait; "
                         "see Promotions for the retirements proposed")
-    problems += [f"{n}; retire or supersede a rule, or shorten RULES" for n in result.not_promoted
-                 if n.startswith("promotions refused by the checks")]
-    if facts.streak.is_problem:
-        lesson_id = _streak_lesson(memory, facts, hint, result)
-        problems = [p + f" (lesson {lesson_id})" if p.startswith("Rule 0:") else p for p in problems]
+    if promoted.refused:
+        problems.append(f"{promoted.refused}; retire or supersede a rule, or shorten RULES")
     plan = report.offline_plan(roadmap_text, waiting, config.cycle.priorities)
     summary = None
     if model is not None:
@@ -172,7 +179,8 @@ def _commit(ws: Workspace, result: CloseResult, head: str) -> str:
     files = changed_files(ws, head)
     problems = check_result(ws, head, files)
     if problems:
-        raise CloseError("the close would leave invalid memory; nothing was committed:\n" + "\n".join(problems))
+        raise CloseError("the close would leave invalid memory; nothing was committed:\n" + "\n".join(problems),
+                         code=codes.CLOSE_INVALID_RESULT)
     body = [result.message] + [f"promoted {p['rule']} from {p['lesson']}" for p in result.promoted]
     message = f"gitmem: close {result.day.isoformat()}\n\n" + "\n".join(body) + f"\n\n{PHASE_TRAILER}\n"
     identity = gitio.Identity(config.agent.name, config.agent.email)

@@ -27,9 +27,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from gitmem import codes
 from gitmem.agents.base import ContextPart, CycleRequest
+from gitmem.agents.tools import memory_tools_text
 from gitmem.config import Config
-from gitmem.errors import ExitCode, GitmemError
+from gitmem.errors import ExitCode, RunFailure
 from gitmem.memory import decisions, log, roadmap
 from gitmem.memory import now as now_mod
 from gitmem.memory.text import Timestamp, decode, parse_timestamp
@@ -46,10 +48,13 @@ _DECISION_RE = re.compile(r"^### ", re.M)
 _ANSWERED_RE = re.compile(r"^- Answered: (\d{4}-\d{2}-\d{2} \d{2}:\d{2} (?:UTC|[+-]\d{2}:\d{2}))", re.M)
 
 
-class BudgetError(GitmemError):
+class BudgetError(RunFailure):
     """The reading budget is over the hard limit; the message names the largest part."""
 
     exit_code = ExitCode.VIOLATIONS     # the memory itself is too big to load
+
+    def __init__(self, message: str, where: str) -> None:
+        super().__init__(message, code=codes.CYCLE_OVER_BUDGET, where=where)
 
 
 def estimate_tokens(text: str) -> int:
@@ -152,7 +157,8 @@ def _fit(config: Config, parts: dict[str, ContextPart], entries: list[log.LogEnt
         largest = max(parts.values(), key=lambda p: p.tokens)
         raise BudgetError(f"the cycle context needs {total} tokens, over the hard limit of {hard} (86.5% of "
                           f"cycle.max_context_tokens={limit}); the largest part is {largest.source} with "
-                          f"{largest.tokens} tokens: shorten it, or raise cycle.max_context_tokens")
+                          f"{largest.tokens} tokens: shorten it, or raise cycle.max_context_tokens",
+                          largest.source.split(":")[0])
     return parts, total
 
 
@@ -276,24 +282,6 @@ def prompt_template(root: Path, config: Config) -> str:
     raise FileNotFoundError("prompts/cycle.md is missing from the repository and from the gitmem template")
 
 
-MEMORY_TOOLS_TEXT = """\
-- log_entry: this cycle's one LOG entry (task, outcome built|published|no-build, result, tried, evidence, learned)
-- now_block: this cycle's one NOW block (did, human, next)
-- ask_decision: a question for the human, with your recommendation
-- add_lesson / confirm_lesson: a real mistake and what must change / later evidence that confirms one
-- recall: search the memory history
-The file tools (read_file, list_files, search_files, write_file, edit_file) refuse to write memory files."""
-
-MEMORY_COMMANDS_TEXT = """\
-- gitmem log add --task "…" --outcome built|published|no-build --result "…" [--tried "…"] [--evidence "…"] [--learned "…"]
-- gitmem now add --did "…" --human "…" --next "…"
-- gitmem decision ask --title "…" --recommendation "…" [--context "…"] [--options "…"]
-- gitmem lesson add --title "…" --happened "…" --why "…" --change "…" [--rule "…"]
-- gitmem lesson confirm L-NNNN --evidence "…"
-- gitmem recall "words" (or grep -n on the memory files) to search the past
-Never edit the memory files by hand and never commit: the runner validates and commits."""
-
-
 def fill_instructions(root: Path, config: Config, *, cycle: int, moment: datetime, stamp: Timestamp,
                       backend: str) -> str:
     """Replace `{name}` placeholders; unknown braces (code, JSON) in a customised prompt are left alone."""
@@ -303,7 +291,7 @@ def fill_instructions(root: Path, config: Config, *, cycle: int, moment: datetim
         "cycle": str(cycle), "grep_over_lines": str(config.limits.grep_over_lines),
         "priorities": "\n".join(f"{n}. {p}" for n, p in enumerate(config.cycle.priorities, 1)),
         "write_how": "the memory tools" if tools else "`gitmem` commands, run in the repository root",
-        "memory_tools": MEMORY_TOOLS_TEXT if tools else MEMORY_COMMANDS_TEXT,
+        "memory_tools": memory_tools_text(backend),
         "log_entries": str(config.cycle.log_entries),
     }
     return re.sub(r"\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), prompt_template(root, config))

@@ -10,6 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from gitmem.memory import decisions, lessons, log, rules
+
+# Every note starts with one of these: the runner writes the notes into the LOG entry's Evidence as
+# `runner: <note>`, and the daily close finds the reverts there by them (gitmem.close.report.reverts).
+REVERT_VERBS = ("reverted", "restored", "moved")
 from gitmem.memory.text import decode_lines, strip_trailing_blank
 
 

@@ -10,17 +10,19 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gitmem import gitio
+from gitmem import codes, gitio
 from gitmem.agents.base import AgentError, AgentResult, Backend, CycleRequest
 from gitmem.checks import CheckInput, has_errors, run_checks
 from gitmem.checks.targets import check_worktree
+from gitmem.checks.violation import Violation
+from gitmem.codes import Code
 from gitmem.config import Config
 from gitmem.cycle import lock, postflight, salvage
-from gitmem.errors import ExitCode, GitmemError
+from gitmem.errors import ExitCode, GitmemError, RunFailure
 from gitmem.memory import decisions
 from gitmem.memory.text import one_line
 from gitmem.secrets import scrub
@@ -30,10 +32,13 @@ from gitmem.workspace.writer import WriteRefused
 RequestBuilder = Callable[[Workspace, int, Clock, str], CycleRequest]   # workspace, cycle, clock, backend
 
 
-class CycleRefused(GitmemError):
+class CycleRefused(RunFailure):
     """The cycle did not start; the message says exactly what to do. Nothing was changed."""
 
     exit_code = ExitCode.DIRTY
+
+    def __init__(self, message: str, code: Code, *, details: Sequence[Violation] = ()) -> None:
+        super().__init__(message, code=code, where="(cycle)", details=details)
 
 
 class PostflightFailed(GitmemError):
@@ -65,12 +70,15 @@ class CycleReport:
     side_branch: str | None = None
     pushed: bool = False
     pending: list[str] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)   # GM7xx: what went wrong, as data
 
     def as_dict(self) -> dict[str, Any]:
+        from gitmem.checks.render import as_data
+
         return {"cycle": self.cycle, "outcome": self.outcome, "task": self.task, "commit": self.commit,
                 "exit_code": self.exit_code, "tokens": self.tokens, "error": self.error,
                 "salvage_branch": self.salvage_branch, "side_branch": self.side_branch, "pushed": self.pushed,
-                "pending": self.pending, "messages": self.messages}
+                "pending": self.pending, "messages": self.messages, "violations": as_data(self.violations)}
 
 
 def next_cycle(ws: Workspace) -> int:
@@ -96,20 +104,21 @@ def preflight(ws: Workspace) -> lock.Lock:
     head = gitio.head_id(repo)
     if head is None:
         raise CycleRefused("this repository has no commits yet; commit the memory files first "
-                           "(git add -A && git commit -m 'start gitmem'), then run the cycle")
+                           "(git add -A && git commit -m 'start gitmem'), then run the cycle", codes.CYCLE_NO_COMMITS)
     if gitio.current_branch(repo) is None:
         raise CycleRefused(f"HEAD is detached at {head[:10]}; a cycle commits to a branch: `git switch main` "
-                           "(or the branch to work on), then run the cycle")
+                           "(or the branch to work on), then run the cycle", codes.CYCLE_DETACHED_HEAD)
     try:
         held = lock.acquire(gitio.state_dir(repo))
     except lock.LockHeld as err:
-        raise CycleRefused(str(err)) from None
+        raise CycleRefused(str(err), codes.CYCLE_LOCK_HELD) from None
     try:
         _require_clean(repo, held)
         found = [v for v in check_worktree(ws) if v.is_error]
         if found:
             listing = "\n".join(f"  {v.path}:{v.line}: {v.code} {v.message}" for v in found)
-            raise CycleRefused(f"memory does not pass `gitmem check --worktree`; fix these first:\n{listing}")
+            raise CycleRefused(f"memory does not pass `gitmem check --worktree`; fix these first:\n{listing}",
+                               codes.CYCLE_INVALID_MEMORY, details=found)
     except BaseException:
         held.release()
         raise
@@ -128,7 +137,7 @@ def _require_clean(repo: gitio.Repo, held: lock.Lock) -> None:
     lines.append("inspect them: git status && git diff\n"
                  "keep them: git stash push --include-untracked -m 'gitmem leftovers' (or commit them), "
                  "then run the cycle again")
-    raise CycleRefused("\n".join(lines))
+    raise CycleRefused("\n".join(lines), codes.CYCLE_DIRTY_TREE)
 
 
 # -- the run -------------------------------------------------------------------------------------------------
@@ -140,7 +149,7 @@ def default_request(ws: Workspace, cycle: int, clock: Clock, backend: str) -> Cy
     try:
         return build_request(ws, cycle=cycle, clock=clock, backend=backend)
     except BudgetError as err:
-        raise CycleRefused(str(err)) from None
+        raise CycleRefused(str(err), codes.CYCLE_OVER_BUDGET) from None
 
 
 def invoke(backend: Backend, request: CycleRequest, grace: float) -> tuple[AgentResult | None, BaseException | None]:
@@ -205,6 +214,8 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             report.exit_code, report.error, report.salvage_branch = ExitCode.SALVAGED, saved.error, saved.branch
             report.commit, report.task, report.outcome = saved.commit, saved.task, "no-build"
             report.messages += saved.messages
+            report.violations.append(Violation.of(codes.CYCLE_AGENT_FAILED, saved.branch or "(cycle)", 1,
+                                                  message=f"the agent failed: {saved.error}"))
         if settings.push:
             _push(ws, report, settings)
         pending = decisions.parse(ws.read("decisions")).pending
@@ -295,6 +306,11 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings) -> None:
     if result.status == "conflict":
         report.side_branch = result.side_branch
         report.commit = result.commit
+        report.violations.append(Violation.of(codes.CYCLE_PUSH_CONFLICT, result.side_branch or "(cycle)", 1,
+                                              message="; ".join(result.messages[-2:])))
+    else:
+        report.violations.append(Violation.of(codes.CYCLE_PUSH_FAILED, "(cycle)", 1,
+                                              message="; ".join(result.messages[-2:]) or result.status))
 
 
 # -- reporting for CI ------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from gitmem import codes
 from gitmem.memory.text import (
     SEP,
     Field,
@@ -104,9 +105,8 @@ def parse(text: str) -> DecisionsDoc:
     problems += title_problem(preamble, TITLE)
     names = [s.title for s in sections]
     if names != [PENDING, RESOLVED]:
-        problems.append(Problem(
-            "GM201", sections[0].line if sections else 1,
-            f"sections must be `## {PENDING}` then `## {RESOLVED}`, found {', '.join(names) or 'none'}"))
+        problems.append(Problem.of(codes.DECISIONS_SECTIONS, sections[0].line if sections else 1,
+                                   pending=PENDING, resolved=RESOLVED, found=", ".join(names) or "none"))
     found: dict[str, list[Decision]] = {PENDING: [], RESOLVED: []}
     section_lines: dict[str, int] = {}
     section_preambles: dict[str, tuple[str, ...]] = {}
@@ -116,8 +116,8 @@ def parse(text: str) -> DecisionsDoc:
         section_lines[section.title] = section.line
         inner_preamble, items = split_sections(section.body, 3, section.body_start)
         section_preambles[section.title] = tuple(inner_preamble)
-        for item, parsed in headed(items, parse_heading, problems, code="GM208", marker="###",
-                                   what="decision", hint="use `### D-0001 · title`"):
+        for item, parsed in headed(items, parse_heading, problems, code=codes.DECISION_HEADING_MALFORMED,
+                                   marker="###", what="decision"):
             found[section.title].append(Decision(parsed[0], parsed[1], section.title, item.body, item.line,
                                                  item.end, parse_fields(item.body, item.body_start)))
     return DecisionsDoc(tuple(preamble), tuple(found[PENDING]), tuple(found[RESOLVED]), section_lines,

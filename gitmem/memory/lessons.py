@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass, field, replace
 from datetime import date
 
+from gitmem import codes
 from gitmem.memory.text import (
     SEP,
     Field,
@@ -125,8 +126,8 @@ def parse(text: str) -> LessonsDoc:
     problems: list[Problem] = []
     problems += title_problem(preamble, TITLE)
     lessons: list[Lesson] = []
-    for section, parsed in headed(sections, parse_heading, problems, code="GM406", marker="##", what="lesson",
-                                  hint="use `## L-0001 · title`"):
+    for section, parsed in headed(sections, parse_heading, problems, code=codes.LESSON_HEADING_MALFORMED, marker="##",
+                                  what="lesson"):
         lessons.append(Lesson(parsed[0], parsed[1], section.body, section.line, section.end,
                               parse_fields(section.body, section.body_start)))
     return LessonsDoc(tuple(preamble), tuple(lessons), tuple(problems))

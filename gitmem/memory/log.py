@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from gitmem import codes
 from gitmem.memory.text import (
     SEP,
     Entry,
@@ -87,8 +88,7 @@ def parse(text: str, *, first_line: int = 1, expect_title: bool = True) -> LogDo
         problems += title_problem(preamble, TITLE, first_line)
     entries: list[LogEntry] = []
     for section, (when, cycle, outcome) in headed(
-            sections, parse_heading, problems, code="GM306", marker="##", what="LOG",
-            hint="use `## YYYY-MM-DD HH:MM TZ · cycle N · built|published|no-build` or `## … · close`"):
+            sections, parse_heading, problems, code=codes.LOG_HEADING_MALFORMED, marker="##", what="LOG"):
         entries.append(LogEntry(when, cycle, outcome, section.body, section.line, section.end,
                                 parse_fields(section.body, section.body_start)))
     return LogDoc(tuple(preamble), tuple(entries), tuple(problems))

@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import date
 
+from gitmem import codes
 from gitmem.memory.text import (
     SEP,
     Entry,
@@ -87,8 +88,7 @@ def parse(text: str, *, max_blocks: int | None = None) -> NowDoc:
     blocks: list[NowBlock] = []
     problems += title_problem(preamble, TITLE)
     for section, (when, cycle, plan_for) in headed(
-            sections, parse_heading, problems, code="GM102", marker="##", what="NOW",
-            hint="use `## YYYY-MM-DD HH:MM TZ · cycle N` or `## YYYY-MM-DD HH:MM TZ · plan for YYYY-MM-DD`"):
+            sections, parse_heading, problems, code=codes.NOW_HEADING_MALFORMED, marker="##", what="NOW"):
         blocks.append(NowBlock(when, cycle, plan_for, section.body, section.line, section.end,
                                parse_fields(section.body, section.body_start)))
     return NowDoc(tuple(preamble), tuple(blocks), tuple(problems))

@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass, replace
 from datetime import date
 
+from gitmem import codes
 from gitmem.memory.text import (
     SEP,
     Problem,
@@ -89,14 +90,12 @@ def _valid_provenance(section: str, provenance: str) -> bool:
 
 def parse_rule_line(line: str, number: int, section: str) -> Rule | Problem:
     if not line.startswith("- "):
-        return Problem("GM501", number, f"a rule in `## {section}` must be exactly one `- R-NN · rule (provenance)` line",
-                       "join continuation lines into the rule line, or move prose above `## Proven rules`")
+        return Problem.of(codes.RULE_NOT_ONE_LINE, number, section=section)
     parts = split_heading(line[2:], 1)
     tail = _TAIL_RE.match(parts[1].strip()) if len(parts) == 2 else None
     if not _ID_RE.match(parts[0]) or tail is None or not _valid_provenance(section, tail.group(2)):
-        hint = ("`- R-07 · rule (from L-0012; cycles 160, 230)` or `(human)`" if section == PROVEN else
-                "`- R-03 · rule (superseded by R-07 on YYYY-MM-DD)` or `(retired on YYYY-MM-DD: reason)`")
-        return Problem("GM506", number, f"malformed rule line in `## {section}`", hint)
+        return Problem.of(codes.RULE_LINE_MALFORMED, number, "proven" if section == PROVEN else "retired",
+                          section=section)
     return Rule(parts[0], tail.group(1), tail.group(2), section, number)
 
 
@@ -112,8 +111,8 @@ def parse(text: str) -> RulesDoc:
     for section in sections:
         if section.title not in found:
             if section_lines:
-                problems.append(Problem("GM507", section.line,
-                                        f"section `## {section.title}` after `## {PROVEN}`; rule sections come last"))
+                problems.append(Problem.of(codes.RULES_SECTION_ORDER, section.line, title=section.title,
+                                           proven=PROVEN))
             free.extend([f"## {section.title}", *section.body])
             continue
         section_lines[section.title] = section.line
@@ -135,7 +134,7 @@ def parse(text: str) -> RulesDoc:
                 found[section.title].append(parsed)
         extra[section.title] = tuple(comments)
     if PROVEN not in section_lines:
-        problems.append(Problem("GM508", len(lines), f"RULES.md has no `## {PROVEN}` section"))
+        problems.append(Problem.of(codes.RULES_PROVEN_MISSING, len(lines), proven=PROVEN))
     line_count = len(lines) - (1 if lines and lines[-1] == "" else 0)
     return RulesDoc(tuple(free), tuple(found[PROVEN]), tuple(found[RETIRED]), section_lines, line_count,
                     tuple(problems), extra)

@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import TypeVar
 
+from gitmem import codes
+from gitmem.codes import Code
+
 T = TypeVar("T")
 
 # The canonical heading separator is U+00B7; humans may type " - " or " | " instead.
@@ -26,6 +29,11 @@ class Problem:
     line: int
     message: str
     hint: str = ""
+
+    @classmethod
+    def of(cls, code: Code, line: int, variant: str = "", /, **values: object) -> Problem:
+        message, hint = code.render(variant, **values)
+        return cls(code.code, line, message, hint)
 
 
 @dataclass(frozen=True, order=True)
@@ -114,15 +122,15 @@ def decode(data: bytes) -> Decoded:
     problems: list[Problem] = []
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-        problems.append(Problem("GM905", 1, "file starts with a UTF-8 byte order mark; it is accepted, canonical files have none"))
+        problems.append(Problem.of(codes.NON_CANONICAL_ENCODING, 1, "bom"))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
-        return Decoded("", (), (Problem("GM902", line, f"not valid UTF-8 (byte {err.start}: {err.reason})"),))
+        return Decoded("", (), (Problem.of(codes.NOT_UTF8, line, byte=err.start, reason=err.reason),))
     if "\r\n" in text:
         first = text[: text.index("\r\n")].count("\n") + 1
-        problems.append(Problem("GM905", first, "CRLF line endings; they are accepted, canonical files use LF"))
+        problems.append(Problem.of(codes.NON_CANONICAL_ENCODING, first, "crlf"))
         text = text.replace("\r\n", "\n")
     return Decoded(text, tuple(text.split("\n")), tuple(problems))
 
@@ -153,7 +161,7 @@ def title_problem(preamble: list[str] | tuple[str, ...], title: str, line: int =
     if has_title(preamble):
         return []
     role = title.lstrip("# ")
-    return [Problem("GM907", line, f"{role} must start with a `# ` title line such as `{title}`")]
+    return [Problem.of(codes.TITLE_MISSING, line, role=role, title=title)]
 
 
 def split_id_heading(title: str, id_re: re.Pattern[str]) -> tuple[str, str] | None:
@@ -165,13 +173,12 @@ def split_id_heading(title: str, id_re: re.Pattern[str]) -> tuple[str, str] | No
 
 
 def headed(sections: list[Section], parse_heading: Callable[[str], T | None], problems: list[Problem], *,
-           code: str, marker: str, what: str, hint: str) -> Iterator[tuple[Section, T]]:
+           code: Code, marker: str, what: str) -> Iterator[tuple[Section, T]]:
     """The sections whose heading parses; a `code` problem is recorded for each one that does not."""
     for section in sections:
         parsed = parse_heading(section.title)
         if parsed is None:
-            problems.append(Problem(code, section.line, f"malformed {what} heading `{marker} {section.title}`",
-                                    hint))
+            problems.append(Problem.of(code, section.line, what=what, marker=marker, title=section.title))
             continue
         yield section, parsed
 

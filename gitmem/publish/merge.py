@@ -8,16 +8,17 @@ a side branch). Pure text: no git here.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from gitmem.config import Config
 from gitmem.memory import decisions, log, now
 
-Resolver = Callable[[str, bytes | None, bytes | None, bytes | None], bytes | None]
+if TYPE_CHECKING:     # the type only: merging is pure text, no git
+    from gitmem.gitio import Resolver
 
 
 def resolver_for(config: Config) -> Resolver:
-    """A resolver for `gitmem.repo.rebase_onto`: merges the memory files it knows, declines everything else."""
+    """A resolver for `gitmem.gitio.rebase_onto`: merges the memory files it knows, declines everything else."""
     merges = {config.path("decisions"): merge_decisions, config.path("log"): merge_log,
               config.path("now"): merge_now}
 

@@ -3,7 +3,7 @@
 `prepare_branch` runs before the cycle or close: it continues the memory branch whose PR is still open,
 or starts one from HEAD (`gitmem/memory`, or `gitmem/memory-2`… when an old branch's PR was squash-merged
 or closed: nothing is ever force-pushed or deleted). `publish_branch` pushes it, and `pr_text` words the
-PR's title and body from LOG and DECISIONS. The REST calls live in gitmem.github.
+PR's title and body from LOG and DECISIONS. The REST calls live in gitmem.publish.github_api.
 """
 from __future__ import annotations
 

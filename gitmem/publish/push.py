@@ -74,14 +74,14 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
                 before = _head(repo)
                 rebased = gitio.rebase_onto(repo, f"refs/remotes/{remote}/{branch}", resolver)
                 if rebased.conflicts:
-                    return _divert(repo, result, conflict_branch, rebased.conflicts, upstream)
+                    return _divert(repo, result, conflict_branch, rebased.conflicts, upstream, verified=False)
                 if rebased.replayed:
                     result.messages.append(f"rebased {rebased.replayed} commit(s) onto {remote}/{branch}")
                     # Pushes by a CI token trigger no other workflow: check the replayed commits here.
                     broken = _verify(repo, upstream)
                     if broken:
                         gitio.reset_hard(repo, before)
-                        return _divert(repo, result, conflict_branch, broken, upstream)
+                        return _divert(repo, result, conflict_branch, broken, upstream, verified=True)
             gitio.push(repo, remote, "HEAD", branch)
         except gitio.GitCommandError as err:
             result.messages.append(f"attempt {attempt}: {scrub(str(err))}")
@@ -114,7 +114,9 @@ def _verify(repo: gitio.Repo, upstream: str) -> tuple[str, ...]:
 
 
 def _divert(repo: gitio.Repo, result: SyncResult, conflict_branch: str, conflicts: tuple[str, ...],
-            upstream: str) -> SyncResult:
+            upstream: str, *, verified: bool) -> SyncResult:
+    """Keep the local work on a side branch. `conflicts` are paths that did not merge, or (`verified`) the
+    lines of `gitmem verify` that the rebased commits failed."""
     tip = _head(repo)
     name = free_branch_name(repo, conflict_branch, result.remote)
     gitio.create_branch(repo, name, tip)
@@ -122,9 +124,8 @@ def _divert(repo: gitio.Repo, result: SyncResult, conflict_branch: str, conflict
     result.side_branch = name
     result.conflicts = conflicts
     result.commit = tip
-    result.messages.append(f"rebase onto {result.remote}/{result.branch} conflicts in {', '.join(conflicts)}"
-                           if not any(": GM" in c for c in conflicts) else
-                           f"the rebased commits fail `gitmem verify`: {'; '.join(conflicts)}")
+    result.messages.append(f"the rebased commits fail `gitmem verify`: {'; '.join(conflicts)}" if verified else
+                           f"rebase onto {result.remote}/{result.branch} conflicts in {', '.join(conflicts)}")
     try:
         gitio.push(repo, result.remote, name, name)
     except gitio.GitCommandError as err:

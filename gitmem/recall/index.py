@@ -15,13 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem import gitio
-from gitmem.config import CONFIG_NAME, Config, load_config
+from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config, load_config
 from gitmem.recall import corpus
 from gitmem.recall import database as store
 from gitmem.recall.refresh import sync_file
 from gitmem.workspace import Workspace
 
-ROLES = ("log", "now", "decisions", "lessons", "rules")
+# The memory files, LOG first: history is indexed in the order it was written.
+ROLES = ("log", *(role for role in REQUIRED_ROLES if role != "log"))
 INDEX_FILE = "recall.sqlite"
 DEFAULT = ""          # the workspace name of the top-level memory, and of commits shared by several workspaces
 
