@@ -12,7 +12,7 @@ import os
 import re
 import shlex
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path
@@ -291,7 +291,7 @@ def _allowed(command: str, argv: list[str], rule: str) -> bool:
     return bool(prefix) and argv[: len(prefix)] == prefix
 
 
-def _walk_files(base: Path):
+def _walk_files(base: Path) -> Iterator[Path]:
     for directory, dirs, files in os.walk(base):
         dirs[:] = [d for d in dirs if d.lower() != ".git"]
         for name in files:

@@ -25,7 +25,9 @@ KINDS = ("log", "lesson", "decision", "now", "rule", "commit")
 @workspace_option
 @click.option("--all-workspaces", is_flag=True, help="Search every workspace; each hit names its workspace.")
 @click.option("--rebuild", is_flag=True, help="Rebuild the index from scratch first (it is only a cache).")
-def recall(query, as_json, kinds, since, until, limit, min_score, workspace, all_workspaces, rebuild) -> int:
+def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since: str | None, until: str | None,
+           limit: int | None, min_score: float | None, workspace: str | None, all_workspaces: bool,
+           rebuild: bool) -> int:
     """Search LOG, lessons, decisions, NOW, rules and commit messages; best matches first.
 
     \b

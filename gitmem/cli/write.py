@@ -46,7 +46,8 @@ def log_group() -> None:
 @click.option("--learned", help="What was learned.")
 @json_option
 @workspace_option
-def log_add(task, outcome, result, tried, evidence, learned, as_json, workspace) -> int:
+def log_add(task: str, outcome: str, result: str, tried: str | None, evidence: str | None, learned: str | None,
+            as_json: bool, workspace: str | None) -> int:
     """Append one cycle entry, numbered from LOG, timestamped by the clock."""
     memory, ws, _ = _memory(workspace)
     entry = memory.add_log_entry(task=task, outcome=outcome, result=result, tried=tried, evidence=evidence,
@@ -66,7 +67,7 @@ def now_group() -> None:
 @click.option("--next", "next_", required=True, help="What comes next.")
 @json_option
 @workspace_option
-def now_add(did, human, next_, as_json, workspace) -> int:
+def now_add(did: str, human: str, next_: str, as_json: bool, workspace: str | None) -> int:
     """Add a `cycle N` block on top of NOW."""
     memory, ws, _ = _memory(workspace)
     block = memory.add_now_block(did=did, human=human, next=next_)
@@ -86,7 +87,8 @@ def decision_group() -> None:
 @click.option("--options", help="The options on the table.")
 @json_option
 @workspace_option
-def decision_ask(title, recommendation, context, options, as_json, workspace) -> int:
+def decision_ask(title: str, recommendation: str, context: str | None, options: str | None, as_json: bool,
+                 workspace: str | None) -> int:
     """Add a Pending decision with the next free ID."""
     memory, ws, _ = _memory(workspace)
     item = memory.ask_decision(title=title, recommendation=recommendation, context=context, options=options)
@@ -98,7 +100,7 @@ def decision_ask(title, recommendation, context, options, as_json, workspace) ->
 @click.option("--answer", required=True, help="The human's answer.")
 @json_option
 @workspace_option
-def decision_answer(decision_id, answer, as_json, workspace) -> int:
+def decision_answer(decision_id: str, answer: str, as_json: bool, workspace: str | None) -> int:
     """Resolve a Pending decision, recording your git identity as Answered-by."""
     memory, ws, identity = _memory(workspace)
     if identity is None:
@@ -124,7 +126,8 @@ def lesson_group() -> None:
 @click.option("--supersedes", metavar="R-NN", help="A rule this lesson replaces once promoted.")
 @json_option
 @workspace_option
-def lesson_add(title, happened, why, change, rule, supersedes, as_json, workspace) -> int:
+def lesson_add(title: str, happened: str, why: str, change: str, rule: str | None, supersedes: str | None,
+               as_json: bool, workspace: str | None) -> int:
     """Add an open lesson with the next free ID, dated now and tied to the current cycle."""
     memory, ws, _ = _memory(workspace)
     item = memory.add_lesson(title=title, happened=happened, why=why, change=change, rule=rule,
@@ -137,7 +140,7 @@ def lesson_add(title, happened, why, change, rule, supersedes, as_json, workspac
 @click.option("--evidence", required=True, help="The later result that confirms the lesson.")
 @json_option
 @workspace_option
-def lesson_confirm(lesson_id, evidence, as_json, workspace) -> int:
+def lesson_confirm(lesson_id: str, evidence: str, as_json: bool, workspace: str | None) -> int:
     """Add a `Confirmed:` line from the current cycle."""
     memory, ws, _ = _memory(workspace)
     item = memory.confirm_lesson(lesson_id, evidence=evidence)

@@ -8,7 +8,8 @@ a side branch). Pure text: no git here.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
 
 from gitmem.config import Config
 from gitmem.memory import decisions, log, now
@@ -121,12 +122,14 @@ def _same(a: decisions.Decision, b: decisions.Decision) -> bool:
     return a.section == b.section and a.content() == b.content()
 
 
-def _pick(base, theirs, mine, key):  # noqa: ANN001, ANN202 - any block type with a render key
+def _pick(base: now.NowBlock, theirs: now.NowBlock | None, mine: now.NowBlock | None,
+          key: Callable[[now.NowBlock], str]) -> now.NowBlock | None | Literal[False]:
     """The side that changed, the base when neither did, None when both removed it, False on a collision."""
     if theirs is None and mine is None:
         return None
     if theirs is None or mine is None:
-        changed = mine if theirs is None else theirs
+        changed = mine or theirs
+        assert changed is not None          # one side kept it: both removing it was handled above
         return None if key(changed) == key(base) else False
     if key(mine) == key(base):
         return theirs

@@ -24,12 +24,15 @@ import json
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 from gitmem.recall import corpus
 from gitmem.recall.database import delete_docs, insert_docs, replace_file_docs
 
 WINDOW = 1 << 20
 HEAD = 4096
+State = dict[str, Any]          # what a file's sync remembers between runs (JSON in `sources.state`)
+Synced = tuple[bool, int, State]  # (the index changed, the file's line count, the new state)
 RACY_NS = 2_000_000_000       # mtimes this close to the check are not trusted (coarse file system clocks)
 
 
@@ -90,7 +93,8 @@ def sync_file(conn: sqlite3.Connection, root: Path, workspace: str, role: str, p
     return changed
 
 
-def _sync_whole(conn, full: Path, workspace: str, role: str, path: str, size: int, state: dict | None):
+def _sync_whole(conn: sqlite3.Connection, full: Path, workspace: str, role: str, path: str, size: int,
+                state: State | None) -> Synced:
     data = full.read_bytes()
     digest = _sha(data)
     lines = data.count(b"\n") + 1
@@ -111,7 +115,8 @@ def _intact(full: Path, start: int, size: int, state: dict) -> bool:
     return start >= 0 and _anchors(full, start, size) == {"head": state["head"], "window": state["window"]}
 
 
-def _sync_log(conn, full: Path, workspace: str, role: str, path: str, size: int, state: dict | None):
+def _sync_log(conn: sqlite3.Connection, full: Path, workspace: str, role: str, path: str, size: int,
+              state: State | None) -> Synced:
     if state is not None and size >= state["size"] and _intact(full, 0, state["size"], state):
         if size == state["size"]:
             return False, state["lines"], state
@@ -134,7 +139,8 @@ def _sync_log(conn, full: Path, workspace: str, role: str, path: str, size: int,
     return True, lines, state
 
 
-def _sync_now(conn, full: Path, workspace: str, role: str, path: str, size: int, state: dict | None):
+def _sync_now(conn: sqlite3.Connection, full: Path, workspace: str, role: str, path: str, size: int,
+              state: State | None) -> Synced:
     """New blocks go on top, so the indexed blocks stay the file's last `suffix` bytes."""
     suffix = state["suffix"] if state is not None else 0
     if state is not None and size >= suffix and _intact(full, size - suffix, suffix, state):

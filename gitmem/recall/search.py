@@ -80,7 +80,9 @@ def rebuild(ws: Workspace) -> int:
         index.close()
 
 
-def run(index: Index, query: str, *, kinds=None, since=None, until=None, limit: int | None = None,
+def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None = None,
+        since: str | date | datetime | None = None, until: str | date | datetime | None = None,
+        limit: int | None = None,
         all_workspaces: bool = False, min_score: float | None = None, gap: float | None = None) -> list[Hit]:
     """`search` on an open index, so a long-lived caller (a benchmark, an agent session) can reuse it."""
     config = index.config

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -167,7 +168,7 @@ class MemoryWriter:
         self._commit_text("now", now.prepend_block(self.read("now"), block))
         return block
 
-    def add_plan_block(self, *, plan_for, did: str, human: str, next: str) -> NowBlock:
+    def add_plan_block(self, *, plan_for: date, did: str, human: str, next: str) -> NowBlock:
         block = now.make_block(self.now(), did=did, human=human, next=next, plan_for=plan_for)
         self._commit_text("now", now.prepend_block(self.read("now"), block))
         return block
