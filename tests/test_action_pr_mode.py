@@ -11,16 +11,9 @@ from pathlib import Path
 import pytest
 
 from gitmem.memory import log
-from tests.support.action_support import (
-    agent_repo,
-    clean_env,
-    git,
-    origin_file,
-    origin_log,
-    project_bin,
-    run_action,
-)
+from tests.support.action_support import agent_repo, clean_env, origin_file, origin_log, project_bin, run_action
 from tests.support.fake_github import FakeGitHub
+from tests.support.gitcli import git
 
 INSTALL = ("Install gitmem from this action's own checkout",)
 SCRIPT = """\

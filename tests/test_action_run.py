@@ -13,16 +13,8 @@ from pathlib import Path
 import pytest
 
 from gitmem.memory import log
-from tests.support.action_support import (
-    ROOT,
-    agent_repo,
-    git,
-    load_yaml,
-    origin_file,
-    origin_log,
-    project_bin,
-    run_action,
-)
+from tests.support.action_support import ROOT, agent_repo, load_yaml, origin_file, origin_log, project_bin, run_action
+from tests.support.gitcli import git
 
 pytestmark = pytest.mark.slow
 

@@ -12,17 +12,10 @@ from pathlib import Path
 import pytest
 
 from gitmem.memory import decisions, log, now
-from tests.support.action_support import (
-    agent_repo,
-    clean_env,
-    git,
-    origin_file,
-    origin_log,
-    project_bin,
-)
+from tests.support.action_support import agent_repo, clean_env, origin_file, origin_log, project_bin
+from tests.support.gitcli import git
+from tests.support.helpers import AGENT, DANA
 
-AGENT = ("gitmem-agent", "agent@gitmem.invalid")
-DANA = ("Dana Human", "dana@example.com")
 AGENT_PROGRAM = '''\
 """A stand-in agent CLI. MODE (env) says what the human does while it works."""
 import os

@@ -4,12 +4,12 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-import pygit2
 import pytest
 
 from gitmem.cli import main
 from gitmem.config import Config, ConfigError, Files, load_config, parse_config
 from gitmem.memory import log, now
+from tests.support.helpers import GitRepo, make_repo
 
 ORIGINAL_NAMES = textwrap.dedent("""\
     # The original system's names.
@@ -87,20 +87,8 @@ You are Nube, the agent that keeps the FAQ of example.org current. Lucía Pérez
 """
 
 
-def make_repo(root: Path) -> pygit2.Repository:
-    repo = pygit2.init_repository(str(root), initial_head="main")
-    repo.config["user.name"] = "Lucía Pérez"
-    repo.config["user.email"] = "lucia@example.org"
-    return repo
-
-
-def commit_all(repo: pygit2.Repository, message: str) -> None:
-    repo.index.add_all()
-    repo.index.write()
-    tree = repo.index.write_tree()
-    author = pygit2.Signature("Lucía Pérez", "lucia@example.org")
-    parents = [] if repo.head_is_unborn else [repo.head.target]
-    repo.create_commit("HEAD", author, author, message, tree, parents)
+LUCIA = ("Lucía Pérez", "lucia@example.org")     # the human of the original system's agent
+ORIGINAL_FILES = ("gitmem.yaml", "ESTADO.md", "DECISIONES.md", "BITACORA.md", "LECCIONES.md", "CLAUDE.md")
 
 
 def write(root: Path, files: dict[str, str]) -> None:
@@ -184,7 +172,7 @@ def test_unknown_keys_warn_with_did_you_mean() -> None:
 
 def test_cli_prints_config_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                     capsys: pytest.CaptureFixture[str]) -> None:
-    make_repo(tmp_path)
+    make_repo(tmp_path, template=False, author=LUCIA)
     write(tmp_path, {"gitmem.yaml": "memroy_dir: .\n"})
     monkeypatch.chdir(tmp_path)
     assert main(["check", "--worktree"]) == 1           # the five files are missing
@@ -246,7 +234,7 @@ def test_bad_timezone(zone: str) -> None:
 
 def test_config_error_exits_2_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                             capsys: pytest.CaptureFixture[str]) -> None:
-    make_repo(tmp_path)
+    make_repo(tmp_path, template=False, author=LUCIA)
     write(tmp_path, {"gitmem.yaml": "limits:\n  now_block_lines: ten\n"})
     monkeypatch.chdir(tmp_path)
     assert main(["check", "--worktree"]) == 2
@@ -257,8 +245,8 @@ def test_config_error_exits_2_with_one_line(tmp_path: Path, monkeypatch: pytest.
 
 # -- the original system's file names, end to end -----------------------------------------------
 
-def original_repo(root: Path) -> pygit2.Repository:
-    repo = make_repo(root)
+def original_repo(root: Path) -> GitRepo:
+    repo = make_repo(root, template=False, author=LUCIA)
     write(root, {"gitmem.yaml": ORIGINAL_NAMES, "ESTADO.md": ESTADO, "DECISIONES.md": DECISIONES,
                  "BITACORA.md": BITACORA, "LECCIONES.md": LECCIONES, "CLAUDE.md": CLAUDE})
     return repo
@@ -280,7 +268,8 @@ def test_original_names_check_and_write_end_to_end(tmp_path: Path, monkeypatch: 
     monkeypatch.chdir(tmp_path)
     assert main(["check", "--worktree"]) == 0
     assert capsys.readouterr() == ("", "")
-    commit_all(repo, "memory in the original names")
+    repo.stage(*ORIGINAL_FILES)
+    repo.commit("memory in the original names", author=LUCIA)
     monkeypatch.delenv("GITMEM_CYCLE", raising=False)
 
     assert main(["log", "add", "--task", "answer the two open emails", "--outcome", "built",
@@ -306,7 +295,8 @@ def test_original_names_check_and_write_end_to_end(tmp_path: Path, monkeypatch: 
 def test_original_names_report_their_own_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     repo = original_repo(tmp_path)
-    commit_all(repo, "memory")
+    repo.stage(*ORIGINAL_FILES)
+    repo.commit("memory", author=LUCIA)
     write(tmp_path, {"BITACORA.md": BITACORA.replace("· cycle 11 · built", "· cycle 10 · built")})
     (tmp_path / "DECISIONES.md").unlink()
     monkeypatch.chdir(tmp_path)
@@ -366,7 +356,7 @@ def test_workspace_unknown_key_warns() -> None:
 
 def test_workspace_check_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                     capsys: pytest.CaptureFixture[str]) -> None:
-    make_repo(tmp_path)
+    make_repo(tmp_path, template=False, author=LUCIA)
     write(tmp_path, {"gitmem.yaml": WORKSPACES,
                      "agents/reviewer/NOW.md": ESTADO, "agents/reviewer/DECISIONS.md": DECISIONES,
                      "agents/reviewer/LOG.md": BITACORA, "agents/reviewer/LESSONS.md": LECCIONES,

@@ -20,14 +20,12 @@ from tests.support.cycle_support import (
     clone,
     config_of,
     file_at,
-    git,
     is_clean,
     origin_and_clone,
     pull,
 )
-from tests.support.helpers import GitRepo
-
-DANA = ("Dana Human", "dana@example.com")
+from tests.support.gitcli import git
+from tests.support.helpers import DANA, GitRepo
 
 
 def _origin(origin: Path) -> pygit2.Repository:

@@ -10,18 +10,16 @@ from pathlib import Path
 import pytest
 
 from gitmem.scaffold.init import init
+from tests.support.gitcli import GIT, isolated_env, run_git
+from tests.support.helpers import HUMAN
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-GIT = shutil.which("git") or "git"
-HUMAN = ("Ada Human", "ada@example.org")
 
 
 def git_env(tmp_path: Path, path: str) -> dict[str, str]:
     """The caller's environment minus anything git-related; an empty global config so no hooksPath applies."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT"))}
-    (tmp_path / "gitconfig").write_text("", encoding="utf-8")
-    return {**env, "PATH": path, "GIT_CONFIG_GLOBAL": str(tmp_path / "gitconfig"), "GIT_CONFIG_NOSYSTEM": "1"}
+    return {**isolated_env(global_config=tmp_path / "gitconfig"), "PATH": path}
 
 
 class Repo:
@@ -30,10 +28,7 @@ class Repo:
         self.env = env
 
     def git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([GIT, *args], cwd=self.root, env=self.env, capture_output=True, text=True, check=False)
-        if check and done.returncode != 0:
-            raise AssertionError(f"git {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
-        return done
+        return run_git(self.root, *args, env=self.env, check=check)
 
     def gitmem(self, *args: str) -> None:
         subprocess.run([str(BIN / "gitmem"), *args], cwd=self.root, env=self.env, check=True, capture_output=True)

@@ -9,7 +9,6 @@ developers' own index.
 """
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -20,14 +19,14 @@ from pathlib import Path
 import pytest
 
 from gitmem.scaffold.init import init
+from tests.support.gitcli import GIT, isolated_env, run_git
+from tests.support.helpers import HUMAN
 
 pytestmark = pytest.mark.slow
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 PRE_COMMIT = str(Path(sys.executable).parent / "pre-commit")
 GITMEM = str(Path(sys.executable).parent / "gitmem")
-GIT = shutil.which("git") or "git"
-HUMAN = ("Ada Human", "ada@example.org")
 
 
 def source_files() -> list[Path]:
@@ -56,9 +55,7 @@ def session_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def env(session_dir: Path) -> dict[str, str]:
     """No GIT_* leaking in from an outer hook, an empty global git config, one pre-commit store for all."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "PRE_COMMIT"))}
-    (session_dir / "gitconfig").write_text("", encoding="utf-8")
-    return {**base, "GIT_CONFIG_GLOBAL": str(session_dir / "gitconfig"), "GIT_CONFIG_NOSYSTEM": "1",
+    return {**isolated_env(global_config=session_dir / "gitconfig"),
             "PRE_COMMIT_HOME": str(session_dir / "pre-commit-home"), "PRE_COMMIT_COLOR": "never"}
 
 
@@ -82,7 +79,7 @@ class Agent:
         self.root, self.env = root, env
 
     def git(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        return run([GIT, *args], self.root, self.env, check)
+        return run_git(self.root, *args, env=self.env, check=check)
 
     def pre_commit(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         return run([PRE_COMMIT, *args], self.root, self.env, check)

@@ -15,6 +15,7 @@ from gitmem.checks.targets import verify_range
 from gitmem.cli import main
 from gitmem.errors import ExitCode
 from gitmem.workspace import Workspace
+from tests.support.helpers import HUMAN
 
 PRE_COMMIT = str(Path(sys.executable).parent / "pre-commit")
 GIT_ENV = ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY", "GIT_CEILING_DIRECTORIES")
@@ -89,13 +90,12 @@ def test_init_into_empty_dir_creates_everything_and_a_commit_passes_check(
 
     monkeypatch.chdir(target)
     assert run(capsys, "check", "--worktree") == (ExitCode.OK, "", "")
-    repo.config["user.name"] = "Ada Human"
-    repo.config["user.email"] = "ada@example.org"
+    repo.config["user.name"], repo.config["user.email"] = HUMAN
     repo.index.add_all()
     repo.index.write()
     assert run(capsys, "check") == (ExitCode.OK, "", "")
     tree = repo.index.write_tree()
-    signature = pygit2.Signature("Ada Human", "ada@example.org")
+    signature = pygit2.Signature(*HUMAN)
     repo.create_commit("HEAD", signature, signature, "Start the agent", tree, [])
     assert sorted(e.path for e in repo.index) == expected_files()
     assert verify_range(Workspace.at(target), None, "HEAD").violations == []

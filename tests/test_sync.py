@@ -9,7 +9,7 @@ import pygit2
 from gitmem import gitio
 from gitmem.publish.push import publish
 from tests.support.cycle_support import clone, file_at, is_clean, origin_and_clone
-from tests.support.cycle_support import git as run_git
+from tests.support.gitcli import git as run_git
 from tests.support.helpers import GitRepo
 
 

@@ -15,9 +15,10 @@ from pathlib import Path
 
 from ruamel.yaml import YAML
 
+from tests.support.gitcli import git
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tests" / "fixtures" / "action" / "script.yaml"
-HUMAN = ("Ada Human", "ada@example.com")
 EXPRESSION = re.compile(r"\$\{\{\s*([^}]*?)\s*\}\}")
 # What a clean runner environment still needs to reach the package index from this machine.
 PASSED_THROUGH = re.compile(r"^(PIP_.*|(HTTPS?|NO|ALL)_PROXY|(https?|no|all)_proxy|SSL_CERT_(FILE|DIR)|"
@@ -123,18 +124,6 @@ def run_action(workspace: Path, inputs: dict[str, str], *, bin_dir: Path, scratc
 
 
 # -- agent repositories ------------------------------------------------------------------------------------
-
-def git(cwd: Path, *args: str, who: tuple[str, str] = HUMAN) -> str:
-    """The git CLI with a fixed identity and no global config, so tests never depend on the machine."""
-    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_AUTHOR_NAME": who[0], "GIT_AUTHOR_EMAIL": who[1],
-           "GIT_COMMITTER_NAME": who[0], "GIT_COMMITTER_EMAIL": who[1]}
-    env.pop("GIT_DIR", None)
-    env.pop("GIT_INDEX_FILE", None)
-    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True)
-    assert done.returncode == 0, f"git {' '.join(args)} failed: {done.stdout}{done.stderr}"
-    return done.stdout
-
 
 def set_backend(repo: Path, lines: str) -> None:
     """Replace the template's commented `# backend:` line in gitmem.yaml with `lines` (indented under agent:)."""

@@ -10,7 +10,8 @@ from gitmem.agents.base import AgentResult, CycleRequest
 from gitmem.config import load_config
 from gitmem.workspace import Workspace
 from gitmem.workspace.writer import MemoryWriter
-from tests.support.helpers import AGENT, GitRepo
+from tests.support.gitcli import git
+from tests.support.helpers import AGENT, DANA, GitRepo
 
 Act = Callable[[MemoryWriter, CycleRequest], None]
 
@@ -77,26 +78,18 @@ def write(root: Path, rel: str, text: str) -> None:
 
 def origin_and_clone(tmp_path: Path, repo: GitRepo) -> Path:
     """A bare `origin` holding `repo`'s main, with main tracking origin/main in `repo`."""
-    import subprocess
 
     origin = tmp_path / "origin.git"
     pygit2.init_repository(str(origin), bare=True, initial_head="main")
     repo.repo.remotes.create("origin", str(origin))
-    subprocess.run(["git", "push", "--quiet", "-u", "origin", "main"], cwd=repo.path, check=True,
-                   capture_output=True)
+    git(repo.path, "push", "--quiet", "-u", "origin", "main")
     return origin
 
 
-def clone(origin: Path, path: Path, who: tuple[str, str] = ("Dana Human", "dana@example.com")) -> GitRepo:
+def clone(origin: Path, path: Path, who: tuple[str, str] = DANA) -> GitRepo:
     cloned = pygit2.clone_repository(str(origin), str(path))
     cloned.config["user.name"], cloned.config["user.email"] = who
     return GitRepo(path, cloned)
-
-
-def git(path: Path, *args: str) -> str:
-    import subprocess
-
-    return subprocess.run(["git", *args], cwd=path, check=True, capture_output=True, text=True).stdout
 
 
 def pull(repo: GitRepo) -> None:

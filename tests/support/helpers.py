@@ -19,6 +19,7 @@ from gitmem.scaffold.init import template_dir, template_files
 from gitmem.workspace import Workspace
 
 HUMAN = ("Ada Human", "ada@example.com")
+DANA = ("Dana Human", "dana@example.com")            # a second human, in a second clone
 AGENT = ("gitmem-agent", "agent@gitmem.invalid")      # the template's agent identity (gitmem.yaml)
 # Fixed commit times keep object ids stable between runs; each commit moves one minute on.
 BASE_TIME = 1_764_489_600                              # 2025-11-30 08:00 UTC
