@@ -77,3 +77,42 @@ def test_import_baseline(benchmark) -> None:
         return subprocess.run([sys.executable, "-c", "import pygit2, click"], capture_output=True).returncode
 
     assert benchmark.pedantic(run, rounds=7, iterations=1, warmup_rounds=1) == 0
+
+
+PAIRS = 30
+
+
+def interleaved_ratio(first: list[str], second: list[str], cwd: Path, pairs: int = PAIRS) -> dict[str, float]:
+    """Median of `first`'s wall time over `second`'s, measured as interleaved pairs so drifting machine load
+    hits both sides alike; with the median of each side too."""
+    import statistics
+    import time
+
+    ratios, firsts, seconds = [], [], []
+    for _ in range(pairs + 1):                    # the first pair warms the file cache and is dropped
+        times = []
+        for argv in (first, second):
+            began = time.perf_counter()
+            subprocess.run(argv, cwd=cwd, capture_output=True, check=True)
+            times.append(time.perf_counter() - began)
+        firsts.append(times[0])
+        seconds.append(times[1])
+        ratios.append(times[0] / times[1])
+    return {"ratio_median": statistics.median(ratios[1:]), "first_median_s": statistics.median(firsts[1:]),
+            "second_median_s": statistics.median(seconds[1:]), "pairs": pairs}
+
+
+@pytest.mark.benchmark(group="process: `gitmem check` / `python -c 'import pygit2, click'`, interleaved pairs")
+def test_check_against_import_in_pairs(benchmark, staged_copy: Path) -> None:
+    """The pre-commit path's budget: the whole `gitmem check` process against importing what it must import.
+
+    Reported, not asserted (timings depend on the machine): see `extra_info` and the README.
+    """
+    pairs = 3 if benchmark.disabled else PAIRS
+    result = benchmark.pedantic(interleaved_ratio, args=([sys.executable, "-m", "gitmem", "check"],
+                                                         [sys.executable, "-c", "import pygit2, click"],
+                                                         staged_copy, pairs), rounds=1, iterations=1)
+    benchmark.extra_info.update(result)
+    print(f"\ncheck/import median ratio over {result['pairs']} pairs: {result['ratio_median']:.3f} "
+          f"({result['first_median_s'] * 1000:.0f} ms / {result['second_median_s'] * 1000:.0f} ms)")
+    assert result["ratio_median"] > 0

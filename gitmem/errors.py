@@ -23,7 +23,8 @@ class ExitCode(IntEnum):
 
 HELP = (
     "Exit codes: 0 ok; 1 violations; 2 usage or config error; 3 cycle refused to start (dirty tree, lock, "
-    "invalid memory); 4 cycle failed or conflicted, work saved on a branch; 5 history rewritten."
+    "invalid memory); 4 cycle failed or conflicted, work saved on a branch; 5 history rewritten; "
+    "70 internal error (a bug: please report the traceback); 130 interrupted."
 )
 
 

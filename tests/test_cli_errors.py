@@ -49,3 +49,65 @@ def test_deleting_a_retired_rule_is_gm505(memrepo, cli):
     result = cli(["check"], cwd=memrepo.path)
     assert result.code == 1
     assert result.lines[0].startswith("RULES.md:6: GM505 retired rule R-01 was deleted")
+
+
+# ---- the one error map -------------------------------------------------------------------------------------
+
+def test_a_bug_still_exits_70_with_its_traceback(memrepo, cli, monkeypatch) -> None:
+    """Only genuine bugs exit 70: the map never hides one as a usage error."""
+    from gitmem.checks import targets
+
+    def broken(ws):  # noqa: ANN001, ANN202 - a stand-in for a bug anywhere in the library
+        raise RuntimeError("an injected bug")
+
+    monkeypatch.setattr(targets, "check_worktree", broken)
+    result = cli(["check", "--worktree"], cwd=memrepo.path)
+    assert result.code == 70
+    assert "unexpected error; please report it" in result.err and "Traceback" in result.err
+    assert "RuntimeError: an injected bug" in result.err
+
+
+def test_a_refused_write_exits_1_and_lists_its_violations(memrepo, cli, monkeypatch) -> None:
+    monkeypatch.setenv("GITMEM_CYCLE", "1")
+    assert cli(["log", "add", "--task", "a", "--outcome", "built", "--result", "b"], cwd=memrepo.path).code == 0
+    again = cli(["log", "add", "--task", "a", "--outcome", "built", "--result", "b"], cwd=memrepo.path)
+    assert again.code == 1
+    assert again.err.startswith("gitmem: refusing to write LOG.md") and " GM303 " in again.err
+
+
+def test_a_missing_git_identity_is_a_configuration_error(memrepo, cli, monkeypatch) -> None:
+    """`decision answer` records who answered: without a git identity it exits 2 and says how to set one."""
+    memrepo.repo.config.delete_multivar("user.name", ".*")
+    memrepo.repo.config.delete_multivar("user.email", ".*")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    assert cli(["decision", "ask", "--title", "Q?", "--recommendation", "yes"], cwd=memrepo.path).code == 0
+    result = cli(["decision", "answer", "D-0001", "--answer", "yes"], cwd=memrepo.path)
+    assert result.code == 2
+    assert result.err == "gitmem: set your git identity first: git config user.name / user.email\n"
+
+
+def test_a_refused_cycle_is_a_gm7xx_violation_for_machines(memrepo, cli, monkeypatch) -> None:
+    """People read the refusal; `--json` and GitHub annotations carry it as a violation with its code."""
+    memrepo.commit_files({"gitmem.yaml": "agent:\n  backend: command\n  command: 'true'\n"}, "a command agent")
+    memrepo.write("stray.txt", "uncommitted\n")
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == 3
+    lines = result.out.splitlines()
+    import json
+
+    data = json.loads(lines[0])
+    assert [v["code"] for v in data["violations"]] == ["GM704"]
+    assert data["violations"][0]["slug"] == "cycle-dirty-tree" and "stray.txt" in data["violations"][0]["message"]
+    assert lines[1].startswith("::error file=(cycle),line=1,title=GM704 cycle-dirty-tree::the work tree has")
+
+
+def test_a_refused_close_is_a_gm8xx_violation_in_json(memrepo, cli) -> None:
+    import json
+
+    result = cli(["close", "--date", "2999-01-01", "--no-llm", "--json"], cwd=memrepo.path)
+    assert result.code == 1
+    data = json.loads(result.out)
+    assert [v["code"] for v in data["violations"]] == ["GM801"]
+    assert result.err.startswith("gitmem: 2999-01-01 has not happened yet")

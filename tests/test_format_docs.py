@@ -15,7 +15,7 @@ import pygit2
 import pytest
 
 from gitmem.cli import main
-from gitmem.codes import CHECK_CODES as RULES
+from gitmem.codes import CODES as RULES
 from gitmem.config import Config, load_config
 from gitmem.memory import decisions, lessons, log, now, roadmap, rules
 

@@ -1,7 +1,6 @@
 """Output formats are functions from violations to text: `text`, `github` and `json`."""
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 
 from gitmem.checks.violation import Violation
@@ -43,6 +42,8 @@ def as_data(violations: Sequence[Violation]) -> list[dict[str, object]]:
 
 
 def render_json(violations: Sequence[Violation]) -> str:
+    import json
+
     return json.dumps(as_data(violations), indent=2, ensure_ascii=False) + "\n"
 
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import sys
-import traceback
 from collections.abc import Sequence
 
 import click
@@ -78,6 +77,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             click.echo(render_text(err.violations), err=True, nl=False)
         return err.exit_code
     except Exception:
+        import traceback
+
         click.echo("gitmem: unexpected error; please report it with this traceback:", err=True)
         traceback.print_exc(file=sys.stderr)
         return ExitCode.INTERNAL

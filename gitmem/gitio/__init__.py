@@ -13,82 +13,109 @@ dataclasses of those (`Identity`, `Commit`, `CommitInfo`, `Snapshot`). No pygit2
 """
 from __future__ import annotations
 
-from gitmem.gitio.blobproof import derived
-from gitmem.gitio.commits import (
-    branch_exists,
-    commit_files,
-    commit_worktree,
-    create_branch,
-    reset_hard,
-    reset_mixed,
-    restore_worktree,
-    switch_head,
-    worktree_files,
-    write_tree_with,
-)
-from gitmem.gitio.history import (
-    Commit,
-    CommitInfo,
-    commit,
-    commits_since,
-    is_ancestor,
-    is_ancestor_id,
-    merge_base,
-    resolve,
-    walk_range,
-)
-from gitmem.gitio.rebase import RebaseResult, Resolver, rebase_onto
-from gitmem.gitio.remote import (
-    GitCommandError,
-    checkout_branch,
-    fetch,
-    fetch_prefixed,
-    push,
-    remote_branch_oid,
-    remote_names,
-    run_git,
-    set_config,
-    upstream_of,
-)
-from gitmem.gitio.repository import (
-    Identity,
-    Repo,
-    RepoError,
-    config_value,
-    current_branch,
-    dirty_files,
-    git_dir,
-    head_id,
-    init_repo,
-    is_unborn,
-    open_repo,
-    references,
-    root,
-    state_dir,
-    state_dir_of,
-    user_identity,
-    work_tree,
-)
-from gitmem.gitio.snapshots import (
-    Snapshot,
-    blob_size,
-    commit_snapshot,
-    file_at,
-    file_id_at,
-    index_snapshot,
-    same_blob,
-    staged_snapshot,
-    worktree_snapshot,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "Commit", "CommitInfo", "GitCommandError", "Identity", "RebaseResult", "Repo", "RepoError", "Resolver",
-    "Snapshot", "blob_size", "branch_exists", "checkout_branch", "commit", "commit_files", "commit_snapshot",
-    "commit_worktree", "commits_since", "config_value", "create_branch", "current_branch", "derived",
-    "dirty_files", "fetch", "fetch_prefixed", "file_at", "file_id_at", "git_dir", "head_id", "index_snapshot",
-    "init_repo", "is_ancestor", "is_ancestor_id", "is_unborn", "merge_base", "open_repo", "push",
-    "rebase_onto", "references", "remote_branch_oid", "remote_names", "reset_hard", "reset_mixed", "resolve",
-    "restore_worktree", "root", "run_git", "same_blob", "set_config", "staged_snapshot", "state_dir",
-    "state_dir_of", "switch_head", "upstream_of", "user_identity", "walk_range", "work_tree",
-    "worktree_files", "worktree_snapshot", "write_tree_with",
-]
+# Submodules load on first use (PEP 562): `gitmem check` needs the repository, snapshots and history,
+# never remotes, rebases or commits, and every millisecond counts on the pre-commit path.
+_NAMES = {
+    "blobproof": ("derived",),
+    "commits": ("branch_exists", "commit_files", "commit_worktree", "create_branch", "reset_hard", "reset_mixed",
+                "restore_worktree", "switch_head", "worktree_files", "write_tree_with"),
+    "history": ("Commit", "CommitInfo", "commit", "commits_since", "is_ancestor", "is_ancestor_id", "merge_base",
+                "resolve", "walk_range"),
+    "rebase": ("RebaseResult", "Resolver", "rebase_onto"),
+    "remote": ("GitCommandError", "checkout_branch", "fetch", "fetch_prefixed", "push", "remote_branch_oid",
+               "remote_names", "run_git", "set_config", "upstream_of"),
+    "repository": ("Identity", "Repo", "RepoError", "config_value", "current_branch", "dirty_files", "git_dir",
+                   "head_id", "init_repo", "is_unborn", "open_repo", "references", "root", "state_dir",
+                   "state_dir_of", "user_identity", "work_tree"),
+    "snapshots": ("Snapshot", "blob_size", "commit_snapshot", "file_at", "file_id_at", "index_snapshot",
+                  "same_blob", "staged_snapshot", "worktree_snapshot"),
+}
+_WHERE = {name: module for module, names in _NAMES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gitmem.gitio' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"gitmem.gitio.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_WHERE])
+
+
+if TYPE_CHECKING:   # for type checkers: the same names, imported eagerly
+    from gitmem.gitio.blobproof import derived
+    from gitmem.gitio.commits import (
+        branch_exists,
+        commit_files,
+        commit_worktree,
+        create_branch,
+        reset_hard,
+        reset_mixed,
+        restore_worktree,
+        switch_head,
+        worktree_files,
+        write_tree_with,
+    )
+    from gitmem.gitio.history import (
+        Commit,
+        CommitInfo,
+        commit,
+        commits_since,
+        is_ancestor,
+        is_ancestor_id,
+        merge_base,
+        resolve,
+        walk_range,
+    )
+    from gitmem.gitio.rebase import RebaseResult, Resolver, rebase_onto
+    from gitmem.gitio.remote import (
+        GitCommandError,
+        checkout_branch,
+        fetch,
+        fetch_prefixed,
+        push,
+        remote_branch_oid,
+        remote_names,
+        run_git,
+        set_config,
+        upstream_of,
+    )
+    from gitmem.gitio.repository import (
+        Identity,
+        Repo,
+        RepoError,
+        config_value,
+        current_branch,
+        dirty_files,
+        git_dir,
+        head_id,
+        init_repo,
+        is_unborn,
+        open_repo,
+        references,
+        root,
+        state_dir,
+        state_dir_of,
+        user_identity,
+        work_tree,
+    )
+    from gitmem.gitio.snapshots import (
+        Snapshot,
+        blob_size,
+        commit_snapshot,
+        file_at,
+        file_id_at,
+        index_snapshot,
+        same_blob,
+        staged_snapshot,
+        worktree_snapshot,
+    )
+
+__all__ = sorted(_WHERE)

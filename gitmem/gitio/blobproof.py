@@ -9,7 +9,6 @@ read as before: the bytes a check sees are always exactly the blob's.
 """
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Iterable, Iterator
 
 from gitmem.gitio.snapshots import Snapshot
@@ -20,6 +19,8 @@ MIN_SIZE = 256 * 1024
 
 def blob_id(*parts: bytes | memoryview) -> str:
     """The git blob id (hex) of `parts` concatenated."""
+    import hashlib    # only for big files: importing it costs the pre-commit path milliseconds
+
     digest = hashlib.sha1(b"blob %d\x00" % sum(len(p) for p in parts))
     for part in parts:
         digest.update(part)

@@ -44,17 +44,30 @@ class Repo:
 
 
 def open_repo(path: str | Path | None = None) -> Repo:
-    """Open like the git command line does, honouring GIT_DIR, GIT_WORK_TREE and GIT_INDEX_FILE.
+    """Open like the git command line does.
 
-    Hooks get a temporary index in GIT_INDEX_FILE during `git commit -a` and `git commit -- path`.
+    Without `path`: GIT_DIR names the repository (else it is found from the current directory), and the
+    work tree is GIT_WORK_TREE, else core.worktree, else (with GIT_DIR) the current directory, as git has
+    it. GIT_INDEX_FILE is honoured either way: hooks get a temporary index during `git commit -a`.
     """
     start = str(path) if path is not None else os.getcwd()
+    git_dir = os.environ.get("GIT_DIR") if path is None else None
+    work_tree = os.environ.get("GIT_WORK_TREE") if path is None else None
     try:
-        if path is None or any(os.environ.get(name) for name in ("GIT_INDEX_FILE", "GIT_DIR", "GIT_WORK_TREE")):
-            return Repo(pygit2.Repository(start, RepositoryOpenFlag.FROM_ENV))
-        return Repo(pygit2.Repository(start))
+        if git_dir:
+            raw = pygit2.Repository(os.path.abspath(git_dir), RepositoryOpenFlag.FROM_ENV)
+        elif path is None or os.environ.get("GIT_INDEX_FILE"):
+            raw = pygit2.Repository(start, RepositoryOpenFlag.FROM_ENV)
+        else:
+            raw = pygit2.Repository(start)
     except pygit2.GitError:
-        raise RepoError(f"{start} is not inside a git repository; run `git init` first") from None
+        where = f"GIT_DIR={git_dir}" if git_dir else start
+        raise RepoError(f"{where} is not inside a git repository; run `git init` first") from None
+    if work_tree:
+        raw.workdir = os.path.abspath(work_tree)
+    elif git_dir and "core.worktree" not in raw.config and not raw.is_bare:
+        raw.workdir = os.getcwd()
+    return Repo(raw)
 
 
 def init_repo(path: Path) -> Repo:
