@@ -200,6 +200,9 @@ CYCLE_PUSH_CONFLICT = _code(
 CYCLE_PUSH_FAILED = _code(
     "GM712", "cycle-push-failed", "the push failed after its retries; the commit is safe on the local branch",
     "{message}")
+CYCLE_LOCAL_COMMITS = _code(
+    "GM713", "cycle-local-commits",
+    "commits were made in the runner's checkout during the cycle; they were kept on a named branch", "{message}")
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(

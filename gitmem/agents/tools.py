@@ -216,11 +216,11 @@ class Toolbox:
         self.written[name] = 1
 
     def tool_log_entry(self, task: str, outcome: str, result: str, tried: str | None = None,
-                       evidence: str | None = None, learned: str | None = None) -> str:
+                       evidence: str | None = None, learned: str | None = None, blocked: str | None = None) -> str:
         self._once("log_entry", "LOG entry")
         try:
             entry = self.memory.add_log_entry(task=task, outcome=outcome, result=result, tried=tried,
-                                              evidence=evidence, learned=learned, cycle=self.cycle)
+                                              evidence=evidence, learned=learned, blocked=blocked, cycle=self.cycle)
         except BaseException:
             self.written.pop("log_entry")
             raise
@@ -351,7 +351,8 @@ MEMORY_TOOLS = (
            "outcome": {"type": "string", "enum": ["built", "published", "no-build"]},
            "result": _s("what came of it; for no-build, one line saying why (Rule 0)"),
            "tried": _s("what was tried"), "evidence": _s("commands, numbers, links"),
-           "learned": _s("what was learned")}, ["task", "outcome", "result"]),
+           "learned": _s("what was learned"),
+           "blocked": _s("the pending decision(s) the task is blocked on, e.g. D-0002")}, ["task", "outcome", "result"]),
     _tool("now_block", "Put this cycle's one NOW block on top: what was done, what the human needs, what is next.",
           {"did": _s("what was done"), "human": _s("what the human needs to know or do ('nothing' is fine)"),
            "next": _s("what comes next")}, ["did", "human", "next"]),
@@ -382,7 +383,8 @@ def tool_schemas(*, shell: bool = False) -> list[dict[str, Any]]:
 
 # -- the same operations, as the cycle prompt teaches them ---------------------------------------------------
 MEMORY_TOOLS_TEXT = """\
-- log_entry: this cycle's one LOG entry (task, outcome built|published|no-build, result, tried, evidence, learned)
+- log_entry: this cycle's one LOG entry (task, outcome built|published|no-build, result, tried, evidence, learned;
+  blocked: the pending decision it waits on, if any)
 - now_block: this cycle's one NOW block (did, human, next)
 - ask_decision: a question for the human, with your recommendation
 - add_lesson / confirm_lesson: a real mistake and what must change / later evidence that confirms one
@@ -390,7 +392,7 @@ MEMORY_TOOLS_TEXT = """\
 The file tools (read_file, list_files, search_files, write_file, edit_file) refuse to write memory files."""
 
 MEMORY_COMMANDS_TEXT = """\
-- gitmem log add --task "…" --outcome built|published|no-build --result "…" [--tried "…"] [--evidence "…"] [--learned "…"]
+- gitmem log add --task "…" --outcome built|published|no-build --result "…" [--tried "…"] [--evidence "…"] [--learned "…"] [--blocked D-NNNN]
 - gitmem now add --did "…" --human "…" --next "…"
 - gitmem decision ask --title "…" --recommendation "…" [--context "…"] [--options "…"]
 - gitmem lesson add --title "…" --happened "…" --why "…" --change "…" [--rule "…"]

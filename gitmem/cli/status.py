@@ -39,9 +39,11 @@ def render(data: dict[str, Any], *, colour: bool) -> str:
                                          "red" if streak["problem"] else "green"))
     lines.append(f"decisions    {len(data['pending'])} pending")
     for item in data["pending"]:
-        age = paint(f"{item['age_days']}d", "red" if item["stale"] else None)
+        age = paint(item["age"], "red" if item["stale"] else None)
         lines.append(f"  {item['id']} · {item['title']} ({age})")
-    lines.append(f"lessons      {len(data['awaiting'])} awaiting confirmation, {len(data['eligible'])} eligible now")
+    room = f", {len(data['waiting_for_room'])} eligible but RULES is full" if data["waiting_for_room"] else ""
+    lines.append(f"lessons      {len(data['awaiting'])} awaiting confirmation, {len(data['eligible'])} eligible "
+                 f"now{room}")
     for item in data["awaiting"]:
         lines.append(f"  {item['id']} · {item['title']} ({item['confirmations']}/{item['needed']})")
     for item in data["eligible"]:

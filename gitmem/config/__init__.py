@@ -87,7 +87,14 @@ class Recall:
 
 
 @dataclass(frozen=True)
-class Workspace:
+class Trust:
+    # SSH public keys ("ssh-ed25519 AAAA…") whose signed commits, made in the runner's checkout during a cycle,
+    # count as the human's. Without one, a human's word reaches memory only through the remote.
+    signing_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class WorkspaceFiles:
     memory_dir: str = "."
     files: Files = field(default_factory=Files)
 
@@ -102,7 +109,8 @@ class Config:
     cycle: Cycle = field(default_factory=Cycle)
     close: Close = field(default_factory=Close)
     recall: Recall = field(default_factory=Recall)
-    workspaces: tuple[tuple[str, Workspace], ...] = ()
+    trust: Trust = field(default_factory=Trust)
+    workspaces: tuple[tuple[str, WorkspaceFiles], ...] = ()
     workspace: str = ""                     # the selected workspace's name, "" for the default one
     warnings: tuple[str, ...] = ()
 
@@ -242,7 +250,7 @@ def _coerce(hint: Any, value: Any, where: str, dotted: str, warnings: list[str])
     if dotted == "workspaces":
         if not isinstance(value, dict):
             raise ConfigError(f"{where}: workspaces: expected a mapping of name to settings")
-        return tuple((str(name), _build(Workspace, spec or {}, where.split(":")[0], f"workspaces.{name}.", warnings,
+        return tuple((str(name), _build(WorkspaceFiles, spec or {}, where.split(":")[0], f"workspaces.{name}.", warnings,
                                         where.split(":")[0] + _line(value, name)))
                      for name, spec in value.items())
     if dotted.endswith("rankers"):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gitmem import gitio
 from gitmem.config import ROLES
 from gitmem.cycle import permissions
 from gitmem.memory import decisions, log, now
@@ -42,6 +43,15 @@ def memory_texts(ws: Workspace) -> dict[str, str | None]:
     return texts
 
 
+def memory_texts_at(ws: Workspace, commit_id: str) -> dict[str, str | None]:
+    """The memory files as a commit holds them."""
+    texts: dict[str, str | None] = {}
+    for role in ROLES:
+        data = gitio.file_at(ws.repo, commit_id, ws.config.path(role))
+        texts[role] = decode(data).text if data is not None else None
+    return texts
+
+
 def usage_line(usage: dict[str, int]) -> str | None:
     """`tokens: input 1200, output 300, cache_read_input_tokens 900, total 2400` when the backend reported any."""
     if not usage:
@@ -53,8 +63,14 @@ def usage_line(usage: dict[str, int]) -> str | None:
 
 
 def settle(ws: Workspace, old: dict[str, str | None], *, cycle: int, clock: Clock | None,
-           notes: list[str], usage: dict[str, int], why_no_log: str) -> Settled:
-    """Revert forbidden edits, then normalise to one LOG entry and one NOW block for `cycle`."""
+           notes: list[str], usage: dict[str, int], why_no_log: str, started: str,
+           kept: str | None = None) -> Settled:
+    """Revert forbidden edits, then normalise to one LOG entry and one NOW block for `cycle`.
+
+    The entry records the commit the cycle started from (`Started`), which says what it was shown as newly
+    resolved (gitmem.cycle.baseline), and the branch that keeps commits made in the checkout during the cycle
+    (`Kept`), which the close reports. The agent cannot set these fields: the runner writes them.
+    """
     memory = MemoryWriter(ws, clock=clock, author_email=ws.config.agent.email)
     enforcement = permissions.enforce(old, memory_texts(ws))
     for role, text in enforcement.texts.items():
@@ -62,13 +78,15 @@ def settle(ws: Workspace, old: dict[str, str | None], *, cycle: int, clock: Cloc
     evidence = [f"runner: {note}" for note in [*notes, *enforcement.notes]]
     if (line := usage_line(usage)) is not None:
         evidence.append(line)
-    settled = _settle_log(memory, old.get("log") or "", cycle, evidence, why_no_log)
+    runner_fields = {log.STARTED: started, **({log.KEPT: kept} if kept else {})}
+    settled = _settle_log(memory, old.get("log") or "", cycle, evidence, why_no_log, runner_fields)
     settled.notes = enforcement.notes + settled.notes
     _settle_now(memory, old.get("now") or "", settled)
     return settled
 
 
-def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[str], why_no_log: str) -> Settled:
+def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[str], why_no_log: str,
+                runner_fields: dict[str, str]) -> Settled:
     after = memory.read("log")
     appended = after[len(before):] if after.startswith(before) else ""
     first_line = before.count("\n") + 1
@@ -79,7 +97,7 @@ def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[st
         entry = memory.add_log_entry(
             task=NO_TASK, outcome="no-build", cycle=cycle,
             result=f"no build: the agent ended without writing a LOG entry (Rule 0); {why_no_log}",
-            evidence="\n".join(evidence) or None)
+            evidence="\n".join(evidence) or None, extra=runner_fields)
         return Settled(cycle, entry.get("Task") or NO_TASK, "no-build", [], wrote_log=True)
     chosen = entries[-1]
     if len(entries) > 1:
@@ -90,11 +108,30 @@ def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[st
     body = _with_evidence(chosen, more)
     if outcome == "no-build" and not (chosen.get("Result") or "").strip():
         body = [*body, *render_field("Result", f"no build (Rule 0): {why_no_log}")]
+    body = _with_runner_fields(body, runner_fields)
     rebuilt = log.LogEntry(chosen.when, cycle, outcome, tuple(body))
     if len(entries) > 1 or rebuilt.render() != chosen.render():
         atomic_write(memory.path("log"), log.append_entry(before, rebuilt).encode("utf-8"))
     task = one_line(chosen.get("Task") or NO_TASK)
     return Settled(cycle, task, outcome, extra_notes)
+
+
+RUNNER_FIELDS = (log.STARTED, log.SALVAGED, log.KEPT)
+
+
+def _with_runner_fields(body: list[str], fields: dict[str, str]) -> list[str]:
+    """`body` without any runner field the agent wrote, then the runner's own fields at the end."""
+    kept: list[str] = []
+    dropping = False
+    for line in strip_trailing_blank(body):
+        if any(line.startswith(f"- {key}:") for key in RUNNER_FIELDS):
+            dropping = True
+            continue
+        if dropping and line.startswith("  ") and line.strip():
+            continue
+        dropping = False
+        kept.append(line)
+    return [*kept, *(line for key, value in fields.items() for line in render_field(key, value))]
 
 
 def _with_evidence(entry: log.LogEntry, extra: list[str]) -> list[str]:

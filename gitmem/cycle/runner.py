@@ -22,6 +22,7 @@ from gitmem.checks.violation import Violation
 from gitmem.codes import Code
 from gitmem.config import Config
 from gitmem.cycle import lock, postflight, salvage
+from gitmem.cycle.trust import all_trusted
 from gitmem.errors import ExitCode, GitmemError, RunFailure
 from gitmem.memory import decisions
 from gitmem.memory.text import one_line
@@ -68,6 +69,7 @@ class CycleReport:
     error: str | None = None
     salvage_branch: str | None = None
     side_branch: str | None = None
+    local_branch: str | None = None       # commits made in the checkout during the cycle, kept off the branch
     pushed: bool = False
     pending: list[str] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)   # GM7xx: what went wrong, as data
@@ -77,7 +79,8 @@ class CycleReport:
 
         return {"cycle": self.cycle, "outcome": self.outcome, "task": self.task, "commit": self.commit,
                 "exit_code": self.exit_code, "tokens": self.tokens, "error": self.error,
-                "salvage_branch": self.salvage_branch, "side_branch": self.side_branch, "pushed": self.pushed,
+                "salvage_branch": self.salvage_branch, "side_branch": self.side_branch,
+                "local_branch": self.local_branch, "pushed": self.pushed,
                 "pending": self.pending, "messages": self.messages, "violations": as_data(self.violations)}
 
 
@@ -204,7 +207,11 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         usage = result.usage if result is not None else getattr(failure, "usage", None)
         report.tokens = dict(usage) if isinstance(usage, dict) else {}
         if failure is None:
-            failure = _fold_agent_commits(repo, start, branch, report)
+            kept = _local_commits(ws, start, branch, report, settings.remote)
+            if isinstance(kept, BaseException):
+                failure = kept
+            elif kept != start:          # the human's own signed commits: the cycle goes on top of them
+                start, old = kept, postflight.memory_texts_at(ws, kept)
         if failure is None:
             failure = _finish(ws, report, result, old, start, clock)
         if failure is not None:
@@ -234,7 +241,8 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None,
         notes = [scrub(n) for n in (result.notes if result else [])]
         notes += [f"removed a secret value from {path} before committing" for path in cleaned]
         settled = postflight.settle(ws, old, cycle=report.cycle, clock=clock, notes=notes,
-                                    usage=report.tokens, why_no_log=_why(result))
+                                    usage=report.tokens, why_no_log=_why(result), started=start[:12],
+                                    kept=report.local_branch)
         _validate(ws, start)
     except (PostflightFailed, WriteRefused, ValueError, OSError) as err:
         return err
@@ -255,20 +263,41 @@ def _why(result: AgentResult | None) -> str:
     return f"it stopped after {turns} turn(s){why} without saying what it did"
 
 
-def _fold_agent_commits(repo: gitio.Repo, start: str, branch: str, report: CycleReport) -> BaseException | None:
-    """An agent CLI may commit on its own. Its commits are folded into the one cycle commit."""
+def _local_commits(ws: Workspace, start: str, branch: str, report: CycleReport,
+                   remote: str | None) -> str | BaseException:
+    """Commits made in this checkout while the agent ran. Authorship proves nothing here (the agent can commit
+    under the human's name), so they never land on the branch as anyone's word: they are kept on a named
+    branch (never deleted) and reported, while their files stay in the work tree for postflight to judge.
+    The exception: commits all signed by a key in `trust.signing_keys` are the human's; they stay, and the
+    cycle is judged and committed on top of them. Returns the commit to judge against, or the failure."""
+    repo = ws.repo
     head = gitio.head_id(repo)
     if gitio.current_branch(repo) != branch or head is None:
         where = gitio.current_branch(repo) or "a detached HEAD"
         return AgentError(f"the agent switched from {branch} to {where}")
     if head == start:
-        return None
+        return start
     if not gitio.is_ancestor(repo, start, head):
         return AgentError(f"the agent moved {branch} off {start[:10]}")
+    made = list(gitio.walk_range(repo, start, head))
+    if all_trusted(repo, [c.id for c in made], ws.config.trust.signing_keys):
+        report.messages.append(f"runner: {len(made)} commit(s) signed by a trusted key were made during the "
+                               f"cycle; the cycle goes on top of them ({head[:10]})")
+        return head
+    from gitmem.publish.push import free_branch_name
+
+    name = free_branch_name(repo, f"gitmem/local/cycle-{report.cycle}",
+                            remote or gitio.upstream_of(repo, branch)[0])
+    gitio.create_branch(repo, name, head)
     gitio.reset_mixed(repo, start)
-    report.messages.append(f"runner: the agent committed on its own; folded into the cycle commit "
-                           f"(its commits remain reachable as {head[:10]})")
-    return None
+    who = ", ".join(sorted({str(c.author) for c in made}))
+    message = (f"{len(made)} commit(s) were made in the runner's checkout during the cycle (by {who}); they are "
+               f"kept on branch {name}, not on {branch}: a human's answer reaches memory through the remote "
+               "(push it, or merge a pull request), or as a commit signed by a key in trust.signing_keys")
+    report.messages.append(f"runner: {message}")
+    report.local_branch = name
+    report.violations.append(Violation.of(codes.CYCLE_LOCAL_COMMITS, name, 1, message=message))
+    return start
 
 
 def _validate(ws: Workspace, start: str) -> None:
@@ -291,12 +320,13 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings) -> None:
                      tries=settings.tries, backoff=settings.backoff, sleep=settings.sleep,
                      resolver=resolver_for(ws.config))
     report.messages += result.messages
-    if report.salvage_branch and result.status in ("pushed", "conflict"):
-        try:
-            gitio.push(repo, result.remote, report.salvage_branch, report.salvage_branch)
-            report.messages.append(f"pushed {report.salvage_branch} to {result.remote}")
-        except gitio.GitCommandError as err:
-            report.messages.append(f"could not push {report.salvage_branch}: {scrub(str(err))}")
+    for kept in (report.salvage_branch, report.local_branch):
+        if kept and result.status in ("pushed", "conflict"):     # a runner's checkout is thrown away: keep it
+            try:
+                gitio.push(repo, result.remote, kept, kept)
+                report.messages.append(f"pushed {kept} to {result.remote}")
+            except gitio.GitCommandError as err:
+                report.messages.append(f"could not push {kept}: {scrub(str(err))}")
     if result.ok:
         report.pushed = True
         report.commit = result.commit

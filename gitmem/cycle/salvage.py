@@ -11,7 +11,7 @@ from pathlib import Path
 
 from gitmem import gitio, secrets
 from gitmem.agents.base import AgentError
-from gitmem.memory import now
+from gitmem.memory import log, now
 from gitmem.memory.text import field_value, one_line
 from gitmem.secrets import scrub
 from gitmem.workspace import Clock, Workspace
@@ -86,8 +86,11 @@ def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: s
         gitio.restore_worktree(repo)
         saved = "it changed no files"
     memory = MemoryWriter(ws, clock=clock, author_email=config.agent.email)
+    # `Salvaged` marks a run that did not land: it used up nothing (gitmem.cycle.baseline) and names its branch
+    # in full for the close (gitmem.close.report).
     memory.add_log_entry(task=FAILED_TASK, outcome="no-build", cycle=cycle, evidence=tokens_line,
-                         result=f"no build: the agent failed ({error}); {saved}")
+                         result=f"no build: the agent failed ({error}); {saved}",
+                         extra={log.SALVAGED: saved_on or "nothing to save"})
     top = now.parse(memory.read("now"), max_blocks=1).top
     following = field_value(top.fields, "Next") if top is not None else None
     inspect = (f"inspect branch {saved_on}: git log -p {saved_on}" if saved_on

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 # Submodules load on first use (PEP 562): `gitmem check` needs the repository, snapshots and history,
 # never remotes, rebases or commits, and every millisecond counts on the pre-commit path.
 _NAMES = {
-    "blobproof": ("derived",),
+    "blobproof": ("blob_id", "derived"),
     "commits": ("branch_exists", "commit_files", "commit_worktree", "create_branch", "reset_hard", "reset_mixed",
                 "restore_worktree", "switch_head", "worktree_files", "write_tree_with"),
-    "history": ("Commit", "CommitInfo", "commit", "commits_since", "is_ancestor", "is_ancestor_id", "merge_base",
-                "resolve", "walk_range"),
+    "history": ("Change", "Commit", "CommitInfo", "blob", "changes", "commit", "commits_since", "history",
+                "is_ancestor", "is_ancestor_id", "merge_base", "resolve", "signature", "walk_range"),
     "rebase": ("RebaseResult", "Resolver", "rebase_onto"),
     "remote": ("GitCommandError", "checkout_branch", "fetch", "fetch_prefixed", "push", "remote_branch_oid",
                "remote_names", "run_git", "set_config", "upstream_of"),
@@ -50,7 +50,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:   # for type checkers: the same names, imported eagerly
-    from gitmem.gitio.blobproof import derived
+    from gitmem.gitio.blobproof import blob_id, derived
     from gitmem.gitio.commits import (
         branch_exists,
         commit_files,
@@ -64,14 +64,19 @@ if TYPE_CHECKING:   # for type checkers: the same names, imported eagerly
         write_tree_with,
     )
     from gitmem.gitio.history import (
+        Change,
         Commit,
         CommitInfo,
+        blob,
+        changes,
         commit,
         commits_since,
+        history,
         is_ancestor,
         is_ancestor_id,
         merge_base,
         resolve,
+        signature,
         walk_range,
     )
     from gitmem.gitio.rebase import RebaseResult, Resolver, rebase_onto

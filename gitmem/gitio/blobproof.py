@@ -19,7 +19,7 @@ MIN_SIZE = 256 * 1024
 
 def blob_id(*parts: bytes | memoryview) -> str:
     """The git blob id (hex) of `parts` concatenated."""
-    import hashlib    # only for big files: importing it costs the pre-commit path milliseconds
+    import hashlib  # only for big files: importing it costs the pre-commit path milliseconds
 
     digest = hashlib.sha1(b"blob %d\x00" % sum(len(p) for p in parts))
     for part in parts:

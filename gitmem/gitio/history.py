@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import cast
 
 import pygit2
 
@@ -151,3 +152,47 @@ def commits_since(repo: Repo, start: str | None, paths: Iterable[str] = ()) -> l
     if start is not None:
         walker.hide(pygit2.Oid(hex=start))
     return [_commit_info(found, wanted) for found in walker]
+
+
+def history(repo: Repo, start: str = "HEAD") -> Iterator[Commit]:
+    """Commits reachable from `start`, newest first (topological: a commit comes before its parents)."""
+    walker = repo.raw.walk(_resolve(repo, start).id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
+    for found in walker:
+        yield _plain(found)
+
+
+@dataclass(frozen=True)
+class Change:
+    """A commit whose version of a path is new: it differs from the version in every parent."""
+
+    commit: Commit
+    blob: str | None                    # the path's blob id in the commit (None: removed)
+    parents: tuple[str | None, ...]     # its blob id in each parent
+
+
+def changes(repo: Repo, path: str, start: str = "HEAD") -> Iterator[Change]:
+    """Commits reachable from `start`, newest first, that changed `path` themselves.
+
+    A merge that took one side's version changed nothing: the change is found on that side. Only blob ids are
+    compared (a tree lookup per commit), so walking a long history costs no blob reads.
+    """
+    raw = repo.raw
+    walker = raw.walk(_resolve(repo, start).id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
+    for found in walker:
+        mine = _blob_ids(found.tree, (path,))[path]
+        theirs = tuple(_blob_ids(parent.tree, (path,))[path] for parent in found.parents)
+        if (not theirs and mine is not None) or (theirs and all(blob != mine for blob in theirs)):
+            yield Change(_plain(found), mine, theirs)
+
+
+def blob(repo: Repo, blob_id: str) -> bytes:
+    """The bytes of a blob by its id."""
+    return bytes(cast(pygit2.Blob, repo.raw[blob_id]).data)
+
+
+def signature(repo: Repo, commit_id: str) -> tuple[bytes, bytes] | None:
+    """(signature, signed payload) of a signed commit; None when it is not signed."""
+    found = _resolve(repo, commit_id).gpg_signature
+    if not found or found[0] is None or found[1] is None:
+        return None
+    return bytes(found[0]), bytes(found[1])
