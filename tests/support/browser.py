@@ -109,7 +109,7 @@ class Browser:
 
     def __init__(self, executable: str, profile: Path, width: int = 1400, height: int = 1000) -> None:
         # Chromium talks a lot on stderr: a file never fills up and blocks it as an unread pipe would.
-        self._log = (profile / "chromium.log").open("wb") if _made(profile) else None
+        self._log = (_made(profile) / "chromium.log").open("wb")
         self._send_r, self._send_w = os.pipe()
         self._recv_r, self._recv_w = os.pipe()
         # The protocol pipe must be fds 3 (commands in) and 4 (answers out) in Chromium: bash puts them there.
@@ -141,7 +141,7 @@ class Browser:
                 raise TimeoutError("Chromium did not answer in time")
             chunk = os.read(self._reader.fileno(), 1 << 20)
             if not chunk:
-                said = Path(self._log.name).read_text(errors="replace")[-1000:] if self._log else ""
+                said = Path(self._log.name).read_text(errors="replace")[-1000:]
                 raise RuntimeError(f"Chromium closed the DevTools pipe: {said}")
             self._buffer += chunk
         raw, self._buffer = self._buffer.split(b"\0", 1)
@@ -231,5 +231,4 @@ class Browser:
                 handle.close()
             except OSError:
                 pass
-        if self._log is not None:
-            self._log.close()
+        self._log.close()
