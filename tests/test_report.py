@@ -206,8 +206,8 @@ def test_workspaces_side_by_side(tmp_path: Path, git_env: None) -> None:
     ws = Workspace.at(git.path)
     page = build(ws, fmt="html", all_workspaces=True, clock=lambda: planted.NOW)
     names = [w["name"] for w in _page_data(page)["workspaces"]]
-    assert names == ["default", "writer", "reviewer"] and 'style="--columns: 3"' in page
-    assert len(re.findall(r'<section class="workspace"', page)) == 3
+    assert names == ["writer", "reviewer"] and 'style="--columns: 2"' in page
+    assert len(re.findall(r'<section class="workspace"', page)) == 2
     text = build(ws, fmt="summary", all_workspaces=True, clock=lambda: planted.NOW)
     assert "### gitmem report · writer ·" in text and "### gitmem report · reviewer ·" in text
     one = build(Workspace.at(git.path, workspace="reviewer"), fmt="summary", clock=lambda: planted.NOW)
@@ -244,3 +244,9 @@ def test_gitmem_check_never_loads_the_report(memrepo: GitRepo) -> None:
 
 def test_the_summary_window_is_fourteen_days() -> None:
     assert summary.window(date(2026, 11, 30)) == date(2026, 11, 17)
+
+
+def test_an_empty_history_says_what_is_unknown(memrepo: GitRepo) -> None:
+    text = build(Workspace.at(memrepo.path), fmt="summary", clock=lambda: planted.NOW)
+    assert "**0 cycles**" in text and "_No cycle in these days has a token count in its Evidence._" in text
+    assert "_No decision was open in these days._" in text and text.count("```mermaid") == 2

@@ -126,7 +126,7 @@ def test_workspaces_are_drawn_side_by_side(chrome: browser.Browser, tmp_path: Pa
     assert {("writer", "cycles"), ("reviewer", "cycles"), ("writer", "tokens"), ("reviewer", "context")} <= drawn
     columns = chrome.evaluate("Array.from(document.querySelectorAll('section.workspace'))"
                               ".map(e => Math.round(e.getBoundingClientRect().left))")
-    assert len(columns) == 3 and columns == sorted(set(columns))     # three columns, left to right
+    assert len(columns) == 2 and columns == sorted(set(columns))     # two columns, left to right
 
 
 def test_the_summary_is_valid_mermaid(chrome: browser.Browser, ninety: GitRepo) -> None:
@@ -177,3 +177,11 @@ def test_the_vendored_uplot_is_the_pinned_npm_package() -> None:
             f"gitmem/report/assets/{vendored} differs from uplot {version}: copy node_modules/uplot/{packaged} "
             "from `npm ci` in tests/support/js")
     assert f"(v{version})" in (ASSETS / "uPlot.iife.min.js").read_text()[:200]
+
+
+def test_a_new_agent_with_no_history_gets_a_page_that_says_so(chrome: browser.Browser, memrepo: GitRepo) -> None:
+    page = ARTIFACTS / "report-empty.html"
+    page.write_text(build(Workspace.at(memrepo.path), clock=lambda: planted.NOW), encoding="utf-8")
+    charts = _drawn(chrome, page, ARTIFACTS / "report-empty.png")
+    assert [c["key"] for c in charts] == ["rules", "guard"]      # the others say there is nothing yet
+    assert chrome.evaluate("document.querySelectorAll('p.empty').length") >= 6

@@ -11,10 +11,10 @@ from gitmem.workspace import Clock, Workspace
 
 
 def workspaces(ws: Workspace, all_workspaces: bool) -> list[Workspace]:
-    """`ws` alone, or every workspace of its gitmem.yaml (after the top-level memory, when that has a LOG)."""
+    """`ws` alone, or every workspace of its gitmem.yaml (after the top-level memory, when that logged a cycle)."""
     if not all_workspaces or not ws.config.workspaces:
         return [ws]
-    found = [ws] if ws.path("log").exists() and not ws.name else []
+    found = [ws] if not ws.name and ws.last_log_cycle() > 0 else []
     return found + [ws.with_config(ws.config.with_workspace(name)) for name, _ in ws.config.workspaces]
 
 

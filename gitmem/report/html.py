@@ -84,7 +84,8 @@ def render(reports: Sequence[WorkspaceReport]) -> str:
     payload = json.dumps({"workspaces": [data for _, data in parts]}, separators=(",", ":"), ensure_ascii=False)
     first = reports[0]
     labels = ", ".join(r.label for r in reports)
-    title = redact(f"gitmem report · {labels} · {span(first)}", env_values())
+    days = f"{min(r.first_day for r in reports).isoformat()} – {max(r.until for r in reports).isoformat()}"
+    title = redact(f"gitmem report · {labels} · {days}", env_values())
     made = f"made {first.moment:%Y-%m-%d %H:%M} ({first.timezone})"
     many = " many" if len(reports) > 1 else ""
     body = (f'<header class="page"><h1>{escape(title)}</h1><p>{escape(made)} from the memory in git; hover a '

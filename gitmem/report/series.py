@@ -39,7 +39,8 @@ def day_range(first: date, last: date) -> tuple[date, ...]:
 
 def daily(report: WorkspaceReport, first: date | None = None) -> Daily:
     """Per-day numbers from `first` (default: the report's first day) to its last day."""
-    days = day_range(first or report.first_day, report.until)
+    # A chart needs two days at least: a one-day window also shows the day before.
+    days = day_range(min(first or report.first_day, report.until - timedelta(days=1)), report.until)
     index = {day: n for n, day in enumerate(days)}
     outcomes = {outcome: [0] * len(days) for outcome in OUTCOMES}
     streak, reverts, salvaged = [0] * len(days), [0] * len(days), [0] * len(days)

@@ -99,6 +99,9 @@
     var x = ws.axes[chart.x];
     var ordered = arrange(chart, x.length);
     var scales = { x: { time: true }, y: { range: fromZero } };
+    if (chart.x === "days") {   // half a day either side: whole bars at the ends, and a sane axis for one day
+      scales.x.range = function (u, min, max) { return [min - 43200, max + 43200]; };
+    }
     var axes = [{}, { scale: "y", label: chart.axes.y || "", size: 64 }];
     if (chart.axes.y2) {
       scales.y2 = { range: fromZero };
