@@ -81,6 +81,7 @@ def test_the_daily_close_runs_through_the_action_and_is_pushed(tmp_path: Path, a
     assert outputs.get("outcome") == "closed", f"$GITHUB_OUTPUT after the close: {outputs}"
     assert outputs["commit"] == git(tmp_path / "origin.git", "rev-parse", "main").strip()
     assert f"gitmem close {day}" in run.summary
+    assert "### gitmem report · default" in run.summary and "```mermaid\n" in run.summary
     assert git(repo, "status", "--porcelain") == ""
 
 

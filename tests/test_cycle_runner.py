@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -342,6 +343,8 @@ def test_a_hand_written_entry_keeps_its_prose_and_gains_evidence(memrepo: GitRep
 
     assert run(memrepo, WritingBackend(by_hand)).exit_code == ExitCode.OK
     lines = log.parse(memrepo.read("LOG.md")).entries[-1].render().splitlines()
-    assert lines[1:] == ["- Task: hand-written", "A paragraph the agent wrote outside the fields.",
-                         "- Evidence: tokens: input 1200, output 300, cache_read_input_tokens 900, total 2400",
-                         "- Result: done", "- Learned: little", f"- Started: {start[:12]}"]
+    context = re.fullmatch(r"- Evidence: runner: context \d+ tokens of 60000 \(estimate\)", lines[3])
+    assert context and lines[1:3] + lines[4:] == [
+        "- Task: hand-written", "A paragraph the agent wrote outside the fields.",
+        "  tokens: input 1200, output 300, cache_read_input_tokens 900, total 2400",
+        "- Result: done", "- Learned: little", f"- Started: {start[:12]}"]

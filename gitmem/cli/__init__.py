@@ -17,6 +17,7 @@ COMMANDS: dict[str, str] = {
     "log": "write", "now": "write", "decision": "write", "lesson": "write",
     "init": "init", "demo": "demo", "context": "context", "cycle": "cycle", "close": "close",
     "status": "status", "pending": "pending", "recall": "recall", "github": "github", "config": "config",
+    "report": "report",
 }
 
 
@@ -46,7 +47,7 @@ def cli() -> None:
     Validate:  gitmem check | gitmem verify --range A..B
     Write:     gitmem log add | now add | decision ask/answer | lesson add/confirm
     Human:     gitmem pending | decision answer D-0001 --answer "…"
-    Run:       gitmem context | cycle | close | status | recall QUERY
+    Run:       gitmem context | cycle | close | status | recall QUERY | report
     Start:     gitmem init [DIR] | gitmem demo
     """
 

@@ -62,6 +62,12 @@ def usage_line(usage: dict[str, int]) -> str | None:
     return f"tokens: {', '.join(parts)}, total {total}"
 
 
+def context_note(tokens: int, limit: int) -> str:
+    """`context 5222 tokens of 60000 (estimate)`: the reading budget the cycle was given, for its Evidence as a
+    `runner:` line (gitmem.report charts it against the budget). The runner counts with the offline estimate."""
+    return f"context {tokens} tokens of {limit} (estimate)"
+
+
 def settle(ws: Workspace, old: dict[str, str | None], *, cycle: int, clock: Clock | None,
            notes: list[str], usage: dict[str, int], why_no_log: str, started: str,
            kept: str | None = None) -> Settled:

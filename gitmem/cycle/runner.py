@@ -201,6 +201,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         assert start is not None and branch is not None     # preflight refused an unborn or detached HEAD
         old = postflight.memory_texts(ws)
         request = (request_builder or default_request)(ws, number, clock, backend.name)
+        context = postflight.context_note(request.total_tokens, ws.config.cycle.max_context_tokens)
         report.messages += [f"context: {warning}" for warning in request.warnings]
         report.messages.append(f"cycle {number}: running the {backend.name} backend")
         result, failure = invoke(backend, request, settings.grace)
@@ -213,11 +214,11 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             elif kept != start:          # the human's own signed commits: the cycle goes on top of them
                 start, old = kept, postflight.memory_texts_at(ws, kept)
         if failure is None:
-            failure = _finish(ws, report, result, old, start, clock)
+            failure = _finish(ws, report, result, old, start, clock, context)
         if failure is not None:
             saved = salvage.salvage(ws, cycle=number, failure=failure, clock=clock, start=start,
                                     branch=branch, remote=settings.remote, message=commit_message,
-                                    tokens_line=postflight.usage_line(report.tokens))
+                                    tokens_line=f"runner: {context}\n{postflight.usage_line(report.tokens) or ''}")
             report.exit_code, report.error, report.salvage_branch = ExitCode.SALVAGED, saved.error, saved.branch
             report.commit, report.task, report.outcome = saved.commit, saved.task, "no-build"
             report.messages += saved.messages
@@ -233,13 +234,13 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
 
 
 def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None,
-            old: dict[str, str | None], start: str, clock: Clock) -> BaseException | None:
+            old: dict[str, str | None], start: str, clock: Clock, context: str) -> BaseException | None:
     """Postflight and the cycle commit; returns the failure to salvage instead, if any."""
     repo, config = ws.repo, ws.config
     try:
         cleaned = salvage.scrub_files(ws.root, [path for path, _ in gitio.dirty_files(repo)])
         notes = [scrub(n) for n in (result.notes if result else [])]
-        notes += [f"removed a secret value from {path} before committing" for path in cleaned]
+        notes += [f"removed a secret value from {path} before committing" for path in cleaned] + [context]
         settled = postflight.settle(ws, old, cycle=report.cycle, clock=clock, notes=notes,
                                     usage=report.tokens, why_no_log=_why(result), started=start[:12],
                                     kept=report.local_branch)
