@@ -63,6 +63,18 @@ def annotate(violations: Sequence[Violation]) -> None:
         click.echo(render_github(violations), nl=False)
 
 
+def colour_wanted(stream: Any) -> bool:
+    """Colour for `stream`: --color / --no-color when given, none with NO_COLOR set, else on a terminal."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.color is not None:
+        return bool(ctx.color)
+    import os
+
+    if os.environ.get("NO_COLOR"):
+        return False
+    return bool(stream is not None and stream.isatty())
+
+
 # Shorter work finishes before a bar would be worth drawing.
 PROGRESS_MIN = 200
 
