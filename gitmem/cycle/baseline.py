@@ -20,32 +20,57 @@ from gitmem.workspace import Workspace
 
 
 def resolved_before(ws: Workspace) -> set[str] | None:
-    """IDs of the decisions already resolved at the baseline; None when no cycle landed yet (all are new)."""
-    repo = ws.repo
-    head = gitio.head_id(repo)
+    """IDs of the decisions already resolved at the baseline; None when no cycle landed yet (all are new).
+
+    Where history cannot say (not a git work tree, or a shallow clone that lacks the baseline commit), the
+    last cycle's LOG time stands in for it: answers stamped before that entry count as already seen. That is
+    the one place minute timestamps still decide, and only when git has no history to decide with."""
+    known, found = _from_history(ws) if ws.state_dir is not None else (False, None)
+    return found if known else _answered_before_last_cycle(ws)
+
+
+def _from_history(ws: Workspace) -> tuple[bool, set[str] | None]:
+    """(whether history could say, and what it says)."""
+    try:
+        repo = ws.repo
+        head = gitio.head_id(repo)
+    except gitio.RepoError:
+        return False, None
     if head is None:
-        return None
+        return False, None
     landed = last_landed_cycle(ws, head)
     if landed is None:
-        return None
+        return True, None
     baseline = _started(repo, landed) or _added_by(ws, head, landed)
     if baseline is None:
+        return False, None
+    return True, resolved_ids(gitio.file_at(repo, baseline, ws.config.path("decisions")) or b"")
+
+
+def _answered_before_last_cycle(ws: Workspace) -> set[str] | None:
+    landed = _last_landed(ws, None)
+    if landed is None:
         return None
-    return resolved_ids(gitio.file_at(repo, baseline, ws.config.path("decisions")) or b"")
+    since = landed.when.moment
+    doc = decisions.parse(ws.read("decisions"))
+    return {item.id for item in doc.resolved if (answered := item.answered) and answered[0].moment < since}
 
 
 def last_landed_cycle(ws: Workspace, head: str) -> LogEntry | None:
     """The newest committed cycle entry that is not a salvaged run."""
     blob = gitio.file_id_at(ws.repo, head, ws.config.path("log"))
     size = gitio.blob_size(ws.repo, blob) if blob is not None else None
-    if size is None:
-        return None
+    return _last_landed(ws, size) if size is not None else None
+
+
+def _last_landed(ws: Workspace, end: int | None) -> LogEntry | None:
+    """The newest cycle entry that is not a salvaged run, in LOG's first `end` bytes (None: all of it)."""
     from gitmem.workspace.tail import FileSource
 
     def found(entries: tuple[LogEntry, ...]) -> bool:
         return any(_landed(entry) for entry in entries)
 
-    source = FileSource(ws.path("log"), ws.config.path("log"), ws.state_dir, numbered=False, end=size)
+    source = FileSource(ws.path("log"), ws.config.path("log"), ws.state_dir, numbered=False, end=end)
     landed = [entry for entry in log.tail_entries(source, found).entries if _landed(entry)]
     return landed[-1] if landed else None
 

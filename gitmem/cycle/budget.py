@@ -91,14 +91,12 @@ def build_request(ws: Workspace, *, cycle: int | None = None, now: datetime | No
 
 
 def reading(ws: Workspace) -> tuple[dict[str, ContextPart], list[log.LogEntry]]:
-    """The parts of the reading budget in order, uncounted, and the LOG entries behind the log part.
-
-    """
+    """The parts of the reading budget in order, uncounted, and the LOG entries behind the log part."""
     root, config = ws.root, ws.config
     tail = ws.log_tail(config.cycle.log_entries)
     top = now_mod.parse(read_head(ws.path("now"), second_heading), max_blocks=1).top
     entries = list(tail.entries[-config.cycle.log_entries:])
-    before = resolved_before(ws) if ws.state_dir is not None else None
+    before = resolved_before(ws)
     parts: dict[str, ContextPart] = {"rules": _whole(root, config.path("rules"), "rules", cacheable=True),
                                      "now": _now_part(config.path("now"), top),
                                      "decisions": _decisions_part(root, config.path("decisions"), before),
