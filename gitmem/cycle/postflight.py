@@ -17,6 +17,7 @@ from gitmem.memory.text import (
     one_line,
     render_field,
     strip_trailing_blank,
+    without_fields,
 )
 from gitmem.workspace import Clock, Workspace
 from gitmem.workspace.writer import MemoryWriter, atomic_write
@@ -127,16 +128,7 @@ RUNNER_FIELDS = (log.STARTED, log.SALVAGED, log.KEPT)
 
 def _with_runner_fields(body: list[str], fields: dict[str, str]) -> list[str]:
     """`body` without any runner field the agent wrote, then the runner's own fields at the end."""
-    kept: list[str] = []
-    dropping = False
-    for line in strip_trailing_blank(body):
-        if any(line.startswith(f"- {key}:") for key in RUNNER_FIELDS):
-            dropping = True
-            continue
-        if dropping and line.startswith("  ") and line.strip():
-            continue
-        dropping = False
-        kept.append(line)
+    kept = without_fields(strip_trailing_blank(body), RUNNER_FIELDS)
     return [*kept, *(line for key, value in fields.items() for line in render_field(key, value))]
 
 

@@ -320,6 +320,22 @@ def nonblank_count(lines: tuple[str, ...] | list[str]) -> int:
     return sum(1 for line in lines if line.strip())
 
 
+def without_fields(lines: list[str], keys: tuple[str, ...]) -> list[str]:
+    """`lines` without the `- Key:` lines of `keys` and their indented continuation lines, which would otherwise
+    join the field above."""
+    kept: list[str] = []
+    dropping = False
+    for line in lines:
+        if any(line.startswith(f"- {key}:") for key in keys):
+            dropping = True
+            continue
+        if dropping and line.startswith("  ") and line.strip():
+            continue
+        dropping = False
+        kept.append(line)
+    return kept
+
+
 def strip_trailing_blank(lines: list[str] | tuple[str, ...]) -> list[str]:
     out = list(lines)
     while out and not out[-1].strip():
