@@ -2,7 +2,8 @@
 
 Two questions the close and every cycle ask of git history (issue 10):
 - `Backing`: for each Confirmed line of the lessons, the commit that added it, and whether that commit also
-  logged the cycle it cites. One walk over the commits that changed LESSONS (blob ids only), stopping when every
+  logged the cycle it cites. Measured for every line of every lesson (the worst case), and for what the close
+  asks: the open lessons with enough lines. One walk over the commits that changed LESSONS (blob ids only), stopping when every
   line is found; LOG blobs are never read while LOG stays append-only (a prefix hash proves it). Measured
   cold (no cache) and warm (verdicts cached in .git/gitmem by commit).
 - `resolved_before`: the decisions resolved in the tree the previous cycle started from.
@@ -23,6 +24,7 @@ import pygit2
 import pytest
 
 from benchmarks.conftest import SCALES, scale_id, working_copy
+from gitmem.close import gates
 from gitmem.close.backing import CACHE_NAME, Backing
 from gitmem.close.day import cycle_numbers
 from gitmem.cycle.baseline import resolved_before
@@ -60,6 +62,13 @@ def backing_warm(root: Path) -> int:
     asked = every_confirmation(ws)
     backing.resolve(asked)                                            # type: ignore[arg-type]
     return sum(backing(lesson, line).ok for lesson, line in asked)     # type: ignore[arg-type]
+
+
+def close_question(root: Path) -> int:
+    """What the close asks: the open lessons with enough Confirmed lines, judged in one walk (cache kept)."""
+    ws = Workspace.at(root)
+    found = gates.eligible(lessons.parse(ws.read("lessons")), Backing(ws), 2)
+    return len(found.candidates)
 
 
 def naive_backing(root: Path) -> int:
@@ -102,6 +111,11 @@ def test_backing_warm(benchmark, copies: dict[float, Path], scale: float) -> Non
 
 
 @pytest.mark.parametrize("scale", SCALES, ids=scale_id)
+def test_close_eligibility(benchmark, copies: dict[float, Path], scale: float) -> None:
+    benchmark(close_question, copies[scale])
+
+
+@pytest.mark.parametrize("scale", SCALES, ids=scale_id)
 def test_newly_resolved_baseline(benchmark, copies: dict[float, Path], scale: float) -> None:
     benchmark(lambda: resolved_before(Workspace.at(copies[scale])))
 
@@ -123,10 +137,14 @@ def test_history_scaling(copies: dict[float, Path]) -> None:
         backing_warm(root)
         warm = time.perf_counter() - started
         started = time.perf_counter()
+        close_question(root)
+        close = time.perf_counter() - started
+        started = time.perf_counter()
         resolved_before(Workspace.at(root))
         base = time.perf_counter() - started
-        print(f"{scale:>5g}x  backing cold {cold * 1000:8.1f} ms  warm {warm * 1000:7.1f} ms  "
-              f"newly-resolved baseline {base * 1000:6.1f} ms  ({len(every_confirmation(Workspace.at(root)))} lines)")
+        print(f"{scale:>5g}x  every line: cold {cold * 1000:8.1f} ms, warm {warm * 1000:7.1f} ms "
+              f"({len(every_confirmation(Workspace.at(root)))} lines); the close's question {close * 1000:6.1f} ms; "
+              f"newly-resolved baseline {base * 1000:6.1f} ms")
     if 1.0 in copies:
         started = time.perf_counter()
         naive_backing(copies[1.0])

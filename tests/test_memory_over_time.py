@@ -226,7 +226,7 @@ def test_p2_verdicts_are_cached_by_commit_and_dropped_when_history_is_rewritten(
     item = lesson_lines(world.git, lesson)
     assert Backing(world.git.ws())(item, item.confirmations[0][0]).ok
     cache = world.git.path / ".git" / "gitmem" / "confirmations.json"
-    assert [v["ok"] for v in json.loads(cache.read_text()).values()] == [True]
+    assert [v["ok"] for v in json.loads(cache.read_text())["verdicts"].values()] == [True]
     # Rewrite history: the same text, now added by a commit that logged nothing. The cached commit is gone.
     git(world.git.path, "reset", "-q", "--hard", "HEAD~1")
     world.git.commit_files({"LESSONS.md": world.read("LESSONS.md").replace(

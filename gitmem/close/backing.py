@@ -72,18 +72,28 @@ class Backing:
         if not pending:
             return
         head = gitio.head_id(self.repo)
-        cache = self._load_cache()
+        valid_at, cache = self._load_cache()
+        # A cached verdict holds while the commit that added its line is in history. When the HEAD the cache
+        # was written at is an ancestor of this HEAD, all of them are: one check instead of one per commit.
+        all_in_history = head is not None and valid_at is not None and gitio.is_ancestor_id(self.repo, valid_at,
+                                                                                             head)
+        in_history: dict[str, bool] = {}
         for key in list(pending):
             found = cache.get(key)
-            if head is not None and isinstance(found, dict) and isinstance(found.get("commit"), str) \
-                    and gitio.is_ancestor_id(self.repo, found["commit"], head):
-                self._verdicts[key] = Verdict(bool(found.get("ok")), str(found.get("why", "")), found["commit"])
+            if head is None or not isinstance(found, dict) or not isinstance(found.get("commit"), str):
+                continue
+            commit = found["commit"]
+            if not all_in_history and commit not in in_history:
+                in_history[commit] = gitio.is_ancestor_id(self.repo, commit, head)
+            if all_in_history or in_history[commit]:
+                self._verdicts[key] = Verdict(bool(found.get("ok")), str(found.get("why", "")), commit)
                 del pending[key]
         if pending and head is not None:
             self._walk(pending)
         for key in pending:
             self._verdicts.setdefault(key, NOT_COMMITTED)
-        self._save_cache(cache)
+        if head is not None:
+            self._save_cache(head, valid_at, cache if all_in_history else {})
 
     # -- walking history -------------------------------------------------------------------------------------
     def _walk(self, pending: dict[str, tuple[Lesson, Field]]) -> None:
@@ -178,24 +188,29 @@ class Backing:
         state = self.ws.state_dir
         return state / CACHE_NAME if state is not None else None
 
-    def _load_cache(self) -> dict[str, object]:
+    def _load_cache(self) -> tuple[str | None, dict[str, object]]:
+        """(the HEAD the cache was written at, its verdicts by line key)."""
         path = self._cache_path()
         try:
             data = json.loads(path.read_text(encoding="utf-8")) if path is not None else {}
         except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+            return None, {}
+        if not isinstance(data, dict) or not isinstance(data.get("verdicts"), dict):
+            return None, {}
+        valid_at = data.get("valid_at")
+        return (valid_at if isinstance(valid_at, str) else None), data["verdicts"]
 
-    def _save_cache(self, cache: dict[str, object]) -> None:
+    def _save_cache(self, head: str, valid_at: str | None, kept: dict[str, object]) -> None:
+        """Write the verdicts known to hold at `head`: this run's, and the cache's when all of it still holds."""
         path = self._cache_path()
         fresh = {key: {"commit": v.commit, "ok": v.ok, "why": v.why}
                  for key, v in self._verdicts.items() if v.commit is not None}
-        if path is None or all(cache.get(key) == value for key, value in fresh.items()):
+        if path is None or (valid_at == head and all(kept.get(key) == value for key, value in fresh.items())):
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({**cache, **fresh}), encoding="utf-8")
+            tmp.write_text(json.dumps({"valid_at": head, "verdicts": {**kept, **fresh}}), encoding="utf-8")
             os.replace(tmp, path)
         except OSError:
             pass        # a read-only .git only costs a walk next time

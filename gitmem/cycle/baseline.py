@@ -12,14 +12,17 @@ before the commit that added that entry: what the session could have read at the
 """
 from __future__ import annotations
 
+import os
+from collections.abc import Container
+from pathlib import Path
+
 from gitmem import gitio
 from gitmem.memory import decisions, log
 from gitmem.memory.log import LogEntry
-from gitmem.memory.text import decode
 from gitmem.workspace import Workspace
 
 
-def resolved_before(ws: Workspace) -> set[str] | None:
+def resolved_before(ws: Workspace) -> Container[str] | None:
     """IDs of the decisions already resolved at the baseline; None when no cycle landed yet (all are new).
 
     Where history cannot say (not a git work tree, or a shallow clone that lacks the baseline commit), the
@@ -29,7 +32,7 @@ def resolved_before(ws: Workspace) -> set[str] | None:
     return found if known else _answered_before_last_cycle(ws)
 
 
-def _from_history(ws: Workspace) -> tuple[bool, set[str] | None]:
+def _from_history(ws: Workspace) -> tuple[bool, Container[str] | None]:
     """(whether history could say, and what it says)."""
     try:
         repo = ws.repo
@@ -44,7 +47,7 @@ def _from_history(ws: Workspace) -> tuple[bool, set[str] | None]:
     baseline = _started(repo, landed) or _added_by(ws, head, landed)
     if baseline is None:
         return False, None
-    return True, resolved_ids(gitio.file_at(repo, baseline, ws.config.path("decisions")) or b"")
+    return True, ResolvedAt(gitio.file_at(repo, baseline, ws.config.path("decisions")) or b"")
 
 
 def _answered_before_last_cycle(ws: Workspace) -> set[str] | None:
@@ -90,28 +93,69 @@ def _started(repo: gitio.Repo, entry: LogEntry) -> str | None:
 
 
 def _added_by(ws: Workspace, head: str, entry: LogEntry) -> str | None:
-    """The first parent of the commit that added `entry` to LOG: the newest change whose parent lacks it."""
-    heading = entry.heading().encode("utf-8")
-    data = ws.path("log").read_bytes()
-    at = data.rfind(heading)
-    if at < 0:
+    """The first parent of the commit that added `entry` to LOG: the newest change whose parent lacks it.
+
+    LOG is append-only (GM301 holds on every commit), so an older LOG lacks the entry exactly when it ends
+    before the entry's offset in the current LOG: blob sizes answer, and no LOG is read but its end."""
+    at = _offset_from_end(ws.path("log"), entry.heading().encode("utf-8"))
+    if at is None:
         return None
     for change in gitio.changes(ws.repo, ws.config.path("log"), head):
         before = change.parents[0] if change.parents else None
-        if before is None or not _holds(ws.repo, before, data, at, heading):
+        if before is None or (gitio.blob_size(ws.repo, before) or 0) <= at:
             return change.commit.parents[0] if change.commit.parents else None
     return None
 
 
-def _holds(repo: gitio.Repo, blob: str, current: bytes, at: int, heading: bytes) -> bool:
-    """Whether an older LOG blob holds the heading found at `at` in the current LOG. LOG is append-only, so an
-    older LOG is normally a prefix of the current one and its size answers; a rewritten one is read."""
-    size = gitio.blob_size(repo, blob) or 0
-    if size <= len(current) and gitio.blob_id(memoryview(current)[:size]) == blob:
-        return size > at
-    return heading in gitio.blob(repo, blob)
+def _offset_from_end(path: Path, needle: bytes, chunk: int = 1 << 16) -> int | None:
+    """Where the last `needle` starts in the file, reading back from its end in growing chunks."""
+    try:
+        with path.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            while True:
+                start = max(0, size - chunk)
+                handle.seek(start)
+                found = handle.read(size - start).rfind(needle)
+                if found >= 0:
+                    return start + found
+                if start == 0:
+                    return None
+                chunk *= 4
+    except OSError:
+        return None
 
 
-def resolved_ids(decisions_bytes: bytes) -> set[str]:
-    """The IDs under `## Resolved` (parsed: a fenced example of a heading is no heading)."""
-    return {item.id for item in decisions.parse(decode(decisions_bytes).text).resolved}
+class ResolvedAt:
+    """Which decisions a DECISIONS blob has under `## Resolved`, asked one ID at a time: the Pending section is
+    read line by line (a fenced example of a heading is no heading) to find where Resolved starts; after that
+    an ID is looked up by its heading, so a cycle that asks about the newest few answers reads no more."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.start = _resolved_offset(data)
+
+    def __contains__(self, decision_id: object) -> bool:
+        if self.start is None or not isinstance(decision_id, str):
+            return False
+        return self.data.find(b"\n### %s " % decision_id.encode("ascii", "replace"), self.start - 1) >= 0
+
+
+def _resolved_offset(data: bytes) -> int | None:
+    """The offset of the line after the `## Resolved` heading, outside code fences; None without one. Reads
+    only as far as that heading: the Pending section."""
+    fence = b""
+    offset = 0
+    while offset < len(data):
+        end = data.find(b"\n", offset)
+        end = len(data) if end < 0 else end + 1
+        line = data[offset:end]
+        offset = end
+        stripped = line.strip()
+        if fence:
+            if stripped.startswith(fence):
+                fence = b""
+        elif stripped.startswith((b"```", b"~~~")):
+            fence = stripped[:3]
+        elif line.rstrip() == b"## Resolved":
+            return offset
+    return None

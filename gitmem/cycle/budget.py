@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -237,7 +237,7 @@ def _log_part(rel: str, entries: list[log.LogEntry]) -> ContextPart:
     return ContextPart("log", f"{rel}:{first}-{last} (last {len(entries)} of the LOG)", text)
 
 
-def _decisions_part(root: Path, rel: str, before: set[str] | None) -> ContextPart:
+def _decisions_part(root: Path, rel: str, before: Container[str] | None) -> ContextPart:
     """Pending, and the decisions resolved since the previous cycle started (gitmem.cycle.baseline)."""
     doc = decisions.parse(read_head(root / rel, lambda text: _resolved_cut(text, before)))
     fresh = [d for d in doc.resolved if before is None or d.id not in before]
@@ -249,7 +249,7 @@ def _decisions_part(root: Path, rel: str, before: set[str] | None) -> ContextPar
     return ContextPart("decisions", f"{rel}{span}", "\n\n".join(body))
 
 
-def _resolved_cut(text: str, before: set[str] | None) -> int | None:
+def _resolved_cut(text: str, before: Container[str] | None) -> int | None:
     """Where DECISIONS can be cut: before the first of OLD_RESOLVED_STOP resolved decisions in a row that were
     already resolved at the baseline (answers go on top of Resolved). None: read on."""
     resolved = _RESOLVED_RE.search(text)

@@ -219,13 +219,15 @@ class Change:
 
 
 def changes(repo: Repo, path: str, start: str = "HEAD") -> Iterator[Change]:
-    """Commits reachable from `start`, newest first, that changed `path` themselves.
+    """Commits reachable from `start`, newest first by commit time, that changed `path` themselves.
 
     A merge that took one side's version changed nothing: the change is found on that side. Only blob ids are
-    compared (a tree lookup per commit), so walking a long history costs no blob reads.
+    compared (a tree lookup per commit), so walking a long history costs no blob reads. libgit2's unsorted
+    walk is already newest first by commit date, and it yields as it goes: any sort mode (time, topological)
+    first walks all of history, and callers stop after the first few changes.
     """
     raw = repo.raw
-    walker = raw.walk(_resolve(repo, start).id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
+    walker = raw.walk(_resolve(repo, start).id, pygit2.enums.SortMode.NONE)
     for found in walker:
         mine = _blob_ids(found.tree, (path,))[path]
         theirs = tuple(_blob_ids(parent.tree, (path,))[path] for parent in found.parents)
