@@ -19,6 +19,7 @@ from pathlib import Path
 from gitmem import gitio
 from gitmem.memory import decisions, log
 from gitmem.memory.log import LogEntry
+from gitmem.memory.text import unfenced_headings
 from gitmem.workspace import Workspace
 
 
@@ -141,21 +142,10 @@ class ResolvedAt:
 
 
 def _resolved_offset(data: bytes) -> int | None:
-    """The offset of the line after the `## Resolved` heading, outside code fences; None without one. Reads
+    """The offset of the line after the `## Resolved` heading (outside code fences); None without one. Reads
     only as far as that heading: the Pending section."""
-    fence = b""
-    offset = 0
-    while offset < len(data):
-        end = data.find(b"\n", offset)
-        end = len(data) if end < 0 else end + 1
-        line = data[offset:end]
-        offset = end
-        stripped = line.strip()
-        if fence:
-            if stripped.startswith(fence):
-                fence = b""
-        elif stripped.startswith((b"```", b"~~~")):
-            fence = stripped[:3]
-        elif line.rstrip() == b"## Resolved":
-            return offset
+    for found in unfenced_headings(data):
+        if found.group(0).rstrip() == b"## Resolved":
+            end = data.find(b"\n", found.end())
+            return len(data) if end < 0 else end + 1
     return None
