@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Container
+from datetime import datetime
 from pathlib import Path
 
 from gitmem import gitio
@@ -51,13 +52,15 @@ def _from_history(ws: Workspace) -> tuple[bool, Container[str] | None]:
     return True, ResolvedAt(gitio.file_at(repo, baseline, ws.config.path("decisions")) or b"")
 
 
-def _answered_before_last_cycle(ws: Workspace) -> set[str] | None:
+def _answered_before_last_cycle(ws: Workspace) -> Container[str] | None:
     landed = _last_landed(ws, None)
     if landed is None:
         return None
-    since = landed.when.moment
-    doc = decisions.parse(ws.read("decisions"))
-    return {item.id for item in doc.resolved if (answered := item.answered) and answered[0].moment < since}
+    try:
+        data = ws.path("decisions").read_bytes()
+    except OSError:
+        data = b""
+    return AnsweredBefore(data, landed.when.moment)
 
 
 def last_landed_cycle(ws: Workspace, head: str) -> LogEntry | None:
@@ -139,6 +142,26 @@ class ResolvedAt:
         if self.start is None or not isinstance(decision_id, str):
             return False
         return self.data.find(b"\n### %s " % decision_id.encode("ascii", "replace"), self.start - 1) >= 0
+
+
+class AnsweredBefore(ResolvedAt):
+    """The stand-in when history cannot say: resolved decisions whose `Answered` time is before `since`."""
+
+    def __init__(self, data: bytes, since: datetime) -> None:
+        super().__init__(data)
+        self.since = since
+
+    def __contains__(self, decision_id: object) -> bool:
+        if self.start is None or not isinstance(decision_id, str):
+            return False
+        at = self.data.find(b"\n### %s " % decision_id.encode("ascii", "replace"), self.start - 1)
+        if at < 0:
+            return False
+        end = self.data.find(b"\n### ", at + 1)
+        body = self.data[at:len(self.data) if end < 0 else end].decode("utf-8", "replace")
+        found = decisions.parse("# DECISIONS\n\n## Resolved\n" + body).resolved
+        answered = found[0].answered if found else None
+        return answered is not None and answered[0].moment < self.since
 
 
 def _resolved_offset(data: bytes) -> int | None:
