@@ -49,7 +49,18 @@ def _from_history(ws: Workspace) -> tuple[bool, Container[str] | None]:
     baseline = _started(repo, landed) or _added_by(ws, head, landed)
     if baseline is None:
         return False, None
-    return True, ResolvedAt(gitio.file_at(repo, baseline, ws.config.path("decisions")) or b"")
+    blob = gitio.file_id_at(repo, baseline, ws.config.path("decisions"))
+    return True, ResolvedAt(_same_in_worktree(ws, blob) or gitio.blob(repo, blob) if blob is not None else b"")
+
+
+def _same_in_worktree(ws: Workspace, blob: str) -> bytes | None:
+    """DECISIONS from the work tree when it is that blob (the usual case: no answer since the baseline):
+    reading a file is cheaper than inflating a blob from a pack at 100x."""
+    try:
+        data = ws.path("decisions").read_bytes()
+    except OSError:
+        return None
+    return data if len(data) == gitio.blob_size(ws.repo, blob) and gitio.blob_id(data) == blob else None
 
 
 def _answered_before_last_cycle(ws: Workspace) -> Container[str] | None:
