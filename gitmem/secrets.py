@@ -12,8 +12,6 @@ import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from fnmatch import fnmatchcase
 from typing import BinaryIO
 
 # Variables whose values are secrets wherever they appear (the model's key, tokens that can push).
@@ -43,12 +41,17 @@ ALLOWLIST_FILE = ".gitmem-allow-secrets"
 _B = r"(?<![A-Za-z0-9_-])"       # not in the middle of a longer word
 
 
-@dataclass(frozen=True)
 class Pattern:
-    source: str                   # the regular expression, over bytes or text alike
-    what: str                     # what it looks like, for the message; the match itself is never shown
-    needles: tuple[bytes, ...]    # literal text it cannot match without
-    group: int = 0                # the part of a match that is the secret (the rest is its context)
+    """A plain class, not a dataclass: this module is imported on the pre-commit path, where each
+    dataclass costs a millisecond of code generation."""
+
+    __slots__ = ("source", "what", "needles", "group")
+
+    def __init__(self, source: str, what: str, needles: tuple[bytes, ...], group: int = 0) -> None:
+        self.source = source          # the regular expression, over bytes or text alike
+        self.what = what              # what it looks like, for the message; the match itself is never shown
+        self.needles = needles        # literal text it cannot match without
+        self.group = group            # the part of a match that is the secret (the rest is its context)
 
 
 def _p(source: str, what: str, *needles: str, group: int = 0) -> Pattern:
@@ -185,6 +188,30 @@ def holds_secret(text: str) -> bool:
     return redact_bytes(data, env_values()) != data
 
 
+def utf16_codec(head: bytes) -> str | None:
+    """The codec of a UTF-16 text from its first bytes (a byte order mark, or NULs in every other byte), so a
+    key in a UTF-16 file is found and masked like any other; None for anything else."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    sample = head[:4096]
+    if len(sample) >= 8:
+        even, odd = sample[0::2].count(0), sample[1::2].count(0)
+        half = len(sample) // 2
+        if odd >= 0.9 * half and even < 0.1 * half:
+            return "utf-16-le"
+        if even >= 0.9 * half and odd < 0.1 * half:
+            return "utf-16-be"
+    return None
+
+
+def as_utf8(data: bytes) -> bytes:
+    """`data`, re-encoded as UTF-8 when it is UTF-16 text (the form the patterns read)."""
+    codec = utf16_codec(data)
+    if codec is None:
+        return data
+    return data.decode(codec, "replace").encode("utf-8", "surrogatepass")
+
+
 # -- streaming: files of any size ---------------------------------------------------------------------------
 CHUNK = 1 << 20          # bytes read at a time
 KEEP = 1 << 17           # bytes held back so a secret is never cut in two (a private key block, an env value)
@@ -281,11 +308,11 @@ def _looks_like_github_token(value: str) -> bool:
 
 # -- the allowlist ----------------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
 class Allowlist:
     """Paths where GM903 accepts key-shaped strings on purpose (fixtures, docs). Empty: nothing is allowed."""
 
-    globs: tuple[str, ...] = ()
+    def __init__(self, globs: tuple[str, ...] = ()) -> None:
+        self.globs = globs
 
     @classmethod
     def parse(cls, data: bytes | None) -> Allowlist:
@@ -295,6 +322,8 @@ class Allowlist:
         return cls(tuple(g for line in lines if (g := line.split("#", 1)[0].strip())))
 
     def allows(self, path: str) -> bool:
+        from fnmatch import fnmatchcase
+
         for glob in self.globs:
             glob = glob.lstrip("/")
             if glob.endswith("/") and path.startswith(glob):

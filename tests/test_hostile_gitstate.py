@@ -221,3 +221,29 @@ def test_an_index_trick_hides_nothing(memrepo: GitRepo) -> None:
     cycle(memrepo, act)
     assert file_at(memrepo.repo, "HEAD", "ROADMAP.md") == "agent's roadmap\n"
     assert is_clean(memrepo)
+
+
+def test_a_corrupt_index_left_by_the_agent_is_rebuilt(memrepo: GitRepo) -> None:
+    def act(root: Path, memory, request) -> None:
+        (root / "work.txt").write_text("agent work\n")
+        (_git_dir(memrepo) / "index").write_bytes(b"garbage" * 10)
+
+    report = cycle(memrepo, act)
+    assert report.exit_code == ExitCode.OK, report.error
+    assert file_at(memrepo.repo, "HEAD", "work.txt") == "agent work\n" and is_clean(memrepo)
+
+
+def test_a_hooks_path_inside_the_tree_is_protected(memrepo: GitRepo) -> None:
+    memrepo.commit_files({"tools/hooks/pre-commit": "#!/bin/sh\ngitmem check\n"}, "hooks in the tree")
+    memrepo.repo.config["core.hooksPath"] = "tools/hooks"
+    report = cycle(memrepo, lambda root, memory, request: (root / "tools/hooks/pre-commit").write_text("evil\n"))
+    assert file_at(memrepo.repo, "HEAD", "tools/hooks/pre-commit") == "#!/bin/sh\ngitmem check\n"
+    assert file_at(memrepo.repo, report.proposal_branch, "tools/hooks/pre-commit") == "evil\n"
+
+
+def test_a_ref_name_that_looks_like_a_key_is_not_repeated(memrepo: GitRepo) -> None:
+    key = "ghp_" + "a1B2c3D4e5F6" * 3
+    report = cycle(memrepo, lambda root, memory, request: git(root, "update-ref", f"refs/evil/{key}", "HEAD"))
+    assert report.exit_code == ExitCode.OK
+    assert key not in " ".join(report.messages) + evidence(memrepo)
+    assert not [name for name in memrepo.repo.references if name.startswith("refs/evil/")]

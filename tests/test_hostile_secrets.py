@@ -89,9 +89,23 @@ def test_names_link_targets_and_deep_lines_are_checked(memrepo: GitRepo, cli, fi
     assert KEYS["github-classic"] not in result.out
 
 
-def test_binary_files_and_submodule_entries_are_not_read(memrepo: GitRepo, cli) -> None:
-    memrepo.stage_files({"image.png": b"\x89PNG\0\0" + KEYS["github-classic"].encode()})
-    assert cli(["check"], cwd=memrepo.path).code == ExitCode.OK
+@pytest.mark.parametrize("data", [
+    b"\x89PNG\0\0" + KEYS["github-classic"].encode(),                          # a NUL does not hide a key
+    ("token = " + KEYS["openai-project"] + "\n").encode("utf-16"),              # UTF-16 with a byte order mark
+    ("token = " + KEYS["stripe-live"] + "\n").encode("utf-16-le"),              # and without one
+    b"\0" * 9000 + KEYS["aws-access-key"].encode(),
+], ids=["binary", "utf-16-bom", "utf-16-le", "nul-prefix"])
+def test_binary_and_utf16_files_are_read_too(memrepo: GitRepo, cli, data: bytes) -> None:
+    memrepo.stage_files({"blob.dat": data})
+    result = cli(["check"], cwd=memrepo.path)
+    assert result.code == ExitCode.VIOLATIONS and "blob.dat:1: GM903" in result.out
+
+
+def test_the_runner_masks_a_key_in_a_utf16_file_in_its_own_encoding(memrepo: GitRepo) -> None:
+    text = "token = " + KEYS["openai-project"] + "\nmore\n"
+    cycle(memrepo, lambda root, memory, request: (root / "notes.txt").write_bytes(text.encode("utf-16")))
+    committed = memrepo.repo.revparse_single("HEAD:notes.txt").data
+    assert committed.decode("utf-16") == "token = ***\nmore\n"
 
 
 def test_the_allowlist_lets_fixtures_through_and_nothing_else(memrepo: GitRepo, cli) -> None:

@@ -89,3 +89,21 @@ def test_a_backdated_lesson_with_forged_confirmations_is_not_promoted(memrepo: G
     assert [r.render() for r in rules.parse(memrepo.read("RULES.md")).proven] == []
     assert any("L-0001" in line and "does not count" in line for line in result.problems)
     assert verify_range(memrepo.ws(), None, "HEAD").violations == []
+
+
+def test_a_hand_written_decision_dated_2099_gets_the_clocks_time(memrepo: GitRepo) -> None:
+    from gitmem.memory import decisions
+
+    clock = FixedClock(datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc))
+
+    def act(root: Path, memory, request) -> None:
+        text = (root / "DECISIONS.md").read_text(encoding="utf-8").replace(
+            "## Pending\n", "## Pending\n\n### D-0001 · Forever fresh?\n- Asked: 2099-01-01 00:00 UTC (cycle 1)\n"
+                           "- Recommendation: never look at me\n", 1)
+        (root / "DECISIONS.md").write_text(text, encoding="utf-8")
+
+    report = cycle(memrepo, act, clock=clock)
+    assert report.exit_code == ExitCode.OK, report.error
+    item = decisions.parse(memrepo.read("DECISIONS.md")).find("D-0001")
+    assert item is not None and item.asked is not None and item.asked.moment == clock.moment
+    assert "restored the time D-0001 was asked" in evidence(memrepo)

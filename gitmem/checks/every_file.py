@@ -1,9 +1,9 @@
 """GM903 over every changed file, not only the memory files: its text, its name, and a symlink's target.
 
-The template promises that `gitmem check` refuses a commit that holds a key, wherever it is. Binary files
-(a NUL byte in the first 8000, git's own test) and submodules are not read; paths in the secrets allowlist
-(`gitmem.secrets.ALLOWLIST_FILE`, a protected path) are skipped, for fixtures and docs that hold key-shaped
-strings on purpose. The memory files are left to `repo_wide`, which reads only their changed part. No git here:
+The template promises that `gitmem check` refuses a commit that holds a key, wherever it is. Every changed
+file is read, binary ones too (a NUL byte does not make a key less of a key), and UTF-16 text as the text it is;
+submodules are not. Paths in the secrets allowlist (`gitmem.secrets.ALLOWLIST_FILE`, a protected path) are
+skipped, for fixtures and docs that hold key-shaped strings on purpose. The memory files are left to `repo_wide`, which reads only their changed part. No git here:
 `targets` hands over each file's path, mode and bytes.
 """
 from __future__ import annotations
@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from gitmem import codes, secrets
 from gitmem.checks.violation import Violation
 
-BINARY_PROBE = 8000      # git calls a file binary when its first 8000 bytes hold a NUL
 OVERLAP = 4096           # bytes carried between chunks, so a token cut in two is still seen
 MAX_PER_FILE = 20        # findings reported per file; one is enough to refuse the commit
 
@@ -43,11 +42,10 @@ def _scan_content(item: FileToScan, shown: str) -> list[Violation]:
     seen: set[int] = set()
     found: list[Violation] = []
     carried, base, lines = b"", 0, 1     # bytes kept from the last chunk, their offset, the line they start on
-    first = True
-    for chunk in item.chunks():
-        if first and not item.is_link and b"\0" in chunk[:BINARY_PROBE]:
-            return []
-        first = False
+    chunks = item.chunks()
+    for index, chunk in enumerate(chunks):
+        if index == 0 and not item.is_link and secrets.utf16_codec(chunk) is not None:
+            chunk = secrets.as_utf8(chunk + b"".join(chunks))        # UTF-16 text: read as the text it is
         data = carried + chunk
         for offset, what in secrets.find(data):
             where = base + offset

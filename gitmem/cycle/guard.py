@@ -17,6 +17,7 @@ from gitmem.agents.base import AgentError
 from gitmem.cycle.gitstate import Change, FileState
 from gitmem.cycle.protected import Protection
 from gitmem.cycle.reaper import Reaper
+from gitmem.secrets import scrub
 from gitmem.workspace import Workspace
 
 ASIDE_DIR = "guard"          # under .git/gitmem/: the agent's versions of git state it changed
@@ -78,7 +79,10 @@ class CycleGuard:
         repo = self.ws.repo
         head = gitio.head_id(repo)
         if head is not None:
-            gitio.reset_mixed(repo, head)     # a fresh index: no staged tricks, no skip-worktree bits
+            gitio.rebuild_index(repo, head)   # a fresh index: no staged tricks, no skip-worktree bits
+        # A ref or file name the agent chose may look like a key: what is reported never repeats one.
+        self.notes = [scrub(note) for note in self.notes]
+        self.messages = [scrub(message) for message in self.messages]
         return failure
 
     def _restore_files(self) -> None:

@@ -84,7 +84,8 @@ def settle(ws: Workspace, old: dict[str, str | None], *, cycle: int, clock: Cloc
     enforcement = permissions.enforce(old, memory_texts(ws))
     for role, text in enforcement.texts.items():
         atomic_write(memory.path(role), text.encode("utf-8"))
-    evidence = [f"runner: {note}" for note in [*notes, *enforcement.notes]]
+    dated = _date_new_decisions(memory, old.get("decisions") or "", window)
+    evidence = [f"runner: {note}" for note in [*notes, *enforcement.notes, *dated]]
     if (line := usage_line(usage)) is not None:
         evidence.append(line)
     runner_fields = {log.STARTED: started, **({log.KEPT: kept} if kept else {})}
@@ -105,6 +106,26 @@ class Window:
     def date(self, when: Timestamp) -> Timestamp:
         start = self.began.replace(second=0, microsecond=0) if self.began is not None else self.now.moment
         return when if start <= when.moment <= self.now.moment else self.now
+
+
+def _date_new_decisions(memory: MemoryWriter, before: str, window: Window) -> list[str]:
+    """A decision asked during the cycle carries the cycle's time too: a hand-written `Asked: 2099-…` would
+    hide it from every report of the days it waits."""
+    text = memory.read("decisions")
+    known = {item.id for item in decisions.parse(before).all}
+    lines, notes = text.split("\n"), []
+    for item in decisions.parse(text).pending:
+        asked = item.asked
+        field = next((f for f in item.fields if f.key == "Asked"), None)
+        if item.id in known or asked is None or field is None or window.date(asked) is asked:
+            continue
+        line = lines[field.line - 1]
+        if str(asked) in line:
+            lines[field.line - 1] = line.replace(str(asked), str(window.now), 1)
+            notes.append(f"restored the time {item.id} was asked to the clock's {window.now} (it said {asked})")
+    if notes:
+        atomic_write(memory.path("decisions"), "\n".join(lines).encode("utf-8"))
+    return notes
 
 
 def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[str], why_no_log: str,

@@ -52,6 +52,21 @@ def scrub_paths(root: Path, paths: list[str], *, allow: secrets.Allowlist | None
 
 
 def _scrub_file(full: Path, values: list[str], mode: int) -> bool:
+    with full.open("rb") as probe:
+        codec = secrets.utf16_codec(probe.read(4096))
+    if codec is not None:                     # UTF-16 text: masked as text, written back in its own encoding
+        data = full.read_bytes()
+        text = data.decode(codec, "replace")
+        clean = secrets.redact(text, values, mark=secrets.MASK)
+        if clean == text:
+            return False
+        bom = codec == "utf-16"
+        encoded = clean.encode(codec if not bom else ("utf-16-le" if data[:2] == b"\xff\xfe" else "utf-16-be"))
+        atomic = full.with_name(f".{full.name[:40]}.scrub")
+        atomic.write_bytes((data[:2] if bom else b"") + encoded)
+        os.chmod(atomic, mode)
+        os.replace(atomic, full)
+        return True
     fd, tmp = tempfile.mkstemp(prefix=f".{full.name[:40]}.", suffix=".scrub", dir=full.parent)
     try:
         source_fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 # never remotes, rebases or commits, and every millisecond counts on the pre-commit path.
 _NAMES = {
     "blobproof": ("blob_id", "derived"),
-    "commits": ("branch_exists", "commit_files", "commit_worktree", "create_branch", "reset_hard", "reset_mixed",
-                "restore_worktree", "switch_head", "worktree_files", "write_tree_with"),
+    "commits": ("branch_exists", "commit_files", "commit_worktree", "create_branch", "rebuild_index", "reset_hard",
+                "reset_mixed", "restore_worktree", "switch_head", "worktree_files", "write_tree_with"),
     "history": ("Change", "Commit", "CommitInfo", "blob", "changes", "commit", "commits_since", "history",
                 "is_ancestor", "is_ancestor_id", "merge_base", "resolve", "signature", "walk_range"),
     "rebase": ("RebaseResult", "Resolver", "rebase_onto"),
@@ -63,6 +63,7 @@ if TYPE_CHECKING:   # for type checkers: the same names, imported eagerly
         commit_files,
         commit_worktree,
         create_branch,
+        rebuild_index,
         reset_hard,
         reset_mixed,
         restore_worktree,

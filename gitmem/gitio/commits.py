@@ -134,6 +134,17 @@ def reset_mixed(repo: Repo, target: str) -> None:
     repo.raw.reset(_oid(repo, target), pygit2.enums.ResetMode.MIXED)
 
 
+def rebuild_index(repo: Repo, target: str) -> None:
+    """The index built afresh from `target`'s tree (flags such as skip-worktree dropped); a corrupt index file
+    is replaced, never read."""
+    raw = repo.raw
+    try:
+        raw.reset(_oid(repo, target), pygit2.enums.ResetMode.MIXED)
+    except pygit2.GitError:
+        os.unlink(os.path.join(raw.path, "index"))
+        raw.reset(_oid(repo, target), pygit2.enums.ResetMode.MIXED)
+
+
 def switch_head(repo: Repo, branch: str) -> None:
     """Point HEAD at `branch` without touching the index or the work tree (like `git symbolic-ref`)."""
     repo.raw.set_head(f"refs/heads/{branch}")

@@ -88,9 +88,13 @@ def _user_files(repo: Repo, home: Path) -> list[Path]:
             paths.append(given)
         else:       # relative to the including file, which libgit2 does not say: the likely places
             paths += [common_dir(repo) / given, home / given]
-            if name == "core.hookspath" and work_tree(repo) is not None:
-                paths.append(Path(str(work_tree(repo))) / given)
-    return [Path(os.path.abspath(p)) for p in paths if str(p) != os.devnull]
+    # Files in the work tree (a hooks folder kept there) are tracked content: protected paths, not git state.
+    tree = work_tree(repo)
+    inside = [git_dir(repo), common_dir(repo)]
+    found = [Path(os.path.abspath(p)) for p in paths if str(p) != os.devnull]
+    real = {p: Path(os.path.realpath(p)) for p in found}
+    return [p for p in found if tree is None or not real[p].is_relative_to(tree.resolve())
+            or any(real[p].is_relative_to(g.resolve()) for g in inside)]
 
 
 # -- references -------------------------------------------------------------------------------------------------
