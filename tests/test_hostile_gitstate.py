@@ -247,3 +247,58 @@ def test_a_ref_name_that_looks_like_a_key_is_not_repeated(memrepo: GitRepo) -> N
     assert report.exit_code == ExitCode.OK
     assert key not in " ".join(report.messages) + evidence(memrepo)
     assert not [name for name in memrepo.repo.references if name.startswith("refs/evil/")]
+
+
+# -- the state snapshot itself, on plain folders ------------------------------------------------------------------
+
+def _state(tmp_path: Path):
+    from gitmem.cycle.gitstate import FileState
+    from gitmem.gitio import StatePath
+
+    root = tmp_path / "state"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "hook").write_text("#!/bin/sh\n")
+    os.chmod(root / "sub" / "hook", 0o755)
+    (root / "big.bin").write_bytes(b"b" * (2 << 20))
+    (root / "plain").write_text("plain\n")
+    os.symlink("plain", root / "link")
+    places = [StatePath("state", root, True), StatePath("absent", tmp_path / "absent", False)]
+    return root, FileState.capture(places)
+
+
+def _plant_fifo(root: Path) -> None:
+    os.mkfifo(root / "fifo")
+
+
+ATTACKS = {
+    "big-file-changed": lambda root, tmp: (root / "big.bin").write_bytes(b"evil" * 10),
+    "folder-became-file": lambda root, tmp: (__import__("shutil").rmtree(root / "sub"),
+                                             (root / "sub").write_text("x")),
+    "file-became-folder": lambda root, tmp: ((root / "plain").unlink(), (root / "plain").mkdir(),
+                                             (root / "plain" / "x").write_text("x")),
+    "link-retargeted": lambda root, tmp: ((root / "link").unlink(), os.symlink("/etc/passwd", root / "link")),
+    "new-tree": lambda root, tmp: ((root / "new" / "deep").mkdir(parents=True),
+                                   (root / "new" / "deep" / "f").write_text("x")),
+    "fifo-planted": lambda root, tmp: _plant_fifo(root),
+    "file-deleted": lambda root, tmp: (root / "sub" / "hook").unlink(),
+    "mode-changed": lambda root, tmp: os.chmod(root / "sub" / "hook", 0o644),
+    "absent-created": lambda root, tmp: (tmp / "absent").write_text("now here\n"),
+    "root-became-link": lambda root, tmp: (__import__("shutil").rmtree(root), os.symlink(tmp, root)),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_every_kind_of_change_to_a_state_folder_is_undone(tmp_path: Path, attack: str) -> None:
+    root, state = _state(tmp_path)
+    before = {p.relative_to(root).as_posix(): (p.is_symlink(), p.read_bytes() if p.is_file() and not p.is_symlink()
+                                                else None, p.stat(follow_symlinks=False).st_mode)
+              for p in root.rglob("*")}
+    ATTACKS[attack](root, tmp_path)
+    changes = state.restore()
+    assert changes, attack
+    after = {p.relative_to(root).as_posix(): (p.is_symlink(), p.read_bytes() if p.is_file() and not p.is_symlink()
+                                               else None, p.stat(follow_symlinks=False).st_mode)
+             for p in root.rglob("*")}
+    assert after == before
+    assert not (tmp_path / "absent").exists()
+    assert not root.is_symlink()

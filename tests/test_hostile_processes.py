@@ -20,6 +20,20 @@ from tests.support.helpers import GitRepo
 from tests.support.hostile import command_agent, cycle, evidence, no_traceback
 
 LINUX = sys.platform.startswith("linux") and Path("/proc/self/stat").exists()
+MARK = f"{300 + os.getpid() % 1000}.{time.time_ns() % 10**6}"        # a sleep no other process on this machine runs
+
+
+def _marked() -> list[int]:
+    """Live processes running `sleep MARK` (other tests on the machine may run sleeps of their own)."""
+    found = []
+    for proc in reaper.processes().values():
+        try:
+            argv = Path(f"/proc/{proc.pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if MARK.encode() in argv and proc.state not in ("Z", "X"):
+            found.append(proc.pid)
+    return found
 
 
 @pytest.fixture
@@ -73,14 +87,14 @@ def test_a_tool_write_to_a_protected_path_says_what_will_happen(box: Toolbox, me
 
 # -- processes ----------------------------------------------------------------------------------------------------
 
-ESCAPES = {
-    "setsid": "subprocess.Popen(['setsid', 'sleep', '300'], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, "
+ESCAPES = {  # the agent script gets MARK through its source
+    "setsid": "subprocess.Popen(['setsid', 'sleep', MARK_ARG], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, "
               "stderr=subprocess.DEVNULL)",
-    "new-session": "subprocess.Popen(['sleep', '300'], start_new_session=True, stdin=subprocess.DEVNULL, "
+    "new-session": "subprocess.Popen(['sleep', MARK_ARG], start_new_session=True, stdin=subprocess.DEVNULL, "
                    "stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)",
-    "double-fork": "subprocess.Popen(['sh', '-c', '(setsid sleep 300 </dev/null >/dev/null 2>&1 &) ; exit 0'], "
+    "double-fork": "subprocess.Popen(['sh', '-c', '(setsid sleep MARK_SH </dev/null >/dev/null 2>&1 &) ; exit 0'], "
                    "stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).wait()",
-    "same-group": "subprocess.Popen(['sleep', '300'], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, "
+    "same-group": "subprocess.Popen(['sleep', MARK_ARG], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, "
                   "stderr=subprocess.DEVNULL)",
 }
 
@@ -89,14 +103,16 @@ ESCAPES = {
 @pytest.mark.parametrize("how", sorted(ESCAPES))
 def test_processes_the_agent_leaves_running_end_with_the_cycle(tmp_path: Path, memrepo: GitRepo, cli,
                                                               how: str) -> None:
-    command_agent(tmp_path, memrepo, ESCAPES[how] + "\nimport time; time.sleep(0.3)\n")
-    before = {p.pid for p in reaper.processes().values() if p.command == "sleep"}
+    source = ESCAPES[how].replace("MARK_ARG", repr(MARK)).replace("MARK_SH", MARK)
+    started = ("import time, glob\ntime.sleep(0.3)\n"
+               "def read(path):\n    try:\n        return open(path, 'rb').read()\n    except OSError:\n"
+               "        return b''\n"
+               f"assert any({MARK!r}.encode() in read(p) for p in glob.glob('/proc/[0-9]*/cmdline')), 'not started'\n")
+    command_agent(tmp_path, memrepo, source + "\n" + started)
     result = cli(["cycle", "--json"], cwd=memrepo.path)
     assert result.code == ExitCode.OK, result.err
     assert no_traceback(result.err)
-    left = [p for p in reaper.processes().values() if p.command == "sleep" and p.pid not in before
-            and p.state not in ("Z", "X")]
-    assert left == []
+    assert _marked() == []
     report = json.loads(result.out)
     if how != "same-group":       # its own process group ends with it; the reaper ends the rest
         assert any("ended" in m and "process" in m for m in report["messages"])
@@ -107,14 +123,13 @@ def test_processes_the_agent_leaves_running_end_with_the_cycle(tmp_path: Path, m
 def test_the_in_process_shell_tool_cannot_leave_a_daemon_behind(memrepo: GitRepo) -> None:
     def act(root: Path, memory, request) -> None:
         import subprocess
-        subprocess.run(["sh", "-c", "setsid sleep 300 </dev/null >/dev/null 2>&1 &"], check=True)
+        subprocess.run(["sh", "-c", f"setsid sleep {MARK} </dev/null >/dev/null 2>&1 &"], check=True)
+        time.sleep(0.2)
+        assert _marked() != []          # it did start, and outlived the tool call
 
-    before = {p.pid for p in reaper.processes().values() if p.command == "sleep"}
     report = cycle(memrepo, act)
     assert report.exit_code == ExitCode.OK
-    time.sleep(0.1)
-    assert [p for p in reaper.processes().values() if p.command == "sleep" and p.pid not in before
-            and p.state not in ("Z", "X")] == []
+    assert _marked() == []
 
 
 def test_a_survivor_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -180,3 +195,10 @@ def test_a_github_token_under_another_name_never_passes() -> None:
     token = "github_pat_11AAAAAAA0" + "x" * 60
     env = agent_environment({"HOME": "/h", "MY_SETTING": token, "OTHER": "fine"}, ["MY_SETTING"])
     assert env == {"HOME": "/h", "OTHER": "fine"}
+
+
+def test_without_a_subreaper_the_report_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reaper, "_prctl", lambda option, value: None)
+    guard = reaper.Reaper().start()
+    assert guard.finish() == []
+    assert any("no child subreaper" in m for m in guard.messages)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 PR_SET_CHILD_SUBREAPER = 36
+PR_GET_CHILD_SUBREAPER = 37
 PR_SET_DUMPABLE = 4
 PR_GET_DUMPABLE = 3
 PROC = Path("/proc")
@@ -92,11 +93,13 @@ class Reaper:
 
     before: set[int] = field(default_factory=set)
     subreaper: bool = False
+    was_subreaper: bool = False      # a supervisor made the runner one already: leave it so
     protected_environ: bool = False
     messages: list[str] = field(default_factory=list)
 
     def start(self) -> Reaper:
         self.before = {p.pid for p in descendants(os.getpid())}
+        self.was_subreaper = _was_subreaper()
         self.subreaper = _prctl(PR_SET_CHILD_SUBREAPER, 1) == 0
         # Not dumpable: the agent (same user) cannot read the runner's environment (its tokens) from /proc.
         self.protected_environ = _prctl(PR_GET_DUMPABLE, 0) == 1 and _prctl(PR_SET_DUMPABLE, 0) == 0
@@ -127,7 +130,7 @@ class Reaper:
             _reap(me, self.before)
             survivors = [p for p in left if _alive(p.pid)]
         finally:
-            if self.subreaper:
+            if self.subreaper and not self.was_subreaper:
                 _prctl(PR_SET_CHILD_SUBREAPER, 0)
             if self.protected_environ:
                 _prctl(PR_SET_DUMPABLE, 1)
@@ -141,6 +144,20 @@ class Reaper:
             self.messages.append("this system has no child subreaper (prctl): helpers the agent started outside "
                                  "its process group could not be tracked")
         return lines
+
+
+def _was_subreaper() -> bool:
+    """PR_GET_CHILD_SUBREAPER writes its answer through a pointer."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        value = ctypes.c_int(0)
+        if int(libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(value), 0, 0, 0)) != 0:
+            return False
+    except (OSError, AttributeError):
+        return False
+    return value.value != 0
 
 
 def _signal(pid: int, sig: int) -> None:

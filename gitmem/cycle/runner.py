@@ -1,9 +1,12 @@
 """The cycle runner: preflight, one agent run, postflight, one commit, optional push. Nothing is lost.
 
 Preflight refuses a dirty tree, a held lock, invalid memory, an unborn or detached HEAD. The agent runs
-with a deadline. Postflight reverts forbidden edits, makes sure there is exactly one LOG entry and one NOW
-block, validates as `gitmem check` would, and commits as the agent. If the agent fails, whatever it changed
-goes to `gitmem/salvage/cycle-N`, main's work tree is restored, and a `no-build` entry says what happened.
+with a deadline, inside a guard (gitmem.cycle.guard): when it is done, every process it started is ended and
+git state and references are put back. Postflight masks secrets, moves edits of protected paths to a proposal
+branch with a decision (gitmem.cycle.proposals), reverts forbidden edits, makes sure there is exactly one LOG
+entry and one NOW block dated by the clock, validates as `gitmem check` would, and commits as the agent only
+paths that were not ignored when the cycle started. If the agent fails, whatever it changed goes to
+`gitmem/salvage/cycle-N`, main's work tree is restored, and a `no-build` entry says what happened.
 """
 from __future__ import annotations
 
@@ -376,7 +379,8 @@ def step_summary(report: CycleReport) -> str:
              f"- Tokens: {tokens}"]
     if report.error:
         lines.append(f"- Error: {report.error}")
-    for name, value in (("Salvage branch", report.salvage_branch), ("Conflict branch", report.side_branch)):
+    for name, value in (("Salvage branch", report.salvage_branch), ("Conflict branch", report.side_branch),
+                        ("Proposal branch", report.proposal_branch)):
         if value:
             lines.append(f"- {name}: `{value}`")
     waiting = "; ".join(report.pending) if report.pending else "none"
