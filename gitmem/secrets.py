@@ -8,7 +8,6 @@ pre-commit path until a file actually holds a needle.
 """
 from __future__ import annotations
 
-import functools
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -45,13 +44,24 @@ class Pattern:
     """A plain class, not a dataclass: this module is imported on the pre-commit path, where each
     dataclass costs a millisecond of code generation."""
 
-    __slots__ = ("source", "what", "needles", "group")
+    __slots__ = ("source", "what", "needles", "group", "_regex")
 
     def __init__(self, source: str, what: str, needles: tuple[bytes, ...], group: int = 0) -> None:
         self.source = source          # the regular expression, over bytes or text alike
         self.what = what              # what it looks like, for the message; the match itself is never shown
         self.needles = needles        # literal text it cannot match without
         self.group = group            # the part of a match that is the secret (the rest is its context)
+        self._regex: re.Pattern[bytes] | None = None
+
+    @property
+    def regex(self) -> re.Pattern[bytes]:
+        """Compiled on first use: most files hold none of the needles, and then no pattern is compiled."""
+        if self._regex is None:
+            self._regex = re.compile(self.source.encode())
+        return self._regex
+
+    def present(self, data: bytes) -> bool:
+        return any(needle in data for needle in self.needles)
 
 
 def _p(source: str, what: str, *needles: str, group: int = 0) -> Pattern:
@@ -116,27 +126,15 @@ _PRIVATE_BLOCKS = (
 )
 
 
-@functools.cache
-def _compiled_bytes() -> tuple[tuple[re.Pattern[bytes], Pattern], ...]:
-    return tuple((re.compile(p.source.encode()), p) for p in PATTERNS)
-
-
-@functools.cache
-def _redactors_bytes() -> tuple[tuple[re.Pattern[bytes], Pattern], ...]:
-    found = [(re.compile(p.source.encode()), p) for p in (*_PRIVATE_BLOCKS, *_REDACT_ONLY, *PATTERNS)]
-    return tuple(found)
-
-
-def _present(data: bytes, pattern: Pattern) -> bool:
-    return any(needle in data for needle in pattern.needles)
+_REDACTORS = (*_PRIVATE_BLOCKS, *_REDACT_ONLY, *PATTERNS)
 
 
 def find(data: bytes) -> list[tuple[int, str]]:
     """(offset, what it looks like) of every secret-like token in `data`, in order."""
     found: list[tuple[int, str]] = []
-    for regex, pattern in _compiled_bytes():
-        if _present(data, pattern):
-            found += [(match.start(pattern.group), pattern.what) for match in regex.finditer(data)]
+    for pattern in PATTERNS:
+        if pattern.present(data):
+            found += [(match.start(pattern.group), pattern.what) for match in pattern.regex.finditer(data)]
     return sorted(found)
 
 
@@ -161,9 +159,9 @@ def redact_bytes(data: bytes, extra_values: Iterable[str] = (), *, mark: str = M
     for value in extra_values:
         if value and len(value) >= MIN_VALUE:
             data = data.replace(value.encode(), token)
-    for regex, pattern in _redactors_bytes():
-        if _present(data, pattern):
-            data = regex.sub(_masker(token, pattern.group), data)
+    for pattern in _REDACTORS:
+        if pattern.present(data):
+            data = pattern.regex.sub(_masker(token, pattern.group), data)
     return data
 
 
@@ -263,9 +261,9 @@ def _straddling(data: bytes, cut: int, values: list[bytes]) -> int | None:
     starts = [low + found for value in values
               for found in [window.rfind(value, max(0, at - len(value) + 1), at + len(value) - 1)]
               if 0 <= found < at]
-    for regex, pattern in _redactors_bytes():
-        if _present(window, pattern):
-            starts += [low + m.start() for m in regex.finditer(window) if m.start() < at < m.end()]
+    for pattern in _REDACTORS:
+        if pattern.present(window):
+            starts += [low + m.start() for m in pattern.regex.finditer(window) if m.start() < at < m.end()]
     return min(starts) if starts else None
 
 
@@ -302,8 +300,8 @@ def agent_environment(environ: Mapping[str, str], passed: Iterable[str] = ()) ->
 
 def _looks_like_github_token(value: str) -> bool:
     data = value.encode("utf-8", "surrogatepass")
-    return any(regex.search(data) for regex, pattern in _compiled_bytes()
-               if pattern.what.startswith("a GitHub") and _present(data, pattern))
+    return any(pattern.regex.search(data) for pattern in PATTERNS
+               if pattern.what.startswith("a GitHub") and pattern.present(data))
 
 
 # -- the allowlist ----------------------------------------------------------------------------------------------

@@ -198,3 +198,36 @@ def test_streaming_masks_what_the_whole_text_masks(pieces: list[str], chunk: int
     assert changed == (whole != data)
     assert secrets.find(streamed) == [] or secrets.find(whole) != []
     assert (streamed == data) == (whole == data)
+
+
+def test_scrubbing_renames_to_a_free_name_and_keeps_tracked_and_allowed_files(tmp_path: Path) -> None:
+    from gitmem.cycle.scrub import scrub_paths
+
+    key = KEYS["npm"]
+    (tmp_path / "***.txt").write_text("taken\n")
+    (tmp_path / f"{key}.txt").write_text("new\n")
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / f"{key}.md").write_text("tracked\n")
+    (tmp_path / "fixtures").mkdir()
+    (tmp_path / "fixtures" / "keys.txt").write_text(key + "\n")
+    result = scrub_paths(tmp_path, [f"{key}.txt", f"old/{key}.md", "fixtures/keys.txt", "gone.txt"],
+                         allow=secrets.Allowlist(("fixtures/",)), tracked=lambda path: path.startswith("old/"))
+    assert result.paths == ["***.txt-2", f"old/{key}.md", "fixtures/keys.txt", "gone.txt"]
+    assert (tmp_path / "***.txt-2").read_text() == "new\n" and (tmp_path / "***.txt").read_text() == "taken\n"
+    assert (tmp_path / "fixtures" / "keys.txt").read_text() == key + "\n"
+    assert all(key not in note for note in result.notes)
+
+
+def test_a_masked_name_never_goes_through_a_planted_link(tmp_path: Path) -> None:
+    from gitmem.cycle.scrub import scrub_paths
+
+    key = KEYS["github-classic"]
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    root = tmp_path / "root"
+    (root / key).mkdir(parents=True)
+    (root / key / "x.txt").write_text("x\n")
+    os.symlink(outside, root / "***")            # where the masked folder name would go
+    result = scrub_paths(root, [f"{key}/x.txt"])
+    assert result.paths == ["***__x.txt"] and (root / "***__x.txt").read_text() == "x\n"
+    assert list(outside.iterdir()) == []
