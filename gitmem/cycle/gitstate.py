@@ -80,13 +80,16 @@ class FileState:
         if not stat.S_ISREG(info.st_mode):
             return Entry("other", mode=info.st_mode)
         mode = stat.S_IMODE(info.st_mode)
-        if info.st_size <= IN_MEMORY:
-            data = _read(path)
-            return Entry("file", mode, len(data), hashlib.sha256(data).hexdigest(), data=data)
-        if self.spill_dir is None:
-            self.spill_dir = Path(tempfile.mkdtemp(prefix="gitmem-guard-"))
-        copy = self.spill_dir / f"{len(self.tree)}-{path.name}"
-        digest = _copy_hashing(path, copy)
+        try:
+            if info.st_size <= IN_MEMORY:
+                data = _read(path)
+                return Entry("file", mode, len(data), hashlib.sha256(data).hexdigest(), data=data)
+            if self.spill_dir is None:
+                self.spill_dir = Path(tempfile.mkdtemp(prefix="gitmem-guard-"))
+            copy = self.spill_dir / f"{len(self.tree)}-{path.name}"
+            digest = _copy_hashing(path, copy)
+        except OSError:           # unreadable (another user's file): the agent cannot change it either
+            return Entry("other", mode=info.st_mode)
         return Entry("file", mode, info.st_size, digest, spill=copy)
 
     # -- after the agent ----------------------------------------------------------------------------------
@@ -124,13 +127,16 @@ class FileState:
             keep = new is not None and not any(path.name.startswith(s) for s in skip_aside)
             aside = _aside(path, new) if keep and new is not None else None
             what = "added" if old is None else "deleted" if new is None else "changed"
+            try:
+                if new is not None:
+                    _remove(path, new)
+                    if new.kind == "dir":
+                        gone.append(path)
+                if old is not None and old.kind != "other":
+                    _put(path, old)
+            except OSError as err:
+                what += f", could not be put back: {err.strerror or err}"
             changes.append(Change(label, what, place.inside, aside))
-            if new is not None:
-                _remove(path, new)
-                if new.kind == "dir":
-                    gone.append(path)
-            if old is not None:
-                _put(path, old)
         return changes
 
     def discard(self) -> None:
