@@ -73,13 +73,13 @@ def check_worktree(ws: Workspace) -> list[Violation]:
 
 def other_files_staged(ws: Workspace, memory: set[str]) -> list[Violation]:
     """GM903 over every other staged file: its text, its name, a symlink's target (gitmem.checks.every_file)."""
-    from gitmem.checks.every_file import FileToScan, scan_files
-    from gitmem.secrets import ALLOWLIST_FILE, Allowlist
-
     repo = ws.repo
     changed = [item for item in gitio.staged_files(repo) if item.path not in memory and not item.is_gitlink]
     if not changed:
         return []
+    from gitmem.checks.every_file import FileToScan, scan_files
+    from gitmem.secrets import ALLOWLIST_FILE, Allowlist
+
     allow = Allowlist.parse(gitio.index_snapshot(repo, [ALLOWLIST_FILE]).read(ALLOWLIST_FILE))
     def staged(item: gitio.ChangedFile) -> Callable[[], Iterator[bytes]]:
         return lambda: iter((gitio.read_staged(repo, item),))
@@ -90,13 +90,13 @@ def other_files_staged(ws: Workspace, memory: set[str]) -> list[Violation]:
 
 def other_files_worktree(ws: Workspace, memory: set[str]) -> list[Violation]:
     """The same over the work tree's changed, not ignored files, read in chunks (any size)."""
-    from gitmem.checks.every_file import FileToScan, scan_files
-    from gitmem.secrets import ALLOWLIST_FILE, Allowlist
-
     repo, root = ws.repo, gitio.root(ws.repo)
     changed = [item for item in gitio.worktree_changed(repo) if item.path not in memory]
     if not changed:
         return []
+    from gitmem.checks.every_file import FileToScan, scan_files
+    from gitmem.secrets import ALLOWLIST_FILE, Allowlist
+
     allow = Allowlist.parse(gitio.worktree_snapshot(root, [ALLOWLIST_FILE]).read(ALLOWLIST_FILE))
     def on_disk(item: gitio.ChangedFile) -> Callable[[], Iterator[bytes]]:
         return lambda: gitio.worktree_bytes(root, item)
