@@ -2,7 +2,7 @@
 `gitmem check` and `gitmem verify`."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from gitmem import codes, gitio
@@ -58,7 +58,8 @@ def check_staged(ws: Workspace) -> list[Violation]:
     new = gitio.staged_snapshot(repo, paths)
     # HEAD's LOG is a prefix of the staged one and HEAD's NOW a part of it: derive them (gitio.blobproof).
     old = _derived(repo, gitio.commit_snapshot(repo, gitio.head_id(repo), paths), paths, new.read)
-    return run_checks(CheckInput(ws.config, old, new, _author_email(repo)))
+    found = run_checks(CheckInput(ws.config, old, new, _author_email(repo)))
+    return sorted(found + other_files_staged(ws, set(paths)))
 
 
 def check_worktree(ws: Workspace) -> list[Violation]:
@@ -66,7 +67,42 @@ def check_worktree(ws: Workspace) -> list[Violation]:
     repo, paths = ws.repo, _paths(ws.config)
     new = gitio.worktree_snapshot(gitio.root(repo), paths)
     old = _derived(repo, gitio.commit_snapshot(repo, gitio.head_id(repo), paths), paths, new.read)
-    return run_checks(CheckInput(ws.config, old, new, _author_email(repo)))
+    found = run_checks(CheckInput(ws.config, old, new, _author_email(repo)))
+    return sorted(found + other_files_worktree(ws, set(paths)))
+
+
+def other_files_staged(ws: Workspace, memory: set[str]) -> list[Violation]:
+    """GM903 over every other staged file: its text, its name, a symlink's target (gitmem.checks.every_file)."""
+    repo = ws.repo
+    changed = [item for item in gitio.staged_files(repo) if item.path not in memory and not item.is_gitlink]
+    if not changed:
+        return []
+    from gitmem.checks.every_file import FileToScan, scan_files
+    from gitmem.secrets import ALLOWLIST_FILE, Allowlist
+
+    allow = Allowlist.parse(gitio.index_snapshot(repo, [ALLOWLIST_FILE]).read(ALLOWLIST_FILE))
+    def staged(item: gitio.ChangedFile) -> Callable[[], Iterator[bytes]]:
+        return lambda: iter((gitio.read_staged(repo, item),))
+
+    files = [FileToScan(item.path, item.is_link, staged(item)) for item in changed]
+    return scan_files(files, allow)
+
+
+def other_files_worktree(ws: Workspace, memory: set[str]) -> list[Violation]:
+    """The same over the work tree's changed, not ignored files, read in chunks (any size)."""
+    repo, root = ws.repo, gitio.root(ws.repo)
+    changed = [item for item in gitio.worktree_changed(repo) if item.path not in memory]
+    if not changed:
+        return []
+    from gitmem.checks.every_file import FileToScan, scan_files
+    from gitmem.secrets import ALLOWLIST_FILE, Allowlist
+
+    allow = Allowlist.parse(gitio.worktree_snapshot(root, [ALLOWLIST_FILE]).read(ALLOWLIST_FILE))
+    def on_disk(item: gitio.ChangedFile) -> Callable[[], Iterator[bytes]]:
+        return lambda: gitio.worktree_bytes(root, item)
+
+    files = [FileToScan(item.path, item.is_link, on_disk(item)) for item in changed]
+    return scan_files(files, allow)
 
 
 def _has_memory(snapshot: Snapshot | None, paths: list[str]) -> bool:

@@ -46,6 +46,12 @@ class Agent:
     script: str = ""                        # for the scripted backend: a YAML file of tool calls per cycle
     shell: Shell = field(default_factory=Shell)
     max_retries: int = 4                    # anthropic SDK retries for 429, 5xx and overloaded, with backoff
+    # Environment variables the `command` agent gets although they hold keys. By default only the model's
+    # API key, which an agent CLI needs (so repositories made before this setting keep working); a list given
+    # replaces the default. Every other token, key or credential is withheld; GitHub tokens never pass.
+    pass_env: tuple[str, ...] = ("ANTHROPIC_API_KEY",)
+    # Paths a cycle may not change on its own, added to gitmem's defaults (gitmem.cycle.protected).
+    protected_paths: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -296,6 +302,20 @@ def _validate(config: Config, source: str, raw: Any = None) -> None:
                        ("cycle.log_entries", config.cycle.log_entries)):
         if value < 1:
             raise ConfigError(f"{_where(raw, source, key)}: {key}: must be at least 1, got {value}")
+    _validate_agent_lists(config, source, raw)
     if config.agent.backend not in ("", *BACKENDS):
         raise ConfigError(f"{_where(raw, source, 'agent.backend')}: agent.backend: {config.agent.backend!r} "
                           f"is not one of {', '.join(BACKENDS)}")
+
+
+def _validate_agent_lists(config: Config, source: str, raw: Any) -> None:
+    from gitmem.secrets import GITHUB_TOKEN_ENV
+
+    for name in config.agent.pass_env:
+        if name.upper() in GITHUB_TOKEN_ENV or not name or "=" in name or "\0" in name:
+            why = "GitHub tokens never reach the agent" if name.upper() in GITHUB_TOKEN_ENV else "not a variable name"
+            raise ConfigError(f"{_where(raw, source, 'agent.pass_env')}: agent.pass_env: {name!r}: {why}")
+    for pattern in config.agent.protected_paths:
+        if not pattern.strip("/ ") or ".." in pattern.split("/") or any(ord(c) < 32 for c in pattern):
+            raise ConfigError(f"{_where(raw, source, 'agent.protected_paths')}: agent.protected_paths: {pattern!r} "
+                              "must be a path inside the repository")
