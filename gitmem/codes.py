@@ -239,6 +239,12 @@ HISTORY_REWRITTEN = _code(
 TITLE_MISSING = _code(
     "GM907", "title-missing", "a memory file does not start with its `# TITLE` line",
     "{role} must start with a `# ` title line such as `{title}`")
+NOT_A_REGULAR_FILE = _code(
+    "GM908", "not-a-regular-file",
+    "a memory file, ROADMAP, a `cycle.always_load` file or gitmem.yaml is not a regular file (a symbolic link, "
+    "a directory, a submodule, a FIFO) or is reached through one",
+    "{path} {what}; it must be a regular file (git mode 100644 or 100755) inside the work tree",
+    "put the file itself there (`git checkout HEAD -- {path}` restores the committed one) and stage it")
 
 CODES: tuple[Code, ...] = tuple(value for value in list(globals().values()) if isinstance(value, Code))
 BY_CODE: dict[str, Code] = {item.code: item for item in CODES}

@@ -52,9 +52,14 @@ def report(fmt: str, since: date | None, until: date | None, out: str | None, wo
     if out == "-" or (out is None and fmt == "summary"):
         click.echo(text, nl=False)
         return ExitCode.OK
-    target = Path(out) if out is not None else (ws.state_dir or ws.root) / "report.html"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+    from gitmem.workspace.files import state_directory
+
+    target = Path(out) if out is not None else state_directory(ws.state_dir or ws.root) / "report.html"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise UsageError(f"cannot write {target}: {err.strerror or err}; choose another --out") from None
     click.echo(f"wrote {target} ({len(text.encode('utf-8')) // 1024} KB)")
     return ExitCode.OK
 

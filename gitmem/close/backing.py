@@ -27,7 +27,7 @@ from gitmem.close.day import cycle_numbers
 from gitmem.memory import lessons, log
 from gitmem.memory.lessons import Lesson
 from gitmem.memory.text import Field, decode
-from gitmem.workspace import Workspace
+from gitmem.workspace import Workspace, files
 
 CACHE_NAME = "confirmations.json"
 
@@ -162,10 +162,7 @@ class Backing:
 
     def _current_log(self) -> bytes:
         if self._log is None:
-            try:
-                self._log = self.ws.path("log").read_bytes()
-            except OSError:
-                self._log = b""
+            self._log = files.read(self.ws.root, self.ws.config.path("log")) or b""
         return self._log
 
     def _doc(self, blob: str) -> lessons.LessonsDoc:

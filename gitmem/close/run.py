@@ -24,7 +24,7 @@ from gitmem.close.llm import CloseModel, available
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons
 from gitmem.memory.text import field_value
-from gitmem.workspace import Clock, Workspace
+from gitmem.workspace import Clock, Workspace, files
 from gitmem.workspace.writer import MemoryWriter, WriteRefused
 
 PHASE_TRAILER = "Gitmem-Phase: close"
@@ -279,8 +279,8 @@ def _streak_lesson(memory: MemoryWriter, streak: days.Streak, hint: str, result:
 def _template(memory: MemoryWriter) -> str:
     from gitmem.close.llm import DEFAULT_PROSE
 
-    path = memory.root / "prompts" / "close.md"
-    return path.read_text(encoding="utf-8") if path.is_file() else DEFAULT_PROSE
+    found = files.read(memory.root, "prompts/close.md")     # never through a link, never a FIFO
+    return found.decode("utf-8", "replace") if found is not None else DEFAULT_PROSE
 
 
 def _facts_for_model(facts: report.DayFacts, problems: list[str], promotions: list[str],

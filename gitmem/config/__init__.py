@@ -136,16 +136,15 @@ class Config:
 
 
 def load_config(root: Path | str, *, workspace: str | None = None) -> Config:
-    """Load `gitmem.yaml` from the repo root; a missing file means all defaults."""
-    path = Path(root) / CONFIG_NAME
-    if not path.exists():
-        config = Config()
-    else:
-        try:
-            data = path.read_bytes()
-        except OSError as err:        # a directory named gitmem.yaml, no permission: say so, never crash
-            raise ConfigError(f"{CONFIG_NAME}: cannot read it ({err.strerror or err})") from None
-        config = parse_config(data, source=CONFIG_NAME)
+    """Load `gitmem.yaml` from the repo root; a missing file means all defaults. It is read only as a regular
+    file inside the work tree (`gitmem.workspace.files`): a link, a directory or a FIFO is a config error."""
+    from gitmem.workspace import files
+
+    try:
+        data = files.read(Path(root), CONFIG_NAME)
+    except files.FileRefused as err:     # a link, a directory, no permission: one line, exit 2
+        raise ConfigError(str(err)) from None
+    config = Config() if data is None else parse_config(data, source=CONFIG_NAME)
     return config.with_workspace(workspace) if workspace else config
 
 

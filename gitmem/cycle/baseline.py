@@ -16,7 +16,7 @@ from gitmem import gitio
 from gitmem.memory import decisions, log
 from gitmem.memory.log import LogEntry
 from gitmem.memory.text import decode
-from gitmem.workspace import Workspace
+from gitmem.workspace import Workspace, files
 
 
 def resolved_before(ws: Workspace) -> set[str] | None:
@@ -45,7 +45,7 @@ def last_landed_cycle(ws: Workspace, head: str) -> LogEntry | None:
     def found(entries: tuple[LogEntry, ...]) -> bool:
         return any(_landed(entry) for entry in entries)
 
-    source = FileSource(ws.path("log"), ws.config.path("log"), ws.state_dir, numbered=False, end=size)
+    source = FileSource(ws.root, ws.config.path("log"), ws.state_dir, numbered=False, end=size)
     landed = [entry for entry in log.tail_entries(source, found).entries if _landed(entry)]
     return landed[-1] if landed else None
 
@@ -67,7 +67,7 @@ def _started(repo: gitio.Repo, entry: LogEntry) -> str | None:
 def _added_by(ws: Workspace, head: str, entry: LogEntry) -> str | None:
     """The first parent of the commit that added `entry` to LOG: the newest change whose parent lacks it."""
     heading = entry.heading().encode("utf-8")
-    data = ws.path("log").read_bytes()
+    data = files.read(ws.root, ws.config.path("log")) or b""
     at = data.rfind(heading)
     if at < 0:
         return None

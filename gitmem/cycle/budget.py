@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from gitmem import codes
 from gitmem.agents.base import ContextPart, CycleRequest
@@ -36,7 +36,7 @@ from gitmem.errors import ExitCode, RunFailure
 from gitmem.memory import decisions, log, roadmap
 from gitmem.memory import now as now_mod
 from gitmem.memory.text import Timestamp, decode
-from gitmem.workspace import Workspace
+from gitmem.workspace import Workspace, files
 from gitmem.workspace.tail import read_head, second_heading
 
 CHARS_PER_TOKEN = 3.5
@@ -96,7 +96,7 @@ def reading(ws: Workspace) -> tuple[dict[str, ContextPart], list[log.LogEntry]]:
     """
     root, config = ws.root, ws.config
     tail = ws.log_tail(config.cycle.log_entries)
-    top = now_mod.parse(read_head(ws.path("now"), second_heading), max_blocks=1).top
+    top = now_mod.parse(read_head(root, config.path("now"), second_heading), max_blocks=1).top
     entries = list(tail.entries[-config.cycle.log_entries:])
     before = resolved_before(ws) if ws.state_dir is not None else None
     parts: dict[str, ContextPart] = {"rules": _whole(root, config.path("rules"), "rules", cacheable=True),
@@ -178,17 +178,10 @@ def _memo(counter: TokenCounter) -> TokenCounter:
     return count
 
 
-def _read(path: Path) -> str:
-    try:
-        return decode(path.read_bytes()).text
-    except (FileNotFoundError, IsADirectoryError):
-        return ""
-
-
 def _whole(root: Path, rel: str, name: str, *, cacheable: bool = False) -> ContextPart:
     if rel.startswith("/") or ".." in Path(rel).parts:
         return ContextPart(name, rel, f"(not loaded: {rel} is outside the repository)")
-    text = _read(root / rel).rstrip()
+    text = files.read_text(root, rel).rstrip()
     if not text:
         return ContextPart(name, rel, f"({rel} is missing or empty)", cacheable=cacheable)
     return ContextPart(name, f"{rel}:1-{text.count(chr(10)) + 1}", text, cacheable=cacheable)
@@ -197,7 +190,7 @@ def _whole(root: Path, rel: str, name: str, *, cacheable: bool = False) -> Conte
 def _roadmap_part(root: Path, rel: str) -> ContextPart | None:
     """The current ROADMAP section (`roadmap.current_section`), parsed from the first `(current)` heading or
     open `- [ ]` item on: a long-lived roadmap grows a finished section a month, and those are skipped."""
-    text = _read(root / rel)
+    text = files.read_text(root, rel)
     # Line starts of the first `## … (current)` heading and of the first open item (str.find: a
     # multi-line regex would cost more than the parse it saves).
     marks = [mark for mark in (_line_with(text, "(current)", lambda head: head.startswith("## ")),
@@ -241,7 +234,7 @@ def _log_part(rel: str, entries: list[log.LogEntry]) -> ContextPart:
 
 def _decisions_part(root: Path, rel: str, before: set[str] | None) -> ContextPart:
     """Pending, and the decisions resolved since the previous cycle started (gitmem.cycle.baseline)."""
-    doc = decisions.parse(read_head(root / rel, lambda text: _resolved_cut(text, before)))
+    doc = decisions.parse(read_head(root, rel, lambda text: _resolved_cut(text, before)))
     fresh = [d for d in doc.resolved if before is None or d.id not in before]
     since = " since the previous cycle started" if before is not None else ""
     body = ["## Pending", *([d.render() for d in doc.pending] or ["(none)"]),
@@ -270,10 +263,13 @@ def prompt_template(root: Path, config: Config) -> str:
     """prompts/cycle.md from the repo (the workspace's memory_dir first), else the packaged template."""
     from gitmem.scaffold.init import template_dir
 
-    for candidate in (root / config.memory_dir / "prompts" / "cycle.md", root / "prompts" / "cycle.md",
-                      template_dir() / "prompts" / "cycle.md"):
-        if candidate.is_file():
-            return decode(candidate.read_bytes()).text
+    for rel in dict.fromkeys([str(PurePosixPath(config.memory_dir) / "prompts" / "cycle.md"), "prompts/cycle.md"]):
+        found = files.read(root, rel)     # the repository's own prompt: a regular file inside the tree only
+        if found is not None:
+            return decode(found).text
+    packaged = template_dir() / "prompts" / "cycle.md"
+    if packaged.is_file():
+        return decode(packaged.read_bytes()).text
     raise FileNotFoundError("prompts/cycle.md is missing from the repository and from the gitmem template")
 
 

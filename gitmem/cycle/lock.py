@@ -97,8 +97,9 @@ def _not_zombie(pid: int) -> bool:
 
 def acquire(state_dir: Path, *, what: str = "cycle") -> Lock:
     """Take the lock, clearing a stale one. Raises LockHeld when a live process holds it."""
-    path = lock_path(state_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from gitmem.workspace.files import state_directory
+
+    path = lock_path(state_directory(state_dir))
     info = LockInfo(os.getpid(), socket.gethostname(),
                     datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"), what)
     stale: LockInfo | None = None

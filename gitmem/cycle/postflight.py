@@ -18,8 +18,8 @@ from gitmem.memory.text import (
     render_field,
     strip_trailing_blank,
 )
-from gitmem.workspace import Clock, Workspace
-from gitmem.workspace.writer import MemoryWriter, atomic_write
+from gitmem.workspace import Clock, Workspace, files
+from gitmem.workspace.writer import MemoryWriter
 
 NO_TASK = "no task logged"
 
@@ -36,10 +36,8 @@ class Settled:
 def memory_texts(ws: Workspace) -> dict[str, str | None]:
     texts: dict[str, str | None] = {}
     for role in ROLES:
-        try:
-            texts[role] = decode(ws.path(role).read_bytes()).text
-        except (FileNotFoundError, IsADirectoryError):
-            texts[role] = None
+        data = files.read(ws.root, ws.config.path(role))
+        texts[role] = decode(data).text if data is not None else None
     return texts
 
 
@@ -80,7 +78,7 @@ def settle(ws: Workspace, old: dict[str, str | None], *, cycle: int, clock: Cloc
     memory = MemoryWriter(ws, clock=clock, author_email=ws.config.agent.email)
     enforcement = permissions.enforce(old, memory_texts(ws))
     for role, text in enforcement.texts.items():
-        atomic_write(memory.path(role), text.encode("utf-8"))
+        files.write(ws.root, ws.config.path(role), text.encode("utf-8"))
     evidence = [f"runner: {note}" for note in [*notes, *enforcement.notes]]
     if (line := usage_line(usage)) is not None:
         evidence.append(line)
@@ -99,7 +97,7 @@ def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[st
     entries = list(log.parse(appended, first_line=first_line, expect_title=False).entries)
     extra_notes: list[str] = []
     if not entries:
-        atomic_write(memory.path("log"), before.encode("utf-8"))
+        files.write(memory.root, memory.config.path("log"), before.encode("utf-8"))
         entry = memory.add_log_entry(
             task=NO_TASK, outcome="no-build", cycle=cycle,
             result=f"no build: the agent ended without writing a LOG entry (Rule 0); {why_no_log}",
@@ -117,7 +115,7 @@ def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[st
     body = _with_runner_fields(body, runner_fields)
     rebuilt = log.LogEntry(chosen.when, cycle, outcome, tuple(body))
     if len(entries) > 1 or rebuilt.render() != chosen.render():
-        atomic_write(memory.path("log"), log.append_entry(before, rebuilt).encode("utf-8"))
+        files.write(memory.root, memory.config.path("log"), log.append_entry(before, rebuilt).encode("utf-8"))
     task = one_line(chosen.get("Task") or NO_TASK)
     return Settled(cycle, task, outcome, extra_notes)
 
@@ -171,7 +169,7 @@ def _settle_now(memory: MemoryWriter, before: str, settled: Settled) -> None:
             break
         fresh.append(block)
     if not fresh:
-        atomic_write(memory.path("now"), before.encode("utf-8"))
+        files.write(memory.root, memory.config.path("now"), before.encode("utf-8"))
         top = now.parse(before, max_blocks=1).top
         pending = decisions.parse(memory.read("decisions")).pending
         human = (f"{len(pending)} decision(s) wait in DECISIONS: {', '.join(d.id for d in pending)}"
@@ -191,4 +189,4 @@ def _settle_now(memory: MemoryWriter, before: str, settled: Settled) -> None:
     first, last = fresh[0].line, fresh[-1].end
     rest = "\n".join([*lines[:first - 1], *lines[last:]]).replace("\n\n\n", "\n\n")
     block = now.NowBlock(chosen.when, cycle=settled.cycle, body=chosen.body)
-    atomic_write(memory.path("now"), now.prepend_block(rest, block).encode("utf-8"))
+    files.write(memory.root, memory.config.path("now"), now.prepend_block(rest, block).encode("utf-8"))

@@ -27,7 +27,8 @@ from gitmem.errors import ExitCode, GitmemError, RunFailure
 from gitmem.memory import decisions
 from gitmem.memory.text import one_line
 from gitmem.secrets import scrub
-from gitmem.workspace import Clock, Workspace
+from gitmem.workspace import Clock, Workspace, files
+from gitmem.workspace.files import FileRefused
 from gitmem.workspace.writer import WriteRefused
 
 RequestBuilder = Callable[[Workspace, int, Clock, str], CycleRequest]   # workspace, cycle, clock, backend
@@ -245,8 +246,8 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None,
                                     usage=report.tokens, why_no_log=_why(result), started=start[:12],
                                     kept=report.local_branch)
         _validate(ws, start)
-    except (PostflightFailed, WriteRefused, ValueError, OSError) as err:
-        return err
+    except (PostflightFailed, WriteRefused, FileRefused, ValueError, OSError) as err:
+        return err       # FileRefused: the agent left a link or a directory where a memory file belongs
     report.task, report.outcome = settled.task, settled.outcome
     report.messages += [f"runner: {note}" for note in settled.notes]
     if settled.wrote_log:
@@ -302,10 +303,12 @@ def _local_commits(ws: Workspace, start: str, branch: str, report: CycleReport,
 
 
 def _validate(ws: Workspace, start: str) -> None:
+    from gitmem.checks.repo_wide import trusted_paths
+
     config = ws.config
-    paths = list(config.memory_paths().values())
+    paths = trusted_paths(config)
     found = run_checks(CheckInput(config, gitio.commit_snapshot(ws.repo, start, paths),
-                                  gitio.worktree_snapshot(ws.root, paths), config.agent.email))
+                                  files.worktree_snapshot(ws.root), config.agent.email))
     errors = [v for v in found if v.is_error]
     if has_errors(errors):
         first = "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in errors[:3])

@@ -13,7 +13,10 @@ dataclasses of those (`Identity`, `Commit`, `CommitInfo`, `Snapshot`). No pygit2
 """
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 # Submodules load on first use (PEP 562): `gitmem check` needs the repository, snapshots and history,
@@ -41,8 +44,28 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'gitmem.gitio' has no attribute {name!r}")
     value = getattr(importlib.import_module(f"gitmem.gitio.{module}"), name)
+    if inspect.isfunction(value):
+        value = _translating(value)
     globals()[name] = value
     return value
+
+
+def _translating(func: Callable[..., Any]) -> Callable[..., Any]:
+    """`func` with git's own errors (a damaged index, a missing object) turned into RepoError: one line that
+    names the file and the fix, exit 2. Anything else passes through untouched: a bug stays a bug."""
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except Exception as err:
+            from gitmem.gitio.repository import explained
+
+            found = explained(err)
+            if found is None:
+                raise
+            raise found from None
+
+    return call
 
 
 def __dir__() -> list[str]:

@@ -24,6 +24,22 @@ class RepoError(GitmemError):
     exit_code = ExitCode.USAGE
 
 
+def explained(err: BaseException) -> RepoError | None:
+    """A RepoError saying what git could not read and how to repair it; None for anything but git's errors
+    (those are bugs, and must keep their traceback)."""
+    if isinstance(err, RepoError) or not isinstance(err, pygit2.GitError):
+        return None
+    what = str(err).strip() or type(err).__name__
+    lowered = what.lower()
+    if "index" in lowered:
+        return RepoError(f"git cannot read the index ({what}); if .git/index is damaged, rebuild it from HEAD with "
+                         "`rm .git/index && git reset` (this unstages every staged change)")
+    if any(word in lowered for word in ("object", "tree", "blob", "commit", "odb", "pack", "not found")):
+        return RepoError(f"git cannot read what the repository needs ({what}); `git fsck` shows what is damaged "
+                         "or missing (a fresh clone repairs a damaged copy)")
+    return RepoError(f"git failed: {what}; `git status` shows what is wrong with the repository")
+
+
 @dataclass(frozen=True)
 class Identity:
     name: str

@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from gitmem.errors import GitmemError
+from gitmem.workspace import files
 
 PRECOMMIT = ".pre-commit-config.yaml"
 # The template's own README explains the template; `init` into an existing repo leaves its README alone.
@@ -85,13 +85,17 @@ def init(target: Path) -> InitReport:
         destination = target / rel
         # lexists: a dangling symlink is still the user's file; writing through it would create its target.
         if not os.path.lexists(destination):
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(base / rel, destination)
+            try:       # never through a linked directory: a template file lands inside the tree or nowhere
+                files.write(target, rel, (base / rel).read_bytes())
+            except files.FileRefused as err:
+                report.problems.append(str(err))
+                report.left_alone.append(rel)
+                continue
             report.created.append(rel)
         elif rel == PRECOMMIT:
             try:
                 changed = merge_precommit(destination, base / rel)
-            except InitError as err:
+            except (InitError, files.FileRefused) as err:
                 report.problems.append(str(err))
                 report.left_alone.append(rel)
                 continue
@@ -139,7 +143,9 @@ def merge_precommit(existing: Path, template: Path) -> bool:
     parsed back with ruamel.yaml and must mean exactly "old config + the gitmem repo"; for layouts where a
     text insert cannot work (flow style, no `repos:`), a ruamel.yaml round-trip keeps comments and order.
     """
-    raw = existing.read_bytes()
+    raw = files.read(existing.parent, existing.name)
+    if raw is None:
+        raise InitError(f"{existing}: disappeared while gitmem init read it; run `gitmem init` again")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -168,7 +174,7 @@ def merge_precommit(existing: Path, template: Path) -> bool:
         merged = _round_trip(data, ours)
     if crlf:
         merged = merged.replace("\n", "\r\n")
-    existing.write_bytes((bom + merged).encode("utf-8"))
+    files.write(existing.parent, existing.name, (bom + merged).encode("utf-8"))
     return True
 
 
