@@ -63,10 +63,17 @@ def lock_path(state_dir: Path) -> Path:
 
 def read_lock(path: Path) -> LockInfo | None:
     """The holder recorded in the lock; an unreadable lock (killed while writing it) reads as pid 0."""
+    from gitmem.workspace.files import StateDirError
+
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = path.read_bytes().decode("utf-8", "replace")
     except FileNotFoundError:
         return None
+    except OSError as err:
+        if err.errno is None:
+            raise
+        raise StateDirError(f"{path} is not a lock file gitmem can read ({err.strerror}); remove it "
+                            f"(`rm -r {path}`) and run the command again") from None
     try:
         data = json.loads(raw)
         return LockInfo(int(data["pid"]), str(data["host"]), str(data["started"]), str(data.get("what", "cycle")))
