@@ -60,13 +60,43 @@ def test_the_mode_says_what_stands_there(memrepo: GitRepo, outside: Path, kind: 
 
 
 @pytest.mark.parametrize("rel", ["/etc/passwd", "../outside/precious.txt", "a/../../x.md", ".git/hooks/pre-commit",
-                                 ".GIT/config", "", "a\\b.md", "nul\0.md"])
+                                 ".GIT/config", ".git./config", "vendor/lib/.git/hooks/post-checkout", "",
+                                 "a\\b.md", "nul\0.md"])
 def test_paths_that_leave_the_tree_are_refused(memrepo: GitRepo, outside: Path, rel: str) -> None:
     before = digest(outside), digest(memrepo.path / ".git" / "hooks")
     for operation in (lambda: files.read(memrepo.path, rel), lambda: files.write(memrepo.path, rel, b"x")):
         with pytest.raises(files.FileRefused):
             operation()
     assert (digest(outside), digest(memrepo.path / ".git" / "hooks")) == before
+
+
+def test_a_memory_dir_inside_git_never_writes_a_hook(memrepo: GitRepo, cli, monkeypatch) -> None:
+    """Config validation is the first line (issue class 2); the file layer refuses it anyway."""
+    monkeypatch.setenv("GITMEM_CYCLE", "1")
+    hooks = memrepo.path / ".git" / "hooks"
+    before = digest(hooks)
+    with pytest.raises(files.FileRefused, match="inside a .git directory"):
+        files.write(memrepo.path, ".git/hooks/pre-commit", b"#!/bin/sh\nexit 0\n")
+    memrepo.write("gitmem.yaml", "memory_dir: .git/hooks\nfiles:\n  now: pre-commit\n")
+    result = cli(WRITERS["NOW.md"], cwd=memrepo.path)
+    assert result.code == 2 and "Traceback" not in result.err
+    assert digest(hooks) == before and not (hooks / "pre-commit").exists()
+
+
+def test_a_file_the_os_will_not_open_names_the_fix(memrepo: GitRepo, monkeypatch) -> None:
+    """Permission denied (simulated: the suite may run as root, who is never denied)."""
+    import errno
+
+    real_open = os.open
+
+    def denied(path, flags, mode=0o777, *, dir_fd=None):  # noqa: ANN001, ANN202
+        if path == "RULES.md":
+            raise PermissionError(errno.EACCES, "Permission denied")
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(files.os, "open", denied)
+    with pytest.raises(files.FileRefused, match=r"^RULES.md cannot be opened \(permission denied\).*chmod u\+rw"):
+        files.read(memrepo.path, "RULES.md")
 
 
 def test_a_linked_directory_on_the_way_is_refused(memrepo: GitRepo, outside: Path) -> None:

@@ -241,3 +241,11 @@ def test_the_runner_does_not_leave_the_lock_when_the_state_dir_is_refused(damage
     result = cli(["cycle"], cwd=damaged_world.path)
     assert result.code == 2 and ".git/gitmem is not a directory" in result.err
     assert state.read_text(encoding="utf-8") == "x" and not os.path.isdir(state)
+
+
+@pytest.mark.parametrize("bounds", [["--since", "0001-01-01"], ["--until", "9999-12-31"], ["--since", "1969-12-31"],
+                                    ["--until", "2200-01-01"], ["--since", "2026-02-30"]])
+def test_report_days_out_of_range_exit_2(damaged_world: GitRepo, cli, bounds: list[str]) -> None:
+    """The last day of the calendar has no next day, and a chart has a point per day: both are bounded."""
+    result = cli(["report", *bounds, "--format", "summary", "--out", "-"], cwd=damaged_world.path)
+    assert result.code == 2 and "Traceback" not in result.err and bounds[0] in result.err

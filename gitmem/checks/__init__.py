@@ -38,6 +38,10 @@ def run_checks(inp: CheckInput) -> list[Violation]:
             continue
         family = importlib.import_module(f"gitmem.checks.{name}")
         found += family.check(inp, skip=broken)
+    # What the next cycle's context will hold: GM104, GM209, GM307, GM509, GM601, GM602.
+    from gitmem.checks import sizes
+
+    found += sizes.check(inp, broken)
     return sorted({_scrubbed(v) for v in found})
 
 

@@ -9,14 +9,19 @@ import click
 from gitmem.cli.common import UsageError, open_workspace, workspace_option
 from gitmem.errors import ExitCode
 
+EARLIEST, LATEST = date(1970, 1, 1), date(2199, 12, 31)    # a chart has a point per day
+
 
 def _day(ctx: click.Context, param: click.Parameter, value: str | None) -> date | None:
     if value is None:
         return None
     try:
-        return date.fromisoformat(value)
+        day = date.fromisoformat(value)
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a date like 2026-11-30") from None
+    if not EARLIEST <= day <= LATEST:      # 0001-01-01 would be 740,000 points
+        raise click.BadParameter(f"{value} is out of range: give a day from {EARLIEST} to {LATEST}")
+    return day
 
 
 @click.command("report")

@@ -54,6 +54,7 @@ class Limits:
     rules_max_lines: int = 200
     proven_rules_max: int = 30
     grep_over_lines: int = 300
+    pending_max: int = 20               # most Pending decisions (GM209)
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,7 @@ class Cycle:
     priorities: tuple[str, ...] = (
         "answer people", "fix the published product", "build something new", "measure")
     always_load: tuple[str, ...] = ()
+    max_file_bytes: int = 25 * 1024 * 1024   # the runner keeps bigger files out of its commit (GitHub: 100 MB)
 
 
 @dataclass(frozen=True)
@@ -295,6 +297,10 @@ def _validate(config: Config, source: str, raw: Any = None) -> None:
                        ("cycle.log_entries", config.cycle.log_entries)):
         if value < 1:
             raise ConfigError(f"{_where(raw, source, key)}: {key}: must be at least 1, got {value}")
+    for key, value, low, high in (("limits.pending_max", config.limits.pending_max, 1, 1000),
+                                  ("cycle.max_file_bytes", config.cycle.max_file_bytes, 1024, 100_000_000)):
+        if not low <= value <= high:
+            raise ConfigError(f"{_where(raw, source, key)}: {key}: must be between {low} and {high}, got {value}")
     if config.agent.backend not in ("", *BACKENDS):
         raise ConfigError(f"{_where(raw, source, 'agent.backend')}: agent.backend: {config.agent.backend!r} "
                           f"is not one of {', '.join(BACKENDS)}")

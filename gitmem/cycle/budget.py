@@ -30,6 +30,7 @@ from pathlib import Path, PurePosixPath
 from gitmem import codes
 from gitmem.agents.base import ContextPart, CycleRequest
 from gitmem.agents.tools import memory_tools_text
+from gitmem.checks.sizes import CHARS_PER_TOKEN, HARD_SHARE, size_limits
 from gitmem.config import Config
 from gitmem.cycle.baseline import resolved_before
 from gitmem.errors import ExitCode, RunFailure
@@ -39,8 +40,8 @@ from gitmem.memory.text import Timestamp, decode
 from gitmem.workspace import Workspace, files
 from gitmem.workspace.tail import read_head, second_heading
 
-CHARS_PER_TOKEN = 3.5
-SOFT_SHARE, HARD_SHARE = 0.70, 0.865
+SOFT_SHARE = 0.70
+RESOLVED_IDS_SHOWN = 20       # newly resolved decisions past the budget's room are named, up to this many
 NEWLY_RESOLVED = "newly resolved — act on these, do not redo them"
 OLD_RESOLVED_STOP = 3        # resolved decisions in a row older than the last cycle end the scan
 TokenCounter = Callable[[str], int]
@@ -99,9 +100,11 @@ def reading(ws: Workspace) -> tuple[dict[str, ContextPart], list[log.LogEntry]]:
     top = now_mod.parse(read_head(root, config.path("now"), second_heading), max_blocks=1).top
     entries = list(tail.entries[-config.cycle.log_entries:])
     before = resolved_before(ws) if ws.state_dir is not None else None
+    sizes = size_limits(config)     # newly resolved decisions fill their share; the rest are named (GM209 note)
     parts: dict[str, ContextPart] = {"rules": _whole(root, config.path("rules"), "rules", cacheable=True),
                                      "now": _now_part(config.path("now"), top),
-                                     "decisions": _decisions_part(root, config.path("decisions"), before),
+                                     "decisions": _decisions_part(root, config.path("decisions"), before,
+                                                                  sizes.resolved),
                                      "log": _log_part(config.path("log"), entries)}
     road = _roadmap_part(root, config.path("roadmap"))
     if road is not None:
@@ -153,6 +156,13 @@ def _fit(config: Config, parts: dict[str, ContextPart], entries: list[log.LogEnt
                                                                   f"{source.split(':')[0]} for the current section)"))
         total = fixed + sum(p.tokens for p in parts.values())
         warnings.append(f"context over the soft limit ({soft} tokens): ROADMAP section {source} left out")
+    room = size_limits(config).log_entry
+    if total > hard and entries and len(entries[-1].render()) > room:
+        # `gitmem check` keeps every new entry within its share (GM307): only an entry written before that rule
+        # can be longer, and it must not keep every later cycle from starting. So it is cut, and says where.
+        parts["log"] = counted(_log_part(config.path("log"), entries[-1:], room))
+        total = fixed + sum(p.tokens for p in parts.values())
+        warnings.append(f"the last LOG entry is over its share of the context ({room} characters): it was cut")
     if total > soft:
         warnings.append(f"context is {total} tokens, over the soft limit of {soft} (70% of {limit})")
     if total > hard:
@@ -224,22 +234,45 @@ def _now_part(rel: str, top: now_mod.NowBlock | None) -> ContextPart:
     return ContextPart("now", f"{rel}:{top.line}-{top.line + len(top.render().splitlines()) - 1}", top.render())
 
 
-def _log_part(rel: str, entries: list[log.LogEntry]) -> ContextPart:
+def _log_part(rel: str, entries: list[log.LogEntry], room: int | None = None) -> ContextPart:
+    """The entries; with `room`, each cut at that many characters (see `_fit`)."""
     if not entries:
         return ContextPart("log", rel, "(no LOG entries yet)")
     first, last = entries[0].line, entries[-1].line + len(entries[-1].render().splitlines()) - 1
-    text = "\n\n".join(entry.render() for entry in entries)
+    text = "\n\n".join(entry.render() if room is None else _cut(entry.render(), room, f"{rel}:{entry.line}")
+                         for entry in entries)
     return ContextPart("log", f"{rel}:{first}-{last} (last {len(entries)} of the LOG)", text)
 
 
-def _decisions_part(root: Path, rel: str, before: set[str] | None) -> ContextPart:
-    """Pending, and the decisions resolved since the previous cycle started (gitmem.cycle.baseline)."""
+def _cut(text: str, room: int, where: str) -> str:
+    if len(text) <= room:
+        return text
+    note = f"\n(cut here: {len(text) - room} more characters; read {where} for the rest)"
+    return text[:max(0, room - len(note))] + note
+
+
+def _decisions_part(root: Path, rel: str, before: set[str] | None, room: int) -> ContextPart:
+    """Pending, and the decisions resolved since the previous cycle started (gitmem.cycle.baseline).
+
+    Pending is whole (`gitmem check` bounds it: GM209). Newly resolved decisions fill `room` characters, newest
+    first; the rest are named by ID (up to RESOLVED_IDS_SHOWN) for the agent to read in the file.
+    """
     doc = decisions.parse(read_head(root, rel, lambda text: _resolved_cut(text, before)))
     fresh = [d for d in doc.resolved if before is None or d.id not in before]
     since = " since the previous cycle started" if before is not None else ""
+    shown_fresh, used = [], 0
+    for item in fresh:
+        used += len(item.render()) + 2
+        if used > room:
+            break
+        shown_fresh.append(item)
+    rest = [d.id for d in fresh[len(shown_fresh):]]
+    more = ([f"(and {len(rest)} more answered: {', '.join(rest[:RESOLVED_IDS_SHOWN])}"
+             f"{', …' if len(rest) > RESOLVED_IDS_SHOWN else ''}; read them in {rel})"] if rest else [])
     body = ["## Pending", *([d.render() for d in doc.pending] or ["(none)"]),
-            f"## Resolved{since}: {NEWLY_RESOLVED}", *([d.render() for d in fresh] or ["(none)"])]
-    shown = [*doc.pending, *fresh]
+            f"## Resolved{since}: {NEWLY_RESOLVED}", *([d.render() for d in shown_fresh] or more or ["(none)"]),
+            *(more if shown_fresh else [])]
+    shown = [*doc.pending, *shown_fresh]
     span = (f":{min(d.line for d in shown)}-{max(d.end for d in shown)}" if shown else "")
     return ContextPart("decisions", f"{rel}{span}", "\n\n".join(body))
 

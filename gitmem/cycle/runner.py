@@ -22,6 +22,7 @@ from gitmem.checks.violation import Violation
 from gitmem.codes import Code
 from gitmem.config import Config
 from gitmem.cycle import lock, postflight, salvage
+from gitmem.cycle.oversize import Held, hold_out
 from gitmem.cycle.trust import all_trusted
 from gitmem.errors import ExitCode, GitmemError, RunFailure
 from gitmem.memory import decisions
@@ -239,8 +240,12 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None,
     """Postflight and the cycle commit; returns the failure to salvage instead, if any."""
     repo, config = ws.repo, ws.config
     try:
+        held = hold_out(ws, [path for path, _ in gitio.dirty_files(repo)], report.cycle,
+                        exempt=config.memory_paths().values())
+        _report_held(report, held, config.cycle.max_file_bytes)
         cleaned = salvage.scrub_files(ws.root, [path for path, _ in gitio.dirty_files(repo)])
         notes = [scrub(n) for n in (result.notes if result else [])]
+        notes += [h.note(config.cycle.max_file_bytes) for h in held]
         notes += [f"removed a secret value from {path} before committing" for path in cleaned] + [context]
         settled = postflight.settle(ws, old, cycle=report.cycle, clock=clock, notes=notes,
                                     usage=report.tokens, why_no_log=_why(result), started=start[:12],
@@ -257,6 +262,12 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None,
     report.commit = gitio.commit_worktree(repo, paths, message, author=agent_identity(config))
     report.messages.append(f"committed {report.commit[:10]} {message.splitlines()[0]}")
     return None
+
+
+def _report_held(report: CycleReport, held: list[Held], limit: int) -> None:
+    for item in held:
+        report.messages.append(f"runner: {item.note(limit)}")
+        report.violations.append(Violation.of(codes.CYCLE_FILE_HELD, item.path, 1, message=item.note(limit)))
 
 
 def _why(result: AgentResult | None) -> str:

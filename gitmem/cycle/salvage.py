@@ -11,6 +11,7 @@ from pathlib import Path
 
 from gitmem import gitio, secrets
 from gitmem.agents.base import AgentError
+from gitmem.cycle.oversize import hold_out
 from gitmem.memory import log, now
 from gitmem.memory.text import field_value, one_line
 from gitmem.secrets import scrub
@@ -72,6 +73,8 @@ def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: s
     if head != start:
         gitio.reset_mixed(repo, start)         # the agent moved HEAD: keep its files, salvage them
     changed = [path for path, _ in gitio.dirty_files(repo)]
+    held = hold_out(ws, changed, cycle)         # too big for any branch that is pushed: kept in .git/gitmem/held
+    changed = [path for path, _ in gitio.dirty_files(repo)] if held else changed
     identity = gitio.Identity(config.agent.name, config.agent.email)
     saved_on = None
     if changed:
@@ -99,4 +102,5 @@ def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: s
                          next=following or "run the cycle again", cycle=cycle)
     oid = gitio.commit_worktree(repo, [config.path("log"), config.path("now")],
                                 message(cycle, "no-build", FAILED_TASK, "cycle"), author=identity)
-    return Salvaged(error, oid, saved_on, messages=[f"the agent failed: {error}; {saved}"])
+    notes = [item.note(config.cycle.max_file_bytes) for item in held]
+    return Salvaged(error, oid, saved_on, messages=[f"the agent failed: {error}; {saved}", *notes])

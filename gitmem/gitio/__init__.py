@@ -7,7 +7,7 @@ dataclasses of those (`Identity`, `Commit`, `CommitInfo`, `Snapshot`). No pygit2
   snapshots   memory files in a commit, the index or the work tree
   blobproof   big LOG/NOW blobs derived from a newer copy when their git id proves it
   history     revisions, ranges, ancestry, commits for recall
-  commits     commits built without touching the user's index, branches, resets, restore
+  commits     commits built without touching the user's index, branches, resets, restore, checkout
   rebase      replaying local commits onto an upstream, with a memory-aware resolver
   remote      fetch, push and the few commands that go through the `git` executable
 """
@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 # never remotes, rebases or commits, and every millisecond counts on the pre-commit path.
 _NAMES = {
     "blobproof": ("blob_id", "derived"),
-    "commits": ("branch_exists", "commit_files", "commit_worktree", "create_branch", "reset_hard", "reset_mixed",
+    "commits": ("branch_exists", "checkout_paths", "commit_files", "commit_worktree", "create_branch", "reset_hard", "reset_mixed",
                 "restore_worktree", "switch_head", "worktree_files", "write_tree_with"),
     "history": ("Change", "Commit", "CommitInfo", "blob", "changes", "commit", "commits_since", "history",
                 "is_ancestor", "is_ancestor_id", "merge_base", "resolve", "signature", "walk_range"),
@@ -76,6 +76,7 @@ if TYPE_CHECKING:   # for type checkers: the same names, imported eagerly
     from gitmem.gitio.blobproof import blob_id, derived
     from gitmem.gitio.commits import (
         branch_exists,
+        checkout_paths,
         commit_files,
         commit_worktree,
         create_branch,

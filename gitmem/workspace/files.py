@@ -58,8 +58,8 @@ def _parts(rel: str) -> list[str]:
     if not rel or path.is_absolute() or not parts or ".." in parts or "\\" in rel or "\0" in rel:
         raise FileRefused(rel or "''", "is not a path inside the work tree",
                           "name a file relative to the repository root, without `..`")
-    if parts[0].casefold() == ".git":
-        raise FileRefused(rel, "is inside .git", "memory lives in the work tree, never in .git")
+    if any(part.casefold().rstrip(". ") == ".git" for part in parts):     # `.GIT`, `.git.`: the same on some disks
+        raise FileRefused(rel, "is inside a .git directory", "memory lives in the work tree, never in .git")
     return parts
 
 

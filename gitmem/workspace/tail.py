@@ -60,19 +60,21 @@ def second_heading(text: str) -> int | None:
 
 
 def read_end(root: Path, rel: str, size: int) -> tuple[bytes, int]:
-    """The last whole entries of LOG within about `size` bytes, and the byte offset where they start."""
+    """The last whole entries of LOG within about `size` bytes, and the byte offset where they start. The
+    window doubles until it holds a heading: one entry longer than `size` (written before GM307) is read whole."""
     handle = files.open_read(root, rel)
     if handle is None:
         return b"", 0
     with handle:
         end = handle.seek(0, os.SEEK_END)
-        start = max(0, end - size)
-        handle.seek(start)
-        data = handle.read()
-    if start:
-        cut = data.find(b"\n## ") + 1
-        start, data = (start + cut, data[cut:]) if cut else (end, b"")
-    return data, start
+        while True:
+            start = max(0, end - size)
+            handle.seek(start)
+            data = handle.read()
+            cut = data.find(b"\n## ") + 1 if start else 0
+            if cut or not start:
+                return data[cut:], start + cut
+            size *= 2
 
 
 class FileSource:
