@@ -328,3 +328,20 @@ def test_memory_files_grow_past_the_file_size_limit(memrepo: GitRepo) -> None:
 
     report = _run(memrepo, act)
     assert report.exit_code == 0 and not report.violations
+
+
+def test_a_history_built_by_the_previous_release_still_checks_clean(tmp_path: Path) -> None:
+    """The synthetic agent repository (months of cycles, closes, decisions, lessons and rules, as the release
+    before these rules wrote them): every commit verifies, the work tree checks, and the next context builds."""
+    import shutil
+
+    from gitmem.checks.targets import check_worktree, verify_range
+    from tests.support.synth import cached_repo
+
+    info = cached_repo(1)
+    copy = shutil.copytree(info.path, tmp_path / "agent", symlinks=True)
+    ws = Workspace.open(copy)
+    result = verify_range(ws, None, "HEAD")
+    assert result.commits == 1000 and result.violations == []
+    assert check_worktree(ws) == []
+    assert build_request(ws, cycle=info.cycles + 1).total_tokens <= limits(ws.config).hard

@@ -142,12 +142,12 @@ def _now(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> li
 
 
 def _pending(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> list[Violation]:
-    from gitmem.memory import decisions
-
     path = inp.config.path("decisions")
     new = None if _unchanged(inp, path, whole, skip) else _text(inp.new, path)
     if new is None:
         return []
+    from gitmem.memory import decisions      # only when DECISIONS changed: the hook path pays for nothing else
+
     pending = decisions.parse(new).pending
     count, size = len(pending), sum(len(item.render()) + 2 for item in pending)
     old = _text(inp.old, path)
