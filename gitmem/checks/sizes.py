@@ -146,7 +146,8 @@ def _pending(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -
     new = None if _unchanged(inp, path, whole, skip) else _text(inp.new, path)
     if new is None:
         return []
-    from gitmem.memory import decisions      # only when DECISIONS changed: the hook path pays for nothing else
+    # Only when DECISIONS changed: the hook path pays for nothing else.
+    from gitmem.memory import decisions
 
     pending = decisions.parse(new).pending
     count, size = len(pending), sum(len(item.render()) + 2 for item in pending)
