@@ -268,9 +268,22 @@ def test_a_committed_link_to_a_required_file_is_gm908_not_missing(memrepo: GitRe
 @pytest.mark.parametrize("kind", ["link-outside", "directory", "fifo"])
 def test_gitmem_yaml_that_is_not_a_regular_file_exits_2(memrepo: GitRepo, outside: Path, cli, kind: str) -> None:
     plant(memrepo.path, "gitmem.yaml", kind, outside)
-    for argv in (["check"], ["status"], WRITERS["NOW.md"]):
+    for argv in (["check", "--worktree"], ["status"], WRITERS["NOW.md"], ["context"]):
         with deadline():
             assert_clean_failure(cli(argv, cwd=memrepo.path), 2, "gitmem.yaml")
+
+
+@pytest.mark.parametrize("kind", ["link-outside", "link-inside", "directory"])
+def test_check_judges_a_planted_gitmem_yaml_by_the_index(memrepo: GitRepo, outside: Path, cli, kind: str) -> None:
+    """What is staged is what is committed: a regular gitmem.yaml in the index checks clean; staged as a link,
+    it is GM908 (a directory cannot be staged as a file at all)."""
+    plant(memrepo.path, "gitmem.yaml", kind, outside)
+    with deadline():
+        assert cli(["check"], cwd=memrepo.path).code == 0
+    if kind.startswith("link"):
+        memrepo.stage("gitmem.yaml")
+        result = cli(["check"], cwd=memrepo.path)
+        assert result.code == 1 and [line.split(" ")[1] for line in result.lines] == ["GM908"]
 
 
 def test_a_staged_link_as_gitmem_yaml_is_gm908(memrepo: GitRepo, outside: Path, cli) -> None:
