@@ -249,3 +249,14 @@ def test_report_days_out_of_range_exit_2(damaged_world: GitRepo, cli, bounds: li
     """The last day of the calendar has no next day, and a chart has a point per day: both are bounded."""
     result = cli(["report", *bounds, "--format", "summary", "--out", "-"], cwd=damaged_world.path)
     assert result.code == 2 and "Traceback" not in result.err and bounds[0] in result.err
+
+
+@pytest.mark.parametrize("command", ["init", "demo"])
+@pytest.mark.parametrize("where", ["/dev/null", "{repo}/LOG.md", "{repo}/LOG.md/inside", "{repo}/.git/HEAD/x"])
+def test_init_and_demo_into_a_place_that_is_no_directory_exit_2(damaged_world: GitRepo, cli, command: str,
+                                                                where: str) -> None:
+    target = where.format(repo=damaged_world.path)
+    before = damaged_world.read("LOG.md")
+    result = cli([command, target], cwd=damaged_world.path)
+    assert result.code == 2 and "Traceback" not in result.err and target in result.err
+    assert damaged_world.read("LOG.md") == before

@@ -112,7 +112,12 @@ def _target(target: Path | None) -> Path:
         return Path(tempfile.mkdtemp(prefix="gitmem-demo-"))
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise DemoError(f"{target} is not empty; give a new or empty directory (or none, for a temp dir)")
-    target.mkdir(parents=True, exist_ok=True)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        if err.errno is None:
+            raise
+        raise DemoError(f"cannot create {target}: {err.strerror}; give a directory you can write to") from None
     return target
 
 

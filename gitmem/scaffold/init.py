@@ -52,8 +52,15 @@ def _prepare_repo(target: Path, report: InitReport) -> None:
     """Make `target` the top of a git work tree, like `git init DIR` would, without hijacking a parent repo."""
     from gitmem import gitio
 
+    if target.exists() and not target.is_dir():
+        raise InitError(f"{target} exists and is not a directory; give a directory to create the agent in")
     fresh = not target.exists() or not any(target.iterdir())
-    target.mkdir(parents=True, exist_ok=True)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        if err.errno is None:
+            raise
+        raise InitError(f"cannot create {target}: {err.strerror}; give a directory you can write to") from None
     try:
         repo = gitio.open_repo(target)
     except gitio.RepoError:
