@@ -6,9 +6,9 @@ linked directory or through a file, and anything in `.git` or outside the tree a
 `FileRefused` (exit 2), whose one line names the file and the fix. Missing is not refused: it is None.
 
 `_open` is the one function that opens them. It walks the path one component at a time from the root of the
-work tree with O_NOFOLLOW, so no link is followed on the way in, for reading or for writing; it opens the file
-non-blocking (a FIFO is refused, it cannot hang a command) and checks with fstat what it opened, not what a
-name said a moment before. Writes are atomic (a temporary file in the same directory, renamed over the
+work tree with O_NOFOLLOW, so no link is followed on the way in, for reading or for writing. It looks at the
+entry before opening it (a device or a FIFO is never opened), opens it non-blocking (a FIFO swapped in meanwhile
+cannot hang a command), and checks with fstat what it opened, not what a name said a moment before. Writes are atomic (a temporary file in the same directory, renamed over the
 target): a rename replaces a directory entry, it never writes through a link. An append (LOG) refuses a file
 with other hard links, which it would change too.
 """
@@ -132,6 +132,9 @@ def _open(root: Path, rel: str, flags: int, *, make_parents: bool = False) -> in
     parts = _parts(rel)
     dir_fd = _walk(root, parts, rel, make=make_parents)
     try:
+        what = _what(dir_fd, parts[-1])      # a device or FIFO is refused before it is ever opened
+        if what is not None:
+            raise FileRefused(rel, what)
         try:
             fd = os.open(parts[-1], flags | _READ, 0o644, dir_fd=dir_fd)
         except OSError as err:
