@@ -57,7 +57,7 @@ def report(fmt: str, since: date | None, until: date | None, out: str | None, wo
     if out == "-" or (out is None and fmt == "summary"):
         click.echo(text, nl=False)
         return ExitCode.OK
-    from gitmem.workspace.files import state_directory
+    from gitmem.workspace.statedir import state_directory
 
     target = Path(out) if out is not None else state_directory(ws.state_dir or ws.root) / "report.html"
     try:

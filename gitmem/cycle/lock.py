@@ -63,7 +63,7 @@ def lock_path(state_dir: Path) -> Path:
 
 def read_lock(path: Path) -> LockInfo | None:
     """The holder recorded in the lock; an unreadable lock (killed while writing it) reads as pid 0."""
-    from gitmem.workspace.files import StateDirError
+    from gitmem.workspace.statedir import StateDirError
 
     try:
         raw = path.read_bytes().decode("utf-8", "replace")
@@ -104,7 +104,7 @@ def _not_zombie(pid: int) -> bool:
 
 def acquire(state_dir: Path, *, what: str = "cycle") -> Lock:
     """Take the lock, clearing a stale one. Raises LockHeld when a live process holds it."""
-    from gitmem.workspace.files import state_directory
+    from gitmem.workspace.statedir import state_directory
 
     path = lock_path(state_directory(state_dir))
     info = LockInfo(os.getpid(), socket.gethostname(),

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from gitmem import gitio
 from gitmem.workspace import Workspace
-from gitmem.workspace.files import state_directory
+from gitmem.workspace.statedir import state_directory
 
 HELD_DIR = "held"
 

@@ -100,7 +100,7 @@ class Index:
 
     def rebuild(self) -> sqlite3.Connection:
         """Build a fresh index next to the old one, then swap it in."""
-        from gitmem.workspace.files import state_directory
+        from gitmem.workspace.statedir import state_directory
 
         self.close()
         state_directory(self.path.parent)

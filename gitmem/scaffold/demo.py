@@ -70,7 +70,7 @@ def run_demo(target: Path | None = None, *, emit: Callable[[str], None] = lambda
     say(f"1. Created a repository from the template ({len(start)} files), committed by {HUMAN}.")
     ws = Workspace.for_repo(repo)
     config = ws.config
-    from gitmem.workspace.files import state_directory
+    from gitmem.workspace.statedir import state_directory
 
     script = state_directory(gitio.state_dir(repo)) / SCRIPT_NAME
     script.write_text(DEMO_SCRIPT, encoding="utf-8")

@@ -17,7 +17,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, BinaryIO
 
@@ -302,14 +301,6 @@ def remove(root: Path, rel: str) -> None:
         os.close(dir_fd)
 
 
-def refuse_any(root: Path, rels: Iterable[str]) -> None:
-    """Raise FileRefused for the first of `rels` that is there but is not a regular file inside the tree."""
-    for rel in rels:
-        what = problem(root, rel)
-        if what is not None:
-            raise FileRefused(rel, what)
-
-
 # -- the work tree as a snapshot ---------------------------------------------------------------------------
 
 def worktree_snapshot(root: Path) -> Snapshot:
@@ -324,27 +315,3 @@ def worktree_snapshot(root: Path) -> Snapshot:
             return None
 
     return Snapshot("work tree", load, modes=lambda rel: mode(root, rel))
-
-
-# -- gitmem's own directory in .git ------------------------------------------------------------------------
-
-class StateDirError(GitmemError):
-    """`.git/gitmem/` is not a directory gitmem can use; the message says how to repair it."""
-
-    exit_code = ExitCode.USAGE
-
-
-def state_directory(path: Path) -> Path:
-    """`path` (`.git/gitmem/`: the lock, the recall index, caches) as a real directory, created when missing.
-
-    Everything in it is disposable, so the fix for a file, a link or anything else in its place is to remove it.
-    """
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        pass          # reported below, with what stands there
-    if path.is_symlink() or not path.is_dir():
-        what = "a symbolic link" if path.is_symlink() else "not a directory"
-        raise StateDirError(f"{path} is {what}; it holds only gitmem's lock and caches: remove it "
-                            f"(`rm -r {path}`) and run the command again")
-    return path
