@@ -342,3 +342,73 @@ def test_init_with_a_directory_as_pre_commit_config(tmp_path: Path, cli, git_env
     assert "Traceback" not in result.err and result.code == 2      # init did what it could, and says what not
     assert ".pre-commit-config.yaml is a directory" in result.out + result.err
     assert (target / ".pre-commit-config.yaml").is_dir()
+
+
+def test_remove_takes_a_file_or_a_link_never_what_it_points_to(memrepo: GitRepo, outside: Path) -> None:
+    plant(memrepo.path, "ROADMAP.md", "link-outside", outside)
+    files.remove(memrepo.path, "ROADMAP.md")
+    assert not os.path.lexists(memrepo.path / "ROADMAP.md") and (outside / "ROADMAP.md").is_file()
+    files.remove(memrepo.path, "ROADMAP.md")                  # missing: nothing to do
+    files.remove(memrepo.path, "no/such/dir/x.md")
+    files.remove(memrepo.path, "NOW.md")
+    assert not (memrepo.path / "NOW.md").exists()
+    plant(memrepo.path, "LOG.md", "directory", outside)
+    with pytest.raises(files.FileRefused, match="is a directory"):
+        files.remove(memrepo.path, "LOG.md")
+    assert (memrepo.path / "LOG.md" / "inside.md").is_file()
+
+
+def test_what_was_opened_is_checked_not_what_the_name_said(memrepo: GitRepo, outside: Path, monkeypatch) -> None:
+    """A FIFO swapped in between the look and the open: fstat on the opened descriptor still refuses it."""
+    plant(memrepo.path, "NOW.md", "fifo", outside)
+    monkeypatch.setattr(files, "_what", lambda dir_fd, name: None)
+    with deadline(), pytest.raises(files.FileRefused, match="FIFO"):
+        files.read(memrepo.path, "NOW.md")
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(memrepo: GitRepo, monkeypatch) -> None:
+    import errno
+
+    before = memrepo.read("NOW.md")
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(files.os, "fsync", full)
+    with pytest.raises(files.FileRefused, match=r"^NOW.md could not be written \(No space left on device\); "
+                                                  "nothing was changed; free some space"):
+        files.write(memrepo.path, "NOW.md", b"# NOW\n\nnew\n")
+    assert memrepo.read("NOW.md") == before
+    assert not [p.name for p in memrepo.path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_an_os_error_names_the_file(memrepo: GitRepo, monkeypatch) -> None:
+    import errno
+
+    real_open = os.open
+
+    def broken(path, flags, mode=0o777, *, dir_fd=None):  # noqa: ANN001, ANN202
+        if path == "LOG.md":
+            raise OSError(errno.EIO, "Input/output error")
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(files.os, "open", broken)
+    with pytest.raises(files.FileRefused, match=r"^LOG.md could not be opened \(Input/output error\)"):
+        files.read(memrepo.path, "LOG.md")
+
+
+@pytest.mark.parametrize("argv", [WRITERS["LOG.md"], WRITERS["NOW.md"]])
+def test_a_full_disk_exits_2_and_memory_is_as_it_was(memrepo: GitRepo, cli, monkeypatch, argv: list[str]) -> None:
+    import errno
+
+    monkeypatch.setenv("GITMEM_CYCLE", "1")
+    before = {rel: memrepo.read(rel) for rel in ("LOG.md", "NOW.md")}
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    result = cli(argv, cwd=memrepo.path)
+    monkeypatch.undo()
+    assert_clean_failure(result, 2, "could not be written (No space left on device); nothing was changed")
+    assert {rel: memrepo.read(rel) for rel in before} == before

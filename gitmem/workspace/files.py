@@ -39,9 +39,22 @@ class FileRefused(GitmemError):
 
     def __init__(self, rel: str, what: str, fix: str | None = None) -> None:
         self.path, self.what = rel, what
-        fix = fix or f"move it away and put a regular file there (`git checkout HEAD -- {rel}` restores the committed one)"
-        super().__init__(f"{rel} {what}; gitmem reads and writes it only as a regular file inside the work tree: "
-                         f"{fix}")
+        if fix is None:
+            fix = ("gitmem reads and writes it only as a regular file inside the work tree: move it away and put "
+                   f"a regular file there (`git checkout HEAD -- {rel}` restores the committed one)")
+        super().__init__(f"{rel} {what}; {fix}")
+
+
+def failed(rel: str, err: OSError, doing: str) -> FileRefused | None:
+    """The refusal for an OS error while `doing` (reading, writing) `rel`; None for an OSError without an errno,
+    which gitmem's own code raised: that is a bug, and keeps its traceback."""
+    if err.errno is None:
+        return None
+    if err.errno in (errno.EACCES, errno.EPERM):
+        return FileRefused(rel, f"cannot be {doing} (permission denied)",
+                           f"give yourself read and write access: chmod u+rw {rel}")
+    return FileRefused(rel, f"could not be {doing} ({err.strerror}); nothing was changed",
+                       "free some space or repair the file system, then run the command again")
 
 
 def describe_mode(mode: int) -> str:
@@ -139,12 +152,9 @@ def _open(root: Path, rel: str, flags: int, *, make_parents: bool = False) -> in
         except OSError as err:
             if err.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO, errno.ENOTDIR, errno.EOPNOTSUPP):
                 raise FileRefused(rel, _what(dir_fd, parts[-1]) or "is not a regular file") from None
-            if err.errno in (errno.EACCES, errno.EPERM):
-                raise FileRefused(rel, "cannot be opened (permission denied)",
-                                  f"give yourself read and write access: chmod u+rw {rel}") from None
-            if err.errno is not None and not isinstance(err, FileNotFoundError):    # the OS said no: not a bug
-                raise FileRefused(rel, f"cannot be opened ({err.strerror})",
-                                  "check the file and the file system it is on") from None
+            refused = None if isinstance(err, FileNotFoundError) else failed(rel, err, "opened")
+            if refused is not None:         # the OS said no: not a bug
+                raise refused from None
             raise
         found = os.fstat(fd)
         what = _kind(found, dir_fd, parts[-1])
@@ -249,7 +259,10 @@ def write(root: Path, rel: str, data: bytes) -> None:
             old = None
         if old is not None and not stat.S_ISREG(old.st_mode):
             raise FileRefused(rel, _kind(old, dir_fd, name) or "is not a regular file")
-        _replace(dir_fd, name, data, old.st_mode & 0o777 if old is not None else 0o644)
+        try:
+            _replace(dir_fd, name, data, old.st_mode & 0o777 if old is not None else 0o644)
+        except OSError as err:          # a full disk, a read-only file system: the old file is untouched
+            raise failed(rel, err, "written") or err from None
     finally:
         os.close(dir_fd)
 

@@ -148,8 +148,10 @@ class MemoryWriter:
                 handle.write(addition)
                 handle.flush()
                 os.fsync(handle.fileno())
-            except BaseException:
+            except BaseException as err:
                 handle.truncate(size)
+                if isinstance(err, OSError):      # a full disk: LOG is as it was; say so in one line
+                    raise files.failed(rel, err, "written") or err from None
                 raise
 
     def _lines_before(self, offset: int) -> int:
