@@ -10,7 +10,7 @@ from gitmem.checks import CheckInput, run_checks
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, Config, ConfigError, parse_config
 from gitmem.gitio import Snapshot
-from gitmem.workspace import Workspace
+from gitmem.workspace import Workspace, files
 
 
 def config_at(snapshot_bytes: bytes | None, *, workspace: str | None = None) -> Config:
@@ -21,12 +21,15 @@ def config_at(snapshot_bytes: bytes | None, *, workspace: str | None = None) -> 
 def staged_config(ws: Workspace) -> Config:
     """The config a commit of the index would carry: what is staged is judged by the staged gitmem.yaml."""
     staged = gitio.index_snapshot(ws.repo, [CONFIG_NAME]).read(CONFIG_NAME)
-    on_disk = (ws.root / CONFIG_NAME).read_bytes() if (ws.root / CONFIG_NAME).is_file() else None
+    on_disk = files.worktree_snapshot(ws.root).read(CONFIG_NAME)
     return ws.config if staged == on_disk else config_at(staged, workspace=ws.name or None)
 
 
 def _paths(config: Config) -> list[str]:
-    return list(config.memory_paths().values())
+    """The paths a snapshot holds: the memory files, and the other trusted files whose mode GM908 judges."""
+    from gitmem.checks.repo_wide import trusted_paths
+
+    return trusted_paths(config)
 
 
 def _derived(repo: gitio.Repo, snapshot: Snapshot | None, paths: list[str],
@@ -41,7 +44,7 @@ def _worktree_source(repo: gitio.Repo) -> Callable[[str], bytes | None]:
     workdir = gitio.work_tree(repo)
     if workdir is None:
         return lambda path: None
-    return gitio.worktree_snapshot(workdir).read
+    return files.worktree_snapshot(workdir).read
 
 
 def _author_email(repo: gitio.Repo) -> str | None:
@@ -65,7 +68,7 @@ def check_staged(ws: Workspace) -> list[Violation]:
 def check_worktree(ws: Workspace) -> list[Violation]:
     """The working-tree files against HEAD."""
     repo, paths = ws.repo, _paths(ws.config)
-    new = gitio.worktree_snapshot(gitio.root(repo), paths)
+    new = files.worktree_snapshot(gitio.root(repo))
     old = _derived(repo, gitio.commit_snapshot(repo, gitio.head_id(repo), paths), paths, new.read)
     found = run_checks(CheckInput(ws.config, old, new, _author_email(repo)))
     return sorted(found + other_files_worktree(ws, set(paths)))
@@ -105,8 +108,8 @@ def other_files_worktree(ws: Workspace, memory: set[str]) -> list[Violation]:
     return scan_files(files, allow)
 
 
-def _has_memory(snapshot: Snapshot | None, paths: list[str]) -> bool:
-    return snapshot is not None and any(snapshot.oid(path) is not None for path in paths)
+def _has_memory(snapshot: Snapshot | None, config: Config) -> bool:
+    return snapshot is not None and any(snapshot.oid(path) is not None for path in config.memory_paths().values())
 
 
 @dataclass
@@ -223,7 +226,7 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
         previous = (commit.id, paths, new)
         if progress is not None:
             progress(1)
-        if not _has_memory(new, paths) and (old is None or not _has_memory(old, paths)):
+        if not _has_memory(new, config) and (old is None or not _has_memory(old, config)):
             continue        # history from before gitmem was adopted: there is no memory to check
         found = run_checks(CheckInput(config, old, new, commit.author.email))
         result.violations += [Violation(v.path, v.line, v.code, f"{v.message} (commit {commit.short})", v.hint)

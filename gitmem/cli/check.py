@@ -79,15 +79,36 @@ def check(worktree: bool, fmt: str, workspace: str | None) -> int:
     from gitmem.checks.targets import check_staged, check_worktree, staged_config
 
     with _annotated("check", fmt):
-        ws = open_workspace(workspace)
         if worktree:
-            found = check_worktree(ws)
+            found = check_worktree(open_workspace(workspace))
         else:
+            ws = _workspace_for_staged(workspace)
             # What is staged is judged by the staged config, so a commit that changes limits is checked by them.
             found = check_staged(ws.with_config(staged_config(ws)))
     code = _emit(found, fmt)
     _report_to_actions("check", fmt, found, code, "the work tree" if worktree else "what is staged")
     return code
+
+
+def _workspace_for_staged(workspace: str | None) -> Workspace:
+    """The workspace, judged by what is staged. A gitmem.yaml in the work tree that is not a regular file (a
+    link, a directory) says nothing about the commit being made: the staged one is read, and GM908 reports it
+    if it is staged as such too."""
+    from gitmem.config import CONFIG_NAME, ConfigError
+
+    try:
+        return open_workspace(workspace)
+    except ConfigError:
+        from gitmem import gitio
+        from gitmem.checks.targets import config_at
+        from gitmem.workspace import Workspace, files
+
+        repo = gitio.open_repo()
+        root = gitio.work_tree(repo)
+        if root is None or files.problem(root, CONFIG_NAME) is None:
+            raise
+        staged = gitio.index_snapshot(repo, [CONFIG_NAME]).read(CONFIG_NAME)
+        return Workspace.for_repo(repo, config_at(staged, workspace=workspace))
 
 
 ZERO_SHA = "0" * 40

@@ -28,7 +28,7 @@ from gitmem.close.day import cycle_numbers
 from gitmem.memory import lessons, log
 from gitmem.memory.lessons import Lesson
 from gitmem.memory.text import Field, decode, render_field, unfenced_headings
-from gitmem.workspace import Workspace
+from gitmem.workspace import Workspace, files
 
 CACHE_NAME = "confirmations.json"
 
@@ -104,7 +104,7 @@ class Backing:
         Blobs are searched as bytes for the line as gitmem renders it, inside its lesson's section: at 100x a
         LESSONS blob holds 3,000 lessons, and parsing one per change would cost seconds. A line written in
         another form (by hand) is looked for in parsed blobs instead."""
-        current = _LessonsBytes(self.ws.path("lessons").read_bytes() if self.ws.path("lessons").is_file() else b"")
+        current = _LessonsBytes(files.read(self.ws.root, self.lessons_path) or b"")
         needles = {key: _rendered(item) for key, (lesson, item) in pending.items()}
         parsed = {key for key, (lesson, _) in pending.items() if not current.has(lesson.id, needles[key])}
         for change in gitio.changes(self.repo, self.lessons_path):
@@ -186,10 +186,7 @@ class Backing:
 
     def _current_log(self) -> bytes:
         if self._log is None:
-            try:
-                self._log = self.ws.path("log").read_bytes()
-            except OSError:
-                self._log = b""
+            self._log = files.read(self.ws.root, self.ws.config.path("log")) or b""
         return self._log
 
     def _bytes(self, blob: str) -> _LessonsBytes:

@@ -22,7 +22,7 @@ from gitmem.close.backing import backing_for
 from gitmem.close.guard import CloseError, changed_files, check_result, restore
 from gitmem.close.llm import CloseModel, available
 from gitmem.config import Config
-from gitmem.workspace import Clock, Workspace
+from gitmem.workspace import Clock, Workspace, files
 from gitmem.workspace.writer import MemoryWriter, WriteRefused
 
 PHASE_TRAILER = "Gitmem-Phase: close"
@@ -173,8 +173,8 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
 def _template(memory: MemoryWriter) -> str:
     from gitmem.close.llm import DEFAULT_PROSE
 
-    path = memory.root / "prompts" / "close.md"
-    return path.read_text(encoding="utf-8") if path.is_file() else DEFAULT_PROSE
+    found = files.read(memory.root, "prompts/close.md")     # never through a link, never a FIFO
+    return found.decode("utf-8", "replace") if found is not None else DEFAULT_PROSE
 
 
 def _facts_for_model(facts: report.DayFacts, problems: list[str], promotions: list[str],

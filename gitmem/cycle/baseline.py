@@ -21,7 +21,7 @@ from gitmem import gitio
 from gitmem.memory import decisions, log
 from gitmem.memory.log import LogEntry
 from gitmem.memory.text import unfenced_headings
-from gitmem.workspace import Workspace
+from gitmem.workspace import Workspace, files
 
 
 def resolved_before(ws: Workspace) -> Container[str] | None:
@@ -56,9 +56,8 @@ def _from_history(ws: Workspace) -> tuple[bool, Container[str] | None]:
 def _same_in_worktree(ws: Workspace, blob: str) -> bytes | None:
     """DECISIONS from the work tree when it is that blob (the usual case: no answer since the baseline):
     reading a file is cheaper than inflating a blob from a pack at 100x."""
-    try:
-        data = ws.path("decisions").read_bytes()
-    except OSError:
+    data = files.read(ws.root, ws.config.path("decisions"))
+    if data is None:
         return None
     return data if len(data) == gitio.blob_size(ws.repo, blob) and gitio.blob_id(data) == blob else None
 
@@ -67,10 +66,7 @@ def _answered_before_last_cycle(ws: Workspace) -> Container[str] | None:
     landed = _last_landed(ws, None)
     if landed is None:
         return None
-    try:
-        data = ws.path("decisions").read_bytes()
-    except OSError:
-        data = b""
+    data = files.read(ws.root, ws.config.path("decisions")) or b""
     return AnsweredBefore(data, landed.when.moment)
 
 
@@ -88,7 +84,7 @@ def _last_landed(ws: Workspace, end: int | None) -> LogEntry | None:
     def found(entries: tuple[LogEntry, ...]) -> bool:
         return any(_landed(entry) for entry in entries)
 
-    source = FileSource(ws.path("log"), ws.config.path("log"), ws.state_dir, numbered=False, end=end)
+    source = FileSource(ws.root, ws.config.path("log"), ws.state_dir, numbered=False, end=end)
     landed = [entry for entry in log.tail_entries(source, found).entries if _landed(entry)]
     return landed[-1] if landed else None
 
@@ -112,7 +108,7 @@ def _added_by(ws: Workspace, head: str, entry: LogEntry) -> str | None:
 
     LOG is append-only (GM301 holds on every commit), so an older LOG lacks the entry exactly when it ends
     before the entry's offset in the current LOG: blob sizes answer, and no LOG is read but its end."""
-    at = _offset_from_end(ws.path("log"), entry.heading().encode("utf-8"))
+    at = _offset_from_end(ws.root, ws.config.path("log"), entry.heading().encode("utf-8"))
     if at is None:
         return None
     for change in gitio.changes(ws.repo, ws.config.path("log"), head):
@@ -122,10 +118,13 @@ def _added_by(ws: Workspace, head: str, entry: LogEntry) -> str | None:
     return None
 
 
-def _offset_from_end(path: Path, needle: bytes, chunk: int = 1 << 16) -> int | None:
+def _offset_from_end(root: Path, rel: str, needle: bytes, chunk: int = 1 << 16) -> int | None:
     """Where the last `needle` starts in the file, reading back from its end in growing chunks."""
+    handle = files.open_read(root, rel)
+    if handle is None:
+        return None
     try:
-        with path.open("rb") as handle:
+        with handle:
             size = handle.seek(0, os.SEEK_END)
             while True:
                 start = max(0, size - chunk)

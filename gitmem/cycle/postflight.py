@@ -21,8 +21,8 @@ from gitmem.memory.text import (
     strip_trailing_blank,
     without_fields,
 )
-from gitmem.workspace import Clock, Workspace
-from gitmem.workspace.writer import MemoryWriter, atomic_write
+from gitmem.workspace import Clock, Workspace, files
+from gitmem.workspace.writer import MemoryWriter
 
 NO_TASK = "no task logged"
 
@@ -39,10 +39,8 @@ class Settled:
 def memory_texts(ws: Workspace) -> dict[str, str | None]:
     texts: dict[str, str | None] = {}
     for role in ROLES:
-        try:
-            texts[role] = decode(ws.path(role).read_bytes()).text
-        except (FileNotFoundError, IsADirectoryError):
-            texts[role] = None
+        data = files.read(ws.root, ws.config.path(role))
+        texts[role] = decode(data).text if data is not None else None
     return texts
 
 
@@ -84,7 +82,7 @@ def settle(ws: Workspace, old: dict[str, str | None], *, cycle: int, clock: Cloc
     window = Window(began, memory.now())
     enforcement = permissions.enforce(old, memory_texts(ws))
     for role, text in enforcement.texts.items():
-        atomic_write(memory.path(role), text.encode("utf-8"))
+        files.write(ws.root, ws.config.path(role), text.encode("utf-8"))
     dated = _date_new_decisions(memory, old.get("decisions") or "", window)
     evidence = [f"runner: {note}" for note in [*notes, *enforcement.notes, *dated]]
     if (line := usage_line(usage)) is not None:
@@ -125,7 +123,7 @@ def _date_new_decisions(memory: MemoryWriter, before: str, window: Window) -> li
             lines[field.line - 1] = line.replace(str(asked), str(window.now), 1)
             notes.append(f"restored the time {item.id} was asked to the clock's {window.now} (it said {asked})")
     if notes:
-        atomic_write(memory.path("decisions"), "\n".join(lines).encode("utf-8"))
+        files.write(memory.root, memory.config.path("decisions"), "\n".join(lines).encode("utf-8"))
     return notes
 
 
@@ -137,7 +135,7 @@ def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[st
     entries = list(log.parse(appended, first_line=first_line, expect_title=False).entries)
     extra_notes: list[str] = []
     if not entries:
-        atomic_write(memory.path("log"), before.encode("utf-8"))
+        files.write(memory.root, memory.config.path("log"), before.encode("utf-8"))
         entry = memory.add_log_entry(
             task=NO_TASK, outcome="no-build", cycle=cycle,
             result=f"no build: the agent ended without writing a LOG entry (Rule 0); {why_no_log}",
@@ -158,7 +156,7 @@ def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[st
     body = _with_runner_fields(body, runner_fields)
     rebuilt = log.LogEntry(when, cycle, outcome, tuple(body))
     if len(entries) > 1 or rebuilt.render() != chosen.render():
-        atomic_write(memory.path("log"), log.append_entry(before, rebuilt).encode("utf-8"))
+        files.write(memory.root, memory.config.path("log"), log.append_entry(before, rebuilt).encode("utf-8"))
     task = one_line(chosen.get("Task") or NO_TASK)
     return Settled(cycle, task, outcome, extra_notes)
 
@@ -203,7 +201,7 @@ def _settle_now(memory: MemoryWriter, before: str, settled: Settled, window: Win
             break
         fresh.append(block)
     if not fresh:
-        atomic_write(memory.path("now"), before.encode("utf-8"))
+        files.write(memory.root, memory.config.path("now"), before.encode("utf-8"))
         top = now.parse(before, max_blocks=1).top
         pending = decisions.parse(memory.read("decisions")).pending
         human = (f"{len(pending)} decision(s) wait in DECISIONS: {', '.join(d.id for d in pending)}"
@@ -226,4 +224,4 @@ def _settle_now(memory: MemoryWriter, before: str, settled: Settled, window: Win
     first, last = fresh[0].line, fresh[-1].end
     rest = "\n".join([*lines[:first - 1], *lines[last:]]).replace("\n\n\n", "\n\n")
     block = now.NowBlock(when, cycle=settled.cycle, body=chosen.body)
-    atomic_write(memory.path("now"), now.prepend_block(rest, block).encode("utf-8"))
+    files.write(memory.root, memory.config.path("now"), now.prepend_block(rest, block).encode("utf-8"))

@@ -27,12 +27,14 @@ from gitmem.codes import Code
 from gitmem.config import Config
 from gitmem.cycle import lock, postflight, proposals, salvage
 from gitmem.cycle.guard import CycleGuard
+from gitmem.cycle.oversize import Held, hold_out
 from gitmem.cycle.trust import all_trusted
 from gitmem.errors import ExitCode, GitmemError, RunFailure
 from gitmem.memory import decisions
 from gitmem.memory.text import one_line
 from gitmem.secrets import scrub
-from gitmem.workspace import Clock, Workspace
+from gitmem.workspace import Clock, Workspace, files
+from gitmem.workspace.files import FileRefused
 from gitmem.workspace.writer import WriteRefused
 
 RequestBuilder = Callable[[Workspace, int, Clock, str], CycleRequest]   # workspace, cycle, clock, backend
@@ -256,19 +258,22 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old:
     """Postflight and the cycle commit; returns the failure to salvage instead, if any."""
     repo, config = ws.repo, ws.config
     try:
+        limit = config.cycle.max_file_bytes
+        held = hold_out(ws, guard.candidates(), report.cycle, exempt=config.memory_paths().values())
+        _report_held(report, held, limit)
         cleaned = salvage.scrub_candidates(ws, guard, start)
-        held = proposals.hold_back(guard, cleaned.paths, clock=clock, remote=remote)
-        report.proposal_branch, report.proposal_decision = held.branch, held.decision
+        proposed = proposals.hold_back(guard, cleaned.paths, clock=clock, remote=remote)
+        report.proposal_branch, report.proposal_decision = proposed.branch, proposed.decision
         notes = [scrub(n) for n in (result.notes if result else [])]
-        notes += [*guard.notes, *cleaned.notes, *held.notes, context]
+        notes += [*guard.notes, *cleaned.notes, *proposed.notes, *(item.note(limit) for item in held), context]
         settled = postflight.settle(ws, old, cycle=report.cycle, clock=clock, notes=notes,
                                     usage=report.tokens, why_no_log=_why(result), started=start[:12],
                                     kept=report.local_branch, began=began)
         _validate(ws, start)
-    except (PostflightFailed, WriteRefused, ValueError, OSError) as err:
-        return err
+    except (PostflightFailed, WriteRefused, FileRefused, ValueError, OSError) as err:
+        return err       # FileRefused: the agent left a link or a directory where a memory file belongs
     report.task, report.outcome = settled.task, settled.outcome
-    report.messages += [f"runner: {note}" for note in [*cleaned.notes, *held.notes, *settled.notes]]
+    report.messages += [f"runner: {note}" for note in [*cleaned.notes, *proposed.notes, *settled.notes]]
     if settled.wrote_log:
         report.messages.append("the agent wrote no LOG entry: the runner logged no-build (Rule 0)")
     paths = guard.candidates()
@@ -276,6 +281,12 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old:
     report.commit = gitio.commit_worktree(repo, paths, message, author=agent_identity(config))
     report.messages.append(f"committed {report.commit[:10]} {message.splitlines()[0]}")
     return None
+
+
+def _report_held(report: CycleReport, held: list[Held], limit: int) -> None:
+    for item in held:
+        report.messages.append(f"runner: {item.note(limit)}")
+        report.violations.append(Violation.of(codes.CYCLE_FILE_HELD, item.path, 1, message=item.note(limit)))
 
 
 def _why(result: AgentResult | None) -> str:
@@ -322,10 +333,12 @@ def _local_commits(ws: Workspace, start: str, branch: str, report: CycleReport,
 
 
 def _validate(ws: Workspace, start: str) -> None:
+    from gitmem.checks.repo_wide import trusted_paths
+
     config = ws.config
-    paths = list(config.memory_paths().values())
+    paths = trusted_paths(config)
     found = run_checks(CheckInput(config, gitio.commit_snapshot(ws.repo, start, paths),
-                                  gitio.worktree_snapshot(ws.root, paths), config.agent.email))
+                                  files.worktree_snapshot(ws.root), config.agent.email))
     errors = [v for v in found if v.is_error]
     if has_errors(errors):
         first = "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in errors[:3])

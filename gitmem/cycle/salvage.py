@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from gitmem import gitio, secrets
 from gitmem.agents.base import AgentError
+from gitmem.cycle.oversize import hold_out
 from gitmem.cycle.scrub import Scrubbed, scrub_paths
 from gitmem.memory import log, now
 from gitmem.memory.text import field_value, one_line
@@ -77,6 +78,8 @@ def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: s
             gitio.create_branch(repo, kept, head)
             notes.append(f"commits the agent made are kept on branch {kept}")
         gitio.reset_mixed(repo, start)         # the agent moved HEAD: keep its files, salvage them
+    candidates = guard.candidates() if guard is not None else [path for path, _ in gitio.dirty_files(repo)]
+    held = hold_out(ws, candidates, cycle)      # too big for any branch that is pushed: kept in .git/gitmem/held
     cleaned = scrub_candidates(ws, guard, start)
     changed = cleaned.paths
     identity = gitio.Identity(config.agent.name, config.agent.email)
@@ -105,5 +108,6 @@ def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: s
                          next=following or "run the cycle again", cycle=cycle)
     oid = gitio.commit_worktree(repo, [config.path("log"), config.path("now")],
                                 message(cycle, "no-build", FAILED_TASK, "cycle"), author=identity)
-    return Salvaged(error, oid, saved_on, messages=[f"the agent failed: {error}; {saved}",
+    held_notes = [item.note(config.cycle.max_file_bytes) for item in held]
+    return Salvaged(error, oid, saved_on, messages=[f"the agent failed: {error}; {saved}", *held_notes,
                                                     *(f"runner: {note}" for note in cleaned.notes)])

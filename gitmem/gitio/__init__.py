@@ -10,21 +10,25 @@ dataclasses of those (`Identity`, `Commit`, `CommitInfo`, `Snapshot`). No pygit2
   staged      every file a commit of the index or the work tree would change, with its mode
   blobproof   big LOG/NOW blobs derived from a newer copy when their git id proves it
   history     revisions, ranges, ancestry, commits for recall
-  commits     commits built without touching the user's index, branches, resets, restore
+  commits     commits built without touching the user's index, branches, resets, restore, checkout
   rebase      replaying local commits onto an upstream, with a memory-aware resolver
   remote      fetch, push and the few commands that go through the `git` executable
 """
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 # Submodules load on first use (PEP 562): `gitmem check` needs the repository, snapshots and history,
 # never remotes, rebases or commits, and every millisecond counts on the pre-commit path.
 _NAMES = {
     "blobproof": ("blob_id", "derived"),
-    "commits": ("branch_exists", "commit_files", "commit_worktree", "create_branch", "rebuild_index", "reset_hard",
-                "reset_mixed", "restore_worktree", "switch_head", "worktree_files", "write_tree_with"),
+    "commits": ("branch_exists", "checkout_paths", "commit_files", "commit_worktree", "create_branch",
+                "rebuild_index", "reset_hard", "reset_mixed", "restore_worktree", "switch_head", "worktree_files",
+                "write_tree_with"),
     "history": ("Change", "Commit", "CommitInfo", "blob", "changes", "commit", "commits_since", "count_range",
                 "exists", "history", "is_ancestor", "is_ancestor_id", "merge_base", "remote_tips", "resolve",
                 "shallow_commits", "signature", "walk_range"),
@@ -49,8 +53,28 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module 'gitmem.gitio' has no attribute {name!r}")
     value = getattr(importlib.import_module(f"gitmem.gitio.{module}"), name)
+    if inspect.isfunction(value):
+        value = _translating(value)
     globals()[name] = value
     return value
+
+
+def _translating(func: Callable[..., Any]) -> Callable[..., Any]:
+    """`func` with git's own errors (a damaged index, a missing object) turned into RepoError: one line that
+    names the file and the fix, exit 2. Anything else passes through untouched: a bug stays a bug."""
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except Exception as err:
+            from gitmem.gitio.repository import explained
+
+            found = explained(err)
+            if found is None:
+                raise
+            raise found from None
+
+    return call
 
 
 def __dir__() -> list[str]:
@@ -61,6 +85,7 @@ if TYPE_CHECKING:   # for type checkers: the same names, imported eagerly
     from gitmem.gitio.blobproof import blob_id, derived
     from gitmem.gitio.commits import (
         branch_exists,
+        checkout_paths,
         commit_files,
         commit_worktree,
         create_branch,

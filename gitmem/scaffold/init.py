@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path, PurePosixPath
@@ -11,6 +10,7 @@ from pathlib import Path, PurePosixPath
 from gitmem.config import CONFIG_NAME, ROLES, Config, ConfigError, Files, load_config
 from gitmem.scaffold.gitignore import merge_gitignore
 from gitmem.scaffold.precommit import HOOK_IDS, InitError, merge_precommit
+from gitmem.workspace import files
 
 __all__ = ["HOOK_IDS", "InitError", "InitReport", "init", "merge_gitignore", "merge_precommit", "template_dir",
            "template_files"]
@@ -57,8 +57,15 @@ def _prepare_repo(target: Path, report: InitReport) -> None:
     """Make `target` the top of a git work tree, like `git init DIR` would, without hijacking a parent repo."""
     from gitmem import gitio
 
+    if target.exists() and not target.is_dir():
+        raise InitError(f"{target} exists and is not a directory; give a directory to create the agent in")
     fresh = not target.exists() or not any(target.iterdir())
-    target.mkdir(parents=True, exist_ok=True)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        if err.errno is None:
+            raise
+        raise InitError(f"cannot create {target}: {err.strerror}; give a directory you can write to") from None
     try:
         repo = gitio.open_repo(target)
     except gitio.RepoError:
@@ -106,8 +113,12 @@ def _copy(source: Path, target: Path, rel: str, report: InitReport) -> None:
     if os.path.lexists(destination):
         report.left_alone.append(rel)
         return
-    destination.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(source, destination)
+    try:       # never through a linked directory: a template file lands inside the tree or nowhere
+        files.write(target, rel, source.read_bytes())
+    except files.FileRefused as err:
+        report.problems.append(str(err))
+        report.left_alone.append(rel)
+        return
     report.created.append(rel)
 
 
@@ -129,10 +140,10 @@ def init(target: Path, *, plain_hooks: bool = False) -> InitReport:
                 _copy(base / rel, target, mapped, report)
             continue
         destination = target / rel
-        if rel in MERGED and os.path.lexists(destination) and destination.is_file():
+        if rel in MERGED and os.path.lexists(destination):     # a link or a directory there is refused by name
             try:
                 changed = MERGED[rel](destination, base / rel)
-            except InitError as err:
+            except (InitError, files.FileRefused) as err:
                 report.problems.append(str(err))
                 report.left_alone.append(rel)
                 continue

@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.errors import GitmemError
+from gitmem.workspace import files
 
 HOOK_IDS = ("gitmem-check", "gitmem-verify")
 
@@ -51,7 +52,9 @@ def merge_precommit(existing: Path, template: Path) -> bool:
     parsed back with ruamel.yaml and must mean exactly "old config + the gitmem repo"; for layouts where a
     text insert cannot work (flow style, no `repos:`), a ruamel.yaml round-trip keeps comments and order.
     """
-    raw = existing.read_bytes()
+    raw = files.read(existing.parent, existing.name)
+    if raw is None:
+        raise InitError(f"{existing}: disappeared while gitmem init read it; run `gitmem init` again")
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError:
@@ -80,7 +83,7 @@ def merge_precommit(existing: Path, template: Path) -> bool:
         merged = _round_trip(data, ours)
     if crlf:
         merged = merged.replace("\n", "\r\n")
-    existing.write_bytes((bom + merged).encode("utf-8"))
+    files.write(existing.parent, existing.name, (bom + merged).encode("utf-8"))
     return True
 
 

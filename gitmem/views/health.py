@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from gitmem.config import REQUIRED_ROLES
 from gitmem.errors import ExitCode, GitmemError
-from gitmem.workspace import Workspace
+from gitmem.workspace import Workspace, files
 
 # `<agent name>`, `<one sentence: what this agent exists to do>`: an angle-bracketed phrase of words with a
 # space in it. Not an HTML comment or tag, an autolink (`<https://…>`) or an address (`<a@b.org>`).
@@ -28,8 +28,9 @@ class Placeholder:
 
 
 def missing_files(ws: Workspace) -> list[str]:
-    """The required memory files (NOW, DECISIONS, LOG, LESSONS, RULES) that are not in the work tree."""
-    return [ws.config.path(role) for role in REQUIRED_ROLES if not ws.path(role).is_file()]
+    """The required memory files (NOW, DECISIONS, LOG, LESSONS, RULES) that are not in the work tree. One that
+    is there but is no regular file inside the tree (a link, a directory) is refused by name (FileRefused)."""
+    return [ws.config.path(role) for role in REQUIRED_ROLES if files.size(ws.root, ws.config.path(role)) is None]
 
 
 def require_memory(ws: Workspace) -> list[str]:

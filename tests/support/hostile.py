@@ -1,24 +1,31 @@
-"""Helpers for the hostile-input suites: an agent that does whatever a test says, and the contract checks.
+"""Helpers for the hostile-input suites: an agent that does whatever a test says, odd things planted where
+gitmem expects a file, and the contract checks.
 
-The contract every hostile case asserts: the right exit code, no traceback, nothing outside the tree touched,
-nothing of the human's lost, and (for checks) the right GM code.
+The contract every hostile case asserts: the right exit code, no traceback, one line naming the file, nothing
+outside the tree touched, nothing of the human's lost, and (for checks) the right GM code.
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 import shlex
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
+
+import pygit2
 
 from gitmem.agents.base import AgentResult, CycleRequest
 from gitmem.cycle.runner import CycleReport, Settings, run_cycle
 from gitmem.memory import log
 from gitmem.workspace import Workspace
 from gitmem.workspace.writer import MemoryWriter
-from tests.support.helpers import GitRepo
+from tests.support.helpers import CliResult, GitRepo
 
 GITMEM = Path(sys.executable).parent / "gitmem"
 Act = Callable[[Path, MemoryWriter, CycleRequest], None]
@@ -99,3 +106,76 @@ def tree_files(path: Path) -> dict[str, bytes]:
     """Every regular file under `path` (for "nothing outside the tree was touched")."""
     return {p.relative_to(path).as_posix(): p.read_bytes() for p in sorted(path.rglob("*"))
             if p.is_file() and not p.is_symlink()}
+
+
+# What can stand where a regular file belongs. "outside" links point at a copy of the file outside the tree.
+KINDS = ("link-outside", "link-inside", "link-loop", "link-dangling", "directory", "fifo", "submodule")
+
+
+def plant(root: Path, rel: str, kind: str, outside: Path) -> None:
+    """Replace `root/rel` by `kind`; a link-outside points at `outside/<name>`, a copy of the file."""
+    target = root / rel
+    target.parent.mkdir(parents=True, exist_ok=True)
+    original = target.read_bytes() if target.is_file() and not target.is_symlink() else b"# planted\n"
+    if os.path.lexists(target):
+        target.unlink()
+    if kind == "link-outside":
+        outside.mkdir(parents=True, exist_ok=True)
+        (outside / target.name).write_bytes(original)
+        target.symlink_to(outside / target.name)
+    elif kind == "link-inside":
+        (root / f"copy-of-{target.name}").write_bytes(original)
+        target.symlink_to(f"copy-of-{target.name}")
+    elif kind == "link-loop":
+        target.symlink_to(target.name)
+    elif kind == "link-dangling":
+        target.symlink_to(outside / "nothing-here" / target.name)
+    elif kind == "directory":
+        target.mkdir()
+        (target / "inside.md").write_bytes(original)
+    elif kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "submodule":
+        nested = pygit2.init_repository(str(target), initial_head="main")
+        (target / "README.md").write_text("a nested repository\n", encoding="utf-8")
+        assert nested is not None
+    else:
+        raise ValueError(kind)
+
+
+def digest(path: Path) -> str:
+    """A fingerprint of everything under `path` (names and bytes), to prove nothing outside the tree changed."""
+    sha = hashlib.sha256()
+    if not path.exists():
+        return "absent"
+    for item in sorted(path.rglob("*")):
+        sha.update(str(item.relative_to(path)).encode())
+        if item.is_file() and not item.is_symlink():
+            sha.update(item.read_bytes())
+    return sha.hexdigest()
+
+
+def assert_clean_failure(result: CliResult, code: int, *names: str) -> None:
+    """Exit `code`, no traceback anywhere, and (for exit 2) one stderr line naming every one of `names`."""
+    both = result.out + result.err
+    assert "Traceback" not in both, both
+    assert result.code == code, both
+    if code == 2:
+        lines = [line for line in result.err.splitlines() if not line.startswith("warning:")]
+        assert len(lines) == 1 and lines[0].startswith("gitmem: "), result.err
+        assert all(name in lines[0] for name in names), result.err
+
+
+@contextmanager
+def deadline(seconds: int = 30) -> Iterator[None]:
+    """Fail instead of hanging forever (a FIFO opened for reading blocks until a writer comes)."""
+    def expired(signum: int, frame: object) -> None:
+        raise TimeoutError(f"still running after {seconds}s: something blocked")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
