@@ -97,7 +97,13 @@ LOG_NOT_APPEND_ONLY = _code(
     rewritten=Message("LOG was rewritten at line {line}; only appending is allowed",
                       "restore the old lines and add a new entry at the end instead"),
     appended_to_entry=Message("line {line} is appended to the entry above it, which changes history",
-                              "each addition starts with its own `## <timestamp> · …` heading (`gitmem log add`)"))
+                              "each addition starts with its own `## <timestamp> · …` heading (`gitmem log add`)"),
+    in_open_fence=Message("line {line} is inside a code fence that the LOG above leaves open, so it would "
+                          "be part of the entry above",
+                          "close that fence first: a line of three backticks before the new entry "
+                          "(`gitmem log add` does it)"),
+    dropped_by_merge=Message("the merge drops the LOG entry `{heading}` that parent {parent} added",
+                             "a merge keeps every parent's entries: append it after the first parent's entries"))
 LOG_TIME_BACKWARDS = _code(
     "GM302", "log-time-backwards", "LOG timestamps go backwards",
     "{when} is earlier than the entry before it ({before})",
@@ -115,6 +121,14 @@ LOG_HEADING_MALFORMED = _code(
     "GM306", "log-heading-malformed",
     "a LOG heading is not `<timestamp> · cycle N · <outcome>` or `<timestamp> · close`", _HEADING_MSG,
     "use `## YYYY-MM-DD HH:MM TZ · cycle N · built|published|no-build` or `## … · close`")
+
+LOG_MERGE_UNORDERED = _code(
+    "GM307", "log-merge-unordered",
+    "a merge joins LOG entries from two parents that no order can keep valid",
+    "parent {parent} logged {theirs} and the first parent logged {ours} since they split: no order of the two "
+    "keeps times and cycle numbers increasing",
+    "do not merge LOG: rebase {parent} onto the first parent instead (its entries get cycle numbers after "
+    "{last}), or append its work again as new entries with `gitmem log add`")
 
 # -- GM4xx LESSONS -----------------------------------------------------------------------------------------
 LESSON_DUPLICATE_ID = _code(
@@ -203,6 +217,10 @@ CYCLE_PUSH_FAILED = _code(
 CYCLE_LOCAL_COMMITS = _code(
     "GM713", "cycle-local-commits",
     "commits were made in the runner's checkout during the cycle; they were kept on a named branch", "{message}")
+CYCLE_UPSTREAM_REWRITTEN = _code(
+    "GM714", "cycle-upstream-rewritten",
+    "the remote branch was rewritten since this checkout last saw it; nothing was pushed, the work is on a branch",
+    "{message}")
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(
@@ -239,6 +257,20 @@ HISTORY_REWRITTEN = _code(
 TITLE_MISSING = _code(
     "GM907", "title-missing", "a memory file does not start with its `# TITLE` line",
     "{role} must start with a `# ` title line such as `{title}`")
+CONTROL_CHARACTER = _code(
+    "GM920", "control-character",
+    "a memory file holds NUL, a bare carriage return or another control character",
+    "{what} at byte {byte}; memory files are plain text",
+    "remove it (a bare CR shows as a line break in some viewers, and NUL makes git treat the file as binary)")
+UNCLOSED_FENCE = _code(
+    "GM921", "unclosed-fence", "a code fence is opened and never closed, so every heading after it is code",
+    "the code fence opened at line {line} is never closed: every heading below it would be code",
+    "close it with a line of three backticks before the next heading")
+MEMORY_REMAPPED = _code(
+    "GM922", "memory-remapped-without-content",
+    "gitmem.yaml maps a memory role to another file that does not carry the old file's content forward",
+    "gitmem.yaml now maps {role} to {new} instead of {old}, and {new} does not carry {old}'s content forward",
+    "move the file with its content in the same commit: `git mv {old} {new}`")
 
 CODES: tuple[Code, ...] = tuple(value for value in list(globals().values()) if isinstance(value, Code))
 BY_CODE: dict[str, Code] = {item.code: item for item in CODES}

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from gitmem import gitio
 from gitmem.close.day import cycle_numbers
-from gitmem.memory import lessons, log
+from gitmem.memory import fences, lessons, log
 from gitmem.memory.lessons import Lesson
 from gitmem.memory.text import Field, decode
 from gitmem.workspace import Workspace
@@ -56,6 +56,7 @@ class Backing:
         self._prefix: dict[str, bool] = {}
         self._cycles: dict[str, set[int]] = {}
         self._offsets: dict[int, int | None] = {}
+        self._fences: fences.Fenced | None = None
         self._docs: dict[str, lessons.LessonsDoc] = {}
 
     # -- the question ----------------------------------------------------------------------------------------
@@ -154,11 +155,17 @@ class Backing:
             stop = data.find(b"\n", at)
             line = data[start:stop if stop >= 0 else len(data)]
             parsed = log.parse_heading(line[3:].decode("utf-8", "replace")) if line.startswith(b"## ") else None
-            if parsed is not None and parsed[1] == cycle:
+            if parsed is not None and parsed[1] == cycle and not self._fenced().inside(start):
                 found = start
             end = at
         self._offsets[cycle] = found
         return found
+
+    def _fenced(self) -> fences.Fenced:
+        """Where the current LOG's fenced code is: a fenced copy of a heading is no entry."""
+        if self._fences is None:
+            self._fences = fences.Fenced(self._current_log())
+        return self._fences
 
     def _current_log(self) -> bytes:
         if self._log is None:

@@ -13,7 +13,7 @@ before the commit that added that entry: what the session could have read at the
 from __future__ import annotations
 
 from gitmem import gitio
-from gitmem.memory import decisions, log
+from gitmem.memory import decisions, fences, log
 from gitmem.memory.log import LogEntry
 from gitmem.memory.text import decode
 from gitmem.workspace import Workspace
@@ -68,7 +68,10 @@ def _added_by(ws: Workspace, head: str, entry: LogEntry) -> str | None:
     """The first parent of the commit that added `entry` to LOG: the newest change whose parent lacks it."""
     heading = entry.heading().encode("utf-8")
     data = ws.path("log").read_bytes()
+    fenced = fences.Fenced(data)          # a fenced copy of the heading is text, not the entry
     at = data.rfind(heading)
+    while at >= 0 and (at > 0 and data[at - 1:at] != b"\n" or fenced.inside(at)):
+        at = data.rfind(heading, 0, at)
     if at < 0:
         return None
     for change in gitio.changes(ws.repo, ws.config.path("log"), head):

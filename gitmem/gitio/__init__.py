@@ -30,7 +30,7 @@ _NAMES = {
     "repository": ("Identity", "Repo", "RepoError", "config_value", "current_branch", "dirty_files", "git_dir",
                    "head_id", "init_repo", "is_unborn", "open_repo", "references", "root", "state_dir",
                    "state_dir_of", "user_identity", "work_tree"),
-    "snapshots": ("Snapshot", "blob_size", "commit_snapshot", "file_at", "file_id_at", "index_snapshot",
+    "snapshots": ("RenamedSnapshot", "Snapshot", "blob_size", "commit_snapshot", "file_at", "file_id_at", "index_snapshot",
                   "same_blob", "staged_snapshot", "worktree_snapshot"),
 }
 _WHERE = {name: module for module, names in _NAMES.items() for name in names}
@@ -112,6 +112,7 @@ if TYPE_CHECKING:   # for type checkers: the same names, imported eagerly
         work_tree,
     )
     from gitmem.gitio.snapshots import (
+        RenamedSnapshot,
         Snapshot,
         blob_size,
         commit_snapshot,

@@ -134,12 +134,20 @@ class Workspace:
         head = gitio.head_id(self.repo)
         blob = gitio.file_id_at(self.repo, head, self.config.path("log")) if head is not None else None
         size = (gitio.blob_size(self.repo, blob) or 0) if blob is not None else 0
+        from gitmem.memory import fences
+        from gitmem.workspace.tail import FileSource
+
         try:
             with self.path("log").open("rb") as handle:
                 handle.seek(size)
                 added = handle.read()
+            fenced = FileSource(self.path("log"), self.config.path("log"), self.state_dir).fence_open_at(size)
         except OSError:
             return False
-        return any(parsed is not None and parsed[1] == cycle
-                   for line in added.split(b"\n") if line.startswith(b"## ")
-                   for parsed in [log.parse_heading(line[3:].decode("utf-8", "replace"))])
+        # Only headings outside fenced code are entries; the text before HEAD's end may leave a fence open.
+        for at in fences.headings(added, log.HEADING.encode(), open_=fenced):
+            line_end = added.find(b"\n", at)
+            parsed = log.parse_heading(added[at + 3:line_end if line_end >= 0 else len(added)].decode("utf-8", "replace"))
+            if parsed is not None and parsed[1] == cycle:
+                return True
+        return False
