@@ -122,13 +122,16 @@ LOG_HEADING_MALFORMED = _code(
     "a LOG heading is not `<timestamp> · cycle N · <outcome>` or `<timestamp> · close`", _HEADING_MSG,
     "use `## YYYY-MM-DD HH:MM TZ · cycle N · built|published|no-build` or `## … · close`")
 
+_UNORDERED = ("parent {parent} logged {theirs} and the first parent logged {ours} since they split; after the "
+              "first parent's entries, the other's break the order of times and cycle numbers")
 LOG_MERGE_UNORDERED = _code(
     "GM307", "log-merge-unordered",
-    "a merge joins LOG entries from two parents that no order can keep valid",
-    "parent {parent} logged {theirs} and the first parent logged {ours} since they split: no order of the two "
-    "keeps times and cycle numbers increasing",
-    "do not merge LOG: rebase {parent} onto the first parent instead (its entries get cycle numbers after "
-    "{last}), or append its work again as new entries with `gitmem log add`")
+    "a merge joins LOG entries from two parents in an order that breaks the LOG rules",
+    _UNORDERED,
+    "do not merge LOG: rebase {parent} onto the first parent instead and give its entries cycle numbers after "
+    "{last} and times after the first parent's (or append its work again as new entries with `gitmem log add`)",
+    other_way=Message(_UNORDERED, "merge the other way round: check out {parent} and merge the first parent into "
+                                  "it, so that the earlier entries come first"))
 
 # -- GM4xx LESSONS -----------------------------------------------------------------------------------------
 LESSON_DUPLICATE_ID = _code(

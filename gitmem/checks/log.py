@@ -71,19 +71,25 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     # to real line numbers only when reporting.
     text = decode(appended).text
     doc = log.parse(text, first_line=1, expect_title=False, in_fence=old_open)
-    found = [from_problem(path, p) for p in doc.problems] + _stray_text(path, text, old_open)
+    found = [from_problem(path, p) for p in doc.problems]
     before = log.tail_entries(log.BytesSource(new, start, open_at_end=old_open), log.has_cycle).entries
     previous_cycle = max((e.cycle for e in before if e.cycle is not None), default=None)
     found += _entry_rules(path, doc.entries, before[-1] if before else None, previous_cycle)
     found += _unclosed(path, text, old_open, 1)
-    if not found:
+    stray = _stray_text(text, old_open)
+    if not found and stray is None:
         return []
     shift = new.count(b"\n", 0, start)
-    return [replace(v, line=v.line + shift) for v in found]
+    found = [replace(v, line=v.line + shift) for v in found]
+    if stray is not None:
+        line, variant = stray[0] + shift, stray[1]
+        found.append(Violation.of(codes.LOG_NOT_APPEND_ONLY, path, line, variant, line=line))
+    return found
 
 
-def _stray_text(path: str, appended: str, old_open: bool) -> list[Violation]:
-    """Appended lines before the first new heading would change the entry above them: that is an edit.
+def _stray_text(appended: str, old_open: bool) -> tuple[int, str] | None:
+    """(line, variant) of the first appended line before the first new heading: it would change the entry above
+    it, which is an edit.
 
     The one exception: when the old LOG ends inside a code fence (written before fences were checked), a
     line that closes it may come first, so that the new entry is a heading and not more of that code.
@@ -91,15 +97,13 @@ def _stray_text(path: str, appended: str, old_open: bool) -> list[Violation]:
     open_ = old_open
     for offset, line in enumerate(appended.split("\n")):
         if not open_ and line.startswith(log.HEADING):
-            return []
+            return None
         if open_ and fences.is_fence(line):     # open here only before any other line: it closes the old fence
             open_ = False
             continue
         if line.strip():
-            number = 1 + offset
-            variant = "in_open_fence" if open_ else "appended_to_entry"
-            return [Violation.of(codes.LOG_NOT_APPEND_ONLY, path, number, variant, line=number)]
-    return []
+            return 1 + offset, "in_open_fence" if open_ else "appended_to_entry"
+    return None
 
 
 def _unclosed(path: str, text: str, old_open: bool, first_line: int) -> list[Violation]:

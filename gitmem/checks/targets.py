@@ -13,8 +13,10 @@ from gitmem.gitio import Snapshot
 from gitmem.workspace import Workspace
 
 
-def config_at(snapshot_bytes: bytes | None, *, workspace: str | None = None) -> Config:
-    config = parse_config(snapshot_bytes) if snapshot_bytes is not None else Config()
+def config_at(snapshot_bytes: bytes | None, *, workspace: str | None = None, strict: bool = True) -> Config:
+    """The config a tree carries. `strict=False` for a config already in history: rules new in this release
+    judge new bytes only (`gitmem.config.parse_config`)."""
+    config = parse_config(snapshot_bytes, strict=strict) if snapshot_bytes is not None else Config()
     return config.with_workspace(workspace) if workspace else config
 
 
@@ -23,6 +25,43 @@ def staged_config(ws: Workspace) -> Config:
     staged = gitio.index_snapshot(ws.repo, [CONFIG_NAME]).read(CONFIG_NAME)
     on_disk = (ws.root / CONFIG_NAME).read_bytes() if (ws.root / CONFIG_NAME).is_file() else None
     return ws.config if staged == on_disk else config_at(staged, workspace=ws.name or None)
+
+
+@dataclass(frozen=True)
+class Side:
+    """The old side of a check: a commit's memory files read with that commit's own config, under the names
+    the new config gives them, and the roles whose file moved."""
+
+    snapshot: Snapshot | None
+    config: Config | None
+    remapped: tuple[tuple[str, str, str], ...] = ()
+
+
+def old_side(repo: gitio.Repo, commit_id: str | None, config: Config, *, workspace: str | None,
+             source: Callable[[str], bytes | None], configs: dict[str | None, Config | None] | None = None) -> Side:
+    """`commit_id`'s memory with its own gitmem.yaml, as the old side of a check judged by `config`."""
+    if commit_id is None:
+        return Side(None, None)
+    key = gitio.file_id_at(repo, commit_id, CONFIG_NAME)
+    configs = configs if configs is not None else {}
+    if key not in configs:
+        try:
+            configs[key] = config_at(gitio.file_at(repo, commit_id, CONFIG_NAME), workspace=workspace, strict=False)
+        except ConfigError as err:
+            if "unknown workspace" not in str(err):
+                raise ConfigError(f"commit {commit_id[:10]}: {err}") from None
+            configs[key] = None       # the workspace did not exist yet: all of its memory is new
+    own = configs[key]
+    if own is None:
+        return Side(None, None)
+    paths = _paths(own)
+    snapshot = _derived(repo, gitio.commit_snapshot(repo, commit_id, paths), paths, source)
+    names = {config.path(role): own.path(role) for role in config.memory_paths()}
+    moved = tuple((role, own.path(role), config.path(role)) for role in config.memory_paths()
+                  if own.path(role) != config.path(role))
+    if moved and snapshot is not None:
+        snapshot = gitio.RenamedSnapshot(snapshot, names)
+    return Side(snapshot, own, moved)
 
 
 def _paths(config: Config) -> list[str]:
@@ -50,23 +89,28 @@ def _author_email(repo: gitio.Repo) -> str | None:
 
 
 def check_staged(ws: Workspace) -> list[Violation]:
-    """What is staged (the index, honouring GIT_INDEX_FILE) against HEAD, judged by `ws.config`.
+    """What is staged (the index, honouring GIT_INDEX_FILE) against HEAD, judged by `ws.config`; HEAD is read
+    with HEAD's own gitmem.yaml.
 
     Never writes anything.
     """
     repo, paths = ws.repo, _paths(ws.config)
     new = gitio.staged_snapshot(repo, paths)
     # HEAD's LOG is a prefix of the staged one and HEAD's NOW a part of it: derive them (gitio.blobproof).
-    old = _derived(repo, gitio.commit_snapshot(repo, gitio.head_id(repo), paths), paths, new.read)
-    return run_checks(CheckInput(ws.config, old, new, _author_email(repo)))
+    return _check(ws, new, _author_email(repo))
 
 
 def check_worktree(ws: Workspace) -> list[Violation]:
-    """The working-tree files against HEAD."""
+    """The working-tree files against HEAD (read with HEAD's own gitmem.yaml)."""
     repo, paths = ws.repo, _paths(ws.config)
-    new = gitio.worktree_snapshot(gitio.root(repo), paths)
-    old = _derived(repo, gitio.commit_snapshot(repo, gitio.head_id(repo), paths), paths, new.read)
-    return run_checks(CheckInput(ws.config, old, new, _author_email(repo)))
+    return _check(ws, gitio.worktree_snapshot(gitio.root(repo), paths), _author_email(repo))
+
+
+def _check(ws: Workspace, new: Snapshot, author: str | None) -> list[Violation]:
+    repo = ws.repo
+    side = old_side(repo, gitio.head_id(repo), ws.config, workspace=ws.name or None,
+                    source=new.read)
+    return run_checks(CheckInput(ws.config, side.snapshot, new, author, side.config, side.remapped))
 
 
 def _has_memory(snapshot: Snapshot | None, paths: list[str]) -> bool:
@@ -81,9 +125,11 @@ class RangeResult:
 
 
 def verify_range(ws: Workspace, start: str | None, end: str) -> RangeResult:
-    """Check every commit in START..END against its first parent, with the config each commit carries.
+    """Check every commit in START..END against each of its parents, each side with the config it carries.
 
-    With no START, every commit reachable from END is checked (a new branch, a first push).
+    With no START, every commit reachable from END is checked (a new branch, a first push). A merge is judged
+    against its first parent like any commit, and against every other parent for what that parent added:
+    nothing appended or resolved on any parent may be lost (`gitmem.checks.merges`).
     """
     repo, workspace = ws.repo, ws.name or None
     last = gitio.resolve(repo, end)
@@ -95,33 +141,55 @@ def verify_range(ws: Workspace, start: str | None, end: str) -> RangeResult:
         return result
     newest = _Newest(repo, last)
     configs: dict[str | None, Config] = {}
+    old_configs: dict[str | None, Config | None] = {}
     previous: tuple[str, list[str], Snapshot | None] | None = None
     for commit in gitio.walk_range(repo, start, end):
         result.commits += 1
-        config_key = gitio.file_id_at(repo, commit.id, CONFIG_NAME)
-        try:
-            if config_key not in configs:     # parse each distinct gitmem.yaml once, not once per commit
-                configs[config_key] = config_at(gitio.file_at(repo, commit.id, CONFIG_NAME), workspace=workspace)
-            config = configs[config_key]
-        except ConfigError as err:
-            raise ConfigError(f"commit {commit.short}: {err}") from None
+        config = _commit_config(repo, commit, configs, workspace)
         paths = _paths(config)
         parent = commit.parents[0] if commit.parents else None
         # Consecutive commits share a snapshot: the parent's is the one just checked, contents already read.
-        if previous is not None and parent is not None and previous[0] == parent and previous[1] == paths:
-            old = previous[2]
+        if previous is not None and parent is not None and previous[0] == parent and previous[1] == paths \
+                and _same_config(repo, parent, commit.id):
+            side = Side(previous[2], None)
         else:
-            old = _derived(repo, gitio.commit_snapshot(repo, parent, paths), paths, newest.read)
+            side = old_side(repo, parent, config, workspace=workspace, source=newest.read, configs=old_configs)
         new = _derived(repo, gitio.commit_snapshot(repo, commit.id, paths), paths, newest.read)
         assert new is not None      # commit_snapshot is None only for no commit, never for a commit
         previous = (commit.id, paths, new)
-        if not _has_memory(new, paths) and (old is None or not _has_memory(old, paths)):
+        others = [old_side(repo, other, config, workspace=workspace, source=newest.read, configs=old_configs)
+                  for other in commit.parents[1:]]
+        if not _has_memory(new, paths) and not any(_has_memory(s.snapshot, paths) for s in (side, *others)):
             continue        # history from before gitmem was adopted: there is no memory to check
-        found = run_checks(CheckInput(config, old, new, commit.author.email))
+        found = run_checks(CheckInput(config, side.snapshot, new, commit.author.email, side.config, side.remapped,
+                                      tuple(s.snapshot for s in others if s.snapshot is not None)))
+        if others:
+            from gitmem.checks import merges
+
+            found += merges.check(config, side.snapshot, [(p[:10], s.snapshot) for p, s in zip(commit.parents[1:], others)],
+                                  new)
         result.violations += [Violation(v.path, v.line, v.code, f"{v.message} (commit {commit.short})", v.hint)
                               for v in found]
     result.violations.sort()
     return result
+
+
+def _commit_config(repo: gitio.Repo, commit: gitio.Commit, configs: dict[str | None, Config],
+                   workspace: str | None) -> Config:
+    """The config a commit carries: strict when the commit brings it (new bytes), else as it was written."""
+    key = gitio.file_id_at(repo, commit.id, CONFIG_NAME)
+    if key not in configs:     # parse each distinct gitmem.yaml once, not once per commit
+        brought = all(gitio.file_id_at(repo, parent, CONFIG_NAME) != key for parent in commit.parents)
+        try:
+            configs[key] = config_at(gitio.file_at(repo, commit.id, CONFIG_NAME), workspace=workspace,
+                                     strict=brought)
+        except ConfigError as err:
+            raise ConfigError(f"commit {commit.short}: {err}") from None
+    return configs[key]
+
+
+def _same_config(repo: gitio.Repo, a: str, b: str) -> bool:
+    return gitio.file_id_at(repo, a, CONFIG_NAME) == gitio.file_id_at(repo, b, CONFIG_NAME)
 
 
 class _Newest:

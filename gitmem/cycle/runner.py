@@ -319,10 +319,10 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings) -> None:
     repo = ws.repo
     result = publish(repo, conflict_branch=f"gitmem/cycle-{report.cycle}", remote=settings.remote,
                      tries=settings.tries, backoff=settings.backoff, sleep=settings.sleep,
-                     resolver=resolver_for(ws.config))
+                     resolver=resolver_for(ws.config), workspace=ws.name or None)
     report.messages += result.messages
     for kept in (report.salvage_branch, report.local_branch):
-        if kept and result.status in ("pushed", "conflict"):     # a runner's checkout is thrown away: keep it
+        if kept and result.status in ("pushed", "conflict", "rewritten"):   # a runner's checkout is thrown away
             try:
                 gitio.push(repo, result.remote, kept, kept)
                 report.messages.append(f"pushed {kept} to {result.remote}")
@@ -334,7 +334,12 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings) -> None:
         report.messages.append(f"pushed to {result.remote}/{result.branch}")
         return
     report.exit_code = ExitCode.SALVAGED
-    if result.status == "conflict":
+    if result.status == "rewritten":            # never built on: a human decides (gitmem.publish.push)
+        report.exit_code = ExitCode.REWRITTEN
+        report.side_branch = result.side_branch
+        report.violations.append(Violation.of(codes.CYCLE_UPSTREAM_REWRITTEN, result.side_branch or "(cycle)", 1,
+                                              message="; ".join(result.messages[-2:])))
+    elif result.status == "conflict":
         report.side_branch = result.side_branch
         report.commit = result.commit
         report.violations.append(Violation.of(codes.CYCLE_PUSH_CONFLICT, result.side_branch or "(cycle)", 1,

@@ -26,7 +26,7 @@ _NAMES = {
                 "is_ancestor", "is_ancestor_id", "merge_base", "resolve", "signature", "walk_range"),
     "rebase": ("RebaseResult", "Resolver", "rebase_onto"),
     "remote": ("GitCommandError", "checkout_branch", "fetch", "fetch_prefixed", "push", "remote_branch_oid",
-               "remote_names", "run_git", "set_config", "upstream_of"),
+               "remote_names", "run_git", "set_config", "set_remote_branch", "upstream_of"),
     "repository": ("Identity", "Repo", "RepoError", "config_value", "current_branch", "dirty_files", "git_dir",
                    "head_id", "init_repo", "is_unborn", "open_repo", "references", "root", "state_dir",
                    "state_dir_of", "user_identity", "work_tree"),
@@ -90,6 +90,7 @@ if TYPE_CHECKING:   # for type checkers: the same names, imported eagerly
         remote_names,
         run_git,
         set_config,
+        set_remote_branch,
         upstream_of,
     )
     from gitmem.gitio.repository import (
