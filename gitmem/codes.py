@@ -267,7 +267,7 @@ CONTROL_CHARACTER = _code(
     "remove it (a bare CR shows as a line break in some viewers, and NUL makes git treat the file as binary)")
 UNCLOSED_FENCE = _code(
     "GM921", "unclosed-fence", "a code fence is opened and never closed, so every heading after it is code",
-    "the code fence opened at line {line} is never closed: every heading below it would be code",
+    "the code fence opened on this line is never closed: every heading below it would be code",
     "close it with a line of three backticks before the next heading")
 MEMORY_REMAPPED = _code(
     "GM922", "memory-remapped-without-content",

@@ -112,7 +112,7 @@ def _unclosed(path: str, text: str, old_open: bool, first_line: int) -> list[Vio
     if at is None:
         return []
     line = first_line + text.count("\n", 0, at)
-    return [Violation.of(codes.UNCLOSED_FENCE, path, line, line=line)]
+    return [Violation.of(codes.UNCLOSED_FENCE, path, line)]
 
 
 def _entry_rules(path: str, entries: tuple[log.LogEntry, ...], previous: log.LogEntry | None,

@@ -93,7 +93,7 @@ def _fence_left_open(inp: CheckInput, path: str, data: bytes, start: int, end: i
     if at is None or (old is not None and fences.open_after(old)):
         return []
     line = line_at(data, at)
-    return [Violation.of(codes.UNCLOSED_FENCE, path, line, line=line)]
+    return [Violation.of(codes.UNCLOSED_FENCE, path, line)]
 
 
 def _not_utf8(path: str, data: bytes, start: int) -> Violation:

@@ -22,7 +22,7 @@ _FIRST_TAIL = 16         # NOW blocks parsed on the first pass; each further pas
 # lesson has enough Confirmed lines to need the gate, once to decide and once to re-check before writing.
 # A heading inside fenced code is text, not an entry (`gitmem.memory.fences`).
 _CYCLE_HEADING_RE = re.compile(
-    r"\n## +\d{4}-\d{2}-\d{2} \d{2}:\d{2} (?:UTC|[+-]\d{2}:\d{2}) +(?:·|-|\|) +cycle (\d+) +(?:·|-|\|) +"
+    r"\n## +\d{4}-\d{2}-\d{2} \d{2}:\d{2} (?:UTC|[+-]\d{2}:\d{2}) +(?:·|-|\|) +cycle (\d{1,18}) +(?:·|-|\|) +"
     r"(?:built|published|no-build)[ \t]*(?=\n|$)")
 # Written by the close itself, so that the close of a day can be found again (idempotence).
 DAY_FIELD = "Day"

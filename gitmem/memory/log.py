@@ -31,7 +31,7 @@ FIELD_ORDER = ("Task", "Tried", "Evidence", "Result", "Blocked", "Learned")
 # Fields the runner writes and reads back (the agent cannot set them: postflight rewrites them).
 STARTED, SALVAGED, KEPT, BLOCKED = "Started", "Salvaged", "Kept", "Blocked"
 _DECISION_ID = re.compile(r"\bD-\d{4,}\b")
-_CYCLE_RE = re.compile(r"^cycle (\d+)$")
+_CYCLE_RE = re.compile(r"^cycle (\d{1,18})$")  # numbers fit SQLite and int64: 18 digits
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from gitmem.memory.text import (
 )
 
 TITLE = "# NOW"
-_CYCLE_RE = re.compile(r"^cycle (\d+)$")
+_CYCLE_RE = re.compile(r"^cycle (\d{1,18})$")  # as in LOG: at most 18 digits
 _PLAN_RE = re.compile(r"^plan for (\d{4}-\d{2}-\d{2})$")
 
 

@@ -23,7 +23,7 @@ from gitmem.report.model import Close, Cycle
 
 _HEADING_RE = re.compile(
     r"^## +(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}) (UTC|[+-]\d{2}:\d{2}) +(?:·|-|\|) +"
-    r"(?:cycle (\d+) +(?:·|-|\|) +(built|published|no-build)|close)[ \t]*$", re.M)
+    r"(?:cycle (\d{1,18}) +(?:·|-|\|) +(built|published|no-build)|close)[ \t]*$", re.M)
 _DAY_RE = re.compile(r"^- Day: *(\d{4}-\d{2}-\d{2})[ \t]*$", re.M)
 _PROMOTED_RE = re.compile(r"^(?:- Promotions: |  )(R-\d{2,}) · .*\(from L-\d{4,}\)", re.M)
 FIRST_BLOCK = 256 * 1024

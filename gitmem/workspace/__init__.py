@@ -117,7 +117,7 @@ class Workspace:
         """
         if from_env:
             given = os.environ.get(CYCLE_ENV, "")
-            if given.isdigit() and int(given) > 0:
+            if given.isdigit() and len(given) <= 18 and int(given) > 0:
                 return int(given)
         last_log, top_now = self.last_log_cycle(), self.top_now_cycle()
         if role == "now":
