@@ -5,8 +5,8 @@ from gitmem import codes
 from gitmem.checks import CheckInput
 from gitmem.checks.common import duplicate_ids, texts
 from gitmem.checks.violation import Violation, from_problem
-from gitmem.memory import decisions
 from gitmem.gitio.snapshots import Snapshot
+from gitmem.memory import decisions
 from gitmem.memory.decisions import DecisionsDoc
 from gitmem.memory.text import decode
 

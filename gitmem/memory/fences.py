@@ -84,9 +84,9 @@ def headings(data: AnyStr, prefix: AnyStr, start: int = 0, end: int | None = Non
              open_: bool = False) -> Iterator[int]:
     """Offsets of the lines in data[start:end] that begin with `prefix` outside fenced code, given the fence
     state `open_` at the line start `start`. `prefix` is a heading marker such as `## `."""
-    marks = _marks(data)
-    for at, which in line_starts(data, (*marks, prefix), start, end):
-        if which < len(marks):
+    prefixes: tuple[AnyStr, ...] = _marks(data) + (prefix,)
+    for at, which in line_starts(data, prefixes, start, end):
+        if which < len(prefixes) - 1:
             open_ = not open_
         elif not open_:
             yield at
@@ -117,7 +117,9 @@ class FenceState:
     def at(self, offset: int) -> bool:
         low, high = sorted((self.known, offset))
         # The state flips once per fence line between the two offsets, whichever way the reader moves.
-        self.state = open_after(self.data, low, high, open_=self.state)
+        data = self.data
+        self.state = (open_after(data, low, high, open_=self.state) if isinstance(data, bytes)
+                      else open_after(data, low, high, open_=self.state))
         self.known = offset
         return self.state
 
@@ -133,7 +135,7 @@ class Fenced:
         self.starts: list[int] = []          # alternating: open, close, open, close, ... (line starts)
         if open_:
             self.starts.append(0)
-        self.starts.extend(fence_lines(data))  # type: ignore[type-var]
+        self.starts.extend(fence_lines(data) if isinstance(data, bytes) else fence_lines(data))
 
     def inside(self, offset: int) -> bool:
         """Whether the line starting at `offset` is inside a fence (a fence line itself counts as inside)."""

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from gitmem.memory import fences, log
 from gitmem.report import evidence
-from gitmem.workspace.tail import FileSource
 from gitmem.report.model import Close, Cycle
+from gitmem.workspace.tail import FileSource
 
 _HEADING_RE = re.compile(
     r"^## +(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}) (UTC|[+-]\d{2}:\d{2}) +(?:·|-|\|) +"
