@@ -122,8 +122,10 @@ def append_entry(text: str, entry: LogEntry) -> str:
 
 def tail(text: str, count: int) -> LogDoc:
     """Parse only the last `count` entries, scanning backwards: cost follows the tail, not the history."""
-    chunk, first_line = tail_text(text, count)
-    return parse(chunk, first_line=first_line, expect_title=False)
+    if count <= 0:
+        return LogDoc((), ())
+    found = tail_entries(TextSource(text), lambda entries: len(entries) >= count).entries
+    return LogDoc((), found[-count:])
 
 
 def tail_text(text: str, count: int) -> tuple[str, int]:
@@ -251,7 +253,7 @@ class BytesSource:
     def text_from(self, start: int) -> tuple[str, int]:
         if start > 0:
             start = self.data.find(b"\n", start - 1, self.end) + 1 or self.end
-        return self.data[start:self.end].decode("utf-8", "replace").replace("\r\n", "\n"), start
+        return self.data[start:self.end].decode("utf-8", "replace"), start
 
     def line_at(self, offset: int) -> int:
         return self.data.count(b"\n", 0, offset) + 1

@@ -152,8 +152,17 @@ def decode(data: bytes) -> Decoded:
     if "\r\n" in text:
         first = text[: text.index("\r\n")].count("\n") + 1
         problems.append(Problem.of(codes.NON_CANONICAL_ENCODING, first, "crlf"))
-        text = text.replace("\r\n", "\n")
+        text = lf(text)
     return Decoded(text, tuple(text.split("\n")), tuple(problems))
+
+
+def lf(text: str) -> str:
+    """CRLF to LF, idempotent: `\r\r\n` is one line end too, so text read twice (bytes decoded, then parsed)
+    reads the same as text read once, and a reader that starts mid-file agrees with one that starts at the top."""
+    text = text.replace("\r\n", "\n")
+    while "\r\n" in text:
+        text = text.replace("\r\n", "\n")
+    return text
 
 
 @dataclass(frozen=True)
@@ -174,7 +183,7 @@ def decode_lines(text: str) -> tuple[str, ...]:
     """Lines of already-decoded text, tolerant of CRLF and a BOM."""
     if text.startswith("\ufeff"):
         text = text[1:]
-    return tuple(text.replace("\r\n", "\n").split("\n"))
+    return tuple(lf(text).split("\n"))
 
 
 def title_problem(preamble: list[str] | tuple[str, ...], title: str, line: int = 1) -> list[Problem]:

@@ -107,7 +107,10 @@ class FileSource:
         if start > 0:                       # begin at a line start: whole lines, whole characters
             skip = data.find(b"\n") + 1
             data, start = (data[skip:], start + skip) if skip else (b"", self._size)
-        return decode(data).text, start
+        # Forgiving, as every tail reader: an undecodable byte is replaced, never the end of the read
+        # (`gitmem check` reports it); the parse turns line ends into LF.
+        text = data.decode("utf-8", "replace")
+        return (text.removeprefix("\ufeff") if start == 0 else text), start
 
     def line_at(self, offset: int) -> int:
         if offset == 0 or not self.numbered:
