@@ -40,7 +40,7 @@ def check(config: Config, first: Snapshot | None, others: list[tuple[str, Snapsh
 @dataclass(frozen=True)
 class _Entries:
     entries: tuple[log.LogEntry, ...]
-    raw: tuple[str, ...]            # each entry as written: its heading and body lines
+    texts: tuple[str, ...]          # each entry as written: its heading and body lines
 
 
 def _entries(data: bytes, start: int) -> _Entries:
@@ -76,15 +76,15 @@ def _log(path: str, first: Snapshot | None, other: Snapshot, merged: Snapshot, l
     theirs_new = _entries(theirs, start)
     ours_new = _entries(ours, start) if ours[:start] == theirs[:start] else _entries(ours, 0)
     kept = _entries(mine, start) if mine[:start] == theirs[:start] else _entries(mine, 0)
-    in_merge, in_ours = set(kept.raw), set(ours_new.raw)
+    in_merge, in_ours = set(kept.texts), set(ours_new.texts)
     end_line = mine.count(b"\n") or 1
     found = [Violation.of(codes.LOG_NOT_APPEND_ONLY, path, end_line, "dropped_by_merge",
                           heading=entry.heading().removeprefix("## "), parent=label)
-             for entry, raw in zip(theirs_new.entries, theirs_new.raw) if raw not in in_merge]
-    added = [entry for entry, raw in zip(theirs_new.entries, theirs_new.raw) if raw not in in_ours]
-    mine_added = [entry for entry, raw in zip(ours_new.entries, ours_new.raw) if raw not in set(theirs_new.raw)]
+             for entry, raw in zip(theirs_new.entries, theirs_new.texts) if raw not in in_merge]
+    added = [entry for entry, raw in zip(theirs_new.entries, theirs_new.texts) if raw not in in_ours]
+    mine_added = [entry for entry, raw in zip(ours_new.entries, ours_new.texts) if raw not in set(theirs_new.texts)]
     if added and mine_added and not _ordered(mine_added, added):
-        line = next((e.line for e, raw in zip(kept.entries, kept.raw) if raw == _raw_of(theirs_new, added[0])),
+        line = next((e.line for e, raw in zip(kept.entries, kept.texts) if raw == _raw_of(theirs_new, added[0])),
                     end_line)
         variant = "other_way" if _ordered(added, mine_added) else ""
         found.append(Violation.of(codes.LOG_MERGE_UNORDERED, path, line, variant, parent=label,
@@ -94,7 +94,7 @@ def _log(path: str, first: Snapshot | None, other: Snapshot, merged: Snapshot, l
 
 
 def _raw_of(found: _Entries, entry: log.LogEntry) -> str:
-    return found.raw[found.entries.index(entry)]
+    return found.texts[found.entries.index(entry)]
 
 
 def _ordered(before: list[log.LogEntry], after: list[log.LogEntry]) -> bool:
