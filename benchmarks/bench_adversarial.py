@@ -34,6 +34,7 @@ SHAPES = {
     "rule-parens": ("RULES.md", lambda n: "\n- R-01 · " + "x (" * (n // 3) + "\n"),
     "rule-cycles": ("RULES.md", lambda n: "\n- R-01 · x (from L-0001; cycles " + "1, " * (n // 3) + "x)\n"),
     "fences-many": ("LOG.md", lambda n: f"\n## {TS} · cycle 9 · built\n- Task: t\n- Result: r\n" + "```\n" * (n // 4)),
+    "secret-prefixes": ("LOG.md", lambda n: f"\n## {TS} · cycle 9 · built\n- Task: " + "sk-ant-" * (n // 7) + "\n"),
 }
 
 

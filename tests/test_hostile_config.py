@@ -213,6 +213,22 @@ def test_a_legacy_config_in_head_does_not_fail_a_change_that_fixes_it(memrepo: G
     assert message.startswith("gitmem: commit ") and "gitmem.yaml:" in message and "recall.limit" in message
 
 
+def test_an_unreadable_config_in_head_does_not_block_its_fix(memrepo: GitRepo, cli) -> None:
+    memrepo.commit_files({"gitmem.yaml": "files: [\n"}, "broken, unchecked")
+    memrepo.stage_files({"gitmem.yaml": "timezone: UTC\n", "LOG.md": memrepo.read("LOG.md") + log_entry(10, 1)})
+    assert cli(["check"], cwd=memrepo.path).code == 0
+
+
+def test_adopting_gitmem_beside_a_projects_own_log_is_no_remap(memrepo: GitRepo, cli) -> None:
+    names = ["NOW.md", "DECISIONS.md", "LOG.md", "LESSONS.md", "RULES.md"]
+    files: dict[str, str | bytes | None] = {f"AGENT_{n}": (memrepo.path / n).read_bytes() for n in names}
+    memrepo.commit_files({"gitmem.yaml": None, "LOG.md": "# Changelog of the project\n\n- 1.0: first\n"}, "before")
+    files["gitmem.yaml"] = "files:\n" + "".join(f"  {n[:-3].lower()}: AGENT_{n}\n" for n in names)
+    memrepo.stage_files(files)
+    result = cli(["check"], cwd=memrepo.path)
+    assert result.code == 0, result.out
+
+
 def test_a_workspace_added_in_the_commit_is_all_new(memrepo: GitRepo, cli) -> None:
     names = ["NOW.md", "DECISIONS.md", "LOG.md", "LESSONS.md", "RULES.md"]
     files: dict[str, str | bytes | None] = {f"w/{n}": (memrepo.path / n).read_bytes() for n in names}

@@ -200,6 +200,20 @@ def test_cycle_push_refuses_a_force_pushed_upstream(tmp_path: Path, published) -
     assert again.exit_code == ExitCode.REWRITTEN and _origin_main(origin) == rewritten
 
 
+def test_an_agent_moving_the_remote_tracking_branch_changes_nothing(tmp_path: Path, published) -> None:
+    origin, memrepo = published
+    _force_push_rewritten_log(origin, tmp_path, lambda text: text.replace("- Task: first", "- Task: forged"))
+    rewritten = _origin_main(origin)
+
+    def fetch_the_rewrite_first(memory, request) -> None:
+        git(memrepo.path, "fetch", "--quiet", "origin")             # the agent pre-trusts the rewritten tip
+        built("second", {"two.txt": "2\n"})(memory, request)
+
+    report = run_cycle(memrepo.ws(), WritingBackend(fetch_the_rewrite_first),
+                       settings=Settings(push=True, sleep=lambda s: 0))
+    assert report.exit_code == ExitCode.REWRITTEN and _origin_main(origin) == rewritten
+
+
 def test_cycle_push_refuses_an_upstream_commit_that_rewrites_log(tmp_path: Path, published) -> None:
     origin, memrepo = published
     human = clone(origin, tmp_path / "dana", DANA)

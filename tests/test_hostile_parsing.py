@@ -165,6 +165,14 @@ def test_now_writes_above_the_real_top_block(memrepo: GitRepo, cli) -> None:
     assert cli(["check"], cwd=memrepo.path).code == 0
 
 
+def test_now_add_closes_a_fence_an_old_preamble_left_open(memrepo: GitRepo, cli) -> None:
+    memrepo.commit_files({N: "# NOW\n```\nan example, never closed\n"}, "legacy, unchecked")
+    block = writer(memrepo).add_now_block(did="x", human="y", next="z", cycle=1)
+    assert Workspace.at(memrepo.path).top_now_cycle() == 1 and block.heading() in memrepo.read(N)
+    memrepo.stage(N)
+    assert cli(["check"], cwd=memrepo.path).code == 0
+
+
 def test_a_fenced_checklist_is_no_roadmap() -> None:
     text = "# ROADMAP\n\n## Done\n```\n- [ ] an example item\n## Fake (current)\n```\n\n## Next\n- [ ] real\n"
     section = roadmap.current_section(text)
@@ -255,6 +263,7 @@ ADVERSARIAL = {
     "now-spaces": (N, f"\n## {TS}" + " " * MB + "cycle 1\n"),
     "decision-by": (D, "\n### D-0001 · t\n- Asked: " + " by x <y" * (MB // 8) + "\n"),
     "rule-parens": ("RULES.md", "\n- R-01 · " + "x (" * (MB // 3) + "\n"),
+    "secret-prefixes": (L, f"\n## {TS} · cycle 9 · built\n- Task: " + "sk-ant-" * (MB // 7) + "\n- Result: r\n"),
 }
 
 

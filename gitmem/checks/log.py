@@ -72,7 +72,8 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     text = decode(appended).text
     doc = log.parse(text, first_line=1, expect_title=False, in_fence=old_open)
     found = [from_problem(path, p) for p in doc.problems]
-    before = log.tail_entries(log.BytesSource(new, start, open_at_end=old_open), log.has_cycle).entries
+    before = log.tail_entries(log.BytesSource(new, start, open_at_end=old_open, numbered=False),
+                              log.has_cycle).entries
     previous_cycle = max((e.cycle for e in before if e.cycle is not None), default=None)
     found += _entry_rules(path, doc.entries, before[-1] if before else None, previous_cycle)
     found += _unclosed(path, text, old_open, 1)

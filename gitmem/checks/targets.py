@@ -38,20 +38,13 @@ class Side:
 
 
 def old_side(repo: gitio.Repo, commit_id: str | None, config: Config, *, workspace: str | None,
-             source: Callable[[str], bytes | None], configs: dict[str | None, Config | None] | None = None) -> Side:
-    """`commit_id`'s memory with its own gitmem.yaml, as the old side of a check judged by `config`."""
+             source: Callable[[str], bytes | None], configs: dict[str, Config | None] | None = None,
+             config_bytes: bytes | None = None) -> Side:
+    """`commit_id`'s memory with its own gitmem.yaml, as the old side of a check judged by `config`
+    (whose gitmem.yaml holds `config_bytes`, when known: a commit with the same bytes needs no parse)."""
     if commit_id is None:
         return Side(None, None)
-    key = gitio.file_id_at(repo, commit_id, CONFIG_NAME)
-    configs = configs if configs is not None else {}
-    if key not in configs:
-        try:
-            configs[key] = config_at(gitio.file_at(repo, commit_id, CONFIG_NAME), workspace=workspace, strict=False)
-        except ConfigError as err:
-            if "unknown workspace" not in str(err):
-                raise ConfigError(f"commit {commit_id[:10]}: {err}") from None
-            configs[key] = None       # the workspace did not exist yet: all of its memory is new
-    own = configs[key]
+    own = _own_config(repo, commit_id, config, workspace, configs if configs is not None else {}, config_bytes)
     if own is None:
         return Side(None, None)
     paths = _paths(own)
@@ -62,6 +55,27 @@ def old_side(repo: gitio.Repo, commit_id: str | None, config: Config, *, workspa
     if moved and snapshot is not None:
         snapshot = gitio.RenamedSnapshot(snapshot, names)
     return Side(snapshot, own, moved)
+
+
+def _own_config(repo: gitio.Repo, commit_id: str, config: Config, workspace: str | None,
+                configs: dict[str, Config | None], config_bytes: bytes | None) -> Config | None:
+    """The config `commit_id` carries; None when the workspace did not exist there (its memory is all new)."""
+    key = gitio.file_id_at(repo, commit_id, CONFIG_NAME)
+    if key is None:
+        # No gitmem.yaml: a repository adopting one may hold unrelated files under the default names (a
+        # project's own LOG.md), so its first config is judged by itself, as before this release.
+        return config
+    if key not in configs:
+        if config_bytes is not None and gitio.blob_id(config_bytes) == key:
+            configs[key] = config
+            return config
+        try:
+            configs[key] = config_at(gitio.file_at(repo, commit_id, CONFIG_NAME), workspace=workspace, strict=False)
+        except ConfigError as err:
+            # A config no reader can read (committed without the hook): read the old side with the new config,
+            # as before this release.
+            configs[key] = None if "unknown workspace" in str(err) else config
+    return configs[key]
 
 
 def _paths(config: Config) -> list[str]:
@@ -97,19 +111,24 @@ def check_staged(ws: Workspace) -> list[Violation]:
     repo, paths = ws.repo, _paths(ws.config)
     new = gitio.staged_snapshot(repo, paths)
     # HEAD's LOG is a prefix of the staged one and HEAD's NOW a part of it: derive them (gitio.blobproof).
-    return _check(ws, new, _author_email(repo))
+    staged = gitio.index_snapshot(repo, [CONFIG_NAME]).read(CONFIG_NAME)
+    on_disk = gitio.worktree_snapshot(gitio.root(repo)).read(CONFIG_NAME)
+    # `ws.config` is the work tree's config, or the staged one (`staged_config`): when both files hold the
+    # same bytes, a HEAD with those bytes too needs no parse.
+    return _check(ws, new, _author_email(repo), staged if staged == on_disk else None)
 
 
 def check_worktree(ws: Workspace) -> list[Violation]:
     """The working-tree files against HEAD (read with HEAD's own gitmem.yaml)."""
     repo, paths = ws.repo, _paths(ws.config)
-    return _check(ws, gitio.worktree_snapshot(gitio.root(repo), paths), _author_email(repo))
+    on_disk = gitio.worktree_snapshot(gitio.root(repo)).read(CONFIG_NAME)
+    return _check(ws, gitio.worktree_snapshot(gitio.root(repo), paths), _author_email(repo), on_disk)
 
 
-def _check(ws: Workspace, new: Snapshot, author: str | None) -> list[Violation]:
+def _check(ws: Workspace, new: Snapshot, author: str | None, config_bytes: bytes | None) -> list[Violation]:
     repo = ws.repo
     side = old_side(repo, gitio.head_id(repo), ws.config, workspace=ws.name or None,
-                    source=new.read)
+                    source=new.read, config_bytes=config_bytes)
     return run_checks(CheckInput(ws.config, side.snapshot, new, author, side.config, side.remapped))
 
 
@@ -141,7 +160,7 @@ def verify_range(ws: Workspace, start: str | None, end: str) -> RangeResult:
         return result
     newest = _Newest(repo, last)
     configs: dict[str | None, Config] = {}
-    old_configs: dict[str | None, Config | None] = {}
+    old_configs: dict[str, Config | None] = {}
     previous: tuple[str, list[str], Snapshot | None] | None = None
     for commit in gitio.walk_range(repo, start, end):
         result.commits += 1

@@ -31,30 +31,42 @@ def _newline(data: AnyStr) -> AnyStr:
     return b"\n" if isinstance(data, bytes) else "\n"  # type: ignore[return-value]
 
 
+def _hits(data: AnyStr, prefix: AnyStr, start: int, end: int) -> Iterator[int]:
+    """Line starts in data[start:end] that begin with `prefix`, by `find`: one C-speed call per hit, lazily (a
+    reader that wants the first heading reads no further)."""
+    if data.startswith(prefix, start, end):
+        yield start
+    needle = _newline(data) + prefix
+    at = data.find(needle, start, end)
+    while at >= 0:
+        yield at + 1
+        at = data.find(needle, at + 1, end)
+
+
 def line_starts(data: AnyStr, prefixes: tuple[AnyStr, ...], start: int = 0, end: int | None = None
                 ) -> Iterator[tuple[int, int]]:
     """(offset, index of the prefix) of each line in data[start:end] that begins with one of `prefixes`,
-    in order. `start` must be a line start. One `find` per prefix and hit: linear in the text."""
+    in order (a line matching two prefixes comes once per prefix). `start` must be a line start."""
+    import heapq
+
+    end = len(data) if end is None else end
+    yield from heapq.merge(*(((at, which) for at in _hits(data, prefix, start, end))
+                             for which, prefix in enumerate(prefixes)))
+
+
+def _count(data: AnyStr, start: int, end: int | None, *, last: bool = False) -> tuple[int, int | None]:
+    """(number of fence lines in data[start:end], offset of the last one when `last`); `count` speed."""
     end = len(data) if end is None else end
     newline = _newline(data)
-    needles = [newline + prefix for prefix in prefixes]
-    upcoming: list[int] = []
-    for which, prefix in enumerate(prefixes):
-        if data.startswith(prefix, start, end):
-            upcoming.append(start)
-        else:
-            found = data.find(needles[which], start, end)
-            upcoming.append(found + 1 if found >= 0 and found + len(needles[which]) <= end else -1)
-    while True:
-        live = [(at, which) for which, at in enumerate(upcoming) if at >= 0]
-        if not live:
-            return
-        at, which = min(live)
-        yield at, which
-        for other, position in enumerate(upcoming):     # a line may match two prefixes: move past it for all
-            if position == at:
-                found = data.find(needles[other], at, end)
-                upcoming[other] = found + 1 if found >= 0 and found + len(needles[other]) <= end else -1
+    count, final = 0, None
+    for mark in _marks(data):
+        count += data.startswith(mark, start, end) + data.count(newline + mark, start, end)
+        if last:
+            found = data.rfind(newline + mark, start, end)
+            at = found + 1 if found >= 0 else (start if data.startswith(mark, start, end) else None)
+            if at is not None and (final is None or at > final):
+                final = at
+    return count, final
 
 
 def fence_lines(data: AnyStr, start: int = 0, end: int | None = None) -> Iterator[int]:
@@ -65,31 +77,44 @@ def fence_lines(data: AnyStr, start: int = 0, end: int | None = None) -> Iterato
 
 def open_after(data: AnyStr, start: int = 0, end: int | None = None, *, open_: bool = False) -> bool:
     """The fence state at `end`, given the state `open_` at the line start `start`."""
-    for _ in fence_lines(data, start, end):
-        open_ = not open_
-    return open_
+    return open_ ^ (_count(data, start, end)[0] % 2 == 1)
 
 
 def unclosed(data: AnyStr, start: int = 0, end: int | None = None, *, open_: bool = False) -> int | None:
     """The offset of the fence line in data[start:end] that is still open at `end`; None when every fence
     opened there is closed. A fence already open at `start` (`open_`) and never closed is not reported here:
     it was opened before `start`."""
-    opened: int | None = -1 if open_ else None
-    for at in fence_lines(data, start, end):
-        opened = None if opened is not None else at
-    return opened if opened is not None and opened >= 0 else None
+    count, last = _count(data, start, end, last=True)
+    # Open at the end means the last fence line opened (or, with none at all, that it was open before).
+    return last if open_ ^ (count % 2 == 1) and count else None
 
 
 def headings(data: AnyStr, prefix: AnyStr, start: int = 0, end: int | None = None, *,
              open_: bool = False) -> Iterator[int]:
     """Offsets of the lines in data[start:end] that begin with `prefix` outside fenced code, given the fence
-    state `open_` at the line start `start`. `prefix` is a heading marker such as `## `."""
-    prefixes: tuple[AnyStr, ...] = _marks(data) + (prefix,)
-    for at, which in line_starts(data, prefixes, start, end):
-        if which < len(prefixes) - 1:
-            open_ = not open_
-        elif not open_:
-            yield at
+    state `open_` at the line start `start`. `prefix` is a heading marker such as `## `.
+
+    Lazy and linear: fences are counted only between one heading and the next, so a reader that wants the
+    first real heading reads up to it and no further."""
+    end = len(data) if end is None else end
+    newline = _newline(data)
+    needle = newline + prefix
+    position = start
+    while position <= end:
+        if data.startswith(prefix, position, end):
+            found = position
+        else:
+            at = data.find(needle, max(position - 1, start), end)
+            if at < 0:
+                return
+            found = at + 1
+        open_ ^= _count(data, position, found)[0] % 2 == 1
+        if not open_:
+            yield found
+        line_end = data.find(newline, found, end)
+        if line_end < 0:
+            return
+        position = line_end + 1
 
 
 def first_heading(data: AnyStr, prefix: AnyStr, start: int = 0, end: int | None = None, *,

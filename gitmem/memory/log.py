@@ -240,9 +240,12 @@ class TextSource:
 class BytesSource:
     """LOG bytes in memory (a blob), up to `end`; decoding is forgiving, so it never fails mid-history."""
 
-    def __init__(self, data: bytes, end: int | None = None, *, open_at_end: bool | None = None) -> None:
-        """`open_at_end`: the fence state at `end` (a line start), when the caller knows it already."""
+    def __init__(self, data: bytes, end: int | None = None, *, open_at_end: bool | None = None,
+                 numbered: bool = True) -> None:
+        """`open_at_end`: the fence state at `end` (a line start), when the caller knows it already.
+        `numbered=False`: the caller needs no line numbers (entries then count from line 1)."""
         self.data = data
+        self.numbered = numbered
         self.end = len(data) if end is None else end
         if open_at_end is not None:
             self.fences = fences.FenceState(data, known=self.end, state=open_at_end)
@@ -256,7 +259,7 @@ class BytesSource:
         return self.data[start:self.end].decode("utf-8", "replace"), start
 
     def line_at(self, offset: int) -> int:
-        return self.data.count(b"\n", 0, offset) + 1
+        return self.data.count(b"\n", 0, offset) + 1 if self.numbered else 1
 
     def fence_open_at(self, offset: int) -> bool:
         return self.fences.at(offset)

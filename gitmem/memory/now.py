@@ -128,5 +128,7 @@ def prepend_block(text: str, block: NowBlock) -> str:
     rendered = block.render().split("\n")
     if insert_at is None:
         head = strip_trailing_blank(lines) or [TITLE]
-        return "\n".join([*head, "", *rendered]) + "\n"
+        # A preamble written before fences were checked may leave one open: close it, or the block is code.
+        closing = ["```"] if sum(1 for line in head if is_fence(line)) % 2 else []
+        return "\n".join([*head, *closing, "", *rendered]) + "\n"
     return "\n".join([*lines[:insert_at], *rendered, "", *lines[insert_at:]])

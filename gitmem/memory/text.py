@@ -9,7 +9,7 @@ from typing import TypeVar
 
 from gitmem import codes
 from gitmem.codes import Code
-from gitmem.memory.fences import is_fence
+from gitmem.memory.fences import FENCE_MARKS
 
 T = TypeVar("T")
 
@@ -248,7 +248,7 @@ def split_sections(lines: tuple[str, ...] | list[str], level: int, first_line: i
         return Section(title, start, start + len(kept), tuple(body))  # type: ignore[arg-type]
 
     for offset, line in enumerate(lines):
-        if is_fence(line):
+        if line.startswith(FENCE_MARKS):          # fences.is_fence, inlined: this loop sees every line
             in_fence = not in_fence
         found = 0 if in_fence else heading_level(line)
         if found and found <= level:

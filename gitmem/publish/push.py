@@ -35,6 +35,15 @@ class SyncResult:
         return self.status == "pushed"
 
 
+def known_upstream(repo: gitio.Repo, remote: str | None = None) -> str | None:
+    """The remote-tracking tip of the current branch's upstream: what this checkout last saw of it."""
+    local = gitio.current_branch(repo)
+    if local is None:
+        return None
+    default_remote, branch = gitio.upstream_of(repo, local)
+    return gitio.remote_branch_oid(repo, remote or default_remote, branch)
+
+
 def free_branch_name(repo: gitio.Repo, base: str, remote: str) -> str:
     """`base`, or `base-2`, `base-3`… when a local or fetched remote branch of that name already exists."""
     name, number = base, 1
@@ -47,7 +56,7 @@ def free_branch_name(repo: gitio.Repo, base: str, remote: str) -> str:
 def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None,
             branch: str | None = None, tries: int = 5, backoff: float = 1.0,
             sleep: Callable[[float], None] = time.sleep, resolver: gitio.Resolver | None = None,
-            workspace: str | None = None) -> SyncResult:
+            workspace: str | None = None, known: str | None = None) -> SyncResult:
     """Fetch, rebase the current branch onto its remote branch, push. Up to `tries` attempts.
 
     A push rejected because someone pushed in between is retried after `backoff * 2**attempt` seconds.
@@ -56,7 +65,9 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     A rebase conflict pushes the unrebased local tip to `conflict_branch` (made unique), moves the local
     branch back to the remote tip (the work lives on the side branch, locally and on the remote), and
     returns status "conflict". An upstream that does not keep the history this checkout knew returns status
-    "rewritten" (see the module doc); `workspace` names the memory verified.
+    "rewritten" (see the module doc); `workspace` names the memory verified. `known` is the upstream the
+    caller saw when it started (default: the remote-tracking branch now), so that nothing done in between,
+    by an agent or another fetch, moves what is trusted.
     """
     local = gitio.current_branch(repo)
     if local is None:
@@ -74,7 +85,7 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
         result.status = "no-remote"
         result.messages.append(f"there is no remote {remote!r}; the commit stays local")
         return result
-    known = gitio.remote_branch_oid(repo, remote, branch)
+    known = known or gitio.remote_branch_oid(repo, remote, branch)
     for attempt in range(1, tries + 1):
         result.attempts = attempt
         try:
