@@ -61,6 +61,7 @@ BAD_CONFIGS = [
     ("retries-huge", "agent:\n  max_retries: 1000000\n", 2, "at most 20"),
     ("grep-lines-huge", "limits:\n  grep_over_lines: 1000000000000\n", 2, "at most"),
     ("confirmations-huge", "close:\n  confirmations: 1000000\n", 2, "at most 100"),
+    ("confirmations-zero", "close:\n  confirmations: 0\n", 2, "at least 1"),
     ("agent-name-newline", 'agent:\n  name: "Orla\\nSigned-off-by: x"\n', 2, "control"),
     ("agent-email-line-separator", 'agent:\n  email: "a\\u2028b@x"\n', 2, "control"),
     ("priority-escape", 'cycle:\n  priorities: ["\\e[2J build"]\n', 2, "control"),

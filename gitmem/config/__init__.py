@@ -85,7 +85,7 @@ class Cycle:
 @dataclass(frozen=True)
 class Close:
     model: str = "claude-opus-5-5"
-    confirmations: int = bounded(2, 0, 100)
+    confirmations: int = bounded(2, 1, 100)      # 0 would promote a lesson no later cycle confirmed
     max_promotions: int = bounded(3, 0, 1_000)
     stale_decision_days: int = bounded(3, 0, 36_500)
 
