@@ -164,6 +164,19 @@ def _counts_before(state_dir: Path | None, rel: str, handle: IO[bytes], offset: 
     return counts
 
 
+def cached_fence_state(state_dir: Path | None, rel: str, data: bytes, end: int) -> bool | None:
+    """The fence state at `end` (a line start) of `data`, a version of the file `rel`, from the cache when the
+    4 KB before the cached offset match; None when the cache cannot tell. Reads the cache, never writes it:
+    `gitmem check` uses it for the old LOG, whose bytes it proves to be the start of the new one."""
+    entry = _load(state_dir / CACHE_NAME if state_dir is not None else None).get(rel)
+    if not isinstance(entry, dict) or not all(isinstance(entry.get(k), int) for k in ("offset", "fences")):
+        return None
+    offset = int(entry["offset"])
+    if not 0 <= offset <= end or entry.get("probe") != hashlib.sha1(data[max(0, offset - PROBE):offset]).hexdigest():
+        return None
+    return fences.open_after(data, offset, end, open_=int(entry["fences"]) % 2 == 1)
+
+
 def _count(handle: IO[bytes], start: int, end: int) -> tuple[int, int]:
     """(newlines, fence lines starting) in [start, end); `start` and `end` are line starts."""
     lines = fenced = 0
