@@ -25,9 +25,11 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     # The agent is whoever either side's config names: a commit that changes agent.email is still judged by
     # the old one. A merge brings in answers its other parents already hold; those are not the merge's own.
     agents = {inp.config.agent.email.lower()} | ({inp.old_config.agent.email.lower()} if inp.old_config else set())
-    found += against_old(path, old, doc, agent_email=inp.config.agent.email,
-                         author_email=inp.author_email if (inp.author_email or "").lower() not in agents
-                         else inp.config.agent.email, brought=_resolved_elsewhere(inp.others, path))
+    author = inp.author_email
+    if author and author.lower() in agents:
+        author = inp.config.agent.email
+    found += against_old(path, old, doc, agent_email=inp.config.agent.email, author_email=author,
+                         brought=_resolved_elsewhere(inp.others, path))
     return found
 
 
