@@ -59,6 +59,11 @@ def render(data: dict[str, Any], *, colour: bool) -> str:
         tint = "red" if budget["tokens"] > budget["soft"] else "green"
         lines.append("budget       " + paint(f"{budget['tokens']} tokens", tint)
                      + f" of {budget['limit']} (soft {budget['soft']}, hard {budget['hard']}; {budget['source']})")
+    recall = data.get("recall") or {}
+    if recall:
+        detail = recall["model"] or recall["note"]
+        lines.append("recall       " + paint(recall["mode"], "red" if recall["mode"] == "unavailable" else None)
+                     + (f" ({detail})" if detail else ""))
     return "\n".join(lines) + "\n"
 
 
@@ -66,7 +71,8 @@ def render(data: dict[str, Any], *, colour: bool) -> str:
 @json_option
 @workspace_option
 def status(as_json: bool, workspace: str | None) -> int:
-    """One screen of memory health: last cycle, today, Rule 0 streak, decisions waiting, lessons, rules, budget."""
+    """One screen of memory health: last cycle, today, Rule 0 streak, decisions waiting, lessons, rules, budget,
+    recall mode."""
     from gitmem.views.status import collect
 
     data = collect(open_workspace(workspace)).to_json()

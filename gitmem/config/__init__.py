@@ -11,6 +11,7 @@ CONFIG_NAME = "gitmem.yaml"
 ROLES = ("now", "decisions", "log", "lessons", "rules", "roadmap")
 REQUIRED_ROLES = ("now", "decisions", "log", "lessons", "rules")
 BACKENDS = ("anthropic", "command", "scripted")     # agent backends; "" means anthropic when a key is set
+RECALL_MODES = ("auto", "bm25", "semantic", "hybrid")
 
 
 class ConfigError(GitmemError):
@@ -83,7 +84,10 @@ class Recall:
     limit: int = 6
     recency_half_life_days: float = 30.0
     recency_weight: float = 0.2
-    rankers: tuple[tuple[str, float], ...] = (("bm25", 1.0),)
+    rankers: tuple[tuple[str, float], ...] = (("bm25", 1.0), ("semantic", 1.0))
+    mode: str = "auto"                      # auto | bm25 | semantic | hybrid (auto: hybrid when [semantic] is in)
+    model: str = "wordllama"                # embedding model: wordllama (shipped in its wheel) or model2vec:DIRECTORY
+    semantic_scale: float = 2.75            # the semantic score that counts as relevance 0.5 (calibrated)
 
 
 @dataclass(frozen=True)
@@ -288,6 +292,11 @@ def _validate(config: Config, source: str, raw: Any = None) -> None:
                        ("cycle.log_entries", config.cycle.log_entries)):
         if value < 1:
             raise ConfigError(f"{_where(raw, source, key)}: {key}: must be at least 1, got {value}")
+    if config.recall.mode not in RECALL_MODES:
+        raise ConfigError(f"{_where(raw, source, 'recall.mode')}: recall.mode: {config.recall.mode!r} "
+                          f"is not one of {', '.join(RECALL_MODES)}")
+    if config.recall.semantic_scale <= 0:
+        raise ConfigError(f"{_where(raw, source, 'recall.semantic_scale')}: recall.semantic_scale: must be above 0")
     if config.agent.backend not in ("", *BACKENDS):
         raise ConfigError(f"{_where(raw, source, 'agent.backend')}: agent.backend: {config.agent.backend!r} "
                           f"is not one of {', '.join(BACKENDS)}")
