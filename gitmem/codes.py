@@ -200,6 +200,9 @@ CYCLE_PUSH_CONFLICT = _code(
 CYCLE_PUSH_FAILED = _code(
     "GM712", "cycle-push-failed", "the push failed after its retries; the commit is safe on the local branch",
     "{message}")
+CYCLE_LOCAL_COMMITS = _code(
+    "GM713", "cycle-local-commits",
+    "commits were made in the runner's checkout during the cycle; they were kept on a named branch", "{message}")
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(
@@ -219,8 +222,13 @@ NOT_UTF8 = _code(
     "GM902", "not-utf8", "a memory file is not valid UTF-8",
     "not valid UTF-8 (byte {byte}: {reason})", "save the file as UTF-8")
 SECRET_LIKE_TOKEN = _code(
-    "GM903", "secret-like-token", "a memory file contains something that looks like a secret",
-    "this looks like {what}; remove it and rotate it", "secrets belong in the environment, never in memory")
+    "GM903", "secret-like-token",
+    "a changed file (memory or any other text file), its name or a symlink's target looks like a secret",
+    "this looks like {what}; remove it and rotate it", "secrets belong in the environment, never in memory",
+    file=Message("this looks like {what}; remove it and rotate it",
+                 "secrets belong in the environment; for a fixture or an example, list the path in {allowlist}"),
+    name=Message("the file name looks like {what}; rename the file and rotate the secret"),
+    link=Message("the symlink's target looks like {what}; remove the link and rotate the secret"))
 MEMORY_FILE_MISSING = _code(
     "GM904", "memory-file-missing", "a memory file is missing",
     "memory file {path} is missing", "run `gitmem init` to create the missing files")

@@ -63,8 +63,8 @@ def test_plan_follows_the_oldest_pending_decision_when_roadmap_is_done(world: Wo
     world.close(d(10), at(10, 22))
     entry = last_entry(world.read("LOG.md"))
     assert entry.get("Plan") == ("follow up D-0001 · Which database? — why: it is the oldest Pending decision "
-                                 "(2 days); recommendation: SQLite: zero setup")
-    assert entry.get("Waiting") == "D-0001 · Which database? (2 days)\nD-0002 · Which host? (1 day)"
+                                 "(2d); recommendation: SQLite: zero setup")
+    assert entry.get("Waiting") == "D-0001 · Which database? (2d)\nD-0002 · Which host? (1d)"
 
 
 def test_second_close_for_the_same_day_changes_nothing(world: World) -> None:
@@ -131,7 +131,7 @@ def test_stale_decisions_and_reverted_edits_are_problems(world: World) -> None:
                                               "RULES (only the daily close changes them)")
     world.cycle(at(10, 10), "built", evidence="runner: kept only the last of 2 LOG entries")
     result = world.close(d(10), at(10, 23))
-    assert "D-0001 · Old question (5 days) has waited longer than 3 days: please answer it" in result.problems
+    assert "D-0001 · Old question (5d) has waited longer than 3 days: please answer it" in result.problems
     assert not any("New question" in p for p in result.problems)
     reverts = [p for p in result.problems if "forbidden" in p]
     assert reverts == ["cycle 1 made a forbidden memory edit, reverted: reverted edits to proven/retired rules "

@@ -5,6 +5,7 @@ import pytest
 
 from gitmem.close import day as days
 from gitmem.close import gates as promote
+from gitmem.close.backing import backing_for, uncommitted
 from gitmem.memory import lessons, rules
 from tests.support.helpers import GitRepo
 from tests.support.world import World, at, d, last_entry
@@ -74,8 +75,10 @@ def test_no_promotion_from_repeated_or_earlier_cycles(world: World, happened: in
         world.cycle(at(10, hour))
     write_lessons(world, lesson_with(happened, *confirmed))
     # The gate itself says no (not a later write refusing the file), and the close says why.
-    found, blocked = promote.eligible(lessons.parse(world.read("LESSONS.md")), world.read("LOG.md"), 2)
-    assert found == [] and blocked == [f"L-0001 · Tests first: not eligible, {why}"]
+    backs = backing_for(world.git.ws(), world.read("LOG.md"))
+    found = promote.eligible(lessons.parse(world.read("LESSONS.md")), backs, 2)
+    blocked = found.blocked
+    assert found.candidates == [] and blocked == [f"L-0001 · Tests first: not eligible, {why}"]
     result = world.close(d(10), at(10, 23))
     assert result.promoted == [] and result.not_promoted == blocked
     assert proven(world) == [] and status(world, "L-0001") == "open"
@@ -83,7 +86,7 @@ def test_no_promotion_from_repeated_or_earlier_cycles(world: World, happened: in
     assert blocked[0] in (last_entry(world.read("LOG.md")).get("Promotions") or "")
 
 
-def test_no_promotion_when_a_confirming_cycle_has_no_log_entry(world: World) -> None:
+def test_a_confirmation_citing_a_cycle_that_never_logged_does_not_count(world: World) -> None:
     world.cycle(at(10, 8))                                                  # cycle 1
     lesson = world.lesson(at(10, 8, 30), "Tests first", rule=RULE)
     world.cycle(at(10, 9))                                                  # cycle 2
@@ -91,18 +94,21 @@ def test_no_promotion_when_a_confirming_cycle_has_no_log_entry(world: World) -> 
     # A confirmation claiming cycle 3, which never logged: the LOG goes from 2 to 4.
     world.git.commit_files({"LESSONS.md": world.read("LESSONS.md").replace(
         "- Status: open", "- Confirmed: 2026-11-10 (cycle 3) — claimed\n- Status: open")}, "claim")
+    claim = world.git.head()[:10]
     world.clock.moment = at(10, 10)
     world.memory.add_log_entry(task="t", outcome="built", result="r", cycle=4)
     world.commit("cycle 4", "LOG.md")
     result = world.close(d(10), at(10, 23))
     assert result.promoted == [] and status(world, lesson) == "open"
-    assert result.not_promoted == ["L-0001 · Tests first: not eligible, cycle 3 has no LOG entry"]
-    # A third line from a real cycle does not launder the one that never ran.
-    world.cycle(at(11, 9))
+    assert result.not_promoted == ["L-0001 · Tests first: not eligible, 1 of 2 confirmations count"]
+    unbacked = (f"L-0001 · Tests first: the confirmation of cycle 3: the commit that added it ({claim}) did not "
+                "log cycle 3 (it does not count)")
+    assert unbacked in result.problems
+    # A later real cycle's confirmation counts; the claimed line still does not, and is not in the provenance.
+    world.cycle(at(11, 9))                                                  # cycle 5
     world.confirm(at(11, 9, 30), lesson)
     result = world.close(d(11), at(11, 23))
-    assert result.promoted == [] and proven(world) == []
-    assert result.not_promoted == ["L-0001 · Tests first: not eligible, cycle 3 has no LOG entry"]
+    assert proven(world) == [f"- R-01 · {RULE} (from L-0001; cycles 2, 5)"]
 
 
 def test_a_lesson_without_a_rule_line_is_listed_not_promoted(world: World) -> None:
@@ -184,14 +190,16 @@ def test_live_recheck_skips_changed_or_vanished_lessons() -> None:
     text = "# LESSONS\n\n" + lesson_with(1, 2, 3)
     log_text = "# LOG\n\n" + "\n\n".join(f"## 2026-11-10 0{c}:00 UTC · cycle {c} · built\n- Task: t\n- Result: r"
                                           for c in (1, 2, 3)) + "\n"
-    candidates, blocked = promote.eligible(lessons.parse(text), log_text, 2)
-    assert [c.cycles for c in candidates] == [(2, 3)] and blocked == []
-    logged = days.cycle_numbers(log_text)
-    assert promote.recheck(candidates[0], lessons.parse(text), logged, 2) is None
+    backs = uncommitted(log_text)
+    found = promote.eligible(lessons.parse(text), backs, 2)
+    candidates = found.candidates
+    assert [c.cycles for c in candidates] == [(2, 3)] and found.blocked == []
+    assert promote.recheck(candidates[0], lessons.parse(text), backs, 2) is None
     edited = lessons.parse(text.replace("(cycle 3) — held", "(cycle 3) — held, edited"))
-    assert promote.recheck(candidates[0], edited, logged, 2) == "changed since the close read it"
-    assert promote.recheck(candidates[0], lessons.parse("# LESSONS\n"), logged, 2) == "vanished from LESSONS"
-    assert promote.recheck(candidates[0], lessons.parse(text), {1, 2}, 2) == "cycle 3 has no LOG entry"
+    assert promote.recheck(candidates[0], edited, backs, 2) == "changed since the close read it"
+    assert promote.recheck(candidates[0], lessons.parse("# LESSONS\n"), backs, 2) == "vanished from LESSONS"
+    shorter = uncommitted(log_text.split("\n\n## 2026-11-10 03:00")[0])
+    assert promote.recheck(candidates[0], lessons.parse(text), shorter, 2) == "1 of 2 confirmations count"
 
 
 def test_close_reports_and_now_plans_never_count_as_cycles() -> None:

@@ -42,8 +42,11 @@ def lines_of(repo: GitRepo, source: str) -> str:
     return "\n".join(repo.read(rel).split("\n")[first - 1:last])
 
 
+MEMORY = ("NOW.md", "DECISIONS.md", "LOG.md")
+
+
 def history(repo: GitRepo) -> MemoryWriter:
-    """Two cycles; D-0001 answered before cycle 2 logged, D-0002 after it, D-0003 still pending."""
+    """Two committed cycles; D-0001 answered before cycle 2 started, D-0002 after it logged, D-0003 pending."""
     clock = Clock()
     memory = MemoryWriter(Workspace.at(repo.path), clock=clock)
     memory.add_log_entry(task="set up", outcome="built", result="repo ready", cycle=1)
@@ -51,13 +54,21 @@ def history(repo: GitRepo) -> MemoryWriter:
     for n, title in enumerate(("Ship on Fridays?", "Weekly report?", "Rename the tool?")):
         clock.at(5 + n)
         memory.ask_decision(title=title, recommendation="yes", cycle=1)
+    repo.stage(*MEMORY)
+    repo.commit("gitmem: cycle 1")
     clock.at(30)
     memory.answer_decision("D-0001", answer="no", name="Ada", email="ada@example.com")
+    repo.stage(*MEMORY)
+    repo.commit("answer D-0001")
     clock.at(60)
     memory.add_log_entry(task="ship", outcome="published", result="v0.1 out", cycle=2)
     memory.add_now_block(did="shipped v0.1", human="nothing", next="report", cycle=2)
+    repo.stage(*MEMORY)
+    repo.commit("gitmem: cycle 2")
     clock.at(90)
     memory.answer_decision("D-0002", answer="yes, Mondays", name="Ada", email="ada@example.com")
+    repo.stage(*MEMORY)
+    repo.commit("answer D-0002")
     return memory
 
 
@@ -80,9 +91,9 @@ def test_pending_and_newly_resolved_decisions(memrepo: GitRepo) -> None:
     part = build_request(Workspace.at(memrepo.path)).parts[2]
     pending, resolved = part.text.split(f": {NEWLY_RESOLVED}")
     assert "D-0003 · Rename the tool?" in pending and "D-0002" not in pending
-    assert "since 2026-11-30 09:00 UTC (cycle 2)" in pending
+    assert pending.endswith("## Resolved since the previous cycle started")
     assert "D-0002 · Weekly report?" in resolved and "- Answer: yes, Mondays" in resolved
-    assert "D-0001" not in part.text   # resolved before the last cycle: that cycle already saw it
+    assert "D-0001" not in part.text   # in the tree the last cycle started from: that cycle already saw it
     lines = memrepo.read("DECISIONS.md").split("\n")
     first, last = (int(n) for n in part.source.split(":")[1].split("-"))
     assert lines[first - 1] == "### D-0003 · Rename the tool?"
@@ -185,14 +196,16 @@ def test_decisions_are_read_down_to_the_old_resolved_ones(memrepo: GitRepo) -> N
                   for n in range(2000, 1, -1))
     new = ("### D-2001 · fresh\n- Asked: 2025-01-01 10:00 UTC (cycle 1)\n- Recommendation: r\n- Answer: go\n"
            "- Answered: 2026-01-05 10:00 UTC by Ada <ada@example.com>\n\n")
-    memrepo.write("DECISIONS.md", "# DECISIONS\n\n## Pending\n\n### D-0001 · open\n- Asked: 2025-01-01 10:00 UTC "
-                  "(cycle 1)\n- Recommendation: r\n\n## Resolved\n\n" + new + old)
-    memrepo.write("LOG.md", "# LOG\n\n" + entry(1).replace("2026-01-01", "2026-01-04"))
+    pending = ("# DECISIONS\n\n## Pending\n\n### D-0001 · open\n- Asked: 2025-01-01 10:00 UTC (cycle 1)\n"
+               "- Recommendation: r\n\n## Resolved\n\n")
+    memrepo.commit_files({"DECISIONS.md": pending + old}, "old answers")
+    memrepo.commit_files({"LOG.md": "# LOG\n\n" + entry(1).replace("2026-01-01", "2026-01-04")}, "cycle 1")
+    memrepo.commit_files({"DECISIONS.md": pending + new + old}, "a fresh answer")
     part = build_request(Workspace.at(memrepo.path)).parts[2]
     assert "D-0001 · open" in part.text and "D-2001 · fresh" in part.text and "old" not in part.text
     assert part.source == "DECISIONS.md:5-15"
-    head = tailread.read_head(memrepo.path / "DECISIONS.md",
-                              lambda text: _resolved_cut(text, datetime(2026, 1, 4, tzinfo=timezone.utc)))
+    before = {f"D-{n:04d}" for n in range(2, 2001)}
+    head = tailread.read_head(memrepo.path / "DECISIONS.md", lambda text: _resolved_cut(text, before))
     assert head.count("### D-") == 2 and len(head) < 600
 
 

@@ -6,6 +6,7 @@ and a persistent 500 taking the salvage path with the API key nowhere in the rep
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import httpx2
@@ -57,9 +58,10 @@ def test_token_usage_with_cache_reads_lands_in_the_log_entry(memrepo: GitRepo, m
     assert report.tokens == {"input_tokens": 300, "output_tokens": 80, "cache_read_input_tokens": 2400,
                              "cache_creation_input_tokens": 0}
     evidence = log.parse(memrepo.read("LOG.md")).entries[-1].get("Evidence")
-    assert evidence.splitlines() == [
-        "python hello.py",
-        "tokens: input 300, output 80, cache_read_input_tokens 2400, cache_creation_input_tokens 0, total 2780"]
+    first, context, tokens = evidence.splitlines()
+    assert first == "python hello.py" and re.fullmatch(r"runner: context \d+ tokens of 60000 \(estimate\)", context)
+    assert tokens == ("tokens: input 300, output 80, cache_read_input_tokens 2400, cache_creation_input_tokens 0, "
+                      "total 2780")
     assert "This is cycle 1." in json.dumps(seen[0])
     assert file_at(memrepo.repo, "HEAD", "hello.py") == "print('hi')\n"
     assert is_clean(memrepo)

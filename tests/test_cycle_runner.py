@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -269,20 +270,23 @@ def test_invalid_memory_after_the_agent_is_salvaged(memrepo: GitRepo) -> None:
     assert is_clean(memrepo)
 
 
-def test_commits_the_agent_made_itself_are_folded_into_the_cycle_commit(memrepo: GitRepo) -> None:
+def test_commits_made_during_the_cycle_are_kept_on_a_branch_and_their_files_judged(memrepo: GitRepo) -> None:
     start = memrepo.head()
+    made: list[str] = []
 
     def committer(memory, request) -> None:
         built("own commit")(memory, request)
         memrepo.stage("hello.txt")
-        memrepo.commit("agent's own commit")
+        made.append(str(memrepo.commit("agent's own commit")))
 
     report = run(memrepo, WritingBackend(committer))
     assert report.exit_code == ExitCode.OK
     commit = head_commit(memrepo)
     assert str(commit.parents[0].id) == start
     assert file_at(memrepo.repo, "HEAD", "hello.txt") == "hello from cycle 1\n"
-    assert any("folded into the cycle commit" in m for m in report.messages)
+    assert str(memrepo.repo.revparse_single("gitmem/local/cycle-1").id) == made[0]     # kept, never deleted
+    assert [v.code for v in report.violations] == ["GM713"]
+    assert any("kept on branch gitmem/local/cycle-1" in m for m in report.messages)
 
 
 def test_a_secret_value_never_reaches_a_commit(memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -329,6 +333,8 @@ def test_a_half_written_lock_is_stale_and_another_hosts_lock_is_respected(memrep
 
 
 def test_a_hand_written_entry_keeps_its_prose_and_gains_evidence(memrepo: GitRepo) -> None:
+    start = memrepo.head()
+
     def by_hand(memory, request) -> None:
         entry = (f"\n## {memory.now()} · cycle {request.cycle} · built\n- Task: hand-written\n"
                  "A paragraph the agent wrote outside the fields.\n- Result: done\n- Learned: little\n")
@@ -337,6 +343,8 @@ def test_a_hand_written_entry_keeps_its_prose_and_gains_evidence(memrepo: GitRep
 
     assert run(memrepo, WritingBackend(by_hand)).exit_code == ExitCode.OK
     lines = log.parse(memrepo.read("LOG.md")).entries[-1].render().splitlines()
-    assert lines[1:] == ["- Task: hand-written", "A paragraph the agent wrote outside the fields.",
-                         "- Evidence: tokens: input 1200, output 300, cache_read_input_tokens 900, total 2400",
-                         "- Result: done", "- Learned: little"]
+    context = re.fullmatch(r"- Evidence: runner: context \d+ tokens of 60000 \(estimate\)", lines[3])
+    assert context and lines[1:3] + lines[4:] == [
+        "- Task: hand-written", "A paragraph the agent wrote outside the fields.",
+        "  tokens: input 1200, output 300, cache_read_input_tokens 900, total 2400",
+        "- Result: done", "- Learned: little", f"- Started: {start[:12]}"]

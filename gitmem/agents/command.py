@@ -3,6 +3,10 @@
 The prompt goes on stdin; GITMEM_CYCLE, GITMEM_ROOT and GITMEM_TIMESTAMP go in the environment. The agent
 writes memory with `gitmem log add`, `gitmem now add` and the like, and edits other files itself. A non-zero
 exit or the timeout is an AgentError, so the runner salvages whatever it changed.
+
+Its environment has no tokens, keys or credentials (gitmem.secrets.agent_environment) except the variables
+`agent.pass_env` names: the template passes ANTHROPIC_API_KEY, because an agent CLI needs its model's key.
+GitHub tokens never pass. Whatever it leaves running is ended with the cycle (gitmem.cycle.reaper).
 """
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ import subprocess
 import time
 from typing import Any
 
+from gitmem import secrets
 from gitmem.agents.base import AgentError, AgentResult, CycleRequest
 
 TAIL_CHARS = 400      # how much of the agent's stderr an error message quotes
@@ -28,8 +33,10 @@ class CommandBackend:
         self.timeout = timeout
 
     def environment(self, request: CycleRequest) -> dict[str, str]:
-        return {**os.environ, "GITMEM_CYCLE": str(request.cycle), "GITMEM_ROOT": str(request.root),
-                "GITMEM_TIMESTAMP": request.timestamp, **request.env}
+        kept = secrets.agent_environment(os.environ, request.config.agent.pass_env)
+        return {**kept, "GITMEM_CYCLE": str(request.cycle), "GITMEM_ROOT": str(request.root),
+                "GITMEM_TIMESTAMP": request.timestamp,
+                **secrets.agent_environment(request.env, request.config.agent.pass_env)}
 
     def run(self, request: CycleRequest) -> AgentResult:
         argv = shlex.split(self.command)
@@ -55,6 +62,7 @@ class CommandBackend:
         except BaseException:
             _stop(process)
             raise
+        _stop(process, waited=True)       # the agent's own process group ends with it (the cycle's reaper does the rest)
         if process.returncode != 0:
             tail = " ".join(err_text.strip().split())[-TAIL_CHARS:] or "no error output"
             raise AgentError(f"the agent command `{argv[0]}` exited with code {process.returncode}: {tail}")
@@ -65,8 +73,15 @@ class CommandBackend:
         return AgentResult(turns=1, usage={}, notes=notes)
 
 
-def _stop(process: subprocess.Popen[str]) -> None:
-    """SIGTERM the agent's process group, then SIGKILL what is left after a few seconds."""
+def _stop(process: subprocess.Popen[str], *, waited: bool = False) -> None:
+    """SIGTERM the agent's process group, then SIGKILL what is left after a few seconds. After a normal exit
+    (`waited`), what is left of the group is killed at once."""
+    if waited:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        return
     for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
         try:
             os.killpg(process.pid, sig)

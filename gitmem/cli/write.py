@@ -24,6 +24,20 @@ def _memory(workspace: str | None) -> tuple[MemoryWriter, Workspace, Identity | 
     return MemoryWriter(ws, author_email=identity.email if identity else None), ws, identity
 
 
+def _note_cycle(number: int | None, ws: Workspace) -> None:
+    """Outside a cycle, say which cycle a lesson, confirmation or decision was filed under, and why."""
+    import os
+
+    from gitmem.workspace import CYCLE_ENV
+
+    if number is None or os.environ.get(CYCLE_ENV):
+        return
+    which = ("the open one: its LOG entry is written but not committed" if number <= ws.last_log_cycle()
+             else "the next one")
+    click.echo(f"gitmem: no cycle is running ({CYCLE_ENV} is not set): recorded as cycle {number}, {which}; a "
+               "confirmation counts only when it is committed together with that cycle's LOG entry", err=True)
+
+
 def _done(what: str, path: str, line: str, as_json: bool, data: dict[str, Any]) -> int:
     if as_json:
         click.echo(json.dumps({"path": path, **data}, ensure_ascii=False))
@@ -44,14 +58,16 @@ def log_group() -> None:
 @click.option("--tried", help="What was tried.")
 @click.option("--evidence", help="Evidence: commands, numbers, links.")
 @click.option("--learned", help="What was learned.")
+@click.option("--blocked", metavar="D-NNNN", help="The pending decision(s) this cycle is blocked on; the close "
+                                                  "plans around them.")
 @json_option
 @workspace_option
 def log_add(task: str, outcome: str, result: str, tried: str | None, evidence: str | None, learned: str | None,
-            as_json: bool, workspace: str | None) -> int:
+            blocked: str | None, as_json: bool, workspace: str | None) -> int:
     """Append one cycle entry, numbered from LOG, timestamped by the clock."""
     memory, ws, _ = _memory(workspace)
     entry = memory.add_log_entry(task=task, outcome=outcome, result=result, tried=tried, evidence=evidence,
-                                 learned=learned)
+                                 learned=learned, blocked=blocked)
     return _done("appended", ws.config.path("log"), entry.heading(), as_json,
                  {"cycle": entry.cycle, "outcome": outcome, "timestamp": str(entry.when)})
 
@@ -92,6 +108,7 @@ def decision_ask(title: str, recommendation: str, context: str | None, options: 
     """Add a Pending decision with the next free ID."""
     memory, ws, _ = _memory(workspace)
     item = memory.ask_decision(title=title, recommendation=recommendation, context=context, options=options)
+    _note_cycle(item.asked_cycle, ws)
     return _done("asked", ws.config.path("decisions"), item.heading(), as_json, {"id": item.id, "title": title})
 
 
@@ -132,6 +149,7 @@ def lesson_add(title: str, happened: str, why: str, change: str, rule: str | Non
     memory, ws, _ = _memory(workspace)
     item = memory.add_lesson(title=title, happened=happened, why=why, change=change, rule=rule,
                              supersedes=supersedes)
+    _note_cycle(item.happened.cycle if item.happened else None, ws)
     return _done("added", ws.config.path("lessons"), item.heading(), as_json, {"id": item.id})
 
 
@@ -144,6 +162,8 @@ def lesson_confirm(lesson_id: str, evidence: str, as_json: bool, workspace: str 
     """Add a `Confirmed:` line from the current cycle."""
     memory, ws, _ = _memory(workspace)
     item = memory.confirm_lesson(lesson_id, evidence=evidence)
+    events = [event for _, event in item.confirmations if event is not None]
+    _note_cycle(events[-1].cycle if events else None, ws)
     return _done("confirmed", ws.config.path("lessons"), item.heading(), as_json,
                  {"id": item.id, "confirmations": len(item.confirmations)})
 

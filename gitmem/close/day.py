@@ -89,6 +89,46 @@ def no_build_streak(text: str, until: datetime) -> Streak:
     return Streak(tuple(reversed(run)))
 
 
+def streaks_ending(text: str, start: datetime, end: datetime) -> tuple[Streak, ...]:
+    """Every run of at least STREAK_MIN no-build cycles in a row whose last cycle is in [start, end): the
+    streaks that ended that day, or still ran at its end. Reads back only until a built cycle precedes `start`."""
+    def reaches_back(entries: tuple[LogEntry, ...]) -> bool:
+        return any(e.cycle is not None and e.when.moment < start and e.outcome != "no-build" for e in entries)
+
+    cycles = [e for e in log.tail_entries(log.TextSource(text), reaches_back).entries
+              if e.cycle is not None and e.when.moment < end]
+    runs: list[list[LogEntry]] = []
+    current: list[LogEntry] = []
+    for entry in cycles:
+        if entry.outcome == "no-build":
+            current.append(entry)
+            continue
+        if current:
+            runs.append(current)
+        current = []
+    if current:
+        runs.append(current)
+    return tuple(Streak(tuple(run)) for run in runs
+                 if len(run) >= STREAK_MIN and start <= run[-1].when.moment < end)
+
+
+def close_entries(text: str, count: int = 1) -> tuple[LogEntry, ...]:
+    """The last `count` close entries of LOG (or fewer), reading back only as far as needed."""
+    def enough(entries: tuple[LogEntry, ...]) -> bool:
+        return sum(1 for e in entries if e.cycle is None) >= count
+
+    found = [e for e in log.tail_entries(log.TextSource(text), enough).entries if e.cycle is None]
+    return tuple(found[-count:])
+
+
+def closed_day(entry: LogEntry) -> date | None:
+    """The day a close entry closed: its Day field, else the day it was written on."""
+    try:
+        return date.fromisoformat((entry.get(DAY_FIELD) or "").strip())
+    except ValueError:
+        return entry.when.day if entry.cycle is None else None
+
+
 def day_entries(text: str, day: date, tz: tzinfo) -> tuple[tuple[LogEntry, ...], tuple[LogEntry, ...]]:
     """(the day's cycle entries, close entries written for that day) from the LOG text."""
     start, end = day_bounds(day, tz)

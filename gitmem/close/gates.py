@@ -1,17 +1,17 @@
 """Promotion: the only code that adds proven rules. The gates are code; a model may only word a rule.
 
-A lesson is eligible when it is open, has at least `close.confirmations` Confirmed lines, and every one
-of them passes: it names a cycle later than the lesson's own, no other line names the same cycle, and
-that cycle has a LOG cycle entry now. One bad confirmation blocks the lesson (and the report says which):
-a lesson that cites a cycle that never ran is not proven, however many other lines it has. Close reports
-and NOW plans carry no cycle number, so they can never confirm anything.
+A lesson is eligible when it is open and at least `close.confirmations` of its Confirmed lines count. A line
+counts when it names a cycle later than the lesson's own, no earlier line names the same cycle, and history backs
+it (gitmem.close.backing: the commit that added it also logged that cycle). A malformed, early or repeated line
+blocks the lesson (the check refuses such lines anyway); a line that history does not back just does not count,
+and the close reports it. Close reports and NOW plans carry no cycle number, so they can never confirm anything.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
 
-from gitmem.close.day import cycle_numbers
+from gitmem.close.backing import Backs
 from gitmem.memory import lessons, rules
 from gitmem.memory.lessons import Lesson, LessonsDoc
 from gitmem.memory.rules import Rule, RulesDoc
@@ -21,44 +21,39 @@ RULE_MAX_CHARS = 120
 NEEDS_RULE = "eligible, needs a rule line"
 
 
-def later_distinct_cycles(lesson: Lesson) -> tuple[int, ...]:
-    """Confirmation cycles after the lesson's own, each counted once, in the order written."""
-    happened = lesson.happened
-    if happened is None:
-        return ()
-    seen: list[int] = []
-    for _, event in lesson.confirmations:
-        if event is not None and event.cycle > happened.cycle and event.cycle not in seen:
-            seen.append(event.cycle)
-    return tuple(seen)
+@dataclass(frozen=True)
+class Gate:
+    cycles: tuple[int, ...]                # the confirmations that count, in the order written
+    why: str | None = None                 # why the lesson is not eligible; None when it is
+    unbacked: tuple[str, ...] = ()         # lines history does not back: `cycle N: reason`
 
 
-def confirming_cycles(lesson: Lesson, logged: set[int]) -> tuple[int, ...]:
-    """The confirmations that would count: later, distinct, and backed by a LOG entry that exists now."""
-    return tuple(c for c in later_distinct_cycles(lesson) if c in logged)
-
-
-def gate(lesson: Lesson, logged: set[int], needed: int) -> tuple[tuple[int, ...], str | None]:
-    """(the confirming cycles, None) when the lesson is eligible; otherwise ((), why not)."""
+def gate(lesson: Lesson, backs: Backs, needed: int) -> Gate:
+    """Which confirmations count, and whether that makes the lesson eligible."""
     happened = lesson.happened
     if not lesson.is_open:
-        return (), f"its status is `{lesson.status}`"
+        return Gate((), f"its status is `{lesson.status}`")
     if happened is None:
-        return (), "its Happened line names no cycle"
+        return Gate((), "its Happened line names no cycle")
     cycles: list[int] = []
+    seen: set[int] = set()
+    unbacked: list[str] = []
     for item, event in lesson.confirmations:
         if event is None:
-            return (), f"the Confirmed line at line {item.line} names no cycle"
+            return Gate((), f"the Confirmed line at line {item.line} names no cycle")
         if event.cycle <= happened.cycle:
-            return (), f"cycle {event.cycle} is not later than the lesson's cycle {happened.cycle}"
-        if event.cycle in cycles:
-            return (), f"cycle {event.cycle} confirms it more than once"
-        if event.cycle not in logged:
-            return (), f"cycle {event.cycle} has no LOG entry"
-        cycles.append(event.cycle)
+            return Gate((), f"cycle {event.cycle} is not later than the lesson's cycle {happened.cycle}")
+        if event.cycle in seen:
+            return Gate((), f"cycle {event.cycle} confirms it more than once")
+        seen.add(event.cycle)
+        verdict = backs(lesson, item)
+        if verdict.ok:
+            cycles.append(event.cycle)
+        else:
+            unbacked.append(f"cycle {event.cycle}: {verdict.why}")
     if len(cycles) < max(needed, 1):
-        return (), f"{len(cycles)} of {needed} confirmations"
-    return tuple(cycles), None
+        return Gate(tuple(cycles), f"{len(cycles)} of {needed} confirmations count", tuple(unbacked))
+    return Gate(tuple(cycles), None, tuple(unbacked))
 
 
 @dataclass(frozen=True)
@@ -67,35 +62,47 @@ class Candidate:
     cycles: tuple[int, ...]
 
 
-def eligible(doc: LessonsDoc, log_text: str, needed: int) -> tuple[list[Candidate], list[str]]:
-    """(eligible lessons by ID, why each open lesson with enough Confirmed lines is not eligible).
+@dataclass
+class Eligibility:
+    candidates: list[Candidate] = field(default_factory=list)
+    blocked: list[str] = field(default_factory=list)        # open lessons with enough lines, and why not eligible
+    unbacked: list[str] = field(default_factory=list)       # Confirmed lines that history does not back
 
-    The LOG is scanned (one regex pass) only when some open lesson has enough Confirmed lines.
+
+def eligible(doc: LessonsDoc, backs: Backs, needed: int) -> Eligibility:
+    """The eligible lessons, and why each open lesson with enough Confirmed lines is not.
+
+    History is consulted only for open lessons with enough Confirmed lines, in one walk for all of them.
     """
     hopeful = [lesson for lesson in doc.lessons if lesson.is_open and len(lesson.confirmations) >= max(needed, 1)]
-    if not hopeful:
-        return [], []
-    logged = cycle_numbers(log_text)
-    found: list[Candidate] = []
-    blocked: list[str] = []
+    prime(backs, hopeful)
+    out = Eligibility()
     for lesson in hopeful:
-        cycles, why = gate(lesson, logged, needed)
-        if why:
-            blocked.append(f"{lesson.id} · {lesson.title}: not eligible, {why}")
+        result = gate(lesson, backs, needed)
+        out.unbacked += [f"{lesson.id} · {lesson.title}: the confirmation of {line} (it does not count)"
+                         for line in result.unbacked]
+        if result.why:
+            out.blocked.append(f"{lesson.id} · {lesson.title}: not eligible, {result.why}")
         else:
-            found.append(Candidate(lesson, cycles))
-    return found, blocked
+            out.candidates.append(Candidate(lesson, result.cycles))
+    return out
 
 
-def recheck(candidate: Candidate, doc: LessonsDoc, logged: set[int], needed: int) -> str | None:
+def prime(backs: Backs, lessons_asked: list[Lesson]) -> None:
+    """Let a history-walking `backs` answer for all these lessons' lines in one walk."""
+    resolve = getattr(backs, "resolve", None)
+    if resolve is not None:
+        resolve([(lesson, item) for lesson in lessons_asked for item, _ in lesson.confirmations])
+
+
+def recheck(candidate: Candidate, doc: LessonsDoc, backs: Backs, needed: int) -> str | None:
     """Re-read gate right before writing: why the candidate must be skipped now, or None if it still stands."""
     live = doc.find(candidate.lesson.id)
     if live is None:
         return "vanished from LESSONS"
     if live.content() != candidate.lesson.content():
         return "changed since the close read it"
-    _, why = gate(live, logged, needed)
-    return why
+    return gate(live, backs, needed).why
 
 
 @dataclass(frozen=True)
@@ -179,10 +186,15 @@ def conflict_note(lesson: Lesson, rule_ids: list[str], filed: str = "a decision 
 
 
 def propose_retirements(doc: RulesDoc, planned: Plan) -> list[str]:
-    """Learned rules, oldest first, as candidates to retire or supersede; human rules are the human's call."""
-    blocked = planned.full_blocked
-    learned = [r for r in doc.proven if r.lesson is not None] or list(doc.proven)
-    return [f"{r.id} · {r.text} ({r.provenance})" for r in learned[:max(blocked, 1)]]
+    """Learned rules still in force, oldest first, as candidates to retire or supersede, each with its reason.
+
+    A rule this very close retires is not proposed; rules a human wrote are the human's call."""
+    retiring = {rid for item in planned.promote for rid in item.retired}
+    learned = [r for r in doc.proven if r.lesson is not None and r.id not in retiring]
+    chosen = learned or [r for r in doc.proven if r.id not in retiring]
+    return [f"{r.id} · {r.text} ({r.provenance}): the oldest learned rule still in force"
+            if r.lesson is not None else f"{r.id} · {r.text} ({r.provenance}): the oldest rule still in force"
+            for r in chosen[:max(planned.full_blocked, 1)]]
 
 
 def apply(rules_doc: RulesDoc, lessons_doc: LessonsDoc, promotions: list[Promotion],

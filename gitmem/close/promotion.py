@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from gitmem.close import day as days
 from gitmem.close import gates as promote
+from gitmem.close.backing import Backs
 from gitmem.close.guard import write_together
 from gitmem.close.llm import CloseModel
 from gitmem.config import Config
@@ -25,16 +25,20 @@ class Outcome:
     lines: list[str] = field(default_factory=list)            # the report's Promotions field
     rules_full: bool = False                                  # eligible lessons wait for room in RULES
     refused: str | None = None                                # the checks refused the promotions written
+    unbacked: list[str] = field(default_factory=list)         # Confirmed lines history does not back
 
 
-def promote_live(memory: MemoryWriter, config: Config, model: CloseModel | None, *, today: date) -> Outcome:
+def promote_live(memory: MemoryWriter, config: Config, model: CloseModel | None, *, today: date,
+                 backs: Backs) -> Outcome:
     """Gates first (code), then wording (model or Rule: line), then a live re-check, then one write."""
     result = Outcome()
     needed = config.close.confirmations
-    first, blocked = promote.eligible(lessons.parse(memory.read("lessons")), memory.read("log"), needed)
-    result.not_promoted += blocked
+    found = promote.eligible(lessons.parse(memory.read("lessons")), backs, needed)
+    first = found.candidates
+    result.not_promoted += found.blocked
+    result.unbacked = found.unbacked
     if not first:
-        result.lines = list(blocked)
+        result.lines = list(found.blocked)
         return result
     texts = promote.offline_texts(first)
     conflicts: dict[str, list[tuple[str, str]]] = {}
@@ -48,16 +52,15 @@ def promote_live(memory: MemoryWriter, config: Config, model: CloseModel | None,
         result.not_promoted.append(f"no promotion: {' and '.join(damaged)} has format problems; run `gitmem check`")
         result.lines = list(result.not_promoted)
         return result
-    logged = days.cycle_numbers(memory.read("log"))
     still: list[promote.Candidate] = []
     for candidate in first:
-        why = promote.recheck(candidate, lessons_doc, logged, needed)
+        why = promote.recheck(candidate, lessons_doc, backs, needed)
         if why:
             result.not_promoted.append(f"{candidate.lesson.id} · {candidate.lesson.title}: skipped, {why}")
             continue
         live = lessons_doc.find(candidate.lesson.id)
         assert live is not None
-        still.append(promote.Candidate(live, promote.gate(live, logged, needed)[0]))
+        still.append(promote.Candidate(live, promote.gate(live, backs, needed).cycles))
     planned = promote.plan(still, rules_doc, texts=texts, conflicts=conflicts,
                            max_promotions=config.close.max_promotions, max_rules=config.limits.proven_rules_max)
     file_conflicts(memory, planned, texts, rules_doc, result)

@@ -1,25 +1,33 @@
 """The close report and tomorrow's plan, built from the data alone (the model may only reword the prose)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import date
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
 
 from gitmem.close.day import DAY_FIELD, Streak
 from gitmem.cycle.permissions import REVERT_VERBS
-from gitmem.memory import roadmap
+from gitmem.memory import log, roadmap
 from gitmem.memory.decisions import Waiting
 from gitmem.memory.log import OUTCOMES, LogEntry
 from gitmem.memory.text import one_line
+
+STANDING_FIELD = "Standing"
+REMIND_DAYS = 7          # a standing condition is reported when it starts, then once a week
+STREAK_RULE = "When a task is blocked, ship the smallest unblocked piece the same cycle and log the blocker"
 
 
 @dataclass(frozen=True)
 class DayFacts:
     day: date
     cycles: tuple[LogEntry, ...]
-    waiting: tuple[Waiting, ...]
-    streak: Streak
+    waiting: tuple[Waiting, ...]               # as of the end of the day
+    streaks: tuple[Streak, ...]                # runs of no-build that ended that day, or still ran at its end
     stale_days: int
-    human_notes: tuple[str, ...] = ()      # the day's NOW `Human:` lines, newest first
+    human_notes: tuple[str, ...] = ()          # the day's NOW `Human:` lines, newest first
+    blocked_tasks: Mapping[str, Sequence[str]] = field(default_factory=dict)   # decision -> tasks it blocked
 
     def counts(self) -> dict[str, int]:
         return {outcome: sum(1 for c in self.cycles if c.outcome == outcome) for outcome in OUTCOMES}
@@ -59,6 +67,12 @@ def done_lines(facts: DayFacts) -> list[str]:
             for c in facts.cycles]
 
 
+def salvage_branch(entry: LogEntry) -> str | None:
+    """The branch a salvaged cycle's work is on, from the runner's `Salvaged` field."""
+    value = (entry.get(log.SALVAGED) or "").strip()
+    return value if value.startswith("gitmem/") else None
+
+
 def streak_cause(streak: Streak) -> str:
     """The streak's distinct reasons, from the cycles' own Result lines (Rule 0 makes each say why)."""
     reasons: list[str] = []
@@ -69,54 +83,161 @@ def streak_cause(streak: Streak) -> str:
     return "; ".join(reasons[:3]) + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
 
 
-def streak_problem(streak: Streak, fix_hint: str) -> str:
+def streak_blockers(streak: Streak, waiting: Sequence[Waiting]) -> tuple[str, ...]:
+    """The pending decisions the streak's cycles said they were blocked on, newest first."""
+    pending = {item.id for item in waiting}
+    named = [found for entry in reversed(streak.cycles) for found in entry.blocked_by if found in pending]
+    return tuple(dict.fromkeys(named))
+
+
+def streak_problem(streak: Streak, fix_hint: str, *, lesson: str | None, continues: bool) -> str:
     since = streak.cycles[0].when
-    return (f"Rule 0: cycles {streak.first}–{streak.last} ({streak.length} in a row, since {since}) built "
-            f"nothing. Cause: {streak_cause(streak)}. Fix: {fix_hint}")
+    state = "; the streak continues, already written up" if continues else ""
+    text = (f"Rule 0: cycles {streak.first}–{streak.last} ({streak.length} in a row, since {since}) built "
+            f"nothing{state}. Cause: {streak_cause(streak)}. Fix: {fix_hint}")
+    return text + (f" (lesson {lesson})" if lesson else "")
 
 
-def fix_hint(roadmap_text: str, waiting: tuple[Waiting, ...]) -> str:
-    item = roadmap.first_open_item(roadmap_text)
+def fix_hint(roadmap_text: str, waiting: Sequence[Waiting], blockers: Sequence[str] = (),
+             blocked_tasks: Mapping[str, Sequence[str]] | None = None) -> str:
+    """What the next cycle must do: the top ROADMAP item nothing blocks, as the plan picks it. It names the
+    decisions the agent said it waits on, and no other: a guess would send the human to the wrong one."""
+    item = next(iter(unblocked_items(roadmap_text, waiting, blocked_tasks or {})), None)
     step = (f"ship the smallest piece of `{_short(item, 60)}`" if item
             else "ship the smallest thing that can be built today")
-    blocked = f"; if {waiting[0].id} blocks it, work on something it does not block" if waiting else ""
-    return f"the next cycle must {step} and log it{blocked}"
+    if blockers:
+        names = ", ".join(blockers)
+        return (f"the next cycle must {step} and log it, working on something {names} does not block; "
+                f"answer {names} in DECISIONS to unblock it")
+    return f"the next cycle must {step} and log it"
 
 
-def problem_lines(facts: DayFacts, hint: str, streak_lesson: str | None = None) -> list[str]:
-    found: list[str] = []
-    for entry in facts.cycles:
-        if entry.outcome == "no-build":
-            found.append(f"cycle {entry.cycle} built nothing: "
-                         f"{_short(entry.get('Result') or 'no reason given', 140)}")
-        for note in reverts(entry):
-            found.append(f"cycle {entry.cycle} made a forbidden memory edit, reverted: {_short(note)}")
-    for item in facts.waiting:
-        if item.days > facts.stale_days:
-            found.append(f"{item.describe()} has waited longer than {facts.stale_days} days: please answer it")
-    if facts.streak.is_problem:
-        found.append(streak_problem(facts.streak, hint) + (f" (lesson {streak_lesson})" if streak_lesson else ""))
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _matches(item: str, task: str) -> bool:
+    """A roadmap item and a logged task are the same work when one names the other or most words agree."""
+    a, b = set(_WORD.findall(item.lower())), set(_WORD.findall(task.lower()))
+    if not a or not b:
+        return False
+    return a <= b or b <= a or len(a & b) / len(a | b) >= 0.5
+
+
+def unblocked_items(roadmap_text: str, waiting: Sequence[Waiting], blocked_tasks: Mapping[str, Sequence[str]]) -> list[str]:
+    """Open items of the current ROADMAP section that no pending decision blocks: an item is blocked when it
+    names a pending decision, or when a cycle that logged `Blocked: D-…` (still pending) worked on it."""
+    pending = {item.id for item in waiting}
+    found = []
+    for item in roadmap.open_items(roadmap_text):
+        if any(decision in item for decision in pending):
+            continue
+        if any(_matches(item, task) for decision, tasks in blocked_tasks.items() if decision in pending
+               for task in tasks):
+            continue
+        found.append(item)
     return found
 
 
-def offline_plan(roadmap_text: str, waiting: tuple[Waiting, ...], priorities: tuple[str, ...]) -> tuple[str, str]:
-    """(first task tomorrow, why): the top open ROADMAP item, else the oldest Pending decision's follow-up."""
-    item = roadmap.first_open_item(roadmap_text)
-    if item:
+def offline_plan(roadmap_text: str, waiting: Sequence[Waiting], priorities: Sequence[str], *,
+                 blocked_tasks: Mapping[str, Sequence[str]] | None = None,
+                 streak: tuple[Streak, str] | None = None) -> tuple[str, str]:
+    """(first task tomorrow, why). A running Rule 0 streak comes first; then the top open ROADMAP item no
+    pending decision blocks; then the oldest Pending decision's follow-up; then the priorities."""
+    if streak is not None:
+        run, hint = streak
+        return _short(hint, 160), f"cycles {run.first}–{run.last} built nothing (Rule 0)"
+    blocked_tasks = blocked_tasks or {}
+    items = unblocked_items(roadmap_text, waiting, blocked_tasks)
+    all_open = roadmap.open_items(roadmap_text)
+    if items:
         section = roadmap.current_section(roadmap_text)
         where = f" `{section.title}`" if section is not None else ""
-        return _short(item, 120), f"it is the top open item of the current ROADMAP section{where}"
+        skipped = len(all_open) - len(items) if items[0] != all_open[0] else 0
+        why = f"it is the top open item of the current ROADMAP section{where}"
+        if skipped:
+            why += " that no pending decision blocks"
+        return _short(items[0], 120), why
+    pending_blockers = [d for d in blocked_tasks if d in {w.id for w in waiting}]
+    if all_open and pending_blockers:
+        first = next(w for w in waiting if w.id == pending_blockers[0])
+        return (f"follow up {first.id} · {_short(first.title, 60)}",
+                f"every open ROADMAP item waits on it ({first.age}); meanwhile build what it does not block")
     if waiting:
         oldest = waiting[0]
         rec = f"; recommendation: {_short(oldest.recommendation, 80)}" if oldest.recommendation else ""
         return (f"follow up {oldest.id} · {_short(oldest.title, 60)}",
-                f"it is the oldest Pending decision ({oldest.days} days){rec}")
-    first = priorities[0] if priorities else "build something new"
-    return f"pick a task by the priorities, starting with `{first}`", "ROADMAP has no open item and nothing is pending"
+                f"it is the oldest Pending decision ({oldest.age}){rec}")
+    first_priority = priorities[0] if priorities else "build something new"
+    return (f"pick a task by the priorities, starting with `{first_priority}`",
+            "ROADMAP has no open item and nothing is pending")
 
 
-def close_fields(facts: DayFacts, *, problems: list[str], promotion_lines: list[str], plan: tuple[str, str],
-                 summary: str | None) -> dict[str, str]:
+def cycle_problems(facts: DayFacts) -> list[str]:
+    """The day's events: cycles that built nothing (a salvage branch is named whole), forbidden edits reverted,
+    commits made in the runner's checkout during a cycle (kept on a branch, never taken as anyone's word)."""
+    found: list[str] = []
+    for entry in facts.cycles:
+        if entry.outcome == "no-build":
+            line = f"cycle {entry.cycle} built nothing: {_short(entry.get('Result') or 'no reason given', 140)}"
+            branch = salvage_branch(entry)
+            found.append(line + (f" (its work is on branch {branch})" if branch and branch not in line else ""))
+        for note in reverts(entry):
+            found.append(f"cycle {entry.cycle} made a forbidden memory edit, reverted: {_short(note)}")
+        kept = (entry.get(log.KEPT) or "").strip()
+        if kept:
+            found.append(f"cycle {entry.cycle}: commits were made in the runner's checkout during the cycle; they "
+                         f"are kept on branch {kept}, not on the main branch. If one holds a human's answer, push "
+                         "it or merge it in a pull request")
+    return found
+
+
+# -- standing conditions: reported when they start, then once a week --------------------------------------------
+
+def standing_key(kind: str, text: str) -> str:
+    """A short, stable name for a condition (its text may be long): kind plus a hash of what it says."""
+    return f"{kind}#{hashlib.sha1(text.encode()).hexdigest()[:8]}"
+
+
+def parse_standing(entry: LogEntry | None) -> dict[str, date]:
+    """`key date; key date` from a close entry's Standing field: when each condition was last written up."""
+    found: dict[str, date] = {}
+    for part in (entry.get(STANDING_FIELD) or "").replace("\n", ";").split(";") if entry is not None else []:
+        key, _, when = part.strip().rpartition(" ")
+        try:
+            found[key] = date.fromisoformat(when)
+        except ValueError:
+            continue
+    return found
+
+
+def render_standing(standing: Mapping[str, date]) -> str:
+    return "; ".join(f"{key} {when.isoformat()}" for key, when in sorted(standing.items()))
+
+
+class Standing:
+    """Which standing conditions a close writes up: new ones, and old ones a week after their last mention."""
+
+    def __init__(self, previous: Mapping[str, date]) -> None:
+        self.previous = dict(previous)
+        self.current: dict[str, date] = {}
+
+    def due(self, key: str, day: date) -> bool:
+        last = self.previous.get(key)
+        if last is None or (day - last).days >= REMIND_DAYS:
+            self.current[key] = day
+            return True
+        self.current[key] = last
+        return False
+
+    def carry(self, *, complete: bool = True) -> Standing:
+        """The state the next day's close starts from. After a complete close, conditions not seen again are
+        dropped (one that comes back is new again); a caught-up day checks only some, so it keeps the rest."""
+        return Standing(self.current if complete else {**self.previous, **self.current})
+
+
+def close_fields(facts: DayFacts, *, problems: list[str], promotion_lines: list[str],
+                 plan: tuple[str, str] | None, summary: str | None, standing: Mapping[str, date],
+                 as_of: datetime) -> dict[str, str]:
     """The close entry's fields. A day without cycles stays short and says exactly that."""
     fields: dict[str, str] = {DAY_FIELD: facts.day.isoformat(), "Cycles": facts.counts_line()}
     if summary:
@@ -129,13 +250,16 @@ def close_fields(facts: DayFacts, *, problems: list[str], promotion_lines: list[
         fields["Problems"] = "\n".join(problems) or "none"
     if promotion_lines:
         fields["Promotions"] = "\n".join(promotion_lines)
-    fields["Plan"] = f"{plan[0]} — why: {plan[1]}"
+    fields["Plan"] = (f"{plan[0]} — why: {plan[1]}" if plan is not None
+                      else f"see the close of a later day (this day was closed late, as of {as_of:%Y-%m-%d %H:%M})")
+    if standing:
+        fields[STANDING_FIELD] = render_standing(standing)
     return fields
 
 
 def plan_block(facts: DayFacts, plan: tuple[str, str]) -> dict[str, str]:
     """Did / Human / Next for the `plan for <next day>` NOW block: three lines, within any block limit."""
     human = (f"{len(facts.waiting)} decision(s) waiting: " + ", ".join(
-        f"{w.id} ({w.days}d)" for w in facts.waiting)) if facts.waiting else "nothing waiting"
+        f"{w.id} ({w.age})" for w in facts.waiting)) if facts.waiting else "nothing waiting"
     return {"did": f"closed {facts.day.isoformat()}: {facts.counts_line()}",
             "human": human, "next": f"{plan[0]} — why: {plan[1]}"}

@@ -1,8 +1,11 @@
-"""`run_close`: gather the day, promote what two later results proved, report, plan, and commit once.
+"""`run_close`: close every day since the last close, promote what history-backed results proved, plan, commit.
 
-Order matters: promotions are written first (after re-reading the live files), so the report can list
-them; then the report, then the plan; then the whole change is checked as one commit would be, with the
-close's own permissions (rules may be added and retired here, nothing else that a cycle may not do).
+A close covers each day since the last close, in order, each report as of the end of that day (at most
+MAX_CATCH_UP days; the first close ever covers only today). Order matters: promotions are written first (after
+re-reading the live files, at most `close.max_promotions` a run), so the latest report can list them; then the
+reports, oldest day first; then one plan, for the day after the last one closed, on top of NOW; then the whole
+change is checked as one commit would be, with the close's own permissions (rules may be added and retired
+here, nothing else that a cycle may not do). Running it again changes nothing.
 """
 from __future__ import annotations
 
@@ -14,12 +17,11 @@ from gitmem import codes, gitio
 from gitmem.checks.violation import Violation
 from gitmem.close import day as days
 from gitmem.close import promotion as promoting
-from gitmem.close import report
+from gitmem.close import report, writeup
+from gitmem.close.backing import backing_for
 from gitmem.close.guard import CloseError, changed_files, check_result, restore
 from gitmem.close.llm import CloseModel, available
 from gitmem.config import Config
-from gitmem.memory import decisions, lessons
-from gitmem.memory.text import field_value
 from gitmem.workspace import Clock, Workspace
 from gitmem.workspace.writer import MemoryWriter, WriteRefused
 
@@ -43,6 +45,8 @@ class CloseResult:
     llm: str | None = None
     push: dict[str, Any] | None = None
     violations: list[Violation] = field(default_factory=list)    # GM8xx: what went wrong, as data
+    days: list[str] = field(default_factory=list)                # every day this run closed, oldest first
+    reports: list[dict[str, str]] = field(default_factory=list)  # their close entries, in the same order
 
     def to_json(self) -> dict[str, Any]:
         from gitmem.checks.render import as_data
@@ -62,8 +66,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
     clock = clock or ws.clock()
     moment = clock()
     today = moment.astimezone(config.tzinfo()).date()
-    day = day or today
-    if day > today:
+    if day is not None and day > today:
         raise CloseError(f"{day.isoformat()} has not happened yet (today is {today.isoformat()})")
     head = gitio.head_id(repo)
     if head is None:
@@ -75,7 +78,8 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
                              "them first (the close commits memory files whole)", dirty=True)
         memory = MemoryWriter(ws, clock=clock, author_email=config.agent.email)
         try:
-            result = _close(memory, config, day, moment, use_llm=use_llm, client=client)
+            wanted, skipped = ([day], 0) if day is not None else days_to_close(memory.read("log"), today)
+            result = _close(memory, config, wanted, moment, use_llm=use_llm, client=client, skipped=skipped)
             if result.status == "closed":
                 result.commit = _commit(ws, result, head)
         except BaseException as err:
@@ -86,7 +90,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
                 raise WriteRefused(f"close failed, nothing changed: {err}", err.violations) from None
             raise
     if push and result.commit:
-        result.push = _push(ws, day)
+        result.push = _push(ws, result.day)
         if result.push["status"] == "pushed" and result.push["commit"]:
             result.commit = result.push["commit"]
         elif result.push["status"] in ("conflict", "failed"):
@@ -96,67 +100,74 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
     return result
 
 
-def _close(memory: MemoryWriter, config: Config, day: date, moment: datetime, *, use_llm: bool,
-           client: Any) -> CloseResult:
+MAX_CATCH_UP = 7
+
+
+def days_to_close(log_text: str, today: date) -> tuple[list[date], int]:
+    """Every day since the last close, oldest first, at most MAX_CATCH_UP (only today for the first close), and
+    how many missed days before them are too old to catch up."""
+    last = days.close_entries(log_text)
+    last_day = days.closed_day(last[-1]) if last else None
+    if last_day is None or last_day >= today:
+        return [today], 0
+    missed = (today - last_day).days
+    first = today - timedelta(days=min(missed, MAX_CATCH_UP) - 1)
+    return [first + timedelta(days=n) for n in range((today - first).days + 1)], max(0, missed - MAX_CATCH_UP)
+
+
+def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: datetime, *, use_llm: bool,
+           client: Any, skipped: int) -> CloseResult:
     tz = config.tzinfo()
     log_text = memory.read("log")
-    cycles, closes = days.day_entries(log_text, day, tz)
-    if closes:
+    open_days = [d for d in wanted if not days.day_entries(log_text, d, tz)[1]]
+    if not open_days:
+        closes = days.day_entries(log_text, wanted[-1], tz)[1]
         where = f"{config.path('log')}:{closes[0].line}"
-        return CloseResult(day, "already-closed", f"{day.isoformat()} is already closed ({where}); nothing changed")
-    _, end = days.day_bounds(day, tz)
-    waiting = decisions.waiting(decisions.parse(memory.read("decisions")), moment)
-    human = tuple(value for b in days.day_now_blocks(memory.read("now"), day, tz)
-                  if (value := field_value(b.fields, "Human")))
-    facts = report.DayFacts(day, cycles, waiting, days.no_build_streak(log_text, end),
-                            config.close.stale_decision_days, human)
-    roadmap_text = memory.read("roadmap")
-    result = CloseResult(day, "closed", "", counts=facts.counts())
+        return CloseResult(wanted[-1], "already-closed",
+                           f"{wanted[-1].isoformat()} is already closed ({where}); nothing changed")
+    ws = memory.workspace
+    backs = backing_for(ws, log_text)
     model = CloseModel(config.close.model, client) if use_llm and (client is not None or available()) else None
-
-    promoted = promoting.promote_live(memory, config, model, today=moment.astimezone(tz).date())
-    result.promoted, result.not_promoted = promoted.promoted, promoted.not_promoted
-    result.decisions_filed = promoted.decisions_filed
-    promotion_lines = promoted.lines
-    hint = report.fix_hint(roadmap_text, waiting)
-    streak_lesson = _streak_lesson(memory, facts, hint, result) if facts.streak.is_problem else None
-    problems = report.problem_lines(facts, hint, streak_lesson)
-    if promoted.rules_full:
-        problems.append(f"RULES is full ({config.limits.proven_rules_max} proven rules): eligible lessons wait; "
-                        "see Promotions for the retirements proposed")
-    if promoted.refused:
-        problems.append(f"{promoted.refused}; retire or supersede a rule, or shorten RULES")
-    plan = report.offline_plan(roadmap_text, waiting, config.cycle.priorities)
-    summary = None
-    if model is not None:
-        written = model.prose(_template(memory), day.isoformat(), _facts_for_model(facts, problems, promotion_lines,
-                                                                                   plan))
-        if written is not None:
-            summary, plan = written[0], (written[1], written[2])
-        result.llm = model.usage.describe(model.model)
-    result.problems = problems
-    result.plan = f"{plan[0]} — why: {plan[1]}"
-    result.report = report.close_fields(facts, problems=problems, promotion_lines=promotion_lines, plan=plan,
-                                        summary=summary)
-    memory.add_close_entry(result.report)
-    memory.add_plan_block(plan_for=day + timedelta(days=1), **report.plan_block(facts, plan))
-    result.message = f"closed {day.isoformat()}: {facts.counts_line()}"
+    promoted = promoting.promote_live(memory, config, model, today=moment.astimezone(tz).date(), backs=backs)
+    previous = days.close_entries(log_text)
+    standing = report.Standing(report.parse_standing(previous[-1] if previous else None))
+    result = CloseResult(open_days[-1], "closed", "", promoted=promoted.promoted,
+                         not_promoted=promoted.not_promoted, decisions_filed=promoted.decisions_filed)
+    roadmap_text = memory.read("roadmap")
+    for index, day in enumerate(open_days):
+        last = index == len(open_days) - 1
+        facts, as_of = writeup.facts_of(memory, config, day, moment)
+        problems = report.cycle_problems(facts)
+        if index == 0 and skipped:
+            problems.append(f"the closes of {skipped} earlier day(s) were missed and are not written up: a close "
+                            f"catches up at most {MAX_CATCH_UP} days")
+        streak_lines, opened = writeup.streak_problems(memory, facts, roadmap_text)
+        problems += streak_lines
+        result.lessons_opened += opened
+        problems += writeup.standing_problems(facts, config, standing, day, promoted if last else None)
+        plan = writeup.plan(memory, config, facts, roadmap_text, as_of) if last else None
+        summary = None
+        promotion_lines = writeup.promotion_lines(promoted, standing, day) if last else []
+        if last and model is not None and plan is not None:
+            written = model.prose(_template(memory), day.isoformat(),
+                                  _facts_for_model(facts, problems, promotion_lines, plan))
+            if written is not None:
+                summary, plan = written[0], (written[1], written[2])
+            result.llm = model.usage.describe(model.model)
+        fields = report.close_fields(facts, problems=problems, promotion_lines=promotion_lines, plan=plan,
+                                     summary=summary, standing=standing.current, as_of=as_of)
+        memory.add_close_entry(fields)
+        result.days.append(day.isoformat())
+        result.reports.append(fields)
+        standing = standing.carry(complete=last)
+        if last:
+            result.counts, result.problems, result.report = facts.counts(), problems, fields
+            assert plan is not None
+            result.plan = f"{plan[0]} — why: {plan[1]}"
+            memory.add_plan_block(plan_for=day + timedelta(days=1), **report.plan_block(facts, plan))
+            caught = f" (and {len(open_days) - 1} earlier day(s) caught up)" if len(open_days) > 1 else ""
+            result.message = f"closed {day.isoformat()}: {facts.counts_line()}{caught}"
     return result
-
-
-def _streak_lesson(memory: MemoryWriter, facts: report.DayFacts, hint: str, result: CloseResult) -> str:
-    """Rule 0: open one lesson per streak (keyed by its first cycle), never a second for the same one."""
-    streak = facts.streak
-    title = f"Rule 0: no-build streak from cycle {streak.first}"
-    for item in lessons.parse(memory.read("lessons")).lessons:
-        if item.is_open and item.title == title:
-            return item.id
-    item = memory.add_lesson(
-        title=title, cycle=streak.last,
-        happened=f"cycles {streak.first}–{streak.last} ({streak.length} in a row) built nothing",
-        why=report.streak_cause(streak), change=hint[0].upper() + hint[1:])
-    result.lessons_opened.append(item.id)
-    return item.id
 
 
 def _template(memory: MemoryWriter) -> str:
@@ -168,6 +179,7 @@ def _template(memory: MemoryWriter) -> str:
 
 def _facts_for_model(facts: report.DayFacts, problems: list[str], promotions: list[str],
                      plan: tuple[str, str]) -> dict[str, Any]:
+    """What the model may word: the facts, never a decision."""
     return {"day": facts.day.isoformat(), "cycles": facts.counts_line(), "done": report.done_lines(facts),
             "waiting": [w.describe() for w in facts.waiting], "problems": problems, "promotions": promotions,
             "human_notes": list(facts.human_notes), "offline_plan": {"task": plan[0], "why": plan[1]}}

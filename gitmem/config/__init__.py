@@ -47,6 +47,12 @@ class Agent:
     script: str = ""                        # for the scripted backend: a YAML file of tool calls per cycle
     shell: Shell = field(default_factory=Shell)
     max_retries: int = 4                    # anthropic SDK retries for 429, 5xx and overloaded, with backoff
+    # Environment variables the `command` agent gets although they hold keys. By default only the model's
+    # API key, which an agent CLI needs (so repositories made before this setting keep working); a list given
+    # replaces the default. Every other token, key or credential is withheld; GitHub tokens never pass.
+    pass_env: tuple[str, ...] = ("ANTHROPIC_API_KEY",)
+    # Paths a cycle may not change on its own, added to gitmem's defaults (gitmem.cycle.protected).
+    protected_paths: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -91,7 +97,14 @@ class Recall:
 
 
 @dataclass(frozen=True)
-class Workspace:
+class Trust:
+    # SSH public keys ("ssh-ed25519 AAAA…") whose signed commits, made in the runner's checkout during a cycle,
+    # count as the human's. Without one, a human's word reaches memory only through the remote.
+    signing_keys: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class WorkspaceFiles:
     memory_dir: str = "."
     files: Files = field(default_factory=Files)
 
@@ -106,7 +119,8 @@ class Config:
     cycle: Cycle = field(default_factory=Cycle)
     close: Close = field(default_factory=Close)
     recall: Recall = field(default_factory=Recall)
-    workspaces: tuple[tuple[str, Workspace], ...] = ()
+    trust: Trust = field(default_factory=Trust)
+    workspaces: tuple[tuple[str, WorkspaceFiles], ...] = ()
     workspace: str = ""                     # the selected workspace's name, "" for the default one
     warnings: tuple[str, ...] = ()
 
@@ -246,7 +260,7 @@ def _coerce(hint: Any, value: Any, where: str, dotted: str, warnings: list[str])
     if dotted == "workspaces":
         if not isinstance(value, dict):
             raise ConfigError(f"{where}: workspaces: expected a mapping of name to settings")
-        return tuple((str(name), _build(Workspace, spec or {}, where.split(":")[0], f"workspaces.{name}.", warnings,
+        return tuple((str(name), _build(WorkspaceFiles, spec or {}, where.split(":")[0], f"workspaces.{name}.", warnings,
                                         where.split(":")[0] + _line(value, name)))
                      for name, spec in value.items())
     if dotted.endswith("rankers"):
@@ -297,6 +311,20 @@ def _validate(config: Config, source: str, raw: Any = None) -> None:
                           f"is not one of {', '.join(RECALL_MODES)}")
     if config.recall.semantic_scale <= 0:
         raise ConfigError(f"{_where(raw, source, 'recall.semantic_scale')}: recall.semantic_scale: must be above 0")
+    _validate_agent_lists(config, source, raw)
     if config.agent.backend not in ("", *BACKENDS):
         raise ConfigError(f"{_where(raw, source, 'agent.backend')}: agent.backend: {config.agent.backend!r} "
                           f"is not one of {', '.join(BACKENDS)}")
+
+
+def _validate_agent_lists(config: Config, source: str, raw: Any) -> None:
+    from gitmem.secrets import GITHUB_TOKEN_ENV
+
+    for name in config.agent.pass_env:
+        if name.upper() in GITHUB_TOKEN_ENV or not name or "=" in name or "\0" in name:
+            why = "GitHub tokens never reach the agent" if name.upper() in GITHUB_TOKEN_ENV else "not a variable name"
+            raise ConfigError(f"{_where(raw, source, 'agent.pass_env')}: agent.pass_env: {name!r}: {why}")
+    for pattern in config.agent.protected_paths:
+        if not pattern.strip("/ ") or ".." in pattern.split("/") or any(ord(c) < 32 for c in pattern):
+            raise ConfigError(f"{_where(raw, source, 'agent.protected_paths')}: agent.protected_paths: {pattern!r} "
+                              "must be a path inside the repository")

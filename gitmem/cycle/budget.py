@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -31,10 +31,11 @@ from gitmem import codes
 from gitmem.agents.base import ContextPart, CycleRequest
 from gitmem.agents.tools import memory_tools_text
 from gitmem.config import Config
+from gitmem.cycle.baseline import resolved_before
 from gitmem.errors import ExitCode, RunFailure
 from gitmem.memory import decisions, log, roadmap
 from gitmem.memory import now as now_mod
-from gitmem.memory.text import Timestamp, decode, parse_timestamp
+from gitmem.memory.text import Timestamp, decode
 from gitmem.workspace import Workspace
 from gitmem.workspace.tail import read_head, second_heading
 
@@ -44,8 +45,7 @@ NEWLY_RESOLVED = "newly resolved — act on these, do not redo them"
 OLD_RESOLVED_STOP = 3        # resolved decisions in a row older than the last cycle end the scan
 TokenCounter = Callable[[str], int]
 _RESOLVED_RE = re.compile(r"^## Resolved[ \t]*$", re.M)
-_DECISION_RE = re.compile(r"^### ", re.M)
-_ANSWERED_RE = re.compile(r"^- Answered: (\d{4}-\d{2}-\d{2} \d{2}:\d{2} (?:UTC|[+-]\d{2}:\d{2}))", re.M)
+_DECISION_RE = re.compile(r"^### +(D-\d{4,})", re.M)
 
 
 class BudgetError(RunFailure):
@@ -94,12 +94,12 @@ def reading(ws: Workspace) -> tuple[dict[str, ContextPart], list[log.LogEntry]]:
     """The parts of the reading budget in order, uncounted, and the LOG entries behind the log part."""
     root, config = ws.root, ws.config
     tail = ws.log_tail(config.cycle.log_entries)
-    last_cycle = next((e for e in reversed(tail.entries) if e.cycle is not None), None)
     top = now_mod.parse(read_head(ws.path("now"), second_heading), max_blocks=1).top
     entries = list(tail.entries[-config.cycle.log_entries:])
+    before = resolved_before(ws)
     parts: dict[str, ContextPart] = {"rules": _whole(root, config.path("rules"), "rules", cacheable=True),
                                      "now": _now_part(config.path("now"), top),
-                                     "decisions": _decisions_part(root, config.path("decisions"), last_cycle),
+                                     "decisions": _decisions_part(root, config.path("decisions"), before),
                                      "log": _log_part(config.path("log"), entries)}
     road = _roadmap_part(root, config.path("roadmap"))
     if road is not None:
@@ -115,15 +115,15 @@ def estimate(ws: Workspace) -> int:
 
 
 @dataclass(frozen=True)
-class Limits:
+class TokenLimits:
     total: int        # cycle.max_context_tokens
     soft: int         # trim above this
     hard: int         # refuse above this
 
 
-def limits(config: Config) -> Limits:
+def limits(config: Config) -> TokenLimits:
     total = config.cycle.max_context_tokens
-    return Limits(total, int(total * SOFT_SHARE), int(total * HARD_SHARE))
+    return TokenLimits(total, int(total * SOFT_SHARE), int(total * HARD_SHARE))
 
 
 def _fit(config: Config, parts: dict[str, ContextPart], entries: list[log.LogEntry],
@@ -237,16 +237,11 @@ def _log_part(rel: str, entries: list[log.LogEntry]) -> ContextPart:
     return ContextPart("log", f"{rel}:{first}-{last} (last {len(entries)} of the LOG)", text)
 
 
-def _decisions_part(root: Path, rel: str, last_cycle: log.LogEntry | None) -> ContextPart:
-    cutoff = last_cycle.when.moment if last_cycle is not None else None
-
-    def is_new(item: decisions.Decision) -> bool:
-        answered = item.answered
-        return cutoff is None or answered is None or answered[0].moment >= cutoff
-
-    doc = decisions.parse(read_head(root / rel, lambda text: _resolved_cut(text, cutoff)))
-    fresh = [d for d in doc.resolved if is_new(d)]
-    since = f" since {last_cycle.when} (cycle {last_cycle.cycle})" if last_cycle is not None else ""
+def _decisions_part(root: Path, rel: str, before: Container[str] | None) -> ContextPart:
+    """Pending, and the decisions resolved since the previous cycle started (gitmem.cycle.baseline)."""
+    doc = decisions.parse(read_head(root / rel, lambda text: _resolved_cut(text, before)))
+    fresh = [d for d in doc.resolved if before is None or d.id not in before]
+    since = " since the previous cycle started" if before is not None else ""
     body = ["## Pending", *([d.render() for d in doc.pending] or ["(none)"]),
             f"## Resolved{since}: {NEWLY_RESOLVED}", *([d.render() for d in fresh] or ["(none)"])]
     shown = [*doc.pending, *fresh]
@@ -254,20 +249,18 @@ def _decisions_part(root: Path, rel: str, last_cycle: log.LogEntry | None) -> Co
     return ContextPart("decisions", f"{rel}{span}", "\n\n".join(body))
 
 
-def _resolved_cut(text: str, cutoff: datetime | None) -> int | None:
+def _resolved_cut(text: str, before: Container[str] | None) -> int | None:
     """Where DECISIONS can be cut: before the first of OLD_RESOLVED_STOP resolved decisions in a row that were
-    answered before `cutoff`. None: read on (no cutoff means every resolved decision is new)."""
+    already resolved at the baseline (answers go on top of Resolved). None: read on."""
     resolved = _RESOLVED_RE.search(text)
-    if cutoff is None or resolved is None:
+    if before is None or resolved is None:
         return None
-    heads = [m.start() for m in _DECISION_RE.finditer(text, resolved.end())]
+    heads = [(m.start(), m.group(1)) for m in _DECISION_RE.finditer(text, resolved.end())]
     run = 0
-    for index, (head, after) in enumerate(zip(heads, heads[1:])):   # only decisions known to be complete
-        answered = _ANSWERED_RE.search(text, head, after)
-        when = parse_timestamp(answered.group(1)) if answered else None
-        run = run + 1 if when is not None and when.moment < cutoff else 0
+    for index, ((head, decision_id), _) in enumerate(zip(heads, heads[1:])):   # only complete decisions
+        run = run + 1 if decision_id in before else 0
         if run == OLD_RESOLVED_STOP:
-            return heads[index - run + 1]
+            return heads[index - run + 1][0]
     return None
 
 

@@ -1,9 +1,12 @@
 """The cycle runner: preflight, one agent run, postflight, one commit, optional push. Nothing is lost.
 
 Preflight refuses a dirty tree, a held lock, invalid memory, an unborn or detached HEAD. The agent runs
-with a deadline. Postflight reverts forbidden edits, makes sure there is exactly one LOG entry and one NOW
-block, validates as `gitmem check` would, and commits as the agent. If the agent fails, whatever it changed
-goes to `gitmem/salvage/cycle-N`, main's work tree is restored, and a `no-build` entry says what happened.
+with a deadline, inside a guard (gitmem.cycle.guard): when it is done, every process it started is ended and
+git state and references are put back. Postflight masks secrets, moves edits of protected paths to a proposal
+branch with a decision (gitmem.cycle.proposals), reverts forbidden edits, makes sure there is exactly one LOG
+entry and one NOW block dated by the clock, validates as `gitmem check` would, and commits as the agent only
+paths that were not ignored when the cycle started. If the agent fails, whatever it changed goes to
+`gitmem/salvage/cycle-N`, main's work tree is restored, and a `no-build` entry says what happened.
 """
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from gitmem import codes, gitio
@@ -21,7 +25,9 @@ from gitmem.checks.targets import check_worktree
 from gitmem.checks.violation import Violation
 from gitmem.codes import Code
 from gitmem.config import Config
-from gitmem.cycle import lock, postflight, salvage
+from gitmem.cycle import lock, postflight, proposals, salvage
+from gitmem.cycle.guard import CycleGuard
+from gitmem.cycle.trust import all_trusted
 from gitmem.errors import ExitCode, GitmemError, RunFailure
 from gitmem.memory import decisions
 from gitmem.memory.text import one_line
@@ -68,6 +74,9 @@ class CycleReport:
     error: str | None = None
     salvage_branch: str | None = None
     side_branch: str | None = None
+    local_branch: str | None = None       # commits made in the checkout during the cycle, kept off the branch
+    proposal_branch: str | None = None    # the agent's edits to protected paths, for the human to apply or not
+    proposal_decision: str | None = None  # the Pending decision that asks about them
     pushed: bool = False
     pending: list[str] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)   # GM7xx: what went wrong, as data
@@ -77,7 +86,9 @@ class CycleReport:
 
         return {"cycle": self.cycle, "outcome": self.outcome, "task": self.task, "commit": self.commit,
                 "exit_code": self.exit_code, "tokens": self.tokens, "error": self.error,
-                "salvage_branch": self.salvage_branch, "side_branch": self.side_branch, "pushed": self.pushed,
+                "salvage_branch": self.salvage_branch, "side_branch": self.side_branch,
+                "local_branch": self.local_branch, "proposal_branch": self.proposal_branch,
+                "proposal_decision": self.proposal_decision, "pushed": self.pushed,
                 "pending": self.pending, "messages": self.messages, "violations": as_data(self.violations)}
 
 
@@ -198,19 +209,33 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         assert start is not None and branch is not None     # preflight refused an unborn or detached HEAD
         old = postflight.memory_texts(ws)
         request = (request_builder or default_request)(ws, number, clock, backend.name)
+        context = postflight.context_note(request.total_tokens, ws.config.cycle.max_context_tokens)
         report.messages += [f"context: {warning}" for warning in request.warnings]
         report.messages.append(f"cycle {number}: running the {backend.name} backend")
-        result, failure = invoke(backend, request, settings.grace)
+        began = clock()
+        guard = CycleGuard.begin(ws, start=start, branch=branch, cycle=number)
+        try:
+            result, failure = invoke(backend, request, settings.grace)
+        finally:
+            guard.agent_done()
+        failure = guard.restore() or failure      # git state and refs first: nothing below runs the agent's hooks
+        report.messages += [f"runner: {line}" for line in guard.messages]
         usage = result.usage if result is not None else getattr(failure, "usage", None)
         report.tokens = dict(usage) if isinstance(usage, dict) else {}
         if failure is None:
-            failure = _fold_agent_commits(repo, start, branch, report)
+            kept = _local_commits(ws, start, branch, report, settings.remote)
+            if isinstance(kept, BaseException):
+                failure = kept
+            elif kept != start:          # the human's own signed commits: the cycle goes on top of them
+                start, old = kept, postflight.memory_texts_at(ws, kept)
         if failure is None:
-            failure = _finish(ws, report, result, old, start, clock)
+            failure = _finish(ws, report, result, old, start, clock, context, guard, began, settings.remote)
         if failure is not None:
+            guarded = "".join(f"\nrunner: {note}" for note in guard.notes)
             saved = salvage.salvage(ws, cycle=number, failure=failure, clock=clock, start=start,
-                                    branch=branch, remote=settings.remote, message=commit_message,
-                                    tokens_line=postflight.usage_line(report.tokens))
+                                    branch=branch, remote=settings.remote, message=commit_message, guard=guard,
+                                    tokens_line=f"runner: {context}{guarded}\n"
+                                                f"{postflight.usage_line(report.tokens) or ''}")
             report.exit_code, report.error, report.salvage_branch = ExitCode.SALVAGED, saved.error, saved.branch
             report.commit, report.task, report.outcome = saved.commit, saved.task, "no-build"
             report.messages += saved.messages
@@ -225,24 +250,28 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         held.release()
 
 
-def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None,
-            old: dict[str, str | None], start: str, clock: Clock) -> BaseException | None:
+def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old: dict[str, str | None],
+            start: str, clock: Clock, context: str, guard: CycleGuard, began: datetime,
+            remote: str | None) -> BaseException | None:
     """Postflight and the cycle commit; returns the failure to salvage instead, if any."""
     repo, config = ws.repo, ws.config
     try:
-        cleaned = salvage.scrub_files(ws.root, [path for path, _ in gitio.dirty_files(repo)])
+        cleaned = salvage.scrub_candidates(ws, guard, start)
+        held = proposals.hold_back(guard, cleaned.paths, clock=clock, remote=remote)
+        report.proposal_branch, report.proposal_decision = held.branch, held.decision
         notes = [scrub(n) for n in (result.notes if result else [])]
-        notes += [f"removed a secret value from {path} before committing" for path in cleaned]
+        notes += [*guard.notes, *cleaned.notes, *held.notes, context]
         settled = postflight.settle(ws, old, cycle=report.cycle, clock=clock, notes=notes,
-                                    usage=report.tokens, why_no_log=_why(result))
+                                    usage=report.tokens, why_no_log=_why(result), started=start[:12],
+                                    kept=report.local_branch, began=began)
         _validate(ws, start)
     except (PostflightFailed, WriteRefused, ValueError, OSError) as err:
         return err
     report.task, report.outcome = settled.task, settled.outcome
-    report.messages += [f"runner: {note}" for note in settled.notes]
+    report.messages += [f"runner: {note}" for note in [*cleaned.notes, *held.notes, *settled.notes]]
     if settled.wrote_log:
         report.messages.append("the agent wrote no LOG entry: the runner logged no-build (Rule 0)")
-    paths = [path for path, _ in gitio.dirty_files(repo)]
+    paths = guard.candidates()
     message = commit_message(report.cycle, settled.outcome, settled.task)
     report.commit = gitio.commit_worktree(repo, paths, message, author=agent_identity(config))
     report.messages.append(f"committed {report.commit[:10]} {message.splitlines()[0]}")
@@ -255,20 +284,41 @@ def _why(result: AgentResult | None) -> str:
     return f"it stopped after {turns} turn(s){why} without saying what it did"
 
 
-def _fold_agent_commits(repo: gitio.Repo, start: str, branch: str, report: CycleReport) -> BaseException | None:
-    """An agent CLI may commit on its own. Its commits are folded into the one cycle commit."""
+def _local_commits(ws: Workspace, start: str, branch: str, report: CycleReport,
+                   remote: str | None) -> str | BaseException:
+    """Commits made in this checkout while the agent ran. Authorship proves nothing here (the agent can commit
+    under the human's name), so they never land on the branch as anyone's word: they are kept on a named
+    branch (never deleted) and reported, while their files stay in the work tree for postflight to judge.
+    The exception: commits all signed by a key in `trust.signing_keys` are the human's; they stay, and the
+    cycle is judged and committed on top of them. Returns the commit to judge against, or the failure."""
+    repo = ws.repo
     head = gitio.head_id(repo)
     if gitio.current_branch(repo) != branch or head is None:
         where = gitio.current_branch(repo) or "a detached HEAD"
         return AgentError(f"the agent switched from {branch} to {where}")
     if head == start:
-        return None
+        return start
     if not gitio.is_ancestor(repo, start, head):
         return AgentError(f"the agent moved {branch} off {start[:10]}")
+    made = list(gitio.walk_range(repo, start, head))
+    if all_trusted(repo, [c.id for c in made], ws.config.trust.signing_keys):
+        report.messages.append(f"runner: {len(made)} commit(s) signed by a trusted key were made during the "
+                               f"cycle; the cycle goes on top of them ({head[:10]})")
+        return head
+    from gitmem.publish.push import free_branch_name
+
+    name = free_branch_name(repo, f"gitmem/local/cycle-{report.cycle}",
+                            remote or gitio.upstream_of(repo, branch)[0])
+    gitio.create_branch(repo, name, head)
     gitio.reset_mixed(repo, start)
-    report.messages.append(f"runner: the agent committed on its own; folded into the cycle commit "
-                           f"(its commits remain reachable as {head[:10]})")
-    return None
+    who = ", ".join(sorted({str(c.author) for c in made}))
+    message = (f"{len(made)} commit(s) were made in the runner's checkout during the cycle (by {who}); they are "
+               f"kept on branch {name}, not on {branch}: a human's answer reaches memory through the remote "
+               "(push it, or merge a pull request), or as a commit signed by a key in trust.signing_keys")
+    report.messages.append(f"runner: {message}")
+    report.local_branch = name
+    report.violations.append(Violation.of(codes.CYCLE_LOCAL_COMMITS, name, 1, message=message))
+    return start
 
 
 def _validate(ws: Workspace, start: str) -> None:
@@ -291,12 +341,13 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings) -> None:
                      tries=settings.tries, backoff=settings.backoff, sleep=settings.sleep,
                      resolver=resolver_for(ws.config))
     report.messages += result.messages
-    if report.salvage_branch and result.status in ("pushed", "conflict"):
-        try:
-            gitio.push(repo, result.remote, report.salvage_branch, report.salvage_branch)
-            report.messages.append(f"pushed {report.salvage_branch} to {result.remote}")
-        except gitio.GitCommandError as err:
-            report.messages.append(f"could not push {report.salvage_branch}: {scrub(str(err))}")
+    for kept in (report.salvage_branch, report.local_branch, report.proposal_branch):
+        if kept and result.status in ("pushed", "conflict"):     # a runner's checkout is thrown away: keep it
+            try:
+                gitio.push(repo, result.remote, kept, kept)
+                report.messages.append(f"pushed {kept} to {result.remote}")
+            except gitio.GitCommandError as err:
+                report.messages.append(f"could not push {kept}: {scrub(str(err))}")
     if result.ok:
         report.pushed = True
         report.commit = result.commit
@@ -328,7 +379,8 @@ def step_summary(report: CycleReport) -> str:
              f"- Tokens: {tokens}"]
     if report.error:
         lines.append(f"- Error: {report.error}")
-    for name, value in (("Salvage branch", report.salvage_branch), ("Conflict branch", report.side_branch)):
+    for name, value in (("Salvage branch", report.salvage_branch), ("Conflict branch", report.side_branch),
+                        ("Proposal branch", report.proposal_branch)):
         if value:
             lines.append(f"- {name}: `{value}`")
     waiting = "; ".join(report.pending) if report.pending else "none"

@@ -19,7 +19,7 @@ MIN_SIZE = 256 * 1024
 
 def blob_id(*parts: bytes | memoryview) -> str:
     """The git blob id (hex) of `parts` concatenated."""
-    import hashlib    # only for big files: importing it costs the pre-commit path milliseconds
+    import hashlib  # only for big files: importing it costs the pre-commit path milliseconds
 
     digest = hashlib.sha1(b"blob %d\x00" % sum(len(p) for p in parts))
     for part in parts:
@@ -59,7 +59,14 @@ class DerivedSnapshot(Snapshot):
         self._size_of = size_of
         self._prefixes: dict[str, tuple[bytes, int | None]] = {}
         oids = {path: base.oid(path) for path in paths}
-        super().__init__(base.label, self._load, oids)
+        # The loader is `read` below, not a bound method stored on self: that would be a reference cycle,
+        # and `verify` would keep every commit's multi-megabyte copy until the cyclic GC happened to run.
+        super().__init__(base.label, base.read, oids)
+
+    def read(self, path: str) -> bytes | None:
+        if path not in self._cache:
+            self._cache[path] = self._load(path)
+        return self._cache[path]
 
     def _big(self, path: str) -> tuple[str, int, bytes] | None:
         oid = self.oid(path)

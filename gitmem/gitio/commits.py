@@ -99,15 +99,18 @@ def create_branch(repo: Repo, name: str, target: str) -> None:
     repo.raw.create_reference(f"refs/heads/{name}", _oid(repo, target))
 
 
-def restore_worktree(repo: Repo) -> list[str]:
-    """Make the work tree and index equal to HEAD: tracked files reset, untracked non-ignored files removed.
+def restore_worktree(repo: Repo, only: Iterable[str] | None = None) -> list[str]:
+    """Make the work tree and index equal to HEAD: tracked files reset, untracked non-ignored files removed
+    (only those in `only`, when given: a file the ignore rules hid when a cycle started is the human's).
 
     Returns the removed untracked paths. Ignored files are left alone. Call only after saving the changes.
     """
     raw = repo.raw
     if raw.head_is_unborn:
         raise RepoError("cannot restore a work tree with no commits")
-    removed = [path for path, what in dirty_files(repo) if what == "untracked"]
+    allowed = set(only) if only is not None else None
+    removed = [path for path, what in dirty_files(repo)
+               if what == "untracked" and (allowed is None or path in allowed)]
     raw.reset(raw.head.peel(pygit2.Commit).id, pygit2.enums.ResetMode.HARD)
     workdir = root(repo)
     for rel in removed:
@@ -129,6 +132,17 @@ def reset_hard(repo: Repo, target: str) -> None:
 def reset_mixed(repo: Repo, target: str) -> None:
     """Move the current branch and the index to `target`, keeping the work tree as it is."""
     repo.raw.reset(_oid(repo, target), pygit2.enums.ResetMode.MIXED)
+
+
+def rebuild_index(repo: Repo, target: str) -> None:
+    """The index built afresh from `target`'s tree (flags such as skip-worktree dropped); a corrupt index file
+    is replaced, never read."""
+    raw = repo.raw
+    try:
+        raw.reset(_oid(repo, target), pygit2.enums.ResetMode.MIXED)
+    except pygit2.GitError:
+        os.unlink(os.path.join(raw.path, "index"))
+        raw.reset(_oid(repo, target), pygit2.enums.ResetMode.MIXED)
 
 
 def switch_head(repo: Repo, branch: str) -> None:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
+from typing import cast
 
 import pygit2
 
@@ -54,13 +56,60 @@ def commit(repo: Repo, rev: str) -> Commit:
     return _plain(_resolve(repo, rev))
 
 
-def walk_range(repo: Repo, start: str | None, end: str) -> Iterator[Commit]:
-    """Commits reachable from `end` and not from `start` (all of them when `start` is None), oldest first."""
+def _walker(repo: Repo, start: str | None, end: str, hide: Iterable[str] = ()) -> pygit2.Walker:
     walker = repo.raw.walk(_resolve(repo, end).id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
-    if start:
-        walker.hide(_resolve(repo, start).id)
-    for found in walker:
+    for rev in ([start] if start else []) + list(hide):
+        walker.hide(_resolve(repo, rev).id)
+    return walker
+
+
+def walk_range(repo: Repo, start: str | None, end: str, hide: Iterable[str] = ()) -> Iterator[Commit]:
+    """Commits reachable from `end` and not from `start` (all of them when `start` is None) nor from any of
+    `hide`, oldest first."""
+    for found in _walker(repo, start, end, hide):
         yield _plain(found)
+
+
+def count_range(repo: Repo, start: str | None, end: str, hide: Iterable[str] = ()) -> int:
+    """How many commits `walk_range` would give, without building them (for a progress bar)."""
+    return sum(1 for _ in _walker(repo, start, end, hide))
+
+
+def remote_tips(repo: Repo, remote: str | None = None) -> dict[str, str]:
+    """Remote-tracking branch -> its commit id, for one remote or all (`refs/remotes/*`, symbolic refs skipped)."""
+    prefix = f"refs/remotes/{remote}/" if remote else "refs/remotes/"
+    tips: dict[str, str] = {}
+    for name in repo.raw.references:
+        if not name.startswith(prefix):
+            continue
+        ref = repo.raw.references.get(name)
+        if ref is None or ref.type != pygit2.enums.ReferenceType.DIRECT:
+            continue
+        try:
+            tips[name] = str(ref.peel(pygit2.Commit).id)
+        except (pygit2.GitError, ValueError, KeyError):
+            continue
+    return tips
+
+
+def exists(repo: Repo, rev: str) -> bool:
+    """True when `rev` names a commit here (False, not an error, for an unknown id)."""
+    try:
+        _resolve(repo, rev)
+    except RepoError:
+        return False
+    return True
+
+
+def shallow_commits(repo: Repo) -> frozenset[str]:
+    """The commits where a shallow clone's history is cut (`.git/shallow`); empty for a full clone."""
+    if not repo.raw.is_shallow:
+        return frozenset()
+    try:
+        text = (Path(repo.raw.path) / "shallow").read_text(encoding="ascii")
+    except OSError:
+        return frozenset()
+    return frozenset(line.strip() for line in text.splitlines() if line.strip())
 
 
 def merge_base(repo: Repo, a: str, b: str) -> str | None:
@@ -151,3 +200,49 @@ def commits_since(repo: Repo, start: str | None, paths: Iterable[str] = ()) -> l
     if start is not None:
         walker.hide(pygit2.Oid(hex=start))
     return [_commit_info(found, wanted) for found in walker]
+
+
+def history(repo: Repo, start: str = "HEAD") -> Iterator[Commit]:
+    """Commits reachable from `start`, newest first (topological: a commit comes before its parents)."""
+    walker = repo.raw.walk(_resolve(repo, start).id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
+    for found in walker:
+        yield _plain(found)
+
+
+@dataclass(frozen=True)
+class Change:
+    """A commit whose version of a path is new: it differs from the version in every parent."""
+
+    commit: Commit
+    blob: str | None                    # the path's blob id in the commit (None: removed)
+    parents: tuple[str | None, ...]     # its blob id in each parent
+
+
+def changes(repo: Repo, path: str, start: str = "HEAD") -> Iterator[Change]:
+    """Commits reachable from `start`, newest first by commit time, that changed `path` themselves.
+
+    A merge that took one side's version changed nothing: the change is found on that side. Only blob ids are
+    compared (a tree lookup per commit), so walking a long history costs no blob reads. libgit2's unsorted
+    walk is already newest first by commit date, and it yields as it goes: any sort mode (time, topological)
+    first walks all of history, and callers stop after the first few changes.
+    """
+    raw = repo.raw
+    walker = raw.walk(_resolve(repo, start).id, pygit2.enums.SortMode.NONE)
+    for found in walker:
+        mine = _blob_ids(found.tree, (path,))[path]
+        theirs = tuple(_blob_ids(parent.tree, (path,))[path] for parent in found.parents)
+        if (not theirs and mine is not None) or (theirs and all(blob != mine for blob in theirs)):
+            yield Change(_plain(found), mine, theirs)
+
+
+def blob(repo: Repo, blob_id: str) -> bytes:
+    """The bytes of a blob by its id."""
+    return bytes(cast(pygit2.Blob, repo.raw[blob_id]).data)
+
+
+def signature(repo: Repo, commit_id: str) -> tuple[bytes, bytes] | None:
+    """(signature, signed payload) of a signed commit; None when it is not signed."""
+    found = _resolve(repo, commit_id).gpg_signature
+    if not found or found[0] is None or found[1] is None:
+        return None
+    return bytes(found[0]), bytes(found[1])

@@ -177,19 +177,46 @@ class Waiting:
 
     @property
     def days(self) -> int:
-        """Whole days waited (0 when unknown): the one age every view shows."""
+        """Whole days waited (0 when unknown)."""
         return max(0, math.floor(self.age_days)) if self.age_days is not None else 0
 
+    @property
+    def age(self) -> str:
+        """How long it has waited, as every view shows it: `5h` under a day, else `3d`."""
+        return age_text(self.age_days)
+
     def describe(self) -> str:
-        unit = "day" if self.days == 1 else "days"
-        return f"{self.id} · {self.title} ({self.days} {unit})"
+        return f"{self.id} · {self.title} ({self.age})"
 
 
-def waiting(doc: DecisionsDoc, moment: datetime) -> tuple[Waiting, ...]:
-    """The Pending decisions, oldest first (undated ones last), with their age at `moment`."""
+def age_text(days: float | None) -> str:
+    if days is None:
+        return "age unknown"
+    if days < 1:
+        return f"{max(int(days * 24), 0)}h"
+    return f"{int(days)}d"
+
+
+def waiting(doc: DecisionsDoc, moment: datetime, *, as_of: bool = False) -> tuple[Waiting, ...]:
+    """The Pending decisions, oldest first (undated ones last), with their age at `moment`.
+
+    With `as_of`, the decisions that were waiting at `moment`, from their timestamps: asked by then, and not
+    answered by then (a decision answered later was still waiting). The close reports a past day this way.
+    """
     found = []
-    for item in doc.pending:
+    candidates = [*doc.pending, *doc.resolved] if as_of else list(doc.pending)
+    for item in candidates:
+        if as_of and not _waiting_at(item, moment):
+            continue
         asked = item.asked
         age = (moment - asked.moment).total_seconds() / 86400 if asked is not None else None
         found.append(Waiting(item.id, item.title, (item.get("Recommendation") or "").strip(), asked, item.line, age))
     return tuple(sorted(found, key=lambda w: (w.asked is None, w.asked.moment if w.asked else moment, w.id)))
+
+
+def _waiting_at(item: Decision, moment: datetime) -> bool:
+    asked = item.asked
+    if asked is None or asked.moment > moment:
+        return asked is None and item.section == PENDING
+    answered = item.answered
+    return item.section == PENDING or (answered is not None and answered[0].moment > moment)

@@ -25,7 +25,10 @@ from gitmem.memory.text import (
 
 TITLE = "# LOG"
 OUTCOMES = ("built", "published", "no-build")
-FIELD_ORDER = ("Task", "Tried", "Evidence", "Result", "Learned")
+FIELD_ORDER = ("Task", "Tried", "Evidence", "Result", "Blocked", "Learned")
+# Fields the runner writes and reads back (the agent cannot set them: postflight rewrites them).
+STARTED, SALVAGED, KEPT, BLOCKED = "Started", "Salvaged", "Kept", "Blocked"
+_DECISION_ID = re.compile(r"\bD-\d{4,}\b")
 _CYCLE_RE = re.compile(r"^cycle (\d+)$")
 
 
@@ -42,6 +45,11 @@ class LogEntry(Entry):
     @property
     def kind(self) -> str:
         return "close" if self.cycle is None else "cycle"
+
+    @property
+    def blocked_by(self) -> tuple[str, ...]:
+        """The decisions this cycle said it was blocked on (`- Blocked: D-0002`)."""
+        return tuple(_DECISION_ID.findall(self.get(BLOCKED) or ""))
 
     def heading(self) -> str:
         if self.cycle is None:
@@ -234,6 +242,16 @@ class BytesSource:
 
     def line_at(self, offset: int) -> int:
         return self.data.count(b"\n", 0, offset) + 1
+
+
+def blocked_value(value: str | None) -> str | None:
+    """A `Blocked` value in canonical form (`D-0002, D-0005`); ValueError when it names no decision."""
+    if value is None or not value.strip():
+        return None
+    found = _DECISION_ID.findall(value)
+    if not found or _DECISION_ID.sub("", value).strip(" ,;") != "":
+        raise ValueError(f"--blocked takes decision IDs such as D-0002, not {value.strip()!r}")
+    return ", ".join(dict.fromkeys(found))
 
 
 def outcome_reason(entry: LogEntry) -> str | None:

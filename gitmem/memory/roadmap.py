@@ -20,3 +20,11 @@ def first_open_item(text: str) -> str | None:
         if line.lstrip().startswith("- [ ]"):
             return line.lstrip()[5:].strip()
     return None
+
+
+def open_items(text: str) -> list[str]:
+    """The open `- [ ]` items of the current section, in order."""
+    section = current_section(text)
+    if section is None:
+        return []
+    return [line.lstrip()[5:].strip() for line in section.body if line.lstrip().startswith("- [ ]")]

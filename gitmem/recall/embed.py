@@ -22,6 +22,7 @@ from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gitmem import extras
 from gitmem.recall.database import RecallError
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 SHIPPED = "wordllama"
 M2V = "model2vec:"
-INSTALL = "pip install 'gitmem-agent[semantic]'"
+INSTALL = extras.install_line("semantic")
 _WORDLLAMA_TABLE = ("weights/l2_supercat_256.safetensors", "embedding.weight")
 _WORDLLAMA_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 _DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8"}
@@ -101,7 +102,7 @@ class StaticModel:
 def load(spec: str = SHIPPED) -> StaticModel:
     """The model named by `spec` (config recall.model), read once per process."""
     if not available(spec):
-        raise RecallError(f"semantic recall needs the [semantic] extra: {INSTALL}")
+        raise RecallError(extras.missing("semantic", "semantic recall"))
     return _load(spec)
 
 

@@ -11,6 +11,7 @@ from dataclasses import asdict, dataclass
 from datetime import date, datetime, time, timedelta
 from typing import Any
 
+from gitmem import extras
 from gitmem.config import Config
 from gitmem.recall import embed, rank
 from gitmem.recall.corpus import KINDS
@@ -59,7 +60,7 @@ def resolve_mode(config: Config, mode: str | None = None) -> str:
     if wanted not in ("bm25", "semantic", "hybrid"):
         raise RecallError(f"unknown recall mode {wanted!r}; use auto, bm25, semantic or hybrid")
     if wanted != "bm25" and not embed.available(config.recall.model):
-        raise RecallError(f"recall mode {wanted} needs the [semantic] extra: {embed.INSTALL} (or use --mode bm25)")
+        raise RecallError(f"{extras.missing('semantic', f'recall mode {wanted}')} (or use --mode bm25)")
     return wanted
 
 

@@ -15,16 +15,15 @@ def pending(ws: Workspace, *, now: datetime | None = None) -> tuple[Waiting, ...
 
 
 def as_dict(item: Waiting, path: str) -> dict[str, Any]:
-    """`gitmem pending --json`: one decision, where it is, and its age in days (two decimals)."""
+    """`gitmem pending --json`: one decision, where it is, its age in days (two decimals) and as every view
+    shows it ("5h", "3d")."""
     return {"id": item.id, "title": item.title, "recommendation": item.recommendation,
             "asked": str(item.asked) if item.asked else "",
             "age_days": round(item.age_days, 2) if item.age_days is not None else None,
+            "age": describe_age(item.age_days),
             "line": item.line, "path": path}
 
 
 def describe_age(days: float | None) -> str:
-    if days is None:
-        return "age unknown"
-    if days < 1:
-        return f"{max(int(days * 24), 0)}h"
-    return f"{int(days)}d"
+    """The age as every view shows it (gitmem.memory.decisions.age_text)."""
+    return decisions.age_text(days)

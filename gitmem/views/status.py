@@ -11,9 +11,11 @@ from datetime import datetime
 from typing import Any
 
 from gitmem.close import day as days
-from gitmem.close import gates as promote
+from gitmem.close import gates
+from gitmem.close.backing import Backs, backing_for
 from gitmem.memory import decisions, lessons, log, rules
 from gitmem.memory.text import Timestamp, one_line
+from gitmem.views import health
 from gitmem.workspace import Clock, Workspace
 
 
@@ -28,15 +30,20 @@ class Status:
     pending: list[dict[str, Any]] = field(default_factory=list)
     awaiting: list[dict[str, Any]] = field(default_factory=list)
     eligible: list[dict[str, Any]] = field(default_factory=list)
+    waiting_for_room: list[dict[str, Any]] = field(default_factory=list)   # eligible, but RULES is full
     rules: dict[str, int] = field(default_factory=dict)
     budget: dict[str, Any] = field(default_factory=dict)
     recall: dict[str, str] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)                 # memory files not in the work tree
+    placeholders: list[dict[str, Any]] = field(default_factory=list)  # template placeholders left in RULES
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
+    """The dashboard's data; NoMemory (exit 2) when there is no memory at all, rather than healthy zeros."""
+    missing = health.require_memory(ws)
     config = ws.config
     tz = config.tzinfo()
     moment: datetime = (clock or ws.clock())().astimezone(tz)
@@ -59,15 +66,18 @@ def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
                 "problem": streak.is_problem},
         last_close=(closes[-1].get(days.DAY_FIELD) or str(closes[-1].when)) if closes else None)
     for item in decisions.waiting(decisions.parse(ws.read("decisions")), moment):
-        status.pending.append({"id": item.id, "title": item.title, "age_days": item.days,
+        status.pending.append({"id": item.id, "title": item.title, "age_days": item.days, "age": item.age,
                                "stale": item.days > config.close.stale_decision_days})
-    _lessons(status, ws.read("lessons"), log_text, config.close.confirmations)
     rules_text = ws.read("rules")
     doc = rules.parse(rules_text)
+    _lessons(status, ws.read("lessons"), backing_for(ws, log_text), config.close.confirmations,
+             room=len(doc.proven) < config.limits.proven_rules_max)
     status.rules = {"proven": len(doc.proven), "proven_max": config.limits.proven_rules_max,
                     "lines": doc.line_count, "lines_max": config.limits.rules_max_lines}
     status.budget = budget(ws, moment)
     status.recall = recall_mode(ws)
+    status.missing = missing
+    status.placeholders = [asdict(found) for found in health.placeholders(ws)]
     return status
 
 
@@ -84,19 +94,20 @@ def _last_cycle(text: str) -> log.LogEntry | None:
     return found[-1] if found else None
 
 
-def _lessons(status: Status, text: str, log_text: str, needed: int) -> None:
+def _lessons(status: Status, text: str, backs: Backs, needed: int, room: bool) -> None:
+    """Open lessons: eligible now (history backs enough confirmations and RULES has room), waiting for room,
+    or awaiting confirmations (counting only those history backs)."""
     doc = lessons.parse(text)
     open_lessons = [lesson for lesson in doc.lessons if lesson.is_open]
-    eligible = {c.lesson.id: c for c in promote.eligible(doc, log_text, needed)[0]}
-    logged = days.cycle_numbers(log_text) if any(promote.later_distinct_cycles(x) for x in open_lessons) else set()
+    gates.prime(backs, [lesson for lesson in open_lessons if lesson.confirmations])
     for lesson in open_lessons:
-        if lesson.id in eligible:
-            status.eligible.append({"id": lesson.id, "title": lesson.title,
-                                    "cycles": list(eligible[lesson.id].cycles),
-                                    "has_rule": bool((lesson.get("Rule") or "").strip())})
+        result = gates.gate(lesson, backs, needed)
+        item = {"id": lesson.id, "title": lesson.title}
+        if result.why is None:
+            target = status.eligible if room else status.waiting_for_room
+            target.append({**item, "cycles": list(result.cycles), "has_rule": bool((lesson.get("Rule") or "").strip())})
         else:
-            status.awaiting.append({"id": lesson.id, "title": lesson.title, "needed": needed,
-                                    "confirmations": len(promote.confirming_cycles(lesson, logged))})
+            status.awaiting.append({**item, "needed": needed, "confirmations": len(result.cycles)})
 
 
 def budget(ws: Workspace, moment: datetime) -> dict[str, Any]:

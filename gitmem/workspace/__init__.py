@@ -106,11 +106,14 @@ class Workspace:
         return top.cycle if top is not None and top.cycle is not None else 0
 
     def cycle_for(self, role: str = "log", *, from_env: bool = True) -> int:
-        """The cycle a new entry of `role` ("log" or "now") belongs to.
+        """The cycle a new entry of `role` belongs to: "log" (a LOG entry), "now" (a NOW block), or "memory"
+        (a lesson, a confirmation, a decision).
 
         During a cycle the runner says which one it is (GITMEM_CYCLE). Otherwise it is the one after the
         file's own last entry, or the one the other file already opened: an agent may write its NOW block
-        before or after its LOG entry, and both belong to the same cycle.
+        before or after its LOG entry, and both belong to the same cycle. Other memory belongs to the open
+        cycle, the one whose LOG entry is written but not committed yet, else to the next: so a session that
+        logs first and confirms after files both under one cycle, as the runner's agent does.
         """
         if from_env:
             given = os.environ.get(CYCLE_ENV, "")
@@ -119,4 +122,24 @@ class Workspace:
         last_log, top_now = self.last_log_cycle(), self.top_now_cycle()
         if role == "now":
             return max(top_now + 1, last_log)
+        if role == "memory" and top_now <= last_log and last_log and self.uncommitted_log_cycle(last_log):
+            return last_log
         return max(last_log + 1, top_now)
+
+    def uncommitted_log_cycle(self, cycle: int) -> bool:
+        """Whether LOG's entry for `cycle` is in the work tree but not in HEAD. LOG is append-only, so only
+        what lies past HEAD's size is read."""
+        if self.state_dir is None:
+            return False
+        head = gitio.head_id(self.repo)
+        blob = gitio.file_id_at(self.repo, head, self.config.path("log")) if head is not None else None
+        size = (gitio.blob_size(self.repo, blob) or 0) if blob is not None else 0
+        try:
+            with self.path("log").open("rb") as handle:
+                handle.seek(size)
+                added = handle.read()
+        except OSError:
+            return False
+        return any(parsed is not None and parsed[1] == cycle
+                   for line in added.split(b"\n") if line.startswith(b"## ")
+                   for parsed in [log.parse_heading(line[3:].decode("utf-8", "replace"))])

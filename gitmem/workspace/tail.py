@@ -78,12 +78,16 @@ def read_end(path: Path, size: int) -> tuple[bytes, int]:
 class FileSource:
     """A LOG file on disk for `log.tail_entries`: blocks read from its end, lines counted with the cache."""
 
-    def __init__(self, path: Path, rel: str, state_dir: Path | None, *, numbered: bool = True) -> None:
+    def __init__(self, path: Path, rel: str, state_dir: Path | None, *, numbered: bool = True,
+                 end: int | None = None) -> None:
+        """`end` reads the file as if it ended there (the committed part of a LOG that grew since)."""
         self.path, self.rel, self.state_dir, self.numbered = path, rel, state_dir, numbered
         try:
             self._size = path.stat().st_size
         except (FileNotFoundError, NotADirectoryError):
             self._size = 0
+        if end is not None:
+            self._size = min(self._size, end)
 
     def size(self) -> int:
         return self._size

@@ -107,11 +107,19 @@ class MemoryWriter:
 
     # -- the writes ----------------------------------------------------------------------------
     def add_log_entry(self, *, task: str, outcome: str, result: str, tried: str | None = None,
-                      evidence: str | None = None, learned: str | None = None, cycle: int | None = None) -> log.LogEntry:
+                      evidence: str | None = None, learned: str | None = None, blocked: str | None = None,
+                      cycle: int | None = None, extra: dict[str, str] | None = None) -> log.LogEntry:
+        """One cycle entry. `blocked` names the decisions the cycle waits on; `extra` holds the runner's own
+        fields (Started, Salvaged), which only the runner writes."""
         if outcome not in log.OUTCOMES:
             raise WriteRefused(f"outcome must be one of {', '.join(log.OUTCOMES)}, not {outcome!r}")
+        try:
+            blocked = log.blocked_value(blocked)
+        except ValueError as err:
+            raise WriteRefused(str(err)) from None
         number = cycle if cycle is not None else self.workspace.cycle_for("log")
-        fields = {"Task": task, "Tried": tried, "Evidence": evidence, "Result": result, "Learned": learned}
+        fields = {"Task": task, "Tried": tried, "Evidence": evidence, "Result": result, log.BLOCKED: blocked,
+                  "Learned": learned, **(extra or {})}
         entry = log.make_entry(self.now(), cycle=number, outcome=outcome,
                                fields={k: v for k, v in fields.items() if v is not None})
         self._append_log(entry)
@@ -177,7 +185,7 @@ class MemoryWriter:
                      options: str | None = None, cycle: int | None = None) -> decisions.Decision:
         doc = self._parse_for_rewrite("decisions", decisions)
         item = decisions.make_decision(doc.next_id(), title, asked=self.now(),
-                                       cycle=cycle if cycle is not None else self.workspace.cycle_for("log"),
+                                       cycle=cycle if cycle is not None else self.workspace.cycle_for("memory"),
                                        context=context, options=options, recommendation=recommendation)
         self._commit_text("decisions", decisions.render(decisions.with_decision(doc, item)))
         return item
@@ -196,7 +204,7 @@ class MemoryWriter:
         doc = self._parse_for_rewrite("lessons", lessons)
         moment = self.now()
         item = lessons.make_lesson(doc.next_id(), title, day=moment.day,
-                                   cycle=cycle if cycle is not None else max(self.workspace.last_log_cycle(), 1),
+                                   cycle=cycle if cycle is not None else self.workspace.cycle_for("memory"),
                                    happened=happened, why=why, change=change, rule=rule, supersedes=supersedes)
         self._commit_text("lessons", lessons.render(
             lessons.LessonsDoc(doc.preamble, (*doc.lessons, item), doc.problems)))
@@ -206,7 +214,7 @@ class MemoryWriter:
         doc = self._parse_for_rewrite("lessons", lessons)
         try:
             updated = lessons.confirm(doc, lesson_id, day=self.now().day,
-                                      cycle=cycle if cycle is not None else max(self.workspace.last_log_cycle(), 1),
+                                      cycle=cycle if cycle is not None else self.workspace.cycle_for("memory"),
                                       evidence=evidence)
         except KeyError as err:
             raise WriteRefused(str(err.args[0])) from None

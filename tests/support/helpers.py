@@ -76,6 +76,14 @@ class GitRepo:
         signature = pygit2.Signature(author[0], author[1], when, 0)
         return self.repo.create_commit("HEAD", signature, signature, message, tree, parents)
 
+    def amend(self, *paths: str) -> pygit2.Oid:
+        """Stage `paths` and fold them into the HEAD commit, keeping its author, message and parents."""
+        self.stage(*paths)
+        index = self.repo.index
+        index.read()
+        head = self.repo.head.peel(pygit2.Commit)
+        return self.repo.amend_commit(head, "HEAD", tree=index.write_tree())
+
     def stage_files(self, files: dict[str, str | bytes | None]) -> None:
         """Write (None deletes) and stage, as `git add -A` of those paths would."""
         for rel, content in files.items():

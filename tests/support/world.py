@@ -1,7 +1,9 @@
 """A memory repository driven through time with an injected clock, the way the runner writes it.
 
 `World` writes cycles as the runner does (library writes, then a commit by the agent identity) at chosen
-moments; the close, status and promotion tests drive it.
+moments; the close, status and promotion tests drive it. A lesson or confirmation written right after a cycle
+belongs to that cycle: it records the cycle's number and is folded into the cycle's commit, as the runner commits
+everything the agent wrote in one commit. That is what history-backed confirmations ask of a line.
 """
 from __future__ import annotations
 
@@ -61,17 +63,22 @@ class World:
         self.commit(f"gitmem: cycle {entry.cycle}", "LOG.md", "NOW.md")
         return entry.cycle  # type: ignore[return-value]
 
+    def last_cycle(self) -> int:
+        return log.last_cycle_number(self.read("LOG.md"))
+
     def lesson(self, when: datetime, title: str, *, rule: str | None = None, supersedes: str | None = None) -> str:
+        """A lesson written during the last cycle, in that cycle's commit."""
         self.clock.moment = when
         item = self.memory.add_lesson(title=title, happened="it went wrong", why="a reason", change="a change",
-                                      rule=rule, supersedes=supersedes)
-        self.commit(f"lesson {item.id}", "LESSONS.md")
+                                      rule=rule, supersedes=supersedes, cycle=self.last_cycle())
+        self.git.amend("LESSONS.md")
         return item.id
 
     def confirm(self, when: datetime, lesson_id: str) -> None:
+        """A confirmation written during the last cycle, in that cycle's commit."""
         self.clock.moment = when
-        self.memory.confirm_lesson(lesson_id, evidence="it held again")
-        self.commit(f"confirm {lesson_id}", "LESSONS.md")
+        self.memory.confirm_lesson(lesson_id, evidence="it held again", cycle=self.last_cycle())
+        self.git.amend("LESSONS.md")
 
     def ask(self, when: datetime, title: str, recommendation: str = "do the simple thing") -> str:
         self.clock.moment = when

@@ -1,0 +1,297 @@
+"""History-backed confirmations: a `Confirmed` line counts only when the branch's history vouches for it.
+
+A line `- Confirmed: <date> (cycle C) — evidence` under lesson L counts when the commit X that added it
+  1. also added LOG's entry for cycle C: the confirmation was written in the cycle it cites; and
+  2. found L already there (L is in a parent of X), or also added the LOG entry of L's own cycle: a squash-merged
+     pull request brings a lesson, its cycle and the later cycles that confirm it in one commit.
+So a backdated line citing old cycles never counts, nor a line written outside any cycle, nor a confirmation made
+in the same cycle as its lesson. This holds alike for the runner's commits, for interactive sessions that commit
+as the human, and after a squash merge. What does not count is reported by the close; the close confirms nothing.
+
+Cost: one walk back over the commits that changed LESSONS (blob ids only), stopping once every line asked about
+is found; the blobs of those changes are searched as bytes, never parsed. The LOG side reads no old blob: LOG is
+append-only (GM301), so a commit's LOG is the current LOG cut at its size, and "added cycle C" means C's heading
+lies between the parents' sizes and its own.
+Verdicts are cached in the state directory by the commit that added the line, valid while it is in history.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitmem import gitio
+from gitmem.close.day import cycle_numbers
+from gitmem.memory import lessons, log
+from gitmem.memory.lessons import Lesson
+from gitmem.memory.text import Field, decode, render_field, unfenced_headings
+from gitmem.workspace import Workspace
+
+CACHE_NAME = "confirmations.json"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    why: str = ""               # why the line does not count; "" when it does
+    commit: str | None = None   # the commit that added the line
+
+
+NOT_COMMITTED = Verdict(False, "it is not committed yet")
+Backs = Callable[[Lesson, Field], Verdict]
+
+
+class Backing:
+    """Answers "does history back this Confirmed line?" for the lessons of one workspace."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.repo = ws.repo
+        self.lessons_path = ws.config.path("lessons")
+        self.log_path = ws.config.path("log")
+        self._log: bytes | None = None
+        self._verdicts: dict[str, Verdict] = {}
+        self._prefix: dict[str, bool] = {}
+        self._cycles: dict[str, set[int]] = {}
+        self._offsets: dict[int, int] | None = None
+        self._docs: dict[str, lessons.LessonsDoc] = {}
+        self._raw: dict[str, _LessonsBytes] = {}
+
+    # -- the question ----------------------------------------------------------------------------------------
+    def __call__(self, lesson: Lesson, item: Field) -> Verdict:
+        key = _key(lesson.id, item.value)
+        if key not in self._verdicts:
+            self.resolve([(lesson, item)])
+        return self._verdicts[key]
+
+    def resolve(self, wanted: Iterable[tuple[Lesson, Field]]) -> None:
+        """Find verdicts for many lines in one walk (the close asks about every candidate at once)."""
+        pending = {_key(lesson.id, item.value): (lesson, item) for lesson, item in wanted
+                   if _key(lesson.id, item.value) not in self._verdicts}
+        if not pending:
+            return
+        head = gitio.head_id(self.repo)
+        valid_at, cache = self._load_cache()
+        # A cached verdict holds while the commit that added its line is in history. When the HEAD the cache
+        # was written at is an ancestor of this HEAD, all of them are: one check instead of one per commit.
+        all_in_history = head is not None and valid_at is not None and gitio.is_ancestor_id(self.repo, valid_at,
+                                                                                             head)
+        in_history: dict[str, bool] = {}
+        for key in list(pending):
+            found = cache.get(key)
+            if head is None or not isinstance(found, dict) or not isinstance(found.get("commit"), str):
+                continue
+            commit = found["commit"]
+            if not all_in_history and commit not in in_history:
+                in_history[commit] = gitio.is_ancestor_id(self.repo, commit, head)
+            if all_in_history or in_history[commit]:
+                self._verdicts[key] = Verdict(bool(found.get("ok")), str(found.get("why", "")), commit)
+                del pending[key]
+        if pending and head is not None:
+            self._walk(pending)
+        for key in pending:
+            self._verdicts.setdefault(key, NOT_COMMITTED)
+        if head is not None:
+            self._save_cache(head, valid_at, cache if all_in_history else {})
+
+    # -- walking history -------------------------------------------------------------------------------------
+    def _walk(self, pending: dict[str, tuple[Lesson, Field]]) -> None:
+        """Newest change of LESSONS first: the commit that added a line has it, and no parent of it does.
+
+        Blobs are searched as bytes for the line as gitmem renders it, inside its lesson's section: at 100x a
+        LESSONS blob holds 3,000 lessons, and parsing one per change would cost seconds. A line written in
+        another form (by hand) is looked for in parsed blobs instead."""
+        current = _LessonsBytes(self.ws.path("lessons").read_bytes() if self.ws.path("lessons").is_file() else b"")
+        needles = {key: _rendered(item) for key, (lesson, item) in pending.items()}
+        parsed = {key for key, (lesson, _) in pending.items() if not current.has(lesson.id, needles[key])}
+        for change in gitio.changes(self.repo, self.lessons_path):
+            if change.blob is None:
+                continue
+            mine = self._bytes(change.blob)
+            parents = [self._bytes(blob) for blob in change.parents if blob is not None]
+            for key, (lesson, item) in list(pending.items()):
+                if key in parsed:
+                    docs = [self._doc(blob) for blob in (change.blob, *change.parents) if blob is not None]
+                    found = [_has_line(doc, lesson.id, item.value) for doc in docs]
+                    added = found[0] and not any(found[1:])
+                else:
+                    added = mine.has(lesson.id, needles[key]) and not any(p.has(lesson.id, needles[key])
+                                                                           for p in parents)
+                if added:
+                    existed = any(p.span(lesson.id) is not None for p in parents)
+                    self._verdicts[key] = self._judge(change, lesson, item, existed=existed)
+                    del pending[key]
+            if not pending:
+                return
+
+    def _judge(self, change: gitio.Change, lesson: Lesson, item: Field, *, existed: bool) -> Verdict:
+        commit = change.commit
+        event = lessons.parse_event(item)
+        if event is None:
+            return Verdict(False, "it names no cycle", commit.id)
+        if not self._added_cycle(commit, event.cycle):
+            return Verdict(False, f"the commit that added it ({commit.short}) did not log cycle {event.cycle}",
+                           commit.id)
+        happened = lesson.happened
+        if not existed and (happened is None or not self._added_cycle(commit, happened.cycle)):
+            return Verdict(False, f"{lesson.id} itself was added in the same commit ({commit.short}), not in an "
+                                  "earlier cycle", commit.id)
+        return Verdict(True, "", commit.id)
+
+    def _added_cycle(self, commit: gitio.Commit, cycle: int) -> bool:
+        """Whether `commit` added LOG's entry for `cycle` (present in it, absent from every parent)."""
+        return self._has_cycle(commit.id, cycle) and not any(self._has_cycle(p, cycle) for p in commit.parents)
+
+    def _has_cycle(self, commit_id: str, cycle: int) -> bool:
+        """Whether a commit's LOG holds `cycle`: cut from the current LOG when that commit's LOG is its prefix."""
+        blob = gitio.file_id_at(self.repo, commit_id, self.log_path)
+        if blob is None:
+            return False
+        size = gitio.blob_size(self.repo, blob) or 0
+        if self._is_prefix(blob, size):
+            offset = self._heading_offset(cycle)
+            return offset is not None and offset < size
+        if blob not in self._cycles:        # a merge reordered LOG, or history was rewritten: read that LOG
+            self._cycles[blob] = cycle_numbers(decode(gitio.blob(self.repo, blob)).text)
+        return cycle in self._cycles[blob]
+
+    def _is_prefix(self, blob: str, size: int) -> bool:
+        """Whether an older LOG is the current LOG cut at its size. LOG is append-only on every commit (GM301,
+        held by check, verify and the runner), so an older LOG that ends where an entry of the current LOG
+        ends is taken as its prefix: hashing 75 MB per commit would make the first walk at 100x take minutes.
+        Only a LOG as long as the current one is hashed. Anything else (a merge that interleaved entries) is
+        read and parsed by the caller."""
+        if blob not in self._prefix:
+            current = self._current_log()
+            if size >= len(current):
+                self._prefix[blob] = size == len(current) and gitio.blob_id(current) == blob
+            else:
+                self._prefix[blob] = size > 0 and current[size - 1:size] == b"\n" and \
+                    current[size:size + 4] == b"\n## "
+        return self._prefix[blob]
+
+    def _heading_offset(self, cycle: int) -> int | None:
+        """Where the current LOG's heading of `cycle` starts. Every heading outside code fences is indexed in
+        one pass (a fenced example of a heading is no heading, wherever it stands)."""
+        if self._offsets is None:
+            self._offsets = {}
+            for found in unfenced_headings(self._current_log()):
+                parsed = log.parse_heading(found.group(0)[3:].decode("utf-8", "replace"))
+                if parsed is not None and parsed[1] is not None:
+                    self._offsets.setdefault(parsed[1], found.start())
+        return self._offsets.get(cycle)
+
+    def _current_log(self) -> bytes:
+        if self._log is None:
+            try:
+                self._log = self.ws.path("log").read_bytes()
+            except OSError:
+                self._log = b""
+        return self._log
+
+    def _bytes(self, blob: str) -> _LessonsBytes:
+        if blob not in self._raw:
+            if len(self._raw) > 64:          # a walk moves on; keep memory flat
+                self._raw.clear()
+            self._raw[blob] = _LessonsBytes(gitio.blob(self.repo, blob))
+        return self._raw[blob]
+
+    def _doc(self, blob: str) -> lessons.LessonsDoc:
+        if blob not in self._docs:
+            self._docs[blob] = lessons.parse(decode(gitio.blob(self.repo, blob)).text)
+        return self._docs[blob]
+
+    # -- the cache -------------------------------------------------------------------------------------------
+    def _cache_path(self) -> Path | None:
+        state = self.ws.state_dir
+        return state / CACHE_NAME if state is not None else None
+
+    def _load_cache(self) -> tuple[str | None, dict[str, object]]:
+        """(the HEAD the cache was written at, its verdicts by line key)."""
+        path = self._cache_path()
+        try:
+            data = json.loads(path.read_text(encoding="utf-8")) if path is not None else {}
+        except (OSError, ValueError):
+            return None, {}
+        if not isinstance(data, dict) or not isinstance(data.get("verdicts"), dict):
+            return None, {}
+        valid_at = data.get("valid_at")
+        return (valid_at if isinstance(valid_at, str) else None), data["verdicts"]
+
+    def _save_cache(self, head: str, valid_at: str | None, kept: dict[str, object]) -> None:
+        """Write the verdicts known to hold at `head`: this run's, and the cache's when all of it still holds."""
+        path = self._cache_path()
+        fresh = {key: {"commit": v.commit, "ok": v.ok, "why": v.why}
+                 for key, v in self._verdicts.items() if v.commit is not None}
+        if path is None or (valid_at == head and all(kept.get(key) == value for key, value in fresh.items())):
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"valid_at": head, "verdicts": {**kept, **fresh}}), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError:
+            pass        # a read-only .git only costs a walk next time
+
+
+def _key(lesson_id: str, value: str) -> str:
+    return hashlib.sha1(f"{lesson_id}\n{value}".encode()).hexdigest()
+
+
+class _LessonsBytes:
+    """A LESSONS file as bytes, searched without parsing: a lesson's section, and a line inside it."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self._spans: dict[str, tuple[int, int]] | None = None
+
+    def span(self, lesson_id: str) -> tuple[int, int] | None:
+        """Where the lesson's section starts and ends (its first heading, outside code fences)."""
+        if self._spans is None:
+            self._spans = {}
+            starts = [(m.start(), m.group(0)) for m in unfenced_headings(self.data) if m.group(0).startswith(b"## ")]
+            for (start, line), (end, _) in zip(starts, [*starts[1:], (len(self.data), b"")]):
+                lesson = line[3:].split(b" ", 1)[0].decode("ascii", "replace")
+                self._spans.setdefault(lesson, (start, end))
+        return self._spans.get(lesson_id)
+
+    def has(self, lesson_id: str, line: bytes) -> bool:
+        """Whether the lesson's section holds `line` as whole lines (LF or CRLF)."""
+        where = self.span(lesson_id)
+        if where is None:
+            return False
+        at = self.data.find(b"\n" + line, where[0], where[1])
+        while at >= 0:
+            after = at + 1 + len(line)
+            if after >= len(self.data) or self.data[after:after + 1] in (b"\n", b"\r"):
+                return True
+            at = self.data.find(b"\n" + line, at + 1, where[1])
+        return False
+
+
+def _rendered(item: Field) -> bytes:
+    return "\n".join(render_field(item.key, item.value)).encode("utf-8")
+
+
+def _has_line(doc: lessons.LessonsDoc, lesson_id: str, value: str) -> bool:
+    found = doc.find(lesson_id)
+    return found is not None and any(item.value == value for item, _ in found.confirmations)
+
+
+def uncommitted(log_text: str) -> Backs:
+    """For memory outside git (tests of pure logic): a line counts when its cycle has a LOG entry now."""
+    logged = cycle_numbers(log_text)
+
+    def backs(lesson: Lesson, item: Field) -> Verdict:
+        event = lessons.parse_event(item)
+        ok = event is not None and event.cycle in logged
+        return Verdict(ok, "" if ok else "its cycle has no LOG entry")
+    return backs
+
+
+def backing_for(ws: Workspace, log_text: str) -> Backs:
+    """History's verdicts for a git work tree; for plain files outside git, whether the cycle has a LOG entry."""
+    return Backing(ws) if ws.state_dir is not None else uncommitted(log_text)

@@ -1,0 +1,185 @@
+"""Which answers are new to a cycle: decided from history, never from minute timestamps.
+
+A decision is newly resolved for a cycle when its answer was not in the tree the previous cycle started from:
+that cycle could not have seen it, however the clocks and pushes interleaved. The runner records that tree in
+each cycle's LOG entry (`- Started: <commit>`; the agent cannot set it, postflight does), and a rebase keeps it
+reachable. A salvaged cycle (`- Salvaged:`) read nothing to the end, so it uses up nothing: the one before it
+counts. So an answer shows as newly resolved exactly once: in the first cycle that starts after it and lands.
+
+An interactive session reads like the next cycle: its baseline is the last committed cycle. A session's own
+entry has no `Started` (it is not the runner's), so for the cycle after it the baseline is the tree just
+before the commit that added that entry: what the session could have read at the latest.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Container
+from datetime import datetime
+from pathlib import Path
+
+from gitmem import gitio
+from gitmem.memory import decisions, log
+from gitmem.memory.log import LogEntry
+from gitmem.memory.text import unfenced_headings
+from gitmem.workspace import Workspace
+
+
+def resolved_before(ws: Workspace) -> Container[str] | None:
+    """IDs of the decisions already resolved at the baseline; None when no cycle landed yet (all are new).
+
+    Where history cannot say (not a git work tree, or a shallow clone that lacks the baseline commit), the
+    last cycle's LOG time stands in for it: answers stamped before that entry count as already seen. That is
+    the one place minute timestamps still decide, and only when git has no history to decide with."""
+    known, found = _from_history(ws) if ws.state_dir is not None else (False, None)
+    return found if known else _answered_before_last_cycle(ws)
+
+
+def _from_history(ws: Workspace) -> tuple[bool, Container[str] | None]:
+    """(whether history could say, and what it says)."""
+    try:
+        repo = ws.repo
+        head = gitio.head_id(repo)
+    except gitio.RepoError:
+        return False, None
+    if head is None:
+        return False, None
+    landed = last_landed_cycle(ws, head)
+    if landed is None:
+        return True, None
+    baseline = _started(repo, landed) or _added_by(ws, head, landed)
+    if baseline is None:
+        return False, None
+    blob = gitio.file_id_at(repo, baseline, ws.config.path("decisions"))
+    return True, ResolvedAt(_same_in_worktree(ws, blob) or gitio.blob(repo, blob) if blob is not None else b"")
+
+
+def _same_in_worktree(ws: Workspace, blob: str) -> bytes | None:
+    """DECISIONS from the work tree when it is that blob (the usual case: no answer since the baseline):
+    reading a file is cheaper than inflating a blob from a pack at 100x."""
+    try:
+        data = ws.path("decisions").read_bytes()
+    except OSError:
+        return None
+    return data if len(data) == gitio.blob_size(ws.repo, blob) and gitio.blob_id(data) == blob else None
+
+
+def _answered_before_last_cycle(ws: Workspace) -> Container[str] | None:
+    landed = _last_landed(ws, None)
+    if landed is None:
+        return None
+    try:
+        data = ws.path("decisions").read_bytes()
+    except OSError:
+        data = b""
+    return AnsweredBefore(data, landed.when.moment)
+
+
+def last_landed_cycle(ws: Workspace, head: str) -> LogEntry | None:
+    """The newest committed cycle entry that is not a salvaged run."""
+    blob = gitio.file_id_at(ws.repo, head, ws.config.path("log"))
+    size = gitio.blob_size(ws.repo, blob) if blob is not None else None
+    return _last_landed(ws, size) if size is not None else None
+
+
+def _last_landed(ws: Workspace, end: int | None) -> LogEntry | None:
+    """The newest cycle entry that is not a salvaged run, in LOG's first `end` bytes (None: all of it)."""
+    from gitmem.workspace.tail import FileSource
+
+    def found(entries: tuple[LogEntry, ...]) -> bool:
+        return any(_landed(entry) for entry in entries)
+
+    source = FileSource(ws.path("log"), ws.config.path("log"), ws.state_dir, numbered=False, end=end)
+    landed = [entry for entry in log.tail_entries(source, found).entries if _landed(entry)]
+    return landed[-1] if landed else None
+
+
+def _landed(entry: LogEntry) -> bool:
+    return entry.cycle is not None and entry.get(log.SALVAGED) is None
+
+
+def _started(repo: gitio.Repo, entry: LogEntry) -> str | None:
+    value = (entry.get(log.STARTED) or "").strip()
+    if not value:
+        return None
+    try:
+        return gitio.resolve(repo, value)
+    except gitio.RepoError:          # gone (a rewritten remote): fall back to the commit that added the entry
+        return None
+
+
+def _added_by(ws: Workspace, head: str, entry: LogEntry) -> str | None:
+    """The first parent of the commit that added `entry` to LOG: the newest change whose parent lacks it.
+
+    LOG is append-only (GM301 holds on every commit), so an older LOG lacks the entry exactly when it ends
+    before the entry's offset in the current LOG: blob sizes answer, and no LOG is read but its end."""
+    at = _offset_from_end(ws.path("log"), entry.heading().encode("utf-8"))
+    if at is None:
+        return None
+    for change in gitio.changes(ws.repo, ws.config.path("log"), head):
+        before = change.parents[0] if change.parents else None
+        if before is None or (gitio.blob_size(ws.repo, before) or 0) <= at:
+            return change.commit.parents[0] if change.commit.parents else None
+    return None
+
+
+def _offset_from_end(path: Path, needle: bytes, chunk: int = 1 << 16) -> int | None:
+    """Where the last `needle` starts in the file, reading back from its end in growing chunks."""
+    try:
+        with path.open("rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            while True:
+                start = max(0, size - chunk)
+                handle.seek(start)
+                found = handle.read(size - start).rfind(needle)
+                if found >= 0:
+                    return start + found
+                if start == 0:
+                    return None
+                chunk *= 4
+    except OSError:
+        return None
+
+
+class ResolvedAt:
+    """Which decisions a DECISIONS blob has under `## Resolved`, asked one ID at a time: the Pending section is
+    read line by line (a fenced example of a heading is no heading) to find where Resolved starts; after that
+    an ID is looked up by its heading, so a cycle that asks about the newest few answers reads no more."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.start = _resolved_offset(data)
+
+    def __contains__(self, decision_id: object) -> bool:
+        if self.start is None or not isinstance(decision_id, str):
+            return False
+        return self.data.find(b"\n### %s " % decision_id.encode("ascii", "replace"), self.start - 1) >= 0
+
+
+class AnsweredBefore(ResolvedAt):
+    """The stand-in when history cannot say: resolved decisions whose `Answered` time is before `since`."""
+
+    def __init__(self, data: bytes, since: datetime) -> None:
+        super().__init__(data)
+        self.since = since
+
+    def __contains__(self, decision_id: object) -> bool:
+        if self.start is None or not isinstance(decision_id, str):
+            return False
+        at = self.data.find(b"\n### %s " % decision_id.encode("ascii", "replace"), self.start - 1)
+        if at < 0:
+            return False
+        end = self.data.find(b"\n### ", at + 1)
+        body = self.data[at:len(self.data) if end < 0 else end].decode("utf-8", "replace")
+        found = decisions.parse("# DECISIONS\n\n## Resolved\n" + body).resolved
+        answered = found[0].answered if found else None
+        return answered is not None and answered[0].moment < self.since
+
+
+def _resolved_offset(data: bytes) -> int | None:
+    """The offset of the line after the `## Resolved` heading (outside code fences); None without one. Reads
+    only as far as that heading: the Pending section."""
+    for found in unfenced_headings(data):
+        if found.group(0).rstrip() == b"## Resolved":
+            end = data.find(b"\n", found.end())
+            return len(data) if end < 0 else end + 1
+    return None

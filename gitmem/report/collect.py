@@ -1,0 +1,131 @@
+"""Fill a `WorkspaceReport` from one workspace: LOG (bounded by the window), DECISIONS, LESSONS, RULES, and the
+salvage branches git has. Every text taken from memory goes through `gitmem.secrets.redact` here, once."""
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date, datetime, time, timedelta
+
+from gitmem import gitio
+from gitmem.memory import decisions, lessons, rules
+from gitmem.report.history import read_log, scan
+from gitmem.report.model import Close, Cycle, Decision, Lesson, Rule, WorkspaceReport
+from gitmem.secrets import env_values, redact
+from gitmem.workspace import Clock, Workspace
+
+SALVAGE_PREFIX = "gitmem/salvage/"
+
+
+def collect(ws: Workspace, *, since: date | None = None, until: date | None = None,
+            clock: Clock | None = None) -> WorkspaceReport:
+    """The report of `ws` for the days since..until (inclusive, in the configured zone; default: all of LOG
+    up to today). Ages of pending decisions are taken at the clock's moment."""
+    config = ws.config
+    tz = config.tzinfo()
+    moment = (clock or ws.clock())().astimezone(tz)
+    until = until or moment.date()
+    start = datetime.combine(since, time(0), tz) if since else None
+    end = datetime.combine(until + timedelta(days=1), time(0), tz)
+    secrets = env_values()
+
+    def clean(text: str) -> str:
+        return redact(text, secrets)
+
+    scanned = scan(read_log(ws.path("log"), start), start, end)
+    latest = scanned.latest_close
+    if latest is not None:
+        latest = Close(latest.when, latest.day, tuple((k, clean(v)) for k, v in latest.fields), latest.promoted)
+    cycles = scanned.cycles
+    rules_doc = rules.parse(ws.read("rules"))
+    dates = _Dates(cycles, {rule: close.when for close in scanned.closes for rule in close.promoted})
+    return WorkspaceReport(
+        name=clean(ws.name), moment=moment, timezone=config.timezone, since=since, until=until,
+        cycles=tuple(Cycle(c.number, c.when, c.outcome, c.tokens, c.cost, c.cache_rate, c.context, c.budget,
+                           c.reverts, tuple(clean(b) for b in c.salvage)) for c in cycles),
+        closes=scanned.closes, latest_close=latest,
+        decisions=_decisions(ws.read("decisions"), moment, start, end, clean),
+        lessons=_lessons(ws.read("lessons"), rules_doc, dates), rules=_rules(rules_doc, dates),
+        proven=len(rules_doc.proven), proven_cap=config.limits.proven_rules_max,
+        budget=config.cycle.max_context_tokens, stale_days=config.close.stale_decision_days,
+        salvage_branches=tuple(clean(b) for b in salvage_branches(ws)))
+
+
+def salvage_branches(ws: Workspace) -> list[str]:
+    """`gitmem/salvage/…` branches in git: local ones, then those only a remote has (as `remote/name`)."""
+    try:
+        repo = ws.repo
+        local = [name.removeprefix("refs/heads/") for name in gitio.references(repo, "refs/heads/" + SALVAGE_PREFIX)]
+        remote = [name.removeprefix("refs/remotes/") for name in gitio.references(repo, "refs/remotes/")]
+    except gitio.RepoError:          # a plain directory of memory files: no branches to list
+        return []
+    only_remote = [name for name in remote if SALVAGE_PREFIX in name and name.split("/", 1)[1] not in local]
+    return local + only_remote
+
+
+def _decisions(text: str, moment: datetime, start: datetime | None, end: datetime,
+               clean: Callable[[str], str]) -> tuple[Decision, ...]:
+    """Decisions open at some time in the window: asked before its end, and not answered before its start."""
+    found = []
+    for item in decisions.parse(text).all:
+        asked = item.asked
+        if asked is None or asked.moment >= end:
+            continue
+        answered = item.answered
+        done = answered[0].moment if answered else None
+        if done is not None and start is not None and done < start:
+            continue
+        waited = ((done or moment) - asked.moment).total_seconds() / 86400
+        found.append(Decision(item.id, clean(item.title), asked.moment, done, max(0.0, waited),
+                              clean((item.get("Recommendation") or "").strip())))
+    return tuple(sorted(found, key=lambda d: (d.asked, d.id)))
+
+
+class _Dates:
+    """When a proven rule was promoted: the close that lists it in its Promotions, else its last confirming
+    cycle (the close after it promoted it). A rule from before the window, or the human's, has None."""
+
+    def __init__(self, cycles: tuple[Cycle, ...], promoted: dict[str, datetime]) -> None:
+        self.cycles = {c.number: c.when for c in cycles}
+        self.first = cycles[0].number if cycles else None
+        self.last = cycles[-1].number if cycles else None
+        self.promoted = promoted
+
+    def of(self, rule: rules.Rule) -> datetime | None:
+        if rule.id in self.promoted:
+            return self.promoted[rule.id]
+        last = max(rule.cycles, default=None)
+        if last is None or self.first is None or last < self.first:
+            return None
+        return self.cycles.get(last)
+
+    def after_window(self, rule: rules.Rule) -> bool:
+        return bool(rule.cycles) and self.last is not None and max(rule.cycles) > self.last
+
+
+def _rules(doc: rules.RulesDoc, dates: _Dates) -> tuple[Rule, ...]:
+    found = [Rule(rule.id, dates.of(rule)) for rule in doc.proven if not dates.after_window(rule)]
+    for rule in doc.retired:
+        try:
+            retired: date | None = date.fromisoformat(rule.provenance.rsplit(" on ", 1)[-1][:10])
+        except ValueError:
+            retired = None
+        found.append(Rule(rule.id, None, retired))
+    return tuple(found)
+
+
+def _lessons(text: str, rules_doc: rules.RulesDoc, dates: _Dates) -> tuple[Lesson, ...]:
+    found = []
+    for lesson in lessons.parse(text).lessons:
+        happened = lesson.happened
+        confirmed = sorted(e.day for _, e in lesson.confirmations if e is not None)
+        dated = ([happened.day] if happened else []) + confirmed
+        promoted = retired = None
+        rule_id = lessons.promoted_rule(lesson.status)
+        if rule_id is not None:
+            rule = rules_doc.find(rule_id)
+            moment = dates.of(rule) if rule is not None else None
+            promoted = moment.date() if moment is not None else (max(dated) if dated else None)
+        elif lesson.status.startswith("retired"):
+            retired = max(dated) if dated else None
+        found.append(Lesson(lesson.id, happened.day if happened else None, confirmed[0] if confirmed else None,
+                            promoted, retired))
+    return tuple(found)

@@ -1,0 +1,135 @@
+"""LOG read for a report: one linear pass over the entry headings, or only the tail when a window starts late.
+
+A full `gitmem.memory.log.parse` costs about 1 s per MB (75 s for the 75 MB LOG of a 100x history). A report
+needs only each entry's heading and a few Evidence lines, so this finds the headings with one regex over the
+text (as `gitmem.close.day.cycle_numbers` does) and looks inside an entry only with substring tests and the
+anchored regexes of `gitmem.report.evidence`. Only the newest close entry is parsed whole, for its report.
+With a start moment the file is read from its end in growing blocks and stops once it holds an entry from
+before that moment (LOG is in time order, GM302), so the job summary's 14 days cost the same at any size.
+A heading inside a fenced code block would count too; LOG bodies hold none.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone, tzinfo
+from pathlib import Path
+
+from gitmem.memory import log
+from gitmem.report import evidence
+from gitmem.report.model import Close, Cycle
+
+_HEADING_RE = re.compile(
+    r"^## +(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}) (UTC|[+-]\d{2}:\d{2}) +(?:·|-|\|) +"
+    r"(?:cycle (\d+) +(?:·|-|\|) +(built|published|no-build)|close)[ \t]*$", re.M)
+_DAY_RE = re.compile(r"^- Day: *(\d{4}-\d{2}-\d{2})[ \t]*$", re.M)
+_PROMOTED_RE = re.compile(r"^(?:- Promotions: |  )(R-\d{2,}) · .*\(from L-\d{4,}\)", re.M)
+FIRST_BLOCK = 256 * 1024
+
+
+@dataclass(frozen=True)
+class Scanned:
+    cycles: tuple[Cycle, ...]
+    closes: tuple[Close, ...]
+    latest_close: Close | None
+
+
+def read_log(path: Path, start: datetime | None, *, block: int = FIRST_BLOCK) -> str:
+    """LOG's text: whole, or from the last entry before `start` to the end. Undecodable bytes are replaced, so
+    a damaged file still reports what it can (`gitmem check` is where it is diagnosed)."""
+    try:
+        handle = path.open("rb")
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return ""
+    with handle:
+        size = handle.seek(0, os.SEEK_END)
+        while True:
+            offset = 0 if start is None else max(0, size - block)
+            handle.seek(offset)
+            text = handle.read().decode("utf-8", "replace").replace("\r\n", "\n")
+            if start is None or offset == 0:
+                return text
+            cut = text.find("\n## ")
+            if cut >= 0:
+                found = _HEADING_RE.search(text, cut + 1)
+                if found is not None and _before(found, start):
+                    return text[cut + 1:]
+            block *= 4
+
+
+_ZONES: dict[str, tzinfo] = {"UTC": timezone.utc}
+
+
+def _zone(label: str) -> tzinfo:
+    zone = _ZONES.get(label)
+    if zone is None:
+        sign = 1 if label[0] == "+" else -1
+        zone = _ZONES[label] = timezone(sign * timedelta(hours=int(label[1:3]), minutes=int(label[4:6])))
+    return zone
+
+
+def _moment(match: re.Match[str]) -> datetime:
+    year, month, day, hour, minute, label = match.group(1, 2, 3, 4, 5, 6)
+    return datetime(int(year), int(month), int(day), int(hour), int(minute), tzinfo=_zone(label))
+
+
+def _before(match: re.Match[str], start: datetime) -> bool:
+    try:
+        return _moment(match) < start
+    except ValueError:
+        return False
+
+
+def scan(text: str, start: datetime | None = None, end: datetime | None = None) -> Scanned:
+    """The cycles and closes whose heading time is in [start, end), oldest first."""
+    cycles: list[Cycle] = []
+    closes: list[Close] = []
+    last_close: tuple[datetime, str] | None = None
+    matches = _HEADING_RE.finditer(text)
+    current = next(matches, None)
+    while current is not None:
+        following = next(matches, None)
+        stop = following.start() if following is not None else len(text)
+        try:
+            when = _moment(current)
+        except ValueError:                # a date that does not exist: `gitmem check` reports it (GM302)
+            current = following
+            continue
+        if (start is None or when >= start) and (end is None or when < end):
+            # An entry ends at the next `## ` line, matched or not, so a malformed heading adds nothing to it.
+            cut = text.find("\n## ", current.end(), stop)
+            body = text[current.end(): cut + 1 if cut >= 0 else stop]
+            if current.group(7) is None:
+                day = _DAY_RE.search(body)
+                closes.append(Close(when, day.group(1) if day else when.date().isoformat(), (), _promoted(body)))
+                last_close = (when, text[current.start(): current.end()] + body)
+            else:
+                cycles.append(_cycle(int(current.group(7)), when, current.group(8), body))
+        current = following
+    latest = None
+    if last_close is not None:
+        entry = log.parse(last_close[1], expect_title=False).entries
+        fields = tuple((f.key, f.value) for f in entry[0].fields) if entry else ()
+        latest = Close(last_close[0], closes[-1].day, fields, closes[-1].promoted)
+    return Scanned(tuple(cycles), tuple(closes), latest)
+
+
+def _promoted(body: str) -> tuple[str, ...]:
+    """The rules a close entry's Promotions field names as promoted (`R-04 · text (from L-0001)` lines)."""
+    start = body.find("\n- Promotions:")
+    if start < 0:
+        return ()
+    end = body.find("\n- ", start + 1)
+    return tuple(_PROMOTED_RE.findall(body, start + 1, end if end >= 0 else len(body)))
+
+
+def _cycle(number: int, when: datetime, outcome: str, body: str) -> Cycle:
+    facts = evidence.read_evidence(body) if evidence.may_say_something(body) else evidence.NOTHING
+    usage, context = facts.usage, facts.context
+    salvage = tuple(dict.fromkeys(evidence.SALVAGE_RE.findall(body))) if "gitmem/salvage/" in body else ()
+    return Cycle(number, when, outcome,
+                 tokens=usage.total if usage else None, cost=facts.cost,
+                 cache_rate=usage.cache_rate if usage else None,
+                 context=context.tokens if context else None, budget=context.limit if context else None,
+                 reverts=facts.reverts, salvage=salvage)

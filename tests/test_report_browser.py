@@ -1,0 +1,187 @@
+"""The report as a person sees it: the page drawn by real headless Chromium (Debian's package, installed by the test
+setup when missing), and the job summary's Mermaid checked by Mermaid itself (the npm package pinned in
+tests/support/js, run in the same Chromium). Screenshots are kept in test-artifacts/report/ (git-ignored).
+
+Skipped, with the reason, where Chromium or npm cannot be had."""
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gitmem.report import build
+from gitmem.workspace import Workspace
+from tests.support import browser
+from tests.support import report_history as planted
+from tests.support.helpers import GitRepo, isolate_git_env, make_repo
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "test-artifacts" / "report"
+ASSETS = ROOT / "gitmem" / "report" / "assets"
+EXPECTED = {
+    "cycles": ["no-build", "published", "built", "Rule 0 streak"],
+    "decisions": ["answered after (days)", "pending for (days)"],
+    "lessons": ["opened", "confirmed", "promoted", "retired"],
+    "rules": ["proven rules", "cap"],
+    "tokens": ["tokens", "cost (USD)"],
+    "cache": ["cache hits (%)"],
+    "context": ["context tokens", "budget"],
+    "guard": ["reverted edits", "salvaged cycles"],
+}
+pytestmark = pytest.mark.slow
+
+# For each drawn chart: its series' labels, how many points each has, and how many canvas pixels are painted in
+# each series' own colour (within a small distance, for anti-aliasing).
+INK = """(() => {
+  const specs = JSON.parse(document.getElementById('gitmem-report-data').textContent).workspaces;
+  const rgb = h => [1, 3, 5].map(i => parseInt(h.slice(i, i + 2), 16));
+  return window.gitmemCharts.map(c => {
+    const u = c.plot, canvas = u.ctx.canvas;
+    const pixels = u.ctx.getImageData(0, 0, canvas.width, canvas.height).data;
+    const spec = specs.find(w => w.name === c.workspace).charts.find(s => s.key === c.key);
+    const ink = {};
+    spec.series.forEach(s => {
+      const [r, g, b] = rgb(s.colour);
+      let n = 0;
+      for (let i = 0; i < pixels.length; i += 4) {
+        const off = Math.abs(pixels[i] - r) + Math.abs(pixels[i + 1] - g) + Math.abs(pixels[i + 2] - b);
+        if (pixels[i + 3] > 200 && off < 30) n++;
+      }
+      ink[s.label] = n;
+    });
+    return {workspace: c.workspace, key: c.key, width: canvas.width, height: canvas.height,
+            series: u.series.slice(1).map(s => s.label),
+            points: u.data.slice(1).map(a => a.filter(v => v != null).length), ink};
+  });
+})()"""
+
+
+def skip_loudly(reason: str) -> None:
+    """Skip, and say so in the warnings summary too, which a quiet run still prints."""
+    warnings.warn(f"report browser tests skipped: {reason}", stacklevel=2)
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="module")
+def chrome(tmp_path_factory: pytest.TempPathFactory) -> Iterator[browser.Browser]:
+    try:
+        executable = browser.chromium()
+    except browser.Unavailable as why:
+        skip_loudly(f"no headless Chromium: {why}")
+    opened = browser.Browser(executable, tmp_path_factory.mktemp("chromium-profile"))
+    yield opened
+    opened.close()
+
+
+@pytest.fixture(scope="module")
+def ninety(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitRepo]:
+    with pytest.MonkeyPatch.context() as patch:
+        isolate_git_env(patch)
+        git = make_repo(tmp_path_factory.mktemp("report") / "repo")
+        planted.build(git)
+        yield git
+
+
+def _drawn(chrome: browser.Browser, page: Path, shot: Path) -> list[dict]:
+    loaded = chrome.open(page.as_uri())
+    assert loaded.errors == [], loaded.errors
+    assert all(url.startswith(("file:", "data:", "blob:")) for url in loaded.requests), loaded.requests
+    chrome.screenshot(shot)
+    return chrome.evaluate(INK)
+
+
+def test_the_page_draws_every_chart_in_chromium(chrome: browser.Browser, ninety: GitRepo) -> None:
+    page = ARTIFACTS / "report-90-days.html"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text(build(Workspace.at(ninety.path), clock=lambda: planted.NOW), encoding="utf-8")
+    charts = _drawn(chrome, page, ARTIFACTS / "report-90-days.png")
+    assert [c["key"] for c in charts] == list(EXPECTED)
+    for chart in charts:
+        assert chart["series"] == EXPECTED[chart["key"]], chart
+        assert chart["width"] > 300 and chart["height"] > 150
+        assert all(count > 0 for count in chart["points"]), chart
+        assert all(count > 0 for count in chart["ink"].values()), chart
+    legend = chrome.evaluate("Array.from(document.querySelectorAll('#card-0-cycles .u-legend .u-label'))"
+                             ".map(e => e.textContent)")
+    assert legend == ["day", *EXPECTED["cycles"]]
+    assert (ARTIFACTS / "report-90-days.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_workspaces_are_drawn_side_by_side(chrome: browser.Browser, tmp_path: Path, git_env: None) -> None:
+    git = make_repo(tmp_path / "repo")
+    git.write("gitmem.yaml", git.read("gitmem.yaml") + "workspaces:\n  writer:\n    memory_dir: agents/writer\n"
+              "  reviewer:\n    memory_dir: agents/reviewer\n")
+    for name, days in (("writer", 9), ("reviewer", 6)):
+        for rel in ("NOW.md", "DECISIONS.md", "LOG.md", "LESSONS.md", "RULES.md"):
+            git.write(f"agents/{name}/{rel}", git.read(rel))
+        planted.write_cycles(Workspace.at(git.path, workspace=name), days)
+    page = ARTIFACTS / "report-workspaces.html"
+    page.write_text(build(Workspace.at(git.path), all_workspaces=True, clock=lambda: planted.NOW), encoding="utf-8")
+    charts = _drawn(chrome, page, ARTIFACTS / "report-workspaces.png")
+    drawn = {(c["workspace"], c["key"]) for c in charts}
+    assert {("writer", "cycles"), ("reviewer", "cycles"), ("writer", "tokens"), ("reviewer", "context")} <= drawn
+    columns = chrome.evaluate("Array.from(document.querySelectorAll('section.workspace'))"
+                              ".map(e => Math.round(e.getBoundingClientRect().left))")
+    assert len(columns) == 2 and columns == sorted(set(columns))     # two columns, left to right
+
+
+def test_the_summary_is_valid_mermaid(chrome: browser.Browser, ninety: GitRepo) -> None:
+    try:
+        modules = browser.npm_packages()
+    except browser.Unavailable as why:
+        skip_loudly(f"no Mermaid: {why}")
+    text = build(Workspace.at(ninety.path), fmt="summary", clock=lambda: planted.NOW)
+    (ARTIFACTS / "summary.md").write_text(text, encoding="utf-8")
+    blocks = re.findall(r"```mermaid\n(.*?)```", text, re.S)
+    assert len(blocks) == 6
+    host = ARTIFACTS / "mermaid.html"
+    script = (modules / "mermaid" / "dist" / "mermaid.min.js").as_uri()
+    host.write_text(f'<!doctype html><html><body><div id="out"></div><script src="{script}"></script>'
+                    "<script>mermaid.initialize({startOnLoad: false});</script></body></html>", encoding="utf-8")
+    loaded = chrome.open(host.as_uri())
+    assert loaded.errors == [], loaded.errors
+    results = chrome.evaluate(f"""(async () => {{
+      const blocks = {json.dumps(blocks)};
+      const found = [];
+      for (const [i, text] of blocks.entries()) {{
+        const parsed = await mermaid.parse(text);
+        const {{svg}} = await mermaid.render('chart' + i, text);
+        document.getElementById('out').insertAdjacentHTML('beforeend', svg);
+        found.push({{type: parsed.diagramType, rects: (svg.match(/<rect/g) || []).length,
+                     paths: (svg.match(/<path/g) || []).length}});
+      }}
+      return found;
+    }})()""", await_promise=True)
+    assert [r["type"] for r in results] == ["xychart"] * 6
+    assert all(r["rects"] + r["paths"] > 3 for r in results), results
+    assert chrome.page().errors == []
+    chrome.screenshot(ARTIFACTS / "summary-mermaid.png")
+    with pytest.raises(RuntimeError):
+        chrome.evaluate("mermaid.parse('xychart-beta\\n  bar [1, 2')", await_promise=True)
+
+
+def test_the_vendored_uplot_is_the_pinned_npm_package() -> None:
+    try:
+        modules = browser.npm_packages()
+    except browser.Unavailable as why:
+        skip_loudly(f"no npm: {why}")
+    pinned = json.loads((ROOT / "tests" / "support" / "js" / "package-lock.json").read_text())
+    version = pinned["packages"]["node_modules/uplot"]["version"]
+    for vendored, packaged in (("uPlot.iife.min.js", "dist/uPlot.iife.min.js"), ("uPlot.min.css", "dist/uPlot.min.css"),
+                               ("uPlot.LICENSE", "LICENSE")):
+        assert (ASSETS / vendored).read_bytes() == (modules / "uplot" / packaged).read_bytes(), (
+            f"gitmem/report/assets/{vendored} differs from uplot {version}: copy node_modules/uplot/{packaged} "
+            "from `npm ci` in tests/support/js")
+    assert f"(v{version})" in (ASSETS / "uPlot.iife.min.js").read_text()[:200]
+
+
+def test_a_new_agent_with_no_history_gets_a_page_that_says_so(chrome: browser.Browser, memrepo: GitRepo) -> None:
+    page = ARTIFACTS / "report-empty.html"
+    page.write_text(build(Workspace.at(memrepo.path), clock=lambda: planted.NOW), encoding="utf-8")
+    charts = _drawn(chrome, page, ARTIFACTS / "report-empty.png")
+    assert [c["key"] for c in charts] == ["rules", "guard"]      # the others say there is nothing yet
+    assert chrome.evaluate("document.querySelectorAll('p.empty').length") >= 6
