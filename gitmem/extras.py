@@ -2,7 +2,8 @@
 needs a missing part names the same install line.
 
 The base package validates memory, runs the cycle with the `command` and `scripted` backends, closes the
-day offline, searches history and runs the demo. `agent` adds the anthropic SDK.
+day offline, searches history and runs the demo. `agent` adds the anthropic SDK; `semantic` adds recall by
+meaning (wordllama's static model, read with numpy and tokenizers).
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ DISTRIBUTION = "gitmem-agent"
 # extra -> (the module it provides, what it is for)
 EXTRAS = {
     "agent": ("anthropic", "the anthropic backend, exact token counts and the close worded by a model"),
+    "semantic": ("wordllama", "hybrid recall by meaning"),
 }
 
 
