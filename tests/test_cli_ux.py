@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from gitmem.views.status import collect
 from gitmem.workspace import Workspace
 from tests.support.gitcli import git
 from tests.support.helpers import GitRepo
+from tests.support.terminal import run_on_a_terminal
 from tests.support.world import World, at
 
 BIN = Path(sys.executable).parent
@@ -93,21 +93,9 @@ def test_status_names_memory_files_that_are_missing(memrepo: GitRepo, cli) -> No
 
 def on_a_terminal(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
     """What `argv` prints to a terminal (a pty on stdout and stderr)."""
-    leader, follower = pty.openpty()
-    done = subprocess.run(argv, cwd=cwd, stdout=follower, stderr=follower, env=env, timeout=60)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
+    done, text = run_on_a_terminal(argv, cwd, env, timeout=60)
     assert done.returncode == 0
-    return b"".join(chunks).decode("utf-8", "replace")
+    return text
 
 
 def test_colour_follows_no_color_and_the_flags(memrepo: GitRepo) -> None:

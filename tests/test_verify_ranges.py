@@ -15,6 +15,7 @@ from gitmem.checks.targets import new_branch, verify_range
 from gitmem.gitio.blobproof import DerivedSnapshot
 from tests.support.gitcli import git
 from tests.support.helpers import GitRepo, make_repo
+from tests.support.terminal import run_on_a_terminal
 
 BIN = Path(sys.executable).parent
 ZERO = "0" * 40
@@ -174,20 +175,7 @@ def test_verify_over_a_long_range_shows_progress_on_a_terminal_only(memrepo: Git
     piped = subprocess.run(argv, cwd=memrepo.path, capture_output=True, text=True, env=env)
     assert piped.returncode == 0 and piped.stderr == "230 commit(s) verified, memory history is clean\n"
 
-    leader, follower = pty.openpty()
-    done = subprocess.run(argv, cwd=memrepo.path, stdout=subprocess.PIPE, stderr=follower, env=env, timeout=120)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
-    terminal = b"".join(chunks).decode("utf-8", "replace")
+    done, terminal = run_on_a_terminal(argv, memrepo.path, env, stdout_too=False)
     assert done.returncode == 0
     assert "verifying commits" in terminal and "230/230" in terminal
     # CI gets none, even on a terminal.

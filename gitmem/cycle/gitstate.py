@@ -69,19 +69,13 @@ class FileState:
                     self.tree[path] = found
 
     def _entry(self, path: Path) -> Entry | None:
+        """What is at `path`, with a regular file's content kept (in memory, or copied aside when big)."""
+        seen = _peek(path)
+        if seen is None or seen.kind != "file":
+            return seen
+        mode, size = seen.mode, seen.size
         try:
-            info = os.lstat(path)
-        except OSError:
-            return None
-        if stat.S_ISLNK(info.st_mode):
-            return Entry("link", target=os.readlink(path))
-        if stat.S_ISDIR(info.st_mode):
-            return Entry("dir", mode=stat.S_IMODE(info.st_mode))
-        if not stat.S_ISREG(info.st_mode):
-            return Entry("other", mode=info.st_mode)
-        mode = stat.S_IMODE(info.st_mode)
-        try:
-            if info.st_size <= IN_MEMORY:
+            if size <= IN_MEMORY:
                 data = _read(path)
                 return Entry("file", mode, len(data), hashlib.sha256(data).hexdigest(), data=data)
             if self.spill_dir is None:
@@ -89,8 +83,8 @@ class FileState:
             copy = self.spill_dir / f"{len(self.tree)}-{path.name}"
             digest = _copy_hashing(path, copy)
         except OSError:           # unreadable (another user's file): the agent cannot change it either
-            return Entry("other", mode=info.st_mode)
-        return Entry("file", mode, info.st_size, digest, spill=copy)
+            return Entry("other", mode=stat.S_IFREG | mode)
+        return Entry("file", mode, size, digest, spill=copy)
 
     # -- after the agent ----------------------------------------------------------------------------------
     def restore(self, *, skip_aside: tuple[str, ...] = ()) -> list[Change]:
