@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -73,8 +74,9 @@ def _prepare_repo(target: Path, report: InitReport) -> None:
     report.initialised_git = True
 
 
-def init(target: Path) -> InitReport:
-    """Copy every missing template file into `target`; an existing pre-commit config gets the gitmem hooks."""
+def init(target: Path, agents: Sequence[str] = ()) -> InitReport:
+    """Copy every missing template file into `target`; an existing pre-commit config gets the gitmem hooks.
+    `agents` (claude, codex, cursor) also wires those agent CLIs to the memory: gitmem.scaffold.agents."""
     report = InitReport()
     _prepare_repo(target, report)
     report.root = str(target.resolve())
@@ -98,7 +100,18 @@ def init(target: Path) -> InitReport:
             (report.updated if changed else report.left_alone).append(rel)
         else:
             report.left_alone.append(rel)
+    if agents:
+        from gitmem.scaffold.agents import setup
+
+        setup(target, agents, lambda rel, what: _record(report, rel, what))
     return report
+
+
+def _record(report: InitReport, rel: str, what: str) -> None:
+    lists = {"created": report.created, "updated": report.updated, "left alone": report.left_alone}
+    if what not in lists:
+        report.problems.append(f"{rel}: {what}")
+    lists.get(what, report.left_alone).append(rel)
 
 
 def _yaml() -> Any:

@@ -80,6 +80,19 @@ def fill(value: str, inputs: dict[str, str], token: str) -> str:
     return EXPRESSION.sub(evaluate, value)
 
 
+CONDITION = re.compile(r"^inputs\.([\w-]+) (==|!=) '([^']*)'$")
+
+
+def condition(expression: str | None, inputs: dict[str, str]) -> bool:
+    """A step's `if:`, for the one form the action uses (`inputs.x != ''`, `inputs.x == 'v'`); None runs."""
+    if expression is None:
+        return True
+    match = CONDITION.match(str(expression).strip())
+    assert match, f"unexpected `if:` in the action: {expression}"
+    name, operator, value = match.groups()
+    return (inputs[name] == value) == (operator == "==")
+
+
 def clean_env(bin_dir: Path, home: Path) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if PASSED_THROUGH.match(key)}
     # A private HOME keeps the developer's ~/.gitconfig out; pip keeps its shared cache so installs stay quick.
@@ -111,7 +124,7 @@ def run_action(workspace: Path, inputs: dict[str, str], *, bin_dir: Path, scratc
             "GITHUB_OUTPUT": str(run.output_file), "GITHUB_STEP_SUMMARY": str(run.summary_file),
             "GITHUB_ACTION_PATH": str(ROOT), "GITHUB_WORKSPACE": str(workspace)}
     for step in action["runs"]["steps"]:
-        if "uses" in step or step.get("name") in skip:
+        if "uses" in step or step.get("name") in skip or not condition(step.get("if"), values):
             continue
         assert step.get("shell") == "bash"
         step_env = {**base, **{key: fill(str(value), values, token) for key, value in (step.get("env") or {}).items()}}
