@@ -19,7 +19,7 @@ from gitmem.agents.base import CycleRequest
 from gitmem.close import run_close
 from gitmem.close.backing import Backing
 from gitmem.close.run import MAX_CATCH_UP, days_to_close
-from gitmem.cycle.budget import NEWLY_RESOLVED, build_request
+from gitmem.cycle.budget import NEWLY_RESOLVED
 from gitmem.cycle.runner import Settings, run_cycle
 from gitmem.errors import ExitCode
 from gitmem.memory import decisions, lessons, log, now, rules
@@ -135,7 +135,7 @@ def test_p2_a_confirmation_committed_outside_any_cycle_never_counts_and_the_clos
 
 def test_p2_a_backdated_line_citing_old_cycles_never_counts(world: World) -> None:
     world.cycle(at(10, 8))
-    lesson = world.lesson(at(10, 8, 30), "Tests first", rule=RULE)
+    world.lesson(at(10, 8, 30), "Tests first", rule=RULE)
     for hour in (9, 10, 11):
         world.cycle(at(10, hour))
     text = world.read("LESSONS.md").replace(

@@ -182,3 +182,34 @@ def test_the_context_stays_under_the_limit_at_every_history_size_with_rules_at_t
 def test_the_library_context_and_the_hook_agree(memrepo: GitRepo) -> None:
     assert hook("session-start", memrepo.path).context == session_context(memrepo.ws())
 
+
+
+def test_a_runner_cycle_pulled_in_during_the_session_is_not_the_sessions_entry(memrepo: GitRepo) -> None:
+    hook("session-start", memrepo.path)
+    memrepo.write("src/app.py", "print('hi')\n")
+    MemoryWriter(memrepo.ws(), author_email=AGENT[1]).add_log_entry(**LOG_ADD, cycle=1)   # the runner's, pulled
+    assert hook("stop", memrepo.path).output is not None
+
+
+@pytest.mark.parametrize("argv", [["hook", "stop"], ["hook", "session-start"], ["check"]], ids=" ".join)
+def test_the_hooks_and_the_check_stay_lean(memrepo: GitRepo, argv: list[str]) -> None:
+    import subprocess
+    import sys
+
+    probe = ("import sys; from gitmem.cli import main; code = main(sys.argv[1:]); "
+             "print(sorted(m for m in ('mcp', 'mcp_types', 'anthropic', 'tomlkit', 'pydantic', 'starlette') "
+             "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe, *argv], cwd=memrepo.path, input="{}", capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_resolved_ids_read_from_headings_match_the_parser() -> None:
+    from gitmem.memory import decisions
+
+    text = ("# DECISIONS\n\n## Pending\n\n### D-0003 · Open\n- Asked: x\n\n## Resolved\n\n### D-0002 · Done\n"
+            "- Answer: yes\n```markdown\n### D-0009 · a fenced example\n```\n### D-0001 · Also done\n"
+            "### not a decision\n\n# Appendix\n### D-0007 · after a title\n## Resolved\n### D-0008 · a second "
+            "Resolved section\n")
+    assert decisions.resolved_ids(text) == {d.id for d in decisions.parse(text).resolved} == {"D-0002", "D-0001"}

@@ -88,5 +88,5 @@ def _holds(repo: gitio.Repo, blob: str, current: bytes, at: int, heading: bytes)
 
 
 def resolved_ids(decisions_bytes: bytes) -> set[str]:
-    """The IDs under `## Resolved` (parsed: a fenced example of a heading is no heading)."""
-    return {item.id for item in decisions.parse(decode(decisions_bytes).text).resolved}
+    """The IDs under `## Resolved` (as the parser finds them: a fenced example of a heading is no heading)."""
+    return decisions.resolved_ids(decode(decisions_bytes).text)

@@ -54,22 +54,21 @@ def session_context(ws: Workspace) -> str:
 def _parts(ws: Workspace) -> dict[str, Part]:
     from gitmem.cycle.baseline import resolved_before
     from gitmem.cycle.budget import shown_decisions
-    from gitmem.views.pending import pending
     from gitmem.workspace.tail import read_head, second_heading
 
     config = ws.config
-    doc = rules.parse(ws.read("rules"))
+    proven = rules.parse(ws.read("rules")).proven
     rules_part = Part(f"Proven rules ({config.path('rules')})",
-                      tuple(f"- {rule.id} · {rule.text}" for rule in doc.proven) or ("(none yet)",),
+                      tuple(f"- {rule.id} · {rule.text}" for rule in proven) or ("(none yet)",),
                       "see " + config.path("rules"))
     top = now_mod.parse(read_head(ws.path("now"), second_heading), max_blocks=1).top
     now_part = Part(f"Top NOW block ({config.path('now')})", tuple(top.render().splitlines()) if top else
                     ("(no NOW block yet)",), "read " + config.path("now"))
-    waiting = pending(ws)
+    before = resolved_before(ws) if ws.state_dir is not None else None
+    doc, fresh = shown_decisions(ws.root, config.path("decisions"), before)
+    waiting = decisions.waiting(doc, ws.clock()())       # Pending, from the head of DECISIONS only
     pending_part = Part(f"Pending decisions ({config.path('decisions')})",
                         tuple(_pending_line(item) for item in waiting) or ("(none)",), "`gitmem pending`")
-    before = resolved_before(ws) if ws.state_dir is not None else None
-    fresh = shown_decisions(ws.root, config.path("decisions"), before)[1]
     resolved_part = Part("Newly resolved: act on these, do not redo them",
                          tuple(_resolved_line(item) for item in fresh) or ("(none)",),
                          "see " + config.path("decisions"))

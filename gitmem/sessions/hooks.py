@@ -25,6 +25,7 @@ from gitmem.workspace import Workspace, runner_cycle
 
 PROJECT_ENV = "CLAUDE_PROJECT_DIR"
 SHOWN_PATHS = 5
+LOOK_BACK = 10               # LOG entries read back from the end to find the session's own
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ def _judge(ws: Workspace, session: str) -> HookAnswer:
         return HookAnswer(note="no record of this session's start: recorded the work tree now")
     if started.blocked:
         return HookAnswer(note="this session was already told to log once")
-    if ws.last_log_cycle() > started.last_cycle:
+    if _logged_since(ws, started.last_cycle):
         return HookAnswer(note="the session wrote its LOG entry")
     changed = record.changed_since(ws, started)
     if not changed:
@@ -89,6 +90,12 @@ def _judge(ws: Workspace, session: str) -> HookAnswer:
     started.blocked = True
     record.save(ws, started)
     return HookAnswer({"decision": "block", "reason": block_reason(ws, changed)})
+
+
+def _logged_since(ws: Workspace, last_cycle: int) -> bool:
+    """An interactive entry after the session's start: runner cycles pulled in meanwhile are not the session's."""
+    return any(entry.cycle is not None and entry.cycle > last_cycle and entry.interactive
+               for entry in ws.log_tail(LOOK_BACK).entries)
 
 
 def block_reason(ws: Workspace, changed: list[str]) -> str:
