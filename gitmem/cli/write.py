@@ -64,7 +64,11 @@ def log_group() -> None:
 @workspace_option
 def log_add(task: str, outcome: str, result: str, tried: str | None, evidence: str | None, learned: str | None,
             blocked: str | None, as_json: bool, workspace: str | None) -> int:
-    """Append one cycle entry, numbered from LOG, timestamped by the clock."""
+    """Append one cycle entry, numbered from LOG, timestamped by the clock.
+
+    Outside a runner cycle (GITMEM_CYCLE not set) the entry is an interactive session's, and says so:
+    `- Session: interactive`.
+    """
     from gitmem.workspace import runner_cycle
 
     memory, ws, _ = _memory(workspace)
