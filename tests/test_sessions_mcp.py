@@ -197,3 +197,32 @@ def test_outside_a_memory_repository_the_process_exits_with_code_2(tmp_path: Pat
     assert server.returncode == ExitCode.USAGE
     assert json.loads(out.splitlines()[0])["result"]["serverInfo"]["name"] == "gitmem"
     assert "not in a gitmem memory repository" in err
+
+
+def test_workspace_selects_whose_memory_the_tools_write(memrepo: GitRepo) -> None:
+    from gitmem.scaffold.init import template_dir
+
+    files = {f"agents/writer/{name}": (template_dir() / name).read_text()
+             for name in ("NOW.md", "DECISIONS.md", "LOG.md", "LESSONS.md", "RULES.md")}
+    memrepo.commit_files({**files, "gitmem.yaml": memrepo.read("gitmem.yaml") + "\nworkspaces:\n  writer:\n"
+                                                                                 "    memory_dir: agents/writer\n"},
+                         "a second agent")
+    seen = converse([call("log_entry", ENTRY)], cwd=memrepo.path, args=("--workspace", "writer"))
+    assert seen.answers[0].text.startswith("agents/writer/LOG.md: appended")
+    assert log.parse(memrepo.read("agents/writer/LOG.md")).entries[-1].get("Task") == ENTRY["task"]
+    assert log.parse(memrepo.read("LOG.md")).entries == ()
+
+
+def test_a_session_that_logs_confirms_and_commits_as_the_human_is_backed(memrepo: GitRepo) -> None:
+    """The memory semantics hold for sessions: a confirmation counts when its commit adds the session's entry."""
+    from gitmem.close.backing import Backing
+
+    lesson = {"title": "Tests first", "happened": "h", "why": "w", "change": "c", "rule": "Write the test first"}
+    converse([call("log_entry", ENTRY), call("add_lesson", lesson)], cwd=memrepo.path)
+    memrepo.commit_files({"LOG.md": memrepo.read("LOG.md"), "LESSONS.md": memrepo.read("LESSONS.md")}, "session 1")
+    converse([call("confirm_lesson", {"id": "L-0001", "evidence": "the test caught it"}), call("log_entry", ENTRY)],
+             cwd=memrepo.path)
+    memrepo.commit_files({"LOG.md": memrepo.read("LOG.md"), "LESSONS.md": memrepo.read("LESSONS.md")}, "session 2")
+    item = lessons.parse(memrepo.read("LESSONS.md")).find("L-0001")
+    assert item is not None and [event.cycle for _, event in item.confirmations if event] == [2]
+    assert Backing(memrepo.ws())(item, item.confirmations[0][0]).ok
