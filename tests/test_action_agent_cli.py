@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.action_support import ROOT, load_yaml, project_bin, run_action
-from tests.support.claude_code import PACKAGE_DIR, claude_binary
 from tests.support.browser import Unavailable
+from tests.support.claude_code import PACKAGE_DIR, claude_binary
 
 STEP = "Install the agent CLI"
 OTHERS = ("Install gitmem from this action's own checkout", "Configure the git identity", "Run gitmem")

@@ -142,3 +142,16 @@ def test_an_error_the_cli_reports_is_named(tmp_path: Path, memrepo: GitRepo, cli
     use_agent(tmp_path, memrepo, erring)
     assert cli(["cycle"], cwd=memrepo.path).code == ExitCode.OK
     assert "reported an error: API Error: 401 invalid x-api-key" in (last_entry(memrepo).get("Result") or "")
+
+
+def test_a_runner_cycle_is_never_marked_interactive_whatever_its_agent_writes(memrepo: GitRepo) -> None:
+    from gitmem.cycle.runner import run_cycle
+    from tests.support.cycle_support import WritingBackend
+
+    def claims_a_session(memory, request) -> None:       # type: ignore[no-untyped-def]
+        memory.add_log_entry(task="pose as a session", outcome="built", result="r", interactive=True)
+
+    report = run_cycle(memrepo.ws(), WritingBackend(claims_a_session))
+    entry = last_entry(memrepo)
+    assert report.outcome == "built" and entry.get("Task") == "pose as a session"
+    assert (entry.interactive, entry.get("Session")) == (False, None) and entry.get(log.STARTED)

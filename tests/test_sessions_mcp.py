@@ -226,3 +226,20 @@ def test_a_session_that_logs_confirms_and_commits_as_the_human_is_backed(memrepo
     item = lessons.parse(memrepo.read("LESSONS.md")).find("L-0001")
     assert item is not None and [event.cycle for _, event in item.confirmations if event] == [2]
     assert Backing(memrepo.ws())(item, item.confirmations[0][0]).ok
+
+
+def test_a_reader_that_fails_answers_with_the_reason(memrepo: GitRepo) -> None:
+    memrepo.commit_files({"gitmem.yaml": memrepo.read("gitmem.yaml").replace("max_context_tokens: 60000",
+                                                                               "max_context_tokens: 300")}, "tiny")
+    seen = converse([call("context", {"full": True}), call("context")], cwd=memrepo.path)
+    full, compact = seen.answers
+    assert full.is_error and "over the hard limit" in full.text
+    assert not compact.is_error and "## Proven rules" in compact.text
+
+
+def test_a_broken_config_found_through_the_roots_is_named(memrepo: GitRepo, tmp_path: Path) -> None:
+    memrepo.write("gitmem.yaml", "limits: [not, a, mapping]\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    seen = converse([call("status")], cwd=home, roots=[memrepo.path])
+    assert seen.answers[0].is_error and "gitmem.yaml" in seen.answers[0].text

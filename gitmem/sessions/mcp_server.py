@@ -18,6 +18,7 @@ import json
 import sys
 import threading
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from mcp.server.stdio import stdio_server
 
 from gitmem import __version__
 from gitmem.agents.tools import MEMORY_TOOLS, Toolbox
+from gitmem.errors import GitmemError
 from gitmem.sessions.locate import find_workspace
 from gitmem.sessions.protocol import DESCRIPTIONS, EXTRA_TOOLS, INSTRUCTIONS, RESOLVE_NAMES, RESOURCES, SERVER
 from gitmem.workspace import Workspace
@@ -72,16 +74,26 @@ def call(state: State, name: str, arguments: dict[str, Any]) -> tuple[str, bool]
                 "human answers with `gitmem decision answer D-NNNN --answer …` or by editing DECISIONS.md.", True)
     assert state.ws is not None and state.toolbox is not None
     with state.lock:
-        if name == "context":
-            return context_text(state.ws, full=bool(arguments.get("full"))), False
-        if name == "pending":
-            return pending_text(state.ws), False
-        if name == "status":
-            from gitmem.views.status import collect
+        if name not in READERS:
+            outcome = state.toolbox.call(name, arguments)      # the memory tools, with their own error results
+            return outcome.text, outcome.is_error
+        try:
+            return READERS[name](state.ws, arguments), False
+        except GitmemError as err:          # memory over its budget, a broken file: the agent reads why
+            return f"{name}: {err}", True
 
-            return json.dumps(collect(state.ws).to_json(), indent=1, ensure_ascii=False), False
-        outcome = state.toolbox.call(name, arguments)
-        return outcome.text, outcome.is_error
+
+def _status(ws: Workspace, arguments: dict[str, Any]) -> str:
+    from gitmem.views.status import collect
+
+    return json.dumps(collect(ws).to_json(), indent=1, ensure_ascii=False)
+
+
+READERS: dict[str, Callable[[Workspace, dict[str, Any]], str]] = {
+    "context": lambda ws, arguments: context_text(ws, full=bool(arguments.get("full"))),
+    "pending": lambda ws, arguments: pending_text(ws),
+    "status": _status,
+}
 
 
 def context_text(ws: Workspace, *, full: bool) -> str:
@@ -171,13 +183,17 @@ def build_server(state: State) -> Server[Any]:
                 print(f"gitmem mcp: the client's roots could not be listed ({err}); using the working directory",
                       file=sys.stderr)
         candidates.append(Path.cwd())
-        ws = await anyio.to_thread.run_sync(find_workspace, candidates, state.workspace_name)
+        try:
+            ws = await anyio.to_thread.run_sync(find_workspace, candidates, state.workspace_name)
+        except GitmemError as err:          # found, but its gitmem.yaml is broken
+            ws, message = None, f"gitmem mcp: {err}"
+        else:
+            tried = ", ".join(str(c) for c in candidates)
+            message = (f"gitmem mcp: not in a gitmem memory repository (looked in: {tried}); start it from the "
+                       "repository, or pass --root DIR (run `gitmem init --agent …` there first)")
         if ws is not None:
             state.settle(ws)
             return
-        tried = ", ".join(str(c) for c in candidates)
-        message = (f"gitmem mcp: not in a gitmem memory repository (looked in: {tried}); start it from the "
-                   "repository, or pass --root DIR (run `gitmem init --agent …` there first)")
         state.settle(None, message)
         print(message, file=sys.stderr, flush=True)
         await anyio.sleep(GRACE)             # calls already waiting get the message as their error result
