@@ -46,6 +46,18 @@ def test_verify_last_50(benchmark, synth: SynthInfo) -> None:
     assert result.violations == [] and result.commits == 50
 
 
+@pytest.mark.benchmark(group="verify: first push of a new branch (plain pre-push hook), whole process")
+def test_verify_new_branch_process(benchmark, new_branch_copy: tuple[Path, str]) -> None:
+    root, line = new_branch_copy
+    argv = [str(Path(sys.executable).parent / "gitmem"), "verify", "--pre-push", "--remote", "origin"]
+
+    def push() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(argv, cwd=root, input=line, capture_output=True, text=True)
+
+    done = benchmark.pedantic(push, rounds=3, iterations=1)
+    assert done.returncode == 0 and "1 commit(s) verified" in done.stderr, done.stderr
+
+
 @pytest.mark.benchmark(group="naive: parse and validate LOG and NOW whole")
 def test_naive_full_validation(benchmark, synth: SynthInfo) -> None:
     ws = Workspace.open(synth.path)

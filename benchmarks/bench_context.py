@@ -6,19 +6,19 @@ prompt would; its time and tokens grow with history.
 
 Run:  .venv/bin/pytest benchmarks/bench_context.py --benchmark-only -s
 Scales: GITMEM_BENCH_SCALES (default "1,10,100"). The synthetic repos come from `tests.support.synth.cached_repo`
-(built once, then reused). Each scale's memory files are copied into a temp dir with an empty `.git/`, so the
-cached repo stays read-only; the copy's first build counts LOG lines once and caches the count, as the first
-cycle after a clone does. `test_context_scaling` prints the ratios and checks both goals.
+(built once, then reused). Each scale gets a private clone that borrows the cached repo's objects (its history
+is what decides which answers are new); the clone's first build counts LOG lines once and caches the count, as
+the first cycle after a clone does. `test_context_scaling` prints the ratios and checks both goals.
 """
 from __future__ import annotations
 
 import os
-import shutil
 import time
 from pathlib import Path
 
 import pytest
 
+from benchmarks.conftest import working_copy
 from gitmem.config import load_config
 from gitmem.cycle.budget import build_request, estimate_tokens
 from gitmem.workspace import Workspace
@@ -33,10 +33,7 @@ REPEATS = 60
 def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[float, Path]:
     out: dict[float, Path] = {}
     for scale in SCALES:
-        source = Path(cached_repo(scale).path)
-        target = tmp_path_factory.mktemp(f"scale{scale:g}") / "repo"
-        shutil.copytree(source, target, ignore=shutil.ignore_patterns(".git", "work"))
-        (target / ".git").mkdir()
+        target = working_copy(cached_repo(scale), tmp_path_factory.mktemp(f"scale{scale:g}") / "repo")
         build_request(Workspace.at(target))   # warm: the one full LOG line count, then cached
         out[scale] = target
     return out

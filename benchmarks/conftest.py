@@ -74,3 +74,22 @@ def staged_copy(synth: SynthInfo) -> Iterator[Path]:
         yield root
     finally:
         shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def new_branch_copy(synth: SynthInfo) -> Iterator[tuple[Path, str]]:
+    """A working copy whose whole history is on `origin/main`, with a branch `feature` one commit ahead:
+    what a plain pre-push hook sees when that branch is pushed for the first time (remote sha all zeros)."""
+    home = Path(tempfile.mkdtemp(prefix=f"branch-{scale_id(synth.scale)}-", dir=default_cache_dir()))
+    try:
+        root = working_copy(synth, home / "repo")
+        repo = pygit2.Repository(str(root))
+        repo.references.create("refs/remotes/origin/main", repo.head.target)
+        builder = repo.TreeBuilder(repo.head.peel(pygit2.Commit).tree)
+        builder.insert("notes.txt", repo.create_blob(b"a new branch\n"), pygit2.enums.FileMode.BLOB)
+        signature = pygit2.Signature("Dana Human", "dana@example.com")
+        tip = repo.create_commit("refs/heads/feature", signature, signature, "a new branch", builder.write(),
+                                 [repo.head.target])
+        yield root, f"refs/heads/feature {tip} refs/heads/feature {'0' * 40}\n"
+    finally:
+        shutil.rmtree(home, ignore_errors=True)

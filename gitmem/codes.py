@@ -1,7 +1,7 @@
 """Every GM code in one table: a stable code, a kebab-case slug, what it means, and its message templates.
 
-Families: GM1xx NOW, GM2xx DECISIONS, GM3xx LOG, GM4xx LESSONS, GM5xx RULES, GM7xx the cycle runner,
-GM8xx the daily close, GM9xx the whole repository. A code is never reused once retired. Nothing outside this
+Families: GM1xx NOW, GM2xx DECISIONS, GM3xx LOG, GM4xx LESSONS, GM5xx RULES, GM6xx ROADMAP and the
+`cycle.always_load` files, GM7xx the cycle runner, GM8xx the daily close, GM9xx the whole repository. A code is never reused once retired. Nothing outside this
 module writes a code: call sites name a `Code` and fill its template (`Violation.of`, `Problem.of`).
 
 Dependency-free on purpose: `gitmem.memory` and `gitmem.checks` import it on the pre-commit path.
@@ -45,6 +45,7 @@ def _code(code: str, slug: str, summary: str, text: str = "", hint: str = "", *,
 
 
 _HEADING_MSG = "malformed {what} heading `{marker} {title}`"
+_OF_HARD = "the limit is {limit}, {share} of the context's hard limit (cycle.max_context_tokens)"
 
 # -- GM1xx NOW ---------------------------------------------------------------------------------------------
 NOW_BLOCK_TOO_LONG = _code(
@@ -58,6 +59,10 @@ NOW_HEADING_MALFORMED = _code(
 NOW_NOT_NEWEST_FIRST = _code(
     "GM103", "now-not-newest-first", "NOW blocks are not newest first",
     "block {older} is newer than the block above it ({newer}); NOW is newest first", "put new blocks on top")
+NOW_BLOCK_TOO_BIG = _code(
+    "GM104", "now-block-too-big", "a new NOW block is over its share of the cycle's context (long lines)",
+    "NOW block is {count} characters (its longest line {longest}); " + _OF_HARD,
+    "keep Did / Human / Next to a few short lines; details belong in LOG")
 
 # -- GM2xx DECISIONS ---------------------------------------------------------------------------------------
 DECISIONS_SECTIONS = _code(
@@ -87,6 +92,13 @@ DECISION_RESOLVED_BY_AGENT = _code(
 DECISION_HEADING_MALFORMED = _code(
     "GM208", "decision-heading-malformed", "a decision heading is not `### D-0001 · title`", _HEADING_MSG,
     "use `### D-0001 · title`")
+PENDING_OVER_LIMIT = _code(
+    "GM209", "pending-over-limit",
+    "DECISIONS Pending has more than `limits.pending_max` decisions, or is over its share of the cycle's context",
+    count=Message("{count} Pending decisions; the limit is {limit} (limits.pending_max)",
+                  "wait for answers before asking more, or merge related questions into one"),
+    size=Message("Pending is {count} characters; " + _OF_HARD,
+                 "keep Context and Options short; details belong in LOG or in a file the decision names"))
 
 # -- GM3xx LOG ---------------------------------------------------------------------------------------------
 LOG_NOT_APPEND_ONLY = _code(
@@ -115,6 +127,10 @@ LOG_HEADING_MALFORMED = _code(
     "GM306", "log-heading-malformed",
     "a LOG heading is not `<timestamp> · cycle N · <outcome>` or `<timestamp> · close`", _HEADING_MSG,
     "use `## YYYY-MM-DD HH:MM TZ · cycle N · built|published|no-build` or `## … · close`")
+LOG_ENTRY_TOO_BIG = _code(
+    "GM307", "log-entry-too-big", "a new LOG entry is over its share of the cycle's context (the next cycle reads it)",
+    "LOG entry is {count} characters; " + _OF_HARD,
+    "keep Evidence to the commands and numbers that prove the result; put long output in a file and name it")
 
 # -- GM4xx LESSONS -----------------------------------------------------------------------------------------
 LESSON_DUPLICATE_ID = _code(
@@ -177,6 +193,20 @@ RULES_SECTION_ORDER = _code(
 RULES_PROVEN_MISSING = _code(
     "GM508", "rules-proven-missing", "RULES has no `## Proven rules` section",
     "RULES.md has no `## {proven}` section")
+RULES_TOO_BIG = _code(
+    "GM509", "rules-too-big", "RULES grew over its share of the cycle's context (it is read whole, every cycle)",
+    "RULES is {count} characters (its longest line {longest}); " + _OF_HARD,
+    "shorten long lines and retire superseded rules, or raise cycle.max_context_tokens")
+
+# -- GM6xx ROADMAP and the always_load files ---------------------------------------------------------------
+ROADMAP_SECTION_TOO_BIG = _code(
+    "GM601", "roadmap-section-too-big", "a new or changed ROADMAP section is over its share of the cycle's context",
+    "ROADMAP section `{title}` is {count} characters; " + _OF_HARD,
+    "split it into smaller sections: a cycle reads only the current one")
+ALWAYS_LOAD_TOO_BIG = _code(
+    "GM602", "always-load-too-big", "the `cycle.always_load` files grew over their share of the cycle's context",
+    "the {files} cycle.always_load file(s) are {count} characters together; " + _OF_HARD,
+    "load fewer or shorter files; the agent can search the rest")
 
 # -- GM7xx the cycle runner --------------------------------------------------------------------------------
 CYCLE_NO_COMMITS = _code(
@@ -203,6 +233,9 @@ CYCLE_PUSH_FAILED = _code(
 CYCLE_LOCAL_COMMITS = _code(
     "GM713", "cycle-local-commits",
     "commits were made in the runner's checkout during the cycle; they were kept on a named branch", "{message}")
+CYCLE_FILE_HELD = _code(
+    "GM714", "cycle-file-held", "a file over `cycle.max_file_bytes` was kept out of the cycle's commit, in "
+    ".git/gitmem/held/", "{message}", severity="warning")
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(
@@ -222,8 +255,13 @@ NOT_UTF8 = _code(
     "GM902", "not-utf8", "a memory file is not valid UTF-8",
     "not valid UTF-8 (byte {byte}: {reason})", "save the file as UTF-8")
 SECRET_LIKE_TOKEN = _code(
-    "GM903", "secret-like-token", "a memory file contains something that looks like a secret",
-    "this looks like {what}; remove it and rotate it", "secrets belong in the environment, never in memory")
+    "GM903", "secret-like-token",
+    "a changed file (memory or any other text file), its name or a symlink's target looks like a secret",
+    "this looks like {what}; remove it and rotate it", "secrets belong in the environment, never in memory",
+    file=Message("this looks like {what}; remove it and rotate it",
+                 "secrets belong in the environment; for a fixture or an example, list the path in {allowlist}"),
+    name=Message("the file name looks like {what}; rename the file and rotate the secret"),
+    link=Message("the symlink's target looks like {what}; remove the link and rotate the secret"))
 MEMORY_FILE_MISSING = _code(
     "GM904", "memory-file-missing", "a memory file is missing",
     "memory file {path} is missing", "run `gitmem init` to create the missing files")
@@ -239,6 +277,12 @@ HISTORY_REWRITTEN = _code(
 TITLE_MISSING = _code(
     "GM907", "title-missing", "a memory file does not start with its `# TITLE` line",
     "{role} must start with a `# ` title line such as `{title}`")
+NOT_A_REGULAR_FILE = _code(
+    "GM908", "not-a-regular-file",
+    "a memory file, ROADMAP, a `cycle.always_load` file or gitmem.yaml is not a regular file (a symbolic link, "
+    "a directory, a submodule, a FIFO) or is reached through one",
+    "{path} {what}; it must be a regular file (git mode 100644 or 100755) inside the work tree",
+    "put the file itself there (`git checkout HEAD -- {path}` restores the committed one) and stage it")
 
 CODES: tuple[Code, ...] = tuple(value for value in list(globals().values()) if isinstance(value, Code))
 BY_CODE: dict[str, Code] = {item.code: item for item in CODES}

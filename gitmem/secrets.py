@@ -1,60 +1,141 @@
-"""Secrets: what they look like, which environment variables hold them, and how they are removed from text.
+"""Secrets: what they look like, which environment variables hold them, and how they are removed.
 
-One module for every place that must not leak one: the GM903 check, messages and error text, files the
-runner commits, the agent backends and their tools, the GitHub client. Patterns are compiled on first use,
-so importing this costs nothing on the pre-commit path until a file actually holds a needle.
+One module for every place that must not leak one: the GM903 check (memory files and every other staged text
+file), messages and error text, files the runner commits (streamed, any size), the agent backends and the
+environment they get, the GitHub client. Patterns are compiled on first use, and each runs only when one of its
+literal needles is in the data (`bytes.find` runs at memory speed), so importing this costs nothing on the
+pre-commit path until a file actually holds a needle.
 """
 from __future__ import annotations
 
-import functools
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from typing import BinaryIO
 
 # Variables whose values are secrets wherever they appear (the model's key, tokens that can push).
-SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITMEM_GIT_TOKEN")
+SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "GITHUB_TOKEN", "GH_TOKEN",
+              "GITMEM_GIT_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "ACTIONS_RUNTIME_TOKEN",
+              "ACTIONS_ID_TOKEN_REQUEST_TOKEN")
+# Never handed to an agent, whatever the config says: they can push as the repository or the human.
+GITHUB_TOKEN_ENV = ("GITHUB_TOKEN", "GH_TOKEN", "GITMEM_GIT_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",
+                    "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL")
+# Words in a variable's name that say it holds a credential, and capabilities that are not named like one.
+_SECRET_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "PRIVATE", "COOKIE")
+_SECRET_WORDS = ("AUTH", "PAT")     # whole words only: AUTHOR and PATH are not secrets
+_CAPABILITIES = ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_SSH_COMMAND",
+                 "GIT_SSH", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "NETRC", "DOCKER_CONFIG", "KUBECONFIG",
+                 "GOOGLE_APPLICATION_CREDENTIALS", "AWS_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE",
+                 "ACTIONS_CACHE_URL", "ACTIONS_RESULTS_URL", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT",
+                 "GITHUB_STATE", "GITHUB_STEP_SUMMARY")
 MIN_VALUE = 8            # shorter values are not worth replacing: they would hit ordinary words
 REDACTED = "[redacted]"  # in messages
 MASK = "***"             # in files and error text the runner keeps
 
+# The escape hatch for fixtures and docs that hold key-shaped strings on purpose: one glob per line (`#` starts
+# a comment), matched against repository paths; a line ending in `/` allows everything under that directory.
+# It is a protected path (gitmem.cycle.protected): an agent's edit of it never lands without the human.
+ALLOWLIST_FILE = ".gitmem-allow-secrets"
 
-@dataclass(frozen=True)
+_B = r"(?<![A-Za-z0-9_-])"       # not in the middle of a longer word
+
+
 class Pattern:
-    source: str                   # the regular expression, over bytes or text alike
-    what: str                     # what it looks like, for the message; the match itself is never shown
-    needles: tuple[bytes, ...]    # literal text it cannot match without: `bytes.find` runs at memory speed
+    """A plain class, not a dataclass: this module is imported on the pre-commit path, where each
+    dataclass costs a millisecond of code generation."""
+
+    __slots__ = ("source", "what", "needles", "group", "_regex")
+
+    def __init__(self, source: str, what: str, needles: tuple[bytes, ...], group: int = 0) -> None:
+        self.source = source          # the regular expression, over bytes or text alike
+        self.what = what              # what it looks like, for the message; the match itself is never shown
+        self.needles = needles        # literal text it cannot match without
+        self.group = group            # the part of a match that is the secret (the rest is its context)
+        self._regex: re.Pattern[bytes] | None = None
+
+    @property
+    def regex(self) -> re.Pattern[bytes]:
+        """Compiled on first use: most files hold none of the needles, and then no pattern is compiled."""
+        if self._regex is None:
+            self._regex = re.compile(self.source.encode())
+        return self._regex
+
+    def present(self, data: bytes) -> bool:
+        return any(needle in data for needle in self.needles)
+
+
+def _p(source: str, what: str, *needles: str, group: int = 0) -> Pattern:
+    return Pattern(source, what, tuple(n.encode() for n in needles), group)
 
 
 PATTERNS: tuple[Pattern, ...] = (
-    Pattern(r"sk-ant-[A-Za-z0-9_\-]{16,}", "an Anthropic API key (sk-ant-…)", (b"sk-ant-",)),
-    Pattern(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", "an AWS access key id", (b"AKIA", b"ASIA")),
-    Pattern(r"\bgh[pousr]_[A-Za-z0-9]{30,}", "a GitHub token", (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_")),
-    Pattern(r"\bgithub_pat_[A-Za-z0-9_]{22,}", "a GitHub fine-grained token", (b"github_pat_",)),
-    Pattern(r"\bsk-(?:proj-)?[A-Za-z0-9]{32,}", "an OpenAI-style API key", (b"sk-",)),
-    Pattern(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----", "a private key", (b"-----BEGIN ",)),
-    Pattern(r"\bxox[baprs]-[A-Za-z0-9-]{10,}", "a Slack token", (b"xoxb-", b"xoxa-", b"xoxp-", b"xoxr-", b"xoxs-")),
+    _p(r"sk-ant-[A-Za-z0-9_\-]{16,}", "an Anthropic API key (sk-ant-…)", "sk-ant-"),
+    _p(_B + r"sk-(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{16,}", "an OpenAI API key", "sk-proj-", "sk-svcacct-",
+       "sk-admin-", "sk-None-"),
+    _p(_B + r"sk-[A-Za-z0-9]{32,}", "an OpenAI-style API key", "sk-"),
+    _p(r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16}\b", "an AWS access key id", "AKIA", "ASIA", "ABIA", "ACCA",
+       "A3T"),
+    _p(r"(?i:aws_?secret_?access_?key|secret_?access_?key)[\"']?\s*[:=]\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+])",
+       "an AWS secret access key", "ecret_access_key", "ECRET_ACCESS_KEY", "ecretAccessKey", "ecretaccesskey",
+       group=1),
+    _p(r"\bgh[pousr]_[A-Za-z0-9]{30,}", "a GitHub token", "ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+    _p(r"\bgithub_pat_[A-Za-z0-9_]{22,}", "a GitHub fine-grained token", "github_pat_"),
+    _p(r"\bgl(?:pat|dt|rt|ptt|soat|cbt|ffct|oas|imt|agent|ft|wt)-[A-Za-z0-9_\-]{20,}", "a GitLab token", "glpat-",
+       "gldt-", "glrt-", "glptt-", "glsoat-", "glcbt-", "glffct-", "gloas-", "glimt-", "glagent-", "glft-", "glwt-"),
+    _p(r"\bGR1348941[A-Za-z0-9_\-]{20,}", "a GitLab runner registration token", "GR1348941"),
+    _p(r"\bAIza[0-9A-Za-z_\-]{35}", "a Google API key", "AIza"),
+    _p(r"\bGOCSPX-[A-Za-z0-9_\-]{24,}", "a Google OAuth client secret", "GOCSPX-"),
+    _p(r"\bya29\.[0-9A-Za-z_\-]{20,}", "a Google OAuth access token", "ya29."),
+    _p(r"(?<![A-Za-z0-9/])1//0[0-9A-Za-z_\-]{30,}", "a Google OAuth refresh token", "1//0"),
+    _p(r"\bxox[abposre]-[A-Za-z0-9\-]{10,}", "a Slack token", "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-",
+       "xoxe-"),
+    _p(r"\bxoxe\.xox[bp]-[A-Za-z0-9\-]{10,}", "a Slack refresh token", "xoxe."),
+    _p(r"\bxapp-\d-[A-Za-z0-9\-]{10,}", "a Slack app token", "xapp-"),
+    _p(r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}", "a Slack webhook URL",
+       "hooks.slack.com/"),
+    _p(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "a Stripe secret key", "sk_live_", "sk_test_", "rk_live_",
+       "rk_test_"),
+    _p(r"\bwhsec_[A-Za-z0-9+/=]{24,}", "a Stripe webhook secret", "whsec_"),
+    _p(r"\bhf_[A-Za-z0-9]{30,}", "a Hugging Face token", "hf_"),
+    _p(r"\bapi_org_[A-Za-z0-9]{30,}", "a Hugging Face organisation token", "api_org_"),
+    _p(r"\bnpm_[A-Za-z0-9]{36}\b", "an npm token", "npm_"),
+    _p(r"_authToken\s*=\s*(?!\$\{)([A-Za-z0-9_\-.+/=]{16,})", "an npm registry token", "_authToken", group=1),
+    _p(r"\bpypi-AgE[A-Za-z0-9_\-]{50,}", "a PyPI token", "pypi-AgE"),
+    _p(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----", "a private key", "PRIVATE KEY"),
+    _p(r"\bSG\.[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{40,}", "a SendGrid API key", "SG."),
+    _p(r"\bdo[por]_v1_[a-f0-9]{64}\b", "a DigitalOcean token", "dop_v1_", "doo_v1_", "dor_v1_"),
+    _p(r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}\b", "a Shopify token", "shpat_", "shpca_", "shppa_", "shpss_"),
+    _p(r"\bgsk_[A-Za-z0-9]{40,}", "a Groq API key", "gsk_"),
+    _p(r"\bxai-[A-Za-z0-9]{60,}", "an xAI API key", "xai-"),
+    _p(r"\br8_[A-Za-z0-9]{30,}", "a Replicate token", "r8_"),
+    _p(r"\bpplx-[A-Za-z0-9]{40,}", "a Perplexity API key", "pplx-"),
+    _p(r"\blin_api_[A-Za-z0-9]{40}\b", "a Linear API key", "lin_api_"),
+    _p(r"\bPMAK-[a-f0-9]{24}-[a-f0-9]{34}\b", "a Postman API key", "PMAK-"),
+    _p(r"\bATATT3[A-Za-z0-9_\-=]{100,}", "an Atlassian API token", "ATATT3"),
+    _p(r"\bdapi[a-f0-9]{32}\b", "a Databricks token", "dapi"),
+    _p(r"\bsntry[su]_[A-Za-z0-9+/=_\-]{40,}", "a Sentry token", "sntrys_", "sntryu_"),
+    _p(r"(?i:AccountKey)=[A-Za-z0-9+/]{80,}={0,2}", "an Azure storage account key", "AccountKey="),
 )
 # Redaction is wider than detection: an Anthropic key prefix is removed from messages whatever follows it.
-_REDACT_ONLY = (r"sk-ant-[A-Za-z0-9_\-]+",)
+_REDACT_ONLY = (_p(r"sk-ant-[A-Za-z0-9_\-]+", "", "sk-ant-"),)
+# Files: a private key is masked whole, from its BEGIN line to its END line (or, with no END, its base64 lines).
+_KEY_HEAD = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+_PRIVATE_BLOCKS = (
+    _p(_KEY_HEAD + r"[\s\S]{0,65536}?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----", "", "PRIVATE KEY"),
+    _p(_KEY_HEAD + r"(?:\r?\n(?:[A-Za-z0-9+/=]{16,}|[A-Za-z-]+: .*))*", "", "PRIVATE KEY"),
+)
 
 
-@functools.cache
-def _compiled_bytes() -> tuple[tuple[re.Pattern[bytes], Pattern], ...]:
-    return tuple((re.compile(p.source.encode()), p) for p in PATTERNS)
+_REDACTORS = (*_PRIVATE_BLOCKS, *_REDACT_ONLY, *PATTERNS)
 
 
-@functools.cache
-def _redactor() -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{source})" for source in (*_REDACT_ONLY, *(p.source for p in PATTERNS))))
-
-
-def find(data: bytes) -> Iterator[tuple[int, str]]:
-    """(offset, what it looks like) of every secret-like token in `data`."""
-    for regex, pattern in _compiled_bytes():
-        if any(needle in data for needle in pattern.needles):
-            for found in regex.finditer(data):
-                yield found.start(), pattern.what
+def find(data: bytes) -> list[tuple[int, str]]:
+    """(offset, what it looks like) of every secret-like token in `data`, in order."""
+    found: list[tuple[int, str]] = []
+    for pattern in PATTERNS:
+        if pattern.present(data):
+            found += [(match.start(pattern.group), pattern.what) for match in pattern.regex.finditer(data)]
+    return sorted(found)
 
 
 def env_values(environ: Mapping[str, str] | None = None) -> list[str]:
@@ -63,25 +144,35 @@ def env_values(environ: Mapping[str, str] | None = None) -> list[str]:
     return [value for name in SECRET_ENV if len(value := environ.get(name, "")) >= MIN_VALUE]
 
 
-def redact(text: str, extra_values: Iterable[str | None] = (), *, mark: str = REDACTED) -> str:
-    """`text` with every secret-like token and every value in `extra_values` replaced by `mark`."""
-    if not text:
-        return text
-    for value in extra_values:
-        if value and len(value) >= MIN_VALUE:
-            text = text.replace(value, mark)
-    return _redactor().sub(mark, text)
+def _masker(mark: bytes, group: int) -> Callable[[re.Match[bytes]], bytes]:
+    def mask(match: re.Match[bytes]) -> bytes:
+        if not group:
+            return mark
+        whole, start, end = match.group(0), match.start(group) - match.start(), match.end(group) - match.start()
+        return whole[:start] + mark + whole[end:]
+    return mask
 
 
 def redact_bytes(data: bytes, extra_values: Iterable[str] = (), *, mark: str = MASK) -> bytes:
     """`data` with the secret values and the secret-like tokens replaced; other bytes kept exactly."""
+    token = mark.encode()
     for value in extra_values:
-        if len(value) >= MIN_VALUE:
-            data = data.replace(value.encode(), mark.encode())
-    for regex, pattern in _compiled_bytes():
-        if any(needle in data for needle in pattern.needles):
-            data = regex.sub(mark.encode(), data)
+        if value and len(value) >= MIN_VALUE:
+            data = data.replace(value.encode(), token)
+    for pattern in _REDACTORS:
+        if pattern.present(data):
+            data = pattern.regex.sub(_masker(token, pattern.group), data)
     return data
+
+
+def redact(text: str, extra_values: Iterable[str | None] = (), *, mark: str = REDACTED) -> str:
+    """`text` with every secret-like token and every value in `extra_values` replaced by `mark`."""
+    if not text:
+        return text
+    values = [value for value in extra_values if value]
+    data = text.encode("utf-8", "surrogatepass")
+    clean = redact_bytes(data, values, mark=mark)
+    return text if clean == data else clean.decode("utf-8", "surrogatepass")
 
 
 def scrub(text: str) -> str:
@@ -89,6 +180,152 @@ def scrub(text: str) -> str:
     return redact_bytes(text.encode("utf-8", "replace"), env_values()).decode("utf-8", "replace")
 
 
+def holds_secret(text: str) -> bool:
+    """Whether `text` (a file name, a link target, a value) holds a secret-like token or a secret env value."""
+    data = text.encode("utf-8", "surrogatepass")
+    return redact_bytes(data, env_values()) != data
+
+
+def utf16_codec(head: bytes) -> str | None:
+    """The codec of a UTF-16 text from its first bytes (a byte order mark, or NULs in every other byte), so a
+    key in a UTF-16 file is found and masked like any other; None for anything else."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "utf-16"
+    sample = head[:4096]
+    if len(sample) >= 8:
+        even, odd = sample[0::2].count(0), sample[1::2].count(0)
+        half = len(sample) // 2
+        if odd >= 0.9 * half and even < 0.1 * half:
+            return "utf-16-le"
+        if even >= 0.9 * half and odd < 0.1 * half:
+            return "utf-16-be"
+    return None
+
+
+def as_utf8(data: bytes) -> bytes:
+    """`data`, re-encoded as UTF-8 when it is UTF-16 text (the form the patterns read)."""
+    codec = utf16_codec(data)
+    if codec is None:
+        return data
+    return data.decode(codec, "replace").encode("utf-8", "surrogatepass")
+
+
+# -- streaming: files of any size ---------------------------------------------------------------------------
+CHUNK = 1 << 20          # bytes read at a time
+KEEP = 1 << 17           # bytes held back so a secret is never cut in two (a private key block, an env value)
+
+
+def redact_stream(source: BinaryIO, sink: BinaryIO, extra_values: Iterable[str] = ()) -> bool:
+    """Copy `source` to `sink` with every secret masked, in bounded memory; True when anything was masked.
+
+    Text is cut at least KEEP bytes before the end of what was read, at a line end where there is one, and
+    never inside a token, an environment value or a private key block: the part a match would straddle waits
+    for the next read.
+    """
+    values = [value.encode() for value in extra_values if value and len(value) >= MIN_VALUE]
+    keep = max([KEEP, *(2 * len(value) for value in values)])
+    held, changed = b"", False
+    while True:
+        chunk = source.read(CHUNK)
+        held += chunk
+        if chunk and len(held) <= keep + CHUNK:
+            continue
+        cut = len(held) if not chunk else _cut_at(held, len(held) - keep, values)
+        part = held[:cut]
+        clean = redact_bytes(part, [value.decode() for value in values])
+        changed = changed or clean != part
+        sink.write(clean)
+        held = held[cut:]
+        if not chunk:
+            return changed
+
+
+def _cut_at(data: bytes, limit: int, values: list[bytes]) -> int:
+    line = data.rfind(b"\n", 0, limit)
+    cut = line + 1 if line >= 0 else limit
+    while cut > 0:
+        start = _straddling(data, cut, values)
+        if start is None:
+            return cut
+        cut = start
+    # A match runs from the start of what is held past the cut: wait for more, up to a bound; a match longer
+    # than that is cut (its first part is still masked, so what is left of it is no secret).
+    return 0 if len(data) < 8 * KEEP else limit
+
+
+def _straddling(data: bytes, cut: int, values: list[bytes]) -> int | None:
+    """The start of the first secret-like match or value in `data` that begins before `cut` and ends after it."""
+    low = max(0, cut - KEEP)
+    window = data[low:cut + KEEP]
+    at = cut - low
+    starts = [low + found for value in values
+              for found in [window.rfind(value, max(0, at - len(value) + 1), at + len(value) - 1)]
+              if 0 <= found < at]
+    for pattern in _REDACTORS:
+        if pattern.present(window):
+            starts += [low + m.start() for m in pattern.regex.finditer(window) if m.start() < at < m.end()]
+    return min(starts) if starts else None
+
+
+# -- the environment an agent gets ----------------------------------------------------------------------------
+
 def is_secret_name(name: str) -> bool:
-    """An environment variable that, by its name, holds a credential."""
-    return name in SECRET_ENV or any(word in name for word in ("KEY", "TOKEN", "SECRET"))
+    """An environment variable that, by its name, holds a credential or a capability to act as someone."""
+    upper = name.upper()
+    if upper in SECRET_ENV or upper in GITHUB_TOKEN_ENV or upper in _CAPABILITIES:
+        return True
+    words = set(re.split(r"[^A-Z0-9]+", upper))
+    return any(part in upper for part in _SECRET_PARTS) or bool(words & set(_SECRET_WORDS))
+
+
+def never_passed(name: str) -> bool:
+    """GitHub tokens never reach an agent, even when the config names them."""
+    return name.upper() in GITHUB_TOKEN_ENV
+
+
+def agent_environment(environ: Mapping[str, str], passed: Iterable[str] = ()) -> dict[str, str]:
+    """`environ` without tokens, keys or credentials, except the variables named in `passed` (the config's
+    `agent.pass_env`, e.g. the model's API key). A value that looks like a GitHub token never passes, under any
+    name; nor does any other secret-looking value the config did not name."""
+    allowed = {name for name in passed if not never_passed(name)}
+    github_values = {environ[name] for name in GITHUB_TOKEN_ENV if environ.get(name)}
+    kept: dict[str, str] = {}
+    for name, value in environ.items():
+        if value in github_values or _looks_like_github_token(value):
+            continue
+        if name in allowed or not (is_secret_name(name) or holds_secret(value)):
+            kept[name] = value
+    return kept
+
+
+def _looks_like_github_token(value: str) -> bool:
+    data = value.encode("utf-8", "surrogatepass")
+    return any(pattern.regex.search(data) for pattern in PATTERNS
+               if pattern.what.startswith("a GitHub") and pattern.present(data))
+
+
+# -- the allowlist ----------------------------------------------------------------------------------------------
+
+class Allowlist:
+    """Paths where GM903 accepts key-shaped strings on purpose (fixtures, docs). Empty: nothing is allowed."""
+
+    def __init__(self, globs: tuple[str, ...] = ()) -> None:
+        self.globs = globs
+
+    @classmethod
+    def parse(cls, data: bytes | None) -> Allowlist:
+        if not data:
+            return cls()
+        lines = data.decode("utf-8", "replace").splitlines()
+        return cls(tuple(g for line in lines if (g := line.split("#", 1)[0].strip())))
+
+    def allows(self, path: str) -> bool:
+        from fnmatch import fnmatchcase
+
+        for glob in self.globs:
+            glob = glob.lstrip("/")
+            if glob.endswith("/") and path.startswith(glob):
+                return True
+            if fnmatchcase(path, glob) or ("/" not in glob and fnmatchcase(path.rsplit("/", 1)[-1], glob)):
+                return True
+        return False

@@ -25,7 +25,8 @@ def test_the_step_installs_only_from_the_committed_lock_and_only_when_asked() ->
     step = the_step()
     assert step["if"] == "inputs.agent-cli != ''"
     assert "npm ci " in step["run"] and "npm install" not in step["run"] and "npx" not in step["run"]
-    assert step["env"] == {"GITMEM_AGENT_CLI": "${{ inputs.agent-cli }}"}
+    assert step["env"] == {"GITMEM_VENV": "${{ steps.plan.outputs.venv }}",
+                           "GITMEM_AGENT_CLI": "${{ inputs.agent-cli }}"}
     lock = json.loads((PACKAGE_DIR / "package-lock.json").read_text())
     manifest = json.loads((PACKAGE_DIR / "package.json").read_text())
     pinned = manifest["dependencies"]["@anthropic-ai/claude-code"]
@@ -36,14 +37,14 @@ def test_the_step_installs_only_from_the_committed_lock_and_only_when_asked() ->
 
 def test_an_unknown_agent_cli_fails_the_step_with_an_error(tmp_path: Path) -> None:
     run = run_action(tmp_path, {"agent-cli": "cursor"}, bin_dir=project_bin(), scratch=tmp_path / "runner",
-                     skip=OTHERS, env={"RUNNER_TEMP": str(tmp_path / "temp")})
-    assert [(s.name, s.code) for s in run.steps] == [(STEP, 2)]
-    assert "::error::agent-cli must be claude-code (or empty), not 'cursor'" in run.steps[0].out
+                     skip=OTHERS, runner_temp=tmp_path / "temp")
+    assert [(s.name, s.code) for s in run.steps][-1] == (STEP, 2)
+    assert "::error::agent-cli must be claude-code (or empty), not 'cursor'" in run.steps[-1].out
 
 
 def test_without_the_input_the_step_does_not_run(tmp_path: Path) -> None:
     run = run_action(tmp_path, {"command": "check"}, bin_dir=project_bin(), scratch=tmp_path / "runner", skip=OTHERS)
-    assert run.steps == []
+    assert STEP not in [s.name for s in run.steps]
 
 
 @pytest.mark.slow
@@ -53,15 +54,17 @@ def test_claude_code_is_installed_outside_the_workspace_and_put_on_path(tmp_path
     except Unavailable as why:
         warnings.warn(f"the Action's agent-cli install test skipped: {why}", stacklevel=2)
         pytest.skip(str(why))
-    workspace, temp, bin_dir = tmp_path / "workspace", tmp_path / "runner-temp", tmp_path / "python-bin"
+    workspace, temp = tmp_path / "workspace", tmp_path / "runner-temp"
     workspace.mkdir()
-    bin_dir.mkdir()
-    (bin_dir / "gitmem").symlink_to(project_bin() / "gitmem")      # where the install step put gitmem
-    run = run_action(workspace, {"agent-cli": "claude-code"}, bin_dir=bin_dir, scratch=tmp_path / "runner",
-                     skip=OTHERS, timeout=900,
-                     env={"RUNNER_TEMP": str(temp), "npm_config_cache": str(Path.home() / ".npm")})
+    venv_bin = temp / "gitmem-venv" / "bin"          # where the install step puts gitmem
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "gitmem").symlink_to(project_bin() / "gitmem")
+    run = run_action(workspace, {"agent-cli": "claude-code"}, bin_dir=project_bin(), scratch=tmp_path / "runner",
+                     skip=OTHERS, timeout=900, runner_temp=temp,
+                     env={"npm_config_cache": str(Path.home() / ".npm")})
     assert run.ok, run.describe()
-    assert run.steps[0].out.strip().endswith("2.1.197 (Claude Code)")
+    assert run.steps[-1].name == STEP and run.steps[-1].out.strip().endswith("2.1.197 (Claude Code)")
     installed = temp / "gitmem-agent-cli" / "claude-code" / "node_modules" / ".bin" / "claude"
-    assert (bin_dir / "claude").resolve() == installed.resolve(), "on PATH beside gitmem, for the cycle's command"
+    assert (venv_bin / "claude").resolve() == installed.resolve(), \
+        "in gitmem's venv, which the Run step puts on PATH for the cycle's command"
     assert list(workspace.iterdir()) == [] and not (PACKAGE_DIR / "node_modules").exists()

@@ -5,6 +5,7 @@ session, so the code the action installs (not the dev checkout) is what runs the
 """
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -23,23 +24,41 @@ CI_SETUP_STEP = "Make an agent repository from the template, with a local bare o
 
 @pytest.fixture(scope="session")
 def action_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh, empty venv: the action's install step installs gitmem into it."""
+    """A fresh, empty venv standing in for setup-python's interpreter: its `python` runs the install step."""
     venv = tmp_path_factory.mktemp("action-venv")
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
     return venv / "bin"
 
 
-def test_a_scripted_cycle_runs_through_the_action_and_is_pushed(tmp_path: Path, action_venv: Path) -> None:
+@pytest.fixture(scope="session")
+def runner_temp(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """RUNNER_TEMP shared by the runs below: the first installs gitmem's venv there, later runs find it, as a
+    restored dependency cache would leave it."""
+    return tmp_path_factory.mktemp("runner-temp")
+
+
+def test_a_scripted_cycle_runs_through_the_action_and_is_pushed(tmp_path: Path, action_venv: Path,
+                                                                runner_temp: Path) -> None:
     repo = agent_repo(tmp_path / "agent", tmp_path / "origin.git")
     start = git(repo, "rev-parse", "HEAD").strip()
 
-    run = run_action(repo, {"command": "cycle"}, bin_dir=action_venv, scratch=tmp_path / "runner")
+    run = run_action(repo, {"command": "cycle"}, bin_dir=action_venv, scratch=tmp_path / "runner",
+                     runner_temp=runner_temp)
 
     assert run.ok, run.describe()
-    assert [s.name for s in run.steps] == ["Install gitmem from this action's own checkout",
+    assert [s.name for s in run.steps] == ["Plan the install and the caches",
+                                           "Install gitmem from this action's own checkout",
                                            "Configure the git identity", "Run gitmem"]
-    assert (action_venv / "gitmem").exists(), "the install step put gitmem into the fresh venv"
-    assert run.steps[0].out.strip().startswith("gitmem, version ")
+    plan = run.step_outputs["plan"]
+    assert plan["extras"] == "agent" and plan["venv"] == str(runner_temp / "gitmem-venv")
+    assert plan["deps-key"].startswith("gitmem-deps-Linux-X64-py") and plan["deps-key"].endswith(
+        "-agent-" + hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16])
+    venv = runner_temp / "gitmem-venv" / "bin"
+    assert (venv / "gitmem").exists(), "the install step put gitmem into its own venv"
+    assert not (action_venv / "gitmem").exists(), "and left setup-python's interpreter alone"
+    probe = subprocess.run([str(venv / "python"), "-c", "import anthropic, gitmem"], capture_output=True)
+    assert probe.returncode == 0, "a cycle gets the agent extra"
+    assert run.steps[1].out.strip().startswith("gitmem, version ")
     outputs = run.outputs
     assert outputs["cycle"] == "1" and outputs["outcome"] == "built"
     assert outputs["commit"] == git(tmp_path / "origin.git", "rev-parse", "main").strip()
@@ -57,7 +76,8 @@ def test_a_scripted_cycle_runs_through_the_action_and_is_pushed(tmp_path: Path, 
     assert git(repo, "status", "--porcelain") == ""
 
 
-def test_the_daily_close_runs_through_the_action_and_is_pushed(tmp_path: Path, action_venv: Path) -> None:
+def test_the_daily_close_runs_through_the_action_and_is_pushed(tmp_path: Path, action_venv: Path,
+                                                               runner_temp: Path) -> None:
     repo = agent_repo(tmp_path / "agent", tmp_path / "origin.git")
     first = subprocess.run([str(project_bin() / "gitmem"), "cycle", "--push"], cwd=repo, capture_output=True,
                            text=True, env=_plain_env(tmp_path))
@@ -65,7 +85,7 @@ def test_the_daily_close_runs_through_the_action_and_is_pushed(tmp_path: Path, a
     before = datetime.now(timezone.utc).date().isoformat()
 
     run = run_action(repo, {"command": "close", "args": "--no-llm"}, bin_dir=action_venv,
-                     scratch=tmp_path / "runner")
+                     scratch=tmp_path / "runner", runner_temp=runner_temp)
 
     assert run.ok, run.describe()
     # The close defaults to today in the configured zone (UTC); a run across midnight may close either day.
@@ -83,6 +103,48 @@ def test_the_daily_close_runs_through_the_action_and_is_pushed(tmp_path: Path, a
     assert f"gitmem close {day}" in run.summary
     assert "### gitmem report · default" in run.summary and "```mermaid\n" in run.summary
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_check_installs_the_base_package_and_a_cache_hit_reinstalls_only_gitmem(
+        tmp_path: Path, action_venv: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    temp = tmp_path_factory.mktemp("runner-temp-check")
+    repo = agent_repo(tmp_path / "agent", tmp_path / "origin.git")
+    cold = run_action(repo, {"command": "check"}, bin_dir=action_venv, scratch=tmp_path / "cold", runner_temp=temp)
+    assert cold.ok, cold.describe()
+    assert cold.step_outputs["plan"]["extras"] == "" and "-base-" in cold.step_outputs["plan"]["deps-key"]
+    assert cold.outputs["outcome"] == "clean" and "### gitmem check: clean" in cold.summary
+    venv = temp / "gitmem-venv" / "bin"
+    assert subprocess.run([str(venv / "python"), "-c", "import anthropic"], capture_output=True).returncode != 0
+    stamp = (venv / "gitmem").stat().st_mtime_ns
+    # As the next run finds it once actions/cache/restore hit the key: gitmem alone is installed again.
+    warm = run_action(repo, {"command": "check"}, bin_dir=action_venv, scratch=tmp_path / "warm", runner_temp=temp,
+                      uses_outputs={"deps-cache": {"cache-hit": "true"}})
+    assert warm.ok, warm.describe()
+    assert warm.steps[1].out.strip().startswith("gitmem, version ")
+    assert (venv / "gitmem").stat().st_mtime_ns != stamp, "gitmem itself was reinstalled from the action path"
+
+
+def test_check_with_violations_still_writes_the_outcome_and_a_summary(tmp_path: Path) -> None:
+    repo = agent_repo(tmp_path / "agent", tmp_path / "origin.git")
+    (repo / "LOG.md").write_text((repo / "LOG.md").read_text(encoding="utf-8") + "## not an entry\n",
+                                 encoding="utf-8")
+    run = run_action(repo, {"command": "check"}, bin_dir=project_bin(), scratch=tmp_path / "runner", skip=INSTALL)
+    assert not run.ok and run.steps[-1].name == "Run gitmem" and run.steps[-1].code == 1
+    assert run.outputs == {"outcome": "violations"}
+    assert "::error file=LOG.md" in run.steps[-1].out
+    assert "### gitmem check: violations" in run.summary and "LOG.md:" in run.summary
+
+
+def test_a_command_that_stops_before_deciding_leaves_outcome_error(tmp_path: Path) -> None:
+    repo = agent_repo(tmp_path / "agent", tmp_path / "origin.git")
+    (repo / "scratch.txt").write_text("a dirty tree: the cycle refuses to start\n", encoding="utf-8")
+    (repo / "NOW.md").write_text((repo / "NOW.md").read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    run = run_action(repo, {"command": "cycle"}, bin_dir=project_bin(), scratch=tmp_path / "runner", skip=INSTALL)
+    assert not run.ok and run.steps[-1].code == 3, run.describe()
+    assert run.outputs["outcome"] == "error"
+
+
+INSTALL = ("Install gitmem from this action's own checkout",)
 
 
 def test_the_ci_self_test_setup_makes_a_repo_that_passes_check_and_cycles(tmp_path: Path) -> None:

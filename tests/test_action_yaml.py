@@ -84,7 +84,8 @@ def valid_cron(expression: str) -> bool:
 
 
 def test_memory_workflow_schedules_concurrency_and_permissions():
-    flow = load(ROOT / "template-repo" / ".github" / "workflows" / "gitmem.yml")
+    path = ROOT / "template-repo" / ".github" / "workflows" / "gitmem.yml"
+    flow = load(path)
     crons = [entry["cron"] for entry in flow["on"]["schedule"]]
     assert crons == ["17 */3 * * *", "47 23 * * *"]
     for cron in crons:
@@ -93,26 +94,48 @@ def test_memory_workflow_schedules_concurrency_and_permissions():
         assert minute % 2 == 1 and minute not in (0, 30), "scheduled runs avoid the top of the hour"
     assert "workflow_dispatch" in flow["on"]
     assert list(flow["on"]["workflow_dispatch"]["inputs"]["command"]["options"]) == ["cycle", "close", "check"]
-    assert dict(flow["concurrency"]) == {"group": "gitmem", "cancel-in-progress": False}
-    assert dict(flow["permissions"]) == {"contents": "write"}
-    text = (ROOT / "template-repo" / ".github" / "workflows" / "gitmem.yml").read_text()
-    for limit in ("delays", "60 days", "do not trigger other workflows"):
-        assert limit in text
+    assert "concurrency" not in flow and dict(flow["permissions"]) == {}, "each job asks for what it needs"
+    jobs = flow["jobs"]
+    assert set(jobs) == {"cycle", "close", "check"}
+    # Each schedule (and each manual choice) runs exactly its own job.
+    for job_id, cron in (("cycle", crons[0]), ("close", crons[1])):
+        condition = jobs[job_id]["if"]
+        assert f"github.event.schedule == '{cron}'" in condition and f"inputs.command == '{job_id}'" in condition
+        assert jobs[job_id]["steps"][-1]["with"]["command"] == job_id
+        assert dict(jobs[job_id]["permissions"]) == {"contents": "write"}
+        assert jobs[job_id]["environment"] == "gitmem"
+        assert jobs[job_id]["steps"][-1]["with"]["anthropic-api-key"] == "${{ secrets.ANTHROPIC_API_KEY }}"
+    assert "inputs.command == 'check'" in jobs["check"]["if"] and "schedule" not in jobs["check"]["if"]
+    assert dict(jobs["check"]["permissions"]) == {"contents": "read"} and "environment" not in jobs["check"]
+    # GitHub keeps one pending run per concurrency group and a newly queued run replaces it: the close has
+    # a group of its own, so no queued cycle can ever replace a pending close; nothing running is cancelled.
+    groups = {job_id: dict(jobs[job_id]["concurrency"]) for job_id in ("cycle", "close")}
+    assert groups == {"cycle": {"group": "gitmem-cycle", "cancel-in-progress": False},
+                      "close": {"group": "gitmem-close", "cancel-in-progress": False}}
+    text = path.read_text(encoding="utf-8")
+    for limit in ("delays", "60 days", "do not trigger other workflows", "one run pending", "replaces the pending",
+                  "never replaced"):
+        assert limit in text, limit
 
 
 def test_check_workflow_runs_verify_with_github_annotations():
     flow = load(ROOT / "template-repo" / ".github" / "workflows" / "gitmem-check.yml")
     assert set(flow["on"]) == {"pull_request", "push"}
     assert dict(flow["permissions"]) == {"contents": "read"}
+    concurrency = dict(flow["concurrency"])
+    assert "pull_request.number" in concurrency["group"] and "github.sha" in concurrency["group"]
+    assert concurrency["cancel-in-progress"] == "${{ github.event_name == 'pull_request' }}"
     step = next(s for s in steps_of(flow) if str(s.get("uses", "")).startswith("gitmem-agent/gitmem"))
     assert step["with"]["command"] == "verify"
-    assert "--range" in step["with"]["args"]
+    assert "--range" in step["with"]["args"] and "--branch {2}" in step["with"]["args"]
+    checkout = next(s for s in steps_of(flow) if str(s.get("uses", "")).startswith("actions/checkout@"))
+    assert checkout["with"]["fetch-depth"] == 0
     action = load(ROOT / "action.yml")
     run = next(s for s in action["runs"]["steps"] if s.get("id") == "run")["run"]
     assert "gitmem verify --format github" in run
 
 
-def test_project_ci_covers_three_pythons_and_self_tests_the_local_action():
+def test_project_ci_covers_three_pythons_lints_the_workflows_and_self_tests_the_local_action():
     flow = load(ROOT / ".github" / "workflows" / "ci.yml")
     assert list(flow["jobs"]["tests"]["strategy"]["matrix"]["python-version"]) == ["3.11", "3.12", "3.13"]
     uses = [s.get("uses") for s in flow["jobs"]["action-self-test"]["steps"]]
@@ -120,6 +143,31 @@ def test_project_ci_covers_three_pythons_and_self_tests_the_local_action():
     commands = [s["with"]["command"] for s in flow["jobs"]["action-self-test"]["steps"]
                 if s.get("uses") == "./gitmem-src"]
     assert commands == ["check", "cycle"]
+    lint = "\n".join(s.get("run", "") for s in flow["jobs"]["lint-workflows"]["steps"])
+    assert "zizmor --offline --persona auditor action.yml .github template-repo/.github" in lint
+    for schema in ("vendor.github-actions", "vendor.github-workflows", "custom.github-workflows-require-timeout"):
+        assert f"--builtin-schema {schema}" in lint
+
+
+def test_action_caches_its_dependencies_by_its_own_pyproject_and_the_recall_index():
+    action = load(ROOT / "action.yml")
+    steps = {s.get("name"): s for s in action["runs"]["steps"]}
+    plan = steps["Plan the install and the caches"]["run"]
+    assert 'sha256sum "$GITHUB_ACTION_PATH/pyproject.toml"' in plan and "hashFiles" in plan
+    restore = steps["Restore the cached dependencies"]
+    assert restore["uses"].startswith("actions/cache/restore@")
+    assert restore["with"]["key"] == "${{ steps.plan.outputs.deps-key }}"
+    save = steps["Save the dependencies for the next run"]
+    assert save["uses"].startswith("actions/cache/save@") and "cache-hit != 'true'" in save["if"]
+    index = [s for s in action["runs"]["steps"] if "recall index" in s.get("name", "")]
+    assert [s["uses"].split("@")[0] for s in index] == ["actions/cache/restore", "actions/cache/save"]
+    for step in index:
+        assert step["with"]["path"].split() == [".git/gitmem", "!.git/gitmem/cycle.lock"]
+        assert step["with"]["key"] == "gitmem-state-${{ github.run_id }}-${{ github.run_attempt }}"
+        assert "inputs.command == 'cycle'" in step["if"] and "inputs.command == 'close'" in step["if"]
+    assert index[0]["with"]["restore-keys"] == "gitmem-state-" and index[1]["if"].startswith("always()")
+    run = steps["Run gitmem"]["run"]
+    assert "trap" in run and 'echo "outcome=error"' in run
 
 
 def test_cron_validator_rejects_nonsense():

@@ -47,6 +47,15 @@ class Case:
 
 N, D, L, LE, R = "NOW.md", "DECISIONS.md", "LOG.md", "LESSONS.md", "RULES.md"
 YAML_MAX2 = "limits:\n  proven_rules_max: 2\n"
+# A small reading budget keeps the size cases small: its hard limit is 12110 characters (gitmem.checks.sizes).
+SMALL = "cycle:\n  max_context_tokens: 4000\n"
+RM, BRIEF = "ROADMAP.md", "docs/brief.md"
+LOADS = SMALL + "  always_load: [docs/brief.md]\n"
+
+
+def _long(text: str, size: int) -> str:
+    return text.replace("built the parser", "x" * size).replace("we need one", "y" * size).replace(
+        "40 tests pass", "z" * size).replace("Read the clock", "w" * size)
 
 CASES: tuple[Case, ...] = (
     Case("GM101", "block-too-long", N, "cycle 1", good={N: now_md(now_block(9, 1, extra=7))},
@@ -57,6 +66,8 @@ CASES: tuple[Case, ...] = (
          bad={N: now_md(f"## {TS.format(23)} · plan for 2026-13-01\n")}),
     Case("GM103", "order", N, "cycle 2", good={N: now_md(now_block(10, 2), now_block(9, 1))},
          bad={N: now_md(now_block(9, 1), now_block(10, 2))}),
+    Case("GM104", "now-block-too-big", N, "cycle 1", base={"gitmem.yaml": SMALL},
+         good={N: now_md(_long(now_block(9, 1), 500))}, bad={N: now_md(_long(now_block(9, 1), 600))}),
     Case("GM201", "sections", D, "## Resolved", good={D: decisions_md()},
          bad={D: "# DECISIONS\n\n## Resolved\n\n## Pending\n"}),
     Case("GM202", "duplicate", D, "### D-0001", nth=2, good={D: decisions_md(pending(1) + pending(2))},
@@ -79,6 +90,10 @@ CASES: tuple[Case, ...] = (
          author_bad=AGENT),
     Case("GM208", "decision-heading", D, "### D-1 ", good={D: decisions_md(pending(1))},
          bad={D: decisions_md("\n### D-1 · Pick a name\n- Asked: 2026-11-30 09:00 UTC\n- Recommendation: x\n")}),
+    Case("GM209", "pending-count", D, "### D-0003", base={"gitmem.yaml": "limits:\n  pending_max: 2\n"},
+         good={D: decisions_md(pending(1) + pending(2))}, bad={D: decisions_md(pending(1) + pending(2) + pending(3))}),
+    Case("GM209", "pending-size", D, "### D-0002", base={"gitmem.yaml": SMALL},
+         good={D: decisions_md(_long(pending(1), 900))}, bad={D: decisions_md(_long(pending(1) + pending(2), 900))}),
     Case("GM301", "rewritten", L, "repo rewritten", base={L: LOG_BASE},
          good={L: LOG_BASE + log_entry(10, 2)},
          bad={L: LOG_BASE.replace("repo ready", "repo rewritten") + log_entry(10, 2)}),
@@ -101,6 +116,8 @@ CASES: tuple[Case, ...] = (
          bad={L: LOG_BASE + log_entry(10, 2, task=False)}),
     Case("GM306", "log-heading", L, "shipped", base={L: LOG_BASE}, good={L: LOG_BASE + log_entry(10, 2, "published")},
          bad={L: LOG_BASE + log_entry(10, 2, "shipped")}),
+    Case("GM307", "log-entry-too-big", L, "cycle 2", base={L: LOG_BASE, "gitmem.yaml": SMALL},
+         good={L: LOG_BASE + _long(log_entry(10, 2), 1100)}, bad={L: LOG_BASE + _long(log_entry(10, 2), 1250)}),
     Case("GM401", "duplicate", LE, "## L-0001", nth=2, good={LE: lessons_md(lesson(1), lesson(2))},
          bad={LE: lessons_md(lesson(1), lesson(1))}),
     Case("GM402", "incomplete", LE, "## L-0001", good={LE: lessons_md(lesson(1))},
@@ -140,6 +157,13 @@ CASES: tuple[Case, ...] = (
          bad={R: rules_md() + "\n## Notes\nfree text\n"}),
     Case("GM508", "proven-missing", R, "free text", good={R: rules_md()},
          bad={R: "# RULES\n\nfree text\n"}),
+    Case("GM509", "rules-too-big", R, "- R-01", base={"gitmem.yaml": SMALL},
+         good={R: _long(rules_md(), 2500)}, bad={R: _long(rules_md(), 3000)}),
+    Case("GM601", "roadmap-section-too-big", RM, "## Big (current)", base={"gitmem.yaml": SMALL},
+         good={RM: "# ROADMAP\n\n## Big (current)\n- [ ] " + "v" * 1100 + "\n"},
+         bad={RM: "# ROADMAP\n\n## Big (current)\n- [ ] " + "v" * 1300 + "\n"}),
+    Case("GM602", "always-load-too-big", BRIEF, 1, base={"gitmem.yaml": LOADS, BRIEF: "# Brief\n"},
+         good={BRIEF: "# Brief\n" + "b" * 1100 + "\n"}, bad={BRIEF: "# Brief\n" + "b" * 1300 + "\n"}),
     Case("GM901", "conflict", N, "<<<<<<<", good={N: now_md(now_block(10, 2), now_block(9, 1))},
          bad={N: now_md("<<<<<<< HEAD\n" + now_block(10, 2) + "=======\n" + now_block(9, 1) + ">>>>>>> other\n")}),
     Case("GM902", "not-utf8", N, "- Did", good={N: now_md(now_block(9, 1))},
@@ -200,7 +224,7 @@ def test_bad_case_reports_path_line_and_code(case_repo: GitRepo, cli, monkeypatc
 
 def test_every_registered_code_has_a_case() -> None:
     # GM903 and GM905 have their own tests below; GM906 comes from `verify` (tests/test_check_cli.py).
-    covered = {case.code for case in CASES} | {"GM903", "GM905", "GM906"}
+    covered = {case.code for case in CASES} | {"GM903", "GM905", "GM906", "GM908"}   # GM908: test_hostile_files
     assert {rule.code for rule in RULES} <= covered
 
 

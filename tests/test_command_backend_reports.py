@@ -8,6 +8,8 @@ import shlex
 import sys
 from pathlib import Path
 
+import pytest
+
 from gitmem.agents.cli_output import read_output
 from gitmem.errors import ExitCode
 from gitmem.memory import log
@@ -23,7 +25,7 @@ sys.stdin.read()
 GITMEM = sys.argv[2]
 root = os.environ["GITMEM_ROOT"]
 with open(os.path.join(root, "env.json"), "w") as handle:
-    json.dump({k: os.environ.get(k) for k in ("ANTHROPIC_MODEL", "GITMEM_MODEL")}, handle)
+    json.dump({k: os.environ.get(k) for k in ("ANTHROPIC_MODEL", "GITMEM_MODEL", "OPENAI_API_KEY")}, handle)
 mode = sys.argv[1]
 denials = []
 if mode == "logs":
@@ -66,9 +68,23 @@ def test_the_chosen_model_reaches_the_agent_cli(tmp_path: Path, memrepo: GitRepo
     use_agent(tmp_path, memrepo, CLAUDE_LIKE, "logs", str(GITMEM), model="claude-haiku-5")
     assert cli(["cycle"], cwd=memrepo.path).code == ExitCode.OK
     assert json.loads(memrepo.read("env.json")) == {"ANTHROPIC_MODEL": "claude-haiku-5",
-                                                    "GITMEM_MODEL": "claude-haiku-5"}
+                                                    "GITMEM_MODEL": "claude-haiku-5", "OPENAI_API_KEY": None}
     assert cli(["cycle", "--model", "claude-opus-5-5"], cwd=memrepo.path).code == ExitCode.OK
     assert json.loads(memrepo.read("env.json"))["ANTHROPIC_MODEL"] == "claude-opus-5-5"
+
+
+def test_the_model_is_set_by_gitmem_in_the_scrubbed_environment(tmp_path: Path, memrepo: GitRepo, cli,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent's environment is scrubbed (agent.pass_env), and the model variables come from the config, not
+    from whatever the parent process had set."""
+    monkeypatch.setenv("ANTHROPIC_MODEL", "claude-from-the-parent")
+    monkeypatch.setenv("GITMEM_MODEL", "claude-from-the-parent")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-not-a-real-key-but-shaped-like-one-0123456789")
+    use_agent(tmp_path, memrepo, CLAUDE_LIKE, "logs", str(GITMEM), model="claude-haiku-5")
+    assert cli(["cycle"], cwd=memrepo.path).code == ExitCode.OK
+    seen = json.loads(memrepo.read("env.json"))
+    assert seen == {"ANTHROPIC_MODEL": "claude-haiku-5", "GITMEM_MODEL": "claude-haiku-5",
+                    "OPENAI_API_KEY": None}
 
 
 def test_usage_and_cost_the_cli_reports_go_into_evidence_as_for_the_anthropic_backend(tmp_path: Path,

@@ -222,7 +222,7 @@ def test_invalid_utf8_config_names_the_file(tmp_path: Path) -> None:
 
 def test_unreadable_config_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "gitmem.yaml").mkdir()
-    with pytest.raises(ConfigError, match=r"^gitmem.yaml: cannot read it"):
+    with pytest.raises(ConfigError, match=r"^gitmem.yaml is a directory; .*regular file"):
         load_config(tmp_path)
 
 

@@ -186,7 +186,7 @@ def test_only_the_top_now_block_is_read(memrepo: GitRepo) -> None:
     memrepo.write("NOW.md", "# NOW\n\n" + blocks)
     part = build_request(Workspace.at(memrepo.path)).parts[1]
     assert part.source == "NOW.md:3-6" and part.text.endswith("- Next: x") and "d5000" in part.text
-    head = tailread.read_head(memrepo.path / "NOW.md", tailread.second_heading)
+    head = tailread.read_head(memrepo.path, "NOW.md", tailread.second_heading)
     assert head.endswith("- Next: x\n\n") and head.count("## ") == 1
 
 
@@ -205,7 +205,7 @@ def test_decisions_are_read_down_to_the_old_resolved_ones(memrepo: GitRepo) -> N
     assert "D-0001 · open" in part.text and "D-2001 · fresh" in part.text and "old" not in part.text
     assert part.source == "DECISIONS.md:5-15"
     before = {f"D-{n:04d}" for n in range(2, 2001)}
-    head = tailread.read_head(memrepo.path / "DECISIONS.md", lambda text: _resolved_cut(text, before))
+    head = tailread.read_head(memrepo.path, "DECISIONS.md", lambda text: _resolved_cut(text, before))
     assert head.count("### D-") == 2 and len(head) < 600
 
 

@@ -192,6 +192,20 @@ def test_first_push_of_a_new_branch_checks_every_new_commit(agent: Repo) -> None
     assert agent.git("ls-remote", "origin", "refs/heads/feature").stdout == ""
 
 
+def test_first_push_of_a_new_branch_checks_only_what_no_remote_branch_has(agent: Repo) -> None:
+    """Old history already on origin (here with a mistake pushed past the hooks) is not verified again: a new
+    branch is checked from where it leaves the remote's branches, as pre-commit computes it."""
+    commit_log_entry(agent, "on main")
+    rewrite_log(agent)
+    agent.git("commit", "-q", "-a", "--no-verify", "-m", "an old mistake")
+    agent.git("push", "-q", "--no-verify", "origin", "main")
+    agent.git("checkout", "-q", "-b", "feature")
+    commit_log_entry(agent, "on the new branch")
+    pushed = agent.git("push", "origin", "feature")
+    assert "1 commit(s) verified, memory history is clean" in pushed.stderr
+    assert agent.git("ls-remote", "origin", "refs/heads/feature").stdout.split()[0] == agent.head()
+
+
 def test_hook_without_gitmem_says_how_to_install(tmp_path: Path) -> None:
     env = git_env(tmp_path, str(tmp_path / "empty-bin"))  # no gitmem on PATH; git is called by absolute path
     init(tmp_path / "agent")

@@ -103,7 +103,8 @@ def test_init_into_empty_dir_creates_everything_and_a_commit_passes_check(
     assert run(capsys, "check", "--worktree") == (ExitCode.OK, "", "")
 
 
-def test_init_never_overwrites_and_reports_left_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_init_never_overwrites_and_reports_left_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     pygit2.init_repository(str(tmp_path))
     mine = {}
     for rel in expected_files():
@@ -113,10 +114,18 @@ def test_init_never_overwrites_and_reports_left_alone(tmp_path: Path, capsys: py
             # Already has the gitmem hooks (from a local checkout), so nothing may change.
             content = (b"repos:\n- repo: local\n  hooks:\n  - {id: gitmem-check, name: c, entry: gitmem check,"
                        b" language: system}\n  - {id: gitmem-verify, name: v, entry: gitmem verify, language: system}\n")
+        elif rel == gitmem_init.GITIGNORE:
+            # Already ignores everything the template does (as directories or not), so nothing may change.
+            wanted = [line for line in (gitmem_init.template_dir() / rel).read_bytes().splitlines()
+                      if line and not line.startswith(b"#")]
+            content = b"my own\r\n" + b"\r\n".join(w.rstrip(b"/") for w in wanted) + b"\r\n\xff"
+        elif rel == "gitmem.yaml":
+            content = b"# my own gitmem.yaml: all defaults\r\n"
         else:
             content = f"my own {rel}\r\n\xff".encode("latin-1")
         path.write_bytes(content)
         mine[rel] = content
+    monkeypatch.setenv("PATH", str(Path(PRE_COMMIT).parent))
     code, out, _ = run(capsys, "init", str(tmp_path))
     assert code == ExitCode.OK
     assert snapshot(tmp_path) == mine
@@ -229,7 +238,7 @@ def test_json_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert report["left_alone"] == [] and report["updated"] == [] and report["problems"] == []
     assert report["initialised_git"] is True
     assert report["root"] == str(target.resolve())
-    assert report["next"] == "pre-commit install --hook-type pre-commit --hook-type pre-push"
+    assert report["next"].endswith("pre-commit install --hook-type pre-commit --hook-type pre-push")
     code, out, _ = run(capsys, "init", str(target), "--json")
     again = json.loads(out)
     assert (again["created"], again["left_alone"], again["initialised_git"]) == ([], expected_files(), False)

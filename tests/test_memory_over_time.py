@@ -19,7 +19,7 @@ from gitmem.agents.base import CycleRequest
 from gitmem.close import run_close
 from gitmem.close.backing import Backing
 from gitmem.close.run import MAX_CATCH_UP, days_to_close
-from gitmem.cycle.budget import NEWLY_RESOLVED
+from gitmem.cycle.budget import NEWLY_RESOLVED, build_request
 from gitmem.cycle.runner import Settings, run_cycle
 from gitmem.errors import ExitCode
 from gitmem.memory import decisions, lessons, log, now, rules
@@ -226,7 +226,7 @@ def test_p2_verdicts_are_cached_by_commit_and_dropped_when_history_is_rewritten(
     item = lesson_lines(world.git, lesson)
     assert Backing(world.git.ws())(item, item.confirmations[0][0]).ok
     cache = world.git.path / ".git" / "gitmem" / "confirmations.json"
-    assert [v["ok"] for v in json.loads(cache.read_text()).values()] == [True]
+    assert [v["ok"] for v in json.loads(cache.read_text())["verdicts"].values()] == [True]
     # Rewrite history: the same text, now added by a commit that logged nothing. The cached commit is gone.
     git(world.git.path, "reset", "-q", "--hard", "HEAD~1")
     world.git.commit_files({"LESSONS.md": world.read("LESSONS.md").replace(
@@ -578,3 +578,18 @@ def test_no_environment_variable_sets_the_clock(memrepo: GitRepo, cli, monkeypat
     assert cli(["log", "add", "--task", "t", "--outcome", "built", "--result", "r"], cwd=memrepo.path).code == 0
     written = last_entry(memrepo.read("LOG.md")).when.moment
     assert before - timedelta(minutes=1) <= written <= datetime.now().astimezone() + timedelta(minutes=1)
+
+
+def test_p3_where_history_cannot_say_the_last_cycles_time_stands_in(runner: Runner, tmp_path: Path) -> None:
+    runner.cycle(at(30, 3, 17), ask)
+    runner.cycle(at(30, 6, 17), ask)
+    runner.answer(at(30, 6, 0), "D-0001")            # before cycle 2 logged: seen by the minute rule
+    runner.answer(at(30, 8, 0), "D-0002")            # after it: new
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", f"file://{runner.origin}", str(shallow))
+    copy = tmp_path / "plain"
+    shutil.copytree(shallow, copy, ignore=shutil.ignore_patterns(".git"))
+    for root in (shallow, copy):
+        part = next(p for p in build_request(Workspace.at(root)).parts if p.name == "decisions").text
+        fresh = part.split(NEWLY_RESOLVED, 1)[1]
+        assert "D-0002" in fresh and "D-0001" not in fresh, root.name

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 import zipfile
@@ -32,15 +31,6 @@ def test_version(argv: list[str], tmp_path: Path) -> None:
     assert done.stdout == f"gitmem, version {gitmem.__version__}\n"
 
 
-def test_template_pins_this_release() -> None:
-    """The template's hook and action pins must name the version being shipped, or new agents run old code."""
-    base = gitmem_init.template_dir()
-    pins = [(rel, pin) for rel in gitmem_init.template_files() if rel.endswith((".yaml", ".yml"))
-            for pin in re.findall(r"(?:rev: |gitmem-agent/gitmem@)(v[\w.]+)", (base / rel).read_text("utf-8"))]
-    assert (".pre-commit-config.yaml", f"v{gitmem.__version__}") in pins
-    assert {pin for _, pin in pins} == {f"v{gitmem.__version__}"}
-
-
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
@@ -62,8 +52,19 @@ def test_wheel_ships_the_whole_template(wheel: Path) -> None:
     assert "gitmem/cli/__init__.py" in names and "gitmem/__main__.py" in names
     assert not [name for name in names if "__pycache__" in name or name.endswith(".pyc")]
     with zipfile.ZipFile(wheel) as archive:
-        entry_points = archive.read(f"gitmem_agent-{gitmem.__version__}.dist-info/entry_points.txt").decode()
+        info = f"gitmem_agent-{gitmem.__version__}.dist-info"
+        entry_points = archive.read(f"{info}/entry_points.txt").decode()
+        metadata = archive.read(f"{info}/METADATA").decode()
+        for hook in ("pre-commit", "pre-push"):
+            assert archive.read(f"gitmem/_hooks/{hook}") == (PROJECT_ROOT / "hooks" / hook).read_bytes()
+            assert archive.getinfo(f"gitmem/_hooks/{hook}").external_attr >> 16 & 0o111, "hooks ship executable"
+        assert f"{info}/licenses/LICENSE" in names
     assert "gitmem = gitmem.cli:main" in entry_points
+    assert "License-Expression: MIT" in metadata
+    assert "Project-URL: Source, https://github.com/" in metadata
+    requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
+    assert not [line for line in requires if "anthropic" in line and "extra ==" not in line]
+    assert any("anthropic" in line and "extra == 'agent'" in line.replace('"', "'") for line in requires)
 
 
 @pytest.mark.slow
@@ -118,3 +119,39 @@ def test_importing_the_cli_is_lean(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path,
                           env=clean_env(), check=True)
     assert done.stdout == "[]\n"
+
+
+@pytest.fixture(scope="module")
+def base_install(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel pip-installed without extras into a fresh venv: what the pre-commit hooks get."""
+    venv = tmp_path_factory.mktemp("base-venv")
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True)
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)], check=True,
+                   capture_output=True, env=clean_env())
+    return venv / "bin"
+
+
+@pytest.mark.slow
+def test_the_base_install_runs_the_quick_start_and_names_the_extra_it_lacks(base_install: Path,
+                                                                            tmp_path: Path) -> None:
+    env = clean_env(HOME=str(tmp_path), PATH=f"{base_install}{os.pathsep}{os.environ.get('PATH', '')}")
+    env.pop("ANTHROPIC_API_KEY", None)
+    probe = subprocess.run([str(base_install / "python"), "-c", "import anthropic"], capture_output=True, env=env)
+    assert probe.returncode != 0, "the base install must not bring the anthropic SDK"
+    demo = subprocess.run([str(base_install / "gitmem"), "demo", "demo1"], cwd=tmp_path, capture_output=True,
+                          text=True, env=env)
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    assert "Daily close (closed)" in demo.stdout
+    agent = tmp_path / "demo1"
+    checked = subprocess.run([str(base_install / "gitmem"), "check", "--worktree"], cwd=agent, capture_output=True,
+                             text=True, env=env)
+    assert checked.returncode == 0, checked.stderr
+    cycle = subprocess.run([str(base_install / "gitmem"), "cycle", "--agent", "anthropic"], cwd=agent,
+                           capture_output=True, text=True, env={**env, "ANTHROPIC_API_KEY": "sk-ant-not-real"})
+    assert cycle.returncode == 2
+    assert "pip install 'gitmem-agent[agent]'" in cycle.stderr and "Traceback" not in cycle.stderr
+    hooks = subprocess.run([str(base_install / "gitmem"), "init", "--plain-hooks", "fresh"], cwd=tmp_path,
+                           capture_output=True, text=True, env=env)
+    assert hooks.returncode == 0, hooks.stderr
+    for hook in ("pre-commit", "pre-push"):
+        assert (tmp_path / "fresh" / ".git" / "hooks" / hook).read_bytes() == (PROJECT_ROOT / "hooks" / hook).read_bytes()

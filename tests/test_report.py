@@ -85,13 +85,12 @@ def test_the_scan_agrees_with_the_full_parser(ninety: GitRepo) -> None:
 
 
 def test_a_late_window_reads_only_the_end_of_log(ninety: GitRepo) -> None:
-    path = ninety.path / "LOG.md"
     start = planted.NOW - timedelta(days=3)
-    tail = history.read_log(path, start, block=4096)
-    whole = history.read_log(path, None)
+    tail = history.read_log(ninety.path, "LOG.md", start, block=4096)
+    whole = history.read_log(ninety.path, "LOG.md", None)
     assert whole.endswith(tail) and len(tail) < len(whole) // 5
     assert history.scan(tail, start).cycles == history.scan(whole, start).cycles
-    assert history.read_log(ninety.path / "missing.md", None) == ""
+    assert history.read_log(ninety.path, "missing.md", None) == ""
 
 
 def test_malformed_or_impossible_headings_add_nothing() -> None:

@@ -203,13 +203,3 @@ def test_the_hooks_and_the_check_stay_lean(memrepo: GitRepo, argv: list[str]) ->
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
-
-
-def test_resolved_ids_read_from_headings_match_the_parser() -> None:
-    from gitmem.memory import decisions
-
-    text = ("# DECISIONS\n\n## Pending\n\n### D-0003 · Open\n- Asked: x\n\n## Resolved\n\n### D-0002 · Done\n"
-            "- Answer: yes\n```markdown\n### D-0009 · a fenced example\n```\n### D-0001 · Also done\n"
-            "### not a decision\n\n# Appendix\n### D-0007 · after a title\n## Resolved\n### D-0008 · a second "
-            "Resolved section\n")
-    assert decisions.resolved_ids(text) == {d.id for d in decisions.parse(text).resolved} == {"D-0002", "D-0001"}

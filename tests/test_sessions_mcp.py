@@ -2,11 +2,11 @@
 server finds its repository, and the clear error outside one."""
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
 
+from gitmem import extras
 from gitmem.errors import ExitCode
 from gitmem.memory import decisions, lessons, log
 from gitmem.sessions import mcp_server
@@ -157,11 +157,11 @@ def test_a_root_outside_a_memory_repository_is_refused_at_once(cli, tmp_path: Pa
 
 
 def test_without_the_sdk_it_says_what_to_install(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a))
+    monkeypatch.setattr(extras, "installed", lambda extra: extra != "agents")
     result = cli(["mcp"], cwd=tmp_path)
     assert result.code == ExitCode.USAGE
-    assert "pip install 'gitmem-agent[agents]'" in result.err
+    assert "gitmem mcp needs the mcp SDK, which is not installed: pip install 'gitmem-agent[agents]'" in result.err
+    assert "Traceback" not in result.err
 
 
 def test_inside_a_runner_cycle_writes_take_the_cycle_number_and_no_session_marker(memrepo: GitRepo) -> None:

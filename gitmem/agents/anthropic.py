@@ -38,6 +38,9 @@ def scrub(text: str, *keys: str | None) -> str:
 def make_client(config: Config, *, api_key: str | None = None, max_retries: int | None = None,
                 **options: Any) -> Any:
     """An anthropic.Anthropic client; `options` (base_url, http_client, timeout) go to its constructor."""
+    from gitmem import extras
+
+    extras.require("agent", "the anthropic backend")
     import anthropic
 
     key = api_key or os.environ.get("ANTHROPIC_API_KEY")

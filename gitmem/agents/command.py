@@ -5,6 +5,12 @@ model (`--model`, agent.model, the Action's `model` input) as ANTHROPIC_MODEL an
 memory with `gitmem log add`, `gitmem now add` and the like, and edits other files itself. A non-zero exit or
 the timeout is an AgentError, so the runner salvages whatever it changed.
 
+Its environment has no tokens, keys or credentials (gitmem.secrets.agent_environment) except the variables
+`agent.pass_env` names: the template passes ANTHROPIC_API_KEY, because an agent CLI needs its model's key.
+GitHub tokens never pass. The model variables are set by gitmem from the config, after that scrubbing, so the
+parent's cannot override the chosen model. Whatever it leaves running is ended with the cycle
+(gitmem.cycle.reaper).
+
 What the CLI prints is read (gitmem.agents.cli_output): token usage and cost where it reports them (`claude -p
 --output-format json`) go to the cycle's Evidence, and permission refusals are named, so a cycle that logged
 nothing says why: a refusal gets the permissions fix, a run that simply did nothing gets its last words.
@@ -18,6 +24,7 @@ import subprocess
 import time
 from typing import Any
 
+from gitmem import secrets
 from gitmem.agents.base import AgentError, AgentResult, CycleRequest
 from gitmem.agents.cli_output import Reading, read_output
 
@@ -36,10 +43,12 @@ class CommandBackend:
         self.timeout = timeout
 
     def environment(self, request: CycleRequest) -> dict[str, str]:
+        passed = request.config.agent.pass_env
         model = request.config.agent.model
         chosen = {"ANTHROPIC_MODEL": model, "GITMEM_MODEL": model} if model else {}
-        return {**os.environ, **chosen, "GITMEM_CYCLE": str(request.cycle), "GITMEM_ROOT": str(request.root),
-                "GITMEM_TIMESTAMP": request.timestamp, **request.env}
+        return {**secrets.agent_environment(os.environ, passed), "GITMEM_CYCLE": str(request.cycle),
+                "GITMEM_ROOT": str(request.root), "GITMEM_TIMESTAMP": request.timestamp,
+                **secrets.agent_environment(request.env, passed), **chosen}
 
     def run(self, request: CycleRequest) -> AgentResult:
         argv = shlex.split(self.command)
@@ -66,6 +75,7 @@ class CommandBackend:
         except BaseException:
             _stop(process)
             raise
+        _stop(process, waited=True)       # the agent's own process group ends with it (the cycle's reaper does the rest)
         if process.returncode != 0:
             tail = " ".join(err_text.strip().split())[-TAIL_CHARS:] or "no error output"
             raise AgentError(f"the agent command `{argv[0]}` exited with code {process.returncode}: {tail}")
@@ -100,8 +110,15 @@ def _diagnosis(program: str, reading: Reading) -> str:
             f"output{said}. Check that it reads the prompt on stdin and acts on it")
 
 
-def _stop(process: subprocess.Popen[str]) -> None:
-    """SIGTERM the agent's process group, then SIGKILL what is left after a few seconds."""
+def _stop(process: subprocess.Popen[str], *, waited: bool = False) -> None:
+    """SIGTERM the agent's process group, then SIGKILL what is left after a few seconds. After a normal exit
+    (`waited`), what is left of the group is killed at once."""
+    if waited:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        return
     for sig, wait in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0)):
         try:
             os.killpg(process.pid, sig)

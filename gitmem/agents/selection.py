@@ -46,6 +46,10 @@ def backend_for(config: Any, name_override: str | None = None, *, environ: Mappi
     if name == "scripted" and not config.agent.script and not options.get("script"):
         raise BackendChoiceError("the scripted backend needs a script: set agent.script in gitmem.yaml "
                                  "(a YAML file of tool calls per cycle)")
+    if name == "anthropic":
+        from gitmem import extras
+
+        extras.require("agent", "the anthropic backend")
     module_name, class_name = _WHERE[name]
     try:
         module = importlib.import_module(module_name)

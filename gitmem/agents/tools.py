@@ -1,10 +1,13 @@
 """The tools an agent uses in one cycle, shared by the anthropic and scripted backends.
 
-File tools are confined to the work tree: no absolute paths, no `..`, nothing under `.git/`, and a
-path that resolves (through symlinks) outside the tree is refused. The memory files and gitmem.yaml
-(NOW, DECISIONS, LOG, LESSONS, RULES) cannot be written with file tools: memory goes through the memory tools, which call the validated
-writes in `gitmem.workspace.writer`. Every call returns a string; a failure is a tool error result, never an
-exception, and each refused call is recorded in `notes` for the LOG entry's Evidence.
+Every file tool goes through one confinement, `Toolbox.resolve`: no absolute paths, no `..`, nothing under
+`.git/`, and a path that resolves (through symlinks) outside the tree is refused. Tools that walk a folder
+(list_files, search_files) put each file they meet through the same function, so a link inside the tree that
+points out of it is skipped, never read. The memory files and gitmem.yaml cannot be written with file tools:
+memory goes through the memory tools, which call the validated writes in `gitmem.workspace.writer`. Other
+protected paths (gitmem.cycle.protected) can be written, and the result says what happens next: the runner
+moves the change to a branch and asks the human. Every call returns a string; a failure is a tool error result,
+never an exception, and each refused call is recorded in `notes` for the LOG entry's Evidence.
 """
 from __future__ import annotations
 
@@ -57,6 +60,9 @@ class Toolbox:
         # The five memory files and the config; ROADMAP stays editable so the agent can tick items off.
         protected = [*self.config.memory_paths(optional=False).values(), CONFIG_NAME]
         self._protected = {(self.root / rel).resolve() for rel in protected}
+        from gitmem.cycle.protected import Protection
+
+        self._guarded = Protection(self.config.agent.protected_paths)
 
     def schemas(self) -> list[dict[str, Any]]:
         return tool_schemas(shell=self.config.agent.shell.enabled)
@@ -104,9 +110,40 @@ class Toolbox:
         if any(part.lower() == ".git" for part in real.relative_to(self.root).parts):
             raise ToolError(f"{text!r}: resolves into .git/, which is off limits")
         if write and self._is_protected(real):
+            if real == (self.root / CONFIG_NAME).resolve():
+                raise ToolError(f"{text!r} steers gitmem and is not written with file tools; to change it, ask "
+                                "the human with ask_decision")
             raise ToolError(f"{text!r} is a memory file: write it with the memory tools "
                             "(log_entry, now_block, ask_decision, add_lesson, confirm_lesson), not file tools")
         return real
+
+    def _walk(self, base: Path, *, recursive: bool = True) -> Iterator[tuple[Path, bool]]:
+        """(real path, is a folder) of what lies under `base`, each put through `resolve`: what it refuses
+        (a link out of the tree, into .git/) is skipped."""
+        for directory, dirs, files in os.walk(base):
+            here = Path(directory)
+            kept = []
+            for name in sorted(dirs):
+                try:
+                    self.resolve(self.rel(here / name))
+                except (ToolError, ValueError):
+                    continue
+                kept.append(name)
+            dirs[:] = kept if recursive else []
+            if not recursive:
+                yield from ((here / name, True) for name in kept)
+            for name in sorted(files):
+                try:
+                    yield self.resolve(self.rel(here / name)), False
+                except (ToolError, ValueError):
+                    continue
+
+    def _protected_note(self, real: Path) -> str:
+        rel = self.rel(real)
+        if not self._guarded.covers(rel):
+            return ""
+        return (f" ({rel} is a protected path: at the end of the cycle the runner moves this change to a branch "
+                "and asks the human whether to apply it)")
 
     def _is_protected(self, real: Path) -> bool:
         if real in self._protected:
@@ -141,12 +178,8 @@ class Toolbox:
         if not real.is_dir():
             raise ToolError(f"{path}: not a directory")
         found: list[str] = []
-        for directory, dirs, files in os.walk(real):
-            subdirs = sorted(d for d in dirs if d.lower() != ".git")
-            dirs[:] = subdirs if recursive else []
-            here = Path(directory)
-            found.extend(self.rel(here / d) + "/" for d in subdirs if not recursive)
-            found.extend(self.rel(here / f) for f in sorted(files))
+        for item, is_dir in self._walk(real, recursive=recursive):
+            found.append(self.rel(item) + ("/" if is_dir else ""))
             if len(found) > MAX_LIST:
                 break
         extra = f"\n… more than {MAX_LIST} entries; list a subdirectory" if len(found) > MAX_LIST else ""
@@ -158,7 +191,7 @@ class Toolbox:
         except re.error:
             regex = re.compile(re.escape(pattern), re.IGNORECASE)
         real = self.resolve(path)
-        targets = [real] if real.is_file() else sorted(_walk_files(real))
+        targets = [real] if real.is_file() else [item for item, is_dir in self._walk(real) if not is_dir]
         hits: list[str] = []
         for file in targets:
             rel = self.rel(file)
@@ -180,7 +213,7 @@ class Toolbox:
         if real.is_dir():
             raise ToolError(f"{path}: is a directory")
         atomic_write(real, str(content).encode("utf-8"))
-        return f"wrote {self.rel(real)} ({len(str(content).splitlines())} lines)"
+        return f"wrote {self.rel(real)} ({len(str(content).splitlines())} lines){self._protected_note(real)}"
 
     def tool_edit_file(self, path: str, old_text: str, new_text: str, replace_all: bool = False) -> str:
         real = self.resolve(path, write=True)
@@ -193,14 +226,14 @@ class Toolbox:
         if count > 1 and not replace_all:
             raise ToolError(f"{path}: old_text occurs {count} times; add context or set replace_all")
         atomic_write(real, text.replace(old_text, new_text).encode("utf-8"))
-        return f"edited {self.rel(real)}: {count} replacement{'s' if count > 1 else ''}"
+        return f"edited {self.rel(real)}: {count} replacement{'s' if count > 1 else ''}{self._protected_note(real)}"
 
     def tool_run_command(self, command: str) -> str:
         shell = self.config.agent.shell
         argv = shlex.split(command)
         if not argv or not any(_allowed(command, argv, rule) for rule in shell.allow):
             raise ToolError(f"command not in agent.shell.allow: {command!r}")
-        env = {k: v for k, v in os.environ.items() if not secrets.is_secret_name(k)}
+        env = secrets.agent_environment(os.environ)
         try:
             done = subprocess.run(argv, cwd=self.root, env=env, capture_output=True, text=True,
                                   timeout=shell.timeout, stdin=subprocess.DEVNULL)
@@ -291,13 +324,6 @@ def _allowed(command: str, argv: list[str], rule: str) -> bool:
         return fnmatch(command.strip(), rule)
     prefix = shlex.split(rule)
     return bool(prefix) and argv[: len(prefix)] == prefix
-
-
-def _walk_files(base: Path) -> Iterator[Path]:
-    for directory, dirs, files in os.walk(base):
-        dirs[:] = [d for d in dirs if d.lower() != ".git"]
-        for name in files:
-            yield Path(directory) / name
 
 
 def _text(path: Path) -> str:

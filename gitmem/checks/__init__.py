@@ -30,7 +30,7 @@ def run_checks(inp: CheckInput) -> list[Violation]:
 
     found: list[Violation] = []
     found += repo_wide.check(inp)
-    broken = {v.path for v in found if v.code == codes.NOT_UTF8.code}
+    broken = {v.path for v in found if v.code in (codes.NOT_UTF8.code, codes.NOT_A_REGULAR_FILE.code)}
     for name, roles in FAMILIES:
         # A family whose files are the same blobs as before has nothing to say: don't even import it.
         # This is the one place unchanged files are skipped; the families assume their input changed.
@@ -38,6 +38,10 @@ def run_checks(inp: CheckInput) -> list[Violation]:
             continue
         family = importlib.import_module(f"gitmem.checks.{name}")
         found += family.check(inp, skip=broken)
+    # What the next cycle's context will hold: GM104, GM209, GM307, GM509, GM601, GM602.
+    from gitmem.checks import sizes
+
+    found += sizes.check(inp, broken)
     return sorted({_scrubbed(v) for v in found})
 
 

@@ -46,6 +46,8 @@ def _previous_cycle(data: bytes, end: int) -> int | None:
 
 def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     path = inp.config.path("log")
+    if path in skip:
+        return []
     had_log = inp.old is not None and (inp.old.oid(path) is not None or inp.old.exists(path))
     new = inp.new.read(path)
     if had_log and new is None:

@@ -35,6 +35,11 @@ def render_github(violations: Sequence[Violation]) -> str:
     return "".join(line + "\n" for line in out)
 
 
+def render_github_error(title: str, message: str) -> str:
+    """One `::error` annotation for a failure that is not a violation (a shallow clone, an unknown revision)."""
+    return f"::error title={_escape_property(title)}::{_escape_data(message)}\n"
+
+
 def as_data(violations: Sequence[Violation]) -> list[dict[str, object]]:
     """Violations as plain data: the JSON output, and the `violations` of `cycle --json` and `close --json`."""
     return [{"path": v.path, "line": v.line, "code": v.code, "slug": v.slug, "severity": v.severity,

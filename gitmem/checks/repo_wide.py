@@ -8,8 +8,8 @@ from gitmem import codes, secrets
 from gitmem.checks import CheckInput
 from gitmem.checks.common import line_at, span_against
 from gitmem.checks.violation import Violation
-from gitmem.config import REQUIRED_ROLES
-from gitmem.gitio.snapshots import same_blob
+from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config
+from gitmem.gitio.snapshots import BLOB_MODES, same_blob
 from gitmem.memory.text import decode
 
 # Markers as git writes them; `\r?` because a CRLF file must not hide its conflicts.
@@ -31,9 +31,39 @@ def scan(path: str, data: bytes, first_line: int = 1) -> Iterator[Violation]:
         yield Violation.of(codes.SECRET_LIKE_TOKEN, path, _line_of(data, offset, first_line), what=what)
 
 
-def check(inp: CheckInput) -> list[Violation]:
+def trusted_paths(config: Config) -> list[str]:
+    """The files gitmem reads as trusted input: the memory files, ROADMAP, gitmem.yaml, `cycle.always_load`."""
+    extra = [rel for rel in config.cycle.always_load if rel and not rel.startswith("/") and ".." not in rel.split("/")]
+    return list(dict.fromkeys([*config.memory_paths().values(), CONFIG_NAME, *extra]))
+
+
+def not_regular(inp: CheckInput) -> list[Violation]:
+    """GM908 for each trusted path that is there but is not a regular file: a link is never followed, a
+    directory or a submodule is never taken for a missing file. An optional file (ROADMAP, gitmem.yaml, an
+    always_load file) whose entry did not change was judged when it was made: old history keeps passing. A
+    required memory file cannot be read at all, so it is always reported (else it would be GM904, missing)."""
+    from gitmem.workspace.files import describe_mode
+
+    required = {inp.config.path(role) for role in REQUIRED_ROLES}
     found: list[Violation] = []
+    for path in trusted_paths(inp.config):
+        mode = inp.new.mode(path)
+        if mode is None or mode in BLOB_MODES:
+            continue
+        oid = inp.new.oid(path)
+        unchanged = inp.old is not None and oid is not None and inp.old.oid(path) == oid and inp.old.mode(path) == mode
+        if unchanged and path not in required:
+            continue
+        found.append(Violation.of(codes.NOT_A_REGULAR_FILE, path, 1, path=path, what=describe_mode(mode)))
+    return found
+
+
+def check(inp: CheckInput) -> list[Violation]:
+    found: list[Violation] = not_regular(inp)
+    refused = {path for path in trusted_paths(inp.config) if inp.new.mode(path) not in (None, *BLOB_MODES)}
     for role, path in inp.config.memory_paths().items():
+        if path in refused:
+            continue
         data = inp.new.read(path)
         if data is None:
             if role in REQUIRED_ROLES:

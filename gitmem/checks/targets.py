@@ -2,7 +2,7 @@
 `gitmem check` and `gitmem verify`."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from gitmem import codes, gitio
@@ -10,7 +10,7 @@ from gitmem.checks import CheckInput, run_checks
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, Config, ConfigError, parse_config
 from gitmem.gitio import Snapshot
-from gitmem.workspace import Workspace
+from gitmem.workspace import Workspace, files
 
 
 def config_at(snapshot_bytes: bytes | None, *, workspace: str | None = None) -> Config:
@@ -21,12 +21,15 @@ def config_at(snapshot_bytes: bytes | None, *, workspace: str | None = None) -> 
 def staged_config(ws: Workspace) -> Config:
     """The config a commit of the index would carry: what is staged is judged by the staged gitmem.yaml."""
     staged = gitio.index_snapshot(ws.repo, [CONFIG_NAME]).read(CONFIG_NAME)
-    on_disk = (ws.root / CONFIG_NAME).read_bytes() if (ws.root / CONFIG_NAME).is_file() else None
+    on_disk = files.worktree_snapshot(ws.root).read(CONFIG_NAME)
     return ws.config if staged == on_disk else config_at(staged, workspace=ws.name or None)
 
 
 def _paths(config: Config) -> list[str]:
-    return list(config.memory_paths().values())
+    """The paths a snapshot holds: the memory files, and the other trusted files whose mode GM908 judges."""
+    from gitmem.checks.repo_wide import trusted_paths
+
+    return trusted_paths(config)
 
 
 def _derived(repo: gitio.Repo, snapshot: Snapshot | None, paths: list[str],
@@ -41,7 +44,7 @@ def _worktree_source(repo: gitio.Repo) -> Callable[[str], bytes | None]:
     workdir = gitio.work_tree(repo)
     if workdir is None:
         return lambda path: None
-    return gitio.worktree_snapshot(workdir).read
+    return files.worktree_snapshot(workdir).read
 
 
 def _author_email(repo: gitio.Repo) -> str | None:
@@ -58,19 +61,55 @@ def check_staged(ws: Workspace) -> list[Violation]:
     new = gitio.staged_snapshot(repo, paths)
     # HEAD's LOG is a prefix of the staged one and HEAD's NOW a part of it: derive them (gitio.blobproof).
     old = _derived(repo, gitio.commit_snapshot(repo, gitio.head_id(repo), paths), paths, new.read)
-    return run_checks(CheckInput(ws.config, old, new, _author_email(repo)))
+    found = run_checks(CheckInput(ws.config, old, new, _author_email(repo)))
+    return sorted(found + other_files_staged(ws, set(paths)))
 
 
 def check_worktree(ws: Workspace) -> list[Violation]:
     """The working-tree files against HEAD."""
     repo, paths = ws.repo, _paths(ws.config)
-    new = gitio.worktree_snapshot(gitio.root(repo), paths)
+    new = files.worktree_snapshot(gitio.root(repo))
     old = _derived(repo, gitio.commit_snapshot(repo, gitio.head_id(repo), paths), paths, new.read)
-    return run_checks(CheckInput(ws.config, old, new, _author_email(repo)))
+    found = run_checks(CheckInput(ws.config, old, new, _author_email(repo)))
+    return sorted(found + other_files_worktree(ws, set(paths)))
 
 
-def _has_memory(snapshot: Snapshot | None, paths: list[str]) -> bool:
-    return snapshot is not None and any(snapshot.oid(path) is not None for path in paths)
+def other_files_staged(ws: Workspace, memory: set[str]) -> list[Violation]:
+    """GM903 over every other staged file: its text, its name, a symlink's target (gitmem.checks.every_file)."""
+    repo = ws.repo
+    changed = [item for item in gitio.staged_files(repo) if item.path not in memory and not item.is_gitlink]
+    if not changed:
+        return []
+    from gitmem.checks.every_file import FileToScan, scan_files
+    from gitmem.secrets import ALLOWLIST_FILE, Allowlist
+
+    allow = Allowlist.parse(gitio.index_snapshot(repo, [ALLOWLIST_FILE]).read(ALLOWLIST_FILE))
+    def staged(item: gitio.ChangedFile) -> Callable[[], Iterator[bytes]]:
+        return lambda: iter((gitio.read_staged(repo, item),))
+
+    files = [FileToScan(item.path, item.is_link, staged(item)) for item in changed]
+    return scan_files(files, allow)
+
+
+def other_files_worktree(ws: Workspace, memory: set[str]) -> list[Violation]:
+    """The same over the work tree's changed, not ignored files, read in chunks (any size)."""
+    repo, root = ws.repo, gitio.root(ws.repo)
+    changed = [item for item in gitio.worktree_changed(repo) if item.path not in memory]
+    if not changed:
+        return []
+    from gitmem.checks.every_file import FileToScan, scan_files
+    from gitmem.secrets import ALLOWLIST_FILE, Allowlist
+
+    allow = Allowlist.parse(gitio.worktree_snapshot(root, [ALLOWLIST_FILE]).read(ALLOWLIST_FILE))
+    def on_disk(item: gitio.ChangedFile) -> Callable[[], Iterator[bytes]]:
+        return lambda: gitio.worktree_bytes(root, item)
+
+    files = [FileToScan(item.path, item.is_link, on_disk(item)) for item in changed]
+    return scan_files(files, allow)
+
+
+def _has_memory(snapshot: Snapshot | None, config: Config) -> bool:
+    return snapshot is not None and any(snapshot.oid(path) is not None for path in config.memory_paths().values())
 
 
 @dataclass
@@ -80,23 +119,93 @@ class RangeResult:
     rewritten: bool = False
 
 
-def verify_range(ws: Workspace, start: str | None, end: str) -> RangeResult:
-    """Check every commit in START..END against its first parent, with the config each commit carries.
+@dataclass(frozen=True)
+class Span:
+    """The commits to verify: reachable from `end`, not from `start` (None: from the root) nor from `hide`."""
 
-    With no START, every commit reachable from END is checked (a new branch, a first push).
+    start: str | None
+    end: str
+    hide: tuple[str, ...] = ()
+
+
+class ShallowHistoryError(gitio.RepoError):
+    """The range reaches past where a shallow clone's history stops."""
+
+
+SHALLOW_HINT = ("this clone is shallow, and its history stops inside the range; fetch the whole history "
+                "(actions/checkout with `fetch-depth: 0`, or `git fetch --unshallow`) and verify again")
+
+
+def new_branch(ws: Workspace, end: str, *, remote: str | None = None, pushed: bool = False,
+               branch: str | None = None) -> Span:
+    """A branch new to the remote: only the commits no remote-tracking branch has, as pre-commit computes it.
+
+    Before the push (a pre-push hook) every branch of `remote` (all remotes when None) is verified history.
+    After it (CI on the push), the new branch is on the remote itself: with its name (`branch`), every
+    other branch counts; without it, branches that contain `end` do not count, so the span may hold more
+    than needed, never less.
+    """
+    repo = ws.repo
+    last = _resolve(ws, end)
+    tips = gitio.remote_tips(repo, remote)
+    if pushed and branch:
+        name = branch.removeprefix("refs/heads/")
+        hidden = {tip for ref, tip in tips.items() if ref.split("/", 3)[-1] != name}
+    elif pushed:
+        hidden = {tip for tip in tips.values() if not gitio.is_ancestor(repo, last, tip)}
+    else:
+        hidden = set(tips.values())
+    return Span(None, last, tuple(sorted(hidden)))
+
+
+def pushed_span(ws: Workspace, remote_sha: str | None, local_sha: str, *, remote: str | None = None) -> Span:
+    """What a push of `local_sha` over `remote_sha` sends. A new branch, or a remote tip this clone does not
+    have (someone else pushed), counts as new, like pre-commit does."""
+    if remote_sha is not None and gitio.exists(ws.repo, remote_sha):
+        return Span(remote_sha, local_sha)
+    return new_branch(ws, local_sha, remote=remote)
+
+
+def span_length(ws: Workspace, span: Span) -> int:
+    """How many commits `verify_range` would check (counted apart, so callers can show progress)."""
+    return gitio.count_range(ws.repo, span.start, span.end, span.hide)
+
+
+def _resolve(ws: Workspace, rev: str) -> str:
+    try:
+        return gitio.resolve(ws.repo, rev)
+    except gitio.RepoError as err:
+        if gitio.shallow_commits(ws.repo):
+            raise ShallowHistoryError(f"{err}: {SHALLOW_HINT}") from None
+        raise
+
+
+def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str, ...] = (),
+                 progress: Callable[[int], None] | None = None) -> RangeResult:
+    """Check every commit in START..END (not reachable from `hide`) against its first parent, with the
+    config each commit carries. `progress(n)` is called after each commit.
+
+    With no START, every commit reachable from END is checked (a first push). Memory stays flat in the
+    length of the range: one commit's snapshots are alive at a time, and parsed configs are few.
     """
     repo, workspace = ws.repo, ws.name or None
-    last = gitio.resolve(repo, end)
-    first = gitio.resolve(repo, start) if start else None
+    last = _resolve(ws, end)
+    first = _resolve(ws, start) if start else None
+    shallow = gitio.shallow_commits(repo)
     result = RangeResult()
     if first is not None and not gitio.is_ancestor(repo, first, last):
+        if shallow:     # the cut hides whether it descends: say so rather than call it rewritten
+            raise ShallowHistoryError(f"cannot tell whether {end} descends from {start}: {SHALLOW_HINT}")
         result.rewritten = True
         result.violations.append(Violation.of(codes.HISTORY_REWRITTEN, "(range)", 1, end=end, start=start))
         return result
     newest = _Newest(repo, last)
     configs: dict[str | None, Config] = {}
     previous: tuple[str, list[str], Snapshot | None] | None = None
-    for commit in gitio.walk_range(repo, start, end):
+    for commit in gitio.walk_range(repo, first, last, hide):
+        if commit.id in shallow:        # git lists only commits whose parents it did not fetch
+            raise ShallowHistoryError(f"commit {commit.short} is where the history stops, and its parent is "
+                                      f"needed to check it: {SHALLOW_HINT}")
         result.commits += 1
         config_key = gitio.file_id_at(repo, commit.id, CONFIG_NAME)
         try:
@@ -115,7 +224,9 @@ def verify_range(ws: Workspace, start: str | None, end: str) -> RangeResult:
         new = _derived(repo, gitio.commit_snapshot(repo, commit.id, paths), paths, newest.read)
         assert new is not None      # commit_snapshot is None only for no commit, never for a commit
         previous = (commit.id, paths, new)
-        if not _has_memory(new, paths) and (old is None or not _has_memory(old, paths)):
+        if progress is not None:
+            progress(1)
+        if not _has_memory(new, config) and (old is None or not _has_memory(old, config)):
             continue        # history from before gitmem was adopted: there is no memory to check
         found = run_checks(CheckInput(config, old, new, commit.author.email))
         result.violations += [Violation(v.path, v.line, v.code, f"{v.message} (commit {commit.short})", v.hint)

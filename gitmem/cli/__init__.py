@@ -27,6 +27,20 @@ class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
 
+    def resolve_command(self, ctx: click.Context,
+                        args: list[str]) -> tuple[str | None, click.Command | None, list[str]]:
+        # click suggests close names from `self.commands`, which a lazy group leaves empty: suggest from
+        # COMMANDS instead, as for every eager group (`gitmem log ad` -> `add`).
+        name = click.utils.make_str(args[0]) if args else ""
+        if name and name not in COMMANDS and not name.startswith("-") and not ctx.resilient_parsing:
+            import difflib
+
+            close = difflib.get_close_matches(name, sorted(COMMANDS))
+            hint = "" if not close else f" Did you mean {close[0]!r}?" if len(close) == 1 else \
+                f" (Possible commands: {', '.join(map(repr, close))})"
+            raise click.UsageError(f"No such command {name!r}.{hint}", ctx)
+        return super().resolve_command(ctx, args)
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         module_name = COMMANDS.get(cmd_name)
         if module_name is None:
@@ -40,7 +54,10 @@ class LazyGroup(click.Group):
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
              epilog=HELP)
 @click.version_option(__version__, "--version", prog_name="gitmem")
-def cli() -> None:
+@click.option("--color/--no-color", "color", default=None,
+              help="Colour the output, or not (default: on a terminal, unless NO_COLOR is set).")
+@click.pass_context
+def cli(ctx: click.Context, color: bool | None) -> None:
     """Git-native long-term memory for AI agents: NOW, DECISIONS, LOG, LESSONS and RULES, enforced.
 
     \b
@@ -50,7 +67,13 @@ def cli() -> None:
     Run:       gitmem context | cycle | close | status | recall QUERY | report
     Start:     gitmem init [DIR] [--agent claude|codex|cursor] | gitmem demo
     Sessions:  gitmem mcp | gitmem hook session-start|stop
+    Complete:  eval "$(_GITMEM_COMPLETE=bash_source gitmem)"   (zsh_source, fish_source)
     """
+    import os
+
+    # click strips colour from every echo when ctx.color is False and keeps it in pipes when True; child
+    # contexts inherit it. NO_COLOR (any value) means no colour unless --color says otherwise.
+    ctx.color = color if color is not None else (False if os.environ.get("NO_COLOR") else None)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

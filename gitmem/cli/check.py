@@ -3,16 +3,21 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import click
 
-from gitmem.cli.common import format_option, open_workspace, workspace_option
+from gitmem.cli.common import format_option, open_workspace, progress, workspace_option
 from gitmem.errors import ExitCode
 
 if TYPE_CHECKING:
+    from gitmem.checks.targets import Span
     from gitmem.checks.violation import Violation
     from gitmem.workspace import Workspace
+
+OUTCOMES = {ExitCode.OK: "clean", ExitCode.VIOLATIONS: "violations", ExitCode.REWRITTEN: "rewritten"}
 
 
 def _emit(violations: list[Violation], fmt: str) -> int:
@@ -25,6 +30,41 @@ def _emit(violations: list[Violation], fmt: str) -> int:
     return ExitCode.VIOLATIONS if has_errors(violations) else ExitCode.OK
 
 
+@contextmanager
+def _annotated(command: str, fmt: str) -> Iterator[None]:
+    """With --format github, an error that stops the command (not a repository, a shallow clone) is also an
+    `::error` annotation and `outcome=error`: the log line alone is easy to miss in a run."""
+    from gitmem.errors import GitmemError
+
+    try:
+        yield
+    except GitmemError as err:
+        if fmt == "github":
+            from gitmem.checks.render import render_github_error
+            from gitmem.cli.common import append_env_file
+
+            click.echo(render_github_error(f"gitmem {command}", str(err)), nl=False)
+            append_env_file("GITHUB_OUTPUT", "outcome=error\n")
+            append_env_file("GITHUB_STEP_SUMMARY", f"### gitmem {command}: error\n\n{err}\n\n")
+        raise
+
+
+def _report_to_actions(command: str, fmt: str, violations: list[Violation], code: int, detail: str) -> None:
+    """Under GitHub Actions (--format github): `outcome` for $GITHUB_OUTPUT and a job summary listing what
+    is wrong, so a failed check says why on the run's page, not only in its log."""
+    if fmt != "github":
+        return
+    from gitmem.checks.render import render_text
+    from gitmem.cli.common import append_env_file
+
+    outcome = OUTCOMES.get(ExitCode(code), "error")
+    append_env_file("GITHUB_OUTPUT", f"outcome={outcome}\n")
+    lines = [f"### gitmem {command}: {outcome}", "", detail]
+    if violations:
+        lines += ["", f"{len(violations)} problem(s):", "", "```text", render_text(violations).rstrip("\n"), "```"]
+    append_env_file("GITHUB_STEP_SUMMARY", "\n".join(lines) + "\n\n")
+
+
 @click.command()
 @click.option("--worktree", is_flag=True, help="Validate the working-tree files instead of what is staged.")
 @format_option
@@ -34,78 +74,131 @@ def check(worktree: bool, fmt: str, workspace: str | None) -> int:
 
     It reads the index git hands to hooks (GIT_INDEX_FILE) and never writes the index or the work tree.
     Prints one `path:line: GMnnn message` line per problem. Exit 0 clean, 1 violations, 2 config error.
+    With --format github it also writes `outcome` to $GITHUB_OUTPUT and a job summary.
     """
     from gitmem.checks.targets import check_staged, check_worktree, staged_config
 
-    ws = open_workspace(workspace)
-    if worktree:
-        return _emit(check_worktree(ws), fmt)
-    # What is staged is judged by the staged config, so a commit that changes limits is checked by them.
-    return _emit(check_staged(ws.with_config(staged_config(ws))), fmt)
+    with _annotated("check", fmt):
+        if worktree:
+            found = check_worktree(open_workspace(workspace))
+        else:
+            ws = _workspace_for_staged(workspace)
+            # What is staged is judged by the staged config, so a commit that changes limits is checked by them.
+            found = check_staged(ws.with_config(staged_config(ws)))
+    code = _emit(found, fmt)
+    _report_to_actions("check", fmt, found, code, "the work tree" if worktree else "what is staged")
+    return code
+
+
+def _workspace_for_staged(workspace: str | None) -> Workspace:
+    """The workspace, judged by what is staged. A gitmem.yaml in the work tree that is not a regular file (a
+    link, a directory) says nothing about the commit being made: the staged one is read, and GM908 reports it
+    if it is staged as such too."""
+    from gitmem.config import CONFIG_NAME, ConfigError
+
+    try:
+        return open_workspace(workspace)
+    except ConfigError:
+        from gitmem import gitio
+        from gitmem.checks.targets import config_at
+        from gitmem.workspace import Workspace, files
+
+        repo = gitio.open_repo()
+        root = gitio.work_tree(repo)
+        if root is None or files.problem(root, CONFIG_NAME) is None:
+            raise
+        staged = gitio.index_snapshot(repo, [CONFIG_NAME]).read(CONFIG_NAME)
+        return Workspace.for_repo(repo, config_at(staged, workspace=workspace))
 
 
 ZERO_SHA = "0" * 40
 
 
-def _push_ranges() -> list[tuple[str | None, str]]:
+def _is_zero(rev: str) -> bool:
+    return bool(rev) and rev.strip("0") == ""
+
+
+def _push_spans(ws: Workspace, remote: str | None) -> list[Span]:
     """What a push sends: pre-commit's PRE_COMMIT_* variables, else git's pre-push lines on stdin."""
+    from gitmem.checks.targets import Span, pushed_span
+
     to_ref = os.environ.get("PRE_COMMIT_TO_REF")
     if to_ref:
         from_ref = os.environ.get("PRE_COMMIT_FROM_REF") or ZERO_SHA
-        return [(None if from_ref == ZERO_SHA else from_ref, to_ref)]
+        return [Span(None if _is_zero(from_ref) else from_ref, to_ref)]
     # A push that includes the root commit: pre-commit gives no refs, only the local branch.
     local = os.environ.get("PRE_COMMIT_LOCAL_BRANCH")
     if local:
-        return [(None, local)]
-    ranges: list[tuple[str | None, str]] = []
+        return [Span(None, local)]
+    spans: list[Span] = []
     stdin = sys.stdin
     for line in ([] if stdin is None or stdin.isatty() else stdin.read().splitlines()):
         parts = line.split()
-        if len(parts) == 4 and parts[1] != ZERO_SHA:
-            ranges.append((None if parts[3] == ZERO_SHA else parts[3], parts[1]))
-    return ranges
+        if len(parts) == 4 and not _is_zero(parts[1]):      # a zero local sha deletes a branch: nothing to check
+            spans.append(pushed_span(ws, None if _is_zero(parts[3]) else parts[3], parts[1], remote=remote))
+    return spans
 
 
-def _parse_range(ws: Workspace, rev_range: str) -> list[tuple[str | None, str]]:
-    """A..B as given; A...B from the merge base (a pull request); an all-zero A means "from the root"."""
+def _parse_range(ws: Workspace, rev_range: str, branch: str | None = None) -> list[Span]:
+    """A..B as given; A...B from the merge base (a pull request); an all-zero A is a new branch (the commits
+    of B that no other remote branch has), as GitHub's `before` and git's pre-push give it."""
     from gitmem import gitio
+    from gitmem.checks.targets import Span, new_branch
 
     if "..." in rev_range:
         start, end = rev_range.split("...", 1)
-        return [(gitio.merge_base(ws.repo, start or "HEAD", end or "HEAD"), end or "HEAD")]
+        return [Span(gitio.merge_base(ws.repo, start or "HEAD", end or "HEAD"), end or "HEAD")]
     if rev_range.count("..") != 1:
         raise click.BadParameter("expected A..B or A...B", param_hint="--range")
     start, end = rev_range.split("..")
-    return [(None if start.strip("0") == "" and start else (start or "HEAD"), end or "HEAD")]
+    if _is_zero(start):
+        return [new_branch(ws, end or "HEAD", pushed=True, branch=branch)]
+    return [Span(start or "HEAD", end or "HEAD")]
 
 
 @click.command()
-@click.option("--range", "rev_range", metavar="A..B", help="Check every commit in A..B against its parent; A...B starts at the merge base.")
+@click.option("--range", "rev_range", metavar="A..B",
+              help="Check every commit in A..B against its parent; A...B starts at the merge base; an all-zero A "
+                   "(a new branch) checks only the commits no other remote branch has.")
 @click.option("--pre-push", "pre_push", is_flag=True,
               help="Take the range from the push being made (pre-commit or a plain git pre-push hook).")
+@click.option("--branch", metavar="NAME", default=None,
+              help="With an all-zero A: the name the new branch was pushed as, so that every other remote branch "
+                   "counts as verified history (CI passes the pushed ref).")
+@click.option("--remote", metavar="NAME", default=None,
+              help="With --pre-push: the remote pushed to (git gives it to the hook as $1). A new branch is "
+                   "checked from where it leaves that remote's branches (default: any remote's).")
 @format_option
 @workspace_option
-def verify(rev_range: str | None, pre_push: bool, fmt: str, workspace: str | None) -> int:
+def verify(rev_range: str | None, pre_push: bool, branch: str | None, remote: str | None, fmt: str,
+           workspace: str | None) -> int:
     """Check every commit in a range, each against its parent: for CI and pre-push.
 
-    If B does not descend from A (history was rewritten), it fails with exit code 5.
+    If B does not descend from A (history was rewritten), it fails with exit code 5. A shallow clone whose
+    history stops inside the range is an error that says to fetch the whole history (`fetch-depth: 0`).
+    With --format github it also writes `outcome` to $GITHUB_OUTPUT and a job summary.
     """
-    from gitmem.checks.targets import RangeResult, verify_range
+    from gitmem.checks.targets import RangeResult, span_length, verify_range
 
     if pre_push == bool(rev_range):
         raise click.UsageError("give exactly one of --range A..B or --pre-push")
-    ws = open_workspace(workspace)
-    ranges = _parse_range(ws, rev_range) if rev_range else _push_ranges()
     result = RangeResult()
-    for start_rev, end_rev in ranges:
-        part = verify_range(ws, start_rev, end_rev)
-        result.violations += part.violations
-        result.commits += part.commits
-        result.rewritten = result.rewritten or part.rewritten
-    code = _emit(sorted(result.violations), fmt)
+    with _annotated("verify", fmt):
+        ws = open_workspace(workspace)
+        spans = _parse_range(ws, rev_range, branch) if rev_range else _push_spans(ws, remote or None)
+        for span in spans:
+            with progress(lambda: span_length(ws, span), "verifying commits") as advance:
+                part = verify_range(ws, span.start, span.end, hide=span.hide, progress=advance)
+            result.violations += part.violations
+            result.commits += part.commits
+            result.rewritten = result.rewritten or part.rewritten
+    violations = sorted(result.violations)
+    code = _emit(violations, fmt)
     if fmt == "text" and not result.violations:
         click.echo(f"{result.commits} commit(s) verified, memory history is clean", err=True)
-    return ExitCode.REWRITTEN if result.rewritten else code
+    code = ExitCode.REWRITTEN if result.rewritten else code
+    _report_to_actions("verify", fmt, violations, code, f"{result.commits} commit(s) verified")
+    return code
 
 
 COMMANDS = (check, verify)

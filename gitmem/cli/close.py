@@ -33,7 +33,7 @@ def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json:
     """
     from datetime import date
 
-    from gitmem import codes
+    from gitmem import codes, extras
     from gitmem.checks.render import as_data
     from gitmem.checks.violation import failure_violations
     from gitmem.close import CloseError, run_close
@@ -50,8 +50,13 @@ def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json:
         from dataclasses import replace
 
         ws = ws.with_config(replace(ws.config, close=replace(ws.config.close, model=model)))
+    use_llm = not no_llm and available()
+    if use_llm and not extras.installed("agent"):
+        click.echo(f"warning: {extras.missing('agent', 'a close worded by the model')}; closing offline",
+                   err=True)
+        use_llm = False
     try:
-        result = run_close(ws, day=chosen, use_llm=not no_llm and available(), push=push)
+        result = run_close(ws, day=chosen, use_llm=use_llm, push=push)
     except (RunFailure, LockHeld) as err:
         # People read the message (the error map prints it); machines read the same failure as a violation.
         found = failure_violations(err if isinstance(err, RunFailure) else

@@ -1,7 +1,8 @@
 """What several commands share: finding the repo and config, the --workspace and --format options."""
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -60,3 +61,47 @@ def annotate(violations: Sequence[Violation]) -> None:
         from gitmem.checks.render import render_github
 
         click.echo(render_github(violations), nl=False)
+
+
+def colour_wanted(stream: Any) -> bool:
+    """Colour for `stream`: --color / --no-color when given, none with NO_COLOR set, else on a terminal."""
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.color is not None:
+        return bool(ctx.color)
+    import os
+
+    if os.environ.get("NO_COLOR"):
+        return False
+    return bool(stream is not None and stream.isatty())
+
+
+# Shorter work finishes before a bar would be worth drawing.
+PROGRESS_MIN = 200
+
+
+def _progress_wanted() -> bool:
+    import os
+    import sys
+
+    stream = sys.stderr
+    return bool(stream is not None and stream.isatty() and not os.environ.get("CI"))
+
+
+@contextmanager
+def progress(total: int | Callable[[], int], label: str) -> Iterator[Callable[[int], None] | None]:
+    """click's progress bar on stderr for long work on a terminal; None (no bar) in pipes, files and CI.
+
+    `total` may be a function: it is called only when a bar can be shown, so counting costs nothing in a
+    hook or in CI. Pass what this yields as the library's `progress` callback: `advance(n)` after n items.
+    """
+    if not _progress_wanted():
+        yield None
+        return
+    length = total() if callable(total) else total
+    if length < PROGRESS_MIN:
+        yield None
+        return
+    import sys
+
+    with click.progressbar(length=length, label=label, file=sys.stderr, show_pos=True) as bar:
+        yield bar.update

@@ -9,24 +9,48 @@ import click
 from gitmem.cli.common import json_option
 from gitmem.errors import ExitCode
 
-NEXT_STEP = "pre-commit install --hook-type pre-commit --hook-type pre-push"
+PRE_COMMIT_INSTALL = "pre-commit install --hook-type pre-commit --hook-type pre-push"
 AGENTS = ("claude", "codex", "cursor")        # gitmem.scaffold.agents.AGENTS (this module loads only click)
+
+
+def next_step(plain_hooks: bool, hooks: list[str]) -> str:
+    """What to do after init, for the hooks this machine can run."""
+    import shutil
+    import sys
+
+    if plain_hooks:
+        if hooks:
+            return "commit the memory files: the git hooks run `gitmem check` before each commit, `gitmem verify` " \
+                   "before each push"
+        return "no hook was installed: see the message above"
+    if shutil.which("pre-commit"):
+        return PRE_COMMIT_INSTALL
+    beside = Path(sys.executable).parent / "pre-commit"      # in gitmem's own venv, not activated
+    if beside.is_file():
+        return f"{beside} {PRE_COMMIT_INSTALL.removeprefix('pre-commit ')}"
+    return (f"pip install pre-commit && {PRE_COMMIT_INSTALL}   "
+            "(or, without the pre-commit framework: gitmem init --plain-hooks)")
 
 
 @click.command("init")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path), default=".")
+@click.option("--plain-hooks", "plain_hooks", is_flag=True,
+              help="Also install gitmem's own git pre-commit and pre-push hooks, for repositories that do not use "
+                   "the pre-commit framework (an existing hook is never replaced).")
 @click.option("--agent", "agents", multiple=True, type=click.Choice(AGENTS),
               help="Also wire this agent CLI to the memory (repeatable): claude (.claude/settings.json hooks, MCP "
                    "server and allow-list, .mcp.json, CLAUDE.md), codex (AGENTS.md, .codex/config.toml), cursor "
                    "(.cursor/mcp.json, .cursor/rules/gitmem.mdc).")
 @json_option
-def init_command(directory: Path, agents: tuple[str, ...], as_json: bool) -> int:
-    """Create the memory files, config, prompts, pre-commit config and workflows that are missing.
+def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as_json: bool) -> int:
+    """Create the memory files, config, prompts, pre-commit config, .gitignore and workflows that are missing.
 
     DIR (default: the current folder) becomes the root of the agent's repository; `git init` runs there
     if it is not one yet. A non-empty folder inside another repository is refused: memory lives at a
     repository's root. Never overwrites a file. An existing .pre-commit-config.yaml gets the gitmem
-    hooks added, every other line kept as it was. Running it twice changes nothing.
+    hooks added and an existing .gitignore the missing patterns, every other line kept as it was. When
+    gitmem.yaml already maps the memory files to other names (or workspaces), those are the files created.
+    Running it twice changes nothing.
 
     With --agent, agent settings are merged into existing files (only missing keys are added) and the memory
     protocol goes into a managed block fenced by `<!-- gitmem:begin protocol -->` / `<!-- gitmem:end protocol
@@ -34,25 +58,35 @@ def init_command(directory: Path, agents: tuple[str, ...], as_json: bool) -> int
     """
     from dataclasses import asdict
 
-    from gitmem.scaffold.init import PRECOMMIT, init
+    from gitmem.scaffold.init import init
 
-    report = init(directory, agents)
+    report = init(directory, agents, plain_hooks=plain_hooks)
     code = ExitCode.USAGE if report.problems else ExitCode.OK
+    step = next_step(plain_hooks, report.hooks)
     if as_json:
-        click.echo(json.dumps({**asdict(report), "next": NEXT_STEP}, indent=2))
+        click.echo(json.dumps({**asdict(report), "next": step}, indent=2))
         return code
     if report.initialised_git:
         click.echo(f"initialised a git repository in {directory}")
     for rel in report.created:
         click.echo(f"created     {rel}")
     for rel in report.updated:
-        click.echo(f"updated     {rel} (gitmem {'hooks' if rel == PRECOMMIT else 'settings'} added)")
+        click.echo(f"updated     {rel} ({_what_was_added(rel)} added)")
     for rel in report.left_alone:
         click.echo(f"left alone  {rel} (exists)")
+    for name in report.hooks:
+        click.echo(f"git hook    {name}")
     for problem in report.problems:
         click.echo(f"gitmem: {problem}", err=True)
-    click.echo(f"next: {NEXT_STEP}")
+    click.echo(f"next: {step}")
     return code
+
+
+def _what_was_added(rel: str) -> str:
+    """What `init` adds to a file that was already there (the names are gitmem.scaffold.init's)."""
+    if rel == ".gitignore":
+        return "patterns"
+    return "gitmem hooks" if rel == ".pre-commit-config.yaml" else "gitmem settings"
 
 
 COMMANDS = (init_command,)

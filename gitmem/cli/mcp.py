@@ -6,13 +6,6 @@ from pathlib import Path
 import click
 
 from gitmem.cli.common import workspace_option
-from gitmem.errors import ExitCode, GitmemError
-
-INSTALL = "pip install 'gitmem-agent[agents]'"
-
-
-class ExtraMissing(GitmemError):
-    exit_code = ExitCode.USAGE
 
 
 @click.command("mcp")
@@ -28,10 +21,9 @@ def mcp_command(root: Path | None, workspace: str | None) -> int:
     entry, the shared rule numbers it. Writes files only; commit them with your work. Outside a memory
     repository it says so and exits (2). Needs the MCP SDK: pip install 'gitmem-agent[agents]'.
     """
-    import importlib.util
+    from gitmem import extras
 
-    if importlib.util.find_spec("mcp") is None:
-        raise ExtraMissing(f"gitmem mcp needs the MCP SDK, which is not installed; install it with: {INSTALL}")
+    extras.require("agents", "gitmem mcp")
     from gitmem.sessions import mcp_server
     from gitmem.sessions.locate import NotAMemoryRepository, find_workspace
 

@@ -9,14 +9,19 @@ import click
 from gitmem.cli.common import UsageError, open_workspace, workspace_option
 from gitmem.errors import ExitCode
 
+EARLIEST, LATEST = date(1970, 1, 1), date(2199, 12, 31)    # a chart has a point per day
+
 
 def _day(ctx: click.Context, param: click.Parameter, value: str | None) -> date | None:
     if value is None:
         return None
     try:
-        return date.fromisoformat(value)
+        day = date.fromisoformat(value)
     except ValueError:
         raise click.BadParameter(f"{value!r} is not a date like 2026-11-30") from None
+    if not EARLIEST <= day <= LATEST:      # 0001-01-01 would be 740,000 points
+        raise click.BadParameter(f"{value} is out of range: give a day from {EARLIEST} to {LATEST}")
+    return day
 
 
 @click.command("report")
@@ -52,9 +57,14 @@ def report(fmt: str, since: date | None, until: date | None, out: str | None, wo
     if out == "-" or (out is None and fmt == "summary"):
         click.echo(text, nl=False)
         return ExitCode.OK
-    target = Path(out) if out is not None else (ws.state_dir or ws.root) / "report.html"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+    from gitmem.workspace.statedir import state_directory
+
+    target = Path(out) if out is not None else state_directory(ws.state_dir or ws.root) / "report.html"
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as err:
+        raise UsageError(f"cannot write {target}: {err.strerror or err}; choose another --out") from None
     click.echo(f"wrote {target} ({len(text.encode('utf-8')) // 1024} KB)")
     return ExitCode.OK
 

@@ -1,4 +1,5 @@
-"""`gitmem status`: a one-screen dashboard of memory health. Colour on a terminal, plain text in a pipe."""
+"""`gitmem status`: a one-screen dashboard of memory health. Colour on a terminal (not with NO_COLOR or
+--no-color), plain text in a pipe."""
 from __future__ import annotations
 
 import json
@@ -7,7 +8,7 @@ from typing import Any
 
 import click
 
-from gitmem.cli.common import json_option, open_workspace, workspace_option
+from gitmem.cli.common import colour_wanted, json_option, open_workspace, workspace_option
 from gitmem.errors import ExitCode
 
 
@@ -46,6 +47,7 @@ def render(data: dict[str, Any], *, colour: bool) -> str:
                  f"now{room}")
     for item in data["awaiting"]:
         lines.append(f"  {item['id']} · {item['title']} ({item['confirmations']}/{item['needed']})")
+    lines.append(LIST_END)
     for item in data["eligible"]:
         note = "" if item["has_rule"] else " — needs a rule line"
         lines.append("  " + paint(f"{item['id']} · {item['title']} (cycles "
@@ -54,6 +56,11 @@ def render(data: dict[str, Any], *, colour: bool) -> str:
     full = rules["proven"] >= rules["proven_max"] or rules["lines"] > rules["lines_max"]
     lines.append("rules        " + paint(f"{rules['proven']}/{rules['proven_max']} proven, "
                                          f"{rules['lines']}/{rules['lines_max']} lines", "red" if full else None))
+    for found in data.get("placeholders", []):
+        lines.append("  " + paint(f"{found['path']}:{found['line']}: placeholder {found['text']} left: every prompt "
+                                  "reads it", "red"))
+    if data.get("missing"):
+        lines.append("missing      " + paint(", ".join(data["missing"]) + " (run `gitmem init`)", "red"))
     budget = data["budget"]
     if budget.get("tokens") is None:
         lines.append("budget       " + paint(f"over the hard limit: {budget.get('error', '')}", "red"))
@@ -61,21 +68,60 @@ def render(data: dict[str, Any], *, colour: bool) -> str:
         tint = "red" if budget["tokens"] > budget["soft"] else "green"
         lines.append("budget       " + paint(f"{budget['tokens']} tokens", tint)
                      + f" of {budget['limit']} (soft {budget['soft']}, hard {budget['hard']}; {budget['source']})")
-    return "\n".join(lines) + "\n"
+    return "\n".join(fit(lines)) + "\n"
+
+
+SCREEN = 40            # lines: one screen at any scale of history
+MOST_PER_LIST = 5
+LIST_END = "\0"        # ends a list whose next line is another list under the same heading
+
+
+def fit(lines: list[str], limit: int = SCREEN) -> list[str]:
+    """At most `limit` lines: each list (its items are the indented lines under a heading) keeps its first
+    items and ends with `+N more`, fewer items a list the longer the dashboard would be."""
+    groups: list[list[str]] = []
+    ended = False
+    for line in lines:
+        if line == LIST_END:
+            ended = True
+            continue
+        if line.startswith("  ") and groups and groups[-1][0].startswith("  ") and not ended:
+            groups[-1].append(line)
+        else:
+            groups.append([line])
+        ended = False
+    lists = [g for g in groups if g[0].startswith("  ")]
+    fixed = len(groups) - len(lists)
+    for cap in range(MOST_PER_LIST, 0, -1):
+        size = fixed + sum(len(g) if len(g) <= cap else cap + 1 for g in lists)
+        if size <= limit:
+            break
+    out: list[str] = []
+    for group in groups:
+        if group[0].startswith("  ") and len(group) > cap:
+            hidden = len(group) - cap
+            out += [*group[:cap], f"  +{hidden} more"]
+        else:
+            out += group
+    return out
 
 
 @click.command("status")
 @json_option
 @workspace_option
 def status(as_json: bool, workspace: str | None) -> int:
-    """One screen of memory health: last cycle, today, Rule 0 streak, decisions waiting, lessons, rules, budget."""
+    """One screen of memory health: last cycle, today, Rule 0 streak, decisions waiting, lessons, rules, budget.
+
+    At most 40 lines at any size of history: long lists end with `+N more` (`gitmem pending` lists every
+    decision). Flags template placeholders left in RULES.md. Exit 2 in a repository without memory.
+    """
     from gitmem.views.status import collect
 
     data = collect(open_workspace(workspace)).to_json()
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        click.echo(render(data, colour=sys.stdout.isatty()), nl=False)
+        click.echo(render(data, colour=colour_wanted(sys.stdout)), nl=False)
     return ExitCode.OK
 
 

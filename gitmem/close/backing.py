@@ -9,8 +9,9 @@ in the same cycle as its lesson. This holds alike for the runner's commits, for 
 as the human, and after a squash merge. What does not count is reported by the close; the close confirms nothing.
 
 Cost: one walk back over the commits that changed LESSONS (blob ids only), stopping once every line asked about
-is found. The LOG side reads no old blob: LOG is append-only, so a commit's LOG is the current LOG cut at its
-size, which one hash proves, and "added cycle C" means C's heading lies between the parents' sizes and its own.
+is found; the blobs of those changes are searched as bytes, never parsed. The LOG side reads no old blob: LOG is
+append-only (GM301), so a commit's LOG is the current LOG cut at its size, and "added cycle C" means C's heading
+lies between the parents' sizes and its own.
 Verdicts are cached in the state directory by the commit that added the line, valid while it is in history.
 """
 from __future__ import annotations
@@ -26,8 +27,8 @@ from gitmem import gitio
 from gitmem.close.day import cycle_numbers
 from gitmem.memory import lessons, log
 from gitmem.memory.lessons import Lesson
-from gitmem.memory.text import Field, decode
-from gitmem.workspace import Workspace
+from gitmem.memory.text import Field, decode, render_field, unfenced_headings
+from gitmem.workspace import Workspace, files
 
 CACHE_NAME = "confirmations.json"
 
@@ -55,8 +56,9 @@ class Backing:
         self._verdicts: dict[str, Verdict] = {}
         self._prefix: dict[str, bool] = {}
         self._cycles: dict[str, set[int]] = {}
-        self._offsets: dict[int, int | None] = {}
+        self._offsets: dict[int, int] | None = None
         self._docs: dict[str, lessons.LessonsDoc] = {}
+        self._raw: dict[str, _LessonsBytes] = {}
 
     # -- the question ----------------------------------------------------------------------------------------
     def __call__(self, lesson: Lesson, item: Field) -> Verdict:
@@ -72,33 +74,56 @@ class Backing:
         if not pending:
             return
         head = gitio.head_id(self.repo)
-        cache = self._load_cache()
+        valid_at, cache = self._load_cache()
+        # A cached verdict holds while the commit that added its line is in history. When the HEAD the cache
+        # was written at is an ancestor of this HEAD, all of them are: one check instead of one per commit.
+        all_in_history = head is not None and valid_at is not None and gitio.is_ancestor_id(self.repo, valid_at,
+                                                                                             head)
+        in_history: dict[str, bool] = {}
         for key in list(pending):
             found = cache.get(key)
-            if head is not None and isinstance(found, dict) and isinstance(found.get("commit"), str) \
-                    and gitio.is_ancestor_id(self.repo, found["commit"], head):
-                self._verdicts[key] = Verdict(bool(found.get("ok")), str(found.get("why", "")), found["commit"])
+            if head is None or not isinstance(found, dict) or not isinstance(found.get("commit"), str):
+                continue
+            commit = found["commit"]
+            if not all_in_history and commit not in in_history:
+                in_history[commit] = gitio.is_ancestor_id(self.repo, commit, head)
+            if all_in_history or in_history[commit]:
+                self._verdicts[key] = Verdict(bool(found.get("ok")), str(found.get("why", "")), commit)
                 del pending[key]
         if pending and head is not None:
             self._walk(pending)
         for key in pending:
             self._verdicts.setdefault(key, NOT_COMMITTED)
-        self._save_cache(cache)
+        if head is not None:
+            self._save_cache(head, valid_at, cache if all_in_history else {})
 
     # -- walking history -------------------------------------------------------------------------------------
     def _walk(self, pending: dict[str, tuple[Lesson, Field]]) -> None:
+        """Newest change of LESSONS first: the commit that added a line has it, and no parent of it does.
+
+        Blobs are searched as bytes for the line as gitmem renders it, inside its lesson's section: at 100x a
+        LESSONS blob holds 3,000 lessons, and parsing one per change would cost seconds. A line written in
+        another form (by hand) is looked for in parsed blobs instead."""
+        current = _LessonsBytes(files.read(self.ws.root, self.lessons_path) or b"")
+        needles = {key: _rendered(item) for key, (lesson, item) in pending.items()}
+        parsed = {key for key, (lesson, _) in pending.items() if not current.has(lesson.id, needles[key])}
         for change in gitio.changes(self.repo, self.lessons_path):
             if change.blob is None:
                 continue
-            mine = self._doc(change.blob)
-            parents = [self._doc(blob) for blob in change.parents if blob is not None]
+            mine = self._bytes(change.blob)
+            parents = [self._bytes(blob) for blob in change.parents if blob is not None]
             for key, (lesson, item) in list(pending.items()):
-                if not _has_line(mine, lesson.id, item.value) or any(_has_line(p, lesson.id, item.value)
-                                                                     for p in parents):
-                    continue
-                self._verdicts[key] = self._judge(change, lesson, item, existed=any(p.find(lesson.id)
-                                                                                    for p in parents))
-                del pending[key]
+                if key in parsed:
+                    docs = [self._doc(blob) for blob in (change.blob, *change.parents) if blob is not None]
+                    found = [_has_line(doc, lesson.id, item.value) for doc in docs]
+                    added = found[0] and not any(found[1:])
+                else:
+                    added = mine.has(lesson.id, needles[key]) and not any(p.has(lesson.id, needles[key])
+                                                                           for p in parents)
+                if added:
+                    existed = any(p.span(lesson.id) is not None for p in parents)
+                    self._verdicts[key] = self._judge(change, lesson, item, existed=existed)
+                    del pending[key]
             if not pending:
                 return
 
@@ -134,39 +159,42 @@ class Backing:
         return cycle in self._cycles[blob]
 
     def _is_prefix(self, blob: str, size: int) -> bool:
+        """Whether an older LOG is the current LOG cut at its size. LOG is append-only on every commit (GM301,
+        held by check, verify and the runner), so an older LOG that ends where an entry of the current LOG
+        ends is taken as its prefix: hashing 75 MB per commit would make the first walk at 100x take minutes.
+        Only a LOG as long as the current one is hashed. Anything else (a merge that interleaved entries) is
+        read and parsed by the caller."""
         if blob not in self._prefix:
             current = self._current_log()
-            self._prefix[blob] = size <= len(current) and gitio.blob_id(memoryview(current)[:size]) == blob
+            if size >= len(current):
+                self._prefix[blob] = size == len(current) and gitio.blob_id(current) == blob
+            else:
+                self._prefix[blob] = size > 0 and current[size - 1:size] == b"\n" and \
+                    current[size:size + 4] == b"\n## "
         return self._prefix[blob]
 
     def _heading_offset(self, cycle: int) -> int | None:
-        """Where the current LOG's heading of `cycle` starts, searching back from the end: recent cycles are
-        found at once, whatever the length of LOG."""
-        if cycle in self._offsets:
-            return self._offsets[cycle]
-        data, needle = self._current_log(), b"cycle %d" % cycle
-        found, end = None, len(data)
-        while found is None:
-            at = data.rfind(needle, 0, end)
-            if at < 0:
-                break
-            start = data.rfind(b"\n", 0, at) + 1
-            stop = data.find(b"\n", at)
-            line = data[start:stop if stop >= 0 else len(data)]
-            parsed = log.parse_heading(line[3:].decode("utf-8", "replace")) if line.startswith(b"## ") else None
-            if parsed is not None and parsed[1] == cycle:
-                found = start
-            end = at
-        self._offsets[cycle] = found
-        return found
+        """Where the current LOG's heading of `cycle` starts. Every heading outside code fences is indexed in
+        one pass (a fenced example of a heading is no heading, wherever it stands)."""
+        if self._offsets is None:
+            self._offsets = {}
+            for found in unfenced_headings(self._current_log()):
+                parsed = log.parse_heading(found.group(0)[3:].decode("utf-8", "replace"))
+                if parsed is not None and parsed[1] is not None:
+                    self._offsets.setdefault(parsed[1], found.start())
+        return self._offsets.get(cycle)
 
     def _current_log(self) -> bytes:
         if self._log is None:
-            try:
-                self._log = self.ws.path("log").read_bytes()
-            except OSError:
-                self._log = b""
+            self._log = files.read(self.ws.root, self.ws.config.path("log")) or b""
         return self._log
+
+    def _bytes(self, blob: str) -> _LessonsBytes:
+        if blob not in self._raw:
+            if len(self._raw) > 64:          # a walk moves on; keep memory flat
+                self._raw.clear()
+            self._raw[blob] = _LessonsBytes(gitio.blob(self.repo, blob))
+        return self._raw[blob]
 
     def _doc(self, blob: str) -> lessons.LessonsDoc:
         if blob not in self._docs:
@@ -178,24 +206,29 @@ class Backing:
         state = self.ws.state_dir
         return state / CACHE_NAME if state is not None else None
 
-    def _load_cache(self) -> dict[str, object]:
+    def _load_cache(self) -> tuple[str | None, dict[str, object]]:
+        """(the HEAD the cache was written at, its verdicts by line key)."""
         path = self._cache_path()
         try:
             data = json.loads(path.read_text(encoding="utf-8")) if path is not None else {}
         except (OSError, ValueError):
-            return {}
-        return data if isinstance(data, dict) else {}
+            return None, {}
+        if not isinstance(data, dict) or not isinstance(data.get("verdicts"), dict):
+            return None, {}
+        valid_at = data.get("valid_at")
+        return (valid_at if isinstance(valid_at, str) else None), data["verdicts"]
 
-    def _save_cache(self, cache: dict[str, object]) -> None:
+    def _save_cache(self, head: str, valid_at: str | None, kept: dict[str, object]) -> None:
+        """Write the verdicts known to hold at `head`: this run's, and the cache's when all of it still holds."""
         path = self._cache_path()
         fresh = {key: {"commit": v.commit, "ok": v.ok, "why": v.why}
                  for key, v in self._verdicts.items() if v.commit is not None}
-        if path is None or all(cache.get(key) == value for key, value in fresh.items()):
+        if path is None or (valid_at == head and all(kept.get(key) == value for key, value in fresh.items())):
             return
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({**cache, **fresh}), encoding="utf-8")
+            tmp.write_text(json.dumps({"valid_at": head, "verdicts": {**kept, **fresh}}), encoding="utf-8")
             os.replace(tmp, path)
         except OSError:
             pass        # a read-only .git only costs a walk next time
@@ -203,6 +236,41 @@ class Backing:
 
 def _key(lesson_id: str, value: str) -> str:
     return hashlib.sha1(f"{lesson_id}\n{value}".encode()).hexdigest()
+
+
+class _LessonsBytes:
+    """A LESSONS file as bytes, searched without parsing: a lesson's section, and a line inside it."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self._spans: dict[str, tuple[int, int]] | None = None
+
+    def span(self, lesson_id: str) -> tuple[int, int] | None:
+        """Where the lesson's section starts and ends (its first heading, outside code fences)."""
+        if self._spans is None:
+            self._spans = {}
+            starts = [(m.start(), m.group(0)) for m in unfenced_headings(self.data) if m.group(0).startswith(b"## ")]
+            for (start, line), (end, _) in zip(starts, [*starts[1:], (len(self.data), b"")]):
+                lesson = line[3:].split(b" ", 1)[0].decode("ascii", "replace")
+                self._spans.setdefault(lesson, (start, end))
+        return self._spans.get(lesson_id)
+
+    def has(self, lesson_id: str, line: bytes) -> bool:
+        """Whether the lesson's section holds `line` as whole lines (LF or CRLF)."""
+        where = self.span(lesson_id)
+        if where is None:
+            return False
+        at = self.data.find(b"\n" + line, where[0], where[1])
+        while at >= 0:
+            after = at + 1 + len(line)
+            if after >= len(self.data) or self.data[after:after + 1] in (b"\n", b"\r"):
+                return True
+            at = self.data.find(b"\n" + line, at + 1, where[1])
+        return False
+
+
+def _rendered(item: Field) -> bytes:
+    return "\n".join(render_field(item.key, item.value)).encode("utf-8")
 
 
 def _has_line(doc: lessons.LessonsDoc, lesson_id: str, value: str) -> bool:

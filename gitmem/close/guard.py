@@ -14,7 +14,8 @@ from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import lessons, rules
 from gitmem.memory.text import decode
 from gitmem.workspace import Workspace
-from gitmem.workspace.writer import MemoryWriter, atomic_write
+from gitmem.workspace import files as trusted  # `files` names the changed files here
+from gitmem.workspace.writer import MemoryWriter
 
 
 class CloseError(RunFailure):
@@ -27,22 +28,21 @@ class CloseError(RunFailure):
 
 def changed_files(ws: Workspace, head: str) -> dict[str, bytes | None]:
     """Memory files whose work-tree bytes differ from HEAD (the close started from a clean tree)."""
-    files: dict[str, bytes | None] = {}
+    changed: dict[str, bytes | None] = {}
     for path in ws.config.memory_paths().values():
-        target = ws.root / path
-        data = target.read_bytes() if target.is_file() else None
+        data = trusted.read(ws.root, path)
         if data != gitio.file_at(ws.repo, head, path):
-            files[path] = data
-    return files
+            changed[path] = data
+    return changed
 
 
 def restore(ws: Workspace, head: str, files: dict[str, bytes | None]) -> None:
     for path in files:
         data = gitio.file_at(ws.repo, head, path)
         if data is None:
-            (ws.root / path).unlink(missing_ok=True)
+            trusted.remove(ws.root, path)
         else:
-            atomic_write(ws.root / path, data)
+            trusted.write(ws.root, path, data)
 
 
 def check_result(ws: Workspace, head: str, files: dict[str, bytes | None]) -> list[str]:
@@ -52,7 +52,7 @@ def check_result(ws: Workspace, head: str, files: dict[str, bytes | None]) -> li
     config = ws.config
     paths = list(config.memory_paths().values())
     old = gitio.commit_snapshot(ws.repo, head, paths)
-    new = gitio.worktree_snapshot(ws.root, paths)
+    new = trusted.worktree_snapshot(ws.root)
     # Only the files the close changed: a problem already committed before the close is not the close's
     # to fix (and a write to that file would have been refused by its own validation anyway).
     found = [f"{v.path}:{v.line}: {v.code} {v.message}"
@@ -109,8 +109,7 @@ def write_together(memory: MemoryWriter, texts: dict[str, str]) -> str | None:
     proposed = {memory.config.path(role): text.encode("utf-8") for role, text in texts.items()}
 
     def current(rel: str) -> bytes | None:
-        target = memory.root / rel
-        return target.read_bytes() if target.is_file() else None
+        return trusted.read(memory.root, rel)
 
     before = Snapshot("current", current)
     after = Snapshot("proposed", lambda rel: proposed[rel] if rel in proposed else current(rel))
@@ -119,5 +118,5 @@ def write_together(memory: MemoryWriter, texts: dict[str, str]) -> str | None:
     if errors:
         return "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in errors)
     for rel, data in proposed.items():
-        atomic_write(memory.root / rel, data)
+        trusted.write(memory.root, rel, data)
     return None

@@ -17,14 +17,12 @@ from gitmem import codes, gitio
 from gitmem.checks.violation import Violation
 from gitmem.close import day as days
 from gitmem.close import promotion as promoting
-from gitmem.close import report
+from gitmem.close import report, writeup
 from gitmem.close.backing import backing_for
 from gitmem.close.guard import CloseError, changed_files, check_result, restore
 from gitmem.close.llm import CloseModel, available
 from gitmem.config import Config
-from gitmem.memory import decisions, lessons
-from gitmem.memory.text import field_value
-from gitmem.workspace import Clock, Workspace
+from gitmem.workspace import Clock, Workspace, files
 from gitmem.workspace.writer import MemoryWriter, WriteRefused
 
 PHASE_TRAILER = "Gitmem-Phase: close"
@@ -138,16 +136,18 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
     roadmap_text = memory.read("roadmap")
     for index, day in enumerate(open_days):
         last = index == len(open_days) - 1
-        facts, as_of = _facts(memory, config, day, moment)
+        facts, as_of = writeup.facts_of(memory, config, day, moment)
         problems = report.cycle_problems(facts)
         if index == 0 and skipped:
             problems.append(f"the closes of {skipped} earlier day(s) were missed and are not written up: a close "
                             f"catches up at most {MAX_CATCH_UP} days")
-        problems += _streak_problems(memory, facts, roadmap_text, result)
-        problems += _standing_problems(facts, config, standing, day, promoted if last else None)
-        plan = _plan(memory, config, facts, roadmap_text, as_of) if last else None
+        streak_lines, opened = writeup.streak_problems(memory, facts, roadmap_text)
+        problems += streak_lines
+        result.lessons_opened += opened
+        problems += writeup.standing_problems(facts, config, standing, day, promoted if last else None)
+        plan = writeup.plan(memory, config, facts, roadmap_text, as_of) if last else None
         summary = None
-        promotion_lines = _throttled_promotions(promoted, standing, day) if last else []
+        promotion_lines = writeup.promotion_lines(promoted, standing, day) if last else []
         if last and model is not None and plan is not None:
             written = model.prose(_template(memory), day.isoformat(),
                                   _facts_for_model(facts, problems, promotion_lines, plan))
@@ -170,117 +170,11 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
     return result
 
 
-def _facts(memory: MemoryWriter, config: Config, day: date, moment: datetime) -> tuple[report.DayFacts, datetime]:
-    """The day as it stood at its end (or now, for today): its cycles, what waited, the streaks that ended."""
-    tz = config.tzinfo()
-    start, end = days.day_bounds(day, tz)
-    as_of = min(end, moment)
-    log_text = memory.read("log")
-    cycles, _ = days.day_entries(log_text, day, tz)
-    waiting = decisions.waiting(decisions.parse(memory.read("decisions")), as_of, as_of=True)
-    human = tuple(value for b in days.day_now_blocks(memory.read("now"), day, tz)
-                  if (value := field_value(b.fields, "Human")))
-    streaks = days.streaks_ending(log_text, start, end)
-    return report.DayFacts(day, cycles, waiting, streaks, config.close.stale_decision_days, human,
-                           _blocked_tasks(log_text, waiting, as_of)), as_of
-
-
-def _blocked_tasks(log_text: str, waiting: tuple[decisions.Waiting, ...], as_of: datetime) -> dict[str, list[str]]:
-    """For each decision still pending at `as_of`, the tasks of the cycles that said they were blocked on it
-    (`- Blocked: D-…`). Reads back to the oldest pending decision's ask, at most a week when none is dated."""
-    asked = [item.asked.moment for item in waiting if item.asked is not None]
-    start = min(asked, default=as_of - timedelta(days=7))
-    pending = {item.id for item in waiting}
-    blocked: dict[str, list[str]] = {}
-    for entry in days.entries_since(log_text, start):
-        if entry.when.moment >= as_of:
-            break
-        for decision in entry.blocked_by:
-            if decision in pending:
-                blocked.setdefault(decision, []).append(entry.get("Task") or "")
-    return blocked
-
-
-def _streak_problems(memory: MemoryWriter, facts: report.DayFacts, roadmap_text: str,
-                     result: CloseResult) -> list[str]:
-    """Each Rule 0 streak that ended this day, or still ran at its end, written up once with cause, fix and a
-    lesson; a streak that continues keeps its lesson and is reported as continuing."""
-    found = []
-    for streak in facts.streaks:
-        hint = report.fix_hint(roadmap_text, facts.waiting, report.streak_blockers(streak, facts.waiting),
-                               facts.blocked_tasks)
-        lesson, existed = _streak_lesson(memory, streak, hint, result)
-        found.append(report.streak_problem(streak, hint, lesson=lesson, continues=existed))
-    return found
-
-
-def _standing_problems(facts: report.DayFacts, config: Config, standing: report.Standing, day: date,
-                       promoted: promoting.Outcome | None) -> list[str]:
-    """Conditions that last (stale decisions, a full RULES, unbacked confirmations):
-    written up when they start, then once a week."""
-    found = []
-    for item in facts.waiting:
-        if item.days > facts.stale_days and standing.due(f"stale {item.id}", day):
-            found.append(f"{item.describe()} has waited longer than {facts.stale_days} days: please answer it")
-    if promoted is not None:
-        if promoted.rules_full and standing.due("rules-full", day):
-            found.append(f"RULES is full ({config.limits.proven_rules_max} proven rules): eligible lessons wait; "
-                         "see Promotions for the retirements proposed")
-        if promoted.refused:
-            found.append(f"{promoted.refused}; retire or supersede a rule, or shorten RULES")
-        for line in promoted.unbacked:
-            if standing.due(report.standing_key("unbacked", line), day):
-                found.append(line)
-    return found
-
-
-def _throttled_promotions(promoted: promoting.Outcome, standing: report.Standing, day: date) -> list[str]:
-    """Promotions made are always listed; a lesson that keeps waiting for the same reason, once a week."""
-    made = {f"{p['rule']} · {p['text']}" for p in promoted.promoted}
-    lines = []
-    for line in promoted.lines:
-        if any(line.startswith(prefix) for prefix in made) or standing.due(report.standing_key("lesson", line), day):
-            lines.append(line)
-    return lines
-
-
-def _plan(memory: MemoryWriter, config: Config, facts: report.DayFacts, roadmap_text: str,
-          as_of: datetime) -> tuple[str, str]:
-    """Tomorrow's first task: the fix of a streak still running, else what no pending decision blocks."""
-    running = facts.streaks[-1] if facts.streaks and _still_running(memory, facts.streaks[-1], as_of) else None
-    streak = None
-    if running is not None:
-        streak = (running, report.fix_hint(roadmap_text, facts.waiting,
-                                           report.streak_blockers(running, facts.waiting), facts.blocked_tasks))
-    return report.offline_plan(roadmap_text, facts.waiting, config.cycle.priorities,
-                               blocked_tasks=facts.blocked_tasks, streak=streak)
-
-
-def _still_running(memory: MemoryWriter, streak: days.Streak, as_of: datetime) -> bool:
-    """Whether the streak's last cycle is the last cycle before `as_of` (nothing was built after it)."""
-    latest = days.no_build_streak(memory.read("log"), as_of)
-    return latest.last == streak.last
-
-
-def _streak_lesson(memory: MemoryWriter, streak: days.Streak, hint: str, result: CloseResult) -> tuple[str, bool]:
-    """Rule 0: one lesson per streak (keyed by its first cycle), with a rule line so it can be promoted."""
-    title = f"Rule 0: no-build streak from cycle {streak.first}"
-    for item in lessons.parse(memory.read("lessons")).lessons:
-        if item.title == title:
-            return item.id, True
-    item = memory.add_lesson(
-        title=title, cycle=streak.last,
-        happened=f"cycles {streak.first}–{streak.last} ({streak.length} in a row) built nothing",
-        why=report.streak_cause(streak), change=hint[0].upper() + hint[1:], rule=report.STREAK_RULE)
-    result.lessons_opened.append(item.id)
-    return item.id, False
-
-
 def _template(memory: MemoryWriter) -> str:
     from gitmem.close.llm import DEFAULT_PROSE
 
-    path = memory.root / "prompts" / "close.md"
-    return path.read_text(encoding="utf-8") if path.is_file() else DEFAULT_PROSE
+    found = files.read(memory.root, "prompts/close.md")     # never through a link, never a FIFO
+    return found.decode("utf-8", "replace") if found is not None else DEFAULT_PROSE
 
 
 def _facts_for_model(facts: report.DayFacts, problems: list[str], promotions: list[str],

@@ -46,6 +46,12 @@ class Agent:
     script: str = ""                        # for the scripted backend: a YAML file of tool calls per cycle
     shell: Shell = field(default_factory=Shell)
     max_retries: int = 4                    # anthropic SDK retries for 429, 5xx and overloaded, with backoff
+    # Environment variables the `command` agent gets although they hold keys. By default only the model's
+    # API key, which an agent CLI needs (so repositories made before this setting keep working); a list given
+    # replaces the default. Every other token, key or credential is withheld; GitHub tokens never pass.
+    pass_env: tuple[str, ...] = ("ANTHROPIC_API_KEY",)
+    # Paths a cycle may not change on its own, added to gitmem's defaults (gitmem.cycle.protected).
+    protected_paths: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -54,6 +60,7 @@ class Limits:
     rules_max_lines: int = 200
     proven_rules_max: int = 30
     grep_over_lines: int = 300
+    pending_max: int = 20               # most Pending decisions (GM209)
 
 
 @dataclass(frozen=True)
@@ -66,6 +73,7 @@ class Cycle:
     priorities: tuple[str, ...] = (
         "answer people", "fix the published product", "build something new", "measure")
     always_load: tuple[str, ...] = ()
+    max_file_bytes: int = 25 * 1024 * 1024   # the runner keeps bigger files out of its commit (GitHub: 100 MB)
 
 
 @dataclass(frozen=True)
@@ -136,16 +144,15 @@ class Config:
 
 
 def load_config(root: Path | str, *, workspace: str | None = None) -> Config:
-    """Load `gitmem.yaml` from the repo root; a missing file means all defaults."""
-    path = Path(root) / CONFIG_NAME
-    if not path.exists():
-        config = Config()
-    else:
-        try:
-            data = path.read_bytes()
-        except OSError as err:        # a directory named gitmem.yaml, no permission: say so, never crash
-            raise ConfigError(f"{CONFIG_NAME}: cannot read it ({err.strerror or err})") from None
-        config = parse_config(data, source=CONFIG_NAME)
+    """Load `gitmem.yaml` from the repo root; a missing file means all defaults. It is read only as a regular
+    file inside the work tree (`gitmem.workspace.files`): a link, a directory or a FIFO is a config error."""
+    from gitmem.workspace import files
+
+    try:
+        data = files.read(Path(root), CONFIG_NAME)
+    except files.FileRefused as err:     # a link, a directory, no permission: one line, exit 2
+        raise ConfigError(str(err)) from None
+    config = Config() if data is None else parse_config(data, source=CONFIG_NAME)
     return config.with_workspace(workspace) if workspace else config
 
 
@@ -296,6 +303,24 @@ def _validate(config: Config, source: str, raw: Any = None) -> None:
                        ("cycle.log_entries", config.cycle.log_entries)):
         if value < 1:
             raise ConfigError(f"{_where(raw, source, key)}: {key}: must be at least 1, got {value}")
+    for key, value, low, high in (("limits.pending_max", config.limits.pending_max, 1, 1000),
+                                  ("cycle.max_file_bytes", config.cycle.max_file_bytes, 1024, 100_000_000)):
+        if not low <= value <= high:
+            raise ConfigError(f"{_where(raw, source, key)}: {key}: must be between {low} and {high}, got {value}")
+    _validate_agent_lists(config, source, raw)
     if config.agent.backend not in ("", *BACKENDS):
         raise ConfigError(f"{_where(raw, source, 'agent.backend')}: agent.backend: {config.agent.backend!r} "
                           f"is not one of {', '.join(BACKENDS)}")
+
+
+def _validate_agent_lists(config: Config, source: str, raw: Any) -> None:
+    from gitmem.secrets import GITHUB_TOKEN_ENV
+
+    for name in config.agent.pass_env:
+        if name.upper() in GITHUB_TOKEN_ENV or not name or "=" in name or "\0" in name:
+            why = "GitHub tokens never reach the agent" if name.upper() in GITHUB_TOKEN_ENV else "not a variable name"
+            raise ConfigError(f"{_where(raw, source, 'agent.pass_env')}: agent.pass_env: {name!r}: {why}")
+    for pattern in config.agent.protected_paths:
+        if not pattern.strip("/ ") or ".." in pattern.split("/") or any(ord(c) < 32 for c in pattern):
+            raise ConfigError(f"{_where(raw, source, 'agent.protected_paths')}: agent.protected_paths: {pattern!r} "
+                              "must be a path inside the repository")

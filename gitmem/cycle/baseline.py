@@ -12,40 +12,79 @@ before the commit that added that entry: what the session could have read at the
 """
 from __future__ import annotations
 
+import os
+from collections.abc import Container
+from datetime import datetime
+from pathlib import Path
+
 from gitmem import gitio
 from gitmem.memory import decisions, log
 from gitmem.memory.log import LogEntry
-from gitmem.memory.text import decode
-from gitmem.workspace import Workspace
+from gitmem.memory.text import unfenced_headings
+from gitmem.workspace import Workspace, files
 
 
-def resolved_before(ws: Workspace) -> set[str] | None:
-    """IDs of the decisions already resolved at the baseline; None when no cycle landed yet (all are new)."""
-    repo = ws.repo
-    head = gitio.head_id(repo)
+def resolved_before(ws: Workspace) -> Container[str] | None:
+    """IDs of the decisions already resolved at the baseline; None when no cycle landed yet (all are new).
+
+    Where history cannot say (not a git work tree, or a shallow clone that lacks the baseline commit), the
+    last cycle's LOG time stands in for it: answers stamped before that entry count as already seen. That is
+    the one place minute timestamps still decide, and only when git has no history to decide with."""
+    known, found = _from_history(ws) if ws.state_dir is not None else (False, None)
+    return found if known else _answered_before_last_cycle(ws)
+
+
+def _from_history(ws: Workspace) -> tuple[bool, Container[str] | None]:
+    """(whether history could say, and what it says)."""
+    try:
+        repo = ws.repo
+        head = gitio.head_id(repo)
+    except gitio.RepoError:
+        return False, None
     if head is None:
-        return None
+        return False, None
     landed = last_landed_cycle(ws, head)
     if landed is None:
-        return None
+        return True, None
     baseline = _started(repo, landed) or _added_by(ws, head, landed)
     if baseline is None:
+        return False, None
+    blob = gitio.file_id_at(repo, baseline, ws.config.path("decisions"))
+    return True, ResolvedAt(_same_in_worktree(ws, blob) or gitio.blob(repo, blob) if blob is not None else b"")
+
+
+def _same_in_worktree(ws: Workspace, blob: str) -> bytes | None:
+    """DECISIONS from the work tree when it is that blob (the usual case: no answer since the baseline):
+    reading a file is cheaper than inflating a blob from a pack at 100x."""
+    data = files.read(ws.root, ws.config.path("decisions"))
+    if data is None:
         return None
-    return resolved_ids(gitio.file_at(repo, baseline, ws.config.path("decisions")) or b"")
+    return data if len(data) == gitio.blob_size(ws.repo, blob) and gitio.blob_id(data) == blob else None
+
+
+def _answered_before_last_cycle(ws: Workspace) -> Container[str] | None:
+    landed = _last_landed(ws, None)
+    if landed is None:
+        return None
+    data = files.read(ws.root, ws.config.path("decisions")) or b""
+    return AnsweredBefore(data, landed.when.moment)
 
 
 def last_landed_cycle(ws: Workspace, head: str) -> LogEntry | None:
     """The newest committed cycle entry that is not a salvaged run."""
     blob = gitio.file_id_at(ws.repo, head, ws.config.path("log"))
     size = gitio.blob_size(ws.repo, blob) if blob is not None else None
-    if size is None:
-        return None
+    return _last_landed(ws, size) if size is not None else None
+
+
+def _last_landed(ws: Workspace, end: int | None) -> LogEntry | None:
+    """The newest cycle entry that is not a salvaged run, in LOG's first `end` bytes (None: all of it)."""
     from gitmem.workspace.tail import FileSource
 
     def found(entries: tuple[LogEntry, ...]) -> bool:
         return any(_landed(entry) for entry in entries)
 
-    source = FileSource(ws.path("log"), ws.config.path("log"), ws.state_dir, numbered=False, end=size)
+    source = FileSource(ws.root, ws.config.path("log"), ws.state_dir, numbered=False, end=end)
     landed = [entry for entry in log.tail_entries(source, found).entries if _landed(entry)]
     return landed[-1] if landed else None
 
@@ -65,28 +104,81 @@ def _started(repo: gitio.Repo, entry: LogEntry) -> str | None:
 
 
 def _added_by(ws: Workspace, head: str, entry: LogEntry) -> str | None:
-    """The first parent of the commit that added `entry` to LOG: the newest change whose parent lacks it."""
-    heading = entry.heading().encode("utf-8")
-    data = ws.path("log").read_bytes()
-    at = data.rfind(heading)
-    if at < 0:
+    """The first parent of the commit that added `entry` to LOG: the newest change whose parent lacks it.
+
+    LOG is append-only (GM301 holds on every commit), so an older LOG lacks the entry exactly when it ends
+    before the entry's offset in the current LOG: blob sizes answer, and no LOG is read but its end."""
+    at = _offset_from_end(ws.root, ws.config.path("log"), entry.heading().encode("utf-8"))
+    if at is None:
         return None
     for change in gitio.changes(ws.repo, ws.config.path("log"), head):
         before = change.parents[0] if change.parents else None
-        if before is None or not _holds(ws.repo, before, data, at, heading):
+        if before is None or (gitio.blob_size(ws.repo, before) or 0) <= at:
             return change.commit.parents[0] if change.commit.parents else None
     return None
 
 
-def _holds(repo: gitio.Repo, blob: str, current: bytes, at: int, heading: bytes) -> bool:
-    """Whether an older LOG blob holds the heading found at `at` in the current LOG. LOG is append-only, so an
-    older LOG is normally a prefix of the current one and its size answers; a rewritten one is read."""
-    size = gitio.blob_size(repo, blob) or 0
-    if size <= len(current) and gitio.blob_id(memoryview(current)[:size]) == blob:
-        return size > at
-    return heading in gitio.blob(repo, blob)
+def _offset_from_end(root: Path, rel: str, needle: bytes, chunk: int = 1 << 16) -> int | None:
+    """Where the last `needle` starts in the file, reading back from its end in growing chunks."""
+    handle = files.open_read(root, rel)
+    if handle is None:
+        return None
+    try:
+        with handle:
+            size = handle.seek(0, os.SEEK_END)
+            while True:
+                start = max(0, size - chunk)
+                handle.seek(start)
+                found = handle.read(size - start).rfind(needle)
+                if found >= 0:
+                    return start + found
+                if start == 0:
+                    return None
+                chunk *= 4
+    except OSError:
+        return None
 
 
-def resolved_ids(decisions_bytes: bytes) -> set[str]:
-    """The IDs under `## Resolved` (as the parser finds them: a fenced example of a heading is no heading)."""
-    return decisions.resolved_ids(decode(decisions_bytes).text)
+class ResolvedAt:
+    """Which decisions a DECISIONS blob has under `## Resolved`, asked one ID at a time: the Pending section is
+    read line by line (a fenced example of a heading is no heading) to find where Resolved starts; after that
+    an ID is looked up by its heading, so a cycle that asks about the newest few answers reads no more."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.start = _resolved_offset(data)
+
+    def __contains__(self, decision_id: object) -> bool:
+        if self.start is None or not isinstance(decision_id, str):
+            return False
+        return self.data.find(b"\n### %s " % decision_id.encode("ascii", "replace"), self.start - 1) >= 0
+
+
+class AnsweredBefore(ResolvedAt):
+    """The stand-in when history cannot say: resolved decisions whose `Answered` time is before `since`."""
+
+    def __init__(self, data: bytes, since: datetime) -> None:
+        super().__init__(data)
+        self.since = since
+
+    def __contains__(self, decision_id: object) -> bool:
+        if self.start is None or not isinstance(decision_id, str):
+            return False
+        at = self.data.find(b"\n### %s " % decision_id.encode("ascii", "replace"), self.start - 1)
+        if at < 0:
+            return False
+        end = self.data.find(b"\n### ", at + 1)
+        body = self.data[at:len(self.data) if end < 0 else end].decode("utf-8", "replace")
+        found = decisions.parse("# DECISIONS\n\n## Resolved\n" + body).resolved
+        answered = found[0].answered if found else None
+        return answered is not None and answered[0].moment < self.since
+
+
+def _resolved_offset(data: bytes) -> int | None:
+    """The offset of the line after the `## Resolved` heading (outside code fences); None without one. Reads
+    only as far as that heading: the Pending section."""
+    for found in unfenced_headings(data):
+        if found.group(0).rstrip() == b"## Resolved":
+            end = data.find(b"\n", found.end())
+            return len(data) if end < 0 else end + 1
+    return None

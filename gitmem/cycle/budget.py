@@ -22,25 +22,26 @@ from __future__ import annotations
 import math
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from gitmem import codes
 from gitmem.agents.base import ContextPart, CycleRequest
 from gitmem.agents.tools import memory_tools_text
+from gitmem.checks.sizes import CHARS_PER_TOKEN, HARD_SHARE, size_limits
 from gitmem.config import Config
 from gitmem.cycle.baseline import resolved_before
 from gitmem.errors import ExitCode, RunFailure
 from gitmem.memory import decisions, log, roadmap
 from gitmem.memory import now as now_mod
 from gitmem.memory.text import Timestamp, decode
-from gitmem.workspace import Workspace
+from gitmem.workspace import Workspace, files
 from gitmem.workspace.tail import read_head, second_heading
 
-CHARS_PER_TOKEN = 3.5
-SOFT_SHARE, HARD_SHARE = 0.70, 0.865
+SOFT_SHARE = 0.70
+RESOLVED_IDS_SHOWN = 20       # newly resolved decisions past the budget's room are named, up to this many
 NEWLY_RESOLVED = "newly resolved — act on these, do not redo them"
 OLD_RESOLVED_STOP = 3        # resolved decisions in a row older than the last cycle end the scan
 TokenCounter = Callable[[str], int]
@@ -91,17 +92,17 @@ def build_request(ws: Workspace, *, cycle: int | None = None, now: datetime | No
 
 
 def reading(ws: Workspace) -> tuple[dict[str, ContextPart], list[log.LogEntry]]:
-    """The parts of the reading budget in order, uncounted, and the LOG entries behind the log part.
-
-    """
+    """The parts of the reading budget in order, uncounted, and the LOG entries behind the log part."""
     root, config = ws.root, ws.config
     tail = ws.log_tail(config.cycle.log_entries)
-    top = now_mod.parse(read_head(ws.path("now"), second_heading), max_blocks=1).top
+    top = now_mod.parse(read_head(root, config.path("now"), second_heading), max_blocks=1).top
     entries = list(tail.entries[-config.cycle.log_entries:])
-    before = resolved_before(ws) if ws.state_dir is not None else None
+    before = resolved_before(ws)
+    sizes = size_limits(config)     # newly resolved decisions fill their share; the rest are named (GM209 note)
     parts: dict[str, ContextPart] = {"rules": _whole(root, config.path("rules"), "rules", cacheable=True),
                                      "now": _now_part(config.path("now"), top),
-                                     "decisions": _decisions_part(root, config.path("decisions"), before),
+                                     "decisions": _decisions_part(root, config.path("decisions"), before,
+                                                                  sizes.resolved),
                                      "log": _log_part(config.path("log"), entries)}
     road = _roadmap_part(root, config.path("roadmap"))
     if road is not None:
@@ -153,6 +154,13 @@ def _fit(config: Config, parts: dict[str, ContextPart], entries: list[log.LogEnt
                                                                   f"{source.split(':')[0]} for the current section)"))
         total = fixed + sum(p.tokens for p in parts.values())
         warnings.append(f"context over the soft limit ({soft} tokens): ROADMAP section {source} left out")
+    room = size_limits(config).log_entry
+    if total > hard and entries and len(entries[-1].render()) > room:
+        # `gitmem check` keeps every new entry within its share (GM307): only an entry written before that rule
+        # can be longer, and it must not keep every later cycle from starting. So it is cut, and says where.
+        parts["log"] = counted(_log_part(config.path("log"), entries[-1:], room))
+        total = fixed + sum(p.tokens for p in parts.values())
+        warnings.append(f"the last LOG entry is over its share of the context ({room} characters): it was cut")
     if total > soft:
         warnings.append(f"context is {total} tokens, over the soft limit of {soft} (70% of {limit})")
     if total > hard:
@@ -178,17 +186,10 @@ def _memo(counter: TokenCounter) -> TokenCounter:
     return count
 
 
-def _read(path: Path) -> str:
-    try:
-        return decode(path.read_bytes()).text
-    except (FileNotFoundError, IsADirectoryError):
-        return ""
-
-
 def _whole(root: Path, rel: str, name: str, *, cacheable: bool = False) -> ContextPart:
     if rel.startswith("/") or ".." in Path(rel).parts:
         return ContextPart(name, rel, f"(not loaded: {rel} is outside the repository)")
-    text = _read(root / rel).rstrip()
+    text = files.read_text(root, rel).rstrip()
     if not text:
         return ContextPart(name, rel, f"({rel} is missing or empty)", cacheable=cacheable)
     return ContextPart(name, f"{rel}:1-{text.count(chr(10)) + 1}", text, cacheable=cacheable)
@@ -197,7 +198,7 @@ def _whole(root: Path, rel: str, name: str, *, cacheable: bool = False) -> Conte
 def _roadmap_part(root: Path, rel: str) -> ContextPart | None:
     """The current ROADMAP section (`roadmap.current_section`), parsed from the first `(current)` heading or
     open `- [ ]` item on: a long-lived roadmap grows a finished section a month, and those are skipped."""
-    text = _read(root / rel)
+    text = files.read_text(root, rel)
     # Line starts of the first `## … (current)` heading and of the first open item (str.find: a
     # multi-line regex would cost more than the parse it saves).
     marks = [mark for mark in (_line_with(text, "(current)", lambda head: head.startswith("## ")),
@@ -237,34 +238,57 @@ def _now_part(rel: str, top: now_mod.NowBlock | None) -> ContextPart:
     return ContextPart("now", f"{rel}:{top.line}-{top.line + len(top.render().splitlines()) - 1}", top.render())
 
 
-def _log_part(rel: str, entries: list[log.LogEntry]) -> ContextPart:
+def _log_part(rel: str, entries: list[log.LogEntry], room: int | None = None) -> ContextPart:
+    """The entries; with `room`, each cut at that many characters (see `_fit`)."""
     if not entries:
         return ContextPart("log", rel, "(no LOG entries yet)")
     first, last = entries[0].line, entries[-1].line + len(entries[-1].render().splitlines()) - 1
-    text = "\n\n".join(entry.render() for entry in entries)
+    text = "\n\n".join(entry.render() if room is None else _cut(entry.render(), room, f"{rel}:{entry.line}")
+                         for entry in entries)
     return ContextPart("log", f"{rel}:{first}-{last} (last {len(entries)} of the LOG)", text)
 
 
-def shown_decisions(root: Path, rel: str, before: set[str] | None) -> tuple[decisions.DecisionsDoc,
-                                                                            list[decisions.Decision]]:
+def _cut(text: str, room: int, where: str) -> str:
+    if len(text) <= room:
+        return text
+    note = f"\n(cut here: {len(text) - room} more characters; read {where} for the rest)"
+    return text[:max(0, room - len(note))] + note
+
+
+def shown_decisions(root: Path, rel: str, before: Container[str] | None) -> tuple[decisions.DecisionsDoc,
+                                                                                  list[decisions.Decision]]:
     """DECISIONS read from its head as far as a cycle needs, and the decisions newly resolved since `before`
     (gitmem.cycle.baseline; None: every resolved one is new). Interactive sessions read the same."""
-    doc = decisions.parse(read_head(root / rel, lambda text: _resolved_cut(text, before)))
+    doc = decisions.parse(read_head(root, rel, lambda text: _resolved_cut(text, before)))
     return doc, [d for d in doc.resolved if before is None or d.id not in before]
 
 
-def _decisions_part(root: Path, rel: str, before: set[str] | None) -> ContextPart:
-    """Pending, and the decisions resolved since the previous cycle started (gitmem.cycle.baseline)."""
+def _decisions_part(root: Path, rel: str, before: Container[str] | None, room: int) -> ContextPart:
+    """Pending, and the decisions resolved since the previous cycle started (gitmem.cycle.baseline).
+
+    Pending is whole (`gitmem check` bounds it: GM209). Newly resolved decisions fill `room` characters, newest
+    first; the rest are named by ID (up to RESOLVED_IDS_SHOWN) for the agent to read in the file.
+    """
     doc, fresh = shown_decisions(root, rel, before)
     since = " since the previous cycle started" if before is not None else ""
+    shown_fresh, used = [], 0
+    for item in fresh:
+        used += len(item.render()) + 2
+        if used > room:
+            break
+        shown_fresh.append(item)
+    rest = [d.id for d in fresh[len(shown_fresh):]]
+    more = ([f"(and {len(rest)} more answered: {', '.join(rest[:RESOLVED_IDS_SHOWN])}"
+             f"{', …' if len(rest) > RESOLVED_IDS_SHOWN else ''}; read them in {rel})"] if rest else [])
     body = ["## Pending", *([d.render() for d in doc.pending] or ["(none)"]),
-            f"## Resolved{since}: {NEWLY_RESOLVED}", *([d.render() for d in fresh] or ["(none)"])]
-    shown = [*doc.pending, *fresh]
+            f"## Resolved{since}: {NEWLY_RESOLVED}", *([d.render() for d in shown_fresh] or more or ["(none)"]),
+            *(more if shown_fresh else [])]
+    shown = [*doc.pending, *shown_fresh]
     span = (f":{min(d.line for d in shown)}-{max(d.end for d in shown)}" if shown else "")
     return ContextPart("decisions", f"{rel}{span}", "\n\n".join(body))
 
 
-def _resolved_cut(text: str, before: set[str] | None) -> int | None:
+def _resolved_cut(text: str, before: Container[str] | None) -> int | None:
     """Where DECISIONS can be cut: before the first of OLD_RESOLVED_STOP resolved decisions in a row that were
     already resolved at the baseline (answers go on top of Resolved). None: read on."""
     resolved = _RESOLVED_RE.search(text)
@@ -283,10 +307,13 @@ def prompt_template(root: Path, config: Config) -> str:
     """prompts/cycle.md from the repo (the workspace's memory_dir first), else the packaged template."""
     from gitmem.scaffold.init import template_dir
 
-    for candidate in (root / config.memory_dir / "prompts" / "cycle.md", root / "prompts" / "cycle.md",
-                      template_dir() / "prompts" / "cycle.md"):
-        if candidate.is_file():
-            return decode(candidate.read_bytes()).text
+    for rel in dict.fromkeys([str(PurePosixPath(config.memory_dir) / "prompts" / "cycle.md"), "prompts/cycle.md"]):
+        found = files.read(root, rel)     # the repository's own prompt: a regular file inside the tree only
+        if found is not None:
+            return decode(found).text
+    packaged = template_dir() / "prompts" / "cycle.md"
+    if packaged.is_file():
+        return decode(packaged.read_bytes()).text
     raise FileNotFoundError("prompts/cycle.md is missing from the repository and from the gitmem template")
 
 

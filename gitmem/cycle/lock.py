@@ -63,10 +63,17 @@ def lock_path(state_dir: Path) -> Path:
 
 def read_lock(path: Path) -> LockInfo | None:
     """The holder recorded in the lock; an unreadable lock (killed while writing it) reads as pid 0."""
+    from gitmem.workspace.statedir import StateDirError
+
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = path.read_bytes().decode("utf-8", "replace")
     except FileNotFoundError:
         return None
+    except OSError as err:
+        if err.errno is None:
+            raise
+        raise StateDirError(f"{path} is not a lock file gitmem can read ({err.strerror}); remove it "
+                            f"(`rm -r {path}`) and run the command again") from None
     try:
         data = json.loads(raw)
         return LockInfo(int(data["pid"]), str(data["host"]), str(data["started"]), str(data.get("what", "cycle")))
@@ -97,8 +104,9 @@ def _not_zombie(pid: int) -> bool:
 
 def acquire(state_dir: Path, *, what: str = "cycle") -> Lock:
     """Take the lock, clearing a stale one. Raises LockHeld when a live process holds it."""
-    path = lock_path(state_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    from gitmem.workspace.statedir import state_directory
+
+    path = lock_path(state_directory(state_dir))
     info = LockInfo(os.getpid(), socket.gethostname(),
                     datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"), what)
     stale: LockInfo | None = None

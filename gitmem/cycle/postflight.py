@@ -6,20 +6,23 @@ Works on the memory files in the work tree against their text at HEAD. The runne
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from gitmem import gitio
 from gitmem.config import ROLES
 from gitmem.cycle import permissions
 from gitmem.memory import decisions, log, now
 from gitmem.memory.text import (
+    Timestamp,
     decode,
     field_value,
     one_line,
     render_field,
     strip_trailing_blank,
+    without_fields,
 )
-from gitmem.workspace import Clock, Workspace
-from gitmem.workspace.writer import MemoryWriter, atomic_write
+from gitmem.workspace import Clock, Workspace, files
+from gitmem.workspace.writer import MemoryWriter
 
 NO_TASK = "no task logged"
 
@@ -36,10 +39,8 @@ class Settled:
 def memory_texts(ws: Workspace) -> dict[str, str | None]:
     texts: dict[str, str | None] = {}
     for role in ROLES:
-        try:
-            texts[role] = decode(ws.path(role).read_bytes()).text
-        except (FileNotFoundError, IsADirectoryError):
-            texts[role] = None
+        data = files.read(ws.root, ws.config.path(role))
+        texts[role] = decode(data).text if data is not None else None
     return texts
 
 
@@ -76,7 +77,7 @@ def context_note(tokens: int, limit: int) -> str:
 
 def settle(ws: Workspace, old: dict[str, str | None], *, cycle: int, clock: Clock | None,
            notes: list[str], usage: dict[str, float], why_no_log: str, started: str,
-           kept: str | None = None) -> Settled:
+           kept: str | None = None, began: datetime | None = None) -> Settled:
     """Revert forbidden edits, then normalise to one LOG entry and one NOW block for `cycle`.
 
     The entry records the commit the cycle started from (`Started`), which says what it was shown as newly
@@ -84,28 +85,63 @@ def settle(ws: Workspace, old: dict[str, str | None], *, cycle: int, clock: Cloc
     (`Kept`), which the close reports. The agent cannot set these fields: the runner writes them.
     """
     memory = MemoryWriter(ws, clock=clock, author_email=ws.config.agent.email)
+    window = Window(began, memory.now())
     enforcement = permissions.enforce(old, memory_texts(ws))
     for role, text in enforcement.texts.items():
-        atomic_write(memory.path(role), text.encode("utf-8"))
-    evidence = [f"runner: {note}" for note in [*notes, *enforcement.notes]]
+        files.write(ws.root, ws.config.path(role), text.encode("utf-8"))
+    dated = _date_new_decisions(memory, old.get("decisions") or "", window)
+    evidence = [f"runner: {note}" for note in [*notes, *enforcement.notes, *dated]]
     if (line := usage_line(usage)) is not None:
         evidence.append(line)
     runner_fields = {log.STARTED: started, **({log.KEPT: kept} if kept else {})}
-    settled = _settle_log(memory, old.get("log") or "", cycle, evidence, why_no_log, runner_fields)
+    settled = _settle_log(memory, old.get("log") or "", cycle, evidence, why_no_log, runner_fields, window)
     settled.notes = enforcement.notes + settled.notes
-    _settle_now(memory, old.get("now") or "", settled)
+    _settle_now(memory, old.get("now") or "", settled, window)
     return settled
 
 
+@dataclass(frozen=True)
+class Window:
+    """The cycle's time by the clock: from when it began to now. An entry the runner keeps is dated inside it;
+    one dated elsewhere (a hand-written 2099, or the past) gets the clock's time now."""
+
+    began: datetime | None
+    now: Timestamp
+
+    def date(self, when: Timestamp) -> Timestamp:
+        start = self.began.replace(second=0, microsecond=0) if self.began is not None else self.now.moment
+        return when if start <= when.moment <= self.now.moment else self.now
+
+
+def _date_new_decisions(memory: MemoryWriter, before: str, window: Window) -> list[str]:
+    """A decision asked during the cycle carries the cycle's time too: a hand-written `Asked: 2099-…` would
+    hide it from every report of the days it waits."""
+    text = memory.read("decisions")
+    known = {item.id for item in decisions.parse(before).all}
+    lines, notes = text.split("\n"), []
+    for item in decisions.parse(text).pending:
+        asked = item.asked
+        field = next((f for f in item.fields if f.key == "Asked"), None)
+        if item.id in known or asked is None or field is None or window.date(asked) is asked:
+            continue
+        line = lines[field.line - 1]
+        if str(asked) in line:
+            lines[field.line - 1] = line.replace(str(asked), str(window.now), 1)
+            notes.append(f"restored the time {item.id} was asked to the clock's {window.now} (it said {asked})")
+    if notes:
+        files.write(memory.root, memory.config.path("decisions"), "\n".join(lines).encode("utf-8"))
+    return notes
+
+
 def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[str], why_no_log: str,
-                runner_fields: dict[str, str]) -> Settled:
+                runner_fields: dict[str, str], window: Window) -> Settled:
     after = memory.read("log")
     appended = after[len(before):] if after.startswith(before) else ""
     first_line = before.count("\n") + 1
     entries = list(log.parse(appended, first_line=first_line, expect_title=False).entries)
     extra_notes: list[str] = []
     if not entries:
-        atomic_write(memory.path("log"), before.encode("utf-8"))
+        files.write(memory.root, memory.config.path("log"), before.encode("utf-8"))
         entry = memory.add_log_entry(
             task=NO_TASK, outcome="no-build", cycle=cycle,
             result=f"no build: the agent ended without writing a LOG entry (Rule 0); {why_no_log}",
@@ -115,15 +151,18 @@ def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[st
     if len(entries) > 1:
         dropped = "; ".join(e.heading().removeprefix("## ") for e in entries[:-1])
         extra_notes.append(f"kept only the last of {len(entries)} LOG entries (dropped: {dropped})")
+    when = window.date(chosen.when)
+    if when != chosen.when:
+        extra_notes.append(f"restored the LOG entry's time to the clock's {when} (it said {chosen.when})")
     more = [f"runner: {n}" for n in extra_notes] + evidence
     outcome = chosen.outcome or "no-build"
     body = _with_evidence(chosen, more)
     if outcome == "no-build" and not (chosen.get("Result") or "").strip():
         body = [*body, *render_field("Result", f"no build (Rule 0): {why_no_log}")]
     body = _with_runner_fields(body, runner_fields)
-    rebuilt = log.LogEntry(chosen.when, cycle, outcome, tuple(body))
+    rebuilt = log.LogEntry(when, cycle, outcome, tuple(body))
     if len(entries) > 1 or rebuilt.render() != chosen.render():
-        atomic_write(memory.path("log"), log.append_entry(before, rebuilt).encode("utf-8"))
+        files.write(memory.root, memory.config.path("log"), log.append_entry(before, rebuilt).encode("utf-8"))
     task = one_line(chosen.get("Task") or NO_TASK)
     return Settled(cycle, task, outcome, extra_notes)
 
@@ -137,16 +176,7 @@ _DROPPED = (*RUNNER_FIELDS, log.SESSION)
 def _with_runner_fields(body: list[str], fields: dict[str, str]) -> list[str]:
     """`body` without any runner field (or session marker) the agent wrote, then the runner's own fields at the
     end."""
-    kept: list[str] = []
-    dropping = False
-    for line in strip_trailing_blank(body):
-        if any(line.startswith(f"- {key}:") for key in _DROPPED):
-            dropping = True
-            continue
-        if dropping and line.startswith("  ") and line.strip():
-            continue
-        dropping = False
-        kept.append(line)
+    kept = without_fields(strip_trailing_blank(body), _DROPPED)
     return [*kept, *(line for key, value in fields.items() for line in render_field(key, value))]
 
 
@@ -171,7 +201,7 @@ def _with_evidence(entry: log.LogEntry, extra: list[str]) -> list[str]:
     return [*body[:at], *render_field("Evidence", "\n".join(extra)), *body[at:]]
 
 
-def _settle_now(memory: MemoryWriter, before: str, settled: Settled) -> None:
+def _settle_now(memory: MemoryWriter, before: str, settled: Settled, window: Window) -> None:
     after = memory.read("now")
     old_headings = {b.heading() for b in now.parse(before).blocks}
     doc = now.parse(after)
@@ -181,7 +211,7 @@ def _settle_now(memory: MemoryWriter, before: str, settled: Settled) -> None:
             break
         fresh.append(block)
     if not fresh:
-        atomic_write(memory.path("now"), before.encode("utf-8"))
+        files.write(memory.root, memory.config.path("now"), before.encode("utf-8"))
         top = now.parse(before, max_blocks=1).top
         pending = decisions.parse(memory.read("decisions")).pending
         human = (f"{len(pending)} decision(s) wait in DECISIONS: {', '.join(d.id for d in pending)}"
@@ -193,12 +223,15 @@ def _settle_now(memory: MemoryWriter, before: str, settled: Settled) -> None:
                              cycle=settled.cycle)
         return
     chosen = fresh[0]
-    if len(fresh) == 1 and chosen.cycle == settled.cycle:
+    when = window.date(chosen.when)
+    if len(fresh) == 1 and chosen.cycle == settled.cycle and when == chosen.when:
         return
     if len(fresh) > 1:
         settled.notes.append(f"kept only the top of {len(fresh)} new NOW blocks")
+    if when != chosen.when:
+        settled.notes.append(f"restored the NOW block's time to the clock's {when} (it said {chosen.when})")
     lines = after.split("\n")
     first, last = fresh[0].line, fresh[-1].end
     rest = "\n".join([*lines[:first - 1], *lines[last:]]).replace("\n\n\n", "\n\n")
-    block = now.NowBlock(chosen.when, cycle=settled.cycle, body=chosen.body)
-    atomic_write(memory.path("now"), now.prepend_block(rest, block).encode("utf-8"))
+    block = now.NowBlock(when, cycle=settled.cycle, body=chosen.body)
+    files.write(memory.root, memory.config.path("now"), now.prepend_block(rest, block).encode("utf-8"))

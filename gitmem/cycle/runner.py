@@ -1,9 +1,12 @@
 """The cycle runner: preflight, one agent run, postflight, one commit, optional push. Nothing is lost.
 
 Preflight refuses a dirty tree, a held lock, invalid memory, an unborn or detached HEAD. The agent runs
-with a deadline. Postflight reverts forbidden edits, makes sure there is exactly one LOG entry and one NOW
-block, validates as `gitmem check` would, and commits as the agent. If the agent fails, whatever it changed
-goes to `gitmem/salvage/cycle-N`, main's work tree is restored, and a `no-build` entry says what happened.
+with a deadline, inside a guard (gitmem.cycle.guard): when it is done, every process it started is ended and
+git state and references are put back. Postflight masks secrets, moves edits of protected paths to a proposal
+branch with a decision (gitmem.cycle.proposals), reverts forbidden edits, makes sure there is exactly one LOG
+entry and one NOW block dated by the clock, validates as `gitmem check` would, and commits as the agent only
+paths that were not ignored when the cycle started. If the agent fails, whatever it changed goes to
+`gitmem/salvage/cycle-N`, main's work tree is restored, and a `no-build` entry says what happened.
 """
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from gitmem import codes, gitio
@@ -21,13 +25,16 @@ from gitmem.checks.targets import check_worktree
 from gitmem.checks.violation import Violation
 from gitmem.codes import Code
 from gitmem.config import Config
-from gitmem.cycle import lock, postflight, salvage
+from gitmem.cycle import lock, postflight, proposals, salvage
+from gitmem.cycle.guard import CycleGuard
+from gitmem.cycle.oversize import Held, hold_out
 from gitmem.cycle.trust import all_trusted
 from gitmem.errors import ExitCode, GitmemError, RunFailure
 from gitmem.memory import decisions
 from gitmem.memory.text import one_line
 from gitmem.secrets import scrub
-from gitmem.workspace import Clock, Workspace
+from gitmem.workspace import Clock, Workspace, files
+from gitmem.workspace.files import FileRefused
 from gitmem.workspace.writer import WriteRefused
 
 RequestBuilder = Callable[[Workspace, int, Clock, str], CycleRequest]   # workspace, cycle, clock, backend
@@ -70,6 +77,8 @@ class CycleReport:
     salvage_branch: str | None = None
     side_branch: str | None = None
     local_branch: str | None = None       # commits made in the checkout during the cycle, kept off the branch
+    proposal_branch: str | None = None    # the agent's edits to protected paths, for the human to apply or not
+    proposal_decision: str | None = None  # the Pending decision that asks about them
     pushed: bool = False
     pending: list[str] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)   # GM7xx: what went wrong, as data
@@ -80,7 +89,8 @@ class CycleReport:
         return {"cycle": self.cycle, "outcome": self.outcome, "task": self.task, "commit": self.commit,
                 "exit_code": self.exit_code, "tokens": self.tokens, "error": self.error,
                 "salvage_branch": self.salvage_branch, "side_branch": self.side_branch,
-                "local_branch": self.local_branch, "pushed": self.pushed,
+                "local_branch": self.local_branch, "proposal_branch": self.proposal_branch,
+                "proposal_decision": self.proposal_decision, "pushed": self.pushed,
                 "pending": self.pending, "messages": self.messages, "violations": as_data(self.violations)}
 
 
@@ -204,7 +214,14 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         context = postflight.context_note(request.total_tokens, ws.config.cycle.max_context_tokens)
         report.messages += [f"context: {warning}" for warning in request.warnings]
         report.messages.append(f"cycle {number}: running the {backend.name} backend")
-        result, failure = invoke(backend, request, settings.grace)
+        began = clock()
+        guard = CycleGuard.begin(ws, start=start, branch=branch, cycle=number)
+        try:
+            result, failure = invoke(backend, request, settings.grace)
+        finally:
+            guard.agent_done()
+        failure = guard.restore() or failure      # git state and refs first: nothing below runs the agent's hooks
+        report.messages += [f"runner: {line}" for line in guard.messages]
         usage = result.usage if result is not None else getattr(failure, "usage", None)
         report.tokens = dict(usage) if isinstance(usage, dict) else {}
         if failure is None:
@@ -214,11 +231,13 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             elif kept != start:          # the human's own signed commits: the cycle goes on top of them
                 start, old = kept, postflight.memory_texts_at(ws, kept)
         if failure is None:
-            failure = _finish(ws, report, result, old, start, clock, context)
+            failure = _finish(ws, report, result, old, start, clock, context, guard, began, settings.remote)
         if failure is not None:
+            guarded = "".join(f"\nrunner: {note}" for note in guard.notes)
             saved = salvage.salvage(ws, cycle=number, failure=failure, clock=clock, start=start,
-                                    branch=branch, remote=settings.remote, message=commit_message,
-                                    tokens_line=f"runner: {context}\n{postflight.usage_line(report.tokens) or ''}")
+                                    branch=branch, remote=settings.remote, message=commit_message, guard=guard,
+                                    tokens_line=f"runner: {context}{guarded}\n"
+                                                f"{postflight.usage_line(report.tokens) or ''}")
             report.exit_code, report.error, report.salvage_branch = ExitCode.SALVAGED, saved.error, saved.branch
             report.commit, report.task, report.outcome = saved.commit, saved.task, "no-build"
             report.messages += saved.messages
@@ -233,29 +252,41 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         held.release()
 
 
-def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None,
-            old: dict[str, str | None], start: str, clock: Clock, context: str) -> BaseException | None:
+def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old: dict[str, str | None],
+            start: str, clock: Clock, context: str, guard: CycleGuard, began: datetime,
+            remote: str | None) -> BaseException | None:
     """Postflight and the cycle commit; returns the failure to salvage instead, if any."""
     repo, config = ws.repo, ws.config
     try:
-        cleaned = salvage.scrub_files(ws.root, [path for path, _ in gitio.dirty_files(repo)])
+        limit = config.cycle.max_file_bytes
+        held = hold_out(ws, guard.candidates(), report.cycle, exempt=config.memory_paths().values())
+        _report_held(report, held, limit)
+        cleaned = salvage.scrub_candidates(ws, guard, start)
+        proposed = proposals.hold_back(guard, cleaned.paths, clock=clock, remote=remote)
+        report.proposal_branch, report.proposal_decision = proposed.branch, proposed.decision
         notes = [scrub(n) for n in (result.notes if result else [])]
-        notes += [f"removed a secret value from {path} before committing" for path in cleaned] + [context]
+        notes += [*guard.notes, *cleaned.notes, *proposed.notes, *(item.note(limit) for item in held), context]
         settled = postflight.settle(ws, old, cycle=report.cycle, clock=clock, notes=notes,
                                     usage=report.tokens, why_no_log=_why(result), started=start[:12],
-                                    kept=report.local_branch)
+                                    kept=report.local_branch, began=began)
         _validate(ws, start)
-    except (PostflightFailed, WriteRefused, ValueError, OSError) as err:
-        return err
+    except (PostflightFailed, WriteRefused, FileRefused, ValueError, OSError) as err:
+        return err       # FileRefused: the agent left a link or a directory where a memory file belongs
     report.task, report.outcome = settled.task, settled.outcome
-    report.messages += [f"runner: {note}" for note in settled.notes]
+    report.messages += [f"runner: {note}" for note in [*cleaned.notes, *proposed.notes, *settled.notes]]
     if settled.wrote_log:
         report.messages.append(f"the agent wrote no LOG entry: the runner logged no-build (Rule 0): {_why(result)}")
-    paths = [path for path, _ in gitio.dirty_files(repo)]
+    paths = guard.candidates()
     message = commit_message(report.cycle, settled.outcome, settled.task)
     report.commit = gitio.commit_worktree(repo, paths, message, author=agent_identity(config))
     report.messages.append(f"committed {report.commit[:10]} {message.splitlines()[0]}")
     return None
+
+
+def _report_held(report: CycleReport, held: list[Held], limit: int) -> None:
+    for item in held:
+        report.messages.append(f"runner: {item.note(limit)}")
+        report.violations.append(Violation.of(codes.CYCLE_FILE_HELD, item.path, 1, message=item.note(limit)))
 
 
 def _why(result: AgentResult | None) -> str:
@@ -304,10 +335,12 @@ def _local_commits(ws: Workspace, start: str, branch: str, report: CycleReport,
 
 
 def _validate(ws: Workspace, start: str) -> None:
+    from gitmem.checks.repo_wide import trusted_paths
+
     config = ws.config
-    paths = list(config.memory_paths().values())
+    paths = trusted_paths(config)
     found = run_checks(CheckInput(config, gitio.commit_snapshot(ws.repo, start, paths),
-                                  gitio.worktree_snapshot(ws.root, paths), config.agent.email))
+                                  files.worktree_snapshot(ws.root), config.agent.email))
     errors = [v for v in found if v.is_error]
     if has_errors(errors):
         first = "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in errors[:3])
@@ -323,7 +356,7 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings) -> None:
                      tries=settings.tries, backoff=settings.backoff, sleep=settings.sleep,
                      resolver=resolver_for(ws.config))
     report.messages += result.messages
-    for kept in (report.salvage_branch, report.local_branch):
+    for kept in (report.salvage_branch, report.local_branch, report.proposal_branch):
         if kept and result.status in ("pushed", "conflict"):     # a runner's checkout is thrown away: keep it
             try:
                 gitio.push(repo, result.remote, kept, kept)
@@ -361,7 +394,8 @@ def step_summary(report: CycleReport) -> str:
              f"- Tokens: {tokens}"]
     if report.error:
         lines.append(f"- Error: {report.error}")
-    for name, value in (("Salvage branch", report.salvage_branch), ("Conflict branch", report.side_branch)):
+    for name, value in (("Salvage branch", report.salvage_branch), ("Conflict branch", report.side_branch),
+                        ("Proposal branch", report.proposal_branch)):
         if value:
             lines.append(f"- {name}: `{value}`")
     waiting = "; ".join(report.pending) if report.pending else "none"

@@ -7,18 +7,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitmem import gitio, secrets
 from gitmem.agents.base import AgentError
+from gitmem.cycle.oversize import hold_out
+from gitmem.cycle.scrub import Scrubbed, scrub_paths
 from gitmem.memory import log, now
 from gitmem.memory.text import field_value, one_line
 from gitmem.secrets import scrub
 from gitmem.workspace import Clock, Workspace
 from gitmem.workspace.writer import MemoryWriter
 
+if TYPE_CHECKING:
+    from gitmem.cycle.guard import CycleGuard
+
 FAILED_TASK = "cycle run failed"
-SCRUB_MAX_BYTES = 5_000_000     # larger files are not text an agent wrote by hand; left as they are
 
 
 def error_text(err: BaseException) -> str:
@@ -29,19 +33,13 @@ def error_text(err: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def scrub_files(root: Path, paths: list[str]) -> list[str]:
-    """Replace secret values in changed files, in place, before they are committed anywhere."""
-    cleaned = []
-    for rel in paths:
-        full = root / rel
-        if full.is_symlink() or not full.is_file() or full.stat().st_size > SCRUB_MAX_BYTES:
-            continue
-        data = full.read_bytes()
-        clean = secrets.redact_bytes(data, secrets.env_values())
-        if clean != data:
-            full.write_bytes(clean)
-            cleaned.append(rel)
-    return cleaned
+def scrub_candidates(ws: Workspace, guard: CycleGuard | None, start: str) -> Scrubbed:
+    """The paths a cycle may commit (not ignored when it started), scrubbed of secrets: contents, link targets,
+    new files' names. The secrets allowlist is the start commit's: the agent's edits to it count for nothing."""
+    repo = ws.repo
+    paths = guard.candidates() if guard is not None else [path for path, _ in gitio.dirty_files(repo)]
+    allow = secrets.Allowlist.parse(gitio.file_at(repo, start, secrets.ALLOWLIST_FILE))
+    return scrub_paths(ws.root, paths, allow=allow, tracked=lambda path: gitio.file_id_at(repo, start, path) is not None)
 
 
 @dataclass
@@ -55,36 +53,47 @@ class Salvaged:
 
 def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: str | None,
             clock: Clock, start: str, branch: str, remote: str | None,
-            message: Callable[[int, str, str, str], str]) -> Salvaged:
+            message: Callable[[int, str, str, str], str], guard: CycleGuard | None = None) -> Salvaged:
     """Save the work tree's changes to `gitmem/salvage/cycle-N`, restore `branch` at `start`, log no-build.
 
-    `message(cycle, outcome, subject, phase)` renders commit messages (the runner's format).
+    Whatever the agent did to refs, `branch` ends at `start` (recreated if it was deleted); commits the agent
+    made on it are kept on `gitmem/local/cycle-N`. Only paths that were not ignored when the cycle started are
+    saved and cleaned up (`guard`). `message(cycle, outcome, subject, phase)` renders commit messages.
     """
     from gitmem.publish.push import free_branch_name
 
     repo, config = ws.repo, ws.config
     error = error_text(failure)
+    upstream = remote or gitio.upstream_of(repo, branch)[0]
     if gitio.current_branch(repo) != branch:
         gitio.switch_head(repo, branch)        # the agent switched branches: back, keeping its files
     head = gitio.head_id(repo)
+    notes: list[str] = []
     if head is None:
-        raise gitio.RepoError(f"branch {branch!r} no longer exists; nothing was salvaged")
-    if head != start:
+        gitio.set_reference(repo, f"refs/heads/{branch}", start)
+        notes.append(f"recreated branch {branch} at {start[:10]}")
+    elif head != start:
+        if not gitio.is_ancestor(repo, head, start):
+            kept = free_branch_name(repo, f"gitmem/local/cycle-{cycle}", upstream)
+            gitio.create_branch(repo, kept, head)
+            notes.append(f"commits the agent made are kept on branch {kept}")
         gitio.reset_mixed(repo, start)         # the agent moved HEAD: keep its files, salvage them
-    changed = [path for path, _ in gitio.dirty_files(repo)]
+    candidates = guard.candidates() if guard is not None else [path for path, _ in gitio.dirty_files(repo)]
+    held = hold_out(ws, candidates, cycle)      # too big for any branch that is pushed: kept in .git/gitmem/held
+    cleaned = scrub_candidates(ws, guard, start)
+    changed = cleaned.paths
     identity = gitio.Identity(config.agent.name, config.agent.email)
     saved_on = None
     if changed:
-        scrub_files(ws.root, changed)
-        saved_on = free_branch_name(repo, f"gitmem/salvage/cycle-{cycle}",
-                                    remote or gitio.upstream_of(repo, branch)[0])
+        saved_on = free_branch_name(repo, f"gitmem/salvage/cycle-{cycle}", upstream)
         gitio.commit_worktree(repo, changed, message(cycle, "salvage", error, "salvage"), author=identity,
                               ref=f"refs/heads/{saved_on}")
-        gitio.restore_worktree(repo)
+        gitio.restore_worktree(repo, only=changed)
         saved = f"its changes ({len(changed)} file(s)) are saved on branch {saved_on}"
     else:
-        gitio.restore_worktree(repo)
+        gitio.restore_worktree(repo, only=())
         saved = "it changed no files"
+    saved = "; ".join([saved, *notes])
     memory = MemoryWriter(ws, clock=clock, author_email=config.agent.email)
     # `Salvaged` marks a run that did not land: it used up nothing (gitmem.cycle.baseline) and names its branch
     # in full for the close (gitmem.close.report).
@@ -99,4 +108,6 @@ def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: s
                          next=following or "run the cycle again", cycle=cycle)
     oid = gitio.commit_worktree(repo, [config.path("log"), config.path("now")],
                                 message(cycle, "no-build", FAILED_TASK, "cycle"), author=identity)
-    return Salvaged(error, oid, saved_on, messages=[f"the agent failed: {error}; {saved}"])
+    held_notes = [item.note(config.cycle.max_file_bytes) for item in held]
+    return Salvaged(error, oid, saved_on, messages=[f"the agent failed: {error}; {saved}", *held_notes,
+                                                    *(f"runner: {note}" for note in cleaned.notes)])

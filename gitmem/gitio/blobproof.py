@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
-from gitmem.gitio.snapshots import Snapshot
+from gitmem.gitio.snapshots import BLOB_MODES, Snapshot
 
 # Below this size reading the blob is cheaper than hashing candidates.
 MIN_SIZE = 256 * 1024
@@ -59,9 +59,18 @@ class DerivedSnapshot(Snapshot):
         self._size_of = size_of
         self._prefixes: dict[str, tuple[bytes, int | None]] = {}
         oids = {path: base.oid(path) for path in paths}
-        super().__init__(base.label, self._load, oids)
+        # The loader is `read` below, not a bound method stored on self: that would be a reference cycle,
+        # and `verify` would keep every commit's multi-megabyte copy until the cyclic GC happened to run.
+        super().__init__(base.label, base.read, oids, base.mode)
+
+    def read(self, path: str) -> bytes | None:
+        if path not in self._cache:
+            self._cache[path] = self._load(path)
+        return self._cache[path]
 
     def _big(self, path: str) -> tuple[str, int, bytes] | None:
+        if self.mode(path) not in (None, *BLOB_MODES):      # a link or a submodule is never read as a file
+            return None
         oid = self.oid(path)
         size = self._size_of(oid) if oid is not None else None
         if oid is None or size is None or size < MIN_SIZE:

@@ -2,12 +2,15 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterable
+from pathlib import Path
 
 import pygit2
+from pygit2.enums import FileStatus
 
 from gitmem.gitio.history import _resolve
-from gitmem.gitio.repository import Identity, Repo, RepoError, dirty_files, root
+from gitmem.gitio.repository import Identity, Repo, RepoError, dirty_files, root, state_dir
 
 BLOB, EXECUTABLE, LINK = (int(pygit2.enums.FileMode.BLOB), int(pygit2.enums.FileMode.BLOB_EXECUTABLE),
                           int(pygit2.enums.FileMode.LINK))
@@ -99,16 +102,20 @@ def create_branch(repo: Repo, name: str, target: str) -> None:
     repo.raw.create_reference(f"refs/heads/{name}", _oid(repo, target))
 
 
-def restore_worktree(repo: Repo) -> list[str]:
-    """Make the work tree and index equal to HEAD: tracked files reset, untracked non-ignored files removed.
+def restore_worktree(repo: Repo, only: Iterable[str] | None = None) -> list[str]:
+    """Make the work tree and index equal to HEAD: tracked files reset, untracked non-ignored files removed
+    (only those in `only`, when given: a file the ignore rules hid when a cycle started is the human's).
 
     Returns the removed untracked paths. Ignored files are left alone. Call only after saving the changes.
+    A link, a FIFO or a directory left where HEAD has a file is taken away first (a directory is moved into
+    `.git/gitmem/displaced/`, never deleted): libgit2's reset leaves such a type change in place.
     """
     raw = repo.raw
     if raw.head_is_unborn:
         raise RepoError("cannot restore a work tree with no commits")
-    removed = [path for path, what in dirty_files(repo) if what == "untracked"]
-    raw.reset(raw.head.peel(pygit2.Commit).id, pygit2.enums.ResetMode.HARD)
+    allowed = set(only) if only is not None else None
+    removed = [path for path, what in dirty_files(repo)
+               if what == "untracked" and (allowed is None or path in allowed)]
     workdir = root(repo)
     for rel in removed:
         full = workdir / rel
@@ -118,7 +125,52 @@ def restore_worktree(repo: Repo) -> list[str]:
         while parent != workdir and parent.is_dir() and not any(parent.iterdir()):
             parent.rmdir()
             parent = parent.parent
+    for rel in _displaced(repo, workdir):
+        _take_away(repo, workdir, rel)
+    raw.reset(raw.head.peel(pygit2.Commit).id, pygit2.enums.ResetMode.HARD)
     return removed
+
+
+def _displaced(repo: Repo, workdir: Path) -> list[str]:
+    """Tracked paths of HEAD that the work tree holds as something else than a regular file."""
+    tree = repo.raw.head.peel(pygit2.Commit).tree
+    found = []
+    for rel, flags in repo.raw.status(untracked_files="no").items():
+        if not flags & (FileStatus.WT_TYPECHANGE | FileStatus.WT_DELETED | FileStatus.WT_MODIFIED):
+            continue
+        full = workdir / rel
+        if (full.is_symlink() or os.path.lexists(full) and not full.is_file()) and _in_tree(tree, rel):
+            found.append(rel)
+    return found
+
+
+def _in_tree(tree: pygit2.Tree, rel: str) -> bool:
+    try:
+        tree[rel]
+    except (KeyError, ValueError):
+        return False
+    return True
+
+
+def _take_away(repo: Repo, workdir: Path, rel: str) -> None:
+    full = workdir / rel
+    if full.is_symlink() or not full.is_dir():
+        full.unlink()
+        return
+    aside = state_dir(repo) / "displaced" / f"{int(time.time())}-{os.getpid()}" / rel
+    aside.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(full, aside)
+
+
+def checkout_paths(repo: Repo, paths: list[str]) -> None:
+    """Put HEAD's version of `paths` back in the work tree (a path HEAD lacks is left as it is)."""
+    raw = repo.raw
+    if raw.head_is_unborn or not paths:
+        return
+    tree = raw.head.peel(pygit2.Commit).tree
+    present = [rel for rel in paths if _in_tree(tree, rel)]
+    if present:
+        raw.checkout_tree(tree, paths=present, strategy=pygit2.enums.CheckoutStrategy.FORCE)
 
 
 def reset_hard(repo: Repo, target: str) -> None:
@@ -129,6 +181,17 @@ def reset_hard(repo: Repo, target: str) -> None:
 def reset_mixed(repo: Repo, target: str) -> None:
     """Move the current branch and the index to `target`, keeping the work tree as it is."""
     repo.raw.reset(_oid(repo, target), pygit2.enums.ResetMode.MIXED)
+
+
+def rebuild_index(repo: Repo, target: str) -> None:
+    """The index built afresh from `target`'s tree (flags such as skip-worktree dropped); a corrupt index file
+    is replaced, never read."""
+    raw = repo.raw
+    try:
+        raw.reset(_oid(repo, target), pygit2.enums.ResetMode.MIXED)
+    except pygit2.GitError:
+        os.unlink(os.path.join(raw.path, "index"))
+        raw.reset(_oid(repo, target), pygit2.enums.ResetMode.MIXED)
 
 
 def switch_head(repo: Repo, branch: str) -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import cast
 
 import pygit2
@@ -55,13 +56,60 @@ def commit(repo: Repo, rev: str) -> Commit:
     return _plain(_resolve(repo, rev))
 
 
-def walk_range(repo: Repo, start: str | None, end: str) -> Iterator[Commit]:
-    """Commits reachable from `end` and not from `start` (all of them when `start` is None), oldest first."""
+def _walker(repo: Repo, start: str | None, end: str, hide: Iterable[str] = ()) -> pygit2.Walker:
     walker = repo.raw.walk(_resolve(repo, end).id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
-    if start:
-        walker.hide(_resolve(repo, start).id)
-    for found in walker:
+    for rev in ([start] if start else []) + list(hide):
+        walker.hide(_resolve(repo, rev).id)
+    return walker
+
+
+def walk_range(repo: Repo, start: str | None, end: str, hide: Iterable[str] = ()) -> Iterator[Commit]:
+    """Commits reachable from `end` and not from `start` (all of them when `start` is None) nor from any of
+    `hide`, oldest first."""
+    for found in _walker(repo, start, end, hide):
         yield _plain(found)
+
+
+def count_range(repo: Repo, start: str | None, end: str, hide: Iterable[str] = ()) -> int:
+    """How many commits `walk_range` would give, without building them (for a progress bar)."""
+    return sum(1 for _ in _walker(repo, start, end, hide))
+
+
+def remote_tips(repo: Repo, remote: str | None = None) -> dict[str, str]:
+    """Remote-tracking branch -> its commit id, for one remote or all (`refs/remotes/*`, symbolic refs skipped)."""
+    prefix = f"refs/remotes/{remote}/" if remote else "refs/remotes/"
+    tips: dict[str, str] = {}
+    for name in repo.raw.references:
+        if not name.startswith(prefix):
+            continue
+        ref = repo.raw.references.get(name)
+        if ref is None or ref.type != pygit2.enums.ReferenceType.DIRECT:
+            continue
+        try:
+            tips[name] = str(ref.peel(pygit2.Commit).id)
+        except (pygit2.GitError, ValueError, KeyError):
+            continue
+    return tips
+
+
+def exists(repo: Repo, rev: str) -> bool:
+    """True when `rev` names a commit here (False, not an error, for an unknown id)."""
+    try:
+        _resolve(repo, rev)
+    except RepoError:
+        return False
+    return True
+
+
+def shallow_commits(repo: Repo) -> frozenset[str]:
+    """The commits where a shallow clone's history is cut (`.git/shallow`); empty for a full clone."""
+    if not repo.raw.is_shallow:
+        return frozenset()
+    try:
+        text = (Path(repo.raw.path) / "shallow").read_text(encoding="ascii")
+    except OSError:
+        return frozenset()
+    return frozenset(line.strip() for line in text.splitlines() if line.strip())
 
 
 def merge_base(repo: Repo, a: str, b: str) -> str | None:
@@ -171,34 +219,20 @@ class Change:
 
 
 def changes(repo: Repo, path: str, start: str = "HEAD") -> Iterator[Change]:
-    """Commits reachable from `start`, newest first, that changed `path` themselves.
+    """Commits reachable from `start`, newest first by commit time, that changed `path` themselves.
 
     A merge that took one side's version changed nothing: the change is found on that side. Only blob ids are
-    compared (a tree lookup per commit), so walking a long history costs no blob reads.
+    compared (a tree lookup per commit), so walking a long history costs no blob reads. libgit2's unsorted
+    walk is already newest first by commit date, and it yields as it goes: any sort mode (time, topological)
+    first walks all of history, and callers stop after the first few changes.
     """
     raw = repo.raw
-    current = _resolve(repo, start)
-    # A topological walk reads the whole history before it yields its first commit (seconds at 100,000 commits).
-    # Down a linear stretch it yields exactly the first-parent chain, so that is followed one commit at a time;
-    # the walk takes over from the first merge, in the same order it would have had.
-    while len(current.parents) == 1:
-        change = _change(current, path)
-        if change is not None:
-            yield change
-        current = current.parents[0]
-    walker = raw.walk(current.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
+    walker = raw.walk(_resolve(repo, start).id, pygit2.enums.SortMode.NONE)
     for found in walker:
-        change = _change(found, path)
-        if change is not None:
-            yield change
-
-
-def _change(found: pygit2.Commit, path: str) -> Change | None:
-    mine = _blob_ids(found.tree, (path,))[path]
-    theirs = tuple(_blob_ids(parent.tree, (path,))[path] for parent in found.parents)
-    if (not theirs and mine is not None) or (theirs and all(blob != mine for blob in theirs)):
-        return Change(_plain(found), mine, theirs)
-    return None
+        mine = _blob_ids(found.tree, (path,))[path]
+        theirs = tuple(_blob_ids(parent.tree, (path,))[path] for parent in found.parents)
+        if (not theirs and mine is not None) or (theirs and all(blob != mine for blob in theirs)):
+            yield Change(_plain(found), mine, theirs)
 
 
 def blob(repo: Repo, blob_id: str) -> bytes:

@@ -1,12 +1,15 @@
 """Remotes: fetch and push, and the few commands that must behave exactly like git's own.
 
 Fetch and push go through the `git` executable on purpose: it honours the user's credential helpers, SSH
-agent and the `http.extraheader` that actions/checkout sets, none of which libgit2 reads.
+agent and `http.extraheader`, none of which libgit2 reads. In GitHub Actions the token comes from
+GITMEM_GIT_TOKEN, per command (`token_config`): the checkout keeps no credentials in .git/config.
 """
 from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
+from pathlib import Path
 
 import pygit2
 
@@ -23,8 +26,37 @@ class GitCommandError(RepoError):
         self.rejected = rejected
 
 
+TOKEN_ENV = "GITMEM_GIT_TOKEN"
+
+
+def token_config(environ: Mapping[str, str]) -> dict[str, str]:
+    """The token in GITMEM_GIT_TOKEN as an `http.<server>/.extraheader` for one git command, in git's
+    GIT_CONFIG_COUNT/KEY/VALUE variables: like `git -c`, but out of the command line (other processes can
+    read argv) and never written to .git/config, where the agent could read it.
+
+    An empty value first drops any Authorization header already configured for the server (a checkout
+    that persisted its own credentials), so git never sends two.
+    """
+    token = environ.get(TOKEN_ENV, "")
+    if not token:
+        return {}
+    import base64
+
+    server = (environ.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/") + "/"
+    basic = base64.b64encode(f"x-access-token:{token}".encode()).decode("ascii")
+    try:
+        count = int(environ.get("GIT_CONFIG_COUNT") or 0)
+    except ValueError:
+        count = 0
+    key = f"http.{server}.extraheader"
+    return {f"GIT_CONFIG_KEY_{count}": key, f"GIT_CONFIG_VALUE_{count}": "",
+            f"GIT_CONFIG_KEY_{count + 1}": key, f"GIT_CONFIG_VALUE_{count + 1}": f"AUTHORIZATION: basic {basic}",
+            "GIT_CONFIG_COUNT": str(count + 2)}
+
+
 def run_git(repo: Repo, *args: str, timeout: float = 300) -> str:
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
+    env.update(token_config(os.environ))
     try:
         done = subprocess.run(["git", *args], cwd=root(repo), env=env, capture_output=True, text=True,
                               timeout=timeout)
@@ -86,3 +118,9 @@ def checkout_branch(repo: Repo, name: str, target: str) -> None:
 def set_config(repo: Repo, key: str, value: str) -> None:
     """`git config KEY VALUE` in the repository's own config."""
     run_git(repo, "config", key, value)
+
+
+def hooks_dir(repo: Repo) -> Path:
+    """Where git runs this repository's hooks from (core.hooksPath, else the git dir's hooks/), as git says."""
+    found = Path(run_git(repo, "rev-parse", "--git-path", "hooks").strip())
+    return found if found.is_absolute() else root(repo) / found

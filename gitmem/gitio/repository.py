@@ -7,6 +7,7 @@ names, dataclasses of those).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +23,23 @@ class RepoError(GitmemError):
     """A git problem, with a message that tells the user what to do."""
 
     exit_code = ExitCode.USAGE
+
+
+def explained(err: BaseException) -> RepoError | None:
+    """A RepoError saying what git could not read and how to repair it; None for anything but git's errors
+    (those are bugs, and must keep their traceback)."""
+    if isinstance(err, RepoError) or not isinstance(err, pygit2.GitError):
+        return None
+    what = str(err).strip() or type(err).__name__
+    lowered = what.lower()
+    if "index" in lowered:
+        return RepoError(f"git cannot read the index ({what}); if .git/index is damaged, rebuild it from HEAD with "
+                         "`rm .git/index && git reset` (this unstages every staged change)")
+    if any(word in lowered for word in ("object", "tree", "blob", "commit", "odb", "pack", "not found")) or \
+            re.fullmatch(r"'?[0-9a-f]{7,64}'?", lowered):         # a missing object is named by its id only
+        return RepoError(f"git cannot read what the repository needs ({what}); `git fsck` shows what is damaged "
+                         "or missing (a fresh clone repairs a damaged copy)")
+    return RepoError(f"git failed: {what}; `git status` shows what is wrong with the repository")
 
 
 @dataclass(frozen=True)
@@ -48,14 +66,20 @@ def open_repo(path: str | Path | None = None) -> Repo:
 
     Without `path`: GIT_DIR names the repository (else it is found from the current directory), and the
     work tree is GIT_WORK_TREE, else core.worktree, else (with GIT_DIR) the current directory, as git has
-    it. GIT_INDEX_FILE is honoured either way: hooks get a temporary index during `git commit -a`.
+    it. GIT_INDEX_FILE is honoured either way: hooks get a temporary index during `git commit -a`. Relative
+    GIT_DIR and GIT_WORK_TREE are made absolute in the environment, as git's own commands see them, so that
+    libgit2 and the agent a cycle starts (in the work tree, not here) find the same repository.
     """
     start = str(path) if path is not None else os.getcwd()
-    git_dir = os.environ.get("GIT_DIR") if path is None else None
-    work_tree = os.environ.get("GIT_WORK_TREE") if path is None else None
+    git_dir = _absolute_env("GIT_DIR") if path is None else None
+    work_tree = _absolute_env("GIT_WORK_TREE") if path is None else None
+    if git_dir and not os.path.isdir(git_dir):
+        raise RepoError(f"GIT_DIR={git_dir} is not a directory; point it at a repository's .git or unset it")
+    if work_tree and not os.path.isdir(work_tree):
+        raise RepoError(f"GIT_WORK_TREE={work_tree} is not a directory; point it at the work tree or unset it")
     try:
         if git_dir:
-            raw = pygit2.Repository(os.path.abspath(git_dir), RepositoryOpenFlag.FROM_ENV)
+            raw = pygit2.Repository(git_dir, RepositoryOpenFlag.FROM_ENV)
         elif path is None or os.environ.get("GIT_INDEX_FILE"):
             raw = pygit2.Repository(start, RepositoryOpenFlag.FROM_ENV)
         else:
@@ -64,10 +88,17 @@ def open_repo(path: str | Path | None = None) -> Repo:
         where = f"GIT_DIR={git_dir}" if git_dir else start
         raise RepoError(f"{where} is not inside a git repository; run `git init` first") from None
     if work_tree:
-        raw.workdir = os.path.abspath(work_tree)
+        raw.workdir = work_tree
     elif git_dir and "core.worktree" not in raw.config and not raw.is_bare:
         raw.workdir = os.getcwd()
     return Repo(raw)
+
+
+def _absolute_env(name: str) -> str | None:
+    value = os.environ.get(name)
+    if value and not os.path.isabs(value):
+        value = os.environ[name] = os.path.abspath(value)
+    return value or None
 
 
 def init_repo(path: Path) -> Repo:

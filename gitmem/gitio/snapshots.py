@@ -11,25 +11,42 @@ from typing import cast
 import pygit2
 from pygit2.enums import FileStatus
 
-from gitmem.gitio.repository import Repo, work_tree
+from gitmem.gitio.repository import Repo, explained, work_tree
+
+# Git modes: a memory file is a blob of mode 100644 or 100755. Anything else (a symbolic link, a directory, a
+# submodule) is never read as memory: its snapshot says its mode, and `read` answers None.
+REGULAR, EXECUTABLE, LINK, TREE, GITLINK = 0o100644, 0o100755, 0o120000, 0o040000, 0o160000
+BLOB_MODES = (REGULAR, EXECUTABLE)
 
 
 class Snapshot:
     def __init__(self, label: str, loader: Callable[[str], bytes | None],
-                 oids: dict[str, str | None] | None = None) -> None:
+                 oids: dict[str, str | None] | None = None,
+                 modes: dict[str, int | None] | Callable[[str], int | None] | None = None) -> None:
         self.label = label
         self._loader = loader
         self._oids = oids or {}
+        self._modes = modes if modes is not None else {}
         self._cache: dict[str, bytes | None] = {}
 
     def read(self, path: str) -> bytes | None:
+        """The bytes of a regular file; None when it is missing or is not a regular file (see `mode`)."""
         if path not in self._cache:
-            self._cache[path] = self._loader(path)
+            try:
+                self._cache[path] = self._loader(path)
+            except pygit2.GitError as err:       # a damaged object: say so, as every gitio function does
+                raise explained(err) or err from None
         return self._cache[path]
 
     def oid(self, path: str) -> str | None:
         """The blob id when known (commit, index); None for the work tree or a missing file."""
         return self._oids.get(path)
+
+    def mode(self, path: str) -> int | None:
+        """The git mode of `path` when known (100644, 100755, 120000 a link, 040000 a directory, 160000 a
+        submodule; in the work tree also 010000, a FIFO, socket or device); None when missing or unknown."""
+        modes = self._modes
+        return modes(path) if callable(modes) else modes.get(path)
 
     def exists(self, path: str) -> bool:
         return self.read(path) is not None
@@ -52,15 +69,20 @@ def same_blob(old: Snapshot | None, new: Snapshot, path: str) -> bool:
     if old is None:
         return False
     old_oid, new_oid = old.oid(path), new.oid(path)
-    return old_oid is not None and old_oid == new_oid
+    return old_oid is not None and old_oid == new_oid and old.mode(path) == new.mode(path)
+
+
+def _tree_entry(tree: pygit2.Tree, path: str) -> pygit2.Object | None:
+    try:
+        return tree[path]
+    except (KeyError, ValueError):       # ValueError: a path no tree can hold (`a//b`, a trailing slash)
+        return None
 
 
 def _tree_blob(tree: pygit2.Tree, path: str) -> pygit2.Blob | None:
-    try:
-        entry = tree[path]
-    except KeyError:
-        return None
-    return cast(pygit2.Blob, entry) if entry.type == pygit2.enums.ObjectType.BLOB else None
+    """The blob of a regular file at `path`; None for anything else (a link's blob is its target, not a file)."""
+    entry = _tree_entry(tree, path)
+    return cast(pygit2.Blob, entry) if entry is not None and entry.filemode in BLOB_MODES else None
 
 
 def _commit(repo: Repo, commit_id: str) -> pygit2.Commit:
@@ -90,15 +112,17 @@ def commit_snapshot(repo: Repo, commit_id: str | None, paths: Iterable[str]) -> 
     commit = _commit(repo, commit_id)
     tree = commit.tree
     oids: dict[str, str | None] = {}
+    modes: dict[str, int | None] = {}
     for path in paths:
-        blob = _tree_blob(tree, path)
-        oids[path] = str(blob.id) if blob is not None else None
+        entry = _tree_entry(tree, path)
+        oids[path] = str(entry.id) if entry is not None else None
+        modes[path] = int(entry.filemode) if entry is not None else None
 
     def load(path: str) -> bytes | None:
         blob = _tree_blob(tree, path)
         return blob.data if blob is not None else None
 
-    return Snapshot(f"commit {commit_id[:10]}", load, oids)
+    return Snapshot(f"commit {commit_id[:10]}", load, oids, modes)
 
 
 def index_snapshot(repo: Repo, paths: Iterable[str]) -> Snapshot:
@@ -106,17 +130,26 @@ def index_snapshot(repo: Repo, paths: Iterable[str]) -> Snapshot:
     raw = repo.raw
     index = raw.index
     oids: dict[str, str | None] = {}
+    modes: dict[str, int | None] = {}
     for path in paths:
-        entry = index[path] if path in index else None
+        entry = _index_entry(index, path)
         oids[path] = str(entry.id) if entry is not None else None
+        modes[path] = int(entry.mode) if entry is not None else None
 
     def load(path: str) -> bytes | None:
         oid = oids.get(path)
-        if oid is None:
+        if oid is None or modes.get(path) not in BLOB_MODES:
             return None
-        return cast(pygit2.Blob, raw[oid]).data       # index entries of memory files are blobs
+        return cast(pygit2.Blob, raw[oid]).data
 
-    return Snapshot("index", load, oids)
+    return Snapshot("index", load, oids, modes)
+
+
+def _index_entry(index: pygit2.Index, path: str) -> pygit2.IndexEntry | None:
+    try:
+        return index[path] if path in index else None
+    except (KeyError, ValueError):
+        return None
 
 
 _WORKTREE_CHANGED = (FileStatus.WT_MODIFIED | FileStatus.WT_DELETED | FileStatus.WT_TYPECHANGE
@@ -129,31 +162,34 @@ def staged_snapshot(repo: Repo, paths: Iterable[str]) -> Snapshot:
     libgit2 decides that from the index's stat data (hashing only racy entries), the way `git status`
     does, so a 75 MB LOG is read from disk instead of inflated from the object store.
     """
+    from gitmem.workspace import files
+
+    paths = list(paths)
     index = index_snapshot(repo, paths)
     workdir = work_tree(repo)
 
     def load(path: str) -> bytes | None:
-        if index.oid(path) is None:
+        if index.oid(path) is None or index.mode(path) not in BLOB_MODES:
             return None
         if workdir is not None:
             try:
                 if not repo.raw.status_file(path) & _WORKTREE_CHANGED:
-                    return (workdir / path).read_bytes()
-            except (KeyError, OSError, pygit2.GitError):
+                    found = files.read(workdir, path)       # never through a link: the index's bytes, or none
+                    if found is not None:
+                        return found
+            except (KeyError, OSError, pygit2.GitError, files.FileRefused):
                 pass
         return index.read(path)
 
-    return Snapshot("index", load, {path: index.oid(path) for path in paths})
+    return Snapshot("index", load, {path: index.oid(path) for path in paths},
+                    {path: index.mode(path) for path in paths})
 
 
 def worktree_snapshot(workdir: Path, paths: Iterable[str] = ()) -> Snapshot:
-    def load(path: str) -> bytes | None:
-        try:
-            return (workdir / path).read_bytes()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            return None
+    """The files in the work tree, read only as regular files inside it (`gitmem.workspace.files`)."""
+    from gitmem.workspace import files
 
-    return Snapshot("work tree", load)
+    return files.worktree_snapshot(workdir)
 
 
 def blob_size(repo: Repo, oid: str) -> int | None:

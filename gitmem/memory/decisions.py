@@ -15,7 +15,6 @@ from gitmem.memory.text import (
     Timestamp,
     decode_lines,
     headed,
-    heading_level,
     parse_fields,
     parse_timestamp,
     render_field,
@@ -123,29 +122,6 @@ def parse(text: str) -> DecisionsDoc:
                                                  item.end, parse_fields(item.body, item.body_start)))
     return DecisionsDoc(tuple(preamble), tuple(found[PENDING]), tuple(found[RESOLVED]), section_lines,
                         tuple(problems), section_preambles)
-
-
-def resolved_ids(text: str) -> set[str]:
-    """The IDs of the decisions under `## Resolved`, exactly as `parse` finds them, read from the heading lines
-    alone: a long-lived DECISIONS holds thousands of answered decisions whose fields nobody needs here."""
-    found: set[str] = set()
-    seen: set[str] = set()
-    section: str | None = None
-    in_fence = False
-    for line in decode_lines(text):
-        if line.startswith("```") or line.startswith("~~~"):
-            in_fence = not in_fence
-            continue
-        level = 0 if in_fence else heading_level(line)
-        if level == 1 or level == 2:
-            title = line[level + 1:].strip()
-            section = title if level == 2 and title not in seen else None
-            seen.add(title)
-        elif level == 3 and section == RESOLVED:
-            parsed = parse_heading(line[4:].strip())
-            if parsed is not None:
-                found.add(parsed[0])
-    return found
 
 
 def render(doc: DecisionsDoc) -> str:

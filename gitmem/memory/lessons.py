@@ -20,6 +20,7 @@ from gitmem.memory.text import (
     split_sections,
     strip_trailing_blank,
     title_problem,
+    without_fields,
 )
 
 TITLE = "# LESSONS"
@@ -177,24 +178,9 @@ def confirm(doc: LessonsDoc, lesson_id: str, *, day: date, cycle: int, evidence:
     return _replace_lesson(doc, replace(lesson, body=body))
 
 
-def _without_field(lines: list[str], key: str) -> list[str]:
-    """Drop `- Key:` lines with their indented continuation lines, which would otherwise join the field above."""
-    kept: list[str] = []
-    dropping = False
-    for line in lines:
-        if line.startswith(f"- {key}:"):
-            dropping = True
-            continue
-        if dropping and line.startswith("  ") and line.strip():
-            continue
-        dropping = False
-        kept.append(line)
-    return kept
-
-
 def set_status(doc: LessonsDoc, lesson_id: str, status: str) -> LessonsDoc:
     lesson = doc.find(lesson_id)
     if lesson is None:
         raise KeyError(f"lesson {lesson_id} not found")
-    lines = _without_field(strip_trailing_blank(lesson.body), "Status")
+    lines = without_fields(strip_trailing_blank(lesson.body), ("Status",))
     return _replace_lesson(doc, replace(lesson, body=tuple([*lines, *render_field("Status", status)])))

@@ -142,16 +142,20 @@ def publish_branch(repo: gitio.Repo, config: Config, *, branch: str, remote: str
         for name in salvage_branches(repo):
             try:
                 gitio.push(repo, remote, name, name)
-                result.messages.append(f"pushed {name} (a failed cycle's work) to {remote}")
+                result.messages.append(f"pushed {name} (a cycle's work kept off the branch) to {remote}")
             except gitio.GitCommandError as err:
                 result.messages.append(f"could not push {name}: {scrub(str(err))}")
     return result
 
 
+KEPT_PREFIXES = ("refs/heads/gitmem/salvage/", "refs/heads/gitmem/proposal/", "refs/heads/gitmem/local/")
+
+
 def salvage_branches(repo: gitio.Repo) -> list[str]:
-    """Local `gitmem/salvage/*` branches: a failed cycle's work, to publish beside the memory branch."""
-    prefix = "refs/heads/gitmem/salvage/"
-    return [ref.removeprefix("refs/heads/") for ref in gitio.references(repo, prefix)]
+    """Local branches the runner kept a cycle's work on, to publish beside the memory branch: a failed cycle's
+    (`gitmem/salvage/*`), edits of protected paths awaiting a decision (`gitmem/proposal/*`) and commits made
+    in the checkout during a cycle (`gitmem/local/*`)."""
+    return [ref.removeprefix("refs/heads/") for prefix in KEPT_PREFIXES for ref in gitio.references(repo, prefix)]
 
 
 def proposed_commits(repo: gitio.Repo, remote: str, base: str) -> list[tuple[str, str]]:

@@ -100,9 +100,11 @@ class Index:
 
     def rebuild(self) -> sqlite3.Connection:
         """Build a fresh index next to the old one, then swap it in."""
+        from gitmem.workspace.statedir import state_directory
+
         self.close()
+        state_directory(self.path.parent)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
             fresh = self.path.with_name(f"{INDEX_FILE}.{os.getpid()}.tmp")
             _remove(fresh)
             conn = store.connect(fresh)

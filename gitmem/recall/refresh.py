@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -28,6 +29,7 @@ from typing import Any
 
 from gitmem.recall import corpus
 from gitmem.recall.database import delete_docs, insert_docs, replace_file_docs
+from gitmem.workspace import files
 
 WINDOW = 1 << 20
 HEAD = 4096
@@ -40,8 +42,28 @@ def _sha(data: bytes) -> str:
     return hashlib.sha1(data).hexdigest()
 
 
-def _read(path: Path, start: int, size: int) -> bytes:
-    with path.open("rb") as handle:
+class _Source:
+    """One memory file, opened only as a regular file inside the work tree (`gitmem.workspace.files`)."""
+
+    def __init__(self, root: Path, rel: str) -> None:
+        self.root, self.rel = root, rel
+
+    def stat(self) -> os.stat_result | None:
+        handle = files.open_read(self.root, self.rel)
+        if handle is None:
+            return None
+        with handle:
+            return os.fstat(handle.fileno())
+
+    def read_bytes(self) -> bytes:
+        return files.read(self.root, self.rel) or b""
+
+
+def _read(source: _Source, start: int, size: int) -> bytes:
+    handle = files.open_read(source.root, source.rel)
+    if handle is None:
+        return b""
+    with handle:
         handle.seek(start)
         return handle.read(size)
 
@@ -70,12 +92,9 @@ def _line_offset(data: bytes, lines_down: int) -> int:
 
 def sync_file(conn: sqlite3.Connection, root: Path, workspace: str, role: str, path: str) -> bool:
     """Bring one memory file's documents up to date; True when the index changed."""
-    full = root / path
+    full = _Source(root, path)
     row = conn.execute("SELECT size, mtime, checked, state FROM sources WHERE path = ?", (path,)).fetchone()
-    try:
-        stat = full.stat()
-    except (FileNotFoundError, NotADirectoryError):
-        stat = None
+    stat = full.stat()
     if stat is None:
         if row is None:
             return False
@@ -93,7 +112,7 @@ def sync_file(conn: sqlite3.Connection, root: Path, workspace: str, role: str, p
     return changed
 
 
-def _sync_whole(conn: sqlite3.Connection, full: Path, workspace: str, role: str, path: str, size: int,
+def _sync_whole(conn: sqlite3.Connection, full: _Source, workspace: str, role: str, path: str, size: int,
                 state: State | None) -> Synced:
     data = full.read_bytes()
     digest = _sha(data)
@@ -104,18 +123,18 @@ def _sync_whole(conn: sqlite3.Connection, full: Path, workspace: str, role: str,
     return True, lines, {"digest": digest}
 
 
-def _anchors(full: Path, start: int, size: int) -> dict:
+def _anchors(full: _Source, start: int, size: int) -> dict:
     """Hashes that prove bytes [start, start+size) unchanged: the first 4 KiB and the last WINDOW bytes."""
     window = max(start, start + size - WINDOW)
     return {"head": _sha(_read(full, start, min(HEAD, size))),
             "window": _sha(_read(full, window, start + size - window))}
 
 
-def _intact(full: Path, start: int, size: int, state: dict) -> bool:
+def _intact(full: _Source, start: int, size: int, state: dict) -> bool:
     return start >= 0 and _anchors(full, start, size) == {"head": state["head"], "window": state["window"]}
 
 
-def _sync_log(conn: sqlite3.Connection, full: Path, workspace: str, role: str, path: str, size: int,
+def _sync_log(conn: sqlite3.Connection, full: _Source, workspace: str, role: str, path: str, size: int,
               state: State | None) -> Synced:
     if state is not None and size >= state["size"] and _intact(full, 0, state["size"], state):
         if size == state["size"]:
@@ -139,7 +158,7 @@ def _sync_log(conn: sqlite3.Connection, full: Path, workspace: str, role: str, p
     return True, lines, state
 
 
-def _sync_now(conn: sqlite3.Connection, full: Path, workspace: str, role: str, path: str, size: int,
+def _sync_now(conn: sqlite3.Connection, full: _Source, workspace: str, role: str, path: str, size: int,
               state: State | None) -> Synced:
     """New blocks go on top, so the indexed blocks stay the file's last `suffix` bytes."""
     suffix = state["suffix"] if state is not None else 0

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import asdict, dataclass
-from datetime import date, datetime, time, timedelta
+from datetime import date, datetime, time
 from typing import Any
 
 from gitmem.config import Config
@@ -54,8 +54,9 @@ def parse_when(value: str | date | datetime | None, config: Config, *, end: bool
                 else parse_when(date.fromisoformat(text), config, end=end)
         except ValueError:
             raise RecallError(f"{value!r} is not a date; use YYYY-MM-DD or YYYY-MM-DD HH:MM") from None
-    moment = datetime.combine(day, time(0, 0), tzinfo=config.tzinfo())
-    return (moment + timedelta(days=1)).timestamp() - 0.001 if end else moment.timestamp()
+    # The day's last millisecond, not the next day's start less one: 9999-12-31 has no next day.
+    moment = datetime.combine(day, time(23, 59, 59, 999000) if end else time(0, 0), tzinfo=config.tzinfo())
+    return moment.timestamp()
 
 
 def search(ws: Workspace, query: str, *, kinds: list[str] | tuple[str, ...] | None = None,

@@ -30,7 +30,7 @@ def collect(ws: Workspace, *, since: date | None = None, until: date | None = No
     def clean(text: str) -> str:
         return redact(text, secrets)
 
-    scanned = scan(read_log(ws.path("log"), start), start, end)
+    scanned = scan(read_log(ws.root, ws.config.path("log"), start), start, end)
     latest = scanned.latest_close
     if latest is not None:
         latest = Close(latest.when, latest.day, tuple((k, clean(v)) for k, v in latest.fields), latest.promoted)

@@ -19,6 +19,7 @@ from pathlib import Path
 from gitmem.memory import log
 from gitmem.report import evidence
 from gitmem.report.model import Close, Cycle
+from gitmem.workspace import files
 
 _HEADING_RE = re.compile(
     r"^## +(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}) (UTC|[+-]\d{2}:\d{2}) +(?:·|-|\|) +"
@@ -35,12 +36,11 @@ class Scanned:
     latest_close: Close | None
 
 
-def read_log(path: Path, start: datetime | None, *, block: int = FIRST_BLOCK) -> str:
+def read_log(root: Path, rel: str, start: datetime | None, *, block: int = FIRST_BLOCK) -> str:
     """LOG's text: whole, or from the last entry before `start` to the end. Undecodable bytes are replaced, so
     a damaged file still reports what it can (`gitmem check` is where it is diagnosed)."""
-    try:
-        handle = path.open("rb")
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+    handle = files.open_read(root, rel)
+    if handle is None:
         return ""
     with handle:
         size = handle.seek(0, os.SEEK_END)

@@ -210,7 +210,9 @@ def _codex_config(old: str | None) -> str | None:
     try:
         import tomlkit
     except ImportError:
-        raise SetupProblem("needs tomlkit to merge TOML: pip install 'gitmem-agent[agents]'") from None
+        from gitmem import extras
+
+        raise SetupProblem(f"needs tomlkit to merge TOML: {extras.install_line('agents')}") from None
     from tomlkit.exceptions import ParseError
 
     try:

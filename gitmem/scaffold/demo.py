@@ -70,8 +70,9 @@ def run_demo(target: Path | None = None, *, emit: Callable[[str], None] = lambda
     say(f"1. Created a repository from the template ({len(start)} files), committed by {HUMAN}.")
     ws = Workspace.for_repo(repo)
     config = ws.config
-    script = gitio.state_dir(repo) / SCRIPT_NAME
-    script.parent.mkdir(parents=True, exist_ok=True)
+    from gitmem.workspace.statedir import state_directory
+
+    script = state_directory(gitio.state_dir(repo)) / SCRIPT_NAME
     script.write_text(DEMO_SCRIPT, encoding="utf-8")
     backend = Recording(ScriptedBackend(config, script=script))
 
@@ -111,7 +112,12 @@ def _target(target: Path | None) -> Path:
         return Path(tempfile.mkdtemp(prefix="gitmem-demo-"))
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise DemoError(f"{target} is not empty; give a new or empty directory (or none, for a temp dir)")
-    target.mkdir(parents=True, exist_ok=True)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        if err.errno is None:
+            raise
+        raise DemoError(f"cannot create {target}: {err.strerror}; give a directory you can write to") from None
     return target
 
 

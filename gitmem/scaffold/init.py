@@ -1,24 +1,28 @@
-"""`gitmem init`: create whatever memory scaffolding is missing; never overwrite; merge pre-commit hooks."""
+"""`gitmem init`: create whatever memory scaffolding is missing; never overwrite; merge pre-commit hooks and
+.gitignore; optionally install the plain git hooks."""
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from pathlib import Path
-from typing import Any
+from pathlib import Path, PurePosixPath
 
-from gitmem.errors import GitmemError
+from gitmem.config import CONFIG_NAME, ROLES, Config, ConfigError, Files, load_config
+from gitmem.scaffold.gitignore import merge_gitignore
+from gitmem.scaffold.precommit import HOOK_IDS, InitError, merge_precommit
+from gitmem.workspace import files
+
+__all__ = ["HOOK_IDS", "InitError", "InitReport", "init", "merge_gitignore", "merge_precommit", "template_dir",
+           "template_files"]
 
 PRECOMMIT = ".pre-commit-config.yaml"
+GITIGNORE = ".gitignore"
+MERGED = {PRECOMMIT: merge_precommit, GITIGNORE: merge_gitignore}
 # The template's own README explains the template; `init` into an existing repo leaves its README alone.
 NOT_COPIED = {"README.md"}
-HOOK_IDS = ("gitmem-check", "gitmem-verify")
-
-
-class InitError(GitmemError):
-    """`init` cannot proceed safely; the message says what to do."""
+# The template's memory files, by role: they go wherever gitmem.yaml maps each role, once per workspace.
+MEMORY_TEMPLATES = {getattr(Files(), role): role for role in ROLES}
 
 
 @dataclass
@@ -29,6 +33,7 @@ class InitReport:
     left_alone: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     initialised_git: bool = False
+    hooks: list[str] = field(default_factory=list)          # --plain-hooks: the hooks installed (or already ours)
 
 
 def template_dir() -> Path:
@@ -53,8 +58,15 @@ def _prepare_repo(target: Path, report: InitReport) -> None:
     """Make `target` the top of a git work tree, like `git init DIR` would, without hijacking a parent repo."""
     from gitmem import gitio
 
+    if target.exists() and not target.is_dir():
+        raise InitError(f"{target} exists and is not a directory; give a directory to create the agent in")
     fresh = not target.exists() or not any(target.iterdir())
-    target.mkdir(parents=True, exist_ok=True)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        if err.errno is None:
+            raise
+        raise InitError(f"cannot create {target}: {err.strerror}; give a directory you can write to") from None
     try:
         repo = gitio.open_repo(target)
     except gitio.RepoError:
@@ -74,32 +86,74 @@ def _prepare_repo(target: Path, report: InitReport) -> None:
     report.initialised_git = True
 
 
-def init(target: Path, agents: Sequence[str] = ()) -> InitReport:
-    """Copy every missing template file into `target`; an existing pre-commit config gets the gitmem hooks.
+def _existing_config(target: Path, report: InitReport) -> Config | None:
+    """The repository's own gitmem.yaml when it has one (its names win), else the template's defaults; None,
+    with a problem reported, when it cannot be read: then no memory file is created under a guessed name."""
+    if not (target / CONFIG_NAME).exists():
+        return Config()
+    try:
+        return load_config(target)
+    except ConfigError as err:     # it names the file and the line
+        report.problems.append(f"{err}; no memory file was created: fix it, then run `gitmem init` again")
+        return None
+
+
+def memory_destinations(config: Config) -> dict[str, list[str]]:
+    """Template memory file -> where it goes: the path each workspace's config names for its role."""
+    places = [config] + [config.with_workspace(name) for name, _ in config.workspaces]
+    found: dict[str, list[str]] = {}
+    for template_name, role in MEMORY_TEMPLATES.items():
+        paths = [place.path(role) for place in places]
+        found[template_name] = list(dict.fromkeys(str(PurePosixPath(p)) for p in paths))
+    return found
+
+
+def _copy(source: Path, target: Path, rel: str, report: InitReport) -> None:
+    destination = target / rel
+    # lexists: a dangling symlink is still the user's file; writing through it would create its target.
+    if os.path.lexists(destination):
+        report.left_alone.append(rel)
+        return
+    try:       # never through a linked directory: a template file lands inside the tree or nowhere
+        files.write(target, rel, source.read_bytes())
+    except files.FileRefused as err:
+        report.problems.append(str(err))
+        report.left_alone.append(rel)
+        return
+    report.created.append(rel)
+
+
+def init(target: Path, agents: Sequence[str] = (), *, plain_hooks: bool = False) -> InitReport:
+    """Copy every missing template file into `target`: memory files under the names gitmem.yaml gives them
+    (for every workspace); an existing pre-commit config gets the gitmem hooks, an existing .gitignore the
+    missing patterns. With `plain_hooks`, the plain git hooks go into the repository's hooks directory.
     `agents` (claude, codex, cursor) also wires those agent CLIs to the memory: gitmem.scaffold.agents."""
     report = InitReport()
     _prepare_repo(target, report)
     report.root = str(target.resolve())
     base = template_dir()
+    config = _existing_config(target, report)
+    destinations = memory_destinations(config) if config is not None else {}
     for rel in template_files():
-        if rel in NOT_COPIED:
+        if rel in NOT_COPIED or (config is None and rel in MEMORY_TEMPLATES):
+            continue
+        if rel in destinations:
+            for mapped in destinations[rel]:
+                _copy(base / rel, target, mapped, report)
             continue
         destination = target / rel
-        # lexists: a dangling symlink is still the user's file; writing through it would create its target.
-        if not os.path.lexists(destination):
-            destination.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(base / rel, destination)
-            report.created.append(rel)
-        elif rel == PRECOMMIT:
+        if rel in MERGED and os.path.lexists(destination):     # a link or a directory there is refused by name
             try:
-                changed = merge_precommit(destination, base / rel)
-            except InitError as err:
+                changed = MERGED[rel](destination, base / rel)
+            except (InitError, files.FileRefused) as err:
                 report.problems.append(str(err))
                 report.left_alone.append(rel)
                 continue
             (report.updated if changed else report.left_alone).append(rel)
-        else:
-            report.left_alone.append(rel)
+            continue
+        _copy(base / rel, target, rel, report)
+    if plain_hooks:
+        _plain_hooks(target, report)
     if agents:
         from gitmem.scaffold.agents import setup
 
@@ -114,146 +168,16 @@ def _record(report: InitReport, rel: str, what: str) -> None:
     lists.get(what, report.left_alone).append(rel)
 
 
-def _yaml() -> Any:
-    from ruamel.yaml import YAML
+def _plain_hooks(target: Path, report: InitReport) -> None:
+    from gitmem import gitio
+    from gitmem.scaffold.hooks import install_hooks
 
-    yaml = YAML(typ="rt")
-    yaml.preserve_quotes = True
-    yaml.width = 4096  # never re-fold a user's long lines (regexes in `exclude:`)
-    return yaml
-
-
-def _load(yaml: Any, text: str, path: Path) -> Any:
-    from ruamel.yaml.error import YAMLError
-
-    try:
-        return yaml.load(text)
-    except YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise InitError(f"{where}: not valid YAML ({getattr(err, 'problem', None) or err}); "
-                        f"fix it, then run `gitmem init` again") from None
-
-
-def _plain(node: Any) -> Any:
-    """Comment-free plain data, to compare what two YAML texts mean."""
-    if isinstance(node, dict):
-        return {str(k): _plain(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [_plain(v) for v in node]
-    return node
-
-
-def merge_precommit(existing: Path, template: Path) -> bool:
-    """Add the missing gitmem hooks to an existing pre-commit config; False when nothing was missing.
-
-    The file is edited by inserting lines after the last entry of `repos:`, indented like its neighbours,
-    so every other byte (comments, order, quoting, layout, CRLF) stays as the user wrote it. The result is
-    parsed back with ruamel.yaml and must mean exactly "old config + the gitmem repo"; for layouts where a
-    text insert cannot work (flow style, no `repos:`), a ruamel.yaml round-trip keeps comments and order.
-    """
-    raw = existing.read_bytes()
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise InitError(f"{existing}: not valid UTF-8; the gitmem hooks were not added") from None
-    bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
-    crlf = "\r\n" in text
-    text = text.replace("\r\n", "\n")
-    yaml = _yaml()
-    data = _load(yaml, text, existing)
-    if data is not None and not isinstance(data, dict):
-        raise InitError(f"{existing}: expected a mapping with `repos:`; run `pre-commit migrate-config` first")
-    repos = (data or {}).get("repos")
-    if repos is not None and not isinstance(repos, list):
-        raise InitError(f"{existing}: `repos:` must be a list")
-    present = {hook.get("id") for repo in (repos or []) if isinstance(repo, dict)
-               for hook in (repo.get("hooks") or []) if isinstance(hook, dict)}
-    missing = [hook_id for hook_id in HOOK_IDS if hook_id not in present]
-    if not missing:
-        return False
-    ours = _yaml().load(template.read_text(encoding="utf-8"))["repos"][0]
-    ours["hooks"] = [hook for hook in ours["hooks"] if hook["id"] in missing]
-    expected = _plain(data or {})
-    expected["repos"] = [*(expected.get("repos") or []), _plain(ours)]
-    merged = _insert_text(text, data, ours)
-    if merged is None or _plain(_load(_yaml(), merged, existing)) != expected:
-        merged = _round_trip(data, ours)
-    if crlf:
-        merged = merged.replace("\n", "\r\n")
-    existing.write_bytes((bom + merged).encode("utf-8"))
-    return True
-
-
-def _insert_text(text: str, data: Any, ours: Any) -> str | None:
-    """`text` with our repo entry inserted after the last block-style item of `repos:`; None if unsure."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
-    if data is None or (isinstance(data, CommentedMap) and "repos" not in data):
-        # Only comments, or no `repos:` yet: add the key at the end, keeping every existing line.
-        return text + ("" if not text or text.endswith("\n") else "\n") + "\n".join(
-            ["repos:", *_dump_item(ours, 0)]) + "\n"
-    if not isinstance(data, CommentedMap) or not isinstance(data.get("repos"), CommentedSeq):
-        return None
-    repos = data["repos"]
-    if not repos or repos.fa.flow_style():
-        return None
-    lines = text.split("\n")
-    first_line = lines[repos.lc.item(0)[0]]
-    dash = len(first_line) - len(first_line.lstrip(" "))
-    if first_line[dash:dash + 2] != "- ":
-        return None
-    keys = list(data)
-    position = keys.index("repos")
-    end = data.lc.key(keys[position + 1])[0] if position + 1 < len(keys) else len(lines)
-    # Blank lines and column-0 comments at the end of the region belong to what follows (or to the end of
-    # the file), so the new entry goes above them.
-    while end > 0 and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
-        end -= 1
-    block = _dump_item(ours, dash, _hooks_offset(repos, lines))
-    return "\n".join([*lines[:end], *block, *lines[end:]])
-
-
-def _hooks_offset(repos: Any, lines: list[str]) -> int:
-    """How far the user indents `- id:` under `hooks:` (0 or 2, usually), read from their first hook list."""
-    from ruamel.yaml.comments import CommentedSeq
-
-    for repo in repos:
-        hooks = repo.get("hooks") if isinstance(repo, dict) else None
-        if isinstance(hooks, CommentedSeq) and hooks and not hooks.fa.flow_style():
-            key_column = repo.lc.key("hooks")[1]
-            item_line = lines[hooks.lc.item(0)[0]]
-            return max(0, len(item_line) - len(item_line.lstrip(" ")) - key_column)
-    return 2
-
-
-def _dump_item(ours: Any, dash: int, hooks_offset: int = 2) -> list[str]:
-    """Our repo entry as lines, its dash at column `dash`, hook items indented like the user's."""
-    import io
-
-    yaml = _yaml()
-    yaml.indent(mapping=2, sequence=hooks_offset + 2, offset=hooks_offset)
-    buffer = io.StringIO()
-    yaml.dump(ours, buffer)
-    body = buffer.getvalue().rstrip("\n").split("\n")
-    return [" " * dash + ("- " if i == 0 else "  ") + line for i, line in enumerate(body)]
-
-
-def _round_trip(data: Any, ours: Any) -> str:
-    import io
-
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
-    if data is None:
-        data = CommentedMap()
-    repos = data.get("repos")
-    if not repos:
-        repos = CommentedSeq()
-        repos.fa.set_block_style()
-        data["repos"] = repos
-    repos.append(ours)
-    yaml = _yaml()
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    buffer = io.StringIO()
-    yaml.dump(data, buffer)
-    return buffer.getvalue()
+    repo = gitio.open_repo(target)
+    where = gitio.hooks_dir(repo)
+    installed, same, foreign = install_hooks(where)
+    report.hooks = installed + same
+    shown = os.path.relpath(where, target)
+    for name in foreign:
+        report.problems.append(f"{Path(shown) / name} exists and is not gitmem's hook: left as it is; add "
+                               f"`gitmem {'check' if name == 'pre-commit' else 'verify --pre-push'}` to it, "
+                               "or move it away and run `gitmem init --plain-hooks` again")

@@ -61,7 +61,7 @@ def _parts(ws: Workspace) -> dict[str, Part]:
     rules_part = Part(f"Proven rules ({config.path('rules')})",
                       tuple(f"- {rule.id} · {rule.text}" for rule in proven) or ("(none yet)",),
                       "see " + config.path("rules"))
-    top = now_mod.parse(read_head(ws.path("now"), second_heading), max_blocks=1).top
+    top = now_mod.parse(read_head(ws.root, ws.config.path("now"), second_heading), max_blocks=1).top
     now_part = Part(f"Top NOW block ({config.path('now')})", tuple(top.render().splitlines()) if top else
                     ("(no NOW block yet)",), "read " + config.path("now"))
     before = resolved_before(ws) if ws.state_dir is not None else None

@@ -124,7 +124,7 @@ def resource_text(ws: Workspace, uri: str) -> str:
         from gitmem.memory import now
         from gitmem.workspace.tail import read_head, second_heading
 
-        top = now.parse(read_head(ws.path("now"), second_heading), max_blocks=1).top
+        top = now.parse(read_head(ws.root, ws.config.path("now"), second_heading), max_blocks=1).top
         return top.render() if top is not None else "(no NOW block yet)"
     if uri == "gitmem://decisions/pending":
         return pending_text(ws)

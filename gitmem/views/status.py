@@ -15,6 +15,7 @@ from gitmem.close import gates
 from gitmem.close.backing import Backs, backing_for
 from gitmem.memory import decisions, lessons, log, rules
 from gitmem.memory.text import Timestamp, one_line
+from gitmem.views import health
 from gitmem.workspace import Clock, Workspace
 
 
@@ -32,12 +33,16 @@ class Status:
     waiting_for_room: list[dict[str, Any]] = field(default_factory=list)   # eligible, but RULES is full
     rules: dict[str, int] = field(default_factory=dict)
     budget: dict[str, Any] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)                 # memory files not in the work tree
+    placeholders: list[dict[str, Any]] = field(default_factory=list)  # template placeholders left in RULES
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
+    """The dashboard's data; NoMemory (exit 2) when there is no memory at all, rather than healthy zeros."""
+    missing = health.require_memory(ws)
     config = ws.config
     tz = config.tzinfo()
     moment: datetime = (clock or ws.clock())().astimezone(tz)
@@ -69,6 +74,8 @@ def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
     status.rules = {"proven": len(doc.proven), "proven_max": config.limits.proven_rules_max,
                     "lines": doc.line_count, "lines_max": config.limits.rules_max_lines}
     status.budget = budget(ws, moment)
+    status.missing = missing
+    status.placeholders = [asdict(found) for found in health.placeholders(ws)]
     return status
 
 

@@ -16,7 +16,6 @@ from pathlib import Path
 from gitmem import gitio
 from gitmem.config import Config, load_config
 from gitmem.memory import log, now
-from gitmem.memory.text import decode
 
 Clock = Callable[[], datetime]
 CYCLE_ENV = "GITMEM_CYCLE"     # set by the runner for the agent it starts: the cycle being run
@@ -81,10 +80,11 @@ class Workspace:
         return self.root / self.config.path(role)
 
     def read(self, role: str) -> str:
-        try:
-            return decode(self.path(role).read_bytes()).text
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            return ""
+        """The file's text; "" when it is missing. Anything but a regular file inside the work tree is refused
+        (`gitmem.workspace.files.FileRefused`, exit 2)."""
+        from gitmem.workspace import files
+
+        return files.read_text(self.root, self.config.path(role))
 
     def clock(self) -> Clock:
         """The real clock, in the configured time zone: every timestamp comes from it."""
@@ -97,7 +97,7 @@ class Workspace:
         """The last `count` LOG entries, and at least the last cycle entry, read from the file's end."""
         from gitmem.workspace.tail import read_log_tail
 
-        return read_log_tail(self.path("log"), self.config.path("log"), count, state_dir=self.state_dir,
+        return read_log_tail(self.root, self.config.path("log"), count, state_dir=self.state_dir,
                              numbered=numbered)
 
     def last_log_cycle(self) -> int:
@@ -109,7 +109,7 @@ class Workspace:
         """The cycle of the top NOW block; 0 when there is none (or the top block is a plan)."""
         from gitmem.workspace.tail import read_head, second_heading
 
-        top = now.parse(read_head(self.path("now"), second_heading), max_blocks=1).top
+        top = now.parse(read_head(self.root, self.config.path("now"), second_heading), max_blocks=1).top
         return top.cycle if top is not None and top.cycle is not None else 0
 
     def cycle_for(self, role: str = "log", *, from_env: bool = True) -> int:
@@ -139,12 +139,14 @@ class Workspace:
         head = gitio.head_id(self.repo)
         blob = gitio.file_id_at(self.repo, head, self.config.path("log")) if head is not None else None
         size = (gitio.blob_size(self.repo, blob) or 0) if blob is not None else 0
-        try:
-            with self.path("log").open("rb") as handle:
-                handle.seek(size)
-                added = handle.read()
-        except OSError:
+        from gitmem.workspace import files
+
+        handle = files.open_read(self.root, self.config.path("log"))
+        if handle is None:
             return False
+        with handle:
+            handle.seek(size)
+            added = handle.read()
         return any(parsed is not None and parsed[1] == cycle
                    for line in added.split(b"\n") if line.startswith(b"## ")
                    for parsed in [log.parse_heading(line[3:].decode("utf-8", "replace"))])

@@ -17,10 +17,11 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
 
 from gitmem.memory import log
 from gitmem.memory.text import decode
+from gitmem.workspace import files
 
 FIRST_BLOCK = 16 * 1024
 PROBE = 4096
@@ -28,11 +29,10 @@ CACHE_NAME = "lines.json"
 _HEADING = re.compile(r"^## ", re.M)
 
 
-def read_head(path: Path, cut: Callable[[str], int | None]) -> str:
+def read_head(root: Path, rel: str, cut: Callable[[str], int | None]) -> str:
     """The file's text from its start up to `cut(text)`, reading more while `cut` returns None."""
-    try:
-        handle = path.open("rb")
-    except (FileNotFoundError, IsADirectoryError):
+    handle = files.open_read(root, rel)
+    if handle is None:
         return ""
     with handle:
         data = b""
@@ -59,43 +59,48 @@ def second_heading(text: str) -> int | None:
     return second.start() if second else None
 
 
-def read_end(path: Path, size: int) -> tuple[bytes, int]:
-    """The last whole entries of LOG within about `size` bytes, and the byte offset where they start."""
-    try:
-        with path.open("rb") as handle:
-            end = handle.seek(0, os.SEEK_END)
+def read_end(root: Path, rel: str, size: int) -> tuple[bytes, int]:
+    """The last whole entries of LOG within about `size` bytes, and the byte offset where they start. The
+    window doubles until it holds a heading: one entry longer than `size` (written before GM307) is read whole."""
+    handle = files.open_read(root, rel)
+    if handle is None:
+        return b"", 0
+    with handle:
+        end = handle.seek(0, os.SEEK_END)
+        while True:
             start = max(0, end - size)
             handle.seek(start)
             data = handle.read()
-    except FileNotFoundError:
-        return b"", 0
-    if start:
-        cut = data.find(b"\n## ") + 1
-        start, data = (start + cut, data[cut:]) if cut else (end, b"")
-    return data, start
+            cut = data.find(b"\n## ") + 1 if start else 0
+            if cut or not start:
+                return data[cut:], start + cut
+            size *= 2
 
 
 class FileSource:
     """A LOG file on disk for `log.tail_entries`: blocks read from its end, lines counted with the cache."""
 
-    def __init__(self, path: Path, rel: str, state_dir: Path | None, *, numbered: bool = True,
+    def __init__(self, root: Path, rel: str, state_dir: Path | None, *, numbered: bool = True,
                  end: int | None = None) -> None:
         """`end` reads the file as if it ended there (the committed part of a LOG that grew since)."""
-        self.path, self.rel, self.state_dir, self.numbered = path, rel, state_dir, numbered
-        try:
-            self._size = path.stat().st_size
-        except (FileNotFoundError, NotADirectoryError):
-            self._size = 0
+        self.root, self.rel, self.state_dir, self.numbered = root, rel, state_dir, numbered
+        self._size = files.size(root, rel) or 0
         if end is not None:
             self._size = min(self._size, end)
 
     def size(self) -> int:
         return self._size
 
+    def _open(self) -> BinaryIO:
+        handle = files.open_read(self.root, self.rel)
+        if handle is None:
+            raise FileNotFoundError(f"{self.rel} disappeared while it was read")
+        return handle
+
     def text_from(self, start: int) -> tuple[str, int]:
         if not self._size:
             return "", 0
-        with self.path.open("rb") as handle:
+        with self._open() as handle:
             handle.seek(start)
             data = handle.read(self._size - start)
         if start > 0:                       # begin at a line start: whole lines, whole characters
@@ -106,15 +111,15 @@ class FileSource:
     def line_at(self, offset: int) -> int:
         if offset == 0 or not self.numbered:
             return 1
-        with self.path.open("rb") as handle:
+        with self._open() as handle:
             return _lines_before(self.state_dir, self.rel, handle, offset, self._size) + 1
 
 
-def read_log_tail(path: Path, rel: str, count: int, *, state_dir: Path | None = None,
+def read_log_tail(root: Path, rel: str, count: int, *, state_dir: Path | None = None,
                   numbered: bool = True) -> log.Tail:
     """The last `count` entries, and more if needed to include the last cycle entry (close entries skipped)."""
     want = max(count, 1)
-    found = log.tail_entries(FileSource(path, rel, state_dir, numbered=numbered),
+    found = log.tail_entries(FileSource(root, rel, state_dir, numbered=numbered),
                              lambda entries: len(entries) >= want and log.has_cycle(entries))
     entries = found.entries
     begin = len(entries) - count if len(entries) >= count else 0

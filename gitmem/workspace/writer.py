@@ -6,7 +6,6 @@ They write files only; they never stage or commit.
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
@@ -19,7 +18,7 @@ from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import decisions, lessons, log, now
 from gitmem.memory.now import NowBlock
 from gitmem.memory.text import Timestamp, decode
-from gitmem.workspace import Clock, Workspace
+from gitmem.workspace import Clock, Workspace, files
 from gitmem.workspace.tail import read_end
 
 # How much of LOG's end a write reads first: a few entries' worth, grown only if no cycle is found.
@@ -33,21 +32,11 @@ class WriteRefused(GitmemError):
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write via a temp file in the same directory and rename, so a crash never leaves half a file."""
+    """Write via a temp file in the same directory and rename, so a crash never leaves half a file; a link or
+    anything else that is not a regular file at `path` is refused, never written through. Memory files are
+    written with `files.write`, which also proves every directory on the way is a directory of the work tree."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    files.write(path.parent, path.name, data)
 
 
 class MemoryWriter:
@@ -72,12 +61,12 @@ class MemoryWriter:
     # -- validation and writing ----------------------------------------------------------------
     def _commit_text(self, role: str, new_text: str) -> None:
         rel = self.config.path(role)
-        old_bytes = self.path(role).read_bytes() if self.path(role).exists() else None
+        old_bytes = files.read(self.root, rel)
         new_bytes = new_text.encode("utf-8")
         found = self._refusals(rel, old_bytes, new_bytes)
         if found:
             raise WriteRefused(f"refusing to write {rel}: the result would not be valid memory", found)
-        atomic_write(self.path(role), new_bytes)
+        files.write(self.root, rel, new_bytes)
 
     def _refusals(self, rel: str, old: bytes | None, new: bytes) -> list[Violation]:
         """The errors the GM checks find in writing `new` over `old` at `rel`.
@@ -138,12 +127,11 @@ class MemoryWriter:
         At 100x scale LOG is 75 MB: rewriting it per entry would cost seconds. The addition is written in
         one call and synced; if anything fails, the file is cut back to its old length.
         """
-        target = self.path("log")
-        if not target.exists() or target.stat().st_size == 0:
+        rel = self.config.path("log")
+        if not files.size(self.root, rel):
             self._commit_text("log", log.append_entry("", entry))
             return
-        rel = self.config.path("log")
-        tail, start = read_end(self.path("log"), TAIL_BYTES)
+        tail, start = read_end(self.root, rel, TAIL_BYTES)
         head_only = start > 0
         if head_only:
             tail_text = decode(tail).text
@@ -156,20 +144,24 @@ class MemoryWriter:
             shift = self._lines_before(start) if head_only else 0
             found = [replace(v, line=v.line + shift) for v in found]
             raise WriteRefused(f"refusing to write {rel}: the result would not be valid memory", found)
-        size = target.stat().st_size
-        try:
-            with target.open("ab") as handle:
+        with files.open_append(self.root, rel) as handle:
+            size = os.fstat(handle.fileno()).st_size
+            try:
                 handle.write(addition)
                 handle.flush()
                 os.fsync(handle.fileno())
-        except BaseException:
-            with target.open("r+b") as handle:
+            except BaseException as err:
                 handle.truncate(size)
-            raise
+                if isinstance(err, OSError):      # a full disk: LOG is as it was; say so in one line
+                    raise files.failed(rel, err, "written") or err from None
+                raise
 
     def _lines_before(self, offset: int) -> int:
         """Lines in LOG before byte `offset`: only counted to report a refused write at the right line."""
-        with self.path("log").open("rb") as handle:
+        handle = files.open_read(self.root, self.config.path("log"))
+        if handle is None:
+            return 0
+        with handle:
             return handle.read(offset).count(b"\n")
 
     def add_now_block(self, *, did: str, human: str, next: str, cycle: int | None = None) -> NowBlock:

@@ -1,8 +1,12 @@
 """Run the composite action's steps locally, as a GitHub runner would, against a temp agent repository.
 
-`uses:` steps (setup-python) are skipped; each `run:` script runs with `bash --noprofile --norc -eo pipefail`
-in a clean environment: PATH with the chosen bin dir first, the step's `env:` with `${{ inputs.x }}` and
-`${{ github.token }}` filled in, and fake GITHUB_OUTPUT, GITHUB_STEP_SUMMARY and GITHUB_ACTION_PATH.
+`uses:` steps (setup-python, the caches) are skipped; each `run:` script runs with `bash --noprofile --norc
+-eo pipefail` in a clean environment: PATH with the chosen bin dir first (and what earlier steps added to
+GITHUB_PATH), the step's `env:` with `${{ inputs.x }}`, `${{ github.token }}` and `${{ steps.ID.outputs.NAME }}`
+filled in, its own GITHUB_OUTPUT file (as on a runner), a shared GITHUB_STEP_SUMMARY, GITHUB_ACTION_PATH and
+RUNNER_TEMP. A skipped `uses:` step's outputs are empty unless the caller passes them (`uses_outputs`). A
+`run:` step's `if:` is honoured in the one form the action uses (`inputs.x != ''`, `inputs.x == 'v'`); any
+other expression fails the test.
 """
 from __future__ import annotations
 
@@ -45,8 +49,9 @@ class StepRun:
 @dataclass
 class ActionRun:
     steps: list[StepRun] = field(default_factory=list)
-    output_file: Path | None = None
+    output_files: list[Path] = field(default_factory=list)
     summary_file: Path | None = None
+    step_outputs: dict[str, dict[str, str]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -54,9 +59,13 @@ class ActionRun:
 
     @property
     def outputs(self) -> dict[str, str]:
-        """$GITHUB_OUTPUT's `name=value` lines, the last value of each name winning (as on GitHub)."""
-        text = self.output_file.read_text(encoding="utf-8") if self.output_file else ""
-        return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+        """The `run` step's $GITHUB_OUTPUT (what the action's outputs map), else every step's, merged."""
+        if "run" in self.step_outputs:
+            return dict(self.step_outputs["run"])
+        merged: dict[str, str] = {}
+        for path in self.output_files:
+            merged.update(read_outputs(path))
+        return merged
 
     @property
     def summary(self) -> str:
@@ -66,7 +75,16 @@ class ActionRun:
         return "\n".join(f"--- {s.name}: exit {s.code}\n{s.out}{s.err}" for s in self.steps)
 
 
-def fill(value: str, inputs: dict[str, str], token: str) -> str:
+def read_outputs(path: Path) -> dict[str, str]:
+    """A $GITHUB_OUTPUT file's `name=value` lines, the last value of each name winning (as on GitHub)."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
+STEP_OUTPUT = re.compile(r"^steps\.([\w-]+)\.outputs\.([\w-]+)$")
+
+
+def fill(value: str, inputs: dict[str, str], token: str, steps: dict[str, dict[str, str]] | None = None) -> str:
     """Evaluate the only expressions an action's `env:` may use here; anything else is a test failure."""
 
     def evaluate(match: re.Match[str]) -> str:
@@ -75,6 +93,9 @@ def fill(value: str, inputs: dict[str, str], token: str) -> str:
             return token
         if expression.startswith("inputs."):
             return inputs[expression.removeprefix("inputs.")]
+        found = STEP_OUTPUT.match(expression)
+        if found and steps is not None:
+            return steps.get(found.group(1), {}).get(found.group(2), "")
         raise AssertionError(f"unexpected expression in the action's env: ${{{{ {expression} }}}}")
 
     return EXPRESSION.sub(evaluate, value)
@@ -104,10 +125,13 @@ def clean_env(bin_dir: Path, home: Path) -> dict[str, str]:
 
 
 def run_action(workspace: Path, inputs: dict[str, str], *, bin_dir: Path, scratch: Path, token: str = "ghs_test",
-               env: dict[str, str] | None = None, skip: tuple[str, ...] = (), timeout: float = 300) -> ActionRun:
+               env: dict[str, str] | None = None, skip: tuple[str, ...] = (), timeout: float = 300,
+               runner_temp: Path | None = None, uses_outputs: dict[str, dict[str, str]] | None = None) -> ActionRun:
     """Run action.yml's steps in order in `workspace`; stop at the first failing step, as a runner does.
 
     `skip` names steps not to run (e.g. the install step when the caller's PATH already has gitmem).
+    `runner_temp` (default: inside `scratch`) is RUNNER_TEMP: share it between runs to keep what the install
+    step left there, as a restored cache would. `uses_outputs` gives skipped `uses:` steps' outputs by id.
     """
     action = load_yaml(ROOT / "action.yml")
     values = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
@@ -117,20 +141,35 @@ def run_action(workspace: Path, inputs: dict[str, str], *, bin_dir: Path, scratc
     values = {name: fill(value, {}, token) if name == "github-token" else value for name, value in values.items()}
     scratch.mkdir(parents=True, exist_ok=True)
     (scratch / "home").mkdir(exist_ok=True)
-    run = ActionRun(output_file=scratch / "github_output", summary_file=scratch / "step_summary")
-    for path in (run.output_file, run.summary_file):
-        path.write_text("", encoding="utf-8")
+    temp = runner_temp or scratch / "runner-temp"
+    temp.mkdir(parents=True, exist_ok=True)
+    run = ActionRun(summary_file=scratch / "step_summary", step_outputs=dict(uses_outputs or {}))
+    run.summary_file.write_text("", encoding="utf-8")
+    path_file = scratch / "github_path"
+    path_file.write_text("", encoding="utf-8")
     base = {**clean_env(bin_dir, scratch / "home"), **(env or {}),
-            "GITHUB_OUTPUT": str(run.output_file), "GITHUB_STEP_SUMMARY": str(run.summary_file),
-            "GITHUB_ACTION_PATH": str(ROOT), "GITHUB_WORKSPACE": str(workspace)}
-    for step in action["runs"]["steps"]:
-        if "uses" in step or step.get("name") in skip or not condition(step.get("if"), values):
+            "GITHUB_STEP_SUMMARY": str(run.summary_file), "GITHUB_PATH": str(path_file),
+            "GITHUB_ACTION_PATH": str(ROOT), "GITHUB_WORKSPACE": str(workspace), "RUNNER_TEMP": str(temp),
+            "RUNNER_OS": "Linux", "RUNNER_ARCH": "X64"}
+    for number, step in enumerate(action["runs"]["steps"]):
+        if "uses" in step or step.get("name") in skip:
+            continue
+        if not condition(step.get("if"), values):
             continue
         assert step.get("shell") == "bash"
-        step_env = {**base, **{key: fill(str(value), values, token) for key, value in (step.get("env") or {}).items()}}
+        output = scratch / f"github_output_{number}"
+        output.write_text("", encoding="utf-8")
+        run.output_files.append(output)
+        added = [line for line in path_file.read_text(encoding="utf-8").splitlines() if line]
+        step_env = {**base, "GITHUB_OUTPUT": str(output),
+                    "PATH": os.pathsep.join([*reversed(added), base["PATH"]]),
+                    **{key: fill(str(value), values, token, run.step_outputs)
+                       for key, value in (step.get("env") or {}).items()}}
         done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
                               cwd=workspace, env=step_env, capture_output=True, text=True, timeout=timeout)
         run.steps.append(StepRun(step.get("name", ""), done.returncode, done.stdout, done.stderr))
+        if step.get("id"):
+            run.step_outputs[step["id"]] = read_outputs(output)
         if done.returncode != 0:
             break
     return run

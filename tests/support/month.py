@@ -14,8 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
@@ -108,25 +107,14 @@ class Month:
     def gitmem(self, argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> CliCall:
         """`gitmem ARGV` in-process in `cwd`, with `env` added to the environment for the call."""
         out, err = io.StringIO(), io.StringIO()
-        with self._env(env or {}), contextlib.chdir(cwd), contextlib.redirect_stdout(out), \
+        with pytest.MonkeyPatch.context() as patch, contextlib.chdir(cwd), contextlib.redirect_stdout(out), \
                 contextlib.redirect_stderr(err):
+            for key, value in (env or {}).items():
+                patch.setenv(key, value)
             code = gitmem_main(argv)
         call = CliCall(argv, code, out.getvalue(), err.getvalue())
         self.calls.append(call)
         return call
-
-    @contextlib.contextmanager
-    def _env(self, extra: dict[str, str]) -> Iterator[None]:
-        saved = {key: os.environ.get(key) for key in extra}
-        os.environ.update(extra)
-        try:
-            yield
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
 
     def human_answers(self, when: datetime, decision_id: str) -> None:
         """The human answers in their own clone and pushes (as a merged pull request would land)."""

@@ -61,8 +61,9 @@ def lessons_for(proven: int = 30) -> str:
     return "# LESSONS\n\n" + "\n".join(items)
 
 
-def crowded_memory(pending: int = 80, resolved: int = 40, width: int = 600) -> dict[str, str]:
-    """DECISIONS, NOW and LOG far past what a session can be shown: many decisions, long lines, long entries."""
+def crowded_memory(pending: int = 18, resolved: int = 40, width: int = 600) -> dict[str, str]:
+    """DECISIONS, NOW and LOG far past what a session can be shown: many decisions, long lines, long entries.
+    Pending stays within what `gitmem check` allows (limits.pending_max, and its share of the context)."""
     long = ("the export must stream rows instead of building the whole file in memory, " * 20)[:width]
     asked = [f"### D-{n:04d} · Should the agent {long[:150]}? ({n})\n- Asked: 2026-11-{1 + n % 28:02d} 09:00 UTC "
              f"(cycle {n})\n- Context: {long}\n- Recommendation: yes: {long}" for n in range(1, pending + 1)]

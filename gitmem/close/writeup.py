@@ -1,0 +1,121 @@
+"""One day's write-up for the close: the day's facts as of its end, Rule 0 streaks with their lessons, standing
+conditions (reported when they start, then weekly), the promotion lines, and tomorrow's plan."""
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+
+from gitmem.close import day as days
+from gitmem.close import promotion as promoting
+from gitmem.close import report
+from gitmem.config import Config
+from gitmem.memory import decisions, lessons
+from gitmem.memory.text import field_value
+from gitmem.workspace.writer import MemoryWriter
+
+
+def facts_of(memory: MemoryWriter, config: Config, day: date, moment: datetime) -> tuple[report.DayFacts, datetime]:
+    """The day as it stood at its end (or now, for today): its cycles, what waited, the streaks that ended."""
+    tz = config.tzinfo()
+    start, end = days.day_bounds(day, tz)
+    as_of = min(end, moment)
+    log_text = memory.read("log")
+    cycles, _ = days.day_entries(log_text, day, tz)
+    waiting = decisions.waiting(decisions.parse(memory.read("decisions")), as_of, as_of=True)
+    human = tuple(value for b in days.day_now_blocks(memory.read("now"), day, tz)
+                  if (value := field_value(b.fields, "Human")))
+    streaks = days.streaks_ending(log_text, start, end)
+    return report.DayFacts(day, cycles, waiting, streaks, config.close.stale_decision_days, human,
+                           blocked_tasks(log_text, waiting, as_of)), as_of
+
+
+def blocked_tasks(log_text: str, waiting: tuple[decisions.Waiting, ...], as_of: datetime) -> dict[str, list[str]]:
+    """For each decision still pending at `as_of`, the tasks of the cycles that said they were blocked on it
+    (`- Blocked: D-…`). Reads back to the oldest pending decision's ask, at most a week when none is dated."""
+    asked = [item.asked.moment for item in waiting if item.asked is not None]
+    start = min(asked, default=as_of - timedelta(days=7))
+    pending = {item.id for item in waiting}
+    blocked: dict[str, list[str]] = {}
+    for entry in days.entries_since(log_text, start):
+        if entry.when.moment >= as_of:
+            break
+        for decision in entry.blocked_by:
+            if decision in pending:
+                blocked.setdefault(decision, []).append(entry.get("Task") or "")
+    return blocked
+
+
+def streak_problems(memory: MemoryWriter, facts: report.DayFacts, roadmap_text: str) -> tuple[list[str], list[str]]:
+    """Each Rule 0 streak that ended this day, or still ran at its end, written up once with cause, fix and a
+    lesson; a streak that continues keeps its lesson and is reported as continuing. Returns the problem lines
+    and the lessons opened."""
+    found, opened = [], []
+    for streak in facts.streaks:
+        hint = report.fix_hint(roadmap_text, facts.waiting, report.streak_blockers(streak, facts.waiting),
+                               facts.blocked_tasks)
+        lesson, existed = streak_lesson(memory, streak, hint)
+        found.append(report.streak_problem(streak, hint, lesson=lesson, continues=existed))
+        if not existed:
+            opened.append(lesson)
+    return found, opened
+
+
+def standing_problems(facts: report.DayFacts, config: Config, standing: report.Standing, day: date,
+                       promoted: promoting.Outcome | None) -> list[str]:
+    """Conditions that last (stale decisions, a full RULES, unbacked confirmations):
+    written up when they start, then once a week."""
+    found = []
+    for item in facts.waiting:
+        if item.days > facts.stale_days and standing.due(f"stale {item.id}", day):
+            found.append(f"{item.describe()} has waited longer than {facts.stale_days} days: please answer it")
+    if promoted is not None:
+        if promoted.rules_full and standing.due("rules-full", day):
+            found.append(f"RULES is full ({config.limits.proven_rules_max} proven rules): eligible lessons wait; "
+                         "see Promotions for the retirements proposed")
+        if promoted.refused:
+            found.append(f"{promoted.refused}; retire or supersede a rule, or shorten RULES")
+        for line in promoted.unbacked:
+            if standing.due(report.standing_key("unbacked", line), day):
+                found.append(line)
+    return found
+
+
+def promotion_lines(promoted: promoting.Outcome, standing: report.Standing, day: date) -> list[str]:
+    """Promotions made are always listed; a lesson that keeps waiting for the same reason, once a week."""
+    made = {f"{p['rule']} · {p['text']}" for p in promoted.promoted}
+    lines = []
+    for line in promoted.lines:
+        if any(line.startswith(prefix) for prefix in made) or standing.due(report.standing_key("lesson", line), day):
+            lines.append(line)
+    return lines
+
+
+def plan(memory: MemoryWriter, config: Config, facts: report.DayFacts, roadmap_text: str,
+          as_of: datetime) -> tuple[str, str]:
+    """Tomorrow's first task: the fix of a streak still running, else what no pending decision blocks."""
+    running = facts.streaks[-1] if facts.streaks and still_running(memory, facts.streaks[-1], as_of) else None
+    streak = None
+    if running is not None:
+        streak = (running, report.fix_hint(roadmap_text, facts.waiting,
+                                           report.streak_blockers(running, facts.waiting), facts.blocked_tasks))
+    return report.offline_plan(roadmap_text, facts.waiting, config.cycle.priorities,
+                               blocked_tasks=facts.blocked_tasks, streak=streak)
+
+
+def still_running(memory: MemoryWriter, streak: days.Streak, as_of: datetime) -> bool:
+    """Whether the streak's last cycle is the last cycle before `as_of` (nothing was built after it)."""
+    latest = days.no_build_streak(memory.read("log"), as_of)
+    return latest.last == streak.last
+
+
+def streak_lesson(memory: MemoryWriter, streak: days.Streak, hint: str) -> tuple[str, bool]:
+    """Rule 0: one lesson per streak (keyed by its first cycle), with a rule line so it can be promoted.
+    Returns its id and whether it existed already."""
+    title = f"Rule 0: no-build streak from cycle {streak.first}"
+    for item in lessons.parse(memory.read("lessons")).lessons:
+        if item.title == title:
+            return item.id, True
+    item = memory.add_lesson(
+        title=title, cycle=streak.last,
+        happened=f"cycles {streak.first}–{streak.last} ({streak.length} in a row) built nothing",
+        why=report.streak_cause(streak), change=hint[0].upper() + hint[1:], rule=report.STREAK_RULE)
+    return item.id, False

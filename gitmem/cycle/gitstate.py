@@ -1,0 +1,270 @@
+"""Files of git state, captured when a cycle starts and put back when the agent is done.
+
+What git runs (hooks, `core.hooksPath`, config, filters named in attributes) and what it sees (ignore files,
+grafts, alternates, shallow, gitmem's own state) lives in files an agent with a shell can edit. The runner
+captures them before the agent starts (`gitmem.gitio.state_paths`) and, after it, puts every one back as it
+was: changed files restored, deleted ones recreated, new ones removed. Nothing here follows a symlink: a link
+the agent planted is removed as a link, never written through. The agent's versions of what it changed are
+kept aside (the caller says where) for the human to inspect. No git here: plain files.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gitmem.gitio import StatePath
+
+IN_MEMORY = 1 << 20          # files up to this size are held in memory; bigger ones are copied to a temp dir
+ASIDE_MAX = 1 << 20          # the agent's version of a changed file is kept aside up to this size
+
+
+@dataclass(frozen=True)
+class Entry:
+    kind: str                 # file | link | dir | other (a FIFO, a device: recorded, never read)
+    mode: int = 0
+    size: int = 0
+    digest: str = ""
+    data: bytes | None = None     # a small file's bytes
+    spill: Path | None = None     # a big file's copy
+    target: str = ""              # a link's target
+
+
+@dataclass(frozen=True)
+class Change:
+    label: str                # `.git/hooks/pre-commit`, `~/.gitconfig`
+    what: str                 # added | changed | deleted
+    inside: bool              # inside the git directory
+    aside: bytes | None = None    # the agent's version, when small enough to keep
+
+
+@dataclass
+class FileState:
+    places: list[StatePath]
+    entries: dict[Path, Entry | None] = field(default_factory=dict)     # root path -> None when absent
+    tree: dict[Path, Entry] = field(default_factory=dict)              # every path under each root
+    spill_dir: Path | None = None
+
+    @classmethod
+    def capture(cls, places: list[StatePath]) -> FileState:
+        state = cls(places)
+        for place in places:
+            state._capture(place.path)
+        return state
+
+    def _capture(self, root: Path) -> None:
+        entry = self._entry(root)
+        self.entries[root] = entry
+        if entry is None:
+            return
+        self.tree[root] = entry
+        if entry.kind == "dir":
+            for path in _walk(root):
+                found = self._entry(path)
+                if found is not None:
+                    self.tree[path] = found
+
+    def _entry(self, path: Path) -> Entry | None:
+        try:
+            info = os.lstat(path)
+        except OSError:
+            return None
+        if stat.S_ISLNK(info.st_mode):
+            return Entry("link", target=os.readlink(path))
+        if stat.S_ISDIR(info.st_mode):
+            return Entry("dir", mode=stat.S_IMODE(info.st_mode))
+        if not stat.S_ISREG(info.st_mode):
+            return Entry("other", mode=info.st_mode)
+        mode = stat.S_IMODE(info.st_mode)
+        try:
+            if info.st_size <= IN_MEMORY:
+                data = _read(path)
+                return Entry("file", mode, len(data), hashlib.sha256(data).hexdigest(), data=data)
+            if self.spill_dir is None:
+                self.spill_dir = Path(tempfile.mkdtemp(prefix="gitmem-guard-"))
+            copy = self.spill_dir / f"{len(self.tree)}-{path.name}"
+            digest = _copy_hashing(path, copy)
+        except OSError:           # unreadable (another user's file): the agent cannot change it either
+            return Entry("other", mode=info.st_mode)
+        return Entry("file", mode, info.st_size, digest, spill=copy)
+
+    # -- after the agent ----------------------------------------------------------------------------------
+    def restore(self, *, skip_aside: tuple[str, ...] = ()) -> list[Change]:
+        """Put every captured place back; return what differed (and the agent's version, where kept)."""
+        changes: list[Change] = []
+        for place in self.places:
+            changes += self._restore(place, skip_aside)
+        self.discard()
+        return changes
+
+    def _restore(self, place: StatePath, skip_aside: tuple[str, ...]) -> list[Change]:
+        root = place.path
+        before = {path: entry for path, entry in self.tree.items() if path == root or path.is_relative_to(root)}
+        now: dict[Path, Entry] = {}
+        if (top := _peek(root)) is not None:
+            now[root] = top
+            if top.kind == "dir":
+                now.update((path, found) for path in _walk(root) if (found := _peek(path)) is not None)
+        changes: list[Change] = []
+        gone: list[Path] = []          # directories removed whole: what was under them went along
+        for path in sorted(set(before) | set(now), key=lambda p: (len(p.parts), str(p))):
+            old, new = before.get(path), now.get(path)
+            under = any(path.is_relative_to(top) for top in gone)
+            if under:
+                if old is not None:
+                    _put(path, old)
+                continue
+            if old is not None and new is not None and _same(old, new, path):
+                continue
+            if old is not None and new is not None and old.kind == new.kind == "dir":
+                os.chmod(path, old.mode)
+                continue
+            label = place.label + path.as_posix()[len(root.as_posix()):]
+            keep = new is not None and not any(path.name.startswith(s) for s in skip_aside)
+            aside = _aside(path, new) if keep and new is not None else None
+            what = "added" if old is None else "deleted" if new is None else "changed"
+            try:
+                if new is not None:
+                    _remove(path, new)
+                    if new.kind == "dir":
+                        gone.append(path)
+                if old is not None and old.kind != "other":
+                    _put(path, old)
+            except OSError as err:
+                what += f", could not be put back: {err.strerror or err}"
+            changes.append(Change(label, what, place.inside, aside))
+        return changes
+
+    def discard(self) -> None:
+        if self.spill_dir is not None:
+            shutil.rmtree(self.spill_dir, ignore_errors=True)
+            self.spill_dir = None
+
+
+def _walk(root: Path) -> list[Path]:
+    found: list[Path] = []
+    try:
+        items = list(os.scandir(root))
+    except OSError:
+        return found
+    for item in items:
+        path = Path(item.path)
+        found.append(path)
+        if item.is_dir(follow_symlinks=False):
+            found += _walk(path)
+    return found
+
+
+def _peek(path: Path) -> Entry | None:
+    """What is at `path` now, without copying it: size and a digest only for regular files."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISLNK(info.st_mode):
+        return Entry("link", target=os.readlink(path))
+    if stat.S_ISDIR(info.st_mode):
+        return Entry("dir", mode=stat.S_IMODE(info.st_mode))
+    if not stat.S_ISREG(info.st_mode):
+        return Entry("other", mode=info.st_mode)
+    return Entry("file", stat.S_IMODE(info.st_mode), info.st_size)
+
+
+def _same(old: Entry, new: Entry, path: Path) -> bool:
+    if old.kind != new.kind:
+        return False
+    if old.kind == "link":
+        return old.target == new.target
+    if old.kind == "other":
+        return old.mode == new.mode
+    if old.kind == "dir":
+        return old.mode == new.mode
+    if old.size != new.size or old.mode != new.mode:
+        return False
+    try:
+        return _digest(path) == old.digest
+    except OSError:
+        return False
+
+
+def _aside(path: Path, entry: Entry) -> bytes | None:
+    if entry.kind == "link":
+        return f"symlink to {entry.target}\n".encode()
+    if entry.kind != "file" or entry.size > ASIDE_MAX:
+        return None
+    try:
+        return _read(path)
+    except OSError:
+        return None
+
+
+def _remove(path: Path, entry: Entry) -> None:
+    try:
+        if entry.kind == "dir":
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+def _put(path: Path, entry: Entry) -> None:
+    _real_parents(path)
+    if entry.kind == "dir":
+        os.makedirs(path, exist_ok=True)
+        os.chmod(path, entry.mode)
+    elif entry.kind == "link":
+        os.symlink(entry.target, path)
+    elif entry.kind == "file":
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        with os.fdopen(fd, "wb") as sink:
+            if entry.data is not None:
+                sink.write(entry.data)
+            elif entry.spill is not None:
+                with entry.spill.open("rb") as source:
+                    shutil.copyfileobj(source, sink)
+        os.chmod(tmp, entry.mode)
+        os.replace(tmp, path)
+
+
+def _real_parents(path: Path) -> None:
+    """Make the parent a real directory: a link or file the agent put where a directory was goes first."""
+    parent = path.parent
+    try:
+        info = os.lstat(parent)
+    except FileNotFoundError:
+        _real_parents(parent)
+        os.mkdir(parent)
+        return
+    if not stat.S_ISDIR(info.st_mode):
+        os.unlink(parent)
+        os.mkdir(parent)
+
+
+def _read(path: Path) -> bytes:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read()
+
+
+def _digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _copy_hashing(source: Path, copy: Path) -> str:
+    digest = hashlib.sha256()
+    fd = os.open(source, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as handle, copy.open("wb") as sink:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+            sink.write(chunk)
+    return digest.hexdigest()

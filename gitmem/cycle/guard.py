@@ -1,0 +1,200 @@
+"""What the agent may change, enforced around its run: one guard per cycle, taken before the agent starts.
+
+Before: the protected paths (gitmem.cycle.protected, plus where a protected symlink points), the paths the ignore
+rules hid, the git state files (gitmem.cycle.gitstate), every reference, and a child subreaper for the agent's
+processes (gitmem.cycle.reaper). After: every process the agent started is ended; git state and references are
+put back (the agent's versions of changed state files are kept aside under `.git/gitmem/guard/`); and the runner
+commits only paths that were not ignored when the cycle started. Each thing undone is one `runner:` note for
+the LOG entry's Evidence (`notes`); routine ones (gitmem's own caches) only reach the cycle's messages.
+"""
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+
+from gitmem import gitio
+from gitmem.agents.base import AgentError
+from gitmem.cycle.gitstate import Change, FileState
+from gitmem.cycle.protected import Protection
+from gitmem.cycle.reaper import Reaper
+from gitmem.secrets import scrub
+from gitmem.workspace import Workspace
+
+ASIDE_DIR = "guard"          # under .git/gitmem/: the agent's versions of git state it changed
+RUNNER_NAMESPACE = "refs/heads/gitmem/"       # branches only the runner makes (salvage, local, proposal)
+KEPT_NEW = ("refs/heads/", "refs/tags/", "refs/notes/", "refs/stash")
+
+
+def _caches() -> tuple[str, ...]:
+    """gitmem's own caches in `.git/gitmem/`: put back silently (a cache loses at most one cycle's refresh)."""
+    from gitmem.close.backing import CACHE_NAME as CONFIRMATIONS
+    from gitmem.recall.index import INDEX_FILE
+    from gitmem.workspace.tail import CACHE_NAME as LINES
+
+    return (INDEX_FILE, CONFIRMATIONS, LINES)
+
+
+@dataclass
+class CycleGuard:
+    ws: Workspace
+    start: str
+    branch: str
+    cycle: int
+    protection: Protection
+    ignored: tuple[str, ...]
+    files: FileState
+    refs: dict[str, str]
+    reaper: Reaper
+    notes: list[str] = field(default_factory=list)       # for LOG Evidence, as `runner: <note>`
+    messages: list[str] = field(default_factory=list)    # for the cycle's report only
+
+    @classmethod
+    def begin(cls, ws: Workspace, *, start: str, branch: str, cycle: int) -> CycleGuard:
+        repo, config = ws.repo, ws.config
+        extra = [*config.agent.protected_paths, *_prompt_dirs(ws)]
+        hooks = gitio.config_value(repo, "core.hooksPath")
+        if hooks and not posixpath.isabs(hooks) and ".." not in hooks.split("/"):
+            extra.append(f"/{hooks.strip('/')}/")          # hooks kept in the tree run on the human's machine
+        protection = Protection(extra)
+        # A protected symlink protects where it points: editing the target would change what it loads.
+        targets = [_inside(path, target) for path, target in gitio.tree_links(repo, start).items()
+                   if protection.covers(path)]
+        protection = protection.with_paths(t for t in targets if t)
+        guard = cls(ws, start, branch, cycle, protection, tuple(gitio.ignored(repo)),
+                    FileState.capture(gitio.state_paths(repo)), gitio.references_all(repo), Reaper())
+        guard.reaper.start()
+        return guard
+
+    # -- after the agent --------------------------------------------------------------------------------------
+    def agent_done(self) -> None:
+        """End every process the agent started (call once, right after its run, whatever happened)."""
+        survivors = self.reaper.finish()
+        self.notes += survivors
+        self.messages += self.reaper.messages + survivors
+
+    def restore(self) -> AgentError | None:
+        """Put git state and references back; the failure to salvage when the agent moved its own branch."""
+        self._restore_files()
+        failure = self._restore_refs()
+        repo = self.ws.repo
+        head = gitio.head_id(repo)
+        if head is not None:
+            gitio.rebuild_index(repo, head)   # a fresh index: no staged tricks, no skip-worktree bits
+        # A ref or file name the agent chose may look like a key: what is reported never repeats one.
+        self.notes = [scrub(note) for note in self.notes]
+        self.messages = [scrub(message) for message in self.messages]
+        return failure
+
+    def _restore_files(self) -> None:
+        caches = _caches()
+        changes = self.files.restore(skip_aside=caches)
+        routine = [c for c in changes if c.inside and _is_cache(c.label, caches)]
+        if routine:
+            self.messages.append("put gitmem's caches back as they were when the cycle started: "
+                                 + ", ".join(c.label for c in routine))
+        noted = [c for c in changes if c not in routine]
+        if not noted:
+            return
+        aside = self._keep_aside(noted)
+        listing = ", ".join(f"{c.label} ({c.what})" for c in noted[:12]) + (" …" if len(noted) > 12 else "")
+        where = f"; the agent's versions are kept in {aside}" if aside else ""
+        note = f"restored git state the agent changed: {listing}{where}"
+        self.notes.append(note)
+        self.messages.append(note)
+
+    def _keep_aside(self, changes: list[Change]) -> str | None:
+        state = gitio.state_dir(self.ws.repo)
+        folder = state / ASIDE_DIR / f"cycle-{self.cycle}"
+        kept = False
+        for change in changes:
+            if change.aside is None:
+                continue
+            name = change.label.replace("~", "home").strip("/").replace("/", "__")
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / name).write_bytes(change.aside)
+                kept = True
+            except OSError:
+                continue
+        return f".git/gitmem/{ASIDE_DIR}/cycle-{self.cycle}/" if kept else None
+
+    def _restore_refs(self) -> AgentError | None:
+        repo, before = self.ws.repo, self.refs
+        now = gitio.references_all(repo)
+        mine = f"refs/heads/{self.branch}"
+        failure: AgentError | None = None
+        if now.get("HEAD") != f"ref: {mine}":
+            where = (now.get("HEAD") or "nothing").removeprefix("ref: ").removeprefix("refs/heads/")
+            failure = AgentError(f"the agent switched from {self.branch} to {where}")
+            gitio.set_reference(repo, "HEAD", f"ref: {mine}")
+            self.notes.append(f"switched HEAD back to {self.branch} (the agent had switched to {where})")
+        tip = now.get(mine)
+        if tip is None or tip.startswith("ref: ") or not gitio.has_object(repo, tip):
+            gitio.set_reference(repo, mine, self.start)
+            failure = failure or AgentError(f"the agent deleted branch {self.branch}")
+            self.notes.append(f"recreated branch {self.branch} at {self.start[:10]}, which the agent deleted")
+        elif tip != self.start and not gitio.is_ancestor(repo, self.start, tip):
+            kept = self._keep_tip(tip)
+            gitio.set_reference(repo, mine, self.start)
+            failure = failure or AgentError(f"the agent moved {self.branch} off {self.start[:10]}")
+            self.notes.append(f"put branch {self.branch} back at {self.start[:10]} (the agent had moved it to "
+                              f"{tip[:10]}, kept on branch {kept})")
+        for name in sorted(set(before) | set(now)):
+            if name in ("HEAD", mine) or before.get(name) == now.get(name):
+                continue
+            self._restore_ref(name, before.get(name), now.get(name))
+        return failure
+
+    def _restore_ref(self, name: str, old: str | None, new: str | None) -> None:
+        repo = self.ws.repo
+        if old is None:
+            if name.startswith(KEPT_NEW) and not name.startswith(RUNNER_NAMESPACE):
+                self.messages.append(f"the agent created {name} ({(new or '')[:10]}); it is kept")
+                return
+            gitio.set_reference(repo, name, None)
+            self.notes.append(f"removed {name}, which the agent created")
+            return
+        if new is not None and name.startswith("refs/heads/") and not new.startswith("ref: "):
+            kept = self._keep_tip(new)
+            self.notes.append(f"restored {name} at {old[:10]} (the agent had moved it; its tip is kept on {kept})")
+        else:
+            self.notes.append(f"restored {name}, which the agent {'deleted' if new is None else 'changed'}")
+        gitio.set_reference(repo, name, old)
+
+    def _keep_tip(self, tip: str) -> str:
+        from gitmem.publish.push import free_branch_name
+
+        repo = self.ws.repo
+        name = free_branch_name(repo, f"gitmem/local/cycle-{self.cycle}", gitio.upstream_of(repo, self.branch)[0])
+        gitio.create_branch(repo, name, tip)
+        return name
+
+    # -- what may be committed ----------------------------------------------------------------------------------
+    def was_ignored(self, path: str) -> bool:
+        return any(path == item or (item.endswith("/") and path.startswith(item)) for item in self.ignored)
+
+    def candidates(self) -> list[str]:
+        """The changed paths the runner may commit: dirty now and not ignored when the cycle started."""
+        return [path for path, _ in gitio.dirty_files(self.ws.repo) if not self.was_ignored(path)]
+
+
+def _is_cache(label: str, caches: tuple[str, ...]) -> bool:
+    """A cache file, its SQLite companions (`-wal`, `-shm`) or the temp file it is written through."""
+    name = label.rsplit("/", 1)[-1]
+    return label.rsplit("/", 2)[-2:-1] == ["gitmem"] and any(
+        name in (c, f"{c}-wal", f"{c}-shm", f"{c}-journal") or (name.startswith(f".{c}.") and name.endswith(".tmp"))
+        for c in caches)
+
+
+def _inside(path: str, target: str) -> str | None:
+    """A link's target as a path in the tree; None when it leaves the tree."""
+    if posixpath.isabs(target):
+        return None
+    joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+    return None if joined.startswith("..") or joined == "." else joined
+
+
+def _prompt_dirs(ws: Workspace) -> list[str]:
+    """The prompts a workspace's memory_dir may hold (`prompts/` at the root is a default)."""
+    found = [ws.config.memory_dir, *(w.memory_dir for _, w in ws.config.workspaces)]
+    return [f"/{d.strip('/')}/prompts/" for d in found if d.strip("/") not in ("", ".")]

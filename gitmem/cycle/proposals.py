@@ -1,0 +1,90 @@
+"""An agent's edits to protected paths never land on the branch silently.
+
+Two routes, by what the path is:
+- a protected file or folder (gitmem.yaml, .github/, .claude/, hook configs, the secrets allowlist…): the edit
+  goes to its own branch, `gitmem/proposal/cycle-N`, and a Pending decision asks the human whether to merge it;
+  the work tree gets HEAD's version back. Real tasks sometimes need such an edit (a workflow, a config key), and
+  this way it happens when the human says so. If the decision cannot be written, the branch still holds the
+  edit and the Evidence says so.
+- the gitmem-managed block in CLAUDE.md or AGENTS.md: reverted in place and recorded in Evidence. Only
+  `gitmem init --agent` writes that block; the agent's edits to the user's text around it stay.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gitmem import gitio
+from gitmem.cycle import protected
+from gitmem.cycle.guard import CycleGuard
+from gitmem.workspace import Clock
+from gitmem.workspace.writer import MemoryWriter, WriteRefused, atomic_write
+
+SHOWN = 8          # protected paths named in a note or a decision; the branch has them all
+
+
+@dataclass
+class HeldBack:
+    paths: list[str]                                    # what is left to commit on the branch
+    notes: list[str] = field(default_factory=list)      # for LOG Evidence
+    branch: str | None = None                           # the proposal branch, when one was made
+    decision: str | None = None                         # the decision that asks about it
+
+
+def hold_back(guard: CycleGuard, paths: list[str], *, clock: Clock | None, remote: str | None) -> HeldBack:
+    ws = guard.ws
+    result = HeldBack([])
+    for path in paths:
+        if protected.has_managed_blocks(path) and not guard.protection.covers(path):
+            _keep_blocks(guard, path, result)
+    held = [path for path in paths if guard.protection.covers(path)]
+    result.paths = [path for path in paths if path not in held]
+    if not held:
+        return result
+    from gitmem.cycle.runner import agent_identity, commit_message
+    from gitmem.publish.push import free_branch_name
+
+    repo = ws.repo
+    name = free_branch_name(repo, f"gitmem/proposal/cycle-{guard.cycle}",
+                            remote or gitio.upstream_of(repo, guard.branch)[0])
+    listing = ", ".join(held[:SHOWN]) + (f" and {len(held) - SHOWN} more" if len(held) > SHOWN else "")
+    gitio.commit_worktree(repo, held, commit_message(guard.cycle, "proposal", f"changes to {listing}", "proposal"),
+                          author=agent_identity(ws.config), ref=f"refs/heads/{name}")
+    gitio.restore_paths(repo, held)
+    result.branch = name
+    memory = MemoryWriter(ws, clock=clock, author_email=ws.config.agent.email)
+    try:
+        item = memory.ask_decision(
+            title=f"Apply the agent's change to protected files from cycle {guard.cycle}?",
+            context=(f"The agent changed {listing}. These paths steer gitmem, git, CI or the tools on your "
+                     f"machine, so the runner kept the change off {guard.branch}, on branch {name}."),
+            options=(f"apply it: review with `git diff {guard.branch}...{name}`, then `git merge {name}`; "
+                     f"or drop it: `git branch -D {name}`"),
+            recommendation="Review the diff; merge it only if the change is what the task needed.",
+            cycle=guard.cycle)
+    except WriteRefused as err:
+        result.notes.append(f"moved the agent's changes to protected paths ({listing}) to branch {name}; no "
+                            f"decision could be asked ({err}), so look at that branch")
+        return result
+    result.decision = item.id
+    result.notes.append(f"moved the agent's changes to protected paths ({listing}) to branch {name} and asked "
+                        f"{item.id} whether to apply them")
+    return result
+
+
+def _keep_blocks(guard: CycleGuard, path: str, result: HeldBack) -> None:
+    ws = guard.ws
+    before = gitio.file_at(ws.repo, guard.start, path)
+    full = ws.root / path
+    after = full.read_bytes() if full.is_file() and not full.is_symlink() else None
+    fixed = protected.keep_blocks(_text(before), _text(after) if after is not None else None)
+    if fixed is None:
+        return
+    if full.is_symlink():
+        full.unlink()
+    atomic_write(full, fixed.encode("utf-8", "surrogateescape"))
+    result.notes.append(f"reverted the agent's edit of the gitmem-managed block in {path} (only `gitmem init "
+                        "--agent` writes it; the text around it is kept)")
+
+
+def _text(data: bytes | None) -> str:
+    return (data or b"").decode("utf-8", "surrogateescape")

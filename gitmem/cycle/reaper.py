@@ -1,0 +1,185 @@
+"""Every process the agent started ends when the cycle ends: not only on timeout, and not only its process group.
+
+On Linux the runner becomes a child subreaper (prctl PR_SET_CHILD_SUBREAPER) for the length of the agent's
+run, so a helper the agent started that left its process group or session (`setsid`, a double fork) is
+re-parented to the runner instead of to init. When the agent is done, every process that descends from the
+runner and was not there before is stopped (SIGSTOP, so none can fork away), killed and reaped. A process that
+cannot be killed (another user's, after a setuid exec) is a survivor, and the cycle reports it.
+
+Where prctl is not available (macOS, Windows), only the agent's own process group can be ended, and the
+report says that helpers which left it could not be tracked.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PR_SET_CHILD_SUBREAPER = 36
+PR_GET_CHILD_SUBREAPER = 37
+PR_SET_DUMPABLE = 4
+PR_GET_DUMPABLE = 3
+PROC = Path("/proc")
+
+
+@dataclass(frozen=True)
+class Process:
+    pid: int
+    ppid: int
+    state: str
+    command: str
+
+    def describe(self) -> str:
+        return f"pid {self.pid} ({self.command or '?'})"
+
+
+def _prctl(option: int, value: int) -> int | None:
+    """prctl(2) through libc; None where there is no prctl."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        result = int(libc.prctl(option, value, 0, 0, 0))
+    except (OSError, AttributeError):
+        return None
+    return result if result >= 0 else None
+
+
+def processes() -> dict[int, Process]:
+    """Every process /proc shows (empty where there is no /proc)."""
+    found: dict[int, Process] = {}
+    try:
+        names = os.listdir(PROC)
+    except OSError:
+        return found
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            raw = (PROC / name / "stat").read_text(errors="replace")
+        except OSError:
+            continue
+        head, _, rest = raw.rpartition(")")
+        fields = rest.split()
+        if len(fields) < 2:
+            continue
+        command = head.partition("(")[2]
+        found[int(name)] = Process(int(name), int(fields[1]), fields[0], command)
+    return found
+
+
+def descendants(root: int, table: dict[int, Process] | None = None) -> list[Process]:
+    table = processes() if table is None else table
+    children: dict[int, list[Process]] = {}
+    for proc in table.values():
+        children.setdefault(proc.ppid, []).append(proc)
+    found: list[Process] = []
+    todo = [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child.pid)
+    return found
+
+
+@dataclass
+class Reaper:
+    """Use around the agent's run: `start()` before, `finish()` after (always, in a finally)."""
+
+    before: set[int] = field(default_factory=set)
+    subreaper: bool = False
+    was_subreaper: bool = False      # a supervisor made the runner one already: leave it so
+    protected_environ: bool = False
+    messages: list[str] = field(default_factory=list)
+
+    def start(self) -> Reaper:
+        self.before = {p.pid for p in descendants(os.getpid())}
+        self.was_subreaper = _was_subreaper()
+        self.subreaper = _prctl(PR_SET_CHILD_SUBREAPER, 1) == 0
+        # Not dumpable: the agent (same user) cannot read the runner's environment (its tokens) from /proc.
+        self.protected_environ = _prctl(PR_GET_DUMPABLE, 0) == 1 and _prctl(PR_SET_DUMPABLE, 0) == 0
+        return self
+
+    def finish(self, grace: float = 2.0) -> list[str]:
+        """End what the agent left running; return one line per survivor (empty when none survived)."""
+        me = os.getpid()
+        try:
+            left = [p for p in descendants(me) if p.pid not in self.before and p.state != "Z"]
+            for sig in (signal.SIGSTOP, signal.SIGKILL):
+                for proc in left:
+                    _signal(proc.pid, sig)
+            for proc in left:
+                _signal(proc.pid, signal.SIGCONT)
+            deadline = time.monotonic() + grace
+            while True:
+                _reap(me, self.before)
+                alive = [p for p in left if _alive(p.pid)]
+                new = [p for p in descendants(me) if p.pid not in self.before and p.state != "Z"
+                       and p.pid not in {q.pid for q in left}]
+                for proc in new:          # forked while being stopped: end those too
+                    _signal(proc.pid, signal.SIGKILL)
+                left += new
+                if not alive and not new or time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)
+            _reap(me, self.before)
+            survivors = [p for p in left if _alive(p.pid)]
+        finally:
+            if self.subreaper and not self.was_subreaper:
+                _prctl(PR_SET_CHILD_SUBREAPER, 0)
+            if self.protected_environ:
+                _prctl(PR_SET_DUMPABLE, 1)
+        lines = [f"{len(survivors)} process(es) the agent started survived the end of the cycle: "
+                 + ", ".join(p.describe() for p in survivors)] if survivors else []
+        if left and len(left) > len(survivors):
+            self.messages.append(f"ended {len(left) - len(survivors)} process(es) the agent left running: "
+                                 + ", ".join(p.describe() for p in left[:5] if p not in survivors)
+                                 + (" …" if len(left) > 5 else ""))
+        if not self.subreaper:
+            self.messages.append("this system has no child subreaper (prctl): helpers the agent started outside "
+                                 "its process group could not be tracked")
+        return lines
+
+
+def _was_subreaper() -> bool:
+    """PR_GET_CHILD_SUBREAPER writes its answer through a pointer."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        value = ctypes.c_int(0)
+        if int(libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(value), 0, 0, 0)) != 0:
+            return False
+    except (OSError, AttributeError):
+        return False
+    return value.value != 0
+
+
+def _signal(pid: int, sig: int) -> None:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = (PROC / str(pid) / "stat").read_text(errors="replace").rpartition(")")[2].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+def _reap(me: int, before: set[int]) -> None:
+    """Collect the exit status of the runner's own children that ended (never one the runner had before)."""
+    for proc in descendants(me):
+        if proc.ppid == me and proc.pid not in before:
+            try:
+                os.waitpid(proc.pid, os.WNOHANG)
+            except ChildProcessError:
+                pass

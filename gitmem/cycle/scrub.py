@@ -1,0 +1,123 @@
+"""Secrets out of every file a cycle commits (to the branch, a proposal or a salvage branch), whatever its size.
+
+A file's bytes are streamed through `gitmem.secrets.redact_stream` into a temp file beside it, which replaces it
+only when something was masked. A symlink whose target holds a secret is re-pointed at the masked target; a new
+file whose name holds one is renamed to the masked name. Paths in the secrets allowlist (as the cycle's start
+commit has it) are left alone. No git here: the caller says which paths, relative to the work tree.
+"""
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gitmem import secrets
+
+
+@dataclass
+class Scrubbed:
+    paths: list[str]                                   # the paths, with any renamed one under its new name
+    notes: list[str] = field(default_factory=list)     # one line per change, for LOG Evidence
+
+
+def scrub_paths(root: Path, paths: list[str], *, allow: secrets.Allowlist | None = None,
+                tracked: Callable[[str], bool] = lambda path: False) -> Scrubbed:
+    """Mask secrets in the files at `paths` in place; `tracked(path)` says the name is already in history."""
+    allow = allow or secrets.Allowlist()
+    values = secrets.env_values()
+    result = Scrubbed([])
+    for rel in paths:
+        if allow.allows(rel):
+            result.paths.append(rel)
+            continue
+        full = root / rel
+        try:
+            info = os.lstat(full)
+        except OSError:
+            result.paths.append(rel)            # deleted: nothing to scrub
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            target = os.readlink(full)
+            if secrets.holds_secret(target):
+                os.unlink(full)
+                os.symlink(secrets.redact(target, values, mark=secrets.MASK), full)
+                result.notes.append(f"removed a secret value from the target of link {_shown(rel)}")
+        elif stat.S_ISREG(info.st_mode) and _scrub_file(full, values, stat.S_IMODE(info.st_mode)):
+            result.notes.append(f"removed a secret value from {_shown(rel)} before committing")
+        result.paths.append(_rename(root, rel, result) if not tracked(rel) else rel)
+    return result
+
+
+def _scrub_file(full: Path, values: list[str], mode: int) -> bool:
+    with full.open("rb") as probe:
+        codec = secrets.utf16_codec(probe.read(4096))
+    if codec is not None:                     # UTF-16 text: masked as text, written back in its own encoding
+        data = full.read_bytes()
+        text = data.decode(codec, "replace")
+        clean = secrets.redact(text, values, mark=secrets.MASK)
+        if clean == text:
+            return False
+        bom = codec == "utf-16"
+        encoded = clean.encode(codec if not bom else ("utf-16-le" if data[:2] == b"\xff\xfe" else "utf-16-be"))
+        atomic = full.with_name(f".{full.name[:40]}.scrub")
+        atomic.write_bytes((data[:2] if bom else b"") + encoded)
+        os.chmod(atomic, mode)
+        os.replace(atomic, full)
+        return True
+    fd, tmp = tempfile.mkstemp(prefix=f".{full.name[:40]}.", suffix=".scrub", dir=full.parent)
+    try:
+        source_fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(source_fd, "rb") as source, os.fdopen(fd, "wb") as sink:
+            changed = secrets.redact_stream(source, sink, values)
+        if changed:
+            os.chmod(tmp, mode)
+            os.replace(tmp, full)
+            return True
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return False
+
+
+def _rename(root: Path, rel: str, result: Scrubbed) -> str:
+    """A new file whose name holds a secret moves to the masked name (a free one)."""
+    if not secrets.holds_secret(rel):
+        return rel
+    masked = secrets.redact(rel, secrets.env_values(), mark=secrets.MASK)
+    if not _real_folders(root, masked):
+        masked = masked.replace("/", "__")           # a link or file sits where a folder would go: stay at the top
+    target, number = masked, 1
+    while os.path.lexists(root / target):
+        number += 1
+        target = f"{masked}-{number}"
+    (root / target).parent.mkdir(parents=True, exist_ok=True)
+    os.rename(root / rel, root / target)
+    parent = (root / rel).parent
+    while parent != root:
+        try:
+            os.rmdir(parent)
+        except OSError:
+            break
+        parent = parent.parent
+    result.notes.append(f"renamed a file whose name held a secret to {target}")
+    return target
+
+
+def _real_folders(root: Path, rel: str) -> bool:
+    """Every folder on the way to `rel` is absent or a real folder (never a link the agent planted)."""
+    current = root
+    for part in Path(rel).parts[:-1]:
+        current = current / part
+        try:
+            if not stat.S_ISDIR(os.lstat(current).st_mode):
+                return False
+        except FileNotFoundError:
+            return True
+    return True
+
+
+def _shown(rel: str) -> str:
+    return secrets.redact(rel, secrets.env_values(), mark=secrets.MASK)

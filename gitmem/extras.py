@@ -1,0 +1,48 @@
+"""The optional parts of gitmem (extras) and what to install for each: one place, so every command that
+needs a missing part names the same install line.
+
+The base package validates memory, runs the cycle with the `command` and `scripted` backends, closes the
+day offline, searches history and runs the demo. `agent` adds the anthropic SDK; `agents` adds the MCP SDK
+(and tomlkit) for interactive sessions.
+"""
+from __future__ import annotations
+
+from gitmem.config import ConfigError
+
+DISTRIBUTION = "gitmem-agent"
+# extra -> (the module it provides, what it is for)
+EXTRAS = {
+    "agent": ("anthropic", "the anthropic backend, exact token counts and the close worded by a model"),
+    "agents": ("mcp", "gitmem mcp and the TOML merge of init --agent codex"),
+}
+
+
+class MissingExtra(ConfigError):
+    """A command needs an extra that is not installed; the message is the line to run."""
+
+
+def install_line(extra: str) -> str:
+    return f"pip install '{DISTRIBUTION}[{extra}]'"
+
+
+def installed(extra: str) -> bool:
+    """True when the extra's module can be imported (checked without importing it: the SDK is slow to load)."""
+    from importlib.util import find_spec
+
+    module, _ = EXTRAS[extra]
+    try:
+        return find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def missing(extra: str, what: str) -> str:
+    """The sentence for a missing extra: what needs it, and exactly what to install."""
+    module, _ = EXTRAS[extra]
+    return f"{what} needs the {module} SDK, which is not installed: {install_line(extra)}"
+
+
+def require(extra: str, what: str) -> None:
+    """Raise MissingExtra (exit 2) with the install line when `extra` is not installed."""
+    if not installed(extra):
+        raise MissingExtra(missing(extra, what))

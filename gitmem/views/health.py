@@ -1,0 +1,51 @@
+"""What `gitmem status` says before the numbers: whether there is memory at all, and the template's
+placeholders still in RULES.md (it goes into every prompt, so `<agent name>` would too)."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gitmem.config import REQUIRED_ROLES
+from gitmem.errors import ExitCode, GitmemError
+from gitmem.workspace import Workspace, files
+
+# `<agent name>`, `<one sentence: what this agent exists to do>`: an angle-bracketed phrase of words with a
+# space in it. Not an HTML comment or tag, an autolink (`<https://…>`) or an address (`<a@b.org>`).
+PLACEHOLDER = re.compile(r"<(?![!/])(?P<text>[A-Za-z][^<>@\n`]*\s[^<>@\n`]*?)>")
+
+
+class NoMemory(GitmemError):
+    """None of the memory files is there: status has nothing to report, and says how to start."""
+
+    exit_code = ExitCode.USAGE
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    path: str
+    line: int
+    text: str
+
+
+def missing_files(ws: Workspace) -> list[str]:
+    """The required memory files (NOW, DECISIONS, LOG, LESSONS, RULES) that are not in the work tree. One that
+    is there but is no regular file inside the tree (a link, a directory) is refused by name (FileRefused)."""
+    return [ws.config.path(role) for role in REQUIRED_ROLES if files.size(ws.root, ws.config.path(role)) is None]
+
+
+def require_memory(ws: Workspace) -> list[str]:
+    """The missing memory files; NoMemory when all of them are missing (zeros would look healthy)."""
+    missing = missing_files(ws)
+    if len(missing) == len(REQUIRED_ROLES):
+        where = f" for workspace {ws.name!r}" if ws.name else ""
+        raise NoMemory(f"no gitmem memory here{where}: none of {', '.join(missing)} exists in {ws.root}; "
+                       "run `gitmem init` to create it (or `gitmem demo` to see one)")
+    return missing
+
+
+def placeholders(ws: Workspace) -> list[Placeholder]:
+    """Template placeholders left in RULES.md, with their lines (HTML comments are not read by anyone)."""
+    text = re.sub(r"<!--.*?-->", lambda m: re.sub(r"[^\n]", " ", m.group(0)), ws.read("rules"), flags=re.S)
+    path = ws.config.path("rules")
+    return [Placeholder(path, text.count("\n", 0, match.start()) + 1, match.group(0))
+            for match in PLACEHOLDER.finditer(text)]

@@ -1,0 +1,330 @@
+"""THE way gitmem opens the files it trusts: memory files, ROADMAP, `cycle.always_load` files and gitmem.yaml.
+
+Such a file is a regular file inside the work tree, and nothing else is opened: a symbolic link (even one
+that points back inside the tree), a directory, a submodule, a FIFO, a socket or a device, a path through a
+linked directory or through a file, and anything in `.git` or outside the tree are refused with
+`FileRefused` (exit 2), whose one line names the file and the fix. Missing is not refused: it is None.
+
+`_open` is the one function that opens them. It walks the path one component at a time from the root of the
+work tree with O_NOFOLLOW, so no link is followed on the way in, for reading or for writing. It looks at the
+entry before opening it (a device or a FIFO is never opened), opens it non-blocking (a FIFO swapped in meanwhile
+cannot hang a command), and checks with fstat what it opened, not what a name said a moment before. Writes are atomic (a temporary file in the same directory, renamed over the
+target): a rename replaces a directory entry, it never writes through a link. An append (LOG) refuses a file
+with other hard links, which it would change too.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, BinaryIO
+
+from gitmem.errors import ExitCode, GitmemError
+
+REGULAR, EXECUTABLE, LINK, TREE, GITLINK = 0o100644, 0o100755, 0o120000, 0o040000, 0o160000
+BLOB_MODES = (REGULAR, EXECUTABLE)      # the only git modes a memory file may have
+SPECIAL = 0o010000                       # not a git mode: a FIFO, socket or device in the work tree
+if TYPE_CHECKING:
+    from gitmem.gitio.snapshots import Snapshot
+
+_READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class FileRefused(GitmemError):
+    """A trusted file is not a regular file inside the work tree; nothing was read or written."""
+
+    exit_code = ExitCode.USAGE
+
+    def __init__(self, rel: str, what: str, fix: str | None = None) -> None:
+        self.path, self.what = rel, what
+        if fix is None:
+            fix = ("gitmem reads and writes it only as a regular file inside the work tree: move it away and put "
+                   f"a regular file there (`git checkout HEAD -- {rel}` restores the committed one)")
+        super().__init__(f"{rel} {what}; {fix}")
+
+
+def failed(rel: str, err: OSError, doing: str) -> FileRefused | None:
+    """The refusal for an OS error while `doing` (reading, writing) `rel`; None for an OSError without an errno,
+    which gitmem's own code raised: that is a bug, and keeps its traceback."""
+    if err.errno is None:
+        return None
+    if err.errno in (errno.EACCES, errno.EPERM):
+        return FileRefused(rel, f"cannot be {doing} (permission denied)",
+                           f"give yourself read and write access: chmod u+rw {rel}")
+    return FileRefused(rel, f"could not be {doing} ({err.strerror}); nothing was changed",
+                       "free some space or repair the file system, then run the command again")
+
+
+def describe_mode(mode: int) -> str:
+    """What a git (or work-tree) mode is, as `FileRefused` says it: `is a symbolic link`."""
+    return {LINK: "is a symbolic link", TREE: "is a directory", GITLINK: "is a submodule"}.get(
+        mode, "is not a regular file (a FIFO, socket or device)")
+
+
+def _parts(rel: str) -> list[str]:
+    """The components of a repo-relative path, refusing what cannot be a path inside the work tree."""
+    path = PurePosixPath(rel)
+    parts = [part for part in path.parts if part != "."]
+    if not rel or path.is_absolute() or not parts or ".." in parts or "\\" in rel or "\0" in rel:
+        raise FileRefused(rel or "''", "is not a path inside the work tree",
+                          "name a file relative to the repository root, without `..`")
+    if any(part.casefold().rstrip(". ") == ".git" for part in parts):     # `.GIT`, `.git.`: the same on some disks
+        raise FileRefused(rel, "is inside a .git directory", "memory lives in the work tree, never in .git")
+    return parts
+
+
+def _what(dir_fd: int, name: str) -> str | None:
+    """Why the entry `name` is not a regular file; None when it is one or is missing."""
+    try:
+        found = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    except OSError:
+        return None
+    return _kind(found, dir_fd, name)
+
+
+def _kind(found: os.stat_result, dir_fd: int, name: str) -> str | None:
+    if stat.S_ISREG(found.st_mode):
+        return None
+    if stat.S_ISDIR(found.st_mode):
+        return describe_mode(GITLINK if _holds_git(dir_fd, name) else TREE)
+    return describe_mode(LINK if stat.S_ISLNK(found.st_mode) else SPECIAL)
+
+
+def _holds_git(dir_fd: int, name: str) -> bool:
+    """Whether the directory `name` holds a `.git` entry: a submodule (or a nested repository)."""
+    try:
+        inner = os.open(name, _DIR, dir_fd=dir_fd)
+    except OSError:
+        return False
+    try:
+        os.stat(".git", dir_fd=inner, follow_symlinks=False)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(inner)
+
+
+def _walk(root: Path, parts: list[str], rel: str, *, make: bool) -> int:
+    """An fd of the directory holding `parts[-1]`, reached without following any link; `make` creates
+    missing directories. Raises FileNotFoundError when one is missing and `make` is false."""
+    dir_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for depth, part in enumerate(parts[:-1]):
+            try:
+                inner = os.open(part, _DIR, dir_fd=dir_fd)
+            except FileNotFoundError:
+                if not make:
+                    raise
+                os.mkdir(part, 0o777, dir_fd=dir_fd)
+                inner = os.open(part, _DIR, dir_fd=dir_fd)
+            except OSError as err:
+                if err.errno not in (errno.ENOTDIR, errno.ELOOP):
+                    raise
+                where = "/".join(parts[:depth + 1])
+                what = _what(dir_fd, part) or "is not a directory"
+                raise FileRefused(rel, f"is inside {where}, which {what}",
+                                  f"make {where} a plain directory of the work tree") from None
+            os.close(dir_fd)
+            dir_fd = inner
+        return dir_fd
+    except BaseException:
+        os.close(dir_fd)
+        raise
+
+
+def _open(root: Path, rel: str, flags: int, *, make_parents: bool = False) -> int:
+    """THE open of a trusted file: an fd of the regular file `rel` inside the work tree at `root`.
+
+    `flags` add to O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC. Raises FileNotFoundError when it is missing,
+    FileRefused when it is anything but a regular file inside the tree, OSError for the rest (a full disk).
+    """
+    parts = _parts(rel)
+    dir_fd = _walk(root, parts, rel, make=make_parents)
+    try:
+        what = _what(dir_fd, parts[-1])      # a device or FIFO is refused before it is ever opened
+        if what is not None:
+            raise FileRefused(rel, what)
+        try:
+            fd = os.open(parts[-1], flags | _READ, 0o644, dir_fd=dir_fd)
+        except OSError as err:
+            if err.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO, errno.ENOTDIR, errno.EOPNOTSUPP):
+                raise FileRefused(rel, _what(dir_fd, parts[-1]) or "is not a regular file") from None
+            refused = None if isinstance(err, FileNotFoundError) else failed(rel, err, "opened")
+            if refused is not None:         # the OS said no: not a bug
+                raise refused from None
+            raise
+        found = os.fstat(fd)
+        what = _kind(found, dir_fd, parts[-1])
+        if what is not None:
+            os.close(fd)
+            raise FileRefused(rel, what)
+        os.set_blocking(fd, True)
+        return fd
+    finally:
+        os.close(dir_fd)
+
+
+# -- reading -----------------------------------------------------------------------------------------------
+
+def open_read(root: Path, rel: str) -> BinaryIO | None:
+    """The file open for reading in binary mode; None when it is missing."""
+    try:
+        return os.fdopen(_open(root, rel, os.O_RDONLY), "rb")
+    except FileNotFoundError:
+        return None
+
+
+def read(root: Path, rel: str) -> bytes | None:
+    """The file's bytes; None when it is missing."""
+    handle = open_read(root, rel)
+    if handle is None:
+        return None
+    with handle:
+        return handle.read()
+
+
+def read_text(root: Path, rel: str) -> str:
+    """The file decoded as memory is (`gitmem.memory.text.decode`); "" when it is missing."""
+    from gitmem.memory.text import decode
+
+    data = read(root, rel)
+    return decode(data).text if data is not None else ""
+
+
+def size(root: Path, rel: str) -> int | None:
+    """The file's size in bytes; None when it is missing."""
+    handle = open_read(root, rel)
+    if handle is None:
+        return None
+    with handle:
+        return os.fstat(handle.fileno()).st_size
+
+
+def mode(root: Path, rel: str) -> int | None:
+    """The git mode the work tree gives `rel` (REGULAR, EXECUTABLE, LINK, TREE, GITLINK, or SPECIAL); None when
+    it is missing. A path through a link or a file has the mode of that link or file."""
+    try:
+        parts = _parts(rel)
+    except FileRefused:
+        return SPECIAL
+    try:
+        dir_fd = _walk(root, parts, rel, make=False)
+    except FileNotFoundError:
+        return None
+    except FileRefused as err:
+        return LINK if "symbolic link" in err.what else SPECIAL
+    try:
+        found = os.stat(parts[-1], dir_fd=dir_fd, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    finally:
+        os.close(dir_fd)
+    if stat.S_ISREG(found.st_mode):
+        return EXECUTABLE if found.st_mode & 0o100 else REGULAR
+    if stat.S_ISLNK(found.st_mode):
+        return LINK
+    if stat.S_ISDIR(found.st_mode):
+        return GITLINK if os.path.lexists(root / rel / ".git") else TREE
+    return SPECIAL
+
+
+def problem(root: Path, rel: str) -> str | None:
+    """Why `rel` cannot be read as a trusted file (`is a symbolic link`); None when it can or is missing."""
+    try:
+        handle = open_read(root, rel)
+    except FileRefused as err:
+        return err.what
+    if handle is not None:
+        handle.close()
+    return None
+
+
+# -- writing -----------------------------------------------------------------------------------------------
+
+def write(root: Path, rel: str, data: bytes) -> None:
+    """Replace the file's content atomically (created with its directories when missing); its mode is kept.
+
+    A crash leaves the old file or the new one, never half of one.
+    """
+    parts = _parts(rel)
+    dir_fd = _walk(root, parts, rel, make=True)
+    name = parts[-1]
+    try:
+        try:
+            old = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            old = None
+        if old is not None and not stat.S_ISREG(old.st_mode):
+            raise FileRefused(rel, _kind(old, dir_fd, name) or "is not a regular file")
+        try:
+            _replace(dir_fd, name, data, old.st_mode & 0o777 if old is not None else 0o644)
+        except OSError as err:          # a full disk, a read-only file system: the old file is untouched
+            raise failed(rel, err, "written") or err from None
+    finally:
+        os.close(dir_fd)
+
+
+def _replace(dir_fd: int, name: str, data: bytes, mode_bits: int) -> None:
+    tmp = f".{name}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=dir_fd)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fchmod(handle.fileno(), mode_bits)
+            os.fsync(handle.fileno())
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except BaseException:
+        try:
+            os.unlink(tmp, dir_fd=dir_fd)
+        except FileNotFoundError:
+            pass
+        raise
+
+
+def open_append(root: Path, rel: str) -> BinaryIO:
+    """The existing file open for appending (and for cutting back what an append added, with truncate)."""
+    fd = _open(root, rel, os.O_RDWR | os.O_APPEND)
+    links = os.fstat(fd).st_nlink
+    if links > 1:
+        os.close(fd)
+        raise FileRefused(rel, f"has {links} hard links, and an append would change the other ones too",
+                          f"give it a file of its own: cp {rel} {rel}.new && mv {rel}.new {rel}")
+    return os.fdopen(fd, "r+b")
+
+
+def remove(root: Path, rel: str) -> None:
+    """Delete the file (never what a link points to); nothing when it is missing."""
+    parts = _parts(rel)
+    try:
+        dir_fd = _walk(root, parts, rel, make=False)
+    except FileNotFoundError:
+        return
+    try:
+        what = _what(dir_fd, parts[-1])
+        if what is not None and "symbolic link" not in what:
+            raise FileRefused(rel, what)
+        os.unlink(parts[-1], dir_fd=dir_fd)
+    except FileNotFoundError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+# -- the work tree as a snapshot ---------------------------------------------------------------------------
+
+def worktree_snapshot(root: Path) -> Snapshot:
+    """The work tree as `gitmem.checks` reads it: regular files' bytes, and every path's mode, so that a
+    link or a directory where a memory file belongs is reported (GM908) instead of read or called missing."""
+    from gitmem.gitio.snapshots import Snapshot
+
+    def load(rel: str) -> bytes | None:
+        try:
+            return read(root, rel)
+        except (FileRefused, NotADirectoryError):
+            return None
+
+    return Snapshot("work tree", load, modes=lambda rel: mode(root, rel))

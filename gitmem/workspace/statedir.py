@@ -1,0 +1,28 @@
+"""`.git/gitmem/`: gitmem's own directory (the cycle lock, the recall index, caches, held files).
+
+Everything in it is disposable, so the fix for a file, a link or anything else in its place is to remove it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from gitmem.errors import ExitCode, GitmemError
+
+
+class StateDirError(GitmemError):
+    """`.git/gitmem/` is not a directory gitmem can use; the message says how to repair it."""
+
+    exit_code = ExitCode.USAGE
+
+
+def state_directory(path: Path) -> Path:
+    """`path` (`.git/gitmem/`) as a real directory, created when missing; a link is refused, never followed."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass          # reported below, with what stands there
+    if path.is_symlink() or not path.is_dir():
+        what = "a symbolic link" if path.is_symlink() else "not a directory"
+        raise StateDirError(f"{path} is {what}; it holds only gitmem's lock and caches: remove it "
+                            f"(`rm -r {path}`) and run the command again")
+    return path

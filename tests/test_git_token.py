@@ -1,0 +1,98 @@
+"""The push token reaches git per command, as an Authorization header, and never .git/config or any output."""
+from __future__ import annotations
+
+import base64
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gitmem import gitio
+from gitmem.gitio.remote import token_config
+from tests.support.gitcli import git
+from tests.support.helpers import GitRepo
+
+TOKEN = "ghs_" + "T0k3n" * 8
+
+
+class Recorder(http.server.BaseHTTPRequestHandler):
+    """A loopback git host that records each request's Authorization header and answers 403."""
+
+    seen: list[str | None] = []
+
+    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+        Recorder.seen.append(self.headers.get("Authorization"))
+        self.send_response(403)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def host() -> Iterator[str]:
+    Recorder.seen = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_token_config_is_an_extraheader_for_the_server_only() -> None:
+    assert token_config({}) == {}
+    env = token_config({"GITMEM_GIT_TOKEN": TOKEN, "GIT_CONFIG_COUNT": "1"})
+    basic = base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
+    assert env == {"GIT_CONFIG_COUNT": "3",
+                   "GIT_CONFIG_KEY_1": "http.https://github.com/.extraheader", "GIT_CONFIG_VALUE_1": "",
+                   "GIT_CONFIG_KEY_2": "http.https://github.com/.extraheader",
+                   "GIT_CONFIG_VALUE_2": f"AUTHORIZATION: basic {basic}"}
+    ghes = token_config({"GITMEM_GIT_TOKEN": TOKEN, "GITHUB_SERVER_URL": "https://git.example.com/"})
+    assert ghes["GIT_CONFIG_KEY_0"] == "http.https://git.example.com/.extraheader"
+
+
+def test_fetch_sends_the_token_as_a_header_and_keeps_it_out_of_config_and_errors(
+        memrepo: GitRepo, host: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    git(memrepo.path, "remote", "add", "origin", f"{host}/owner/agent.git")
+    monkeypatch.setenv("GITMEM_GIT_TOKEN", TOKEN)
+    monkeypatch.setenv("GITHUB_SERVER_URL", host)
+    with pytest.raises(gitio.GitCommandError) as failed:
+        gitio.fetch(memrepo.handle, "origin", "main")
+    expected = "basic " + base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
+    assert Recorder.seen and set(Recorder.seen) == {expected}, Recorder.seen
+    assert TOKEN not in str(failed.value) and expected.split()[1] not in str(failed.value)
+    config = (memrepo.path / ".git" / "config").read_text(encoding="utf-8")
+    assert "extraheader" not in config and TOKEN not in config
+
+
+def test_a_header_already_configured_for_the_server_is_replaced_not_doubled(
+        memrepo: GitRepo, host: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    git(memrepo.path, "remote", "add", "origin", f"{host}/owner/agent.git")
+    git(memrepo.path, "config", f"http.{host}/.extraheader", "AUTHORIZATION: basic c3RhbGU=")
+    monkeypatch.setenv("GITMEM_GIT_TOKEN", TOKEN)
+    monkeypatch.setenv("GITHUB_SERVER_URL", host)
+    with pytest.raises(gitio.GitCommandError):
+        gitio.fetch(memrepo.handle, "origin", "main")
+    assert set(Recorder.seen) == {"basic " + base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()}
+
+
+def test_without_a_token_git_sends_no_header(memrepo: GitRepo, host: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    git(memrepo.path, "remote", "add", "origin", f"{host}/owner/agent.git")
+    monkeypatch.delenv("GITMEM_GIT_TOKEN", raising=False)
+    with pytest.raises(gitio.GitCommandError):
+        gitio.fetch(memrepo.handle, "origin", "main")
+    assert Recorder.seen and set(Recorder.seen) == {None}
+
+
+def test_the_action_passes_the_token_to_gitmem_and_checkout_keeps_none() -> None:
+    from ruamel.yaml import YAML
+
+    root = Path(__file__).resolve().parent.parent
+    action = YAML(typ="safe").load((root / "action.yml").read_text(encoding="utf-8"))
+    run = next(step for step in action["runs"]["steps"] if step.get("id") == "run")
+    assert run["env"]["GITMEM_GIT_TOKEN"] == "${{ inputs.github-token }}"
