@@ -109,7 +109,13 @@ LOG_NOT_APPEND_ONLY = _code(
     rewritten=Message("LOG was rewritten at line {line}; only appending is allowed",
                       "restore the old lines and add a new entry at the end instead"),
     appended_to_entry=Message("line {line} is appended to the entry above it, which changes history",
-                              "each addition starts with its own `## <timestamp> · …` heading (`gitmem log add`)"))
+                              "each addition starts with its own `## <timestamp> · …` heading (`gitmem log add`)"),
+    in_open_fence=Message("line {line} is inside a code fence that the LOG above leaves open, so it would "
+                          "be part of the entry above",
+                          "close that fence first: a line of three backticks before the new entry "
+                          "(`gitmem log add` does it)"),
+    dropped_by_merge=Message("the merge drops the LOG entry `{heading}` that parent {parent} added",
+                             "a merge keeps every parent's entries: append it after the first parent's entries"))
 LOG_TIME_BACKWARDS = _code(
     "GM302", "log-time-backwards", "LOG timestamps go backwards",
     "{when} is earlier than the entry before it ({before})",
@@ -131,6 +137,17 @@ LOG_ENTRY_TOO_BIG = _code(
     "GM307", "log-entry-too-big", "a new LOG entry is over its share of the cycle's context (the next cycle reads it)",
     "LOG entry is {count} characters; " + _OF_HARD,
     "keep Evidence to the commands and numbers that prove the result; put long output in a file and name it")
+
+_UNORDERED = ("parent {parent} logged {theirs} and the first parent logged {ours} since they split; after the "
+              "first parent's entries, the other's break the order of times and cycle numbers")
+LOG_MERGE_UNORDERED = _code(
+    "GM308", "log-merge-unordered",
+    "a merge joins LOG entries from two parents in an order that breaks the LOG rules",
+    _UNORDERED,
+    "do not merge LOG: rebase {parent} onto the first parent instead and give its entries cycle numbers after "
+    "{last} and times after the first parent's (or append its work again as new entries with `gitmem log add`)",
+    other_way=Message(_UNORDERED, "merge the other way round: check out {parent} and merge the first parent into "
+                                  "it, so that the earlier entries come first"))
 
 # -- GM4xx LESSONS -----------------------------------------------------------------------------------------
 LESSON_DUPLICATE_ID = _code(
@@ -236,6 +253,10 @@ CYCLE_LOCAL_COMMITS = _code(
 CYCLE_FILE_HELD = _code(
     "GM714", "cycle-file-held", "a file over `cycle.max_file_bytes` was kept out of the cycle's commit, in "
     ".git/gitmem/held/", "{message}", severity="warning")
+CYCLE_UPSTREAM_REWRITTEN = _code(
+    "GM715", "cycle-upstream-rewritten",
+    "the remote branch was rewritten since this checkout last saw it; nothing was pushed, the work is on a branch",
+    "{message}")
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(
@@ -283,6 +304,20 @@ NOT_A_REGULAR_FILE = _code(
     "a directory, a submodule, a FIFO) or is reached through one",
     "{path} {what}; it must be a regular file (git mode 100644 or 100755) inside the work tree",
     "put the file itself there (`git checkout HEAD -- {path}` restores the committed one) and stage it")
+CONTROL_CHARACTER = _code(
+    "GM920", "control-character",
+    "a memory file holds NUL, a bare carriage return or another control character",
+    "{what} at byte {byte}; memory files are plain text",
+    "remove it (a bare CR shows as a line break in some viewers, and NUL makes git treat the file as binary)")
+UNCLOSED_FENCE = _code(
+    "GM921", "unclosed-fence", "a code fence is opened and never closed, so every heading after it is code",
+    "the code fence opened on this line is never closed: every heading below it would be code",
+    "close it with a line of three backticks before the next heading")
+MEMORY_REMAPPED = _code(
+    "GM922", "memory-remapped-without-content",
+    "gitmem.yaml maps a memory role to another file that does not carry the old file's content forward",
+    "gitmem.yaml now maps {role} to {new} instead of {old}, and {new} does not carry {old}'s content forward",
+    "move the file with its content in the same commit: `git mv {old} {new}`")
 
 CODES: tuple[Code, ...] = tuple(value for value in list(globals().values()) if isinstance(value, Code))
 BY_CODE: dict[str, Code] = {item.code: item for item in CODES}

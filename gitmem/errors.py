@@ -16,14 +16,15 @@ class ExitCode(IntEnum):
     USAGE = 2             # bad arguments, bad config, not a git repository
     DIRTY = 3             # the cycle refused to start: uncommitted changes, a held lock, or invalid memory
     SALVAGED = 4          # the cycle failed or could not push; its work is safe on a named branch
-    REWRITTEN = 5         # `verify`: the range is not a descendant (history was rewritten)
+    REWRITTEN = 5         # history was rewritten: `verify`'s range, or the upstream a push would build on
     INTERNAL = 70         # a bug in gitmem: the traceback is printed for the report
     INTERRUPTED = 130     # stopped with Ctrl-C
 
 
 HELP = (
     "Exit codes: 0 ok; 1 violations; 2 usage or config error; 3 cycle refused to start (dirty tree, lock, "
-    "invalid memory); 4 cycle failed or conflicted, work saved on a branch; 5 history rewritten; "
+    "invalid memory); 4 cycle failed or conflicted, work saved on a branch; 5 history rewritten (verify, or an "
+    "upstream a push refused to build on); "
     "70 internal error (a bug: please report the traceback); 130 interrupted."
 )
 

@@ -56,6 +56,7 @@ LOADS = SMALL + "  always_load: [docs/brief.md]\n"
 def _long(text: str, size: int) -> str:
     return text.replace("built the parser", "x" * size).replace("we need one", "y" * size).replace(
         "40 tests pass", "z" * size).replace("Read the clock", "w" * size)
+YAML_JOURNAL = "files:\n  log: JOURNAL.md\n"
 
 CASES: tuple[Case, ...] = (
     Case("GM101", "block-too-long", N, "cycle 1", good={N: now_md(now_block(9, 1, extra=7))},
@@ -170,6 +171,13 @@ CASES: tuple[Case, ...] = (
          bad={N: now_md(now_block(9, 1)).encode().replace(b"built", b"bu\xffilt")}),
     Case("GM904", "missing", N, 1, good={N: now_md(now_block(9, 1))}, bad={N: None}),
     Case("GM907", "title", N, 1, good={N: now_md(now_block(9, 1))}, bad={N: "State of things\n\n" + now_block(9, 1)}),
+    Case("GM920", "bare-cr", N, "forged", good={N: now_md(now_block(9, 1))},
+         bad={N: now_md(now_block(9, 1).replace("- Did: built the parser", "- Did: x\r## forged"))}),
+    Case("GM921", "unclosed-fence", N, "```", good={N: now_md(now_block(10, 2) + "```\n```\n", now_block(9, 1))},
+         bad={N: now_md(now_block(10, 2) + "```\n", now_block(9, 1))}),
+    Case("GM922", "remap-drops-log", "JOURNAL.md", 1, base={L: LOG_BASE},
+         good={"gitmem.yaml": YAML_JOURNAL, "JOURNAL.md": LOG_BASE, L: None},
+         bad={"gitmem.yaml": YAML_JOURNAL, "JOURNAL.md": "# LOG\n", L: None}, also=frozenset({"GM301"})),
 )
 
 
@@ -223,8 +231,9 @@ def test_bad_case_reports_path_line_and_code(case_repo: GitRepo, cli, monkeypatc
 
 
 def test_every_registered_code_has_a_case() -> None:
-    # GM903 and GM905 have their own tests below; GM906 comes from `verify` (tests/test_check_cli.py).
-    covered = {case.code for case in CASES} | {"GM903", "GM905", "GM906", "GM908"}   # GM908: test_hostile_files
+    # GM903 and GM905 have their own tests below; GM906 comes from `verify` (tests/test_check_cli.py), GM308
+    # from `verify` of a merge (tests/test_hostile_history.py), GM908 from tests/test_hostile_files.py.
+    covered = {case.code for case in CASES} | {"GM903", "GM905", "GM906", "GM308", "GM908"}
     assert {rule.code for rule in RULES} <= covered
 
 

@@ -15,6 +15,11 @@ class CheckInput:
     old: Snapshot | None          # None: no previous state (unborn HEAD), every file is new
     new: Snapshot
     author_email: str | None = None   # who makes the new state; GM207 compares it with agent.email
+    # The old side's own config (its files are read under the new config's names: a remap compares role with
+    # role); None when it is the same config.
+    old_config: Config | None = None
+    remapped: tuple[tuple[str, str, str], ...] = ()     # (role, old path, new path) the config moved
+    others: tuple[Snapshot, ...] = ()    # a merge's other parents, under the new config's names
 
 
 # Each rule family and the roles whose change can affect it (RULES provenance reads LESSONS).
@@ -42,6 +47,10 @@ def run_checks(inp: CheckInput) -> list[Violation]:
     from gitmem.checks import sizes
 
     found += sizes.check(inp, broken)
+    if inp.remapped:
+        from gitmem.checks import remap
+
+        found += remap.check(inp, found)
     return sorted({_scrubbed(v) for v in found})
 
 

@@ -7,6 +7,7 @@ from typing import Any
 from gitmem.checks import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.codes import Code
+from gitmem.memory import fences
 from gitmem.memory.text import decode
 
 
@@ -34,8 +35,8 @@ def changed_span(old: bytes | None, new: bytes) -> tuple[int, int]:
         return 0, len(new)
     if new.startswith(old):
         return old.rfind(b"\n") + 1, len(new)
-    first_block = old.find(b"\n## ") + 1
-    if first_block > 0 and new.endswith(memoryview(old)[first_block:]):
+    first_block = fences.first_heading(old, b"## ")        # NOW's top block: the first heading outside fences
+    if first_block is not None and new.endswith(memoryview(old)[first_block:]):
         return 0, len(new) - (len(old) - first_block)
     return 0, len(new)
 

@@ -5,8 +5,10 @@ from gitmem import codes
 from gitmem.checks import CheckInput
 from gitmem.checks.common import duplicate_ids, texts
 from gitmem.checks.violation import Violation, from_problem
+from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import decisions
 from gitmem.memory.decisions import DecisionsDoc
+from gitmem.memory.text import decode
 
 
 def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
@@ -20,7 +22,24 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     # A new DECISIONS (unborn HEAD, or the file added now) is compared with an empty one, so that
     # GM207 still catches the agent creating it with decisions already resolved.
     old = decisions.parse(old_text) if old_text is not None else _EMPTY
-    found += against_old(path, old, doc, agent_email=inp.config.agent.email, author_email=inp.author_email)
+    # The agent is whoever either side's config names: a commit that changes agent.email is still judged by
+    # the old one. A merge brings in answers its other parents already hold; those are not the merge's own.
+    agents = {inp.config.agent.email.lower()} | ({inp.old_config.agent.email.lower()} if inp.old_config else set())
+    author = inp.author_email
+    if author and author.lower() in agents:
+        author = inp.config.agent.email
+    found += against_old(path, old, doc, agent_email=inp.config.agent.email, author_email=author,
+                         brought=_resolved_elsewhere(inp.others, path))
+    return found
+
+
+def _resolved_elsewhere(others: tuple[Snapshot, ...], path: str) -> dict[str, str]:
+    """Decision id -> content of the decisions resolved in a merge's other parents."""
+    found: dict[str, str] = {}
+    for other in others:
+        data = other.read(path)
+        if data is not None:
+            found.update({d.id: d.content() for d in decisions.parse(decode(data).text).resolved})
     return found
 
 
@@ -48,7 +67,7 @@ def _shape(path: str, doc: DecisionsDoc) -> list[Violation]:
 
 
 def against_old(path: str, old: DecisionsDoc, new: DecisionsDoc, *, agent_email: str,
-                author_email: str | None) -> list[Violation]:
+                author_email: str | None, brought: dict[str, str] | None = None) -> list[Violation]:
     found: list[Violation] = []
     new_by_id = {d.id: d for d in new.all}
     anchor = new.section_lines.get(decisions.RESOLVED, 1)
@@ -67,7 +86,7 @@ def against_old(path: str, old: DecisionsDoc, new: DecisionsDoc, *, agent_email:
     if author_email and author_email.lower() == agent_email.lower():
         old_resolved = {d.id for d in old.resolved}
         for item in new.resolved:
-            if item.id not in old_resolved:
+            if item.id not in old_resolved and (brought or {}).get(item.id) != item.content():
                 found.append(Violation.of(codes.DECISION_RESOLVED_BY_AGENT, path, item.line, id=item.id,
                                           email=agent_email))
     return found

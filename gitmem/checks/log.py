@@ -6,8 +6,12 @@ from dataclasses import replace
 from gitmem import codes
 from gitmem.checks import CheckInput
 from gitmem.checks.violation import Violation, from_problem
-from gitmem.memory import log
+from gitmem.gitio.snapshots import Snapshot
+from gitmem.memory import fences, log
 from gitmem.memory.text import decode
+
+# The fence state at the end of a LOG, remembered on the snapshot that holds it (`Snapshot.facts`).
+FENCE_OPEN_AT_END = "fence-open-at-end"
 
 
 def first_difference(old: bytes, new: bytes) -> int:
@@ -22,26 +26,13 @@ def first_difference(old: bytes, new: bytes) -> int:
     return old.count(b"\n", 0, low) + 1
 
 
-def _previous_entry(data: bytes, end: int) -> log.LogEntry | None:
-    """The last entry of the old LOG, data[:end], read from its tail only."""
-    start = data.rfind(b"\n## ", 0, end) + 1
-    doc = log.parse(decode(data[start:end]).text, expect_title=False)
-    return doc.entries[-1] if doc.entries else None
-
-
-def _previous_cycle(data: bytes, end: int) -> int | None:
-    """The last cycle number in data[:end], reading growing tails: the cost follows the tail, not the history."""
-    size = 1 << 16
-    while True:
-        start = max(0, end - size)
-        if start:
-            start = data.find(b"\n## ", start, end) + 1 or end
-        chunk = data[start:end]
-        cycles = [e.cycle for e in log.parse(chunk.decode("utf-8", "replace"), expect_title=False).entries
-                  if e.cycle is not None]
-        if cycles or start == 0:
-            return max(cycles, default=None)
-        size *= 8
+def open_at(snapshot: Snapshot | None, path: str, data: bytes, end: int) -> bool:
+    """Whether data[:end] (the old LOG) leaves a code fence open: remembered on `snapshot` when a check of it
+    already knows, else one scan (`find` speed) of the old LOG."""
+    known = snapshot.facts.get((FENCE_OPEN_AT_END, path)) if snapshot is not None else None
+    if isinstance(known, bool):
+        return known
+    return fences.open_after(data, 0, end)
 
 
 def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
@@ -55,36 +46,76 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     if new is None or path in skip:
         return []
     if not had_log:
-        doc = log.parse(decode(new).text)
-        return [from_problem(path, p) for p in doc.problems] + _entry_rules(path, doc.entries, None, None)
+        text = decode(new).text
+        doc = log.parse(text)
+        inp.new.facts[(FENCE_OPEN_AT_END, path)] = fences.open_after(new)
+        return ([from_problem(path, p) for p in doc.problems] + _entry_rules(path, doc.entries, None, None)
+                + _unclosed(path, text, False, 1))
     assert inp.old is not None
     size = inp.old.prefix_length(path, new)
     if size is None:
         line = first_difference(inp.old.read(path) or b"", new)
         return [Violation.of(codes.LOG_NOT_APPEND_ONLY, path, line, "rewritten", line=line)]
-    appended = new[size:]
+    start = size
+    if size and new[size - 1:size] != b"\n":     # the old LOG ends mid-line: the append must end that line first
+        if not new[size:].strip(b"\n"):
+            return []
+        if new[size:size + 1] != b"\n":
+            line = new.count(b"\n", 0, size) + 1
+            return [Violation.of(codes.LOG_NOT_APPEND_ONLY, path, line, "appended_to_entry", line=line)]
+        start = size + 1
+    old_open = open_at(inp.old, path, new, start)
+    inp.new.facts[(FENCE_OPEN_AT_END, path)] = fences.open_after(new, start, open_=old_open)
+    appended = new[start:]
     if not appended.strip():
         return []
-    # Parse the appended text on its own, numbered from 1; shift to real line numbers only when reporting.
+    # Parse the appended text on its own, numbered from 1, starting in the fence state the old LOG left; shift
+    # to real line numbers only when reporting.
     text = decode(appended).text
-    doc = log.parse(text, first_line=1, expect_title=False)
-    found = [from_problem(path, p) for p in doc.problems] + _stray_text(path, text, 1)
-    found += _entry_rules(path, doc.entries, _previous_entry(new, size), _previous_cycle(new, size))
-    if not found:
+    doc = log.parse(text, first_line=1, expect_title=False, in_fence=old_open)
+    found = [from_problem(path, p) for p in doc.problems]
+    before = log.tail_entries(log.BytesSource(new, start, open_at_end=old_open, numbered=False),
+                              log.has_cycle).entries
+    previous_cycle = max((e.cycle for e in before if e.cycle is not None), default=None)
+    found += _entry_rules(path, doc.entries, before[-1] if before else None, previous_cycle)
+    found += _unclosed(path, text, old_open, 1)
+    stray = _stray_text(text, old_open)
+    if not found and stray is None:
         return []
-    shift = new.count(b"\n", 0, size)
-    return [replace(v, line=v.line + shift) for v in found]
+    shift = new.count(b"\n", 0, start)
+    found = [replace(v, line=v.line + shift) for v in found]
+    if stray is not None:
+        line, variant = stray[0] + shift, stray[1]
+        found.append(Violation.of(codes.LOG_NOT_APPEND_ONLY, path, line, variant, line=line))
+    return found
 
 
-def _stray_text(path: str, appended: str, first_line: int) -> list[Violation]:
-    """Appended lines before the first new heading would change the entry above them: that is an edit."""
+def _stray_text(appended: str, old_open: bool) -> tuple[int, str] | None:
+    """(line, variant) of the first appended line before the first new heading: it would change the entry above
+    it, which is an edit.
+
+    The one exception: when the old LOG ends inside a code fence (written before fences were checked), a
+    line that closes it may come first, so that the new entry is a heading and not more of that code.
+    """
+    open_ = old_open
     for offset, line in enumerate(appended.split("\n")):
-        if line.startswith("## "):
-            return []
+        if not open_ and line.startswith(log.HEADING):
+            return None
+        if open_ and fences.is_fence(line):     # open here only before any other line: it closes the old fence
+            open_ = False
+            continue
         if line.strip():
-            number = first_line + offset
-            return [Violation.of(codes.LOG_NOT_APPEND_ONLY, path, number, "appended_to_entry", line=number)]
-    return []
+            return 1 + offset, "in_open_fence" if open_ else "appended_to_entry"
+    return None
+
+
+def _unclosed(path: str, text: str, old_open: bool, first_line: int) -> list[Violation]:
+    """GM921 when the new text opens a code fence it never closes: every later heading would be code."""
+    at = fences.unclosed(text, open_=old_open)
+    if at is None:
+        return []
+    line = first_line + text.count("\n", 0, at)
+    return [Violation.of(codes.UNCLOSED_FENCE, path, line)]
 
 
 def _entry_rules(path: str, entries: tuple[log.LogEntry, ...], previous: log.LogEntry | None,

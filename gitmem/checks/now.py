@@ -5,7 +5,7 @@ from gitmem import codes
 from gitmem.checks import CheckInput
 from gitmem.checks.common import changed_span
 from gitmem.checks.violation import Violation, from_problem
-from gitmem.memory import now
+from gitmem.memory import fences, now
 from gitmem.memory.text import decode, nonblank_count
 
 
@@ -18,8 +18,10 @@ def _text_to_check(old: bytes | None, new: bytes) -> bytes:
     _, end = changed_span(old, new)
     if end == len(new):
         return new
-    after_old_top = new.find(b"\n## ", end)
-    return new if after_old_top < 0 else new[:after_old_top + 1]
+    # `end` starts OLD's top block; the text is cut where the next block starts (headings outside fences).
+    after = fences.headings(new, b"## ", end, open_=fences.open_after(new, 0, end))
+    after_old_top = next((at for at in after if at > end), None)
+    return new if after_old_top is None else new[:after_old_top]
 
 
 def check(inp: CheckInput, skip: set[str]) -> list[Violation]:

@@ -1,4 +1,5 @@
-"""GM9xx: rules over every memory file: presence, encoding, conflict markers, secrets."""
+"""GM9xx: rules over every memory file: presence, encoding, conflict markers, secrets, control characters, and
+code fences left open."""
 from __future__ import annotations
 
 import re
@@ -10,7 +11,8 @@ from gitmem.checks.common import line_at, span_against
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config
 from gitmem.gitio.snapshots import BLOB_MODES, same_blob
-from gitmem.memory.text import decode
+from gitmem.memory import fences
+from gitmem.memory.text import control_characters, decode
 
 # Markers as git writes them; `\r?` because a CRLF file must not hide its conflicts.
 _CONFLICT_RE = re.compile(rb"^(?:<{7}|>{7})(?: |\r?$)|^={7}\r?$", re.M)
@@ -84,7 +86,44 @@ def check(inp: CheckInput) -> list[Violation]:
             first_line = line_at(data, start)
             found += [Violation(path, line + first_line - 1, code, message, hint)
                       for line, code, message, hint in reported]
+        found += _control(inp, path, data, part, start)
+        if role != "log":          # LOG's fences are judged with its appended entries (gitmem.checks.log)
+            found += _fence_left_open(inp, path, data, start, end)
     return found
+
+
+def _control(inp: CheckInput, path: str, data: bytes, part: bytes, start: int) -> list[Violation]:
+    """GM920 for the first control character on a line that is new: a line the old file already held was
+    accepted before this rule existed (a rewritten file's span is the whole file)."""
+    old_lines: set[bytes] | None = None
+    for offset, what in ((start + at, what) for at, what in control_characters(part)):
+        line_start = data.rfind(b"\n", 0, offset) + 1
+        line_end = data.find(b"\n", offset)
+        line = data[line_start:line_end if line_end >= 0 else len(data)]
+        if old_lines is None:
+            old = inp.old.read(path) if inp.old is not None else None
+            old_lines = set(old.split(b"\n")) if old is not None else set()
+        if line not in old_lines:
+            return [Violation.of(codes.CONTROL_CHARACTER, path, line_at(data, offset), what=what, byte=offset)]
+    return []
+
+
+def _fence_left_open(inp: CheckInput, path: str, data: bytes, start: int, end: int) -> list[Violation]:
+    """GM921 when the new file ends inside a code fence and the old one did not.
+
+    The bytes outside [start, end) are the old file's, so the state at the end changes only when the fence
+    lines in the changed span differ in parity from those in the old bytes it replaced: then, and only then,
+    both files are scanned."""
+    old = inp.old.read(path) if inp.old is not None else None
+    if old is not None:
+        replaced = old[start:len(old) - (len(data) - end)]
+        if fences.open_after(data, start, end) == fences.open_after(replaced):
+            return []
+    at = fences.unclosed(data)
+    if at is None or (old is not None and fences.open_after(old)):
+        return []
+    line = line_at(data, at)
+    return [Violation.of(codes.UNCLOSED_FENCE, path, line)]
 
 
 def _not_utf8(path: str, data: bytes, start: int) -> Violation:

@@ -13,8 +13,10 @@ from gitmem.gitio import Snapshot
 from gitmem.workspace import Workspace, files
 
 
-def config_at(snapshot_bytes: bytes | None, *, workspace: str | None = None) -> Config:
-    config = parse_config(snapshot_bytes) if snapshot_bytes is not None else Config()
+def config_at(snapshot_bytes: bytes | None, *, workspace: str | None = None, strict: bool = True) -> Config:
+    """The config a tree carries. `strict=False` for a config already in history: rules new in this release
+    judge new bytes only (`gitmem.config.parse_config`)."""
+    config = parse_config(snapshot_bytes, strict=strict) if snapshot_bytes is not None else Config()
     return config.with_workspace(workspace) if workspace else config
 
 
@@ -23,6 +25,57 @@ def staged_config(ws: Workspace) -> Config:
     staged = gitio.index_snapshot(ws.repo, [CONFIG_NAME]).read(CONFIG_NAME)
     on_disk = files.worktree_snapshot(ws.root).read(CONFIG_NAME)
     return ws.config if staged == on_disk else config_at(staged, workspace=ws.name or None)
+
+
+@dataclass(frozen=True)
+class Side:
+    """The old side of a check: a commit's memory files read with that commit's own config, under the names
+    the new config gives them, and the roles whose file moved."""
+
+    snapshot: Snapshot | None
+    config: Config | None
+    remapped: tuple[tuple[str, str, str], ...] = ()
+
+
+def old_side(repo: gitio.Repo, commit_id: str | None, config: Config, *, workspace: str | None,
+             source: Callable[[str], bytes | None], configs: dict[str, Config | None] | None = None,
+             config_bytes: bytes | None = None) -> Side:
+    """`commit_id`'s memory with its own gitmem.yaml, as the old side of a check judged by `config`
+    (whose gitmem.yaml holds `config_bytes`, when known: a commit with the same bytes needs no parse)."""
+    if commit_id is None:
+        return Side(None, None)
+    own = _own_config(repo, commit_id, config, workspace, configs if configs is not None else {}, config_bytes)
+    if own is None:
+        return Side(None, None)
+    paths = _paths(own)
+    snapshot = _derived(repo, gitio.commit_snapshot(repo, commit_id, paths), paths, source)
+    names = {config.path(role): own.path(role) for role in config.memory_paths()}
+    moved = tuple((role, own.path(role), config.path(role)) for role in config.memory_paths()
+                  if own.path(role) != config.path(role))
+    if moved and snapshot is not None:
+        snapshot = gitio.RenamedSnapshot(snapshot, names)
+    return Side(snapshot, own, moved)
+
+
+def _own_config(repo: gitio.Repo, commit_id: str, config: Config, workspace: str | None,
+                configs: dict[str, Config | None], config_bytes: bytes | None) -> Config | None:
+    """The config `commit_id` carries; None when the workspace did not exist there (its memory is all new)."""
+    key = gitio.file_id_at(repo, commit_id, CONFIG_NAME)
+    if key is None:
+        # No gitmem.yaml: a repository adopting one may hold unrelated files under the default names (a
+        # project's own LOG.md), so its first config is judged by itself, as before this release.
+        return config
+    if key not in configs:
+        if config_bytes is not None and gitio.blob_id(config_bytes) == key:
+            configs[key] = config
+            return config
+        try:
+            configs[key] = config_at(gitio.file_at(repo, commit_id, CONFIG_NAME), workspace=workspace, strict=False)
+        except ConfigError as err:
+            # A config no reader can read (committed without the hook): read the old side with the new config,
+            # as before this release.
+            configs[key] = None if "unknown workspace" in str(err) else config
+    return configs[key]
 
 
 def _paths(config: Config) -> list[str]:
@@ -53,25 +106,54 @@ def _author_email(repo: gitio.Repo) -> str | None:
 
 
 def check_staged(ws: Workspace) -> list[Violation]:
-    """What is staged (the index, honouring GIT_INDEX_FILE) against HEAD, judged by `ws.config`.
+    """What is staged (the index, honouring GIT_INDEX_FILE) against HEAD, judged by `ws.config`; HEAD is read
+    with HEAD's own gitmem.yaml.
 
     Never writes anything.
     """
     repo, paths = ws.repo, _paths(ws.config)
     new = gitio.staged_snapshot(repo, paths)
     # HEAD's LOG is a prefix of the staged one and HEAD's NOW a part of it: derive them (gitio.blobproof).
-    old = _derived(repo, gitio.commit_snapshot(repo, gitio.head_id(repo), paths), paths, new.read)
-    found = run_checks(CheckInput(ws.config, old, new, _author_email(repo)))
+    staged = gitio.index_snapshot(repo, [CONFIG_NAME]).read(CONFIG_NAME)
+    on_disk = files.worktree_snapshot(gitio.root(repo)).read(CONFIG_NAME)
+    # `ws.config` is the work tree's config, or the staged one (`staged_config`): when both files hold the
+    # same bytes, a HEAD with those bytes too needs no parse.
+    found = _check(ws, new, _author_email(repo), staged if staged == on_disk else None)
     return sorted(found + other_files_staged(ws, set(paths)))
 
 
 def check_worktree(ws: Workspace) -> list[Violation]:
-    """The working-tree files against HEAD."""
+    """The working-tree files against HEAD (read with HEAD's own gitmem.yaml)."""
     repo, paths = ws.repo, _paths(ws.config)
     new = files.worktree_snapshot(gitio.root(repo))
-    old = _derived(repo, gitio.commit_snapshot(repo, gitio.head_id(repo), paths), paths, new.read)
-    found = run_checks(CheckInput(ws.config, old, new, _author_email(repo)))
+    found = _check(ws, new, _author_email(repo), new.read(CONFIG_NAME))
     return sorted(found + other_files_worktree(ws, set(paths)))
+
+
+def _check(ws: Workspace, new: Snapshot, author: str | None, config_bytes: bytes | None) -> list[Violation]:
+    repo = ws.repo
+    side = old_side(repo, gitio.head_id(repo), ws.config, workspace=ws.name or None,
+                    source=new.read, config_bytes=config_bytes)
+    if side.snapshot is not None:
+        _fence_hint(ws, side.snapshot, new)
+    return run_checks(CheckInput(ws.config, side.snapshot, new, author, side.config, side.remapped))
+
+
+def _fence_hint(ws: Workspace, old: Snapshot, new: Snapshot) -> None:
+    """Tell the LOG check the fence state at the end of HEAD's LOG from the line cache, when the cache knows
+    it: counting fences in a 75 MB LOG costs more than the rest of the check. The cache is keyed by the 4 KB
+    before its offset, the same trust as its line numbers; `verify` never uses it and counts exactly."""
+    from gitmem.checks.log import FENCE_OPEN_AT_END
+    from gitmem.workspace.tail import cached_fence_state
+
+    path = ws.config.path("log")
+    data = new.read(path)
+    size = old.prefix_length(path, data) if data is not None else None
+    if data is None or size is None or data[size - 1:size] not in (b"\n", b""):
+        return
+    state = cached_fence_state(ws.state_dir, path, data, size)
+    if state is not None:
+        old.facts[(FENCE_OPEN_AT_END, path)] = state
 
 
 def other_files_staged(ws: Workspace, memory: set[str]) -> list[Violation]:
@@ -182,11 +264,13 @@ def _resolve(ws: Workspace, rev: str) -> str:
 
 def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str, ...] = (),
                  progress: Callable[[int], None] | None = None) -> RangeResult:
-    """Check every commit in START..END (not reachable from `hide`) against its first parent, with the
-    config each commit carries. `progress(n)` is called after each commit.
+    """Check every commit in START..END (not reachable from `hide`) against each of its parents, each side
+    with the config it carries. `progress(n)` is called after each commit.
 
     With no START, every commit reachable from END is checked (a first push). Memory stays flat in the
     length of the range: one commit's snapshots are alive at a time, and parsed configs are few.
+    A merge is judged against its first parent like any commit, and against every other parent for what that
+    parent added: nothing appended or resolved on any parent may be lost (`gitmem.checks.merges`).
     """
     repo, workspace = ws.repo, ws.name or None
     last = _resolve(ws, end)
@@ -201,38 +285,60 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
         return result
     newest = _Newest(repo, last)
     configs: dict[str | None, Config] = {}
+    old_configs: dict[str, Config | None] = {}
     previous: tuple[str, list[str], Snapshot | None] | None = None
     for commit in gitio.walk_range(repo, first, last, hide):
         if commit.id in shallow:        # git lists only commits whose parents it did not fetch
             raise ShallowHistoryError(f"commit {commit.short} is where the history stops, and its parent is "
                                       f"needed to check it: {SHALLOW_HINT}")
         result.commits += 1
-        config_key = gitio.file_id_at(repo, commit.id, CONFIG_NAME)
-        try:
-            if config_key not in configs:     # parse each distinct gitmem.yaml once, not once per commit
-                configs[config_key] = config_at(gitio.file_at(repo, commit.id, CONFIG_NAME), workspace=workspace)
-            config = configs[config_key]
-        except ConfigError as err:
-            raise ConfigError(f"commit {commit.short}: {err}") from None
+        config = _commit_config(repo, commit, configs, workspace)
         paths = _paths(config)
         parent = commit.parents[0] if commit.parents else None
         # Consecutive commits share a snapshot: the parent's is the one just checked, contents already read.
-        if previous is not None and parent is not None and previous[0] == parent and previous[1] == paths:
-            old = previous[2]
+        if previous is not None and parent is not None and previous[0] == parent and previous[1] == paths \
+                and _same_config(repo, parent, commit.id):
+            side = Side(previous[2], None)
         else:
-            old = _derived(repo, gitio.commit_snapshot(repo, parent, paths), paths, newest.read)
+            side = old_side(repo, parent, config, workspace=workspace, source=newest.read, configs=old_configs)
         new = _derived(repo, gitio.commit_snapshot(repo, commit.id, paths), paths, newest.read)
         assert new is not None      # commit_snapshot is None only for no commit, never for a commit
         previous = (commit.id, paths, new)
         if progress is not None:
             progress(1)
-        if not _has_memory(new, config) and (old is None or not _has_memory(old, config)):
+        others = [old_side(repo, other, config, workspace=workspace, source=newest.read, configs=old_configs)
+                  for other in commit.parents[1:]]
+        if not _has_memory(new, config) and not any(_has_memory(s.snapshot, config) for s in (side, *others)):
             continue        # history from before gitmem was adopted: there is no memory to check
-        found = run_checks(CheckInput(config, old, new, commit.author.email))
+        found = run_checks(CheckInput(config, side.snapshot, new, commit.author.email, side.config, side.remapped,
+                                      tuple(s.snapshot for s in others if s.snapshot is not None)))
+        if others:
+            from gitmem.checks import merges
+
+            found += merges.check(config, side.snapshot, [(p[:10], s.snapshot) for p, s in zip(commit.parents[1:], others)],
+                                  new)
         result.violations += [Violation(v.path, v.line, v.code, f"{v.message} (commit {commit.short})", v.hint)
                               for v in found]
     result.violations.sort()
     return result
+
+
+def _commit_config(repo: gitio.Repo, commit: gitio.Commit, configs: dict[str | None, Config],
+                   workspace: str | None) -> Config:
+    """The config a commit carries: strict when the commit brings it (new bytes), else as it was written."""
+    key = gitio.file_id_at(repo, commit.id, CONFIG_NAME)
+    if key not in configs:     # parse each distinct gitmem.yaml once, not once per commit
+        brought = all(gitio.file_id_at(repo, parent, CONFIG_NAME) != key for parent in commit.parents)
+        try:
+            configs[key] = config_at(gitio.file_at(repo, commit.id, CONFIG_NAME), workspace=workspace,
+                                     strict=brought)
+        except ConfigError as err:
+            raise ConfigError(f"commit {commit.short}: {err}") from None
+    return configs[key]
+
+
+def _same_config(repo: gitio.Repo, a: str, b: str) -> bool:
+    return gitio.file_id_at(repo, a, CONFIG_NAME) == gitio.file_id_at(repo, b, CONFIG_NAME)
 
 
 class _Newest:

@@ -72,6 +72,8 @@ def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json:
     if result.push is not None:
         for line in result.push["messages"]:
             click.echo(f"push: {line}", err=True)
+        if result.push["status"] == "rewritten":               # never built on a rewritten upstream
+            return ExitCode.REWRITTEN
         if result.push["status"] in ("conflict", "failed"):    # the close commit is safe, locally or on a branch
             return ExitCode.SALVAGED
     return ExitCode.OK

@@ -25,9 +25,9 @@ from pathlib import Path
 
 from gitmem import gitio
 from gitmem.close.day import cycle_numbers
-from gitmem.memory import lessons, log
+from gitmem.memory import fences, lessons, log
 from gitmem.memory.lessons import Lesson
-from gitmem.memory.text import Field, decode, render_field, unfenced_headings
+from gitmem.memory.text import Field, decode, render_field
 from gitmem.workspace import Workspace, files
 
 CACHE_NAME = "confirmations.json"
@@ -178,10 +178,11 @@ class Backing:
         one pass (a fenced example of a heading is no heading, wherever it stands)."""
         if self._offsets is None:
             self._offsets = {}
-            for found in unfenced_headings(self._current_log()):
-                parsed = log.parse_heading(found.group(0)[3:].decode("utf-8", "replace"))
+            data = self._current_log()
+            for at in fences.headings(data, b"## "):
+                parsed = log.parse_heading(fences.line_at(data, at)[3:].decode("utf-8", "replace"))
                 if parsed is not None and parsed[1] is not None:
-                    self._offsets.setdefault(parsed[1], found.start())
+                    self._offsets.setdefault(parsed[1], at)
         return self._offsets.get(cycle)
 
     def _current_log(self) -> bytes:
@@ -249,7 +250,7 @@ class _LessonsBytes:
         """Where the lesson's section starts and ends (its first heading, outside code fences)."""
         if self._spans is None:
             self._spans = {}
-            starts = [(m.start(), m.group(0)) for m in unfenced_headings(self.data) if m.group(0).startswith(b"## ")]
+            starts = [(at, fences.line_at(self.data, at)) for at in fences.headings(self.data, b"## ")]
             for (start, line), (end, _) in zip(starts, [*starts[1:], (len(self.data), b"")]):
                 lesson = line[3:].split(b" ", 1)[0].decode("ascii", "replace")
                 self._spans.setdefault(lesson, (start, end))

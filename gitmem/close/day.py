@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 
-from gitmem.memory import log, now
+from gitmem.memory import fences, log, now
 from gitmem.memory.log import LogEntry
 from gitmem.memory.now import NowBlock
 
@@ -20,9 +20,9 @@ _FIRST_TAIL = 16         # NOW blocks parsed on the first pass; each further pas
 # entry: measured here at 20-40 ms per MB (0.2 s for a 7 MB LOG of 50,000 entries; the original system's
 # 13,265-line LOG is under 1 MB), against about 1 s per MB for a full `log.parse`. It runs only when an open
 # lesson has enough Confirmed lines to need the gate, once to decide and once to re-check before writing.
-# A heading inside a fenced code block would count too; LOG bodies hold no such headings.
+# A heading inside fenced code is text, not an entry (`gitmem.memory.fences`).
 _CYCLE_HEADING_RE = re.compile(
-    r"\n## +\d{4}-\d{2}-\d{2} \d{2}:\d{2} (?:UTC|[+-]\d{2}:\d{2}) +(?:·|-|\|) +cycle (\d+) +(?:·|-|\|) +"
+    r"\n## +\d{4}-\d{2}-\d{2} \d{2}:\d{2} (?:UTC|[+-]\d{2}:\d{2}) +(?:·|-|\|) +cycle (\d{1,18}) +(?:·|-|\|) +"
     r"(?:built|published|no-build)[ \t]*(?=\n|$)")
 # Written by the close itself, so that the close of a day can be found again (idempotence).
 DAY_FIELD = "Day"
@@ -48,7 +48,9 @@ def entries_since(text: str, start: datetime, *, at_least: int = 0) -> tuple[Log
 def cycle_numbers(text: str) -> set[int]:
     """Every cycle number that has a LOG entry now. Close entries carry none, so they never count."""
     # The leading newline lets a LOG whose very first line is a heading match too (no title is a GM907 error).
-    return set(map(int, _CYCLE_HEADING_RE.findall(text if not text.startswith("## ") else "\n" + text)))
+    text = text if not text.startswith("## ") else "\n" + text
+    fenced = fences.Fenced(text)
+    return {int(match.group(1)) for match in _CYCLE_HEADING_RE.finditer(text) if not fenced.inside(match.start() + 1)}
 
 
 @dataclass(frozen=True)

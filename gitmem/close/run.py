@@ -93,7 +93,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
         result.push = _push(ws, result.day)
         if result.push["status"] == "pushed" and result.push["commit"]:
             result.commit = result.push["commit"]
-        elif result.push["status"] in ("conflict", "failed"):
+        elif result.push["status"] in ("conflict", "failed", "rewritten"):
             where = result.push["side_branch"] or "(close)"
             result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, where, 1,
                                                   message="; ".join(result.push["messages"][-2:])))
@@ -202,7 +202,7 @@ def _commit(ws: Workspace, result: CloseResult, head: str) -> str:
 def _push(ws: Workspace, day: date) -> dict[str, Any]:
     from gitmem.publish.push import publish
 
-    outcome = publish(ws.repo, conflict_branch=f"gitmem/close-{day.isoformat()}")
+    outcome = publish(ws.repo, conflict_branch=f"gitmem/close-{day.isoformat()}", workspace=ws.name or None)
     # After a rebase the published commit is a new one: report that id, not the local one it replaced.
     return {"status": outcome.status, "commit": outcome.commit, "side_branch": outcome.side_branch,
             "messages": outcome.messages}

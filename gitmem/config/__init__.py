@@ -1,16 +1,30 @@
 """gitmem.yaml: declared as data, validated once at load time, errors point at the bad value."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields, is_dataclass, replace
+from dataclasses import Field, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, get_origin, get_type_hints
 
+from gitmem.config.validate import (
+    bounded,
+    directory_problem,
+    lenient,
+    name_problem,
+    number_problem,
+    shared_files,
+    text_problem,
+    workspace_name_problem,
+)
 from gitmem.errors import ExitCode, GitmemError
 
 CONFIG_NAME = "gitmem.yaml"
 ROLES = ("now", "decisions", "log", "lessons", "rules", "roadmap")
 REQUIRED_ROLES = ("now", "decisions", "log", "lessons", "rules")
 BACKENDS = ("anthropic", "command", "scripted")     # agent backends; "" means anthropic when a key is set
+
+
+# A ranker's weight; rankers are a mapping, not a field, so their range is declared here.
+RANKER_WEIGHT: Field[Any] = bounded(1.0, 0.0, 100.0)
 
 
 class ConfigError(GitmemError):
@@ -33,7 +47,7 @@ class Files:
 class Shell:
     enabled: bool = False
     allow: tuple[str, ...] = ()
-    timeout: int = 120
+    timeout: int = bounded(120, 1, 86_400)
 
 
 @dataclass(frozen=True)
@@ -45,7 +59,7 @@ class Agent:
     command: str = ""                       # for the command backend, e.g. `claude -p`
     script: str = ""                        # for the scripted backend: a YAML file of tool calls per cycle
     shell: Shell = field(default_factory=Shell)
-    max_retries: int = 4                    # anthropic SDK retries for 429, 5xx and overloaded, with backoff
+    max_retries: int = bounded(4, 0, 20)    # anthropic SDK retries for 429, 5xx and overloaded, with backoff
     # Environment variables the `command` agent gets although they hold keys. By default only the model's
     # API key, which an agent CLI needs (so repositories made before this setting keep working); a list given
     # replaces the default. Every other token, key or credential is withheld; GitHub tokens never pass.
@@ -56,41 +70,42 @@ class Agent:
 
 @dataclass(frozen=True)
 class Limits:
-    now_block_lines: int = 10
-    rules_max_lines: int = 200
-    proven_rules_max: int = 30
-    grep_over_lines: int = 300
-    pending_max: int = 20               # most Pending decisions (GM209)
+    now_block_lines: int = bounded(10, 1, 1_000)
+    rules_max_lines: int = bounded(200, 0, 100_000)
+    proven_rules_max: int = bounded(30, 0, 10_000)
+    grep_over_lines: int = bounded(300, 1, 10_000_000)
+    pending_max: int = bounded(20, 1, 1_000)        # most Pending decisions (GM209)
 
 
 @dataclass(frozen=True)
 class Cycle:
-    log_entries: int = 3
-    max_context_tokens: int = 60000
-    max_turns: int = 30
-    max_tokens: int = 200000
-    timeout: int = 1800
+    log_entries: int = bounded(3, 1, 1_000)
+    max_context_tokens: int = bounded(60000, 1, 10_000_000)
+    max_turns: int = bounded(30, 1, 10_000)
+    max_tokens: int = bounded(200000, 1, 1_000_000_000)
+    timeout: int = bounded(1800, 1, 7 * 86_400)
     priorities: tuple[str, ...] = (
         "answer people", "fix the published product", "build something new", "measure")
     always_load: tuple[str, ...] = ()
-    max_file_bytes: int = 25 * 1024 * 1024   # the runner keeps bigger files out of its commit (GitHub: 100 MB)
+    # The runner keeps bigger files out of its commits (GitHub refuses files over 100 MB).
+    max_file_bytes: int = bounded(25 * 1024 * 1024, 1024, 100_000_000)
 
 
 @dataclass(frozen=True)
 class Close:
     model: str = "claude-opus-5-5"
-    confirmations: int = 2
-    max_promotions: int = 3
-    stale_decision_days: int = 3
+    confirmations: int = bounded(2, 1, 100)      # 0 would promote a lesson no later cycle confirmed
+    max_promotions: int = bounded(3, 0, 1_000)
+    stale_decision_days: int = bounded(3, 0, 36_500)
 
 
 @dataclass(frozen=True)
 class Recall:
-    min_score: float = 0.35
-    gap: float = 0.15
-    limit: int = 6
-    recency_half_life_days: float = 30.0
-    recency_weight: float = 0.2
+    min_score: float = bounded(0.35, 0.0, 1.0)
+    gap: float = bounded(0.15, 0.0, 1.0)
+    limit: int = bounded(6, 1, 1_000)
+    recency_half_life_days: float = bounded(30.0, 0.0, 36_500.0)
+    recency_weight: float = bounded(0.2, 0.0, 1.0)
     rankers: tuple[tuple[str, float], ...] = (("bm25", 1.0),)
 
 
@@ -156,7 +171,15 @@ def load_config(root: Path | str, *, workspace: str | None = None) -> Config:
     return config.with_workspace(workspace) if workspace else config
 
 
-def parse_config(data: bytes, *, source: str = CONFIG_NAME) -> Config:
+def parse_config(data: bytes, *, source: str = CONFIG_NAME, strict: bool = True) -> Config:
+    """The config in `data`. `strict=False` reads a config from history: when it breaks only rules that are new
+    in this release (`gitmem.config.validate`), it is read by the rules it was written under."""
+    if not strict:
+        try:
+            return parse_config(data, source=source)
+        except ConfigError:
+            with lenient():
+                return parse_config(data, source=source)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -233,7 +256,7 @@ def _build(cls: type, raw: Any, source: str, prefix: str, warnings: list[str], w
         raise ConfigError(f"{where or source}: {prefix.rstrip('.') or 'top level'}: expected a mapping, "
                           f"got {_kind(raw)}")
     hints = get_type_hints(cls)
-    known = {f.name for f in fields(cls) if f.name not in ("workspace", "warnings")}
+    known = {f.name: f for f in fields(cls) if f.name not in ("workspace", "warnings")}
     values: dict[str, Any] = {}
     for key, value in raw.items():
         dotted = f"{prefix}{key}"
@@ -244,11 +267,11 @@ def _build(cls: type, raw: Any, source: str, prefix: str, warnings: list[str], w
             hint = f"; did you mean {prefix + close[0]!r}?" if close else ""
             warnings.append(f"{source}{_line(raw, key)}: unknown key {dotted!r} ignored{hint}")
             continue
-        values[key] = _coerce(hints[key], value, source + _line(raw, key), dotted, warnings)
+        values[key] = _coerce(hints[key], value, source + _line(raw, key), dotted, warnings, known[key])
     return cls(**values)
 
 
-def _coerce(hint: Any, value: Any, where: str, dotted: str, warnings: list[str]) -> Any:
+def _coerce(hint: Any, value: Any, where: str, dotted: str, warnings: list[str], spec: Field[Any]) -> Any:
     if isinstance(hint, type) and is_dataclass(hint):
         # `limits:` with every key commented out loads as None: it means "all defaults", not an error.
         value = {} if value is None else value
@@ -257,16 +280,29 @@ def _coerce(hint: Any, value: Any, where: str, dotted: str, warnings: list[str])
     if dotted == "workspaces":
         if not isinstance(value, dict):
             raise ConfigError(f"{where}: workspaces: expected a mapping of name to settings")
+        for name in value:
+            problem = workspace_name_problem(str(name))
+            if problem is not None:
+                raise ConfigError(f"{where.split(':')[0]}{_line(value, name)}: workspaces: {str(name)!r} {problem}")
         return tuple((str(name), _build(WorkspaceFiles, spec or {}, where.split(":")[0], f"workspaces.{name}.", warnings,
                                         where.split(":")[0] + _line(value, name)))
                      for name, spec in value.items())
     if dotted.endswith("rankers"):
-        if not isinstance(value, dict) or not all(isinstance(v, (int, float)) for v in value.values()):
+        if not isinstance(value, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                  for v in value.values()):
             raise ConfigError(f"{where}: {dotted}: expected a mapping of ranker name to weight")
+        for name, weight in value.items():
+            problem = text_problem(str(name)) or number_problem(RANKER_WEIGHT, weight)
+            if problem is not None:
+                raise ConfigError(f"{where}: {dotted}.{str(name)!r}: {problem}")
         return tuple((str(k), float(v)) for k, v in value.items())
     if text == "tuple":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise ConfigError(f"{where}: {dotted}: expected a list of strings")
+        for item in value:
+            problem = text_problem(item)
+            if problem is not None:
+                raise ConfigError(f"{where}: {dotted}: {item!r} {problem}")
         return tuple(value)
     kinds: dict[str, type[Any] | tuple[type[Any], ...]] = {"int": int, "str": str, "bool": bool, "float": (int, float)}
     expected = kinds.get(text, object)
@@ -274,8 +310,10 @@ def _coerce(hint: Any, value: Any, where: str, dotted: str, warnings: list[str])
         raise ConfigError(f"{where}: {dotted}: expected {text}, got {value!r}")
     if not isinstance(value, expected):
         raise ConfigError(f"{where}: {dotted}: expected {text}, got {value!r}")
-    if text in ("int", "float") and value < 0:
-        raise ConfigError(f"{where}: {dotted}: must not be negative, got {value!r}")
+    problem = (number_problem(spec, value) if text in ("int", "float")
+               else text_problem(value) if text == "str" else None)
+    if problem is not None:
+        raise ConfigError(f"{where}: {dotted}: {problem}")
     return float(value) if text == "float" else value
 
 
@@ -293,20 +331,20 @@ def _validate(config: Config, source: str, raw: Any = None) -> None:
     for prefix, memory_dir, files in places:
         for name in (f.name for f in fields(Files)):
             value = getattr(files, name)
-            if not value or "/" in value or "\\" in value or value.startswith("."):
+            problem = name_problem(value)
+            if problem is not None:
                 key = f"{prefix}files.{name}"
-                raise ConfigError(f"{_where(raw, source, key)}: {key}: {value!r} must be a plain file name")
-        if memory_dir.startswith("/") or ".." in PurePosixPath(memory_dir).parts:
+                raise ConfigError(f"{_where(raw, source, key)}: {key}: {value!r} {problem}")
+        problem = directory_problem(memory_dir)
+        if problem is not None:
             key = f"{prefix}memory_dir"
-            raise ConfigError(f"{_where(raw, source, key)}: {key}: {memory_dir!r} must stay inside the repository")
-    for key, value in (("limits.now_block_lines", config.limits.now_block_lines),
-                       ("cycle.log_entries", config.cycle.log_entries)):
-        if value < 1:
-            raise ConfigError(f"{_where(raw, source, key)}: {key}: must be at least 1, got {value}")
-    for key, value, low, high in (("limits.pending_max", config.limits.pending_max, 1, 1000),
-                                  ("cycle.max_file_bytes", config.cycle.max_file_bytes, 1024, 100_000_000)):
-        if not low <= value <= high:
-            raise ConfigError(f"{_where(raw, source, key)}: {key}: must be between {low} and {high}, got {value}")
+            raise ConfigError(f"{_where(raw, source, key)}: {key}: {memory_dir!r} {problem}")
+        shared = shared_files([(prefix, memory_dir, {f.name: getattr(files, f.name) for f in fields(Files)})])
+        if shared is not None:
+            key, other, path = shared
+            written = other if _where(raw, source, other) != _where(raw, source, prefix + "files") else key
+            raise ConfigError(f"{_where(raw, source, written)}: {other} and {key} both name {path!r}; each role "
+                              "needs a file of its own")
     _validate_agent_lists(config, source, raw)
     if config.agent.backend not in ("", *BACKENDS):
         raise ConfigError(f"{_where(raw, source, 'agent.backend')}: agent.backend: {config.agent.backend!r} "

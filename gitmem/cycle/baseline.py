@@ -18,9 +18,8 @@ from datetime import datetime
 from pathlib import Path
 
 from gitmem import gitio
-from gitmem.memory import decisions, log
+from gitmem.memory import decisions, fences, log
 from gitmem.memory.log import LogEntry
-from gitmem.memory.text import unfenced_headings
 from gitmem.workspace import Workspace, files
 
 
@@ -177,8 +176,8 @@ class AnsweredBefore(ResolvedAt):
 def _resolved_offset(data: bytes) -> int | None:
     """The offset of the line after the `## Resolved` heading (outside code fences); None without one. Reads
     only as far as that heading: the Pending section."""
-    for found in unfenced_headings(data):
-        if found.group(0).rstrip() == b"## Resolved":
-            end = data.find(b"\n", found.end())
+    for at in fences.headings(data, b"## "):
+        if fences.line_at(data, at).rstrip() == b"## Resolved":
+            end = data.find(b"\n", at)
             return len(data) if end < 0 else end + 1
     return None

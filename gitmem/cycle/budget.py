@@ -34,7 +34,7 @@ from gitmem.checks.sizes import CHARS_PER_TOKEN, HARD_SHARE, size_limits
 from gitmem.config import Config
 from gitmem.cycle.baseline import resolved_before
 from gitmem.errors import ExitCode, RunFailure
-from gitmem.memory import decisions, log, roadmap
+from gitmem.memory import decisions, fences, log, roadmap
 from gitmem.memory import now as now_mod
 from gitmem.memory.text import Timestamp, decode
 from gitmem.workspace import Workspace, files
@@ -45,8 +45,8 @@ RESOLVED_IDS_SHOWN = 20       # newly resolved decisions past the budget's room 
 NEWLY_RESOLVED = "newly resolved — act on these, do not redo them"
 OLD_RESOLVED_STOP = 3        # resolved decisions in a row older than the last cycle end the scan
 TokenCounter = Callable[[str], int]
-_RESOLVED_RE = re.compile(r"^## Resolved[ \t]*$", re.M)
-_DECISION_RE = re.compile(r"^### +(D-\d{4,})", re.M)
+_RESOLVED_RE = re.compile(r"## Resolved[ \t]*$", re.M)
+_DECISION_RE = re.compile(r"### +(D-\d{4,})")
 
 
 class BudgetError(RunFailure):
@@ -197,15 +197,16 @@ def _whole(root: Path, rel: str, name: str, *, cacheable: bool = False) -> Conte
 
 def _roadmap_part(root: Path, rel: str) -> ContextPart | None:
     """The current ROADMAP section (`roadmap.current_section`), parsed from the first `(current)` heading or
-    open `- [ ]` item on: a long-lived roadmap grows a finished section a month, and those are skipped."""
+    open `- [ ]` item on: a long-lived roadmap grows a finished section a month, and those are skipped.
+    Fenced code holds neither headings nor items (`gitmem.memory.fences`)."""
     text = files.read_text(root, rel)
+    fenced = fences.Fenced(text)
     # Line starts of the first `## … (current)` heading and of the first open item (str.find: a
     # multi-line regex would cost more than the parse it saves).
-    marks = [mark for mark in (_line_with(text, "(current)", lambda head: head.startswith("## ")),
-                               _line_with(text, "- [ ]", lambda head: not head.strip())) if mark is not None]
-    heading = text.rfind("\n## ", 0, min(marks) + 1) + 1 if marks else 0
-    if not text.startswith("## ", heading):
-        heading = 0          # a mark outside any section: parse the whole file
+    marks = [mark for mark in (_line_with(text, "(current)", lambda head: head.startswith("## "), fenced),
+                               _line_with(text, "- [ ]", lambda head: not head.strip(), fenced)) if mark is not None]
+    heads = [at for at in fences.headings(text, "## ", 0, min(marks) + 1)] if marks else []
+    heading = heads[-1] if heads else 0          # a mark outside any section: parse the whole file
     section = roadmap.current_section(text[heading:])
     if section is None:
         return None
@@ -221,12 +222,12 @@ def roadmap_title(root: Path, rel: str) -> str | None:
     return part.text.split("\n", 1)[0].removeprefix("## ") if part is not None else None
 
 
-def _line_with(text: str, needle: str, accept: Callable[[str], bool]) -> int | None:
-    """Start of the first line holding `needle` where `accept(the line's text before it)`."""
+def _line_with(text: str, needle: str, accept: Callable[[str], bool], fenced: fences.Fenced) -> int | None:
+    """Start of the first line outside fenced code holding `needle` where `accept(the line's text before it)`."""
     at = text.find(needle)
     while at >= 0:
         start = text.rfind("\n", 0, at) + 1
-        if accept(text[start:at]):
+        if accept(text[start:at]) and not fenced.inside(start):
             return start
         at = text.find(needle, at + 1)
     return None
@@ -290,11 +291,15 @@ def _decisions_part(root: Path, rel: str, before: Container[str] | None, room: i
 
 def _resolved_cut(text: str, before: Container[str] | None) -> int | None:
     """Where DECISIONS can be cut: before the first of OLD_RESOLVED_STOP resolved decisions in a row that were
-    already resolved at the baseline (answers go on top of Resolved). None: read on."""
-    resolved = _RESOLVED_RE.search(text)
-    if before is None or resolved is None:
+    already resolved at the baseline (answers go on top of Resolved). None: read on. Headings inside fenced
+    code are text (`gitmem.memory.fences`): a fenced example of `## Resolved` cuts nothing."""
+    if before is None:
         return None
-    heads = [(m.start(), m.group(1)) for m in _DECISION_RE.finditer(text, resolved.end())]
+    resolved = next((at for at in fences.headings(text, "## ") if _RESOLVED_RE.match(text, at)), None)
+    if resolved is None:
+        return None
+    heads = [(at, match.group(1)) for at in fences.headings(text, "### ", text.find("\n", resolved) + 1 or len(text))
+             if (match := _DECISION_RE.match(text, at))]
     run = 0
     for index, ((head, decision_id), _) in enumerate(zip(heads, heads[1:])):   # only complete decisions
         run = run + 1 if decision_id in before else 0

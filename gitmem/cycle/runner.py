@@ -209,6 +209,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             report.messages.append(f"cleared a stale lock left by {held.stale.describe()}")
         start, branch = gitio.head_id(repo), gitio.current_branch(repo)
         assert start is not None and branch is not None     # preflight refused an unborn or detached HEAD
+        known = _known_upstream(repo, settings) if settings.push else None    # before the agent can touch it
         old = postflight.memory_texts(ws)
         request = (request_builder or default_request)(ws, number, clock, backend.name)
         context = postflight.context_note(request.total_tokens, ws.config.cycle.max_context_tokens)
@@ -244,7 +245,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             report.violations.append(Violation.of(codes.CYCLE_AGENT_FAILED, saved.branch or "(cycle)", 1,
                                                   message=f"the agent failed: {saved.error}"))
         if settings.push:
-            _push(ws, report, settings)
+            _push(ws, report, settings, known)
         pending = decisions.parse(ws.read("decisions")).pending
         report.pending = [f"{d.id} · {d.title}" for d in pending]
         return report
@@ -347,17 +348,23 @@ def _validate(ws: Workspace, start: str) -> None:
         raise PostflightFailed(f"memory failed validation after the agent ran: {first}")
 
 
-def _push(ws: Workspace, report: CycleReport, settings: Settings) -> None:
+def _known_upstream(repo: gitio.Repo, settings: Settings) -> str | None:
+    from gitmem.publish.push import known_upstream
+
+    return known_upstream(repo, settings.remote)
+
+
+def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | None = None) -> None:
     from gitmem.publish.merge import resolver_for
     from gitmem.publish.push import publish
 
     repo = ws.repo
     result = publish(repo, conflict_branch=f"gitmem/cycle-{report.cycle}", remote=settings.remote,
                      tries=settings.tries, backoff=settings.backoff, sleep=settings.sleep,
-                     resolver=resolver_for(ws.config))
+                     resolver=resolver_for(ws.config), workspace=ws.name or None, known=known)
     report.messages += result.messages
     for kept in (report.salvage_branch, report.local_branch, report.proposal_branch):
-        if kept and result.status in ("pushed", "conflict"):     # a runner's checkout is thrown away: keep it
+        if kept and result.status in ("pushed", "conflict", "rewritten"):   # a runner's checkout is thrown away
             try:
                 gitio.push(repo, result.remote, kept, kept)
                 report.messages.append(f"pushed {kept} to {result.remote}")
@@ -369,7 +376,12 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings) -> None:
         report.messages.append(f"pushed to {result.remote}/{result.branch}")
         return
     report.exit_code = ExitCode.SALVAGED
-    if result.status == "conflict":
+    if result.status == "rewritten":            # never built on: a human decides (gitmem.publish.push)
+        report.exit_code = ExitCode.REWRITTEN
+        report.side_branch = result.side_branch
+        report.violations.append(Violation.of(codes.CYCLE_UPSTREAM_REWRITTEN, result.side_branch or "(cycle)", 1,
+                                              message="; ".join(result.messages[-2:])))
+    elif result.status == "conflict":
         report.side_branch = result.side_branch
         report.commit = result.commit
         report.violations.append(Violation.of(codes.CYCLE_PUSH_CONFLICT, result.side_branch or "(cycle)", 1,

@@ -34,7 +34,8 @@ _NAMES = {
                 "shallow_commits", "signature", "walk_range"),
     "rebase": ("RebaseResult", "Resolver", "rebase_onto"),
     "remote": ("GitCommandError", "checkout_branch", "fetch", "fetch_prefixed", "hooks_dir", "push",
-               "remote_branch_oid", "remote_names", "run_git", "set_config", "token_config", "upstream_of"),
+               "remote_branch_oid", "remote_names", "run_git", "set_config", "set_remote_branch", "token_config",
+               "upstream_of"),
     "repository": ("Identity", "Repo", "RepoError", "config_value", "current_branch", "dirty_files", "git_dir",
                    "head_id", "init_repo", "is_unborn", "open_repo", "references", "root", "state_dir",
                    "state_dir_of", "user_identity", "work_tree"),
@@ -42,7 +43,8 @@ _NAMES = {
     "state": ("StatePath", "common_dir", "has_object", "ignored", "is_ignored", "references_all", "set_reference",
               "state_paths", "tree_links"),
     "staged": ("ChangedFile", "read_staged", "staged_files", "worktree_bytes", "worktree_changed"),
-    "snapshots": ("Snapshot", "blob_size", "commit_snapshot", "file_at", "file_id_at", "index_snapshot",
+    "snapshots": ("RenamedSnapshot", "Snapshot", "blob_size", "commit_snapshot", "file_at", "file_id_at",
+                  "index_snapshot",
                   "same_blob", "staged_snapshot", "worktree_snapshot"),
 }
 _WHERE = {name: module for module, names in _NAMES.items() for name in names}
@@ -129,6 +131,7 @@ if TYPE_CHECKING:   # for type checkers: the same names, imported eagerly
         remote_names,
         run_git,
         set_config,
+        set_remote_branch,
         token_config,
         upstream_of,
     )
@@ -153,6 +156,7 @@ if TYPE_CHECKING:   # for type checkers: the same names, imported eagerly
     )
     from gitmem.gitio.restore import head_entry, restore_paths
     from gitmem.gitio.snapshots import (
+        RenamedSnapshot,
         Snapshot,
         blob_size,
         commit_snapshot,

@@ -80,6 +80,11 @@ def remote_branch_oid(repo: Repo, remote: str, branch: str) -> str | None:
     return str(ref.peel(pygit2.Commit).id) if ref is not None else None
 
 
+def set_remote_branch(repo: Repo, remote: str, branch: str, target: str) -> None:
+    """Point refs/remotes/<remote>/<branch> at `target`: put back what a fetch moved."""
+    repo.raw.references.create(f"refs/remotes/{remote}/{branch}", pygit2.Oid(hex=target), force=True)
+
+
 def upstream_of(repo: Repo, branch: str) -> tuple[str, str]:
     """(remote, remote branch) from branch.<name>.remote/merge, defaulting to origin and the same name."""
     remote = config_value(repo, f"branch.{branch}.remote") or "origin"

@@ -28,6 +28,9 @@ class Snapshot:
         self._oids = oids or {}
         self._modes = modes if modes is not None else {}
         self._cache: dict[str, bytes | None] = {}
+        # Facts a check learned about a file here (the fence state at its end), kept for the next check that
+        # reads this snapshot as its old side: `verify` walks a chain of commits, each the next one's parent.
+        self.facts: dict[tuple[str, str], object] = {}
 
     def read(self, path: str) -> bytes | None:
         """The bytes of a regular file; None when it is missing or is not a regular file (see `mode`)."""
@@ -63,6 +66,30 @@ class Snapshot:
     @classmethod
     def from_dict(cls, label: str, files: dict[str, bytes]) -> Snapshot:
         return cls(label, files.get)
+
+
+class RenamedSnapshot(Snapshot):
+    """`base` read under other names: `names` maps a path asked for to the path read in `base`.
+
+    A commit that remaps a memory role in gitmem.yaml (`files.log: JOURNAL.md`) is judged with the parent's
+    files under the new names, so each side is read with its own config and the rules compare role with role.
+    """
+
+    def __init__(self, base: Snapshot, names: dict[str, str]) -> None:
+        super().__init__(base.label, lambda path: base.read(self._name(path)))
+        self._base, self._names = base, names
+
+    def _name(self, path: str) -> str:
+        return self._names.get(path, path)
+
+    def read(self, path: str) -> bytes | None:
+        return self._base.read(self._name(path))
+
+    def oid(self, path: str) -> str | None:
+        return self._base.oid(self._name(path))
+
+    def prefix_length(self, path: str, newer: bytes) -> int | None:
+        return self._base.prefix_length(self._name(path), newer)
 
 
 def same_blob(old: Snapshot | None, new: Snapshot, path: str) -> bool:

@@ -24,10 +24,10 @@ from gitmem.memory.text import (
 )
 
 TITLE = "# LESSONS"
-_ID_RE = re.compile(r"^L-(\d{4,})$")
+_ID_RE = re.compile(r"^L-(\d{4,18})$")
 # `<date> (cycle N) — evidence`; the dash may be an em dash or a plain hyphen.
 # The text may also start on the next (continuation) line, after the dash.
-_EVENT_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?: \d{2}:\d{2} \S+)? \(cycle (\d+)\)(?: (?:—|-|–)\s(.*))?$", re.S)
+_EVENT_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?: \d{2}:\d{2} \S+)? \(cycle (\d{1,18})\)(?: (?:—|-|–)\s(.*))?$", re.S)
 # A retirement reason may run on over continuation lines; `open` and `promoted R-NN` are exact.
 _STATUS_RE = re.compile(r"^(open|promoted (R-\d{2,})|retired (?:—|-|–) (.+))$", re.S)
 

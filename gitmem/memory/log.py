@@ -4,9 +4,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Protocol
 
 from gitmem import codes
+from gitmem.memory import fences
 from gitmem.memory.text import (
     SEP,
     Entry,
@@ -32,7 +34,7 @@ STARTED, SALVAGED, KEPT, BLOCKED = "Started", "Salvaged", "Kept", "Blocked"
 # cycles never carry it: postflight strips it from what their agent wrote.
 SESSION, INTERACTIVE = "Session", "interactive"
 _DECISION_ID = re.compile(r"\bD-\d{4,}\b")
-_CYCLE_RE = re.compile(r"^cycle (\d+)$")
+_CYCLE_RE = re.compile(r"^cycle (\d{1,18})$")  # numbers fit SQLite and int64: 18 digits
 
 
 @dataclass(frozen=True)
@@ -95,10 +97,11 @@ def parse_heading(title: str) -> tuple[Timestamp, int | None, str | None] | None
     return None
 
 
-def parse(text: str, *, first_line: int = 1, expect_title: bool = True) -> LogDoc:
-    """Parse LOG text. To parse only an appended tail, pass it with its `first_line` and `expect_title=False`."""
+def parse(text: str, *, first_line: int = 1, expect_title: bool = True, in_fence: bool = False) -> LogDoc:
+    """Parse LOG text. To parse only an appended tail, pass it with its `first_line` and `expect_title=False`,
+    and `in_fence` when the text before it leaves a code fence open (`gitmem.memory.fences`)."""
     lines = decode_lines(text)
-    preamble, sections = split_sections(lines, 2, first_line)
+    preamble, sections = split_sections(lines, 2, first_line, in_fence=in_fence)
     problems: list[Problem] = []
     if expect_title:
         problems += title_problem(preamble, TITLE, first_line)
@@ -127,26 +130,23 @@ def append_entry(text: str, entry: LogEntry) -> str:
 
 def tail(text: str, count: int) -> LogDoc:
     """Parse only the last `count` entries, scanning backwards: cost follows the tail, not the history."""
-    chunk, first_line = tail_text(text, count)
-    return parse(chunk, first_line=first_line, expect_title=False)
+    if count <= 0:
+        return LogDoc((), ())
+    found = tail_entries(TextSource(text), lambda entries: len(entries) >= count).entries
+    return LogDoc((), found[-count:])
 
 
 def tail_text(text: str, count: int) -> tuple[str, int]:
-    """The text of the last `count` `## ` entries and the 1-based line where it starts."""
+    """The text of the last `count` `## ` entries and the 1-based line where it starts. Headings inside fenced
+    code are no headings, so the text always starts at a real heading (or at the line after the title)."""
     if count <= 0:
         # Nothing asked for: an empty chunk that starts after the last line (not the whole history).
         return "", text.count("\n") + 1
-    position = len(text)
-    found = 0
-    start = 0
-    while found < count:
-        index = text.rfind("\n## ", 0, position)
-        if index < 0:
-            start = 0 if text.startswith("## ") else _after_title(text)
-            break
-        start = index + 1
-        position = index
-        found += 1
+    starts = list(fences.headings(text, HEADING))
+    if len(starts) >= count:
+        start = starts[-count]
+    else:
+        start = starts[0] if starts and starts[0] == 0 else _after_title(text)
     return text[start:], text.count("\n", 0, start) + 1
 
 
@@ -169,7 +169,7 @@ def last_cycle_number(text: str) -> int:
 # (`gitmem.workspace.tail.FileSource`).
 
 FIRST_BLOCK = 16 * 1024
-_HEADING_AT = re.compile(r"^## ", re.M)
+HEADING = "## "
 
 
 class TailSource(Protocol):
@@ -181,6 +181,9 @@ class TailSource(Protocol):
 
     def line_at(self, offset: int) -> int:
         """The 1-based line number of the line starting at `offset`."""
+
+    def fence_open_at(self, offset: int) -> bool:
+        """Whether the line starting at `offset` is inside fenced code (the text before it leaves one open)."""
 
 
 @dataclass(frozen=True)
@@ -194,15 +197,17 @@ def tail_entries(source: TailSource, enough: Callable[[tuple[LogEntry, ...]], bo
                  block: int = FIRST_BLOCK) -> Tail:
     """The entries at the end of LOG, read in doubling blocks until `enough(entries)` or the whole LOG is read.
 
-    Every `## ` heading in a block starts a complete entry; the lines above the first one are skipped.
+    Every `## ` heading outside fenced code starts a complete entry; the lines above the first one are
+    skipped. The fence state where a block starts comes from the source, so a code fence left open higher
+    up hides the headings below it here exactly as it does in a parse of the whole file.
     """
     size = source.size()
     while True:
         text, start = source.text_from(max(0, size - block))
         begin = 0
         if start > 0:
-            found = _HEADING_AT.search(text)
-            begin = found.start() if found else len(text)
+            found = fences.first_heading(text, HEADING, open_=source.fence_open_at(start))
+            begin = found if found is not None else len(text)
         if start == 0 or enough(parse(text[begin:], expect_title=False).entries):
             break
         block *= 2
@@ -232,13 +237,26 @@ class TextSource:
     def line_at(self, offset: int) -> int:
         return self.text.count("\n", 0, offset) + 1
 
+    def fence_open_at(self, offset: int) -> bool:
+        return self.fences.at(offset)
+
+    @cached_property
+    def fences(self) -> fences.FenceState:
+        return fences.FenceState(self.text)
+
 
 class BytesSource:
     """LOG bytes in memory (a blob), up to `end`; decoding is forgiving, so it never fails mid-history."""
 
-    def __init__(self, data: bytes, end: int | None = None) -> None:
+    def __init__(self, data: bytes, end: int | None = None, *, open_at_end: bool | None = None,
+                 numbered: bool = True) -> None:
+        """`open_at_end`: the fence state at `end` (a line start), when the caller knows it already.
+        `numbered=False`: the caller needs no line numbers (entries then count from line 1)."""
         self.data = data
+        self.numbered = numbered
         self.end = len(data) if end is None else end
+        if open_at_end is not None:
+            self.fences = fences.FenceState(data, known=self.end, state=open_at_end)
 
     def size(self) -> int:
         return self.end
@@ -246,10 +264,17 @@ class BytesSource:
     def text_from(self, start: int) -> tuple[str, int]:
         if start > 0:
             start = self.data.find(b"\n", start - 1, self.end) + 1 or self.end
-        return self.data[start:self.end].decode("utf-8", "replace").replace("\r\n", "\n"), start
+        return self.data[start:self.end].decode("utf-8", "replace"), start
 
     def line_at(self, offset: int) -> int:
-        return self.data.count(b"\n", 0, offset) + 1
+        return self.data.count(b"\n", 0, offset) + 1 if self.numbered else 1
+
+    def fence_open_at(self, offset: int) -> bool:
+        return self.fences.at(offset)
+
+    @cached_property
+    def fences(self) -> fences.FenceState:
+        return fences.FenceState(self.data)
 
 
 def blocked_value(value: str | None) -> str | None:

@@ -2,10 +2,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import date
 
 from gitmem import codes
+from gitmem.memory.fences import is_fence
 from gitmem.memory.text import (
     SEP,
     Entry,
@@ -23,7 +25,7 @@ from gitmem.memory.text import (
 )
 
 TITLE = "# NOW"
-_CYCLE_RE = re.compile(r"^cycle (\d+)$")
+_CYCLE_RE = re.compile(r"^cycle (\d{1,18})$")  # as in LOG: at most 18 digits
 _PLAN_RE = re.compile(r"^plan for (\d{4}-\d{2}-\d{2})$")
 
 
@@ -96,12 +98,21 @@ def parse(text: str, *, max_blocks: int | None = None) -> NowDoc:
 
 def _leading_blocks(lines: tuple[str, ...], count: int) -> tuple[str, ...]:
     seen = 0
-    for index, line in enumerate(lines):
-        if line.startswith("## "):
-            seen += 1
-            if seen > count:
-                return lines[:index]
+    for index in _heading_lines(lines):
+        seen += 1
+        if seen > count:
+            return lines[:index]
     return lines
+
+
+def _heading_lines(lines: tuple[str, ...]) -> Iterator[int]:
+    """Indexes of the `## ` lines outside fenced code (`gitmem.memory.fences`)."""
+    fenced = False
+    for index, line in enumerate(lines):
+        if is_fence(line):
+            fenced = not fenced
+        elif not fenced and line.startswith("## "):
+            yield index
 
 
 def render(doc: NowDoc) -> str:
@@ -113,9 +124,11 @@ def render(doc: NowDoc) -> str:
 def prepend_block(text: str, block: NowBlock) -> str:
     """Insert `block` above the current top block, leaving every other byte as it was."""
     lines = decode_lines(text)
-    insert_at = next((i for i, line in enumerate(lines) if line.startswith("## ")), None)
+    insert_at = next(_heading_lines(lines), None)
     rendered = block.render().split("\n")
     if insert_at is None:
         head = strip_trailing_blank(lines) or [TITLE]
-        return "\n".join([*head, "", *rendered]) + "\n"
+        # A preamble written before fences were checked may leave one open: close it, or the block is code.
+        closing = ["```"] if sum(1 for line in head if is_fence(line)) % 2 else []
+        return "\n".join([*head, *closing, "", *rendered]) + "\n"
     return "\n".join([*lines[:insert_at], *rendered, "", *lines[insert_at:]])

@@ -9,12 +9,15 @@ from typing import TypeVar
 
 from gitmem import codes
 from gitmem.codes import Code
+from gitmem.memory.fences import FENCE_MARKS
 
 T = TypeVar("T")
 
 # The canonical heading separator is U+00B7; humans may type " - " or " | " instead.
 SEP = " · "
-_SEP_RE = re.compile(r" +(?:·|-|\|) +")
+# Linear on any line: a match may start only at the first space of a run, and the run is taken whole
+# (possessive), so a long run of spaces is read once, never again from each of its spaces.
+_SEP_RE = re.compile(r"(?<! ) ++(?:·|-|\|) +")
 
 _TS_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}) (UTC|[+-]\d{2}:\d{2})$")
 _TS_PREFIX_RE = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2} (?:UTC|[+-]\d{2}:\d{2})")
@@ -110,6 +113,24 @@ def split_timestamped_heading(title: str) -> tuple[Timestamp | None, list[str]]:
     return parse_timestamp(match.group(0)), [p.strip() for p in parts[1:]]
 
 
+# Control characters a memory file never holds: C0 controls other than TAB and LF, DEL, and a CR that is not
+# part of CRLF (CRLF stays the GM905 warning). A bare CR renders as a line break in some viewers, so it can
+# forge a heading; NUL makes git treat the file as binary. `translate` finds out whether any is there at memory
+# speed; only then does the regex say where.
+_CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 13)) + b"\x7f"
+_CONTROL_RE = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)")
+
+
+def control_characters(data: bytes, start: int = 0) -> Iterator[tuple[int, str]]:
+    """(offset, what) of each control character in data[start:] that memory may not hold."""
+    if len(data.translate(None, _CONTROL_BYTES)) == len(data) and data.count(b"\r") == data.count(b"\r\n"):
+        return
+    for match in _CONTROL_RE.finditer(data, start):
+        found = match.group()
+        yield match.start(), ("NUL" if found == b"\0" else "a bare carriage return (CR)" if found == b"\r"
+                              else f"the control character U+{found[0]:04X}")
+
+
 @dataclass(frozen=True)
 class Decoded:
     text: str
@@ -131,8 +152,17 @@ def decode(data: bytes) -> Decoded:
     if "\r\n" in text:
         first = text[: text.index("\r\n")].count("\n") + 1
         problems.append(Problem.of(codes.NON_CANONICAL_ENCODING, first, "crlf"))
-        text = text.replace("\r\n", "\n")
+        text = lf(text)
     return Decoded(text, tuple(text.split("\n")), tuple(problems))
+
+
+def lf(text: str) -> str:
+    """CRLF to LF, idempotent: `\r\r\n` is one line end too, so text read twice (bytes decoded, then parsed)
+    reads the same as text read once, and a reader that starts mid-file agrees with one that starts at the top."""
+    text = text.replace("\r\n", "\n")
+    while "\r\n" in text:
+        text = text.replace("\r\n", "\n")
+    return text
 
 
 @dataclass(frozen=True)
@@ -153,7 +183,7 @@ def decode_lines(text: str) -> tuple[str, ...]:
     """Lines of already-decoded text, tolerant of CRLF and a BOM."""
     if text.startswith("\ufeff"):
         text = text[1:]
-    return tuple(text.replace("\r\n", "\n").split("\n"))
+    return tuple(lf(text).split("\n"))
 
 
 def title_problem(preamble: list[str] | tuple[str, ...], title: str, line: int = 1) -> list[Problem]:
@@ -198,34 +228,19 @@ def heading_level(line: str) -> int:
     return level
 
 
-_FENCE_OR_HEADING = re.compile(rb"^(?:```|~~~|#{1,6} )[^\n]*", re.M)
-
-
-def unfenced_headings(data: bytes, start: int = 0, end: int | None = None) -> Iterator[re.Match[bytes]]:
-    """The heading lines of markdown bytes, outside code fences, as `split_sections` sees them (a line that
-    starts with ``` or ~~~ opens or closes a fence), found with one regex pass in C: for files too big to
-    split into lines (a 75 MB LOG)."""
-    in_fence = False
-    for found in _FENCE_OR_HEADING.finditer(data, start, len(data) if end is None else end):
-        if found.group(0).startswith((b"```", b"~~~")):
-            in_fence = not in_fence
-        elif not in_fence:
-            yield found
-
-
-def split_sections(lines: tuple[str, ...] | list[str], level: int, first_line: int = 1) -> tuple[list[str], list[Section]]:
+def split_sections(lines: tuple[str, ...] | list[str], level: int, first_line: int = 1, *,
+                   in_fence: bool = False) -> tuple[list[str], list[Section]]:
     """Split at headings of exactly `level`; headings of a higher level also end a section.
 
     Returns the lines before the first heading and the sections. Fenced code is skipped so a `## `
-    inside a code block is not taken for a heading.
+    inside a code block is not taken for a heading (`gitmem.memory.fences`); `in_fence` is the fence
+    state where `lines` start, for a reader that parses the tail of a file.
     """
     preamble: list[str] = []
     sections: list[Section] = []
     title: str | None = None
     start = 0
     body: list[str] = []
-    in_fence = False
-
     def close() -> Section:
         # `end` is the last non-blank line, so a section never claims the blank lines that separate it
         # from the next one (or the phantom line after the file's final newline).
@@ -233,7 +248,7 @@ def split_sections(lines: tuple[str, ...] | list[str], level: int, first_line: i
         return Section(title, start, start + len(kept), tuple(body))  # type: ignore[arg-type]
 
     for offset, line in enumerate(lines):
-        if line.startswith("```") or line.startswith("~~~"):
+        if line.startswith(FENCE_MARKS):          # fences.is_fence, inlined: this loop sees every line
             in_fence = not in_fence
         found = 0 if in_fence else heading_level(line)
         if found and found <= level:

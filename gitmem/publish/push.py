@@ -2,6 +2,12 @@
 
 Used by the cycle runner and the daily close. A rebase conflict never loses work: the local commits go
 to a side branch on the remote (for example `gitmem/cycle-12`) and the caller exits with SALVAGED.
+
+What is fetched is verified against the upstream this checkout knew (its remote-tracking branch before the
+fetch): the new upstream must descend from it, and its new commits must keep memory history (`gitmem verify`).
+A force-pushed or rewritten upstream is never built on: nothing is pushed, the work goes to a side branch, the
+remote-tracking branch stays at the upstream it knew (so the next run refuses too, until a human decides), and
+the caller exits with REWRITTEN.
 """
 from __future__ import annotations
 
@@ -9,13 +15,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gitmem import gitio
+from gitmem import codes, gitio
 from gitmem.secrets import scrub
 
 
 @dataclass
 class SyncResult:
-    status: str                         # pushed | conflict | failed | no-remote
+    status: str                         # pushed | conflict | rewritten | failed | no-remote
     commit: str | None = None           # what the remote branch now holds (pushed) or the local tip
     remote: str = ""
     branch: str = ""                    # the remote branch pushed to
@@ -29,6 +35,15 @@ class SyncResult:
         return self.status == "pushed"
 
 
+def known_upstream(repo: gitio.Repo, remote: str | None = None) -> str | None:
+    """The remote-tracking tip of the current branch's upstream: what this checkout last saw of it."""
+    local = gitio.current_branch(repo)
+    if local is None:
+        return None
+    default_remote, branch = gitio.upstream_of(repo, local)
+    return gitio.remote_branch_oid(repo, remote or default_remote, branch)
+
+
 def free_branch_name(repo: gitio.Repo, base: str, remote: str) -> str:
     """`base`, or `base-2`, `base-3`… when a local or fetched remote branch of that name already exists."""
     name, number = base, 1
@@ -40,7 +55,8 @@ def free_branch_name(repo: gitio.Repo, base: str, remote: str) -> str:
 
 def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None,
             branch: str | None = None, tries: int = 5, backoff: float = 1.0,
-            sleep: Callable[[float], None] = time.sleep, resolver: gitio.Resolver | None = None) -> SyncResult:
+            sleep: Callable[[float], None] = time.sleep, resolver: gitio.Resolver | None = None,
+            workspace: str | None = None, known: str | None = None) -> SyncResult:
     """Fetch, rebase the current branch onto its remote branch, push. Up to `tries` attempts.
 
     A push rejected because someone pushed in between is retried after `backoff * 2**attempt` seconds.
@@ -48,7 +64,10 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     conflicts: a decision answered while another was asked, a close and a cycle both appending to LOG.
     A rebase conflict pushes the unrebased local tip to `conflict_branch` (made unique), moves the local
     branch back to the remote tip (the work lives on the side branch, locally and on the remote), and
-    returns status "conflict".
+    returns status "conflict". An upstream that does not keep the history this checkout knew returns status
+    "rewritten" (see the module doc); `workspace` names the memory verified. `known` is the upstream the
+    caller saw when it started (default: the remote-tracking branch now), so that nothing done in between,
+    by an agent or another fetch, moves what is trusted.
     """
     local = gitio.current_branch(repo)
     if local is None:
@@ -66,10 +85,17 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
         result.status = "no-remote"
         result.messages.append(f"there is no remote {remote!r}; the commit stays local")
         return result
+    known = known or gitio.remote_branch_oid(repo, remote, branch)
     for attempt in range(1, tries + 1):
         result.attempts = attempt
         try:
             upstream = gitio.fetch(repo, remote, branch)
+            if upstream is not None and known is not None and upstream != known:
+                rewrite = _rewrite(repo, known, upstream, workspace)
+                if rewrite:
+                    gitio.set_remote_branch(repo, remote, branch, known)
+                    return _keep(repo, result, conflict_branch, known, upstream, rewrite)
+            known = upstream if upstream is not None else known
             if upstream is not None:
                 before = _head(repo)
                 rebased = gitio.rebase_onto(repo, f"refs/remotes/{remote}/{branch}", resolver)
@@ -101,6 +127,54 @@ def _head(repo: gitio.Repo) -> str:
     if head is None:
         raise gitio.RepoError("nothing to push: no commits yet")
     return head
+
+
+# What a rewrite of memory history looks like to `gitmem verify`: anything else on the upstream (a format slip
+# in a human's commit) is theirs to fix and does not stop a cycle.
+REWRITE_CODES = frozenset(code.code for code in (
+    codes.LOG_NOT_APPEND_ONLY, codes.DECISION_RESOLVED_REWRITTEN, codes.DECISION_ID_VANISHED, codes.LESSON_VANISHED,
+    codes.RULE_VANISHED, codes.HISTORY_REWRITTEN, codes.MEMORY_REMAPPED))
+
+
+def _rewrite(repo: gitio.Repo, known: str, upstream: str, workspace: str | None) -> str:
+    """Why `upstream` rewrites the history `known` had; "" when it only adds to it."""
+    from gitmem.checks.targets import verify_range
+    from gitmem.config import Config
+    from gitmem.workspace import Workspace
+
+    if not gitio.is_ancestor(repo, known, upstream):
+        return (f"it no longer contains {known[:10]}, the upstream this checkout last saw: history was rewritten "
+                "(a force-push)")
+    ws = Workspace.for_repo(repo, Config(workspace=workspace or ""))
+    found = [v for v in verify_range(ws, known, upstream).violations if v.code in REWRITE_CODES]
+    if not found:
+        return ""
+    first = "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in found[:3])
+    return f"its new commits rewrite memory history: {first}"
+
+
+def _keep(repo: gitio.Repo, result: SyncResult, conflict_branch: str, known: str, upstream: str,
+          why: str) -> SyncResult:
+    """Refuse to build on a rewritten upstream: push nothing to it, keep the local work on a side branch."""
+    tip = _head(repo)
+    name = free_branch_name(repo, conflict_branch, result.remote)
+    gitio.create_branch(repo, name, tip)
+    result.status, result.side_branch, result.commit = "rewritten", name, tip
+    where = f"{result.remote}/{result.branch}"
+    result.messages.append(f"refused to push: {where} was rewritten since this checkout last saw it ({known[:10]}, "
+                           f"now {upstream[:10]}): {why}")
+    try:
+        gitio.push(repo, result.remote, name, name)
+        kept = f"local and {result.remote}"
+    except gitio.GitCommandError as err:
+        result.messages.append(f"could not push {name}: {scrub(str(err))}")
+        kept = "local"
+    result.messages.append(
+        f"nothing was pushed to {where}; this cycle's work is on branch {name} ({kept}) and local "
+        f"{gitio.current_branch(repo)} is unchanged. A human decides: restore the old history on {where}, or "
+        f"accept the rewrite here with `git fetch {result.remote} && git reset --hard {where}` and bring the work "
+        f"back from {name}")
+    return result
 
 
 def _verify(repo: gitio.Repo, upstream: str) -> tuple[str, ...]:

@@ -16,14 +16,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 
-from gitmem.memory import log
+from gitmem.memory import fences, log
 from gitmem.report import evidence
 from gitmem.report.model import Close, Cycle
 from gitmem.workspace import files
+from gitmem.workspace.tail import FileSource
 
 _HEADING_RE = re.compile(
     r"^## +(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}) (UTC|[+-]\d{2}:\d{2}) +(?:·|-|\|) +"
-    r"(?:cycle (\d+) +(?:·|-|\|) +(built|published|no-build)|close)[ \t]*$", re.M)
+    r"(?:cycle (\d{1,18}) +(?:·|-|\|) +(built|published|no-build)|close)[ \t]*$", re.M)
 _DAY_RE = re.compile(r"^- Day: *(\d{4}-\d{2}-\d{2})[ \t]*$", re.M)
 _PROMOTED_RE = re.compile(r"^(?:- Promotions: |  )(R-\d{2,}) · .*\(from L-\d{4,}\)", re.M)
 FIRST_BLOCK = 256 * 1024
@@ -44,17 +45,21 @@ def read_log(root: Path, rel: str, start: datetime | None, *, block: int = FIRST
         return ""
     with handle:
         size = handle.seek(0, os.SEEK_END)
+        source = FileSource(root, rel, None)
         while True:
             offset = 0 if start is None else max(0, size - block)
             handle.seek(offset)
-            text = handle.read().decode("utf-8", "replace").replace("\r\n", "\n")
+            data = handle.read()
             if start is None or offset == 0:
-                return text
-            cut = text.find("\n## ")
-            if cut >= 0:
-                found = _HEADING_RE.search(text, cut + 1)
+                return data.decode("utf-8", "replace").replace("\r\n", "\n")
+            # The first heading outside fenced code in this block (`gitmem.memory.fences`).
+            skip = data.find(b"\n") + 1
+            cut = fences.first_heading(data, b"## ", skip, open_=source.fence_open_at(offset + skip)) if skip else None
+            if cut is not None:
+                text = data[cut:].decode("utf-8", "replace").replace("\r\n", "\n")
+                found = _HEADING_RE.search(text)
                 if found is not None and _before(found, start):
-                    return text[cut + 1:]
+                    return text
             block *= 4
 
 
@@ -86,7 +91,8 @@ def scan(text: str, start: datetime | None = None, end: datetime | None = None) 
     cycles: list[Cycle] = []
     closes: list[Close] = []
     last_close: tuple[datetime, str] | None = None
-    matches = _HEADING_RE.finditer(text)
+    fenced = fences.Fenced(text)
+    matches = (match for match in _HEADING_RE.finditer(text) if not fenced.inside(match.start()))
     current = next(matches, None)
     while current is not None:
         following = next(matches, None)
@@ -97,9 +103,10 @@ def scan(text: str, start: datetime | None = None, end: datetime | None = None) 
             current = following
             continue
         if (start is None or when >= start) and (end is None or when < end):
-            # An entry ends at the next `## ` line, matched or not, so a malformed heading adds nothing to it.
-            cut = text.find("\n## ", current.end(), stop)
-            body = text[current.end(): cut + 1 if cut >= 0 else stop]
+            # An entry ends at the next `## ` line outside fenced code, matched or not, so a malformed heading
+            # adds nothing to it.
+            cut = fences.first_heading(text, "## ", current.end() + 1, stop)
+            body = text[current.end(): cut if cut is not None else stop]
             if current.group(7) is None:
                 day = _DAY_RE.search(body)
                 closes.append(Close(when, day.group(1) if day else when.date().isoformat(), (), _promoted(body)))

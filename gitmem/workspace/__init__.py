@@ -25,7 +25,8 @@ def runner_cycle() -> int | None:
     """The cycle the runner is running around this process (GITMEM_CYCLE), or None: then a write belongs to an
     interactive session (a human, or the human's own agent), numbered by `Workspace.cycle_for`."""
     given = os.environ.get(CYCLE_ENV, "").strip()
-    return int(given) if given.isdigit() and int(given) > 0 else None
+    # At most 18 ASCII digits, as every number in memory (no overflow downstream, no `²` that int() refuses).
+    return int(given) if given.isascii() and given.isdigit() and len(given) <= 18 and int(given) > 0 else None
 
 
 @dataclass(frozen=True)
@@ -139,14 +140,21 @@ class Workspace:
         head = gitio.head_id(self.repo)
         blob = gitio.file_id_at(self.repo, head, self.config.path("log")) if head is not None else None
         size = (gitio.blob_size(self.repo, blob) or 0) if blob is not None else 0
+        from gitmem.memory import fences
         from gitmem.workspace import files
+        from gitmem.workspace.tail import FileSource
 
-        handle = files.open_read(self.root, self.config.path("log"))
+        rel = self.config.path("log")
+        handle = files.open_read(self.root, rel)
         if handle is None:
             return False
         with handle:
             handle.seek(size)
             added = handle.read()
-        return any(parsed is not None and parsed[1] == cycle
-                   for line in added.split(b"\n") if line.startswith(b"## ")
-                   for parsed in [log.parse_heading(line[3:].decode("utf-8", "replace"))])
+        fenced = FileSource(self.root, rel, self.state_dir).fence_open_at(size)
+        # Only headings outside fenced code are entries; the text before HEAD's end may leave a fence open.
+        for at in fences.headings(added, log.HEADING.encode(), open_=fenced):
+            parsed = log.parse_heading(fences.line_at(added, at)[3:].decode("utf-8", "replace"))
+            if parsed is not None and parsed[1] == cycle:
+                return True
+        return False

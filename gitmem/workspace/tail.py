@@ -3,30 +3,30 @@
 `read_head` reads from the start in doubling blocks until the caller has what it needs (the top NOW block,
 DECISIONS Pending). `FileSource` lets `gitmem.memory.log.tail_entries` read LOG backwards from its end.
 
-Line numbers of a tail need the count of lines before it. Counting means reading the whole file, so the
-count is cached in the state directory (`lines.json`) as (byte offset, lines before it, hash of the 4 KB
-before it). LOG is append-only (GM301), so when those 4 KB are unchanged, only the bytes between the cached
-offset and the new one are counted. A rewritten LOG changes the hash and is counted once from the start.
-The cache is disposable: deleting it costs one full count; an unwritable `.git` just means no cache.
+Line numbers of a tail need the count of lines before it, and its headings the fence state where it starts
+(a code fence left open higher up hides them: `gitmem.memory.fences`). Both mean reading the whole file, so
+they are cached in the state directory (`lines.json`) as (byte offset, lines and fence lines before it, hash
+of the 4 KB before it). LOG is append-only (GM301), so when those 4 KB are unchanged, only the bytes between
+the cached offset and the new one are counted. A rewritten LOG changes the hash and is counted once from the
+start. The cache is disposable: deleting it costs one full count; an unwritable `.git` just means no cache.
 """
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any, BinaryIO
 
-from gitmem.memory import log
+from gitmem.memory import fences, log
 from gitmem.memory.text import decode
 from gitmem.workspace import files
 
 FIRST_BLOCK = 16 * 1024
 PROBE = 4096
 CACHE_NAME = "lines.json"
-_HEADING = re.compile(r"^## ", re.M)
+_FENCE_NEEDLES = tuple(b"\n" + mark for mark in fences._BYTE_MARKS)
 
 
 def read_head(root: Path, rel: str, cut: Callable[[str], int | None]) -> str:
@@ -52,38 +52,46 @@ def read_head(root: Path, rel: str, cut: Callable[[str], int | None]) -> str:
 
 
 def second_heading(text: str) -> int | None:
-    """For read_head: where the second `## ` heading starts (the end of the top block)."""
-    found = _HEADING.finditer(text)
+    """For read_head: where the second `## ` heading outside fenced code starts (the end of the top block)."""
+    found = fences.headings(text, log.HEADING)
     next(found, None)
-    second = next(found, None)
-    return second.start() if second else None
+    return next(found, None)
 
 
-def read_end(root: Path, rel: str, size: int) -> tuple[bytes, int]:
+def read_end(root: Path, rel: str, size: int,
+             fence_open_at: Callable[[int], bool] | None = None) -> tuple[bytes, int]:
     """The last whole entries of LOG within about `size` bytes, and the byte offset where they start. The
-    window doubles until it holds a heading: one entry longer than `size` (written before GM307) is read whole."""
+    window doubles until it holds a heading outside fenced code: one entry longer than `size` (written before
+    GM307) is read whole. `fence_open_at(offset)` gives the fence state at a line start (default: counted
+    from the file's start, with the line cache)."""
     handle = files.open_read(root, rel)
     if handle is None:
         return b"", 0
     with handle:
         end = handle.seek(0, os.SEEK_END)
+        state = fence_open_at or FileSource(root, rel, None).fence_open_at
         while True:
             start = max(0, end - size)
             handle.seek(start)
             data = handle.read()
-            cut = data.find(b"\n## ") + 1 if start else 0
-            if cut or not start:
+            if not start:
+                return data, 0
+            skip = data.find(b"\n") + 1       # the first whole line, then the first real heading from there
+            cut = fences.first_heading(data, log.HEADING.encode(), skip, open_=state(start + skip)) if skip else None
+            if cut is not None:
                 return data[cut:], start + cut
             size *= 2
 
 
 class FileSource:
-    """A LOG file on disk for `log.tail_entries`: blocks read from its end, lines counted with the cache."""
+    """A LOG file on disk for `log.tail_entries`: blocks read from its end, lines and fences counted with the
+    cache."""
 
     def __init__(self, root: Path, rel: str, state_dir: Path | None, *, numbered: bool = True,
                  end: int | None = None) -> None:
         """`end` reads the file as if it ended there (the committed part of a LOG that grew since)."""
         self.root, self.rel, self.state_dir, self.numbered = root, rel, state_dir, numbered
+        self._counted: dict[int, tuple[int, int]] = {}
         self._size = files.size(root, rel) or 0
         if end is not None:
             self._size = min(self._size, end)
@@ -106,13 +114,24 @@ class FileSource:
         if start > 0:                       # begin at a line start: whole lines, whole characters
             skip = data.find(b"\n") + 1
             data, start = (data[skip:], start + skip) if skip else (b"", self._size)
-        return decode(data).text, start
+        # Forgiving, as every tail reader: an undecodable byte is replaced, never the end of the read
+        # (`gitmem check` reports it); the parse turns line ends into LF.
+        text = data.decode("utf-8", "replace")
+        return (text.removeprefix("\ufeff") if start == 0 else text), start
 
     def line_at(self, offset: int) -> int:
         if offset == 0 or not self.numbered:
             return 1
-        with self._open() as handle:
-            return _lines_before(self.state_dir, self.rel, handle, offset, self._size) + 1
+        return self._counts(offset)[0] + 1
+
+    def fence_open_at(self, offset: int) -> bool:
+        return offset > 0 and self._counts(offset)[1] % 2 == 1
+
+    def _counts(self, offset: int) -> tuple[int, int]:
+        if offset not in self._counted:
+            with self._open() as handle:
+                self._counted[offset] = _counts_before(self.state_dir, self.rel, handle, offset, self._size)
+        return self._counted[offset]
 
 
 def read_log_tail(root: Path, rel: str, count: int, *, state_dir: Path | None = None,
@@ -129,36 +148,65 @@ def read_log_tail(root: Path, rel: str, count: int, *, state_dir: Path | None = 
     return log.Tail(entries[begin:], found.first_line, found.whole)
 
 
-def _lines_before(state_dir: Path | None, rel: str, handle: IO[bytes], offset: int, size: int) -> int:
-    """Newlines in the file before `offset`, using and refreshing the cache."""
+def _counts_before(state_dir: Path | None, rel: str, handle: IO[bytes], offset: int, size: int) -> tuple[int, int]:
+    """(newlines, fence lines) in the file before `offset` (a line start), using and refreshing the cache."""
     cache_path = state_dir / CACHE_NAME if state_dir is not None else None
-    cache = _load(cache_path)
+    cache = _load(cache_path) if rel else {}
     entry = cache.get(rel)
-    count: int | None = None
-    if isinstance(entry, dict) and isinstance(entry.get("offset"), int) and entry["offset"] <= size:
+    counts: tuple[int, int] | None = None
+    if isinstance(entry, dict) and isinstance(entry.get("offset"), int) and isinstance(entry.get("fences"), int) \
+            and isinstance(entry.get("lines"), int) and 0 <= entry["offset"] <= size:
         if _probe(handle, entry["offset"]) == entry.get("probe"):
-            known = int(entry["offset"])
-            lines = int(entry.get("lines", 0))
-            count = lines + _count(handle, known, offset) if offset >= known else lines - _count(handle, offset, known)
-    if count is None:
-        count = _count(handle, 0, offset)
-    fresh = {"offset": offset, "lines": count, "probe": _probe(handle, offset)}
-    if cache_path is not None and cache.get(rel) != fresh:
+            known, lines, fenced = int(entry["offset"]), int(entry["lines"]), int(entry["fences"])
+            low, high = sorted((known, offset))
+            more_lines, more_fences = _count(handle, low, high)
+            sign = 1 if offset >= known else -1
+            counts = (lines + sign * more_lines, fenced + sign * more_fences)
+    if counts is None:
+        counts = _count(handle, 0, offset)
+    fresh = {"offset": offset, "lines": counts[0], "fences": counts[1], "probe": _probe(handle, offset)}
+    if cache_path is not None and rel and cache.get(rel) != fresh:
         cache[rel] = fresh
         _save(cache_path, cache)
-    return count
+    return counts
 
 
-def _count(handle: IO[bytes], start: int, end: int) -> int:
-    handle.seek(start)
-    total, left = 0, end - start
-    while left > 0:
-        chunk = handle.read(min(left, 1 << 20))
+def cached_fence_state(state_dir: Path | None, rel: str, data: bytes, end: int) -> bool | None:
+    """The fence state at `end` (a line start) of `data`, a version of the file `rel`, from the cache when the
+    4 KB before the cached offset match; None when the cache cannot tell. Reads the cache, never writes it:
+    `gitmem check` uses it for the old LOG, whose bytes it proves to be the start of the new one."""
+    entry = _load(state_dir / CACHE_NAME if state_dir is not None else None).get(rel)
+    if not isinstance(entry, dict) or not all(isinstance(entry.get(k), int) for k in ("offset", "fences")):
+        return None
+    offset = int(entry["offset"])
+    if not 0 <= offset <= end or entry.get("probe") != hashlib.sha1(data[max(0, offset - PROBE):offset]).hexdigest():
+        return None
+    return fences.open_after(data, offset, end, open_=int(entry["fences"]) % 2 == 1)
+
+
+def _count(handle: IO[bytes], start: int, end: int) -> tuple[int, int]:
+    """(newlines, fence lines starting) in [start, end); `start` and `end` are line starts."""
+    lines = fenced = 0
+    if start == 0:
+        handle.seek(0)
+        fenced += handle.read(3) in fences._BYTE_MARKS
+    # A fence line at L is found as "\n```" at L-1: read from the newline before `start`, and carry the last
+    # bytes of each chunk into the next so that no needle is cut in two.
+    position = max(start - 1, 0)
+    handle.seek(position)
+    carry = b""
+    while position < end:
+        chunk = handle.read(min(end - position, 1 << 20))
         if not chunk:
             break
-        total += chunk.count(b"\n")
-        left -= len(chunk)
-    return total
+        if position < start:                 # the newline before `start` belongs to the line above
+            lines -= chunk[:start - position].count(b"\n")
+        lines += chunk.count(b"\n")
+        joined = carry + chunk
+        fenced += sum(joined.count(needle) for needle in _FENCE_NEEDLES)
+        carry = joined[-3:]
+        position += len(chunk)
+    return lines, fenced
 
 
 def _probe(handle: IO[bytes], offset: int) -> str:

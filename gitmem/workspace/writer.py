@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.checks import CheckInput, run_checks
+from gitmem.checks.log import FENCE_OPEN_AT_END
 from gitmem.checks.violation import Violation
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.gitio.snapshots import Snapshot
@@ -19,7 +20,7 @@ from gitmem.memory import decisions, lessons, log, now
 from gitmem.memory.now import NowBlock
 from gitmem.memory.text import Timestamp, decode
 from gitmem.workspace import Clock, Workspace, files
-from gitmem.workspace.tail import read_end
+from gitmem.workspace.tail import FileSource, read_end
 
 # How much of LOG's end a write reads first: a few entries' worth, grown only if no cycle is found.
 TAIL_BYTES = 64 * 1024
@@ -68,13 +69,16 @@ class MemoryWriter:
             raise WriteRefused(f"refusing to write {rel}: the result would not be valid memory", found)
         files.write(self.root, rel, new_bytes)
 
-    def _refusals(self, rel: str, old: bytes | None, new: bytes) -> list[Violation]:
+    def _refusals(self, rel: str, old: bytes | None, new: bytes,
+                  facts: dict[tuple[str, str], object] | None = None) -> list[Violation]:
         """The errors the GM checks find in writing `new` over `old` at `rel`.
 
         Only that file is judged, and no other file is read: no rule about one memory file depends on
-        another, except RULES provenance, which these writes never touch.
+        another, except RULES provenance, which these writes never touch. `facts` are what is known of the
+        whole file when `old` is only its end (the fence state there).
         """
         before = Snapshot("current", lambda p: old if p == rel else None)
+        before.facts.update(facts or {})
         after = Snapshot("proposed", lambda p: new if p == rel else None)
         return [v for v in run_checks(CheckInput(self.config, before, after, self.author_email))
                 if v.path == rel and v.is_error]
@@ -131,15 +135,20 @@ class MemoryWriter:
         if not files.size(self.root, rel):
             self._commit_text("log", log.append_entry("", entry))
             return
-        tail, start = read_end(self.root, rel, TAIL_BYTES)
+        source = FileSource(self.root, rel, self.workspace.state_dir)
+        tail, start = read_end(self.root, rel, TAIL_BYTES, source.fence_open_at)
         head_only = start > 0
         if head_only:
             tail_text = decode(tail).text
         else:
             tail_text = self.read("log")
             tail = tail_text.encode("utf-8")
-        addition = log.append_entry(tail_text, entry)[len(tail_text):].encode("utf-8")
-        found = self._refusals(rel, tail, tail + addition)
+        # A LOG written before fences were checked may end inside a code fence: close it first, or the new
+        # entry would be more of that code (gitmem.memory.fences).
+        fenced = source.fence_open_at(source.size())
+        closing = (("" if not tail_text or tail_text.endswith("\n") else "\n") + "```\n") if fenced else ""
+        addition = (closing + log.append_entry(tail_text + closing, entry)[len(tail_text + closing):]).encode("utf-8")
+        found = self._refusals(rel, tail, tail + addition, {(FENCE_OPEN_AT_END, rel): fenced})
         if found:
             shift = self._lines_before(start) if head_only else 0
             found = [replace(v, line=v.line + shift) for v in found]

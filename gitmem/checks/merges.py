@@ -1,0 +1,113 @@
+"""A merge against its other parents: nothing that a parent appended or resolved may be lost.
+
+The first parent is the old side of the merge's ordinary check (`run_checks`). Every other parent is checked for
+what it holds: its decisions, lessons and rules are held to the same history rules (a resolved decision stays
+resolved and unchanged, no decision, lesson or proven rule vanishes), and the LOG entries it appended since the
+two parents split must all be in the merge, unchanged (GM301). LOG is append-only against the first parent, so
+the merge lists the first parent's new entries, then the other's; when that order breaks the LOG rules (times
+going back, a cycle number used on both sides), GM308 says so and how to resolve it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from gitmem import codes
+from gitmem.checks import CheckInput, run_checks
+from gitmem.checks.violation import Violation
+from gitmem.config import Config
+from gitmem.gitio.snapshots import Snapshot
+from gitmem.memory import fences, log
+from gitmem.memory.text import decode
+
+# The rules by which history goes missing from DECISIONS, LESSONS and RULES.
+HISTORY = {codes.DECISION_RESOLVED_REWRITTEN.code, codes.DECISION_ID_VANISHED.code, codes.LESSON_VANISHED.code,
+           codes.RULE_VANISHED.code}
+
+
+def check(config: Config, first: Snapshot | None, others: list[tuple[str, Snapshot | None]],
+          merged: Snapshot) -> list[Violation]:
+    """`others` are (short id, snapshot) of the parents after the first, read under `config`'s names."""
+    found: list[Violation] = []
+    for label, other in others:
+        if other is None:
+            continue
+        found += [replace(v, message=f"{v.message} (parent {label} has it)")
+                  for v in run_checks(CheckInput(config, other, merged)) if v.code in HISTORY]
+        found += _log(config.path("log"), first, other, merged, label)
+    return found
+
+
+@dataclass(frozen=True)
+class _Entries:
+    entries: tuple[log.LogEntry, ...]
+    texts: tuple[str, ...]          # each entry as written: its heading and body lines
+
+
+def _entries(data: bytes, start: int) -> _Entries:
+    """The entries of a LOG from `start`, a line start outside fenced code (a heading, or the file's start)."""
+    text = decode(data[start:]).text
+    lines = text.split("\n")
+    first_line = data.count(b"\n", 0, start) + 1
+    entries = log.parse(text, first_line=first_line, expect_title=False).entries
+    raw = tuple("\n".join(lines[e.line - first_line:e.end - first_line + 1]) for e in entries)
+    return _Entries(entries, raw)
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+def _log(path: str, first: Snapshot | None, other: Snapshot, merged: Snapshot, label: str) -> list[Violation]:
+    theirs, mine = other.read(path), merged.read(path)
+    if theirs is None or mine is None:
+        return []
+    ours = (first.read(path) if first is not None else None) or b""
+    split = _common_prefix(ours, theirs)
+    # From the last heading at or before the split (outside fences): every entry after it is new on one side.
+    line_start = theirs.rfind(b"\n", 0, split) + 1
+    start = fences.last_heading_before(theirs, b"## ", line_start + 3) or 0
+    theirs_new = _entries(theirs, start)
+    ours_new = _entries(ours, start) if ours[:start] == theirs[:start] else _entries(ours, 0)
+    kept = _entries(mine, start) if mine[:start] == theirs[:start] else _entries(mine, 0)
+    in_merge, in_ours = set(kept.texts), set(ours_new.texts)
+    end_line = mine.count(b"\n") or 1
+    found = [Violation.of(codes.LOG_NOT_APPEND_ONLY, path, end_line, "dropped_by_merge",
+                          heading=entry.heading().removeprefix("## "), parent=label)
+             for entry, raw in zip(theirs_new.entries, theirs_new.texts) if raw not in in_merge]
+    added = [entry for entry, raw in zip(theirs_new.entries, theirs_new.texts) if raw not in in_ours]
+    mine_added = [entry for entry, raw in zip(ours_new.entries, ours_new.texts) if raw not in set(theirs_new.texts)]
+    if added and mine_added and not _ordered(mine_added, added):
+        line = next((e.line for e, raw in zip(kept.entries, kept.texts) if raw == _raw_of(theirs_new, added[0])),
+                    end_line)
+        variant = "other_way" if _ordered(added, mine_added) else ""
+        found.append(Violation.of(codes.LOG_MERGE_UNORDERED, path, line, variant, parent=label,
+                                  theirs=_describe(added), ours=_describe(mine_added),
+                                  last=max((e.cycle for e in mine_added if e.cycle is not None), default=0)))
+    return found
+
+
+def _raw_of(found: _Entries, entry: log.LogEntry) -> str:
+    return found.texts[found.entries.index(entry)]
+
+
+def _ordered(before: list[log.LogEntry], after: list[log.LogEntry]) -> bool:
+    """Whether `after` may follow `before` in LOG: time never goes back, cycle numbers keep increasing."""
+    if min(e.when.moment for e in after) < max(e.when.moment for e in before):
+        return False
+    cycles_before = [e.cycle for e in before if e.cycle is not None]
+    cycles_after = [e.cycle for e in after if e.cycle is not None]
+    return not (cycles_before and cycles_after and min(cycles_after) <= max(cycles_before))
+
+
+def _describe(entries: list[log.LogEntry]) -> str:
+    cycles = [e.cycle for e in entries if e.cycle is not None]
+    what = (f"cycle {cycles[0]}" if len(cycles) == 1 else f"cycles {cycles[0]}-{cycles[-1]}") if cycles \
+        else f"{len(entries)} close entr{'y' if len(entries) == 1 else 'ies'}"
+    return f"{what} from {entries[0].when}"

@@ -1,0 +1,158 @@
+"""The rules gitmem.yaml's values obey: gitmem.yaml is data, and an agent or a careless edit can write anything
+in it. One function per kind of value, used by `gitmem.config` for both of its readers (the plain-YAML fast
+reader and ruamel.yaml), so both accept and refuse exactly the same values.
+
+- Text holds no control characters (NUL, CR, escapes, Unicode line separators): they end up in file names,
+  commit identities, prompts and terminal output.
+- Numbers are finite and within the range their field declares (`bounded`): a timeout of 10**30 seconds or a
+  `nan` score is a mistake or an attack, never a setting.
+- File names are plain names; memory directories stay inside the work tree and outside `.git` in any spelling
+  that a file system may treat as `.git`; no two roles of one memory share a file.
+"""
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import Field, field
+from pathlib import PurePosixPath
+from typing import Any
+
+RANGE = "range"
+MAX_NAME_BYTES = 255            # a file name, as most file systems allow
+MAX_DIR_CHARS = 1024
+MAX_TEXT_CHARS = 10_000
+# Fields without a declared range still get a finite, sane one.
+DEFAULT_RANGE: tuple[float, float] = (0, 1_000_000_000)
+
+
+# The rules above are new in this release. A config already in history was judged without them, and "new rules
+# judge new bytes": `lenient()` reads such a config by the rules it was written under (types, plain names,
+# inside the repository, nothing negative). Only the config being committed, or used to run, is strict.
+_LENIENT: ContextVar[bool] = ContextVar("lenient", default=False)
+
+
+@contextmanager
+def lenient() -> Iterator[None]:
+    token = _LENIENT.set(True)
+    try:
+        yield
+    finally:
+        _LENIENT.reset(token)
+
+
+def bounded(default: Any, low: float, high: float) -> Any:
+    """A dataclass field whose value must lie in [low, high]."""
+    return field(default=default, metadata={RANGE: (low, high)})
+
+
+def number_problem(spec: Field[Any], value: float) -> str | None:
+    """Why `value` cannot be the number `spec` holds; None when it can."""
+    low, high = spec.metadata.get(RANGE, DEFAULT_RANGE)
+    if value < 0 and low >= 0:
+        return f"must not be negative, got {value!r}"
+    if _LENIENT.get():
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"must be a finite number, got {value!r}"
+    if value < low:
+        return f"must be at least {low:g}, got {value!r}"
+    if value > high:
+        return f"must be at most {high:g}, got {value!r}"
+    return None
+
+
+def _bad_character(text: str, *, path: bool) -> str | None:
+    for char in text:
+        category = unicodedata.category(char)
+        # Cc: C0/C1 controls, DEL. Zl/Zp: line and paragraph separators. In a path, Cf too: zero-width and
+        # direction marks make two names look alike (`.g‌it`), and file systems may ignore them.
+        if category in ("Cc", "Zl", "Zp") or (path and category == "Cf"):
+            return f"U+{ord(char):04X}"
+    return None
+
+
+def text_problem(text: str) -> str | None:
+    """Why a config string cannot be used; None when it can."""
+    if _LENIENT.get():
+        return None
+    bad = _bad_character(text, path=False)
+    if bad is not None:
+        return f"must not contain control characters (found {bad})"
+    if len(text) > MAX_TEXT_CHARS:
+        return f"is {len(text)} characters long; at most {MAX_TEXT_CHARS}"
+    return None
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` cannot be a memory file name (a plain name in the memory directory); None when it can."""
+    if not name or "/" in name or "\\" in name or name.startswith("."):
+        return "must be a plain file name"
+    if _LENIENT.get():
+        return None
+    bad = _bad_character(name, path=True)
+    if name.strip() != name:
+        return "must be a plain file name"
+    if bad is not None:
+        return f"must be a plain file name without control or invisible characters (found {bad})"
+    if len(name.encode("utf-8")) > MAX_NAME_BYTES:
+        return f"must be a file name of at most {MAX_NAME_BYTES} bytes"
+    if name.casefold() == "gitmem.yaml":
+        return "must not be gitmem.yaml, which holds the config itself"
+    return None
+
+
+def _is_git_dir(part: str) -> bool:
+    # `.git` as any file system may read it: any case, trailing dots or spaces (Windows), the 8.3 short name.
+    folded = part.casefold().rstrip(". ")
+    return folded in (".git", "git~1")
+
+
+def directory_problem(directory: str) -> str | None:
+    """Why `directory` cannot hold memory (relative to the work tree); None when it can."""
+    if _LENIENT.get():
+        parts = PurePosixPath(directory).parts
+        return "must stay inside the repository" if directory.startswith("/") or ".." in parts else None
+    bad = _bad_character(directory, path=True)
+    if bad is not None:
+        return f"must not contain control or invisible characters (found {bad})"
+    if len(directory) > MAX_DIR_CHARS:
+        return f"must be at most {MAX_DIR_CHARS} characters"
+    parts = PurePosixPath(directory).parts
+    if directory.startswith("/") or "\\" in directory or ".." in parts or (parts and parts[0].endswith(":")):
+        return "must stay inside the repository"
+    if any(_is_git_dir(part) for part in parts):
+        return "must not be inside .git: git's own files are not memory"
+    if any(len(part.encode("utf-8")) > MAX_NAME_BYTES for part in parts):
+        return f"has a directory name over {MAX_NAME_BYTES} bytes"
+    return None
+
+
+def workspace_name_problem(name: str) -> str | None:
+    if _LENIENT.get():
+        return None
+    bad = _bad_character(name, path=True)
+    if not name or "/" in name or "\\" in name or name.startswith((".", "-")) or bad is not None or len(name) > 100:
+        return "must be a short name without slashes, control or invisible characters"
+    return None
+
+
+def shared_files(places: Iterable[tuple[str, str, dict[str, str]]]) -> tuple[str, str, str] | None:
+    """(key, other key, path) of the first memory file two roles share; None if none.
+
+    `places` holds (key prefix, memory_dir, role -> file name). Paths are compared case-insensitively and
+    normalised, so `NOW.md` and `now.md`, or `a/./LOG.md` and `a/LOG.md`, are one file on some systems.
+    (Two workspaces may name the same directory: that is one memory under two names, not two roles.)"""
+    if _LENIENT.get():
+        return None
+    seen: dict[str, str] = {}
+    for prefix, directory, names in places:
+        for role, name in names.items():
+            path = str(PurePosixPath(directory) / name).casefold()
+            key = f"{prefix}files.{role}"
+            if path in seen:
+                return key, seen[path], str(PurePosixPath(directory) / name)
+            seen[path] = key
+    return None

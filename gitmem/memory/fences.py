@@ -1,0 +1,173 @@
+"""Fenced code and the heading lines outside it: the one place that decides which `## ` lines are headings.
+
+A line starting with three backticks or `~~~` opens a fence, and the next such line closes it (docs/format.md).
+Inside a fence nothing is a heading, so a fenced example of `## Resolved` or of a LOG heading is text. Every
+reader that looks for headings without a full parse (the tail of LOG, the top of NOW, the Resolved cut of
+DECISIONS, the current ROADMAP section) asks this module, and the parser (`text.split_sections`) uses the same
+test, so a reader that starts in the middle of a file agrees with a parse of the whole file: the fence state
+(open or closed) where it starts is part of what it starts from.
+
+Everything here is a scan with `find`, linear in the text, and works on `str` and `bytes` alike.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import AnyStr
+
+FENCE_MARKS = ("```", "~~~")
+_BYTE_MARKS = tuple(mark.encode() for mark in FENCE_MARKS)
+
+
+def is_fence(line: str) -> bool:
+    """Whether `line` opens or closes a fence."""
+    return line.startswith(FENCE_MARKS)
+
+
+def _marks(data: AnyStr) -> tuple[AnyStr, ...]:
+    return _BYTE_MARKS if isinstance(data, bytes) else FENCE_MARKS  # type: ignore[return-value]
+
+
+def _newline(data: AnyStr) -> AnyStr:
+    return b"\n" if isinstance(data, bytes) else "\n"  # type: ignore[return-value]
+
+
+def _hits(data: AnyStr, prefix: AnyStr, start: int, end: int) -> Iterator[int]:
+    """Line starts in data[start:end] that begin with `prefix`, by `find`: one C-speed call per hit, lazily (a
+    reader that wants the first heading reads no further)."""
+    if data.startswith(prefix, start, end):
+        yield start
+    needle = _newline(data) + prefix
+    at = data.find(needle, start, end)
+    while at >= 0:
+        yield at + 1
+        at = data.find(needle, at + 1, end)
+
+
+def line_starts(data: AnyStr, prefixes: tuple[AnyStr, ...], start: int = 0, end: int | None = None
+                ) -> Iterator[tuple[int, int]]:
+    """(offset, index of the prefix) of each line in data[start:end] that begins with one of `prefixes`,
+    in order (a line matching two prefixes comes once per prefix). `start` must be a line start."""
+    import heapq
+
+    end = len(data) if end is None else end
+    yield from heapq.merge(*(((at, which) for at in _hits(data, prefix, start, end))
+                             for which, prefix in enumerate(prefixes)))
+
+
+def _count(data: AnyStr, start: int, end: int | None, *, last: bool = False) -> tuple[int, int | None]:
+    """(number of fence lines in data[start:end], offset of the last one when `last`); `count` speed."""
+    end = len(data) if end is None else end
+    newline = _newline(data)
+    count, final = 0, None
+    for mark in _marks(data):
+        count += data.startswith(mark, start, end) + data.count(newline + mark, start, end)
+        if last:
+            found = data.rfind(newline + mark, start, end)
+            at = found + 1 if found >= 0 else (start if data.startswith(mark, start, end) else None)
+            if at is not None and (final is None or at > final):
+                final = at
+    return count, final
+
+
+def fence_lines(data: AnyStr, start: int = 0, end: int | None = None) -> Iterator[int]:
+    """Offsets of the fence lines in data[start:end] (`start` a line start)."""
+    for at, _ in line_starts(data, _marks(data), start, end):
+        yield at
+
+
+def open_after(data: AnyStr, start: int = 0, end: int | None = None, *, open_: bool = False) -> bool:
+    """The fence state at `end`, given the state `open_` at the line start `start`."""
+    return open_ ^ (_count(data, start, end)[0] % 2 == 1)
+
+
+def unclosed(data: AnyStr, start: int = 0, end: int | None = None, *, open_: bool = False) -> int | None:
+    """The offset of the fence line in data[start:end] that is still open at `end`; None when every fence
+    opened there is closed. A fence already open at `start` (`open_`) and never closed is not reported here:
+    it was opened before `start`."""
+    count, last = _count(data, start, end, last=True)
+    # Open at the end means the last fence line opened (or, with none at all, that it was open before).
+    return last if open_ ^ (count % 2 == 1) and count else None
+
+
+def headings(data: AnyStr, prefix: AnyStr, start: int = 0, end: int | None = None, *,
+             open_: bool = False) -> Iterator[int]:
+    """Offsets of the lines in data[start:end] that begin with `prefix` outside fenced code, given the fence
+    state `open_` at the line start `start`. `prefix` is a heading marker such as `## `.
+
+    Lazy and linear: fences are counted only between one heading and the next, so a reader that wants the
+    first real heading reads up to it and no further."""
+    end = len(data) if end is None else end
+    newline = _newline(data)
+    needle = newline + prefix
+    position = start
+    while position <= end:
+        if data.startswith(prefix, position, end):
+            found = position
+        else:
+            at = data.find(needle, max(position - 1, start), end)
+            if at < 0:
+                return
+            found = at + 1
+        open_ ^= _count(data, position, found)[0] % 2 == 1
+        if not open_:
+            yield found
+        line_end = data.find(newline, found, end)
+        if line_end < 0:
+            return
+        position = line_end + 1
+
+
+def line_at(data: AnyStr, at: int) -> AnyStr:
+    """The line that starts at `at`, without its line end."""
+    end = data.find(_newline(data), at)
+    return data[at:len(data) if end < 0 else end]
+
+
+def first_heading(data: AnyStr, prefix: AnyStr, start: int = 0, end: int | None = None, *,
+                  open_: bool = False) -> int | None:
+    return next(headings(data, prefix, start, end, open_=open_), None)
+
+
+def last_heading_before(data: AnyStr, prefix: AnyStr, end: int, *, open_: bool = False) -> int | None:
+    """The last heading line starting before `end`, scanning from the file's start (state `open_` there)."""
+    found = None
+    for at in headings(data, prefix, 0, end, open_=open_):
+        found = at
+    return found
+
+
+class FenceState:
+    """The fence state at line starts of one text, for readers that move backwards from its end: the first
+    question scans from the start, each later one only the span between it and the one before."""
+
+    def __init__(self, data: str | bytes, *, known: int = 0, state: bool = False) -> None:
+        """`state` is the fence state at the line start `known`, when the caller already knows it."""
+        self.data = data
+        self.known, self.state = known, state
+
+    def at(self, offset: int) -> bool:
+        low, high = sorted((self.known, offset))
+        # The state flips once per fence line between the two offsets, whichever way the reader moves.
+        data = self.data
+        self.state = (open_after(data, low, high, open_=self.state) if isinstance(data, bytes)
+                      else open_after(data, low, high, open_=self.state))
+        self.known = offset
+        return self.state
+
+
+class Fenced:
+    """Where the fenced code of one text is, for a reader that finds headings with a regex over the whole
+    text: `inside(offset)` says whether a match there is code. Built with one scan; asked with a bisect."""
+
+    def __init__(self, data: str | bytes, *, open_: bool = False) -> None:
+        import bisect
+
+        self._bisect = bisect.bisect_right
+        self.starts: list[int] = []          # alternating: open, close, open, close, ... (line starts)
+        if open_:
+            self.starts.append(0)
+        self.starts.extend(fence_lines(data) if isinstance(data, bytes) else fence_lines(data))
+
+    def inside(self, offset: int) -> bool:
+        """Whether the line starting at `offset` is inside a fence (a fence line itself counts as inside)."""
+        return self._bisect(self.starts, offset) % 2 == 1
