@@ -1,4 +1,5 @@
-"""Recall benchmarks on synthetic memory at 1x, 10x and 100x a real agent's size.
+"""Recall benchmarks on synthetic memory at 1x, 10x and 100x a real agent's size, in BM25 mode (words only;
+hybrid and semantic recall are measured by bench_recall_semantic.py).
 
     pytest benchmarks/bench_recall.py                          # all scales (100x takes minutes to generate)
     GITMEM_BENCH_SCALES=1,10 pytest benchmarks/bench_recall.py
@@ -26,11 +27,20 @@ import statistics
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from benchmarks.recall_support import (
+    QUESTION,
+    add_cycle,
+    config_in_mode,
+    labelled_set,
+    light_copy,
+    percentile,
+    recall_at_5,
+)
 from gitmem.workspace import Workspace
 
 ROLES = ("log", "now", "decisions", "lessons", "rules")
@@ -39,51 +49,6 @@ ROLES = ("log", "now", "decisions", "lessons", "rules")
 def scales() -> list[float]:
     raw = os.environ.get("GITMEM_BENCH_SCALES", "1,10,100")
     return [float(part) for part in raw.split(",") if part.strip()]
-
-
-@dataclass(frozen=True)
-class Labelled:
-    query: str
-    kind: str
-    ident: str              # "cycle 12", "L-0003", "D-0007"
-    older: str = ""         # for a superseded pair: the entry that must rank below `ident`
-
-
-QUESTION = "what do we know about the {} and what was done about it?"
-
-
-def labelled_set(info) -> list[Labelled]:
-    def ident(fact) -> str:
-        return f"cycle {fact.ref}" if fact.kind == "log" else str(fact.ref)
-
-    found = [Labelled(f.query, f.kind, ident(f)) for f in info.facts]
-    found += [Labelled(s.query, "log", ident(s.new), ident(s.old)) for s in info.superseded]
-    return found
-
-
-def light_copy(source: Path, target: Path) -> Path:
-    """A repo at `source`'s HEAD whose objects are borrowed, with a copy of the work tree (no .git/gitmem)."""
-    import pygit2
-
-    target.mkdir(parents=True)
-    for item in source.iterdir():
-        if item.name == ".git":
-            continue
-        (shutil.copytree if item.is_dir() else shutil.copy2)(item, target / item.name)
-    repo = pygit2.init_repository(str(target), initial_head="main")
-    alternates = Path(repo.path) / "objects" / "info" / "alternates"
-    alternates.write_text(str((source / ".git" / "objects").resolve()) + "\n")
-    head = pygit2.Repository(str(source)).head.target
-    repo = pygit2.Repository(str(target))
-    repo.references.create("refs/heads/main", head, force=True)
-    repo.index.read_tree(repo[head].peel(pygit2.Commit).tree)
-    repo.index.write()
-    return target
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(share * (len(ordered) - 1))))]
 
 
 # -- the naive baseline --------------------------------------------------------------------------------
@@ -114,27 +79,16 @@ def naive_search(root: Path, paths: dict[str, str], query: str, limit: int = 5) 
     return [(kind, ident) for _, _, kind, ident in scored[:limit]]
 
 
-def recall_at_5(results: list[list[tuple[str, str]]], labels: list[Labelled]) -> float:
-    good = 0
-    for found, label in zip(results, labels):
-        top = found[:5]
-        if (label.kind, label.ident) in top:
-            if not label.older or (label.kind, label.older) not in top[:top.index((label.kind, label.ident))]:
-                good += 1
-    return good / len(labels)
-
-
 # -- fixtures ------------------------------------------------------------------------------------------
 
 @pytest.fixture(scope="module", params=scales(), ids=lambda k: f"{k:g}x")
 def recall_repo(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
-    from gitmem.config import load_config
     from gitmem.recall.index import Index
     from tests.support.synth import cached_repo
 
     info = cached_repo(request.param, 0)
     root = light_copy(Path(info.path), tmp_path_factory.mktemp(f"recall-{request.param:g}x") / "repo")
-    config = load_config(root)
+    config = config_in_mode(root, "bm25")
     index = Index(Workspace.at(root, config))
     started = time.perf_counter()
     index.refresh()
@@ -186,31 +140,6 @@ def _measure(synth_value) -> dict[str, float]:
     }
 
 
-def add_cycle(root: Path, config, number: int) -> None:
-    """One more cycle the way the runner writes it: a LOG entry, a NOW block, a commit."""
-    from datetime import timedelta
-
-    import pygit2
-
-    from gitmem.memory import log
-    from gitmem.workspace.writer import MemoryWriter
-
-    last = log.tail((root / config.path("log")).read_text(encoding="utf-8"), 1).entries[-1].when.moment
-    memory = MemoryWriter(Workspace.at(root, config), clock=lambda: last + timedelta(hours=1))
-    memory.add_log_entry(task=f"benchmark cycle {number}", outcome="built", result=f"appended entry zyzzyva{number}")
-    memory.add_now_block(did=f"benchmark cycle {number}", human="nothing", next="more")
-    repo = pygit2.Repository(str(root))
-    index = repo.index
-    for role in ("log", "now"):
-        index.add(config.path(role))
-    index.write()
-    base = repo.head.peel(pygit2.Commit)
-    # Commit times follow the synthetic history (which runs years ahead of the wall clock), as they would in
-    # production; a commit older than its parent makes libgit2 walk the whole history.
-    signature = pygit2.Signature("bench", "bench@example.com", base.commit_time + 60, 0)
-    repo.create_commit("HEAD", signature, signature, f"cycle {number}: benchmark", index.write_tree(), [base.id])
-
-
 # -- benchmarks ----------------------------------------------------------------------------------------
 
 def test_query_latency(benchmark, recall_repo) -> None:
@@ -252,7 +181,6 @@ def main() -> int:
     """Print the summary table without pytest-benchmark."""
     import tempfile
 
-    from gitmem.config import load_config
     from gitmem.recall.index import Index
     from tests.support.synth import cached_repo
 
@@ -263,7 +191,7 @@ def main() -> int:
         info = cached_repo(scale, 0)
         with tempfile.TemporaryDirectory() as tmp:
             root = light_copy(Path(info.path), Path(tmp) / "repo")
-            config = load_config(root)
+            config = config_in_mode(root, "bm25")
             index = Index(Workspace.at(root, config))
             started = time.perf_counter()
             index.refresh()

@@ -12,6 +12,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+# The rules generation of this release. Codes and variants added in a release carry its generation
+# (`since`): `verify` holds a commit to them only when the commit was made under them (gitmem.checks.generation),
+# so a history that was valid before an upgrade stays valid. Bump it with every release that adds rules.
+RULES = 2
+
 CODE_RE = re.compile(r"^GM[1-9]\d\d$")
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
@@ -22,6 +27,7 @@ class Message:
 
     text: str
     hint: str = ""
+    since: int = 1                                 # the rules generation that added this variant
 
 
 @dataclass(frozen=True)
@@ -31,6 +37,12 @@ class Code:
     summary: str                                   # what the code means, for the docs table
     messages: Mapping[str, Message] = field(default_factory=dict)   # variant -> message; "" is the default
     severity: str = "error"
+    since: int = 1                                 # the rules generation that added this code
+
+    def generation(self, variant: str = "") -> int:
+        """The rules generation a violation of `variant` belongs to: the code's, or its variant's if later."""
+        message = self.messages.get(variant)
+        return max(self.since, message.since if message is not None else 1)
 
     def render(self, variant: str = "", /, **values: object) -> tuple[str, str]:
         """(message, hint) of `variant`, filled with `values`."""
@@ -39,9 +51,9 @@ class Code:
 
 
 def _code(code: str, slug: str, summary: str, text: str = "", hint: str = "", *, severity: str = "error",
-          **variants: Message) -> Code:
+          since: int = 1, **variants: Message) -> Code:
     messages = {"": Message(text, hint)} if text else {}
-    return Code(code, slug, summary, {**messages, **variants}, severity)
+    return Code(code, slug, summary, {**messages, **variants}, severity, since)
 
 
 _HEADING_MSG = "malformed {what} heading `{marker} {title}`"
@@ -62,7 +74,7 @@ NOW_NOT_NEWEST_FIRST = _code(
 NOW_BLOCK_TOO_BIG = _code(
     "GM104", "now-block-too-big", "a new NOW block is over its share of the cycle's context (long lines)",
     "NOW block is {count} characters (its longest line {longest}); " + _OF_HARD,
-    "keep Did / Human / Next to a few short lines; details belong in LOG")
+    "keep Did / Human / Next to a few short lines; details belong in LOG", since=2)
 
 # -- GM2xx DECISIONS ---------------------------------------------------------------------------------------
 DECISIONS_SECTIONS = _code(
@@ -98,7 +110,7 @@ PENDING_OVER_LIMIT = _code(
     count=Message("{count} Pending decisions; the limit is {limit} (limits.pending_max)",
                   "wait for answers before asking more, or merge related questions into one"),
     size=Message("Pending is {count} characters; " + _OF_HARD,
-                 "keep Context and Options short; details belong in LOG or in a file the decision names"))
+                 "keep Context and Options short; details belong in LOG or in a file the decision names"), since=2)
 
 # -- GM3xx LOG ---------------------------------------------------------------------------------------------
 LOG_NOT_APPEND_ONLY = _code(
@@ -113,9 +125,9 @@ LOG_NOT_APPEND_ONLY = _code(
     in_open_fence=Message("line {line} is inside a code fence that the LOG above leaves open, so it would "
                           "be part of the entry above",
                           "close that fence first: a line of three backticks before the new entry "
-                          "(`gitmem log add` does it)"),
+                          "(`gitmem log add` does it)", since=2),
     dropped_by_merge=Message("the merge drops the LOG entry `{heading}` that parent {parent} added",
-                             "a merge keeps every parent's entries: append it after the first parent's entries"))
+                             "a merge keeps every parent's entries: append it after the first parent's entries", since=2))
 LOG_TIME_BACKWARDS = _code(
     "GM302", "log-time-backwards", "LOG timestamps go backwards",
     "{when} is earlier than the entry before it ({before})",
@@ -136,7 +148,7 @@ LOG_HEADING_MALFORMED = _code(
 LOG_ENTRY_TOO_BIG = _code(
     "GM307", "log-entry-too-big", "a new LOG entry is over its share of the cycle's context (the next cycle reads it)",
     "LOG entry is {count} characters; " + _OF_HARD,
-    "keep Evidence to the commands and numbers that prove the result; put long output in a file and name it")
+    "keep Evidence to the commands and numbers that prove the result; put long output in a file and name it", since=2)
 
 _UNORDERED = ("parent {parent} logged {theirs} and the first parent logged {ours} since they split; after the "
               "first parent's entries, the other's break the order of times and cycle numbers")
@@ -147,7 +159,7 @@ LOG_MERGE_UNORDERED = _code(
     "do not merge LOG: rebase {parent} onto the first parent instead and give its entries cycle numbers after "
     "{last} and times after the first parent's (or append its work again as new entries with `gitmem log add`)",
     other_way=Message(_UNORDERED, "merge the other way round: check out {parent} and merge the first parent into "
-                                  "it, so that the earlier entries come first"))
+                                  "it, so that the earlier entries come first"), since=2)
 
 # -- GM4xx LESSONS -----------------------------------------------------------------------------------------
 LESSON_DUPLICATE_ID = _code(
@@ -213,17 +225,17 @@ RULES_PROVEN_MISSING = _code(
 RULES_TOO_BIG = _code(
     "GM509", "rules-too-big", "RULES grew over its share of the cycle's context (it is read whole, every cycle)",
     "RULES is {count} characters (its longest line {longest}); " + _OF_HARD,
-    "shorten long lines and retire superseded rules, or raise cycle.max_context_tokens")
+    "shorten long lines and retire superseded rules, or raise cycle.max_context_tokens", since=2)
 
 # -- GM6xx ROADMAP and the always_load files ---------------------------------------------------------------
 ROADMAP_SECTION_TOO_BIG = _code(
     "GM601", "roadmap-section-too-big", "a new or changed ROADMAP section is over its share of the cycle's context",
     "ROADMAP section `{title}` is {count} characters; " + _OF_HARD,
-    "split it into smaller sections: a cycle reads only the current one")
+    "split it into smaller sections: a cycle reads only the current one", since=2)
 ALWAYS_LOAD_TOO_BIG = _code(
     "GM602", "always-load-too-big", "the `cycle.always_load` files grew over their share of the cycle's context",
     "the {files} cycle.always_load file(s) are {count} characters together; " + _OF_HARD,
-    "load fewer or shorter files; the agent can search the rest")
+    "load fewer or shorter files; the agent can search the rest", since=2)
 
 # -- GM7xx the cycle runner --------------------------------------------------------------------------------
 CYCLE_NO_COMMITS = _code(
@@ -252,11 +264,11 @@ CYCLE_LOCAL_COMMITS = _code(
     "commits were made in the runner's checkout during the cycle; they were kept on a named branch", "{message}")
 CYCLE_FILE_HELD = _code(
     "GM714", "cycle-file-held", "a file over `cycle.max_file_bytes` was kept out of the cycle's commit, in "
-    ".git/gitmem/held/", "{message}", severity="warning")
+    ".git/gitmem/held/", "{message}", severity="warning", since=2)
 CYCLE_UPSTREAM_REWRITTEN = _code(
     "GM715", "cycle-upstream-rewritten",
     "the remote branch was rewritten since this checkout last saw it; nothing was pushed, the work is on a branch",
-    "{message}")
+    "{message}", since=2)
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(
@@ -303,21 +315,21 @@ NOT_A_REGULAR_FILE = _code(
     "a memory file, ROADMAP, a `cycle.always_load` file or gitmem.yaml is not a regular file (a symbolic link, "
     "a directory, a submodule, a FIFO) or is reached through one",
     "{path} {what}; it must be a regular file (git mode 100644 or 100755) inside the work tree",
-    "put the file itself there (`git checkout HEAD -- {path}` restores the committed one) and stage it")
+    "put the file itself there (`git checkout HEAD -- {path}` restores the committed one) and stage it", since=2)
 CONTROL_CHARACTER = _code(
     "GM920", "control-character",
     "a memory file holds NUL, a bare carriage return or another control character",
     "{what} at byte {byte}; memory files are plain text",
-    "remove it (a bare CR shows as a line break in some viewers, and NUL makes git treat the file as binary)")
+    "remove it (a bare CR shows as a line break in some viewers, and NUL makes git treat the file as binary)", since=2)
 UNCLOSED_FENCE = _code(
     "GM921", "unclosed-fence", "a code fence is opened and never closed, so every heading after it is code",
     "the code fence opened on this line is never closed: every heading below it would be code",
-    "close it with a line of three backticks before the next heading")
+    "close it with a line of three backticks before the next heading", since=2)
 MEMORY_REMAPPED = _code(
     "GM922", "memory-remapped-without-content",
     "gitmem.yaml maps a memory role to another file that does not carry the old file's content forward",
     "gitmem.yaml now maps {role} to {new} instead of {old}, and {new} does not carry {old}'s content forward",
-    "move the file with its content in the same commit: `git mv {old} {new}`")
+    "move the file with its content in the same commit: `git mv {old} {new}`", since=2)
 
 CODES: tuple[Code, ...] = tuple(value for value in list(globals().values()) if isinstance(value, Code))
 BY_CODE: dict[str, Code] = {item.code: item for item in CODES}

@@ -3,7 +3,8 @@ needs a missing part names the same install line.
 
 The base package validates memory, runs the cycle with the `command` and `scripted` backends, closes the
 day offline, searches history and runs the demo. `agent` adds the anthropic SDK; `agents` adds the MCP SDK
-(and tomlkit) for interactive sessions.
+(and tomlkit) for interactive sessions; `semantic` adds recall by meaning (wordllama's static model, read with
+numpy and tokenizers).
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ DISTRIBUTION = "gitmem-agent"
 EXTRAS = {
     "agent": ("anthropic", "the anthropic backend, exact token counts and the close worded by a model"),
     "agents": ("mcp", "gitmem mcp and the TOML merge of init --agent codex"),
+    "semantic": ("wordllama", "hybrid recall by meaning"),
 }
 
 

@@ -411,12 +411,14 @@ def test_binary_log_names_the_line_and_byte_of_the_file(memrepo: GitRepo, cli) -
 
 
 def test_check_does_not_import_heavy_modules(memrepo: GitRepo) -> None:
-    """The pre-commit path stays lean: no anthropic, mistune or httpx in a `gitmem check` process."""
+    """The pre-commit path stays lean: no anthropic, mistune, httpx, numpy or the embedding model's packages in a
+    `gitmem check` process."""
     import subprocess
     import sys
 
     probe = ("import sys; from gitmem.cli import main; code = main(['check']); "
-             "heavy = sorted(m for m in ('anthropic', 'mistune', 'httpx', 'httpx2') if m in sys.modules); "
+             "heavy = sorted(m for m in ('anthropic', 'mistune', 'httpx', 'httpx2', 'numpy', 'tokenizers', "
+             "'wordllama') if m in sys.modules); "
              "print(code, heavy)")
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     done = subprocess.run([sys.executable, "-c", probe], cwd=memrepo.path, capture_output=True, text=True,

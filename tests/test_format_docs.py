@@ -212,6 +212,19 @@ def test_config_table_matches_config_defaults() -> None:
     assert rows == expected
 
 
+
+def test_every_code_new_in_this_release_is_in_the_upgrade_section() -> None:
+    from gitmem import codes
+
+    text = doc_text()
+    section = text[text.index("## New in this release"):]
+    new = [item for item in codes.CODES if item.since == codes.RULES]
+    variants = [name for item in codes.CODES for name, message in item.messages.items()
+                if message.since == codes.RULES and item.since < codes.RULES]
+    assert new and all(item.code in section for item in new)
+    assert all(f"`{name}`" in section for name in variants)
+
+
 def regenerate() -> None:
     text = doc_text()
     start = text.index(CODES_BEGIN) + len(CODES_BEGIN)

@@ -29,7 +29,7 @@ def test_recall_finds_words_inside_markup_and_shows_no_markers(memrepo, cli):
     assert result.code == 0, result.err
     import json
 
-    hits = json.loads(result.out)
+    hits = json.loads(result.out)["hits"]
     assert hits and hits[0]["kind"] == "log"
     assert "](https" not in hits[0]["snippet"] and "- Task:" not in hits[0]["snippet"]
 

@@ -1,4 +1,4 @@
-"""The installed command, the wheel's contents, and a lean hook path (no anthropic, no mistune)."""
+"""The installed command, the wheel's contents, and a lean hook path (no anthropic, no mistune, no numpy)."""
 from __future__ import annotations
 
 import os
@@ -15,7 +15,7 @@ import gitmem.scaffold.init as gitmem_init
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-HEAVY = ("anthropic", "mistune", "httpx", "httpx2")
+HEAVY = ("anthropic", "mistune", "httpx", "httpx2", "numpy", "tokenizers", "wordllama")
 
 
 def clean_env(**extra: str) -> dict[str, str]:

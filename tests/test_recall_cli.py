@@ -34,7 +34,9 @@ def test_text_output_names_kind_id_date_and_place(history: History, cli) -> None
 def test_json_output_has_every_field(history: History, cli) -> None:
     result = cli(["recall", "heron", "--json", "--kind", "lesson"], cwd=history.root)
     assert result.code == ExitCode.OK
-    hits = json.loads(result.out)
+    data = json.loads(result.out)
+    assert set(data) == {"mode", "hits"} and data["mode"] in ("bm25", "hybrid")
+    hits = data["hits"]
     assert [(h["kind"], h["id"], h["path"]) for h in hits] == [("lesson", "L-0001", "LESSONS.md")]
     assert set(hits[0]) == {"kind", "id", "date", "path", "line", "snippet", "score", "workspace"}
     assert 0.35 <= hits[0]["score"] <= 1.0 and hits[0]["date"] == "2025-06-03"
@@ -43,13 +45,13 @@ def test_json_output_has_every_field(history: History, cli) -> None:
 def test_nothing_found_says_so(history: History, cli) -> None:
     result = cli(["recall", "kubernetes"], cwd=history.root)
     assert (result.code, result.out) == (ExitCode.OK, "no memory of that\n")
-    assert json.loads(cli(["recall", "kubernetes", "--json"], cwd=history.root).out) == []
+    assert json.loads(cli(["recall", "kubernetes", "--json"], cwd=history.root).out)["hits"] == []
 
 
 def test_filters_limit_and_min_score(history: History, cli) -> None:
     assert cli(["recall", "heron", "--kind", "commit", "--json"], cwd=history.root).out.count('"commit"') == 1
     dated = cli(["recall", "heron", "--since", "2025-06-03", "--until", "2025-06-03", "--json"], cwd=history.root)
-    assert {h["id"] for h in json.loads(dated.out)} == {"L-0001"}
+    assert {h["id"] for h in json.loads(dated.out)["hits"]} == {"L-0001"}
     one = cli(["recall", "heron", "--limit", "1", "--min-score", "0"], cwd=history.root)
     assert len(one.lines) == 1
     strict = cli(["recall", "heron", "--min-score", "1.0"], cwd=history.root)

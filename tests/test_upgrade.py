@@ -58,3 +58,48 @@ def test_the_next_cycle_and_close_after_the_upgrade_work_and_verify(old: GitRepo
     assert cli(["check", "--worktree"], cwd=old.path).code == ExitCode.OK
     assert cli(["verify", "--range", f"{start}..HEAD"], cwd=old.path).code == ExitCode.OK
     assert cli(["verify", "--range", f"{root_commit(old)}..HEAD"], cwd=old.path).code == ExitCode.OK
+
+
+def _big_entry(repo: GitRepo, cycle: int) -> str:
+    """LOG with a hand-written entry far over GM307's share (rules version 2), as a commit without the hook
+    would leave it."""
+    evidence = "x" * 60_000
+    return repo.read("LOG.md") + (f"\n## 2026-10-09 09:00 UTC · cycle {cycle} · built\n- Task: by hand\n"
+                                  f"- Evidence: {evidence}\n- Result: done\n")
+
+
+def test_an_old_history_is_judged_by_the_rules_of_its_time_and_a_marked_one_by_the_new(old: GitRepo, cli) -> None:
+    start = old.head()
+    old.commit_files({"LOG.md": _big_entry(old, 37)}, "a big entry, before any commit of the new release")
+    assert cli(["verify", "--range", f"{start}..HEAD"], cwd=old.path).code == ExitCode.OK
+    marked = old.head()
+    old.commit_files({"LOG.md": _big_entry(old, 38)}, "another one\n\nGitmem-Rules: 2\n")
+    found = cli(["verify", "--range", f"{marked}..HEAD", "--format", "json"], cwd=old.path)
+    assert found.code == ExitCode.VIOLATIONS and [v["code"] for v in json.loads(found.out)] == ["GM307"]
+
+
+def test_once_a_commit_is_made_under_the_new_rules_every_later_commit_is(old: GitRepo, cli) -> None:
+    clock = Clock(datetime(2026, 10, 8, 9, 0, tzinfo=timezone.utc))
+    report = run_cycle(Workspace.at(old.path), WritingBackend(built("after the upgrade")),
+                       settings=Settings(clock=clock))
+    assert "Gitmem-Rules: 2" in old.repo[old.head()].message
+    after = old.head()
+    # Lowering the version in gitmem.yaml afterwards changes nothing: the generation only grows with history.
+    config = old.read("gitmem.yaml")
+    old.commit_files({"gitmem.yaml": "rules_version: 1\n" + config}, "back to the old rules?")
+    old.commit_files({"LOG.md": _big_entry(old, report.cycle + 1)}, "a big entry by hand")
+    found = cli(["verify", "--range", f"{after}..HEAD", "--format", "json"], cwd=old.path)
+    assert found.code == ExitCode.VIOLATIONS and [v["code"] for v in json.loads(found.out)] == ["GM307"]
+
+
+def test_a_new_repository_is_under_the_newest_rules_from_its_first_commit(memrepo: GitRepo, cli) -> None:
+    assert "rules_version: 2" in memrepo.read("gitmem.yaml")
+    start = memrepo.head()
+    memrepo.commit_files({"LOG.md": _big_entry(memrepo, 90)}, "a big entry by hand")
+    assert cli(["verify", "--range", f"{start}..HEAD"], cwd=memrepo.path).code == ExitCode.VIOLATIONS
+
+
+def test_a_rules_version_this_release_does_not_know_is_a_config_error(memrepo: GitRepo, cli) -> None:
+    memrepo.write("gitmem.yaml", memrepo.read("gitmem.yaml").replace("rules_version: 2", "rules_version: 3"))
+    result = cli(["check", "--worktree"], cwd=memrepo.path)
+    assert result.code == ExitCode.USAGE and "rules_version" in result.err and "Traceback" not in result.err

@@ -22,6 +22,8 @@ from gitmem.memory.text import decode
 # The rules by which history goes missing from DECISIONS, LESSONS and RULES.
 HISTORY = {codes.DECISION_RESOLVED_REWRITTEN.code, codes.DECISION_ID_VANISHED.code, codes.LESSON_VANISHED.code,
            codes.RULE_VANISHED.code}
+# Checking every parent of a merge came with rules generation 2: older merges answer only to their first parent.
+SINCE = 2
 
 
 def check(config: Config, first: Snapshot | None, others: list[tuple[str, Snapshot | None]],
@@ -31,7 +33,7 @@ def check(config: Config, first: Snapshot | None, others: list[tuple[str, Snapsh
     for label, other in others:
         if other is None:
             continue
-        found += [replace(v, message=f"{v.message} (parent {label} has it)")
+        found += [replace(v, message=f"{v.message} (parent {label} has it)", since=SINCE)
                   for v in run_checks(CheckInput(config, other, merged)) if v.code in HISTORY]
         found += _log(config.path("log"), first, other, merged, label)
     return found

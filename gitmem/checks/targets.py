@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gitmem import codes, gitio
 from gitmem.checks import CheckInput, run_checks
+from gitmem.checks.generation import Generations, judged
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, Config, ConfigError, parse_config
 from gitmem.gitio import Snapshot
@@ -284,6 +285,7 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
         result.violations.append(Violation.of(codes.HISTORY_REWRITTEN, "(range)", 1, end=end, start=start))
         return result
     newest = _Newest(repo, last)
+    generations = Generations(repo)
     configs: dict[str | None, Config] = {}
     old_configs: dict[str, Config | None] = {}
     previous: tuple[str, list[str], Snapshot | None] | None = None
@@ -317,8 +319,9 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
 
             found += merges.check(config, side.snapshot, [(p[:10], s.snapshot) for p, s in zip(commit.parents[1:], others)],
                                   new)
-        result.violations += [Violation(v.path, v.line, v.code, f"{v.message} (commit {commit.short})", v.hint)
-                              for v in found]
+        # Each commit answers for the rules it was made under: an upgrade does not make old history invalid.
+        result.violations += [replace(v, message=f"{v.message} (commit {commit.short})")
+                              for v in judged(found, generations.of(commit, config.rules_version))]
     result.violations.sort()
     return result
 

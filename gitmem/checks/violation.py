@@ -1,7 +1,7 @@
 """Violations are data: complete when created, sorted by path, line and code."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gitmem.codes import Code, lookup
 from gitmem.errors import RunFailure
@@ -15,12 +15,19 @@ class Violation:
     code: str
     message: str
     hint: str = ""
+    # The rules generation of the variant or check that found it, when later than its code's (gitmem.codes.RULES).
+    since: int = field(default=1, compare=False)
 
     @classmethod
     def of(cls, code: Code, path: str, line: int, variant: str = "", /, **values: object) -> Violation:
         """A violation of `code` at `path:line`, its message filled from the codes table."""
         message, hint = code.render(variant, **values)
-        return cls(path, line, code.code, message, hint)
+        return cls(path, line, code.code, message, hint, code.generation(variant))
+
+    @property
+    def generation(self) -> int:
+        """The rules generation that added what this violation reports (`verify` judges old commits without it)."""
+        return max(self.since, lookup(self.code).since)
 
     @property
     def slug(self) -> str:

@@ -9,6 +9,7 @@ from gitmem.cli.common import UsageError, json_option, open_workspace, workspace
 from gitmem.errors import ExitCode
 
 KINDS = ("log", "lesson", "decision", "now", "rule", "commit")
+MODES = ("auto", "bm25", "semantic", "hybrid")
 
 
 @click.command("recall")
@@ -22,17 +23,24 @@ KINDS = ("log", "lesson", "decision", "now", "rule", "commit")
               help="At most this many hits (default: recall.limit, 6).")
 @click.option("--min-score", type=click.FloatRange(0.0, 1.0), default=None,
               help="Drop hits scoring under this, 0..1 (default: recall.min_score, 0.35).")
+@click.option("--all", "show_all", is_flag=True,
+              help="Skip the cuts (minimum score and clear-winner gap): the best hits up to --limit, however weak.")
+@click.option("--mode", type=click.Choice(MODES), default=None,
+              help="bm25 (words), semantic (meaning), hybrid (both), or auto: hybrid when the [semantic] extra "
+                   "is installed (default: recall.mode, auto).")
 @workspace_option
 @click.option("--all-workspaces", is_flag=True, help="Search every workspace; each hit names its workspace.")
 @click.option("--rebuild", is_flag=True, help="Rebuild the index from scratch first (it is only a cache).")
 def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since: str | None, until: str | None,
-           limit: int | None, min_score: float | None, workspace: str | None, all_workspaces: bool,
-           rebuild: bool) -> int:
+           limit: int | None, min_score: float | None, show_all: bool, mode: str | None, workspace: str | None,
+           all_workspaces: bool, rebuild: bool) -> int:
     """Search LOG, lessons, decisions, NOW, rules and commit messages; best matches first.
 
     \b
     Each hit: path:line [kind id date] snippet, with matched words in **bold**.
     Any text is a valid query: quotes and operators are read as plain words.
+    Word variants match: "deployed" finds "deploys", "setup" finds "set up".
+    Hybrid mode also finds entries that say the same in other words.
     The index lives in .git/gitmem/ and updates itself, including uncommitted edits.
     """
     from gitmem.recall import rebuild as rebuild_index
@@ -40,13 +48,17 @@ def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since:
 
     if workspace and all_workspaces:
         raise UsageError("use --workspace NAME or --all-workspaces, not both")
+    if show_all and min_score is not None:
+        raise UsageError("use --all or --min-score, not both")
     ws = open_workspace(workspace)
     if rebuild:
         rebuild_index(ws)
+    cuts = {"min_score": 0.0, "gap": 1.0} if show_all else {"min_score": min_score}
     hits = search(ws, " ".join(query), kinds=list(kinds) or None, since=since, until=until,
-                  limit=limit, all_workspaces=all_workspaces, min_score=min_score)
+                  limit=limit, all_workspaces=all_workspaces, mode=mode, **cuts)
     if as_json:
-        click.echo(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
+        click.echo(json.dumps({"mode": hits.mode, "hits": [hit.to_dict() for hit in hits]}, ensure_ascii=False,
+                              indent=2))
     elif not hits:
         click.echo("no memory of that")
     else:

@@ -68,6 +68,11 @@ def render(data: dict[str, Any], *, colour: bool) -> str:
         tint = "red" if budget["tokens"] > budget["soft"] else "green"
         lines.append("budget       " + paint(f"{budget['tokens']} tokens", tint)
                      + f" of {budget['limit']} (soft {budget['soft']}, hard {budget['hard']}; {budget['source']})")
+    recall = data.get("recall") or {}
+    if recall:
+        detail = recall["model"] or recall["note"]
+        lines.append("recall       " + paint(recall["mode"], "red" if recall["mode"] == "unavailable" else None)
+                     + (f" ({detail})" if detail else ""))
     return "\n".join(fit(lines)) + "\n"
 
 
@@ -110,7 +115,8 @@ def fit(lines: list[str], limit: int = SCREEN) -> list[str]:
 @json_option
 @workspace_option
 def status(as_json: bool, workspace: str | None) -> int:
-    """One screen of memory health: last cycle, today, Rule 0 streak, decisions waiting, lessons, rules, budget.
+    """One screen of memory health: last cycle, today, Rule 0 streak, decisions waiting, lessons, rules, budget,
+    recall mode.
 
     At most 40 lines at any size of history: long lists end with `+N more` (`gitmem pending` lists every
     decision). Flags template placeholders left in RULES.md. Exit 2 in a repository without memory.

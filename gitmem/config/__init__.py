@@ -5,6 +5,7 @@ from dataclasses import Field, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, get_origin, get_type_hints
 
+from gitmem.codes import RULES
 from gitmem.config.validate import (
     bounded,
     directory_problem,
@@ -21,6 +22,7 @@ CONFIG_NAME = "gitmem.yaml"
 ROLES = ("now", "decisions", "log", "lessons", "rules", "roadmap")
 REQUIRED_ROLES = ("now", "decisions", "log", "lessons", "rules")
 BACKENDS = ("anthropic", "command", "scripted")     # agent backends; "" means anthropic when a key is set
+RECALL_MODES = ("auto", "bm25", "semantic", "hybrid")
 
 
 # A ranker's weight; rankers are a mapping, not a field, so their range is declared here.
@@ -106,7 +108,11 @@ class Recall:
     limit: int = bounded(6, 1, 1_000)
     recency_half_life_days: float = bounded(30.0, 0.0, 36_500.0)
     recency_weight: float = bounded(0.2, 0.0, 1.0)
-    rankers: tuple[tuple[str, float], ...] = (("bm25", 1.0),)
+    rankers: tuple[tuple[str, float], ...] = (("bm25", 1.0), ("semantic", 1.0))
+    mode: str = "auto"                      # auto | bm25 | semantic | hybrid (auto: hybrid when [semantic] is in)
+    model: str = "wordllama"                # embedding model: wordllama (shipped in its wheel) or model2vec:DIRECTORY
+    # The semantic score that counts as relevance 0.5 (calibrated).
+    semantic_scale: float = bounded(2.75, 0.001, 1_000.0)
 
 
 @dataclass(frozen=True)
@@ -124,6 +130,9 @@ class WorkspaceFiles:
 
 @dataclass(frozen=True)
 class Config:
+    # Which release's rules `verify` holds this repository's commits to (gitmem.checks.generation). A config
+    # without it is from before rules had versions: 1. New repositories start at the newest (the template).
+    rules_version: int = bounded(1, 1, RULES)
     memory_dir: str = "."
     files: Files = field(default_factory=Files)
     agent: Agent = field(default_factory=Agent)
@@ -345,6 +354,9 @@ def _validate(config: Config, source: str, raw: Any = None) -> None:
             written = other if _where(raw, source, other) != _where(raw, source, prefix + "files") else key
             raise ConfigError(f"{_where(raw, source, written)}: {other} and {key} both name {path!r}; each role "
                               "needs a file of its own")
+    if config.recall.mode not in RECALL_MODES:
+        raise ConfigError(f"{_where(raw, source, 'recall.mode')}: recall.mode: {config.recall.mode!r} "
+                          f"is not one of {', '.join(RECALL_MODES)}")
     _validate_agent_lists(config, source, raw)
     if config.agent.backend not in ("", *BACKENDS):
         raise ConfigError(f"{_where(raw, source, 'agent.backend')}: agent.backend: {config.agent.backend!r} "

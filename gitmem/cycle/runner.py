@@ -20,7 +20,7 @@ from typing import Any
 
 from gitmem import codes, gitio
 from gitmem.agents.base import AgentError, AgentResult, Backend, CycleRequest
-from gitmem.checks import CheckInput, has_errors, run_checks
+from gitmem.checks import CheckInput, generation, has_errors, run_checks
 from gitmem.checks.targets import check_worktree
 from gitmem.checks.violation import Violation
 from gitmem.codes import Code
@@ -106,7 +106,8 @@ def agent_identity(config: Config) -> gitio.Identity:
 def commit_message(cycle: int, outcome: str, task: str, phase: str = "cycle") -> str:
     subject = one_line(task)
     subject = subject if len(subject) <= 100 else subject[:99] + "…"
-    return f"gitmem: cycle {cycle} · {outcome} · {subject}\n\nGitmem-Cycle: {cycle}\nGitmem-Phase: {phase}\n"
+    return (f"gitmem: cycle {cycle} · {outcome} · {subject}\n\nGitmem-Cycle: {cycle}\nGitmem-Phase: {phase}\n"
+            f"{generation.trailer()}\n")
 
 
 # -- preflight -----------------------------------------------------------------------------------------------

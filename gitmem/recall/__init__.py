@@ -1,13 +1,14 @@
 """Recall: search the whole memory history (LOG, lessons, decisions, NOW, rules, commits) in milliseconds.
 
-`gitmem.recall.search(root, config, query, limit=...)` is the one engine behind `gitmem recall` and the
-agent's `recall` tool. The index is a disposable SQLite FTS5 cache under `.git/gitmem/`; the markdown in
-git stays the only source of truth.
+`gitmem.recall.search(ws, query, ...)` is the one engine behind `gitmem recall` and the agent's `recall`
+tool: by words (SQLite FTS5, BM25), by meaning (a static embedding model and a vector store), or both,
+fused (search.py says how the mode is chosen). Both indexes are disposable caches under `.git/gitmem/`;
+the markdown in git stays the only source of truth.
 """
 from __future__ import annotations
 
 from gitmem.recall.database import RecallError
 from gitmem.recall.rank import register_ranker
-from gitmem.recall.search import Hit, rebuild, search
+from gitmem.recall.search import Hit, Hits, rebuild, search
 
-__all__ = ["Hit", "RecallError", "rebuild", "register_ranker", "search"]
+__all__ = ["Hit", "Hits", "RecallError", "rebuild", "register_ranker", "search"]

@@ -13,20 +13,23 @@ from gitmem.errors import GitmemError
 from gitmem.recall.corpus import Doc
 
 # Bump when the schema or what a document holds changes; an index from another version is rebuilt.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 _SCHEMA = f"""
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE sources(path TEXT PRIMARY KEY, workspace TEXT NOT NULL, role TEXT NOT NULL, size INTEGER NOT NULL,
                      mtime INTEGER NOT NULL, checked INTEGER NOT NULL, lines INTEGER NOT NULL, state TEXT NOT NULL);
-CREATE TABLE docs(id INTEGER PRIMARY KEY, workspace TEXT NOT NULL, kind TEXT NOT NULL, ident TEXT NOT NULL,
-                  key TEXT NOT NULL, ts REAL, date TEXT NOT NULL, path TEXT NOT NULL, line INTEGER NOT NULL,
-                  end_line INTEGER NOT NULL, rel INTEGER NOT NULL, digest TEXT NOT NULL);
+CREATE TABLE docs(id INTEGER PRIMARY KEY AUTOINCREMENT, workspace TEXT NOT NULL, kind TEXT NOT NULL,
+                  ident TEXT NOT NULL, key TEXT NOT NULL, ts REAL, date TEXT NOT NULL, path TEXT NOT NULL,
+                  line INTEGER NOT NULL, end_line INTEGER NOT NULL, rel INTEGER NOT NULL, digest TEXT NOT NULL);
 CREATE INDEX docs_by_path ON docs(path, line);
 CREATE INDEX docs_by_scope ON docs(workspace, kind, ts);
 CREATE VIRTUAL TABLE fts USING fts5(title, body, tokenize='{TOKENIZER}');
+CREATE TABLE gone(id INTEGER PRIMARY KEY);
 """
+# Document ids are never reused (AUTOINCREMENT), and every deleted id is noted in `gone` until the vector
+# store (vectors.py) has dropped its rows: so a vector row can never be taken for another document.
 
 
 class RecallError(GitmemError):
@@ -45,7 +48,8 @@ def require_fts5() -> None:
 
 
 def connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(str(path), timeout=30, isolation_level=None)
+    # A first vector build holds the write lock for minutes on a large memory: wait for it rather than fail.
+    conn = sqlite3.connect(str(path), timeout=600, isolation_level=None)
     # WAL: readers never wait for the writer; NORMAL skips the fsync per commit (a torn cache is rebuilt).
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
@@ -61,7 +65,7 @@ def create(conn: sqlite3.Connection, fingerprint: str) -> None:
 def is_current(conn: sqlite3.Connection, fingerprint: str) -> bool:
     """False for an index from another schema or config; sqlite3.DatabaseError when the file is not a database."""
     names = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if not {"meta", "sources", "docs", "fts"} <= names:
+    if not {"meta", "sources", "docs", "fts", "gone"} <= names:
         return False
     meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     return meta.get("schema") == str(SCHEMA_VERSION) and meta.get("fingerprint") == fingerprint
@@ -105,6 +109,7 @@ def delete_docs(conn: sqlite3.Connection, ids: list[int]) -> None:
         chunk = ids[start:start + 500]
         marks = ",".join("?" * len(chunk))
         conn.execute(f"DELETE FROM fts WHERE rowid IN ({marks})", chunk)
+        conn.executemany("INSERT OR IGNORE INTO gone(id) VALUES (?)", [(doc_id,) for doc_id in chunk])
         _count(conn, -conn.execute(f"DELETE FROM docs WHERE id IN ({marks})", chunk).rowcount)
 
 

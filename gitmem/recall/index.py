@@ -13,6 +13,7 @@ import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitmem import gitio
 from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config, load_config
@@ -20,6 +21,10 @@ from gitmem.recall import corpus
 from gitmem.recall import database as store
 from gitmem.recall.refresh import sync_file
 from gitmem.workspace import Workspace
+
+if TYPE_CHECKING:
+    from gitmem.recall.embed import StaticModel
+    from gitmem.recall.vectors import Store
 
 # The memory files, LOG first: history is indexed in the order it was written.
 ROLES = ("log", *(role for role in REQUIRED_ROLES if role != "log"))
@@ -80,6 +85,7 @@ class Index:
         self.path = gitio.state_dir(self.repo) / INDEX_FILE
         self.conn: sqlite3.Connection | None = None
         self.rebuilt = False
+        self._store: Store | None = None         # the open vector store, kept between queries
 
     def close(self) -> None:
         if self.conn is not None:
@@ -98,8 +104,32 @@ class Index:
             pass          # not a database, or a damaged one: it is only a cache, so build it again
         return self.rebuild()
 
+    def vectors(self, model: StaticModel) -> Store:
+        """The vector store, brought up to the index's entries (call after `refresh`)."""
+        from gitmem.recall import vectors
+
+        conn = self.refresh() if self.conn is None else self.conn
+        state = self.path.parent
+        found = self._store
+        if found is None or not vectors.current(conn, found, model):
+            found = vectors.open_store(conn, state, model, found)
+        if found is not None and not vectors.behind(conn, found):
+            self._store = found
+            return found
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            found = vectors.sync(conn, state, model, found)
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        self._store = found
+        return found
+
     def rebuild(self) -> sqlite3.Connection:
         """Build a fresh index next to the old one, then swap it in."""
+        from gitmem.recall import vectors
         from gitmem.workspace.statedir import state_directory
 
         self.close()
@@ -116,6 +146,7 @@ class Index:
             _remove(self.path)
             os.replace(fresh, self.path)
             _remove(fresh)
+            vectors.remove_others(self.path.parent)     # the new index names no vector folder yet
         except OSError as err:
             raise store.RecallError(f"cannot write the recall index {self.path}: {err.strerror}") from None
         self.conn = store.connect(self.path)

@@ -3,6 +3,11 @@
 FTS5 query syntax (quotes, NEAR, AND/OR/NOT, `*`, `^`, column filters) is never passed through: the
 text is split into words, and each word is matched as a quoted string, OR-ed together. A stray quote,
 `NEAR(`, a lone `*`, an empty query or 10 KB of pasted text therefore all mean "these words".
+
+Simple variants of a word match too: its inflections, through the index's porter stemmer ("deploys",
+"deployed"), and its compound forms (`variants`): a word memory does not hold is also looked for as two
+adjacent words ("setup" finds "Set up", "login" finds "log-in"), and two adjacent query words also match
+their joined form ("set up" finds "setup").
 """
 from __future__ import annotations
 
@@ -17,6 +22,7 @@ from gitmem.recall.database import TOKENIZER, get_meta
 WORD_RE = re.compile(r"[^\W_]+")      # what unicode61 calls a token: letters and digits, `_` separates
 MAX_TERMS = 32              # a pasted page is searched by its first 32 distinct words
 SAMPLE = 2000               # entry counts are exact up to this, estimated beyond (see _entries)
+RARE = 3                    # words held by fewer entries than this are also looked for as compounds
 # Glue, question verbs and kind names an agent types in a natural-language query ("what did the human
 # decide about X", "any lesson about Y"). Memory is terse, so they are mostly absent, and an absent word
 # counts against a hit: leave them out. (Use --kind to ask for a kind.)
@@ -39,8 +45,17 @@ class Query:
     words: tuple[str, ...]                                   # distinct, folded, in order
     stems: dict[str, str] = field(default_factory=dict)      # word -> the index term it becomes
     weights: dict[str, float] = field(default_factory=dict)  # word -> BM25 idf in this corpus
-    df: dict[str, int] = field(default_factory=dict)         # word -> how many entries hold it
+    df: dict[str, int] = field(default_factory=dict)         # word -> how many entries hold it (or a variant)
     match: str = ""                                          # every word found in memory, OR-ed; "" if none
+    variants: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)   # word -> phrases it also is
+    plain: dict[str, int] = field(default_factory=dict)      # word -> entries holding the word itself
+
+    def expr(self, word: str) -> str:
+        """The FTS5 expression for `word`: the word itself or any phrase it also is, whichever memory holds."""
+        options = [quote(" ".join(phrase)) for phrase in self.variants.get(word, ())]
+        if self.plain.get(word, 1) or not options:
+            options.insert(0, quote(word))
+        return options[0] if len(options) == 1 else "(" + " OR ".join(options) + ")"
 
     def rarest(self) -> list[str]:
         """Words found in memory, rarest first."""
@@ -56,7 +71,7 @@ class Query:
         found = 0.0
         for word, weight in self.weights.items():
             stem = self.stems[word]
-            if word in tokens or stem in tokens:
+            if word in tokens or stem in tokens or self._has_variant(conn, word, folded):
                 found += weight
                 continue
             # Porter only rewrites endings, so a form of the word starts with the stem less its last letter.
@@ -67,6 +82,17 @@ class Query:
             if forms and stem in stems(conn, forms).values():
                 found += weight
         return found / total
+
+
+    def _has_variant(self, conn: sqlite3.Connection, word: str, folded: str) -> bool:
+        sequence = WORD_RE.findall(folded)
+        for phrase in self.variants.get(word, ()):
+            wanted = [stems(conn, [part]).get(part, part) for part in phrase]
+            found = stems(conn, sequence)
+            terms = [found.get(token, token) for token in sequence]
+            if any(terms[i:i + len(wanted)] == wanted for i in range(len(terms) - len(wanted) + 1)):
+                return True
+        return False
 
 
 def fold(text: str) -> str:
@@ -116,25 +142,61 @@ def analyze(conn: sqlite3.Connection, text: str) -> Query:
     stemmed = stems(conn, found)
     total = int(get_meta(conn, "docs") or 0)
     last_id = conn.execute("SELECT max(id) FROM docs").fetchone()[0] or 0
-    counts = {word: _entries(conn, word, total, last_id) for word in stemmed}
+    plain = {word: _entries(conn, quote(word), total, last_id) for word in stemmed}
+    variants = _variants(conn, text, stemmed, plain, total, last_id)
+    probe = Query(text, found, stemmed, variants=variants, plain=plain)
+    counts = {word: _entries(conn, probe.expr(word), total, last_id) if word in variants else count
+              for word, count in plain.items()}
     weights = {word: _idf(total, count) for word, count in counts.items()}
     # Words absent from memory cannot match; they still count against coverage.
-    match = " OR ".join(quote(word) for word in stemmed if counts[word])
-    return Query(text, found, stemmed, weights, counts, match)
+    match = " OR ".join(probe.expr(word) for word in stemmed if counts[word])
+    return Query(text, found, stemmed, weights, counts, match, variants, plain)
+
+
+def _variants(conn: sqlite3.Connection, text: str, stemmed: dict[str, str], counts: dict[str, int], total: int,
+              last_id: int) -> dict[str, tuple[tuple[str, ...], ...]]:
+    """Compound forms memory holds: a word memory holds in fewer than RARE entries, split in two ("setup" ->
+    "set up", when memory has both halves side by side; a common word needs no help, and its splits cost the
+    most to count), and two adjacent query words joined ("set up" -> "setup", a variant of the first)."""
+    found: dict[str, tuple[tuple[str, ...], ...]] = {}
+    for word in stemmed:
+        if counts[word] >= RARE or len(word) < 5 or word.isdigit():
+            continue
+        best: tuple[int, tuple[str, ...]] = (0, ())
+        for cut in range(2, len(word) - 1):
+            pair = (word[:cut], word[cut:])
+            if all(_holds(conn, half) for half in pair):
+                best = max(best, (_entries(conn, quote(" ".join(pair)), total, last_id), pair))
+        if best[0]:
+            found[word] = (best[1],)
+    sequence = WORD_RE.findall(fold(text))[:MAX_TERMS]
+    for first, second in zip(sequence, sequence[1:]):
+        owner = first if first in stemmed else second if second in stemmed else None
+        joined = first + second
+        if owner is None or owner in found or joined in stemmed:
+            continue
+        if _holds(conn, joined):
+            found[owner] = ((joined,),)
+    return found
+
+
+def _holds(conn: sqlite3.Connection, word: str) -> bool:
+    """Whether some entry holds `word` (one lookup in the index's term list)."""
+    return conn.execute("SELECT 1 FROM fts WHERE fts MATCH ? LIMIT 1", (quote(word),)).fetchone() is not None
 
 
 def quote(word: str) -> str:
     return f'"{word}"'           # [^\W_]+ words hold no quote to escape
 
 
-def _entries(conn: sqlite3.Connection, word: str, total: int, last_id: int) -> int:
-    """How many entries hold `word`: exact up to SAMPLE, estimated beyond.
+def _entries(conn: sqlite3.Connection, expr: str, total: int, last_id: int) -> int:
+    """How many entries match `expr` (a quoted word, say): exact up to SAMPLE, estimated beyond.
 
     Counting all of a common word's entries costs as much as the word is common (FTS5 walks them all,
     and so does fts5vocab); the first SAMPLE in row order and how far they reach give the density.
     """
     count, reach = conn.execute("SELECT count(*), max(rowid) FROM (SELECT rowid FROM fts WHERE fts MATCH ?"
-                                " ORDER BY rowid LIMIT ?)", (quote(word), SAMPLE)).fetchone()
+                                " ORDER BY rowid LIMIT ?)", (expr, SAMPLE)).fetchone()
     if count < SAMPLE or not reach:
         return count
     return min(total, round(count * last_id / reach))

@@ -13,10 +13,12 @@ Score of a hit (all parts 0..1):
   proven rule is in force, so it counts as new; an undated entry counts as half as fresh.
   With w = 0.2 the boost is mild: it decides between entries of similar relevance, such as a fact
   and the later fact that superseded it, but never lifts an entry that does not match.
-- Each ranker (config recall.rankers, name -> weight) returns its own relevance list. The lists are
-  reranked by relevance x recency and fused by weighted reciprocal rank fusion, sum w / (60 + rank);
-  a hit's score is the weighted mean of its rankers' relevance x recency. With BM25 alone the order
-  is simply by score.
+- Each ranker (config recall.rankers, name -> weight: "bm25" here, "semantic" in semantic.py) returns its
+  own relevance list. The lists are reranked by relevance x recency and fused by weighted reciprocal rank
+  fusion, sum w / (60 + rank), times the recency factor, which sets the order. A hit's score is its best
+  ranker's relevance x recency: the strongest evidence that it answers the query, whichever ranker found
+  it, so that a paraphrase found by meaning alone is not halved for having no word in common. With one
+  ranker the order is simply by score.
 Then hits scoring under `min_score` go, and a dynamic gap keeps only clear winners: sorted by relevance,
 the list is cut at the first drop between neighbours larger than `gap` (see `cut`).
 """
@@ -26,7 +28,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gitmem.recall.query import Query, quote
+from gitmem.recall.query import Query
 
 RRF_K = 60
 CANDIDATES = 30
@@ -85,7 +87,8 @@ def expressions(query: Query) -> list[Stage]:
     if not rarest:
         return []
     counts = [query.df[word] for word in rarest]
-    found = [Stage(" AND ".join(quote(word) for word in rarest), sum(counts), counts[0])] if len(rarest) > 1 else []
+    every = " AND ".join(query.expr(word) for word in rarest)
+    found = [Stage(every, sum(counts), counts[0])] if len(rarest) > 1 else []
     chosen: list[str] = []
     total = 0
     for word, count in zip(rarest, counts):
@@ -93,7 +96,7 @@ def expressions(query: Query) -> list[Stage]:
             break
         chosen.append(word)
         total += count
-    found.append(Stage(" OR ".join(quote(word) for word in chosen), total, total))
+    found.append(Stage(" OR ".join(query.expr(word) for word in chosen), total, total))
     return found
 
 
@@ -155,17 +158,20 @@ def recency(ts: float | None, kind: str, reference: float | None, *, half_life: 
 def fuse(lists: dict[str, list[tuple[int, float]]], weights: dict[str, float],
          boost: dict[int, float]) -> list[tuple[int, float, float]]:
     """Weighted reciprocal rank fusion of recency-boosted lists: (doc id, score, relevance) best first."""
-    total = sum(weights.get(name, 0.0) for name in lists) or 1.0
     fused: dict[int, float] = {}
     score: dict[int, float] = {}
     relevance: dict[int, float] = {}
+    lists = {name: items for name, items in lists.items() if weights.get(name, 0.0) > 0}
     for name, items in lists.items():
-        weight = weights.get(name, 0.0)
+        weight = weights[name]
         boosted = sorted(((doc_id, rel, rel * boost.get(doc_id, 1.0)) for doc_id, rel in items), key=lambda x: -x[2])
         for rank, (doc_id, rel, value) in enumerate(boosted, start=1):
             fused[doc_id] = fused.get(doc_id, 0.0) + weight / (RRF_K + rank)
-            score[doc_id] = score.get(doc_id, 0.0) + weight * value / total
-            relevance[doc_id] = relevance.get(doc_id, 0.0) + weight * rel / total
+            score[doc_id] = max(score.get(doc_id, 0.0), value)
+            relevance[doc_id] = max(relevance.get(doc_id, 0.0), rel)
+    # The recency factor scales the fused value too: between entries the rankers rate alike (one first by
+    # words, the other by meaning), the latest word on the subject comes first.
+    fused = {doc_id: value * boost.get(doc_id, 1.0) for doc_id, value in fused.items()}
     order = (lambda d: (-score[d], d)) if len(lists) == 1 else (lambda d: (-fused[d], -score[d], d))
     return [(doc_id, score[doc_id], relevance[doc_id]) for doc_id in sorted(score, key=order)]
 

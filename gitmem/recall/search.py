@@ -1,4 +1,9 @@
-"""`search()`: the one engine behind `gitmem recall` and the agent's `recall` tool."""
+"""`search()`: the one engine behind `gitmem recall` and the agent's `recall` tool.
+
+Modes (config recall.mode, `gitmem recall --mode`): `bm25` (words), `semantic` (meaning: embed.py, vectors.py,
+semantic.py), `hybrid` (both, fused by rank.fuse), or `auto`: hybrid when the [semantic] extra is installed,
+bm25 otherwise. Nothing of the semantic side is imported in bm25 mode.
+"""
 from __future__ import annotations
 
 import sqlite3
@@ -6,8 +11,9 @@ from dataclasses import asdict, dataclass
 from datetime import date, datetime, time
 from typing import Any
 
+from gitmem import extras
 from gitmem.config import Config
-from gitmem.recall import rank
+from gitmem.recall import embed, rank
 from gitmem.recall.corpus import KINDS
 from gitmem.recall.database import RecallError
 from gitmem.recall.index import DEFAULT, Index
@@ -38,6 +44,52 @@ class Hit:
         return {**asdict(self), "score": round(self.score, 4)}
 
 
+class Hits(list[Hit]):
+    """Hits, best first, and the mode that found them: bm25, semantic or hybrid."""
+
+    def __init__(self, hits: list[Hit] | None = None, mode: str = "bm25") -> None:
+        super().__init__(hits or [])
+        self.mode = mode
+
+
+def resolve_mode(config: Config, mode: str | None = None) -> str:
+    """The mode a search runs in: the one asked for, or for `auto`, hybrid when the extra is installed."""
+    wanted = mode or config.recall.mode
+    if wanted == "auto":
+        return "hybrid" if embed.available(config.recall.model) else "bm25"
+    if wanted not in ("bm25", "semantic", "hybrid"):
+        raise RecallError(f"unknown recall mode {wanted!r}; use auto, bm25, semantic or hybrid")
+    if wanted != "bm25" and not embed.available(config.recall.model):
+        raise RecallError(f"{extras.missing('semantic', f'recall mode {wanted}')} (or use --mode bm25)")
+    return wanted
+
+
+def describe(config: Config) -> dict[str, str]:
+    """The mode recall runs in here, for `gitmem status`: mode, model, and a note when it cannot run as set."""
+    try:
+        mode = mode_of(ranker_weights(config, resolve_mode(config)))
+    except RecallError as err:
+        return {"mode": "unavailable", "model": "", "note": str(err)}
+    note = "" if mode != "bm25" or embed.available(config.recall.model) else f"hybrid needs {embed.INSTALL}"
+    return {"mode": mode, "model": config.recall.model if mode != "bm25" else "", "note": note}
+
+
+def ranker_weights(config: Config, mode: str) -> dict[str, float]:
+    """recall.rankers narrowed to the mode: bm25 leaves out the semantic ranker, semantic keeps only it."""
+    weights = {name: weight for name, weight in config.recall.rankers if weight > 0}
+    if mode == "semantic":
+        return {"semantic": weights.get("semantic", 1.0)}
+    if mode == "bm25":
+        weights.pop("semantic", None)
+    return weights or {"bm25": 1.0}
+
+
+def mode_of(weights: dict[str, float]) -> str:
+    if "semantic" in weights:
+        return "hybrid" if len(weights) > 1 else "semantic"
+    return "bm25"
+
+
 def parse_when(value: str | date | datetime | None, config: Config, *, end: bool) -> float | None:
     """A bound for --since/--until: a date (the whole day, in the configured zone) or a timestamp."""
     if value is None or value == "":
@@ -62,12 +114,14 @@ def parse_when(value: str | date | datetime | None, config: Config, *, end: bool
 def search(ws: Workspace, query: str, *, kinds: list[str] | tuple[str, ...] | None = None,
            since: str | date | datetime | None = None, until: str | date | datetime | None = None,
            limit: int | None = None, all_workspaces: bool = False, min_score: float | None = None,
-           gap: float | None = None) -> list[Hit]:
-    """Search the memory of the workspace (or of all workspaces): best hits first, maybe none."""
+           gap: float | None = None, mode: str | None = None) -> Hits:
+    """Search the memory of the workspace (or of all workspaces): best hits first, maybe none.
+
+    `mode` overrides recall.mode; `min_score` and `gap` override the cuts (0 and 1 turn them off)."""
     index = Index(ws)
     try:
         return run(index, query, kinds=kinds, since=since, until=until, limit=limit,
-                   all_workspaces=all_workspaces, min_score=min_score, gap=gap)
+                   all_workspaces=all_workspaces, min_score=min_score, gap=gap, mode=mode)
     finally:
         index.close()
 
@@ -83,10 +137,15 @@ def rebuild(ws: Workspace) -> int:
 
 def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None = None,
         since: str | date | datetime | None = None, until: str | date | datetime | None = None,
-        limit: int | None = None,
-        all_workspaces: bool = False, min_score: float | None = None, gap: float | None = None) -> list[Hit]:
+        limit: int | None = None, all_workspaces: bool = False, min_score: float | None = None,
+        gap: float | None = None, mode: str | None = None) -> Hits:
     """`search` on an open index, so a long-lived caller (a benchmark, an agent session) can reuse it."""
     config = index.config
+    weights = ranker_weights(config, resolve_mode(config, mode))
+    unknown = sorted(set(weights) - set(rank.RANKERS) - {"semantic"})
+    if unknown:
+        raise RecallError(f"recall.rankers: no ranker named {', '.join(unknown)} (known: {', '.join(rank.RANKERS)},"
+                          " semantic)")
     bad = sorted(set(kinds or ()) - set(KINDS))
     if bad:
         raise RecallError(f"unknown kind {', '.join(bad)}; use one of {', '.join(KINDS)}")
@@ -98,29 +157,36 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
     for attempt in range(2):
         conn = index.refresh()
         try:
-            return _query(conn, query, flt, limit, settings, all_workspaces,
+            rankers = {name: rank.RANKERS[name] for name in weights if name != "semantic"}
+            passage = None
+            if "semantic" in weights:
+                from gitmem.recall import semantic
+
+                model = embed.load(settings.model)
+                store = index.vectors(model)
+                rankers["semantic"] = semantic.ranker(store, model, settings.semantic_scale, len(index.scopes))
+                passage = semantic.passage_finder(store, model)
+            hits = _query(conn, query, flt, limit, settings, all_workspaces,
                           settings.min_score if min_score is None else min_score,
-                          settings.gap if gap is None else gap)
+                          settings.gap if gap is None else gap, rankers, weights, passage)
+            return Hits(hits, mode_of(weights))
         except sqlite3.DatabaseError:
             if attempt:
                 raise
             index.rebuild()       # damage that only showed while reading: rebuild once and ask again
-    return []
+    return Hits([], mode_of(weights))
 
 
 def _query(conn: sqlite3.Connection, text: str, flt: rank.Filter, limit: int, settings: Any,
-           all_workspaces: bool, min_score: float, gap: float) -> list[Hit]:
+           all_workspaces: bool, min_score: float, gap: float, rankers: dict[str, rank.Ranker],
+           weights: dict[str, float], passage: Any) -> list[Hit]:
     if limit <= 0:
         return []
     parsed = analyze(conn, text)
     if not parsed.words:
         return []
-    weights = {name: weight for name, weight in settings.rankers if weight > 0}
-    unknown = sorted(set(weights) - set(rank.RANKERS))
-    if unknown:
-        raise RecallError(f"recall.rankers: no ranker named {', '.join(unknown)} (known: {', '.join(rank.RANKERS)})")
     depth = max(rank.CANDIDATES, limit * 4)
-    lists = {name: rank.RANKERS[name](conn, parsed, flt, depth) for name in weights}
+    lists = {name: rankers[name](conn, parsed, flt, depth) for name in weights}
     ids = sorted({doc_id for items in lists.values() for doc_id, _ in items})
     if not ids:
         return []
@@ -134,7 +200,7 @@ def _query(conn: sqlite3.Connection, text: str, flt: rank.Filter, limit: int, se
         row = rows[doc_id]
         workspace = (row["workspace"] or "default") if all_workspaces else ""
         hits.append(Hit(row["kind"], row["ident"], row["date"], row["path"], row["line"],
-                        _snippet(conn, parsed.match, doc_id), score, workspace))
+                        _snippet(conn, parsed.match, doc_id, text, passage), score, workspace))
     return hits
 
 
@@ -162,12 +228,16 @@ def _rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, dict[str, Any]]
     return found
 
 
-def _snippet(conn: sqlite3.Connection, match: str, doc_id: int) -> str:
+def _snippet(conn: sqlite3.Connection, match: str, doc_id: int, text: str, passage: Any) -> str:
     row = None
     if match:
         row = conn.execute(f"SELECT snippet(fts, -1, '{MARK}', '{MARK}', '…', {SNIPPET_TOKENS}) FROM fts"
                            " WHERE fts MATCH ? AND rowid = ?", (match, doc_id)).fetchone()
-    if row is None:           # found by another ranker without a word match: show the start
-        row = conn.execute("SELECT substr(title || ' — ' || body, 1, 160) FROM fts WHERE rowid = ?",
-                           (doc_id,)).fetchone()
-    return " ".join((row[0] if row else "").split())
+    if row is None:           # found by another ranker without a word match
+        entry = conn.execute("SELECT title, body FROM fts WHERE rowid = ?", (doc_id,)).fetchone()
+        if entry is None:
+            return ""
+        if passage is not None:                  # the window that matched the meaning
+            return " ".join(passage(text, entry[0], entry[1]).split())
+        return " ".join(f"{entry[0]} — {entry[1]}"[:160].split())
+    return " ".join(row[0].split())

@@ -33,6 +33,7 @@ class Status:
     waiting_for_room: list[dict[str, Any]] = field(default_factory=list)   # eligible, but RULES is full
     rules: dict[str, int] = field(default_factory=dict)
     budget: dict[str, Any] = field(default_factory=dict)
+    recall: dict[str, str] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)                 # memory files not in the work tree
     placeholders: list[dict[str, Any]] = field(default_factory=list)  # template placeholders left in RULES
 
@@ -74,9 +75,17 @@ def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
     status.rules = {"proven": len(doc.proven), "proven_max": config.limits.proven_rules_max,
                     "lines": doc.line_count, "lines_max": config.limits.rules_max_lines}
     status.budget = budget(ws, moment)
+    status.recall = recall_mode(ws)
     status.missing = missing
     status.placeholders = [asdict(found) for found in health.placeholders(ws)]
     return status
+
+
+def recall_mode(ws: Workspace) -> dict[str, str]:
+    """Which recall mode a search runs in (bm25, semantic, hybrid), judged without loading any model."""
+    from gitmem.recall.search import describe
+
+    return describe(ws.config)
 
 
 def _last_cycle(text: str) -> log.LogEntry | None:

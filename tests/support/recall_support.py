@@ -50,3 +50,25 @@ class History:
     @property
     def root(self) -> Path:
         return self.repo.path
+
+
+def tiny_model(folder: Path, words: dict[str, list[float]]) -> Path:
+    """A model2vec-format model (model.safetensors + tokenizer.json) of a few words, built by the test itself.
+
+    Each word gets the given vector (all the same length); "[UNK]" is the zero vector."""
+    import numpy as np
+    from tokenizers import Tokenizer, normalizers, pre_tokenizers
+    from tokenizers.models import WordLevel
+
+    from gitmem.recall.embed import write_tensor
+
+    folder.mkdir(parents=True, exist_ok=True)
+    vocab = {"[UNK]": 0, **{word: n + 1 for n, word in enumerate(words)}}
+    tokenizer = Tokenizer(WordLevel(vocab, unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.Lowercase()
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.save(str(folder / "tokenizer.json"))
+    dim = len(next(iter(words.values())))
+    table = np.array([[0.0] * dim, *words.values()], dtype=np.float32)
+    write_tensor(folder / "model.safetensors", "embeddings", table)
+    return folder

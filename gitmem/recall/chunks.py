@@ -1,0 +1,43 @@
+"""What the embedder sees of an entry: its content words, in overlapping windows.
+
+A static model averages token vectors, so one fact in a long entry is drowned by everything around it.
+Entries are therefore cut into windows of WINDOW content words that overlap by half: any run of up to
+STRIDE words lies whole inside one window, and a fact deep in a 40-line close report gets a vector of its
+own. Stop words (the recall query's list) are left out of windows and queries alike: they carry no meaning
+here and only pull every vector towards the same point. The title leads every window, as context.
+"""
+from __future__ import annotations
+
+from gitmem.recall.query import STOPWORDS, WORD_RE, fold
+
+WINDOW = 24
+STRIDE = 12
+
+
+def content_words(text: str) -> list[str]:
+    """The words of `text` as written (case kept: the tokenizer uses it), stop words left out."""
+    return [word for word in WORD_RE.findall(text) if fold(word) not in STOPWORDS]
+
+
+def _starts(count: int) -> list[int]:
+    last = max(0, count - WINDOW)
+    return list(range(0, last, STRIDE)) + [last]
+
+
+def windows(title: str, body: str) -> list[str]:
+    """The texts to embed for one entry: at least one, even for an empty entry."""
+    head = content_words(title)
+    words = content_words(body)
+    return [" ".join(head + words[start:start + WINDOW]) for start in _starts(len(words))]
+
+
+def window_spans(body: str) -> list[tuple[str, int, int]]:
+    """`windows` of the body alone, each with the character span of the body it covers (for snippets)."""
+    found = [m for m in WORD_RE.finditer(body) if fold(m.group()) not in STOPWORDS]
+    return [(" ".join(m.group() for m in found[start:start + WINDOW]), found[start].start(),
+             found[min(len(found), start + WINDOW) - 1].end()) for start in _starts(len(found)) if found]
+
+
+def query_text(text: str) -> str:
+    """A query as the embedder sees it: its content words, or all its words when it has no other."""
+    return " ".join(content_words(text) or WORD_RE.findall(text))

@@ -1,0 +1,180 @@
+"""Embedding models for semantic recall: static token vectors, averaged with weights. Loaded only on use.
+
+A static model is a table of one vector per token: a text's vector is the weighted mean of its tokens'
+vectors. That costs a tokenizer pass and a table lookup, so a 100x history embeds in about a minute on
+two cores, where a transformer would take hours. Two sources:
+- `wordllama` (the default): the 256-dimension l2_supercat table that ships inside the wordllama wheel
+  (16 MB, Llama-2 tokenizer). After `pip install 'gitmem-agent[semantic]'` nothing is ever downloaded.
+- `model2vec:DIRECTORY`: any model2vec-format model (model.safetensors + tokenizer.json) the user has
+  saved once, e.g. a potion model. Nothing is fetched at run time here either.
+Both are read by the same code: the safetensors file with numpy, the tokenizer with `tokenizers`. The
+wordllama package itself is never imported (its import configures root logging); only its files are read.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import json
+import struct
+from dataclasses import dataclass
+from itertools import chain
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitmem import extras
+from gitmem.recall.database import RecallError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+SHIPPED = "wordllama"
+M2V = "model2vec:"
+INSTALL = extras.install_line("semantic")
+_WORDLLAMA_TABLE = ("weights/l2_supercat_256.safetensors", "embedding.weight")
+_WORDLLAMA_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
+_DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8"}
+_BATCH = 2_000                   # texts pooled per numpy pass: bounds memory (2,000 x longest x 256 floats)
+
+
+def available(spec: str = SHIPPED) -> bool:
+    """Whether `spec` can load, judged without importing anything heavy."""
+    needed = ["numpy", "tokenizers"] + (["wordllama"] if spec == SHIPPED else [])
+    return all(importlib.util.find_spec(name) is not None for name in needed)
+
+
+@dataclass(frozen=True)
+class StaticModel:
+    model_id: str                    # changes whenever the vectors would: the vector store is rebuilt then
+    table: npt.NDArray[np.float32]   # vocabulary x dimensions
+    tokenizer: Any                   # a `tokenizers.Tokenizer`
+
+    @property
+    def dim(self) -> int:
+        return int(self.table.shape[1])
+
+    @property
+    def vocab(self) -> int:
+        return int(self.table.shape[0])
+
+    def token_ids(self, texts: list[str]) -> list[list[int]]:
+        return [enc.ids for enc in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+
+    def weighted(self, weight: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """The table with each token's vector times its weight, and a zero row last (padding for `pool_flat`)."""
+        import numpy as np
+
+        return np.vstack([self.table * weight[:, None], np.zeros((1, self.dim), dtype=np.float32)])
+
+    def pool(self, texts: list[str], weighted: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Unit vectors of `texts`: the weighted mean of their token vectors (zero for a text without tokens).
+
+        `weighted` comes from `weighted(weight)`."""
+        import numpy as np
+
+        ids = self.token_ids(texts)
+        flat = np.fromiter(chain.from_iterable(ids), dtype=np.int64)
+        return self.pool_flat(flat, np.array([len(x) for x in ids], dtype=np.int64), weighted)
+
+    def pool_flat(self, flat: npt.NDArray[Any], lengths: npt.NDArray[np.int64],
+                  weighted: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """`pool` on token ids already made: all texts' ids in one array, and how many each text has."""
+        import numpy as np
+
+        out = np.zeros((len(lengths), self.dim), dtype=np.float32)
+        pad = weighted.shape[0] - 1
+        ends = np.cumsum(lengths)
+        for start in range(0, len(lengths), _BATCH):
+            part = lengths[start:start + _BATCH]
+            width = int(part.max(initial=0))
+            if not width:
+                continue
+            base = int(ends[start] - lengths[start])
+            ids = np.full((len(part), width), pad, dtype=np.int64)
+            ids[np.arange(width)[None, :] < part[:, None]] = flat[base:base + int(part.sum())]
+            ids[ids >= pad] = pad                  # a tokenizer may know a few more tokens than the table
+            out[start:start + len(part)] = weighted[ids].sum(axis=1)
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return np.divide(out, norms, out=out, where=norms > 0)
+
+
+def load(spec: str = SHIPPED) -> StaticModel:
+    """The model named by `spec` (config recall.model), read once per process."""
+    if not available(spec):
+        raise RecallError(extras.missing("semantic", "semantic recall"))
+    return _load(spec)
+
+
+@functools.lru_cache(maxsize=4)
+def _load(spec: str) -> StaticModel:
+    if spec == SHIPPED:
+        from importlib.metadata import version
+
+        found = importlib.util.find_spec("wordllama")
+        places = list(found.submodule_search_locations or []) if found else []
+        if not places:
+            raise RecallError(f"the wordllama package is incomplete; reinstall it: {INSTALL}")
+        home = Path(places[0])
+        table_file, key = _WORDLLAMA_TABLE
+        return _read(home / table_file, key, home / _WORDLLAMA_TOKENIZER,
+                     f"wordllama {version('wordllama')} l2_supercat_256")
+    if spec.startswith(M2V):
+        home = Path(spec[len(M2V):]).expanduser()
+        weights = home / "model.safetensors"
+        return _read(weights, "embeddings", home / "tokenizer.json", f"model2vec {home.resolve()} {_digest(weights)}")
+    raise RecallError(f"recall.model: {spec!r} is not a model; use {SHIPPED} or {M2V}DIRECTORY "
+                      "(a model2vec model saved with model.safetensors and tokenizer.json)")
+
+
+def _digest(path: Path) -> str:
+    """Size and a hash of both ends: enough to notice a different model without reading it all."""
+    try:
+        size = path.stat().st_size
+        with path.open("rb") as handle:
+            head = handle.read(1 << 16)
+            handle.seek(max(0, size - (1 << 16)))
+            tail = handle.read()
+    except OSError:
+        return "missing"
+    return f"{size}:{hashlib.sha1(head + tail).hexdigest()[:12]}"
+
+
+def _read(weights: Path, key: str, tokenizer: Path, model_id: str) -> StaticModel:
+    from tokenizers import Tokenizer
+
+    try:
+        table = read_tensor(weights, key)
+        reader = Tokenizer.from_file(str(tokenizer))
+    except Exception as err:              # OSError, a malformed file; tokenizers raises plain Exception
+        raise RecallError(f"cannot load the embedding model from {weights.parent}: {err}") from None
+    reader.no_padding()
+    reader.no_truncation()
+    return StaticModel(model_id, table, reader)
+
+
+def read_tensor(path: Path, key: str) -> npt.NDArray[np.float32]:
+    """One 2-D tensor of a safetensors file as float32 (the format: u64 header size, JSON header, raw data)."""
+    import numpy as np
+
+    with path.open("rb") as handle:
+        (size,) = struct.unpack("<Q", handle.read(8))
+        header = json.loads(handle.read(size))
+        spec = header[key]
+        start, end = spec["data_offsets"]
+        dtype = _DTYPES.get(spec["dtype"])
+        if dtype is None or len(spec["shape"]) != 2:
+            raise ValueError(f"tensor {key} is {spec['dtype']} {spec['shape']}; expected a 2-D float table")
+        handle.seek(8 + size + start)
+        data = np.frombuffer(handle.read(end - start), dtype=dtype)
+    return np.ascontiguousarray(data.reshape(spec["shape"]), dtype=np.float32)
+
+
+def write_tensor(path: Path, key: str, table: npt.NDArray[Any]) -> None:
+    """Write a one-tensor safetensors file (used to save small models, e.g. in tests)."""
+    import numpy as np
+
+    data = np.ascontiguousarray(table, dtype="<f4").tobytes()
+    header = json.dumps({key: {"dtype": "F32", "shape": list(table.shape), "data_offsets": [0, len(data)]}}).encode()
+    header += b" " * (-len(header) % 8)
+    path.write_bytes(struct.pack("<Q", len(header)) + header + data)
