@@ -18,6 +18,7 @@ import pytest
 
 from gitmem.workspace import Workspace
 from tests.support.synth import SynthInfo, cached_repo, default_cache_dir
+from tests.support.synth_copy import working_copy
 
 SCALES = tuple(float(s) for s in os.environ.get("GITMEM_BENCH_SCALES", "1,10,100").split(",") if s.strip())
 
@@ -32,23 +33,6 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Mod
 
 def scale_id(scale: float) -> str:
     return f"{scale:g}x"
-
-
-def working_copy(info: SynthInfo, dest: Path) -> Path:
-    """A private clone that borrows the cached repo's objects (git alternates), checked out at its HEAD.
-
-    Benchmarks stage and write here, never in the cache.
-    """
-    repo = pygit2.init_repository(str(dest), initial_head="main")
-    source = pygit2.Repository(info.path)
-    alternates = Path(repo.path) / "objects" / "info" / "alternates"
-    alternates.parent.mkdir(parents=True, exist_ok=True)
-    alternates.write_text(str(Path(source.path) / "objects") + "\n", encoding="utf-8")
-    repo = pygit2.Repository(str(dest))
-    repo.config["user.name"], repo.config["user.email"] = source.config["user.name"], source.config["user.email"]
-    repo.references.create("refs/heads/main", pygit2.Oid(hex=info.head), force=True)
-    repo.checkout_head(strategy=pygit2.enums.CheckoutStrategy.FORCE)
-    return dest
 
 
 def stage_one_cycle(root: Path) -> None:

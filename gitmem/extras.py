@@ -2,8 +2,9 @@
 needs a missing part names the same install line.
 
 The base package validates memory, runs the cycle with the `command` and `scripted` backends, closes the
-day offline, searches history and runs the demo. `agent` adds the anthropic SDK; `semantic` adds recall by
-meaning (wordllama's static model, read with numpy and tokenizers).
+day offline, searches history and runs the demo. `agent` adds the anthropic SDK; `agents` adds the MCP SDK
+(and tomlkit) for interactive sessions; `semantic` adds recall by meaning (wordllama's static model, read with
+numpy and tokenizers).
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ DISTRIBUTION = "gitmem-agent"
 # extra -> (the module it provides, what it is for)
 EXTRAS = {
     "agent": ("anthropic", "the anthropic backend, exact token counts and the close worded by a model"),
+    "agents": ("mcp", "gitmem mcp and the TOML merge of init --agent codex"),
     "semantic": ("wordllama", "hybrid recall by meaning"),
 }
 

@@ -31,7 +31,7 @@ def action():
 def test_action_is_composite_with_the_documented_inputs_and_outputs(action):
     assert action["runs"]["using"] == "composite"
     assert set(action["inputs"]) == {"command", "anthropic-api-key", "model", "push-mode", "python-version",
-                                     "args", "github-token"}
+                                     "args", "github-token", "agent-cli"}
     assert action["inputs"]["push-mode"]["default"] == "direct"
     for name in ("cycle", "outcome", "commit"):
         assert action["outputs"][name]["value"] == f"${{{{ steps.run.outputs.{name} }}}}"

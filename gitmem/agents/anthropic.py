@@ -167,6 +167,6 @@ def _block_param(block: Any) -> dict[str, Any]:
     return block.model_dump(exclude_none=True)
 
 
-def _add_usage(total: dict[str, int], usage: Any) -> None:
+def _add_usage(total: dict[str, float], usage: Any) -> None:
     for key in USAGE_KEYS:
         total[key] = total.get(key, 0) + int(getattr(usage, key, 0) or 0)

@@ -56,9 +56,10 @@ class CycleRequest:
 @dataclass
 class AgentResult:
     turns: int = 0
-    usage: dict[str, int] = field(default_factory=dict)   # input_tokens, output_tokens, cache_read_input_tokens, ...
+    usage: dict[str, float] = field(default_factory=dict)   # input_tokens, output_tokens, …; cost_usd if reported
     notes: list[str] = field(default_factory=list)        # refused tool calls and the like, for LOG Evidence
     stop_reason: str = ""        # end_turn | max_turns | max_tokens | script_end: why the backend stopped
+    diagnosis: str = ""          # why it may have logged nothing, as the backend can tell (a refusal, an error)
 
 
 class AgentError(GitmemError):

@@ -1,12 +1,19 @@
 """The `command` backend: any agent CLI (`claude -p`, `codex exec`, a script) run in the repository root.
 
-The prompt goes on stdin; GITMEM_CYCLE, GITMEM_ROOT and GITMEM_TIMESTAMP go in the environment. The agent
-writes memory with `gitmem log add`, `gitmem now add` and the like, and edits other files itself. A non-zero
-exit or the timeout is an AgentError, so the runner salvages whatever it changed.
+The prompt goes on stdin; GITMEM_CYCLE, GITMEM_ROOT and GITMEM_TIMESTAMP go in the environment, and the chosen
+model (`--model`, agent.model, the Action's `model` input) as ANTHROPIC_MODEL and GITMEM_MODEL. The agent writes
+memory with `gitmem log add`, `gitmem now add` and the like, and edits other files itself. A non-zero exit or
+the timeout is an AgentError, so the runner salvages whatever it changed.
 
 Its environment has no tokens, keys or credentials (gitmem.secrets.agent_environment) except the variables
 `agent.pass_env` names: the template passes ANTHROPIC_API_KEY, because an agent CLI needs its model's key.
-GitHub tokens never pass. Whatever it leaves running is ended with the cycle (gitmem.cycle.reaper).
+GitHub tokens never pass. The model variables are set by gitmem from the config, after that scrubbing, so the
+parent's cannot override the chosen model. Whatever it leaves running is ended with the cycle
+(gitmem.cycle.reaper).
+
+What the CLI prints is read (gitmem.agents.cli_output): token usage and cost where it reports them (`claude -p
+--output-format json`) go to the cycle's Evidence, and permission refusals are named, so a cycle that logged
+nothing says why: a refusal gets the permissions fix, a run that simply did nothing gets its last words.
 """
 from __future__ import annotations
 
@@ -19,8 +26,11 @@ from typing import Any
 
 from gitmem import secrets
 from gitmem.agents.base import AgentError, AgentResult, CycleRequest
+from gitmem.agents.cli_output import Reading, read_output
 
 TAIL_CHARS = 400      # how much of the agent's stderr an error message quotes
+PERMISSIONS_FIX = ("`claude -p --permission-mode acceptEdits --allowedTools \"Bash(gitmem log add:*),Bash(gitmem now "
+                   "add:*),…\"` (the template's gitmem.yaml lists them all)")
 
 
 class CommandBackend:
@@ -33,15 +43,18 @@ class CommandBackend:
         self.timeout = timeout
 
     def environment(self, request: CycleRequest) -> dict[str, str]:
-        kept = secrets.agent_environment(os.environ, request.config.agent.pass_env)
-        return {**kept, "GITMEM_CYCLE": str(request.cycle), "GITMEM_ROOT": str(request.root),
-                "GITMEM_TIMESTAMP": request.timestamp,
-                **secrets.agent_environment(request.env, request.config.agent.pass_env)}
+        passed = request.config.agent.pass_env
+        model = request.config.agent.model
+        chosen = {"ANTHROPIC_MODEL": model, "GITMEM_MODEL": model} if model else {}
+        return {**secrets.agent_environment(os.environ, passed), "GITMEM_CYCLE": str(request.cycle),
+                "GITMEM_ROOT": str(request.root), "GITMEM_TIMESTAMP": request.timestamp,
+                **secrets.agent_environment(request.env, passed), **chosen}
 
     def run(self, request: CycleRequest) -> AgentResult:
         argv = shlex.split(self.command)
         if not argv:
-            raise AgentError("agent.command is empty: set it in gitmem.yaml, for example `command: claude -p`")
+            raise AgentError("agent.command is empty: set it in gitmem.yaml (the template's gitmem.yaml has a Claude "
+                             "Code command that can write memory)")
         limit = request.deadline - time.monotonic()
         if self.timeout is not None:
             limit = min(limit, self.timeout)
@@ -66,11 +79,35 @@ class CommandBackend:
         if process.returncode != 0:
             tail = " ".join(err_text.strip().split())[-TAIL_CHARS:] or "no error output"
             raise AgentError(f"the agent command `{argv[0]}` exited with code {process.returncode}: {tail}")
-        notes = [f"agent command `{argv[0]}` finished in {time.monotonic() - started:.1f}s"]
-        last = next((line.strip() for line in reversed(out.splitlines()) if line.strip()), "")
-        if last:
-            notes.append(f"its last output line: {last[:200]}")
-        return AgentResult(turns=1, usage={}, notes=notes)
+        return _result(argv[0], out, err_text, time.monotonic() - started)
+
+
+def _result(program: str, out: str, err_text: str, seconds: float) -> AgentResult:
+    reading = read_output(out, err_text)
+    notes = [f"agent command `{program}` finished in {seconds:.1f}s"]
+    if reading.last_words:
+        what = "its final message" if reading.structured else "its last output line"
+        notes.append(f"{what}: {reading.last_words}")
+    if reading.refusals:
+        notes.append(f"it was refused {len(reading.refusals)} tool call(s) for lack of permission: "
+                     + "; ".join(reading.refusals[:3]))
+    if reading.error:
+        notes.append(f"it reported an error: {reading.error}")
+    return AgentResult(turns=reading.turns or 1, usage=reading.usage, notes=notes, stop_reason="exit 0",
+                       diagnosis=_diagnosis(program, reading))
+
+
+def _diagnosis(program: str, reading: Reading) -> str:
+    """Why a run that exited 0 may have written no LOG entry, from what it printed."""
+    if reading.refusals:
+        return (f"`{program}` was refused {len(reading.refusals)} tool call(s) for lack of permission ("
+                + "; ".join(reading.refusals[:3]) + "); allow the memory commands in agent.command, e.g. "
+                f"{PERMISSIONS_FIX}")
+    if reading.error:
+        return f"`{program}` reported an error: {reading.error}"
+    said = f"; it ended with: {reading.last_words}" if reading.last_words else "; it printed nothing"
+    return (f"`{program}` exited 0 without running `gitmem log add` and with no permission refusal in its "
+            f"output{said}. Check that it reads the prompt on stdin and acts on it")
 
 
 def _stop(process: subprocess.Popen[str], *, waited: bool = False) -> None:

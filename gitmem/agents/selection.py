@@ -34,7 +34,8 @@ def backend_name(config: Any, name_override: str | None = None, *, environ: Mapp
     if name not in BACKENDS:
         raise BackendChoiceError(f"unknown agent backend {name!r}; {HOW_TO_CHOOSE}")
     if name == "command" and not config.agent.command:
-        raise BackendChoiceError("the command backend needs agent.command in gitmem.yaml, e.g. `command: claude -p`")
+        raise BackendChoiceError("the command backend needs agent.command in gitmem.yaml: an agent CLI that reads the "
+                                 "prompt on stdin, such as the Claude Code command in the template's gitmem.yaml")
     return name
 
 

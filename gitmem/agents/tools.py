@@ -23,7 +23,7 @@ from typing import Any
 
 from gitmem import secrets
 from gitmem.config import CONFIG_NAME, Config
-from gitmem.workspace import Workspace
+from gitmem.workspace import Workspace, runner_cycle
 from gitmem.workspace.writer import MemoryWriter, WriteRefused, atomic_write
 
 MAX_OUTPUT = 20000          # characters of one tool result; long output is cut, with a note saying so
@@ -47,10 +47,11 @@ class Toolbox:
     """One cycle's tools over the work tree of `workspace`."""
 
     workspace: Workspace
-    cycle: int
+    cycle: int | None          # None: every write is numbered by the shared rule (Workspace.cycle_for)
     clock: Callable[[], Any] | None = None
     notes: list[str] = field(default_factory=list)
     written: dict[str, int] = field(default_factory=dict)   # memory writes made, by tool name
+    interactive: bool = False  # an interactive session's tools (MCP): outside a runner cycle its LOG entry says so
 
     def __post_init__(self) -> None:
         self.root = self.workspace.root.resolve()
@@ -253,7 +254,8 @@ class Toolbox:
         self._once("log_entry", "LOG entry")
         try:
             entry = self.memory.add_log_entry(task=task, outcome=outcome, result=result, tried=tried,
-                                              evidence=evidence, learned=learned, blocked=blocked, cycle=self.cycle)
+                                              evidence=evidence, learned=learned, blocked=blocked, cycle=self.cycle,
+                                              interactive=self.interactive and runner_cycle() is None)
         except BaseException:
             self.written.pop("log_entry")
             raise

@@ -10,6 +10,7 @@ from gitmem.cli.common import json_option
 from gitmem.errors import ExitCode
 
 PRE_COMMIT_INSTALL = "pre-commit install --hook-type pre-commit --hook-type pre-push"
+AGENTS = ("claude", "codex", "cursor")        # gitmem.scaffold.agents.AGENTS (this module loads only click)
 
 
 def next_step(plain_hooks: bool, hooks: list[str]) -> str:
@@ -36,8 +37,12 @@ def next_step(plain_hooks: bool, hooks: list[str]) -> str:
 @click.option("--plain-hooks", "plain_hooks", is_flag=True,
               help="Also install gitmem's own git pre-commit and pre-push hooks, for repositories that do not use "
                    "the pre-commit framework (an existing hook is never replaced).")
+@click.option("--agent", "agents", multiple=True, type=click.Choice(AGENTS),
+              help="Also wire this agent CLI to the memory (repeatable): claude (.claude/settings.json hooks, MCP "
+                   "server and allow-list, .mcp.json, CLAUDE.md), codex (AGENTS.md, .codex/config.toml), cursor "
+                   "(.cursor/mcp.json, .cursor/rules/gitmem.mdc).")
 @json_option
-def init_command(directory: Path, plain_hooks: bool, as_json: bool) -> int:
+def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as_json: bool) -> int:
     """Create the memory files, config, prompts, pre-commit config, .gitignore and workflows that are missing.
 
     DIR (default: the current folder) becomes the root of the agent's repository; `git init` runs there
@@ -46,12 +51,16 @@ def init_command(directory: Path, plain_hooks: bool, as_json: bool) -> int:
     hooks added and an existing .gitignore the missing patterns, every other line kept as it was. When
     gitmem.yaml already maps the memory files to other names (or workspaces), those are the files created.
     Running it twice changes nothing.
+
+    With --agent, agent settings are merged into existing files (only missing keys are added) and the memory
+    protocol goes into a managed block fenced by `<!-- gitmem:begin protocol -->` / `<!-- gitmem:end protocol
+    -->`, updated in place without touching the text around it. The generated files run `gitmem` from PATH.
     """
     from dataclasses import asdict
 
     from gitmem.scaffold.init import init
 
-    report = init(directory, plain_hooks=plain_hooks)
+    report = init(directory, agents, plain_hooks=plain_hooks)
     code = ExitCode.USAGE if report.problems else ExitCode.OK
     step = next_step(plain_hooks, report.hooks)
     if as_json:
@@ -62,7 +71,7 @@ def init_command(directory: Path, plain_hooks: bool, as_json: bool) -> int:
     for rel in report.created:
         click.echo(f"created     {rel}")
     for rel in report.updated:
-        click.echo(f"updated     {rel} ({'patterns' if rel == '.gitignore' else 'gitmem hooks'} added)")
+        click.echo(f"updated     {rel} ({_what_was_added(rel)} added)")
     for rel in report.left_alone:
         click.echo(f"left alone  {rel} (exists)")
     for name in report.hooks:
@@ -71,6 +80,13 @@ def init_command(directory: Path, plain_hooks: bool, as_json: bool) -> int:
         click.echo(f"gitmem: {problem}", err=True)
     click.echo(f"next: {step}")
     return code
+
+
+def _what_was_added(rel: str) -> str:
+    """What `init` adds to a file that was already there (the names are gitmem.scaffold.init's)."""
+    if rel == ".gitignore":
+        return "patterns"
+    return "gitmem hooks" if rel == ".pre-commit-config.yaml" else "gitmem settings"
 
 
 COMMANDS = (init_command,)

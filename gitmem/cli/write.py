@@ -64,10 +64,18 @@ def log_group() -> None:
 @workspace_option
 def log_add(task: str, outcome: str, result: str, tried: str | None, evidence: str | None, learned: str | None,
             blocked: str | None, as_json: bool, workspace: str | None) -> int:
-    """Append one cycle entry, numbered from LOG, timestamped by the clock."""
+    """Append one cycle entry, numbered from LOG, timestamped by the clock.
+
+    Outside a runner cycle (GITMEM_CYCLE not set) the entry is an interactive session's, and says so:
+    `- Session: interactive`.
+    """
+    from gitmem.workspace import runner_cycle
+
     memory, ws, _ = _memory(workspace)
+    # Outside a runner cycle, whoever writes the entry (a human, or the human's own agent) is an interactive
+    # session: the entry says so.
     entry = memory.add_log_entry(task=task, outcome=outcome, result=result, tried=tried, evidence=evidence,
-                                 learned=learned, blocked=blocked)
+                                 learned=learned, blocked=blocked, interactive=runner_cycle() is None)
     return _done("appended", ws.config.path("log"), entry.heading(), as_json,
                  {"cycle": entry.cycle, "outcome": outcome, "timestamp": str(entry.when)})
 

@@ -216,6 +216,12 @@ def _roadmap_part(root: Path, rel: str) -> ContextPart | None:
     return ContextPart("roadmap", f"{rel}:{first}-{first + body.count(chr(10))}", body)
 
 
+def roadmap_title(root: Path, rel: str) -> str | None:
+    """The title of the current ROADMAP section, for a session's compact context."""
+    part = _roadmap_part(root, rel)
+    return part.text.split("\n", 1)[0].removeprefix("## ") if part is not None else None
+
+
 def _line_with(text: str, needle: str, accept: Callable[[str], bool], fenced: fences.Fenced) -> int | None:
     """Start of the first line outside fenced code holding `needle` where `accept(the line's text before it)`."""
     at = text.find(needle)
@@ -250,14 +256,21 @@ def _cut(text: str, room: int, where: str) -> str:
     return text[:max(0, room - len(note))] + note
 
 
+def shown_decisions(root: Path, rel: str, before: Container[str] | None) -> tuple[decisions.DecisionsDoc,
+                                                                                  list[decisions.Decision]]:
+    """DECISIONS read from its head as far as a cycle needs, and the decisions newly resolved since `before`
+    (gitmem.cycle.baseline; None: every resolved one is new). Interactive sessions read the same."""
+    doc = decisions.parse(read_head(root, rel, lambda text: _resolved_cut(text, before)))
+    return doc, [d for d in doc.resolved if before is None or d.id not in before]
+
+
 def _decisions_part(root: Path, rel: str, before: Container[str] | None, room: int) -> ContextPart:
     """Pending, and the decisions resolved since the previous cycle started (gitmem.cycle.baseline).
 
     Pending is whole (`gitmem check` bounds it: GM209). Newly resolved decisions fill `room` characters, newest
     first; the rest are named by ID (up to RESOLVED_IDS_SHOWN) for the agent to read in the file.
     """
-    doc = decisions.parse(read_head(root, rel, lambda text: _resolved_cut(text, before)))
-    fresh = [d for d in doc.resolved if before is None or d.id not in before]
+    doc, fresh = shown_decisions(root, rel, before)
     since = " since the previous cycle started" if before is not None else ""
     shown_fresh, used = [], 0
     for item in fresh:

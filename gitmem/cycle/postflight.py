@@ -53,14 +53,20 @@ def memory_texts_at(ws: Workspace, commit_id: str) -> dict[str, str | None]:
     return texts
 
 
-def usage_line(usage: dict[str, int]) -> str | None:
-    """`tokens: input 1200, output 300, cache_read_input_tokens 900, total 2400` when the backend reported any."""
+def usage_line(usage: dict[str, float]) -> str | None:
+    """`tokens: input 1200, output 300, cache_read_input_tokens 900, total 2400` when the backend reported any; a
+    cost it reported goes on the same line (`cost_usd 0.0123`), outside the total (gitmem.report reads both)."""
     if not usage:
         return None
     names = {"input_tokens": "input", "output_tokens": "output"}
-    parts = [f"{names.get(key, key)} {value}" for key, value in usage.items() if isinstance(value, int)]
-    total = sum(v for k, v in usage.items() if isinstance(v, int) and k.endswith("tokens"))
+    parts = [f"{names.get(key, key)} {_number(value)}" for key, value in usage.items()
+             if isinstance(value, (int, float)) and not isinstance(value, bool)]
+    total = sum(int(v) for k, v in usage.items() if isinstance(v, (int, float)) and k.endswith("tokens"))
     return f"tokens: {', '.join(parts)}, total {total}"
+
+
+def _number(value: float) -> str:
+    return str(value) if isinstance(value, int) else f"{value:.6f}".rstrip("0").rstrip(".") or "0"
 
 
 def context_note(tokens: int, limit: int) -> str:
@@ -70,7 +76,7 @@ def context_note(tokens: int, limit: int) -> str:
 
 
 def settle(ws: Workspace, old: dict[str, str | None], *, cycle: int, clock: Clock | None,
-           notes: list[str], usage: dict[str, int], why_no_log: str, started: str,
+           notes: list[str], usage: dict[str, float], why_no_log: str, started: str,
            kept: str | None = None, began: datetime | None = None) -> Settled:
     """Revert forbidden edits, then normalise to one LOG entry and one NOW block for `cycle`.
 
@@ -162,11 +168,15 @@ def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[st
 
 
 RUNNER_FIELDS = (log.STARTED, log.SALVAGED, log.KEPT)
+# Dropped from what a runner cycle's agent wrote: the runner's own fields, and the interactive-session marker
+# (a runner cycle is not an interactive session, whatever its agent says).
+_DROPPED = (*RUNNER_FIELDS, log.SESSION)
 
 
 def _with_runner_fields(body: list[str], fields: dict[str, str]) -> list[str]:
-    """`body` without any runner field the agent wrote, then the runner's own fields at the end."""
-    kept = without_fields(strip_trailing_blank(body), RUNNER_FIELDS)
+    """`body` without any runner field (or session marker) the agent wrote, then the runner's own fields at the
+    end."""
+    kept = without_fields(strip_trailing_blank(body), _DROPPED)
     return [*kept, *(line for key, value in fields.items() for line in render_field(key, value))]
 
 

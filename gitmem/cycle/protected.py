@@ -41,7 +41,9 @@ DEFAULTS: tuple[str, ...] = (
     "/.aider.conf.yml", "/.aider.conf.yaml", ".idea/",
 )
 MANAGED_FILES = ("claude.md", "agents.md")       # compared folded: the files whose gitmem blocks are protected
-BLOCK_RE = re.compile(r"<!--[ \t]*gitmem:begin\b[^\n]*?-->.*?(?:<!--[ \t]*gitmem:end[ \t]*-->|\Z)",
+# A block's markers may carry its name (`<!-- gitmem:begin protocol -->` ... `<!-- gitmem:end protocol -->`, as
+# `gitmem init --agent` writes them); an unclosed block runs to the end of the text.
+BLOCK_RE = re.compile(r"<!--[ \t]*gitmem:begin\b[^\n]*?-->.*?(?:<!--[ \t]*gitmem:end\b[^\n]*?-->|\Z)",
                       re.IGNORECASE | re.DOTALL)
 # Code points macOS's file system ignores, and what Windows drops from a name's end.
 _IGNORABLE = dict.fromkeys([*range(0x200C, 0x2010), *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF])

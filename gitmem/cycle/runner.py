@@ -71,7 +71,7 @@ class CycleReport:
     task: str = ""
     commit: str | None = None
     exit_code: int = ExitCode.OK
-    tokens: dict[str, int] = field(default_factory=dict)
+    tokens: dict[str, float] = field(default_factory=dict)
     messages: list[str] = field(default_factory=list)
     error: str | None = None
     salvage_branch: str | None = None
@@ -277,7 +277,7 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old:
     report.task, report.outcome = settled.task, settled.outcome
     report.messages += [f"runner: {note}" for note in [*cleaned.notes, *proposed.notes, *settled.notes]]
     if settled.wrote_log:
-        report.messages.append("the agent wrote no LOG entry: the runner logged no-build (Rule 0)")
+        report.messages.append(f"the agent wrote no LOG entry: the runner logged no-build (Rule 0): {_why(result)}")
     paths = guard.candidates()
     message = commit_message(report.cycle, settled.outcome, settled.task)
     report.commit = gitio.commit_worktree(repo, paths, message, author=agent_identity(config))
@@ -292,6 +292,8 @@ def _report_held(report: CycleReport, held: list[Held], limit: int) -> None:
 
 
 def _why(result: AgentResult | None) -> str:
+    if result is not None and result.diagnosis:
+        return result.diagnosis
     turns = result.turns if result is not None else 0
     why = f" ({result.stop_reason})" if result is not None and result.stop_reason else ""
     return f"it stopped after {turns} turn(s){why} without saying what it did"

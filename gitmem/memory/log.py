@@ -30,6 +30,9 @@ OUTCOMES = ("built", "published", "no-build")
 FIELD_ORDER = ("Task", "Tried", "Evidence", "Result", "Blocked", "Learned")
 # Fields the runner writes and reads back (the agent cannot set them: postflight rewrites them).
 STARTED, SALVAGED, KEPT, BLOCKED = "Started", "Salvaged", "Kept", "Blocked"
+# An interactive session's entry (written outside a runner cycle) says so: `- Session: interactive`. Runner
+# cycles never carry it: postflight strips it from what their agent wrote.
+SESSION, INTERACTIVE = "Session", "interactive"
 _DECISION_ID = re.compile(r"\bD-\d{4,}\b")
 _CYCLE_RE = re.compile(r"^cycle (\d{1,18})$")  # numbers fit SQLite and int64: 18 digits
 
@@ -47,6 +50,11 @@ class LogEntry(Entry):
     @property
     def kind(self) -> str:
         return "close" if self.cycle is None else "cycle"
+
+    @property
+    def interactive(self) -> bool:
+        """An interactive session's entry (`- Session: interactive`), not a runner cycle's."""
+        return (self.get(SESSION) or "").strip().startswith(INTERACTIVE)
 
     @property
     def blocked_by(self) -> tuple[str, ...]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path, PurePosixPath
@@ -122,10 +123,11 @@ def _copy(source: Path, target: Path, rel: str, report: InitReport) -> None:
     report.created.append(rel)
 
 
-def init(target: Path, *, plain_hooks: bool = False) -> InitReport:
+def init(target: Path, agents: Sequence[str] = (), *, plain_hooks: bool = False) -> InitReport:
     """Copy every missing template file into `target`: memory files under the names gitmem.yaml gives them
     (for every workspace); an existing pre-commit config gets the gitmem hooks, an existing .gitignore the
-    missing patterns. With `plain_hooks`, the plain git hooks go into the repository's hooks directory."""
+    missing patterns. With `plain_hooks`, the plain git hooks go into the repository's hooks directory.
+    `agents` (claude, codex, cursor) also wires those agent CLIs to the memory: gitmem.scaffold.agents."""
     report = InitReport()
     _prepare_repo(target, report)
     report.root = str(target.resolve())
@@ -152,7 +154,18 @@ def init(target: Path, *, plain_hooks: bool = False) -> InitReport:
         _copy(base / rel, target, rel, report)
     if plain_hooks:
         _plain_hooks(target, report)
+    if agents:
+        from gitmem.scaffold.agents import setup
+
+        setup(target, agents, lambda rel, what: _record(report, rel, what))
     return report
+
+
+def _record(report: InitReport, rel: str, what: str) -> None:
+    lists = {"created": report.created, "updated": report.updated, "left alone": report.left_alone}
+    if what not in lists:
+        report.problems.append(f"{rel}: {what}")
+    lists.get(what, report.left_alone).append(rel)
 
 
 def _plain_hooks(target: Path, report: InitReport) -> None:

@@ -21,6 +21,14 @@ Clock = Callable[[], datetime]
 CYCLE_ENV = "GITMEM_CYCLE"     # set by the runner for the agent it starts: the cycle being run
 
 
+def runner_cycle() -> int | None:
+    """The cycle the runner is running around this process (GITMEM_CYCLE), or None: then a write belongs to an
+    interactive session (a human, or the human's own agent), numbered by `Workspace.cycle_for`."""
+    given = os.environ.get(CYCLE_ENV, "").strip()
+    # At most 18 ASCII digits, as every number in memory (no overflow downstream, no `²` that int() refuses).
+    return int(given) if given.isascii() and given.isdigit() and len(given) <= 18 and int(given) > 0 else None
+
+
 @dataclass(frozen=True)
 class Workspace:
     root: Path
@@ -115,10 +123,8 @@ class Workspace:
         cycle, the one whose LOG entry is written but not committed yet, else to the next: so a session that
         logs first and confirms after files both under one cycle, as the runner's agent does.
         """
-        if from_env:
-            given = os.environ.get(CYCLE_ENV, "")
-            if given.isdigit() and len(given) <= 18 and int(given) > 0:
-                return int(given)
+        if from_env and (given := runner_cycle()) is not None:
+            return given
         last_log, top_now = self.last_log_cycle(), self.top_now_cycle()
         if role == "now":
             return max(top_now + 1, last_log)

@@ -101,9 +101,11 @@ class MemoryWriter:
     # -- the writes ----------------------------------------------------------------------------
     def add_log_entry(self, *, task: str, outcome: str, result: str, tried: str | None = None,
                       evidence: str | None = None, learned: str | None = None, blocked: str | None = None,
-                      cycle: int | None = None, extra: dict[str, str] | None = None) -> log.LogEntry:
+                      cycle: int | None = None, extra: dict[str, str] | None = None,
+                      interactive: bool = False) -> log.LogEntry:
         """One cycle entry. `blocked` names the decisions the cycle waits on; `extra` holds the runner's own
-        fields (Started, Salvaged), which only the runner writes."""
+        fields (Started, Salvaged), which only the runner writes; `interactive` marks an interactive session's
+        entry (`- Session: interactive`)."""
         if outcome not in log.OUTCOMES:
             raise WriteRefused(f"outcome must be one of {', '.join(log.OUTCOMES)}, not {outcome!r}")
         try:
@@ -112,7 +114,7 @@ class MemoryWriter:
             raise WriteRefused(str(err)) from None
         number = cycle if cycle is not None else self.workspace.cycle_for("log")
         fields = {"Task": task, "Tried": tried, "Evidence": evidence, "Result": result, log.BLOCKED: blocked,
-                  "Learned": learned, **(extra or {})}
+                  "Learned": learned, **({log.SESSION: log.INTERACTIVE} if interactive else {}), **(extra or {})}
         entry = log.make_entry(self.now(), cycle=number, outcome=outcome,
                                fields={k: v for k, v in fields.items() if v is not None})
         self._append_log(entry)

@@ -4,7 +4,9 @@
 -eo pipefail` in a clean environment: PATH with the chosen bin dir first (and what earlier steps added to
 GITHUB_PATH), the step's `env:` with `${{ inputs.x }}`, `${{ github.token }}` and `${{ steps.ID.outputs.NAME }}`
 filled in, its own GITHUB_OUTPUT file (as on a runner), a shared GITHUB_STEP_SUMMARY, GITHUB_ACTION_PATH and
-RUNNER_TEMP. A skipped `uses:` step's outputs are empty unless the caller passes them (`uses_outputs`).
+RUNNER_TEMP. A skipped `uses:` step's outputs are empty unless the caller passes them (`uses_outputs`). A
+`run:` step's `if:` is honoured in the one form the action uses (`inputs.x != ''`, `inputs.x == 'v'`); any
+other expression fails the test.
 """
 from __future__ import annotations
 
@@ -99,6 +101,19 @@ def fill(value: str, inputs: dict[str, str], token: str, steps: dict[str, dict[s
     return EXPRESSION.sub(evaluate, value)
 
 
+CONDITION = re.compile(r"^inputs\.([\w-]+) (==|!=) '([^']*)'$")
+
+
+def condition(expression: str | None, inputs: dict[str, str]) -> bool:
+    """A step's `if:`, for the one form the action uses (`inputs.x != ''`, `inputs.x == 'v'`); None runs."""
+    if expression is None:
+        return True
+    match = CONDITION.match(str(expression).strip())
+    assert match, f"unexpected `if:` in the action: {expression}"
+    name, operator, value = match.groups()
+    return (inputs[name] == value) == (operator == "==")
+
+
 def clean_env(bin_dir: Path, home: Path) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if PASSED_THROUGH.match(key)}
     # A private HOME keeps the developer's ~/.gitconfig out; pip keeps its shared cache so installs stay quick.
@@ -139,8 +154,9 @@ def run_action(workspace: Path, inputs: dict[str, str], *, bin_dir: Path, scratc
     for number, step in enumerate(action["runs"]["steps"]):
         if "uses" in step or step.get("name") in skip:
             continue
+        if not condition(step.get("if"), values):
+            continue
         assert step.get("shell") == "bash"
-        assert "if" not in step, "run steps run unconditionally here; give `if:` to `uses:` steps only"
         output = scratch / f"github_output_{number}"
         output.write_text("", encoding="utf-8")
         run.output_files.append(output)

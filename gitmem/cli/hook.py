@@ -1,0 +1,65 @@
+"""`gitmem hook session-start|stop`: Claude Code's session hooks (its JSON on stdin, ours on stdout)."""
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from gitmem.cli.common import workspace_option
+from gitmem.errors import ExitCode
+
+if TYPE_CHECKING:     # the library loads inside commands only
+    from gitmem.sessions.hooks import HookAnswer
+
+
+@click.group("hook")
+def hook_group() -> None:
+    """Claude Code session hooks; `gitmem init --agent claude` sets them up in .claude/settings.json.
+
+    Each reads the hook's JSON on stdin and prints Claude Code's hook JSON, or nothing. They always exit 0
+    (a hook must never break the session) and stay silent inside a runner cycle (GITMEM_CYCLE set) and
+    outside a memory repository.
+    """
+
+
+def _payload() -> dict[str, Any]:
+    text = sys.stdin.read() if not sys.stdin.isatty() else ""
+    try:
+        data = json.loads(text) if text.strip() else {}
+    except ValueError:
+        click.echo("gitmem hook: stdin is not the hook's JSON; going on without it", err=True)
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _answer(answer: HookAnswer) -> int:
+    if answer.output is not None:
+        click.echo(json.dumps(answer.output, ensure_ascii=False))
+    if answer.note:
+        click.echo(f"gitmem hook: {answer.note}", err=True)
+    return ExitCode.OK
+
+
+@hook_group.command("session-start")
+@workspace_option
+def session_start(workspace: str | None) -> int:
+    """SessionStart: the compact memory (under 9,000 characters) as additionalContext, on startup, resume,
+    clear and after a compaction; records the work tree the first time a session is seen."""
+    from gitmem.sessions import hooks
+
+    return _answer(hooks.session_start(_payload(), workspace=workspace))
+
+
+@hook_group.command("stop")
+@workspace_option
+def stop(workspace: str | None) -> int:
+    """Stop: Rule 0 for an interactive session. Blocks once, telling the agent to log, when the session
+    changed files since it started but wrote no LOG entry; never when stop_hook_active is set."""
+    from gitmem.sessions import hooks
+
+    return _answer(hooks.stop(_payload(), workspace=workspace))
+
+
+COMMANDS = (hook_group,)

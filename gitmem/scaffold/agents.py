@@ -1,0 +1,232 @@
+"""`gitmem init --agent claude|codex|cursor`: wire an agent CLI to the memory, merged into the user's files.
+
+- claude: `.claude/settings.json` (the session hooks, the gitmem MCP server enabled by name, and an allow-list
+  of the memory-writing and reading subcommands and MCP tools, never `gitmem decision answer`), `.mcp.json`,
+  and the protocol as a managed block in `CLAUDE.md`;
+- codex: the protocol as a managed block in `AGENTS.md`, and the server in `.codex/config.toml`;
+- cursor: the server in `.cursor/mcp.json`, and the protocol as a rule, `.cursor/rules/gitmem.mdc`.
+
+Nothing is overwritten: JSON and TOML get only the missing keys (TOML through tomlkit, which keeps comments
+and layout), and a managed block, fenced by `<!-- gitmem:begin NAME -->` and `<!-- gitmem:end NAME -->`, is
+added or brought up to date without touching the text around it. Running it twice changes nothing. Generated
+files call `gitmem` from PATH, never an absolute path: they are committed and shared.
+
+When the agent's instructions file is itself the RULES file (`rules: CLAUDE.md`, `rules: AGENTS.md`), the block
+must not break RULES: for Claude Code the protocol goes to `.claude/gitmem.md`, which a one-line block in CLAUDE.md
+imports (`@.claude/gitmem.md`); for Codex, which has no imports, the block goes into RULES' free text, above
+`## Proven rules`. Either way the result is checked as RULES before it is written.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from gitmem.config import Config, load_config
+from gitmem.errors import GitmemError
+from gitmem.sessions.protocol import AGENT_COMMANDS, SERVER, protocol_text, tool_names
+
+AGENTS = ("claude", "codex", "cursor")
+BLOCK = "protocol"
+CLAUDE_PROTOCOL = ".claude/gitmem.md"
+HOOKS = (("SessionStart", "gitmem hook session-start"), ("Stop", "gitmem hook stop"))
+SERVER_SPEC = {"command": "gitmem", "args": ["mcp"]}
+# Cursor expands ${workspaceFolder}; where a host does not, `gitmem mcp` ignores the unexpanded value.
+CURSOR_SPEC = {"command": "gitmem", "args": ["mcp", "--root", "${workspaceFolder}"]}
+CURSOR_RULE_HEAD = "---\ndescription: gitmem, this repository's long-term memory, and its protocol\nalwaysApply: true\n---\n"
+
+
+class SetupProblem(GitmemError):
+    """A file cannot be merged safely; it is left alone and the message says how to fix it."""
+
+
+def claude_allow_list() -> list[str]:
+    """Claude Code permission rules for the memory commands and the MCP tools (prefix rules, `:*`)."""
+    return [*(f"Bash({command}:*)" for command in AGENT_COMMANDS), *(f"mcp__{SERVER}__{name}" for name in tool_names())]
+
+
+def begin(name: str) -> str:
+    return f"<!-- gitmem:begin {name} -->"
+
+
+def end(name: str) -> str:
+    return f"<!-- gitmem:end {name} -->"
+
+
+def setup(target: Path, agents: Sequence[str], record: Callable[[str, str], None]) -> None:
+    """Write each agent's files under `target`. `record(rel, what)` hears "created", "updated", "left alone" or
+    a problem message for every file."""
+    config = load_config(target)
+    for agent in dict.fromkeys(agents):
+        if agent not in AGENTS:
+            raise SetupProblem(f"unknown agent {agent!r}: choose {', '.join(AGENTS)}")
+        for rel, change in _plan(agent, config):
+            record(rel, _apply(target / rel, change))
+
+
+Change = Callable[[str | None], str | None]      # old text (None: absent) -> new text (None: leave alone)
+
+
+def _plan(agent: str, config: Config) -> list[tuple[str, Change]]:
+    rules = config.path("rules")
+    text = protocol_text(config, agent=agent)
+    if agent == "claude":
+        if rules == "CLAUDE.md":
+            block = [(CLAUDE_PROTOCOL, _block(text)),
+                     ("CLAUDE.md", _rules_block(f"@{CLAUDE_PROTOCOL}", config))]
+        else:
+            block = [("CLAUDE.md", _block(text))]
+        return [(".claude/settings.json", _json(_claude_settings)), (".mcp.json", _json(_server(SERVER_SPEC))),
+                *block]
+    if agent == "codex":
+        agents_md = _rules_block(text, config) if rules == "AGENTS.md" else _block(text)
+        return [("AGENTS.md", agents_md), (".codex/config.toml", _codex_config)]
+    return [(".cursor/mcp.json", _json(_server(CURSOR_SPEC))),
+            (".cursor/rules/gitmem.mdc", _block(text, head=CURSOR_RULE_HEAD))]
+
+
+def _apply(path: Path, change: Change) -> str:
+    try:
+        old = path.read_bytes().decode("utf-8") if path.exists() else None
+    except UnicodeDecodeError:
+        return f"{path.name}: not UTF-8 text; left alone"
+    crlf = old is not None and "\r\n" in old
+    try:
+        new = change(old.replace("\r\n", "\n") if old is not None else None)
+    except SetupProblem as err:
+        return str(err)
+    if new is None or (old is not None and new == old.replace("\r\n", "\n")):
+        return "left alone"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes((new.replace("\n", "\r\n") if crlf else new).encode("utf-8"))
+    return "created" if old is None else "updated"
+
+
+# -- managed blocks --------------------------------------------------------------------------------------------
+
+def put_block(text: str, body: str, *, name: str = BLOCK, before: str | None = None) -> str:
+    """`text` with the block `name` holding `body`: replaced where it is, else inserted above the line `before`
+    (when present), else appended."""
+    fenced = f"{begin(name)}\n{body.strip()}\n{end(name)}"
+    lines = text.split("\n")
+    starts = [i for i, line in enumerate(lines) if line.strip() == begin(name)]
+    if starts:
+        ends = [i for i, line in enumerate(lines) if line.strip() == end(name) and i > starts[0]]
+        if not ends or len(starts) > 1:
+            raise SetupProblem(f"the gitmem block `{begin(name)}` is not closed by `{end(name)}` exactly once; fix "
+                               "or remove it, then run `gitmem init --agent …` again")
+        return "\n".join([*lines[:starts[0]], fenced, *lines[ends[0] + 1:]])
+    if before is not None and before in lines:
+        at = lines.index(before)
+        return "\n".join([*lines[:at], fenced, "", *lines[at:]])
+    stripped = text.rstrip("\n")
+    return (stripped + "\n\n" if stripped else "") + fenced + "\n"
+
+
+def _block(body: str, *, head: str = "") -> Change:
+    def change(old: str | None) -> str:
+        return put_block(old if old is not None else head, body)
+    return change
+
+
+def _rules_block(body: str, config: Config) -> Change:
+    """A block in the RULES file's free text, above `## Proven rules`; refused if RULES would not pass as it did."""
+    from gitmem.memory import rules
+
+    rel, limit = config.path("rules"), config.limits.rules_max_lines
+
+    def change(old: str | None) -> str:
+        if old is None:
+            raise SetupProblem(f"{rel} is the RULES file (gitmem.yaml) and it is missing; create it (`gitmem init`), "
+                               "then run `gitmem init --agent …` again")
+        new = put_block(old, body, before=f"## {rules.PROVEN}")
+        before, after = rules.parse(old), rules.parse(new)
+        same = [r.content() for r in after.all] == [r.content() for r in before.all]
+        if not same or len(after.problems) > len(before.problems) or after.line_count > max(limit, before.line_count):
+            raise SetupProblem(f"{rel} is the RULES file and the gitmem block would not fit it ({after.line_count} of "
+                               f"{limit} lines); left alone: make room, then run `gitmem init --agent …` again")
+        return new
+    return change
+
+
+# -- JSON and TOML ---------------------------------------------------------------------------------------------
+
+def _json(merge: Callable[[dict[str, Any]], None]) -> Change:
+    def change(old: str | None) -> str | None:
+        try:
+            data = json.loads(old) if old is not None and old.strip() else {}
+        except ValueError as err:
+            raise SetupProblem(f"not valid JSON ({err}); fix it, then run `gitmem init --agent …` again") from None
+        if not isinstance(data, dict):
+            raise SetupProblem("expected a JSON object; left alone")
+        before = json.dumps(data, sort_keys=True)
+        merge(data)
+        if old is not None and json.dumps(data, sort_keys=True) == before:
+            return None
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    return change
+
+
+def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
+    found = data.setdefault(key, {})
+    if not isinstance(found, dict):
+        raise SetupProblem(f"`{key}` must be an object; left alone")
+    return found
+
+
+def _list(data: dict[str, Any], key: str) -> list[Any]:
+    found = data.setdefault(key, [])
+    if not isinstance(found, list):
+        raise SetupProblem(f"`{key}` must be a list; left alone")
+    return found
+
+
+def _server(spec: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
+    def merge(data: dict[str, Any]) -> None:
+        _table(data, "mcpServers").setdefault(SERVER, dict(spec))
+    return merge
+
+
+def _claude_settings(data: dict[str, Any]) -> None:
+    hooks = _table(data, "hooks")
+    for event, command in HOOKS:
+        groups = hooks.setdefault(event, [])
+        if not isinstance(groups, list):
+            raise SetupProblem(f"`hooks.{event}` must be a list; left alone")
+        present = [hook.get("command", "") for group in groups if isinstance(group, dict)
+                   for hook in group.get("hooks", []) if isinstance(hook, dict)]
+        if not any(str(line).split(" --")[0].strip() == command for line in present):
+            groups.append({"hooks": [{"type": "command", "command": command}]})
+    if not data.get("enableAllProjectMcpServers"):
+        servers = _list(data, "enabledMcpjsonServers")
+        if SERVER not in servers:
+            servers.append(SERVER)
+    allow = _list(_table(data, "permissions"), "allow")
+    allow.extend(rule for rule in claude_allow_list() if rule not in allow)
+
+
+def _codex_config(old: str | None) -> str | None:
+    try:
+        import tomlkit
+    except ImportError:
+        from gitmem import extras
+
+        raise SetupProblem(f"needs tomlkit to merge TOML: {extras.install_line('agents')}") from None
+    from tomlkit.exceptions import ParseError
+
+    try:
+        doc = tomlkit.parse(old or "")
+    except ParseError as err:
+        raise SetupProblem(f"not valid TOML ({err}); fix it, then run `gitmem init --agent codex` again") from None
+    servers = doc.get("mcp_servers")
+    if servers is None:
+        servers = tomlkit.table(is_super_table=True)
+        doc["mcp_servers"] = servers
+    if SERVER in servers:
+        return None
+    entry = tomlkit.table()
+    entry["command"] = SERVER_SPEC["command"]
+    entry["args"] = list(SERVER_SPEC["args"])
+    servers[SERVER] = entry
+    return tomlkit.dumps(doc)

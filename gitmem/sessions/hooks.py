@@ -1,0 +1,109 @@
+"""Claude Code's session hooks: the JSON it sends on stdin in, the JSON it reads from stdout out.
+
+- SessionStart (on startup, resume, clear and after a compaction): the compact memory
+  (gitmem.sessions.context) as `additionalContext`, and, the first time a session id is seen, a record of
+  the work tree (gitmem.sessions.record).
+- Stop (after every assistant turn): Rule 0 for an interactive session. If the session changed files since
+  it started but wrote no LOG entry, block once, with a reason telling the agent to log. Never when
+  `stop_hook_active` is set (Claude Code is already continuing because of a stop hook), never twice in a
+  session, so it cannot loop.
+
+Both stay silent (None: print nothing) inside a runner cycle (GITMEM_CYCLE set: the cycle has its own
+budget and its own Rule 0), outside a memory repository, and when anything goes wrong: a hook must never
+break the human's session. What went wrong is returned as a note for stderr.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from gitmem.errors import GitmemError
+from gitmem.sessions.locate import find_workspace
+from gitmem.workspace import Workspace, runner_cycle
+
+PROJECT_ENV = "CLAUDE_PROJECT_DIR"
+SHOWN_PATHS = 5
+LOOK_BACK = 10               # LOG entries read back from the end to find the session's own
+
+
+@dataclass(frozen=True)
+class HookAnswer:
+    output: dict[str, Any] | None = None     # the JSON to print; None: print nothing
+    note: str = ""                           # for stderr (Claude Code shows it in verbose mode only)
+
+
+def _workspace(payload: Mapping[str, Any], workspace: str | None) -> Workspace | None:
+    return find_workspace([payload.get("cwd"), os.environ.get(PROJECT_ENV), os.getcwd()], workspace)
+
+
+def session_start(payload: Mapping[str, Any], *, workspace: str | None = None) -> HookAnswer:
+    if runner_cycle() is not None:
+        return HookAnswer(note="inside a runner cycle: the cycle prompt already holds the memory")
+    try:
+        ws = _workspace(payload, workspace)
+        if ws is None:
+            return HookAnswer(note="not in a gitmem memory repository: nothing to add")
+        from gitmem.sessions import record
+        from gitmem.sessions.context import session_context
+
+        session = str(payload.get("session_id") or "")
+        if session and ws.state_dir is not None and record.load(ws, session) is None:
+            record.prune(ws)
+            record.save(ws, record.snapshot(ws, session))
+        context = session_context(ws)
+    except (GitmemError, OSError, ValueError) as err:
+        return HookAnswer(note=f"gitmem hook session-start: {err}")
+    return HookAnswer({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}})
+
+
+def stop(payload: Mapping[str, Any], *, workspace: str | None = None) -> HookAnswer:
+    if runner_cycle() is not None:
+        return HookAnswer(note="inside a runner cycle: the runner enforces Rule 0")
+    if payload.get("stop_hook_active"):
+        return HookAnswer(note="a stop hook already made this session continue: not blocking again")
+    try:
+        ws = _workspace(payload, workspace)
+        session = str(payload.get("session_id") or "")
+        if ws is None or not session or ws.state_dir is None:
+            return HookAnswer(note="no memory repository or no session id: nothing to enforce")
+        return _judge(ws, session)
+    except (GitmemError, OSError, ValueError) as err:
+        return HookAnswer(note=f"gitmem hook stop: {err}")
+
+
+def _judge(ws: Workspace, session: str) -> HookAnswer:
+    from gitmem.sessions import record
+
+    started = record.load(ws, session)
+    if started is None:          # the hooks were set up mid-session: judge from here on
+        record.save(ws, record.snapshot(ws, session))
+        return HookAnswer(note="no record of this session's start: recorded the work tree now")
+    if started.blocked:
+        return HookAnswer(note="this session was already told to log once")
+    if _logged_since(ws, started.last_cycle):
+        return HookAnswer(note="the session wrote its LOG entry")
+    changed = record.changed_since(ws, started)
+    if not changed:
+        return HookAnswer(note="the session changed no files: nothing to log yet")
+    started.blocked = True
+    record.save(ws, started)
+    return HookAnswer({"decision": "block", "reason": block_reason(ws, changed)})
+
+
+def _logged_since(ws: Workspace, last_cycle: int) -> bool:
+    """An interactive entry after the session's start: runner cycles pulled in meanwhile are not the session's."""
+    return any(entry.cycle is not None and entry.cycle > last_cycle and entry.interactive
+               for entry in ws.log_tail(LOOK_BACK).entries)
+
+
+def block_reason(ws: Workspace, changed: list[str]) -> str:
+    shown = ", ".join(changed[:SHOWN_PATHS]) + (f" and {len(changed) - SHOWN_PATHS} more"
+                                                if len(changed) > SHOWN_PATHS else "")
+    cycle = ws.cycle_for("log")
+    return (f"gitmem Rule 0: this session changed files ({shown}) but wrote no LOG entry. Before you finish, "
+            f"log it as cycle {cycle}: the gitmem MCP tool log_entry (or `gitmem log add --task \"…\" --outcome "
+            "built|published|no-build --result \"…\"`) saying what was built, or why nothing was; then one NOW "
+            "block (now_block, or `gitmem now add --did … --human … --next …`). Then commit the memory files "
+            f"with the work. This reminder comes once per session.")

@@ -1,0 +1,101 @@
+"""The memory protocol as sessions are taught it: the MCP server's instructions and tool descriptions, and the
+text of the managed blocks `gitmem init --agent` writes. Lean: no MCP SDK here, so `init` and the hooks can
+read the tool names without it."""
+from __future__ import annotations
+
+from typing import Any
+
+from gitmem.config import Config
+
+SERVER = "gitmem"             # the MCP server's name in .mcp.json, .cursor/mcp.json and .codex/config.toml
+RESOLVE_NAMES = ("answer_decision", "resolve_decision", "decision_answer")
+INSTRUCTIONS = (
+    "gitmem is this project's long-term memory: five markdown files in git (NOW, DECISIONS, LOG, LESSONS, RULES). "
+    "Protocol for every session or cycle: read the memory first (the context tool, or the session-start context "
+    "you were given); do one task; then write exactly one LOG entry (log_entry) and one NOW block (now_block). "
+    "A session that built nothing still logs, outcome no-build, saying why (Rule 0). Questions for the human go "
+    "to ask_decision; only the human answers decisions. Record real mistakes with add_lesson and later evidence "
+    "with confirm_lesson. Use recall only when the task needs the past. Never edit the memory files by hand; "
+    "these tools write files only: commit them together with your work.")
+DESCRIPTIONS = {
+    "log_entry": "Write this session's (or cycle's) one LOG entry, once, at the end: what the task was, the "
+                 "outcome (built, published, or no-build with the reason: Rule 0), the result and evidence. "
+                 "Timestamp and cycle number are written for you; outside a runner cycle the entry is marked "
+                 "as an interactive session.",
+    "now_block": "Put this session's (or cycle's) one NOW block on top: what was done, what the human needs to "
+                 "know or do, what comes next. Once per session, after the LOG entry.",
+    "ask_decision": "Ask the human a decision (DECISIONS Pending) with your recommendation. Only the human "
+                    "answers; do not wait: go on with the next task.",
+    "add_lesson": "Record a real mistake in LESSONS: what happened, why, what must change (and the one-line rule "
+                  "it would become). Confirmations by later cycles promote it to a proven rule.",
+    "confirm_lesson": "Confirm a lesson (L-NNNN) with this session's evidence. It counts once it is committed "
+                      "together with this session's LOG entry.",
+    "recall": "Search the whole memory history (LOG, lessons, decisions, NOW, rules). Only when the task needs "
+              "the past; at most 2 queries; if nothing relevant comes back, say 'no memory of that' and go on.",
+}
+EXTRA_TOOLS: tuple[tuple[str, str, dict[str, Any]], ...] = (
+    ("context", "The memory to start from. Default: the compact session context (proven rules, top NOW block, "
+                "pending and newly resolved decisions, recent LOG lines). full=true: the whole reading budget "
+                "of a cycle (RULES whole, NOW, DECISIONS, the last LOG entries, the current ROADMAP section).",
+     {"full": {"type": "boolean", "description": "the whole cycle context instead of the compact one"}}),
+    ("pending", "The decisions waiting on the human, oldest first, with their age and recommendation.", {}),
+    ("status", "Memory health as JSON: last cycle, today's cycles, the Rule 0 streak, decisions waiting, lessons "
+               "awaiting confirmation, rules against their cap, the context budget.", {}),
+)
+RESOURCES = (("gitmem://rules", "RULES", "RULES: who the agent is, its priorities, its proven rules"),
+             ("gitmem://now", "NOW", "The top NOW block: the current state"),
+             ("gitmem://decisions/pending", "Pending decisions", "The decisions waiting on the human"))
+
+
+def tool_names() -> tuple[str, ...]:
+    """The MCP server's tools, in the order it lists them."""
+    from gitmem.agents.tools import MEMORY_TOOLS
+
+    return (*(spec["name"] for spec in MEMORY_TOOLS), *(name for name, _, _ in EXTRA_TOOLS))
+
+
+# `gitmem` subcommands an agent may run without asking: they write memory in canonical form (never a decision's
+# answer: `gitmem decision answer` records the human's identity) or only read it.
+AGENT_COMMANDS = ("gitmem log add", "gitmem now add", "gitmem decision ask", "gitmem lesson add",
+                  "gitmem lesson confirm", "gitmem recall", "gitmem context", "gitmem pending", "gitmem status",
+                  "gitmem check")
+
+
+def protocol_text(config: Config, *, agent: str) -> str:
+    """The memory protocol for an agent's instructions file (CLAUDE.md, AGENTS.md, a Cursor rule), in Markdown."""
+    paths = {role: config.path(role) for role in ("now", "decisions", "log", "lessons", "rules")}
+    own = {"claude": " Use it instead of Claude Code's built-in per-user memory (auto memory, `#` notes): what "
+                     "you learn must be in the repository, where the next session and the scheduled agent read it.",
+           "codex": " Keep what you learn there, not in a per-user memory: the next session and the scheduled "
+                    "agent read only the repository.",
+           "cursor": " Keep what you learn there, not in Cursor's per-user memories: the next session and the "
+                     "scheduled agent read only the repository."}[agent]
+    start = ("the memory the session-start hook gives you (or `gitmem context`)" if agent == "claude"
+             else "the memory: the `context` tool of the gitmem MCP server (or `gitmem context`)")
+    return f"""## Memory: gitmem
+
+This repository's long-term memory is gitmem: {paths['now']}, {paths['decisions']}, {paths['log']}, \
+{paths['lessons']} and {paths['rules']}, in git.{own}
+
+- Start from {start}: proven rules, the top NOW block, pending and newly resolved decisions, recent LOG.
+- A session is a cycle: do one task. At the end write exactly one LOG entry and one NOW block, with the gitmem MCP
+  tools `log_entry` and `now_block`, or `gitmem log add --task "…" --outcome built|published|no-build --result "…"`
+  and `gitmem now add --did "…" --human "…" --next "…"`.
+- Rule 0: a session that built nothing still logs, outcome `no-build`, saying why in one line.
+- Questions for the human: `ask_decision` (`gitmem decision ask`) with your recommendation. Never answer one: only
+  the human does.
+- A real mistake: `add_lesson` (`gitmem lesson add`); later evidence for one: `confirm_lesson`
+  (`gitmem lesson confirm L-NNNN`).
+- The past: `recall` (`gitmem recall "words"`), only when the task needs it.
+- Never edit the memory files by hand. The tools write files only: commit them with your work, the LOG entry in
+  the same commit as any lesson confirmation.
+"""
+
+
+def claude_cycle_command() -> str:
+    """The template's `agent.command` for Claude Code: `claude -p` allowed to edit files and to run the memory
+    commands, reporting usage and cost as JSON. A project's allow-list (.claude/settings.json) does not apply to
+    `claude -p` in a workspace nobody has trusted interactively, such as a CI runner's checkout, so the command
+    carries it."""
+    allowed = ",".join(f"Bash({command}:*)" for command in AGENT_COMMANDS)
+    return f'claude -p --output-format json --permission-mode acceptEdits --allowedTools "{allowed}"'

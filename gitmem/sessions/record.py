@@ -1,0 +1,89 @@
+"""What the work tree looked like when a session started, so its end can tell what the session changed.
+
+A record holds HEAD, a fingerprint of every dirty file (its path and a hash of its bytes in the work tree),
+and the last cycle in LOG. At the end, the session changed files if HEAD moved or the dirty fingerprint is
+different; it wrote its LOG entry if LOG's last cycle is newer. Records live in `.git/gitmem/sessions/`, one
+small JSON file per session id, and the oldest are pruned: they are disposable.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from gitmem import gitio
+from gitmem.workspace import Workspace
+from gitmem.workspace.writer import atomic_write
+
+KEEP = 50                      # records kept; older ones are pruned when a session starts
+DELETED = "-"
+
+
+@dataclass
+class SessionRecord:
+    session: str
+    head: str | None
+    dirty: dict[str, str] = field(default_factory=dict)     # path -> sha256 of its work-tree bytes, or DELETED
+    last_cycle: int = 0
+    blocked: bool = False       # the stop hook already blocked this session once
+
+
+def folder(ws: Workspace) -> Path | None:
+    return ws.state_dir / "sessions" if ws.state_dir is not None else None
+
+
+def _path(ws: Workspace, session: str) -> Path | None:
+    base = folder(ws)
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", session)[:100] or "unnamed"
+    return base / f"{safe}.json" if base is not None else None
+
+
+def snapshot(ws: Workspace, session: str) -> SessionRecord:
+    """The work tree now, as a record for `session`."""
+    return SessionRecord(session, gitio.head_id(ws.repo), fingerprint(ws), ws.last_log_cycle())
+
+
+def fingerprint(ws: Workspace) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for path, _ in gitio.dirty_files(ws.repo):
+        try:
+            found[path] = hashlib.sha256((ws.root / path).read_bytes()).hexdigest()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            found[path] = DELETED
+    return found
+
+
+def load(ws: Workspace, session: str) -> SessionRecord | None:
+    path = _path(ws, session)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path is not None else None
+        return SessionRecord(**data) if isinstance(data, dict) else None
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def save(ws: Workspace, record: SessionRecord) -> None:
+    path = _path(ws, record.session)
+    if path is not None:
+        atomic_write(path, json.dumps(asdict(record), indent=1).encode("utf-8"))
+
+
+def prune(ws: Workspace, keep: int = KEEP) -> None:
+    base = folder(ws)
+    if base is None or not base.is_dir():
+        return
+    records = sorted(base.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in records[keep:]:
+        old.unlink(missing_ok=True)
+
+
+def changed_since(ws: Workspace, record: SessionRecord) -> list[str]:
+    """What the session changed: files whose work-tree state differs from the start, and any commit made."""
+    now = fingerprint(ws)
+    changed = sorted(path for path in {*now, *record.dirty} if now.get(path) != record.dirty.get(path))
+    head = gitio.head_id(ws.repo)
+    if head != record.head:
+        changed.append(f"commits since {record.head[:10] if record.head else 'the start'}")
+    return changed

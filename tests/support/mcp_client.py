@@ -1,0 +1,93 @@
+"""`gitmem mcp` driven by the real `mcp` client over stdio: a subprocess, as an MCP host starts it."""
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import types
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+GITMEM = Path(sys.executable).parent / "gitmem"
+
+
+@dataclass
+class Answer:
+    text: str
+    is_error: bool
+
+
+@dataclass
+class Conversation:
+    """What a scripted client saw: the server's instructions, its tools, and each answer in order."""
+
+    instructions: str = ""
+    tools: list[types.Tool] = field(default_factory=list)
+    answers: list[Any] = field(default_factory=list)
+    error: BaseException | None = None
+
+
+Step = Callable[[ClientSession], Awaitable[Any]]
+
+
+def call(name: str, arguments: dict[str, Any] | None = None) -> Step:
+    async def step(session: ClientSession) -> Answer:
+        result = await session.call_tool(name, arguments or {})
+        text = "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+        return Answer(text, bool(result.is_error))
+    return step
+
+
+def read(uri: str) -> Step:
+    async def step(session: ClientSession) -> str:
+        result = await session.read_resource(uri)
+        return "\n".join(getattr(item, "text", "") for item in result.contents)
+    return step
+
+
+def pause(seconds: float) -> Step:
+    async def step(session: ClientSession) -> None:
+        await anyio.sleep(seconds)
+    return step
+
+
+def list_resources() -> Step:
+    async def step(session: ClientSession) -> list[str]:
+        return [str(item.uri) for item in (await session.list_resources()).resources]
+    return step
+
+
+def converse(steps: list[Step], *, cwd: Path, args: tuple[str, ...] = (), roots: list[Path] | None = None,
+             env: dict[str, str] | None = None, errlog: Path | None = None) -> Conversation:
+    """Start `gitmem mcp ARGS` in `cwd`, initialize (announcing `roots` when given), list the tools, run `steps`."""
+    seen = Conversation()
+    environment = {k: v for k, v in os.environ.items() if k != "GITMEM_CYCLE"} | (env or {})
+    params = StdioServerParameters(command=str(GITMEM), args=["mcp", *args], cwd=str(cwd), env=environment)
+
+    async def list_roots(context: Any) -> types.ListRootsResult:
+        return types.ListRootsResult(roots=[types.Root(uri=path.resolve().as_uri(), name=path.name)
+                                            for path in roots or []])
+
+    async def main() -> None:
+        log = (errlog or Path(os.devnull)).open("w")
+        try:
+            async with stdio_client(params, errlog=log) as (reader, writer):
+                async with ClientSession(reader, writer, list_roots_callback=list_roots if roots is not None
+                                         else None) as session:
+                    init = await session.initialize()
+                    seen.instructions = init.instructions or ""
+                    seen.tools = list((await session.list_tools()).tools)
+                    for step in steps:
+                        seen.answers.append(await step(session))
+        except Exception as err:       # the server went away (it exits outside a memory repository)
+            seen.error = err
+        finally:
+            log.close()
+
+    anyio.run(main)
+    return seen

@@ -1,0 +1,190 @@
+"""Real Claude Code (the npm package, pinned in agent-cli/claude-code) against a loopback fake of the Messages API,
+in repositories set up by `gitmem init --agent claude`: the session-start context reaches the model, an MCP tool
+call and a Bash `gitmem log add` land LOG entries, the stop hook blocks a session that logged nothing, and a
+`gitmem cycle` with the template's command ends `built` (with plain `claude -p` it ends `no-build`, and says why).
+
+Skipped, loudly, only where npm cannot install Claude Code."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitmem.memory import decisions, log
+from gitmem.scaffold.init import init
+from gitmem.sessions.protocol import claude_cycle_command
+from gitmem.workspace import Workspace
+from gitmem.workspace.writer import MemoryWriter
+from tests.support import claude_code as cc
+from tests.support.browser import Unavailable
+from tests.support.gitcli import git
+from tests.support.helpers import AGENT
+from tests.support.sessions import GITMEM
+
+pytestmark = pytest.mark.slow
+MARKER = "planted-by-the-test-zebra-42"
+CONTEXT = "SessionStart hook additional context: # gitmem memory"
+
+
+@pytest.fixture(scope="module")
+def claude() -> Path:
+    try:
+        return cc.claude_binary()
+    except Unavailable as why:
+        warnings.warn(f"real Claude Code tests skipped: {why}", stacklevel=2)
+        pytest.skip(str(why))
+
+
+@pytest.fixture
+def project(tmp_path: Path, git_env: None) -> Iterator[tuple[Path, Path]]:
+    """A memory repository from `gitmem init --agent claude`, committed by its human; and Claude Code's HOME."""
+    root, home = tmp_path / "agent", tmp_path / "home"
+    home.mkdir()
+    assert init(root, ["claude"]).problems == []
+    memory = MemoryWriter(Workspace.at(root), author_email=AGENT[1])
+    memory.add_log_entry(task="ship hello.py", outcome="built", result="hello.py prints hi", cycle=1)
+    memory.add_now_block(did=f"shipped hello.py ({MARKER})", human="nothing", next="tests", cycle=1)
+    memory.ask_decision(title="Publish to PyPI?", recommendation="yes", cycle=1)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "memory from gitmem init --agent claude")
+    yield root, home
+
+
+def tool_script(*calls: dict[str, Any], finish: str = "done") -> cc.Responder:
+    """A model that makes `calls` in order, one per turn, then finishes. A call answered "still connecting" (the
+    MCP server is starting) is retried after WaitForMcpServers, as the error tells the model to do."""
+    def respond(body: dict[str, Any]) -> dict[str, Any]:
+        last, turn = cc.last_result(body), len(body.get("messages", []))
+        step = 0
+        if last is not None:
+            kind, number = last[0].split("_")[1:3]
+            step = int(number) + (kind == "call")
+            if kind == "call" and "still connecting" in last[1]:
+                return cc.tool_use("WaitForMcpServers", {}, f"toolu_wait_{step - 1}_{turn}")
+        if step < len(calls):
+            return cc.tool_use(calls[step]["name"], calls[step]["input"], f"toolu_call_{step}_{turn}")
+        return cc.text(finish)
+    return respond
+
+
+def entries(root: Path) -> list[log.LogEntry]:
+    return list(log.parse((root / "LOG.md").read_text()).entries)
+
+
+def test_the_context_reaches_the_model_and_the_mcp_tool_lands_an_interactive_entry(claude: Path, project) -> None:
+    root, home = project
+    cc.trust(home, root)
+    fake = cc.FakeClaudeAPI(tool_script({"name": "mcp__gitmem__log_entry", "input": {
+        "task": "answer the question about hello.py", "outcome": "no-build",
+        "result": "no build: only answered a question"}}))
+    with fake.serve() as url:
+        done = cc.run_claude(claude, root, cc.claude_env(home, url), "--output-format", "json",
+                             prompt="What did the last cycle do?")
+    assert done.returncode == 0, done.stderr
+    first = cc.request_text(fake.requests[0])
+    assert CONTEXT in first and MARKER in first and "D-0001 · Publish to PyPI?" in first
+    assert "this session is cycle 2 (interactive)" in first
+    last = entries(root)[-1]
+    assert (last.cycle, last.outcome, last.interactive) == (2, "no-build", True)
+    assert any("LOG.md: appended" in text for body in fake.requests for text in cc.tool_results(body))
+
+
+def test_bash_gitmem_log_add_is_allowed_and_decision_answer_is_not(claude: Path, project) -> None:
+    root, home = project
+    cc.trust(home, root)
+    fake = cc.FakeClaudeAPI(tool_script(
+        {"name": "Bash", "input": {"command": "gitmem decision answer D-0001 --answer yes", "description": "x"}},
+        {"name": "Bash", "input": {"command": 'gitmem log add --task "check the allow-list" --outcome no-build '
+                                              '--result "no build: a question"', "description": "log"}}))
+    with fake.serve() as url:
+        done = cc.run_claude(claude, root, cc.claude_env(home, url), "--output-format", "json", prompt="go")
+    result = json.loads(done.stdout)
+    refused = [d["tool_input"]["command"] for d in result["permission_denials"]]
+    assert refused == ["gitmem decision answer D-0001 --answer yes"]
+    assert [d.id for d in decisions.parse((root / "DECISIONS.md").read_text()).pending] == ["D-0001"]
+    last = entries(root)[-1]
+    assert (last.get("Task"), last.interactive) == ("check the allow-list", True)
+
+
+def test_the_stop_hook_blocks_once_a_session_that_changed_files_without_logging(claude: Path, project) -> None:
+    root, home = project
+    cc.trust(home, root)
+    feedback: list[str] = []
+
+    def respond(body: dict[str, Any]) -> dict[str, Any]:
+        said = cc.request_text(body)
+        if "Stop hook feedback" in said and not feedback:
+            feedback.append(said[said.index("Stop hook feedback"):][:1200])
+            return cc.tool_use("Bash", {"command": 'gitmem log add --task "write notes.md" --outcome built '
+                                                   '--result "notes.md written"', "description": "log"}, "toolu_log")
+        if not cc.tool_results(body):
+            return cc.tool_use("Write", {"file_path": str(root / "notes.md"), "content": "notes\n"}, "toolu_write")
+        return cc.text("done")
+
+    fake = cc.FakeClaudeAPI(respond)
+    with fake.serve() as url:
+        done = cc.run_claude(claude, root, cc.claude_env(home, url), "--output-format", "json",
+                             "--permission-mode", "acceptEdits", prompt="write notes.md")
+    assert done.returncode == 0, done.stderr
+    assert (root / "notes.md").read_text() == "notes\n"
+    assert len(feedback) == 1 and "gitmem Rule 0: this session changed files (notes.md" in feedback[0]
+    assert sum("Stop hook feedback" in cc.request_text(body) for body in fake.requests[-1:]) == 1
+    assert entries(root)[-1].get("Task") == "write notes.md"
+    records = list((root / ".git" / "gitmem" / "sessions").glob("*.json"))
+    assert [json.loads(r.read_text())["blocked"] for r in records] == [True]
+
+
+def use_command(root: Path, command: str) -> None:
+    config = root / "gitmem.yaml"
+    text = re.sub(r"(?m)^  #? ?command: .*$", lambda _: f"  command: {json.dumps(command)}", config.read_text())
+    config.write_text(text.replace("  # backend: anthropic", "  backend: command"))
+
+
+def run_cycle(root: Path, home: Path, claude: Path, respond: cc.Responder) -> tuple[dict[str, Any], Any]:
+    fake = cc.FakeClaudeAPI(respond)
+    with fake.serve() as url:
+        env = cc.claude_env(home, url)
+        env["PATH"] = f"{claude.parent}:{env['PATH']}"
+        git(root, "commit", "-q", "-am", "use Claude Code for cycles")
+        done = subprocess.run([str(GITMEM), "cycle", "--json"], cwd=root, env=env, capture_output=True, text=True,
+                              timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout), (fake, done.stderr)
+
+
+CYCLE_CALLS = ({"name": "Bash", "input": {"command": 'gitmem log add --task "write notes.md" --outcome built '
+                                                     '--result "notes.md written" --evidence "cat notes.md"',
+                                          "description": "log"}},
+               {"name": "Bash", "input": {"command": 'gitmem now add --did "notes.md" --human "nothing" '
+                                                     '--next "more notes"', "description": "now"}})
+
+
+def test_a_cycle_with_the_templates_command_ends_built(claude: Path, project) -> None:
+    root, home = project                # untrusted, like a CI runner's checkout: the command carries the allow-list
+    use_command(root, claude_cycle_command())
+    report, (fake, err) = run_cycle(root, home, claude, tool_script(*CYCLE_CALLS))
+    assert (report["cycle"], report["outcome"], report["task"]) == (2, "built", "write notes.md")
+    assert fake.requests[0]["model"] == "claude-sonnet-5-5", "agent.model reached Claude Code as ANTHROPIC_MODEL"
+    assert all(CONTEXT not in cc.request_text(body) for body in fake.requests), "hooks are silent in a cycle"
+    assert "This is cycle 2" in cc.request_text(fake.requests[0])
+    last = entries(root)[-1]
+    assert not last.interactive and last.get(log.STARTED)
+    evidence = last.get("Evidence") or ""
+    assert re.search(r"tokens: input \d+, output \d+, .*cost_usd [\d.]+, total \d+", evidence), evidence
+    assert report["tokens"]["cost_usd"] > 0
+
+
+def test_a_cycle_with_plain_claude_p_is_refused_and_says_how_to_allow_it(claude: Path, project) -> None:
+    root, home = project
+    use_command(root, "claude -p --output-format json")
+    report, (_, err) = run_cycle(root, home, claude, tool_script(*CYCLE_CALLS))
+    assert report["outcome"] == "no-build"
+    why = entries(root)[-1].get("Result") or ""
+    assert "refused 2 tool call(s) for lack of permission (Bash: gitmem log add" in why
+    assert "--allowedTools" in why and "--allowedTools" in err

@@ -1,0 +1,192 @@
+"""`gitmem init --agent claude|codex|cursor`: merged into the user's files, never overwriting, twice is a no-op."""
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+import tomlkit
+
+from gitmem.checks.targets import check_worktree
+from gitmem.errors import ExitCode
+from gitmem.memory import rules
+from gitmem.scaffold.agents import AGENTS, begin, claude_allow_list, end, put_block
+from gitmem.scaffold.init import init
+from gitmem.sessions.protocol import AGENT_COMMANDS, claude_cycle_command, tool_names
+from tests.support.helpers import GitRepo
+
+AGENT_FILES = {"claude": [".claude/settings.json", ".mcp.json", "CLAUDE.md"],
+               "codex": ["AGENTS.md", ".codex/config.toml"],
+               "cursor": [".cursor/mcp.json", ".cursor/rules/gitmem.mdc"]}
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".git" not in p.relative_to(root).parts}
+
+
+def test_all_three_agents_are_set_up_and_a_second_run_changes_nothing(tmp_path: Path, cli) -> None:
+    root = tmp_path / "agent"
+    first = cli(["init", str(root), "--agent", "claude", "--agent", "codex", "--agent", "cursor"], cwd=tmp_path)
+    assert first.code == ExitCode.OK, first.err
+    for rel in sum(AGENT_FILES.values(), []):
+        assert f"created     {rel}" in first.out
+    before = snapshot(root)
+    again = cli(["init", str(root), "--agent", "claude", "--agent", "codex", "--agent", "cursor"], cwd=tmp_path)
+    assert again.code == ExitCode.OK and "created" not in again.out and "updated" not in again.out
+    assert snapshot(root) == before
+    for rel, data in before.items():       # committed and shared: no machine path, `gitmem` from PATH
+        assert str(tmp_path) not in data.decode("utf-8"), rel
+    assert [v for v in check_worktree(GitRepo(root, None).ws()) if v.is_error] == []   # type: ignore[arg-type]
+
+
+def test_claude_settings_hold_the_hooks_the_server_and_an_allow_list_without_decision_answer(tmp_path: Path) -> None:
+    init(tmp_path, ["claude"])
+    settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    hooks = {event: [h["command"] for group in groups for h in group["hooks"]]
+             for event, groups in settings["hooks"].items()}
+    assert hooks == {"SessionStart": ["gitmem hook session-start"], "Stop": ["gitmem hook stop"]}
+    assert all("matcher" not in group for groups in settings["hooks"].values() for group in groups), \
+        "SessionStart for every source: startup, resume, clear and compact"
+    assert settings["enabledMcpjsonServers"] == ["gitmem"]
+    allow = settings["permissions"]["allow"]
+    assert allow == claude_allow_list()
+    assert [f"mcp__gitmem__{name}" for name in tool_names()] == [r for r in allow if r.startswith("mcp__")]
+    assert json.loads((tmp_path / ".mcp.json").read_text()) == {
+        "mcpServers": {"gitmem": {"command": "gitmem", "args": ["mcp"]}}}
+
+
+@pytest.mark.parametrize("command", ["gitmem decision answer D-0001 --answer yes", "gitmem decision  answer D-1",
+                                     "gitmem init --agent claude", "gitmem cycle"])
+def test_no_rule_of_the_allow_list_lets_the_agent_answer_a_decision(command: str) -> None:
+    """Claude Code's `Bash(prefix:*)` rules match a command that starts with the prefix."""
+    prefixes = [rule[len("Bash("):-len(":*)")] for rule in claude_allow_list() if rule.startswith("Bash(")]
+    words = shlex.split(command)
+    assert not any(words[:len(p.split())] == p.split() for p in prefixes)
+    assert "gitmem decision answer" not in AGENT_COMMANDS and "gitmem decision ask" in AGENT_COMMANDS
+
+
+def test_claude_settings_are_merged_into_the_users_own(tmp_path: Path) -> None:
+    mine = {"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}],
+                                       "SessionStart": [{"hooks": [{"type": "command",
+                                                                    "command": "gitmem hook session-start"}]}]},
+            "permissions": {"allow": ["Bash(npm test:*)", "Bash(gitmem log add:*)"], "deny": ["WebFetch"]},
+            "enableAllProjectMcpServers": True}
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps(mine))
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"gitmem": {"command": "gitmem",
+                                                                              "args": ["mcp", "-w", "x"]}}}))
+    report = init(tmp_path, ["claude"])
+    assert ".claude/settings.json" in report.updated and ".mcp.json" in report.left_alone
+    merged = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    assert merged["model"] == "opus" and merged["permissions"]["deny"] == ["WebFetch"]
+    assert [h["command"] for g in merged["hooks"]["Stop"] for h in g["hooks"]] == ["notify-send done",
+                                                                                   "gitmem hook stop"]
+    assert len(merged["hooks"]["SessionStart"]) == 1, "already there: not added twice"
+    assert merged["permissions"]["allow"][:2] == ["Bash(npm test:*)", "Bash(gitmem log add:*)"]
+    assert merged["permissions"]["allow"].count("Bash(gitmem log add:*)") == 1
+    assert "enabledMcpjsonServers" not in merged, "every project server is already enabled"
+    assert json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["gitmem"]["args"] == ["mcp", "-w", "x"]
+
+
+def test_broken_json_is_left_alone_with_a_problem(tmp_path: Path, cli) -> None:
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text("{ not json")
+    result = cli(["init", str(tmp_path), "--agent", "claude"], cwd=tmp_path)
+    assert result.code == ExitCode.USAGE
+    assert ".claude/settings.json: not valid JSON" in result.err
+    assert (tmp_path / ".claude" / "settings.json").read_text() == "{ not json"
+    assert (tmp_path / ".mcp.json").exists(), "the other files are still written"
+
+
+def test_the_protocol_block_is_added_below_the_users_text_and_updated_in_place(tmp_path: Path) -> None:
+    (tmp_path / "CLAUDE.md").write_text("# My project\n\nUse tabs.\n")
+    init(tmp_path, ["claude"])
+    text = (tmp_path / "CLAUDE.md").read_text()
+    assert text.startswith("# My project\n\nUse tabs.\n\n" + begin("protocol") + "\n## Memory: gitmem\n")
+    assert text.endswith(end("protocol") + "\n")
+    assert "instead of Claude Code's built-in per-user memory" in text and "gitmem log add" in text
+    stale = text.replace("## Memory: gitmem", "## Memory: an old version") + "\nMy notes after it.\n"
+    (tmp_path / "CLAUDE.md").write_text(stale)
+    report = init(tmp_path, ["claude"])
+    assert "CLAUDE.md" in report.updated
+    assert (tmp_path / "CLAUDE.md").read_text() == text + "\nMy notes after it.\n"
+
+
+def test_an_unclosed_block_is_a_problem_not_a_guess() -> None:
+    from gitmem.scaffold.agents import SetupProblem
+
+    with pytest.raises(SetupProblem, match="not closed"):
+        put_block(f"intro\n{begin('protocol')}\nhalf a block\n", "new body")
+
+
+def test_when_claude_md_is_the_rules_file_the_protocol_is_imported_and_rules_stay_valid(memrepo: GitRepo) -> None:
+    memrepo.commit_files({"CLAUDE.md": memrepo.read("RULES.md"), "RULES.md": None,
+                          "gitmem.yaml": memrepo.read("gitmem.yaml").replace("rules: RULES.md", "rules: CLAUDE.md")},
+                         "rules in CLAUDE.md")
+    before = rules.parse(memrepo.read("CLAUDE.md"))
+
+    report = init(memrepo.path, ["claude"])
+
+    assert report.problems == [] and ".claude/gitmem.md" in report.created and "CLAUDE.md" in report.updated
+    text = memrepo.read("CLAUDE.md")
+    block = f"{begin('protocol')}\n@.claude/gitmem.md\n{end('protocol')}\n\n## Proven rules"
+    assert block in text, "the import sits in RULES' free text, above its checked sections"
+    after = rules.parse(text)
+    assert after.problems == () and after.proven == before.proven
+    assert "## Memory: gitmem" in memrepo.read(".claude/gitmem.md")
+    assert [v for v in check_worktree(memrepo.ws()) if v.is_error] == []
+    again = snapshot(memrepo.path)
+    init(memrepo.path, ["claude"])
+    assert snapshot(memrepo.path) == again
+
+
+def test_a_full_rules_file_is_left_alone(memrepo: GitRepo) -> None:
+    padded = memrepo.read("RULES.md").replace("## Proven rules", "\n".join(["- note"] * 170) + "\n\n## Proven rules")
+    memrepo.write("AGENTS.md", padded)
+    memrepo.write("gitmem.yaml", memrepo.read("gitmem.yaml").replace("rules: RULES.md", "rules: AGENTS.md"))
+    report = init(memrepo.path, ["codex"])
+    assert any(p.startswith("AGENTS.md: AGENTS.md is the RULES file") and "make room" in p for p in report.problems)
+    assert memrepo.read("AGENTS.md") == padded
+
+
+def test_codex_gets_a_block_in_agents_md_and_its_server_merged_into_toml(tmp_path: Path) -> None:
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "config.toml").write_text('# my settings\nmodel = "o4"  # keep\n\n'
+                                                     '[mcp_servers.other]\ncommand = "other"\n')
+    report = init(tmp_path, ["codex"])
+    assert ".codex/config.toml" in report.updated and "AGENTS.md" in report.created
+    text = (tmp_path / ".codex" / "config.toml").read_text()
+    assert text.startswith('# my settings\nmodel = "o4"  # keep\n\n[mcp_servers.other]\ncommand = "other"\n')
+    parsed = tomlkit.parse(text)
+    assert parsed["mcp_servers"]["gitmem"] == {"command": "gitmem", "args": ["mcp"]}
+    assert "the `context` tool of the gitmem MCP server" in (tmp_path / "AGENTS.md").read_text()
+    again = snapshot(tmp_path)
+    assert init(tmp_path, ["codex"]).updated == [] and snapshot(tmp_path) == again
+
+
+def test_cursor_gets_its_server_and_an_always_applied_rule(tmp_path: Path) -> None:
+    init(tmp_path, ["cursor"])
+    server = json.loads((tmp_path / ".cursor" / "mcp.json").read_text())["mcpServers"]["gitmem"]
+    assert server == {"command": "gitmem", "args": ["mcp", "--root", "${workspaceFolder}"]}
+    rule = (tmp_path / ".cursor" / "rules" / "gitmem.mdc").read_text()
+    assert rule.startswith("---\ndescription: ") and "alwaysApply: true\n---\n" in rule
+    assert begin("protocol") in rule and "not in Cursor's per-user memories" in rule
+
+
+def test_the_templates_command_is_the_one_that_can_write_memory() -> None:
+    from gitmem.scaffold.init import template_dir
+
+    config = (template_dir() / "gitmem.yaml").read_text()
+    assert f"  # command: {claude_cycle_command()}\n" in config
+    argv = shlex.split(claude_cycle_command())
+    assert argv[:2] == ["claude", "-p"] and argv[argv.index("--output-format") + 1] == "json"
+    allowed = argv[argv.index("--allowedTools") + 1].split(",")
+    assert allowed == [f"Bash({command}:*)" for command in AGENT_COMMANDS]
+
+
+def test_the_cli_choices_are_the_agents() -> None:
+    from gitmem.cli import init as init_cli
+
+    assert init_cli.AGENTS == AGENTS

@@ -1,0 +1,205 @@
+"""Claude Code's session hooks as processes, fed the JSON Claude Code sends: the session-start context (bounded
+at any history and RULES size), Rule 0 at Stop (blocks once, never loops), silence inside a runner cycle."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gitmem.checks import CheckInput, run_checks
+from gitmem.gitio import worktree_snapshot
+from gitmem.memory import log
+from gitmem.sessions.context import LIMIT, session_context
+from gitmem.workspace.writer import MemoryWriter
+from tests.support.helpers import AGENT, GitRepo
+from tests.support.sessions import capped_rules, crowded_memory, hook, lessons_for
+
+LOG_ADD = {"task": "t", "outcome": "built", "result": "r"}
+
+
+def commit_all(repo: GitRepo, message: str, author: tuple[str, str] | None = None) -> None:
+    paths = [path for path, flags in repo.repo.status().items()]
+    repo.stage(*paths)
+    repo.commit(message, **({"author": author} if author else {}))
+
+
+def test_session_start_prints_the_compact_memory_as_hook_json(memrepo: GitRepo) -> None:
+    memory = MemoryWriter(memrepo.ws(), author_email=AGENT[1])
+    memory.add_log_entry(task="ship hello.py", outcome="built", result="hello.py prints hi", cycle=1)
+    memory.add_now_block(did="shipped hello.py", human="nothing", next="write its tests", cycle=1)
+    memory.ask_decision(title="Publish to PyPI?", recommendation="yes, as gitmem-hello", cycle=1)
+    commit_all(memrepo, "cycle 1", AGENT)
+
+    run = hook("session-start", memrepo.path, source="startup")
+
+    assert run.code == 0 and run.output is not None
+    assert run.output["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    context = run.context
+    assert "this session is cycle 2 (interactive)" in context
+    assert "one LOG entry and one NOW block" in context and "only the human answers" in context
+    assert "## Top NOW block (NOW.md)" in context and "- Did: shipped hello.py" in context
+    assert "- D-0001 · Publish to PyPI? (0h old) — recommends: yes, as gitmem-hello" in context
+    assert "## Newly resolved: act on these, do not redo them\n(none)" in context
+    assert "- cycle 1 · built · " in context and "ship hello.py → hello.py prints hi" in context
+    assert "ROADMAP now: First week (current)" in context
+    assert (memrepo.path / ".git" / "gitmem" / "sessions" / "s-1.json").is_file()
+
+
+def test_after_a_compaction_the_context_comes_back_and_the_start_record_stays(memrepo: GitRepo) -> None:
+    hook("session-start", memrepo.path, source="startup")
+    record = memrepo.path / ".git" / "gitmem" / "sessions" / "s-1.json"
+    started = record.read_text()
+    memrepo.write("work.txt", "changed before the compaction\n")
+
+    again = hook("session-start", memrepo.path, source="compact")
+
+    assert "## Proven rules (RULES.md)" in again.context
+    assert record.read_text() == started, "the session's start is what the stop hook compares with"
+    assert hook("stop", memrepo.path, stop_hook_active=False).output is not None
+
+
+def test_the_answer_a_session_has_not_seen_is_newly_resolved_exactly_until_a_cycle_uses_it(memrepo: GitRepo) -> None:
+    memory = MemoryWriter(memrepo.ws(), author_email=AGENT[1])
+    memory.ask_decision(title="Which licence?", recommendation="MIT", cycle=1)
+    memory.add_log_entry(task="ask", outcome="built", result="asked", cycle=1, extra={log.STARTED: memrepo.head()[:12]})
+    commit_all(memrepo, "cycle 1", AGENT)
+    MemoryWriter(memrepo.ws()).answer_decision("D-0001", answer="MIT it is", name="Ada Human",
+                                                email="ada@example.com")
+    commit_all(memrepo, "answer D-0001")
+
+    shown = hook("session-start", memrepo.path).context
+    assert "- D-0001 · Which licence? — answer: MIT it is" in shown.split("## Newly resolved")[1]
+
+    MemoryWriter(memrepo.ws()).add_log_entry(**LOG_ADD, interactive=True)      # the session logs and commits
+    commit_all(memrepo, "session")
+    later = hook("session-start", memrepo.path, session="s-2").context
+    assert "D-0001" not in later.split("## Newly resolved")[1]
+
+
+def test_stop_blocks_once_a_session_that_changed_files_without_logging(memrepo: GitRepo) -> None:
+    hook("session-start", memrepo.path)
+    assert hook("stop", memrepo.path, stop_hook_active=False).output is None, "nothing changed yet"
+    memrepo.write("src/app.py", "print('hi')\n")
+
+    blocked = hook("stop", memrepo.path, stop_hook_active=False)
+
+    assert blocked.code == 0 and blocked.output is not None
+    assert blocked.output["decision"] == "block"
+    reason = blocked.output["reason"]
+    assert "changed files (src/app.py) but wrote no LOG entry" in reason
+    assert "log it as cycle 1" in reason and "log_entry" in reason and "gitmem log add" in reason
+    assert hook("stop", memrepo.path, stop_hook_active=True).output is None, "Claude Code is already continuing"
+    assert hook("stop", memrepo.path, stop_hook_active=False).output is None, "at most once per session"
+
+
+def test_stop_lets_a_session_finish_once_it_logged(memrepo: GitRepo) -> None:
+    hook("session-start", memrepo.path)
+    memrepo.write("src/app.py", "print('hi')\n")
+    MemoryWriter(memrepo.ws()).add_log_entry(**LOG_ADD, interactive=True)
+    assert hook("stop", memrepo.path, stop_hook_active=False).output is None
+
+
+def test_stop_counts_commits_and_edits_to_files_already_dirty_at_the_start(memrepo: GitRepo) -> None:
+    memrepo.write("draft.md", "one\n")
+    hook("session-start", memrepo.path)
+    assert hook("stop", memrepo.path).output is None
+    memrepo.write("draft.md", "two\n")
+    assert "draft.md" in hook("stop", memrepo.path).output["reason"]          # type: ignore[index]
+
+    hook("session-start", memrepo.path, session="s-2")
+    memrepo.commit_files({"draft.md": "two\n"}, "commit the draft")
+    reason = hook("stop", memrepo.path, session="s-2").output["reason"]       # type: ignore[index]
+    assert "draft.md" in reason and "commits since" in reason
+
+
+def test_stop_without_a_recorded_start_records_now_and_judges_from_there(memrepo: GitRepo) -> None:
+    memrepo.write("early.txt", "before the hooks were set up\n")
+    assert hook("stop", memrepo.path, session="late").output is None
+    memrepo.write("later.txt", "after\n")
+    assert hook("stop", memrepo.path, session="late").output is not None
+
+
+def test_inside_a_runner_cycle_the_hooks_are_silent(memrepo: GitRepo) -> None:
+    cycle = {"GITMEM_CYCLE": "4"}
+    start = hook("session-start", memrepo.path, env=cycle)
+    memrepo.write("src/app.py", "print('hi')\n")
+    stop = hook("stop", memrepo.path, env=cycle)
+    assert (start.code, start.out, stop.code, stop.out) == (0, "", 0, "")
+    assert "runner cycle" in start.err and "runner" in stop.err
+
+
+def test_outside_a_memory_repository_and_on_bad_input_the_hooks_exit_0_quietly(tmp_path: Path,
+                                                                                memrepo: GitRepo) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    for event in ("session-start", "stop"):
+        run = hook(event, plain)
+        assert (run.code, run.out) == (0, "")
+    bad = hook("stop", memrepo.path, raw="{not json")
+    assert (bad.code, bad.out) == (0, "") and "not the hook's JSON" in bad.err
+    assert hook("session-start", memrepo.path, raw="").output is not None, "cwd is enough to find the repo"
+
+
+def test_a_broken_config_does_not_break_the_session(memrepo: GitRepo) -> None:
+    memrepo.write("gitmem.yaml", "limits: [not, a, mapping]\n")
+    for event in ("session-start", "stop"):
+        run = hook(event, memrepo.path)
+        assert (run.code, run.out) == (0, "") and "gitmem.yaml" in run.err
+
+
+def test_the_context_stays_under_the_limit_with_memory_far_past_its_caps(memrepo: GitRepo) -> None:
+    memrepo.commit_files({"RULES.md": capped_rules(), "LESSONS.md": lessons_for(), **crowded_memory()},
+                         "memory at its caps")
+    config = memrepo.ws().config
+    judged = run_checks(CheckInput(config, None, worktree_snapshot(memrepo.path, config.memory_paths().values())))
+    assert [v for v in judged if v.is_error] == [], "valid memory, judged as if new"
+
+    context = hook("session-start", memrepo.path).context
+
+    assert len(context) < LIMIT
+    assert "- R-01 · rule 1: always measure" in context and "more (see RULES.md)" in context
+    assert "more (`gitmem pending`)" in context and "D-0001 · Should the agent" in context
+    assert "more (see DECISIONS.md)" in context
+    assert all(f"- cycle {n} · built ·" in context for n in range(116, 121)), "every recent LOG entry, one line"
+    assert max(len(line) for line in context.splitlines()) <= 700      # the protocol paragraph is the longest
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scale", [1, 10, 100], ids=lambda s: f"{s}x")
+def test_the_context_stays_under_the_limit_at_every_history_size_with_rules_at_the_cap(
+        scale: int, tmp_path: Path, git_env: None) -> None:
+    from tests.support.synth import cached_repo
+    from tests.support.synth_copy import working_copy
+
+    root = working_copy(cached_repo(scale), tmp_path / "repo")
+    (root / "RULES.md").write_text(capped_rules(), encoding="utf-8")
+    run = hook("session-start", root)
+    assert len(run.context) < LIMIT, len(run.context)
+    assert "- R-30 ·" in run.context or "more (see RULES.md)" in run.context
+    print(f"\nsession-start context at {scale}x, RULES at its cap: {len(run.context)} characters")
+
+
+def test_the_library_context_and_the_hook_agree(memrepo: GitRepo) -> None:
+    assert hook("session-start", memrepo.path).context == session_context(memrepo.ws())
+
+
+
+def test_a_runner_cycle_pulled_in_during_the_session_is_not_the_sessions_entry(memrepo: GitRepo) -> None:
+    hook("session-start", memrepo.path)
+    memrepo.write("src/app.py", "print('hi')\n")
+    MemoryWriter(memrepo.ws(), author_email=AGENT[1]).add_log_entry(**LOG_ADD, cycle=1)   # the runner's, pulled
+    assert hook("stop", memrepo.path).output is not None
+
+
+@pytest.mark.parametrize("argv", [["hook", "stop"], ["hook", "session-start"], ["check"]], ids=" ".join)
+def test_the_hooks_and_the_check_stay_lean(memrepo: GitRepo, argv: list[str]) -> None:
+    import subprocess
+    import sys
+
+    probe = ("import sys; from gitmem.cli import main; code = main(sys.argv[1:]); "
+             "print(sorted(m for m in ('mcp', 'mcp_types', 'anthropic', 'tomlkit', 'pydantic', 'starlette') "
+             "if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", probe, *argv], cwd=memrepo.path, input="{}", capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
