@@ -412,3 +412,18 @@ def test_a_full_disk_exits_2_and_memory_is_as_it_was(memrepo: GitRepo, cli, monk
     monkeypatch.undo()
     assert_clean_failure(result, 2, "could not be written (No space left on device); nothing was changed")
     assert {rel: memrepo.read(rel) for rel in before} == before
+
+
+@pytest.mark.parametrize("planted", [".claude", "CLAUDE.md", ".cursor"])
+def test_init_agent_never_writes_through_a_link(tmp_path: Path, outside: Path, cli, git_env, planted: str) -> None:
+    target = tmp_path / "agent"
+    target.mkdir()
+    pygit2.init_repository(str(target), initial_head="main")
+    assert cli(["init", str(target)], cwd=tmp_path).code == 0
+    (outside / "kept").mkdir(parents=True)
+    (target / planted).symlink_to(outside / "kept" if not planted.endswith(".md") else outside / "kept" / "x.md")
+    before = digest(outside)
+    result = cli(["init", str(target), "--agent", "claude", "--agent", "cursor"], cwd=tmp_path)
+    assert "Traceback" not in result.err and result.code == 2
+    assert "symbolic link" in result.out + result.err
+    assert digest(outside) == before

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gitmem.config import Config, load_config
 from gitmem.errors import GitmemError
 from gitmem.sessions.protocol import AGENT_COMMANDS, SERVER, protocol_text, tool_names
+from gitmem.workspace import files
 
 AGENTS = ("claude", "codex", "cursor")
 BLOCK = "protocol"
@@ -62,7 +63,7 @@ def setup(target: Path, agents: Sequence[str], record: Callable[[str, str], None
         if agent not in AGENTS:
             raise SetupProblem(f"unknown agent {agent!r}: choose {', '.join(AGENTS)}")
         for rel, change in _plan(agent, config):
-            record(rel, _apply(target / rel, change))
+            record(rel, _apply(target, rel, change))
 
 
 Change = Callable[[str | None], str | None]      # old text (None: absent) -> new text (None: leave alone)
@@ -86,11 +87,16 @@ def _plan(agent: str, config: Config) -> list[tuple[str, Change]]:
             (".cursor/rules/gitmem.mdc", _block(text, head=CURSOR_RULE_HEAD))]
 
 
-def _apply(path: Path, change: Change) -> str:
+def _apply(target: Path, rel: str, change: Change) -> str:
+    """Read and write through gitmem's trusted-file opener: a linked CLAUDE.md or `.claude/` is named and left
+    alone, never written through."""
     try:
-        old = path.read_bytes().decode("utf-8") if path.exists() else None
+        raw = files.read(target, rel)
+        old = raw.decode("utf-8") if raw is not None else None
+    except files.FileRefused as err:
+        return f"{err}; left alone"
     except UnicodeDecodeError:
-        return f"{path.name}: not UTF-8 text; left alone"
+        return f"{PurePosixPath(rel).name}: not UTF-8 text; left alone"
     crlf = old is not None and "\r\n" in old
     try:
         new = change(old.replace("\r\n", "\n") if old is not None else None)
@@ -98,8 +104,10 @@ def _apply(path: Path, change: Change) -> str:
         return str(err)
     if new is None or (old is not None and new == old.replace("\r\n", "\n")):
         return "left alone"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes((new.replace("\n", "\r\n") if crlf else new).encode("utf-8"))
+    try:
+        files.write(target, rel, (new.replace("\n", "\r\n") if crlf else new).encode("utf-8"))
+    except files.FileRefused as err:
+        return f"{err}; left alone"
     return "created" if old is None else "updated"
 
 
