@@ -593,3 +593,19 @@ def test_p3_where_history_cannot_say_the_last_cycles_time_stands_in(runner: Runn
         part = next(p for p in build_request(Workspace.at(root)).parts if p.name == "decisions").text
         fresh = part.split(NEWLY_RESOLVED, 1)[1]
         assert "D-0002" in fresh and "D-0001" not in fresh, root.name
+
+
+def test_a_quoted_copy_of_a_sessions_heading_in_a_later_entry_does_not_move_its_baseline(memrepo: GitRepo) -> None:
+    """The baseline of an entry without `Started` is the parent of the commit that added its heading: a later
+    entry that quotes the heading in a code block is text, not the entry."""
+    from gitmem.cycle.baseline import _added_by
+    from gitmem.memory import log as log_mod
+
+    before = memrepo.head()
+    session = "\n## 2026-12-01 08:00 UTC · cycle 98 · built\n- Task: a session\n- Result: done\n"
+    memrepo.commit_files({"LOG.md": memrepo.read("LOG.md") + session}, "a session's entry")
+    entry = log_mod.parse(memrepo.read("LOG.md")).entries[-1]
+    quoted = (f"\n## 2026-12-01 09:00 UTC · cycle 99 · built\n- Task: quote\n- Evidence: it said\n```\n"
+              f"{entry.heading()}\n```\n- Result: done\n")
+    memrepo.commit_files({"LOG.md": memrepo.read("LOG.md") + quoted}, "an entry quoting the session's heading")
+    assert _added_by(Workspace.at(memrepo.path), memrepo.head(), entry) == before

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 from collections.abc import Container
 from datetime import datetime
-from pathlib import Path
 
 from gitmem import gitio
 from gitmem.memory import decisions, fences, log
@@ -107,7 +106,7 @@ def _added_by(ws: Workspace, head: str, entry: LogEntry) -> str | None:
 
     LOG is append-only (GM301 holds on every commit), so an older LOG lacks the entry exactly when it ends
     before the entry's offset in the current LOG: blob sizes answer, and no LOG is read but its end."""
-    at = _offset_from_end(ws.root, ws.config.path("log"), entry.heading().encode("utf-8"))
+    at = _heading_offset(ws, entry.heading().encode("utf-8"))
     if at is None:
         return None
     for change in gitio.changes(ws.repo, ws.config.path("log"), head):
@@ -117,25 +116,32 @@ def _added_by(ws: Workspace, head: str, entry: LogEntry) -> str | None:
     return None
 
 
-def _offset_from_end(root: Path, rel: str, needle: bytes, chunk: int = 1 << 16) -> int | None:
-    """Where the last `needle` starts in the file, reading back from its end in growing chunks."""
-    handle = files.open_read(root, rel)
+def _heading_offset(ws: Workspace, heading: bytes, chunk: int = 1 << 16) -> int | None:
+    """Where the last line `heading` outside fenced code starts in LOG, reading back from its end in growing
+    chunks (a quoted copy of the heading in a later entry's code block is text, not the entry)."""
+    from gitmem.workspace.tail import FileSource
+
+    rel = ws.config.path("log")
+    handle = files.open_read(ws.root, rel)
     if handle is None:
         return None
-    try:
-        with handle:
-            size = handle.seek(0, os.SEEK_END)
-            while True:
-                start = max(0, size - chunk)
-                handle.seek(start)
-                found = handle.read(size - start).rfind(needle)
-                if found >= 0:
-                    return start + found
-                if start == 0:
-                    return None
-                chunk *= 4
-    except OSError:
-        return None
+    fenced = FileSource(ws.root, rel, ws.state_dir, numbered=False).fence_open_at
+    with handle:
+        size = handle.seek(0, os.SEEK_END)
+        end = size
+        while True:
+            start = max(0, end - chunk)
+            handle.seek(start)
+            data = handle.read(size - start)
+            found = data.rfind(heading, 0, end - start + len(heading))
+            while found >= 0:
+                at = start + found
+                if (at == 0 or data[found - 1:found] == b"\n") and not fenced(at):
+                    return at
+                found = data.rfind(heading, 0, found)
+            if start == 0:
+                return None
+            end, chunk = start, chunk * 4
 
 
 class ResolvedAt:
