@@ -105,6 +105,28 @@ def test_the_daily_close_runs_through_the_action_and_is_pushed(tmp_path: Path, a
     assert git(repo, "status", "--porcelain") == ""
 
 
+@pytest.mark.parametrize("args", ["--no-llm --workspace ops", "--no-llm -w ops", "--no-llm --workspace=ops"])
+def test_the_close_of_a_workspace_reports_that_workspace(tmp_path: Path, action_venv: Path, runner_temp: Path,
+                                                         args: str) -> None:
+    repo = agent_repo(tmp_path / "agent", tmp_path / "origin.git")
+    config = repo / "gitmem.yaml"
+    config.write_text(config.read_text(encoding="utf-8") + "\nworkspaces:\n  ops:\n    memory_dir: ops\n",
+                      encoding="utf-8")
+    made = subprocess.run([str(project_bin() / "gitmem"), "init", "."], cwd=repo, capture_output=True, text=True)
+    assert made.returncode == 0, made.stdout + made.stderr
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a workspace for ops")
+    cycle = subprocess.run([str(project_bin() / "gitmem"), "cycle", "--push", "--workspace", "ops"], cwd=repo,
+                           capture_output=True, text=True, env=_plain_env(tmp_path))
+    assert cycle.returncode == 0, cycle.stderr
+
+    run = run_action(repo, {"command": "close", "args": args}, bin_dir=action_venv,
+                     scratch=tmp_path / "runner", runner_temp=runner_temp)
+
+    assert run.ok, run.describe()
+    assert "### gitmem report · ops" in run.summary and "### gitmem report · default" not in run.summary
+
+
 def test_check_installs_the_base_package_and_a_cache_hit_reinstalls_only_gitmem(
         tmp_path: Path, action_venv: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     temp = tmp_path_factory.mktemp("runner-temp-check")
