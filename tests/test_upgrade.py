@@ -103,3 +103,17 @@ def test_a_rules_version_this_release_does_not_know_is_a_config_error(memrepo: G
     memrepo.write("gitmem.yaml", memrepo.read("gitmem.yaml").replace("rules_version: 2", "rules_version: 3"))
     result = cli(["check", "--worktree"], cwd=memrepo.path)
     assert result.code == ExitCode.USAGE and "rules_version" in result.err and "Traceback" not in result.err
+
+
+def test_a_config_value_the_old_release_accepted_does_not_fail_verify_of_old_history(old: GitRepo, memrepo: GitRepo,
+                                                                                      cli) -> None:
+    """recall.limit: 5000 was accepted by 0.1.0; this release bounds it at 1,000. A commit of the old history
+    that brought it is read by the old rules; one made under rules version 2 is refused, with its line."""
+    for repo, expected in ((old, ExitCode.OK), (memrepo, ExitCode.USAGE)):
+        start, config = repo.head(), repo.read("gitmem.yaml")
+        repo.commit_files({"gitmem.yaml": config + "\nrecall:\n  limit: 5000\n"}, "a long recall list")
+        repo.commit_files({"gitmem.yaml": config}, "back to the default")
+        result = cli(["verify", "--range", f"{start}..HEAD"], cwd=repo.path)
+        assert result.code == expected, result.out + result.err
+        if expected == ExitCode.USAGE:
+            assert "recall.limit" in result.err and "Traceback" not in result.err

@@ -294,7 +294,7 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
             raise ShallowHistoryError(f"commit {commit.short} is where the history stops, and its parent is "
                                       f"needed to check it: {SHALLOW_HINT}")
         result.commits += 1
-        config = _commit_config(repo, commit, configs, workspace)
+        config = _commit_config(repo, commit, configs, workspace, generations)
         paths = _paths(config)
         parent = commit.parents[0] if commit.parents else None
         # Consecutive commits share a snapshot: the parent's is the one just checked, contents already read.
@@ -327,16 +327,20 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
 
 
 def _commit_config(repo: gitio.Repo, commit: gitio.Commit, configs: dict[str | None, Config],
-                   workspace: str | None) -> Config:
-    """The config a commit carries: strict when the commit brings it (new bytes), else as it was written."""
+                   workspace: str | None, generations: Generations) -> Config:
+    """The config a commit carries, read by the rules it was written under: with every rule of this release
+    only when the commit brings it (new bytes) and was made under this release's rules (its rules version)."""
     key = gitio.file_id_at(repo, commit.id, CONFIG_NAME)
     if key not in configs:     # parse each distinct gitmem.yaml once, not once per commit
+        data = gitio.file_at(repo, commit.id, CONFIG_NAME)
         brought = all(gitio.file_id_at(repo, parent, CONFIG_NAME) != key for parent in commit.parents)
         try:
-            configs[key] = config_at(gitio.file_at(repo, commit.id, CONFIG_NAME), workspace=workspace,
-                                     strict=brought)
+            config = config_at(data, workspace=workspace, strict=False)
+            if brought and generations.of(commit, config.rules_version) >= codes.RULES:
+                config = config_at(data, workspace=workspace, strict=True)
         except ConfigError as err:
             raise ConfigError(f"commit {commit.short}: {err}") from None
+        configs[key] = config
     return configs[key]
 
 
