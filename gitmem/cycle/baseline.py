@@ -119,15 +119,17 @@ def _added_by(ws: Workspace, head: str, entry: LogEntry) -> str | None:
 def _heading_offset(ws: Workspace, heading: bytes, chunk: int = 1 << 16) -> int | None:
     """Where the last line `heading` outside fenced code starts in LOG, reading back from its end in growing
     chunks (a quoted copy of the heading in a later entry's code block is text, not the entry)."""
-    from gitmem.workspace.tail import FileSource
+    from gitmem.workspace.tail import fence_open_at_end
 
     rel = ws.config.path("log")
     handle = files.open_read(ws.root, rel)
     if handle is None:
         return None
-    fenced = FileSource(ws.root, rel, ws.state_dir, numbered=False).fence_open_at
     with handle:
         size = handle.seek(0, os.SEEK_END)
+        # The fence state at LOG's end is what a cycle's tail read counts anyway (cached); the state at an
+        # offset is that, flipped once for each fence line between the offset and the end.
+        open_at_end = fence_open_at_end(ws.root, rel, ws.state_dir)
         end = size
         while True:
             start = max(0, end - chunk)
@@ -136,7 +138,7 @@ def _heading_offset(ws: Workspace, heading: bytes, chunk: int = 1 << 16) -> int 
             found = data.rfind(heading, 0, end - start + len(heading))
             while found >= 0:
                 at = start + found
-                if (at == 0 or data[found - 1:found] == b"\n") and not fenced(at):
+                if (at == 0 or data[found - 1:found] == b"\n") and open_at_end == fences.open_after(data, found):
                     return at
                 found = data.rfind(heading, 0, found)
             if start == 0:

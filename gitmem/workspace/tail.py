@@ -148,8 +148,21 @@ def read_log_tail(root: Path, rel: str, count: int, *, state_dir: Path | None = 
     return log.Tail(entries[begin:], found.first_line, found.whole)
 
 
-def _counts_before(state_dir: Path | None, rel: str, handle: IO[bytes], offset: int, size: int) -> tuple[int, int]:
-    """(newlines, fence lines) in the file before `offset` (a line start), using and refreshing the cache."""
+def fence_open_at_end(root: Path, rel: str, state_dir: Path | None) -> bool:
+    """Whether the file ends inside a code fence, counted on from the cache without moving it (the cache
+    stays where the cycle's tail read keeps it, so the two never undo each other's work)."""
+    handle = files.open_read(root, rel)
+    if handle is None:
+        return False
+    with handle:
+        size = handle.seek(0, os.SEEK_END)
+        return _counts_before(state_dir, rel, handle, size, size, save=False)[1] % 2 == 1
+
+
+def _counts_before(state_dir: Path | None, rel: str, handle: IO[bytes], offset: int, size: int, *,
+                   save: bool = True) -> tuple[int, int]:
+    """(newlines, fence lines) in the file before `offset` (a line start), using (and, with `save`,
+    refreshing) the cache."""
     cache_path = state_dir / CACHE_NAME if state_dir is not None else None
     cache = _load(cache_path) if rel else {}
     entry = cache.get(rel)
@@ -165,7 +178,7 @@ def _counts_before(state_dir: Path | None, rel: str, handle: IO[bytes], offset: 
     if counts is None:
         counts = _count(handle, 0, offset)
     fresh = {"offset": offset, "lines": counts[0], "fences": counts[1], "probe": _probe(handle, offset)}
-    if cache_path is not None and rel and cache.get(rel) != fresh:
+    if save and cache_path is not None and rel and cache.get(rel) != fresh:
         cache[rel] = fresh
         _save(cache_path, cache)
     return counts
