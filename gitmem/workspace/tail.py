@@ -150,19 +150,20 @@ def read_log_tail(root: Path, rel: str, count: int, *, state_dir: Path | None = 
 
 def fence_open_at_end(root: Path, rel: str, state_dir: Path | None) -> bool:
     """Whether the file ends inside a code fence, counted on from the cache without moving it (the cache
-    stays where the cycle's tail read keeps it, so the two never undo each other's work)."""
+    stays where the cycle's tail read keeps it, so the two never undo each other's work); with no usable
+    cache, the whole count is cached."""
     handle = files.open_read(root, rel)
     if handle is None:
         return False
     with handle:
         size = handle.seek(0, os.SEEK_END)
-        return _counts_before(state_dir, rel, handle, size, size, save=False)[1] % 2 == 1
+        return _counts_before(state_dir, rel, handle, size, size, move=False)[1] % 2 == 1
 
 
 def _counts_before(state_dir: Path | None, rel: str, handle: IO[bytes], offset: int, size: int, *,
-                   save: bool = True) -> tuple[int, int]:
-    """(newlines, fence lines) in the file before `offset` (a line start), using (and, with `save`,
-    refreshing) the cache."""
+                   move: bool = True) -> tuple[int, int]:
+    """(newlines, fence lines) in the file before `offset` (a line start), using and refreshing the cache
+    (with `move=False`, a usable cache entry is left where it is)."""
     cache_path = state_dir / CACHE_NAME if state_dir is not None else None
     cache = _load(cache_path) if rel else {}
     entry = cache.get(rel)
@@ -177,8 +178,10 @@ def _counts_before(state_dir: Path | None, rel: str, handle: IO[bytes], offset: 
             counts = (lines + sign * more_lines, fenced + sign * more_fences)
     if counts is None:
         counts = _count(handle, 0, offset)
+    elif not move:
+        return counts
     fresh = {"offset": offset, "lines": counts[0], "fences": counts[1], "probe": _probe(handle, offset)}
-    if save and cache_path is not None and rel and cache.get(rel) != fresh:
+    if cache_path is not None and rel and cache.get(rel) != fresh:
         cache[rel] = fresh
         _save(cache_path, cache)
     return counts
