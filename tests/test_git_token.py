@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import base64
 import http.server
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from gitmem import gitio
 from gitmem.gitio.remote import token_config
 from tests.support.gitcli import git
 from tests.support.helpers import GitRepo
+from tests.support.loopback import serving
 
 TOKEN = "ghs_" + "T0k3n" * 8
 
@@ -34,14 +34,8 @@ class Recorder(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def host() -> Iterator[str]:
     Recorder.seen = []
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Recorder) as url:
+        yield url
 
 
 def test_token_config_is_an_extraheader_for_the_server_only() -> None:

@@ -22,11 +22,12 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 from tests.support.browser import Unavailable, cache_dir
+from tests.support.loopback import serving
 
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "agent-cli" / "claude-code"
 BIN = Path(sys.executable).parent          # where this venv's `gitmem` is
@@ -198,13 +199,8 @@ class FakeClaudeAPI:
             def log_message(self, *args: object) -> None:
                 pass
 
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        try:
-            yield f"http://127.0.0.1:{server.server_address[1]}"
-        finally:
-            server.shutdown()
-            server.server_close()
+        with serving(Handler) as url:
+            yield url
 
 
 def run_claude(binary: Path, cwd: Path, env: dict[str, str], *args: str, prompt: str = "",
