@@ -5,6 +5,7 @@ from dataclasses import replace
 
 from gitmem import codes
 from gitmem.checks import CheckInput
+from gitmem.checks.common import common_prefix
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import fences, log
@@ -15,15 +16,8 @@ FENCE_OPEN_AT_END = "fence-open-at-end"
 
 
 def first_difference(old: bytes, new: bytes) -> int:
-    """1-based line of the first byte where `new` stops being `old` (binary search over memcmp)."""
-    low, high = 0, min(len(old), len(new))
-    while low < high:
-        mid = (low + high + 1) // 2
-        if old[:mid] == new[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    return old.count(b"\n", 0, low) + 1
+    """1-based line of the first byte where `new` stops being `old`."""
+    return old.count(b"\n", 0, common_prefix(old, new)) + 1
 
 
 def open_at(snapshot: Snapshot | None, path: str, data: bytes, end: int) -> bool:

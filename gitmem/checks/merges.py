@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 from gitmem import codes
 from gitmem.checks import CheckInput, run_checks
+from gitmem.checks.common import common_prefix
 from gitmem.checks.violation import Violation
 from gitmem.config import Config
 from gitmem.gitio.snapshots import Snapshot
@@ -55,23 +56,12 @@ def _entries(data: bytes, start: int) -> _Entries:
     return _Entries(entries, raw)
 
 
-def _common_prefix(a: bytes, b: bytes) -> int:
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
-
-
 def _log(path: str, first: Snapshot | None, other: Snapshot, merged: Snapshot, label: str) -> list[Violation]:
     theirs, mine = other.read(path), merged.read(path)
     if theirs is None or mine is None:
         return []
     ours = (first.read(path) if first is not None else None) or b""
-    split = _common_prefix(ours, theirs)
+    split = common_prefix(ours, theirs)
     # From the last heading at or before the split (outside fences): every entry after it is new on one side.
     line_start = theirs.rfind(b"\n", 0, split) + 1
     start = fences.last_heading_before(theirs, b"## ", line_start + 3) or 0
