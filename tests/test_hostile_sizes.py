@@ -248,6 +248,15 @@ def test_a_smaller_budget_is_judged_on_the_memory_it_is_given(memrepo: GitRepo, 
     assert cli(["check"], cwd=memrepo.path).code == 0
 
 
+
+def test_a_smaller_budget_judges_the_whole_last_log_entry_past_a_fenced_heading(memrepo: GitRepo, cli) -> None:
+    entry = ("\n## 2026-01-02 10:00 UTC · cycle 7 · no-build\n- Task: t\n- Result: " + "z" * 5000
+             + "\n```\n## not a heading, only an example of one\n```\n")
+    memrepo.commit_files({"LOG.md": memrepo.read("LOG.md").rstrip("\n") + "\n" + entry}, "a long entry")
+    memrepo.stage_files({"gitmem.yaml": "cycle:\n  max_context_tokens: 8000\n"})
+    result = cli(["check"], cwd=memrepo.path)
+    assert result.code == 1 and [line.split(" ")[1] for line in result.lines] == ["GM307"]
+
 # -- the runner's per-file limit ------------------------------------------------------------------------------------
 
 def _run(memrepo: GitRepo, act) -> object:  # noqa: ANN001

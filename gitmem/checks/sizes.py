@@ -172,16 +172,14 @@ def _log(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> li
     data = None if _unchanged(inp, path, whole, skip) else inp.new.read(path)
     if data is None:
         return []
-    if whole:
-        start = data.rfind(b"\n## ") + 1
-        end = len(data)
+    if whole:       # the entry the next cycle reads, found as its tail reader finds it: a fenced `## ` is text
+        entries = log.tail_entries(log.BytesSource(data), bool).entries[-1:]
     else:
         start, end = span_against(inp, path, data)
-    part = data[start:end]
-    if len(part) <= limits.log_entry:
-        return []          # bytes >= characters: no entry in it can be over the limit
-    first = line_at(data, start)
-    entries = log.parse(decode(part).text, first_line=first, expect_title=start == 0).entries
+        if end - start <= limits.log_entry:
+            return []          # bytes >= characters: no entry in it can be over the limit
+        entries = log.parse(decode(data[start:end]).text, first_line=line_at(data, start),
+                            expect_title=start == 0).entries
     return [Violation.of(codes.LOG_ENTRY_TOO_BIG, path, entry.line, count=len(entry.render()),
                          limit=limits.log_entry, share=_percent("log_entry"))
             for entry in entries if len(entry.render()) > limits.log_entry]
