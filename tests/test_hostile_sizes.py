@@ -257,6 +257,15 @@ def test_a_smaller_budget_judges_the_whole_last_log_entry_past_a_fenced_heading(
     result = cli(["check"], cwd=memrepo.path)
     assert result.code == 1 and [line.split(" ")[1] for line in result.lines] == ["GM307"]
 
+
+def test_a_config_change_that_keeps_the_budget_is_not_a_budget_change(memrepo: GitRepo, cli) -> None:
+    # HEAD's config breaks only a rule new in this release (read leniently as history), and holds memory over
+    # today's limits: a change to it that keeps the budget judges nothing old.
+    memrepo.commit_files({"gitmem.yaml": "recall:\n  limit: 2000\n", "RULES.md": memrepo.read("RULES.md").replace(
+        "## Proven rules\n", f"## Proven rules\n- R-01 · {'z' * 50000} (human)\n")}, "old config, long rule")
+    memrepo.stage_files({"gitmem.yaml": "recall:\n  limit: 200\n"})
+    assert cli(["check"], cwd=memrepo.path).code == 0
+
 # -- the runner's per-file limit ------------------------------------------------------------------------------------
 
 def _run(memrepo: GitRepo, act) -> object:  # noqa: ANN001

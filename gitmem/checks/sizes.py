@@ -82,7 +82,7 @@ def _budget_changed(inp: CheckInput) -> bool:
     if old == new:
         return False
     try:
-        before = parse_config(old) if old is not None else Config()
+        before = parse_config(old, strict=False) if old is not None else Config()   # read as history is
     except ConfigError:
         return True
     return (size_limits(before), before.cycle.always_load) != (size_limits(inp.config), inp.config.cycle.always_load)
