@@ -29,7 +29,7 @@ from gitmem.checks.common import line_at, span_against
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, Config, ConfigError, parse_config
 from gitmem.gitio.snapshots import Snapshot, same_blob
-from gitmem.memory.text import decode
+from gitmem.memory.text import Section, decode, decode_lines, split_sections
 
 CHARS_PER_TOKEN = 3.5          # the offline estimate: ceil(chars / 3.5) tokens
 HARD_SHARE = 0.865             # the hard limit's share of cycle.max_context_tokens
@@ -186,8 +186,6 @@ def _log(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> li
 
 
 def _roadmap(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> list[Violation]:
-    from gitmem.memory.text import decode_lines, split_sections
-
     path = inp.config.path("roadmap")
     new = None if _unchanged(inp, path, whole, skip) else _text(inp.new, path)
     if new is None or len(new) <= limits.roadmap_section:
@@ -204,9 +202,8 @@ def _roadmap(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -
     return found
 
 
-def _section_text(section: object) -> str:
-    title, body = getattr(section, "title"), getattr(section, "body")
-    return "\n".join([f"## {title}", *body]).rstrip()
+def _section_text(section: Section) -> str:
+    return "\n".join([f"## {section.title}", *section.body]).rstrip()
 
 
 def _always_load(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> list[Violation]:
