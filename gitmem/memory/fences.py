@@ -43,17 +43,6 @@ def _hits(data: AnyStr, prefix: AnyStr, start: int, end: int) -> Iterator[int]:
         at = data.find(needle, at + 1, end)
 
 
-def line_starts(data: AnyStr, prefixes: tuple[AnyStr, ...], start: int = 0, end: int | None = None
-                ) -> Iterator[tuple[int, int]]:
-    """(offset, index of the prefix) of each line in data[start:end] that begins with one of `prefixes`,
-    in order (a line matching two prefixes comes once per prefix). `start` must be a line start."""
-    import heapq
-
-    end = len(data) if end is None else end
-    yield from heapq.merge(*(((at, which) for at in _hits(data, prefix, start, end))
-                             for which, prefix in enumerate(prefixes)))
-
-
 def _count(data: AnyStr, start: int, end: int | None, *, last: bool = False) -> tuple[int, int | None]:
     """(number of fence lines in data[start:end], offset of the last one when `last`); `count` speed."""
     end = len(data) if end is None else end
@@ -69,10 +58,10 @@ def _count(data: AnyStr, start: int, end: int | None, *, last: bool = False) -> 
     return count, final
 
 
-def fence_lines(data: AnyStr, start: int = 0, end: int | None = None) -> Iterator[int]:
-    """Offsets of the fence lines in data[start:end] (`start` a line start)."""
-    for at, _ in line_starts(data, _marks(data), start, end):
-        yield at
+def fence_lines(data: AnyStr, start: int = 0, end: int | None = None) -> list[int]:
+    """Offsets of the fence lines in data[start:end] (`start` a line start), in order."""
+    end = len(data) if end is None else end
+    return sorted(at for mark in _marks(data) for at in _hits(data, mark, start, end))
 
 
 def open_after(data: AnyStr, start: int = 0, end: int | None = None, *, open_: bool = False) -> bool:
