@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import AnyStr
 
 FENCE_MARKS = ("```", "~~~")
-_BYTE_MARKS = tuple(mark.encode() for mark in FENCE_MARKS)
+FENCE_BYTE_MARKS = tuple(mark.encode() for mark in FENCE_MARKS)
 
 
 def is_fence(line: str) -> bool:
@@ -24,7 +24,7 @@ def is_fence(line: str) -> bool:
 
 
 def _marks(data: AnyStr) -> tuple[AnyStr, ...]:
-    return _BYTE_MARKS if isinstance(data, bytes) else FENCE_MARKS  # type: ignore[return-value]
+    return FENCE_BYTE_MARKS if isinstance(data, bytes) else FENCE_MARKS  # type: ignore[return-value]
 
 
 def _newline(data: AnyStr) -> AnyStr:

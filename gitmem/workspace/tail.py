@@ -26,7 +26,7 @@ from gitmem.workspace import files
 FIRST_BLOCK = 16 * 1024
 PROBE = 4096
 CACHE_NAME = "lines.json"
-_FENCE_NEEDLES = tuple(b"\n" + mark for mark in fences._BYTE_MARKS)
+_FENCE_NEEDLES = tuple(b"\n" + mark for mark in fences.FENCE_BYTE_MARKS)
 
 
 def read_head(root: Path, rel: str, cut: Callable[[str], int | None]) -> str:
@@ -205,7 +205,7 @@ def _count(handle: IO[bytes], start: int, end: int) -> tuple[int, int]:
     lines = fenced = 0
     if start == 0:
         handle.seek(0)
-        fenced += handle.read(3) in fences._BYTE_MARKS
+        fenced += handle.read(3) in fences.FENCE_BYTE_MARKS
     # A fence line at L is found as "\n```" at L-1: read from the newline before `start`, and carry the last
     # bytes of each chunk into the next so that no needle is cut in two.
     position = max(start - 1, 0)
