@@ -144,14 +144,16 @@ def _fence_hint(ws: Workspace, old: Snapshot, new: Snapshot) -> None:
     """Tell the LOG check the fence state at the end of HEAD's LOG from the line cache, when the cache knows
     it: counting fences in a 75 MB LOG costs more than the rest of the check. The cache is keyed by the 4 KB
     before its offset, the same trust as its line numbers; `verify` never uses it and counts exactly."""
-    from gitmem.checks.log import FENCE_OPEN_AT_END
-    from gitmem.workspace.tail import cached_fence_state
-
     path = ws.config.path("log")
+    if gitio.same_blob(old, new, path):
+        return          # LOG did not change: its check does not run, and nothing asks for the fence state
     data = new.read(path)
     size = old.prefix_length(path, data) if data is not None else None
     if data is None or size is None or data[size - 1:size] not in (b"\n", b""):
         return
+    from gitmem.checks.log import FENCE_OPEN_AT_END
+    from gitmem.workspace.tail import cached_fence_state
+
     state = cached_fence_state(ws.state_dir, path, data, size)
     if state is not None:
         old.facts[(FENCE_OPEN_AT_END, path)] = state
