@@ -179,10 +179,9 @@ class Backing:
         if self._offsets is None:
             self._offsets = {}
             data = self._current_log()
-            for at in fences.headings(data, b"## "):
-                parsed = log.parse_heading(fences.line_at(data, at)[3:].decode("utf-8", "replace"))
-                if parsed is not None and parsed[1] is not None:
-                    self._offsets.setdefault(parsed[1], at)
+            for at, number in log.heading_cycles(data):
+                if number is not None:
+                    self._offsets.setdefault(number, at)
         return self._offsets.get(cycle)
 
     def _current_log(self) -> bytes:

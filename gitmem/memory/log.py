@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Protocol
@@ -95,6 +95,15 @@ def parse_heading(title: str) -> tuple[Timestamp, int | None, str | None] | None
     if len(parts) == 2 and (m := _CYCLE_RE.match(parts[0])) and parts[1] in OUTCOMES:
         return when, int(m.group(1)), parts[1]
     return None
+
+
+def heading_cycles(data: bytes, *, open_: bool = False) -> Iterator[tuple[int, int | None]]:
+    """(offset, cycle) of each well-formed LOG heading in `data` outside fenced code, given the fence state
+    `open_` where `data` starts; the cycle is None for a close entry."""
+    for at in fences.headings(data, HEADING.encode(), open_=open_):
+        parsed = parse_heading(fences.line_at(data, at)[3:].decode("utf-8", "replace"))
+        if parsed is not None:
+            yield at, parsed[1]
 
 
 def parse(text: str, *, first_line: int = 1, expect_title: bool = True, in_fence: bool = False) -> LogDoc:

@@ -140,7 +140,6 @@ class Workspace:
         head = gitio.head_id(self.repo)
         blob = gitio.file_id_at(self.repo, head, self.config.path("log")) if head is not None else None
         size = (gitio.blob_size(self.repo, blob) or 0) if blob is not None else 0
-        from gitmem.memory import fences
         from gitmem.workspace import files
         from gitmem.workspace.tail import FileSource
 
@@ -153,8 +152,4 @@ class Workspace:
             added = handle.read()
         fenced = FileSource(self.root, rel, self.state_dir).fence_open_at(size)
         # Only headings outside fenced code are entries; the text before HEAD's end may leave a fence open.
-        for at in fences.headings(added, log.HEADING.encode(), open_=fenced):
-            parsed = log.parse_heading(fences.line_at(added, at)[3:].decode("utf-8", "replace"))
-            if parsed is not None and parsed[1] == cycle:
-                return True
-        return False
+        return any(number == cycle for _, number in log.heading_cycles(added, open_=fenced))
