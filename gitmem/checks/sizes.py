@@ -112,13 +112,14 @@ def _rules(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> 
 
 
 def _now(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> list[Violation]:
-    from gitmem.checks.common import changed_span
-    from gitmem.memory import now
-
     path = inp.config.path("now")
     data = None if _unchanged(inp, path, whole, skip) else inp.new.read(path)
     if data is None:
         return []
+    # Only when NOW changed, as in _pending: the hook path pays for nothing else.
+    from gitmem.checks.common import changed_span
+    from gitmem.memory import now
+
     old = inp.old.read(path) if inp.old is not None and not whole else None
     _, end = changed_span(old, data)
     known: set[str] = set()
@@ -166,12 +167,12 @@ def _pending(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -
 
 
 def _log(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> list[Violation]:
-    from gitmem.memory import log
-
     path = inp.config.path("log")
     data = None if _unchanged(inp, path, whole, skip) else inp.new.read(path)
     if data is None:
         return []
+    from gitmem.memory import log  # only when LOG changed, as in _pending
+
     if whole:       # the entry the next cycle reads, found as its tail reader finds it: a fenced `## ` is text
         entries = log.tail_entries(log.BytesSource(data), bool).entries[-1:]
     else:

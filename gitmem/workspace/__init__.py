@@ -12,10 +12,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitmem import gitio
 from gitmem.config import Config, load_config
-from gitmem.memory import log, now
+
+if TYPE_CHECKING:      # the parsers load with the methods that use them: `gitmem check` often needs neither
+    from gitmem.memory import log
 
 Clock = Callable[[], datetime]
 CYCLE_ENV = "GITMEM_CYCLE"     # set by the runner for the agent it starts: the cycle being run
@@ -108,6 +111,7 @@ class Workspace:
 
     def top_now_cycle(self) -> int:
         """The cycle of the top NOW block; 0 when there is none (or the top block is a plan)."""
+        from gitmem.memory import now
         from gitmem.workspace.tail import read_head, second_heading
 
         top = now.parse(read_head(self.root, self.config.path("now"), second_heading), max_blocks=1).top
@@ -140,6 +144,7 @@ class Workspace:
         head = gitio.head_id(self.repo)
         blob = gitio.file_id_at(self.repo, head, self.config.path("log")) if head is not None else None
         size = (gitio.blob_size(self.repo, blob) or 0) if blob is not None else 0
+        from gitmem.memory import log
         from gitmem.workspace import files
         from gitmem.workspace.tail import FileSource
 
