@@ -74,8 +74,7 @@ def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: s
         notes.append(f"recreated branch {branch} at {start[:10]}")
     elif head != start:
         if not gitio.is_ancestor(repo, head, start):
-            kept = free_branch_name(repo, f"gitmem/local/cycle-{cycle}", upstream)
-            gitio.create_branch(repo, kept, head)
+            kept = guard.keep_tip(head, upstream)
             notes.append(f"commits the agent made are kept on branch {kept}")
         gitio.reset_mixed(repo, start)         # the agent moved HEAD: keep its files, salvage them
     held = hold_out(ws, guard.candidates(), cycle)   # too big for any branch that is pushed: kept in .git/gitmem/held
