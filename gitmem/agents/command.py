@@ -43,12 +43,10 @@ class CommandBackend:
         self.timeout = timeout
 
     def environment(self, request: CycleRequest) -> dict[str, str]:
-        passed = request.config.agent.pass_env
         model = request.config.agent.model
         chosen = {"ANTHROPIC_MODEL": model, "GITMEM_MODEL": model} if model else {}
-        return {**secrets.agent_environment(os.environ, passed), "GITMEM_CYCLE": str(request.cycle),
-                "GITMEM_ROOT": str(request.root), "GITMEM_TIMESTAMP": request.timestamp,
-                **secrets.agent_environment(request.env, passed), **chosen}
+        # request.env is gitmem's own GITMEM_CYCLE, GITMEM_ROOT and GITMEM_TIMESTAMP: set after the scrubbing.
+        return {**secrets.agent_environment(os.environ, request.config.agent.pass_env), **request.env, **chosen}
 
     def run(self, request: CycleRequest) -> AgentResult:
         argv = shlex.split(self.command)

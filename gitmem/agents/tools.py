@@ -23,7 +23,7 @@ from typing import Any
 
 from gitmem import secrets
 from gitmem.config import CONFIG_NAME, Config
-from gitmem.workspace import Workspace, runner_cycle
+from gitmem.workspace import Workspace, files, runner_cycle
 from gitmem.workspace.writer import MemoryWriter, WriteRefused, atomic_write
 
 MAX_OUTPUT = 20000          # characters of one tool result; long output is cut, with a note saying so
@@ -120,7 +120,7 @@ class Toolbox:
     def _walk(self, base: Path, *, recursive: bool = True) -> Iterator[tuple[Path, bool]]:
         """(real path, is a folder) of what lies under `base`, each put through `resolve`: what it refuses
         (a link out of the tree, into .git/) is skipped."""
-        for directory, dirs, files in os.walk(base):
+        for directory, dirs, names in os.walk(base):
             here = Path(directory)
             kept = []
             for name in sorted(dirs):
@@ -132,7 +132,7 @@ class Toolbox:
             dirs[:] = kept if recursive else []
             if not recursive:
                 yield from ((here / name, True) for name in kept)
-            for name in sorted(files):
+            for name in sorted(names):
                 try:
                     yield self.resolve(self.rel(here / name)), False
                 except (ToolError, ValueError):
@@ -309,9 +309,12 @@ def plain_recall(root: Path, config: Config, query: str, limit: int) -> str:
     hits: list[str] = []
     for role, rel in config.memory_paths().items():
         try:
-            lines = (root / rel).read_text(encoding="utf-8", errors="replace").split("\n")
-        except OSError:
+            data = files.read(root, rel)      # a memory file: never through a link, never a FIFO
+        except (OSError, files.FileRefused):
             continue
+        if data is None:
+            continue
+        lines = data.decode("utf-8", "replace").split("\n")
         found = [f"{rel}:{n}: {line.strip()[:300]}" for n, line in enumerate(lines, 1)
                  if all(w in line.lower() for w in words)]
         hits.extend(reversed(found) if role in ("log", "lessons") else found)

@@ -134,7 +134,7 @@ class CycleGuard:
             failure = failure or AgentError(f"the agent deleted branch {self.branch}")
             self.notes.append(f"recreated branch {self.branch} at {self.start[:10]}, which the agent deleted")
         elif tip != self.start and not gitio.is_ancestor(repo, self.start, tip):
-            kept = self._keep_tip(tip)
+            kept = self.keep_tip(tip)
             gitio.set_reference(repo, mine, self.start)
             failure = failure or AgentError(f"the agent moved {self.branch} off {self.start[:10]}")
             self.notes.append(f"put branch {self.branch} back at {self.start[:10]} (the agent had moved it to "
@@ -155,17 +155,20 @@ class CycleGuard:
             self.notes.append(f"removed {name}, which the agent created")
             return
         if new is not None and name.startswith("refs/heads/") and not new.startswith("ref: "):
-            kept = self._keep_tip(new)
+            kept = self.keep_tip(new)
             self.notes.append(f"restored {name} at {old[:10]} (the agent had moved it; its tip is kept on {kept})")
         else:
             self.notes.append(f"restored {name}, which the agent {'deleted' if new is None else 'changed'}")
         gitio.set_reference(repo, name, old)
 
-    def _keep_tip(self, tip: str) -> str:
+    def keep_tip(self, tip: str, remote: str | None = None) -> str:
+        """Keep `tip` (commits made in the checkout during the cycle) on a free `gitmem/local/cycle-N` branch,
+        never deleted; returns the branch's name."""
         from gitmem.publish.push import free_branch_name
 
         repo = self.ws.repo
-        name = free_branch_name(repo, f"gitmem/local/cycle-{self.cycle}", gitio.upstream_of(repo, self.branch)[0])
+        name = free_branch_name(repo, f"gitmem/local/cycle-{self.cycle}",
+                                remote or gitio.upstream_of(repo, self.branch)[0])
         gitio.create_branch(repo, name, tip)
         return name
 

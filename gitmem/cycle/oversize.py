@@ -46,6 +46,6 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
         target = state_directory(gitio.state_dir(ws.repo)) / HELD_DIR / f"cycle-{cycle}" / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(full), str(target))
-        gitio.checkout_paths(ws.repo, [rel])       # HEAD's version back, if it has one
+        gitio.restore_paths(ws.repo, [rel])        # HEAD's version back, if it has one
         held.append(Held(rel, found.st_size, str(target)))
     return held

@@ -24,7 +24,6 @@ SHOWN = 8          # protected paths named in a note or a decision; the branch h
 
 @dataclass
 class HeldBack:
-    paths: list[str]                                    # what is left to commit on the branch
     notes: list[str] = field(default_factory=list)      # for LOG Evidence
     branch: str | None = None                           # the proposal branch, when one was made
     decision: str | None = None                         # the decision that asks about it
@@ -32,12 +31,11 @@ class HeldBack:
 
 def hold_back(guard: CycleGuard, paths: list[str], *, clock: Clock | None, remote: str | None) -> HeldBack:
     ws = guard.ws
-    result = HeldBack([])
+    result = HeldBack()
     for path in paths:
         if protected.has_managed_blocks(path) and not guard.protection.covers(path):
             _keep_blocks(guard, path, result)
     held = [path for path in paths if guard.protection.covers(path)]
-    result.paths = [path for path in paths if path not in held]
     if not held:
         return result
     from gitmem.cycle.runner import agent_identity, commit_message

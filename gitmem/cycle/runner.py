@@ -227,7 +227,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         usage = result.usage if result is not None else getattr(failure, "usage", None)
         report.tokens = dict(usage) if isinstance(usage, dict) else {}
         if failure is None:
-            kept = _local_commits(ws, start, branch, report, settings.remote)
+            kept = _local_commits(ws, start, guard, report, settings.remote)
             if isinstance(kept, BaseException):
                 failure = kept
             elif kept != start:          # the human's own signed commits: the cycle goes on top of them
@@ -299,14 +299,14 @@ def _why(result: AgentResult | None) -> str:
     return f"it stopped after {turns} turn(s){why} without saying what it did"
 
 
-def _local_commits(ws: Workspace, start: str, branch: str, report: CycleReport,
+def _local_commits(ws: Workspace, start: str, guard: CycleGuard, report: CycleReport,
                    remote: str | None) -> str | BaseException:
     """Commits made in this checkout while the agent ran. Authorship proves nothing here (the agent can commit
     under the human's name), so they never land on the branch as anyone's word: they are kept on a named
     branch (never deleted) and reported, while their files stay in the work tree for postflight to judge.
     The exception: commits all signed by a key in `trust.signing_keys` are the human's; they stay, and the
     cycle is judged and committed on top of them. Returns the commit to judge against, or the failure."""
-    repo = ws.repo
+    repo, branch = ws.repo, guard.branch
     head = gitio.head_id(repo)
     if gitio.current_branch(repo) != branch or head is None:
         where = gitio.current_branch(repo) or "a detached HEAD"
@@ -320,11 +320,7 @@ def _local_commits(ws: Workspace, start: str, branch: str, report: CycleReport,
         report.messages.append(f"runner: {len(made)} commit(s) signed by a trusted key were made during the "
                                f"cycle; the cycle goes on top of them ({head[:10]})")
         return head
-    from gitmem.publish.push import free_branch_name
-
-    name = free_branch_name(repo, f"gitmem/local/cycle-{report.cycle}",
-                            remote or gitio.upstream_of(repo, branch)[0])
-    gitio.create_branch(repo, name, head)
+    name = guard.keep_tip(head, remote)
     gitio.reset_mixed(repo, start)
     who = ", ".join(sorted({str(c.author) for c in made}))
     message = (f"{len(made)} commit(s) were made in the runner's checkout during the cycle (by {who}); they are "

@@ -33,13 +33,13 @@ def error_text(err: BaseException) -> str:
     return text if len(text) <= 300 else text[:297] + "..."
 
 
-def scrub_candidates(ws: Workspace, guard: CycleGuard | None, start: str) -> Scrubbed:
+def scrub_candidates(ws: Workspace, guard: CycleGuard, start: str) -> Scrubbed:
     """The paths a cycle may commit (not ignored when it started), scrubbed of secrets: contents, link targets,
     new files' names. The secrets allowlist is the start commit's: the agent's edits to it count for nothing."""
     repo = ws.repo
-    paths = guard.candidates() if guard is not None else [path for path, _ in gitio.dirty_files(repo)]
     allow = secrets.Allowlist.parse(gitio.file_at(repo, start, secrets.ALLOWLIST_FILE))
-    return scrub_paths(ws.root, paths, allow=allow, tracked=lambda path: gitio.file_id_at(repo, start, path) is not None)
+    return scrub_paths(ws.root, guard.candidates(), allow=allow,
+                       tracked=lambda path: gitio.file_id_at(repo, start, path) is not None)
 
 
 @dataclass
@@ -53,7 +53,7 @@ class Salvaged:
 
 def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: str | None,
             clock: Clock, start: str, branch: str, remote: str | None,
-            message: Callable[[int, str, str, str], str], guard: CycleGuard | None = None) -> Salvaged:
+            message: Callable[[int, str, str, str], str], guard: CycleGuard) -> Salvaged:
     """Save the work tree's changes to `gitmem/salvage/cycle-N`, restore `branch` at `start`, log no-build.
 
     Whatever the agent did to refs, `branch` ends at `start` (recreated if it was deleted); commits the agent
@@ -74,12 +74,10 @@ def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: s
         notes.append(f"recreated branch {branch} at {start[:10]}")
     elif head != start:
         if not gitio.is_ancestor(repo, head, start):
-            kept = free_branch_name(repo, f"gitmem/local/cycle-{cycle}", upstream)
-            gitio.create_branch(repo, kept, head)
+            kept = guard.keep_tip(head, upstream)
             notes.append(f"commits the agent made are kept on branch {kept}")
         gitio.reset_mixed(repo, start)         # the agent moved HEAD: keep its files, salvage them
-    candidates = guard.candidates() if guard is not None else [path for path, _ in gitio.dirty_files(repo)]
-    held = hold_out(ws, candidates, cycle)      # too big for any branch that is pushed: kept in .git/gitmem/held
+    held = hold_out(ws, guard.candidates(), cycle)   # too big for any branch that is pushed: kept in .git/gitmem/held
     cleaned = scrub_candidates(ws, guard, start)
     changed = cleaned.paths
     identity = gitio.Identity(config.agent.name, config.agent.email)

@@ -10,7 +10,7 @@ dataclasses of those (`Identity`, `Commit`, `CommitInfo`, `Snapshot`). No pygit2
   staged      every file a commit of the index or the work tree would change, with its mode
   blobproof   big LOG/NOW blobs derived from a newer copy when their git id proves it
   history     revisions, ranges, ancestry, commits for recall
-  commits     commits built without touching the user's index, branches, resets, restore, checkout
+  commits     commits built without touching the user's index, branches, resets, restore
   rebase      replaying local commits onto an upstream, with a memory-aware resolver
   remote      fetch, push and the few commands that go through the `git` executable
 """
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 # never remotes, rebases or commits, and every millisecond counts on the pre-commit path.
 _NAMES = {
     "blobproof": ("blob_id", "derived"),
-    "commits": ("branch_exists", "checkout_paths", "commit_files", "commit_worktree", "create_branch",
+    "commits": ("branch_exists", "commit_files", "commit_worktree", "create_branch",
                 "rebuild_index", "reset_hard", "reset_mixed", "restore_worktree", "switch_head", "worktree_files",
                 "write_tree_with"),
     "history": ("Change", "Commit", "CommitInfo", "blob", "changes", "commit", "commits_since", "count_range",
@@ -40,7 +40,7 @@ _NAMES = {
                    "head_id", "init_repo", "is_unborn", "open_repo", "references", "root", "state_dir",
                    "state_dir_of", "user_identity", "work_tree"),
     "restore": ("head_entry", "restore_paths"),
-    "state": ("StatePath", "common_dir", "has_object", "ignored", "is_ignored", "references_all", "set_reference",
+    "state": ("StatePath", "common_dir", "has_object", "ignored", "references_all", "set_reference",
               "state_paths", "tree_links"),
     "staged": ("ChangedFile", "read_staged", "staged_files", "worktree_bytes", "worktree_changed"),
     "snapshots": ("RenamedSnapshot", "Snapshot", "blob_size", "commit_snapshot", "file_at", "file_id_at",
@@ -87,7 +87,6 @@ if TYPE_CHECKING:   # for type checkers: the same names, imported eagerly
     from gitmem.gitio.blobproof import blob_id, derived
     from gitmem.gitio.commits import (
         branch_exists,
-        checkout_paths,
         commit_files,
         commit_worktree,
         create_branch,
@@ -173,7 +172,6 @@ if TYPE_CHECKING:   # for type checkers: the same names, imported eagerly
         common_dir,
         has_object,
         ignored,
-        is_ignored,
         references_all,
         set_reference,
         state_paths,

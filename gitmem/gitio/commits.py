@@ -162,17 +162,6 @@ def _take_away(repo: Repo, workdir: Path, rel: str) -> None:
     os.replace(full, aside)
 
 
-def checkout_paths(repo: Repo, paths: list[str]) -> None:
-    """Put HEAD's version of `paths` back in the work tree (a path HEAD lacks is left as it is)."""
-    raw = repo.raw
-    if raw.head_is_unborn or not paths:
-        return
-    tree = raw.head.peel(pygit2.Commit).tree
-    present = [rel for rel in paths if _in_tree(tree, rel)]
-    if present:
-        raw.checkout_tree(tree, paths=present, strategy=pygit2.enums.CheckoutStrategy.FORCE)
-
-
 def reset_hard(repo: Repo, target: str) -> None:
     """Move the current branch, index and work tree to `target` (the work tree must hold nothing unsaved)."""
     repo.raw.reset(_oid(repo, target), pygit2.enums.ResetMode.HARD)

@@ -1,8 +1,8 @@
 """The git state that changes what git runs or sees, as files and references: what a cycle's guard watches.
 
 `state_paths` names the files and directories (inside the git directory, and the user's global config files
-that git reads); `references_all` and `set_reference` read and put back every reference; `ignored` and
-`is_ignored` say what the ignore rules hide; `tree_links` lists a commit's symlinks.
+that git reads); `references_all` and `set_reference` read and put back every reference; `ignored` says
+what the ignore rules hide; `tree_links` lists a commit's symlinks.
 """
 from __future__ import annotations
 
@@ -144,13 +144,6 @@ def ignored(repo: Repo) -> list[str]:
     """Paths the ignore rules hide now, as git status shows them (an ignored directory ends in `/`)."""
     return sorted(path for path, flags in repo.raw.status(untracked_files="normal", ignored=True).items()
                   if flags & FileStatus.IGNORED)
-
-
-def is_ignored(repo: Repo, path: str) -> bool:
-    try:
-        return bool(repo.raw.path_is_ignored(path))
-    except pygit2.GitError:
-        return False
 
 
 def tree_links(repo: Repo, commit_id: str) -> dict[str, str]:
