@@ -16,7 +16,7 @@ from gitmem.report import build
 from gitmem.workspace import Workspace
 from tests.support import browser
 from tests.support import report_history as planted
-from tests.support.helpers import GitRepo, isolate_git_env, make_repo
+from tests.support.helpers import GitRepo, make_repo
 from tests.support.npm_cache import skip_loudly
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -73,10 +73,7 @@ def chrome(tmp_path_factory: pytest.TempPathFactory) -> Iterator[browser.Browser
 
 @pytest.fixture(scope="module")
 def ninety(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitRepo]:
-    with pytest.MonkeyPatch.context() as patch:
-        isolate_git_env(patch)
-        git = make_repo(tmp_path_factory.mktemp("report") / "repo")
-        planted.build(git)
+    with planted.ninety_days(tmp_path_factory.mktemp("report")) as git:
         yield git
 
 
