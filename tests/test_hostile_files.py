@@ -15,7 +15,7 @@ import pytest
 
 from gitmem.workspace import files
 from tests.support.helpers import GitRepo
-from tests.support.hostile import KINDS, assert_clean_failure, deadline, digest, plant
+from tests.support.hostile import KINDS, assert_clean_failure, deadline, digest, fail_open, plant
 
 MODES = {"link-outside": files.LINK, "link-inside": files.LINK, "link-loop": files.LINK,
          "link-dangling": files.LINK, "directory": files.TREE, "fifo": files.SPECIAL, "submodule": files.GITLINK}
@@ -87,14 +87,7 @@ def test_a_file_the_os_will_not_open_names_the_fix(memrepo: GitRepo, monkeypatch
     """Permission denied (simulated: the suite may run as root, who is never denied)."""
     import errno
 
-    real_open = os.open
-
-    def denied(path, flags, mode=0o777, *, dir_fd=None):  # noqa: ANN001, ANN202
-        if path == "RULES.md":
-            raise PermissionError(errno.EACCES, "Permission denied")
-        return real_open(path, flags, mode, dir_fd=dir_fd)
-
-    monkeypatch.setattr(files.os, "open", denied)
+    fail_open(monkeypatch, "RULES.md", PermissionError(errno.EACCES, "Permission denied"))
     with pytest.raises(files.FileRefused, match=r"^RULES.md cannot be opened \(permission denied\).*chmod u\+rw"):
         files.read(memrepo.path, "RULES.md")
 
@@ -385,14 +378,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(memrepo: GitRepo, m
 def test_an_os_error_names_the_file(memrepo: GitRepo, monkeypatch) -> None:
     import errno
 
-    real_open = os.open
-
-    def broken(path, flags, mode=0o777, *, dir_fd=None):  # noqa: ANN001, ANN202
-        if path == "LOG.md":
-            raise OSError(errno.EIO, "Input/output error")
-        return real_open(path, flags, mode, dir_fd=dir_fd)
-
-    monkeypatch.setattr(files.os, "open", broken)
+    fail_open(monkeypatch, "LOG.md", OSError(errno.EIO, "Input/output error"))
     with pytest.raises(files.FileRefused, match=r"^LOG.md could not be opened \(Input/output error\)"):
         files.read(memrepo.path, "LOG.md")
 
