@@ -228,6 +228,25 @@ def test_a_staged_link_whose_target_is_valid_memory_fails_check(memrepo: GitRepo
     assert result.lines[0].startswith("RULES.md:1: GM908 RULES.md is a symbolic link; it must be a regular file")
 
 
+def test_an_executable_memory_file_is_a_regular_file(memrepo: GitRepo, cli, monkeypatch) -> None:
+    """The index side accepts both blob modes: 100755 is a regular file too, for check, verify, readers and
+    writers alike (only links, directories and submodules are refused)."""
+    monkeypatch.setenv("GITMEM_CYCLE", "1")
+    start = memrepo.head()
+    (memrepo.path / "LOG.md").chmod(0o755)
+    memrepo.stage("LOG.md")
+    assert memrepo.repo.index["LOG.md"].mode == pygit2.enums.FileMode.BLOB_EXECUTABLE
+    staged = cli(["check"], cwd=memrepo.path)
+    assert staged.code == 0, staged.out + staged.err
+    memrepo.commit("LOG.md is executable now")
+    assert cli(["verify", "--range", f"{start}..HEAD"], cwd=memrepo.path).code == 0
+    assert cli(["status"], cwd=memrepo.path).code == 0
+    written = cli(WRITERS["LOG.md"], cwd=memrepo.path)
+    assert written.code == 0, written.err
+    assert "- Task: t" in memrepo.read("LOG.md")
+    assert cli(["check", "--worktree"], cwd=memrepo.path).code == 0
+
+
 def test_a_staged_submodule_fails_check(memrepo: GitRepo, cli) -> None:
     index = memrepo.repo.index
     index.read()
