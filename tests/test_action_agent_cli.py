@@ -4,14 +4,13 @@ would (tests/support/action_support.py); skipped, loudly, only where npm cannot 
 from __future__ import annotations
 
 import json
-import warnings
 from pathlib import Path
 
 import pytest
 
 from tests.support.action_support import ROOT, load_yaml, project_bin, run_action
-from tests.support.browser import Unavailable
 from tests.support.claude_code import PACKAGE_DIR, claude_binary
+from tests.support.npm_cache import Unavailable, skip_loudly
 
 STEP = "Install the agent CLI"
 OTHERS = ("Install gitmem from this action's own checkout", "Configure the git identity", "Run gitmem")
@@ -52,8 +51,7 @@ def test_claude_code_is_installed_outside_the_workspace_and_put_on_path(tmp_path
     try:
         claude_binary()          # the registry is reachable (and npm's cache holds the package after this)
     except Unavailable as why:
-        warnings.warn(f"the Action's agent-cli install test skipped: {why}", stacklevel=2)
-        pytest.skip(str(why))
+        skip_loudly("the Action's agent-cli install test", why)
     workspace, temp = tmp_path / "workspace", tmp_path / "runner-temp"
     workspace.mkdir()
     venv_bin = temp / "gitmem-venv" / "bin"          # where the install step puts gitmem

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,9 +21,9 @@ from gitmem.sessions.protocol import claude_cycle_command
 from gitmem.workspace import Workspace
 from gitmem.workspace.writer import MemoryWriter
 from tests.support import claude_code as cc
-from tests.support.browser import Unavailable
 from tests.support.gitcli import git
 from tests.support.helpers import AGENT
+from tests.support.npm_cache import Unavailable, skip_loudly
 from tests.support.sessions import GITMEM
 
 pytestmark = pytest.mark.slow
@@ -37,8 +36,7 @@ def claude() -> Path:
     try:
         return cc.claude_binary()
     except Unavailable as why:
-        warnings.warn(f"real Claude Code tests skipped: {why}", stacklevel=2)
-        pytest.skip(str(why))
+        skip_loudly("real Claude Code tests", why)
 
 
 @pytest.fixture

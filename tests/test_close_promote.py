@@ -174,12 +174,7 @@ def test_rules_cap_is_respected_and_flagged_with_proposed_retirements(world: Wor
 
 
 def test_at_most_max_promotions_per_close(world: World) -> None:
-    world.cycle(at(10, 8))
-    ids = [world.lesson(at(10, 8, 10 + i), f"Lesson {i}", rule=f"Rule number {i}.") for i in range(4)]
-    for hour in (9, 10):
-        world.cycle(at(10, hour))
-        for i, lesson in enumerate(ids):
-            world.confirm(at(10, hour, 10 + i), lesson)
+    ids = world.eligible_lessons(4)
     result = world.close(d(10), at(10, 23))
     assert [p["rule"] for p in result.promoted] == ["R-01", "R-02", "R-03"]
     assert result.not_promoted == ["L-0004 · Lesson 3: eligible, waiting (at most 3 promotions per close)"]

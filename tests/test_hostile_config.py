@@ -107,14 +107,23 @@ def test_both_readers_refuse_the_same(name: str, text: str, line: int, says: str
     assert str(full.value) == str(either.value)
 
 
-@pytest.mark.parametrize("text", [
-    "recall:\n  limit: 2000\n", "limits:\n  now_block_lines: 5000\n", "files:\n  now: LOG.md\n",
-    "cycle:\n  timeout: 99999999\n", 'agent:\n  name: "a\\tb"\n',
+@pytest.mark.parametrize(("text", "where", "value"), [
+    ("recall:\n  limit: 2000\n", "recall.limit", 2000),
+    ("limits:\n  now_block_lines: 5000\n", "limits.now_block_lines", 5000),
+    ("files:\n  now: LOG.md\n", "files.now", "LOG.md"),
+    ("cycle:\n  timeout: 99999999\n", "cycle.timeout", 99999999),
+    ('agent:\n  name: "a\\tb"\n', "agent.name", "a\tb"),
 ])
-def test_a_config_from_history_is_read_by_the_rules_it_was_written_under(text: str) -> None:
+def test_a_config_from_history_is_read_by_the_rules_it_was_written_under(text: str, where: str,
+                                                                          value: object) -> None:
     with pytest.raises(ConfigError):
         parse_config(text.encode())
-    assert parse_config(text.encode(), strict=False) is not None
+    lenient = parse_config(text.encode(), strict=False)
+    assert lenient is not None
+    found: object = lenient
+    for attribute in where.split("."):
+        found = getattr(found, attribute)
+    assert found == value, "read as written, not replaced by a default"
 
 
 def test_the_plain_reader_and_ruamel_agree_on_a_valid_config() -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from gitmem.workspace import files
 from tests.support.helpers import GitRepo
-from tests.support.hostile import KINDS, assert_clean_failure, deadline, digest, plant
+from tests.support.hostile import KINDS, assert_clean_failure, deadline, digest, fail_open, plant
 
 MODES = {"link-outside": files.LINK, "link-inside": files.LINK, "link-loop": files.LINK,
          "link-dangling": files.LINK, "directory": files.TREE, "fifo": files.SPECIAL, "submodule": files.GITLINK}
@@ -87,14 +87,7 @@ def test_a_file_the_os_will_not_open_names_the_fix(memrepo: GitRepo, monkeypatch
     """Permission denied (simulated: the suite may run as root, who is never denied)."""
     import errno
 
-    real_open = os.open
-
-    def denied(path, flags, mode=0o777, *, dir_fd=None):  # noqa: ANN001, ANN202
-        if path == "RULES.md":
-            raise PermissionError(errno.EACCES, "Permission denied")
-        return real_open(path, flags, mode, dir_fd=dir_fd)
-
-    monkeypatch.setattr(files.os, "open", denied)
+    fail_open(monkeypatch, "RULES.md", PermissionError(errno.EACCES, "Permission denied"))
     with pytest.raises(files.FileRefused, match=r"^RULES.md cannot be opened \(permission denied\).*chmod u\+rw"):
         files.read(memrepo.path, "RULES.md")
 
@@ -172,6 +165,10 @@ def test_context_exits_2_naming_the_rules_file(memrepo: GitRepo, outside: Path, 
     assert_clean_failure(result, 2, "RULES.md")
 
 
+# The readers that do not read a given memory file (pending reads DECISIONS only; the summary report no NOW).
+DOES_NOT_READ = {("pending", "LOG.md"), ("pending", "NOW.md"), ("report", "NOW.md")}
+
+
 @pytest.mark.parametrize("argv", [["status"], ["pending"], ["recall", "clock"], ["report", "--format", "summary", "--out", "-"],
                                   ["context"]])
 @pytest.mark.parametrize("rel", ["LOG.md", "DECISIONS.md", "NOW.md"])
@@ -180,8 +177,8 @@ def test_readers_exit_2_on_a_linked_memory_file(memrepo: GitRepo, outside: Path,
     plant(memrepo.path, rel, "link-outside", outside)
     with deadline():
         result = cli(argv, cwd=memrepo.path)
-    if result.code == 0:      # a command that does not read this file has nothing to refuse
-        assert "Traceback" not in result.err
+    if (argv[0], rel) in DOES_NOT_READ:      # nothing to refuse; any other reader that exits 0 followed the link
+        assert result.code == 0 and "Traceback" not in result.err
         return
     assert_clean_failure(result, 2, rel)
 
@@ -229,6 +226,25 @@ def test_a_staged_link_whose_target_is_valid_memory_fails_check(memrepo: GitRepo
     result = cli(["check"], cwd=memrepo.path)
     assert result.code == 1
     assert result.lines[0].startswith("RULES.md:1: GM908 RULES.md is a symbolic link; it must be a regular file")
+
+
+def test_an_executable_memory_file_is_a_regular_file(memrepo: GitRepo, cli, monkeypatch) -> None:
+    """The index side accepts both blob modes: 100755 is a regular file too, for check, verify, readers and
+    writers alike (only links, directories and submodules are refused)."""
+    monkeypatch.setenv("GITMEM_CYCLE", "1")
+    start = memrepo.head()
+    (memrepo.path / "LOG.md").chmod(0o755)
+    memrepo.stage("LOG.md")
+    assert memrepo.repo.index["LOG.md"].mode == pygit2.enums.FileMode.BLOB_EXECUTABLE
+    staged = cli(["check"], cwd=memrepo.path)
+    assert staged.code == 0, staged.out + staged.err
+    memrepo.commit("LOG.md is executable now")
+    assert cli(["verify", "--range", f"{start}..HEAD"], cwd=memrepo.path).code == 0
+    assert cli(["status"], cwd=memrepo.path).code == 0
+    written = cli(WRITERS["LOG.md"], cwd=memrepo.path)
+    assert written.code == 0, written.err
+    assert "- Task: t" in memrepo.read("LOG.md")
+    assert cli(["check", "--worktree"], cwd=memrepo.path).code == 0
 
 
 def test_a_staged_submodule_fails_check(memrepo: GitRepo, cli) -> None:
@@ -385,14 +401,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(memrepo: GitRepo, m
 def test_an_os_error_names_the_file(memrepo: GitRepo, monkeypatch) -> None:
     import errno
 
-    real_open = os.open
-
-    def broken(path, flags, mode=0o777, *, dir_fd=None):  # noqa: ANN001, ANN202
-        if path == "LOG.md":
-            raise OSError(errno.EIO, "Input/output error")
-        return real_open(path, flags, mode, dir_fd=dir_fd)
-
-    monkeypatch.setattr(files.os, "open", broken)
+    fail_open(monkeypatch, "LOG.md", OSError(errno.EIO, "Input/output error"))
     with pytest.raises(files.FileRefused, match=r"^LOG.md could not be opened \(Input/output error\)"):
         files.read(memrepo.path, "LOG.md")
 

@@ -240,21 +240,29 @@ def test_p6_a_second_close_changes_nothing(month: Month) -> None:
 # -- P7 -----------------------------------------------------------------------------------------------------------
 
 def test_p7_the_plan_skips_the_item_a_pending_decision_blocks_and_follows_a_running_streak(month: Month) -> None:
+    judged = []
     for day, result in month.closes:
         first = result.plan.split(" — why:")[0]
         if 2 <= day <= 8:
             assert first == "Search command", (day, result.plan)
+            judged.append(day)
         if day in (20, 21):
             assert "D-0007" in first and "cycles 158–" in result.plan, result.plan
+            judged.append(day)
+    assert judged == [2, 3, 4, 5, 6, 7, 8, 20, 21], "every day the plan is judged on was closed"
 
 
 def test_p7_rule0_hints_name_only_the_decision_the_agent_named(month: Month) -> None:
+    named = others = 0
     for e in close_entries(month):
         for line in (e.get("Problems") or "").splitlines():
             if line.startswith("Rule 0: cycles 158"):
                 assert "answer D-0007" in line and "D-0002" not in line and "D-0004" not in line
+                named += 1
             elif line.startswith("Rule 0:"):
                 assert not re.search(r"Fix: .*D-\d{4}", line), line
+                others += 1
+    assert named >= 1 and others >= 1, "both kinds of Rule 0 problem were written up and judged"
 
 
 def test_p7_standing_conditions_are_written_up_when_they_start_then_weekly(month: Month) -> None:
@@ -274,13 +282,17 @@ def test_p7_standing_conditions_are_written_up_when_they_start_then_weekly(month
 
 
 def test_p7_proposals_never_name_a_retired_rule_and_give_a_reason(month: Month) -> None:
+    proposals = after_retirement = 0
     for e in close_entries(month):
         promotions = e.get("Promotions") or ""
         for line in promotions.splitlines():
             if line.startswith("to make room"):
                 assert "the oldest learned rule still in force" in line
+                proposals += 1
                 if (e.get("Day") or "") >= "2026-11-19":
                     assert "R-01" not in line, line
+                    after_retirement += 1
+    assert proposals >= 1 and after_retirement >= 1, "a proposal was made after R-01 was retired, and judged"
 
 
 def test_p7_the_same_age_everywhere(month: Month, cli) -> None:

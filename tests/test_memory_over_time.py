@@ -498,12 +498,7 @@ def test_p6_the_catch_up_is_bounded_and_the_first_close_covers_only_today() -> N
 
 
 def test_p6_at_most_three_promotions_per_run_even_when_catching_up(world: World) -> None:
-    world.cycle(at(10, 8))
-    ids = [world.lesson(at(10, 8, 10 + i), f"Lesson {i}", rule=f"Rule number {i}.") for i in range(5)]
-    for hour in (9, 10):
-        world.cycle(at(10, hour))
-        for i, lesson in enumerate(ids):
-            world.confirm(at(10, hour, 10 + i), lesson)
+    world.eligible_lessons(5)
     world.cycle(at(11, 9))
     world.cycle(at(12, 9))
     result = world.close(None, at(12, 23))                                   # type: ignore[arg-type]

@@ -21,17 +21,14 @@ from gitmem.report.collect import collect
 from gitmem.report.model import WorkspaceReport
 from gitmem.workspace import Workspace
 from tests.support import report_history as planted
-from tests.support.helpers import GitRepo, isolate_git_env, make_repo
+from tests.support.helpers import GitRepo, make_repo
 
 CHART_KEYS = ["cycles", "decisions", "lessons", "rules", "tokens", "cache", "context", "guard"]
 
 
 @pytest.fixture(scope="module")
 def ninety(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitRepo]:
-    with pytest.MonkeyPatch.context() as patch:
-        isolate_git_env(patch)
-        git = make_repo(tmp_path_factory.mktemp("report") / "repo")
-        planted.build(git)
+    with planted.ninety_days(tmp_path_factory.mktemp("report")) as git:
         yield git
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +16,8 @@ from gitmem.report import build
 from gitmem.workspace import Workspace
 from tests.support import browser
 from tests.support import report_history as planted
-from tests.support.helpers import GitRepo, isolate_git_env, make_repo
+from tests.support.helpers import GitRepo, make_repo
+from tests.support.npm_cache import skip_loudly
 
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "test-artifacts" / "report"
@@ -60,18 +60,12 @@ INK = """(() => {
 })()"""
 
 
-def skip_loudly(reason: str) -> None:
-    """Skip, and say so in the warnings summary too, which a quiet run still prints."""
-    warnings.warn(f"report browser tests skipped: {reason}", stacklevel=2)
-    pytest.skip(reason)
-
-
 @pytest.fixture(scope="module")
 def chrome(tmp_path_factory: pytest.TempPathFactory) -> Iterator[browser.Browser]:
     try:
         executable = browser.chromium()
     except browser.Unavailable as why:
-        skip_loudly(f"no headless Chromium: {why}")
+        skip_loudly("report browser tests", f"no headless Chromium: {why}")
     opened = browser.Browser(executable, tmp_path_factory.mktemp("chromium-profile"))
     yield opened
     opened.close()
@@ -79,10 +73,7 @@ def chrome(tmp_path_factory: pytest.TempPathFactory) -> Iterator[browser.Browser
 
 @pytest.fixture(scope="module")
 def ninety(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitRepo]:
-    with pytest.MonkeyPatch.context() as patch:
-        isolate_git_env(patch)
-        git = make_repo(tmp_path_factory.mktemp("report") / "repo")
-        planted.build(git)
+    with planted.ninety_days(tmp_path_factory.mktemp("report")) as git:
         yield git
 
 
@@ -133,7 +124,7 @@ def test_the_summary_is_valid_mermaid(chrome: browser.Browser, ninety: GitRepo) 
     try:
         modules = browser.npm_packages()
     except browser.Unavailable as why:
-        skip_loudly(f"no Mermaid: {why}")
+        skip_loudly("report browser tests", f"no Mermaid: {why}")
     text = build(Workspace.at(ninety.path), fmt="summary", clock=lambda: planted.NOW)
     (ARTIFACTS / "summary.md").write_text(text, encoding="utf-8")
     blocks = re.findall(r"```mermaid\n(.*?)```", text, re.S)
@@ -168,7 +159,7 @@ def test_the_vendored_uplot_is_the_pinned_npm_package() -> None:
     try:
         modules = browser.npm_packages()
     except browser.Unavailable as why:
-        skip_loudly(f"no npm: {why}")
+        skip_loudly("report browser tests", f"no npm: {why}")
     pinned = json.loads((ROOT / "tests" / "support" / "js" / "package-lock.json").read_text())
     version = pinned["packages"]["node_modules/uplot"]["version"]
     for vendored, packaged in (("uPlot.iife.min.js", "dist/uPlot.iife.min.js"), ("uPlot.min.css", "dist/uPlot.min.css"),

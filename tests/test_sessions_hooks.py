@@ -55,7 +55,9 @@ def test_after_a_compaction_the_context_comes_back_and_the_start_record_stays(me
 
     assert "## Proven rules (RULES.md)" in again.context
     assert record.read_text() == started, "the session's start is what the stop hook compares with"
-    assert hook("stop", memrepo.path, stop_hook_active=False).output is not None
+    stopped = hook("stop", memrepo.path, stop_hook_active=False).output
+    assert stopped is not None
+    assert stopped["decision"] == "block" and "work.txt" in stopped["reason"], "judged from the first start"
 
 
 def test_the_answer_a_session_has_not_seen_is_newly_resolved_exactly_until_a_cycle_uses_it(memrepo: GitRepo) -> None:
@@ -116,7 +118,10 @@ def test_stop_without_a_recorded_start_records_now_and_judges_from_there(memrepo
     memrepo.write("early.txt", "before the hooks were set up\n")
     assert hook("stop", memrepo.path, session="late").output is None
     memrepo.write("later.txt", "after\n")
-    assert hook("stop", memrepo.path, session="late").output is not None
+    stopped = hook("stop", memrepo.path, session="late").output
+    assert stopped is not None
+    assert stopped["decision"] == "block"
+    assert "later.txt" in stopped["reason"] and "early.txt" not in stopped["reason"], "judged from the record"
 
 
 def test_inside_a_runner_cycle_the_hooks_are_silent(memrepo: GitRepo) -> None:
@@ -188,7 +193,9 @@ def test_a_runner_cycle_pulled_in_during_the_session_is_not_the_sessions_entry(m
     hook("session-start", memrepo.path)
     memrepo.write("src/app.py", "print('hi')\n")
     MemoryWriter(memrepo.ws(), author_email=AGENT[1]).add_log_entry(**LOG_ADD, cycle=1)   # the runner's, pulled
-    assert hook("stop", memrepo.path).output is not None
+    stopped = hook("stop", memrepo.path).output
+    assert stopped is not None
+    assert stopped["decision"] == "block" and "src/app.py" in stopped["reason"]
 
 
 @pytest.mark.parametrize("argv", [["hook", "stop"], ["hook", "session-start"], ["check"]], ids=" ".join)

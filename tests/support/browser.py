@@ -9,31 +9,23 @@ session, and the next one on the same machine, pays for `npm ci` once.
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 import os
 import shutil
 import subprocess
-import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.support.npm_cache import Unavailable, npm_ci
+
 JS_DIR = Path(__file__).resolve().parent / "js"
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
          "--remote-debugging-pipe")
-_INSTALL_LOCK = threading.Lock()
-
-
-class Unavailable(Exception):
-    """The tool cannot be had here; the message is the skip reason."""
-
-
-def cache_dir() -> Path:
-    return Path(os.environ.get("GITMEM_TEST_CACHE") or Path.home() / ".cache" / "gitmem-tests")
+_INSTALL_LOCK = threading.Lock()       # one apt-get at a time
 
 
 def chromium() -> str:
@@ -64,31 +56,7 @@ def chromium() -> str:
 
 def npm_packages() -> Path:
     """node_modules of tests/support/js, installed with `npm ci` from the committed lock, cached by its hash."""
-    lock = (JS_DIR / "package-lock.json").read_bytes()
-    manifest = (JS_DIR / "package.json").read_bytes()
-    key = hashlib.sha256(lock + manifest).hexdigest()[:16]
-    home = cache_dir() / f"npm-{key}"
-    modules = home / "node_modules"
-    if (home / ".complete").exists():
-        return modules
-    npm = shutil.which("npm")
-    if npm is None:
-        raise Unavailable("npm is not installed (Debian: `apt-get install -y npm`), so Mermaid cannot be installed")
-    with _INSTALL_LOCK:
-        building = Path(tempfile.mkdtemp(prefix=f".npm-{key}-", dir=_made(cache_dir())))
-        (building / "package.json").write_bytes(manifest)
-        (building / "package-lock.json").write_bytes(lock)
-        done = subprocess.run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"],
-                              cwd=building, capture_output=True, text=True, timeout=600)
-        if done.returncode != 0:
-            shutil.rmtree(building, ignore_errors=True)
-            raise Unavailable(f"`npm ci` of tests/support/js failed: {done.stderr.strip()[-500:]}")
-        (building / ".complete").write_text("ok\n")
-        try:
-            os.replace(building, home)
-        except OSError:                      # another session finished first
-            shutil.rmtree(building, ignore_errors=True)
-    return modules
+    return npm_ci(JS_DIR, "npm", "tests/support/js (Mermaid)", scripts=False, timeout=600) / "node_modules"
 
 
 def _made(path: Path) -> Path:

@@ -12,60 +12,29 @@ Code sent. `claude_env()` isolates Claude Code: its own HOME, no network but the
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
-import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from tests.support.browser import Unavailable, cache_dir
 from tests.support.loopback import serving
+from tests.support.npm_cache import npm_ci
 
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "agent-cli" / "claude-code"
 BIN = Path(sys.executable).parent          # where this venv's `gitmem` is
-_INSTALL_LOCK = threading.Lock()
 Responder = Callable[[dict[str, Any]], dict[str, Any]]   # request body -> {"content": [...], "stop_reason": ...}
 
 
 def claude_binary() -> Path:
-    """The pinned Claude Code, installed with `npm ci` from the committed lock, cached by the lock's hash."""
-    lock = (PACKAGE_DIR / "package-lock.json").read_bytes()
-    manifest = (PACKAGE_DIR / "package.json").read_bytes()
-    key = hashlib.sha256(lock + manifest).hexdigest()[:16]
-    home = cache_dir() / f"claude-code-{key}"
-    binary = home / "node_modules" / ".bin" / "claude"
-    if (home / ".complete").exists():
-        return binary
-    npm = shutil.which("npm")
-    if npm is None:
-        raise Unavailable("npm is not installed (Debian: `apt-get install -y npm`), so Claude Code cannot be installed")
-    with _INSTALL_LOCK:
-        if (home / ".complete").exists():
-            return binary
-        cache_dir().mkdir(parents=True, exist_ok=True)
-        building = Path(tempfile.mkdtemp(prefix=f".claude-code-{key}-", dir=cache_dir()))
-        (building / "package.json").write_bytes(manifest)
-        (building / "package-lock.json").write_bytes(lock)
-        done = subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=building,
-                              capture_output=True, text=True, timeout=900)
-        if done.returncode != 0:
-            shutil.rmtree(building, ignore_errors=True)
-            raise Unavailable(f"`npm ci` of agent-cli/claude-code failed (is the npm registry reachable?): "
-                              f"{done.stderr.strip()[-500:]}")
-        (building / ".complete").write_text("ok\n")
-        try:
-            os.replace(building, home)
-        except OSError:                      # another session finished first
-            shutil.rmtree(building, ignore_errors=True)
-    return binary
+    """The pinned Claude Code, installed with `npm ci` from the committed lock, cached by the lock's hash.
+    Install scripts run: Claude Code's postinstall puts its native binary in place."""
+    home = npm_ci(PACKAGE_DIR, "claude-code", "agent-cli/claude-code", scripts=True, timeout=900)
+    return home / "node_modules" / ".bin" / "claude"
 
 
 def claude_env(home: Path, base_url: str, **extra: str) -> dict[str, str]:

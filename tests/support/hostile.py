@@ -19,11 +19,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pygit2
+import pytest
 
 from gitmem.agents.base import AgentResult, CycleRequest
 from gitmem.cycle.runner import CycleReport, Settings, run_cycle
 from gitmem.memory import log
-from gitmem.workspace import Workspace
+from gitmem.workspace import Workspace, files
 from gitmem.workspace.writer import MemoryWriter
 from tests.support.helpers import CliResult, GitRepo
 
@@ -141,6 +142,19 @@ def plant(root: Path, rel: str, kind: str, outside: Path) -> None:
         assert nested is not None
     else:
         raise ValueError(kind)
+
+
+def fail_open(monkeypatch: pytest.MonkeyPatch, name: str, error: OSError) -> None:
+    """Make the file layer's os.open raise `error` for `name` only: errors the suite cannot cause for real
+    (it may run as root, who is never denied; EIO needs a failing disk)."""
+    real_open = os.open
+
+    def failing(path, flags, mode=0o777, *, dir_fd=None):  # noqa: ANN001, ANN202
+        if path == name:
+            raise error
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(files.os, "open", failing)
 
 
 def digest(path: Path) -> str:

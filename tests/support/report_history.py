@@ -14,8 +14,13 @@ What it holds, so tests can name it:
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
 
 from gitmem import gitio
 from gitmem.close import run_close
@@ -24,7 +29,7 @@ from gitmem.cycle.postflight import context_note, usage_line
 from gitmem.memory import lessons, rules
 from gitmem.workspace import Workspace
 from gitmem.workspace.writer import MemoryWriter, atomic_write
-from tests.support.helpers import AGENT, HUMAN, GitRepo
+from tests.support.helpers import AGENT, HUMAN, GitRepo, isolate_git_env, make_repo
 
 UTC = timezone.utc
 FIRST_DAY = date(2026, 9, 2)
@@ -207,3 +212,14 @@ def build(git: GitRepo, *, days: int = DAYS, seed: int = 15, real_close: bool = 
                                         UTC).replace(hour=23, minute=50)
         run_close(Workspace.at(git.path, load_config(git.path)), day=clock.moment.date(), clock=clock)
     return history
+
+
+@contextmanager
+def ninety_days(base: Path) -> Iterator[GitRepo]:
+    """The 90-day history built in `base`/repo with the git environment isolated: the body of a module-scoped
+    fixture, where the function-scoped `git_env` fixture cannot be used."""
+    with pytest.MonkeyPatch.context() as patch:
+        isolate_git_env(patch)
+        git = make_repo(base / "repo")
+        build(git)
+        yield git

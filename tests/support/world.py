@@ -80,6 +80,17 @@ class World:
         self.memory.confirm_lesson(lesson_id, evidence="it held again", cycle=self.last_cycle())
         self.git.amend("LESSONS.md")
 
+    def eligible_lessons(self, count: int, day: int = 10) -> list[str]:
+        """`count` lessons with rules ("Rule number i."), written in a cycle at 08:00 on `day` and confirmed in
+        the cycles at 09:00 and 10:00: each eligible for promotion by that day's close."""
+        self.cycle(at(day, 8))
+        ids = [self.lesson(at(day, 8, 10 + i), f"Lesson {i}", rule=f"Rule number {i}.") for i in range(count)]
+        for hour in (9, 10):
+            self.cycle(at(day, hour))
+            for i, lesson in enumerate(ids):
+                self.confirm(at(day, hour, 10 + i), lesson)
+        return ids
+
     def ask(self, when: datetime, title: str, recommendation: str = "do the simple thing") -> str:
         self.clock.moment = when
         item = self.memory.ask_decision(title=title, recommendation=recommendation)
