@@ -2,12 +2,19 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from gitmem.errors import ExitCode
-from tests.support.helpers import GitRepo
+from tests.support.helpers import GitRepo, many_commits
 from tests.support.recall_support import History
+from tests.support.terminal import run_on_a_terminal
+
+BIN = Path(sys.executable).parent
 
 
 @pytest.fixture
@@ -103,3 +110,19 @@ def test_all_workspaces_labels_each_hit(memrepo: GitRepo, cli) -> None:
     assert sorted(line.split(" [")[1].split("]")[0].split(" · ")[1] for line in both.lines) == ["default", "scout"]
     unknown = cli(["recall", "lagoon", "--workspace", "nobody"], cwd=memrepo.path)
     assert unknown.code == ExitCode.USAGE and "nobody" in unknown.err
+
+
+def test_rebuild_shows_progress_on_a_terminal_only(memrepo: GitRepo) -> None:
+    """Issue 12: `recall --rebuild` over a long history shows click's bar on stderr on a terminal; pipes and
+    CI get none, and the answer is the same."""
+    many_commits(memrepo, 230)
+    argv = [str(BIN / "gitmem"), "recall", "--rebuild", "count", "--mode", "bm25"]
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "GITHUB_ACTIONS")}
+    piped = subprocess.run(argv, cwd=memrepo.path, capture_output=True, text=True, env=env)
+    assert piped.returncode == 0 and "rebuilding" not in piped.stderr
+    total = 5 + 231       # the five memory files (no ROADMAP in the fixture) and every commit
+    done, terminal = run_on_a_terminal(argv, memrepo.path, env, stdout_too=False)
+    assert done.returncode == 0 and done.stdout.decode() == piped.stdout
+    assert "rebuilding the recall index" in terminal and f"{total}/{total}" in terminal
+    done, terminal = run_on_a_terminal(argv, memrepo.path, {**env, "CI": "true"}, stdout_too=False)
+    assert done.returncode == 0 and "rebuilding" not in terminal

@@ -8,13 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pygit2
 import pytest
 
 from gitmem.checks.targets import new_branch, verify_range
 from gitmem.gitio.blobproof import DerivedSnapshot
 from tests.support.gitcli import git
-from tests.support.helpers import GitRepo, make_repo
+from tests.support.helpers import GitRepo, make_repo, many_commits
 from tests.support.terminal import run_on_a_terminal
 
 BIN = Path(sys.executable).parent
@@ -151,20 +150,6 @@ def test_github_format_writes_the_outcome_and_a_summary_for_check_and_verify(mem
     output.write_text("", encoding="utf-8")
     gitmem(memrepo.path, "check", "--worktree", env=env)
     assert output.read_text(encoding="utf-8") == ""
-
-
-def many_commits(repo: GitRepo, count: int) -> None:
-    """`count` commits that touch a plain file only, made directly (fast)."""
-    raw: pygit2.Repository = repo.repo
-    parent = raw.head.target
-    tree = raw.head.peel(pygit2.Commit).tree
-    signature = pygit2.Signature("Ada Human", "ada@example.com", 1_764_489_600, 0)
-    for n in range(count):
-        builder = raw.TreeBuilder(tree)
-        builder.insert("counter.txt", raw.create_blob(f"{n}\n".encode()), pygit2.enums.FileMode.BLOB)
-        tree = raw[builder.write()]
-        parent = raw.create_commit(None, signature, signature, f"count {n}", tree.id, [parent])
-    raw.references["refs/heads/main"].set_target(parent)
 
 
 def test_verify_over_a_long_range_shows_progress_on_a_terminal_only(memrepo: GitRepo) -> None:

@@ -30,7 +30,8 @@ MODES = ("auto", "bm25", "semantic", "hybrid")
                    "is installed (default: recall.mode, auto).")
 @workspace_option
 @click.option("--all-workspaces", is_flag=True, help="Search every workspace; each hit names its workspace.")
-@click.option("--rebuild", is_flag=True, help="Rebuild the index from scratch first (it is only a cache).")
+@click.option("--rebuild", is_flag=True, help="Rebuild the index from scratch first (it is only a cache); on a "
+              "terminal, with a progress bar.")
 def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since: str | None, until: str | None,
            limit: int | None, min_score: float | None, show_all: bool, mode: str | None, workspace: str | None,
            all_workspaces: bool, rebuild: bool) -> int:
@@ -43,8 +44,9 @@ def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since:
     Hybrid mode also finds entries that say the same in other words.
     The index lives in .git/gitmem/ and updates itself, including uncommitted edits.
     """
+    from gitmem.cli.common import progress
     from gitmem.recall import rebuild as rebuild_index
-    from gitmem.recall import search
+    from gitmem.recall import rebuild_size, search
 
     if workspace and all_workspaces:
         raise UsageError("use --workspace NAME or --all-workspaces, not both")
@@ -52,7 +54,9 @@ def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since:
         raise UsageError("use --all or --min-score, not both")
     ws = open_workspace(workspace)
     if rebuild:
-        rebuild_index(ws)
+        # A bar on a terminal only (never in pipes or CI); counting the commits costs nothing otherwise.
+        with progress(lambda: rebuild_size(ws), "rebuilding the recall index") as advance:
+            rebuild_index(ws, advance)
     cuts = {"min_score": 0.0, "gap": 1.0} if show_all else {"min_score": min_score}
     hits = search(ws, " ".join(query), kinds=list(kinds) or None, since=since, until=until,
                   limit=limit, all_workspaces=all_workspaces, mode=mode, **cuts)

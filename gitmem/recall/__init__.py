@@ -9,6 +9,6 @@ from __future__ import annotations
 
 from gitmem.recall.database import RecallError
 from gitmem.recall.rank import register_ranker
-from gitmem.recall.search import Hit, Hits, rebuild, search
+from gitmem.recall.search import Hit, Hits, rebuild, rebuild_size, search
 
-__all__ = ["Hit", "Hits", "RecallError", "rebuild", "register_ranker", "search"]
+__all__ = ["Hit", "Hits", "RecallError", "rebuild", "rebuild_size", "register_ranker", "search"]

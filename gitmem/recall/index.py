@@ -11,6 +11,7 @@ import functools
 import hashlib
 import os
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 # The memory files, LOG first: history is indexed in the order it was written.
 ROLES = ("log", *(role for role in REQUIRED_ROLES if role != "log"))
 INDEX_FILE = "recall.sqlite"
+Progress = Callable[[int], None]      # advance(n): n more items done
 DEFAULT = ""          # the workspace name of the top-level memory, and of commits shared by several workspaces
 
 
@@ -127,8 +129,9 @@ class Index:
         self._store = found
         return found
 
-    def rebuild(self) -> sqlite3.Connection:
-        """Build a fresh index next to the old one, then swap it in."""
+    def rebuild(self, progress: Progress | None = None) -> sqlite3.Connection:
+        """Build a fresh index next to the old one, then swap it in. `progress(n)` hears each memory file and
+        commit indexed (`work()` says how many there are)."""
         from gitmem.recall import vectors
         from gitmem.workspace.statedir import state_directory
 
@@ -139,7 +142,7 @@ class Index:
             _remove(fresh)
             conn = store.connect(fresh)
             store.create(conn, self.fingerprint)
-            self._update(conn)
+            self._update(conn, progress)
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             conn.close()
             # A leftover -wal next to the new file would be replayed into it, so it goes first.
@@ -153,13 +156,21 @@ class Index:
         self.rebuilt = True
         return self.conn
 
-    def _update(self, conn: sqlite3.Connection) -> bool:
+    def work(self) -> int:
+        """What a rebuild indexes: the memory files and every commit (for a progress bar)."""
+        head = gitio.head_id(self.repo)
+        commits = gitio.count_range(self.repo, None, head) if head is not None else 0
+        return sum(len(scope.paths) for scope in self.scopes) + commits
+
+    def _update(self, conn: sqlite3.Connection, progress: Progress | None = None) -> bool:
         """One write transaction for all changes; False when history was rewritten (rebuild instead)."""
+        advance = progress or (lambda n: None)
         conn.execute("BEGIN IMMEDIATE")
         try:
             for scope in self.scopes:
                 for role, path in scope.paths:
                     sync_file(conn, self.root, scope.name, role, path)
+                    advance(1)
             head = gitio.head_id(self.repo) or ""
             last = store.get_meta(conn, "head")
             if head != last:
@@ -168,7 +179,7 @@ class Index:
                 if commits is None:                # not a fast-forward: history was rewritten
                     conn.execute("ROLLBACK")
                     return False
-                self._add_commits(conn, commits, owner)
+                self._add_commits(conn, commits, owner, advance)
                 store.set_meta(conn, "head", head)
             conn.execute("COMMIT")
         except BaseException:
@@ -177,7 +188,8 @@ class Index:
             raise
         return True
 
-    def _add_commits(self, conn: sqlite3.Connection, commits: list[gitio.CommitInfo], owner: dict[str, str]) -> None:
+    def _add_commits(self, conn: sqlite3.Connection, commits: list[gitio.CommitInfo], owner: dict[str, str],
+                     advance: Progress) -> None:
         """A commit's message belongs to the one workspace whose memory it changed; otherwise it is shared."""
         zone = self.config.tzinfo()
         docs: dict[str, list[corpus.Doc]] = {}
@@ -188,6 +200,7 @@ class Index:
             docs.setdefault(name, []).append(doc)
         for name, items in docs.items():
             store.insert_docs(conn, name, items, keys=[f"commit:{doc.ident}" for doc in items])
+            advance(len(items))
 
 
 def _remove(path: Path) -> None:

@@ -16,7 +16,7 @@ from gitmem.config import Config
 from gitmem.recall import embed, rank
 from gitmem.recall.corpus import KINDS
 from gitmem.recall.database import RecallError
-from gitmem.recall.index import DEFAULT, Index
+from gitmem.recall.index import DEFAULT, Index, Progress
 from gitmem.recall.query import analyze
 from gitmem.workspace import Workspace
 
@@ -126,13 +126,19 @@ def search(ws: Workspace, query: str, *, kinds: list[str] | tuple[str, ...] | No
         index.close()
 
 
-def rebuild(ws: Workspace) -> int:
-    """Throw the index away and build it again from the files and history; returns the entry count."""
+def rebuild(ws: Workspace, progress: Progress | None = None) -> int:
+    """Throw the index away and build it again from the files and history; returns the entry count.
+    `progress(n)` hears each memory file and commit indexed (`rebuild_size` says how many)."""
     index = Index(ws)
     try:
-        return int(index.rebuild().execute("SELECT count(*) FROM docs").fetchone()[0])
+        return int(index.rebuild(progress).execute("SELECT count(*) FROM docs").fetchone()[0])
     finally:
         index.close()
+
+
+def rebuild_size(ws: Workspace) -> int:
+    """How many items `rebuild` reports to its `progress`: the memory files and every commit."""
+    return Index(ws).work()
 
 
 def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None = None,

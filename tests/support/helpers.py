@@ -161,3 +161,17 @@ def isolate_git_env(monkeypatch: pytest.MonkeyPatch) -> None:
                  "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "PRE_COMMIT_FROM_REF", "PRE_COMMIT_TO_REF", "PRE_COMMIT_LOCAL_BRANCH",
                  "GITMEM_CYCLE"):
         monkeypatch.delenv(name, raising=False)
+
+
+def many_commits(repo: GitRepo, count: int) -> None:
+    """`count` commits that touch a plain file only, made directly (fast)."""
+    raw: pygit2.Repository = repo.repo
+    parent = raw.head.target
+    tree = raw.head.peel(pygit2.Commit).tree
+    signature = pygit2.Signature("Ada Human", "ada@example.com", 1_764_489_600, 0)
+    for n in range(count):
+        builder = raw.TreeBuilder(tree)
+        builder.insert("counter.txt", raw.create_blob(f"{n}\n".encode()), pygit2.enums.FileMode.BLOB)
+        tree = raw[builder.write()]
+        parent = raw.create_commit(None, signature, signature, f"count {n}", tree.id, [parent])
+    raw.references["refs/heads/main"].set_target(parent)
