@@ -639,6 +639,10 @@ def test_rules_add_proven_and_retire() -> None:
     assert retired.retired[-1].render() == "- R-03 · Read Resolved first. (superseded by R-06 on 2026-12-01)"
     dropped = rules.retire(retired, "R-04", reason="CI enforces it", on=date(2026, 12, 2))
     assert dropped.retired[-1].provenance == "retired on 2026-12-02: CI enforces it"
+    assert retired.retired[-1].retired_on == date(2026, 12, 1) and added.proven[-1].retired_on is None
+    # The day comes from the provenance's own form, wherever else " on " appears in the reason.
+    on_ci = rules.retire(retired, "R-04", reason="failed on CI", on=date(2026, 12, 2))
+    assert on_ci.retired[-1].retired_on == date(2026, 12, 2)
     text = rules.render(dropped)
     assert "<!-- one line each -->\n- R-02" in text
     again = rules.parse(text)

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.close.report import reverts
+from gitmem.cycle.permissions import is_revert_note
 from gitmem.cycle.postflight import context_note, usage_line
 from gitmem.memory import log
 from gitmem.report import build, evidence, history, html, summary
@@ -52,9 +53,9 @@ def test_the_runner_lines_read_back_as_values() -> None:
     assert evidence.parse_context("runner: context unknown") is None
     assert [evidence.parse_cost(t) for t in ("cost: $0.42", "Cost 1.5 USD", "costly: 3", "runner: cost: 2")] == [
         0.42, 1.5, None, 2.0]
-    assert evidence.is_revert("runner: reverted edits to proven/retired rules R-01 in RULES")
-    assert evidence.is_revert("runner: moved D-0003 back to Pending: the agent wrote it as resolved")
-    assert evidence.is_revert("Reverted the config by hand") and not evidence.is_revert("runner: context 1 tokens of 2")
+    assert is_revert_note("runner: reverted edits to proven/retired rules R-01 in RULES")
+    assert is_revert_note("runner: moved D-0003 back to Pending: the agent wrote it as resolved")
+    assert is_revert_note("Reverted the config by hand") and not is_revert_note("runner: context 1 tokens of 2")
 
 
 def test_evidence_is_read_only_from_the_evidence_field() -> None:

@@ -17,7 +17,7 @@ def pending_command(as_json: bool, workspace: str | None) -> int:
 
     Answer one with `gitmem decision answer D-0001 --answer "…"`, or edit DECISIONS.md in a pull request.
     """
-    from gitmem.views.pending import as_dict, describe_age, pending
+    from gitmem.views.pending import as_dict, pending
 
     ws = open_workspace(workspace)
     waiting, path = pending(ws), ws.config.path("decisions")
@@ -27,7 +27,7 @@ def pending_command(as_json: bool, workspace: str | None) -> int:
     if not waiting:
         click.echo("No decisions are waiting.")
     for item in waiting:
-        click.echo(f"{item.id} · {item.title}  ({describe_age(item.age_days)} old, {path}:{item.line})")
+        click.echo(f"{item.id} · {item.title}  ({item.age} old, {path}:{item.line})")
         if item.recommendation:
             click.echo(f"    recommendation: {item.recommendation}")
     return ExitCode.OK

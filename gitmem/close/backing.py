@@ -17,8 +17,6 @@ Verdicts are cached in the state directory by the commit that added the line, va
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +27,7 @@ from gitmem.memory import fences, lessons, log
 from gitmem.memory.lessons import Lesson
 from gitmem.memory.text import Field, decode, render_field
 from gitmem.workspace import Workspace, files
+from gitmem.workspace.statedir import read_cache, write_cache
 
 CACHE_NAME = "confirmations.json"
 
@@ -208,12 +207,8 @@ class Backing:
 
     def _load_cache(self) -> tuple[str | None, dict[str, object]]:
         """(the HEAD the cache was written at, its verdicts by line key)."""
-        path = self._cache_path()
-        try:
-            data = json.loads(path.read_text(encoding="utf-8")) if path is not None else {}
-        except (OSError, ValueError):
-            return None, {}
-        if not isinstance(data, dict) or not isinstance(data.get("verdicts"), dict):
+        data = read_cache(self._cache_path())
+        if not isinstance(data.get("verdicts"), dict):
             return None, {}
         valid_at = data.get("valid_at")
         return (valid_at if isinstance(valid_at, str) else None), data["verdicts"]
@@ -225,13 +220,7 @@ class Backing:
                  for key, v in self._verdicts.items() if v.commit is not None}
         if path is None or (valid_at == head and all(kept.get(key) == value for key, value in fresh.items())):
             return
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"valid_at": head, "verdicts": {**kept, **fresh}}), encoding="utf-8")
-            os.replace(tmp, path)
-        except OSError:
-            pass        # a read-only .git only costs a walk next time
+        write_cache(path, {"valid_at": head, "verdicts": {**kept, **fresh}})
 
 
 def _key(lesson_id: str, value: str) -> str:

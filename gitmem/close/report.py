@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from gitmem.close.day import DAY_FIELD, Streak
-from gitmem.cycle.permissions import REVERT_VERBS
+from gitmem.cycle.permissions import is_revert_note
 from gitmem.memory import log, roadmap
 from gitmem.memory.decisions import Waiting
 from gitmem.memory.log import OUTCOMES, LogEntry
@@ -43,16 +43,9 @@ class DayFacts:
 def reverts(entry: LogEntry) -> list[str]:
     """The Evidence lines of a cycle that record a forbidden memory edit being reverted: the runner's own
     (`runner: <one of REVERT_VERBS> …`), and hand-written lines that say "reverted"."""
-    found = []
-    for line in (entry.get("Evidence") or "").split("\n"):
-        text = line.strip()
-        lowered = text.lower()
-        if lowered.startswith("runner:"):
-            if lowered[7:].lstrip().startswith(REVERT_VERBS):
-                found.append(text[7:].strip())
-        elif "reverted" in lowered:
-            found.append(text)
-    return found
+    lines = (line.strip() for line in (entry.get("Evidence") or "").split("\n"))
+    return [text[7:].strip() if text.lower().startswith("runner:") else text
+            for text in lines if is_revert_note(text)]
 
 
 def _short(text: str, limit: int = 100) -> str:

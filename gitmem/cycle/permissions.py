@@ -10,11 +10,21 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from gitmem.memory import decisions, lessons, log, rules
+from gitmem.memory.text import decode_lines, strip_trailing_blank
 
 # Every note starts with one of these: the runner writes the notes into the LOG entry's Evidence as
-# `runner: <note>`, and the daily close finds the reverts there by them (gitmem.close.report.reverts).
+# `runner: <note>`, and `is_revert_note` finds them there again.
 REVERT_VERBS = ("reverted", "restored", "moved")
-from gitmem.memory.text import decode_lines, strip_trailing_blank
+
+
+def is_revert_note(line: str) -> bool:
+    """An Evidence line (stripped) recording a forbidden memory edit undone: the runner's own note
+    (`runner: <one of REVERT_VERBS> …`), or a hand-written line that says "reverted". The daily close lists
+    them (gitmem.close.report.reverts); `gitmem report` counts them (gitmem.report.evidence)."""
+    lowered = line.lower()
+    if lowered.startswith("runner:"):
+        return lowered[7:].lstrip().startswith(REVERT_VERBS)
+    return "reverted" in lowered
 
 
 @dataclass

@@ -50,6 +50,17 @@ class Rule:
         match = _SUPERSEDED_RE.match(self.provenance)
         return match.group(1) if match else None
 
+    @property
+    def retired_on(self) -> date | None:
+        """The day a retired rule was retired or superseded (None for a proven rule, or a day that does not exist)."""
+        match = _SUPERSEDED_RE.match(self.provenance) or _RETIRED_RE.match(self.provenance)
+        if match is None:
+            return None
+        try:
+            return date.fromisoformat(match.group(2 if match.re is _SUPERSEDED_RE else 1))
+        except ValueError:
+            return None
+
     def render(self) -> str:
         return f"- {self.id}{SEP}{self.text} ({self.provenance})"
 

@@ -5,6 +5,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone, tzinfo
+from functools import lru_cache
 from typing import TypeVar
 
 from gitmem import codes
@@ -81,19 +82,27 @@ def parse_timestamp(text: str) -> Timestamp | None:
     if not match:
         return None
     year, month, day, hour, minute, label = match.groups()
-    if label == "UTC":
-        tz = timezone.utc
-    else:
-        sign = 1 if label[0] == "+" else -1
-        hours, mins = int(label[1:3]), int(label[4:6])
-        if hours > 23 or mins > 59:
-            return None
-        tz = timezone(sign * timedelta(hours=hours, minutes=mins))
+    tz = _zone(label)
+    if tz is None:
+        return None
     try:
         moment = datetime(int(year), int(month), int(day), int(hour), int(minute), tzinfo=tz)
     except ValueError:
         return None
     return Timestamp(moment, label)
+
+
+@lru_cache(maxsize=64)
+def _zone(label: str) -> tzinfo | None:
+    """`UTC` or `+HH:MM` as a zone, None for an offset out of range. Cached: a history repeats a few labels,
+    and the report reads one per LOG entry (gitmem.report.history)."""
+    if label == "UTC":
+        return timezone.utc
+    sign = 1 if label[0] == "+" else -1
+    hours, mins = int(label[1:3]), int(label[4:6])
+    if hours > 23 or mins > 59:
+        return None
+    return timezone(sign * timedelta(hours=hours, minutes=mins))
 
 
 def split_heading(title: str, maxsplit: int = -1) -> list[str]:

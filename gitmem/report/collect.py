@@ -103,12 +103,7 @@ class _Dates:
 
 def _rules(doc: rules.RulesDoc, dates: _Dates) -> tuple[Rule, ...]:
     found = [Rule(rule.id, dates.of(rule)) for rule in doc.proven if not dates.after_window(rule)]
-    for rule in doc.retired:
-        try:
-            retired: date | None = date.fromisoformat(rule.provenance.rsplit(" on ", 1)[-1][:10])
-        except ValueError:
-            retired = None
-        found.append(Rule(rule.id, None, retired))
+    found += [Rule(rule.id, None, rule.retired_on) for rule in doc.retired]
     return tuple(found)
 
 

@@ -7,14 +7,14 @@ show as unknown), and one note per forbidden edit it reverted (`runner: reverted
 A cost appears where an agent or backend logged one (`cost: $0.42`, or a `cost_usd` key on the tokens line).
 Salvaged cycles name their branch, `gitmem/salvage/cycle-N`, in the entry.
 
-Pure text in, values out: no file, no git, nothing imported from the cycle runner but its revert verbs.
+Pure text in, values out: no file, no git, nothing imported from the cycle runner but its test for a revert note.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-from gitmem.cycle.permissions import REVERT_VERBS
+from gitmem.cycle.permissions import is_revert_note
 
 _CONTEXT_RE = re.compile(r"^runner: context (\d+) tokens of (\d+)(?: \(([^()]*)\))?$")
 _COST_RE = re.compile(r"^(?:runner: )?(?:total )?cost(?: usd)?:? \$?(\d+(?:\.\d+)?)(?: ?USD)?\b", re.I)
@@ -90,15 +90,6 @@ def parse_cost(line: str) -> float | None:
     return float(match.group(1)) if match else None
 
 
-def is_revert(line: str) -> bool:
-    """A forbidden memory edit undone: the runner's own note, or a hand-written line that says "reverted"
-    (the same lines the daily close reports, gitmem.close.report.reverts)."""
-    lowered = line.lower()
-    if lowered.startswith("runner:"):
-        return lowered[7:].lstrip().startswith(REVERT_VERBS)
-    return "reverted" in lowered
-
-
 @dataclass(frozen=True)
 class Facts:
     """Everything the Evidence of one entry says, as values."""
@@ -133,7 +124,7 @@ def read_evidence(entry_text: str) -> Facts:
         elif line[:4].lower() == "cost" or line.startswith("runner: cost"):
             cost = cost if cost is not None else parse_cost(line)
         elif "evert" in line or line.startswith("runner: "):
-            reverts += is_revert(line)
+            reverts += is_revert_note(line)
     if cost is None and usage is not None:
         cost = usage.cost
     return Facts(usage, context, cost, reverts)

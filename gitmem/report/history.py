@@ -2,7 +2,7 @@
 
 A full `gitmem.memory.log.parse` costs about 1 s per MB (75 s for the 75 MB LOG of a 100x history). A report
 needs only each entry's heading and a few Evidence lines, so this finds the headings with one regex over the
-text (as `gitmem.close.day.cycle_numbers` does) and looks inside an entry only with substring tests and the
+text (`gitmem.memory.log.HEADING_RE`) and looks inside an entry only with substring tests and the
 anchored regexes of `gitmem.report.evidence`. Only the newest close entry is parsed whole, for its report.
 With a start moment the file is read from its end in growing blocks and stops once it holds an entry from
 before that moment (LOG is in time order, GM302), so the job summary's 14 days cost the same at any size.
@@ -13,18 +13,16 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone, tzinfo
+from datetime import datetime
 from pathlib import Path
 
 from gitmem.memory import fences, log
+from gitmem.memory.text import parse_timestamp
 from gitmem.report import evidence
 from gitmem.report.model import Close, Cycle
 from gitmem.workspace import files
 from gitmem.workspace.tail import FileSource
 
-_HEADING_RE = re.compile(
-    r"^## +(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}) (UTC|[+-]\d{2}:\d{2}) +(?:·|-|\|) +"
-    r"(?:cycle (\d{1,18}) +(?:·|-|\|) +(built|published|no-build)|close)[ \t]*$", re.M)
 _DAY_RE = re.compile(r"^- Day: *(\d{4}-\d{2}-\d{2})[ \t]*$", re.M)
 _PROMOTED_RE = re.compile(r"^(?:- Promotions: |  )(R-\d{2,}) · .*\(from L-\d{4,}\)", re.M)
 FIRST_BLOCK = 256 * 1024
@@ -57,33 +55,15 @@ def read_log(root: Path, rel: str, start: datetime | None, *, block: int = FIRST
             cut = fences.first_heading(data, b"## ", skip, open_=source.fence_open_at(offset + skip)) if skip else None
             if cut is not None:
                 text = data[cut:].decode("utf-8", "replace").replace("\r\n", "\n")
-                found = _HEADING_RE.search(text)
+                found = log.HEADING_RE.search(text)
                 if found is not None and _before(found, start):
                     return text
             block *= 4
 
 
-_ZONES: dict[str, tzinfo] = {"UTC": timezone.utc}
-
-
-def _zone(label: str) -> tzinfo:
-    zone = _ZONES.get(label)
-    if zone is None:
-        sign = 1 if label[0] == "+" else -1
-        zone = _ZONES[label] = timezone(sign * timedelta(hours=int(label[1:3]), minutes=int(label[4:6])))
-    return zone
-
-
-def _moment(match: re.Match[str]) -> datetime:
-    year, month, day, hour, minute, label = match.group(1, 2, 3, 4, 5, 6)
-    return datetime(int(year), int(month), int(day), int(hour), int(minute), tzinfo=_zone(label))
-
-
 def _before(match: re.Match[str], start: datetime) -> bool:
-    try:
-        return _moment(match) < start
-    except ValueError:
-        return False
+    stamp = parse_timestamp(match["when"])
+    return stamp is not None and stamp.moment < start
 
 
 def scan(text: str, start: datetime | None = None, end: datetime | None = None) -> Scanned:
@@ -92,27 +72,27 @@ def scan(text: str, start: datetime | None = None, end: datetime | None = None) 
     closes: list[Close] = []
     last_close: tuple[datetime, str] | None = None
     fenced = fences.Fenced(text)
-    matches = (match for match in _HEADING_RE.finditer(text) if not fenced.inside(match.start()))
+    matches = (match for match in log.HEADING_RE.finditer(text) if not fenced.inside(match.start()))
     current = next(matches, None)
     while current is not None:
         following = next(matches, None)
         stop = following.start() if following is not None else len(text)
-        try:
-            when = _moment(current)
-        except ValueError:                # a date that does not exist: `gitmem check` reports it (GM302)
+        stamp = parse_timestamp(current["when"])
+        if stamp is None:                 # a date that does not exist: `gitmem check` reports it (GM302)
             current = following
             continue
+        when = stamp.moment
         if (start is None or when >= start) and (end is None or when < end):
             # An entry ends at the next `## ` line outside fenced code, matched or not, so a malformed heading
             # adds nothing to it.
             cut = fences.first_heading(text, "## ", current.end() + 1, stop)
             body = text[current.end(): cut if cut is not None else stop]
-            if current.group(7) is None:
+            if current["cycle"] is None:
                 day = _DAY_RE.search(body)
                 closes.append(Close(when, day.group(1) if day else when.date().isoformat(), (), _promoted(body)))
                 last_close = (when, text[current.start(): current.end()] + body)
             else:
-                cycles.append(_cycle(int(current.group(7)), when, current.group(8), body))
+                cycles.append(_cycle(int(current["cycle"]), when, current["outcome"], body))
         current = following
     latest = None
     if last_close is not None:

@@ -4,21 +4,16 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-from importlib import resources
 from pathlib import Path
+
+from gitmem.scaffold import packaged_dir
 
 HOOKS = ("pre-commit", "pre-push")
 
 
 def hooks_source() -> Path:
     """The hooks shipped in the wheel (`gitmem/_hooks/`), or `hooks/` beside the package in a source checkout."""
-    shipped = resources.files("gitmem") / "_hooks"
-    if shipped.is_dir():
-        return Path(str(shipped))
-    source = Path(__file__).resolve().parents[2] / "hooks"
-    if source.is_dir():
-        return source
-    raise FileNotFoundError("the gitmem hooks are missing from this installation; reinstall gitmem-agent")
+    return packaged_dir("_hooks", "hooks", "hooks")
 
 
 def install_hooks(hooks_dir: Path) -> tuple[list[str], list[str], list[str]]:

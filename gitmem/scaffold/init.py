@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path, PurePosixPath
 
 from gitmem.config import CONFIG_NAME, ROLES, Config, ConfigError, Files, load_config
+from gitmem.scaffold import packaged_dir
 from gitmem.scaffold.gitignore import merge_gitignore
 from gitmem.scaffold.precommit import HOOK_IDS, InitError, merge_precommit
 from gitmem.workspace import files
@@ -38,13 +38,7 @@ class InitReport:
 
 def template_dir() -> Path:
     """The template shipped in the wheel, or `template-repo/` beside the package in a source checkout."""
-    shipped = resources.files("gitmem") / "_template"
-    if shipped.is_dir():
-        return Path(str(shipped))
-    source = Path(__file__).resolve().parents[2] / "template-repo"
-    if source.is_dir():
-        return source
-    raise FileNotFoundError("the gitmem template is missing from this installation; reinstall gitmem-agent")
+    return packaged_dir("_template", "template-repo", "template files")
 
 
 def template_files() -> list[str]:

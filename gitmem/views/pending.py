@@ -20,10 +20,6 @@ def as_dict(item: Waiting, path: str) -> dict[str, Any]:
     return {"id": item.id, "title": item.title, "recommendation": item.recommendation,
             "asked": str(item.asked) if item.asked else "",
             "age_days": round(item.age_days, 2) if item.age_days is not None else None,
-            "age": describe_age(item.age_days),
+            "age": item.age,
             "line": item.line, "path": path}
 
-
-def describe_age(days: float | None) -> str:
-    """The age as every view shows it (gitmem.memory.decisions.age_text)."""
-    return decisions.age_text(days)

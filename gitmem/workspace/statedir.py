@@ -4,7 +4,10 @@ Everything in it is disposable, so the fix for a file, a link or anything else i
 """
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
+from typing import Any
 
 from gitmem.errors import ExitCode, GitmemError
 
@@ -26,3 +29,26 @@ def state_directory(path: Path) -> Path:
         raise StateDirError(f"{path} is {what}; it holds only gitmem's lock and caches: remove it "
                             f"(`rm -r {path}`) and run the command again")
     return path
+
+
+def read_cache(path: Path | None) -> dict[str, Any]:
+    """A JSON cache in the state directory; {} when it is missing, unreadable or not an object."""
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def write_cache(path: Path, data: dict[str, Any]) -> None:
+    """Replace a JSON cache whole (a reader never sees half of one); a read-only `.git` only costs the work
+    the cache would have saved, next time."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        pass

@@ -13,15 +13,15 @@ start. The cache is disposable: deleting it costs one full count; an unwritable 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any, BinaryIO
+from typing import IO, BinaryIO
 
 from gitmem.memory import fences, log
 from gitmem.memory.text import decode
 from gitmem.workspace import files
+from gitmem.workspace.statedir import read_cache, write_cache
 
 FIRST_BLOCK = 16 * 1024
 PROBE = 4096
@@ -165,7 +165,7 @@ def _counts_before(state_dir: Path | None, rel: str, handle: IO[bytes], offset: 
     """(newlines, fence lines) in the file before `offset` (a line start), using and refreshing the cache
     (with `move=False`, a usable cache entry is left where it is)."""
     cache_path = state_dir / CACHE_NAME if state_dir is not None else None
-    cache = _load(cache_path) if rel else {}
+    cache = read_cache(cache_path) if rel else {}
     entry = cache.get(rel)
     counts: tuple[int, int] | None = None
     if isinstance(entry, dict) and isinstance(entry.get("offset"), int) and isinstance(entry.get("fences"), int) \
@@ -183,7 +183,7 @@ def _counts_before(state_dir: Path | None, rel: str, handle: IO[bytes], offset: 
     fresh = {"offset": offset, "lines": counts[0], "fences": counts[1], "probe": _probe(handle, offset)}
     if cache_path is not None and rel and cache.get(rel) != fresh:
         cache[rel] = fresh
-        _save(cache_path, cache)
+        write_cache(cache_path, cache)
     return counts
 
 
@@ -191,7 +191,7 @@ def cached_fence_state(state_dir: Path | None, rel: str, data: bytes, end: int) 
     """The fence state at `end` (a line start) of `data`, a version of the file `rel`, from the cache when the
     4 KB before the cached offset match; None when the cache cannot tell. Reads the cache, never writes it:
     `gitmem check` uses it for the old LOG, whose bytes it proves to be the start of the new one."""
-    entry = _load(state_dir / CACHE_NAME if state_dir is not None else None).get(rel)
+    entry = read_cache(state_dir / CACHE_NAME if state_dir is not None else None).get(rel)
     if not isinstance(entry, dict) or not all(isinstance(entry.get(k), int) for k in ("offset", "fences")):
         return None
     offset = int(entry["offset"])
@@ -228,23 +228,3 @@ def _count(handle: IO[bytes], start: int, end: int) -> tuple[int, int]:
 def _probe(handle: IO[bytes], offset: int) -> str:
     handle.seek(max(0, offset - PROBE))
     return hashlib.sha1(handle.read(min(offset, PROBE))).hexdigest()
-
-
-def _load(path: Path | None) -> dict[str, Any]:
-    if path is None:
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
-
-
-def _save(path: Path, data: dict[str, Any]) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data), encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError:
-        pass   # a read-only .git only costs a recount next time
