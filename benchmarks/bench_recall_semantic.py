@@ -3,6 +3,7 @@
     GITMEM_BENCH_SCALES=1,10 .venv/bin/pytest benchmarks/bench_recall_semantic.py --benchmark-only -s
     GITMEM_BENCH_SCALES=1,10 .venv/bin/python benchmarks/bench_recall_semantic.py             # the tables
     GITMEM_BENCH_SCALES=1,10 .venv/bin/python benchmarks/bench_recall_semantic.py --calibrate # the grid
+    GITMEM_BENCH_MODEL=model2vec:DIRECTORY ...                                                # another model
 
 The set (`paraphrase_set.py`) is planted into a private copy of the synthetic repo of each scale. Measured per
 mode (recall.mode bm25, semantic, hybrid), each query asked through `gitmem.recall.search.run` on an open index:
@@ -33,7 +34,7 @@ from typing import Any
 import pytest
 
 from benchmarks.paraphrase_set import NEGATIVES, PROBES, SUPERSEDED, half, plant, shared_stems
-from benchmarks.recall_support import add_cycle, config_in_mode, labelled_set, light_copy, percentile
+from benchmarks.recall_support import add_cycle, config_in_mode, labelled_set, light_copy, percentile, use_model
 from gitmem.workspace import Workspace
 
 MODES = ("bm25", "semantic", "hybrid")
@@ -78,6 +79,8 @@ def prepare(scale: float, home: Path) -> Setup:
     taken = {f.ref for f in info.facts if f.kind == "log"}
     taken |= {s.old.ref for s in info.superseded} | {s.new.ref for s in info.superseded}
     planted = plant(root, {int(cycle) for cycle in taken})
+    if os.environ.get("GITMEM_BENCH_MODEL"):
+        use_model(root, os.environ["GITMEM_BENCH_MODEL"])
     index = Index(Workspace.at(root, config_in_mode(root, "hybrid")))
     started = time.perf_counter()
     conn = index.refresh()

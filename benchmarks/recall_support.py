@@ -38,6 +38,19 @@ def config_in_mode(root: Path, mode: str):
     return replace(config, recall=replace(config.recall, mode=mode))
 
 
+def use_model(root: Path, spec: str) -> None:
+    """Set recall.model in the copy's gitmem.yaml (round-trip), so every reader of the copy, a fresh process
+    included, embeds with `spec` (e.g. `model2vec:DIRECTORY`)."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML()
+    path = root / "gitmem.yaml"
+    data = yaml.load(path.read_text(encoding="utf-8"))
+    data.setdefault("recall", {})["model"] = spec
+    with path.open("w", encoding="utf-8") as out:
+        yaml.dump(data, out)
+
+
 def light_copy(source: Path, target: Path) -> Path:
     """A repo at `source`'s HEAD whose objects are borrowed, with a copy of the work tree (no .git/gitmem)."""
     import pygit2

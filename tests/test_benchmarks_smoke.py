@@ -20,3 +20,25 @@ def test_every_benchmark_runs_once_at_1x(tmp_path: Path) -> None:
                           timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert " passed" in done.stdout and " failed" not in done.stdout
+
+
+
+@pytest.mark.slow
+def test_the_recall_benchmark_can_measure_another_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GITMEM_BENCH_MODEL goes into the planted copy's gitmem.yaml (round-trip), so the in-process index and a
+    # fresh process (the cold-start figure) both embed with it.
+    from benchmarks.bench_recall_semantic import prepare
+    from gitmem.config import load_config
+    from gitmem.recall import embed
+    from tests.support.recall_support import tiny_model
+
+    spec = f"model2vec:{tiny_model(tmp_path / 'model', {'price': [1.0, 0.0], 'charge': [0.9, 0.1]})}"
+    monkeypatch.setenv("GITMEM_BENCH_MODEL", spec)
+    setup = prepare(1.0, tmp_path / "bench")
+    try:
+        assert setup.index.config.recall.model == spec
+        assert load_config(setup.root).recall.model == spec
+        assert setup.index.vectors(embed.load(spec)).rows == setup.figures["windows"]
+        assert (setup.root / "gitmem.yaml").read_text(encoding="utf-8").startswith("# gitmem configuration.")
+    finally:
+        setup.index.close()
