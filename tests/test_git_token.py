@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import base64
-import http.server
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,12 +11,12 @@ from gitmem import gitio
 from gitmem.gitio.remote import token_config
 from tests.support.gitcli import git
 from tests.support.helpers import GitRepo
-from tests.support.loopback import serving
+from tests.support.loopback import QuietHandler, serving
 
 TOKEN = "ghs_" + "T0k3n" * 8
 
 
-class Recorder(http.server.BaseHTTPRequestHandler):
+class Recorder(QuietHandler):
     """A loopback git host that records each request's Authorization header and answers 403."""
 
     seen: list[str | None] = []
@@ -26,9 +25,6 @@ class Recorder(http.server.BaseHTTPRequestHandler):
         Recorder.seen.append(self.headers.get("Authorization"))
         self.send_response(403)
         self.end_headers()
-
-    def log_message(self, *args: object) -> None:
-        pass
 
 
 @pytest.fixture

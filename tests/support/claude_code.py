@@ -18,11 +18,10 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from tests.support.loopback import serving
+from tests.support.loopback import QuietHandler, serving
 from tests.support.npm_cache import npm_ci
 
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "agent-cli" / "claude-code"
@@ -131,13 +130,13 @@ class FakeClaudeAPI:
     def serve(self) -> Iterator[str]:
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's name)
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 if "count_tokens" in self.path:
-                    self._send(200, "application/json", json.dumps({"input_tokens": 100}).encode())
+                    self.send(200, "application/json", json.dumps({"input_tokens": 100}).encode())
                     return
                 fake.requests.append(body)
                 try:
@@ -145,28 +144,18 @@ class FakeClaudeAPI:
                 except Exception as err:     # a broken script shows in the test, not as a hung client
                     message = text(f"fake API responder failed: {err!r}")
                 if body.get("stream"):
-                    self._send(200, "text/event-stream", _events(message, body.get("model", "")))
+                    self.send(200, "text/event-stream", _events(message, body.get("model", "")))
                 else:
                     data = {"id": "msg_fake", "type": "message", "role": "assistant", "model": body.get("model"),
                             "stop_sequence": None, "usage": {"input_tokens": 1200, "output_tokens": 60},
                             **message}
-                    self._send(200, "application/json", json.dumps(data).encode())
+                    self.send(200, "application/json", json.dumps(data).encode())
 
             def do_GET(self) -> None:  # noqa: N802
-                self._send(404, "application/json", b'{"type": "error", "error": {"type": "not_found_error"}}')
+                self.send(404, "application/json", b'{"type": "error", "error": {"type": "not_found_error"}}')
 
             def do_HEAD(self) -> None:  # noqa: N802
-                self._send(200, "text/plain", b"")
-
-            def _send(self, code: int, kind: str, raw: bytes) -> None:
-                self.send_response(code)
-                self.send_header("content-type", kind)
-                self.send_header("content-length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-
-            def log_message(self, *args: object) -> None:
-                pass
+                self.send(200, "text/plain", b"")
 
         with serving(Handler) as url:
             yield url

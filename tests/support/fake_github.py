@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from contextlib import ExitStack
 from urllib.parse import parse_qs, urlparse
+
+from tests.support.loopback import QuietHandler, serving
 
 
 class FakeGitHub:
@@ -15,17 +16,9 @@ class FakeGitHub:
         self.requests: list[tuple[str, str, dict | None]] = []
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args) -> None:  # keep test output clean
-                pass
-
+        class Handler(QuietHandler):
             def _reply(self, code: int, body: object) -> None:
-                data = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                self.send(code, "application/json", json.dumps(body).encode())
 
             def _handle(self, method: str) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
@@ -63,17 +56,13 @@ class FakeGitHub:
             def do_PATCH(self) -> None:
                 self._handle("PATCH")
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._handler = Handler
+        self._stack = ExitStack()
+        self.url = ""
 
     def __enter__(self) -> FakeGitHub:
-        self.thread.start()
+        self.url = self._stack.enter_context(serving(self._handler))
         return self
 
     def __exit__(self, *exc) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+        self._stack.close()

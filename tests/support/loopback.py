@@ -8,6 +8,20 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """A request handler that keeps test output clean and answers in one call."""
+
+    def send(self, code: int, kind: str, raw: bytes) -> None:
+        self.send_response(code)
+        self.send_header("content-type", kind)
+        self.send_header("content-length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
 @contextmanager
 def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     """Serve `handler` on a free loopback port for the duration; yields the base URL."""
