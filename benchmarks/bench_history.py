@@ -50,10 +50,7 @@ def backing_cold(root: Path) -> int:
     if ws.state_dir is not None:
         shutil.rmtree(ws.state_dir / CACHE_NAME, ignore_errors=True)
         (ws.state_dir / CACHE_NAME).unlink(missing_ok=True)
-    backing = Backing(ws)
-    asked = every_confirmation(ws)
-    backing.resolve(asked)                                            # type: ignore[arg-type]
-    return sum(backing(lesson, line).ok for lesson, line in asked)     # type: ignore[arg-type]
+    return backing_warm(root)
 
 
 def backing_warm(root: Path) -> int:

@@ -302,3 +302,16 @@ def test_init_of_a_bare_repository_is_refused(tmp_path: Path, capsys: pytest.Cap
     assert code == ExitCode.USAGE
     assert "is a bare git repository; clone it and run `gitmem init` in the clone" in err
     assert snapshot(tmp_path) == before
+
+
+def test_init_and_demo_say_why_a_directory_cannot_be_made(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A file where a parent directory should be: mkdir fails with an errno, which both commands turn into a
+    # usage error that names the path (scaffold.make_directory), leaving everything as it was.
+    (tmp_path / "a-file").write_text("not a directory\n", encoding="utf-8")
+    before = snapshot(tmp_path)
+    for command in ("init", "demo"):
+        code, out, err = run(capsys, command, str(tmp_path / "a-file" / "agent"))
+        assert code == ExitCode.USAGE, (command, err)
+        assert f"cannot create {tmp_path / 'a-file' / 'agent'}: Not a directory; give a directory you can write to" \
+            in err, command
+        assert snapshot(tmp_path) == before

@@ -3,6 +3,10 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gitmem.errors import GitmemError
 
 
 def packaged_dir(shipped: str, checkout: str, what: str) -> Path:
@@ -15,3 +19,14 @@ def packaged_dir(shipped: str, checkout: str, what: str) -> Path:
     if source.is_dir():
         return source
     raise FileNotFoundError(f"the gitmem {what} are missing from this installation; reinstall gitmem-agent")
+
+
+def make_directory(target: Path, error: type[GitmemError]) -> None:
+    """`mkdir -p target`; a refusal from the system (permissions, a file in the way) becomes `error`, which
+    says what to do. Errors without an errno are bugs, not the user's: they are raised as they are."""
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        if err.errno is None:
+            raise
+        raise error(f"cannot create {target}: {err.strerror}; give a directory you can write to") from None

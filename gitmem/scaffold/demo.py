@@ -19,6 +19,7 @@ from gitmem.agents.base import AgentResult, CycleRequest
 from gitmem.cycle.runner import CycleReport, Settings, run_cycle
 from gitmem.errors import GitmemError
 from gitmem.memory import log
+from gitmem.scaffold import make_directory
 from gitmem.workspace import Workspace
 from gitmem.workspace.writer import MemoryWriter
 
@@ -112,12 +113,7 @@ def _target(target: Path | None) -> Path:
         return Path(tempfile.mkdtemp(prefix="gitmem-demo-"))
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
         raise DemoError(f"{target} is not empty; give a new or empty directory (or none, for a temp dir)")
-    try:
-        target.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        if err.errno is None:
-            raise
-        raise DemoError(f"cannot create {target}: {err.strerror}; give a directory you can write to") from None
+    make_directory(target, DemoError)
     return target
 
 

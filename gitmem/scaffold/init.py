@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from gitmem.config import CONFIG_NAME, ROLES, Config, ConfigError, Files, load_config
-from gitmem.scaffold import packaged_dir
+from gitmem.scaffold import make_directory, packaged_dir
 from gitmem.scaffold.gitignore import merge_gitignore
 from gitmem.scaffold.precommit import HOOK_IDS, InitError, merge_precommit
 from gitmem.workspace import files
@@ -55,12 +55,7 @@ def _prepare_repo(target: Path, report: InitReport) -> None:
     if target.exists() and not target.is_dir():
         raise InitError(f"{target} exists and is not a directory; give a directory to create the agent in")
     fresh = not target.exists() or not any(target.iterdir())
-    try:
-        target.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        if err.errno is None:
-            raise
-        raise InitError(f"cannot create {target}: {err.strerror}; give a directory you can write to") from None
+    make_directory(target, InitError)
     try:
         repo = gitio.open_repo(target)
     except gitio.RepoError:
