@@ -3,8 +3,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import shlex
 import signal
 import subprocess
 import sys
@@ -21,7 +19,7 @@ from gitmem.errors import ExitCode
 from gitmem.memory import log, now
 from gitmem.workspace import Workspace
 from tests.support.cycle_support import file_at, head_commit, is_clean
-from tests.support.helpers import GitRepo
+from tests.support.helpers import GitRepo, script_command, with_command_backend
 
 GITMEM = Path(sys.executable).parent / "gitmem"
 
@@ -64,9 +62,7 @@ def _agent(tmp_path: Path, repo: GitRepo, source: str, *args: str, timeout: int 
     """Write the agent script outside the repo and point gitmem.yaml's command backend at it."""
     script = tmp_path / f"agent_{abs(hash(source))}.py"
     script.write_text(source)
-    command = " ".join(shlex.quote(part) for part in (sys.executable, str(script), *args))
-    text = re.sub(r"(?m)^  #? ?command: .*$", f"  command: {json.dumps(command)}",
-                  repo.read("gitmem.yaml").replace("  # backend: anthropic", "  backend: command"))
+    text = with_command_backend(repo.read("gitmem.yaml"), script_command(script, *args))
     if timeout is not None:
         text = text.replace("  max_context_tokens: 60000\n", f"  max_context_tokens: 60000\n  timeout: {timeout}\n")
     repo.commit_files({"gitmem.yaml": text}, "use a command agent")

@@ -22,7 +22,7 @@ from gitmem.workspace import Workspace
 from gitmem.workspace.writer import MemoryWriter
 from tests.support import claude_code as cc
 from tests.support.gitcli import git
-from tests.support.helpers import AGENT
+from tests.support.helpers import AGENT, with_command_backend
 from tests.support.npm_cache import Unavailable, skip_loudly
 from tests.support.sessions import GITMEM
 
@@ -140,8 +140,7 @@ def test_the_stop_hook_blocks_once_a_session_that_changed_files_without_logging(
 
 def use_command(root: Path, command: str) -> None:
     config = root / "gitmem.yaml"
-    text = re.sub(r"(?m)^  #? ?command: .*$", lambda _: f"  command: {json.dumps(command)}", config.read_text())
-    config.write_text(text.replace("  # backend: anthropic", "  backend: command"))
+    config.write_text(with_command_backend(config.read_text(), command))
 
 
 def run_cycle(root: Path, home: Path, claude: Path, respond: cc.Responder) -> tuple[dict[str, Any], Any]:

@@ -3,8 +3,6 @@ reach the cycle's Evidence, and a cycle that logged nothing says why (a permissi
 from __future__ import annotations
 
 import json
-import re
-import shlex
 import sys
 from pathlib import Path
 
@@ -14,7 +12,7 @@ from gitmem.agents.cli_output import read_output
 from gitmem.errors import ExitCode
 from gitmem.memory import log
 from gitmem.report.evidence import read_evidence
-from tests.support.helpers import GitRepo
+from tests.support.helpers import GitRepo, script_command, with_command_backend
 
 GITMEM = Path(sys.executable).parent / "gitmem"
 
@@ -52,9 +50,7 @@ print("Claude requested permissions to use Bash, but you haven't granted it yet.
 def use_agent(tmp_path: Path, repo: GitRepo, source: str, *args: str, model: str | None = None) -> None:
     script = tmp_path / f"agent_{abs(hash(source))}.py"
     script.write_text(source)
-    command = " ".join(shlex.quote(part) for part in (sys.executable, str(script), *args))
-    text = re.sub(r"(?m)^  #? ?command: .*$", f"  command: {json.dumps(command)}",
-                  repo.read("gitmem.yaml").replace("  # backend: anthropic", "  backend: command"))
+    text = with_command_backend(repo.read("gitmem.yaml"), script_command(script, *args))
     if model:
         text = text.replace("  model: claude-sonnet-5-5", f"  model: {model}")
     repo.commit_files({"gitmem.yaml": text}, "use a command agent")

@@ -5,6 +5,9 @@ Tests never mock git: every helper here works on a real repository in a temp dir
 from __future__ import annotations
 
 import io
+import json
+import re
+import shlex
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -175,3 +178,14 @@ def many_commits(repo: GitRepo, count: int) -> None:
         tree = raw[builder.write()]
         parent = raw.create_commit(None, signature, signature, f"count {n}", tree.id, [parent])
     raw.references["refs/heads/main"].set_target(parent)
+
+
+def script_command(script: Path, *args: str) -> str:
+    """The shell command that runs a Python agent script with this interpreter."""
+    return " ".join(shlex.quote(part) for part in (sys.executable, str(script), *args))
+
+
+def with_command_backend(config_text: str, command: str) -> str:
+    """The template's gitmem.yaml text with the `command` backend chosen and `agent.command` set to `command`."""
+    text = re.sub(r"(?m)^  #? ?command: .*$", lambda _: f"  command: {json.dumps(command)}", config_text)
+    return text.replace("  # backend: anthropic", "  backend: command")

@@ -7,10 +7,7 @@ outside the tree touched, nothing of the human's lost, and (for checks) the righ
 from __future__ import annotations
 
 import hashlib
-import json
 import os
-import re
-import shlex
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -26,7 +23,7 @@ from gitmem.cycle.runner import CycleReport, Settings, run_cycle
 from gitmem.memory import log
 from gitmem.workspace import Workspace, files
 from gitmem.workspace.writer import MemoryWriter
-from tests.support.helpers import CliResult, GitRepo
+from tests.support.helpers import CliResult, GitRepo, script_command, with_command_backend
 
 GITMEM = Path(sys.executable).parent / "gitmem"
 Act = Callable[[Path, MemoryWriter, CycleRequest], None]
@@ -88,9 +85,7 @@ def command_agent(tmp_path: Path, repo: GitRepo, body: str, *, pass_env: tuple[s
               f"'--next', 'n'], check=True, cwd=root)\n") if write_memory else ""
     script.write_text("import os, subprocess, sys\nsys.stdin.read()\nroot = os.environ['GITMEM_ROOT']\n"
                       + body + "\n" + finish, encoding="utf-8")
-    command = " ".join(shlex.quote(part) for part in (sys.executable, str(script)))
-    text = re.sub(r"(?m)^  #? ?command: .*$", f"  command: {json.dumps(command)}",
-                  repo.read("gitmem.yaml").replace("  # backend: anthropic", "  backend: command"))
+    text = with_command_backend(repo.read("gitmem.yaml"), script_command(script))
     if pass_env != ("ANTHROPIC_API_KEY",):      # None: no pass_env key at all (a config from before it existed)
         listing = "".join(f"    - {name}\n" for name in pass_env or ())
         block = "" if pass_env is None else f"  pass_env:\n{listing}" if listing else "  pass_env: []\n"
