@@ -282,3 +282,38 @@ def test_the_agent_tool_uses_the_same_engine(planted: History) -> None:
     text = recall_text(in_mode(planted, "hybrid"), "why were buyers from Switzerland billed double?", 5)
     assert text.startswith("LOG.md:") and "cycle 13" in text
     assert recall_text(in_mode(planted, "hybrid"), "who catered the summer party?", 5) == "no memory of that"
+
+
+def test_a_hostile_model_directory_gives_one_line_and_reads_nothing_unbounded(tmp_path: Path) -> None:
+    import struct
+
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    with pytest.raises(RecallError, match="recall.model: cannot follow"):
+        embed.load(f"model2vec:{tmp_path / 'loop'}")
+    good = tiny_model(tmp_path / "good", {"price": [1.0] * 8})
+    for name, target in (("fifo", None), ("zero", Path("/dev/zero")), ("folder", tmp_path)):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "tokenizer.json").write_bytes((good / "tokenizer.json").read_bytes())
+        if target is None:
+            os.mkfifo(folder / "model.safetensors")     # would hang a reader waiting for a writer
+        else:
+            (folder / "model.safetensors").symlink_to(target)   # /dev/zero would fill the memory
+        with pytest.raises(RecallError, match="model.safetensors is not a regular file"):
+            embed.load(f"model2vec:{folder}")
+    liar = tmp_path / "liar"
+    liar.mkdir()
+    (liar / "tokenizer.json").write_bytes((good / "tokenizer.json").read_bytes())
+    (liar / "model.safetensors").write_bytes(struct.pack("<Q", 1 << 40) + b"{}")
+    with pytest.raises(RecallError, match="the header claims 1099511627776 bytes; the file holds 10"):
+        embed.load(f"model2vec:{liar}")
+    header = json.dumps({"embeddings": {"dtype": "F32", "shape": [100_000, 100_000],
+                                        "data_offsets": [0, 40_000_000_000]}}).encode()
+    (liar / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
+    with pytest.raises(RecallError, match=r"claims bytes 0\.\.40000000000; the file holds 0"):
+        embed.load(f"model2vec:{liar}")
+    (liar / "model.safetensors").write_bytes((good / "model.safetensors").read_bytes())
+    (liar / "tokenizer.json").unlink()
+    (liar / "tokenizer.json").symlink_to("/dev/zero")
+    with pytest.raises(RecallError, match="tokenizer.json is not a regular file"):
+        embed.load(f"model2vec:{liar}")

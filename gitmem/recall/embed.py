@@ -16,11 +16,13 @@ import functools
 import hashlib
 import importlib.util
 import json
+import os
+import stat
 import struct
 from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from gitmem import extras
 from gitmem.recall.database import RecallError
@@ -35,6 +37,9 @@ INSTALL = extras.install_line("semantic")
 _WORDLLAMA_TABLE = ("weights/l2_supercat_256.safetensors", "embedding.weight")
 _WORDLLAMA_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 _DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8"}
+MAX_TABLE_BYTES = 4 << 30        # a model file larger than this is refused (potion-multilingual-128M is 0.5 GB)
+MAX_TOKENIZER_BYTES = 256 << 20
+MAX_HEADER_BYTES = 100 << 20     # safetensors' own limit
 _BATCH = 2_000                   # texts pooled per numpy pass: bounds memory (2,000 x longest x 256 floats)
 
 
@@ -121,53 +126,86 @@ def _load(spec: str) -> StaticModel:
                      f"wordllama {version('wordllama')} l2_supercat_256")
     if spec.startswith(M2V):
         home = Path(spec[len(M2V):]).expanduser()
-        weights = home / "model.safetensors"
-        return _read(weights, "embeddings", home / "tokenizer.json", f"model2vec {home.resolve()} {_digest(weights)}")
+        try:
+            where = home.resolve()
+        except (OSError, RuntimeError) as err:       # RuntimeError: a symbolic link loop (Python 3.11)
+            raise RecallError(f"recall.model: cannot follow {home}: {err}") from None
+        return _read(home / "model.safetensors", "embeddings", home / "tokenizer.json", f"model2vec {where}",
+                     digest=True)
     raise RecallError(f"recall.model: {spec!r} is not a model; use {SHIPPED} or {M2V}DIRECTORY "
                       "(a model2vec model saved with model.safetensors and tokenizer.json)")
 
 
-def _digest(path: Path) -> str:
+def _digest(handle: BinaryIO, size: int) -> str:
     """Size and a hash of both ends: enough to notice a different model without reading it all."""
-    try:
-        size = path.stat().st_size
-        with path.open("rb") as handle:
-            head = handle.read(1 << 16)
-            handle.seek(max(0, size - (1 << 16)))
-            tail = handle.read()
-    except OSError:
-        return "missing"
+    head = handle.read(1 << 16)
+    handle.seek(max(0, size - (1 << 16)))
+    tail = handle.read(1 << 16)
+    handle.seek(0)
     return f"{size}:{hashlib.sha1(head + tail).hexdigest()[:12]}"
 
 
-def _read(weights: Path, key: str, tokenizer: Path, model_id: str) -> StaticModel:
+def _open_model_file(path: Path, limit: int) -> tuple[BinaryIO, int]:
+    """`path` opened for reading, and its size: a regular file of at most `limit` bytes, or a RecallError.
+
+    Links are followed (a model saved in a cache is often one), but a FIFO or a device is never read: a FIFO
+    would hang the command and /dev/zero would fill the memory. Opened non-blocking, checked with fstat."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (OSError, ValueError) as err:
+        raise RecallError(f"cannot load the embedding model: {path}: {getattr(err, 'strerror', None) or err}") \
+            from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        os.close(fd)
+        what = "is not a regular file" if not stat.S_ISREG(info.st_mode) else \
+            f"is {info.st_size} bytes, more than a model file may be ({limit})"
+        raise RecallError(f"cannot load the embedding model: {path} {what}")
+    os.set_blocking(fd, True)
+    return os.fdopen(fd, "rb"), info.st_size
+
+
+def _read(weights: Path, key: str, tokenizer: Path, model_id: str, *, digest: bool = False) -> StaticModel:
     from tokenizers import Tokenizer
 
-    try:
-        table = read_tensor(weights, key)
-        reader = Tokenizer.from_file(str(tokenizer))
-    except Exception as err:              # OSError, a malformed file; tokenizers raises plain Exception
-        raise RecallError(f"cannot load the embedding model from {weights.parent}: {err}") from None
+    handle, size = _open_model_file(weights, MAX_TABLE_BYTES)
+    with handle:
+        if digest:
+            model_id = f"{model_id} {_digest(handle, size)}"
+        try:
+            table = read_tensor(handle, size, key)
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise RecallError(f"cannot load the embedding model: {weights}: {err}") from None
+    handle, _ = _open_model_file(tokenizer, MAX_TOKENIZER_BYTES)
+    with handle:
+        try:
+            reader = Tokenizer.from_buffer(handle.read())
+        except Exception as err:              # OSError, a malformed file; tokenizers raises plain Exception
+            raise RecallError(f"cannot load the embedding model: {tokenizer}: {err}") from None
     reader.no_padding()
     reader.no_truncation()
     return StaticModel(model_id, table, reader)
 
 
-def read_tensor(path: Path, key: str) -> npt.NDArray[np.float32]:
-    """One 2-D tensor of a safetensors file as float32 (the format: u64 header size, JSON header, raw data)."""
+def read_tensor(handle: BinaryIO, size: int, key: str) -> npt.NDArray[np.float32]:
+    """One 2-D tensor of a safetensors file of `size` bytes as float32 (the format: u64 header size, JSON
+    header, raw data). A header that claims more than the file holds is refused before anything is read."""
     import numpy as np
 
-    with path.open("rb") as handle:
-        (size,) = struct.unpack("<Q", handle.read(8))
-        header = json.loads(handle.read(size))
-        spec = header[key]
-        start, end = spec["data_offsets"]
-        dtype = _DTYPES.get(spec["dtype"])
-        if dtype is None or len(spec["shape"]) != 2:
-            raise ValueError(f"tensor {key} is {spec['dtype']} {spec['shape']}; expected a 2-D float table")
-        handle.seek(8 + size + start)
-        data = np.frombuffer(handle.read(end - start), dtype=dtype)
-    return np.ascontiguousarray(data.reshape(spec["shape"]), dtype=np.float32)
+    (length,) = struct.unpack("<Q", handle.read(8).ljust(8, b"\xff"))
+    if length > min(size - 8, MAX_HEADER_BYTES):
+        raise ValueError(f"the header claims {length} bytes; the file holds {size}")
+    spec = json.loads(handle.read(length))[key]
+    dtype = _DTYPES.get(spec["dtype"])
+    shape = spec["shape"]
+    if dtype is None or len(shape) != 2 or not all(isinstance(n, int) and n > 0 for n in shape):
+        raise ValueError(f"tensor {key} is {spec['dtype']} {shape}; expected a 2-D float table")
+    start, end = (int(n) for n in spec["data_offsets"])
+    if not 0 <= start <= end <= size - 8 - length or end - start != shape[0] * shape[1] * int(dtype[-1]):
+        raise ValueError(f"tensor {key} {shape} claims bytes {start}..{end}; the file holds {size - 8 - length}")
+    handle.seek(8 + length + start)
+    data = np.frombuffer(handle.read(end - start), dtype=dtype)
+    return np.ascontiguousarray(data.reshape(shape), dtype=np.float32)
 
 
 def write_tensor(path: Path, key: str, table: npt.NDArray[Any]) -> None:
