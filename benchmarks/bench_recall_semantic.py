@@ -85,7 +85,7 @@ def prepare(scale: float, home: Path) -> Setup:
     started = time.perf_counter()
     conn = index.refresh()
     entries_s = time.perf_counter() - started
-    model = embed.load(index.config.recall.model)
+    model = embed.load(index.config.recall.model, index.root)
     started = time.perf_counter()
     store = index.vectors(model)
     vectors_s = time.perf_counter() - started
@@ -158,7 +158,7 @@ def update_after_one_cycle(setup: Setup, rounds: int = 5) -> dict[str, float]:
     """A cycle's LOG entry, NOW block and commit, then the index and its vectors brought up to date."""
     from gitmem.recall import embed
 
-    model = embed.load(setup.index.config.recall.model)
+    model = embed.load(setup.index.config.recall.model, setup.index.root)
     times = []
     for number in range(1, rounds + 1):
         add_cycle(setup.root, setup.index.config, number)
@@ -231,7 +231,7 @@ def test_update_after_one_cycle(benchmark, setup: Setup) -> None:
     from gitmem.recall import embed
     from gitmem.recall.search import run
 
-    model = embed.load(setup.index.config.recall.model)
+    model = embed.load(setup.index.config.recall.model, setup.index.root)
     added: list[int] = []
 
     def setup_round() -> tuple[tuple, dict]:

@@ -50,7 +50,7 @@ def store_of(ws: Workspace) -> vectors.Store:
     index = Index(ws)
     try:
         index.refresh()
-        return index.vectors(embed.load(ws.config.recall.model))
+        return index.vectors(embed.load(ws.config.recall.model, index.root))
     finally:
         index.close()
 
@@ -317,3 +317,16 @@ def test_a_hostile_model_directory_gives_one_line_and_reads_nothing_unbounded(tm
     (liar / "tokenizer.json").symlink_to("/dev/zero")
     with pytest.raises(RecallError, match="tokenizer.json is not a regular file"):
         embed.load(f"model2vec:{liar}")
+
+
+def test_a_relative_model_directory_is_taken_from_the_repository_root(planted: History, cli) -> None:
+    tiny_model(planted.root / "models" / "m2v", {word: list(np.eye(64)[n]) for n, word in
+                                                  enumerate(("checkout", "swiss", "backups", "storage"))})
+    config = planted.repo.read("gitmem.yaml") if (planted.root / "gitmem.yaml").exists() else ""
+    planted.repo.write("gitmem.yaml", config + "\nrecall:\n  model: model2vec:models/m2v\n")
+    (planted.root / "deep" / "down").mkdir(parents=True)
+    embed._load.cache_clear()                           # read afresh, first from a subdirectory
+    for where in (planted.root / "deep" / "down", planted.root):
+        found = cli(["recall", "swiss checkout", "--json", "--mode", "semantic", "--all"], cwd=where)
+        assert found.code == 0, found.err
+        assert json.loads(found.out)["hits"][0]["id"] == "cycle 13", where

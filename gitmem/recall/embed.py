@@ -6,7 +6,8 @@ two cores, where a transformer would take hours. Two sources:
 - `wordllama` (the default): the 256-dimension l2_supercat table that ships inside the wordllama wheel
   (16 MB, Llama-2 tokenizer). After `pip install 'gitmem-agent[semantic]'` nothing is ever downloaded.
 - `model2vec:DIRECTORY`: any model2vec-format model (model.safetensors + tokenizer.json) the user has
-  saved once, e.g. a potion model. Nothing is fetched at run time here either.
+  saved once, e.g. a potion model; a relative DIRECTORY is taken from the repository root, wherever gitmem
+  runs. Nothing is fetched at run time here either.
 Both are read by the same code: the safetensors file with numpy, the tokenizer with `tokenizers`. The
 wordllama package itself is never imported (its import configures root logging); only its files are read.
 """
@@ -104,10 +105,14 @@ class StaticModel:
         return np.divide(out, norms, out=out, where=norms > 0)
 
 
-def load(spec: str = SHIPPED) -> StaticModel:
-    """The model named by `spec` (config recall.model), read once per process."""
+def load(spec: str = SHIPPED, root: Path | None = None) -> StaticModel:
+    """The model named by `spec` (config recall.model), read once per process. `root`, the repository's work
+    tree, is where a relative model2vec DIRECTORY is found (the current directory without it)."""
     if not available(spec):
         raise RecallError(extras.missing("semantic", "semantic recall"))
+    if spec.startswith(M2V) and root is not None:
+        home = Path(spec[len(M2V):]).expanduser()
+        spec = f"{M2V}{root / home}" if not home.is_absolute() else spec
     return _load(spec)
 
 

@@ -168,7 +168,7 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
             if "semantic" in weights:
                 from gitmem.recall import semantic
 
-                model = embed.load(settings.model)
+                model = embed.load(settings.model, index.root)
                 store = index.vectors(model)
                 rankers["semantic"] = semantic.ranker(store, model, settings.semantic_scale, len(index.scopes))
                 passage = semantic.passage_finder(store, model)
