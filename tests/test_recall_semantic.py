@@ -219,6 +219,25 @@ def test_a_new_model_or_damaged_files_rebuild_the_vectors(planted: History, tmp_
     assert search(other, "swiss checkout", mode="semantic", min_score=0.0, gap=1.0)[0].id == "cycle 13"
 
 
+@pytest.mark.parametrize("damage", ["torn fit", "no df", "short df"])
+def test_any_damaged_file_of_the_vectors_folder_rebuilds_it(memrepo: GitRepo, damage: str) -> None:
+    history = History(memrepo)
+    for _ in range(4):
+        history.cycle()
+    ws = in_mode(history, "hybrid")
+    folder = store_of(ws).folder
+    if damage == "torn fit":
+        (folder / "fit.npz").write_bytes((folder / "fit.npz").read_bytes()[:100])
+    elif damage == "no df":
+        (folder / "df.i64").unlink()
+    else:
+        (folder / "df.i64").write_bytes(bytes(16))
+    history.cycle(result="the ocelot mascot was redrawn in teal")       # an append would read the damage
+    rebuilt = store_of(ws)
+    assert rebuilt.folder != folder and not folder.exists()
+    assert "ocelot" in search(ws, "ocelot mascot teal")[0].snippet
+
+
 def test_the_fit_is_redone_when_memory_has_doubled(memrepo: GitRepo) -> None:
     history = History(memrepo)
     for _ in range(3):

@@ -20,6 +20,7 @@ from __future__ import annotations
 import secrets
 import shutil
 import sqlite3
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -104,8 +105,10 @@ def open_store(conn: sqlite3.Connection, state: Path, model: StaticModel, known:
                 fit = Fit(saved["weight"], saved["mean"], saved["whiten"], saved["spread"],
                           model.weighted(saved["weight"]))
         columns = _columns(folder, rows, model.dim)
-    except (OSError, ValueError, KeyError):
-        return None                    # missing or short files: the next sync rebuilds them
+        if (folder / "df.i64").stat().st_size != model.vocab * 8:
+            raise ValueError("df.i64 does not count this model's tokens")   # the next append adds to it
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        return None                    # missing, short or garbled files: the next sync rebuilds them
     return Store(folder, rows, model.dim, fit, columns["doc.i64"], columns["vec.i8"], columns["scale.f32"],
                  columns["code.u64"], columns["norm.f32"], token)
 
