@@ -64,8 +64,13 @@ class StaticModel:
     def vocab(self) -> int:
         return int(self.table.shape[0])
 
-    def token_ids(self, texts: list[str]) -> list[list[int]]:
-        return [enc.ids for enc in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+    def token_ids(self, texts: list[str]) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The token ids of all `texts` in one flat array, and how many each text has (what `pool_flat` takes)."""
+        import numpy as np
+
+        ids = [enc.ids for enc in self.tokenizer.encode_batch(texts, add_special_tokens=False)]
+        return (np.fromiter(chain.from_iterable(ids), dtype=np.int64),
+                np.fromiter(map(len, ids), dtype=np.int64, count=len(ids)))
 
     def weighted(self, weight: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """The table with each token's vector times its weight, and a zero row last (padding for `pool_flat`)."""
@@ -77,11 +82,7 @@ class StaticModel:
         """Unit vectors of `texts`: the weighted mean of their token vectors (zero for a text without tokens).
 
         `weighted` comes from `weighted(weight)`."""
-        import numpy as np
-
-        ids = self.token_ids(texts)
-        flat = np.fromiter(chain.from_iterable(ids), dtype=np.int64)
-        return self.pool_flat(flat, np.array([len(x) for x in ids], dtype=np.int64), weighted)
+        return self.pool_flat(*self.token_ids(texts), weighted)
 
     def pool_flat(self, flat: npt.NDArray[Any], lengths: npt.NDArray[np.int64],
                   weighted: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:

@@ -154,8 +154,6 @@ def _entries(conn: sqlite3.Connection, after: int, limit: int = -1) -> list[tupl
 
 def _encode(model: StaticModel, entries: list[tuple[int, str, str]]) -> tuple[Any, Any, Any]:
     """(owner entry per window, flat token ids, tokens per window)."""
-    from itertools import chain
-
     import numpy as np
 
     owners, texts = [], []
@@ -163,9 +161,7 @@ def _encode(model: StaticModel, entries: list[tuple[int, str, str]]) -> tuple[An
         for text in windows(title, body):
             owners.append(doc_id)
             texts.append(text)
-    ids = model.token_ids(texts)
-    flat = np.fromiter(chain.from_iterable(ids), dtype=np.int64)
-    return np.array(owners, dtype=np.int64), flat, np.array([len(x) for x in ids], dtype=np.int64)
+    return (np.array(owners, dtype=np.int64), *model.token_ids(texts))
 
 
 def _write(folder: Path, rows: int, columns: dict[str, Any]) -> None:
