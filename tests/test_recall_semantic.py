@@ -262,6 +262,9 @@ def test_windows_overlap_and_reach_the_end() -> None:
     assert chunks.windows("", "the a of") == [""] and chunks.query_text("the of") == "the of"
     spans = chunks.window_spans("alpha, beta and gamma")
     assert spans == [("alpha beta gamma", 0, 21)]
+    # Snippets embed a body's windows exactly as they were stored: the same texts, no stray space.
+    assert chunks.window_texts("", spans) == chunks.windows("", "alpha, beta and gamma") == ["alpha beta gamma"]
+    assert chunks.window_texts("cycle 3 built", chunks.window_spans(words)) == found
 
 
 # -- the modes and the CLI -------------------------------------------------------------------------------------

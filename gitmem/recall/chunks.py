@@ -26,16 +26,21 @@ def _starts(count: int) -> list[int]:
 
 def windows(title: str, body: str) -> list[str]:
     """The texts to embed for one entry: at least one, even for an empty entry."""
-    head = content_words(title)
-    words = content_words(body)
-    return [" ".join(head + words[start:start + WINDOW]) for start in _starts(len(words))]
+    return window_texts(title, window_spans(body))
 
 
 def window_spans(body: str) -> list[tuple[str, int, int]]:
-    """`windows` of the body alone, each with the character span of the body it covers (for snippets)."""
+    """The body's windows, each with the character span of the body it covers (for snippets); none when the
+    body has no content word."""
     found = [m for m in WORD_RE.finditer(body) if fold(m.group()) not in STOPWORDS]
     return [(" ".join(m.group() for m in found[start:start + WINDOW]), found[start].start(),
              found[min(len(found), start + WINDOW) - 1].end()) for start in _starts(len(found)) if found]
+
+
+def window_texts(title: str, spans: list[tuple[str, int, int]]) -> list[str]:
+    """What is embedded of each of `spans` (from `window_spans`): the title's content words, then the window's."""
+    head = " ".join(content_words(title))
+    return [f"{head} {words}".strip() for words, _, _ in spans] or [head]
 
 
 def query_text(text: str) -> str:

@@ -107,9 +107,7 @@ def passage_finder(store: Store, model: StaticModel) -> Any:
         aim = _aim(store, model, text)
         if aim is None or len(spans) < 2:
             return f"{title} — {body}"[:SNIPPET_CHARS]
-        head = " ".join(chunks.content_words(title))
-        scores = np.einsum("ij,j->i", model.pool([f"{head} {words}" for words, _, _ in spans], store.fit.weighted),
-                           aim[1])
+        scores = np.einsum("ij,j->i", model.pool(chunks.window_texts(title, spans), store.fit.weighted), aim[1])
         _, start, end = spans[int(scores.argmax())]
         excerpt = body[start:end]
         if len(excerpt) > SNIPPET_CHARS:
