@@ -89,7 +89,8 @@ def fused_history(memrepo) -> History:
     return history
 
 
-def test_a_second_ranker_is_fused_with_bm25(fused_history: History) -> None:
+def test_a_second_ranker_is_fused_with_bm25(fused_history: History, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rank, "RANKERS", dict(rank.RANKERS))        # registered for this test only
     register_ranker("newest_first", newest_first)
     config = replace(fused_history.config, recall=replace(fused_history.config.recall, mode="bm25"))
     plain = search(Workspace.at(fused_history.root, config), "otter harbour", kinds=["log"], min_score=0.0, gap=1.0)

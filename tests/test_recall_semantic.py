@@ -91,6 +91,18 @@ def test_a_bad_model_setting_says_what_to_use(tmp_path: Path) -> None:
         embed.load(f"model2vec:{tmp_path / 'bad'}")
 
 
+def test_a_model_file_over_its_size_limit_is_refused_before_it_is_read(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    folder = tiny_model(tmp_path / "m2v", {"price": [1.0] * 8})
+    monkeypatch.setattr(embed, "MAX_TABLE_BYTES", 64)
+    with pytest.raises(RecallError, match=r"model.safetensors is \d+ bytes, more than a model file may be \(64\)"):
+        embed.load(f"model2vec:{folder}")
+    monkeypatch.setattr(embed, "MAX_TABLE_BYTES", 1 << 20)
+    monkeypatch.setattr(embed, "MAX_TOKENIZER_BYTES", 64)
+    with pytest.raises(RecallError, match=r"tokenizer.json is \d+ bytes"):
+        embed.load(f"model2vec:{folder}")
+
+
 def test_without_the_extra_auto_is_bm25_and_the_other_modes_say_what_to_install(
         planted: History, monkeypatch: pytest.MonkeyPatch, cli) -> None:
     monkeypatch.setattr(embed, "available", lambda spec="wordllama": False)
@@ -236,6 +248,22 @@ def test_any_damaged_file_of_the_vectors_folder_rebuilds_it(memrepo: GitRepo, da
     rebuilt = store_of(ws)
     assert rebuilt.folder != folder and not folder.exists()
     assert "ocelot" in search(ws, "ocelot mascot teal")[0].snippet
+
+
+def test_rows_past_the_committed_ones_are_cut_off_by_the_next_writer(planted: History) -> None:
+    ws = in_mode(planted, "hybrid")
+    before = store_of(ws)
+    for name, _ in vectors.COLUMNS:                         # an interrupted write: rows never committed
+        with (before.folder / name).open("ab") as handle:
+            handle.write(b"\x7f" * 4096)
+    assert store_of(ws).rows == before.rows                 # never read
+    planted.cycle(result="the ocelot mascot was redrawn in teal")
+    after = store_of(ws)
+    assert after.token == before.token and after.rows > before.rows
+    assert (after.folder / "doc.i64").stat().st_size == after.rows * 8
+    assert (after.folder / "vec.i8").stat().st_size == after.rows * after.dim
+    assert 0x7F7F7F7F7F7F7F7F not in after.doc.tolist()          # no junk taken for an entry
+    assert "ocelot" in search(ws, "ocelot mascot teal", mode="semantic")[0].snippet
 
 
 def test_the_fit_is_redone_when_memory_has_doubled(memrepo: GitRepo) -> None:
