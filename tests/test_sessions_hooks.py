@@ -2,6 +2,7 @@
 at any history and RULES size), Rule 0 at Stop (blocks once, never loops), silence inside a runner cycle."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -210,3 +211,13 @@ def test_the_hooks_and_the_check_stay_lean(memrepo: GitRepo, argv: list[str]) ->
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("event", ["session-start", "stop"])
+@pytest.mark.parametrize("cwd", [5, ["a"], {"path": "x"}])
+def test_a_cwd_that_is_not_text_is_ignored_not_a_traceback(memrepo: GitRepo, event: str, cwd: object) -> None:
+    names = {"session-start": "SessionStart", "stop": "Stop"}
+    run = hook(event, memrepo.path, raw=json.dumps({"session_id": "s-1", "cwd": cwd, "hook_event_name": names[event]}))
+    assert run.code == 0 and "Traceback" not in run.err
+    if event == "session-start":
+        assert "## Proven rules (RULES.md)" in run.context, "found from the working directory instead"
