@@ -221,3 +221,26 @@ def test_a_cwd_that_is_not_text_is_ignored_not_a_traceback(memrepo: GitRepo, eve
     assert run.code == 0 and "Traceback" not in run.err
     if event == "session-start":
         assert "## Proven rules (RULES.md)" in run.context, "found from the working directory instead"
+
+
+def test_a_dirty_link_to_a_fifo_is_not_opened(memrepo: GitRepo, tmp_path: Path) -> None:
+    import os
+    import threading
+
+    from gitmem.sessions.record import fingerprint
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    (memrepo.path / "pipe-link").symlink_to(fifo)
+    found: dict[str, str] = {}
+    worker = threading.Thread(target=lambda: found.update(fingerprint(memrepo.ws())), daemon=True)
+    worker.start()
+    worker.join(20)
+    if worker.is_alive():           # it opened the FIFO: let it go, then fail
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(5)
+    assert not worker.is_alive() and found["pipe-link"].startswith("link:")
+    first = found["pipe-link"]
+    (memrepo.path / "pipe-link").unlink()
+    (memrepo.path / "pipe-link").symlink_to(tmp_path / "elsewhere")
+    assert fingerprint(memrepo.ws())["pipe-link"] != first, "a link retargeted is a change"
