@@ -244,3 +244,14 @@ def test_a_dirty_link_to_a_fifo_is_not_opened(memrepo: GitRepo, tmp_path: Path) 
     (memrepo.path / "pipe-link").unlink()
     (memrepo.path / "pipe-link").symlink_to(tmp_path / "elsewhere")
     assert fingerprint(memrepo.ws())["pipe-link"] != first, "a link retargeted is a change"
+
+
+@pytest.mark.parametrize("damage", [{"last_cycle": "3"}, {"head": 7}, {"dirty": ["a"]}, {"dirty": {"a": 1}}])
+def test_a_damaged_session_record_is_started_afresh_not_a_traceback(memrepo: GitRepo, damage: dict) -> None:
+    hook("session-start", memrepo.path)
+    record = memrepo.path / ".git" / "gitmem" / "sessions" / "s-1.json"
+    record.write_text(json.dumps({**json.loads(record.read_text()), **damage}))
+    memrepo.write("work.txt", "changed\n")
+    run = hook("stop", memrepo.path, stop_hook_active=False)
+    assert run.code == 0 and "Traceback" not in run.err and run.output is None
+    assert "recorded the work tree now" in run.err

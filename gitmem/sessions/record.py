@@ -75,9 +75,17 @@ def load(ws: Workspace, session: str) -> SessionRecord | None:
     path = _path(ws, session)
     try:
         data = json.loads(path.read_text(encoding="utf-8")) if path is not None else None
-        return SessionRecord(**data) if isinstance(data, dict) else None
+        found = SessionRecord(**data) if isinstance(data, dict) else None
     except (OSError, ValueError, TypeError):
         return None
+    return found if found is not None and _well_formed(found) else None
+
+
+def _well_formed(record: SessionRecord) -> bool:
+    """A record edited or damaged by hand is no record: the stop hook compares its fields as these types."""
+    return (isinstance(record.session, str) and (record.head is None or isinstance(record.head, str))
+            and isinstance(record.dirty, dict) and all(isinstance(v, str) for v in record.dirty.values())
+            and type(record.last_cycle) is int and isinstance(record.blocked, bool))
 
 
 def save(ws: Workspace, record: SessionRecord) -> None:
