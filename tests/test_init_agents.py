@@ -190,3 +190,34 @@ def test_the_cli_choices_are_the_agents() -> None:
     from gitmem.cli import init as init_cli
 
     assert init_cli.AGENTS == AGENTS
+
+
+@pytest.mark.parametrize("settings", ['{"hooks": {"Stop": [{"hooks": 5}]}}', '{"hooks": {"Stop": [{"hooks": "x"}]}}'])
+def test_claude_hooks_of_an_odd_shape_are_a_problem_not_a_crash(tmp_path: Path, cli, settings: str) -> None:
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(settings)
+    result = cli(["init", str(tmp_path), "--agent", "claude"], cwd=tmp_path)
+    assert result.code == ExitCode.USAGE and "Traceback" not in result.err
+    assert ".claude/settings.json: `hooks.Stop[].hooks` must be a list; left alone" in result.err
+    assert (tmp_path / ".claude" / "settings.json").read_text() == settings
+
+
+@pytest.mark.parametrize("toml", ["mcp_servers = 5\n", "mcp_servers = [1]\n", 'mcp_servers = "gitmem"\n'])
+def test_codex_servers_that_are_not_a_table_are_a_problem_not_a_crash(tmp_path: Path, cli, toml: str) -> None:
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "config.toml").write_text(toml)
+    result = cli(["init", str(tmp_path), "--agent", "codex"], cwd=tmp_path)
+    assert result.code == ExitCode.USAGE and "Traceback" not in result.err
+    assert ".codex/config.toml: `mcp_servers` must be a table; left alone" in result.err
+    assert (tmp_path / ".codex" / "config.toml").read_text() == toml
+
+
+def test_codex_servers_as_an_inline_table_get_the_server_inline(tmp_path: Path) -> None:
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "config.toml").write_text('mcp_servers = { other = { command = "x" } }  # mine\n')
+    report = init(tmp_path, ["codex"])
+    assert ".codex/config.toml" in report.updated and not report.problems
+    text = (tmp_path / ".codex" / "config.toml").read_text()
+    assert "# mine" in text
+    assert tomlkit.parse(text)["mcp_servers"] == {"other": {"command": "x"},
+                                                  "gitmem": {"command": "gitmem", "args": ["mcp"]}}

@@ -2,6 +2,7 @@
 at any history and RULES size), Rule 0 at Stop (blocks once, never loops), silence inside a runner cycle."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -210,3 +211,47 @@ def test_the_hooks_and_the_check_stay_lean(memrepo: GitRepo, argv: list[str]) ->
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+@pytest.mark.parametrize("event", ["session-start", "stop"])
+@pytest.mark.parametrize("cwd", [5, ["a"], {"path": "x"}])
+def test_a_cwd_that_is_not_text_is_ignored_not_a_traceback(memrepo: GitRepo, event: str, cwd: object) -> None:
+    names = {"session-start": "SessionStart", "stop": "Stop"}
+    run = hook(event, memrepo.path, raw=json.dumps({"session_id": "s-1", "cwd": cwd, "hook_event_name": names[event]}))
+    assert run.code == 0 and "Traceback" not in run.err
+    if event == "session-start":
+        assert "## Proven rules (RULES.md)" in run.context, "found from the working directory instead"
+
+
+def test_a_dirty_link_to_a_fifo_is_not_opened(memrepo: GitRepo, tmp_path: Path) -> None:
+    import os
+    import threading
+
+    from gitmem.sessions.record import fingerprint
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    (memrepo.path / "pipe-link").symlink_to(fifo)
+    found: dict[str, str] = {}
+    worker = threading.Thread(target=lambda: found.update(fingerprint(memrepo.ws())), daemon=True)
+    worker.start()
+    worker.join(20)
+    if worker.is_alive():           # it opened the FIFO: let it go, then fail
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        worker.join(5)
+    assert not worker.is_alive() and found["pipe-link"].startswith("link:")
+    first = found["pipe-link"]
+    (memrepo.path / "pipe-link").unlink()
+    (memrepo.path / "pipe-link").symlink_to(tmp_path / "elsewhere")
+    assert fingerprint(memrepo.ws())["pipe-link"] != first, "a link retargeted is a change"
+
+
+@pytest.mark.parametrize("damage", [{"last_cycle": "3"}, {"head": 7}, {"dirty": ["a"]}, {"dirty": {"a": 1}}])
+def test_a_damaged_session_record_is_started_afresh_not_a_traceback(memrepo: GitRepo, damage: dict) -> None:
+    hook("session-start", memrepo.path)
+    record = memrepo.path / ".git" / "gitmem" / "sessions" / "s-1.json"
+    record.write_text(json.dumps({**json.loads(record.read_text()), **damage}))
+    memrepo.write("work.txt", "changed\n")
+    run = hook("stop", memrepo.path, stop_hook_active=False)
+    assert run.code == 0 and "Traceback" not in run.err and run.output is None
+    assert "recorded the work tree now" in run.err

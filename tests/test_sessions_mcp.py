@@ -243,3 +243,13 @@ def test_a_broken_config_found_through_the_roots_is_named(memrepo: GitRepo, tmp_
     home.mkdir()
     seen = converse([call("status")], cwd=home, roots=[memrepo.path])
     assert seen.answers[0].is_error and "gitmem.yaml" in seen.answers[0].text
+
+
+def test_only_the_listed_tools_are_served(memrepo: GitRepo) -> None:
+    before = memrepo.read("NOW.md")
+    seen = converse([call("write_file", {"path": "evil.txt", "content": "x"}),
+                     call("read_file", {"path": "gitmem.yaml"}), call("run_command", {"command": "true"})],
+                    cwd=memrepo.path)
+    for answer in seen.answers:
+        assert answer.is_error and "unknown tool" in answer.text and "log_entry" in answer.text
+    assert not (memrepo.path / "evil.txt").exists() and memrepo.read("NOW.md") == before

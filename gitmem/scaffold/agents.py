@@ -190,6 +190,13 @@ def _list(data: dict[str, Any], key: str) -> list[Any]:
     return found
 
 
+def _entries(group: dict[str, Any], event: str) -> list[Any]:
+    found = group.get("hooks", [])
+    if not isinstance(found, list):
+        raise SetupProblem(f"`hooks.{event}[].hooks` must be a list; left alone")
+    return found
+
+
 def _server(spec: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
     def merge(data: dict[str, Any]) -> None:
         _table(data, "mcpServers").setdefault(SERVER, dict(spec))
@@ -203,7 +210,7 @@ def _claude_settings(data: dict[str, Any]) -> None:
         if not isinstance(groups, list):
             raise SetupProblem(f"`hooks.{event}` must be a list; left alone")
         present = [hook.get("command", "") for group in groups if isinstance(group, dict)
-                   for hook in group.get("hooks", []) if isinstance(hook, dict)]
+                   for hook in _entries(group, event) if isinstance(hook, dict)]
         if not any(str(line).split(" --")[0].strip() == command for line in present):
             groups.append({"hooks": [{"type": "command", "command": command}]})
     if not data.get("enableAllProjectMcpServers"):
@@ -222,6 +229,7 @@ def _codex_config(old: str | None) -> str | None:
 
         raise SetupProblem(f"needs tomlkit to merge TOML: {extras.install_line('agents')}") from None
     from tomlkit.exceptions import ParseError
+    from tomlkit.items import InlineTable
 
     try:
         doc = tomlkit.parse(old or "")
@@ -231,9 +239,12 @@ def _codex_config(old: str | None) -> str | None:
     if servers is None:
         servers = tomlkit.table(is_super_table=True)
         doc["mcp_servers"] = servers
+    if not isinstance(servers, dict):
+        raise SetupProblem("`mcp_servers` must be a table; left alone")
     if SERVER in servers:
         return None
-    entry = tomlkit.table()
+    # an inline table (`mcp_servers = {…}`) can hold only inline tables
+    entry = tomlkit.inline_table() if isinstance(servers, InlineTable) else tomlkit.table()
     entry["command"] = SERVER_SPEC["command"]
     entry["args"] = list(SERVER_SPEC["args"])
     servers[SERVER] = entry

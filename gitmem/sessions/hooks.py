@@ -35,7 +35,9 @@ class HookAnswer:
 
 
 def _workspace(payload: Mapping[str, Any], workspace: str | None) -> Workspace | None:
-    return find_workspace([payload.get("cwd"), os.environ.get(PROJECT_ENV), os.getcwd()], workspace)
+    cwd = payload.get("cwd")         # the payload is the host's: a cwd that is not text is no place to look
+    return find_workspace([cwd if isinstance(cwd, str) else None, os.environ.get(PROJECT_ENV), os.getcwd()],
+                          workspace)
 
 
 def session_start(payload: Mapping[str, Any], *, workspace: str | None = None) -> HookAnswer:

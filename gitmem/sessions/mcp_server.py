@@ -33,7 +33,15 @@ from gitmem import __version__
 from gitmem.agents.tools import MEMORY_TOOLS, Toolbox
 from gitmem.errors import GitmemError
 from gitmem.sessions.locate import find_workspace
-from gitmem.sessions.protocol import DESCRIPTIONS, EXTRA_TOOLS, INSTRUCTIONS, RESOLVE_NAMES, RESOURCES, SERVER
+from gitmem.sessions.protocol import (
+    DESCRIPTIONS,
+    EXTRA_TOOLS,
+    INSTRUCTIONS,
+    RESOLVE_NAMES,
+    RESOURCES,
+    SERVER,
+    tool_names,
+)
 from gitmem.workspace import Workspace
 
 WAIT_FOR_ROOT = 15.0          # seconds a tool call waits for the repository to be found
@@ -73,6 +81,8 @@ def call(state: State, name: str, arguments: dict[str, Any]) -> tuple[str, bool]
         return ("refused: only the human answers decisions. Ask with ask_decision and go on with other work; the "
                 "human answers with `gitmem decision answer D-NNNN --answer …` or by editing DECISIONS.md.", True)
     assert state.ws is not None and state.toolbox is not None
+    if name not in LISTED:          # the Toolbox also holds a cycle's file and shell tools: not served here
+        return f"unknown tool {name!r}: the tools are {', '.join(LISTED)}", True
     with state.lock:
         if name not in READERS:
             outcome = state.toolbox.call(name, arguments)      # the memory tools, with their own error results
@@ -81,6 +91,9 @@ def call(state: State, name: str, arguments: dict[str, Any]) -> tuple[str, bool]
             return READERS[name](state.ws, arguments), False
         except GitmemError as err:          # memory over its budget, a broken file: the agent reads why
             return f"{name}: {err}", True
+
+
+LISTED = tool_names()
 
 
 def _status(ws: Workspace, arguments: dict[str, Any]) -> str:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+import stat
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -48,20 +50,42 @@ def snapshot(ws: Workspace, session: str) -> SessionRecord:
 def fingerprint(ws: Workspace) -> dict[str, str]:
     found: dict[str, str] = {}
     for path, _ in gitio.dirty_files(ws.repo):
-        try:
-            found[path] = hashlib.sha256((ws.root / path).read_bytes()).hexdigest()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            found[path] = DELETED
+        found[path] = _state(ws.root / path)
     return found
+
+
+def _state(path: Path) -> str:
+    """A file's state, never following a link nor opening anything but a regular file: a link to /dev/zero or
+    to a FIFO would hang the hook, and an unreadable file must not cost the session its context."""
+    try:
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            return "link:" + hashlib.sha256(os.fsencode(os.readlink(path))).hexdigest()
+        if not stat.S_ISREG(info.st_mode):
+            return DELETED if stat.S_ISDIR(info.st_mode) else f"special:{info.st_mode:o}"
+    except (FileNotFoundError, NotADirectoryError):
+        return DELETED
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return f"unreadable:{info.st_size}:{info.st_mtime_ns}"
 
 
 def load(ws: Workspace, session: str) -> SessionRecord | None:
     path = _path(ws, session)
     try:
         data = json.loads(path.read_text(encoding="utf-8")) if path is not None else None
-        return SessionRecord(**data) if isinstance(data, dict) else None
+        found = SessionRecord(**data) if isinstance(data, dict) else None
     except (OSError, ValueError, TypeError):
         return None
+    return found if found is not None and _well_formed(found) else None
+
+
+def _well_formed(record: SessionRecord) -> bool:
+    """A record edited or damaged by hand is no record: the stop hook compares its fields as these types."""
+    return (isinstance(record.session, str) and (record.head is None or isinstance(record.head, str))
+            and isinstance(record.dirty, dict) and all(isinstance(v, str) for v in record.dirty.values())
+            and type(record.last_cycle) is int and isinstance(record.blocked, bool))
 
 
 def save(ws: Workspace, record: SessionRecord) -> None:
