@@ -231,3 +231,18 @@ def test_a_masked_name_never_goes_through_a_planted_link(tmp_path: Path) -> None
     result = scrub_paths(root, [f"{key}/x.txt"])
     assert result.paths == ["***__x.txt"] and (root / "***__x.txt").read_text() == "x\n"
     assert list(outside.iterdir()) == []
+
+
+def test_masking_a_utf16_file_never_writes_through_a_planted_temp_name(tmp_path: Path) -> None:
+    from gitmem.cycle.scrub import scrub_paths
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("the human's file\n")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "notes.txt").write_bytes(("token = " + KEYS["openai-project"] + "\n").encode("utf-16"))
+    os.symlink(outside, root / ".notes.txt.scrub")       # where the masked copy used to be written
+    scrub_paths(root, ["notes.txt"])
+    assert outside.read_text() == "the human's file\n"
+    assert (root / "notes.txt").read_bytes().decode("utf-16") == "token = ***\n"
+    assert os.path.islink(root / ".notes.txt.scrub")     # the agent's link is left as it was, to be committed
