@@ -141,7 +141,22 @@ def find(data: bytes) -> list[tuple[int, str]]:
 def env_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """The values of the secret variables that are set (and long enough to be secrets)."""
     environ = os.environ if environ is None else environ
-    return [value for name in SECRET_ENV if len(value := environ.get(name, "")) >= MIN_VALUE]
+    values = [value for name in SECRET_ENV if len(value := environ.get(name, "")) >= MIN_VALUE]
+    return [*values, *(form for value in values for form in _encoded(value) if len(form) >= MIN_VALUE)]
+
+
+def _encoded(value: str) -> list[str]:
+    """The forms a value takes when written encoded: URL-encoded, and base64 at each of the three alignments it
+    can have in a longer text (whole 3-byte groups only, so the form is the same whatever surrounds it)."""
+    import base64
+    from urllib.parse import quote
+
+    data = value.encode("utf-8", "surrogatepass")
+    forms = [quote(value, safe=""), quote(value)]
+    for offset in range(3):
+        whole = data[offset:offset + 3 * ((len(data) - offset) // 3)]
+        forms += [base64.b64encode(whole).decode(), base64.urlsafe_b64encode(whole).decode()]
+    return [form for form in dict.fromkeys(forms) if form != value]
 
 
 def _masker(mark: bytes, group: int) -> Callable[[re.Match[bytes]], bytes]:

@@ -436,3 +436,14 @@ def test_init_agent_never_writes_through_a_link(tmp_path: Path, outside: Path, c
     assert "Traceback" not in result.err and result.code == 2
     assert "symbolic link" in result.out + result.err
     assert digest(outside) == before
+
+
+def test_restoring_a_path_head_lacks_never_removes_through_a_planted_link(memrepo: GitRepo, tmp_path: Path) -> None:
+    from gitmem import gitio
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "notes.md").write_text("the human's notes\n")
+    os.symlink(outside, memrepo.path / "docs")
+    gitio.restore_paths(memrepo.handle, ["docs/notes.md"])
+    assert (outside / "notes.md").read_text() == "the human's notes\n"

@@ -232,3 +232,22 @@ def test_a_cycle_keeps_the_protocol_block_and_holds_back_the_agent_tool_config(m
     assert file_at(memrepo.repo, "HEAD", ".mcp.json") == mcp_json
     assert report.proposal_branch is not None
     assert "evil" in (file_at(memrepo.repo, report.proposal_branch, ".mcp.json") or "")
+
+
+def test_a_gitmem_block_is_never_written_through_a_folder_swapped_for_a_link(memrepo: GitRepo,
+                                                                             tmp_path: Path) -> None:
+    memrepo.commit_files({"docs/AGENTS.md": f"user text\n{BLOCK}\n"}, "agents")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "AGENTS.md").write_text("the human's file elsewhere\n")
+
+    def act(root: Path, memory, request) -> None:
+        (root / "docs" / "AGENTS.md").unlink()
+        (root / "docs").rmdir()
+        os.symlink(outside, root / "docs")
+
+    report = cycle(memrepo, act)
+    assert report.exit_code == ExitCode.OK
+    assert [p.name for p in outside.iterdir()] == ["AGENTS.md"]
+    assert (outside / "AGENTS.md").read_text() == "the human's file elsewhere\n"
+    assert file_at(memrepo.repo, "HEAD", "docs/AGENTS.md") == BLOCK + "\n"

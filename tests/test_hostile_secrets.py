@@ -231,3 +231,36 @@ def test_a_masked_name_never_goes_through_a_planted_link(tmp_path: Path) -> None
     result = scrub_paths(root, [f"{key}/x.txt"])
     assert result.paths == ["***__x.txt"] and (root / "***__x.txt").read_text() == "x\n"
     assert list(outside.iterdir()) == []
+
+
+def test_masking_a_utf16_file_never_writes_through_a_planted_temp_name(tmp_path: Path) -> None:
+    from gitmem.cycle.scrub import scrub_paths
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("the human's file\n")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "notes.txt").write_bytes(("token = " + KEYS["openai-project"] + "\n").encode("utf-16"))
+    os.symlink(outside, root / ".notes.txt.scrub")       # where the masked copy used to be written
+    scrub_paths(root, ["notes.txt"])
+    assert outside.read_text() == "the human's file\n"
+    assert (root / "notes.txt").read_bytes().decode("utf-16") == "token = ***\n"
+    assert os.path.islink(root / ".notes.txt.scrub")     # the agent's link is left as it was, to be committed
+
+
+@pytest.mark.parametrize("prefix", ["", "a", "ab", "key="])
+def test_an_environment_secret_is_masked_base64_or_url_encoded_too(prefix: str) -> None:
+    import base64
+    from urllib.parse import quote
+
+    value = "plain/secret+value=0123456789abcdef"           # no provider pattern matches it: only the env does
+    environ = {"ANTHROPIC_API_KEY": value}
+    values = secrets.env_values(environ)
+    assert values[0] == value
+    for encoded in (base64.b64encode((prefix + value).encode()), base64.urlsafe_b64encode((prefix + value).encode()),
+                    (prefix + quote(value, safe="")).encode()):
+        masked = secrets.redact_bytes(b"x " + encoded + b" y", values)
+        assert secrets.MASK.encode() in masked
+        middle = value[3:-3].encode()
+        assert not any(base64.b64encode(middle[i:i + 9]) in masked for i in range(3))
+        assert quote(value[3:-3], safe="").encode() not in masked

@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from gitmem import gitio
 from gitmem.cycle import protected
 from gitmem.cycle.guard import CycleGuard
-from gitmem.workspace import Clock
-from gitmem.workspace.writer import MemoryWriter, WriteRefused, atomic_write
+from gitmem.workspace import Clock, files
+from gitmem.workspace.files import FileRefused
+from gitmem.workspace.writer import MemoryWriter, WriteRefused
 
 SHOWN = 8          # protected paths named in a note or a decision; the branch has them all
 
@@ -72,14 +73,19 @@ def hold_back(guard: CycleGuard, paths: list[str], *, clock: Clock | None, remot
 def _keep_blocks(guard: CycleGuard, path: str, result: HeldBack) -> None:
     ws = guard.ws
     before = gitio.file_at(ws.repo, guard.start, path)
-    full = ws.root / path
-    after = full.read_bytes() if full.is_file() and not full.is_symlink() else None
+    try:
+        after = files.read(ws.root, path)
+    except FileRefused:           # a link, or a path through a folder the agent swapped for a link: not its text
+        after = None
     fixed = protected.keep_blocks(_text(before), _text(after) if after is not None else None)
     if fixed is None:
         return
-    if full.is_symlink():
-        full.unlink()
-    atomic_write(full, fixed.encode("utf-8", "surrogateescape"))
+    data = fixed.encode("utf-8", "surrogateescape")
+    try:
+        files.write(ws.root, path, data)
+    except FileRefused:           # put back as HEAD has it first: real folders on the way, no link to write through
+        gitio.restore_paths(ws.repo, [path])
+        files.write(ws.root, path, data)
     result.notes.append(f"reverted the agent's edit of the gitmem-managed block in {path} (only `gitmem init "
                         "--agent` writes it; the text around it is kept)")
 

@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from gitmem import secrets
 
@@ -52,26 +53,16 @@ def scrub_paths(root: Path, paths: list[str], *, allow: secrets.Allowlist | None
 
 
 def _scrub_file(full: Path, values: list[str], mode: int) -> bool:
-    with full.open("rb") as probe:
-        codec = secrets.utf16_codec(probe.read(4096))
-    if codec is not None:                     # UTF-16 text: masked as text, written back in its own encoding
-        data = full.read_bytes()
-        text = data.decode(codec, "replace")
-        clean = secrets.redact(text, values, mark=secrets.MASK)
-        if clean == text:
-            return False
-        bom = codec == "utf-16"
-        encoded = clean.encode(codec if not bom else ("utf-16-le" if data[:2] == b"\xff\xfe" else "utf-16-be"))
-        atomic = full.with_name(f".{full.name[:40]}.scrub")
-        atomic.write_bytes((data[:2] if bom else b"") + encoded)
-        os.chmod(atomic, mode)
-        os.replace(atomic, full)
-        return True
+    """Mask `full` into a fresh temp file beside it (never a name the agent could have planted), renamed over it
+    only when something was masked; the file itself is opened without following a link."""
     fd, tmp = tempfile.mkstemp(prefix=f".{full.name[:40]}.", suffix=".scrub", dir=full.parent)
     try:
         source_fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
         with os.fdopen(source_fd, "rb") as source, os.fdopen(fd, "wb") as sink:
-            changed = secrets.redact_stream(source, sink, values)
+            codec = secrets.utf16_codec(source.read(4096))
+            source.seek(0)
+            changed = (_redact_utf16(source, sink, codec, values) if codec is not None
+                       else secrets.redact_stream(source, sink, values))
         if changed:
             os.chmod(tmp, mode)
             os.replace(tmp, full)
@@ -80,6 +71,19 @@ def _scrub_file(full: Path, values: list[str], mode: int) -> bool:
         if os.path.exists(tmp):
             os.unlink(tmp)
     return False
+
+
+def _redact_utf16(source: BinaryIO, sink: BinaryIO, codec: str, values: list[str]) -> bool:
+    """UTF-16 text: masked as text, written back in its own encoding (and byte order mark)."""
+    data = source.read()
+    text = data.decode(codec, "replace")
+    clean = secrets.redact(text, values, mark=secrets.MASK)
+    if clean == text:
+        return False
+    bom = codec == "utf-16"
+    encoded = clean.encode(codec if not bom else ("utf-16-le" if data[:2] == b"\xff\xfe" else "utf-16-be"))
+    sink.write((data[:2] if bom else b"") + encoded)
+    return True
 
 
 def _rename(root: Path, rel: str, result: Scrubbed) -> str:

@@ -47,6 +47,8 @@ def restore_paths(repo: Repo, paths: Iterable[str]) -> None:
 
 def _remove(base: Path, rel: str) -> None:
     full = base / rel
+    if not _real_way(base, rel):
+        return                                  # a link or file where a folder was: nothing of the tree is there
     try:
         info = os.lstat(full)
     except FileNotFoundError:
@@ -62,6 +64,20 @@ def _remove(base: Path, rel: str) -> None:
         except OSError:
             break
         parent = parent.parent
+
+
+def _real_way(base: Path, rel: str) -> bool:
+    """Every folder on the way to `rel` is a real folder inside the tree (lstat of the full path would follow a
+    link planted on the way and reach outside)."""
+    current = base
+    for part in Path(rel).parts[:-1]:
+        current = current / part
+        try:
+            if not stat.S_ISDIR(os.lstat(current).st_mode):
+                return False
+        except FileNotFoundError:
+            return False
+    return True
 
 
 def _write(base: Path, rel: str, data: bytes, mode: int) -> None:
