@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from gitmem import secrets
+from gitmem.gitio.restore import no_link_on_the_way
 
 
 @dataclass
@@ -91,7 +92,7 @@ def _rename(root: Path, rel: str, result: Scrubbed) -> str:
     if not secrets.holds_secret(rel):
         return rel
     masked = secrets.redact(rel, secrets.env_values(), mark=secrets.MASK)
-    if not _real_folders(root, masked):
+    if not no_link_on_the_way(root, masked):
         masked = masked.replace("/", "__")           # a link or file sits where a folder would go: stay at the top
     target, number = masked, 1
     while os.path.lexists(root / target):
@@ -108,19 +109,6 @@ def _rename(root: Path, rel: str, result: Scrubbed) -> str:
         parent = parent.parent
     result.notes.append(f"renamed a file whose name held a secret to {target}")
     return target
-
-
-def _real_folders(root: Path, rel: str) -> bool:
-    """Every folder on the way to `rel` is absent or a real folder (never a link the agent planted)."""
-    current = root
-    for part in Path(rel).parts[:-1]:
-        current = current / part
-        try:
-            if not stat.S_ISDIR(os.lstat(current).st_mode):
-                return False
-        except FileNotFoundError:
-            return True
-    return True
 
 
 def _shown(rel: str) -> str:

@@ -47,7 +47,7 @@ def restore_paths(repo: Repo, paths: Iterable[str]) -> None:
 
 def _remove(base: Path, rel: str) -> None:
     full = base / rel
-    if not _real_way(base, rel):
+    if not no_link_on_the_way(base, rel):
         return                                  # a link or file where a folder was: nothing of the tree is there
     try:
         info = os.lstat(full)
@@ -66,9 +66,9 @@ def _remove(base: Path, rel: str) -> None:
         parent = parent.parent
 
 
-def _real_way(base: Path, rel: str) -> bool:
-    """Every folder on the way to `rel` is a real folder inside the tree (lstat of the full path would follow a
-    link planted on the way and reach outside)."""
+def no_link_on_the_way(base: Path, rel: str) -> bool:
+    """Every folder on the way to `rel` is a real folder or absent: no link or file the agent planted, through
+    which a path would reach outside the tree (lstat of the full path follows such a link)."""
     current = base
     for part in Path(rel).parts[:-1]:
         current = current / part
@@ -76,7 +76,7 @@ def _real_way(base: Path, rel: str) -> bool:
             if not stat.S_ISDIR(os.lstat(current).st_mode):
                 return False
         except FileNotFoundError:
-            return False
+            return True                         # nothing further down exists either
     return True
 
 
