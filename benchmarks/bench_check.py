@@ -91,7 +91,7 @@ def test_import_baseline(benchmark) -> None:
     assert benchmark.pedantic(run, rounds=7, iterations=1, warmup_rounds=1) == 0
 
 
-PAIRS = 30
+PAIRS = 21
 
 
 def interleaved_ratio(first: list[str], second: list[str], cwd: Path, pairs: int = PAIRS) -> dict[str, float]:

@@ -164,7 +164,8 @@ def _block_param(block: Any) -> dict[str, Any]:
         return {"type": "text", "text": block.text}
     if block.type == "tool_use":
         return {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
-    return block.model_dump(exclude_none=True)
+    dumped: dict[str, Any] = block.model_dump(exclude_none=True)
+    return dumped
 
 
 def _add_usage(total: dict[str, float], usage: Any) -> None:

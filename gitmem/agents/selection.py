@@ -58,4 +58,5 @@ def backend_for(config: Any, name_override: str | None = None, *, environ: Mappi
     factory = getattr(module, class_name, None)
     if factory is None:
         raise BackendChoiceError(f"{module_name} has no {class_name}; the {name} backend is not available")
-    return factory(config, **options)
+    backend: Backend = factory(config, **options)
+    return backend

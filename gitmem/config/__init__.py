@@ -207,7 +207,7 @@ def _plain_config(text: str, source: str) -> Config | None:
         return None
     warnings: list[str] = []
     try:
-        config = _build(Config, raw, source, "", warnings)
+        config: Config = _build(Config, raw, source, "", warnings)
         _validate(config, source, raw)
     except ConfigError:
         return None
@@ -227,7 +227,7 @@ def _full_config(text: str, source: str) -> Config:
     if raw is None:
         return Config()
     warnings: list[str] = []
-    config = _build(Config, raw, source, "", warnings)
+    config: Config = _build(Config, raw, source, "", warnings)
     config = replace(config, warnings=tuple(warnings))
     _validate(config, source, raw)
     return config

@@ -19,58 +19,60 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-# Submodules load on first use (PEP 562): `gitmem check` needs the repository, snapshots and history,
-# never remotes, rebases or commits, and every millisecond counts on the pre-commit path.
-_NAMES = {
-    "blobproof": ("blob_id", "derived"),
-    "commits": ("branch_exists", "commit_files", "commit_worktree", "create_branch",
-                "rebuild_index", "reset_hard", "reset_mixed", "restore_worktree", "switch_head", "worktree_files",
-                "write_tree_with"),
-    "history": ("Change", "Commit", "CommitInfo", "blob", "changes", "commit", "commits_since", "count_range",
-                "exists", "history", "is_ancestor", "is_ancestor_id", "merge_base", "remote_tips", "resolve",
-                "shallow_commits", "signature", "walk_range"),
-    "rebase": ("RebaseResult", "Resolver", "rebase_onto"),
-    "remote": ("GitCommandError", "checkout_branch", "fetch", "fetch_prefixed", "hooks_dir", "push",
-               "remote_branch_oid", "remote_names", "run_git", "set_config", "set_remote_branch", "token_config",
-               "upstream_of"),
-    "repository": ("Identity", "Repo", "RepoError", "config_value", "current_branch", "dirty_files", "git_dir",
-                   "head_id", "init_repo", "is_unborn", "open_repo", "references", "root", "state_dir",
-                   "state_dir_of", "user_identity", "work_tree"),
-    "restore": ("head_entry", "restore_paths"),
-    "state": ("StatePath", "common_dir", "has_object", "ignored", "references_all", "set_reference",
-              "state_paths", "tree_links"),
-    "staged": ("ChangedFile", "read_staged", "staged_files", "worktree_bytes", "worktree_changed"),
-    "snapshots": ("RenamedSnapshot", "Snapshot", "blob_size", "commit_snapshot", "file_at", "file_id_at",
-                  "index_snapshot",
-                  "same_blob", "staged_snapshot", "worktree_snapshot"),
-}
-_WHERE = {name: module for module, names in _NAMES.items() for name in names}
+# The git layer's public names, each written once. Callers use them as `gitio.NAME`; the module that defines
+# a name is found on first use (below), so this list is the whole facade.
+__all__ = [
+    "Change", "ChangedFile", "Commit", "CommitInfo", "GitCommandError", "Identity", "RebaseResult",
+    "RenamedSnapshot", "Repo", "RepoError", "Resolver", "Snapshot", "StatePath", "blob", "blob_id", "blob_size",
+    "branch_exists", "changes", "checkout_branch", "commit", "commit_files", "commit_snapshot", "commit_worktree",
+    "commits_since", "common_dir", "config_value", "count_range", "create_branch", "current_branch", "derived",
+    "dirty_files", "exists", "fetch", "fetch_prefixed", "file_at", "file_id_at", "git_dir", "has_object",
+    "head_entry", "head_id", "history", "hooks_dir", "ignored", "index_snapshot", "init_repo", "is_ancestor",
+    "is_ancestor_id", "is_unborn", "merge_base", "open_repo", "push", "read_staged", "rebase_onto", "rebuild_index",
+    "references", "references_all", "remote_branch_oid", "remote_names", "remote_tips", "reset_hard", "reset_mixed",
+    "resolve", "restore_paths", "restore_worktree", "root", "run_git", "same_blob", "set_config", "set_reference",
+    "set_remote_branch", "shallow_commits", "signature", "staged_files", "staged_snapshot", "state_dir",
+    "state_dir_of", "state_paths", "switch_head", "token_config", "tree_links", "upstream_of", "user_identity",
+    "walk_range", "work_tree", "worktree_bytes", "worktree_changed", "worktree_files", "worktree_snapshot",
+    "write_tree_with",
+]
+
+# Submodules load on first use (PEP 562), searched in this order: `gitmem check` finds everything it needs in
+# the first few (the repository, snapshots, history, the staged files) and never loads commits, remotes or
+# rebases; every millisecond counts on the pre-commit path.
+_SEARCH_ORDER = ("repository", "snapshots", "history", "staged", "blobproof", "state", "restore", "commits",
+                 "remote", "rebase")
 
 
 def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
+    if name not in __all__:
         raise AttributeError(f"module 'gitmem.gitio' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"gitmem.gitio.{module}"), name)
-    if inspect.isfunction(value):
-        value = _translating(value)
-    globals()[name] = value
-    return value
+    for module_name in _SEARCH_ORDER:
+        module = importlib.import_module(f"gitmem.gitio.{module_name}")
+        if name in vars(module):
+            value = _translating(vars(module)[name])
+            globals()[name] = value
+            return value
+    raise AttributeError(f"gitmem.gitio lists {name!r} but no submodule defines it")   # a bug: see test_gitio
 
 
-def _translating(func: Callable[..., Any]) -> Callable[..., Any]:
-    """`func` with git's own errors (a damaged index, a missing object) turned into RepoError: one line that
-    names the file and the fix, exit 2. Anything else passes through untouched: a bug stays a bug."""
-    @functools.wraps(func)
+def _translating(value: Any) -> Any:
+    """A function of the layer, with git's own errors (a damaged index, a missing object: pygit2.GitError)
+    turned into RepoError: one line that names the file and the fix, exit 2. Anything else passes through
+    untouched, so a bug stays a bug. Classes and constants are returned as they are."""
+    if not inspect.isfunction(value):
+        return value
+    import pygit2   # loaded already: the submodule that defines `value` imports it
+
+    from gitmem.gitio.repository import explained
+
+    @functools.wraps(value)
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
-            return func(*args, **kwargs)
-        except Exception as err:
-            from gitmem.gitio.repository import explained
-
+            return value(*args, **kwargs)
+        except pygit2.GitError as err:
             found = explained(err)
             if found is None:
                 raise
@@ -80,102 +82,17 @@ def _translating(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])
+    return sorted({*globals(), *__all__})
 
 
-if TYPE_CHECKING:   # for type checkers: the same names, imported eagerly
-    from gitmem.gitio.blobproof import blob_id, derived
-    from gitmem.gitio.commits import (
-        branch_exists,
-        commit_files,
-        commit_worktree,
-        create_branch,
-        rebuild_index,
-        reset_hard,
-        reset_mixed,
-        restore_worktree,
-        switch_head,
-        worktree_files,
-        write_tree_with,
-    )
-    from gitmem.gitio.history import (
-        Change,
-        Commit,
-        CommitInfo,
-        blob,
-        changes,
-        commit,
-        commits_since,
-        count_range,
-        exists,
-        history,
-        is_ancestor,
-        is_ancestor_id,
-        merge_base,
-        remote_tips,
-        resolve,
-        shallow_commits,
-        signature,
-        walk_range,
-    )
-    from gitmem.gitio.rebase import RebaseResult, Resolver, rebase_onto
-    from gitmem.gitio.remote import (
-        GitCommandError,
-        checkout_branch,
-        fetch,
-        fetch_prefixed,
-        hooks_dir,
-        push,
-        remote_branch_oid,
-        remote_names,
-        run_git,
-        set_config,
-        set_remote_branch,
-        token_config,
-        upstream_of,
-    )
-    from gitmem.gitio.repository import (
-        Identity,
-        Repo,
-        RepoError,
-        config_value,
-        current_branch,
-        dirty_files,
-        git_dir,
-        head_id,
-        init_repo,
-        is_unborn,
-        open_repo,
-        references,
-        root,
-        state_dir,
-        state_dir_of,
-        user_identity,
-        work_tree,
-    )
-    from gitmem.gitio.restore import head_entry, restore_paths
-    from gitmem.gitio.snapshots import (
-        RenamedSnapshot,
-        Snapshot,
-        blob_size,
-        commit_snapshot,
-        file_at,
-        file_id_at,
-        index_snapshot,
-        same_blob,
-        staged_snapshot,
-        worktree_snapshot,
-    )
-    from gitmem.gitio.staged import ChangedFile, read_staged, staged_files, worktree_bytes, worktree_changed
-    from gitmem.gitio.state import (
-        StatePath,
-        common_dir,
-        has_object,
-        ignored,
-        references_all,
-        set_reference,
-        state_paths,
-        tree_links,
-    )
-
-__all__ = sorted(_WHERE)
+if TYPE_CHECKING:   # for type checkers: every submodule's names, of which `__all__` exports the public ones
+    from gitmem.gitio.blobproof import *
+    from gitmem.gitio.commits import *
+    from gitmem.gitio.history import *
+    from gitmem.gitio.rebase import *
+    from gitmem.gitio.remote import *
+    from gitmem.gitio.repository import *
+    from gitmem.gitio.restore import *
+    from gitmem.gitio.snapshots import *
+    from gitmem.gitio.staged import *
+    from gitmem.gitio.state import *

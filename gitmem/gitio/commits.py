@@ -11,9 +11,7 @@ from pygit2.enums import FileStatus
 
 from gitmem.gitio.history import _resolve
 from gitmem.gitio.repository import Identity, Repo, RepoError, dirty_files, root, state_dir
-
-BLOB, EXECUTABLE, LINK = (int(pygit2.enums.FileMode.BLOB), int(pygit2.enums.FileMode.BLOB_EXECUTABLE),
-                          int(pygit2.enums.FileMode.LINK))
+from gitmem.gitio.snapshots import EXECUTABLE, LINK, REGULAR
 
 
 def _signature(identity: Identity) -> pygit2.Signature:
@@ -38,7 +36,7 @@ def write_tree_with(repo: Repo, base: str | None, files: dict[str, bytes | None]
             if path in index:
                 index.remove(path)
             continue
-        mode = pygit2.enums.FileMode((modes or {}).get(path, BLOB))
+        mode = pygit2.enums.FileMode((modes or {}).get(path, REGULAR))
         index.add(pygit2.IndexEntry(path, raw.create_blob(data), mode))
     return str(index.write_tree(raw))
 
@@ -79,7 +77,7 @@ def worktree_files(repo: Repo, paths: Iterable[str]) -> dict[str, tuple[bytes, i
         if full.is_symlink():
             found[rel] = (os.readlink(full).encode(), LINK)
         elif full.is_file():
-            found[rel] = (full.read_bytes(), EXECUTABLE if os.access(full, os.X_OK) else BLOB)
+            found[rel] = (full.read_bytes(), EXECUTABLE if os.access(full, os.X_OK) else REGULAR)
         else:
             found[rel] = None
     return found

@@ -12,9 +12,7 @@ from typing import cast
 import pygit2
 
 from gitmem.gitio.repository import Repo, root
-
-LINK = int(pygit2.enums.FileMode.LINK)
-EXECUTABLE = int(pygit2.enums.FileMode.BLOB_EXECUTABLE)
+from gitmem.gitio.snapshots import EXECUTABLE, LINK
 
 
 def head_entry(repo: Repo, path: str) -> tuple[bytes, int] | None:

@@ -24,11 +24,11 @@ def is_fence(line: str) -> bool:
 
 
 def _marks(data: AnyStr) -> tuple[AnyStr, ...]:
-    return FENCE_BYTE_MARKS if isinstance(data, bytes) else FENCE_MARKS  # type: ignore[return-value]
+    return FENCE_BYTE_MARKS if isinstance(data, bytes) else FENCE_MARKS
 
 
 def _newline(data: AnyStr) -> AnyStr:
-    return b"\n" if isinstance(data, bytes) else "\n"  # type: ignore[return-value]
+    return b"\n" if isinstance(data, bytes) else "\n"
 
 
 def _hits(data: AnyStr, prefix: AnyStr, start: int, end: int) -> Iterator[int]:

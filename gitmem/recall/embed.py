@@ -103,7 +103,8 @@ class StaticModel:
             ids[ids >= pad] = pad                  # a tokenizer may know a few more tokens than the table
             out[start:start + len(part)] = weighted[ids].sum(axis=1)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return np.divide(out, norms, out=out, where=norms > 0)
+        pooled: npt.NDArray[np.float32] = np.divide(out, norms, out=out, where=norms > 0)
+        return pooled
 
 
 def load(spec: str = SHIPPED, root: Path | None = None) -> StaticModel:

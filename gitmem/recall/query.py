@@ -195,6 +195,8 @@ def _entries(conn: sqlite3.Connection, expr: str, total: int, last_id: int) -> i
     Counting all of a common word's entries costs as much as the word is common (FTS5 walks them all,
     and so does fts5vocab); the first SAMPLE in row order and how far they reach give the density.
     """
+    count: int
+    reach: int | None
     count, reach = conn.execute("SELECT count(*), max(rowid) FROM (SELECT rowid FROM fts WHERE fts MATCH ?"
                                 " ORDER BY rowid LIMIT ?)", (expr, SAMPLE)).fetchone()
     if count < SAMPLE or not reach:

@@ -46,7 +46,7 @@ class Filter:
     since: float | None = None
     until: float | None = None
 
-    def where(self, alias: str = "d") -> tuple[str, list]:
+    def where(self, alias: str = "d") -> tuple[str, list[str | float]]:
         clauses: list[str] = ["1"]
         params: list[str | float] = []
         if self.workspaces is not None:
@@ -100,7 +100,7 @@ def expressions(query: Query) -> list[Stage]:
     return found
 
 
-def _stage_rows(conn: sqlite3.Connection, stage: Stage, where: str, params: list, limit: int) -> dict[int, float]:
+def _stage_rows(conn: sqlite3.Connection, stage: Stage, where: str, params: list[str | float], limit: int) -> dict[int, float]:
     """(doc id -> strength 0..1) for one stage.
 
     FTS5's bm25() walks every entry of every word to weigh it, then costs 10-20 us per match, so it runs

@@ -123,14 +123,14 @@ def _sync_whole(conn: sqlite3.Connection, full: _Source, workspace: str, role: s
     return True, lines, {"digest": digest}
 
 
-def _anchors(full: _Source, start: int, size: int) -> dict:
+def _anchors(full: _Source, start: int, size: int) -> dict[str, str]:
     """Hashes that prove bytes [start, start+size) unchanged: the first 4 KiB and the last WINDOW bytes."""
     window = max(start, start + size - WINDOW)
     return {"head": _sha(_read(full, start, min(HEAD, size))),
             "window": _sha(_read(full, window, start + size - window))}
 
 
-def _intact(full: _Source, start: int, size: int, state: dict) -> bool:
+def _intact(full: _Source, start: int, size: int, state: dict[str, Any]) -> bool:
     return start >= 0 and _anchors(full, start, size) == {"head": state["head"], "window": state["window"]}
 
 

@@ -82,7 +82,8 @@ def _aim(store: Store, model: StaticModel, text: str) -> tuple[Any, Any, float, 
         if len(store.aims) > 64:
             store.aims.clear()
         store.aims[text] = _compute_aim(store, model, text)
-    return store.aims[text]
+    aim: tuple[Any, Any, float, float] | None = store.aims[text]
+    return aim
 
 
 def _compute_aim(store: Store, model: StaticModel, text: str) -> tuple[Any, Any, float, float] | None:

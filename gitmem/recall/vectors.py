@@ -64,7 +64,8 @@ class Store:
         """All rows as float32, for stores small enough to score exactly (kept for the next query)."""
         if self._dense is None:
             self._dense = self.vec.astype("<f4") * self.scale[:, None]
-        return self._dense
+        dense: npt.NDArray[np.float32] = self._dense
+        return dense
 
     def bits(self) -> npt.NDArray[np.uint64]:
         """The sign bits word by word (words x rows, each word contiguous), kept for the next query."""
@@ -72,7 +73,8 @@ class Store:
 
         if self._bits is None:
             self._bits = np.ascontiguousarray(self.code.T)
-        return self._bits
+        bits: npt.NDArray[np.uint64] = self._bits
+        return bits
 
 
 def _columns(folder: Path, rows: int, dim: int, *, mode: Literal["r", "r+"] = "r") -> dict[str, Any]:

@@ -63,10 +63,9 @@ def _cumulative(dated: list[date], days: tuple[date, ...]) -> list[int]:
 
 def funnel(report: WorkspaceReport, days: tuple[date, ...]) -> dict[str, list[int]]:
     """Lessons opened, confirmed at least once, promoted and retired, counted up to the end of each day."""
-    picks = {"opened": lambda x: x.opened, "confirmed": lambda x: x.confirmed,
-             "promoted": lambda x: x.promoted, "retired": lambda x: x.retired}
-    return {name: _cumulative([d for lesson in report.lessons if (d := pick(lesson)) is not None], days)
-            for name, pick in picks.items()}
+    picks = ("opened", "confirmed", "promoted", "retired")
+    return {name: _cumulative([d for lesson in report.lessons if (d := getattr(lesson, name)) is not None], days)
+            for name in picks}
 
 
 def funnel_now(report: WorkspaceReport) -> dict[str, int]:

@@ -49,7 +49,8 @@ class Recording:
 
     def run(self, request: CycleRequest) -> AgentResult:
         self.prompts[request.cycle] = request.prompt_text()
-        return self.inner.run(request)
+        result: AgentResult = self.inner.run(request)
+        return result
 
 
 def run_demo(target: Path | None = None, *, emit: Callable[[str], None] = lambda line: None) -> DemoResult:

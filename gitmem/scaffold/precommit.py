@@ -123,7 +123,7 @@ def _hooks_offset(repos: Any, lines: list[str]) -> int:
     for repo in repos:
         hooks = repo.get("hooks") if isinstance(repo, dict) else None
         if isinstance(hooks, CommentedSeq) and hooks and not hooks.fa.flow_style():
-            key_column = repo.lc.key("hooks")[1]
+            key_column: int = repo.lc.key("hooks")[1]
             item_line = lines[hooks.lc.item(0)[0]]
             return max(0, len(item_line) - len(item_line.lstrip(" ")) - key_column)
     return 2
