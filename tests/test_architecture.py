@@ -152,3 +152,22 @@ def test_a_demonstration_of_the_rules_catches_what_they_forbid() -> None:
     assert any(isinstance(n, ast.Constant) and n.value == "GM905" for n in ast.walk(sample))
     returns = ast.parse("def f() -> pygit2.Commit: ...\ndef g() -> 'pygit2.Oid': ...\ndef h() -> str: ...")
     assert [f.name for f in public_functions(returns) if mentions_pygit2(f.returns)] == ["f", "g"]
+
+
+# Each command's module is named for its command (`cli/report.py` is `gitmem report`), so cli/ may share names.
+NAMED_FOR_COMMANDS = PACKAGE / "cli"
+
+
+def module_name_clashes(paths: list[Path], root: Path) -> list[str]:
+    """Module names outside cli/ that mean two things: two modules of one basename, or a module named as a package."""
+    packages = {p.parent.name for p in paths if p.name == "__init__.py" and p.parent != root}
+    seen: dict[str, list[str]] = {}
+    for path in paths:
+        if path.name != "__init__.py" and NAMED_FOR_COMMANDS.relative_to(PACKAGE) not in path.relative_to(root).parents:
+            seen.setdefault(path.stem, []).append(str(path.relative_to(root)))
+    return sorted(f"{name}: {', '.join(where)}" + (" and a package" if name in packages else "")
+                  for name, where in seen.items() if len(where) > 1 or name in packages)
+
+
+def test_no_module_name_means_two_things() -> None:
+    assert module_name_clashes(modules(), PACKAGE) == []

@@ -220,7 +220,7 @@ def test_cycle_numbers_cost_is_one_linear_pass() -> None:
 
 
 def test_close_permissions_allow_adding_and_retiring_rules_only() -> None:
-    from gitmem.close.guard import lesson_changes, rule_changes
+    from gitmem.close.commit_guard import lesson_changes, rule_changes
 
     before = "# RULES\n\n## Proven rules\n- R-01 · Old rule. (human)\n- R-02 · Kept rule. (human)\n\n## Retired\n"
     promoted = ("# RULES\n\n## Proven rules\n- R-02 · Kept rule. (human)\n"

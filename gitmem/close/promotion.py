@@ -10,7 +10,7 @@ from typing import Any
 
 from gitmem.close import gates as promote
 from gitmem.close.backing import Backs
-from gitmem.close.guard import write_together
+from gitmem.close.commit_guard import write_together
 from gitmem.close.llm import CloseModel
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons, rules

@@ -7,7 +7,7 @@ from datetime import date, datetime, time, timedelta
 
 from gitmem import gitio
 from gitmem.memory import decisions, lessons, rules
-from gitmem.report.history import read_log, scan
+from gitmem.report.log_scan import read_log, scan
 from gitmem.report.model import Close, Cycle, Decision, Lesson, Rule, WorkspaceReport
 from gitmem.secrets import env_values, redact
 from gitmem.workspace import Clock, Workspace
