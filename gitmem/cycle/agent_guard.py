@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from gitmem import gitio
 from gitmem.agents.base import AgentError
-from gitmem.cycle.gitstate import Change, FileState
+from gitmem.cycle.gitstate import FileState, StateChange
 from gitmem.cycle.protected import Protection
 from gitmem.cycle.reaper import Reaper
 from gitmem.secrets import scrub
@@ -102,7 +102,7 @@ class CycleGuard:
         self.notes.append(note)
         self.messages.append(note)
 
-    def _keep_aside(self, changes: list[Change]) -> str | None:
+    def _keep_aside(self, changes: list[StateChange]) -> str | None:
         state = gitio.state_dir(self.ws.repo)
         folder = state / ASIDE_DIR / f"cycle-{self.cycle}"
         kept = False
