@@ -197,3 +197,36 @@ def test_no_class_name_is_defined_twice_in_the_package() -> None:
     "Streak", marks=pytest.mark.xfail(strict=False, reason=STREAK_REWORK))])
 def test_rule_change_and_streak_are_each_defined_once(name: str) -> None:
     assert len(classes_defined(modules()).get(name, [])) == 1
+
+
+# Names a package's modules share on purpose, as one interface: each is the same job done for a different file.
+INTERFACES = {
+    # Every check module's entry point; run_checks imports the families by name and calls `check` on each.
+    "checks": {"check"},
+    # One module per memory file, each with the same shape (the writer parses whichever file it rewrites).
+    "memory": {"parse", "render", "parse_heading", "format_id"},
+}
+
+
+def packages() -> list[Path]:
+    return sorted(p.parent for p in PACKAGE.rglob("__init__.py"))
+
+
+def names_defined_twice(package: Path) -> dict[str, list[str]]:
+    """Public top-level classes and functions that two modules of one package define.
+
+    A `_private` helper is local to its module (nothing imports it), so two modules may each have their own.
+    """
+    shared = INTERFACES.get(package.name, set()) if package.parent == PACKAGE else set()
+    found: dict[str, list[str]] = {}
+    for path in sorted(package.glob("*.py")):
+        for node in tree(path).body:
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and not \
+                    node.name.startswith("_") and node.name not in shared:
+                found.setdefault(node.name, []).append(path.name)
+    return {name: where for name, where in found.items() if len(where) > 1}
+
+
+@pytest.mark.parametrize("package", packages(), ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_no_name_is_defined_in_two_modules_of_a_package(package: Path) -> None:
+    assert names_defined_twice(package) == {}

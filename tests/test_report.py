@@ -142,7 +142,7 @@ def _page_data(page: str) -> dict:
 
 
 def test_the_page_is_one_self_contained_file(whole: WorkspaceReport) -> None:
-    page = html.render([whole])
+    page = html.render_html([whole])
     assert page.startswith("<!doctype html>") and page.count("<script") == 3
     assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", page)
     assert "@import" not in page and "url(http" not in page
