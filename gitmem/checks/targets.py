@@ -338,7 +338,7 @@ def _commit_config(repo: gitio.Repo, commit: gitio.Commit, configs: dict[str | N
         brought = all(gitio.file_id_at(repo, parent, CONFIG_NAME) != key for parent in commit.parents)
         try:
             config = config_at(data, workspace=workspace, strict=False)
-            if brought and generations.of(commit, config.rules_version) >= codes.RULES:
+            if brought and generations.of(commit, config.rules_version) >= codes.RULES_VERSION:
                 config = config_at(data, workspace=workspace, strict=True)
         except ConfigError as err:
             raise ConfigError(f"commit {commit.short}: {err}") from None
