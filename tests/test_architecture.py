@@ -230,3 +230,32 @@ def names_defined_twice(package: Path) -> dict[str, list[str]]:
 @pytest.mark.parametrize("package", packages(), ids=lambda p: str(p.relative_to(PACKAGE.parent)))
 def test_no_name_is_defined_in_two_modules_of_a_package(package: Path) -> None:
     assert names_defined_twice(package) == {}
+
+
+def aliased_imports(module: ast.Module) -> list[str]:
+    """gitmem modules and names imported under another name: a search for the name then misses the use."""
+    found = []
+    for node in ast.walk(module):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] == "gitmem"):
+            found += [f"{node.lineno}: {alias.name} as {alias.asname}" for alias in node.names if alias.asname]
+        elif isinstance(node, ast.Import):
+            found += [f"{node.lineno}: {alias.name} as {alias.asname}" for alias in node.names
+                      if alias.asname and alias.name.split(".")[0] == "gitmem"]
+    return found
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_gitmem_names_are_imported_under_their_own_names(path: Path) -> None:
+    """An alias that dodges a clash hides the clash: rename one side instead."""
+    assert aliased_imports(tree(path)) == []
+
+
+def test_a_demonstration_of_the_naming_rules() -> None:
+    sample = ast.parse("from gitmem.close import gates as promote\nimport gitmem.codes as c\nfrom . import x as y\n"
+                       "import numpy as np\nfrom pathlib import Path as P\n")
+    assert [found.split(": ")[1] for found in aliased_imports(sample)] == ["gates as promote", "gitmem.codes as c",
+                                                                            "x as y"]
+    root = Path("pkg")
+    paths = [root / "__init__.py", root / "a" / "__init__.py", root / "a" / "guard.py", root / "b" / "__init__.py",
+             root / "b" / "guard.py", root / "b" / "a.py", root / "cli" / "__init__.py", root / "cli" / "b.py"]
+    assert module_name_clashes(paths, root) == ["a: b/a.py and a package", "guard: a/guard.py, b/guard.py"]

@@ -16,12 +16,12 @@ from typing import Any
 from gitmem import codes, gitio
 from gitmem.checks import generation
 from gitmem.checks.violation import Violation
-from gitmem.close import day as days
 from gitmem.close import day_report, writeup
-from gitmem.close import promotion as promoting
 from gitmem.close.backing import backing_for
 from gitmem.close.commit_guard import CloseError, changed_files, check_result, restore
+from gitmem.close.day import close_entries, closed_day, day_entries
 from gitmem.close.llm import CloseModel, available
+from gitmem.close.promotion import promote_live
 from gitmem.config import Config
 from gitmem.workspace import Clock, Workspace, files
 from gitmem.workspace.writer import MemoryWriter, WriteRefused
@@ -107,8 +107,8 @@ MAX_CATCH_UP = 7
 def days_to_close(log_text: str, today: date) -> tuple[list[date], int]:
     """Every day since the last close, oldest first, at most MAX_CATCH_UP (only today for the first close), and
     how many missed days before them are too old to catch up."""
-    last = days.close_entries(log_text)
-    last_day = days.closed_day(last[-1]) if last else None
+    last = close_entries(log_text)
+    last_day = closed_day(last[-1]) if last else None
     if last_day is None or last_day >= today:
         return [today], 0
     missed = (today - last_day).days
@@ -120,17 +120,17 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
            client: Any, skipped: int) -> CloseResult:
     tz = config.tzinfo()
     log_text = memory.read("log")
-    open_days = [d for d in wanted if not days.day_entries(log_text, d, tz)[1]]
+    open_days = [d for d in wanted if not day_entries(log_text, d, tz)[1]]
     if not open_days:
-        closes = days.day_entries(log_text, wanted[-1], tz)[1]
+        closes = day_entries(log_text, wanted[-1], tz)[1]
         where = f"{config.path('log')}:{closes[0].line}"
         return CloseResult(wanted[-1], "already-closed",
                            f"{wanted[-1].isoformat()} is already closed ({where}); nothing changed")
     ws = memory.workspace
     backs = backing_for(ws, log_text)
     model = CloseModel(config.close.model, client) if use_llm and (client is not None or available()) else None
-    promoted = promoting.promote_live(memory, config, model, today=moment.astimezone(tz).date(), backs=backs)
-    previous = days.close_entries(log_text)
+    promoted = promote_live(memory, config, model, today=moment.astimezone(tz).date(), backs=backs)
+    previous = close_entries(log_text)
     standing = day_report.Standing(day_report.parse_standing(previous[-1] if previous else None))
     result = CloseResult(open_days[-1], "closed", "", promoted=promoted.promoted,
                          not_promoted=promoted.not_promoted, decisions_filed=promoted.decisions_filed)
