@@ -259,3 +259,22 @@ def test_a_demonstration_of_the_naming_rules() -> None:
     paths = [root / "__init__.py", root / "a" / "__init__.py", root / "a" / "guard.py", root / "b" / "__init__.py",
              root / "b" / "guard.py", root / "b" / "a.py", root / "cli" / "__init__.py", root / "cli" / "b.py"]
     assert module_name_clashes(paths, root) == ["a: b/a.py and a package", "guard: a/guard.py, b/guard.py"]
+
+
+MODULE_MAP_LINE = re.compile(r"^\s+(\w+\.py)\s{2,}\S", re.M)     # `  day.py   reading the day ...`
+MODULE_MENTION = re.compile(r"(?<![\w/.])(\w+)\.py\b")
+
+
+@pytest.mark.parametrize("package", packages(), ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_a_package_docstring_names_its_real_modules(package: Path) -> None:
+    """Every `name.py` a package's docstring names is one of its modules; a module map lists all of them."""
+    text = ast.get_docstring(tree(package / "__init__.py")) or ""
+    real = {p.name for p in package.glob("*.py")} - {"__init__.py"}
+    assert {f"{name}.py" for name in MODULE_MENTION.findall(text)} - real == set()
+    listed = MODULE_MAP_LINE.findall(text)
+    if listed:
+        assert sorted(listed) == sorted(real)
+
+
+def test_the_close_package_has_a_module_map() -> None:
+    assert len(MODULE_MAP_LINE.findall(ast.get_docstring(tree(PACKAGE / "close" / "__init__.py")) or "")) > 5
