@@ -152,3 +152,129 @@ def test_a_demonstration_of_the_rules_catches_what_they_forbid() -> None:
     assert any(isinstance(n, ast.Constant) and n.value == "GM905" for n in ast.walk(sample))
     returns = ast.parse("def f() -> pygit2.Commit: ...\ndef g() -> 'pygit2.Oid': ...\ndef h() -> str: ...")
     assert [f.name for f in public_functions(returns) if mentions_pygit2(f.returns)] == ["f", "g"]
+
+
+# Each command's module is named for its command (`cli/report.py` is `gitmem report`), so cli/ may share names.
+NAMED_FOR_COMMANDS = PACKAGE / "cli"
+
+
+def module_name_clashes(paths: list[Path], root: Path) -> list[str]:
+    """Module names outside cli/ that mean two things: two modules of one basename, or a module named as a package."""
+    packages = {p.parent.name for p in paths if p.name == "__init__.py" and p.parent != root}
+    seen: dict[str, list[str]] = {}
+    for path in paths:
+        if path.name != "__init__.py" and NAMED_FOR_COMMANDS.relative_to(PACKAGE) not in path.relative_to(root).parents:
+            seen.setdefault(path.stem, []).append(str(path.relative_to(root)))
+    return sorted(f"{name}: {', '.join(where)}" + (" and a package" if name in packages else "")
+                  for name, where in seen.items() if len(where) > 1 or name in packages)
+
+
+def test_no_module_name_means_two_things() -> None:
+    assert module_name_clashes(modules(), PACKAGE) == []
+
+
+def classes_defined(paths: list[Path]) -> dict[str, list[str]]:
+    """Each top-level class name, and the modules (file:line) that define it."""
+    found: dict[str, list[str]] = {}
+    for path in paths:
+        for node in tree(path).body:
+            if isinstance(node, ast.ClassDef):
+                found.setdefault(node.name, []).append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    return found
+
+
+# Streak is defined in close/day.py and again in report/model.py until the streak rework lands; it has its own case.
+STREAK_REWORK = "Streak is made one class by the streak rework (close/day.py and report/model.py), not here"
+
+
+def test_no_class_name_is_defined_twice_in_the_package() -> None:
+    """A class name says which thing it is: `Rule` is the proven rule, not also a path pattern or a report row."""
+    twice = {name: where for name, where in classes_defined(modules()).items() if len(where) > 1 and name != "Streak"}
+    assert twice == {}
+
+
+@pytest.mark.parametrize("name", ["Rule", "Change", pytest.param(
+    "Streak", marks=pytest.mark.xfail(strict=False, reason=STREAK_REWORK))])
+def test_rule_change_and_streak_are_each_defined_once(name: str) -> None:
+    assert len(classes_defined(modules()).get(name, [])) == 1
+
+
+# Names a package's modules share on purpose, as one interface: each is the same job done for a different file.
+INTERFACES = {
+    # Every check module's entry point; run_checks imports the families by name and calls `check` on each.
+    "checks": {"check"},
+    # One module per memory file, each with the same shape (the writer parses whichever file it rewrites).
+    "memory": {"parse", "render", "parse_heading", "format_id"},
+}
+
+
+def packages() -> list[Path]:
+    return sorted(p.parent for p in PACKAGE.rglob("__init__.py"))
+
+
+def names_defined_twice(package: Path) -> dict[str, list[str]]:
+    """Public top-level classes and functions that two modules of one package define.
+
+    A `_private` helper is local to its module (nothing imports it), so two modules may each have their own.
+    """
+    shared = INTERFACES.get(package.name, set()) if package.parent == PACKAGE else set()
+    found: dict[str, list[str]] = {}
+    for path in sorted(package.glob("*.py")):
+        for node in tree(path).body:
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and not \
+                    node.name.startswith("_") and node.name not in shared:
+                found.setdefault(node.name, []).append(path.name)
+    return {name: where for name, where in found.items() if len(where) > 1}
+
+
+@pytest.mark.parametrize("package", packages(), ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_no_name_is_defined_in_two_modules_of_a_package(package: Path) -> None:
+    assert names_defined_twice(package) == {}
+
+
+def aliased_imports(module: ast.Module) -> list[str]:
+    """gitmem modules and names imported under another name: a search for the name then misses the use."""
+    found = []
+    for node in ast.walk(module):
+        if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0] == "gitmem"):
+            found += [f"{node.lineno}: {alias.name} as {alias.asname}" for alias in node.names if alias.asname]
+        elif isinstance(node, ast.Import):
+            found += [f"{node.lineno}: {alias.name} as {alias.asname}" for alias in node.names
+                      if alias.asname and alias.name.split(".")[0] == "gitmem"]
+    return found
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_gitmem_names_are_imported_under_their_own_names(path: Path) -> None:
+    """An alias that dodges a clash hides the clash: rename one side instead."""
+    assert aliased_imports(tree(path)) == []
+
+
+def test_a_demonstration_of_the_naming_rules() -> None:
+    sample = ast.parse("from gitmem.close import gates as promote\nimport gitmem.codes as c\nfrom . import x as y\n"
+                       "import numpy as np\nfrom pathlib import Path as P\n")
+    assert [found.split(": ")[1] for found in aliased_imports(sample)] == ["gates as promote", "gitmem.codes as c",
+                                                                            "x as y"]
+    root = Path("pkg")
+    paths = [root / "__init__.py", root / "a" / "__init__.py", root / "a" / "guard.py", root / "b" / "__init__.py",
+             root / "b" / "guard.py", root / "b" / "a.py", root / "cli" / "__init__.py", root / "cli" / "b.py"]
+    assert module_name_clashes(paths, root) == ["a: b/a.py and a package", "guard: a/guard.py, b/guard.py"]
+
+
+MODULE_MAP_LINE = re.compile(r"^\s+(\w+\.py)\s{2,}\S", re.M)     # `  day.py   reading the day ...`
+MODULE_MENTION = re.compile(r"(?<![\w/.])(\w+)\.py\b")
+
+
+@pytest.mark.parametrize("package", packages(), ids=lambda p: str(p.relative_to(PACKAGE.parent)))
+def test_a_package_docstring_names_its_real_modules(package: Path) -> None:
+    """Every `name.py` a package's docstring names is one of its modules; a module map lists all of them."""
+    text = ast.get_docstring(tree(package / "__init__.py")) or ""
+    real = {p.name for p in package.glob("*.py")} - {"__init__.py"}
+    assert {f"{name}.py" for name in MODULE_MENTION.findall(text)} - real == set()
+    listed = MODULE_MAP_LINE.findall(text)
+    if listed:
+        assert sorted(listed) == sorted(real)
+
+
+def test_the_close_package_has_a_module_map() -> None:
+    assert len(MODULE_MAP_LINE.findall(ast.get_docstring(tree(PACKAGE / "close" / "__init__.py")) or "")) > 5

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from gitmem.close import day as days
-from gitmem.close import gates as promote
+from gitmem.close import gates
 from gitmem.close.backing import backing_for, uncommitted
 from gitmem.memory import lessons, rules
 from tests.support.helpers import GitRepo
@@ -76,7 +76,7 @@ def test_no_promotion_from_repeated_or_earlier_cycles(world: World, happened: in
     write_lessons(world, lesson_with(happened, *confirmed))
     # The gate itself says no (not a later write refusing the file), and the close says why.
     backs = backing_for(world.git.ws(), world.read("LOG.md"))
-    found = promote.eligible(lessons.parse(world.read("LESSONS.md")), backs, 2)
+    found = gates.eligible(lessons.parse(world.read("LESSONS.md")), backs, 2)
     blocked = found.blocked
     assert found.candidates == [] and blocked == [f"L-0001 · Tests first: not eligible, {why}"]
     result = world.close(d(10), at(10, 23))
@@ -186,15 +186,15 @@ def test_live_recheck_skips_changed_or_vanished_lessons() -> None:
     log_text = "# LOG\n\n" + "\n\n".join(f"## 2026-11-10 0{c}:00 UTC · cycle {c} · built\n- Task: t\n- Result: r"
                                           for c in (1, 2, 3)) + "\n"
     backs = uncommitted(log_text)
-    found = promote.eligible(lessons.parse(text), backs, 2)
+    found = gates.eligible(lessons.parse(text), backs, 2)
     candidates = found.candidates
     assert [c.cycles for c in candidates] == [(2, 3)] and found.blocked == []
-    assert promote.recheck(candidates[0], lessons.parse(text), backs, 2) is None
+    assert gates.recheck(candidates[0], lessons.parse(text), backs, 2) is None
     edited = lessons.parse(text.replace("(cycle 3) — held", "(cycle 3) — held, edited"))
-    assert promote.recheck(candidates[0], edited, backs, 2) == "changed since the close read it"
-    assert promote.recheck(candidates[0], lessons.parse("# LESSONS\n"), backs, 2) == "vanished from LESSONS"
+    assert gates.recheck(candidates[0], edited, backs, 2) == "changed since the close read it"
+    assert gates.recheck(candidates[0], lessons.parse("# LESSONS\n"), backs, 2) == "vanished from LESSONS"
     shorter = uncommitted(log_text.split("\n\n## 2026-11-10 03:00")[0])
-    assert promote.recheck(candidates[0], lessons.parse(text), shorter, 2) == "1 of 2 confirmations count"
+    assert gates.recheck(candidates[0], lessons.parse(text), shorter, 2) == "1 of 2 confirmations count"
 
 
 def test_close_reports_and_now_plans_never_count_as_cycles() -> None:
@@ -220,7 +220,7 @@ def test_cycle_numbers_cost_is_one_linear_pass() -> None:
 
 
 def test_close_permissions_allow_adding_and_retiring_rules_only() -> None:
-    from gitmem.close.guard import lesson_changes, rule_changes
+    from gitmem.close.commit_guard import lesson_changes, rule_changes
 
     before = "# RULES\n\n## Proven rules\n- R-01 · Old rule. (human)\n- R-02 · Kept rule. (human)\n\n## Retired\n"
     promoted = ("# RULES\n\n## Proven rules\n- R-02 · Kept rule. (human)\n"

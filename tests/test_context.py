@@ -153,7 +153,7 @@ def test_a_big_log_is_read_from_its_tail_only(memrepo: GitRepo, monkeypatch: pyt
     part = build_request(Workspace.at(memrepo.path, config)).parts[3]
     assert part.text == lines_of(memrepo, part.source)
     assert part.text.startswith("## 2026-01-03 01:58 UTC · cycle 2998 · built")
-    assert (memrepo.path / ".git" / "gitmem" / tailread.CACHE_NAME).is_file()
+    assert (memrepo.path / ".git" / "gitmem" / tailread.LINES_CACHE).is_file()
     # With the line count cached, appending and rebuilding counts only the new bytes.
     counted: list[int] = []
     real_count = tailread._count

@@ -12,7 +12,7 @@ import pytest
 from gitmem.cycle.protected import DEFAULTS, Protection, blocks, has_managed_blocks, keep_blocks
 from gitmem.errors import ExitCode
 from gitmem.memory import decisions
-from gitmem.scaffold.agents import begin, end
+from gitmem.scaffold.agent_clis import begin, end
 from gitmem.scaffold.init import init
 from tests.support.cycle_support import file_at, is_clean
 from tests.support.helpers import GitRepo

@@ -11,7 +11,7 @@ import tomlkit
 from gitmem.checks.targets import check_worktree
 from gitmem.errors import ExitCode
 from gitmem.memory import rules
-from gitmem.scaffold.agents import AGENTS, begin, claude_allow_list, end, put_block
+from gitmem.scaffold.agent_clis import AGENTS, begin, claude_allow_list, end, put_block
 from gitmem.scaffold.init import init
 from gitmem.sessions.protocol import AGENT_COMMANDS, claude_cycle_command, tool_names
 from tests.support.helpers import GitRepo
@@ -115,7 +115,7 @@ def test_the_protocol_block_is_added_below_the_users_text_and_updated_in_place(t
 
 
 def test_an_unclosed_block_is_a_problem_not_a_guess() -> None:
-    from gitmem.scaffold.agents import SetupProblem
+    from gitmem.scaffold.agent_clis import SetupProblem
 
     with pytest.raises(SetupProblem, match="not closed"):
         put_block(f"intro\n{begin('protocol')}\nhalf a block\n", "new body")

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.close.report import reverts
+from gitmem.close.day_report import reverts
 from gitmem.cycle.permissions import is_revert_note
 from gitmem.cycle.postflight import context_note, usage_line
 from gitmem.memory import log
-from gitmem.report import build, evidence, history, html, summary
+from gitmem.report import build, evidence, html, log_scan, summary
 from gitmem.report.collect import collect
 from gitmem.report.model import WorkspaceReport
 from gitmem.workspace import Workspace
@@ -71,7 +71,7 @@ def test_evidence_is_read_only_from_the_evidence_field() -> None:
 def test_the_scan_agrees_with_the_full_parser(ninety: GitRepo) -> None:
     text = ninety.read("LOG.md")
     parsed = log.parse(text)
-    scanned = history.scan(text)
+    scanned = log_scan.scan(text)
     assert [(c.number, c.when, c.outcome) for c in scanned.cycles] == [
         (e.cycle, e.when.moment, e.outcome) for e in parsed.cycles]
     assert [c.reverts for c in scanned.cycles] == [len(reverts(e)) for e in parsed.cycles]
@@ -84,18 +84,18 @@ def test_the_scan_agrees_with_the_full_parser(ninety: GitRepo) -> None:
 
 def test_a_late_window_reads_only_the_end_of_log(ninety: GitRepo) -> None:
     start = planted.NOW - timedelta(days=3)
-    tail = history.read_log(ninety.path, "LOG.md", start, block=4096)
-    whole = history.read_log(ninety.path, "LOG.md", None)
+    tail = log_scan.read_log(ninety.path, "LOG.md", start, block=4096)
+    whole = log_scan.read_log(ninety.path, "LOG.md", None)
     assert whole.endswith(tail) and len(tail) < len(whole) // 5
-    assert history.scan(tail, start).cycles == history.scan(whole, start).cycles
-    assert history.read_log(ninety.path, "missing.md", None) == ""
+    assert log_scan.scan(tail, start).cycles == log_scan.scan(whole, start).cycles
+    assert log_scan.read_log(ninety.path, "missing.md", None) == ""
 
 
 def test_malformed_or_impossible_headings_add_nothing() -> None:
     text = ("# LOG\n\n## 2026-02-30 10:00 UTC · cycle 1 · built\n- Evidence: runner: reverted a rewrite\n\n"
             "## 2026-03-01 10:00 +01:00 · cycle 2 · built\n- Evidence: tokens: input 1, output 1, total 2\n\n"
             "## not a heading\n- Evidence: runner: reverted something\n")
-    scanned = history.scan(text)
+    scanned = log_scan.scan(text)
     assert [(c.number, c.reverts, c.tokens) for c in scanned.cycles] == [(2, 0, 2)]
     assert scanned.cycles[0].when.utcoffset() == timedelta(hours=1)
 
@@ -142,7 +142,7 @@ def _page_data(page: str) -> dict:
 
 
 def test_the_page_is_one_self_contained_file(whole: WorkspaceReport) -> None:
-    page = html.render([whole])
+    page = html.render_html([whole])
     assert page.startswith("<!doctype html>") and page.count("<script") == 3
     assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", page)
     assert "@import" not in page and "url(http" not in page

@@ -22,9 +22,9 @@ class CheckInput:
     others: tuple[Snapshot, ...] = ()    # a merge's other parents, under the new config's names
 
 
-# Each rule family and the roles whose change can affect it (RULES provenance reads LESSONS).
-FAMILIES = (("now", ("now",)), ("decisions", ("decisions",)), ("log", ("log",)), ("lessons", ("lessons",)),
-            ("rules", ("rules", "lessons")))
+# Each rule family's module and the roles whose change can affect it (RULES provenance reads LESSONS).
+FAMILIES = (("now_checks", ("now",)), ("decisions_checks", ("decisions",)), ("log_checks", ("log",)),
+            ("lessons_checks", ("lessons",)), ("rules_checks", ("rules", "lessons")))
 
 
 def run_checks(inp: CheckInput) -> list[Violation]:

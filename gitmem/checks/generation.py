@@ -1,6 +1,6 @@
 """Which rules a commit was made under, so that `verify` holds each commit to the rules of its time.
 
-A release that adds rules bumps `gitmem.codes.RULES`. A commit is made under the newest generation named by
+A release that adds rules bumps `gitmem.codes.RULES_VERSION`. A commit is made under the newest generation named by
 its gitmem.yaml (`rules_version`, which a new repository's template sets to the newest), by a `Gitmem-Rules: N`
 trailer (every cycle and close commit carries one), or by any of its ancestors: once a repository has a commit
 made under the new rules, everything after it is held to them, whoever commits, and lowering the key later
@@ -22,7 +22,7 @@ _TRAILER_RE = re.compile(rf"^{TRAILER}: *(\d{{1,6}}) *$", re.M)
 
 def trailer() -> str:
     """The trailer line gitmem's own commits carry."""
-    return f"{TRAILER}: {codes.RULES}"
+    return f"{TRAILER}: {codes.RULES_VERSION}"
 
 
 def named(message: str) -> int:
@@ -54,7 +54,7 @@ class Generations:
             return self._known[commit_id]
         chain, best = [], 1
         current: str | None = commit_id
-        while current is not None and current not in self._known and best < codes.RULES:
+        while current is not None and current not in self._known and best < codes.RULES_VERSION:
             commit = gitio.commit(self.repo, current)
             chain.append(current)
             best = max(best, named(commit.message))

@@ -87,7 +87,7 @@ def check(inp: CheckInput) -> list[Violation]:
             found += [Violation(path, line + first_line - 1, code, message, hint)
                       for line, code, message, hint in reported]
         found += _control(inp, path, data, part, start)
-        if role != "log":          # LOG's fences are judged with its appended entries (gitmem.checks.log)
+        if role != "log":          # LOG's fences are judged with its appended entries (gitmem.checks.log_checks)
             found += _fence_left_open(inp, path, data, start, end)
     return found
 

@@ -151,7 +151,7 @@ def _fence_hint(ws: Workspace, old: Snapshot, new: Snapshot) -> None:
     size = old.prefix_length(path, data) if data is not None else None
     if data is None or size is None or data[size - 1:size] not in (b"\n", b""):
         return
-    from gitmem.checks.log import FENCE_OPEN_AT_END
+    from gitmem.checks.log_checks import FENCE_OPEN_AT_END
     from gitmem.workspace.tail import cached_fence_state
 
     state = cached_fence_state(ws.state_dir, path, data, size)
@@ -338,7 +338,7 @@ def _commit_config(repo: gitio.Repo, commit: gitio.Commit, configs: dict[str | N
         brought = all(gitio.file_id_at(repo, parent, CONFIG_NAME) != key for parent in commit.parents)
         try:
             config = config_at(data, workspace=workspace, strict=False)
-            if brought and generations.of(commit, config.rules_version) >= codes.RULES:
+            if brought and generations.of(commit, config.rules_version) >= codes.RULES_VERSION:
                 config = config_at(data, workspace=workspace, strict=True)
         except ConfigError as err:
             raise ConfigError(f"commit {commit.short}: {err}") from None

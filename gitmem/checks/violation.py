@@ -15,7 +15,7 @@ class Violation:
     code: str
     message: str
     hint: str = ""
-    # The rules generation of the variant or check that found it, when later than its code's (gitmem.codes.RULES).
+    # The rules version (gitmem.codes.RULES_VERSION) of the variant or check that found it, when later than its code's.
     since: int = field(default=1, compare=False)
 
     @classmethod

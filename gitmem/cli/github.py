@@ -34,7 +34,7 @@ def prepare(branch: str, remote: str) -> int:
     Exit 0 on the branch; 2 HEAD is detached or unborn, the tree is dirty, or the branches diverged.
     """
     from gitmem.gitio import RepoError, open_repo
-    from gitmem.publish import pullrequest as prmode
+    from gitmem.publish import pullrequest
     from gitmem.publish.github_api import GitHubError, GitHubSetupError, client_from_env
 
     try:
@@ -52,7 +52,7 @@ def prepare(branch: str, remote: str) -> int:
             return True
 
     try:
-        done = prmode.prepare_branch(open_repo(), branch=branch, remote=remote,
+        done = pullrequest.prepare_branch(open_repo(), branch=branch, remote=remote,
                                      is_open=is_open if client is not None else None)
     except RepoError as err:
         click.echo(f"gitmem github prepare: {scrub(str(err))}", err=True)
@@ -80,32 +80,32 @@ def pr(phase: str, branch: str | None, base: str | None, remote: str, workspace:
     API call failed: the commits are safe on a branch.
     """
     from gitmem import gitio
-    from gitmem.publish import pullrequest as prmode
+    from gitmem.publish import pullrequest
     from gitmem.publish.github_api import GitHubError, client_from_env
     from gitmem.views.pending import pending
 
     ws = open_workspace(workspace)
     here = gitio.current_branch(ws.repo)
-    branch = branch or (here if here and prmode.recorded_base(ws.repo, here) else DEFAULT_BRANCH)
-    base = base or prmode.recorded_base(ws.repo, branch) or os.environ.get("GITHUB_REF_NAME") or "main"
+    branch = branch or (here if here and pullrequest.recorded_base(ws.repo, here) else DEFAULT_BRANCH)
+    base = base or pullrequest.recorded_base(ws.repo, branch) or os.environ.get("GITHUB_REF_NAME") or "main"
     if base == branch:
         raise click.UsageError("the PR base cannot be the memory branch itself; pass --base (e.g. main)")
     try:
-        pushed = prmode.publish_branch(ws.repo, ws.config, branch=branch, remote=remote)
+        pushed = pullrequest.publish_branch(ws.repo, ws.config, branch=branch, remote=remote)
         for message in pushed.messages:
             click.echo(f"gitmem github pr: {message}", err=True)
         if not pushed.ok:
             where = pushed.side_branch or f"local {branch}"
             click.echo(f"gitmem github pr: the push did not land; the commits are on {where}", err=True)
             return ExitCode.SALVAGED
-        commits = prmode.proposed_commits(ws.repo, remote, base)
+        commits = pullrequest.proposed_commits(ws.repo, remote, base)
     except gitio.RepoError as err:
         click.echo(f"gitmem github pr: {scrub(str(err))}", err=True)
         return err.exit_code
     if not commits:
         click.echo(f"nothing to propose: {branch} adds no commit to {base}")
         return ExitCode.OK
-    title, body = prmode.pr_text(ws.read("log"), pending(ws), commits, phase=phase, branch=branch, base=base)
+    title, body = pullrequest.pr_text(ws.read("log"), pending(ws), commits, phase=phase, branch=branch, base=base)
     try:
         opened = client_from_env(os.environ).open_or_update(head=branch, base=base, title=title, body=body)
     except GitHubError as err:

@@ -10,7 +10,7 @@ from gitmem.cli.common import json_option
 from gitmem.errors import ExitCode
 
 PRE_COMMIT_INSTALL = "pre-commit install --hook-type pre-commit --hook-type pre-push"
-AGENTS = ("claude", "codex", "cursor")        # gitmem.scaffold.agents.AGENTS (this module loads only click)
+AGENTS = ("claude", "codex", "cursor")        # gitmem.scaffold.agent_clis.AGENTS (this module loads only click)
 
 
 def next_step(plain_hooks: bool, hooks: list[str]) -> str:

@@ -44,8 +44,8 @@ def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since:
     Hybrid mode also finds entries that say the same in other words.
     The index lives in .git/gitmem/ and updates itself, including uncommitted edits.
     """
+    import gitmem.recall
     from gitmem.cli.common import progress
-    from gitmem.recall import rebuild as rebuild_index
     from gitmem.recall import rebuild_size, search
 
     if workspace and all_workspaces:
@@ -56,7 +56,7 @@ def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since:
     if rebuild:
         # A bar on a terminal only (never in pipes or CI); counting the commits costs nothing otherwise.
         with progress(lambda: rebuild_size(ws), "rebuilding the recall index") as advance:
-            rebuild_index(ws, advance)
+            gitmem.recall.rebuild(ws, advance)  # `rebuild` is the option's flag here
     cuts = {"min_score": 0.0, "gap": 1.0} if show_all else {"min_score": min_score}
     hits = search(ws, " ".join(query), kinds=list(kinds) or None, since=since, until=until,
                   limit=limit, all_workspaces=all_workspaces, mode=mode, **cuts)

@@ -1,17 +1,19 @@
 """The daily close: report the day, flag its problems, plan tomorrow, promote proven lessons to rules.
 
 `run_close` is the library entry point (the CLI, the demo and tests call it). The parts:
-  day.py        reading the day from LOG, NOW and DECISIONS, newest end first; the Rule 0 streak
-  promote.py    the promotion gates and plan (pure: text in, decisions out)
-  promoting.py  the live re-check and the one write of RULES and LESSONS; conflicts to DECISIONS
-  report.py     the report and tomorrow's plan, from the data alone
-  llm.py        optional wording by `close.model` (rules, contradictions, prose); it decides nothing
-  guard.py      what the close may change, checked before its one commit; restore on failure
-  run.py        the order of it all, the lock, the commit, the push
+  day.py           reading the day from LOG, NOW and DECISIONS, newest end first; the Rule 0 streak
+  backing.py       which Confirmed lines history backs (the commit that added one also logged its cycle)
+  gates.py         the promotion gates and plan (pure: text in, decisions out)
+  promotion.py     the live re-check and the one write of RULES and LESSONS; conflicts to DECISIONS
+  day_report.py    the report and tomorrow's plan, from the data alone
+  writeup.py       one day's write-up: its facts, Rule 0 streaks with their lessons, standing conditions, the plan
+  llm.py           optional wording by `close.model` (rules, contradictions, prose); it decides nothing
+  commit_guard.py  what the close may change, checked before its one commit; restore on failure
+  run.py           the order of it all, the lock, the commit, the push
 """
 from __future__ import annotations
 
-from gitmem.close.guard import CloseError
+from gitmem.close.commit_guard import CloseError
 from gitmem.close.run import CloseResult, run_close
 
 __all__ = ["CloseError", "CloseResult", "run_close"]

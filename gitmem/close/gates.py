@@ -137,8 +137,8 @@ def rule_text_problem(text: str) -> str | None:
     return None
 
 
-def plan(candidates: list[Candidate], doc: RulesDoc, *, texts: dict[str, str],
-         conflicts: dict[str, list[tuple[str, str]]], max_promotions: int, max_rules: int) -> Plan:
+def plan_promotions(candidates: list[Candidate], doc: RulesDoc, *, texts: dict[str, str],
+                    conflicts: dict[str, list[tuple[str, str]]], max_promotions: int, max_rules: int) -> Plan:
     """Decide, lesson by lesson, what to promote. `texts` are the one-line rules (Rule: lines or the model's).
 
     Nothing is truncated: a lesson that cannot be promoted is listed with the reason.

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from gitmem.close import gates as promote
+from gitmem.close import gates
 from gitmem.close.backing import Backs
-from gitmem.close.guard import write_together
+from gitmem.close.commit_guard import write_together
 from gitmem.close.llm import CloseModel
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons, rules
@@ -33,14 +33,14 @@ def promote_live(memory: MemoryWriter, config: Config, model: CloseModel | None,
     """Gates first (code), then wording (model or Rule: line), then a live re-check, then one write."""
     result = Outcome()
     needed = config.close.confirmations
-    found = promote.eligible(lessons.parse(memory.read("lessons")), backs, needed)
+    found = gates.eligible(lessons.parse(memory.read("lessons")), backs, needed)
     first = found.candidates
     result.not_promoted += found.blocked
     result.unbacked = found.unbacked
     if not first:
         result.lines = list(found.blocked)
         return result
-    texts = promote.offline_texts(first)
+    texts = gates.offline_texts(first)
     conflicts: dict[str, list[tuple[str, str]]] = {}
     if model is not None:
         texts, conflicts = model.rules(first, rules.parse(memory.read("rules")).proven, texts)
@@ -52,22 +52,23 @@ def promote_live(memory: MemoryWriter, config: Config, model: CloseModel | None,
         result.not_promoted.append(f"no promotion: {' and '.join(damaged)} has format problems; run `gitmem check`")
         result.lines = list(result.not_promoted)
         return result
-    still: list[promote.Candidate] = []
+    still: list[gates.Candidate] = []
     for candidate in first:
-        why = promote.recheck(candidate, lessons_doc, backs, needed)
+        why = gates.recheck(candidate, lessons_doc, backs, needed)
         if why:
             result.not_promoted.append(f"{candidate.lesson.id} · {candidate.lesson.title}: skipped, {why}")
             continue
         live = lessons_doc.find(candidate.lesson.id)
         assert live is not None
-        still.append(promote.Candidate(live, promote.gate(live, backs, needed).cycles))
-    planned = promote.plan(still, rules_doc, texts=texts, conflicts=conflicts,
-                           max_promotions=config.close.max_promotions, max_rules=config.limits.proven_rules_max)
+        still.append(gates.Candidate(live, gates.gate(live, backs, needed).cycles))
+    planned = gates.plan_promotions(still, rules_doc, texts=texts, conflicts=conflicts,
+                                    max_promotions=config.close.max_promotions,
+                                    max_rules=config.limits.proven_rules_max)
     file_conflicts(memory, planned, texts, rules_doc, result)
     result.rules_full = planned.full
     result.not_promoted += planned.notes
     if planned.promote:
-        new_rules, new_lessons = promote.apply(rules_doc, lessons_doc, planned.promote, today)
+        new_rules, new_lessons = gates.apply(rules_doc, lessons_doc, planned.promote, today)
         refused = write_together(memory, {"lessons": lessons.render(new_lessons), "rules": rules.render(new_rules)})
         if refused:
             result.refused = f"promotions refused by the checks: {refused}"
@@ -86,7 +87,7 @@ def promote_live(memory: MemoryWriter, config: Config, model: CloseModel | None,
     return result
 
 
-def file_conflicts(memory: MemoryWriter, planned: promote.Plan, texts: dict[str, str], rules_doc: rules.RulesDoc,
+def file_conflicts(memory: MemoryWriter, planned: gates.Plan, texts: dict[str, str], rules_doc: rules.RulesDoc,
                    result: Outcome) -> None:
     """A contradiction no Supersedes line settles goes to the human; the close does not pick a side."""
     pending = {d.title: d.id for d in decisions.parse(memory.read("decisions")).pending}
@@ -110,5 +111,5 @@ def file_conflicts(memory: MemoryWriter, planned: promote.Plan, texts: dict[str,
             said = f"filed {item.id} for the human"
         else:
             said = f"{pending[title]} already asks the human"
-        planned.notes[planned.conflict_notes[lesson.id]] = promote.conflict_note(lesson, contradicted[lesson.id],
-                                                                                 said)
+        planned.notes[planned.conflict_notes[lesson.id]] = gates.conflict_note(lesson, contradicted[lesson.id],
+                                                                               said)

@@ -16,12 +16,12 @@ from typing import Any
 from gitmem import codes, gitio
 from gitmem.checks import generation
 from gitmem.checks.violation import Violation
-from gitmem.close import day as days
-from gitmem.close import promotion as promoting
-from gitmem.close import report, writeup
+from gitmem.close import day_report, writeup
 from gitmem.close.backing import backing_for
-from gitmem.close.guard import CloseError, changed_files, check_result, restore
+from gitmem.close.commit_guard import CloseError, changed_files, check_result, restore
+from gitmem.close.day import close_entries, closed_day, day_entries
 from gitmem.close.llm import CloseModel, available
+from gitmem.close.promotion import promote_live
 from gitmem.config import Config
 from gitmem.workspace import Clock, Workspace, files
 from gitmem.workspace.writer import MemoryWriter, WriteRefused
@@ -107,8 +107,8 @@ MAX_CATCH_UP = 7
 def days_to_close(log_text: str, today: date) -> tuple[list[date], int]:
     """Every day since the last close, oldest first, at most MAX_CATCH_UP (only today for the first close), and
     how many missed days before them are too old to catch up."""
-    last = days.close_entries(log_text)
-    last_day = days.closed_day(last[-1]) if last else None
+    last = close_entries(log_text)
+    last_day = closed_day(last[-1]) if last else None
     if last_day is None or last_day >= today:
         return [today], 0
     missed = (today - last_day).days
@@ -120,25 +120,25 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
            client: Any, skipped: int) -> CloseResult:
     tz = config.tzinfo()
     log_text = memory.read("log")
-    open_days = [d for d in wanted if not days.day_entries(log_text, d, tz)[1]]
+    open_days = [d for d in wanted if not day_entries(log_text, d, tz)[1]]
     if not open_days:
-        closes = days.day_entries(log_text, wanted[-1], tz)[1]
+        closes = day_entries(log_text, wanted[-1], tz)[1]
         where = f"{config.path('log')}:{closes[0].line}"
         return CloseResult(wanted[-1], "already-closed",
                            f"{wanted[-1].isoformat()} is already closed ({where}); nothing changed")
     ws = memory.workspace
     backs = backing_for(ws, log_text)
     model = CloseModel(config.close.model, client) if use_llm and (client is not None or available()) else None
-    promoted = promoting.promote_live(memory, config, model, today=moment.astimezone(tz).date(), backs=backs)
-    previous = days.close_entries(log_text)
-    standing = report.Standing(report.parse_standing(previous[-1] if previous else None))
+    promoted = promote_live(memory, config, model, today=moment.astimezone(tz).date(), backs=backs)
+    previous = close_entries(log_text)
+    standing = day_report.Standing(day_report.parse_standing(previous[-1] if previous else None))
     result = CloseResult(open_days[-1], "closed", "", promoted=promoted.promoted,
                          not_promoted=promoted.not_promoted, decisions_filed=promoted.decisions_filed)
     roadmap_text = memory.read("roadmap")
     for index, day in enumerate(open_days):
         last = index == len(open_days) - 1
         facts, as_of = writeup.facts_of(memory, config, day, moment)
-        problems = report.cycle_problems(facts)
+        problems = day_report.cycle_problems(facts)
         if index == 0 and skipped:
             problems.append(f"the closes of {skipped} earlier day(s) were missed and are not written up: a close "
                             f"catches up at most {MAX_CATCH_UP} days")
@@ -155,8 +155,8 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
             if written is not None:
                 summary, plan = written[0], (written[1], written[2])
             result.llm = model.usage.describe(model.model)
-        fields = report.close_fields(facts, problems=problems, promotion_lines=promotion_lines, plan=plan,
-                                     summary=summary, standing=standing.current, as_of=as_of)
+        fields = day_report.close_fields(facts, problems=problems, promotion_lines=promotion_lines, plan=plan,
+                                         summary=summary, standing=standing.current, as_of=as_of)
         memory.add_close_entry(fields)
         result.days.append(day.isoformat())
         result.reports.append(fields)
@@ -165,7 +165,7 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
             result.counts, result.problems, result.report = facts.counts(), problems, fields
             assert plan is not None
             result.plan = f"{plan[0]} — why: {plan[1]}"
-            memory.add_plan_block(plan_for=day + timedelta(days=1), **report.plan_block(facts, plan))
+            memory.add_plan_block(plan_for=day + timedelta(days=1), **day_report.plan_block(facts, plan))
             caught = f" (and {len(open_days) - 1} earlier day(s) caught up)" if len(open_days) > 1 else ""
             result.message = f"closed {day.isoformat()}: {facts.counts_line()}{caught}"
     return result
@@ -178,10 +178,10 @@ def _template(memory: MemoryWriter) -> str:
     return found.decode("utf-8", "replace") if found is not None else DEFAULT_PROSE
 
 
-def _facts_for_model(facts: report.DayFacts, problems: list[str], promotions: list[str],
+def _facts_for_model(facts: day_report.DayFacts, problems: list[str], promotions: list[str],
                      plan: tuple[str, str]) -> dict[str, Any]:
     """What the model may word: the facts, never a decision."""
-    return {"day": facts.day.isoformat(), "cycles": facts.counts_line(), "done": report.done_lines(facts),
+    return {"day": facts.day.isoformat(), "cycles": facts.counts_line(), "done": day_report.done_lines(facts),
             "waiting": [w.describe() for w in facts.waiting], "problems": problems, "promotions": promotions,
             "human_notes": list(facts.human_notes), "offline_plan": {"task": plan[0], "why": plan[1]}}
 

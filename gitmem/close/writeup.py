@@ -4,27 +4,35 @@ from __future__ import annotations
 
 from datetime import date, datetime, timedelta
 
-from gitmem.close import day as days
-from gitmem.close import promotion as promoting
-from gitmem.close import report
+from gitmem.close import day_report
+from gitmem.close.day import (
+    Streak,
+    day_bounds,
+    day_entries,
+    day_now_blocks,
+    entries_since,
+    no_build_streak,
+    streaks_ending,
+)
+from gitmem.close.promotion import Outcome
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons
 from gitmem.memory.text import field_value
 from gitmem.workspace.writer import MemoryWriter
 
 
-def facts_of(memory: MemoryWriter, config: Config, day: date, moment: datetime) -> tuple[report.DayFacts, datetime]:
+def facts_of(memory: MemoryWriter, config: Config, day: date, moment: datetime) -> tuple[day_report.DayFacts, datetime]:
     """The day as it stood at its end (or now, for today): its cycles, what waited, the streaks that ended."""
     tz = config.tzinfo()
-    start, end = days.day_bounds(day, tz)
+    start, end = day_bounds(day, tz)
     as_of = min(end, moment)
     log_text = memory.read("log")
-    cycles, _ = days.day_entries(log_text, day, tz)
+    cycles, _ = day_entries(log_text, day, tz)
     waiting = decisions.waiting(decisions.parse(memory.read("decisions")), as_of, as_of=True)
-    human = tuple(value for b in days.day_now_blocks(memory.read("now"), day, tz)
+    human = tuple(value for b in day_now_blocks(memory.read("now"), day, tz)
                   if (value := field_value(b.fields, "Human")))
-    streaks = days.streaks_ending(log_text, start, end)
-    return report.DayFacts(day, cycles, waiting, streaks, config.close.stale_decision_days, human,
+    streaks = streaks_ending(log_text, start, end)
+    return day_report.DayFacts(day, cycles, waiting, streaks, config.close.stale_decision_days, human,
                            blocked_tasks(log_text, waiting, as_of)), as_of
 
 
@@ -35,7 +43,7 @@ def blocked_tasks(log_text: str, waiting: tuple[decisions.Waiting, ...], as_of: 
     start = min(asked, default=as_of - timedelta(days=7))
     pending = {item.id for item in waiting}
     blocked: dict[str, list[str]] = {}
-    for entry in days.entries_since(log_text, start):
+    for entry in entries_since(log_text, start):
         if entry.when.moment >= as_of:
             break
         for decision in entry.blocked_by:
@@ -44,23 +52,23 @@ def blocked_tasks(log_text: str, waiting: tuple[decisions.Waiting, ...], as_of: 
     return blocked
 
 
-def streak_problems(memory: MemoryWriter, facts: report.DayFacts, roadmap_text: str) -> tuple[list[str], list[str]]:
+def streak_problems(memory: MemoryWriter, facts: day_report.DayFacts, roadmap_text: str) -> tuple[list[str], list[str]]:
     """Each Rule 0 streak that ended this day, or still ran at its end, written up once with cause, fix and a
     lesson; a streak that continues keeps its lesson and is reported as continuing. Returns the problem lines
     and the lessons opened."""
     found, opened = [], []
     for streak in facts.streaks:
-        hint = report.fix_hint(roadmap_text, facts.waiting, report.streak_blockers(streak, facts.waiting),
-                               facts.blocked_tasks)
+        hint = day_report.fix_hint(roadmap_text, facts.waiting, day_report.streak_blockers(streak, facts.waiting),
+                                   facts.blocked_tasks)
         lesson, existed = streak_lesson(memory, streak, hint)
-        found.append(report.streak_problem(streak, hint, lesson=lesson, continues=existed))
+        found.append(day_report.streak_problem(streak, hint, lesson=lesson, continues=existed))
         if not existed:
             opened.append(lesson)
     return found, opened
 
 
-def standing_problems(facts: report.DayFacts, config: Config, standing: report.Standing, day: date,
-                       promoted: promoting.Outcome | None) -> list[str]:
+def standing_problems(facts: day_report.DayFacts, config: Config, standing: day_report.Standing, day: date,
+                       promoted: Outcome | None) -> list[str]:
     """Conditions that last (stale decisions, a full RULES, unbacked confirmations):
     written up when they start, then once a week."""
     found = []
@@ -74,40 +82,41 @@ def standing_problems(facts: report.DayFacts, config: Config, standing: report.S
         if promoted.refused:
             found.append(f"{promoted.refused}; retire or supersede a rule, or shorten RULES")
         for line in promoted.unbacked:
-            if standing.due(report.standing_key("unbacked", line), day):
+            if standing.due(day_report.standing_key("unbacked", line), day):
                 found.append(line)
     return found
 
 
-def promotion_lines(promoted: promoting.Outcome, standing: report.Standing, day: date) -> list[str]:
+def promotion_lines(promoted: Outcome, standing: day_report.Standing, day: date) -> list[str]:
     """Promotions made are always listed; a lesson that keeps waiting for the same reason, once a week."""
     made = {f"{p['rule']} · {p['text']}" for p in promoted.promoted}
     lines = []
     for line in promoted.lines:
-        if any(line.startswith(prefix) for prefix in made) or standing.due(report.standing_key("lesson", line), day):
+        if any(line.startswith(prefix) for prefix in made) or standing.due(
+                day_report.standing_key("lesson", line), day):
             lines.append(line)
     return lines
 
 
-def plan(memory: MemoryWriter, config: Config, facts: report.DayFacts, roadmap_text: str,
+def plan(memory: MemoryWriter, config: Config, facts: day_report.DayFacts, roadmap_text: str,
           as_of: datetime) -> tuple[str, str]:
     """Tomorrow's first task: the fix of a streak still running, else what no pending decision blocks."""
     running = facts.streaks[-1] if facts.streaks and still_running(memory, facts.streaks[-1], as_of) else None
     streak = None
     if running is not None:
-        streak = (running, report.fix_hint(roadmap_text, facts.waiting,
-                                           report.streak_blockers(running, facts.waiting), facts.blocked_tasks))
-    return report.offline_plan(roadmap_text, facts.waiting, config.cycle.priorities,
-                               blocked_tasks=facts.blocked_tasks, streak=streak)
+        streak = (running, day_report.fix_hint(roadmap_text, facts.waiting,
+                                               day_report.streak_blockers(running, facts.waiting), facts.blocked_tasks))
+    return day_report.offline_plan(roadmap_text, facts.waiting, config.cycle.priorities,
+                                   blocked_tasks=facts.blocked_tasks, streak=streak)
 
 
-def still_running(memory: MemoryWriter, streak: days.Streak, as_of: datetime) -> bool:
+def still_running(memory: MemoryWriter, streak: Streak, as_of: datetime) -> bool:
     """Whether the streak's last cycle is the last cycle before `as_of` (nothing was built after it)."""
-    latest = days.no_build_streak(memory.read("log"), as_of)
+    latest = no_build_streak(memory.read("log"), as_of)
     return latest.last == streak.last
 
 
-def streak_lesson(memory: MemoryWriter, streak: days.Streak, hint: str) -> tuple[str, bool]:
+def streak_lesson(memory: MemoryWriter, streak: Streak, hint: str) -> tuple[str, bool]:
     """Rule 0: one lesson per streak (keyed by its first cycle), with a rule line so it can be promoted.
     Returns its id and whether it existed already."""
     title = f"Rule 0: no-build streak from cycle {streak.first}"
@@ -117,5 +126,5 @@ def streak_lesson(memory: MemoryWriter, streak: days.Streak, hint: str) -> tuple
     item = memory.add_lesson(
         title=title, cycle=streak.last,
         happened=f"cycles {streak.first}–{streak.last} ({streak.length} in a row) built nothing",
-        why=report.streak_cause(streak), change=hint[0].upper() + hint[1:], rule=report.STREAK_RULE)
+        why=day_report.streak_cause(streak), change=hint[0].upper() + hint[1:], rule=day_report.STREAK_RULE)
     return item.id, False

@@ -5,7 +5,7 @@ from dataclasses import Field, dataclass, field, fields, is_dataclass, replace
 from pathlib import Path, PurePosixPath
 from typing import Any, get_origin, get_type_hints
 
-from gitmem.codes import RULES
+from gitmem.codes import RULES_VERSION
 from gitmem.config.validate import (
     bounded,
     directory_problem,
@@ -132,7 +132,7 @@ class WorkspaceFiles:
 class Config:
     # Which release's rules `verify` holds this repository's commits to (gitmem.checks.generation). A config
     # without it is from before rules had versions: 1. New repositories start at the newest (the template).
-    rules_version: int = bounded(1, 1, RULES)
+    rules_version: int = bounded(1, 1, RULES_VERSION)
     memory_dir: str = "."
     files: Files = field(default_factory=Files)
     agent: Agent = field(default_factory=Agent)

@@ -35,7 +35,7 @@ from gitmem.config import Config
 from gitmem.cycle.baseline import resolved_before
 from gitmem.errors import ExitCode, RunFailure
 from gitmem.memory import decisions, fences, log, roadmap
-from gitmem.memory import now as now_mod
+from gitmem.memory.now import NowBlock
 from gitmem.memory.text import Timestamp, decode
 from gitmem.workspace import Workspace, files
 from gitmem.workspace.tail import read_head, second_heading
@@ -95,7 +95,7 @@ def reading(ws: Workspace) -> tuple[dict[str, ContextPart], list[log.LogEntry]]:
     """The parts of the reading budget in order, uncounted, and the LOG entries behind the log part."""
     root, config = ws.root, ws.config
     tail = ws.log_tail(config.cycle.log_entries)
-    top = now_mod.parse(read_head(root, config.path("now"), second_heading), max_blocks=1).top
+    top = top_now_block(ws)
     entries = list(tail.entries[-config.cycle.log_entries:])
     before = resolved_before(ws)
     sizes = size_limits(config)     # newly resolved decisions fill their share; the rest are named (GM209 note)
@@ -233,7 +233,14 @@ def _line_with(text: str, needle: str, accept: Callable[[str], bool], fenced: fe
     return None
 
 
-def _now_part(rel: str, top: now_mod.NowBlock | None) -> ContextPart:
+def top_now_block(ws: Workspace) -> NowBlock | None:
+    """The top NOW block, read from the file's head only; a session's context shows the same one as a cycle's."""
+    from gitmem.memory import now  # here: in build_request `now` is the moment, not the module
+
+    return now.parse(read_head(ws.root, ws.config.path("now"), second_heading), max_blocks=1).top
+
+
+def _now_part(rel: str, top: NowBlock | None) -> ContextPart:
     if top is None:
         return ContextPart("now", rel, "(no NOW block yet: this is the first cycle)")
     return ContextPart("now", f"{rel}:{top.line}-{top.line + len(top.render().splitlines()) - 1}", top.render())

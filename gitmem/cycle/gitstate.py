@@ -24,7 +24,7 @@ ASIDE_MAX = 1 << 20          # the agent's version of a changed file is kept asi
 
 
 @dataclass(frozen=True)
-class Entry:
+class StateEntry:
     kind: str                 # file | link | dir | other (a FIFO, a device: recorded, never read)
     mode: int = 0
     size: int = 0
@@ -35,7 +35,7 @@ class Entry:
 
 
 @dataclass(frozen=True)
-class Change:
+class StateChange:
     label: str                # `.git/hooks/pre-commit`, `~/.gitconfig`
     what: str                 # added | changed | deleted
     inside: bool              # inside the git directory
@@ -45,8 +45,8 @@ class Change:
 @dataclass
 class FileState:
     places: list[StatePath]
-    entries: dict[Path, Entry | None] = field(default_factory=dict)     # root path -> None when absent
-    tree: dict[Path, Entry] = field(default_factory=dict)              # every path under each root
+    entries: dict[Path, StateEntry | None] = field(default_factory=dict)     # root path -> None when absent
+    tree: dict[Path, StateEntry] = field(default_factory=dict)              # every path under each root
     spill_dir: Path | None = None
 
     @classmethod
@@ -68,7 +68,7 @@ class FileState:
                 if found is not None:
                     self.tree[path] = found
 
-    def _entry(self, path: Path) -> Entry | None:
+    def _entry(self, path: Path) -> StateEntry | None:
         """What is at `path`, with a regular file's content kept (in memory, or copied aside when big)."""
         seen = _peek(path)
         if seen is None or seen.kind != "file":
@@ -77,33 +77,33 @@ class FileState:
         try:
             if size <= IN_MEMORY:
                 data = _read(path)
-                return Entry("file", mode, len(data), hashlib.sha256(data).hexdigest(), data=data)
+                return StateEntry("file", mode, len(data), hashlib.sha256(data).hexdigest(), data=data)
             if self.spill_dir is None:
                 self.spill_dir = Path(tempfile.mkdtemp(prefix="gitmem-guard-"))
             copy = self.spill_dir / f"{len(self.tree)}-{path.name}"
             digest = _copy_hashing(path, copy)
         except OSError:           # unreadable (another user's file): the agent cannot change it either
-            return Entry("other", mode=stat.S_IFREG | mode)
-        return Entry("file", mode, size, digest, spill=copy)
+            return StateEntry("other", mode=stat.S_IFREG | mode)
+        return StateEntry("file", mode, size, digest, spill=copy)
 
     # -- after the agent ----------------------------------------------------------------------------------
-    def restore(self, *, skip_aside: tuple[str, ...] = ()) -> list[Change]:
+    def restore(self, *, skip_aside: tuple[str, ...] = ()) -> list[StateChange]:
         """Put every captured place back; return what differed (and the agent's version, where kept)."""
-        changes: list[Change] = []
+        changes: list[StateChange] = []
         for place in self.places:
             changes += self._restore(place, skip_aside)
         self.discard()
         return changes
 
-    def _restore(self, place: StatePath, skip_aside: tuple[str, ...]) -> list[Change]:
+    def _restore(self, place: StatePath, skip_aside: tuple[str, ...]) -> list[StateChange]:
         root = place.path
         before = {path: entry for path, entry in self.tree.items() if path == root or path.is_relative_to(root)}
-        now: dict[Path, Entry] = {}
+        now: dict[Path, StateEntry] = {}
         if (top := _peek(root)) is not None:
             now[root] = top
             if top.kind == "dir":
                 now.update((path, found) for path in _walk(root) if (found := _peek(path)) is not None)
-        changes: list[Change] = []
+        changes: list[StateChange] = []
         gone: list[Path] = []          # directories removed whole: what was under them went along
         for path in sorted(set(before) | set(now), key=lambda p: (len(p.parts), str(p))):
             old, new = before.get(path), now.get(path)
@@ -130,7 +130,7 @@ class FileState:
                     _put(path, old)
             except OSError as err:
                 what += f", could not be put back: {err.strerror or err}"
-            changes.append(Change(label, what, place.inside, aside))
+            changes.append(StateChange(label, what, place.inside, aside))
         return changes
 
     def discard(self) -> None:
@@ -153,22 +153,22 @@ def _walk(root: Path) -> list[Path]:
     return found
 
 
-def _peek(path: Path) -> Entry | None:
+def _peek(path: Path) -> StateEntry | None:
     """What is at `path` now, without copying it: size and a digest only for regular files."""
     try:
         info = os.lstat(path)
     except OSError:
         return None
     if stat.S_ISLNK(info.st_mode):
-        return Entry("link", target=os.readlink(path))
+        return StateEntry("link", target=os.readlink(path))
     if stat.S_ISDIR(info.st_mode):
-        return Entry("dir", mode=stat.S_IMODE(info.st_mode))
+        return StateEntry("dir", mode=stat.S_IMODE(info.st_mode))
     if not stat.S_ISREG(info.st_mode):
-        return Entry("other", mode=info.st_mode)
-    return Entry("file", stat.S_IMODE(info.st_mode), info.st_size)
+        return StateEntry("other", mode=info.st_mode)
+    return StateEntry("file", stat.S_IMODE(info.st_mode), info.st_size)
 
 
-def _same(old: Entry, new: Entry, path: Path) -> bool:
+def _same(old: StateEntry, new: StateEntry, path: Path) -> bool:
     if old.kind != new.kind:
         return False
     if old.kind == "link":
@@ -185,7 +185,7 @@ def _same(old: Entry, new: Entry, path: Path) -> bool:
         return False
 
 
-def _aside(path: Path, entry: Entry) -> bytes | None:
+def _aside(path: Path, entry: StateEntry) -> bytes | None:
     if entry.kind == "link":
         return f"symlink to {entry.target}\n".encode()
     if entry.kind != "file" or entry.size > ASIDE_MAX:
@@ -196,7 +196,7 @@ def _aside(path: Path, entry: Entry) -> bytes | None:
         return None
 
 
-def _remove(path: Path, entry: Entry) -> None:
+def _remove(path: Path, entry: StateEntry) -> None:
     try:
         if entry.kind == "dir":
             shutil.rmtree(path)
@@ -206,7 +206,7 @@ def _remove(path: Path, entry: Entry) -> None:
         pass
 
 
-def _put(path: Path, entry: Entry) -> None:
+def _put(path: Path, entry: StateEntry) -> None:
     _real_parents(path)
     if entry.kind == "dir":
         os.makedirs(path, exist_ok=True)

@@ -20,7 +20,7 @@ REVERT_VERBS = ("reverted", "restored", "moved")
 def is_revert_note(line: str) -> bool:
     """An Evidence line (stripped) recording a forbidden memory edit undone: the runner's own note
     (`runner: <one of REVERT_VERBS> …`), or a hand-written line that says "reverted". The daily close lists
-    them (gitmem.close.report.reverts); `gitmem report` counts them (gitmem.report.evidence)."""
+    them (gitmem.close.day_report.reverts); `gitmem report` counts them (gitmem.report.evidence)."""
     lowered = line.lower()
     if lowered.startswith("runner:"):
         return lowered[7:].lstrip().startswith(REVERT_VERBS)
@@ -118,7 +118,7 @@ def _log(before: str, after: str) -> tuple[str, list[str]]:
         if entry.heading() not in old_headings:
             text = log.append_entry(text, entry)
             kept += 1
-    from gitmem.checks.log import first_difference
+    from gitmem.checks.log_checks import first_difference
 
     line = first_difference(before.encode(), after.encode())
     return text, [f"reverted a rewrite of LOG at line {line} (LOG is append-only); kept {kept} new entr"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from gitmem import gitio
 from gitmem.cycle import protected
-from gitmem.cycle.guard import CycleGuard
+from gitmem.cycle.agent_guard import CycleGuard
 from gitmem.workspace import Clock, files
 from gitmem.workspace.files import FileRefused
 from gitmem.workspace.writer import MemoryWriter, WriteRefused

@@ -58,12 +58,12 @@ def fold(component: str) -> str:
 
 
 @dataclass(frozen=True)
-class Rule:
+class ProtectedPattern:
     parts: tuple[str, ...]     # folded components, globs allowed
     anchored: bool
 
     @classmethod
-    def parse(cls, pattern: str) -> Rule | None:
+    def parse(cls, pattern: str) -> ProtectedPattern | None:
         text = pattern.strip().replace("\\", "/")
         parts = tuple(fold(part) for part in text.strip("/").split("/") if part and part != ".")
         if not parts:
@@ -92,7 +92,7 @@ class Protection:
     def __init__(self, extra: Iterable[str] = ()) -> None:
         self.extra = tuple(extra)
         self.patterns = tuple(dict.fromkeys([*DEFAULTS, *self.extra]))
-        self.rules = tuple(rule for p in self.patterns if (rule := Rule.parse(p)) is not None)
+        self.rules = tuple(rule for p in self.patterns if (rule := ProtectedPattern.parse(p)) is not None)
 
     def covers(self, path: str) -> bool:
         parts = tuple(fold(part) for part in path.replace("\\", "/").split("/") if part)

@@ -1,7 +1,7 @@
 """The cycle runner: preflight, one agent run, postflight, one commit, optional push. Nothing is lost.
 
 Preflight refuses a dirty tree, a held lock, invalid memory, an unborn or detached HEAD. The agent runs
-with a deadline, inside a guard (gitmem.cycle.guard): when it is done, every process it started is ended and
+with a deadline, inside a guard (gitmem.cycle.agent_guard): when it is done, every process it started is ended and
 git state and references are put back. Postflight masks secrets, moves edits of protected paths to a proposal
 branch with a decision (gitmem.cycle.proposals), reverts forbidden edits, makes sure there is exactly one LOG
 entry and one NOW block dated by the clock, validates as `gitmem check` would, and commits as the agent only
@@ -26,7 +26,7 @@ from gitmem.checks.violation import Violation
 from gitmem.codes import Code
 from gitmem.config import Config
 from gitmem.cycle import lock, postflight, proposals, salvage
-from gitmem.cycle.guard import CycleGuard
+from gitmem.cycle.agent_guard import CycleGuard
 from gitmem.cycle.oversize import Held, hold_out
 from gitmem.cycle.trust import all_trusted
 from gitmem.errors import ExitCode, GitmemError, RunFailure

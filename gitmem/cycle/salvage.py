@@ -20,7 +20,7 @@ from gitmem.workspace import Clock, Workspace
 from gitmem.workspace.writer import MemoryWriter
 
 if TYPE_CHECKING:
-    from gitmem.cycle.guard import CycleGuard
+    from gitmem.cycle.agent_guard import CycleGuard
 
 FAILED_TASK = "cycle run failed"
 
@@ -94,7 +94,7 @@ def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: s
     saved = "; ".join([saved, *notes])
     memory = MemoryWriter(ws, clock=clock, author_email=config.agent.email)
     # `Salvaged` marks a run that did not land: it used up nothing (gitmem.cycle.baseline) and names its branch
-    # in full for the close (gitmem.close.report).
+    # in full for the close (gitmem.close.day_report).
     memory.add_log_entry(task=FAILED_TASK, outcome="no-build", cycle=cycle, evidence=tokens_line,
                          result=f"no build: the agent failed ({error}); {saved}",
                          extra={log.SALVAGED: saved_on or "nothing to save"})

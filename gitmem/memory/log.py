@@ -36,7 +36,7 @@ SESSION, INTERACTIVE = "Session", "interactive"
 _DECISION_ID = re.compile(r"\bD-\d{4,}\b")
 _CYCLE_RE = re.compile(r"^cycle (\d{1,18})$")  # numbers fit SQLite and int64: 18 digits
 # An entry heading, found without parsing any entry: one linear regex pass over the whole text costs 20-40 ms
-# per MB, against about 1 s per MB for `parse` (gitmem.close.day.cycle_numbers, gitmem.report.history). `when`
+# per MB, against about 1 s per MB for `parse` (gitmem.close.day.cycle_numbers, gitmem.report.log_scan). `when`
 # is the timestamp (read it with `parse_timestamp`); `cycle` and `outcome` are None for a close entry. A match
 # inside fenced code is text, not an entry: callers skip those with `fences.Fenced`. It starts with the literal
 # `##` and then looks back for the line start, rather than `^`, so that the regex engine can scan for the

@@ -95,7 +95,7 @@ def parse_timestamp(text: str) -> Timestamp | None:
 @lru_cache(maxsize=64)
 def _zone(label: str) -> tzinfo | None:
     """`UTC` or `+HH:MM` as a zone, None for an offset out of range. Cached: a history repeats a few labels,
-    and the report reads one per LOG entry (gitmem.report.history)."""
+    and the report reads one per LOG entry (gitmem.report.log_scan)."""
     if label == "UTC":
         return timezone.utc
     sign = 1 if label[0] == "+" else -1

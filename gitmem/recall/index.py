@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING
 
 from gitmem import gitio
 from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config, load_config
-from gitmem.recall import corpus
-from gitmem.recall import database as store
+from gitmem.recall import corpus, database
 from gitmem.recall.refresh import sync_file
 from gitmem.workspace import Workspace
 
@@ -78,7 +77,7 @@ class Index:
     """An open index, kept in step with the work tree and history by `refresh()`."""
 
     def __init__(self, ws: Workspace) -> None:
-        store.require_fts5()
+        database.require_fts5()
         self.repo = ws.repo
         self.root = gitio.root(self.repo)
         self.config = ws.config
@@ -99,8 +98,8 @@ class Index:
         self.rebuilt = False
         try:
             if self.conn is None and self.path.exists():
-                self.conn = store.connect(self.path)
-            if self.conn is not None and store.is_current(self.conn, self.fingerprint) and self._update(self.conn):
+                self.conn = database.connect(self.path)
+            if self.conn is not None and database.is_current(self.conn, self.fingerprint) and self._update(self.conn):
                 return self.conn
         except sqlite3.DatabaseError:
             pass          # not a database, or a damaged one: it is only a cache, so build it again
@@ -140,8 +139,8 @@ class Index:
         try:
             fresh = self.path.with_name(f"{INDEX_FILE}.{os.getpid()}.tmp")
             _remove(fresh)
-            conn = store.connect(fresh)
-            store.create(conn, self.fingerprint)
+            conn = database.connect(fresh)
+            database.create(conn, self.fingerprint)
             self._update(conn, progress)
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             conn.close()
@@ -151,8 +150,8 @@ class Index:
             _remove(fresh)
             vectors.remove_others(self.path.parent)     # the new index names no vector folder yet
         except OSError as err:
-            raise store.RecallError(f"cannot write the recall index {self.path}: {err.strerror}") from None
-        self.conn = store.connect(self.path)
+            raise database.RecallError(f"cannot write the recall index {self.path}: {err.strerror}") from None
+        self.conn = database.connect(self.path)
         self.rebuilt = True
         return self.conn
 
@@ -172,7 +171,7 @@ class Index:
                     sync_file(conn, self.root, scope.name, role, path)
                     advance(1)
             head = gitio.head_id(self.repo) or ""
-            last = store.get_meta(conn, "head")
+            last = database.get_meta(conn, "head")
             if head != last:
                 owner = {path: scope.name for scope in self.scopes for _, path in scope.paths}
                 commits = gitio.commits_since(self.repo, last or None, owner)
@@ -180,7 +179,7 @@ class Index:
                     conn.execute("ROLLBACK")
                     return False
                 self._add_commits(conn, commits, owner, advance)
-                store.set_meta(conn, "head", head)
+                database.set_meta(conn, "head", head)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -199,7 +198,7 @@ class Index:
             doc = corpus.commit_doc(info.id, info.time, info.author, info.message, zone)
             docs.setdefault(name, []).append(doc)
         for name, items in docs.items():
-            store.insert_docs(conn, name, items, keys=[f"commit:{doc.ident}" for doc in items])
+            database.insert_docs(conn, name, items, keys=[f"commit:{doc.ident}" for doc in items])
             advance(len(items))
 
 

@@ -53,7 +53,7 @@ def quantise(vectors: Any) -> tuple[Any, Any]:
     return np.round(vectors * (127.0 / peak)[:, None]).astype(np.int8), (peak / 127.0).astype(np.float32)
 
 
-def words(dim: int) -> int:
+def words_per_row(dim: int) -> int:
     """64-bit words of a row's sign bits."""
     return -(-dim // 64)
 
@@ -63,7 +63,7 @@ def sign_bits(fitted: Any) -> Any:
     import numpy as np
 
     packed = np.packbits(fitted > 0, axis=1)
-    padded = np.zeros((packed.shape[0], words(fitted.shape[1]) * 8), dtype=np.uint8)
+    padded = np.zeros((packed.shape[0], words_per_row(fitted.shape[1]) * 8), dtype=np.uint8)
     padded[:, :packed.shape[1]] = packed
     return padded.view("<u8")
 
@@ -75,7 +75,7 @@ def codes(vectors: Any, fit: Fit) -> tuple[Any, Any]:
     return sign_bits(fitted), np.linalg.norm(fitted, axis=1).astype(np.float32)
 
 
-def fit(weight: Any, weighted: Any, total: Any, outer: Any, rows: int, dim: int) -> Fit:
+def fit_rows(weight: Any, weighted: Any, total: Any, outer: Any, rows: int, dim: int) -> Fit:
     import numpy as np
 
     if rows < 2:

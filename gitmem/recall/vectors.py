@@ -27,8 +27,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from gitmem.recall.chunks import windows
 from gitmem.recall.database import get_meta, set_meta
-from gitmem.recall.vectorfit import Fit, codes, doc_freq, quantise, weights, words
-from gitmem.recall.vectorfit import fit as fit_rows
+from gitmem.recall.vectorfit import Fit, codes, doc_freq, fit_rows, quantise, weights, words_per_row
 
 if TYPE_CHECKING:
     import numpy as np
@@ -80,7 +79,7 @@ class Store:
 def _columns(folder: Path, rows: int, dim: int, *, mode: Literal["r", "r+"] = "r") -> dict[str, Any]:
     import numpy as np
 
-    widths = {"vec.i8": dim, "code.u64": words(dim)}
+    widths = {"vec.i8": dim, "code.u64": words_per_row(dim)}
     found = {}
     for name, dtype in COLUMNS:
         shape = (rows, widths[name]) if name in widths else (rows,)
@@ -237,7 +236,7 @@ def _build(conn: sqlite3.Connection, state: Path, model: StaticModel) -> Store:
         outer += vectors.T.astype(np.float64) @ vectors
         vec, scale = quantise(vectors)
         _write(folder, written, {"doc.i64": owners, "vec.i8": vec, "scale.f32": scale,
-                                 "code.u64": np.zeros((len(owners), words(model.dim)), dtype="<u8"),
+                                 "code.u64": np.zeros((len(owners), words_per_row(model.dim)), dtype="<u8"),
                                  "norm.f32": np.zeros(len(owners), dtype="<f4")})
         written += len(owners)
     fit = fit_rows(weight, weighted, total, outer, rows, model.dim)

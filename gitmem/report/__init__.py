@@ -1,7 +1,7 @@
 """`gitmem report`: what months of an agent did, from its memory in git, as one HTML page or a Markdown summary.
 
-`collect` reads a workspace into a `WorkspaceReport` (plain values, redacted); `html.render` and
-`summary.render` turn reports into text. Nothing here is imported on the `gitmem check` path.
+`collect` reads a workspace into a `WorkspaceReport` (plain values, redacted); `html.render_html` and
+`summary.render_markdown` turn reports into text. Nothing here is imported on the `gitmem check` path.
 """
 from __future__ import annotations
 
@@ -28,5 +28,5 @@ def build(ws: Workspace, *, fmt: str = "html", since: date | None = None, until:
     if fmt == "summary":
         last = until or (clock or ws.clock())().astimezone(ws.config.tzinfo()).date()
         reports = [collect(w, since=since or summary.window(last), until=last, clock=clock) for w in chosen]
-        return summary.render(reports)
-    return html.render([collect(w, since=since, until=until, clock=clock) for w in chosen])
+        return summary.render_markdown(reports)
+    return html.render_html([collect(w, since=since, until=until, clock=clock) for w in chosen])

@@ -66,7 +66,7 @@ def _decision_times(report: WorkspaceReport) -> list[int]:
     return found
 
 
-def build(report: WorkspaceReport, days: series.Daily) -> list[Chart]:
+def build_charts(report: WorkspaceReport, days: series.Daily) -> list[Chart]:
     return [_cycles(report, days), _decisions(report), _lessons(report, days), _rules(report, days),
             _tokens(report), _cache(report), _context(report), _guard(report, days)]
 

@@ -7,8 +7,8 @@ from datetime import date, datetime, time, timedelta
 
 from gitmem import gitio
 from gitmem.memory import decisions, lessons, rules
-from gitmem.report.history import read_log, scan
-from gitmem.report.model import Close, Cycle, Decision, Lesson, Rule, WorkspaceReport
+from gitmem.report.log_scan import read_log, scan
+from gitmem.report.model import CloseRow, CycleRow, DecisionRow, LessonRow, RuleRow, WorkspaceReport
 from gitmem.secrets import env_values, redact
 from gitmem.workspace import Clock, Workspace
 
@@ -33,14 +33,14 @@ def collect(ws: Workspace, *, since: date | None = None, until: date | None = No
     scanned = scan(read_log(ws.root, ws.config.path("log"), start), start, end)
     latest = scanned.latest_close
     if latest is not None:
-        latest = Close(latest.when, latest.day, tuple((k, clean(v)) for k, v in latest.fields), latest.promoted)
+        latest = CloseRow(latest.when, latest.day, tuple((k, clean(v)) for k, v in latest.fields), latest.promoted)
     cycles = scanned.cycles
     rules_doc = rules.parse(ws.read("rules"))
     dates = _Dates(cycles, {rule: close.when for close in scanned.closes for rule in close.promoted})
     return WorkspaceReport(
         name=clean(ws.name), moment=moment, timezone=config.timezone, since=since, until=until,
-        cycles=tuple(Cycle(c.number, c.when, c.outcome, c.tokens, c.cost, c.cache_rate, c.context, c.budget,
-                           c.reverts, tuple(clean(b) for b in c.salvage)) for c in cycles),
+        cycles=tuple(CycleRow(c.number, c.when, c.outcome, c.tokens, c.cost, c.cache_rate, c.context, c.budget,
+                              c.reverts, tuple(clean(b) for b in c.salvage)) for c in cycles),
         closes=scanned.closes, latest_close=latest,
         decisions=_decisions(ws.read("decisions"), moment, start, end, clean),
         lessons=_lessons(ws.read("lessons"), rules_doc, dates), rules=_rules(rules_doc, dates),
@@ -62,7 +62,7 @@ def salvage_branches(ws: Workspace) -> list[str]:
 
 
 def _decisions(text: str, moment: datetime, start: datetime | None, end: datetime,
-               clean: Callable[[str], str]) -> tuple[Decision, ...]:
+               clean: Callable[[str], str]) -> tuple[DecisionRow, ...]:
     """Decisions open at some time in the window: asked before its end, and not answered before its start."""
     found = []
     for item in decisions.parse(text).all:
@@ -74,8 +74,8 @@ def _decisions(text: str, moment: datetime, start: datetime | None, end: datetim
         if done is not None and start is not None and done < start:
             continue
         waited = ((done or moment) - asked.moment).total_seconds() / 86400
-        found.append(Decision(item.id, clean(item.title), asked.moment, done, max(0.0, waited),
-                              clean((item.get("Recommendation") or "").strip())))
+        found.append(DecisionRow(item.id, clean(item.title), asked.moment, done, max(0.0, waited),
+                                 clean((item.get("Recommendation") or "").strip())))
     return tuple(sorted(found, key=lambda d: (d.asked, d.id)))
 
 
@@ -83,7 +83,7 @@ class _Dates:
     """When a proven rule was promoted: the close that lists it in its Promotions, else its last confirming
     cycle (the close after it promoted it). A rule from before the window, or the human's, has None."""
 
-    def __init__(self, cycles: tuple[Cycle, ...], promoted: dict[str, datetime]) -> None:
+    def __init__(self, cycles: tuple[CycleRow, ...], promoted: dict[str, datetime]) -> None:
         self.cycles = {c.number: c.when for c in cycles}
         self.first = cycles[0].number if cycles else None
         self.last = cycles[-1].number if cycles else None
@@ -101,13 +101,13 @@ class _Dates:
         return bool(rule.cycles) and self.last is not None and max(rule.cycles) > self.last
 
 
-def _rules(doc: rules.RulesDoc, dates: _Dates) -> tuple[Rule, ...]:
-    found = [Rule(rule.id, dates.of(rule)) for rule in doc.proven if not dates.after_window(rule)]
-    found += [Rule(rule.id, None, rule.retired_on) for rule in doc.retired]
+def _rules(doc: rules.RulesDoc, dates: _Dates) -> tuple[RuleRow, ...]:
+    found = [RuleRow(rule.id, dates.of(rule)) for rule in doc.proven if not dates.after_window(rule)]
+    found += [RuleRow(rule.id, None, rule.retired_on) for rule in doc.retired]
     return tuple(found)
 
 
-def _lessons(text: str, rules_doc: rules.RulesDoc, dates: _Dates) -> tuple[Lesson, ...]:
+def _lessons(text: str, rules_doc: rules.RulesDoc, dates: _Dates) -> tuple[LessonRow, ...]:
     found = []
     for lesson in lessons.parse(text).lessons:
         happened = lesson.happened
@@ -121,6 +121,6 @@ def _lessons(text: str, rules_doc: rules.RulesDoc, dates: _Dates) -> tuple[Lesso
             promoted = moment.date() if moment is not None else (max(dated) if dated else None)
         elif lesson.status.startswith("retired"):
             retired = max(dated) if dated else None
-        found.append(Lesson(lesson.id, happened.day if happened else None, confirmed[0] if confirmed else None,
-                            promoted, retired))
+        found.append(LessonRow(lesson.id, happened.day if happened else None, confirmed[0] if confirmed else None,
+                               promoted, retired))
     return tuple(found)

@@ -24,7 +24,7 @@ _EVIDENCE_RE = re.compile(r"^- Evidence:(.*(?:\n  .*)*)", re.M)
 
 
 @dataclass(frozen=True)
-class Usage:
+class TokenUsage:
     """Token usage from a `tokens:` line; None where the line does not say."""
 
     total: int
@@ -60,8 +60,8 @@ def evidence_lines(entry_text: str) -> list[str]:
     return [line.strip() for line in found.group(1).split("\n") if line.strip()]
 
 
-def parse_usage(line: str) -> Usage | None:
-    """`tokens: input 1200, output 300, cache_read_input_tokens 900, total 2400` -> Usage(2400, {...})."""
+def parse_usage(line: str) -> TokenUsage | None:
+    """`tokens: input 1200, output 300, cache_read_input_tokens 900, total 2400` -> TokenUsage(2400, {...})."""
     if not line.startswith("tokens: "):
         return None
     values: dict[str, float] = {}
@@ -74,7 +74,7 @@ def parse_usage(line: str) -> Usage | None:
     total = values.pop("total", None)
     if total is None:
         total = sum(v for k, v in values.items() if "cost" not in k)
-    return Usage(int(total), values)
+    return TokenUsage(int(total), values)
 
 
 def parse_context(line: str) -> Context | None:
@@ -94,7 +94,7 @@ def parse_cost(line: str) -> float | None:
 class Facts:
     """Everything the Evidence of one entry says, as values."""
 
-    usage: Usage | None = None
+    usage: TokenUsage | None = None
     context: Context | None = None
     cost: float | None = None
     reverts: int = 0

@@ -67,7 +67,7 @@ def _branches(report: WorkspaceReport) -> str:
 
 def _workspace(index: int, report: WorkspaceReport) -> tuple[str, dict[str, Any]]:
     days = series.daily(report)
-    built = charts.build(report, days)
+    built = charts.build_charts(report, days)
     problems = "".join(f'<p class="problem">{escape(p)}</p>' for p in report.problems)
     html = (f'<section class="workspace" id="workspace-{index}"><h2>{escape(report.label)}</h2>'
             f'<p class="totals">{escape(span(report))} · {escape(totals_line(report))}</p>{problems}'
@@ -78,7 +78,7 @@ def _workspace(index: int, report: WorkspaceReport) -> tuple[str, dict[str, Any]
     return html, data
 
 
-def render(reports: Sequence[WorkspaceReport]) -> str:
+def render_html(reports: Sequence[WorkspaceReport]) -> str:
     """The page for one workspace, or several side by side."""
     parts = [_workspace(index, report) for index, report in enumerate(reports)]
     payload = json.dumps({"workspaces": [data for _, data in parts]}, separators=(",", ":"), ensure_ascii=False)

@@ -12,7 +12,7 @@ from gitmem.close.day import STREAK_MIN  # Rule 0: three no-build cycles in a ro
 
 
 @dataclass(frozen=True)
-class Cycle:
+class CycleRow:
     number: int
     when: datetime
     outcome: str                          # built | published | no-build
@@ -26,7 +26,7 @@ class Cycle:
 
 
 @dataclass(frozen=True)
-class Close:
+class CloseRow:
     when: datetime
     day: str                              # the Day it closed (YYYY-MM-DD)
     fields: tuple[tuple[str, str], ...] = ()   # the report's fields, only for the latest close
@@ -34,7 +34,7 @@ class Close:
 
 
 @dataclass(frozen=True)
-class Decision:
+class DecisionRow:
     id: str
     title: str
     asked: datetime
@@ -48,7 +48,7 @@ class Decision:
 
 
 @dataclass(frozen=True)
-class Lesson:
+class LessonRow:
     id: str
     opened: date | None
     confirmed: date | None                # the first Confirmed line
@@ -57,7 +57,7 @@ class Lesson:
 
 
 @dataclass(frozen=True)
-class Rule:
+class RuleRow:
     id: str
     added: datetime | None                # None: before the window (or written by the human)
     retired: date | None = None
@@ -79,12 +79,12 @@ class WorkspaceReport:
     timezone: str                         # IANA name, for the page's time axes
     since: date | None                    # first day shown (None: the first cycle's day)
     until: date                           # last day shown
-    cycles: tuple[Cycle, ...] = ()
-    closes: tuple[Close, ...] = ()
-    latest_close: Close | None = None
-    decisions: tuple[Decision, ...] = ()
-    lessons: tuple[Lesson, ...] = ()
-    rules: tuple[Rule, ...] = ()
+    cycles: tuple[CycleRow, ...] = ()
+    closes: tuple[CloseRow, ...] = ()
+    latest_close: CloseRow | None = None
+    decisions: tuple[DecisionRow, ...] = ()
+    lessons: tuple[LessonRow, ...] = ()
+    rules: tuple[RuleRow, ...] = ()
     proven: int = 0                       # proven rules now
     proven_cap: int = 30
     budget: int = 0                       # cycle.max_context_tokens now
@@ -97,7 +97,7 @@ class WorkspaceReport:
         return self.name or "default"
 
     @property
-    def pending(self) -> tuple[Decision, ...]:
+    def pending(self) -> tuple[DecisionRow, ...]:
         return tuple(sorted((d for d in self.decisions if d.pending), key=lambda d: d.asked))
 
     @property
@@ -109,7 +109,7 @@ class WorkspaceReport:
     def streaks(self) -> tuple[Streak, ...]:
         """Runs of STREAK_MIN or more no-build cycles in a row."""
         found: list[Streak] = []
-        run: list[Cycle] = []
+        run: list[CycleRow] = []
         for cycle in (*self.cycles, None):
             if cycle is not None and cycle.outcome == "no-build":
                 run.append(cycle)

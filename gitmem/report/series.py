@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 
 from gitmem.memory.log import OUTCOMES
-from gitmem.report.model import Cycle, WorkspaceReport
+from gitmem.report.model import CycleRow, WorkspaceReport
 
 FUNNEL = ("opened", "confirmed", "promoted", "retired")
 
@@ -81,7 +81,7 @@ def proven(report: WorkspaceReport, days: tuple[date, ...]) -> list[int]:
     return [bisect_right(added, day) - bisect_right(retired, day) for day in days]
 
 
-def distinct_times(cycles: tuple[Cycle, ...]) -> list[int]:
+def distinct_times(cycles: tuple[CycleRow, ...]) -> list[int]:
     """Cycle times in seconds, nudged so that no two are equal (a chart's x values must increase)."""
     found: list[int] = []
     for cycle in cycles:

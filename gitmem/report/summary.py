@@ -144,7 +144,7 @@ def _tables(report: WorkspaceReport) -> list[str]:
     return found
 
 
-def render(reports: Sequence[WorkspaceReport]) -> str:
+def render_markdown(reports: Sequence[WorkspaceReport]) -> str:
     """Markdown for each report's window (the caller collects them for the last DAYS days)."""
     parts: list[str] = []
     for report in reports:

@@ -116,7 +116,7 @@ def init(target: Path, agents: Sequence[str] = (), *, plain_hooks: bool = False)
     """Copy every missing template file into `target`: memory files under the names gitmem.yaml gives them
     (for every workspace); an existing pre-commit config gets the gitmem hooks, an existing .gitignore the
     missing patterns. With `plain_hooks`, the plain git hooks go into the repository's hooks directory.
-    `agents` (claude, codex, cursor) also wires those agent CLIs to the memory: gitmem.scaffold.agents."""
+    `agents` (claude, codex, cursor) also wires those agent CLIs to the memory: gitmem.scaffold.agent_clis."""
     report = InitReport()
     _prepare_repo(target, report)
     report.root = str(target.resolve())
@@ -144,7 +144,7 @@ def init(target: Path, agents: Sequence[str] = (), *, plain_hooks: bool = False)
     if plain_hooks:
         _plain_hooks(target, report)
     if agents:
-        from gitmem.scaffold.agents import setup
+        from gitmem.scaffold.agent_clis import setup
 
         setup(target, agents, lambda rel, what: _record(report, rel, what))
     return report
@@ -159,7 +159,7 @@ def _record(report: InitReport, rel: str, what: str) -> None:
 
 def _plain_hooks(target: Path, report: InitReport) -> None:
     from gitmem import gitio
-    from gitmem.scaffold.hooks import install_hooks
+    from gitmem.scaffold.git_hooks import install_hooks
 
     repo = gitio.open_repo(target)
     where = gitio.hooks_dir(repo)

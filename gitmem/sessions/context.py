@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gitmem.memory import decisions, rules
-from gitmem.memory import now as now_mod
 from gitmem.memory.log import LogEntry
 from gitmem.memory.text import one_line
 from gitmem.workspace import Workspace
@@ -53,15 +52,14 @@ def session_context(ws: Workspace) -> str:
 
 def _parts(ws: Workspace) -> dict[str, Part]:
     from gitmem.cycle.baseline import resolved_before
-    from gitmem.cycle.budget import shown_decisions
-    from gitmem.workspace.tail import read_head, second_heading
+    from gitmem.cycle.budget import shown_decisions, top_now_block
 
     config = ws.config
     proven = rules.parse(ws.read("rules")).proven
     rules_part = Part(f"Proven rules ({config.path('rules')})",
                       tuple(f"- {rule.id} · {rule.text}" for rule in proven) or ("(none yet)",),
                       "see " + config.path("rules"))
-    top = now_mod.parse(read_head(ws.root, ws.config.path("now"), second_heading), max_blocks=1).top
+    top = top_now_block(ws)
     now_part = Part(f"Top NOW block ({config.path('now')})", tuple(top.render().splitlines()) if top else
                     ("(no NOW block yet)",), "read " + config.path("now"))
     before = resolved_before(ws) if ws.state_dir is not None else None

@@ -10,9 +10,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from gitmem.close import day as days
 from gitmem.close import gates
 from gitmem.close.backing import Backs, backing_for
+from gitmem.close.day import DAY_FIELD, day_bounds, entries_since, no_build_streak
 from gitmem.memory import decisions, lessons, log, rules
 from gitmem.memory.text import Timestamp, one_line
 from gitmem.views import health
@@ -49,13 +49,13 @@ def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
     moment: datetime = (clock or ws.clock())().astimezone(tz)
     log_text = ws.read("log")
     today = moment.date()
-    start, end = days.day_bounds(today, tz)
-    recent = days.entries_since(log_text, start, at_least=1)
+    start, end = day_bounds(today, tz)
+    recent = entries_since(log_text, start, at_least=1)
     cycles = [e for e in recent if e.cycle is not None]
     last = cycles[-1] if cycles else _last_cycle(log_text)
     today_cycles = [e for e in cycles if start <= e.when.moment < end]
     closes = [e for e in recent if e.cycle is None]
-    streak = days.no_build_streak(log_text, end)
+    streak = no_build_streak(log_text, end)
     status = Status(
         now=str(Timestamp.from_datetime(moment)),
         last_cycle={"cycle": last.cycle, "when": str(last.when), "outcome": last.outcome,
@@ -64,7 +64,7 @@ def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
         outcomes_today={o: sum(1 for e in today_cycles if e.outcome == o) for o in log.OUTCOMES},
         streak={"length": streak.length, "first": streak.first, "last": streak.last,
                 "problem": streak.is_problem},
-        last_close=(closes[-1].get(days.DAY_FIELD) or str(closes[-1].when)) if closes else None)
+        last_close=(closes[-1].get(DAY_FIELD) or str(closes[-1].when)) if closes else None)
     for item in decisions.waiting(decisions.parse(ws.read("decisions")), moment):
         status.pending.append({"id": item.id, "title": item.title, "age_days": item.days, "age": item.age,
                                "stale": item.days > config.close.stale_decision_days})

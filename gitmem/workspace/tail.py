@@ -25,7 +25,7 @@ from gitmem.workspace.statedir import read_cache, write_cache
 
 FIRST_BLOCK = 16 * 1024
 PROBE = 4096
-CACHE_NAME = "lines.json"
+LINES_CACHE = "lines.json"
 _FENCE_NEEDLES = tuple(b"\n" + mark for mark in fences.FENCE_BYTE_MARKS)
 
 
@@ -164,7 +164,7 @@ def _counts_before(state_dir: Path | None, rel: str, handle: IO[bytes], offset: 
                    move: bool = True) -> tuple[int, int]:
     """(newlines, fence lines) in the file before `offset` (a line start), using and refreshing the cache
     (with `move=False`, a usable cache entry is left where it is)."""
-    cache_path = state_dir / CACHE_NAME if state_dir is not None else None
+    cache_path = state_dir / LINES_CACHE if state_dir is not None else None
     cache = read_cache(cache_path) if rel else {}
     entry = cache.get(rel)
     counts: tuple[int, int] | None = None
@@ -191,7 +191,7 @@ def cached_fence_state(state_dir: Path | None, rel: str, data: bytes, end: int) 
     """The fence state at `end` (a line start) of `data`, a version of the file `rel`, from the cache when the
     4 KB before the cached offset match; None when the cache cannot tell. Reads the cache, never writes it:
     `gitmem check` uses it for the old LOG, whose bytes it proves to be the start of the new one."""
-    entry = read_cache(state_dir / CACHE_NAME if state_dir is not None else None).get(rel)
+    entry = read_cache(state_dir / LINES_CACHE if state_dir is not None else None).get(rel)
     if not isinstance(entry, dict) or not all(isinstance(entry.get(k), int) for k in ("offset", "fences")):
         return None
     offset = int(entry["offset"])

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.checks import CheckInput, run_checks
-from gitmem.checks.log import FENCE_OPEN_AT_END
+from gitmem.checks.log_checks import FENCE_OPEN_AT_END
 from gitmem.checks.violation import Violation
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.gitio.snapshots import Snapshot

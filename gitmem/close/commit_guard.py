@@ -13,8 +13,7 @@ from gitmem.errors import ExitCode, RunFailure
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import lessons, rules
 from gitmem.memory.text import decode
-from gitmem.workspace import Workspace
-from gitmem.workspace import files as trusted  # `files` names the changed files here
+from gitmem.workspace import Workspace, files
 from gitmem.workspace.writer import MemoryWriter
 
 
@@ -30,33 +29,33 @@ def changed_files(ws: Workspace, head: str) -> dict[str, bytes | None]:
     """Memory files whose work-tree bytes differ from HEAD (the close started from a clean tree)."""
     changed: dict[str, bytes | None] = {}
     for path in ws.config.memory_paths().values():
-        data = trusted.read(ws.root, path)
+        data = files.read(ws.root, path)
         if data != gitio.file_at(ws.repo, head, path):
             changed[path] = data
     return changed
 
 
-def restore(ws: Workspace, head: str, files: dict[str, bytes | None]) -> None:
-    for path in files:
+def restore(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> None:
+    for path in changed:
         data = gitio.file_at(ws.repo, head, path)
         if data is None:
-            trusted.remove(ws.root, path)
+            files.remove(ws.root, path)
         else:
-            trusted.write(ws.root, path, data)
+            files.write(ws.root, path, data)
 
 
-def check_result(ws: Workspace, head: str, files: dict[str, bytes | None]) -> list[str]:
+def check_result(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> list[str]:
     """`path:line: GMnnn message` for every error in the change, plus the close's permission problems."""
     from gitmem.cycle import permissions
 
     config = ws.config
     paths = list(config.memory_paths().values())
     old = gitio.commit_snapshot(ws.repo, head, paths)
-    new = trusted.worktree_snapshot(ws.root)
+    new = files.worktree_snapshot(ws.root)
     # Only the files the close changed: a problem already committed before the close is not the close's
     # to fix (and a write to that file would have been refused by its own validation anyway).
     found = [f"{v.path}:{v.line}: {v.code} {v.message}"
-             for v in run_checks(CheckInput(config, old, new, config.agent.email)) if v.is_error and v.path in files]
+             for v in run_checks(CheckInput(config, old, new, config.agent.email)) if v.is_error and v.path in changed]
 
     def text(snapshot: Snapshot | None, role: str) -> str | None:
         data = snapshot.read(config.path(role)) if snapshot is not None else None
@@ -109,7 +108,7 @@ def write_together(memory: MemoryWriter, texts: dict[str, str]) -> str | None:
     proposed = {memory.config.path(role): text.encode("utf-8") for role, text in texts.items()}
 
     def current(rel: str) -> bytes | None:
-        return trusted.read(memory.root, rel)
+        return files.read(memory.root, rel)
 
     before = Snapshot("current", current)
     after = Snapshot("proposed", lambda rel: proposed[rel] if rel in proposed else current(rel))
@@ -118,5 +117,5 @@ def write_together(memory: MemoryWriter, texts: dict[str, str]) -> str | None:
     if errors:
         return "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in errors)
     for rel, data in proposed.items():
-        trusted.write(memory.root, rel, data)
+        files.write(memory.root, rel, data)
     return None

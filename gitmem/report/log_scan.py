@@ -19,7 +19,7 @@ from pathlib import Path
 from gitmem.memory import fences, log
 from gitmem.memory.text import parse_timestamp
 from gitmem.report import evidence
-from gitmem.report.model import Close, Cycle
+from gitmem.report.model import CloseRow, CycleRow
 from gitmem.workspace import files
 from gitmem.workspace.tail import FileSource
 
@@ -30,9 +30,9 @@ FIRST_BLOCK = 256 * 1024
 
 @dataclass(frozen=True)
 class Scanned:
-    cycles: tuple[Cycle, ...]
-    closes: tuple[Close, ...]
-    latest_close: Close | None
+    cycles: tuple[CycleRow, ...]
+    closes: tuple[CloseRow, ...]
+    latest_close: CloseRow | None
 
 
 def read_log(root: Path, rel: str, start: datetime | None, *, block: int = FIRST_BLOCK) -> str:
@@ -68,8 +68,8 @@ def _before(match: re.Match[str], start: datetime) -> bool:
 
 def scan(text: str, start: datetime | None = None, end: datetime | None = None) -> Scanned:
     """The cycles and closes whose heading time is in [start, end), oldest first."""
-    cycles: list[Cycle] = []
-    closes: list[Close] = []
+    cycles: list[CycleRow] = []
+    closes: list[CloseRow] = []
     last_close: tuple[datetime, str] | None = None
     fenced = fences.Fenced(text)
     matches = (match for match in log.HEADING_RE.finditer(text) if not fenced.inside(match.start()))
@@ -89,7 +89,7 @@ def scan(text: str, start: datetime | None = None, end: datetime | None = None) 
             body = text[current.end(): cut if cut is not None else stop]
             if current["cycle"] is None:
                 day = _DAY_RE.search(body)
-                closes.append(Close(when, day.group(1) if day else when.date().isoformat(), (), _promoted(body)))
+                closes.append(CloseRow(when, day.group(1) if day else when.date().isoformat(), (), _promoted(body)))
                 last_close = (when, text[current.start(): current.end()] + body)
             else:
                 cycles.append(_cycle(int(current["cycle"]), when, current["outcome"], body))
@@ -98,7 +98,7 @@ def scan(text: str, start: datetime | None = None, end: datetime | None = None) 
     if last_close is not None:
         entry = log.parse(last_close[1], expect_title=False).entries
         fields = tuple((f.key, f.value) for f in entry[0].fields) if entry else ()
-        latest = Close(last_close[0], closes[-1].day, fields, closes[-1].promoted)
+        latest = CloseRow(last_close[0], closes[-1].day, fields, closes[-1].promoted)
     return Scanned(tuple(cycles), tuple(closes), latest)
 
 
@@ -111,12 +111,12 @@ def _promoted(body: str) -> tuple[str, ...]:
     return tuple(_PROMOTED_RE.findall(body, start + 1, end if end >= 0 else len(body)))
 
 
-def _cycle(number: int, when: datetime, outcome: str, body: str) -> Cycle:
+def _cycle(number: int, when: datetime, outcome: str, body: str) -> CycleRow:
     facts = evidence.read_evidence(body) if evidence.may_say_something(body) else evidence.NOTHING
     usage, context = facts.usage, facts.context
     salvage = tuple(dict.fromkeys(evidence.SALVAGE_RE.findall(body))) if "gitmem/salvage/" in body else ()
-    return Cycle(number, when, outcome,
-                 tokens=usage.total if usage else None, cost=facts.cost,
-                 cache_rate=usage.cache_rate if usage else None,
-                 context=context.tokens if context else None, budget=context.limit if context else None,
-                 reverts=facts.reverts, salvage=salvage)
+    return CycleRow(number, when, outcome,
+                    tokens=usage.total if usage else None, cost=facts.cost,
+                    cache_rate=usage.cache_rate if usage else None,
+                    context=context.tokens if context else None, budget=context.limit if context else None,
+                    reverts=facts.reverts, salvage=salvage)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from gitmem import gitio
 from gitmem.agents.base import AgentError
-from gitmem.cycle.gitstate import Change, FileState
+from gitmem.cycle.gitstate import FileState, StateChange
 from gitmem.cycle.protected import Protection
 from gitmem.cycle.reaper import Reaper
 from gitmem.secrets import scrub
@@ -27,11 +27,11 @@ KEPT_NEW = ("refs/heads/", "refs/tags/", "refs/notes/", "refs/stash")
 
 def _caches() -> tuple[str, ...]:
     """gitmem's own caches in `.git/gitmem/`: put back silently (a cache loses at most one cycle's refresh)."""
-    from gitmem.close.backing import CACHE_NAME as CONFIRMATIONS
+    from gitmem.close.backing import CONFIRMATIONS_CACHE
     from gitmem.recall.index import INDEX_FILE
-    from gitmem.workspace.tail import CACHE_NAME as LINES
+    from gitmem.workspace.tail import LINES_CACHE
 
-    return (INDEX_FILE, CONFIRMATIONS, LINES)
+    return (INDEX_FILE, CONFIRMATIONS_CACHE, LINES_CACHE)
 
 
 @dataclass
@@ -102,7 +102,7 @@ class CycleGuard:
         self.notes.append(note)
         self.messages.append(note)
 
-    def _keep_aside(self, changes: list[Change]) -> str | None:
+    def _keep_aside(self, changes: list[StateChange]) -> str | None:
         state = gitio.state_dir(self.ws.repo)
         folder = state / ASIDE_DIR / f"cycle-{self.cycle}"
         kept = False
