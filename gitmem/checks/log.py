@@ -98,7 +98,7 @@ def _entry_rules(path: str, entries: tuple[log.LogEntry, ...], previous: log.Log
                                       last=last_cycle, next=last_cycle + 1))
         last_cycle = entry.cycle
         has_result = bool(log.outcome_reason(entry))
-        if entry.outcome == "no-build" and not has_result:
+        if entry.outcome == log.Outcome.NO_BUILD and not has_result:
             found.append(Violation.of(codes.LOG_NO_BUILD_WITHOUT_REASON, path, entry.line))
             continue
         missing = [key for key in ("Task", "Result") if not (entry.get(key) or "").strip()]

@@ -70,13 +70,13 @@ class Streak:
 def no_build_streak(text: str, until: datetime) -> Streak:
     """The no-build cycles in a row before `until`, reading backwards only until a built cycle ends the run."""
     def ended(entries: tuple[LogEntry, ...]) -> bool:
-        return any(e.cycle is not None and e.when.moment < until and e.outcome != "no-build" for e in entries)
+        return any(e.cycle is not None and e.when.moment < until and e.outcome != log.Outcome.NO_BUILD for e in entries)
 
     cycles = [e for e in log.tail_entries(log.TextSource(text), ended).entries
               if e.cycle is not None and e.when.moment < until]
     run: list[LogEntry] = []
     for entry in reversed(cycles):
-        if entry.outcome != "no-build":
+        if entry.outcome != log.Outcome.NO_BUILD:
             break
         run.append(entry)
     return Streak(tuple(reversed(run)))
@@ -86,14 +86,14 @@ def streaks_ending(text: str, start: datetime, end: datetime) -> tuple[Streak, .
     """Every run of at least STREAK_MIN no-build cycles in a row whose last cycle is in [start, end): the
     streaks that ended that day, or still ran at its end. Reads back only until a built cycle precedes `start`."""
     def reaches_back(entries: tuple[LogEntry, ...]) -> bool:
-        return any(e.cycle is not None and e.when.moment < start and e.outcome != "no-build" for e in entries)
+        return any(e.cycle is not None and e.when.moment < start and e.outcome != log.Outcome.NO_BUILD for e in entries)
 
     cycles = [e for e in log.tail_entries(log.TextSource(text), reaches_back).entries
               if e.cycle is not None and e.when.moment < end]
     runs: list[list[LogEntry]] = []
     current: list[LogEntry] = []
     for entry in cycles:
-        if entry.outcome == "no-build":
+        if entry.outcome == log.Outcome.NO_BUILD:
             current.append(entry)
             continue
         if current:

@@ -31,6 +31,7 @@ from gitmem.cycle.oversize import Held, hold_out
 from gitmem.cycle.trust import all_trusted
 from gitmem.errors import ExitCode, GitmemError, RunFailure
 from gitmem.memory import decisions
+from gitmem.memory.log import Outcome
 from gitmem.memory.text import one_line
 from gitmem.secrets import scrub
 from gitmem.workspace import Clock, Workspace, files
@@ -67,7 +68,7 @@ class Settings:
 @dataclass
 class CycleReport:
     cycle: int
-    outcome: str = "no-build"
+    outcome: str = Outcome.NO_BUILD
     task: str = ""
     commit: str | None = None
     exit_code: int = ExitCode.OK
@@ -241,7 +242,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
                                     tokens_line=f"runner: {context}{guarded}\n"
                                                 f"{postflight.usage_line(report.tokens) or ''}")
             report.exit_code, report.error, report.salvage_branch = ExitCode.SALVAGED, saved.error, saved.branch
-            report.commit, report.task, report.outcome = saved.commit, saved.task, "no-build"
+            report.commit, report.task, report.outcome = saved.commit, saved.task, Outcome.NO_BUILD
             report.messages += saved.messages
             report.violations.append(Violation.of(codes.CYCLE_AGENT_FAILED, saved.branch or "(cycle)", 1,
                                                   message=f"the agent failed: {saved.error}"))

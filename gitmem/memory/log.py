@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cached_property
 from typing import Protocol
 
@@ -28,7 +29,18 @@ from gitmem.memory.text import (
 )
 
 TITLE = "# LOG"
-OUTCOMES = ("built", "published", "no-build")
+
+
+class Outcome(StrEnum):
+    """What a cycle came to, the last word of its heading. Members are the words themselves, so they compare
+    equal to (and key the same as) the text a parse reads."""
+
+    BUILT = "built"
+    PUBLISHED = "published"
+    NO_BUILD = "no-build"       # Rule 0: a cycle that built nothing says why in its Result
+
+
+OUTCOMES = tuple(outcome.value for outcome in Outcome)
 FIELD_ORDER = ("Task", "Tried", "Evidence", "Result", "Blocked", "Learned")
 # Fields the runner writes and reads back (the agent cannot set them: postflight rewrites them).
 STARTED, SALVAGED, KEPT, BLOCKED = "Started", "Salvaged", "Kept", "Blocked"
@@ -52,7 +64,7 @@ HEADING_RE = re.compile(
 class LogEntry(Entry):
     when: Timestamp
     cycle: int | None = None          # None for a close entry
-    outcome: str | None = None        # built | published | no-build; None for a close entry
+    outcome: str | None = None        # an Outcome word; None for a close entry
     body: tuple[str, ...] = ()
     line: int = 0
     end: int = 0

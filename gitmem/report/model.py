@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from gitmem.close.day import STREAK_MIN  # Rule 0: three no-build cycles in a row
+from gitmem.memory.log import Outcome
 
 
 @dataclass(frozen=True)
@@ -111,7 +112,7 @@ class WorkspaceReport:
         found: list[Streak] = []
         run: list[Cycle] = []
         for cycle in (*self.cycles, None):
-            if cycle is not None and cycle.outcome == "no-build":
+            if cycle is not None and cycle.outcome == Outcome.NO_BUILD:
                 run.append(cycle)
                 continue
             if len(run) >= STREAK_MIN:
