@@ -104,7 +104,7 @@ def plan(memory: MemoryWriter, config: Config, facts: report.DayFacts, roadmap_t
 def still_running(memory: MemoryWriter, streak: days.Streak, as_of: datetime) -> bool:
     """Whether the streak's last cycle is the last cycle before `as_of` (nothing was built after it)."""
     latest = days.no_build_streak(memory.read("log"), as_of)
-    return latest.last == streak.last
+    return latest is not None and latest.last == streak.last
 
 
 def streak_lesson(memory: MemoryWriter, streak: days.Streak, hint: str) -> tuple[str, bool]:
