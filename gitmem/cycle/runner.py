@@ -354,7 +354,7 @@ def _known_upstream(repo: gitio.Repo, settings: Settings) -> str | None:
 
 def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | None = None) -> None:
     from gitmem.publish.merge import resolver_for
-    from gitmem.publish.push import publish
+    from gitmem.publish.push import PushStatus, publish
 
     repo = ws.repo
     result = publish(repo, conflict_branch=f"gitmem/cycle-{report.cycle}", remote=settings.remote,
@@ -362,7 +362,7 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | N
                      resolver=resolver_for(ws.config), workspace=ws.name or None, known=known)
     report.messages += result.messages
     for kept in (report.salvage_branch, report.local_branch, report.proposal_branch):
-        if kept and result.status in ("pushed", "conflict", "rewritten"):   # a runner's checkout is thrown away
+        if kept and result.status.reached_remote:   # a runner's checkout is thrown away
             try:
                 gitio.push(repo, result.remote, kept, kept)
                 report.messages.append(f"pushed {kept} to {result.remote}")
@@ -373,13 +373,12 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | N
         report.commit = result.commit
         report.messages.append(f"pushed to {result.remote}/{result.branch}")
         return
-    report.exit_code = ExitCode.SALVAGED
-    if result.status == "rewritten":            # never built on: a human decides (gitmem.publish.push)
-        report.exit_code = ExitCode.REWRITTEN
+    report.exit_code = result.status.exit_code
+    if result.status is PushStatus.REWRITTEN:   # never built on: a human decides (gitmem.publish.push)
         report.side_branch = result.side_branch
         report.violations.append(Violation.of(codes.CYCLE_UPSTREAM_REWRITTEN, result.side_branch or "(cycle)", 1,
                                               message="; ".join(result.messages[-2:])))
-    elif result.status == "conflict":
+    elif result.status is PushStatus.CONFLICT:
         report.side_branch = result.side_branch
         report.commit = result.commit
         report.violations.append(Violation.of(codes.CYCLE_PUSH_CONFLICT, result.side_branch or "(cycle)", 1,
