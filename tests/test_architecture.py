@@ -183,18 +183,13 @@ def classes_defined(paths: list[Path]) -> dict[str, list[str]]:
     return found
 
 
-# Streak is defined in close/day.py and again in report/model.py until the streak rework lands; it has its own case.
-STREAK_REWORK = "Streak is made one class by the streak rework (close/day.py and report/model.py), not here"
-
-
 def test_no_class_name_is_defined_twice_in_the_package() -> None:
     """A class name says which thing it is: `Rule` is the proven rule, not also a path pattern or a report row."""
-    twice = {name: where for name, where in classes_defined(modules()).items() if len(where) > 1 and name != "Streak"}
+    twice = {name: where for name, where in classes_defined(modules()).items() if len(where) > 1}
     assert twice == {}
 
 
-@pytest.mark.parametrize("name", ["Rule", "Change", pytest.param(
-    "Streak", marks=pytest.mark.xfail(strict=False, reason=STREAK_REWORK))])
+@pytest.mark.parametrize("name", ["Rule", "Change", "Streak"])
 def test_rule_change_and_streak_are_each_defined_once(name: str) -> None:
     assert len(classes_defined(modules()).get(name, [])) == 1
 

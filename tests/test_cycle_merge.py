@@ -23,6 +23,14 @@ def test_log_appends_that_would_break_order_are_declined() -> None:
     assert merge_log(LOG, LOG.replace("- Result: r", "- Result: x"), LOG + CYCLE5) is None   # a rewrite
 
 
+def test_a_line_added_to_the_bases_last_entry_is_declined_on_either_side() -> None:
+    # Issue 20: each side must be an append as `check` judges it. The merge used to accept any text that
+    # extended the base, and then dropped our added line in silence (upstream's it kept).
+    amended = LOG + "- Learned: more\n"
+    assert merge_log(LOG, LOG + CLOSE, amended + CYCLE5) is None
+    assert merge_log(LOG, amended + CLOSE, LOG + CYCLE5) is None
+
+
 NOW = "# NOW\n\n## 2026-11-30 09:00 UTC · cycle 4\n- Did: a\n- Human: nothing\n- Next: b\n"
 
 

@@ -114,6 +114,22 @@ def test_log_rewrites_are_undone_and_new_entries_kept() -> None:
     assert result.notes == ["reverted a rewrite of LOG at line 5 (LOG is append-only); kept 1 new entry"]
 
 
+def test_a_line_added_to_the_last_log_entry_is_undone_as_check_refuses_it() -> None:
+    result = enforce({"log": LOG}, {"log": LOG + "- Learned: more\n" + NEW_ENTRY})
+    assert result.texts["log"] == LOG + NEW_ENTRY
+    assert result.notes == ["reverted text added to an old LOG entry at line 6 (LOG is append-only); kept 1 new "
+                            "entry"]
+
+
+def test_a_log_without_its_last_line_end_takes_an_entry_but_no_more_text_on_that_line() -> None:
+    cut = LOG.rstrip("\n")
+    assert enforce({"log": cut}, {"log": cut + "\n" + NEW_ENTRY}).notes == []
+    result = enforce({"log": cut}, {"log": cut + " and more" + "\n" + NEW_ENTRY})
+    assert result.texts["log"] == LOG + NEW_ENTRY
+    assert result.notes == ["reverted text added to an old LOG entry at line 5 (LOG is append-only); kept 1 new "
+                            "entry"]
+
+
 def test_deleted_lessons_and_files_come_back() -> None:
     only_second = LESSONS[:LESSONS.index("## L-0001")] + LESSONS[LESSONS.index("## L-0002"):]
     result = enforce({"lessons": LESSONS, "log": LOG}, {"lessons": only_second, "log": None})

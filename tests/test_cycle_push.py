@@ -140,3 +140,17 @@ def test_a_salvaged_cycle_pushes_its_salvage_branch(tmp_path: Path, memrepo: Git
     assert file_at(remote, "refs/heads/gitmem/salvage/cycle-1", "work.txt") == "unfinished\n"
     entry = log.parse(file_at(remote, "refs/heads/main", "LOG.md")).entries[-1]
     assert entry.outcome == "no-build" and "RuntimeError: the model went away" in entry.get("Result")
+
+
+def test_with_no_remote_the_cycle_and_the_close_both_exit_salvaged(memrepo: GitRepo, cli) -> None:
+    # Issue 20: one push status, one exit code. With no remote to push to, the cycle exited 4 (its commit stays
+    # local) while the close exited 0 without a word; the stricter now holds for both.
+    from tests.support.hostile import refused
+
+    report = run_cycle(memrepo.ws(), WritingBackend(built()), settings=Settings(push=True))
+    assert report.exit_code == ExitCode.SALVAGED
+    assert any("no remote 'origin'" in line for line in report.messages)
+    day = log.parse(memrepo.read("LOG.md")).cycles[-1].when.moment.date().isoformat()
+    result = refused(cli(["close", "--push", "--no-llm", "--date", day], cwd=memrepo.path), ExitCode.SALVAGED)
+    assert "no remote 'origin'" in result.err
+    assert log.parse(memrepo.read("LOG.md")).entries[-1].kind == "close"        # the close commit is kept

@@ -207,6 +207,30 @@ def test_forbidden_edits_are_reverted_and_recorded(memrepo: GitRepo) -> None:
     assert is_clean(memrepo)
 
 
+def test_a_line_added_to_heads_last_log_entry_is_reverted_as_check_refuses_it(memrepo: GitRepo) -> None:
+    # Issue 20: `check` refuses a line appended to HEAD's last LOG entry (GM301 appended_to_entry); the cycle's
+    # permissions accepted any text that extended the old LOG, so the commit carried the edit to history.
+    _seed_history(memrepo)
+    before = memrepo.read("LOG.md")
+
+    def amend_last_entry(memory, request) -> None:
+        write(request.root, "LOG.md", before + "- Learned: the first cycle was brilliant\n")
+        memory.add_log_entry(task="next", outcome="built", result="done", evidence="looked")
+        memory.add_now_block(did="next", human="nothing", next="more")
+
+    report = run(memrepo, WritingBackend(amend_last_entry))
+    assert report.exit_code == ExitCode.OK
+    text = memrepo.read("LOG.md")
+    assert text.startswith(before) and "brilliant" not in text
+    entries = log.parse(text).entries
+    assert [(e.cycle, e.get("Task")) for e in entries] == [(1, "start"), (2, "next")]
+    line = before.count("\n") + 1
+    assert (f"runner: reverted text added to an old LOG entry at line {line} (LOG is append-only); kept 1 new "
+            f"entry") in entries[-1].get("Evidence")
+    assert verify_range(memrepo.ws(), "HEAD~1", "HEAD").violations == []
+    assert is_clean(memrepo)
+
+
 def test_an_agent_crash_is_salvaged_to_a_branch(memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
     secret = "sk-ant-api03-" + "x" * 40
     monkeypatch.setenv("ANTHROPIC_API_KEY", secret)

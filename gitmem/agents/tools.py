@@ -23,6 +23,7 @@ from typing import Any
 
 from gitmem import secrets
 from gitmem.config import CONFIG_NAME, Config
+from gitmem.memory import log
 from gitmem.workspace import Workspace, files, runner_cycle
 from gitmem.workspace.writer import MemoryWriter, WriteRefused, atomic_write
 
@@ -379,7 +380,7 @@ FILE_TOOLS = (
 MEMORY_TOOLS = (
     _tool("log_entry", "Append this cycle's one LOG entry. The timestamp and cycle number are written for you.",
           {"task": _s("the one task of this cycle"),
-           "outcome": {"type": "string", "enum": ["built", "published", "no-build"]},
+           "outcome": {"type": "string", "enum": list(log.OUTCOMES)},
            "result": _s("what came of it; for no-build, one line saying why (Rule 0)"),
            "tried": _s("what was tried"), "evidence": _s("commands, numbers, links"),
            "learned": _s("what was learned"),

@@ -13,12 +13,11 @@ from dataclasses import dataclass, replace
 
 from gitmem import codes
 from gitmem.checks import CheckInput, run_checks
-from gitmem.checks.common import common_prefix
 from gitmem.checks.violation import Violation
 from gitmem.config import Config
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import fences, log
-from gitmem.memory.text import decode
+from gitmem.memory.text import common_prefix, decode
 
 # The rules by which history goes missing from DECISIONS, LESSONS and RULES.
 HISTORY = {codes.DECISION_RESOLVED_REWRITTEN.code, codes.DECISION_ID_VANISHED.code, codes.LESSON_VANISHED.code,
@@ -75,10 +74,10 @@ def _log(path: str, first: Snapshot | None, other: Snapshot, merged: Snapshot, l
              for entry, raw in zip(theirs_new.entries, theirs_new.texts) if raw not in in_merge]
     added = [entry for entry, raw in zip(theirs_new.entries, theirs_new.texts) if raw not in in_ours]
     mine_added = [entry for entry, raw in zip(ours_new.entries, ours_new.texts) if raw not in set(theirs_new.texts)]
-    if added and mine_added and not _ordered(mine_added, added):
+    if added and mine_added and not log.ordered(mine_added, added):
         line = next((e.line for e, raw in zip(kept.entries, kept.texts) if raw == _raw_of(theirs_new, added[0])),
                     end_line)
-        variant = "other_way" if _ordered(added, mine_added) else ""
+        variant = "other_way" if log.ordered(added, mine_added) else ""
         found.append(Violation.of(codes.LOG_MERGE_UNORDERED, path, line, variant, parent=label,
                                   theirs=_describe(added), ours=_describe(mine_added),
                                   last=max((e.cycle for e in mine_added if e.cycle is not None), default=0)))
@@ -87,15 +86,6 @@ def _log(path: str, first: Snapshot | None, other: Snapshot, merged: Snapshot, l
 
 def _raw_of(found: _Entries, entry: log.LogEntry) -> str:
     return found.texts[found.entries.index(entry)]
-
-
-def _ordered(before: list[log.LogEntry], after: list[log.LogEntry]) -> bool:
-    """Whether `after` may follow `before` in LOG: time never goes back, cycle numbers keep increasing."""
-    if min(e.when.moment for e in after) < max(e.when.moment for e in before):
-        return False
-    cycles_before = [e.cycle for e in before if e.cycle is not None]
-    cycles_after = [e.cycle for e in after if e.cycle is not None]
-    return not (cycles_before and cycles_after and min(cycles_after) <= max(cycles_before))
 
 
 def _describe(entries: list[log.LogEntry]) -> str:

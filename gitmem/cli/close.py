@@ -29,7 +29,8 @@ def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json:
     lessons that two later cycles confirmed to proven rules. Running it twice for a day changes nothing.
 
     Exit 0 done (or already closed), 1 the result would be invalid, 3 memory files are dirty or a cycle
-    holds the lock, 4 the push conflicted (the close is on a side branch).
+    holds the lock, 4 the push conflicted or failed, or there is no remote (the close is safe, locally or on a
+    side branch), 5 the upstream was rewritten (nothing is built on it).
     """
     from datetime import date
 
@@ -40,6 +41,7 @@ def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json:
     from gitmem.close.llm import available
     from gitmem.cycle.lock import LockHeld
     from gitmem.errors import RunFailure
+    from gitmem.publish.push import PushStatus
 
     try:
         chosen = date.fromisoformat(day) if day else None
@@ -72,10 +74,7 @@ def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json:
     if result.push is not None:
         for line in result.push["messages"]:
             click.echo(f"push: {line}", err=True)
-        if result.push["status"] == "rewritten":               # never built on a rewritten upstream
-            return ExitCode.REWRITTEN
-        if result.push["status"] in ("conflict", "failed"):    # the close commit is safe, locally or on a branch
-            return ExitCode.SALVAGED
+        return PushStatus(result.push["status"]).exit_code
     return ExitCode.OK
 
 

@@ -10,6 +10,7 @@ import click
 
 from gitmem.cli.common import colour_wanted, json_option, open_workspace, workspace_option
 from gitmem.errors import ExitCode
+from gitmem.memory.log import Outcome
 
 
 def _paint(colour: bool) -> Any:
@@ -24,7 +25,7 @@ def render(data: dict[str, Any], *, colour: bool) -> str:
     lines = [paint(f"gitmem status · {data['now']}", bold=True)]
     last = data["last_cycle"]
     if last:
-        tint = "red" if last["outcome"] == "no-build" else "green"
+        tint = "red" if last["outcome"] == Outcome.NO_BUILD else "green"
         outcome = paint(last["outcome"], tint)
         lines.append(f"last cycle   {last['cycle']} · {last['when']} · {outcome} · {last['task']}")
     else:

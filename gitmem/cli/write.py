@@ -8,6 +8,7 @@ import click
 
 from gitmem.cli.common import json_option, open_workspace, workspace_option
 from gitmem.errors import ExitCode
+from gitmem.memory.log import OUTCOMES
 
 if TYPE_CHECKING:     # the library loads inside commands only
     from gitmem.gitio import Identity
@@ -53,7 +54,7 @@ def log_group() -> None:
 
 @log_group.command("add")
 @click.option("--task", required=True, help="What this cycle set out to do.")
-@click.option("--outcome", required=True, type=click.Choice(["built", "published", "no-build"]))
+@click.option("--outcome", required=True, type=click.Choice(OUTCOMES))
 @click.option("--result", required=True, help="What came of it; for no-build, why nothing was built (Rule 0).")
 @click.option("--tried", help="What was tried.")
 @click.option("--evidence", help="Evidence: commands, numbers, links.")

@@ -5,8 +5,10 @@ the day's start: the cost follows the distance from the end of the file, not the
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, tzinfo
+from typing import Protocol, TypeVar
 
 from gitmem.memory import fences, log, now
 from gitmem.memory.log import LogEntry
@@ -46,62 +48,76 @@ def cycle_numbers(text: str) -> set[int]:
 
 @dataclass(frozen=True)
 class Streak:
-    """The run of no-build cycles ending at the last cycle (up to a moment), across day boundaries."""
+    """A run of no-build cycles in a row (Rule 0), across day boundaries: its first and last cycle numbers
+    and times. The close keeps the run's LOG entries too (`cycles`), for their Results and blockers; the
+    report, which holds no entries, leaves them out."""
 
-    cycles: tuple[LogEntry, ...]
+    first: int
+    last: int
+    start: datetime
+    end: datetime
+    length: int
+    cycles: tuple[LogEntry, ...] = field(default=(), compare=False, repr=False)
 
-    @property
-    def length(self) -> int:
-        return len(self.cycles)
+    @classmethod
+    def of(cls, run: Sequence[LogEntry]) -> Streak:
+        """The streak of a run of cycle entries (each with its number)."""
+        first, last = run[0], run[-1]
+        assert first.cycle is not None and last.cycle is not None     # a run holds cycles, never a close
+        return cls(first.cycle, last.cycle, first.when.moment, last.when.moment, len(run), tuple(run))
 
     @property
     def is_problem(self) -> bool:
         return self.length >= STREAK_MIN
 
+
+class _Cycle(Protocol):
     @property
-    def first(self) -> int | None:
-        return self.cycles[0].cycle if self.cycles else None
-
-    @property
-    def last(self) -> int | None:
-        return self.cycles[-1].cycle if self.cycles else None
+    def outcome(self) -> str | None: ...
 
 
-def no_build_streak(text: str, until: datetime) -> Streak:
-    """The no-build cycles in a row before `until`, reading backwards only until a built cycle ends the run."""
+C = TypeVar("C", bound=_Cycle)
+
+
+def no_build_runs(cycles: Iterable[C]) -> Iterator[list[C]]:
+    """Every run of no-build cycles in a row, oldest first: the one loop that finds Rule 0 streaks, for the
+    close, `gitmem status` and the report. `cycles` are cycles only (a close entry neither breaks nor joins a
+    run), in LOG order."""
+    run: list[C] = []
+    for cycle in cycles:
+        if cycle.outcome == log.Outcome.NO_BUILD:
+            run.append(cycle)
+            continue
+        if run:
+            yield run
+        run = []
+    if run:
+        yield run
+
+
+def no_build_streak(text: str, until: datetime) -> Streak | None:
+    """The no-build cycles in a row up to the last cycle before `until` (None when that cycle built something),
+    reading backwards only until a built cycle ends the run."""
     def ended(entries: tuple[LogEntry, ...]) -> bool:
-        return any(e.cycle is not None and e.when.moment < until and e.outcome != "no-build" for e in entries)
+        return any(e.cycle is not None and e.when.moment < until and e.outcome != log.Outcome.NO_BUILD
+                   for e in entries)
 
     cycles = [e for e in log.tail_entries(log.TextSource(text), ended).entries
               if e.cycle is not None and e.when.moment < until]
-    run: list[LogEntry] = []
-    for entry in reversed(cycles):
-        if entry.outcome != "no-build":
-            break
-        run.append(entry)
-    return Streak(tuple(reversed(run)))
+    runs = list(no_build_runs(cycles))
+    return Streak.of(runs[-1]) if runs and runs[-1][-1] is cycles[-1] else None
 
 
 def streaks_ending(text: str, start: datetime, end: datetime) -> tuple[Streak, ...]:
     """Every run of at least STREAK_MIN no-build cycles in a row whose last cycle is in [start, end): the
     streaks that ended that day, or still ran at its end. Reads back only until a built cycle precedes `start`."""
     def reaches_back(entries: tuple[LogEntry, ...]) -> bool:
-        return any(e.cycle is not None and e.when.moment < start and e.outcome != "no-build" for e in entries)
+        return any(e.cycle is not None and e.when.moment < start and e.outcome != log.Outcome.NO_BUILD
+                   for e in entries)
 
     cycles = [e for e in log.tail_entries(log.TextSource(text), reaches_back).entries
               if e.cycle is not None and e.when.moment < end]
-    runs: list[list[LogEntry]] = []
-    current: list[LogEntry] = []
-    for entry in cycles:
-        if entry.outcome == "no-build":
-            current.append(entry)
-            continue
-        if current:
-            runs.append(current)
-        current = []
-    if current:
-        runs.append(current)
-    return tuple(Streak(tuple(run)) for run in runs
+    return tuple(Streak.of(run) for run in no_build_runs(cycles)
                  if len(run) >= STREAK_MIN and start <= run[-1].when.moment < end)
 
 

@@ -11,7 +11,7 @@ from gitmem.close.day import DAY_FIELD, Streak
 from gitmem.cycle.permissions import is_revert_note
 from gitmem.memory import log, roadmap
 from gitmem.memory.decisions import Waiting
-from gitmem.memory.log import OUTCOMES, LogEntry
+from gitmem.memory.log import OUTCOMES, LogEntry, Outcome
 from gitmem.memory.text import one_line
 
 STANDING_FIELD = "Standing"
@@ -56,7 +56,7 @@ def _short(text: str, limit: int = 100) -> str:
 
 def done_lines(facts: DayFacts) -> list[str]:
     return [f"cycle {c.cycle} · {c.outcome} · {_short(c.get('Task') or '(no task)', 70)}"
-            + (f" — {_short(c.get('Result') or '', 80)}" if c.outcome != "no-build" else "")
+            + (f" — {_short(c.get('Result') or '', 80)}" if c.outcome != Outcome.NO_BUILD else "")
             for c in facts.cycles]
 
 
@@ -170,7 +170,7 @@ def cycle_problems(facts: DayFacts) -> list[str]:
     commits made in the runner's checkout during a cycle (kept on a branch, never taken as anyone's word)."""
     found: list[str] = []
     for entry in facts.cycles:
-        if entry.outcome == "no-build":
+        if entry.outcome == Outcome.NO_BUILD:
             line = f"cycle {entry.cycle} built nothing: {_short(entry.get('Result') or 'no reason given', 140)}"
             branch = salvage_branch(entry)
             found.append(line + (f" (its work is on branch {branch})" if branch and branch not in line else ""))

@@ -18,7 +18,7 @@ from gitmem.workspace.writer import MemoryWriter
 
 
 @dataclass
-class Outcome:
+class PromotionResult:
     promoted: list[dict[str, Any]] = field(default_factory=list)
     not_promoted: list[str] = field(default_factory=list)     # every eligible-or-nearly lesson left, and why
     decisions_filed: list[str] = field(default_factory=list)
@@ -29,9 +29,9 @@ class Outcome:
 
 
 def promote_live(memory: MemoryWriter, config: Config, model: CloseModel | None, *, today: date,
-                 backs: Backs) -> Outcome:
+                 backs: Backs) -> PromotionResult:
     """Gates first (code), then wording (model or Rule: line), then a live re-check, then one write."""
-    result = Outcome()
+    result = PromotionResult()
     needed = config.close.confirmations
     found = gates.eligible(lessons.parse(memory.read("lessons")), backs, needed)
     first = found.candidates
@@ -88,7 +88,7 @@ def promote_live(memory: MemoryWriter, config: Config, model: CloseModel | None,
 
 
 def file_conflicts(memory: MemoryWriter, planned: gates.Plan, texts: dict[str, str], rules_doc: rules.RulesDoc,
-                   result: Outcome) -> None:
+                   result: PromotionResult) -> None:
     """A contradiction no Supersedes line settles goes to the human; the close does not pick a side."""
     pending = {d.title: d.id for d in decisions.parse(memory.read("decisions")).pending}
     contradicted: dict[str, list[str]] = {}

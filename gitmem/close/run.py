@@ -23,6 +23,7 @@ from gitmem.close.day import close_entries, closed_day, day_entries
 from gitmem.close.llm import CloseModel, available
 from gitmem.close.promotion import promote_live
 from gitmem.config import Config
+from gitmem.errors import ExitCode
 from gitmem.workspace import Clock, Workspace, files
 from gitmem.workspace.writer import MemoryWriter, WriteRefused
 
@@ -92,9 +93,9 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
             raise
     if push and result.commit:
         result.push = _push(ws, result.day)
-        if result.push["status"] == "pushed" and result.push["commit"]:
-            result.commit = result.push["commit"]
-        elif result.push["status"] in ("conflict", "failed", "rewritten"):
+        if result.push["status"].exit_code == ExitCode.OK:
+            result.commit = result.push["commit"] or result.commit
+        else:       # conflicted, failed, rewritten, or no remote to push to: the command says so (cli.close)
             where = result.push["side_branch"] or "(close)"
             result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, where, 1,
                                                   message="; ".join(result.push["messages"][-2:])))

@@ -14,7 +14,7 @@ from gitmem.close.day import (
     no_build_streak,
     streaks_ending,
 )
-from gitmem.close.promotion import Outcome
+from gitmem.close.promotion import PromotionResult
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons
 from gitmem.memory.text import field_value
@@ -68,7 +68,7 @@ def streak_problems(memory: MemoryWriter, facts: day_report.DayFacts, roadmap_te
 
 
 def standing_problems(facts: day_report.DayFacts, config: Config, standing: day_report.Standing, day: date,
-                       promoted: Outcome | None) -> list[str]:
+                       promoted: PromotionResult | None) -> list[str]:
     """Conditions that last (stale decisions, a full RULES, unbacked confirmations):
     written up when they start, then once a week."""
     found = []
@@ -87,7 +87,7 @@ def standing_problems(facts: day_report.DayFacts, config: Config, standing: day_
     return found
 
 
-def promotion_lines(promoted: Outcome, standing: day_report.Standing, day: date) -> list[str]:
+def promotion_lines(promoted: PromotionResult, standing: day_report.Standing, day: date) -> list[str]:
     """Promotions made are always listed; a lesson that keeps waiting for the same reason, once a week."""
     made = {f"{p['rule']} · {p['text']}" for p in promoted.promoted}
     lines = []
@@ -113,7 +113,7 @@ def plan(memory: MemoryWriter, config: Config, facts: day_report.DayFacts, roadm
 def still_running(memory: MemoryWriter, streak: Streak, as_of: datetime) -> bool:
     """Whether the streak's last cycle is the last cycle before `as_of` (nothing was built after it)."""
     latest = no_build_streak(memory.read("log"), as_of)
-    return latest.last == streak.last
+    return latest is not None and latest.last == streak.last
 
 
 def streak_lesson(memory: MemoryWriter, streak: Streak, hint: str) -> tuple[str, bool]:

@@ -108,8 +108,16 @@ def _unanswered(item: decisions.Decision) -> decisions.Decision:
     return replace(item, section=decisions.PENDING, body=body)
 
 
+# What the note calls each way a LOG change is not an append (gitmem.memory.log.judge_append).
+_LOG_FAULTS = {log.REWRITTEN: "a rewrite of LOG", log.APPENDED_TO_ENTRY: "text added to an old LOG entry",
+               log.IN_OPEN_FENCE: "text added inside a code fence the old LOG leaves open"}
+
+
 def _log(before: str, after: str) -> tuple[str, list[str]]:
-    if after.startswith(before):
+    """LOG as HEAD holds it plus the agent's new entries, when the change is not an append as `check` judges
+    it: a line added to HEAD's last entry counts as much as an edited old line."""
+    verdict = log.append_verdict(before.encode("utf-8"), after.encode("utf-8"))
+    if verdict.ok:
         return after, []
     old_headings = {entry.heading() for entry in log.parse(before).entries}
     text = before
@@ -118,11 +126,8 @@ def _log(before: str, after: str) -> tuple[str, list[str]]:
         if entry.heading() not in old_headings:
             text = log.append_entry(text, entry)
             kept += 1
-    from gitmem.checks.log_checks import first_difference
-
-    line = first_difference(before.encode(), after.encode())
-    return text, [f"reverted a rewrite of LOG at line {line} (LOG is append-only); kept {kept} new entr"
-                  f"{'y' if kept == 1 else 'ies'}"]
+    return text, [f"reverted {_LOG_FAULTS[verdict.variant]} at line {verdict.line} (LOG is append-only); kept "
+                  f"{kept} new entr{'y' if kept == 1 else 'ies'}"]
 
 
 def _lessons(before: str, after: str) -> tuple[str, list[str]]:

@@ -143,10 +143,10 @@ def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[st
     if not entries:
         files.write(memory.root, memory.config.path("log"), before.encode("utf-8"))
         entry = memory.add_log_entry(
-            task=NO_TASK, outcome="no-build", cycle=cycle,
+            task=NO_TASK, outcome=log.Outcome.NO_BUILD, cycle=cycle,
             result=f"no build: the agent ended without writing a LOG entry (Rule 0); {why_no_log}",
             evidence="\n".join(evidence) or None, extra=runner_fields)
-        return Settled(cycle, entry.get("Task") or NO_TASK, "no-build", [], wrote_log=True)
+        return Settled(cycle, entry.get("Task") or NO_TASK, log.Outcome.NO_BUILD, [], wrote_log=True)
     chosen = entries[-1]
     if len(entries) > 1:
         dropped = "; ".join(e.heading().removeprefix("## ") for e in entries[:-1])
@@ -155,9 +155,9 @@ def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[st
     if when != chosen.when:
         extra_notes.append(f"restored the LOG entry's time to the clock's {when} (it said {chosen.when})")
     more = [f"runner: {n}" for n in extra_notes] + evidence
-    outcome = chosen.outcome or "no-build"
+    outcome = chosen.outcome or log.Outcome.NO_BUILD
     body = _with_evidence(chosen, more)
-    if outcome == "no-build" and not (chosen.get("Result") or "").strip():
+    if outcome == log.Outcome.NO_BUILD and not (chosen.get("Result") or "").strip():
         body = [*body, *render_field("Result", f"no build (Rule 0): {why_no_log}")]
     body = _with_runner_fields(body, runner_fields)
     rebuilt = log.LogEntry(when, cycle, outcome, tuple(body))

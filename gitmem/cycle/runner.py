@@ -31,6 +31,7 @@ from gitmem.cycle.oversize import Held, hold_out
 from gitmem.cycle.trust import all_trusted
 from gitmem.errors import ExitCode, GitmemError, RunFailure
 from gitmem.memory import decisions
+from gitmem.memory.log import Outcome
 from gitmem.memory.text import one_line
 from gitmem.secrets import scrub
 from gitmem.workspace import Clock, Workspace, files
@@ -67,7 +68,7 @@ class Settings:
 @dataclass
 class CycleReport:
     cycle: int
-    outcome: str = "no-build"
+    outcome: str = Outcome.NO_BUILD
     task: str = ""
     commit: str | None = None
     exit_code: int = ExitCode.OK
@@ -241,7 +242,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
                                     tokens_line=f"runner: {context}{guarded}\n"
                                                 f"{postflight.usage_line(report.tokens) or ''}")
             report.exit_code, report.error, report.salvage_branch = ExitCode.SALVAGED, saved.error, saved.branch
-            report.commit, report.task, report.outcome = saved.commit, saved.task, "no-build"
+            report.commit, report.task, report.outcome = saved.commit, saved.task, Outcome.NO_BUILD
             report.messages += saved.messages
             report.violations.append(Violation.of(codes.CYCLE_AGENT_FAILED, saved.branch or "(cycle)", 1,
                                                   message=f"the agent failed: {saved.error}"))
@@ -353,7 +354,7 @@ def _known_upstream(repo: gitio.Repo, settings: Settings) -> str | None:
 
 def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | None = None) -> None:
     from gitmem.publish.merge import resolver_for
-    from gitmem.publish.push import publish
+    from gitmem.publish.push import PushStatus, publish
 
     repo = ws.repo
     result = publish(repo, conflict_branch=f"gitmem/cycle-{report.cycle}", remote=settings.remote,
@@ -361,7 +362,7 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | N
                      resolver=resolver_for(ws.config), workspace=ws.name or None, known=known)
     report.messages += result.messages
     for kept in (report.salvage_branch, report.local_branch, report.proposal_branch):
-        if kept and result.status in ("pushed", "conflict", "rewritten"):   # a runner's checkout is thrown away
+        if kept and result.status.reached_remote:   # a runner's checkout is thrown away
             try:
                 gitio.push(repo, result.remote, kept, kept)
                 report.messages.append(f"pushed {kept} to {result.remote}")
@@ -372,13 +373,12 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | N
         report.commit = result.commit
         report.messages.append(f"pushed to {result.remote}/{result.branch}")
         return
-    report.exit_code = ExitCode.SALVAGED
-    if result.status == "rewritten":            # never built on: a human decides (gitmem.publish.push)
-        report.exit_code = ExitCode.REWRITTEN
+    report.exit_code = result.status.exit_code
+    if result.status is PushStatus.REWRITTEN:   # never built on: a human decides (gitmem.publish.push)
         report.side_branch = result.side_branch
         report.violations.append(Violation.of(codes.CYCLE_UPSTREAM_REWRITTEN, result.side_branch or "(cycle)", 1,
                                               message="; ".join(result.messages[-2:])))
-    elif result.status == "conflict":
+    elif result.status is PushStatus.CONFLICT:
         report.side_branch = result.side_branch
         report.commit = result.commit
         report.violations.append(Violation.of(codes.CYCLE_PUSH_CONFLICT, result.side_branch or "(cycle)", 1,

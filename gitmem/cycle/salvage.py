@@ -95,7 +95,7 @@ def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: s
     memory = MemoryWriter(ws, clock=clock, author_email=config.agent.email)
     # `Salvaged` marks a run that did not land: it used up nothing (gitmem.cycle.baseline) and names its branch
     # in full for the close (gitmem.close.day_report).
-    memory.add_log_entry(task=FAILED_TASK, outcome="no-build", cycle=cycle, evidence=tokens_line,
+    memory.add_log_entry(task=FAILED_TASK, outcome=log.Outcome.NO_BUILD, cycle=cycle, evidence=tokens_line,
                          result=f"no build: the agent failed ({error}); {saved}",
                          extra={log.SALVAGED: saved_on or "nothing to save"})
     top = now.parse(memory.read("now"), max_blocks=1).top
@@ -105,7 +105,7 @@ def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: s
     memory.add_now_block(did=f"cycle {cycle} failed: {error}", human=inspect,
                          next=following or "run the cycle again", cycle=cycle)
     oid = gitio.commit_worktree(repo, [config.path("log"), config.path("now")],
-                                message(cycle, "no-build", FAILED_TASK, "cycle"), author=identity)
+                                message(cycle, log.Outcome.NO_BUILD, FAILED_TASK, "cycle"), author=identity)
     held_notes = [item.note(config.cycle.max_file_bytes) for item in held]
     return Salvaged(error, oid, saved_on, messages=[f"the agent failed: {error}; {saved}", *held_notes,
                                                     *(f"runner: {note}" for note in cleaned.notes)])

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from functools import cached_property
 from typing import Protocol
 
@@ -15,7 +16,9 @@ from gitmem.memory.text import (
     Field,
     Problem,
     Timestamp,
+    decode,
     decode_lines,
+    first_difference,
     headed,
     parse_fields,
     render_field,
@@ -26,7 +29,18 @@ from gitmem.memory.text import (
 )
 
 TITLE = "# LOG"
-OUTCOMES = ("built", "published", "no-build")
+
+
+class Outcome(StrEnum):
+    """What a cycle came to, the last word of its heading. Members are the words themselves, so they compare
+    equal to (and key the same as) the text a parse reads."""
+
+    BUILT = "built"
+    PUBLISHED = "published"
+    NO_BUILD = "no-build"       # Rule 0: a cycle that built nothing says why in its Result
+
+
+OUTCOMES = tuple(outcome.value for outcome in Outcome)
 FIELD_ORDER = ("Task", "Tried", "Evidence", "Result", "Blocked", "Learned")
 # Fields the runner writes and reads back (the agent cannot set them: postflight rewrites them).
 STARTED, SALVAGED, KEPT, BLOCKED = "Started", "Salvaged", "Kept", "Blocked"
@@ -50,7 +64,7 @@ HEADING_RE = re.compile(
 class LogEntry(Entry):
     when: Timestamp
     cycle: int | None = None          # None for a close entry
-    outcome: str | None = None        # built | published | no-build; None for a close entry
+    outcome: str | None = None        # an Outcome word; None for a close entry
     body: tuple[str, ...] = ()
     line: int = 0
     end: int = 0
@@ -144,6 +158,113 @@ def append_entry(text: str, entry: LogEntry) -> str:
     if not text.endswith("\n"):
         text += "\n"
     return text + "\n" + entry.render() + "\n"
+
+
+# -- append-only (GM301) ---------------------------------------------------------------------------------
+# LOG changes only by text added at its end, each addition starting with its own heading. `check`
+# (gitmem.checks.log), the cycle's permissions (gitmem.cycle.permissions) and both merges
+# (gitmem.checks.merges, gitmem.publish.merge) all judge a change of LOG by `judge_append`.
+
+# How a change is not an append: the GM301 variants (gitmem.codes.LOG_NOT_APPEND_ONLY).
+DELETED, REWRITTEN, APPENDED_TO_ENTRY, IN_OPEN_FENCE = "deleted", "rewritten", "appended_to_entry", "in_open_fence"
+
+
+@dataclass(frozen=True)
+class Append:
+    """What a new LOG is to the old one.
+
+    An append (`ok`): the added text starts at byte `start` of the new LOG, a line start (an old last line
+    without its line end is ended first), and `open_` is the code-fence state there; `open_` is None when
+    nothing but line ends was added to such a line (nothing to parse). Not an append: `variant` says how and
+    `line` (1-based, in the new LOG) where; `start` and `open_` are set when the added text was located,
+    i.e. when the fault lies in what was added rather than in the old lines.
+    """
+
+    start: int = 0
+    open_: bool | None = None
+    variant: str = ""
+    line: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.variant
+
+
+def judge_append(new: bytes | None, prefix: int | None, *, old: Callable[[], bytes],
+                 open_at: Callable[[int], bool] | None = None) -> Append:
+    """Whether `new` is the old LOG with entries appended (GM301), and if not where and why.
+
+    `new` is None when the LOG is gone. `prefix` is the old LOG's length when it is, byte for byte, the start
+    of `new`, else None: a snapshot can prove that without copying a 75 MB LOG (gitmem.gitio.blobproof).
+    `old()` reads the old bytes, only to say where a rewrite starts. `open_at(offset)` is the fence state of
+    new[:offset] (inside the old LOG) when the caller knows it cheaper than one scan of it.
+    """
+    if new is None:
+        return Append(variant=DELETED, line=1)
+    if prefix is None:
+        return Append(variant=REWRITTEN, line=first_difference(old(), new))
+    start = prefix
+    if prefix and new[prefix - 1:prefix] != b"\n":    # the old LOG ends mid-line: the append must end it first
+        if not new[prefix:].strip(b"\n"):
+            return Append(len(new))
+        if new[prefix:prefix + 1] != b"\n":
+            return Append(variant=APPENDED_TO_ENTRY, line=new.count(b"\n", 0, prefix) + 1)
+        start = prefix + 1
+    open_ = open_at(start) if open_at is not None else fences.open_after(new, 0, start)
+    appended = new[start:]
+    if not appended.strip():
+        return Append(start, open_)
+    stray = _stray_line(decode(appended).text, open_)
+    if stray is None:
+        return Append(start, open_)
+    offset, variant = stray
+    return Append(start, open_, variant, new.count(b"\n", 0, start) + offset)
+
+
+def append_verdict(old: bytes, new: bytes | None) -> Append:
+    """`judge_append` for an old and a new LOG both in memory."""
+    prefix = len(old) if new is not None and new.startswith(old) else None
+    return judge_append(new, prefix, old=lambda: old)
+
+
+def appended_entries(new: bytes, verdict: Append) -> tuple[LogEntry, ...]:
+    """The entries an append added (numbered from the line where the added text starts, as 1)."""
+    if not verdict.ok:
+        raise ValueError(f"not an append to LOG: {verdict.variant} at line {verdict.line}")
+    if verdict.open_ is None:
+        return ()
+    return parse(decode(new[verdict.start:]).text, expect_title=False, in_fence=verdict.open_).entries
+
+
+def _stray_line(appended: str, old_open: bool) -> tuple[int, str] | None:
+    """(1-based line, variant) of the first added line before the first new heading: it would change the entry
+    above it, which is an edit.
+
+    The one exception: when the old LOG ends inside a code fence (written before fences were checked), a
+    line that closes it may come first, so that the new entry is a heading and not more of that code.
+    """
+    open_ = old_open
+    for offset, line in enumerate(appended.split("\n")):
+        if not open_ and line.startswith(HEADING):
+            return None
+        if open_ and fences.is_fence(line):     # open here only before any other line: it closes the old fence
+            open_ = False
+            continue
+        if line.strip():
+            return 1 + offset, IN_OPEN_FENCE if open_ else APPENDED_TO_ENTRY
+    return None
+
+
+def ordered(before: Sequence[LogEntry], after: Sequence[LogEntry]) -> bool:
+    """Whether the entries `after` may follow the entries `before` in LOG: time never goes back (GM302) and
+    cycle numbers keep increasing (GM303). A merge of two sides' appends puts one side's after the other's."""
+    if not before or not after:
+        return True
+    if min(e.when.moment for e in after) < max(e.when.moment for e in before):
+        return False
+    cycles_before = [e.cycle for e in before if e.cycle is not None]
+    cycles_after = [e.cycle for e in after if e.cycle is not None]
+    return not (cycles_before and cycles_after and min(cycles_after) <= max(cycles_before))
 
 
 def tail(text: str, count: int) -> LogDoc:

@@ -38,19 +38,22 @@ def resolver_for(config: Config) -> Resolver:
 
 
 def merge_log(base: str, upstream: str, ours: str) -> str | None:
-    """Both sides appended: upstream's entries, then ours, if ours still come later in time and cycle."""
-    if not (upstream.startswith(base) and ours.startswith(base)):
+    """Both sides appended: upstream's entries, then ours, if ours still come later in time and cycle.
+
+    Each side must be an append to the base as `check` judges it (gitmem.memory.log.judge_append): a line
+    added to the base's last entry is a change to history, never merged away in silence.
+    """
+    old = base.encode("utf-8")
+    added: list[tuple[log.LogEntry, ...]] = []
+    for side in (upstream, ours):
+        data = side.encode("utf-8")
+        verdict = log.append_verdict(old, data)
+        if not verdict.ok:
+            return None
+        added.append(log.appended_entries(data, verdict))
+    theirs_added, ours_added = added
+    if not log.ordered(theirs_added, ours_added):
         return None
-    theirs_added = log.parse(upstream[len(base):], expect_title=False).entries
-    ours_added = log.parse(ours[len(base):], expect_title=False).entries
-    if theirs_added and ours_added:
-        last_time = max(e.when.moment for e in theirs_added)
-        if any(e.when.moment < last_time for e in ours_added):
-            return None
-        theirs_cycles = [e.cycle for e in theirs_added if e.cycle is not None]
-        ours_cycles = [e.cycle for e in ours_added if e.cycle is not None]
-        if theirs_cycles and ours_cycles and min(ours_cycles) <= max(theirs_cycles):
-            return None
     text = upstream if upstream.endswith("\n") else upstream + "\n"
     for entry in ours_added:
         text = log.append_entry(text, entry)

@@ -14,14 +14,39 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from gitmem import codes, gitio
+from gitmem.errors import ExitCode
 from gitmem.secrets import scrub
+
+
+class PushStatus(StrEnum):
+    """What a push came to. `exit_code` is what it makes of the command that pushed (the cycle, the close):
+    the one place that maps one to the other."""
+
+    PUSHED = "pushed"
+    CONFLICT = "conflict"           # the rebase collided: the work is on a side branch
+    REWRITTEN = "rewritten"         # the upstream dropped history this checkout knew: never built on
+    FAILED = "failed"               # every try failed: the commit stays local
+    NO_REMOTE = "no-remote"         # nothing to push to: the commit stays local
+
+    @property
+    def exit_code(self) -> ExitCode:
+        if self is PushStatus.PUSHED:
+            return ExitCode.OK
+        # A rewritten upstream needs a human to decide; anything else left the work safe, locally or on a branch.
+        return ExitCode.REWRITTEN if self is PushStatus.REWRITTEN else ExitCode.SALVAGED
+
+    @property
+    def reached_remote(self) -> bool:
+        """Whether the remote answered, so that other branches can be pushed to it too."""
+        return self in (PushStatus.PUSHED, PushStatus.CONFLICT, PushStatus.REWRITTEN)
 
 
 @dataclass
 class SyncResult:
-    status: str                         # pushed | conflict | rewritten | failed | no-remote
+    status: PushStatus
     commit: str | None = None           # what the remote branch now holds (pushed) or the local tip
     remote: str = ""
     branch: str = ""                    # the remote branch pushed to
@@ -32,7 +57,7 @@ class SyncResult:
 
     @property
     def ok(self) -> bool:
-        return self.status == "pushed"
+        return self.status is PushStatus.PUSHED
 
 
 def known_upstream(repo: gitio.Repo, remote: str | None = None) -> str | None:
@@ -75,14 +100,14 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     default_remote, default_branch = gitio.upstream_of(repo, local)
     remote = remote or default_remote
     branch = branch or default_branch
-    result = SyncResult("failed", remote=remote, branch=branch)
+    result = SyncResult(PushStatus.FAILED, remote=remote, branch=branch)
     if resolver is None:
         from gitmem.config import load_config
         from gitmem.publish.merge import resolver_for
 
         resolver = resolver_for(load_config(gitio.root(repo)))
     if remote not in gitio.remote_names(repo):
-        result.status = "no-remote"
+        result.status = PushStatus.NO_REMOTE
         result.messages.append(f"there is no remote {remote!r}; the commit stays local")
         return result
     known = known or gitio.remote_branch_oid(repo, remote, branch)
@@ -114,7 +139,7 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
             if attempt < tries:
                 sleep(backoff * 2 ** (attempt - 1))
             continue
-        result.status = "pushed"
+        result.status = PushStatus.PUSHED
         result.commit = _head(repo)
         return result
     result.commit = _head(repo)
@@ -159,7 +184,7 @@ def _keep(repo: gitio.Repo, result: SyncResult, conflict_branch: str, known: str
     tip = _head(repo)
     name = free_branch_name(repo, conflict_branch, result.remote)
     gitio.create_branch(repo, name, tip)
-    result.status, result.side_branch, result.commit = "rewritten", name, tip
+    result.status, result.side_branch, result.commit = PushStatus.REWRITTEN, name, tip
     where = f"{result.remote}/{result.branch}"
     result.messages.append(f"refused to push: {where} was rewritten since this checkout last saw it ({known[:10]}, "
                            f"now {upstream[:10]}): {why}")
@@ -194,7 +219,7 @@ def _divert(repo: gitio.Repo, result: SyncResult, conflict_branch: str, conflict
     tip = _head(repo)
     name = free_branch_name(repo, conflict_branch, result.remote)
     gitio.create_branch(repo, name, tip)
-    result.status = "conflict"
+    result.status = PushStatus.CONFLICT
     result.side_branch = name
     result.conflicts = conflicts
     result.commit = tip

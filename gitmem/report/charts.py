@@ -6,11 +6,12 @@ from dataclasses import dataclass, field
 from statistics import median
 from typing import Any
 
+from gitmem.memory.log import Outcome
 from gitmem.report import series
 from gitmem.report.model import WorkspaceReport
 
 HALF_DAY = 43200
-COLOURS = {"built": "#2e7d32", "published": "#1565c0", "no-build": "#c62828", "streak": "#7f0000",
+COLOURS = {Outcome.BUILT: "#2e7d32", Outcome.PUBLISHED: "#1565c0", Outcome.NO_BUILD: "#c62828", "streak": "#7f0000",
            "tokens": "#6a1b9a", "cost": "#ef6c00", "cache": "#00838f", "context": "#1565c0", "budget": "#616161",
            "answered": "#2e7d32", "pending": "#c62828", "opened": "#546e7a", "confirmed": "#f9a825",
            "promoted": "#2e7d32", "retired": "#8d6e63", "proven": "#1565c0", "cap": "#c62828",
@@ -85,7 +86,7 @@ def _cycles(report: WorkspaceReport, days: series.Daily) -> Chart:
         said = "none in this window"
     caption = (f"Cycles per day by outcome, stacked; red bands and marks show Rule 0 streaks "
                f"(3 or more no-build cycles in a row): {said}.")
-    parts = [Series(o, days.outcomes[o], COLOURS[o], "bar", stack=True) for o in ("built", "published", "no-build")]
+    parts = [Series(o, days.outcomes[o], COLOURS[o], "bar", stack=True) for o in Outcome]
     marks = [n or None for n in days.streak]
     tops = [sum(days.outcomes[o][i] for o in days.outcomes) + 0.4 if n else None for i, n in enumerate(days.streak)]
     return Chart("cycles", "Cycles per day", caption, "days",

@@ -9,6 +9,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
+from gitmem.memory.log import Outcome
 from gitmem.report import charts, series
 from gitmem.report.model import WorkspaceReport
 from gitmem.secrets import env_values, redact
@@ -22,8 +23,8 @@ def asset(name: str) -> str:
 
 def totals_line(report: WorkspaceReport) -> str:
     counts = series.outcome_counts(report)
-    parts = [f"{len(report.cycles)} cycles ({counts['built']} built, {counts['published']} published, "
-             f"{counts['no-build']} no-build)", f"{len(report.streaks())} Rule 0 streaks",
+    parts = [f"{len(report.cycles)} cycles ({counts[Outcome.BUILT]} built, {counts[Outcome.PUBLISHED]} published, "
+             f"{counts[Outcome.NO_BUILD]} no-build)", f"{len(report.streaks())} Rule 0 streaks",
              f"{len(report.pending)} decisions pending", f"{report.proven}/{report.proven_cap} proven rules",
              f"{len(report.closes)} daily closes"]
     return " · ".join(parts)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import date, datetime
 
-from gitmem.close.day import STREAK_MIN  # Rule 0: three no-build cycles in a row
+from gitmem.close.day import STREAK_MIN, Streak, no_build_runs
 
 
 @dataclass(frozen=True)
@@ -64,15 +64,6 @@ class RuleRow:
 
 
 @dataclass(frozen=True)
-class Streak:
-    first: int
-    last: int
-    start: datetime
-    end: datetime
-    length: int
-
-
-@dataclass(frozen=True)
 class WorkspaceReport:
     name: str                             # "" for the top-level memory
     moment: datetime                      # "now" for ages: the clock, in the configured zone
@@ -108,13 +99,5 @@ class WorkspaceReport:
 
     def streaks(self) -> tuple[Streak, ...]:
         """Runs of STREAK_MIN or more no-build cycles in a row."""
-        found: list[Streak] = []
-        run: list[CycleRow] = []
-        for cycle in (*self.cycles, None):
-            if cycle is not None and cycle.outcome == "no-build":
-                run.append(cycle)
-                continue
-            if len(run) >= STREAK_MIN:
-                found.append(Streak(run[0].number, run[-1].number, run[0].when, run[-1].when, len(run)))
-            run = []
-        return tuple(found)
+        return tuple(Streak(run[0].number, run[-1].number, run[0].when, run[-1].when, len(run))
+                     for run in no_build_runs(self.cycles) if len(run) >= STREAK_MIN)

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import date, timedelta
 from statistics import mean
 
+from gitmem.memory.log import Outcome
 from gitmem.report import series
 from gitmem.report.model import WorkspaceReport
 from gitmem.secrets import env_values, redact
@@ -54,7 +55,7 @@ def xychart(title: str, categories: Sequence[str], axis: str, bars: Sequence[Seq
 
 
 def _days_chart(report: WorkspaceReport, daily: series.Daily) -> str:
-    built, published, failed = (daily.outcomes[o] for o in ("built", "published", "no-build"))
+    built, published, failed = (daily.outcomes[o] for o in Outcome)
     labels = [d.strftime("%m-%d") for d in daily.days]
     totals = [b + p + n for b, p, n in zip(built, published, failed)]
     shipped = [b + p for b, p in zip(built, published)]
@@ -124,8 +125,9 @@ def _facts(report: WorkspaceReport, daily: series.Daily) -> str:
     runs = ", ".join(f"cycles {s.first}-{s.last}" for s in streaks)
     pending = report.pending
     oldest = f" (oldest {pending[0].id}, {pending[0].waited_days:.1f} days)" if pending else ""
-    return (f"**{len(report.cycles)} cycles** ({counts['built']} built, {counts['published']} published, "
-            f"{counts['no-build']} no-build) · **Rule 0 streaks: {len(streaks)}**{f' ({runs})' if runs else ''} · "
+    built, published, no_build = (counts[o] for o in Outcome)
+    return (f"**{len(report.cycles)} cycles** ({built} built, {published} published, "
+            f"{no_build} no-build) · **Rule 0 streaks: {len(streaks)}**{f' ({runs})' if runs else ''} · "
             f"**{len(pending)} decisions pending**{oldest} · proven rules {report.proven}/{report.proven_cap} · "
             f"{sum(daily.reverts)} forbidden edits reverted · {sum(daily.salvaged)} cycles salvaged")
 

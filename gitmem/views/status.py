@@ -62,8 +62,8 @@ def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
                     "task": one_line(last.get("Task") or "")} if last else None,
         cycles_today=len(today_cycles),
         outcomes_today={o: sum(1 for e in today_cycles if e.outcome == o) for o in log.OUTCOMES},
-        streak={"length": streak.length, "first": streak.first, "last": streak.last,
-                "problem": streak.is_problem},
+        streak={"length": streak.length, "first": streak.first, "last": streak.last, "problem": streak.is_problem}
+        if streak is not None else {"length": 0, "first": None, "last": None, "problem": False},
         last_close=(closes[-1].get(DAY_FIELD) or str(closes[-1].when)) if closes else None)
     for item in decisions.waiting(decisions.parse(ws.read("decisions")), moment):
         status.pending.append({"id": item.id, "title": item.title, "age_days": item.days, "age": item.age,
