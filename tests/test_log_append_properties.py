@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitmem.checks import CheckInput
-from gitmem.checks import log as log_check
+from gitmem.checks import log_checks
 from gitmem.config import Config
 from gitmem.cycle.permissions import enforce
 from gitmem.gitio.snapshots import Snapshot
@@ -81,7 +81,7 @@ def edits(draw: st.DrawFn, old: str) -> str | None:
 def check_refuses(old: str, new: str | None) -> bool:
     files = {PATH: new.encode("utf-8")} if new is not None else {}
     inp = CheckInput(CONFIG, Snapshot.from_dict("old", {PATH: old.encode("utf-8")}), Snapshot.from_dict("new", files))
-    return any(v.code == "GM301" for v in log_check.check(inp, set()))
+    return any(v.code == "GM301" for v in log_checks.check(inp, set()))
 
 
 def cycle_reverts(old: str, new: str | None) -> bool:

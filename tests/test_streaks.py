@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 from gitmem.close import day
 from gitmem.memory import log
 from gitmem.memory.text import Timestamp
-from gitmem.report.model import Cycle, WorkspaceReport
+from gitmem.report.model import CycleRow, WorkspaceReport
 
 START = datetime(2026, 11, 29, 20, 0, tzinfo=timezone.utc)
 # Cycle 1 built, 2-5 built nothing (a close at midnight between 3 and 4), 6 built, 7-8 built nothing.
@@ -36,7 +36,7 @@ def test_the_close_status_and_report_count_the_same_runs() -> None:
     assert [(s.first, s.last, s.length) for s in ending] == [(2, 5, 4)]
     assert [e.cycle for e in ending[0].cycles] == [2, 3, 4, 5]
     report = WorkspaceReport("", when(9), "UTC", None, when(9).date(),
-                             cycles=tuple(Cycle(n, when(n), o) for n, o in OUTCOMES.items()))
+                             cycles=tuple(CycleRow(n, when(n), o) for n, o in OUTCOMES.items()))
     assert [(s.first, s.last, s.length, s.start, s.end) for s in report.streaks()] == [(2, 5, 4, when(2), when(5))]
     assert report.streaks() == ending        # one Streak type: the entries the close keeps do not compare
     running = day.no_build_streak(text, when(9))
