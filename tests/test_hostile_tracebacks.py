@@ -168,7 +168,7 @@ BUGS = {
     "context": ("gitmem.cycle.budget", "reading", ["context"]),
     "log-add": ("gitmem.workspace.writer", "MemoryWriter.add_log_entry", COMMANDS["log-add"]),
     "status": ("gitmem.views.status", "collect", ["status"]),
-    "files": ("gitmem.workspace.files", "_open", ["context"]),
+    "files": ("gitmem.nofollow.files", "_open", ["context"]),
     "gitio": ("gitmem.gitio.repository", "head_id", ["status"]),
 }
 

@@ -23,7 +23,8 @@ from typing import Any
 
 from gitmem import secrets
 from gitmem.config import CONFIG_NAME, Config
-from gitmem.workspace import Workspace, files, runner_cycle
+from gitmem.nofollow import files
+from gitmem.workspace import Workspace, runner_cycle
 from gitmem.workspace.writer import MemoryWriter, WriteRefused, atomic_write
 
 MAX_OUTPUT = 20000          # characters of one tool result; long output is cut, with a note saying so

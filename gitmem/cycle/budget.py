@@ -37,7 +37,8 @@ from gitmem.errors import ExitCode, RunFailure
 from gitmem.memory import decisions, fences, log, roadmap
 from gitmem.memory import now as now_mod
 from gitmem.memory.text import Timestamp, decode
-from gitmem.workspace import Workspace, files
+from gitmem.nofollow import files
+from gitmem.workspace import Workspace
 from gitmem.workspace.tail import read_head, second_heading
 
 SOFT_SHARE = 0.70

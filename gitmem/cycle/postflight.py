@@ -21,7 +21,8 @@ from gitmem.memory.text import (
     strip_trailing_blank,
     without_fields,
 )
-from gitmem.workspace import Clock, Workspace, files
+from gitmem.nofollow import files
+from gitmem.workspace import Clock, Workspace
 from gitmem.workspace.writer import MemoryWriter
 
 NO_TASK = "no task logged"

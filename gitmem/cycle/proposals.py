@@ -16,8 +16,9 @@ from dataclasses import dataclass, field
 from gitmem import gitio
 from gitmem.cycle import protected
 from gitmem.cycle.guard import CycleGuard
-from gitmem.workspace import Clock, files
-from gitmem.workspace.files import FileRefused
+from gitmem.nofollow import files
+from gitmem.nofollow.files import FileRefused
+from gitmem.workspace import Clock
 from gitmem.workspace.writer import MemoryWriter, WriteRefused
 
 SHOWN = 8          # protected paths named in a note or a decision; the branch has them all

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from gitmem.config import CONFIG_NAME, ROLES, Config, ConfigError, Files, load_config
+from gitmem.nofollow import files
 from gitmem.scaffold import make_directory, packaged_dir
 from gitmem.scaffold.gitignore import merge_gitignore
 from gitmem.scaffold.precommit import HOOK_IDS, InitError, merge_precommit
-from gitmem.workspace import files
 
 __all__ = ["HOOK_IDS", "InitError", "InitReport", "init", "merge_gitignore", "merge_precommit", "template_dir",
            "template_files"]

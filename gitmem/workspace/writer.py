@@ -19,7 +19,8 @@ from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import decisions, lessons, log, now
 from gitmem.memory.now import NowBlock
 from gitmem.memory.text import Timestamp, decode
-from gitmem.workspace import Clock, Workspace, files
+from gitmem.nofollow import files
+from gitmem.workspace import Clock, Workspace
 from gitmem.workspace.tail import FileSource, read_end
 
 # How much of LOG's end a write reads first: a few entries' worth, grown only if no cycle is found.
