@@ -13,9 +13,9 @@ from gitmem.errors import ExitCode, RunFailure
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import lessons, rules
 from gitmem.memory.text import decode
+from gitmem.memory_writer import MemoryWriter
 from gitmem.nofollow import files as trusted  # `files` names the changed files here
 from gitmem.workspace import Workspace
-from gitmem.workspace.writer import MemoryWriter
 
 
 class CloseError(RunFailure):

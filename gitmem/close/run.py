@@ -23,9 +23,9 @@ from gitmem.close.backing import backing_for
 from gitmem.close.guard import CloseError, changed_files, check_result, restore
 from gitmem.close.llm import CloseModel, available
 from gitmem.config import Config
+from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.nofollow import files
 from gitmem.workspace import Clock, Workspace
-from gitmem.workspace.writer import MemoryWriter, WriteRefused
 
 PHASE_TRAILER = "Gitmem-Phase: close"
 

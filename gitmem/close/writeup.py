@@ -10,7 +10,7 @@ from gitmem.close import report
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons
 from gitmem.memory.text import field_value
-from gitmem.workspace.writer import MemoryWriter
+from gitmem.memory_writer import MemoryWriter
 
 
 def facts_of(memory: MemoryWriter, config: Config, day: date, moment: datetime) -> tuple[report.DayFacts, datetime]:

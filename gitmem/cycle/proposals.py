@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from gitmem import gitio
 from gitmem.cycle import protected
 from gitmem.cycle.guard import CycleGuard
+from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.nofollow import files
 from gitmem.nofollow.files import FileRefused
 from gitmem.workspace import Clock
-from gitmem.workspace.writer import MemoryWriter, WriteRefused
 
 SHOWN = 8          # protected paths named in a note or a decision; the branch has them all
 

@@ -32,10 +32,10 @@ from gitmem.cycle.trust import all_trusted
 from gitmem.errors import ExitCode, GitmemError, RunFailure
 from gitmem.memory import decisions
 from gitmem.memory.text import one_line
+from gitmem.memory_writer import WriteRefused
 from gitmem.nofollow.files import FileRefused
 from gitmem.secrets import scrub
 from gitmem.workspace import Clock, Workspace
-from gitmem.workspace.writer import WriteRefused
 
 RequestBuilder = Callable[[Workspace, int, Clock, str], CycleRequest]   # workspace, cycle, clock, backend
 

@@ -2,6 +2,8 @@
 
 These are the writes that the runner, the agent tools and the `gitmem log add`-style commands share.
 They write files only; they never stage or commit.
+A write is judged by the GM checks (`gitmem.checks`), which themselves read through `gitmem.workspace`: so
+the writer sits above both, not inside the workspace package.
 """
 from __future__ import annotations
 
