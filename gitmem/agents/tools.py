@@ -5,7 +5,7 @@ Every file tool goes through one confinement, `Toolbox.resolve`: no absolute pat
 (list_files, search_files) put each file they meet through the same function, so a link inside the tree that
 points out of it is skipped, never read. The memory files and gitmem.yaml cannot be written with file tools:
 memory goes through the memory tools, which call the validated writes in `gitmem.memory_writer`. Other
-protected paths (gitmem.cycle.protected) can be written, and the result says what happens next: the runner
+protected paths (gitmem.agents.protected) can be written, and the result says what happens next: the runner
 moves the change to a branch and asks the human. Every call returns a string; a failure is a tool error result,
 never an exception, and each refused call is recorded in `notes` for the LOG entry's Evidence.
 """
@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmem import secrets
+from gitmem.agents.protected import Protection
 from gitmem.config import CONFIG_NAME, Config
 from gitmem.memory_writer import MemoryWriter, WriteRefused, atomic_write
 from gitmem.nofollow import files
@@ -61,8 +62,6 @@ class Toolbox:
         # The five memory files and the config; ROADMAP stays editable so the agent can tick items off.
         protected = [*self.config.memory_paths(optional=False).values(), CONFIG_NAME]
         self._protected = {(self.root / rel).resolve() for rel in protected}
-        from gitmem.cycle.protected import Protection
-
         self._guarded = Protection(self.config.agent.protected_paths)
 
     def schemas(self) -> list[dict[str, Any]]:

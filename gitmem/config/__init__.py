@@ -66,7 +66,7 @@ class Agent:
     # API key, which an agent CLI needs (so repositories made before this setting keep working); a list given
     # replaces the default. Every other token, key or credential is withheld; GitHub tokens never pass.
     pass_env: tuple[str, ...] = ("ANTHROPIC_API_KEY",)
-    # Paths a cycle may not change on its own, added to gitmem's defaults (gitmem.cycle.protected).
+    # Paths a cycle may not change on its own, added to gitmem's defaults (gitmem.agents.protected).
     protected_paths: tuple[str, ...] = ()
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gitmem import gitio
-from gitmem.cycle import protected
+from gitmem.agents import protected
 from gitmem.cycle.guard import CycleGuard
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.nofollow import files
