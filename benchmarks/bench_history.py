@@ -25,12 +25,13 @@ import pytest
 
 from benchmarks.conftest import SCALES, scale_id, working_copy
 from gitmem.close import gates
-from gitmem.close.backing import CACHE_NAME, Backing
+from gitmem.close.backing import Backing
 from gitmem.close.day import cycle_numbers
 from gitmem.cycle.baseline import resolved_before
 from gitmem.memory import lessons
 from gitmem.memory.text import decode
 from gitmem.workspace import Workspace
+from gitmem.workspace.statedir import CONFIRMATIONS_CACHE
 from tests.support.synth import cached_repo
 
 
@@ -48,8 +49,8 @@ def every_confirmation(ws: Workspace) -> list[tuple[lessons.Lesson, object]]:
 def backing_cold(root: Path) -> int:
     ws = Workspace.at(root)
     if ws.state_dir is not None:
-        shutil.rmtree(ws.state_dir / CACHE_NAME, ignore_errors=True)
-        (ws.state_dir / CACHE_NAME).unlink(missing_ok=True)
+        shutil.rmtree(ws.state_dir / CONFIRMATIONS_CACHE, ignore_errors=True)
+        (ws.state_dir / CONFIRMATIONS_CACHE).unlink(missing_ok=True)
     return backing_warm(root)
 
 

@@ -28,9 +28,7 @@ from gitmem.memory.lessons import Lesson
 from gitmem.memory.text import Field, decode, render_field
 from gitmem.nofollow import files
 from gitmem.workspace import Workspace
-from gitmem.workspace.statedir import read_cache, write_cache
-
-CACHE_NAME = "confirmations.json"
+from gitmem.workspace.statedir import CONFIRMATIONS_CACHE, read_cache, write_cache
 
 
 @dataclass(frozen=True)
@@ -204,7 +202,7 @@ class Backing:
     # -- the cache -------------------------------------------------------------------------------------------
     def _cache_path(self) -> Path | None:
         state = self.ws.state_dir
-        return state / CACHE_NAME if state is not None else None
+        return state / CONFIRMATIONS_CACHE if state is not None else None
 
     def _load_cache(self) -> tuple[str | None, dict[str, object]]:
         """(the HEAD the cache was written at, its verdicts by line key)."""

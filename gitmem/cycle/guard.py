@@ -27,11 +27,11 @@ KEPT_NEW = ("refs/heads/", "refs/tags/", "refs/notes/", "refs/stash")
 
 def _caches() -> tuple[str, ...]:
     """gitmem's own caches in `.git/gitmem/`: put back silently (a cache loses at most one cycle's refresh)."""
-    from gitmem.close.backing import CACHE_NAME as CONFIRMATIONS
     from gitmem.recall.index import INDEX_FILE
+    from gitmem.workspace.statedir import CONFIRMATIONS_CACHE
     from gitmem.workspace.tail import CACHE_NAME as LINES
 
-    return (INDEX_FILE, CONFIRMATIONS, LINES)
+    return (INDEX_FILE, CONFIRMATIONS_CACHE, LINES)
 
 
 @dataclass
