@@ -311,7 +311,7 @@ def _resolved_cut(text: str, before: Container[str] | None) -> int | None:
 
 def prompt_template(root: Path, config: Config) -> str:
     """prompts/cycle.md from the repo (the workspace's memory_dir first), else the packaged template."""
-    from gitmem.scaffold.init import template_dir
+    from gitmem.packaged import template_dir
 
     for rel in dict.fromkeys([str(PurePosixPath(config.memory_dir) / "prompts" / "cycle.md"), "prompts/cycle.md"]):
         found = files.read(root, rel)     # the repository's own prompt: a regular file inside the tree only
