@@ -15,9 +15,9 @@ from gitmem.gitio.repository import Repo, explained, work_tree
 from gitmem.nofollow import files
 
 # Git modes: a memory file is a blob of mode 100644 or 100755. Anything else (a symbolic link, a directory, a
-# submodule) is never read as memory: its snapshot says its mode, and `read` answers None.
-REGULAR, EXECUTABLE, LINK, TREE, GITLINK = 0o100644, 0o100755, 0o120000, 0o040000, 0o160000
-BLOB_MODES = (REGULAR, EXECUTABLE)
+# submodule) is never read as memory: its snapshot says its mode, and `read` answers None. The one list is the
+# work tree opener's, so that what a commit and the work tree may hold as memory cannot differ.
+BLOB_MODES = files.BLOB_MODES
 
 
 class Snapshot:
