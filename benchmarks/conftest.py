@@ -39,7 +39,7 @@ def stage_one_cycle(root: Path) -> None:
     """What a cycle does before `git commit`: append one LOG entry and one NOW block, then `git add` both."""
     from gitmem.config import load_config
     from gitmem.memory import log
-    from gitmem.workspace.writer import MemoryWriter
+    from gitmem.memory_writer import MemoryWriter
 
     config = load_config(root)
     tail = log.tail(MemoryWriter(Workspace.at(root, config)).read("log"), 1).entries[-1]

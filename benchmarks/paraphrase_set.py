@@ -284,8 +284,8 @@ def plant(root: Path, taken_cycles: set[int], seed: int = 14) -> Planted:
     """Plant every probe and superseded pair in the work tree at `root`; avoid entries in `taken_cycles`."""
     from gitmem.config import load_config
     from gitmem.memory import log as logfile
+    from gitmem.memory_writer import MemoryWriter
     from gitmem.workspace import Workspace
-    from gitmem.workspace.writer import MemoryWriter
     from tests.support.synth.text import TextGen
 
     rng = random.Random(seed)

@@ -93,7 +93,7 @@ def add_cycle(root: Path, config, number: int) -> None:
     import pygit2
 
     from gitmem.memory import log
-    from gitmem.workspace.writer import MemoryWriter
+    from gitmem.memory_writer import MemoryWriter
 
     last = log.tail((root / config.path("log")).read_text(encoding="utf-8"), 1).entries[-1].when.moment
     memory = MemoryWriter(Workspace.at(root, config), clock=lambda: last + timedelta(hours=1))

@@ -34,7 +34,7 @@ MASK = "***"             # in files and error text the runner keeps
 
 # The escape hatch for fixtures and docs that hold key-shaped strings on purpose: one glob per line (`#` starts
 # a comment), matched against repository paths; a line ending in `/` allows everything under that directory.
-# It is a protected path (gitmem.cycle.protected): an agent's edit of it never lands without the human.
+# It is a protected path (gitmem.agents.protected): an agent's edit of it never lands without the human.
 ALLOWLIST_FILE = ".gitmem-allow-secrets"
 
 _B = r"(?<![A-Za-z0-9_-])"       # not in the middle of a longer word

@@ -1,5 +1,6 @@
 """The shape of the package, read from its syntax trees (not text search, so `importlib` or `f"GM{n}"` can't
-slip by): one git layer, one table of codes, one error map, and no pygit2 object outside the git layer."""
+slip by): one git layer, one table of codes, one error map, no pygit2 object outside the git layer, and
+packages stacked in layers that import only downwards."""
 from __future__ import annotations
 
 import ast
@@ -42,17 +43,42 @@ def docstrings(node: ast.AST) -> set[int]:
     return found
 
 
-def imported_modules(module: ast.Module) -> Iterator[tuple[int, str]]:
-    """(line, module name) of every import, including `importlib.import_module("x")` and `__import__("x")`."""
+def absolute(node: ast.ImportFrom, package: str) -> str:
+    """The module a `from ... import` reads from; a relative one (`from ..cycle import x`) resolved against
+    `package`, or left with its dots when no package is given."""
+    if not node.level:
+        return node.module or ""
+    parts = package.split(".") if package else []
+    anchor = parts[:len(parts) - node.level + 1]
+    if not anchor:
+        return "." * node.level + (node.module or "")
+    return ".".join([*anchor, *([node.module] if node.module else [])])
+
+
+def imported_modules(module: ast.Module, *, package: str = "") -> Iterator[tuple[int, str]]:
+    """(line, dotted name) of every import, wherever it stands (in a function, under `if TYPE_CHECKING:`),
+    including `importlib.import_module("x")` and `__import__("x")`.
+
+    `from a import b` gives `a.b`, as `b` may be a module (`from gitmem import gitio`). A relative import is
+    resolved against `package`, the package the importing module is in. An f-string module name gives its
+    constant start up to the last dot (`f"gitmem.checks.{name}"` is somewhere in gitmem.checks)."""
     for node in ast.walk(module):
         if isinstance(node, ast.Import):
             yield from ((node.lineno, alias.name) for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            yield node.lineno, node.module
-        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+        elif isinstance(node, ast.ImportFrom):
+            base = absolute(node, package)
+            yield from ((node.lineno, f"{base}.{alias.name}" if base and not base.endswith(".") else base + alias.name)
+                        for alias in node.names)
+        elif isinstance(node, ast.Call) and node.args:
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
-            if name in ("import_module", "__import__") and isinstance(node.args[0].value, str):
-                yield node.lineno, node.args[0].value
+            if name not in ("import_module", "__import__"):
+                continue
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                yield node.lineno, first.value
+            elif isinstance(first, ast.JoinedStr) and first.values and isinstance(first.values[0], ast.Constant):
+                start = str(first.values[0].value)
+                yield node.lineno, start[:start.rfind(".")] if "." in start else start
 
 
 def runs_git(node: ast.Call) -> bool:
@@ -273,3 +299,133 @@ def test_a_package_docstring_names_its_real_modules(package: Path) -> None:
 
 def test_the_close_package_has_a_module_map() -> None:
     assert len(MODULE_MAP_LINE.findall(ast.get_docstring(tree(PACKAGE / "close" / "__init__.py")) or "")) > 5
+
+
+# -- layers -----------------------------------------------------------------------------------------------
+
+# The packages and top-level modules of gitmem, bottom to top: each may import only itself and those below it,
+# counting every import (in a function, under TYPE_CHECKING, through importlib). README's Architecture
+# section shows the same list. "gitmem" is the root package, which holds only the version.
+LAYERS = (
+    "gitmem",          # the version
+    "codes",           # every GM code
+    "errors",          # exit codes
+    "packaged",        # where the shipped template and hooks are
+    "secrets",         # secret patterns and the allowlist
+    "memory",          # the five files: pure parse and render
+    "nofollow",        # the one open of a trusted file, never through a link
+    "gitio",           # the only code that touches git
+    "config",          # gitmem.yaml
+    "extras",          # what each optional install adds
+    "workspace",       # the Workspace handle, head and tail reads, the state directory
+    "checks",          # the GM rules
+    "memory_writer",   # validated writes, judged by the checks
+    "recall",
+    "publish",
+    "agents",          # backends, the agent's tools, protected paths
+    "cycle",
+    "close",
+    "views",
+    "report",
+    "sessions",
+    "scaffold",
+    "cli",
+    "__main__",
+)
+README = PACKAGE.parent / "README.md"
+
+
+def units_on_disk() -> set[str]:
+    """Every package and top-level module of gitmem/ (the root as "gitmem"), as the layers name them."""
+    found = {"gitmem"}
+    for entry in PACKAGE.iterdir():
+        if entry.is_dir() and any(entry.rglob("*.py")):
+            found.add(entry.name)
+        elif entry.suffix == ".py" and entry.name != "__init__.py":
+            found.add(entry.stem)
+    return found
+
+
+def unit_of(name: str, units: set[str]) -> str | None:
+    """The layer a dotted name belongs to; None when it is not gitmem's (the standard library, pygit2)."""
+    parts = name.split(".")
+    if parts[0] != "gitmem":
+        return None
+    return parts[1] if len(parts) > 1 and parts[1] in units else "gitmem"   # `from gitmem import __version__`
+
+
+def dotted(path: Path) -> tuple[str, str]:
+    """(module name, the package its relative imports start from) of a file under gitmem/."""
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+        return ".".join(parts), ".".join(parts)
+    return ".".join(parts), ".".join(parts[:-1])
+
+
+def upward_imports(module: ast.Module, where: str, name: str, package: str, units: set[str]) -> list[str]:
+    """`where:line imports X (layer a above layer b)` for each import of `module` (named `name`, in
+    `package`) that reaches a layer above its own, or one the order does not know."""
+    own = unit_of(name, units)
+    assert own is not None
+    found = []
+    for line, imported in sorted(imported_modules(module, package=package)):
+        target = unit_of(imported, units)
+        if target is None or target == own:
+            continue
+        if target not in LAYERS or own not in LAYERS:
+            found.append(f"{where}:{line} imports {imported} (layer {target if target not in LAYERS else own} "
+                         "is not in LAYERS)")
+        elif LAYERS.index(target) > LAYERS.index(own):
+            found.append(f"{where}:{line} imports {imported} (layer {target} above layer {own})")
+    return found
+
+
+def test_every_package_and_top_level_module_has_a_layer() -> None:
+    """A new package (or a renamed one) must take its place in the order; a layer that is gone must leave it."""
+    assert len(set(LAYERS)) == len(LAYERS)
+    assert sorted(units_on_disk() - set(LAYERS)) == []
+    assert sorted(set(LAYERS) - units_on_disk()) == []
+
+
+def test_readme_shows_the_layers_in_order() -> None:
+    line = next(line for line in README.read_text(encoding="utf-8").splitlines() if line.startswith("Layers, "))
+    assert tuple(re.findall(r"`([\w.]+)`", line.split(":", 1)[1])) == LAYERS
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_imports_go_only_down_the_layers(path: Path) -> None:
+    name, package = dotted(path)
+    where = str(path.relative_to(PACKAGE.parent))
+    assert upward_imports(tree(path), where, name, package, units_on_disk()) == []
+
+
+def test_a_demonstration_of_the_layers_catches_an_upward_import() -> None:
+    """Each form of import that reaches up is flagged: at the top, in a function, under TYPE_CHECKING, relative,
+    `from gitmem import`, and importlib with a constant or an f-string; imports down or within are not."""
+    sample = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "from gitmem import codes, gitio\n"                  # down: allowed
+        "from gitmem.workspace import Workspace\n"           # 3: up
+        "from . import snapshots\n"                          # within gitio: allowed
+        "if TYPE_CHECKING:\n"
+        "    from gitmem.checks.violation import Violation\n"  # 6: up, for type checkers only
+        "def f():\n"
+        "    from ..cycle import runner\n"                   # 8: up, relative
+        "    from gitmem import cli\n"                       # 9: up, through the root
+        "    import importlib\n"
+        "    importlib.import_module('gitmem.views.status')\n"   # 11: up
+        "    importlib.import_module(f'gitmem.recall.{x}')\n"    # 12: up
+        "    __import__('gitmem.errors')\n")                   # down: allowed
+    found = upward_imports(sample, "gitmem/gitio/sample.py", "gitmem.gitio.sample", "gitmem.gitio", units_on_disk())
+    assert found == [
+        "gitmem/gitio/sample.py:3 imports gitmem.workspace.Workspace (layer workspace above layer gitio)",
+        "gitmem/gitio/sample.py:6 imports gitmem.checks.violation.Violation (layer checks above layer gitio)",
+        "gitmem/gitio/sample.py:8 imports gitmem.cycle.runner (layer cycle above layer gitio)",
+        "gitmem/gitio/sample.py:9 imports gitmem.cli (layer cli above layer gitio)",
+        "gitmem/gitio/sample.py:11 imports gitmem.views.status (layer views above layer gitio)",
+        "gitmem/gitio/sample.py:12 imports gitmem.recall (layer recall above layer gitio)",
+    ]
+    newcomer = upward_imports(ast.parse("from gitmem.gitio import Repo\n"), "gitmem/plugins/x.py",
+                              "gitmem.plugins.x", "gitmem.plugins", {*units_on_disk(), "plugins"})
+    assert newcomer == ["gitmem/plugins/x.py:1 imports gitmem.gitio.Repo (layer plugins is not in LAYERS)"]

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from gitmem.memory import decisions, log
+from gitmem.memory_writer import MemoryWriter
 from gitmem.scaffold.init import init
 from gitmem.sessions.protocol import claude_cycle_command
 from gitmem.workspace import Workspace
-from gitmem.workspace.writer import MemoryWriter
 from tests.support import claude_code as cc
 from tests.support.gitcli import git
 from tests.support.helpers import AGENT, with_command_backend

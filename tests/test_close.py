@@ -201,7 +201,7 @@ def test_worktree_memory_path(tmp_path: Path, git_env: None) -> None:  # type: i
 
 def test_a_failed_close_puts_every_file_back(world: World) -> None:
     """A write refused halfway (here: the clock is behind the last LOG entry) leaves HEAD's files and no commit."""
-    from gitmem.workspace.writer import WriteRefused
+    from gitmem.memory_writer import WriteRefused
 
     world.cycle(at(10, 8))
     lesson = world.lesson(at(10, 8, 30), "Tests first", rule="Run the tests.")

@@ -14,9 +14,9 @@ from gitmem.cycle.budget import (
     build_request,
     estimate_tokens,
 )
+from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
 from gitmem.workspace import tail as tailread
-from gitmem.workspace.writer import MemoryWriter
 from tests.support.fake_anthropic import messages_api
 from tests.support.helpers import GitRepo
 

@@ -12,8 +12,8 @@ from gitmem.cycle.runner import Settings, run_cycle
 from gitmem.errors import ExitCode
 from gitmem.gitio import Repo
 from gitmem.memory import decisions, log, now
+from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
-from gitmem.workspace.writer import MemoryWriter
 from tests.support.cycle_support import (
     WritingBackend,
     built,

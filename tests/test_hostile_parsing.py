@@ -16,9 +16,9 @@ import pytest
 from gitmem.close.day import cycle_numbers
 from gitmem.cycle.budget import NEWLY_RESOLVED, build_request
 from gitmem.memory import log, roadmap
+from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.report.log_scan import scan
 from gitmem.workspace import Workspace
-from gitmem.workspace.writer import MemoryWriter, WriteRefused
 from tests.support.builders import LOG_BASE, decisions_md, lesson, lessons_md, log_entry, now_block, now_md, pending
 from tests.support.gitcli import isolated_env
 from tests.support.helpers import HUMAN, GitRepo

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.cycle.protected import DEFAULTS, Protection, blocks, has_managed_blocks, keep_blocks
+from gitmem.agents.protected import DEFAULTS, Protection, blocks, has_managed_blocks, keep_blocks
 from gitmem.errors import ExitCode
 from gitmem.memory import decisions
 from gitmem.scaffold.agent_clis import begin, end

@@ -17,11 +17,13 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings, target
 from hypothesis import strategies as st
 
+from gitmem import gitio
 from gitmem.checks import CheckInput, run_checks
 from gitmem.checks.sizes import size_limits
 from gitmem.config import Config, Cycle, Limits
 from gitmem.cycle.budget import BudgetError, build_request, limits
-from gitmem.workspace import Workspace, files
+from gitmem.nofollow import files
+from gitmem.workspace import Workspace
 from tests.support.helpers import GitRepo
 
 PROPERTY = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -97,7 +99,7 @@ def test_memory_that_passes_check_always_builds_a_context_under_the_hard_limit(
             files.write(root, rel, text.encode("utf-8"))
         ws = Workspace.at(root)
         assert replace(ws.config, warnings=()) == config
-        errors = [v for v in run_checks(CheckInput(ws.config, None, files.worktree_snapshot(root))) if v.is_error]
+        errors = [v for v in run_checks(CheckInput(ws.config, None, gitio.worktree_snapshot(root))) if v.is_error]
         event(f"check: {' '.join(sorted({v.code for v in errors})) or 'passed'}")
         if errors:
             assert {v.code for v in errors} <= {"GM104", "GM209", "GM307", "GM509", "GM601", "GM602"}, errors
@@ -134,7 +136,7 @@ def test_memory_at_every_limit_passes_check_and_fits(tmp_path: Path, budget: int
     config = Config(cycle=Cycle(max_context_tokens=budget, always_load=("docs/brief.md",)))
     for rel, text in {**_at_limit(config), "gitmem.yaml": _yaml(config)}.items():
         files.write(tmp_path, rel, text.encode("utf-8"))
-    found = run_checks(CheckInput(config, None, files.worktree_snapshot(tmp_path)))
+    found = run_checks(CheckInput(config, None, gitio.worktree_snapshot(tmp_path)))
     assert [v for v in found if v.is_error] == []
     request = build_request(Workspace.at(tmp_path), cycle=2, backend="command")
     assert request.total_tokens <= limits(config).hard and not request.warnings[1:]
@@ -150,7 +152,7 @@ def test_one_character_over_a_limit_is_its_own_code(tmp_path: Path, part: str, c
     memory[part] = memory[part].replace(filler, filler + filler[0], 1)
     for rel, body in memory.items():
         files.write(tmp_path, rel, body.encode("utf-8"))
-    found = [v for v in run_checks(CheckInput(config, None, files.worktree_snapshot(tmp_path))) if v.is_error]
+    found = [v for v in run_checks(CheckInput(config, None, gitio.worktree_snapshot(tmp_path))) if v.is_error]
     assert [(v.path, v.code) for v in found] == [(part, code)]
 
 

@@ -166,9 +166,9 @@ def test_no_traceback_ever(damaged_world: GitRepo, tmp_path: Path, cli, damage: 
 BUGS = {
     "check": ("gitmem.checks.targets", "check_staged", ["check"]),
     "context": ("gitmem.cycle.budget", "reading", ["context"]),
-    "log-add": ("gitmem.workspace.writer", "MemoryWriter.add_log_entry", COMMANDS["log-add"]),
+    "log-add": ("gitmem.memory_writer", "MemoryWriter.add_log_entry", COMMANDS["log-add"]),
     "status": ("gitmem.views.status", "collect", ["status"]),
-    "files": ("gitmem.workspace.files", "_open", ["context"]),
+    "files": ("gitmem.nofollow.files", "_open", ["context"]),
     "gitio": ("gitmem.gitio.repository", "head_id", ["status"]),
 }
 

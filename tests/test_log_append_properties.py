@@ -117,5 +117,5 @@ def test_what_the_cycle_keeps_of_a_refused_change_is_an_append(data: st.DataObje
     assert fixed is not None
     verdict = log.append_verdict(old.encode("utf-8"), fixed.encode("utf-8"))
     # An entry kept below a LOG that leaves a fence open is still inside the fence: that old LOG needs a
-    # closing line, which only the writer adds (gitmem.workspace.writer).
+    # closing line, which only the writer adds (gitmem.memory_writer).
     assert verdict.ok or verdict.variant == log.IN_OPEN_FENCE

@@ -21,8 +21,8 @@ from gitmem.memory.text import (
     split_sections,
     split_timestamped_heading,
 )
+from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.workspace import Workspace
-from gitmem.workspace.writer import MemoryWriter, WriteRefused
 
 
 def ts(text: str) -> Timestamp:

@@ -23,8 +23,8 @@ from gitmem.cycle.budget import NEWLY_RESOLVED, build_request
 from gitmem.cycle.runner import Settings, run_cycle
 from gitmem.errors import ExitCode
 from gitmem.memory import decisions, lessons, log, now, rules
+from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
-from gitmem.workspace.writer import MemoryWriter
 from tests.support.cycle_support import WritingBackend, clone, file_at, origin_and_clone, pull
 from tests.support.gitcli import git, isolated_env, run_git
 from tests.support.helpers import AGENT, HUMAN, GitRepo

@@ -10,8 +10,8 @@ import pytest
 from gitmem.checks import CheckInput, run_checks
 from gitmem.gitio import worktree_snapshot
 from gitmem.memory import log
+from gitmem.memory_writer import MemoryWriter
 from gitmem.sessions.context import LIMIT, session_context
-from gitmem.workspace.writer import MemoryWriter
 from tests.support.helpers import AGENT, GitRepo
 from tests.support.sessions import capped_rules, crowded_memory, hook, lessons_for
 

@@ -7,8 +7,8 @@ import pytest
 
 from gitmem.config import Config
 from gitmem.memory import log
+from gitmem.memory_writer import TAIL_BYTES, MemoryWriter, WriteRefused
 from gitmem.workspace import Workspace
-from gitmem.workspace.writer import TAIL_BYTES, MemoryWriter, WriteRefused
 
 START = datetime(2026, 1, 1, tzinfo=timezone.utc)
 

@@ -4,8 +4,8 @@ Every file tool goes through one confinement, `Toolbox.resolve`: no absolute pat
 `.git/`, and a path that resolves (through symlinks) outside the tree is refused. Tools that walk a folder
 (list_files, search_files) put each file they meet through the same function, so a link inside the tree that
 points out of it is skipped, never read. The memory files and gitmem.yaml cannot be written with file tools:
-memory goes through the memory tools, which call the validated writes in `gitmem.workspace.writer`. Other
-protected paths (gitmem.cycle.protected) can be written, and the result says what happens next: the runner
+memory goes through the memory tools, which call the validated writes in `gitmem.memory_writer`. Other
+protected paths (gitmem.agents.protected) can be written, and the result says what happens next: the runner
 moves the change to a branch and asks the human. Every call returns a string; a failure is a tool error result,
 never an exception, and each refused call is recorded in `notes` for the LOG entry's Evidence.
 """
@@ -22,10 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from gitmem import secrets
+from gitmem.agents.protected import Protection
 from gitmem.config import CONFIG_NAME, Config
 from gitmem.memory import log
-from gitmem.workspace import Workspace, files, runner_cycle
-from gitmem.workspace.writer import MemoryWriter, WriteRefused, atomic_write
+from gitmem.memory_writer import MemoryWriter, WriteRefused, atomic_write
+from gitmem.nofollow import files
+from gitmem.workspace import Workspace, runner_cycle
 
 MAX_OUTPUT = 20000          # characters of one tool result; long output is cut, with a note saying so
 MAX_LIST = 500              # entries listed by list_files
@@ -61,8 +63,6 @@ class Toolbox:
         # The five memory files and the config; ROADMAP stays editable so the agent can tick items off.
         protected = [*self.config.memory_paths(optional=False).values(), CONFIG_NAME]
         self._protected = {(self.root / rel).resolve() for rel in protected}
-        from gitmem.cycle.protected import Protection
-
         self._guarded = Protection(self.config.agent.protected_paths)
 
     def schemas(self) -> list[dict[str, Any]]:

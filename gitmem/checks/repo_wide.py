@@ -44,7 +44,7 @@ def not_regular(inp: CheckInput) -> list[Violation]:
     directory or a submodule is never taken for a missing file. An optional file (ROADMAP, gitmem.yaml, an
     always_load file) whose entry did not change was judged when it was made: old history keeps passing. A
     required memory file cannot be read at all, so it is always reported (else it would be GM904, missing)."""
-    from gitmem.workspace.files import describe_mode
+    from gitmem.nofollow.files import describe_mode
 
     required = {inp.config.path(role) for role in REQUIRED_ROLES}
     found: list[Violation] = []

@@ -11,7 +11,7 @@ from gitmem.checks.generation import Generations, judged
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, Config, ConfigError, parse_config
 from gitmem.gitio import Snapshot
-from gitmem.workspace import Workspace, files
+from gitmem.workspace import Workspace
 
 
 def config_at(snapshot_bytes: bytes | None, *, workspace: str | None = None, strict: bool = True) -> Config:
@@ -24,7 +24,7 @@ def config_at(snapshot_bytes: bytes | None, *, workspace: str | None = None, str
 def staged_config(ws: Workspace) -> Config:
     """The config a commit of the index would carry: what is staged is judged by the staged gitmem.yaml."""
     staged = gitio.index_snapshot(ws.repo, [CONFIG_NAME]).read(CONFIG_NAME)
-    on_disk = files.worktree_snapshot(ws.root).read(CONFIG_NAME)
+    on_disk = gitio.worktree_snapshot(ws.root).read(CONFIG_NAME)
     return ws.config if staged == on_disk else config_at(staged, workspace=ws.name or None)
 
 
@@ -98,7 +98,7 @@ def _worktree_source(repo: gitio.Repo) -> Callable[[str], bytes | None]:
     workdir = gitio.work_tree(repo)
     if workdir is None:
         return lambda path: None
-    return files.worktree_snapshot(workdir).read
+    return gitio.worktree_snapshot(workdir).read
 
 
 def _author_email(repo: gitio.Repo) -> str | None:
@@ -116,7 +116,7 @@ def check_staged(ws: Workspace) -> list[Violation]:
     new = gitio.staged_snapshot(repo, paths)
     # HEAD's LOG is a prefix of the staged one and HEAD's NOW a part of it: derive them (gitio.blobproof).
     staged = gitio.index_snapshot(repo, [CONFIG_NAME]).read(CONFIG_NAME)
-    on_disk = files.worktree_snapshot(gitio.root(repo)).read(CONFIG_NAME)
+    on_disk = gitio.worktree_snapshot(gitio.root(repo)).read(CONFIG_NAME)
     # `ws.config` is the work tree's config, or the staged one (`staged_config`): when both files hold the
     # same bytes, a HEAD with those bytes too needs no parse.
     found = _check(ws, new, _author_email(repo), staged if staged == on_disk else None)
@@ -126,7 +126,7 @@ def check_staged(ws: Workspace) -> list[Violation]:
 def check_worktree(ws: Workspace) -> list[Violation]:
     """The working-tree files against HEAD (read with HEAD's own gitmem.yaml)."""
     repo, paths = ws.repo, _paths(ws.config)
-    new = files.worktree_snapshot(gitio.root(repo))
+    new = gitio.worktree_snapshot(gitio.root(repo))
     found = _check(ws, new, _author_email(repo), new.read(CONFIG_NAME))
     return sorted(found + other_files_worktree(ws, set(paths)))
 

@@ -101,7 +101,8 @@ def _workspace_for_staged(workspace: str | None) -> Workspace:
     except ConfigError:
         from gitmem import gitio
         from gitmem.checks.targets import config_at
-        from gitmem.workspace import Workspace, files
+        from gitmem.nofollow import files
+        from gitmem.workspace import Workspace
 
         repo = gitio.open_repo()
         root = gitio.work_tree(repo)

@@ -12,13 +12,13 @@ from gitmem.memory.log import OUTCOMES
 
 if TYPE_CHECKING:     # the library loads inside commands only
     from gitmem.gitio import Identity
+    from gitmem.memory_writer import MemoryWriter
     from gitmem.workspace import Workspace
-    from gitmem.workspace.writer import MemoryWriter
 
 
 def _memory(workspace: str | None) -> tuple[MemoryWriter, Workspace, Identity | None]:
     from gitmem import gitio
-    from gitmem.workspace.writer import MemoryWriter
+    from gitmem.memory_writer import MemoryWriter
 
     ws = open_workspace(workspace)
     identity = gitio.user_identity(ws.repo)

@@ -26,10 +26,9 @@ from gitmem.close.day import cycle_numbers
 from gitmem.memory import fences, lessons, log
 from gitmem.memory.lessons import Lesson
 from gitmem.memory.text import Field, decode, render_field
-from gitmem.workspace import Workspace, files
-from gitmem.workspace.statedir import read_cache, write_cache
-
-CONFIRMATIONS_CACHE = "confirmations.json"
+from gitmem.nofollow import files
+from gitmem.workspace import Workspace
+from gitmem.workspace.statedir import CONFIRMATIONS_CACHE, read_cache, write_cache
 
 
 @dataclass(frozen=True)

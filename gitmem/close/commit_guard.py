@@ -13,8 +13,9 @@ from gitmem.errors import ExitCode, RunFailure
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import lessons, rules
 from gitmem.memory.text import decode
-from gitmem.workspace import Workspace, files
-from gitmem.workspace.writer import MemoryWriter
+from gitmem.memory_writer import MemoryWriter
+from gitmem.nofollow import files
+from gitmem.workspace import Workspace
 
 
 class CloseError(RunFailure):
@@ -51,7 +52,7 @@ def check_result(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> 
     config = ws.config
     paths = list(config.memory_paths().values())
     old = gitio.commit_snapshot(ws.repo, head, paths)
-    new = files.worktree_snapshot(ws.root)
+    new = gitio.worktree_snapshot(ws.root)
     # Only the files the close changed: a problem already committed before the close is not the close's
     # to fix (and a write to that file would have been refused by its own validation anyway).
     found = [f"{v.path}:{v.line}: {v.code} {v.message}"

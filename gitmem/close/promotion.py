@@ -14,7 +14,7 @@ from gitmem.close.commit_guard import write_together
 from gitmem.close.llm import CloseModel
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons, rules
-from gitmem.workspace.writer import MemoryWriter
+from gitmem.memory_writer import MemoryWriter
 
 
 @dataclass

@@ -24,8 +24,9 @@ from gitmem.close.llm import CloseModel, available
 from gitmem.close.promotion import promote_live
 from gitmem.config import Config
 from gitmem.errors import ExitCode
-from gitmem.workspace import Clock, Workspace, files
-from gitmem.workspace.writer import MemoryWriter, WriteRefused
+from gitmem.memory_writer import MemoryWriter, WriteRefused
+from gitmem.nofollow import files
+from gitmem.workspace import Clock, Workspace
 
 PHASE_TRAILER = "Gitmem-Phase: close"
 

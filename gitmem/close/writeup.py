@@ -18,7 +18,7 @@ from gitmem.close.promotion import PromotionResult
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons
 from gitmem.memory.text import field_value
-from gitmem.workspace.writer import MemoryWriter
+from gitmem.memory_writer import MemoryWriter
 
 
 def facts_of(memory: MemoryWriter, config: Config, day: date, moment: datetime) -> tuple[day_report.DayFacts, datetime]:

@@ -66,7 +66,7 @@ class Agent:
     # API key, which an agent CLI needs (so repositories made before this setting keep working); a list given
     # replaces the default. Every other token, key or credential is withheld; GitHub tokens never pass.
     pass_env: tuple[str, ...] = ("ANTHROPIC_API_KEY",)
-    # Paths a cycle may not change on its own, added to gitmem's defaults (gitmem.cycle.protected).
+    # Paths a cycle may not change on its own, added to gitmem's defaults (gitmem.agents.protected).
     protected_paths: tuple[str, ...] = ()
 
 
@@ -169,8 +169,8 @@ class Config:
 
 def load_config(root: Path | str, *, workspace: str | None = None) -> Config:
     """Load `gitmem.yaml` from the repo root; a missing file means all defaults. It is read only as a regular
-    file inside the work tree (`gitmem.workspace.files`): a link, a directory or a FIFO is a config error."""
-    from gitmem.workspace import files
+    file inside the work tree (`gitmem.nofollow.files`): a link, a directory or a FIFO is a config error."""
+    from gitmem.nofollow import files
 
     try:
         data = files.read(Path(root), CONFIG_NAME)

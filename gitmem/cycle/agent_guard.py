@@ -1,6 +1,6 @@
 """What the agent may change, enforced around its run: one guard per cycle, taken before the agent starts.
 
-Before: the protected paths (gitmem.cycle.protected, plus where a protected symlink points), the paths the ignore
+Before: the protected paths (gitmem.agents.protected, plus where a protected symlink points), the paths the ignore
 rules hid, the git state files (gitmem.cycle.gitstate), every reference, and a child subreaper for the agent's
 processes (gitmem.cycle.reaper). After: every process the agent started is ended; git state and references are
 put back (the agent's versions of changed state files are kept aside under `.git/gitmem/guard/`); and the runner
@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from gitmem import gitio
 from gitmem.agents.base import AgentError
+from gitmem.agents.protected import Protection
 from gitmem.cycle.gitstate import FileState, StateChange
-from gitmem.cycle.protected import Protection
 from gitmem.cycle.reaper import Reaper
 from gitmem.secrets import scrub
 from gitmem.workspace import Workspace
@@ -27,8 +27,8 @@ KEPT_NEW = ("refs/heads/", "refs/tags/", "refs/notes/", "refs/stash")
 
 def _caches() -> tuple[str, ...]:
     """gitmem's own caches in `.git/gitmem/`: put back silently (a cache loses at most one cycle's refresh)."""
-    from gitmem.close.backing import CONFIRMATIONS_CACHE
     from gitmem.recall.index import INDEX_FILE
+    from gitmem.workspace.statedir import CONFIRMATIONS_CACHE
     from gitmem.workspace.tail import LINES_CACHE
 
     return (INDEX_FILE, CONFIRMATIONS_CACHE, LINES_CACHE)

@@ -19,7 +19,8 @@ from datetime import datetime
 from gitmem import gitio
 from gitmem.memory import decisions, fences, log
 from gitmem.memory.log import LogEntry
-from gitmem.workspace import Workspace, files
+from gitmem.nofollow import files
+from gitmem.workspace import Workspace
 
 
 def resolved_before(ws: Workspace) -> Container[str] | None:

@@ -37,7 +37,8 @@ from gitmem.errors import ExitCode, RunFailure
 from gitmem.memory import decisions, fences, log, roadmap
 from gitmem.memory.now import NowBlock
 from gitmem.memory.text import Timestamp, decode
-from gitmem.workspace import Workspace, files
+from gitmem.nofollow import files
+from gitmem.workspace import Workspace
 from gitmem.workspace.tail import read_head, second_heading
 
 SOFT_SHARE = 0.70
@@ -317,7 +318,7 @@ def _resolved_cut(text: str, before: Container[str] | None) -> int | None:
 
 def prompt_template(root: Path, config: Config) -> str:
     """prompts/cycle.md from the repo (the workspace's memory_dir first), else the packaged template."""
-    from gitmem.scaffold.init import template_dir
+    from gitmem.packaged import template_dir
 
     for rel in dict.fromkeys([str(PurePosixPath(config.memory_dir) / "prompts" / "cycle.md"), "prompts/cycle.md"]):
         found = files.read(root, rel)     # the repository's own prompt: a regular file inside the tree only

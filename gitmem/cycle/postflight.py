@@ -1,7 +1,7 @@
 """After the agent ran: enforce permissions, then make sure the cycle left exactly one LOG entry and one NOW block.
 
 Works on the memory files in the work tree against their text at HEAD. The runner's own writes go through
-`gitmem.workspace.writer.MemoryWriter`, so they are validated and timestamped by the clock like every other write.
+`gitmem.memory_writer.MemoryWriter`, so they are validated and timestamped by the clock like every other write.
 """
 from __future__ import annotations
 
@@ -21,8 +21,9 @@ from gitmem.memory.text import (
     strip_trailing_blank,
     without_fields,
 )
-from gitmem.workspace import Clock, Workspace, files
-from gitmem.workspace.writer import MemoryWriter
+from gitmem.memory_writer import MemoryWriter
+from gitmem.nofollow import files
+from gitmem.workspace import Clock, Workspace
 
 NO_TASK = "no task logged"
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gitmem import gitio
-from gitmem.cycle import protected
+from gitmem.agents import protected
 from gitmem.cycle.agent_guard import CycleGuard
-from gitmem.workspace import Clock, files
-from gitmem.workspace.files import FileRefused
-from gitmem.workspace.writer import MemoryWriter, WriteRefused
+from gitmem.memory_writer import MemoryWriter, WriteRefused
+from gitmem.nofollow import files
+from gitmem.nofollow.files import FileRefused
+from gitmem.workspace import Clock
 
 SHOWN = 8          # protected paths named in a note or a decision; the branch has them all
 

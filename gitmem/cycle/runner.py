@@ -33,10 +33,10 @@ from gitmem.errors import ExitCode, GitmemError, RunFailure
 from gitmem.memory import decisions
 from gitmem.memory.log import Outcome
 from gitmem.memory.text import one_line
+from gitmem.memory_writer import WriteRefused
+from gitmem.nofollow.files import FileRefused
 from gitmem.secrets import scrub
-from gitmem.workspace import Clock, Workspace, files
-from gitmem.workspace.files import FileRefused
-from gitmem.workspace.writer import WriteRefused
+from gitmem.workspace import Clock, Workspace
 
 RequestBuilder = Callable[[Workspace, int, Clock, str], CycleRequest]   # workspace, cycle, clock, backend
 
@@ -339,7 +339,7 @@ def _validate(ws: Workspace, start: str) -> None:
     config = ws.config
     paths = trusted_paths(config)
     found = run_checks(CheckInput(config, gitio.commit_snapshot(ws.repo, start, paths),
-                                  files.worktree_snapshot(ws.root), config.agent.email))
+                                  gitio.worktree_snapshot(ws.root), config.agent.email))
     errors = [v for v in found if v.is_error]
     if has_errors(errors):
         first = "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in errors[:3])

@@ -15,9 +15,9 @@ from gitmem.cycle.oversize import hold_out
 from gitmem.cycle.scrub import Scrubbed, scrub_paths
 from gitmem.memory import log, now
 from gitmem.memory.text import field_value, one_line
+from gitmem.memory_writer import MemoryWriter
 from gitmem.secrets import scrub
 from gitmem.workspace import Clock, Workspace
-from gitmem.workspace.writer import MemoryWriter
 
 if TYPE_CHECKING:
     from gitmem.cycle.agent_guard import CycleGuard

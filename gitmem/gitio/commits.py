@@ -11,7 +11,7 @@ from pygit2.enums import FileStatus
 
 from gitmem.gitio.history import _resolve
 from gitmem.gitio.repository import Identity, Repo, RepoError, dirty_files, root, state_dir
-from gitmem.gitio.snapshots import EXECUTABLE, LINK, REGULAR
+from gitmem.nofollow.files import EXECUTABLE, LINK, REGULAR
 
 
 def _signature(identity: Identity) -> pygit2.Signature:

@@ -12,7 +12,7 @@ from typing import cast
 import pygit2
 
 from gitmem.gitio.repository import Repo, root
-from gitmem.gitio.snapshots import EXECUTABLE, LINK
+from gitmem.nofollow.files import EXECUTABLE, LINK
 
 
 def head_entry(repo: Repo, path: str) -> tuple[bytes, int] | None:

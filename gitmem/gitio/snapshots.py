@@ -12,11 +12,12 @@ import pygit2
 from pygit2.enums import FileStatus
 
 from gitmem.gitio.repository import Repo, explained, work_tree
+from gitmem.nofollow import files
 
 # Git modes: a memory file is a blob of mode 100644 or 100755. Anything else (a symbolic link, a directory, a
-# submodule) is never read as memory: its snapshot says its mode, and `read` answers None.
-REGULAR, EXECUTABLE, LINK, TREE, GITLINK = 0o100644, 0o100755, 0o120000, 0o040000, 0o160000
-BLOB_MODES = (REGULAR, EXECUTABLE)
+# submodule) is never read as memory: its snapshot says its mode, and `read` answers None. The one list is the
+# work tree opener's, so that what a commit and the work tree may hold as memory cannot differ.
+BLOB_MODES = files.BLOB_MODES
 
 
 class Snapshot:
@@ -189,8 +190,6 @@ def staged_snapshot(repo: Repo, paths: Iterable[str]) -> Snapshot:
     libgit2 decides that from the index's stat data (hashing only racy entries), the way `git status`
     does, so a 75 MB LOG is read from disk instead of inflated from the object store.
     """
-    from gitmem.workspace import files
-
     paths = list(paths)
     index = index_snapshot(repo, paths)
     workdir = work_tree(repo)
@@ -213,10 +212,17 @@ def staged_snapshot(repo: Repo, paths: Iterable[str]) -> Snapshot:
 
 
 def worktree_snapshot(workdir: Path, paths: Iterable[str] = ()) -> Snapshot:
-    """The files in the work tree, read only as regular files inside it (`gitmem.workspace.files`)."""
-    from gitmem.workspace import files
+    """The work tree as `gitmem.checks` reads it: regular files' bytes, read only as regular files inside it
+    (`gitmem.nofollow.files`), and every path's mode, so that a link or a directory where a memory file belongs
+    is reported (GM908) instead of read or called missing. `paths` is accepted for symmetry with the other
+    snapshots; every path is read on demand."""
+    def load(rel: str) -> bytes | None:
+        try:
+            return files.read(workdir, rel)
+        except (files.FileRefused, NotADirectoryError):
+            return None
 
-    return files.worktree_snapshot(workdir)
+    return Snapshot("work tree", load, modes=lambda rel: files.mode(workdir, rel))
 
 
 def blob_size(repo: Repo, oid: str) -> int | None:

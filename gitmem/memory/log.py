@@ -162,7 +162,7 @@ def append_entry(text: str, entry: LogEntry) -> str:
 
 # -- append-only (GM301) ---------------------------------------------------------------------------------
 # LOG changes only by text added at its end, each addition starting with its own heading. `check`
-# (gitmem.checks.log), the cycle's permissions (gitmem.cycle.permissions) and both merges
+# (gitmem.checks.log_checks), the cycle's permissions (gitmem.cycle.permissions) and both merges
 # (gitmem.checks.merges, gitmem.publish.merge) all judge a change of LOG by `judge_append`.
 
 # How a change is not an append: the GM301 variants (gitmem.codes.LOG_NOT_APPEND_ONLY).

@@ -27,9 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gitmem.nofollow import files
 from gitmem.recall import corpus
 from gitmem.recall.database import delete_docs, insert_docs, replace_file_docs
-from gitmem.workspace import files
 
 WINDOW = 1 << 20
 HEAD = 4096
@@ -43,7 +43,7 @@ def _sha(data: bytes) -> str:
 
 
 class _Source:
-    """One memory file, opened only as a regular file inside the work tree (`gitmem.workspace.files`)."""
+    """One memory file, opened only as a regular file inside the work tree (`gitmem.nofollow.files`)."""
 
     def __init__(self, root: Path, rel: str) -> None:
         self.root, self.rel = root, rel

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from gitmem.memory import fences, log
 from gitmem.memory.text import parse_timestamp
+from gitmem.nofollow import files
 from gitmem.report import evidence
 from gitmem.report.model import CloseRow, CycleRow
-from gitmem.workspace import files
 from gitmem.workspace.tail import FileSource
 
 _DAY_RE = re.compile(r"^- Day: *(\d{4}-\d{2}-\d{2})[ \t]*$", re.M)

@@ -25,8 +25,8 @@ from typing import Any
 
 from gitmem.config import Config, load_config
 from gitmem.errors import GitmemError
+from gitmem.nofollow import files
 from gitmem.sessions.protocol import AGENT_COMMANDS, SERVER, protocol_text, tool_names
-from gitmem.workspace import files
 
 AGENTS = ("claude", "codex", "cursor")
 BLOCK = "protocol"

@@ -19,9 +19,9 @@ from gitmem.agents.base import AgentResult, CycleRequest
 from gitmem.cycle.runner import CycleReport, Settings, run_cycle
 from gitmem.errors import GitmemError
 from gitmem.memory import log
+from gitmem.memory_writer import MemoryWriter
 from gitmem.scaffold import make_directory
 from gitmem.workspace import Workspace
-from gitmem.workspace.writer import MemoryWriter
 
 HUMAN = gitio.Identity("Dana Human", "dana@example.com")
 SCRIPT_NAME = "demo-script.yaml"      # in .git/gitmem/, so the work tree stays clean

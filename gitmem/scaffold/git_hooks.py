@@ -6,7 +6,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from gitmem.scaffold import packaged_dir
+from gitmem.packaged import packaged_dir
 
 HOOKS = ("pre-commit", "pre-push")
 

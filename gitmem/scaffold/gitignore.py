@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitmem.workspace import files
+from gitmem.nofollow import files
 
 HEADER = "# Local clutter that must never reach the agent's memory (added by gitmem init)"
 

@@ -8,10 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from gitmem.config import CONFIG_NAME, ROLES, Config, ConfigError, Files, load_config
-from gitmem.scaffold import make_directory, packaged_dir
+from gitmem.nofollow import files
+from gitmem.packaged import template_dir
+from gitmem.scaffold import make_directory
 from gitmem.scaffold.gitignore import merge_gitignore
 from gitmem.scaffold.precommit import HOOK_IDS, InitError, merge_precommit
-from gitmem.workspace import files
 
 __all__ = ["HOOK_IDS", "InitError", "InitReport", "init", "merge_gitignore", "merge_precommit", "template_dir",
            "template_files"]
@@ -34,11 +35,6 @@ class InitReport:
     problems: list[str] = field(default_factory=list)
     initialised_git: bool = False
     hooks: list[str] = field(default_factory=list)          # --plain-hooks: the hooks installed (or already ours)
-
-
-def template_dir() -> Path:
-    """The template shipped in the wheel, or `template-repo/` beside the package in a source checkout."""
-    return packaged_dir("_template", "template-repo", "template files")
 
 
 def template_files() -> list[str]:

@@ -5,7 +5,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.errors import GitmemError
-from gitmem.workspace import files
+from gitmem.nofollow import files
 
 HOOK_IDS = ("gitmem-check", "gitmem-verify")
 

@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from gitmem import gitio
+from gitmem.memory_writer import atomic_write
 from gitmem.workspace import Workspace
-from gitmem.workspace.writer import atomic_write
 
 KEEP = 50                      # records kept; older ones are pruned when a session starts
 DELETED = "-"

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from gitmem.config import REQUIRED_ROLES
 from gitmem.errors import ExitCode, GitmemError
-from gitmem.workspace import Workspace, files
+from gitmem.nofollow import files
+from gitmem.workspace import Workspace
 
 # `<agent name>`, `<one sentence: what this agent exists to do>`: an angle-bracketed phrase of words with a
 # space in it. Not an HTML comment or tag, an autolink (`<https://…>`) or an address (`<a@b.org>`).

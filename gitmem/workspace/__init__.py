@@ -85,8 +85,8 @@ class Workspace:
 
     def read(self, role: str) -> str:
         """The file's text; "" when it is missing. Anything but a regular file inside the work tree is refused
-        (`gitmem.workspace.files.FileRefused`, exit 2)."""
-        from gitmem.workspace import files
+        (`gitmem.nofollow.files.FileRefused`, exit 2)."""
+        from gitmem.nofollow import files
 
         return files.read_text(self.root, self.config.path(role))
 
@@ -145,7 +145,7 @@ class Workspace:
         blob = gitio.file_id_at(self.repo, head, self.config.path("log")) if head is not None else None
         size = (gitio.blob_size(self.repo, blob) or 0) if blob is not None else 0
         from gitmem.memory import log
-        from gitmem.workspace import files
+        from gitmem.nofollow import files
         from gitmem.workspace.tail import FileSource
 
         rel = self.config.path("log")

@@ -11,6 +11,10 @@ from typing import Any
 
 from gitmem.errors import ExitCode, GitmemError
 
+# The daily close's cache of lesson confirmations (gitmem.close.backing). Named here, with the directory that
+# holds it, because the cycle's guard (below the close) puts it back silently after an agent's run.
+CONFIRMATIONS_CACHE = "confirmations.json"
+
 
 class StateDirError(GitmemError):
     """`.git/gitmem/` is not a directory gitmem can use; the message says how to repair it."""

@@ -20,7 +20,7 @@ from typing import IO, BinaryIO
 
 from gitmem.memory import fences, log
 from gitmem.memory.text import decode
-from gitmem.workspace import files
+from gitmem.nofollow import files
 from gitmem.workspace.statedir import read_cache, write_cache
 
 FIRST_BLOCK = 16 * 1024

@@ -8,8 +8,8 @@ import pygit2
 
 from gitmem.agents.base import AgentResult, CycleRequest
 from gitmem.config import load_config
+from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
-from gitmem.workspace.writer import MemoryWriter
 from tests.support.gitcli import git
 from tests.support.helpers import AGENT, DANA, GitRepo
 

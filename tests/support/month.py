@@ -28,8 +28,8 @@ from gitmem.cycle.budget import NEWLY_RESOLVED
 from gitmem.cycle.runner import CycleReport, Settings, run_cycle
 from gitmem.errors import ExitCode
 from gitmem.memory import decisions
+from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
-from gitmem.workspace.writer import MemoryWriter
 from tests.support.cycle_support import clone, origin_and_clone, pull
 from tests.support.gitcli import git
 from tests.support.helpers import HUMAN, GitRepo

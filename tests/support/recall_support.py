@@ -6,8 +6,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from gitmem.config import Config, load_config
+from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
-from gitmem.workspace.writer import MemoryWriter
 from tests.support.helpers import GitRepo
 
 FILLER = ("index", "ranking", "invoice", "refund", "digest", "pipeline", "container", "tutorial", "endpoint",

@@ -27,8 +27,8 @@ from gitmem.close import run_close
 from gitmem.config import load_config
 from gitmem.cycle.postflight import context_note, usage_line
 from gitmem.memory import lessons, rules
+from gitmem.memory_writer import MemoryWriter, atomic_write
 from gitmem.workspace import Workspace
-from gitmem.workspace.writer import MemoryWriter, atomic_write
 from tests.support.helpers import AGENT, HUMAN, GitRepo, isolate_git_env, make_repo
 
 UTC = timezone.utc

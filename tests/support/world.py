@@ -15,8 +15,8 @@ from gitmem.checks.targets import check_worktree, verify_range
 from gitmem.close import CloseResult, run_close
 from gitmem.config import load_config
 from gitmem.memory import log
+from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
-from gitmem.workspace.writer import MemoryWriter
 from tests.support.helpers import AGENT, GitRepo
 
 UTC = timezone.utc

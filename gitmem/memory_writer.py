@@ -2,6 +2,8 @@
 
 These are the writes that the runner, the agent tools and the `gitmem log add`-style commands share.
 They write files only; they never stage or commit.
+A write is judged by the GM checks (`gitmem.checks`), which themselves read through `gitmem.workspace`: so
+the writer sits above both, not inside the workspace package.
 """
 from __future__ import annotations
 
@@ -19,7 +21,8 @@ from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import decisions, lessons, log, now
 from gitmem.memory.now import NowBlock
 from gitmem.memory.text import Timestamp, decode
-from gitmem.workspace import Clock, Workspace, files
+from gitmem.nofollow import files
+from gitmem.workspace import Clock, Workspace
 from gitmem.workspace.tail import FileSource, read_end
 
 # How much of LOG's end a write reads first: a few entries' worth, grown only if no cycle is found.

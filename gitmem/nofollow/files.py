@@ -18,15 +18,13 @@ import errno
 import os
 import stat
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO
 
 from gitmem.errors import ExitCode, GitmemError
 
 REGULAR, EXECUTABLE, LINK, TREE, GITLINK = 0o100644, 0o100755, 0o120000, 0o040000, 0o160000
 BLOB_MODES = (REGULAR, EXECUTABLE)      # the only git modes a memory file may have
 SPECIAL = 0o010000                       # not a git mode: a FIFO, socket or device in the work tree
-if TYPE_CHECKING:
-    from gitmem.gitio.snapshots import Snapshot
 
 _READ = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -313,18 +311,3 @@ def remove(root: Path, rel: str) -> None:
     finally:
         os.close(dir_fd)
 
-
-# -- the work tree as a snapshot ---------------------------------------------------------------------------
-
-def worktree_snapshot(root: Path) -> Snapshot:
-    """The work tree as `gitmem.checks` reads it: regular files' bytes, and every path's mode, so that a
-    link or a directory where a memory file belongs is reported (GM908) instead of read or called missing."""
-    from gitmem.gitio.snapshots import Snapshot
-
-    def load(rel: str) -> bytes | None:
-        try:
-            return read(root, rel)
-        except (FileRefused, NotADirectoryError):
-            return None
-
-    return Snapshot("work tree", load, modes=lambda rel: mode(root, rel))

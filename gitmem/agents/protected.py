@@ -9,6 +9,9 @@ Unicode-ignoring file system (macOS, Windows) would see them, so `.GitHub/` and 
 
 The gitmem-managed blocks in CLAUDE.md and AGENTS.md are protected too, but only the blocks: the text around
 them is the user's and the agent may edit it. Pure: no git, no files.
+
+The agent's tools (`gitmem.agents.tools`) say when a write lands on one; the cycle's guard
+(`gitmem.cycle.agent_guard`), above them, moves such a change to a branch. So the rule lives here, below both.
 """
 from __future__ import annotations
 
