@@ -9,6 +9,7 @@ from gitmem.close import promotion as promoting
 from gitmem.close import report
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons
+from gitmem.memory.log import TailSource
 from gitmem.memory.text import field_value
 from gitmem.workspace.writer import MemoryWriter
 
@@ -18,7 +19,7 @@ def facts_of(memory: MemoryWriter, config: Config, day: date, moment: datetime) 
     tz = config.tzinfo()
     start, end = days.day_bounds(day, tz)
     as_of = min(end, moment)
-    log_text = memory.read("log")
+    log_text = memory.workspace.log_source()        # read back from LOG's end only to the day's start
     cycles, _ = days.day_entries(log_text, day, tz)
     waiting = decisions.waiting(decisions.parse(memory.read("decisions")), as_of, as_of=True)
     human = tuple(value for b in days.day_now_blocks(memory.read("now"), day, tz)
@@ -28,7 +29,8 @@ def facts_of(memory: MemoryWriter, config: Config, day: date, moment: datetime) 
                            blocked_tasks(log_text, waiting, as_of)), as_of
 
 
-def blocked_tasks(log_text: str, waiting: tuple[decisions.Waiting, ...], as_of: datetime) -> dict[str, list[str]]:
+def blocked_tasks(log_text: TailSource | str, waiting: tuple[decisions.Waiting, ...],
+                  as_of: datetime) -> dict[str, list[str]]:
     """For each decision still pending at `as_of`, the tasks of the cycles that said they were blocked on it
     (`- Blocked: D-…`). Reads back to the oldest pending decision's ask, at most a week when none is dated."""
     asked = [item.asked.moment for item in waiting if item.asked is not None]
@@ -103,7 +105,7 @@ def plan(memory: MemoryWriter, config: Config, facts: report.DayFacts, roadmap_t
 
 def still_running(memory: MemoryWriter, streak: days.Streak, as_of: datetime) -> bool:
     """Whether the streak's last cycle is the last cycle before `as_of` (nothing was built after it)."""
-    latest = days.no_build_streak(memory.read("log"), as_of)
+    latest = days.no_build_streak(memory.workspace.log_source(), as_of)
     return latest.last == streak.last
 
 
