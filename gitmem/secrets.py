@@ -190,9 +190,12 @@ def redact(text: str, extra_values: Iterable[str | None] = (), *, mark: str = RE
     return text if clean == data else clean.decode("utf-8", "surrogatepass")
 
 
-def scrub(text: str) -> str:
-    """Text bound for a message, a log or a file, without the environment's secrets or secret-like tokens."""
-    return redact_bytes(text.encode("utf-8", "replace"), env_values()).decode("utf-8", "replace")
+def scrub(text: str, extra_values: Iterable[str | None] = ()) -> str:
+    """Text bound for a message, a log or a file, with MASK for every secret: the `extra_values` the caller
+    holds (a client's API key), the environment's secret values, and every secret-like token. The one masking
+    of error text: the backends, the runner, push and the GitHub client all call it."""
+    values = [value for value in extra_values if value]
+    return redact_bytes(text.encode("utf-8", "replace"), [*values, *env_values()]).decode("utf-8", "replace")
 
 
 def holds_secret(text: str) -> bool:

@@ -17,12 +17,13 @@ from typing import Any
 import httpx2
 import pytest
 
-from gitmem.agents.anthropic import AnthropicBackend, api_token_counter, scrub
+from gitmem.agents.anthropic import AnthropicBackend, api_token_counter
 from gitmem.agents.base import AgentError
 from gitmem.checks.targets import check_worktree
 from gitmem.config import load_config
 from gitmem.cycle.budget import build_request
 from gitmem.memory import decisions, log, now
+from gitmem.secrets import scrub
 from gitmem.workspace import Workspace
 from tests.support.helpers import GitRepo
 
@@ -156,7 +157,7 @@ def test_persistent_500_is_an_agent_error_without_the_key(memrepo: GitRepo) -> N
     with pytest.raises(AgentError) as caught:
         run(memrepo, [failure] * 10, retries=2)
     message = str(caught.value)
-    assert "HTTP 500" in message and KEY not in message and "[redacted]" in message
+    assert "HTTP 500" in message and KEY not in message and "***" in message
 
 
 def test_401_is_not_retried_and_names_no_key(memrepo: GitRepo) -> None:
@@ -232,7 +233,7 @@ def test_no_key_is_a_clear_agent_error(memrepo: GitRepo, monkeypatch: pytest.Mon
 
 def test_scrub_removes_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "plain-env-key-123456")
-    assert scrub("a plain-env-key-123456 b sk-ant-api03-AbC_d-9 c") == "a [redacted] b [redacted] c"
+    assert scrub("a plain-env-key-123456 b sk-ant-api03-AbC_d-9 c") == "a *** b *** c"
 
 
 def test_decisions_are_untouched_by_a_looping_model(memrepo: GitRepo) -> None:

@@ -202,3 +202,45 @@ def test_schemas_are_fresh_copies_with_required_fields() -> None:
     for tool in first:
         schema = tool["input_schema"]
         assert schema["type"] == "object" and set(schema["required"]) <= set(schema["properties"])
+
+
+def test_a_link_inside_the_tree_is_never_followed(box: Toolbox, memrepo: GitRepo) -> None:
+    """The tools open files as gitmem opens its own (gitmem.workspace.files): a link is refused even when it
+    points back inside the tree, where it used to be followed; plain files work as before."""
+    memrepo.write("src/real.txt", "needle\n")
+    os.symlink("real.txt", memrepo.path / "src" / "alias.txt")
+    os.symlink("src", memrepo.path / "folder-alias")
+    for tool, args in (("read_file", {"path": "src/alias.txt"}),
+                       ("read_file", {"path": "folder-alias/real.txt"}),
+                       ("write_file", {"path": "src/alias.txt", "content": "changed\n"}),
+                       ("write_file", {"path": "folder-alias/new.txt", "content": "x\n"}),
+                       ("edit_file", {"path": "src/alias.txt", "old_text": "needle", "new_text": "pin"}),
+                       ("list_files", {"path": "folder-alias"}),
+                       ("search_files", {"pattern": "needle", "path": "folder-alias"})):
+        outcome = box.call(tool, args)
+        assert outcome.is_error and "symbolic link" in outcome.text, (tool, args, outcome.text)
+    assert memrepo.read("src/real.txt") == "needle\n" and os.path.islink(memrepo.path / "src" / "alias.txt")
+    assert not (memrepo.path / "src" / "new.txt").exists()
+    assert box.call("search_files", {"pattern": "needle"}).text == "src/real.txt:1: needle"
+    listing = box.call("list_files", {}).text.splitlines()
+    assert "src/real.txt" in listing and not any("alias" in line for line in listing)
+    assert box.call("read_file", {"path": "src/real.txt"}).text.splitlines()[1] == "     1\tneedle"
+    assert box.call("edit_file", {"path": "src/real.txt", "old_text": "needle", "new_text": "pin"}).text == \
+        "edited src/real.txt: 1 replacement"
+    assert memrepo.read("src/real.txt") == "pin\n"
+
+
+@pytest.mark.parametrize("path", ["GITMEM.yaml", "Gitmem.Yaml", "gitmem.yaml.", "gitmem.yaml\u200c", "GITMEM~1.YAM",
+                                  "gitmem.yaml/extra.txt"])
+def test_every_spelling_of_the_config_is_refused_as_the_cycle_protects_it(box: Toolbox, memrepo: GitRepo,
+                                                                          path: str) -> None:
+    """Whether a path is gitmem.yaml is decided once (gitmem.cycle.protected.is_config): the cycle protected
+    these spellings, which a case-insensitive or Unicode-ignoring file system takes for the config, while the
+    file tools wrote them; the stricter decision, refusal, now holds for both."""
+    from gitmem.cycle.protected import Protection, is_config
+
+    config = memrepo.read("gitmem.yaml")
+    assert is_config(path) and Protection().covers(path)
+    outcome = box.call("write_file", {"path": path, "content": "agent: {}\n"})
+    assert outcome.is_error and "steers gitmem" in outcome.text and "ask_decision" in outcome.text
+    assert not os.path.lexists(memrepo.path / path) and memrepo.read("gitmem.yaml") == config

@@ -168,6 +168,21 @@ def test_commands_pick_no_exit_code_for_a_library_error(path: Path) -> None:
         assert not only_returns, f"{path.name}:{node.lineno}: an except block that only returns an exit code"
 
 
+@pytest.mark.parametrize("path", COMMAND_MODULES, ids=lambda p: p.name)
+def test_commands_raise_their_errors_to_the_error_map(path: Path) -> None:
+    """A command that catches an error raises it on (`CommandFailed` keeps its wording): printing its own error
+    line and returning a code would bypass the map's masking of secrets."""
+    def exit_code(value: ast.expr | None) -> bool:
+        return isinstance(value, ast.Attribute) and (value.attr == "exit_code" or (
+            isinstance(value.value, ast.Name) and value.value.id == "ExitCode"))
+
+    for node in ast.walk(tree(path)):
+        if isinstance(node, ast.ExceptHandler):
+            returned = [item.lineno for stmt in node.body for item in ast.walk(stmt)
+                        if isinstance(item, ast.Return) and exit_code(item.value)]
+            assert returned == [], f"{path.name}:{node.lineno}: an except block that returns an exit code"
+
+
 def test_a_demonstration_of_the_rules_catches_what_they_forbid() -> None:
     """The rules are not vacuous: they flag each forbidden form in a sample."""
     sample = ast.parse('import importlib\nimportlib.import_module("pygit2")\nimport subprocess\n'

@@ -111,3 +111,16 @@ def test_a_refused_close_is_a_gm8xx_violation_in_json(memrepo, cli) -> None:
     data = json.loads(result.out)
     assert [v["code"] for v in data["violations"]] == ["GM801"]
     assert result.err.startswith("gitmem: 2999-01-01 has not happened yet")
+
+
+def test_a_refused_cycle_is_worded_by_the_error_map_and_never_echoes_a_key(memrepo, cli) -> None:
+    """`gitmem cycle` raised its refusal to the error map instead of printing it: a key-shaped file name in the
+    dirty-tree listing used to reach stderr unmasked, while every other error goes through the map's masking."""
+    key = "sk-ant-api03-" + "x" * 40
+    memrepo.commit_files({"gitmem.yaml": "agent:\n  backend: command\n  command: 'true'\n"}, "a command agent")
+    memrepo.write(f"{key}.txt", "uncommitted\n")
+    result = cli(["cycle"], cwd=memrepo.path)
+    assert result.code == 3
+    assert result.err.startswith("gitmem cycle: refused: the work tree has uncommitted changes")
+    assert "untracked: [redacted].txt" in result.err
+    assert key not in result.out + result.err

@@ -301,3 +301,23 @@ def test_close_refuses_while_a_cycle_holds_the_lock(world: World, cli) -> None: 
         held.release()
     assert world.git.head() == head and gitio.dirty_files(world.git.handle) == []
     assert world.close(d(10), at(10, 23)).status == "closed"
+
+
+def test_the_close_reads_log_back_from_its_end_through_the_workspace(world: World,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The day's entries, its streaks and the last close come from LOG read back from its end on disk
+    (Workspace.log_source), never from the whole file read as text first; the close is the same."""
+    from gitmem.memory import log
+
+    world.cycle(at(10, 9), "built", task="add the parser")
+    world.cycle(at(10, 14), "no-build", result="waiting for the API key")
+    world.cycle(at(11, 9), "built", task="tomorrow's work")
+
+    def whole_text(*args: object) -> None:
+        raise AssertionError("the close read LOG back from its whole text")
+
+    monkeypatch.setattr(log, "TextSource", whole_text)
+    result = world.close(d(10), at(11, 10))
+    monkeypatch.undo()
+    assert result.status == "closed" and result.counts == {"built": 1, "published": 0, "no-build": 1}
+    assert last_entry(world.read("LOG.md")).get("Cycles") == "2 cycles (1 built, 0 published, 1 no-build)"

@@ -117,11 +117,13 @@ def test_an_append_through_a_hard_link_is_refused_and_a_rewrite_breaks_the_link(
     with pytest.raises(files.FileRefused, match="hard links"):
         files.open_append(memrepo.path, "LOG.md")
     files.write(memrepo.path, "NOW.md", b"# NOW\n")                    # not linked: written as usual
+    assert digest(outside) == before                                  # the refused append changed nothing
     os.link(memrepo.path / "RULES.md", outside / "RULES-hardlink.md")
+    linked = digest(outside)
     rules_before = (outside / "RULES-hardlink.md").read_bytes()
     files.write(memrepo.path, "RULES.md", b"# RULES\n")                # atomic: a new inode, the link is broken
     assert (outside / "RULES-hardlink.md").read_bytes() == rules_before
-    assert digest(outside) != before or True                          # only the new hard link was added
+    assert linked != before and digest(outside) == linked             # only the new hard link was added
     assert (outside / "precious.txt").read_text(encoding="utf-8").startswith("the human's")
 
 

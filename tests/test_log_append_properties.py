@@ -7,8 +7,7 @@ from datetime import datetime, timedelta, timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem.checks import CheckInput
-from gitmem.checks import log_checks
+from gitmem.checks import CheckInput, log_checks
 from gitmem.config import Config
 from gitmem.cycle.permissions import enforce
 from gitmem.gitio.snapshots import Snapshot

@@ -93,3 +93,20 @@ def test_offline_estimate_counts_what_a_cycle_reads(world: World) -> None:
     assert tokens > rules_chars / 3.5
     assert tokens < sum(len(world.read(rel)) for rel in ("RULES.md", "NOW.md", "DECISIONS.md", "LOG.md",
                                                         "ROADMAP.md")) / 3.5
+
+
+def test_status_reads_log_back_from_its_end_through_the_workspace(world: World,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The day, the streak and the last cycle come from LOG read back from its end (Workspace.log_source), as
+    the cycle reads it: never the whole file as text, and the dashboard is the same."""
+    world.clock.moment = at(11, 12)
+    ws = Workspace.at(world.git.path, world.config)
+    before = collect(ws, clock=world.clock).to_json()
+    real = Workspace.read
+
+    def no_whole_log(self: Workspace, role: str) -> str:
+        assert role != "log", "status read the whole LOG"
+        return real(self, role)
+
+    monkeypatch.setattr(Workspace, "read", no_whole_log)
+    assert collect(ws, clock=world.clock).to_json() == before

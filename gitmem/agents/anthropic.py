@@ -30,11 +30,6 @@ START = ("Above is everything you remember. Do this cycle's one task now with th
          "entry and the NOW block.")
 
 
-def scrub(text: str, *keys: str | None) -> str:
-    """Remove API keys (the given ones, the environment's, anything key-shaped) from text bound for a message."""
-    return secrets.redact(text, [*keys, *secrets.env_values()])
-
-
 def make_client(config: Config, *, api_key: str | None = None, max_retries: int | None = None,
                 **options: Any) -> Any:
     """An anthropic.Anthropic client; `options` (base_url, http_client, timeout) go to its constructor."""
@@ -63,7 +58,7 @@ def api_token_counter(config: Config, *, client: Any = None) -> Callable[[str], 
             return int(client.messages.count_tokens(
                 model=config.agent.model, messages=[{"role": "user", "content": text}]).input_tokens)
         except Exception as err:   # the caller falls back to the offline estimate
-            raise AgentError(scrub(f"count_tokens failed: {err}", getattr(client, "api_key", None))) from None
+            raise AgentError(secrets.scrub(f"count_tokens failed: {err}", [getattr(client, "api_key", None)])) from None
     return count
 
 
@@ -116,10 +111,10 @@ class AnthropicBackend:
             except anthropic.APITimeoutError:
                 raise AgentError(f"timed out waiting for the Messages API after {result.turns} turns") from None
             except anthropic.APIStatusError as err:
-                raise AgentError(scrub(f"the Messages API failed with HTTP {err.status_code} after retries: "
-                                       f"{err.message}", secret)) from None
+                raise AgentError(secrets.scrub(f"the Messages API failed with HTTP {err.status_code} after retries: "
+                                       f"{err.message}", [secret])) from None
             except anthropic.APIError as err:
-                raise AgentError(scrub(f"the Messages API failed: {err}", secret)) from None
+                raise AgentError(secrets.scrub(f"the Messages API failed: {err}", [secret])) from None
             result.turns += 1
             _add_usage(result.usage, response.usage)
             messages.append({"role": "assistant", "content": [_block_param(b) for b in response.content]})

@@ -24,9 +24,10 @@ from fnmatch import fnmatchcase
 from gitmem.config import CONFIG_NAME
 from gitmem.secrets import ALLOWLIST_FILE
 
+CONFIG = f"/{CONFIG_NAME}"     # the pattern of gitmem's config: `is_config` and the defaults both match with it
 DEFAULTS: tuple[str, ...] = (
     # gitmem itself: its config, the prompts it gives the agent, the secrets allowlist
-    f"/{CONFIG_NAME}", "/prompts/", f"/{ALLOWLIST_FILE}",
+    CONFIG, "/prompts/", f"/{ALLOWLIST_FILE}",
     # what git ignores, filters and fetches
     ".gitignore", ".gitattributes", "/.gitmodules",
     # hooks and hook managers
@@ -89,6 +90,20 @@ def _same(name: str, rule: str) -> bool:
     return short is not None and rule.lstrip(".").replace(".", "").startswith(short.group(1)) and "*" not in rule
 
 
+_CONFIG_PATTERN = ProtectedPattern(parts=(fold(CONFIG_NAME),), anchored=True)   # ProtectedPattern.parse(CONFIG)
+
+
+def _folded(path: str) -> tuple[str, ...]:
+    return tuple(fold(part) for part in path.replace("\\", "/").split("/") if part and part != ".")
+
+
+def is_config(path: str) -> bool:
+    """Whether the repo-relative `path` is gitmem.yaml as some file system sees it (`GITMEM.yaml`, `gitmem.yaml.`,
+    `GITMEM~1.YAM`), or lies under it. The one decision: the cycle protects that path (CONFIG is in DEFAULTS),
+    and the agent's file tools refuse to write it (gitmem.agents.tools)."""
+    return _CONFIG_PATTERN.matches(_folded(path))
+
+
 class Protection:
     """The protected paths of one cycle: the defaults, the config's additions and the links found at start."""
 
@@ -98,7 +113,7 @@ class Protection:
         self.rules = tuple(rule for p in self.patterns if (rule := ProtectedPattern.parse(p)) is not None)
 
     def covers(self, path: str) -> bool:
-        parts = tuple(fold(part) for part in path.replace("\\", "/").split("/") if part)
+        parts = _folded(path)
         return any(rule.matches(parts) for rule in self.rules)
 
     def with_paths(self, paths: Iterable[str]) -> Protection:

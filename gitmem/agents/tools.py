@@ -1,16 +1,19 @@
 """The tools an agent uses in one cycle, shared by the anthropic and scripted backends.
 
-Every file tool goes through one confinement, `Toolbox.resolve`: no absolute paths, no `..`, nothing under
-`.git/`, and a path that resolves (through symlinks) outside the tree is refused. Tools that walk a folder
-(list_files, search_files) put each file they meet through the same function, so a link inside the tree that
-points out of it is skipped, never read. The memory files and gitmem.yaml cannot be written with file tools:
-memory goes through the memory tools, which call the validated writes in `gitmem.memory_writer`. Other
-protected paths (gitmem.agents.protected) can be written, and the result says what happens next: the runner
-moves the change to a branch and asks the human. Every call returns a string; a failure is a tool error result,
+Every file tool goes through one confinement, the one gitmem's own files get (`gitmem.nofollow.files`): a path
+relative to the root, without `..`, reached one component at a time without following any link, not even one
+that points back inside the tree (the link is refused, and its target is there to be named instead), and only
+regular files and plain directories are opened; nothing under `.git/`. Tools that walk a folder (list_files,
+search_files) skip the links, FIFOs and devices they meet. The memory files and gitmem.yaml cannot be written
+with file tools: memory goes through the memory tools, which call the validated writes in
+`gitmem.memory_writer`, and which path is the config is decided once (`gitmem.agents.protected.is_config`).
+Other protected paths (gitmem.agents.protected) can be written, and the result says what happens next: the
+runner moves the change to a branch and asks the human. Every call returns a string; a failure is a tool error result,
 never an exception, and each refused call is recorded in `notes` for the LOG entry's Evidence.
 """
 from __future__ import annotations
 
+import io
 import os
 import re
 import shlex
@@ -18,14 +21,14 @@ import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gitmem import secrets
-from gitmem.agents.protected import Protection
+from gitmem.agents.protected import Protection, is_config
 from gitmem.config import CONFIG_NAME, Config
 from gitmem.memory import log
-from gitmem.memory_writer import MemoryWriter, WriteRefused, atomic_write
+from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.nofollow import files
 from gitmem.workspace import Workspace, runner_cycle
 
@@ -61,8 +64,7 @@ class Toolbox:
         self.config = self.workspace.config
         self.memory = MemoryWriter(self.workspace, clock=self.clock, author_email=self.config.agent.email)
         # The five memory files and the config; ROADMAP stays editable so the agent can tick items off.
-        protected = [*self.config.memory_paths(optional=False).values(), CONFIG_NAME]
-        self._protected = {(self.root / rel).resolve() for rel in protected}
+        self._memory = {PurePosixPath(rel).as_posix() for rel in self.config.memory_paths(optional=False).values()}
         self._guarded = Protection(self.config.agent.protected_paths)
 
     def schemas(self) -> list[dict[str, Any]]:
@@ -95,72 +97,96 @@ class Toolbox:
         return ToolOutcome(message, is_error=True, noted=True)
 
     # -- paths -------------------------------------------------------------------------------------
-    def resolve(self, path: str, *, write: bool = False) -> Path:
-        """The real path of `path` inside the work tree, or ToolError saying why not."""
+    def resolve(self, path: str, *, write: bool = False) -> str:
+        """`path` as the repo-relative path the file tools use, or ToolError saying why not. Only the text is
+        judged here (and, for a write, whether it is memory); every access goes through `gitmem.nofollow.files`,
+        which refuses links, `.git` and anything but regular files and plain directories."""
         text = str(path or ".").strip()
         if not text or text.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:", text):
             raise ToolError(f"{text!r}: use a path relative to the repository root")
-        parts = Path(text).parts
-        if ".." in parts:
+        if ".." in PurePosixPath(text).parts:
             raise ToolError(f"{text!r}: `..` is not allowed; paths stay inside the repository")
-        if any(part.lower() == ".git" for part in parts):
-            raise ToolError(f"{text!r}: .git/ is off limits")
-        real = (self.root / text).resolve()
-        if real != self.root and not real.is_relative_to(self.root):
-            raise ToolError(f"{text!r}: resolves outside the repository")
-        if any(part.lower() == ".git" for part in real.relative_to(self.root).parts):
-            raise ToolError(f"{text!r}: resolves into .git/, which is off limits")
-        if write and self._is_protected(real):
-            if real == (self.root / CONFIG_NAME).resolve():
+        rel = PurePosixPath(text).as_posix()
+        if write and (kind := self._memory_kind(rel)) is not None:
+            if kind == "config":
                 raise ToolError(f"{text!r} steers gitmem and is not written with file tools; to change it, ask "
                                 "the human with ask_decision")
             raise ToolError(f"{text!r} is a memory file: write it with the memory tools "
                             "(log_entry, now_block, ask_decision, add_lesson, confirm_lesson), not file tools")
-        return real
+        return rel
 
-    def _walk(self, base: Path, *, recursive: bool = True) -> Iterator[tuple[Path, bool]]:
-        """(real path, is a folder) of what lies under `base`, each put through `resolve`: what it refuses
-        (a link out of the tree, into .git/) is skipped."""
-        for directory, dirs, names in os.walk(base):
-            here = Path(directory)
-            kept = []
-            for name in sorted(dirs):
-                try:
-                    self.resolve(self.rel(here / name))
-                except (ToolError, ValueError):
-                    continue
-                kept.append(name)
-            dirs[:] = kept if recursive else []
-            if not recursive:
-                yield from ((here / name, True) for name in kept)
-            for name in sorted(names):
-                try:
-                    yield self.resolve(self.rel(here / name)), False
-                except (ToolError, ValueError):
-                    continue
+    def _memory_kind(self, rel: str) -> str | None:
+        """"config" when `rel` is gitmem.yaml, "memory" when it is a memory file, else None; a link or a hard
+        link to one, or another spelling a case-insensitive file system takes for it, counts as that file."""
 
-    def _protected_note(self, real: Path) -> str:
-        rel = self.rel(real)
+        if is_config(rel):
+            return "config"
+        if rel in self._memory:
+            return "memory"
+        here = self.root / rel
+        for kind, other in (("config", CONFIG_NAME), *(("memory", m) for m in sorted(self._memory))):
+            try:
+                if os.path.samefile(here, self.root / other):
+                    return kind
+            except OSError:
+                continue
+        return None
+
+    @staticmethod
+    def _refused(text: str, what: str) -> ToolError:
+        """The refusal of what `gitmem.nofollow.files` refused (`is a symbolic link`)."""
+        if "symbolic link" in what:
+            return ToolError(f"{text!r} {what}: the file tools never follow a link; use the path it points to")
+        return ToolError(f"{text!r} {what}")
+
+    def _is_folder(self, text: str, rel: str) -> bool:
+        """Whether `rel` is a plain directory (else a regular file); ToolError for a link or a special file."""
+        found = files.mode(self.root, rel) if rel != "." else files.TREE
+        if found in (files.TREE, files.GITLINK):
+            return True
+        if found is None:
+            raise ToolError(f"{text}: no such file or directory")
+        what = files.problem(self.root, rel)
+        if what is not None:
+            raise self._refused(text, what)
+        return False
+
+    def _read(self, text: str, rel: str) -> bytes:
+        try:
+            data = files.read(self.root, rel)
+        except files.FileRefused as err:
+            raise self._refused(text, err.what) from None
+        if data is None:
+            raise ToolError(f"{text}: no such file")
+        return data
+
+    def _walk(self, text: str, rel: str, *, recursive: bool = True) -> Iterator[tuple[str, bool]]:
+        """(repo-relative path, is a folder) of what lies under `rel`, never through a link (gitmem.nofollow.files)."""
+        try:
+            yield from files.walk(self.root, rel, recursive=recursive)
+        except files.FileRefused as err:
+            raise self._refused(text, err.what) from None
+        except FileNotFoundError:
+            raise ToolError(f"{text}: not a directory") from None
+
+    def _write(self, text: str, rel: str, data: bytes) -> None:
+        try:
+            files.write(self.root, rel, data)
+        except files.FileRefused as err:
+            raise self._refused(text, err.what) from None
+
+    def _protected_note(self, rel: str) -> str:
         if not self._guarded.covers(rel):
             return ""
         return (f" ({rel} is a protected path: at the end of the cycle the runner moves this change to a branch "
                 "and asks the human whether to apply it)")
 
-    def _is_protected(self, real: Path) -> bool:
-        if real in self._protected:
-            return True
-        # A case-insensitive file system makes `log.md` the same file as `LOG.md`.
-        return real.exists() and any(p.exists() and os.path.samefile(real, p) for p in self._protected)
-
-    def rel(self, real: Path) -> str:
-        return real.relative_to(self.root).as_posix() or "."
-
     # -- file tools --------------------------------------------------------------------------------
     def tool_read_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> str:
-        real = self.resolve(path)
-        if not real.is_file():
+        rel = self.resolve(path)
+        if rel == ".":
             raise ToolError(f"{path}: no such file")
-        lines = _text(real).split("\n")
+        lines = _text(self._read(path, rel), rel).split("\n")
         if lines and lines[-1] == "":
             lines.pop()
         limit = self.config.limits.grep_over_lines
@@ -172,15 +198,17 @@ class Toolbox:
         if first > max(len(lines), 1):
             raise ToolError(f"{path} has only {len(lines)} lines")
         body = "\n".join(f"{n:>6}\t{lines[n - 1]}" for n in range(first, last + 1))
-        return f"{self.rel(real)}: lines {first}-{last} of {len(lines)}\n{body}"
+        return f"{rel}: lines {first}-{last} of {len(lines)}\n{body}"
 
     def tool_list_files(self, path: str = ".", recursive: bool = True) -> str:
-        real = self.resolve(path)
-        if not real.is_dir():
+        rel = self.resolve(path)
+        if not self._is_folder(path, rel):
             raise ToolError(f"{path}: not a directory")
         found: list[str] = []
-        for item, is_dir in self._walk(real, recursive=recursive):
-            found.append(self.rel(item) + ("/" if is_dir else ""))
+        for item, is_dir in self._walk(path, rel, recursive=recursive):
+            if is_dir and recursive:        # a recursive listing names the files below a folder, not the folder
+                continue
+            found.append(item + ("/" if is_dir else ""))
             if len(found) > MAX_LIST:
                 break
         extra = f"\n… more than {MAX_LIST} entries; list a subdirectory" if len(found) > MAX_LIST else ""
@@ -191,43 +219,50 @@ class Toolbox:
             regex = re.compile(pattern, re.IGNORECASE)
         except re.error:
             regex = re.compile(re.escape(pattern), re.IGNORECASE)
-        real = self.resolve(path)
-        targets = [real] if real.is_file() else [item for item, is_dir in self._walk(real) if not is_dir]
+        rel = self.resolve(path)
+        if rel != "." and files.mode(self.root, rel) is None:
+            targets: list[str] = []         # nothing there: no match, as for an empty folder
+        elif self._is_folder(path, rel):
+            targets = [item for item, is_dir in self._walk(path, rel) if not is_dir]
+        else:
+            targets = [rel]
         hits: list[str] = []
         for file in targets:
-            rel = self.rel(file)
-            if glob and not (fnmatch(rel, glob) or fnmatch(file.name, glob)):
+            if glob and not (fnmatch(file, glob) or fnmatch(PurePosixPath(file).name, glob)):
                 continue
             try:
-                with file.open(encoding="utf-8") as handle:
-                    for number, line in enumerate(handle, 1):
+                handle = files.open_read(self.root, file)      # never through a link, never a FIFO
+                if handle is None:
+                    continue
+                with io.TextIOWrapper(handle, encoding="utf-8") as lines:
+                    for number, line in enumerate(lines, 1):
                         if regex.search(line):
-                            hits.append(f"{rel}:{number}: {line.rstrip()[:300]}")
+                            hits.append(f"{file}:{number}: {line.rstrip()[:300]}")
                             if len(hits) >= MAX_HITS:
                                 return "\n".join(hits) + f"\n… stopped at {MAX_HITS} hits; narrow the search"
-            except (UnicodeDecodeError, OSError):
-                continue   # binary or unreadable files are not searched
+            except (UnicodeDecodeError, OSError, files.FileRefused):
+                continue   # binary, unreadable or swapped files are not searched
         return "\n".join(hits) if hits else f"no match for {pattern!r}"
 
     def tool_write_file(self, path: str, content: str) -> str:
-        real = self.resolve(path, write=True)
-        if real.is_dir():
+        rel = self.resolve(path, write=True)
+        if rel == "." or files.mode(self.root, rel) in (files.TREE, files.GITLINK):
             raise ToolError(f"{path}: is a directory")
-        atomic_write(real, str(content).encode("utf-8"))
-        return f"wrote {self.rel(real)} ({len(str(content).splitlines())} lines){self._protected_note(real)}"
+        self._write(path, rel, str(content).encode("utf-8"))
+        return f"wrote {rel} ({len(str(content).splitlines())} lines){self._protected_note(rel)}"
 
     def tool_edit_file(self, path: str, old_text: str, new_text: str, replace_all: bool = False) -> str:
-        real = self.resolve(path, write=True)
-        if not real.is_file():
+        rel = self.resolve(path, write=True)
+        if rel == "." or self._is_folder(path, rel):
             raise ToolError(f"{path}: no such file")
-        text = _text(real)
+        text = _text(self._read(path, rel), rel)
         count = text.count(old_text) if old_text else 0
         if count == 0:
             raise ToolError(f"{path}: old_text not found; read the file and copy the text exactly")
         if count > 1 and not replace_all:
             raise ToolError(f"{path}: old_text occurs {count} times; add context or set replace_all")
-        atomic_write(real, text.replace(old_text, new_text).encode("utf-8"))
-        return f"edited {self.rel(real)}: {count} replacement{'s' if count > 1 else ''}{self._protected_note(real)}"
+        self._write(path, rel, text.replace(old_text, new_text).encode("utf-8"))
+        return f"edited {rel}: {count} replacement{'s' if count > 1 else ''}{self._protected_note(rel)}"
 
     def tool_run_command(self, command: str) -> str:
         shell = self.config.agent.shell
@@ -330,14 +365,14 @@ def _allowed(command: str, argv: list[str], rule: str) -> bool:
     return bool(prefix) and argv[: len(prefix)] == prefix
 
 
-def _text(path: Path) -> str:
-    data = path.read_bytes()
+def _text(data: bytes, rel: str) -> str:
+    name = PurePosixPath(rel).name
     if b"\0" in data[:8192]:
-        raise ToolError(f"{path.name}: binary file")
+        raise ToolError(f"{name}: binary file")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError:
-        raise ToolError(f"{path.name}: not UTF-8 text") from None
+        raise ToolError(f"{name}: not UTF-8 text") from None
 
 
 def _cut(text: str) -> str:

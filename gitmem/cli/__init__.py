@@ -94,10 +94,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return err.exit_code
     except GitmemError as err:
         from gitmem.checks.render import render_text
+        from gitmem.cli.common import CommandFailed
         from gitmem.secrets import redact
 
         # Config errors quote the bad value; it may be a key pasted into the wrong place.
-        click.echo(f"gitmem: {redact(str(err))}", err=True)
+        speaker, notes = (err.command, err.notes) if isinstance(err, CommandFailed) else ("gitmem", ())
+        for line in (str(err), *notes):
+            click.echo(f"{speaker}: {redact(line)}", err=True)
         if err.violations:
             click.echo(render_text(err.violations), err=True, nl=False)
         return err.exit_code

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitmem.errors import ExitCode
+from gitmem.errors import ExitCode, GitmemError
 
 if TYPE_CHECKING:     # the library loads inside commands only
     from gitmem.checks.violation import Violation
@@ -17,6 +17,18 @@ if TYPE_CHECKING:     # the library loads inside commands only
 
 class UsageError(click.ClickException):
     exit_code = ExitCode.USAGE
+
+
+class CommandFailed(GitmemError):
+    """A failure as one command words it (`gitmem cycle: refused: …`). The command raises it and the one error
+    map (`gitmem.cli.main`) prints the message after the command's name instead of `gitmem:`, then each of
+    `notes` on a line of its own after the same name, and exits with `exit_code`."""
+
+    def __init__(self, command: str, message: str, *, exit_code: int, notes: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.command = command
+        self.exit_code = exit_code
+        self.notes = tuple(notes)
 
 
 def workspace_option(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -6,7 +6,14 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gitmem.cli.common import annotate, append_env_file, json_option, open_workspace, workspace_option
+from gitmem.cli.common import (
+    CommandFailed,
+    annotate,
+    append_env_file,
+    json_option,
+    open_workspace,
+    workspace_option,
+)
 from gitmem.errors import ExitCode
 
 if TYPE_CHECKING:     # the library loads inside commands only
@@ -58,13 +65,13 @@ def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_js
             return ExitCode.OK
         report = run_cycle(ws, _backend(ws.config, agent), settings=Settings(push=push))
     except CycleRefused as err:
-        click.echo(f"gitmem cycle: refused: {err}", err=True)
+        # Machines read the refusal as a violation here; people read it from the error map.
         found = failure_violations(err)
         if as_json:
             click.echo(json.dumps({"refused": str(err), "exit_code": err.exit_code, "violations": as_data(found)},
                                   ensure_ascii=False))
         annotate(found)
-        return err.exit_code
+        raise CommandFailed("gitmem cycle", f"refused: {err}", exit_code=err.exit_code) from err
     for message in report.messages:
         click.echo(f"gitmem cycle: {message}", err=True)
     append_env_file("GITHUB_OUTPUT", github_output(report))

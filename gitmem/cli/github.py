@@ -5,7 +5,7 @@ import os
 
 import click
 
-from gitmem.cli.common import append_env_file, open_workspace, workspace_option
+from gitmem.cli.common import CommandFailed, append_env_file, open_workspace, workspace_option
 from gitmem.errors import ExitCode
 from gitmem.secrets import scrub
 
@@ -55,8 +55,7 @@ def prepare(branch: str, remote: str) -> int:
         done = pullrequest.prepare_branch(open_repo(), branch=branch, remote=remote,
                                      is_open=is_open if client is not None else None)
     except RepoError as err:
-        click.echo(f"gitmem github prepare: {scrub(str(err))}", err=True)
-        return err.exit_code
+        raise CommandFailed("gitmem github prepare", scrub(str(err)), exit_code=err.exit_code) from err
     how = "continuing the branch of the open PR" if done.continued else f"started from {done.base}"
     click.echo(f"on {done.branch} at {done.commit[:10]} ({how})")
     return ExitCode.OK
@@ -96,12 +95,11 @@ def pr(phase: str, branch: str | None, base: str | None, remote: str, workspace:
             click.echo(f"gitmem github pr: {message}", err=True)
         if not pushed.ok:
             where = pushed.side_branch or f"local {branch}"
-            click.echo(f"gitmem github pr: the push did not land; the commits are on {where}", err=True)
-            return ExitCode.SALVAGED
+            raise CommandFailed("gitmem github pr", f"the push did not land; the commits are on {where}",
+                                exit_code=ExitCode.SALVAGED)
         commits = pullrequest.proposed_commits(ws.repo, remote, base)
     except gitio.RepoError as err:
-        click.echo(f"gitmem github pr: {scrub(str(err))}", err=True)
-        return err.exit_code
+        raise CommandFailed("gitmem github pr", scrub(str(err)), exit_code=err.exit_code) from err
     if not commits:
         click.echo(f"nothing to propose: {branch} adds no commit to {base}")
         return ExitCode.OK
@@ -109,12 +107,10 @@ def pr(phase: str, branch: str | None, base: str | None, remote: str, workspace:
     try:
         opened = client_from_env(os.environ).open_or_update(head=branch, base=base, title=title, body=body)
     except GitHubError as err:
-        click.echo(f"gitmem github pr: {scrub(str(err))}; the commits are on {remote}/{branch}", err=True)
-        if err.status == 403:
-            click.echo("gitmem github pr: the workflow needs `permissions: pull-requests: write`, and the "
-                       "repository setting Actions > General > 'Allow GitHub Actions to create and approve "
-                       "pull requests'", err=True)
-        return err.exit_code
+        hint = ("the workflow needs `permissions: pull-requests: write`, and the repository setting Actions > "
+                "General > 'Allow GitHub Actions to create and approve pull requests'")
+        raise CommandFailed("gitmem github pr", f"{scrub(str(err))}; the commits are on {remote}/{branch}",
+                            exit_code=err.exit_code, notes=[hint] if err.status == 403 else []) from err
     verb = "opened" if opened.created else "updated"
     click.echo(f"{verb} pull request #{opened.number} {opened.url} ({branch} -> {base}, {len(commits)} commit(s))")
     append_env_file("GITHUB_OUTPUT", f"pr={opened.number}\npr-url={opened.url}\n")

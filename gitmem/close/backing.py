@@ -277,6 +277,9 @@ def uncommitted(log_text: str) -> Backs:
     return backs
 
 
-def backing_for(ws: Workspace, log_text: str) -> Backs:
-    """History's verdicts for a git work tree; for plain files outside git, whether the cycle has a LOG entry."""
-    return Backing(ws) if ws.state_dir is not None else uncommitted(log_text)
+def backing_for(ws: Workspace, log_text: str | None = None) -> Backs:
+    """History's verdicts for a git work tree; for plain files outside git, whether the cycle has a LOG entry
+    (in `log_text`, else in LOG read now: only then is the whole LOG read)."""
+    if ws.state_dir is not None:
+        return Backing(ws)
+    return uncommitted(ws.read("log") if log_text is None else log_text)

@@ -2,16 +2,17 @@
 
 LOG and NOW only grow, so everything here reads from the newest end and stops as soon as it has passed
 the day's start: the cost follows the distance from the end of the file, not the length of the history.
+LOG is given as a source to read back from (`Workspace.log_source()`, the file on disk), or as its text.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import Protocol, TypeVar
 
 from gitmem.memory import fences, log, now
-from gitmem.memory.log import LogEntry
+from gitmem.memory.log import LogEntry, TailSource
 from gitmem.memory.now import NowBlock
 
 STREAK_MIN = 3           # Rule 0: three no-build cycles in a row is a problem
@@ -21,12 +22,17 @@ _FIRST_TAIL = 16         # NOW blocks parsed on the first pass; each further pas
 DAY_FIELD = "Day"
 
 
+def _back(source: TailSource | str, enough: Callable[[tuple[LogEntry, ...]], bool]) -> tuple[LogEntry, ...]:
+    """LOG's last entries, read back until `enough` of them (or the whole LOG)."""
+    return log.tail_entries(log.TextSource(source) if isinstance(source, str) else source, enough).entries
+
+
 def day_bounds(day: date, tz: tzinfo) -> tuple[datetime, datetime]:
     """[start, end) of a calendar day in the configured zone (DST-safe: both ends are local midnights)."""
     return datetime.combine(day, time(0), tz), datetime.combine(day + timedelta(days=1), time(0), tz)
 
 
-def entries_since(text: str, start: datetime, *, at_least: int = 0) -> tuple[LogEntry, ...]:
+def entries_since(text: TailSource | str, start: datetime, *, at_least: int = 0) -> tuple[LogEntry, ...]:
     """LOG entries from the first one at or after `start` to the end, plus at least `at_least` before it.
 
     Reads growing tails backwards. LOG is in time order (GM302), so once the first entry read is before
@@ -35,7 +41,7 @@ def entries_since(text: str, start: datetime, *, at_least: int = 0) -> tuple[Log
     def enough(entries: tuple[LogEntry, ...]) -> bool:
         return sum(1 for e in entries if e.when.moment < start) > at_least
 
-    return log.tail_entries(log.TextSource(text), enough).entries
+    return _back(text, enough)
 
 
 def cycle_numbers(text: str) -> set[int]:
@@ -95,38 +101,38 @@ def no_build_runs(cycles: Iterable[C]) -> Iterator[list[C]]:
         yield run
 
 
-def no_build_streak(text: str, until: datetime) -> Streak | None:
+def no_build_streak(text: TailSource | str, until: datetime) -> Streak | None:
     """The no-build cycles in a row up to the last cycle before `until` (None when that cycle built something),
     reading backwards only until a built cycle ends the run."""
     def ended(entries: tuple[LogEntry, ...]) -> bool:
         return any(e.cycle is not None and e.when.moment < until and e.outcome != log.Outcome.NO_BUILD
                    for e in entries)
 
-    cycles = [e for e in log.tail_entries(log.TextSource(text), ended).entries
+    cycles = [e for e in _back(text, ended)
               if e.cycle is not None and e.when.moment < until]
     runs = list(no_build_runs(cycles))
     return Streak.of(runs[-1]) if runs and runs[-1][-1] is cycles[-1] else None
 
 
-def streaks_ending(text: str, start: datetime, end: datetime) -> tuple[Streak, ...]:
+def streaks_ending(text: TailSource | str, start: datetime, end: datetime) -> tuple[Streak, ...]:
     """Every run of at least STREAK_MIN no-build cycles in a row whose last cycle is in [start, end): the
     streaks that ended that day, or still ran at its end. Reads back only until a built cycle precedes `start`."""
     def reaches_back(entries: tuple[LogEntry, ...]) -> bool:
         return any(e.cycle is not None and e.when.moment < start and e.outcome != log.Outcome.NO_BUILD
                    for e in entries)
 
-    cycles = [e for e in log.tail_entries(log.TextSource(text), reaches_back).entries
+    cycles = [e for e in _back(text, reaches_back)
               if e.cycle is not None and e.when.moment < end]
     return tuple(Streak.of(run) for run in no_build_runs(cycles)
                  if len(run) >= STREAK_MIN and start <= run[-1].when.moment < end)
 
 
-def close_entries(text: str, count: int = 1) -> tuple[LogEntry, ...]:
+def close_entries(text: TailSource | str, count: int = 1) -> tuple[LogEntry, ...]:
     """The last `count` close entries of LOG (or fewer), reading back only as far as needed."""
     def enough(entries: tuple[LogEntry, ...]) -> bool:
         return sum(1 for e in entries if e.cycle is None) >= count
 
-    found = [e for e in log.tail_entries(log.TextSource(text), enough).entries if e.cycle is None]
+    found = [e for e in _back(text, enough) if e.cycle is None]
     return tuple(found[-count:])
 
 
@@ -138,7 +144,7 @@ def closed_day(entry: LogEntry) -> date | None:
         return entry.when.day if entry.cycle is None else None
 
 
-def day_entries(text: str, day: date, tz: tzinfo) -> tuple[tuple[LogEntry, ...], tuple[LogEntry, ...]]:
+def day_entries(text: TailSource | str, day: date, tz: tzinfo) -> tuple[tuple[LogEntry, ...], tuple[LogEntry, ...]]:
     """(the day's cycle entries, close entries written for that day) from the LOG text."""
     start, end = day_bounds(day, tz)
     entries = entries_since(text, start)

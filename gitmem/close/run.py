@@ -24,6 +24,7 @@ from gitmem.close.llm import CloseModel, available
 from gitmem.close.promotion import promote_live
 from gitmem.config import Config
 from gitmem.errors import ExitCode
+from gitmem.memory.log import TailSource
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.nofollow import files
 from gitmem.workspace import Clock, Workspace
@@ -81,7 +82,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
                              "them first (the close commits memory files whole)", dirty=True)
         memory = MemoryWriter(ws, clock=clock, author_email=config.agent.email)
         try:
-            wanted, skipped = ([day], 0) if day is not None else days_to_close(memory.read("log"), today)
+            wanted, skipped = ([day], 0) if day is not None else days_to_close(ws.log_source(), today)
             result = _close(memory, config, wanted, moment, use_llm=use_llm, client=client, skipped=skipped)
             if result.status == "closed":
                 result.commit = _commit(ws, result, head)
@@ -106,7 +107,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
 MAX_CATCH_UP = 7
 
 
-def days_to_close(log_text: str, today: date) -> tuple[list[date], int]:
+def days_to_close(log_text: TailSource | str, today: date) -> tuple[list[date], int]:
     """Every day since the last close, oldest first, at most MAX_CATCH_UP (only today for the first close), and
     how many missed days before them are too old to catch up."""
     last = close_entries(log_text)
@@ -121,7 +122,7 @@ def days_to_close(log_text: str, today: date) -> tuple[list[date], int]:
 def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: datetime, *, use_llm: bool,
            client: Any, skipped: int) -> CloseResult:
     tz = config.tzinfo()
-    log_text = memory.read("log")
+    log_text = memory.workspace.log_source()        # read back from LOG's end only as far as each day needs
     open_days = [d for d in wanted if not day_entries(log_text, d, tz)[1]]
     if not open_days:
         closes = day_entries(log_text, wanted[-1], tz)[1]
@@ -129,7 +130,7 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
         return CloseResult(wanted[-1], "already-closed",
                            f"{wanted[-1].isoformat()} is already closed ({where}); nothing changed")
     ws = memory.workspace
-    backs = backing_for(ws, log_text)
+    backs = backing_for(ws)
     model = CloseModel(config.close.model, client) if use_llm and (client is not None or available()) else None
     promoted = promote_live(memory, config, model, today=moment.astimezone(tz).date(), backs=backs)
     previous = close_entries(log_text)

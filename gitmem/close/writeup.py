@@ -17,6 +17,7 @@ from gitmem.close.day import (
 from gitmem.close.promotion import PromotionResult
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons
+from gitmem.memory.log import TailSource
 from gitmem.memory.text import field_value
 from gitmem.memory_writer import MemoryWriter
 
@@ -26,7 +27,7 @@ def facts_of(memory: MemoryWriter, config: Config, day: date, moment: datetime) 
     tz = config.tzinfo()
     start, end = day_bounds(day, tz)
     as_of = min(end, moment)
-    log_text = memory.read("log")
+    log_text = memory.workspace.log_source()        # read back from LOG's end only to the day's start
     cycles, _ = day_entries(log_text, day, tz)
     waiting = decisions.waiting(decisions.parse(memory.read("decisions")), as_of, as_of=True)
     human = tuple(value for b in day_now_blocks(memory.read("now"), day, tz)
@@ -36,7 +37,8 @@ def facts_of(memory: MemoryWriter, config: Config, day: date, moment: datetime) 
                            blocked_tasks(log_text, waiting, as_of)), as_of
 
 
-def blocked_tasks(log_text: str, waiting: tuple[decisions.Waiting, ...], as_of: datetime) -> dict[str, list[str]]:
+def blocked_tasks(log_text: TailSource | str, waiting: tuple[decisions.Waiting, ...],
+                  as_of: datetime) -> dict[str, list[str]]:
     """For each decision still pending at `as_of`, the tasks of the cycles that said they were blocked on it
     (`- Blocked: D-…`). Reads back to the oldest pending decision's ask, at most a week when none is dated."""
     asked = [item.asked.moment for item in waiting if item.asked is not None]
@@ -112,7 +114,7 @@ def plan(memory: MemoryWriter, config: Config, facts: day_report.DayFacts, roadm
 
 def still_running(memory: MemoryWriter, streak: Streak, as_of: datetime) -> bool:
     """Whether the streak's last cycle is the last cycle before `as_of` (nothing was built after it)."""
-    latest = no_build_streak(memory.read("log"), as_of)
+    latest = no_build_streak(memory.workspace.log_source(), as_of)
     return latest is not None and latest.last == streak.last
 
 

@@ -64,7 +64,7 @@ def _translating(value: Any) -> Any:
     untouched, so a bug stays a bug. Classes and constants are returned as they are."""
     if not inspect.isfunction(value):
         return value
-    import pygit2   # loaded already: the submodule that defines `value` imports it
+    import pygit2  # loaded already: the submodule that defines `value` imports it
 
     from gitmem.gitio.repository import explained
 

@@ -1,4 +1,5 @@
-"""THE way gitmem opens the files it trusts: memory files, ROADMAP, `cycle.always_load` files and gitmem.yaml.
+"""THE way gitmem opens the files it trusts: memory files, ROADMAP, `cycle.always_load` files and gitmem.yaml;
+the agent's file tools (gitmem.agents.tools) open the work tree through it too, and walk folders with `walk`.
 
 Such a file is a regular file inside the work tree, and nothing else is opened: a symbolic link (even one
 that points back inside the tree), a directory, a submodule, a FIFO, a socket or a device, a path through a
@@ -17,6 +18,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
@@ -68,9 +70,13 @@ def _parts(rel: str) -> list[str]:
     if not rel or path.is_absolute() or not parts or ".." in parts or "\\" in rel or "\0" in rel:
         raise FileRefused(rel or "''", "is not a path inside the work tree",
                           "name a file relative to the repository root, without `..`")
-    if any(part.casefold().rstrip(". ") == ".git" for part in parts):     # `.GIT`, `.git.`: the same on some disks
+    if any(_is_git(part) for part in parts):
         raise FileRefused(rel, "is inside a .git directory", "memory lives in the work tree, never in .git")
     return parts
+
+
+def _is_git(name: str) -> bool:
+    return name.casefold().rstrip(". ") == ".git"     # `.GIT`, `.git.`: the same on some disks
 
 
 def _what(dir_fd: int, name: str) -> str | None:
@@ -238,6 +244,46 @@ def problem(root: Path, rel: str) -> str | None:
     if handle is not None:
         handle.close()
     return None
+
+
+def walk(root: Path, rel: str = ".", *, recursive: bool = True) -> Iterator[tuple[str, bool]]:
+    """(repo-relative path, is a directory) of the regular files and plain directories under the directory `rel`
+    ("." is the root), sorted within each directory, its directories first; `recursive` goes down into them.
+
+    Nothing is followed: the walk goes down from an fd of each directory, reached as `_open` reaches a file, so a
+    link (even one that stays inside the tree), a FIFO, a device or anything named .git is skipped, never read.
+    FileRefused when `rel` is not a plain directory of the work tree; FileNotFoundError when it is missing.
+    """
+    if rel in ("", "."):
+        top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    else:
+        parts = _parts(rel)
+        dir_fd = _walk(root, parts, rel, make=False)
+        try:
+            top = os.open(parts[-1], _DIR | os.O_NONBLOCK, dir_fd=dir_fd)
+        except OSError as err:
+            if err.errno not in (errno.ENOTDIR, errno.ELOOP):
+                raise
+            raise FileRefused(rel, _what(dir_fd, parts[-1]) or "is not a directory",
+                              "name a plain directory of the work tree") from None
+        finally:
+            os.close(dir_fd)
+
+    def plain(fd: int, name: str, kind: Callable[[int], bool]) -> bool:
+        try:
+            return not _is_git(name) and kind(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+        except OSError:
+            return False
+
+    try:
+        for here, dirs, names, fd in os.fwalk(".", dir_fd=top, follow_symlinks=False):
+            base = PurePosixPath(rel, here)
+            kept = sorted(name for name in dirs if plain(fd, name, stat.S_ISDIR))
+            dirs[:] = kept if recursive else []
+            yield from (((base / name).as_posix(), True) for name in kept)
+            yield from (((base / name).as_posix(), False) for name in sorted(names) if plain(fd, name, stat.S_ISREG))
+    finally:
+        os.close(top)
 
 
 # -- writing -----------------------------------------------------------------------------------------------

@@ -47,15 +47,15 @@ def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
     config = ws.config
     tz = config.tzinfo()
     moment: datetime = (clock or ws.clock())().astimezone(tz)
-    log_text = ws.read("log")
+    source = ws.log_source()         # LOG is read back from its end only as far as each question needs
     today = moment.date()
     start, end = day_bounds(today, tz)
-    recent = entries_since(log_text, start, at_least=1)
+    recent = entries_since(source, start, at_least=1)
     cycles = [e for e in recent if e.cycle is not None]
-    last = cycles[-1] if cycles else _last_cycle(log_text)
+    last = cycles[-1] if cycles else _last_cycle(source)
     today_cycles = [e for e in cycles if start <= e.when.moment < end]
     closes = [e for e in recent if e.cycle is None]
-    streak = no_build_streak(log_text, end)
+    streak = no_build_streak(source, end)
     status = Status(
         now=str(Timestamp.from_datetime(moment)),
         last_cycle={"cycle": last.cycle, "when": str(last.when), "outcome": last.outcome,
@@ -70,7 +70,7 @@ def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
                                "stale": item.days > config.close.stale_decision_days})
     rules_text = ws.read("rules")
     doc = rules.parse(rules_text)
-    _lessons(status, ws.read("lessons"), backing_for(ws, log_text), config.close.confirmations,
+    _lessons(status, ws.read("lessons"), backing_for(ws), config.close.confirmations,
              room=len(doc.proven) < config.limits.proven_rules_max)
     status.rules = {"proven": len(doc.proven), "proven_max": config.limits.proven_rules_max,
                     "lines": doc.line_count, "lines_max": config.limits.rules_max_lines}
@@ -88,9 +88,9 @@ def recall_mode(ws: Workspace) -> dict[str, str]:
     return describe(ws.config)
 
 
-def _last_cycle(text: str) -> log.LogEntry | None:
+def _last_cycle(source: log.TailSource) -> log.LogEntry | None:
     """The newest cycle entry even behind a long run of close entries."""
-    found = [e for e in log.tail_entries(log.TextSource(text), log.has_cycle).entries if e.cycle is not None]
+    found = [e for e in log.tail_entries(source, log.has_cycle).entries if e.cycle is not None]
     return found[-1] if found else None
 
 

@@ -104,6 +104,14 @@ class Workspace:
         return read_log_tail(self.root, self.config.path("log"), count, state_dir=self.state_dir,
                              numbered=numbered)
 
+    def log_source(self, *, numbered: bool = True) -> log.TailSource:
+        """LOG on disk as it is now, for reading back from its end as far as a caller needs
+        (`gitmem.memory.log.tail_entries`: the entries of a day, a streak): the cost follows the distance from
+        the end, not the length of the history. What is appended later is not seen, as in a text read now."""
+        from gitmem.workspace.tail import FileSource
+
+        return FileSource(self.root, self.config.path("log"), self.state_dir, numbered=numbered)
+
     def last_log_cycle(self) -> int:
         """The number of the last cycle entry in LOG; 0 when there is none."""
         cycles = [e.cycle for e in self.log_tail(1, numbered=False).entries if e.cycle is not None]
