@@ -205,7 +205,7 @@ def test_schemas_are_fresh_copies_with_required_fields() -> None:
 
 
 def test_a_link_inside_the_tree_is_never_followed(box: Toolbox, memrepo: GitRepo) -> None:
-    """The tools open files as gitmem opens its own (gitmem.workspace.files): a link is refused even when it
+    """The tools open files as gitmem opens its own (gitmem.nofollow.files): a link is refused even when it
     points back inside the tree, where it used to be followed; plain files work as before."""
     memrepo.write("src/real.txt", "needle\n")
     os.symlink("real.txt", memrepo.path / "src" / "alias.txt")
@@ -234,10 +234,10 @@ def test_a_link_inside_the_tree_is_never_followed(box: Toolbox, memrepo: GitRepo
                                   "gitmem.yaml/extra.txt"])
 def test_every_spelling_of_the_config_is_refused_as_the_cycle_protects_it(box: Toolbox, memrepo: GitRepo,
                                                                           path: str) -> None:
-    """Whether a path is gitmem.yaml is decided once (gitmem.cycle.protected.is_config): the cycle protected
+    """Whether a path is gitmem.yaml is decided once (gitmem.agents.protected.is_config): the cycle protected
     these spellings, which a case-insensitive or Unicode-ignoring file system takes for the config, while the
     file tools wrote them; the stricter decision, refusal, now holds for both."""
-    from gitmem.cycle.protected import Protection, is_config
+    from gitmem.agents.protected import Protection, is_config
 
     config = memrepo.read("gitmem.yaml")
     assert is_config(path) and Protection().covers(path)
