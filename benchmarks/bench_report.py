@@ -15,7 +15,7 @@ import os
 import re
 import shutil
 import time
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
@@ -25,7 +25,7 @@ from gitmem.workspace import Workspace
 from tests.support.synth import cached_repo
 
 SCALES = tuple(float(s) for s in os.environ.get("GITMEM_BENCH_SCALES", "1,10,100").split(","))
-NOW = datetime(2026, 11, 1, 12, tzinfo=timezone.utc)      # the synthetic histories end on 2026-11-01
+NOW = datetime(2026, 11, 1, 12, tzinfo=UTC)      # the synthetic histories end on 2026-11-01
 MEMORY = ("LOG.md", "DECISIONS.md", "LESSONS.md", "RULES.md", "NOW.md", "gitmem.yaml")
 _EVIDENCE = re.compile(r"^- Evidence: .*$", re.M)
 

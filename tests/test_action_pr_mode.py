@@ -6,6 +6,7 @@ Each run is the action's own run step (push-mode: pull-request) in a fresh clone
 from __future__ import annotations
 
 import subprocess
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -216,12 +217,12 @@ def test_prepare_refuses_a_detached_head(tmp_path: Path, origin: Path) -> None:
 
 
 def test_the_pr_text_of_a_close_on_a_long_lived_branch() -> None:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from gitmem.memory.text import Timestamp
     from gitmem.publish.pullrequest import MAX_COMMITS_LISTED, pr_text
 
-    when = Timestamp.from_datetime(datetime(2026, 11, 30, 23, 47, tzinfo=timezone.utc))
+    when = Timestamp.from_datetime(datetime(2026, 11, 30, 23, 47, tzinfo=UTC))
     entry = log.make_entry(when, cycle=None, outcome=None,
                            fields={"Day": "2026-11-30", "Cycles": "8 (6 built, 2 no-build)", "Plan": "ship it"})
     commits = [(f"{n:010d}", f"gitmem: cycle {n}") for n in range(1, MAX_COMMITS_LISTED + 6)]

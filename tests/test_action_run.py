@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -82,14 +82,14 @@ def test_the_daily_close_runs_through_the_action_and_is_pushed(tmp_path: Path, a
     first = subprocess.run([str(project_bin() / "gitmem"), "cycle", "--push"], cwd=repo, capture_output=True,
                            text=True, env=_plain_env(tmp_path))
     assert first.returncode == 0, first.stderr
-    before = datetime.now(timezone.utc).date().isoformat()
+    before = datetime.now(UTC).date().isoformat()
 
     run = run_action(repo, {"command": "close", "args": "--no-llm"}, bin_dir=action_venv,
                      scratch=tmp_path / "runner", runner_temp=runner_temp)
 
     assert run.ok, run.describe()
     # The close defaults to today in the configured zone (UTC); a run across midnight may close either day.
-    days = {before, datetime.now(timezone.utc).date().isoformat()}
+    days = {before, datetime.now(UTC).date().isoformat()}
     subjects = origin_log(tmp_path / "origin.git")
     assert subjects[0] in {f"gitmem: close {day}" for day in days}, subjects
     day = subjects[0].removeprefix("gitmem: close ")

@@ -10,7 +10,7 @@ import json
 import os
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from gitmem.workspace import Workspace
 from tests.support.helpers import GitRepo
 
 KEY = "sk-ant-test-0123456789abcdefSECRET"
-NOW = datetime(2026, 11, 30, 9, 30, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 30, 9, 30, tzinfo=UTC)
 USAGE = {"input_tokens": 100, "output_tokens": 20, "cache_read_input_tokens": 900, "cache_creation_input_tokens": 50}
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import importlib.util
 import time
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,7 @@ from gitmem.memory import log, now
 from gitmem.workspace import Workspace
 from tests.support.helpers import GitRepo
 
-NOW = datetime(2026, 11, 30, 9, 30, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 30, 9, 30, tzinfo=UTC)
 
 SCRIPT = """\
 cycles:

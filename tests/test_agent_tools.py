@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,7 +16,7 @@ from gitmem.memory import decisions, lessons, log, now
 from gitmem.workspace import Workspace
 from tests.support.helpers import GitRepo
 
-CLOCK = lambda: datetime(2026, 11, 30, 9, 30, tzinfo=timezone.utc)  # noqa: E731
+CLOCK = lambda: datetime(2026, 11, 30, 9, 30, tzinfo=UTC)  # noqa: E731
 
 
 @pytest.fixture

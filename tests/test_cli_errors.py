@@ -57,7 +57,7 @@ def test_a_bug_still_exits_70_with_its_traceback(memrepo, cli, monkeypatch) -> N
     """Only genuine bugs exit 70: the map never hides one as a usage error."""
     from gitmem.checks import targets
 
-    def broken(ws):  # noqa: ANN001, ANN202 - a stand-in for a bug anywhere in the library
+    def broken(ws):
         raise RuntimeError("an injected bug")
 
     monkeypatch.setattr(targets, "check_worktree", broken)

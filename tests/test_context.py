@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -20,7 +20,7 @@ from gitmem.workspace import tail as tailread
 from tests.support.fake_anthropic import messages_api
 from tests.support.helpers import GitRepo
 
-START = datetime(2026, 11, 30, 8, 0, tzinfo=timezone.utc)
+START = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 
 
 class Clock:
@@ -112,7 +112,7 @@ def test_instructions_are_filled_from_the_clock_and_config(memrepo: GitRepo) -> 
     memrepo.write("gitmem.yaml", memrepo.read("gitmem.yaml").replace("timezone: UTC", "timezone: Europe/Madrid")
                   .replace("    - measure\n", "    - measure\n    - tidy up\n"))
     config = load_config(memrepo.path)
-    request = build_request(Workspace.at(memrepo.path, config), now=datetime(2026, 11, 30, 9, 30, tzinfo=timezone.utc), cycle=7)
+    request = build_request(Workspace.at(memrepo.path, config), now=datetime(2026, 11, 30, 9, 30, tzinfo=UTC), cycle=7)
     text = request.instructions
     assert request.timestamp == "2026-11-30 10:30 +01:00"
     assert "It is 2026-11-30 10:30 +01:00, Monday (Europe/Madrid). This is cycle 7." in text

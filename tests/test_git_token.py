@@ -21,7 +21,7 @@ class Recorder(QuietHandler):
 
     seen: list[str | None] = []
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         Recorder.seen.append(self.headers.get("Authorization"))
         self.send_response(403)
         self.end_headers()

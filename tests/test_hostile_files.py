@@ -320,7 +320,7 @@ def test_the_runner_never_commits_a_planted_rules_file(memrepo: GitRepo, outside
     from gitmem.cycle.runner import Settings, run_cycle
     from tests.support.cycle_support import WritingBackend, is_clean
 
-    def act(memory, request) -> None:  # noqa: ANN001 - the agent replaces RULES.md, then logs as usual
+    def act(memory, request) -> None:
         plant(request.root, "RULES.md", kind, outside)
         memory.add_log_entry(task="t", outcome="built", result="r")
         memory.add_now_block(did="d", human="h", next="n")

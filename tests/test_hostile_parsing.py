@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -30,7 +30,7 @@ FAKE = "## 2099-01-01 00:00 UTC · cycle 999 · built"
 
 class Clock:
     def __init__(self) -> None:
-        self.moment = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+        self.moment = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
     def __call__(self) -> datetime:
         self.moment += timedelta(minutes=5)

@@ -270,7 +270,7 @@ def test_a_config_change_that_keeps_the_budget_is_not_a_budget_change(memrepo: G
 
 # -- the runner's per-file limit ------------------------------------------------------------------------------------
 
-def _run(memrepo: GitRepo, act) -> object:  # noqa: ANN001
+def _run(memrepo: GitRepo, act) -> object:
     from gitmem.cycle.runner import Settings, run_cycle
     from tests.support.cycle_support import WritingBackend
 
@@ -280,7 +280,7 @@ def _run(memrepo: GitRepo, act) -> object:  # noqa: ANN001
 def test_a_200_mb_file_is_kept_out_of_the_commit_and_reported(memrepo: GitRepo) -> None:
     from tests.support.cycle_support import is_clean
 
-    def act(memory, request) -> None:  # noqa: ANN001
+    def act(memory, request) -> None:
         with open(request.root / "dump.bin", "wb") as handle:
             handle.truncate(200 * 1024 * 1024)          # sparse: 200 MB without writing them
         (request.root / "small.txt").write_text("kept\n", encoding="utf-8")
@@ -300,7 +300,7 @@ def test_a_200_mb_file_is_kept_out_of_the_commit_and_reported(memrepo: GitRepo) 
 def test_a_tracked_file_grown_too_big_goes_back_to_its_committed_version(memrepo: GitRepo) -> None:
     memrepo.commit_files({"gitmem.yaml": "cycle:\n  max_file_bytes: 2048\n", "data.csv": "a,b\n"})
 
-    def act(memory, request) -> None:  # noqa: ANN001
+    def act(memory, request) -> None:
         (request.root / "data.csv").write_text("a,b\n" + "1,2\n" * 1000, encoding="utf-8")
         memory.add_log_entry(task="t", outcome="built", result="r")
         memory.add_now_block(did="d", human="h", next="n")
@@ -315,7 +315,7 @@ def test_a_tracked_file_grown_too_big_goes_back_to_its_committed_version(memrepo
 def test_a_failed_cycle_never_salvages_a_file_too_big_to_push(memrepo: GitRepo) -> None:
     memrepo.commit_files({"gitmem.yaml": "cycle:\n  max_file_bytes: 2048\n"})
 
-    def act(memory, request) -> None:  # noqa: ANN001
+    def act(memory, request) -> None:
         (request.root / "huge.log").write_bytes(b"z" * 5000)
         (request.root / "notes.txt").write_text("work\n", encoding="utf-8")
         raise RuntimeError("the agent crashed")
@@ -342,7 +342,7 @@ def test_memory_files_grow_past_the_file_size_limit(memrepo: GitRepo) -> None:
         f"\n## {TS.format(1, n)} · cycle {n} · built\n- Task: t{n}\n- Result: {'r' * 40}\n" for n in range(1, 40))})
     assert os.path.getsize(memrepo.path / "LOG.md") > 2048
 
-    def act(memory, request) -> None:  # noqa: ANN001
+    def act(memory, request) -> None:
         memory.add_log_entry(task="t", outcome="built", result="r")
         memory.add_now_block(did="d", human="h", next="n")
 

@@ -3,7 +3,7 @@
 confirmations that history does not back never count, however the agent dates them."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -37,7 +37,7 @@ def _hand_written(stamp: str):
 
 @pytest.mark.parametrize("stamp", FUTURE)
 def test_hand_written_entries_get_the_clocks_time(memrepo: GitRepo, stamp: str) -> None:
-    clock = FixedClock(datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc))
+    clock = FixedClock(datetime(2026, 12, 1, 9, 0, tzinfo=UTC))
     report = cycle(memrepo, _hand_written(stamp), clock=clock, finish=False)
     assert report.exit_code == ExitCode.OK, report.error
     entry = log.parse(memrepo.read("LOG.md")).entries[-1]
@@ -55,7 +55,7 @@ def test_hand_written_entries_get_the_clocks_time(memrepo: GitRepo, stamp: str) 
 
 
 def test_an_entry_written_by_the_tools_during_the_cycle_keeps_its_time(memrepo: GitRepo) -> None:
-    clock = FixedClock(datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc))
+    clock = FixedClock(datetime(2026, 12, 1, 9, 0, tzinfo=UTC))
 
     def act(root: Path, memory, request) -> None:
         clock.moment += timedelta(minutes=7)          # the agent worked for a while
@@ -94,7 +94,7 @@ def test_a_backdated_lesson_with_forged_confirmations_is_not_promoted(memrepo: G
 def test_a_hand_written_decision_dated_2099_gets_the_clocks_time(memrepo: GitRepo) -> None:
     from gitmem.memory import decisions
 
-    clock = FixedClock(datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc))
+    clock = FixedClock(datetime(2026, 12, 1, 9, 0, tzinfo=UTC))
 
     def act(root: Path, memory, request) -> None:
         text = (root / "DECISIONS.md").read_text(encoding="utf-8").replace(

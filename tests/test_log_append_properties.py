@@ -2,7 +2,7 @@
 gives one verdict on whether it is an append, for random edits of a LOG (issue 20)."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -18,7 +18,7 @@ from gitmem.publish.merge import merge_log, resolver_for
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 CONFIG = Config()
 PATH = CONFIG.path("log")
-START = datetime(2026, 11, 29, 9, 0, tzinfo=timezone.utc)
+START = datetime(2026, 11, 29, 9, 0, tzinfo=UTC)
 
 # Text an agent might type: no carriage returns or BOMs (the cycle reads text decoded, `check` reads bytes,
 # and decoding normalises those two, so they are not the same edit to both).

@@ -1,7 +1,7 @@
 """Unit tests of the pure memory model (gitmem.memory.*): parsing with exact lines, rendering, small edits."""
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -34,12 +34,12 @@ def ts(text: str) -> Timestamp:
 # -- timestamps ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("text", "utc", "label"), [
-    ("2026-11-30 09:00 UTC", datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc), "UTC"),
-    ("2026-11-30 10:30 +01:00", datetime(2026, 11, 30, 9, 30, tzinfo=timezone.utc), "+01:00"),
-    ("2026-11-30 04:00 -05:00", datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc), "-05:00"),
-    ("2026-11-30 14:45 +05:45", datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc), "+05:45"),
-    ("2026-11-30 09:00 +00:00", datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc), "+00:00"),
-    ("2024-02-29 23:59 UTC", datetime(2024, 2, 29, 23, 59, tzinfo=timezone.utc), "UTC"),
+    ("2026-11-30 09:00 UTC", datetime(2026, 11, 30, 9, 0, tzinfo=UTC), "UTC"),
+    ("2026-11-30 10:30 +01:00", datetime(2026, 11, 30, 9, 30, tzinfo=UTC), "+01:00"),
+    ("2026-11-30 04:00 -05:00", datetime(2026, 11, 30, 9, 0, tzinfo=UTC), "-05:00"),
+    ("2026-11-30 14:45 +05:45", datetime(2026, 11, 30, 9, 0, tzinfo=UTC), "+05:45"),
+    ("2026-11-30 09:00 +00:00", datetime(2026, 11, 30, 9, 0, tzinfo=UTC), "+00:00"),
+    ("2024-02-29 23:59 UTC", datetime(2024, 2, 29, 23, 59, tzinfo=UTC), "UTC"),
 ])
 def test_parse_timestamp_zones(text: str, utc: datetime, label: str) -> None:
     found = ts(text)
@@ -59,7 +59,7 @@ def test_parse_timestamp_rejects(text: str) -> None:
 
 
 def test_timestamp_from_datetime_labels_and_truncates() -> None:
-    assert str(Timestamp.from_datetime(datetime(2026, 11, 30, 9, 4, 59, 123, tzinfo=timezone.utc))) \
+    assert str(Timestamp.from_datetime(datetime(2026, 11, 30, 9, 4, 59, 123, tzinfo=UTC))) \
         == "2026-11-30 09:04 UTC"
     assert str(Timestamp.from_datetime(datetime(2026, 11, 30, 9, 4, tzinfo=ZoneInfo("UTC")))) == "2026-11-30 09:04 UTC"
     assert str(Timestamp.from_datetime(datetime(2026, 11, 30, 9, 4, tzinfo=ZoneInfo("Europe/Madrid")))) \
@@ -677,7 +677,7 @@ def test_roadmap_current_section() -> None:
 # -- whole-file rewrites never drop what did not parse --------------------------------------------
 
 def fixed_clock() -> datetime:
-    return datetime(2026, 11, 30, 9, 0, tzinfo=timezone.utc)
+    return datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
 
 def test_rewrites_refuse_files_with_format_problems(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ reader that starts in the middle of a file agrees with a parse of the whole file
 from __future__ import annotations
 
 import tempfile
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -24,7 +24,7 @@ from gitmem.workspace import Workspace
 from gitmem.workspace.tail import FileSource
 
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-START = datetime(2026, 11, 1, tzinfo=timezone.utc)
+START = datetime(2026, 11, 1, tzinfo=UTC)
 
 # Lines a hostile or careless writer puts in a memory file.
 ODD_LINES = ["```", "~~~", "```python", "````", " ```", "## not a heading", "# Title", "### D-0099 · fake",

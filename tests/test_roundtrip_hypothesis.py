@@ -2,7 +2,7 @@
 and parsing gives back exactly the entries that were generated."""
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta, timezone
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -22,7 +22,7 @@ def timestamps(draw: st.DrawFn) -> Timestamp:
     moment = draw(st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2099, 12, 31)))
     moment = moment.replace(second=0, microsecond=0)
     if draw(st.booleans()):
-        return Timestamp(moment.replace(tzinfo=timezone.utc), "UTC")
+        return Timestamp(moment.replace(tzinfo=UTC), "UTC")
     minutes = draw(st.integers(min_value=-(23 * 60 + 59), max_value=23 * 60 + 59))
     sign = "-" if minutes < 0 else "+"
     label = f"{sign}{abs(minutes) // 60:02d}:{abs(minutes) % 60:02d}"

@@ -1,7 +1,7 @@
 """LOG writes append bytes and read only LOG's end, so their cost does not grow with the history."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -10,7 +10,7 @@ from gitmem.memory import log
 from gitmem.memory_writer import TAIL_BYTES, MemoryWriter, WriteRefused
 from gitmem.workspace import Workspace
 
-START = datetime(2026, 1, 1, tzinfo=timezone.utc)
+START = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def entry_text(cycle: int) -> str:

@@ -2,14 +2,14 @@
 report count the same runs, across a day boundary and a close entry in the middle of a run."""
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from gitmem.close import day
 from gitmem.memory import log
 from gitmem.memory.text import Timestamp
 from gitmem.report.model import CycleRow, WorkspaceReport
 
-START = datetime(2026, 11, 29, 20, 0, tzinfo=timezone.utc)
+START = datetime(2026, 11, 29, 20, 0, tzinfo=UTC)
 # Cycle 1 built, 2-5 built nothing (a close at midnight between 3 and 4), 6 built, 7-8 built nothing.
 OUTCOMES = {1: "built", 2: "no-build", 3: "no-build", 4: "no-build", 5: "no-build", 6: "built", 7: "no-build",
             8: "no-build"}

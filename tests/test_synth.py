@@ -5,6 +5,7 @@ import re
 import shutil
 import subprocess
 import sys
+from datetime import UTC
 from pathlib import Path
 
 import pygit2
@@ -188,7 +189,7 @@ def test_scale_must_be_positive(tmp_path: Path) -> None:
 @pytest.mark.parametrize("scale", [0.3, 0.7])
 def test_in_between_scales_build_valid_histories_that_end_before_today(scale: float, tmp_path: Path) -> None:
     """Any scale works, and the last entry lies in the past, so a real cycle can follow it (GM302)."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from gitmem.checks.targets import check_worktree
     from gitmem.config import Config
@@ -198,4 +199,4 @@ def test_in_between_scales_build_valid_histories_that_end_before_today(scale: fl
     info = build_synthetic_repo(tmp_path / "repo", scale=scale, seed=1)
     assert check_worktree(Workspace.at(info.path, Config())) == []
     last = log.tail((Path(info.path) / "LOG.md").read_text(encoding="utf-8"), 1).entries[-1]
-    assert last.when.moment < datetime.now(timezone.utc)
+    assert last.when.moment < datetime.now(UTC)

@@ -7,7 +7,7 @@ changes: a fenced heading, an unclosed fence, a 40 KB entry, a key-shaped string
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pygit2
@@ -51,7 +51,7 @@ def test_history_written_by_0_1_0_still_checks_and_verifies_clean(old: GitRepo, 
 
 def test_the_next_cycle_and_close_after_the_upgrade_work_and_verify(old: GitRepo, cli) -> None:
     start = old.head()
-    clock = Clock(datetime(2026, 10, 8, 9, 0, tzinfo=timezone.utc))
+    clock = Clock(datetime(2026, 10, 8, 9, 0, tzinfo=UTC))
     report = run_cycle(Workspace.at(old.path), WritingBackend(built("after the upgrade")),
                        settings=Settings(clock=clock))
     assert report.exit_code == ExitCode.OK and report.cycle == 37
@@ -79,7 +79,7 @@ def test_an_old_history_is_judged_by_the_rules_of_its_time_and_a_marked_one_by_t
 
 
 def test_once_a_commit_is_made_under_the_new_rules_every_later_commit_is(old: GitRepo, cli) -> None:
-    clock = Clock(datetime(2026, 10, 8, 9, 0, tzinfo=timezone.utc))
+    clock = Clock(datetime(2026, 10, 8, 9, 0, tzinfo=UTC))
     report = run_cycle(Workspace.at(old.path), WritingBackend(built("after the upgrade")),
                        settings=Settings(clock=clock))
     assert "Gitmem-Rules: 2" in old.repo[old.head()].message

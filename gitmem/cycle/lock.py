@@ -9,7 +9,7 @@ import json
 import os
 import socket
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from gitmem.errors import ExitCode, GitmemError
@@ -108,7 +108,7 @@ def acquire(state_dir: Path, *, what: str = "cycle") -> Lock:
 
     path = lock_path(state_directory(state_dir))
     info = LockInfo(os.getpid(), socket.gethostname(),
-                    datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC"), what)
+                    datetime.now(UTC).strftime("%Y-%m-%d %H:%M:%S UTC"), what)
     stale: LockInfo | None = None
     for _ in range(3):
         try:

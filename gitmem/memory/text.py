@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone, tzinfo
+from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
 from typing import TypeVar
 
@@ -67,7 +67,7 @@ class Timestamp:
 
 def _is_utc(tz: tzinfo | None, offset: timedelta) -> bool:
     name = getattr(tz, "key", None) or (tz.tzname(None) if tz is not None else None)
-    return offset == timedelta(0) and name in ("UTC", "Etc/UTC", "Z", "UTC+00:00", None) or tz is timezone.utc
+    return offset == timedelta(0) and name in ("UTC", "Etc/UTC", "Z", "UTC+00:00", None) or tz is UTC
 
 
 def _offset_label(offset: timedelta) -> str:
@@ -97,7 +97,7 @@ def _zone(label: str) -> tzinfo | None:
     """`UTC` or `+HH:MM` as a zone, None for an offset out of range. Cached: a history repeats a few labels,
     and the report reads one per LOG entry (gitmem.report.log_scan)."""
     if label == "UTC":
-        return timezone.utc
+        return UTC
     sign = 1 if label[0] == "+" else -1
     hours, mins = int(label[1:3]), int(label[4:6])
     if hours > 23 or mins > 59:

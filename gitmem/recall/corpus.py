@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import date, datetime, time, timezone, tzinfo
+from datetime import UTC, date, datetime, time, tzinfo
 
 from gitmem.memory import decisions, lessons, log, now, rules
 from gitmem.memory.markdown import plain_text
@@ -47,7 +47,7 @@ def _stamp(when: Timestamp | None) -> tuple[float | None, str]:
 def _day(day: date | None) -> tuple[float | None, str]:
     if day is None:
         return None, ""
-    return datetime.combine(day, time(12, 0), tzinfo=timezone.utc).timestamp(), day.isoformat()
+    return datetime.combine(day, time(12, 0), tzinfo=UTC).timestamp(), day.isoformat()
 
 
 def _body(lines: Iterable[str]) -> str:

@@ -133,7 +133,7 @@ class FakeClaudeAPI:
         class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
 
-            def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+            def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 if "count_tokens" in self.path:
                     self.send(200, "application/json", json.dumps({"input_tokens": 100}).encode())
@@ -151,10 +151,10 @@ class FakeClaudeAPI:
                             **message}
                     self.send(200, "application/json", json.dumps(data).encode())
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self.send(404, "application/json", b'{"type": "error", "error": {"type": "not_found_error"}}')
 
-            def do_HEAD(self) -> None:  # noqa: N802
+            def do_HEAD(self) -> None:
                 self.send(200, "text/plain", b"")
 
         with serving(Handler) as url:

@@ -16,7 +16,7 @@ def messages_api(respond: Responder) -> Iterator[str]:
     """Serve `respond(body, headers) -> (status, json)` on 127.0.0.1; yields the base URL."""
 
     class Handler(QuietHandler):
-        def do_POST(self) -> None:  # noqa: N802 (http.server's name)
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["content-length"])))
             code, data = respond(body, {k.lower(): v for k, v in self.headers.items()})
             self.send(code, "application/json", json.dumps(data).encode())

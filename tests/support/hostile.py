@@ -12,7 +12,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pygit2
@@ -34,7 +34,7 @@ class FixedClock:
     """A clock a test moves by hand."""
 
     def __init__(self, moment: datetime | None = None) -> None:
-        self.moment = moment or datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+        self.moment = moment or datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 
     def __call__(self) -> datetime:
         return self.moment
@@ -145,7 +145,7 @@ def fail_open(monkeypatch: pytest.MonkeyPatch, name: str, error: OSError) -> Non
     (it may run as root, who is never denied; EIO needs a failing disk)."""
     real_open = os.open
 
-    def failing(path, flags, mode=0o777, *, dir_fd=None):  # noqa: ANN001, ANN202
+    def failing(path, flags, mode=0o777, *, dir_fd=None):
         if path == name:
             raise error
         return real_open(path, flags, mode, dir_fd=dir_fd)

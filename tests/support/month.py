@@ -16,7 +16,7 @@ import io
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -35,7 +35,7 @@ from tests.support.gitcli import git
 from tests.support.helpers import HUMAN, GitRepo
 from tests.support.world import Clock
 
-UTC = timezone.utc
+UTC = UTC
 DAYS = 30
 SLOTS = (0, 3, 6, 9, 12, 15, 18, 21)          # cycle start hours, at minute 17
 MISSED_CLOSES = (12, 13)

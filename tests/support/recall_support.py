@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from gitmem.config import Config, load_config
@@ -21,7 +21,7 @@ class History:
     def __init__(self, repo: GitRepo, config: Config | None = None, *, start: datetime | None = None) -> None:
         self.repo = repo
         self.config = config or load_config(repo.path)
-        self.moment = start or datetime(2025, 6, 1, 9, 0, tzinfo=timezone.utc)
+        self.moment = start or datetime(2025, 6, 1, 9, 0, tzinfo=UTC)
         self.step = timedelta(days=1)
         self.memory = MemoryWriter(Workspace.at(repo.path, self.config), clock=self._clock)
         self.rng = random.Random(0)

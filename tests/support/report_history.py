@@ -17,7 +17,7 @@ import random
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -31,7 +31,7 @@ from gitmem.memory_writer import MemoryWriter, atomic_write
 from gitmem.workspace import Workspace
 from tests.support.helpers import AGENT, HUMAN, GitRepo, isolate_git_env, make_repo
 
-UTC = timezone.utc
+UTC = UTC
 FIRST_DAY = date(2026, 9, 2)
 DAYS = 90
 LAST_DAY = FIRST_DAY + timedelta(days=DAYS - 1)          # 2026-11-30

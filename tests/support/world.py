@@ -8,7 +8,7 @@ everything the agent wrote in one commit. That is what history-backed confirmati
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
 from gitmem import gitio
 from gitmem.checks.targets import check_worktree, verify_range
@@ -19,7 +19,7 @@ from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
 from tests.support.helpers import AGENT, GitRepo
 
-UTC = timezone.utc
+UTC = UTC
 MEMORY = ("NOW.md", "DECISIONS.md", "LOG.md", "LESSONS.md", "RULES.md", "ROADMAP.md")
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from gitmem.memory import log, now
 from gitmem.memory.text import Timestamp
@@ -15,7 +15,7 @@ from tests.support.synth.text import FACTS, SUPERSEDED, TOPICS, TextGen
 
 # Histories end here, so that a cycle run today on a synthetic repo (a benchmark, a demo) logs a time
 # after the last entry; a 100x history spans 16 years and starts in 2010.
-END = datetime(2026, 11, 1, 1, 7, tzinfo=timezone.utc)
+END = datetime(2026, 11, 1, 1, 7, tzinfo=UTC)
 CYCLES_PER_DAY = 8                     # one cycle every 3 hours
 CYCLES_1X, LOG_LINES_1X, COMMITS_1X, DECISIONS_1X, LESSONS_1X = 480, 13265, 1000, 40, 30
 RECENT_CYCLES, CHUNKS = 60, 20
