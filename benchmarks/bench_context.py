@@ -78,9 +78,11 @@ def test_context_scaling(repos: dict[float, Path]) -> None:
     """Both goals, measured in one process with the best of REPEATS runs to keep noise down."""
     configs = {scale: load_config(root) for scale, root in repos.items()}
     context_time = best_of_interleaved(
-        {scale: (lambda r=root, c=configs[scale]: build_request(Workspace.at(r, c))) for scale, root in repos.items()}, REPEATS)
+        {scale: (lambda r=root, c=configs[scale]: build_request(Workspace.at(r, c))) for scale, root in repos.items()},
+        REPEATS)
     naive_time = best_of_interleaved({scale: (lambda r=root: naive(r)) for scale, root in repos.items()}, 3)
-    rows = {scale: {"seconds": context_time[scale], "tokens": build_request(Workspace.at(root, configs[scale])).total_tokens,
+    rows = {scale: {"seconds": context_time[scale],
+                    "tokens": build_request(Workspace.at(root, configs[scale])).total_tokens,
                     "naive_seconds": naive_time[scale], "naive_tokens": naive(root)}
             for scale, root in repos.items()}
     low, high = min(rows), max(rows)

@@ -3,8 +3,8 @@
 Two questions the close and every cycle ask of git history (issue 10):
 - `Backing`: for each Confirmed line of the lessons, the commit that added it, and whether that commit also
   logged the cycle it cites. Measured for every line of every lesson (the worst case), and for what the close
-  asks: the open lessons with enough lines. One walk over the commits that changed LESSONS (blob ids only), stopping when every
-  line is found; LOG blobs are never read while LOG stays append-only (a prefix hash proves it). Measured
+  asks: the open lessons with enough lines. One walk over the commits that changed LESSONS (blob ids only), stopping
+  when every line is found; LOG blobs are never read while LOG stays append-only (a prefix hash proves it). Measured
   cold (no cache) and warm (verdicts cached in .git/gitmem by commit).
 - `resolved_before`: the decisions resolved in the tree the previous cycle started from.
 

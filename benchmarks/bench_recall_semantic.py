@@ -96,11 +96,11 @@ def prepare(scale: float, home: Path) -> Setup:
                      "sqlite_mb": index.path.stat().st_size / 1e6, "vectors_mb": vectors.size(index.path.parent) / 1e6}
     sets = setup.sets
     sets["paraphrase"] = [Case(p.question, target, part=half(n)) for n, (p, target) in
-                          enumerate(zip(PROBES, planted.probes))]
+                          enumerate(zip(PROBES, planted.probes, strict=True))]
     sets["paraphrase_words"] = [Case(p.keywords, target, part=half(n)) for n, (p, target) in
-                                enumerate(zip(PROBES, planted.probes))]
+                                enumerate(zip(PROBES, planted.probes, strict=True))]
     sets["superseded_paraphrase"] = [Case(s.question, new, old)
-                                     for s, (old, new) in zip(SUPERSEDED, planted.superseded)]
+                                     for s, (old, new) in zip(SUPERSEDED, planted.superseded, strict=True)]
     today = labelled_set(info)
     sets["keywords_today"] = [Case(label.query, (label.kind, label.ident)) for label in today if not label.older]
     sets["superseded_today"] = [Case(label.query, ("log", label.ident), ("log", label.older)) for label in today
@@ -132,8 +132,8 @@ def quality(setup: Setup, mode: str, parts: tuple[int, ...] = (0, 1), *,
         for cut in cuts:
             found = [ranked(setup, case.query, mode, cut=cut) for case in chosen]
             tag = f"{name}{'_cut' if cut else ''}"
-            figures[f"{tag}_r5"] = sum(_good(f, c) for f, c in zip(found, chosen)) / len(chosen)
-            figures[f"{tag}_mrr"] = sum(1 / (f.index(c.target) + 1) for f, c in zip(found, chosen)
+            figures[f"{tag}_r5"] = sum(_good(f, c) for f, c in zip(found, chosen, strict=True)) / len(chosen)
+            figures[f"{tag}_mrr"] = sum(1 / (f.index(c.target) + 1) for f, c in zip(found, chosen, strict=True)
                                         if c.target in f) / len(chosen)
     negatives = [question for question, part in setup.negatives if part in parts]
     figures["negatives_no_memory"] = sum(not ranked(setup, q, mode, cut=True) for q in negatives) / len(negatives)
@@ -306,7 +306,7 @@ def main(argv: list[str]) -> int:
         setups = [prepare(scale, Path(tmp) / f"{scale:g}x") for scale in scales()]
         check_set()
         if "--calibrate" in argv:
-            for score, settings, totals in calibrate(setups)[:8]:
+            for _score, settings, totals in calibrate(setups)[:8]:
                 print(f"BEST {settings} -> gain {totals['gain']:.3f}, negatives {totals['negatives_no_memory']:.2f},"
                       f" keyword loss {totals['keyword_loss']:.3f}")
             return 0

@@ -314,7 +314,7 @@ def plant(root: Path, taken_cycles: set[int], seed: int = 14) -> Planted:
     late = [entry for entry in chosen if entry[0] >= len(lines) * 0.5]
     pair_slots = [(early[n], late[-1 - n]) for n in range(len(SUPERSEDED))]
     rest = [entry for entry in chosen if entry not in {slot for pair in pair_slots for slot in pair}]
-    for pair, (old_at, new_at) in zip(SUPERSEDED, pair_slots):
+    for pair, (old_at, new_at) in zip(SUPERSEDED, pair_slots, strict=True):
         planted.superseded.append((put(old_at, pair.old), put(new_at, pair.new)))
     for n, probe in enumerate(log_probes):
         where[PROBES.index(probe)] = put(rest[n], probe.fact)
@@ -331,7 +331,7 @@ def plant(root: Path, taken_cycles: set[int], seed: int = 14) -> Planted:
     path.write_text("\n".join(out), encoding="utf-8")
     # Close entries are all "close": tell them apart by their line, which recall reports.
     close_lines = _close_lines(out, [probe.fact for probe in close_probes])
-    for probe, line in zip(close_probes, close_lines):
+    for probe, line in zip(close_probes, close_lines, strict=True):
         where[PROBES.index(probe)] = ("log", f"close@{line}")
 
     last = logfile.tail(path.read_text(encoding="utf-8"), 1).entries[-1].when.moment

@@ -78,7 +78,7 @@ def percentile(values: list[float], share: float) -> float:
 
 def recall_at_5(results: list[list[tuple[str, str]]], labels: list[Labelled]) -> float:
     good = 0
-    for found, label in zip(results, labels):
+    for found, label in zip(results, labels, strict=True):
         top = found[:5]
         if (label.kind, label.ident) in top:
             if not label.older or (label.kind, label.older) not in top[:top.index((label.kind, label.ident))]:

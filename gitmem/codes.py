@@ -1,8 +1,9 @@
 """Every GM code in one table: a stable code, a kebab-case slug, what it means, and its message templates.
 
 Families: GM1xx NOW, GM2xx DECISIONS, GM3xx LOG, GM4xx LESSONS, GM5xx RULES, GM6xx ROADMAP and the
-`cycle.always_load` files, GM7xx the cycle runner, GM8xx the daily close, GM9xx the whole repository. A code is never reused once retired. Nothing outside this
-module writes a code: call sites name a `Code` and fill its template (`Violation.of`, `Problem.of`).
+`cycle.always_load` files, GM7xx the cycle runner, GM8xx the daily close, GM9xx the whole repository. A code is
+never reused once retired. Nothing outside this module writes a code: call sites name a `Code` and fill its
+template (`Violation.of`, `Problem.of`).
 
 Dependency-free on purpose: `gitmem.memory` and `gitmem.checks` import it on the pre-commit path.
 """
@@ -127,7 +128,8 @@ LOG_NOT_APPEND_ONLY = _code(
                           "close that fence first: a line of three backticks before the new entry "
                           "(`gitmem log add` does it)", since=2),
     dropped_by_merge=Message("the merge drops the LOG entry `{heading}` that parent {parent} added",
-                             "a merge keeps every parent's entries: append it after the first parent's entries", since=2))
+                             "a merge keeps every parent's entries: append it after the first parent's entries",
+                             since=2))
 LOG_TIME_BACKWARDS = _code(
     "GM302", "log-time-backwards", "LOG timestamps go backwards",
     "{when} is earlier than the entry before it ({before})",

@@ -55,7 +55,7 @@ def test_every_run_step_has_a_shell_and_no_interpolated_expression(path):
 
 def test_action_inputs_reach_scripts_only_through_env(action):
     for step in action["runs"]["steps"]:
-        for key, value in (step.get("env") or {}).items():
+        for _key, value in (step.get("env") or {}).items():
             assert isinstance(value, str)
         if "run" in step:
             assert "inputs." not in step["run"]
@@ -74,7 +74,7 @@ def valid_cron(expression: str) -> bool:
     fields = expression.split()
     if len(fields) != 5:
         return False
-    for field, (low, high) in zip(fields, CRON_RANGES):
+    for field, (low, high) in zip(fields, CRON_RANGES, strict=True):
         if not CRON_FIELD.match(field):
             return False
         numbers = [int(n) for n in re.findall(r"\d+", field.split("/")[0])]

@@ -53,7 +53,8 @@ class FakeAPI:
     def __call__(self, request: httpx2.Request) -> httpx2.Response:
         self.paths.append(request.url.path)
         body = json.loads(request.content)
-        assert KEY in (request.headers.get("x-api-key"), request.headers.get("authorization", "").removeprefix("Bearer "))
+        assert KEY in (request.headers.get("x-api-key"),
+                       request.headers.get("authorization", "").removeprefix("Bearer "))
         if request.url.path.endswith("/count_tokens"):
             text = body["messages"][0]["content"]
             return httpx2.Response(200, json={"input_tokens": len(text.split()) + 3})

@@ -68,7 +68,8 @@ def test_write_and_edit_files(box: Toolbox, memrepo: GitRepo) -> None:
     memrepo.write("twice.txt", "a a\n")
     twice = box.call("edit_file", {"path": "twice.txt", "old_text": "a", "new_text": "b"})
     assert twice.is_error and "2 times" in twice.text
-    assert not box.call("edit_file", {"path": "twice.txt", "old_text": "a", "new_text": "b", "replace_all": True}).is_error
+    assert not box.call("edit_file",
+                        {"path": "twice.txt", "old_text": "a", "new_text": "b", "replace_all": True}).is_error
     assert memrepo.read("twice.txt") == "b b\n"
 
 

@@ -151,7 +151,8 @@ def test_nothing_outside_the_git_layer_reaches_into_a_repo_handle(path: Path) ->
     """`Repo.raw` is the pygit2 object: only the git layer may touch it."""
     if in_git_layer(path):
         return
-    assert [node.lineno for node in ast.walk(tree(path)) if isinstance(node, ast.Attribute) and node.attr == "raw"] == []
+    assert [node.lineno for node in ast.walk(tree(path))
+            if isinstance(node, ast.Attribute) and node.attr == "raw"] == []
 
 
 COMMAND_MODULES = sorted(p for p in (PACKAGE / "cli").glob("*.py") if p.name != "__init__.py")   # not the map

@@ -461,7 +461,8 @@ def test_checks_never_raise_on_arbitrary_memory() -> None:
     registered = {rule.code for rule in RULES}
 
     # GITMEM_FUZZ_EXAMPLES=5000 for a longer hunt; the default keeps the suite quick.
-    @settings(max_examples=int(os.environ.get("GITMEM_FUZZ_EXAMPLES", "300")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=int(os.environ.get("GITMEM_FUZZ_EXAMPLES", "300")), deadline=None,
+              suppress_health_check=[HealthCheck.too_slow])
     @given(old=st.fixed_dictionaries({n: _fuzz_file() for n in names}),
            new=st.fixed_dictionaries({n: _fuzz_file() for n in names}), append=st.booleans(),
            author=st.sampled_from([None, "agent@gitmem.invalid", "ada@example.com"]))

@@ -227,7 +227,8 @@ def test_soft_limit_trims_log_then_roadmap_and_warns(memrepo: GitRepo) -> None:
     memrepo.write("gitmem.yaml", memrepo.read("gitmem.yaml").replace(
         f"max_context_tokens: {int(one_entry / 0.7) + 5}", f"max_context_tokens: {int(one_entry / 0.8)}"))
     tighter = build_request(Workspace.at(memrepo.path))
-    assert tighter.parts[4].text.startswith("(trimmed to fit the budget") and tighter.parts[0].text == base.parts[0].text
+    assert tighter.parts[4].text.startswith("(trimmed to fit the budget")
+    assert tighter.parts[0].text == base.parts[0].text
     assert any("ROADMAP section ROADMAP.md:4-7 left out" in w for w in tighter.warnings)
 
 

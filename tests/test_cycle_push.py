@@ -77,8 +77,8 @@ def test_new_now_blocks_on_both_sides_both_land(tmp_path: Path, memrepo: GitRepo
 
     def cycle_while_the_human_writes_now(memory, request) -> None:
         # What the daily close writes: a plan block, pushed while this cycle runs.
-        MemoryWriter(Workspace.at(human.path, config_of(human))).add_plan_block(plan_for=date.today() + timedelta(days=1),
-                                                            did="planned by hand", human="-", next="-")
+        MemoryWriter(Workspace.at(human.path, config_of(human))).add_plan_block(
+            plan_for=date.today() + timedelta(days=1), did="planned by hand", human="-", next="-")
         human.stage("NOW.md")
         human.commit("plan block", author=DANA)
         git(human.path, "push", "--quiet", "origin", "main")

@@ -171,8 +171,8 @@ def test_context_exits_2_naming_the_rules_file(memrepo: GitRepo, outside: Path, 
 DOES_NOT_READ = {("pending", "LOG.md"), ("pending", "NOW.md"), ("report", "NOW.md")}
 
 
-@pytest.mark.parametrize("argv", [["status"], ["pending"], ["recall", "clock"], ["report", "--format", "summary", "--out", "-"],
-                                  ["context"]])
+@pytest.mark.parametrize("argv", [["status"], ["pending"], ["recall", "clock"],
+                                  ["report", "--format", "summary", "--out", "-"], ["context"]])
 @pytest.mark.parametrize("rel", ["LOG.md", "DECISIONS.md", "NOW.md"])
 def test_readers_exit_2_on_a_linked_memory_file(memrepo: GitRepo, outside: Path, cli, argv: list[str],
                                                 rel: str) -> None:

@@ -71,9 +71,11 @@ def memories(draw: st.DrawFn) -> tuple[Config, dict[str, str], str]:
         f"- Result: {_words(draw, max(1, _sized(draw, top.log_entry) - 70))}\n" for n in range(1, entries + 1))
     sections = draw(st.integers(1, 3))
     roadmap = "# ROADMAP\n" + "".join(
-        f"\n## Part {n}{' (current)' if n == 1 else ''}\n- [ ] {_words(draw, max(1, _sized(draw, top.roadmap_section) - 30))}\n"
+        f"\n## Part {n}{' (current)' if n == 1 else ''}\n"
+        f"- [ ] {_words(draw, max(1, _sized(draw, top.roadmap_section) - 30))}\n"
         for n in range(1, sections + 1))
-    memory = {"RULES.md": rules, "NOW.md": now, "DECISIONS.md": f"# DECISIONS\n\n## Pending\n{pending}\n## Resolved\n{resolved}",
+    memory = {"RULES.md": rules, "NOW.md": now,
+              "DECISIONS.md": f"# DECISIONS\n\n## Pending\n{pending}\n## Resolved\n{resolved}",
               "LOG.md": log, "LESSONS.md": "# LESSONS\n", "ROADMAP.md": roadmap}
     loads = config.cycle.always_load
     for rel in loads:
@@ -199,7 +201,8 @@ def test_a_staged_change_too_big_for_the_next_context_fails_check(memrepo: GitRe
         if rel == "LOG.md":
             content = memrepo.read(rel) + f"\n## {TS.format(9, 0)} · cycle 1 · built\n- Task: t\n- Result: {BIG}\n"
         elif rel == "NOW.md":
-            content = memrepo.read(rel).replace("# NOW\n", f"# NOW\n\n## {TS.format(9, 0)} · cycle 1\n- Did: {BIG}\n", 1)
+            content = memrepo.read(rel).replace("# NOW\n", f"# NOW\n\n## {TS.format(9, 0)} · cycle 1\n- Did: {BIG}\n",
+                                                1)
         else:
             content = memrepo.read(rel).replace("## Proven rules\n", f"## Proven rules\n- R-01 · {BIG} (human)\n")
     memrepo.stage_files({rel: content})

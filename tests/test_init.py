@@ -114,7 +114,8 @@ def test_init_never_overwrites_and_reports_left_alone(tmp_path: Path, capsys: py
         if rel == gitmem_init.PRECOMMIT:
             # Already has the gitmem hooks (from a local checkout), so nothing may change.
             content = (b"repos:\n- repo: local\n  hooks:\n  - {id: gitmem-check, name: c, entry: gitmem check,"
-                       b" language: system}\n  - {id: gitmem-verify, name: v, entry: gitmem verify, language: system}\n")
+                       b" language: system}\n"
+                       b"  - {id: gitmem-verify, name: v, entry: gitmem verify, language: system}\n")
         elif rel == gitmem_init.GITIGNORE:
             # Already ignores everything the template does (as directories or not), so nothing may change.
             wanted = [line for line in (gitmem_init.template_dir() / rel).read_bytes().splitlines()

@@ -1,6 +1,10 @@
 """The structure inside entries, read with mistune: plain text for search, nesting kept."""
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gitmem.memory import markdown
 from gitmem.memory.markdown import plain_lines, plain_text
 
 
@@ -33,11 +37,6 @@ def test_recall_finds_words_inside_markup_and_shows_no_markers(memrepo, cli):
     assert hits and hits[0]["kind"] == "log"
     assert "](https" not in hits[0]["snippet"] and "- Task:" not in hits[0]["snippet"]
 
-
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
-from gitmem.memory import markdown
 
 WORDS = st.one_of(
     st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), min_size=1, max_size=30),

@@ -115,7 +115,7 @@ def test_the_hook_path_never_imports_heavy_modules(argv: list[str], tmp_path: Pa
 
 def test_importing_the_cli_is_lean(tmp_path: Path) -> None:
     probe = ("import sys, gitmem.cli; "
-             "print(sorted(m for m in sys.modules if m.split('.')[0] in %r))" % (HEAVY,))
+             f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r}))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path,
                           env=clean_env(), check=True)
     assert done.stdout == "[]\n"
@@ -154,4 +154,5 @@ def test_the_base_install_runs_the_quick_start_and_names_the_extra_it_lacks(base
                            capture_output=True, text=True, env=env)
     assert hooks.returncode == 0, hooks.stderr
     for hook in ("pre-commit", "pre-push"):
-        assert (tmp_path / "fresh" / ".git" / "hooks" / hook).read_bytes() == (PROJECT_ROOT / "hooks" / hook).read_bytes()
+        installed = (tmp_path / "fresh" / ".git" / "hooks" / hook).read_bytes()
+        assert installed == (PROJECT_ROOT / "hooks" / hook).read_bytes()

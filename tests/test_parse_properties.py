@@ -112,7 +112,8 @@ def test_context_agrees_with_whole_parses(log_body: str, now_odd: list[str], dec
                                           entries: int) -> None:
     log_text = "# LOG\n" + log_body
     now_text = "# NOW\n\n" + "\n".join([heading(5, 2).removesuffix(" · built"), "- Did: d", *now_odd, "- Next: n",
-                                        "", "```", "```", "", heading(1, 1).removesuffix(" · built"), "- Did: old"]) + "\n"
+                                        "", "```", "```", "", heading(1, 1).removesuffix(" · built"),
+                                        "- Did: old"]) + "\n"
     question = ["### D-0001 · first", "- Asked: 2026-11-01 10:00 UTC (cycle 1)", *decision_odd,
                 "- Recommendation: r"]
     decisions_text = "\n".join(["# DECISIONS", "", "## Pending", "", *question, "", "### D-0002 · second",

@@ -275,7 +275,8 @@ def test_workspaces_are_separate_and_all_workspaces_labels_hits(memrepo: GitRepo
     assert [(h.path, h.workspace) for h in alpha] == [("agents/alpha/LOG.md", "")]
     beta_commits = search(Workspace.at(memrepo.path, base.with_workspace("beta")), "toucan", kinds=["commit"])
     assert [h.snippet for h in beta_commits] == ["beta: beta fixed the **toucan** login"]
-    every = search(Workspace.at(memrepo.path, base.with_workspace("alpha")), "toucan", kinds=["log"], all_workspaces=True)
+    every = search(Workspace.at(memrepo.path, base.with_workspace("alpha")), "toucan", kinds=["log"],
+                   all_workspaces=True)
     assert sorted((h.path, h.workspace) for h in every) == [("agents/alpha/LOG.md", "alpha"),
                                                              ("agents/beta/LOG.md", "beta")]
     assert all(f"· {h.workspace}]" in str(h) for h in every)
@@ -311,7 +312,8 @@ def test_filters_by_kind_and_date(history: History) -> None:
     assert [h.id for h in all_hits] == ["cycle 2", "cycle 1"]
     early = search(Workspace.at(history.root, history.config), "badger", kinds=["log"], until="2025-06-05", gap=1.0)
     assert [h.id for h in early] == ["cycle 1"]
-    late = search(Workspace.at(history.root, history.config), "badger", kinds=["log", "now"], since="2025-06-10", gap=1.0)
+    late = search(Workspace.at(history.root, history.config), "badger", kinds=["log", "now"], since="2025-06-10",
+                  gap=1.0)
     assert {h.id for h in late} == {"cycle 2"} and {h.kind for h in late} <= {"log", "now"}
     assert search(Workspace.at(history.root, history.config), "badger", kinds=["lesson"]) == []
 

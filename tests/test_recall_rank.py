@@ -105,8 +105,8 @@ def test_a_second_ranker_is_fused_with_bm25(fused_history: History, monkeypatch:
     newest = next(hit for hit in fused if hit.id == "cycle 6")
     assert "otter" not in newest.snippet and newest.snippet         # no word match: the entry's start
     bm25_only = replace(config, recall=replace(config.recall, rankers=(("bm25", 1.0), ("newest_first", 0.0))))
-    assert [h.id for h in search(Workspace.at(fused_history.root, bm25_only), "otter harbour", kinds=["log"], min_score=0.0,
-                                 gap=1.0)] == ["cycle 1", "cycle 5"]
+    found = search(Workspace.at(fused_history.root, bm25_only), "otter harbour", kinds=["log"], min_score=0.0, gap=1.0)
+    assert [h.id for h in found] == ["cycle 1", "cycle 5"]
 
 
 def test_unknown_ranker_is_a_clear_error(fused_history: History) -> None:

@@ -80,7 +80,7 @@ def test_now_round_trip(generated: tuple[now.NowDoc, list]) -> None:
     assert now.render(parsed) == text
     assert tuple(strip_trailing_blank(parsed.preamble)) == doc.preamble
     assert len(parsed.blocks) == len(made)
-    for got, (block, pairs) in zip(parsed.blocks, made):
+    for got, (block, pairs) in zip(parsed.blocks, made, strict=True):
         assert (got.when, got.cycle, got.plan_for, body(got)) == (block.when, block.cycle, block.plan_for, block.body)
         assert fields_of(got) == pairs
         assert text.split("\n")[got.line - 1] == block.heading()
@@ -113,7 +113,7 @@ def test_log_round_trip(generated: tuple[log.LogDoc, list]) -> None:
     assert parsed.problems == ()
     assert log.render(parsed) == text
     assert len(parsed.entries) == len(made)
-    for got, (entry, pairs) in zip(parsed.entries, made):
+    for got, (entry, pairs) in zip(parsed.entries, made, strict=True):
         assert (got.when, got.cycle, got.outcome, body(got)) == (entry.when, entry.cycle, entry.outcome, entry.body)
         assert fields_of(got) == pairs
     # The tail reader sees the same entries as the full parse.
@@ -168,7 +168,7 @@ def test_decisions_round_trip(generated: tuple[decisions.DecisionsDoc, list]) ->
     assert parsed.problems == ()
     assert decisions.render(parsed) == text
     assert len(parsed.all) == len(made)
-    for got, (item, pairs) in zip(parsed.all, made):
+    for got, (item, pairs) in zip(parsed.all, made, strict=True):
         assert (got.id, got.title, got.section, body(got)) == (item.id, item.title, item.section, item.body)
         assert fields_of(got) == pairs
         assert got.asked == item.asked and got.answered == item.answered
@@ -211,7 +211,7 @@ def test_lessons_round_trip(generated: tuple[lessons.LessonsDoc, list]) -> None:
     assert parsed.problems == ()
     assert lessons.render(parsed) == text
     assert len(parsed.lessons) == len(made)
-    for got, (item, pairs) in zip(parsed.lessons, made):
+    for got, (item, pairs) in zip(parsed.lessons, made, strict=True):
         assert (got.id, got.title, body(got)) == (item.id, item.title, item.body)
         assert fields_of(got) == pairs
         assert got.happened is not None

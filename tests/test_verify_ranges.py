@@ -47,7 +47,8 @@ def pushed(tmp_path: Path, git_env: None) -> tuple[GitRepo, Path]:
     return repo, origin
 
 
-def gitmem(cwd: Path, *args: str, stdin: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def gitmem(cwd: Path, *args: str, stdin: str = "",
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(BIN / "gitmem"), *args], cwd=cwd, input=stdin, capture_output=True, text=True,
                           env={**os.environ, **(env or {})})
 

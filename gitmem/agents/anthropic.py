@@ -106,7 +106,8 @@ class AnthropicBackend:
                                  f"after {result.turns} turns")
             try:
                 response = client.messages.create(
-                    model=request.config.agent.model, max_tokens=max(256, min(OUTPUT_TOKENS, request.max_tokens - spent)),
+                    model=request.config.agent.model,
+                    max_tokens=max(256, min(OUTPUT_TOKENS, request.max_tokens - spent)),
                     system=system, tools=schemas, messages=messages, timeout=remaining)
             except anthropic.APITimeoutError:
                 raise AgentError(f"timed out waiting for the Messages API after {result.turns} turns") from None

@@ -73,7 +73,8 @@ class CommandBackend:
         except BaseException:
             _stop(process)
             raise
-        _stop(process, waited=True)       # the agent's own process group ends with it (the cycle's reaper does the rest)
+        # The agent's own process group ends with it (the cycle's reaper does the rest).
+        _stop(process, waited=True)
         if process.returncode != 0:
             tail = " ".join(err_text.strip().split())[-TAIL_CHARS:] or "no error output"
             raise AgentError(f"the agent command `{argv[0]}` exited with code {process.returncode}: {tail}")

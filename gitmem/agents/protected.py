@@ -79,7 +79,7 @@ class ProtectedPattern:
         size = len(self.parts)
         starts = [0] if self.anchored else range(len(path) - size + 1)
         return any(len(path) >= start + size and all(_same(name, rule) for name, rule in
-                                                     zip(path[start:start + size], self.parts))
+                                                     zip(path[start:start + size], self.parts, strict=True))
                    for start in starts)
 
 

@@ -333,7 +333,8 @@ def recall_text(ws: Workspace, query: str, limit: int) -> str:
     try:
         hits = recall.search(ws, query, limit=limit)
     except Exception as err:   # a broken index must not cost the agent its memory: fall back to text
-        return f"(recall index unavailable: {err}; plain text search)\n" + plain_recall(ws.root, ws.config, query, limit)
+        return (f"(recall index unavailable: {err}; plain text search)\n"
+                + plain_recall(ws.root, ws.config, query, limit))
     return "\n".join(str(hit) for hit in hits) if hits else "no memory of that"
 
 
@@ -419,7 +420,8 @@ MEMORY_TOOLS = (
            "result": _s("what came of it; for no-build, one line saying why (Rule 0)"),
            "tried": _s("what was tried"), "evidence": _s("commands, numbers, links"),
            "learned": _s("what was learned"),
-           "blocked": _s("the pending decision(s) the task is blocked on, e.g. D-0002")}, ["task", "outcome", "result"]),
+           "blocked": _s("the pending decision(s) the task is blocked on, e.g. D-0002")},
+          ["task", "outcome", "result"]),
     _tool("now_block", "Put this cycle's one NOW block on top: what was done, what the human needs, what is next.",
           {"did": _s("what was done"), "human": _s("what the human needs to know or do ('nothing' is fine)"),
            "next": _s("what comes next")}, ["did", "human", "next"]),
@@ -465,7 +467,7 @@ MEMORY_COMMANDS_TEXT = """\
 - gitmem lesson add --title "…" --happened "…" --why "…" --change "…" [--rule "…"]
 - gitmem lesson confirm L-NNNN --evidence "…"
 - gitmem recall "words" (or grep -n on the memory files) to search the past
-Never edit the memory files by hand and never commit: the runner validates and commits."""
+Never edit the memory files by hand and never commit: the runner validates and commits."""  # noqa: E501 (exact prompt text)
 
 
 def memory_tools_text(backend: str) -> str:

@@ -3,8 +3,8 @@
 The template promises that `gitmem check` refuses a commit that holds a key, wherever it is. Every changed
 file is read, binary ones too (a NUL byte does not make a key less of a key), and UTF-16 text as the text it is;
 submodules are not. Paths in the secrets allowlist (`gitmem.secrets.ALLOWLIST_FILE`, a protected path) are
-skipped, for fixtures and docs that hold key-shaped strings on purpose. The memory files are left to `repo_wide`, which reads only their changed part. No git here:
-`targets` hands over each file's path, mode and bytes.
+skipped, for fixtures and docs that hold key-shaped strings on purpose. The memory files are left to `repo_wide`,
+which reads only their changed part. No git here: `targets` hands over each file's path, mode and bytes.
 """
 from __future__ import annotations
 

@@ -71,12 +71,13 @@ def _log(path: str, first: Snapshot | None, other: Snapshot, merged: Snapshot, l
     end_line = mine.count(b"\n") or 1
     found = [Violation.of(codes.LOG_NOT_APPEND_ONLY, path, end_line, "dropped_by_merge",
                           heading=entry.heading().removeprefix("## "), parent=label)
-             for entry, raw in zip(theirs_new.entries, theirs_new.texts) if raw not in in_merge]
-    added = [entry for entry, raw in zip(theirs_new.entries, theirs_new.texts) if raw not in in_ours]
-    mine_added = [entry for entry, raw in zip(ours_new.entries, ours_new.texts) if raw not in set(theirs_new.texts)]
+             for entry, raw in zip(theirs_new.entries, theirs_new.texts, strict=False) if raw not in in_merge]
+    added = [entry for entry, raw in zip(theirs_new.entries, theirs_new.texts, strict=False) if raw not in in_ours]
+    mine_added = [entry for entry, raw in zip(ours_new.entries, ours_new.texts, strict=False)
+                  if raw not in set(theirs_new.texts)]
     if added and mine_added and not log.ordered(mine_added, added):
-        line = next((e.line for e, raw in zip(kept.entries, kept.texts) if raw == _raw_of(theirs_new, added[0])),
-                    end_line)
+        line = next((e.line for e, raw in zip(kept.entries, kept.texts, strict=False)
+                     if raw == _raw_of(theirs_new, added[0])), end_line)
         variant = "other_way" if log.ordered(added, mine_added) else ""
         found.append(Violation.of(codes.LOG_MERGE_UNORDERED, path, line, variant, parent=label,
                                   theirs=_describe(added), ours=_describe(mine_added),

@@ -39,7 +39,7 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
         count = nonblank_count(block.body)
         if count > limit:
             found.append(Violation.of(codes.NOW_BLOCK_TOO_LONG, path, block.line, count=count, limit=limit))
-    for newer, older in zip(doc.blocks, doc.blocks[1:]):
+    for newer, older in zip(doc.blocks, doc.blocks[1:], strict=False):
         if newer.when.moment < older.when.moment:
             found.append(Violation.of(codes.NOW_NOT_NEWEST_FIRST, path, older.line, older=older.when,
                                       newer=newer.when))

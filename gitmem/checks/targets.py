@@ -319,8 +319,8 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
         if others:
             from gitmem.checks import merges
 
-            found += merges.check(config, side.snapshot, [(p[:10], s.snapshot) for p, s in zip(commit.parents[1:], others)],
-                                  new)
+            parents = [(p[:10], s.snapshot) for p, s in zip(commit.parents[1:], others, strict=False)]
+            found += merges.check(config, side.snapshot, parents, new)
         # Each commit answers for the rules it was made under: an upgrade does not make old history invalid.
         result.violations += [replace(v, message=f"{v.message} (commit {commit.short})")
                               for v in judged(found, generations.of(commit, config.rules_version))]

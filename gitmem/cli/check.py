@@ -1,6 +1,7 @@
 """`gitmem check` and `gitmem verify`: validate memory, never write anything."""
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Iterator
@@ -188,7 +189,7 @@ def verify(rev_range: str | None, pre_push: bool, branch: str | None, remote: st
         ws = open_workspace(workspace)
         spans = _parse_range(ws, rev_range, branch) if rev_range else _push_spans(ws, remote or None)
         for span in spans:
-            with progress(lambda: span_length(ws, span), "verifying commits") as advance:
+            with progress(functools.partial(span_length, ws, span), "verifying commits") as advance:
                 part = verify_range(ws, span.start, span.end, hide=span.hide, progress=advance)
             result.violations += part.violations
             result.commits += part.commits

@@ -238,7 +238,7 @@ class _LessonsBytes:
         if self._spans is None:
             self._spans = {}
             starts = [(at, fences.line_at(self.data, at)) for at in fences.headings(self.data, b"## ")]
-            for (start, line), (end, _) in zip(starts, [*starts[1:], (len(self.data), b"")]):
+            for (start, line), (end, _) in zip(starts, [*starts[1:], (len(self.data), b"")], strict=False):
                 lesson = line[3:].split(b" ", 1)[0].decode("ascii", "replace")
                 self._spans.setdefault(lesson, (start, end))
         return self._spans.get(lesson_id)

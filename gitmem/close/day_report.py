@@ -116,7 +116,8 @@ def _matches(item: str, task: str) -> bool:
     return a <= b or b <= a or len(a & b) / len(a | b) >= 0.5
 
 
-def unblocked_items(roadmap_text: str, waiting: Sequence[Waiting], blocked_tasks: Mapping[str, Sequence[str]]) -> list[str]:
+def unblocked_items(roadmap_text: str, waiting: Sequence[Waiting],
+                    blocked_tasks: Mapping[str, Sequence[str]]) -> list[str]:
     """Open items of the current ROADMAP section that no pending decision blocks: an item is blocked when it
     names a pending decision, or when a cycle that logged `Blocked: D-…` (still pending) worked on it."""
     pending = {item.id for item in waiting}

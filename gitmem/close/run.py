@@ -198,7 +198,8 @@ def _commit(ws: Workspace, result: CloseResult, head: str) -> str:
         raise CloseError("the close would leave invalid memory; nothing was committed:\n" + "\n".join(problems),
                          code=codes.CLOSE_INVALID_RESULT)
     body = [result.message] + [f"promoted {p['rule']} from {p['lesson']}" for p in result.promoted]
-    message = f"gitmem: close {result.day.isoformat()}\n\n" + "\n".join(body) + f"\n\n{PHASE_TRAILER}\n{generation.trailer()}\n"
+    message = (f"gitmem: close {result.day.isoformat()}\n\n" + "\n".join(body)
+               + f"\n\n{PHASE_TRAILER}\n{generation.trailer()}\n")
     identity = gitio.Identity(config.agent.name, config.agent.email)
     return gitio.commit_files(ws.repo, files, message, author=identity)
 

@@ -293,8 +293,8 @@ def _coerce(hint: Any, value: Any, where: str, dotted: str, warnings: list[str],
             problem = workspace_name_problem(str(name))
             if problem is not None:
                 raise ConfigError(f"{where.split(':')[0]}{_line(value, name)}: workspaces: {str(name)!r} {problem}")
-        return tuple((str(name), _build(WorkspaceFiles, spec or {}, where.split(":")[0], f"workspaces.{name}.", warnings,
-                                        where.split(":")[0] + _line(value, name)))
+        return tuple((str(name), _build(WorkspaceFiles, spec or {}, where.split(":")[0], f"workspaces.{name}.",
+                                        warnings, where.split(":")[0] + _line(value, name)))
                      for name, spec in value.items())
     if dotted.endswith("rankers"):
         if not isinstance(value, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)

@@ -87,7 +87,8 @@ def build_request(ws: Workspace, *, cycle: int | None = None, now: datetime | No
     env = {"GITMEM_CYCLE": str(cycle), "GITMEM_ROOT": str(root), "GITMEM_TIMESTAMP": str(stamp)}
     return CycleRequest(
         cycle=cycle, timestamp=str(stamp), workspace=ws, parts=tuple(parts.values()),
-        instructions=instructions, deadline=deadline if deadline is not None else time.monotonic() + config.cycle.timeout,
+        instructions=instructions,
+        deadline=deadline if deadline is not None else time.monotonic() + config.cycle.timeout,
         max_turns=config.cycle.max_turns, max_tokens=config.cycle.max_tokens, env=env,
         warnings=tuple(warnings), instruction_tokens=counter(instructions), total_tokens=total, clock=clock)
 
@@ -309,7 +310,7 @@ def _resolved_cut(text: str, before: Container[str] | None) -> int | None:
     heads = [(at, match.group(1)) for at in fences.headings(text, "### ", text.find("\n", resolved) + 1 or len(text))
              if (match := _DECISION_RE.match(text, at))]
     run = 0
-    for index, ((head, decision_id), _) in enumerate(zip(heads, heads[1:])):   # only complete decisions
+    for index, ((_head, decision_id), _) in enumerate(zip(heads, heads[1:], strict=False)):   # only complete decisions
         run = run + 1 if decision_id in before else 0
         if run == OLD_RESOLVED_STOP:
             return heads[index - run + 1][0]

@@ -1,4 +1,5 @@
-"""One cycle at a time per repository: a lock file in the state directory (.git/gitmem/) naming the pid, host and start time.
+"""One cycle at a time per repository: a lock file in the state directory (.git/gitmem/) naming the pid, host
+and start time.
 
 A lock left by a process that no longer exists (kill -9, a crash, a reboot) is stale: it is cleared, and
 the caller is told what was found so it can explain leftovers to the user.

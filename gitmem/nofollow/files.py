@@ -9,9 +9,9 @@ linked directory or through a file, and anything in `.git` or outside the tree a
 `_open` is the one function that opens them. It walks the path one component at a time from the root of the
 work tree with O_NOFOLLOW, so no link is followed on the way in, for reading or for writing. It looks at the
 entry before opening it (a device or a FIFO is never opened), opens it non-blocking (a FIFO swapped in meanwhile
-cannot hang a command), and checks with fstat what it opened, not what a name said a moment before. Writes are atomic (a temporary file in the same directory, renamed over the
-target): a rename replaces a directory entry, it never writes through a link. An append (LOG) refuses a file
-with other hard links, which it would change too.
+cannot hang a command), and checks with fstat what it opened, not what a name said a moment before. Writes are
+atomic (a temporary file in the same directory, renamed over the target): a rename replaces a directory entry, it
+never writes through a link. An append (LOG) refuses a file with other hard links, which it would change too.
 """
 from __future__ import annotations
 

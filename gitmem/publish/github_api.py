@@ -55,7 +55,8 @@ class GitHubClient:
                 return json.loads(response.read() or b"null")
         except urllib.error.HTTPError as err:
             detail = secrets.redact(err.read().decode("utf-8", "replace")[:300], [self.token], mark=secrets.MASK)
-            raise GitHubError(f"GitHub API {method} {path} failed: HTTP {err.code}: {detail}", status=err.code) from None
+            raise GitHubError(f"GitHub API {method} {path} failed: HTTP {err.code}: {detail}",
+                              status=err.code) from None
         except urllib.error.URLError as err:
             raise GitHubError(f"GitHub API {method} {path} unreachable: {err.reason}") from None
 

@@ -85,7 +85,7 @@ def insert_docs(conn: sqlite3.Connection, workspace: str, docs: Iterable[Doc], *
     """Add documents. `lines` > 0 stores line numbers counted from the end of a file of that many lines."""
     docs = list(docs)
     count = 0
-    for doc, key in zip(docs, list(keys) if keys is not None else [d.key for d in docs]):
+    for doc, key in zip(docs, list(keys) if keys is not None else [d.key for d in docs], strict=False):
         line, end = (doc.line - lines, doc.end - lines) if lines else (doc.line, doc.end)
         cursor = conn.execute(
             "INSERT INTO docs(workspace, kind, ident, key, ts, date, path, line, end_line, rel, digest)"
@@ -133,7 +133,7 @@ def replace_file_docs(conn: sqlite3.Connection, workspace: str, path: str, docs:
         "SELECT id, key, digest, line, end_line FROM docs WHERE path = ?", (path,))}
     keys = unique_keys(docs)
     fresh_docs, fresh_keys = [], []
-    for doc, key in zip(docs, keys):
+    for doc, key in zip(docs, keys, strict=False):
         line, end = (doc.line - lines, doc.end - lines) if lines else (doc.line, doc.end)
         found = old.pop(key, None)
         if found is not None and found[1] == doc.digest:

@@ -170,7 +170,7 @@ def _variants(conn: sqlite3.Connection, text: str, stemmed: dict[str, str], coun
         if best[0]:
             found[word] = (best[1],)
     sequence = WORD_RE.findall(fold(text))[:MAX_TERMS]
-    for first, second in zip(sequence, sequence[1:]):
+    for first, second in zip(sequence, sequence[1:], strict=False):
         owner = first if first in stemmed else second if second in stemmed else None
         joined = first + second
         if owner is None or owner in found or joined in stemmed:

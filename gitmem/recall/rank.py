@@ -91,7 +91,7 @@ def expressions(query: Query) -> list[Stage]:
     found = [Stage(every, sum(counts), counts[0])] if len(rarest) > 1 else []
     chosen: list[str] = []
     total = 0
-    for word, count in zip(rarest, counts):
+    for word, count in zip(rarest, counts, strict=False):
         if chosen and total + count > BUDGET:
             break
         chosen.append(word)
@@ -100,7 +100,8 @@ def expressions(query: Query) -> list[Stage]:
     return found
 
 
-def _stage_rows(conn: sqlite3.Connection, stage: Stage, where: str, params: list[str | float], limit: int) -> dict[int, float]:
+def _stage_rows(conn: sqlite3.Connection, stage: Stage, where: str, params: list[str | float],
+                limit: int) -> dict[int, float]:
     """(doc id -> strength 0..1) for one stage.
 
     FTS5's bm25() walks every entry of every word to weigh it, then costs 10-20 us per match, so it runs

@@ -123,7 +123,7 @@ def ranker(store: Store, model: StaticModel, scale: float, workspaces: int) -> A
     def rank(conn: sqlite3.Connection, query: Query, flt: Filter, limit: int) -> list[tuple[int, float]]:
         rows, sims = similarities(store, model, query.text, _mask(conn, store, flt, workspaces))
         best: dict[int, float] = {}
-        for doc_id, sim in zip(store.doc[rows].tolist(), sims.tolist()):
+        for doc_id, sim in zip(store.doc[rows].tolist(), sims.tolist(), strict=False):
             if sim <= 0 or len(best) >= limit:
                 break
             best.setdefault(doc_id, sim / (sim + scale))

@@ -57,8 +57,8 @@ def xychart(title: str, categories: Sequence[str], axis: str, bars: Sequence[Seq
 def _days_chart(report: WorkspaceReport, daily: series.Daily) -> str:
     built, published, failed = (daily.outcomes[o] for o in Outcome)
     labels = [d.strftime("%m-%d") for d in daily.days]
-    totals = [b + p + n for b, p, n in zip(built, published, failed)]
-    shipped = [b + p for b, p in zip(built, published)]
+    totals = [b + p + n for b, p, n in zip(built, published, failed, strict=True)]
+    shipped = [b + p for b, p in zip(built, published, strict=True)]
     return xychart("Cycles per day: built (green), published (blue), no-build (red)", labels, "cycles",
                    bars=[totals, shipped, built], colours=[RED, BLUE, GREEN])
 
@@ -114,7 +114,7 @@ def _guard_chart(daily: series.Daily) -> str:
     if not any(daily.reverts) and not any(daily.salvaged):
         return "_No forbidden memory edit was reverted and no cycle was salvaged in these days._"
     labels = [d.strftime("%m-%d") for d in daily.days]
-    both = [r + s for r, s in zip(daily.reverts, daily.salvaged)]
+    both = [r + s for r, s in zip(daily.reverts, daily.salvaged, strict=True)]
     return xychart("Per day: forbidden edits reverted (orange), cycles salvaged (purple)", labels, "count",
                    bars=[both, daily.salvaged], colours=[ORANGE, PURPLE])
 

@@ -35,7 +35,8 @@ HOOKS = (("SessionStart", "gitmem hook session-start"), ("Stop", "gitmem hook st
 SERVER_SPEC = {"command": "gitmem", "args": ["mcp"]}
 # Cursor expands ${workspaceFolder}; where a host does not, `gitmem mcp` ignores the unexpanded value.
 CURSOR_SPEC = {"command": "gitmem", "args": ["mcp", "--root", "${workspaceFolder}"]}
-CURSOR_RULE_HEAD = "---\ndescription: gitmem, this repository's long-term memory, and its protocol\nalwaysApply: true\n---\n"
+CURSOR_RULE_HEAD = ("---\ndescription: gitmem, this repository's long-term memory, and its protocol\n"
+                    "alwaysApply: true\n---\n")
 
 
 class SetupProblem(GitmemError):

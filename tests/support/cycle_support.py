@@ -30,7 +30,8 @@ class WritingBackend:
 
     def run(self, request: CycleRequest) -> AgentResult:
         self.requests.append(request)
-        memory = MemoryWriter(Workspace.at(request.root, request.config), clock=request.clock, author_email=request.config.agent.email)
+        memory = MemoryWriter(Workspace.at(request.root, request.config), clock=request.clock,
+                              author_email=request.config.agent.email)
         self.act(memory, request)
         return AgentResult(turns=3, usage=dict(self.usage), notes=list(self.notes), stop_reason="end_turn")
 

@@ -161,8 +161,8 @@ def run_cli(argv: Sequence[str], *, cwd: Path, monkeypatch: pytest.MonkeyPatch,
 def isolate_git_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep a surrounding hook's or CI's git environment out of the test (tests set what they need)."""
     for name in ("GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL",
-                 "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "PRE_COMMIT_FROM_REF", "PRE_COMMIT_TO_REF", "PRE_COMMIT_LOCAL_BRANCH",
-                 "GITMEM_CYCLE"):
+                 "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "PRE_COMMIT_FROM_REF", "PRE_COMMIT_TO_REF",
+                 "PRE_COMMIT_LOCAL_BRANCH", "GITMEM_CYCLE"):
         monkeypatch.delenv(name, raising=False)
 
 

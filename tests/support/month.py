@@ -293,7 +293,8 @@ def answer_while_running(decision_id: str, hour: int, minute: int) -> Callable[[
 
 
 def with_event(step: Callable[[Month, Call, int], object],
-               then: Callable[[Month, Call, int], Outcome] | None = None) -> Callable[[Month, Call, int], Outcome | None]:
+               then: Callable[[Month, Call, int], Outcome] | None = None
+               ) -> Callable[[Month, Call, int], Outcome | None]:
     def run(month: Month, cli: Call, cycle: int) -> Outcome | None:
         step(month, cli, cycle)
         return then(month, cli, cycle) if then is not None else None

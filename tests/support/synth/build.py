@@ -41,7 +41,7 @@ class _Versions:
         self.log = self.log_head + b"".join(e.log_bytes for e in plan.entries)
         self.now = self.now_head + b"".join(reversed(pieces))
         self.log_cum, self.now_cum = [len(self.log_head)], [0]
-        for entry, piece in zip(plan.entries, pieces):
+        for entry, piece in zip(plan.entries, pieces, strict=True):
             self.log_cum.append(self.log_cum[-1] + len(entry.log_bytes))
             self.now_cum.append(self.now_cum[-1] + len(piece))
         self.log_oid = pack.add_blob(self.log)
