@@ -90,7 +90,7 @@ PATTERNS: tuple[Pattern, ...] = (
     _p(r"\bxox[abposre]-[A-Za-z0-9\-]{10,}", "a Slack token", "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-",
        "xoxe-"),
     _p(r"\bxoxe\.xox[bp]-[A-Za-z0-9\-]{10,}", "a Slack refresh token", "xoxe."),
-    _p(r"\bxapp-\d-[A-Za-z0-9\-]{10,}", "a Slack app token", "xapp-"),
+    _p(r"\bxapp-[0-9]-[A-Za-z0-9\-]{10,}", "a Slack app token", "xapp-"),
     _p(r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}", "a Slack webhook URL",
        "hooks.slack.com/"),
     _p(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "a Stripe secret key", "sk_live_", "sk_test_", "rk_live_",
