@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 # The rules generation of this release. Codes and variants added in a release carry its generation
 # (`since`): `verify` holds a commit to them only when the commit was made under them (gitmem.checks.generation),
 # so a history that was valid before an upgrade stays valid. Bump it with every release that adds rules.
-RULES_VERSION = 2
+RULES_VERSION = 3
 
-CODE_RE = re.compile(r"^GM[1-9]\d\d$")
+CODE_RE = re.compile(r"^GM[1-9][0-9][0-9]$")
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
@@ -58,6 +58,10 @@ def _code(code: str, slug: str, summary: str, text: str = "", hint: str = "", *,
 
 
 _HEADING_MSG = "malformed {what} heading `{marker} {title}`"
+# Rules 3: a heading that would parse if its digits were 0-9. Python's `\\d` and int() read `٣` as 3; the
+# grammars count ASCII digits only, so no reader takes such a heading for a number.
+_HEADING_DIGITS = Message("{what} heading `{marker} {title}` writes a number with digits other than 0-9",
+                          "write numbers and times with the ASCII digits 0-9", since=3)
 _OF_HARD = "the limit is {limit}, {share} of the context's hard limit (cycle.max_context_tokens)"
 
 # -- GM1xx NOW ---------------------------------------------------------------------------------------------
@@ -68,7 +72,8 @@ NOW_BLOCK_TOO_LONG = _code(
 NOW_HEADING_MALFORMED = _code(
     "GM102", "now-heading-malformed",
     "a NOW heading is not `<timestamp> · cycle N` or `<timestamp> · plan for <date>`", _HEADING_MSG,
-    "use `## YYYY-MM-DD HH:MM TZ · cycle N` or `## YYYY-MM-DD HH:MM TZ · plan for YYYY-MM-DD`")
+    "use `## YYYY-MM-DD HH:MM TZ · cycle N` or `## YYYY-MM-DD HH:MM TZ · plan for YYYY-MM-DD`",
+    digits=_HEADING_DIGITS)
 NOW_NOT_NEWEST_FIRST = _code(
     "GM103", "now-not-newest-first", "NOW blocks are not newest first",
     "block {older} is newer than the block above it ({newer}); NOW is newest first", "put new blocks on top")
@@ -101,10 +106,12 @@ DECISION_ID_VANISHED = _code(
 DECISION_RESOLVED_BY_AGENT = _code(
     "GM207", "decision-resolved-by-agent", "a decision was resolved by the agent identity; only humans answer",
     "{id} was resolved by the agent identity <{email}>",
-    "only a human answers: `gitmem decision answer` as yourself, in a PR")
+    "only a human answers: `gitmem decision answer` as yourself, in a PR",
+    normalised=Message("{id} was resolved by the agent identity <{email}>, written with characters git trims",
+                       "only a human answers: `gitmem decision answer` as yourself, in a PR", since=3))
 DECISION_HEADING_MALFORMED = _code(
     "GM208", "decision-heading-malformed", "a decision heading is not `### D-0001 · title`", _HEADING_MSG,
-    "use `### D-0001 · title`")
+    "use `### D-0001 · title`", digits=_HEADING_DIGITS)
 PENDING_OVER_LIMIT = _code(
     "GM209", "pending-over-limit",
     "DECISIONS Pending has more than `limits.pending_max` decisions, or is over its share of the cycle's context",
@@ -146,7 +153,7 @@ LOG_CYCLE_INCOMPLETE = _code(
 LOG_HEADING_MALFORMED = _code(
     "GM306", "log-heading-malformed",
     "a LOG heading is not `<timestamp> · cycle N · <outcome>` or `<timestamp> · close`", _HEADING_MSG,
-    "use `## YYYY-MM-DD HH:MM TZ · cycle N · built|published|no-build` or `## … · close`")
+    "use `## YYYY-MM-DD HH:MM TZ · cycle N · built|published|no-build` or `## … · close`", digits=_HEADING_DIGITS)
 LOG_ENTRY_TOO_BIG = _code(
     "GM307", "log-entry-too-big", "a new LOG entry is over its share of the cycle's context (the next cycle reads it)",
     "LOG entry is {count} characters; " + _OF_HARD,
@@ -186,7 +193,7 @@ LESSON_VANISHED = _code(
     "lesson {id} disappeared; lessons are history", "retire it with `- Status: retired — <reason>` instead")
 LESSON_HEADING_MALFORMED = _code(
     "GM406", "lesson-heading-malformed", "a lesson heading is not `## L-0001 · title`", _HEADING_MSG,
-    "use `## L-0001 · title`")
+    "use `## L-0001 · title`", digits=_HEADING_DIGITS)
 
 # -- GM5xx RULES -------------------------------------------------------------------------------------------
 RULE_NOT_ONE_LINE = _code(

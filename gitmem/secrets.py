@@ -90,7 +90,7 @@ PATTERNS: tuple[Pattern, ...] = (
     _p(r"\bxox[abposre]-[A-Za-z0-9\-]{10,}", "a Slack token", "xoxa-", "xoxb-", "xoxp-", "xoxo-", "xoxs-", "xoxr-",
        "xoxe-"),
     _p(r"\bxoxe\.xox[bp]-[A-Za-z0-9\-]{10,}", "a Slack refresh token", "xoxe."),
-    _p(r"\bxapp-\d-[A-Za-z0-9\-]{10,}", "a Slack app token", "xapp-"),
+    _p(r"\bxapp-[0-9]-[A-Za-z0-9\-]{10,}", "a Slack app token", "xapp-"),
     _p(r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/\-]{20,}", "a Slack webhook URL",
        "hooks.slack.com/"),
     _p(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}", "a Stripe secret key", "sk_live_", "sk_test_", "rk_live_",
@@ -139,10 +139,62 @@ def find(data: bytes) -> list[tuple[int, str]]:
 
 
 def env_values(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The values of the secret variables that are set (and long enough to be secrets)."""
+    """Every value the environment holds that an agent is not given, whatever its variable is called, in the
+    forms it can be written in (as is, URL-encoded, base64): what the runner masks in everything it commits and
+    prints. A value is masked when its variable is withheld from an agent (`withheld_values`), and it is
+    `secret_shaped`; values the agent was given are its own and stay (the names `agent.pass_env` lets through
+    are withheld by name, so the model's key is masked too). Longest first, so a URL holding a password is
+    masked whole."""
     environ = os.environ if environ is None else environ
-    values = [value for name in SECRET_ENV if len(value := environ.get(name, "")) >= MIN_VALUE]
-    return [*values, *(form for value in values for form in _encoded(value) if len(form) >= MIN_VALUE)]
+    key = tuple(environ.items())
+    cached = _ENV_CACHE.get(id(environ))
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    values = sorted(withheld_values(environ), key=len, reverse=True)
+    found = list(dict.fromkeys([*values, *(form for value in values for form in _encoded(value)
+                                           if len(form) >= MIN_VALUE)]))
+    _ENV_CACHE.clear()
+    _ENV_CACHE[id(environ)] = (key, found)
+    return found
+
+
+_ENV_CACHE: dict[int, tuple[tuple[tuple[str, str], ...], list[str]]] = {}
+
+
+def withheld_values(environ: Mapping[str, str]) -> list[str]:
+    """The secret-shaped values of the variables `agent_environment` withholds from an agent (passing none): those
+    named like a credential (`is_secret_name`), those whose value looks like a key or token, and those whose
+    value holds one of the first kind's values (a database URL with the password in it)."""
+    named = [value for name, value in environ.items() if is_secret_name(name) and secret_shaped(value)]
+    held = [value for name, value in environ.items() if not is_secret_name(name) and secret_shaped(value)
+            and _holds(value, named)]
+    return list(dict.fromkeys([*named, *held]))
+
+
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+BOOLEANS = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0"})
+
+
+def secret_shaped(value: str) -> bool:
+    """Whether a withheld value is worth masking wherever it appears: at least MIN_VALUE characters, and not a
+    number (ASCII digits, with a sign, a decimal point or an exponent), a boolean (BOOLEANS, any case) or a path
+    (every `:`-separated part starts with `/` or `~`, holds no whitespace and exists: SSH_AUTH_SOCK's socket,
+    KUBECONFIG's file). A value that only looks like a path (a base64 key can start with `/`) names nothing
+    that exists, so it is masked. Masking the others would scar ordinary text: `/usr/bin`, `8080`, `true`."""
+    text = value.strip()
+    if len(text) < MIN_VALUE or text.lower() in BOOLEANS or _NUMBER.fullmatch(text):
+        return False
+    parts = [part for part in text.split(":") if part]
+    return not (parts and all(_is_existing_path(part) for part in parts))
+
+
+def _is_existing_path(part: str) -> bool:
+    if not part.startswith(("/", "~")) or any(c.isspace() for c in part):
+        return False
+    try:
+        return os.path.lexists(os.path.expanduser(part))
+    except (OSError, ValueError):        # a NUL, or a name too long: not a path
+        return False
 
 
 def _encoded(value: str) -> list[str]:
@@ -200,8 +252,12 @@ def scrub(text: str, extra_values: Iterable[str | None] = ()) -> str:
 
 def holds_secret(text: str) -> bool:
     """Whether `text` (a file name, a link target, a value) holds a secret-like token or a secret env value."""
+    return _holds(text, env_values())
+
+
+def _holds(text: str, values: Iterable[str]) -> bool:
     data = text.encode("utf-8", "surrogatepass")
-    return redact_bytes(data, env_values()) != data
+    return redact_bytes(data, values) != data
 
 
 def utf16_codec(head: bytes) -> str | None:
@@ -304,14 +360,16 @@ def never_passed(name: str) -> bool:
 def agent_environment(environ: Mapping[str, str], passed: Iterable[str] = ()) -> dict[str, str]:
     """`environ` without tokens, keys or credentials, except the variables named in `passed` (the config's
     `agent.pass_env`, e.g. the model's API key). A value that looks like a GitHub token never passes, under any
-    name; nor does any other secret-looking value the config did not name."""
+    name; nor does any other secret-looking value the config did not name, nor a value holding the value of a
+    withheld variable (a URL with the database password in it)."""
     allowed = {name for name in passed if not never_passed(name)}
     github_values = {environ[name] for name in GITHUB_TOKEN_ENV if environ.get(name)}
+    named = [value for name, value in environ.items() if is_secret_name(name) and secret_shaped(value)]
     kept: dict[str, str] = {}
     for name, value in environ.items():
         if value in github_values or _looks_like_github_token(value):
             continue
-        if name in allowed or not (is_secret_name(name) or holds_secret(value)):
+        if name in allowed or not (is_secret_name(name) or _holds(value, named)):
             kept[name] = value
     return kept
 

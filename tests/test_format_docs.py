@@ -221,7 +221,8 @@ def test_every_code_new_in_this_release_is_in_the_upgrade_section() -> None:
     new = [item for item in codes.CODES if item.since == codes.RULES_VERSION]
     variants = [name for item in codes.CODES for name, message in item.messages.items()
                 if message.since == codes.RULES_VERSION and item.since < codes.RULES_VERSION]
-    assert new and all(item.code in section for item in new)
+    assert new or variants       # a release that bumps the rules version adds a code or a variant
+    assert all(item.code in section for item in new)
     assert all(f"`{name}`" in section for name in variants)
 
 

@@ -107,3 +107,43 @@ def test_a_hand_written_decision_dated_2099_gets_the_clocks_time(memrepo: GitRep
     item = decisions.parse(memrepo.read("DECISIONS.md")).find("D-0001")
     assert item is not None and item.asked is not None and item.asked.moment == clock.moment
     assert "restored the time D-0001 was asked" in evidence(memrepo)
+
+
+_BY_HAND = '''
+cyc = os.environ["GITMEM_CYCLE"]
+with open(os.path.join(root, "LOG.md"), "a") as h:
+    h.write(f"\\n## {STAMP} · cycle {cyc} · built\\n- Task: forged\\n- Result: done\\n")
+t = open(os.path.join(root, "NOW.md")).read()
+title, _, rest = t.partition("\\n")
+open(os.path.join(root, "NOW.md"), "w").write(f"{title}\\n\\n## {STAMP} · cycle {cyc}\\n- Did: x\\n- Human: nothing\\n"
+                                              f"- Next: y\\n{rest}")
+'''
+_FAKED_ENV = '''
+env = {**os.environ, "GITMEM_TIMESTAMP": STAMP, "TZ": "Pacific/Kiritimati"}
+subprocess.run([GITMEM, "log", "add", "--task", "t", "--outcome", "built", "--result", "r"], check=True, cwd=root,
+               env=env)
+subprocess.run([GITMEM, "now", "add", "--did", "d", "--human", "nothing", "--next", "n"], check=True, cwd=root,
+               env=env)
+'''
+
+
+@pytest.mark.parametrize("stamp", ["2099-01-01 00:00 UTC", "1999-12-31 23:59 UTC", "2099-01-01 00:00 +14:00"])
+@pytest.mark.parametrize("how", ["by-hand", "faked-env"])
+def test_a_command_agent_cannot_date_what_the_runner_commits(tmp_path: Path, memrepo: GitRepo, cli, stamp: str,
+                                                             how: str) -> None:
+    """The real runner and clock, the `command` backend: the committed LOG heading and NOW block carry the
+    runner's clock, whatever the agent wrote or set in its own environment."""
+    from tests.support.hostile import GITMEM, command_agent
+
+    body = f"STAMP = {stamp!r}\nGITMEM = {str(GITMEM)!r}\n" + (_BY_HAND if how == "by-hand" else _FAKED_ENV)
+    command_agent(tmp_path, memrepo, body, write_memory=False)
+    before = datetime.now(UTC).replace(second=0, microsecond=0)
+    result = cli(["cycle"], cwd=memrepo.path)
+    after = datetime.now(UTC)
+    assert result.code == ExitCode.OK, result.err
+    entry = log.parse(memrepo.read("LOG.md")).entries[-1]
+    block = now.parse(memrepo.read("NOW.md")).top
+    assert block is not None
+    for when in (entry.when.moment, block.when.moment):
+        assert before <= when <= after, when
+    assert stamp not in memrepo.read("NOW.md").split("<!--")[0]

@@ -12,7 +12,7 @@ from gitmem.memory import decisions, lessons, log
 from gitmem.sessions import mcp_server
 from gitmem.sessions.protocol import tool_names
 from tests.support.helpers import GitRepo
-from tests.support.mcp_client import Answer, call, converse, list_resources, pause, read
+from tests.support.mcp_client import Answer, call, converse, list_resources, pause, read, read_refused
 
 ENTRY = {"task": "wire the MCP server", "outcome": "built", "result": "the server answers over stdio",
          "evidence": "tests/test_sessions_mcp.py"}
@@ -253,3 +253,16 @@ def test_only_the_listed_tools_are_served(memrepo: GitRepo) -> None:
     for answer in seen.answers:
         assert answer.is_error and "unknown tool" in answer.text and "log_entry" in answer.text
     assert not (memrepo.path / "evil.txt").exists() and memrepo.read("NOW.md") == before
+
+
+@pytest.mark.parametrize("uri", ["gitmem://nothing", "gitmem://rules/../now", "file:///etc/passwd",
+                                 "gitmem://" + "x" * 5000])
+def test_an_unknown_resource_is_a_json_rpc_error_and_nothing_on_stderr(memrepo: GitRepo, tmp_path: Path,
+                                                                        uri: str) -> None:
+    errlog = tmp_path / "stderr.txt"
+    seen = converse([read_refused(uri), read("gitmem://rules")], cwd=memrepo.path, errlog=errlog)
+    assert seen.error is None, seen.error
+    refused, rules = seen.answers
+    assert refused.startswith("unknown resource") and "gitmem://rules" in refused
+    assert rules == memrepo.read("RULES.md")            # the session goes on
+    assert errlog.read_text() == ""

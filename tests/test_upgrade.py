@@ -13,6 +13,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
+from gitmem import codes
 from gitmem.cycle.runner import Settings, run_cycle
 from gitmem.errors import ExitCode
 from gitmem.memory import log
@@ -82,7 +83,7 @@ def test_once_a_commit_is_made_under_the_new_rules_every_later_commit_is(old: Gi
     clock = Clock(datetime(2026, 10, 8, 9, 0, tzinfo=UTC))
     report = run_cycle(Workspace.at(old.path), WritingBackend(built("after the upgrade")),
                        settings=Settings(clock=clock))
-    assert "Gitmem-Rules: 2" in old.repo[old.head()].message
+    assert f"Gitmem-Rules: {codes.RULES_VERSION}" in old.repo[old.head()].message
     after = old.head()
     # Lowering the version in gitmem.yaml afterwards changes nothing: the generation only grows with history.
     config = old.read("gitmem.yaml")
@@ -93,14 +94,16 @@ def test_once_a_commit_is_made_under_the_new_rules_every_later_commit_is(old: Gi
 
 
 def test_a_new_repository_is_under_the_newest_rules_from_its_first_commit(memrepo: GitRepo, cli) -> None:
-    assert "rules_version: 2" in memrepo.read("gitmem.yaml")
+    assert f"rules_version: {codes.RULES_VERSION}" in memrepo.read("gitmem.yaml")
     start = memrepo.head()
     memrepo.commit_files({"LOG.md": _big_entry(memrepo, 90)}, "a big entry by hand")
     assert cli(["verify", "--range", f"{start}..HEAD"], cwd=memrepo.path).code == ExitCode.VIOLATIONS
 
 
 def test_a_rules_version_this_release_does_not_know_is_a_config_error(memrepo: GitRepo, cli) -> None:
-    memrepo.write("gitmem.yaml", memrepo.read("gitmem.yaml").replace("rules_version: 2", "rules_version: 3"))
+    newest = f"rules_version: {codes.RULES_VERSION}"
+    unknown = f"rules_version: {codes.RULES_VERSION + 1}"
+    memrepo.write("gitmem.yaml", memrepo.read("gitmem.yaml").replace(newest, unknown))
     result = cli(["check", "--worktree"], cwd=memrepo.path)
     assert result.code == ExitCode.USAGE and "rules_version" in result.err and "Traceback" not in result.err
 

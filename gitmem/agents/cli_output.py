@@ -7,10 +7,11 @@ where only refusals and the last line can be found. Pure text in, values out.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from gitmem.config.nesting import loads_json
 
 # Claude Code: "This command requires approval", "Claude requested permissions to use Bash, but you haven't
 # granted it yet"; other CLIs word it alike.
@@ -49,7 +50,7 @@ def _json_objects(out: str) -> list[dict[str, Any]]:
     text = out.strip()
     if text.startswith(("{", "[")):
         try:
-            whole = json.loads(text)
+            whole = loads_json(text)
             return [o for o in (whole if isinstance(whole, list) else [whole]) if isinstance(o, dict)]
         except ValueError:
             pass
@@ -58,7 +59,7 @@ def _json_objects(out: str) -> list[dict[str, Any]]:
         if not line.startswith("{"):
             continue
         try:
-            item = json.loads(line)
+            item = loads_json(line)
         except ValueError:
             continue
         if isinstance(item, dict):

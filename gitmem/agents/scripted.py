@@ -35,6 +35,7 @@ from typing import Any
 from gitmem.agents.base import AgentError, AgentResult, CycleRequest
 from gitmem.agents.tools import Toolbox
 from gitmem.config import Config
+from gitmem.config.nesting import TooDeep, parsing, within_depth
 
 
 class ScriptError(AgentError):
@@ -56,7 +57,10 @@ def load_script(path: Path) -> dict[str, list[Step]]:
     from ruamel.yaml.error import YAMLError
 
     try:
-        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
+        with parsing():
+            data = within_depth(YAML(typ="safe").load(path.read_text(encoding="utf-8")))
+    except TooDeep as err:
+        raise ScriptError(f"{path}: {err}") from None
     except OSError as err:
         raise ScriptError(f"{path}: cannot read the agent script ({err.strerror or err})") from None
     except YAMLError as err:

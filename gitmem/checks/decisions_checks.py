@@ -24,13 +24,26 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     old = decisions.parse(old_text) if old_text is not None else _EMPTY
     # The agent is whoever either side's config names: a commit that changes agent.email is still judged by
     # the old one. A merge brings in answers its other parents already hold; those are not the merge's own.
-    agents = {inp.config.agent.email.lower()} | ({inp.old_config.agent.email.lower()} if inp.old_config else set())
-    author = inp.author_email
-    if author and author.lower() in agents:
+    emails = [inp.config.agent.email, *([inp.old_config.agent.email] if inp.old_config else [])]
+    author, variant = inp.author_email, ""
+    if author and author.lower() in {email.lower() for email in emails}:
         author = inp.config.agent.email
+    elif author and git_email(author) in {git_email(email) for email in emails}:
+        # The same address as git writes it (` agent@x` commits as `agent@x`): the agent, from rules 3 on.
+        author, variant = inp.config.agent.email, "normalised"
     found += against_old(path, old, doc, agent_email=inp.config.agent.email, author_email=author,
-                         brought=_resolved_elsewhere(inp.others, path))
+                         brought=_resolved_elsewhere(inp.others, path), variant=variant)
     return found
+
+
+_CRUD = "".join(map(chr, range(33))) + ".,:;<>\"\\'"
+
+
+def git_email(email: str) -> str:
+    """An address as git records it, for comparing: git strips whitespace, control characters and `.,:;<>"\\'`
+    from both ends of an identity's email (ident.c, `crud`); case does not matter to a mail domain, and
+    gitmem compares local parts without case too."""
+    return email.strip(_CRUD).lower()
 
 
 def _resolved_elsewhere(others: tuple[Snapshot, ...], path: str) -> dict[str, str]:
@@ -67,7 +80,8 @@ def _shape(path: str, doc: DecisionsDoc) -> list[Violation]:
 
 
 def against_old(path: str, old: DecisionsDoc, new: DecisionsDoc, *, agent_email: str,
-                author_email: str | None, brought: dict[str, str] | None = None) -> list[Violation]:
+                author_email: str | None, brought: dict[str, str] | None = None,
+                variant: str = "") -> list[Violation]:
     found: list[Violation] = []
     new_by_id = {d.id: d for d in new.all}
     anchor = new.section_lines.get(decisions.RESOLVED, 1)
@@ -87,6 +101,6 @@ def against_old(path: str, old: DecisionsDoc, new: DecisionsDoc, *, agent_email:
         old_resolved = {d.id for d in old.resolved}
         for item in new.resolved:
             if item.id not in old_resolved and (brought or {}).get(item.id) != item.content():
-                found.append(Violation.of(codes.DECISION_RESOLVED_BY_AGENT, path, item.line, id=item.id,
+                found.append(Violation.of(codes.DECISION_RESOLVED_BY_AGENT, path, item.line, variant, id=item.id,
                                           email=agent_email))
     return found

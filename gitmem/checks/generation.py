@@ -17,7 +17,7 @@ from gitmem import codes, gitio
 from gitmem.checks.violation import Violation
 
 TRAILER = "Gitmem-Rules"
-_TRAILER_RE = re.compile(rf"^{TRAILER}: *(\d{{1,6}}) *$", re.M)
+_TRAILER_RE = re.compile(rf"^{TRAILER}: *([0-9]{{1,6}}) *$", re.M)
 
 
 def trailer() -> str:

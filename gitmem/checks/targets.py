@@ -328,6 +328,11 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
     return result
 
 
+# The rules generation that bounded gitmem.yaml's values (0.2.0): a config brought by a commit made under it or
+# later is read strictly; later generations add rules, not a second strictness.
+STRICT_CONFIG_SINCE = 2
+
+
 def _commit_config(repo: gitio.Repo, commit: gitio.Commit, configs: dict[str | None, Config],
                    workspace: str | None, generations: Generations) -> Config:
     """The config a commit carries, read by the rules it was written under: with every rule of this release
@@ -338,7 +343,7 @@ def _commit_config(repo: gitio.Repo, commit: gitio.Commit, configs: dict[str | N
         brought = all(gitio.file_id_at(repo, parent, CONFIG_NAME) != key for parent in commit.parents)
         try:
             config = config_at(data, workspace=workspace, strict=False)
-            if brought and generations.of(commit, config.rules_version) >= codes.RULES_VERSION:
+            if brought and generations.of(commit, config.rules_version) >= STRICT_CONFIG_SINCE:
                 config = config_at(data, workspace=workspace, strict=True)
         except ConfigError as err:
             raise ConfigError(f"commit {commit.short}: {err}") from None

@@ -43,7 +43,7 @@ class Violation:
 
 
 def from_problem(path: str, problem: Problem) -> Violation:
-    return Violation(path, problem.line, problem.code, problem.message, problem.hint)
+    return Violation(path, problem.line, problem.code, problem.message, problem.hint, problem.since)
 
 
 def failure_violations(err: RunFailure) -> list[Violation]:

@@ -95,12 +95,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GitmemError as err:
         from gitmem.checks.render import render_text
         from gitmem.cli.common import CommandFailed
-        from gitmem.secrets import redact
+        from gitmem.secrets import env_values, redact
 
         # Config errors quote the bad value; it may be a key pasted into the wrong place.
         speaker, notes = (err.command, err.notes) if isinstance(err, CommandFailed) else ("gitmem", ())
         for line in (str(err), *notes):
-            click.echo(f"{speaker}: {redact(line)}", err=True)
+            click.echo(f"{speaker}: {redact(line, env_values())}", err=True)
         if err.violations:
             click.echo(render_text(err.violations), err=True, nl=False)
         return err.exit_code

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from gitmem.cli.common import workspace_option
+from gitmem.config.nesting import loads_json
 from gitmem.errors import ExitCode
 
 if TYPE_CHECKING:     # the library loads inside commands only
@@ -27,7 +28,7 @@ def hook_group() -> None:
 def _payload() -> dict[str, Any]:
     text = sys.stdin.read() if not sys.stdin.isatty() else ""
     try:
-        data = json.loads(text) if text.strip() else {}
+        data = loads_json(text) if text.strip() else {}
     except ValueError:
         click.echo("gitmem hook: stdin is not the hook's JSON; going on without it", err=True)
         return {}

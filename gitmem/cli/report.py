@@ -2,7 +2,11 @@
 charts for a job summary."""
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from datetime import date
+from pathlib import Path
 
 import click
 
@@ -44,7 +48,6 @@ def report(fmt: str, since: date | None, until: date | None, out: str | None, wo
 
     Reads LOG in one pass (or only its tail for a late --since). Everything shown is redacted of secrets.
     """
-    from pathlib import Path
 
     from gitmem.report import build
 
@@ -62,11 +65,24 @@ def report(fmt: str, since: date | None, until: date | None, out: str | None, wo
     target = Path(out) if out is not None else state_directory(ws.state_dir or ws.root) / "report.html"
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
+        _write_no_link(target, text.encode("utf-8"))
     except OSError as err:
-        raise UsageError(f"cannot write {target}: {err.strerror or err}; choose another --out") from None
+        why = "a link is in the way (gitmem never writes through one)" if err.errno == errno.ELOOP else \
+            "it is not a regular file" if err.errno == errno.EISDIR else err.strerror or str(err)
+        raise UsageError(f"cannot write {target}: {why}; remove it or choose another --out") from None
     click.echo(f"wrote {target} ({len(text.encode('utf-8')) // 1024} KB)")
     return ExitCode.OK
+
+
+def _write_no_link(target: Path, data: bytes) -> None:
+    """Write `target` without following a link planted at it (an agent can reach .git/gitmem/report.html), nor
+    opening a FIFO or a device there: O_NOFOLLOW and O_NONBLOCK, then only a regular file is truncated."""
+    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EISDIR, "not a regular file")
+        handle.truncate(0)
+        handle.write(data)
 
 
 COMMANDS = (report,)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitmem.close.gates import RULE_MAX_CHARS, Candidate
+from gitmem.config.nesting import loads_json
 from gitmem.memory.rules import Rule
 from gitmem.memory.text import one_line
 
@@ -63,8 +64,8 @@ class CloseModel:
         text = "".join(getattr(block, "text", "") for block in reply.content)
         match = _JSON_RE.search(text)
         try:
-            data = json.loads(match.group(0)) if match else None
-        except json.JSONDecodeError:
+            data = loads_json(match.group(0)) if match else None
+        except ValueError:
             data = None
         if not isinstance(data, dict):
             self.usage.errors.append("an answer that was not JSON")

@@ -6,6 +6,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, get_origin, get_type_hints
 
 from gitmem.codes import RULES_VERSION
+from gitmem.config.nesting import MAX_DEPTH, TooDeep, depth, parsing, within_depth
 from gitmem.config.validate import (
     bounded,
     directory_problem,
@@ -203,7 +204,7 @@ def _plain_config(text: str, source: str) -> Config | None:
     from gitmem.config.plain_yaml import load
 
     raw = load(text)
-    if not isinstance(raw, dict):
+    if not isinstance(raw, dict) or depth(raw) > MAX_DEPTH:
         return None
     warnings: list[str] = []
     try:
@@ -219,7 +220,10 @@ def _full_config(text: str, source: str) -> Config:
     from ruamel.yaml.error import YAMLError
 
     try:
-        raw = YAML(typ="rt").load(text)
+        with parsing():
+            raw = within_depth(YAML(typ="rt").load(text))
+    except TooDeep as err:
+        raise ConfigError(f"{source}: {err}") from None
     except YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""

@@ -33,7 +33,7 @@ def load(text: str) -> Any:
         if not lines:
             return None
         value, read = _block(lines, 0, lines[0][0])
-    except _Unsupported:
+    except (_Unsupported, RecursionError):     # nested past what this reader recurses: ruamel.yaml says why
         return None
     return value if read == len(lines) else None
 

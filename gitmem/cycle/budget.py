@@ -47,7 +47,7 @@ NEWLY_RESOLVED = "newly resolved — act on these, do not redo them"
 OLD_RESOLVED_STOP = 3        # resolved decisions in a row older than the last cycle end the scan
 TokenCounter = Callable[[str], int]
 _RESOLVED_RE = re.compile(r"## Resolved[ \t]*$", re.M)
-_DECISION_RE = re.compile(r"### +(D-\d{4,})")
+_DECISION_RE = re.compile(r"### +(D-[0-9]{4,})")
 
 
 class BudgetError(RunFailure):

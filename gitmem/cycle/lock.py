@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from gitmem.config.nesting import loads_json
 from gitmem.errors import ExitCode, GitmemError
 
 LOCK_NAME = "cycle.lock"
@@ -76,7 +77,7 @@ def read_lock(path: Path) -> LockInfo | None:
         raise StateDirError(f"{path} is not a lock file gitmem can read ({err.strerror}); remove it "
                             f"(`rm -r {path}`) and run the command again") from None
     try:
-        data = json.loads(raw)
+        data = loads_json(raw)
         return LockInfo(int(data["pid"]), str(data["host"]), str(data["started"]), str(data.get("what", "cycle")))
     except (ValueError, KeyError, TypeError):
         return LockInfo(0, socket.gethostname(), "unknown")

@@ -250,6 +250,9 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             _push(ws, report, settings, known)
         pending = decisions.parse(ws.read("decisions")).pending
         report.pending = [f"{d.id} · {d.title}" for d in pending]
+        # What is printed is masked like what is committed: a message may quote the agent's own words.
+        report.messages = [scrub(message) for message in report.messages]
+        report.task, report.error = scrub(report.task), scrub(report.error) if report.error else report.error
         return report
     finally:
         held.release()
@@ -294,7 +297,7 @@ def _report_held(report: CycleReport, held: list[Held], limit: int) -> None:
 
 def _why(result: AgentResult | None) -> str:
     if result is not None and result.diagnosis:
-        return result.diagnosis
+        return scrub(result.diagnosis)       # the agent's last words, written to LOG after the files were scrubbed
     turns = result.turns if result is not None else 0
     why = f" ({result.stop_reason})" if result is not None and result.stop_reason else ""
     return f"it stopped after {turns} turn(s){why} without saying what it did"

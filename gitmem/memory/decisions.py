@@ -26,10 +26,10 @@ from gitmem.memory.text import (
 
 TITLE = "# DECISIONS"
 PENDING, RESOLVED = "Pending", "Resolved"
-_ID_RE = re.compile(r"^D-(\d{4,18})$")
-_ASKED_RE = re.compile(r"^(.*?)(?: \(cycle (\d{1,18})\))?$")
+_ID_RE = re.compile(r"^D-([0-9]{4,18})$")
+_ASKED_RE = re.compile(r"^(.*?)(?: \(cycle ([0-9]{1,18})\))?$")
 # The timestamp is matched by shape, not `.*?`: a lazy prefix backtracks cubically on a long line of " by ".
-_ANSWERED_RE = re.compile(r"^(\d{4}-\d{2}-\d{2} \d{2}:\d{2} \S+) by (.+?) <([^<>\s]+)>$")
+_ANSWERED_RE = re.compile(r"^([0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} \S+) by (.+?) <([^<>\s]+)>$")
 
 
 @dataclass(frozen=True)

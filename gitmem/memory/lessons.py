@@ -24,12 +24,13 @@ from gitmem.memory.text import (
 )
 
 TITLE = "# LESSONS"
-_ID_RE = re.compile(r"^L-(\d{4,18})$")
+_ID_RE = re.compile(r"^L-([0-9]{4,18})$")
 # `<date> (cycle N) — evidence`; the dash may be an em dash or a plain hyphen.
 # The text may also start on the next (continuation) line, after the dash.
-_EVENT_RE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?: \d{2}:\d{2} \S+)? \(cycle (\d{1,18})\)(?: (?:—|-|–)\s(.*))?$", re.S)
+_EVENT_RE = re.compile(r"^([0-9]{4}-[0-9]{2}-[0-9]{2})(?: [0-9]{2}:[0-9]{2} \S+)? \(cycle ([0-9]{1,18})\)"
+                       r"(?: (?:—|-|–)\s(.*))?$", re.S)
 # A retirement reason may run on over continuation lines; `open` and `promoted R-NN` are exact.
-_STATUS_RE = re.compile(r"^(open|promoted (R-\d{2,})|retired (?:—|-|–) (.+))$", re.S)
+_STATUS_RE = re.compile(r"^(open|promoted (R-[0-9]{2,})|retired (?:—|-|–) (.+))$", re.S)
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class Lesson(IdEntry):
 
     @property
     def supersedes(self) -> list[str]:
-        return re.findall(r"R-\d{2,}", self.get("Supersedes") or "")
+        return re.findall(r"R-[0-9]{2,}", self.get("Supersedes") or "")
 
     def heading(self) -> str:
         return f"## {self.id}{SEP}{self.title}"

@@ -47,8 +47,8 @@ STARTED, SALVAGED, KEPT, BLOCKED = "Started", "Salvaged", "Kept", "Blocked"
 # An interactive session's entry (written outside a runner cycle) says so: `- Session: interactive`. Runner
 # cycles never carry it: postflight strips it from what their agent wrote.
 SESSION, INTERACTIVE = "Session", "interactive"
-_DECISION_ID = re.compile(r"\bD-\d{4,}\b")
-_CYCLE_RE = re.compile(r"^cycle (\d{1,18})$")  # numbers fit SQLite and int64: 18 digits
+_DECISION_ID = re.compile(r"\bD-[0-9]{4,}\b")
+_CYCLE_RE = re.compile(r"^cycle ([0-9]{1,18})$")  # numbers fit SQLite and int64: 18 digits
 # An entry heading, found without parsing any entry: one linear regex pass over the whole text costs 20-40 ms
 # per MB, against about 1 s per MB for `parse` (gitmem.close.day.cycle_numbers, gitmem.report.log_scan). `when`
 # is the timestamp (read it with `parse_timestamp`); `cycle` and `outcome` are None for a close entry. A match
@@ -56,8 +56,9 @@ _CYCLE_RE = re.compile(r"^cycle (\d{1,18})$")  # numbers fit SQLite and int64: 1
 # `##` and then looks back for the line start, rather than `^`, so that the regex engine can scan for the
 # literal: twice as fast.
 HEADING_RE = re.compile(
-    r"##(?<![^\n]##) +(?P<when>\d{4}-\d{2}-\d{2} \d{2}:\d{2} (?:UTC|[+-]\d{2}:\d{2})) +(?:·|-|\|) +"
-    r"(?:cycle (?P<cycle>\d{1,18}) +(?:·|-|\|) +(?P<outcome>" + "|".join(OUTCOMES) + r")|close)[ \t]*$", re.M)
+    r"##(?<![^\n]##) +(?P<when>[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} (?:UTC|[+-][0-9]{2}:[0-9]{2}))"
+    r" +(?:·|-|\|) +"
+    r"(?:cycle (?P<cycle>[0-9]{1,18}) +(?:·|-|\|) +(?P<outcome>" + "|".join(OUTCOMES) + r")|close)[ \t]*$", re.M)
 
 
 @dataclass(frozen=True)

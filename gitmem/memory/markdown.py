@@ -61,7 +61,7 @@ def _list_item(item: dict[str, Any], depth: int, lines: list[str]) -> None:
 # plain text is the items themselves (a property test holds the two paths equal). Most LOG entries are
 # like that, and mistune costs ~0.15 ms an entry when indexing 200,000 of them.
 _INLINE_MARKUP = re.compile(r"[*_`\[\]<>!&\\|~]|\S {2,}$")
-_BLOCK_START = re.compile(r"^(?:[-*+>#=]|\d+[.)]|$)")
+_BLOCK_START = re.compile(r"^(?:[-*+>#=]|[0-9]+[.)]|$)")
 
 
 def _simple_items(body: str) -> list[str] | None:

@@ -25,8 +25,8 @@ from gitmem.memory.text import (
 )
 
 TITLE = "# NOW"
-_CYCLE_RE = re.compile(r"^cycle (\d{1,18})$")  # as in LOG: at most 18 digits
-_PLAN_RE = re.compile(r"^plan for (\d{4}-\d{2}-\d{2})$")
+_CYCLE_RE = re.compile(r"^cycle ([0-9]{1,18})$")  # as in LOG: at most 18 digits
+_PLAN_RE = re.compile(r"^plan for ([0-9]{4}-[0-9]{2}-[0-9]{2})$")
 
 
 @dataclass(frozen=True)

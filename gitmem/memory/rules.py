@@ -16,10 +16,10 @@ from gitmem.memory.text import (
 )
 
 PROVEN, RETIRED = "Proven rules", "Retired"
-_ID_RE = re.compile(r"^R-(\d{2,18})$")
-_FROM_RE = re.compile(r"^from (L-\d{4,18}); cycles? (\d{1,18}(?:, ?\d{1,18})*)$")
-_SUPERSEDED_RE = re.compile(r"^superseded by (R-\d{2,}) on (\d{4}-\d{2}-\d{2})$")
-_RETIRED_RE = re.compile(r"^retired on (\d{4}-\d{2}-\d{2}): (.+)$")
+_ID_RE = re.compile(r"^R-([0-9]{2,18})$")
+_FROM_RE = re.compile(r"^from (L-[0-9]{4,18}); cycles? ([0-9]{1,18}(?:, ?[0-9]{1,18})*)$")
+_SUPERSEDED_RE = re.compile(r"^superseded by (R-[0-9]{2,}) on ([0-9]{4}-[0-9]{2}-[0-9]{2})$")
+_RETIRED_RE = re.compile(r"^retired on ([0-9]{4}-[0-9]{2}-[0-9]{2}): (.+)$")
 _TAIL_RE = re.compile(r"^(.*\S) \(([^()]*)\)$")
 
 

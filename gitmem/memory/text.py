@@ -20,8 +20,8 @@ SEP = " · "
 # (possessive), so a long run of spaces is read once, never again from each of its spaces.
 _SEP_RE = re.compile(r"(?<! ) ++(?:·|-|\|) +")
 
-_TS_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}) (UTC|[+-]\d{2}:\d{2})$")
-_TS_PREFIX_RE = re.compile(r"^\d{4}-\d{2}-\d{2} \d{2}:\d{2} (?:UTC|[+-]\d{2}:\d{2})")
+_TS_RE = re.compile(r"^([0-9]{4})-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}) (UTC|[+-][0-9]{2}:[0-9]{2})$")
+_TS_PREFIX_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} (?:UTC|[+-][0-9]{2}:[0-9]{2})")
 _FIELD_RE = re.compile(r"^[-*] ([A-Z][A-Za-z ]{0,30}?):(?: (.*)|)$")
 
 
@@ -33,11 +33,12 @@ class Problem:
     line: int
     message: str
     hint: str = ""
+    since: int = 1          # the rules generation of the variant that found it (gitmem.codes.Code.generation)
 
     @classmethod
     def of(cls, code: Code, line: int, variant: str = "", /, **values: object) -> Problem:
         message, hint = code.render(variant, **values)
-        return cls(code.code, line, message, hint)
+        return cls(code.code, line, message, hint, code.generation(variant))
 
 
 @dataclass(frozen=True, order=True)
@@ -234,9 +235,22 @@ def headed(sections: list[Section], parse_heading: Callable[[str], T | None], pr
     for section in sections:
         parsed = parse_heading(section.title)
         if parsed is None:
-            problems.append(Problem.of(code, section.line, what=what, marker=marker, title=section.title))
+            variant = "digits" if _parses_with_ascii_digits(section.title, parse_heading) else ""
+            problems.append(Problem.of(code, section.line, variant, what=what, marker=marker, title=section.title))
             continue
         yield section, parsed
+
+
+_ANY_DIGIT = re.compile(r"\d")       # Unicode decimal digits: only to name the problem, never to read a number
+
+
+def _parses_with_ascii_digits(title: str, parse_heading: Callable[[str], object | None]) -> bool:
+    """A heading that fails only because it writes digits other than 0-9 (`cycle ٣`): a rules-3 problem, so
+    that history written before it, when such headings parsed, still verifies."""
+    if title.isascii():
+        return False
+    folded = _ANY_DIGIT.sub(lambda match: str(int(match.group())), title)
+    return folded != title and parse_heading(folded) is not None
 
 
 def has_title(preamble: list[str] | tuple[str, ...]) -> bool:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitmem import secrets
+from gitmem.config.nesting import loads_json
 from gitmem.errors import ExitCode, GitmemError
 
 PUBLIC_API = "https://api.github.com"
@@ -52,7 +53,7 @@ class GitHubClient:
                      **({"Content-Type": "application/json"} if data else {})})
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
-                return json.loads(response.read() or b"null")
+                return loads_json(response.read() or b"null")
         except urllib.error.HTTPError as err:
             detail = secrets.redact(err.read().decode("utf-8", "replace")[:300], [self.token], mark=secrets.MASK)
             raise GitHubError(f"GitHub API {method} {path} failed: HTTP {err.code}: {detail}",

@@ -70,7 +70,7 @@ def _memory_branches(repo: gitio.Repo, branch: str, remote: str, all_of_them: bo
             gitio.fetch(repo, remote, branch)
         return [branch]
     gitio.fetch_prefixed(repo, remote, branch)
-    pattern = re.compile(rf"^{re.escape(branch)}(?:-(\d+))?$")
+    pattern = re.compile(rf"^{re.escape(branch)}(?:-([0-9]+))?$")
     found = {branch}
     for ref in gitio.references(repo):
         for prefix in (f"refs/remotes/{remote}/", "refs/heads/"):
@@ -85,7 +85,7 @@ def _number(name: str, pattern: re.Pattern[str]) -> int:
 
 
 def _free_name(names: list[str], branch: str) -> str:
-    pattern = re.compile(rf"^{re.escape(branch)}(?:-(\d+))?$")
+    pattern = re.compile(rf"^{re.escape(branch)}(?:-([0-9]+))?$")
     return f"{branch}-{max(_number(name, pattern) for name in names) + 1}"
 
 

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 from gitmem.cycle.permissions import is_revert_note
 
-_CONTEXT_RE = re.compile(r"^runner: context (\d+) tokens of (\d+)(?: \(([^()]*)\))?$")
-_COST_RE = re.compile(r"^(?:runner: )?(?:total )?cost(?: usd)?:? \$?(\d+(?:\.\d+)?)(?: ?USD)?\b", re.I)
-_PAIR_RE = re.compile(r"^([A-Za-z_]+) (\d+(?:\.\d+)?)$")
-SALVAGE_RE = re.compile(r"gitmem/salvage/cycle-\d+(?:-\d+)?")
+_CONTEXT_RE = re.compile(r"^runner: context ([0-9]+) tokens of ([0-9]+)(?: \(([^()]*)\))?$")
+_COST_RE = re.compile(r"^(?:runner: )?(?:total )?cost(?: usd)?:? \$?([0-9]+(?:\.[0-9]+)?)(?: ?USD)?\b", re.I)
+_PAIR_RE = re.compile(r"^([A-Za-z_]+) ([0-9]+(?:\.[0-9]+)?)$")
+SALVAGE_RE = re.compile(r"gitmem/salvage/cycle-[0-9]+(?:-[0-9]+)?")
 _EVIDENCE_RE = re.compile(r"^- Evidence:(.*(?:\n  .*)*)", re.M)
 
 

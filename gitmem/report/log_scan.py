@@ -23,8 +23,8 @@ from gitmem.report import evidence
 from gitmem.report.model import CloseRow, CycleRow
 from gitmem.workspace.tail import FileSource
 
-_DAY_RE = re.compile(r"^- Day: *(\d{4}-\d{2}-\d{2})[ \t]*$", re.M)
-_PROMOTED_RE = re.compile(r"^(?:- Promotions: |  )(R-\d{2,}) · .*\(from L-\d{4,}\)", re.M)
+_DAY_RE = re.compile(r"^- Day: *([0-9]{4}-[0-9]{2}-[0-9]{2})[ \t]*$", re.M)
+_PROMOTED_RE = re.compile(r"^(?:- Promotions: |  )(R-[0-9]{2,}) · .*\(from L-[0-9]{4,}\)", re.M)
 FIRST_BLOCK = 256 * 1024
 
 

@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gitmem.config import Config, load_config
+from gitmem.config.nesting import TooDeep, loads_json, parsing, within_depth
 from gitmem.errors import GitmemError
 from gitmem.nofollow import files
 from gitmem.sessions.protocol import AGENT_COMMANDS, SERVER, protocol_text, tool_names
@@ -164,7 +165,7 @@ def _rules_block(body: str, config: Config) -> Change:
 def _json(merge: Callable[[dict[str, Any]], None]) -> Change:
     def change(old: str | None) -> str | None:
         try:
-            data = json.loads(old) if old is not None and old.strip() else {}
+            data = loads_json(old) if old is not None and old.strip() else {}
         except ValueError as err:
             raise SetupProblem(f"not valid JSON ({err}); fix it, then run `gitmem init --agent …` again") from None
         if not isinstance(data, dict):
@@ -233,7 +234,10 @@ def _codex_config(old: str | None) -> str | None:
     from tomlkit.items import InlineTable
 
     try:
-        doc = tomlkit.parse(old or "")
+        with parsing():
+            doc = within_depth(tomlkit.parse(old or ""))
+    except TooDeep as err:
+        raise SetupProblem(f"{err}; fix it, then run `gitmem init --agent codex` again") from None
     except ParseError as err:
         raise SetupProblem(f"not valid TOML ({err}); fix it, then run `gitmem init --agent codex` again") from None
     servers = doc.get("mcp_servers")

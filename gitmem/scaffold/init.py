@@ -114,7 +114,10 @@ def init(target: Path, agents: Sequence[str] = (), *, plain_hooks: bool = False)
     missing patterns. With `plain_hooks`, the plain git hooks go into the repository's hooks directory.
     `agents` (claude, codex, cursor) also wires those agent CLIs to the memory: gitmem.scaffold.agent_clis."""
     report = InitReport()
-    _prepare_repo(target, report)
+    try:
+        _prepare_repo(target, report)
+    except OSError as err:       # a name too long for the file system (ENAMETOOLONG), a loop of links: the user's
+        raise InitError(f"cannot create {target}: {err.strerror or err}; give a directory you can create") from None
     report.root = str(target.resolve())
     base = template_dir()
     config = _existing_config(target, report)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from gitmem.config.nesting import TooDeep, parsing, within_depth
 from gitmem.errors import GitmemError
 from gitmem.nofollow import files
 
@@ -27,7 +28,10 @@ def _load(yaml: Any, text: str, path: Path) -> Any:
     from ruamel.yaml.error import YAMLError
 
     try:
-        return yaml.load(text)
+        with parsing():
+            return within_depth(yaml.load(text))
+    except TooDeep as err:
+        raise InitError(f"{path}: {err}; fix it, then run `gitmem init` again") from None
     except YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)

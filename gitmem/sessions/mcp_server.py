@@ -28,6 +28,7 @@ import anyio
 from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
 
 from gitmem import __version__
 from gitmem.agents.tools import MEMORY_TOOLS, Toolbox
@@ -174,10 +175,14 @@ def build_server(state: State) -> Server[Any]:
     async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         with anyio.move_on_after(WAIT_FOR_ROOT):
             await state.found.wait()
+        # A JSON-RPC error the client reads, not an exception the SDK logs with its traceback on stderr.
         if state.ws is None:
-            raise ValueError(state.failure or "the memory repository was not found")
+            raise MCPError(types.INVALID_PARAMS, state.failure or "the memory repository was not found")
         ws = state.ws
-        text = await anyio.to_thread.run_sync(resource_text, ws, str(params.uri))
+        try:
+            text = await anyio.to_thread.run_sync(resource_text, ws, str(params.uri))
+        except (ValueError, GitmemError) as err:
+            raise MCPError(types.INVALID_PARAMS, str(err)) from None
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=str(params.uri), text=text,
                                                                              mime_type="text/markdown")])
 

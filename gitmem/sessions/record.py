@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from gitmem import gitio
+from gitmem.config.nesting import loads_json
 from gitmem.memory_writer import atomic_write
 from gitmem.workspace import Workspace
 
@@ -74,7 +75,7 @@ def _state(path: Path) -> str:
 def load(ws: Workspace, session: str) -> SessionRecord | None:
     path = _path(ws, session)
     try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path is not None else None
+        data = loads_json(path.read_text(encoding="utf-8")) if path is not None else None
         found = SessionRecord(**data) if isinstance(data, dict) else None
     except (OSError, ValueError, TypeError):
         return None

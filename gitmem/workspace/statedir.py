@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from gitmem.config.nesting import loads_json
 from gitmem.errors import ExitCode, GitmemError
 
 # The daily close's cache of lesson confirmations (gitmem.close.backing). Named here, with the directory that
@@ -40,7 +41,7 @@ def read_cache(path: Path | None) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = loads_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -50,6 +50,19 @@ def read(uri: str) -> Step:
     return step
 
 
+def read_refused(uri: str) -> Step:
+    """A resources/read the server must refuse: the JSON-RPC error's message (the session goes on)."""
+    async def step(session: ClientSession) -> str:
+        from mcp.shared.exceptions import MCPError
+
+        try:
+            await session.read_resource(uri)
+        except MCPError as err:
+            return err.error.message
+        raise AssertionError(f"{uri} was read")
+    return step
+
+
 def pause(seconds: float) -> Step:
     async def step(session: ClientSession) -> None:
         await anyio.sleep(seconds)

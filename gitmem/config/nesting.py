@@ -1,0 +1,62 @@
+"""Nesting bounded in every structured text gitmem reads: YAML (gitmem.yaml, scripted replays, pre-commit's
+config), JSON (hook payloads, MCP messages, agent CLI output, state files, agent-tool configs) and TOML.
+
+Each parser recurses once per level (ruamel.yaml's composer, json's scanner, tomlkit), so a document nested a
+thousand levels deep raised RecursionError from every command. A reader parses inside `parsing()`, which turns
+that into `TooDeep`, and checks what it got with `within_depth()` (iteratively) before anything recurses over
+it; `TooDeep` is a ValueError, so each reader reports it as the one-line error it already gives for bad input.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+MAX_DEPTH = 100          # levels of lists and mappings: far beyond any real config or payload
+
+T = TypeVar("T")
+
+
+class TooDeep(ValueError):
+    """A document nested deeper than MAX_DEPTH."""
+
+    def __init__(self) -> None:
+        super().__init__(f"nested deeper than {MAX_DEPTH} levels")
+
+
+def depth(value: object) -> int:
+    """How deeply lists and mappings nest in `value` (0 for a scalar), without recursing."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, (list, tuple)) else None
+        if children is None:
+            continue
+        deepest = max(deepest, level)
+        if level > MAX_DEPTH:
+            break
+        stack += [(child, level + 1) for child in children]
+    return deepest
+
+
+def within_depth(value: T) -> T:
+    """`value` itself, once it nests at most MAX_DEPTH levels; TooDeep otherwise."""
+    if depth(value) > MAX_DEPTH:
+        raise TooDeep()
+    return value
+
+
+@contextmanager
+def parsing() -> Iterator[None]:
+    """A parser's RecursionError (the document nests past what it can read) as TooDeep."""
+    try:
+        yield
+    except RecursionError:
+        raise TooDeep() from None
+
+
+def loads_json(text: str | bytes) -> Any:
+    """`json.loads`, bounded: the one way gitmem reads JSON it did not write in this process."""
+    with parsing():
+        return within_depth(json.loads(text))

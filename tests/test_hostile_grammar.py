@@ -1,0 +1,105 @@
+"""Hostile input, class 2b: what counts as a number and as an address. Only ASCII digits are digits in every
+grammar (Python's `\\d` and int() read `٣` as 3), and emails are compared as git records them; both are rules
+version 3, so history written under 2 still verifies. A repository written under rules 2 (0.2.0) verifies clean."""
+from __future__ import annotations
+
+import pytest
+
+from gitmem import codes
+from gitmem.errors import ExitCode
+from gitmem.memory import log
+from tests.support.builders import decisions_md, pending, resolved
+from tests.support.helpers import AGENT, HUMAN, GitRepo
+from tests.support.world import World, at, d
+
+ARABIC_INDIC = "٠١٢٣٤٥٦٧٨٩"
+FULLWIDTH = "０１２３４５６７８９"
+
+
+def _unicode(number: str, digits: str) -> str:
+    return "".join(digits[int(c)] for c in number)
+
+
+def _headings(cycle: int) -> dict[str, str]:
+    return {
+        "cycle-arabic": f"## 2026-12-01 09:00 UTC · cycle {_unicode(str(cycle), ARABIC_INDIC)} · built",
+        "cycle-fullwidth": f"## 2026-12-01 09:00 UTC · cycle {_unicode(str(cycle), FULLWIDTH)} · built",
+        "year-arabic": f"## {_unicode('2026', ARABIC_INDIC)}-12-01 09:00 UTC · cycle {cycle} · built",
+        "zone-devanagari": f"## 2026-12-01 09:00 +{_unicode('01', '०१२३४५६७८९')}:00 · cycle {cycle} · built",
+    }
+
+
+def _rules_2(repo: GitRepo) -> None:
+    text = repo.read("gitmem.yaml").replace(f"rules_version: {codes.RULES_VERSION}", "rules_version: 2")
+    repo.commit_files({"gitmem.yaml": text}, "a repository of 0.2.0")
+
+
+def _with_heading(repo: GitRepo, heading: str) -> str:
+    return repo.read("LOG.md") + f"\n{heading}\n- Task: t\n- Result: r\n"
+
+
+@pytest.mark.parametrize("kind", sorted(_headings(1)))
+def test_a_heading_with_other_digits_is_refused_and_never_read_as_a_number(memrepo: GitRepo, cli, kind: str) -> None:
+    heading = _headings(1)[kind]
+    memrepo.stage_files({"LOG.md": _with_heading(memrepo, heading)})
+    result = cli(["check"], cwd=memrepo.path)
+    assert result.code == ExitCode.VIOLATIONS and "Traceback" not in result.err
+    assert "GM306" in result.out and "digits other than 0-9" in result.out
+    assert log.parse(memrepo.read("LOG.md")).entries == ()      # no reader takes it for an entry
+    memrepo.commit_files({"LOG.md": _with_heading(memrepo, heading)}, "by hand", author=HUMAN)
+    status = cli(["status", "--json"], cwd=memrepo.path)
+    assert status.code == ExitCode.OK, status.err
+    assert '"last_cycle": 1' not in status.out and "Traceback" not in status.err
+
+
+@pytest.mark.parametrize("kind", sorted(_headings(1)))
+def test_history_written_under_rules_2_with_such_headings_still_verifies(memrepo: GitRepo, cli, kind: str) -> None:
+    _rules_2(memrepo)
+    start = memrepo.head()
+    memrepo.commit_files({"LOG.md": _with_heading(memrepo, _headings(1)[kind])}, "by hand under 0.2.0")
+    assert cli(["verify", "--range", f"{start}..HEAD"], cwd=memrepo.path).code == ExitCode.OK
+    marked = memrepo.head()
+    memrepo.commit_files({"LOG.md": _with_heading(memrepo, _headings(2)[kind])},
+                         f"under the new rules\n\nGitmem-Rules: {codes.RULES_VERSION}\n")
+    found = cli(["verify", "--range", f"{marked}..HEAD"], cwd=memrepo.path)
+    assert found.code == ExitCode.VIOLATIONS and "GM306" in found.out
+
+
+@pytest.mark.parametrize("email", [" agent@gitmem.invalid", "agent@gitmem.invalid ", "\tagent@gitmem.invalid",
+                                   "<agent@gitmem.invalid>", "agent@gitmem.invalid.", "'agent@gitmem.invalid'",
+                                   " AGENT@Gitmem.Invalid"])
+def test_an_agent_email_git_trims_is_the_agent(memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch,
+                                               email: str) -> None:
+    memrepo.commit_files({"DECISIONS.md": decisions_md(pending(1))}, "ask")
+    memrepo.stage_files({"DECISIONS.md": decisions_md(resolved=resolved(1))})
+    monkeypatch.setenv("GIT_AUTHOR_NAME", AGENT[0])
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", email)
+    result = cli(["check"], cwd=memrepo.path)
+    assert result.code == ExitCode.VIOLATIONS and "GM207" in result.out, result.out + result.err
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", "ada@example.com")
+    assert cli(["check"], cwd=memrepo.path).code == ExitCode.OK          # a human answers
+
+
+def test_an_answer_with_a_trimmed_agent_email_under_rules_2_still_verifies(memrepo: GitRepo, cli) -> None:
+    from gitmem.checks.decisions_checks import against_old
+    from gitmem.memory import decisions
+
+    old, new = decisions.parse(decisions_md(pending(1))), decisions.parse(decisions_md(resolved=resolved(1)))
+    found = against_old("DECISIONS.md", old, new, agent_email=AGENT[1], author_email=AGENT[1], variant="normalised")
+    assert [v.generation for v in found] == [3]
+    found = against_old("DECISIONS.md", old, new, agent_email=AGENT[1], author_email=AGENT[1])
+    assert [v.generation for v in found] == [1]
+
+
+def test_a_repository_written_under_rules_2_verifies_clean(memrepo: GitRepo, cli) -> None:
+    """The current writers at rules_version 2, as 0.2.0 left a repository: cycles, a decision, a close."""
+    _rules_2(memrepo)
+    start = memrepo.head()
+    world = World(memrepo)
+    for hour in (8, 9, 10):
+        world.cycle(at(10, hour))
+    world.ask(at(10, 11), "Which database?")
+    world.close(d(10), at(10, 23))
+    result = cli(["verify", "--range", f"{start}..HEAD"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.out + result.err
+    assert cli(["check", "--worktree"], cwd=memrepo.path).code == ExitCode.OK

@@ -1,0 +1,112 @@
+"""Hostile input, class 7b: parsing is total. Structured text nested past any parser's recursion (YAML, JSON,
+TOML), names too long for the file system and links planted at an output path each give one line and their
+exit code, never a traceback; and no reader interprets a document deeper than MAX_DEPTH."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from gitmem.config.nesting import MAX_DEPTH, TooDeep, depth, loads_json, parsing, within_depth
+from gitmem.errors import ExitCode
+from tests.support.helpers import GitRepo
+from tests.support.hostile import no_traceback
+
+DEPTHS = (1_000, 100_000)
+
+
+def _one_line(err: str) -> bool:
+    return no_traceback(err) and len(err.strip().splitlines()) == 1
+
+
+def _deep_yaml(levels: int, style: str) -> str:
+    if style == "flow-list":
+        return "a: " + "[" * levels + "]" * levels + "\n"
+    if style == "flow-map":
+        return "a: " + "{b: " * levels + "1" + "}" * levels + "\n"
+    return "a:\n" + "".join("  " * i + "b:\n" for i in range(1, min(levels, 5_000)))     # block style
+
+
+@pytest.mark.parametrize("levels", DEPTHS)
+@pytest.mark.parametrize("style", ["flow-list", "flow-map", "block"])
+@pytest.mark.parametrize("command", [["check"], ["check", "--worktree"], ["status"], ["context"], ["pending"]])
+def test_a_deeply_nested_config_is_one_line_exit_2_for_every_command(memrepo: GitRepo, cli, levels: int, style: str,
+                                                                      command: list[str]) -> None:
+    memrepo.write("gitmem.yaml", _deep_yaml(levels, style))
+    memrepo.stage_files({"gitmem.yaml": _deep_yaml(levels, style)})
+    result = cli(command, cwd=memrepo.path)
+    assert result.code == ExitCode.USAGE, result.err
+    assert _one_line(result.err) and "gitmem.yaml" in result.err and "nested deeper" in result.err
+
+
+@pytest.mark.parametrize("levels", DEPTHS)
+@pytest.mark.parametrize("shape", ["list", "object"])
+def test_a_deeply_nested_hook_payload_is_not_a_traceback(memrepo: GitRepo, cli, levels: int, shape: str) -> None:
+    payload = ("[" * levels + "]" * levels) if shape == "list" else ('{"a":' * levels + "1" + "}" * levels)
+    result = cli(["hook", "session-start"], cwd=memrepo.path, stdin=payload)
+    assert result.code == ExitCode.OK and _one_line(result.err) and "not the hook's JSON" in result.err
+
+
+def test_the_bound_is_checked_without_recursing() -> None:
+    deep: list[object] = []
+    for _ in range(200_000):          # far past Python's recursion limit: depth() must not recurse
+        deep = [deep]
+    assert depth(deep) > MAX_DEPTH
+    with pytest.raises(TooDeep):
+        within_depth(deep)
+    nested = {"a": [{"b": [1, 2]}]}
+    assert depth(nested) == 4 and within_depth(nested) is nested
+    assert loads_json(json.dumps([[[1]]] )) == [[[1]]]
+    for text in ("[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1), "[" * 100_000 + "]" * 100_000):
+        with pytest.raises(ValueError, match="nested deeper"):
+            loads_json(text)
+    with pytest.raises(TooDeep), parsing():
+        raise RecursionError
+
+
+def test_a_deep_codex_config_is_one_line(memrepo: GitRepo, cli) -> None:
+    pytest.importorskip("tomlkit")
+    (memrepo.path / ".codex").mkdir(exist_ok=True)
+    (memrepo.path / ".codex" / "config.toml").write_text("a = " + "[" * 5_000 + "]" * 5_000 + "\n")
+    result = cli(["init", str(memrepo.path), "--agent", "codex"], cwd=memrepo.path)
+    assert no_traceback(result.err) and result.code != ExitCode.INTERNAL, result.err
+
+
+@pytest.mark.parametrize("name", ["a" * 300, "x/" + "b" * 300 + "/y", "c" * 256])
+def test_init_of_a_name_too_long_is_one_line_exit_2(tmp_path: Path, cli, name: str) -> None:
+    result = cli(["init", name], cwd=tmp_path)
+    assert result.code == ExitCode.USAGE and _one_line(result.err), result.err
+    assert "too long" in result.err
+
+
+@pytest.mark.parametrize("planted", ["link-outside", "link-dangling", "fifo", "directory"])
+@pytest.mark.parametrize("where", ["default", "--out"])
+def test_report_never_writes_through_what_is_planted_at_its_output(memrepo: GitRepo, cli, tmp_path: Path,
+                                                                   planted: str, where: str) -> None:
+    target = memrepo.path / ".git" / "gitmem" / "report.html" if where == "default" else tmp_path / "out.html"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("the human's file\n")
+    if planted == "link-outside":
+        target.symlink_to(victim)
+    elif planted == "link-dangling":
+        target.symlink_to(tmp_path / "nowhere" / "made.html")
+    elif planted == "fifo":
+        os.mkfifo(target)
+    else:
+        target.mkdir()
+    argv = ["report"] + (["--out", str(target)] if where == "--out" else [])
+    result = cli(argv, cwd=memrepo.path)
+    assert result.code == ExitCode.USAGE and _one_line(result.err), result.err
+    assert "cannot write" in result.err
+    assert victim.read_text() == "the human's file\n" and not (tmp_path / "nowhere").exists()
+
+
+def test_report_writes_a_regular_file_over_its_last_one(memrepo: GitRepo, cli, tmp_path: Path) -> None:
+    out = tmp_path / "out.html"
+    out.write_text("x" * 100_000)
+    result = cli(["report", "--out", str(out)], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    assert out.read_text().startswith("<!") and not out.read_text().endswith("x" * 10)

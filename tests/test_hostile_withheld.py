@@ -1,0 +1,124 @@
+"""Hostile agents, class 4b: secrets by value. Whatever a withheld variable is called, its value (and its URL-encoded
+and base64 forms) is masked in every file the runner commits, in LOG and NOW however they were written, in the
+agent's last words and in what the runner prints; ordinary values (a path, a number, a boolean, a short word) are
+not masked anywhere. The agent reaches the values the way a real one would: from its parent's /proc environ."""
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from gitmem import secrets
+from gitmem.errors import ExitCode
+from tests.support.cycle_support import file_at, is_clean
+from tests.support.helpers import GitRepo
+from tests.support.hostile import GITMEM, command_agent, no_traceback
+
+# Withheld from the agent by their names, values of no known token format.
+WITHHELD = {"DEPLOY_DB_PASSWORD": "s3cr3t-db-Pa55", "MY_THING_SECRET": "opaque value 42 here",
+            "X_AUTH": "x-v4lue:with/slashes+plus"}
+# Given to the agent (their names are not credentials): its own, never masked; and withheld, but not secret-shaped.
+ORDINARY = {"X": "plainvalue-given", "MY_THING": "another-given-one", "TOOLS_PATH_SECRET": "/usr/bin",
+            "PORT_SECRET": "8080", "RATE_SECRET": "12.5e3", "FLAG_SECRET": "true", "SHORT_SECRET": "abcde"}
+
+
+def _forms(value: str) -> list[str]:
+    return [value, quote(value, safe=""), base64.b64encode(value.encode()).decode()]
+
+
+def _agent_body(values: list[str], *, log_via_cli: bool = True) -> str:
+    """Writes each value in every form to a new file, to LOG through `gitmem log add`, to a NOW block through
+    `gitmem now add`, and to its stderr."""
+    forms = [form for value in values for form in _forms(value)]
+    text = " | ".join(forms)
+    body = (f"open(os.path.join(root, 'leak.txt'), 'w').write({text!r} + '\\n')\n"
+            f"sys.stderr.write({text!r} + '\\n')\n")
+    if log_via_cli:
+        body += (f"subprocess.run([{str(GITMEM)!r}, 'log', 'add', '--task', 'leak ' + {forms[0]!r}, '--outcome', "
+                 f"'built', '--result', {text!r}], check=True, cwd=root)\n"
+                 f"subprocess.run([{str(GITMEM)!r}, 'now', 'add', '--did', {text!r}, '--human', 'nothing', "
+                 f"'--next', 'n'], check=True, cwd=root)\n")
+    return body
+
+
+def _committed(repo: GitRepo) -> str:
+    return "\n".join(file_at(repo.repo, "HEAD", name) or "" for name in ("leak.txt", "LOG.md", "NOW.md"))
+
+
+@pytest.fixture
+def environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in {**WITHHELD, **ORDINARY}.items():
+        monkeypatch.setenv(name, value)
+
+
+def test_withheld_values_of_any_name_are_masked_in_files_log_now_and_output(tmp_path: Path, memrepo: GitRepo, cli,
+                                                                            environment: None) -> None:
+    command_agent(tmp_path, memrepo, _agent_body([*WITHHELD.values(), *ORDINARY.values()]), write_memory=False)
+    result = cli(["cycle"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    committed, printed = _committed(memrepo), result.out + result.err
+    for value in WITHHELD.values():
+        for form in _forms(value):
+            assert form not in committed and form not in printed, form
+    for value in ORDINARY.values():          # the agent's own, and values that are no secrets: kept as written
+        assert value in committed, value
+    assert "removed a secret value from leak.txt" in committed and is_clean(memrepo)
+    assert no_traceback(result.err)
+
+
+def test_the_agents_last_words_are_masked_when_it_fails(tmp_path: Path, memrepo: GitRepo, cli,
+                                                        environment: None) -> None:
+    value = WITHHELD["DEPLOY_DB_PASSWORD"]
+    command_agent(tmp_path, memrepo, _agent_body([value], log_via_cli=False) + "sys.exit(3)\n",
+                  write_memory=False)
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.SALVAGED and no_traceback(result.err)
+    assert value not in result.out + result.err and value not in memrepo.read("LOG.md")
+    assert "exited with code 3" in memrepo.read("LOG.md")
+
+
+def test_a_value_holding_a_withheld_value_is_withheld_and_masked_whole() -> None:
+    environ = {"DEPLOY_DB_PASSWORD": "s3cr3t-db-Pa55", "DATABASE_URL": "postgres://app:s3cr3t-db-Pa55@db/prod",
+               "HOME": "/root", "X": "plainvalue-given"}
+    given = secrets.agent_environment(environ)
+    assert given == {"HOME": "/root", "X": "plainvalue-given"}
+    masked = secrets.redact_bytes(b"url postgres://app:s3cr3t-db-Pa55@db/prod x plainvalue-given",
+                                  secrets.env_values(environ))
+    assert masked == b"url *** x plainvalue-given"
+
+
+@pytest.mark.parametrize("value,shaped", [
+    ("/usr/bin", False), ("/usr/bin:/bin", False), ("~", False), ("8080", False), ("-12.5e3", False),
+    ("1234567890", False), ("true", False), ("OFF", False), ("abcde", False), ("        ", False),
+    ("/not/a/real/path/at/all", True), ("/AbC+dEf/GhIj==", True), ("s3cr3t-db-Pa55", True),
+    ("opaque value 42 here", True), ("١٢٣٤٥٦٧٨٩", True),     # Arabic-Indic digits are no number here
+])
+def test_what_counts_as_secret_shaped(value: str, shaped: bool) -> None:
+    assert secrets.secret_shaped(value) is shaped
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads the runner's environ from /proc")
+def test_an_agent_reading_its_parents_environ_gets_nothing_committed(tmp_path: Path, memrepo: GitRepo) -> None:
+    """The hostile run: the runner withholds DEPLOY_DB_PASSWORD; the agent reads /proc/$PPID/environ and writes
+    everything it finds, raw and encoded."""
+    body = ("import base64, urllib.parse\n"
+            "found = open(f'/proc/{os.getppid()}/environ', 'rb').read().decode().split('\\0')\n"
+            "lines = [line + ' ' + urllib.parse.quote(line, safe='') + ' ' + base64.b64encode(line.encode()).decode()"
+            " for line in found]\n"
+            "open(os.path.join(root, 'environ.txt'), 'w').write('\\n'.join(lines) + '\\n')\n")
+    command_agent(tmp_path, memrepo, body)
+    env = {**os.environ, **WITHHELD, **ORDINARY}
+    done = subprocess.run([sys.executable, "-m", "gitmem", "cycle"], cwd=memrepo.path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == ExitCode.OK, done.stderr
+    committed = file_at(memrepo.repo, "HEAD", "environ.txt") or ""
+    assert "DEPLOY_DB_PASSWORD=***" in committed
+    for value in WITHHELD.values():
+        for form in _forms(value):
+            assert form not in committed + done.stdout + done.stderr, form
+    assert "X=plainvalue-given" in committed and "PORT_SECRET=8080" in committed
