@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 # The rules generation of this release. Codes and variants added in a release carry its generation
 # (`since`): `verify` holds a commit to them only when the commit was made under them (gitmem.checks.generation),
 # so a history that was valid before an upgrade stays valid. Bump it with every release that adds rules.
-RULES_VERSION = 2
+RULES_VERSION = 3
 
 CODE_RE = re.compile(r"^GM[1-9]\d\d$")
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -269,6 +269,10 @@ CYCLE_UPSTREAM_REWRITTEN = _code(
     "GM715", "cycle-upstream-rewritten",
     "the remote branch was rewritten since this checkout last saw it; nothing was pushed, the work is on a branch",
     "{message}", since=2)
+CYCLE_REFS_BACKUP_FAILED = _code(
+    "GM716", "cycle-refs-backup-failed",
+    "the runner could not back up the human's unpushed refs before the agent ran, or restore them after it",
+    "{message}", since=3)
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(

@@ -219,8 +219,8 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         report.messages.append(f"cycle {number}: running the {backend.name} backend")
         began = clock()
         guard = CycleGuard.begin(ws, start=start, branch=branch, cycle=number)
-        try:
-            result, failure = invoke(backend, request, settings.grace)
+        try:      # without a backup of the human's unpushed refs the agent does not run (gitmem.cycle.refs_backup)
+            result, failure = (None, guard.unsafe) if guard.unsafe else invoke(backend, request, settings.grace)
         finally:
             guard.agent_done()
         failure = guard.restore() or failure      # git state and refs first: nothing below runs the agent's hooks
@@ -244,12 +244,17 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             report.exit_code, report.error, report.salvage_branch = ExitCode.SALVAGED, saved.error, saved.branch
             report.commit, report.task, report.outcome = saved.commit, saved.task, Outcome.NO_BUILD
             report.messages += saved.messages
-            report.violations.append(Violation.of(codes.CYCLE_AGENT_FAILED, saved.branch or "(cycle)", 1,
-                                                  message=f"the agent failed: {saved.error}"))
+            if isinstance(failure, RunFailure):      # the runner's own failure, with its code
+                report.violations.append(Violation.of(failure.code, failure.where, 1, message=saved.error))
+            else:
+                report.violations.append(Violation.of(codes.CYCLE_AGENT_FAILED, saved.branch or "(cycle)", 1,
+                                                      message=f"the agent failed: {saved.error}"))
         if settings.push:
             _push(ws, report, settings, known)
         pending = decisions.parse(ws.read("decisions")).pending
         report.pending = [f"{d.id} · {d.title}" for d in pending]
+        guard.discard_backup()
+
         return report
     finally:
         held.release()
