@@ -81,7 +81,8 @@ def free_branch_name(repo: gitio.Repo, base: str, remote: str) -> str:
 def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None,
             branch: str | None = None, tries: int = 5, backoff: float = 1.0,
             sleep: Callable[[float], None] = time.sleep, resolver: gitio.Resolver | None = None,
-            workspace: str | None = None, known: str | None = None) -> SyncResult:
+            workspace: str | None = None, known: str | None = None,
+            watch: tuple[str, str] | None = None) -> SyncResult:
     """Fetch, rebase the current branch onto its remote branch, push. Up to `tries` attempts.
 
     A push rejected because someone pushed in between is retried after `backoff * 2**attempt` seconds.
@@ -92,7 +93,8 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     returns status "conflict". An upstream that does not keep the history this checkout knew returns status
     "rewritten" (see the module doc); `workspace` names the memory verified. `known` is the upstream the
     caller saw when it started (default: the remote-tracking branch now), so that nothing done in between,
-    by an agent or another fetch, moves what is trusted.
+    by an agent or another fetch, moves what is trusted. `watch` is (an upstream tip, the DECISIONS path): commits
+    that changed DECISIONS on the upstream since that tip are named in the messages (gitmem.publish.arrivals).
     """
     local = gitio.current_branch(repo)
     if local is None:
@@ -121,6 +123,8 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
                     gitio.set_remote_branch(repo, remote, branch, known)
                     return _keep(repo, result, conflict_branch, known, upstream, rewrite)
             known = upstream if upstream is not None else known
+            if upstream is not None and watch is not None:
+                watch = _watch(repo, result, watch, upstream)
             if upstream is not None:
                 before = _head(repo)
                 rebased = gitio.rebase_onto(repo, f"refs/remotes/{remote}/{branch}", resolver)
@@ -145,6 +149,18 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     result.commit = _head(repo)
     result.messages.append(f"gave up after {tries} attempts; the commit is safe on local branch {local}")
     return result
+
+
+def _watch(repo: gitio.Repo, result: SyncResult, watch: tuple[str, str], upstream: str) -> tuple[str, str]:
+    """Name the commits that changed DECISIONS on the upstream since `watch`'s tip; the tip moves to `upstream`."""
+    from gitmem.publish.arrivals import decisions_arrived, describe
+
+    since, path = watch
+    if upstream != since and gitio.is_ancestor(repo, since, upstream):
+        arrived = decisions_arrived(repo, since, upstream, path)
+        if arrived:
+            result.messages.append(describe(arrived, f"{result.remote}/{result.branch}", path))
+    return upstream, path
 
 
 def _head(repo: gitio.Repo) -> str:
