@@ -111,6 +111,12 @@ PENDING_OVER_LIMIT = _code(
                   "wait for answers before asking more, or merge related questions into one"),
     size=Message("Pending is {count} characters; " + _OF_HARD,
                  "keep Context and Options short; details belong in LOG or in a file the decision names"), since=2)
+DECISION_ANSWER_UNSIGNED = _code(
+    "GM210", "decision-answer-unsigned",
+    "with `trust.signed_answers`, a decision was answered in a commit not signed by a key in `trust.signing_keys`",
+    "{id} was answered in a commit that is not signed by a key in trust.signing_keys ({why})",
+    "answer in a commit signed with your SSH key (`git commit -S` with gpg.format = ssh) whose public key is "
+    "listed in trust.signing_keys", since=3)
 
 # -- GM3xx LOG ---------------------------------------------------------------------------------------------
 LOG_NOT_APPEND_ONLY = _code(

@@ -13,6 +13,7 @@ dataclasses of those (`Identity`, `Commit`, `CommitInfo`, `Snapshot`). No pygit2
   commits     commits built without touching the user's index, branches, resets, restore
   rebase      replaying local commits onto an upstream, with a memory-aware resolver
   remote      fetch, push and the few commands that go through the `git` executable
+  signing     whether a commit carries an SSH signature by a listed key
   bundles     the human's unpushed history in a bundle, and the stash list, for the cycle's guard
 """
 from __future__ import annotations
@@ -37,7 +38,7 @@ __all__ = [
     "restore_paths", "restore_worktree", "root", "run_git", "same_blob", "set_config", "set_reference",
     "set_remote_branch", "shallow_commits", "signature", "staged_files", "staged_snapshot", "stash_entries",
     "state_dir", "state_dir_of", "state_paths", "switch_head", "token_config", "tree_links", "unbundle", "unpushed",
-    "upstream_of", "user_identity", "walk_range", "work_tree", "worktree_bytes", "worktree_changed",
+    "unsigned_why", "upstream_of", "user_identity", "walk_range", "work_tree", "worktree_bytes", "worktree_changed",
     "worktree_files", "worktree_snapshot", "write_tree_with",
 ]
 
@@ -45,7 +46,7 @@ __all__ = [
 # the first few (the repository, snapshots, history, the staged files) and never loads commits, remotes or
 # rebases; every millisecond counts on the pre-commit path.
 _SEARCH_ORDER = ("repository", "snapshots", "history", "staged", "blobproof", "state", "restore", "commits",
-                 "remote", "rebase", "bundles")
+                 "remote", "rebase", "bundles", "signing")
 
 
 def __getattr__(name: str) -> Any:
@@ -96,6 +97,7 @@ if TYPE_CHECKING:   # for type checkers: every submodule's names, of which `__al
     from gitmem.gitio.remote import *
     from gitmem.gitio.repository import *
     from gitmem.gitio.restore import *
+    from gitmem.gitio.signing import *
     from gitmem.gitio.snapshots import *
     from gitmem.gitio.staged import *
     from gitmem.gitio.state import *

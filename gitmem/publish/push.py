@@ -174,7 +174,9 @@ def _head(repo: gitio.Repo) -> str:
 # in a human's commit) is theirs to fix and does not stop a cycle.
 REWRITE_CODES = frozenset(code.code for code in (
     codes.LOG_NOT_APPEND_ONLY, codes.DECISION_RESOLVED_REWRITTEN, codes.DECISION_ID_VANISHED, codes.LESSON_VANISHED,
-    codes.RULE_VANISHED, codes.HISTORY_REWRITTEN, codes.MEMORY_REMAPPED))
+    codes.RULE_VANISHED, codes.HISTORY_REWRITTEN, codes.MEMORY_REMAPPED,
+    # With trust.signed_answers, an answer nobody trusted signed is not a human's word: not built on either.
+    codes.DECISION_ANSWER_UNSIGNED))
 
 
 def _rewrite(repo: gitio.Repo, known: str, upstream: str, workspace: str | None) -> str:
@@ -191,7 +193,7 @@ def _rewrite(repo: gitio.Repo, known: str, upstream: str, workspace: str | None)
     if not found:
         return ""
     first = "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in found[:3])
-    return f"its new commits rewrite memory history: {first}"
+    return f"its new commits rewrite memory history or answer unsigned: {first}"
 
 
 def _keep(repo: gitio.Repo, result: SyncResult, conflict_branch: str, known: str, upstream: str,
