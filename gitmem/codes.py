@@ -119,6 +119,12 @@ PENDING_OVER_LIMIT = _code(
                   "wait for answers before asking more, or merge related questions into one"),
     size=Message("Pending is {count} characters; " + _OF_HARD,
                  "keep Context and Options short; details belong in LOG or in a file the decision names"), since=2)
+DECISION_ANSWER_UNSIGNED = _code(
+    "GM210", "decision-answer-unsigned",
+    "with `trust.signed_answers`, a decision was answered in a commit not signed by a key in `trust.signing_keys`",
+    "{id} was answered in a commit that is not signed by a key in trust.signing_keys ({why})",
+    "answer in a commit signed with your SSH key (`git commit -S` with gpg.format = ssh) whose public key is "
+    "listed in trust.signing_keys", since=3)
 
 # -- GM3xx LOG ---------------------------------------------------------------------------------------------
 LOG_NOT_APPEND_ONLY = _code(
@@ -278,6 +284,10 @@ CYCLE_UPSTREAM_REWRITTEN = _code(
     "GM715", "cycle-upstream-rewritten",
     "the remote branch was rewritten since this checkout last saw it; nothing was pushed, the work is on a branch",
     "{message}", since=2)
+CYCLE_REFS_BACKUP_FAILED = _code(
+    "GM716", "cycle-refs-backup-failed",
+    "the runner could not back up the human's unpushed refs before the agent ran, or restore them after it",
+    "{message}", since=3)
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(

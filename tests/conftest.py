@@ -17,9 +17,11 @@ from tests.support.world import World
 
 
 @pytest.fixture
-def git_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No GIT_INDEX_FILE, GIT_AUTHOR_*, PRE_COMMIT_* or GITMEM_CYCLE leaking in from outside."""
+def git_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """No GIT_INDEX_FILE, GIT_AUTHOR_*, PRE_COMMIT_* or GITMEM_CYCLE leaking in from outside, and the cycle's
+    backup bundles (gitmem.cycle.refs_backup) under a temp dir, not the user's state directory."""
     isolate_git_env(monkeypatch)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
 
 
 @pytest.fixture

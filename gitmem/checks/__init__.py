@@ -1,6 +1,7 @@
 """The GM rules over an old and a new snapshot of memory. No git here: snapshots come from `gitmem.gitio`."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from gitmem import codes
@@ -20,6 +21,9 @@ class CheckInput:
     old_config: Config | None = None
     remapped: tuple[tuple[str, str, str], ...] = ()     # (role, old path, new path) the config moved
     others: tuple[Snapshot, ...] = ()    # a merge's other parents, under the new config's names
+    # Why the commit that makes the new state is not signed by a key in the old side's trust.signing_keys ("" when
+    # it is), asked only when an answer needs it (`trust.signed_answers`); None when there is no commit yet.
+    unsigned: Callable[[], str] | None = None
 
 
 # Each rule family's module and the roles whose change can affect it (RULES provenance reads LESSONS).

@@ -31,8 +31,10 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     elif author and git_email(author) in {git_email(email) for email in emails}:
         # The same address as git writes it (` agent@x` commits as `agent@x`): the agent, from rules 3 on.
         author, variant = inp.config.agent.email, "normalised"
-    found += against_old(path, old, doc, agent_email=inp.config.agent.email, author_email=author,
-                         brought=_resolved_elsewhere(inp.others, path), variant=variant)
+    brought = _resolved_elsewhere(inp.others, path)
+    found += against_old(path, old, doc, agent_email=inp.config.agent.email, author_email=author, brought=brought,
+                         variant=variant)
+    found += _unsigned_answers(inp, path, old, doc, brought)
     return found
 
 
@@ -44,6 +46,21 @@ def git_email(email: str) -> str:
     from both ends of an identity's email (ident.c, `crud`); case does not matter to a mail domain, and
     gitmem compares local parts without case too."""
     return email.strip(_CRUD).lower()
+
+
+def _unsigned_answers(inp: CheckInput, path: str, old: DecisionsDoc, new: DecisionsDoc,
+                      brought: dict[str, str]) -> list[Violation]:
+    """GM210: with trust.signed_answers (on either side: a commit cannot switch it off and answer), each answer
+    new in this commit needs the commit signed by a key the old side trusts (`CheckInput.unsigned`)."""
+    required = inp.config.trust.signed_answers or (inp.old_config is not None and inp.old_config.trust.signed_answers)
+    if not required or inp.unsigned is None:
+        return []
+    before = {d.id for d in old.resolved}
+    answered = [d for d in new.resolved if d.id not in before and brought.get(d.id) != d.content()]
+    why = inp.unsigned() if answered else ""
+    if not why:
+        return []
+    return [Violation.of(codes.DECISION_ANSWER_UNSIGNED, path, d.line, id=d.id, why=why) for d in answered]
 
 
 def _resolved_elsewhere(others: tuple[Snapshot, ...], path: str) -> dict[str, str]:

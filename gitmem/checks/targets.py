@@ -315,7 +315,8 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
         if not _has_memory(new, config) and not any(_has_memory(s.snapshot, config) for s in (side, *others)):
             continue        # history from before gitmem was adopted: there is no memory to check
         found = run_checks(CheckInput(config, side.snapshot, new, commit.author.email, side.config, side.remapped,
-                                      tuple(s.snapshot for s in others if s.snapshot is not None)))
+                                      tuple(s.snapshot for s in others if s.snapshot is not None),
+                                      _unsigned(repo, commit.id, side.config or config)))
         if others:
             from gitmem.checks import merges
 
@@ -331,6 +332,12 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
 # The rules generation that bounded gitmem.yaml's values (0.2.0): a config brought by a commit made under it or
 # later is read strictly; later generations add rules, not a second strictness.
 STRICT_CONFIG_SINCE = 2
+
+
+def _unsigned(repo: gitio.Repo, commit_id: str, trusting: Config) -> Callable[[], str]:
+    """Why `commit_id` is not signed by a key the old side's config trusts ("" when it is): keys added in the
+    same commit count for nothing."""
+    return lambda: gitio.unsigned_why(repo, commit_id, trusting.trust.signing_keys)
 
 
 def _commit_config(repo: gitio.Repo, commit: gitio.Commit, configs: dict[str | None, Config],

@@ -121,6 +121,9 @@ class Trust:
     # SSH public keys ("ssh-ed25519 AAAA…") whose signed commits, made in the runner's checkout during a cycle,
     # count as the human's. Without one, a human's word reaches memory only through the remote.
     signing_keys: tuple[str, ...] = ()
+    # Answers (a decision moved to Resolved) count only in commits signed by one of those keys: `verify` reports
+    # any other answer as GM210 (gitmem.gitio.signing says what is verified: SSH signatures only).
+    signed_answers: bool = False
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from gitmem.agents.base import AgentError
 from gitmem.agents.protected import Protection
 from gitmem.cycle.gitstate import FileState, StateChange
 from gitmem.cycle.reaper import Reaper
+from gitmem.cycle.refs_backup import RefsBackup, RefsBackupFailed
 from gitmem.secrets import scrub
 from gitmem.workspace import Workspace
 
@@ -45,6 +46,8 @@ class CycleGuard:
     files: FileState
     refs: dict[str, str]
     reaper: Reaper
+    backup: RefsBackup
+    unsafe: RefsBackupFailed | None = None    # the backup could not be written: the agent must not run
     notes: list[str] = field(default_factory=list)       # for LOG Evidence, as `runner: <note>`
     messages: list[str] = field(default_factory=list)    # for the cycle's report only
 
@@ -60,8 +63,14 @@ class CycleGuard:
         targets = [_inside(path, target) for path, target in gitio.tree_links(repo, start).items()
                    if protection.covers(path)]
         protection = protection.with_paths(t for t in targets if t)
+        refs = gitio.references_all(repo)
+        unsafe = None
+        try:
+            backup = RefsBackup.take(repo, refs, cycle=cycle)
+        except RefsBackupFailed as err:
+            backup, unsafe = RefsBackup({}, []), err
         guard = cls(ws, start, branch, cycle, protection, tuple(gitio.ignored(repo)),
-                    FileState.capture(gitio.state_paths(repo)), gitio.references_all(repo), Reaper())
+                    FileState.capture(gitio.state_paths(repo)), refs, Reaper(), backup, unsafe)
         guard.reaper.start()
         return guard
 
@@ -72,10 +81,17 @@ class CycleGuard:
         self.notes += survivors
         self.messages += self.reaper.messages + survivors
 
-    def restore(self) -> AgentError | None:
-        """Put git state and references back; the failure to salvage when the agent moved its own branch."""
-        self._restore_files()
-        failure = self._restore_refs()
+    def restore(self) -> AgentError | RefsBackupFailed | None:
+        """Put git state and references back; the failure to salvage when the agent moved its own branch, or
+        when objects the human's references need are gone and could not be put back."""
+        self._restore_files()     # first: the alternates, shallow and config files say where objects are
+        gitio.forget_cached(self.ws.repo)     # the agent may have pruned what this handle still caches
+        lost = set(self.backup.recover(self.ws.repo))
+        self.notes += self.backup.notes
+        failure: AgentError | RefsBackupFailed | None = self._restore_refs(lost)
+        if lost:
+            failure = RefsBackupFailed("objects the human's references need were deleted during the cycle and could "
+                                       f"not be put back: {self.backup.notes[-1]}")
         repo = self.ws.repo
         head = gitio.head_id(repo)
         if head is not None:
@@ -118,8 +134,13 @@ class CycleGuard:
                 continue
         return f".git/gitmem/{ASIDE_DIR}/cycle-{self.cycle}/" if kept else None
 
-    def _restore_refs(self) -> AgentError | None:
-        repo, before = self.ws.repo, self.refs
+    def discard_backup(self) -> None:
+        """The cycle is over and every reference is back: remove the backup bundle."""
+        self.backup.discard()
+
+    def _restore_refs(self, lost: set[str]) -> AgentError | None:
+        """Put the references back, except those whose objects are `lost` (they cannot point at nothing)."""
+        repo, before = self.ws.repo, {name: old for name, old in self.refs.items() if old not in lost}
         now = gitio.references_all(repo)
         mine = f"refs/heads/{self.branch}"
         failure: AgentError | None = None
@@ -139,11 +160,32 @@ class CycleGuard:
             failure = failure or AgentError(f"the agent moved {self.branch} off {self.start[:10]}")
             self.notes.append(f"put branch {self.branch} back at {self.start[:10]} (the agent had moved it to "
                               f"{tip[:10]}, kept on branch {kept})")
+        stash = self.backup.stash
         for name in sorted(set(before) | set(now)):
-            if name in ("HEAD", mine) or before.get(name) == now.get(name):
+            if name in ("HEAD", mine) or before.get(name) == now.get(name) or (name == gitio.STASH and stash):
                 continue
+            if name in self.refs and name not in before:
+                continue          # its objects are lost: the failure says so, the ref stays as the agent left it
             self._restore_ref(name, before.get(name), now.get(name))
+        if stash:
+            self._restore_stash(stash, lost)
         return failure
+
+    def _restore_stash(self, before: list[tuple[str, str]], lost: set[str]) -> None:
+        """The stash list as it was (each entry is a reflog entry of refs/stash, not a ref of its own); the
+        agent's own stashes on top of the human's are kept."""
+        repo = self.ws.repo
+        now = gitio.stash_entries(repo)
+        ids = [oid for oid, _ in now]
+        if ids[len(ids) - len(before):] == [oid for oid, _ in before] and len(ids) >= len(before):
+            if len(ids) > len(before):
+                self.messages.append(f"the agent stashed {len(ids) - len(before)} change(s); they are kept")
+            return
+        wanted = [(oid, message) for oid, message in before if oid not in lost]
+        gitio.put_stash(repo, wanted)
+        dropped = [oid[:10] for oid in ids if oid not in {o for o, _ in before}]
+        extra = f"; the agent's own stash entries {', '.join(dropped)} were dropped" if dropped else ""
+        self.notes.append(f"restored the stash list ({len(wanted)} entries), which the agent changed{extra}")
 
     def _restore_ref(self, name: str, old: str | None, new: str | None) -> None:
         repo = self.ws.repo

@@ -219,12 +219,13 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         report.messages.append(f"cycle {number}: running the {backend.name} backend")
         began = clock()
         guard = CycleGuard.begin(ws, start=start, branch=branch, cycle=number)
-        try:
-            result, failure = invoke(backend, request, settings.grace)
+        try:      # without a backup of the human's unpushed refs the agent does not run (gitmem.cycle.refs_backup)
+            result, failure = (None, guard.unsafe) if guard.unsafe else invoke(backend, request, settings.grace)
         finally:
             guard.agent_done()
         failure = guard.restore() or failure      # git state and refs first: nothing below runs the agent's hooks
         report.messages += [f"runner: {line}" for line in guard.messages]
+        seen = _arrived(ws, guard, report, settings, known) if settings.push and known is not None else None
         usage = result.usage if result is not None else getattr(failure, "usage", None)
         report.tokens = dict(usage) if isinstance(usage, dict) else {}
         if failure is None:
@@ -244,15 +245,19 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             report.exit_code, report.error, report.salvage_branch = ExitCode.SALVAGED, saved.error, saved.branch
             report.commit, report.task, report.outcome = saved.commit, saved.task, Outcome.NO_BUILD
             report.messages += saved.messages
-            report.violations.append(Violation.of(codes.CYCLE_AGENT_FAILED, saved.branch or "(cycle)", 1,
-                                                  message=f"the agent failed: {saved.error}"))
+            if isinstance(failure, RunFailure):      # the runner's own failure, with its code
+                report.violations.append(Violation.of(failure.code, failure.where, 1, message=saved.error))
+            else:
+                report.violations.append(Violation.of(codes.CYCLE_AGENT_FAILED, saved.branch or "(cycle)", 1,
+                                                      message=f"the agent failed: {saved.error}"))
         if settings.push:
-            _push(ws, report, settings, known)
+            _push(ws, report, settings, known, seen)
         pending = decisions.parse(ws.read("decisions")).pending
         report.pending = [f"{d.id} · {d.title}" for d in pending]
         # What is printed is masked like what is committed: a message may quote the agent's own words.
         report.messages = [scrub(message) for message in report.messages]
         report.task, report.error = scrub(report.task), scrub(report.error) if report.error else report.error
+        guard.discard_backup()
         return report
     finally:
         held.release()
@@ -355,14 +360,43 @@ def _known_upstream(repo: gitio.Repo, settings: Settings) -> str | None:
     return known_upstream(repo, settings.remote)
 
 
-def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | None = None) -> None:
+def _arrived(ws: Workspace, guard: CycleGuard, report: CycleReport, settings: Settings, known: str) -> str | None:
+    """Fetch the upstream after the agent and name, in Evidence, the commits that changed DECISIONS on it during
+    the cycle (gitmem.publish.arrivals): the agent may have pushed an answer as the human. Returns the tip seen."""
+    from gitmem.publish.arrivals import decisions_arrived, describe
+
+    repo = ws.repo
+    remote, branch = gitio.upstream_of(repo, guard.branch)
+    remote = settings.remote or remote
+    if remote not in gitio.remote_names(repo):
+        return None
+    try:
+        upstream = gitio.fetch(repo, remote, branch)
+    except gitio.RepoError as err:
+        report.messages.append(f"runner: could not fetch {remote}/{branch} to see what arrived during the cycle: "
+                               f"{scrub(str(err))}")
+        return None
+    if upstream is None or upstream == known or not gitio.is_ancestor(repo, known, upstream):
+        return upstream           # nothing new, or a rewrite: the push refuses that (gitmem.publish.push)
+    path = ws.config.path("decisions")
+    arrived = decisions_arrived(repo, known, upstream, path)
+    if arrived:
+        note = describe(arrived, f"{remote}/{branch}", path)
+        guard.notes.append(scrub(note))
+        report.messages.append(f"runner: {scrub(note)}")
+    return upstream
+
+
+def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | None = None,
+          seen: str | None = None) -> None:
     from gitmem.publish.merge import resolver_for
     from gitmem.publish.push import PushStatus, publish
 
     repo = ws.repo
     result = publish(repo, conflict_branch=f"gitmem/cycle-{report.cycle}", remote=settings.remote,
                      tries=settings.tries, backoff=settings.backoff, sleep=settings.sleep,
-                     resolver=resolver_for(ws.config), workspace=ws.name or None, known=known)
+                     resolver=resolver_for(ws.config), workspace=ws.name or None, known=known,
+                     watch=(seen, ws.config.path("decisions")) if seen else None)
     report.messages += result.messages
     for kept in (report.salvage_branch, report.local_branch, report.proposal_branch):
         if kept and result.status.reached_remote:   # a runner's checkout is thrown away

@@ -13,6 +13,7 @@ from gitmem import gitio, secrets
 from gitmem.agents.base import AgentError
 from gitmem.cycle.oversize import hold_out
 from gitmem.cycle.scrub import Scrubbed, scrub_paths
+from gitmem.errors import RunFailure
 from gitmem.memory import log, now
 from gitmem.memory.text import field_value, one_line
 from gitmem.memory_writer import MemoryWriter
@@ -27,7 +28,7 @@ FAILED_TASK = "cycle run failed"
 
 def error_text(err: BaseException) -> str:
     message = str(err).strip() or type(err).__name__
-    if not isinstance(err, AgentError):
+    if not isinstance(err, AgentError | RunFailure):
         message = f"{type(err).__name__}: {message}"
     text = one_line(scrub(message))
     return text if len(text) <= 300 else text[:297] + "..."
@@ -64,6 +65,7 @@ def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: s
 
     repo, config = ws.repo, ws.config
     error = error_text(failure)
+    who = "the cycle failed" if isinstance(failure, RunFailure) else "the agent failed"   # the runner's, or the agent's
     upstream = remote or gitio.upstream_of(repo, branch)[0]
     if gitio.current_branch(repo) != branch:
         gitio.switch_head(repo, branch)        # the agent switched branches: back, keeping its files
@@ -96,7 +98,7 @@ def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: s
     # `Salvaged` marks a run that did not land: it used up nothing (gitmem.cycle.baseline) and names its branch
     # in full for the close (gitmem.close.day_report).
     memory.add_log_entry(task=FAILED_TASK, outcome=log.Outcome.NO_BUILD, cycle=cycle, evidence=tokens_line,
-                         result=f"no build: the agent failed ({error}); {saved}",
+                         result=f"no build: {who} ({error}); {saved}",
                          extra={log.SALVAGED: saved_on or "nothing to save"})
     top = now.parse(memory.read("now"), max_blocks=1).top
     following = field_value(top.fields, "Next") if top is not None else None
@@ -107,5 +109,5 @@ def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: s
     oid = gitio.commit_worktree(repo, [config.path("log"), config.path("now")],
                                 message(cycle, log.Outcome.NO_BUILD, FAILED_TASK, "cycle"), author=identity)
     held_notes = [item.note(config.cycle.max_file_bytes) for item in held]
-    return Salvaged(error, oid, saved_on, messages=[f"the agent failed: {error}; {saved}", *held_notes,
+    return Salvaged(error, oid, saved_on, messages=[f"{who}: {error}; {saved}", *held_notes,
                                                     *(f"runner: {note}" for note in cleaned.notes)])

@@ -54,12 +54,12 @@ def token_config(environ: Mapping[str, str]) -> dict[str, str]:
             "GIT_CONFIG_COUNT": str(count + 2)}
 
 
-def run_git(repo: Repo, *args: str, timeout: float = 300) -> str:
+def run_git(repo: Repo, *args: str, timeout: float = 300, stdin: str | None = None) -> str:
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
     env.update(token_config(os.environ))
     try:
         done = subprocess.run(["git", *args], cwd=root(repo), env=env, capture_output=True, text=True,
-                              timeout=timeout)
+                              timeout=timeout, input=stdin)
     except FileNotFoundError:
         raise GitCommandError("the `git` executable is needed to fetch and push; install git") from None
     except subprocess.TimeoutExpired:
@@ -108,6 +108,12 @@ def fetch_prefixed(repo: Repo, remote: str, prefix: str) -> None:
     """Fetch every branch named `prefix*` into refs/remotes/<remote>/, pruning ones deleted there."""
     run_git(repo, "fetch", "--quiet", "--no-tags", "--prune", remote,
             f"+refs/heads/{prefix}*:refs/remotes/{remote}/{prefix}*")
+
+
+def fetch_objects(repo: Repo, remote: str) -> None:
+    """Fetch every branch of `remote` into refs/remotes/<remote>/ (no tags): objects a prune lost come back."""
+    run_git(repo, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", remote,
+            f"+refs/heads/*:refs/remotes/{remote}/*")
 
 
 def push(repo: Repo, remote: str, source: str, branch: str) -> None:

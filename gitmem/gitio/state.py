@@ -138,6 +138,12 @@ def has_object(repo: Repo, oid: str) -> bool:
     return oid in repo.raw
 
 
+def forget_cached(repo: Repo) -> None:
+    """Drop what the handle holds of the object store (its object cache, its open packs): after someone else
+    pruned it, an object still in the cache would count as present while git no longer has it."""
+    repo.raw.free()
+
+
 # -- ignore rules and links -------------------------------------------------------------------------------------
 
 def ignored(repo: Repo) -> list[str]:

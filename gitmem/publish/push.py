@@ -81,7 +81,8 @@ def free_branch_name(repo: gitio.Repo, base: str, remote: str) -> str:
 def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None,
             branch: str | None = None, tries: int = 5, backoff: float = 1.0,
             sleep: Callable[[float], None] = time.sleep, resolver: gitio.Resolver | None = None,
-            workspace: str | None = None, known: str | None = None) -> SyncResult:
+            workspace: str | None = None, known: str | None = None,
+            watch: tuple[str, str] | None = None) -> SyncResult:
     """Fetch, rebase the current branch onto its remote branch, push. Up to `tries` attempts.
 
     A push rejected because someone pushed in between is retried after `backoff * 2**attempt` seconds.
@@ -92,7 +93,8 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     returns status "conflict". An upstream that does not keep the history this checkout knew returns status
     "rewritten" (see the module doc); `workspace` names the memory verified. `known` is the upstream the
     caller saw when it started (default: the remote-tracking branch now), so that nothing done in between,
-    by an agent or another fetch, moves what is trusted.
+    by an agent or another fetch, moves what is trusted. `watch` is (an upstream tip, the DECISIONS path): commits
+    that changed DECISIONS on the upstream since that tip are named in the messages (gitmem.publish.arrivals).
     """
     local = gitio.current_branch(repo)
     if local is None:
@@ -121,6 +123,8 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
                     gitio.set_remote_branch(repo, remote, branch, known)
                     return _keep(repo, result, conflict_branch, known, upstream, rewrite)
             known = upstream if upstream is not None else known
+            if upstream is not None and watch is not None:
+                watch = _watch(repo, result, watch, upstream)
             if upstream is not None:
                 before = _head(repo)
                 rebased = gitio.rebase_onto(repo, f"refs/remotes/{remote}/{branch}", resolver)
@@ -147,6 +151,18 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     return result
 
 
+def _watch(repo: gitio.Repo, result: SyncResult, watch: tuple[str, str], upstream: str) -> tuple[str, str]:
+    """Name the commits that changed DECISIONS on the upstream since `watch`'s tip; the tip moves to `upstream`."""
+    from gitmem.publish.arrivals import decisions_arrived, describe
+
+    since, path = watch
+    if upstream != since and gitio.is_ancestor(repo, since, upstream):
+        arrived = decisions_arrived(repo, since, upstream, path)
+        if arrived:
+            result.messages.append(describe(arrived, f"{result.remote}/{result.branch}", path))
+    return upstream, path
+
+
 def _head(repo: gitio.Repo) -> str:
     head = gitio.head_id(repo)
     if head is None:
@@ -158,7 +174,9 @@ def _head(repo: gitio.Repo) -> str:
 # in a human's commit) is theirs to fix and does not stop a cycle.
 REWRITE_CODES = frozenset(code.code for code in (
     codes.LOG_NOT_APPEND_ONLY, codes.DECISION_RESOLVED_REWRITTEN, codes.DECISION_ID_VANISHED, codes.LESSON_VANISHED,
-    codes.RULE_VANISHED, codes.HISTORY_REWRITTEN, codes.MEMORY_REMAPPED))
+    codes.RULE_VANISHED, codes.HISTORY_REWRITTEN, codes.MEMORY_REMAPPED,
+    # With trust.signed_answers, an answer nobody trusted signed is not a human's word: not built on either.
+    codes.DECISION_ANSWER_UNSIGNED))
 
 
 def _rewrite(repo: gitio.Repo, known: str, upstream: str, workspace: str | None) -> str:
@@ -175,7 +193,7 @@ def _rewrite(repo: gitio.Repo, known: str, upstream: str, workspace: str | None)
     if not found:
         return ""
     first = "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in found[:3])
-    return f"its new commits rewrite memory history: {first}"
+    return f"its new commits rewrite memory history or answer unsigned: {first}"
 
 
 def _keep(repo: gitio.Repo, result: SyncResult, conflict_branch: str, known: str, upstream: str,

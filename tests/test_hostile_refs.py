@@ -1,0 +1,208 @@
+"""Hostile agents, class 3c: the human's objects. The `command` agent runs as the same user, in the repository:
+it deletes the human's unpushed branch, tags and stashes, expires every reflog and prunes. The runner bundled
+what the remote lacked before the agent ran (gitmem.cycle.refs_backup); after it, every reference, stash entry
+and commit is back, the tree is clean, and the bundle is gone. When the bundle cannot be written the agent does
+not run (exit 4, GM716); when the objects cannot be put back the cycle fails the same way, never with exit 2."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from gitmem.errors import ExitCode
+from tests.support.cycle_support import is_clean, origin_and_clone
+from tests.support.gitcli import git, run_git
+from tests.support.helpers import GitRepo
+from tests.support.hostile import command_agent, evidence, no_traceback
+
+# Every way the agent can drop the human's history, then the prune that makes it final.
+DESTROY = """
+def g(*args):
+    subprocess.run(['git', *args], cwd=root, capture_output=True)
+g('branch', '-D', 'human-work')
+g('tag', '-d', 'v1')
+g('tag', '-d', 'light')
+g('stash', 'drop')
+g('stash', 'clear')
+g('reflog', 'expire', '--expire=now', '--all')
+g('gc', '--quiet', '--prune=now', '--aggressive')
+"""
+
+
+def _human_work(repo: GitRepo) -> dict[str, str]:
+    """An unpushed branch with two commits, an annotated and a lightweight tag on it, and three stashes (one
+    with an untracked file): the objects only this checkout has. Returns what the agent will try to destroy."""
+    root = repo.path
+    git(root, "checkout", "-q", "-b", "human-work")
+    for n in (1, 2):
+        (root / f"human-{n}.txt").write_text(f"the human's work {n}\n")
+        git(root, "add", f"human-{n}.txt")
+        git(root, "commit", "-q", "-m", f"human work {n}")
+    git(root, "tag", "-a", "v1", "-m", "the human's release")
+    git(root, "tag", "light", "HEAD~1")
+    git(root, "checkout", "-q", "main")
+    for n, extra in ((1, []), (2, []), (3, ["--include-untracked"])):
+        (root / "README.md").write_text(f"a change the human stashed {n}\n")
+        (root / f"untracked-{n}.txt").write_text("untracked\n")
+        if not extra:
+            (root / f"untracked-{n}.txt").unlink()
+        git(root, "stash", "push", "-q", *extra, "-m", f"stash {n}")
+    assert is_clean(repo)
+    return {"branch": git(root, "rev-parse", "human-work").strip(),
+            "first": git(root, "rev-parse", "human-work~1").strip(), "tag": git(root, "rev-parse", "v1").strip(),
+            **{f"stash{n}": git(root, "rev-parse", f"stash@{{{n}}}").strip() for n in range(3)}}
+
+
+def _destroy(ids: dict[str, str], gone_at: Path) -> str:
+    """DESTROY, then a check that the objects really are gone, written to `gone_at`."""
+    return DESTROY + (f"gone = [o for o in {sorted(ids.values())!r}\n"
+                      "        if subprocess.run(['git', 'cat-file', '-e', o], cwd=root,\n"
+                      "                          capture_output=True).returncode]\n"
+                      f"open({str(gone_at)!r}, 'w').write(' '.join(gone))\n")
+
+
+def _refs(repo: GitRepo) -> dict[str, str]:
+    return {name: target for name, target in (line.split(" ", 1) for line in
+            git(repo.path, "for-each-ref", "--format=%(refname) %(objectname)").splitlines())
+            if name != "refs/heads/main"}
+
+
+def _stashes(repo: GitRepo) -> list[str]:
+    return git(repo.path, "stash", "list", "--format=%H %gs").splitlines()
+
+
+def _cloned(tmp_path: Path, memrepo: GitRepo, *flags: str) -> GitRepo:
+    origin = origin_and_clone(tmp_path, memrepo)
+    path = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", *flags, f"file://{origin}" if "--depth" in flags else str(origin), str(path))
+    return GitRepo(path, pygit2.Repository(str(path)))
+
+
+# Where the human's repository lives: each changes what the remote holds or where the objects are.
+SETUPS: dict[str, Callable[[Path, GitRepo], GitRepo]] = {
+    "pushed-main": lambda tmp, repo: (origin_and_clone(tmp, repo), repo)[1],
+    "no-remote": lambda tmp, repo: repo,
+    "empty-remote": lambda tmp, repo: (pygit2.init_repository(str(tmp / "empty.git"), bare=True),
+                                       git(repo.path, "remote", "add", "origin", str(tmp / "empty.git")), repo)[2],
+    "objects-in-an-alternate": lambda tmp, repo: _cloned(tmp, repo, "--shared"),
+    "shallow-clone": lambda tmp, repo: _cloned(tmp, repo, "--depth", "1"),
+}
+
+
+def _bundles() -> list[Path]:
+    return sorted(Path(os.environ["XDG_STATE_HOME"]).rglob("*.bundle"))
+
+
+@pytest.mark.parametrize("setup", sorted(SETUPS))
+def test_deleted_branches_tags_and_stashes_come_back_with_their_commits(tmp_path: Path, memrepo: GitRepo, cli,
+                                                                        monkeypatch: pytest.MonkeyPatch,
+                                                                        setup: str) -> None:
+    repo = SETUPS[setup](tmp_path, memrepo)
+    ids = _human_work(repo)
+    refs, stashes = _refs(repo), _stashes(repo)
+    gone_at = tmp_path / "gone.txt"
+    command_agent(tmp_path, repo, _destroy(ids, gone_at))
+    result = cli(["cycle", "--json"], cwd=repo.path)
+    assert result.code == ExitCode.OK, result.err + result.out       # as for any reference the guard reverts
+    assert no_traceback(result.err)
+    assert set(gone_at.read_text().split()) == set(ids.values())     # the agent did destroy them all
+    assert _refs(repo) == refs
+    assert _stashes(repo) == stashes
+    for oid in ids.values():
+        run_git(repo.path, "cat-file", "-e", oid)
+    assert git(repo.path, "show", "v1:human-2.txt") == "the human's work 2\n"
+    assert "untracked-3.txt" in git(repo.path, "show", "--name-only", "--format=", "stash@{0}^3")
+    run_git(repo.path, "fsck", "--no-dangling", "--connectivity-only")
+    assert is_clean(repo)
+    assert _bundles() == []                                          # the cycle ended cleanly: no bundle left
+    assert "put back" in evidence(repo) and "stash" in evidence(repo)
+
+
+def test_everything_pushed_writes_no_bundle(tmp_path: Path, memrepo: GitRepo, cli) -> None:
+    origin_and_clone(tmp_path, memrepo)
+    seen = tmp_path / "seen.txt"
+    command_agent(tmp_path, memrepo, f"import glob\nopen({str(seen)!r}, 'w').write(' '.join(glob.glob("
+                                     "os.environ.get('XDG_STATE_HOME', '') + '/**/*.bundle', recursive=True)))")
+    git(memrepo.path, "push", "-q", "origin", "main")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    assert seen.read_text() == ""                     # nothing unpushed when the agent ran: nothing bundled
+
+
+def test_the_bundle_holds_only_what_the_remote_lacks(tmp_path: Path, memrepo: GitRepo) -> None:
+    from gitmem import gitio
+    from gitmem.cycle.refs_backup import RefsBackup
+
+    origin_and_clone(tmp_path, memrepo)
+    ids = _human_work(memrepo)
+    handle = memrepo.handle
+    backup = RefsBackup.take(handle, gitio.references_all(handle), cycle=7)
+    assert backup.path is not None and backup.path.parent.stat().st_mode & 0o777 == 0o700
+    listed = git(memrepo.path, "bundle", "list-heads", str(backup.path))
+    assert ids["branch"] in listed and "refs/stash" in listed
+    # The pushed history is a prerequisite, not in the pack: the bundle has the human's objects only.
+    run_git(memrepo.path, "bundle", "verify", str(backup.path))
+    counted = git(memrepo.path, "rev-list", "--count", "--all", "--not", "--remotes").strip()
+    objects = git(memrepo.path, "bundle", "list-heads", str(backup.path))
+    assert int(counted) >= 2 and objects
+    path = backup.path
+    backup.discard()
+    assert not path.exists() and not path.parent.exists()
+
+
+# -- the failures: exit 4 with GM716, a clean tree, nothing of the human's lost -------------------------------------
+
+def _state_dir_blocked(kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    state = tmp_path / "blocked-state"
+    state.mkdir()
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))
+    if kind == "a-file-in-the-way":
+        (state / "gitmem").write_text("not a directory\n")
+    else:
+        (state / "gitmem").mkdir()
+        os.chmod(state / "gitmem", stat.S_IRUSR | stat.S_IXUSR)
+
+
+@pytest.mark.parametrize("kind", ["a-file-in-the-way",
+                                  pytest.param("read-only", marks=pytest.mark.skipif(
+                                      os.geteuid() == 0, reason="root writes into a read-only directory"))])
+def test_an_unwritable_backup_directory_stops_the_cycle_before_the_agent(tmp_path: Path, memrepo: GitRepo, cli,
+                                                                          monkeypatch: pytest.MonkeyPatch,
+                                                                          kind: str) -> None:
+    ids = _human_work(memrepo)
+    refs, stashes = _refs(memrepo), _stashes(memrepo)
+    ran = tmp_path / "ran.txt"
+    command_agent(tmp_path, memrepo, f"open({str(ran)!r}, 'w').write('ran')\n" + DESTROY)
+    _state_dir_blocked(kind, tmp_path, monkeypatch)
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.SALVAGED, result.err + result.out
+    assert no_traceback(result.err)
+    assert not ran.exists()                                         # the agent never ran
+    report = json.loads(result.out)
+    assert any(v["code"] == "GM716" for v in report["violations"])
+    assert "could not back up" in report["error"]
+    assert is_clean(memrepo)
+    assert _refs(memrepo) == refs and _stashes(memrepo) == stashes
+    assert all(memrepo.repo.get(oid) is not None for oid in ids.values())
+    assert "no-build" in memrepo.read("LOG.md").rsplit("## ", 1)[-1]    # Rule 0: the cycle still logs
+
+
+def test_objects_that_cannot_be_put_back_fail_the_cycle_cleanly(tmp_path: Path, memrepo: GitRepo, cli) -> None:
+    """The agent finds the bundle too (same uid: best effort, not secrecy): exit 4 and GM716, not a raw git error."""
+    _human_work(memrepo)
+    command_agent(tmp_path, memrepo, "import glob\nfor b in glob.glob(os.environ['XDG_STATE_HOME'] + "
+                                     "'/**/*.bundle', recursive=True):\n    os.unlink(b)\n"
+                  + DESTROY)
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.SALVAGED, result.err + result.out
+    assert no_traceback(result.err)
+    report = json.loads(result.out)
+    assert any(v["code"] == "GM716" for v in report["violations"])
+    assert is_clean(memrepo)
+    assert "could not put back" in evidence(memrepo)
+
