@@ -349,6 +349,13 @@ MEMORY_REMAPPED = _code(
     "gitmem.yaml maps a memory role to another file that does not carry the old file's content forward",
     "gitmem.yaml now maps {role} to {new} instead of {old}, and {new} does not carry {old}'s content forward",
     "move the file with its content in the same commit: `git mv {old} {new}`", since=2)
+CROSS_WORKSPACE_WRITE = _code(
+    "GM923", "cross-workspace-write",
+    "a commit by the agent changed the memory of more than one workspace: a cycle writes only its own",
+    "a commit by the agent changed the memory of {count} workspaces ({names}); a cycle of one workspace may "
+    "write only that workspace's memory",
+    "put the other workspaces' files back (`git checkout HEAD~1 -- {path}`); a human's commit may change any "
+    "workspace", since=3)
 
 CODES: tuple[Code, ...] = tuple(value for value in list(globals().values()) if isinstance(value, Code))
 BY_CODE: dict[str, Code] = {item.code: item for item in CODES}

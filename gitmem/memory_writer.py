@@ -7,11 +7,14 @@ the writer sits above both, not inside the workspace package.
 """
 from __future__ import annotations
 
+import functools
 import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from gitmem.checks import CheckInput, run_checks
 from gitmem.checks.log_checks import FENCE_OPEN_AT_END
@@ -22,7 +25,7 @@ from gitmem.memory import decisions, lessons, log, now
 from gitmem.memory.now import NowBlock
 from gitmem.memory.text import Timestamp, decode
 from gitmem.nofollow import files
-from gitmem.workspace import Clock, Workspace
+from gitmem.workspace import Clock, Workspace, writelock
 from gitmem.workspace.tail import FileSource, read_end
 
 # How much of LOG's end a write reads first: a few entries' worth, grown only if no cycle is found.
@@ -43,6 +46,22 @@ def atomic_write(path: Path, data: bytes) -> None:
     files.write(path.parent, path.name, data)
 
 
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
+
+
+def _one_at_a_time(write: Callable[_P, _T]) -> Callable[_P, _T]:
+    """A write holds the repository's write lock from its first read to its last byte: the id or cycle it
+    allocates and the file it rewrites are never another writer's (gitmem.workspace.writelock)."""
+    @functools.wraps(write)
+    def locked(*args: _P.args, **kwargs: _P.kwargs) -> _T:
+        writer = args[0]
+        assert isinstance(writer, MemoryWriter)
+        with writer.locked():
+            return write(*args, **kwargs)
+    return locked
+
+
 class MemoryWriter:
     """Validated, clock-stamped writes to the memory files of one workspace."""
 
@@ -52,6 +71,13 @@ class MemoryWriter:
         self.config = workspace.config
         self.clock = clock
         self.author_email = author_email
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the write lock across several steps (the runner's postflight reads, corrects and writes);
+        the writes inside take it again, which is free."""
+        with writelock.held(self.workspace.state_dir):
+            yield
 
     def now(self) -> Timestamp:
         return Timestamp.from_datetime((self.clock or self.workspace.clock())())
@@ -102,6 +128,7 @@ class MemoryWriter:
         return doc
 
     # -- the writes ----------------------------------------------------------------------------
+    @_one_at_a_time
     def add_log_entry(self, *, task: str, outcome: str, result: str, tried: str | None = None,
                       evidence: str | None = None, learned: str | None = None, blocked: str | None = None,
                       cycle: int | None = None, extra: dict[str, str] | None = None,
@@ -123,6 +150,7 @@ class MemoryWriter:
         self._append_log(entry)
         return entry
 
+    @_one_at_a_time
     def add_close_entry(self, fields: dict[str, str]) -> log.LogEntry:
         entry = log.make_entry(self.now(), cycle=None, outcome=None, fields=fields)
         self._append_log(entry)
@@ -176,17 +204,20 @@ class MemoryWriter:
         with handle:
             return handle.read(offset).count(b"\n")
 
+    @_one_at_a_time
     def add_now_block(self, *, did: str, human: str, next: str, cycle: int | None = None) -> NowBlock:
         block = now.make_block(self.now(), did=did, human=human, next=next,
                                cycle=cycle if cycle is not None else self.workspace.cycle_for("now"))
         self._commit_text("now", now.prepend_block(self.read("now"), block))
         return block
 
+    @_one_at_a_time
     def add_plan_block(self, *, plan_for: date, did: str, human: str, next: str) -> NowBlock:
         block = now.make_block(self.now(), did=did, human=human, next=next, plan_for=plan_for)
         self._commit_text("now", now.prepend_block(self.read("now"), block))
         return block
 
+    @_one_at_a_time
     def ask_decision(self, *, title: str, recommendation: str, context: str | None = None,
                      options: str | None = None, cycle: int | None = None) -> decisions.Decision:
         doc = self._parse_for_rewrite("decisions", decisions)
@@ -196,6 +227,7 @@ class MemoryWriter:
         self._commit_text("decisions", decisions.render(decisions.with_decision(doc, item)))
         return item
 
+    @_one_at_a_time
     def answer_decision(self, decision_id: str, *, answer: str, name: str, email: str) -> decisions.Decision:
         doc = self._parse_for_rewrite("decisions", decisions)
         try:
@@ -205,6 +237,7 @@ class MemoryWriter:
         self._commit_text("decisions", decisions.render(updated))
         return updated.resolved[0]
 
+    @_one_at_a_time
     def add_lesson(self, *, title: str, happened: str, why: str, change: str, rule: str | None = None,
                    supersedes: str | None = None, cycle: int | None = None) -> lessons.Lesson:
         doc = self._parse_for_rewrite("lessons", lessons)
@@ -216,6 +249,7 @@ class MemoryWriter:
             lessons.LessonsDoc(doc.preamble, (*doc.lessons, item), doc.problems)))
         return item
 
+    @_one_at_a_time
     def confirm_lesson(self, lesson_id: str, *, evidence: str, cycle: int | None = None) -> lessons.Lesson:
         doc = self._parse_for_rewrite("lessons", lessons)
         try:

@@ -163,9 +163,10 @@ def test_action_caches_its_dependencies_by_its_own_pyproject_and_the_recall_inde
     assert [s["uses"].split("@")[0] for s in index] == ["actions/cache/restore", "actions/cache/save"]
     for step in index:
         assert step["with"]["path"].split() == [".git/gitmem", "!.git/gitmem/cycle.lock"]
-        assert step["with"]["key"] == "gitmem-state-${{ github.run_id }}-${{ github.run_attempt }}"
+        assert step["with"]["key"] == "${{ steps.plan.outputs.state-key }}"
         assert "inputs.command == 'cycle'" in step["if"] and "inputs.command == 'close'" in step["if"]
-    assert index[0]["with"]["restore-keys"] == "gitmem-state-" and index[1]["if"].startswith("always()")
+    assert index[0]["with"]["restore-keys"] == "${{ steps.plan.outputs.state-prefix }}"
+    assert index[1]["if"].startswith("always()")
     run = steps["Run gitmem"]["run"]
     assert "trap" in run and 'echo "outcome=error"' in run
 
@@ -174,3 +175,53 @@ def test_cron_validator_rejects_nonsense():
     assert not valid_cron("61 * * * *")
     assert not valid_cron("* * *")
     assert valid_cron("17 */3 * * *")
+
+
+def _state_key(tmp_path: Path, args: str = "", **github: str) -> dict[str, str]:
+    """The plan step's state-key and state-prefix, run as the runner would, for one repository/ref/run."""
+    import subprocess
+
+    step = next(s for s in load(ROOT / "action.yml")["runs"]["steps"] if s.get("id") == "plan")
+    output = tmp_path / f"output-{len(list(tmp_path.iterdir()))}"
+    env = {"PATH": "/usr/bin:/bin", "GITHUB_ACTION_PATH": str(ROOT), "RUNNER_TEMP": str(tmp_path),
+           "RUNNER_OS": "Linux", "RUNNER_ARCH": "X64", "GITHUB_OUTPUT": str(output), "GITMEM_COMMAND": "cycle",
+           "GITMEM_ARGS": args, "PYTHON_VERSION": "3.12.1", "GITHUB_REPOSITORY": "ada/notes",
+           "GITHUB_REPOSITORY_ID": "101", "GITHUB_REF": "refs/heads/main", "GITHUB_RUN_ID": "7",
+           "GITHUB_RUN_ATTEMPT": "1", **github}
+    done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]], env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return dict(line.split("=", 1) for line in output.read_text().splitlines())
+
+
+def test_the_state_cache_key_is_one_repositorys_ref_and_workspace_and_restores_only_its_own(tmp_path: Path):
+    base = _state_key(tmp_path)
+    assert re.fullmatch(r"gitmem-state-[0-9a-f]{32}-", base["state-prefix"])
+    assert base["state-key"] == base["state-prefix"] + "7-1"
+    # The same memory in a later run restores from this one: its prefix matches the earlier key.
+    later = _state_key(tmp_path, GITHUB_RUN_ID="8", GITHUB_RUN_ATTEMPT="2")
+    assert later["state-prefix"] == base["state-prefix"] and later["state-key"] != base["state-key"]
+    assert base["state-key"].startswith(later["state-prefix"])
+    # Another repository (by name or id, even one whose name extends this one's), ref or workspace never does.
+    others = [_state_key(tmp_path, GITHUB_REPOSITORY="eve/notes", GITHUB_REPOSITORY_ID="666"),
+              _state_key(tmp_path, GITHUB_REPOSITORY="ada/notes-main", GITHUB_REPOSITORY_ID="102"),
+              _state_key(tmp_path, GITHUB_REPOSITORY_ID="102"),
+              _state_key(tmp_path, GITHUB_REF="refs/heads/feature"),
+              _state_key(tmp_path, GITHUB_REF="refs/pull/3/merge"),
+              _state_key(tmp_path, "--no-llm --workspace ops"),
+              _state_key(tmp_path, "-w ops"),
+              _state_key(tmp_path, "--workspace=ops2")]
+    assert _state_key(tmp_path, "--workspace=ops")["state-prefix"] == others[5]["state-prefix"] == \
+        others[6]["state-prefix"]
+    for one in [base, *others]:
+        for other in [base, *others]:
+            if one["state-prefix"] != other["state-prefix"]:
+                assert not other["state-key"].startswith(one["state-prefix"])
+    assert len({o["state-prefix"] for o in [base, *others]}) == len(others)      # -w ops and --workspace ops
+
+
+def test_the_check_workflow_verifies_every_workspace():
+    flow = load(ROOT / "template-repo" / ".github" / "workflows" / "gitmem-check.yml")
+    step = next(s for s in steps_of(flow) if str(s.get("uses", "")).startswith("gitmem-agent/gitmem"))
+    # No --workspace: `gitmem verify` checks the default workspace and every one in `workspaces:`.
+    assert "--workspace" not in step["with"]["args"] and "-w " not in step["with"]["args"]

@@ -74,7 +74,7 @@ def config_defaults(obj: Any = None, prefix: str = "") -> dict[str, str]:
     obj = Config() if obj is None else obj
     found: dict[str, str] = {}
     for item in fields(obj):
-        if item.name in ("workspace", "warnings"):      # runtime state, not keys of the file
+        if item.name in ("workspace", "warnings", "default_files"):      # runtime state, not keys of the file
             continue
         value = getattr(obj, item.name)
         key = prefix + item.name

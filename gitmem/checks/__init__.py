@@ -39,6 +39,10 @@ def run_checks(inp: CheckInput) -> list[Violation]:
 
     found: list[Violation] = []
     found += repo_wide.check(inp)
+    if inp.config.workspaces:
+        from gitmem.checks import cross_workspace
+
+        found += cross_workspace.check(inp)
     broken = {v.path for v in found if v.code in (codes.NOT_UTF8.code, codes.NOT_A_REGULAR_FILE.code)}
     for name, roles in FAMILIES:
         # A family whose files are the same blobs as before has nothing to say: don't even import it.

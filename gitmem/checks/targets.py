@@ -83,7 +83,9 @@ def _paths(config: Config) -> list[str]:
     """The paths a snapshot holds: the memory files, and the other trusted files whose mode GM908 judges."""
     from gitmem.checks.repo_wide import trusted_paths
 
-    return trusted_paths(config)
+    # Every workspace's memory files too: GM923 compares their blob ids, never their contents.
+    others = [path for paths in config.workspace_paths().values() for path in paths.values()]
+    return list(dict.fromkeys([*trusted_paths(config), *others]))
 
 
 def _derived(repo: gitio.Repo, snapshot: Snapshot | None, paths: list[str],
@@ -288,7 +290,7 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
         return result
     newest = _Newest(repo, last)
     generations = Generations(repo)
-    configs: dict[str | None, Config] = {}
+    configs: dict[str | None, Config | None] = {}
     old_configs: dict[str, Config | None] = {}
     previous: tuple[str, list[str], Snapshot | None] | None = None
     for commit in gitio.walk_range(repo, first, last, hide):
@@ -297,6 +299,9 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
                                       f"needed to check it: {SHALLOW_HINT}")
         result.commits += 1
         config = _commit_config(repo, commit, configs, workspace, generations)
+        if config is None:          # the workspace does not exist in this commit: it has no memory to check
+            previous = None
+            continue
         paths = _paths(config)
         parent = commit.parents[0] if commit.parents else None
         # Consecutive commits share a snapshot: the parent's is the one just checked, contents already read.
@@ -340,15 +345,19 @@ def _unsigned(repo: gitio.Repo, commit_id: str, trusting: Config) -> Callable[[]
     return lambda: gitio.unsigned_why(repo, commit_id, trusting.trust.signing_keys)
 
 
-def _commit_config(repo: gitio.Repo, commit: gitio.Commit, configs: dict[str | None, Config],
-                   workspace: str | None, generations: Generations) -> Config:
+def _commit_config(repo: gitio.Repo, commit: gitio.Commit, configs: dict[str | None, Config | None],
+                   workspace: str | None, generations: Generations) -> Config | None:
     """The config a commit carries, read by the rules it was written under: with every rule of this release
-    only when the commit brings it (new bytes) and was made under this release's rules (its rules version)."""
+    only when the commit brings it (new bytes) and was made under this release's rules (its rules version).
+    None when `workspace` is not one of its workspaces (one added later, or removed)."""
     key = gitio.file_id_at(repo, commit.id, CONFIG_NAME)
     if key not in configs:     # parse each distinct gitmem.yaml once, not once per commit
         data = gitio.file_at(repo, commit.id, CONFIG_NAME)
         brought = all(gitio.file_id_at(repo, parent, CONFIG_NAME) != key for parent in commit.parents)
         try:
+            if workspace and all(name != workspace for name, _ in config_at(data, strict=False).workspaces):
+                configs[key] = None
+                return None
             config = config_at(data, workspace=workspace, strict=False)
             if brought and generations.of(commit, config.rules_version) >= STRICT_CONFIG_SINCE:
                 config = config_at(data, workspace=workspace, strict=True)

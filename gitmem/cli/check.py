@@ -71,21 +71,22 @@ def _report_to_actions(command: str, fmt: str, violations: list[Violation], code
 @format_option
 @workspace_option
 def check(worktree: bool, fmt: str, workspace: str | None) -> int:
-    """Validate staged memory against HEAD (or, with --worktree, the work tree).
+    """Validate staged memory against HEAD (or, with --worktree, the work tree), in every workspace.
 
     It reads the index git hands to hooks (GIT_INDEX_FILE) and never writes the index or the work tree.
     Prints one `path:line: GMnnn message` line per problem. Exit 0 clean, 1 violations, 2 config error.
     With --format github it also writes `outcome` to $GITHUB_OUTPUT and a job summary.
     """
+    from gitmem.checks.every_workspace import check_every
     from gitmem.checks.targets import check_staged, check_worktree, staged_config
 
     with _annotated("check", fmt):
         if worktree:
-            found = check_worktree(open_workspace(workspace))
+            found = check_every(open_workspace(workspace), check_worktree)
         else:
-            ws = _workspace_for_staged(workspace)
             # What is staged is judged by the staged config, so a commit that changes limits is checked by them.
-            found = check_staged(ws.with_config(staged_config(ws)))
+            found = check_every(_workspace_for_staged(workspace),
+                                lambda each: check_staged(each.with_config(staged_config(each))))
     code = _emit(found, fmt)
     _report_to_actions("check", fmt, found, code, "the work tree" if worktree else "what is staged")
     return code
@@ -174,13 +175,14 @@ def _parse_range(ws: Workspace, rev_range: str, branch: str | None = None) -> li
 @workspace_option
 def verify(rev_range: str | None, pre_push: bool, branch: str | None, remote: str | None, fmt: str,
            workspace: str | None) -> int:
-    """Check every commit in a range, each against its parent: for CI and pre-push.
+    """Check every commit in a range, each against its parent, in every workspace: for CI and pre-push.
 
     If B does not descend from A (history was rewritten), it fails with exit code 5. A shallow clone whose
     history stops inside the range is an error that says to fetch the whole history (`fetch-depth: 0`).
     With --format github it also writes `outcome` to $GITHUB_OUTPUT and a job summary.
     """
-    from gitmem.checks.targets import RangeResult, span_length, verify_range
+    from gitmem.checks.every_workspace import span_work, verify_every
+    from gitmem.checks.targets import RangeResult
 
     if pre_push == bool(rev_range):
         raise click.UsageError("give exactly one of --range A..B or --pre-push")
@@ -189,8 +191,8 @@ def verify(rev_range: str | None, pre_push: bool, branch: str | None, remote: st
         ws = open_workspace(workspace)
         spans = _parse_range(ws, rev_range, branch) if rev_range else _push_spans(ws, remote or None)
         for span in spans:
-            with progress(functools.partial(span_length, ws, span), "verifying commits") as advance:
-                part = verify_range(ws, span.start, span.end, hide=span.hide, progress=advance)
+            with progress(functools.partial(span_work, ws, span), "verifying commits") as advance:
+                part = verify_every(ws, span.start, span.end, hide=span.hide, progress=advance)
             result.violations += part.violations
             result.commits += part.commits
             result.rewritten = result.rewritten or part.rewritten

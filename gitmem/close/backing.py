@@ -12,7 +12,11 @@ Cost: one walk back over the commits that changed LESSONS (blob ids only), stopp
 is found; the blobs of those changes are searched as bytes, never parsed. The LOG side reads no old blob: LOG is
 append-only (GM301), so a commit's LOG is the current LOG cut at its size, and "added cycle C" means C's heading
 lies between the parents' sizes and its own.
-Verdicts are cached in the state directory by the commit that added the line, valid while it is in history.
+The state directory caches, for each line, the commit that added it: that saves the walk, never the judgement.
+The cache is in `.git/`, which the agent can write, so nothing in it counts as it stands: a cached commit is
+used only when it is in history and its LESSONS, against its parents', shows it added the line; the verdict is
+then judged again from that commit, as the walk would. A planted or edited entry fails that check, and the line
+is looked for in history as if there were no cache.
 """
 from __future__ import annotations
 
@@ -80,14 +84,16 @@ class Backing:
         in_history: dict[str, bool] = {}
         for key in list(pending):
             found = cache.get(key)
-            if head is None or not isinstance(found, dict) or not isinstance(found.get("commit"), str):
+            if head is None or not isinstance(found, dict) or not _is_commit_id(found.get("commit")):
                 continue
             commit = found["commit"]
             if not all_in_history and commit not in in_history:
                 in_history[commit] = gitio.is_ancestor_id(self.repo, commit, head)
             if all_in_history or in_history[commit]:
-                self._verdicts[key] = Verdict(bool(found.get("ok")), str(found.get("why", "")), commit)
-                del pending[key]
+                verdict = self._recheck(commit, *pending[key])
+                if verdict is not None:
+                    self._verdicts[key] = verdict
+                    del pending[key]
         if pending and head is not None:
             self._walk(pending)
         for key in pending:
@@ -108,25 +114,45 @@ class Backing:
         for change in gitio.changes(self.repo, self.lessons_path):
             if change.blob is None:
                 continue
-            mine = self._bytes(change.blob)
-            parents = [self._bytes(blob) for blob in change.parents if blob is not None]
             for key, (lesson, item) in list(pending.items()):
-                if key in parsed:
-                    docs = [self._doc(blob) for blob in (change.blob, *change.parents) if blob is not None]
-                    found = [_has_line(doc, lesson.id, item.value) for doc in docs]
-                    added = found[0] and not any(found[1:])
-                else:
-                    added = mine.has(lesson.id, needles[key]) and not any(p.has(lesson.id, needles[key])
-                                                                           for p in parents)
-                if added:
-                    existed = any(p.span(lesson.id) is not None for p in parents)
-                    self._verdicts[key] = self._judge(change, lesson, item, existed=existed)
+                existed = self._added(change.blob, change.parents, lesson, item, parsed=key in parsed,
+                                      needle=needles[key])
+                if existed is not None:
+                    self._verdicts[key] = self._judge(change.commit, lesson, item, existed=existed)
                     del pending[key]
             if not pending:
                 return
 
-    def _judge(self, change: gitio.Change, lesson: Lesson, item: Field, *, existed: bool) -> Verdict:
-        commit = change.commit
+    def _added(self, blob: str, parent_blobs: Iterable[str | None], lesson: Lesson, item: Field, *, parsed: bool,
+               needle: bytes) -> bool | None:
+        """None when the LESSONS `blob` did not add the line to the parents' versions; else whether the lesson
+        was already there in a parent. `parsed`: the line is not in gitmem's rendering, so blobs are parsed."""
+        parents = [blob for blob in parent_blobs if blob is not None]
+        if parsed:
+            found = [_has_line(self._doc(each), lesson.id, item.value) for each in (blob, *parents)]
+            added = found[0] and not any(found[1:])
+        else:
+            added = self._bytes(blob).has(lesson.id, needle) and not any(self._bytes(p).has(lesson.id, needle)
+                                                                         for p in parents)
+        return any(self._bytes(p).span(lesson.id) is not None for p in parents) if added else None
+
+    def _recheck(self, commit_id: str, lesson: Lesson, item: Field) -> Verdict | None:
+        """The verdict for a line the cache says `commit_id` added, judged from history; None when that commit
+        did not add it (a planted or stale entry: the caller walks history instead)."""
+        try:
+            commit = gitio.commit(self.repo, commit_id)
+        except gitio.RepoError:
+            return None
+        blob = gitio.file_id_at(self.repo, commit.id, self.lessons_path)
+        if blob is None:
+            return None
+        parents = [gitio.file_id_at(self.repo, parent, self.lessons_path) for parent in commit.parents]
+        needle = _rendered(item)
+        parsed = not self._bytes(blob).has(lesson.id, needle)
+        existed = self._added(blob, parents, lesson, item, parsed=parsed, needle=needle)
+        return self._judge(commit, lesson, item, existed=existed) if existed is not None else None
+
+    def _judge(self, commit: gitio.Commit, lesson: Lesson, item: Field, *, existed: bool) -> Verdict:
         event = lessons.parse_event(item)
         if event is None:
             return Verdict(False, "it names no cycle", commit.id)
@@ -213,13 +239,18 @@ class Backing:
         return (valid_at if isinstance(valid_at, str) else None), data["verdicts"]
 
     def _save_cache(self, head: str, valid_at: str | None, kept: dict[str, object]) -> None:
-        """Write the verdicts known to hold at `head`: this run's, and the cache's when all of it still holds."""
+        """Write where each line was added, as known at `head`: this run's, and the cache's when all of it still
+        holds. Only the commit is kept: a verdict is judged again each time (see the module's docstring)."""
         path = self._cache_path()
-        fresh = {key: {"commit": v.commit, "ok": v.ok, "why": v.why}
-                 for key, v in self._verdicts.items() if v.commit is not None}
+        fresh = {key: {"commit": v.commit} for key, v in self._verdicts.items() if v.commit is not None}
         if path is None or (valid_at == head and all(kept.get(key) == value for key, value in fresh.items())):
             return
         write_cache(path, {"valid_at": head, "verdicts": {**kept, **fresh}})
+
+
+def _is_commit_id(value: object) -> bool:
+    """A full commit id, never a revision (`HEAD~2`, a branch name) that would be resolved."""
+    return isinstance(value, str) and len(value) == 40 and all(c in "0123456789abcdef" for c in value)
 
 
 def _key(lesson_id: str, value: str) -> str:

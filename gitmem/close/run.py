@@ -82,10 +82,13 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
                              "them first (the close commits memory files whole)", dirty=True)
         memory = MemoryWriter(ws, clock=clock, author_email=config.agent.email)
         try:
-            wanted, skipped = ([day], 0) if day is not None else days_to_close(ws.log_source(), today)
-            result = _close(memory, config, wanted, moment, use_llm=use_llm, client=client, skipped=skipped)
-            if result.status == "closed":
-                result.commit = _commit(ws, result, head)
+            # The close reads memory, computes and writes it back whole: a write landing in between would be
+            # overwritten, so writers wait (or are told memory is busy) until the close has committed.
+            with memory.locked():
+                wanted, skipped = ([day], 0) if day is not None else days_to_close(ws.log_source(), today)
+                result = _close(memory, config, wanted, moment, use_llm=use_llm, client=client, skipped=skipped)
+                if result.status == "closed":
+                    result.commit = _commit(ws, result, head)
         except BaseException as err:
             # The tree was clean at HEAD when the close began: putting HEAD back loses nothing.
             if gitio.head_id(repo) == head:

@@ -149,6 +149,8 @@ class Config:
     workspaces: tuple[tuple[str, WorkspaceFiles], ...] = ()
     workspace: str = ""                     # the selected workspace's name, "" for the default one
     warnings: tuple[str, ...] = ()
+    # The default workspace's files, kept when another one is selected: what that workspace may not write.
+    default_files: WorkspaceFiles | None = None
 
     def path(self, role: str) -> str:
         """Repo-relative POSIX path of a memory file."""
@@ -162,9 +164,30 @@ class Config:
     def with_workspace(self, name: str) -> Config:
         for key, workspace in self.workspaces:
             if key == name:
-                return replace(self, memory_dir=workspace.memory_dir, files=workspace.files, workspace=name)
+                home = self.default_files or WorkspaceFiles(self.memory_dir, self.files)
+                return replace(self, memory_dir=workspace.memory_dir, files=workspace.files, workspace=name,
+                               default_files=home)
         known = ", ".join(k for k, _ in self.workspaces) or "none are configured"
         raise ConfigError(f"{CONFIG_NAME}: unknown workspace {name!r} ({known})")
+
+    def workspace_paths(self) -> dict[str, dict[str, str]]:
+        """Every workspace's memory files by workspace name ("" the default one), role -> path."""
+        home = self.default_files or WorkspaceFiles(self.memory_dir, self.files)
+        return {name: replace(self, memory_dir=place.memory_dir, files=place.files).memory_paths()
+                for name, place in (("", home), *self.workspaces)}
+
+    def foreign_paths(self) -> dict[str, tuple[str, str]]:
+        """The memory files of the other workspaces, path -> (workspace, role): what a cycle of this workspace
+        may not write. A file this workspace shares with another (one ROADMAP for all) is its own."""
+        own = set(self.memory_paths().values())
+        found: dict[str, tuple[str, str]] = {}
+        for name, paths in self.workspace_paths().items():
+            if name == self.workspace:
+                continue
+            for role, path in paths.items():
+                if path not in own:
+                    found.setdefault(path, (name, role))
+        return found
 
     def tzinfo(self) -> Any:
         from zoneinfo import ZoneInfo
@@ -272,7 +295,7 @@ def _build(cls: type, raw: Any, source: str, prefix: str, warnings: list[str], w
         raise ConfigError(f"{where or source}: {prefix.rstrip('.') or 'top level'}: expected a mapping, "
                           f"got {_kind(raw)}")
     hints = get_type_hints(cls)
-    known = {f.name: f for f in fields(cls) if f.name not in ("workspace", "warnings")}
+    known = {f.name: f for f in fields(cls) if f.name not in ("workspace", "warnings", "default_files")}
     values: dict[str, Any] = {}
     for key, value in raw.items():
         dotted = f"{prefix}{key}"

@@ -19,7 +19,7 @@ from gitmem.cycle.gitstate import FileState, StateChange
 from gitmem.cycle.reaper import Reaper
 from gitmem.cycle.refs_backup import RefsBackup, RefsBackupFailed
 from gitmem.secrets import scrub
-from gitmem.workspace import Workspace
+from gitmem.workspace import Workspace, writelock
 
 ASIDE_DIR = "guard"          # under .git/gitmem/: the agent's versions of git state it changed
 RUNNER_NAMESPACE = "refs/heads/gitmem/"       # branches only the runner makes (salvage, local, proposal)
@@ -27,12 +27,14 @@ KEPT_NEW = ("refs/heads/", "refs/tags/", "refs/notes/", "refs/stash")
 
 
 def _caches() -> tuple[str, ...]:
-    """gitmem's own caches in `.git/gitmem/`: put back silently (a cache loses at most one cycle's refresh)."""
+    """gitmem's own caches and write lock in `.git/gitmem/`: put back silently (a cache loses at most one cycle's
+    refresh; the lock file holds nothing)."""
     from gitmem.recall.index import INDEX_FILE
     from gitmem.workspace.statedir import CONFIRMATIONS_CACHE
     from gitmem.workspace.tail import LINES_CACHE
+    from gitmem.workspace.writelock import WRITE_LOCK
 
-    return (INDEX_FILE, CONFIRMATIONS_CACHE, LINES_CACHE)
+    return (INDEX_FILE, CONFIRMATIONS_CACHE, LINES_CACHE, WRITE_LOCK)
 
 
 @dataclass
@@ -54,6 +56,8 @@ class CycleGuard:
     @classmethod
     def begin(cls, ws: Workspace, *, start: str, branch: str, cycle: int) -> CycleGuard:
         repo, config = ws.repo, ws.config
+        # The agent's memory writes take the write lock: its file is there before the state is captured.
+        writelock.lock_file(gitio.state_dir(repo))
         extra = [*config.agent.protected_paths, *_prompt_dirs(ws)]
         hooks = gitio.config_value(repo, "core.hooksPath")
         if hooks and not posixpath.isabs(hooks) and ".." not in hooks.split("/"):

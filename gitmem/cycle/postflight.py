@@ -10,7 +10,7 @@ from datetime import datetime
 
 from gitmem import gitio
 from gitmem.config import ROLES
-from gitmem.cycle import permissions
+from gitmem.cycle import foreign, permissions
 from gitmem.memory import decisions, log, now
 from gitmem.memory.text import (
     Timestamp,
@@ -86,8 +86,20 @@ def settle(ws: Workspace, old: dict[str, str | None], *, cycle: int, clock: Cloc
     (`Kept`), which the close reports. The agent cannot set these fields: the runner writes them.
     """
     memory = MemoryWriter(ws, clock=clock, author_email=ws.config.agent.email)
+    # Judged and corrected as one step: a write landing in between (a straggler of the agent's, a human's
+    # `gitmem log add`) would be judged against text the runner then overwrites.
+    with memory.locked():
+        return _settle(memory, old, cycle=cycle, notes=notes, usage=usage, why_no_log=why_no_log,
+                       started=started, kept=kept, began=began)
+
+
+def _settle(memory: MemoryWriter, old: dict[str, str | None], *, cycle: int, notes: list[str],
+            usage: dict[str, float], why_no_log: str, started: str, kept: str | None,
+            began: datetime | None) -> Settled:
+    ws = memory.workspace
     window = Window(began, memory.now())
     enforcement = permissions.enforce(old, memory_texts(ws))
+    enforcement.notes[:0] = foreign.revert(ws)
     for role, text in enforcement.texts.items():
         files.write(ws.root, ws.config.path(role), text.encode("utf-8"))
     dated = _date_new_decisions(memory, old.get("decisions") or "", window)

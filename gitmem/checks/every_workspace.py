@@ -1,0 +1,49 @@
+"""`check` and `verify` over every workspace of a repository, the default when no `--workspace` is named.
+
+A repository's workspaces are separate memories in one history: a commit that breaks one of them (resolves
+its decision, empties its LOG) is as wrong as one that breaks the default memory, so checking only the
+default would pass it. Each workspace is checked by its own config; what several report alike (a file they
+share, GM903 over the other files, GM923) is reported once.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gitmem.checks import targets
+from gitmem.checks.targets import RangeResult
+from gitmem.checks.violation import Violation
+from gitmem.workspace import Workspace
+
+
+def each_workspace(ws: Workspace) -> list[Workspace]:
+    """`ws` and, when it is the default workspace, every workspace its config names, each with its config."""
+    if ws.name:
+        return [ws]
+    return [ws, *(ws.with_config(ws.config.with_workspace(name)) for name, _ in ws.config.workspaces)]
+
+
+def check_every(ws: Workspace, one: Callable[[Workspace], list[Violation]]) -> list[Violation]:
+    """`one` (`targets.check_worktree`, a staged check) run for each workspace, the findings merged."""
+    return sorted({v for each in each_workspace(ws) for v in one(each)})
+
+
+def verify_every(ws: Workspace, start: str | None, end: str, *, hide: tuple[str, ...] = (),
+                 progress: Callable[[int], None] | None = None) -> RangeResult:
+    """`targets.verify_range` for each workspace. `commits` counts the range once; `progress` advances
+    once per commit per workspace (see `span_work`)."""
+    merged = RangeResult()
+    found: set[Violation] = set()
+    for each in each_workspace(ws):
+        part = targets.verify_range(each, start, end, hide=hide, progress=progress)
+        found.update(part.violations)
+        merged.commits = max(merged.commits, part.commits)
+        merged.rewritten = merged.rewritten or part.rewritten
+        if part.rewritten:
+            break         # the range is the same for every workspace: once is enough to say so
+    merged.violations = sorted(found)
+    return merged
+
+
+def span_work(ws: Workspace, span: targets.Span) -> int:
+    """How many steps `verify_every` reports through `progress`."""
+    return targets.span_length(ws, span) * len(each_workspace(ws))
