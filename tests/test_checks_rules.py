@@ -233,8 +233,9 @@ def test_bad_case_reports_path_line_and_code(case_repo: GitRepo, cli, monkeypatc
 def test_every_registered_code_has_a_case() -> None:
     # GM903 and GM905 have their own tests below; GM906 comes from `verify` (tests/test_check_cli.py), GM308
     # from `verify` of a merge (tests/test_hostile_history.py), GM908 from tests/test_hostile_files.py, GM210
-    # from `verify` of an answering commit and its signature (tests/test_signed_answers.py).
-    covered = {case.code for case in CASES} | {"GM903", "GM905", "GM906", "GM308", "GM908", "GM210"}
+    # from `verify` of an answering commit and its signature (tests/test_signed_answers.py), GM923 from an agent's
+    # commit to two workspaces (tests/test_hostile_workspaces.py).
+    covered = {case.code for case in CASES} | {"GM903", "GM905", "GM906", "GM308", "GM908", "GM210", "GM923"}
     assert {rule.code for rule in RULES} <= covered
 
 

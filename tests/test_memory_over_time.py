@@ -218,7 +218,7 @@ def test_p2_a_pull_request_squash_merged_or_merged_keeps_its_confirmations_backe
     assert [backing(item, line).ok for line, _ in item.confirmations] == [True, True]
 
 
-def test_p2_verdicts_are_cached_by_commit_and_dropped_when_history_is_rewritten(world: World) -> None:
+def test_p2_confirmations_are_cached_by_commit_and_dropped_when_history_is_rewritten(world: World) -> None:
     world.cycle(at(10, 8))
     lesson = world.lesson(at(10, 8, 30), "Tests first", rule=RULE)
     world.cycle(at(10, 9))
@@ -226,7 +226,11 @@ def test_p2_verdicts_are_cached_by_commit_and_dropped_when_history_is_rewritten(
     item = lesson_lines(world.git, lesson)
     assert Backing(world.git.ws())(item, item.confirmations[0][0]).ok
     cache = world.git.path / ".git" / "gitmem" / "confirmations.json"
-    assert [v["ok"] for v in json.loads(cache.read_text())["verdicts"].values()] == [True]
+    # The cache keeps the commit that added the line, never the verdict (a planted one must not count):
+    # the verdict is judged again from that commit each time.
+    entries = list(json.loads(cache.read_text())["verdicts"].values())
+    assert [set(entry) for entry in entries] == [{"commit"}]
+    assert git(world.git.path, "cat-file", "-t", entries[0]["commit"]).strip() == "commit"
     # Rewrite history: the same text, now added by a commit that logged nothing. The cached commit is gone.
     git(world.git.path, "reset", "-q", "--hard", "HEAD~1")
     world.git.commit_files({"LESSONS.md": world.read("LESSONS.md").replace(
