@@ -66,7 +66,7 @@ class CommandBackend:
         except sandbox.SandboxUnavailable as err:    # the runner refuses first; this is for other callers
             raise AgentError(str(err)) from None
         agent, env = request.config.agent, self.environment(request)
-        if box.mode == "bubblewrap" and shutil.which(argv[0], path=env.get("PATH")) is None:
+        if box.mode == "bubblewrap" and not _findable(argv[0], env.get("PATH")):
             # Inside, bwrap would start and then fail to exec: say what is missing, as a plain start would.
             raise AgentError(f"cannot start the agent command `{argv[0]}`: not found on PATH")
         run_argv, env = box.wrap(argv, env, workspace=request.workspace, keep=(*agent.pass_env, "ANTHROPIC_MODEL"),
@@ -93,6 +93,11 @@ class CommandBackend:
             tail = " ".join(err_text.strip().split())[-TAIL_CHARS:] or "no error output"
             raise AgentError(f"the agent command `{argv[0]}` exited with code {process.returncode}: {tail}")
         return _result(argv[0], out, err_text, time.monotonic() - started, box.note)
+
+
+def _findable(program: str, path: str | None) -> bool:
+    """Whether `program` names a file (a path, even one this user may not stat) or a program on `path`."""
+    return os.path.lexists(program) if os.sep in program else shutil.which(program, path=path) is not None
 
 
 def _result(program: str, out: str, err_text: str, seconds: float, sandboxed: str) -> AgentResult:

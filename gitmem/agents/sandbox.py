@@ -49,12 +49,12 @@ class SandboxChoice:
     note: str = ""
 
     def wrap(self, argv: list[str], env: Mapping[str, str], *, workspace: Workspace, keep: Iterable[str] = (),
-             writable: Iterable[str] = ()) -> tuple[list[str], dict[str, str]]:
+             writable: Iterable[str] = (), agent_files: bool = True) -> tuple[list[str], dict[str, str]]:
         """`argv` and `env` as they run: unchanged without a sandbox, else inside bwrap with only the
-        variables KEPT_ENV, `GITMEM_*`, LC_* and `keep` name."""
+        variables KEPT_ENV, `GITMEM_*`, LC_* and `keep` name. `agent_files`: see `host_mounts`."""
         if self.mode != "bubblewrap":
             return list(argv), dict(env)
-        mounts = host_mounts(workspace, argv, env, writable)
+        mounts = host_mounts(workspace, argv, env, writable, agent_files=agent_files)
         return bwrap_argv(self.bwrap, mounts, argv), confined_environment(env, mounts, keep=keep)
 
 

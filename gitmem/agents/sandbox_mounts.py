@@ -49,9 +49,11 @@ class Mounts:
     env: dict[str, str] = field(default_factory=dict)   # CLAUDE_CONFIG_DIR, CODEX_HOME: where they were bound
 
 
-def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable: Iterable[str] = (),
-                environ: Mapping[str, str] | None = None) -> Mounts:
-    """The mounts for running `argv` (found on `env`'s PATH) over `ws`."""
+def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable: Iterable[str] = (), *,
+                agent_files: bool = True, environ: Mapping[str, str] | None = None) -> Mounts:
+    """The mounts for running `argv` (found on `env`'s PATH) over `ws`. `agent_files`: bind the program's
+    install and the files its command line names, for a command the human configured (agent.command); never
+    for one the agent wrote (run_command), whose arguments could name any file."""
     environ = os.environ if environ is None else environ
     repo = ws.repo
     root = str(ws.root.resolve())
@@ -68,7 +70,8 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
     if not _under(resolv, system) and os.path.exists(resolv):
         system.append(os.path.dirname(resolv))
     runtime = [*system, *_python_dirs()]
-    runtime += _agent_files(argv, env.get("PATH", ""), runtime)
+    if agent_files:
+        runtime += _agent_files(argv, env.get("PATH", ""), runtime)
     common, own = gitio.common_dir(repo).resolve(), gitio.git_dir(repo).resolve()
     git_read_only = [str(common), *([str(own)] if not own.is_relative_to(common) else [])]
     dot_git = ws.root / ".git"
@@ -93,11 +96,14 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
 
 
 def _python_dirs() -> list[str]:
-    """The interpreter running gitmem, its venv, and gitmem's own package (an editable install keeps it in
-    a source checkout): `gitmem log add` inside the sandbox is this same installation."""
+    """The interpreter running gitmem, its venv, what its import path holds (site-packages, and what `.pth`
+    files add, such as an editable install's source) and gitmem's own package: `gitmem log add` inside the
+    sandbox is this same installation. What this user cannot read could not be bound anyway."""
     found = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix,
-             os.path.dirname(os.path.realpath(sys.executable)), os.path.dirname(os.path.abspath(gitmem.__file__))]
-    return [os.path.realpath(d) for d in found if d and os.path.isdir(d) and os.path.realpath(d) != "/"]
+             os.path.dirname(os.path.realpath(sys.executable)), os.path.dirname(os.path.abspath(gitmem.__file__)),
+             *(entry for entry in sys.path if os.path.isabs(entry))]
+    return [os.path.realpath(d) for d in found
+            if os.path.isdir(d) and os.access(d, os.R_OK | os.X_OK) and os.path.realpath(d) != "/"]
 
 
 def _agent_files(argv: list[str], path: str, bound: list[str]) -> list[str]:

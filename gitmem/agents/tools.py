@@ -295,7 +295,9 @@ class Toolbox:
         if not self.ran_command:
             self.ran_command = True
             self.notes.append(f"run_command: {box.note}")
-        return box.wrap(argv, env, workspace=self.workspace, writable=self.config.agent.sandbox.writable)
+        # The agent wrote this command line: none of the files it names is bound (they could be anything).
+        return box.wrap(argv, env, workspace=self.workspace, writable=self.config.agent.sandbox.writable,
+                        agent_files=False)
 
     # -- memory tools ------------------------------------------------------------------------------
     def _once(self, name: str, what: str) -> None:
