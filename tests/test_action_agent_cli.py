@@ -13,7 +13,8 @@ from tests.support.claude_code import PACKAGE_DIR, claude_binary
 from tests.support.npm_cache import Unavailable, skip_loudly
 
 STEP = "Install the agent CLI"
-OTHERS = ("Install gitmem from this action's own checkout", "Configure the git identity", "Run gitmem")
+OTHERS = ("Install gitmem from this action's own checkout", "Install the agent sandbox", "Configure the git identity",
+          "Run gitmem")
 
 
 def the_step() -> dict:

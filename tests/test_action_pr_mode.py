@@ -16,7 +16,7 @@ from tests.support.action_support import agent_repo, clean_env, origin_file, ori
 from tests.support.fake_github import FakeGitHub
 from tests.support.gitcli import git
 
-INSTALL = ("Install gitmem from this action's own checkout",)
+INSTALL = ("Install gitmem from this action's own checkout", "Install the agent sandbox")
 SCRIPT = """\
 cycles:
   1:

@@ -42,8 +42,9 @@ def test_a_scripted_cycle_runs_through_the_action_and_is_pushed(tmp_path: Path, 
     repo = agent_repo(tmp_path / "agent", tmp_path / "origin.git")
     start = git(repo, "rev-parse", "HEAD").strip()
 
+    # The sandbox step changes the machine (apt-get, sysctl): test_action_yaml reads it instead.
     run = run_action(repo, {"command": "cycle"}, bin_dir=action_venv, scratch=tmp_path / "runner",
-                     runner_temp=runner_temp)
+                     runner_temp=runner_temp, skip=("Install the agent sandbox",))
 
     assert run.ok, run.describe()
     assert [s.name for s in run.steps] == ["Plan the install and the caches",
@@ -166,7 +167,7 @@ def test_a_command_that_stops_before_deciding_leaves_outcome_error(tmp_path: Pat
     assert run.outputs["outcome"] == "error"
 
 
-INSTALL = ("Install gitmem from this action's own checkout",)
+INSTALL = ("Install gitmem from this action's own checkout", "Install the agent sandbox")
 
 
 def test_the_ci_self_test_setup_makes_a_repo_that_passes_check_and_cycles(tmp_path: Path) -> None:
@@ -189,7 +190,7 @@ def test_the_ci_self_test_setup_makes_a_repo_that_passes_check_and_cycles(tmp_pa
                              capture_output=True, text=True)
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
-    skip = ("Install gitmem from this action's own checkout",)
+    skip = INSTALL
     check = run_action(workspace, {"command": "check"}, bin_dir=project_bin(), scratch=tmp_path / "check",
                        skip=skip)
     assert check.ok and check.outputs["outcome"] == "clean", check.describe()

@@ -225,3 +225,14 @@ def test_the_check_workflow_verifies_every_workspace():
     step = next(s for s in steps_of(flow) if str(s.get("uses", "")).startswith("gitmem-agent/gitmem"))
     # No --workspace: `gitmem verify` checks the default workspace and every one in `workspaces:`.
     assert "--workspace" not in step["with"]["args"] and "-w " not in step["with"]["args"]
+
+
+def test_the_cycle_installs_bubblewrap_and_lets_it_make_user_namespaces(action) -> None:
+    """agent.sandbox needs bwrap, and Ubuntu 24.04 runners restrict unprivileged user namespaces (AppArmor)."""
+    step = next(s for s in action["runs"]["steps"] if s.get("name") == "Install the agent sandbox")
+    names = [s.get("name") for s in action["runs"]["steps"]]
+    assert names.index("Install the agent sandbox") < names.index("Run gitmem")
+    assert step["if"] == "inputs.command == 'cycle'"
+    assert "sudo apt-get install -y bubblewrap" in step["run"]
+    assert "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0" in step["run"]
+    assert "bwrap --ro-bind / / true" in step["run"]      # fails the step if the sandbox still cannot work

@@ -7,13 +7,14 @@ import signal
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from gitmem.agents.base import AgentError
 from gitmem.agents.command import CommandBackend
-from gitmem.config import load_config
+from gitmem.config import Config, Sandbox, load_config
 from gitmem.cycle.budget import build_request
 from gitmem.errors import ExitCode
 from gitmem.memory import log, now
@@ -98,11 +99,15 @@ def test_a_crashing_cli_agent_is_salvaged(tmp_path, memrepo, cli) -> None:
     assert is_clean(memrepo)
 
 
+def unsandboxed(config: Config) -> Config:
+    return replace(config, agent=replace(config.agent, sandbox=Sandbox(mode="none")))
+
+
 def test_the_backend_times_out_and_stops_the_agent(tmp_path, memrepo) -> None:
     script = tmp_path / "sleeper.py"
     script.write_text(SLEEPING_AGENT)
     pid_file = tmp_path / "sleeper.pid"
-    config = load_config(memrepo.path)
+    config = unsandboxed(load_config(memrepo.path))       # it writes its pid outside the tree
     request = build_request(Workspace.at(memrepo.path, config), cycle=1, backend="command")
     backend = CommandBackend(config, command=f"{sys.executable} {script} {pid_file}", timeout=1.5)
     began = time.monotonic()

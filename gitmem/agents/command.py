@@ -14,17 +14,22 @@ parent's cannot override the chosen model. Whatever it leaves running is ended w
 What the CLI prints is read (gitmem.agents.cli_output): token usage and cost where it reports them (`claude -p
 --output-format json`) go to the cycle's Evidence, and permission refusals are named, so a cycle that logged
 nothing says why: a refusal gets the permissions fix, a run that simply did nothing gets its last words.
+
+It runs inside the bubblewrap sandbox `agent.sandbox` chooses (gitmem.agents.sandbox), and the Evidence says
+which mode ran.
 """
 from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import time
 from typing import Any
 
 from gitmem import secrets
+from gitmem.agents import sandbox
 from gitmem.agents.base import AgentError, AgentResult, CycleRequest
 from gitmem.agents.cli_output import Reading, read_output
 
@@ -56,10 +61,20 @@ class CommandBackend:
         limit = request.deadline - time.monotonic()
         if self.timeout is not None:
             limit = min(limit, self.timeout)
+        try:
+            box = sandbox.choose(request.config)
+        except sandbox.SandboxUnavailable as err:    # the runner refuses first; this is for other callers
+            raise AgentError(str(err)) from None
+        agent, env = request.config.agent, self.environment(request)
+        if box.mode == "bubblewrap" and not _findable(argv[0], env.get("PATH")):
+            # Inside, bwrap would start and then fail to exec: say what is missing, as a plain start would.
+            raise AgentError(f"cannot start the agent command `{argv[0]}`: not found on PATH")
+        run_argv, env = box.wrap(argv, env, workspace=request.workspace, keep=(*agent.pass_env, "ANTHROPIC_MODEL"),
+                                 writable=agent.sandbox.writable)
         started = time.monotonic()
         try:
             # Its own session, so a timeout can stop the agent and everything it started.
-            process = subprocess.Popen(argv, cwd=request.root, env=self.environment(request), text=True,
+            process = subprocess.Popen(run_argv, cwd=request.root, env=env, text=True,
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                        start_new_session=True)
         except OSError as err:
@@ -78,12 +93,17 @@ class CommandBackend:
         if process.returncode != 0:
             tail = " ".join(err_text.strip().split())[-TAIL_CHARS:] or "no error output"
             raise AgentError(f"the agent command `{argv[0]}` exited with code {process.returncode}: {tail}")
-        return _result(argv[0], out, err_text, time.monotonic() - started)
+        return _result(argv[0], out, err_text, time.monotonic() - started, box.note)
 
 
-def _result(program: str, out: str, err_text: str, seconds: float) -> AgentResult:
+def _findable(program: str, path: str | None) -> bool:
+    """Whether `program` names a file (a path, even one this user may not stat) or a program on `path`."""
+    return os.path.lexists(program) if os.sep in program else shutil.which(program, path=path) is not None
+
+
+def _result(program: str, out: str, err_text: str, seconds: float, sandboxed: str) -> AgentResult:
     reading = read_output(out, err_text)
-    notes = [f"agent command `{program}` finished in {seconds:.1f}s"]
+    notes = [f"agent command `{program}` finished in {seconds:.1f}s", sandboxed]
     if reading.last_words:
         what = "its final message" if reading.structured else "its last output line"
         notes.append(f"{what}: {reading.last_words}")

@@ -17,6 +17,7 @@ import io
 import os
 import re
 import shlex
+import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gitmem import secrets
+from gitmem.agents import sandbox
 from gitmem.agents.protected import Protection, is_config
 from gitmem.config import CONFIG_NAME, Config
 from gitmem.memory import log
@@ -58,6 +60,7 @@ class Toolbox:
     notes: list[str] = field(default_factory=list)
     written: dict[str, int] = field(default_factory=dict)   # memory writes made, by tool name
     interactive: bool = False  # an interactive session's tools (MCP): outside a runner cycle its LOG entry says so
+    ran_command: bool = False  # whether run_command ran (its sandbox mode is noted once)
 
     def __post_init__(self) -> None:
         self.root = self.workspace.root.resolve()
@@ -270,14 +273,31 @@ class Toolbox:
         if not argv or not any(_allowed(command, argv, rule) for rule in shell.allow):
             raise ToolError(f"command not in agent.shell.allow: {command!r}")
         env = secrets.agent_environment(os.environ)
+        if shutil.which(argv[0], path=env.get("PATH")) is None:
+            raise ToolError(f"command not found: {argv[0]}")
+        run_argv, env = self._sandboxed(argv, env)
         try:
-            done = subprocess.run(argv, cwd=self.root, env=env, capture_output=True, text=True,
+            done = subprocess.run(run_argv, cwd=self.root, env=env, capture_output=True, text=True,
                                   timeout=shell.timeout, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
             raise ToolError(f"command timed out after {shell.timeout} s: {command!r}") from None
         except FileNotFoundError:
             raise ToolError(f"command not found: {argv[0]}") from None
         return f"exit {done.returncode}\n{done.stdout[-MAX_OUTPUT // 2:]}{done.stderr[-MAX_OUTPUT // 2:]}"
+
+    def _sandboxed(self, argv: list[str], env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+        """`argv` inside the sandbox agent.sandbox chooses (gitmem.agents.sandbox); its mode goes to the notes
+        (LOG Evidence) with the first command."""
+        try:
+            box = sandbox.choose(self.config)
+        except sandbox.SandboxUnavailable as err:
+            raise ToolError(str(err)) from None
+        if not self.ran_command:
+            self.ran_command = True
+            self.notes.append(f"run_command: {box.note}")
+        # The agent wrote this command line: none of the files it names is bound (they could be anything).
+        return box.wrap(argv, env, workspace=self.workspace, writable=self.config.agent.sandbox.writable,
+                        agent_files=False)
 
     # -- memory tools ------------------------------------------------------------------------------
     def _once(self, name: str, what: str) -> None:

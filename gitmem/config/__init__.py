@@ -24,6 +24,7 @@ ROLES = ("now", "decisions", "log", "lessons", "rules", "roadmap")
 REQUIRED_ROLES = ("now", "decisions", "log", "lessons", "rules")
 BACKENDS = ("anthropic", "command", "scripted")     # agent backends; "" means anthropic when a key is set
 RECALL_MODES = ("auto", "bm25", "semantic", "hybrid")
+SANDBOX_MODES = ("auto", "bubblewrap", "none")     # how the command agent and run_command are confined
 
 
 # A ranker's weight; rankers are a mapping, not a field, so their range is declared here.
@@ -54,6 +55,15 @@ class Shell:
 
 
 @dataclass(frozen=True)
+class Sandbox:
+    # auto: bubblewrap when `bwrap` works on this machine, else none (and the LOG entry's Evidence says so);
+    # bubblewrap: refuse to start the cycle without it; none: run the agent as a plain process.
+    mode: str = "auto"
+    # Extra read-write directories inside the sandbox (absolute, or under `~/`), e.g. an agent CLI's cache.
+    writable: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Agent:
     name: str = "gitmem-agent"
     email: str = "agent@gitmem.invalid"
@@ -69,6 +79,9 @@ class Agent:
     pass_env: tuple[str, ...] = ("ANTHROPIC_API_KEY",)
     # Paths a cycle may not change on its own, added to gitmem's defaults (gitmem.agents.protected).
     protected_paths: tuple[str, ...] = ()
+    # The bubblewrap sandbox of the command agent and the run_command tool (gitmem.agents.sandbox);
+    # `sandbox: auto` is short for `sandbox: {mode: auto}`.
+    sandbox: Sandbox = field(default_factory=Sandbox)
 
 
 @dataclass(frozen=True)
@@ -314,6 +327,11 @@ def _coerce(hint: Any, value: Any, where: str, dotted: str, warnings: list[str],
     if isinstance(hint, type) and is_dataclass(hint):
         # `limits:` with every key commented out loads as None: it means "all defaults", not an error.
         value = {} if value is None else value
+        if hint is Sandbox and isinstance(value, str):      # `sandbox: auto`, the shorthand of {mode: auto}
+            value = {"mode": value}
+        elif hint is Sandbox and not isinstance(value, dict):
+            raise ConfigError(f"{where}: {dotted}: expected one of {', '.join(SANDBOX_MODES)} or a mapping "
+                              f"(mode, writable), got {_kind(value)}")
         return _build(hint, value, where.split(":")[0], dotted + ".", warnings, where)
     text = (get_origin(hint) or hint).__name__
     if dotted == "workspaces":
@@ -400,6 +418,14 @@ def _validate_agent_lists(config: Config, source: str, raw: Any) -> None:
         if name.upper() in GITHUB_TOKEN_ENV or not name or "=" in name or "\0" in name:
             why = "GitHub tokens never reach the agent" if name.upper() in GITHUB_TOKEN_ENV else "not a variable name"
             raise ConfigError(f"{_where(raw, source, 'agent.pass_env')}: agent.pass_env: {name!r}: {why}")
+    sandbox = config.agent.sandbox
+    if sandbox.mode not in SANDBOX_MODES:
+        raise ConfigError(f"{_where(raw, source, 'agent.sandbox.mode')}: agent.sandbox.mode: {sandbox.mode!r} is "
+                          f"not one of {', '.join(SANDBOX_MODES)}")
+    for directory in sandbox.writable:
+        if not directory.startswith(("/", "~/")) or ".." in directory.split("/") or directory.rstrip("/") in ("", "~"):
+            raise ConfigError(f"{_where(raw, source, 'agent.sandbox.writable')}: agent.sandbox.writable: "
+                              f"{directory!r} must be an absolute directory (or one under ~/), not / or ~ itself")
     for pattern in config.agent.protected_paths:
         if not pattern.strip("/ ") or ".." in pattern.split("/") or any(ord(c) < 32 for c in pattern):
             raise ConfigError(f"{_where(raw, source, 'agent.protected_paths')}: agent.protected_paths: {pattern!r} "

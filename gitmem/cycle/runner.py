@@ -19,6 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from gitmem import codes, gitio
+from gitmem.agents import sandbox
 from gitmem.agents.base import AgentError, AgentResult, Backend, CycleRequest
 from gitmem.checks import CheckInput, generation, has_errors, run_checks
 from gitmem.checks.targets import check_worktree
@@ -140,6 +141,16 @@ def preflight(ws: Workspace) -> lock.Lock:
     return held
 
 
+def _require_sandbox(ws: Workspace, backend: Backend) -> None:
+    """`agent.sandbox: bubblewrap` where bwrap cannot run: refuse before the agent starts, not salvage after."""
+    if not sandbox.needed(ws.config, backend.name):
+        return
+    try:
+        sandbox.choose(ws.config)
+    except sandbox.SandboxUnavailable as err:
+        raise CycleRefused(str(err), codes.CYCLE_NO_SANDBOX) from None
+
+
 def _require_clean(repo: gitio.Repo, held: lock.Lock) -> None:
     dirty = gitio.dirty_files(repo)
     if not dirty:
@@ -205,6 +216,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
     repo = ws.repo
     held = preflight(ws)
     try:
+        _require_sandbox(ws, backend)
         number = next_cycle(ws)
         report = CycleReport(number)
         if held.stale is not None:

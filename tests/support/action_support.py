@@ -177,12 +177,14 @@ def run_action(workspace: Path, inputs: dict[str, str], *, bin_dir: Path, scratc
 
 # -- agent repositories ------------------------------------------------------------------------------------
 
-def set_backend(repo: Path, lines: str) -> None:
-    """Replace the template's commented `# backend:` line in gitmem.yaml with `lines` (indented under agent:)."""
+def set_backend(repo: Path, lines: str, *, sandbox: str = "none") -> None:
+    """Replace the template's commented `# backend:` line in gitmem.yaml with `lines` (indented under agent:),
+    and set agent.sandbox.mode (none: these suites prove the runner's own mechanisms on a plain process)."""
     config = repo / "gitmem.yaml"
     text, count = re.subn(r"(?m)^  # backend: .*$", lambda _: lines.rstrip("\n"),
                           config.read_text(encoding="utf-8"), count=1)
     assert count == 1, "the template's gitmem.yaml no longer has the `# backend:` line to switch"
+    text = re.sub(r"(?m)^    mode: auto$", f"    mode: {sandbox}", text)
     config.write_text(text, encoding="utf-8")
 
 

@@ -76,7 +76,7 @@ def evidence(repo: GitRepo) -> str:
 
 
 def command_agent(tmp_path: Path, repo: GitRepo, body: str, *, pass_env: tuple[str, ...] | None = (),
-                  write_memory: bool = True) -> Path:
+                  write_memory: bool = True, sandbox: str = "none") -> Path:
     """A Python agent script (outside the repo) run by the `command` backend: `body` runs with `root`, `os`,
     `subprocess` and `sys` at hand, then it writes its LOG entry and NOW block through the gitmem CLI."""
     script = tmp_path / f"hostile_agent_{abs(hash(body))}.py"
@@ -86,7 +86,7 @@ def command_agent(tmp_path: Path, repo: GitRepo, body: str, *, pass_env: tuple[s
               f"'--next', 'n'], check=True, cwd=root)\n") if write_memory else ""
     script.write_text("import os, subprocess, sys\nsys.stdin.read()\nroot = os.environ['GITMEM_ROOT']\n"
                       + body + "\n" + finish, encoding="utf-8")
-    text = with_command_backend(repo.read("gitmem.yaml"), script_command(script))
+    text = with_command_backend(repo.read("gitmem.yaml"), script_command(script), sandbox=sandbox)
     if pass_env != ("ANTHROPIC_API_KEY",):      # None: no pass_env key at all (a config from before it existed)
         listing = "".join(f"    - {name}\n" for name in pass_env or ())
         block = "" if pass_env is None else f"  pass_env:\n{listing}" if listing else "  pass_env: []\n"

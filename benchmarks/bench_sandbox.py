@@ -1,0 +1,70 @@
+"""A cycle's cost with the bubblewrap sandbox against without it (issue 21's bar: at most 1.2x).
+
+The runner's own time, start to commit, with a no-op agent command (`true`: the runner then writes the
+no-build entry itself), through the real cycle runner and the `command` backend. One repository per side,
+run as interleaved pairs so drifting machine load hits both alike; the figure is the median of the ratios.
+"""
+from __future__ import annotations
+
+import shutil
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from gitmem.agents.command import CommandBackend
+from gitmem.agents.sandbox import choose
+from gitmem.config import Config
+from gitmem.cycle.runner import run_cycle
+from gitmem.workspace import Workspace
+from tests.support.helpers import isolate_git_env, make_repo, with_command_backend
+
+PAIRS = 15
+
+
+def _repo(path: Path, mode: str) -> Workspace:
+    repo = make_repo(path)
+    repo.commit_files({"gitmem.yaml": with_command_backend(repo.read("gitmem.yaml"), "true", sandbox=mode)},
+                      f"a no-op command agent, sandbox {mode}")
+    return Workspace.open(path)
+
+
+def _cycle(root: Path) -> float:
+    ws = Workspace.open(root)
+    began = time.perf_counter()
+    report = run_cycle(ws, CommandBackend(ws.config))
+    spent = time.perf_counter() - began
+    assert report.exit_code == 0 and report.commit, report.messages
+    return spent
+
+
+def sandbox_ratio(boxed: Path, plain: Path, pairs: int) -> dict[str, float]:
+    ratios, firsts, seconds = [], [], []
+    for _ in range(pairs + 1):                    # the first pair warms caches and is dropped
+        first, second = _cycle(boxed), _cycle(plain)
+        firsts.append(first)
+        seconds.append(second)
+        ratios.append(first / second)
+    return {"ratio_median": statistics.median(ratios[1:]), "sandboxed_median_s": statistics.median(firsts[1:]),
+            "plain_median_s": statistics.median(seconds[1:]), "pairs": pairs}
+
+
+@pytest.mark.benchmark(group="cycle: sandbox bubblewrap / none, no-op agent, interleaved pairs")
+def test_cycle_with_the_sandbox_against_without(benchmark, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Reported, not asserted (timings depend on the machine): see `extra_info`."""
+    isolate_git_env(monkeypatch)
+    bwrap = shutil.which("bwrap")
+    if bwrap is None or subprocess.run([bwrap, "--ro-bind", "/", "/", "true"], capture_output=True).returncode:
+        pytest.skip("bwrap is not installed or cannot create namespaces here")
+    boxed, plain = _repo(tmp_path / "boxed", "bubblewrap"), _repo(tmp_path / "plain", "none")
+    assert choose(boxed.config).mode == "bubblewrap" and choose(plain.config).mode == "none"
+    auto = choose(Config()).mode            # what `auto`, the default, picks on this machine
+    pairs = 2 if benchmark.disabled else PAIRS
+    result = benchmark.pedantic(sandbox_ratio, args=(boxed.root, plain.root, pairs), rounds=1, iterations=1)
+    benchmark.extra_info.update({**result, "auto_chose": auto})
+    print(f"\nsandboxed/plain cycle median ratio over {result['pairs']} pairs: {result['ratio_median']:.3f} "
+          f"({result['sandboxed_median_s'] * 1000:.0f} ms / {result['plain_median_s'] * 1000:.0f} ms); "
+          f"auto chose {auto}")
+    assert result["ratio_median"] > 0

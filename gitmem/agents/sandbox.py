@@ -1,0 +1,137 @@
+"""The bubblewrap sandbox of the `command` agent and the `run_command` tool (`agent.sandbox`).
+
+The agent is untrusted: without a box it could read a withheld secret from the runner's `/proc/PID/environ`,
+delete the human's branches and `git gc --prune=now` them away, write another workspace's memory, or push to
+a local-path origin. Inside `bwrap` it sees an allow-list of paths (gitmem.agents.sandbox_mounts): the work
+tree read-write, `.git` read-only but for `.git/gitmem/`, so only the runner commits, writes references and
+runs gc; a private /tmp; its own PID namespace with its own /proc, so no runner process is visible; and an
+environment of named variables only. The network stays open: the agent needs its model's API.
+
+Modes: `bubblewrap` refuses to start the cycle where `bwrap` is missing or cannot make its namespaces (exit
+3, with the install line or the AppArmor hint); `auto` (the default) falls back to no sandbox and says so in
+the LOG entry's Evidence; `none` runs the agent as a plain process. `bwrap` is probed once per process.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gitmem.agents.sandbox_mounts import Mounts, host_mounts
+from gitmem.errors import ExitCode, GitmemError
+from gitmem.workspace import Workspace
+
+INSTALL = "sudo apt-get install bubblewrap"
+USERNS_HINT = ("on Ubuntu 24.04 AppArmor restricts unprivileged user namespaces: sudo sysctl -w "
+               "kernel.apparmor_restrict_unprivileged_userns=0 (or give bwrap an AppArmor profile)")
+PROBE_SECONDS = 10.0
+# The variables the agent keeps besides `GITMEM_*`, LC_* and what the caller names (agent.pass_env, the model).
+KEPT_ENV = ("PATH", "LANG", "TERM", "TZ")
+
+
+class SandboxUnavailable(GitmemError):
+    """`agent.sandbox: bubblewrap`, and bwrap is missing or cannot run here; the message says how to fix it."""
+
+    exit_code = ExitCode.DIRTY
+
+
+@dataclass(frozen=True)
+class SandboxChoice:
+    """The mode that runs (`bubblewrap` or `none`), the bwrap to run, and the line for the LOG's Evidence."""
+
+    mode: str
+    bwrap: str = ""
+    note: str = ""
+
+    def wrap(self, argv: list[str], env: Mapping[str, str], *, workspace: Workspace, keep: Iterable[str] = (),
+             writable: Iterable[str] = (), agent_files: bool = True) -> tuple[list[str], dict[str, str]]:
+        """`argv` and `env` as they run: unchanged without a sandbox, else inside bwrap with only the
+        variables KEPT_ENV, `GITMEM_*`, LC_* and `keep` name. `agent_files`: see `host_mounts`."""
+        if self.mode != "bubblewrap":
+            return list(argv), dict(env)
+        mounts = host_mounts(workspace, argv, env, writable, agent_files=agent_files)
+        return bwrap_argv(self.bwrap, mounts, argv), confined_environment(env, mounts, keep=keep)
+
+
+def needed(config: Any, backend: str) -> bool:
+    """Whether a cycle of `backend` runs commands the sandbox confines: the command agent, or run_command."""
+    return backend == "command" or bool(config.agent.shell.enabled)
+
+
+def choose(config: Any, *, environ: Mapping[str, str] | None = None) -> SandboxChoice:
+    """The sandbox `agent.sandbox` asks for, as this machine can give it; SandboxUnavailable for
+    `bubblewrap` where bwrap cannot run."""
+    mode = config.agent.sandbox.mode
+    if mode == "none":
+        return SandboxChoice("none", note="sandbox: none (agent.sandbox: none): the agent ran as a plain process")
+    environ = os.environ if environ is None else environ
+    found = shutil.which("bwrap", path=environ.get("PATH", os.defpath))
+    problem = (f"bwrap is not on PATH; install it: {INSTALL}" if found is None else _probe(found))
+    if problem is None and found is not None:
+        return SandboxChoice("bubblewrap", found, note="sandbox: bubblewrap: the agent saw the work tree, a read-only "
+                             ".git and a private /tmp, in its own PID namespace")
+    if mode == "bubblewrap":
+        raise SandboxUnavailable(f"agent.sandbox is bubblewrap, and {problem}; or set agent.sandbox: auto (falls "
+                                 "back to no sandbox) or none in gitmem.yaml")
+    return SandboxChoice("none", note=f"sandbox: none (agent.sandbox: auto, and {problem}): the agent ran as a plain "
+                                      "process")
+
+
+@functools.cache
+def _probe(bwrap: str) -> str | None:
+    """Why `bwrap` cannot make a sandbox here, or None when it can (once per process)."""
+    try:
+        done = subprocess.run([bwrap, "--ro-bind", "/", "/", "true"], capture_output=True, text=True,
+                              timeout=PROBE_SECONDS, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return f"{bwrap} cannot run ({getattr(err, 'strerror', None) or err}); install it: {INSTALL}"
+    if done.returncode == 0:
+        return None
+    said = " ".join(done.stderr.split())[-200:] or f"exit {done.returncode}"
+    return f"{bwrap} cannot create its namespaces ({said}); {USERNS_HINT}"
+
+
+def confined_environment(env: Mapping[str, str], mounts: Mounts, *, keep: Iterable[str] = ()) -> dict[str, str]:
+    """The agent's whole environment: the allow-list, HOME and TMPDIR inside the box, the agent CLIs' config
+    directories. It is given to bwrap itself, not set with --setenv on its command line: a command line is
+    readable by every user of the machine (/proc/PID/cmdline), and bwrap's own environment is what the
+    agent would find at /proc/1/environ inside (bwrap is PID 1 of the new namespace)."""
+    named = set(KEPT_ENV) | set(keep)
+    kept = {name: value for name, value in env.items()
+            if name in named or name.startswith(("GITMEM_", "LC_"))}
+    if "GIT_DIR" in env:           # a repository found through GIT_DIR (open_repo): the agent's git finds it too
+        kept["GIT_DIR"], kept["GIT_WORK_TREE"] = env["GIT_DIR"], env.get("GIT_WORK_TREE", mounts.work_tree)
+    return {**kept, "HOME": mounts.home, "TMPDIR": "/tmp", **mounts.env}
+
+
+def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str]) -> list[str]:
+    """The bwrap command line. Order matters: a later bind covers an earlier one, so the work tree is bound
+    read-write, then `.git` read-only over it, then `.git/gitmem` read-write over that; runtimes that live
+    inside the work tree (a venv in the checkout) are bound read-only last, so the agent cannot edit gitmem."""
+    tree = Path(mounts.work_tree)
+    outside = [d for d in mounts.read_only if not Path(d).is_relative_to(tree)]
+    inside = [d for d in mounts.read_only if Path(d).is_relative_to(tree)]
+    out = [bwrap, "--die-with-parent", "--unshare-pid"]
+    for target, link in mounts.links:
+        out += ["--symlink", target, link]
+    out += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    for folder in mounts.made:
+        out += ["--dir", folder]
+    for folder in outside:
+        out += ["--ro-bind", folder, folder]
+    for folder in mounts.writable:
+        out += ["--bind", folder, folder]
+    for folder in mounts.optional:
+        out += ["--bind-try", folder, folder]
+    out += ["--bind", mounts.work_tree, mounts.work_tree]
+    for folder in mounts.git_read_only:
+        out += ["--ro-bind", folder, folder]
+    out += ["--bind", mounts.state_dir, mounts.state_dir]
+    for folder in inside:
+        out += ["--ro-bind", folder, folder]
+    return [*out, "--chdir", mounts.work_tree, "--", *argv]

@@ -1,0 +1,180 @@
+"""What the sandbox shows the agent, found on this machine: an allow-list of paths, as plain data (`Mounts`).
+
+Read-only: the system (`/usr`, `/etc`, `/bin` and `/lib*` as links or directories, as the host has them, and
+the target of a linked `/etc/resolv.conf`), the Python that runs gitmem (the venv and its base install, and
+gitmem's own package, which an editable install keeps elsewhere), the agent CLI's install (a `node_modules`
+tree, else the executable itself, and the interpreter its `#!` line names, e.g. node's install), files named on
+its command line, and the git directory with the object stores its alternates name.
+
+Read-write: the work tree at its own absolute path (agent CLIs key trust by path), `.git/gitmem/` (caches and
+locks only, never evidence), a HOME of the sandbox's own in its private /tmp (fresh every run, gone after
+it: the runner puts `.git/gitmem` back after every cycle, so a HOME there would only churn), the agent CLIs'
+config directories (Claude Code's, through CLAUDE_CONFIG_DIR: `~/.claude.json` is replaced by rename, so
+a bound directory is needed, not a bound file; Codex's CODEX_HOME) and `agent.sandbox.writable`.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import gitmem
+from gitmem import gitio
+from gitmem.workspace import Workspace
+
+HOME = "/tmp/gitmem-home"      # inside the sandbox's private /tmp
+SYSTEM_DIRS = ("/usr", "/etc")
+SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")   # links on merged-/usr systems
+# Agent CLIs' config directories: (variable, default under the host's HOME). Bound read-write when the host
+# has one (a logged-in CLI keeps working), else made in the sandbox's HOME.
+AGENT_HOMES = (("CLAUDE_CONFIG_DIR", ".claude"), ("CODEX_HOME", ".codex"))
+
+
+@dataclass(frozen=True)
+class Mounts:
+    """Absolute paths, each bound at the same path inside. The order of binding is `gitmem.agents.sandbox`'s."""
+
+    links: tuple[tuple[str, str], ...] = ()      # (target, link): `/bin -> usr/bin`
+    read_only: tuple[str, ...] = ()              # the system, the runtimes, the agent's files
+    writable: tuple[str, ...] = ()               # the host's agent CLI config directories
+    optional: tuple[str, ...] = ()               # agent.sandbox.writable: bound when they exist
+    work_tree: str = ""
+    git_read_only: tuple[str, ...] = ()          # the git directory (and a linked tree's `.git` file), alternates
+    state_dir: str = ""                          # .git/gitmem, read-write again on top of the read-only .git
+    home: str = HOME
+    made: tuple[str, ...] = (HOME,)               # directories made inside the private /tmp
+    env: dict[str, str] = field(default_factory=dict)   # CLAUDE_CONFIG_DIR, CODEX_HOME: where they were bound
+
+
+def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable: Iterable[str] = (), *,
+                agent_files: bool = True, environ: Mapping[str, str] | None = None) -> Mounts:
+    """The mounts for running `argv` (found on `env`'s PATH) over `ws`. `agent_files`: bind the program's
+    install and the files its command line names, for a command the human configured (agent.command); never
+    for one the agent wrote (run_command), whose arguments could name any file."""
+    environ = os.environ if environ is None else environ
+    repo = ws.repo
+    root = str(ws.root.resolve())
+    state = gitio.state_dir(repo)
+    state.mkdir(parents=True, exist_ok=True)       # bound read-write: it must exist (a cycle's lock makes it)
+    links: list[tuple[str, str]] = []
+    system: list[str] = [d for d in SYSTEM_DIRS if os.path.isdir(d)]
+    for name in SYSTEM_LINKS:
+        if os.path.islink(name):
+            links.append((os.readlink(name), name))
+        elif os.path.isdir(name):
+            system.append(name)
+    resolv = os.path.realpath("/etc/resolv.conf")     # Ubuntu links it into /run/systemd/resolve
+    if not _under(resolv, system) and os.path.exists(resolv):
+        system.append(os.path.dirname(resolv))
+    runtime = [*system, *_python_dirs()]
+    if agent_files:
+        runtime += _agent_files(argv, env.get("PATH", ""), runtime)
+    common, own = gitio.common_dir(repo).resolve(), gitio.git_dir(repo).resolve()
+    git_read_only = [str(common), *([str(own)] if not own.is_relative_to(common) else [])]
+    dot_git = ws.root / ".git"
+    if dot_git.is_file():          # a linked work tree's pointer to its git directory: the agent must not move it
+        git_read_only.append(str(dot_git.resolve()))
+    git_read_only += _alternates(common)
+    host_home = Path(environ.get("HOME") or os.path.expanduser("~"))
+    bound, made = [], [HOME]
+    places: dict[str, str] = {}
+    for variable, default in AGENT_HOMES:
+        given = Path(environ[variable]) if environ.get(variable) else host_home / default
+        if given.is_absolute() and given.is_dir():
+            bound.append(str(given.resolve()))
+            places[variable] = str(given.resolve())
+        else:
+            made.append(f"{HOME}/{default}")
+            places[variable] = f"{HOME}/{default}"
+    optional = [(str(host_home / d[2:]) if d.startswith("~/") else d).rstrip("/") for d in writable]
+    return Mounts(links=tuple(links), read_only=tuple(_outermost(runtime)), writable=tuple(_unique(bound)),
+                  optional=tuple(_unique(optional)), work_tree=root, git_read_only=tuple(_unique(git_read_only)),
+                  state_dir=str(state.resolve()), made=tuple(made), env=places)
+
+
+def _python_dirs() -> list[str]:
+    """The interpreter running gitmem, its venv, what its import path holds (site-packages, and what `.pth`
+    files add, such as an editable install's source) and gitmem's own package: `gitmem log add` inside the
+    sandbox is this same installation. What this user cannot read could not be bound anyway."""
+    found = [sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix,
+             os.path.dirname(os.path.realpath(sys.executable)), os.path.dirname(os.path.abspath(gitmem.__file__)),
+             *(entry for entry in sys.path if os.path.isabs(entry))]
+    return [os.path.realpath(d) for d in found
+            if os.path.isdir(d) and os.access(d, os.R_OK | os.X_OK) and os.path.realpath(d) != "/"]
+
+
+def _agent_files(argv: list[str], path: str, bound: list[str]) -> list[str]:
+    """The agent CLI's install (a node_modules tree, else its executable), the interpreter its `#!` line
+    names (node's install), and files named on its command line (`python /opt/agent/run.py`)."""
+    found: list[str] = []
+    program = shutil.which(argv[0], path=path) if argv else None
+    if program is not None:
+        real = os.path.realpath(program)
+        found.append(_package_root(real))
+        if os.path.abspath(program) != real and not _under(os.path.abspath(program), [*bound, *found]):
+            found.append(os.path.abspath(program))          # the link itself (`bin/claude -> ../lib/...`)
+        interpreter = _interpreter(real, path)
+        if interpreter is not None:
+            found.append(_install_root(interpreter))
+    found += [os.path.realpath(arg) for arg in argv[1:] if os.path.isabs(arg) and os.path.isfile(arg)]
+    return [item for item in found if item != "/" and not _under(item, bound)]
+
+
+def _package_root(real: str) -> str:
+    """The outermost `node_modules` tree holding `real` (the CLI's dependencies are there too), else `real`."""
+    parts = Path(real).parts
+    if "node_modules" in parts:
+        return str(Path(*parts[: parts.index("node_modules") + 1]))
+    return real
+
+
+def _interpreter(real: str, path: str) -> str | None:
+    try:
+        with open(real, "rb") as handle:
+            first = handle.readline(256)
+    except OSError:
+        return None
+    if not first.startswith(b"#!"):
+        return None
+    words = first[2:].decode("utf-8", "replace").split()
+    if not words:
+        return None
+    if os.path.basename(words[0]) == "env":
+        names = [w for w in words[1:] if not w.startswith("-")]
+        program = shutil.which(names[0], path=path) if names else None
+        return os.path.realpath(program) if program else None
+    return os.path.realpath(words[0]) if os.path.isabs(words[0]) else None
+
+
+def _install_root(program: str) -> str:
+    """`/opt/node/bin/node` -> `/opt/node` (its lib/ holds what it loads); else the program's directory."""
+    folder = os.path.dirname(program)
+    return os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder
+
+
+def _alternates(common: Path) -> list[str]:
+    """The object stores `objects/info/alternates` names (absolute, or relative to the objects directory)."""
+    objects = common / "objects"
+    try:
+        lines = (objects / "info" / "alternates").read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    found = [os.path.realpath(objects / line.strip()) for line in lines if line.strip() and not line.startswith("#")]
+    return [item for item in found if os.path.isdir(item) and not Path(item).is_relative_to(common)]
+
+
+def _under(path: str, folders: Iterable[str]) -> bool:
+    return any(Path(path).is_relative_to(folder) for folder in folders)
+
+
+def _outermost(items: Iterable[str]) -> list[str]:
+    """`items` without duplicates and without those inside another one (bound with it already)."""
+    unique = _unique(items)
+    return [item for item in unique if not any(other != item and Path(item).is_relative_to(other) for other in unique)]
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
