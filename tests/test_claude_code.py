@@ -138,9 +138,9 @@ def test_the_stop_hook_blocks_once_a_session_that_changed_files_without_logging(
     assert [json.loads(r.read_text())["blocked"] for r in records] == [True]
 
 
-def use_command(root: Path, command: str) -> None:
+def use_command(root: Path, command: str, *, sandbox: str = "none") -> None:
     config = root / "gitmem.yaml"
-    config.write_text(with_command_backend(config.read_text(), command))
+    config.write_text(with_command_backend(config.read_text(), command, sandbox=sandbox))
 
 
 def run_cycle(root: Path, home: Path, claude: Path, respond: cc.Responder) -> tuple[dict[str, Any], Any]:
@@ -185,3 +185,32 @@ def test_a_cycle_with_plain_claude_p_is_refused_and_says_how_to_allow_it(claude:
     why = entries(root)[-1].get("Result") or ""
     assert "refused 2 tool call(s) for lack of permission (Bash: gitmem log add" in why
     assert "--allowedTools" in why and "--allowedTools" in err
+
+
+
+# Claude Code's own switches the test environment sets (cc.claude_env), named as a user names them; the
+# endpoint, ANTHROPIC_BASE_URL, reaches the box without being named (gitmem.agents.sandbox.ENDPOINT_ENV).
+SWITCHES = ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER", "CI")
+
+
+def pass_env(root: Path, *names: str) -> None:
+    config = root / "gitmem.yaml"
+    listed = "".join(f"    - {name}\n" for name in names)
+    config.write_text(config.read_text().replace("  pass_env:\n", f"  pass_env:\n{listed}", 1))
+
+
+def test_a_cycle_with_the_templates_command_in_the_bubblewrap_sandbox_ends_built(claude: Path, project) -> None:
+    """The template's command, as a scheduled cycle runs it, inside the box: node_modules' native binary found
+    through its `.bin` link, the loopback API reached, Claude Code's state in the box's own HOME, and its
+    Bash `gitmem log add` writing LOG.md through the read-only venv and the writable .git/gitmem."""
+    root, home = project
+    use_command(root, claude_cycle_command(), sandbox="bubblewrap")
+    pass_env(root, *SWITCHES)
+    report, (fake, _) = run_cycle(root, home, claude, tool_script(*CYCLE_CALLS))
+    assert (report["cycle"], report["outcome"], report["task"]) == (2, "built", "write notes.md")
+    assert any("LOG.md: appended" in said for said in cc.tool_results(fake.requests[-1])), "its Bash wrote LOG"
+    last = entries(root)[-1]
+    assert not last.interactive and last.get("Task") == "write notes.md"
+    evidence = last.get("Evidence") or ""
+    assert "sandbox: bubblewrap" in evidence and "tokens: input" in evidence, evidence
+    assert not list(home.glob(".claude*")), "Claude Code kept its state in the box's HOME, not the runner's"

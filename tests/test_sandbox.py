@@ -53,13 +53,28 @@ def test_the_environment_is_an_allow_list() -> None:
     env = {"PATH": "/usr/bin", "LANG": "C.UTF-8", "LC_ALL": "C", "TERM": "xterm", "TZ": "UTC",
            "GITMEM_CYCLE": "3", "GITMEM_ROOT": TREE, "ANTHROPIC_API_KEY": "sk-ant-x", "ANTHROPIC_MODEL": "m",
            "OPENAI_API_KEY": "sk-proj-y", "SSH_AUTH_SOCK": "/s", "MY_SETTING": "plain", "HOME": "/root",
-           "TMPDIR": "/var/tmp", "LD_PRELOAD": "/evil.so", "PYTHONPATH": "/evil"}
+           "TMPDIR": "/var/tmp", "LD_PRELOAD": "/evil.so", "PYTHONPATH": "/evil",
+           "ANTHROPIC_BASE_URL": "https://gateway.example", "OPENAI_BASE_URL": "https://llm.example/v1",
+           "CLAUDE_CODE_USE_BEDROCK": "1"}
     kept = sandbox.confined_environment(env, MOUNTS, keep=("ANTHROPIC_API_KEY", "ANTHROPIC_MODEL"))
     assert kept == {"PATH": "/usr/bin", "LANG": "C.UTF-8", "LC_ALL": "C", "TERM": "xterm", "TZ": "UTC",
                     "GITMEM_CYCLE": "3", "GITMEM_ROOT": TREE, "ANTHROPIC_API_KEY": "sk-ant-x",
                     "ANTHROPIC_MODEL": "m", "HOME": HOME, "TMPDIR": "/tmp",
+                    "ANTHROPIC_BASE_URL": "https://gateway.example", "OPENAI_BASE_URL": "https://llm.example/v1",
                     "CLAUDE_CONFIG_DIR": "/home/ada/.claude", "CODEX_HOME": f"{HOME}/.codex"}
     assert "ANTHROPIC_API_KEY" not in sandbox.confined_environment(env, MOUNTS)
+
+
+def test_the_endpoint_the_key_goes_to_reaches_the_box_unnamed() -> None:
+    """Where the model's requests go is kept without agent.pass_env, so a passed key goes to the host the human
+    chose, in the box as out of it; the CLI's other switches (CLAUDE_CODE_USE_BEDROCK) still need naming."""
+    env = {"ANTHROPIC_BASE_URL": "http://127.0.0.1:8080", "OPENAI_BASE_URL": "http://127.0.0.1:9090/v1",
+           "CLAUDE_CODE_USE_BEDROCK": "1"}
+    kept = sandbox.confined_environment(env, MOUNTS)
+    assert (kept["ANTHROPIC_BASE_URL"], kept["OPENAI_BASE_URL"]) == (env["ANTHROPIC_BASE_URL"],
+                                                                     env["OPENAI_BASE_URL"])
+    assert "CLAUDE_CODE_USE_BEDROCK" not in kept
+    assert sandbox.confined_environment(env, MOUNTS, keep=("CLAUDE_CODE_USE_BEDROCK",))["CLAUDE_CODE_USE_BEDROCK"]
 
 
 def test_a_repository_found_through_git_dir_is_found_inside_too() -> None:

@@ -32,6 +32,10 @@ USERNS_HINT = ("on Ubuntu 24.04 AppArmor restricts unprivileged user namespaces:
 PROBE_SECONDS = 10.0
 # The variables the agent keeps besides `GITMEM_*`, LC_* and what the caller names (agent.pass_env, the model).
 KEPT_ENV = ("PATH", "LANG", "TERM", "TZ")
+# Where the agent CLI sends its model's requests, and with them the API key agent.pass_env gives it: dropped,
+# Claude Code or Codex would send that key to its default host instead of the one the human chose, and a
+# cycle under `auto` would reach another endpoint on a machine with bwrap than on one without.
+ENDPOINT_ENV = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
 
 
 class SandboxUnavailable(GitmemError):
@@ -51,7 +55,7 @@ class SandboxChoice:
     def wrap(self, argv: list[str], env: Mapping[str, str], *, workspace: Workspace, keep: Iterable[str] = (),
              writable: Iterable[str] = (), agent_files: bool = True) -> tuple[list[str], dict[str, str]]:
         """`argv` and `env` as they run: unchanged without a sandbox, else inside bwrap with only the
-        variables KEPT_ENV, `GITMEM_*`, LC_* and `keep` name. `agent_files`: see `host_mounts`."""
+        variables KEPT_ENV, ENDPOINT_ENV, `GITMEM_*`, LC_* and `keep` name. `agent_files`: see `host_mounts`."""
         if self.mode != "bubblewrap":
             return list(argv), dict(env)
         mounts = host_mounts(workspace, argv, env, writable, agent_files=agent_files)
@@ -98,10 +102,11 @@ def _probe(bwrap: str) -> str | None:
 
 def confined_environment(env: Mapping[str, str], mounts: Mounts, *, keep: Iterable[str] = ()) -> dict[str, str]:
     """The agent's whole environment: the allow-list, HOME and TMPDIR inside the box, the agent CLIs' config
-    directories. It is given to bwrap itself, not set with --setenv on its command line: a command line is
-    readable by every user of the machine (/proc/PID/cmdline), and bwrap's own environment is what the
+    directories. `env` is scrubbed already (gitmem.secrets.agent_environment): a key reaches the box only when
+    agent.pass_env names it. It is given to bwrap itself, not set with --setenv on its command line: a command
+    line is readable by every user of the machine (/proc/PID/cmdline), and bwrap's own environment is what the
     agent would find at /proc/1/environ inside (bwrap is PID 1 of the new namespace)."""
-    named = set(KEPT_ENV) | set(keep)
+    named = set(KEPT_ENV) | set(ENDPOINT_ENV) | set(keep)
     kept = {name: value for name, value in env.items()
             if name in named or name.startswith(("GITMEM_", "LC_"))}
     if "GIT_DIR" in env:           # a repository found through GIT_DIR (open_repo): the agent's git finds it too
