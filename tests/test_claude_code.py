@@ -8,71 +8,28 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gitmem.memory import decisions, log
-from gitmem.memory_writer import MemoryWriter
-from gitmem.scaffold.init import init
 from gitmem.sessions.protocol import claude_cycle_command
-from gitmem.workspace import Workspace
 from tests.support import claude_code as cc
-from tests.support.gitcli import git
-from tests.support.helpers import AGENT, with_command_backend
-from tests.support.npm_cache import Unavailable, skip_loudly
-from tests.support.sessions import GITMEM
+from tests.support.claude_cycle import CYCLE_CALLS, MARKER, entries, make_project, run_cycle, tool_script, use_command
 
 pytestmark = pytest.mark.slow
-MARKER = "planted-by-the-test-zebra-42"
 CONTEXT = "SessionStart hook additional context: # gitmem memory"
 
 
 @pytest.fixture(scope="module")
 def claude() -> Path:
-    try:
-        return cc.claude_binary()
-    except Unavailable as why:
-        skip_loudly("real Claude Code tests", why)
+    return cc.claude_or_skip()
 
 
 @pytest.fixture
-def project(tmp_path: Path, git_env: None) -> Iterator[tuple[Path, Path]]:
-    """A memory repository from `gitmem init --agent claude`, committed by its human; and Claude Code's HOME."""
-    root, home = tmp_path / "agent", tmp_path / "home"
-    home.mkdir()
-    assert init(root, ["claude"]).problems == []
-    memory = MemoryWriter(Workspace.at(root), author_email=AGENT[1])
-    memory.add_log_entry(task="ship hello.py", outcome="built", result="hello.py prints hi", cycle=1)
-    memory.add_now_block(did=f"shipped hello.py ({MARKER})", human="nothing", next="tests", cycle=1)
-    memory.ask_decision(title="Publish to PyPI?", recommendation="yes", cycle=1)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "memory from gitmem init --agent claude")
-    yield root, home
-
-
-def tool_script(*calls: dict[str, Any], finish: str = "done") -> cc.Responder:
-    """A model that makes `calls` in order, one per turn, then finishes. A call answered "still connecting" (the
-    MCP server is starting) is retried after WaitForMcpServers, as the error tells the model to do."""
-    def respond(body: dict[str, Any]) -> dict[str, Any]:
-        last, turn = cc.last_result(body), len(body.get("messages", []))
-        step = 0
-        if last is not None:
-            kind, number = last[0].split("_")[1:3]
-            step = int(number) + (kind == "call")
-            if kind == "call" and "still connecting" in last[1]:
-                return cc.tool_use("WaitForMcpServers", {}, f"toolu_wait_{step - 1}_{turn}")
-        if step < len(calls):
-            return cc.tool_use(calls[step]["name"], calls[step]["input"], f"toolu_call_{step}_{turn}")
-        return cc.text(finish)
-    return respond
-
-
-def entries(root: Path) -> list[log.LogEntry]:
-    return list(log.parse((root / "LOG.md").read_text()).entries)
+def project(tmp_path: Path, git_env: None) -> tuple[Path, Path]:
+    return make_project(tmp_path)
 
 
 def test_the_context_reaches_the_model_and_the_mcp_tool_lands_an_interactive_entry(claude: Path, project) -> None:
@@ -138,30 +95,6 @@ def test_the_stop_hook_blocks_once_a_session_that_changed_files_without_logging(
     assert [json.loads(r.read_text())["blocked"] for r in records] == [True]
 
 
-def use_command(root: Path, command: str, *, sandbox: str = "none") -> None:
-    config = root / "gitmem.yaml"
-    config.write_text(with_command_backend(config.read_text(), command, sandbox=sandbox))
-
-
-def run_cycle(root: Path, home: Path, claude: Path, respond: cc.Responder) -> tuple[dict[str, Any], Any]:
-    fake = cc.FakeClaudeAPI(respond)
-    with fake.serve() as url:
-        env = cc.claude_env(home, url)
-        env["PATH"] = f"{claude.parent}:{env['PATH']}"
-        git(root, "commit", "-q", "-am", "use Claude Code for cycles")
-        done = subprocess.run([str(GITMEM), "cycle", "--json"], cwd=root, env=env, capture_output=True, text=True,
-                              timeout=300)
-    assert done.returncode == 0, done.stderr
-    return json.loads(done.stdout), (fake, done.stderr)
-
-
-CYCLE_CALLS = ({"name": "Bash", "input": {"command": 'gitmem log add --task "write notes.md" --outcome built '
-                                                     '--result "notes.md written" --evidence "cat notes.md"',
-                                          "description": "log"}},
-               {"name": "Bash", "input": {"command": 'gitmem now add --did "notes.md" --human "nothing" '
-                                                     '--next "more notes"', "description": "now"}})
-
-
 def test_a_cycle_with_the_templates_command_ends_built(claude: Path, project) -> None:
     root, home = project                # untrusted, like a CI runner's checkout: the command carries the allow-list
     use_command(root, claude_cycle_command())
@@ -187,30 +120,3 @@ def test_a_cycle_with_plain_claude_p_is_refused_and_says_how_to_allow_it(claude:
     assert "--allowedTools" in why and "--allowedTools" in err
 
 
-
-# Claude Code's own switches the test environment sets (cc.claude_env), named as a user names them; the
-# endpoint, ANTHROPIC_BASE_URL, reaches the box without being named (gitmem.agents.sandbox.ENDPOINT_ENV).
-SWITCHES = ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "DISABLE_AUTOUPDATER", "CI")
-
-
-def pass_env(root: Path, *names: str) -> None:
-    config = root / "gitmem.yaml"
-    listed = "".join(f"    - {name}\n" for name in names)
-    config.write_text(config.read_text().replace("  pass_env:\n", f"  pass_env:\n{listed}", 1))
-
-
-def test_a_cycle_with_the_templates_command_in_the_bubblewrap_sandbox_ends_built(claude: Path, project) -> None:
-    """The template's command, as a scheduled cycle runs it, inside the box: node_modules' native binary found
-    through its `.bin` link, the loopback API reached, Claude Code's state in the box's own HOME, and its
-    Bash `gitmem log add` writing LOG.md through the read-only venv and the writable .git/gitmem."""
-    root, home = project
-    use_command(root, claude_cycle_command(), sandbox="bubblewrap")
-    pass_env(root, *SWITCHES)
-    report, (fake, _) = run_cycle(root, home, claude, tool_script(*CYCLE_CALLS))
-    assert (report["cycle"], report["outcome"], report["task"]) == (2, "built", "write notes.md")
-    assert any("LOG.md: appended" in said for said in cc.tool_results(fake.requests[-1])), "its Bash wrote LOG"
-    last = entries(root)[-1]
-    assert not last.interactive and last.get("Task") == "write notes.md"
-    evidence = last.get("Evidence") or ""
-    assert "sandbox: bubblewrap" in evidence and "tokens: input" in evidence, evidence
-    assert not list(home.glob(".claude*")), "Claude Code kept its state in the box's HOME, not the runner's"

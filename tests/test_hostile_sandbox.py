@@ -28,23 +28,15 @@ from gitmem.errors import ExitCode
 from tests.support.gitcli import git
 from tests.support.helpers import GitRepo, make_repo
 from tests.support.hostile import command_agent, evidence, no_traceback
+from tests.support.nobody import NOBODY, bwrap_works, venv_for_nobody
 
-BWRAP = shutil.which("bwrap")
 WITHHELD = "withheld-" + "Zq9x" * 6            # a secret in the runner's environment, not in agent.pass_env
 PLAIN = "plain-setting-" + "k4" * 6            # an ordinary variable, outside the allow-list
 VENV_BIN = str(Path(sys.executable).parent)
 
 
-def _works(prefix: list[str]) -> bool:
-    if BWRAP is None:
-        return False
-    done = subprocess.run([*prefix, BWRAP, "--ro-bind", "/", "/", "true"], capture_output=True)
-    return done.returncode == 0
-
-
-needs_bwrap = pytest.mark.skipif(not _works([]), reason="bwrap is not installed or cannot create namespaces here "
-                                                        "(.ci/run installs bubblewrap)")
-NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+needs_bwrap = pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces "
+                                                             "here (.ci/run installs bubblewrap)")
 
 # The attack. Every result is a fact about what happened, never a value it found (the runner would mask that).
 ATTACK = r'''
@@ -153,32 +145,15 @@ def test_the_attacks_fail_inside_the_sandbox_and_memory_is_still_written(tmp_pat
     assert "Task: attack" in memrepo.read("LOG.md")
 
 
-def _venv_for_nobody(place: Path) -> Path:
-    """A venv `nobody` can run: the system's Python of this version, importing this checkout's packages through
-    a `.pth` file (the test's own interpreter may live in a directory only root can read)."""
-    system = shutil.which(f"python{sys.version_info.major}.{sys.version_info.minor}", path="/usr/bin:/usr/local/bin")
-    if system is None:
-        pytest.skip(f"no system python{sys.version_info.major}.{sys.version_info.minor} for the unprivileged run")
-    venv = place / "venv"
-    subprocess.run([system, "-m", "venv", "--without-pip", str(venv)], check=True)
-    site = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
-    (next(venv.glob("lib/python*/site-packages")) / "gitmem-checkout.pth").write_text(
-        f"{site}\n{Path(__file__).resolve().parents[1]}\n", encoding="utf-8")
-    (venv / "bin" / "gitmem").write_text(f"#!{venv}/bin/python\nimport sys\nfrom gitmem.cli import main\n"
-                                         "sys.exit(main())\n", encoding="utf-8")
-    (venv / "bin" / "gitmem").chmod(0o755)
-    return venv / "bin"
-
-
 @needs_bwrap
 def test_the_attacks_fail_for_an_unprivileged_user_too(git_env: None) -> None:
     """As root the box proves little about a runner: run the cycle as `nobody`, in a repository it owns."""
-    if not _works(NOBODY):
+    if not bwrap_works(NOBODY):
         pytest.skip("unprivileged user namespaces are not available on this machine (bwrap fails as nobody)")
     place = Path(tempfile.mkdtemp(prefix="gitmem-nobody-"))
     try:
         place.chmod(0o755)
-        bin_dir = _venv_for_nobody(place)
+        bin_dir = venv_for_nobody(place)
         repo = make_repo(place / "repo")
         outside, origin, tip = _stage(repo, place)
         command_agent(place, repo, _attack(outside, origin), write_memory=False, sandbox="bubblewrap")

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.loopback import QuietHandler, serving
-from tests.support.npm_cache import npm_ci
+from tests.support.npm_cache import Unavailable, npm_ci, skip_loudly
 
 PACKAGE_DIR = Path(__file__).resolve().parents[2] / "agent-cli" / "claude-code"
 BIN = Path(sys.executable).parent          # where this venv's `gitmem` is
@@ -34,6 +34,14 @@ def claude_binary() -> Path:
     Install scripts run: Claude Code's postinstall puts its native binary in place."""
     home = npm_ci(PACKAGE_DIR, "claude-code", "agent-cli/claude-code", scripts=True, timeout=900)
     return home / "node_modules" / ".bin" / "claude"
+
+
+def claude_or_skip() -> Path:
+    """`claude_binary()`, or a loud skip where npm cannot install it (CI installs it: the tests run there)."""
+    try:
+        return claude_binary()
+    except Unavailable as why:
+        skip_loudly("real Claude Code tests", why)
 
 
 def claude_env(home: Path, base_url: str, **extra: str) -> dict[str, str]:

@@ -15,6 +15,7 @@ import tempfile
 import threading
 import warnings
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -29,7 +30,7 @@ def cache_dir() -> Path:
     return Path(os.environ.get("GITMEM_TEST_CACHE") or Path.home() / ".cache" / "gitmem-tests")
 
 
-def skip_loudly(what: str, reason: object) -> None:
+def skip_loudly(what: str, reason: object) -> NoReturn:
     """Skip, and say so in the warnings summary too, which a quiet run (`-q`, no `-rs`) still prints."""
     warnings.warn(f"{what} skipped: {reason}", stacklevel=2)
     pytest.skip(str(reason))

@@ -1,0 +1,59 @@
+"""Running a test's cycle as the unprivileged user `nobody`: as root the sandbox proves little about a runner.
+
+`NOBODY` is the `setpriv` prefix; `bwrap_works(prefix)` says whether bwrap can make its namespaces run that
+way; `venv_for_nobody(place)` makes a venv `nobody` can run (the test's own interpreter may live where only
+root can read); `shared_tree(source, place)` gives `nobody` a read-only view of an install root keeps in a
+private directory (hard links, so a 250 MB agent CLI costs nothing to copy, and `nobody` cannot change it).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BWRAP = shutil.which("bwrap")
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+CHECKOUT = Path(__file__).resolve().parents[2]
+
+
+def bwrap_works(prefix: list[str]) -> bool:
+    if BWRAP is None:
+        return False
+    done = subprocess.run([*prefix, BWRAP, "--ro-bind", "/", "/", "true"], capture_output=True)
+    return done.returncode == 0
+
+
+def venv_for_nobody(place: Path) -> Path:
+    """The bin directory of a venv `nobody` can run: the system's Python of this version, importing this
+    checkout's packages through a `.pth` file, with a `gitmem` script."""
+    system = shutil.which(f"python{sys.version_info.major}.{sys.version_info.minor}", path="/usr/bin:/usr/local/bin")
+    if system is None:
+        pytest.skip(f"no system python{sys.version_info.major}.{sys.version_info.minor} for the unprivileged run")
+    venv = place / "venv"
+    subprocess.run([system, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
+    (next(venv.glob("lib/python*/site-packages")) / "gitmem-checkout.pth").write_text(
+        f"{site}\n{CHECKOUT}\n", encoding="utf-8")
+    (venv / "bin" / "gitmem").write_text(f"#!{venv}/bin/python\nimport sys\nfrom gitmem.cli import main\n"
+                                         "sys.exit(main())\n", encoding="utf-8")
+    (venv / "bin" / "gitmem").chmod(0o755)
+    return venv / "bin"
+
+
+def shared_tree(source: Path, place: Path) -> Path:
+    """`source` as `place/<its name>`, hard-linked file by file (copied across file systems), owned by root:
+    never chown it, or the links would change the original's owner too."""
+    target = place / source.name
+
+    def link(src: str, dst: str) -> None:
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+
+    shutil.copytree(source, target, symlinks=True, copy_function=link)
+    return target
