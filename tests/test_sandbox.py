@@ -12,6 +12,7 @@ from gitmem.config import ConfigError, parse_config
 
 TREE = "/srv/work/repo"
 MOUNTS = Mounts(links=(("usr/bin", "/bin"),), read_only=("/usr", "/etc", "/opt/venv", f"{TREE}/.venv"),
+                program_links=(("/opt/npm/lib/node_modules/agent/cli.js", "/home/ada/.npm/bin/agent"),),
                 writable=("/home/ada/.claude",), optional=("/home/ada/.cache/x",), work_tree=TREE,
                 git_read_only=(f"{TREE}/.git", "/srv/objects"), state_dir=f"{TREE}/.git/gitmem",
                 env={"CLAUDE_CONFIG_DIR": "/home/ada/.claude", "CODEX_HOME": f"{HOME}/.codex"},
@@ -36,6 +37,9 @@ def test_the_work_tree_is_bound_then_git_read_only_over_it_then_gitmem_state_rea
     assert binds.index(("--bind", "/home/ada/.claude")) < order[0]
     assert binds.index(("--bind-try", "/home/ada/.cache/x")) < order[0]
     assert ("--symlink", "/bin") in binds
+    # The agent CLI's links are made once the read-only installs holding their targets are bound.
+    made = binds.index(("--symlink", "/home/ada/.npm/bin/agent"))
+    assert binds.index(("--ro-bind", "/opt/venv")) < made < binds.index(("--bind", "/home/ada/.claude"))
     assert argv[-5:] == ["--chdir", TREE, "--", "claude", "-p"]
 
 

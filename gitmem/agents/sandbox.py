@@ -129,6 +129,8 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str]) -> list[str]:
         out += ["--dir", folder]
     for folder in outside:
         out += ["--ro-bind", folder, folder]
+    for target, link in mounts.program_links:     # after the read-only binds that hold their targets
+        out += ["--symlink", target, link]
     for folder in mounts.writable:
         out += ["--bind", folder, folder]
     for folder in mounts.optional:

@@ -4,7 +4,11 @@ Read-only: the system (`/usr`, `/etc`, `/bin` and `/lib*` as links or directorie
 the target of a linked `/etc/resolv.conf`), the Python that runs gitmem (the venv and its base install, and
 gitmem's own package, which an editable install keeps elsewhere), the agent CLI's install (a `node_modules`
 tree, else the executable itself, and the interpreter its `#!` line names, e.g. node's install), files named on
-its command line, and the git directory with the object stores its alternates name.
+its command line, and the git directory with the object stores its alternates name. The links the CLI and its
+interpreter are found through on PATH (`~/.npm-global/bin/codex -> ../lib/node_modules/...`, a `node` linked
+into `~/.local/bin`) are made again as links, not bound: a bound link is a copy of its target at the link's
+path, where node would look for the package's own modules, and a PATH directory left out would let
+`#!/usr/bin/env node` find another node inside than outside.
 
 Read-write: the work tree at its own absolute path (agent CLIs key trust by path), `.git/gitmem/` (caches and
 locks only, never evidence), a HOME of the sandbox's own in its private /tmp (fresh every run, gone after
@@ -20,11 +24,13 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import gitmem
 from gitmem import gitio
 from gitmem.workspace import Workspace
 
+_Item = TypeVar("_Item")
 HOME = "/tmp/gitmem-home"      # inside the sandbox's private /tmp
 SYSTEM_DIRS = ("/usr", "/etc")
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")   # links on merged-/usr systems
@@ -38,6 +44,7 @@ class Mounts:
     """Absolute paths, each bound at the same path inside. The order of binding is `gitmem.agents.sandbox`'s."""
 
     links: tuple[tuple[str, str], ...] = ()      # (target, link): `/bin -> usr/bin`
+    program_links: tuple[tuple[str, str], ...] = ()   # (resolved, link): how the agent CLI is found on PATH
     read_only: tuple[str, ...] = ()              # the system, the runtimes, the agent's files
     writable: tuple[str, ...] = ()               # the host's agent CLI config directories
     optional: tuple[str, ...] = ()               # agent.sandbox.writable: bound when they exist
@@ -70,8 +77,10 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
     if not _under(resolv, system) and os.path.exists(resolv):
         system.append(os.path.dirname(resolv))
     runtime = [*system, *_python_dirs()]
+    program_links: list[tuple[str, str]] = []
     if agent_files:
-        runtime += _agent_files(argv, env.get("PATH", ""), runtime)
+        installs, program_links = _agent_files(argv, env.get("PATH", ""), runtime)
+        runtime += installs
     common, own = gitio.common_dir(repo).resolve(), gitio.git_dir(repo).resolve()
     git_read_only = [str(common), *([str(own)] if not own.is_relative_to(common) else [])]
     dot_git = ws.root / ".git"
@@ -90,7 +99,8 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
             made.append(f"{HOME}/{default}")
             places[variable] = f"{HOME}/{default}"
     optional = [(str(host_home / d[2:]) if d.startswith("~/") else d).rstrip("/") for d in writable]
-    return Mounts(links=tuple(links), read_only=tuple(_outermost(runtime)), writable=tuple(_unique(bound)),
+    return Mounts(links=tuple(links), program_links=tuple(_unique(program_links)),
+                  read_only=tuple(_outermost(runtime)), writable=tuple(_unique(bound)),
                   optional=tuple(_unique(optional)), work_tree=root, git_read_only=tuple(_unique(git_read_only)),
                   state_dir=str(state.resolve()), made=tuple(made), env=places)
 
@@ -106,21 +116,26 @@ def _python_dirs() -> list[str]:
             if os.path.isdir(d) and os.access(d, os.R_OK | os.X_OK) and os.path.realpath(d) != "/"]
 
 
-def _agent_files(argv: list[str], path: str, bound: list[str]) -> list[str]:
+def _agent_files(argv: list[str], path: str, bound: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
     """The agent CLI's install (a node_modules tree, else its executable), the interpreter its `#!` line
-    names (node's install), and files named on its command line (`python /opt/agent/run.py`)."""
+    names (node's install), and files named on its command line (`python /opt/agent/run.py`); and the links
+    the CLI and the interpreter were found through, (resolved, link), where no bound directory shows them."""
     found: list[str] = []
+    linked: list[str] = []
     program = shutil.which(argv[0], path=path) if argv else None
     if program is not None:
         real = os.path.realpath(program)
         found.append(_package_root(real))
-        if os.path.abspath(program) != real and not _under(os.path.abspath(program), [*bound, *found]):
-            found.append(os.path.abspath(program))          # the link itself (`bin/claude -> ../lib/...`)
+        linked.append(os.path.abspath(program))
         interpreter = _interpreter(real, path)
         if interpreter is not None:
-            found.append(_install_root(interpreter))
+            found.append(_install_root(os.path.realpath(interpreter)))
+            linked.append(interpreter)
     found += [os.path.realpath(arg) for arg in argv[1:] if os.path.isabs(arg) and os.path.isfile(arg)]
-    return [item for item in found if item != "/" and not _under(item, bound)]
+    installs = [item for item in found if item != "/" and not _under(item, bound)]
+    links = [(os.path.realpath(link), link) for link in linked
+             if os.path.islink(link) and not _under(link, [*bound, *installs])]
+    return installs, links
 
 
 def _package_root(real: str) -> str:
@@ -142,11 +157,11 @@ def _interpreter(real: str, path: str) -> str | None:
     words = first[2:].decode("utf-8", "replace").split()
     if not words:
         return None
-    if os.path.basename(words[0]) == "env":
+    if os.path.basename(words[0]) == "env":      # found on PATH, as `env` will inside: the path, unresolved
         names = [w for w in words[1:] if not w.startswith("-")]
         program = shutil.which(names[0], path=path) if names else None
-        return os.path.realpath(program) if program else None
-    return os.path.realpath(words[0]) if os.path.isabs(words[0]) else None
+        return os.path.abspath(program) if program else None
+    return words[0] if os.path.isabs(words[0]) else None
 
 
 def _install_root(program: str) -> str:
@@ -176,5 +191,5 @@ def _outermost(items: Iterable[str]) -> list[str]:
     return [item for item in unique if not any(other != item and Path(item).is_relative_to(other) for other in unique)]
 
 
-def _unique(items: Iterable[str]) -> list[str]:
+def _unique(items: Iterable[_Item]) -> list[_Item]:
     return list(dict.fromkeys(items))
