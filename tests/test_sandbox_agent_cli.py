@@ -21,7 +21,7 @@ from tests.support.nobody import bwrap_works
 NODE = shutil.which("node")
 pytestmark = [pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces "
                                                              "here (.ci/run installs bubblewrap)"),
-              pytest.mark.skipif(NODE is None, reason="no node on PATH (.ci/run installs npm, which brings it)")]
+              pytest.mark.skipif(NODE is None, reason="no node on PATH")]
 SCRIPT = "require('./helper.js'); console.log(process.execPath)\n"
 
 
