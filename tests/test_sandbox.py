@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from gitmem.agents import sandbox
-from gitmem.agents.sandbox_mounts import HOME, Mounts
+from gitmem.agents.sandbox_mounts import HOME, Mounts, host_mounts
 from gitmem.config import ConfigError, parse_config
+from tests.support.helpers import GitRepo
 
 TREE = "/srv/work/repo"
 MOUNTS = Mounts(links=(("usr/bin", "/bin"),), read_only=("/usr", "/etc", "/opt/venv", f"{TREE}/.venv"),
@@ -191,3 +192,23 @@ def test_the_template_documents_the_sandbox_and_its_default_is_auto() -> None:
     text = (template_dir() / "gitmem.yaml").read_text(encoding="utf-8")
     assert "sandbox:" in text and "bubblewrap" in text
     assert parse_config(text.encode()).agent.sandbox.mode == "auto" == parse_config(b"").agent.sandbox.mode
+
+
+@pytest.mark.parametrize("named", [False, True], ids=["fresh config", "named in writable"])
+def test_the_humans_own_cli_config_is_bound_only_when_writable_names_it(memrepo: GitRepo, tmp_path: Path,
+                                                                       named: bool) -> None:
+    """An agent that could write ~/.claude or ~/.codex could plant hooks the human's next interactive session
+    runs unsandboxed: by default the CLIs get fresh config directories inside the box's HOME."""
+    home = tmp_path / "home"
+    for folder in (".claude", ".codex"):
+        (home / folder).mkdir(parents=True)
+    writable = ["~/.claude"] if named else []
+    mounts = host_mounts(memrepo.ws(), ["true"], {"PATH": "/usr/bin:/bin"}, writable, agent_files=False,
+                         environ={"HOME": str(home)})
+    claude, codex = str((home / ".claude").resolve()), str((home / ".codex").resolve())
+    assert codex not in mounts.writable and mounts.env["CODEX_HOME"] == f"{HOME}/.codex"
+    if named:
+        assert claude in mounts.writable and mounts.env["CLAUDE_CONFIG_DIR"] == claude
+    else:
+        assert claude not in mounts.writable and mounts.env["CLAUDE_CONFIG_DIR"] == f"{HOME}/.claude"
+        assert f"{HOME}/.claude" in mounts.made

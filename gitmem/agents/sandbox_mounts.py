@@ -14,7 +14,8 @@ Read-write: the work tree at its own absolute path (agent CLIs key trust by path
 locks only, never evidence), a HOME of the sandbox's own in its private /tmp (fresh every run, gone after
 it: the runner puts `.git/gitmem` back after every cycle, so a HOME there would only churn), the agent CLIs'
 config directories (Claude Code's, through CLAUDE_CONFIG_DIR: `~/.claude.json` is replaced by rename, so
-a bound directory is needed, not a bound file; Codex's CODEX_HOME) and `agent.sandbox.writable`.
+a directory is needed, not a file; Codex's CODEX_HOME), made fresh inside that HOME unless
+`agent.sandbox.writable` names the human's own, and the directories `agent.sandbox.writable` names.
 """
 from __future__ import annotations
 
@@ -88,17 +89,21 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
         git_read_only.append(str(dot_git.resolve()))
     git_read_only += _alternates(common)
     host_home = Path(environ.get("HOME") or os.path.expanduser("~"))
+    optional = [(str(host_home / d[2:]) if d.startswith("~/") else d).rstrip("/") for d in writable]
+    chosen = {os.path.realpath(d) for d in optional}
     bound, made = [], [HOME]
     places: dict[str, str] = {}
     for variable, default in AGENT_HOMES:
+        # The human's own CLI config (~/.claude, ~/.codex) is bound only when agent.sandbox.writable names it:
+        # an agent that can write it could plant hooks or settings that run unsandboxed in the human's next
+        # interactive session. Otherwise the CLI gets a fresh config directory inside the box's HOME.
         given = Path(environ[variable]) if environ.get(variable) else host_home / default
-        if given.is_absolute() and given.is_dir():
+        if given.is_absolute() and given.is_dir() and os.path.realpath(given) in chosen:
             bound.append(str(given.resolve()))
             places[variable] = str(given.resolve())
         else:
             made.append(f"{HOME}/{default}")
             places[variable] = f"{HOME}/{default}"
-    optional = [(str(host_home / d[2:]) if d.startswith("~/") else d).rstrip("/") for d in writable]
     return Mounts(links=tuple(links), program_links=tuple(_unique(program_links)),
                   read_only=tuple(_outermost(runtime)), writable=tuple(_unique(bound)),
                   optional=tuple(_unique(optional)), work_tree=root, git_read_only=tuple(_unique(git_read_only)),
