@@ -9,6 +9,7 @@ from gitmem import codes
 from gitmem.errors import ExitCode
 from gitmem.memory import log
 from tests.support.builders import decisions_md, lesson, lessons_md, pending, resolved, rules_md
+from tests.support.gitcli import git
 from tests.support.helpers import AGENT, HUMAN, GitRepo
 from tests.support.world import World, at, d
 
@@ -165,3 +166,39 @@ def test_a_repository_written_under_rules_2_verifies_clean(memrepo: GitRepo, cli
     result = cli(["verify", "--range", f"{start}..HEAD"], cwd=memrepo.path)
     assert result.code == ExitCode.OK, result.out + result.err
     assert cli(["check", "--worktree"], cwd=memrepo.path).code == ExitCode.OK
+
+
+def test_a_repository_of_two_workspaces_written_under_rules_2_verifies_clean(memrepo: GitRepo, cli) -> None:
+    """The same with a second workspace: in each, cycles, a decision the human answers, a lesson confirmed by a
+    later cycle and a close; `verify` with no flag checks every workspace, over the whole range."""
+    memrepo.write("gitmem.yaml", memrepo.read("gitmem.yaml") + "\nworkspaces:\n  w2:\n    memory_dir: w2\n")
+    made = cli(["init", "."], cwd=memrepo.path)
+    assert made.code == ExitCode.OK, made.err
+    memrepo.stage(*[p.relative_to(memrepo.path).as_posix() for p in (memrepo.path / "w2").rglob("*") if p.is_file()])
+    memrepo.commit("a second workspace, w2")
+    _rules_2(memrepo)
+    start = memrepo.head()
+    for workspace, day in ((None, 10), ("w2", 11)):
+        world = World(memrepo, workspace=workspace)
+        world.cycle(at(day, 8))
+        asked = world.ask(at(day, 8, 30), "Which database?")
+        lesson_id = world.lesson(at(day, 8, 40), "Guessed the schema")
+        world.answer(at(day, 9), asked, "Postgres")
+        for hour in (10, 11):
+            world.cycle(at(day, hour))
+            world.confirm(at(day, hour, 10), lesson_id)
+        world.close(d(day), at(day, 23))
+        assert world.path("log").startswith("w2/" if workspace else "LOG")
+    log_w2 = memrepo.read("w2/LOG.md")
+    assert "· close" in log_w2 and "· close" in memrepo.read("LOG.md")
+    assert "Postgres" in memrepo.read("w2/DECISIONS.md") and "Confirmed" in memrepo.read("w2/LESSONS.md")
+    result = cli(["verify", "--range", f"{start}..HEAD"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.out + result.err
+    root = git(memrepo.path, "rev-list", "--max-parents=0", "HEAD").strip()
+    everything = cli(["verify", "--range", f"{root}..HEAD"], cwd=memrepo.path)     # all history, every workspace
+    assert everything.code == ExitCode.OK, everything.out + everything.err
+    assert cli(["check", "--worktree"], cwd=memrepo.path).code == ExitCode.OK
+    clean = memrepo.head()                    # and w2 is judged: a rewritten w2 LOG under rules 2 is GM301
+    memrepo.commit_files({"w2/LOG.md": log_w2.replace("# LOG", "# LOG\n\nrewritten", 1)}, "rewrite w2's LOG")
+    broken = cli(["verify", "--range", f"{clean}..HEAD"], cwd=memrepo.path)
+    assert broken.code == ExitCode.VIOLATIONS and "w2/LOG.md" in broken.out and "GM301" in broken.out
