@@ -163,3 +163,33 @@ def test_report_writes_a_regular_file_over_its_last_one(memrepo: GitRepo, cli, t
     result = cli(["report", "--out", str(out)], cwd=memrepo.path)
     assert result.code == ExitCode.OK, result.err
     assert out.read_text().startswith("<!") and not out.read_text().endswith("x" * 10)
+
+
+@pytest.mark.parametrize("planted", ["deep-list", "deep-object", "not-json", "a-number", "wrong-shape"])
+def test_a_planted_recall_state_is_rebuilt_not_a_traceback(memrepo: GitRepo, cli, planted: str) -> None:
+    """The recall index lives in .git/gitmem, which the agent may write: a file's remembered state nested past
+    the parser, or of another shape, is read as no state, and the file is indexed whole again."""
+    import sqlite3
+
+    memrepo.commit_files({"LOG.md": memrepo.read("LOG.md") + "\n## 2026-12-01 09:00 UTC · cycle 1 · built\n"
+                                                              "- Task: t\n- Result: the quokka parser shipped\n"})
+    assert cli(["recall", "quokka"], cwd=memrepo.path).code == ExitCode.OK
+    state = {"deep-list": "[" * 100_000 + "]" * 100_000, "deep-object": '{"a":' * 5_000 + "1" + "}" * 5_000,
+             "not-json": "{", "a-number": "7", "wrong-shape": json.dumps({"size": "x", "suffix": []})}[planted]
+    with sqlite3.connect(memrepo.path / ".git" / "gitmem" / "recall.sqlite") as conn:
+        conn.execute("UPDATE sources SET state = ?, size = -1", (state,))
+    result = cli(["recall", "quokka"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK and no_traceback(result.err), result.err
+    assert "quokka" in result.out
+
+
+def test_an_embedding_model_header_nested_past_the_parser_is_refused(tmp_path: Path) -> None:
+    import struct
+
+    from gitmem.recall.embed import read_tensor
+
+    header = ("[" * 100_000 + "]" * 100_000).encode()
+    model = tmp_path / "model.safetensors"
+    model.write_bytes(struct.pack("<Q", len(header)) + header)
+    with model.open("rb") as handle, pytest.raises(ValueError, match="nested deeper"):
+        read_tensor(handle, model.stat().st_size, "embeddings")
