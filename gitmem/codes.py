@@ -60,8 +60,12 @@ def _code(code: str, slug: str, summary: str, text: str = "", hint: str = "", *,
 _HEADING_MSG = "malformed {what} heading `{marker} {title}`"
 # Rules 3: a heading that would parse if its digits were 0-9. Python's `\\d` and int() read `٣` as 3; the
 # grammars count ASCII digits only, so no reader takes such a heading for a number.
+_DIGITS_HINT = "write numbers and times with the ASCII digits 0-9"
 _HEADING_DIGITS = Message("{what} heading `{marker} {title}` writes a number with digits other than 0-9",
-                          "write numbers and times with the ASCII digits 0-9", since=3)
+                          _DIGITS_HINT, since=3)
+# The same for the other lines whose grammar counts numbers: a field or a rule line that reads only with its
+# digits folded to 0-9 was valid under rules 2.
+_FIELD_DIGITS = Message("{id}: `{field}` writes a number with digits other than 0-9", _DIGITS_HINT, since=3)
 _OF_HARD = "the limit is {limit}, {share} of the context's hard limit (cycle.max_context_tokens)"
 
 # -- GM1xx NOW ---------------------------------------------------------------------------------------------
@@ -91,10 +95,12 @@ DECISION_DUPLICATE_ID = _code(
     "{id} is used more than once", "the next free ID is {next_id}")
 DECISION_PENDING_INCOMPLETE = _code(
     "GM203", "decision-pending-incomplete", "a Pending decision lacks `Asked` or `Recommendation`",
-    "{id} lacks {missing}", "`- Asked: YYYY-MM-DD HH:MM TZ (cycle N)` and `- Recommendation: …`")
+    "{id} lacks {missing}", "`- Asked: YYYY-MM-DD HH:MM TZ (cycle N)` and `- Recommendation: …`",
+    digits=_FIELD_DIGITS)
 DECISION_RESOLVED_INCOMPLETE = _code(
     "GM204", "decision-resolved-incomplete", "a Resolved decision lacks `Answer` or `Answered`",
-    "{id} lacks {missing}", "`- Answer: …` and `- Answered: YYYY-MM-DD HH:MM TZ by Name <email>`")
+    "{id} lacks {missing}", "`- Answer: …` and `- Answered: YYYY-MM-DD HH:MM TZ by Name <email>`",
+    digits=_FIELD_DIGITS)
 DECISION_RESOLVED_REWRITTEN = _code(
     "GM205", "decision-resolved-rewritten", "a Resolved decision was edited, removed, or moved back to Pending",
     removed=Message("resolved decision {id} was removed", "resolved decisions are history; restore it"),
@@ -184,16 +190,18 @@ LESSON_INCOMPLETE = _code(
     "GM402", "lesson-incomplete",
     "a lesson lacks `Happened`, `Why` or `Change`, or Happened is not `<date> (cycle N) — …`",
     "{id} lacks {missing}",
-    happened=Message("{id}: Happened must read `YYYY-MM-DD (cycle N) — what`"))
+    happened=Message("{id}: Happened must read `YYYY-MM-DD (cycle N) — what`"), digits=_FIELD_DIGITS)
 LESSON_CONFIRMATION_INVALID = _code(
     "GM403", "lesson-confirmation-invalid",
     "a confirmation's cycle is not later than the lesson's, or repeats a counted cycle",
     malformed=Message("a confirmation must read `YYYY-MM-DD (cycle M) — evidence`"),
     not_later=Message("confirmation from cycle {cycle} is not later than the lesson's cycle {lesson_cycle}"),
-    repeated=Message("cycle {cycle} already confirmed this lesson"))
+    repeated=Message("cycle {cycle} already confirmed this lesson"),
+    digits=Message("a confirmation writes its cycle or time with digits other than 0-9", _DIGITS_HINT, since=3))
 LESSON_STATUS_INVALID = _code(
     "GM404", "lesson-status-invalid", "a Status that is not `open`, `promoted R-NN` or `retired — <reason>`",
-    "{id}: bad Status `{status}`", "use `open`, `promoted R-NN` or `retired — <reason>`")
+    "{id}: bad Status `{status}`", "use `open`, `promoted R-NN` or `retired — <reason>`",
+    digits=Message("{id}: Status `{status}` writes a number with digits other than 0-9", _DIGITS_HINT, since=3))
 LESSON_VANISHED = _code(
     "GM405", "lesson-vanished", "a lesson disappeared; lessons are history",
     "lesson {id} disappeared; lessons are history", "retire it with `- Status: retired — <reason>` instead")
@@ -230,7 +238,8 @@ RULE_LINE_MALFORMED = _code(
     proven=Message("malformed rule line in `## {section}`",
                    "`- R-07 · rule (from L-0012; cycles 160, 230)` or `(human)`"),
     retired=Message("malformed rule line in `## {section}`",
-                    "`- R-03 · rule (superseded by R-07 on YYYY-MM-DD)` or `(retired on YYYY-MM-DD: reason)`"))
+                    "`- R-03 · rule (superseded by R-07 on YYYY-MM-DD)` or `(retired on YYYY-MM-DD: reason)`"),
+    digits=Message("rule line in `## {section}` writes a number with digits other than 0-9", _DIGITS_HINT, since=3))
 RULES_SECTION_ORDER = _code(
     "GM507", "rules-section-order", "a free-text section follows the rule sections",
     "section `## {title}` after `## {proven}`; rule sections come last")

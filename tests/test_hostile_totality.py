@@ -47,6 +47,9 @@ def test_a_deeply_nested_hook_payload_is_not_a_traceback(memrepo: GitRepo, cli, 
     payload = ("[" * levels + "]" * levels) if shape == "list" else ('{"a":' * levels + "1" + "}" * levels)
     result = cli(["hook", "session-start"], cwd=memrepo.path, stdin=payload)
     assert result.code == ExitCode.OK and _one_line(result.err) and "not the hook's JSON" in result.err
+    # the same shape as every other hook note: `gitmem hook: <what it found>: <what it does about it>`
+    assert result.err.strip() == f"gitmem hook: stdin is not the hook's JSON (nested deeper than {MAX_DEPTH} " \
+                                 "levels): going on without it"
 
 
 def test_the_bound_is_checked_without_recursing() -> None:
@@ -74,11 +77,64 @@ def test_a_deep_codex_config_is_one_line(memrepo: GitRepo, cli) -> None:
     assert no_traceback(result.err) and result.code != ExitCode.INTERNAL, result.err
 
 
-@pytest.mark.parametrize("name", ["a" * 300, "x/" + "b" * 300 + "/y", "c" * 256])
-def test_init_of_a_name_too_long_is_one_line_exit_2(tmp_path: Path, cli, name: str) -> None:
-    result = cli(["init", name], cwd=tmp_path)
+# Names the file system cannot hold: a component over 255 bytes (first, inside, exactly 256, in UTF-8 bytes
+# under 256 characters) and a path over 4096 bytes of short components.
+LONG_NAMES = {"300": "a" * 300, "inside": "x/" + "b" * 300 + "/y", "256": "c" * 256, "utf8": "é" * 130,
+              "path": "d/" * 2100 + "e"}
+
+
+@pytest.mark.parametrize("name", sorted(LONG_NAMES))
+@pytest.mark.parametrize("command", ["init", "demo", "report --out", "mcp --root"])
+def test_a_name_too_long_is_one_line_exit_2(memrepo: GitRepo, cli, tmp_path: Path, name: str, command: str) -> None:
+    if command == "mcp --root":
+        pytest.importorskip("mcp")
+    result = cli([*command.split(), LONG_NAMES[name]], cwd=memrepo.path if command != "init" else tmp_path,
+                 stdin="")
     assert result.code == ExitCode.USAGE and _one_line(result.err), result.err
-    assert "too long" in result.err
+    assert LONG_NAMES[name][:40] in result.err            # it names the path
+    if command != "mcp --root":                           # mcp says the name is no memory repository
+        assert "too long for the file system" in result.err
+
+
+@pytest.mark.parametrize("name", sorted(LONG_NAMES))
+@pytest.mark.parametrize("event", ["session-start", "stop"])
+def test_a_hook_payload_with_a_cwd_too_long_is_a_note_exit_0(tmp_path: Path, cli, name: str, event: str) -> None:
+    payload = json.dumps({"session_id": "s-1", "cwd": LONG_NAMES[name], "hook_event_name": "SessionStart"})
+    result = cli(["hook", event], cwd=tmp_path, stdin=payload)
+    assert result.code == ExitCode.OK and no_traceback(result.err), result.err
+
+
+_CONFIG_NAMES = {
+    "files": lambda text, name: text.replace("  log: LOG.md", f"  log: {name}"),
+    "memory_dir": lambda text, name: text.replace("memory_dir: .", f"memory_dir: {name}"),
+    "workspace-dir": lambda text, name: text + f"\nworkspaces:\n  w2:\n    memory_dir: {name}\n",
+    "workspace-name": lambda text, name: text + f"\nworkspaces:\n  {name.replace('/', '-')}:\n    memory_dir: w2\n",
+    "workspace-files": lambda text, name: text + f"\nworkspaces:\n  w2:\n    memory_dir: w2\n    files:\n"
+                                                 f"      log: {name}\n",
+}
+
+
+@pytest.mark.parametrize("name", ["300", "inside", "path"])
+@pytest.mark.parametrize("key", sorted(_CONFIG_NAMES))
+@pytest.mark.parametrize("command", [["check", "--worktree"], ["status"], ["context"], ["init", "."],
+                                     ["log", "add", "--task", "t", "--outcome", "built", "--result", "r"]])
+def test_a_memory_path_too_long_in_gitmem_yaml_is_one_line_exit_2(memrepo: GitRepo, cli, name: str, key: str,
+                                                                  command: list[str]) -> None:
+    memrepo.write("gitmem.yaml", _CONFIG_NAMES[key](memrepo.read("gitmem.yaml"), LONG_NAMES[name]))
+    result = cli(command, cwd=memrepo.path)
+    assert result.code == ExitCode.USAGE and no_traceback(result.err), result.err
+    assert "gitmem.yaml" in result.err and len([line for line in result.err.splitlines()
+                                                if line.startswith("gitmem:")]) == 1, result.err
+
+
+def test_a_tree_file_whose_name_the_system_refuses_says_so() -> None:
+    """The one errno map for trusted files names the path and the cause, not `free some space`."""
+    import errno
+
+    from gitmem.nofollow import files
+
+    refused = files.failed("LOG.md", OSError(errno.ENAMETOOLONG, "File name too long"), "written")
+    assert refused is not None and str(refused).startswith("LOG.md cannot be written: its name is too long")
 
 
 @pytest.mark.parametrize("planted", ["link-outside", "link-dangling", "fifo", "directory"])
@@ -110,3 +166,33 @@ def test_report_writes_a_regular_file_over_its_last_one(memrepo: GitRepo, cli, t
     result = cli(["report", "--out", str(out)], cwd=memrepo.path)
     assert result.code == ExitCode.OK, result.err
     assert out.read_text().startswith("<!") and not out.read_text().endswith("x" * 10)
+
+
+@pytest.mark.parametrize("planted", ["deep-list", "deep-object", "not-json", "a-number", "wrong-shape"])
+def test_a_planted_recall_state_is_rebuilt_not_a_traceback(memrepo: GitRepo, cli, planted: str) -> None:
+    """The recall index lives in .git/gitmem, which the agent may write: a file's remembered state nested past
+    the parser, or of another shape, is read as no state, and the file is indexed whole again."""
+    import sqlite3
+
+    memrepo.commit_files({"LOG.md": memrepo.read("LOG.md") + "\n## 2026-12-01 09:00 UTC · cycle 1 · built\n"
+                                                              "- Task: t\n- Result: the quokka parser shipped\n"})
+    assert cli(["recall", "quokka"], cwd=memrepo.path).code == ExitCode.OK
+    state = {"deep-list": "[" * 100_000 + "]" * 100_000, "deep-object": '{"a":' * 5_000 + "1" + "}" * 5_000,
+             "not-json": "{", "a-number": "7", "wrong-shape": json.dumps({"size": "x", "suffix": []})}[planted]
+    with sqlite3.connect(memrepo.path / ".git" / "gitmem" / "recall.sqlite") as conn:
+        conn.execute("UPDATE sources SET state = ?, size = -1", (state,))
+    result = cli(["recall", "quokka"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK and no_traceback(result.err), result.err
+    assert "quokka" in result.out
+
+
+def test_an_embedding_model_header_nested_past_the_parser_is_refused(tmp_path: Path) -> None:
+    import struct
+
+    from gitmem.recall.embed import read_tensor
+
+    header = ("[" * 100_000 + "]" * 100_000).encode()
+    model = tmp_path / "model.safetensors"
+    model.write_bytes(struct.pack("<Q", len(header)) + header)
+    with model.open("rb") as handle, pytest.raises(ValueError, match="nested deeper"):
+        read_tensor(handle, model.stat().st_size, "embeddings")

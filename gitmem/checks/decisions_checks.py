@@ -80,19 +80,27 @@ def _shape(path: str, doc: DecisionsDoc) -> list[Violation]:
     found: list[Violation] = []
     found += duplicate_ids(path, doc.all, codes.DECISION_DUPLICATE_ID, doc.next_id())
     for item in doc.pending:
-        missing = [k for k in ("Asked", "Recommendation") if not (item.get(k) or "").strip()]
-        if item.get("Asked") and item.asked is None:
-            missing.append("a valid Asked timestamp")
-        if missing:
-            found.append(Violation.of(codes.DECISION_PENDING_INCOMPLETE, path, item.line, id=item.id,
-                                      missing=" and ".join(missing)))
+        found += _incomplete(path, item, codes.DECISION_PENDING_INCOMPLETE, ("Asked", "Recommendation"),
+                             dated="Asked", invalid="a valid Asked timestamp", unreadable=item.asked is None)
     for item in doc.resolved:
-        missing = [k for k in ("Answer", "Answered") if not (item.get(k) or "").strip()]
-        if item.get("Answered") and item.answered is None:
-            missing.append("a valid Answered line")
-        if missing:
-            found.append(Violation.of(codes.DECISION_RESOLVED_INCOMPLETE, path, item.line, id=item.id,
-                                      missing=" and ".join(missing)))
+        found += _incomplete(path, item, codes.DECISION_RESOLVED_INCOMPLETE, ("Answer", "Answered"),
+                             dated="Answered", invalid="a valid Answered line", unreadable=item.answered is None)
+    return found
+
+
+def _incomplete(path: str, item: decisions.Decision, code: codes.Code, keys: tuple[str, str], *, dated: str,
+                invalid: str, unreadable: bool) -> list[Violation]:
+    """The fields `keys` an item lacks, and its `dated` line when it does not read: with digits other than 0-9
+    only, the code's `digits` variant (rules 3; such a line read as a time under rules 2)."""
+    found: list[Violation] = []
+    missing = [k for k in keys if not (item.get(k) or "").strip()]
+    if item.get(dated) and unreadable:
+        if item.with_other_digits(dated):
+            found.append(Violation.of(code, path, item.line, "digits", id=item.id, field=dated))
+        else:
+            missing.append(invalid)
+    if missing:
+        found.append(Violation.of(code, path, item.line, id=item.id, missing=" and ".join(missing)))
     return found
 
 

@@ -34,12 +34,14 @@ def lesson_rules(path: str, lesson: Lesson) -> list[Violation]:
         found.append(Violation.of(codes.LESSON_INCOMPLETE, path, lesson.line, id=lesson.id, missing=", ".join(missing)))
     happened = lesson.happened
     if lesson.get("Happened") and happened is None:
-        line = next(f.line for f in lesson.fields if f.key == "Happened")
-        found.append(Violation.of(codes.LESSON_INCOMPLETE, path, line, "happened", id=lesson.id))
+        item = next(f for f in lesson.fields if f.key == "Happened")
+        variant = "digits" if lessons.event_with_other_digits(item) else "happened"
+        found.append(Violation.of(codes.LESSON_INCOMPLETE, path, item.line, variant, id=lesson.id, field="Happened"))
     counted: set[int] = set()
     for item, event in lesson.confirmations:
         if event is None:
-            found.append(Violation.of(codes.LESSON_CONFIRMATION_INVALID, path, item.line, "malformed"))
+            variant = "digits" if lessons.event_with_other_digits(item) else "malformed"
+            found.append(Violation.of(codes.LESSON_CONFIRMATION_INVALID, path, item.line, variant))
             continue
         if happened is not None and event.cycle <= happened.cycle:
             found.append(Violation.of(codes.LESSON_CONFIRMATION_INVALID, path, item.line, "not_later",
@@ -51,5 +53,6 @@ def lesson_rules(path: str, lesson: Lesson) -> list[Violation]:
     status = lesson.status
     if not lessons.valid_status(status):
         line = next((f.line for f in lesson.fields if f.key == "Status"), lesson.line)
-        found.append(Violation.of(codes.LESSON_STATUS_INVALID, path, line, id=lesson.id, status=status))
+        variant = "digits" if lessons.status_with_other_digits(status) else ""
+        found.append(Violation.of(codes.LESSON_STATUS_INVALID, path, line, variant, id=lesson.id, status=status))
     return found

@@ -1,10 +1,12 @@
 """GM5xx: RULES holds one-line proven rules with provenance, within limits; rules retire, never vanish."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gitmem import codes
 from gitmem.checks import CheckInput
 from gitmem.checks.common import duplicate_ids
-from gitmem.checks.violation import Violation
+from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import lessons, rules
 from gitmem.memory.text import decode
 
@@ -20,7 +22,7 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     doc = rules.parse(decode(new_bytes).text)
     # A problem about the whole file (GM508) points at its last line, never past the end.
     last = max(doc.line_count, 1)
-    found = [Violation(path, min(p.line, last), p.code, p.message, p.hint) for p in doc.problems]
+    found = [replace(from_problem(path, p), line=min(p.line, last)) for p in doc.problems]
     found += duplicate_ids(path, doc.all, codes.RULE_ID_DUPLICATE, doc.next_id())
     if doc.line_count > cfg.limits.rules_max_lines:
         found.append(Violation.of(codes.RULES_OVER_LIMIT, path, doc.line_count, "lines", count=doc.line_count,

@@ -25,12 +25,17 @@ def hook_group() -> None:
     """
 
 
+def _note(text: str) -> None:
+    """Every hook note is one line on stderr, `gitmem hook: <what it found>: <what it does about it>`."""
+    click.echo(f"gitmem hook: {text}", err=True)
+
+
 def _payload() -> dict[str, Any]:
     text = sys.stdin.read() if not sys.stdin.isatty() else ""
     try:
         data = loads_json(text) if text.strip() else {}
-    except ValueError:
-        click.echo("gitmem hook: stdin is not the hook's JSON; going on without it", err=True)
+    except ValueError as err:     # not JSON, or nested past the bound (gitmem.config.nesting): never a traceback
+        _note(f"stdin is not the hook's JSON ({err}): going on without it")
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -39,7 +44,7 @@ def _answer(answer: HookAnswer) -> int:
     if answer.output is not None:
         click.echo(json.dumps(answer.output, ensure_ascii=False))
     if answer.note:
-        click.echo(f"gitmem hook: {answer.note}", err=True)
+        _note(answer.note)
     return ExitCode.OK
 
 

@@ -12,6 +12,7 @@ import click
 
 from gitmem.cli.common import UsageError, open_workspace, workspace_option
 from gitmem.errors import ExitCode
+from gitmem.nofollow import files
 
 EARLIEST, LATEST = date(1970, 1, 1), date(2199, 12, 31)    # a chart has a point per day
 
@@ -67,6 +68,8 @@ def report(fmt: str, since: date | None, until: date | None, out: str | None, wo
         target.parent.mkdir(parents=True, exist_ok=True)
         _write_no_link(target, text.encode("utf-8"))
     except OSError as err:
+        if err.errno == errno.ENAMETOOLONG:
+            raise UsageError(f"cannot write {target}: {files.NAME_TOO_LONG}; choose a shorter --out") from None
         why = "a link is in the way (gitmem never writes through one)" if err.errno == errno.ELOOP else \
             "it is not a regular file" if err.errno == errno.EISDIR else err.strerror or str(err)
         raise UsageError(f"cannot write {target}: {why}; remove it or choose another --out") from None

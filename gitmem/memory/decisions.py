@@ -17,6 +17,7 @@ from gitmem.memory.text import (
     headed,
     parse_fields,
     parse_timestamp,
+    parses_with_ascii_digits,
     render_field,
     split_id_heading,
     split_sections,
@@ -48,9 +49,7 @@ class Decision(IdEntry):
 
     @property
     def asked(self) -> Timestamp | None:
-        value = self.get("Asked")
-        match = _ASKED_RE.match(value or "")
-        return parse_timestamp(match.group(1)) if value and match else None
+        return _asked(self.get("Asked") or "")
 
     @property
     def asked_cycle(self) -> int | None:
@@ -60,14 +59,28 @@ class Decision(IdEntry):
     @property
     def answered(self) -> tuple[Timestamp, str, str] | None:
         """(when, name, email) from `- Answered: <ts> by Name <email>`."""
-        match = _ANSWERED_RE.match(self.get("Answered") or "")
-        if not match:
-            return None
-        when = parse_timestamp(match.group(1))
-        return (when, match.group(2), match.group(3)) if when else None
+        return _answered(self.get("Answered") or "")
+
+    def with_other_digits(self, key: str) -> bool:
+        """Whether the Asked or Answered line, unreadable as written, reads with its digits folded to 0-9, as
+        rules 2 read it (`2026-١٢-01 09:00 UTC`)."""
+        return parses_with_ascii_digits(self.get(key) or "", _asked if key == "Asked" else _answered)
 
     def heading(self) -> str:
         return f"### {self.id}{SEP}{self.title}"
+
+
+def _asked(value: str) -> Timestamp | None:
+    match = _ASKED_RE.match(value)
+    return parse_timestamp(match.group(1)) if value and match else None
+
+
+def _answered(value: str) -> tuple[Timestamp, str, str] | None:
+    match = _ANSWERED_RE.match(value)
+    if not match:
+        return None
+    when = parse_timestamp(match.group(1))
+    return (when, match.group(2), match.group(3)) if when else None
 
 
 @dataclass(frozen=True)

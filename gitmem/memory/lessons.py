@@ -13,8 +13,10 @@ from gitmem.memory.text import (
     Problem,
     decode_lines,
     fields_named,
+    fold_digits,
     headed,
     parse_fields,
+    parses_with_ascii_digits,
     render_field,
     split_id_heading,
     split_sections,
@@ -107,6 +109,19 @@ def parse_event(item: Field) -> Event | None:
     except ValueError:
         return None
     return Event(day, int(match.group(2)), (match.group(3) or "").strip(), item.line)
+
+
+def event_with_other_digits(item: Field) -> bool:
+    """A Happened or Confirmed line that does not parse but did under rules 2: its cycle or time written with
+    digits other than 0-9 (`(cycle ٣)`). Its date never did: date.fromisoformat reads only 0-9."""
+    folded = fold_digits(item.value)
+    return (folded != item.value and folded[:10] == item.value[:10]
+            and parse_event(replace(item, value=folded)) is not None)
+
+
+def status_with_other_digits(status: str) -> bool:
+    """A Status that does not parse but did under rules 2 (`promoted R-٠٧`)."""
+    return parses_with_ascii_digits(status, _STATUS_RE.match)
 
 
 def valid_status(status: str) -> bool:

@@ -10,6 +10,7 @@ from gitmem.memory.text import (
     SEP,
     Problem,
     decode_lines,
+    parses_with_ascii_digits,
     split_heading,
     split_sections,
     strip_trailing_blank,
@@ -102,11 +103,19 @@ def _valid_provenance(section: str, provenance: str) -> bool:
 def parse_rule_line(line: str, number: int, section: str) -> Rule | Problem:
     if not line.startswith("- "):
         return Problem.of(codes.RULE_NOT_ONE_LINE, number, section=section)
+    rule = _rule(line, number, section)
+    if rule is None:
+        variant = ("digits" if parses_with_ascii_digits(line, lambda folded: _rule(folded, number, section))
+                   else "proven" if section == PROVEN else "retired")
+        return Problem.of(codes.RULE_LINE_MALFORMED, number, variant, section=section)
+    return rule
+
+
+def _rule(line: str, number: int, section: str) -> Rule | None:
     parts = split_heading(line[2:], 1)
     tail = _TAIL_RE.match(parts[1].strip()) if len(parts) == 2 else None
     if not _ID_RE.match(parts[0]) or tail is None or not _valid_provenance(section, tail.group(2)):
-        return Problem.of(codes.RULE_LINE_MALFORMED, number, "proven" if section == PROVEN else "retired",
-                          section=section)
+        return None
     return Rule(parts[0], tail.group(1), tail.group(2), section, number)
 
 

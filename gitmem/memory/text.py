@@ -235,7 +235,7 @@ def headed(sections: list[Section], parse_heading: Callable[[str], T | None], pr
     for section in sections:
         parsed = parse_heading(section.title)
         if parsed is None:
-            variant = "digits" if _parses_with_ascii_digits(section.title, parse_heading) else ""
+            variant = "digits" if parses_with_ascii_digits(section.title, parse_heading) else ""
             problems.append(Problem.of(code, section.line, variant, what=what, marker=marker, title=section.title))
             continue
         yield section, parsed
@@ -244,13 +244,17 @@ def headed(sections: list[Section], parse_heading: Callable[[str], T | None], pr
 _ANY_DIGIT = re.compile(r"\d")       # Unicode decimal digits: only to name the problem, never to read a number
 
 
-def _parses_with_ascii_digits(title: str, parse_heading: Callable[[str], object | None]) -> bool:
-    """A heading that fails only because it writes digits other than 0-9 (`cycle ٣`): a rules-3 problem, so
-    that history written before it, when such headings parsed, still verifies."""
-    if title.isascii():
-        return False
-    folded = _ANY_DIGIT.sub(lambda match: str(int(match.group())), title)
-    return folded != title and parse_heading(folded) is not None
+def fold_digits(text: str) -> str:
+    """`text` with every decimal digit written as 0-9 (`cycle ٣` -> `cycle 3`): how rules 2 read numbers, when
+    `\\d` and int() took any decimal digit for one."""
+    return text if text.isascii() else _ANY_DIGIT.sub(lambda match: str(int(match.group())), text)
+
+
+def parses_with_ascii_digits(text: str, parse: Callable[[str], object | None]) -> bool:
+    """Text that fails to parse only because it writes digits other than 0-9 (`cycle ٣`): a rules-3 problem (the
+    code's `digits` variant), so that history written before it, when such text parsed, still verifies."""
+    folded = fold_digits(text)
+    return folded != text and parse(folded) is not None
 
 
 def has_title(preamble: list[str] | tuple[str, ...]) -> bool:

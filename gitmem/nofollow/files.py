@@ -45,11 +45,17 @@ class FileRefused(GitmemError):
         super().__init__(f"{rel} {what}; {fix}")
 
 
+# What the system says of a name it cannot hold (ENAMETOOLONG), for every path a user or a config names.
+NAME_TOO_LONG = "its name is too long for the file system (at most 255 bytes a name, 4096 a path)"
+
+
 def failed(rel: str, err: OSError, doing: str) -> FileRefused | None:
     """The refusal for an OS error while `doing` (reading, writing) `rel`; None for an OSError without an errno,
     which gitmem's own code raised: that is a bug, and keeps its traceback."""
     if err.errno is None:
         return None
+    if err.errno == errno.ENAMETOOLONG:
+        return FileRefused(rel, f"cannot be {doing}: {NAME_TOO_LONG}", "give a shorter name")
     if err.errno in (errno.EACCES, errno.EPERM):
         return FileRefused(rel, f"cannot be {doing} (permission denied)",
                            f"give yourself read and write access: chmod u+rw {rel}")

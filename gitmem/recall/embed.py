@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from gitmem import extras
+from gitmem.config.nesting import loads_json
 from gitmem.recall.database import RecallError
 
 if TYPE_CHECKING:
@@ -202,7 +203,7 @@ def read_tensor(handle: BinaryIO, size: int, key: str) -> npt.NDArray[np.float32
     (length,) = struct.unpack("<Q", handle.read(8).ljust(8, b"\xff"))
     if length > min(size - 8, MAX_HEADER_BYTES):
         raise ValueError(f"the header claims {length} bytes; the file holds {size}")
-    spec = json.loads(handle.read(length))[key]
+    spec = loads_json(handle.read(length))[key]     # bounded: a header nested past the parser is a ValueError
     dtype = _DTYPES.get(spec["dtype"])
     shape = spec["shape"]
     if dtype is None or len(shape) != 2 or not all(isinstance(n, int) and n > 0 for n in shape):

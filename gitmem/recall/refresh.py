@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from gitmem.config.nesting import loads_json
 from gitmem.nofollow import files
 from gitmem.recall import corpus
 from gitmem.recall.database import delete_docs, insert_docs, replace_file_docs
@@ -103,13 +104,30 @@ def sync_file(conn: sqlite3.Connection, root: Path, workspace: str, role: str, p
         return True
     if row is not None and (row[0], row[1]) == (stat.st_size, stat.st_mtime_ns) and row[2] - row[1] > RACY_NS:
         return False
-    state = json.loads(row[3]) if row is not None else None
+    state = _remembered(row[3]) if row is not None else None
     handler = {"log": _sync_log, "now": _sync_now}.get(role, _sync_whole)
-    changed, lines, state = handler(conn, full, workspace, role, path, stat.st_size, state)
+    try:
+        changed, lines, state = handler(conn, full, workspace, role, path, stat.st_size, state)
+    except (KeyError, TypeError, ValueError):
+        if state is None:
+            raise
+        # The index lives in .git/gitmem, which an agent can write: a state of another shape is a cache to
+        # rebuild, never a reason to fail. Without it the file is read whole, as the first time.
+        changed, lines, state = handler(conn, full, workspace, role, path, stat.st_size, None)
     conn.execute("INSERT OR REPLACE INTO sources(path, workspace, role, size, mtime, checked, lines, state)"
                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                  (path, workspace, role, stat.st_size, stat.st_mtime_ns, time.time_ns(), lines, json.dumps(state)))
     return changed
+
+
+def _remembered(text: str) -> State | None:
+    """A file's remembered sync state; None (read the file whole) for anything but a JSON object within the
+    nesting bound (gitmem.config.nesting)."""
+    try:
+        state = loads_json(text)
+    except (TypeError, ValueError):
+        return None
+    return state if isinstance(state, dict) else None
 
 
 def _sync_whole(conn: sqlite3.Connection, full: _Source, workspace: str, role: str, path: str, size: int,

@@ -20,7 +20,7 @@ from gitmem.cycle.runner import CycleReport, Settings, run_cycle
 from gitmem.errors import GitmemError
 from gitmem.memory import log
 from gitmem.memory_writer import MemoryWriter
-from gitmem.scaffold import make_directory
+from gitmem.scaffold import directory_named, make_directory
 from gitmem.workspace import Workspace
 
 HUMAN = gitio.Identity("Dana Human", "dana@example.com")
@@ -112,8 +112,9 @@ def run_demo(target: Path | None = None, *, emit: Callable[[str], None] = lambda
 def _target(target: Path | None) -> Path:
     if target is None:
         return Path(tempfile.mkdtemp(prefix="gitmem-demo-"))
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise DemoError(f"{target} is not empty; give a new or empty directory (or none, for a temp dir)")
+    with directory_named(target, DemoError):
+        if target.exists() and (not target.is_dir() or any(target.iterdir())):
+            raise DemoError(f"{target} is not empty; give a new or empty directory (or none, for a temp dir)")
     make_directory(target, DemoError)
     return target
 

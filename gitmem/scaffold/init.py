@@ -10,7 +10,7 @@ from pathlib import Path, PurePosixPath
 from gitmem.config import CONFIG_NAME, ROLES, Config, ConfigError, Files, load_config
 from gitmem.nofollow import files
 from gitmem.packaged import template_dir
-from gitmem.scaffold import make_directory
+from gitmem.scaffold import directory_named, make_directory
 from gitmem.scaffold.gitignore import merge_gitignore
 from gitmem.scaffold.precommit import HOOK_IDS, InitError, merge_precommit
 
@@ -114,10 +114,8 @@ def init(target: Path, agents: Sequence[str] = (), *, plain_hooks: bool = False)
     missing patterns. With `plain_hooks`, the plain git hooks go into the repository's hooks directory.
     `agents` (claude, codex, cursor) also wires those agent CLIs to the memory: gitmem.scaffold.agent_clis."""
     report = InitReport()
-    try:
+    with directory_named(target, InitError):
         _prepare_repo(target, report)
-    except OSError as err:       # a name too long for the file system (ENAMETOOLONG), a loop of links: the user's
-        raise InitError(f"cannot create {target}: {err.strerror or err}; give a directory you can create") from None
     report.root = str(target.resolve())
     base = template_dir()
     config = _existing_config(target, report)

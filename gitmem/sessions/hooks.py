@@ -56,7 +56,7 @@ def session_start(payload: Mapping[str, Any], *, workspace: str | None = None) -
             record.save(ws, record.snapshot(ws, session))
         context = session_context(ws)
     except (GitmemError, OSError, ValueError) as err:
-        return HookAnswer(note=f"gitmem hook session-start: {err}")
+        return HookAnswer(note=f"{err}: the session starts without the memory")
     return HookAnswer({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}})
 
 
@@ -72,7 +72,7 @@ def stop(payload: Mapping[str, Any], *, workspace: str | None = None) -> HookAns
             return HookAnswer(note="no memory repository or no session id: nothing to enforce")
         return _judge(ws, session)
     except (GitmemError, OSError, ValueError) as err:
-        return HookAnswer(note=f"gitmem hook stop: {err}")
+        return HookAnswer(note=f"{err}: not enforcing Rule 0")
 
 
 def _judge(ws: Workspace, session: str) -> HookAnswer:

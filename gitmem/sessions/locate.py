@@ -12,13 +12,25 @@ class NotAMemoryRepository(GitmemError):
     exit_code = ExitCode.USAGE
 
 
+def _is_directory(path: Path) -> bool:
+    """A candidate the system cannot even look at (a name too long, a loop of links, no permission) is no
+    repository: Path.is_dir() raises for ENAMETOOLONG, and the candidates come from a hook payload, the MCP
+    client's roots or --root, any of which may be an attacker's."""
+    try:
+        return path.is_dir()
+    except OSError as err:
+        if err.errno is None:
+            raise
+        return False
+
+
 def find_workspace(candidates: list[str | Path | None], workspace: str | None = None) -> Workspace | None:
     """The first candidate directory inside a memory repository (a git work tree with gitmem.yaml or LOG.md at
     its root). A memory repository with a broken gitmem.yaml raises its ConfigError: it is found, not valid."""
     from gitmem.config import CONFIG_NAME, Files
 
     for candidate in candidates:
-        if not candidate or not Path(candidate).is_dir():
+        if not candidate or not _is_directory(Path(candidate)):
             continue
         try:
             repo = gitio.open_repo(Path(candidate))
