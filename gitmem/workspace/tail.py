@@ -15,8 +15,8 @@ state trustworthy either: a content key (HEAD's blob id) proves the bytes but no
 a hash the reader can recompute the writer can recompute too, and history (the state at the parent's end plus
 the appended bytes) needs a trusted state somewhere back, which is this count again. So the count is made
 cheap: one regex pass over the bytes before the offset (`fences.count_marks`, about 50 ms for a 75 MB LOG),
-read in blocks, remembered only inside one `FileSource`, where moving on to a later offset counts just the
-bytes between the two.
+read in blocks, and remembered only in the process's memory, by the file's identity and change time, where
+moving on to another offset counts just the bytes between the two.
 
 Line numbers are presentation: they say where a diagnostic or a recall hit is, never whether something is
 accepted. They are cached in the state directory (`lines.json`) as (byte offset, lines before it, hash of
@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, BinaryIO
@@ -107,7 +108,7 @@ class FileSource:
         """`end` reads the file as if it ended there (the committed part of a LOG that grew since)."""
         self.root, self.rel, self.state_dir, self.numbered = root, rel, state_dir, numbered
         self._lines: dict[int, int] = {}
-        self._fences = (0, 0)            # (a line start, fence lines before it): counted here, never cached
+        self._counted: Counted = {}      # fences counted by this reader (see _fence_lines_before)
         self._size = files.size(root, rel) or 0
         if end is not None:
             self._size = min(self._size, end)
@@ -147,14 +148,8 @@ class FileSource:
         """The fence state at the line start `offset`, from the bytes before it (see the module doc)."""
         if offset <= 0:
             return False
-        known, fenced = self._fences
-        if offset != known:
-            low, high = sorted((known, offset))
-            with self._open() as handle:
-                more = _fence_lines(handle, low, high)
-            fenced += more if offset > known else -more
-            self._fences = (offset, fenced)
-        return fenced % 2 == 1
+        with self._open() as handle:
+            return _fence_lines_before(handle, offset, self._counted) % 2 == 1
 
 
 def read_log_tail(root: Path, rel: str, count: int, *, state_dir: Path | None = None,
@@ -177,8 +172,39 @@ def fence_open_at_end(root: Path, rel: str) -> bool:
     if handle is None:
         return False
     with handle:
-        size = handle.seek(0, os.SEEK_END)
-        return _fence_lines(handle, 0, size) % 2 == 1
+        return _fence_lines_before(handle, handle.seek(0, os.SEEK_END)) % 2 == 1
+
+
+# Counted fences, in this process's memory only (nothing on disk is asked): file identity -> (a line start,
+# fence lines before it). The identity includes the change time, which no writer can set back (utime sets
+# mtime, and moves ctime to now), so a change to the file starts a new count; a reader moving on in the same
+# file counts only the bytes between two offsets, and the readers of one command share one pass. A count made
+# within RACY_NS of the last change is kept only by the reader that made it: a second change in the same clock
+# tick, of the same size, would look like the same file.
+_COUNTED: dict[tuple[int, ...], tuple[int, int]] = {}
+_COUNTED_FILES = 8
+RACY_NS = 2_000_000_000
+Counted = dict[tuple[int, ...], tuple[int, int]]
+
+
+def _fence_lines_before(handle: IO[bytes], offset: int, mine: Counted | None = None) -> int:
+    """Fence lines before the line start `offset` of the open file; `mine` is the calling reader's own memo."""
+    stat = os.fstat(handle.fileno())
+    identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+    known, fenced = (mine or {}).get(identity) or _COUNTED.get(identity, (0, 0))
+    if offset != known:
+        low, high = sorted((known, offset))
+        more = _fence_lines(handle, low, high)
+        fenced += more if offset > known else -more
+    if mine is not None:
+        mine.clear()
+        mine[identity] = (offset, fenced)
+    if time.time_ns() - stat.st_ctime_ns > RACY_NS:
+        _COUNTED.pop(identity, None)
+        _COUNTED[identity] = (offset, fenced)
+        while len(_COUNTED) > _COUNTED_FILES:
+            del _COUNTED[next(iter(_COUNTED))]
+    return fenced
 
 
 def _lines_before(state_dir: Path | None, rel: str, handle: IO[bytes], offset: int, size: int) -> int:
