@@ -154,15 +154,14 @@ def test_a_big_log_is_read_from_its_tail_only(memrepo: GitRepo, monkeypatch: pyt
     assert part.text == lines_of(memrepo, part.source)
     assert part.text.startswith("## 2026-01-03 01:58 UTC · cycle 2998 · built")
     assert (memrepo.path / ".git" / "gitmem" / tailread.LINES_CACHE).is_file()
-    # With the line count cached, appending and rebuilding counts only the new bytes.
+    # With the line count cached, appending and rebuilding counts only the new bytes' lines. (The fence state is
+    # counted from the whole file's bytes each time: it decides which lines are entries, so no cache gives it.)
     counted: list[int] = []
-    real_count = tailread._count
-    monkeypatch.setattr(tailread, "_count", lambda h, a, b: counted.append(b - a) or real_count(h, a, b))
+    real_count = tailread._newlines
+    monkeypatch.setattr(tailread, "_newlines", lambda h, a, b: counted.append(b - a) or real_count(h, a, b))
     memrepo.append("LOG.md", "\n" + entry(3001, "appended later"))
     part = build_request(Workspace.at(memrepo.path, config)).parts[3]
     assert part.text == lines_of(memrepo, part.source) and "appended later" in part.text
-    # Only the new bytes move the cache; the newly-resolved baseline counts on from it to the end once more
-    # (fences in the block the tail read, without moving the cache: gitmem.cycle.baseline._heading_offset).
     assert sum(counted) < tailread.FIRST_BLOCK + 1000 and request_cycle(memrepo) == 3002
     # A rewritten history (old entries dropped) is detected and counted again from the start.
     memrepo.write("LOG.md", "# LOG\n\n" + "\n".join(entry(n) for n in range(2000, 3005)))

@@ -73,18 +73,18 @@ def test_an_entry_hand_appended_inside_a_legacy_fence_is_refused(memrepo: GitRep
     assert "GM301" in result.out and "inside a code fence" in result.out
 
 
-def test_check_trusts_the_line_cache_only_where_it_matches(memrepo: GitRepo, cli) -> None:
+def test_check_counts_a_legacy_fence_whatever_the_line_cache_says(memrepo: GitRepo, cli) -> None:
     import json
 
     legacy = LOG_BASE + entry_with(10, 2, "```\nlegacy code\n")
     memrepo.commit_files({L: legacy}, "legacy, unchecked")
     cache = memrepo.path / ".git" / "gitmem" / "lines.json"
     cache.parent.mkdir(parents=True, exist_ok=True)
-    # A cache that claims no fence is open, but whose probe does not match this LOG: it is not used.
+    # A cache that claims no fence is open (forged ones, probe and all: tests/test_hostile_linescache.py).
     cache.write_text(json.dumps({L: {"offset": len(legacy), "lines": 0, "fences": 0, "probe": "0" * 40}}))
     memrepo.stage_files({L: legacy + log_entry(11, 3)})
     assert "inside a code fence" in refused(cli(["check"], cwd=memrepo.path), 1).out
-    # The cache the readers write is exact, and check agrees with it.
+    # The cache the readers write holds line counts only, and check's verdict is the same.
     cache.unlink()
     assert Workspace.at(memrepo.path).log_tail(1).entries[-1].cycle == 2
     assert "inside a code fence" in refused(cli(["check"], cwd=memrepo.path), 1).out

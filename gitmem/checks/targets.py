@@ -137,28 +137,9 @@ def _check(ws: Workspace, new: Snapshot, author: str | None, config_bytes: bytes
     repo = ws.repo
     side = old_side(repo, gitio.head_id(repo), ws.config, workspace=ws.name or None,
                     source=new.read, config_bytes=config_bytes)
-    if side.snapshot is not None:
-        _fence_hint(ws, side.snapshot, new)
+    # The fence state at the end of HEAD's LOG is counted from HEAD's bytes by the LOG check itself (one pass,
+    # gitmem.memory.fences.count_marks), never taken from the line cache: a verdict reads no cache.
     return run_checks(CheckInput(ws.config, side.snapshot, new, author, side.config, side.remapped))
-
-
-def _fence_hint(ws: Workspace, old: Snapshot, new: Snapshot) -> None:
-    """Tell the LOG check the fence state at the end of HEAD's LOG from the line cache, when the cache knows
-    it: counting fences in a 75 MB LOG costs more than the rest of the check. The cache is keyed by the 4 KB
-    before its offset, the same trust as its line numbers; `verify` never uses it and counts exactly."""
-    path = ws.config.path("log")
-    if gitio.same_blob(old, new, path):
-        return          # LOG did not change: its check does not run, and nothing asks for the fence state
-    data = new.read(path)
-    size = old.prefix_length(path, data) if data is not None else None
-    if data is None or size is None or data[size - 1:size] not in (b"\n", b""):
-        return
-    from gitmem.checks.log_checks import FENCE_OPEN_AT_END
-    from gitmem.workspace.tail import cached_fence_state
-
-    state = cached_fence_state(ws.state_dir, path, data, size)
-    if state is not None:
-        old.facts[(FENCE_OPEN_AT_END, path)] = state
 
 
 def other_files_staged(ws: Workspace, memory: set[str]) -> list[Violation]:

@@ -128,9 +128,9 @@ def _heading_offset(ws: Workspace, heading: bytes, chunk: int = 1 << 16) -> int 
         return None
     with handle:
         size = handle.seek(0, os.SEEK_END)
-        # The fence state at LOG's end is what a cycle's tail read counts anyway (cached); the state at an
-        # offset is that, flipped once for each fence line between the offset and the end.
-        open_at_end = fence_open_at_end(ws.root, rel, ws.state_dir)
+        # The fence state at LOG's end, counted from its bytes (never from a cache: it decides which line is the
+        # entry); the state at an offset is that, flipped once for each fence line between the offset and the end.
+        open_at_end = fence_open_at_end(ws.root, rel)
         end = size
         while True:
             start = max(0, end - chunk)

@@ -13,7 +13,7 @@ from gitmem.errors import GitmemError
 from gitmem.recall.corpus import Doc
 
 # Bump when the schema or what a document holds changes; an index from another version is rebuilt.
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 _SCHEMA = f"""
@@ -22,12 +22,15 @@ CREATE TABLE sources(path TEXT PRIMARY KEY, workspace TEXT NOT NULL, role TEXT N
                      mtime INTEGER NOT NULL, checked INTEGER NOT NULL, lines INTEGER NOT NULL, state TEXT NOT NULL);
 CREATE TABLE docs(id INTEGER PRIMARY KEY AUTOINCREMENT, workspace TEXT NOT NULL, kind TEXT NOT NULL,
                   ident TEXT NOT NULL, key TEXT NOT NULL, ts REAL, date TEXT NOT NULL, path TEXT NOT NULL,
-                  line INTEGER NOT NULL, end_line INTEGER NOT NULL, rel INTEGER NOT NULL, digest TEXT NOT NULL);
+                  line INTEGER NOT NULL, end_line INTEGER NOT NULL, rel INTEGER NOT NULL, digest TEXT NOT NULL,
+                  start INTEGER NOT NULL, stop INTEGER NOT NULL);
 CREATE INDEX docs_by_path ON docs(path, line);
 CREATE INDEX docs_by_scope ON docs(workspace, kind, ts);
 CREATE VIRTUAL TABLE fts USING fts5(title, body, tokenize='{TOKENIZER}');
 CREATE TABLE gone(id INTEGER PRIMARY KEY);
 """
+# `start`, `stop`: the bytes of a LOG entry or NOW block in its file (NOW's counted from the end, as its lines),
+# where a hit is read again before it is returned (gitmem.recall.held). 0, 0 for the others.
 # Document ids are never reused (AUTOINCREMENT), and every deleted id is noted in `gone` until the vector
 # store (vectors.py) has dropped its rows: so a vector row can never be taken for another document.
 
@@ -80,18 +83,27 @@ def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
     conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
 
+Span = tuple[int, int]
+
+
+def _stored(span: Span, size: int) -> Span:
+    return (size - span[0], size - span[1]) if size else span
+
+
 def insert_docs(conn: sqlite3.Connection, workspace: str, docs: Iterable[Doc], *, keys: Iterable[str] | None = None,
-                lines: int = 0) -> int:
-    """Add documents. `lines` > 0 stores line numbers counted from the end of a file of that many lines."""
+                lines: int = 0, spans: dict[int, Span] | None = None, size: int = 0) -> int:
+    """Add documents. `lines` > 0 stores line numbers counted from the end of a file of that many lines, and
+    `size` the byte spans (by the doc's first line) counted from the end of a file of that many bytes."""
     docs = list(docs)
     count = 0
     for doc, key in zip(docs, list(keys) if keys is not None else [d.key for d in docs], strict=False):
         line, end = (doc.line - lines, doc.end - lines) if lines else (doc.line, doc.end)
+        start, stop = _stored((spans or {}).get(doc.line, (0, 0)), size) if spans else (0, 0)
         cursor = conn.execute(
-            "INSERT INTO docs(workspace, kind, ident, key, ts, date, path, line, end_line, rel, digest)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO docs(workspace, kind, ident, key, ts, date, path, line, end_line, rel, digest, start, stop)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (workspace, doc.kind, doc.ident, key, doc.ts, doc.date, doc.path, line, end, 1 if lines else 0,
-             doc.digest))
+             doc.digest, start, stop))
         conn.execute("INSERT INTO fts(rowid, title, body) VALUES (?, ?, ?)", (cursor.lastrowid, doc.title, doc.body))
         count += 1
     _count(conn, count)
@@ -124,26 +136,27 @@ def unique_keys(docs: list[Doc]) -> list[str]:
 
 
 def replace_file_docs(conn: sqlite3.Connection, workspace: str, path: str, docs: list[Doc], *,
-                      lines: int = 0) -> None:
+                      lines: int = 0, spans: dict[int, Span] | None = None, size: int = 0) -> None:
     """Make the documents of `path` equal to `docs`, rewriting full-text rows only for entries that changed.
 
-    Unchanged entries that merely moved keep their row and get their new line numbers.
+    Unchanged entries that merely moved keep their row and get their new line numbers and spans.
     """
-    old = {key: (doc_id, digest, line, end) for doc_id, key, digest, line, end in conn.execute(
-        "SELECT id, key, digest, line, end_line FROM docs WHERE path = ?", (path,))}
+    old = {key: (doc_id, digest, (line, end, start, stop)) for doc_id, key, digest, line, end, start, stop in
+           conn.execute("SELECT id, key, digest, line, end_line, start, stop FROM docs WHERE path = ?", (path,))}
     keys = unique_keys(docs)
     fresh_docs, fresh_keys = [], []
     for doc, key in zip(docs, keys, strict=False):
         line, end = (doc.line - lines, doc.end - lines) if lines else (doc.line, doc.end)
+        start, stop = _stored((spans or {}).get(doc.line, (0, 0)), size) if spans else (0, 0)
         found = old.pop(key, None)
         if found is not None and found[1] == doc.digest:
-            if (found[2], found[3]) != (line, end):
-                conn.execute("UPDATE docs SET line = ?, end_line = ?, rel = ? WHERE id = ?",
-                             (line, end, 1 if lines else 0, found[0]))
+            if found[2] != (line, end, start, stop):
+                conn.execute("UPDATE docs SET line = ?, end_line = ?, rel = ?, start = ?, stop = ? WHERE id = ?",
+                             (line, end, 1 if lines else 0, start, stop, found[0]))
             continue
         if found is not None:
             old[key] = found            # changed: drop the old row below
         fresh_docs.append(doc)
         fresh_keys.append(key)
     delete_docs(conn, [value[0] for value in old.values()])
-    insert_docs(conn, workspace, fresh_docs, keys=fresh_keys, lines=lines)
+    insert_docs(conn, workspace, fresh_docs, keys=fresh_keys, lines=lines, spans=spans, size=size)

@@ -15,7 +15,8 @@ mtime cannot be trusted (the "racy" window), its content is checked:
 whole-file proof for files up to 1 MiB, and a constant cost beyond. Anything else re-reads the whole file.
 The one blind spot, by design: an in-place edit of LOG or NOW text that is more than 1 MiB from the
 growing end, in a file that also grew. GM301 rejects such a LOG edit at commit; a history rewrite
-rebuilds the index anyway; `gitmem recall --rebuild` forces a rebuild by hand.
+rebuilds the index anyway; `gitmem recall --rebuild` forces a rebuild by hand. Until then the new words
+are not found, but the old ones are never shown: every hit is read again from its file (recall.held).
 """
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from typing import Any
 from gitmem.config.nesting import loads_json
 from gitmem.nofollow import files
 from gitmem.recall import corpus
-from gitmem.recall.database import delete_docs, insert_docs, replace_file_docs
+from gitmem.recall.database import Span, delete_docs, insert_docs, replace_file_docs
 
 WINDOW = 1 << 20
 HEAD = 4096
@@ -69,7 +70,7 @@ def _read(source: _Source, start: int, size: int) -> bytes:
         return handle.read(size)
 
 
-def _text(data: bytes) -> str:
+def as_text(data: bytes) -> str:
     # Invalid UTF-8 is GM902 for `gitmem check`; recall still indexes what it can read.
     return data.decode("utf-8", errors="replace")
 
@@ -89,6 +90,20 @@ def _line_offset(data: bytes, lines_down: int) -> int:
     for _ in range(newlines - lines_down + 1):
         end = data.rindex(b"\n", 0, end)
     return end + 1
+
+
+def _spans(data: bytes, base: int, base_line: int, docs: list[corpus.Doc]) -> dict[int, Span]:
+    """Each doc's bytes in the file, by its first line: `data` is the file's bytes from `base`, where line
+    `base_line` starts. One walk down the lines."""
+    wanted = sorted({n for doc in docs for n in (doc.line - base_line, doc.end - base_line + 1)})
+    starts: dict[int, int] = {}
+    at = line = 0
+    for want in wanted:
+        while line < want and at < len(data):
+            found = data.find(b"\n", at)
+            at, line = (found + 1, line + 1) if found >= 0 else (len(data), want)
+        starts[want] = at if line >= want else len(data)
+    return {doc.line: (base + starts[doc.line - base_line], base + starts[doc.end - base_line + 1]) for doc in docs}
 
 
 def sync_file(conn: sqlite3.Connection, root: Path, workspace: str, role: str, path: str) -> bool:
@@ -137,7 +152,8 @@ def _sync_whole(conn: sqlite3.Connection, full: _Source, workspace: str, role: s
     lines = data.count(b"\n") + 1
     if state is not None and state.get("digest") == digest:
         return False, lines, state
-    replace_file_docs(conn, workspace, path, list(corpus.iter_docs(role, _text(data), path)))
+    docs = list(corpus.iter_docs(role, as_text(data), path))
+    replace_file_docs(conn, workspace, path, docs, spans=_spans(data, 0, 1, docs))
     return True, lines, {"digest": digest}
 
 
@@ -161,13 +177,13 @@ def _sync_log(conn: sqlite3.Connection, full: _Source, workspace: str, role: str
         tail = _read(full, base, size - base)
         stale = [r[0] for r in conn.execute("SELECT id FROM docs WHERE path = ? AND line >= ?", (path, base_line))]
         delete_docs(conn, stale)
-        docs = corpus.log_docs(_text(tail), path, first_line=base_line, expect_title=base == 0)
-        insert_docs(conn, workspace, docs)
+        docs = corpus.log_docs(as_text(tail), path, first_line=base_line, expect_title=base == 0)
+        insert_docs(conn, workspace, docs, spans=_spans(tail, base, base_line, docs))
     else:
         tail = full.read_bytes()
         base, base_line = 0, 1
-        docs = corpus.log_docs(_text(tail), path)
-        replace_file_docs(conn, workspace, path, docs)
+        docs = corpus.log_docs(as_text(tail), path)
+        replace_file_docs(conn, workspace, path, docs, spans=_spans(tail, 0, 1, docs))
     lines = base_line + tail.count(b"\n")
     # Next time, re-read from the start of the last entry: lines may still be appended to it.
     if docs:
@@ -186,12 +202,14 @@ def _sync_now(conn: sqlite3.Connection, full: _Source, workspace: str, role: str
         head = _read(full, 0, size - suffix)
         lines = head.count(b"\n") + state["suffix_newlines"] + 1
         # Parsing the head alone gives line numbers from the top, which are right for the new blocks.
-        insert_docs(conn, workspace, corpus.now_docs(_text(head), path)[::-1], lines=lines)
+        docs = corpus.now_docs(as_text(head), path)[::-1]
+        insert_docs(conn, workspace, docs, lines=lines, spans=_spans(head, 0, 1, docs), size=size)
     else:
         head = full.read_bytes()
         lines = head.count(b"\n") + 1
         # Oldest first, so that row ids grow with time in NOW as in LOG (recency of last resort, see rank.py).
-        replace_file_docs(conn, workspace, path, corpus.now_docs(_text(head), path)[::-1], lines=lines)
+        docs = corpus.now_docs(as_text(head), path)[::-1]
+        replace_file_docs(conn, workspace, path, docs, lines=lines, spans=_spans(head, 0, 1, docs), size=size)
     first = conn.execute("SELECT min(line) FROM docs WHERE path = ?", (path,)).fetchone()[0]
     if first is None:
         suffix, newlines = 0, 0

@@ -16,6 +16,7 @@ from gitmem.config import Config
 from gitmem.recall import embed, rank
 from gitmem.recall.corpus import KINDS
 from gitmem.recall.database import RecallError
+from gitmem.recall.held import Holder
 from gitmem.recall.index import DEFAULT, Index, Progress
 from gitmem.recall.query import analyze
 from gitmem.workspace import Workspace
@@ -174,7 +175,7 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
                 passage = semantic.passage_finder(store, model)
             hits = _query(conn, query, flt, limit, settings, all_workspaces,
                           settings.min_score if min_score is None else min_score,
-                          settings.gap if gap is None else gap, rankers, weights, passage)
+                          settings.gap if gap is None else gap, rankers, weights, passage, Holder(index, conn))
             return Hits(hits, mode_of(weights))
         except sqlite3.DatabaseError:
             if attempt:
@@ -185,7 +186,7 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
 
 def _query(conn: sqlite3.Connection, text: str, flt: rank.Filter, limit: int, settings: Any,
            all_workspaces: bool, min_score: float, gap: float, rankers: dict[str, rank.Ranker],
-           weights: dict[str, float], passage: Any) -> list[Hit]:
+           weights: dict[str, float], passage: Any, holder: Holder) -> list[Hit]:
     if limit <= 0:
         return []
     parsed = analyze(conn, text)
@@ -200,7 +201,15 @@ def _query(conn: sqlite3.Connection, text: str, flt: rank.Filter, limit: int, se
     reference = _newest(rows.values())
     boost = {doc_id: rank.recency(row["ts"], row["kind"], reference, half_life=settings.recency_half_life_days,
                                   weight=settings.recency_weight) for doc_id, row in rows.items()}
-    kept = rank.cut(rank.fuse(lists, weights, boost), min_score=min_score, gap=gap, limit=limit)
+    fused = rank.fuse(lists, weights, boost)
+    # What the index holds is a claim: a hit is shown only when its source holds it (gitmem.recall.held), and
+    # one that is not leaves the ranking before the cut, so it can neither speak nor hide a real hit.
+    while True:
+        kept = rank.cut(fused, min_score=min_score, gap=gap, limit=limit)
+        planted = holder.drop(doc_id for doc_id, _ in kept)
+        if not planted:
+            break
+        fused = [item for item in fused if item[0] not in planted]
     hits = []
     for doc_id, score in kept:
         row = rows[doc_id]

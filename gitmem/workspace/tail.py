@@ -1,19 +1,35 @@
-"""Read the head or the tail of a big memory file from disk, at a cost that does not grow with the file.
+"""Read the head or the tail of a big memory file from disk, at a cost that grows with the file only where
+the answer is evidence.
 
 `read_head` reads from the start in doubling blocks until the caller has what it needs (the top NOW block,
 DECISIONS Pending). `FileSource` lets `gitmem.memory.log.tail_entries` read LOG backwards from its end.
 
-Line numbers of a tail need the count of lines before it, and its headings the fence state where it starts
-(a code fence left open higher up hides them: `gitmem.memory.fences`). Both mean reading the whole file, so
-they are cached in the state directory (`lines.json`) as (byte offset, lines and fence lines before it, hash
-of the 4 KB before it). LOG is append-only (GM301), so when those 4 KB are unchanged, only the bytes between
-the cached offset and the new one are counted. A rewritten LOG changes the hash and is counted once from the
-start. The cache is disposable: deleting it costs one full count; an unwritable `.git` just means no cache.
+A tail needs two facts about the text before it: the fence state where it starts (a code fence left open
+higher up hides its headings: `gitmem.memory.fences`), and the count of lines before it. They differ in kind.
+
+The fence state decides which `## ` lines are entries, and so the cycle a write gets, whether `log add` closes
+a fence, and `check`'s verdict on an append. It is therefore counted from the file's own bytes every time,
+never taken from `.git/gitmem`: the agent runs as the same user, and that directory is writable even inside
+the sandbox, so whatever is stored there is the agent's to write. Nothing stored beside it could make a claimed
+state trustworthy either: a content key (HEAD's blob id) proves the bytes but not the count claimed for them,
+a hash the reader can recompute the writer can recompute too, and history (the state at the parent's end plus
+the appended bytes) needs a trusted state somewhere back, which is this count again. So the count is made
+cheap: one regex pass over the bytes before the offset (`fences.count_marks`, about 50 ms for a 75 MB LOG),
+read in blocks, and remembered only in the process's memory, by the file's identity and change time, where
+moving on to another offset counts just the bytes between the two.
+
+Line numbers are presentation: they say where a diagnostic or a recall hit is, never whether something is
+accepted. They are cached in the state directory (`lines.json`) as (byte offset, lines before it, hash of
+the 4 KB before it); LOG is append-only (GM301), so when those 4 KB are unchanged only the bytes between the
+cached offset and the new one are counted. A rewritten LOG changes the hash and is counted once from the
+start. The cache is disposable: deleting it costs one full count; an unwritable `.git` just means no cache;
+a planted one can move a line number, and a line number only.
 """
 from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, BinaryIO
@@ -26,7 +42,7 @@ from gitmem.workspace.statedir import read_cache, write_cache
 FIRST_BLOCK = 16 * 1024
 PROBE = 4096
 LINES_CACHE = "lines.json"
-_FENCE_NEEDLES = tuple(b"\n" + mark for mark in fences.FENCE_BYTE_MARKS)
+BLOCK = 1 << 20
 
 
 def read_head(root: Path, rel: str, cut: Callable[[str], int | None]) -> str:
@@ -84,14 +100,15 @@ def read_end(root: Path, rel: str, size: int,
 
 
 class FileSource:
-    """A LOG file on disk for `log.tail_entries`: blocks read from its end, lines and fences counted with the
-    cache."""
+    """A LOG file on disk for `log.tail_entries`: blocks read from its end, fences counted from its bytes, lines
+    counted with the cache."""
 
     def __init__(self, root: Path, rel: str, state_dir: Path | None, *, numbered: bool = True,
                  end: int | None = None) -> None:
         """`end` reads the file as if it ended there (the committed part of a LOG that grew since)."""
         self.root, self.rel, self.state_dir, self.numbered = root, rel, state_dir, numbered
-        self._counted: dict[int, tuple[int, int]] = {}
+        self._lines: dict[int, int] = {}
+        self._counted: Counted = {}      # fences counted by this reader (see _fence_lines_before)
         self._size = files.size(root, rel) or 0
         if end is not None:
             self._size = min(self._size, end)
@@ -122,16 +139,17 @@ class FileSource:
     def line_at(self, offset: int) -> int:
         if offset == 0 or not self.numbered:
             return 1
-        return self._counts(offset)[0] + 1
+        if offset not in self._lines:
+            with self._open() as handle:
+                self._lines[offset] = _lines_before(self.state_dir, self.rel, handle, offset, self._size)
+        return self._lines[offset] + 1
 
     def fence_open_at(self, offset: int) -> bool:
-        return offset > 0 and self._counts(offset)[1] % 2 == 1
-
-    def _counts(self, offset: int) -> tuple[int, int]:
-        if offset not in self._counted:
-            with self._open() as handle:
-                self._counted[offset] = _counts_before(self.state_dir, self.rel, handle, offset, self._size)
-        return self._counted[offset]
+        """The fence state at the line start `offset`, from the bytes before it (see the module doc)."""
+        if offset <= 0:
+            return False
+        with self._open() as handle:
+            return _fence_lines_before(handle, offset, self._counted) % 2 == 1
 
 
 def read_log_tail(root: Path, rel: str, count: int, *, state_dir: Path | None = None,
@@ -148,81 +166,100 @@ def read_log_tail(root: Path, rel: str, count: int, *, state_dir: Path | None = 
     return log.Tail(entries[begin:], found.first_line, found.whole)
 
 
-def fence_open_at_end(root: Path, rel: str, state_dir: Path | None) -> bool:
-    """Whether the file ends inside a code fence, counted on from the cache without moving it (the cache
-    stays where the cycle's tail read keeps it, so the two never undo each other's work); with no usable
-    cache, the whole count is cached."""
+def fence_open_at_end(root: Path, rel: str) -> bool:
+    """Whether the file ends inside a code fence, counted from its bytes (see the module doc)."""
     handle = files.open_read(root, rel)
     if handle is None:
         return False
     with handle:
-        size = handle.seek(0, os.SEEK_END)
-        return _counts_before(state_dir, rel, handle, size, size, move=False)[1] % 2 == 1
+        return _fence_lines_before(handle, handle.seek(0, os.SEEK_END)) % 2 == 1
 
 
-def _counts_before(state_dir: Path | None, rel: str, handle: IO[bytes], offset: int, size: int, *,
-                   move: bool = True) -> tuple[int, int]:
-    """(newlines, fence lines) in the file before `offset` (a line start), using and refreshing the cache
-    (with `move=False`, a usable cache entry is left where it is)."""
+# Counted fences, in this process's memory only (nothing on disk is asked): file identity -> (a line start,
+# fence lines before it). The identity includes the change time, which no writer can set back (utime sets
+# mtime, and moves ctime to now), so a change to the file starts a new count; a reader moving on in the same
+# file counts only the bytes between two offsets, and the readers of one command share one pass. A count made
+# within RACY_NS of the last change is kept only by the reader that made it: a second change in the same clock
+# tick, of the same size, would look like the same file.
+_COUNTED: dict[tuple[int, ...], tuple[int, int]] = {}
+_COUNTED_FILES = 8
+RACY_NS = 2_000_000_000
+Counted = dict[tuple[int, ...], tuple[int, int]]
+
+
+def _fence_lines_before(handle: IO[bytes], offset: int, mine: Counted | None = None) -> int:
+    """Fence lines before the line start `offset` of the open file; `mine` is the calling reader's own memo."""
+    stat = os.fstat(handle.fileno())
+    identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+    known, fenced = (mine or {}).get(identity) or _COUNTED.get(identity, (0, 0))
+    if offset != known:
+        low, high = sorted((known, offset))
+        more = _fence_lines(handle, low, high)
+        fenced += more if offset > known else -more
+    if mine is not None:
+        mine.clear()
+        mine[identity] = (offset, fenced)
+    if time.time_ns() - stat.st_ctime_ns > RACY_NS:
+        _COUNTED.pop(identity, None)
+        _COUNTED[identity] = (offset, fenced)
+        while len(_COUNTED) > _COUNTED_FILES:
+            del _COUNTED[next(iter(_COUNTED))]
+    return fenced
+
+
+def _lines_before(state_dir: Path | None, rel: str, handle: IO[bytes], offset: int, size: int) -> int:
+    """Newlines in the file before `offset`, using and refreshing the cache. A cached count is a hint for line
+    numbers only; an entry that does not fit the file (past its end, more lines than bytes) is not used."""
     cache_path = state_dir / LINES_CACHE if state_dir is not None else None
     cache = read_cache(cache_path) if rel else {}
     entry = cache.get(rel)
-    counts: tuple[int, int] | None = None
-    if isinstance(entry, dict) and isinstance(entry.get("offset"), int) and isinstance(entry.get("fences"), int) \
-            and isinstance(entry.get("lines"), int) and 0 <= entry["offset"] <= size:
-        if _probe(handle, entry["offset"]) == entry.get("probe"):
-            known, lines, fenced = int(entry["offset"]), int(entry["lines"]), int(entry["fences"])
-            low, high = sorted((known, offset))
-            more_lines, more_fences = _count(handle, low, high)
-            sign = 1 if offset >= known else -1
-            counts = (lines + sign * more_lines, fenced + sign * more_fences)
-    if counts is None:
-        counts = _count(handle, 0, offset)
-    elif not move:
-        return counts
-    fresh = {"offset": offset, "lines": counts[0], "fences": counts[1], "probe": _probe(handle, offset)}
+    lines: int | None = None
+    known = entry.get("offset") if isinstance(entry, dict) else None
+    if isinstance(entry, dict) and isinstance(known, int) and isinstance(entry.get("lines"), int) \
+            and 0 <= entry["lines"] <= known <= size and _probe(handle, known) == entry.get("probe"):
+        low, high = sorted((known, offset))
+        more = _newlines(handle, low, high)
+        lines = max(0, int(entry["lines"]) + (more if offset >= known else -more))
+    if lines is None:
+        lines = _newlines(handle, 0, offset)
+    fresh = {"offset": offset, "lines": lines, "probe": _probe(handle, offset)}
     if cache_path is not None and rel and cache.get(rel) != fresh:
         cache[rel] = fresh
         write_cache(cache_path, cache)
-    return counts
+    return lines
 
 
-def cached_fence_state(state_dir: Path | None, rel: str, data: bytes, end: int) -> bool | None:
-    """The fence state at `end` (a line start) of `data`, a version of the file `rel`, from the cache when the
-    4 KB before the cached offset match; None when the cache cannot tell. Reads the cache, never writes it:
-    `gitmem check` uses it for the old LOG, whose bytes it proves to be the start of the new one."""
-    entry = read_cache(state_dir / LINES_CACHE if state_dir is not None else None).get(rel)
-    if not isinstance(entry, dict) or not all(isinstance(entry.get(k), int) for k in ("offset", "fences")):
-        return None
-    offset = int(entry["offset"])
-    if not 0 <= offset <= end or entry.get("probe") != hashlib.sha1(data[max(0, offset - PROBE):offset]).hexdigest():
-        return None
-    return fences.open_after(data, offset, end, open_=int(entry["fences"]) % 2 == 1)
-
-
-def _count(handle: IO[bytes], start: int, end: int) -> tuple[int, int]:
-    """(newlines, fence lines starting) in [start, end); `start` and `end` are line starts."""
-    lines = fenced = 0
-    if start == 0:
-        handle.seek(0)
-        fenced += handle.read(3) in fences.FENCE_BYTE_MARKS
-    # A fence line at L is found as "\n```" at L-1: read from the newline before `start`, and carry the last
-    # bytes of each chunk into the next so that no needle is cut in two.
-    position = max(start - 1, 0)
-    handle.seek(position)
-    carry = b""
+def _newlines(handle: IO[bytes], start: int, end: int) -> int:
+    """Newlines in [start, end)."""
+    lines, position = 0, start
+    handle.seek(start)
     while position < end:
-        chunk = handle.read(min(end - position, 1 << 20))
+        chunk = handle.read(min(end - position, BLOCK))
         if not chunk:
             break
-        if position < start:                 # the newline before `start` belongs to the line above
-            lines -= chunk[:start - position].count(b"\n")
         lines += chunk.count(b"\n")
-        joined = carry + chunk
-        fenced += sum(joined.count(needle) for needle in _FENCE_NEEDLES)
-        carry = joined[-3:]
         position += len(chunk)
-    return lines, fenced
+    return lines
+
+
+def _fence_lines(handle: IO[bytes], start: int, end: int) -> int:
+    """Fence lines starting in [start, end); `start` and `end` are line starts. A fence line at L after `start`
+    is a newline at L-1 followed by a mark: each block is read with the 3 bytes after it, so no mark is cut in
+    two, and only the newlines inside the block are counted."""
+    if end <= start:
+        return 0
+    handle.seek(start)
+    fenced = int(handle.read(3) in fences.FENCE_BYTE_MARKS)
+    position = start
+    while position < end - 1:                # a newline at end-1 starts the line at `end`: not before it
+        span = min(end - 1 - position, BLOCK)
+        handle.seek(position)
+        block = handle.read(span + 3)
+        if not block:
+            break
+        fenced += fences.count_marks(block, 0, min(len(block), span + 3))
+        position += span
+    return fenced
 
 
 def _probe(handle: IO[bytes], offset: int) -> str:
