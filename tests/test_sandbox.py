@@ -11,7 +11,7 @@ from gitmem.agents.sandbox_mounts import HOME, Mounts, host_mounts
 from gitmem.config import ConfigError, parse_config
 from tests.support.helpers import GitRepo
 
-TREE = "/srv/work/repo"
+TREE = "/srv/agent/repo"
 MOUNTS = Mounts(links=(("usr/bin", "/bin"),), read_only=("/usr", "/etc", "/opt/venv", f"{TREE}/.venv"),
                 program_links=(("/opt/npm/lib/node_modules/agent/cli.js", "/home/ada/.npm/bin/agent"),),
                 writable=("/home/ada/.claude",), optional=("/home/ada/.cache/x",), work_tree=TREE,
