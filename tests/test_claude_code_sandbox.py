@@ -9,9 +9,7 @@ on PATH from the read-only venv; `.git/gitmem` writable for the memory lock. Ski
 cannot install Claude Code or bwrap cannot make namespaces."""
 from __future__ import annotations
 
-import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -28,7 +26,7 @@ from tests.support.claude_cycle import (
     tool_script,
     use_command,
 )
-from tests.support.nobody import NOBODY, bwrap_works, shared_tree, venv_for_nobody
+from tests.support.nobody import bwrap_works, nobody_place, shared_tree
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces "
@@ -71,12 +69,7 @@ def test_a_cycle_with_the_templates_command_in_the_box_ends_built(claude: Path, 
 def test_the_box_ends_built_for_an_unprivileged_user_too(claude: Path, git_env: None) -> None:
     """As `nobody`, in a repository it owns, with Claude Code's install hard-linked where it can read it (the
     test's cache is root's) and a venv it can run; root's files stay root's."""
-    if not bwrap_works(NOBODY):
-        pytest.skip("unprivileged user namespaces are not available on this machine (bwrap fails as nobody)")
-    place = Path(tempfile.mkdtemp(prefix="gitmem-nobody-claude-"))
-    try:
-        place.chmod(0o755)
-        bin_dir = venv_for_nobody(place)
+    with nobody_place("gitmem-nobody-claude-") as (place, bin_dir):
         install = shared_tree(claude.parents[1], place / "cli")       # .../node_modules
         root, home = make_project(place)
         sandboxed(root)
@@ -88,5 +81,3 @@ def test_the_box_ends_built_for_an_unprivileged_user_too(claude: Path, git_env: 
         assert_built_in_the_box(root, home, report, fake)
         assert (root / "LOG.md").stat().st_uid == 65534
         assert claude.resolve().stat().st_uid == 0, "the shared install is still root's"
-    finally:
-        shutil.rmtree(place, ignore_errors=True)

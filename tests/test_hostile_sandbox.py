@@ -15,7 +15,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from gitmem.errors import ExitCode
 from tests.support.gitcli import git
 from tests.support.helpers import GitRepo, make_repo
 from tests.support.hostile import command_agent, evidence, no_traceback
-from tests.support.nobody import NOBODY, bwrap_works, venv_for_nobody
+from tests.support.nobody import NOBODY, bwrap_works, nobody_place
 
 WITHHELD = "withheld-" + "Zq9x" * 6            # a secret in the runner's environment, not in agent.pass_env
 PLAIN = "plain-setting-" + "k4" * 6            # an ordinary variable, outside the allow-list
@@ -148,12 +147,7 @@ def test_the_attacks_fail_inside_the_sandbox_and_memory_is_still_written(tmp_pat
 @needs_bwrap
 def test_the_attacks_fail_for_an_unprivileged_user_too(git_env: None) -> None:
     """As root the box proves little about a runner: run the cycle as `nobody`, in a repository it owns."""
-    if not bwrap_works(NOBODY):
-        pytest.skip("unprivileged user namespaces are not available on this machine (bwrap fails as nobody)")
-    place = Path(tempfile.mkdtemp(prefix="gitmem-nobody-"))
-    try:
-        place.chmod(0o755)
-        bin_dir = venv_for_nobody(place)
+    with nobody_place("gitmem-nobody-") as (place, bin_dir):
         repo = make_repo(place / "repo")
         outside, origin, tip = _stage(repo, place)
         command_agent(place, repo, _attack(outside, origin), write_memory=False, sandbox="bubblewrap")
@@ -171,8 +165,6 @@ def test_the_attacks_fail_for_an_unprivileged_user_too(git_env: None) -> None:
         _assert_held(repo.path, said, tip, origin, before)
         assert "sandbox: bubblewrap" in evidence(repo)
         assert os.stat(repo.path / "LOG.md").st_uid == 65534
-    finally:
-        shutil.rmtree(place, ignore_errors=True)
 
 
 def test_bubblewrap_without_bwrap_refuses_the_cycle_with_the_install_line(tmp_path: Path, memrepo: GitRepo, cli,

@@ -2,15 +2,20 @@
 
 `NOBODY` is the `setpriv` prefix; `bwrap_works(prefix)` says whether bwrap can make its namespaces run that
 way; `venv_for_nobody(place)` makes a venv `nobody` can run (the test's own interpreter may live where only
-root can read); `shared_tree(source, place)` gives `nobody` a read-only view of an install root keeps in a
-private directory (hard links, so a 250 MB agent CLI costs nothing to copy, and `nobody` cannot change it).
+root can read); `nobody_place(prefix)` is a folder `nobody` can enter with such a venv in it (the test skips
+where the box cannot run as `nobody`); `shared_tree(source, place)` gives `nobody` a read-only view of an
+install root keeps in a private directory (hard links, so a 250 MB agent CLI costs nothing to copy, and
+`nobody` cannot change it).
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -57,3 +62,17 @@ def shared_tree(source: Path, place: Path) -> Path:
 
     shutil.copytree(source, target, symlinks=True, copy_function=link)
     return target
+
+
+@contextlib.contextmanager
+def nobody_place(prefix: str) -> Iterator[tuple[Path, Path]]:
+    """(a private folder `nobody` can enter, the bin directory of a venv it can run there), removed afterwards.
+    Skips the test where bwrap cannot make its namespaces as `nobody`."""
+    if not bwrap_works(NOBODY):
+        pytest.skip("unprivileged user namespaces are not available on this machine (bwrap fails as nobody)")
+    place = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        place.chmod(0o755)
+        yield place, venv_for_nobody(place)
+    finally:
+        shutil.rmtree(place, ignore_errors=True)
