@@ -235,3 +235,24 @@ def test_the_pr_text_of_a_close_on_a_long_lived_branch() -> None:
     assert "gitmem: cycle 5\n" not in body and f"gitmem: cycle {MAX_COMMITS_LISTED + 5}\n" in body
     assert "### Decisions waiting (0)\n\nnone\n" in body
     assert "`gitmem/memory-2`" in body
+
+
+def test_a_memory_branch_rewritten_upstream_exits_5_as_the_cycle_and_the_close_do(tmp_path: Path,
+                                                                                   origin: Path) -> None:
+    """`github pr` maps what its push came to through the one push status: a memory branch force-pushed since
+    `prepare` saw it is never built on, and exits 5 (history rewritten), not 4."""
+    with FakeGitHub() as fake:
+        env = {**clean_env(project_bin(), tmp_path), "GITHUB_API_URL": fake.url,
+               "GITHUB_REPOSITORY": fake.repository, "GITHUB_TOKEN": fake.token}
+        first = fresh_checkout(origin, tmp_path / "first-run")
+        for step in (("github", "prepare"), ("cycle",), ("github", "pr", "--phase", "cycle")):
+            assert _cli(first, *step, env=env).returncode == 0
+        second = fresh_checkout(origin, tmp_path / "second-run")
+        assert _cli(second, "github", "prepare", env=env).returncode == 0
+        assert _cli(second, "cycle", env=env).returncode == 0
+        # Meanwhile someone force-pushes the memory branch back to main, dropping the first cycle.
+        git(origin, "update-ref", "refs/heads/gitmem/memory", git(origin, "rev-parse", "main").strip())
+        done = _cli(second, "github", "pr", "--phase", "cycle", env=env)
+    assert done.returncode == 5, done.stderr
+    assert "refused to push" in done.stderr and "the push did not land" in done.stderr
+    assert git(origin, "rev-parse", "gitmem/memory").strip() == git(origin, "rev-parse", "main").strip()

@@ -76,7 +76,8 @@ def pr(phase: str, branch: str | None, base: str | None, remote: str, workspace:
     A failed cycle's `gitmem/salvage/*` branches are pushed too. Needs GITHUB_REPOSITORY and a token
     (GITMEM_GIT_TOKEN or GITHUB_TOKEN); GITHUB_API_URL defaults to the public API. Sets `pr` and `pr-url`
     in $GITHUB_OUTPUT. Exit 0 done (or nothing to propose); 2 no token or repository; 4 the push or the
-    API call failed: the commits are safe on a branch.
+    API call failed: the commits are safe on a branch; 5 the memory branch was rewritten upstream (nothing is
+    built on it; the commits are on a side branch).
     """
     from gitmem import gitio
     from gitmem.publish import pullrequest
@@ -96,7 +97,7 @@ def pr(phase: str, branch: str | None, base: str | None, remote: str, workspace:
         if not pushed.ok:
             where = pushed.side_branch or f"local {branch}"
             raise CommandFailed("gitmem github pr", f"the push did not land; the commits are on {where}",
-                                exit_code=ExitCode.SALVAGED)
+                                exit_code=pushed.status.exit_code)
         commits = pullrequest.proposed_commits(ws.repo, remote, base)
     except gitio.RepoError as err:
         raise CommandFailed("gitmem github pr", scrub(str(err)), exit_code=err.exit_code) from err
