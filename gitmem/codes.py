@@ -284,7 +284,8 @@ CYCLE_AGENT_FAILED = _code(
 CYCLE_PUSH_CONFLICT = _code(
     "GM711", "cycle-push-conflict", "the push conflicted; the work was saved on a side branch", "{message}")
 CYCLE_PUSH_FAILED = _code(
-    "GM712", "cycle-push-failed", "the push failed after its retries; the commit is safe on the local branch",
+    "GM712", "cycle-push-failed",
+    "the push failed (every retry, or its side branch's push too): the work is only on this machine's disk",
     "{message}")
 CYCLE_LOCAL_COMMITS = _code(
     "GM713", "cycle-local-commits",
@@ -292,6 +293,10 @@ CYCLE_LOCAL_COMMITS = _code(
 CYCLE_FILE_HELD = _code(
     "GM714", "cycle-file-held", "a file over `cycle.max_file_bytes` was kept out of the cycle's commit, in "
     ".git/gitmem/held/", "{message}", severity="warning", since=2)
+CYCLE_PUSH_REFUSED = _code(
+    "GM718", "cycle-push-refused",
+    "the remote refused the push for good (branch protection, a ruleset, a hook); the work is on a side branch",
+    "{message}", since=3)
 CYCLE_UPSTREAM_REWRITTEN = _code(
     "GM715", "cycle-upstream-rewritten",
     "the remote branch was rewritten since this checkout last saw it; nothing was pushed, the work is on a branch",

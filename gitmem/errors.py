@@ -17,6 +17,7 @@ class ExitCode(IntEnum):
     DIRTY = 3             # the cycle refused to start: uncommitted changes, a held lock, or invalid memory
     SALVAGED = 4          # the cycle failed or could not push; its work is safe on a named branch
     REWRITTEN = 5         # history was rewritten: `verify`'s range, or the upstream a push would build on
+    LOCAL_ONLY = 6        # the push failed, its fallback branch too: the work is only on this machine's disk
     INTERNAL = 70         # a bug in gitmem: the traceback is printed for the report
     INTERRUPTED = 130     # stopped with Ctrl-C
 
@@ -24,7 +25,7 @@ class ExitCode(IntEnum):
 HELP = (
     "Exit codes: 0 ok; 1 violations; 2 usage or config error; 3 cycle refused to start (dirty tree, lock, "
     "invalid memory); 4 cycle failed or conflicted, work saved on a branch; 5 history rewritten (verify, or an "
-    "upstream a push refused to build on); "
+    "upstream a push refused to build on); 6 the push failed and the work is only on this machine's disk; "
     "70 internal error (a bug: please report the traceback); 130 interrupted."
 )
 

@@ -29,8 +29,10 @@ def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json:
     lessons that two later cycles confirmed to proven rules. Running it twice for a day changes nothing.
 
     Exit 0 done (or already closed), 1 the result would be invalid, 3 memory files are dirty or a cycle
-    holds the lock, 4 the push conflicted or failed, or there is no remote (the close is safe, locally or on a
-    side branch), 5 the upstream was rewritten (nothing is built on it).
+    holds the lock, 4 the push conflicted, or the remote refused it for good (a protected branch: the close
+    is on a `gitmem/close-DAY` branch; pull-request mode is the setting for that), or there is no remote,
+    5 the upstream was rewritten (nothing is built on it), 6 the push failed: the close is only on this
+    machine's disk.
     """
     from datetime import date
 
@@ -94,6 +96,7 @@ def _text(result: CloseResult) -> str:
 def _report_to_actions(result: CloseResult) -> None:
     """Under GitHub Actions: `outcome` and `commit` for $GITHUB_OUTPUT, a short account for the job summary."""
     from gitmem.cli.common import append_env_file
+    from gitmem.cycle.runner import push_outputs, push_summary
 
     account = [f"### gitmem close {result.day.isoformat()}: {result.status}", ""]
     for key in ("Cycles", "Problems", "Waiting", "Plan"):
@@ -101,7 +104,10 @@ def _report_to_actions(result: CloseResult) -> None:
             account.append(f"- {key}: {'; '.join(result.report[key].splitlines())}")
     account += [f"- Promoted: {p['rule']} from {p['lesson']}" for p in result.promoted]
     account.append(f"- Commit: `{(result.commit or '-')[:12]}`")
-    append_env_file("GITHUB_OUTPUT", f"outcome={result.status}\ncommit={result.commit or ''}\n")
+    status, side = (result.push["status"], result.push["side_branch"]) if result.push else ("", None)
+    account += push_summary(status, side)
+    append_env_file("GITHUB_OUTPUT", f"outcome={result.status}\ncommit={result.commit or ''}\n"
+                    + push_outputs(status, side))
     append_env_file("GITHUB_STEP_SUMMARY", "\n".join(account) + "\n\n")
 
 

@@ -33,12 +33,17 @@ def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_js
           workspace: str | None) -> int:
     """Run one cycle: preflight, the agent, postflight, one commit by the agent identity.
 
-    In GitHub Actions it appends cycle=, outcome= and commit= to $GITHUB_OUTPUT and a short account
-    to $GITHUB_STEP_SUMMARY.
+    In GitHub Actions it appends cycle=, outcome=, commit= (and, with --push, push= and side-branch=) to
+    $GITHUB_OUTPUT and a short account to $GITHUB_STEP_SUMMARY.
+
+    A push the remote refuses for good (a protected branch, a ruleset, a pre-receive hook) is not retried:
+    the work goes to a branch `gitmem/cycle-N` to merge through a pull request. For a protected branch, run
+    in pull-request mode (`gitmem github --help`).
 
     \b
     Exit codes: 0 done; 3 refused to start (dirty tree, lock, invalid memory, no branch);
-    4 the agent failed or the push conflicted: the work is on a named branch, nothing is lost.
+    4 the agent failed, or the push conflicted or was refused: the work is on a named branch, nothing is lost;
+    6 the push failed: the work is only on this machine's disk (local branches named).
     """
     from gitmem.checks.render import as_data
     from gitmem.checks.violation import failure_violations

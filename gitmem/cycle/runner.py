@@ -82,6 +82,7 @@ class CycleReport:
     proposal_branch: str | None = None    # the agent's edits to protected paths, for the human to apply or not
     proposal_decision: str | None = None  # the Pending decision that asks about them
     pushed: bool = False
+    push_status: str = ""                 # gitmem.publish.push.PushStatus, when the cycle pushed
     pending: list[str] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)   # GM7xx: what went wrong, as data
 
@@ -92,7 +93,7 @@ class CycleReport:
                 "exit_code": self.exit_code, "tokens": self.tokens, "error": self.error,
                 "salvage_branch": self.salvage_branch, "side_branch": self.side_branch,
                 "local_branch": self.local_branch, "proposal_branch": self.proposal_branch,
-                "proposal_decision": self.proposal_decision, "pushed": self.pushed,
+                "proposal_decision": self.proposal_decision, "pushed": self.pushed, "push_status": self.push_status,
                 "pending": self.pending, "messages": self.messages, "violations": as_data(self.violations)}
 
 
@@ -410,6 +411,7 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | N
                      resolver=resolver_for(ws.config), workspace=ws.name or None, known=known,
                      watch=(seen, ws.config.path("decisions")) if seen else None)
     report.messages += result.messages
+    report.push_status = result.status
     for kept in (report.salvage_branch, report.local_branch, report.proposal_branch):
         if kept and result.status.reached_remote:   # a runner's checkout is thrown away
             try:
@@ -427,12 +429,14 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | N
         report.side_branch = result.side_branch
         report.violations.append(Violation.of(codes.CYCLE_UPSTREAM_REWRITTEN, result.side_branch or "(cycle)", 1,
                                               message="; ".join(result.messages[-2:])))
-    elif result.status is PushStatus.CONFLICT:
+    elif result.status in (PushStatus.CONFLICT, PushStatus.REFUSED):
         report.side_branch = result.side_branch
         report.commit = result.commit
-        report.violations.append(Violation.of(codes.CYCLE_PUSH_CONFLICT, result.side_branch or "(cycle)", 1,
+        code = codes.CYCLE_PUSH_CONFLICT if result.status is PushStatus.CONFLICT else codes.CYCLE_PUSH_REFUSED
+        report.violations.append(Violation.of(code, result.side_branch or "(cycle)", 1,
                                               message="; ".join(result.messages[-2:])))
     else:
+        report.side_branch = result.side_branch
         report.violations.append(Violation.of(codes.CYCLE_PUSH_FAILED, "(cycle)", 1,
                                               message="; ".join(result.messages[-2:]) or result.status))
 
@@ -441,7 +445,27 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | N
 
 def github_output(report: CycleReport) -> str:
     """Lines for $GITHUB_OUTPUT; the Action reads cycle, outcome and commit."""
-    return f"cycle={report.cycle}\noutcome={report.outcome}\ncommit={report.commit or ''}\n"
+    return (f"cycle={report.cycle}\noutcome={report.outcome}\ncommit={report.commit or ''}\n"
+            + push_outputs(report.push_status, report.side_branch))
+
+
+def push_outputs(status: str, side_branch: str | None) -> str:
+    """`push` (what the push came to) and `side-branch` for $GITHUB_OUTPUT: the Action opens a pull request for
+    the side branch of a refused push (gitmem.publish.push.PushStatus.REFUSED)."""
+    return f"push={status}\nside-branch={side_branch or ''}\n" if status else ""
+
+
+def push_summary(status: str, side_branch: str | None) -> list[str]:
+    """The job summary's lines for a push that did not land where it was meant to."""
+    from gitmem.publish.push import PROTECTED_HINT, PushStatus
+
+    if status == PushStatus.REFUSED:
+        return [f"- Push: **refused** by the remote (branch protection, a ruleset or a hook); the work is on "
+                f"branch `{side_branch}`", f"- Protected branch: {PROTECTED_HINT}"]
+    if status == PushStatus.FAILED:
+        return [f"- Push: **failed**; the work is only on this runner's disk (local branch "
+                f"{'`' + side_branch + '`' if side_branch else 'only'}), which is thrown away when the job ends"]
+    return []
 
 
 def step_summary(report: CycleReport) -> str:
@@ -452,10 +476,11 @@ def step_summary(report: CycleReport) -> str:
              f"- Tokens: {tokens}"]
     if report.error:
         lines.append(f"- Error: {report.error}")
-    for name, value in (("Salvage branch", report.salvage_branch), ("Conflict branch", report.side_branch),
+    for name, value in (("Salvage branch", report.salvage_branch), ("Side branch", report.side_branch),
                         ("Proposal branch", report.proposal_branch)):
         if value:
             lines.append(f"- {name}: `{value}`")
+    lines += push_summary(report.push_status, report.side_branch)
     waiting = "; ".join(report.pending) if report.pending else "none"
     lines.append(f"- Decisions waiting: {waiting}")
     return "\n".join(lines) + "\n\n"

@@ -7,6 +7,7 @@ GITMEM_GIT_TOKEN, per command (`token_config`): the checkout keeps no credential
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -20,10 +21,11 @@ from gitmem.gitio.repository import Repo, RepoError, config_value, root
 class GitCommandError(RepoError):
     """A `git` subprocess failed; `output` holds what it printed (already in the message, scrubbed by callers)."""
 
-    def __init__(self, message: str, output: str = "", rejected: bool = False) -> None:
+    def __init__(self, message: str, output: str = "", rejected: bool = False, refused: bool = False) -> None:
         super().__init__(message)
         self.output = output
-        self.rejected = rejected
+        self.rejected = rejected    # a race: someone pushed first (non-fast-forward, fetch first); try again
+        self.refused = refused      # for good: a hook, branch protection or a ruleset declined the ref
 
 
 TOKEN_ENV = "GITMEM_GIT_TOKEN"
@@ -67,8 +69,25 @@ def run_git(repo: Repo, *args: str, timeout: float = 300, stdin: str | None = No
     output = (done.stdout + done.stderr).strip()
     if done.returncode != 0:
         rejected = "[rejected]" in output or "non-fast-forward" in output or "fetch first" in output
-        raise GitCommandError(f"`git {' '.join(args[:1])}` failed: {output[-600:]}", output, rejected)
+        raise GitCommandError(f"`git {' '.join(args[:1])}` failed: {output[-600:]}", output, rejected,
+                              refused_for_good(output))
     return output
+
+
+# What a host says when its protection declines a ref: GitHub's protected branch (GH006) and rulesets (GH013).
+HOST_REFUSALS = ("GH006", "GH013", "protected branch")
+# `[remote rejected] (reason)`: a hook's or the host's answer, the same on every try, except for these races
+# on the remote's own ref update, which the next try can win.
+RACE_REASONS = ("cannot lock ref", "failed to update ref", "incorrect old value")
+REMOTE_REJECTED = re.compile(r"\[remote rejected\][^\n(]*\(([^)\n]*)\)")
+
+
+def refused_for_good(output: str) -> bool:
+    """Whether git's output says the remote declined a pushed ref for a reason that waiting cannot change: a
+    pre-receive or update hook, branch protection, a ruleset. The one rule that tells a refusal from a race."""
+    if any(mark in output for mark in HOST_REFUSALS):
+        return True
+    return any(not reason.strip().startswith(RACE_REASONS) for reason in REMOTE_REJECTED.findall(output))
 
 
 def remote_names(repo: Repo) -> list[str]:

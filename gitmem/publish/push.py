@@ -8,6 +8,11 @@ fetch): the new upstream must descend from it, and its new commits must keep mem
 A force-pushed or rewritten upstream is never built on: nothing is pushed, the work goes to a side branch, the
 remote-tracking branch stays at the upstream it knew (so the next run refuses too, until a human decides), and
 the caller exits with REWRITTEN.
+
+A push the remote refuses for good (branch protection, a ruleset, a pre-receive hook: `gitio` tells it from a
+race) is not retried: the work goes to a side branch the remote accepts, status REFUSED. Should that push fail
+too, or every try of a race, the work is only on this machine's disk (status FAILED, exit LOCAL_ONLY), and the
+messages say so: on a CI runner that disk is thrown away when the job ends.
 """
 from __future__ import annotations
 
@@ -28,20 +33,24 @@ class PushStatus(StrEnum):
     PUSHED = "pushed"
     CONFLICT = "conflict"           # the rebase collided: the work is on a side branch
     REWRITTEN = "rewritten"         # the upstream dropped history this checkout knew: never built on
-    FAILED = "failed"               # every try failed: the commit stays local
+    REFUSED = "refused"             # the remote refused the branch for good: the work is on a side branch
+    FAILED = "failed"               # every try failed, or the side branch's push: the work is only local
     NO_REMOTE = "no-remote"         # nothing to push to: the commit stays local
 
     @property
     def exit_code(self) -> ExitCode:
         if self is PushStatus.PUSHED:
             return ExitCode.OK
-        # A rewritten upstream needs a human to decide; anything else left the work safe, locally or on a branch.
-        return ExitCode.REWRITTEN if self is PushStatus.REWRITTEN else ExitCode.SALVAGED
+        if self is PushStatus.REWRITTEN:        # needs a human to decide
+            return ExitCode.REWRITTEN
+        if self is PushStatus.FAILED:           # nothing reached the remote: a runner's disk is thrown away
+            return ExitCode.LOCAL_ONLY
+        return ExitCode.SALVAGED                # safe on a branch, or local by choice (no remote at all)
 
     @property
     def reached_remote(self) -> bool:
         """Whether the remote answered, so that other branches can be pushed to it too."""
-        return self in (PushStatus.PUSHED, PushStatus.CONFLICT, PushStatus.REWRITTEN)
+        return self in (PushStatus.PUSHED, PushStatus.CONFLICT, PushStatus.REWRITTEN, PushStatus.REFUSED)
 
 
 @dataclass
@@ -50,7 +59,7 @@ class SyncResult:
     commit: str | None = None           # what the remote branch now holds (pushed) or the local tip
     remote: str = ""
     branch: str = ""                    # the remote branch pushed to
-    side_branch: str | None = None      # conflict: where the work was pushed instead
+    side_branch: str | None = None      # conflict, refused: where the work was pushed instead (or kept)
     conflicts: tuple[str, ...] = ()
     attempts: int = 0
     messages: list[str] = field(default_factory=list)
@@ -140,6 +149,8 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
             gitio.push(repo, remote, "HEAD", branch)
         except gitio.GitCommandError as err:
             result.messages.append(f"attempt {attempt}: {scrub(str(err))}")
+            if err.refused:             # the same answer on every try: no retry, a branch the remote accepts
+                return _refused(repo, result, conflict_branch)
             if attempt < tries:
                 sleep(backoff * 2 ** (attempt - 1))
             continue
@@ -147,7 +158,42 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
         result.commit = _head(repo)
         return result
     result.commit = _head(repo)
-    result.messages.append(f"gave up after {tries} attempts; the commit is safe on local branch {local}")
+    result.messages.append(f"gave up after {tries} attempts")
+    result.messages.append(only_local(result.remote, (local,)))
+    return result
+
+
+PROTECTED_HINT = ("for a protected default branch, use pull-request mode (the Action's `push-mode: pull-request`, "
+                  "or `gitmem github prepare` and `gitmem github pr` around the cycle and the close)")
+
+
+def only_local(remote: str, branches: tuple[str, ...]) -> str:
+    """The loud line for work that reached no remote."""
+    named = " and ".join(branches)
+    return (f"NOTHING REACHED {remote.upper()}: the work is only on this machine's disk, on local branch "
+            f"{named}; push it before this checkout is thrown away (a CI runner's is, when the job ends)")
+
+
+def _refused(repo: gitio.Repo, result: SyncResult, fallback: str) -> SyncResult:
+    """The remote refused the branch for good: push the work to a free `fallback` name instead. The local
+    branch keeps it too (nothing is reset): the next run builds on it, and a merge of the side branch lands it."""
+    tip = _head(repo)
+    where = f"{result.remote}/{result.branch}"
+    local = gitio.current_branch(repo) or result.branch
+    name = free_branch_name(repo, fallback, result.remote)
+    gitio.create_branch(repo, name, tip)
+    result.side_branch, result.commit = name, tip
+    result.messages.append(f"{where} refused the push for good (branch protection, a ruleset or a hook), so it "
+                           "was not retried")
+    try:
+        gitio.push(repo, result.remote, name, name)
+    except gitio.GitCommandError as err:
+        result.messages.append(f"could not push {name} either: {scrub(str(err))}")
+        result.messages.append(only_local(result.remote, (local, name)))
+        return result                   # FAILED: the exit code says the work is only local
+    result.status = PushStatus.REFUSED
+    result.messages.append(f"the work is on branch {name} ({result.remote} and local); merge it into "
+                           f"{result.branch} through a pull request. {PROTECTED_HINT[0].upper()}{PROTECTED_HINT[1:]}")
     return result
 
 
@@ -211,6 +257,7 @@ def _keep(repo: gitio.Repo, result: SyncResult, conflict_branch: str, known: str
         kept = f"local and {result.remote}"
     except gitio.GitCommandError as err:
         result.messages.append(f"could not push {name}: {scrub(str(err))}")
+        result.messages.append(only_local(result.remote, (name,)))
         kept = "local"
     result.messages.append(
         f"nothing was pushed to {where}; this cycle's work is on branch {name} ({kept}) and local "
@@ -247,7 +294,9 @@ def _divert(repo: gitio.Repo, result: SyncResult, conflict_branch: str, conflict
         gitio.push(repo, result.remote, name, name)
     except gitio.GitCommandError as err:
         # The work stays on the local side branch and on the local branch: nothing is moved.
-        result.messages.append(f"could not push {name} either: {scrub(str(err))}; it is kept locally")
+        result.messages.append(f"could not push {name} either: {scrub(str(err))}")
+        result.messages.append(only_local(result.remote, (gitio.current_branch(repo) or result.branch, name)))
+        result.status = PushStatus.FAILED
         return result
     gitio.reset_hard(repo, upstream)
     result.messages.append(f"the work is on branch {name} (local and {result.remote}); "

@@ -44,3 +44,17 @@ def run_git(cwd: Path, *args: str, env: Mapping[str, str] | None = None,
 def git(cwd: Path, *args: str, who: tuple[str, str] = HUMAN) -> str:
     """`git ARGS` as `who`; its standard output."""
     return run_git(cwd, *args, env=isolated_env(who=who)).stdout
+
+
+def protect_branches(origin: Path, *patterns: str) -> None:
+    """A pre-receive hook in the bare `origin` that refuses pushes to the branches matching `patterns` (shell
+    globs such as `main` or `gitmem/*`) with GitHub's words for a protected branch: git then reports
+    `[remote rejected] (pre-receive hook declined)`, as it reports GitHub's `protected branch hook declined`."""
+    cases = "|".join(f"refs/heads/{pattern}" for pattern in patterns)
+    hook = origin / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\nwhile read old new ref; do\n  case \"$ref\" in\n"
+                    f"    {cases})\n"
+                    "      echo \"error: GH006: Protected branch update failed for $ref.\" >&2\n"
+                    "      echo \"error: Changes must be made through a pull request.\" >&2\n"
+                    "      exit 1 ;;\n  esac\ndone\nexit 0\n", encoding="utf-8")
+    hook.chmod(0o755)
