@@ -14,7 +14,7 @@ import pytest
 from gitmem.memory import log
 from tests.support.action_support import agent_repo, clean_env, origin_file, origin_log, project_bin, run_action
 from tests.support.fake_github import FakeGitHub
-from tests.support.gitcli import git
+from tests.support.gitcli import git, protect_branches
 
 INSTALL = ("Install gitmem from this action's own checkout", "Install the agent sandbox")
 SCRIPT = """\
@@ -81,10 +81,17 @@ def test_the_first_run_opens_a_pr_and_the_second_updates_it(tmp_path: Path, orig
     assert len(fake.pulls) == 1
     # run 1: is there an open PR? no: open one. run 2: prepare asks whether the branch's PR is still open
     # (it is: continue it), then the PR step finds it and updates it.
-    assert [method for method, _, _ in fake.requests] == ["GET", "POST", "GET", "GET", "PATCH"]
+    # Each PR step ends by posting the branch's verification on the PR head.
+    assert [method for method, _, _ in fake.requests] == ["GET", "POST", "POST", "GET", "GET", "PATCH", "POST"]
     assert fake.pulls[0]["title"] == "gitmem: cycle 2 · built · write notes/cycle-2.md"
     assert "### Commits (2)" in fake.pulls[0]["body"]
     assert second.outputs["pr"] == "1" and second.outputs["cycle"] == "2"
+    # A PR opened with the workflow's token runs no workflow: its required check is the action's own status.
+    for run, commits in ((first, 1), (second, 2)):
+        [status] = fake.statuses[run.outputs["commit"]]
+        assert (status["context"], status["state"]) == ("Verify memory history", "success")
+        assert status["description"].startswith(f"{commits} commit(s) verified")
+    assert "- Check `Verify memory history`: success" in second.summary
     assert "updated" in second.summary
     assert origin_log(origin, "gitmem/memory") == [
         "gitmem: cycle 2 · built · write notes/cycle-2.md", "gitmem: cycle 1 · built · write notes/one.md",
@@ -256,3 +263,67 @@ def test_a_memory_branch_rewritten_upstream_exits_5_as_the_cycle_and_the_close_d
     assert done.returncode == 5, done.stderr
     assert "refused to push" in done.stderr and "the push did not land" in done.stderr
     assert git(origin, "rev-parse", "gitmem/memory").strip() == git(origin, "rev-parse", "main").strip()
+
+
+def test_a_token_without_statuses_write_fails_the_pr_step_and_says_which_permission(tmp_path: Path,
+                                                                                  origin: Path) -> None:
+    workspace = fresh_checkout(origin, tmp_path / "run")
+    with FakeGitHub() as fake:
+        fake.forbid_statuses = True
+        run = pr_run(workspace, fake, tmp_path / "runner")
+    assert run.steps[-1].code == 4, run.describe()
+    assert len(fake.pulls) == 1, "the PR is open; only its check could not be reported"
+    assert "HTTP 403" in run.steps[-1].err and "permissions: statuses: write" in run.steps[-1].err
+
+
+def test_a_memory_branch_that_fails_verification_is_reported_as_a_failed_check(tmp_path: Path,
+                                                                               origin: Path) -> None:
+    """The status is the branch's real verdict: a commit on the memory branch that rewrites LOG fails it."""
+    with FakeGitHub() as fake:
+        env = {**clean_env(project_bin(), tmp_path), "GITHUB_API_URL": fake.url,
+               "GITHUB_REPOSITORY": fake.repository, "GITHUB_TOKEN": fake.token}
+        workspace = fresh_checkout(origin, tmp_path / "run")
+        assert _cli(workspace, "github", "prepare", env=env).returncode == 0
+        assert _cli(workspace, "cycle", env=env).returncode == 0
+        text = (workspace / "LOG.md").read_text(encoding="utf-8")
+        (workspace / "LOG.md").write_text(text.replace("notes/one.md exists", "nothing happened"), encoding="utf-8")
+        git(workspace, "commit", "-q", "-am", "tidy the LOG")
+        done = _cli(workspace, "github", "pr", "--phase", "cycle", env=env)
+    head = git(workspace, "rev-parse", "HEAD").strip()
+    assert done.returncode == 1, done.stderr
+    [status] = fake.statuses[head]
+    assert (status["context"], status["state"]) == ("Verify memory history", "failure")
+    assert "GM" in status["description"] and len(status["description"]) <= 140
+    assert "LOG.md:" in done.stderr
+
+
+def test_a_direct_push_to_a_protected_main_opens_a_pr_for_its_branch(tmp_path: Path, origin: Path) -> None:
+    """push-mode: direct against a main that refuses pushes as GitHub's protection does: the cycle's work goes
+    to gitmem/cycle-1 with a PR (and its check), the run fails, and the summary names push-mode: pull-request.
+    Then the close, likewise, to gitmem/close-DAY."""
+    protect_branches(origin, "main")
+    main_before = git(origin, "rev-parse", "main").strip()
+    with FakeGitHub() as fake:
+        env = {"GITHUB_API_URL": fake.url, "GITHUB_REPOSITORY": fake.repository, "GITHUB_REF_NAME": "main"}
+        cycle = run_action(fresh_checkout(origin, tmp_path / "run1"), {"command": "cycle"}, bin_dir=project_bin(),
+                           scratch=tmp_path / "runner1", token=fake.token, skip=INSTALL, env=env)
+        closed = run_action(fresh_checkout(origin, tmp_path / "run2"), {"command": "close", "args": "--no-llm"},
+                            bin_dir=project_bin(), scratch=tmp_path / "runner2", token=fake.token, skip=INSTALL,
+                            env=env)
+    assert cycle.steps[-1].code == 4, cycle.describe()
+    assert (cycle.outputs["push"], cycle.outputs["side-branch"]) == ("refused", "gitmem/cycle-1")
+    assert git(origin, "rev-parse", "main").strip() == main_before
+    assert origin_log(origin, "gitmem/cycle-1")[0] == "gitmem: cycle 1 · built · write notes/one.md"
+    pull = fake.pulls[0]
+    assert (pull["head"], pull["base"], cycle.outputs["pr"]) == ("gitmem/cycle-1", "main", "1")
+    assert fake.statuses[cycle.outputs["commit"]][0]["state"] == "success"
+    assert "push-mode: pull-request" in cycle.summary and "**refused**" in cycle.summary
+    assert "::warning::" in cycle.steps[-1].out and cycle.steps[-1].err.count("attempt ") == 1
+
+    # A fresh checkout of the protected main has no cycle: the close of the day goes to its own branch.
+    assert closed.steps[-1].code == 4, closed.describe()
+    side = closed.outputs["side-branch"]
+    assert side.startswith("gitmem/close-") and closed.outputs["push"] == "refused"
+    assert origin_log(origin, side)[0].startswith("gitmem: close ")
+    assert [p["head"] for p in fake.pulls] == ["gitmem/cycle-1", side]
+    assert "push-mode: pull-request" in closed.summary

@@ -86,6 +86,9 @@ def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_js
         click.echo(json.dumps(report.as_dict(), ensure_ascii=False))
     elif report.exit_code == ExitCode.OK:
         click.echo(f"cycle {report.cycle} · {report.outcome} · {report.task} ({(report.commit or '')[:10]})")
+    elif report.exit_code == ExitCode.LOCAL_ONLY:
+        click.echo(f"cycle {report.cycle} · {report.outcome}: the push did not land and NOTHING REACHED THE REMOTE: "
+                   "the work is only on this machine's disk (see the branches named above)")
     else:
         where = report.salvage_branch or report.side_branch
         click.echo(f"cycle {report.cycle} · {report.outcome}: "

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 import click
 
@@ -9,7 +10,12 @@ from gitmem.cli.common import CommandFailed, append_env_file, open_workspace, wo
 from gitmem.errors import ExitCode
 from gitmem.secrets import scrub
 
+if TYPE_CHECKING:     # the library loads inside commands only
+    from gitmem.workspace import Workspace
+
 DEFAULT_BRANCH = "gitmem/memory"   # gitmem.publish.pullrequest.DEFAULT_BRANCH; repeated so --help loads no library
+# gitmem.publish.required_check.REQUIRED_CHECK, repeated for the same reason: the check workflow's job name.
+REQUIRED_CHECK = "Verify memory history"
 
 
 @click.group("github")
@@ -69,15 +75,26 @@ def prepare(branch: str, remote: str) -> int:
 @click.option("--base", default=None, metavar="BRANCH",
               help="The PR's base (default: the branch `prepare` started from, else GITHUB_REF_NAME, else main).")
 @click.option("--remote", default="origin", show_default=True)
+@click.option("--status-name", default=REQUIRED_CHECK, show_default=True, metavar="NAME",
+              help="Verify the branch and report it as a commit status of this name on the PR head: the required "
+                   "check a PR opened with GITHUB_TOKEN never gets from a workflow. '' reports none.")
 @workspace_option
-def pr(phase: str, branch: str | None, base: str | None, remote: str, workspace: str | None) -> int:
+def pr(phase: str, branch: str | None, base: str | None, remote: str, status_name: str,
+       workspace: str | None) -> int:
     """Push the memory branch (never forced), then open its pull request or update the open one.
 
     A failed cycle's `gitmem/salvage/*` branches are pushed too. Needs GITHUB_REPOSITORY and a token
     (GITMEM_GIT_TOKEN or GITHUB_TOKEN); GITHUB_API_URL defaults to the public API. Sets `pr` and `pr-url`
-    in $GITHUB_OUTPUT. Exit 0 done (or nothing to propose); 2 no token or repository; 4 the push or the
-    API call failed: the commits are safe on a branch; 5 the memory branch was rewritten upstream (nothing is
-    built on it; the commits are on a side branch).
+    in $GITHUB_OUTPUT.
+
+    A PR opened with the workflow's GITHUB_TOKEN starts no workflow, so a required "Verify memory history"
+    check would never run on it. This step verifies the branch as that job does (`gitmem verify --range
+    BASE...HEAD`) and posts the verdict as a commit status of that name on the PR head (the workflow needs
+    `statuses: write`). Or give the action a GitHub App token, whose PRs do start workflows.
+
+    Exit 0 done (or nothing to propose); 1 the branch fails verification (reported on the PR); 2 no token or
+    repository; 4 the push or an API call failed: the commits are safe on a branch; 5 the memory branch was
+    rewritten upstream (nothing is built on it; the commits are on a side branch).
     """
     from gitmem import gitio
     from gitmem.publish import pullrequest
@@ -117,7 +134,35 @@ def pr(phase: str, branch: str | None, base: str | None, remote: str, workspace:
     append_env_file("GITHUB_OUTPUT", f"pr={opened.number}\npr-url={opened.url}\n")
     append_env_file("GITHUB_STEP_SUMMARY", f"- Pull request: [#{opened.number}]({opened.url}) {verb}: "
                                            f"`{branch}` -> `{base}`, {len(commits)} commit(s)\n\n")
-    return ExitCode.OK
+    if not status_name:
+        return ExitCode.OK
+    return _report_check(ws, remote=remote, base=base, head=pushed.commit or "HEAD", name=status_name)
+
+
+def _report_check(ws: Workspace, *, remote: str, base: str, head: str, name: str) -> int:
+    """Verify the PR's commits and post the verdict on its head as the commit status `name`."""
+    from gitmem import gitio
+    from gitmem.publish.github_api import GitHubError, client_from_env
+    from gitmem.publish.required_check import run_url, verify_branch
+
+    base_tip = gitio.remote_branch_oid(ws.repo, remote, base) or base
+    verdict = verify_branch(ws, base_tip, head)
+    try:
+        client_from_env(os.environ).set_status(head, state=verdict.state, context=name,
+                                               description=verdict.description, target_url=run_url(os.environ))
+    except GitHubError as err:
+        hint = (f"the workflow needs `permissions: statuses: write`: without the status a required {name!r} "
+                "check never passes on a PR opened with GITHUB_TOKEN (or use a GitHub App token, whose PRs run "
+                "the check workflow)")
+        raise CommandFailed("gitmem github pr", f"could not report {name!r} on {head[:10]}: {scrub(str(err))}",
+                            exit_code=err.exit_code, notes=[hint] if err.status in (403, 404) else []) from err
+    click.echo(f"reported {name!r}: {verdict.state} on {head[:10]} ({verdict.description})")
+    append_env_file("GITHUB_STEP_SUMMARY", f"- Check `{name}`: {verdict.state}, {verdict.description}\n\n")
+    if verdict.ok:
+        return ExitCode.OK
+    for line in verdict.findings:
+        click.echo(line, err=True)
+    return ExitCode.VIOLATIONS
 
 
 COMMANDS = (github_group,)

@@ -80,6 +80,16 @@ class GitHubClient:
                              {"title": title, "head": head, "base": base, "body": body})
         return PullRequest(created["number"], created.get("html_url", ""), created=True)
 
+    def set_status(self, sha: str, *, state: str, context: str, description: str,
+                   target_url: str | None = None) -> dict[str, Any]:
+        """A commit status on `sha` (`POST /repos/{owner}/{repo}/statuses/{sha}`): what a required status check
+        of the name `context` waits for. Needs the `statuses: write` permission."""
+        body: dict[str, Any] = {"state": state, "context": context, "description": description}
+        if target_url:
+            body["target_url"] = target_url
+        created: dict[str, Any] = self._call("POST", f"/repos/{self.repository}/statuses/{sha}", body)
+        return created
+
 
 def client_from_env(environ: Mapping[str, str]) -> GitHubClient:
     """The client the Actions environment describes: GITHUB_API_URL, GITHUB_REPOSITORY and the token

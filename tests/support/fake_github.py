@@ -1,4 +1,5 @@
-"""A tiny fake of the GitHub pulls REST API on loopback, for pull-request mode tests."""
+"""A tiny fake of the GitHub REST API on loopback, for pull-request mode tests: the pulls endpoints and commit
+statuses (`POST /repos/{owner}/{repo}/statuses/{sha}`, its body and answer as GitHub's REST API defines them)."""
 from __future__ import annotations
 
 import json
@@ -13,6 +14,8 @@ class FakeGitHub:
         self.repository = repository
         self.token = token
         self.pulls: list[dict] = []
+        self.statuses: dict[str, list[dict]] = {}       # sha -> the statuses posted on it, oldest first
+        self.forbid_statuses = False                    # a token without `statuses: write`
         self.requests: list[tuple[str, str, dict | None]] = []
         fake = self
 
@@ -40,12 +43,30 @@ class FakeGitHub:
                             "html_url": f"http://github.test/{fake.repository}/pull/{number}"}
                     fake.pulls.append(pull)
                     return self._reply(201, pull)
+                if method == "POST" and url.path.startswith(f"/repos/{fake.repository}/statuses/"):
+                    return self._status(url.path.rsplit("/", 1)[1], body or {})
                 if method == "PATCH" and url.path.startswith(base + "/"):
                     number = int(url.path.rsplit("/", 1)[1])
                     pull = fake.pulls[number - 1]
                     pull.update({k: v for k, v in body.items() if k in ("title", "body")})
                     return self._reply(200, pull)
                 return self._reply(404, {"message": "Not Found"})
+
+            def _status(self, sha: str, body: dict) -> None:
+                if fake.forbid_statuses:
+                    return self._reply(403, {"message": "Resource not accessible by integration",
+                                             "documentation_url": "https://docs.github.com/rest/commits/statuses"})
+                if len(sha) != 40 or body.get("state") not in ("error", "failure", "pending", "success") \
+                        or len(body.get("description") or "") > 140:
+                    return self._reply(422, {"message": "Validation Failed"})
+                posted = fake.statuses.setdefault(sha, [])
+                status = {"id": sum(map(len, fake.statuses.values())) + 1, "state": body["state"],
+                          "description": body.get("description"), "target_url": body.get("target_url"),
+                          "context": body.get("context") or "default",
+                          "url": f"{fake.url}/repos/{fake.repository}/statuses/{sha}",
+                          "created_at": "2026-12-01T00:00:00Z", "updated_at": "2026-12-01T00:00:00Z"}
+                posted.append(status)
+                return self._reply(201, status)
 
             def do_GET(self) -> None:
                 self._handle("GET")
