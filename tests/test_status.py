@@ -110,3 +110,43 @@ def test_status_reads_log_back_from_its_end_through_the_workspace(world: World,
 
     monkeypatch.setattr(Workspace, "read", no_whole_log)
     assert collect(ws, clock=world.clock).to_json() == before
+
+
+def test_status_lists_the_branches_waiting_on_the_human_with_what_to_do(tmp_path, memrepo: GitRepo, cli) -> None:
+    """Salvage, proposal, kept-local and side branches, from real cycles against an origin that refuses pushes
+    as GitHub's protection does; a branch the upstream already contains waits on nothing."""
+    from gitmem.cycle.runner import Settings, run_cycle
+    from tests.support.cycle_support import WritingBackend, built, origin_and_clone
+    from tests.support.gitcli import git, protect_branches
+
+    origin = origin_and_clone(tmp_path, memrepo)
+    protect_branches(origin, "main")
+
+    def crash(memory, request) -> None:
+        (request.root / "half.txt").write_text("half\n")
+        raise RuntimeError("the model went away")
+
+    assert run_cycle(memrepo.ws(), WritingBackend(crash), settings=Settings(push=True)).exit_code == 4
+    protect_branches(origin, "*")          # now nothing reaches the remote: cycle 2's branches stay here
+    second = run_cycle(memrepo.ws(), WritingBackend(built(extra={".github/workflows/x.yml": "on: push\n"})),
+                       settings=Settings(push=True))
+    assert second.exit_code == 6 and second.proposal_branch == "gitmem/proposal/cycle-2"
+    git(memrepo.path, "branch", "gitmem/local/cycle-9", "origin/main")   # landed: not listed
+    git(memrepo.path, "branch", "gitmem/memory", "HEAD")     # pull-request mode's branch waits in its PR
+
+    data = json.loads(cli(["status", "--json"], cwd=memrepo.path).out)
+    kept = {b["name"]: b for b in data["branches"]}
+    assert list(kept) == ["gitmem/salvage/cycle-1", "gitmem/proposal/cycle-2", "gitmem/cycle-1", "gitmem/cycle-2"]
+    assert [b["kind"] for b in kept.values()] == ["salvage", "proposal", "side", "side"]
+    assert kept["gitmem/salvage/cycle-1"]["remotes"] == ["origin"] and kept["gitmem/cycle-1"]["remotes"] == ["origin"]
+    assert kept["gitmem/cycle-2"]["only_on_this_machine"] and kept["gitmem/proposal/cycle-2"]["only_on_this_machine"]
+    assert (kept["gitmem/cycle-1"]["commits"], kept["gitmem/cycle-2"]["commits"]) == (1, 2)
+    assert "git cherry-pick" in kept["gitmem/salvage/cycle-1"]["todo"]
+    assert "answer the Pending decision" in kept["gitmem/proposal/cycle-2"]["todo"]
+
+    text = cli(["status"], cwd=memrepo.path).out
+    assert "branches     4 waiting on you, 2 only on this machine (`gitmem status --json` says how)" in text
+    assert ("  gitmem/cycle-2 · side · 2 commit(s) · ONLY ON THIS MACHINE: push it — merge it through a pull "
+            "request") in text
+    assert "  gitmem/salvage/cycle-1 · salvage · 1 commit(s) · on origin — review it, cherry-pick" in text
+    assert "gitmem/local/cycle-9" not in text and "gitmem/memory" not in text

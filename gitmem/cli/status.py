@@ -60,6 +60,16 @@ def render(data: dict[str, Any], *, colour: bool) -> str:
     for found in data.get("placeholders", []):
         lines.append("  " + paint(f"{found['path']}:{found['line']}: placeholder {found['text']} left: every prompt "
                                   "reads it", "red"))
+    branches = data.get("branches", [])
+    if branches:
+        here = sum(1 for branch in branches if branch["only_on_this_machine"])
+        lines.append("branches     " + paint(f"{len(branches)} waiting on you" + (
+            f", {here} only on this machine" if here else "") + " (`gitmem status --json` says how)", "yellow"))
+    for branch in branches:
+        where = "ONLY ON THIS MACHINE: push it" if branch["only_on_this_machine"] else "on " + ", ".join(
+            branch["remotes"])
+        lines.append("  " + paint(f"{branch['name']} · {branch['kind']} · {branch['commits']} commit(s) · {where}",
+                                  "red" if branch["only_on_this_machine"] else None) + f" — {branch['hint']}")
     if data.get("missing"):
         lines.append("missing      " + paint(", ".join(data["missing"]) + " (run `gitmem init`)", "red"))
     budget = data["budget"]
@@ -117,7 +127,8 @@ def fit(lines: list[str], limit: int = SCREEN) -> list[str]:
 @workspace_option
 def status(as_json: bool, workspace: str | None) -> int:
     """One screen of memory health: last cycle, today, Rule 0 streak, decisions waiting, lessons, rules, budget,
-    recall mode.
+    recall mode, and the branches gitmem left for you (salvage, proposal, kept-local, side branches of a push
+    that conflicted or was refused), with what to do with each.
 
     At most 40 lines at any size of history: long lists end with `+N more` (`gitmem pending` lists every
     decision). Flags template placeholders left in RULES.md. Exit 2 in a repository without memory.

@@ -16,6 +16,7 @@ from gitmem.close.day import DAY_FIELD, day_bounds, entries_since, no_build_stre
 from gitmem.memory import decisions, lessons, log, rules
 from gitmem.memory.text import Timestamp, one_line
 from gitmem.views import health
+from gitmem.views.kept_branches import kept_branches
 from gitmem.workspace import Clock, Workspace
 
 
@@ -36,6 +37,7 @@ class Status:
     recall: dict[str, str] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)                 # memory files not in the work tree
     placeholders: list[dict[str, Any]] = field(default_factory=list)  # template placeholders left in RULES
+    branches: list[dict[str, Any]] = field(default_factory=list)      # gitmem branches waiting on a human
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -78,6 +80,7 @@ def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
     status.recall = recall_mode(ws)
     status.missing = missing
     status.placeholders = [asdict(found) for found in health.placeholders(ws)]
+    status.branches = [branch.to_json() for branch in kept_branches(ws.repo)]
     return status
 
 
