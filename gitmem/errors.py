@@ -24,9 +24,9 @@ class ExitCode(IntEnum):
 
 HELP = (
     "Exit codes: 0 ok; 1 violations; 2 usage or config error; 3 cycle refused to start (dirty tree, lock, "
-    "invalid memory); 4 cycle failed or conflicted, work saved on a branch; 5 history rewritten (verify, or an "
-    "upstream a push refused to build on); 6 the push failed and the work is only on this machine's disk; "
-    "70 internal error (a bug: please report the traceback); 130 interrupted."
+    "invalid memory); 4 cycle failed, conflicted or its push was refused, work saved on a branch; 5 history "
+    "rewritten (verify, or an upstream a push refused to build on); 6 the push failed and the work is only on "
+    "this machine's disk; 70 internal error (a bug: please report the traceback); 130 interrupted."
 )
 
 

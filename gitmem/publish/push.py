@@ -169,9 +169,9 @@ PROTECTED_HINT = ("for a protected default branch, use pull-request mode (the Ac
 
 def only_local(remote: str, branches: tuple[str, ...]) -> str:
     """The loud line for work that reached no remote."""
-    named = " and ".join(branches)
-    return (f"NOTHING REACHED {remote.upper()}: the work is only on this machine's disk, on local branch "
-            f"{named}; push it before this checkout is thrown away (a CI runner's is, when the job ends)")
+    named = f"local branch{'es' if len(branches) > 1 else ''} {' and '.join(branches)}"
+    return (f"NOTHING REACHED {remote.upper()}: the work is only on this machine's disk, on {named}; push it "
+            "before this checkout is thrown away (a CI runner's is, when the job ends)")
 
 
 def _refused(repo: gitio.Repo, result: SyncResult, fallback: str) -> SyncResult:
