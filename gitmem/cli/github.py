@@ -145,7 +145,8 @@ def _report_check(ws: Workspace, *, remote: str, base: str, head: str, name: str
     from gitmem.publish.github_api import GitHubError, client_from_env
     from gitmem.publish.required_check import run_url, verify_branch
 
-    base_tip = gitio.remote_branch_oid(ws.repo, remote, base) or base
+    base_tip = gitio.remote_branch_oid(ws.repo, remote, base) or (base if gitio.branch_exists(ws.repo, base)
+                                                                   else None)
     verdict = verify_branch(ws, base_tip, head)
     try:
         client_from_env(os.environ).set_status(head, state=verdict.state, context=name,

@@ -34,10 +34,10 @@ class BranchVerdict:
         return self.state == "success"
 
 
-def verify_branch(ws: Workspace, base: str, head: str = "HEAD") -> BranchVerdict:
+def verify_branch(ws: Workspace, base: str | None, head: str = "HEAD") -> BranchVerdict:
     """Every commit from the merge base of `base` and `head` to `head`, in every workspace, as the check
-    workflow verifies a pull request."""
-    start = gitio.merge_base(ws.repo, base, head)
+    workflow verifies a pull request; every commit of `head` when there is no base to start from."""
+    start = gitio.merge_base(ws.repo, base, head) if base else None
     result = verify_every(ws, start, head)
     errors = sorted(v for v in result.violations if v.is_error)
     findings = tuple(f"{v.path}:{v.line}: {v.code} {v.message}" for v in errors)
