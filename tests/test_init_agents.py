@@ -9,9 +9,9 @@ import pytest
 import tomlkit
 
 from gitmem.checks.targets import check_worktree
+from gitmem.config import load_config
 from gitmem.errors import ExitCode
 from gitmem.memory import rules
-from gitmem.config import load_config
 from gitmem.scaffold.agent_clis import AGENTS, begin, claude_allow_list, codex_server, end, put_block
 from gitmem.scaffold.codex_recipe import CODEX_CYCLE_COMMAND
 from gitmem.scaffold.init import init
