@@ -9,9 +9,11 @@ import pytest
 import tomlkit
 
 from gitmem.checks.targets import check_worktree
+from gitmem.config import load_config
 from gitmem.errors import ExitCode
 from gitmem.memory import rules
-from gitmem.scaffold.agent_clis import AGENTS, begin, claude_allow_list, end, put_block
+from gitmem.scaffold.agent_clis import AGENTS, begin, claude_allow_list, codex_server, end, put_block
+from gitmem.scaffold.codex_recipe import CODEX_CYCLE_COMMAND
 from gitmem.scaffold.init import init
 from gitmem.sessions.protocol import AGENT_COMMANDS, claude_cycle_command, tool_names
 from tests.support.helpers import GitRepo
@@ -158,9 +160,14 @@ def test_codex_gets_a_block_in_agents_md_and_its_server_merged_into_toml(tmp_pat
     report = init(tmp_path, ["codex"])
     assert ".codex/config.toml" in report.updated and "AGENTS.md" in report.created
     text = (tmp_path / ".codex" / "config.toml").read_text()
-    assert text.startswith('# my settings\nmodel = "o4"  # keep\n\n[mcp_servers.other]\ncommand = "other"\n')
+    assert text.startswith('# my settings\nmodel = "o4"  # keep\nallow_login_shell = false\n\n'
+                           '[mcp_servers.other]\ncommand = "other"\n')
     parsed = tomlkit.parse(text)
-    assert parsed["mcp_servers"]["gitmem"] == {"command": "gitmem", "args": ["mcp"]}
+    assert parsed["mcp_servers"]["gitmem"] == {
+        "command": "gitmem", "args": ["mcp"], "required": True,
+        "env_vars": ["GITMEM_CYCLE", "GITMEM_ROOT", "GITMEM_TIMESTAMP"], "default_tools_approval_mode": "approve"}
+    assert parsed["allow_login_shell"] is False and "allow_login_shell" not in parsed["mcp_servers"]["other"]
+    assert "default_tools_approval_mode" not in parsed["mcp_servers"]["other"], "only gitmem's tools are approved"
     assert "the `context` tool of the gitmem MCP server" in (tmp_path / "AGENTS.md").read_text()
     again = snapshot(tmp_path)
     assert init(tmp_path, ["codex"]).updated == [] and snapshot(tmp_path) == again
@@ -219,5 +226,45 @@ def test_codex_servers_as_an_inline_table_get_the_server_inline(tmp_path: Path) 
     assert ".codex/config.toml" in report.updated and not report.problems
     text = (tmp_path / ".codex" / "config.toml").read_text()
     assert "# mine" in text
-    assert tomlkit.parse(text)["mcp_servers"] == {"other": {"command": "x"},
-                                                  "gitmem": {"command": "gitmem", "args": ["mcp"]}}
+    assert tomlkit.parse(text)["mcp_servers"] == {"other": {"command": "x"}, "gitmem": codex_server()}
+
+
+def test_an_older_codex_entry_gets_the_new_keys_and_the_users_own_values_stay(tmp_path: Path) -> None:
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "config.toml").write_text(
+        'allow_login_shell = true  # I want my profile\n\n[mcp_servers.gitmem]\ncommand = "gitmem"\n'
+        'args = ["mcp"]\nrequired = false\n')
+    assert ".codex/config.toml" in init(tmp_path, ["codex"]).updated
+    parsed = tomlkit.parse((tmp_path / ".codex" / "config.toml").read_text())
+    assert parsed["allow_login_shell"] is True
+    assert parsed["mcp_servers"]["gitmem"] == {**codex_server(), "required": False}
+
+
+def test_codex_gets_the_cycle_recipe_in_gitmem_yaml_and_the_trust_step(tmp_path: Path, cli) -> None:
+    root = tmp_path / "agent"
+    result = cli(["init", str(root), "--agent", "codex"], cwd=tmp_path)
+    assert result.code == ExitCode.OK, result.err
+    agent = load_config(root).agent
+    assert (agent.backend, agent.command) == ("command", CODEX_CYCLE_COMMAND)
+    assert agent.pass_env[:2] == ("OPENAI_API_KEY", "CODEX_API_KEY") and "ANTHROPIC_API_KEY" in agent.pass_env
+    text = (root / "gitmem.yaml").read_text()
+    assert f"  # command: {claude_cycle_command()}\n" in text, "the Claude Code line stays, as a comment"
+    trust = f'then: trust the project in Codex once, so it reads .codex/config.toml: `codex exec --trust -C {root} ' \
+            '"Run gitmem status"`'
+    assert trust in result.out
+    again = cli(["init", str(root), "--agent", "codex"], cwd=tmp_path)
+    assert "left alone  gitmem.yaml (exists)" in again.out and trust in again.out
+    assert (root / "gitmem.yaml").read_text() == text
+
+
+def test_a_gitmem_yaml_with_its_own_command_is_left_alone_and_told_what_to_set(tmp_path: Path, cli) -> None:
+    root = tmp_path / "agent"
+    init(root)
+    config = root / "gitmem.yaml"
+    mine = config.read_text().replace("  # backend: anthropic", "  backend: command").replace(
+        f"  # command: {claude_cycle_command()}", "  command: my-agent --go")
+    config.write_text(mine)
+    result = cli(["init", str(root), "--agent", "codex"], cwd=tmp_path)
+    assert config.read_text() == mine
+    assert ("then: for scheduled cycles with Codex, set in gitmem.yaml: agent.backend: command, agent.command: "
+            f"{CODEX_CYCLE_COMMAND}, and add OPENAI_API_KEY and CODEX_API_KEY to agent.pass_env") in result.out

@@ -2,8 +2,10 @@
 
 Read from `claude -p --output-format json` (one result object: `usage`, `total_cost_usd`, `num_turns`,
 `permission_denials`, `is_error`, `result`), from JSON lines (`claude -p --output-format stream-json`, whose last
-object is that result; `codex exec --json`, whose `turn.completed` events carry usage), and from plain text,
-where only refusals and the last line can be found. Pure text in, values out.
+object is that result; `codex exec --json`, whose `turn.completed` events carry usage, `turn.failed` the reason
+a run failed, and `command_execution` items the shell commands and their exit codes), and from plain text,
+where only refusals and the last line can be found. Usage is kept in Anthropic's sense (input without the cache
+reads), whichever provider reported it. Pure text in, values out.
 """
 from __future__ import annotations
 
@@ -17,6 +19,8 @@ from gitmem.config.nesting import loads_json
 # granted it yet"; other CLIs word it alike.
 REFUSAL_RE = re.compile(r"requires approval|haven't granted|have not granted|permission to use|approval required|"
                         r"not allowed by (?:your )?(?:permission|settings)|was denied permission", re.I)
+# bash: "gitmem: command not found"; sh/dash: "gitmem: not found"
+NOT_FOUND_RE = re.compile(r"command not found|: not found$", re.M)
 CLAUDE_USAGE = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
 
@@ -25,6 +29,7 @@ class Reading:
     usage: dict[str, float] = field(default_factory=dict)    # token counts, and cost_usd when reported
     turns: int | None = None
     refusals: list[str] = field(default_factory=list)        # what was refused, e.g. "Bash: gitmem log add …"
+    not_started: list[str] = field(default_factory=list)     # shell commands whose program was not found (127)
     error: str = ""                                          # the CLI said its run failed
     last_words: str = ""                                     # its final message, or the last line of its output
     structured: bool = False                                 # read from JSON (last_words is its final message)
@@ -87,23 +92,57 @@ def _claude_result(result: dict[str, Any], reading: Reading) -> None:
 
 
 def _codex_events(objects: list[dict[str, Any]], reading: Reading) -> None:
-    names = {"input_tokens": "input_tokens", "cached_input_tokens": "cache_read_input_tokens",
-             "output_tokens": "output_tokens"}
-    turns = 0
+    """`codex exec --json`: usage per `turn.completed`, the reason in `turn.failed` (or, when no turn ended, the
+    last `error` event: earlier ones are retries Codex recovers from), shell commands that could not start, and
+    the last agent message."""
+    turns, failed, errors = 0, "", []
     for item in objects:
-        usage = item.get("usage")
-        if item.get("type") != "turn.completed" or not isinstance(usage, dict):
-            continue
-        turns += 1
-        for key, name in names.items():
-            if isinstance(usage.get(key), int):
-                reading.usage[name] = int(reading.usage.get(name, 0)) + usage[key]
-    if turns:
-        reading.turns = turns
-    for item in objects:
+        kind = item.get("type")
+        if kind == "turn.completed" and isinstance(item.get("usage"), dict):
+            turns += 1
+            _openai_usage(item["usage"], reading.usage)
+        elif kind == "turn.failed":
+            failed = str(_mapping(item.get("error")).get("message") or "the turn failed")
+        elif kind == "error" and item.get("message"):
+            errors.append(str(item["message"]))
         inner = _mapping(item.get("item"))
+        if kind == "item.completed" and inner.get("type") == "command_execution" and _not_found(inner):
+            said = _first_line(inner.get("aggregated_output"))
+            reading.not_started.append(_short(f"{inner.get('command')}: {said}"))
         if inner.get("type") == "agent_message" and inner.get("text"):
             reading.last_words = _short(str(inner["text"]))
+    if turns:
+        reading.turns = turns
+    if failed or (errors and not turns):
+        reading.error = _short(failed or errors[-1])
+
+
+def _openai_usage(usage: dict[str, Any], into: dict[str, float]) -> None:
+    """Add an OpenAI usage object to `into`, in the names and sense gitmem counts in (Anthropic's): there the
+    cache reads and writes are apart from `input_tokens`, while OpenAI's `input_tokens` already include them,
+    so the uncached part is what remains (adding both would count the cache twice). `output_tokens` already
+    include the reasoning tokens."""
+    def count(key: str) -> int:
+        value = usage.get(key)
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+    cached, written = count("cached_input_tokens"), count("cache_write_input_tokens")
+    parts = {"input_tokens": max(0, count("input_tokens") - cached - written), "output_tokens": count("output_tokens"),
+             "cache_read_input_tokens": cached}
+    if written:
+        parts["cache_creation_input_tokens"] = written
+    for name, value in parts.items():
+        into[name] = int(into.get(name, 0)) + value
+
+
+def _not_found(execution: dict[str, Any]) -> bool:
+    """A shell command that could not start its program: exit 127, or the shell's "command not found"."""
+    output = str(execution.get("aggregated_output") or "")
+    return execution.get("exit_code") == 127 or NOT_FOUND_RE.search(output) is not None
+
+
+def _first_line(text: Any) -> str:
+    return next((line.strip() for line in str(text or "").splitlines() if line.strip()), "no output")
 
 
 def _mapping(value: Any) -> dict[str, Any]:

@@ -12,8 +12,11 @@ parent's cannot override the chosen model. Whatever it leaves running is ended w
 (gitmem.cycle.reaper).
 
 What the CLI prints is read (gitmem.agents.cli_output): token usage and cost where it reports them (`claude -p
---output-format json`) go to the cycle's Evidence, and permission refusals are named, so a cycle that logged
-nothing says why: a refusal gets the permissions fix, a run that simply did nothing gets its last words.
+--output-format json`, `codex exec --json`) go to the cycle's Evidence, and permission refusals are named, so a
+cycle that logged nothing says why: a refusal gets the permissions fix, shell commands that could not start
+(exit 127) get the PATH fix, a run that simply did nothing gets its last words. A run that failed is named by
+the reason its JSON gives (Codex's `turn.failed`), not by its stderr, and a missing variable that
+`agent.pass_env` withholds is named as such.
 
 It runs inside the bubblewrap sandbox `agent.sandbox` chooses (gitmem.agents.sandbox), and the Evidence says
 which mode ran.
@@ -21,6 +24,7 @@ which mode ran.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -34,6 +38,8 @@ from gitmem.agents.base import AgentError, AgentResult, CycleRequest
 from gitmem.agents.cli_output import Reading, read_output
 
 TAIL_CHARS = 400      # how much of the agent's stderr an error message quotes
+# Codex: "Missing environment variable: `OPENAI_API_KEY`."
+MISSING_VARIABLE_RE = re.compile(r"[Mm]issing environment variable:? `?([A-Z][A-Z0-9_]*)`?")
 PERMISSIONS_FIX = ("`claude -p --permission-mode acceptEdits --allowedTools \"Bash(gitmem log add:*),Bash(gitmem now "
                    "add:*),…\"` (the template's gitmem.yaml lists them all)")
 
@@ -91,14 +97,28 @@ class CommandBackend:
         # The agent's own process group ends with it (the cycle's reaper does the rest).
         _stop(process, waited=True)
         if process.returncode != 0:
-            tail = " ".join(err_text.strip().split())[-TAIL_CHARS:] or "no error output"
-            raise AgentError(f"the agent command `{argv[0]}` exited with code {process.returncode}: {tail}")
+            raise AgentError(_failure(argv[0], process.returncode, out, err_text, agent.pass_env))
         return _result(argv[0], out, err_text, time.monotonic() - started, box.note)
 
 
 def _findable(program: str, path: str | None) -> bool:
     """Whether `program` names a file (a path, even one this user may not stat) or a program on `path`."""
     return os.path.lexists(program) if os.sep in program else shutil.which(program, path=path) is not None
+
+
+def _failure(program: str, code: int, out: str, err_text: str, passed: tuple[str, ...]) -> str:
+    """Why the agent command failed: the reason its JSON gives (Codex's `turn.failed`, Claude Code's error
+    result), else the tail of its stderr, which for a CLI that reports in JSON is often an unrelated warning."""
+    reason = read_output(out, err_text).error
+    if not reason:
+        tail = " ".join(err_text.strip().split())[-TAIL_CHARS:] or "no error output"
+        return f"the agent command `{program}` exited with code {code}: {tail}"
+    said = f"the agent command `{program}` exited with code {code}: {reason}"
+    wanted = [name for name in MISSING_VARIABLE_RE.findall(reason) if name not in passed]
+    if wanted:
+        said += (f" ({', '.join(wanted)} is withheld from the agent unless agent.pass_env in gitmem.yaml names "
+                 "it)")
+    return said
 
 
 def _result(program: str, out: str, err_text: str, seconds: float, sandboxed: str) -> AgentResult:
@@ -112,6 +132,9 @@ def _result(program: str, out: str, err_text: str, seconds: float, sandboxed: st
                      + "; ".join(reading.refusals[:3]))
     if reading.error:
         notes.append(f"it reported an error: {reading.error}")
+    if reading.not_started:
+        notes.append(f"{len(reading.not_started)} shell command(s) could not start: "
+                     + "; ".join(reading.not_started[:3]))
     return AgentResult(turns=reading.turns or 1, usage=reading.usage, notes=notes, stop_reason="exit 0",
                        diagnosis=_diagnosis(program, reading))
 
@@ -124,6 +147,11 @@ def _diagnosis(program: str, reading: Reading) -> str:
                 f"{PERMISSIONS_FIX}")
     if reading.error:
         return f"`{program}` reported an error: {reading.error}"
+    if reading.not_started:
+        return (f"`{program}` ran {len(reading.not_started)} shell command(s) whose program was not found (exit "
+                "127): " + "; ".join(reading.not_started[:3]) + ". `gitmem` is not on the PATH of its shell: "
+                "Codex runs commands in a login shell, whose profile resets PATH, unless .codex/config.toml says "
+                "`allow_login_shell = false` (gitmem init --agent codex writes it; the project must be trusted)")
     said = f"; it ended with: {reading.last_words}" if reading.last_words else "; it printed nothing"
     return (f"`{program}` exited 0 without running `gitmem log add` and with no permission refusal in its "
             f"output{said}. Check that it reads the prompt on stdin and acts on it")

@@ -39,8 +39,8 @@ def next_step(plain_hooks: bool, hooks: list[str]) -> str:
                    "the pre-commit framework (an existing hook is never replaced).")
 @click.option("--agent", "agents", multiple=True, type=click.Choice(AGENTS),
               help="Also wire this agent CLI to the memory (repeatable): claude (.claude/settings.json hooks, MCP "
-                   "server and allow-list, .mcp.json, CLAUDE.md), codex (AGENTS.md, .codex/config.toml), cursor "
-                   "(.cursor/mcp.json, .cursor/rules/gitmem.mdc).")
+                   "server and allow-list, .mcp.json, CLAUDE.md), codex (AGENTS.md, .codex/config.toml, and the Codex "
+                   "command for scheduled cycles in gitmem.yaml), cursor (.cursor/mcp.json, .cursor/rules/gitmem.mdc).")
 @json_option
 def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as_json: bool) -> int:
     """Create the memory files, config, prompts, pre-commit config, .gitignore and workflows that are missing.
@@ -78,6 +78,8 @@ def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as
         click.echo(f"git hook    {name}")
     for problem in report.problems:
         click.echo(f"gitmem: {problem}", err=True)
+    for agent_step in report.steps:
+        click.echo(f"then: {agent_step}")
     click.echo(f"next: {step}")
     return code
 

@@ -3,7 +3,10 @@
 - claude: `.claude/settings.json` (the session hooks, the gitmem MCP server enabled by name, and an allow-list
   of the memory-writing and reading subcommands and MCP tools, never `gitmem decision answer`), `.mcp.json`,
   and the protocol as a managed block in `CLAUDE.md`;
-- codex: the protocol as a managed block in `AGENTS.md`, and the server in `.codex/config.toml`;
+- codex: the protocol as a managed block in `AGENTS.md`; the server in `.codex/config.toml` with what Codex
+  needs to use it unattended (`codex_server`), and a non-login shell so `gitmem` stays on PATH; the Codex
+  command for scheduled cycles in gitmem.yaml (gitmem.scaffold.codex_recipe); and, as a step for the human, the
+  command that trusts the project, without which Codex ignores `.codex/config.toml`;
 - cursor: the server in `.cursor/mcp.json`, and the protocol as a rule, `.cursor/rules/gitmem.mdc`.
 
 Nothing is overwritten: JSON and TOML get only the missing keys (TOML through tomlkit, which keeps comments
@@ -23,10 +26,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from gitmem.config import Config, load_config
+from gitmem.config import CONFIG_NAME, Config, load_config
 from gitmem.config.nesting import TooDeep, loads_json, parsing, within_depth
+from gitmem.cycle.budget import CYCLE_ENV
 from gitmem.errors import GitmemError
 from gitmem.nofollow import files
+from gitmem.scaffold import codex_recipe
 from gitmem.sessions.protocol import AGENT_COMMANDS, SERVER, protocol_text, tool_names
 
 AGENTS = ("claude", "codex", "cursor")
@@ -57,15 +62,20 @@ def end(name: str) -> str:
     return f"<!-- gitmem:end {name} -->"
 
 
-def setup(target: Path, agents: Sequence[str], record: Callable[[str, str], None]) -> None:
+def setup(target: Path, agents: Sequence[str], record: Callable[[str, str], None],
+          step: Callable[[str], None] = lambda _: None) -> None:
     """Write each agent's files under `target`. `record(rel, what)` hears "created", "updated", "left alone" or
-    a problem message for every file."""
+    a problem message for every file; `step(what)` hears what the human still has to do."""
     config = load_config(target)
     for agent in dict.fromkeys(agents):
         if agent not in AGENTS:
             raise SetupProblem(f"unknown agent {agent!r}: choose {', '.join(AGENTS)}")
         for rel, change in _plan(agent, config):
             record(rel, _apply(target, rel, change))
+        if agent == "codex":
+            if load_config(target).agent.command != codex_recipe.CODEX_CYCLE_COMMAND:
+                step(codex_recipe.cycle_step())
+            step(codex_recipe.trust_step(target))
 
 
 Change = Callable[[str | None], str | None]      # old text (None: absent) -> new text (None: leave alone)
@@ -84,7 +94,7 @@ def _plan(agent: str, config: Config) -> list[tuple[str, Change]]:
                 *block]
     if agent == "codex":
         agents_md = _rules_block(text, config) if rules == "AGENTS.md" else _block(text)
-        return [("AGENTS.md", agents_md), (".codex/config.toml", _codex_config)]
+        return [("AGENTS.md", agents_md), (".codex/config.toml", _codex_config), (CONFIG_NAME, _codex_cycles)]
     return [(".cursor/mcp.json", _json(_server(CURSOR_SPEC))),
             (".cursor/rules/gitmem.mdc", _block(text, head=CURSOR_RULE_HEAD))]
 
@@ -223,6 +233,28 @@ def _claude_settings(data: dict[str, Any]) -> None:
     allow.extend(rule for rule in claude_allow_list() if rule not in allow)
 
 
+def _codex_cycles(old: str | None) -> str | None:
+    return codex_recipe.with_recipe(old) if old is not None else None
+
+
+def codex_server() -> dict[str, Any]:
+    """The gitmem server's keys in `.codex/config.toml` (Codex 0.169's `mcp_servers.<name>` schema):
+    - `required`: `codex exec` waits for the server instead of leaving it out of the first request, and fails
+      loudly when it cannot start;
+    - `env_vars`: Codex starts MCP servers with a minimal environment; inside a runner cycle the server needs the
+      runner's GITMEM_* variables to write the cycle's entry (outside one they are unset, and it writes a session);
+    - `default_tools_approval_mode = "approve"`: on this server only, so gitmem's memory tools run under
+      `codex exec`'s approval policy `never` (which refuses any tool that would ask) while every other server
+      keeps Codex's default."""
+    return {"command": SERVER_SPEC["command"], "args": list(SERVER_SPEC["args"]), "required": True,
+            "env_vars": list(CYCLE_ENV), "default_tools_approval_mode": "approve"}
+
+
+# Top-level keys of `.codex/config.toml`. Codex runs shell commands in a login shell (`bash -lc`) by default,
+# whose profile resets PATH, so `gitmem` from the venv or ~/.local/bin is "command not found" there.
+CODEX_TOP = {"allow_login_shell": False}
+
+
 def _codex_config(old: str | None) -> str | None:
     try:
         import tomlkit
@@ -246,11 +278,20 @@ def _codex_config(old: str | None) -> str | None:
         doc["mcp_servers"] = servers
     if not isinstance(servers, dict):
         raise SetupProblem("`mcp_servers` must be a table; left alone")
-    if SERVER in servers:
-        return None
-    # an inline table (`mcp_servers = {…}`) can hold only inline tables
-    entry = tomlkit.inline_table() if isinstance(servers, InlineTable) else tomlkit.table()
-    entry["command"] = SERVER_SPEC["command"]
-    entry["args"] = list(SERVER_SPEC["args"])
-    servers[SERVER] = entry
-    return tomlkit.dumps(doc)
+    changed = False
+    for key, value in CODEX_TOP.items():
+        if key not in doc:      # a value the user chose stays
+            doc[key] = value    # tomlkit puts a new top-level key above the first table
+            changed = True
+    entry = servers.get(SERVER)
+    if entry is None:
+        # an inline table (`mcp_servers = {…}`) can hold only inline tables
+        entry = tomlkit.inline_table() if isinstance(servers, InlineTable) else tomlkit.table()
+        servers[SERVER] = entry
+    if not isinstance(entry, dict):
+        raise SetupProblem(f"`mcp_servers.{SERVER}` must be a table; left alone")
+    for key, value in codex_server().items():
+        if key not in entry:    # an older init's entry gets the new keys; the user's own values stay
+            entry[key] = value
+            changed = True
+    return tomlkit.dumps(doc) if changed else None

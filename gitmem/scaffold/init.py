@@ -35,6 +35,7 @@ class InitReport:
     problems: list[str] = field(default_factory=list)
     initialised_git: bool = False
     hooks: list[str] = field(default_factory=list)          # --plain-hooks: the hooks installed (or already ours)
+    steps: list[str] = field(default_factory=list)          # --agent: what the human still has to do (trust Codex)
 
 
 def template_files() -> list[str]:
@@ -143,7 +144,7 @@ def init(target: Path, agents: Sequence[str] = (), *, plain_hooks: bool = False)
     if agents:
         from gitmem.scaffold.agent_clis import setup
 
-        setup(target, agents, lambda rel, what: _record(report, rel, what))
+        setup(target, agents, lambda rel, what: _record(report, rel, what), report.steps.append)
     return report
 
 
