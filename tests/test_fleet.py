@@ -7,6 +7,8 @@ import base64
 import json
 import os
 import shutil
+import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -26,6 +28,7 @@ from tests.support import browser
 from tests.support import report_history as planted
 from tests.support.gitcli import git
 from tests.support.helpers import isolate_git_env, make_repo
+from tests.support.loopback import QuietHandler, serving
 from tests.support.npm_cache import skip_loudly
 
 TOKEN = "ghp_" + "Q7x2" * 9
@@ -292,3 +295,48 @@ def test_the_page_opens_in_chromium_and_shows_the_inbox_the_health_and_the_spark
     assert all(count > 20 for count in drawn["ink"].values()), drawn
     own = chrome.open((out.parent / "agents" / "duo--reviewer.html").as_uri())
     assert own.errors == [], own.errors
+
+
+class StallingGitHost(QuietHandler):
+    """A git host that accepts the request and never answers (until the test ends): a slow remote."""
+
+    released = threading.Event()
+
+    def do_GET(self) -> None:
+        self.released.wait(60)
+        self.send(503, "text/plain", b"gone")
+
+
+def test_a_slow_remote_costs_its_own_row_not_the_others(world: World, cli, tmp_path: Path) -> None:
+    shutil.copytree(world.root / "alpha", tmp_path / "alpha", symlinks=True)
+    with serving(StallingGitHost) as url:
+        (tmp_path / "fleet.yaml").write_text(
+            f"agents:\n  - name: slow\n    repo: {url}/agent.git\n  - name: alpha\n    repo: alpha\n",
+            encoding="utf-8")
+        started = time.monotonic()
+        done = cli(["fleet", "status", "--json", "--timeout", "2"], cwd=tmp_path)
+        took = time.monotonic() - started
+        StallingGitHost.released.set()
+    rows = {row["agent"]: row for row in json.loads(done.out)["agents"]}
+    assert done.code == 2 and rows["slow"]["verdict"] == "unreadable"
+    assert rows["slow"]["error"] == "`git fetch` did not finish within the 2s timeout"
+    assert rows["alpha"]["pending"] == 2 and rows["alpha"]["verdict"] != "unreadable"
+    assert took < 30
+
+
+def test_a_memory_file_planted_as_a_link_in_an_agent_is_refused_not_followed(world: World, tmp_path: Path) -> None:
+    agent = tmp_path / "planted"
+    shutil.copytree(world.root / "beta", agent, symlinks=True)
+    outside = tmp_path / "private.txt"
+    outside.write_text("### D-0009 · the human's private note\n", encoding="utf-8")
+    (agent / "DECISIONS.md").unlink()
+    (agent / "DECISIONS.md").symlink_to(outside)
+    git(agent, "add", "-A")
+    git(agent, "commit", "-qm", "a link where DECISIONS.md was")
+    remote = tmp_path / "planted.git"
+    git(tmp_path, "clone", "-q", "--bare", str(agent), str(remote))
+    (tmp_path / "fleet.yaml").write_text(f"agents:\n  - name: planted\n    repo: {remote.as_uri()}\n",
+                                         encoding="utf-8")
+    view = read_fleet(load_fleet(tmp_path / "fleet.yaml"), clock=lambda: world.base)
+    assert [row.verdict for row in view.rows] == [UNREADABLE] and view.inbox == []
+    assert "DECISIONS.md" in (view.rows[0].error or "") and "link" in (view.rows[0].error or "")

@@ -15,6 +15,7 @@ from gitmem.fleet.fleetfile import AgentEntry, Fleet
 from gitmem.fleet.read import UNREADABLE, AgentReading, AgentRow, InboxItem, clean, read_agent
 
 DEFAULT_TIMEOUT = 120.0       # seconds per agent: a first shallow fetch of a big repository fits
+STARTUP = 30.0                # seconds for the workers to start, on top of the agents' own timeouts
 Clock = Callable[[], datetime]
 
 
@@ -59,7 +60,8 @@ def read_fleet(fleet: Fleet, *, clock: Clock | None = None, timeout: float = DEF
         # A worker reads its agents one after the other, so the wait grows with the queue ahead of it.
         rounds = -(-len(entries) // workers(len(entries)))
         try:
-            for future in futures.as_completed(submitted, timeout=timeout * (rounds + 1)):
+            # Past each agent's own timeout, a margin for starting the workers (they import gitmem).
+            for future in futures.as_completed(submitted, timeout=timeout * rounds + STARTUP):
                 results[submitted[future]] = _result(future, entries[submitted[future]])
         except futures.TimeoutError:
             pass                  # the agents not read by now get a row that says so

@@ -10,9 +10,13 @@ checked out as links, which the readers refuse) apply.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
+import time
 from collections.abc import Mapping
 from pathlib import Path
+
+import pygit2
 
 from gitmem.gitio.remote import GitCommandError, token_config
 from gitmem.gitio.repository import Repo, open_repo
@@ -21,24 +25,30 @@ COPY_REF = "refs/remotes/origin/"            # the agent's branch and its gitmem
 WAITING_PREFIX = "gitmem/"                    # branches the runner makes for a human: proposal, cycle, salvage
 
 
-def _git(cwd: Path, args: list[str], *, timeout: float, environ: Mapping[str, str], token_variable: str) -> str:
-    env = {**environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1"}
-    env.pop("GIT_DIR", None)
-    env.pop("GIT_WORK_TREE", None)
-    env.pop("GIT_INDEX_FILE", None)
+def _git(cwd: Path, args: list[str], *, deadline: float, budget: float, environ: Mapping[str, str],
+         token_variable: str) -> str:
+    """Run git, killed with everything it started once `deadline` (monotonic) passes: a transport helper
+    (git-remote-https, ssh) holds the output pipes too, so killing git alone would leave the wait hanging."""
+    env = {key: value for key, value in environ.items() if key not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+    env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1"})
     env.update(token_config(environ, variable=token_variable))
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
+        process = subprocess.Popen(["git", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                   start_new_session=True)
     except FileNotFoundError:
         raise GitCommandError("the `git` executable is needed to fetch; install git") from None
+    try:
+        output, _ = process.communicate(timeout=max(0.1, deadline - time.monotonic()))
     except subprocess.TimeoutExpired:
-        raise GitCommandError(f"`git {args[0]}` timed out after {timeout:.0f}s") from None
-    output = (done.stdout + done.stderr).strip()
-    if done.returncode != 0:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise GitCommandError(f"`git {args[0]}` did not finish within the {budget:g}s timeout") from None
+    output = output.strip()
+    if process.returncode != 0:
         lines = output.splitlines()
         said = next((line for line in lines if line.startswith(("fatal:", "error:"))), lines[-1] if lines else "")
-        raise GitCommandError(f"`git {args[0]}` failed: {said[-300:] or f'exit status {done.returncode}'}", output)
+        raise GitCommandError(f"`git {args[0]}` failed: {said[-300:] or f'exit status {process.returncode}'}", output)
     return output
 
 
@@ -46,26 +56,29 @@ def fetch_copy(dest: Path, url: str, branch: str | None, *, timeout: float, envi
                token_variable: str) -> tuple[Repo, str]:
     """The read-only copy of `url` at `dest`, fetched now: its work tree holds `branch` (default: the remote's
     HEAD), and refs/remotes/origin/gitmem/* the branches that wait for a human. Returns (repo, branch name
-    checked out, or "HEAD"). GitCommandError when git cannot fetch; the message is git's last line."""
+    checked out, or "HEAD"). GitCommandError when git cannot fetch (the message is git's own line), or when the
+    whole takes longer than `timeout` seconds."""
+    deadline = time.monotonic() + timeout
     if not (dest / ".git").is_dir():
         dest.mkdir(parents=True, exist_ok=True, mode=0o700)
-        _git(dest, ["init", "--quiet", "--template=", "."], timeout=timeout, environ=environ,
-             token_variable=token_variable)
+        made = pygit2.init_repository(str(dest), initial_head="main")
         hooks = dest / ".git" / "no-hooks"
         hooks.mkdir(exist_ok=True)
-        for key, value in (("core.hooksPath", str(hooks)), ("core.symlinks", "true"), ("gc.auto", "0"),
-                           ("fetch.recurseSubmodules", "false"), ("core.fsmonitor", "false")):
-            _git(dest, ["config", key, value], timeout=timeout, environ=environ, token_variable=token_variable)
+        for key, value in (("core.hooksPath", str(hooks)), ("gc.auto", "0"), ("fetch.recurseSubmodules", "false"),
+                           ("core.fsmonitor", "false"), ("protocol.ext.allow", "never")):
+            made.config[key] = value
     name = branch or "HEAD"
     source = f"refs/heads/{branch}" if branch else "HEAD"
+
+    def git(*args: str) -> str:
+        return _git(dest, list(args), deadline=deadline, budget=timeout, environ=environ,
+                    token_variable=token_variable)
+
     # One fetch: the branch, shallow, and every gitmem/* branch's tip (pruned when the remote deleted it).
-    _git(dest, ["fetch", "--quiet", "--no-tags", "--prune", "--depth=1", "--no-write-fetch-head", "--", url,
-                f"+{source}:{COPY_REF}{name}", f"+refs/heads/{WAITING_PREFIX}*:{COPY_REF}{WAITING_PREFIX}*"],
-         timeout=timeout, environ=environ, token_variable=token_variable)
-    _git(dest, ["-c", "advice.detachedHead=false", "checkout", "--quiet", "--force", "--detach",
-                f"{COPY_REF}{name}"], timeout=timeout, environ=environ, token_variable=token_variable)
-    _git(dest, ["clean", "--quiet", "-d", "--force", "-x"], timeout=timeout, environ=environ,
-         token_variable=token_variable)
+    git("fetch", "--quiet", "--no-tags", "--prune", "--depth=1", "--no-write-fetch-head", "--", url,
+        f"+{source}:{COPY_REF}{name}", f"+refs/heads/{WAITING_PREFIX}*:{COPY_REF}{WAITING_PREFIX}*")
+    git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--force", "--detach", f"{COPY_REF}{name}")
+    git("clean", "--quiet", "-d", "--force", "-x")
     return open_repo(dest), name
 
 
