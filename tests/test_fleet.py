@@ -284,7 +284,7 @@ def test_the_page_opens_in_chromium_and_shows_the_inbox_the_health_and_the_spark
     assert all(h[2] > 0 for h in health[:4]), health                  # every readable agent has its bars
     for _, _, _, href in health[:4]:
         page = Path(href.removeprefix("file://"))
-        assert page.is_file() and page.parent == out.parent / "agents"
+        assert page.is_file() and out.parent / "agents" in (page.parent, page.parent.parent)
     shot = chrome.screenshot(ARTIFACTS / "fleet.png")
     data = "data:image/png;base64," + base64.b64encode(shot.read_bytes()).decode("ascii")
     drawn = chrome.evaluate(SHOT_INK % (json.dumps(data), json.dumps({"no-build": COLOURS["no-build"],
@@ -293,7 +293,7 @@ def test_the_page_opens_in_chromium_and_shows_the_inbox_the_health_and_the_spark
                             await_promise=True)
     assert drawn["width"] >= 1000 and drawn["height"] > 300
     assert all(count > 20 for count in drawn["ink"].values()), drawn
-    own = chrome.open((out.parent / "agents" / "duo--reviewer.html").as_uri())
+    own = chrome.open((out.parent / "agents" / "duo" / "reviewer.html").as_uri())
     assert own.errors == [], own.errors
 
 
@@ -340,3 +340,20 @@ def test_a_memory_file_planted_as_a_link_in_an_agent_is_refused_not_followed(wor
     view = read_fleet(load_fleet(tmp_path / "fleet.yaml"), clock=lambda: world.base)
     assert [row.verdict for row in view.rows] == [UNREADABLE] and view.inbox == []
     assert "DECISIONS.md" in (view.rows[0].error or "") and "link" in (view.rows[0].error or "")
+
+
+def test_the_report_never_writes_through_a_planted_link(world: World, cli, tmp_path: Path) -> None:
+    shutil.copytree(world.root / "alpha", tmp_path / "alpha", symlinks=True)
+    (tmp_path / "fleet.yaml").write_text("agents:\n  - name: alpha\n    repo: alpha\n", encoding="utf-8")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "site").mkdir()
+    (tmp_path / "site" / "agents").symlink_to(elsewhere)
+    done = cli(["fleet", "report", "--out", "site/index.html"], cwd=tmp_path)
+    assert done.code == 2 and "agents" in done.err and "link" in done.err
+    assert list(elsewhere.iterdir()) == []
+    (tmp_path / "site" / "agents").unlink()
+    (tmp_path / "site" / "index.html").unlink()
+    (tmp_path / "site" / "index.html").symlink_to(elsewhere / "page.html")
+    refused = cli(["fleet", "report", "--out", "site/index.html"], cwd=tmp_path)
+    assert refused.code == 2 and "a link is in the way" in refused.err and list(elsewhere.iterdir()) == []

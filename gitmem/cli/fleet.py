@@ -132,6 +132,7 @@ def fleet_report(fleet_file: str, out: str, timeout: float) -> int:
     """
     from gitmem.cli.report import write_no_link
     from gitmem.fleet.page import agent_page_name, render_page
+    from gitmem.nofollow import files
 
     view = _read(fleet_file, timeout, with_page=True)
     target = Path(out)
@@ -141,12 +142,8 @@ def fleet_report(fleet_file: str, out: str, timeout: float) -> int:
         text = render_page(view)
         write_no_link(target, text.encode("utf-8"))
         for reading in view.readings:
-            if reading.page:
-                page = target.parent / agent_page_name(reading.row)
-                if page.parent.is_symlink():
-                    raise OSError(errno.ELOOP, "a link is in the way")
-                page.parent.mkdir(exist_ok=True)
-                write_no_link(page, reading.page.encode("utf-8"))
+            if reading.page:       # never through a link, in a directory of links or not (FileRefused, exit 2)
+                files.write(target.parent, agent_page_name(reading.row), reading.page.encode("utf-8"))
                 written += 1
     except OSError as err:
         why = "a link is in the way (gitmem never writes through one)" if err.errno == errno.ELOOP else \

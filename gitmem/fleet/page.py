@@ -38,8 +38,9 @@ a { color: #0b57d0; }
 
 
 def agent_page_name(row: AgentRow) -> str:
-    """The file of an agent's own report, next to the fleet page (names are plain by fleet.yaml's rules)."""
-    return f"agents/{row.agent}{'--' + row.workspace if row.workspace else ''}.html"
+    """The file of an agent's own report, relative to the fleet page: agents/NAME.html, or for a workspace
+    agents/NAME/WORKSPACE.html (fleet.yaml's names and gitmem.yaml's workspace names hold no slash)."""
+    return f"agents/{row.agent}/{row.workspace}.html" if row.workspace else f"agents/{row.agent}.html"
 
 
 def _answer(decision: InboxItem) -> str:

@@ -30,7 +30,8 @@ def _git(cwd: Path, args: list[str], *, deadline: float, budget: float, environ:
     """Run git, killed with everything it started once `deadline` (monotonic) passes: a transport helper
     (git-remote-https, ssh) holds the output pipes too, so killing git alone would leave the wait hanging."""
     env = {key: value for key, value in environ.items() if key not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
-    env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_CONFIG_NOSYSTEM": "1"})
+    # No prompt for a password nobody is there to type; no Git LFS download of the agent's large files.
+    env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_LFS_SKIP_SMUDGE": "1"})
     env.update(token_config(environ, variable=token_variable))
     try:
         process = subprocess.Popen(["git", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
