@@ -23,6 +23,13 @@ timeout_option = click.option("--timeout", type=click.FloatRange(1, 3600), defau
                                                       "and the others still show.")
 
 
+def _say(text: str, *, err: bool = False) -> None:
+    """Every line the fleet commands print, redacted once more: it quotes many agents' memory and git's errors."""
+    from gitmem.secrets import env_values, redact
+
+    click.echo(redact(text, env_values()), err=err)
+
+
 def _read(fleet_file: str, timeout: float, *, with_page: bool = False) -> Any:
     from gitmem.fleet.fleetfile import load_fleet
     from gitmem.fleet.parallel import read_fleet
@@ -56,18 +63,18 @@ def fleet_pending(fleet_file: str, as_json: bool, timeout: float) -> int:
     view = _read(fleet_file, timeout)
     inbox = view.inbox
     if as_json:
-        click.echo(json.dumps([asdict(d) for d in inbox], indent=2, ensure_ascii=False))
+        _say(json.dumps([asdict(d) for d in inbox], indent=2, ensure_ascii=False))
     elif not inbox:
-        click.echo("No decisions are waiting.")
+        _say("No decisions are waiting.")
     for item in [] if as_json else inbox:
         agent = item.agent + (f"/{item.workspace}" if item.workspace else "")
-        click.echo(f"{agent} · {item.id} · {item.title}  ({item.age} old)")
+        _say(f"{agent} · {item.id} · {item.title}  ({item.age} old)")
         if item.recommendation:
-            click.echo(f"    recommendation: {item.recommendation}")
-        click.echo(f"    answer at: {item.answer_at}")
+            _say(f"    recommendation: {item.recommendation}")
+        _say(f"    answer at: {item.answer_at}")
     for row in view.rows:
         if row.error:
-            click.echo(f"gitmem: {row.label}: {row.error}", err=True)
+            _say(f"gitmem: {row.label}: {row.error}", err=True)
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
 
@@ -112,9 +119,9 @@ def fleet_status(fleet_file: str, as_json: bool, timeout: float) -> int:
     if as_json:
         data = {"now": view.moment.isoformat(timespec="seconds"), "failed": view.failed,
                 "agents": [asdict(row) for row in view.rows]}
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        _say(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        click.echo(render_status(view.rows, colour=colour_wanted(sys.stdout)), nl=False)
+        _say(render_status(view.rows, colour=colour_wanted(sys.stdout)).rstrip("\n"))
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
 
@@ -149,10 +156,10 @@ def fleet_report(fleet_file: str, out: str, timeout: float) -> int:
         why = "a link is in the way (gitmem never writes through one)" if err.errno == errno.ELOOP else \
             "it is not a regular file" if err.errno == errno.EISDIR else err.strerror or str(err)
         raise UsageError(f"cannot write {target}: {why}; remove it or choose another --out") from None
-    click.echo(f"wrote {target} ({len(text.encode('utf-8')) // 1024} KB) and {written} agent page(s)")
+    _say(f"wrote {target} ({len(text.encode('utf-8')) // 1024} KB) and {written} agent page(s)")
     for row in view.rows:
         if row.error:
-            click.echo(f"gitmem: {row.label}: {row.error}", err=True)
+            _say(f"gitmem: {row.label}: {row.error}", err=True)
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
 

@@ -8,6 +8,7 @@ import concurrent.futures as futures
 import multiprocessing
 import os
 from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -74,7 +75,7 @@ def read_fleet(fleet: Fleet, *, clock: Clock | None = None, timeout: float = DEF
 def _result(future: futures.Future[list[AgentReading]], entry: AgentEntry) -> list[AgentReading]:
     try:
         return future.result()
-    except Exception as err:     # a worker that died (killed, out of memory) is that agent's error, not all
+    except BrokenProcessPool as err:   # a worker that died (killed, out of memory): that agent's error, not all
         message = clean(f"reading failed: {type(err).__name__}: {err}")
         row = AgentRow(entry.name, entry.workspace or "", entry.repo, entry.branch or "", UNREADABLE, message, message)
         return [AgentReading(row)]

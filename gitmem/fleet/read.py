@@ -123,12 +123,12 @@ def read_agent(entry: AgentEntry, base: Path, moment: datetime, *, timeout: floa
                            interval_seconds=schedule.interval_seconds(crons), stall_after_seconds=entry.stall_after)
             try:
                 found.append(_read_workspace(entry, ws, row, moment, branch, with_page))
-            except (GitmemError, OSError, ValueError) as err:    # one workspace's problem leaves the others
+            except GitmemError as err:    # one workspace's problem leaves the others (a bug is a bug: exit 70)
                 row.verdict, row.why = UNREADABLE, clean(str(err).strip() or type(err).__name__)
                 row.error = row.why
                 found.append(AgentReading(row))
         return found
-    except (GitmemError, OSError, ValueError) as err:
+    except GitmemError as err:
         message = clean(str(err).strip() or type(err).__name__)
         row = AgentRow(entry.name, entry.workspace or "", shown, entry.branch or "", UNREADABLE, message, message)
         return [AgentReading(row)]
@@ -143,7 +143,8 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
     health.require_memory(ws)
     local = moment.astimezone(ws.config.tzinfo())
     done = activity(ws, local)
-    row.cycles_today, row.streak, row.last_close = done["cycles_today"], done["streak"], done["last_close"]
+    row.cycles_today, row.streak = done["cycles_today"], done["streak"]
+    row.last_close = clean(done["last_close"]) if done["last_close"] else None
     last = done["last_cycle"]
     if last is not None:
         stamp = parse_timestamp(last["when"])
