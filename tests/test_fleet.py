@@ -19,7 +19,7 @@ import pytest
 from gitmem.fleet import schedule
 from gitmem.fleet.fleetfile import AgentEntry, load_fleet
 from gitmem.fleet.parallel import read_fleet
-from gitmem.fleet.read import STALLED, UNREADABLE, answer_at
+from gitmem.fleet.read import STALLED, UNREADABLE, answer_at, cache_dir
 from gitmem.memory_writer import MemoryWriter
 from gitmem.report.charts import COLOURS
 from gitmem.scaffold.demo import run_demo
@@ -137,20 +137,25 @@ def test_a_remote_is_fetched_shallow_into_the_cache_and_incrementally_after(worl
     fleet_file = tmp_path / "fleet.yaml"
     fleet_file.write_text(f"agents:\n  - name: beta\n    repo: {world.remote.as_uri()}\n", encoding="utf-8")
     first = read_fleet(load_fleet(fleet_file), clock=lambda: world.base)
-    copies = list((Path(os.environ["XDG_CACHE_HOME"]) / "gitmem" / "fleet").glob("beta-*"))
-    assert len(copies) == 2                    # this entry (the remote's HEAD) and the world's (branch main)
-    mine = next(c for c in copies if (c / ".git" / "shallow").exists() and
-                (c / ".git" / "refs" / "remotes" / "origin" / "HEAD").exists())
+    mine = cache_dir(load_fleet(fleet_file).agents[0], dict(os.environ))
+    assert mine.parent == Path(os.environ["XDG_CACHE_HOME"]) / "gitmem" / "fleet"
+    assert (mine / ".git" / "shallow").is_file() and (mine / ".git" / "refs" / "remotes" / "origin" / "HEAD").is_file()
     assert first.rows[0].pending == 1
     work = tmp_path / "work"
     git(tmp_path, "clone", "-q", str(world.remote), str(work))
     _ask(Workspace.at(work), world.base - timedelta(hours=1), "Ship 1.0", "ship it")
     git(work, "commit", "-qam", "another decision")
     git(work, "push", "-q", "origin", "HEAD:main")
+    offline = read_fleet(load_fleet(fleet_file), clock=lambda: world.base, offline=True)
+    assert [d.title for d in offline.inbox] == ["Drop Python 3.10"]          # the copy as the last fetch left it
     again = read_fleet(load_fleet(fleet_file), clock=lambda: world.base)
     assert [d.title for d in again.inbox] == ["Drop Python 3.10", "Ship 1.0"]
     assert (mine / ".git" / "shallow").exists()
     git(work, "push", "-q", "origin", "HEAD~1:main", "--force")   # put the shared remote back for the others
+    fleet_file.write_text(f"agents:\n  - name: never\n    repo: {world.remote.as_uri()}\n    branch: other\n",
+                          encoding="utf-8")
+    unfetched = read_fleet(load_fleet(fleet_file), clock=lambda: world.base, offline=True)
+    assert unfetched.rows[0].error == f"{world.remote.as_uri()} has not been fetched yet; run once without --offline"
 
 
 def test_the_token_is_masked_in_every_output(world: World, cli, monkeypatch: pytest.MonkeyPatch,

@@ -21,6 +21,8 @@ fleet_option = click.option("--fleet", "fleet_file", metavar="FILE", default="fl
 timeout_option = click.option("--timeout", type=click.FloatRange(1, 3600), default=120, show_default=True,
                               metavar="SECONDS", help="Per agent: a remote slower than this is a row with its error, "
                                                       "and the others still show.")
+offline_option = click.option("--offline", is_flag=True,
+                              help="Read each URL's copy in the cache as the last fetch left it: no network.")
 
 
 def _say(text: str, *, err: bool = False) -> None:
@@ -30,11 +32,11 @@ def _say(text: str, *, err: bool = False) -> None:
     click.echo(redact(text, env_values()), err=err)
 
 
-def _read(fleet_file: str, timeout: float, *, with_page: bool = False) -> Any:
+def _read(fleet_file: str, timeout: float, offline: bool, *, with_page: bool = False) -> Any:
     from gitmem.fleet.fleetfile import load_fleet
     from gitmem.fleet.parallel import read_fleet
 
-    return read_fleet(load_fleet(Path(fleet_file)), timeout=timeout, with_page=with_page)
+    return read_fleet(load_fleet(Path(fleet_file)), timeout=timeout, with_page=with_page, offline=offline)
 
 
 @click.group("fleet")
@@ -57,10 +59,11 @@ def fleet() -> None:
 @fleet_option
 @json_option
 @timeout_option
-def fleet_pending(fleet_file: str, as_json: bool, timeout: float) -> int:
+@offline_option
+def fleet_pending(fleet_file: str, as_json: bool, timeout: float, offline: bool) -> int:
     """Every agent's pending decisions, oldest first: agent, age, recommendation, and where to answer it (the
     file and line, or its URL on GitHub)."""
-    view = _read(fleet_file, timeout)
+    view = _read(fleet_file, timeout, offline)
     inbox = view.inbox
     if as_json:
         _say(json.dumps([asdict(d) for d in inbox], indent=2, ensure_ascii=False))
@@ -107,7 +110,8 @@ def render_status(rows: list[Any], *, colour: bool) -> str:
 @fleet_option
 @json_option
 @timeout_option
-def fleet_status(fleet_file: str, as_json: bool, timeout: float) -> int:
+@offline_option
+def fleet_status(fleet_file: str, as_json: bool, timeout: float, offline: bool) -> int:
     """One row per agent (per workspace): last cycle (age, outcome), cycles today, Rule 0 streak, pending
     decisions, last close, the gitmem/* branches waiting for you, and a verdict.
 
@@ -115,7 +119,7 @@ def fleet_status(fleet_file: str, as_json: bool, timeout: float) -> int:
     its stall_after): GitHub disables a schedule after 60 days without activity, and a broken workflow looks the
     same. Exit 2 when an agent could not be read.
     """
-    view = _read(fleet_file, timeout)
+    view = _read(fleet_file, timeout, offline)
     if as_json:
         data = {"now": view.moment.isoformat(timespec="seconds"), "failed": view.failed,
                 "agents": [asdict(row) for row in view.rows]}
@@ -130,7 +134,8 @@ def fleet_status(fleet_file: str, as_json: bool, timeout: float) -> int:
 @click.option("--out", metavar="PATH", default=DEFAULT_OUT, show_default=True,
               help="The fleet page; each agent's own report goes to agents/ next to it.")
 @timeout_option
-def fleet_report(fleet_file: str, out: str, timeout: float) -> int:
+@offline_option
+def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool) -> int:
     """One self-contained HTML page: the inbox, the health table, and per agent sparklines (cycles per day by
     outcome, context read against the budget), each agent linking to its own `gitmem report` page.
 
@@ -141,7 +146,7 @@ def fleet_report(fleet_file: str, out: str, timeout: float) -> int:
     from gitmem.fleet.page import agent_page_name, render_page
     from gitmem.nofollow import files
 
-    view = _read(fleet_file, timeout, with_page=True)
+    view = _read(fleet_file, timeout, offline, with_page=True)
     target = Path(out)
     written = 0
     try:

@@ -45,19 +45,21 @@ def workers(count: int) -> int:
 
 
 def read_fleet(fleet: Fleet, *, clock: Clock | None = None, timeout: float = DEFAULT_TIMEOUT,
-               with_page: bool = False) -> FleetView:
-    """Every agent, in the order of fleet.yaml (each agent's workspaces in their config's order)."""
+               with_page: bool = False, offline: bool = False) -> FleetView:
+    """Every agent, in the order of fleet.yaml (each agent's workspaces in their config's order); `offline`
+    reads the copies of URLs as the last fetch left them."""
     moment = (clock or (lambda: datetime.now(UTC)))()
     entries = fleet.agents
     if workers(len(entries)) == 1:
-        found = [read_agent(e, fleet.base, moment, timeout=timeout, with_page=with_page) for e in entries]
+        found = [read_agent(e, fleet.base, moment, timeout=timeout, with_page=with_page, offline=offline)
+                 for e in entries]
         return FleetView(moment, tuple(r for rows in found for r in rows))
     results: dict[int, list[AgentReading]] = {}
     # spawn, not fork: the parent may hold threads and open repositories, which a forked child must not share.
     pool = futures.ProcessPoolExecutor(workers(len(entries)), mp_context=multiprocessing.get_context("spawn"))
     try:
-        submitted = {pool.submit(read_agent, e, fleet.base, moment, timeout=timeout, with_page=with_page): n
-                     for n, e in enumerate(entries)}
+        submitted = {pool.submit(read_agent, e, fleet.base, moment, timeout=timeout, with_page=with_page,
+                                 offline=offline): n for n, e in enumerate(entries)}
         # A worker reads its agents one after the other, so the wait grows with the queue ahead of it.
         rounds = -(-len(entries) // workers(len(entries)))
         try:

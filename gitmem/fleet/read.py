@@ -89,11 +89,17 @@ def cache_dir(entry: AgentEntry, environ: dict[str, str]) -> Path:
     return gitio.cache_home(environ) / "fleet" / f"{entry.name}-{digest}"
 
 
-def open_agent(entry: AgentEntry, base: Path, *, timeout: float) -> tuple[Workspace, str, bool]:
-    """(the agent's top-level workspace, the branch read, whether it is a fetched copy)."""
+def open_agent(entry: AgentEntry, base: Path, *, timeout: float, offline: bool = False) -> tuple[Workspace, str, bool]:
+    """(the agent's top-level workspace, the branch read, whether it is a fetched copy). `offline` reads a URL's
+    copy as the last fetch left it."""
     if entry.is_url:
-        repo, branch = gitio.fetch_copy(cache_dir(entry, dict(os.environ)), entry.repo, entry.branch,
-                                        timeout=timeout, environ=dict(os.environ), token_variable=TOKEN_VARIABLE)
+        where = cache_dir(entry, dict(os.environ))
+        if offline:
+            if not (where / ".git").is_dir():
+                raise GitmemError(f"{entry.repo} has not been fetched yet; run once without --offline")
+            return Workspace.for_repo(gitio.open_repo(where)), entry.branch or "HEAD", True
+        repo, branch = gitio.fetch_copy(where, entry.repo, entry.branch, timeout=timeout, environ=dict(os.environ),
+                                        token_variable=TOKEN_VARIABLE)
         return Workspace.for_repo(repo), branch, True
     path = (base / entry.repo).resolve() if not os.path.isabs(entry.repo) else Path(entry.repo)
     if not path.is_dir():
@@ -105,14 +111,14 @@ def open_agent(entry: AgentEntry, base: Path, *, timeout: float) -> tuple[Worksp
     return Workspace.for_repo(repo), gitio.current_branch(repo) or "HEAD", False
 
 
-def read_agent(entry: AgentEntry, base: Path, moment: datetime, *, timeout: float,
-               with_page: bool) -> list[AgentReading]:
+def read_agent(entry: AgentEntry, base: Path, moment: datetime, *, timeout: float, with_page: bool,
+               offline: bool = False) -> list[AgentReading]:
     """One reading per workspace of the agent; a single reading with the error when it cannot be read."""
     from gitmem.report import workspaces
 
     shown = redact(entry.repo, env_values())
     try:
-        top, branch, copy = open_agent(entry, base, timeout=timeout)
+        top, branch, copy = open_agent(entry, base, timeout=timeout, offline=offline)
         chosen = [top.with_config(top.config.with_workspace(entry.workspace))] if entry.workspace else \
             workspaces(top, all_workspaces=True)
         crons = schedule.workflow_crons(top.root)
