@@ -202,7 +202,7 @@ HOSTILE = [
     ("agents:\n  - name: a\n    repo: x\n  - name: a\n    repo: y\n", "fleet.yaml:4: agents[1].name: 'a' is also"),
     ("agents:\n  - name: a\n    repo: https://me:hunter2@github.com/a/b\n", "fleet.yaml:3: agents[0].repo: must not "
      "carry credentials"),
-    ("agents:\n  - name: a\n    repo: ext::sh -c touch% /tmp/pwned\n", "fleet.yaml:3: agents[0].repo: is neither"),
+    ("agents:\n  - name: a\n    repo: ext::sh -c touch% pwned\n", "fleet.yaml:3: agents[0].repo: is neither"),
     ("agents:\n  - name: a\n    repo: --upload-pack=touch\n", "fleet.yaml:3: agents[0].repo: must not start with"),
     ("agents:\n  - name: a\n    repo: file:///x\n    branch: ../../HEAD\n", "fleet.yaml:4: agents[0].branch: "),
     ("agents:\n  - name: ../up\n    repo: x\n", "fleet.yaml:2: agents[0].name: must be 1-64"),
