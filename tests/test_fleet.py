@@ -152,6 +152,9 @@ def test_a_remote_is_fetched_shallow_into_the_cache_and_incrementally_after(worl
     assert [d.title for d in again.inbox] == ["Drop Python 3.10", "Ship 1.0"]
     assert (mine / ".git" / "shallow").exists()
     git(work, "push", "-q", "origin", "HEAD~1:main", "--force")   # put the shared remote back for the others
+    (mine / ".git" / "HEAD").unlink()                               # a copy damaged on disk is fetched anew
+    mended = read_fleet(load_fleet(fleet_file), clock=lambda: world.base)
+    assert [d.title for d in mended.inbox] == ["Drop Python 3.10"] and (mine / ".git" / "HEAD").is_file()
     fleet_file.write_text(f"agents:\n  - name: never\n    repo: {world.remote.as_uri()}\n    branch: other\n",
                           encoding="utf-8")
     unfetched = read_fleet(load_fleet(fleet_file), clock=lambda: world.base, offline=True)

@@ -10,6 +10,7 @@ checked out as links, which the readers refuse) apply.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -44,6 +45,10 @@ def _git(cwd: Path, args: list[str], *, deadline: float, budget: float, environ:
     except subprocess.TimeoutExpired:
         os.killpg(process.pid, signal.SIGKILL)
         process.communicate()
+        # The killed git leaves its lock files (shallow.lock, index.lock, a ref's .lock): every later fetch of
+        # this copy would fail on them. They are this process's own, in this process's own cache.
+        for lock in (cwd / ".git").rglob("*.lock"):
+            lock.unlink(missing_ok=True)
         raise GitCommandError(f"`git {args[0]}` did not finish within the {budget:g}s timeout") from None
     output = output.strip()
     if process.returncode != 0:
@@ -60,6 +65,11 @@ def fetch_copy(dest: Path, url: str, branch: str | None, *, timeout: float, envi
     checked out, or "HEAD"). GitCommandError when git cannot fetch (the message is git's own line), or when the
     whole takes longer than `timeout` seconds."""
     deadline = time.monotonic() + timeout
+    if (dest / ".git").is_dir():
+        try:
+            pygit2.Repository(str(dest))
+        except pygit2.GitError:      # a copy damaged on disk is fetched again from nothing: it is only a cache
+            shutil.rmtree(dest)
     if not (dest / ".git").is_dir():
         dest.mkdir(parents=True, exist_ok=True, mode=0o700)
         made = pygit2.init_repository(str(dest), initial_head="main")
