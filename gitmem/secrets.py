@@ -15,11 +15,12 @@ from typing import BinaryIO
 
 # Variables whose values are secrets wherever they appear (the model's key, tokens that can push).
 SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "GITHUB_TOKEN", "GH_TOKEN",
-              "GITMEM_GIT_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN", "ACTIONS_RUNTIME_TOKEN",
-              "ACTIONS_ID_TOKEN_REQUEST_TOKEN")
+              "GITMEM_GIT_TOKEN", "GITMEM_FLEET_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",
+              "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN")
 # Never handed to an agent, whatever the config says: they can push as the repository or the human.
-GITHUB_TOKEN_ENV = ("GITHUB_TOKEN", "GH_TOKEN", "GITMEM_GIT_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN",
-                    "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_URL")
+GITHUB_TOKEN_ENV = ("GITHUB_TOKEN", "GH_TOKEN", "GITMEM_GIT_TOKEN", "GITMEM_FLEET_TOKEN", "GH_ENTERPRISE_TOKEN",
+                    "GITHUB_ENTERPRISE_TOKEN", "ACTIONS_RUNTIME_TOKEN", "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+                    "ACTIONS_ID_TOKEN_REQUEST_URL")
 # Words in a variable's name that say it holds a credential, and capabilities that are not named like one.
 _SECRET_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "PRIVATE", "COOKIE")
 _SECRET_WORDS = ("AUTH", "PAT")     # whole words only: AUTHOR and PATH are not secrets

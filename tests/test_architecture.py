@@ -343,6 +343,7 @@ LAYERS = (
     "close",
     "views",
     "report",
+    "fleet",           # many agents' memory side by side, for one human
     "sessions",
     "scaffold",
     "cli",

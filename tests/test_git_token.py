@@ -86,3 +86,21 @@ def test_the_action_passes_the_token_to_gitmem_and_checkout_keeps_none() -> None
     action = YAML(typ="safe").load((root / "action.yml").read_text(encoding="utf-8"))
     run = next(step for step in action["runs"]["steps"] if step.get("id") == "run")
     assert run["env"]["GITMEM_GIT_TOKEN"] == "${{ inputs.github-token }}"
+
+
+def test_the_fleet_fetches_with_its_own_token_only_and_never_shows_it(host: str, cli, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    fleet_token = "github_pat_" + "F1eet" * 12
+    monkeypatch.setenv("GITMEM_FLEET_TOKEN", fleet_token)
+    monkeypatch.setenv("GITMEM_GIT_TOKEN", TOKEN)          # the agent's push token is not the fleet's to send
+    monkeypatch.setenv("GITHUB_SERVER_URL", host)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (tmp_path / "fleet.yaml").write_text(f"agents:\n  - name: writer\n    repo: {host}/acme/writer.git\n",
+                                         encoding="utf-8")
+    done = cli(["fleet", "status", "--json"], cwd=tmp_path)
+    expected = "basic " + base64.b64encode(f"x-access-token:{fleet_token}".encode()).decode()
+    assert done.code == 2 and Recorder.seen and set(Recorder.seen) == {expected}, Recorder.seen
+    for secret in (fleet_token, expected.split()[1]):
+        assert secret not in done.out + done.err
+    configs = [p.read_text(encoding="utf-8") for p in (tmp_path / "cache").rglob("config")]
+    assert configs and not any("extraheader" in c or fleet_token in c for c in configs)

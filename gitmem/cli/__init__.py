@@ -17,7 +17,7 @@ COMMANDS: dict[str, str] = {
     "log": "write", "now": "write", "decision": "write", "lesson": "write",
     "init": "init", "demo": "demo", "context": "context", "cycle": "cycle", "close": "close",
     "status": "status", "pending": "pending", "recall": "recall", "github": "github", "config": "config",
-    "report": "report", "hook": "hook", "mcp": "mcp",
+    "report": "report", "hook": "hook", "mcp": "mcp", "fleet": "fleet",
 }
 
 
@@ -65,6 +65,7 @@ def cli(ctx: click.Context, color: bool | None) -> None:
     Write:     gitmem log add | now add | decision ask/answer | lesson add/confirm
     Human:     gitmem pending | decision answer D-0001 --answer "…"
     Run:       gitmem context | cycle | close | status | recall QUERY | report
+    Fleet:     gitmem fleet pending | fleet status | fleet report   (many agents, one human)
     Start:     gitmem init [DIR] [--agent claude|codex|cursor] | gitmem demo
     Sessions:  gitmem mcp | gitmem hook session-start|stop
     Complete:  eval "$(_GITMEM_COMPLETE=bash_source gitmem)"   (zsh_source, fish_source)

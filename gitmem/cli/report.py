@@ -66,7 +66,7 @@ def report(fmt: str, since: date | None, until: date | None, out: str | None, wo
     target = Path(out) if out is not None else state_directory(ws.state_dir or ws.root) / "report.html"
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        _write_no_link(target, text.encode("utf-8"))
+        write_no_link(target, text.encode("utf-8"))
     except OSError as err:
         if err.errno == errno.ENAMETOOLONG:
             raise UsageError(f"cannot write {target}: {files.NAME_TOO_LONG}; choose a shorter --out") from None
@@ -77,7 +77,7 @@ def report(fmt: str, since: date | None, until: date | None, out: str | None, wo
     return ExitCode.OK
 
 
-def _write_no_link(target: Path, data: bytes) -> None:
+def write_no_link(target: Path, data: bytes) -> None:
     """Write `target` without following a link planted at it (an agent can reach .git/gitmem/report.html), nor
     opening a FIFO or a device there: O_NOFOLLOW and O_NONBLOCK, then only a regular file is truncated."""
     fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)

@@ -15,6 +15,7 @@ dataclasses of those (`Identity`, `Commit`, `CommitInfo`, `Snapshot`). No pygit2
   remote      fetch, push and the few commands that go through the `git` executable
   signing     whether a commit carries an SSH signature by a listed key
   bundles     the human's unpushed history in a bundle, and the stash list, for the cycle's guard
+  readonly    read-only copies of other repositories, fetched into a cache (`gitmem fleet`)
 """
 from __future__ import annotations
 
@@ -28,26 +29,26 @@ from typing import TYPE_CHECKING, Any
 __all__ = [
     "Change", "ChangedFile", "Commit", "CommitInfo", "GitCommandError", "Identity", "RebaseResult",
     "RenamedSnapshot", "Repo", "RepoError", "Resolver", "STASH", "Snapshot", "StatePath", "blob", "blob_id",
-    "blob_size", "branch_exists", "changes", "checkout_branch", "commit", "commit_files", "commit_snapshot",
-    "commit_worktree", "commits_since", "common_dir", "config_value", "count_range", "create_branch",
-    "create_bundle", "current_branch", "derived", "dirty_files", "exists", "fetch", "fetch_objects",
-    "fetch_prefixed", "file_at", "file_id_at", "forget_cached", "git_dir", "has_object", "head_entry", "head_id",
-    "history", "hooks_dir", "ignored", "index_snapshot", "init_repo", "is_ancestor", "is_ancestor_id", "is_unborn",
-    "merge_base", "open_repo", "push", "put_stash", "read_staged", "rebase_onto", "rebuild_index", "references",
-    "references_all", "refused_for_good", "remote_branch_oid", "remote_names", "remote_tips", "reset_hard",
-    "reset_mixed", "resolve", "restore_paths", "restore_worktree", "root", "run_git", "same_blob", "set_config",
-    "set_reference",
-    "set_remote_branch", "shallow_commits", "signature", "staged_files", "staged_snapshot", "stash_entries",
-    "state_dir", "state_dir_of", "state_paths", "switch_head", "token_config", "tree_links", "unbundle", "unpushed",
-    "unsigned_why", "upstream_of", "user_identity", "walk_range", "work_tree", "worktree_bytes", "worktree_changed",
-    "worktree_files", "worktree_snapshot", "write_tree_with",
+    "blob_size", "branch_exists", "cache_home", "changes", "checkout_branch", "commit", "commit_files",
+    "commit_snapshot", "commit_worktree", "commits_since", "common_dir", "config_value", "count_range",
+    "create_branch", "create_bundle", "current_branch", "derived", "dirty_files", "exists", "fetch", "fetch_copy",
+    "fetch_objects", "fetch_prefixed", "file_at", "file_id_at", "forget_cached", "git_dir", "has_object",
+    "head_entry", "head_id", "history", "hooks_dir", "ignored", "index_snapshot", "init_repo", "is_ancestor",
+    "is_ancestor_id", "is_unborn", "merge_base", "open_repo", "push", "put_stash", "read_staged", "rebase_onto",
+    "rebuild_index", "references", "references_all", "refused_for_good", "remote_branch_oid", "remote_names",
+    "remote_tips", "reset_hard", "reset_mixed", "resolve", "restore_paths", "restore_worktree", "root", "run_git",
+    "same_blob", "set_config", "set_reference", "set_remote_branch", "shallow_commits", "signature", "staged_files",
+    "staged_snapshot", "stash_entries", "state_dir", "state_dir_of", "state_paths", "switch_head", "token_config",
+    "tree_links", "unbundle", "unpushed", "unsigned_why", "upstream_of", "user_identity", "waiting_branches",
+    "walk_range", "work_tree", "worktree_bytes", "worktree_changed", "worktree_files", "worktree_snapshot",
+    "write_tree_with",
 ]
 
 # Submodules load on first use (PEP 562), searched in this order: `gitmem check` finds everything it needs in
 # the first few (the repository, snapshots, history, the staged files) and never loads commits, remotes or
 # rebases; every millisecond counts on the pre-commit path.
 _SEARCH_ORDER = ("repository", "snapshots", "history", "staged", "blobproof", "state", "restore", "commits",
-                 "remote", "rebase", "bundles", "signing")
+                 "remote", "rebase", "bundles", "signing", "readonly")
 
 
 def __getattr__(name: str) -> Any:
@@ -94,6 +95,7 @@ if TYPE_CHECKING:   # for type checkers: every submodule's names, of which `__al
     from gitmem.gitio.bundles import *
     from gitmem.gitio.commits import *
     from gitmem.gitio.history import *
+    from gitmem.gitio.readonly import *
     from gitmem.gitio.rebase import *
     from gitmem.gitio.remote import *
     from gitmem.gitio.repository import *

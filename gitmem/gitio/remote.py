@@ -31,15 +31,16 @@ class GitCommandError(RepoError):
 TOKEN_ENV = "GITMEM_GIT_TOKEN"
 
 
-def token_config(environ: Mapping[str, str]) -> dict[str, str]:
-    """The token in GITMEM_GIT_TOKEN as an `http.<server>/.extraheader` for one git command, in git's
+def token_config(environ: Mapping[str, str], *, variable: str = TOKEN_ENV) -> dict[str, str]:
+    """The token in GITMEM_GIT_TOKEN (or `variable`: `gitmem fleet` reads GITMEM_FLEET_TOKEN) as an
+    `http.<server>/.extraheader` for one git command, in git's
     GIT_CONFIG_COUNT/KEY/VALUE variables: like `git -c`, but out of the command line (other processes can
     read argv) and never written to .git/config, where the agent could read it.
 
     An empty value first drops any Authorization header already configured for the server (a checkout
     that persisted its own credentials), so git never sends two.
     """
-    token = environ.get(TOKEN_ENV, "")
+    token = environ.get(variable, "")
     if not token:
         return {}
     import base64

@@ -47,26 +47,8 @@ def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
     """The dashboard's data; NoMemory (exit 2) when there is no memory at all, rather than healthy zeros."""
     missing = health.require_memory(ws)
     config = ws.config
-    tz = config.tzinfo()
-    moment: datetime = (clock or ws.clock())().astimezone(tz)
-    source = ws.log_source()         # LOG is read back from its end only as far as each question needs
-    today = moment.date()
-    start, end = day_bounds(today, tz)
-    recent = entries_since(source, start, at_least=1)
-    cycles = [e for e in recent if e.cycle is not None]
-    last = cycles[-1] if cycles else _last_cycle(source)
-    today_cycles = [e for e in cycles if start <= e.when.moment < end]
-    closes = [e for e in recent if e.cycle is None]
-    streak = no_build_streak(source, end)
-    status = Status(
-        now=str(Timestamp.from_datetime(moment)),
-        last_cycle={"cycle": last.cycle, "when": str(last.when), "outcome": last.outcome,
-                    "task": one_line(last.get("Task") or "")} if last else None,
-        cycles_today=len(today_cycles),
-        outcomes_today={o: sum(1 for e in today_cycles if e.outcome == o) for o in log.OUTCOMES},
-        streak={"length": streak.length, "first": streak.first, "last": streak.last, "problem": streak.is_problem}
-        if streak is not None else {"length": 0, "first": None, "last": None, "problem": False},
-        last_close=(closes[-1].get(DAY_FIELD) or str(closes[-1].when)) if closes else None)
+    moment: datetime = (clock or ws.clock())().astimezone(config.tzinfo())
+    status = Status(now=str(Timestamp.from_datetime(moment)), **activity(ws, moment))
     for item in decisions.waiting(decisions.parse(ws.read("decisions")), moment):
         status.pending.append({"id": item.id, "title": item.title, "age_days": item.days, "age": item.age,
                                "stale": item.days > config.close.stale_decision_days})
@@ -82,6 +64,30 @@ def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
     status.placeholders = [asdict(found) for found in health.placeholders(ws)]
     status.branches = [branch.to_json() for branch in kept_branches(ws.repo)]
     return status
+
+
+def activity(ws: Workspace, moment: datetime) -> dict[str, Any]:
+    """The cycles part of the dashboard, as `Status` fields: the last cycle, today's cycles by outcome, the
+    Rule 0 streak and the last close. LOG is read back from its end only as far as each question needs (this
+    is also each agent's row in `gitmem fleet status`)."""
+    tz = ws.config.tzinfo()
+    source = ws.log_source()
+    start, end = day_bounds(moment.astimezone(tz).date(), tz)
+    recent = entries_since(source, start, at_least=1)
+    cycles = [e for e in recent if e.cycle is not None]
+    last = cycles[-1] if cycles else _last_cycle(source)
+    today_cycles = [e for e in cycles if start <= e.when.moment < end]
+    closes = [e for e in recent if e.cycle is None]
+    streak = no_build_streak(source, end)
+    return {
+        "last_cycle": {"cycle": last.cycle, "when": str(last.when), "outcome": last.outcome,
+                       "task": one_line(last.get("Task") or "")} if last else None,
+        "cycles_today": len(today_cycles),
+        "outcomes_today": {o: sum(1 for e in today_cycles if e.outcome == o) for o in log.OUTCOMES},
+        "streak": {"length": streak.length, "first": streak.first, "last": streak.last,
+                   "problem": streak.is_problem}
+        if streak is not None else {"length": 0, "first": None, "last": None, "problem": False},
+        "last_close": (closes[-1].get(DAY_FIELD) or str(closes[-1].when)) if closes else None}
 
 
 def recall_mode(ws: Workspace) -> dict[str, str]:

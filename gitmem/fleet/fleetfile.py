@@ -1,0 +1,211 @@
+"""fleet.yaml: the agents one human looks after, validated like gitmem.yaml.
+
+The file is data that anyone with write access to the fleet repository can change, and its values reach git's
+command line and file names: each is checked once here, and an error names the file and line in one line
+(exit 2). Nothing outside `agents:` is read; an unknown key is an error rather than a warning, because a
+misspelt `branch` would silently read the wrong branch of every agent.
+
+    agents:
+      - name: writer
+        repo: https://github.com/acme/writer-agent
+        branch: main              # default: the remote's default branch
+        workspace: docs           # default: every workspace of its gitmem.yaml
+        stall_after: 8h           # default: twice the interval of its workflow's schedule
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from gitmem.config import ConfigError
+from gitmem.config.nesting import TooDeep, parsing, within_depth
+from gitmem.config.validate import text_problem, workspace_name_problem
+from gitmem.nofollow import files
+
+FLEET_NAME = "fleet.yaml"
+MAX_BYTES = 1024 * 1024
+MAX_AGENTS = 1000
+KEYS = ("name", "repo", "branch", "workspace", "stall_after")
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
+# A branch name git accepts (git check-ref-format), narrowed: no option-like or hidden names.
+BRANCH_RE = re.compile(r"(?!.*\.\.)(?!.*//)(?!.*@\{)(?!.*\.lock(?:/|\Z))[A-Za-z0-9_][A-Za-z0-9._/-]{0,199}\Z")
+DURATION_RE = re.compile(r"([1-9][0-9]{0,5})([mhd])\Z")
+UNITS = {"m": 60, "h": 3600, "d": 86400}
+STALL_RANGE = (600, 90 * 86400)            # 10 minutes to 90 days
+SCHEMES = ("https", "http", "ssh", "git", "file")
+SCP_RE = re.compile(r"[A-Za-z0-9_.-]+@[A-Za-z0-9.-]+:[^\s]+\Z")     # git@github.com:acme/agent.git
+
+
+@dataclass(frozen=True)
+class AgentEntry:
+    name: str
+    repo: str                      # a local path (relative to fleet.yaml's directory) or a git URL
+    branch: str | None = None
+    workspace: str | None = None
+    stall_after: int | None = None  # seconds
+    line: int = 0                   # where the entry starts in fleet.yaml
+
+    @property
+    def is_url(self) -> bool:
+        return is_url(self.repo)
+
+
+@dataclass(frozen=True)
+class Fleet:
+    path: Path                     # fleet.yaml itself
+    agents: tuple[AgentEntry, ...]
+
+    @property
+    def base(self) -> Path:
+        """The directory local repo paths are relative to."""
+        return self.path.parent
+
+
+def is_url(repo: str) -> bool:
+    return "://" in repo or bool(SCP_RE.match(repo))
+
+
+def load_fleet(path: Path) -> Fleet:
+    """fleet.yaml at `path`, read as a regular file (never through a link) and validated; ConfigError else."""
+    shown = path.name if path.parent == Path(".") else str(path)
+    try:
+        size = files.size(path.parent, path.name)
+        if size is None:
+            raise ConfigError(f"{shown}: no fleet file here; write one (see docs/fleet.md) or pass --fleet FILE")
+        if size > MAX_BYTES:
+            raise ConfigError(f"{shown}: {size} bytes; a fleet file is at most {MAX_BYTES}")
+        data = files.read(path.parent, path.name) or b""
+    except files.FileRefused as err:
+        raise ConfigError(str(err)) from None
+    return parse_fleet(data, path=path, shown=shown)
+
+
+def parse_fleet(data: bytes, *, path: Path, shown: str = FLEET_NAME) -> Fleet:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise ConfigError(f"{shown}: not valid UTF-8 ({err.reason})") from None
+    try:
+        with parsing():
+            raw = within_depth(YAML(typ="rt").load(text))
+    except TooDeep as err:
+        raise ConfigError(f"{shown}: {err}") from None
+    except YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{shown}{where}: invalid YAML: {getattr(err, 'problem', None) or err}") from None
+    if not isinstance(raw, dict) or "agents" not in raw:
+        raise ConfigError(f"{shown}: expected a mapping with `agents:`, a list of {{name, repo}}")
+    unknown = [key for key in raw if key != "agents"]
+    if unknown:
+        raise ConfigError(f"{shown}{_line(raw, unknown[0])}: unknown key {str(unknown[0])!r}; only `agents:` is read")
+    items = raw["agents"]
+    if not isinstance(items, list) or not items:
+        raise ConfigError(f"{shown}{_line(raw, 'agents')}: agents: expected a non-empty list of {{name, repo}}")
+    if len(items) > MAX_AGENTS:
+        raise ConfigError(f"{shown}{_line(raw, 'agents')}: {len(items)} agents; at most {MAX_AGENTS}")
+    agents: list[AgentEntry] = []
+    seen: dict[str, int] = {}
+    for index, item in enumerate(items):
+        entry = _entry(item, shown, _item_line(items, index), index)
+        if entry.name in seen:
+            raise ConfigError(f"{shown}{_item_line(items, index)}: agents[{index}].name: {entry.name!r} is also "
+                              f"the name of agents[{seen[entry.name]}]; names are unique")
+        seen[entry.name] = index
+        agents.append(entry)
+    return Fleet(path, tuple(agents))
+
+
+def _line(node: Any, key: Any) -> str:
+    try:
+        return f":{node.lc.key(key)[0] + 1}"
+    except Exception:    # no position known: the file is still named
+        return ""
+
+
+def _item_line(items: Any, index: int) -> str:
+    try:
+        return f":{items.lc.item(index)[0] + 1}"
+    except Exception:
+        return ""
+
+
+def _entry(item: Any, shown: str, line: str, index: int) -> AgentEntry:
+    prefix, where = f"agents[{index}]", shown + line
+    if not isinstance(item, dict):
+        raise ConfigError(f"{where}: {prefix}: expected a mapping with name and repo")
+    values: dict[str, Any] = {}
+    for key, value in item.items():
+        at = shown + (_line(item, key) or line)
+        if key not in KEYS:
+            raise ConfigError(f"{at}: {prefix}: unknown key {str(key)!r}; known: {', '.join(KEYS)}")
+        problem = _problem(str(key), value)
+        if problem is not None:
+            raise ConfigError(f"{at}: {prefix}.{key}: {problem}")
+        values[str(key)] = value
+    for key in ("name", "repo"):
+        if key not in values:
+            raise ConfigError(f"{where}: {prefix}: `{key}` is required")
+    if values.get("branch") and not is_url(values["repo"]):
+        raise ConfigError(f"{shown}{_line(item, 'branch') or line}: {prefix}.branch: a local repository is read "
+                          "as it is checked out; to read another branch give it as a URL (file:///path/to/repo)")
+    stall = values.get("stall_after")
+    return AgentEntry(str(values["name"]), str(values["repo"]), values.get("branch"), values.get("workspace"),
+                      duration_seconds(stall) if stall is not None else None, int(line[1:] or 0))
+
+
+def _problem(key: str, value: Any) -> str | None:
+    if not isinstance(value, str):
+        return f"expected text, got {type(value).__name__}"
+    problem = text_problem(value)
+    if problem is not None:
+        return problem
+    if len(value) > 2048:
+        return "is longer than 2048 characters"
+    if key == "name" and not NAME_RE.match(value):
+        return "must be 1-64 letters, digits, `.`, `_` or `-`, starting with a letter or digit"
+    if key == "repo":
+        return repo_problem(value)
+    if key == "branch" and not BRANCH_RE.match(value):
+        return "is not a plain branch name"
+    if key == "workspace":
+        return workspace_name_problem(value)
+    if key == "stall_after":
+        seconds = duration_seconds(value)
+        if seconds is None:
+            return "expected a duration like 90m, 8h or 2d"
+        if not STALL_RANGE[0] <= seconds <= STALL_RANGE[1]:
+            return "must be between 10m and 90d"
+    return None
+
+
+def repo_problem(repo: str) -> str | None:
+    """Why `repo` cannot be fetched or read; None when it can."""
+    if not repo.strip() or repo != repo.strip():
+        return "must be a path or a URL without surrounding spaces"
+    if repo.startswith("-"):
+        return "must not start with `-` (git would read it as an option)"
+    if SCP_RE.match(repo) and "://" not in repo:
+        return None
+    if "://" not in repo:
+        return None if "::" not in repo else "is neither a path nor a URL git fetches over a network or file"
+    parts = urlsplit(repo)
+    if parts.scheme not in SCHEMES:
+        return f"scheme {parts.scheme!r} is not fetched; use one of {', '.join(SCHEMES)}"
+    if parts.password is not None or (parts.username and parts.scheme in ("https", "http")):
+        return ("must not carry credentials: git's own configuration (a credential helper) or "
+                "GITMEM_FLEET_TOKEN provides them, and never prints them")
+    if parts.scheme != "file" and not parts.hostname:
+        return "has no host"
+    return None
+
+
+def duration_seconds(value: str) -> int | None:
+    found = DURATION_RE.match(value.strip())
+    return int(found.group(1)) * UNITS[found.group(2)] if found else None

@@ -1,0 +1,140 @@
+"""`gitmem fleet report`: one self-contained page for the human: the inbox, the health table, and per agent two
+sparklines drawn from its `gitmem.report` data (cycles per day by outcome over the last two weeks; the context
+each recent cycle read against its budget), each agent linking to its own report page.
+
+The sparklines are inline SVG, so the page needs no script at all; styles come from the report's own sheet.
+Every text was redacted when it was read, and the whole page is redacted once more here.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from html import escape
+
+from gitmem.fleet.parallel import FleetView
+from gitmem.fleet.read import AgentReading, AgentRow, InboxItem
+from gitmem.memory.log import OUTCOMES
+from gitmem.report import series
+from gitmem.report.charts import COLOURS
+from gitmem.report.html import asset
+from gitmem.report.model import WorkspaceReport
+from gitmem.secrets import env_values, redact
+
+SPARK_DAYS = 14
+SPARK_CYCLES = 30
+WIDTH, HEIGHT = 168, 32
+VERDICT_CLASS = {"ok": "ok", "stalled": "bad", "rule 0 streak": "bad", "unreadable": "bad",
+                 "waiting on you": "warn", "no cycles yet": "warn"}
+STYLE = """
+section.fleet { padding: 8px 28px 24px; }
+section.fleet > h2 { margin: 8px 0 8px; font-size: 18px; }
+td.verdict { font-weight: 600; white-space: nowrap; } td.verdict.bad { color: #b3261e; }
+td.verdict.warn { color: #9a6700; } td.verdict.ok { color: #2e7d32; }
+td.why { color: var(--muted); font-size: 12.5px; } td.spark { white-space: nowrap; }
+svg.spark { display: inline-block; vertical-align: middle; margin-right: 4px; background: #fbfcfd;
+            border: 1px solid var(--line); border-radius: 3px; }
+a { color: #0b57d0; }
+"""
+
+
+def agent_page_name(row: AgentRow) -> str:
+    """The file of an agent's own report, relative to the fleet page: agents/NAME.html, or for a workspace
+    agents/NAME/WORKSPACE.html (fleet.yaml's names and gitmem.yaml's workspace names hold no slash)."""
+    return f"agents/{row.agent}/{row.workspace}.html" if row.workspace else f"agents/{row.agent}.html"
+
+
+def _answer(decision: InboxItem) -> str:
+    where = escape(decision.answer_at)
+    return f'<a href="{where}">{where}</a>' if decision.answer_at.startswith("https://") else f"<code>{where}</code>"
+
+
+def _inbox(items: Sequence[InboxItem]) -> str:
+    if not items:
+        return '<p class="empty">Nothing waits on you.</p>'
+    rows = "".join(f"<tr><td>{escape(d.agent + ('/' + d.workspace if d.workspace else ''))}</td>"
+                   f"<td>{escape(d.id)}</td><td>{escape(d.title)}</td><td class=\"age\">{escape(d.age)}</td>"
+                   f"<td>{escape(d.recommendation)}</td><td>{_answer(d)}</td></tr>" for d in items)
+    return ("<table class=\"inbox\"><thead><tr><th>agent</th><th>ID</th><th>decision</th><th>waiting</th>"
+            f"<th>recommendation</th><th>answer at</th></tr></thead><tbody>{rows}</tbody></table>")
+
+
+def _bars(report: WorkspaceReport) -> str:
+    """Cycles per day by outcome, stacked, over the last SPARK_DAYS days."""
+    daily = series.daily(report, report.until - timedelta(days=SPARK_DAYS - 1))
+    count = len(daily.days)
+    totals = [sum(daily.outcomes[o][i] for o in OUTCOMES) for i in range(count)]
+    top = max([1, *totals])
+    step = WIDTH / max(count, 1)
+    shapes = []
+    for i in range(count):
+        base = float(HEIGHT)
+        for outcome in OUTCOMES:
+            value = daily.outcomes[outcome][i]
+            if not value:
+                continue
+            height = value / top * (HEIGHT - 2)
+            base -= height
+            shapes.append(f'<rect x="{i * step + 1:.1f}" y="{base:.1f}" width="{max(step - 2, 1):.1f}" '
+                          f'height="{height:.1f}" fill="{COLOURS[outcome]}"><title>{daily.days[i]}: {value} '
+                          f'{outcome}</title></rect>')
+    label = f"cycles per day, last {count} days: {sum(totals)} cycles"
+    return (f'<svg class="spark cycles" role="img" aria-label="{escape(label)}" width="{WIDTH}" height="{HEIGHT}" '
+            f'viewBox="0 0 {WIDTH} {HEIGHT}">{"".join(shapes)}</svg>')
+
+
+def _context(report: WorkspaceReport) -> str:
+    """The context each of the last SPARK_CYCLES cycles read (blue), against its budget (grey, dashed)."""
+    cycles = report.cycles[-SPARK_CYCLES:]
+    sizes = [c.context for c in cycles]
+    budgets = [c.budget if c.budget is not None else report.budget for c in cycles]
+    top = max([1, *(v for v in [*sizes, *budgets] if v)])
+    step = WIDTH / max(len(cycles) - 1, 1)
+
+    def points(values: Sequence[int | None]) -> str:
+        return " ".join(f"{i * step:.1f},{HEIGHT - 1 - v / top * (HEIGHT - 3):.1f}"
+                        for i, v in enumerate(values) if v is not None)
+
+    known = sum(v is not None for v in sizes)
+    label = f"context per cycle against the budget: {known} of {len(cycles)} recent cycles known"
+    lines = (f'<polyline points="{points(budgets)}" fill="none" stroke="{COLOURS["budget"]}" stroke-width="1" '
+             f'stroke-dasharray="3 2"/>'
+             f'<polyline points="{points(sizes)}" fill="none" stroke="{COLOURS["context"]}" stroke-width="1.5"/>')
+    return (f'<svg class="spark context" role="img" aria-label="{escape(label)}" width="{WIDTH}" height="{HEIGHT}" '
+            f'viewBox="0 0 {WIDTH} {HEIGHT}">{lines if cycles else ""}</svg>')
+
+
+def _health(readings: Sequence[AgentReading]) -> str:
+    rows = []
+    for reading in readings:
+        row = reading.row
+        last = row.last_cycle
+        last_text = f"{last['cycle']} · {last['outcome']} · {last['age']} ago" if last else "—"
+        name = escape(row.label)
+        link = f'<a href="{escape(agent_page_name(row))}">{name}</a>' if reading.page else name
+        sparks = (_bars(reading.report) + _context(reading.report)) if reading.report is not None else ""
+        streak = row.streak.get("length", 0) if row.streak else 0
+        rows.append(f"<tr><td>{link}</td><td class=\"verdict {VERDICT_CLASS.get(row.verdict, 'warn')}\">"
+                    f"{escape(row.verdict)}</td><td>{escape(last_text)}</td><td>{row.cycles_today}</td>"
+                    f"<td>{streak}</td><td>{row.pending}</td><td>{escape(row.last_close or '—')}</td>"
+                    f"<td>{escape(', '.join(row.waiting_branches) or '—')}</td><td class=\"spark\">{sparks}</td>"
+                    f"<td class=\"why\">{escape(row.why)}</td></tr>")
+    return ("<table class=\"health\"><thead><tr><th>agent</th><th>verdict</th><th>last cycle</th><th>today</th>"
+            "<th>Rule 0 streak</th><th>pending</th><th>last close</th><th>gitmem/* branches</th>"
+            "<th>cycles/day · context</th><th>why</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
+
+
+def render_page(view: FleetView) -> str:
+    """The fleet's page; each agent's own page is `AgentReading.page`, written at `agent_page_name`."""
+    inbox = view.inbox
+    agents = len({r.row.agent for r in view.readings})
+    title = f"gitmem fleet · {agents} agent{'s' if agents != 1 else ''} · {len(inbox)} waiting on you"
+    made = f"made {view.moment:%Y-%m-%d %H:%M %Z} from each agent's memory in git"
+    body = (f'<header class="page"><h1>{escape(title)}</h1><p>{escape(made)}</p></header>'
+            f'<section class="fleet inbox"><h2>Inbox ({len(inbox)})</h2>{_inbox(inbox)}</section>'
+            f'<section class="fleet health"><h2>Health</h2>{_health(view.readings)}</section>')
+    body = redact(body, env_values())
+    return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+            f"<title>{escape(redact(title, env_values()))}</title><style>{asset('report.css')}\n{STYLE}</style>"
+            f"</head><body>{body}</body></html>\n")

@@ -1,0 +1,230 @@
+"""One agent of the fleet, read: its repository opened (a local work tree in place, a URL through its read-only
+copy in the cache), then one row per workspace with the same bounded reads as `gitmem status` and
+`gitmem pending` (`gitmem.views`), and, for the page, the agent's own report (`gitmem.report`).
+
+Everything here runs in a worker process and returns plain, picklable values. Every text that leaves it is
+redacted (`gitmem.secrets.redact`): memory is the agent's writing, and an error may quote a URL or git's output.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from gitmem import gitio
+from gitmem.errors import GitmemError
+from gitmem.fleet import schedule
+from gitmem.fleet.fleetfile import AgentEntry
+from gitmem.memory.decisions import age_text
+from gitmem.memory.text import parse_timestamp
+from gitmem.secrets import env_values, redact
+from gitmem.workspace import Workspace
+
+TOKEN_VARIABLE = "GITMEM_FLEET_TOKEN"
+OK, STALLED, STREAK, WAITING, NEW, UNREADABLE = "ok", "stalled", "rule 0 streak", "waiting on you", "no cycles yet", \
+    "unreadable"
+INACTIVE_NOTE = ("GitHub disables a schedule after 60 days without activity, and a broken workflow looks the same: "
+                 "see the repository's Actions tab")
+
+
+@dataclass(frozen=True)
+class InboxItem:
+    """One decision in the human's inbox."""
+
+    agent: str
+    workspace: str
+    id: str
+    title: str
+    recommendation: str
+    asked: str
+    age_days: float | None
+    age: str
+    answer_at: str                  # path:line, or the file's URL on GitHub at the line
+
+
+@dataclass
+class AgentRow:
+    """One agent (one workspace of it) in `gitmem fleet status`."""
+
+    agent: str
+    workspace: str
+    repo: str
+    branch: str
+    verdict: str = OK
+    why: str = ""
+    error: str | None = None
+    last_cycle: dict[str, Any] | None = None
+    cycles_today: int = 0
+    streak: dict[str, Any] = field(default_factory=dict)
+    pending: int = 0
+    stale: int = 0
+    last_close: str | None = None
+    waiting_branches: list[str] = field(default_factory=list)
+    interval_seconds: int | None = None
+    stall_after_seconds: int | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.agent}/{self.workspace}" if self.workspace else self.agent
+
+
+@dataclass
+class AgentReading:
+    row: AgentRow
+    inbox: list[InboxItem] = field(default_factory=list)
+    report: Any = None              # gitmem.report.model.WorkspaceReport, when the page was asked for
+    page: str = ""                  # the agent's own report page
+
+
+def clean(text: str) -> str:
+    return redact(text, env_values())
+
+
+def cache_dir(entry: AgentEntry, environ: dict[str, str]) -> Path:
+    digest = hashlib.sha256(f"{entry.repo}\0{entry.branch or ''}".encode()).hexdigest()[:16]
+    return gitio.cache_home(environ) / "fleet" / f"{entry.name}-{digest}"
+
+
+def open_agent(entry: AgentEntry, base: Path, *, timeout: float, offline: bool = False) -> tuple[Workspace, str, bool]:
+    """(the agent's top-level workspace, the branch read, whether it is a fetched copy). `offline` reads a URL's
+    copy as the last fetch left it."""
+    if entry.is_url:
+        where = cache_dir(entry, dict(os.environ))
+        if offline:
+            if not (where / ".git").is_dir():
+                raise GitmemError(f"{entry.repo} has not been fetched yet; run once without --offline")
+            return Workspace.for_repo(gitio.open_repo(where)), entry.branch or "HEAD", True
+        repo, branch = gitio.fetch_copy(where, entry.repo, entry.branch, timeout=timeout, environ=dict(os.environ),
+                                        token_variable=TOKEN_VARIABLE)
+        return Workspace.for_repo(repo), branch, True
+    path = (base / entry.repo).resolve() if not os.path.isabs(entry.repo) else Path(entry.repo)
+    if not path.is_dir():
+        raise GitmemError(f"{entry.repo} is not a directory")
+    repo = gitio.open_repo(path)
+    top = gitio.work_tree(repo)
+    if top is None or top.resolve() != path.resolve():
+        raise GitmemError(f"{entry.repo} is not the top of a git work tree")
+    return Workspace.for_repo(repo), gitio.current_branch(repo) or "HEAD", False
+
+
+def read_agent(entry: AgentEntry, base: Path, moment: datetime, *, timeout: float, with_page: bool,
+               offline: bool = False) -> list[AgentReading]:
+    """One reading per workspace of the agent; a single reading with the error when it cannot be read."""
+    from gitmem.report import workspaces
+
+    shown = redact(entry.repo, env_values())
+    try:
+        top, branch, copy = open_agent(entry, base, timeout=timeout, offline=offline)
+        chosen = [top.with_config(top.config.with_workspace(entry.workspace))] if entry.workspace else \
+            workspaces(top, all_workspaces=True)
+        crons = schedule.workflow_crons(top.root)
+        waiting = [clean(name) for name in gitio.waiting_branches(top.repo, copy=copy)]
+        found = []
+        for ws in chosen:
+            row = AgentRow(entry.name, clean(ws.name), shown, clean(branch), waiting_branches=waiting,
+                           interval_seconds=schedule.interval_seconds(crons), stall_after_seconds=entry.stall_after)
+            try:
+                found.append(_read_workspace(entry, ws, row, moment, branch, with_page))
+            except GitmemError as err:    # one workspace's problem leaves the others (a bug is a bug: exit 70)
+                row.verdict, row.why = UNREADABLE, clean(str(err).strip() or type(err).__name__)
+                row.error = row.why
+                found.append(AgentReading(row))
+        return found
+    except GitmemError as err:
+        message = clean(str(err).strip() or type(err).__name__)
+        row = AgentRow(entry.name, entry.workspace or "", shown, entry.branch or "", UNREADABLE, message, message)
+        return [AgentReading(row)]
+
+
+def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: datetime, branch: str,
+                    with_page: bool) -> AgentReading:
+    from gitmem.views import health
+    from gitmem.views.pending import pending
+    from gitmem.views.status import activity
+
+    health.require_memory(ws)
+    local = moment.astimezone(ws.config.tzinfo())
+    done = activity(ws, local)
+    row.cycles_today, row.streak = done["cycles_today"], done["streak"]
+    row.last_close = clean(done["last_close"]) if done["last_close"] else None
+    last = done["last_cycle"]
+    if last is not None:
+        stamp = parse_timestamp(last["when"])
+        age = (local - stamp.moment).total_seconds() / 86400 if stamp is not None else None
+        row.last_cycle = {"cycle": last["cycle"], "when": last["when"], "outcome": last["outcome"],
+                          "task": clean(last["task"]), "age_days": round(age, 3) if age is not None else None,
+                          "age": age_text(age)}
+    path = ws.config.path("decisions")
+    inbox = []
+    for item in pending(ws, now=local):
+        inbox.append(InboxItem(entry.name, row.workspace, item.id, clean(item.title), clean(item.recommendation),
+                              str(item.asked) if item.asked else "",
+                              round(item.age_days, 2) if item.age_days is not None else None, item.age,
+                              answer_at(entry, path, item.line, branch)))
+        row.stale += item.days > ws.config.close.stale_decision_days
+    row.pending = len(inbox)
+    row.verdict, row.why = verdict(row)
+    reading = AgentReading(row, inbox)
+    if with_page:
+        from gitmem.report.collect import collect
+        from gitmem.report.html import render_html
+
+        reading.report = collect(ws, clock=lambda: local)
+        reading.page = render_html([reading.report])
+    return reading
+
+
+def verdict(row: AgentRow) -> tuple[str, str]:
+    """What the human should make of the row, and why, in a few words."""
+    last = row.last_cycle
+    if last is None:
+        return NEW, "no cycle in LOG yet"
+    limit = row.stall_after_seconds or (2 * row.interval_seconds if row.interval_seconds else None)
+    age = (last.get("age_days") or 0) * 86400
+    if limit is not None and age > limit:
+        source = "stall_after" if row.stall_after_seconds else "twice its schedule's interval"
+        return STALLED, f"last cycle {last['age']} ago, over {_span(limit)} ({source}); {INACTIVE_NOTE}"
+    if row.streak.get("problem"):
+        return STREAK, f"{row.streak['length']} no-build cycles in a row"
+    if row.stale or row.waiting_branches:
+        parts = ([f"{row.stale} decision(s) older than the stale limit"] if row.stale else []) + \
+            ([f"{len(row.waiting_branches)} gitmem/* branch(es) to review"] if row.waiting_branches else [])
+        return WAITING, "; ".join(parts)
+    if limit is None:
+        return OK, "no schedule found in .github/workflows and no stall_after: stalls are not judged"
+    return OK, ""
+
+
+def _span(seconds: float) -> str:
+    return age_text(seconds / 86400)
+
+
+def github_path(repo: str) -> str | None:
+    """`owner/name` when `repo` is a GitHub URL (https, ssh or scp-like), else None."""
+    server = (os.environ.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/")
+    host = urlsplit(server).hostname or "github.com"
+    if repo.startswith(f"git@{host}:"):
+        rest = repo.split(":", 1)[1]
+    else:
+        parts = urlsplit(repo)
+        if parts.hostname != host or parts.scheme not in ("https", "ssh", "http"):
+            return None
+        rest = parts.path.lstrip("/")
+    rest = rest.removesuffix("/").removesuffix(".git")
+    pieces = rest.split("/")
+    return rest if len(pieces) == 2 and all(pieces) else None
+
+
+def answer_at(entry: AgentEntry, path: str, line: int, branch: str) -> str:
+    """Where the human answers a decision: the file on GitHub at its line, or path:line in the repository."""
+    if entry.is_url:
+        found = github_path(entry.repo)
+        if found is not None:
+            server = (os.environ.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/")
+            return f"{server}/{found}/blob/{quote(branch)}/{quote(path)}#L{line}"
+        return f"{path}:{line}"
+    return f"{os.path.join(entry.repo, path)}:{line}"

@@ -1,0 +1,106 @@
+"""How often an agent's cycles should run, from the `schedule:` of its GitHub workflows.
+
+A cron line's interval is the longest gap between two of its firings over a year (GitHub's cron is in UTC,
+with the five standard fields; `*/3`, ranges, lists and names are read). An agent's interval is its most
+frequent schedule's: the template's workflow runs cycles every 3 hours and the close once a day, and the
+cycles are what a stall is judged by. The workflow files are the agent's, so they are read as untrusted
+text: a bounded number of bounded files, never through a link, and only `cron:` lines are looked at.
+"""
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from functools import lru_cache
+from pathlib import Path
+
+from gitmem.nofollow import files
+
+WORKFLOWS = ".github/workflows"
+MAX_FILES = 50
+MAX_FILE_BYTES = 512 * 1024
+CRON_LINE = re.compile(r"""^\s*(?:-\s*)?cron:\s*["']?([^"'#\n]{1,200}?)["']?\s*(?:#.*)?$""", re.M)
+SCAN_DAYS = 366
+FIELDS = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 6))
+NAMES = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10,
+         "nov": 11, "dec": 12, "sun": 0, "mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6}
+START = datetime(2027, 1, 1, tzinfo=UTC)      # a year without a 29 February: no yearly gaps
+
+
+def workflow_crons(root: Path) -> list[str]:
+    """Every `cron:` value in the repository's workflow files (none when it has no readable workflows)."""
+    found: list[str] = []
+    try:
+        entries = [rel for rel, is_dir in files.walk(root, WORKFLOWS, recursive=False)
+                   if not is_dir and rel.endswith((".yml", ".yaml"))]
+    except (OSError, files.FileRefused):
+        return []
+    for rel in entries[:MAX_FILES]:
+        try:
+            if (files.size(root, rel) or 0) > MAX_FILE_BYTES:
+                continue
+            text = (files.read(root, rel) or b"").decode("utf-8", "replace")
+        except (OSError, files.FileRefused):
+            continue
+        found += [match.group(1).strip() for match in CRON_LINE.finditer(text)]
+    return found
+
+
+def interval_seconds(crons: list[str]) -> int | None:
+    """The interval of the most frequent schedule among `crons`; None when none of them can be read."""
+    known = [seconds for line in crons if (seconds := cron_interval(line)) is not None]
+    return min(known) if known else None
+
+
+@lru_cache(maxsize=256)
+def cron_interval(line: str) -> int | None:
+    """The longest gap in seconds between two firings of a five-field cron line; None when it is not one, or
+    fires less than twice in a year."""
+    parts = line.split()
+    if len(parts) != 5:
+        return None
+    sets = [_field(part, low, high) for part, (low, high) in zip(parts, FIELDS, strict=True)]
+    minutes, hours, days, months, weekdays = sets
+    if minutes is None or hours is None or days is None or months is None or weekdays is None:
+        return None
+    weekdays = {7 % 7 if d == 7 else d for d in weekdays}
+    # Standard cron: when both day fields are restricted, a day matching either fires.
+    either = parts[2] != "*" and parts[4] != "*"
+    fired: list[int] = []
+    for offset in range(0, SCAN_DAYS * 24 * 60, 24 * 60):
+        day = START + timedelta(minutes=offset)
+        weekday = (day.weekday() + 1) % 7
+        in_days, in_week = day.day in days, weekday in weekdays
+        if day.month not in months or not ((in_days or in_week) if either else (in_days and in_week)):
+            continue
+        fired += [offset + hour * 60 + minute for hour in sorted(hours) for minute in sorted(minutes)]
+    if len(fired) < 2:
+        return None
+    return max(b - a for a, b in zip(fired, fired[1:], strict=False)) * 60
+
+
+def _field(text: str, low: int, high: int) -> set[int] | None:
+    found: set[int] = set()
+    for item in text.lower().split(","):
+        base, _, step_text = item.partition("/")
+        step = int(step_text) if step_text.isdigit() and 0 < int(step_text) <= high else None
+        if step_text and step is None:
+            return None
+        if base == "*":
+            start, end = low, high
+        else:
+            first, _, last = base.partition("-")
+            start_value, end_value = _value(first), _value(last) if last else None
+            if start_value is None or (last and end_value is None):
+                return None
+            start = start_value
+            end = end_value if end_value is not None else (high if step else start_value)
+        if not (low <= start <= high + (1 if high == 6 else 0) and start <= end <= high + (1 if high == 6 else 0)):
+            return None
+        found.update(range(start, end + 1, step or 1))
+    return found
+
+
+def _value(text: str) -> int | None:
+    if text.isdigit() and len(text) <= 2:
+        return int(text)
+    return NAMES.get(text)

@@ -1,0 +1,111 @@
+"""Read-only copies of other repositories: `gitmem fleet` reads each agent's memory from a clone in its cache.
+
+A copy is fetched with the `git` executable (credential helpers, SSH agents and `http.extraheader` work as they
+do for git itself), shallow (one commit is all the memory files need), and incrementally after the first time:
+later fetches send only what changed. Nothing is ever pushed from it. The copy has a work tree of its own, in
+the cache, so the memory readers open it as they open any work tree; hooks never run there (`core.hooksPath`
+points at an empty directory), and git's own protections against a hostile checkout (no `.git` entries, links
+checked out as links, which the readers refuse) apply.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import pygit2
+
+from gitmem.gitio.remote import GitCommandError, token_config
+from gitmem.gitio.repository import Repo, open_repo
+
+COPY_REF = "refs/remotes/origin/"            # the agent's branch and its gitmem/* branches land under it
+WAITING_PREFIX = "gitmem/"                    # branches the runner makes for a human: proposal, cycle, salvage
+
+
+def _git(cwd: Path, args: list[str], *, deadline: float, budget: float, environ: Mapping[str, str],
+         token_variable: str) -> str:
+    """Run git, killed with everything it started once `deadline` (monotonic) passes: a transport helper
+    (git-remote-https, ssh) holds the output pipes too, so killing git alone would leave the wait hanging."""
+    env = {key: value for key, value in environ.items() if key not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+    # No prompt for a password nobody is there to type; no Git LFS download of the agent's large files.
+    env.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_LFS_SKIP_SMUDGE": "1"})
+    env.update(token_config(environ, variable=token_variable))
+    try:
+        process = subprocess.Popen(["git", *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                   start_new_session=True)
+    except FileNotFoundError:
+        raise GitCommandError("the `git` executable is needed to fetch; install git") from None
+    try:
+        output, _ = process.communicate(timeout=max(0.1, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        # The killed git leaves its lock files (shallow.lock, index.lock, a ref's .lock): every later fetch of
+        # this copy would fail on them. They are this process's own, in this process's own cache.
+        for lock in (cwd / ".git").rglob("*.lock"):
+            lock.unlink(missing_ok=True)
+        raise GitCommandError(f"`git {args[0]}` did not finish within the {budget:g}s timeout") from None
+    output = output.strip()
+    if process.returncode != 0:
+        lines = output.splitlines()
+        said = next((line for line in lines if line.startswith(("fatal:", "error:"))), lines[-1] if lines else "")
+        raise GitCommandError(f"`git {args[0]}` failed: {said[-300:] or f'exit status {process.returncode}'}", output)
+    return output
+
+
+def fetch_copy(dest: Path, url: str, branch: str | None, *, timeout: float, environ: Mapping[str, str],
+               token_variable: str) -> tuple[Repo, str]:
+    """The read-only copy of `url` at `dest`, fetched now: its work tree holds `branch` (default: the remote's
+    HEAD), and refs/remotes/origin/gitmem/* the branches that wait for a human. Returns (repo, branch name
+    checked out, or "HEAD"). GitCommandError when git cannot fetch (the message is git's own line), or when the
+    whole takes longer than `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    if (dest / ".git").is_dir():
+        try:
+            pygit2.Repository(str(dest))
+        except pygit2.GitError:      # a copy damaged on disk is fetched again from nothing: it is only a cache
+            shutil.rmtree(dest)
+    if not (dest / ".git").is_dir():
+        dest.mkdir(parents=True, exist_ok=True, mode=0o700)
+        made = pygit2.init_repository(str(dest), initial_head="main")
+        hooks = dest / ".git" / "no-hooks"
+        hooks.mkdir(exist_ok=True)
+        for key, value in (("core.hooksPath", str(hooks)), ("gc.auto", "0"), ("fetch.recurseSubmodules", "false"),
+                           ("core.fsmonitor", "false"), ("protocol.ext.allow", "never")):
+            made.config[key] = value
+    name = branch or "HEAD"
+    source = f"refs/heads/{branch}" if branch else "HEAD"
+
+    def git(*args: str) -> str:
+        return _git(dest, list(args), deadline=deadline, budget=timeout, environ=environ,
+                    token_variable=token_variable)
+
+    # One fetch: the branch, shallow, and every gitmem/* branch's tip (pruned when the remote deleted it).
+    git("fetch", "--quiet", "--no-tags", "--prune", "--depth=1", "--no-write-fetch-head", "--", url,
+        f"+{source}:{COPY_REF}{name}", f"+refs/heads/{WAITING_PREFIX}*:{COPY_REF}{WAITING_PREFIX}*")
+    git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--force", "--detach", f"{COPY_REF}{name}")
+    git("clean", "--quiet", "-d", "--force", "-x")
+    return open_repo(dest), name
+
+
+def waiting_branches(repo: Repo, *, copy: bool) -> list[str]:
+    """The `gitmem/*` branches that wait for a human: in a fetched copy, those of its remote; in an agent's own
+    clone, the local ones and those its remotes have (`remote/gitmem/...` when only a remote has it)."""
+    names = sorted(repo.raw.references)
+    if copy:
+        return [n.removeprefix(COPY_REF) for n in names if n.startswith(COPY_REF + WAITING_PREFIX)]
+    local = [n.removeprefix("refs/heads/") for n in names if n.startswith("refs/heads/" + WAITING_PREFIX)]
+    remote = [n.removeprefix("refs/remotes/") for n in names if n.startswith("refs/remotes/")
+              and n.removeprefix("refs/remotes/").partition("/")[2].startswith(WAITING_PREFIX)]
+    return local + [n for n in remote if n.partition("/")[2] not in local]
+
+
+def cache_home(environ: Mapping[str, str]) -> Path:
+    """$XDG_CACHE_HOME/gitmem (default ~/.cache/gitmem): outside every work tree."""
+    base = environ.get("XDG_CACHE_HOME") or ""
+    return (Path(base) if os.path.isabs(base) else Path.home() / ".cache") / "gitmem"
