@@ -25,10 +25,11 @@ def mcp_command(root: Path | None, workspace: str | None) -> int:
 
     extras.require("agents", "gitmem mcp")
     from gitmem.sessions import mcp_server
-    from gitmem.sessions.locate import NotAMemoryRepository, find_workspace
 
     found = None
     if root is not None and "${" not in str(root):      # an unexpanded ${workspaceFolder}: look elsewhere
+        from gitmem.sessions.locate import NotAMemoryRepository, find_workspace
+
         found = find_workspace([root], workspace)
         if found is None:
             raise NotAMemoryRepository(f"{root} is not in a gitmem memory repository (no gitmem.yaml or LOG.md at "

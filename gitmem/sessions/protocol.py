@@ -3,9 +3,10 @@ text of the managed blocks `gitmem init --agent` writes. Lean: no MCP SDK here, 
 read the tool names without it."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gitmem.config import Config
+if TYPE_CHECKING:
+    from gitmem.config import Config
 
 SERVER = "gitmem"             # the MCP server's name in .mcp.json, .cursor/mcp.json and .codex/config.toml
 RESOLVE_NAMES = ("answer_decision", "resolve_decision", "decision_answer")
