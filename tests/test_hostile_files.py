@@ -425,7 +425,7 @@ def test_a_full_disk_exits_2_and_memory_is_as_it_was(memrepo: GitRepo, cli, monk
     assert {rel: memrepo.read(rel) for rel in before} == before
 
 
-@pytest.mark.parametrize("planted", [".claude", "CLAUDE.md", ".cursor"])
+@pytest.mark.parametrize("planted", [".claude", "CLAUDE.md", ".cursor", ".gitmem"])
 def test_init_agent_never_writes_through_a_link(tmp_path: Path, outside: Path, cli, git_env, planted: str) -> None:
     target = tmp_path / "agent"
     target.mkdir()

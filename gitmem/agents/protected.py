@@ -26,8 +26,9 @@ from gitmem.secrets import ALLOWLIST_FILE
 
 CONFIG = f"/{CONFIG_NAME}"     # the pattern of gitmem's config: `is_config` and the defaults both match with it
 DEFAULTS: tuple[str, ...] = (
-    # gitmem itself: its config, the prompts it gives the agent, the secrets allowlist
-    CONFIG, "/prompts/", f"/{ALLOWLIST_FILE}",
+    # gitmem itself: its config, the prompts it gives the agent, the secrets allowlist, the launcher every agent
+    # CLI's hooks and MCP entries run with the human's rights (gitmem.sessions.launcher)
+    CONFIG, "/prompts/", f"/{ALLOWLIST_FILE}", "/.gitmem/",
     # what git ignores, filters and fetches
     ".gitignore", ".gitattributes", "/.gitmodules",
     # hooks and hook managers

@@ -54,7 +54,10 @@ def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as
 
     With --agent, agent settings are merged into existing files (only missing keys are added) and the memory
     protocol goes into a managed block fenced by `<!-- gitmem:begin protocol -->` / `<!-- gitmem:end protocol
-    -->`, updated in place without touching the text around it. The generated files run `gitmem` from PATH.
+    -->`, updated in place without touching the text around it. Every hook and MCP entry runs the committed
+    launcher .gitmem/gitmem, which finds gitmem in the repository's .venv, then on PATH, then as `python3 -m
+    gitmem`, so the agent CLI finds it however it was started. A warning names the MCP SDK (the `agents`
+    extra) or an agent CLI that is not installed, with the command that installs it.
     """
     from dataclasses import asdict
 
@@ -78,6 +81,8 @@ def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as
         click.echo(f"git hook    {name}")
     for problem in report.problems:
         click.echo(f"gitmem: {problem}", err=True)
+    for warning in report.warnings:
+        click.echo(f"gitmem: warning: {warning}", err=True)
     click.echo(f"next: {step}")
     return code
 

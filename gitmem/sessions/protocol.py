@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gitmem.sessions.launcher import LAUNCHER
+
 if TYPE_CHECKING:
     from gitmem.config import Config
 
@@ -60,6 +62,8 @@ def tool_names() -> tuple[str, ...]:
 AGENT_COMMANDS = ("gitmem log add", "gitmem now add", "gitmem decision ask", "gitmem lesson add",
                   "gitmem lesson confirm", "gitmem recall", "gitmem context", "gitmem pending", "gitmem status",
                   "gitmem check")
+# The same, through the committed launcher, for a shell without gitmem on PATH (a login shell, no venv).
+LAUNCHED = tuple(f"sh {LAUNCHER} {command.removeprefix('gitmem ')}" for command in AGENT_COMMANDS)
 
 
 def protocol_text(config: Config, *, agent: str) -> str:
@@ -90,6 +94,8 @@ This repository's long-term memory is gitmem: {paths['now']}, {paths['decisions'
 - The past: `recall` (`gitmem recall "words"`), only when the task needs it.
 - Never edit the memory files by hand. The tools write files only: commit them with your work, the LOG entry in
   the same commit as any lesson confirmation.
+- `gitmem: command not found`: run it through the repository's launcher, from the top of the work tree:
+  `sh {LAUNCHER} log add …` (it finds the repository's `.venv`, then PATH).
 """
 
 
