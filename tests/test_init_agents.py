@@ -20,7 +20,8 @@ from tests.support.helpers import GitRepo
 LAUNCHED_MCP = {"command": "sh", "args": launcher_command("mcp")[1:]}
 AGENT_FILES = {"claude": [LAUNCHER, ".claude/settings.json", ".mcp.json", "CLAUDE.md"],
                "codex": ["AGENTS.md", ".codex/config.toml"],
-               "cursor": [".cursor/mcp.json", ".cursor/rules/gitmem.mdc"]}
+               "cursor": [".cursor/mcp.json", ".cursor/rules/gitmem.mdc"],
+               "gemini": [".gemini/settings.json", "GEMINI.md"]}
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -30,12 +31,13 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 def test_all_three_agents_are_set_up_and_a_second_run_changes_nothing(tmp_path: Path, cli) -> None:
     root = tmp_path / "agent"
-    first = cli(["init", str(root), "--agent", "claude", "--agent", "codex", "--agent", "cursor"], cwd=tmp_path)
+    every = [word for agent in AGENTS for word in ("--agent", agent)]
+    first = cli(["init", str(root), *every], cwd=tmp_path)
     assert first.code == ExitCode.OK, first.err
     for rel in sum(AGENT_FILES.values(), []):
         assert f"created     {rel}" in first.out
     before = snapshot(root)
-    again = cli(["init", str(root), "--agent", "claude", "--agent", "codex", "--agent", "cursor"], cwd=tmp_path)
+    again = cli(["init", str(root), *every], cwd=tmp_path)
     assert again.code == ExitCode.OK and "created" not in again.out and "updated" not in again.out
     assert snapshot(root) == before
     for rel, data in before.items():       # committed and shared: no machine path, `gitmem` from PATH
@@ -177,6 +179,17 @@ def test_cursor_gets_its_server_and_an_always_applied_rule(tmp_path: Path) -> No
     rule = (tmp_path / ".cursor" / "rules" / "gitmem.mdc").read_text()
     assert rule.startswith("---\ndescription: ") and "alwaysApply: true\n---\n" in rule
     assert begin("protocol") in rule and "not in Cursor's per-user memories" in rule
+
+
+def test_gemini_gets_its_trusted_server_and_the_protocol_in_gemini_md(tmp_path: Path) -> None:
+    (tmp_path / ".gemini").mkdir()
+    (tmp_path / ".gemini" / "settings.json").write_text('{"theme": "Dracula"}')
+    report = init(tmp_path, ["gemini"])
+    assert report.problems == [] and ".gemini/settings.json" in report.updated and "GEMINI.md" in report.created
+    settings = json.loads((tmp_path / ".gemini" / "settings.json").read_text())
+    assert settings == {"theme": "Dracula", "mcpServers": {"gitmem": {**LAUNCHED_MCP, "trust": True}}}
+    text = (tmp_path / "GEMINI.md").read_text()
+    assert begin("protocol") in text and "not with Gemini CLI's `save_memory`" in text
 
 
 def test_the_templates_command_is_the_one_that_can_write_memory() -> None:

@@ -10,7 +10,7 @@ from gitmem.cli.common import json_option
 from gitmem.errors import ExitCode
 
 PRE_COMMIT_INSTALL = "pre-commit install --hook-type pre-commit --hook-type pre-push"
-AGENTS = ("claude", "codex", "cursor")        # gitmem.scaffold.agent_clis.AGENTS (this module loads only click)
+AGENTS = ("claude", "codex", "cursor", "gemini")    # gitmem.scaffold.agent_clis.AGENTS (this module loads only click)
 
 
 def next_step(plain_hooks: bool, hooks: list[str]) -> str:
@@ -40,7 +40,7 @@ def next_step(plain_hooks: bool, hooks: list[str]) -> str:
 @click.option("--agent", "agents", multiple=True, type=click.Choice(AGENTS),
               help="Also wire this agent CLI to the memory (repeatable): claude (.claude/settings.json hooks, MCP "
                    "server and allow-list, .mcp.json, CLAUDE.md), codex (AGENTS.md, .codex/config.toml), cursor "
-                   "(.cursor/mcp.json, .cursor/rules/gitmem.mdc).")
+                   "(.cursor/mcp.json, .cursor/rules/gitmem.mdc), gemini (.gemini/settings.json, GEMINI.md).")
 @json_option
 def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as_json: bool) -> int:
     """Create the memory files, config, prompts, pre-commit config, .gitignore and workflows that are missing.

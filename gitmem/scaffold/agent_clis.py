@@ -1,10 +1,13 @@
-"""`gitmem init --agent claude|codex|cursor`: wire an agent CLI to the memory, merged into the user's files.
+"""`gitmem init --agent claude|codex|cursor|gemini`: wire an agent CLI to the memory, merged into the user's files.
 
 - claude: `.claude/settings.json` (the session hooks, the gitmem MCP server enabled by name, and an allow-list
   of the memory-writing and reading subcommands and MCP tools, never `gitmem decision answer`), `.mcp.json`,
   and the protocol as a managed block in `CLAUDE.md`;
 - codex: the protocol as a managed block in `AGENTS.md`, and the server in `.codex/config.toml`;
-- cursor: the server in `.cursor/mcp.json`, and the protocol as a rule, `.cursor/rules/gitmem.mdc`.
+- cursor: the server in `.cursor/mcp.json`, and the protocol as a rule, `.cursor/rules/gitmem.mdc`;
+- gemini: the server in `.gemini/settings.json`, trusted (its memory tools run without a confirmation, as
+  Claude Code's allow-list lets them; none of them answers a decision), and the protocol as a managed block in
+  `GEMINI.md`, Gemini CLI's context file.
 
 Nothing is overwritten: JSON and TOML get only the missing keys (TOML through tomlkit, which keeps comments
 and layout), and a managed block, fenced by `<!-- gitmem:begin NAME -->` and `<!-- gitmem:end NAME -->`, is
@@ -34,7 +37,7 @@ from gitmem.sessions import launcher
 from gitmem.sessions.launcher import LAUNCHER, launcher_command, launcher_shell
 from gitmem.sessions.protocol import AGENT_COMMANDS, LAUNCHED, SERVER, protocol_text, tool_names
 
-AGENTS = ("claude", "codex", "cursor")
+AGENTS = ("claude", "codex", "cursor", "gemini")
 BLOCK = "protocol"
 CLAUDE_PROTOCOL = ".claude/gitmem.md"
 HOOKS = (("SessionStart", launcher_shell("hook", "session-start")), ("Stop", launcher_shell("hook", "stop")))
@@ -46,6 +49,7 @@ CURSOR_SPEC = {"command": "sh", "args": [f"${{workspaceFolder}}/{LAUNCHER}", "mc
 BARE_HOOKS = {"gitmem hook session-start": HOOKS[0][1], "gitmem hook stop": HOOKS[1][1]}
 BARE_SPECS = ({"command": "gitmem", "args": ["mcp"]},
               {"command": "gitmem", "args": ["mcp", "--root", "${workspaceFolder}"]})
+GEMINI_SPEC = {**SERVER_SPEC, "trust": True}
 CURSOR_RULE_HEAD = ("---\ndescription: gitmem, this repository's long-term memory, and its protocol\n"
                     "alwaysApply: true\n---\n")
 
@@ -53,7 +57,8 @@ CURSOR_RULE_HEAD = ("---\ndescription: gitmem, this repository's long-term memor
 # agent -> (the commands that start it, one of which must be on PATH; how to install it)
 CLIS = {"claude": (("claude",), "npm install -g @anthropic-ai/claude-code"),
         "codex": (("codex",), "npm install -g @openai/codex"),
-        "cursor": (("cursor", "cursor-agent"), "install the Cursor editor, or its CLI (cursor-agent)")}
+        "cursor": (("cursor", "cursor-agent"), "install the Cursor editor, or its CLI (cursor-agent)"),
+        "gemini": (("gemini",), "npm install -g @google/gemini-cli (Node 20 or newer)")}
 
 
 class SetupProblem(GitmemError):
@@ -125,6 +130,9 @@ def _agent_plan(agent: str, config: Config, rules: str, text: str) -> list[tuple
     if agent == "codex":
         agents_md = _rules_block(text, config) if rules == "AGENTS.md" else _block(text)
         return [("AGENTS.md", agents_md), (".codex/config.toml", _codex_config)]
+    if agent == "gemini":
+        gemini_md = _rules_block(text, config) if rules == "GEMINI.md" else _block(text)
+        return [(".gemini/settings.json", _json(_server(GEMINI_SPEC))), ("GEMINI.md", gemini_md)]
     return [(".cursor/mcp.json", _json(_server(CURSOR_SPEC))),
             (".cursor/rules/gitmem.mdc", _block(text, head=CURSOR_RULE_HEAD))]
 

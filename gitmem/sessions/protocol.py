@@ -67,14 +67,17 @@ LAUNCHED = tuple(f"sh {LAUNCHER} {command.removeprefix('gitmem ')}" for command 
 
 
 def protocol_text(config: Config, *, agent: str) -> str:
-    """The memory protocol for an agent's instructions file (CLAUDE.md, AGENTS.md, a Cursor rule), in Markdown."""
+    """The memory protocol for an agent's instructions file (CLAUDE.md, AGENTS.md, a Cursor rule, GEMINI.md), in
+    Markdown."""
     paths = {role: config.path(role) for role in ("now", "decisions", "log", "lessons", "rules")}
     own = {"claude": " Use it instead of Claude Code's built-in per-user memory (auto memory, `#` notes): what "
                      "you learn must be in the repository, where the next session and the scheduled agent read it.",
            "codex": " Keep what you learn there, not in a per-user memory: the next session and the scheduled "
                     "agent read only the repository.",
            "cursor": " Keep what you learn there, not in Cursor's per-user memories: the next session and the "
-                     "scheduled agent read only the repository."}[agent]
+                     "scheduled agent read only the repository.",
+           "gemini": " Keep what you learn there, not with Gemini CLI's `save_memory` (your per-user GEMINI.md): "
+                     "the next session and the scheduled agent read only the repository."}[agent]
     start = ("the memory the session-start hook gives you (or `gitmem context`)" if agent == "claude"
              else "the memory: the `context` tool of the gitmem MCP server (or `gitmem context`)")
     return f"""## Memory: gitmem

@@ -28,18 +28,18 @@ CYCLE_CALLS = ({"name": "Bash", "input": {"command": 'gitmem log add --task "wri
                                                      '--next "more notes"', "description": "now"}})
 
 
-def make_project(place: Path) -> tuple[Path, Path]:
-    """A memory repository from `gitmem init --agent claude` in `place/agent`, committed by its human, with a
-    cycle behind it; and Claude Code's HOME, `place/home`."""
+def make_project(place: Path, agent: str = "claude") -> tuple[Path, Path]:
+    """A memory repository from `gitmem init --agent AGENT` in `place/agent`, committed by its human, with a
+    cycle behind it; and the agent CLI's HOME, `place/home`."""
     root, home = place / "agent", place / "home"
     home.mkdir()
-    assert init(root, ["claude"]).problems == []
+    assert init(root, [agent]).problems == []
     memory = MemoryWriter(Workspace.at(root), author_email=AGENT[1])
     memory.add_log_entry(task="ship hello.py", outcome="built", result="hello.py prints hi", cycle=1)
     memory.add_now_block(did=f"shipped hello.py ({MARKER})", human="nothing", next="tests", cycle=1)
     memory.ask_decision(title="Publish to PyPI?", recommendation="yes", cycle=1)
     git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "memory from gitmem init --agent claude")
+    git(root, "commit", "-q", "-m", f"memory from gitmem init --agent {agent}")
     return root, home
 
 
