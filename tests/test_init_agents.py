@@ -40,7 +40,7 @@ def test_all_three_agents_are_set_up_and_a_second_run_changes_nothing(tmp_path: 
     again = cli(["init", str(root), *every], cwd=tmp_path)
     assert again.code == ExitCode.OK and "created" not in again.out and "updated" not in again.out
     assert snapshot(root) == before
-    for rel, data in before.items():       # committed and shared: no machine path, `gitmem` from PATH
+    for rel, data in before.items():       # committed and shared: no machine path (the launcher finds gitmem)
         assert str(tmp_path) not in data.decode("utf-8"), rel
     assert [v for v in check_worktree(GitRepo(root, None).ws()) if v.is_error] == []   # type: ignore[arg-type]
 
