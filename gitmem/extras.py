@@ -8,6 +8,7 @@ numpy and tokenizers).
 """
 from __future__ import annotations
 
+from gitmem import REPOSITORY, __version__
 from gitmem.config import ConfigError
 
 DISTRIBUTION = "gitmem-agent"
@@ -23,8 +24,15 @@ class MissingExtra(ConfigError):
     """A command needs an extra that is not installed; the message is the line to run."""
 
 
+def requirement(extra: str | None = None) -> str:
+    """What pip installs for this release: from its git tag, as gitmem is on no package index yet (README's
+    Install), so a bare `gitmem-agent[extra]` would not resolve."""
+    name = f"{DISTRIBUTION}[{extra}]" if extra else DISTRIBUTION
+    return f"{name} @ git+https://github.com/{REPOSITORY}@v{__version__}"
+
+
 def install_line(extra: str) -> str:
-    return f"pip install '{DISTRIBUTION}[{extra}]'"
+    return f"pip install '{requirement(extra)}'"
 
 
 def installed(extra: str) -> bool:

@@ -193,7 +193,7 @@ class MemoryWriter:
             except BaseException as err:
                 handle.truncate(size)
                 if isinstance(err, OSError):      # a full disk: LOG is as it was; say so in one line
-                    raise files.failed(rel, err, "written") or err from None
+                    raise files.failed(rel, err, "written", self.root) or err from None
                 raise
 
     def _lines_before(self, offset: int) -> int:

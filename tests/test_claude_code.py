@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +50,33 @@ def test_the_context_reaches_the_model_and_the_mcp_tool_lands_an_interactive_ent
     last = entries(root)[-1]
     assert (last.cycle, last.outcome, last.interactive) == (2, "no-build", True)
     assert any("LOG.md: appended" in text for body in fake.requests for text in cc.tool_results(body))
+
+
+def test_started_from_a_plain_shell_outside_the_venv_it_finds_gitmem_through_the_launcher(claude: Path,
+                                                                                         project) -> None:
+    """No gitmem on PATH: the hooks and the MCP server reach the repository's `.venv` through `.gitmem/gitmem`,
+    and the model, told `gitmem` is not found, writes memory through the launcher as the protocol says."""
+    root, home = project
+    cc.trust(home, root)
+    (root / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)    # the venv the template makes
+    plain = "/usr/local/bin:/usr/bin:/bin"
+    assert shutil.which("gitmem", path=plain) is None, "this test needs a PATH without gitmem"
+    fake = cc.FakeClaudeAPI(tool_script(
+        {"name": "Bash", "input": {"command": 'sh .gitmem/gitmem log add --task "answer outside the venv" '
+                                              '--outcome no-build --result "no build: a question"',
+                                   "description": "log"}},
+        {"name": "mcp__gitmem__now_block", "input": {"did": "answered a question", "human": "nothing",
+                                                      "next": "more questions"}}))
+    with fake.serve() as url:
+        done = cc.run_claude(claude, root, cc.claude_env(home, url, PATH=plain), "--output-format", "json",
+                             prompt="What did the last cycle do?")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["permission_denials"] == [], "the allow-list covers the launcher"
+    assert CONTEXT in cc.request_text(fake.requests[0]) and MARKER in cc.request_text(fake.requests[0])
+    last = entries(root)[-1]
+    assert (last.get("Task"), last.interactive) == ("answer outside the venv", True)
+    assert "answered a question" in (root / "NOW.md").read_text(), [cc.tool_results(b) for b in fake.requests]
 
 
 def test_bash_gitmem_log_add_is_allowed_and_decision_answer_is_not(claude: Path, project) -> None:

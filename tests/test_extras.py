@@ -13,7 +13,7 @@ from gitmem.errors import ExitCode
 from tests.support.helpers import GitRepo
 
 ROOT = Path(__file__).resolve().parent.parent
-INSTALL = "pip install 'gitmem-agent[agent]'"
+INSTALL = "pip install 'gitmem-agent[agent] @ git+https://github.com/gitmem-agent/gitmem@v0.2.0'"
 
 
 @pytest.fixture

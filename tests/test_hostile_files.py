@@ -84,12 +84,20 @@ def test_a_memory_dir_inside_git_never_writes_a_hook(memrepo: GitRepo, cli, monk
 
 
 def test_a_file_the_os_will_not_open_names_the_fix(memrepo: GitRepo, monkeypatch) -> None:
-    """Permission denied (simulated: the suite may run as root, who is never denied)."""
+    """Permission denied (simulated: the suite may run as root, who is never denied). A file whose permissions
+    let this user write it is refused by a sandbox or a security policy, and `chmod` would not help; one whose
+    permissions do not is the user's to fix with `chmod`."""
     import errno
 
     fail_open(monkeypatch, "RULES.md", PermissionError(errno.EACCES, "Permission denied"))
-    with pytest.raises(files.FileRefused, match=r"^RULES.md cannot be opened \(permission denied\).*chmod u\+rw"):
+    with pytest.raises(files.FileRefused, match=r"^RULES.md cannot be opened: permission denied although its "
+                                                r"permissions let you write it, so a sandbox or security policy "
+                                                r"refuses writes here; nothing was changed; .*read-only sandbox"):
         files.read(memrepo.path, "RULES.md")
+    if os.geteuid() != 0:           # root may write whatever the bits say
+        (memrepo.path / "RULES.md").chmod(0o444)
+        with pytest.raises(files.FileRefused, match=r"^RULES.md cannot be opened \(permission denied\).*chmod u\+rw"):
+            files.read(memrepo.path, "RULES.md")
 
 
 def test_a_linked_directory_on_the_way_is_refused(memrepo: GitRepo, outside: Path) -> None:
@@ -393,8 +401,8 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(memrepo: GitRepo, m
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(files.os, "fsync", full)
-    with pytest.raises(files.FileRefused, match=r"^NOW.md could not be written \(No space left on device\); "
-                                                  "nothing was changed; free some space"):
+    with pytest.raises(files.FileRefused, match=r"^NOW.md cannot be written: no space is left on the device \(or "
+                                                  r"the disk quota is reached\); nothing was changed; free some space"):
         files.write(memrepo.path, "NOW.md", b"# NOW\n\nnew\n")
     assert memrepo.read("NOW.md") == before
     assert not [p.name for p in memrepo.path.iterdir() if p.name.endswith(".tmp")]
@@ -421,11 +429,12 @@ def test_a_full_disk_exits_2_and_memory_is_as_it_was(memrepo: GitRepo, cli, monk
     monkeypatch.setattr(os, "fsync", full)
     result = cli(argv, cwd=memrepo.path)
     monkeypatch.undo()
-    assert_clean_failure(result, 2, "could not be written (No space left on device); nothing was changed")
+    assert_clean_failure(result, 2, "cannot be written: no space is left on the device (or the disk quota is "
+                                    "reached); nothing was changed; free some space")
     assert {rel: memrepo.read(rel) for rel in before} == before
 
 
-@pytest.mark.parametrize("planted", [".claude", "CLAUDE.md", ".cursor"])
+@pytest.mark.parametrize("planted", [".claude", "CLAUDE.md", ".cursor", ".gitmem"])
 def test_init_agent_never_writes_through_a_link(tmp_path: Path, outside: Path, cli, git_env, planted: str) -> None:
     target = tmp_path / "agent"
     target.mkdir()

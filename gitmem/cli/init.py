@@ -10,7 +10,7 @@ from gitmem.cli.common import json_option
 from gitmem.errors import ExitCode
 
 PRE_COMMIT_INSTALL = "pre-commit install --hook-type pre-commit --hook-type pre-push"
-AGENTS = ("claude", "codex", "cursor")        # gitmem.scaffold.agent_clis.AGENTS (this module loads only click)
+AGENTS = ("claude", "codex", "cursor", "gemini")    # gitmem.scaffold.agent_clis.AGENTS (this module loads only click)
 
 
 def next_step(plain_hooks: bool, hooks: list[str]) -> str:
@@ -40,7 +40,8 @@ def next_step(plain_hooks: bool, hooks: list[str]) -> str:
 @click.option("--agent", "agents", multiple=True, type=click.Choice(AGENTS),
               help="Also wire this agent CLI to the memory (repeatable): claude (.claude/settings.json hooks, MCP "
                    "server and allow-list, .mcp.json, CLAUDE.md), codex (AGENTS.md, .codex/config.toml, and the Codex "
-                   "command for scheduled cycles in gitmem.yaml), cursor (.cursor/mcp.json, .cursor/rules/gitmem.mdc).")
+                   "command for scheduled cycles in gitmem.yaml), cursor (.cursor/mcp.json, .cursor/rules/gitmem.mdc), "
+                   "gemini (.gemini/settings.json, GEMINI.md).")
 @json_option
 def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as_json: bool) -> int:
     """Create the memory files, config, prompts, pre-commit config, .gitignore and workflows that are missing.
@@ -54,7 +55,10 @@ def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as
 
     With --agent, agent settings are merged into existing files (only missing keys are added) and the memory
     protocol goes into a managed block fenced by `<!-- gitmem:begin protocol -->` / `<!-- gitmem:end protocol
-    -->`, updated in place without touching the text around it. The generated files run `gitmem` from PATH.
+    -->`, updated in place without touching the text around it. Every hook and MCP entry runs the committed
+    launcher .gitmem/gitmem, which finds gitmem in the repository's .venv, then on PATH, then as `python3 -m
+    gitmem`, so the agent CLI finds it however it was started. A warning names the MCP SDK (the `agents`
+    extra) or an agent CLI that is not installed, with the command that installs it.
     """
     from dataclasses import asdict
 
@@ -78,6 +82,8 @@ def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as
         click.echo(f"git hook    {name}")
     for problem in report.problems:
         click.echo(f"gitmem: {problem}", err=True)
+    for warning in report.warnings:
+        click.echo(f"gitmem: warning: {warning}", err=True)
     for agent_step in report.steps:
         click.echo(f"then: {agent_step}")
     click.echo(f"next: {step}")

@@ -19,16 +19,18 @@ def mcp_command(root: Path | None, workspace: str | None) -> int:
 
     The same tools and guards as the anthropic backend: no tool resolves a decision, the clock stamps every
     entry, the shared rule numbers it. Writes files only; commit them with your work. Outside a memory
-    repository it says so and exits (2). Needs the MCP SDK: pip install 'gitmem-agent[agents]'.
+    repository it says so and exits (2). Needs the MCP SDK (the `agents` extra; without it, it says what to
+    install). It answers `initialize` before it loads the rest of gitmem: agent CLIs wait for that reply.
     """
     from gitmem import extras
 
     extras.require("agents", "gitmem mcp")
     from gitmem.sessions import mcp_server
-    from gitmem.sessions.locate import NotAMemoryRepository, find_workspace
 
     found = None
     if root is not None and "${" not in str(root):      # an unexpanded ${workspaceFolder}: look elsewhere
+        from gitmem.sessions.locate import NotAMemoryRepository, find_workspace
+
         found = find_workspace([root], workspace)
         if found is None:
             raise NotAMemoryRepository(f"{root} is not in a gitmem memory repository (no gitmem.yaml or LOG.md at "

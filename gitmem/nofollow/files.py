@@ -49,18 +49,52 @@ class FileRefused(GitmemError):
 NAME_TOO_LONG = "its name is too long for the file system (at most 255 bytes a name, 4096 a path)"
 
 
-def failed(rel: str, err: OSError, doing: str) -> FileRefused | None:
-    """The refusal for an OS error while `doing` (reading, writing) `rel`; None for an OSError without an errno,
-    which gitmem's own code raised: that is a bug, and keeps its traceback."""
+# A write the system refuses whatever the file's own permissions say: a read-only mount, or a sandbox (an agent
+# CLI's read-only mode, bubblewrap's --ro-bind, Landlock, AppArmor). Not a full disk, not a broken file system.
+READ_ONLY_FIX = ("gitmem writes memory only where the repository is writable: run the command outside the "
+                 "read-only sandbox or mount, or let it write the work tree (Codex: `-s workspace-write`)")
+
+
+def os_reason(err: OSError, *, mode_allows: bool = False) -> tuple[str, str] | None:
+    """(what happened, the fix) for an OS error that says something about the place rather than the file: a
+    read-only file system, a refusal the permission bits do not explain (`mode_allows`), a full disk. None for
+    the rest, which the caller words."""
+    if err.errno == errno.EROFS:
+        return "the file system is read-only here (a read-only sandbox or mount)", READ_ONLY_FIX
+    if err.errno in (errno.EACCES, errno.EPERM) and mode_allows:
+        return ("permission denied although its permissions let you write it, so a sandbox or security policy "
+                "refuses writes here", READ_ONLY_FIX)
+    if err.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "no space is left on the device (or the disk quota is reached)", "free some space, then run " \
+            "the command again"
+    return None
+
+
+def failed(rel: str, err: OSError, doing: str, root: Path | None = None) -> FileRefused | None:
+    """The refusal for an OS error while `doing` (reading, writing) `rel` in the work tree at `root`; None for an
+    OSError without an errno, which gitmem's own code raised: that is a bug, and keeps its traceback."""
     if err.errno is None:
         return None
     if err.errno == errno.ENAMETOOLONG:
         return FileRefused(rel, f"cannot be {doing}: {NAME_TOO_LONG}", "give a shorter name")
+    reason = os_reason(err, mode_allows=root is not None and mode_allows(root / rel))
+    if reason is not None:
+        return FileRefused(rel, f"cannot be {doing}: {reason[0]}; nothing was changed", reason[1])
     if err.errno in (errno.EACCES, errno.EPERM):
         return FileRefused(rel, f"cannot be {doing} (permission denied)",
                            f"give yourself read and write access: chmod u+rw {rel}")
     return FileRefused(rel, f"could not be {doing} ({err.strerror}); nothing was changed",
-                       "free some space or repair the file system, then run the command again")
+                       "repair the file system (or the disk), then run the command again")
+
+
+def mode_allows(path: Path) -> bool:
+    """Whether the permission bits let this user write `path` (or create it) and its folder: then a refusal comes
+    from elsewhere. Only words a message; access(2) follows links, which does not matter for that."""
+    try:
+        there = os.access(path, os.F_OK, follow_symlinks=False)
+        return os.access(path.parent, os.W_OK) and (not there or os.access(path, os.W_OK))
+    except (OSError, ValueError):
+        return False
 
 
 def describe_mode(mode: int) -> str:
@@ -162,7 +196,7 @@ def _open(root: Path, rel: str, flags: int, *, make_parents: bool = False) -> in
         except OSError as err:
             if err.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO, errno.ENOTDIR, errno.EOPNOTSUPP):
                 raise FileRefused(rel, _what(dir_fd, parts[-1]) or "is not a regular file") from None
-            refused = None if isinstance(err, FileNotFoundError) else failed(rel, err, "opened")
+            refused = None if isinstance(err, FileNotFoundError) else failed(rel, err, "opened", root)
             if refused is not None:         # the OS said no: not a bug
                 raise refused from None
             raise
@@ -312,7 +346,7 @@ def write(root: Path, rel: str, data: bytes) -> None:
         try:
             _replace(dir_fd, name, data, old.st_mode & 0o777 if old is not None else 0o644)
         except OSError as err:          # a full disk, a read-only file system: the old file is untouched
-            raise failed(rel, err, "written") or err from None
+            raise failed(rel, err, "written", root) or err from None
     finally:
         os.close(dir_fd)
 

@@ -1,4 +1,4 @@
-"""`gitmem init --agent claude|codex|cursor`: wire an agent CLI to the memory, merged into the user's files.
+"""`gitmem init --agent claude|codex|cursor|gemini`: wire an agent CLI to the memory, merged into the user's files.
 
 - claude: `.claude/settings.json` (the session hooks, the gitmem MCP server enabled by name, and an allow-list
   of the memory-writing and reading subcommands and MCP tools, never `gitmem decision answer`), `.mcp.json`,
@@ -7,12 +7,18 @@
   needs to use it unattended (`codex_server`), and a non-login shell so `gitmem` stays on PATH; the Codex
   command for scheduled cycles in gitmem.yaml (gitmem.scaffold.codex_recipe); and, as a step for the human, the
   command that trusts the project, without which Codex ignores `.codex/config.toml`;
-- cursor: the server in `.cursor/mcp.json`, and the protocol as a rule, `.cursor/rules/gitmem.mdc`.
+- cursor: the server in `.cursor/mcp.json`, and the protocol as a rule, `.cursor/rules/gitmem.mdc`;
+- gemini: the server in `.gemini/settings.json`, trusted (its memory tools run without a confirmation, as
+  Claude Code's allow-list lets them; none of them answers a decision), and the protocol as a managed block in
+  `GEMINI.md`, Gemini CLI's context file.
 
 Nothing is overwritten: JSON and TOML get only the missing keys (TOML through tomlkit, which keeps comments
 and layout), and a managed block, fenced by `<!-- gitmem:begin NAME -->` and `<!-- gitmem:end NAME -->`, is
 added or brought up to date without touching the text around it. Running it twice changes nothing. Generated
-files call `gitmem` from PATH, never an absolute path: they are committed and shared.
+files are committed and shared, so they name no absolute path and do not count on `gitmem` being on PATH: every
+hook and MCP entry runs the committed launcher `.gitmem/gitmem` (gitmem.sessions.launcher: the repository's
+`.venv`, then PATH, then `python3 -m gitmem`), which every agent gets. Entries an older `init` wrote with a bare
+`gitmem` are brought up to date; any other entry of the user's is kept.
 
 When the agent's instructions file is itself the RULES file (`rules: CLAUDE.md`, `rules: AGENTS.md`), the block
 must not break RULES: for Claude Code the protocol goes to `.claude/gitmem.md`, which a one-line block in CLAUDE.md
@@ -32,17 +38,32 @@ from gitmem.cycle.budget import CYCLE_ENV
 from gitmem.errors import GitmemError
 from gitmem.nofollow import files
 from gitmem.scaffold import codex_recipe
-from gitmem.sessions.protocol import AGENT_COMMANDS, SERVER, protocol_text, tool_names
+from gitmem.sessions import launcher
+from gitmem.sessions.launcher import LAUNCHER, launcher_command, launcher_shell
+from gitmem.sessions.protocol import AGENT_COMMANDS, LAUNCHED, SERVER, protocol_text, tool_names
 
-AGENTS = ("claude", "codex", "cursor")
+AGENTS = ("claude", "codex", "cursor", "gemini")
 BLOCK = "protocol"
 CLAUDE_PROTOCOL = ".claude/gitmem.md"
-HOOKS = (("SessionStart", "gitmem hook session-start"), ("Stop", "gitmem hook stop"))
-SERVER_SPEC = {"command": "gitmem", "args": ["mcp"]}
-# Cursor expands ${workspaceFolder}; where a host does not, `gitmem mcp` ignores the unexpanded value.
-CURSOR_SPEC = {"command": "gitmem", "args": ["mcp", "--root", "${workspaceFolder}"]}
+HOOKS = (("SessionStart", launcher_shell("hook", "session-start")), ("Stop", launcher_shell("hook", "stop")))
+SERVER_SPEC = {"command": "sh", "args": launcher_command("mcp")[1:]}
+# Cursor may start servers from the home directory, but expands ${workspaceFolder}; where a host does not,
+# `gitmem mcp` ignores the unexpanded --root.
+CURSOR_SPEC = {"command": "sh", "args": [f"${{workspaceFolder}}/{LAUNCHER}", "mcp", "--root", "${workspaceFolder}"]}
+# What an older `init` wrote, which calls a bare `gitmem` from PATH: replaced, being gitmem's and not the user's.
+BARE_HOOKS = {"gitmem hook session-start": HOOKS[0][1], "gitmem hook stop": HOOKS[1][1]}
+BARE_SPECS = ({"command": "gitmem", "args": ["mcp"]},
+              {"command": "gitmem", "args": ["mcp", "--root", "${workspaceFolder}"]})
+GEMINI_SPEC = {**SERVER_SPEC, "trust": True}
 CURSOR_RULE_HEAD = ("---\ndescription: gitmem, this repository's long-term memory, and its protocol\n"
                     "alwaysApply: true\n---\n")
+
+
+# agent -> (the commands that start it, one of which must be on PATH; how to install it)
+CLIS = {"claude": (("claude",), "npm install -g @anthropic-ai/claude-code"),
+        "codex": (("codex",), "npm install -g @openai/codex"),
+        "cursor": (("cursor", "cursor-agent"), "install the Cursor editor, or its CLI (cursor-agent)"),
+        "gemini": (("gemini",), "npm install -g @google/gemini-cli (Node 20 or newer)")}
 
 
 class SetupProblem(GitmemError):
@@ -51,7 +72,8 @@ class SetupProblem(GitmemError):
 
 def claude_allow_list() -> list[str]:
     """Claude Code permission rules for the memory commands and the MCP tools (prefix rules, `:*`)."""
-    return [*(f"Bash({command}:*)" for command in AGENT_COMMANDS), *(f"mcp__{SERVER}__{name}" for name in tool_names())]
+    return [*(f"Bash({command}:*)" for command in (*AGENT_COMMANDS, *LAUNCHED)),
+            *(f"mcp__{SERVER}__{name}" for name in tool_names())]
 
 
 def begin(name: str) -> str:
@@ -78,12 +100,35 @@ def setup(target: Path, agents: Sequence[str], record: Callable[[str, str], None
             step(codex_recipe.trust_step(target))
 
 
+def missing_parts(agents: Sequence[str]) -> list[str]:
+    """A warning for each part the agents' configs call that this machine lacks, with the command that installs
+    it: the MCP SDK (every agent's config starts `gitmem mcp`), and each agent CLI that is not on PATH."""
+    import shutil
+
+    from gitmem import extras
+
+    found = []
+    if not extras.installed("agents"):
+        found.append(extras.missing("agents", "gitmem mcp, the MCP server these agent configs start,")
+                     + "; the hooks and the `gitmem` shell commands work without it")
+    for agent in dict.fromkeys(agents):
+        commands, install = CLIS.get(agent, ((), ""))
+        if commands and not any(shutil.which(command) for command in commands):
+            found.append(f"{agent}: {' or '.join(f'`{c}`' for c in commands)} is not on PATH, so the files are "
+                         f"written for an agent CLI this machine does not have yet: {install}")
+    return found
+
+
 Change = Callable[[str | None], str | None]      # old text (None: absent) -> new text (None: leave alone)
 
 
 def _plan(agent: str, config: Config) -> list[tuple[str, Change]]:
     rules = config.path("rules")
     text = protocol_text(config, agent=agent)
+    return [(LAUNCHER, _launcher), *_agent_plan(agent, config, rules, text)]
+
+
+def _agent_plan(agent: str, config: Config, rules: str, text: str) -> list[tuple[str, Change]]:
     if agent == "claude":
         if rules == "CLAUDE.md":
             block = [(CLAUDE_PROTOCOL, _block(text)),
@@ -95,6 +140,9 @@ def _plan(agent: str, config: Config) -> list[tuple[str, Change]]:
     if agent == "codex":
         agents_md = _rules_block(text, config) if rules == "AGENTS.md" else _block(text)
         return [("AGENTS.md", agents_md), (".codex/config.toml", _codex_config), (CONFIG_NAME, _codex_cycles)]
+    if agent == "gemini":
+        gemini_md = _rules_block(text, config) if rules == "GEMINI.md" else _block(text)
+        return [(".gemini/settings.json", _json(_server(GEMINI_SPEC))), ("GEMINI.md", gemini_md)]
     return [(".cursor/mcp.json", _json(_server(CURSOR_SPEC))),
             (".cursor/rules/gitmem.mdc", _block(text, head=CURSOR_RULE_HEAD))]
 
@@ -121,6 +169,14 @@ def _apply(target: Path, rel: str, change: Change) -> str:
     except files.FileRefused as err:
         return f"{err}; left alone"
     return "created" if old is None else "updated"
+
+
+def _launcher(old: str | None) -> str:
+    """The launcher: created, or brought up to date when it is gitmem's; someone else's file is left alone."""
+    if old is not None and not launcher.is_ours(old):
+        raise SetupProblem(f"is not gitmem's launcher (its second line is not `{launcher.MARKER}…`); left alone: "
+                           "the agent configs run it, so move it away and run `gitmem init --agent …` again")
+    return launcher.SCRIPT
 
 
 # -- managed blocks --------------------------------------------------------------------------------------------
@@ -211,7 +267,10 @@ def _entries(group: dict[str, Any], event: str) -> list[Any]:
 
 def _server(spec: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
     def merge(data: dict[str, Any]) -> None:
-        _table(data, "mcpServers").setdefault(SERVER, dict(spec))
+        servers = _table(data, "mcpServers")
+        if servers.get(SERVER) in BARE_SPECS:
+            del servers[SERVER]
+        servers.setdefault(SERVER, dict(spec))
     return merge
 
 
@@ -221,9 +280,13 @@ def _claude_settings(data: dict[str, Any]) -> None:
         groups = hooks.setdefault(event, [])
         if not isinstance(groups, list):
             raise SetupProblem(f"`hooks.{event}` must be a list; left alone")
-        present = [hook.get("command", "") for group in groups if isinstance(group, dict)
-                   for hook in _entries(group, event) if isinstance(hook, dict)]
-        if not any(str(line).split(" --")[0].strip() == command for line in present):
+        hooks_there = [hook for group in groups if isinstance(group, dict) for hook in _entries(group, event)
+                       if isinstance(hook, dict)]
+        for hook in hooks_there:
+            if hook.get("command") in BARE_HOOKS:
+                hook["command"] = BARE_HOOKS[hook["command"]]
+        present = [hook.get("command", "") for hook in hooks_there]
+        if not any(str(line) == command or str(line).startswith(f"{command} --") for line in present):
             groups.append({"hooks": [{"type": "command", "command": command}]})
     if not data.get("enableAllProjectMcpServers"):
         servers = _list(data, "enabledMcpjsonServers")
@@ -290,6 +353,11 @@ def _codex_config(old: str | None) -> str | None:
         servers[SERVER] = entry
     if not isinstance(entry, dict):
         raise SetupProblem(f"`mcp_servers.{SERVER}` must be a table; left alone")
+    if {"command": entry.get("command"), "args": list(entry.get("args", []))} in BARE_SPECS:
+        # an older init's entry calls a bare `gitmem` from PATH: gitmem's own, so it gets the launcher
+        entry["command"] = SERVER_SPEC["command"]
+        entry["args"] = list(SERVER_SPEC["args"])
+        changed = True
     for key, value in codex_server().items():
         if key not in entry:    # an older init's entry gets the new keys; the user's own values stay
             entry[key] = value

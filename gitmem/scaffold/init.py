@@ -33,6 +33,7 @@ class InitReport:
     updated: list[str] = field(default_factory=list)
     left_alone: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)      # --agent: what the configs call that is not installed
     initialised_git: bool = False
     hooks: list[str] = field(default_factory=list)          # --plain-hooks: the hooks installed (or already ours)
     steps: list[str] = field(default_factory=list)          # --agent: what the human still has to do (trust Codex)
@@ -142,9 +143,10 @@ def init(target: Path, agents: Sequence[str] = (), *, plain_hooks: bool = False)
     if plain_hooks:
         _plain_hooks(target, report)
     if agents:
-        from gitmem.scaffold.agent_clis import setup
+        from gitmem.scaffold.agent_clis import missing_parts, setup
 
         setup(target, agents, lambda rel, what: _record(report, rel, what), report.steps.append)
+        report.warnings = missing_parts(agents)
     return report
 
 

@@ -20,8 +20,9 @@ import threading
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 import anyio
@@ -31,19 +32,17 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from gitmem import __version__
-from gitmem.agents.tools import MEMORY_TOOLS, Toolbox
 from gitmem.errors import GitmemError
-from gitmem.sessions.locate import find_workspace
-from gitmem.sessions.protocol import (
-    DESCRIPTIONS,
-    EXTRA_TOOLS,
-    INSTRUCTIONS,
-    RESOLVE_NAMES,
-    RESOURCES,
-    SERVER,
-    tool_names,
-)
-from gitmem.workspace import Workspace
+from gitmem.sessions.protocol import DESCRIPTIONS, EXTRA_TOOLS, INSTRUCTIONS, RESOLVE_NAMES, RESOURCES, SERVER
+
+if TYPE_CHECKING:
+    from gitmem.agents.tools import Toolbox
+    from gitmem.workspace import Workspace
+
+# Start fast: an agent CLI waits for the `initialize` reply (Codex leaves a server that has not answered out of
+# its first request). The MCP SDK's import is most of that wait and cannot be helped here; gitmem's own heavy
+# modules (the toolbox, the workspace, pygit2) load only once the client is answered: in the search for the
+# repository after `initialized`, or at the first list or call.
 
 WAIT_FOR_ROOT = 15.0          # seconds a tool call waits for the repository to be found
 GRACE = 1.0                   # seconds between saying "not a memory repository" and exiting
@@ -64,11 +63,15 @@ class State:
     def settle(self, ws: Workspace | None, failure: str = "") -> None:
         self.ws, self.failure = ws, failure
         if ws is not None:
+            from gitmem.agents.tools import Toolbox
+
             self.toolbox = Toolbox(ws, cycle=None, interactive=True)
         self.found.set()
 
 
 def tool_list() -> list[types.Tool]:
+    from gitmem.agents.tools import MEMORY_TOOLS
+
     tools = [types.Tool(name=spec["name"], description=DESCRIPTIONS.get(spec["name"], spec["description"]),
                         input_schema=spec["input_schema"]) for spec in MEMORY_TOOLS]
     tools += [types.Tool(name=name, description=text, input_schema={"type": "object", "properties": props})
@@ -82,8 +85,8 @@ def call(state: State, name: str, arguments: dict[str, Any]) -> tuple[str, bool]
         return ("refused: only the human answers decisions. Ask with ask_decision and go on with other work; the "
                 "human answers with `gitmem decision answer D-NNNN --answer …` or by editing DECISIONS.md.", True)
     assert state.ws is not None and state.toolbox is not None
-    if name not in LISTED:          # the Toolbox also holds a cycle's file and shell tools: not served here
-        return f"unknown tool {name!r}: the tools are {', '.join(LISTED)}", True
+    if name not in listed():        # the Toolbox also holds a cycle's file and shell tools: not served here
+        return f"unknown tool {name!r}: the tools are {', '.join(listed())}", True
     with state.lock:
         if name not in READERS:
             outcome = state.toolbox.call(name, arguments)      # the memory tools, with their own error results
@@ -94,7 +97,11 @@ def call(state: State, name: str, arguments: dict[str, Any]) -> tuple[str, bool]
             return f"{name}: {err}", True
 
 
-LISTED = tool_names()
+@cache
+def listed() -> tuple[str, ...]:
+    from gitmem.sessions.protocol import tool_names
+
+    return tool_names()
 
 
 def _status(ws: Workspace, arguments: dict[str, Any]) -> str:
@@ -201,6 +208,8 @@ def build_server(state: State) -> Server[Any]:
                 print(f"gitmem mcp: the client's roots could not be listed ({err}); using the working directory",
                       file=sys.stderr)
         candidates.append(Path.cwd())
+        from gitmem.sessions.locate import find_workspace
+
         try:
             ws = await anyio.to_thread.run_sync(find_workspace, candidates, state.workspace_name)
         except GitmemError as err:          # found, but its gitmem.yaml is broken

@@ -3,9 +3,12 @@ text of the managed blocks `gitmem init --agent` writes. Lean: no MCP SDK here, 
 read the tool names without it."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gitmem.config import Config
+from gitmem.sessions.launcher import LAUNCHER
+
+if TYPE_CHECKING:
+    from gitmem.config import Config
 
 SERVER = "gitmem"             # the MCP server's name in .mcp.json, .cursor/mcp.json and .codex/config.toml
 RESOLVE_NAMES = ("answer_decision", "resolve_decision", "decision_answer")
@@ -59,17 +62,22 @@ def tool_names() -> tuple[str, ...]:
 AGENT_COMMANDS = ("gitmem log add", "gitmem now add", "gitmem decision ask", "gitmem lesson add",
                   "gitmem lesson confirm", "gitmem recall", "gitmem context", "gitmem pending", "gitmem status",
                   "gitmem check")
+# The same, through the committed launcher, for a shell without gitmem on PATH (a login shell, no venv).
+LAUNCHED = tuple(f"sh {LAUNCHER} {command.removeprefix('gitmem ')}" for command in AGENT_COMMANDS)
 
 
 def protocol_text(config: Config, *, agent: str) -> str:
-    """The memory protocol for an agent's instructions file (CLAUDE.md, AGENTS.md, a Cursor rule), in Markdown."""
+    """The memory protocol for an agent's instructions file (CLAUDE.md, AGENTS.md, a Cursor rule, GEMINI.md), in
+    Markdown."""
     paths = {role: config.path(role) for role in ("now", "decisions", "log", "lessons", "rules")}
     own = {"claude": " Use it instead of Claude Code's built-in per-user memory (auto memory, `#` notes): what "
                      "you learn must be in the repository, where the next session and the scheduled agent read it.",
            "codex": " Keep what you learn there, not in a per-user memory: the next session and the scheduled "
                     "agent read only the repository.",
            "cursor": " Keep what you learn there, not in Cursor's per-user memories: the next session and the "
-                     "scheduled agent read only the repository."}[agent]
+                     "scheduled agent read only the repository.",
+           "gemini": " Keep what you learn there, not with Gemini CLI's `save_memory` (your per-user GEMINI.md): "
+                     "the next session and the scheduled agent read only the repository."}[agent]
     start = ("the memory the session-start hook gives you (or `gitmem context`)" if agent == "claude"
              else "the memory: the `context` tool of the gitmem MCP server (or `gitmem context`)")
     return f"""## Memory: gitmem
@@ -89,6 +97,8 @@ This repository's long-term memory is gitmem: {paths['now']}, {paths['decisions'
 - The past: `recall` (`gitmem recall "words"`), only when the task needs it.
 - Never edit the memory files by hand. The tools write files only: commit them with your work, the LOG entry in
   the same commit as any lesson confirmation.
+- `gitmem: command not found`: run it through the repository's launcher, from the top of the work tree:
+  `sh {LAUNCHER} log add …` (it finds the repository's `.venv`, then PATH).
 """
 
 

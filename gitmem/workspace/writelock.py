@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gitmem.errors import ExitCode, GitmemError
-from gitmem.workspace.statedir import StateDirError, state_directory
+from gitmem.nofollow.files import mode_allows, os_reason
+from gitmem.workspace.statedir import StateDirError, state_directory, unusable
 
 WRITE_LOCK = "write.lock"
 WAIT_SECONDS = 10.0          # long enough for a queue of writers, short enough that a stuck one is reported
@@ -94,6 +95,9 @@ def _open(path: Path) -> int:
     try:
         return os.open(path, flags, 0o644)
     except OSError as err:
+        if os_reason(err, mode_allows=mode_allows(path)) is not None:     # a read-only `.git`, a full disk,
+            # a sandbox: removing the lock would not help
+            raise unusable(path, err) from None
         raise StateDirError(f"{path} cannot be opened as gitmem's write lock ({err.strerror}); remove it "
                             f"(`rm -r {path}`) and run the command again") from None
 

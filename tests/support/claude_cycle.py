@@ -29,8 +29,8 @@ CYCLE_CALLS = ({"name": "Bash", "input": {"command": 'gitmem log add --task "wri
 
 
 def make_project(place: Path, agent: str = "claude") -> tuple[Path, Path]:
-    """A memory repository from `gitmem init --agent claude` (or `agent`) in `place/agent`, committed by its
-    human, with a cycle behind it; and the agent CLI's HOME, `place/home`."""
+    """A memory repository from `gitmem init --agent AGENT` in `place/agent`, committed by its human, with a
+    cycle behind it; and the agent CLI's HOME, `place/home`."""
     root, home = place / "agent", place / "home"
     home.mkdir()
     assert init(root, [agent]).problems == []
@@ -45,14 +45,15 @@ def make_project(place: Path, agent: str = "claude") -> tuple[Path, Path]:
 
 def tool_script(*calls: dict[str, Any], finish: str = "done") -> cc.Responder:
     """A model that makes `calls` in order, one per turn, then finishes. A call answered "still connecting" (the
-    MCP server is starting) is retried after WaitForMcpServers, as the error tells the model to do."""
+    MCP server is starting), or refused as no such tool (Claude Code had not connected the server yet: a loaded
+    machine), is retried after WaitForMcpServers, as the error tells the model to do."""
     def respond(body: dict[str, Any]) -> dict[str, Any]:
         last, turn = cc.last_result(body), len(body.get("messages", []))
         step = 0
         if last is not None:
             kind, number = last[0].split("_")[1:3]
             step = int(number) + (kind == "call")
-            if kind == "call" and "still connecting" in last[1]:
+            if kind == "call" and ("still connecting" in last[1] or "No such tool available: mcp__" in last[1]):
                 return cc.tool_use("WaitForMcpServers", {}, f"toolu_wait_{step - 1}_{turn}")
         if step < len(calls):
             return cc.tool_use(calls[step]["name"], calls[step]["input"], f"toolu_call_{step}_{turn}")

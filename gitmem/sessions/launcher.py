@@ -1,0 +1,96 @@
+"""How an agent CLI starts gitmem: the committed launcher `.gitmem/gitmem` and the one command every agent config
+(Claude Code's hooks and `.mcp.json`, Codex's and Cursor's MCP entries, the protocol text) calls it with.
+
+An agent CLI started outside the activated venv has no `gitmem` on PATH, and a login shell (Codex's `bash -lc`)
+resets PATH. So the configs `gitmem init --agent` writes never name `gitmem` bare, nor an absolute path (they
+are committed: every clone and the Actions runner read them). They run `sh .gitmem/gitmem` from the top of the
+work tree, found with `git rev-parse --show-toplevel`, which holds wherever in the tree the CLI was started.
+The script runs under `sh`, so it needs no executable bit (a checkout with `core.fileMode=false` works too).
+
+The launcher runs with the human's rights: from the hooks and MCP servers of an interactive session. The agent
+can write the work tree (in a cycle, inside the sandbox too), so what it runs is chosen with that in mind,
+first found wins:
+
+1. the repository's own `.venv/bin/gitmem`: the venv the template tells the human to make. It is the human's
+   as much as `. .venv/bin/activate` is: whoever can write it can change the gitmem installed in it anyway;
+2. `gitmem` on PATH, from absolute entries outside this work tree only: an empty or relative entry (`.`,
+   `bin`) is the working directory, which the agent writes, and an entry inside the tree is the agent's too;
+3. `python3 -P -m gitmem`, python3 found the same way; `-P` keeps the working directory off `sys.path`, so a
+   `gitmem/` folder the agent left in the tree is never imported in place of the installed package.
+
+Nothing else in the tree is ever run. Neither found: one line on stderr saying what to install, exit 127 (what a
+shell says of a missing command, which `gitmem hook` hosts treat as a non-blocking failure).
+"""
+from __future__ import annotations
+
+import shlex
+
+from gitmem.extras import requirement
+
+LAUNCHER = ".gitmem/gitmem"               # relative to the top of the work tree; committed
+MARKER = "# gitmem launcher"              # its second line: a file starting so is gitmem's, and is kept current
+# `sh -c` text: the launcher at the top of the work tree, wherever in it the agent CLI started the command. Not
+# in a work tree with a launcher: exit 127, never 2 (Claude Code reads a hook's exit 2 as "block").
+FIND = (f'top=$(git rev-parse --show-toplevel) && [ -f "$top/{LAUNCHER}" ] && exec sh "$top/{LAUNCHER}" "$@"; '
+        f'echo "gitmem: no {LAUNCHER} at the top of a git work tree here: run gitmem init --agent there" >&2; '
+        'exit 127')
+
+SCRIPT = f"""#!/bin/sh
+{MARKER}, written by `gitmem init --agent`; commit it. Agent CLIs' hooks and MCP entries run it as
+#   sh "$(git rev-parse --show-toplevel)/{LAUNCHER}" ARGS...
+# so gitmem is found however the CLI was started. It runs with your rights; the agent can write this work tree,
+# so it runs nothing from the tree but the repository's own venv. First found wins:
+#   1. .venv/bin/gitmem of this repository (the venv you made);
+#   2. gitmem on PATH, absolute entries outside this work tree only (an empty or relative entry is the
+#      working directory, which the agent writes);
+#   3. python3 -P -m gitmem, python3 found the same way (-P: the working directory is not on sys.path).
+set -f
+case $0 in */*) here=${{0%/*}} ;; *) here=. ;; esac      # no `dirname`: PATH may hold nothing usable
+top=$(CDPATH= cd -P -- "$here/.." && pwd -P) || exit 127
+if [ -f "$top/.venv/bin/gitmem" ] && [ -x "$top/.venv/bin/gitmem" ]; then
+    exec "$top/.venv/bin/gitmem" "$@"
+fi
+outside() {{    # a PATH entry that is absolute and outside this work tree
+    case $1 in /*) ;; *) return 1 ;; esac
+    real=$(CDPATH= cd -P -- "$1" 2>/dev/null && pwd -P) || return 1
+    case $real/ in "$top"/*) return 1 ;; esac
+}}
+found() {{      # the first `$1` on PATH in an entry outside the tree
+    IFS=:
+    for dir in $PATH; do
+        if [ -f "$dir/$1" ] && [ -x "$dir/$1" ] && outside "$dir"; then
+            unset IFS
+            printf '%s\\n' "$real/$1"
+            return 0
+        fi
+    done
+    unset IFS
+    return 1
+}}
+if command=$(found gitmem); then
+    exec "$command" "$@"
+fi
+if python=$(found python3) && "$python" -P -c 'import gitmem' 2>/dev/null; then
+    exec "$python" -P -m gitmem "$@"
+fi
+echo "gitmem: not found (looked in $top/.venv/bin, on PATH, and for python3 -P -m gitmem): install it in" \\
+     "this repository: python3 -m venv .venv && .venv/bin/pip install '{requirement("agents")}'" >&2
+exit 127
+"""
+
+
+def launcher_command(*args: str) -> list[str]:
+    """The argv every agent config uses to run `gitmem ARGS`: `sh -c` finding the launcher at the top of the
+    work tree. Portable: no absolute path, no executable bit, no dependence on PATH holding gitmem."""
+    return ["sh", "-c", FIND, "gitmem", *args]
+
+
+def launcher_shell(*args: str) -> str:
+    """`launcher_command(*args)` as one shell command line, for configs that take a string (Claude Code's hooks)."""
+    return shlex.join(launcher_command(*args))
+
+
+def is_ours(text: str) -> bool:
+    """Whether a file at LAUNCHER is gitmem's launcher (any version), which `init --agent` keeps current."""
+    lines = text.split("\n", 2)
+    return len(lines) > 1 and lines[1].startswith(MARKER)
