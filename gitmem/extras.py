@@ -8,9 +8,9 @@ numpy and tokenizers).
 """
 from __future__ import annotations
 
+from gitmem import install_command
 from gitmem.config import ConfigError
 
-DISTRIBUTION = "gitmem-agent"
 # extra -> (the module it provides, what it is for)
 EXTRAS = {
     "agent": ("anthropic", "the anthropic backend, exact token counts and the close worded by a model"),
@@ -24,7 +24,8 @@ class MissingExtra(ConfigError):
 
 
 def install_line(extra: str) -> str:
-    return f"pip install '{DISTRIBUTION}[{extra}]'"
+    """The install line for `extra`: gitmem's one install command (the git URL at its pinned ref)."""
+    return install_command(extra)
 
 
 def installed(extra: str) -> bool:

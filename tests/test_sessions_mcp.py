@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem import extras
+from gitmem import extras, install_command
 from gitmem.errors import ExitCode
 from gitmem.memory import decisions, lessons, log
 from gitmem.sessions import mcp_server
@@ -160,7 +160,7 @@ def test_without_the_sdk_it_says_what_to_install(cli, tmp_path: Path, monkeypatc
     monkeypatch.setattr(extras, "installed", lambda extra: extra != "agents")
     result = cli(["mcp"], cwd=tmp_path)
     assert result.code == ExitCode.USAGE
-    assert "gitmem mcp needs the mcp SDK, which is not installed: pip install 'gitmem-agent[agents]'" in result.err
+    assert f"gitmem mcp needs the mcp SDK, which is not installed: {install_command('agents')}" in result.err
     assert "Traceback" not in result.err
 
 

@@ -19,7 +19,8 @@ def mcp_command(root: Path | None, workspace: str | None) -> int:
 
     The same tools and guards as the anthropic backend: no tool resolves a decision, the clock stamps every
     entry, the shared rule numbers it. Writes files only; commit them with your work. Outside a memory
-    repository it says so and exits (2). Needs the MCP SDK: pip install 'gitmem-agent[agents]'.
+    repository it says so and exits (2). Needs the MCP SDK, gitmem's `agents` extra;
+    without it the command prints the line that installs it.
     """
     from gitmem import extras
 
