@@ -147,7 +147,7 @@ def test_outside_a_memory_repository_it_says_so_and_exits(tmp_path: Path) -> Non
     assert seen.answers[0].is_error
     assert "not in a gitmem memory repository" in seen.answers[0].text and "--root" in seen.answers[0].text
     assert len(seen.answers) == 2 and seen.error is not None, "then the server exits"
-    assert "gitmem mcp: not in a gitmem memory repository (looked in: " in errors.read_text()
+    assert "gitmem: mcp: not in a gitmem memory repository (looked in: " in errors.read_text()
 
 
 def test_a_root_outside_a_memory_repository_is_refused_at_once(cli, tmp_path: Path) -> None:
