@@ -2,7 +2,25 @@
 from __future__ import annotations
 
 __version__ = "0.2.0"
-# Where gitmem is published: owner/name on GitHub. With __version__ above, the one place a release edits;
-# `python tests/test_release_pins.py` then rewrites every copy (pyproject.toml's URLs, the template's
-# pre-commit `rev:` and action ref, the install lines in the READMEs and the CHANGELOG's links).
+# Where gitmem is published: owner/name on GitHub. With __version__ and PINNED_REF below, the one place a
+# release edits; `python tests/test_release_pins.py` then rewrites every copy (pyproject.toml's URLs, the
+# template's pre-commit `rev:` and action refs, the install lines in the READMEs and hooks, the CHANGELOG's
+# links). docs/releasing.md says how a release is cut.
 REPOSITORY = "gitmem-agent/gitmem"
+# The git ref every install line and every pin in the template names. A tag that is not published yet
+# installs nothing, so until this version's tag exists it is the branch releases are cut from; cutting the
+# release sets it to f"v{__version__}" (tests/test_release_pins.py holds the CHANGELOG to the same state).
+PINNED_REF = "main"
+DISTRIBUTION = "gitmem-agent"
+
+
+def install_spec(extra: str | None = None) -> str:
+    """What `pip install` takes to install gitmem (with `extra`): no package index has it, so the git URL at
+    PINNED_REF. To pin a commit instead, put its sha where the ref is."""
+    name = f"{DISTRIBUTION}[{extra}]" if extra else DISTRIBUTION
+    return f"{name} @ git+https://github.com/{REPOSITORY}@{PINNED_REF}"
+
+
+def install_command(extra: str | None = None) -> str:
+    """The one install line every hint prints: a command that works today, quoted for a POSIX shell."""
+    return f"pip install '{install_spec(extra)}'"

@@ -22,12 +22,33 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130     # stopped with Ctrl-C
 
 
-HELP = (
-    "Exit codes: 0 ok; 1 violations; 2 usage or config error; 3 cycle refused to start (dirty tree, lock, "
-    "invalid memory); 4 cycle failed, conflicted or its push was refused, work saved on a branch; 5 history "
-    "rewritten (verify, or an upstream a push refused to build on); 6 the push failed and the work is only on "
-    "this machine's disk; 70 internal error (a bug: please report the traceback); 130 interrupted."
-)
+# What each code means, in `gitmem --help` and in each command's own `Exit codes:` paragraph.
+MEANINGS: dict[ExitCode, str] = {
+    ExitCode.OK: "ok",
+    ExitCode.VIOLATIONS: "violations",
+    ExitCode.USAGE: "usage or config error",
+    ExitCode.DIRTY: "cycle refused to start (dirty tree, lock, invalid memory)",
+    ExitCode.SALVAGED: "cycle failed, conflicted or its push was refused, work saved on a branch",
+    ExitCode.REWRITTEN: "history rewritten (verify, or an upstream a push refused to build on)",
+    ExitCode.LOCAL_ONLY: "the push failed and the work is only on this machine's disk",
+    ExitCode.INTERNAL: "internal error (a bug: please report the traceback)",
+    ExitCode.INTERRUPTED: "interrupted",
+}
+# Every command can end with these two, so each command's paragraph ends with them.
+ALWAYS = (ExitCode.INTERNAL, ExitCode.INTERRUPTED)
+
+
+def _paragraph(meanings: dict[ExitCode, str]) -> str:
+    return "Exit codes: " + "; ".join(f"{int(code)} {meaning}" for code, meaning in meanings.items()) + "."
+
+
+HELP = _paragraph(MEANINGS)
+
+
+def exit_codes_help(meanings: dict[ExitCode, str]) -> str:
+    """One command's `Exit codes:` paragraph for its --help: every code it can return, worded for it (the
+    codes it does not word keep their general meaning), then the ones every command can return."""
+    return _paragraph({**meanings, **{code: MEANINGS[code] for code in ALWAYS if code not in meanings}})
 
 
 class GitmemError(Exception):

@@ -8,10 +8,9 @@ numpy and tokenizers).
 """
 from __future__ import annotations
 
-from gitmem import REPOSITORY, __version__
+from gitmem import install_command
 from gitmem.config import ConfigError
 
-DISTRIBUTION = "gitmem-agent"
 # extra -> (the module it provides, what it is for)
 EXTRAS = {
     "agent": ("anthropic", "the anthropic backend, exact token counts and the close worded by a model"),
@@ -24,15 +23,9 @@ class MissingExtra(ConfigError):
     """A command needs an extra that is not installed; the message is the line to run."""
 
 
-def requirement(extra: str | None = None) -> str:
-    """What pip installs for this release: from its git tag, as gitmem is on no package index yet (README's
-    Install), so a bare `gitmem-agent[extra]` would not resolve."""
-    name = f"{DISTRIBUTION}[{extra}]" if extra else DISTRIBUTION
-    return f"{name} @ git+https://github.com/{REPOSITORY}@v{__version__}"
-
-
 def install_line(extra: str) -> str:
-    return f"pip install '{requirement(extra)}'"
+    """The install line for `extra`: gitmem's one install command (the git URL at its pinned ref)."""
+    return install_command(extra)
 
 
 def installed(extra: str) -> bool:

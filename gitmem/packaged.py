@@ -9,6 +9,8 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
+from gitmem import install_command
+
 
 def packaged_dir(shipped: str, checkout: str, what: str) -> Path:
     """`gitmem/<shipped>/` in the wheel (pyproject's force-include), or `<checkout>/` beside the package in a
@@ -19,7 +21,8 @@ def packaged_dir(shipped: str, checkout: str, what: str) -> Path:
     source = Path(__file__).resolve().parents[1] / checkout     # gitmem/packaged.py -> the checkout's root
     if source.is_dir():
         return source
-    raise FileNotFoundError(f"the gitmem {what} are missing from this installation; reinstall gitmem-agent")
+    raise FileNotFoundError(f"the gitmem {what} are missing from this installation; reinstall it: "
+                            f"{install_command()}")
 
 
 def template_dir() -> Path:

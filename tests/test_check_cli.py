@@ -280,6 +280,22 @@ def test_check_cli_formats(memrepo: GitRepo, cli) -> None:
     assert github.lines[0].startswith(f"::error file=LOG.md,line={line},title=GM305 log-cycle-incomplete::")
     data = json.loads(cli(["check", "--format", "json"], cwd=memrepo.path).out)
     assert [(d["path"], d["line"], d["code"], d["severity"]) for d in data] == [("LOG.md", line, "GM305", "error")]
+    # --json, as every other command spells it, is --format json; with another --format it is a usage error.
+    flag = cli(["check", "--json"], cwd=memrepo.path)
+    assert (flag.code, json.loads(flag.out)) == (1, data)
+    both = cli(["check", "--json", "--format", "github"], cwd=memrepo.path)
+    assert (both.code, both.out) == (ExitCode.USAGE, "")
+    assert both.err == "gitmem: --json and --format github ask for different output; give one\n"
+    assert cli(["check", "--json", "--format", "json"], cwd=memrepo.path).out == flag.out
+
+
+def test_verify_takes_json_as_every_command_does(memrepo: GitRepo, history, cli) -> None:
+    span = f"{history['start']}..{history['end']}"
+    flag = cli(["verify", "--range", span, "--json"], cwd=memrepo.path)
+    assert flag.code == 1
+    assert json.loads(flag.out) == json.loads(cli(["verify", "--range", span, "--format", "json"],
+                                                  cwd=memrepo.path).out)
+    assert [d["code"] for d in json.loads(flag.out)] == ["GM305"]
 
 
 def test_registry_codes_and_slugs_are_unique_and_well_formed() -> None:

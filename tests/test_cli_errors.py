@@ -121,6 +121,30 @@ def test_a_refused_cycle_is_worded_by_the_error_map_and_never_echoes_a_key(memre
     memrepo.write(f"{key}.txt", "uncommitted\n")
     result = cli(["cycle"], cwd=memrepo.path)
     assert result.code == 3
-    assert result.err.startswith("gitmem cycle: refused: the work tree has uncommitted changes")
+    assert result.err.startswith("gitmem: cycle: refused: the work tree has uncommitted changes")
     assert "untracked: [redacted].txt" in result.err
     assert key not in result.out + result.err
+
+
+def test_every_kind_of_command_error_has_the_one_prefix(memrepo, cli, tmp_path, git_env) -> None:
+    """click's own errors said `Error: …`, the cycle `gitmem cycle: …`, the rest `gitmem: …`: now each ends in
+    one line starting `gitmem: `, and a usage error keeps click's usage line and hint above it."""
+    memrepo.commit_files({"gitmem.yaml": "agent:\n  backend: command\n  command: 'true'\n"}, "a command agent")
+    memrepo.write("stray.txt", "uncommitted\n")
+    cases = {
+        ("stauts",): "gitmem: No such command 'stauts'. Did you mean 'status'?",
+        ("check", "--bogus"): "gitmem: No such option '--bogus'.",
+        ("log", "add", "--task", "t", "--result", "r", "--outcome", "nope"): "gitmem: Invalid value for '--outcome'",
+        ("close", "--date", "yesterday"): "gitmem: Invalid value for --date: 'yesterday' is not a YYYY-MM-DD date",
+        ("cycle",): "gitmem: cycle: refused: the work tree has uncommitted changes",
+    }
+    for argv, first in cases.items():
+        result = cli(list(argv), cwd=memrepo.path)
+        assert result.code in (2, 3), result.err
+        lines = [line for line in result.err.splitlines() if line]
+        assert not any(line.startswith("Error") for line in lines), result.err
+        assert lines[-1 if result.code == 2 else 0].startswith(first), result.err
+    usage = cli(["check", "--bogus"], cwd=memrepo.path).err.splitlines()
+    assert usage[:2] == ["Usage: gitmem check [OPTIONS]", "Try 'gitmem check -h' for help."]
+    outside = cli(["status"], cwd=tmp_path)
+    assert outside.err.startswith("gitmem: ") and outside.code == 2

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+import gitmem
 from gitmem import extras
 from gitmem.agents.selection import backend_for
 from gitmem.config import Config
@@ -13,7 +14,7 @@ from gitmem.errors import ExitCode
 from tests.support.helpers import GitRepo
 
 ROOT = Path(__file__).resolve().parent.parent
-INSTALL = "pip install 'gitmem-agent[agent] @ git+https://github.com/gitmem-agent/gitmem@v0.2.0'"
+INSTALL = gitmem.install_command("agent")
 
 
 @pytest.fixture
@@ -33,7 +34,7 @@ def test_the_base_package_has_no_llm_sdk_and_test_pulls_every_extra(project: dic
 
 def test_the_install_line_names_the_distribution_and_the_extra(project: dict) -> None:
     assert extras.install_line("agent") == INSTALL
-    assert extras.DISTRIBUTION == project["name"]
+    assert gitmem.DISTRIBUTION == project["name"]
     assert extras.installed("agent")            # the test suite runs with every extra
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gitmem import install_command
 from gitmem.scaffold.init import init
 from tests.support.gitcli import GIT, isolated_env, run_git
 from tests.support.helpers import HUMAN
@@ -215,4 +216,4 @@ def test_hook_without_gitmem_says_how_to_install(tmp_path: Path) -> None:
     refused = repo.git("-c", f"user.name={HUMAN[0]}", "-c", f"user.email={HUMAN[1]}", "commit", "-q", "-m", "x",
                        check=False)
     assert refused.returncode != 0
-    assert "gitmem is not installed: pip install gitmem-agent" in refused.stderr
+    assert f"gitmem is not installed: {install_command()}" in refused.stderr

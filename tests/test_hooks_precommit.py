@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+import gitmem
 from gitmem.scaffold.init import init
 from tests.support.gitcli import GIT, isolated_env, run_git
 from tests.support.helpers import HUMAN
@@ -156,7 +157,7 @@ def installed(tmp_path: Path, env: dict[str, str], hook_repo: tuple[str, str]) -
     config = agent.root / ".pre-commit-config.yaml"
     text = config.read_text(encoding="utf-8")
     config.write_text(text.replace("https://github.com/gitmem-agent/gitmem", source)
-                      .replace("rev: v", f"rev: {sha}  # v"), encoding="utf-8")
+                      .replace(f"rev: {gitmem.PINNED_REF}\n", f"rev: {sha}\n"), encoding="utf-8")
     agent.git("commit", "-q", "-a", "-m", "Use the local hooks")
     installed = agent.pre_commit("install")
     assert "pre-commit installed at .git/hooks/pre-commit" in installed.stdout

@@ -47,8 +47,8 @@ def test_a_deeply_nested_hook_payload_is_not_a_traceback(memrepo: GitRepo, cli, 
     payload = ("[" * levels + "]" * levels) if shape == "list" else ('{"a":' * levels + "1" + "}" * levels)
     result = cli(["hook", "session-start"], cwd=memrepo.path, stdin=payload)
     assert result.code == ExitCode.OK and _one_line(result.err) and "not the hook's JSON" in result.err
-    # the same shape as every other hook note: `gitmem hook: <what it found>: <what it does about it>`
-    assert result.err.strip() == f"gitmem hook: stdin is not the hook's JSON (nested deeper than {MAX_DEPTH} " \
+    # the same shape as every other hook note: `gitmem: hook: <what it found>: <what it does about it>`
+    assert result.err.strip() == f"gitmem: hook: stdin is not the hook's JSON (nested deeper than {MAX_DEPTH} " \
                                  "levels): going on without it"
 
 

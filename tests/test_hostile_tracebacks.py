@@ -153,8 +153,8 @@ def test_no_traceback_ever(damaged_world: GitRepo, tmp_path: Path, cli, damage: 
     assert "Traceback" not in both and result.code != 70, both
     assert result.code in (0, 1, 2, 3, 4, 5), both
     if result.code == 2:
-        lines = [line for line in result.err.splitlines() if line and not line.startswith("warning:")]
-        assert lines and lines[0].startswith(("gitmem: ", "Usage:", "Error:")), result.err
+        lines = [line for line in result.err.splitlines() if line and not line.startswith("gitmem: warning:")]
+        assert lines and lines[0].startswith(("gitmem: ", "Usage:")), result.err
         if name and result.err.startswith("gitmem: "):
             assert name in result.err, result.err
     assert (outside / "precious.txt").read_text(encoding="utf-8") == "keep me\n"
@@ -231,7 +231,7 @@ def test_a_huge_recall_window_is_not_an_overflow(damaged_world: GitRepo, cli) ->
 def test_report_to_an_unwritable_place_exits_2(damaged_world: GitRepo, cli) -> None:
     (damaged_world.path / "out-dir").mkdir()
     result = cli(["report", "--out", str(damaged_world.path / "out-dir")], cwd=damaged_world.path)
-    assert result.code == 2 and result.err.startswith("Error: cannot write ") and "--out" in result.err
+    assert result.code == 2 and result.err.startswith("gitmem: cannot write ") and "--out" in result.err
 
 
 def test_the_runner_does_not_leave_the_lock_when_the_state_dir_is_refused(damaged_world: GitRepo, cli) -> None:

@@ -135,7 +135,7 @@ def test_without_pre_commit_the_next_step_says_how_to_get_it(tmp_path: Path, mon
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     monkeypatch.setattr(sys, "executable", str(tmp_path / "venv" / "bin" / "python"))
-    step = next_step(False, [])
+    step = next_step(False, [], [])
     assert step.startswith("pip install pre-commit && pre-commit install --hook-type pre-commit")
     assert "gitmem init --plain-hooks" in step
     code, out, _ = run(capsys, "init", str(tmp_path / "agent"))
@@ -149,12 +149,31 @@ def test_with_pre_commit_only_beside_gitmem_the_next_step_names_its_path(
     (bin_dir / "pre-commit").write_text("#!/bin/sh\n", encoding="utf-8")
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     monkeypatch.setattr(sys, "executable", str(bin_dir / "python"))
-    assert next_step(False, []) == f"{bin_dir / 'pre-commit'} install --hook-type pre-commit --hook-type pre-push"
+    assert next_step(False, [], []) == f"{bin_dir / 'pre-commit'} install --hook-type pre-commit --hook-type pre-push"
     (tmp_path / "onpath").mkdir()
     (tmp_path / "onpath" / "pre-commit").write_text("#!/bin/sh\n", encoding="utf-8")
     (tmp_path / "onpath" / "pre-commit").chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path / "onpath"))
-    assert next_step(False, []) == "pre-commit install --hook-type pre-commit --hook-type pre-push"
+    assert next_step(False, [], []) == "pre-commit install --hook-type pre-commit --hook-type pre-push"
+
+
+def test_once_pre_commit_install_has_run_the_next_step_is_to_commit(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`gitmem init` again after `pre-commit install` said "next: pre-commit install" once more."""
+    target = tmp_path / "agent"
+    code, out, _ = run(capsys, "init", str(target))
+    assert code == ExitCode.OK and "pre-commit install --hook-type pre-commit" in out.splitlines()[-1]
+    env = {**isolated_env(who=HUMAN), "HOME": str(tmp_path), "PRE_COMMIT_HOME": str(tmp_path / "cache")}
+    hooks = [str(Path(sys.executable).parent / "pre-commit"), "install", "--hook-type", "pre-commit"]
+    subprocess.run(hooks, cwd=target, env=env, check=True, capture_output=True)
+    _, half, _ = run(capsys, "init", str(target))           # the pre-push hook is still missing
+    assert "pre-commit install --hook-type pre-commit --hook-type pre-push" in half.splitlines()[-1]
+    subprocess.run([*hooks, "--hook-type", "pre-push"], cwd=target, env=env, check=True, capture_output=True)
+    code, out, _ = run(capsys, "init", str(target))
+    assert code == ExitCode.OK
+    assert out.splitlines()[-1] == ("next: commit the memory files: the git hooks run `gitmem check` before each "
+                                    "commit, `gitmem verify` before each push")
+    assert "pre-commit install" not in out
 
 
 # -- mapped file names -------------------------------------------------------------------------------------

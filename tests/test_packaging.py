@@ -12,7 +12,6 @@ import pytest
 
 import gitmem
 import gitmem.scaffold.init as gitmem_init
-from gitmem import extras
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -150,7 +149,7 @@ def test_the_base_install_runs_the_quick_start_and_names_the_extra_it_lacks(base
     cycle = subprocess.run([str(base_install / "gitmem"), "cycle", "--agent", "anthropic"], cwd=agent,
                            capture_output=True, text=True, env={**env, "ANTHROPIC_API_KEY": "sk-ant-not-real"})
     assert cycle.returncode == 2
-    assert extras.install_line("agent") in cycle.stderr and "Traceback" not in cycle.stderr
+    assert gitmem.install_command("agent") in cycle.stderr and "Traceback" not in cycle.stderr
     hooks = subprocess.run([str(base_install / "gitmem"), "init", "--plain-hooks", "fresh"], cwd=tmp_path,
                            capture_output=True, text=True, env=env)
     assert hooks.returncode == 0, hooks.stderr

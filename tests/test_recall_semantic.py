@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from dataclasses import replace
@@ -14,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gitmem import extras
+from gitmem import install_command
 from gitmem.config import load_config
 from gitmem.errors import ExitCode
 from gitmem.recall import RecallError, chunks, embed, semantic, vectors
@@ -109,13 +110,13 @@ def test_without_the_extra_auto_is_bm25_and_the_other_modes_say_what_to_install(
     monkeypatch.setattr(embed, "available", lambda spec="wordllama": False)
     hits = search(in_mode(planted, "auto"), "swiss currency")
     assert hits.mode == "bm25" and hits[0].id == "cycle 13"
-    with pytest.raises(RecallError, match=r"pip install 'gitmem-agent\[semantic\]'"):
+    with pytest.raises(RecallError, match=re.escape(install_command("semantic"))):
         search(in_mode(planted, "hybrid"), "swiss")
     result = cli(["recall", "swiss", "--mode", "semantic"], cwd=planted.root)
     assert result.code == ExitCode.USAGE and "gitmem-agent[semantic]" in result.err
     status = cli(["status", "--json"], cwd=planted.root)
     assert json.loads(status.out)["recall"] == {"mode": "bm25", "model": "",
-                                                "note": f"hybrid needs {extras.install_line('semantic')}"}
+                                                "note": f"hybrid needs {install_command('semantic')}"}
 
 
 # -- finding by meaning ----------------------------------------------------------------------------------------

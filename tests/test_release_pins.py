@@ -1,6 +1,8 @@
-"""The project's address and version live in one place (gitmem/__init__.py); every copy agrees with it.
+"""The project's address, version and pinned ref live in one place (gitmem/__init__.py); every copy agrees
+with it, and the CHANGELOG says the same about whether this version is released.
 
-Run `python tests/test_release_pins.py` after editing REPOSITORY or __version__ to rewrite the copies.
+Run `python tests/test_release_pins.py` after editing REPOSITORY, __version__ or PINNED_REF to rewrite the
+copies (docs/releasing.md).
 """
 from __future__ import annotations
 
@@ -11,9 +13,18 @@ from pathlib import Path
 if __name__ == "__main__":       # run as a script: make `tests.support` importable from the checkout
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import pytest
+
 import gitmem
 import gitmem.scaffold.init as gitmem_init
 from tests.support.release import ROOT, rewrite, stale, the_one_place
+
+
+@pytest.fixture(scope="module")
+def project() -> dict:
+    import tomllib
+
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
 
 
 def test_every_copy_of_the_address_and_version_agrees_with_the_one_place() -> None:
@@ -21,18 +32,60 @@ def test_every_copy_of_the_address_and_version_agrees_with_the_one_place() -> No
 
 
 def test_the_one_place_is_what_the_package_reports() -> None:
-    assert the_one_place() == (gitmem.REPOSITORY, gitmem.__version__)
+    assert the_one_place() == (gitmem.REPOSITORY, gitmem.__version__, gitmem.PINNED_REF)
 
 
-def test_the_template_pins_this_release_and_nothing_else() -> None:
-    """Every tag-style pin in the template names the version being shipped, or new agents run old code."""
+def test_the_template_pins_gitmem_at_the_pinned_ref_and_nothing_else() -> None:
+    """Every pin of gitmem in the template names the ref being shipped, or new agents run other code."""
     base = gitmem_init.template_dir()
+    ours = re.compile(rf"(?:rev: |{re.escape(gitmem.REPOSITORY)}@)([\w.-]+)")
     pins = {(rel, pin) for rel in gitmem_init.template_files() if rel.endswith((".yaml", ".yml"))
-            for pin in re.findall(r"(?:rev: |[\w.-]+/[\w.-]+@)(v\d[\w.]*)", (base / rel).read_text("utf-8"))}
-    version = f"v{gitmem.__version__}"
-    assert {pin for _, pin in pins} == {version}
+            for pin in ours.findall((base / rel).read_text("utf-8"))}
+    assert {pin for _, pin in pins} == {gitmem.PINNED_REF}
     assert {rel for rel, _ in pins} == {".pre-commit-config.yaml", ".github/workflows/gitmem.yml",
                                         ".github/workflows/gitmem-check.yml"}
+
+
+def test_the_pinned_ref_exists_whenever_the_changelog_says_so() -> None:
+    """A tag that is not published installs nothing. Until the CHANGELOG dates this version (its section says
+    `unreleased`), every install line and pin names the branch releases are cut from; once it is dated, the
+    tag it links to, `v<version>`. Either way the one place, the CHANGELOG and the link agree."""
+    text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    version = gitmem.__version__
+    heading = re.search(rf"^## \[{re.escape(version)}\] - (.+)$", text, re.M)
+    assert heading, f"CHANGELOG.md has no section for {version}"
+    tag = f"v{version}"
+    assert f"[{version}]: https://github.com/{gitmem.REPOSITORY}/releases/tag/{tag}\n" in text
+    if heading.group(1) == "unreleased":
+        assert gitmem.PINNED_REF == "main"
+    else:
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", heading.group(1)), "a released version's section is dated"
+        assert gitmem.PINNED_REF == tag
+
+
+def test_every_install_line_is_the_one_install_spec_and_pip_can_read_it(project: dict) -> None:
+    """What `pip install` is told is a PEP 508 direct reference to this project at the pinned ref."""
+    from packaging.requirements import Requirement
+
+    parsed = Requirement(gitmem.install_spec("agent"))
+    assert (parsed.name, parsed.extras) == (project["name"], {"agent"})
+    assert parsed.url == f"git+https://github.com/{gitmem.REPOSITORY}@{gitmem.PINNED_REF}"
+    assert set(project["optional-dependencies"]) >= {"agent", "agents", "semantic"}
+    for hook in ("pre-commit", "pre-push"):
+        assert gitmem.install_command() in (ROOT / "hooks" / hook).read_text(encoding="utf-8")
+    assert gitmem.install_command() in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_no_install_hint_names_a_package_no_index_has() -> None:
+    """`pip install gitmem-agent` (with or without an extra) installs nothing: no index has it. Every install
+    line in the docs, the template, the hooks and the code is the git URL (gitmem.install_command)."""
+    bare = re.compile(r"pip install (?:-\S+ )*'?gitmem-agent(?:\[[\w,]+\])?+(?! @ git\+)")
+    places = [ROOT / "README.md", ROOT / "action.yml", *sorted((ROOT / "docs").glob("*.md")),
+              *sorted((ROOT / "hooks").iterdir()), *sorted((ROOT / "gitmem").rglob("*.py")),
+              *(path for path in sorted((ROOT / "template-repo").rglob("*")) if path.is_file())]
+    found = [f"{path.relative_to(ROOT)}: {match.group(0)}" for path in places
+             for match in bare.finditer(path.read_text(encoding="utf-8"))]
+    assert found == []
 
 
 def test_a_release_edits_one_place_and_the_rewrite_follows(tmp_path: Path, monkeypatch) -> None:
@@ -46,7 +99,8 @@ def test_a_release_edits_one_place_and_the_rewrite_follows(tmp_path: Path, monke
     init = tmp_path / "gitmem" / "__init__.py"
     text = init.read_text(encoding="utf-8")
     init.write_text(text.replace(f'REPOSITORY = "{gitmem.REPOSITORY}"', 'REPOSITORY = "acme/gitmem-fork"')
-                    .replace(f'__version__ = "{gitmem.__version__}"', '__version__ = "1.2.3"'), encoding="utf-8")
+                    .replace(f'__version__ = "{gitmem.__version__}"', '__version__ = "1.2.3"')
+                    .replace(f'PINNED_REF = "{gitmem.PINNED_REF}"', 'PINNED_REF = "v1.2.3"'), encoding="utf-8")
     monkeypatch.setattr(release, "ROOT", tmp_path)
     assert release.stale()                       # every copy is now stale
     changed = release.rewrite()
@@ -59,8 +113,10 @@ def test_a_release_edits_one_place_and_the_rewrite_follows(tmp_path: Path, monke
     assert "actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1" in flow    # third-party pins untouched
     before = (ROOT / "README.md").read_text(encoding="utf-8")
     after = (tmp_path / "README.md").read_text(encoding="utf-8")
-    assert after.replace("acme/gitmem-fork", gitmem.REPOSITORY).replace("@v1.2.3", f"@v{gitmem.__version__}") \
+    assert after.replace("acme/gitmem-fork", gitmem.REPOSITORY).replace("@v1.2.3", f"@{gitmem.PINNED_REF}") \
         == before
+    hook = (tmp_path / "hooks" / "pre-push").read_text(encoding="utf-8")
+    assert "pip install 'gitmem-agent @ git+https://github.com/acme/gitmem-fork@v1.2.3'" in hook
 
 
 def test_the_changelog_has_a_section_for_this_version() -> None:

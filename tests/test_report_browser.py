@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -171,8 +172,90 @@ def test_the_vendored_uplot_is_the_pinned_npm_package() -> None:
 
 
 def test_a_new_agent_with_no_history_gets_a_page_that_says_so(chrome: browser.Browser, memrepo: GitRepo) -> None:
+    """No chart is drawn as empty axes: every card says in words that there is nothing yet."""
     page = ARTIFACTS / "report-empty.html"
     page.write_text(build(Workspace.at(memrepo.path), clock=lambda: planted.NOW), encoding="utf-8")
-    charts = _drawn(chrome, page, ARTIFACTS / "report-empty.png")
-    assert [c["key"] for c in charts] == ["rules", "guard"]      # the others say there is nothing yet
-    assert chrome.evaluate("document.querySelectorAll('p.empty').length") >= 6
+    assert _drawn(chrome, page, ARTIFACTS / "report-empty.png") == []
+    assert chrome.evaluate("document.querySelectorAll('canvas, .chart').length") == 0
+    said = chrome.evaluate("Array.from(document.querySelectorAll('figure.card p.empty')).map(e => e.textContent)")
+    assert len(said) == len(EXPECTED) and "No lesson has been promoted to a rule yet." in said
+    assert "No cycle ran in this window." in said
+    totals = chrome.evaluate("document.querySelector('p.totals').textContent")
+    assert "0 cycles" in totals and "0 daily closes" in totals
+
+
+# Each drawn chart's x-axis ticks: where uPlot put them (seconds) and the labels it drew there.
+TICKS = """window.gitmemCharts.map(c => ({key: c.key, splits: c.plot.axes[0]._splits,
+                                     labels: c.plot.axes[0]._values}))"""
+DAY_LABEL = re.compile(r"[A-Z][a-z]{2} \d{1,2}")
+DAYS_CHARTS = {"cycles", "lessons", "rules", "guard"}
+
+
+def test_a_one_day_window_ticks_its_day_and_counts_in_the_singular(chrome: browser.Browser, ninety: GitRepo) -> None:
+    """A one-day window got ticks every 6 hours under bars that each stand for the whole day; and "1 daily
+    closes". Days axes tick whole days, and every count agrees with its noun."""
+    day = planted.NOW.date()
+    page = ARTIFACTS / "report-one-day.html"
+    page.write_text(build(Workspace.at(ninety.path), since=day, until=day, clock=lambda: planted.NOW),
+                    encoding="utf-8")
+    _drawn(chrome, page, ARTIFACTS / "report-one-day.png")
+    ticks = {t["key"]: t for t in chrome.evaluate(TICKS)}
+    assert {"cycles", "lessons", "rules"} <= set(ticks)
+    before = day - timedelta(days=1)      # a line needs two points: the window's charts start the day before
+    for key in DAYS_CHARTS & set(ticks):
+        assert ticks[key]["labels"] == [f"{before:%b} {before.day}", f"{day:%b} {day.day}"], ticks[key]
+    totals = chrome.evaluate("document.querySelector('p.totals').textContent")
+    assert "· 1 daily close" in totals and "1 daily closes" not in totals, totals
+    assert not re.search(r"\b1 (cycles|decisions|Rule 0 streaks)\b", totals), totals
+
+
+def test_ninety_days_tick_whole_days_at_an_even_step(chrome: browser.Browser, ninety: GitRepo) -> None:
+    page = ARTIFACTS / "report-90-days.html"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text(build(Workspace.at(ninety.path), clock=lambda: planted.NOW), encoding="utf-8")
+    chrome.open(page.as_uri())
+    for tick in chrome.evaluate(TICKS):
+        if tick["key"] not in DAYS_CHARTS:
+            continue
+        assert 4 <= len(tick["labels"]) <= 16, tick
+        assert all(DAY_LABEL.fullmatch(label) for label in tick["labels"]), tick
+        steps = {b - a for a, b in zip(tick["splits"], tick["splits"][1:], strict=False)}
+        assert len(steps) == 1 and steps.pop() % 86400 == 0, tick        # the report's zone is UTC: no DST
+
+
+# For the lesson funnel: for each series, at the middle of each day's step, is the series' own colour painted
+# within a few pixels of where its value is? Lines drawn at one width over one another hid all but the top one.
+FUNNEL_SAMPLES = """(() => {
+  const c = window.gitmemCharts.find(c => c.key === 'lessons'), u = c.plot, ctx = u.ctx;
+  const spec = JSON.parse(document.getElementById('gitmem-report-data').textContent)
+    .workspaces[0].charts.find(s => s.key === 'lessons');
+  const rgb = h => [1, 3, 5].map(i => parseInt(h.slice(i, i + 2), 16));
+  const x = u.data[0], found = {};
+  spec.series.forEach((s, si) => {
+    const [r, g, b] = rgb(s.colour);
+    let seen = 0, tried = 0;
+    for (let i = 0; i + 1 < x.length; i++) {
+      const left = u.valToPos(x[i], 'x', true), right = u.valToPos(x[i + 1], 'x', true);
+      const y = Math.round(u.valToPos(s.values[i], 'y', true)), mid = Math.round((left + right) / 2);
+      const column = ctx.getImageData(mid, y - 6, 1, 13).data;
+      let hit = false;
+      for (let p = 0; p < column.length; p += 4) {
+        if (Math.abs(column[p] - r) + Math.abs(column[p + 1] - g) + Math.abs(column[p + 2] - b) < 40) hit = true;
+      }
+      tried++; if (hit) seen++;
+    }
+    found[s.label] = {seen, tried, flat: s.values.filter((v, i) => i && v === s.values[i - 1]).length};
+  });
+  const same = spec.series[0].values.filter((v, i) => spec.series.every(s => s.values[i] === v)).length;
+  return {found, same};
+})()"""
+
+
+def test_the_funnel_lines_show_where_they_run_together(chrome: browser.Browser, ninety: GitRepo) -> None:
+    page = ARTIFACTS / "report-90-days.html"
+    page.write_text(build(Workspace.at(ninety.path), clock=lambda: planted.NOW), encoding="utf-8")
+    chrome.open(page.as_uri())
+    sampled = chrome.evaluate(FUNNEL_SAMPLES)
+    assert sampled["same"] > 0, sampled          # the history has days where every count is the same
+    for label, seen in sampled["found"].items():
+        assert seen["seen"] == seen["tried"] > 0, (label, sampled)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem import extras
+from gitmem import extras, install_command
 from gitmem.errors import ExitCode
 from gitmem.memory import decisions, lessons, log
 from gitmem.sessions import mcp_server
@@ -147,7 +147,7 @@ def test_outside_a_memory_repository_it_says_so_and_exits(tmp_path: Path) -> Non
     assert seen.answers[0].is_error
     assert "not in a gitmem memory repository" in seen.answers[0].text and "--root" in seen.answers[0].text
     assert len(seen.answers) == 2 and seen.error is not None, "then the server exits"
-    assert "gitmem mcp: not in a gitmem memory repository (looked in: " in errors.read_text()
+    assert "gitmem: mcp: not in a gitmem memory repository (looked in: " in errors.read_text()
 
 
 def test_a_root_outside_a_memory_repository_is_refused_at_once(cli, tmp_path: Path) -> None:
@@ -160,7 +160,7 @@ def test_without_the_sdk_it_says_what_to_install(cli, tmp_path: Path, monkeypatc
     monkeypatch.setattr(extras, "installed", lambda extra: extra != "agents")
     result = cli(["mcp"], cwd=tmp_path)
     assert result.code == ExitCode.USAGE
-    assert f"gitmem mcp needs the mcp SDK, which is not installed: {extras.install_line('agents')}" in result.err
+    assert f"gitmem mcp needs the mcp SDK, which is not installed: {install_command('agents')}" in result.err
     assert "Traceback" not in result.err
 
 

@@ -77,6 +77,18 @@ def cli(ctx: click.Context, color: bool | None) -> None:
     ctx.color = color if color is not None else (False if os.environ.get("NO_COLOR") else None)
 
 
+def _show(err: click.ClickException) -> None:
+    """click's own errors (a bad option, an unknown command) in the one shape of a command error, `gitmem:
+    <message>` where click says `Error: <message>`; a usage error keeps click's usage line and hint above it."""
+    from gitmem.cli.common import say
+
+    ctx = err.ctx if isinstance(err, click.UsageError) else None
+    if ctx is not None:
+        hint = f"Try '{ctx.command_path} {ctx.help_option_names[0]}' for help." if ctx.help_option_names else ""
+        click.echo(f"{ctx.get_usage()}\n{hint}\n", err=True, color=ctx.color)
+    say(None, err.format_message())
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code. The one error map: a known error prints its message (and its
     violations) and exits with its own code; anything else is a bug, printed with its traceback, exit 70."""
@@ -91,17 +103,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         click.echo("Aborted.", err=True)
         return ExitCode.INTERRUPTED
     except click.ClickException as err:
-        err.show()
+        _show(err)
         return err.exit_code
     except GitmemError as err:
         from gitmem.checks.render import render_text
-        from gitmem.cli.common import CommandFailed
+        from gitmem.cli.common import CommandFailed, say
         from gitmem.secrets import env_values, redact
 
         # Config errors quote the bad value; it may be a key pasted into the wrong place.
-        speaker, notes = (err.command, err.notes) if isinstance(err, CommandFailed) else ("gitmem", ())
+        speaker, notes = (err.command, err.notes) if isinstance(err, CommandFailed) else (None, ())
         for line in (str(err), *notes):
-            click.echo(f"{speaker}: {redact(line, env_values())}", err=True)
+            say(speaker, redact(line, env_values()))
         if err.violations:
             click.echo(render_text(err.violations), err=True, nl=False)
         return err.exit_code

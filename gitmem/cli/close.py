@@ -6,14 +6,28 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gitmem.cli.common import annotate, json_option, open_workspace, workspace_option
-from gitmem.errors import ExitCode
+from gitmem.cli.common import annotate, json_option, open_workspace, say, workspace_option
+from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:   # the library loads inside the command only
     from gitmem.close import CloseResult
 
 
-@click.command("close")
+# Every code `gitmem close` can end with (the help lists them, and 70 and 130, which any command can).
+EXIT_CODES = {
+    ExitCode.OK: "done (or already closed)",
+    ExitCode.VIOLATIONS: "the result would be invalid",
+    ExitCode.USAGE: "usage or config error (a bad --date, a bad gitmem.yaml)",
+    ExitCode.DIRTY: "memory files are dirty or a cycle holds the lock",
+    ExitCode.SALVAGED: "with --push, the push conflicted, or the remote refused it for good (a protected branch: "
+                       "the close is on a `gitmem/close-DAY` branch; pull-request mode is the setting for that), "
+                       "or there is no remote",
+    ExitCode.REWRITTEN: "with --push, the upstream was rewritten: nothing is built on it",
+    ExitCode.LOCAL_ONLY: "with --push, the push failed: the close is only on this machine's disk",
+}
+
+
+@click.command("close", epilog=exit_codes_help(EXIT_CODES))
 @click.option("--date", "day", metavar="YYYY-MM-DD", default=None,
               help="The day to close (default: today in the configured time zone).")
 @click.option("--no-llm", "no_llm", is_flag=True,
@@ -27,12 +41,6 @@ def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json:
           workspace: str | None) -> int:
     """Close a day: report it in LOG, flag problems (Rule 0), plan tomorrow on top of NOW, and promote
     lessons that two later cycles confirmed to proven rules. Running it twice for a day changes nothing.
-
-    Exit 0 done (or already closed), 1 the result would be invalid, 3 memory files are dirty or a cycle
-    holds the lock, 4 the push conflicted, or the remote refused it for good (a protected branch: the close
-    is on a `gitmem/close-DAY` branch; pull-request mode is the setting for that), or there is no remote,
-    5 the upstream was rewritten (nothing is built on it), 6 the push failed: the close is only on this
-    machine's disk.
     """
     from datetime import date
 
@@ -56,8 +64,7 @@ def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json:
         ws = ws.with_config(replace(ws.config, close=replace(ws.config.close, model=model)))
     use_llm = not no_llm and available()
     if use_llm and not extras.installed("agent"):
-        click.echo(f"warning: {extras.missing('agent', 'a close worded by the model')}; closing offline",
-                   err=True)
+        say("close", f"warning: {extras.missing('agent', 'a close worded by the model')}; closing offline")
         use_llm = False
     try:
         result = run_close(ws, day=chosen, use_llm=use_llm, push=push)
@@ -75,7 +82,7 @@ def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json:
     _report_to_actions(result)
     if result.push is not None:
         for line in result.push["messages"]:
-            click.echo(f"push: {line}", err=True)
+            say("close", f"push: {line}")
         return PushStatus(result.push["status"]).exit_code
     return ExitCode.OK
 

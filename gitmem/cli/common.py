@@ -19,10 +19,22 @@ class UsageError(click.ClickException):
     exit_code = ExitCode.USAGE
 
 
+def stderr_line(command: str | None, text: str) -> str:
+    """The one shape of every line gitmem writes to stderr about itself, errors, warnings and notes alike:
+    `gitmem: <command>: <text>`, or `gitmem: <text>` from gitmem as a whole. A reader (or grep) tells them
+    from the agent's output and from the `path:line: GMnnn` diagnostics, which keep their own shape."""
+    return f"gitmem: {command}: {text}" if command else f"gitmem: {text}"
+
+
+def say(command: str | None, text: str) -> None:
+    """Write `text` to stderr as `command` (see stderr_line)."""
+    click.echo(stderr_line(command, text), err=True)
+
+
 class CommandFailed(GitmemError):
-    """A failure as one command words it (`gitmem cycle: refused: …`). The command raises it and the one error
-    map (`gitmem.cli.main`) prints the message after the command's name instead of `gitmem:`, then each of
-    `notes` on a line of its own after the same name, and exits with `exit_code`."""
+    """A failure as one command words it (`gitmem: cycle: refused: …`). The command raises it and the one
+    error map (`gitmem.cli.main`) prints the message after `gitmem: <command>:`, then each of `notes` on a
+    line of its own after the same prefix, and exits with `exit_code`."""
 
     def __init__(self, command: str, message: str, *, exit_code: int, notes: Sequence[str] = ()) -> None:
         super().__init__(message)
@@ -37,8 +49,23 @@ def workspace_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def format_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--format", "fmt", type=click.Choice(["text", "github", "json"]), default="text",
-                        show_default=True, help="Output format: text lines, GitHub annotations, or JSON.")(func)
+    """`--format text|github|json`, and `--json` for `--format json` as every other command spells it; the
+    command sees only `fmt`."""
+    import functools
+
+    @functools.wraps(func)
+    def with_json(*args: Any, as_json: bool, fmt: str, **kwargs: Any) -> Any:
+        if as_json:
+            source = click.get_current_context().get_parameter_source("fmt")
+            if fmt != "json" and source is not click.core.ParameterSource.DEFAULT:
+                raise UsageError(f"--json and --format {fmt} ask for different output; give one")
+            fmt = "json"
+        return func(*args, fmt=fmt, **kwargs)
+
+    with_format = click.option("--format", "fmt", type=click.Choice(["text", "github", "json"]), default="text",
+                               show_default=True, help="Output format: text lines, GitHub annotations, or JSON.")
+    with_flag = click.option("--json", "as_json", is_flag=True, help="Print JSON for other tools (--format json).")
+    return with_flag(with_format(with_json))
 
 
 def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -51,7 +78,7 @@ def open_workspace(workspace: str | None, path: str | Path | None = None) -> Wor
 
     found = Workspace.open(path, workspace=workspace)
     for warning in found.config.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        say(None, f"warning: {warning}")
     return found
 
 

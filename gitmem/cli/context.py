@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitmem.cli.common import json_option, open_workspace, workspace_option
+from gitmem.cli.common import json_option, open_workspace, say, workspace_option
 from gitmem.config import BACKENDS
 from gitmem.errors import ExitCode
 
@@ -46,9 +46,9 @@ def context_command(cycle: int | None, agent: str | None, offline: bool, as_json
     request = build_request(ws, cycle=cycle, count_tokens=exact or estimate_tokens, backend=agent)
     if exact is not None and exact.failed:
         counting = "estimate"
-        click.echo(f"warning: exact token count unavailable ({exact.failed}); using the estimate", err=True)
+        say("context", f"warning: exact token count unavailable ({exact.failed}); using the estimate")
     for warning in request.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        say("context", f"warning: {warning}")
     if as_json:
         click.echo(json.dumps(_as_dict(request, counting), ensure_ascii=False, indent=2))
     else:

@@ -12,16 +12,29 @@ from gitmem.cli.common import (
     append_env_file,
     json_option,
     open_workspace,
+    say,
     workspace_option,
 )
-from gitmem.errors import ExitCode
+from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:     # the library loads inside commands only
     from gitmem.agents.base import Backend
     from gitmem.config import Config
 
 
-@click.command()
+# Every code `gitmem cycle` can end with (the help lists them, and 70 and 130, which any command can).
+EXIT_CODES = {
+    ExitCode.OK: "done",
+    ExitCode.USAGE: "usage or config error (bad gitmem.yaml, no backend to run)",
+    ExitCode.DIRTY: "refused to start (dirty tree, lock, invalid memory, no branch)",
+    ExitCode.SALVAGED: "the agent failed, or the push conflicted or was refused: the work is on a named branch, "
+                       "nothing is lost",
+    ExitCode.REWRITTEN: "with --push, the upstream was rewritten: nothing is built on it, the commit stays local",
+    ExitCode.LOCAL_ONLY: "the push failed: the work is only on this machine's disk (local branches named)",
+}
+
+
+@click.command(epilog=exit_codes_help(EXIT_CODES))
 @click.option("--agent", "agent", metavar="NAME", default=None,
               help="Backend to run: anthropic, command or scripted (default: agent.backend in gitmem.yaml).")
 @click.option("--push", is_flag=True, help="Fetch, rebase onto the remote branch and push (5 tries).")
@@ -40,10 +53,6 @@ def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_js
     the work goes to a branch `gitmem/cycle-N` to merge through a pull request. For a protected branch, run
     in pull-request mode (`gitmem github --help`).
 
-    \b
-    Exit codes: 0 done; 3 refused to start (dirty tree, lock, invalid memory, no branch);
-    4 the agent failed, or the push conflicted or was refused: the work is on a named branch, nothing is lost;
-    6 the push failed: the work is only on this machine's disk (local branches named).
     """
     from gitmem.checks.render import as_data
     from gitmem.checks.violation import failure_violations
@@ -76,9 +85,9 @@ def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_js
             click.echo(json.dumps({"refused": str(err), "exit_code": err.exit_code, "violations": as_data(found)},
                                   ensure_ascii=False))
         annotate(found)
-        raise CommandFailed("gitmem cycle", f"refused: {err}", exit_code=err.exit_code) from err
+        raise CommandFailed("cycle", f"refused: {err}", exit_code=err.exit_code) from err
     for message in report.messages:
-        click.echo(f"gitmem cycle: {message}", err=True)
+        say("cycle", message)
     append_env_file("GITHUB_OUTPUT", github_output(report))
     append_env_file("GITHUB_STEP_SUMMARY", step_summary(report))
     annotate(report.violations)

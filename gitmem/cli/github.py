@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gitmem.cli.common import CommandFailed, append_env_file, open_workspace, workspace_option
+from gitmem.cli.common import CommandFailed, append_env_file, open_workspace, say, workspace_option
 from gitmem.errors import ExitCode
 from gitmem.secrets import scrub
 
@@ -31,7 +31,8 @@ def github_group() -> None:
 
 @github_group.command("prepare")
 @click.option("--branch", default=DEFAULT_BRANCH, show_default=True, help="The memory branch.")
-@click.option("--remote", default="origin", show_default=True)
+@click.option("--remote", metavar="NAME", default="origin", show_default=True,
+              help="The remote the memory branch lives on.")
 def prepare(branch: str, remote: str) -> int:
     """Continue the memory branch whose PR is still open, or start one from HEAD.
 
@@ -54,14 +55,14 @@ def prepare(branch: str, remote: str) -> int:
             return client.open_pull(name) is not None
         except GitHubError as err:
             # Continuing a branch is always safe; starting a second PR beside an open one is not.
-            click.echo(f"gitmem github prepare: {scrub(str(err))}; taking {name} to be open", err=True)
+            say("github prepare", f"{scrub(str(err))}; taking {name} to be open")
             return True
 
     try:
         done = pullrequest.prepare_branch(open_repo(), branch=branch, remote=remote,
                                      is_open=is_open if client is not None else None)
     except RepoError as err:
-        raise CommandFailed("gitmem github prepare", scrub(str(err)), exit_code=err.exit_code) from err
+        raise CommandFailed("github prepare", scrub(str(err)), exit_code=err.exit_code) from err
     how = "continuing the branch of the open PR" if done.continued else f"started from {done.base}"
     click.echo(f"on {done.branch} at {done.commit[:10]} ({how})")
     return ExitCode.OK
@@ -74,7 +75,8 @@ def prepare(branch: str, remote: str) -> int:
               help=f"The memory branch (default: the one `prepare` checked out, else {DEFAULT_BRANCH}).")
 @click.option("--base", default=None, metavar="BRANCH",
               help="The PR's base (default: the branch `prepare` started from, else GITHUB_REF_NAME, else main).")
-@click.option("--remote", default="origin", show_default=True)
+@click.option("--remote", metavar="NAME", default="origin", show_default=True,
+              help="The remote the memory branch lives on.")
 @click.option("--status-name", default=REQUIRED_CHECK, show_default=True, metavar="NAME",
               help="Verify the branch and report it as a commit status of this name on the PR head: the required "
                    "check a PR opened with GITHUB_TOKEN never gets from a workflow. '' reports none.")
@@ -110,14 +112,14 @@ def pr(phase: str, branch: str | None, base: str | None, remote: str, status_nam
     try:
         pushed = pullrequest.publish_branch(ws.repo, ws.config, branch=branch, remote=remote)
         for message in pushed.messages:
-            click.echo(f"gitmem github pr: {message}", err=True)
+            say("github pr", message)
         if not pushed.ok:
             where = pushed.side_branch or f"local {branch}"
-            raise CommandFailed("gitmem github pr", f"the push did not land; the commits are on {where}",
+            raise CommandFailed("github pr", f"the push did not land; the commits are on {where}",
                                 exit_code=pushed.status.exit_code)
         commits = pullrequest.proposed_commits(ws.repo, remote, base)
     except gitio.RepoError as err:
-        raise CommandFailed("gitmem github pr", scrub(str(err)), exit_code=err.exit_code) from err
+        raise CommandFailed("github pr", scrub(str(err)), exit_code=err.exit_code) from err
     if not commits:
         click.echo(f"nothing to propose: {branch} adds no commit to {base}")
         return ExitCode.OK
@@ -127,7 +129,7 @@ def pr(phase: str, branch: str | None, base: str | None, remote: str, status_nam
     except GitHubError as err:
         hint = ("the workflow needs `permissions: pull-requests: write`, and the repository setting Actions > "
                 "General > 'Allow GitHub Actions to create and approve pull requests'")
-        raise CommandFailed("gitmem github pr", f"{scrub(str(err))}; the commits are on {remote}/{branch}",
+        raise CommandFailed("github pr", f"{scrub(str(err))}; the commits are on {remote}/{branch}",
                             exit_code=err.exit_code, notes=[hint] if err.status == 403 else []) from err
     verb = "opened" if opened.created else "updated"
     click.echo(f"{verb} pull request #{opened.number} {opened.url} ({branch} -> {base}, {len(commits)} commit(s))")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitmem.cli.common import workspace_option
+from gitmem.cli.common import say, workspace_option
 from gitmem.config.nesting import loads_json
 from gitmem.errors import ExitCode
 
@@ -26,8 +26,8 @@ def hook_group() -> None:
 
 
 def _note(text: str) -> None:
-    """Every hook note is one line on stderr, `gitmem hook: <what it found>: <what it does about it>`."""
-    click.echo(f"gitmem hook: {text}", err=True)
+    """Every hook note is one line on stderr, `gitmem: hook: <what it found>: <what it does about it>`."""
+    say("hook", text)
 
 
 def _payload() -> dict[str, Any]:

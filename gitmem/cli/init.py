@@ -6,23 +6,27 @@ from pathlib import Path
 
 import click
 
-from gitmem.cli.common import json_option
+from gitmem.cli.common import json_option, say
 from gitmem.errors import ExitCode
 
 PRE_COMMIT_INSTALL = "pre-commit install --hook-type pre-commit --hook-type pre-push"
 AGENTS = ("claude", "codex", "cursor", "gemini")    # gitmem.scaffold.agent_clis.AGENTS (this module loads only click)
 
 
-def next_step(plain_hooks: bool, hooks: list[str]) -> str:
-    """What to do after init, for the hooks this machine can run."""
+COMMIT_NEXT = ("commit the memory files: the git hooks run `gitmem check` before each commit, `gitmem verify` "
+               "before each push")
+
+
+def next_step(plain_hooks: bool, hooks: list[str], in_place: list[str]) -> str:
+    """What to do after init, for the hooks this machine can run: nothing to install when both hooks are
+    already there (`pre-commit install` was run, or gitmem's plain hooks are in)."""
     import shutil
     import sys
 
     if plain_hooks:
-        if hooks:
-            return "commit the memory files: the git hooks run `gitmem check` before each commit, `gitmem verify` " \
-                   "before each push"
-        return "no hook was installed: see the message above"
+        return COMMIT_NEXT if hooks else "no hook was installed: see the message above"
+    if set(in_place) >= {"pre-commit", "pre-push"}:
+        return COMMIT_NEXT
     if shutil.which("pre-commit"):
         return PRE_COMMIT_INSTALL
     beside = Path(sys.executable).parent / "pre-commit"      # in gitmem's own venv, not activated
@@ -66,7 +70,7 @@ def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as
 
     report = init(directory, agents, plain_hooks=plain_hooks)
     code = ExitCode.USAGE if report.problems else ExitCode.OK
-    step = next_step(plain_hooks, report.hooks)
+    step = next_step(plain_hooks, report.hooks, report.hooks_in_place)
     if as_json:
         click.echo(json.dumps({**asdict(report), "next": step}, indent=2))
         return code
@@ -81,9 +85,9 @@ def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as
     for name in report.hooks:
         click.echo(f"git hook    {name}")
     for problem in report.problems:
-        click.echo(f"gitmem: {problem}", err=True)
+        say(None, problem)
     for warning in report.warnings:
-        click.echo(f"gitmem: warning: {warning}", err=True)
+        say(None, f"warning: {warning}")
     for agent_step in report.steps:
         click.echo(f"then: {agent_step}")
     click.echo(f"next: {step}")

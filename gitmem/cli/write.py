@@ -54,7 +54,8 @@ def log_group() -> None:
 
 @log_group.command("add")
 @click.option("--task", required=True, help="What this cycle set out to do.")
-@click.option("--outcome", required=True, type=click.Choice(OUTCOMES))
+@click.option("--outcome", required=True, type=click.Choice(OUTCOMES),
+              help="How it ended; no-build when the cycle built nothing (say why in --result).")
 @click.option("--result", required=True, help="What came of it; for no-build, why nothing was built (Rule 0).")
 @click.option("--tried", help="What was tried.")
 @click.option("--evidence", help="Evidence: commands, numbers, links.")
@@ -106,7 +107,7 @@ def decision_group() -> None:
 
 
 @decision_group.command("ask")
-@click.option("--title", required=True)
+@click.option("--title", required=True, help="The question for the human, in one line (the decision's heading).")
 @click.option("--recommendation", required=True, help="What the agent recommends, and why.")
 @click.option("--context", help="What the human needs to know to decide.")
 @click.option("--options", help="The options on the table.")
@@ -144,7 +145,7 @@ def lesson_group() -> None:
 
 
 @lesson_group.command("add")
-@click.option("--title", required=True)
+@click.option("--title", required=True, help="What the lesson is about, in one line (its heading).")
 @click.option("--happened", required=True, help="What went wrong.")
 @click.option("--why", required=True, help="Why it happened.")
 @click.option("--change", required=True, help="What must change.")

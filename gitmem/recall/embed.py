@@ -4,7 +4,7 @@ A static model is a table of one vector per token: a text's vector is the weight
 vectors. That costs a tokenizer pass and a table lookup, so a 100x history embeds in about a minute on
 two cores, where a transformer would take hours. Two sources:
 - `wordllama` (the default): the 256-dimension l2_supercat table that ships inside the wordllama wheel
-  (16 MB, Llama-2 tokenizer). After `pip install 'gitmem-agent[semantic]'` nothing is ever downloaded.
+  (16 MB, Llama-2 tokenizer). Once the `semantic` extra is installed nothing is ever downloaded.
 - `model2vec:DIRECTORY`: any model2vec-format model (model.safetensors + tokenizer.json) the user has
   saved once, e.g. a potion model; a relative DIRECTORY is taken from the repository root, wherever gitmem
   runs. Nothing is fetched at run time here either.

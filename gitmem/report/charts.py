@@ -11,6 +11,7 @@ from gitmem.report import series
 from gitmem.report.model import WorkspaceReport
 
 HALF_DAY = 43200
+FUNNEL_WIDTHS = (9.0, 6.0, 3.5, 1.5)     # opened, confirmed, promoted, retired: widest first, drawn underneath
 COLOURS = {Outcome.BUILT: "#2e7d32", Outcome.PUBLISHED: "#1565c0", Outcome.NO_BUILD: "#c62828", "streak": "#7f0000",
            "tokens": "#6a1b9a", "cost": "#ef6c00", "cache": "#00838f", "context": "#1565c0", "budget": "#616161",
            "answered": "#2e7d32", "pending": "#c62828", "opened": "#546e7a", "confirmed": "#f9a825",
@@ -27,6 +28,7 @@ class Series:
     scale: str = "y"             # y (left axis) | y2 (right axis)
     stack: bool = False          # bars stacked on the ones before them
     plot: list[Any] | None = None   # where to draw the points, when not at their values (marks above bars)
+    width: float | None = None   # the line's width in CSS pixels, when not the style's own
 
 
 @dataclass(frozen=True)
@@ -43,11 +45,8 @@ class Chart:
     def as_data(self) -> dict[str, Any]:
         return {"key": self.key, "x": self.x, "axes": self.axes, "bands": self.bands,
                 "series": [{"label": s.label, "values": s.values, "colour": s.colour, "style": s.style,
-                            "scale": s.scale, "stack": s.stack, "plot": s.plot} for s in self.series]}
-
-
-def _plural(count: int, word: str, many: str | None = None) -> str:
-    return f"{count} {word if count == 1 else many or word + 's'}"
+                            "scale": s.scale, "stack": s.stack, "plot": s.plot, "width": s.width}
+                           for s in self.series]}
 
 
 def axes_data(report: WorkspaceReport, days: series.Daily) -> dict[str, list[Any]]:
@@ -80,7 +79,7 @@ def _cycles(report: WorkspaceReport, days: series.Daily) -> Chart:
               series.epoch(report, series.local_day(report, s.end)) + HALF_DAY] for s in streaks]
     if streaks:
         longest = max(streaks, key=lambda s: s.length)
-        said = (f"{_plural(len(streaks), 'streak')}, the longest {longest.length} "
+        said = (f"{series.plural(len(streaks), 'streak')}, the longest {longest.length} "
                 f"(cycles {longest.first}–{longest.last})")
     else:
         said = "none in this window"
@@ -113,8 +112,12 @@ def _lessons(report: WorkspaceReport, days: series.Daily) -> Chart:
     caption = (f"Lessons opened, confirmed at least once, promoted to rules and retired, counted up over time "
                f"(now {now['opened']} opened, {now['confirmed']} confirmed, {now['promoted']} promoted, "
                f"{now['retired']} retired; a retirement is dated by the lesson's last dated line).")
+    # The counts often coincide (every confirmed lesson promoted, nothing retired): each line is drawn narrower
+    # than the one under it, so where they run together each still shows as a band of its own colour.
+    widths = dict(zip(series.FUNNEL, FUNNEL_WIDTHS, strict=True))
     return Chart("lessons", "Lesson funnel", caption, "days",
-                 [Series(name, days.funnel[name], COLOURS[name], "step") for name in series.FUNNEL],
+                 [Series(name, days.funnel[name], COLOURS[name], "step", width=widths[name])
+                  for name in series.FUNNEL],
                  {"y": "lessons"}, empty="" if report.lessons else "No lesson recorded yet.")
 
 
@@ -124,7 +127,8 @@ def _rules(report: WorkspaceReport, days: series.Daily) -> Chart:
                f"window's start.")
     return Chart("rules", "Proven rules against the cap", caption, "days",
                  [Series("proven rules", days.proven, COLOURS["proven"], "step"),
-                  Series("cap", [report.proven_cap] * len(days.days), COLOURS["cap"], "dash")], {"y": "rules"})
+                  Series("cap", [report.proven_cap] * len(days.days), COLOURS["cap"], "dash")], {"y": "rules"},
+                 empty="" if report.proven or any(days.proven) else "No lesson has been promoted to a rule yet.")
 
 
 def _tokens(report: WorkspaceReport) -> Chart:
@@ -136,10 +140,11 @@ def _tokens(report: WorkspaceReport) -> Chart:
     if priced:
         parts.append(Series("cost (USD)", costs, COLOURS["cost"], "points", scale="y2"))
         spent = sum(c for c in costs if c is not None)
-        said = f"; cost in USD where the Evidence has one ({priced} cycles, {spent:.2f} USD in all)"
+        said = f"; cost in USD where the Evidence has one ({series.plural(priced, 'cycle')}, {spent:.2f} USD in all)"
     else:
         said = "; no cycle's Evidence has a cost"
-    caption = f"Tokens each cycle spent, as its backend reported them ({known} of {total} cycles){said}."
+    caption = (f"Tokens each cycle spent, as its backend reported them ({known} of "
+               f"{series.plural(total, 'cycle')}){said}.")
     return Chart("tokens", "Tokens and cost per cycle", caption, "cycles", parts,
                  {"y": "tokens", "y2": "USD"} if priced else {"y": "tokens"},
                  empty="" if known else "No cycle's Evidence has a token count.")
@@ -149,7 +154,7 @@ def _cache(report: WorkspaceReport) -> Chart:
     rates = [round(100 * c.cache_rate, 1) if c.cache_rate is not None else None for c in report.cycles]
     known, total = series.share_known(list(rates))
     caption = (f"Share of each cycle's prompt read from the prompt cache, in percent, where the usage reports cache "
-               f"reads ({known} of {total} cycles).")
+               f"reads ({known} of {series.plural(total, 'cycle')}).")
     return Chart("cache", "Cache hit rate", caption, "cycles", [Series("cache hits (%)", rates, COLOURS["cache"])],
                  {"y": "%"}, empty="" if known else "No cycle's usage reports cache reads.")
 
@@ -168,10 +173,19 @@ def _context(report: WorkspaceReport) -> Chart:
 
 def _guard(report: WorkspaceReport, days: series.Daily) -> Chart:
     reverted, salvaged = sum(days.reverts), sum(days.salvaged)
-    branches = _plural(len(report.salvage_branches), "salvage branch", "salvage branches")
+    branches = series.plural(len(report.salvage_branches), "salvage branch", "salvage branches")
     caption = (f"Forbidden memory edits the runner reverted, and cycles whose work went to a salvage branch, per "
                f"day ({reverted} reverted, {salvaged} salvaged; {branches} in git).")
     return Chart("guard", "Reverted edits and salvaged cycles", caption, "days",
                  [Series("reverted edits", days.reverts, COLOURS["reverted"], "bar"),
                   Series("salvaged cycles", [n or None for n in days.salvaged], COLOURS["salvaged"], "points")],
-                 {"y": "per day"})
+                 {"y": "per day"}, empty=_nothing_guarded(report, reverted + salvaged))
+
+
+def _nothing_guarded(report: WorkspaceReport, events: int) -> str:
+    """Said instead of the guard's chart when there is nothing to draw: axes of zeros read as a chart that failed."""
+    if events:
+        return ""
+    if not report.cycles:
+        return "No cycle ran in this window."
+    return "No forbidden edit was reverted and no cycle was salvaged in this window."

@@ -23,10 +23,11 @@ def asset(name: str) -> str:
 
 def totals_line(report: WorkspaceReport) -> str:
     counts = series.outcome_counts(report)
-    parts = [f"{len(report.cycles)} cycles ({counts[Outcome.BUILT]} built, {counts[Outcome.PUBLISHED]} published, "
-             f"{counts[Outcome.NO_BUILD]} no-build)", f"{len(report.streaks())} Rule 0 streaks",
-             f"{len(report.pending)} decisions pending", f"{report.proven}/{report.proven_cap} proven rules",
-             f"{len(report.closes)} daily closes"]
+    plural = series.plural
+    parts = [f"{plural(len(report.cycles), 'cycle')} ({counts[Outcome.BUILT]} built, {counts[Outcome.PUBLISHED]} "
+             f"published, {counts[Outcome.NO_BUILD]} no-build)", plural(len(report.streaks()), "Rule 0 streak"),
+             f"{plural(len(report.pending), 'decision')} pending",
+             f"{report.proven}/{report.proven_cap} proven rules", plural(len(report.closes), "daily close")]
     return " · ".join(parts)
 
 

@@ -24,6 +24,11 @@ class Daily:
     proven: list[int]                     # proven rules at the end of each day
 
 
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """`1 decision`, `2 decisions`: every count the page and the summary put before a noun."""
+    return f"{count} {word if count == 1 else many or word + 's'}"
+
+
 def local_day(report: WorkspaceReport, moment: datetime) -> date:
     return moment.astimezone(report.moment.tzinfo).date()
 

@@ -126,10 +126,12 @@ def _facts(report: WorkspaceReport, daily: series.Daily) -> str:
     pending = report.pending
     oldest = f" (oldest {pending[0].id}, {pending[0].waited_days:.1f} days)" if pending else ""
     built, published, no_build = (counts[o] for o in Outcome)
-    return (f"**{len(report.cycles)} cycles** ({built} built, {published} published, "
+    plural = series.plural
+    return (f"**{plural(len(report.cycles), 'cycle')}** ({built} built, {published} published, "
             f"{no_build} no-build) · **Rule 0 streaks: {len(streaks)}**{f' ({runs})' if runs else ''} · "
-            f"**{len(pending)} decisions pending**{oldest} · proven rules {report.proven}/{report.proven_cap} · "
-            f"{sum(daily.reverts)} forbidden edits reverted · {sum(daily.salvaged)} cycles salvaged")
+            f"**{plural(len(pending), 'decision')} pending**{oldest} · proven rules {report.proven}/"
+            f"{report.proven_cap} · {plural(sum(daily.reverts), 'forbidden edit')} reverted · "
+            f"{plural(sum(daily.salvaged), 'cycle')} salvaged")
 
 
 def _tables(report: WorkspaceReport) -> list[str]:

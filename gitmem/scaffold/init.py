@@ -37,6 +37,7 @@ class InitReport:
     initialised_git: bool = False
     hooks: list[str] = field(default_factory=list)          # --plain-hooks: the hooks installed (or already ours)
     steps: list[str] = field(default_factory=list)          # --agent: what the human still has to do (trust Codex)
+    hooks_in_place: list[str] = field(default_factory=list)  # pre-commit/pre-push already running gitmem
 
 
 def template_files() -> list[str]:
@@ -142,6 +143,14 @@ def init(target: Path, agents: Sequence[str] = (), *, plain_hooks: bool = False)
         _copy(base / rel, target, rel, report)
     if plain_hooks:
         _plain_hooks(target, report)
+    else:
+        from gitmem import gitio
+        from gitmem.scaffold.git_hooks import hooks_in_place
+
+        try:
+            report.hooks_in_place = hooks_in_place(gitio.hooks_dir(gitio.open_repo(target)))
+        except gitio.GitCommandError:      # no git to ask where hooks live: and none can run without it
+            pass
     if agents:
         from gitmem.scaffold.agent_clis import missing_parts, setup
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import shlex
 
-from gitmem.extras import requirement
+from gitmem import install_spec
 
 LAUNCHER = ".gitmem/gitmem"               # relative to the top of the work tree; committed
 MARKER = "# gitmem launcher"              # its second line: a file starting so is gitmem's, and is kept current
@@ -74,7 +74,7 @@ if python=$(found python3) && "$python" -P -c 'import gitmem' 2>/dev/null; then
     exec "$python" -P -m gitmem "$@"
 fi
 echo "gitmem: not found (looked in $top/.venv/bin, on PATH, and for python3 -P -m gitmem): install it in" \\
-     "this repository: python3 -m venv .venv && .venv/bin/pip install '{requirement("agents")}'" >&2
+     "this repository: python3 -m venv .venv && .venv/bin/pip install '{install_spec("agents")}'" >&2
 exit 127
 """
 

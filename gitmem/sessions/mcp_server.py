@@ -205,7 +205,7 @@ def build_server(state: State) -> Server[Any]:
                     listed = await ctx.session.list_roots()
                 candidates += roots_to_paths(list(listed.roots))
             except Exception as err:                # a client that announces roots but cannot list them
-                print(f"gitmem mcp: the client's roots could not be listed ({err}); using the working directory",
+                print(f"gitmem: mcp: the client's roots could not be listed ({err}); using the working directory",
                       file=sys.stderr)
         candidates.append(Path.cwd())
         from gitmem.sessions.locate import find_workspace
@@ -213,10 +213,10 @@ def build_server(state: State) -> Server[Any]:
         try:
             ws = await anyio.to_thread.run_sync(find_workspace, candidates, state.workspace_name)
         except GitmemError as err:          # found, but its gitmem.yaml is broken
-            ws, message = None, f"gitmem mcp: {err}"
+            ws, message = None, f"gitmem: mcp: {err}"
         else:
             tried = ", ".join(str(c) for c in candidates)
-            message = (f"gitmem mcp: not in a gitmem memory repository (looked in: {tried}); start it from the "
+            message = (f"gitmem: mcp: not in a gitmem memory repository (looked in: {tried}); start it from the "
                        "repository, or pass --root DIR (run `gitmem init --agent …` there first)")
         if ws is not None:
             state.settle(ws)

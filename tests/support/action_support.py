@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sysconfig
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,6 +45,7 @@ class StepRun:
     code: int
     out: str
     err: str
+    seconds: float = 0.0      # wall time of the step's script (benchmarks/bench_action.py reports it)
 
 
 @dataclass
@@ -165,9 +167,11 @@ def run_action(workspace: Path, inputs: dict[str, str], *, bin_dir: Path, scratc
                     "PATH": os.pathsep.join([*reversed(added), base["PATH"]]),
                     **{key: fill(str(value), values, token, run.step_outputs)
                        for key, value in (step.get("env") or {}).items()}}
+        began = time.perf_counter()
         done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
                               cwd=workspace, env=step_env, capture_output=True, text=True, timeout=timeout)
-        run.steps.append(StepRun(step.get("name", ""), done.returncode, done.stdout, done.stderr))
+        run.steps.append(StepRun(step.get("name", ""), done.returncode, done.stdout, done.stderr,
+                                 time.perf_counter() - began))
         if step.get("id"):
             run.step_outputs[step["id"]] = read_outputs(output)
         if done.returncode != 0:
@@ -194,16 +198,17 @@ def use_scripted_backend(repo: Path, script: Path = SCRIPT) -> None:
     set_backend(repo, "  backend: scripted\n  script: gitmem-script.yaml")
 
 
-def agent_repo(path: Path, origin: Path, *, script: Path = SCRIPT, backend: str | None = None) -> Path:
-    """`gitmem init`, a backend (the scripted one by default, else `backend` lines for gitmem.yaml's agent:),
-    a human's first commit, and a bare `origin` that main tracks."""
+def agent_repo(path: Path, origin: Path, *, script: Path = SCRIPT, backend: str | None = None,
+               sandbox: str = "none") -> Path:
+    """`gitmem init`, a backend (the scripted one by default, else `backend` lines for gitmem.yaml's agent:,
+    with agent.sandbox.mode `sandbox`), a human's first commit, and a bare `origin` that main tracks."""
     from gitmem.scaffold.init import init
 
     init(path)
     if backend is None:
         use_scripted_backend(path, script)
     else:
-        set_backend(path, backend)
+        set_backend(path, backend, sandbox=sandbox)
     git(path, "add", "-A")
     git(path, "commit", "-q", "-m", "agent repository from gitmem init")
     git(path.parent, "init", "-q", "--bare", "-b", "main", str(origin))

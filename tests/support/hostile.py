@@ -171,7 +171,7 @@ def assert_clean_failure(result: CliResult, code: int, *names: str) -> None:
     assert "Traceback" not in both, both
     assert result.code == code, both
     if code == 2:
-        lines = [line for line in result.err.splitlines() if not line.startswith("warning:")]
+        lines = [line for line in result.err.splitlines() if not line.startswith("gitmem: warning:")]
         assert len(lines) == 1 and lines[0].startswith("gitmem: "), result.err
         assert all(name in lines[0] for name in names), result.err
 

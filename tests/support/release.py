@@ -1,9 +1,11 @@
-"""The copies of gitmem's public address and version outside `gitmem/__init__.py`, found and rewritten.
+"""The copies of gitmem's public address and pinned ref outside `gitmem/__init__.py`, found and rewritten.
 
-`gitmem/__init__.py` holds `REPOSITORY` (owner/name) and `__version__`: the one place a release edits.
-Every other mention is a copy that must agree: pyproject.toml's URLs, the template's pre-commit `rev:` and
-action ref, the install lines in the READMEs, the CHANGELOG's links. `tests/test_release_pins.py` checks
-them; run it as a script to rewrite them all from the one place.
+`gitmem/__init__.py` holds `REPOSITORY` (owner/name), `__version__` and `PINNED_REF` (the git ref every
+install line and template pin names: `main` until this version's tag is published, then `v<version>`): the
+one place a release edits. Every other mention is a copy that must agree: pyproject.toml's URLs, the
+template's pre-commit `rev:` and action refs, the install lines in the READMEs and the plain hooks, the
+CHANGELOG's links. `tests/test_release_pins.py` checks them; run it as a script to rewrite them all from the
+one place. docs/releasing.md is the procedure.
 """
 from __future__ import annotations
 
@@ -14,11 +16,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 NAME = r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+"
 VERSION = r"\d+\.\d+\.\d+[\w.]*"
+REF = r"[\w.-]+"        # a tag, a branch or a commit sha
+OURS = r"(?!actions/)"   # gitmem's own action; the third-party ones are pinned to commits by hand
 
 
 @dataclass(frozen=True)
 class Copy:
-    """A pattern for one kind of copy in one file; its groups `repo` and `version` are the copied values."""
+    """A pattern for one kind of copy in one file; its groups `repo` and `ref` are the copied values."""
 
     path: str
     pattern: str
@@ -32,35 +36,40 @@ COPIES = (
     Copy("pyproject.toml", rf'^\w+ = "https://github\.com/(?P<repo>{NAME})(?:/[^"]*)?"$', "[project.urls]"),
     Copy("template-repo/.pre-commit-config.yaml", rf"repo: https://github\.com/(?P<repo>{NAME})$",
          "the hooks' repository"),
-    Copy("template-repo/.pre-commit-config.yaml", rf"rev: v(?P<version>{VERSION})$", "the hooks' pin"),
-    Copy("template-repo/.github/workflows/gitmem.yml", rf"uses: (?P<repo>{NAME})@v(?P<version>{VERSION})\b",
+    Copy("template-repo/.pre-commit-config.yaml", rf"rev: (?P<ref>{REF})$", "the hooks' pin"),
+    Copy("template-repo/.github/workflows/gitmem.yml", rf"uses: {OURS}(?P<repo>{NAME})@(?P<ref>{REF})\b",
          "the action's ref"),
-    Copy("template-repo/.github/workflows/gitmem-check.yml", rf"uses: (?P<repo>{NAME})@v(?P<version>{VERSION})\b",
+    Copy("template-repo/.github/workflows/gitmem-check.yml", rf"uses: {OURS}(?P<repo>{NAME})@(?P<ref>{REF})\b",
          "the action's ref"),
     Copy("template-repo/README.md", rf"\(https://github\.com/(?P<repo>{NAME})\)", "the link to gitmem"),
-    Copy("template-repo/README.md", rf"git\+https://github\.com/(?P<repo>{NAME})@v(?P<version>{VERSION})'",
+    Copy("template-repo/README.md", rf"git\+https://github\.com/(?P<repo>{NAME})@(?P<ref>{REF})'",
          "the install line"),
-    Copy("README.md", rf"git\+https://github\.com/(?P<repo>{NAME})@v(?P<version>{VERSION})'", "the install lines"),
-    Copy("README.md", rf"uses: (?P<repo>{NAME})@v(?P<version>{VERSION})\b", "the action in the example"),
+    Copy("README.md", rf"git\+https://github\.com/(?P<repo>{NAME})@(?P<ref>{REF})'", "the install lines"),
+    Copy("hooks/pre-commit", rf"git\+https://github\.com/(?P<repo>{NAME})@(?P<ref>{REF})'", "the install hint"),
+    Copy("hooks/pre-push", rf"git\+https://github\.com/(?P<repo>{NAME})@(?P<ref>{REF})'", "the install hint"),
+    Copy("README.md", rf"uses: {OURS}(?P<repo>{NAME})@(?P<ref>{REF})\b", "the action in the example"),
+    Copy("template-fleet/.github/workflows/fleet.yml", rf"git\+https://github\.com/(?P<repo>{NAME})@(?P<ref>{REF})'",
+         "the fleet workflow's install"),
     # The notes of each version are written by hand (tests/test_release_pins.py asks for this version's);
     # only the address in their links is a copy.
     Copy("CHANGELOG.md", rf"^\[{VERSION}\]: https://github\.com/(?P<repo>{NAME})/releases/tag/", "the releases' links"),
 )
 
 
-def the_one_place() -> tuple[str, str]:
-    """(REPOSITORY, __version__), read from gitmem/__init__.py as text: what the checkout says, not an install."""
+def the_one_place() -> tuple[str, str, str]:
+    """(REPOSITORY, __version__, PINNED_REF), read from gitmem/__init__.py as text: what the checkout says,
+    not an install."""
     text = (ROOT / "gitmem" / "__init__.py").read_text(encoding="utf-8")
-    repo = re.search(r'^REPOSITORY = "([^"]+)"$', text, re.M)
-    version = re.search(r'^__version__ = "([^"]+)"$', text, re.M)
-    assert repo and version, "gitmem/__init__.py must define REPOSITORY and __version__"
-    return repo.group(1), version.group(1)
+    found = [re.search(rf'^{name} = "([^"]+)"$', text, re.M) for name in ("REPOSITORY", "__version__", "PINNED_REF")]
+    assert all(found), "gitmem/__init__.py must define REPOSITORY, __version__ and PINNED_REF"
+    repo, version, ref = (match.group(1) for match in found if match)
+    return repo, version, ref
 
 
 def stale() -> list[str]:
     """`path: why: found X, expected Y` for every copy that disagrees, or a kind of copy that is missing."""
-    repo, version = the_one_place()
-    expected = {"repo": repo, "version": version}
+    repo, _, ref = the_one_place()
+    expected = {"repo": repo, "ref": ref}
     found: list[str] = []
     for copy in COPIES:
         matches = copy.matches()
@@ -75,8 +84,8 @@ def stale() -> list[str]:
 
 def rewrite() -> list[str]:
     """Rewrite every copy from the one place; the files changed."""
-    repo, version = the_one_place()
-    values = {"repo": repo, "version": version}
+    repo, _, ref = the_one_place()
+    values = {"repo": repo, "ref": ref}
     changed: list[str] = []
     for path in dict.fromkeys(copy.path for copy in COPIES):
         target = ROOT / path

@@ -35,6 +35,27 @@
     };
   }
 
+  /* A days axis ticks whole days only, every 1, 2, 3, 7, 14... days so the labels never crowd: uPlot's own
+     ticks would split a one-day window into hours, under bars that each stand for a whole day. */
+  var DAY_STEPS = [1, 2, 3, 7, 14, 28, 56, 91, 182, 364];
+  var LABEL_ROOM = 64;   // CSS pixels per tick label
+
+  function xAxis(ws, chart) {
+    if (chart.x !== "days") { return {}; }
+    var label = formatter(ws.timezone, "{MMM} {D}");
+    var days = ws.axes.days;
+    return {
+      splits: function (u, axis, min, max) {
+        var shown = days.filter(function (d) { return d >= min && d <= max; });
+        var room = Math.max(1, Math.floor((u.width - 100) / LABEL_ROOM));
+        var need = Math.ceil(shown.length / room);
+        var step = DAY_STEPS.filter(function (s) { return s >= need; })[0] || need;
+        return shown.filter(function (d, i) { return i % step === 0; });
+      },
+      values: function (u, splits) { return splits.map(label); }
+    };
+  }
+
   function seriesOptions(spec, raw) {
     var base = { label: spec.label, stroke: spec.colour, scale: spec.scale, width: 1.5,
                  value: function (u, value, si, index) { return index == null ? "–" : number(raw[index]); } };
@@ -44,7 +65,7 @@
       base.paths = uPlot.paths.bars({ size: [0.8, 28, 1] });
       base.points = { show: false };
     } else if (spec.style === "step") {
-      base.width = 2;
+      base.width = spec.width || 2;
       base.paths = uPlot.paths.stepped({ align: 1 });
       base.points = { show: false };
     } else if (spec.style === "points") {
@@ -102,7 +123,7 @@
     if (chart.x === "days") {   // half a day either side: whole bars at the ends, and a sane axis for one day
       scales.x.range = function (u, min, max) { return [min - 43200, max + 43200]; };
     }
-    var axes = [{}, { scale: "y", label: chart.axes.y || "", size: 64 }];
+    var axes = [xAxis(ws, chart), { scale: "y", label: chart.axes.y || "", size: 64 }];
     if (chart.axes.y2) {
       scales.y2 = { range: fromZero };
       axes.push({ scale: "y2", label: chart.axes.y2, side: 1, size: 64, grid: { show: false } });
