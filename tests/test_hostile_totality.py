@@ -69,6 +69,44 @@ def test_the_bound_is_checked_without_recursing() -> None:
         raise RecursionError
 
 
+
+def _laughs(key: str) -> str:
+    """Nine anchors, each a list of nine aliases of the one before: 9^9 lists once aliases are followed."""
+    lines = [f"{key}0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"{key}{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("command", [["check"], ["status"], ["init", "."]])
+def test_a_billion_laughs_config_is_one_line_exit_2(memrepo: GitRepo, cli, command: list[str]) -> None:
+    """Every walk over the aliased lists (the depth bound's own included) took minutes: `check` hung."""
+    text = memrepo.read("gitmem.yaml") + _laughs("x")
+    memrepo.write("gitmem.yaml", text)
+    memrepo.stage_files({"gitmem.yaml": text})
+    result = cli(command, cwd=memrepo.path)
+    assert result.code == ExitCode.USAGE, result.err
+    assert _one_line(result.err) and "gitmem.yaml" in result.err and "aliases expand" in result.err
+
+
+def test_a_billion_laughs_pre_commit_config_is_one_line(memrepo: GitRepo, cli) -> None:
+    memrepo.write(".pre-commit-config.yaml", "repos: []\n" + _laughs("x"))
+    result = cli(["init", "."], cwd=memrepo.path)
+    assert result.code != ExitCode.OK and _one_line(result.err), result.err
+    assert ".pre-commit-config.yaml" in result.err and "aliases expand" in result.err
+
+
+def test_ordinary_anchors_still_load() -> None:
+    from ruamel.yaml import YAML
+
+    from gitmem.config.nesting import MAX_REVISITS, TooExpanded
+
+    shared = YAML(typ="safe").load("base: &b {a: [1, 2]}\n" + "".join(f"k{i}: *b\n" for i in range(500)))
+    assert within_depth(shared) is shared
+    one: list[str] = ["x"]
+    wide = {"all": [one] * (MAX_REVISITS + 2)}          # what a YAML loader makes of that many aliases
+    with pytest.raises(TooExpanded):
+        within_depth(wide)
+
 def test_a_deep_codex_config_is_one_line(memrepo: GitRepo, cli) -> None:
     pytest.importorskip("tomlkit")
     (memrepo.path / ".codex").mkdir(exist_ok=True)

@@ -5,6 +5,12 @@ Each parser recurses once per level (ruamel.yaml's composer, json's scanner, tom
 thousand levels deep raised RecursionError from every command. A reader parses inside `parsing()`, which turns
 that into `TooDeep`, and checks what it got with `within_depth()` (iteratively) before anything recurses over
 it; `TooDeep` is a ValueError, so each reader reports it as the one-line error it already gives for bad input.
+
+YAML's anchors and aliases make a document a graph: nine anchors of nine aliases each ("billion laughs") parse
+into a few dozen shared lists that every walk over them, this one included, visits 9^9 times (`gitmem check`
+hung on such a gitmem.yaml). So the walk also counts visits to a list or mapping it has already visited, and
+past MAX_REVISITS the document is refused (`TooExpanded`, a TooDeep): the ordinary uses of anchors, a few
+shared defaults, stay far below it, and JSON and TOML readers never share a node.
 """
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 MAX_DEPTH = 100          # levels of lists and mappings: far beyond any real config or payload
+MAX_REVISITS = 10_000    # visits to lists and mappings already visited, through YAML aliases
 
 T = TypeVar("T")
 
@@ -25,14 +32,26 @@ class TooDeep(ValueError):
         super().__init__(f"nested deeper than {MAX_DEPTH} levels")
 
 
+class TooExpanded(TooDeep):
+    """A document whose aliases expand it past MAX_REVISITS shared lists and mappings."""
+
+    def __init__(self) -> None:
+        ValueError.__init__(self, f"its aliases expand to more than {MAX_REVISITS} copies of lists and mappings")
+
+
 def depth(value: object) -> int:
-    """How deeply lists and mappings nest in `value` (0 for a scalar), without recursing."""
-    deepest, stack = 0, [(value, 1)]
+    """How deeply lists and mappings nest in `value` (0 for a scalar), without recursing; TooExpanded when
+    aliases make the walk revisit shared lists and mappings more than MAX_REVISITS times."""
+    deepest, stack, visits, seen = 0, [(value, 1)], 0, set()
     while stack:
         item, level = stack.pop()
         children = item.values() if isinstance(item, dict) else item if isinstance(item, (list, tuple)) else None
         if children is None:
             continue
+        visits += 1
+        seen.add(id(item))          # the document holds every item while it is walked: ids stay unique
+        if visits - len(seen) > MAX_REVISITS:
+            raise TooExpanded()
         deepest = max(deepest, level)
         if level > MAX_DEPTH:
             break
