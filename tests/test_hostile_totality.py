@@ -107,6 +107,34 @@ def test_ordinary_anchors_still_load() -> None:
     with pytest.raises(TooExpanded):
         within_depth(wide)
 
+
+HUGE = "9" * 5_000          # past Python's int() digit limit, which every parser's int() hits
+
+
+@pytest.mark.parametrize("command", [["check"], ["status"]])
+def test_a_huge_integer_in_the_config_is_one_line_exit_2(memrepo: GitRepo, cli, command: list[str]) -> None:
+    text = memrepo.read("gitmem.yaml") + f"extra_number: {HUGE}\n"
+    memrepo.write("gitmem.yaml", text)
+    memrepo.stage_files({"gitmem.yaml": text})
+    result = cli(command, cwd=memrepo.path)
+    assert result.code == ExitCode.USAGE and _one_line(result.err), result.err
+    assert result.err.strip() == "gitmem: gitmem.yaml: a number longer than 4300 digits"
+
+
+def test_a_huge_integer_in_json_and_toml_is_refused_by_the_bounded_readers(memrepo: GitRepo, cli) -> None:
+    from gitmem.config.nesting import TooManyDigits
+
+    with pytest.raises(TooManyDigits):
+        loads_json(f'{{"n": {HUGE}}}')
+    result = cli(["hook", "session-start"], cwd=memrepo.path, stdin=f'{{"session_id": {HUGE}}}')
+    assert result.code == ExitCode.OK and _one_line(result.err) and "a number longer than" in result.err
+    pytest.importorskip("tomlkit")
+    (memrepo.path / ".codex").mkdir(exist_ok=True)
+    (memrepo.path / ".codex" / "config.toml").write_text(f"n = {HUGE}\n")
+    result = cli(["init", str(memrepo.path), "--agent", "codex"], cwd=memrepo.path)
+    assert no_traceback(result.err) and result.code == ExitCode.USAGE, result.err
+    assert _one_line(result.err) and "config.toml" in result.err          # tomlkit's own "Invalid number"
+
 def test_a_deep_codex_config_is_one_line(memrepo: GitRepo, cli) -> None:
     pytest.importorskip("tomlkit")
     (memrepo.path / ".codex").mkdir(exist_ok=True)

@@ -15,6 +15,7 @@ shared defaults, stay far below it, and JSON and TOML readers never share a node
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -66,13 +67,26 @@ def within_depth(value: T) -> T:
     return value
 
 
+class TooManyDigits(TooDeep):
+    """A number longer than Python converts (`sys.get_int_max_str_digits()`, 4,300 digits by default)."""
+
+    def __init__(self) -> None:
+        ValueError.__init__(self, f"a number longer than {sys.get_int_max_str_digits()} digits")
+
+
 @contextmanager
 def parsing() -> Iterator[None]:
-    """A parser's RecursionError (the document nests past what it can read) as TooDeep."""
+    """A parser's RecursionError (the document nests past what it can read) as TooDeep, and its ValueError for
+    an integer past Python's digit limit (ruamel.yaml, json and tomlkit all call int() on what they read) as
+    TooManyDigits."""
     try:
         yield
     except RecursionError:
         raise TooDeep() from None
+    except ValueError as err:
+        if "integer string conversion" in str(err) and not isinstance(err, TooDeep):
+            raise TooManyDigits() from None
+        raise
 
 
 def loads_json(text: str | bytes) -> Any:
