@@ -262,3 +262,14 @@ def test_an_embedding_model_header_nested_past_the_parser_is_refused(tmp_path: P
     model.write_bytes(struct.pack("<Q", len(header)) + header)
     with model.open("rb") as handle, pytest.raises(ValueError, match="nested deeper"):
         read_tensor(handle, model.stat().st_size, "embeddings")
+
+
+def test_a_lone_surrogate_in_json_is_refused_and_a_pair_is_text(memrepo: GitRepo, cli) -> None:
+    from gitmem.config.nesting import LoneSurrogate
+
+    assert loads_json(r'{"a": "\ud83d\ude00", "b": "\\ud800"}') == {"a": "\U0001f600", "b": "\\ud800"}
+    for text in (r'{"a": "\ud800"}', r'["x\uDFFFy"]', r'{"\udc80": 1}'):
+        with pytest.raises(LoneSurrogate):
+            loads_json(text)
+    result = cli(["hook", "session-start"], cwd=memrepo.path, stdin=r'{"cwd": "\ud800", "session_id": "s"}')
+    assert result.code == ExitCode.OK and _one_line(result.err) and "lone surrogate" in result.err

@@ -277,7 +277,9 @@ def test_a_line_it_cannot_parse_is_answered_with_a_parse_error_and_the_server_go
 
     refused = [ping(1, nested(300, '{"a":', "}")), ping(2, nested(300, "[", "]")),
                ping(3, nested(100_000, "[", "]")), ping(4, '{"pad":"%s"}' % ("x" * MAX_LINE_BYTES)),
-               b'{"jsonrpc":"2.0","id":5,"method":"ping"', b"not json", b'{"id":6,"method":"ping"}\xff\xfe{']
+               b'{"jsonrpc":"2.0","id":5,"method":"ping"', b"not json", b'{"id":6,"method":"ping"}\xff\xfe{',
+               b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"log_entry","arguments":'
+               b'{"task":"a\\ud800","outcome":"built","result":"r"}}}']
     passed = [ping(10, nested(MAX_DEPTH - 3, "[", "]")), ping(11, '{"pad":"%s"}' % ("x" * 100_000)), b"", b"  ",
               b'{"jsonrpc":"2.0","id":12,"method":"resources/list"}']
     seen = exchange(refused[:4] + passed[:2] + refused[4:] + passed[2:], cwd=memrepo.path)
@@ -288,6 +290,7 @@ def test_a_line_it_cannot_parse_is_answered_with_a_parse_error_and_the_server_go
     assert reasons[:3] == [f"Parse error: nested deeper than {MAX_DEPTH} levels"] * 3
     assert reasons[3] == f"Parse error: a line longer than {MAX_LINE_BYTES} bytes"
     assert all(reason.startswith("Parse error: ") for reason in reasons[4:])
+    assert "lone surrogate" in reasons[-1]             # the SDK's own parser dropped it unanswered
     answered = {reply["id"]: reply for reply in seen.replies if "result" in reply}
     assert sorted(answered) == [0, 10, 11, 12]            # the server went on after each refusal
     assert "gitmem://rules" in [item["uri"] for item in answered[12]["result"]["resources"]]

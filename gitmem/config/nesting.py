@@ -15,6 +15,7 @@ shared defaults, stay far below it, and JSON and TOML readers never share a node
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -89,7 +90,26 @@ def parsing() -> Iterator[None]:
         raise
 
 
+class LoneSurrogate(TooDeep):
+    """A JSON string escape of half a UTF-16 pair (`\\ud800`): no Unicode text, so nothing can be written of it."""
+
+    def __init__(self) -> None:
+        ValueError.__init__(self, "a string holds a lone surrogate escape (half a UTF-16 pair), which is no text")
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
 def loads_json(text: str | bytes) -> Any:
-    """`json.loads`, bounded: the one way gitmem reads JSON it did not write in this process."""
+    """`json.loads`, bounded: the one way gitmem reads JSON it did not write in this process. A document whose
+    strings hold a lone surrogate is refused (json reads it; writing it anywhere as UTF-8 raises, and the MCP
+    SDK's parser drops the whole message unanswered)."""
     with parsing():
-        return within_depth(json.loads(text))
+        doc = within_depth(json.loads(text))
+    raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    if _SURROGATE_ESCAPE.search(raw):             # the rare text that may hold one: look for it properly
+        try:
+            json.dumps(doc, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise LoneSurrogate() from None
+    return doc

@@ -121,9 +121,10 @@ class Exchange:
     returncode: int
 
 
-def exchange(lines: list[bytes], *, cwd: Path) -> Exchange:
+def exchange(lines: list[bytes], *, cwd: Path, wait_for: tuple[Any, ...] = ()) -> Exchange:
     """Initialize `gitmem mcp` in `cwd`, send `lines` as they are (bytes; this helper ends each with a newline),
-    then a last ping; close stdin once that ping is answered (the SDK drops requests still open at EOF)."""
+    then a last ping; close stdin once that ping and the requests `wait_for` names are answered (the SDK drops
+    requests still open at EOF; a tool call may still be running when the ping is answered)."""
     import json
     import subprocess
     import threading
@@ -137,14 +138,17 @@ def exchange(lines: list[bytes], *, cwd: Path) -> Exchange:
     assert server.stdin is not None and server.stdout is not None and server.stderr is not None
     writer = threading.Thread(target=server.stdin.write, args=(wire,))   # replies flow while it writes
     writer.start()
+    waiting = {"last", *wait_for}
     replies: list[dict[str, Any]] = []
-    while not replies or replies[-1].get("id") != "last":
+    while waiting:
         line = server.stdout.readline()
         if not line:
             break
         replies.append(json.loads(line))
+        waiting.discard(replies[-1].get("id"))
     writer.join()
     server.stdin.close()
     server.wait(timeout=60)
     answered = [reply for reply in replies if reply.get("id") != "last"]
     return Exchange(answered, server.stderr.read().decode(errors="replace"), server.returncode)
+
