@@ -199,17 +199,44 @@ def _is_existing_path(part: str) -> bool:
 
 
 def _encoded(value: str) -> list[str]:
-    """The forms a value takes when written encoded: URL-encoded, and base64 at each of the three alignments it
-    can have in a longer text (whole 3-byte groups only, so the form is the same whatever surrounds it)."""
+    """The forms a value takes when a tool writes it encoded: URL-encoded (upper- and lower-case escapes, `+`
+    for a space), hex (either case), and base64 (standard and URL-safe) at each of the three alignments it can
+    have in a longer text (whole 3-byte groups only, so the form is the same whatever surrounds it). Base64
+    wrapped over lines (the `base64` tool folds at 76) is caught by `_WRAPPED`.
+
+    Not known, on purpose: forms only an agent set on hiding a value writes (reversed, cut in pieces, XORed or
+    encrypted with a key of its choosing). No list of forms can end that game; withholding the value from the
+    agent (the sandbox's own PID namespace hides the runner's environ) is the defence."""
     import base64
-    from urllib.parse import quote
+    from urllib.parse import quote, quote_plus
 
     data = value.encode("utf-8", "surrogatepass")
-    forms = [quote(value, safe=""), quote(value)]
+    escaped = [quote(value, safe=""), quote(value), quote_plus(value, safe="")]
+    forms = [*escaped, *(re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), form) for form in escaped),
+             data.hex(), data.hex().upper()]
     for offset in range(3):
         whole = data[offset:offset + 3 * ((len(data) - offset) // 3)]
         forms += [base64.b64encode(whole).decode(), base64.urlsafe_b64encode(whole).decode()]
     return [form for form in dict.fromkeys(forms) if form != value]
+
+
+# Lines of base64 (or any one-word lines) in a row: a value folded over them is masked with the whole run.
+_WRAPPED = re.compile(rb"(?:^[A-Za-z0-9+/=_-]{2,}\r?\n)+[A-Za-z0-9+/=_-]*", re.MULTILINE)
+
+
+def _unwrapped(data: bytes, values: list[bytes], mark: bytes) -> bytes:
+    """`data` with each run of `_WRAPPED` lines that holds a value once its line breaks are gone replaced by
+    `mark` (and its last line break kept)."""
+    def mask(match: re.Match[bytes]) -> bytes:
+        run = match.group(0)
+        joined = run.replace(b"\r", b"").replace(b"\n", b"")
+        if not any(value in joined for value in values):
+            return run
+        return mark + (b"\n" if run.endswith(b"\n") else b"")
+    if b"\n" not in data:
+        return data
+    joined = data.replace(b"\r", b"").replace(b"\n", b"")       # at memory speed: most texts stop here
+    return _WRAPPED.sub(mask, data) if any(value in joined for value in values) else data
 
 
 def _masker(mark: bytes, group: int) -> Callable[[re.Match[bytes]], bytes]:
@@ -224,9 +251,11 @@ def _masker(mark: bytes, group: int) -> Callable[[re.Match[bytes]], bytes]:
 def redact_bytes(data: bytes, extra_values: Iterable[str] = (), *, mark: str = MASK) -> bytes:
     """`data` with the secret values and the secret-like tokens replaced; other bytes kept exactly."""
     token = mark.encode()
-    for value in extra_values:
-        if value and len(value) >= MIN_VALUE:
-            data = data.replace(value.encode(), token)
+    values = [value.encode() for value in extra_values if value and len(value) >= MIN_VALUE]
+    for value in values:
+        data = data.replace(value, token)
+    if values:
+        data = _unwrapped(data, values, token)
     for pattern in _REDACTORS:
         if pattern.present(data):
             data = pattern.regex.sub(_masker(token, pattern.group), data)
@@ -339,6 +368,8 @@ def _straddling(data: bytes, cut: int, values: list[bytes]) -> int | None:
     for pattern in _REDACTORS:
         if pattern.present(window):
             starts += [low + m.start() for m in pattern.regex.finditer(window) if m.start() < at < m.end()]
+    if values:
+        starts += [low + m.start() for m in _WRAPPED.finditer(window) if m.start() < at < m.end()]
     return min(starts) if starts else None
 
 

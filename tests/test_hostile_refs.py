@@ -1,8 +1,10 @@
 """Hostile agents, class 3c: the human's objects. The `command` agent runs as the same user, in the repository:
 it deletes the human's unpushed branch, tags and stashes, expires every reflog and prunes. The runner bundled
 what the remote lacked before the agent ran (gitmem.cycle.refs_backup); after it, every reference, stash entry
-and commit is back, the tree is clean, and the bundle is gone. When the bundle cannot be written the agent does
-not run (exit 4, GM716); when the objects cannot be put back the cycle fails the same way, never with exit 2."""
+and commit is back and the tree is clean. The bundle is named by what it holds and kept: the next cycle with the
+same refs reuses it, and a cycle deletes a kept one (a killed cycle's too) once its tips are held again. When
+the bundle cannot be written the agent does not run (exit 4, GM716); when the objects cannot be put back the
+cycle fails the same way, never with exit 2."""
 from __future__ import annotations
 
 import json
@@ -14,6 +16,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
+from gitmem.cycle.refs_backup import RefsBackup
 from gitmem.errors import ExitCode
 from tests.support.cycle_support import is_clean, origin_and_clone
 from tests.support.gitcli import git, run_git
@@ -119,7 +122,7 @@ def test_deleted_branches_tags_and_stashes_come_back_with_their_commits(tmp_path
     assert "untracked-3.txt" in git(repo.path, "show", "--name-only", "--format=", "stash@{0}^3")
     run_git(repo.path, "fsck", "--no-dangling", "--connectivity-only")
     assert is_clean(repo)
-    assert _bundles() == []                                          # the cycle ended cleanly: no bundle left
+    assert [path.name.startswith("refs-") for path in _bundles()] == [True]     # kept for the next cycle
     assert "put back" in evidence(repo) and "stash" in evidence(repo)
 
 
@@ -136,7 +139,6 @@ def test_everything_pushed_writes_no_bundle(tmp_path: Path, memrepo: GitRepo, cl
 
 def test_the_bundle_holds_only_what_the_remote_lacks(tmp_path: Path, memrepo: GitRepo) -> None:
     from gitmem import gitio
-    from gitmem.cycle.refs_backup import RefsBackup
 
     origin_and_clone(tmp_path, memrepo)
     ids = _human_work(memrepo)
@@ -150,9 +152,75 @@ def test_the_bundle_holds_only_what_the_remote_lacks(tmp_path: Path, memrepo: Gi
     counted = git(memrepo.path, "rev-list", "--count", "--all", "--not", "--remotes").strip()
     objects = git(memrepo.path, "bundle", "list-heads", str(backup.path))
     assert int(counted) >= 2 and objects
-    path = backup.path
-    backup.discard()
-    assert not path.exists() and not path.parent.exists()
+    # The older stash entries are in the pack but not among its heads: the tips file names every one.
+    tips = backup.path.with_suffix(".tips").read_text().split()
+    assert {ids["stash1"], ids["stash2"], ids["tag"], ids["branch"]} <= set(tips)
+
+
+def _take(repo: GitRepo) -> RefsBackup:
+    from gitmem import gitio
+
+    return RefsBackup.take(repo.handle, gitio.references_all(repo.handle), cycle=3)
+
+
+def test_an_annotated_tag_is_bundled_once_and_the_next_cycle_reuses_that_bundle(tmp_path: Path, memrepo: GitRepo,
+                                                                                cli) -> None:
+    """Everything pushed but an annotated tag on a pushed commit (no remote-tracking ref holds a tag object): one
+    small bundle is written; a cycle with the same refs writes none and still puts the tag back."""
+    origin_and_clone(tmp_path, memrepo)
+    command_agent(tmp_path, memrepo, "subprocess.run(['git', 'tag', '-d', 'v1'], cwd=root)\n"
+                                     "subprocess.run(['git', 'gc', '--quiet', '--prune=now'], cwd=root)\n")
+    git(memrepo.path, "push", "-q", "origin", "main")
+    git(memrepo.path, "tag", "-a", "v1", "-m", "the human's release")
+    tag = git(memrepo.path, "rev-parse", "v1").strip()
+    first = _take(memrepo).path
+    assert first is not None and first.stat().st_size < 4096
+    written = (first.stat().st_ino, first.stat().st_mtime_ns)
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err + result.out
+    assert git(memrepo.path, "rev-parse", "v1").strip() == tag and "put back" in evidence(memrepo)
+    assert _bundles() == [first] and (first.stat().st_ino, first.stat().st_mtime_ns) == written   # reused
+    # The cycle's commit is unpushed: a new bundle, and the first one (its tips all held) is pruned.
+    second = _take(memrepo).path
+    assert second is not None and second != first and _bundles() == [second]
+
+
+def test_a_bundle_a_killed_cycle_left_is_pruned_once_its_tips_are_held_again(memrepo: GitRepo) -> None:
+    _human_work(memrepo)
+    killed = _take(memrepo).path               # a cycle killed while its agent ran: its bundle stays behind
+    assert killed is not None
+    (killed.parent / (killed.name + ".partial")).write_bytes(b"half a bundle")       # a write cut short
+    git(memrepo.path, "checkout", "-q", "human-work")
+    (memrepo.path / "more.txt").write_text("more\n")
+    git(memrepo.path, "add", "more.txt")
+    git(memrepo.path, "commit", "-q", "-m", "more human work")
+    git(memrepo.path, "checkout", "-q", "main")
+    now = _take(memrepo)
+    assert now.path is not None and now.path != killed
+    assert _bundles() == [now.path]                    # every tip of the old one is held: the branch grew
+    assert sorted(p.name for p in now.path.parent.iterdir()) == sorted([now.path.name, now.path.stem + ".tips"])
+    assert now.messages == []
+
+
+def test_a_bundle_holding_what_no_reference_holds_stays_and_is_named(memrepo: GitRepo) -> None:
+    """A killed cycle's agent deleted the branch and pruned, and nothing put it back: its bundle is the human's
+    only copy. Newer cycles keep it (never pruned by age) and say where it is."""
+    ids = _human_work(memrepo)
+    killed = _take(memrepo).path
+    assert killed is not None
+    for args in (("branch", "-D", "human-work"), ("tag", "-d", "v1"), ("tag", "-d", "light"),
+                 ("reflog", "expire", "--expire=now", "--all"), ("gc", "--quiet", "--prune=now")):
+        git(memrepo.path, *args)
+    assert run_git(memrepo.path, "cat-file", "-e", ids["branch"], check=False).returncode != 0
+    from gitmem import gitio
+
+    gitio.forget_cached(memrepo.handle)             # what a new process sees
+    for _ in range(2):
+        later = _take(memrepo)
+        assert killed.exists() and killed in _bundles()
+        assert len(later.messages) == 1 and str(killed) in later.messages[0]
+    run_git(memrepo.path, "bundle", "unbundle", str(killed))       # the human's way back
+    run_git(memrepo.path, "cat-file", "-e", ids["branch"])
 
 
 # -- the failures: exit 4 with GM716, a clean tree, nothing of the human's lost -------------------------------------

@@ -69,6 +69,72 @@ def test_the_bound_is_checked_without_recursing() -> None:
         raise RecursionError
 
 
+
+def _laughs(key: str) -> str:
+    """Nine anchors, each a list of nine aliases of the one before: 9^9 lists once aliases are followed."""
+    lines = [f"{key}0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    lines += [f"{key}{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("command", [["check"], ["status"], ["init", "."]])
+def test_a_billion_laughs_config_is_one_line_exit_2(memrepo: GitRepo, cli, command: list[str]) -> None:
+    """Every walk over the aliased lists (the depth bound's own included) took minutes: `check` hung."""
+    text = memrepo.read("gitmem.yaml") + _laughs("x")
+    memrepo.write("gitmem.yaml", text)
+    memrepo.stage_files({"gitmem.yaml": text})
+    result = cli(command, cwd=memrepo.path)
+    assert result.code == ExitCode.USAGE, result.err
+    assert _one_line(result.err) and "gitmem.yaml" in result.err and "aliases expand" in result.err
+
+
+def test_a_billion_laughs_pre_commit_config_is_one_line(memrepo: GitRepo, cli) -> None:
+    memrepo.write(".pre-commit-config.yaml", "repos: []\n" + _laughs("x"))
+    result = cli(["init", "."], cwd=memrepo.path)
+    assert result.code != ExitCode.OK and _one_line(result.err), result.err
+    assert ".pre-commit-config.yaml" in result.err and "aliases expand" in result.err
+
+
+def test_ordinary_anchors_still_load() -> None:
+    from ruamel.yaml import YAML
+
+    from gitmem.config.nesting import MAX_REVISITS, TooExpanded
+
+    shared = YAML(typ="safe").load("base: &b {a: [1, 2]}\n" + "".join(f"k{i}: *b\n" for i in range(500)))
+    assert within_depth(shared) is shared
+    one: list[str] = ["x"]
+    wide = {"all": [one] * (MAX_REVISITS + 2)}          # what a YAML loader makes of that many aliases
+    with pytest.raises(TooExpanded):
+        within_depth(wide)
+
+
+HUGE = "9" * 5_000          # past Python's int() digit limit, which every parser's int() hits
+
+
+@pytest.mark.parametrize("command", [["check"], ["status"]])
+def test_a_huge_integer_in_the_config_is_one_line_exit_2(memrepo: GitRepo, cli, command: list[str]) -> None:
+    text = memrepo.read("gitmem.yaml") + f"extra_number: {HUGE}\n"
+    memrepo.write("gitmem.yaml", text)
+    memrepo.stage_files({"gitmem.yaml": text})
+    result = cli(command, cwd=memrepo.path)
+    assert result.code == ExitCode.USAGE and _one_line(result.err), result.err
+    assert result.err.strip() == "gitmem: gitmem.yaml: a number longer than 4300 digits"
+
+
+def test_a_huge_integer_in_json_and_toml_is_refused_by_the_bounded_readers(memrepo: GitRepo, cli) -> None:
+    from gitmem.config.nesting import TooManyDigits
+
+    with pytest.raises(TooManyDigits):
+        loads_json(f'{{"n": {HUGE}}}')
+    result = cli(["hook", "session-start"], cwd=memrepo.path, stdin=f'{{"session_id": {HUGE}}}')
+    assert result.code == ExitCode.OK and _one_line(result.err) and "a number longer than" in result.err
+    pytest.importorskip("tomlkit")
+    (memrepo.path / ".codex").mkdir(exist_ok=True)
+    (memrepo.path / ".codex" / "config.toml").write_text(f"n = {HUGE}\n")
+    result = cli(["init", str(memrepo.path), "--agent", "codex"], cwd=memrepo.path)
+    assert no_traceback(result.err) and result.code == ExitCode.USAGE, result.err
+    assert _one_line(result.err) and "config.toml" in result.err          # tomlkit's own "Invalid number"
+
 def test_a_deep_codex_config_is_one_line(memrepo: GitRepo, cli) -> None:
     pytest.importorskip("tomlkit")
     (memrepo.path / ".codex").mkdir(exist_ok=True)
@@ -196,3 +262,14 @@ def test_an_embedding_model_header_nested_past_the_parser_is_refused(tmp_path: P
     model.write_bytes(struct.pack("<Q", len(header)) + header)
     with model.open("rb") as handle, pytest.raises(ValueError, match="nested deeper"):
         read_tensor(handle, model.stat().st_size, "embeddings")
+
+
+def test_a_lone_surrogate_in_json_is_refused_and_a_pair_is_text(memrepo: GitRepo, cli) -> None:
+    from gitmem.config.nesting import LoneSurrogate
+
+    assert loads_json(r'{"a": "\ud83d\ude00", "b": "\\ud800"}') == {"a": "\U0001f600", "b": "\\ud800"}
+    for text in (r'{"a": "\ud800"}', r'["x\uDFFFy"]', r'{"\udc80": 1}'):
+        with pytest.raises(LoneSurrogate):
+            loads_json(text)
+    result = cli(["hook", "session-start"], cwd=memrepo.path, stdin=r'{"cwd": "\ud800", "session_id": "s"}')
+    assert result.code == ExitCode.OK and _one_line(result.err) and "lone surrogate" in result.err

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -122,3 +123,52 @@ def test_an_agent_reading_its_parents_environ_gets_nothing_committed(tmp_path: P
         for form in _forms(value):
             assert form not in committed + done.stdout + done.stderr, form
     assert "X=plainvalue-given" in committed and "PORT_SECRET=8080" in committed
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads the runner's environ from /proc")
+def test_encoded_forms_tools_write_are_masked_in_files_names_log_and_output(tmp_path: Path, memrepo: GitRepo) -> None:
+    """The forms a tool writes without trying to hide anything: `base64` of the whole environ (folded at 76
+    columns, so a value may sit across a line break), hex either case, lower-case URL escapes, a value cut by a
+    line break; in a file, in a file's name, in the task (the commit message) and on stderr."""
+    value = WITHHELD["DEPLOY_DB_PASSWORD"]
+    value, slashed = WITHHELD["DEPLOY_DB_PASSWORD"], WITHHELD["X_AUTH"]
+    body = ("import base64, re, urllib.parse\n"
+            "raw = open(f'/proc/{os.getppid()}/environ', 'rb').read().decode().split('\\0')\n"
+            "found = dict(line.split('=', 1) for line in raw if '=' in line)\n"
+            "secret, slashed = found['DEPLOY_DB_PASSWORD'], found['X_AUTH']\n"
+            "lower = re.sub('%[0-9A-F]{2}', lambda m: m.group(0).lower(), urllib.parse.quote(slashed, safe=''))\n"
+            "for pad in range(3):\n"
+            "    folded = base64.encodebytes(b'x' * (70 + pad) + secret.encode() + b'y' * 70).decode()\n"
+            "    open(os.path.join(root, f'environ{pad}.b64'), 'w').write(folded)\n"
+            "open(os.path.join(root, 'forms.txt'), 'w').write('\\n'.join([secret.encode().hex(), "
+            "secret.encode().hex().upper(), lower, "
+            "secret[:6] + '\\n' + secret[6:], urllib.parse.quote_plus('a b ' + secret)]) + '\\n')\n"
+            "open(os.path.join(root, 'named-' + secret + '.txt'), 'w').write('x\\n')\n"
+            "sys.stderr.write(secret.encode().hex() + '\\n')\n"
+            f"subprocess.run([{str(GITMEM)!r}, 'log', 'add', '--task', 'leak ' + secret.encode().hex(), "
+            "'--outcome', 'built', '--result', 'r', '--evidence', lower], "
+            "check=True, cwd=root)\n"
+            f"subprocess.run([{str(GITMEM)!r}, 'now', 'add', '--did', 'd', '--human', 'nothing', '--next', 'n'], "
+            "check=True, cwd=root)\n")
+    command_agent(tmp_path, memrepo, body, write_memory=False)
+    env = {**os.environ, **WITHHELD, **ORDINARY}
+    done = subprocess.run([sys.executable, "-m", "gitmem", "cycle"], cwd=memrepo.path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert no_traceback(done.stderr)
+    names = git_names(memrepo)
+    assert not any(value in name for name in names), names
+    committed = "\n".join(file_at(memrepo.repo, "HEAD", name) or "" for name in names)
+    message = memrepo.repo.head.peel().message
+    blob = committed + message + done.stdout + done.stderr
+    assert committed.count("***") >= 8
+    folded = [base64.encodebytes(b"x" * (70 + pad) + value.encode() + b"y" * 70) for pad in range(3)]
+    lower = re.sub("%[0-9A-F]{2}", lambda m: m.group(0).lower(), quote(slashed, safe=""))
+    for form in [value, slashed, value.encode().hex(), value.encode().hex().upper(), lower, value[6:],
+                 *(f.decode().replace("\n", "")[100:140] for f in folded)]:
+        assert form not in blob.replace("\n", ""), form
+
+
+def git_names(repo: GitRepo) -> list[str]:
+    return subprocess.run(["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=repo.path, capture_output=True,
+                          text=True, check=True).stdout.splitlines()

@@ -12,7 +12,7 @@ from gitmem.memory import decisions, lessons, log
 from gitmem.sessions import mcp_server
 from gitmem.sessions.protocol import tool_names
 from tests.support.helpers import GitRepo
-from tests.support.mcp_client import Answer, call, converse, list_resources, pause, read, read_refused
+from tests.support.mcp_client import Answer, call, converse, exchange, list_resources, pause, read, read_refused
 
 ENTRY = {"task": "wire the MCP server", "outcome": "built", "result": "the server answers over stdio",
          "evidence": "tests/test_sessions_mcp.py"}
@@ -182,16 +182,12 @@ def test_outside_a_memory_repository_the_process_exits_with_code_2(tmp_path: Pat
     import json
     import subprocess
 
-    from tests.support.mcp_client import GITMEM
+    from tests.support.mcp_client import GITMEM, HELLO, READY
 
-    hello = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
-             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                        "clientInfo": {"name": "a-host", "version": "1"}}}
-    ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
     server = subprocess.Popen([str(GITMEM), "mcp"], cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
     assert server.stdin is not None
-    server.stdin.write(json.dumps(hello) + "\n" + json.dumps(ready) + "\n")
+    server.stdin.write(json.dumps(HELLO) + "\n" + json.dumps(READY) + "\n")
     server.stdin.flush()
     out, err = server.communicate(timeout=60)
     assert server.returncode == ExitCode.USAGE
@@ -266,3 +262,35 @@ def test_an_unknown_resource_is_a_json_rpc_error_and_nothing_on_stderr(memrepo: 
     assert refused.startswith("unknown resource") and "gitmem://rules" in refused
     assert rules == memrepo.read("RULES.md")            # the session goes on
     assert errlog.read_text() == ""
+
+
+def ping(ident: int, params: str = "{}") -> bytes:
+    return b'{"jsonrpc":"2.0","id":%d,"method":"ping","params":%s}' % (ident, params.encode())
+
+
+def test_a_line_it_cannot_parse_is_answered_with_a_parse_error_and_the_server_goes_on(memrepo: GitRepo) -> None:
+    from gitmem.config.nesting import MAX_DEPTH
+    from gitmem.sessions.mcp_wire import MAX_LINE_BYTES
+
+    def nested(levels: int, opening: str, closing: str) -> str:
+        return '{"x":' + opening * levels + "1" + closing * levels + "}"
+
+    refused = [ping(1, nested(300, '{"a":', "}")), ping(2, nested(300, "[", "]")),
+               ping(3, nested(100_000, "[", "]")), ping(4, '{"pad":"%s"}' % ("x" * MAX_LINE_BYTES)),
+               b'{"jsonrpc":"2.0","id":5,"method":"ping"', b"not json", b'{"id":6,"method":"ping"}\xff\xfe{',
+               b'{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"log_entry","arguments":'
+               b'{"task":"a\\ud800","outcome":"built","result":"r"}}}']
+    passed = [ping(10, nested(MAX_DEPTH - 3, "[", "]")), ping(11, '{"pad":"%s"}' % ("x" * 100_000)), b"", b"  ",
+              b'{"jsonrpc":"2.0","id":12,"method":"resources/list"}']
+    seen = exchange(refused[:4] + passed[:2] + refused[4:] + passed[2:], cwd=memrepo.path)
+    assert (seen.returncode, seen.stderr) == (0, "")
+    errors = [reply for reply in seen.replies if "error" in reply]
+    assert [(reply["id"], reply["error"]["code"]) for reply in errors] == [(None, -32700)] * len(refused)
+    reasons = [reply["error"]["message"] for reply in errors]
+    assert reasons[:3] == [f"Parse error: nested deeper than {MAX_DEPTH} levels"] * 3
+    assert reasons[3] == f"Parse error: a line longer than {MAX_LINE_BYTES} bytes"
+    assert all(reason.startswith("Parse error: ") for reason in reasons[4:])
+    assert "lone surrogate" in reasons[-1]             # the SDK's own parser dropped it unanswered
+    answered = {reply["id"]: reply for reply in seen.replies if "result" in reply}
+    assert sorted(answered) == [0, 10, 11, 12]            # the server went on after each refusal
+    assert "gitmem://rules" in [item["uri"] for item in answered[12]["result"]["resources"]]

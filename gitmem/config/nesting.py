@@ -5,15 +5,24 @@ Each parser recurses once per level (ruamel.yaml's composer, json's scanner, tom
 thousand levels deep raised RecursionError from every command. A reader parses inside `parsing()`, which turns
 that into `TooDeep`, and checks what it got with `within_depth()` (iteratively) before anything recurses over
 it; `TooDeep` is a ValueError, so each reader reports it as the one-line error it already gives for bad input.
+
+YAML's anchors and aliases make a document a graph: nine anchors of nine aliases each ("billion laughs") parse
+into a few dozen shared lists that every walk over them, this one included, visits 9^9 times (`gitmem check`
+hung on such a gitmem.yaml). So the walk also counts visits to a list or mapping it has already visited, and
+past MAX_REVISITS the document is refused (`TooExpanded`, a TooDeep): the ordinary uses of anchors, a few
+shared defaults, stay far below it, and JSON and TOML readers never share a node.
 """
 from __future__ import annotations
 
 import json
+import re
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 MAX_DEPTH = 100          # levels of lists and mappings: far beyond any real config or payload
+MAX_REVISITS = 10_000    # visits to lists and mappings already visited, through YAML aliases
 
 T = TypeVar("T")
 
@@ -25,14 +34,26 @@ class TooDeep(ValueError):
         super().__init__(f"nested deeper than {MAX_DEPTH} levels")
 
 
+class TooExpanded(TooDeep):
+    """A document whose aliases expand it past MAX_REVISITS shared lists and mappings."""
+
+    def __init__(self) -> None:
+        ValueError.__init__(self, f"its aliases expand to more than {MAX_REVISITS} copies of lists and mappings")
+
+
 def depth(value: object) -> int:
-    """How deeply lists and mappings nest in `value` (0 for a scalar), without recursing."""
-    deepest, stack = 0, [(value, 1)]
+    """How deeply lists and mappings nest in `value` (0 for a scalar), without recursing; TooExpanded when
+    aliases make the walk revisit shared lists and mappings more than MAX_REVISITS times."""
+    deepest, stack, visits, seen = 0, [(value, 1)], 0, set()
     while stack:
         item, level = stack.pop()
         children = item.values() if isinstance(item, dict) else item if isinstance(item, (list, tuple)) else None
         if children is None:
             continue
+        visits += 1
+        seen.add(id(item))          # the document holds every item while it is walked: ids stay unique
+        if visits - len(seen) > MAX_REVISITS:
+            raise TooExpanded()
         deepest = max(deepest, level)
         if level > MAX_DEPTH:
             break
@@ -47,16 +68,48 @@ def within_depth(value: T) -> T:
     return value
 
 
+class TooManyDigits(TooDeep):
+    """A number longer than Python converts (`sys.get_int_max_str_digits()`, 4,300 digits by default)."""
+
+    def __init__(self) -> None:
+        ValueError.__init__(self, f"a number longer than {sys.get_int_max_str_digits()} digits")
+
+
 @contextmanager
 def parsing() -> Iterator[None]:
-    """A parser's RecursionError (the document nests past what it can read) as TooDeep."""
+    """A parser's RecursionError (the document nests past what it can read) as TooDeep, and its ValueError for
+    an integer past Python's digit limit (ruamel.yaml, json and tomlkit all call int() on what they read) as
+    TooManyDigits."""
     try:
         yield
     except RecursionError:
         raise TooDeep() from None
+    except ValueError as err:
+        if "integer string conversion" in str(err) and not isinstance(err, TooDeep):
+            raise TooManyDigits() from None
+        raise
+
+
+class LoneSurrogate(TooDeep):
+    """A JSON string escape of half a UTF-16 pair (`\\ud800`): no Unicode text, so nothing can be written of it."""
+
+    def __init__(self) -> None:
+        ValueError.__init__(self, "a string holds a lone surrogate escape (half a UTF-16 pair), which is no text")
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 def loads_json(text: str | bytes) -> Any:
-    """`json.loads`, bounded: the one way gitmem reads JSON it did not write in this process."""
+    """`json.loads`, bounded: the one way gitmem reads JSON it did not write in this process. A document whose
+    strings hold a lone surrogate is refused (json reads it; writing it anywhere as UTF-8 raises, and the MCP
+    SDK's parser drops the whole message unanswered)."""
     with parsing():
-        return within_depth(json.loads(text))
+        doc = within_depth(json.loads(text))
+    raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
+    if _SURROGATE_ESCAPE.search(raw):             # the rare text that may hold one: look for it properly
+        try:
+            json.dumps(doc, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError:
+            raise LoneSurrogate() from None
+    return doc

@@ -74,7 +74,8 @@ class CycleGuard:
         except RefsBackupFailed as err:
             backup, unsafe = RefsBackup({}, []), err
         guard = cls(ws, start, branch, cycle, protection, tuple(gitio.ignored(repo)),
-                    FileState.capture(gitio.state_paths(repo)), refs, Reaper(), backup, unsafe)
+                    FileState.capture(gitio.state_paths(repo)), refs, Reaper(), backup, unsafe,
+                    messages=list(backup.messages))
         guard.reaper.start()
         return guard
 
@@ -137,10 +138,6 @@ class CycleGuard:
             except OSError:
                 continue
         return f".git/gitmem/{ASIDE_DIR}/cycle-{self.cycle}/" if kept else None
-
-    def discard_backup(self) -> None:
-        """The cycle is over and every reference is back: remove the backup bundle."""
-        self.backup.discard()
 
     def _restore_refs(self, lost: set[str]) -> AgentError | None:
         """Put the references back, except those whose objects are `lost` (they cannot point at nothing)."""

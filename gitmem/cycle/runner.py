@@ -270,7 +270,6 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         # What is printed is masked like what is committed: a message may quote the agent's own words.
         report.messages = [scrub(message) for message in report.messages]
         report.task, report.error = scrub(report.task), scrub(report.error) if report.error else report.error
-        guard.discard_backup()
         return report
     finally:
         held.release()

@@ -1,9 +1,8 @@
 """A copy of the human's unpushed history in a git bundle, and the stash list, for the cycle's guard.
 
 An agent that runs as the same user can delete a branch, expire every reflog and prune: the commits are then
-gone from the object store, and putting a reference back needs them. `unpushed` says whether any commit or tag
-object reachable from the given tips is missing from the remote-tracking branches (a revision walk in process,
-no subprocess: the common case, everything pushed, costs nothing); `create_bundle` writes what is missing to a
+gone from the object store, and putting a reference back needs them. `unheld` says which of the given tips the
+remote-tracking refs (or any other set of holders) do not hold; `create_bundle` writes what is missing to a
 bundle and `unbundle` puts its objects back. A stash is reachable only from the reflog of `refs/stash`, so the
 stash list is read and written as a list (`stash_entries`, `put_stash`).
 """
@@ -38,30 +37,38 @@ def put_stash(repo: Repo, entries: Sequence[tuple[str, str]]) -> None:
         run_git(repo, "stash", "store", "--quiet", "-m", message, oid)
 
 
-def unpushed(repo: Repo, tips: Sequence[str], held: Sequence[str]) -> bool:
-    """Whether anything reachable from `tips` (commit or annotated tag ids) is not reachable from `held`.
+def unheld(repo: Repo, tips: Sequence[str], held: Sequence[str]) -> list[str]:
+    """The `tips` (commit or annotated tag ids) that `held` does not hold, in their order. A commit is held when a
+    held id reaches it; a tag object only when a held id names it, since no commit reaches a tag object. A tip
+    the object store lacks is not held: a bundle may be its only copy. Other objects (a ref at a blob) count
+    as held: a bundle of refs leaves them out.
 
-    A tag object is never on a remote-tracking branch, so an annotated tag always counts: the bundle keeps it."""
+    One revision walk in process, no subprocess: the common case, everything held, costs nothing."""
     raw = repo.raw
+    named = set(held)
     walker: pygit2.Walker | None = None
+    missing: set[str] = set()
     for tip in tips:
-        obj = raw.get(tip)
-        if obj is None:
+        obj = raw.get(tip) if tip not in named else None
+        if tip in named or (obj is not None and not isinstance(obj, (pygit2.Commit, pygit2.Tag))):
             continue
-        if isinstance(obj, pygit2.Tag):
-            return True
-        if not isinstance(obj, pygit2.Commit):
-            continue
-        if walker is None:
+        if obj is None or isinstance(obj, pygit2.Tag):
+            missing.add(tip)
+        elif walker is None:
             walker = raw.walk(obj.id, pygit2.enums.SortMode.NONE)
         else:
             walker.push(obj.id)
-    if walker is None:
-        return False
-    for oid in held:
-        if oid in raw:
-            walker.hide(pygit2.Oid(hex=oid))
-    return next(iter(walker), None) is not None
+    if walker is not None:
+        for oid in named:
+            if oid in raw:
+                walker.hide(pygit2.Oid(hex=oid))
+        wanted = set(tips) - missing - named
+        for commit in walker:       # the commits no held id reaches: stop once every tip is among them
+            if str(commit.id) in wanted:
+                missing.add(str(commit.id))
+                if wanted <= missing:
+                    break
+    return [tip for tip in tips if tip in missing]
 
 
 def create_bundle(repo: Repo, path: Path, refs: Sequence[str], also: Sequence[str], held: Sequence[str]) -> None:

@@ -28,11 +28,11 @@ from urllib.parse import unquote, urlparse
 import anyio
 from mcp import types
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 
 from gitmem import __version__
 from gitmem.errors import GitmemError
+from gitmem.sessions.mcp_wire import bounded_stdio
 from gitmem.sessions.protocol import DESCRIPTIONS, EXTRA_TOOLS, INSTRUCTIONS, RESOLVE_NAMES, RESOURCES, SERVER
 
 if TYPE_CHECKING:
@@ -249,7 +249,7 @@ def serve(ws: Workspace | None, workspace_name: str | None = None) -> int:
     async def main() -> None:
         with anyio.CancelScope() as scope:
             state.scope = scope
-            async with stdio_server() as (read_stream, write_stream):
+            async with bounded_stdio() as (read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())
 
     anyio.run(main)

@@ -104,3 +104,51 @@ def converse(steps: list[Step], *, cwd: Path, args: tuple[str, ...] = (), roots:
 
     anyio.run(main)
     return seen
+
+
+HELLO = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "a-host", "version": "1"}}}
+READY = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+@dataclass
+class Exchange:
+    """What a `gitmem mcp` process wrote back to raw lines: its replies (parsed), stderr and exit code."""
+
+    replies: list[dict[str, Any]]
+    stderr: str
+    returncode: int
+
+
+def exchange(lines: list[bytes], *, cwd: Path, wait_for: tuple[Any, ...] = ()) -> Exchange:
+    """Initialize `gitmem mcp` in `cwd`, send `lines` as they are (bytes; this helper ends each with a newline),
+    then a last ping; close stdin once that ping and the requests `wait_for` names are answered (the SDK drops
+    requests still open at EOF; a tool call may still be running when the ping is answered)."""
+    import json
+    import subprocess
+    import threading
+
+    last = {"jsonrpc": "2.0", "id": "last", "method": "ping"}
+    wire = b"".join(line + b"\n" for line in [json.dumps(HELLO).encode(), json.dumps(READY).encode(), *lines,
+                                              json.dumps(last).encode()])
+    environment = {k: v for k, v in os.environ.items() if k != "GITMEM_CYCLE"}
+    server = subprocess.Popen([str(GITMEM), "mcp"], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=environment)
+    assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+    writer = threading.Thread(target=server.stdin.write, args=(wire,))   # replies flow while it writes
+    writer.start()
+    waiting = {"last", *wait_for}
+    replies: list[dict[str, Any]] = []
+    while waiting:
+        line = server.stdout.readline()
+        if not line:
+            break
+        replies.append(json.loads(line))
+        waiting.discard(replies[-1].get("id"))
+    writer.join()
+    server.stdin.close()
+    server.wait(timeout=60)
+    answered = [reply for reply in replies if reply.get("id") != "last"]
+    return Exchange(answered, server.stderr.read().decode(errors="replace"), server.returncode)
+
