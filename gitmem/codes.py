@@ -293,10 +293,6 @@ CYCLE_LOCAL_COMMITS = _code(
 CYCLE_FILE_HELD = _code(
     "GM714", "cycle-file-held", "a file over `cycle.max_file_bytes` was kept out of the cycle's commit, in "
     ".git/gitmem/held/", "{message}", severity="warning", since=2)
-CYCLE_PUSH_REFUSED = _code(
-    "GM718", "cycle-push-refused",
-    "the remote refused the push for good (branch protection, a ruleset, a hook); the work is on a side branch",
-    "{message}", since=3)
 CYCLE_UPSTREAM_REWRITTEN = _code(
     "GM715", "cycle-upstream-rewritten",
     "the remote branch was rewritten since this checkout last saw it; nothing was pushed, the work is on a branch",
@@ -304,6 +300,10 @@ CYCLE_UPSTREAM_REWRITTEN = _code(
 CYCLE_REFS_BACKUP_FAILED = _code(
     "GM716", "cycle-refs-backup-failed",
     "the runner could not back up the human's unpushed refs before the agent ran, or restore them after it",
+    "{message}", since=3)
+CYCLE_PUSH_REFUSED = _code(
+    "GM718", "cycle-push-refused",
+    "the remote refused the push for good (branch protection, a ruleset, a hook); the work is on a side branch",
     "{message}", since=3)
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------

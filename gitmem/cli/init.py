@@ -86,7 +86,7 @@ def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as
         click.echo(f"git hook    {name}")
     for problem in report.problems:
         say(None, problem)
-    for warning in report.warnings:
+    for warning in [] if report.problems else report.warnings:    # a failed init's one line stays alone
         say(None, f"warning: {warning}")
     for agent_step in report.steps:
         click.echo(f"then: {agent_step}")
