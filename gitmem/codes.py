@@ -131,6 +131,15 @@ DECISION_ANSWER_UNSIGNED = _code(
     "{id} was answered in a commit that is not signed by a key in trust.signing_keys ({why})",
     "answer in a commit signed with your SSH key (`git commit -S` with gpg.format = ssh) whose public key is "
     "listed in trust.signing_keys", since=3)
+DECISION_ANSWERED_AHEAD = _code(
+    "GM211", "decision-answered-ahead",
+    "a new answer's `Answered` time is more than 10 minutes after the clock (`check`) or its commit (`verify`)",
+    "{id} is answered at {answered}, {ahead} after the clock ({moment})",
+    "write the time the answer was given, in its own zone (`gitmem decision answer` does it); a local time "
+    "labelled UTC is off by hours", since=3,
+    commit=Message("{id} is answered at {answered}, {ahead} after its commit's committer date ({moment})",
+                   "write the time the answer was given, in its own zone (`gitmem decision answer` does it); a "
+                   "local time labelled UTC is off by hours", since=3))
 
 # -- GM3xx LOG ---------------------------------------------------------------------------------------------
 LOG_NOT_APPEND_ONLY = _code(

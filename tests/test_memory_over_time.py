@@ -534,14 +534,17 @@ def test_p7_rule0_hint_names_the_decision_the_agent_said_it_waits_on(world: Worl
     assert f"answer {named} in DECISIONS to unblock it" in found[0] and "D-0001" not in found[0]
 
 
-def test_p7_standing_conditions_are_reported_when_they_start_then_once_a_week(world: World) -> None:
+def test_p7_a_stale_decision_is_a_problem_at_every_close_while_it_waits(world: World) -> None:
     world.ask(at(1, 8), "Old question")
     stale = []
     for day in range(1, 20):
         world.cycle(at(day, 9))
+        if day == 16:
+            world.answer(at(16, 10), "D-0001")
         result = world.close(d(day), at(day, 23))
-        stale.append(any("has waited longer than" in p for p in result.problems))
-    assert [i + 1 for i, s in enumerate(stale) if s] == [5, 12, 19]        # stale after 3 days, then weekly
+        stale.append(any("D-0001 · Old question" in p and "has waited longer than" in p for p in result.problems))
+    # Over 3 whole days from day 5 on, every close until the answer; none after it.
+    assert [i + 1 for i, s in enumerate(stale) if s] == list(range(5, 16))
 
 
 def test_p7_the_same_age_is_shown_by_pending_status_and_the_close(world: World, cli,

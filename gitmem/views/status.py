@@ -67,7 +67,7 @@ def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
         last_close=(closes[-1].get(DAY_FIELD) or str(closes[-1].when)) if closes else None)
     for item in decisions.waiting(decisions.parse(ws.read("decisions")), moment):
         status.pending.append({"id": item.id, "title": item.title, "age_days": item.days, "age": item.age,
-                               "stale": item.days > config.close.stale_decision_days})
+                               "stale": item.is_stale(config.close.stale_decision_days)})
     rules_text = ws.read("rules")
     doc = rules.parse(rules_text)
     _lessons(status, ws.read("lessons"), backing_for(ws), config.close.confirmations,

@@ -9,6 +9,7 @@ import json
 import re
 import shlex
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +25,6 @@ from gitmem.workspace import Workspace
 HUMAN = ("Ada Human", "ada@example.com")
 DANA = ("Dana Human", "dana@example.com")            # a second human, in a second clone
 AGENT = ("gitmem-agent", "agent@gitmem.invalid")      # the template's agent identity (gitmem.yaml)
-# Fixed commit times keep object ids stable between runs; each commit moves one minute on.
-BASE_TIME = 1_764_489_600                              # 2025-11-30 08:00 UTC
 
 
 @dataclass
@@ -75,7 +74,12 @@ class GitRepo:
         index.read()
         tree = index.write_tree()
         parents = [] if self.repo.head_is_unborn else [self.repo.head.target]
-        when = BASE_TIME + 60 * len(list(self.repo.walk(parents[0]))) if parents else BASE_TIME
+        # Dated by the real clock, as git dates a commit, and a minute after its parent so that history reads in
+        # order: a commit is never older than the answers it holds (GM211), whether a fixture's clock or the
+        # real one wrote them.
+        when = int(time.time())
+        if parents:
+            when = max(when, self.repo[parents[0]].commit_time + 60)
         signature = pygit2.Signature(author[0], author[1], when, 0)
         return self.repo.create_commit("HEAD", signature, signature, message, tree, parents)
 
