@@ -309,6 +309,11 @@ CYCLE_REFS_BACKUP_FAILED = _code(
     "GM716", "cycle-refs-backup-failed",
     "the runner could not back up the human's unpushed refs before the agent ran, or restore them after it",
     "{message}", since=3)
+CYCLE_RULES_PLACEHOLDERS = _code(
+    "GM717", "cycle-rules-placeholders",
+    "the cycle refused to start: RULES.md still holds the template's placeholders (`<agent name>`)", "{message}",
+    since=3, line=Message("placeholder {text} left: every prompt reads it, so the agent would start without it",
+                          "fill in who the agent is and who its human is, commit, then run the cycle"))
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(

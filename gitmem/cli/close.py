@@ -26,7 +26,8 @@ if TYPE_CHECKING:   # the library loads inside the command only
 def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json: bool,
           workspace: str | None) -> int:
     """Close a day: report it in LOG, flag problems (Rule 0), plan tomorrow on top of NOW, and promote
-    lessons that two later cycles confirmed to proven rules. Running it twice for a day changes nothing.
+    lessons that two later cycles confirmed to proven rules. Each cycle is in one report: a second close the
+    same day reports the cycles run since the first (else it changes nothing), the next day's close the rest.
 
     Exit 0 done (or already closed), 1 the result would be invalid, 3 memory files are dirty or a cycle
     holds the lock, 4 the push conflicted or failed, or there is no remote (the close is safe, locally or on a

@@ -77,7 +77,7 @@ def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
     status.budget = budget(ws, moment)
     status.recall = recall_mode(ws)
     status.missing = missing
-    status.placeholders = [asdict(found) for found in health.placeholders(ws)]
+    status.placeholders = [asdict(found) for found in health.rules_placeholders(ws)]
     return status
 
 

@@ -119,9 +119,22 @@ class GitRepo:
         return Workspace.at(self.path, config)
 
 
+# RULES.md's `Who I am`, filled in as a new user does first: a cycle refuses to start on the template's
+# placeholders (GM717).
+WHO_I_AM = {"<agent name>": "Scout", "<one sentence: what this agent exists to do>": "keep the example shipping",
+            "<who answers DECISIONS.md, and how to reach them>": f"{HUMAN[0]} <{HUMAN[1]}>, in DECISIONS.md"}
+
+
+def filled_rules(text: str) -> str:
+    for placeholder, value in WHO_I_AM.items():
+        text = text.replace(placeholder, value)
+    return text
+
+
 def make_repo(path: Path, *, template: bool = True, commit: bool = True,
-              author: tuple[str, str] = HUMAN) -> GitRepo:
-    """`git init` in `path`, copy template-repo/ in, and (by default) commit it as a human."""
+              author: tuple[str, str] = HUMAN, filled: bool = True) -> GitRepo:
+    """`git init` in `path`, copy template-repo/ in (with RULES.md's `Who I am` filled in unless not `filled`),
+    and (by default) commit it as a human."""
     path.mkdir(parents=True, exist_ok=True)
     repo = pygit2.init_repository(str(path), initial_head="main")
     repo.config["user.name"] = author[0]
@@ -131,7 +144,8 @@ def make_repo(path: Path, *, template: bool = True, commit: bool = True,
         base = template_dir()
         names = template_files()
         for rel in names:
-            git.write(rel, (base / rel).read_bytes())
+            data = (base / rel).read_bytes()
+            git.write(rel, filled_rules(data.decode("utf-8")) if rel == "RULES.md" and filled else data)
         git.stage(*names)
         if commit:
             git.commit("start from the gitmem template", author=author)
