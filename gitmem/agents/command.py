@@ -33,7 +33,8 @@ from gitmem.agents import sandbox
 from gitmem.agents.base import AgentError, AgentResult, CycleRequest
 from gitmem.agents.cli_output import Reading, read_output
 
-TAIL_CHARS = 400      # how much of the agent's stderr an error message quotes
+TAIL_CHARS = 400      # how much of the agent's stderr an error message, or a run's Evidence, quotes
+TAIL_LINES = 5        # the last lines of stderr a successful run keeps in Evidence
 PERMISSIONS_FIX = ("`claude -p --permission-mode acceptEdits --allowedTools \"Bash(gitmem log add:*),Bash(gitmem now "
                    "add:*),…\"` (the template's gitmem.yaml lists them all)")
 
@@ -112,8 +113,20 @@ def _result(program: str, out: str, err_text: str, seconds: float, sandboxed: st
                      + "; ".join(reading.refusals[:3]))
     if reading.error:
         notes.append(f"it reported an error: {reading.error}")
+    tail = stderr_tail(err_text)
+    if tail and tail != reading.last_words:
+        notes.append(f"its stderr ended with: {tail}")
     return AgentResult(turns=reading.turns or 1, usage=reading.usage, notes=notes, stop_reason="exit 0",
                        diagnosis=_diagnosis(program, reading))
+
+
+def stderr_tail(err_text: str) -> str:
+    """The last TAIL_LINES non-blank lines of the agent's stderr on one line (` | ` between them), at most
+    TAIL_CHARS characters, secrets masked: a warning it printed on its way out reaches Evidence."""
+    lines = [" ".join(line.split()) for line in err_text.splitlines() if line.strip()][-TAIL_LINES:]
+    text = " | ".join(lines)
+    text = text if len(text) <= TAIL_CHARS else "…" + text[-(TAIL_CHARS - 1):]
+    return secrets.scrub(text)
 
 
 def _diagnosis(program: str, reading: Reading) -> str:
