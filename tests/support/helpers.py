@@ -131,6 +131,13 @@ def filled_rules(text: str) -> str:
     return text
 
 
+def fill_in_rules(root: Path) -> None:
+    """Fill in `Who I am` in every RULES.md under `root` that `gitmem init` wrote (a workspace's too)."""
+    for path in root.rglob("RULES.md"):
+        if ".git" not in path.relative_to(root).parts:
+            path.write_text(filled_rules(path.read_text(encoding="utf-8")), encoding="utf-8")
+
+
 def make_repo(path: Path, *, template: bool = True, commit: bool = True,
               author: tuple[str, str] = HUMAN, filled: bool = True) -> GitRepo:
     """`git init` in `path`, copy template-repo/ in (with RULES.md's `Who I am` filled in unless not `filled`),
