@@ -131,6 +131,15 @@ DECISION_ANSWER_UNSIGNED = _code(
     "{id} was answered in a commit that is not signed by a key in trust.signing_keys ({why})",
     "answer in a commit signed with your SSH key (`git commit -S` with gpg.format = ssh) whose public key is "
     "listed in trust.signing_keys", since=3)
+DECISION_ANSWERED_AHEAD = _code(
+    "GM211", "decision-answered-ahead",
+    "a new answer's `Answered` time is more than 10 minutes after the clock (`check`) or its commit (`verify`)",
+    "{id} is answered at {answered}, {ahead} after the clock ({moment})",
+    "write the time the answer was given, in its own zone (`gitmem decision answer` does it); a local time "
+    "labelled UTC is off by hours", since=3,
+    commit=Message("{id} is answered at {answered}, {ahead} after its commit's committer date ({moment})",
+                   "write the time the answer was given, in its own zone (`gitmem decision answer` does it); a "
+                   "local time labelled UTC is off by hours", since=3))
 
 # -- GM3xx LOG ---------------------------------------------------------------------------------------------
 LOG_NOT_APPEND_ONLY = _code(
@@ -301,6 +310,11 @@ CYCLE_REFS_BACKUP_FAILED = _code(
     "GM716", "cycle-refs-backup-failed",
     "the runner could not back up the human's unpushed refs before the agent ran, or restore them after it",
     "{message}", since=3)
+CYCLE_RULES_PLACEHOLDERS = _code(
+    "GM717", "cycle-rules-placeholders",
+    "the cycle refused to start: RULES.md still holds the template's placeholders (`<agent name>`)", "{message}",
+    since=3, line=Message("placeholder {text} left: every prompt reads it, so the agent would start without it",
+                          "fill in who the agent is and who its human is, commit, then run the cycle"))
 CYCLE_PUSH_REFUSED = _code(
     "GM718", "cycle-push-refused",
     "the remote refused the push for good (branch protection, a ruleset, a hook); the work is on a side branch",

@@ -16,6 +16,7 @@ import pytest
 from gitmem.memory import log
 from tests.support.action_support import ROOT, agent_repo, load_yaml, origin_file, origin_log, project_bin, run_action
 from tests.support.gitcli import git
+from tests.support.helpers import fill_in_rules
 
 pytestmark = pytest.mark.slow
 
@@ -115,6 +116,7 @@ def test_the_close_of_a_workspace_reports_that_workspace(tmp_path: Path, action_
                       encoding="utf-8")
     made = subprocess.run([str(project_bin() / "gitmem"), "init", "."], cwd=repo, capture_output=True, text=True)
     assert made.returncode == 0, made.stdout + made.stderr
+    fill_in_rules(repo)
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "a workspace for ops")
     cycle = subprocess.run([str(project_bin() / "gitmem"), "cycle", "--push", "--workspace", "ops"], cwd=repo,

@@ -87,6 +87,19 @@ def test_a_cli_agent_writes_memory_and_the_runner_commits_it(tmp_path, memrepo, 
     assert is_clean(memrepo)
 
 
+def test_a_successful_agents_stderr_tail_reaches_evidence_bounded_and_masked(tmp_path, memrepo, cli) -> None:
+    key = "sk-ant-" + "k" * 24
+    warnings = "".join(f"sys.stderr.write('warning {n}: slow disk\\n')\n" for n in range(1, 8))
+    _agent(tmp_path, memrepo, GOOD_AGENT + warnings + f"sys.stderr.write('retried with {key}\\n')\n")
+    result = cli(["cycle"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    evidence = log.parse(memrepo.read("LOG.md")).entries[-1].get("Evidence") or ""
+    assert "runner: its stderr ended with: warning 4: slow disk | warning 5: slow disk | warning 6: slow disk | " \
+           "warning 7: slow disk | retried with ***" in evidence.splitlines()
+    assert key not in evidence and "warning 3" not in evidence
+    assert "its last output line: done: report.md" in evidence
+
+
 def test_a_crashing_cli_agent_is_salvaged(tmp_path, memrepo, cli) -> None:
     _agent(tmp_path, memrepo, CRASHING_AGENT)
     result = cli(["cycle"], cwd=memrepo.path)

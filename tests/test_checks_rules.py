@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -58,6 +59,10 @@ def _long(text: str, size: int) -> str:
         "40 tests pass", "z" * size).replace("Read the clock", "w" * size)
 YAML_JOURNAL = "files:\n  log: JOURNAL.md\n"
 
+
+def _from_now(*, minutes: int) -> str:
+    return f"{datetime.now(UTC) + timedelta(minutes=minutes):%Y-%m-%d %H:%M} UTC"
+
 CASES: tuple[Case, ...] = (
     Case("GM101", "block-too-long", N, "cycle 1", good={N: now_md(now_block(9, 1, extra=7))},
          bad={N: now_md(now_block(9, 1, extra=8))}),
@@ -77,6 +82,14 @@ CASES: tuple[Case, ...] = (
          bad={D: decisions_md(pending(1, recommendation=False))}),
     Case("GM204", "resolved-incomplete", D, "### D-0001", good={D: decisions_md(resolved=resolved(1))},
          bad={D: decisions_md(resolved=resolved(1, answered=False))}),
+    # An Answered line that does not read is reported at that line, not at the decision's heading.
+    Case("GM204", "answered-unreadable", D, "- Answered:", good={D: decisions_md(resolved=resolved(1))},
+         bad={D: decisions_md(resolved=resolved(1).replace("12:00 UTC by", "noon by"))}),
+    # Judged against the clock when `check` runs: three hours ahead is a local time labelled UTC, five
+    # minutes ahead is a clock running fast.
+    Case("GM211", "answered-ahead", D, "- Answered:",
+         good={D: decisions_md(resolved=resolved(1).replace("2026-11-30 12:00 UTC", _from_now(minutes=5)))},
+         bad={D: decisions_md(resolved=resolved(1).replace("2026-11-30 12:00 UTC", _from_now(minutes=180)))}),
     Case("GM205", "resolved-edited", D, "### D-0001", base={D: decisions_md(resolved=resolved(1))},
          good={D: decisions_md(pending(2), resolved(1))},
          bad={D: decisions_md(resolved=resolved(1, answer="something else"))}),

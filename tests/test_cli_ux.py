@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.cli.status import SCREEN, fit, render
+from gitmem.scaffold.init import template_dir
 from gitmem.views.status import collect
 from gitmem.workspace import Workspace
 from tests.support.gitcli import git
@@ -59,7 +60,9 @@ def test_status_shows_every_item_when_they_fit(data: dict) -> None:
     assert fit(["a", "  1", "  2", "\0", "  3", "b"]) == ["a", "  1", "  2", "  3", "b"]
 
 
-def test_status_flags_template_placeholders_left_in_rules(world: World, data: dict) -> None:
+def test_status_flags_template_placeholders_left_in_rules(world: World) -> None:
+    world.git.write("RULES.md", (template_dir() / "RULES.md").read_text(encoding="utf-8"))
+    data = collect(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
     assert [(p["line"], p["text"]) for p in data["placeholders"]] == [
         (6, "<agent name>"), (7, "<one sentence: what this agent exists to do>"),
         (8, "<who answers DECISIONS.md, and how to reach them>")]

@@ -8,8 +8,8 @@ import pytest
 
 from gitmem import gitio
 from gitmem.close import CloseError
-from gitmem.memory import lessons, now
-from tests.support.helpers import AGENT
+from gitmem.memory import lessons, log, now
+from tests.support.helpers import AGENT, HUMAN, filled_rules, make_repo
 from tests.support.world import MEMORY, UTC, World, at, d, last_entry
 
 
@@ -48,11 +48,24 @@ def test_plan_goes_on_top_of_now_for_the_next_day(world: World) -> None:
     top = now.parse(world.read("NOW.md"), max_blocks=1).top
     assert top is not None and top.plan_for == d(11) and top.kind == "plan"
     assert str(top.when) == "2026-11-10 23:30 UTC"
-    # Offline: the top open ROADMAP item, and why.
-    expected = "Fill in RULES.md: who the agent is and who its human is"
+    # Offline: the top open ROADMAP item, and why. `Fill in RULES.md` is done (the fixture filled it in), though
+    # nobody ticked its box: the plan goes by the file.
+    expected = "Ship a first useful thing and log it"
     assert result.plan.startswith(expected + " — why: it is the top open item")
     assert (top.body[2]).startswith(f"- Next: {expected} — why:")
     world.assert_valid(before)
+
+
+def test_the_plan_asks_to_fill_in_rules_only_while_placeholders_are_left(tmp_path: Path, git_env: None) -> None:
+    world = World(make_repo(tmp_path / "repo", filled=False))
+    world.cycle(at(10, 9))
+    fill = "Fill in RULES.md: who the agent is and who its human is"
+    assert world.close(d(10), at(10, 23)).plan.startswith(fill + " — why:")
+    world.git.write("RULES.md", filled_rules(world.read("RULES.md")))
+    world.commit("fill in RULES", "RULES.md", author=HUMAN)
+    world.cycle(at(11, 9))
+    assert "- [ ] " + fill in world.read("ROADMAP.md")            # the box is still open
+    assert world.close(d(11), at(11, 23)).plan.startswith("Ship a first useful thing and log it — why:")
 
 
 def test_plan_follows_the_oldest_pending_decision_when_roadmap_is_done(world: World) -> None:
@@ -81,6 +94,41 @@ def test_second_close_for_the_same_day_changes_nothing(world: World) -> None:
     assert {rel: world.read(rel) for rel in MEMORY} == files
 
 
+def _reported(text: str) -> list[int]:
+    """The cycle numbers every close entry of LOG reports in its Done field, in LOG order."""
+    return [int(line.split(" · ")[0].removeprefix("cycle ")) for entry in log.parse(text).entries
+            if entry.cycle is None for line in (entry.get("Done") or "").splitlines()]
+
+
+def test_every_cycle_is_in_exactly_one_report_also_after_the_days_close(world: World) -> None:
+    before = world.git.head()
+    world.cycle(at(10, 9))
+    first = world.close(d(10), at(10, 22))
+    assert first.report["Cycles"].startswith("1 cycle ")
+    late = world.cycle(at(10, 22, 30))
+    again = world.close(d(10), at(10, 23))
+    where = f"LOG.md:{next(e for e in log.parse(world.read('LOG.md')).entries if e.cycle is None).line}"
+    assert again.status == "closed" and again.commit is not None
+    assert again.message == (f"closed 2026-11-10 again: 1 cycle (1 built, 0 published, 0 no-build) since its close "
+                             f"at 2026-11-10 22:00 UTC ({where})")
+    assert again.report["Done"].startswith(f"cycle {late} · built")
+    assert world.close(d(10), at(10, 23, 10)).status == "already-closed"     # nothing since: nothing changes
+    # After the second close, late that night; then the next day: the next day's close reports both.
+    world.cycle(at(10, 23, 40))
+    world.cycle(at(11, 9))
+    next_day = world.close(d(11), at(11, 22))
+    assert next_day.report["Cycles"].startswith("2 cycles ")
+    # Catching up two days, one of them after a late cycle: each report holds its own.
+    world.cycle(at(11, 23, 30))
+    world.cycle(at(12, 9))
+    world.cycle(at(13, 9))
+    caught = world.close(None, at(13, 22))  # type: ignore[arg-type]
+    assert caught.days == ["2026-11-12", "2026-11-13"]
+    assert [r["Cycles"][:8] for r in caught.reports] == ["2 cycles", "1 cycle "]
+    assert _reported(world.read("LOG.md")) == list(range(1, world.last_cycle() + 1))
+    world.assert_valid(before)
+
+
 def test_a_day_without_cycles_gets_a_short_entry_saying_so(world: World) -> None:
     world.cycle(at(9, 9))
     before = world.git.head()
@@ -106,8 +154,8 @@ def test_rule0_streak_across_a_day_boundary_is_a_problem_with_cause_fix_and_one_
     streak = [p for p in second.problems if p.startswith("Rule 0")]
     assert streak == [
         "Rule 0: cycles 2–4 (3 in a row, since 2026-11-10 20:00 UTC) built nothing. Cause: the build server was "
-        "down; no task was clear. Fix: the next cycle must ship the smallest piece of `Fill in RULES.md: who the "
-        "agent is and who its human is` and log it (lesson L-0001)"]
+        "down; no task was clear. Fix: the next cycle must ship the smallest piece of `Ship a first useful thing and "
+        "log it` and log it (lesson L-0001)"]
     assert streak[0] in (last_entry(world.read("LOG.md")).get("Problems") or "")
     assert second.lessons_opened == ["L-0001"]
     lesson = lessons.parse(world.read("LESSONS.md")).find("L-0001")

@@ -5,8 +5,9 @@ import json
 from pathlib import Path
 
 from gitmem.errors import ExitCode
+from gitmem.scaffold.init import template_dir
 from tests.support.cycle_support import head_commit, is_clean
-from tests.support.helpers import GitRepo
+from tests.support.helpers import GitRepo, filled_rules
 
 SCRIPT = """\
 cycles:
@@ -68,6 +69,22 @@ def test_a_dirty_tree_exits_3_listing_files(memrepo: GitRepo, cli) -> None:
     assert result.code == ExitCode.DIRTY
     assert "untracked: scratch.txt" in result.err
     assert "refused" in result.err
+
+
+def test_template_placeholders_in_rules_refuse_the_cycle_naming_each_line(memrepo: GitRepo, cli) -> None:
+    _scripted(memrepo)
+    template = (template_dir() / "RULES.md").read_text(encoding="utf-8")
+    memrepo.commit_files({"RULES.md": template}, "RULES as the template has it")
+    before = memrepo.head()
+    result = cli(["cycle"], cwd=memrepo.path)
+    assert result.code == ExitCode.DIRTY
+    lines = [n for n, text in enumerate(template.splitlines(), 1) if "<" in text and ">" in text and "<!--" not in text]
+    listed = [line.strip().split(": GM717 ")[0] for line in result.err.splitlines() if ": GM717 placeholder" in line]
+    assert listed == [f"RULES.md:{n}" for n in lines] and len(lines) == 3
+    assert "RULES.md:6: GM717 placeholder <agent name> left" in result.err
+    assert memrepo.head() == before and is_clean(memrepo)
+    memrepo.commit_files({"RULES.md": filled_rules(template)}, "fill in who the agent is")
+    assert cli(["cycle"], cwd=memrepo.path).code == ExitCode.OK
 
 
 def test_no_backend_chosen_is_a_usage_error(memrepo: GitRepo, cli, monkeypatch) -> None:

@@ -63,3 +63,17 @@ def test_cycle_and_close_on_the_command_line_without_the_sdk(memrepo: GitRepo, c
     assert f"warning: a close worded by the model needs the anthropic SDK, which is not installed: {INSTALL}; " \
            "closing offline" in close.err
     assert "model " not in close.out
+
+
+def test_with_no_backend_chosen_the_hint_says_the_anthropic_backend_needs_the_extra(
+        memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.setattr(extras, "installed", lambda extra: extra != "agent")
+    plain = cli(["cycle"], cwd=memrepo.path)
+    assert plain.code == ExitCode.USAGE
+    assert f"anthropic backend (it needs the anthropic SDK, not installed here: {extras.install_line('agent')})" \
+        in plain.err
+    monkeypatch.setattr(extras, "installed", lambda extra: True)
+    full = cli(["cycle"], cwd=memrepo.path)
+    assert full.code == ExitCode.USAGE and "set ANTHROPIC_API_KEY for the anthropic backend," in full.err
+    assert "not installed" not in full.err

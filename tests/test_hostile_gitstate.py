@@ -89,8 +89,20 @@ def test_the_agents_versions_are_kept_aside_for_the_human(memrepo: GitRepo) -> N
 
 def test_a_forged_confirmation_cache_does_not_survive(memrepo: GitRepo) -> None:
     cache = _git_dir(memrepo) / "gitmem" / "confirmations.json"
-    cycle(memrepo, lambda root, memory, request: _append(cache, json.dumps({"x": {"commit": "0", "ok": True}})))
+    forged = json.dumps({"x": {"commit": "0", "ok": True}})
+    report = cycle(memrepo, lambda root, memory, request: _append(cache, forged))
     assert not cache.exists()
+    # A cache file put back is routine (the agent's gitmem commands refresh caches): nothing reads like a fault.
+    assert not [m for m in report.messages if "cache" in m] and "restored" not in evidence(memrepo)
+
+
+def test_a_cache_the_agent_turns_into_a_link_is_reported(memrepo: GitRepo) -> None:
+    cache = _git_dir(memrepo) / "gitmem" / "confirmations.json"
+    cache.parent.mkdir(exist_ok=True)
+    report = cycle(memrepo, lambda root, memory, request: os.symlink("/dev/null", cache))
+    assert not cache.is_symlink()
+    assert "restored git state the agent changed: .git/gitmem/confirmations.json (added)" in evidence(memrepo)
+    assert any("confirmations.json" in m for m in report.messages)
 
 
 def test_the_global_config_and_ignore_file_are_put_back(memrepo: GitRepo, tmp_path: Path,

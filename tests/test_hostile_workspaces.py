@@ -19,7 +19,7 @@ from gitmem.memory import decisions, lessons, log
 from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
 from tests.support.cycle_support import file_at, is_clean
-from tests.support.helpers import AGENT, GitRepo
+from tests.support.helpers import AGENT, GitRepo, fill_in_rules
 from tests.support.hostile import GITMEM, command_agent, evidence, no_traceback
 
 W2 = ("w2/NOW.md", "w2/DECISIONS.md", "w2/LOG.md", "w2/LESSONS.md", "w2/RULES.md")
@@ -31,6 +31,7 @@ def two(memrepo: GitRepo, cli) -> GitRepo:
     memrepo.write("gitmem.yaml", memrepo.read("gitmem.yaml") + "\nworkspaces:\n  w2:\n    memory_dir: w2\n")
     made = cli(["init", "."], cwd=memrepo.path)
     assert made.code == ExitCode.OK, made.err
+    fill_in_rules(memrepo.path)
     w2 = MemoryWriter(Workspace.at(memrepo.path, workspace="w2"))
     w2.add_log_entry(task="w2's first task", outcome="built", result="done")
     w2.ask_decision(title="Which database for w2?", recommendation="SQLite")

@@ -54,6 +54,18 @@ def commit_all(repo: GitRepo, message: str, who: tuple[str, str] = HUMAN) -> Non
 
 # -- P1: every memory write during a cycle records that cycle's number ----------------------------------------
 
+def test_p1_outside_a_cycle_each_write_says_what_it_was_filed_under(memrepo: GitRepo, cli,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITMEM_CYCLE", raising=False)
+    asked = cli(["decision", "ask", "--title", "Which host?", "--recommendation", "the cheap one"], cwd=memrepo.path)
+    added = cli(["lesson", "add", "--title", "Tests first", "--happened", "h", "--why", "w", "--change", "c"],
+                cwd=memrepo.path)
+    assert asked.err == ("gitmem: no cycle is running (GITMEM_CYCLE is not set): the decision is recorded as "
+                         "cycle 1, the next one\n")
+    assert "the lesson is recorded as cycle 1" in added.err and "confirmation" not in added.err
+    # A confirmation's note keeps when it counts (the next test).
+
+
 def test_p1_lesson_decision_and_confirmation_written_before_the_log_entry_record_the_running_cycle(
         memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GITMEM_CYCLE", "1")
@@ -90,7 +102,8 @@ def test_p1_outside_a_cycle_the_cli_files_under_the_open_or_the_next_cycle_and_s
     assert cli(["log", "add", "--task", "t", "--outcome", "built", "--result", "r"], cwd=memrepo.path).code == 0
     confirmed = cli(["lesson", "confirm", "L-0001", "--evidence", "held"], cwd=memrepo.path)
     assert confirmed_cycles(lesson_lines(memrepo, "L-0001")) == [3]
-    assert "recorded as cycle 3, the open one: its LOG entry is written but not committed" in confirmed.err
+    assert "recorded as cycle 3, the open one: its LOG entry is written but not committed; a confirmation counts " \
+        "only when it is committed together with that cycle's LOG entry" in confirmed.err
     commit_all(memrepo, "session: cycle 3")
     asked = cli(["decision", "ask", "--title", "Q?", "--recommendation", "r"], cwd=memrepo.path)
     assert "recorded as cycle 4, the next one" in asked.err
@@ -534,14 +547,17 @@ def test_p7_rule0_hint_names_the_decision_the_agent_said_it_waits_on(world: Worl
     assert f"answer {named} in DECISIONS to unblock it" in found[0] and "D-0001" not in found[0]
 
 
-def test_p7_standing_conditions_are_reported_when_they_start_then_once_a_week(world: World) -> None:
+def test_p7_a_stale_decision_is_a_problem_at_every_close_while_it_waits(world: World) -> None:
     world.ask(at(1, 8), "Old question")
     stale = []
     for day in range(1, 20):
         world.cycle(at(day, 9))
+        if day == 16:
+            world.answer(at(16, 10), "D-0001")
         result = world.close(d(day), at(day, 23))
-        stale.append(any("has waited longer than" in p for p in result.problems))
-    assert [i + 1 for i, s in enumerate(stale) if s] == [5, 12, 19]        # stale after 3 days, then weekly
+        stale.append(any("D-0001 · Old question" in p and "has waited longer than" in p for p in result.problems))
+    # Over 3 whole days from day 5 on, every close until the answer; none after it.
+    assert [i + 1 for i, s in enumerate(stale) if s] == list(range(5, 16))
 
 
 def test_p7_the_same_age_is_shown_by_pending_status_and_the_close(world: World, cli,

@@ -14,13 +14,13 @@ import pygit2
 import pytest
 
 from gitmem import codes
-from gitmem.cycle.runner import Settings, run_cycle
+from gitmem.cycle.runner import CycleRefused, Settings, run_cycle
 from gitmem.errors import ExitCode
 from gitmem.memory import log
 from gitmem.workspace import Workspace
 from tests.support.cycle_support import WritingBackend, built
 from tests.support.gitcli import git
-from tests.support.helpers import GitRepo
+from tests.support.helpers import GitRepo, filled_rules
 from tests.support.world import Clock
 
 BUNDLE = Path(__file__).parent / "fixtures" / "upgrade" / "memory-0.1.0.bundle"
@@ -50,9 +50,19 @@ def test_history_written_by_0_1_0_still_checks_and_verifies_clean(old: GitRepo, 
     assert cycles == list(range(1, 37))                      # an old unclosed fence hides no heading
 
 
+def _fill_in_rules(old: GitRepo) -> None:
+    """The upgrade's one step: 0.1.0 ran cycles with the template's placeholders in RULES.md; this release's
+    cycle refuses to (GM717) until the human fills them in."""
+    old.commit_files({"RULES.md": filled_rules(old.read("RULES.md"))}, "fill in who the agent is")
+
+
 def test_the_next_cycle_and_close_after_the_upgrade_work_and_verify(old: GitRepo, cli) -> None:
     start = old.head()
     clock = Clock(datetime(2026, 10, 8, 9, 0, tzinfo=UTC))
+    with pytest.raises(CycleRefused) as refused:
+        run_cycle(Workspace.at(old.path), WritingBackend(built("after the upgrade")), settings=Settings(clock=clock))
+    assert refused.value.code is codes.CYCLE_RULES_PLACEHOLDERS and old.head() == start
+    _fill_in_rules(old)
     report = run_cycle(Workspace.at(old.path), WritingBackend(built("after the upgrade")),
                        settings=Settings(clock=clock))
     assert report.exit_code == ExitCode.OK and report.cycle == 37
@@ -80,6 +90,7 @@ def test_an_old_history_is_judged_by_the_rules_of_its_time_and_a_marked_one_by_t
 
 
 def test_once_a_commit_is_made_under_the_new_rules_every_later_commit_is(old: GitRepo, cli) -> None:
+    _fill_in_rules(old)
     clock = Clock(datetime(2026, 10, 8, 9, 0, tzinfo=UTC))
     report = run_cycle(Workspace.at(old.path), WritingBackend(built("after the upgrade")),
                        settings=Settings(clock=clock))

@@ -37,7 +37,8 @@ from gitmem.agents import sandbox
 from gitmem.agents.base import AgentError, AgentResult, CycleRequest
 from gitmem.agents.cli_output import Reading, read_output
 
-TAIL_CHARS = 400      # how much of the agent's stderr an error message quotes
+TAIL_CHARS = 400      # how much of the agent's stderr an error message, or a run's Evidence, quotes
+TAIL_LINES = 5        # the last lines of stderr a successful run keeps in Evidence
 # Codex: "Missing environment variable: `OPENAI_API_KEY`."
 MISSING_VARIABLE_RE = re.compile(r"[Mm]issing environment variable:? `?([A-Z][A-Z0-9_]*)`?")
 PERMISSIONS_FIX = ("`claude -p --permission-mode acceptEdits --allowedTools \"Bash(gitmem log add:*),Bash(gitmem now "
@@ -135,8 +136,20 @@ def _result(program: str, out: str, err_text: str, seconds: float, sandboxed: st
     if reading.not_started:
         notes.append(f"{len(reading.not_started)} shell command(s) could not start: "
                      + "; ".join(reading.not_started[:3]))
+    tail = stderr_tail(err_text)
+    if tail and tail != reading.last_words:
+        notes.append(f"its stderr ended with: {tail}")
     return AgentResult(turns=reading.turns or 1, usage=reading.usage, notes=notes, stop_reason="exit 0",
                        diagnosis=_diagnosis(program, reading))
+
+
+def stderr_tail(err_text: str) -> str:
+    """The last TAIL_LINES non-blank lines of the agent's stderr on one line (` | ` between them), at most
+    TAIL_CHARS characters, secrets masked: a warning it printed on its way out reaches Evidence."""
+    lines = [" ".join(line.split()) for line in err_text.splitlines() if line.strip()][-TAIL_LINES:]
+    text = " | ".join(lines)
+    text = text if len(text) <= TAIL_CHARS else "…" + text[-(TAIL_CHARS - 1):]
+    return secrets.scrub(text)
 
 
 def _diagnosis(program: str, reading: Reading) -> str:

@@ -16,8 +16,18 @@ from gitmem.config import BACKENDS, ConfigError
 _WHERE = {"anthropic": ("gitmem.agents.anthropic", "AnthropicBackend"),
           "command": ("gitmem.agents.command", "CommandBackend"),
           "scripted": ("gitmem.agents.scripted", "ScriptedBackend")}
-HOW_TO_CHOOSE = ("choose one: set ANTHROPIC_API_KEY for the anthropic backend, or set agent.backend in gitmem.yaml "
-                 "(anthropic, command with agent.command, or scripted with agent.script), or pass --agent NAME")
+
+
+def how_to_choose() -> str:
+    """The ways to choose a backend. The anthropic one needs the `agent` extra: where it is not installed, the
+    hint says so with its install line (`gitmem.extras`), rather than offer a backend that cannot start."""
+    from gitmem import extras
+
+    anthropic = "set ANTHROPIC_API_KEY for the anthropic backend"
+    if not extras.installed("agent"):
+        anthropic += f" (it needs the anthropic SDK, not installed here: {extras.install_line('agent')})"
+    return (f"choose one: {anthropic}, or set agent.backend in gitmem.yaml (anthropic, command with agent.command, "
+            "or scripted with agent.script), or pass --agent NAME")
 
 
 class BackendChoiceError(ConfigError):
@@ -30,9 +40,9 @@ def backend_name(config: Any, name_override: str | None = None, *, environ: Mapp
     if not name:
         if environ.get("ANTHROPIC_API_KEY"):
             return "anthropic"
-        raise BackendChoiceError(f"no agent backend chosen and ANTHROPIC_API_KEY is not set; {HOW_TO_CHOOSE}")
+        raise BackendChoiceError(f"no agent backend chosen and ANTHROPIC_API_KEY is not set; {how_to_choose()}")
     if name not in BACKENDS:
-        raise BackendChoiceError(f"unknown agent backend {name!r}; {HOW_TO_CHOOSE}")
+        raise BackendChoiceError(f"unknown agent backend {name!r}; {how_to_choose()}")
     if name == "command" and not config.agent.command:
         raise BackendChoiceError("the command backend needs agent.command in gitmem.yaml: an agent CLI that reads the "
                                  "prompt on stdin, such as the Claude Code command in the template's gitmem.yaml")
@@ -54,7 +64,7 @@ def backend_for(config: Any, name_override: str | None = None, *, environ: Mappi
     try:
         module = importlib.import_module(module_name)
     except ImportError as err:
-        raise BackendChoiceError(f"the {name} backend is not available ({err}); {HOW_TO_CHOOSE}") from None
+        raise BackendChoiceError(f"the {name} backend is not available ({err}); {how_to_choose()}") from None
     factory = getattr(module, class_name, None)
     if factory is None:
         raise BackendChoiceError(f"{module_name} has no {class_name}; the {name} backend is not available")

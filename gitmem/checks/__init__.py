@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
 from gitmem import codes
 from gitmem.checks.violation import Violation
@@ -24,6 +25,10 @@ class CheckInput:
     # Why the commit that makes the new state is not signed by a key in the old side's trust.signing_keys ("" when
     # it is), asked only when an answer needs it (`trust.signed_answers`); None when there is no commit yet.
     unsigned: Callable[[], str] | None = None
+    # When the new state is written down: the clock for `check`, the commit's committer date for `verify`. An
+    # answer new in it may not be dated later (GM211); None judges no time.
+    moment: datetime | None = None
+    moment_is_commit: bool = False      # whether `moment` is a committer date (verify) rather than the clock
 
 
 # Each rule family's module and the roles whose change can affect it (RULES provenance reads LESSONS).

@@ -8,7 +8,7 @@ from gitmem.checks.violation import Violation, from_problem
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import decisions
 from gitmem.memory.decisions import DecisionsDoc
-from gitmem.memory.text import decode
+from gitmem.memory.text import Timestamp, decode
 
 
 def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
@@ -35,6 +35,32 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     found += against_old(path, old, doc, agent_email=inp.config.agent.email, author_email=author, brought=brought,
                          variant=variant)
     found += _unsigned_answers(inp, path, old, doc, brought)
+    found += _answered_ahead(inp, path, old, doc, brought)
+    return found
+
+
+def _new_answers(old: DecisionsDoc, new: DecisionsDoc, brought: dict[str, str]) -> list[decisions.Decision]:
+    """The decisions this change answers: Resolved now, not before, and not brought in by a merge's other side."""
+    before = {d.id for d in old.resolved}
+    return [d for d in new.resolved if d.id not in before and brought.get(d.id) != d.content()]
+
+
+def _answered_ahead(inp: CheckInput, path: str, old: DecisionsDoc, new: DecisionsDoc,
+                    brought: dict[str, str]) -> list[Violation]:
+    """GM211: an answer new in this change dated after the moment it is written down (`decisions.answered_at`
+    says what such a time means to the readers; this keeps it from being written)."""
+    if inp.moment is None:
+        return []
+    moment = inp.moment
+    found = []
+    for item in _new_answers(old, new, brought):
+        answered = item.answered
+        if answered is not None and decisions.answered_ahead(item, moment):
+            minutes = int((answered[0].moment - moment).total_seconds() // 60)
+            ahead = f"{minutes // 60}h {minutes % 60:02d}min" if minutes >= 60 else f"{minutes} min"
+            found.append(Violation.of(codes.DECISION_ANSWERED_AHEAD, path, item.line_of("Answered"),
+                                      "commit" if inp.moment_is_commit else "", id=item.id, answered=answered[0],
+                                      ahead=ahead, moment=Timestamp.from_datetime(moment)))
     return found
 
 
@@ -55,8 +81,7 @@ def _unsigned_answers(inp: CheckInput, path: str, old: DecisionsDoc, new: Decisi
     required = inp.config.trust.signed_answers or (inp.old_config is not None and inp.old_config.trust.signed_answers)
     if not required or inp.unsigned is None:
         return []
-    before = {d.id for d in old.resolved}
-    answered = [d for d in new.resolved if d.id not in before and brought.get(d.id) != d.content()]
+    answered = _new_answers(old, new, brought)
     why = inp.unsigned() if answered else ""
     if not why:
         return []
@@ -94,13 +119,15 @@ def _incomplete(path: str, item: decisions.Decision, code: codes.Code, keys: tup
     only, the code's `digits` variant (rules 3; such a line read as a time under rules 2)."""
     found: list[Violation] = []
     missing = [k for k in keys if not (item.get(k) or "").strip()]
+    line = item.line                    # a missing field has no line: the decision's heading
     if item.get(dated) and unreadable:
+        line = item.line_of(dated)      # the line to fix
         if item.with_other_digits(dated):
-            found.append(Violation.of(code, path, item.line, "digits", id=item.id, field=dated))
+            found.append(Violation.of(code, path, line, "digits", id=item.id, field=dated))
         else:
             missing.append(invalid)
     if missing:
-        found.append(Violation.of(code, path, item.line, id=item.id, missing=" and ".join(missing)))
+        found.append(Violation.of(code, path, line, id=item.id, missing=" and ".join(missing)))
     return found
 
 

@@ -139,7 +139,8 @@ def _check(ws: Workspace, new: Snapshot, author: str | None, config_bytes: bytes
                     source=new.read, config_bytes=config_bytes)
     # The fence state at the end of HEAD's LOG is counted from HEAD's bytes by the LOG check itself (one pass,
     # gitmem.memory.fences.count_marks), never taken from the line cache: a verdict reads no cache.
-    return run_checks(CheckInput(ws.config, side.snapshot, new, author, side.config, side.remapped))
+    return run_checks(CheckInput(ws.config, side.snapshot, new, author, side.config, side.remapped,
+                                 moment=ws.clock()()))
 
 
 def other_files_staged(ws: Workspace, memory: set[str]) -> list[Violation]:
@@ -302,7 +303,8 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
             continue        # history from before gitmem was adopted: there is no memory to check
         found = run_checks(CheckInput(config, side.snapshot, new, commit.author.email, side.config, side.remapped,
                                       tuple(s.snapshot for s in others if s.snapshot is not None),
-                                      _unsigned(repo, commit.id, side.config or config)))
+                                      _unsigned(repo, commit.id, side.config or config),
+                                      moment=commit.committed, moment_is_commit=True))
         if others:
             from gitmem.checks import merges
 

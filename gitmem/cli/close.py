@@ -40,7 +40,8 @@ EXIT_CODES = {
 def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json: bool,
           workspace: str | None) -> int:
     """Close a day: report it in LOG, flag problems (Rule 0), plan tomorrow on top of NOW, and promote
-    lessons that two later cycles confirmed to proven rules. Running it twice for a day changes nothing.
+    lessons that two later cycles confirmed to proven rules. Each cycle is in one report: a second close the
+    same day reports the cycles run since the first (else it changes nothing), the next day's close the rest.
     """
     from datetime import date
 

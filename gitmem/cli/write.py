@@ -25,8 +25,9 @@ def _memory(workspace: str | None) -> tuple[MemoryWriter, Workspace, Identity | 
     return MemoryWriter(ws, author_email=identity.email if identity else None), ws, identity
 
 
-def _note_cycle(number: int | None, ws: Workspace) -> None:
-    """Outside a cycle, say which cycle a lesson, confirmation or decision was filed under, and why."""
+def _note_cycle(number: int | None, ws: Workspace, what: str) -> None:
+    """Outside a cycle, say which cycle a lesson, confirmation or decision (`what`) was filed under, and why;
+    for a confirmation, also when it counts (only a confirmation's count depends on its cycle)."""
     import os
 
     from gitmem.workspace import CYCLE_ENV
@@ -35,8 +36,10 @@ def _note_cycle(number: int | None, ws: Workspace) -> None:
         return
     which = ("the open one: its LOG entry is written but not committed" if number <= ws.last_log_cycle()
              else "the next one")
-    click.echo(f"gitmem: no cycle is running ({CYCLE_ENV} is not set): recorded as cycle {number}, {which}; a "
-               "confirmation counts only when it is committed together with that cycle's LOG entry", err=True)
+    counts = ("; a confirmation counts only when it is committed together with that cycle's LOG entry"
+              if what == "confirmation" else "")
+    click.echo(f"gitmem: no cycle is running ({CYCLE_ENV} is not set): the {what} is recorded as cycle {number}, "
+               f"{which}{counts}", err=True)
 
 
 def _done(what: str, path: str, line: str, as_json: bool, data: dict[str, Any]) -> int:
@@ -118,7 +121,7 @@ def decision_ask(title: str, recommendation: str, context: str | None, options: 
     """Add a Pending decision with the next free ID."""
     memory, ws, _ = _memory(workspace)
     item = memory.ask_decision(title=title, recommendation=recommendation, context=context, options=options)
-    _note_cycle(item.asked_cycle, ws)
+    _note_cycle(item.asked_cycle, ws, "decision")
     return _done("asked", ws.config.path("decisions"), item.heading(), as_json, {"id": item.id, "title": title})
 
 
@@ -159,7 +162,7 @@ def lesson_add(title: str, happened: str, why: str, change: str, rule: str | Non
     memory, ws, _ = _memory(workspace)
     item = memory.add_lesson(title=title, happened=happened, why=why, change=change, rule=rule,
                              supersedes=supersedes)
-    _note_cycle(item.happened.cycle if item.happened else None, ws)
+    _note_cycle(item.happened.cycle if item.happened else None, ws, "lesson")
     return _done("added", ws.config.path("lessons"), item.heading(), as_json, {"id": item.id})
 
 
@@ -173,7 +176,7 @@ def lesson_confirm(lesson_id: str, evidence: str, as_json: bool, workspace: str 
     memory, ws, _ = _memory(workspace)
     item = memory.confirm_lesson(lesson_id, evidence=evidence)
     events = [event for _, event in item.confirmations if event is not None]
-    _note_cycle(events[-1].cycle if events else None, ws)
+    _note_cycle(events[-1].cycle if events else None, ws, "confirmation")
     return _done("confirmed", ws.config.path("lessons"), item.heading(), as_json,
                  {"id": item.id, "confirmations": len(item.confirmations)})
 

@@ -156,6 +156,33 @@ def day_entries(text: TailSource | str, day: date, tz: tzinfo) -> tuple[tuple[Lo
     return cycles, closes
 
 
+def unreported_cycles(text: TailSource | str, until: datetime, tz: tzinfo, *,
+                      first_start: datetime) -> tuple[LogEntry, ...]:
+    """The cycle entries before `until` that no close has reported yet, oldest first.
+
+    A close reports the cycles above it in LOG that ran before the end of the day it closes; a cycle run after
+    the day's close is reported by the next close, a second one that day or the next day's. So each cycle is in
+    exactly one report. With no close in LOG yet, the cycles from `first_start` (the first close covers only its
+    day). Reads back only until an entry is older than the end of a day closed below it.
+    """
+    def split(entries: tuple[LogEntry, ...]) -> tuple[list[LogEntry], datetime | None, bool]:
+        found: list[LogEntry] = []
+        covered: datetime | None = None       # the latest end of a day closed by a close entry read so far
+        for entry in reversed(entries):
+            if covered is not None and entry.when.moment < covered:
+                return found[::-1], covered, True
+            if entry.cycle is None:
+                closed = closed_day(entry)
+                end = day_bounds(closed, tz)[1] if closed is not None else entry.when.moment
+                covered = max(covered, end) if covered is not None else end
+            elif entry.when.moment < until:
+                found.append(entry)
+        return found[::-1], covered, False
+
+    found, covered, _ = split(_back(text, lambda entries: split(entries)[2]))
+    return tuple(found if covered is not None else [e for e in found if e.when.moment >= first_start])
+
+
 def day_now_blocks(text: str, day: date, tz: tzinfo) -> tuple[NowBlock, ...]:
     """The day's cycle blocks of NOW (newest first), parsing only the top blocks down to the day's start."""
     start, end = day_bounds(day, tz)

@@ -5,7 +5,9 @@ MAX_CATCH_UP days; the first close ever covers only today). Order matters: promo
 re-reading the live files, at most `close.max_promotions` a run), so the latest report can list them; then the
 reports, oldest day first; then one plan, for the day after the last one closed, on top of NOW; then the whole
 change is checked as one commit would be, with the close's own permissions (rules may be added and retired
-here, nothing else that a cycle may not do). Running it again changes nothing.
+here, nothing else that a cycle may not do). Each cycle is in exactly one report: a report holds the cycles no
+earlier close reported (`day.unreported_cycles`), so cycles run after a day's close go into a second close that
+day, or else into the next day's. Running it again with no such cycle changes nothing.
 """
 from __future__ import annotations
 
@@ -19,11 +21,12 @@ from gitmem.checks.violation import Violation
 from gitmem.close import day_report, writeup
 from gitmem.close.backing import backing_for
 from gitmem.close.commit_guard import CloseError, changed_files, check_result, restore
-from gitmem.close.day import close_entries, closed_day, day_entries
+from gitmem.close.day import close_entries, closed_day, day_bounds, day_entries, unreported_cycles
 from gitmem.close.llm import CloseModel, available
 from gitmem.close.promotion import promote_live
-from gitmem.config import Config
+from gitmem.config import ROLES, Config
 from gitmem.errors import ExitCode
+from gitmem.memory import placeholders
 from gitmem.memory.log import TailSource
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.nofollow import files
@@ -127,11 +130,16 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
     tz = config.tzinfo()
     log_text = memory.workspace.log_source()        # read back from LOG's end only as far as each day needs
     open_days = [d for d in wanted if not day_entries(log_text, d, tz)[1]]
+    again = ""
     if not open_days:
+        # Closed already: cycles run since then are reported by a second close (each cycle in one report).
         closes = day_entries(log_text, wanted[-1], tz)[1]
-        where = f"{config.path('log')}:{closes[0].line}"
-        return CloseResult(wanted[-1], "already-closed",
-                           f"{wanted[-1].isoformat()} is already closed ({where}); nothing changed")
+        where = f"{config.path('log')}:{closes[-1].line}"
+        start, end = day_bounds(wanted[-1], tz)
+        if not unreported_cycles(log_text, min(end, moment), tz, first_start=start):
+            return CloseResult(wanted[-1], "already-closed",
+                               f"{wanted[-1].isoformat()} is already closed ({where}); nothing changed")
+        open_days, again = [wanted[-1]], f" since its close at {closes[-1].when} ({where})"
     ws = memory.workspace
     backs = backing_for(ws)
     model = CloseModel(config.close.model, client) if use_llm and (client is not None or available()) else None
@@ -140,7 +148,7 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
     standing = day_report.Standing(day_report.parse_standing(previous[-1] if previous else None))
     result = CloseResult(open_days[-1], "closed", "", promoted=promoted.promoted,
                          not_promoted=promoted.not_promoted, decisions_filed=promoted.decisions_filed)
-    roadmap_text = memory.read("roadmap")
+    roadmap_text = placeholders.with_filled_ticked(memory.read("roadmap"), lambda name: _filled(memory, name))
     for index, day in enumerate(open_days):
         last = index == len(open_days) - 1
         facts, as_of = writeup.facts_of(memory, config, day, moment)
@@ -173,8 +181,18 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
             result.plan = f"{plan[0]} — why: {plan[1]}"
             memory.add_plan_block(plan_for=day + timedelta(days=1), **day_report.plan_block(facts, plan))
             caught = f" (and {len(open_days) - 1} earlier day(s) caught up)" if len(open_days) > 1 else ""
-            result.message = f"closed {day.isoformat()}: {facts.counts_line()}{caught}"
+            closed = f"closed {day.isoformat()} again" if again else f"closed {day.isoformat()}"
+            result.message = f"{closed}: {facts.counts_line()}{again}{caught}"
     return result
+
+
+def _filled(memory: MemoryWriter, name: str) -> bool:
+    """Whether the memory file a `Fill in NAME` ROADMAP item names holds no template placeholder any more."""
+    for role in ROLES:
+        path = memory.config.path(role)
+        if name in (path, path.rsplit("/", 1)[-1]):
+            return not placeholders.find(memory.read(role))
+    return False
 
 
 def _template(memory: MemoryWriter) -> str:

@@ -8,11 +8,11 @@ from gitmem.close import day_report
 from gitmem.close.day import (
     Streak,
     day_bounds,
-    day_entries,
     day_now_blocks,
     entries_since,
     no_build_streak,
     streaks_ending,
+    unreported_cycles,
 )
 from gitmem.close.promotion import PromotionResult
 from gitmem.config import Config
@@ -27,12 +27,14 @@ def facts_of(memory: MemoryWriter, config: Config, day: date, moment: datetime) 
     tz = config.tzinfo()
     start, end = day_bounds(day, tz)
     as_of = min(end, moment)
-    log_text = memory.workspace.log_source()        # read back from LOG's end only to the day's start
-    cycles, _ = day_entries(log_text, day, tz)
-    waiting = decisions.waiting(decisions.parse(memory.read("decisions")), as_of, as_of=True)
+    log_text = memory.workspace.log_source()        # read back from LOG's end only to the last close
+    # The cycles no close reported yet, up to the day's end: today's, and those run after the last close.
+    cycles = unreported_cycles(log_text, as_of, tz, first_start=start)
+    waiting = decisions.waiting(decisions.parse(memory.read("decisions")), as_of, as_of=True, now=moment)
     human = tuple(value for b in day_now_blocks(memory.read("now"), day, tz)
                   if (value := field_value(b.fields, "Human")))
-    streaks = streaks_ending(log_text, start, end)
+    # A streak belongs to the report that holds its last cycle.
+    streaks = streaks_ending(log_text, cycles[0].when.moment, end) if cycles else ()
     return day_report.DayFacts(day, cycles, waiting, streaks, config.close.stale_decision_days, human,
                            blocked_tasks(log_text, waiting, as_of)), as_of
 
@@ -71,11 +73,12 @@ def streak_problems(memory: MemoryWriter, facts: day_report.DayFacts, roadmap_te
 
 def standing_problems(facts: day_report.DayFacts, config: Config, standing: day_report.Standing, day: date,
                        promoted: PromotionResult | None) -> list[str]:
-    """Conditions that last (stale decisions, a full RULES, unbacked confirmations):
-    written up when they start, then once a week."""
+    """Conditions that last: a full RULES and unbacked confirmations are written up when they start, then once a
+    week; a stale decision at every close while it waits, since only the human can end it and the close is
+    where they look."""
     found = []
     for item in facts.waiting:
-        if item.days > facts.stale_days and standing.due(f"stale {item.id}", day):
+        if item.is_stale(facts.stale_days):
             found.append(f"{item.describe()} has waited longer than {facts.stale_days} days: please answer it")
     if promoted is not None:
         if promoted.rules_full and standing.due("rules-full", day):

@@ -109,10 +109,10 @@ class CycleGuard:
     def _restore_files(self) -> None:
         caches = _caches()
         changes = self.files.restore(skip_aside=caches)
-        routine = [c for c in changes if c.inside and _is_cache(c.label, caches)]
-        if routine:
-            self.messages.append("put gitmem's caches back as they were when the cycle started: "
-                                 + ", ".join(c.label for c in routine))
+        # The agent's gitmem commands refresh the caches: putting a plain file back is routine, and said nowhere.
+        # A cache the agent made a link, a directory or a FIFO, or one that could not be put back, is reported.
+        routine = [c for c in changes if c.inside and _is_cache(c.label, caches) and c.found in ("file", "")
+                   and c.what in ("added", "changed", "deleted")]
         noted = [c for c in changes if c not in routine]
         if not noted:
             return

@@ -40,6 +40,7 @@ class StateChange:
     what: str                 # added | changed | deleted
     inside: bool              # inside the git directory
     aside: bytes | None = None    # the agent's version, when small enough to keep
+    found: str = ""               # what the agent left there: file | link | dir | other ("" when it was deleted)
 
 
 @dataclass
@@ -130,7 +131,7 @@ class FileState:
                     _put(path, old)
             except OSError as err:
                 what += f", could not be put back: {err.strerror or err}"
-            changes.append(StateChange(label, what, place.inside, aside))
+            changes.append(StateChange(label, what, place.inside, aside, new.kind if new is not None else ""))
         return changes
 
     def discard(self) -> None:

@@ -31,7 +31,7 @@ from gitmem.cycle.agent_guard import CycleGuard
 from gitmem.cycle.oversize import Held, hold_out
 from gitmem.cycle.trust import all_trusted
 from gitmem.errors import ExitCode, GitmemError, RunFailure
-from gitmem.memory import decisions
+from gitmem.memory import decisions, placeholders
 from gitmem.memory.log import Outcome
 from gitmem.memory.text import one_line
 from gitmem.memory_writer import WriteRefused
@@ -136,10 +136,23 @@ def preflight(ws: Workspace) -> lock.Lock:
             listing = "\n".join(f"  {v.path}:{v.line}: {v.code} {v.message}" for v in found)
             raise CycleRefused(f"memory does not pass `gitmem check --worktree`; fix these first:\n{listing}",
                                codes.CYCLE_INVALID_MEMORY, details=found)
+        _require_filled_rules(ws)
     except BaseException:
         held.release()
         raise
     return held
+
+
+def _require_filled_rules(ws: Workspace) -> None:
+    """RULES.md goes whole into every prompt: with the template's `<agent name>` still in it, the agent would
+    start with no identity and no human to ask. Refuse, naming each line (`gitmem status` flags the same)."""
+    path = ws.config.path("rules")
+    found = [Violation.of(codes.CYCLE_RULES_PLACEHOLDERS, path, line, "line", text=text)
+             for line, text in placeholders.find(ws.read("rules"))]
+    if found:
+        listing = "\n".join(f"  {v.path}:{v.line}: {v.code} {v.message}" for v in found)
+        raise CycleRefused(f"{path} still holds the template's placeholders; fill them in and commit, then run "
+                           f"the cycle:\n{listing}", codes.CYCLE_RULES_PLACEHOLDERS, details=found)
 
 
 def _require_sandbox(ws: Workspace, backend: Backend) -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import cast
 
@@ -31,6 +32,11 @@ class Commit:
     @property
     def subject(self) -> str:
         return self.message.split("\n", 1)[0]
+
+    @property
+    def committed(self) -> datetime:
+        """The committer date, in the committer's own zone."""
+        return datetime.fromtimestamp(self.time, timezone(timedelta(minutes=self.offset)))
 
 
 def _plain(commit: pygit2.Commit) -> Commit:

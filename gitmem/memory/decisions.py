@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from gitmem import codes
 from gitmem.memory.text import (
@@ -73,6 +73,29 @@ class Decision(IdEntry):
 def _asked(value: str) -> Timestamp | None:
     match = _ASKED_RE.match(value)
     return parse_timestamp(match.group(1)) if value and match else None
+
+
+# What an `Answered:` time means, for every reader. The answer is in the file, so it was given no later than the
+# moment the file is read (or committed): a time after that is a wrong clock or a wrong zone label, never an
+# answer still to come. Readers take the earlier of the two (`answered_at`); `check` refuses a new answer dated
+# more than ANSWER_CLOCK_SKEW after the clock, `verify` after its commit's committer date (GM211, rules 3).
+# Ten minutes: clocks kept by NTP agree within seconds, and an answer may be typed on one machine and committed
+# on another a little behind; a local time labelled UTC, or the wrong offset, is off by whole hours (no zone is
+# less than an hour from UTC but UTC itself), so it is never inside the allowance.
+ANSWER_CLOCK_SKEW = timedelta(minutes=10)
+
+
+def answered_at(item: Decision, now: datetime) -> datetime | None:
+    """When `item` counts as answered, read at `now`: its Answered time, but never later than `now`. None while
+    it is Pending, or when its Answered line does not read."""
+    answered = item.answered if item.section == RESOLVED else None
+    return min(answered[0].moment, now) if answered is not None else None
+
+
+def answered_ahead(item: Decision, moment: datetime) -> bool:
+    """Whether `item`'s Answered time is more than ANSWER_CLOCK_SKEW after `moment` (when it was written down)."""
+    answered = item.answered
+    return answered is not None and answered[0].moment > moment + ANSWER_CLOCK_SKEW
 
 
 def _answered(value: str) -> tuple[Timestamp, str, str] | None:
@@ -201,6 +224,11 @@ class Waiting:
     def describe(self) -> str:
         return f"{self.id} · {self.title} ({self.age})"
 
+    def is_stale(self, stale_days: int) -> bool:
+        """Whether it has waited more than `stale_days` whole days (`close.stale_decision_days`): the one rule
+        `gitmem status`, `pending` and every close flag it by."""
+        return self.days > stale_days
+
 
 def age_text(days: float | None) -> str:
     if days is None:
@@ -210,16 +238,18 @@ def age_text(days: float | None) -> str:
     return f"{int(days)}d"
 
 
-def waiting(doc: DecisionsDoc, moment: datetime, *, as_of: bool = False) -> tuple[Waiting, ...]:
+def waiting(doc: DecisionsDoc, moment: datetime, *, as_of: bool = False,
+            now: datetime | None = None) -> tuple[Waiting, ...]:
     """The Pending decisions, oldest first (undated ones last), with their age at `moment`.
 
     With `as_of`, the decisions that were waiting at `moment`, from their timestamps: asked by then, and not
     answered by then (a decision answered later was still waiting). The close reports a past day this way.
+    `now` is when the file is read (default `moment`): an answer is never later than that (`answered_at`).
     """
     found = []
     candidates = [*doc.pending, *doc.resolved] if as_of else list(doc.pending)
     for item in candidates:
-        if as_of and not _waiting_at(item, moment):
+        if as_of and not _waiting_at(item, moment, now or moment):
             continue
         asked = item.asked
         age = (moment - asked.moment).total_seconds() / 86400 if asked is not None else None
@@ -227,9 +257,9 @@ def waiting(doc: DecisionsDoc, moment: datetime, *, as_of: bool = False) -> tupl
     return tuple(sorted(found, key=lambda w: (w.asked is None, w.asked.moment if w.asked else moment, w.id)))
 
 
-def _waiting_at(item: Decision, moment: datetime) -> bool:
+def _waiting_at(item: Decision, moment: datetime, now: datetime) -> bool:
     asked = item.asked
     if asked is None or asked.moment > moment:
         return asked is None and item.section == PENDING
-    answered = item.answered
-    return item.section == PENDING or (answered is not None and answered[0].moment > moment)
+    done = answered_at(item, now)
+    return item.section == PENDING or (done is not None and done > moment)

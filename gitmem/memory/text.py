@@ -367,6 +367,11 @@ class Entry:
     def get(self, key: str) -> str | None:
         return field_value(self.fields, key)  # type: ignore[attr-defined]
 
+    def line_of(self, key: str) -> int:
+        """The line of the `- Key:` field, where a diagnostic about it points; the heading's when there is none."""
+        found = fields_named(self.fields, key)  # type: ignore[attr-defined]
+        return found[0].line if found else int(self.line)  # type: ignore[attr-defined]
+
     def render(self) -> str:
         return "\n".join([self.heading(), *strip_trailing_blank(self.body)])  # type: ignore[attr-defined]
 

@@ -69,8 +69,7 @@ def _decisions(text: str, moment: datetime, start: datetime | None, end: datetim
         asked = item.asked
         if asked is None or asked.moment >= end:
             continue
-        answered = item.answered
-        done = answered[0].moment if answered else None
+        done = decisions.answered_at(item, moment)       # a Resolved decision is never still waiting
         if done is not None and start is not None and done < start:
             continue
         waited = ((done or moment) - asked.moment).total_seconds() / 86400

@@ -53,6 +53,21 @@ class Recording:
         return result
 
 
+# What a new user writes first in RULES.md's `Who I am`.
+WHO_I_AM = {"<agent name>": "Demo agent",
+            "<one sentence: what this agent exists to do>": "show the memory loop, offline",
+            "<who answers DECISIONS.md, and how to reach them>": f"{HUMAN.name} <{HUMAN.email}>, in DECISIONS.md"}
+
+
+def _fill_in_rules(path: Path) -> None:
+    from gitmem.nofollow import files
+
+    text = files.read_text(path, "RULES.md")
+    for placeholder, value in WHO_I_AM.items():
+        text = text.replace(placeholder, value)
+    files.write(path, "RULES.md", text.encode("utf-8"))
+
+
 def run_demo(target: Path | None = None, *, emit: Callable[[str], None] = lambda line: None) -> DemoResult:
     from gitmem.agents.scripted import ScriptedBackend
     from gitmem.scaffold.init import init
@@ -66,10 +81,12 @@ def run_demo(target: Path | None = None, *, emit: Callable[[str], None] = lambda
 
     say(f"gitmem demo in {path}")
     init(path)
+    _fill_in_rules(path)
     repo = gitio.open_repo(path)
     start = [p for p, _ in gitio.dirty_files(repo)]
     gitio.commit_worktree(repo, start, "start from the gitmem template", author=HUMAN)
-    say(f"1. Created a repository from the template ({len(start)} files), committed by {HUMAN}.")
+    say(f"1. Created a repository from the template ({len(start)} files), filled in who the agent and its human "
+        f"are in RULES.md (a cycle refuses to start on the template's placeholders), committed by {HUMAN}.")
     ws = Workspace.for_repo(repo)
     config = ws.config
     from gitmem.workspace.statedir import state_directory

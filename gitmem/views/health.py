@@ -2,17 +2,13 @@
 placeholders still in RULES.md (it goes into every prompt, so `<agent name>` would too)."""
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from gitmem.config import REQUIRED_ROLES
 from gitmem.errors import ExitCode, GitmemError
+from gitmem.memory import placeholders
 from gitmem.nofollow import files
 from gitmem.workspace import Workspace
-
-# `<agent name>`, `<one sentence: what this agent exists to do>`: an angle-bracketed phrase of words with a
-# space in it. Not an HTML comment or tag, an autolink (`<https://…>`) or an address (`<a@b.org>`).
-PLACEHOLDER = re.compile(r"<(?![!/])(?P<text>[A-Za-z][^<>@\n`]*\s[^<>@\n`]*?)>")
 
 
 class NoMemory(GitmemError):
@@ -44,9 +40,7 @@ def require_memory(ws: Workspace) -> list[str]:
     return missing
 
 
-def placeholders(ws: Workspace) -> list[Placeholder]:
-    """Template placeholders left in RULES.md, with their lines (HTML comments are not read by anyone)."""
-    text = re.sub(r"<!--.*?-->", lambda m: re.sub(r"[^\n]", " ", m.group(0)), ws.read("rules"), flags=re.S)
+def rules_placeholders(ws: Workspace) -> list[Placeholder]:
+    """Template placeholders left in RULES.md, with their lines (`gitmem.memory.placeholders`)."""
     path = ws.config.path("rules")
-    return [Placeholder(path, text.count("\n", 0, match.start()) + 1, match.group(0))
-            for match in PLACEHOLDER.finditer(text)]
+    return [Placeholder(path, line, text) for line, text in placeholders.find(ws.read("rules"))]

@@ -51,7 +51,7 @@ def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
     status = Status(now=str(Timestamp.from_datetime(moment)), **activity(ws, moment))
     for item in decisions.waiting(decisions.parse(ws.read("decisions")), moment):
         status.pending.append({"id": item.id, "title": item.title, "age_days": item.days, "age": item.age,
-                               "stale": item.days > config.close.stale_decision_days})
+                               "stale": item.is_stale(config.close.stale_decision_days)})
     rules_text = ws.read("rules")
     doc = rules.parse(rules_text)
     _lessons(status, ws.read("lessons"), backing_for(ws), config.close.confirmations,
@@ -61,7 +61,7 @@ def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
     status.budget = budget(ws, moment)
     status.recall = recall_mode(ws)
     status.missing = missing
-    status.placeholders = [asdict(found) for found in health.placeholders(ws)]
+    status.placeholders = [asdict(found) for found in health.rules_placeholders(ws)]
     status.branches = [branch.to_json() for branch in kept_branches(ws.repo)]
     return status
 

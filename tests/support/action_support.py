@@ -21,6 +21,7 @@ from pathlib import Path
 from ruamel.yaml import YAML
 
 from tests.support.gitcli import git
+from tests.support.helpers import fill_in_rules
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "tests" / "fixtures" / "action" / "script.yaml"
@@ -205,6 +206,7 @@ def agent_repo(path: Path, origin: Path, *, script: Path = SCRIPT, backend: str 
     from gitmem.scaffold.init import init
 
     init(path)
+    fill_in_rules(path)
     if backend is None:
         use_scripted_backend(path, script)
     else:

@@ -16,7 +16,7 @@ from gitmem.scaffold.init import init
 from gitmem.workspace import Workspace
 from tests.support import claude_code as cc
 from tests.support.gitcli import git
-from tests.support.helpers import AGENT, with_command_backend
+from tests.support.helpers import AGENT, fill_in_rules, with_command_backend
 from tests.support.nobody import NOBODY
 from tests.support.sessions import GITMEM
 
@@ -34,6 +34,7 @@ def make_project(place: Path, agent: str = "claude") -> tuple[Path, Path]:
     root, home = place / "agent", place / "home"
     home.mkdir()
     assert init(root, [agent]).problems == []
+    fill_in_rules(root)
     memory = MemoryWriter(Workspace.at(root), author_email=AGENT[1])
     memory.add_log_entry(task="ship hello.py", outcome="built", result="hello.py prints hi", cycle=1)
     memory.add_now_block(did=f"shipped hello.py ({MARKER})", human="nothing", next="tests", cycle=1)

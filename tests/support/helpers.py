@@ -9,6 +9,7 @@ import json
 import re
 import shlex
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +25,6 @@ from gitmem.workspace import Workspace
 HUMAN = ("Ada Human", "ada@example.com")
 DANA = ("Dana Human", "dana@example.com")            # a second human, in a second clone
 AGENT = ("gitmem-agent", "agent@gitmem.invalid")      # the template's agent identity (gitmem.yaml)
-# Fixed commit times keep object ids stable between runs; each commit moves one minute on.
-BASE_TIME = 1_764_489_600                              # 2025-11-30 08:00 UTC
 
 
 @dataclass
@@ -75,7 +74,12 @@ class GitRepo:
         index.read()
         tree = index.write_tree()
         parents = [] if self.repo.head_is_unborn else [self.repo.head.target]
-        when = BASE_TIME + 60 * len(list(self.repo.walk(parents[0]))) if parents else BASE_TIME
+        # Dated by the real clock, as git dates a commit, and a minute after its parent so that history reads in
+        # order: a commit is never older than the answers it holds (GM211), whether a fixture's clock or the
+        # real one wrote them.
+        when = int(time.time())
+        if parents:
+            when = max(when, self.repo[parents[0]].commit_time + 60)
         signature = pygit2.Signature(author[0], author[1], when, 0)
         return self.repo.create_commit("HEAD", signature, signature, message, tree, parents)
 
@@ -115,9 +119,29 @@ class GitRepo:
         return Workspace.at(self.path, config)
 
 
+# RULES.md's `Who I am`, filled in as a new user does first: a cycle refuses to start on the template's
+# placeholders (GM717).
+WHO_I_AM = {"<agent name>": "Scout", "<one sentence: what this agent exists to do>": "keep the example shipping",
+            "<who answers DECISIONS.md, and how to reach them>": f"{HUMAN[0]} <{HUMAN[1]}>, in DECISIONS.md"}
+
+
+def filled_rules(text: str) -> str:
+    for placeholder, value in WHO_I_AM.items():
+        text = text.replace(placeholder, value)
+    return text
+
+
+def fill_in_rules(root: Path) -> None:
+    """Fill in `Who I am` in every RULES.md under `root` that `gitmem init` wrote (a workspace's too)."""
+    for path in root.rglob("RULES.md"):
+        if ".git" not in path.relative_to(root).parts:
+            path.write_text(filled_rules(path.read_text(encoding="utf-8")), encoding="utf-8")
+
+
 def make_repo(path: Path, *, template: bool = True, commit: bool = True,
-              author: tuple[str, str] = HUMAN) -> GitRepo:
-    """`git init` in `path`, copy template-repo/ in, and (by default) commit it as a human."""
+              author: tuple[str, str] = HUMAN, filled: bool = True) -> GitRepo:
+    """`git init` in `path`, copy template-repo/ in (with RULES.md's `Who I am` filled in unless not `filled`),
+    and (by default) commit it as a human."""
     path.mkdir(parents=True, exist_ok=True)
     repo = pygit2.init_repository(str(path), initial_head="main")
     repo.config["user.name"] = author[0]
@@ -127,7 +151,8 @@ def make_repo(path: Path, *, template: bool = True, commit: bool = True,
         base = template_dir()
         names = template_files()
         for rel in names:
-            git.write(rel, (base / rel).read_bytes())
+            data = (base / rel).read_bytes()
+            git.write(rel, filled_rules(data.decode("utf-8")) if rel == "RULES.md" and filled else data)
         git.stage(*names)
         if commit:
             git.commit("start from the gitmem template", author=author)

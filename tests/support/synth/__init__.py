@@ -36,7 +36,7 @@ from pathlib import Path
 from tests.support.synth.plan import Plan, make_plan
 from tests.support.synth.state import State, make_state
 
-GENERATOR_VERSION = 3
+GENERATOR_VERSION = 4
 HUMAN = ("Dana Reviewer", "dana@example.org")
 TEMPLATE_FILES = ("NOW.md", "DECISIONS.md", "LOG.md", "LESSONS.md", "RULES.md", "ROADMAP.md", "gitmem.yaml",
                   ".pre-commit-config.yaml", "prompts/cycle.md", "prompts/close.md")

@@ -95,7 +95,10 @@ def make_state(plan: Plan, templates: dict[str, str], human: tuple[str, str]) ->
             plan.facts.append(Planted(fact.query, "decision", item.id))
         if entry.index < plan.recent_start and number - 1 != stale:
             found.answer_commit = _chunk_of(plan, entry.index)
-            when = timestamp(entry.when + timedelta(hours=rng.randint(2, 30)))
+            # Never after the human's commit that holds it (the chunk's commit, 5 minutes after its last entry,
+            # then 20 more): a commit is not older than the answers it holds (GM211).
+            committed = plan.entries[plan.chunks[found.answer_commit] - 1].when + timedelta(minutes=25)
+            when = timestamp(min(entry.when + timedelta(hours=rng.randint(2, 30)), committed))
             doc = decisions.DecisionsDoc((), (item,), (), {})
             found.resolved = decisions.resolve(doc, item.id, answer=rng.choice(("A", "B", f"A, {text.line(topic)}")),
                                                answered=when, name=human[0], email=human[1]).resolved[0]
