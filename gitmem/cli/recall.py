@@ -45,7 +45,7 @@ def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since:
     The index lives in .git/gitmem/ and updates itself, including uncommitted edits.
     """
     import gitmem.recall
-    from gitmem.cli.common import progress
+    from gitmem.cli.common import progress, progress_count
     from gitmem.recall import rebuild_size, search
 
     if workspace and all_workspaces:
@@ -59,7 +59,8 @@ def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since:
             gitmem.recall.rebuild(ws, advance)  # `rebuild` is the option's flag here
     cuts = {"min_score": 0.0, "gap": 1.0} if show_all else {"min_score": min_score}
     hits = search(ws, " ".join(query), kinds=list(kinds) or None, since=since, until=until,
-                  limit=limit, all_workspaces=all_workspaces, mode=mode, **cuts)
+                  limit=limit, all_workspaces=all_workspaces, mode=mode,
+                  progress=progress_count("embedding the memory for recall (entries)"), **cuts)
     if as_json:
         click.echo(json.dumps({"mode": hits.mode, "hits": [hit.to_dict() for hit in hits]}, ensure_ascii=False,
                               indent=2))

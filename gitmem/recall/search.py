@@ -9,17 +9,19 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import asdict, dataclass
 from datetime import date, datetime, time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gitmem import extras
 from gitmem.config import Config
-from gitmem.recall import embed, rank
+from gitmem.recall import encoder, rank
 from gitmem.recall.corpus import KINDS
 from gitmem.recall.database import RecallError
 from gitmem.recall.held import Holder
 from gitmem.recall.index import DEFAULT, Index, Progress
 from gitmem.recall.query import analyze
 from gitmem.workspace import Workspace
+
+if TYPE_CHECKING:
+    from gitmem.recall.vectors import Embedding
 
 MARK = "**"                  # snippet highlight: plain text that reads well in a terminal and in a prompt
 SNIPPET_TOKENS = 16
@@ -57,11 +59,11 @@ def resolve_mode(config: Config, mode: str | None = None) -> str:
     """The mode a search runs in: the one asked for, or for `auto`, hybrid when the extra is installed."""
     wanted = mode or config.recall.mode
     if wanted == "auto":
-        return "hybrid" if embed.available(config.recall.model) else "bm25"
+        return "hybrid" if encoder.model_available(config.recall.model) else "bm25"
     if wanted not in ("bm25", "semantic", "hybrid"):
         raise RecallError(f"unknown recall mode {wanted!r}; use auto, bm25, semantic or hybrid")
-    if wanted != "bm25" and not embed.available(config.recall.model):
-        raise RecallError(f"{extras.missing('semantic', f'recall mode {wanted}')} (or use --mode bm25)")
+    if wanted != "bm25" and not encoder.model_available(config.recall.model):
+        raise RecallError(f"{encoder.missing(config.recall.model, f'recall mode {wanted}')} (or use --mode bm25)")
     return wanted
 
 
@@ -71,7 +73,8 @@ def describe(config: Config) -> dict[str, str]:
         mode = mode_of(ranker_weights(config, resolve_mode(config)))
     except RecallError as err:
         return {"mode": "unavailable", "model": "", "note": str(err)}
-    note = "" if mode != "bm25" or embed.available(config.recall.model) else f"hybrid needs {embed.INSTALL}"
+    note = "" if mode != "bm25" or encoder.model_available(config.recall.model) else \
+        f"hybrid needs {encoder.install_line(config.recall.model)}"
     return {"mode": mode, "model": config.recall.model if mode != "bm25" else "", "note": note}
 
 
@@ -115,14 +118,15 @@ def parse_when(value: str | date | datetime | None, config: Config, *, end: bool
 def search(ws: Workspace, query: str, *, kinds: list[str] | tuple[str, ...] | None = None,
            since: str | date | datetime | None = None, until: str | date | datetime | None = None,
            limit: int | None = None, all_workspaces: bool = False, min_score: float | None = None,
-           gap: float | None = None, mode: str | None = None) -> Hits:
+           gap: float | None = None, mode: str | None = None, progress: Embedding | None = None) -> Hits:
     """Search the memory of the workspace (or of all workspaces): best hits first, maybe none.
 
-    `mode` overrides recall.mode; `min_score` and `gap` override the cuts (0 and 1 turn them off)."""
+    `mode` overrides recall.mode; `min_score` and `gap` override the cuts (0 and 1 turn them off);
+    `progress(done, total)` hears the entries embedded when the vectors must be built or brought up to date."""
     index = Index(ws)
     try:
         return run(index, query, kinds=kinds, since=since, until=until, limit=limit,
-                   all_workspaces=all_workspaces, min_score=min_score, gap=gap, mode=mode)
+                   all_workspaces=all_workspaces, min_score=min_score, gap=gap, mode=mode, progress=progress)
     finally:
         index.close()
 
@@ -145,7 +149,7 @@ def rebuild_size(ws: Workspace) -> int:
 def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None = None,
         since: str | date | datetime | None = None, until: str | date | datetime | None = None,
         limit: int | None = None, all_workspaces: bool = False, min_score: float | None = None,
-        gap: float | None = None, mode: str | None = None) -> Hits:
+        gap: float | None = None, mode: str | None = None, progress: Embedding | None = None) -> Hits:
     """`search` on an open index, so a long-lived caller (a benchmark, an agent session) can reuse it."""
     config = index.config
     weights = ranker_weights(config, resolve_mode(config, mode))
@@ -169,8 +173,8 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
             if "semantic" in weights:
                 from gitmem.recall import semantic
 
-                model = embed.load(settings.model, index.root)
-                store = index.vectors(model)
+                model = encoder.load_model(settings.model, index.root)
+                store = index.vectors(model, progress)
                 rankers["semantic"] = semantic.ranker(store, model, settings.semantic_scale, len(index.scopes))
                 passage = semantic.passage_finder(store, model)
             hits = _query(conn, query, flt, limit, settings, all_workspaces,
