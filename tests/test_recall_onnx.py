@@ -78,6 +78,7 @@ def test_hybrid_with_an_encoder_finds_other_words_and_says_no_memory_under_its_f
     assert found_ids(with_model(planted, f"onnx:{folder}", "bm25"), "switzerland buyers billed double") == []
     assert found_ids(ws, "switzerland buyers billed double")[:1] == ["cycle 9"]
     assert found_ids(ws, "weather") == []
+    assert search(with_model(planted, f"onnx:{folder}", "auto"), "switzerland buyers").mode == "hybrid"
     # Related a little (cosine 0.09 with the fact's window): it stands out in this memory, but it is under
     # the encoder's floor. A model saved with a lower floor answers it.
     assert found_ids(with_model(planted, f"onnx:{folder}", "semantic"), "faintly", min_score=0, gap=1) == []

@@ -113,8 +113,8 @@ def test_without_the_extra_auto_is_bm25_and_the_other_modes_say_what_to_install(
     result = cli(["recall", "swiss", "--mode", "semantic"], cwd=planted.root)
     assert result.code == ExitCode.USAGE and "gitmem-agent[semantic]" in result.err
     status = cli(["status", "--json"], cwd=planted.root)
-    assert json.loads(status.out)["recall"] == {"mode": "bm25", "model": "",
-                                                "note": "hybrid needs pip install 'gitmem-agent[semantic]'"}
+    # auto is bm25 with the shipped model whatever is installed: nothing is missing, so no note.
+    assert json.loads(status.out)["recall"] == {"mode": "bm25", "model": "", "note": ""}
 
 
 # -- finding by meaning ----------------------------------------------------------------------------------------
@@ -299,10 +299,14 @@ def test_windows_overlap_and_reach_the_end() -> None:
 # -- the modes and the CLI -------------------------------------------------------------------------------------
 
 def test_json_and_status_say_which_mode_ran(planted: History, cli) -> None:
-    out = json.loads(cli(["recall", "swiss", "--json"], cwd=planted.root).out)
+    out = json.loads(cli(["recall", "swiss", "--json", "--mode", "hybrid"], cwd=planted.root).out)
     assert out["mode"] == "hybrid" and out["hits"][0]["id"] == "cycle 13"
-    words = json.loads(cli(["recall", "swiss", "--json", "--mode", "bm25"], cwd=planted.root).out)
+    # The default (auto) is words with the shipped static model: it is hybrid only with a saved encoder.
+    words = json.loads(cli(["recall", "swiss", "--json"], cwd=planted.root).out)
     assert words["mode"] == "bm25"
+    status = cli(["status"], cwd=planted.root)
+    assert [line for line in status.lines if line.startswith("recall")] == ["recall       bm25"]
+    planted.repo.write("gitmem.yaml", "recall:\n  mode: hybrid\n")
     status = cli(["status"], cwd=planted.root)
     assert [line for line in status.lines if line.startswith("recall")] == ["recall       hybrid (wordllama)"]
 

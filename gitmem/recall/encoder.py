@@ -53,6 +53,13 @@ def model_available(spec: str) -> bool:
     return transformer.runtime_installed() if spec.startswith(transformer.PREFIX) else embed.available(spec)
 
 
+def is_saved_encoder(spec: str) -> bool:
+    """Whether `spec` names a sentence encoder the user saved (`onnx:DIRECTORY`): then `auto` is hybrid."""
+    from gitmem.recall import transformer
+
+    return spec.startswith(transformer.PREFIX)
+
+
 def install_line(spec: str) -> str:
     """What to install for the model `spec` names."""
     from gitmem import extras

@@ -1,8 +1,11 @@
 """`search()`: the one engine behind `gitmem recall` and the agent's `recall` tool.
 
-Modes (config recall.mode, `gitmem recall --mode`): `bm25` (words), `semantic` (meaning: embed.py, vectors.py,
-semantic.py), `hybrid` (both, fused by rank.fuse), or `auto`: hybrid when the [semantic] extra is installed,
-bm25 otherwise. Nothing of the semantic side is imported in bm25 mode.
+Modes (config recall.mode, `gitmem recall --mode`): `bm25` (words), `semantic` (meaning: encoder.py, vectors.py,
+semantic.py), `hybrid` (both, fused by rank.fuse), or `auto` (the default): hybrid when recall.model names a
+sentence encoder the user saved (`onnx:DIRECTORY`) and [semantic-onnx] is installed, bm25 otherwise. The
+shipped static model is not the default: on the labelled set it finds few paraphrases once it must say "no
+memory of that" to questions about things never written (docs/recall.md has the figures); it stays an option
+(`--mode hybrid`). Nothing of the semantic side is imported in bm25 mode.
 """
 from __future__ import annotations
 
@@ -56,10 +59,11 @@ class Hits(list[Hit]):
 
 
 def resolve_mode(config: Config, mode: str | None = None) -> str:
-    """The mode a search runs in: the one asked for, or for `auto`, hybrid when the extra is installed."""
+    """The mode a search runs in: the one asked for, or for `auto`, hybrid with an encoder the user saved."""
     wanted = mode or config.recall.mode
     if wanted == "auto":
-        return "hybrid" if encoder.model_available(config.recall.model) else "bm25"
+        spec = config.recall.model
+        return "hybrid" if encoder.is_saved_encoder(spec) and encoder.model_available(spec) else "bm25"
     if wanted not in ("bm25", "semantic", "hybrid"):
         raise RecallError(f"unknown recall mode {wanted!r}; use auto, bm25, semantic or hybrid")
     if wanted != "bm25" and not encoder.model_available(config.recall.model):
@@ -73,8 +77,9 @@ def describe(config: Config) -> dict[str, str]:
         mode = mode_of(ranker_weights(config, resolve_mode(config)))
     except RecallError as err:
         return {"mode": "unavailable", "model": "", "note": str(err)}
-    note = "" if mode != "bm25" or encoder.model_available(config.recall.model) else \
-        f"hybrid needs {encoder.install_line(config.recall.model)}"
+    spec = config.recall.model
+    note = "" if mode != "bm25" or not encoder.is_saved_encoder(spec) or encoder.model_available(spec) else \
+        f"hybrid needs {encoder.install_line(spec)}"
     return {"mode": mode, "model": config.recall.model if mode != "bm25" else "", "note": note}
 
 
