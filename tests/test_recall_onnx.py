@@ -162,3 +162,22 @@ def test_a_building_index_shows_progress_on_a_terminal_only(memrepo: GitRepo, tm
     assert done.returncode == 0, seen
     counts = re.findall(r"embedding the memory for recall \(entries\): (\d+)/(\d+)", seen)
     assert counts and counts[0][0] == "0" and counts[-1][0] == counts[-1][1] and int(counts[-1][1]) >= 220, seen
+
+
+def test_a_query_runs_the_encoder_once_whatever_the_snippets(planted: History, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # The snippet's window is scored with the store's own rows of the hit: a transformer run costs milliseconds.
+    planted.cycle(result=f"{FACT} " + " ".join(["filler"] * 30))
+    ws = with_model(planted, f"onnx:{tmp_path / 'encoder'}", "semantic")
+    assert found_ids(ws, "checkout")                                 # vectors built
+    real = transformer.OnnxModel.pool_flat
+    runs: list[int] = []
+
+    def counted(self: transformer.OnnxModel, *args: Any) -> Any:
+        runs.append(len(args[1]))
+        return real(self, *args)
+
+    monkeypatch.setattr(transformer.OnnxModel, "pool_flat", counted)
+    hits = search(ws, "switzerland buyers billed double", min_score=0, gap=1)
+    assert {hit.id for hit in hits[:2]} == {"cycle 9", "cycle 17"} and runs == [1], runs
+    assert any("**" not in hit.snippet and "swiss" in hit.snippet for hit in hits)

@@ -262,6 +262,6 @@ def _snippet(conn: sqlite3.Connection, match: str, doc_id: int, text: str, passa
         if entry is None:
             return ""
         if passage is not None:                  # the window that matched the meaning
-            return " ".join(passage(text, entry[0], entry[1]).split())
+            return " ".join(passage(text, doc_id, entry[0], entry[1]).split())
         return " ".join(f"{entry[0]} — {entry[1]}"[:160].split())
     return " ".join(row[0].split())

@@ -109,15 +109,23 @@ def _compute_aim(store: Store, model: Encoder, text: str) -> tuple[Any, Any, flo
 
 
 def passage_finder(store: Store, model: Encoder) -> Any:
-    """A function (query, title, body) -> the part of the body whose window is closest to the query."""
+    """A function (query, entry id, title, body) -> the part of the body whose window is closest to the query.
+
+    The windows' vectors are the store's own rows of that entry when it has one per window (they were appended
+    in window order); only otherwise are the windows embedded again, which costs a transformer a run per hit."""
     import numpy as np
 
-    def passage(text: str, title: str, body: str) -> str:
+    def passage(text: str, doc_id: int, title: str, body: str) -> str:
         spans = chunks.window_spans(body)
         aim = _aim(store, model, text)
         if aim is None or len(spans) < 2:
             return f"{title} — {body}"[:SNIPPET_CHARS]
-        scores = np.einsum("ij,j->i", model.pool(chunks.window_texts(title, spans), store.fit.weighted), aim[1])
+        rows = np.nonzero(store.doc == doc_id)[0]
+        if len(rows) == len(spans):
+            windows = store.vec[rows].astype(np.float32) * store.scale[rows, None]
+        else:
+            windows = model.pool(chunks.window_texts(title, spans), store.fit.weighted)
+        scores = np.einsum("ij,j->i", windows, aim[1])
         _, start, end = spans[int(scores.argmax())]
         excerpt = body[start:end]
         if len(excerpt) > SNIPPET_CHARS:
