@@ -378,6 +378,10 @@ def calibrate(setups: list[Setup]) -> list[tuple[float, dict[str, float], dict[s
     return sorted(results, key=lambda item: -item[0])
 
 
+TIMING_HEADER = ("| scale | entries | windows | build s (entries + vectors) | entries/s | windows/s | SQLite MB |"
+                 " vectors MB | hybrid p50 ms | p95 ms | bm25 p50 ms | update ms | cold start s |")
+
+
 def timing_row(s: Setup) -> str:
     f = s.figures
     hybrid, plain = latency(s, "hybrid"), latency(s, "bm25")
@@ -435,8 +439,8 @@ def floors(tmp: Path) -> None:
             s = prepare(scale, tmp / f"{scale:g}x-{label.split()[0]}", spec)
             try:
                 held_out_rows(s, label)
-                if spec != embed.SHIPPED:
-                    print(timing_row(s).replace("| ", f"| {label} ", 1), flush=True)
+                print(TIMING_HEADER.replace("| scale", "| model, scale", 1) + "\n" +
+                      timing_row(s).replace("| ", f"| {label} ", 1), flush=True)
             finally:
                 s.index.close()
 
@@ -468,8 +472,7 @@ def main(argv: list[str]) -> int:
                                        f"({f[n + '_cut_mrr']:.2f})" for n in names)
                     print(f"| {s.scale:g}x | {mode} | {parts[0]} | {cells} | {f['negatives_no_memory']:.2f} |",
                           flush=True)
-        print("\n| scale | entries | windows | build s (entries + vectors) | entries/s | windows/s | SQLite MB |"
-              " vectors MB | hybrid p50 ms | p95 ms | bm25 p50 ms | update ms | cold start s |")
+        print("\n" + TIMING_HEADER)
         print("|---" * 13 + "|")
         for s in setups:
             print(timing_row(s), flush=True)

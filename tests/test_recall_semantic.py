@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from dataclasses import replace
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +45,19 @@ def planted(memrepo: GitRepo) -> History:
     for _ in range(4):
         history.cycle()
     return history
+
+
+@pytest.fixture
+def floorless() -> Iterator[None]:
+    """The shipped model without its "no memory" floor, for tests of the ranker's mechanics (windows, filters,
+    the two-step search): at its floor it finds few paraphrases, which is why it is not the default."""
+    model = embed.load()
+    kept = model.floor
+    object.__setattr__(model, "floor", -1.0)
+    try:
+        yield
+    finally:
+        object.__setattr__(model, "floor", kept)
 
 
 def store_of(ws: Workspace) -> vectors.Store:
@@ -119,7 +133,14 @@ def test_without_the_extra_auto_is_bm25_and_the_other_modes_say_what_to_install(
 
 # -- finding by meaning ----------------------------------------------------------------------------------------
 
-def test_hybrid_finds_in_other_words_what_bm25_misses(planted: History) -> None:
+def test_at_its_floor_the_shipped_model_says_no_memory_rather_than_guess(planted: History) -> None:
+    # The paraphrase's best window is under wordllama's raw floor: hybrid answers as words do.
+    question = "why were buyers from Switzerland billed double?"
+    assert search(in_mode(planted, "bm25"), question) == search(in_mode(planted, "hybrid"), question) == []
+    assert search(in_mode(planted, "semantic"), question, min_score=0.0, gap=1.0) == []
+
+
+def test_hybrid_finds_in_other_words_what_bm25_misses(planted: History, floorless: None) -> None:
     question = "why were buyers from Switzerland billed double?"
     assert search(in_mode(planted, "bm25"), question) == []
     hits = search(in_mode(planted, "hybrid"), question)
@@ -149,7 +170,7 @@ def test_the_newer_of_two_contradicting_facts_ranks_first_in_bm25_and_hybrid(mem
         assert [hit.id for hit in hits][:2] == ["cycle 32", "cycle 1"], mode
 
 
-def test_a_fact_deep_in_a_long_close_report_is_found_by_its_window(memrepo: GitRepo) -> None:
+def test_a_fact_deep_in_a_long_close_report_is_found_by_its_window(memrepo: GitRepo, floorless: None) -> None:
     history = History(memrepo)
     for _ in range(8):
         history.cycle()
@@ -165,7 +186,7 @@ def test_a_fact_deep_in_a_long_close_report_is_found_by_its_window(memrepo: GitR
     assert len(chunks.windows("close", filler + " " + BACKUPS)) > 10
 
 
-def test_filters_and_workspaces_reach_the_semantic_ranker(memrepo: GitRepo) -> None:
+def test_filters_and_workspaces_reach_the_semantic_ranker(memrepo: GitRepo, floorless: None) -> None:
     memrepo.commit_files({"gitmem.yaml": "workspaces:\n  billing:\n    memory_dir: billing\n"}, "two agents")
     base = load_config(memrepo.path)
     billing_config = base.with_workspace("billing")
@@ -190,7 +211,8 @@ def test_filters_and_workspaces_reach_the_semantic_ranker(memrepo: GitRepo) -> N
 
 
 def test_the_two_step_search_of_large_stores_agrees_with_the_exact_one(planted: History,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       floorless: None) -> None:
     ws = in_mode(planted, "semantic")
     question = "why did the overnight copies of our data quit?"
     exact = [hit.id for hit in search(ws, question, min_score=0.0, gap=1.0)]
@@ -331,7 +353,7 @@ def test_bm25_mode_and_check_import_nothing_of_the_semantic_side(planted: Histor
     assert done.stdout.strip().endswith("0 []"), done.stdout + done.stderr
 
 
-def test_the_agent_tool_uses_the_same_engine(planted: History) -> None:
+def test_the_agent_tool_uses_the_same_engine(planted: History, floorless: None) -> None:
     from gitmem.agents.tools import recall_text
 
     text = recall_text(in_mode(planted, "hybrid"), "why were buyers from Switzerland billed double?", 5)
