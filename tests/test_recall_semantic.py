@@ -8,8 +8,8 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import replace
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
