@@ -15,7 +15,9 @@ the index's documents with the file's bytes, at the cost of one short read:
 - DECISIONS, LESSONS and RULES are hashed whole by the refresh, and a digest that matches would skip them:
   they are parsed, and their documents must be the ones the index holds.
 
-A state that fails is dropped, and the file is read whole again, as the first time.
+A state that fails is dropped, and the file is read whole again, as the first time. A process checks each
+state once while neither it nor the file changes (`trusted`): parsing DECISIONS on every query of a
+long-lived process (an agent session, `gitmem mcp`) would cost more than the query.
 """
 from __future__ import annotations
 
@@ -27,6 +29,23 @@ from typing import Any
 
 from gitmem.nofollow import files
 from gitmem.recall import corpus
+
+_CHECKED: dict[tuple[str, str], Any] = {}     # (root, path) -> the (state, file stamp) last found true
+
+
+def trusted(conn: sqlite3.Connection, root: Path, role: str, path: str, state: dict[str, Any], seen: Any) -> bool:
+    """`holds`, asked once per process for each `seen`: the state's text and the file's stamp (inode, size,
+    mtime, ctime). Either changing asks again; the memory is this process's, which the agent cannot write."""
+    place = (str(root), path)
+    if _CHECKED.get(place) == seen:
+        return True
+    if not holds(conn, root, role, path, state):
+        _CHECKED.pop(place, None)
+        return False
+    if len(_CHECKED) > 256:
+        _CHECKED.clear()
+    _CHECKED[place] = seen
+    return True
 
 
 def holds(conn: sqlite3.Connection, root: Path, role: str, path: str, state: dict[str, Any]) -> bool:
