@@ -48,7 +48,7 @@ def similarities(store: Store, model: Encoder, text: str, allowed: Any = None) -
         scores = np.einsum("ij,j->i", dense, direction) - offset     # einsum: no BLAS thread start-up
         rows = np.nonzero(live)[0]
         exact = scores[rows]
-        raw = np.einsum("ij,j->i", dense[rows], unit)
+        raw = np.einsum("ij,j->i", dense, unit)[rows]                # the rows are most of them: no copy
     else:
         rows = _shortlist(store, fitted, live)
         vec = store.vec[rows].astype(np.float32)
