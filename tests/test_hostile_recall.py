@@ -7,6 +7,7 @@ never to come back, and the real hits to come back as with an honest index (gitm
 """
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -123,3 +124,67 @@ def test_the_honest_index_loses_no_hit(history: History) -> None:
         assert len(ids) > 12 and Holder(index, conn).drop(ids) == set()
     finally:
         index.close()
+
+
+HIDDEN = "the quetzal migration rolled back because the replica lagged"
+
+
+def claim_current(root: Path, path: str, role: str) -> None:
+    """The agent rewrites `path`'s sources row to claim the file as it is now is indexed: its size, mtime and
+    the sync state the refresh would keep (hashes of the current bytes, made with gitmem's own code)."""
+    from gitmem.recall.refresh import _anchors, _sha, _Source
+
+    source = _Source(root, path)
+    info = source.stat()
+    assert info is not None
+    def change(conn: sqlite3.Connection) -> None:
+        state = json.loads(conn.execute("SELECT state FROM sources WHERE path = ?", (path,)).fetchone()[0])
+        data = source.read_bytes()
+        if role == "log":
+            state.update(size=info.st_size, lines=data.count(b"\n") + 1, **_anchors(source, 0, info.st_size))
+        elif role == "now":
+            state.update(size=info.st_size, lines=data.count(b"\n") + 1)
+        else:
+            state = {"digest": _sha(data)}
+        conn.execute("UPDATE sources SET size = ?, mtime = ?, checked = ?, state = ? WHERE path = ?",
+                     (info.st_size, info.st_mtime_ns, info.st_mtime_ns + 10**10, json.dumps(state), path))
+    plant(root, change)
+
+
+def new_text(history: History, role: str) -> None:
+    if role == "log":
+        history.cycle(result=HIDDEN, commit=False)
+    elif role == "now":
+        history.memory.add_now_block(did=HIDDEN, human="nothing", next="watch the replica")
+    else:
+        history.memory.add_lesson(title="Check the replica first", happened=HIDDEN, why="nobody watched the lag",
+                                  change="read the replica lag before a migration")
+
+
+@pytest.mark.parametrize("role", ["log", "now", "lessons"])
+def test_a_forged_sources_row_hides_no_new_text(history: History, role: str) -> None:
+    ws = Workspace.at(history.root, history.config)
+    assert not search(ws, "quetzal replica", mode="bm25", min_score=0, gap=1)    # the index is built
+    new_text(history, role)
+    claim_current(history.root, history.config.path(role), role)
+    found = search(ws, "quetzal replica", mode="bm25", min_score=0, gap=1)
+    assert [hit.path for hit in found if "quetzal" in hit.snippet] == [history.config.path(role)], found
+
+
+def test_an_honest_sources_row_is_trusted_before_and_after_the_file_grows(history: History) -> None:
+    """The check costs no full re-read on an honest index: each state holds, and still holds once LOG and NOW
+    have grown (the refresh then reads only the new bytes)."""
+    from gitmem.recall import fresh
+
+    def states() -> set[bool]:
+        conn = sqlite3.connect(str(index_file(history.root)))
+        try:
+            return {fresh.holds(conn, history.root, role, path, json.loads(state))
+                    for path, role, state in conn.execute("SELECT path, role, state FROM sources")}
+        finally:
+            conn.close()
+
+    hits(history)
+    assert states() == {True}
+    history.cycle(result=HIDDEN)
+    assert states() == {True}

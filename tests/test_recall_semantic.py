@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -46,6 +47,19 @@ def planted(memrepo: GitRepo) -> History:
     for _ in range(4):
         history.cycle()
     return history
+
+
+@pytest.fixture
+def floorless() -> Iterator[None]:
+    """The shipped model without its "no memory" floor, for tests of the ranker's mechanics (windows, filters,
+    the two-step search): at its floor it finds few paraphrases, which is why it is not the default."""
+    model = embed.load()
+    kept = model.floor
+    object.__setattr__(model, "floor", -1.0)
+    try:
+        yield
+    finally:
+        object.__setattr__(model, "floor", kept)
 
 
 def store_of(ws: Workspace) -> vectors.Store:
@@ -115,13 +129,20 @@ def test_without_the_extra_auto_is_bm25_and_the_other_modes_say_what_to_install(
     result = cli(["recall", "swiss", "--mode", "semantic"], cwd=planted.root)
     assert result.code == ExitCode.USAGE and "gitmem-agent[semantic]" in result.err
     status = cli(["status", "--json"], cwd=planted.root)
-    assert json.loads(status.out)["recall"] == {"mode": "bm25", "model": "",
-                                                "note": f"hybrid needs {install_command('semantic')}"}
+    # auto is bm25 with the shipped model whatever is installed: nothing is missing, so no note.
+    assert json.loads(status.out)["recall"] == {"mode": "bm25", "model": "", "note": ""}
 
 
 # -- finding by meaning ----------------------------------------------------------------------------------------
 
-def test_hybrid_finds_in_other_words_what_bm25_misses(planted: History) -> None:
+def test_at_its_floor_the_shipped_model_says_no_memory_rather_than_guess(planted: History) -> None:
+    # The paraphrase's best window is under wordllama's raw floor: hybrid answers as words do.
+    question = "why were buyers from Switzerland billed double?"
+    assert search(in_mode(planted, "bm25"), question) == search(in_mode(planted, "hybrid"), question) == []
+    assert search(in_mode(planted, "semantic"), question, min_score=0.0, gap=1.0) == []
+
+
+def test_hybrid_finds_in_other_words_what_bm25_misses(planted: History, floorless: None) -> None:
     question = "why were buyers from Switzerland billed double?"
     assert search(in_mode(planted, "bm25"), question) == []
     hits = search(in_mode(planted, "hybrid"), question)
@@ -151,7 +172,7 @@ def test_the_newer_of_two_contradicting_facts_ranks_first_in_bm25_and_hybrid(mem
         assert [hit.id for hit in hits][:2] == ["cycle 32", "cycle 1"], mode
 
 
-def test_a_fact_deep_in_a_long_close_report_is_found_by_its_window(memrepo: GitRepo) -> None:
+def test_a_fact_deep_in_a_long_close_report_is_found_by_its_window(memrepo: GitRepo, floorless: None) -> None:
     history = History(memrepo)
     for _ in range(8):
         history.cycle()
@@ -167,7 +188,7 @@ def test_a_fact_deep_in_a_long_close_report_is_found_by_its_window(memrepo: GitR
     assert len(chunks.windows("close", filler + " " + BACKUPS)) > 10
 
 
-def test_filters_and_workspaces_reach_the_semantic_ranker(memrepo: GitRepo) -> None:
+def test_filters_and_workspaces_reach_the_semantic_ranker(memrepo: GitRepo, floorless: None) -> None:
     memrepo.commit_files({"gitmem.yaml": "workspaces:\n  billing:\n    memory_dir: billing\n"}, "two agents")
     base = load_config(memrepo.path)
     billing_config = base.with_workspace("billing")
@@ -192,7 +213,8 @@ def test_filters_and_workspaces_reach_the_semantic_ranker(memrepo: GitRepo) -> N
 
 
 def test_the_two_step_search_of_large_stores_agrees_with_the_exact_one(planted: History,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                       monkeypatch: pytest.MonkeyPatch,
+                                                                       floorless: None) -> None:
     ws = in_mode(planted, "semantic")
     question = "why did the overnight copies of our data quit?"
     exact = [hit.id for hit in search(ws, question, min_score=0.0, gap=1.0)]
@@ -287,8 +309,9 @@ def test_the_fit_is_redone_when_memory_has_doubled(memrepo: GitRepo) -> None:
 def test_windows_overlap_and_reach_the_end() -> None:
     words = " ".join(f"w{n}" for n in range(60))
     found = chunks.windows("cycle 3 built", words)
-    assert len(found) == 4 and all(text.startswith("cycle 3 built w") for text in found)
-    assert found[0].split()[3:] == [f"w{n}" for n in range(24)] and found[-1].endswith("w59")
+    assert len(found) == len(range(0, 60 - chunks.WINDOW, chunks.STRIDE)) + 1
+    assert all(text.startswith("cycle 3 built w") for text in found)
+    assert found[0].split()[3:] == [f"w{n}" for n in range(chunks.WINDOW)] and found[-1].endswith("w59")
     assert chunks.windows("", "the a of") == [""] and chunks.query_text("the of") == "the of"
     spans = chunks.window_spans("alpha, beta and gamma")
     assert spans == [("alpha beta gamma", 0, 21)]
@@ -300,10 +323,14 @@ def test_windows_overlap_and_reach_the_end() -> None:
 # -- the modes and the CLI -------------------------------------------------------------------------------------
 
 def test_json_and_status_say_which_mode_ran(planted: History, cli) -> None:
-    out = json.loads(cli(["recall", "swiss", "--json"], cwd=planted.root).out)
+    out = json.loads(cli(["recall", "swiss", "--json", "--mode", "hybrid"], cwd=planted.root).out)
     assert out["mode"] == "hybrid" and out["hits"][0]["id"] == "cycle 13"
-    words = json.loads(cli(["recall", "swiss", "--json", "--mode", "bm25"], cwd=planted.root).out)
+    # The default (auto) is words with the shipped static model: it is hybrid only with a saved encoder.
+    words = json.loads(cli(["recall", "swiss", "--json"], cwd=planted.root).out)
     assert words["mode"] == "bm25"
+    status = cli(["status"], cwd=planted.root)
+    assert [line for line in status.lines if line.startswith("recall")] == ["recall       bm25"]
+    planted.repo.write("gitmem.yaml", "recall:\n  mode: hybrid\n")
     status = cli(["status"], cwd=planted.root)
     assert [line for line in status.lines if line.startswith("recall")] == ["recall       hybrid (wordllama)"]
 
@@ -328,7 +355,7 @@ def test_bm25_mode_and_check_import_nothing_of_the_semantic_side(planted: Histor
     assert done.stdout.strip().endswith("0 []"), done.stdout + done.stderr
 
 
-def test_the_agent_tool_uses_the_same_engine(planted: History) -> None:
+def test_the_agent_tool_uses_the_same_engine(planted: History, floorless: None) -> None:
     from gitmem.agents.tools import recall_text
 
     text = recall_text(in_mode(planted, "hybrid"), "why were buyers from Switzerland billed double?", 5)

@@ -126,6 +126,18 @@ def _progress_wanted() -> bool:
     return bool(stream is not None and stream.isatty() and not os.environ.get("CI"))
 
 
+def progress_count(label: str) -> Callable[[int, int], None] | None:
+    """A `label: done/total` line on stderr, redrawn in place, for work whose size the library learns as it
+    goes (`progress(done, total)`); None (nothing shown) in pipes, files and CI, and for small work."""
+    if not _progress_wanted():
+        return None
+
+    def show(done: int, total: int) -> None:
+        if total >= PROGRESS_MIN:
+            click.echo(f"\r{label}: {done}/{total}", err=True, nl=done >= total)
+    return show
+
+
 @contextmanager
 def progress(total: int | Callable[[], int], label: str) -> Iterator[Callable[[int], None] | None]:
     """click's progress bar on stderr for long work on a terminal; None (no bar) in pipes, files and CI.

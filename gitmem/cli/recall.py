@@ -26,8 +26,9 @@ MODES = ("auto", "bm25", "semantic", "hybrid")
 @click.option("--all", "show_all", is_flag=True,
               help="Skip the cuts (minimum score and clear-winner gap): the best hits up to --limit, however weak.")
 @click.option("--mode", type=click.Choice(MODES), default=None,
-              help="bm25 (words), semantic (meaning), hybrid (both), or auto: hybrid when the [semantic] extra "
-                   "is installed (default: recall.mode, auto).")
+              help="bm25 (words), semantic (meaning), hybrid (both), or auto: hybrid when recall.model is an "
+                   "onnx:DIRECTORY encoder and [semantic-onnx] is installed, bm25 otherwise (default: recall.mode, "
+                   "auto).")
 @workspace_option
 @click.option("--all-workspaces", is_flag=True, help="Search every workspace; each hit names its workspace.")
 @click.option("--rebuild", is_flag=True, help="Rebuild the index from scratch first (it is only a cache); on a "
@@ -41,11 +42,12 @@ def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since:
     Each hit: path:line [kind id date] snippet, with matched words in **bold**.
     Any text is a valid query: quotes and operators are read as plain words.
     Word variants match: "deployed" finds "deploys", "setup" finds "set up".
-    Hybrid mode also finds entries that say the same in other words.
+    Hybrid mode also finds entries that say the same in other words (best with
+    an encoder saved once: recall.model: onnx:DIRECTORY, see docs/recall.md).
     The index lives in .git/gitmem/ and updates itself, including uncommitted edits.
     """
     import gitmem.recall
-    from gitmem.cli.common import progress
+    from gitmem.cli.common import progress, progress_count
     from gitmem.recall import rebuild_size, search
 
     if workspace and all_workspaces:
@@ -59,7 +61,8 @@ def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since:
             gitmem.recall.rebuild(ws, advance)  # `rebuild` is the option's flag here
     cuts = {"min_score": 0.0, "gap": 1.0} if show_all else {"min_score": min_score}
     hits = search(ws, " ".join(query), kinds=list(kinds) or None, since=since, until=until,
-                  limit=limit, all_workspaces=all_workspaces, mode=mode, **cuts)
+                  limit=limit, all_workspaces=all_workspaces, mode=mode,
+                  progress=progress_count("embedding the memory for recall (entries)"), **cuts)
     if as_json:
         click.echo(json.dumps({"mode": hits.mode, "hits": [hit.to_dict() for hit in hits]}, ensure_ascii=False,
                               indent=2))

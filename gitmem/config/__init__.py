@@ -123,7 +123,7 @@ class Recall:
     recency_half_life_days: float = bounded(30.0, 0.0, 36_500.0)
     recency_weight: float = bounded(0.2, 0.0, 1.0)
     rankers: tuple[tuple[str, float], ...] = (("bm25", 1.0), ("semantic", 1.0))
-    mode: str = "auto"                      # auto | bm25 | semantic | hybrid (auto: hybrid when [semantic] is in)
+    mode: str = "auto"                      # auto | bm25 | semantic | hybrid (auto: hybrid with an onnx: encoder)
     model: str = "wordllama"                # embedding model: wordllama (shipped in its wheel) or model2vec:DIRECTORY
     # The semantic score that counts as relevance 0.5 (calibrated).
     semantic_scale: float = bounded(2.75, 0.001, 1_000.0)

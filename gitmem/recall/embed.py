@@ -42,6 +42,7 @@ _DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8"}
 MAX_TABLE_BYTES = 4 << 30        # a model file larger than this is refused (potion-multilingual-128M is 0.5 GB)
 MAX_TOKENIZER_BYTES = 256 << 20
 MAX_HEADER_BYTES = 100 << 20     # safetensors' own limit
+STATIC_FLOOR = 0.575             # calibrated in benchmarks/bench_recall_semantic.py --floors (1x, half 0)
 _BATCH = 2_000                   # texts pooled per numpy pass: bounds memory (2,000 x longest x 256 floats)
 
 
@@ -56,6 +57,7 @@ class StaticModel:
     model_id: str                    # changes whenever the vectors would: the vector store is rebuilt then
     table: npt.NDArray[np.float32]   # vocabulary x dimensions
     tokenizer: Any                   # a `tokenizers.Tokenizer`
+    floor: float = 0.0               # the raw cosine under which a window never answers (encoder.Encoder)
 
     @property
     def dim(self) -> int:
@@ -153,7 +155,7 @@ def _digest(handle: BinaryIO, size: int) -> str:
     return f"{size}:{hashlib.sha1(head + tail).hexdigest()[:12]}"
 
 
-def _open_model_file(path: Path, limit: int) -> tuple[BinaryIO, int]:
+def open_model_file(path: Path, limit: int) -> tuple[BinaryIO, int]:
     """`path` opened for reading, and its size: a regular file of at most `limit` bytes, or a RecallError.
 
     Links are followed (a model saved in a cache is often one), but a FIFO or a device is never read: a FIFO
@@ -176,7 +178,7 @@ def _open_model_file(path: Path, limit: int) -> tuple[BinaryIO, int]:
 def _read(weights: Path, key: str, tokenizer: Path, model_id: str, *, digest: bool = False) -> StaticModel:
     from tokenizers import Tokenizer
 
-    handle, size = _open_model_file(weights, MAX_TABLE_BYTES)
+    handle, size = open_model_file(weights, MAX_TABLE_BYTES)
     with handle:
         if digest:
             model_id = f"{model_id} {_digest(handle, size)}"
@@ -184,7 +186,7 @@ def _read(weights: Path, key: str, tokenizer: Path, model_id: str, *, digest: bo
             table = read_tensor(handle, size, key)
         except (OSError, ValueError, KeyError, TypeError) as err:
             raise RecallError(f"cannot load the embedding model: {weights}: {err}") from None
-    handle, _ = _open_model_file(tokenizer, MAX_TOKENIZER_BYTES)
+    handle, _ = open_model_file(tokenizer, MAX_TOKENIZER_BYTES)
     with handle:
         try:
             reader = Tokenizer.from_buffer(handle.read())
@@ -192,7 +194,7 @@ def _read(weights: Path, key: str, tokenizer: Path, model_id: str, *, digest: bo
             raise RecallError(f"cannot load the embedding model: {tokenizer}: {err}") from None
     reader.no_padding()
     reader.no_truncation()
-    return StaticModel(model_id, table, reader)
+    return StaticModel(model_id, table, reader, STATIC_FLOOR)
 
 
 def read_tensor(handle: BinaryIO, size: int, key: str) -> npt.NDArray[np.float32]:

@@ -23,8 +23,8 @@ from gitmem.recall.refresh import sync_file
 from gitmem.workspace import Workspace
 
 if TYPE_CHECKING:
-    from gitmem.recall.embed import StaticModel
-    from gitmem.recall.vectors import Store
+    from gitmem.recall.encoder import Encoder
+    from gitmem.recall.vectors import Embedding, Store
 
 # The memory files, LOG first: history is indexed in the order it was written.
 ROLES = ("log", *(role for role in REQUIRED_ROLES if role != "log"))
@@ -105,8 +105,9 @@ class Index:
             pass          # not a database, or a damaged one: it is only a cache, so build it again
         return self.rebuild()
 
-    def vectors(self, model: StaticModel) -> Store:
-        """The vector store, brought up to the index's entries (call after `refresh`)."""
+    def vectors(self, model: Encoder, progress: Embedding | None = None) -> Store:
+        """The vector store, brought up to the index's entries (call after `refresh`); `progress(done, total)`
+        hears the entries embedded when that is needed."""
         from gitmem.recall import vectors
 
         conn = self.refresh() if self.conn is None else self.conn
@@ -119,7 +120,7 @@ class Index:
             return found
         conn.execute("BEGIN IMMEDIATE")
         try:
-            found = vectors.sync(conn, state, model, found)
+            found = vectors.sync(conn, state, model, found, progress)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:

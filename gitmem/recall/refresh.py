@@ -30,7 +30,7 @@ from typing import Any
 
 from gitmem.config.nesting import loads_json
 from gitmem.nofollow import files
-from gitmem.recall import corpus
+from gitmem.recall import corpus, fresh
 from gitmem.recall.database import Span, delete_docs, insert_docs, replace_file_docs
 
 WINDOW = 1 << 20
@@ -117,9 +117,13 @@ def sync_file(conn: sqlite3.Connection, root: Path, workspace: str, role: str, p
         replace_file_docs(conn, workspace, path, [])
         conn.execute("DELETE FROM sources WHERE path = ?", (path,))
         return True
-    if row is not None and (row[0], row[1]) == (stat.st_size, stat.st_mtime_ns) and row[2] - row[1] > RACY_NS:
-        return False
+    # The row is the agent's to write: it speeds the work up only once the file itself shows that it is true
+    # of the index (gitmem.recall.fresh); otherwise the file is read whole, as the first time.
     state = _remembered(row[3]) if row is not None else None
+    if state is not None and not fresh.trusted(conn, root, role, path, state, (row[3], _stamp(stat))):
+        state = None
+    if state is not None and (row[0], row[1]) == (stat.st_size, stat.st_mtime_ns) and row[2] - row[1] > RACY_NS:
+        return False
     handler = {"log": _sync_log, "now": _sync_now}.get(role, _sync_whole)
     try:
         changed, lines, state = handler(conn, full, workspace, role, path, stat.st_size, state)
@@ -133,6 +137,11 @@ def sync_file(conn: sqlite3.Connection, root: Path, workspace: str, role: str, p
                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                  (path, workspace, role, stat.st_size, stat.st_mtime_ns, time.time_ns(), lines, json.dumps(state)))
     return changed
+
+
+def _stamp(stat: os.stat_result) -> tuple[int, ...]:
+    """What changes with any write to the file: ctime cannot be set back by its writer."""
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns
 
 
 def _remembered(text: str) -> State | None:

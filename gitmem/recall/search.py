@@ -1,25 +1,30 @@
 """`search()`: the one engine behind `gitmem recall` and the agent's `recall` tool.
 
-Modes (config recall.mode, `gitmem recall --mode`): `bm25` (words), `semantic` (meaning: embed.py, vectors.py,
-semantic.py), `hybrid` (both, fused by rank.fuse), or `auto`: hybrid when the [semantic] extra is installed,
-bm25 otherwise. Nothing of the semantic side is imported in bm25 mode.
+Modes (config recall.mode, `gitmem recall --mode`): `bm25` (words), `semantic` (meaning: encoder.py, vectors.py,
+semantic.py), `hybrid` (both, fused by rank.fuse), or `auto` (the default): hybrid when recall.model names a
+sentence encoder the user saved (`onnx:DIRECTORY`) and [semantic-onnx] is installed, bm25 otherwise. The
+shipped static model is not the default: on the labelled set it finds few paraphrases once it must say "no
+memory of that" to questions about things never written (docs/recall.md has the figures); it stays an option
+(`--mode hybrid`). Nothing of the semantic side is imported in bm25 mode.
 """
 from __future__ import annotations
 
 import sqlite3
 from dataclasses import asdict, dataclass
 from datetime import date, datetime, time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gitmem import extras
 from gitmem.config import Config
-from gitmem.recall import embed, rank
+from gitmem.recall import encoder, rank
 from gitmem.recall.corpus import KINDS
 from gitmem.recall.database import RecallError
 from gitmem.recall.held import Holder
 from gitmem.recall.index import DEFAULT, Index, Progress
 from gitmem.recall.query import analyze
 from gitmem.workspace import Workspace
+
+if TYPE_CHECKING:
+    from gitmem.recall.vectors import Embedding
 
 MARK = "**"                  # snippet highlight: plain text that reads well in a terminal and in a prompt
 SNIPPET_TOKENS = 16
@@ -54,14 +59,15 @@ class Hits(list[Hit]):
 
 
 def resolve_mode(config: Config, mode: str | None = None) -> str:
-    """The mode a search runs in: the one asked for, or for `auto`, hybrid when the extra is installed."""
+    """The mode a search runs in: the one asked for, or for `auto`, hybrid with an encoder the user saved."""
     wanted = mode or config.recall.mode
     if wanted == "auto":
-        return "hybrid" if embed.available(config.recall.model) else "bm25"
+        spec = config.recall.model
+        return "hybrid" if encoder.is_saved_encoder(spec) and encoder.model_available(spec) else "bm25"
     if wanted not in ("bm25", "semantic", "hybrid"):
         raise RecallError(f"unknown recall mode {wanted!r}; use auto, bm25, semantic or hybrid")
-    if wanted != "bm25" and not embed.available(config.recall.model):
-        raise RecallError(f"{extras.missing('semantic', f'recall mode {wanted}')} (or use --mode bm25)")
+    if wanted != "bm25" and not encoder.model_available(config.recall.model):
+        raise RecallError(f"{encoder.missing(config.recall.model, f'recall mode {wanted}')} (or use --mode bm25)")
     return wanted
 
 
@@ -71,7 +77,9 @@ def describe(config: Config) -> dict[str, str]:
         mode = mode_of(ranker_weights(config, resolve_mode(config)))
     except RecallError as err:
         return {"mode": "unavailable", "model": "", "note": str(err)}
-    note = "" if mode != "bm25" or embed.available(config.recall.model) else f"hybrid needs {embed.INSTALL}"
+    spec = config.recall.model
+    note = "" if mode != "bm25" or not encoder.is_saved_encoder(spec) or encoder.model_available(spec) else \
+        f"hybrid needs {encoder.install_line(spec)}"
     return {"mode": mode, "model": config.recall.model if mode != "bm25" else "", "note": note}
 
 
@@ -115,14 +123,15 @@ def parse_when(value: str | date | datetime | None, config: Config, *, end: bool
 def search(ws: Workspace, query: str, *, kinds: list[str] | tuple[str, ...] | None = None,
            since: str | date | datetime | None = None, until: str | date | datetime | None = None,
            limit: int | None = None, all_workspaces: bool = False, min_score: float | None = None,
-           gap: float | None = None, mode: str | None = None) -> Hits:
+           gap: float | None = None, mode: str | None = None, progress: Embedding | None = None) -> Hits:
     """Search the memory of the workspace (or of all workspaces): best hits first, maybe none.
 
-    `mode` overrides recall.mode; `min_score` and `gap` override the cuts (0 and 1 turn them off)."""
+    `mode` overrides recall.mode; `min_score` and `gap` override the cuts (0 and 1 turn them off);
+    `progress(done, total)` hears the entries embedded when the vectors must be built or brought up to date."""
     index = Index(ws)
     try:
         return run(index, query, kinds=kinds, since=since, until=until, limit=limit,
-                   all_workspaces=all_workspaces, min_score=min_score, gap=gap, mode=mode)
+                   all_workspaces=all_workspaces, min_score=min_score, gap=gap, mode=mode, progress=progress)
     finally:
         index.close()
 
@@ -145,7 +154,7 @@ def rebuild_size(ws: Workspace) -> int:
 def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None = None,
         since: str | date | datetime | None = None, until: str | date | datetime | None = None,
         limit: int | None = None, all_workspaces: bool = False, min_score: float | None = None,
-        gap: float | None = None, mode: str | None = None) -> Hits:
+        gap: float | None = None, mode: str | None = None, progress: Embedding | None = None) -> Hits:
     """`search` on an open index, so a long-lived caller (a benchmark, an agent session) can reuse it."""
     config = index.config
     weights = ranker_weights(config, resolve_mode(config, mode))
@@ -169,8 +178,8 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
             if "semantic" in weights:
                 from gitmem.recall import semantic
 
-                model = embed.load(settings.model, index.root)
-                store = index.vectors(model)
+                model = encoder.load_model(settings.model, index.root)
+                store = index.vectors(model, progress)
                 rankers["semantic"] = semantic.ranker(store, model, settings.semantic_scale, len(index.scopes))
                 passage = semantic.passage_finder(store, model)
             hits = _query(conn, query, flt, limit, settings, all_workspaces,
@@ -253,6 +262,6 @@ def _snippet(conn: sqlite3.Connection, match: str, doc_id: int, text: str, passa
         if entry is None:
             return ""
         if passage is not None:                  # the window that matched the meaning
-            return " ".join(passage(text, entry[0], entry[1]).split())
+            return " ".join(passage(text, doc_id, entry[0], entry[1]).split())
         return " ".join(f"{entry[0]} — {entry[1]}"[:160].split())
     return " ".join(row[0].split())

@@ -20,7 +20,7 @@ from gitmem.recall.rank import Filter
 from gitmem.recall.vectorfit import sign_bits
 
 if TYPE_CHECKING:
-    from gitmem.recall.embed import StaticModel
+    from gitmem.recall.encoder import Encoder
     from gitmem.recall.vectors import Store
 
 EXACT_ROWS = 16_384            # up to this many rows, every row is scored exactly
@@ -28,26 +28,34 @@ CANDIDATES = 4_096             # rows scored exactly after the sign-bit pass
 SNIPPET_CHARS = 200
 
 
-def similarities(store: Store, model: StaticModel, text: str, allowed: Any = None) -> tuple[Any, Any]:
+def similarities(store: Store, model: Encoder, text: str, allowed: Any = None) -> tuple[Any, Any]:
     """(rows, similarity) of the rows worth looking at, best first; empty when the query has no tokens.
 
-    `allowed`, when given, is a boolean mask over the rows (entries outside a filter)."""
+    `allowed`, when given, is a boolean mask over the rows (entries outside a filter). A row whose raw cosine
+    with the query is under the model's floor is never worth looking at: however much it stands out in this
+    memory, it is unrelated (a fact planted in uniform filler always stands out)."""
     import numpy as np
 
     aim = _aim(store, model, text)
     if not store.rows or aim is None:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float32)
-    fitted, direction, offset, spread = aim
+    fitted, direction, offset, spread, unit = aim
     live = store.doc >= 0
     if allowed is not None:
         live &= allowed
     if store.rows <= EXACT_ROWS:
-        scores = np.einsum("ij,j->i", store.dense(), direction) - offset     # einsum: no BLAS thread start-up
+        dense = store.dense()
+        scores = np.einsum("ij,j->i", dense, direction) - offset     # einsum: no BLAS thread start-up
         rows = np.nonzero(live)[0]
         exact = scores[rows]
+        raw = np.einsum("ij,j->i", dense, unit)[rows]                # the rows are most of them: no copy
     else:
         rows = _shortlist(store, fitted, live)
-        exact = np.einsum("ij,j->i", store.vec[rows].astype(np.float32), direction) * store.scale[rows] - offset
+        vec = store.vec[rows].astype(np.float32)
+        exact = np.einsum("ij,j->i", vec, direction) * store.scale[rows] - offset
+        raw = np.einsum("ij,j->i", vec, unit) * store.scale[rows]
+    related = raw >= model.floor
+    rows, exact = rows[related], exact[related]
     order = np.argsort(-exact, kind="stable")
     # In sds, over the sd's expected maximum among this many unrelated rows (sqrt(2 ln n)): a score that
     # means the same in a memory of a hundred windows and of a million.
@@ -75,18 +83,19 @@ def _shortlist(store: Store, fitted: Any, live: Any) -> Any:
     return rows[live[rows]]
 
 
-def _aim(store: Store, model: StaticModel, text: str) -> tuple[Any, Any, float, float] | None:
-    """The query in the fitted space, the direction that scores rows (s(c) = c . direction - offset), and the
-    standard deviation of s over the rows the store was fitted on. Kept on the store: snippets ask again."""
+def _aim(store: Store, model: Encoder, text: str) -> tuple[Any, Any, float, float, Any] | None:
+    """The query in the fitted space, the direction that scores rows (s(c) = c . direction - offset), the
+    standard deviation of s over the rows the store was fitted on, and the query's own unit vector (for the
+    raw floor). Kept on the store: snippets ask again."""
     if text not in store.aims:
         if len(store.aims) > 64:
             store.aims.clear()
         store.aims[text] = _compute_aim(store, model, text)
-    aim: tuple[Any, Any, float, float] | None = store.aims[text]
+    aim: tuple[Any, Any, float, float, Any] | None = store.aims[text]
     return aim
 
 
-def _compute_aim(store: Store, model: StaticModel, text: str) -> tuple[Any, Any, float, float] | None:
+def _compute_aim(store: Store, model: Encoder, text: str) -> tuple[Any, Any, float, float, Any] | None:
     import numpy as np
 
     query = model.pool([chunks.query_text(text)], store.fit.weighted)[0]
@@ -96,19 +105,27 @@ def _compute_aim(store: Store, model: StaticModel, text: str) -> tuple[Any, Any,
     fitted /= max(float(np.linalg.norm(fitted)), 1e-12)
     direction = store.fit.whiten @ fitted
     spread = float(np.sqrt(max(float(direction @ store.fit.spread @ direction), 0.0)))
-    return fitted, direction, float(store.fit.mean @ direction), spread if spread > 1e-9 else 1.0
+    return fitted, direction, float(store.fit.mean @ direction), spread if spread > 1e-9 else 1.0, query
 
 
-def passage_finder(store: Store, model: StaticModel) -> Any:
-    """A function (query, title, body) -> the part of the body whose window is closest to the query."""
+def passage_finder(store: Store, model: Encoder) -> Any:
+    """A function (query, entry id, title, body) -> the part of the body whose window is closest to the query.
+
+    The windows' vectors are the store's own rows of that entry when it has one per window (they were appended
+    in window order); only otherwise are the windows embedded again, which costs a transformer a run per hit."""
     import numpy as np
 
-    def passage(text: str, title: str, body: str) -> str:
+    def passage(text: str, doc_id: int, title: str, body: str) -> str:
         spans = chunks.window_spans(body)
         aim = _aim(store, model, text)
         if aim is None or len(spans) < 2:
             return f"{title} — {body}"[:SNIPPET_CHARS]
-        scores = np.einsum("ij,j->i", model.pool(chunks.window_texts(title, spans), store.fit.weighted), aim[1])
+        rows = np.nonzero(store.doc == doc_id)[0]
+        if len(rows) == len(spans):
+            windows = store.vec[rows].astype(np.float32) * store.scale[rows, None]
+        else:
+            windows = model.pool(chunks.window_texts(title, spans), store.fit.weighted)
+        scores = np.einsum("ij,j->i", windows, aim[1])
         _, start, end = spans[int(scores.argmax())]
         excerpt = body[start:end]
         if len(excerpt) > SNIPPET_CHARS:
@@ -117,7 +134,7 @@ def passage_finder(store: Store, model: StaticModel) -> Any:
     return passage
 
 
-def ranker(store: Store, model: StaticModel, scale: float, workspaces: int) -> Any:
+def ranker(store: Store, model: Encoder, scale: float, workspaces: int) -> Any:
     """A `rank.Ranker` over `store`: (entry id, relevance 0..1), best first. `workspaces`: how many the
     index holds (with one, a workspace filter lets every entry through)."""
     def rank(conn: sqlite3.Connection, query: Query, flt: Filter, limit: int) -> list[tuple[int, float]]:

@@ -27,7 +27,7 @@ class Fit:
     mean: npt.NDArray[np.float32]
     whiten: npt.NDArray[np.float32]     # dim x dim, symmetric
     spread: npt.NDArray[np.float32]     # the rows' covariance: a query's scores over all rows have sd sqrt(d' S d)
-    weighted: npt.NDArray[np.float32]   # the model's table times `weight` (StaticModel.weighted)
+    weighted: Any                       # what the model pools with for `weight` (encoder.Encoder.weighted)
 
 
 def doc_freq(flat: Any, lengths: Any, vocab: int) -> Any:

@@ -21,11 +21,12 @@ import secrets
 import shutil
 import sqlite3
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from gitmem.recall.chunks import windows
+from gitmem.recall import chunks
 from gitmem.recall.database import get_meta, set_meta
 from gitmem.recall.vectorfit import Fit, codes, doc_freq, fit_rows, quantise, weights, words_per_row
 
@@ -33,8 +34,9 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    from gitmem.recall.embed import StaticModel
+    from gitmem.recall.encoder import Encoder
 
+Embedding = Callable[[int, int], None]    # progress(done, total): entries embedded so far, of how many
 PREFIX = "vectors-"
 REFIT_MAX = 50_000
 BATCH = 8_000                  # entries embedded per pass
@@ -88,14 +90,20 @@ def _columns(folder: Path, rows: int, dim: int, *, mode: Literal["r", "r+"] = "r
     return found
 
 
-def open_store(conn: sqlite3.Connection, state: Path, model: StaticModel, known: Store | None = None) -> Store | None:
+def store_key(model: Encoder) -> str:
+    """What the vectors depend on besides the entries: the model and the windowing. A store under another key
+    is never read (a restored cache made with another model or window size is rebuilt)."""
+    return f"{model.model_id} {chunks.shape()}"
+
+
+def open_store(conn: sqlite3.Connection, state: Path, model: Encoder, known: Store | None = None) -> Store | None:
     """The store the index's meta names, or None when there is none for this model (sync makes one).
 
     `known`, an earlier open of the same folder, lends its fit (saves reading it and weighting the table)."""
     import numpy as np
 
     token, rows = get_meta(conn, "vec_token"), int(get_meta(conn, "vec_rows") or 0)
-    if not token or get_meta(conn, "vec_model") != model.model_id:
+    if not token or get_meta(conn, "vec_model") != store_key(model):
         return None
     folder = state / f"{PREFIX}{token}"
     try:
@@ -114,9 +122,9 @@ def open_store(conn: sqlite3.Connection, state: Path, model: StaticModel, known:
                  columns["code.u64"], columns["norm.f32"], token)
 
 
-def current(conn: sqlite3.Connection, store: Store, model: StaticModel) -> bool:
+def current(conn: sqlite3.Connection, store: Store, model: Encoder) -> bool:
     """Whether `store` is still the store the index's meta names, with the same committed rows."""
-    return (get_meta(conn, "vec_token") == store.token and get_meta(conn, "vec_model") == model.model_id
+    return (get_meta(conn, "vec_token") == store.token and get_meta(conn, "vec_model") == store_key(model)
             and int(get_meta(conn, "vec_rows") or 0) == store.rows)
 
 
@@ -132,12 +140,14 @@ def _refit_due(rows: int, fit: int) -> bool:
     return fit < REFIT_MAX and rows >= 2 * fit and rows > 0
 
 
-def sync(conn: sqlite3.Connection, state: Path, model: StaticModel, known: Store | None = None) -> Store:
-    """Bring the vectors up to the index's entries; call inside the index's write transaction."""
+def sync(conn: sqlite3.Connection, state: Path, model: Encoder, known: Store | None = None,
+         progress: Embedding | None = None) -> Store:
+    """Bring the vectors up to the index's entries; call inside the index's write transaction.
+    `progress(done, total)` hears how many entries are embedded (a build of a large memory takes minutes)."""
     store = open_store(conn, state, model, known)
     if store is None or _refit_due(store.rows, int(get_meta(conn, "vec_fit") or 0)):
-        return _build(conn, state, model)
-    _append(conn, store, model)
+        return _build(conn, state, model, progress or _quiet)
+    _append(conn, store, model, progress or _quiet)
     gone = [row[0] for row in conn.execute("SELECT id FROM gone")]
     if gone:
         _bury(store, gone)
@@ -147,19 +157,23 @@ def sync(conn: sqlite3.Connection, state: Path, model: StaticModel, known: Store
     return found
 
 
+def _quiet(done: int, total: int) -> None:
+    pass
+
+
 def _entries(conn: sqlite3.Connection, after: int, limit: int = -1) -> list[tuple[int, str, str]]:
     # CROSS JOIN keeps docs the outer loop (a range on its key); SQLite would otherwise scan the whole fts table.
     return conn.execute("SELECT d.id, f.title, f.body FROM docs d CROSS JOIN fts f ON f.rowid = d.id"
                         " WHERE d.id > ? ORDER BY d.id LIMIT ?", (after, limit)).fetchall()
 
 
-def _encode(model: StaticModel, entries: list[tuple[int, str, str]]) -> tuple[Any, Any, Any]:
+def _encode(model: Encoder, entries: list[tuple[int, str, str]]) -> tuple[Any, Any, Any]:
     """(owner entry per window, flat token ids, tokens per window)."""
     import numpy as np
 
     owners, texts = [], []
     for doc_id, title, body in entries:
-        for text in windows(title, body):
+        for text in chunks.windows(title, body):
             owners.append(doc_id)
             texts.append(text)
     return (np.array(owners, dtype=np.int64), *model.token_ids(texts))
@@ -175,7 +189,7 @@ def _write(folder: Path, rows: int, columns: dict[str, Any]) -> None:
             handle.write(columns[name].astype(dtype, copy=False).tobytes())
 
 
-def _append(conn: sqlite3.Connection, store: Store, model: StaticModel) -> None:
+def _append(conn: sqlite3.Connection, store: Store, model: Encoder, progress: Embedding) -> None:
     import numpy as np
 
     upto = int(get_meta(conn, "vec_upto") or 0)
@@ -184,6 +198,7 @@ def _append(conn: sqlite3.Connection, store: Store, model: StaticModel) -> None:
         return
     owners, flat, lengths = _encode(model, entries)
     vectors = model.pool_flat(flat, lengths, store.fit.weighted)
+    progress(len(entries), len(entries))
     vec, scale = quantise(vectors)
     code, norm = codes(vectors, store.fit)
     _write(store.folder, store.rows, {"doc.i64": owners, "vec.i8": vec, "scale.f32": scale, "code.u64": code,
@@ -206,7 +221,7 @@ def _bury(store: Store, gone: list[int]) -> None:
     doc.flush()
 
 
-def _build(conn: sqlite3.Connection, state: Path, model: StaticModel) -> Store:
+def _build(conn: sqlite3.Connection, state: Path, model: Encoder, progress: Embedding) -> Store:
     """Embed every entry into a new folder, fit on it, and point the meta at it; old folders go."""
     import numpy as np
 
@@ -225,13 +240,17 @@ def _build(conn: sqlite3.Connection, state: Path, model: StaticModel) -> Store:
         parts.append((owners, flat.astype(np.int32), lengths))
         last = entries[-1][0]
     rows = sum(len(owners) for owners, _, _ in parts)
+    embedding = sum(len(set(owners.tolist())) for owners, _, _ in parts)
     weight = weights(df, rows)
     weighted = model.weighted(weight)
     total = np.zeros(model.dim, dtype=np.float64)
     outer = np.zeros((model.dim, model.dim), dtype=np.float64)
-    written = 0
+    written = done = 0
+    progress(0, embedding)
     for owners, flat, lengths in parts:      # pass 2: vectors, and their mean and covariance
         vectors = model.pool_flat(flat, lengths, weighted)
+        done += len(set(owners.tolist()))
+        progress(done, embedding)
         total += vectors.sum(axis=0)
         outer += vectors.T.astype(np.float64) @ vectors
         vec, scale = quantise(vectors)
@@ -250,7 +269,7 @@ def _build(conn: sqlite3.Connection, state: Path, model: StaticModel) -> Store:
     for column in columns.values():
         if isinstance(column, np.memmap):
             column.flush()
-    for key, value in (("vec_token", token), ("vec_model", model.model_id), ("vec_rows", str(rows)),
+    for key, value in (("vec_token", token), ("vec_model", store_key(model)), ("vec_rows", str(rows)),
                        ("vec_upto", str(last or int(get_meta(conn, "vec_upto") or 0))), ("vec_fit", str(rows))):
         set_meta(conn, key, value)
     conn.execute("DELETE FROM gone")

@@ -72,3 +72,39 @@ def tiny_model(folder: Path, words: dict[str, list[float]]) -> Path:
     table = np.array([[0.0] * dim, *words.values()], dtype=np.float32)
     write_tensor(folder / "model.safetensors", "embeddings", table)
     return folder
+
+
+def tiny_onnx_model(folder: Path, words: dict[str, list[float]]) -> Path:
+    """A sentence encoder in the `onnx:DIRECTORY` layout (model.onnx + tokenizer.json), built by the test itself.
+
+    The graph is what a BERT-style export looks like from outside: input_ids, attention_mask and
+    token_type_ids in, token states (batch x tokens x dim) out; inside, each token's state is its word's
+    vector (a Gather), so mean pooling gives known vectors. The tokenizer adds [CLS] and [SEP], whose
+    vectors are zero, as a real WordPiece export does (they then add nothing to a mean's direction)."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    from tokenizers import Tokenizer, normalizers, pre_tokenizers, processors
+    from tokenizers.models import WordLevel
+
+    folder.mkdir(parents=True, exist_ok=True)
+    vocab = {"[UNK]": 0, "[CLS]": 1, "[SEP]": 2, **{word: n + 3 for n, word in enumerate(words)}}
+    tokenizer = Tokenizer(WordLevel(vocab, unk_token="[UNK]"))
+    tokenizer.normalizer = normalizers.Lowercase()
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.post_processor = processors.TemplateProcessing(single="[CLS] $A [SEP]",
+                                                             special_tokens=[("[CLS]", 1), ("[SEP]", 2)])
+    tokenizer.save(str(folder / "tokenizer.json"))
+    dim = len(next(iter(words.values())))
+    table = np.array([[0.0] * dim] * 3 + list(words.values()), dtype=np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["table", "input_ids"], ["last_hidden_state"], axis=0)], "tiny-encoder",
+        [helper.make_tensor_value_info(name, TensorProto.INT64, ["batch", "tokens"])
+         for name in ("input_ids", "attention_mask", "token_type_ids")],
+        [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch", "tokens", dim])],
+        [numpy_helper.from_array(table, "table")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, str(folder / "model.onnx"))
+    return folder

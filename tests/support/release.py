@@ -45,6 +45,7 @@ COPIES = (
     Copy("template-repo/README.md", rf"git\+https://github\.com/(?P<repo>{NAME})@(?P<ref>{REF})'",
          "the install line"),
     Copy("README.md", rf"git\+https://github\.com/(?P<repo>{NAME})@(?P<ref>{REF})'", "the install lines"),
+    Copy("docs/recall.md", rf"git\+https://github\.com/(?P<repo>{NAME})@(?P<ref>{REF})'", "the install lines"),
     Copy("docs/codex.md", rf"git\+https://github\.com/(?P<repo>{NAME})@(?P<ref>{REF})'", "the install line"),
     Copy("hooks/pre-commit", rf"git\+https://github\.com/(?P<repo>{NAME})@(?P<ref>{REF})'", "the install hint"),
     Copy("hooks/pre-push", rf"git\+https://github\.com/(?P<repo>{NAME})@(?P<ref>{REF})'", "the install hint"),
