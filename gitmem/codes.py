@@ -305,6 +305,10 @@ CYCLE_REFS_BACKUP_FAILED = _code(
     "GM716", "cycle-refs-backup-failed",
     "the runner could not back up the human's unpushed refs before the agent ran, or restore them after it",
     "{message}", since=3)
+CYCLE_TRUST_ANCHOR_CHANGED = _code(
+    "GM719", "cycle-trust-anchor-changed",
+    "a git-ignored place the human's tools run code from (.venv, venv, .direnv) changed during the cycle",
+    "{message}", severity="warning", since=3)
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(

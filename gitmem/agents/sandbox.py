@@ -117,7 +117,9 @@ def confined_environment(env: Mapping[str, str], mounts: Mounts, *, keep: Iterab
 def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str]) -> list[str]:
     """The bwrap command line. Order matters: a later bind covers an earlier one, so the work tree is bound
     read-write, then `.git` read-only over it, then `.git/gitmem` read-write over that; runtimes that live
-    inside the work tree (a venv in the checkout) are bound read-only last, so the agent cannot edit gitmem."""
+    inside the work tree (a venv in the checkout) are bound read-only, so the agent cannot edit gitmem; and
+    last the trust anchors (`.venv`, `.direnv`), read-only whether or not gitmem runs from them: an absent one
+    as an empty read-only tmpfs, so the agent cannot create one for the human's next session to run."""
     tree = Path(mounts.work_tree)
     outside = [d for d in mounts.read_only if not Path(d).is_relative_to(tree)]
     inside = [d for d in mounts.read_only if Path(d).is_relative_to(tree)]
@@ -141,4 +143,8 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str]) -> list[str]:
     out += ["--bind", mounts.state_dir, mounts.state_dir]
     for folder in inside:
         out += ["--ro-bind", folder, folder]
+    for folder in mounts.anchors:          # the trust anchors (gitmem.agents.anchors): read-only, present or not
+        out += ["--ro-bind", folder, folder]
+    for folder in mounts.anchor_points:
+        out += ["--tmpfs", folder, "--remount-ro", folder]
     return [*out, "--chdir", mounts.work_tree, "--", *argv]

@@ -13,6 +13,7 @@ import posixpath
 from dataclasses import dataclass, field
 
 from gitmem import gitio
+from gitmem.agents import anchors
 from gitmem.agents.base import AgentError
 from gitmem.agents.protected import Protection
 from gitmem.cycle.gitstate import FileState, StateChange
@@ -51,6 +52,9 @@ class CycleGuard:
     backup: RefsBackup
     unsafe: RefsBackupFailed | None = None    # the backup could not be written: the agent must not run
     notes: list[str] = field(default_factory=list)       # for LOG Evidence, as `runner: <note>`
+    anchors: dict[str, str] = field(default_factory=dict)    # gitmem.agents.anchors fingerprints, before the agent
+    anchors_changed: list[str] = field(default_factory=list)   # which changed while it ran
+    anchor_note: str = ""                                   # the one note about them, when any changed
     messages: list[str] = field(default_factory=list)    # for the cycle's report only
 
     @classmethod
@@ -75,7 +79,7 @@ class CycleGuard:
             backup, unsafe = RefsBackup({}, []), err
         guard = cls(ws, start, branch, cycle, protection, tuple(gitio.ignored(repo)),
                     FileState.capture(gitio.state_paths(repo)), refs, Reaper(), backup, unsafe,
-                    messages=list(backup.messages))
+                    messages=list(backup.messages), anchors=anchors.fingerprint(ws.root))
         guard.reaper.start()
         return guard
 
@@ -85,6 +89,19 @@ class CycleGuard:
         survivors = self.reaper.finish()
         self.notes += survivors
         self.messages += self.reaper.messages + survivors
+        self._compare_anchors()
+
+    def _compare_anchors(self) -> None:
+        """The trust anchors against their fingerprint from before the agent (gitmem.agents.anchors): with its
+        processes ended, nothing changes them after this look. Never put back: the runner cannot know a good
+        venv from a bad one; the human is told."""
+        root = self.ws.root
+        anchors.remove_mount_points(root, self.anchors)
+        self.anchors_changed = anchors.changed(self.anchors, anchors.fingerprint(root))
+        if self.anchors_changed:
+            self.anchor_note = anchors.note(self.anchors_changed, self.anchors)
+            self.notes.append(self.anchor_note)
+            self.messages.append(self.anchor_note)
 
     def restore(self) -> AgentError | RefsBackupFailed | None:
         """Put git state and references back; the failure to salvage when the agent moved its own branch, or

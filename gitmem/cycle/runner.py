@@ -238,6 +238,9 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             guard.agent_done()
         failure = guard.restore() or failure      # git state and refs first: nothing below runs the agent's hooks
         report.messages += [f"runner: {line}" for line in guard.messages]
+        if guard.anchor_note:
+            report.violations.append(Violation.of(codes.CYCLE_TRUST_ANCHOR_CHANGED, guard.anchors_changed[0], 1,
+                                                  message=guard.anchor_note))
         seen = _arrived(ws, guard, report, settings, known) if settings.push and known is not None else None
         usage = result.usage if result is not None else getattr(failure, "usage", None)
         report.tokens = dict(usage) if isinstance(usage, dict) else {}
