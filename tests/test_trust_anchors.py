@@ -11,7 +11,9 @@ import sys
 import pytest
 
 from gitmem.agents.anchors import NOTE_PREFIX
+from gitmem.agents.tools import Toolbox
 from gitmem.errors import ExitCode
+from gitmem.workspace import Workspace
 from tests.support.helpers import GitRepo, make_repo
 from tests.support.hostile import command_agent, evidence, no_traceback
 from tests.support.nobody import NOBODY, bwrap_works, nobody_place
@@ -121,3 +123,14 @@ def test_without_the_box_an_untouched_venv_says_nothing(tmp_path, memrepo: GitRe
     assert result.code == ExitCode.OK, result.err
     assert NOTE_PREFIX not in evidence(memrepo) and "GM719" not in result.out
     assert json.loads(cli(["status", "--json"], cwd=memrepo.path).out)["last_cycle"]["warnings"] == []
+
+
+@pytest.mark.parametrize("path", [".venv/bin/gitmem", "./.venv/bin/python3", "VENV/bin/activate", ".direnv/x"])
+def test_the_in_process_file_tools_never_write_an_anchor(memrepo: GitRepo, path: str) -> None:
+    _humans_venv(memrepo)
+    box = Toolbox(Workspace.at(memrepo.path), cycle=1)
+    wrote = box.call("write_file", {"path": path, "content": "echo planted\n"})
+    edited = box.call("edit_file", {"path": ".venv/bin/gitmem", "old_text": "human", "new_text": "agent"})
+    assert wrote.is_error and edited.is_error and "the agent never writes it" in wrote.text
+    assert (memrepo.path / ".venv/bin/gitmem").read_text() == HUMANS
+    assert sorted(p.name for p in memrepo.path.iterdir() if "venv" in p.name.lower()) == [".venv"]

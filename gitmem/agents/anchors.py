@@ -8,9 +8,17 @@ the human's rights, outside any sandbox, in the next interactive session. So, by
 - inside the sandbox they are read-only, present or not (gitmem.agents.sandbox `bwrap_argv`): an absent one is a
   read-only empty mount point, which bwrap makes on the host as an empty directory; the runner removes it again
   after the cycle when it is still empty (`remove_mount_points`);
-- in every mode the runner takes a `fingerprint` before the agent runs and one after, and reports a change
-  (`changed`) in the LOG entry's Evidence, the cycle's output and `gitmem status`: without the sandbox the
-  agent has the human's uid and could change anything, and the human must hear of it.
+- the in-process file tools of the `anthropic` backend refuse to write them (gitmem.agents.tools);
+- in every mode the runner takes a `snapshot` before the agent runs and looks again after (`changed`), and
+  reports a change in the LOG entry's Evidence, the cycle's output and `gitmem status`: without the sandbox
+  the agent has the human's uid and could change anything, and the human must hear of it.
+
+The look after is one bounded walk, not a second fingerprint to compare with a first: an entry whose ctime
+is at or after the snapshot was made, or changed, during the cycle (a directory's ctime moves when an entry
+in it is added, removed or renamed). ctime is what makes one walk enough: the agent can put an mtime back
+(os.utime), never a ctime. Where every way the agent had to the disk was confined (the box, the refusing
+file tools) the walk is skipped and only each anchor itself is looked at (a link out of the tree could be
+replaced): the mounts already hold, and a venv holds thousands of entries.
 
 Not listed, on purpose: `.git/hooks` (the whole `.git` is read-only in the box; the runner restores its state
 files), `.envrc` (direnv runs it only after `direnv allow` of that exact content), `node_modules` (the agent
@@ -21,43 +29,57 @@ a mount and a walk in every cycle.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
-from collections.abc import Mapping
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 TRUST_ANCHORS = (".venv", "venv", ".direnv")     # relative to the top of the work tree; fixed, not configured
-MAX_ENTRIES = 100_000                    # a venv holds a few thousand; past this, only the count is compared
+MAX_ENTRIES = 100_000                    # a venv holds a few thousand; the walk stops here
 ABSENT = "absent"
+# The kernel stamps a ctime from a coarse clock, up to a tick behind time.time_ns(): the snapshot's moment is
+# taken this much earlier, so nothing the agent does can carry a ctime before it.
+CLOCK_SLACK_NS = 50_000_000
 # The Evidence note's opening words; `gitmem status` finds the last cycle's warnings by them.
 NOTE_PREFIX = "changed a trust anchor"
 
 
-def fingerprint(root: Path) -> dict[str, str]:
-    """Each anchor's digest of names, types, modes, sizes, mtimes, ctimes and link targets (bounded), or
-    ABSENT. ctime is part of it: the agent can put an mtime back (os.utime), never a ctime."""
-    return {name: _digest(root / name) for name in TRUST_ANCHORS}
+@dataclass(frozen=True)
+class AnchorSnapshot:
+    """Before the agent runs: the moment, and each anchor itself (type, inode, ctime, link target) or ABSENT."""
+
+    since_ns: int
+    tops: dict[str, str]
 
 
-def changed(before: Mapping[str, str], after: Mapping[str, str]) -> list[str]:
-    """The anchors whose fingerprint differs, in TRUST_ANCHORS order."""
-    return [name for name in TRUST_ANCHORS if before.get(name) != after.get(name)]
+def snapshot(root: Path) -> AnchorSnapshot:
+    return AnchorSnapshot(time.time_ns() - CLOCK_SLACK_NS, {name: _top(root / name) for name in TRUST_ANCHORS})
 
 
-def note(names: list[str], before: Mapping[str, str]) -> str:
+def changed(root: Path, before: AnchorSnapshot, *, walk: bool) -> list[str]:
+    """The anchors created, removed, replaced or (`walk`) changed inside since `before`, in TRUST_ANCHORS order."""
+    found = []
+    for name in TRUST_ANCHORS:
+        now = _top(root / name)
+        if now != before.tops.get(name) or (walk and now != ABSENT and _touched(root / name, before.since_ns)):
+            found.append(name)
+    return found
+
+
+def note(names: list[str], before: AnchorSnapshot) -> str:
     """The one Evidence line for the anchors in `names` (created, removed or changed during the cycle)."""
     def what(name: str) -> str:
-        return f"{name}/ (created)" if before.get(name) == ABSENT else f"{name}/"
+        return f"{name}/ (created)" if before.tops.get(name) == ABSENT else f"{name}/"
     return (f"{NOTE_PREFIX}: {', '.join(what(n) for n in names)} changed during the cycle; it is git-ignored, and "
             "your tools run it with your rights (the launcher, `. .venv/bin/activate`): check it, or remove and "
             "recreate it, before your next session")
 
 
-def remove_mount_points(root: Path, before: Mapping[str, str]) -> None:
+def remove_mount_points(root: Path, before: AnchorSnapshot) -> None:
     """rmdir each anchor that was absent before the agent ran and is an empty directory now: the mount point
     bwrap made for the read-only placeholder (or an agent's empty mkdir, as harmless)."""
-    for name, was in before.items():
+    for name, was in before.tops.items():
         if was != ABSENT:
             continue
         try:
@@ -66,38 +88,32 @@ def remove_mount_points(root: Path, before: Mapping[str, str]) -> None:
             continue
 
 
-def _digest(top: Path) -> str:
+def _top(place: Path) -> str:
     try:
-        first = top.lstat()
+        info = place.lstat()
     except OSError:
         return ABSENT
-    hasher = hashlib.blake2b(digest_size=16)
-    hasher.update(_line(".", first, top))
-    if not stat.S_ISDIR(first.st_mode):
-        return hasher.hexdigest()
-    pending, count = [top], 0
+    target = os.readlink(place) if stat.S_ISLNK(info.st_mode) else ""
+    return f"{info.st_mode:o} {info.st_dev}:{info.st_ino} {info.st_ctime_ns} {target}"
+
+
+def _touched(top: Path, since_ns: int) -> bool:
+    """Whether any entry under `top` has a ctime at or after `since_ns`. Plain strings and os.scandir: a venv
+    holds thousands of entries, and Path objects would triple the cost."""
+    pending, count = [str(top)], 0
     while pending and count < MAX_ENTRIES:
-        folder = pending.pop()
         try:
-            with os.scandir(folder) as entries:
-                found = sorted(entries, key=lambda e: e.name)
+            with os.scandir(pending.pop()) as entries:
+                for entry in entries:
+                    count += 1
+                    try:
+                        info = entry.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if info.st_ctime_ns >= since_ns:
+                        return True
+                    if stat.S_ISDIR(info.st_mode):
+                        pending.append(entry.path)
         except OSError:
-            hasher.update(b"unreadable " + os.fsencode(folder))
             continue
-        for entry in found:
-            count += 1
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError:
-                continue
-            hasher.update(_line(os.path.relpath(entry.path, top), info, Path(entry.path)))
-            if stat.S_ISDIR(info.st_mode):
-                pending.append(Path(entry.path))
-    hasher.update(f"entries {count}".encode())
-    return hasher.hexdigest()
-
-
-def _line(name: str, info: os.stat_result, path: Path) -> bytes:
-    target = os.readlink(path) if stat.S_ISLNK(info.st_mode) else ""
-    return (f"{name}\0{info.st_mode:o}\0{info.st_size}\0{info.st_mtime_ns}\0{info.st_ctime_ns}\0{target}\n"
-            .encode("utf-8", "surrogateescape"))
+    return False

@@ -67,6 +67,20 @@ def needed(config: Any, backend: str) -> bool:
     return backend == "command" or bool(config.agent.shell.enabled)
 
 
+def confines_disk(config: Any, backend: str) -> bool:
+    """Whether every way a cycle of `backend` has to the disk keeps the trust anchors read-only: the commands
+    it runs are in the box (or it runs none), and the in-process file tools of `anthropic` refuse them. The
+    runner then looks at each anchor itself only, not into it (gitmem.agents.anchors)."""
+    if backend not in ("command", "anthropic"):
+        return False
+    if not needed(config, backend):
+        return True
+    try:
+        return choose(config).mode == "bubblewrap"
+    except SandboxUnavailable:
+        return False
+
+
 def choose(config: Any, *, environ: Mapping[str, str] | None = None) -> SandboxChoice:
     """The sandbox `agent.sandbox` asks for, as this machine can give it; SandboxUnavailable for
     `bubblewrap` where bwrap cannot run."""

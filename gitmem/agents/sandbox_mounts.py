@@ -118,7 +118,7 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
 def _anchor_mounts(root: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The trust anchors (gitmem.agents.anchors) as mounts. A link to a place inside the tree is bound there
     (where the agent could write it); a link out of the tree is left alone: the box does not show its target
-    (or shows it read-only), and replacing the link itself is what the fingerprint reports."""
+    (or shows it read-only), and replacing the link itself is what the runner's look after the agent reports."""
     present: list[str] = []
     absent: list[str] = []
     for name in TRUST_ANCHORS:

@@ -52,13 +52,14 @@ class CycleGuard:
     backup: RefsBackup
     unsafe: RefsBackupFailed | None = None    # the backup could not be written: the agent must not run
     notes: list[str] = field(default_factory=list)       # for LOG Evidence, as `runner: <note>`
-    anchors: dict[str, str] = field(default_factory=dict)    # gitmem.agents.anchors fingerprints, before the agent
+    anchor_snapshot: anchors.AnchorSnapshot | None = None   # gitmem.agents.anchors, before the agent
+    confined: bool = False                                  # every way the agent had to the disk was confined
     anchors_changed: list[str] = field(default_factory=list)   # which changed while it ran
     anchor_note: str = ""                                   # the one note about them, when any changed
     messages: list[str] = field(default_factory=list)    # for the cycle's report only
 
     @classmethod
-    def begin(cls, ws: Workspace, *, start: str, branch: str, cycle: int) -> CycleGuard:
+    def begin(cls, ws: Workspace, *, start: str, branch: str, cycle: int, confined: bool = False) -> CycleGuard:
         repo, config = ws.repo, ws.config
         # The agent's memory writes take the write lock: its file is there before the state is captured.
         writelock.lock_file(gitio.state_dir(repo))
@@ -79,7 +80,8 @@ class CycleGuard:
             backup, unsafe = RefsBackup({}, []), err
         guard = cls(ws, start, branch, cycle, protection, tuple(gitio.ignored(repo)),
                     FileState.capture(gitio.state_paths(repo)), refs, Reaper(), backup, unsafe,
-                    messages=list(backup.messages), anchors=anchors.fingerprint(ws.root))
+                    messages=list(backup.messages), anchor_snapshot=anchors.snapshot(ws.root),
+                    confined=confined)
         guard.reaper.start()
         return guard
 
@@ -92,14 +94,16 @@ class CycleGuard:
         self._compare_anchors()
 
     def _compare_anchors(self) -> None:
-        """The trust anchors against their fingerprint from before the agent (gitmem.agents.anchors): with its
+        """The trust anchors against their snapshot from before the agent (gitmem.agents.anchors): with its
         processes ended, nothing changes them after this look. Never put back: the runner cannot know a good
         venv from a bad one; the human is told."""
-        root = self.ws.root
-        anchors.remove_mount_points(root, self.anchors)
-        self.anchors_changed = anchors.changed(self.anchors, anchors.fingerprint(root))
+        root, before = self.ws.root, self.anchor_snapshot
+        if before is None:
+            return
+        anchors.remove_mount_points(root, before)
+        self.anchors_changed = anchors.changed(root, before, walk=not self.confined)
         if self.anchors_changed:
-            self.anchor_note = anchors.note(self.anchors_changed, self.anchors)
+            self.anchor_note = anchors.note(self.anchors_changed, before)
             self.notes.append(self.anchor_note)
             self.messages.append(self.anchor_note)
 

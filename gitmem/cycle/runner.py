@@ -231,7 +231,8 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         report.messages += [f"context: {warning}" for warning in request.warnings]
         report.messages.append(f"cycle {number}: running the {backend.name} backend")
         began = clock()
-        guard = CycleGuard.begin(ws, start=start, branch=branch, cycle=number)
+        guard = CycleGuard.begin(ws, start=start, branch=branch, cycle=number,
+                                 confined=sandbox.confines_disk(ws.config, backend.name))
         try:      # without a backup of the human's unpushed refs the agent does not run (gitmem.cycle.refs_backup)
             result, failure = (None, guard.unsafe) if guard.unsafe else invoke(backend, request, settings.grace)
         finally:
