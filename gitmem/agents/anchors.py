@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 import stat
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +40,7 @@ TRUST_ANCHORS = (".venv", "venv", ".direnv")     # relative to the top of the wo
 MAX_ENTRIES = 100_000                    # a venv holds a few thousand; the walk stops here
 ABSENT = "absent"
 # The kernel stamps a ctime from a coarse clock, up to a tick behind time.time_ns(): the snapshot's moment is
-# taken this much earlier, so nothing the agent does can carry a ctime before it.
+# that clock's, read from a file made for it; only when that fails, time.time_ns() less this slack.
 CLOCK_SLACK_NS = 50_000_000
 # The Evidence note's opening words; `gitmem status` finds the last cycle's warnings by them.
 NOTE_PREFIX = "changed a trust anchor"
@@ -53,8 +54,23 @@ class AnchorSnapshot:
     tops: dict[str, str]
 
 
-def snapshot(root: Path) -> AnchorSnapshot:
-    return AnchorSnapshot(time.time_ns() - CLOCK_SLACK_NS, {name: _top(root / name) for name in TRUST_ANCHORS})
+def snapshot(root: Path, *, clock_dir: Path) -> AnchorSnapshot:
+    """`clock_dir`: a directory the runner writes, on the work tree's file system (`.git/gitmem/`), where a
+    file is made and removed to read the moment as the kernel stamps ctimes. A venv installed just before the
+    cycle is then never taken for a change made during it."""
+    return AnchorSnapshot(_kernel_now(clock_dir), {name: _top(root / name) for name in TRUST_ANCHORS})
+
+
+def _kernel_now(folder: Path) -> int:
+    try:
+        handle, name = tempfile.mkstemp(prefix="anchor-clock-", dir=folder)
+    except OSError:
+        return time.time_ns() - CLOCK_SLACK_NS
+    try:
+        return os.fstat(handle).st_ctime_ns
+    finally:
+        os.close(handle)
+        os.unlink(name)
 
 
 def changed(root: Path, before: AnchorSnapshot, *, walk: bool) -> list[str]:

@@ -80,8 +80,8 @@ class CycleGuard:
             backup, unsafe = RefsBackup({}, []), err
         guard = cls(ws, start, branch, cycle, protection, tuple(gitio.ignored(repo)),
                     FileState.capture(gitio.state_paths(repo)), refs, Reaper(), backup, unsafe,
-                    messages=list(backup.messages), anchor_snapshot=anchors.snapshot(ws.root),
-                    confined=confined)
+                    messages=list(backup.messages),
+                    anchor_snapshot=anchors.snapshot(ws.root, clock_dir=gitio.state_dir(repo)), confined=confined)
         guard.reaper.start()
         return guard
 
