@@ -319,6 +319,10 @@ CYCLE_PUSH_REFUSED = _code(
     "GM718", "cycle-push-refused",
     "the remote refused the push for good (branch protection, a ruleset, a hook); the work is on a side branch",
     "{message}", since=3)
+CYCLE_TRUST_ANCHOR_CHANGED = _code(
+    "GM719", "cycle-trust-anchor-changed",
+    "a git-ignored place the human's tools run code from (.venv, venv, .direnv) changed during the cycle",
+    "{message}", severity="warning", since=3)
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(

@@ -108,3 +108,45 @@ def test_the_config_command_finds_the_launcher_from_a_subdirectory_and_never_exi
     finally:
         shutil.rmtree(repo / ".venv")
         shutil.rmtree(repo / "src")
+
+
+def test_a_work_tree_the_agent_made_inside_never_supplies_the_launcher(repo: Path, tmp_path: Path) -> None:
+    """`git init sub`, or a `.git` file naming a git directory the agent made: from inside either, `git
+    rev-parse --show-toplevel` names the agent's tree; the outermost work tree with a launcher wins."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for tool in ("git", "sh"):
+        (tools / tool).symlink_to(shutil.which(tool) or f"/usr/bin/{tool}")
+    fake_gitmem(repo / ".venv" / "bin", "venv")
+    nested, linked = repo / "nested", repo / "linked"
+    env = {"PATH": str(tools), "HOME": str(tmp_path)}
+    subprocess.run(["git", "init", "-q", str(nested)], check=True, env=env)
+    subprocess.run(["git", "init", "-q", f"--separate-git-dir={repo / 'hidden.git'}", str(linked)], check=True,
+                   env=env)
+    assert (linked / ".git").is_file()
+    try:
+        for planted in (nested, linked):
+            launcher = planted / LAUNCHER
+            launcher.parent.mkdir(parents=True)
+            launcher.write_text('echo "planted launcher: $*"\n')
+            (planted / "deep").mkdir()
+            done = subprocess.run(launcher_command("hook", "stop"), cwd=planted / "deep", env=env,
+                                  capture_output=True, text=True, timeout=60)
+            assert (done.returncode, done.stdout) == (0, "venv: hook stop\n"), done.stderr
+    finally:
+        for made in (nested, linked, repo / "hidden.git", repo / ".venv"):
+            shutil.rmtree(made)
+
+
+def test_a_linked_venv_gitmem_is_skipped_with_a_warning(repo: Path, tmp_path: Path) -> None:
+    evil = fake_gitmem(tmp_path / "evil", "linked")
+    (repo / ".venv" / "bin").mkdir(parents=True)
+    (repo / ".venv" / "bin" / "gitmem").symlink_to(evil)
+    try:
+        good = fake_gitmem(tmp_path / "tools", "installed").parent
+        done = launch(repo, str(good), "status")
+        assert (done.returncode, done.stdout) == (0, "installed: status\n"), done.stderr
+        assert done.stderr == (f"gitmem: skipped {repo.resolve()}/.venv/bin/gitmem: it is a symbolic link, not the "
+                               "script pip installs\n")
+    finally:
+        shutil.rmtree(repo / ".venv")

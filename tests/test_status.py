@@ -36,7 +36,7 @@ def test_status_collects_the_day_the_streak_decisions_lessons_rules_and_budget(w
     data = collect(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
     assert data["now"] == "2026-11-11 12:00 UTC"
     assert data["last_cycle"] == {"cycle": 4, "when": "2026-11-11 08:00 UTC", "outcome": "no-build",
-                                  "task": "look for work"}
+                                  "task": "look for work", "warnings": []}
     assert data["cycles_today"] == 1
     assert data["outcomes_today"] == {"built": 0, "published": 0, "no-build": 1}
     assert data["streak"] == {"length": 3, "first": 2, "last": 4, "problem": True}     # across midnight

@@ -67,6 +67,20 @@ def needed(config: Any, backend: str) -> bool:
     return backend == "command" or bool(config.agent.shell.enabled)
 
 
+def confines_disk(config: Any, backend: str) -> bool:
+    """Whether every way a cycle of `backend` has to the disk keeps the trust anchors read-only: the commands
+    it runs are in the box (or it runs none), and the in-process file tools of `anthropic` refuse them. The
+    runner then looks at each anchor itself only, not into it (gitmem.agents.anchors)."""
+    if backend not in ("command", "anthropic"):
+        return False
+    if not needed(config, backend):
+        return True
+    try:
+        return choose(config).mode == "bubblewrap"
+    except SandboxUnavailable:
+        return False
+
+
 def choose(config: Any, *, environ: Mapping[str, str] | None = None) -> SandboxChoice:
     """The sandbox `agent.sandbox` asks for, as this machine can give it; SandboxUnavailable for
     `bubblewrap` where bwrap cannot run."""
@@ -117,7 +131,9 @@ def confined_environment(env: Mapping[str, str], mounts: Mounts, *, keep: Iterab
 def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str]) -> list[str]:
     """The bwrap command line. Order matters: a later bind covers an earlier one, so the work tree is bound
     read-write, then `.git` read-only over it, then `.git/gitmem` read-write over that; runtimes that live
-    inside the work tree (a venv in the checkout) are bound read-only last, so the agent cannot edit gitmem."""
+    inside the work tree (a venv in the checkout) are bound read-only, so the agent cannot edit gitmem; and
+    last the trust anchors (`.venv`, `.direnv`), read-only whether or not gitmem runs from them: an absent one
+    as an empty read-only tmpfs, so the agent cannot create one for the human's next session to run."""
     tree = Path(mounts.work_tree)
     outside = [d for d in mounts.read_only if not Path(d).is_relative_to(tree)]
     inside = [d for d in mounts.read_only if Path(d).is_relative_to(tree)]
@@ -141,4 +157,8 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str]) -> list[str]:
     out += ["--bind", mounts.state_dir, mounts.state_dir]
     for folder in inside:
         out += ["--ro-bind", folder, folder]
+    for folder in mounts.anchors:          # the trust anchors (gitmem.agents.anchors): read-only, present or not
+        out += ["--ro-bind", folder, folder]
+    for folder in mounts.anchor_points:
+        out += ["--tmpfs", folder, "--remount-ro", folder]
     return [*out, "--chdir", mounts.work_tree, "--", *argv]

@@ -29,6 +29,7 @@ from typing import TypeVar
 
 import gitmem
 from gitmem import gitio
+from gitmem.agents.anchors import TRUST_ANCHORS
 from gitmem.workspace import Workspace
 
 _Item = TypeVar("_Item")
@@ -55,6 +56,8 @@ class Mounts:
     home: str = HOME
     made: tuple[str, ...] = (HOME,)               # directories made inside the private /tmp
     env: dict[str, str] = field(default_factory=dict)   # CLAUDE_CONFIG_DIR, CODEX_HOME: where they were bound
+    anchors: tuple[str, ...] = ()                # trust anchors present in the tree: bound read-only, last
+    anchor_points: tuple[str, ...] = ()          # absent ones: a read-only empty tmpfs, so none can be made
 
 
 def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable: Iterable[str] = (), *,
@@ -104,10 +107,29 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
         else:
             made.append(f"{HOME}/{default}")
             places[variable] = f"{HOME}/{default}"
+    present, absent = _anchor_mounts(Path(root))
     return Mounts(links=tuple(links), program_links=tuple(_unique(program_links)),
                   read_only=tuple(_outermost(runtime)), writable=tuple(_unique(bound)),
                   optional=tuple(_unique(optional)), work_tree=root, git_read_only=tuple(_unique(git_read_only)),
-                  state_dir=str(state.resolve()), made=tuple(made), env=places)
+                  state_dir=str(state.resolve()), made=tuple(made), env=places, anchors=present,
+                  anchor_points=absent)
+
+
+def _anchor_mounts(root: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The trust anchors (gitmem.agents.anchors) as mounts. A link to a place inside the tree is bound there
+    (where the agent could write it); a link out of the tree is left alone: the box does not show its target
+    (or shows it read-only), and replacing the link itself is what the runner's look after the agent reports."""
+    present: list[str] = []
+    absent: list[str] = []
+    for name in TRUST_ANCHORS:
+        place = root / name
+        if not os.path.lexists(place):
+            absent.append(str(place))
+            continue
+        real = Path(os.path.realpath(place))
+        if real.exists() and real.is_relative_to(root) and real != root:
+            present.append(str(real))
+    return tuple(_unique(present)), tuple(absent)
 
 
 def _python_dirs() -> list[str]:

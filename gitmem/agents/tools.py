@@ -27,6 +27,7 @@ from typing import Any
 
 from gitmem import secrets
 from gitmem.agents import sandbox
+from gitmem.agents.anchors import TRUST_ANCHORS
 from gitmem.agents.protected import Protection, is_config
 from gitmem.config import CONFIG_NAME, Config
 from gitmem.memory import log
@@ -110,6 +111,9 @@ class Toolbox:
         if ".." in PurePosixPath(text).parts:
             raise ToolError(f"{text!r}: `..` is not allowed; paths stay inside the repository")
         rel = PurePosixPath(text).as_posix()
+        if write and any(part.casefold() in TRUST_ANCHORS for part in PurePosixPath(rel).parts[:1]):
+            raise ToolError(f"{text!r} is where the human's own tools run code from (a git-ignored venv or "
+                            "direnv layout), outside any sandbox; the agent never writes it")
         if write and (kind := self._memory_kind(rel)) is not None:
             if kind == "config":
                 raise ToolError(f"{text!r} steers gitmem and is not written with file tools; to change it, ask "

@@ -28,6 +28,7 @@ def render(data: dict[str, Any], *, colour: bool) -> str:
         tint = "red" if last["outcome"] == Outcome.NO_BUILD else "green"
         outcome = paint(last["outcome"], tint)
         lines.append(f"last cycle   {last['cycle']} · {last['when']} · {outcome} · {last['task']}")
+        lines += [paint(f"  warning: {warning}", "red") for warning in last.get("warnings", [])]
     else:
         lines.append("last cycle   none yet")
     counts = ", ".join(f"{n} {o}" for o, n in data["outcomes_today"].items() if n)

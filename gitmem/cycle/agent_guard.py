@@ -13,6 +13,7 @@ import posixpath
 from dataclasses import dataclass, field
 
 from gitmem import gitio
+from gitmem.agents import anchors
 from gitmem.agents.base import AgentError
 from gitmem.agents.protected import Protection
 from gitmem.cycle.gitstate import FileState, StateChange
@@ -51,10 +52,14 @@ class CycleGuard:
     backup: RefsBackup
     unsafe: RefsBackupFailed | None = None    # the backup could not be written: the agent must not run
     notes: list[str] = field(default_factory=list)       # for LOG Evidence, as `runner: <note>`
+    anchor_snapshot: anchors.AnchorSnapshot | None = None   # gitmem.agents.anchors, before the agent
+    confined: bool = False                                  # every way the agent had to the disk was confined
+    anchors_changed: list[str] = field(default_factory=list)   # which changed while it ran
+    anchor_note: str = ""                                   # the one note about them, when any changed
     messages: list[str] = field(default_factory=list)    # for the cycle's report only
 
     @classmethod
-    def begin(cls, ws: Workspace, *, start: str, branch: str, cycle: int) -> CycleGuard:
+    def begin(cls, ws: Workspace, *, start: str, branch: str, cycle: int, confined: bool = False) -> CycleGuard:
         repo, config = ws.repo, ws.config
         # The agent's memory writes take the write lock: its file is there before the state is captured.
         writelock.lock_file(gitio.state_dir(repo))
@@ -75,7 +80,8 @@ class CycleGuard:
             backup, unsafe = RefsBackup({}, []), err
         guard = cls(ws, start, branch, cycle, protection, tuple(gitio.ignored(repo)),
                     FileState.capture(gitio.state_paths(repo)), refs, Reaper(), backup, unsafe,
-                    messages=list(backup.messages))
+                    messages=list(backup.messages),
+                    anchor_snapshot=anchors.snapshot(ws.root, clock_dir=gitio.state_dir(repo)), confined=confined)
         guard.reaper.start()
         return guard
 
@@ -85,6 +91,21 @@ class CycleGuard:
         survivors = self.reaper.finish()
         self.notes += survivors
         self.messages += self.reaper.messages + survivors
+        self._compare_anchors()
+
+    def _compare_anchors(self) -> None:
+        """The trust anchors against their snapshot from before the agent (gitmem.agents.anchors): with its
+        processes ended, nothing changes them after this look. Never put back: the runner cannot know a good
+        venv from a bad one; the human is told."""
+        root, before = self.ws.root, self.anchor_snapshot
+        if before is None:
+            return
+        anchors.remove_mount_points(root, before)
+        self.anchors_changed = anchors.changed(root, before, walk=not self.confined)
+        if self.anchors_changed:
+            self.anchor_note = anchors.note(self.anchors_changed, before)
+            self.notes.append(self.anchor_note)
+            self.messages.append(self.anchor_note)
 
     def restore(self) -> AgentError | RefsBackupFailed | None:
         """Put git state and references back; the failure to salvage when the agent moved its own branch, or

@@ -244,13 +244,17 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         report.messages += [f"context: {warning}" for warning in request.warnings]
         report.messages.append(f"cycle {number}: running the {backend.name} backend")
         began = clock()
-        guard = CycleGuard.begin(ws, start=start, branch=branch, cycle=number)
+        guard = CycleGuard.begin(ws, start=start, branch=branch, cycle=number,
+                                 confined=sandbox.confines_disk(ws.config, backend.name))
         try:      # without a backup of the human's unpushed refs the agent does not run (gitmem.cycle.refs_backup)
             result, failure = (None, guard.unsafe) if guard.unsafe else invoke(backend, request, settings.grace)
         finally:
             guard.agent_done()
         failure = guard.restore() or failure      # git state and refs first: nothing below runs the agent's hooks
         report.messages += [f"runner: {line}" for line in guard.messages]
+        if guard.anchor_note:
+            report.violations.append(Violation.of(codes.CYCLE_TRUST_ANCHOR_CHANGED, guard.anchors_changed[0], 1,
+                                                  message=guard.anchor_note))
         seen = _arrived(ws, guard, report, settings, known) if settings.push and known is not None else None
         usage = result.usage if result is not None else getattr(failure, "usage", None)
         report.tokens = dict(usage) if isinstance(usage, dict) else {}

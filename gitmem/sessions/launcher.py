@@ -4,7 +4,9 @@
 An agent CLI started outside the activated venv has no `gitmem` on PATH, and a login shell (Codex's `bash -lc`)
 resets PATH. So the configs `gitmem init --agent` writes never name `gitmem` bare, nor an absolute path (they
 are committed: every clone and the Actions runner read them). They run `sh .gitmem/gitmem` from the top of the
-work tree, found with `git rev-parse --show-toplevel`, which holds wherever in the tree the CLI was started.
+work tree, found with `git rev-parse --show-toplevel`, which holds wherever in the tree the CLI was started;
+of nested work trees the outermost with a launcher wins (FIND), so a repository the agent made inside the tree
+never supplies the launcher.
 The script runs under `sh`, so it needs no executable bit (a checkout with `core.fileMode=false` works too).
 
 The launcher runs with the human's rights: from the hooks and MCP servers of an interactive session. The agent
@@ -12,7 +14,9 @@ can write the work tree (in a cycle, inside the sandbox too), so what it runs is
 first found wins:
 
 1. the repository's own `.venv/bin/gitmem`: the venv the template tells the human to make. It is the human's
-   as much as `. .venv/bin/activate` is: whoever can write it can change the gitmem installed in it anyway;
+   as much as `. .venv/bin/activate` is: inside gitmem's sandbox `.venv` is read-only (and cannot be created),
+   and outside it a cycle that creates or changes it is reported (gitmem.agents.anchors). Never a symbolic
+   link (pip writes a file; a link could point anywhere the agent writes): one is skipped with a warning;
 2. `gitmem` on PATH, from absolute entries outside this work tree only: an empty or relative entry (`.`,
    `bin`) is the working directory, which the agent writes, and an entry inside the tree is the agent's too;
 3. `python3 -P -m gitmem`, python3 found the same way; `-P` keeps the working directory off `sys.path`, so a
@@ -31,7 +35,15 @@ LAUNCHER = ".gitmem/gitmem"               # relative to the top of the work tree
 MARKER = "# gitmem launcher"              # its second line: a file starting so is gitmem's, and is kept current
 # `sh -c` text: the launcher at the top of the work tree, wherever in it the agent CLI started the command. Not
 # in a work tree with a launcher: exit 127, never 2 (Claude Code reads a hook's exit 2 as "block").
-FIND = (f'top=$(git rev-parse --show-toplevel) && [ -f "$top/{LAUNCHER}" ] && exec sh "$top/{LAUNCHER}" "$@"; '
+# The outermost work tree with a launcher wins: the agent can make a repository of its own inside the tree
+# (`git init sub`, or a `sub/.git` file naming a git directory it made) with a `.gitmem/gitmem` of its own,
+# which a session that has `cd`'d into `sub/` would otherwise run with the human's rights. Each step up is to
+# the work tree holding the parent directory, so the loop ends at the outermost one (at most one per level).
+FIND = (f'top=$(git rev-parse --show-toplevel) || top=; found=; '
+        f'while [ -n "$top" ]; do [ -f "$top/{LAUNCHER}" ] && found=$top; '
+        'up=$(CDPATH= cd -P -- "$top/.." 2>/dev/null && git rev-parse --show-toplevel 2>/dev/null) || break; '
+        '[ "${#up}" -lt "${#top}" ] || break; top=$up; done; '
+        f'[ -n "$found" ] && exec sh "$found/{LAUNCHER}" "$@"; '
         f'echo "gitmem: no {LAUNCHER} at the top of a git work tree here: run gitmem init --agent there" >&2; '
         'exit 127')
 
@@ -40,14 +52,17 @@ SCRIPT = f"""#!/bin/sh
 #   sh "$(git rev-parse --show-toplevel)/{LAUNCHER}" ARGS...
 # so gitmem is found however the CLI was started. It runs with your rights; the agent can write this work tree,
 # so it runs nothing from the tree but the repository's own venv. First found wins:
-#   1. .venv/bin/gitmem of this repository (the venv you made);
+#   1. .venv/bin/gitmem of this repository (the venv you made), a file, not a link (read-only in gitmem's
+#      sandbox; a cycle that changes .venv says so in its output and in `gitmem status`);
 #   2. gitmem on PATH, absolute entries outside this work tree only (an empty or relative entry is the
 #      working directory, which the agent writes);
 #   3. python3 -P -m gitmem, python3 found the same way (-P: the working directory is not on sys.path).
 set -f
 case $0 in */*) here=${{0%/*}} ;; *) here=. ;; esac      # no `dirname`: PATH may hold nothing usable
 top=$(CDPATH= cd -P -- "$here/.." && pwd -P) || exit 127
-if [ -f "$top/.venv/bin/gitmem" ] && [ -x "$top/.venv/bin/gitmem" ]; then
+if [ -L "$top/.venv/bin/gitmem" ]; then      # pip writes a file; a link could point anywhere the agent writes
+    echo "gitmem: skipped $top/.venv/bin/gitmem: it is a symbolic link, not the script pip installs" >&2
+elif [ -f "$top/.venv/bin/gitmem" ] && [ -x "$top/.venv/bin/gitmem" ]; then
     exec "$top/.venv/bin/gitmem" "$@"
 fi
 outside() {{    # a PATH entry that is absolute and outside this work tree

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
+from gitmem.agents import anchors
 from gitmem.close import gates
 from gitmem.close.backing import Backs, backing_for
 from gitmem.close.day import DAY_FIELD, day_bounds, entries_since, no_build_streak
@@ -81,13 +82,21 @@ def activity(ws: Workspace, moment: datetime) -> dict[str, Any]:
     streak = no_build_streak(source, end)
     return {
         "last_cycle": {"cycle": last.cycle, "when": str(last.when), "outcome": last.outcome,
-                       "task": one_line(last.get("Task") or "")} if last else None,
+                       "task": one_line(last.get("Task") or ""), "warnings": _warnings(last)} if last else None,
         "cycles_today": len(today_cycles),
         "outcomes_today": {o: sum(1 for e in today_cycles if e.outcome == o) for o in log.OUTCOMES},
         "streak": {"length": streak.length, "first": streak.first, "last": streak.last,
                    "problem": streak.is_problem}
         if streak is not None else {"length": 0, "first": None, "last": None, "problem": False},
         "last_close": (closes[-1].get(DAY_FIELD) or str(closes[-1].when)) if closes else None}
+
+
+def _warnings(entry: log.LogEntry) -> list[str]:
+    """What the runner said in the entry's Evidence that the human must act on: a trust anchor the cycle changed
+    (gitmem.agents.anchors), which the human's next session would run."""
+    said = (entry.get("Evidence") or "").splitlines()
+    return [line.strip().removeprefix("runner: ") for line in said
+            if line.strip().startswith(f"runner: {anchors.NOTE_PREFIX}")]
 
 
 def recall_mode(ws: Workspace) -> dict[str, str]:
