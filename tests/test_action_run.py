@@ -95,18 +95,27 @@ def test_the_daily_close_runs_through_the_action_and_is_pushed(tmp_path: Path, a
     first = subprocess.run([str(project_bin() / "gitmem"), "cycle", "--push"], cwd=repo, capture_output=True,
                            text=True, env=_plain_env(tmp_path))
     assert first.returncode == 0, first.stderr
+    # gitmem.yaml choosing the anthropic backend: the install step adds the agent extra, though no key is given.
+    config = repo / "gitmem.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("  backend: scripted\n", "  backend: anthropic\n"),
+                      encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "the anthropic backend")
+    git(repo, "push", "-q")
     before = datetime.now(UTC).date().isoformat()
 
     run = run_action(repo, {"command": "close", "args": "--no-llm"}, bin_dir=action_venv,
                      scratch=tmp_path / "runner", runner_temp=runner_temp)
 
     assert run.ok, run.describe()
+    assert "gitmem.yaml needs the extras: agent" in run.steps[1].out
+    venv = runner_temp / "gitmem-venv" / "bin"
+    assert subprocess.run([str(venv / "python"), "-c", "import anthropic"], capture_output=True).returncode == 0
     # The close defaults to today in the configured zone (UTC); a run across midnight may close either day.
     days = {before, datetime.now(UTC).date().isoformat()}
     subjects = origin_log(tmp_path / "origin.git")
     assert subjects[0] in {f"gitmem: close {day}" for day in days}, subjects
     day = subjects[0].removeprefix("gitmem: close ")
-    assert subjects[1] == "gitmem: cycle 1 · built · write notes/hello.md"
+    assert subjects[1:3] == ["the anthropic backend", "gitmem: cycle 1 · built · write notes/hello.md"]
     entries = log.parse(origin_file(tmp_path / "origin.git", "main", "LOG.md")).entries
     assert [(e.kind, e.cycle) for e in entries] == [("cycle", 1), ("close", None)]
     assert entries[-1].get("Day") == day
@@ -177,15 +186,6 @@ def test_check_installs_the_base_package_and_a_cache_hit_of_the_same_gitmem_inst
     assert older.ok, older.describe()
     assert (venv / "gitmem").stat().st_mtime_ns != installed, "gitmem itself was reinstalled from the action path"
     assert source.read_text(encoding="utf-8").strip() == older.step_outputs["plan"]["source"]
-    # gitmem.yaml choosing the anthropic backend adds the agent extra, though no key was given.
-    config = repo / "gitmem.yaml"
-    config.write_text(config.read_text(encoding="utf-8").replace("  backend: scripted\n", "  backend: anthropic\n"),
-                      encoding="utf-8")
-    chosen = run_action(repo, {"command": "check"}, bin_dir=action_venv, scratch=tmp_path / "chosen",
-                        runner_temp=temp)
-    assert chosen.ok, chosen.describe()
-    assert "gitmem.yaml needs the extras: agent" in chosen.steps[1].out
-    assert subprocess.run([str(venv / "python"), "-c", "import anthropic"], capture_output=True).returncode == 0
 
 
 PLAN_ONLY = ("Install gitmem from this action's own checkout", "Install the agent sandbox",
