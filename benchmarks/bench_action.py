@@ -7,9 +7,9 @@ origin (actions/checkout), a new RUNNER_TEMP, and the cycle pushed back to the o
 - **cold**: nothing cached. pip's download cache is empty, so the install step fetches every wheel from the
   configured index (a local mirror here: on GitHub the download is added), builds gitmem and fills the venv;
   the dependency cache is then saved.
-- **warm**: the dependency cache hits: the venv saved by the cold run is restored into the new RUNNER_TEMP,
-  and the install step reinstalls only gitmem (`--no-deps`); the recall index (`.git/gitmem`) the previous
-  run left is restored too.
+- **warm**: the dependency cache hits its full key (the dependencies and a digest of gitmem's own source):
+  the venv saved by the cold run is restored into the new RUNNER_TEMP and already holds this gitmem, so the
+  install step installs nothing; the recall index (`.git/gitmem`) the previous run left is restored too.
 
 actions/cache's save and restore are stood in for by `tar --zstd` of the same paths (it uses tar with zstd),
 without the upload and download. setup-python is not timed (the runner image has the interpreter cached).

@@ -14,7 +14,15 @@ from pathlib import Path
 import pytest
 
 from gitmem.memory import log
-from tests.support.action_support import ROOT, agent_repo, load_yaml, origin_file, origin_log, project_bin, run_action
+from tests.support.action_support import (
+    ROOT,
+    agent_repo,
+    load_yaml,
+    origin_file,
+    origin_log,
+    project_bin,
+    run_action,
+)
 from tests.support.gitcli import git
 from tests.support.helpers import fill_in_rules
 
@@ -52,14 +60,18 @@ def test_a_scripted_cycle_runs_through_the_action_and_is_pushed(tmp_path: Path, 
                                            "Install gitmem from this action's own checkout",
                                            "Configure the git identity", "Run gitmem"]
     plan = run.step_outputs["plan"]
-    assert plan["extras"] == "agent" and plan["venv"] == str(runner_temp / "gitmem-venv")
+    assert plan["extras"] == "" and plan["venv"] == str(runner_temp / "gitmem-venv")
+    assert plan["source"] == source_digest()
     assert plan["deps-key"].startswith("gitmem-deps-Linux-X64-py") and plan["deps-key"].endswith(
-        "-agent-" + hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16])
+        "-base-" + hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()[:16] + "-" + plan["source"])
+    assert plan["deps-prefix"] == plan["deps-key"].removesuffix(plan["source"])
     venv = runner_temp / "gitmem-venv" / "bin"
     assert (venv / "gitmem").exists(), "the install step put gitmem into its own venv"
     assert not (action_venv / "gitmem").exists(), "and left setup-python's interpreter alone"
-    probe = subprocess.run([str(venv / "python"), "-c", "import anthropic, gitmem"], capture_output=True)
-    assert probe.returncode == 0, "a cycle gets the agent extra"
+    assert not (venv / "pip").exists(), "setup-python's pip installs into the venv; the venv holds none"
+    assert subprocess.run([str(venv / "python"), "-c", "import gitmem"], capture_output=True).returncode == 0
+    probe = subprocess.run([str(venv / "python"), "-c", "import anthropic"], capture_output=True)
+    assert probe.returncode != 0, "a scripted cycle without the Anthropic key gets no anthropic SDK"
     assert run.steps[1].out.strip().startswith("gitmem, version ")
     outputs = run.outputs
     assert outputs["cycle"] == "1" and outputs["outcome"] == "built"
@@ -84,18 +96,27 @@ def test_the_daily_close_runs_through_the_action_and_is_pushed(tmp_path: Path, a
     first = subprocess.run([str(project_bin() / "gitmem"), "cycle", "--push"], cwd=repo, capture_output=True,
                            text=True, env=_plain_env(tmp_path))
     assert first.returncode == 0, first.stderr
+    # gitmem.yaml choosing the anthropic backend: the install step adds the agent extra, though no key is given.
+    config = repo / "gitmem.yaml"
+    config.write_text(config.read_text(encoding="utf-8").replace("  backend: scripted\n", "  backend: anthropic\n"),
+                      encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "the anthropic backend")
+    git(repo, "push", "-q")
     before = datetime.now(UTC).date().isoformat()
 
     run = run_action(repo, {"command": "close", "args": "--no-llm"}, bin_dir=action_venv,
                      scratch=tmp_path / "runner", runner_temp=runner_temp)
 
     assert run.ok, run.describe()
+    assert "gitmem.yaml needs the extras: agent" in run.steps[1].out
+    venv = runner_temp / "gitmem-venv" / "bin"
+    assert subprocess.run([str(venv / "python"), "-c", "import anthropic"], capture_output=True).returncode == 0
     # The close defaults to today in the configured zone (UTC); a run across midnight may close either day.
     days = {before, datetime.now(UTC).date().isoformat()}
     subjects = origin_log(tmp_path / "origin.git")
     assert subjects[0] in {f"gitmem: close {day}" for day in days}, subjects
     day = subjects[0].removeprefix("gitmem: close ")
-    assert subjects[1] == "gitmem: cycle 1 · built · write notes/hello.md"
+    assert subjects[1:3] == ["the anthropic backend", "gitmem: cycle 1 · built · write notes/hello.md"]
     entries = log.parse(origin_file(tmp_path / "origin.git", "main", "LOG.md")).entries
     assert [(e.kind, e.cycle) for e in entries] == [("cycle", 1), ("close", None)]
     assert entries[-1].get("Day") == day
@@ -130,7 +151,18 @@ def test_the_close_of_a_workspace_reports_that_workspace(tmp_path: Path, action_
     assert "### gitmem report · ops" in run.summary and "### gitmem report · default" not in run.summary
 
 
-def test_check_installs_the_base_package_and_a_cache_hit_reinstalls_only_gitmem(
+def source_digest() -> str:
+    """What the plan step's key digests: pyproject.toml and every file of gitmem/ but bytecode, as sha256sum
+    lines in byte order of their paths, hashed again."""
+    files = sorted([ROOT / "pyproject.toml", *(f for f in (ROOT / "gitmem").rglob("*")
+                                               if f.is_file() and f.suffix != ".pyc")],
+                   key=lambda f: f.relative_to(ROOT).as_posix().encode())
+    lines = "".join(f"{hashlib.sha256(f.read_bytes()).hexdigest()}  {f.relative_to(ROOT).as_posix()}\n"
+                    for f in files)
+    return hashlib.sha256(lines.encode()).hexdigest()[:16]
+
+
+def test_check_installs_the_base_package_and_a_cache_hit_of_the_same_gitmem_installs_nothing(
         tmp_path: Path, action_venv: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
     temp = tmp_path_factory.mktemp("runner-temp-check")
     repo = agent_repo(tmp_path / "agent", tmp_path / "origin.git")
@@ -140,13 +172,39 @@ def test_check_installs_the_base_package_and_a_cache_hit_reinstalls_only_gitmem(
     assert cold.outputs["outcome"] == "clean" and "### gitmem check: clean" in cold.summary
     venv = temp / "gitmem-venv" / "bin"
     assert subprocess.run([str(venv / "python"), "-c", "import anthropic"], capture_output=True).returncode != 0
-    stamp = (venv / "gitmem").stat().st_mtime_ns
-    # As the next run finds it once actions/cache/restore hit the key: gitmem alone is installed again.
+    source = temp / "gitmem-venv" / "gitmem-source"
+    assert source.read_text(encoding="utf-8").strip() == cold.step_outputs["plan"]["source"]
+    installed = (venv / "gitmem").stat().st_mtime_ns
+    # As the next run finds it once actions/cache/restore hit the full key: this very gitmem is in the venv.
     warm = run_action(repo, {"command": "check"}, bin_dir=action_venv, scratch=tmp_path / "warm", runner_temp=temp,
                       uses_outputs={"deps-cache": {"cache-hit": "true"}})
     assert warm.ok, warm.describe()
     assert warm.steps[1].out.strip().startswith("gitmem, version ")
-    assert (venv / "gitmem").stat().st_mtime_ns != stamp, "gitmem itself was reinstalled from the action path"
+    assert (venv / "gitmem").stat().st_mtime_ns == installed, "nothing was built or installed again"
+    # Restored by the prefix: the same dependencies, saved by another gitmem. gitmem alone is installed again.
+    source.write_text("0123456789abcdef\n", encoding="utf-8")
+    older = run_action(repo, {"command": "check"}, bin_dir=action_venv, scratch=tmp_path / "older",
+                       runner_temp=temp)
+    assert older.ok, older.describe()
+    assert (venv / "gitmem").stat().st_mtime_ns != installed, "gitmem itself was reinstalled from the action path"
+    assert source.read_text(encoding="utf-8").strip() == older.step_outputs["plan"]["source"]
+
+
+PLAN_ONLY = ("Install gitmem from this action's own checkout", "Install the agent sandbox",
+             "Configure the git identity", "Run gitmem")
+
+
+@pytest.mark.parametrize(("command", "key", "extras"), [("cycle", "sk-ant-test", "agent"),
+                                                        ("close", "sk-ant-test", "agent"), ("cycle", "", ""),
+                                                        ("check", "sk-ant-test", "")])
+def test_only_a_cycle_or_close_given_the_anthropic_key_plans_the_agent_extra(tmp_path: Path, command: str,
+                                                                            key: str, extras: str) -> None:
+    run = run_action(tmp_path, {"command": command, "anthropic-api-key": key}, bin_dir=project_bin(),
+                     scratch=tmp_path / "runner", skip=PLAN_ONLY)
+    assert run.ok, run.describe()
+    plan = run.step_outputs["plan"]
+    assert plan["extras"] == extras and f"-{extras or 'base'}-" in plan["deps-key"]
+    assert all("sk-ant-test" not in value for value in plan.values())
 
 
 def test_check_with_violations_still_writes_the_outcome_and_a_summary(tmp_path: Path) -> None:
@@ -214,3 +272,29 @@ def _plain_env(tmp_path: Path) -> dict[str, str]:
     home.mkdir(exist_ok=True)
     return {"PATH": f"{project_bin()}{os.pathsep}{os.environ.get('PATH', os.defpath)}", "HOME": str(home),
             "GIT_TERMINAL_PROMPT": "0"}
+
+
+KEY_CHECK = ('  backend: command\n  command: \'sh -c "test \\"$OPENAI_API_KEY\\" = {0} && '
+             'test \\"$CODEX_API_KEY\\" = {0}"\'')
+
+
+@pytest.mark.parametrize(("given", "job_env", "seen"), [("sk-openai-input", {}, "sk-openai-input"),
+                                                        ("", {"OPENAI_API_KEY": "sk-job", "CODEX_API_KEY": "sk-job"},
+                                                         "sk-job")])
+def test_the_openai_key_input_reaches_the_agent_under_both_names_and_is_never_printed(
+        tmp_path: Path, given: str, job_env: dict[str, str], seen: str) -> None:
+    # The agent (a command that fails unless it got the key under both of Codex's names) ends the cycle
+    # no-build with exit 0 only when it did; an empty input leaves the key the job's own env: sets.
+    repo = agent_repo(tmp_path / "agent", tmp_path / "origin.git", backend=KEY_CHECK.format(seen))
+    config = repo / "gitmem.yaml"
+    keys = "    - ANTHROPIC_API_KEY\n    - OPENAI_API_KEY\n    - CODEX_API_KEY\n"
+    config.write_text(config.read_text(encoding="utf-8").replace("    - ANTHROPIC_API_KEY\n", keys), encoding="utf-8")
+    git(repo, "commit", "-q", "-am", "Codex's keys pass to the agent")
+    git(repo, "push", "-q")
+    run = run_action(repo, {"command": "cycle", "openai-api-key": given}, bin_dir=project_bin(),
+                     scratch=tmp_path / "runner", skip=INSTALL, env=job_env)
+    assert run.ok, run.describe()
+    assert run.outputs["outcome"] == "no-build"
+    printed = run.summary + "".join(step.out + step.err for step in run.steps)
+    assert "sk-openai-input" not in printed and "sk-job" not in printed
+

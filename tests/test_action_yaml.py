@@ -30,15 +30,16 @@ def action():
 
 def test_action_is_composite_with_the_documented_inputs_and_outputs(action):
     assert action["runs"]["using"] == "composite"
-    assert set(action["inputs"]) == {"command", "anthropic-api-key", "model", "push-mode", "python-version",
-                                     "args", "github-token", "agent-cli"}
+    assert set(action["inputs"]) == {"command", "anthropic-api-key", "openai-api-key", "model", "push-mode",
+                                     "python-version", "args", "github-token", "agent-cli"}
     assert action["inputs"]["push-mode"]["default"] == "direct"
     for name in ("cycle", "outcome", "commit"):
         assert action["outputs"][name]["value"] == f"${{{{ steps.run.outputs.{name} }}}}"
 
 
 def test_action_installs_itself_from_the_action_path(action):
-    install = next(s for s in action["runs"]["steps"] if "pip install" in s.get("run", ""))
+    install = next(s for s in action["runs"]["steps"] if s.get("name", "").startswith("Install gitmem from"))
+    assert '-m pip --python "$GITMEM_VENV/bin/python" install' in install["run"]
     assert '"$GITHUB_ACTION_PATH"' in install["run"]
 
 
@@ -63,6 +64,12 @@ def test_action_inputs_reach_scripts_only_through_env(action):
     env = run["env"]
     assert env["GITMEM_COMMAND"] == "${{ inputs.command }}"
     assert env["ANTHROPIC_API_KEY"] == "${{ inputs.anthropic-api-key }}"
+    assert env["GITMEM_OPENAI_API_KEY"] == "${{ inputs.openai-api-key }}"
+    # The keys reach the Run step alone (the plan step learns only whether the Anthropic key is set).
+    for step in action["runs"]["steps"]:
+        values = " ".join(str(v) for v in (step.get("env") or {}).values())
+        if step.get("id") != "run":
+            assert "inputs.openai-api-key" not in values and "${{ inputs.anthropic-api-key }}" not in values
     assert "$GITMEM_COMMAND" in run["run"]
 
 

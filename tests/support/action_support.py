@@ -84,6 +84,7 @@ def read_outputs(path: Path) -> dict[str, str]:
     return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
 
 
+GIVEN = re.compile(r"^inputs\.([\w-]+) != ''$")
 STEP_OUTPUT = re.compile(r"^steps\.([\w-]+)\.outputs\.([\w-]+)$")
 
 
@@ -94,6 +95,9 @@ def fill(value: str, inputs: dict[str, str], token: str, steps: dict[str, dict[s
         expression = match.group(1)
         if expression == "github.token":
             return token
+        given = GIVEN.match(expression)
+        if given:                               # `inputs.x != ''`: whether an input is set, as "true"/"false"
+            return "true" if inputs[given.group(1)] != "" else "false"
         if expression.startswith("inputs."):
             return inputs[expression.removeprefix("inputs.")]
         found = STEP_OUTPUT.match(expression)
