@@ -254,19 +254,26 @@ def _plain_config(text: str, source: str) -> Config | None:
     return config if not warnings else None
 
 
-def _full_config(text: str, source: str) -> Config:
+def load_yaml(text: str, source: str) -> Any:
+    """A YAML document the agent (or any stranger) may have written, read round-trip with ruamel.yaml under
+    the one nesting, expansion and digit bound; every failure is one ConfigError line naming `source` (and
+    the line, where YAML knows it)."""
     from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
     try:
         with parsing():
-            raw = within_depth(YAML(typ="rt").load(text))
+            return within_depth(YAML(typ="rt").load(text))
     except TooDeep as err:
         raise ConfigError(f"{source}: {err}") from None
     except YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"{source}{where}: invalid YAML: {getattr(err, 'problem', None) or err}") from None
+
+
+def _full_config(text: str, source: str) -> Config:
+    raw = load_yaml(text, source)
     if raw is None:
         return Config()
     warnings: list[str] = []

@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from gitmem.config import ConfigError
-from gitmem.config.nesting import TooDeep, parsing, within_depth
+from gitmem.config import ConfigError, load_yaml
 from gitmem.config.validate import text_problem, workspace_name_problem
 from gitmem.nofollow import files
 
@@ -84,22 +83,11 @@ def load_fleet(path: Path) -> Fleet:
 
 
 def parse_fleet(data: bytes, *, path: Path, shown: str = FLEET_NAME) -> Fleet:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise ConfigError(f"{shown}: not valid UTF-8 ({err.reason})") from None
-    try:
-        with parsing():
-            raw = within_depth(YAML(typ="rt").load(text))
-    except TooDeep as err:
-        raise ConfigError(f"{shown}: {err}") from None
-    except YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{shown}{where}: invalid YAML: {getattr(err, 'problem', None) or err}") from None
+    raw = load_yaml(text, shown)
     if not isinstance(raw, dict) or "agents" not in raw:
         raise ConfigError(f"{shown}: expected a mapping with `agents:`, a list of {{name, repo}}")
     unknown = [key for key in raw if key != "agents"]
