@@ -79,7 +79,7 @@ def test_every_install_line_is_the_one_install_spec_and_pip_can_read_it(project:
 def test_no_install_hint_names_a_package_no_index_has() -> None:
     """`pip install gitmem-agent` (with or without an extra) installs nothing: no index has it. Every install
     line in the docs, the template, the hooks and the code is the git URL (gitmem.install_command)."""
-    bare = re.compile(r"pip install (?:-\S+ )*'?gitmem-agent(?:\[[\w,]+\])?+(?! @ git\+)")
+    bare = re.compile(r"pip install (?:-\S+ )*'?gitmem-agent(?:\[[\w,-]+\])?+(?! @ git\+)")
     places = [ROOT / "README.md", ROOT / "action.yml", *sorted((ROOT / "docs").glob("*.md")),
               *sorted((ROOT / "hooks").iterdir()), *sorted((ROOT / "gitmem").rglob("*.py")),
               *(path for path in sorted((ROOT / "template-repo").rglob("*")) if path.is_file())]
