@@ -3,6 +3,7 @@
     GITMEM_BENCH_SCALES=1,10 .venv/bin/pytest benchmarks/bench_recall_semantic.py --benchmark-only -s
     GITMEM_BENCH_SCALES=1,10 .venv/bin/python benchmarks/bench_recall_semantic.py             # the tables
     GITMEM_BENCH_SCALES=1,10 .venv/bin/python benchmarks/bench_recall_semantic.py --calibrate # the grid
+    GITMEM_BENCH_SCALES=1,10 .venv/bin/python benchmarks/bench_recall_semantic.py --coverage  # bm25's floor
     GITMEM_BENCH_MODEL=model2vec:DIRECTORY ...                                                # another model
     GITMEM_BENCH_ONNX=DIRECTORY GITMEM_BENCH_SCALES=1,10 .venv/bin/python benchmarks/bench_recall_semantic.py
 
@@ -14,7 +15,10 @@ never run in CI: without the folder, its test is skipped and says why. Measure i
 
 The "no memory" floor (the raw cosine under which a window never answers, encoder.Encoder.floor) is
 calibrated per model on one half's negatives (FLOOR_TARGET of them get no semantic candidate at all) and
-the figures are reported on the other half; then the halves are swapped (`--floors` prints both).
+the figures are reported on the other half; then the halves are swapped (`--floors` prints both). bm25's own
+floor (rank.COVERAGE_FLOOR: a hit holds over half of the query's idf weight) is set by that rule, not fitted;
+`--coverage` reports it beside the floor calibrated the same way on each half (FLOOR_TARGET of the negatives
+without a bm25 candidate) and reported on the other.
 
 The set (`paraphrase_set.py`) is planted into a private copy of the synthetic repo of each scale. Measured per
 mode (recall.mode bm25, semantic, hybrid), each query asked through `gitmem.recall.search.run` on an open index:
@@ -206,6 +210,74 @@ def calibrate_floor(setup: Setup, part: int) -> float:
 
     values = sorted(best_raw(setup, q) for q, at, _ in setup.negatives if at == part)
     return values[max(0, math.ceil(FLOOR_TARGET * len(values)) - 1)] + 1e-6
+
+
+def best_coverage(setup: Setup, query: str) -> float:
+    """The best coverage (the idf-weighted share of the query's words) of any bm25 candidate of `query`:
+    what rank.COVERAGE_FLOOR is compared with."""
+    from gitmem.recall import rank
+    from gitmem.recall.query import analyze
+
+    conn = setup.index.refresh()
+    parsed = analyze(conn, query)
+    shipped, rank.COVERAGE_FLOOR = rank.COVERAGE_FLOOR, 0.0
+    try:
+        found = [doc_id for doc_id, _ in rank.bm25_ranker(conn, parsed, rank.Filter(), rank.CANDIDATES)]
+    finally:
+        rank.COVERAGE_FLOOR = shipped
+    if not found:
+        return 0.0
+    texts = conn.execute(f"SELECT title || ' ' || body FROM fts WHERE rowid IN ({','.join('?' * len(found))})",
+                         found).fetchall()
+    return max(parsed.coverage(conn, text) for text, in texts)
+
+
+def calibrate_coverage(setup: Setup, part: int) -> float:
+    """The coverage floor that leaves FLOOR_TARGET of half `part`'s negatives without a bm25 candidate."""
+    import math
+
+    values = sorted(best_coverage(setup, q) for q, at, _ in setup.negatives if at == part)
+    return values[max(0, math.ceil(FLOOR_TARGET * len(values)) - 1)] + 1e-6
+
+
+def coverage_rows(s: Setup) -> list[str]:
+    """bm25 with its coverage floor calibrated on each half and reported on the other, beside the shipped one."""
+    from gitmem.recall import rank
+
+    rows = []
+    shipped = rank.COVERAGE_FLOOR
+    for calibrated in (0, 1):
+        reported = (1 - calibrated,)
+        for label, floor in (("calibrated", calibrate_coverage(s, calibrated)), ("shipped", shipped),
+                             ("none", 0.0)):
+            rank.COVERAGE_FLOOR = floor
+            try:
+                f = quality(s, "bm25", reported, cuts=(True,))
+            finally:
+                rank.COVERAGE_FLOOR = shipped
+            cells = [f"{s.scale:g}x", f"{calibrated} → {reported[0]}", label, f"{floor:.3f}",
+                     f"{f['paraphrase_words_cut_r5']:.2f} / {f['keywords_today_cut_r5']:.2f}",
+                     f"{f['superseded_today_cut_r5']:.2f}", f"{f['negatives_domain_no_memory']:.2f}",
+                     f"{f['negatives_foreign_no_memory']:.2f}", f"{f['negatives_no_memory']:.2f}"]
+            rows.append("| " + " | ".join(cells) + " |")
+            print(rows[-1], flush=True)
+    # What the floor costs: query p50 with and without it, interleaved in this process, median of three.
+    p50: dict[float, list[float]] = {shipped: [], 0.0: []}
+    for _ in range(3):
+        for floor in p50:
+            rank.COVERAGE_FLOOR = floor
+            try:
+                p50[floor].append(latency(s, "bm25")["p50_ms"])
+            finally:
+                rank.COVERAGE_FLOOR = shipped
+    with_floor, without = statistics.median(p50[shipped]), statistics.median(p50[0.0])
+    print(f"{s.scale:g}x bm25 query p50: {with_floor:.1f} ms with the coverage floor, {without:.1f} ms without"
+          f" ({with_floor / without:.2f}x)", flush=True)
+    return rows
+
+
+COVERAGE_HEADER = ("| scale | calibrated → reported half | coverage floor | value | keywords r@5 (facts / today) |"
+                   " superseded first | no memory: in-domain | foreign | all |")
 
 
 def set_floor(setup: Setup, floor: float) -> None:
@@ -452,6 +524,16 @@ def main(argv: list[str]) -> int:
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
+        if "--coverage" in argv:
+            check_set()
+            print(COVERAGE_HEADER + "\n" + "|---" * 9 + "|")
+            for scale in scales():
+                s = prepare(scale, Path(tmp) / f"{scale:g}x")
+                try:
+                    coverage_rows(s)
+                finally:
+                    s.index.close()
+            return 0
         if "--floors" in argv:
             check_set()
             floors(Path(tmp))

@@ -84,7 +84,7 @@ def fused_history(memrepo) -> History:
     history.cycle(task="tune the otter harbour", result="the otter harbour is warm")
     for _ in range(3):
         history.cycle()
-    history.cycle(task="review otter", result="measured nothing")
+    history.cycle(task="review the otter harbour", result="measured nothing")
     history.cycle(task="last thing", result="wrote the release notes")
     return history
 
@@ -140,7 +140,10 @@ def test_any_text_is_a_query(warm_index: Index, text: str) -> None:
                                  "nginx", "{", "}", "'", "\\", "%", "_"]), max_size=12))
 def test_fts5_syntax_fragments_never_raise(warm_index: Index, parts: list[str]) -> None:
     hits = run(warm_index, " ".join(parts))
-    if "deploy" in parts or "nginx" in parts:
+    # Syntax is never obeyed, only words: a query whose words memory holds finds them, whatever surrounds
+    # them. ("NEAR" is a word here, one memory lacks, so "NEAR deploy" is half about something unknown.)
+    asked = set(words(" ".join(parts)))
+    if asked and asked <= {"deploy", "nginx"}:
         assert hits
 
 

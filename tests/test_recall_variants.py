@@ -26,7 +26,7 @@ def compounds(memrepo: GitRepo) -> History:
 
 @pytest.mark.parametrize(("query", "cycle"), [("setup staging", "cycle 6"), ("login", "cycle 7"),
                                               ("sign up page", "cycle 7"), ("set up database", "cycle 8"),
-                                              ("deploying runbooks", "cycle 8")])
+                                              ("rollback runbooks", "cycle 8")])
 def test_simple_word_variants_match(compounds: History, query: str, cycle: str) -> None:
     hits = search(Workspace.at(compounds.root, compounds.config), query, mode="bm25", kinds=["log"])
     assert hits and hits[0].id == cycle, (query, hits)

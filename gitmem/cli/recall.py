@@ -24,7 +24,9 @@ MODES = ("auto", "bm25", "semantic", "hybrid")
 @click.option("--min-score", type=click.FloatRange(0.0, 1.0), default=None,
               help="Drop hits scoring under this, 0..1 (default: recall.min_score, 0.35).")
 @click.option("--all", "show_all", is_flag=True,
-              help="Skip the cuts (minimum score and clear-winner gap): the best hits up to --limit, however weak.")
+              help="Skip the cuts (minimum score and clear-winner gap): the best hits up to --limit, however weak. "
+                   "A hit still holds over half of the query's words (weighted by rarity) or passes the model's "
+                   "floor.")
 @click.option("--mode", type=click.Choice(MODES), default=None,
               help="bm25 (words), semantic (meaning), hybrid (both), or auto: hybrid when recall.model is an "
                    "onnx:DIRECTORY encoder and [semantic-onnx] is installed, bm25 otherwise (default: recall.mode, "

@@ -3,7 +3,8 @@
 Score of a hit (all parts 0..1):
 - relevance = coverage x (0.7 + 0.3 x bm25 / best bm25). Coverage is the idf-weighted share of the
   query's words the entry holds, so the score means something on its own: a query whose rare words are
-  nowhere in memory scores low everywhere and falls under `min_score` ("no memory of that").
+  nowhere in memory scores low everywhere. An entry covering at most COVERAGE_FLOOR (half) of the query is
+  no candidate at all ("no memory of that"), whatever `min_score` says.
   BM25 only orders entries that hold the same words (its ratio mostly reflects entry length), so it
   moves relevance by at most 0.3.
 - recency factor = 1 - w + w x 0.5 ** (age_days / half_life), with w = recall.recency_weight (default
@@ -35,6 +36,12 @@ CANDIDATES = 30
 BUDGET = 500               # matches bm25() may score in one stage
 POSTINGS = 20000           # word entries bm25() may walk to weigh the words of one stage
 SECONDS_PER_DAY = 86400.0
+# "No memory of that" for words: a BM25 hit must hold more of what the query says than it misses, i.e. over
+# half of the query's idf weight (Query.coverage). It is the words' counterpart of a model's raw-cosine floor:
+# evidence for being a candidate at all, so --all (which skips min_score and the gap) never lifts it. An
+# entry of the agent's own domain shares common words with any question about that domain ("refund",
+# "annual", "plans"); only one that also holds the question's rarer, heavier words answers it.
+COVERAGE_FLOOR = 0.5
 
 
 @dataclass(frozen=True)
@@ -133,8 +140,11 @@ def bm25_ranker(conn: sqlite3.Connection, query: Query, flt: Filter, limit: int)
     marks = ",".join("?" * len(raw))
     texts = dict(conn.execute(f"SELECT rowid, title || ' ' || body FROM fts WHERE rowid IN ({marks})",
                               list(raw)).fetchall())
-    scored = [(doc_id, query.coverage(conn, texts.get(doc_id, "")) * (0.7 + 0.3 * strength))
-              for doc_id, strength in raw.items()]
+    scored = []
+    for doc_id, strength in raw.items():
+        covered = query.coverage(conn, texts.get(doc_id, ""))
+        if covered >= COVERAGE_FLOOR:
+            scored.append((doc_id, covered * (0.7 + 0.3 * strength)))
     return sorted(scored, key=lambda item: -item[1])
 
 
