@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from gitmem import install_command
 from gitmem.errors import ExitCode
 from gitmem.recall import RecallError, chunks, encoder, transformer
 from gitmem.recall.index import Index
@@ -26,7 +27,7 @@ from tests.support.terminal import run_on_a_terminal
 FACT = "the checkout charged swiss customers twice"
 # Each word of the fact shares its vector with a word of the question: the question shares no word with it.
 PAIRS = {"swiss": "switzerland", "customers": "buyers", "charged": "billed", "twice": "double"}
-INSTALL = "pip install 'gitmem-agent[semantic-onnx]'"
+INSTALL = install_command("semantic-onnx")
 
 
 def vectors_of_words() -> dict[str, list[float]]:
