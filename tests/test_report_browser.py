@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from gitmem.memory_writer import MemoryWriter
 from gitmem.report import build
 from gitmem.workspace import Workspace
 from tests.support import browser
@@ -207,6 +208,23 @@ def test_a_one_day_window_ticks_its_day_and_counts_in_the_singular(chrome: brows
     totals = chrome.evaluate("document.querySelector('p.totals').textContent")
     assert "· 1 daily close" in totals and "1 daily closes" not in totals, totals
     assert not re.search(r"\b1 (cycles|decisions|Rule 0 streaks)\b", totals), totals
+
+
+def test_a_chart_with_one_point_spans_the_day_around_it(chrome: browser.Browser, memrepo: GitRepo) -> None:
+    """One decision, asked and answered: uPlot got no span for its x axis and stretched it over three years
+    (ticks "Apr 2027" to "Aug 2029" around a decision asked today). A single moment gets the day around it."""
+    writer = MemoryWriter(Workspace.at(memrepo.path))
+    asked = writer.ask_decision(title="Ship it?", recommendation="yes")
+    writer.answer_decision(asked.id, answer="yes", name="Dana", email="dana@example.com")
+    memrepo.stage("DECISIONS.md")
+    memrepo.commit("a decision asked and answered")
+    page = ARTIFACTS / "report-one-decision.html"
+    page.write_text(build(Workspace.at(memrepo.path)), encoding="utf-8")
+    _drawn(chrome, page, ARTIFACTS / "report-one-decision.png")
+    ticks = {t["key"]: t for t in chrome.evaluate(TICKS)}
+    span = max(ticks["decisions"]["splits"]) - min(ticks["decisions"]["splits"])
+    assert 0 < span <= 86400, ticks["decisions"]
+    assert not any(re.search(r"20\d\d", label) for label in ticks["decisions"]["labels"] if label), ticks
 
 
 def test_ninety_days_tick_whole_days_at_an_even_step(chrome: browser.Browser, ninety: GitRepo) -> None:

@@ -122,6 +122,12 @@
     var scales = { x: { time: true }, y: { range: fromZero } };
     if (chart.x === "days") {   // half a day either side: whole bars at the ends, and a sane axis for one day
       scales.x.range = function (u, min, max) { return [min - 43200, max + 43200]; };
+    } else {
+      // One point (or several at one moment) leaves uPlot no span, and it stretches the axis over years:
+      // give such a chart the day around its moment instead.
+      scales.x.range = function (u, min, max) {
+        return min !== null && min === max ? [min - 43200, max + 43200] : [min, max];
+      };
     }
     var axes = [xAxis(ws, chart), { scale: "y", label: chart.axes.y || "", size: 64 }];
     if (chart.axes.y2) {
