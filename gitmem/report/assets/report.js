@@ -123,10 +123,13 @@
     if (chart.x === "days") {   // half a day either side: whole bars at the ends, and a sane axis for one day
       scales.x.range = function (u, min, max) { return [min - 43200, max + 43200]; };
     } else {
-      // One point (or several at one moment) leaves uPlot no span, and it stretches the axis over years:
-      // give such a chart the day around its moment instead.
+      // One point (or several at one moment) leaves uPlot no span, and it stretches the axis over years
+      // before it asks this function (so its min and max differ): judge by the data, and give such a chart
+      // the day around its moment instead.
       scales.x.range = function (u, min, max) {
-        return min !== null && min === max ? [min - 43200, max + 43200] : [min, max];
+        var xs = u.data[0].filter(function (v) { return v != null; });
+        var lo = Math.min.apply(null, xs), hi = Math.max.apply(null, xs);
+        return xs.length && lo === hi ? [lo - 43200, hi + 43200] : [min, max];
       };
     }
     var axes = [xAxis(ws, chart), { scale: "y", label: chart.axes.y || "", size: 64 }];
