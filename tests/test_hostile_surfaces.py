@@ -1,0 +1,78 @@
+"""Hostile agents on the surfaces the last merge added: the agent's stderr quoted in Evidence, the fleet's
+terminal output over an agent's repository. What the agent prints or writes is an attacker's text: it reaches the
+human's LOG and terminal without a control character (an ANSI escape rewrites the screen, a bare CR hides what
+came before it, and a control character in LOG fails the human's own `gitmem check`)."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from gitmem.errors import ExitCode
+from gitmem.memory.text import control_characters
+from gitmem.memory_writer import MemoryWriter
+from tests.support.cycle_support import file_at, is_clean
+from tests.support.gitcli import git
+from tests.support.helpers import GitRepo, isolate_git_env, make_repo
+from tests.support.hostile import command_agent, no_traceback
+
+ESCAPES = "\\x1b]0;owned\\x07\\x1b[2J\\x1b[31mred\\x1b[0m\\rhidden\\x08\\x9b1m\\u2028next\\u202eevil"
+
+
+def test_the_agents_stderr_reaches_evidence_and_output_without_control_characters(tmp_path: Path, memrepo: GitRepo,
+                                                                                  cli) -> None:
+    command_agent(tmp_path, memrepo, f"sys.stderr.write('warn: ' + {ESCAPES!r} + ' done\\n')\n")
+    result = cli(["cycle"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    log_text = file_at(memrepo.repo, "HEAD", "LOG.md") or ""
+    assert "its stderr ended with: warn:" in log_text and "red" in log_text and "done" in log_text
+    assert list(control_characters(log_text.encode())) == []
+    assert "\x1b" not in result.out + result.err and "\r" not in result.out + result.err
+    assert cli(["check"], cwd=memrepo.path).code == ExitCode.OK
+    assert is_clean(memrepo) and no_traceback(result.err)
+
+
+RAW_ESCAPES = "\x1b]52;c;b3duZWQ=\x07\x1b[2J\x9b31m\rhid\u202eden\x08"
+
+
+@pytest.fixture(scope="module")
+def hostile_agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """An agent's repository as it may come to the human's fleet (or a pull): a decision whose title and
+    recommendation carry terminal escapes, and a waiting branch written under .git/refs by a name git refuses."""
+    with pytest.MonkeyPatch.context() as patch:
+        isolate_git_env(patch)
+        root = tmp_path_factory.mktemp("hostile-fleet")
+        agent = make_repo(root / "evil")
+        MemoryWriter(agent.ws(), clock=lambda: datetime.now(UTC) - timedelta(days=1)).ask_decision(
+            title="TITLE", recommendation="ADVICE")
+        agent.write("DECISIONS.md", agent.read("DECISIONS.md").replace("TITLE", f"pick {RAW_ESCAPES} one")
+                    .replace("ADVICE", f"yes{RAW_ESCAPES}"))
+        git(agent.path, "commit", "-qam", "a decision with escapes")
+        refs = agent.path / ".git" / "refs" / "heads" / "gitmem" / "proposal"
+        refs.mkdir(parents=True)
+        (refs / "cycle-9\x1b[2J").write_text(agent.head() + "\n", encoding="utf-8")
+        git(agent.path, "branch", "gitmem/proposal/cycle-8")
+        (root / "fleet.yaml").write_text("agents:\n  - name: evil\n    repo: evil\n", encoding="utf-8")
+        yield root
+
+
+def _no_terminal_controls(text: str) -> None:
+    assert not [c for c in text if (ord(c) < 32 and c not in "\n\t") or 0x7f <= ord(c) <= 0x9f
+                or c in "\u202e\u2028"], text
+
+
+@pytest.mark.parametrize("argv", [["fleet", "pending"], ["fleet", "status"], ["fleet", "pending", "--json"],
+                                  ["fleet", "status", "--json"], ["pending"], ["status"], ["pending", "--json"],
+                                  ["status", "--json"]])
+def test_an_agents_text_reaches_the_terminal_without_escapes_and_its_bad_refs_break_nothing(
+        hostile_agent: Path, cli, argv: list[str]) -> None:
+    where = hostile_agent if argv[0] == "fleet" else hostile_agent / "evil"
+    done = cli(argv, cwd=where)
+    assert done.code == ExitCode.OK, done.out + done.err
+    _no_terminal_controls(done.out + done.err)
+    if argv[:2] == ["fleet", "status"]:       # rows, no titles; the refused ref name is not listed
+        assert "cycle-8" in done.out and "cycle-9" not in done.out
+    else:
+        assert "pick " in done.out and "\\u001b]52" in done.out and "one" in done.out, "shown, not dropped"
