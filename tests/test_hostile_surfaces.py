@@ -8,13 +8,16 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pygit2
 import pytest
 
+from gitmem import gitio
+from gitmem.cycle.runner import Settings, run_cycle
 from gitmem.errors import ExitCode
 from gitmem.memory.text import control_characters
 from gitmem.memory_writer import MemoryWriter
-from tests.support.cycle_support import file_at, is_clean
-from tests.support.gitcli import git
+from tests.support.cycle_support import WritingBackend, built, file_at, is_clean, origin_and_clone
+from tests.support.gitcli import git, protect_branches
 from tests.support.helpers import GitRepo, isolate_git_env, make_repo
 from tests.support.hostile import command_agent, no_traceback
 
@@ -32,6 +35,30 @@ def test_the_agents_stderr_reaches_evidence_and_output_without_control_character
     assert "\x1b" not in result.out + result.err and "\r" not in result.out + result.err
     assert cli(["check"], cwd=memrepo.path).code == ExitCode.OK
     assert is_clean(memrepo) and no_traceback(result.err)
+
+
+def test_a_side_branch_name_an_attacker_took_on_the_remote_is_passed_over_not_lost(tmp_path: Path,
+                                                                                   memrepo: GitRepo) -> None:
+    origin = origin_and_clone(tmp_path, memrepo)
+    protect_branches(origin, "main")
+    # Pushed from elsewhere (an agent with the remote's credentials, a cycle ago): this checkout never fetched it.
+    git(memrepo.path, "checkout", "-q", "--orphan", "planted")
+    git(memrepo.path, "commit", "-q", "--allow-empty", "-m", "planted")
+    git(memrepo.path, "push", "-q", "origin", "planted:refs/heads/gitmem/cycle-1")
+    planted = git(memrepo.path, "rev-parse", "planted").strip()
+    git(memrepo.path, "checkout", "-q", "main")
+    git(memrepo.path, "branch", "-q", "-D", "planted")
+    git(memrepo.path, "update-ref", "-d", "refs/remotes/origin/gitmem/cycle-1")
+
+    report = run_cycle(memrepo.ws(), WritingBackend(built()), settings=Settings(push=True, sleep=lambda s: None))
+
+    assert report.exit_code == ExitCode.SALVAGED and report.push_status == "refused", report.messages
+    assert report.side_branch == "gitmem/cycle-1-2"
+    heads = pygit2.Repository(str(origin))
+    assert str(heads.references["refs/heads/gitmem/cycle-1-2"].target) == report.commit == memrepo.head()
+    assert str(heads.references["refs/heads/gitmem/cycle-1"].target) == planted, "the other branch is untouched"
+    assert gitio.resolve(memrepo.ws().repo, "gitmem/cycle-1-2") == memrepo.head()
+    assert not gitio.branch_exists(memrepo.ws().repo, "gitmem/cycle-1")
 
 
 RAW_ESCAPES = "\x1b]52;c;b3duZWQ=\x07\x1b[2J\x9b31m\rhid\u202eden\x08"
