@@ -103,3 +103,24 @@ def test_an_agents_text_reaches_the_terminal_without_escapes_and_its_bad_refs_br
         assert "cycle-8" in done.out and "cycle-9" not in done.out
     else:
         assert "pick " in done.out and "\\u001b]52" in done.out and "one" in done.out, "shown, not dropped"
+
+
+HOSTILE_MARKDOWN = "Fixes #1, closes GH-2 and owner/repo#3 @octocat <!-- the rest is hidden ![t](https://t.example/p.png)"
+
+
+def test_the_agents_text_in_a_pull_request_notifies_links_closes_and_hides_nothing(memrepo: GitRepo) -> None:
+    from gitmem.publish.pullrequest import pr_text
+    from gitmem.views.pending import pending
+
+    memory = MemoryWriter(memrepo.ws())
+    memory.add_log_entry(task=HOSTILE_MARKDOWN, outcome="built", result=HOSTILE_MARKDOWN, cycle=1)
+    memory.ask_decision(title=HOSTILE_MARKDOWN, recommendation=HOSTILE_MARKDOWN)
+    memrepo.commit_files({"notes.md": "x\n"}, f"gitmem: cycle 1 · built · {HOSTILE_MARKDOWN}")
+    subject = git(memrepo.path, "log", "-1", "--format=%s").strip()
+    title, body = pr_text(memrepo.read("LOG.md"), pending(memrepo.ws()), [(memrepo.head()[:10], subject)],
+                          phase="cycle", branch="gitmem/memory", base="main")
+    for text in (title, body):
+        for acting in ("#1", "GH-2", "#3", "@octocat"):
+            assert acting not in text, (acting, text)
+    assert "<!--" not in body and "![" not in body and "[t](" not in body
+    assert body.count("octocat") == 5 and "the rest is hidden" in body.split("### Decisions waiting")[1]
