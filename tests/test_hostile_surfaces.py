@@ -124,3 +124,11 @@ def test_the_agents_text_in_a_pull_request_notifies_links_closes_and_hides_nothi
             assert acting not in text, (acting, text)
     assert "<!--" not in body and "![" not in body and "[t](" not in body
     assert body.count("octocat") == 5 and "the rest is hidden" in body.split("### Decisions waiting")[1]
+
+
+@pytest.mark.parametrize("line", ["\u0661 * * * *", "0 \u0663 * * *", "*/\u0665 * * * *", "0 0 \u0661-\u0663 * *",
+                                  "*/0 * * * *", "0-99999999 * * * *", "*/99999999999999999999 * * * *"])
+def test_an_agents_workflow_cron_is_read_with_ascii_digits_only(line: str) -> None:
+    from gitmem.fleet import schedule
+
+    assert schedule.cron_interval(line) is None
