@@ -12,7 +12,7 @@ import pygit2
 import pytest
 
 from gitmem import gitio
-from gitmem.cycle.runner import Settings, run_cycle
+from gitmem.cycle.runner import Settings, run_cycle, step_summary
 from gitmem.errors import ExitCode
 from gitmem.memory.text import control_characters
 from gitmem.memory_writer import MemoryWriter
@@ -132,3 +132,17 @@ def test_an_agents_workflow_cron_is_read_with_ascii_digits_only(line: str) -> No
     from gitmem.fleet import schedule
 
     assert schedule.cron_interval(line) is None
+
+
+def test_the_agents_text_in_the_job_summary_hides_and_fetches_nothing(memrepo: GitRepo) -> None:
+    from tests.support.hostile import cycle
+
+    def act(root: Path, memory: MemoryWriter, request: object) -> None:
+        memory.add_log_entry(task=HOSTILE_MARKDOWN, outcome="built", result="done", cycle=1)
+        memory.add_now_block(did="d", human="nothing", next="n", cycle=1)
+        memory.ask_decision(title=HOSTILE_MARKDOWN, recommendation="r")
+
+    report = cycle(memrepo, act, finish=False)
+    assert report.exit_code == ExitCode.OK, report.error
+    summary = step_summary(report)
+    assert "octocat" in summary and "<!--" not in summary and "![" not in summary and "@octocat" not in summary

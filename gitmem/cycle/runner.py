@@ -485,18 +485,21 @@ def push_summary(status: str, side_branch: str | None) -> list[str]:
 
 
 def step_summary(report: CycleReport) -> str:
-    """A short markdown account for $GITHUB_STEP_SUMMARY."""
+    """A short markdown account for $GITHUB_STEP_SUMMARY. The task and the decisions are the agent's text: inert
+    there as in a pull request (gitmem.publish.pullrequest.inert), so no markup hides or fetches anything."""
+    from gitmem.publish.pullrequest import inert
+
     tokens = ", ".join(f"{k} {v}" for k, v in report.tokens.items()) or "not reported"
     lines = [f"### gitmem cycle {report.cycle}: {report.outcome}", "",
-             f"- Task: {one_line(report.task) or '-'}", f"- Commit: `{(report.commit or '-')[:12]}`",
+             f"- Task: {inert(report.task) or '-'}", f"- Commit: `{(report.commit or '-')[:12]}`",
              f"- Tokens: {tokens}"]
     if report.error:
-        lines.append(f"- Error: {report.error}")
+        lines.append(f"- Error: {inert(report.error)}")
     for name, value in (("Salvage branch", report.salvage_branch), ("Side branch", report.side_branch),
                         ("Proposal branch", report.proposal_branch)):
         if value:
             lines.append(f"- {name}: `{value}`")
     lines += push_summary(report.push_status, report.side_branch)
-    waiting = "; ".join(report.pending) if report.pending else "none"
+    waiting = "; ".join(inert(item) for item in report.pending) if report.pending else "none"
     lines.append(f"- Decisions waiting: {waiting}")
     return "\n".join(lines) + "\n\n"
