@@ -21,12 +21,13 @@ from tests.support.gitcli import git, protect_branches
 from tests.support.helpers import GitRepo, isolate_git_env, make_repo
 from tests.support.hostile import command_agent, no_traceback
 
+# Python escapes in the agent script's source: the agent writes the real characters.
 ESCAPES = "\\x1b]0;owned\\x07\\x1b[2J\\x1b[31mred\\x1b[0m\\rhidden\\x08\\x9b1m\\u2028next\\u202eevil"
 
 
 def test_the_agents_stderr_reaches_evidence_and_output_without_control_characters(tmp_path: Path, memrepo: GitRepo,
                                                                                   cli) -> None:
-    command_agent(tmp_path, memrepo, f"sys.stderr.write('warn: ' + {ESCAPES!r} + ' done\\n')\n")
+    command_agent(tmp_path, memrepo, f"sys.stderr.write('warn: {ESCAPES} done\\n')\n")
     result = cli(["cycle"], cwd=memrepo.path)
     assert result.code == ExitCode.OK, result.err
     log_text = file_at(memrepo.repo, "HEAD", "LOG.md") or ""
@@ -36,6 +37,18 @@ def test_the_agents_stderr_reaches_evidence_and_output_without_control_character
     assert cli(["check"], cwd=memrepo.path).code == ExitCode.OK
     assert is_clean(memrepo) and no_traceback(result.err)
 
+
+def test_a_failing_agents_stderr_with_escapes_still_gets_its_no_build_entry(tmp_path: Path, memrepo: GitRepo,
+                                                                            cli) -> None:
+    command_agent(tmp_path, memrepo, f"sys.stderr.write('boom {ESCAPES} end\\n')\nsys.exit(3)\n",
+                  write_memory=False)
+    result = cli(["cycle"], cwd=memrepo.path)
+    assert result.code == ExitCode.SALVAGED, result.err          # the cycle failed: not "refusing to write LOG.md"
+    log_text = file_at(memrepo.repo, "HEAD", "LOG.md") or ""
+    assert "no-build" in log_text and "exited with code 3: boom" in log_text and "end" in log_text
+    assert list(control_characters(log_text.encode())) == []
+    assert "\x1b" not in result.out + result.err and "\x07" not in result.out + result.err
+    assert is_clean(memrepo) and no_traceback(result.err)
 
 def test_a_side_branch_name_an_attacker_took_on_the_remote_is_passed_over_not_lost(tmp_path: Path,
                                                                                    memrepo: GitRepo) -> None:
