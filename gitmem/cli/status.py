@@ -134,9 +134,10 @@ def status(as_json: bool, workspace: str | None) -> int:
     At most 40 lines at any size of history: long lists end with `+N more` (`gitmem pending` lists every
     decision). Flags template placeholders left in RULES.md. Exit 2 in a repository without memory.
     """
+    from gitmem.memory.text import printable_data
     from gitmem.views.status import collect
 
-    data = collect(open_workspace(workspace)).to_json()
+    data = printable_data(collect(open_workspace(workspace)).to_json())     # the agent's text: no escapes
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:

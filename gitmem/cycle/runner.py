@@ -33,7 +33,7 @@ from gitmem.cycle.trust import all_trusted
 from gitmem.errors import ExitCode, GitmemError, RunFailure
 from gitmem.memory import decisions, placeholders
 from gitmem.memory.log import Outcome
-from gitmem.memory.text import one_line
+from gitmem.memory.text import one_line, printable
 from gitmem.memory_writer import WriteRefused
 from gitmem.nofollow.files import FileRefused
 from gitmem.secrets import scrub
@@ -304,7 +304,8 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old:
         cleaned = salvage.scrub_candidates(ws, guard, start)
         proposed = proposals.hold_back(guard, cleaned.paths, clock=clock, remote=remote)
         report.proposal_branch, report.proposal_decision = proposed.branch, proposed.decision
-        notes = [scrub(n) for n in (result.notes if result else [])]
+        # The backend's notes quote the agent (its stderr, its last words): no escape may reach LOG or a terminal.
+        notes = [printable(scrub(n)) for n in (result.notes if result else [])]
         notes += [*guard.notes, *cleaned.notes, *proposed.notes, *(item.note(limit) for item in held), context]
         settled = postflight.settle(ws, old, cycle=report.cycle, clock=clock, notes=notes,
                                     usage=report.tokens, why_no_log=_why(result), started=start[:12],
@@ -331,7 +332,7 @@ def _report_held(report: CycleReport, held: list[Held], limit: int) -> None:
 
 def _why(result: AgentResult | None) -> str:
     if result is not None and result.diagnosis:
-        return scrub(result.diagnosis)       # the agent's last words, written to LOG after the files were scrubbed
+        return printable(scrub(result.diagnosis))     # the agent's last words, for LOG: scrubbed, no escapes
     turns = result.turns if result is not None else 0
     why = f" ({result.stop_reason})" if result is not None and result.stop_reason else ""
     return f"it stopped after {turns} turn(s){why} without saying what it did"
@@ -485,18 +486,21 @@ def push_summary(status: str, side_branch: str | None) -> list[str]:
 
 
 def step_summary(report: CycleReport) -> str:
-    """A short markdown account for $GITHUB_STEP_SUMMARY."""
+    """A short markdown account for $GITHUB_STEP_SUMMARY. The task and the decisions are the agent's text: inert
+    there as in a pull request (gitmem.publish.pullrequest.inert), so no markup hides or fetches anything."""
+    from gitmem.publish.pullrequest import inert
+
     tokens = ", ".join(f"{k} {v}" for k, v in report.tokens.items()) or "not reported"
     lines = [f"### gitmem cycle {report.cycle}: {report.outcome}", "",
-             f"- Task: {one_line(report.task) or '-'}", f"- Commit: `{(report.commit or '-')[:12]}`",
+             f"- Task: {inert(report.task) or '-'}", f"- Commit: `{(report.commit or '-')[:12]}`",
              f"- Tokens: {tokens}"]
     if report.error:
-        lines.append(f"- Error: {report.error}")
+        lines.append(f"- Error: {inert(report.error)}")
     for name, value in (("Salvage branch", report.salvage_branch), ("Side branch", report.side_branch),
                         ("Proposal branch", report.proposal_branch)):
         if value:
             lines.append(f"- {name}: `{value}`")
     lines += push_summary(report.push_status, report.side_branch)
-    waiting = "; ".join(report.pending) if report.pending else "none"
+    waiting = "; ".join(inert(item) for item in report.pending) if report.pending else "none"
     lines.append(f"- Decisions waiting: {waiting}")
     return "\n".join(lines) + "\n\n"

@@ -3,7 +3,8 @@ copy in the cache), then one row per workspace with the same bounded reads as `g
 `gitmem pending` (`gitmem.views`), and, for the page, the agent's own report (`gitmem.report`).
 
 Everything here runs in a worker process and returns plain, picklable values. Every text that leaves it is
-redacted (`gitmem.secrets.redact`): memory is the agent's writing, and an error may quote a URL or git's output.
+redacted (`gitmem.secrets.redact`) and made printable (`gitmem.memory.text.printable`): memory is the agent's
+writing, and an error may quote a URL or git's output, so neither may carry a secret or a terminal escape.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from gitmem.errors import GitmemError
 from gitmem.fleet import schedule
 from gitmem.fleet.fleetfile import AgentEntry
 from gitmem.memory.decisions import age_text
-from gitmem.memory.text import parse_timestamp
+from gitmem.memory.text import parse_timestamp, printable
 from gitmem.secrets import env_values, redact
 from gitmem.workspace import Workspace
 
@@ -81,7 +82,8 @@ class AgentReading:
 
 
 def clean(text: str) -> str:
-    return redact(text, env_values())
+    """An agent's text as the fleet shows it: secrets masked, and nothing a terminal would act on."""
+    return printable(redact(text, env_values()))
 
 
 def cache_dir(entry: AgentEntry, environ: dict[str, str]) -> Path:
@@ -155,14 +157,14 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
     if last is not None:
         stamp = parse_timestamp(last["when"])
         age = (local - stamp.moment).total_seconds() / 86400 if stamp is not None else None
-        row.last_cycle = {"cycle": last["cycle"], "when": last["when"], "outcome": last["outcome"],
+        row.last_cycle = {"cycle": last["cycle"], "when": clean(last["when"]), "outcome": clean(last["outcome"]),
                           "task": clean(last["task"]), "age_days": round(age, 3) if age is not None else None,
                           "age": age_text(age)}
     path = ws.config.path("decisions")
     inbox = []
     for item in pending(ws, now=local):
         inbox.append(InboxItem(entry.name, row.workspace, item.id, clean(item.title), clean(item.recommendation),
-                              str(item.asked) if item.asked else "",
+                              clean(str(item.asked)) if item.asked else "",
                               round(item.age_days, 2) if item.age_days is not None else None, item.age,
                               answer_at(entry, path, item.line, branch)))
         row.stale += item.days > ws.config.close.stale_decision_days

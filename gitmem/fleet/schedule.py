@@ -82,7 +82,7 @@ def _field(text: str, low: int, high: int) -> set[int] | None:
     found: set[int] = set()
     for item in text.lower().split(","):
         base, _, step_text = item.partition("/")
-        step = int(step_text) if step_text.isdigit() and 0 < int(step_text) <= high else None
+        step = int(step_text) if _digits(step_text) and 0 < int(step_text) <= high else None
         if step_text and step is None:
             return None
         if base == "*":
@@ -100,7 +100,12 @@ def _field(text: str, low: int, high: int) -> set[int] | None:
     return found
 
 
+def _digits(text: str) -> bool:
+    """ASCII digits only: `isdigit()` and int() also take `١` for 1, which cron does not."""
+    return text.isascii() and text.isdigit()
+
+
 def _value(text: str) -> int | None:
-    if text.isdigit() and len(text) <= 2:
+    if _digits(text) and len(text) <= 2:
         return int(text)
     return NAMES.get(text)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pygit2
 
 from gitmem.gitio.remote import GitCommandError, token_config
-from gitmem.gitio.repository import Repo, open_repo
+from gitmem.gitio.repository import Repo, open_repo, references
 
 COPY_REF = "refs/remotes/origin/"            # the agent's branch and its gitmem/* branches land under it
 WAITING_PREFIX = "gitmem/"                    # branches the runner makes for a human: proposal, cycle, salvage
@@ -96,7 +96,7 @@ def fetch_copy(dest: Path, url: str, branch: str | None, *, timeout: float, envi
 def waiting_branches(repo: Repo, *, copy: bool) -> list[str]:
     """The `gitmem/*` branches that wait for a human: in a fetched copy, those of its remote; in an agent's own
     clone, the local ones and those its remotes have (`remote/gitmem/...` when only a remote has it)."""
-    names = sorted(repo.raw.references)
+    names = references(repo)
     if copy:
         return [n.removeprefix(COPY_REF) for n in names if n.startswith(COPY_REF + WAITING_PREFIX)]
     local = [n.removeprefix("refs/heads/") for n in names if n.startswith("refs/heads/" + WAITING_PREFIX)]

@@ -201,5 +201,8 @@ def dirty_files(repo: Repo) -> list[tuple[str, str]]:
 
 
 def references(repo: Repo, prefix: str = "refs/") -> list[str]:
-    """Full names of the references under `prefix`."""
-    return sorted(name for name in repo.raw.references if name.startswith(prefix))
+    """Full names of the references under `prefix`. Only names git accepts: an agent can write a file under
+    .git/refs by any name (an escape sequence, `..`), and git itself would refuse to resolve it, so a reader
+    that lists it would fail on it or print it."""
+    return sorted(name for name in repo.raw.references
+                  if name.startswith(prefix) and pygit2.reference_is_valid_name(name))

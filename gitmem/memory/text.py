@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from gitmem import codes
 from gitmem.codes import Code
@@ -139,6 +139,32 @@ def control_characters(data: bytes, start: int = 0) -> Iterator[tuple[int, str]]
         found = match.group()
         yield match.start(), ("NUL" if found == b"\0" else "a bare carriage return (CR)" if found == b"\r"
                               else f"the control character U+{found[0]:04X}")
+
+
+# What a terminal acts on rather than shows: C0 controls but TAB and LF (ESC starts ANSI sequences that clear the
+# screen, set the title or write the clipboard; a bare CR or BS overprints what came before), DEL, the C1 controls
+# (U+009B is a one-character CSI), and the Unicode line separators and bidirectional overrides that reorder or
+# break what the reader sees.
+_UNPRINTABLE_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
+                             "\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """`text` (written by an agent, read from a repository) with each character a terminal would act on shown as
+    its `\\uXXXX` escape: the human sees that it is there, and the terminal executes nothing."""
+    return _UNPRINTABLE_RE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
+def printable_data(value: Any) -> Any:
+    """A view's data (dicts, lists, strings, numbers) with every string `printable`: what the views show was
+    read from memory an agent wrote, and the JSON and the text output alike must not carry an escape."""
+    if isinstance(value, str):
+        return printable(value)
+    if isinstance(value, dict):
+        return {printable_data(key): printable_data(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [printable_data(item) for item in value]
+    return value
 
 
 @dataclass(frozen=True)

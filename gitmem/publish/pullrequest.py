@@ -7,6 +7,7 @@ PR's title and body from LOG and DECISIONS. The REST calls live in gitmem.publis
 """
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -166,9 +167,28 @@ def proposed_commits(repo: gitio.Repo, remote: str, base: str) -> list[tuple[str
     return [(c.short, c.subject) for c in gitio.walk_range(repo, base_tip, "HEAD")]
 
 
+# What GitHub acts on in a PR's text: HTML (a comment `<!--` hides the rest of the body, the decisions waiting
+# among it; an image calls a tracker), Markdown links, images and emphasis, and references: `@name` notifies a
+# user or a team, `#12`, `GH-12` and `owner/repo#12` link, and after a closing keyword ("Fixes #12") merging the
+# PR closes that issue.
+_MARKUP = re.compile(r"[\\`*_\[\]!|~]")
+_REFERENCE = re.compile(r"[@#]|\b(?i:gh)-(?=\d)")
+_ZERO_WIDTH = "\u200b"
+
+
+def inert(text: str) -> str:
+    """The agent's text (a task, a result, a commit subject, a decision) as a PR shows it: on one line, shown as
+    written and acting on nothing: markup escaped, and a zero-width space after each `@`, `#` and `GH-`, so
+    that no user is notified, no issue is linked and none is closed when the human merges."""
+    shown = html.escape(one_line(text), quote=False)
+    shown = _MARKUP.sub(lambda found: "\\" + found.group(), shown)
+    return _REFERENCE.sub(lambda found: found.group() + _ZERO_WIDTH, shown)
+
+
 def pr_text(log_text: str, waiting: Sequence[Waiting], commits: list[tuple[str, str]], *, phase: str,
             branch: str, base: str) -> tuple[str, str]:
-    """The PR's title (the latest LOG entry) and body (that entry, the commits, the decisions waiting)."""
+    """The PR's title (the latest LOG entry) and body (that entry, the commits, the decisions waiting). Every
+    text the agent wrote goes through `inert` (the title, plain text on GitHub, only through its references)."""
     entries = log.parse(log_text).entries
     last = entries[-1] if entries else None
     if last is None:
@@ -176,14 +196,14 @@ def pr_text(log_text: str, waiting: Sequence[Waiting], commits: list[tuple[str, 
     elif last.cycle is None:
         title = f"gitmem: close {one_line(last.get('Day') or '') or last.when.day.isoformat()}"
     else:
-        task = one_line(last.get("Task") or "")
+        task = _REFERENCE.sub(lambda found: found.group() + _ZERO_WIDTH, one_line(last.get("Task") or ""))
         title = f"gitmem: cycle {last.cycle} · {last.outcome}" + (f" · {task}" if task else "")
     title = title if len(title) <= 120 else title[:119] + "…"
     lines = [f"Memory written by gitmem ({phase}) in pull-request mode. Merge to land it on `{base}`; "
              f"while this PR is open, later runs add their commits to `{branch}` and update it.", ""]
     if last is not None:
         lines += [f"### Latest LOG entry: {last.heading().removeprefix('## ')}", ""]
-        lines += [f"- {key}: {one_line(last.get(key) or '')}" for key in ("Task", "Result", "Day", "Cycles",
+        lines += [f"- {key}: {inert(last.get(key) or '')}" for key in ("Task", "Result", "Day", "Cycles",
                                                                           "Summary", "Plan")
                   if last.get(key)]
         lines.append("")
@@ -191,11 +211,11 @@ def pr_text(log_text: str, waiting: Sequence[Waiting], commits: list[tuple[str, 
     lines += [f"### Commits ({len(commits)})", ""]
     if len(commits) > len(shown):
         lines.append(f"- … {len(commits) - len(shown)} earlier commit(s)")
-    lines += [f"- `{sha}` {subject}" for sha, subject in shown]
+    lines += [f"- `{sha}` {inert(subject)}" for sha, subject in shown]
     lines += ["", f"### Decisions waiting ({len(waiting)})", ""]
     for item in waiting:
-        recommendation = f" — recommends: {one_line(item.recommendation)}" if item.recommendation else ""
-        lines.append(f"- **{item.id}** {item.title}{recommendation} (asked {item.asked or '?'})")
+        recommendation = f" — recommends: {inert(item.recommendation)}" if item.recommendation else ""
+        lines.append(f"- **{inert(item.id)}** {inert(item.title)}{recommendation} (asked {item.asked or '?'})")
     if waiting:
         # A decision asked in this PR exists only on its branch until the merge: answer it there.
         lines += ["", f"Answer on `{branch}`: edit DECISIONS.md on this branch on GitHub, or run "

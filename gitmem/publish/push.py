@@ -17,13 +17,15 @@ messages say so: on a CI runner that disk is thrown away when the job ends.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from gitmem import codes, gitio
 from gitmem.errors import ExitCode
 from gitmem.secrets import scrub
+
+SIDE_TRIES = 5       # side branch names tried when the remote already holds one (pushed there from elsewhere)
 
 
 class PushStatus(StrEnum):
@@ -78,13 +80,39 @@ def known_upstream(repo: gitio.Repo, remote: str | None = None) -> str | None:
     return gitio.remote_branch_oid(repo, remote or default_remote, branch)
 
 
-def free_branch_name(repo: gitio.Repo, base: str, remote: str) -> str:
-    """`base`, or `base-2`, `base-3`… when a local or fetched remote branch of that name already exists."""
+def free_branch_name(repo: gitio.Repo, base: str, remote: str, *, taken: Collection[str] = ()) -> str:
+    """`base`, or `base-2`, `base-3`… when a local or fetched remote branch of that name already exists, or the
+    name is among `taken` (found taken on the remote otherwise)."""
     name, number = base, 1
-    while gitio.branch_exists(repo, name) or gitio.remote_branch_oid(repo, remote, name):
+    while name in taken or gitio.branch_exists(repo, name) or gitio.remote_branch_oid(repo, remote, name):
         number += 1
         name = f"{base}-{number}"
     return name
+
+
+def _push_aside(repo: gitio.Repo, remote: str, base: str, tip: str) -> tuple[str, gitio.GitCommandError | None]:
+    """Push `tip` to a free side branch named after `base` and keep it as a local branch too: (its name, None),
+    or (the local name, the last push's error). A name the remote already holds is passed over: only the one
+    branch being published was fetched, and whoever can write the remote (an agent with its credentials) can
+    take `gitmem/cycle-N` ahead of time, which would leave the work on this disk alone. Never forced: their
+    branch stays as it is."""
+    first = name = free_branch_name(repo, base, remote)
+    failure: gitio.GitCommandError | None = None
+    taken: list[str] = []
+    for _ in range(SIDE_TRIES):
+        try:
+            gitio.push(repo, remote, tip, name)
+        except gitio.GitCommandError as err:
+            failure = err
+            if not err.rejected:            # refused for good, or no remote: another name fares no better
+                break
+            taken.append(name)
+            name = free_branch_name(repo, base, remote, taken=taken)
+            continue
+        gitio.create_branch(repo, name, tip)
+        return name, None
+    gitio.create_branch(repo, first, tip)
+    return first, failure
 
 
 def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None,
@@ -180,14 +208,11 @@ def _refused(repo: gitio.Repo, result: SyncResult, fallback: str) -> SyncResult:
     tip = _head(repo)
     where = f"{result.remote}/{result.branch}"
     local = gitio.current_branch(repo) or result.branch
-    name = free_branch_name(repo, fallback, result.remote)
-    gitio.create_branch(repo, name, tip)
-    result.side_branch, result.commit = name, tip
     result.messages.append(f"{where} refused the push for good (branch protection, a ruleset or a hook), so it "
                            "was not retried")
-    try:
-        gitio.push(repo, result.remote, name, name)
-    except gitio.GitCommandError as err:
+    name, err = _push_aside(repo, result.remote, fallback, tip)
+    result.side_branch, result.commit = name, tip
+    if err is not None:
         result.messages.append(f"could not push {name} either: {scrub(str(err))}")
         result.messages.append(only_local(result.remote, (local, name)))
         return result                   # FAILED: the exit code says the work is only local
@@ -246,16 +271,13 @@ def _keep(repo: gitio.Repo, result: SyncResult, conflict_branch: str, known: str
           why: str) -> SyncResult:
     """Refuse to build on a rewritten upstream: push nothing to it, keep the local work on a side branch."""
     tip = _head(repo)
-    name = free_branch_name(repo, conflict_branch, result.remote)
-    gitio.create_branch(repo, name, tip)
-    result.status, result.side_branch, result.commit = PushStatus.REWRITTEN, name, tip
     where = f"{result.remote}/{result.branch}"
     result.messages.append(f"refused to push: {where} was rewritten since this checkout last saw it ({known[:10]}, "
                            f"now {upstream[:10]}): {why}")
-    try:
-        gitio.push(repo, result.remote, name, name)
-        kept = f"local and {result.remote}"
-    except gitio.GitCommandError as err:
+    name, err = _push_aside(repo, result.remote, conflict_branch, tip)
+    result.status, result.side_branch, result.commit = PushStatus.REWRITTEN, name, tip
+    kept = f"local and {result.remote}"
+    if err is not None:
         result.messages.append(f"could not push {name}: {scrub(str(err))}")
         result.messages.append(only_local(result.remote, (name,)))
         kept = "local"
@@ -282,17 +304,14 @@ def _divert(repo: gitio.Repo, result: SyncResult, conflict_branch: str, conflict
     """Keep the local work on a side branch. `conflicts` are paths that did not merge, or (`verified`) the
     lines of `gitmem verify` that the rebased commits failed."""
     tip = _head(repo)
-    name = free_branch_name(repo, conflict_branch, result.remote)
-    gitio.create_branch(repo, name, tip)
+    result.messages.append(f"the rebased commits fail `gitmem verify`: {'; '.join(conflicts)}" if verified else
+                           f"rebase onto {result.remote}/{result.branch} conflicts in {', '.join(conflicts)}")
+    name, err = _push_aside(repo, result.remote, conflict_branch, tip)
     result.status = PushStatus.CONFLICT
     result.side_branch = name
     result.conflicts = conflicts
     result.commit = tip
-    result.messages.append(f"the rebased commits fail `gitmem verify`: {'; '.join(conflicts)}" if verified else
-                           f"rebase onto {result.remote}/{result.branch} conflicts in {', '.join(conflicts)}")
-    try:
-        gitio.push(repo, result.remote, name, name)
-    except gitio.GitCommandError as err:
+    if err is not None:
         # The work stays on the local side branch and on the local branch: nothing is moved.
         result.messages.append(f"could not push {name} either: {scrub(str(err))}")
         result.messages.append(only_local(result.remote, (gitio.current_branch(repo) or result.branch, name)))
