@@ -29,7 +29,6 @@ from tests.support import report_history as planted
 from tests.support.gitcli import git
 from tests.support.helpers import isolate_git_env, make_repo
 from tests.support.loopback import QuietHandler, serving
-from tests.support.npm_cache import skip_loudly
 
 TOKEN = "ghp_" + "Q7x2" * 9
 ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "fleet"
@@ -262,13 +261,8 @@ SHOT_INK = """(async () => {
 
 @pytest.fixture(scope="module")
 def chrome(tmp_path_factory: pytest.TempPathFactory) -> Iterator[browser.Browser]:
-    try:
-        executable = browser.chromium()
-    except browser.Unavailable as why:
-        skip_loudly("fleet browser test", f"no headless Chromium: {why}")
-    opened = browser.Browser(executable, tmp_path_factory.mktemp("chromium-profile"))
-    yield opened
-    opened.close()
+    with browser.headless(tmp_path_factory.mktemp("chromium-profile"), "fleet browser test") as opened:
+        yield opened
 
 
 @pytest.mark.slow

@@ -64,13 +64,8 @@ INK = """(() => {
 
 @pytest.fixture(scope="module")
 def chrome(tmp_path_factory: pytest.TempPathFactory) -> Iterator[browser.Browser]:
-    try:
-        executable = browser.chromium()
-    except browser.Unavailable as why:
-        skip_loudly("report browser tests", f"no headless Chromium: {why}")
-    opened = browser.Browser(executable, tmp_path_factory.mktemp("chromium-profile"))
-    yield opened
-    opened.close()
+    with browser.headless(tmp_path_factory.mktemp("chromium-profile"), "report browser tests") as opened:
+        yield opened
 
 
 @pytest.fixture(scope="module")

@@ -15,11 +15,13 @@ import shutil
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support.npm_cache import Unavailable, npm_ci
+from tests.support.npm_cache import Unavailable, npm_ci, skip_loudly
 
 JS_DIR = Path(__file__).resolve().parent / "js"
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -200,3 +202,18 @@ class Browser:
             except OSError:
                 pass
         self._log.close()
+
+
+@contextmanager
+def headless(profile: Path, what: str) -> Iterator[Browser]:
+    """One headless Chromium for a module's tests, closed after them; `what` names them in the loud skip where
+    this machine has no Chromium."""
+    try:
+        executable = chromium()
+    except Unavailable as why:
+        skip_loudly(what, f"no headless Chromium: {why}")
+    opened = Browser(executable, profile)
+    try:
+        yield opened
+    finally:
+        opened.close()
