@@ -9,15 +9,13 @@ from __future__ import annotations
 import shutil
 import statistics
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from gitmem.agents.command import CommandBackend
+from benchmarks.conftest import runner_seconds
 from gitmem.agents.sandbox import choose
 from gitmem.config import Config
-from gitmem.cycle.runner import run_cycle
 from gitmem.workspace import Workspace
 from tests.support.helpers import isolate_git_env, make_repo, with_command_backend
 
@@ -31,19 +29,10 @@ def _repo(path: Path, mode: str) -> Workspace:
     return Workspace.open(path)
 
 
-def _cycle(root: Path) -> float:
-    ws = Workspace.open(root)
-    began = time.perf_counter()
-    report = run_cycle(ws, CommandBackend(ws.config))
-    spent = time.perf_counter() - began
-    assert report.exit_code == 0 and report.commit, report.messages
-    return spent
-
-
 def sandbox_ratio(boxed: Path, plain: Path, pairs: int) -> dict[str, float]:
     ratios, firsts, seconds = [], [], []
     for _ in range(pairs + 1):                    # the first pair warms caches and is dropped
-        first, second = _cycle(boxed), _cycle(plain)
+        first, second = runner_seconds(boxed), runner_seconds(plain)
         firsts.append(first)
         seconds.append(second)
         ratios.append(first / second)

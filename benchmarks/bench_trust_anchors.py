@@ -17,10 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.conftest import runner_seconds
 from gitmem.agents import anchors
-from gitmem.agents.command import CommandBackend
-from gitmem.cycle.runner import run_cycle
-from gitmem.workspace import Workspace
 from tests.support.helpers import isolate_git_env, make_repo, with_command_backend
 
 PAIRS = 9
@@ -40,22 +38,13 @@ def _repo(path: Path, entries: int) -> Path:
     return path
 
 
-def _cycle(root: Path) -> float:
-    ws = Workspace.open(root)
-    began = time.perf_counter()
-    report = run_cycle(ws, CommandBackend(ws.config))
-    spent = time.perf_counter() - began
-    assert report.exit_code == 0 and report.commit, report.messages
-    return spent
-
-
 def anchors_ratio(with_them: Path, without: Path, pairs: int, monkeypatch: pytest.MonkeyPatch) -> dict[str, float]:
     real = anchors.changed
     ratios, firsts, seconds = [], [], []
     for _ in range(pairs + 1):                    # the first pair warms caches and is dropped
-        first = _cycle(with_them)
+        first = runner_seconds(with_them)
         monkeypatch.setattr(anchors, "changed", lambda root, before, walk: [])
-        second = _cycle(without)
+        second = runner_seconds(without)
         monkeypatch.setattr(anchors, "changed", real)
         firsts.append(first)
         seconds.append(second)

@@ -31,6 +31,22 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Mod
     return None
 
 
+def runner_seconds(root: Path) -> float:
+    """The runner's own time for one cycle of the repository at `root` with its configured (no-op) command
+    agent: what the sandbox and the trust-anchor benchmarks compare, each against its own baseline."""
+    import time
+
+    from gitmem.agents.command import CommandBackend
+    from gitmem.cycle.runner import run_cycle
+
+    ws = Workspace.open(root)
+    began = time.perf_counter()
+    report = run_cycle(ws, CommandBackend(ws.config))
+    spent = time.perf_counter() - began
+    assert report.exit_code == 0 and report.commit, report.messages
+    return spent
+
+
 def scale_id(scale: float) -> str:
     return f"{scale:g}x"
 
