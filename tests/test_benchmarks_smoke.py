@@ -42,3 +42,28 @@ def test_the_recall_benchmark_can_measure_another_model(tmp_path: Path, monkeypa
         assert (setup.root / "gitmem.yaml").read_text(encoding="utf-8").startswith("# gitmem configuration.")
     finally:
         setup.index.close()
+
+
+@pytest.mark.slow
+def test_the_recall_benchmark_reuses_a_kept_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # GITMEM_BENCH_KEEP: a real encoder embeds 10x for minutes, so a later run (another cut, another table)
+    # starts from a copy of the kept build and leaves the kept one as it was.
+    from benchmarks.bench_recall_semantic import prepare
+    from tests.support.recall_support import tiny_model
+
+    monkeypatch.setenv("GITMEM_BENCH_MODEL", f"model2vec:{tiny_model(tmp_path / 'model', {'price': [1.0, 0.0]})}")
+    monkeypatch.setenv("GITMEM_BENCH_KEEP", str(tmp_path / "kept"))
+    first = prepare(1.0, tmp_path / "first")
+    first.index.close()
+    kept = next((tmp_path / "kept").iterdir())
+    log_before = (kept / "repo" / "LOG.md").read_bytes()
+    second = prepare(1.0, tmp_path / "second")
+    try:
+        assert second.root == tmp_path / "second" / "repo" and second.figures == first.figures
+        assert [case.target for case in second.sets["paraphrase"]] == [case.target for case in first.sets["paraphrase"]]
+        assert not second.index.rebuilt
+        assert sorted(p.name for p in second.index.path.parent.glob("vectors-*")) == \
+            sorted(p.name for p in first.index.path.parent.glob("vectors-*"))
+    finally:
+        second.index.close()
+    assert (kept / "repo" / "LOG.md").read_bytes() == log_before

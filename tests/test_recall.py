@@ -347,6 +347,24 @@ def test_an_in_domain_question_about_something_never_written_gets_no_memory(hist
     assert search(ws, "kestrel")[0].id == f"cycle {kestrel}"
 
 
+def test_words_gathered_from_unrelated_sentences_of_one_entry_answer_nothing(history: History) -> None:
+    scattered = history.cycle(task="renamed the Osprey mirror", result="The quota job ran twice. The warm-up was"
+                              " slow. Nobody touched the build box. Later the Zephyr payout page went live.")
+    for _ in range(8):
+        history.cycle()
+    ws = Workspace.at(history.root, history.config)
+    # The entry holds "Osprey" and "payout" (most of the question's weight) but says nothing about an Osprey
+    # payout: the two words sit sentences apart, about other things. Not even --all lifts it.
+    assert search(ws, "why did the Osprey payout stall?", min_score=0.0, gap=1.0) == []
+    together = history.cycle(task="the Osprey payout stalled on the staging box")
+    ws = Workspace.at(history.root, history.config)
+    found = [hit.id for hit in search(ws, "why did the Osprey payout stall?", min_score=0.0, gap=1.0)]
+    assert found == [f"cycle {together}"]
+    # Each sentence is still found by its own words, the title's context included.
+    assert search(ws, "Zephyr payout page")[0].id == f"cycle {scattered}"
+    assert search(ws, "osprey mirror renamed")[0].id == f"cycle {scattered}"
+
+
 @pytest.mark.parametrize("scale", [0.1, 1.0])
 def test_synthetic_history_planted_facts_and_supersessions(tmp_path: Path, git_env: None, scale: float) -> None:
     from tests.support.synth import build_synthetic_repo

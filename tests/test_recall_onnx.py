@@ -89,6 +89,31 @@ def test_hybrid_with_an_encoder_finds_other_words_and_says_no_memory_under_its_f
         ["cycle 9"]
 
 
+def test_beside_words_meaning_answers_only_for_the_words_a_window_lacks(memrepo: GitRepo, tmp_path: Path) -> None:
+    eye = np.eye(4)
+    folder = tiny_onnx_model(tmp_path / "encoder", {
+        "ledger": list(eye[0]), "yearly": list(eye[0]),           # the subject both entries are about
+        "sluggish": list(eye[1]),                                 # what the first question asks: never written
+        "backups": list(eye[2]), "halted": list(eye[3]), "quit": list(eye[3])})   # "quit" means "halted"
+    (folder / "gitmem.json").write_text(json.dumps({"floor": 0.5}))
+    transformer._load.cache_clear()
+    history = History(memrepo)
+    ledger = history.cycle(task="closed the yearly ledger")
+    backups = history.cycle(task="the backups halted")
+    for _ in range(8):
+        history.cycle()
+    ws = with_model(history, f"onnx:{folder}")
+    # "ledger sluggish" against the ledger window: cosine 0.71, over the floor, all of it from the shared word.
+    # What the words leave open ("sluggish") the window does not mean (cosine 0): no memory, not even with --all.
+    assert found_ids(ws, "why was the ledger sluggish?", min_score=0, gap=1) == []
+    assert found_ids(with_model(history, f"onnx:{folder}", "semantic"), "why was the ledger sluggish?",
+                     min_score=0, gap=1)[:1] == [f"cycle {ledger}"], "meaning alone has no words to defer to"
+    # "backups quit": the window lacks "quit" but means it ("halted", cosine 0.71): found, though its words
+    # hold too little of the question for words alone.
+    assert found_ids(with_model(history, f"onnx:{folder}", "bm25"), "did the backups quit?") == []
+    assert found_ids(ws, "did the backups quit?")[:1] == [f"cycle {backups}"]
+
+
 def test_another_encoder_or_window_size_rebuilds_the_vectors(planted: History, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     def store_token(model: str) -> str:

@@ -3,8 +3,9 @@
 Score of a hit (all parts 0..1):
 - relevance = coverage x (0.7 + 0.3 x bm25 / best bm25). Coverage is the idf-weighted share of the
   query's words the entry holds, so the score means something on its own: a query whose rare words are
-  nowhere in memory scores low everywhere. An entry covering at most COVERAGE_FLOOR (half) of the query is
-  no candidate at all ("no memory of that"), whatever `min_score` says.
+  nowhere in memory scores low everywhere. An entry that holds less than COVERAGE_FLOOR (half) of the
+  query in one passage (its title and PASSAGE neighbouring sentences) is no candidate at all ("no memory
+  of that"), whatever `min_score` says.
   BM25 only orders entries that hold the same words (its ratio mostly reflects entry length), so it
   moves relevance by at most 0.3.
 - recency factor = 1 - w + w x 0.5 ** (age_days / half_life), with w = recall.recency_weight (default
@@ -25,6 +26,7 @@ the list is cut at the first drop between neighbours larger than `gap` (see `cut
 """
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,6 +44,11 @@ SECONDS_PER_DAY = 86400.0
 # entry of the agent's own domain shares common words with any question about that domain ("refund",
 # "annual", "plans"); only one that also holds the question's rarer, heavier words answers it.
 COVERAGE_FLOOR = 0.5
+# ...and hold it in one place: the entry's title and at most PASSAGE neighbouring sentences. A long entry
+# (a 40-line close, a cycle's Evidence) gathers a question's words from unrelated sentences ("the annual
+# quote", "two authors", "last week"); a fact that answers the question says them together.
+PASSAGE = 2
+_SENTENCE_END = re.compile(r"(?<=[.;!?])\s+|\n+")
 
 
 @dataclass(frozen=True)
@@ -138,14 +145,33 @@ def bm25_ranker(conn: sqlite3.Connection, query: Query, flt: Filter, limit: int)
     if not raw:
         return []
     marks = ",".join("?" * len(raw))
-    texts = dict(conn.execute(f"SELECT rowid, title || ' ' || body FROM fts WHERE rowid IN ({marks})",
-                              list(raw)).fetchall())
+    texts = {doc_id: (title, body) for doc_id, title, body in conn.execute(
+        f"SELECT rowid, title, body FROM fts WHERE rowid IN ({marks})", list(raw)).fetchall()}
     scored = []
     for doc_id, strength in raw.items():
-        covered = query.coverage(conn, texts.get(doc_id, ""))
-        if covered >= COVERAGE_FLOOR:
+        title, body = texts.get(doc_id, ("", ""))
+        covered = query.coverage(conn, f"{title} {body}")
+        # A passage holds no more of the query than its entry: the whole entry is the cheap first test.
+        if covered >= COVERAGE_FLOOR and passage_coverage(conn, query, title, body) >= COVERAGE_FLOOR:
             scored.append((doc_id, covered * (0.7 + 0.3 * strength)))
     return sorted(scored, key=lambda item: -item[1])
+
+
+def passages(title: str, body: str) -> list[str]:
+    """Where an entry says something in one place: its title with each run of PASSAGE neighbouring sentences."""
+    sentences = [part for part in _SENTENCE_END.split(body) if part.strip()]
+    starts = range(max(1, len(sentences) - PASSAGE + 1))
+    return [f"{title} {' '.join(sentences[start:start + PASSAGE])}" for start in starts]
+
+
+def passage_coverage(conn: sqlite3.Connection, query: Query, title: str, body: str) -> float:
+    """The most of the query (Query.coverage) any one passage of the entry holds."""
+    best = 0.0
+    for passage in passages(title, body):
+        best = max(best, query.coverage(conn, passage))
+        if best >= 1.0:
+            break
+    return best
 
 
 RANKERS: dict[str, Ranker] = {"bm25": bm25_ranker}

@@ -180,7 +180,8 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
 
                 model = encoder.load_model(settings.model, index.root)
                 store = index.vectors(model, progress)
-                rankers["semantic"] = semantic.ranker(store, model, settings.semantic_scale, len(index.scopes))
+                rankers["semantic"] = semantic.ranker(store, model, settings.semantic_scale, len(index.scopes),
+                                                      beside_words=len(rankers) > 0)
                 passage = semantic.passage_finder(store, model)
             hits = _query(conn, query, flt, limit, settings, all_workspaces,
                           settings.min_score if min_score is None else min_score,

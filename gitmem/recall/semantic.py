@@ -7,7 +7,8 @@ is its similarity in standard deviations of this query's scores over the whole s
 divided by sqrt(2 ln rows), the expected largest of that many unrelated rows: about 1 for the best of the
 junk, whatever the memory's size. Relevance is s / (s + recall.semantic_scale) for s > 0: 0..1, in the
 order of the scores, and 0.5 at the scale. The scale is calibrated on the paraphrase benchmark so that
-`recall.min_score` keeps meaning "no memory of that" when the words differ.
+`recall.min_score` keeps meaning "no memory of that" when the words differ. Beside a word ranker (hybrid),
+a window holding some of the query's words answers only for the words it lacks (`words_leave_open`).
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 
 EXACT_ROWS = 16_384            # up to this many rows, every row is scored exactly
 CANDIDATES = 4_096             # rows scored exactly after the sign-bit pass
+EXAMINED = 512                 # rows, best first, a query's meaning candidates are taken from
 SNIPPET_CHARS = 200
 
 
@@ -134,18 +136,88 @@ def passage_finder(store: Store, model: Encoder) -> Any:
     return passage
 
 
-def ranker(store: Store, model: Encoder, scale: float, workspaces: int) -> Any:
+def ranker(store: Store, model: Encoder, scale: float, workspaces: int, *, beside_words: bool = False) -> Any:
     """A `rank.Ranker` over `store`: (entry id, relevance 0..1), best first. `workspaces`: how many the
-    index holds (with one, a workspace filter lets every entry through)."""
+    index holds (with one, a workspace filter lets every entry through). `beside_words`: a word ranker runs
+    too (hybrid), so meaning answers only for what the words leave open (`words_leave_open`)."""
     def rank(conn: sqlite3.Connection, query: Query, flt: Filter, limit: int) -> list[tuple[int, float]]:
         rows, sims = similarities(store, model, query.text, _mask(conn, store, flt, workspaces))
+        answers = words_leave_open(conn, store, model, query) if beside_words else None
         best: dict[int, float] = {}
-        for doc_id, sim in zip(store.doc[rows].tolist(), sims.tolist(), strict=False):
+        for row, doc_id, sim in zip(rows[:EXAMINED].tolist(), store.doc[rows[:EXAMINED]].tolist(),
+                                    sims[:EXAMINED].tolist(), strict=False):
             if sim <= 0 or len(best) >= limit:
                 break
-            best.setdefault(doc_id, sim / (sim + scale))
+            if doc_id not in best and (answers is None or answers(row, doc_id)):
+                best[doc_id] = sim / (sim + scale)
         return list(best.items())
     return rank
+
+
+def words_leave_open(conn: sqlite3.Connection, store: Store, model: Encoder, query: Query) -> Any:
+    """A test (row, entry id) -> whether the row's window answers the query by meaning, beside the words.
+
+    A window that holds some of the query's own words was already judged by them (rank.py's coverage in one
+    passage), and a sentence encoder scores shared words high whatever the rest says: "why did the refund for
+    annual plans take two weeks?" is close to any window about refunds of annual plans. So such a window
+    answers by meaning only if it also means what the words it lacks say: its raw cosine with those words
+    alone clears the model's floor ("overnight quit" against "nightly backups stopped"). A window holding
+    every word of the query is the words' to answer."""
+    rest = rest_cosine(conn, store, model, query)
+    return lambda row, doc_id: rest(row, doc_id) >= model.floor
+
+
+UNASKED = 2.0                  # rest_cosine of a window that holds none of the query's words: nothing to ask
+
+
+def rest_cosine(conn: sqlite3.Connection, store: Store, model: Encoder, query: Query) -> Any:
+    """A function (row, entry id) -> the raw cosine of the row with the query's words its window lacks:
+    UNASKED when it holds none of them, -1 when it holds them all (see `words_leave_open`)."""
+    import numpy as np
+
+    from gitmem.recall.query import WORD_RE, fold, stems
+
+    asked = list(dict.fromkeys(fold(word) for word in chunks.content_words(query.text)))
+    terms = stems(conn, asked)
+    windows: dict[int, tuple[Any, list[str]]] = {}
+    rests: dict[tuple[str, ...], Any] = {}
+    # Rows are appended entry by entry in id order, so ids only grow down the store (-1 marks a deleted
+    # entry's rows): an entry's rows are found by bisection, not by a pass over every row.
+    ascending = np.maximum.accumulate(store.doc) if store.rows else store.doc
+
+    def rows_of(doc_id: int, row: int) -> Any:
+        low, high = np.searchsorted(ascending, [doc_id, doc_id + 1])
+        own = low + np.flatnonzero(store.doc[low:high] == doc_id)
+        return own if row in own else np.flatnonzero(store.doc == doc_id)
+
+    def held(row: int, doc_id: int) -> set[str]:
+        if doc_id not in windows:
+            # The index says at once whether the entry holds any of the words; only then are its windows read.
+            entry = conn.execute("SELECT title, body FROM fts WHERE fts MATCH ? AND rowid = ?",
+                                 (query.match, doc_id)).fetchone() if query.match else None
+            texts = chunks.windows(*entry) if entry is not None else []
+            windows[doc_id] = (rows_of(doc_id, row) if texts else store.doc[:0], texts)
+        own, texts = windows[doc_id]
+        if not texts:
+            return set()
+        at = int(np.searchsorted(own, row))
+        # The entry's rows are its windows in order; should they not be (a store another version wrote), the
+        # whole entry stands for the window: it holds at least as many of the query's words.
+        window = texts[at] if len(own) == len(texts) and at < len(texts) else " ".join(texts)
+        found = set(stems(conn, WORD_RE.findall(fold(window))).values())
+        return {word for word in asked if terms.get(word, word) in found}
+
+    def cosine(row: int, doc_id: int) -> float:
+        shared = held(row, doc_id) if asked else set()
+        if not shared:
+            return UNASKED
+        rest = tuple(word for word in asked if word not in shared)
+        if not rest:
+            return -1.0
+        if rest not in rests:
+            rests[rest] = model.pool([" ".join(rest)], store.fit.weighted)[0]
+        return float((store.vec[row].astype(np.float32) * store.scale[row]) @ rests[rest])
+    return cosine
 
 
 def _mask(conn: sqlite3.Connection, store: Store, flt: Filter, workspaces: int) -> Any:
