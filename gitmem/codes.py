@@ -323,6 +323,10 @@ CYCLE_TRUST_ANCHOR_CHANGED = _code(
     "GM719", "cycle-trust-anchor-changed",
     "a git-ignored place the human's tools run code from (.venv, venv, .direnv) changed during the cycle",
     "{message}", severity="warning", since=3)
+CYCLE_REPOSITORY_HELD = _code(
+    "GM720", "cycle-repository-held",
+    "a git repository the agent made inside the work tree was kept out of the cycle's commit, in "
+    ".git/gitmem/held/", "{message}", severity="warning", since=3)
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(

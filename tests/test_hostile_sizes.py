@@ -1,5 +1,5 @@
 """Hostile cases, class 8: sizes. Valid memory never blocks the next cycle, and the runner never commits a file
-too big to push.
+too big to push, nor leaves in the tree what no commit can hold (a repository the agent made inside it).
 
 The property: any memory that passes `gitmem check` builds a context under the hard limit, whatever the
 budget, however long its LOG entries, NOW lines, RULES lines, ROADMAP sections and always_load files, however
@@ -329,6 +329,56 @@ def test_a_failed_cycle_never_salvages_a_file_too_big_to_push(memrepo: GitRepo) 
     assert "notes.txt" in saved and "huge.log" not in saved
     assert any("kept huge.log (5000 bytes) out of the commit" in m for m in report.messages)
     assert (memrepo.path / ".git" / "gitmem" / "held" / f"cycle-{report.cycle}" / "huge.log").stat().st_size == 5000
+
+
+def _nested_repository(root: Path, name: str = "sub") -> None:
+    import subprocess
+
+    sub = root / name
+    sub.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(sub)], check=True)
+    (sub / "f.txt").write_text("the agent's own project\n", encoding="utf-8")
+    subprocess.run(["git", "-C", str(sub), "add", "f.txt"], check=True)
+    subprocess.run(["git", "-C", str(sub), "-c", "user.name=a", "-c", "user.email=a@b.invalid", "commit", "-qm",
+                    "its history"], check=True)
+
+
+def test_a_repository_the_agent_makes_in_the_tree_is_kept_aside_and_the_next_cycle_runs(memrepo: GitRepo) -> None:
+    from tests.support.cycle_support import is_clean
+
+    def act(memory, request) -> None:
+        if not (request.root / "tools").exists():
+            _nested_repository(request.root / "tools", "vendored")
+        (request.root / "work.txt").write_text(f"cycle {request.cycle}\n", encoding="utf-8")
+        memory.add_log_entry(task="t", outcome="built", result="r")
+        memory.add_now_block(did="d", human="h", next="n")
+
+    report = _run(memrepo, act)
+    assert report.exit_code == 0 and is_clean(memrepo), report.error
+    tree = memrepo.repo.head.peel(pygit2.Commit).tree
+    assert "work.txt" in tree and "tools" not in tree
+    held = memrepo.path / ".git" / "gitmem" / "held" / f"cycle-{report.cycle}" / "tools" / "vendored"
+    assert pygit2.Repository(str(held)).head.peel(pygit2.Commit).message == "its history\n", "kept whole"
+    assert [(v.code, v.path, v.severity) for v in report.violations] == [("GM720", "tools/vendored", "warning")]
+    assert "kept tools/vendored/ out of the commit: it is a git repository of its own" in memrepo.read("LOG.md")
+    # Before, the repository stayed as an untracked directory and every later cycle refused a dirty tree.
+    again = _run(memrepo, act)
+    assert again.exit_code == 0 and again.cycle == report.cycle + 1 and is_clean(memrepo), again.error
+
+
+def test_a_failed_cycle_keeps_a_repository_the_agent_made_aside_too(memrepo: GitRepo) -> None:
+    from tests.support.cycle_support import is_clean
+
+    def act(memory, request) -> None:
+        _nested_repository(request.root)
+        (request.root / "notes.txt").write_text("work\n", encoding="utf-8")
+        raise RuntimeError("the agent crashed")
+
+    report = _run(memrepo, act)
+    assert report.exit_code == 4 and report.salvage_branch and is_clean(memrepo)
+    saved = memrepo.repo.revparse_single(report.salvage_branch).peel(pygit2.Commit).tree
+    assert "notes.txt" in saved and "sub" not in saved
+    assert (memrepo.path / ".git" / "gitmem" / "held" / f"cycle-{report.cycle}" / "sub" / "f.txt").exists()
 
 
 @pytest.mark.parametrize("value", ["0", "100", "100000001", "-5", "'big'"])

@@ -139,6 +139,28 @@ def test_the_agents_text_in_a_pull_request_notifies_links_closes_and_hides_nothi
     assert body.count("octocat") == 5 and "the rest is hidden" in body.split("### Decisions waiting")[1]
 
 
+def test_the_agents_task_in_the_cycle_commit_closes_no_issue_when_it_lands(memrepo: GitRepo) -> None:
+    from tests.support.hostile import cycle
+
+    def act(root: Path, memory: MemoryWriter, request: object) -> None:
+        memory.add_log_entry(task=HOSTILE_MARKDOWN, outcome="built", result="done", cycle=1)
+        memory.add_now_block(did="d", human="nothing", next="n", cycle=1)
+
+    report = cycle(memrepo, act, finish=False)
+    assert report.exit_code == ExitCode.OK, report.error
+    message = git(memrepo.path, "log", "-1", "--format=%B")
+    for acting in ("#1", "GH-2", "#3", "@octocat"):
+        assert acting not in message, (acting, message)
+    assert "Fixes #\u200b1" in message and "octocat" in message and "Gitmem-Cycle: 1" in message
+    assert last_task(memrepo) == HOSTILE_MARKDOWN, "the LOG keeps the task as written"
+
+
+def last_task(repo: GitRepo) -> str:
+    from gitmem.memory import log
+
+    return log.parse(repo.read("LOG.md")).entries[-1].get("Task") or ""
+
+
 @pytest.mark.parametrize("line", ["\u0661 * * * *", "0 \u0663 * * *", "*/\u0665 * * * *", "0 0 \u0661-\u0663 * *",
                                   "*/0 * * * *", "0-99999999 * * * *", "*/99999999999999999999 * * * *"])
 def test_an_agents_workflow_cron_is_read_with_ascii_digits_only(line: str) -> None:

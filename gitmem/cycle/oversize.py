@@ -1,9 +1,13 @@
-"""Files too big to commit: the runner keeps them out of its commits (GitHub refuses files over 100 MB).
+"""What a commit cannot hold: the runner keeps it out of its commits, and out of the work tree.
 
-A changed file over `cycle.max_file_bytes` is moved to `.git/gitmem/held/cycle-N/<path>`, never deleted, and
-the work tree gets back what HEAD has there (nothing, for a new file). So the cycle commits without it, the
-next cycle starts from a clean tree, and nothing is lost. Memory files are exempt from the cycle's own commit:
-their growth is judged by the GM rules (GM307 for a LOG entry), and a long-lived LOG outgrows any fixed size.
+- A changed file over `cycle.max_file_bytes` (GitHub refuses files over 100 MB).
+- A git repository the agent made inside the work tree (`git init sub`, a clone, a linked worktree): git
+  shows it as one untracked directory that no commit takes as files, so it would leave the tree dirty and
+  every later cycle would refuse to start.
+Either is moved to `.git/gitmem/held/cycle-N/<path>`, never deleted, and the work tree gets back what HEAD
+has there (nothing, for a new path). So the cycle commits without it, the next cycle starts from a clean
+tree, and nothing is lost. Memory files are exempt from the size limit on the cycle's own commit: their
+growth is judged by the GM rules (GM307 for a LOG entry), and a long-lived LOG outgrows any fixed size.
 """
 from __future__ import annotations
 
@@ -13,7 +17,8 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from gitmem import gitio
+from gitmem import codes, gitio
+from gitmem.codes import Code
 from gitmem.workspace import Workspace
 from gitmem.workspace.statedir import state_directory
 
@@ -22,30 +27,44 @@ HELD_DIR = "held"
 
 @dataclass(frozen=True)
 class Held:
-    path: str          # repo-relative, where the file was
-    size: int          # its size in bytes
+    path: str          # repo-relative, where the file or the repository was
+    size: int          # a file's size in bytes; 0 for a repository
     kept: str          # where it is now
+    repository: bool = False
+
+    @property
+    def code(self) -> Code:
+        return codes.CYCLE_REPOSITORY_HELD if self.repository else codes.CYCLE_FILE_HELD
 
     def note(self, limit: int) -> str:
+        if self.repository:
+            return (f"kept {self.path}/ out of the commit: it is a git repository of its own, which a commit "
+                    f"cannot hold as files; it was moved to {self.kept}")
         return (f"kept {self.path} ({self.size} bytes) out of the commit: it is over cycle.max_file_bytes="
                 f"{limit}; it was moved to {self.kept}")
 
 
 def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterable[str] = ()) -> list[Held]:
-    """Move every regular file of `paths` over the limit out of the work tree; returns what was held."""
+    """Move every regular file of `paths` over the limit, and every repository among them, out of the work
+    tree; returns what was held."""
     limit, skip = ws.config.cycle.max_file_bytes, set(exempt)
     held: list[Held] = []
-    for rel in paths:
+    for listed in paths:
+        rel = listed.rstrip("/")            # git lists a repository inside the tree as "sub/"
         full = ws.root / rel
         try:
             found = os.lstat(full)
         except OSError:
             continue
-        if rel in skip or not stat.S_ISREG(found.st_mode) or found.st_size <= limit:
+        # Git lists an untracked directory whole only when it is a repository (with every untracked file
+        # shown, a plain directory is listed file by file, and an empty one not at all).
+        repository = stat.S_ISDIR(found.st_mode)
+        if not repository and (rel in skip or not stat.S_ISREG(found.st_mode) or found.st_size <= limit):
             continue
         target = state_directory(gitio.state_dir(ws.repo)) / HELD_DIR / f"cycle-{cycle}" / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(full), str(target))
-        gitio.restore_paths(ws.repo, [rel])        # HEAD's version back, if it has one
-        held.append(Held(rel, found.st_size, str(target)))
+        if not repository:
+            gitio.restore_paths(ws.repo, [rel])    # HEAD's version back, if it has one
+        held.append(Held(rel, 0 if repository else found.st_size, str(target), repository))
     return held

@@ -33,7 +33,7 @@ from gitmem.cycle.trust import all_trusted
 from gitmem.errors import ExitCode, GitmemError, RunFailure
 from gitmem.memory import decisions, placeholders
 from gitmem.memory.log import Outcome
-from gitmem.memory.text import one_line, printable
+from gitmem.memory.text import one_line, printable, unlinked
 from gitmem.memory_writer import WriteRefused
 from gitmem.nofollow.files import FileRefused
 from gitmem.secrets import scrub
@@ -107,7 +107,9 @@ def agent_identity(config: Config) -> gitio.Identity:
 
 
 def commit_message(cycle: int, outcome: str, task: str, phase: str = "cycle") -> str:
-    subject = one_line(task)
+    """The cycle's commit message. The task is the agent's text: a "Fixes #12" in it must not close the human's
+    issue when the commit lands on the default branch."""
+    subject = unlinked(one_line(task))
     subject = subject if len(subject) <= 100 else subject[:99] + "…"
     return (f"gitmem: cycle {cycle} · {outcome} · {subject}\n\nGitmem-Cycle: {cycle}\nGitmem-Phase: {phase}\n"
             f"{generation.trailer()}\n")
@@ -327,7 +329,7 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old:
 def _report_held(report: CycleReport, held: list[Held], limit: int) -> None:
     for item in held:
         report.messages.append(f"runner: {item.note(limit)}")
-        report.violations.append(Violation.of(codes.CYCLE_FILE_HELD, item.path, 1, message=item.note(limit)))
+        report.violations.append(Violation.of(item.code, item.path, 1, message=item.note(limit)))
 
 
 def _why(result: AgentResult | None) -> str:

@@ -451,3 +451,16 @@ def strip_trailing_blank(lines: list[str] | tuple[str, ...]) -> list[str]:
 def one_line(value: str) -> str:
     """Collapse whitespace so a value fits a single canonical line."""
     return " ".join(value.split())
+
+
+# What GitHub acts on in a commit message or a PR's text: `@name` notifies a user or a team, `#12`, `GH-12` and
+# `owner/repo#12` link, and after a closing keyword ("Fixes #12") the issue closes when the text lands on the
+# default branch.
+_REFERENCE = re.compile(r"[@#]|\b(?i:gh)-(?=\d)")
+_ZERO_WIDTH = "\u200b"
+
+
+def unlinked(text: str) -> str:
+    """The agent's `text` with a zero-width space after each `@`, `#` and `GH-`: GitHub shows it as written, and
+    it notifies no one, links no issue and closes none."""
+    return _REFERENCE.sub(lambda found: found.group() + _ZERO_WIDTH, text)

@@ -16,7 +16,7 @@ from gitmem import gitio
 from gitmem.config import Config
 from gitmem.memory import log
 from gitmem.memory.decisions import Waiting
-from gitmem.memory.text import one_line
+from gitmem.memory.text import one_line, unlinked
 from gitmem.publish.push import SyncResult, publish
 from gitmem.secrets import scrub
 
@@ -167,13 +167,9 @@ def proposed_commits(repo: gitio.Repo, remote: str, base: str) -> list[tuple[str
     return [(c.short, c.subject) for c in gitio.walk_range(repo, base_tip, "HEAD")]
 
 
-# What GitHub acts on in a PR's text: HTML (a comment `<!--` hides the rest of the body, the decisions waiting
-# among it; an image calls a tracker), Markdown links, images and emphasis, and references: `@name` notifies a
-# user or a team, `#12`, `GH-12` and `owner/repo#12` link, and after a closing keyword ("Fixes #12") merging the
-# PR closes that issue.
+# What GitHub acts on in a PR's text besides references (text.unlinked): HTML (a comment `<!--` hides the rest of
+# the body, the decisions waiting among it; an image calls a tracker), Markdown links, images and emphasis.
 _MARKUP = re.compile(r"[\\`*_\[\]!|~]")
-_REFERENCE = re.compile(r"[@#]|\b(?i:gh)-(?=\d)")
-_ZERO_WIDTH = "\u200b"
 
 
 def inert(text: str) -> str:
@@ -182,7 +178,7 @@ def inert(text: str) -> str:
     that no user is notified, no issue is linked and none is closed when the human merges."""
     shown = html.escape(one_line(text), quote=False)
     shown = _MARKUP.sub(lambda found: "\\" + found.group(), shown)
-    return _REFERENCE.sub(lambda found: found.group() + _ZERO_WIDTH, shown)
+    return unlinked(shown)
 
 
 def pr_text(log_text: str, waiting: Sequence[Waiting], commits: list[tuple[str, str]], *, phase: str,
@@ -196,7 +192,7 @@ def pr_text(log_text: str, waiting: Sequence[Waiting], commits: list[tuple[str, 
     elif last.cycle is None:
         title = f"gitmem: close {one_line(last.get('Day') or '') or last.when.day.isoformat()}"
     else:
-        task = _REFERENCE.sub(lambda found: found.group() + _ZERO_WIDTH, one_line(last.get("Task") or ""))
+        task = unlinked(one_line(last.get("Task") or ""))
         title = f"gitmem: cycle {last.cycle} · {last.outcome}" + (f" · {task}" if task else "")
     title = title if len(title) <= 120 else title[:119] + "…"
     lines = [f"Memory written by gitmem ({phase}) in pull-request mode. Merge to land it on `{base}`; "
