@@ -56,9 +56,10 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
             found = os.lstat(full)
         except OSError:
             continue
-        # Git lists an untracked directory whole only when it is a repository (with every untracked file
-        # shown, a plain directory is listed file by file, and an empty one not at all).
-        repository = stat.S_ISDIR(found.st_mode)
+        # Git lists an untracked directory whole, as "sub/", only when it is a repository: with every untracked
+        # file shown, a plain directory is listed file by file, and an empty one not at all. (A directory left
+        # where a tracked file was is listed by the file's name, with no slash: that one is not held here.)
+        repository = listed.endswith("/") and stat.S_ISDIR(found.st_mode) and os.path.lexists(full / ".git")
         if not repository and (rel in skip or not stat.S_ISREG(found.st_mode) or found.st_size <= limit):
             continue
         target = state_directory(gitio.state_dir(ws.repo)) / HELD_DIR / f"cycle-{cycle}" / rel
