@@ -114,6 +114,31 @@ def test_beside_words_meaning_answers_only_for_the_words_a_window_lacks(memrepo:
     assert found_ids(ws, "did the backups quit?")[:1] == [f"cycle {backups}"]
 
 
+def test_the_words_verdict_runs_the_model_a_bounded_number_of_times(memrepo: GitRepo, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitmem.recall import semantic
+
+    eye = np.eye(3)
+    folder = tiny_onnx_model(tmp_path / "encoder", {"ledger": list(eye[0]), "backups": list(eye[1]),
+                                                    "quit": list(eye[2])})
+    (folder / "gitmem.json").write_text(json.dumps({"floor": 0.1}))
+    transformer._load.cache_clear()
+    history = History(memrepo)
+    history.cycle(task="the ledger")
+    history.cycle(task="the backups")
+    ws = with_model(history, f"onnx:{folder}")
+    search(ws, "ledger")                                          # the vectors are built before counting
+    texts: list[str] = []
+    pool = transformer.OnnxModel.pool
+    monkeypatch.setattr(transformer.OnnxModel, "pool", lambda self, batch, weighted=None:
+                        texts.extend(batch) or pool(self, batch, weighted))
+    monkeypatch.setattr(semantic, "MAX_RESTS", 1)
+    # Each window holds one of the question's words, so each asks a different rest: one is embedded, and the
+    # other window is left to the words (however long a pasted question, the runs stay bounded).
+    search(ws, "ledger backups quit", min_score=0, gap=1)
+    assert len(texts) == 2 and texts[0] == "ledger backups quit", texts
+
+
 def test_another_encoder_or_window_size_rebuilds_the_vectors(planted: History, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     def store_token(model: str) -> str:

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 EXACT_ROWS = 16_384            # up to this many rows, every row is scored exactly
 CANDIDATES = 4_096             # rows scored exactly after the sign-bit pass
 EXAMINED = 512                 # rows, best first, a query's meaning candidates are taken from
+MAX_RESTS = 32                 # distinct sets of missing words embedded for one query (words_leave_open)
 SNIPPET_CHARS = 200
 
 
@@ -177,8 +178,7 @@ def rest_cosine(conn: sqlite3.Connection, store: Store, model: Encoder, query: Q
 
     from gitmem.recall.query import WORD_RE, fold, stems
 
-    asked = list(dict.fromkeys(fold(word) for word in chunks.content_words(query.text)))
-    terms = stems(conn, asked)
+    asked, terms = list(query.words), query.stems      # its content words, folded: at most MAX_TERMS (query.py)
     windows: dict[int, tuple[Any, list[str]]] = {}
     rests: dict[tuple[str, ...], Any] = {}
     # Rows are appended entry by entry in id order, so ids only grow down the store (-1 marks a deleted
@@ -215,6 +215,8 @@ def rest_cosine(conn: sqlite3.Connection, store: Store, model: Encoder, query: Q
         if not rest:
             return -1.0
         if rest not in rests:
+            if len(rests) >= MAX_RESTS:
+                return -1.0              # a bound on model runs per query: past it, the words judge alone
             rests[rest] = model.pool([" ".join(rest)], store.fit.weighted)[0]
         return float((store.vec[row].astype(np.float32) * store.scale[row]) @ rests[rest])
     return cosine
