@@ -17,9 +17,9 @@ never run in CI: without the folder, its test is skipped and says why. Measure i
 The "no memory" floor (the raw cosine under which a window never answers, encoder.Encoder.floor) is
 calibrated per model on one half's negatives (FLOOR_TARGET of them get no semantic candidate at all) and
 the figures are reported on the other half; then the halves are swapped (`--floors` prints both). bm25's own
-floor (rank.COVERAGE_FLOOR: a hit holds half of the query's idf weight in one passage) is set by that rule, not fitted;
-`--coverage` reports it beside the floor calibrated the same way on each half (FLOOR_TARGET of the negatives
-without a bm25 candidate) and reported on the other.
+floor (rank.COVERAGE_FLOOR: a hit holds half of the query's idf weight in one passage) is set by that rule,
+not fitted; `--coverage` reports it beside the floor calibrated the same way on each half (FLOOR_TARGET of the
+negatives without a bm25 candidate) and reported on the other.
 
 The set (`paraphrase_set.py`) is planted into a private copy of the synthetic repo of each scale. Measured per
 mode (recall.mode bm25, semantic, hybrid), each query asked through `gitmem.recall.search.run` on an open index:
