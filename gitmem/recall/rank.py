@@ -45,8 +45,8 @@ SECONDS_PER_DAY = 86400.0
 # "annual", "plans"); only one that also holds the question's rarer, heavier words answers it.
 COVERAGE_FLOOR = 0.5
 # ...and hold it in one place: the entry's title and at most PASSAGE neighbouring sentences. A long entry
-# (a 40-line close, a cycle's Evidence) gathers a question's words from unrelated sentences ("the annual
-# quote", "two authors", "last week"); a fact that answers the question says them together.
+# (a 40-line close, a cycle's Evidence) gathers a question's words from sentences about other things; a fact
+# that answers the question says them together.
 PASSAGE = 2
 _SENTENCE_END = re.compile(r"(?<=[.;!?])\s+|\n+")
 
