@@ -298,6 +298,9 @@ def test_a_200_mb_file_is_kept_out_of_the_commit_and_reported(memrepo: GitRepo) 
     assert held.stat().st_size == 200 * 1024 * 1024 and is_clean(memrepo)
     assert [(v.code, v.path, v.severity) for v in report.violations] == [("GM714", "dump.bin", "warning")]
     assert "kept dump.bin (209715200 bytes) out of the commit" in memrepo.read("LOG.md")
+    # Named from the work tree: this machine's path has no place in committed memory.
+    assert f"moved to .git/gitmem/held/cycle-{report.cycle}/dump.bin" in memrepo.read("LOG.md")
+    assert str(memrepo.path) not in memrepo.read("LOG.md")
 
 
 def test_a_tracked_file_grown_too_big_goes_back_to_its_committed_version(memrepo: GitRepo) -> None:

@@ -29,7 +29,7 @@ HELD_DIR = "held"
 class Held:
     path: str          # repo-relative, where the file or the repository was
     size: int          # a file's size in bytes; 0 for a repository
-    kept: str          # where it is now
+    kept: str          # where it is now: from the work tree's root when inside it (.git/gitmem/held/...)
     repository: bool = False
 
     @property
@@ -67,5 +67,8 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
         shutil.move(str(full), str(target))
         if not repository:
             gitio.restore_paths(ws.repo, [rel])    # HEAD's version back, if it has one
-        held.append(Held(rel, 0 if repository else found.st_size, str(target), repository))
+        # Named from the work tree when it is inside it: the note goes into LOG, which a runner's path would
+        # only clutter (and a linked worktree's git directory may be elsewhere).
+        kept = target.relative_to(ws.root) if target.is_relative_to(ws.root) else target
+        held.append(Held(rel, 0 if repository else found.st_size, kept.as_posix(), repository))
     return held
