@@ -290,8 +290,7 @@ def best_coverage(setup: Setup, query: str) -> float:
         return 0.0
     texts = conn.execute(f"SELECT title, body FROM fts WHERE rowid IN ({','.join('?' * len(found))})",
                          found).fetchall()
-    return max(min(parsed.coverage(conn, f"{title} {body}"), rank.passage_coverage(conn, parsed, title, body))
-               for title, body in texts)
+    return max(rank.judged_coverage(conn, parsed, title, body) for title, body in texts)
 
 
 def calibrate_coverage(setup: Setup, part: int) -> float:

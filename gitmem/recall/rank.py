@@ -152,7 +152,7 @@ def bm25_ranker(conn: sqlite3.Connection, query: Query, flt: Filter, limit: int)
         title, body = texts.get(doc_id, ("", ""))
         covered = query.coverage(conn, f"{title} {body}")
         # A passage holds no more of the query than its entry: the whole entry is the cheap first test.
-        if covered >= COVERAGE_FLOOR and passage_coverage(conn, query, title, body) >= COVERAGE_FLOOR:
+        if covered >= COVERAGE_FLOOR and judged_coverage(conn, query, title, body, covered) >= COVERAGE_FLOOR:
             scored.append((doc_id, covered * (0.7 + 0.3 * strength)))
     return sorted(scored, key=lambda item: -item[1])
 
@@ -164,14 +164,17 @@ def passages(title: str, body: str) -> list[str]:
     return [f"{title} {' '.join(sentences[start:start + PASSAGE])}" for start in starts]
 
 
-def passage_coverage(conn: sqlite3.Connection, query: Query, title: str, body: str) -> float:
-    """The most of the query (Query.coverage) any one passage of the entry holds."""
+def judged_coverage(conn: sqlite3.Connection, query: Query, title: str, body: str,
+                    covered: float | None = None) -> float:
+    """What COVERAGE_FLOOR judges of an entry: the most of the query (Query.coverage) that one passage of it
+    holds, and never more than the whole entry holds (`covered`, when already known)."""
+    whole = query.coverage(conn, f"{title} {body}") if covered is None else covered
     best = 0.0
     for passage in passages(title, body):
         best = max(best, query.coverage(conn, passage))
-        if best >= 1.0:
+        if best >= whole:
             break
-    return best
+    return min(best, whole)
 
 
 RANKERS: dict[str, Ranker] = {"bm25": bm25_ranker}

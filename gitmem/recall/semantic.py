@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 EXACT_ROWS = 16_384            # up to this many rows, every row is scored exactly
 CANDIDATES = 4_096             # rows scored exactly after the sign-bit pass
-EXAMINED = 512                 # rows, best first, a query's meaning candidates are taken from
+EXAMINED = 512                 # rows, best first, hybrid's meaning candidates are taken from
 MAX_RESTS = 32                 # distinct sets of missing words embedded for one query (words_leave_open)
 SNIPPET_CHARS = 200
 
@@ -143,10 +143,12 @@ def ranker(store: Store, model: Encoder, scale: float, workspaces: int, *, besid
     too (hybrid), so meaning answers only for what the words leave open (`words_leave_open`)."""
     def rank(conn: sqlite3.Connection, query: Query, flt: Filter, limit: int) -> list[tuple[int, float]]:
         rows, sims = similarities(store, model, query.text, _mask(conn, store, flt, workspaces))
-        answers = words_leave_open(conn, store, model, query) if beside_words else None
+        answers = None
+        if beside_words:        # the words' verdict reads windows: it looks at the best EXAMINED rows only
+            answers = words_leave_open(conn, store, model, query)
+            rows, sims = rows[:EXAMINED], sims[:EXAMINED]
         best: dict[int, float] = {}
-        for row, doc_id, sim in zip(rows[:EXAMINED].tolist(), store.doc[rows[:EXAMINED]].tolist(),
-                                    sims[:EXAMINED].tolist(), strict=False):
+        for row, doc_id, sim in zip(rows.tolist(), store.doc[rows].tolist(), sims.tolist(), strict=False):
             if sim <= 0 or len(best) >= limit:
                 break
             if doc_id not in best and (answers is None or answers(row, doc_id)):
