@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 # The rules generation of this release. Codes and variants added in a release carry its generation
 # (`since`): `verify` holds a commit to them only when the commit was made under them (gitmem.checks.generation),
 # so a history that was valid before an upgrade stays valid. Bump it with every release that adds rules.
-RULES_VERSION = 3
+RULES_VERSION = 4
 
 CODE_RE = re.compile(r"^GM[1-9][0-9][0-9]$")
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -174,7 +174,11 @@ LOG_CYCLE_INCOMPLETE = _code(
 LOG_HEADING_MALFORMED = _code(
     "GM306", "log-heading-malformed",
     "a LOG heading is not `<timestamp> · cycle N · <outcome>` or `<timestamp> · close`", _HEADING_MSG,
-    "use `## YYYY-MM-DD HH:MM TZ · cycle N · built|published|no-build` or `## … · close`", digits=_HEADING_DIGITS)
+    "use `## YYYY-MM-DD HH:MM TZ · cycle N · built|published|no-build` or `## … · close`", digits=_HEADING_DIGITS,
+    # Memory as it stands (gitmem.checks.standing): the entry is already history, so the fix is an amendment.
+    standing=Message("{kind} LOG heading `## {title}`: no reader finds this entry, and LOG is append-only",
+                     "supersede it with an amendment: `gitmem log amend --line {line} --task … --outcome … "
+                     "--result …` (docs/format.md, Amending LOG)", since=4))
 LOG_ENTRY_TOO_BIG = _code(
     "GM307", "log-entry-too-big", "a new LOG entry is over its share of the cycle's context (the next cycle reads it)",
     "LOG entry is {count} characters; " + _OF_HARD,
@@ -190,6 +194,17 @@ LOG_MERGE_UNORDERED = _code(
     "{last} and times after the first parent's (or append its work again as new entries with `gitmem log add`)",
     other_way=Message(_UNORDERED, "merge the other way round: check out {parent} and merge the first parent into "
                                   "it, so that the earlier entries come first"), since=2)
+
+_AMEND_HINT = "an amendment names the heading line of an invalid entry: `gitmem log amend --line N` finds it"
+LOG_AMENDMENT_INVALID = _code(
+    "GM313", "log-amendment-invalid",
+    "an amendment (`<timestamp> · amends line N · …`) names no entry above it, a valid one, or one already amended",
+    since=4,
+    nothing=Message("amends line {target}, which is not the heading of an entry above this one", _AMEND_HINT,
+                    since=4),
+    valid=Message("amends line {target}, whose entry is valid: only an invalid entry is amended",
+                  "to add to a valid entry, write a new entry (`gitmem log add`)", since=4),
+    twice=Message("amends line {target}, which line {by} already amends", "amend line {by} instead", since=4))
 
 # -- GM4xx LESSONS -----------------------------------------------------------------------------------------
 LESSON_DUPLICATE_ID = _code(
@@ -280,7 +295,8 @@ CYCLE_LOCK_HELD = _code(
 CYCLE_DIRTY_TREE = _code(
     "GM704", "cycle-dirty-tree", "the cycle refused to start: the work tree has uncommitted changes", "{message}")
 CYCLE_INVALID_MEMORY = _code(
-    "GM705", "cycle-invalid-memory", "the cycle refused to start: memory does not pass `gitmem check --worktree`",
+    "GM705", "cycle-invalid-memory", "the cycle refused to start: memory does not pass `gitmem check --worktree`, or "
+    "the memory it starts from is invalid as it stands (a bad entry committed without the check)",
     "{message}")
 CYCLE_OVER_BUDGET = _code(
     "GM706", "cycle-over-budget", "the reading budget is over its hard limit", "{message}")

@@ -12,6 +12,7 @@ from gitmem.memory.text import decode
 
 # The fence state at the end of a LOG, remembered on the snapshot that holds it (`Snapshot.facts`).
 FENCE_OPEN_AT_END = "fence-open-at-end"
+AMENDS = log.AMENDS.encode()
 
 
 def open_at(snapshot: Snapshot | None, path: str, data: bytes, end: int) -> bool:
@@ -35,8 +36,8 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
         text = decode(new).text
         doc = log.parse(text)
         inp.new.facts[(FENCE_OPEN_AT_END, path)] = fences.open_after(new)
-        return ([from_problem(path, p) for p in doc.problems] + _entry_rules(path, doc.entries, None, None)
-                + _unclosed(path, text, False, 1))
+        return _amended(path, new, doc.entries, [from_problem(path, p) for p in doc.problems]
+                        + _entry_rules(path, log.live(doc.entries), None, None) + _unclosed(path, text, False, 1))
     old = inp.old
     assert old is not None
     if new is None:
@@ -51,22 +52,40 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     if not appended.strip():
         return []
     # Parse the appended text on its own, numbered from 1, starting in the fence state the old LOG left; shift
-    # to real line numbers only when reporting.
+    # to real line numbers only when reporting. An amendment names a line of the whole LOG (rules 4): with one,
+    # lines are counted from the start.
     text = decode(appended).text
-    doc = log.parse(text, first_line=1, expect_title=False, in_fence=old_open)
+    amending = AMENDS in appended
+    first = new.count(b"\n", 0, start) + 1 if amending else 1
+    doc = log.parse(text, first_line=first, expect_title=False, in_fence=old_open)
     found = [from_problem(path, p) for p in doc.problems]
-    before = log.tail_entries(log.BytesSource(new, start, open_at_end=old_open, numbered=False),
-                              log.has_cycle).entries
+    # The entries above, as readers take them: an amended entry gives way to its amendment.
+    numbered = amending or AMENDS in new
+    before = log.live(log.tail_entries(log.BytesSource(new, start, open_at_end=old_open, numbered=numbered),
+                                       log.has_live_cycle).entries)
     previous_cycle = max((e.cycle for e in before if e.cycle is not None), default=None)
-    found += _entry_rules(path, doc.entries, before[-1] if before else None, previous_cycle)
-    found += _unclosed(path, text, old_open, 1)
-    if not found and verdict.ok:
-        return []
-    shift = new.count(b"\n", 0, start)
-    found = [replace(v, line=v.line + shift) for v in found]
+    found += _entry_rules(path, log.live(doc.entries), before[-1] if before else None, previous_cycle)
+    found += _unclosed(path, text, old_open, first)
+    if amending:
+        found = _amended(path, new, doc.entries, found)
+    elif found or not verdict.ok:
+        shift = new.count(b"\n", 0, start)
+        found = [replace(v, line=v.line + shift) for v in found]
     if not verdict.ok:      # text before the first new heading: it would change the entry above it
         found.append(_not_append_only(path, verdict))
     return found
+
+
+def _amended(path: str, new: bytes, entries: tuple[log.LogEntry, ...], found: list[Violation]) -> list[Violation]:
+    """`found` (lines counted in `new`) with what the amendments among the new `entries` forgive, and whether
+    each names an invalid entry above it (GM313, `gitmem.checks.amendments`)."""
+    amending = [entry for entry in entries if entry.amends is not None]
+    if not amending:
+        return found
+    from gitmem.checks import amendments
+
+    judged = [v for entry in amending for v in amendments.judge(path, new, entry)]
+    return amendments.forgive(found, path, log.superseded(entries)) + judged
 
 
 def _not_append_only(path: str, verdict: log.Append) -> Violation:

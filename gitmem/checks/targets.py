@@ -275,6 +275,7 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
     configs: dict[str | None, Config | None] = {}
     old_configs: dict[str, Config | None] = {}
     previous: tuple[str, list[str], Snapshot | None] | None = None
+    amended: dict[str, set[int]] = {}
     for commit in gitio.walk_range(repo, first, last, hide):
         if commit.id in shallow:        # git lists only commits whose parents it did not fetch
             raise ShallowHistoryError(f"commit {commit.short} is where the history stops, and its parent is "
@@ -310,6 +311,8 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
 
             parents = [(p[:10], s.snapshot) for p, s in zip(commit.parents[1:], others, strict=False)]
             found += merges.check(config, side.snapshot, parents, new)
+        # An entry that END's LOG amends is forgiven in every commit: the amendment stands in its place (rules 4).
+        found = _forgiven(found, config.path("log"), newest, amended)
         # Each commit answers for the rules it was made under: an upgrade does not make old history invalid.
         result.violations += [replace(v, message=f"{v.message} (commit {commit.short})")
                               for v in judged(found, generations.of(commit, config.rules_version))]
@@ -348,6 +351,19 @@ def _commit_config(repo: gitio.Repo, commit: gitio.Commit, configs: dict[str | N
             raise ConfigError(f"commit {commit.short}: {err}") from None
         configs[key] = config
     return configs[key]
+
+
+def _forgiven(found: list[Violation], path: str, newest: _Newest, amended: dict[str, set[int]]) -> list[Violation]:
+    """`found` without what the amendments in END's LOG at `path` forgive (`gitmem.checks.amendments`); LOG is
+    append-only, so a line of END's LOG is the same line in every commit of the range."""
+    if not any(v.path == path for v in found):
+        return found
+    from gitmem.checks import amendments
+
+    if path not in amended:
+        data = newest.read(path)
+        amended[path] = amendments.superseded_lines(data) if data is not None else set()
+    return amendments.forgive(found, path, amended[path]) if amended[path] else found
 
 
 def _same_config(repo: gitio.Repo, a: str, b: str) -> bool:

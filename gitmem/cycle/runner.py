@@ -138,11 +138,25 @@ def preflight(ws: Workspace) -> lock.Lock:
             listing = "\n".join(f"  {v.path}:{v.line}: {v.code} {v.message}" for v in found)
             raise CycleRefused(f"memory does not pass `gitmem check --worktree`; fix these first:\n{listing}",
                                codes.CYCLE_INVALID_MEMORY, details=found)
+        _require_valid_standing(ws)
         _require_filled_rules(ws)
     except BaseException:
         held.release()
         raise
     return held
+
+
+def _require_valid_standing(ws: Workspace) -> None:
+    """`check --worktree` judges changes only: a bad heading committed without the check (`--no-verify`, a web
+    edit) is judged by nothing after it, and the agent would build on an entry no reader finds. Judge the
+    memory the cycle starts from as it stands (gitmem.checks.standing), naming each line and its repair."""
+    from gitmem.checks.standing import standing
+
+    found = standing(ws.config, gitio.worktree_snapshot(ws.root).read)
+    if found:
+        listing = "\n".join(f"  {v.path}:{v.line}: {v.code} {v.message}\n    fix: {v.hint}" for v in found)
+        raise CycleRefused(f"memory on this branch is invalid (it was committed without `gitmem check`); repair "
+                           f"it, commit, then run the cycle:\n{listing}", codes.CYCLE_INVALID_MEMORY, details=found)
 
 
 def _require_filled_rules(ws: Workspace) -> None:

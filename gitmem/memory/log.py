@@ -49,6 +49,11 @@ STARTED, SALVAGED, KEPT, BLOCKED = "Started", "Salvaged", "Kept", "Blocked"
 SESSION, INTERACTIVE = "Session", "interactive"
 _DECISION_ID = re.compile(r"\bD-[0-9]{4,}\b")
 _CYCLE_RE = re.compile(r"^cycle ([0-9]{1,18})$")  # numbers fit SQLite and int64: 18 digits
+# Rules 4: an amendment (`## <timestamp> · amends line N · cycle M · <outcome>`, or `… · amends line N · close`)
+# supersedes the invalid entry whose heading is line N of LOG. LOG stays append-only: the bad entry is never
+# edited; readers take the amendment in its place (`live`), and the rules forgive what the amendment replaces.
+AMENDS = "amends line"
+_AMENDS_RE = re.compile(r"^amends line ([0-9]{1,18})$")
 # An entry heading, found without parsing any entry: one linear regex pass over the whole text costs 20-40 ms
 # per MB, against about 1 s per MB for `parse` (gitmem.close.day.cycle_numbers, gitmem.report.log_scan). `when`
 # is the timestamp (read it with `parse_timestamp`); `cycle` and `outcome` are None for a close entry. A match
@@ -58,6 +63,7 @@ _CYCLE_RE = re.compile(r"^cycle ([0-9]{1,18})$")  # numbers fit SQLite and int64
 HEADING_RE = re.compile(
     r"##(?<![^\n]##) +(?P<when>[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} (?:UTC|[+-][0-9]{2}:[0-9]{2}))"
     r" +(?:·|-|\|) +"
+    r"(?:amends line (?P<amends>[0-9]{1,18}) +(?:·|-|\|) +)?"
     r"(?:cycle (?P<cycle>[0-9]{1,18}) +(?:·|-|\|) +(?P<outcome>" + "|".join(OUTCOMES) + r")|close)[ \t]*$", re.M)
 
 
@@ -70,6 +76,7 @@ class LogEntry(Entry):
     line: int = 0
     end: int = 0
     fields: tuple[Field, ...] = field(default=(), compare=False)
+    amends: int | None = None         # an amendment: the line of the entry it supersedes
 
     @property
     def kind(self) -> str:
@@ -86,9 +93,10 @@ class LogEntry(Entry):
         return tuple(_DECISION_ID.findall(self.get(BLOCKED) or ""))
 
     def heading(self) -> str:
+        amends = f"{AMENDS} {self.amends}{SEP}" if self.amends is not None else ""
         if self.cycle is None:
-            return f"## {self.when}{SEP}close"
-        return f"## {self.when}{SEP}cycle {self.cycle}{SEP}{self.outcome}"
+            return f"## {self.when}{SEP}{amends}close"
+        return f"## {self.when}{SEP}{amends}cycle {self.cycle}{SEP}{self.outcome}"
 
 
 @dataclass(frozen=True)
@@ -102,30 +110,55 @@ class LogDoc:
         return tuple(e for e in self.entries if e.cycle is not None)
 
 
-def make_entry(when: Timestamp, *, cycle: int | None, outcome: str | None, fields: dict[str, str]) -> LogEntry:
-    """Fields are rendered in canonical order; unknown keys follow in the order given."""
+def make_entry(when: Timestamp, *, cycle: int | None, outcome: str | None, fields: dict[str, str],
+               amends: int | None = None) -> LogEntry:
+    """Fields are rendered in canonical order; unknown keys follow in the order given. `amends`: the line of
+    the entry this one supersedes (an amendment)."""
     ordered = [k for k in FIELD_ORDER if k in fields] + [k for k in fields if k not in FIELD_ORDER]
     body = [line for key in ordered if fields[key] is not None for line in render_field(key, fields[key])]
     # Fields are parsed here too, so `.get()` works before the entry is written (lines count from 1).
-    return LogEntry(when=when, cycle=cycle, outcome=outcome, body=tuple(body), fields=parse_fields(body, 1))
+    return LogEntry(when=when, cycle=cycle, outcome=outcome, body=tuple(body), fields=parse_fields(body, 1),
+                    amends=amends)
 
 
 def parse_heading(title: str) -> tuple[Timestamp, int | None, str | None] | None:
+    parsed = parse_any_heading(title)
+    return parsed[:3] if parsed is not None else None
+
+
+def parse_any_heading(title: str) -> tuple[Timestamp, int | None, str | None, int | None] | None:
+    """(when, cycle, outcome, amended line) of an entry heading or an amendment's; None when malformed."""
     when, parts = split_timestamped_heading(title)
     if when is None:
         return None
+    amends = None
+    if parts and (found := _AMENDS_RE.match(parts[0])):
+        amends, parts = int(found.group(1)), parts[1:]
     if parts == ["close"]:
-        return when, None, None
+        return when, None, None, amends
     if len(parts) == 2 and (m := _CYCLE_RE.match(parts[0])) and parts[1] in OUTCOMES:
-        return when, int(m.group(1)), parts[1]
+        return when, int(m.group(1)), parts[1], amends
     return None
+
+
+def superseded(entries: Sequence[LogEntry]) -> set[int]:
+    """The lines of the entries that an amendment among `entries` supersedes. An amendment always follows what
+    it amends, so any run of entries that reaches the end of LOG knows every amendment of its own entries."""
+    return {entry.amends for entry in entries if entry.amends is not None}
+
+
+def live(entries: Sequence[LogEntry]) -> tuple[LogEntry, ...]:
+    """`entries` as readers take them: an amended entry gives way to its amendment (which stands where it was
+    written, in time and cycle order)."""
+    gone = superseded(entries)
+    return tuple(entry for entry in entries if entry.line not in gone) if gone else tuple(entries)
 
 
 def heading_cycles(data: bytes, *, open_: bool = False) -> Iterator[tuple[int, int | None]]:
     """(offset, cycle) of each well-formed LOG heading in `data` outside fenced code, given the fence state
     `open_` where `data` starts; the cycle is None for a close entry."""
     for at in fences.headings(data, HEADING.encode(), open_=open_):
-        parsed = parse_heading(fences.line_at(data, at)[3:].decode("utf-8", "replace"))
+        parsed = parse_any_heading(fences.line_at(data, at)[3:].decode("utf-8", "replace"))
         if parsed is not None:
             yield at, parsed[1]
 
@@ -139,10 +172,10 @@ def parse(text: str, *, first_line: int = 1, expect_title: bool = True, in_fence
     if expect_title:
         problems += title_problem(preamble, TITLE, first_line)
     entries: list[LogEntry] = []
-    for section, (when, cycle, outcome) in headed(
-            sections, parse_heading, problems, code=codes.LOG_HEADING_MALFORMED, marker="##", what="LOG"):
+    for section, (when, cycle, outcome, amends) in headed(
+            sections, parse_any_heading, problems, code=codes.LOG_HEADING_MALFORMED, marker="##", what="LOG"):
         entries.append(LogEntry(when, cycle, outcome, section.body, section.line, section.end,
-                                parse_fields(section.body, section.body_start)))
+                                parse_fields(section.body, section.body_start), amends))
     return LogDoc(tuple(preamble), tuple(entries), tuple(problems))
 
 
@@ -358,6 +391,11 @@ def tail_entries(source: TailSource, enough: Callable[[tuple[LogEntry, ...]], bo
 
 def has_cycle(entries: tuple[LogEntry, ...]) -> bool:
     return any(entry.cycle is not None for entry in entries)
+
+
+def has_live_cycle(entries: tuple[LogEntry, ...]) -> bool:
+    """A cycle entry that no amendment among `entries` supersedes (one that does supersede it comes later)."""
+    return has_cycle(live(entries))
 
 
 class TextSource:

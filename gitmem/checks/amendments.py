@@ -1,0 +1,118 @@
+"""Amending LOG (rules 4): an entry that names the heading line of an invalid entry above it supersedes it.
+
+LOG is append-only, so a bad entry that reached the branch (a heading written by hand and committed with
+`--no-verify`, a web edit merged without the check) cannot be fixed where it is. An amendment,
+`## <timestamp> · amends line N · cycle M · <outcome>` (or `… · amends line N · close`), is appended like any
+entry and is judged like one at its own place (time and cycle order, Task and Result); readers take it in the
+place of the entry at line N (`gitmem.memory.log.live`), and the rules forgive what it replaces
+(`forgive`). It must name an entry above it that has an error (GM313): amending a valid entry would be a
+rewrite of history by another name.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import cached_property
+
+from gitmem import codes
+from gitmem.checks.violation import Violation
+from gitmem.memory import fences, log
+from gitmem.memory.text import decode
+
+# What an amendment forgives at the line it supersedes: the rules about that entry's own heading, place and
+# fields. Never GM301: an amendment is appended, it does not excuse a rewrite.
+FORGIVEN = frozenset(code.code for code in (
+    codes.LOG_TIME_BACKWARDS, codes.LOG_CYCLE_NOT_INCREASING, codes.LOG_NO_BUILD_WITHOUT_REASON,
+    codes.LOG_CYCLE_INCOMPLETE, codes.LOG_HEADING_MALFORMED, codes.LOG_ENTRY_TOO_BIG))
+_HEADING = b"## "
+# The literal first, then a look back for the line start: the regex engine scans for the literal (fast).
+_LINE = re.compile(rb"## (?<![^\n]## )")
+_WELL_FORMED = re.compile(log.HEADING_RE.pattern.encode(), re.M)     # the same grammar, over bytes
+
+
+def forgive(found: Iterable[Violation], path: str, lines: set[int]) -> list[Violation]:
+    """`found` without what the amendments of `lines` forgive."""
+    return [v for v in found if not (v.path == path and v.line in lines and v.code in FORGIVEN)]
+
+
+class Headings:
+    """The `## ` lines of a whole LOG, found at regex speed (a 75 MB LOG in well under a second): which are
+    well formed and which amend, and the line of each, counted only when asked for."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.fences = fences.FenceState(data)
+        self.well_formed: dict[int, int | None] = {     # offset -> the line it amends, None for a plain entry
+            match.start(): int(match["amends"]) if match["amends"] else None
+            for match in _WELL_FORMED.finditer(data)}
+        self.offsets = [match.start() for match in _LINE.finditer(data)]
+
+    def real(self, offset: int) -> bool:
+        """Whether the `## ` line at `offset` is a heading, not a line of fenced code."""
+        return not self.fences.at(offset)
+
+    def title(self, offset: int) -> str:
+        return fences.line_at(self.data, offset)[len(_HEADING):].decode("utf-8", "replace")
+
+    @cached_property
+    def lines(self) -> dict[int, int]:
+        """Line -> offset of every `## ` line: counted between one and the next, so one pass."""
+        found, line, counted = {}, 1, 0
+        for at in self.offsets:
+            line += self.data.count(b"\n", counted, at)
+            counted = at
+            found[line] = at
+        return found
+
+    def line_of(self, offset: int) -> int:
+        return self.data.count(b"\n", 0, offset) + 1
+
+    def malformed(self) -> list[int]:
+        """Offsets of the headings that are neither an entry's nor an amendment's."""
+        return [at for at in self.offsets if at not in self.well_formed and self.real(at)]
+
+    def amendments(self) -> list[tuple[int, int]]:
+        """(offset, amended line) of every amendment heading."""
+        return [(at, amends) for at, amends in self.well_formed.items() if amends is not None and self.real(at)]
+
+
+def superseded_lines(data: bytes) -> set[int]:
+    """The lines the amendments in a whole LOG name (`verify` forgives their entries in every commit)."""
+    if log.AMENDS.encode() not in data:        # the common case costs one search
+        return set()
+    return {amends for _, amends in Headings(data).amendments()}
+
+
+def judge(path: str, data: bytes, amendment: log.LogEntry, scan: Headings | None = None) -> list[Violation]:
+    """GM313 when `amendment` (its `line` counted in `data`, the whole new LOG) names no entry heading above it,
+    an entry with no error, or one an earlier amendment already supersedes."""
+    target = amendment.amends
+    assert target is not None
+    scan = scan or Headings(data)
+    at = scan.lines.get(target)
+    if target >= amendment.line or at is None or not scan.real(at):
+        return [Violation.of(codes.LOG_AMENDMENT_INVALID, path, amendment.line, "nothing", target=target)]
+    until = scan.lines.get(amendment.line, len(data))
+    for other, amends in scan.amendments():
+        if amends == target and at < other < until:
+            return [Violation.of(codes.LOG_AMENDMENT_INVALID, path, amendment.line, "twice", target=target,
+                                 by=scan.line_of(other))]
+    if _has_error(path, data, target, at):
+        return []
+    return [Violation.of(codes.LOG_AMENDMENT_INVALID, path, amendment.line, "valid", target=target)]
+
+
+def _has_error(path: str, data: bytes, line: int, at: int) -> bool:
+    """Whether the entry whose heading is `line` (at byte `at`) breaks a rule about itself: a malformed heading,
+    time or cycle order against the live entries above it, a missing Task or Result, a no-build without why."""
+    from gitmem.checks import log_checks
+
+    line_end = data.find(b"\n", at)
+    end = None if line_end < 0 else fences.first_heading(data, _HEADING, line_end + 1)
+    doc = log.parse(decode(data[at:end]).text, first_line=line, expect_title=False)
+    if doc.problems or not doc.entries:
+        return True
+    before = log.live(log.tail_entries(log.BytesSource(data, at), log.has_live_cycle).entries)
+    previous_cycle = max((e.cycle for e in before if e.cycle is not None), default=None)
+    # LOG's entry rules live in one place, the LOG check: the same rules that judged it when it was appended.
+    return bool(log_checks._entry_rules(path, doc.entries[:1], before[-1] if before else None, previous_cycle))

@@ -1,0 +1,55 @@
+"""Memory as it stands: the errors in whole memory files that every reader of them trips on, found cheaply.
+
+`check` and `verify` judge changes, so a bad heading that reached the branch without them (`--no-verify`, a
+web edit merged without the required check) is judged by nothing after it: readers skip the entry, and the
+next writer builds on it. What a cycle would build on, what `status` shows and what a LOG write appends
+after is judged here, whole: LOG's headings in one pass at `find` speed (an entry's heading is what every
+reader finds it by), the amendments in it (GM313), and the format problems of the other memory files,
+which stay small. A LOG entry that an amendment supersedes is no longer an error.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gitmem import codes
+from gitmem.checks import amendments
+from gitmem.checks.violation import Violation, from_problem
+from gitmem.config import Config
+from gitmem.memory import decisions, lessons, log, now, rules
+from gitmem.memory.text import decode, parses_with_ascii_digits
+
+# The roles whose whole file is parsed; LOG is scanned by its headings instead (it grows for ever).
+_PARSED = (("now", now.parse), ("decisions", decisions.parse), ("lessons", lessons.parse), ("rules", rules.parse))
+
+
+def standing(config: Config, read: Callable[[str], bytes | None]) -> list[Violation]:
+    """The errors of the memory files that `read(path)` returns as they stand, with the fix for each."""
+    found = log_standing(config.path("log"), read(config.path("log")) or b"")
+    for role, parse in _PARSED:
+        path = config.path(role)
+        data = read(path)
+        if data is None:
+            continue
+        decoded = decode(data)
+        problems = [*decoded.problems, *parse(decoded.text).problems]
+        found += [v for v in (from_problem(path, p) for p in problems) if v.is_error]
+    return sorted(found)
+
+
+def log_standing(path: str, data: bytes) -> list[Violation]:
+    """LOG's malformed headings that no amendment supersedes (GM306, with the repair), and its invalid
+    amendments (GM313): the headings are found at regex speed, and only the odd ones are looked at."""
+    scan = amendments.Headings(data)
+    amending = [log.LogEntry(parsed[0], parsed[1], parsed[2], line=scan.line_of(at), amends=amends)
+                for at, amends in scan.amendments() if (parsed := log.parse_any_heading(scan.title(at)))]
+    gone = {entry.amends for entry in amending}
+    found = []
+    for at in scan.malformed():
+        line, title = scan.line_of(at), scan.title(at)
+        if line in gone:
+            continue
+        digits = parses_with_ascii_digits(title, log.parse_any_heading)
+        found.append(Violation.of(codes.LOG_HEADING_MALFORMED, path, line, "standing", line=line, title=title,
+                                  kind="written with digits other than 0-9" if digits else "malformed"))
+    found += [v for entry in amending for v in amendments.judge(path, data, entry, scan)]
+    return found
