@@ -195,7 +195,7 @@ LOG_MERGE_UNORDERED = _code(
     other_way=Message(_UNORDERED, "merge the other way round: check out {parent} and merge the first parent into "
                                   "it, so that the earlier entries come first"), since=2)
 
-_AMEND_HINT = "an amendment names the heading line of an invalid entry: `gitmem log amend --line N` finds it"
+_AMEND_HINT = "name the heading line of an invalid entry above: `gitmem status` lists each with its line"
 LOG_AMENDMENT_INVALID = _code(
     "GM313", "log-amendment-invalid",
     "an amendment (`<timestamp> · amends line N · …`) names no entry above it, a valid one, or one already amended",
@@ -204,7 +204,8 @@ LOG_AMENDMENT_INVALID = _code(
                     since=4),
     valid=Message("amends line {target}, whose entry is valid: only an invalid entry is amended",
                   "to add to a valid entry, write a new entry (`gitmem log add`)", since=4),
-    twice=Message("amends line {target}, which line {by} already amends", "amend line {by} instead", since=4))
+    twice=Message("amends line {target}, which line {by} already amends",
+                  "line {by} stands in its place; to add to it, write a new entry (`gitmem log add`)", since=4))
 
 # -- GM4xx LESSONS -----------------------------------------------------------------------------------------
 LESSON_DUPLICATE_ID = _code(

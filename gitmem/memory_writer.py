@@ -32,6 +32,17 @@ from gitmem.workspace.tail import FileSource, read_end
 TAIL_BYTES = 64 * 1024
 
 
+CLOSE = "close"      # the outcome word that amends a close entry (`amend_log_entry`)
+
+
+def _cycle_fields(*, task: str | None, tried: str | None, evidence: str | None, result: str | None,
+                  blocked: str | None, learned: str | None, interactive: bool,
+                  extra: dict[str, str] | None) -> dict[str, str]:
+    fields = {"Task": task, "Tried": tried, "Evidence": evidence, "Result": result, log.BLOCKED: blocked,
+              "Learned": learned, **({log.SESSION: log.INTERACTIVE} if interactive else {}), **(extra or {})}
+    return {key: value for key, value in fields.items() if value is not None}
+
+
 class WriteRefused(GitmemError):
     """A write was refused; `violations` says why. Nothing was written."""
 
@@ -57,6 +68,11 @@ def _one_at_a_time(write: Callable[_P, _T]) -> Callable[_P, _T]:
     def locked(*args: _P.args, **kwargs: _P.kwargs) -> _T:
         writer = args[0]
         assert isinstance(writer, MemoryWriter)
+        # The one rule for every memory write: outside a memory repository there is nothing to write to, and a
+        # file made here would pass for memory (`gitmem status` says the same: NoMemory, exit 2).
+        from gitmem.views.health import require_memory
+
+        require_memory(writer.workspace)
         with writer.locked():
             return write(*args, **kwargs)
     return locked
@@ -142,22 +158,57 @@ class MemoryWriter:
             blocked = log.blocked_value(blocked)
         except ValueError as err:
             raise WriteRefused(str(err)) from None
+        self._require_valid_log()
         number = cycle if cycle is not None else self.workspace.cycle_for("log")
-        fields = {"Task": task, "Tried": tried, "Evidence": evidence, "Result": result, log.BLOCKED: blocked,
-                  "Learned": learned, **({log.SESSION: log.INTERACTIVE} if interactive else {}), **(extra or {})}
-        entry = log.make_entry(self.now(), cycle=number, outcome=outcome,
-                               fields={k: v for k, v in fields.items() if v is not None})
+        entry = log.make_entry(self.now(), cycle=number, outcome=outcome, fields=_cycle_fields(
+            task=task, tried=tried, evidence=evidence, result=result, blocked=blocked, learned=learned,
+            interactive=interactive, extra=extra))
         self._append_log(entry)
         return entry
 
     @_one_at_a_time
+    def amend_log_entry(self, line: int, *, outcome: str, result: str, task: str | None = None,
+                        tried: str | None = None, evidence: str | None = None, learned: str | None = None,
+                        blocked: str | None = None, interactive: bool = False) -> log.LogEntry:
+        """An amendment (rules 4): a new entry that supersedes the invalid entry whose heading is `line`
+        (gitmem.checks.amendments). It is numbered and timestamped where it is written, like any entry;
+        `outcome` "close" amends a close entry. LOG stays append-only: the old entry is not touched."""
+        if outcome not in (*log.OUTCOMES, CLOSE):
+            raise WriteRefused(f"outcome must be one of {', '.join((*log.OUTCOMES, CLOSE))}, not {outcome!r}")
+        try:
+            blocked = log.blocked_value(blocked)
+        except ValueError as err:
+            raise WriteRefused(str(err)) from None
+        fields = _cycle_fields(task=task, tried=tried, evidence=evidence, result=result, blocked=blocked,
+                               learned=learned, interactive=interactive and outcome != CLOSE, extra=None)
+        cycle = None if outcome == CLOSE else self.workspace.cycle_for("log")
+        entry = log.make_entry(self.now(), cycle=cycle, outcome=None if outcome == CLOSE else outcome,
+                               fields=fields, amends=line)
+        self._append_log(entry, whole=True)
+        return entry
+
+    @_one_at_a_time
     def add_close_entry(self, fields: dict[str, str]) -> log.LogEntry:
+        self._require_valid_log()
         entry = log.make_entry(self.now(), cycle=None, outcome=None, fields=fields)
         self._append_log(entry)
         return entry
 
-    def _append_log(self, entry: log.LogEntry) -> None:
-        """Validate the entry against LOG's last entries, then append its bytes; never rewrite the file.
+    def _require_valid_log(self) -> None:
+        """Refuse to append after a LOG that is invalid as it stands (a bad heading committed without the
+        check): the new entry would take a number and a place beside an entry no reader finds. The violations
+        name each line and its repair, an amendment (gitmem.checks.standing)."""
+        from gitmem.checks.standing import log_standing
+
+        rel = self.config.path("log")
+        found = log_standing(rel, files.read(self.root, rel) or b"")
+        if found:
+            raise WriteRefused(f"refusing to append to {rel}: it holds invalid entries; amend them first "
+                               "(`gitmem log amend`, docs/format.md)", found)
+
+    def _append_log(self, entry: log.LogEntry, *, whole: bool = False) -> None:
+        """Validate the entry against LOG's last entries (against the whole LOG when `whole`: an amendment
+        judges the entry it names), then append its bytes; never rewrite the file.
 
         At 100x scale LOG is 75 MB: rewriting it per entry would cost seconds. The addition is written in
         one call and synced; if anything fails, the file is cut back to its old length.
@@ -167,7 +218,7 @@ class MemoryWriter:
             self._commit_text("log", log.append_entry("", entry))
             return
         source = FileSource(self.root, rel, self.workspace.state_dir)
-        tail, start = read_end(self.root, rel, TAIL_BYTES, source.fence_open_at)
+        tail, start = read_end(self.root, rel, source.size() if whole else TAIL_BYTES, source.fence_open_at)
         head_only = start > 0
         if head_only:
             tail_text = decode(tail).text

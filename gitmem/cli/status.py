@@ -71,6 +71,13 @@ def render(data: dict[str, Any], *, colour: bool) -> str:
             branch["remotes"])
         lines.append("  " + paint(f"{branch['name']} · {branch['kind']} · {branch['commits']} commit(s) · {where}",
                                   "red" if branch["only_on_this_machine"] else None) + f" — {branch['hint']}")
+    invalid = data.get("invalid", [])
+    if invalid:
+        lines.append("invalid      " + paint(f"{len(invalid)} error(s) in memory as it stands: the next cycle refuses "
+                                             "to start", "red"))
+    for found in invalid:
+        lines.append("  " + paint(f"{found['path']}:{found['line']}: {found['code']} {found['message']}", "red")
+                     + f" — fix: {found['fix']}")
     if data.get("missing"):
         lines.append("missing      " + paint(", ".join(data["missing"]) + " (run `gitmem init`)", "red"))
     budget = data["budget"]
@@ -132,7 +139,8 @@ def status(as_json: bool, workspace: str | None) -> int:
     that conflicted or was refused), with what to do with each.
 
     At most 40 lines at any size of history: long lists end with `+N more` (`gitmem pending` lists every
-    decision). Flags template placeholders left in RULES.md. Exit 2 in a repository without memory.
+    decision). Flags template placeholders left in RULES.md, and memory that is invalid as it stands (a bad
+    heading committed without the check), with its fix. Exit 2 in a repository without memory.
     """
     from gitmem.memory.text import printable_data
     from gitmem.views.status import collect

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from gitmem.cli.common import json_option, open_workspace, workspace_option
-from gitmem.errors import ExitCode
+from gitmem.errors import ExitCode, exit_codes_help
 from gitmem.memory.log import OUTCOMES
 
 if TYPE_CHECKING:     # the library loads inside commands only
@@ -50,12 +50,22 @@ def _done(what: str, path: str, line: str, as_json: bool, data: dict[str, Any]) 
     return ExitCode.OK
 
 
+# Every memory-writing command ends with one of these.
+EXIT_CODES = {
+    ExitCode.OK: "written",
+    ExitCode.VIOLATIONS: "refused: the result would be invalid memory, or LOG holds invalid entries to amend "
+                         "first (nothing was written)",
+    ExitCode.USAGE: "usage error, or no memory here (run `gitmem init`)",
+}
+EPILOG = exit_codes_help(EXIT_CODES)
+
+
 @click.group("log")
 def log_group() -> None:
     """Append to LOG.md."""
 
 
-@log_group.command("add")
+@log_group.command("add", epilog=EPILOG)
 @click.option("--task", required=True, help="What this cycle set out to do.")
 @click.option("--outcome", required=True, type=click.Choice(OUTCOMES),
               help="How it ended; no-build when the cycle built nothing (say why in --result).")
@@ -85,12 +95,42 @@ def log_add(task: str, outcome: str, result: str, tried: str | None, evidence: s
                  {"cycle": entry.cycle, "outcome": outcome, "timestamp": str(entry.when)})
 
 
+@log_group.command("amend", epilog=EPILOG)
+@click.option("--line", "line", required=True, type=click.IntRange(min=1), metavar="N",
+              help="The line of the invalid entry's heading (`gitmem status` and `gitmem check` name it).")
+@click.option("--outcome", required=True, type=click.Choice((*OUTCOMES, "close")),
+              help="How the amended cycle ended, or `close` to amend a close entry.")
+@click.option("--result", required=True, help="What came of it; for no-build, why nothing was built (Rule 0).")
+@click.option("--task", help="What the cycle set out to do (required for a cycle).")
+@click.option("--tried", help="What was tried.")
+@click.option("--evidence", help="Evidence: commands, numbers, links.")
+@click.option("--learned", help="What was learned.")
+@click.option("--blocked", metavar="D-NNNN", help="The pending decision(s) the cycle is blocked on.")
+@json_option
+@workspace_option
+def log_amend(line: int, outcome: str, result: str, task: str | None, tried: str | None, evidence: str | None,
+              learned: str | None, blocked: str | None, as_json: bool, workspace: str | None) -> int:
+    """Append an amendment that supersedes the invalid entry at line N (a malformed heading committed without the
+    check, or an entry that breaks the LOG rules): `## <now> · amends line N · cycle M · <outcome>`.
+
+    LOG stays append-only: the old entry is not touched; check, verify, recall and the context read the
+    amendment in its place. It is numbered and timestamped like a new entry (docs/format.md, Amending LOG).
+    """
+    from gitmem.workspace import runner_cycle
+
+    memory, ws, _ = _memory(workspace)
+    entry = memory.amend_log_entry(line, outcome=outcome, result=result, task=task, tried=tried, evidence=evidence,
+                                   learned=learned, blocked=blocked, interactive=runner_cycle() is None)
+    return _done("amended", ws.config.path("log"), entry.heading(), as_json,
+                 {"amends": line, "cycle": entry.cycle, "outcome": outcome, "timestamp": str(entry.when)})
+
+
 @click.group("now")
 def now_group() -> None:
     """Put a new block on top of NOW.md."""
 
 
-@now_group.command("add")
+@now_group.command("add", epilog=EPILOG)
 @click.option("--did", required=True, help="What was done.")
 @click.option("--human", required=True, help="What the human needs to know or do ('nothing' is fine).")
 @click.option("--next", "next_", required=True, help="What comes next.")
@@ -109,7 +149,7 @@ def decision_group() -> None:
     """Ask the human a decision, or answer one as the human."""
 
 
-@decision_group.command("ask")
+@decision_group.command("ask", epilog=EPILOG)
 @click.option("--title", required=True, help="The question for the human, in one line (the decision's heading).")
 @click.option("--recommendation", required=True, help="What the agent recommends, and why.")
 @click.option("--context", help="What the human needs to know to decide.")
@@ -125,7 +165,7 @@ def decision_ask(title: str, recommendation: str, context: str | None, options: 
     return _done("asked", ws.config.path("decisions"), item.heading(), as_json, {"id": item.id, "title": title})
 
 
-@decision_group.command("answer")
+@decision_group.command("answer", epilog=EPILOG)
 @click.argument("decision_id", metavar="D-NNNN")
 @click.option("--answer", required=True, help="The human's answer.")
 @json_option
@@ -147,7 +187,7 @@ def lesson_group() -> None:
     """Record a lesson, or confirm one with a later result."""
 
 
-@lesson_group.command("add")
+@lesson_group.command("add", epilog=EPILOG)
 @click.option("--title", required=True, help="What the lesson is about, in one line (its heading).")
 @click.option("--happened", required=True, help="What went wrong.")
 @click.option("--why", required=True, help="Why it happened.")
@@ -166,7 +206,7 @@ def lesson_add(title: str, happened: str, why: str, change: str, rule: str | Non
     return _done("added", ws.config.path("lessons"), item.heading(), as_json, {"id": item.id})
 
 
-@lesson_group.command("confirm")
+@lesson_group.command("confirm", epilog=EPILOG)
 @click.argument("lesson_id", metavar="L-NNNN")
 @click.option("--evidence", required=True, help="The later result that confirms the lesson.")
 @json_option

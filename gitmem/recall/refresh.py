@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.config.nesting import loads_json
+from gitmem.memory import log
 from gitmem.nofollow import files
 from gitmem.recall import corpus, fresh
 from gitmem.recall.database import Span, delete_docs, insert_docs, replace_file_docs
@@ -185,6 +186,7 @@ def _sync_log(conn: sqlite3.Connection, full: _Source, workspace: str, role: str
         base, base_line = state["offset"], state["line"]
         tail = _read(full, base, size - base)
         stale = [r[0] for r in conn.execute("SELECT id FROM docs WHERE path = ? AND line >= ?", (path, base_line))]
+        stale += _amended_ids(conn, path, tail, base_line, base == 0)
         delete_docs(conn, stale)
         docs = corpus.log_docs(as_text(tail), path, first_line=base_line, expect_title=base == 0)
         insert_docs(conn, workspace, docs, spans=_spans(tail, base, base_line, docs))
@@ -199,6 +201,19 @@ def _sync_log(conn: sqlite3.Connection, full: _Source, workspace: str, role: str
         base, base_line = base + _line_offset(tail, docs[-1].line - base_line), docs[-1].line
     state = {"size": size, "offset": base, "line": base_line, "lines": lines, **_anchors(full, 0, size)}
     return True, lines, state
+
+
+def _amended_ids(conn: sqlite3.Connection, path: str, tail: bytes, first_line: int, titled: bool) -> list[int]:
+    """The indexed entries above `first_line` that an amendment in the new `tail` supersedes: an amendment
+    is read in their place (`gitmem.memory.log.live`)."""
+    if log.AMENDS.encode() not in tail:
+        return []
+    lines = log.superseded(log.parse(as_text(tail), first_line=first_line, expect_title=titled).entries)
+    gone = sorted(line for line in lines if line < first_line)
+    if not gone:
+        return []
+    marks = ",".join("?" * len(gone))
+    return [r[0] for r in conn.execute(f"SELECT id FROM docs WHERE path = ? AND line IN ({marks})", (path, *gone))]
 
 
 def _sync_now(conn: sqlite3.Connection, full: _Source, workspace: str, role: str, path: str, size: int,

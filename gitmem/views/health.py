@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gitmem.checks.violation import Violation
 from gitmem.config import REQUIRED_ROLES
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.memory import placeholders
@@ -44,3 +45,11 @@ def rules_placeholders(ws: Workspace) -> list[Placeholder]:
     """Template placeholders left in RULES.md, with their lines (`gitmem.memory.placeholders`)."""
     path = ws.config.path("rules")
     return [Placeholder(path, line, text) for line, text in placeholders.find(ws.read("rules"))]
+
+
+def invalid_memory(ws: Workspace) -> list[Violation]:
+    """What the next cycle would refuse to build on: errors in the memory files as they stand (a bad heading
+    committed without the check), each with its fix (`gitmem.checks.standing`)."""
+    from gitmem.checks.standing import standing
+
+    return standing(ws.config, lambda path: files.read(ws.root, path))

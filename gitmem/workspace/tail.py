@@ -154,11 +154,14 @@ class FileSource:
 
 def read_log_tail(root: Path, rel: str, count: int, *, state_dir: Path | None = None,
                   numbered: bool = True) -> log.Tail:
-    """The last `count` entries, and more if needed to include the last cycle entry (close entries skipped)."""
+    """The last `count` entries, and more if needed to include the last cycle entry (close entries skipped).
+    Numbered, they are the entries readers take: an amended entry gives way to its amendment (`log.live`;
+    unnumbered, lines count from the read's start, so the amendments' line numbers cannot be matched)."""
     want = max(count, 1)
+    taken = log.live if numbered else tuple
     found = log.tail_entries(FileSource(root, rel, state_dir, numbered=numbered),
-                             lambda entries: len(entries) >= want and log.has_cycle(entries))
-    entries = found.entries
+                             lambda entries: len(taken(entries)) >= want and log.has_cycle(taken(entries)))
+    entries = taken(found.entries)
     begin = len(entries) - count if len(entries) >= count else 0
     last_cycle = max((i for i, entry in enumerate(entries) if entry.cycle is not None), default=None)
     if last_cycle is not None:
