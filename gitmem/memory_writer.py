@@ -68,11 +68,6 @@ def _one_at_a_time(write: Callable[_P, _T]) -> Callable[_P, _T]:
     def locked(*args: _P.args, **kwargs: _P.kwargs) -> _T:
         writer = args[0]
         assert isinstance(writer, MemoryWriter)
-        # The one rule for every memory write: outside a memory repository there is nothing to write to, and a
-        # file made here would pass for memory (`gitmem status` says the same: NoMemory, exit 2).
-        from gitmem.views.health import require_memory
-
-        require_memory(writer.workspace)
         with writer.locked():
             return write(*args, **kwargs)
     return locked

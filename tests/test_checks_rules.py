@@ -54,6 +54,13 @@ RM, BRIEF = "ROADMAP.md", "docs/brief.md"
 LOADS = SMALL + "  always_load: [docs/brief.md]\n"
 
 
+_MALFORMED = "\n## yesterday cycle 2 built\n- Task: by hand\n- Result: no reader finds it\n"
+
+
+def _amendment(line: int) -> str:
+    return f"\n## {TS.format(10)} · amends line {line} · cycle 2 · built\n- Task: by hand\n- Result: found\n"
+
+
 def _long(text: str, size: int) -> str:
     return text.replace("built the parser", "x" * size).replace("we need one", "y" * size).replace(
         "40 tests pass", "z" * size).replace("Read the clock", "w" * size)
@@ -132,6 +139,10 @@ CASES: tuple[Case, ...] = (
          bad={L: LOG_BASE + log_entry(10, 2, "shipped")}),
     Case("GM307", "log-entry-too-big", L, "cycle 2", base={L: LOG_BASE, "gitmem.yaml": SMALL},
          good={L: LOG_BASE + _long(log_entry(10, 2), 1100)}, bad={L: LOG_BASE + _long(log_entry(10, 2), 1250)}),
+    # The base holds a malformed heading at line 7, committed without the check: an amendment may name it, and
+    # not the valid entry at line 3.
+    Case("GM313", "log-amendment", L, "amends line 3", base={L: LOG_BASE + _MALFORMED},
+         good={L: LOG_BASE + _MALFORMED + _amendment(7)}, bad={L: LOG_BASE + _MALFORMED + _amendment(3)}),
     Case("GM401", "duplicate", LE, "## L-0001", nth=2, good={LE: lessons_md(lesson(1), lesson(2))},
          bad={LE: lessons_md(lesson(1), lesson(1))}),
     Case("GM402", "incomplete", LE, "## L-0001", good={LE: lessons_md(lesson(1))},

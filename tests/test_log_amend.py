@@ -178,7 +178,8 @@ def test_a_hand_written_amendment_of_a_valid_entry_fails_check_and_verify(scene:
                                  "history\n- Result: cycle 1 said something else\n")
     scene.human.stage("LOG.md")
     checked = cli(["check"], cwd=scene.human.path)
-    assert checked.code == ExitCode.VIOLATIONS and f"GM313 amends line {valid.line}, whose entry is valid" in checked.out
+    assert checked.code == ExitCode.VIOLATIONS
+    assert f"GM313 amends line {valid.line}, whose entry is valid" in checked.out
     scene.human.commit("rewrite cycle 1 by amendment")
     verified = cli(["verify", "--range", f"{scene.first}..HEAD"], cwd=scene.human.path)
     assert verified.code == ExitCode.VIOLATIONS and "GM313" in verified.out and "GM306" not in verified.out

@@ -19,8 +19,12 @@ if TYPE_CHECKING:     # the library loads inside commands only
 def _memory(workspace: str | None) -> tuple[MemoryWriter, Workspace, Identity | None]:
     from gitmem import gitio
     from gitmem.memory_writer import MemoryWriter
+    from gitmem.views.health import require_memory
 
     ws = open_workspace(workspace)
+    # Every memory-writing command: outside a memory repository there is nothing to write to, and a file made
+    # here would pass for memory. The rule `gitmem status` applies (NoMemory, exit 2, "run `gitmem init`").
+    require_memory(ws)
     identity = gitio.user_identity(ws.repo)
     return MemoryWriter(ws, author_email=identity.email if identity else None), ws, identity
 
