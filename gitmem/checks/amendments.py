@@ -28,6 +28,7 @@ _HEADING = b"## "
 # The literal first, then a look back for the line start: the regex engine scans for the literal (fast).
 _LINE = re.compile(rb"## (?<![^\n]## )")
 _WELL_FORMED = re.compile(log.HEADING_RE.pattern.encode(), re.M)     # the same grammar, over bytes
+_WELL_FORMED_TEXT = re.compile(re.sub(r"\(\?P<\w+>", "(?:", log.HEADING_RE.pattern).encode(), re.M)   # no groups
 
 
 def forgive(found: Iterable[Violation], path: str, lines: set[int]) -> list[Violation]:
@@ -74,6 +75,12 @@ class Headings:
     def amendments(self) -> list[tuple[int, int]]:
         """(offset, amended line) of every amendment heading."""
         return [(at, amends) for at, amends in self.well_formed.items() if amends is not None and self.real(at)]
+
+
+def plain(data: bytes) -> bool:
+    """Whether every `## ` line of a whole LOG is an entry's well-formed heading and none amends: the common
+    case, told by counting (two regex passes, no match objects kept)."""
+    return log.AMENDS.encode() not in data and len(_LINE.findall(data)) == len(_WELL_FORMED_TEXT.findall(data))
 
 
 def superseded_lines(data: bytes) -> set[int]:

@@ -39,6 +39,8 @@ def standing(config: Config, read: Callable[[str], bytes | None]) -> list[Violat
 def log_standing(path: str, data: bytes) -> list[Violation]:
     """LOG's malformed headings that no amendment supersedes (GM306, with the repair), and its invalid
     amendments (GM313): the headings are found at regex speed, and only the odd ones are looked at."""
+    if amendments.plain(data):
+        return []
     scan = amendments.Headings(data)
     amending = [log.LogEntry(parsed[0], parsed[1], parsed[2], line=scan.line_of(at), amends=amends)
                 for at, amends in scan.amendments() if (parsed := log.parse_any_heading(scan.title(at)))]
