@@ -243,3 +243,15 @@ def test_memory_writes_outside_a_memory_repository_are_refused(tmp_path: Path, g
     assert result.code == ExitCode.USAGE
     assert "no gitmem memory here" in result.err and "run `gitmem init`" in result.err
     assert sorted(p.name for p in plain.iterdir()) == [".git"]
+
+
+def test_memory_as_it_stands_is_read_as_the_parser_reads_it_crlf_and_fenced_code_included() -> None:
+    from gitmem.checks.standing import log_standing
+
+    entry = "## 2026-12-05 10:00 UTC · cycle {n} · built\n- Task: t\n- Result: r\n\n"
+    clean = "# LOG\n\n" + entry.format(n=1) + "```\n## not a heading, code\n```\n\n" + entry.format(n=2)
+    assert log_standing("LOG.md", clean.encode()) == []
+    assert log_standing("LOG.md", clean.replace("\n", "\r\n").encode()) == []      # CRLF is accepted (GM905)
+    bad = (clean + BAD_ENTRY).replace("\n", "\r\n").encode()
+    assert [(v.line, v.code) for v in log_standing("LOG.md", bad)] == [(_line_of(clean + BAD_ENTRY, BAD_HEADING),
+                                                                       "GM306")]

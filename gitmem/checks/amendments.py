@@ -53,7 +53,7 @@ class Headings:
         return not self.fences.at(offset)
 
     def title(self, offset: int) -> str:
-        return fences.line_at(self.data, offset)[len(_HEADING):].decode("utf-8", "replace")
+        return fences.line_at(self.data, offset)[len(_HEADING):].rstrip(b"\r").decode("utf-8", "replace")
 
     @cached_property
     def lines(self) -> dict[int, int]:
@@ -68,13 +68,23 @@ class Headings:
     def line_of(self, offset: int) -> int:
         return self.data.count(b"\n", 0, offset) + 1
 
+    @cached_property
+    def unmatched(self) -> dict[int, log.Heading | None]:
+        """The headings the byte grammar does not read (a malformed one, or a CRLF line, which the parser
+        accepts), parsed one by one: offset -> `log.parse_any_heading`'s verdict."""
+        return {at: log.parse_any_heading(self.title(at)) for at in self.offsets
+                if at not in self.well_formed and self.real(at)}
+
     def malformed(self) -> list[int]:
         """Offsets of the headings that are neither an entry's nor an amendment's."""
-        return [at for at in self.offsets if at not in self.well_formed and self.real(at)]
+        return [at for at, parsed in self.unmatched.items() if parsed is None]
 
     def amendments(self) -> list[tuple[int, int]]:
-        """(offset, amended line) of every amendment heading."""
-        return [(at, amends) for at, amends in self.well_formed.items() if amends is not None and self.real(at)]
+        """(offset, amended line) of every amendment heading, in order."""
+        found = {at: amends for at, amends in self.well_formed.items() if amends is not None and self.real(at)}
+        found.update({at: amends for at, parsed in self.unmatched.items()
+                      if parsed is not None and (amends := parsed[3]) is not None})
+        return sorted(found.items())
 
 
 def plain(data: bytes) -> bool:

@@ -126,7 +126,10 @@ def parse_heading(title: str) -> tuple[Timestamp, int | None, str | None] | None
     return parsed[:3] if parsed is not None else None
 
 
-def parse_any_heading(title: str) -> tuple[Timestamp, int | None, str | None, int | None] | None:
+Heading = tuple[Timestamp, int | None, str | None, int | None]      # when, cycle, outcome, the line it amends
+
+
+def parse_any_heading(title: str) -> Heading | None:
     """(when, cycle, outcome, amended line) of an entry heading or an amendment's; None when malformed."""
     when, parts = split_timestamped_heading(title)
     if when is None:
