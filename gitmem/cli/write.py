@@ -101,7 +101,7 @@ def log_add(task: str, outcome: str, result: str, tried: str | None, evidence: s
 
 @log_group.command("amend", epilog=EPILOG)
 @click.option("--line", "line", required=True, type=click.IntRange(min=1), metavar="N",
-              help="The line of the invalid entry's heading (`gitmem status` and `gitmem check` name it).")
+              help="The line of the invalid entry's heading (`gitmem status` and `gitmem verify` name it).")
 @click.option("--outcome", required=True, type=click.Choice((*OUTCOMES, "close")),
               help="How the amended cycle ended, or `close` to amend a close entry.")
 @click.option("--result", required=True, help="What came of it; for no-build, why nothing was built (Rule 0).")
