@@ -2,7 +2,7 @@
 
 The file is data that anyone with write access to the fleet repository can change, and its values reach git's
 command line and file names: each is checked once here, and an error names the file and line in one line
-(exit 2). Nothing outside `agents:` is read; an unknown key is an error rather than a warning, because a
+(exit 2). Besides `agents:` only `pages:` is read; an unknown key is an error rather than a warning, because a
 misspelt `branch` would silently read the wrong branch of every agent.
 
     agents:
@@ -11,6 +11,7 @@ misspelt `branch` would silently read the wrong branch of every agent.
         branch: main              # default: the remote's default branch
         workspace: docs           # default: every workspace of its gitmem.yaml
         stall_after: 8h           # default: twice the interval of its workflow's schedule
+    pages: off                    # or `public`: `gitmem fleet pages` writes the verdicts-and-counts page
 """
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ FLEET_NAME = "fleet.yaml"
 MAX_BYTES = 1024 * 1024
 MAX_AGENTS = 1000
 KEYS = ("name", "repo", "branch", "workspace", "stall_after")
+TOP_KEYS = ("agents", "pages")
+# Where the fleet's page may be published: nowhere (the default), or GitHub Pages, which anyone can read.
+PAGES = ("off", "public")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 # A branch name git accepts (git check-ref-format), narrowed: no option-like or hidden names.
 BRANCH_RE = re.compile(r"(?!.*\.\.)(?!.*//)(?!.*@\{)(?!.*\.lock(?:/|\Z))[A-Za-z0-9_][A-Za-z0-9._/-]{0,199}\Z")
@@ -56,6 +60,7 @@ class AgentEntry:
 class Fleet:
     path: Path                     # fleet.yaml itself
     agents: tuple[AgentEntry, ...]
+    pages: str = "off"             # one of PAGES
 
     @property
     def base(self) -> Path:
@@ -90,9 +95,13 @@ def parse_fleet(data: bytes, *, path: Path, shown: str = FLEET_NAME) -> Fleet:
     raw = load_yaml(text, shown)
     if not isinstance(raw, dict) or "agents" not in raw:
         raise ConfigError(f"{shown}: expected a mapping with `agents:`, a list of {{name, repo}}")
-    unknown = [key for key in raw if key != "agents"]
+    unknown = [key for key in raw if key not in TOP_KEYS]
     if unknown:
-        raise ConfigError(f"{shown}{_line(raw, unknown[0])}: unknown key {str(unknown[0])!r}; only `agents:` is read")
+        raise ConfigError(f"{shown}{_line(raw, unknown[0])}: unknown key {str(unknown[0])!r}; "
+                          f"known: {', '.join(TOP_KEYS)}")
+    pages = raw.get("pages", "off")
+    if pages not in PAGES:
+        raise ConfigError(f"{shown}{_line(raw, 'pages')}: pages: expected one of {', '.join(PAGES)}")
     items = raw["agents"]
     if not isinstance(items, list) or not items:
         raise ConfigError(f"{shown}{_line(raw, 'agents')}: agents: expected a non-empty list of {{name, repo}}")
@@ -107,7 +116,7 @@ def parse_fleet(data: bytes, *, path: Path, shown: str = FLEET_NAME) -> Fleet:
                               f"the name of agents[{seen[entry.name]}]; names are unique")
         seen[entry.name] = index
         agents.append(entry)
-    return Fleet(path, tuple(agents))
+    return Fleet(path, tuple(agents), str(pages))
 
 
 def _line(node: Any, key: Any) -> str:

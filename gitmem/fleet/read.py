@@ -189,11 +189,12 @@ def verdict(row: AgentRow) -> tuple[str, str]:
     age = (last.get("age_days") or 0) * 86400
     if limit is not None and age > limit:
         source = "stall_after" if row.stall_after_seconds else "twice its schedule's interval"
-        return STALLED, f"last cycle {last['age']} ago, over {_span(limit)} ({source}); {INACTIVE_NOTE}"
+        return STALLED, f"last cycle {last['age']} ago, over {_span(limit)} ({source})"
     if row.streak.get("problem"):
         return STREAK, f"{row.streak['length']} no-build cycles in a row"
-    if row.stale or row.waiting_branches:
-        parts = ([f"{row.stale} decision(s) older than the stale limit"] if row.stale else []) + \
+    if row.pending or row.waiting_branches:
+        parts = ([f"{row.pending} decision(s) waiting"] if row.pending else []) + \
+            ([f"{row.stale} older than the stale limit"] if row.stale else []) + \
             ([f"{len(row.waiting_branches)} gitmem/* branch(es) to review"] if row.waiting_branches else [])
         return WAITING, "; ".join(parts)
     if limit is None:
