@@ -69,6 +69,7 @@ def fleet() -> None:
     gitmem fleet status    one row per agent (per workspace) with a verdict
     gitmem fleet report    one HTML page: inbox, health, sparklines
     gitmem fleet pages     the public page for GitHub Pages, when fleet.yaml says `pages: public`
+    gitmem fleet dispatch  start a cycle for every agent whose scheduled cycles stopped coming
 
     A local repo is read as it is checked out. A URL is fetched read-only, shallow and then incrementally,
     into $XDG_CACHE_HOME/gitmem/fleet/ (default ~/.cache). Credentials come from git's own configuration or
@@ -118,7 +119,7 @@ def render_status(rows: list[Any], *, colour: bool, public: bool = False) -> str
     from gitmem.fleet.need import by_need, fleet_notes, headline
     from gitmem.fleet.public import public_row
 
-    tints = {"ok": "green", "stalled": "red", "rule 0 streak": "red", "unreadable": "red"}
+    tints = {"ok": "green", "stalled": "red", "over budget": "red", "rule 0 streak": "red", "unreadable": "red"}
     head = ("agent", "verdict", "last cycle", "today", "streak", "pending", "last close", "branches")
     rows = by_need(public_row(row) for row in rows) if public else by_need(rows)
     table = [head]
@@ -244,6 +245,53 @@ def fleet_pages(fleet_file: str, out: str, timeout: float, offline: bool) -> int
     _write_page(Path(out), render_page(view, public=True))
     _say(f"wrote {out}: the public page, verdicts and counts only; GitHub Pages shows it to anyone")
     return ExitCode.USAGE if view.failed else ExitCode.OK
+
+
+@fleet.command("dispatch")
+@fleet_option
+@json_option
+@timeout_option
+@offline_option
+@click.option("--dry-run", is_flag=True, help="Decide and say, but call nothing on GitHub.")
+def fleet_dispatch(fleet_file: str, as_json: bool, timeout: float, offline: bool, dry_run: bool) -> int:
+    """Catch up: for each agent on GitHub whose last cycle is overdue (older than its schedule's interval plus
+    an hour), enable its workflow if GitHub disabled it for inactivity, and dispatch a cycle unless a run is
+    already queued or in progress, or the agent or the fleet is over its budget (fleet.yaml). Agents on
+    schedule cost no API call.
+
+    The token is GITMEM_FLEET_DISPATCH_TOKEN: a fine-grained token with Actions read and write on the agent
+    repositories (the fleet's read-only token cannot start workflows). Exit 2 when an agent could not be read
+    or a call failed (each row says which).
+    """
+    import os
+
+    from gitmem.fleet.dispatch import DISPATCH, TOKEN_VARIABLE, carry_out, plan
+    from gitmem.fleet.fleetfile import load_fleet
+    from gitmem.fleet.parallel import read_fleet
+    from gitmem.publish.github_api import PUBLIC_API, GitHubClient
+
+    chosen = load_fleet(Path(fleet_file))
+    view = read_fleet(chosen, timeout=timeout, offline=offline)
+    steps = plan(chosen, view)
+    token = os.environ.get(TOKEN_VARIABLE, "")
+    wanted = [step for step in steps if step.decision == DISPATCH]
+    if wanted and not dry_run and not token:
+        raise UsageError(f"{len(wanted)} agent(s) are overdue, but {TOKEN_VARIABLE} is not set: give it a token "
+                         "with Actions read and write on the agent repositories, or pass --dry-run")
+    if not dry_run:
+        api = os.environ.get("GITHUB_API_URL") or PUBLIC_API
+        carry_out(steps, chosen, lambda repository: GitHubClient(api, repository, token))
+    if as_json:
+        _say(json.dumps({"dry_run": dry_run, "calls": sum(s.calls for s in steps),
+                         "agents": [asdict(step) for step in steps]}, indent=2, ensure_ascii=False))
+    else:
+        for step in steps:
+            done = "; ".join(step.done) or ("would dispatch" if dry_run and step.decision == DISPATCH else "")
+            said = f"{step.agent}: {step.decision}: {step.why}" + (f" -> {done}" if done else "")
+            _say(said + (f" -> failed: {step.error}" if step.error else ""))
+        _say(f"{sum(s.calls for s in steps)} GitHub API call(s)" + (" (dry run: none made)" if dry_run else ""))
+    failed = view.failed or any(step.error for step in steps)
+    return ExitCode.USAGE if failed else ExitCode.OK
 
 
 COMMANDS = (fleet,)
