@@ -414,3 +414,22 @@ def test_22_agents_are_one_line_each_on_a_laptop_and_the_page_fits_a_phone(
         chrome.screenshot(ARTIFACTS / "fleet-22-phone.png")
     finally:
         chrome.resize(1400, 1000)
+
+
+def test_a_workflow_of_5500_cron_lines_costs_its_agent_a_bounded_read_and_the_command_exits(
+        world: World, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    agent = tmp_path / "cronbomb"
+    shutil.copytree(world.root / "alpha", agent, symlinks=True)
+    lines = "".join(f"    - cron: \"{n % 60} {n // 60 % 24} {n % 28 + 1} * *\"\n" for n in range(5500))
+    (agent / ".github" / "workflows" / "bomb.yml").write_text(f"on:\n  schedule:\n{lines}", encoding="utf-8")
+    (tmp_path / "fleet.yaml").write_text("agents:\n  - name: cronbomb\n    repo: cronbomb\n", encoding="utf-8")
+    started = time.monotonic()
+    done = subprocess.run([str(Path(sys.executable).parent / "gitmem"), "fleet", "status", "--json", "--timeout", "5"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    took = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["agents"][0]["interval_seconds"] == 3 * 3600
+    assert took < 30, took
