@@ -1,6 +1,8 @@
 """Fixtures shared by every test module. Keep this small: the helpers live in tests/support/."""
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -14,6 +16,12 @@ from tests.support.helpers import (
     run_cli,
 )
 from tests.support.world import World
+
+# Some machines set PYTHONDONTWRITEBYTECODE: then every test module is assertion-rewritten again, and every
+# `gitmem` subprocess (hundreds of them) compiles the package again, about 3x the suite's time. The suite
+# writes its caches (git ignores __pycache__/) here and in the subprocesses it starts.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 @pytest.fixture

@@ -274,6 +274,8 @@ def test_a_token_without_statuses_write_fails_the_pr_step_and_says_which_permiss
     assert run.steps[-1].code == 4, run.describe()
     assert len(fake.pulls) == 1, "the PR is open; only its check could not be reported"
     assert "HTTP 403" in run.steps[-1].err and "permissions: statuses: write" in run.steps[-1].err
+    # The job summary, where people look first, names the missing permission too.
+    assert "not reported" in run.summary and "To fix: the workflow needs `permissions: statuses: write`" in run.summary
 
 
 def test_a_memory_branch_that_fails_verification_is_reported_as_a_failed_check(tmp_path: Path,

@@ -18,6 +18,7 @@ import pytest
 
 from gitmem.fleet import schedule
 from gitmem.fleet.fleetfile import AgentEntry, load_fleet
+from gitmem.fleet.need import fleet_notes
 from gitmem.fleet.parallel import read_fleet
 from gitmem.fleet.read import STALLED, UNREADABLE, answer_at, cache_dir
 from gitmem.memory_writer import MemoryWriter
@@ -115,7 +116,8 @@ def test_status_has_a_row_per_agent_and_workspace_and_the_unreadable_one_says_wh
     # A day later nothing has run: twice the 3-hour schedule is long past, and the row says what that can mean.
     later = read_fleet(load_fleet(world.root / "fleet.yaml"), clock=lambda: world.base + timedelta(days=1))
     stalled = {row.label: row for row in later.rows}
-    assert stalled["alpha"].verdict == STALLED and "60 days" in stalled["alpha"].why
+    assert stalled["alpha"].verdict == STALLED and "over 6h" in stalled["alpha"].why
+    assert "60 days" not in stalled["alpha"].why and "60 days" in fleet_notes(later.rows)[0]   # said once
     assert stalled["duo/writer"].verdict != STALLED            # its stall_after is 90 days
 
 
@@ -281,10 +283,14 @@ def test_the_page_opens_in_chromium_and_shows_the_inbox_the_health_and_the_spark
                              ".map(r => [r.cells[0].textContent, r.cells[1].textContent, "
                              "r.querySelectorAll('svg.cycles rect').length, "
                              "(r.querySelector('a') || {}).href || ''])")
-    assert [h[0] for h in health] == ["alpha", "beta", "duo/writer", "duo/reviewer", "gone"]
-    assert health[4][1] == "unreadable" and health[4][3] == ""
-    assert all(h[2] > 0 for h in health[:4]), health                  # every readable agent has its bars
-    for _, _, _, href in health[:4]:
+    # Most urgent first: the unreadable agent, then the ones waiting on the human (more decisions first).
+    assert [h[0] for h in health] == ["gone", "alpha", "beta", "duo/reviewer", "duo/writer"]
+    assert health[0][1] == "unreadable" and health[0][3] == ""
+    assert [h[1] for h in health[1:4]] == ["waiting on you"] * 3
+    assert chrome.evaluate("document.querySelector('h1').textContent").startswith(
+        "gitmem fleet · 5 agents: 1 unreadable, 3 waiting on you, 1 ok")
+    assert all(h[2] > 0 for h in health[1:]), health                  # every readable agent has its bars
+    for _, _, _, href in health[1:]:
         page = Path(href.removeprefix("file://"))
         assert page.is_file() and out.parent / "agents" in (page.parent, page.parent.parent)
     shot = chrome.screenshot(ARTIFACTS / "fleet.png")
@@ -359,3 +365,71 @@ def test_the_report_never_writes_through_a_planted_link(world: World, cli, tmp_p
     (tmp_path / "site" / "index.html").symlink_to(elsewhere / "page.html")
     refused = cli(["fleet", "report", "--out", "site/index.html"], cwd=tmp_path)
     assert refused.code == 2 and "a link is in the way" in refused.err and list(elsewhere.iterdir()) == []
+
+
+ROW_LINES = """Array.from(document.querySelectorAll('table.health tbody tr')).map(row => {
+  let most = 0;                      // the most lines any visible cell's text takes
+  for (const cell of row.cells) {
+    if (getComputedStyle(cell).display === 'none') continue;
+    const tops = new Set();
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (node.parentElement.closest('svg')) continue;
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      for (const rect of range.getClientRects()) if (rect.height > 0) tops.add(Math.round(rect.top));
+    }
+    most = Math.max(most, tops.size);
+  }
+  return [row.cells[0].textContent, most, Math.round(row.getBoundingClientRect().height)];
+})"""
+
+
+@pytest.mark.slow
+def test_22_agents_are_one_line_each_on_a_laptop_and_the_page_fits_a_phone(
+        world: World, cli, chrome: browser.Browser, tmp_path: Path) -> None:
+    lines = ["agents:"]
+    for n in range(21):
+        lines.append(f"  - name: agent-{n:02d}\n    repo: {world.root / 'alpha'}")
+    lines.append(f"  - name: lost\n    repo: {(world.root / 'nowhere.git').as_uri()}")
+    (tmp_path / "fleet.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "site" / "index.html"
+    assert cli(["fleet", "report", "--out", str(out), "--timeout", "60"], cwd=tmp_path).code == 2
+    try:
+        chrome.resize(1400, 900)
+        chrome.open(out.as_uri())
+        rows = chrome.evaluate(ROW_LINES)
+        assert len(rows) == 22 and rows[0][0] == "lost"               # the unreadable one is never below the fold
+        assert all(count == 1 for _, count, _ in rows), rows          # every cell of every row on one line
+        assert max(height for _, _, height in rows) < 48, rows
+        fold = chrome.evaluate("document.querySelector('table.health tbody tr:last-child').getBoundingClientRect()"
+                               ".bottom")
+        assert fold < 900, fold                                       # all 22 rows above a laptop's fold
+        chrome.screenshot(ARTIFACTS / "fleet-22-laptop.png")
+        chrome.resize(390, 844)
+        chrome.open(out.as_uri())
+        fits = chrome.evaluate("[document.documentElement.scrollWidth, window.innerWidth, "
+                               "document.querySelector('table.health tbody tr').cells[0].textContent]")
+        assert fits[0] <= fits[1] and fits[2] == "lost", fits         # the table scrolls inside its section
+        chrome.screenshot(ARTIFACTS / "fleet-22-phone.png")
+    finally:
+        chrome.resize(1400, 1000)
+
+
+def test_a_workflow_of_5500_cron_lines_costs_its_agent_a_bounded_read_and_the_command_exits(
+        world: World, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    agent = tmp_path / "cronbomb"
+    shutil.copytree(world.root / "alpha", agent, symlinks=True)
+    lines = "".join(f"    - cron: \"{n % 60} {n // 60 % 24} {n % 28 + 1} * *\"\n" for n in range(5500))
+    (agent / ".github" / "workflows" / "bomb.yml").write_text(f"on:\n  schedule:\n{lines}", encoding="utf-8")
+    (tmp_path / "fleet.yaml").write_text("agents:\n  - name: cronbomb\n    repo: cronbomb\n", encoding="utf-8")
+    started = time.monotonic()
+    done = subprocess.run([str(Path(sys.executable).parent / "gitmem"), "fleet", "status", "--json", "--timeout", "5"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    took = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["agents"][0]["interval_seconds"] == 3 * 3600
+    assert took < 30, took

@@ -345,7 +345,7 @@ def test_init_agent_warns_of_a_missing_mcp_sdk_and_agent_cli_with_the_commands_t
         "gitmem mcp, the MCP server these agent configs start, needs the mcp SDK, which is not installed: "
         f"{extras.install_line('agents')}; the hooks and the `gitmem` shell commands work without it",
         "codex: `codex` is not on PATH, so the files are written for an agent CLI this machine does not have yet: "
-        "npm install -g @openai/codex"]
+        "npm install -g @openai/codex@0.169.0 (the release gitmem tests; it needs Node.js 16 or newer)"]
     again = cli(["init", str(tmp_path / "agent"), "--agent", "codex"], cwd=tmp_path)
     assert again.code == ExitCode.OK
     assert f"gitmem: warning: {warnings[1]}" in again.err.splitlines()

@@ -108,7 +108,7 @@ def test_every_planted_event_is_collected(whole: WorkspaceReport) -> None:
     assert set(planted.STREAKS) <= found and all(s.length >= 3 for s in whole.streaks())
     assert sum(c.reverts for c in whole.cycles) == len(planted.REVERTS)
     assert [c.number for c in whole.cycles if c.salvage] == list(planted.SALVAGED)
-    assert whole.salvage_branches == tuple(f"gitmem/salvage/cycle-{n}" for n in planted.SALVAGED)
+    assert whole.waiting_branches == tuple(f"gitmem/salvage/cycle-{n}" for n in planted.SALVAGED)
     assert [c.number for c in whole.cycles if c.context is None] == list(range(1, planted.CONTEXT_FROM))
     assert [c.number for c in whole.cycles if c.tokens is None] == list(range(1, planted.TOKENS_FROM))
     assert {c.budget for c in whole.cycles if c.context is not None} == {60000}
@@ -157,6 +157,18 @@ def test_the_page_is_one_self_contained_file(whole: WorkspaceReport) -> None:
     assert "(180 of 360 known)" in page
     assert "Pending decisions (3)" in page and "Latest close report: 2026-11-30" in page
     assert "gitmem/salvage/cycle-333" in page
+
+
+def test_branches_waiting_on_the_human_come_first_with_what_to_do(memrepo: GitRepo) -> None:
+    """Proposal and side branches wait on the human as salvage ones do: all are listed, above the charts."""
+    for name in ("gitmem/proposal/cycle-7", "gitmem/salvage/cycle-9", "gitmem/side/cycle-3"):
+        subprocess.run(["git", "-C", str(memrepo.path), "branch", name], check=True)
+    page = build(Workspace.at(memrepo.path))
+    section = page[page.index("Branches waiting on you (3)"):]
+    assert page.index("Branches waiting on you") < page.index('<div class="cards">')
+    for name, said in (("gitmem/proposal/cycle-7", "delete it if its decision was No"),
+                       ("gitmem/salvage/cycle-9", "a failed cycle"), ("gitmem/side/cycle-3", "work kept aside")):
+        assert f"<code>{name}</code> · " in section and said in section
 
 
 def test_the_summary_has_fourteen_days_of_mermaid_charts(ninety: GitRepo) -> None:

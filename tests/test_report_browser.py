@@ -183,6 +183,8 @@ def test_a_new_agent_with_no_history_gets_a_page_that_says_so(chrome: browser.Br
 # Each drawn chart's x-axis ticks: where uPlot put them (seconds) and the labels it drew there.
 TICKS = """window.gitmemCharts.map(c => ({key: c.key, splits: c.plot.axes[0]._splits,
                                      labels: c.plot.axes[0]._values}))"""
+Y_TICKS = """window.gitmemCharts.map(c => ({key: c.key, splits: c.plot.axes[1]._splits,
+                                       labels: c.plot.axes[1]._values}))"""
 DAY_LABEL = re.compile(r"[A-Z][a-z]{2} \d{1,2}")
 DAYS_CHARTS = {"cycles", "lessons", "rules", "guard"}
 
@@ -203,6 +205,21 @@ def test_a_one_day_window_ticks_its_day_and_counts_in_the_singular(chrome: brows
     totals = chrome.evaluate("document.querySelector('p.totals').textContent")
     assert "· 1 daily close" in totals and "1 daily closes" not in totals, totals
     assert not re.search(r"\b1 (cycles|decisions|Rule 0 streaks)\b", totals), totals
+
+
+def test_counts_tick_whole_numbers(chrome: browser.Browser, memrepo: GitRepo) -> None:
+    """One cycle in the window: the cycles chart's axis was labelled 0, 0.2, 0.4 ... 1 cycles."""
+    MemoryWriter(Workspace.at(memrepo.path)).add_log_entry(task="one", outcome="built", result="done")
+    memrepo.stage("LOG.md")
+    memrepo.commit("one cycle")
+    page = ARTIFACTS / "report-one-cycle.html"
+    page.write_text(build(Workspace.at(memrepo.path)), encoding="utf-8")
+    _drawn(chrome, page, ARTIFACTS / "report-one-cycle.png")
+    counts = {c["key"]: c for c in chrome.evaluate(Y_TICKS)}
+    assert "cycles" in counts
+    for key in DAYS_CHARTS & set(counts):
+        assert counts[key]["splits"] and all(float(v).is_integer() for v in counts[key]["splits"]), counts[key]
+        assert all(label == "" or label.isdigit() for label in counts[key]["labels"]), counts[key]
 
 
 def test_a_chart_with_one_point_spans_the_day_around_it(chrome: browser.Browser, memrepo: GitRepo) -> None:

@@ -23,6 +23,10 @@ timeout_option = click.option("--timeout", type=click.FloatRange(1, 3600), defau
                                                       "and the others still show.")
 offline_option = click.option("--offline", is_flag=True,
                               help="Read each URL's copy in the cache as the last fetch left it: no network.")
+public_option = click.option("--public", is_flag=True,
+                             help="Verdicts and counts only, for a place anyone can read (GitHub Pages, a public "
+                                  "repository's job summary or artifacts): no decision text, LOG lines, branch "
+                                  "names or errors.")
 
 
 def _say(text: str, *, err: bool = False) -> None:
@@ -39,6 +43,23 @@ def _read(fleet_file: str, timeout: float, offline: bool, *, with_page: bool = F
     return read_fleet(load_fleet(Path(fleet_file)), timeout=timeout, with_page=with_page, offline=offline)
 
 
+def _write_page(target: Path, text: str) -> None:
+    """The page at `target`, never through a link (UsageError naming what is in the way)."""
+    from gitmem.cli.report import write_no_link
+
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_no_link(target, text.encode("utf-8"))
+    except OSError as err:
+        raise UsageError(_cannot_write(target, err)) from None
+
+
+def _cannot_write(target: Path, err: OSError) -> str:
+    why = "a link is in the way (gitmem never writes through one)" if err.errno == errno.ELOOP else \
+        "it is not a regular file" if err.errno == errno.EISDIR else err.strerror or str(err)
+    return f"cannot write {target}: {why}; remove it or choose another --out"
+
+
 @click.group("fleet")
 def fleet() -> None:
     """Many agents, one human: every agent of fleet.yaml read side by side.
@@ -47,6 +68,8 @@ def fleet() -> None:
     gitmem fleet pending   every decision waiting on you, oldest first
     gitmem fleet status    one row per agent (per workspace) with a verdict
     gitmem fleet report    one HTML page: inbox, health, sparklines
+    gitmem fleet pages     the public page for GitHub Pages, when fleet.yaml says `pages: public`
+    gitmem fleet dispatch  start a cycle for every agent whose scheduled cycles stopped coming
 
     A local repo is read as it is checked out. A URL is fetched read-only, shallow and then incrementally,
     into $XDG_CACHE_HOME/gitmem/fleet/ (default ~/.cache). Credentials come from git's own configuration or
@@ -60,11 +83,19 @@ def fleet() -> None:
 @json_option
 @timeout_option
 @offline_option
-def fleet_pending(fleet_file: str, as_json: bool, timeout: float, offline: bool) -> int:
+@public_option
+def fleet_pending(fleet_file: str, as_json: bool, timeout: float, offline: bool, public: bool) -> int:
     """Every agent's pending decisions, oldest first: agent, age, recommendation, and where to answer it (the
-    file and line, or its URL on GitHub)."""
+    file and line, or its URL on GitHub). With --public, only how many wait on each agent."""
+    from gitmem.fleet.public import waiting_counts
+
     view = _read(fleet_file, timeout, offline)
     inbox = view.inbox
+    if public:
+        counts = waiting_counts(inbox)
+        lines = [f"{label}: {n} decision(s) waiting" for label, n in counts.items()] or ["No decisions are waiting."]
+        _say(json.dumps(counts, indent=2) if as_json else "\n".join(lines))
+        return ExitCode.USAGE if view.failed else ExitCode.OK
     if as_json:
         _say(json.dumps([asdict(d) for d in inbox], indent=2, ensure_ascii=False))
     elif not inbox:
@@ -81,12 +112,23 @@ def fleet_pending(fleet_file: str, as_json: bool, timeout: float, offline: bool)
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
 
-def render_status(rows: list[Any], *, colour: bool) -> str:
-    """The health table as text: one line per agent (per workspace), then what each verdict is about."""
-    tints = {"ok": "green", "stalled": "red", "rule 0 streak": "red", "unreadable": "red"}
+def render_status(rows: list[Any], *, colour: bool, public: bool = False) -> str:
+    """The health table as text: the fleet in one line, one line per agent (per workspace) most urgent first,
+    then what each verdict is about and the notes that hold for every agent, once. `public`: verdicts and counts
+    only (`gitmem.fleet.public`)."""
+    from gitmem.fleet.need import by_need, fleet_notes, headline
+    from gitmem.fleet.public import public_row
+
+    tints = {"ok": "green", "stalled": "red", "over budget": "red", "rule 0 streak": "red", "unreadable": "red"}
     head = ("agent", "verdict", "last cycle", "today", "streak", "pending", "last close", "branches")
+    rows = by_need(public_row(row) for row in rows) if public else by_need(rows)
     table = [head]
     for row in rows:
+        if public:
+            last_text = f"{row.last_cycle} {row.last_outcome} {row.last_age} ago" if row.last_cycle is not None else "—"
+            table.append((row.label, row.verdict, last_text, str(row.cycles_today), str(row.streak), str(row.pending),
+                          row.last_close or "—", str(row.waiting_branches)))
+            continue
         last = row.last_cycle
         table.append((row.label, row.verdict, f"{last['cycle']} {last['outcome']} {last['age']} ago" if last else "—",
                       str(row.cycles_today), str((row.streak or {}).get("length", 0)), str(row.pending),
@@ -98,12 +140,12 @@ def render_status(rows: list[Any], *, colour: bool) -> str:
         if n and colour:
             cells[1] = click.style(cells[1], fg=tints.get(rows[n - 1].verdict, "yellow"))
         lines.append("  ".join(cells).rstrip())
-    for row in rows:
+    for row in [] if public else rows:
         if row.why:
             lines.append(f"{row.label}: {row.why}")
         if row.waiting_branches:
             lines.append(f"{row.label}: waiting branches: {', '.join(row.waiting_branches)}")
-    return "\n".join(lines) + "\n"
+    return "\n".join([headline(rows), *lines, *fleet_notes(rows)]) + "\n"
 
 
 @fleet.command("status")
@@ -111,21 +153,27 @@ def render_status(rows: list[Any], *, colour: bool) -> str:
 @json_option
 @timeout_option
 @offline_option
-def fleet_status(fleet_file: str, as_json: bool, timeout: float, offline: bool) -> int:
+@public_option
+def fleet_status(fleet_file: str, as_json: bool, timeout: float, offline: bool, public: bool) -> int:
     """One row per agent (per workspace): last cycle (age, outcome), cycles today, Rule 0 streak, pending
     decisions, last close, the gitmem/* branches waiting for you, and a verdict.
 
     An agent is "stalled" when its last cycle is older than twice the interval of its workflow's schedule (or
     its stall_after): GitHub disables a schedule after 60 days without activity, and a broken workflow looks the
-    same. Exit 2 when an agent could not be read.
+    same. Rows come most urgent first (unreadable, stalled, Rule 0 streak, waiting on you, no cycles, ok).
+    With --public, verdicts and counts only. Exit 2 when an agent could not be read.
     """
+    from gitmem.fleet.need import fleet_notes, headline
+    from gitmem.fleet.public import public_row
+
     view = _read(fleet_file, timeout, offline)
     if as_json:
+        agents = [asdict(public_row(row)) if public else asdict(row) for row in view.rows]
         data = {"now": view.moment.isoformat(timespec="seconds"), "failed": view.failed,
-                "agents": [asdict(row) for row in view.rows]}
+                "headline": headline(view.rows), "notes": fleet_notes(view.rows), "agents": agents}
         _say(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        _say(render_status(view.rows, colour=colour_wanted(sys.stdout)).rstrip("\n"))
+        _say(render_status(view.rows, colour=colour_wanted(sys.stdout), public=public).rstrip("\n"))
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
 
@@ -135,37 +183,115 @@ def fleet_status(fleet_file: str, as_json: bool, timeout: float, offline: bool) 
               help="The fleet page; each agent's own report goes to agents/ next to it.")
 @timeout_option
 @offline_option
-def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool) -> int:
-    """One self-contained HTML page: the inbox, the health table, and per agent sparklines (cycles per day by
-    outcome, context read against the budget), each agent linking to its own `gitmem report` page.
+@public_option
+def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool, public: bool) -> int:
+    """One self-contained HTML page: the inbox, the health table (most urgent first), and per agent sparklines
+    (cycles per day by outcome, context read against the budget), each agent linking to its own `gitmem report`
+    page.
 
-    Everything shown is redacted of secrets. Files are written without following links. Exit 2 when an agent
-    could not be read (its row says why; the page is still written).
+    The page quotes the agents' memory: keep it where only their repositories' readers can see it. With
+    --public it carries verdicts and counts only and no agent pages are written: the page to publish on GitHub
+    Pages, which is public even for a private repository. Everything shown is redacted of secrets. Files are
+    written without following links. Exit 2 when an agent could not be read (its row says why; the page is
+    still written).
     """
-    from gitmem.cli.report import write_no_link
     from gitmem.fleet.page import agent_page_name, render_page
     from gitmem.nofollow import files
 
     view = _read(fleet_file, timeout, offline, with_page=True)
     target = Path(out)
     written = 0
+    text = render_page(view, public=public)
+    _write_page(target, text)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        text = render_page(view)
-        write_no_link(target, text.encode("utf-8"))
-        for reading in view.readings:
+        for reading in [] if public else view.readings:
             if reading.page:       # never through a link, in a directory of links or not (FileRefused, exit 2)
                 files.write(target.parent, agent_page_name(reading.row), reading.page.encode("utf-8"))
                 written += 1
     except OSError as err:
-        why = "a link is in the way (gitmem never writes through one)" if err.errno == errno.ELOOP else \
-            "it is not a regular file" if err.errno == errno.EISDIR else err.strerror or str(err)
-        raise UsageError(f"cannot write {target}: {why}; remove it or choose another --out") from None
-    _say(f"wrote {target} ({len(text.encode('utf-8')) // 1024} KB) and {written} agent page(s)")
+        raise UsageError(_cannot_write(target.parent / "agents", err)) from None
+    _say(f"wrote {target} ({len(text.encode('utf-8')) // 1024} KB) and {written} agent page(s)"
+         + ("; public view: verdicts and counts only" if public else ""))
     for row in view.rows:
         if row.error:
             _say(f"gitmem: {row.label}: {row.error}", err=True)
     return ExitCode.USAGE if view.failed else ExitCode.OK
+
+
+@fleet.command("pages")
+@fleet_option
+@click.option("--out", metavar="PATH", default="fleet-pages/index.html", show_default=True,
+              help="Where the public page goes; nothing is written while fleet.yaml says `pages: off`.")
+@timeout_option
+@offline_option
+def fleet_pages(fleet_file: str, out: str, timeout: float, offline: bool) -> int:
+    """The page to publish on GitHub Pages, written only when fleet.yaml says `pages: public`.
+
+    A Pages site is public even when its repository is private, so the page is the `report --public` one:
+    verdicts and counts, never a word of the agents' memory. With `pages: off` (the default) nothing is
+    written and the exit code is 0, so a workflow can run this every time and publish only what it finds.
+    Exit 2 when an agent could not be read (its row says so; the page is still written).
+    """
+    from gitmem.fleet.fleetfile import load_fleet
+    from gitmem.fleet.page import render_page
+    from gitmem.fleet.parallel import read_fleet
+
+    chosen = load_fleet(Path(fleet_file))
+    if chosen.pages != "public":
+        _say("GitHub Pages: off in fleet.yaml, so nothing is published (`pages: public` publishes verdicts and "
+             "counts only, to anyone)")
+        return ExitCode.OK
+    view = read_fleet(chosen, timeout=timeout, with_page=True, offline=offline)
+    _write_page(Path(out), render_page(view, public=True))
+    _say(f"wrote {out}: the public page, verdicts and counts only; GitHub Pages shows it to anyone")
+    return ExitCode.USAGE if view.failed else ExitCode.OK
+
+
+@fleet.command("dispatch")
+@fleet_option
+@json_option
+@timeout_option
+@offline_option
+@click.option("--dry-run", is_flag=True, help="Decide and say, but call nothing on GitHub.")
+def fleet_dispatch(fleet_file: str, as_json: bool, timeout: float, offline: bool, dry_run: bool) -> int:
+    """Catch up: for each agent on GitHub whose last cycle is overdue (older than its schedule's interval plus
+    an hour), enable its workflow if GitHub disabled it for inactivity, and dispatch a cycle unless a run is
+    already queued or in progress, or the agent or the fleet is over its budget (fleet.yaml). Agents on
+    schedule cost no API call.
+
+    The token is GITMEM_FLEET_DISPATCH_TOKEN: a fine-grained token with Actions read and write on the agent
+    repositories (the fleet's read-only token cannot start workflows). Exit 2 when an agent could not be read
+    or a call failed (each row says which).
+    """
+    import os
+
+    from gitmem.fleet.dispatch import DISPATCH, TOKEN_VARIABLE, carry_out, plan
+    from gitmem.fleet.fleetfile import load_fleet
+    from gitmem.fleet.parallel import read_fleet
+    from gitmem.publish.github_api import PUBLIC_API, GitHubClient
+
+    chosen = load_fleet(Path(fleet_file))
+    view = read_fleet(chosen, timeout=timeout, offline=offline)
+    steps = plan(chosen, view)
+    token = os.environ.get(TOKEN_VARIABLE, "")
+    wanted = [step for step in steps if step.decision == DISPATCH]
+    if wanted and not dry_run and not token:
+        raise UsageError(f"{len(wanted)} agent(s) are overdue, but {TOKEN_VARIABLE} is not set: give it a token "
+                         "with Actions read and write on the agent repositories, or pass --dry-run")
+    if not dry_run:
+        api = os.environ.get("GITHUB_API_URL") or PUBLIC_API
+        carry_out(steps, chosen, lambda repository: GitHubClient(api, repository, token))
+    if as_json:
+        _say(json.dumps({"dry_run": dry_run, "calls": sum(s.calls for s in steps),
+                         "agents": [asdict(step) for step in steps]}, indent=2, ensure_ascii=False))
+    else:
+        for step in steps:
+            done = "; ".join(step.done) or ("would dispatch" if dry_run and step.decision == DISPATCH else "")
+            said = f"{step.agent}: {step.decision}: {step.why}" + (f" -> {done}" if done else "")
+            _say(said + (f" -> failed: {step.error}" if step.error else ""))
+        _say(f"{sum(s.calls for s in steps)} GitHub API call(s)" + (" (dry run: none made)" if dry_run else ""))
+    failed = view.failed or any(step.error for step in steps)
+    return ExitCode.USAGE if failed else ExitCode.OK
 
 
 COMMANDS = (fleet,)

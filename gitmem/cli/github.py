@@ -129,8 +129,10 @@ def pr(phase: str, branch: str | None, base: str | None, remote: str, status_nam
     except GitHubError as err:
         hint = ("the workflow needs `permissions: pull-requests: write`, and the repository setting Actions > "
                 "General > 'Allow GitHub Actions to create and approve pull requests'")
+        notes = [hint] if err.status == 403 else []
+        _summarise_failure(f"Pull request not opened: {scrub(str(err))}", notes)
         raise CommandFailed("github pr", f"{scrub(str(err))}; the commits are on {remote}/{branch}",
-                            exit_code=err.exit_code, notes=[hint] if err.status == 403 else []) from err
+                            exit_code=err.exit_code, notes=notes) from err
     verb = "opened" if opened.created else "updated"
     click.echo(f"{verb} pull request #{opened.number} {opened.url} ({branch} -> {base}, {len(commits)} commit(s))")
     append_env_file("GITHUB_OUTPUT", f"pr={opened.number}\npr-url={opened.url}\n")
@@ -157,8 +159,10 @@ def _report_check(ws: Workspace, *, remote: str, base: str, head: str, name: str
         hint = (f"the workflow needs `permissions: statuses: write`: without the status a required {name!r} "
                 "check never passes on a PR opened with GITHUB_TOKEN (or use a GitHub App token, whose PRs run "
                 "the check workflow)")
+        notes = [hint] if err.status in (403, 404) else []
+        _summarise_failure(f"Check `{name}` not reported: {scrub(str(err))}", notes)
         raise CommandFailed("gitmem github pr", f"could not report {name!r} on {head[:10]}: {scrub(str(err))}",
-                            exit_code=err.exit_code, notes=[hint] if err.status in (403, 404) else []) from err
+                            exit_code=err.exit_code, notes=notes) from err
     click.echo(f"reported {name!r}: {verdict.state} on {head[:10]} ({verdict.description})")
     append_env_file("GITHUB_STEP_SUMMARY", f"- Check `{name}`: {verdict.state}, {verdict.description}\n\n")
     if verdict.ok:
@@ -166,6 +170,12 @@ def _report_check(ws: Workspace, *, remote: str, base: str, head: str, name: str
     for line in verdict.findings:
         click.echo(line, err=True)
     return ExitCode.VIOLATIONS
+
+
+def _summarise_failure(what: str, notes: list[str]) -> None:
+    """The failure and what to change, in the job summary too: a run's log is the last place people look."""
+    append_env_file("GITHUB_STEP_SUMMARY", f"- **{what}**" + "".join(f"\n  - To fix: {note}" for note in notes)
+                    + "\n\n")
 
 
 COMMANDS = (github_group,)

@@ -2,7 +2,7 @@
 
 The file is data that anyone with write access to the fleet repository can change, and its values reach git's
 command line and file names: each is checked once here, and an error names the file and line in one line
-(exit 2). Nothing outside `agents:` is read; an unknown key is an error rather than a warning, because a
+(exit 2). Besides `agents:` only `pages:` is read; an unknown key is an error rather than a warning, because a
 misspelt `branch` would silently read the wrong branch of every agent.
 
     agents:
@@ -11,6 +11,14 @@ misspelt `branch` would silently read the wrong branch of every agent.
         branch: main              # default: the remote's default branch
         workspace: docs           # default: every workspace of its gitmem.yaml
         stall_after: 8h           # default: twice the interval of its workflow's schedule
+        github: acme/writer-agent # default: the repo's owner/name when it is a GitHub URL
+        workflow: gitmem.yml      # the workflow `gitmem fleet dispatch` starts (default gitmem.yml)
+        tokens_per_day: 2000000   # optional caps on what its cycles record in Evidence today
+        cost_per_day: 5
+    budget:                       # optional caps across the fleet, per day
+      tokens_per_day: 20000000
+      cost_per_day: 40
+    pages: off                    # or `public`: `gitmem fleet pages` writes the verdicts-and-counts page
 """
 from __future__ import annotations
 
@@ -27,7 +35,13 @@ from gitmem.nofollow import files
 FLEET_NAME = "fleet.yaml"
 MAX_BYTES = 1024 * 1024
 MAX_AGENTS = 1000
-KEYS = ("name", "repo", "branch", "workspace", "stall_after")
+KEYS = ("name", "repo", "branch", "workspace", "stall_after", "github", "workflow", "tokens_per_day", "cost_per_day")
+CAP_KEYS = ("tokens_per_day", "cost_per_day")
+TOP_KEYS = ("agents", "budget", "pages")
+GITHUB_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}\Z")
+WORKFLOW_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.ya?ml\Z")
+# Where the fleet's page may be published: nowhere (the default), or GitHub Pages, which anyone can read.
+PAGES = ("off", "public")
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}\Z")
 # A branch name git accepts (git check-ref-format), narrowed: no option-like or hidden names.
 BRANCH_RE = re.compile(r"(?!.*\.\.)(?!.*//)(?!.*@\{)(?!.*\.lock(?:/|\Z))[A-Za-z0-9_][A-Za-z0-9._/-]{0,199}\Z")
@@ -39,6 +53,14 @@ SCP_RE = re.compile(r"[A-Za-z0-9_.-]+@[A-Za-z0-9.-]+:[^\s]+\Z")     # git@github
 
 
 @dataclass(frozen=True)
+class Caps:
+    """What may be spent in one day: tokens and dollars, as the cycles record them in Evidence; None: no cap."""
+
+    tokens_per_day: int | None = None
+    cost_per_day: float | None = None
+
+
+@dataclass(frozen=True)
 class AgentEntry:
     name: str
     repo: str                      # a local path (relative to fleet.yaml's directory) or a git URL
@@ -46,6 +68,9 @@ class AgentEntry:
     workspace: str | None = None
     stall_after: int | None = None  # seconds
     line: int = 0                   # where the entry starts in fleet.yaml
+    github: str | None = None       # owner/name on GitHub, for `gitmem fleet dispatch`
+    workflow: str = "gitmem.yml"
+    caps: Caps = Caps()
 
     @property
     def is_url(self) -> bool:
@@ -56,6 +81,8 @@ class AgentEntry:
 class Fleet:
     path: Path                     # fleet.yaml itself
     agents: tuple[AgentEntry, ...]
+    pages: str = "off"             # one of PAGES
+    budget: Caps = Caps()          # across the fleet
 
     @property
     def base(self) -> Path:
@@ -90,9 +117,21 @@ def parse_fleet(data: bytes, *, path: Path, shown: str = FLEET_NAME) -> Fleet:
     raw = load_yaml(text, shown)
     if not isinstance(raw, dict) or "agents" not in raw:
         raise ConfigError(f"{shown}: expected a mapping with `agents:`, a list of {{name, repo}}")
-    unknown = [key for key in raw if key != "agents"]
+    unknown = [key for key in raw if key not in TOP_KEYS]
     if unknown:
-        raise ConfigError(f"{shown}{_line(raw, unknown[0])}: unknown key {str(unknown[0])!r}; only `agents:` is read")
+        raise ConfigError(f"{shown}{_line(raw, unknown[0])}: unknown key {str(unknown[0])!r}; "
+                          f"known: {', '.join(TOP_KEYS)}")
+    pages = raw.get("pages", "off")
+    if pages not in PAGES:
+        raise ConfigError(f"{shown}{_line(raw, 'pages')}: pages: expected one of {', '.join(PAGES)}")
+    budget = raw.get("budget", {})
+    if not isinstance(budget, dict):
+        raise ConfigError(f"{shown}{_line(raw, 'budget')}: budget: expected a mapping of {', '.join(CAP_KEYS)}")
+    for key in budget:
+        if key not in CAP_KEYS:
+            raise ConfigError(f"{shown}{_line(budget, key)}: budget: unknown key {str(key)!r}; known: "
+                              f"{', '.join(CAP_KEYS)}")
+    fleet_caps = _caps(budget, lambda key: f"{shown}{_line(budget, key)}: budget.{key}")
     items = raw["agents"]
     if not isinstance(items, list) or not items:
         raise ConfigError(f"{shown}{_line(raw, 'agents')}: agents: expected a non-empty list of {{name, repo}}")
@@ -107,7 +146,7 @@ def parse_fleet(data: bytes, *, path: Path, shown: str = FLEET_NAME) -> Fleet:
                               f"the name of agents[{seen[entry.name]}]; names are unique")
         seen[entry.name] = index
         agents.append(entry)
-    return Fleet(path, tuple(agents))
+    return Fleet(path, tuple(agents), str(pages), fleet_caps)
 
 
 def _line(node: Any, key: Any) -> str:
@@ -133,6 +172,8 @@ def _entry(item: Any, shown: str, line: str, index: int) -> AgentEntry:
         at = shown + (_line(item, key) or line)
         if key not in KEYS:
             raise ConfigError(f"{at}: {prefix}: unknown key {str(key)!r}; known: {', '.join(KEYS)}")
+        if key in CAP_KEYS:
+            continue                      # numbers: read by _caps below
         problem = _problem(str(key), value)
         if problem is not None:
             raise ConfigError(f"{at}: {prefix}.{key}: {problem}")
@@ -144,8 +185,32 @@ def _entry(item: Any, shown: str, line: str, index: int) -> AgentEntry:
         raise ConfigError(f"{shown}{_line(item, 'branch') or line}: {prefix}.branch: a local repository is read "
                           "as it is checked out; to read another branch give it as a URL (file:///path/to/repo)")
     stall = values.get("stall_after")
+    caps = _caps(item, lambda key: f"{shown}{_line(item, key) or line}: {prefix}.{key}")
+    github = values.get("github") or _github_of(str(values["repo"]))
     return AgentEntry(str(values["name"]), str(values["repo"]), values.get("branch"), values.get("workspace"),
-                      duration_seconds(stall) if stall is not None else None, int(line[1:] or 0))
+                      duration_seconds(stall) if stall is not None else None, int(line[1:] or 0), github,
+                      values.get("workflow") or "gitmem.yml", caps)
+
+
+def _github_of(repo: str) -> str | None:
+    """owner/name when `repo` is a URL on github.com (or GITHUB_SERVER_URL's host)."""
+    from gitmem.fleet.read import github_path
+
+    return github_path(repo) if is_url(repo) else None
+
+
+def _caps(mapping: Any, where: Any) -> Caps:
+    """The tokens_per_day and cost_per_day of `mapping`: positive numbers (tokens whole), each optional."""
+    found: dict[str, Any] = {}
+    for key in CAP_KEYS:
+        if key not in mapping:
+            continue
+        value = mapping[key]
+        whole = key == "tokens_per_day"
+        if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or not 0 < value < 1e15:
+            raise ConfigError(f"{where(key)}: expected a positive {'whole number' if whole else 'number'}")
+        found[key] = int(value) if whole else float(value)
+    return Caps(**found)
 
 
 def _problem(key: str, value: Any) -> str | None:
@@ -164,6 +229,10 @@ def _problem(key: str, value: Any) -> str | None:
         return "is not a plain branch name"
     if key == "workspace":
         return workspace_name_problem(value)
+    if key == "github" and not GITHUB_RE.match(value):
+        return "expected owner/name, as in github.com/owner/name"
+    if key == "workflow" and not WORKFLOW_RE.match(value):
+        return "expected a workflow file name in .github/workflows, such as gitmem.yml"
     if key == "stall_after":
         seconds = duration_seconds(value)
         if seconds is None:

@@ -11,7 +11,9 @@ from collections.abc import Sequence
 from datetime import timedelta
 from html import escape
 
+from gitmem.fleet.need import by_need, fleet_notes, headline
 from gitmem.fleet.parallel import FleetView
+from gitmem.fleet.public import PUBLIC_NOTE, public_row
 from gitmem.fleet.read import AgentReading, AgentRow, InboxItem
 from gitmem.memory.log import OUTCOMES
 from gitmem.report import series
@@ -22,15 +24,19 @@ from gitmem.secrets import env_values, redact
 
 SPARK_DAYS = 14
 SPARK_CYCLES = 30
-WIDTH, HEIGHT = 168, 32
-VERDICT_CLASS = {"ok": "ok", "stalled": "bad", "rule 0 streak": "bad", "unreadable": "bad",
+WIDTH, HEIGHT = 132, 18          # small enough that 22 agents fit a laptop screen, one line each
+VERDICT_CLASS = {"ok": "ok", "stalled": "bad", "over budget": "bad", "rule 0 streak": "bad", "unreadable": "bad",
                  "waiting on you": "warn", "no cycles yet": "warn"}
 STYLE = """
 section.fleet { padding: 8px 28px 24px; }
 section.fleet > h2 { margin: 8px 0 8px; font-size: 18px; }
 td.verdict { font-weight: 600; white-space: nowrap; } td.verdict.bad { color: #b3261e; }
 td.verdict.warn { color: #9a6700; } td.verdict.ok { color: #2e7d32; }
-td.why { color: var(--muted); font-size: 12.5px; } td.spark { white-space: nowrap; }
+td.why { color: var(--muted); font-size: 12.5px; max-width: 28ch; overflow: hidden; text-overflow: ellipsis; }
+table.health td { white-space: nowrap; padding-top: 3px; padding-bottom: 3px; }
+p.note { color: var(--muted); font-size: 12.5px; margin: 2px 0; }
+section.fleet { overflow-x: auto; }
+@media (max-width: 700px) { table.health .why, table.health .spark { display: none; } }
 svg.spark { display: inline-block; vertical-align: middle; margin-right: 4px; background: #fbfcfd;
             border: 1px solid var(--line); border-radius: 3px; }
 a { color: #0b57d0; }
@@ -103,36 +109,75 @@ def _context(report: WorkspaceReport) -> str:
             f'viewBox="0 0 {WIDTH} {HEIGHT}">{lines if cycles else ""}</svg>')
 
 
+def _sparks(reading: AgentReading) -> str:
+    return (_bars(reading.report) + _context(reading.report)) if reading.report is not None else ""
+
+
+def _verdict_cell(verdict: str) -> str:
+    return f'<td class="verdict {VERDICT_CLASS.get(verdict, "warn")}">{escape(verdict)}</td>'
+
+
 def _health(readings: Sequence[AgentReading]) -> str:
     rows = []
-    for reading in readings:
+    for reading in by_need_readings(readings):
         row = reading.row
         last = row.last_cycle
         last_text = f"{last['cycle']} · {last['outcome']} · {last['age']} ago" if last else "—"
         name = escape(row.label)
         link = f'<a href="{escape(agent_page_name(row))}">{name}</a>' if reading.page else name
-        sparks = (_bars(reading.report) + _context(reading.report)) if reading.report is not None else ""
         streak = row.streak.get("length", 0) if row.streak else 0
-        rows.append(f"<tr><td>{link}</td><td class=\"verdict {VERDICT_CLASS.get(row.verdict, 'warn')}\">"
-                    f"{escape(row.verdict)}</td><td>{escape(last_text)}</td><td>{row.cycles_today}</td>"
-                    f"<td>{streak}</td><td>{row.pending}</td><td>{escape(row.last_close or '—')}</td>"
-                    f"<td>{escape(', '.join(row.waiting_branches) or '—')}</td><td class=\"spark\">{sparks}</td>"
-                    f"<td class=\"why\">{escape(row.why)}</td></tr>")
+        why = escape(row.why)
+        rows.append(f"<tr><td>{link}</td>{_verdict_cell(row.verdict)}<td>{escape(last_text)}</td>"
+                    f"<td>{row.cycles_today}</td><td>{streak}</td><td>{row.pending}</td>"
+                    f"<td>{escape(row.last_close or '—')}</td>"
+                    f"<td>{escape(', '.join(row.waiting_branches) or '—')}</td>"
+                    f"<td class=\"spark\">{_sparks(reading)}</td>"
+                    f"<td class=\"why\" title=\"{why}\">{why}</td></tr>")
     return ("<table class=\"health\"><thead><tr><th>agent</th><th>verdict</th><th>last cycle</th><th>today</th>"
             "<th>Rule 0 streak</th><th>pending</th><th>last close</th><th>gitmem/* branches</th>"
-            "<th>cycles/day · context</th><th>why</th></tr></thead>"
+            "<th class=\"spark\">cycles/day · context</th><th class=\"why\">why</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>")
 
 
-def render_page(view: FleetView) -> str:
-    """The fleet's page; each agent's own page is `AgentReading.page`, written at `agent_page_name`."""
+def _public_health(readings: Sequence[AgentReading]) -> str:
+    """The health table with verdicts and counts only (`gitmem.fleet.public`): no text of any agent's memory."""
+    rows = []
+    for reading in by_need_readings(readings):
+        row = public_row(reading.row)
+        last = f"{row.last_cycle} · {row.last_outcome} · {row.last_age} ago" if row.last_cycle is not None else "—"
+        rows.append(f"<tr><td>{escape(row.label)}</td>{_verdict_cell(row.verdict)}<td>{escape(last)}</td>"
+                    f"<td>{row.cycles_today}</td><td>{row.streak}</td><td>{row.pending}</td>"
+                    f"<td>{escape(row.last_close or '—')}</td><td>{row.waiting_branches}</td>"
+                    f"<td class=\"spark\">{_sparks(reading)}</td></tr>")
+    return ("<table class=\"health\"><thead><tr><th>agent</th><th>verdict</th><th>last cycle</th><th>today</th>"
+            "<th>Rule 0 streak</th><th>pending</th><th>last close</th><th>gitmem/* branches</th>"
+            "<th class=\"spark\">cycles/day · context</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
+
+
+def by_need_readings(readings: Sequence[AgentReading]) -> list[AgentReading]:
+    """The readings in the order of their rows' need (`gitmem.fleet.need.by_need`)."""
+    order = {id(row): n for n, row in enumerate(by_need([r.row for r in readings]))}
+    return sorted(readings, key=lambda reading: order[id(reading.row)])
+
+
+def render_page(view: FleetView, *, public: bool = False) -> str:
+    """The fleet's page; each agent's own page is `AgentReading.page`, written at `agent_page_name`. A `public`
+    page carries verdicts and counts only (`gitmem.fleet.public`): it is the one to publish where anyone reads."""
     inbox = view.inbox
-    agents = len({r.row.agent for r in view.readings})
-    title = f"gitmem fleet · {agents} agent{'s' if agents != 1 else ''} · {len(inbox)} waiting on you"
+    rows = view.rows
+    title = f"gitmem fleet · {headline(rows)} · {len(inbox)} decision{'s' if len(inbox) != 1 else ''} waiting"
     made = f"made {view.moment:%Y-%m-%d %H:%M %Z} from each agent's memory in git"
-    body = (f'<header class="page"><h1>{escape(title)}</h1><p>{escape(made)}</p></header>'
-            f'<section class="fleet inbox"><h2>Inbox ({len(inbox)})</h2>{_inbox(inbox)}</section>'
-            f'<section class="fleet health"><h2>Health</h2>{_health(view.readings)}</section>')
+    notes = "".join(f"<p class=\"note\">{escape(note)}</p>" for note in
+                    [*fleet_notes(rows), *([PUBLIC_NOTE] if public else [])])
+    waiting = (f'<p class="empty">{len(inbox)} decision(s) wait on you; read them in the agents\' repositories '
+               f'(<code>gitmem fleet pending</code>).</p>' if inbox else '<p class="empty">Nothing waits on you.</p>')
+    # Health first: one row per agent, most urgent on top, fits above the fold; the inbox grows with decisions.
+    body = (f'<header class="page"><h1>{escape(title)}</h1><p>{escape(made)}</p>{notes}</header>'
+            f'<section class="fleet health"><h2>Health</h2>'
+            f'{_public_health(view.readings) if public else _health(view.readings)}</section>'
+            f'<section class="fleet inbox"><h2>Inbox ({len(inbox)})</h2>{waiting if public else _inbox(inbox)}'
+            f'</section>')
     body = redact(body, env_values())
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"

@@ -50,10 +50,8 @@ def read_fleet(fleet: Fleet, *, clock: Clock | None = None, timeout: float = DEF
     reads the copies of URLs as the last fetch left them."""
     moment = (clock or (lambda: datetime.now(UTC)))()
     entries = fleet.agents
-    if workers(len(entries)) == 1:
-        found = [read_agent(e, fleet.base, moment, timeout=timeout, with_page=with_page, offline=offline)
-                 for e in entries]
-        return FleetView(moment, tuple(r for rows in found for r in rows))
+    # Always in worker processes, even for one agent: only a process can be stopped at the timeout, whatever an
+    # agent's files make the reading do.
     results: dict[int, list[AgentReading]] = {}
     # spawn, not fork: the parent may hold threads and open repositories, which a forked child must not share.
     pool = futures.ProcessPoolExecutor(workers(len(entries)), mp_context=multiprocessing.get_context("spawn"))
@@ -69,9 +67,19 @@ def read_fleet(fleet: Fleet, *, clock: Clock | None = None, timeout: float = DEF
         except futures.TimeoutError:
             pass                  # the agents not read by now get a row that says so
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        _stop(pool)
     ordered = [results.get(n) or [_timed_out(e, timeout)] for n, e in enumerate(entries)]
     return FleetView(moment, tuple(r for rows in ordered for r in rows))
+
+
+def _stop(pool: futures.ProcessPoolExecutor) -> None:
+    """Shut the pool down without waiting, and end workers still busy past the timeout: otherwise the process
+    would wait for them at exit, after printing its rows. (`terminate_workers` arrives in Python 3.14.)"""
+    busy = list(getattr(pool, "_processes", {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in busy:
+        if process.is_alive():
+            process.terminate()
 
 
 def _result(future: futures.Future[list[AgentReading]], entry: AgentEntry) -> list[AgentReading]:

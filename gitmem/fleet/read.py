@@ -28,6 +28,7 @@ from gitmem.workspace import Workspace
 TOKEN_VARIABLE = "GITMEM_FLEET_TOKEN"
 OK, STALLED, STREAK, WAITING, NEW, UNREADABLE = "ok", "stalled", "rule 0 streak", "waiting on you", "no cycles yet", \
     "unreadable"
+OVER_BUDGET = "over budget"        # gitmem.fleet.budget judges it
 INACTIVE_NOTE = ("GitHub disables a schedule after 60 days without activity, and a broken workflow looks the same: "
                  "see the repository's Actions tab")
 
@@ -67,6 +68,9 @@ class AgentRow:
     waiting_branches: list[str] = field(default_factory=list)
     interval_seconds: int | None = None
     stall_after_seconds: int | None = None
+    tokens_today: int = 0
+    cost_today: float = 0.0
+    over_budget: str = ""           # which of its fleet.yaml caps today's spending is over; "" when none
 
     @property
     def label(self) -> str:
@@ -144,6 +148,7 @@ def read_agent(entry: AgentEntry, base: Path, moment: datetime, *, timeout: floa
 
 def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: datetime, branch: str,
                     with_page: bool) -> AgentReading:
+    from gitmem.fleet.budget import spent_today
     from gitmem.views import health
     from gitmem.views.pending import pending
     from gitmem.views.status import activity
@@ -169,6 +174,9 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
                               answer_at(entry, path, item.line, branch)))
         row.stale += item.days > ws.config.close.stale_decision_days
     row.pending = len(inbox)
+    spent = spent_today(ws, local)
+    row.tokens_today, row.cost_today = spent.tokens, spent.cost
+    row.over_budget = spent.over(entry.caps)
     row.verdict, row.why = verdict(row)
     reading = AgentReading(row, inbox)
     if with_page:
@@ -189,11 +197,14 @@ def verdict(row: AgentRow) -> tuple[str, str]:
     age = (last.get("age_days") or 0) * 86400
     if limit is not None and age > limit:
         source = "stall_after" if row.stall_after_seconds else "twice its schedule's interval"
-        return STALLED, f"last cycle {last['age']} ago, over {_span(limit)} ({source}); {INACTIVE_NOTE}"
+        return STALLED, f"last cycle {last['age']} ago, over {_span(limit)} ({source})"
+    if row.over_budget:
+        return OVER_BUDGET, row.over_budget
     if row.streak.get("problem"):
         return STREAK, f"{row.streak['length']} no-build cycles in a row"
-    if row.stale or row.waiting_branches:
-        parts = ([f"{row.stale} decision(s) older than the stale limit"] if row.stale else []) + \
+    if row.pending or row.waiting_branches:
+        parts = ([f"{row.pending} decision(s) waiting"] if row.pending else []) + \
+            ([f"{row.stale} older than the stale limit"] if row.stale else []) + \
             ([f"{len(row.waiting_branches)} gitmem/* branch(es) to review"] if row.waiting_branches else [])
         return WAITING, "; ".join(parts)
     if limit is None:

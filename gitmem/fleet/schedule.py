@@ -18,6 +18,8 @@ from gitmem.nofollow import files
 WORKFLOWS = ".github/workflows"
 MAX_FILES = 50
 MAX_FILE_BYTES = 512 * 1024
+MAX_CRONS = 16                 # a real workflow has a few; each line costs a scan of a year (up to 0.3 s)
+PER_FILE = 4
 CRON_LINE = re.compile(r"""^\s*(?:-\s*)?cron:\s*["']?([^"'#\n]{1,200}?)["']?\s*(?:#.*)?$""", re.M)
 SCAN_DAYS = 366
 FIELDS = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 6))
@@ -27,13 +29,16 @@ START = datetime(2027, 1, 1, tzinfo=UTC)      # a year without a 29 February: no
 
 
 def workflow_crons(root: Path) -> list[str]:
-    """Every `cron:` value in the repository's workflow files (none when it has no readable workflows)."""
+    """The `cron:` values in the repository's workflow files (none when it has no readable workflows): the
+    template's own `gitmem.yml` first, at most PER_FILE distinct lines of a file and MAX_CRONS in all, so that
+    what the agent writes into its workflows bounds the time spent judging them."""
     found: list[str] = []
     try:
         entries = [rel for rel, is_dir in files.walk(root, WORKFLOWS, recursive=False)
                    if not is_dir and rel.endswith((".yml", ".yaml"))]
     except (OSError, files.FileRefused):
         return []
+    entries.sort(key=lambda rel: (Path(rel).stem != "gitmem", rel))
     for rel in entries[:MAX_FILES]:
         try:
             if (files.size(root, rel) or 0) > MAX_FILE_BYTES:
@@ -41,8 +46,11 @@ def workflow_crons(root: Path) -> list[str]:
             text = (files.read(root, rel) or b"").decode("utf-8", "replace")
         except (OSError, files.FileRefused):
             continue
-        found += [match.group(1).strip() for match in CRON_LINE.finditer(text)]
-    return found
+        lines = dict.fromkeys(match.group(1).strip() for match in CRON_LINE.finditer(text))
+        found += [line for line in list(lines)[:PER_FILE] if line not in found]
+        if len(found) >= MAX_CRONS:
+            break
+    return found[:MAX_CRONS]
 
 
 def interval_seconds(crons: list[str]) -> int | None:

@@ -91,6 +91,26 @@ class GitHubClient:
         return created
 
 
+    # -- Actions: what `gitmem fleet dispatch` calls, with a token that has `actions: write` on the agent --------
+    def workflow_state(self, workflow: str) -> str:
+        """`active`, `disabled_inactivity` (GitHub's 60-day cut), `disabled_manually`, ... of a workflow file."""
+        found = self._call("GET", f"/repos/{self.repository}/actions/workflows/{workflow}")
+        return str(found.get("state", "")) if isinstance(found, dict) else ""
+
+    def enable_workflow(self, workflow: str) -> None:
+        self._call("PUT", f"/repos/{self.repository}/actions/workflows/{workflow}/enable")
+
+    def unfinished_runs(self, workflow: str) -> int:
+        """How many of the workflow's latest runs have not completed (queued, waiting or in progress)."""
+        found = self._call("GET", f"/repos/{self.repository}/actions/workflows/{workflow}/runs?per_page=20")
+        runs = found.get("workflow_runs", []) if isinstance(found, dict) else []
+        return sum(1 for run in runs if isinstance(run, dict) and run.get("status") != "completed")
+
+    def dispatch_workflow(self, workflow: str, *, ref: str, inputs: dict[str, str]) -> None:
+        self._call("POST", f"/repos/{self.repository}/actions/workflows/{workflow}/dispatches",
+                   {"ref": ref, "inputs": inputs})
+
+
 def client_from_env(environ: Mapping[str, str]) -> GitHubClient:
     """The client the Actions environment describes: GITHUB_API_URL, GITHUB_REPOSITORY and the token
     (GITMEM_GIT_TOKEN, else GITHUB_TOKEN)."""

@@ -41,9 +41,10 @@ class Chart:
     axes: dict[str, str] = field(default_factory=dict)     # scale -> axis label
     bands: list[list[int]] = field(default_factory=list)   # shaded [from, to] x ranges
     empty: str = ""              # said instead of the chart when nothing is known
+    whole: bool = False          # the left axis counts things: it ticks whole numbers only
 
     def as_data(self) -> dict[str, Any]:
-        return {"key": self.key, "x": self.x, "axes": self.axes, "bands": self.bands,
+        return {"key": self.key, "x": self.x, "axes": self.axes, "bands": self.bands, "whole": self.whole,
                 "series": [{"label": s.label, "values": s.values, "colour": s.colour, "style": s.style,
                             "scale": s.scale, "stack": s.stack, "plot": s.plot, "width": s.width}
                            for s in self.series]}
@@ -91,7 +92,7 @@ def _cycles(report: WorkspaceReport, days: series.Daily) -> Chart:
     return Chart("cycles", "Cycles per day", caption, "days",
                  [*parts, Series("Rule 0 streak", marks, COLOURS["streak"], "points", plot=tops)], {"y": "cycles"},
                  bands,
-                 empty="" if report.cycles else "No cycle ran in this window.")
+                 empty="" if report.cycles else "No cycle ran in this window.", whole=True)
 
 
 def _decisions(report: WorkspaceReport) -> Chart:
@@ -118,7 +119,7 @@ def _lessons(report: WorkspaceReport, days: series.Daily) -> Chart:
     return Chart("lessons", "Lesson funnel", caption, "days",
                  [Series(name, days.funnel[name], COLOURS[name], "step", width=widths[name])
                   for name in series.FUNNEL],
-                 {"y": "lessons"}, empty="" if report.lessons else "No lesson recorded yet.")
+                 {"y": "lessons"}, empty="" if report.lessons else "No lesson recorded yet.", whole=True)
 
 
 def _rules(report: WorkspaceReport, days: series.Daily) -> Chart:
@@ -128,7 +129,8 @@ def _rules(report: WorkspaceReport, days: series.Daily) -> Chart:
     return Chart("rules", "Proven rules against the cap", caption, "days",
                  [Series("proven rules", days.proven, COLOURS["proven"], "step"),
                   Series("cap", [report.proven_cap] * len(days.days), COLOURS["cap"], "dash")], {"y": "rules"},
-                 empty="" if report.proven or any(days.proven) else "No lesson has been promoted to a rule yet.")
+                 empty="" if report.proven or any(days.proven) else "No lesson has been promoted to a rule yet.",
+                 whole=True)
 
 
 def _tokens(report: WorkspaceReport) -> Chart:
@@ -173,13 +175,14 @@ def _context(report: WorkspaceReport) -> Chart:
 
 def _guard(report: WorkspaceReport, days: series.Daily) -> Chart:
     reverted, salvaged = sum(days.reverts), sum(days.salvaged)
-    branches = series.plural(len(report.salvage_branches), "salvage branch", "salvage branches")
+    salvage = sum(1 for name in report.waiting_branches if "gitmem/salvage/" in name)
+    branches = series.plural(salvage, "salvage branch", "salvage branches")
     caption = (f"Forbidden memory edits the runner reverted, and cycles whose work went to a salvage branch, per "
                f"day ({reverted} reverted, {salvaged} salvaged; {branches} in git).")
     return Chart("guard", "Reverted edits and salvaged cycles", caption, "days",
                  [Series("reverted edits", days.reverts, COLOURS["reverted"], "bar"),
                   Series("salvaged cycles", [n or None for n in days.salvaged], COLOURS["salvaged"], "points")],
-                 {"y": "per day"}, empty=_nothing_guarded(report, reverted + salvaged))
+                 {"y": "per day"}, empty=_nothing_guarded(report, reverted + salvaged), whole=True)
 
 
 def _nothing_guarded(report: WorkspaceReport, events: int) -> str:

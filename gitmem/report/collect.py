@@ -1,5 +1,5 @@
 """Fill a `WorkspaceReport` from one workspace: LOG (bounded by the window), DECISIONS, LESSONS, RULES, and the
-salvage branches git has. Every text taken from memory goes through `gitmem.secrets.redact` here, once."""
+gitmem/* branches waiting on the human. Every text taken from memory goes through `gitmem.secrets.redact` here, once."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -11,8 +11,6 @@ from gitmem.report.log_scan import read_log, scan
 from gitmem.report.model import CloseRow, CycleRow, DecisionRow, LessonRow, RuleRow, WorkspaceReport
 from gitmem.secrets import env_values, redact
 from gitmem.workspace import Clock, Workspace
-
-SALVAGE_PREFIX = "gitmem/salvage/"
 
 
 def collect(ws: Workspace, *, since: date | None = None, until: date | None = None,
@@ -46,19 +44,17 @@ def collect(ws: Workspace, *, since: date | None = None, until: date | None = No
         lessons=_lessons(ws.read("lessons"), rules_doc, dates), rules=_rules(rules_doc, dates),
         proven=len(rules_doc.proven), proven_cap=config.limits.proven_rules_max,
         budget=config.cycle.max_context_tokens, stale_days=config.close.stale_decision_days,
-        salvage_branches=tuple(clean(b) for b in salvage_branches(ws)))
+        waiting_branches=tuple(clean(b) for b in waiting_branches(ws)))
 
 
-def salvage_branches(ws: Workspace) -> list[str]:
-    """`gitmem/salvage/…` branches in git: local ones, then those only a remote has (as `remote/name`)."""
+def waiting_branches(ws: Workspace) -> list[str]:
+    """The `gitmem/*` branches that wait for the human (salvage, proposal, side, a refused push's cycle or close
+    branch): local ones, then those only a remote has (as `remote/name`), or a fetched copy's."""
     try:
-        repo = ws.repo
-        local = [name.removeprefix("refs/heads/") for name in gitio.references(repo, "refs/heads/" + SALVAGE_PREFIX)]
-        remote = [name.removeprefix("refs/remotes/") for name in gitio.references(repo, "refs/remotes/")]
+        found = gitio.waiting_branches(ws.repo, copy=False) + gitio.waiting_branches(ws.repo, copy=True)
     except gitio.RepoError:          # a plain directory of memory files: no branches to list
         return []
-    only_remote = [name for name in remote if SALVAGE_PREFIX in name and name.split("/", 1)[1] not in local]
-    return local + only_remote
+    return list(dict.fromkeys(found))
 
 
 def _decisions(text: str, moment: datetime, start: datetime | None, end: datetime,

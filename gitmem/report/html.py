@@ -61,10 +61,26 @@ def _close(report: WorkspaceReport) -> str:
 
 
 def _branches(report: WorkspaceReport) -> str:
-    names = "".join(f"<li>{escape(name)}</li>" for name in report.salvage_branches)
-    body = f'<ul class="branches">{names}</ul>' if names else '<p class="empty">None.</p>'
-    return (f'<section class="card salvage"><h3>Salvage branches in git ({len(report.salvage_branches)})</h3>'
-            f'{body}</section>')
+    """The branches waiting on the human, at the top of the workspace: a proposal or a salvaged cycle is work
+    only the human can land or drop."""
+    waiting = report.waiting_branches
+    if not waiting:
+        return ""
+    names = "".join(f"<li><code>{escape(name)}</code> · {escape(_kind(name))}</li>" for name in waiting)
+    return (f'<section class="card waiting"><h3>Branches waiting on you ({len(waiting)})</h3>'
+            f'<ul class="branches">{names}</ul></section>')
+
+
+def _kind(name: str) -> str:
+    for part, said in (("gitmem/proposal/", "a proposal: merge it, or delete it if its decision was No"),
+                       ("gitmem/salvage/", "a failed cycle's work: look, then merge or delete"),
+                       ("gitmem/side/", "work kept aside: merge it by memory rules, or delete it"),
+                       ("gitmem/memory", "the memory pull request's branch"),
+                       ("gitmem/cycle-", "a cycle whose push was refused: merge its pull request"),
+                       ("gitmem/close-", "a close whose push was refused: merge its pull request")):
+        if part in name:
+            return said
+    return "made by gitmem for you"
 
 
 def _workspace(index: int, report: WorkspaceReport) -> tuple[str, dict[str, Any]]:
@@ -73,8 +89,8 @@ def _workspace(index: int, report: WorkspaceReport) -> tuple[str, dict[str, Any]
     problems = "".join(f'<p class="problem">{escape(p)}</p>' for p in report.problems)
     html = (f'<section class="workspace" id="workspace-{index}"><h2>{escape(report.label)}</h2>'
             f'<p class="totals">{escape(span(report))} · {escape(totals_line(report))}</p>{problems}'
-            f'<div class="cards">{"".join(_card(index, c) for c in built)}</div>'
-            f'<section class="tables">{_pending(report)}{_close(report)}{_branches(report)}</section></section>')
+            f'{_branches(report)}<div class="cards">{"".join(_card(index, c) for c in built)}</div>'
+            f'<section class="tables">{_pending(report)}{_close(report)}</section></section>')
     data = {"name": report.label, "timezone": report.timezone, "axes": charts.axes_data(report, days),
             "charts": [c.as_data() for c in built if not c.empty]}
     return html, data

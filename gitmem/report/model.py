@@ -80,7 +80,7 @@ class WorkspaceReport:
     proven_cap: int = 30
     budget: int = 0                       # cycle.max_context_tokens now
     stale_days: int = 3                   # close.stale_decision_days: a pending decision older is a problem
-    salvage_branches: tuple[str, ...] = ()   # gitmem/salvage/* branches that exist in git
+    waiting_branches: tuple[str, ...] = ()   # gitmem/* branches waiting on the human: salvage, proposal, side...
     problems: tuple[str, ...] = field(default=())   # what could not be read, said on the page
 
     @property

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -59,11 +60,29 @@ CURSOR_RULE_HEAD = ("---\ndescription: gitmem, this repository's long-term memor
                     "alwaysApply: true\n---\n")
 
 
+@dataclass(frozen=True)
+class PinnedCli:
+    """An agent CLI release gitmem tests: agent-cli/<dir>/package-lock.json pins it (the Action and the tests
+    install it with `npm ci`), and tests/test_agent_cli_pins.py holds this table to those locks."""
+
+    package: str
+    version: str
+    node: str                      # the major Node.js release it needs, from its `engines`
+    folder: str                    # agent-cli/<folder>
+
+    def install(self) -> str:
+        return (f"npm install -g {self.package}@{self.version} (the release gitmem tests; it needs Node.js "
+                f"{self.node} or newer)")
+
+
+PINNED = {"claude": PinnedCli("@anthropic-ai/claude-code", "2.1.197", "18", "claude-code"),
+          "codex": PinnedCli("@openai/codex", "0.169.0", "16", "codex"),
+          "gemini": PinnedCli("@google/gemini-cli", "0.61.0", "20", "gemini-cli")}
 # agent -> (the commands that start it, one of which must be on PATH; how to install it)
-CLIS = {"claude": (("claude",), "npm install -g @anthropic-ai/claude-code"),
-        "codex": (("codex",), "npm install -g @openai/codex"),
+CLIS = {"claude": (("claude",), PINNED["claude"].install()),
+        "codex": (("codex",), PINNED["codex"].install()),
         "cursor": (("cursor", "cursor-agent"), "install the Cursor editor, or its CLI (cursor-agent)"),
-        "gemini": (("gemini",), "npm install -g @google/gemini-cli (Node 20 or newer)")}
+        "gemini": (("gemini",), PINNED["gemini"].install())}
 
 
 class SetupProblem(GitmemError):

@@ -174,6 +174,12 @@ class Browser:
             raise RuntimeError(details.get("exception", {}).get("description") or details.get("text"))
         return result["result"].get("value")
 
+    def resize(self, width: int, height: int) -> None:
+        """The viewport from now on, as a window of that size would have it (a phone's width, say)."""
+        self.width, self.height = width, height
+        self.call("Emulation.setDeviceMetricsOverride", session=True, width=width, height=height,
+                  deviceScaleFactor=1, mobile=False)
+
     def screenshot(self, path: Path) -> Path:
         """A PNG of the whole page, as tall as its content."""
         height = int(self.evaluate("Math.ceil(document.documentElement.scrollHeight)"))

@@ -32,21 +32,35 @@ def bwrap_works(prefix: list[str]) -> bool:
     return done.returncode == 0
 
 
-def venv_for_nobody(place: Path) -> Path:
+def venv_for_nobody(place: Path, *, checkout: Path = CHECKOUT) -> Path:
     """The bin directory of a venv `nobody` can run: the system's Python of this version, importing this
-    checkout's packages through a `.pth` file, with a `gitmem` script."""
+    checkout's packages through a `.pth` file, with a `gitmem` script. Where `nobody` cannot read the checkout or
+    this venv (a clone in a private folder, as root's home is), what gitmem imports is first given to it under
+    `place` (`shared_tree`: hard links, read-only to `nobody`)."""
     system = shutil.which(f"python{sys.version_info.major}.{sys.version_info.minor}", path="/usr/bin:/usr/local/bin")
     if system is None:
         pytest.skip(f"no system python{sys.version_info.major}.{sys.version_info.minor} for the unprivileged run")
     venv = place / "venv"
     subprocess.run([system, "-m", "venv", "--without-pip", str(venv)], check=True)
-    site = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
+    site = Path(next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix)))
+    source = checkout
+    if not _nobody_reads(site) or not _nobody_reads(checkout / "gitmem" / "__init__.py"):
+        site = shared_tree(site, place / "site")
+        source = place / "checkout"
+        source.mkdir()
+        for part in ("gitmem", "template-repo", "hooks"):     # gitmem.packaged finds these beside the package
+            shared_tree(checkout / part, source)
     (next(venv.glob("lib/python*/site-packages")) / "gitmem-checkout.pth").write_text(
-        f"{site}\n{CHECKOUT}\n", encoding="utf-8")
+        f"{site}\n{source}\n", encoding="utf-8")
     (venv / "bin" / "gitmem").write_text(f"#!{venv}/bin/python\nimport sys\nfrom gitmem.cli import main\n"
                                          "sys.exit(main())\n", encoding="utf-8")
     (venv / "bin" / "gitmem").chmod(0o755)
     return venv / "bin"
+
+
+def _nobody_reads(path: Path) -> bool:
+    """Whether `nobody` can read `path` (every folder above it searchable, the file itself readable)."""
+    return subprocess.run([*NOBODY, "test", "-r", str(path)], capture_output=True).returncode == 0
 
 
 def shared_tree(source: Path, place: Path) -> Path:

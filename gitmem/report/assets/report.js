@@ -56,6 +56,19 @@
     };
   }
 
+  /* A chart of counts (cycles, lessons, rules) ticks whole numbers only: uPlot's own steps would label a
+     one-cycle day 0, 0.2, 0.4 ... 1. */
+  var WHOLE_STEPS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000, 20000, 50000];
+
+  function yAxis(chart) {
+    var axis = { scale: "y", label: chart.axes.y || "", size: 64 };
+    if (chart.whole) {
+      axis.incrs = WHOLE_STEPS;
+      axis.values = function (u, splits) { return splits.map(function (v) { return String(Math.round(v)); }); };
+    }
+    return axis;
+  }
+
   function seriesOptions(spec, raw) {
     var base = { label: spec.label, stroke: spec.colour, scale: spec.scale, width: 1.5,
                  value: function (u, value, si, index) { return index == null ? "–" : number(raw[index]); } };
@@ -132,7 +145,7 @@
         return xs.length && lo === hi ? [lo - 43200, hi + 43200] : [min, max];
       };
     }
-    var axes = [xAxis(ws, chart), { scale: "y", label: chart.axes.y || "", size: 64 }];
+    var axes = [xAxis(ws, chart), yAxis(chart)];
     if (chart.axes.y2) {
       scales.y2 = { range: fromZero };
       axes.push({ scale: "y2", label: chart.axes.y2, side: 1, size: 64, grid: { show: false } });

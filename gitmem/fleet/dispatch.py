@@ -1,0 +1,126 @@
+"""The fleet catches up: a cycle for every agent whose scheduled cycles stopped coming.
+
+GitHub runs schedules on a best-effort basis: hours late, dropped at busy times, and disabled in a public
+repository after 60 days without activity. An agent whose last cycle is older than its schedule's interval
+plus `GRACE` is overdue. For each overdue agent on GitHub (and only for those: a healthy fleet costs no API
+call), one pass:
+
+1. reads the state of its workflow: a workflow GitHub disabled for inactivity is enabled again; one a human
+   disabled is left alone and said so;
+2. starts nothing while a run of that workflow is queued or in progress: the agent's own concurrency group
+   already keeps two cycles from overlapping, and a second queued run would only replace the first;
+3. starts nothing for an agent over its budget, or for any agent while the fleet is over its own;
+4. otherwise dispatches the workflow (`workflow_dispatch` with `command: cycle`, the template's input).
+
+Every decision is a `Step` (data); `plan` decides from the fleet's view alone, `carry_out` makes the calls.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from gitmem.fleet.budget import Spent, fleet_spent
+from gitmem.fleet.fleetfile import AgentEntry, Fleet
+from gitmem.fleet.parallel import FleetView
+from gitmem.fleet.read import OVER_BUDGET, UNREADABLE, AgentRow
+from gitmem.publish.github_api import GitHubClient, GitHubError
+
+GRACE = 3600                       # seconds past the interval before a cycle counts as missed
+TOKEN_VARIABLE = "GITMEM_FLEET_DISPATCH_TOKEN"
+INPUTS = {"command": "cycle"}      # the template workflow's workflow_dispatch input
+DISPATCH, WAIT, SKIP = "dispatch", "wait", "skip"
+
+
+@dataclass
+class Step:
+    """What the pass decided for one agent, and what it did."""
+
+    agent: str
+    github: str | None
+    decision: str                  # DISPATCH (overdue: act), WAIT (not overdue), SKIP (overdue, but not ours to start)
+    why: str
+    ref: str = ""                  # the branch a dispatch runs on: fleet.yaml's, else the one read
+    done: list[str] = field(default_factory=list)     # "enabled", "dispatched", "running", ... once carried out
+    calls: int = 0
+    error: str = ""
+
+
+def overdue_seconds(row: AgentRow) -> float | None:
+    """How long past its interval (and GRACE) the row's last cycle is; None when it is not overdue or has no
+    known schedule."""
+    interval = row.stall_after_seconds // 2 if row.stall_after_seconds else row.interval_seconds
+    if interval is None or row.last_cycle is None or row.last_cycle.get("age_days") is None:
+        return None
+    late = float(row.last_cycle["age_days"]) * 86400 - interval - GRACE
+    return late if late > 0 else None
+
+
+def plan(fleet: Fleet, view: FleetView) -> list[Step]:
+    """One step per agent of fleet.yaml: DISPATCH the overdue ones that may run, with why for every one."""
+    spent = fleet_spent([Spent(r.tokens_today, r.cost_today) for r in view.rows])
+    fleet_over = spent.over(fleet.budget)
+    steps = []
+    for entry in fleet.agents:
+        rows = [r for r in view.rows if r.agent == entry.name]
+        steps.append(_decide(entry, rows, fleet_over))
+    return steps
+
+
+def _decide(entry: AgentEntry, rows: Sequence[AgentRow], fleet_over: str) -> Step:
+    read = next((r.branch for r in rows if r.branch not in ("", "HEAD")), "main")
+
+    def step(decision: str, why: str) -> Step:
+        return Step(entry.name, entry.github, decision, why, entry.branch or read)
+
+    if not rows or any(r.verdict == UNREADABLE for r in rows):
+        return step(SKIP, "its memory could not be read; see `gitmem fleet status`")
+    late = [seconds for r in rows if (seconds := overdue_seconds(r)) is not None]
+    if not late:
+        return step(WAIT, "its cycles are on schedule" if any(r.interval_seconds or r.stall_after_seconds
+                                                                for r in rows) else "no schedule known")
+    if entry.github is None:
+        return step(SKIP, "overdue, but not a GitHub repository: start its cycle where it runs")
+    if fleet_over:
+        return step(SKIP, f"overdue, but the fleet is over its budget ({fleet_over})")
+    over = [r.over_budget for r in rows if r.verdict == OVER_BUDGET or r.over_budget]
+    if over:
+        return step(SKIP, f"overdue, but over its budget ({over[0]})")
+    return step(DISPATCH, f"overdue by {max(late) / 3600:.1f}h")
+
+
+def carry_out(steps: list[Step], fleet: Fleet, client_for: Callable[[str], GitHubClient]) -> list[Step]:
+    """Make the calls of every DISPATCH step (at most four each), recording what was done or what failed."""
+    entries = {entry.name: entry for entry in fleet.agents}
+    for step in steps:
+        if step.decision != DISPATCH or step.github is None:
+            continue
+        entry = entries[step.agent]
+        client = client_for(step.github)
+        try:
+            _catch_up(step, entry, client, step.ref)
+        except GitHubError as err:
+            step.error = str(err)
+    return steps
+
+
+def _catch_up(step: Step, entry: AgentEntry, client: GitHubClient, ref: str) -> None:
+    state = client.workflow_state(entry.workflow)
+    step.calls += 1
+    if state == "disabled_manually":
+        step.done.append("left alone: a human disabled the workflow")
+        return
+    if state == "disabled_inactivity":
+        client.enable_workflow(entry.workflow)
+        step.calls += 1
+        step.done.append("enabled (GitHub had disabled its schedule for inactivity)")
+    elif state != "active":
+        step.done.append(f"left alone: the workflow's state is {state or 'unknown'}")
+        return
+    unfinished = client.unfinished_runs(entry.workflow)
+    step.calls += 1
+    if unfinished:
+        step.done.append(f"not dispatched: {unfinished} run(s) still queued or in progress")
+        return
+    client.dispatch_workflow(entry.workflow, ref=ref, inputs=INPUTS)
+    step.calls += 1
+    step.done.append(f"dispatched {entry.workflow} on {ref}")

@@ -1,0 +1,48 @@
+"""What each agent needs from the human, most urgent first: the order of the fleet's rows, the counts in its
+header, and the notes said once for the whole fleet rather than once per agent."""
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Protocol, TypeVar
+
+from gitmem.fleet.read import INACTIVE_NOTE, NEW, OK, OVER_BUDGET, STALLED, STREAK, UNREADABLE, WAITING
+
+# An agent nobody can read is the first row, never the last one below the fold; "ok" is last.
+NEED_ORDER = (UNREADABLE, STALLED, OVER_BUDGET, STREAK, WAITING, NEW, OK)
+
+
+class Judged(Protocol):
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def pending(self) -> int: ...
+
+
+Row = TypeVar("Row", bound=Judged)
+
+
+def rank(verdict: str) -> int:
+    """Where a verdict sorts: one gitmem does not know yet sorts with the ones that need a look."""
+    return NEED_ORDER.index(verdict) if verdict in NEED_ORDER else NEED_ORDER.index(WAITING)
+
+
+def by_need(rows: Iterable[Row]) -> list[Row]:
+    """`rows` most urgent first; within a verdict, more waiting decisions first, then in fleet.yaml's order."""
+    return sorted(rows, key=lambda row: (rank(row.verdict), -row.pending))
+
+
+def need_counts(rows: Sequence[Judged]) -> list[tuple[str, int]]:
+    """(verdict, how many agents have it), in NEED_ORDER, leaving out verdicts no agent has."""
+    return [(verdict, count) for verdict in NEED_ORDER
+            if (count := sum(rank(row.verdict) == NEED_ORDER.index(verdict) for row in rows))]
+
+
+def headline(rows: Sequence[Judged]) -> str:
+    """The fleet in one line: `22 agents: 1 unreadable, 2 stalled, 5 waiting on you, 14 ok`."""
+    counts = ", ".join(f"{count} {verdict}" for verdict, count in need_counts(rows))
+    return f"{len(rows)} agent{'s' if len(rows) != 1 else ''}" + (f": {counts}" if counts else "")
+
+
+def fleet_notes(rows: Sequence[Judged]) -> list[str]:
+    """What the verdicts have in common, said once: why a stalled agent may be stalled."""
+    return [f"stalled: {INACTIVE_NOTE}"] if any(row.verdict == STALLED for row in rows) else []

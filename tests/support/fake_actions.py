@@ -1,0 +1,95 @@
+"""A loopback fake of GitHub's Actions REST API for many repositories: a workflow's state
+(`GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}`), enabling it (`PUT .../enable`, 204), its runs
+(`GET .../runs`), and `workflow_dispatch` (`POST .../dispatches`, 204; 422 for an input the workflow does not
+declare), as GitHub's REST reference defines them. A dispatch queues a run, as GitHub does."""
+from __future__ import annotations
+
+import json
+import re
+import threading
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from urllib.parse import urlparse
+
+from tests.support.loopback import QuietHandler, serving
+
+PATH = re.compile(r"^/repos/(?P<repo>[^/]+/[^/]+)/actions/workflows/(?P<workflow>[^/]+)(?P<rest>/[a-z]+)?$")
+
+
+@dataclass
+class Workflow:
+    state: str = "active"                      # active, disabled_inactivity, disabled_manually
+    runs: list[str] = field(default_factory=list)   # the statuses of its runs, newest last
+    inputs: tuple[str, ...] = ("command",)
+    dispatched: list[dict] = field(default_factory=list)
+    enabled: int = 0
+
+
+class FakeActions:
+    def __init__(self, token: str = "dispatch-token") -> None:
+        self.token = token
+        self.workflows: dict[tuple[str, str], Workflow] = {}
+        self.requests: list[tuple[str, str]] = []
+        self._lock = threading.Lock()
+        fake = self
+
+        class Handler(QuietHandler):
+            def _reply(self, code: int, body: object = None) -> None:
+                self.send(code, "application/json", b"" if body is None else json.dumps(body).encode())
+
+            def _handle(self, method: str) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length)) if length else None
+                with fake._lock:
+                    fake.requests.append((method, self.path))
+                if self.headers.get("Authorization") != f"Bearer {fake.token}":
+                    return self._reply(401, {"message": "Bad credentials"})
+                found = PATH.match(urlparse(self.path).path)
+                flow = fake.workflows.get((found["repo"], found["workflow"])) if found else None
+                if found is None or flow is None:
+                    return self._reply(404, {"message": "Not Found"})
+                rest = found["rest"] or ""
+                if method == "GET" and rest == "":
+                    return self._reply(200, {"id": 7, "path": f".github/workflows/{found['workflow']}",
+                                             "state": flow.state})
+                if method == "PUT" and rest == "/enable":
+                    flow.state, flow.enabled = "active", flow.enabled + 1
+                    return self._reply(204)
+                if method == "GET" and rest == "/runs":
+                    runs = [{"id": n, "status": status} for n, status in enumerate(reversed(flow.runs))]
+                    return self._reply(200, {"total_count": len(runs), "workflow_runs": runs[:20]})
+                if method == "POST" and rest == "/dispatches":
+                    if flow.state != "active":
+                        return self._reply(422, {"message": "Workflow is disabled"})
+                    if not isinstance(body, dict) or "ref" not in body or \
+                            any(key not in flow.inputs for key in (body.get("inputs") or {})):
+                        return self._reply(422, {"message": "Unexpected inputs provided"})
+                    flow.dispatched.append(body)
+                    flow.runs.append("queued")
+                    return self._reply(204)
+                return self._reply(404, {"message": "Not Found"})
+
+            def do_GET(self) -> None:
+                self._handle("GET")
+
+            def do_POST(self) -> None:
+                self._handle("POST")
+
+            def do_PUT(self) -> None:
+                self._handle("PUT")
+
+        self._handler = Handler
+        self._stack = ExitStack()
+        self.url = ""
+
+    def add(self, repository: str, workflow: str = "gitmem.yml", **kind: object) -> Workflow:
+        flow = Workflow(**kind)  # type: ignore[arg-type]
+        self.workflows[(repository, workflow)] = flow
+        return flow
+
+    def __enter__(self) -> FakeActions:
+        self.url = self._stack.enter_context(serving(self._handler))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stack.close()
