@@ -12,17 +12,17 @@ call), one pass:
 3. starts nothing for an agent over its budget, or for any agent while the fleet is over its own;
 4. otherwise dispatches the workflow (`workflow_dispatch` with `command: cycle`, the template's input).
 
-Every decision is a `Step` (data); `plan` decides from the fleet's view alone, `carry_out` makes the calls.
+Every decision is a `CatchUp` (data); `plan` decides from the fleet's view alone, `carry_out` makes the calls.
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from gitmem.fleet.budget import Spent, fleet_spent
 from gitmem.fleet.fleetfile import AgentEntry, Fleet
 from gitmem.fleet.parallel import FleetView
 from gitmem.fleet.read import OVER_BUDGET, UNREADABLE, AgentRow
+from gitmem.fleet.spending import Spent, fleet_spent
 from gitmem.publish.github_api import GitHubClient, GitHubError
 
 GRACE = 3600                       # seconds past the interval before a cycle counts as missed
@@ -32,7 +32,7 @@ DISPATCH, WAIT, SKIP = "dispatch", "wait", "skip"
 
 
 @dataclass
-class Step:
+class CatchUp:
     """What the pass decided for one agent, and what it did."""
 
     agent: str
@@ -55,7 +55,7 @@ def overdue_seconds(row: AgentRow) -> float | None:
     return late if late > 0 else None
 
 
-def plan(fleet: Fleet, view: FleetView) -> list[Step]:
+def plan(fleet: Fleet, view: FleetView) -> list[CatchUp]:
     """One step per agent of fleet.yaml: DISPATCH the overdue ones that may run, with why for every one."""
     spent = fleet_spent([Spent(r.tokens_today, r.cost_today) for r in view.rows])
     fleet_over = spent.over(fleet.budget)
@@ -66,11 +66,11 @@ def plan(fleet: Fleet, view: FleetView) -> list[Step]:
     return steps
 
 
-def _decide(entry: AgentEntry, rows: Sequence[AgentRow], fleet_over: str) -> Step:
+def _decide(entry: AgentEntry, rows: Sequence[AgentRow], fleet_over: str) -> CatchUp:
     read = next((r.branch for r in rows if r.branch not in ("", "HEAD")), "main")
 
-    def step(decision: str, why: str) -> Step:
-        return Step(entry.name, entry.github, decision, why, entry.branch or read)
+    def step(decision: str, why: str) -> CatchUp:
+        return CatchUp(entry.name, entry.github, decision, why, entry.branch or read)
 
     if not rows or any(r.verdict == UNREADABLE for r in rows):
         return step(SKIP, "its memory could not be read; see `gitmem fleet status`")
@@ -88,7 +88,7 @@ def _decide(entry: AgentEntry, rows: Sequence[AgentRow], fleet_over: str) -> Ste
     return step(DISPATCH, f"overdue by {max(late) / 3600:.1f}h")
 
 
-def carry_out(steps: list[Step], fleet: Fleet, client_for: Callable[[str], GitHubClient]) -> list[Step]:
+def carry_out(steps: list[CatchUp], fleet: Fleet, client_for: Callable[[str], GitHubClient]) -> list[CatchUp]:
     """Make the calls of every DISPATCH step (at most four each), recording what was done or what failed."""
     entries = {entry.name: entry for entry in fleet.agents}
     for step in steps:
@@ -103,7 +103,7 @@ def carry_out(steps: list[Step], fleet: Fleet, client_for: Callable[[str], GitHu
     return steps
 
 
-def _catch_up(step: Step, entry: AgentEntry, client: GitHubClient, ref: str) -> None:
+def _catch_up(step: CatchUp, entry: AgentEntry, client: GitHubClient, ref: str) -> None:
     state = client.workflow_state(entry.workflow)
     step.calls += 1
     if state == "disabled_manually":

@@ -28,7 +28,7 @@ from gitmem.workspace import Workspace
 TOKEN_VARIABLE = "GITMEM_FLEET_TOKEN"
 OK, STALLED, STREAK, WAITING, NEW, UNREADABLE = "ok", "stalled", "rule 0 streak", "waiting on you", "no cycles yet", \
     "unreadable"
-OVER_BUDGET = "over budget"        # gitmem.fleet.budget judges it
+OVER_BUDGET = "over budget"        # gitmem.fleet.spending judges it
 INACTIVE_NOTE = ("GitHub disables a schedule after 60 days without activity, and a broken workflow looks the same: "
                  "see the repository's Actions tab")
 
@@ -148,7 +148,7 @@ def read_agent(entry: AgentEntry, base: Path, moment: datetime, *, timeout: floa
 
 def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: datetime, branch: str,
                     with_page: bool) -> AgentReading:
-    from gitmem.fleet.budget import spent_today
+    from gitmem.fleet.spending import spent_today
     from gitmem.views import health
     from gitmem.views.pending import pending
     from gitmem.views.status import activity
