@@ -28,7 +28,7 @@ from gitmem.workspace import Workspace
 from tests.support import browser
 from tests.support import report_history as planted
 from tests.support.gitcli import git
-from tests.support.helpers import isolate_git_env, make_repo
+from tests.support.helpers import fleet_home, make_repo
 from tests.support.loopback import QuietHandler, serving
 
 TOKEN = "ghp_" + "Q7x2" * 9
@@ -49,10 +49,7 @@ def _ask(ws: Workspace, moment: datetime, title: str, recommendation: str) -> No
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     with pytest.MonkeyPatch.context() as patch:
-        isolate_git_env(patch)
-        root = tmp_path_factory.mktemp("fleet")
-        patch.setenv("XDG_CACHE_HOME", str(root / "cache"))
-        patch.setenv("XDG_STATE_HOME", str(root / "state"))
+        root = fleet_home(patch, tmp_path_factory, "fleet")
         patch.delenv("ANTHROPIC_API_KEY", raising=False)
         demo = run_demo(root / "demo").path
         base = datetime.now(UTC).replace(second=0, microsecond=0) + timedelta(minutes=2)

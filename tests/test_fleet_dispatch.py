@@ -22,7 +22,7 @@ from gitmem.scaffold.demo import run_demo
 from gitmem.workspace import Workspace
 from tests.support.fake_actions import FakeActions
 from tests.support.gitcli import git
-from tests.support.helpers import isolate_git_env
+from tests.support.helpers import fleet_home
 
 AGENTS = 100
 ON_SCHEDULE = range(0, 80)
@@ -45,10 +45,7 @@ def _cycle(path: Path, moment: datetime, evidence: str | None = None) -> None:
 @pytest.fixture(scope="module")
 def fleet100(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet100]:
     with pytest.MonkeyPatch.context() as patch:
-        isolate_git_env(patch)
-        root = tmp_path_factory.mktemp("fleet100")
-        patch.setenv("XDG_CACHE_HOME", str(root / "cache"))
-        patch.setenv("XDG_STATE_HOME", str(root / "state"))
+        root = fleet_home(patch, tmp_path_factory, "fleet100")
         demo = run_demo(root / "demo").path
         base = datetime.now(UTC).replace(microsecond=0) + timedelta(minutes=1)
         lines = ["agents:"]

@@ -27,7 +27,7 @@ from gitmem.memory_writer import MemoryWriter
 from gitmem.scaffold.demo import run_demo
 from gitmem.workspace import Workspace
 from tests.support.gitcli import git
-from tests.support.helpers import isolate_git_env
+from tests.support.helpers import fleet_home
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOW = ROOT / "template-fleet" / ".github" / "workflows" / "fleet.yml"
@@ -40,10 +40,7 @@ MARKS = ("Zanzibar licence question", "Quokka recommendation", "gitmem/proposal/
 @pytest.fixture(scope="module")
 def fleet_root(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     with pytest.MonkeyPatch.context() as patch:
-        isolate_git_env(patch)
-        root = tmp_path_factory.mktemp("public-fleet")
-        patch.setenv("XDG_CACHE_HOME", str(root / "cache"))
-        patch.setenv("XDG_STATE_HOME", str(root / "state"))
+        root = fleet_home(patch, tmp_path_factory, "public-fleet")
         demo = run_demo(root / "demo").path
         moment = datetime.now(UTC) - timedelta(hours=1)
         for name in ("alpha", "beta", "calm"):

@@ -207,14 +207,19 @@ def test_a_one_day_window_ticks_its_day_and_counts_in_the_singular(chrome: brows
     assert not re.search(r"\b1 (cycles|decisions|Rule 0 streaks)\b", totals), totals
 
 
+def _commit_and_draw(chrome: browser.Browser, memrepo: GitRepo, changed: str, name: str) -> None:
+    """Commit `changed`, then write the repository's report as ARTIFACTS/NAME.html and draw it."""
+    memrepo.stage(changed)
+    memrepo.commit(f"{changed} for {name}")
+    page = ARTIFACTS / f"{name}.html"
+    page.write_text(build(Workspace.at(memrepo.path)), encoding="utf-8")
+    _drawn(chrome, page, ARTIFACTS / f"{name}.png")
+
+
 def test_counts_tick_whole_numbers(chrome: browser.Browser, memrepo: GitRepo) -> None:
     """One cycle in the window: the cycles chart's axis was labelled 0, 0.2, 0.4 ... 1 cycles."""
     MemoryWriter(Workspace.at(memrepo.path)).add_log_entry(task="one", outcome="built", result="done")
-    memrepo.stage("LOG.md")
-    memrepo.commit("one cycle")
-    page = ARTIFACTS / "report-one-cycle.html"
-    page.write_text(build(Workspace.at(memrepo.path)), encoding="utf-8")
-    _drawn(chrome, page, ARTIFACTS / "report-one-cycle.png")
+    _commit_and_draw(chrome, memrepo, "LOG.md", "report-one-cycle")
     counts = {c["key"]: c for c in chrome.evaluate(Y_TICKS)}
     assert "cycles" in counts
     for key in DAYS_CHARTS & set(counts):
@@ -228,11 +233,7 @@ def test_a_chart_with_one_point_spans_the_day_around_it(chrome: browser.Browser,
     writer = MemoryWriter(Workspace.at(memrepo.path))
     asked = writer.ask_decision(title="Ship it?", recommendation="yes")
     writer.answer_decision(asked.id, answer="yes", name="Dana", email="dana@example.com")
-    memrepo.stage("DECISIONS.md")
-    memrepo.commit("a decision asked and answered")
-    page = ARTIFACTS / "report-one-decision.html"
-    page.write_text(build(Workspace.at(memrepo.path)), encoding="utf-8")
-    _drawn(chrome, page, ARTIFACTS / "report-one-decision.png")
+    _commit_and_draw(chrome, memrepo, "DECISIONS.md", "report-one-decision")
     ticks = {t["key"]: t for t in chrome.evaluate(TICKS)}
     span = max(ticks["decisions"]["splits"]) - min(ticks["decisions"]["splits"])
     assert 0 < span <= 86400, ticks["decisions"]

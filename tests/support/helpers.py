@@ -217,3 +217,13 @@ def with_command_backend(config_text: str, command: str, *, sandbox: str = "none
     text = re.sub(r"(?m)^  #? ?command: .*$", lambda _: f"  command: {json.dumps(command)}", config_text)
     text = re.sub(r"(?m)^    mode: auto$", f"    mode: {sandbox}", text)
     return text.replace("  # backend: anthropic", "  backend: command")
+
+
+def fleet_home(patch: pytest.MonkeyPatch, factory: pytest.TempPathFactory, name: str) -> Path:
+    """A module's folder for a fleet of agents: git's environment isolated, and gitmem's cache (the fleet's
+    read-only copies) and state under it, not the user's."""
+    isolate_git_env(patch)
+    root = factory.mktemp(name)
+    patch.setenv("XDG_CACHE_HOME", str(root / "cache"))
+    patch.setenv("XDG_STATE_HOME", str(root / "state"))
+    return root
