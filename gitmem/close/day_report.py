@@ -28,12 +28,16 @@ class DayFacts:
     stale_days: int
     human_notes: tuple[str, ...] = ()          # the day's NOW `Human:` lines, newest first
     blocked_tasks: Mapping[str, Sequence[str]] = field(default_factory=dict)   # decision -> tasks it blocked
+    reported_before: int = 0                   # cycles that ran on the day, in a report written before this one
 
     def counts(self) -> dict[str, int]:
         return {outcome: sum(1 for c in self.cycles if c.outcome == outcome) for outcome in OUTCOMES}
 
     def counts_line(self) -> str:
         """`4 cycles (2 built, 1 published, 1 no-build)`, or exactly that no cycle ran."""
+        if not self.cycles and self.reported_before:
+            return (f"no cycles to report: the {self.reported_before} cycle(s) that ran on {self.day.isoformat()} "
+                    "are in an earlier close's report")
         if not self.cycles:
             return f"no cycles ran on {self.day.isoformat()}"
         numbers = ", ".join(f"{n} {outcome}" for outcome, n in self.counts().items())
