@@ -115,7 +115,7 @@ def plan(memory: MemoryWriter, config: Config, facts: day_report.DayFacts, roadm
         streak = (running, day_report.fix_hint(roadmap_text, facts.waiting,
                                                day_report.streak_blockers(running, facts.waiting), facts.blocked_tasks))
     return day_report.offline_plan(roadmap_text, facts.waiting, config.cycle.priorities,
-                                   blocked_tasks=facts.blocked_tasks, streak=streak)
+                                   blocked_tasks=facts.blocked_tasks, streak=streak, cycles=facts.cycles)
 
 
 def still_running(memory: MemoryWriter, streak: Streak, as_of: datetime) -> bool:
