@@ -60,8 +60,8 @@ def tool_names() -> tuple[str, ...]:
 # `gitmem` subcommands an agent may run without asking: they write memory in canonical form (never a decision's
 # answer: `gitmem decision answer` records the human's identity) or only read it.
 AGENT_COMMANDS = ("gitmem log add", "gitmem now add", "gitmem decision ask", "gitmem lesson add",
-                  "gitmem lesson confirm", "gitmem roadmap done", "gitmem recall", "gitmem context", "gitmem pending", "gitmem status",
-                  "gitmem check")
+                  "gitmem lesson confirm", "gitmem roadmap done", "gitmem recall", "gitmem context", "gitmem pending",
+                  "gitmem status", "gitmem check")
 # The same, through the committed launcher, for a shell without gitmem on PATH (a login shell, no venv).
 LAUNCHED = tuple(f"sh {LAUNCHER} {command.removeprefix('gitmem ')}" for command in AGENT_COMMANDS)
 
