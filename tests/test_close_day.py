@@ -165,3 +165,15 @@ def test_late_hours_is_the_setting_that_says_which_day_a_late_close_belongs_to(t
     result = _scheduled(world, datetime(2026, 11, 15, 3, 0, tzinfo=ZoneInfo("UTC")))    # 3 h after midnight
     assert result.days == ["2026-11-14", "2026-11-15"]
     assert [r["Cycles"][:7] for r in result.reports] == ["1 cycle", "1 cycle"]
+
+
+def test_a_hand_close_of_an_old_day_does_not_make_the_next_close_redo_the_week(world: World) -> None:
+    utc = ZoneInfo("UTC")
+    for day in (10, 11, 12):
+        world.cycle(datetime(2026, 11, day, 9, 0, tzinfo=utc))
+        assert _scheduled(world, datetime(2026, 11, day, 23, 47, tzinfo=utc)).days == [f"2026-11-{day}"]
+    old = _by_hand(world, date(2026, 11, 1), datetime(2026, 11, 12, 23, 50, tzinfo=utc))
+    assert old.report["Cycles"] == "no cycles ran on 2026-11-01"
+    world.cycle(datetime(2026, 11, 13, 9, 0, tzinfo=utc))
+    assert _scheduled(world, datetime(2026, 11, 13, 23, 47, tzinfo=utc)).days == ["2026-11-13"]
+    _each_cycle_once(world)

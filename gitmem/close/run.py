@@ -134,13 +134,13 @@ def days_to_close(log_text: TailSource | str, target: date, tz: tzinfo) -> tuple
     first = target - timedelta(days=MAX_CATCH_UP - 1)
     start = day_bounds(first, tz)[0]
     entries = entries_since(log_text, start)
-    closed = {found for e in entries if e.cycle is None and (found := closed_day(e)) is not None}
-    last = close_entries(log_text)
+    closed = {found for e in entries if e.cycle is None and (found := closed_day(e)) is not None and found >= first}
+    last = close_entries(log_text) if not closed else ()
     last_day = closed_day(last[-1]) if last else None
     if last_day is not None and last_day < first:     # closes stopped before this window: every day since is open
         return [first + timedelta(days=n) for n in range(MAX_CATCH_UP)], (first - last_day).days - 1
     lived = [e.when.moment.astimezone(tz).date() for e in entries if e.when.moment >= start]
-    since = min([*lived, *(d for d in closed if d >= first), target])
+    since = min([*lived, *closed, target])
     days = [since + timedelta(days=n) for n in range((target - since).days + 1)]
     return [d for d in days if d not in closed] or [target], 0
 
