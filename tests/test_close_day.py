@@ -177,3 +177,20 @@ def test_a_hand_close_of_an_old_day_does_not_make_the_next_close_redo_the_week(w
     world.cycle(datetime(2026, 11, 13, 9, 0, tzinfo=utc))
     assert _scheduled(world, datetime(2026, 11, 13, 23, 47, tzinfo=utc)).days == ["2026-11-13"]
     _each_cycle_once(world)
+
+
+@pytest.mark.parametrize(("zone", "day"), [("Europe/Madrid", date(2026, 3, 29)), ("Europe/Madrid", date(2026, 10, 25)),
+                                           ("America/Los_Angeles", date(2026, 11, 1))])
+def test_close_date_on_a_dst_change_day_holds_the_whole_23_or_25_hours(world: World, zone: str, day: date) -> None:
+    tz = ZoneInfo(zone)
+    _zoned(world, zone)
+    world.cycle(datetime.combine(day - timedelta(days=1), time(23, 50), tz))           # the day before
+    world.cycle(datetime.combine(day, time(0, 10), tz))                                 # old offset
+    world.cycle(datetime.combine(day, time(1, 30), tz).replace(fold=1))                 # around the change
+    world.cycle(datetime.combine(day, time(23, 50), tz))                                # new offset
+    world.cycle(datetime.combine(day + timedelta(days=1), time(0, 10), tz))             # the day after
+    offsets = {e.when.moment.utcoffset() for e in log.parse(world.read("LOG.md")).entries[1:4]}
+    assert len(offsets) == 2, offsets                                                    # the LOG holds both
+    result = _by_hand(world, day, datetime.combine(day + timedelta(days=1), time(0, 20), tz))
+    assert result.message.startswith(f"closed {day.isoformat()}: 3 cycles ")
+    assert result.report["Done"].splitlines()[0].startswith("cycle 2 ·")
