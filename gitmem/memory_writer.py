@@ -21,7 +21,7 @@ from gitmem.checks.log_checks import FENCE_OPEN_AT_END
 from gitmem.checks.violation import Violation
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.gitio.snapshots import Snapshot
-from gitmem.memory import decisions, lessons, log, now
+from gitmem.memory import decisions, lessons, log, now, roadmap
 from gitmem.memory.now import NowBlock
 from gitmem.memory.text import Timestamp, decode
 from gitmem.nofollow import files
@@ -306,3 +306,14 @@ class MemoryWriter:
             raise WriteRefused(str(err.args[0])) from None
         self._commit_text("lessons", lessons.render(updated))
         return lessons.parse(self.read("lessons")).find(lesson_id)  # type: ignore[return-value]
+
+    @_one_at_a_time
+    def tick_roadmap(self, item: str) -> str:
+        """Tick the open item `item` of ROADMAP's current section (`roadmap.tick`): how the agent says a planned
+        piece of work is finished, so that the close's plan moves on to the next one. Returns the item ticked."""
+        try:
+            ticked, found = roadmap.tick(self.read("roadmap"), item)
+        except roadmap.NoSuchItem as err:
+            raise WriteRefused(f"{self.config.path('roadmap')}: {err}") from None
+        self._commit_text("roadmap", ticked)
+        return found

@@ -199,7 +199,7 @@ def test_schemas_are_fresh_copies_with_required_fields() -> None:
     assert "cache_control" not in tool_schemas()[-1]
     names = [t["name"] for t in first]
     assert names == ["read_file", "list_files", "search_files", "write_file", "edit_file", "log_entry",
-                     "now_block", "ask_decision", "add_lesson", "confirm_lesson", "recall"]
+                     "now_block", "ask_decision", "add_lesson", "confirm_lesson", "roadmap_done", "recall"]
     for tool in first:
         schema = tool["input_schema"]
         assert schema["type"] == "object" and set(schema["required"]) <= set(schema["properties"])

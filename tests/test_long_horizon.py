@@ -18,7 +18,7 @@ from gitmem.close.backing import Backing
 from gitmem.memory import decisions, lessons, log, now, rules
 from gitmem.workspace import Workspace
 from tests.support.helpers import HUMAN, isolate_git_env, make_repo
-from tests.support.month import DAYS, MISSED_CLOSES, SLOTS, Month, at, on
+from tests.support.month import DAYS, LATE_CLOSES, MISSED_CLOSES, REPEATED_CLOSES, SLOTS, Month, at, on
 
 pytestmark = pytest.mark.slow
 
@@ -221,6 +221,21 @@ def test_p6_every_day_is_closed_once_in_order_each_as_of_its_end(month: Month) -
     assert "see the close of a later day" in (day12.get("Plan") or "")
     caught = dict(month.closes)[14]
     assert caught.days == ["2026-11-12", "2026-11-13", "2026-11-14"]
+
+
+def test_p6_a_close_run_11_hours_late_or_twice_closes_its_own_day_and_each_cycle_is_in_one_report(
+        month: Month) -> None:
+    (late_day, _), = LATE_CLOSES.items()
+    late = dict(month.closes)[late_day]
+    assert late.days == [on(late_day).isoformat()]             # not the morning it ran in
+    assert late.message.startswith(f"closed {on(late_day).isoformat()}: {len(SLOTS)} cycles ")
+    after = dict(month.closes)[late_day + 1]
+    assert after.report["Cycles"].startswith(f"{len(SLOTS)} cycles ")     # the morning's cycles are the next day's
+    (twice, _), = REPEATED_CLOSES.items()
+    assert [(day, result.status) for day, result in month.repeated] == [(twice, "already-closed")]
+    counted = [int(match.group(1)) for e in close_entries(month)
+               if (match := re.match(r"(\d+) cycles? ", e.get("Cycles") or ""))]
+    assert sum(counted) == len(month.cycles)
 
 
 def test_p6_only_the_latest_plan_goes_on_top_of_now(month: Month) -> None:

@@ -10,7 +10,7 @@ import json
 import shutil
 import subprocess
 from collections.abc import Callable
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -505,12 +505,15 @@ def test_p6_a_close_covers_every_missed_day_in_order_as_of_the_end_of_each_day(w
     assert world.git.head() == head
 
 
-def test_p6_the_catch_up_is_bounded_and_the_first_close_covers_only_today() -> None:
+def test_p6_the_catch_up_is_bounded_and_the_first_close_starts_at_the_first_cycle() -> None:
     text = "# LOG\n\n" + "".join(f"## 2026-11-{n:02d} 09:00 UTC · cycle {n} · built\n- Task: t\n- Result: r\n\n"
                                  for n in range(1, 20))
-    assert days_to_close(text, date(2026, 11, 19)) == ([date(2026, 11, 19)], 0)     # never closed: today only
+    week = [date(2026, 11, n) for n in range(13, 20)]
+    assert days_to_close(text, date(2026, 11, 19), UTC) == (week, 0)     # never closed: the last week's days
+    young = "# LOG\n\n## 2026-11-18 09:00 UTC · cycle 1 · built\n- Task: t\n- Result: r\n"
+    assert days_to_close(young, date(2026, 11, 19), UTC) == ([date(2026, 11, 18), date(2026, 11, 19)], 0)
     closed = text + "## 2026-11-02 23:00 UTC · close\n- Day: 2026-11-02\n- Report: r\n"
-    wanted, skipped = days_to_close(closed, date(2026, 11, 19))
+    wanted, skipped = days_to_close(closed, date(2026, 11, 19), UTC)
     assert len(wanted) == MAX_CATCH_UP == 7 and wanted[-1] == date(2026, 11, 19) and skipped == 10
 
 

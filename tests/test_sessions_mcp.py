@@ -26,8 +26,8 @@ def test_the_tools_are_the_memory_tools_and_teach_the_protocol(memrepo: GitRepo)
     seen = converse([], cwd=memrepo.path)
     names = [tool.name for tool in seen.tools]
     assert names == list(tool_names())
-    assert names == ["log_entry", "now_block", "ask_decision", "add_lesson", "confirm_lesson", "recall", "context",
-                     "pending", "status"]
+    assert names == ["log_entry", "now_block", "ask_decision", "add_lesson", "confirm_lesson", "roadmap_done",
+                     "recall", "context", "pending", "status"]
     described = {tool.name: tool.description or "" for tool in seen.tools}
     assert "one LOG entry" in described["log_entry"] and "once" in described["log_entry"]
     assert "NOW block" in described["now_block"] and "Once per session" in described["now_block"]

@@ -346,6 +346,10 @@ class Toolbox:
         item = self.memory.confirm_lesson(id, evidence=evidence, cycle=self.cycle)
         return f"{self.config.path('lessons')}: confirmed {item.id} ({len(item.confirmations)} confirmations)"
 
+    def tool_roadmap_done(self, item: str) -> str:
+        found = self.memory.tick_roadmap(str(item))
+        return f"{self.config.path('roadmap')}: ticked {found}"
+
     def tool_recall(self, query: str, limit: int | None = None) -> str:
         return recall_text(self.workspace, str(query), int(limit or self.config.recall.limit))
 
@@ -459,6 +463,8 @@ MEMORY_TOOLS = (
            "supersedes": _s("R-NN of a rule it replaces")}, ["title", "happened", "why", "change"]),
     _tool("confirm_lesson", "Confirm a lesson (L-NNNN) with this cycle's evidence.",
           {"id": _s("L-NNNN"), "evidence": _s("the result that confirms it")}, ["id", "evidence"]),
+    _tool("roadmap_done", "Tick off the ROADMAP item this cycle finished (the daily close plans the top open item "
+          "until it is ticked).", {"item": _s("the item's text, or a part of it only that item holds")}, ["item"]),
     _tool("recall", "Search the whole memory history (LOG, lessons, decisions, NOW, rules). Only when the task "
           "needs the past; at most 2 queries; if nothing relevant comes back, say 'no memory of that' and go on.",
           {"query": _s("words to search for"), "limit": _i("how many hits, default from config")}, ["query"]),
@@ -481,6 +487,7 @@ MEMORY_TOOLS_TEXT = """\
 - now_block: this cycle's one NOW block (did, human, next)
 - ask_decision: a question for the human, with your recommendation
 - add_lesson / confirm_lesson: a real mistake and what must change / later evidence that confirms one
+- roadmap_done: tick off the ROADMAP item this cycle finished (the close plans the top open item until then)
 - recall: search the memory history
 The file tools (read_file, list_files, search_files, write_file, edit_file) refuse to write memory files."""
 
@@ -490,6 +497,7 @@ MEMORY_COMMANDS_TEXT = """\
 - gitmem decision ask --title "…" --recommendation "…" [--context "…"] [--options "…"]
 - gitmem lesson add --title "…" --happened "…" --why "…" --change "…" [--rule "…"]
 - gitmem lesson confirm L-NNNN --evidence "…"
+- gitmem roadmap done "item" when this cycle finished a ROADMAP item (the close plans the top open item until then)
 - gitmem recall "words" (or grep -n on the memory files) to search the past
 Never edit the memory files by hand and never commit: the runner validates and commits."""  # noqa: E501 (exact prompt text)
 

@@ -14,7 +14,7 @@ from gitmem.errors import HELP, ExitCode
 # nothing else.
 COMMANDS: dict[str, str] = {
     "check": "check", "verify": "check",
-    "log": "write", "now": "write", "decision": "write", "lesson": "write",
+    "log": "write", "now": "write", "decision": "write", "lesson": "write", "roadmap": "write",
     "init": "init", "demo": "demo", "context": "context", "cycle": "cycle", "close": "close",
     "status": "status", "pending": "pending", "recall": "recall", "github": "github", "config": "config",
     "report": "report", "hook": "hook", "mcp": "mcp", "fleet": "fleet",

@@ -225,4 +225,21 @@ def lesson_confirm(lesson_id: str, evidence: str, as_json: bool, workspace: str 
                  {"id": item.id, "confirmations": len(item.confirmations)})
 
 
-COMMANDS = (log_group, now_group, decision_group, lesson_group)
+@click.group("roadmap")
+def roadmap_group() -> None:
+    """Tick off ROADMAP items."""
+
+
+@roadmap_group.command("done")
+@click.argument("item")
+@json_option
+@workspace_option
+def roadmap_done(item: str, as_json: bool, workspace: str | None) -> int:
+    """Tick the open ITEM of ROADMAP's current section (its text, or a part of it only that item holds) once the
+    work is finished: the daily close plans the top open item until it is ticked."""
+    memory, ws, _ = _memory(workspace)
+    found = memory.tick_roadmap(item)
+    return _done("ticked", ws.config.path("roadmap"), found, as_json, {"ticked": found})
+
+
+COMMANDS = (log_group, now_group, decision_group, lesson_group, roadmap_group)

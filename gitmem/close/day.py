@@ -156,31 +156,70 @@ def day_entries(text: TailSource | str, day: date, tz: tzinfo) -> tuple[tuple[Lo
     return cycles, closes
 
 
-def unreported_cycles(text: TailSource | str, until: datetime, tz: tzinfo, *,
-                      first_start: datetime) -> tuple[LogEntry, ...]:
-    """The cycle entries before `until` that no close has reported yet, oldest first.
+def close_day(moment: datetime, tz: tzinfo, late_hours: int) -> date:
+    """The day a close started at `moment` belongs to: the day it runs in, or the day before when it runs within
+    `late_hours` of midnight. A scheduler runs the close late in the evening and may run it hours late (GitHub's
+    came 10-12 h late): such a run is the late close of the day before, never an early close of the new day."""
+    return (moment.astimezone(tz) - timedelta(hours=late_hours)).date()
 
-    A close reports the cycles above it in LOG that ran before the end of the day it closes; a cycle run after
-    the day's close is reported by the next close, a second one that day or the next day's. So each cycle is in
-    exactly one report. With no close in LOG yet, the cycles from `first_start` (the first close covers only its
-    day). Reads back only until an entry is older than the end of a day closed below it.
+
+def _walk(entries: Sequence[LogEntry], tz: tzinfo, *, whole: bool) -> tuple[list[LogEntry], list[LogEntry]]:
+    """(the cycles no close reports, the cycles older than the first close) after LOG's entries `entries`, in order.
+
+    The one rule of coverage: a close entry reports the cycles above it in LOG that ran before the end of the day
+    it closes and that no close above it reported. A cycle run after a day's close (23:55, after the 23:47 close)
+    waits for the next close (a second close of that day, or the next day's); so does one run after midnight before
+    a late close of the day before (00:10, then that close at 00:31). The first close in LOG reports from the start
+    of its day only: cycles before it, from before the memory had a close, wait for a close of their own day. Only
+    a read of the `whole` LOG knows which close is the first.
     """
-    def split(entries: tuple[LogEntry, ...]) -> tuple[list[LogEntry], datetime | None, bool]:
-        found: list[LogEntry] = []
+    pending: list[LogEntry] = []
+    older: list[LogEntry] = []
+    first = whole
+    for entry in entries:
+        if entry.cycle is not None:
+            pending.append(entry)
+            continue
+        closed = closed_day(entry)
+        start, end = day_bounds(closed, tz) if closed is not None else (entry.when.moment, entry.when.moment)
+        if first:
+            older += [c for c in pending if c.when.moment < start]
+            pending = [c for c in pending if c.when.moment >= start]
+            first = False
+        older = [c for c in older if not start <= c.when.moment < end]
+        pending = [c for c in pending if c.when.moment >= end]
+    return pending, older
+
+
+def unreported_cycles(text: TailSource | str, until: datetime, tz: tzinfo, *,
+                      day_start: datetime) -> tuple[LogEntry, ...]:
+    """The cycle entries before `until` that no close has reported yet (`_walk`), oldest first: those run since the
+    last close, and those older than the first close that ran on or after `day_start`. So each cycle is in exactly
+    one report, whatever day a close closes and however late it runs.
+
+    Reads back only until the entries above are all reported: an entry older than the end of a day closed below it,
+    with a close written before `day_start` below it too (so no cycle older than the first close can matter).
+    """
+    def settled(entries: tuple[LogEntry, ...]) -> bool:
         covered: datetime | None = None       # the latest end of a day closed by a close entry read so far
+        early = False                         # a close written before `day_start` was read
         for entry in reversed(entries):
-            if covered is not None and entry.when.moment < covered:
-                return found[::-1], covered, True
+            if early and covered is not None and entry.when.moment < covered:
+                return True
             if entry.cycle is None:
                 closed = closed_day(entry)
                 end = day_bounds(closed, tz)[1] if closed is not None else entry.when.moment
                 covered = max(covered, end) if covered is not None else end
-            elif entry.when.moment < until:
-                found.append(entry)
-        return found[::-1], covered, False
+                early = early or entry.when.moment < day_start
+        return False
 
-    found, covered, _ = split(_back(text, lambda entries: split(entries)[2]))
-    return tuple(found if covered is not None else [e for e in found if e.when.moment >= first_start])
+    read = log.tail_entries(log.TextSource(text) if isinstance(text, str) else text, settled)
+    pending, older = _walk(read.entries, tz, whole=read.whole)
+    if not any(e.cycle is None for e in read.entries):       # no close yet: the first one reports from its day
+        older, pending = pending, []
+    found = {id(e) for e in pending if e.when.moment < until}
+    found |= {id(e) for e in older if day_start <= e.when.moment < until}
+    return tuple(e for e in read.entries if id(e) in found)
 
 
 def day_now_blocks(text: str, day: date, tz: tzinfo) -> tuple[NowBlock, ...]:

@@ -28,12 +28,16 @@ class DayFacts:
     stale_days: int
     human_notes: tuple[str, ...] = ()          # the day's NOW `Human:` lines, newest first
     blocked_tasks: Mapping[str, Sequence[str]] = field(default_factory=dict)   # decision -> tasks it blocked
+    reported_before: int = 0                   # cycles that ran on the day, in a report written before this one
 
     def counts(self) -> dict[str, int]:
         return {outcome: sum(1 for c in self.cycles if c.outcome == outcome) for outcome in OUTCOMES}
 
     def counts_line(self) -> str:
         """`4 cycles (2 built, 1 published, 1 no-build)`, or exactly that no cycle ran."""
+        if not self.cycles and self.reported_before:
+            return (f"no cycles to report: the {self.reported_before} cycle(s) that ran on {self.day.isoformat()} "
+                    "are in an earlier close's report")
         if not self.cycles:
             return f"no cycles ran on {self.day.isoformat()}"
         numbers = ", ".join(f"{n} {outcome}" for outcome, n in self.counts().items())
@@ -132,11 +136,25 @@ def unblocked_items(roadmap_text: str, waiting: Sequence[Waiting],
     return found
 
 
+TICK_COMMAND = "gitmem roadmap done"       # the agent's one way to tick an item (a tool of the same name too)
+
+
+def tick_hint(item: str, cycles: Sequence[LogEntry]) -> str:
+    """How the plan's ROADMAP item stops being the plan: the agent ticks it. When a cycle already logged work on
+    it that built or published something, the plan says so: finished work left unticked is planned again."""
+    worked = [c.cycle for c in cycles if c.outcome != Outcome.NO_BUILD and _matches(item, c.get("Task") or "")]
+    if worked:
+        return (f"; cycle {worked[-1]} logged work on it: once it is finished, tick it off "
+                f"(`{TICK_COMMAND}`) and the plan moves on")
+    return f"; tick it off when it is finished (`{TICK_COMMAND}`)"
+
+
 def offline_plan(roadmap_text: str, waiting: Sequence[Waiting], priorities: Sequence[str], *,
                  blocked_tasks: Mapping[str, Sequence[str]] | None = None,
-                 streak: tuple[Streak, str] | None = None) -> tuple[str, str]:
+                 streak: tuple[Streak, str] | None = None, cycles: Sequence[LogEntry] = ()) -> tuple[str, str]:
     """(first task tomorrow, why). A running Rule 0 streak comes first; then the top open ROADMAP item no
-    pending decision blocks; then the oldest Pending decision's follow-up; then the priorities."""
+    pending decision blocks (until the agent ticks it: `tick_hint`); then the oldest Pending decision's
+    follow-up; then the priorities. `cycles` are the reported day's."""
     if streak is not None:
         run, hint = streak
         return _short(hint, 160), f"cycles {run.first}–{run.last} built nothing (Rule 0)"
@@ -150,7 +168,7 @@ def offline_plan(roadmap_text: str, waiting: Sequence[Waiting], priorities: Sequ
         why = f"it is the top open item of the current ROADMAP section{where}"
         if skipped:
             why += " that no pending decision blocks"
-        return _short(items[0], 120), why
+        return _short(items[0], 120), why + tick_hint(items[0], cycles)
     pending_blockers = [d for d in blocked_tasks if d in {w.id for w in waiting}]
     if all_open and pending_blockers:
         first = next(w for w in waiting if w.id == pending_blockers[0])

@@ -1,18 +1,20 @@
-"""`run_close`: close every day since the last close, promote what history-backed results proved, plan, commit.
+"""`run_close`: close every day that is due, promote what history-backed results proved, plan, commit.
 
-A close covers each day since the last close, in order, each report as of the end of that day (at most
-MAX_CATCH_UP days; the first close ever covers only today). Order matters: promotions are written first (after
-re-reading the live files, at most `close.max_promotions` a run), so the latest report can list them; then the
-reports, oldest day first; then one plan, for the day after the last one closed, on top of NOW; then the whole
-change is checked as one commit would be, with the close's own permissions (rules may be added and retired
-here, nothing else that a cycle may not do). Each cycle is in exactly one report: a report holds the cycles no
-earlier close reported (`day.unreported_cycles`), so cycles run after a day's close go into a second close that
-day, or else into the next day's. Running it again with no such cycle changes nothing.
+A close belongs to a day (`day.close_day`: the day it runs in, or the day before when it runs within
+`close.late_hours` of midnight, as a scheduler's late run does) and closes that day and every earlier day that is
+not closed, oldest first, each report as of the end of its day (at most MAX_CATCH_UP days; a first close starts
+at the first day with a cycle). Order matters: promotions are written first (after re-reading the live files, at
+most `close.max_promotions` a run), so the latest report can list them; then the reports, oldest day first; then
+one plan, for the day after the last one closed, on top of NOW; then the whole change is checked as one commit
+would be, with the close's own permissions (rules may be added and retired here, nothing else that a cycle may
+not do). Each cycle is in exactly one report: a report holds the cycles no earlier close reported
+(`day.unreported_cycles`), so cycles run after a day's close (the close ran before the day ended) go into a
+second close of that day, or else into the next close. Running it again with no such cycle changes nothing.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, datetime, timedelta, tzinfo
 from typing import Any
 
 from gitmem import codes, gitio
@@ -21,7 +23,15 @@ from gitmem.checks.violation import Violation
 from gitmem.close import day_report, writeup
 from gitmem.close.backing import backing_for
 from gitmem.close.commit_guard import CloseError, changed_files, check_result, restore
-from gitmem.close.day import close_entries, closed_day, day_bounds, day_entries, unreported_cycles
+from gitmem.close.day import (
+    close_day,
+    close_entries,
+    closed_day,
+    day_bounds,
+    day_entries,
+    entries_since,
+    unreported_cycles,
+)
 from gitmem.close.llm import CloseModel, available
 from gitmem.close.promotion import promote_live
 from gitmem.config import ROLES, Config
@@ -72,7 +82,8 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
     repo, config = ws.repo, ws.config
     clock = clock or ws.clock()
     moment = clock()
-    today = moment.astimezone(config.tzinfo()).date()
+    tz = config.tzinfo()
+    today = moment.astimezone(tz).date()
     if day is not None and day > today:
         raise CloseError(f"{day.isoformat()} has not happened yet (today is {today.isoformat()})")
     head = gitio.head_id(repo)
@@ -88,7 +99,8 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
             # The close reads memory, computes and writes it back whole: a write landing in between would be
             # overwritten, so writers wait (or are told memory is busy) until the close has committed.
             with memory.locked():
-                wanted, skipped = ([day], 0) if day is not None else days_to_close(ws.log_source(), today)
+                wanted, skipped = ([day], 0) if day is not None else days_to_close(
+                    ws.log_source(), close_day(moment, tz, config.close.late_hours), tz)
                 result = _close(memory, config, wanted, moment, use_llm=use_llm, client=client, skipped=skipped)
                 if result.status == "closed":
                     result.commit = _commit(ws, result, head)
@@ -113,16 +125,24 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
 MAX_CATCH_UP = 7
 
 
-def days_to_close(log_text: TailSource | str, today: date) -> tuple[list[date], int]:
-    """Every day since the last close, oldest first, at most MAX_CATCH_UP (only today for the first close), and
-    how many missed days before them are too old to catch up."""
-    last = close_entries(log_text)
+def days_to_close(log_text: TailSource | str, target: date, tz: tzinfo) -> tuple[list[date], int]:
+    """The days a close that belongs to `target` closes, oldest first: `target`, and every day before it, at most
+    MAX_CATCH_UP in all, that is not closed; and how many days before those were never closed and are too old to
+    catch up. The days before `target` have ended; `target` may not have (a close at 23:47 closes its day as of
+    then). Days before the memory's first cycle or close are not days of its life: a first close starts at the
+    first day with a cycle."""
+    first = target - timedelta(days=MAX_CATCH_UP - 1)
+    start = day_bounds(first, tz)[0]
+    entries = entries_since(log_text, start)
+    closed = {found for e in entries if e.cycle is None and (found := closed_day(e)) is not None and found >= first}
+    last = close_entries(log_text) if not closed else ()
     last_day = closed_day(last[-1]) if last else None
-    if last_day is None or last_day >= today:
-        return [today], 0
-    missed = (today - last_day).days
-    first = today - timedelta(days=min(missed, MAX_CATCH_UP) - 1)
-    return [first + timedelta(days=n) for n in range((today - first).days + 1)], max(0, missed - MAX_CATCH_UP)
+    if last_day is not None and last_day < first:     # closes stopped before this window: every day since is open
+        return [first + timedelta(days=n) for n in range(MAX_CATCH_UP)], (first - last_day).days - 1
+    lived = [e.when.moment.astimezone(tz).date() for e in entries if e.when.moment >= start]
+    since = min([*lived, *closed, target])
+    days = [since + timedelta(days=n) for n in range((target - since).days + 1)]
+    return [d for d in days if d not in closed] or [target], 0
 
 
 def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: datetime, *, use_llm: bool,
@@ -136,7 +156,7 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
         closes = day_entries(log_text, wanted[-1], tz)[1]
         where = f"{config.path('log')}:{closes[-1].line}"
         start, end = day_bounds(wanted[-1], tz)
-        if not unreported_cycles(log_text, min(end, moment), tz, first_start=start):
+        if not unreported_cycles(log_text, min(end, moment), tz, day_start=start):
             return CloseResult(wanted[-1], "already-closed",
                                f"{wanted[-1].isoformat()} is already closed ({where}); nothing changed")
         open_days, again = [wanted[-1]], f" since its close at {closes[-1].when} ({where})"
@@ -179,7 +199,9 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
             result.counts, result.problems, result.report = facts.counts(), problems, fields
             assert plan is not None
             result.plan = f"{plan[0]} — why: {plan[1]}"
-            memory.add_plan_block(plan_for=day + timedelta(days=1), **day_report.plan_block(facts, plan))
+            latest = closed_day(previous[-1]) if previous else None
+            if latest is None or latest <= day:      # never a plan for a day gone by on top of a newer one
+                memory.add_plan_block(plan_for=day + timedelta(days=1), **day_report.plan_block(facts, plan))
             caught = f" (and {len(open_days) - 1} earlier day(s) caught up)" if len(open_days) > 1 else ""
             closed = f"closed {day.isoformat()} again" if again else f"closed {day.isoformat()}"
             result.message = f"{closed}: {facts.counts_line()}{again}{caught}"
@@ -226,9 +248,12 @@ def _commit(ws: Workspace, result: CloseResult, head: str) -> str:
 
 
 def _push(ws: Workspace, day: date) -> dict[str, Any]:
+    from gitmem.publish.merge import resolver_for
     from gitmem.publish.push import publish
 
-    outcome = publish(ws.repo, conflict_branch=f"gitmem/close-{day.isoformat()}", workspace=ws.name or None)
+    # Merged by this workspace's config: its memory files are the ones the rules merge (a LOG append each side).
+    outcome = publish(ws.repo, conflict_branch=f"gitmem/close-{day.isoformat()}", resolver=resolver_for(ws.config),
+                      workspace=ws.name or None)
     # After a rebase the published commit is a new one: report that id, not the local one it replaced.
     return {"status": outcome.status, "commit": outcome.commit, "side_branch": outcome.side_branch,
             "messages": outcome.messages}

@@ -8,6 +8,7 @@ from gitmem.close import day_report
 from gitmem.close.day import (
     Streak,
     day_bounds,
+    day_entries,
     day_now_blocks,
     entries_since,
     no_build_streak,
@@ -29,14 +30,16 @@ def facts_of(memory: MemoryWriter, config: Config, day: date, moment: datetime) 
     as_of = min(end, moment)
     log_text = memory.workspace.log_source()        # read back from LOG's end only to the last close
     # The cycles no close reported yet, up to the day's end: today's, and those run after the last close.
-    cycles = unreported_cycles(log_text, as_of, tz, first_start=start)
+    cycles = unreported_cycles(log_text, as_of, tz, day_start=start)
+    # A day closed after a later day (`close --date`): its cycles may be in that later day's report already.
+    ran = [c for c in day_entries(log_text, day, tz)[0] if c.when.moment < as_of] if not cycles else []
     waiting = decisions.waiting(decisions.parse(memory.read("decisions")), as_of, as_of=True, now=moment)
     human = tuple(value for b in day_now_blocks(memory.read("now"), day, tz)
                   if (value := field_value(b.fields, "Human")))
     # A streak belongs to the report that holds its last cycle.
     streaks = streaks_ending(log_text, cycles[0].when.moment, end) if cycles else ()
     return day_report.DayFacts(day, cycles, waiting, streaks, config.close.stale_decision_days, human,
-                           blocked_tasks(log_text, waiting, as_of)), as_of
+                           blocked_tasks(log_text, waiting, as_of), reported_before=len(ran)), as_of
 
 
 def blocked_tasks(log_text: TailSource | str, waiting: tuple[decisions.Waiting, ...],
@@ -112,7 +115,7 @@ def plan(memory: MemoryWriter, config: Config, facts: day_report.DayFacts, roadm
         streak = (running, day_report.fix_hint(roadmap_text, facts.waiting,
                                                day_report.streak_blockers(running, facts.waiting), facts.blocked_tasks))
     return day_report.offline_plan(roadmap_text, facts.waiting, config.cycle.priorities,
-                                   blocked_tasks=facts.blocked_tasks, streak=streak)
+                                   blocked_tasks=facts.blocked_tasks, streak=streak, cycles=facts.cycles)
 
 
 def still_running(memory: MemoryWriter, streak: Streak, as_of: datetime) -> bool:

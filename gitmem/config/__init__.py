@@ -113,6 +113,9 @@ class Close:
     confirmations: int = bounded(2, 1, 100)      # 0 would promote a lesson no later cycle confirmed
     max_promotions: int = bounded(3, 0, 1_000)
     stale_decision_days: int = bounded(3, 0, 36_500)
+    # A close run within this many hours after midnight is the late run of the day before's close (a scheduler
+    # runs the close in the evening, and GitHub's scheduled runs come up to 12 h late).
+    late_hours: int = bounded(12, 0, 23)
 
 
 @dataclass(frozen=True)

@@ -123,8 +123,10 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     """Fetch, rebase the current branch onto its remote branch, push. Up to `tries` attempts.
 
     A push rejected because someone pushed in between is retried after `backoff * 2**attempt` seconds.
-    `resolver` (default: gitmem.publish.merge.resolver_for the repo's config) merges memory files whose line merge
-    conflicts: a decision answered while another was asked, a close and a cycle both appending to LOG.
+    `resolver` (default: gitmem.publish.merge.resolver_for the config of `workspace`, the repo's own when None)
+    merges memory files whose line merge conflicts: a decision answered while another was asked, a close and a
+    cycle both appending to LOG. A named workspace's memory lives at its own paths: merged by the default
+    workspace's config, its files would not be recognised as memory and a merge that has a rule would conflict.
     A rebase conflict pushes the unrebased local tip to `conflict_branch` (made unique), moves the local
     branch back to the remote tip (the work lives on the side branch, locally and on the remote), and
     returns status "conflict". An upstream that does not keep the history this checkout knew returns status
@@ -144,7 +146,7 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
         from gitmem.config import load_config
         from gitmem.publish.merge import resolver_for
 
-        resolver = resolver_for(load_config(gitio.root(repo)))
+        resolver = resolver_for(load_config(gitio.root(repo), workspace=workspace))
     if remote not in gitio.remote_names(repo):
         result.status = PushStatus.NO_REMOTE
         result.messages.append(f"there is no remote {remote!r}; the commit stays local")

@@ -60,8 +60,8 @@ def tool_names() -> tuple[str, ...]:
 # `gitmem` subcommands an agent may run without asking: they write memory in canonical form (never a decision's
 # answer: `gitmem decision answer` records the human's identity) or only read it.
 AGENT_COMMANDS = ("gitmem log add", "gitmem now add", "gitmem decision ask", "gitmem lesson add",
-                  "gitmem lesson confirm", "gitmem recall", "gitmem context", "gitmem pending", "gitmem status",
-                  "gitmem check")
+                  "gitmem lesson confirm", "gitmem roadmap done", "gitmem recall", "gitmem context", "gitmem pending",
+                  "gitmem status", "gitmem check")
 # The same, through the committed launcher, for a shell without gitmem on PATH (a login shell, no venv).
 LAUNCHED = tuple(f"sh {LAUNCHER} {command.removeprefix('gitmem ')}" for command in AGENT_COMMANDS)
 
@@ -94,6 +94,8 @@ This repository's long-term memory is gitmem: {paths['now']}, {paths['decisions'
   the human does.
 - A real mistake: `add_lesson` (`gitmem lesson add`); later evidence for one: `confirm_lesson`
   (`gitmem lesson confirm L-NNNN`).
+- A ROADMAP item finished: `roadmap_done` (`gitmem roadmap done "item"`); the daily close plans the top open item
+  until it is ticked.
 - The past: `recall` (`gitmem recall "words"`), only when the task needs it.
 - Never edit the memory files by hand. The tools write files only: commit them with your work, the LOG entry in
   the same commit as any lesson confirmation.

@@ -4,8 +4,10 @@ One repository from the template, a bare origin and a human's clone. Eight cycle
 through the real runner; the agent is scripted and writes memory only through the `gitmem` CLI (in-process,
 with GITMEM_CYCLE from the runner, as a command agent would). The human asks nothing and answers decisions at
 awkward moments: while a cycle runs, in the minute the next one starts, in the runner's own checkout. A close
-runs each evening, except on two days. The clock is a test double handed to the runner and the close, and
-patched into `Workspace.clock` for the CLI: nothing in production lets an agent set it.
+runs each evening, except on two days; one runs 11 hours late, the next morning after four cycles, and one
+runs a second time the next morning, as GitHub's late scheduled runs do. The clock is a test double handed to
+the runner and the close, and patched into `Workspace.clock` for the CLI: nothing in production lets an agent
+set it.
 
 `Month.run()` records what each cycle was shown and what each close wrote; tests/test_long_horizon.py asserts.
 """
@@ -39,6 +41,8 @@ UTC = UTC
 DAYS = 30
 SLOTS = (0, 3, 6, 9, 12, 15, 18, 21)          # cycle start hours, at minute 17
 MISSED_CLOSES = (12, 13)
+LATE_CLOSES = {25: (26, 10, 47)}              # day -> when its close runs instead: (day, hour, minute)
+REPEATED_CLOSES = {27: (28, 9, 47)}           # day -> when its close runs a second time
 ROADMAP = """# ROADMAP
 
 ## Month one (current)
@@ -88,6 +92,7 @@ class Month:
     clock: Clock = field(default_factory=lambda: Clock(at(1, 0)))
     cycles: list[CycleSeen] = field(default_factory=list)
     closes: list[tuple[int, CloseResult]] = field(default_factory=list)
+    repeated: list[tuple[int, CloseResult]] = field(default_factory=list)    # the second runs of a day's close
     calls: list[CliCall] = field(default_factory=list)
     wrote: dict[str, list[tuple[str, int]]] = field(default_factory=dict)   # lesson id -> (kind, cycle) written
     ids: dict[str, str] = field(default_factory=dict)                        # lesson title -> its id
@@ -186,11 +191,12 @@ class Month:
         self.wrote.setdefault(lesson_id, []).append((kind, cycle))
 
     # -- the close --------------------------------------------------------------------------------------------
-    def close(self, day: int) -> CloseResult:
+    def close(self, day: int, when: datetime | None = None) -> CloseResult:
+        """The scheduled close (no day given: it finds its day by the clock), at 23:30 of `day` or at `when`."""
         pull(self.repo)
-        self.clock.moment = at(day, 23, 30)
+        self.clock.moment = when or at(day, 23, 30)
         result = run_close(Workspace.at(self.repo.path), push=True, clock=self.clock)
-        self.closes.append((day, result))
+        (self.repeated if when is not None and day in REPEATED_CLOSES else self.closes).append((day, result))
         return result
 
     def run(self) -> Month:
@@ -199,7 +205,11 @@ class Month:
                 for hook in BEFORE.get((day, slot), ()):
                     hook(self)
                 self.cycle(day, slot)
-            if day not in MISSED_CLOSES:
+                later = SLOTS[slot + 1] if slot + 1 < len(SLOTS) else 24
+                for closed, (on_day, hour, minute) in (*LATE_CLOSES.items(), *REPEATED_CLOSES.items()):
+                    if on_day == day and SLOTS[slot] <= hour < later:
+                        self.close(closed, at(on_day, hour, minute))
+            if day not in MISSED_CLOSES and day not in LATE_CLOSES:
                 self.close(day)
         return self
 
