@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 # The rules generation of this release. Codes and variants added in a release carry its generation
 # (`since`): `verify` holds a commit to them only when the commit was made under them (gitmem.checks.generation),
 # so a history that was valid before an upgrade stays valid. Bump it with every release that adds rules.
-RULES_VERSION = 3
+RULES_VERSION = 4
 
 CODE_RE = re.compile(r"^GM[1-9][0-9][0-9]$")
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -79,7 +79,8 @@ NOW_HEADING_MALFORMED = _code(
     "use `## YYYY-MM-DD HH:MM TZ · cycle N` or `## YYYY-MM-DD HH:MM TZ · plan for YYYY-MM-DD`",
     digits=_HEADING_DIGITS)
 NOW_NOT_NEWEST_FIRST = _code(
-    "GM103", "now-not-newest-first", "NOW blocks are not newest first",
+    "GM103", "now-not-newest-first",
+    "NOW blocks are not newest first by time (rules 1-3; from rules 4 by position, and GM310 reports the times)",
     "block {older} is newer than the block above it ({newer}); NOW is newest first", "put new blocks on top")
 NOW_BLOCK_TOO_BIG = _code(
     "GM104", "now-block-too-big", "a new NOW block is over its share of the cycle's context (long lines)",
@@ -159,7 +160,8 @@ LOG_NOT_APPEND_ONLY = _code(
                              "a merge keeps every parent's entries: append it after the first parent's entries",
                              since=2))
 LOG_TIME_BACKWARDS = _code(
-    "GM302", "log-time-backwards", "LOG timestamps go backwards",
+    "GM302", "log-time-backwards",
+    "LOG timestamps go backwards (rules 1-3; from rules 4 LOG is ordered by cycle number, and GM310 reports it)",
     "{when} is earlier than the entry before it ({before})",
     "timestamps come from the clock: `gitmem log add` writes them")
 LOG_CYCLE_NOT_INCREASING = _code(
@@ -190,6 +192,25 @@ LOG_MERGE_UNORDERED = _code(
     "{last} and times after the first parent's (or append its work again as new entries with `gitmem log add`)",
     other_way=Message(_UNORDERED, "merge the other way round: check out {parent} and merge the first parent into "
                                   "it, so that the earlier entries come first"), since=2)
+
+_AHEAD_HINT = ("times come from the clock (`gitmem log add`, `gitmem now add` write them); a clock that runs fast "
+               "writes the future: set it right (NTP), and let the tools date what you write")
+LOG_DATED_AHEAD = _code(
+    "GM309", "log-dated-ahead",
+    "a new LOG entry or NOW block is dated more than `CLOCK_SKEW` (10 minutes) after the clock that judges it: "
+    "`check`'s clock, or, for `verify`, its commit's committer date or the verifying clock",
+    "{what} is dated {when}, {ahead} after the clock ({moment})", _AHEAD_HINT, since=4,
+    commit=Message("{what} is dated {when}, {ahead} after its commit's committer date ({moment})", _AHEAD_HINT,
+                   since=4),
+    verifying=Message("{what} is dated {when}, {ahead} after the clock of this verify ({moment}); the clock "
+                      "that wrote it and committed it ran fast", _AHEAD_HINT, since=4))
+LOG_TIME_SKEW = _code(
+    "GM310", "log-time-skew",
+    "a LOG entry or NOW block is dated more than `CLOCK_SKEW` before the one it follows: entries are ordered by "
+    "position (cycle number), so this is reported, not refused (rules 4; before them it was GM302 or GM103)",
+    "{what} at {when} is {behind} earlier than the {before_what} before it ({before}): one of the two clocks "
+    "was off", "nothing to fix here; the entry with the wrong time is the one whose clock ran fast (GM309)",
+    severity="warning", since=4)
 
 # -- GM4xx LESSONS -----------------------------------------------------------------------------------------
 LESSON_DUPLICATE_ID = _code(
