@@ -208,7 +208,7 @@ LOG_TIME_SKEW = _code(
     "GM310", "log-time-skew",
     "a LOG entry or NOW block is dated more than `CLOCK_SKEW` before the one it follows: entries are ordered by "
     "position (cycle number), so this is reported, not refused (rules 4; before them it was GM302 or GM103)",
-    "{what} at {when} is {behind} earlier than the {before_what} before it ({before}): one of the two clocks "
+    "{what} at {when} is {behind} earlier than the {before_what} it follows ({before}): one of the two clocks "
     "was off", "nothing to fix here; the entry with the wrong time is the one whose clock ran fast (GM309)",
     severity="warning", since=4)
 
