@@ -348,6 +348,10 @@ CYCLE_REPOSITORY_HELD = _code(
     "GM720", "cycle-repository-held",
     "a git repository the agent made inside the work tree was kept out of the cycle's commit, in "
     ".git/gitmem/held/", "{message}", severity="warning", since=3)
+CYCLE_LOG_REFUSED = _code(
+    "GM721", "cycle-log-refused",
+    "the memory rules refused the runner's own no-build entry: nothing was committed to the branch, and the "
+    "agent's work is on its salvage branch", "{message}", since=4)
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from gitmem.cli.common import colour_wanted, json_option, open_workspace, workspace_option
-from gitmem.errors import ExitCode
+from gitmem.errors import ExitCode, exit_codes_help
 from gitmem.memory.log import Outcome
 
 
@@ -127,7 +127,14 @@ def fit(lines: list[str], limit: int = SCREEN) -> list[str]:
     return out
 
 
-@click.command("status")
+# Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
+EXIT_CODES = {
+    ExitCode.OK: "done",
+    ExitCode.USAGE: "usage or config error, not a git repository, no memory here",
+}
+
+
+@click.command("status", epilog=exit_codes_help(EXIT_CODES))
 @json_option
 @workspace_option
 def status(as_json: bool, workspace: str | None) -> int:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from gitmem.cli.common import json_option, open_workspace, workspace_option
-from gitmem.errors import ExitCode
+from gitmem.errors import ExitCode, exit_codes_help
 from gitmem.memory.log import OUTCOMES
 
 if TYPE_CHECKING:     # the library loads inside commands only
@@ -55,7 +55,16 @@ def log_group() -> None:
     """Append to LOG.md."""
 
 
-@log_group.command("add")
+# Every code a memory write can end with (its --help lists them, and 70 and 130, which any command can).
+EXIT_CODES = {
+    ExitCode.OK: "written",
+    ExitCode.VIOLATIONS: "refused: the result would not be valid memory (nothing written)",
+    ExitCode.USAGE: "usage or config error, not a git repository",
+    ExitCode.DIRTY: "another writer held the memory write lock too long (nothing written)",
+}
+
+
+@log_group.command("add", epilog=exit_codes_help(EXIT_CODES))
 @click.option("--task", required=True, help="What this cycle set out to do.")
 @click.option("--outcome", required=True, type=click.Choice(OUTCOMES),
               help="How it ended; no-build when the cycle built nothing (say why in --result).")
@@ -90,7 +99,7 @@ def now_group() -> None:
     """Put a new block on top of NOW.md."""
 
 
-@now_group.command("add")
+@now_group.command("add", epilog=exit_codes_help(EXIT_CODES))
 @click.option("--did", required=True, help="What was done.")
 @click.option("--human", required=True, help="What the human needs to know or do ('nothing' is fine).")
 @click.option("--next", "next_", required=True, help="What comes next.")
@@ -109,7 +118,7 @@ def decision_group() -> None:
     """Ask the human a decision, or answer one as the human."""
 
 
-@decision_group.command("ask")
+@decision_group.command("ask", epilog=exit_codes_help(EXIT_CODES))
 @click.option("--title", required=True, help="The question for the human, in one line (the decision's heading).")
 @click.option("--recommendation", required=True, help="What the agent recommends, and why.")
 @click.option("--context", help="What the human needs to know to decide.")
@@ -125,7 +134,7 @@ def decision_ask(title: str, recommendation: str, context: str | None, options: 
     return _done("asked", ws.config.path("decisions"), item.heading(), as_json, {"id": item.id, "title": title})
 
 
-@decision_group.command("answer")
+@decision_group.command("answer", epilog=exit_codes_help(EXIT_CODES))
 @click.argument("decision_id", metavar="D-NNNN")
 @click.option("--answer", required=True, help="The human's answer.")
 @json_option
@@ -147,7 +156,7 @@ def lesson_group() -> None:
     """Record a lesson, or confirm one with a later result."""
 
 
-@lesson_group.command("add")
+@lesson_group.command("add", epilog=exit_codes_help(EXIT_CODES))
 @click.option("--title", required=True, help="What the lesson is about, in one line (its heading).")
 @click.option("--happened", required=True, help="What went wrong.")
 @click.option("--why", required=True, help="Why it happened.")
@@ -166,7 +175,7 @@ def lesson_add(title: str, happened: str, why: str, change: str, rule: str | Non
     return _done("added", ws.config.path("lessons"), item.heading(), as_json, {"id": item.id})
 
 
-@lesson_group.command("confirm")
+@lesson_group.command("confirm", epilog=exit_codes_help(EXIT_CODES))
 @click.argument("lesson_id", metavar="L-NNNN")
 @click.option("--evidence", required=True, help="The later result that confirms the lesson.")
 @json_option

@@ -270,18 +270,8 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             failure = _finish(ws, report, result, old, start, clock, context, guard, began, settings.remote)
         if failure is not None:
             guarded = "".join(f"\nrunner: {note}" for note in guard.notes)
-            saved = salvage.salvage(ws, cycle=number, failure=failure, clock=clock, start=start,
-                                    branch=branch, remote=settings.remote, message=commit_message, guard=guard,
-                                    tokens_line=f"runner: {context}{guarded}\n"
-                                                f"{postflight.usage_line(report.tokens) or ''}")
-            report.exit_code, report.error, report.salvage_branch = ExitCode.SALVAGED, saved.error, saved.branch
-            report.commit, report.task, report.outcome = saved.commit, saved.task, Outcome.NO_BUILD
-            report.messages += saved.messages
-            if isinstance(failure, RunFailure):      # the runner's own failure, with its code
-                report.violations.append(Violation.of(failure.code, failure.where, 1, message=saved.error))
-            else:
-                report.violations.append(Violation.of(codes.CYCLE_AGENT_FAILED, saved.branch or "(cycle)", 1,
-                                                      message=f"the agent failed: {saved.error}"))
+            _salvage(ws, report, failure, clock=clock, start=start, branch=branch, remote=settings.remote, guard=guard,
+                     tokens_line=f"runner: {context}{guarded}\n{postflight.usage_line(report.tokens) or ''}")
         if settings.push:
             _push(ws, report, settings, known, seen)
         pending = decisions.parse(ws.read("decisions")).pending
@@ -324,6 +314,29 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old:
     report.commit = gitio.commit_worktree(repo, paths, message, author=agent_identity(config))
     report.messages.append(f"committed {report.commit[:10]} {message.splitlines()[0]}")
     return None
+
+
+def _salvage(ws: Workspace, report: CycleReport, failure: BaseException, *, clock: Clock, start: str, branch: str,
+             remote: str | None, guard: CycleGuard, tokens_line: str) -> None:
+    """The failed cycle's work to its salvage branch and a no-build entry committed (gitmem.cycle.salvage), into
+    the report. Exit 4 either way: when the memory rules refuse even the no-build entry (GM721), nothing is
+    committed and the report says why, never the writer's own exit code."""
+    try:
+        saved = salvage.salvage(ws, cycle=report.cycle, failure=failure, clock=clock, start=start, branch=branch,
+                                remote=remote, message=commit_message, guard=guard, tokens_line=tokens_line)
+    except salvage.LogRefused as refused:
+        report.exit_code, report.error, report.salvage_branch = refused.exit_code, str(refused), refused.branch
+        report.messages.append(f"runner: {refused}")
+        report.violations.append(Violation.of(refused.code, refused.where, 1, message=str(refused)))
+        return
+    report.exit_code, report.error, report.salvage_branch = ExitCode.SALVAGED, saved.error, saved.branch
+    report.commit, report.task, report.outcome = saved.commit, saved.task, Outcome.NO_BUILD
+    report.messages += saved.messages
+    if isinstance(failure, RunFailure):      # the runner's own failure, with its code
+        report.violations.append(Violation.of(failure.code, failure.where, 1, message=saved.error))
+    else:
+        report.violations.append(Violation.of(codes.CYCLE_AGENT_FAILED, saved.branch or "(cycle)", 1,
+                                              message=f"the agent failed: {saved.error}"))
 
 
 def _report_held(report: CycleReport, held: list[Held], limit: int) -> None:
