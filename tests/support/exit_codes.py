@@ -8,6 +8,7 @@ from collections.abc import Iterator, Sequence
 import click
 
 from gitmem.cli import cli
+from gitmem.errors import ALWAYS, ExitCode
 
 _CODE = re.compile(r"(?:Exit codes: |; )([0-9]+) ")
 
@@ -29,7 +30,10 @@ def leaf_commands() -> Iterator[tuple[tuple[str, ...], click.Command]]:
 
 
 def declared(command: click.Command) -> set[int]:
-    """The codes a command's help lists; empty when it has no `Exit codes:` paragraph."""
+    """The codes a command's help lists; empty when it has no `Exit codes:` paragraph. A group of commands
+    (`gitmem log`) only dispatches: on its own it ends with its help (0) or click's usage error (2)."""
+    if isinstance(command, click.Group) and command is not cli:
+        return {ExitCode.OK, ExitCode.USAGE, *ALWAYS}
     text = command.epilog or ""
     start = text.find("Exit codes: ")
     return {int(code) for code in _CODE.findall(text[start:])} if start >= 0 else set()
