@@ -92,6 +92,7 @@ def test_a_scheduled_cycle_after_a_fast_laptops_entry_commits_and_pushes_on_its_
     end = datetime.now(UTC)
     assert result.code == ExitCode.OK, result.out + result.err
     assert result.code in CYCLE_EXIT_CODES
+    assert f": GM310 the entry of cycle {human.cycle + 1} at " in result.err     # the skew, reported
     git(memrepo.path, "fetch", "--quiet", "origin")
     pushed = git(memrepo.path, "show", "origin/main:LOG.md")
     mine = log.parse(pushed).entries[-1]

@@ -302,11 +302,14 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old:
         settled = postflight.settle(ws, old, cycle=report.cycle, clock=clock, notes=notes,
                                     usage=report.tokens, why_no_log=_why(result), started=start[:12],
                                     kept=report.local_branch, began=began)
-        _validate(ws, start)
+        warned = _validate(ws, start)
     except (PostflightFailed, WriteRefused, FileRefused, ValueError, OSError) as err:
         return err       # FileRefused: the agent left a link or a directory where a memory file belongs
     report.task, report.outcome = settled.task, settled.outcome
     report.messages += [f"runner: {note}" for note in [*cleaned.notes, *proposed.notes, *settled.notes]]
+    # What the checks report without refusing (GM310: another writer's clock ran fast) reaches the output too.
+    report.messages += [f"runner: {v.path}:{v.line}: {v.code} {v.message}" for v in warned]
+    report.violations += warned
     if settled.wrote_log:
         report.messages.append(f"the agent wrote no LOG entry: the runner logged no-build (Rule 0): {_why(result)}")
     paths = guard.candidates()
@@ -386,7 +389,8 @@ def _local_commits(ws: Workspace, start: str, guard: CycleGuard, report: CycleRe
     return start
 
 
-def _validate(ws: Workspace, start: str) -> None:
+def _validate(ws: Workspace, start: str) -> list[Violation]:
+    """Refuse memory the checks find errors in (PostflightFailed); return their warnings."""
     from gitmem.checks.repo_wide import trusted_paths
 
     config = ws.config
@@ -397,6 +401,7 @@ def _validate(ws: Workspace, start: str) -> None:
     if has_errors(errors):
         first = "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in errors[:3])
         raise PostflightFailed(f"memory failed validation after the agent ran: {first}")
+    return [v for v in found if not v.is_error]
 
 
 def _known_upstream(repo: gitio.Repo, settings: Settings) -> str | None:
