@@ -4,8 +4,8 @@ The first parent is the old side of the merge's ordinary check (`run_checks`). E
 what it holds: its decisions, lessons and rules are held to the same history rules (a resolved decision stays
 resolved and unchanged, no decision, lesson or proven rule vanishes), and the LOG entries it appended since the
 two parents split must all be in the merge, unchanged (GM301). LOG is append-only against the first parent, so
-the merge lists the first parent's new entries, then the other's; when that order breaks the LOG rules (times
-going back, a cycle number used on both sides), GM308 says so and how to resolve it.
+the merge lists the first parent's new entries, then the other's; when that order breaks the LOG rules (a cycle
+number used on both sides; under rules 1-3, times going back too), GM308 says so and how to resolve it.
 """
 from __future__ import annotations
 

@@ -64,7 +64,7 @@ def render(data: dict[str, Any], *, colour: bool) -> str:
     for found in data.get("dated_ahead", []):
         lines.append(paint(f"warning: {found['path']}:{found['line']}: {found['what']} is dated {found['when']}, "
                            f"{found['ahead']} ahead of this clock: the clock that wrote it runs fast (set it "
-                           "right); entries after it keep their own clock's time (GM310)", "red"))
+                           "right); entries after it keep their own clock's time", "red"))
     branches = data.get("branches", [])
     if branches:
         here = sum(1 for branch in branches if branch["only_on_this_machine"])
