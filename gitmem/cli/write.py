@@ -42,6 +42,15 @@ def _note_cycle(number: int | None, ws: Workspace, what: str) -> None:
                f"{which}{counts}", err=True)
 
 
+# Every code a memory write can end with (its --help lists them, and 70 and 130, which any command can).
+EXIT_CODES = {
+    ExitCode.OK: "written",
+    ExitCode.VIOLATIONS: "refused: the result would not be valid memory (nothing written)",
+    ExitCode.USAGE: "usage or config error, not a git repository",
+    ExitCode.DIRTY: "another writer held the memory write lock too long (nothing written)",
+}
+
+
 def _done(what: str, path: str, line: str, as_json: bool, data: dict[str, Any]) -> int:
     if as_json:
         click.echo(json.dumps({"path": path, **data}, ensure_ascii=False))
@@ -53,15 +62,6 @@ def _done(what: str, path: str, line: str, as_json: bool, data: dict[str, Any]) 
 @click.group("log")
 def log_group() -> None:
     """Append to LOG.md."""
-
-
-# Every code a memory write can end with (its --help lists them, and 70 and 130, which any command can).
-EXIT_CODES = {
-    ExitCode.OK: "written",
-    ExitCode.VIOLATIONS: "refused: the result would not be valid memory (nothing written)",
-    ExitCode.USAGE: "usage or config error, not a git repository",
-    ExitCode.DIRTY: "another writer held the memory write lock too long (nothing written)",
-}
 
 
 @log_group.command("add", epilog=exit_codes_help(EXIT_CODES))
