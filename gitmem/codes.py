@@ -79,7 +79,8 @@ NOW_HEADING_MALFORMED = _code(
     "use `## YYYY-MM-DD HH:MM TZ · cycle N` or `## YYYY-MM-DD HH:MM TZ · plan for YYYY-MM-DD`",
     digits=_HEADING_DIGITS)
 NOW_NOT_NEWEST_FIRST = _code(
-    "GM103", "now-not-newest-first", "NOW blocks are not newest first",
+    "GM103", "now-not-newest-first",
+    "NOW blocks are not newest first by time (rules 1-3; from rules 4 by position, and GM310 reports the times)",
     "block {older} is newer than the block above it ({newer}); NOW is newest first", "put new blocks on top")
 NOW_BLOCK_TOO_BIG = _code(
     "GM104", "now-block-too-big", "a new NOW block is over its share of the cycle's context (long lines)",
@@ -159,7 +160,8 @@ LOG_NOT_APPEND_ONLY = _code(
                              "a merge keeps every parent's entries: append it after the first parent's entries",
                              since=2))
 LOG_TIME_BACKWARDS = _code(
-    "GM302", "log-time-backwards", "LOG timestamps go backwards",
+    "GM302", "log-time-backwards",
+    "LOG timestamps go backwards (rules 1-3; from rules 4 LOG is ordered by cycle number, and GM310 reports it)",
     "{when} is earlier than the entry before it ({before})",
     "timestamps come from the clock: `gitmem log add` writes them")
 LOG_CYCLE_NOT_INCREASING = _code(
@@ -195,6 +197,24 @@ LOG_MERGE_UNORDERED = _code(
     other_way=Message(_UNORDERED, "merge the other way round: check out {parent} and merge the first parent into "
                                   "it, so that the earlier entries come first"), since=2)
 
+_AHEAD_HINT = ("times come from the clock (`gitmem log add`, `gitmem now add` write them); a clock that runs fast "
+               "writes the future: set it right (NTP), and let the tools date what you write")
+LOG_DATED_AHEAD = _code(
+    "GM309", "log-dated-ahead",
+    "a new LOG entry or NOW block is dated more than `CLOCK_SKEW` (10 minutes) after the clock that judges it: "
+    "`check`'s clock, or, for `verify`, its commit's committer date or the verifying clock",
+    "{what} is dated {when}, {ahead} after the clock ({moment})", _AHEAD_HINT, since=4,
+    commit=Message("{what} is dated {when}, {ahead} after its commit's committer date ({moment})", _AHEAD_HINT,
+                   since=4),
+    verifying=Message("{what} is dated {when}, {ahead} after the clock of this verify ({moment}); the clock "
+                      "that wrote it and committed it ran fast", _AHEAD_HINT, since=4))
+LOG_TIME_SKEW = _code(
+    "GM310", "log-time-skew",
+    "a LOG entry or NOW block is dated more than `CLOCK_SKEW` before the one it follows: entries are ordered by "
+    "position (cycle number), so this is reported, not refused (rules 4; before them it was GM302 or GM103)",
+    "{what} at {when} is {behind} earlier than the {before_what} it follows ({before}): one of the two clocks "
+    "was off", "nothing to fix here; the entry with the wrong time is the one whose clock ran fast (GM309)",
+    severity="warning", since=4)
 _AMEND_HINT = "name the heading line of an invalid entry above: `gitmem status` lists each with its line"
 LOG_AMENDMENT_INVALID = _code(
     "GM313", "log-amendment-invalid",
@@ -344,6 +364,10 @@ CYCLE_REPOSITORY_HELD = _code(
     "GM720", "cycle-repository-held",
     "a git repository the agent made inside the work tree was kept out of the cycle's commit, in "
     ".git/gitmem/held/", "{message}", severity="warning", since=3)
+CYCLE_LOG_REFUSED = _code(
+    "GM721", "cycle-log-refused",
+    "the memory rules refused the runner's own no-build entry: nothing was committed to the branch, and the "
+    "agent's work is on its salvage branch", "{message}", since=4)
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(

@@ -92,8 +92,11 @@ def test_unborn_head_checks_every_file_as_new(tmp_path, git_env, cli) -> None:
     assert result.code == 1
     log_line = LOG_BASE.count("\n") + 2
     now_line = now_md(now_block(9, 1), now_block(10, 2)).split("\n").index(now_block(10, 2).split("\n")[0]) + 1
+    # Rules 4 order both files by position: the times going back are warnings (GM310); the cycle is an error.
+    top_line = now_md(now_block(9, 1), now_block(10, 2)).split("\n").index(now_block(9, 1).split("\n")[0]) + 1
+    assert now_line > top_line
     assert [line.split(" ", 2)[:2] for line in result.lines] == [
-        [f"LOG.md:{log_line}:", "GM302"], [f"LOG.md:{log_line}:", "GM303"], [f"NOW.md:{now_line}:", "GM103"]]
+        [f"LOG.md:{log_line}:", "GM303"], [f"LOG.md:{log_line}:", "GM310"], [f"NOW.md:{top_line}:", "GM310"]]
 
 
 def test_worktree_mode_reads_unstaged_files(memrepo: GitRepo, cli) -> None:

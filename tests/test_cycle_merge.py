@@ -18,7 +18,8 @@ def test_a_close_and_a_cycle_both_appending_merge_in_order() -> None:
 
 def test_log_appends_that_would_break_order_are_declined() -> None:
     early = CYCLE5.replace("23:50", "23:40")
-    assert merge_log(LOG, LOG + CLOSE, LOG + early) is None            # time would go backwards
+    # Rules 4: LOG is ordered by position; an earlier time (another writer's fast clock) merges, reported (GM310).
+    assert merge_log(LOG, LOG + CLOSE, LOG + early) == LOG + CLOSE + early
     assert merge_log(LOG, LOG + CYCLE5, LOG + CYCLE5.replace("late", "racer")) is None   # two cycle 5s
     assert merge_log(LOG, LOG.replace("- Result: r", "- Result: x"), LOG + CYCLE5) is None   # a rewrite
 

@@ -1,6 +1,7 @@
 """Deriving blobs from a newer copy never changes what a check sees: same bytes, or a plain read."""
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pygit2
@@ -54,6 +55,11 @@ def test_derived_snapshot_falls_back_to_the_real_read(monkeypatch: pytest.Monkey
     assert snap.oid("LOG.md") == oids["LOG.md"]
 
 
+# After the synthetic history (it ends on 2026-11-01) and before the clock: rules 4 refuse an entry dated ahead
+# of the clock that judges it (GM309), which the plain reads below do not judge.
+_YESTERDAY = f"{datetime.now(UTC) - timedelta(days=1):%Y-%m-%d %H:%M} UTC"
+
+
 @pytest.fixture(scope="module")
 def history(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return Path(build_synthetic_repo(tmp_path_factory.mktemp("snapread") / "repo", scale=0.05, seed=5).path)
@@ -83,7 +89,7 @@ def test_checks_see_the_same_with_and_without_derivation(history: Path, monkeypa
                                           gitio.index_snapshot(handle, PATHS), Config().agent.email))
     try:
         # A clean append, a rewrite in the middle (GM301), and an edit the work tree does not share.
-        entry = "\n## 2031-01-01 00:00 UTC · cycle 999 · built\n- Task: t\n- Result: r\n".encode()
+        entry = f"\n## {_YESTERDAY} · cycle 999 · built\n- Task: t\n- Result: r\n".encode()
         for content in (original + entry, original.replace(b"cycle 3 ", b"cycle 33 ", 1)):
             log_path.write_bytes(content)
             index = repo.index
@@ -114,7 +120,7 @@ def test_verify_reports_a_rewrite_like_before(history: Path, monkeypatch: pytest
     bad = log_bytes.replace(b"- Task:", b"- Task: (edited)", 1)
     identity = gitio.Identity("gitmem-agent", Config().agent.email)
     gitio.commit_files(gitio.Repo(repo), {"LOG.md": bad}, "rewrite history", author=identity)
-    gitio.commit_files(gitio.Repo(repo), {"LOG.md": bad + b"\n## 2031-01-01 00:00 UTC \xc2\xb7 close\n- Cycles: 0\n"},
+    gitio.commit_files(gitio.Repo(repo), {"LOG.md": bad + f"\n## {_YESTERDAY} · close\n- Cycles: 0\n".encode()},
                        "append", author=identity)
     try:
         result = verify_range(Workspace.at(history, Config()), "HEAD~5", "HEAD")

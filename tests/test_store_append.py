@@ -43,12 +43,11 @@ def test_a_large_log_grows_by_exactly_the_new_entry(tmp_path):
 def test_a_refused_append_names_the_real_line_and_leaves_the_file_as_it_was(tmp_path):
     memory = big_log(tmp_path, 2000)
     before = (tmp_path / "LOG.md").read_bytes()
-    memory.clock = lambda: START                      # earlier than the last entry: GM302
-    with pytest.raises(WriteRefused) as refused:
-        memory.add_log_entry(task="late", outcome="built", result="done")
+    with pytest.raises(WriteRefused) as refused:       # a cycle number already used: GM303
+        memory.add_log_entry(task="late", outcome="built", result="done", cycle=1)
     assert (tmp_path / "LOG.md").read_bytes() == before
     [violation] = refused.value.violations
-    assert violation.code == "GM302"
+    assert violation.code == "GM303"
     assert violation.line == before.count(b"\n") + 2  # the new heading, after the blank separator line
 
 

@@ -29,6 +29,13 @@ class CheckInput:
     # answer new in it may not be dated later (GM211); None judges no time.
     moment: datetime | None = None
     moment_is_commit: bool = False      # whether `moment` is a committer date (verify) rather than the clock
+    # The clock of the judging itself, when `moment` is a committer date: a clock that ran fast wrote the entry
+    # and committed it, so only the clock that verifies now sees it ahead (GM309). None: `moment` is the clock.
+    verifying: datetime | None = None
+    # The rules generation the new state answers to (gitmem.checks.generation): the newest for `check` and for
+    # the writers, the commit's own for `verify`. Additions are filtered afterwards (`generation.judged`); a rule
+    # that a later generation relaxes reads it here (LOG and NOW order: GM302 and GM103 until rules 4, GM310 after).
+    generation: int = codes.RULES_VERSION
 
 
 # Each rule family's module and the roles whose change can affect it (RULES provenance reads LESSONS).

@@ -132,4 +132,5 @@ def _has_error(path: str, data: bytes, line: int, at: int) -> bool:
     before = log.live(log.tail_entries(log.BytesSource(data, at), log.has_live_cycle).entries)
     previous_cycle = max((e.cycle for e in before if e.cycle is not None), default=None)
     # LOG's entry rules live in one place, the LOG check: the same rules that judged it when it was appended.
-    return bool(log_checks._entry_rules(path, doc.entries[:1], before[-1] if before else None, previous_cycle))
+    return bool(log_checks._entry_rules(None, path, doc.entries[:1], before[-1] if before else None,
+                                        previous_cycle))

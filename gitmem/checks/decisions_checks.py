@@ -7,6 +7,7 @@ from gitmem.checks.common import duplicate_ids, texts
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import decisions
+from gitmem.memory.clock_skew import spoken
 from gitmem.memory.decisions import DecisionsDoc
 from gitmem.memory.text import Timestamp, decode
 
@@ -56,8 +57,7 @@ def _answered_ahead(inp: CheckInput, path: str, old: DecisionsDoc, new: Decision
     for item in _new_answers(old, new, brought):
         answered = item.answered
         if answered is not None and decisions.answered_ahead(item, moment):
-            minutes = int((answered[0].moment - moment).total_seconds() // 60)
-            ahead = f"{minutes // 60}h {minutes % 60:02d}min" if minutes >= 60 else f"{minutes} min"
+            ahead = spoken(answered[0].moment - moment)
             found.append(Violation.of(codes.DECISION_ANSWERED_AHEAD, path, item.line_of("Answered"),
                                       "commit" if inp.moment_is_commit else "", id=item.id, answered=answered[0],
                                       ahead=ahead, moment=Timestamp.from_datetime(moment)))

@@ -4,15 +4,15 @@ The first parent is the old side of the merge's ordinary check (`run_checks`). E
 what it holds: its decisions, lessons and rules are held to the same history rules (a resolved decision stays
 resolved and unchanged, no decision, lesson or proven rule vanishes), and the LOG entries it appended since the
 two parents split must all be in the merge, unchanged (GM301). LOG is append-only against the first parent, so
-the merge lists the first parent's new entries, then the other's; when that order breaks the LOG rules (times
-going back, a cycle number used on both sides), GM308 says so and how to resolve it.
+the merge lists the first parent's new entries, then the other's; when that order breaks the LOG rules (a cycle
+number used on both sides; under rules 1-3, times going back too), GM308 says so and how to resolve it.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
 from gitmem import codes
-from gitmem.checks import CheckInput, run_checks
+from gitmem.checks import CheckInput, run_checks, written_times
 from gitmem.checks.violation import Violation
 from gitmem.config import Config
 from gitmem.gitio.snapshots import Snapshot
@@ -27,15 +27,17 @@ SINCE = 2
 
 
 def check(config: Config, first: Snapshot | None, others: list[tuple[str, Snapshot | None]],
-          merged: Snapshot) -> list[Violation]:
-    """`others` are (short id, snapshot) of the parents after the first, read under `config`'s names."""
+          merged: Snapshot, *, generation: int = codes.RULES_VERSION) -> list[Violation]:
+    """`others` are (short id, snapshot) of the parents after the first, read under `config`'s names; a merge
+    made under rules before 4 also answers for LOG's times going back (gitmem.checks.written_times)."""
     found: list[Violation] = []
     for label, other in others:
         if other is None:
             continue
         found += [replace(v, message=f"{v.message} (parent {label} has it)", since=SINCE)
                   for v in run_checks(CheckInput(config, other, merged)) if v.code in HISTORY]
-        found += _log(config.path("log"), first, other, merged, label)
+        found += _log(config.path("log"), first, other, merged, label,
+                      by_time=generation < written_times.ORDERED_BY_POSITION)
     return found
 
 
@@ -55,7 +57,8 @@ def _entries(data: bytes, start: int) -> _Entries:
     return _Entries(entries, raw)
 
 
-def _log(path: str, first: Snapshot | None, other: Snapshot, merged: Snapshot, label: str) -> list[Violation]:
+def _log(path: str, first: Snapshot | None, other: Snapshot, merged: Snapshot, label: str, *,
+         by_time: bool) -> list[Violation]:
     theirs, mine = other.read(path), merged.read(path)
     if theirs is None or mine is None:
         return []
@@ -75,10 +78,10 @@ def _log(path: str, first: Snapshot | None, other: Snapshot, merged: Snapshot, l
     added = [entry for entry, raw in zip(theirs_new.entries, theirs_new.texts, strict=False) if raw not in in_ours]
     mine_added = [entry for entry, raw in zip(ours_new.entries, ours_new.texts, strict=False)
                   if raw not in set(theirs_new.texts)]
-    if added and mine_added and not log.ordered(mine_added, added):
+    if added and mine_added and not log.ordered(mine_added, added, by_time=by_time):
         line = next((e.line for e, raw in zip(kept.entries, kept.texts, strict=False)
                      if raw == _raw_of(theirs_new, added[0])), end_line)
-        variant = "other_way" if log.ordered(added, mine_added) else ""
+        variant = "other_way" if log.ordered(added, mine_added, by_time=by_time) else ""
         found.append(Violation.of(codes.LOG_MERGE_UNORDERED, path, line, variant, parent=label,
                                   theirs=_describe(added), ours=_describe(mine_added),
                                   last=max((e.cycle for e in mine_added if e.cycle is not None), default=0)))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from gitmem import codes
-from gitmem.checks import CheckInput
+from gitmem.checks import CheckInput, written_times
 from gitmem.checks.common import changed_span
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import fences, now
@@ -39,8 +39,31 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
         count = nonblank_count(block.body)
         if count > limit:
             found.append(Violation.of(codes.NOW_BLOCK_TOO_LONG, path, block.line, count=count, limit=limit))
+    found += _times(inp, path, old, doc)
+    return found
+
+
+def _what(block: now.NowBlock) -> str:
+    return f"the NOW block of cycle {block.cycle}" if block.cycle is not None else \
+        f"the NOW plan for {block.plan_for}"
+
+
+def _times(inp: CheckInput, path: str, old: bytes | None, doc: now.NowDoc) -> list[Violation]:
+    """The rules on the blocks' times (gitmem.checks.written_times): a new block ahead of the clock, a block
+    earlier than the one below it; under rules before 4, out of time order at all is an error (GM103)."""
+    found: list[Violation] = []
     for newer, older in zip(doc.blocks, doc.blocks[1:], strict=False):
-        if newer.when.moment < older.when.moment:
-            found.append(Violation.of(codes.NOW_NOT_NEWEST_FIRST, path, older.line, older=older.when,
-                                      newer=newer.when))
+        if not written_times.by_position(inp):
+            if newer.when.moment < older.when.moment:
+                found.append(Violation.of(codes.NOW_NOT_NEWEST_FIRST, path, older.line, older=older.when,
+                                          newer=newer.when))
+        elif skew := written_times.skewed(path, newer.line, _what(newer), newer.when,
+                                          _what(older).removeprefix("the "), older.when):
+            found.append(skew)
+    ahead = [v for block in doc.blocks
+             if (v := written_times.dated_ahead(inp, path, block.line, _what(block), block.when, block.heading()))]
+    if ahead:     # only blocks new in this change answer for their time: the old ones were judged when written
+        known = {b.heading() for b in now.parse(decode(old).text).blocks} if old is not None else set()
+        lines = {b.line for b in doc.blocks if b.heading() in known}
+        found += [v for v in ahead if v.line not in lines]
     return found

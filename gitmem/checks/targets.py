@@ -272,6 +272,7 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
         return result
     newest = _Newest(repo, last)
     generations = Generations(repo)
+    verifying = ws.clock()()       # a fast clock dates a commit ahead as well as its entries (GM309)
     configs: dict[str | None, Config | None] = {}
     old_configs: dict[str, Config | None] = {}
     previous: tuple[str, list[str], Snapshot | None] | None = None
@@ -302,20 +303,22 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
                   for other in commit.parents[1:]]
         if not _has_memory(new, config) and not any(_has_memory(s.snapshot, config) for s in (side, *others)):
             continue        # history from before gitmem was adopted: there is no memory to check
+        made_under = generations.of(commit, config.rules_version)
         found = run_checks(CheckInput(config, side.snapshot, new, commit.author.email, side.config, side.remapped,
                                       tuple(s.snapshot for s in others if s.snapshot is not None),
                                       _unsigned(repo, commit.id, side.config or config),
-                                      moment=commit.committed, moment_is_commit=True))
+                                      moment=commit.committed, moment_is_commit=True, verifying=verifying,
+                                      generation=made_under))
         if others:
             from gitmem.checks import merges
 
             parents = [(p[:10], s.snapshot) for p, s in zip(commit.parents[1:], others, strict=False)]
-            found += merges.check(config, side.snapshot, parents, new)
+            found += merges.check(config, side.snapshot, parents, new, generation=made_under)
         # An entry that END's LOG amends is forgiven in every commit: the amendment stands in its place (rules 4).
         found = _forgiven(found, config.path("log"), newest, amended)
         # Each commit answers for the rules it was made under: an upgrade does not make old history invalid.
         result.violations += [replace(v, message=f"{v.message} (commit {commit.short})")
-                              for v in judged(found, generations.of(commit, config.rules_version))]
+                              for v in judged(found, made_under)]
     result.violations.sort()
     return result
 

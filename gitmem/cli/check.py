@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gitmem.cli.common import format_option, open_workspace, progress, workspace_option
-from gitmem.errors import ExitCode
+from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:
     from gitmem.checks.targets import Span
@@ -66,7 +66,21 @@ def _report_to_actions(command: str, fmt: str, violations: list[Violation], code
     append_env_file("GITHUB_STEP_SUMMARY", "\n".join(lines) + "\n\n")
 
 
-@click.command()
+# Every code each command can end with (its --help lists them, and 70 and 130, which any command can).
+CHECK_EXIT_CODES = {
+    ExitCode.OK: "clean (warnings may be printed)",
+    ExitCode.VIOLATIONS: "violations",
+    ExitCode.USAGE: "usage or config error, not a git repository",
+}
+VERIFY_EXIT_CODES = {
+    ExitCode.OK: "clean (warnings may be printed)",
+    ExitCode.VIOLATIONS: "violations",
+    ExitCode.USAGE: "usage or config error, not a git repository, a shallow clone",
+    ExitCode.REWRITTEN: "the range is not a descendant: history was rewritten",
+}
+
+
+@click.command(epilog=exit_codes_help(CHECK_EXIT_CODES))
 @click.option("--worktree", is_flag=True, help="Validate the working-tree files instead of what is staged.")
 @format_option
 @workspace_option
@@ -159,7 +173,7 @@ def _parse_range(ws: Workspace, rev_range: str, branch: str | None = None) -> li
     return [Span(start or "HEAD", end or "HEAD")]
 
 
-@click.command()
+@click.command(epilog=exit_codes_help(VERIFY_EXIT_CODES))
 @click.option("--range", "rev_range", metavar="A..B",
               help="Check every commit in A..B against its parent; A...B starts at the merge base; an all-zero A "
                    "(a new branch) checks only the commits no other remote branch has.")

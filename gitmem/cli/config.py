@@ -6,7 +6,7 @@ import json
 import click
 
 from gitmem.cli.common import UsageError, open_workspace, workspace_option
-from gitmem.errors import ExitCode
+from gitmem.errors import ExitCode, exit_codes_help
 
 
 def _plain(value: object) -> object:
@@ -19,7 +19,14 @@ def _plain(value: object) -> object:
     return value
 
 
-@click.command("config")
+# Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
+EXIT_CODES = {
+    ExitCode.OK: "done",
+    ExitCode.USAGE: "usage or config error, not a git repository",
+}
+
+
+@click.command("config", epilog=exit_codes_help(EXIT_CODES))
 @click.argument("key", required=False)
 @workspace_option
 def config_command(key: str | None, workspace: str | None) -> int:

@@ -9,14 +9,22 @@ import click
 
 from gitmem.cli.common import json_option, open_workspace, say, workspace_option
 from gitmem.config import BACKENDS
-from gitmem.errors import ExitCode
+from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:     # the library loads inside the command only
     from gitmem.agents.base import CycleRequest
     from gitmem.config import Config
 
 
-@click.command("context")
+# Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
+EXIT_CODES = {
+    ExitCode.OK: "done",
+    ExitCode.VIOLATIONS: "memory is over the reading budget's hard limit",
+    ExitCode.USAGE: "usage or config error, not a git repository",
+}
+
+
+@click.command("context", epilog=exit_codes_help(EXIT_CODES))
 @click.option("--cycle", type=int, default=None, help="Cycle number to show (default: the next one).")
 @click.option("--agent", "agent", type=click.Choice(BACKENDS), default=None,
               help="Teach memory writes as this backend would get them: tools, or `gitmem` commands "

@@ -27,8 +27,8 @@ EXIT_CODES = {
     ExitCode.OK: "done",
     ExitCode.USAGE: "usage or config error (bad gitmem.yaml, no backend to run)",
     ExitCode.DIRTY: "refused to start (dirty tree, lock, invalid memory, no branch)",
-    ExitCode.SALVAGED: "the agent failed, or the push conflicted or was refused: the work is on a named branch, "
-                       "nothing is lost",
+    ExitCode.SALVAGED: "the agent failed, the memory rules refused even the runner's own entry, or the push "
+                       "conflicted or was refused: the work is on a named branch, nothing is lost",
     ExitCode.REWRITTEN: "with --push, the upstream was rewritten: nothing is built on it, the commit stays local",
     ExitCode.LOCAL_ONLY: "the push failed: the work is only on this machine's disk (local branches named)",
 }

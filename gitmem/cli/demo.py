@@ -5,10 +5,16 @@ from pathlib import Path
 
 import click
 
-from gitmem.errors import ExitCode
+from gitmem.errors import ExitCode, exit_codes_help
+
+# Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
+EXIT_CODES = {
+    ExitCode.OK: "done",
+    ExitCode.USAGE: "usage error, or the directory cannot be used",
+}
 
 
-@click.command()
+@click.command(epilog=exit_codes_help(EXIT_CODES))
 @click.argument("directory", required=False, type=click.Path(file_okay=False, path_type=Path))
 def demo(directory: Path | None) -> int:
     """Create a fresh repo from the template in DIRECTORY (default: a new temp dir) and run the loop in it.

@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from gitmem.cli.common import UsageError, colour_wanted, json_option
-from gitmem.errors import ExitCode
+from gitmem.errors import ExitCode, exit_codes_help
 
 DEFAULT_OUT = "fleet-report/index.html"
 
@@ -78,7 +78,14 @@ def fleet() -> None:
     """
 
 
-@fleet.command("pending")
+# Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
+EXIT_CODES = {
+    ExitCode.OK: "done",
+    ExitCode.USAGE: "usage error, a bad fleet file, or an agent could not be read",
+}
+
+
+@fleet.command("pending", epilog=exit_codes_help(EXIT_CODES))
 @fleet_option
 @json_option
 @timeout_option
@@ -148,7 +155,7 @@ def render_status(rows: list[Any], *, colour: bool, public: bool = False) -> str
     return "\n".join([headline(rows), *lines, *fleet_notes(rows)]) + "\n"
 
 
-@fleet.command("status")
+@fleet.command("status", epilog=exit_codes_help(EXIT_CODES))
 @fleet_option
 @json_option
 @timeout_option
@@ -177,7 +184,7 @@ def fleet_status(fleet_file: str, as_json: bool, timeout: float, offline: bool, 
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
 
-@fleet.command("report")
+@fleet.command("report", epilog=exit_codes_help(EXIT_CODES))
 @fleet_option
 @click.option("--out", metavar="PATH", default=DEFAULT_OUT, show_default=True,
               help="The fleet page; each agent's own report goes to agents/ next to it.")

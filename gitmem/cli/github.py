@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gitmem.cli.common import CommandFailed, append_env_file, open_workspace, say, workspace_option
-from gitmem.errors import ExitCode
+from gitmem.errors import ExitCode, exit_codes_help
 from gitmem.secrets import scrub
 
 if TYPE_CHECKING:     # the library loads inside commands only
@@ -29,7 +29,22 @@ def github_group() -> None:
     """
 
 
-@github_group.command("prepare")
+# Every code each command can end with (its --help lists them, and 70 and 130, which any command can).
+PREPARE_EXIT_CODES = {
+    ExitCode.OK: "on the memory branch",
+    ExitCode.USAGE: "usage or config error; HEAD detached or unborn, a dirty tree, diverged branches",
+}
+PR_EXIT_CODES = {
+    ExitCode.OK: "the PR is open or updated, and its check passed",
+    ExitCode.VIOLATIONS: "the PR's commits do not verify (its check is reported failed)",
+    ExitCode.USAGE: "usage or config error, no repository or token to call",
+    ExitCode.SALVAGED: "a GitHub call failed or the push was refused: the commits are safe on their branch",
+    ExitCode.REWRITTEN: "the upstream was rewritten: nothing is built on it",
+    ExitCode.LOCAL_ONLY: "the push failed: the commits are only on this machine's disk",
+}
+
+
+@github_group.command("prepare", epilog=exit_codes_help(PREPARE_EXIT_CODES))
 @click.option("--branch", default=DEFAULT_BRANCH, show_default=True, help="The memory branch.")
 @click.option("--remote", metavar="NAME", default="origin", show_default=True,
               help="The remote the memory branch lives on.")
@@ -68,7 +83,7 @@ def prepare(branch: str, remote: str) -> int:
     return ExitCode.OK
 
 
-@github_group.command("pr")
+@github_group.command("pr", epilog=exit_codes_help(PR_EXIT_CODES))
 @click.option("--phase", type=click.Choice(["cycle", "close"]), required=True,
               help="What just ran; it words the PR.")
 @click.option("--branch", default=None, metavar="BRANCH",

@@ -9,7 +9,7 @@ import click
 
 from gitmem.cli.common import say, workspace_option
 from gitmem.config.nesting import loads_json
-from gitmem.errors import ExitCode
+from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:     # the library loads inside commands only
     from gitmem.sessions.hooks import HookAnswer
@@ -48,7 +48,14 @@ def _answer(answer: HookAnswer) -> int:
     return ExitCode.OK
 
 
-@hook_group.command("session-start")
+# Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
+EXIT_CODES = {
+    ExitCode.OK: "always, whatever the hook's input (a hook never breaks the session)",
+    ExitCode.USAGE: "bad arguments on the command line",
+}
+
+
+@hook_group.command("session-start", epilog=exit_codes_help(EXIT_CODES))
 @workspace_option
 def session_start(workspace: str | None) -> int:
     """SessionStart: the compact memory (under 9,000 characters) as additionalContext, on startup, resume,
@@ -58,7 +65,7 @@ def session_start(workspace: str | None) -> int:
     return _answer(hooks.session_start(_payload(), workspace=workspace))
 
 
-@hook_group.command("stop")
+@hook_group.command("stop", epilog=exit_codes_help(EXIT_CODES))
 @workspace_option
 def stop(workspace: str | None) -> int:
     """Stop: Rule 0 for an interactive session. Blocks once, telling the agent to log, when the session

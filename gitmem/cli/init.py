@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from gitmem.cli.common import json_option, say
-from gitmem.errors import ExitCode
+from gitmem.errors import ExitCode, exit_codes_help
 
 PRE_COMMIT_INSTALL = "pre-commit install --hook-type pre-commit --hook-type pre-push"
 AGENTS = ("claude", "codex", "cursor", "gemini")    # gitmem.scaffold.agent_clis.AGENTS (this module loads only click)
@@ -36,7 +36,14 @@ def next_step(plain_hooks: bool, hooks: list[str], in_place: list[str]) -> str:
             "(or, without the pre-commit framework: gitmem init --plain-hooks)")
 
 
-@click.command("init")
+# Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
+EXIT_CODES = {
+    ExitCode.OK: "done",
+    ExitCode.USAGE: "usage error, or a problem init could not fix (listed)",
+}
+
+
+@click.command("init", epilog=exit_codes_help(EXIT_CODES))
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path), default=".")
 @click.option("--plain-hooks", "plain_hooks", is_flag=True,
               help="Also install gitmem's own git pre-commit and pre-push hooks, for repositories that do not use "

@@ -6,9 +6,16 @@ from pathlib import Path
 import click
 
 from gitmem.cli.common import workspace_option
+from gitmem.errors import ExitCode, exit_codes_help
+
+# Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
+EXIT_CODES = {
+    ExitCode.OK: "the client closed the session",
+    ExitCode.USAGE: "usage error, no memory repository here, or the MCP SDK is not installed",
+}
 
 
-@click.command("mcp")
+@click.command("mcp", epilog=exit_codes_help(EXIT_CODES))
 @click.option("--root", type=click.Path(path_type=Path), default=None,
               help="The memory repository (default: the first root the client announces, else the working "
                    "directory).")

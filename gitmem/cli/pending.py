@@ -6,10 +6,16 @@ import json
 import click
 
 from gitmem.cli.common import json_option, open_workspace, workspace_option
-from gitmem.errors import ExitCode
+from gitmem.errors import ExitCode, exit_codes_help
+
+# Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
+EXIT_CODES = {
+    ExitCode.OK: "done",
+    ExitCode.USAGE: "usage or config error, not a git repository",
+}
 
 
-@click.command("pending")
+@click.command("pending", epilog=exit_codes_help(EXIT_CODES))
 @json_option
 @workspace_option
 def pending_command(as_json: bool, workspace: str | None) -> int:

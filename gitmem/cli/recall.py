@@ -6,13 +6,20 @@ import json
 import click
 
 from gitmem.cli.common import UsageError, json_option, open_workspace, workspace_option
-from gitmem.errors import ExitCode
+from gitmem.errors import ExitCode, exit_codes_help
 
 KINDS = ("log", "lesson", "decision", "now", "rule", "commit")
 MODES = ("auto", "bm25", "semantic", "hybrid")
 
 
-@click.command("recall")
+# Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
+EXIT_CODES = {
+    ExitCode.OK: "done (also when nothing matched)",
+    ExitCode.USAGE: "usage or config error, not a git repository",
+}
+
+
+@click.command("recall", epilog=exit_codes_help(EXIT_CODES))
 @click.argument("query", nargs=-1, required=True)
 @json_option
 @click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS),

@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from gitmem.cli.common import UsageError, open_workspace, workspace_option
-from gitmem.errors import ExitCode
+from gitmem.errors import ExitCode, exit_codes_help
 from gitmem.nofollow import files
 
 EARLIEST, LATEST = date(1970, 1, 1), date(2199, 12, 31)    # a chart has a point per day
@@ -29,7 +29,14 @@ def _day(ctx: click.Context, param: click.Parameter, value: str | None) -> date 
     return day
 
 
-@click.command("report")
+# Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
+EXIT_CODES = {
+    ExitCode.OK: "done",
+    ExitCode.USAGE: "usage or config error, not a git repository",
+}
+
+
+@click.command("report", epilog=exit_codes_help(EXIT_CODES))
 @click.option("--format", "fmt", type=click.Choice(["html", "summary"]), default="html", show_default=True,
               help="html: one self-contained page with charts; summary: Markdown with Mermaid charts of the last "
                    "14 days, for $GITHUB_STEP_SUMMARY.")

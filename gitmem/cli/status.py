@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from gitmem.cli.common import colour_wanted, json_option, open_workspace, workspace_option
-from gitmem.errors import ExitCode
+from gitmem.errors import ExitCode, exit_codes_help
 from gitmem.memory.log import Outcome
 
 
@@ -61,6 +61,10 @@ def render(data: dict[str, Any], *, colour: bool) -> str:
     for found in data.get("placeholders", []):
         lines.append("  " + paint(f"{found['path']}:{found['line']}: placeholder {found['text']} left: every prompt "
                                   "reads it", "red"))
+    for found in data.get("dated_ahead", []):
+        lines.append(paint(f"warning: {found['path']}:{found['line']}: {found['what']} is dated {found['when']}, "
+                           f"{found['ahead']} ahead of this clock: the clock that wrote it runs fast (set it "
+                           "right); entries after it keep their own clock's time", "red"))
     branches = data.get("branches", [])
     if branches:
         here = sum(1 for branch in branches if branch["only_on_this_machine"])
@@ -130,7 +134,14 @@ def fit(lines: list[str], limit: int = SCREEN) -> list[str]:
     return out
 
 
-@click.command("status")
+# Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
+EXIT_CODES = {
+    ExitCode.OK: "done",
+    ExitCode.USAGE: "usage or config error, not a git repository, no memory here",
+}
+
+
+@click.command("status", epilog=exit_codes_help(EXIT_CODES))
 @json_option
 @workspace_option
 def status(as_json: bool, workspace: str | None) -> int:

@@ -54,12 +54,13 @@ def _done(what: str, path: str, line: str, as_json: bool, data: dict[str, Any]) 
     return ExitCode.OK
 
 
-# Every memory-writing command ends with one of these.
+# Every code a memory write can end with (its --help lists them, and 70 and 130, which any command can).
 EXIT_CODES = {
     ExitCode.OK: "written",
     ExitCode.VIOLATIONS: "refused: the result would be invalid memory, or LOG holds invalid entries to amend "
                          "first (nothing was written)",
-    ExitCode.USAGE: "usage error, or no memory here (run `gitmem init`)",
+    ExitCode.USAGE: "usage or config error, not a git repository, or no memory here (run `gitmem init`)",
+    ExitCode.DIRTY: "another writer held the memory write lock too long (nothing written)",
 }
 EPILOG = exit_codes_help(EXIT_CODES)
 

@@ -284,18 +284,8 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             failure = _finish(ws, report, result, old, start, clock, context, guard, began, settings.remote)
         if failure is not None:
             guarded = "".join(f"\nrunner: {note}" for note in guard.notes)
-            saved = salvage.salvage(ws, cycle=number, failure=failure, clock=clock, start=start,
-                                    branch=branch, remote=settings.remote, message=commit_message, guard=guard,
-                                    tokens_line=f"runner: {context}{guarded}\n"
-                                                f"{postflight.usage_line(report.tokens) or ''}")
-            report.exit_code, report.error, report.salvage_branch = ExitCode.SALVAGED, saved.error, saved.branch
-            report.commit, report.task, report.outcome = saved.commit, saved.task, Outcome.NO_BUILD
-            report.messages += saved.messages
-            if isinstance(failure, RunFailure):      # the runner's own failure, with its code
-                report.violations.append(Violation.of(failure.code, failure.where, 1, message=saved.error))
-            else:
-                report.violations.append(Violation.of(codes.CYCLE_AGENT_FAILED, saved.branch or "(cycle)", 1,
-                                                      message=f"the agent failed: {saved.error}"))
+            _salvage(ws, report, failure, clock=clock, start=start, branch=branch, remote=settings.remote, guard=guard,
+                     tokens_line=f"runner: {context}{guarded}\n{postflight.usage_line(report.tokens) or ''}")
         if settings.push:
             _push(ws, report, settings, known, seen)
         pending = decisions.parse(ws.read("decisions")).pending
@@ -326,11 +316,14 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old:
         settled = postflight.settle(ws, old, cycle=report.cycle, clock=clock, notes=notes,
                                     usage=report.tokens, why_no_log=_why(result), started=start[:12],
                                     kept=report.local_branch, began=began)
-        _validate(ws, start)
+        warned = _validate(ws, start)
     except (PostflightFailed, WriteRefused, FileRefused, ValueError, OSError) as err:
         return err       # FileRefused: the agent left a link or a directory where a memory file belongs
     report.task, report.outcome = settled.task, settled.outcome
     report.messages += [f"runner: {note}" for note in [*cleaned.notes, *proposed.notes, *settled.notes]]
+    # What the checks report without refusing (GM310: another writer's clock ran fast) reaches the output too.
+    report.messages += [f"runner: {v.path}:{v.line}: {v.code} {v.message}" for v in warned]
+    report.violations += warned
     if settled.wrote_log:
         report.messages.append(f"the agent wrote no LOG entry: the runner logged no-build (Rule 0): {_why(result)}")
     paths = guard.candidates()
@@ -338,6 +331,29 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old:
     report.commit = gitio.commit_worktree(repo, paths, message, author=agent_identity(config))
     report.messages.append(f"committed {report.commit[:10]} {message.splitlines()[0]}")
     return None
+
+
+def _salvage(ws: Workspace, report: CycleReport, failure: BaseException, *, clock: Clock, start: str, branch: str,
+             remote: str | None, guard: CycleGuard, tokens_line: str) -> None:
+    """The failed cycle's work to its salvage branch and a no-build entry committed (gitmem.cycle.salvage), into
+    the report. Exit 4 either way: when the memory rules refuse even the no-build entry (GM721), nothing is
+    committed and the report says why, never the writer's own exit code."""
+    try:
+        saved = salvage.salvage(ws, cycle=report.cycle, failure=failure, clock=clock, start=start, branch=branch,
+                                remote=remote, message=commit_message, guard=guard, tokens_line=tokens_line)
+    except salvage.LogRefused as refused:
+        report.exit_code, report.error, report.salvage_branch = refused.exit_code, str(refused), refused.branch
+        report.messages.append(f"runner: {refused}")
+        report.violations.append(Violation.of(refused.code, refused.where, 1, message=str(refused)))
+        return
+    report.exit_code, report.error, report.salvage_branch = ExitCode.SALVAGED, saved.error, saved.branch
+    report.commit, report.task, report.outcome = saved.commit, saved.task, Outcome.NO_BUILD
+    report.messages += saved.messages
+    if isinstance(failure, RunFailure):      # the runner's own failure, with its code
+        report.violations.append(Violation.of(failure.code, failure.where, 1, message=saved.error))
+    else:
+        report.violations.append(Violation.of(codes.CYCLE_AGENT_FAILED, saved.branch or "(cycle)", 1,
+                                              message=f"the agent failed: {saved.error}"))
 
 
 def _report_held(report: CycleReport, held: list[Held], limit: int) -> None:
@@ -387,7 +403,8 @@ def _local_commits(ws: Workspace, start: str, guard: CycleGuard, report: CycleRe
     return start
 
 
-def _validate(ws: Workspace, start: str) -> None:
+def _validate(ws: Workspace, start: str) -> list[Violation]:
+    """Refuse memory the checks find errors in (PostflightFailed); return their warnings."""
     from gitmem.checks.repo_wide import trusted_paths
 
     config = ws.config
@@ -398,6 +415,7 @@ def _validate(ws: Workspace, start: str) -> None:
     if has_errors(errors):
         first = "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in errors[:3])
         raise PostflightFailed(f"memory failed validation after the agent ran: {first}")
+    return [v for v in found if not v.is_error]
 
 
 def _known_upstream(repo: gitio.Repo, settings: Settings) -> str | None:

@@ -5,18 +5,18 @@ environment, and of anything that looks like a key (the GM903 patterns).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from gitmem import gitio, secrets
+from gitmem import codes, gitio, secrets
 from gitmem.agents.base import AgentError
 from gitmem.cycle.oversize import hold_out
 from gitmem.cycle.scrub import Scrubbed, scrub_paths
-from gitmem.errors import RunFailure
+from gitmem.errors import ExitCode, RunFailure
 from gitmem.memory import log, now
 from gitmem.memory.text import field_value, one_line, printable
-from gitmem.memory_writer import MemoryWriter
+from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.secrets import scrub
 from gitmem.workspace import Clock, Workspace
 
@@ -41,6 +41,18 @@ def scrub_candidates(ws: Workspace, guard: CycleGuard, start: str) -> Scrubbed:
     allow = secrets.Allowlist.parse(gitio.file_at(repo, start, secrets.ALLOWLIST_FILE))
     return scrub_paths(ws.root, guard.candidates(), allow=allow,
                        tracked=lambda path: gitio.file_id_at(repo, start, path) is not None)
+
+
+class LogRefused(RunFailure):
+    """The memory rules refused the runner's own no-build entry (GM721): the branch is left at the start, and
+    `branch` (None when the agent changed nothing) holds the agent's work. The cycle ends with a documented code,
+    never with the writer's refusal."""
+
+    exit_code = ExitCode.SALVAGED
+
+    def __init__(self, message: str, *, branch: str | None, details: Sequence[Any]) -> None:
+        super().__init__(message, code=codes.CYCLE_LOG_REFUSED, where=branch or "(cycle)", details=details)
+        self.branch = branch
 
 
 @dataclass
@@ -97,15 +109,23 @@ def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: s
     memory = MemoryWriter(ws, clock=clock, author_email=config.agent.email)
     # `Salvaged` marks a run that did not land: it used up nothing (gitmem.cycle.baseline) and names its branch
     # in full for the close (gitmem.close.day_report).
-    memory.add_log_entry(task=FAILED_TASK, outcome=log.Outcome.NO_BUILD, cycle=cycle, evidence=tokens_line,
-                         result=f"no build: {who} ({error}); {saved}",
-                         extra={log.SALVAGED: saved_on or "nothing to save"})
-    top = now.parse(memory.read("now"), max_blocks=1).top
-    following = field_value(top.fields, "Next") if top is not None else None
-    inspect = (f"inspect branch {saved_on}: git log -p {saved_on}" if saved_on
-               else "nothing to inspect; the cycle can simply run again")
-    memory.add_now_block(did=f"cycle {cycle} failed: {error}", human=inspect,
-                         next=following or "run the cycle again", cycle=cycle)
+    try:
+        memory.add_log_entry(task=FAILED_TASK, outcome=log.Outcome.NO_BUILD, cycle=cycle, evidence=tokens_line,
+                             result=f"no build: {who} ({error}); {saved}",
+                             extra={log.SALVAGED: saved_on or "nothing to save"})
+        top = now.parse(memory.read("now"), max_blocks=1).top
+        following = field_value(top.fields, "Next") if top is not None else None
+        inspect = (f"inspect branch {saved_on}: git log -p {saved_on}" if saved_on
+                   else "nothing to inspect; the cycle can simply run again")
+        memory.add_now_block(did=f"cycle {cycle} failed: {error}", human=inspect,
+                             next=following or "run the cycle again", cycle=cycle)
+    except WriteRefused as err:
+        gitio.restore_worktree(repo, only=[config.path("log"), config.path("now")])
+        found = "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in err.violations[:3])
+        raise LogRefused(f"{who} ({error}), and the memory rules refused the runner's no-build entry for cycle "
+                         f"{cycle} ({found or err}): nothing was committed to {branch}; {saved}; fix the memory "
+                         "on the branch (`gitmem check --worktree`, `gitmem status`), then run the cycle again",
+                         branch=saved_on, details=err.violations) from None
     oid = gitio.commit_worktree(repo, [config.path("log"), config.path("now")],
                                 message(cycle, log.Outcome.NO_BUILD, FAILED_TASK, "cycle"), author=identity)
     held_notes = [item.note(config.cycle.max_file_bytes) for item in held]

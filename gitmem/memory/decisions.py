@@ -4,9 +4,10 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from gitmem import codes
+from gitmem.memory.clock_skew import beyond
 from gitmem.memory.text import (
     SEP,
     Field,
@@ -78,11 +79,8 @@ def _asked(value: str) -> Timestamp | None:
 # What an `Answered:` time means, for every reader. The answer is in the file, so it was given no later than the
 # moment the file is read (or committed): a time after that is a wrong clock or a wrong zone label, never an
 # answer still to come. Readers take the earlier of the two (`answered_at`); `check` refuses a new answer dated
-# more than ANSWER_CLOCK_SKEW after the clock, `verify` after its commit's committer date (GM211, rules 3).
-# Ten minutes: clocks kept by NTP agree within seconds, and an answer may be typed on one machine and committed
-# on another a little behind; a local time labelled UTC, or the wrong offset, is off by whole hours (no zone is
-# less than an hour from UTC but UTC itself), so it is never inside the allowance.
-ANSWER_CLOCK_SKEW = timedelta(minutes=10)
+# more than CLOCK_SKEW after the clock, `verify` after its commit's committer date (GM211, rules 3). The
+# allowance is the one every rule about written times uses (gitmem.memory.clock_skew).
 
 
 def answered_at(item: Decision, now: datetime) -> datetime | None:
@@ -93,9 +91,9 @@ def answered_at(item: Decision, now: datetime) -> datetime | None:
 
 
 def answered_ahead(item: Decision, moment: datetime) -> bool:
-    """Whether `item`'s Answered time is more than ANSWER_CLOCK_SKEW after `moment` (when it was written down)."""
+    """Whether `item`'s Answered time is more than CLOCK_SKEW after `moment` (when it was written down)."""
     answered = item.answered
-    return answered is not None and answered[0].moment > moment + ANSWER_CLOCK_SKEW
+    return answered is not None and beyond(answered[0].moment, moment) is not None
 
 
 def _answered(value: str) -> tuple[Timestamp, str, str] | None:

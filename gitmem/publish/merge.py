@@ -38,7 +38,8 @@ def resolver_for(config: Config) -> Resolver:
 
 
 def merge_log(base: str, upstream: str, ours: str) -> str | None:
-    """Both sides appended: upstream's entries, then ours, if ours still come later in time and cycle.
+    """Both sides appended: upstream's entries, then ours, if ours still come later in cycle number (LOG is
+    ordered by position: a time earlier than upstream's is reported, GM310, not refused).
 
     Each side must be an append to the base as `check` judges it (gitmem.memory.log.judge_append): a line
     added to the base's last entry is a change to history, never merged away in silence.
@@ -82,7 +83,7 @@ def merge_now(base: str, upstream: str, ours: str) -> str | None:
     preamble = _pick_value(old.preamble, theirs.preamble, mine.preamble)
     if preamble is None:
         return None
-    fresh = sorted([*mine_new, *theirs_new], key=lambda b: b.when.moment, reverse=True)
+    fresh = [*mine_new, *theirs_new]      # ours follows upstream's, so it goes on top, whatever the times say
     return now.render(now.NowDoc(preamble, (*fresh, *kept)))
 
 

@@ -1,13 +1,16 @@
-"""What `gitmem status` says before the numbers: whether there is memory at all, and the template's
-placeholders still in RULES.md (it goes into every prompt, so `<agent name>` would too)."""
+"""What `gitmem status` says before the numbers: whether there is memory at all, the template's
+placeholders still in RULES.md (it goes into every prompt, so `<agent name>` would too), and a newest entry
+dated ahead of the clock (another writer's clock ran fast: gitmem.checks.written_times)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from gitmem.checks.violation import Violation
 from gitmem.config import REQUIRED_ROLES
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.memory import placeholders
+from gitmem.memory.clock_skew import beyond, spoken
 from gitmem.nofollow import files
 from gitmem.workspace import Workspace
 
@@ -53,3 +56,28 @@ def invalid_memory(ws: Workspace) -> list[Violation]:
     from gitmem.checks.standing import standing
 
     return standing(ws.config, lambda path: files.read(ws.root, path))
+@dataclass(frozen=True)
+class DatedAhead:
+    path: str
+    line: int
+    what: str
+    when: str
+    ahead: str
+
+
+def dated_ahead(ws: Workspace, moment: datetime) -> list[DatedAhead]:
+    """LOG's newest entry and NOW's top block when dated more than CLOCK_SKEW after `moment`: the clock that
+    wrote them ran fast. The entries after them will be dated earlier (GM310), and `verify` flags such an entry
+    when it reaches a branch (GM309); nothing is stuck, but the human should set that clock right."""
+    from gitmem.memory import now
+    from gitmem.workspace.tail import read_head, second_heading
+
+    found: list[DatedAhead] = []
+    newest = ws.log_tail(1).entries
+    top = now.parse(read_head(ws.root, ws.config.path("now"), second_heading), max_blocks=1).top
+    for role, item, what in (("log", newest[-1] if newest else None, "LOG's newest entry"),
+                             ("now", top, "NOW's top block")):
+        gap = beyond(item.when.moment, moment) if item is not None else None
+        if item is not None and gap is not None:
+            found.append(DatedAhead(ws.config.path(role), item.line, what, str(item.when), spoken(gap)))
+    return found

@@ -40,6 +40,7 @@ class Status:
     placeholders: list[dict[str, Any]] = field(default_factory=list)  # template placeholders left in RULES
     branches: list[dict[str, Any]] = field(default_factory=list)      # gitmem branches waiting on a human
     invalid: list[dict[str, Any]] = field(default_factory=list)       # errors in memory as it stands, with the fix
+    dated_ahead: list[dict[str, Any]] = field(default_factory=list)   # newest entries dated ahead of the clock
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -64,6 +65,7 @@ def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
     status.recall = recall_mode(ws)
     status.missing = missing
     status.placeholders = [asdict(found) for found in health.rules_placeholders(ws)]
+    status.dated_ahead = [asdict(found) for found in health.dated_ahead(ws, moment)]
     status.branches = [branch.to_json() for branch in kept_branches(ws.repo)]
     status.invalid = [{"path": v.path, "line": v.line, "code": v.code, "message": v.message, "fix": v.hint}
                       for v in health.invalid_memory(ws)]

@@ -172,14 +172,19 @@ class CliResult:
 
 def run_cli(argv: Sequence[str], *, cwd: Path, monkeypatch: pytest.MonkeyPatch,
             capsys: pytest.CaptureFixture[str], stdin: str | None = None) -> CliResult:
-    """Run `gitmem ARGV` in-process from `cwd` and capture its exit code, stdout and stderr."""
+    """Run `gitmem ARGV` in-process from `cwd` and capture its exit code, stdout and stderr. Every run is held
+    to the exit codes its command's --help lists: an undocumented exit fails the test that meets it."""
     from gitmem.cli import main
+    from tests.support.exit_codes import command_for, declared
 
     monkeypatch.chdir(cwd)
     monkeypatch.setattr(sys, "stdin", io.StringIO(stdin if stdin is not None else ""))
     capsys.readouterr()
     code = main(list(argv))
     captured = capsys.readouterr()
+    listed = declared(command_for(argv))
+    assert code in listed, (f"`gitmem {' '.join(argv)}` exited {code}, which its --help does not list "
+                            f"({sorted(listed)}):\n{captured.out}{captured.err}")
     return CliResult(code, captured.out, captured.err)
 
 

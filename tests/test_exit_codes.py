@@ -1,0 +1,67 @@
+"""Every exit code any command can return has a meaning (`gitmem.errors.MEANINGS`) and is in that command's
+--help. Each command's codes are read from its help (tests/support/exit_codes.py), and every in-process run
+of the CLI in the suite is held to them (tests/support/helpers.run_cli): an undocumented exit is a defect
+that fails the test meeting it."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gitmem.errors import ALWAYS, MEANINGS, ExitCode
+from gitmem.memory import log
+from tests.support.cycle_support import origin_and_clone
+from tests.support.exit_codes import declared, leaf_commands
+from tests.support.gitcli import git
+from tests.support.helpers import GitRepo
+from tests.support.hostile import command_agent
+
+COMMANDS = sorted(leaf_commands(), key=lambda leaf: leaf[0])
+
+
+def test_every_exit_code_has_one_meaning() -> None:
+    assert set(MEANINGS) == set(ExitCode)
+
+
+@pytest.mark.parametrize(("path", "command"), COMMANDS, ids=[" ".join(path) for path, _ in COMMANDS])
+def test_every_command_lists_its_exit_codes_in_its_help(path: tuple[str, ...], command, memrepo: GitRepo,
+                                                        cli) -> None:
+    codes = declared(command)
+    assert codes, f"`gitmem {' '.join(path)} --help` has no `Exit codes:` paragraph"
+    assert codes <= {int(code) for code in MEANINGS}
+    assert {ExitCode.OK, ExitCode.USAGE, *ALWAYS} <= codes     # a bad option is 2 for every command
+    shown = cli([*path, "--help"], cwd=memrepo.path)
+    assert shown.code == ExitCode.OK and "Exit codes: 0 " in " ".join(shown.out.split())
+
+
+def test_an_unknown_command_or_option_exits_2_as_the_help_says(memrepo: GitRepo, cli) -> None:
+    assert cli(["no-such-command"], cwd=memrepo.path).code == ExitCode.USAGE
+    assert cli(["log", "add", "--no-such-option"], cwd=memrepo.path).code == ExitCode.USAGE
+
+
+_WORK_THEN_LOG = '''
+open(os.path.join(root, "work.txt"), "w").write("the agent's work\\n")
+'''
+
+
+def test_a_cycle_whose_own_entry_the_rules_refuse_exits_4_and_pushes_the_work(tmp_path: Path, memrepo: GitRepo,
+                                                                            cli) -> None:
+    """LOG's last cycle is 999999999999999999 (the most digits a cycle number has): the next number cannot be
+    written, so the agent's entry and even the runner's no-build entry are refused. The cycle used to end with
+    the writer's exit 1 (`refusing to write LOG.md`), undocumented, its work on a local branch only; now it
+    ends 4 (GM721), and with --push the salvage branch reaches the remote."""
+    command_agent(tmp_path, memrepo, _WORK_THEN_LOG)
+    memrepo.commit_files({"LOG.md": memrepo.read("LOG.md") + "\n## 2026-12-01 08:00 UTC · cycle 999999999999999999"
+                                                             " · built\n- Task: t\n- Result: r\n"}, "the last number")
+    origin = origin_and_clone(tmp_path, memrepo)
+    start = memrepo.head()
+    result = cli(["cycle", "--push", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.SALVAGED, result.out + result.err
+    report = json.loads(result.lines[-1])
+    assert [v["code"] for v in report["violations"]] == ["GM721"]
+    assert "refused the runner's no-build entry" in report["error"]
+    assert memrepo.head() == start and git(memrepo.path, "status", "--porcelain") == ""
+    branch = "gitmem/salvage/cycle-1000000000000000000"
+    assert git(origin, "show", f"{branch}:work.txt") == "the agent's work\n"
+    assert [e.cycle for e in log.parse(memrepo.read("LOG.md")).entries][-1] == 999999999999999999
