@@ -81,7 +81,7 @@ def fleet() -> None:
 # Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
 EXIT_CODES = {
     ExitCode.OK: "done",
-    ExitCode.USAGE: "usage error, a bad fleet file, or an agent could not be read",
+    ExitCode.USAGE: "usage error, a bad fleet file, an agent could not be read, or a GitHub call failed",
 }
 
 
@@ -225,7 +225,7 @@ def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool, publi
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
 
-@fleet.command("pages")
+@fleet.command("pages", epilog=exit_codes_help(EXIT_CODES))
 @fleet_option
 @click.option("--out", metavar="PATH", default="fleet-pages/index.html", show_default=True,
               help="Where the public page goes; nothing is written while fleet.yaml says `pages: off`.")
@@ -254,7 +254,7 @@ def fleet_pages(fleet_file: str, out: str, timeout: float, offline: bool) -> int
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
 
-@fleet.command("dispatch")
+@fleet.command("dispatch", epilog=exit_codes_help(EXIT_CODES))
 @fleet_option
 @json_option
 @timeout_option

@@ -231,7 +231,7 @@ def roadmap_group() -> None:
     """Tick off ROADMAP items."""
 
 
-@roadmap_group.command("done")
+@roadmap_group.command("done", epilog=EPILOG)
 @click.argument("item")
 @json_option
 @workspace_option
