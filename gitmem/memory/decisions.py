@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from gitmem import codes
+from gitmem.memory.once import parsed_once
 from gitmem.memory.text import (
     SEP,
     Field,
@@ -134,6 +135,7 @@ def parse_heading(title: str) -> tuple[str, str] | None:
     return split_id_heading(title, _ID_RE)
 
 
+@parsed_once
 def parse(text: str) -> DecisionsDoc:
     lines = decode_lines(text)
     preamble, sections = split_sections(lines, 2)
