@@ -101,8 +101,11 @@ def measure(scale: float, path: str, rounds: int = 1) -> tuple[Cost, str]:
     try:
         root = prepared(scale, home)
         if path in ("recall", "cycle"):
-            # A warm index for recall; for the cycle, the cycle before it (a scheduled agent has run many).
+            # A warm index for recall; for the cycle, the cycle before it (a scheduled agent has run many),
+            # pushed: the remote-tracking branch moves to it, as `gitmem cycle --push` leaves it.
             run(root, path)
+            repo = pygit2.Repository(str(root))
+            repo.references.create("refs/remotes/origin/main", repo.head.target, force=True)
         costs = []
         for _ in range(rounds):
             if path == "close":
