@@ -48,7 +48,7 @@ def gitmem_python() -> str:
 
 
 def command(path: str) -> list[str]:
-    return {"cycle": ["cycle", "--agent", "command"], "close": ["close"],
+    return {"cycle": ["cycle", "--agent", "command"], "close": ["close"], "status": ["status"],
             "recall": ["recall", "--mode", "bm25", QUERY]}[path]
 
 
@@ -96,25 +96,33 @@ def largest_step(profile: Path) -> str:
     return "; ".join(named) or "-"
 
 
+def ready(scale: float, home: Path, path: str) -> Path:
+    """A copy as the path finds it on a scheduled agent's machine. Recall: its index built. Cycle: the cycle
+    before it run and pushed (the remote-tracking branch moves to it, as `gitmem cycle --push` leaves it).
+    Close: the history verdicts of the confirmations cached (.git/gitmem), as earlier closes and `gitmem
+    status` leave them; `GITMEM_BENCH_COLD_CLOSE=1` measures the first close ever instead."""
+    shutil.rmtree(home / "repo", ignore_errors=True)
+    root = prepared(scale, home)
+    if path in ("recall", "cycle"):
+        run(root, path)
+        repo = pygit2.Repository(str(root))
+        repo.references.create("refs/remotes/origin/main", repo.head.target, force=True)
+    elif not os.environ.get("GITMEM_BENCH_COLD_CLOSE"):
+        run(root, "status")
+    return root
+
+
 def measure(scale: float, path: str, rounds: int = 1) -> tuple[Cost, str]:
     home = Path(tempfile.mkdtemp(prefix=f"cost-{scale_id(scale)}-", dir=default_cache_dir()))
     try:
-        root = prepared(scale, home)
-        if path in ("recall", "cycle"):
-            # A warm index for recall; for the cycle, the cycle before it (a scheduled agent has run many),
-            # pushed: the remote-tracking branch moves to it, as `gitmem cycle --push` leaves it.
-            run(root, path)
-            repo = pygit2.Repository(str(root))
-            repo.references.create("refs/remotes/origin/main", repo.head.target, force=True)
+        root = ready(scale, home, path)
         costs = []
         for _ in range(rounds):
-            if path == "close":
-                shutil.rmtree(home / "repo")
-                root = prepared(scale, home)
+            if path == "close" and costs:
+                root = ready(scale, home, path)
             costs.append(run(root, path))
         if path == "close":
-            shutil.rmtree(home / "repo")
-            root = prepared(scale, home)
+            root = ready(scale, home, path)
         step = largest_step_of(root, path, home)
         return min(costs, key=lambda c: c.cpu), step
     finally:

@@ -260,7 +260,7 @@ def last_phase_commit(repo: Repo, email: str, *, depth: int = 64) -> str | None:
     raw = repo.raw
     if raw.head_is_unborn:
         return None
-    walker = raw.walk(raw.head.target, pygit2.enums.SortMode.TOPOLOGICAL)
+    walker = raw.walk(raw.head.target, pygit2.enums.SortMode.NONE)     # any sort would walk all history first
     walker.simplify_first_parent()
     for seen, found in enumerate(walker):
         if seen >= depth:
