@@ -145,7 +145,10 @@ def check_since_checked(ws: Workspace) -> list[Violation]:
     if base is None:
         return check_worktree(ws)
     head = gitio.head_id(repo)
-    since = verify_range(ws, base, head).violations if head is not None and head != base else []
+    try:
+        since = verify_range(ws, base, head).violations if head is not None and head != base else []
+    except ShallowHistoryError:          # a shallow clone's cut between them: judge every file whole instead
+        return check_worktree(ws)
     return sorted(since + check_worktree(ws, skip_unchanged=True))
 
 
