@@ -19,7 +19,7 @@ from gitmem.close.run import run_close
 from gitmem.cycle.runner import run_cycle
 from gitmem.memory import decisions, lessons, now, rules
 from gitmem.workspace import Workspace
-from tests.support.helpers import with_command_backend
+from tests.support.helpers import GitRepo, with_command_backend
 from tests.support.synth import cached_repo
 from tests.support.synth_copy import working_copy
 
@@ -81,3 +81,15 @@ def test_a_close_parses_each_memory_file_whole_at_most_once(synthetic: Path) -> 
         result = run_close(ws)
     assert result.status == "closed" and result.commit
     assert all(n <= 1 for n in counts.values()), counts
+
+
+def test_memory_broken_by_hand_after_a_cycle_still_stops_the_next_one(memrepo: GitRepo) -> None:
+    """The preflight verifies the commits since the last cycle instead of parsing every file whole: a human
+    commit that skipped the hooks and broke an old NOW block is found there, as it was by the whole check."""
+    from gitmem.cycle.runner import CycleRefused
+    from tests.support.cycle_support import WritingBackend, built
+
+    assert run_cycle(memrepo.ws(), WritingBackend(built("first"))).commit
+    memrepo.commit_files({"NOW.md": memrepo.read("NOW.md") + "\n## yesterday-ish · cycle 1\n- Did: x\n"})
+    with pytest.raises(CycleRefused, match=r"NOW.md:\d+: GM102"):
+        run_cycle(memrepo.ws(), WritingBackend(built("second")))
