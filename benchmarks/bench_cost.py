@@ -1,14 +1,14 @@
 """Whole-process cost at 1x, 10x and 100x (issue 31): a no-op scheduled cycle, the daily close, and a bm25
 recall in a new process with a warm index. CPU time and peak memory of the real `gitmem` process, measured by
-the kernel (`wait4`), and the largest step of each under cProfile (the gitmem function with the most time of
-its own).
+the kernel (`wait4`, git's child processes included), and the largest steps of each under cProfile (the
+three gitmem functions holding the most of the process's time, callees included, entry points left out).
 
 Each path runs in a private copy of the cached synthetic repository (tests.support.synth), set up as a
-scheduled cycle finds it: the `command` backend with a no-op agent (`true`), everything pushed (a
-remote-tracking `origin/main` at HEAD), after one cycle (a scheduled agent has run many). A close runs once
-per copy (a second one changes nothing).
+scheduled agent's machine finds it (see `ready`): the `command` backend with a no-op agent (`true`),
+everything pushed (a remote-tracking `origin/main` at HEAD). A close runs once per copy (a second one changes
+nothing).
 
-Run:  GITMEM_BENCH_SCALES=1,10,100 .venv/bin/pytest benchmarks/bench_cost.py --benchmark-only -s
+Run:  GITMEM_BENCH_SCALES=1,10,100 .venv/bin/pytest benchmarks/bench_cost.py -s --no-cov -p no:cacheprovider
 or    .venv/bin/python -m benchmarks.bench_cost 1 10 100      (prints the table; GITMEM_BENCH_PYTHON picks the
       interpreter that runs gitmem, so an older checkout's venv measures "before")
 """
