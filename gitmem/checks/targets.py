@@ -125,12 +125,31 @@ def check_staged(ws: Workspace) -> list[Violation]:
     return sorted(found + other_files_staged(ws, set(paths)))
 
 
-def check_worktree(ws: Workspace) -> list[Violation]:
-    """The working-tree files against HEAD (read with HEAD's own gitmem.yaml)."""
+def check_worktree(ws: Workspace, *, skip_unchanged: bool = False) -> list[Violation]:
+    """The working-tree files against HEAD (read with HEAD's own gitmem.yaml). A file unchanged since HEAD is
+    judged whole, as committed; with `skip_unchanged` it is skipped as the staged check skips it."""
     repo, paths = ws.repo, _paths(ws.config)
-    new = gitio.worktree_snapshot(gitio.root(repo))
+    new = gitio.worktree_snapshot(gitio.root(repo), repo=repo if skip_unchanged else None)
     found = _check(ws, new, _author_email(repo), new.read(CONFIG_NAME))
     return sorted(found + other_files_worktree(ws, set(paths)))
+
+
+def check_since_checked(ws: Workspace) -> list[Violation]:
+    """Whether memory is valid, for a cycle about to start, at the cost of what changed since a cycle or a
+    close last checked it. That commit's memory passed the checks before it was committed (the agent cannot
+    commit: its sandbox holds .git read-only), so only the commits since are verified, each against its
+    parent with its own author, and the work tree against HEAD. With no such commit near, every file is judged
+    whole against HEAD."""
+    repo = ws.repo
+    base = gitio.last_phase_commit(repo, ws.config.agent.email)
+    if base is None:
+        return check_worktree(ws)
+    head = gitio.head_id(repo)
+    try:
+        since = verify_range(ws, base, head).violations if head is not None and head != base else []
+    except ShallowHistoryError:          # a shallow clone's cut between them: judge every file whole instead
+        return check_worktree(ws)
+    return sorted(since + check_worktree(ws, skip_unchanged=True))
 
 
 def _check(ws: Workspace, new: Snapshot, author: str | None, config_bytes: bytes | None) -> list[Violation]:

@@ -52,7 +52,7 @@ def check_result(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> 
     config = ws.config
     paths = list(config.memory_paths().values())
     old = gitio.commit_snapshot(ws.repo, head, paths)
-    new = gitio.worktree_snapshot(ws.root)
+    new = gitio.worktree_snapshot(ws.root, repo=ws.repo)
     # Only the files the close changed: a problem already committed before the close is not the close's
     # to fix (and a write to that file would have been refused by its own validation anyway).
     found = [f"{v.path}:{v.line}: {v.code} {v.message}"

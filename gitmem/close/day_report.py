@@ -17,6 +17,53 @@ from gitmem.memory.text import one_line
 STANDING_FIELD = "Standing"
 REMIND_DAYS = 7          # a standing condition is reported when it starts, then once a week
 STREAK_RULE = "When a task is blocked, ship the smallest unblocked piece the same cycle and log the blocker"
+LIST_MOST = 10           # the most lines any list of a close entry holds; the rest is counted and pointed to
+ENTRY_PARTS = 7          # a list's share of the entry's limit: Done, Waiting, Problems, Promotions, Standing, and
+                         # two for Day, Cycles, Summary and Plan
+MORE_CHARS = 120         # the most characters of the `… and N more` line
+CYCLES_ELSEWHERE = "their LOG entries, or `gitmem report`"
+LESSONS_ELSEWHERE = "`gitmem status --json` lists them"
+
+
+@dataclass(frozen=True)
+class EntryShape:
+    """How much of each list a close entry holds, so the entry fits LOG's entry limit whatever history holds:
+    at most `lines` lines and `chars` characters a list, a line cut at `chars // 3`, and when lines are left
+    out a last line `… and N more` that says where they are. Derived from the limit, so a smaller context
+    budget gets shorter lists."""
+
+    lines: int
+    chars: int
+
+    @classmethod
+    def within(cls, limit: int) -> EntryShape:
+        return cls(LIST_MOST, max(3 * MORE_CHARS, limit // ENTRY_PARTS))
+
+    def short(self, line: str) -> str:
+        return _short(line, self.chars // 3)
+
+    def room(self, lines: Sequence[str], *, more: int = 0) -> int:
+        """How many of the leading lines the list holds: all of them when they fit and nothing else was left
+        out (`more`), else as many as fit beside the `… and N more` line."""
+        def fitting(budget: int, most: int) -> int:
+            used = count = 0
+            for line in lines[:most]:
+                used += len(self.short(line)) + 1
+                if used > budget:
+                    break
+                count += 1
+            return count
+        if not more and fitting(self.chars, self.lines) == len(lines):
+            return len(lines)
+        return fitting(self.chars - MORE_CHARS - 1, self.lines - 1)
+
+    def cap(self, lines: Sequence[str], elsewhere: str, *, more: int = 0) -> list[str]:
+        """The lines that fit, then one `… and N more` line naming where the rest is; `more` counts lines left
+        out before this list was made."""
+        room = self.room(lines, more=more)
+        hidden = len(lines) - room + more
+        kept = [self.short(line) for line in lines[:room]]
+        return kept + ([_short(f"… and {hidden} more: {elsewhere}", MORE_CHARS)] if hidden else [])
 
 
 @dataclass(frozen=True)
@@ -222,8 +269,18 @@ def parse_standing(entry: LogEntry | None) -> dict[str, date]:
     return found
 
 
-def render_standing(standing: Mapping[str, date]) -> str:
-    return "; ".join(f"{key} {when.isoformat()}" for key, when in sorted(standing.items()))
+def render_standing(standing: Mapping[str, date], most_chars: int | None = None) -> str:
+    """`key date; …`, newest first when it must be cut to `most_chars`: a condition left out only counts as new
+    again, and is written up once more at its next close."""
+    kept = dict(standing)
+    if most_chars is not None:
+        size, kept = 0, {}
+        for key, when in sorted(standing.items(), key=lambda item: (item[1], item[0]), reverse=True):
+            size += len(key) + len(when.isoformat()) + 3
+            if size > most_chars:
+                break
+            kept[key] = when
+    return "; ".join(f"{key} {when.isoformat()}" for key, when in sorted(kept.items()))
 
 
 class Standing:
@@ -233,13 +290,32 @@ class Standing:
         self.previous = dict(previous)
         self.current: dict[str, date] = {}
 
-    def due(self, key: str, day: date) -> bool:
+    def is_due(self, key: str, day: date) -> bool:
+        """Whether the condition is written up at `day`; what was written up is recorded by `due` or `mark`."""
         last = self.previous.get(key)
-        if last is None or (day - last).days >= REMIND_DAYS:
+        return last is None or (day - last).days >= REMIND_DAYS
+
+    def due(self, key: str, day: date) -> bool:
+        if self.is_due(key, day):
             self.current[key] = day
             return True
-        self.current[key] = last
+        self.current[key] = self.previous[key]
         return False
+
+    def pick(self, keyed: Sequence[tuple[str, str]], day: date, room: int) -> tuple[list[str], int]:
+        """The lines due at `day`, at most `room` of them (recorded as written up), and how many more were due.
+        One left out is not recorded, so it stays due and a later close lists it."""
+        chosen: list[str] = []
+        more = 0
+        for key, line in keyed:
+            if not self.is_due(key, day):
+                self.current[key] = self.previous[key]
+            elif len(chosen) < room:
+                self.current[key] = day
+                chosen.append(line)
+            else:
+                more += 1
+        return chosen, more
 
     def carry(self, *, complete: bool = True) -> Standing:
         """The state the next day's close starts from. After a complete close, conditions not seen again are
@@ -249,23 +325,27 @@ class Standing:
 
 def close_fields(facts: DayFacts, *, problems: list[str], promotion_lines: list[str],
                  plan: tuple[str, str] | None, summary: str | None, standing: Mapping[str, date],
-                 as_of: datetime) -> dict[str, str]:
-    """The close entry's fields. A day without cycles stays short and says exactly that."""
+                 as_of: datetime, shape: EntryShape, problems_more: int = 0) -> dict[str, str]:
+    """The close entry's fields. A day without cycles stays short and says exactly that. Every list is cut to
+    `shape` (promotion lines come cut already: only the lines listed count as written up)."""
+    share = shape.chars
     fields: dict[str, str] = {DAY_FIELD: facts.day.isoformat(), "Cycles": facts.counts_line()}
     if summary:
-        fields["Summary"] = summary
+        fields["Summary"] = _short(summary, share)
     if facts.cycles:
-        fields["Done"] = "\n".join(done_lines(facts))
+        fields["Done"] = "\n".join(shape.cap(done_lines(facts), CYCLES_ELSEWHERE))
     if facts.cycles or facts.waiting:
-        fields["Waiting"] = "\n".join(w.describe() for w in facts.waiting) or "nothing"
-    if facts.cycles or problems:
-        fields["Problems"] = "\n".join(problems) or "none"
+        fields["Waiting"] = "\n".join(shape.cap([w.describe() for w in facts.waiting],
+                                                "DECISIONS and `gitmem status` list them")) or "nothing"
+    if facts.cycles or problems or problems_more:
+        fields["Problems"] = "\n".join(shape.cap(problems, f"the cycles' LOG entries; {LESSONS_ELSEWHERE}",
+                                                 more=problems_more)) or "none"
     if promotion_lines:
         fields["Promotions"] = "\n".join(promotion_lines)
-    fields["Plan"] = (f"{plan[0]} — why: {plan[1]}" if plan is not None
-                      else f"see the close of a later day (this day was closed late, as of {as_of:%Y-%m-%d %H:%M})")
+    fields["Plan"] = _short(f"{plan[0]} — why: {plan[1]}", share) if plan is not None else (
+        f"see the close of a later day (this day was closed late, as of {as_of:%Y-%m-%d %H:%M})")
     if standing:
-        fields[STANDING_FIELD] = render_standing(standing)
+        fields[STANDING_FIELD] = render_standing(standing, share)
     return fields
 
 

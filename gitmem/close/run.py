@@ -19,6 +19,7 @@ from typing import Any
 
 from gitmem import codes, gitio
 from gitmem.checks import generation
+from gitmem.checks.sizes import size_limits
 from gitmem.checks.violation import Violation
 from gitmem.close import day_report, writeup
 from gitmem.close.backing import backing_for
@@ -168,6 +169,7 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
     standing = day_report.Standing(day_report.parse_standing(previous[-1] if previous else None))
     result = CloseResult(open_days[-1], "closed", "", promoted=promoted.promoted,
                          not_promoted=promoted.not_promoted, decisions_filed=promoted.decisions_filed)
+    shape = day_report.EntryShape.within(size_limits(config).log_entry)
     roadmap_text = placeholders.with_filled_ticked(memory.read("roadmap"), lambda name: _filled(memory, name))
     for index, day in enumerate(open_days):
         last = index == len(open_days) - 1
@@ -179,10 +181,12 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
         streak_lines, opened = writeup.streak_problems(memory, facts, roadmap_text)
         problems += streak_lines
         result.lessons_opened += opened
-        problems += writeup.standing_problems(facts, config, standing, day, promoted if last else None)
+        lasting, more = writeup.standing_problems(facts, config, standing, day, promoted if last else None,
+                                                  before=problems, shape=shape)
+        problems += lasting
         plan = writeup.plan(memory, config, facts, roadmap_text, as_of) if last else None
         summary = None
-        promotion_lines = writeup.promotion_lines(promoted, standing, day) if last else []
+        promotion_lines = writeup.promotion_lines(promoted, standing, day, shape) if last else []
         if last and model is not None and plan is not None:
             written = model.prose(_template(memory), day.isoformat(),
                                   _facts_for_model(facts, problems, promotion_lines, plan))
@@ -190,7 +194,8 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
                 summary, plan = written[0], (written[1], written[2])
             result.llm = model.usage.describe(model.model)
         fields = day_report.close_fields(facts, problems=problems, promotion_lines=promotion_lines, plan=plan,
-                                         summary=summary, standing=standing.current, as_of=as_of)
+                                         summary=summary, standing=standing.current, as_of=as_of, shape=shape,
+                                         problems_more=more)
         memory.add_close_entry(fields)
         result.days.append(day.isoformat())
         result.reports.append(fields)

@@ -75,10 +75,12 @@ def streak_problems(memory: MemoryWriter, facts: day_report.DayFacts, roadmap_te
 
 
 def standing_problems(facts: day_report.DayFacts, config: Config, standing: day_report.Standing, day: date,
-                       promoted: PromotionResult | None) -> list[str]:
+                      promoted: PromotionResult | None, *, before: list[str],
+                      shape: day_report.EntryShape) -> tuple[list[str], int]:
     """Conditions that last: a full RULES and unbacked confirmations are written up when they start, then once a
     week; a stale decision at every close while it waits, since only the human can end it and the close is
-    where they look."""
+    where they look. Returns the lines the Problems list holds after `before`, and how many more were due (an
+    unbacked line left out stays due)."""
     found = []
     for item in facts.waiting:
         if item.is_stale(facts.stale_days):
@@ -89,21 +91,26 @@ def standing_problems(facts: day_report.DayFacts, config: Config, standing: day_
                          "see Promotions for the retirements proposed")
         if promoted.refused:
             found.append(f"{promoted.refused}; retire or supersede a rule, or shorten RULES")
-        for line in promoted.unbacked:
-            if standing.due(day_report.standing_key("unbacked", line), day):
-                found.append(line)
-    return found
+    if promoted is None:
+        return found, 0
+    keyed = [(day_report.standing_key("unbacked", line), line) for line in promoted.unbacked]
+    due = [line for key, line in keyed if standing.is_due(key, day)]
+    room = max(0, shape.room(before + found + due) - len(before) - len(found))
+    unbacked, more = standing.pick(keyed, day, room)
+    return found + unbacked, more
 
 
-def promotion_lines(promoted: PromotionResult, standing: day_report.Standing, day: date) -> list[str]:
-    """Promotions made are always listed; a lesson that keeps waiting for the same reason, once a week."""
-    made = {f"{p['rule']} · {p['text']}" for p in promoted.promoted}
-    lines = []
-    for line in promoted.lines:
-        if any(line.startswith(prefix) for prefix in made) or standing.due(
-                day_report.standing_key("lesson", line), day):
-            lines.append(line)
-    return lines
+def promotion_lines(promoted: PromotionResult, standing: day_report.Standing, day: date,
+                    shape: day_report.EntryShape) -> list[str]:
+    """Promotions made are always listed; a lesson that keeps waiting for the same reason, once a week. At most
+    `shape.lines` lines: the rest is counted, and a lesson not listed stays due for the next close."""
+    made_prefixes = {f"{p['rule']} · {p['text']}" for p in promoted.promoted}
+    made = [line for line in promoted.lines if any(line.startswith(prefix) for prefix in made_prefixes)]
+    waiting = [(day_report.standing_key("lesson", line), line) for line in promoted.lines if line not in made]
+    room = shape.room(made + [line for key, line in waiting if standing.is_due(key, day)])
+    listed = made[:room]
+    due, more = standing.pick(waiting, day, room - len(listed))
+    return shape.cap(listed + due, day_report.LESSONS_ELSEWHERE, more=more + len(made) - len(listed))
 
 
 def plan(memory: MemoryWriter, config: Config, facts: day_report.DayFacts, roadmap_text: str,

@@ -11,10 +11,10 @@ from datetime import datetime
 from gitmem import gitio
 from gitmem.config import ROLES
 from gitmem.cycle import foreign, permissions
-from gitmem.memory import decisions, log, now
+from gitmem.memory import decisions, fences, log, now
 from gitmem.memory.text import (
     Timestamp,
-    decode,
+    decode_text,
     field_value,
     one_line,
     render_field,
@@ -41,7 +41,7 @@ def memory_texts(ws: Workspace) -> dict[str, str | None]:
     texts: dict[str, str | None] = {}
     for role in ROLES:
         data = files.read(ws.root, ws.config.path(role))
-        texts[role] = decode(data).text if data is not None else None
+        texts[role] = decode_text(data) if data is not None else None
     return texts
 
 
@@ -50,7 +50,7 @@ def memory_texts_at(ws: Workspace, commit_id: str) -> dict[str, str | None]:
     texts: dict[str, str | None] = {}
     for role in ROLES:
         data = gitio.file_at(ws.repo, commit_id, ws.config.path(role))
-        texts[role] = decode(data).text if data is not None else None
+        texts[role] = decode_text(data) if data is not None else None
     return texts
 
 
@@ -214,15 +214,34 @@ def _with_evidence(entry: log.LogEntry, extra: list[str]) -> list[str]:
     return [*body[:at], *render_field("Evidence", "\n".join(extra)), *body[at:]]
 
 
-def _settle_now(memory: MemoryWriter, before: str, settled: Settled, window: Window) -> None:
-    after = memory.read("now")
+def _fresh_blocks(before: str, after: str) -> list[now.NowBlock]:
+    """The blocks the cycle wrote on top of NOW, newest first. When NOW only grew on top (what the permissions
+    leave), only the text above the old top block is parsed: NOW is 10 MB at 100x and its history is not read."""
+    old_top = fences.first_heading(before.encode("utf-8"), b"## ")
+    if old_top is not None:
+        kept = before.encode("utf-8")[old_top:]
+        grown = after.encode("utf-8")
+        if grown.endswith(kept):
+            region = grown[:len(grown) - len(kept)].decode("utf-8")
+            lines, fresh = region.split("\n"), []
+            for block in now.parse(region).blocks:
+                heading = lines[block.line - 1].encode("utf-8")
+                if kept.startswith(heading + b"\n") or b"\n" + heading + b"\n" in kept:
+                    break             # a copy of an old block is not the cycle's
+                fresh.append(block)
+            return fresh
     old_headings = {b.heading() for b in now.parse(before).blocks}
-    doc = now.parse(after)
     fresh = []
-    for block in doc.blocks:
+    for block in now.parse(after).blocks:
         if block.heading() in old_headings:
             break
         fresh.append(block)
+    return fresh
+
+
+def _settle_now(memory: MemoryWriter, before: str, settled: Settled, window: Window) -> None:
+    after = memory.read("now")
+    fresh = _fresh_blocks(before, after)
     if not fresh:
         files.write(memory.root, memory.config.path("now"), before.encode("utf-8"))
         top = now.parse(before, max_blocks=1).top

@@ -22,7 +22,7 @@ from gitmem import codes, gitio
 from gitmem.agents import sandbox
 from gitmem.agents.base import AgentError, AgentResult, Backend, CycleRequest
 from gitmem.checks import CheckInput, generation, has_errors, run_checks
-from gitmem.checks.targets import check_worktree
+from gitmem.checks.targets import check_since_checked
 from gitmem.checks.violation import Violation
 from gitmem.codes import Code
 from gitmem.config import Config
@@ -133,7 +133,7 @@ def preflight(ws: Workspace) -> lock.Lock:
         raise CycleRefused(str(err), codes.CYCLE_LOCK_HELD) from None
     try:
         _require_clean(repo, held)
-        found = [v for v in check_worktree(ws) if v.is_error]
+        found = [v for v in check_since_checked(ws) if v.is_error]
         if found:
             listing = "\n".join(f"  {v.path}:{v.line}: {v.code} {v.message}" for v in found)
             raise CycleRefused(f"memory does not pass `gitmem check --worktree`; fix these first:\n{listing}",
@@ -410,7 +410,7 @@ def _validate(ws: Workspace, start: str) -> list[Violation]:
     config = ws.config
     paths = trusted_paths(config)
     found = run_checks(CheckInput(config, gitio.commit_snapshot(ws.repo, start, paths),
-                                  gitio.worktree_snapshot(ws.root), config.agent.email))
+                                  gitio.worktree_snapshot(ws.root, repo=ws.repo), config.agent.email))
     errors = [v for v in found if v.is_error]
     if has_errors(errors):
         first = "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in errors[:3])

@@ -252,3 +252,19 @@ def signature(repo: Repo, commit_id: str) -> tuple[bytes, bytes] | None:
     if not found or found[0] is None or found[1] is None:
         return None
     return bytes(found[0]), bytes(found[1])
+
+
+def last_phase_commit(repo: Repo, email: str, *, depth: int = 64) -> str | None:
+    """The newest of HEAD's first-parent ancestors, at most `depth` back, that a cycle or a close committed: by
+    `email` (the agent identity) with a `Gitmem-Phase:` trailer. None when there is none that near."""
+    raw = repo.raw
+    if raw.head_is_unborn:
+        return None
+    walker = raw.walk(raw.head.target, pygit2.enums.SortMode.NONE)     # any sort would walk all history first
+    walker.simplify_first_parent()
+    for seen, found in enumerate(walker):
+        if seen >= depth:
+            break
+        if found.author.email == email and "\nGitmem-Phase: " in found.message:
+            return str(found.id)
+    return None

@@ -22,7 +22,7 @@ BLOB_MODES = files.BLOB_MODES
 
 class Snapshot:
     def __init__(self, label: str, loader: Callable[[str], bytes | None],
-                 oids: dict[str, str | None] | None = None,
+                 oids: dict[str, str | None] | Callable[[str], str | None] | None = None,
                  modes: dict[str, int | None] | Callable[[str], int | None] | None = None) -> None:
         self.label = label
         self._loader = loader
@@ -43,8 +43,10 @@ class Snapshot:
         return self._cache[path]
 
     def oid(self, path: str) -> str | None:
-        """The blob id when known (commit, index); None for the work tree or a missing file."""
-        return self._oids.get(path)
+        """The blob id when known (commit, index, a work-tree file git's status finds unchanged); None for a
+        changed work-tree file or a missing one."""
+        oids = self._oids
+        return oids(path) if callable(oids) else oids.get(path)
 
     def mode(self, path: str) -> int | None:
         """The git mode of `path` when known (100644, 100755, 120000 a link, 040000 a directory, 160000 a
@@ -211,18 +213,37 @@ def staged_snapshot(repo: Repo, paths: Iterable[str]) -> Snapshot:
                     {path: index.mode(path) for path in paths})
 
 
-def worktree_snapshot(workdir: Path, paths: Iterable[str] = ()) -> Snapshot:
+def worktree_snapshot(workdir: Path, paths: Iterable[str] = (), *, repo: Repo | None = None) -> Snapshot:
     """The work tree as `gitmem.checks` reads it: regular files' bytes, read only as regular files inside it
     (`gitmem.nofollow.files`), and every path's mode, so that a link or a directory where a memory file belongs
     is reported (GM908) instead of read or called missing. `paths` is accepted for symmetry with the other
-    snapshots; every path is read on demand."""
+    snapshots; every path is read on demand.
+
+    With `repo`, a file git's status finds unchanged against HEAD and the index carries their blob id, decided
+    from the index's stat data as `staged_snapshot` decides it: then a check skips it as it skips an unchanged
+    blob of a commit, instead of parsing a 10 MB NOW that the commit already held."""
     def load(rel: str) -> bytes | None:
         try:
             return files.read(workdir, rel)
         except (files.FileRefused, NotADirectoryError):
             return None
 
-    return Snapshot("work tree", load, modes=lambda rel: files.mode(workdir, rel))
+    known: dict[str, str | None] = {}
+
+    def clean_id(rel: str) -> str | None:
+        if repo is None:
+            return None
+        if rel not in known:
+            known[rel] = None
+            try:
+                if repo.raw.status_file(rel) == FileStatus.CURRENT:
+                    entry = _index_entry(repo.raw.index, rel)
+                    known[rel] = str(entry.id) if entry is not None else None
+            except (KeyError, ValueError, OSError, pygit2.GitError):
+                pass
+        return known[rel]
+
+    return Snapshot("work tree", load, clean_id, modes=lambda rel: files.mode(workdir, rel))
 
 
 def blob_size(repo: Repo, oid: str) -> int | None:

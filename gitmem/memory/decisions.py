@@ -8,6 +8,7 @@ from datetime import datetime
 
 from gitmem import codes
 from gitmem.memory.clock_skew import beyond
+from gitmem.memory.once import parsed_once
 from gitmem.memory.text import (
     SEP,
     Field,
@@ -132,6 +133,7 @@ def parse_heading(title: str) -> tuple[str, str] | None:
     return split_id_heading(title, _ID_RE)
 
 
+@parsed_once
 def parse(text: str) -> DecisionsDoc:
     lines = decode_lines(text)
     preamble, sections = split_sections(lines, 2)

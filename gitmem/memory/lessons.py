@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 
 from gitmem import codes
+from gitmem.memory.once import parsed_once
 from gitmem.memory.text import (
     SEP,
     Field,
@@ -137,6 +138,7 @@ def parse_heading(title: str) -> tuple[str, str] | None:
     return split_id_heading(title, _ID_RE)
 
 
+@parsed_once
 def parse(text: str) -> LessonsDoc:
     lines = decode_lines(text)
     preamble, sections = split_sections(lines, 2)

@@ -8,6 +8,7 @@ from datetime import date
 
 from gitmem import codes
 from gitmem.memory.fences import is_fence
+from gitmem.memory.once import parsed_once
 from gitmem.memory.text import (
     SEP,
     Entry,
@@ -80,6 +81,7 @@ def parse_heading(title: str) -> tuple[Timestamp, int | None, date | None] | Non
     return None
 
 
+@parsed_once
 def parse(text: str, *, max_blocks: int | None = None) -> NowDoc:
     """Parse NOW. `max_blocks` stops early: a cycle needs only the top block."""
     lines = decode_lines(text)

@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 
 from gitmem import codes
+from gitmem.memory.once import parsed_once
 from gitmem.memory.text import (
     SEP,
     Problem,
@@ -119,6 +120,7 @@ def _rule(line: str, number: int, section: str) -> Rule | None:
     return Rule(parts[0], tail.group(1), tail.group(2), section, number)
 
 
+@parsed_once
 def parse(text: str) -> RulesDoc:
     lines = decode_lines(text)
     preamble, sections = split_sections(lines, 2)

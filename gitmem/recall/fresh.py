@@ -17,10 +17,18 @@ the index's documents with the file's bytes, at the cost of one short read:
 
 A state that fails is dropped, and the file is read whole again, as the first time. A process checks each
 state once while neither it nor the file changes (`trusted`): parsing DECISIONS on every query of a
-long-lived process (an agent session, `gitmem mcp`) would cost more than the query.
+long-lived process (an agent session, `gitmem mcp`) would cost more than the query. A whole-hashed file's
+check is remembered across processes too, as a proof: the hash of the file's bytes and the hash of the
+documents the index holds for it, both as they were when the check passed. A new process that finds both
+hashes equal (C speed: no markdown is parsed) has the same file and the same documents, so the same answer.
+The proof lives under the user's cache directory (`gitio.cache_home`), outside the repository: the sandboxed
+agent, whose HOME is private, cannot reach it (without the sandbox it is as strong as the refs backup's
+folder: the same uid can find it). A forged index row changes the documents' hash, so it is checked again.
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import sqlite3
 from collections import Counter
@@ -29,6 +37,8 @@ from typing import Any
 
 from gitmem.nofollow import files
 from gitmem.recall import corpus
+
+PROOFS = "recall-fresh"
 
 _CHECKED: dict[tuple[str, str], Any] = {}     # (root, path) -> the (state, file stamp) last found true
 
@@ -39,13 +49,55 @@ def trusted(conn: sqlite3.Connection, root: Path, role: str, path: str, state: d
     place = (str(root), path)
     if _CHECKED.get(place) == seen:
         return True
-    if not holds(conn, root, role, path, state):
-        _CHECKED.pop(place, None)
-        return False
+    proof = _proof(conn, root, path) if role not in ("log", "now") else None
+    if proof is None or _proven(root).get(path) != proof:
+        if not holds(conn, root, role, path, state):
+            _CHECKED.pop(place, None)
+            return False
+        if proof is not None:
+            _remember(root, path, proof)
     if len(_CHECKED) > 256:
         _CHECKED.clear()
     _CHECKED[place] = seen
     return True
+
+
+def _proof(conn: sqlite3.Connection, root: Path, path: str) -> list[str] | None:
+    """[hash of the file's bytes, hash of the documents the index holds for it]; None when it cannot be read."""
+    data = files.read(root, path)
+    if data is None:
+        return None
+    digests = sorted(row[0] for row in conn.execute("SELECT digest FROM docs WHERE path = ?", (path,)))
+    return [hashlib.sha1(data).hexdigest(), hashlib.sha1("\n".join(digests).encode()).hexdigest()]
+
+
+def _proofs_file(root: Path) -> Path:
+    from gitmem import gitio
+
+    ident = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
+    return gitio.cache_home(os.environ) / PROOFS / f"{ident}.json"
+
+
+def _proven(root: Path) -> dict[str, Any]:
+    """The proofs kept for this work tree: path -> the proof of its last check that passed."""
+    try:
+        found = json.loads(_proofs_file(root).read_bytes()[:1 << 20])
+    except (OSError, ValueError):
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _remember(root: Path, path: str, proof: list[str]) -> None:
+    """Keep the proof; a cache: a failure to write it only costs the next process the check."""
+    where = _proofs_file(root)
+    kept = {**_proven(root), path: proof}
+    try:
+        where.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        partial = where.with_name(f"{where.name}.{os.getpid()}.partial")
+        partial.write_text(json.dumps(kept), encoding="utf-8")
+        os.replace(partial, where)
+    except OSError:
+        pass
 
 
 def holds(conn: sqlite3.Connection, root: Path, role: str, path: str, state: dict[str, Any]) -> bool:

@@ -1,0 +1,37 @@
+"""One parse of each memory text per process.
+
+A cycle's steps (preflight, the checks before and after the agent, the context, postflight) and a close's each
+ask for the same file parsed; at 100x DECISIONS is 1.7 MB and LESSONS 3,000 lessons. The documents are frozen,
+so the one parse of a text is shared by everyone who reads that text. A text is found again by identity, else
+by equality (a memcmp, C speed); a few of the latest texts are kept per parser, so memory stays what the
+process held anyway.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec, TypeVar
+
+P = ParamSpec("P")
+T = TypeVar("T")
+KEPT = 3        # texts kept per parser: the old and new sides of a change, and one more
+
+
+def parsed_once(parse: Callable[Concatenate[str, P], T]) -> Callable[Concatenate[str, P], T]:
+    """`parse`, answering a text it parsed before (with the same options) from what it returned then."""
+    seen: list[tuple[str, tuple[object, ...], T]] = []
+
+    @functools.wraps(parse)
+    def shared(text: str, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        options = (*args, *sorted(kwargs.items()))
+        for index, (known, known_options, doc) in enumerate(seen):
+            if known_options == options and (known is text or known == text):
+                if index:
+                    seen.insert(0, seen.pop(index))
+                return doc
+        doc = parse(text, *args, **kwargs)
+        seen.insert(0, (text, options, doc))
+        del seen[KEPT:]
+        return doc
+
+    return shared
