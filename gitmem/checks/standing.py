@@ -3,13 +3,16 @@
 `check` and `verify` judge changes, so a bad heading that reached the branch without them (`--no-verify`, a
 web edit merged without the required check) is judged by nothing after it: readers skip the entry, and the
 next writer builds on it. What a cycle would build on, what `status` shows and what a LOG write appends
-after is judged here, whole: LOG's headings in one pass at `find` speed (an entry's heading is what every
-reader finds it by), the amendments in it (GM313), and the format problems of the other memory files,
-which stay small. A LOG entry that an amendment supersedes is no longer an error.
+after is judged here: LOG's headings in one pass at `find` speed (an entry's heading is what every reader
+finds it by), the amendments in it (GM313), NOW's top blocks (every reader reads NOW from the top, a block
+that reached the branch unchecked is a new one, on top, and the file grows ten lines a cycle for ever), and
+the format problems of the other memory files, which stay small. A LOG entry that an amendment supersedes is
+no longer an error.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from gitmem import codes
 from gitmem.checks import amendments
@@ -18,8 +21,11 @@ from gitmem.config import Config
 from gitmem.memory import decisions, lessons, log, now, rules
 from gitmem.memory.text import decode, parses_with_ascii_digits
 
-# The roles whose whole file is parsed; LOG is scanned by its headings instead (it grows for ever).
-_PARSED = (("now", now.parse), ("decisions", decisions.parse), ("lessons", lessons.parse), ("rules", rules.parse))
+NOW_BLOCKS_JUDGED = 3
+# The roles whose file is parsed: NOW's top blocks, the others whole; LOG is scanned by its headings instead.
+_PARSED: tuple[tuple[str, Callable[[str], Any]], ...] = (
+    ("now", lambda text: now.parse(text, max_blocks=NOW_BLOCKS_JUDGED)), ("decisions", decisions.parse),
+    ("lessons", lessons.parse), ("rules", rules.parse))
 
 
 def standing(config: Config, read: Callable[[str], bytes | None]) -> list[Violation]:
