@@ -423,14 +423,18 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | N
           seen: str | None = None) -> None:
     from gitmem.publish.merge import resolver_for
     from gitmem.publish.push import PushStatus, publish
+    from gitmem.publish.renumber import renumberer_for
 
     repo = ws.repo
     result = publish(repo, conflict_branch=f"gitmem/cycle-{report.cycle}", remote=settings.remote,
                      tries=settings.tries, backoff=settings.backoff, sleep=settings.sleep,
                      resolver=resolver_for(ws.config), workspace=ws.name or None, known=known,
-                     watch=(seen, ws.config.path("decisions")) if seen else None)
+                     watch=(seen, ws.config.path("decisions")) if seen else None,
+                     renumber=renumberer_for(ws.config))
     report.messages += result.messages
     report.push_status = result.status
+    if result.renumbered is not None and result.ok:      # another writer took our number: ours is the next one
+        report.cycle = ws.last_log_cycle()
     for kept in (report.salvage_branch, report.local_branch, report.proposal_branch):
         if kept and result.status.reached_remote:   # a runner's checkout is thrown away
             try:

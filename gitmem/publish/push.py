@@ -23,6 +23,7 @@ from enum import StrEnum
 
 from gitmem import codes, gitio
 from gitmem.errors import ExitCode
+from gitmem.publish.renumber import CycleRenumbering
 from gitmem.secrets import scrub
 
 SIDE_TRIES = 5       # side branch names tried when the remote already holds one (pushed there from elsewhere)
@@ -65,6 +66,7 @@ class SyncResult:
     conflicts: tuple[str, ...] = ()
     attempts: int = 0
     messages: list[str] = field(default_factory=list)
+    renumbered: CycleRenumbering | None = None     # our cycles took the numbers after the upstream's (renumber)
 
     @property
     def ok(self) -> bool:
@@ -119,7 +121,7 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
             branch: str | None = None, tries: int = 5, backoff: float = 1.0,
             sleep: Callable[[float], None] = time.sleep, resolver: gitio.Resolver | None = None,
             workspace: str | None = None, known: str | None = None,
-            watch: tuple[str, str] | None = None) -> SyncResult:
+            watch: tuple[str, str] | None = None, renumber: gitio.Renumberer | None = None) -> SyncResult:
     """Fetch, rebase the current branch onto its remote branch, push. Up to `tries` attempts.
 
     A push rejected because someone pushed in between is retried after `backoff * 2**attempt` seconds.
@@ -132,6 +134,8 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     caller saw when it started (default: the remote-tracking branch now), so that nothing done in between,
     by an agent or another fetch, moves what is trusted. `watch` is (an upstream tip, the DECISIONS path): commits
     that changed DECISIONS on the upstream since that tip are named in the messages (gitmem.publish.arrivals).
+    `renumber` (default: gitmem.publish.renumber.renumberer_for the same config) gives our cycles the numbers
+    after the upstream's when another writer took them first.
     """
     local = gitio.current_branch(repo)
     if local is None:
@@ -140,11 +144,13 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     remote = remote or default_remote
     branch = branch or default_branch
     result = SyncResult(PushStatus.FAILED, remote=remote, branch=branch)
-    if resolver is None:
+    if resolver is None or renumber is None:
         from gitmem.config import load_config
         from gitmem.publish.merge import resolver_for
+        from gitmem.publish.renumber import renumberer_for
 
-        resolver = resolver_for(load_config(gitio.root(repo)))
+        config = load_config(gitio.root(repo))
+        resolver, renumber = resolver or resolver_for(config), renumber or renumberer_for(config)
     if remote not in gitio.remote_names(repo):
         result.status = PushStatus.NO_REMOTE
         result.messages.append(f"there is no remote {remote!r}; the commit stays local")
@@ -164,9 +170,12 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
                 watch = _watch(repo, result, watch, upstream)
             if upstream is not None:
                 before = _head(repo)
-                rebased = gitio.rebase_onto(repo, f"refs/remotes/{remote}/{branch}", resolver)
+                rebased = gitio.rebase_onto(repo, f"refs/remotes/{remote}/{branch}", resolver, renumber)
                 if rebased.conflicts:
                     return _divert(repo, result, conflict_branch, rebased.conflicts, upstream, verified=False)
+                if isinstance(rebased.renumbering, CycleRenumbering):
+                    result.renumbered = rebased.renumbering
+                    result.messages.append(rebased.renumbering.describe())
                 if rebased.replayed:
                     result.messages.append(f"rebased {rebased.replayed} commit(s) onto {remote}/{branch}")
                     # Pushes by a CI token trigger no other workflow: check the replayed commits here.

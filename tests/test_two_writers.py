@@ -1,0 +1,85 @@
+"""Two writers: a scheduled cycle and a human's interactive session take the same cycle number at once.
+
+A cycle number is a position in the merged history, not a claim: the side that lands second takes the next
+numbers, by rule, whether the runner rebases over the session (the cycle's push), or a human merges a side
+branch (`gitmem merge`, or `git merge`/`git rebase` through the merge driver `gitmem init` registers).
+Real repositories: a bare origin, the runner's clone and the human's clone; the session runs from inside the
+agent's run, with the real CLI.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pygit2
+
+from gitmem.checks.targets import verify_range
+from gitmem.config import Config
+from gitmem.cycle.runner import Settings, run_cycle
+from gitmem.errors import ExitCode
+from gitmem.gitio import Repo
+from gitmem.memory import log, now
+from gitmem.workspace import Workspace
+from tests.support.cycle_support import WritingBackend, built, clone, file_at, is_clean, origin_and_clone
+from tests.support.gitcli import git, isolated_env
+from tests.support.helpers import DANA, GitRepo
+
+
+def session(repo: GitRepo, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """The real CLI in the human's clone, as an interactive session runs it: not inside any cycle."""
+    env = isolated_env(who=DANA)
+    env.pop("GITMEM_CYCLE", None)
+    done = subprocess.run([sys.executable, "-m", "gitmem", *argv], cwd=repo.path, env=env, capture_output=True,
+                          text=True, check=False)
+    if check and done.returncode != 0:
+        raise AssertionError(f"gitmem {' '.join(argv)} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+    return done
+
+
+def session_cycle(repo: GitRepo, task: str, *, push: bool = True) -> None:
+    """One interactive session's cycle: a LOG entry and a NOW block, committed and pushed."""
+    session(repo, "log", "add", "--task", task, "--outcome", "built", "--result", "done by hand")
+    session(repo, "now", "add", "--did", task, "--human", "nothing", "--next", "more")
+    git(repo.path, "add", "LOG.md", "NOW.md", who=DANA)
+    git(repo.path, "commit", "--quiet", "-m", f"session: {task}", who=DANA)
+    if push:
+        git(repo.path, "push", "--quiet", "origin", "main", who=DANA)
+
+
+def _raw(origin: Path) -> pygit2.Repository:
+    return pygit2.Repository(str(origin))
+
+
+def _cycles(text: str | None) -> list[int | None]:
+    return [e.cycle for e in log.parse(text or "").entries]
+
+
+def test_a_session_pushed_while_the_cycle_runs_takes_the_number_and_the_cycle_takes_the_next(
+        tmp_path: Path, memrepo: GitRepo) -> None:
+    origin = origin_and_clone(tmp_path, memrepo)
+    start = memrepo.head()
+    human = clone(origin, tmp_path / "dana", DANA)
+
+    def cycle_while_a_session_pushes(memory, request) -> None:
+        assert request.cycle == 1
+        session_cycle(human, "fix the README by hand")       # the session takes cycle 1 first
+        built("write hello.txt")(memory, request)
+
+    report = run_cycle(memrepo.ws(), WritingBackend(cycle_while_a_session_pushes),
+                       settings=Settings(push=True, sleep=lambda s: None))
+    assert (report.exit_code, report.pushed, report.cycle) == (ExitCode.OK, True, 2)
+    assert any("cycle 1 is cycle 2 now" in m for m in report.messages)
+    remote = _raw(origin)
+    entries = log.parse(file_at(remote, "refs/heads/main", "LOG.md") or "").entries
+    assert [(e.cycle, e.get("Task")) for e in entries] == [(1, "fix the README by hand"), (2, "write hello.txt")]
+    blocks = now.parse(file_at(remote, "refs/heads/main", "NOW.md") or "").blocks
+    assert [(b.cycle, b.fields[0].value) for b in blocks[:2]] == [(2, "write hello.txt"),
+                                                                  (1, "fix the README by hand")]
+    tip = remote.revparse_single("refs/heads/main").peel(pygit2.Commit)
+    assert tip.message.startswith("gitmem: cycle 2 · built · write hello.txt\n")
+    assert "Gitmem-Cycle: 2\n" in tip.message
+    assert verify_range(Workspace.for_repo(Repo(remote), Config()), start, "refs/heads/main").violations == []
+    assert is_clean(memrepo)
+    git(human.path, "pull", "--quiet", "--ff-only", who=DANA)
+    assert session(human, "check").returncode == 0
