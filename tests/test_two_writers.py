@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pygit2
@@ -26,21 +27,23 @@ from tests.support.gitcli import git, isolated_env
 from tests.support.helpers import DANA, GitRepo
 
 
-def session(repo: GitRepo, *argv: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """The real CLI in the human's clone, as an interactive session runs it: not inside any cycle."""
+def session(repo: GitRepo, *argv: str, check: bool = True, ago: str = "") -> subprocess.CompletedProcess[str]:
+    """The real CLI in the human's clone, as an interactive session runs it: not inside any cycle. `ago` (`2h`)
+    runs it that long in the past (libfaketime)."""
     env = isolated_env(who=DANA)
     env.pop("GITMEM_CYCLE", None)
-    done = subprocess.run([sys.executable, "-m", "gitmem", *argv], cwd=repo.path, env=env, capture_output=True,
-                          text=True, check=False)
+    past = ["faketime", "-f", f"-{ago}"] if ago else []
+    done = subprocess.run([*past, sys.executable, "-m", "gitmem", *argv], cwd=repo.path, env=env,
+                          capture_output=True, text=True, check=False)
     if check and done.returncode != 0:
         raise AssertionError(f"gitmem {' '.join(argv)} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
     return done
 
 
-def session_cycle(repo: GitRepo, task: str, *, push: bool = True) -> None:
+def session_cycle(repo: GitRepo, task: str, *, push: bool = True, ago: str = "") -> None:
     """One interactive session's cycle: a LOG entry and a NOW block, committed and pushed."""
-    session(repo, "log", "add", "--task", task, "--outcome", "built", "--result", "done by hand")
-    session(repo, "now", "add", "--did", task, "--human", "nothing", "--next", "more")
+    session(repo, "log", "add", "--task", task, "--outcome", "built", "--result", "done by hand", ago=ago)
+    session(repo, "now", "add", "--did", task, "--human", "nothing", "--next", "more", ago=ago)
     git(repo.path, "add", "LOG.md", "NOW.md", who=DANA)
     git(repo.path, "commit", "--quiet", "-m", f"session: {task}", who=DANA)
     if push:
@@ -83,3 +86,50 @@ def test_a_session_pushed_while_the_cycle_runs_takes_the_number_and_the_cycle_ta
     assert is_clean(memrepo)
     git(human.path, "pull", "--quiet", "--ff-only", who=DANA)
     assert session(human, "check").returncode == 0
+
+
+def _human_with_a_session_branch(tmp_path: Path, memrepo: GitRepo, *, ago: str = "") -> tuple[Path, GitRepo]:
+    """Cycle 1 on origin; the human's session logs cycle 2 on branch `laptop` (`ago`, in the past); the runner's
+    cycle 2 lands on main first. Returns (origin, the human's clone on main, up to date)."""
+    origin = origin_and_clone(tmp_path, memrepo)
+    earlier = Settings(push=True, clock=lambda: datetime.now(UTC) - timedelta(hours=5)) if ago else Settings(push=True)
+    assert run_cycle(memrepo.ws(), WritingBackend(built("first")), settings=earlier).pushed
+    human = clone(origin, tmp_path / "dana", DANA)
+    git(human.path, "switch", "--quiet", "-c", "laptop", who=DANA)
+    session_cycle(human, "session on the laptop", push=False, ago=ago)
+    second = run_cycle(memrepo.ws(), WritingBackend(built("second", {"b.txt": "b\n"})), settings=Settings(push=True))
+    assert (second.cycle, second.pushed) == (2, True)
+    git(human.path, "switch", "--quiet", "main", who=DANA)
+    git(human.path, "pull", "--quiet", "--ff-only", who=DANA)
+    return origin, human
+
+
+def test_gitmem_merge_appends_the_other_sides_cycles_renumbered_after_ours(tmp_path: Path, memrepo: GitRepo) -> None:
+    origin, human = _human_with_a_session_branch(tmp_path, memrepo)
+    before = git(human.path, "rev-parse", "HEAD", who=DANA).strip()
+    done = session(human, "merge", "laptop")
+    assert "laptop's cycle 2 is cycle 3 now" in done.stdout
+    entries = log.parse(human.read("LOG.md")).entries
+    assert [(e.cycle, e.get("Task")) for e in entries] == [(1, "first"), (2, "second"), (3, "session on the laptop")]
+    blocks = now.parse(human.read("NOW.md")).blocks
+    assert sorted(b.cycle for b in blocks[:3] if b.cycle) == [1, 2, 3]
+    tip = human.repo.head.peel(pygit2.Commit)
+    assert len(tip.parents) == 2 and tip.message.startswith("gitmem: merge laptop")
+    assert session(human, "check").returncode == 0
+    assert session(human, "verify", "--range", f"{before}..HEAD").returncode == 0
+    assert is_clean(human)
+
+
+def test_a_merged_entry_older_than_ours_takes_the_merges_time_and_keeps_its_own(tmp_path: Path,
+                                                                                 memrepo: GitRepo) -> None:
+    origin, human = _human_with_a_session_branch(tmp_path, memrepo, ago="2h")
+    ours = log.parse(human.read("LOG.md")).entries[-1]
+    theirs = log.parse(git(human.path, "show", "laptop:LOG.md", who=DANA)).entries[-1]
+    assert (ours.cycle, theirs.cycle) == (2, 2) and theirs.when.moment < ours.when.moment
+    before = git(human.path, "rev-parse", "HEAD", who=DANA).strip()
+    session(human, "merge", "laptop")
+    last = log.parse(human.read("LOG.md")).entries[-1]
+    assert last.cycle == 3 and last.get("Merged") == f"{theirs.when} · cycle 2 · built"
+    assert last.when.moment >= ours.when.moment and last.get("Task") == "session on the laptop"
+    assert session(human, "check").returncode == 0
+    assert session(human, "verify", "--range", f"{before}..HEAD").returncode == 0

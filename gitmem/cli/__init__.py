@@ -17,7 +17,7 @@ COMMANDS: dict[str, str] = {
     "log": "write", "now": "write", "decision": "write", "lesson": "write",
     "init": "init", "demo": "demo", "context": "context", "cycle": "cycle", "close": "close",
     "status": "status", "pending": "pending", "recall": "recall", "github": "github", "config": "config",
-    "report": "report", "hook": "hook", "mcp": "mcp", "fleet": "fleet",
+    "report": "report", "hook": "hook", "mcp": "mcp", "fleet": "fleet", "merge": "merge",
 }
 
 

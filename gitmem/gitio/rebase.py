@@ -9,7 +9,7 @@ import pygit2
 
 from gitmem.gitio.commits import reset_hard
 from gitmem.gitio.history import _resolve
-from gitmem.gitio.repository import Repo, RepoError
+from gitmem.gitio.repository import Identity, Repo, RepoError
 
 # (path, base bytes, upstream bytes, our bytes) -> merged bytes, or None to decline.
 Resolver = Callable[[str, bytes | None, bytes | None, bytes | None], bytes | None]
@@ -25,6 +25,8 @@ class Renumbering(Protocol):
     def file(self, path: str, data: bytes) -> bytes: ...
 
     def message(self, text: str) -> str: ...
+
+    def describe(self) -> str: ...
 
 
 # (read(commit, path), merge base, upstream tip, our tip) -> the renumbering the replay needs, or None.
@@ -149,3 +151,33 @@ def _resolve_conflicts(raw: pygit2.Repository, merged: pygit2.Index, resolver: R
         del merged.conflicts[path]
         merged.add(pygit2.IndexEntry(path, raw.create_blob(data), mode))
     return True
+
+
+@dataclass(frozen=True)
+class Merged:
+    commit: str | None                  # the merge commit, when every path merged
+    conflicts: tuple[str, ...]          # the paths that did not (then nothing was made)
+    renumbering: Renumbering | None = None
+
+
+def merge_into(repo: Repo, ours: str, theirs: str, message: str, author: Identity,
+               resolver: Resolver | None = None, renumber: Renumberer | None = None) -> Merged:
+    """A merge commit of `theirs` into `ours` (parents in that order), made in memory: no branch, index or
+    work tree moves. `renumber` changes `theirs`' side first (its cycles go after ours'); a path whose line
+    merge conflicts is offered to `resolver(path, base, ours, theirs)`."""
+    raw = repo.raw
+    mine, other = _resolve(repo, ours), _resolve(repo, theirs)
+    fork = raw.merge_base(mine.id, other.id)
+    if fork is None:
+        raise RepoError(f"{theirs} shares no history with {ours}; nothing to merge by memory rules")
+    plan = renumber(lambda rev, path: _read(raw, rev, path), str(fork), str(mine.id), str(other.id)) \
+        if renumber is not None else None
+    base_tree = raw[fork].peel(pygit2.Commit).tree
+    their_tree = _renumbered(raw, other.tree, plan) if plan is not None else other.tree
+    merged = raw.merge_trees(base_tree, mine.tree, their_tree)
+    if merged.conflicts is not None and not _resolve_conflicts(raw, merged, resolver):
+        return Merged(None, tuple(sorted({(e or o or t).path for e, o, t in merged.conflicts})), plan)
+    tree = merged.write_tree(raw)
+    who = pygit2.Signature(author.name, author.email)
+    oid = raw.create_commit(None, who, who, message, tree, [mine.id, other.id])
+    return Merged(str(oid), (), plan)

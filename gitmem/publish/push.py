@@ -23,7 +23,6 @@ from enum import StrEnum
 
 from gitmem import codes, gitio
 from gitmem.errors import ExitCode
-from gitmem.publish.renumber import CycleRenumbering
 from gitmem.secrets import scrub
 
 SIDE_TRIES = 5       # side branch names tried when the remote already holds one (pushed there from elsewhere)
@@ -66,7 +65,7 @@ class SyncResult:
     conflicts: tuple[str, ...] = ()
     attempts: int = 0
     messages: list[str] = field(default_factory=list)
-    renumbered: CycleRenumbering | None = None     # our cycles took the numbers after the upstream's (renumber)
+    renumbered: gitio.Renumbering | None = None     # our cycles took the numbers after the upstream's (renumber)
 
     @property
     def ok(self) -> bool:
@@ -173,7 +172,7 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
                 rebased = gitio.rebase_onto(repo, f"refs/remotes/{remote}/{branch}", resolver, renumber)
                 if rebased.conflicts:
                     return _divert(repo, result, conflict_branch, rebased.conflicts, upstream, verified=False)
-                if isinstance(rebased.renumbering, CycleRenumbering):
+                if rebased.renumbering is not None:
                     result.renumbered = rebased.renumbering
                     result.messages.append(rebased.renumbering.describe())
                 if rebased.replayed:

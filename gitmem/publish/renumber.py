@@ -134,7 +134,7 @@ def renumber_message(text: str, shift: Shift) -> str:
 class CycleRenumbering:
     """The renumbering of one side's commits (gitmem.gitio.Renumbering): its LOG and NOW, from `base` on."""
 
-    log_path: str
+    log_path: str               # "" when LOG is not renumbered here (renumberer_for)
     now_path: str
     base_log: bytes | None
     base_now: bytes | None
@@ -142,7 +142,7 @@ class CycleRenumbering:
 
     @property
     def paths(self) -> tuple[str, ...]:
-        return (self.log_path, self.now_path)
+        return tuple(path for path in (self.log_path, self.now_path) if path)
 
     def file(self, path: str, data: bytes) -> bytes:
         if path == self.log_path:
@@ -160,10 +160,11 @@ class CycleRenumbering:
                 "number is a position in the merged history)")
 
 
-def renumberer_for(config: Config) -> Callable[[Callable[[str, str], bytes | None], str, str, str],
-                                               CycleRenumbering | None]:
-    """For gitmem.gitio.rebase_onto and replay: the renumbering that puts our commits' cycles after the
-    upstream's, or None when they already follow."""
+def renumberer_for(config: Config, *, log_too: bool = True) -> Callable[
+        [Callable[[str, str], bytes | None], str, str, str], CycleRenumbering | None]:
+    """For gitmem.gitio.rebase_onto and merge_into: the renumbering that puts our commits' cycles after the
+    upstream's, or None when they already follow. Without `log_too` LOG is left to the merge's resolver, which
+    renumbers it by the same rule and keeps each entry's own heading (gitmem.publish.merge.brought_in)."""
     log_path, now_path = config.path("log"), config.path("now")
 
     def plan(read: Callable[[str, str], bytes | None], fork: str, upstream: str,
@@ -173,6 +174,6 @@ def renumberer_for(config: Config) -> Callable[[Callable[[str, str], bytes | Non
                             new_log_cycles(base_log, read(ours, log_path)))
         if not shift.by:
             return None
-        return CycleRenumbering(log_path, now_path, base_log, read(fork, now_path), shift)
+        return CycleRenumbering(log_path if log_too else "", now_path, base_log, read(fork, now_path), shift)
 
     return plan

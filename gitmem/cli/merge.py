@@ -1,0 +1,40 @@
+"""`gitmem merge BRANCH`: land a side branch by memory rules (gitmem.publish.sidemerge)."""
+from __future__ import annotations
+
+import click
+
+from gitmem.cli.common import CommandFailed, open_workspace, workspace_option
+from gitmem.errors import ExitCode, exit_codes_help
+
+EXIT_CODES = {
+    ExitCode.OK: "merged, or already merged",
+    ExitCode.VIOLATIONS: "not merged: a path does not merge by memory rules, or the merge would fail verify",
+    ExitCode.USAGE: "usage or config error (no such branch, no git author)",
+}
+
+
+@click.command("merge", epilog=exit_codes_help(EXIT_CODES))
+@click.argument("branch")
+@workspace_option
+def merge_command(branch: str, workspace: str | None) -> int:
+    """Merge BRANCH into the current branch by memory rules, as one merge commit.
+
+    Use it for the side branch a cycle or a close left (`gitmem/cycle-19`: fetch it first and name it
+    `origin/gitmem/cycle-19`), or any branch another writer made. Its LOG entries and NOW blocks go after
+    ours and its cycles take the numbers after our last one (a cycle number is a position in the merged
+    history); decisions merge by ID. The result passes `gitmem check` and `gitmem verify`, or nothing changes.
+    """
+    from gitmem.publish.sidemerge import MergeRefused, merge_branch
+
+    ws = open_workspace(workspace)
+    try:
+        done = merge_branch(ws, branch)
+    except MergeRefused as err:
+        raise CommandFailed("merge", str(err),
+                            exit_code=ExitCode.USAGE if err.usage else ExitCode.VIOLATIONS) from None
+    for line in done.messages:
+        click.echo(line)
+    return ExitCode.OK
+
+
+COMMANDS = (merge_command,)
