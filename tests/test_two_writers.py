@@ -133,3 +133,78 @@ def test_a_merged_entry_older_than_ours_takes_the_merges_time_and_keeps_its_own(
     assert last.when.moment >= ours.when.moment and last.get("Task") == "session on the laptop"
     assert session(human, "check").returncode == 0
     assert session(human, "verify", "--range", f"{before}..HEAD").returncode == 0
+
+
+def _two_clones_with_the_driver(tmp_path: Path, memrepo: GitRepo) -> tuple[GitRepo, GitRepo]:
+    """`gitmem init` (the real CLI) registers the merge driver; .gitattributes is committed and pushed, and a
+    second clone registers it for itself with `gitmem init` too."""
+    origin = origin_and_clone(tmp_path, memrepo)
+    first = clone(origin, tmp_path / "dana", DANA)
+    out = session(first, "init").stdout
+    assert "merge.gitmem.driver" in out and ".gitattributes" in out
+    assert "/LOG.md merge=gitmem" in first.read(".gitattributes")
+    git(first.path, "add", ".gitattributes", who=DANA)
+    git(first.path, "commit", "--quiet", "-m", "merge memory by memory rules", who=DANA)
+    git(first.path, "push", "--quiet", "origin", "main", who=DANA)
+    second = clone(origin, tmp_path / "laptop", DANA)
+    session(second, "init")
+    return first, second
+
+
+def test_init_never_overwrites_a_merge_attribute_or_driver_the_user_has(tmp_path: Path, memrepo: GitRepo) -> None:
+    memrepo.write(".gitattributes", "/NOW.md merge=union\n*.png binary\n")
+    git(memrepo.path, "config", "merge.gitmem.driver", "my-own-driver %A", who=DANA)
+    done = session(memrepo, "init")
+    attributes = memrepo.read(".gitattributes")
+    assert attributes.startswith("/NOW.md merge=union\n*.png binary\n")
+    assert "/NOW.md merge=gitmem" not in attributes and "/LOG.md merge=gitmem" in attributes
+    assert git(memrepo.path, "config", "merge.gitmem.driver", who=DANA).strip() == "my-own-driver %A"
+    assert "merge=union" in done.stderr and "my-own-driver" in done.stderr
+    session(memrepo, "init")
+    assert memrepo.read(".gitattributes") == attributes       # twice changes nothing
+
+
+def test_git_merge_and_git_rebase_renumber_the_other_sides_cycle_through_the_driver(tmp_path: Path,
+                                                                                     memrepo: GitRepo) -> None:
+    first, second = _two_clones_with_the_driver(tmp_path, memrepo)
+    session_cycle(first, "from the desktop")                  # cycle 1, pushed
+    session_cycle(second, "from the laptop", push=False)      # cycle 1 too, local
+    before = git(second.path, "rev-parse", "origin/main", who=DANA).strip()
+    # A merge: the branch merged in (origin's) follows ours, renumbered, with its own heading kept.
+    git(second.path, "pull", "--quiet", "--no-rebase", "--no-edit", "origin", "main", who=DANA)
+    entries = log.parse(second.read("LOG.md")).entries
+    assert [(e.cycle, e.get("Task")) for e in entries] == [(1, "from the laptop"), (2, "from the desktop")]
+    assert entries[1].get("Merged") == f"{entries[1].when} · cycle 1 · built"
+    assert sorted((b.cycle, b.fields[0].value) for b in now.parse(second.read("NOW.md")).blocks[:2]) == [
+        (1, "from the laptop"), (2, "from the desktop")]
+    assert session(second, "check").returncode == 0
+    assert session(second, "verify", "--range", f"{before}..HEAD").returncode == 0
+
+    session_cycle(first, "desktop again")                     # cycle 2 on origin
+    # A rebase: the commits replayed (the laptop's) follow the upstream's.
+    git(second.path, "reset", "--quiet", "--hard", "HEAD^1", who=DANA)   # back to the laptop's own commit
+    git(second.path, "pull", "--quiet", "--rebase", "origin", "main", who=DANA)
+    entries = log.parse(second.read("LOG.md")).entries
+    assert [(e.cycle, e.get("Task")) for e in entries] == [(1, "from the desktop"), (2, "desktop again"),
+                                                            (3, "from the laptop")]
+    assert session(second, "check").returncode == 0
+    upstream = git(second.path, "rev-parse", "origin/main", who=DANA).strip()
+    assert session(second, "verify", "--range", f"{upstream}..HEAD").returncode == 0
+
+
+def test_the_driver_leaves_gits_conflict_when_the_same_block_changed_on_both_sides(tmp_path: Path,
+                                                                                    memrepo: GitRepo) -> None:
+    first, second = _two_clones_with_the_driver(tmp_path, memrepo)
+    session_cycle(first, "a block to edit")
+    git(second.path, "pull", "--quiet", "--ff-only", who=DANA)
+    for repo, words in ((first, "Next as the desktop wants"), (second, "Next as the laptop wants")):
+        text = repo.read("NOW.md")
+        block = now.parse(text).blocks[0]
+        repo.write("NOW.md", text.replace(block.fields[2].value, words, 1))
+        git(repo.path, "commit", "--quiet", "-am", words, who=DANA)
+    git(first.path, "push", "--quiet", "origin", "main", who=DANA)
+    failed = subprocess.run(["git", "pull", "--no-rebase", "--no-edit", "origin", "main"], cwd=second.path,
+                            env=isolated_env(who=DANA), capture_output=True, text=True, check=False)
+    assert failed.returncode != 0 and "CONFLICT" in failed.stdout + failed.stderr
+    text = second.read("NOW.md")
+    assert "<<<<<<<" in text and "Next as the desktop wants" in text and "Next as the laptop wants" in text

@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "init": "init", "demo": "demo", "context": "context", "cycle": "cycle", "close": "close",
     "status": "status", "pending": "pending", "recall": "recall", "github": "github", "config": "config",
     "report": "report", "hook": "hook", "mcp": "mcp", "fleet": "fleet", "merge": "merge",
+    "merge-driver": "merge",
 }
 
 

@@ -1,6 +1,8 @@
 """`gitmem merge BRANCH`: land a side branch by memory rules (gitmem.publish.sidemerge)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from gitmem.cli.common import CommandFailed, open_workspace, workspace_option
@@ -37,4 +39,32 @@ def merge_command(branch: str, workspace: str | None) -> int:
     return ExitCode.OK
 
 
-COMMANDS = (merge_command,)
+@click.command("merge-driver", hidden=True)
+@click.argument("base", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("ours", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("theirs", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("path")
+def merge_driver_command(base: Path, ours: Path, theirs: Path, path: str) -> int:
+    """git's merge driver for the memory files (`gitmem init` registers it): writes the merge into OURS and
+    exits 0, or leaves git's own conflict markers there and exits 1."""
+    from gitmem import gitio
+    from gitmem.config import load_config
+    from gitmem.memory.text import Timestamp
+    from gitmem.publish.driver import merge_memory_file
+    from gitmem.workspace import Workspace
+
+    repo = gitio.open_repo(Path.cwd())
+    ws = Workspace.for_repo(repo, load_config(gitio.root(repo)))
+    clock = ws.clock()
+    head = gitio.head_id(repo)
+    merged = merge_memory_file(ws.config, path, base.read_bytes(), ours.read_bytes(), theirs.read_bytes(),
+                               now=lambda: Timestamp.from_datetime(clock()),
+                               read_ours=lambda rel: gitio.file_at(repo, head, rel))
+    if merged is not None:
+        ours.write_bytes(merged)
+        return ExitCode.OK
+    clean = gitio.merge_file_markers(repo, ours, base, theirs, ("ours", "base", "theirs"))
+    return ExitCode.OK if clean else ExitCode.VIOLATIONS
+
+
+COMMANDS = (merge_command, merge_driver_command)

@@ -28,22 +28,22 @@ from typing import TYPE_CHECKING, Any
 # a name is found on first use (below), so this list is the whole facade.
 __all__ = [
     "Change", "ChangedFile", "Commit", "CommitInfo", "GitCommandError", "Identity", "RebaseResult",
-    "RenamedSnapshot", "Renumberer", "Renumbering", "Repo", "RepoError", "Resolver", "STASH", "Snapshot",
-    "StatePath", "blob", "blob_id",
+    "RenamedSnapshot", "Repo", "RepoError", "Resolver", "STASH", "Snapshot", "StatePath", "blob", "blob_id",
     "blob_size", "branch_exists", "cache_home", "changes", "checkout_branch", "commit", "commit_files",
     "commit_snapshot", "commit_worktree", "commits_since", "common_dir", "config_value", "count_range",
     "create_branch", "create_bundle", "current_branch", "derived", "dirty_files", "exists", "fetch", "fetch_copy",
     "fetch_objects", "fetch_prefixed", "file_at", "file_id_at", "forget_cached", "git_dir", "has_object",
     "head_entry", "head_id", "history", "hooks_dir", "ignored", "index_snapshot", "init_repo", "is_ancestor",
-    "is_ancestor_id", "is_unborn", "merge_base", "merge_into", "open_repo", "push", "put_stash", "read_staged",
-    "rebase_onto", "rebuild_index", "references", "references_all", "refused_for_good", "remote_branch_oid",
-    "remote_names", "replay",
+    "is_ancestor_id", "is_unborn", "merge_base", "open_repo", "push", "put_stash", "read_staged", "rebase_onto",
+    "rebuild_index", "references", "references_all", "refused_for_good", "remote_branch_oid", "remote_names",
     "remote_tips", "reset_hard", "reset_mixed", "resolve", "restore_paths", "restore_worktree", "root", "run_git",
     "same_blob", "set_config", "set_reference", "set_remote_branch", "shallow_commits", "signature", "staged_files",
     "staged_snapshot", "stash_entries", "state_dir", "state_dir_of", "state_paths", "switch_head", "token_config",
     "tree_links", "unbundle", "unheld", "unsigned_why", "upstream_of", "user_identity",
     "waiting_branches", "walk_range", "work_tree", "worktree_bytes", "worktree_changed", "worktree_files",
     "worktree_snapshot", "write_tree_with",
+    # Two writers (gitmem.gitio.rebase, remote): replaying and merging by memory's renumbering rule.
+    "Renumberer", "Renumbering", "merge_file_markers", "merge_into", "replay",
 ]
 
 # Submodules load on first use (PEP 562), searched in this order: `gitmem check` finds everything it needs in

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from gitmem.config import Config
-from gitmem.memory import decisions, log, now
+from gitmem.memory import decisions, lessons, log, now
 from gitmem.memory.text import Timestamp
 
 if TYPE_CHECKING:     # the type only: merging is pure text, no git
@@ -150,6 +150,43 @@ def merge_decisions(base: str, upstream: str, ours: str) -> str | None:
     doc = decisions.DecisionsDoc(preamble, tuple(pending), tuple(resolved), theirs.section_lines,
                                  (), theirs.section_preambles)
     return decisions.render(doc)
+
+
+def merge_lessons(base: str, upstream: str, ours: str) -> str | None:
+    """Union by lesson ID: each side's new lessons land (upstream's first), a lesson changed on one side takes
+    that side's text; the same lesson changed on both sides, one removed, or one new ID with two texts
+    collides."""
+    old, theirs, mine = lessons.parse(base), lessons.parse(upstream), lessons.parse(ours)
+    if old.problems or theirs.problems or mine.problems:
+        return None
+    old_by_id = {item.id: item.render() for item in old.lessons}
+    mine_by_id = {item.id: item for item in mine.lessons}
+    theirs_ids = {item.id for item in theirs.lessons}
+    if set(old_by_id) - theirs_ids or set(old_by_id) - set(mine_by_id):
+        return None         # removed on one side: LESSONS keeps every lesson (GM4xx), a human decides
+    merged: list[lessons.Lesson] = []
+    for item in theirs.lessons:
+        mine_item = mine_by_id.get(item.id)
+        if item.id in old_by_id:
+            picked = _choose(old_by_id[item.id], item, mine_item)
+            if picked is None:
+                return None
+            merged.append(picked)
+        elif mine_item is not None and mine_item.render() != item.render():
+            return None     # both sides took the same new ID
+        else:
+            merged.append(item)
+    merged += [item for item in mine.lessons if item.id not in old_by_id and item.id not in theirs_ids]
+    preamble = _pick_value(old.preamble, theirs.preamble, mine.preamble)
+    if preamble is None:
+        return None
+    return lessons.render(lessons.LessonsDoc(preamble, tuple(merged)))
+
+
+def _choose(base: str, theirs: lessons.Lesson, mine: lessons.Lesson | None) -> lessons.Lesson | None:
+    if mine is None or mine.render() == base or mine.render() == theirs.render():
+        return theirs
+    return mine if theirs.render() == base else None
 
 
 def _same(a: decisions.Decision, b: decisions.Decision) -> bool:
