@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 # The rules generation of this release. Codes and variants added in a release carry its generation
 # (`since`): `verify` holds a commit to them only when the commit was made under them (gitmem.checks.generation),
 # so a history that was valid before an upgrade stays valid. Bump it with every release that adds rules.
-RULES_VERSION = 3
+RULES_VERSION = 4
 
 CODE_RE = re.compile(r"^GM[1-9][0-9][0-9]$")
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -85,6 +85,13 @@ NOW_BLOCK_TOO_BIG = _code(
     "GM104", "now-block-too-big", "a new NOW block is over its share of the cycle's context (long lines)",
     "NOW block is {count} characters (its longest line {longest}); " + _OF_HARD,
     "keep Did / Human / Next to a few short lines; details belong in LOG", since=2)
+_ONE_RULE = ("a NOW block belongs to a cycle LOG has, or to the next one ({next}); `gitmem now add` and `gitmem log "
+             "add` number both alike: write that cycle's LOG entry, or edit the block instead of adding one")
+NOW_CYCLE_NOT_IN_LOG = _code(
+    "GM105", "now-cycle-not-in-log", "a new NOW block names a cycle that LOG neither has nor opens next",
+    "the NOW block for cycle {cycle} has no LOG entry, and the next cycle is {next}", _ONE_RULE,
+    ahead=Message("the NOW block for cycle {cycle} is ahead of LOG, whose last cycle is {last}", _ONE_RULE,
+                  since=4), since=4)
 
 # -- GM2xx DECISIONS ---------------------------------------------------------------------------------------
 DECISIONS_SECTIONS = _code(

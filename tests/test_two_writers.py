@@ -208,3 +208,40 @@ def test_the_driver_leaves_gits_conflict_when_the_same_block_changed_on_both_sid
     assert failed.returncode != 0 and "CONFLICT" in failed.stdout + failed.stderr
     text = second.read("NOW.md")
     assert "<<<<<<<" in text and "Next as the desktop wants" in text and "Next as the laptop wants" in text
+
+
+def test_a_second_now_add_before_the_log_entry_is_refused_and_log_add_takes_the_same_number(
+        memrepo: GitRepo) -> None:
+    session(memrepo, "now", "add", "--did", "started", "--human", "nothing", "--next", "log it")   # opens cycle 1
+    second = session(memrepo, "now", "add", "--did", "again", "--human", "nothing", "--next", "x", check=False)
+    assert second.returncode == 1
+    assert "NOW already has the block for cycle 1" in second.stderr and "gitmem log add" in second.stderr
+    assert [b.cycle for b in now.parse(memrepo.read("NOW.md")).blocks] == [1]
+    session(memrepo, "log", "add", "--task", "t", "--outcome", "built", "--result", "r")
+    assert [e.cycle for e in log.parse(memrepo.read("LOG.md")).entries] == [1]
+    session(memrepo, "now", "add", "--did", "next one", "--human", "nothing", "--next", "x")     # opens cycle 2
+    session(memrepo, "log", "add", "--task", "t2", "--outcome", "built", "--result", "r2")
+    assert [e.cycle for e in log.parse(memrepo.read("LOG.md")).entries] == [1, 2]
+    assert [b.cycle for b in now.parse(memrepo.read("NOW.md")).blocks] == [2, 1]
+    assert session(memrepo, "check", "--worktree").returncode == 0
+
+
+def _now_block(cycle: int, minute: int) -> str:
+    return f"## 2026-12-01 10:{minute:02d} UTC · cycle {cycle}\n- Did: d\n- Human: nothing\n- Next: n\n\n"
+
+
+def test_check_says_when_now_names_a_cycle_log_skipped_or_runs_ahead_of_log(memrepo: GitRepo) -> None:
+    memrepo.write("LOG.md", memrepo.read("LOG.md") + "\n## 2026-12-01 10:00 UTC · cycle 5 · built\n- Task: t\n"
+                  "- Result: r\n\n## 2026-12-01 10:05 UTC · cycle 7 · built\n- Task: t\n- Result: r\n")
+    memrepo.commit_files({"LOG.md": memrepo.read("LOG.md")}, "history with a gap, committed before")
+    text = memrepo.read("NOW.md")
+    top = text.index("\n## ") + 1 if "\n## " in text else len(text)
+    memrepo.write("NOW.md", text[:top] + _now_block(292, 20) + _now_block(7, 12) + _now_block(6, 11)
+                  + text[top:])
+    done = session(memrepo, "check", "--worktree", check=False)
+    assert done.returncode == 1
+    assert "GM105 the NOW block for cycle 292 is ahead of LOG, whose last cycle is 7" in done.stdout
+    assert "GM105 the NOW block for cycle 6 has no LOG entry, and the next cycle is 8" in done.stdout
+    assert "cycle 7 " not in done.stdout.replace("last cycle is 7", "")
+    memrepo.write("NOW.md", text[:top] + _now_block(8, 20) + _now_block(7, 12) + text[top:])
+    assert session(memrepo, "check", "--worktree").returncode == 0
