@@ -27,12 +27,12 @@ from tests.support.gitcli import git, isolated_env
 from tests.support.helpers import DANA, GitRepo
 
 
-def session(repo: GitRepo, *argv: str, check: bool = True, ago: str = "") -> subprocess.CompletedProcess[str]:
-    """The real CLI in the human's clone, as an interactive session runs it: not inside any cycle. `ago` (`2h`)
-    runs it that long in the past (libfaketime)."""
+def session(repo: GitRepo, *argv: str, check: bool = True, shift: str = "") -> subprocess.CompletedProcess[str]:
+    """The real CLI in the human's clone, as an interactive session runs it: not inside any cycle. `shift`
+    (`-2h`, `+3h`) runs it on a clock that far off (libfaketime)."""
     env = isolated_env(who=DANA)
     env.pop("GITMEM_CYCLE", None)
-    past = ["faketime", "-f", f"-{ago}"] if ago else []
+    past = ["faketime", "-f", shift] if shift else []
     done = subprocess.run([*past, sys.executable, "-m", "gitmem", *argv], cwd=repo.path, env=env,
                           capture_output=True, text=True, check=False)
     if check and done.returncode != 0:
@@ -40,10 +40,10 @@ def session(repo: GitRepo, *argv: str, check: bool = True, ago: str = "") -> sub
     return done
 
 
-def session_cycle(repo: GitRepo, task: str, *, push: bool = True, ago: str = "") -> None:
+def session_cycle(repo: GitRepo, task: str, *, push: bool = True, shift: str = "") -> None:
     """One interactive session's cycle: a LOG entry and a NOW block, committed and pushed."""
-    session(repo, "log", "add", "--task", task, "--outcome", "built", "--result", "done by hand", ago=ago)
-    session(repo, "now", "add", "--did", task, "--human", "nothing", "--next", "more", ago=ago)
+    session(repo, "log", "add", "--task", task, "--outcome", "built", "--result", "done by hand", shift=shift)
+    session(repo, "now", "add", "--did", task, "--human", "nothing", "--next", "more", shift=shift)
     git(repo.path, "add", "LOG.md", "NOW.md", who=DANA)
     git(repo.path, "commit", "--quiet", "-m", f"session: {task}", who=DANA)
     if push:
@@ -88,15 +88,16 @@ def test_a_session_pushed_while_the_cycle_runs_takes_the_number_and_the_cycle_ta
     assert session(human, "check").returncode == 0
 
 
-def _human_with_a_session_branch(tmp_path: Path, memrepo: GitRepo, *, ago: str = "") -> tuple[Path, GitRepo]:
-    """Cycle 1 on origin; the human's session logs cycle 2 on branch `laptop` (`ago`, in the past); the runner's
+def _human_with_a_session_branch(tmp_path: Path, memrepo: GitRepo, *, shift: str = "") -> tuple[Path, GitRepo]:
+    """Cycle 1 on origin; the human's session logs cycle 2 on branch `laptop` (on a clock `shift` off); the runner's
     cycle 2 lands on main first. Returns (origin, the human's clone on main, up to date)."""
     origin = origin_and_clone(tmp_path, memrepo)
-    earlier = Settings(push=True, clock=lambda: datetime.now(UTC) - timedelta(hours=5)) if ago else Settings(push=True)
+    earlier = (Settings(push=True, clock=lambda: datetime.now(UTC) - timedelta(hours=5)) if shift
+               else Settings(push=True))
     assert run_cycle(memrepo.ws(), WritingBackend(built("first")), settings=earlier).pushed
     human = clone(origin, tmp_path / "dana", DANA)
     git(human.path, "switch", "--quiet", "-c", "laptop", who=DANA)
-    session_cycle(human, "session on the laptop", push=False, ago=ago)
+    session_cycle(human, "session on the laptop", push=False, shift=shift)
     second = run_cycle(memrepo.ws(), WritingBackend(built("second", {"b.txt": "b\n"})), settings=Settings(push=True))
     assert (second.cycle, second.pushed) == (2, True)
     git(human.path, "switch", "--quiet", "main", who=DANA)
@@ -122,7 +123,7 @@ def test_gitmem_merge_appends_the_other_sides_cycles_renumbered_after_ours(tmp_p
 
 def test_a_merged_entry_older_than_ours_takes_the_merges_time_and_keeps_its_own(tmp_path: Path,
                                                                                  memrepo: GitRepo) -> None:
-    origin, human = _human_with_a_session_branch(tmp_path, memrepo, ago="2h")
+    origin, human = _human_with_a_session_branch(tmp_path, memrepo, shift="-2h")
     ours = log.parse(human.read("LOG.md")).entries[-1]
     theirs = log.parse(git(human.path, "show", "laptop:LOG.md", who=DANA)).entries[-1]
     assert (ours.cycle, theirs.cycle) == (2, 2) and theirs.when.moment < ours.when.moment
@@ -245,3 +246,49 @@ def test_check_says_when_now_names_a_cycle_log_skipped_or_runs_ahead_of_log(memr
     assert "cycle 7 " not in done.stdout.replace("last cycle is 7", "")
     memrepo.write("NOW.md", text[:top] + _now_block(8, 20) + _now_block(7, 12) + text[top:])
     assert session(memrepo, "check", "--worktree").returncode == 0
+
+
+# -- No work only on the runner's disk ----------------------------------------------------------------------------
+
+def _crash(memory, request) -> None:
+    (request.root / "work.txt").write_text("half done\n", encoding="utf-8")
+    raise RuntimeError("the model went away")
+
+
+def _remote_heads(origin: Path) -> set[str]:
+    return {line.split("refs/heads/")[1] for line in git(origin, "for-each-ref", "--format=%(refname)",
+                                                         "refs/heads/").splitlines()}
+
+
+def test_a_salvage_branch_made_before_a_refused_write_is_pushed_and_named(tmp_path: Path, memrepo: GitRepo) -> None:
+    from gitmem.errors import GitmemError
+
+    origin = origin_and_clone(tmp_path, memrepo)
+    human = clone(origin, tmp_path / "dana", DANA)
+    session_cycle(human, "from a laptop whose clock runs fast", shift="+3h")     # dated three hours ahead
+    git(memrepo.path, "pull", "--quiet", "--ff-only", who=DANA)
+    try:
+        report = run_cycle(memrepo.ws(), WritingBackend(_crash), settings=Settings(push=True, sleep=lambda s: None))
+        said = "\n".join(report.messages)
+    except GitmemError as err:          # the salvage's own write refused: the branch is pushed all the same
+        said = "\n".join([str(err), *getattr(err, "__notes__", ())])
+    salvage = next(name for name in _remote_heads(origin) if name.startswith("gitmem/salvage/cycle-"))
+    assert file_at(_raw(origin), f"refs/heads/{salvage}", "work.txt") == "half done\n"
+    assert f"pushed {salvage} to origin" in said
+
+
+def test_every_branch_the_cycle_made_is_pushed_when_main_is_protected(tmp_path: Path, memrepo: GitRepo) -> None:
+    from gitmem.cycle.runner import step_summary
+    from tests.support.gitcli import protect_branches
+
+    origin = origin_and_clone(tmp_path, memrepo)
+    protect_branches(origin, "main")
+    report = run_cycle(memrepo.ws(), WritingBackend(_crash), settings=Settings(push=True, sleep=lambda s: None))
+    assert report.exit_code == ExitCode.SALVAGED and report.push_status == "refused"
+    heads = _remote_heads(origin)
+    assert {"gitmem/salvage/cycle-1", report.side_branch} <= heads
+    assert file_at(_raw(origin), "refs/heads/gitmem/salvage/cycle-1", "work.txt") == "half done\n"
+    assert report.branches_pushed == ["gitmem/salvage/cycle-1"]
+    summary = step_summary(report)
+    assert "`gitmem/salvage/cycle-1`" in summary and f"`{report.side_branch}`" in summary
+    assert "- Branches pushed: `gitmem/salvage/cycle-1`" in summary

@@ -115,6 +115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         speaker, notes = (err.command, err.notes) if isinstance(err, CommandFailed) else (None, ())
         for line in (str(err), *notes):
             say(speaker, redact(line, env_values()))
+        for line in getattr(err, "__notes__", ()):     # what was done before the failure: branches pushed
+            say(None, redact(str(line), env_values()))
         if err.violations:
             click.echo(render_text(err.violations), err=True, nl=False)
         return err.exit_code

@@ -81,6 +81,7 @@ class CycleReport:
     local_branch: str | None = None       # commits made in the checkout during the cycle, kept off the branch
     proposal_branch: str | None = None    # the agent's edits to protected paths, for the human to apply or not
     proposal_decision: str | None = None  # the Pending decision that asks about them
+    branches_pushed: list[str] = field(default_factory=list)   # every branch the cycle made, on the remote too
     pushed: bool = False
     push_status: str = ""                 # gitmem.publish.push.PushStatus, when the cycle pushed
     pending: list[str] = field(default_factory=list)
@@ -93,7 +94,8 @@ class CycleReport:
                 "exit_code": self.exit_code, "tokens": self.tokens, "error": self.error,
                 "salvage_branch": self.salvage_branch, "side_branch": self.side_branch,
                 "local_branch": self.local_branch, "proposal_branch": self.proposal_branch,
-                "proposal_decision": self.proposal_decision, "pushed": self.pushed, "push_status": self.push_status,
+                "proposal_decision": self.proposal_decision, "branches_pushed": self.branches_pushed,
+                "pushed": self.pushed, "push_status": self.push_status,
                 "pending": self.pending, "messages": self.messages, "violations": as_data(self.violations)}
 
 
@@ -231,6 +233,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
     clock = settings.clock or ws.clock()
     repo = ws.repo
     held = preflight(ws)
+    branches = set(gitio.references(repo, "refs/heads/"))     # what the cycle makes beyond these is pushed too
     try:
         _require_sandbox(ws, backend)
         number = next_cycle(ws)
@@ -283,13 +286,18 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
                 report.violations.append(Violation.of(codes.CYCLE_AGENT_FAILED, saved.branch or "(cycle)", 1,
                                                       message=f"the agent failed: {saved.error}"))
         if settings.push:
-            _push(ws, report, settings, known, seen)
+            _push(ws, report, settings, known, seen, branches)
         pending = decisions.parse(ws.read("decisions")).pending
         report.pending = [f"{d.id} · {d.title}" for d in pending]
         # What is printed is masked like what is committed: a message may quote the agent's own words.
         report.messages = [scrub(message) for message in report.messages]
         report.task, report.error = scrub(report.task), scrub(report.error) if report.error else report.error
         return report
+    except BaseException as err:
+        if settings.push:       # a failure past the salvage must not leave its branches on this disk alone
+            for line in _push_branches_made(ws, settings, branches)[1]:
+                err.add_note(f"cycle: {line}")
+        raise
     finally:
         held.release()
 
@@ -419,8 +427,21 @@ def _arrived(ws: Workspace, guard: CycleGuard, report: CycleReport, settings: Se
     return upstream
 
 
+def _push_branches_made(ws: Workspace, settings: Settings, before: set[str],
+                        skip: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+    """Push the branches the cycle made (gitmem.publish.push.push_new_branches): (names, messages)."""
+    from gitmem.publish.push import push_new_branches
+
+    repo = ws.repo
+    local = gitio.current_branch(repo)
+    remote = settings.remote or (gitio.upstream_of(repo, local)[0] if local else "origin")
+    if remote not in gitio.remote_names(repo):
+        return [], []
+    return push_new_branches(repo, remote, before, skip=(*(b for b in (local,) if b), *skip))
+
+
 def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | None = None,
-          seen: str | None = None) -> None:
+          seen: str | None = None, branches: set[str] | None = None) -> None:
     from gitmem.publish.merge import resolver_for
     from gitmem.publish.push import PushStatus, publish
     from gitmem.publish.renumber import renumberer_for
@@ -435,13 +456,10 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | N
     report.push_status = result.status
     if result.renumbered is not None and result.ok:      # another writer took our number: ours is the next one
         report.cycle = ws.last_log_cycle()
-    for kept in (report.salvage_branch, report.local_branch, report.proposal_branch):
-        if kept and result.status.reached_remote:   # a runner's checkout is thrown away
-            try:
-                gitio.push(repo, result.remote, kept, kept)
-                report.messages.append(f"pushed {kept} to {result.remote}")
-            except gitio.GitCommandError as err:
-                report.messages.append(f"could not push {kept}: {scrub(str(err))}")
+    if result.status.reached_remote:    # a runner's checkout is thrown away: every branch the cycle made goes too
+        made = branches if branches is not None else set()
+        report.branches_pushed, lines = _push_branches_made(ws, settings, made, skip=(result.side_branch or "",))
+        report.messages += lines
     if result.ok:
         report.pushed = True
         report.commit = result.commit
@@ -506,6 +524,8 @@ def step_summary(report: CycleReport) -> str:
                         ("Proposal branch", report.proposal_branch)):
         if value:
             lines.append(f"- {name}: `{value}`")
+    if report.branches_pushed:
+        lines.append(f"- Branches pushed: {', '.join(f'`{name}`' for name in report.branches_pushed)}")
     lines += push_summary(report.push_status, report.side_branch)
     waiting = "; ".join(inert(item) for item in report.pending) if report.pending else "none"
     lines.append(f"- Decisions waiting: {waiting}")

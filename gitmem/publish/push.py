@@ -199,6 +199,28 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     return result
 
 
+def push_new_branches(repo: gitio.Repo, remote: str, before: Collection[str], *,
+                      skip: Collection[str] = ()) -> tuple[list[str], list[str]]:
+    """Push every local branch that was not among `before` (the branches a run made: salvage, local, proposal,
+    side) to `remote`, each under its own name, never forced: (the names pushed, one message per branch). No
+    work lives only on a runner's disk, which is thrown away when the job ends."""
+    pushed: list[str] = []
+    messages: list[str] = []
+    for ref in gitio.references(repo, "refs/heads/"):
+        name = ref.removeprefix("refs/heads/")
+        if ref in before or name in skip:
+            continue
+        try:
+            gitio.push(repo, remote, name, name)
+        except gitio.GitCommandError as err:
+            messages.append(f"could not push {name}: {scrub(str(err))}")
+            messages.append(only_local(remote, (name,)))
+            continue
+        pushed.append(name)
+        messages.append(f"pushed {name} to {remote}")
+    return pushed, messages
+
+
 PROTECTED_HINT = ("for a protected default branch, use pull-request mode (the Action's `push-mode: pull-request`, "
                   "or `gitmem github prepare` and `gitmem github pr` around the cycle and the close)")
 
