@@ -349,5 +349,7 @@ def _divert(repo: gitio.Repo, result: SyncResult, conflict_branch: str, conflict
         return result
     gitio.reset_hard(repo, upstream)
     result.messages.append(f"the work is on branch {name} (local and {result.remote}); "
-                           f"local {gitio.current_branch(repo)} now matches {result.remote}/{result.branch}")
+                           f"local {gitio.current_branch(repo)} now matches {result.remote}/{result.branch}; "
+                           f"land it by memory rules with `git fetch {result.remote} && gitmem merge "
+                           f"{result.remote}/{name}`")
     return result
