@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pygit2
+import pytest
 
 from gitmem.checks.targets import verify_range
 from gitmem.config import Config
@@ -24,7 +25,7 @@ from gitmem.memory import log, now
 from gitmem.workspace import Workspace
 from tests.support.cycle_support import WritingBackend, built, clone, file_at, is_clean, origin_and_clone
 from tests.support.gitcli import git, isolated_env
-from tests.support.helpers import DANA, GitRepo
+from tests.support.helpers import DANA, GitRepo, fill_in_rules
 
 
 def session(repo: GitRepo, *argv: str, check: bool = True, shift: str = "") -> subprocess.CompletedProcess[str]:
@@ -292,3 +293,30 @@ def test_every_branch_the_cycle_made_is_pushed_when_main_is_protected(tmp_path: 
     summary = step_summary(report)
     assert "`gitmem/salvage/cycle-1`" in summary and f"`{report.side_branch}`" in summary
     assert "- Branches pushed: `gitmem/salvage/cycle-1`" in summary
+
+
+# -- The close in a named workspace merges as the default one does ------------------------------------------------
+
+@pytest.mark.parametrize("workspace", ["", "ops"])
+def test_close_push_merges_a_concurrent_log_append_in_any_workspace(tmp_path: Path, memrepo: GitRepo,
+                                                                    workspace: str) -> None:
+    memrepo.write("gitmem.yaml", memrepo.read("gitmem.yaml") + "\nworkspaces:\n  ops:\n    memory_dir: ops\n")
+    session(memrepo, "init", ".")
+    fill_in_rules(memrepo.path)
+    git(memrepo.path, "add", "-A", who=DANA)
+    git(memrepo.path, "commit", "--quiet", "-m", "a second workspace, ops", who=DANA)
+    origin = origin_and_clone(tmp_path, memrepo)
+    chosen = ["--workspace", workspace] if workspace else []
+    prefix = f"{workspace}/" if workspace else ""
+    session(memrepo, "log", "add", *chosen, "--task", "the day's work", "--outcome", "built", "--result", "r")
+    git(memrepo.path, "commit", "--quiet", "-am", "a cycle of the day", who=DANA)
+    git(memrepo.path, "push", "--quiet", "origin", "main", who=DANA)
+    human = clone(origin, tmp_path / "dana", DANA)
+    session(human, "log", "add", *chosen, "--task", "a session meanwhile", "--outcome", "built", "--result", "r")
+    git(human.path, "commit", "--quiet", "-am", "session meanwhile", who=DANA)
+    git(human.path, "push", "--quiet", "origin", "main", who=DANA)       # both append to the same LOG
+    done = session(memrepo, "close", "--push", "--no-llm", *chosen, check=False)
+    assert done.returncode == ExitCode.OK, done.stdout + done.stderr
+    entries = log.parse(file_at(_raw(origin), "refs/heads/main", f"{prefix}LOG.md") or "").entries
+    assert [e.kind for e in entries][-3:] == ["cycle", "cycle", "close"]
+    assert not _remote_heads(origin) - {"main"}

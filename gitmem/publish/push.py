@@ -124,8 +124,8 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     """Fetch, rebase the current branch onto its remote branch, push. Up to `tries` attempts.
 
     A push rejected because someone pushed in between is retried after `backoff * 2**attempt` seconds.
-    `resolver` (default: gitmem.publish.merge.resolver_for the repo's config) merges memory files whose line merge
-    conflicts: a decision answered while another was asked, a close and a cycle both appending to LOG.
+    `resolver` (default: gitmem.publish.merge.resolver_for the config of `workspace`) merges memory files whose
+    line merge conflicts: a decision answered while another was asked, a close and a cycle both appending to LOG.
     A rebase conflict pushes the unrebased local tip to `conflict_branch` (made unique), moves the local
     branch back to the remote tip (the work lives on the side branch, locally and on the remote), and
     returns status "conflict". An upstream that does not keep the history this checkout knew returns status
@@ -148,7 +148,8 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
         from gitmem.publish.merge import resolver_for
         from gitmem.publish.renumber import renumberer_for
 
-        config = load_config(gitio.root(repo))
+        # The memory merged is the workspace's: another workspace's files have other names.
+        config = load_config(gitio.root(repo), workspace=workspace or None)
         resolver, renumber = resolver or resolver_for(config), renumber or renumberer_for(config)
     if remote not in gitio.remote_names(repo):
         result.status = PushStatus.NO_REMOTE
