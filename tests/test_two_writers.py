@@ -320,3 +320,11 @@ def test_close_push_merges_a_concurrent_log_append_in_any_workspace(tmp_path: Pa
     entries = log.parse(file_at(_raw(origin), "refs/heads/main", f"{prefix}LOG.md") or "").entries
     assert [e.kind for e in entries][-3:] == ["cycle", "cycle", "close"]
     assert not _remote_heads(origin) - {"main"}
+
+
+def test_the_job_summary_names_the_side_branch_of_a_conflict_and_how_to_land_it() -> None:
+    from gitmem.cycle.runner import push_summary
+
+    lines = push_summary("conflict", "gitmem/close-2026-12-06")
+    assert lines == ["- Push: **conflict**; the work is on branch `gitmem/close-2026-12-06` (on the remote too): "
+                     "land it by memory rules with `gitmem merge origin/gitmem/close-2026-12-06` after `git fetch`"]

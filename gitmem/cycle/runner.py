@@ -503,6 +503,9 @@ def push_summary(status: str, side_branch: str | None) -> list[str]:
     if status == PushStatus.REFUSED:
         return [f"- Push: **refused** by the remote (branch protection, a ruleset or a hook); the work is on "
                 f"branch `{side_branch}`", f"- Protected branch: {PROTECTED_HINT}"]
+    if status in (PushStatus.CONFLICT, PushStatus.REWRITTEN) and side_branch:
+        return [f"- Push: **{status}**; the work is on branch `{side_branch}` (on the remote too): land it by "
+                f"memory rules with `gitmem merge origin/{side_branch}` after `git fetch`"]
     if status == PushStatus.FAILED:
         return [f"- Push: **failed**; the work is only on this runner's disk (local branch "
                 f"{'`' + side_branch + '`' if side_branch else 'only'}), which is thrown away when the job ends"]
