@@ -328,3 +328,17 @@ def test_the_job_summary_names_the_side_branch_of_a_conflict_and_how_to_land_it(
     lines = push_summary("conflict", "gitmem/close-2026-12-06")
     assert lines == ["- Push: **conflict**; the work is on branch `gitmem/close-2026-12-06` (on the remote too): "
                      "land it by memory rules with `gitmem merge origin/gitmem/close-2026-12-06` after `git fetch`"]
+
+
+def test_git_rebase_replays_several_cycle_commits_each_after_the_last(tmp_path: Path, memrepo: GitRepo) -> None:
+    first, second = _two_clones_with_the_driver(tmp_path, memrepo)
+    session_cycle(second, "laptop one", push=False)
+    session_cycle(second, "laptop two", push=False)
+    session_cycle(first, "desktop")                             # cycle 1 reaches origin first
+    git(second.path, "pull", "--quiet", "--rebase", "origin", "main", who=DANA)
+    entries = log.parse(second.read("LOG.md")).entries
+    assert [(e.cycle, e.get("Task")) for e in entries] == [(1, "desktop"), (2, "laptop one"), (3, "laptop two")]
+    assert sorted(b.cycle for b in now.parse(second.read("NOW.md")).blocks if b.cycle) == [1, 2, 3]
+    assert session(second, "check").returncode == 0
+    upstream = git(second.path, "rev-parse", "origin/main", who=DANA).strip()
+    assert session(second, "verify", "--range", f"{upstream}..HEAD").returncode == 0

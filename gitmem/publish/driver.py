@@ -33,7 +33,9 @@ def merge_memory_file(config: Config, path: str, base: bytes, ours: bytes, their
     role, place = roles.get(path, ("", config))
     merged: str | None = None
     if role == "log":
-        merged = merge.merge_log(old, mine, other, merged_at=now)
+        # A rebase replaying a second commit: ours holds the first one renumbered, so it is no append of the
+        # base; the base's own entries are all in theirs, and ours is kept whole.
+        merged = merge.merge_log(old, mine, other, merged_at=now) or merge.pick_log(old, mine, other, merged_at=now)
     elif role == "now":
         last = max(renumber.last_cycle(read_ours(place.path("log"))), renumber.last_now_cycle(ours))
         shift = renumber.shift_after(last, renumber.new_now_cycles(base, theirs))

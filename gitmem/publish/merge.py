@@ -75,6 +75,28 @@ def merge_log(base: str, upstream: str, ours: str, *, merged_at: Callable[[], Ti
     return text
 
 
+def pick_log(base: str, onto: str, picked: str, *, merged_at: Callable[[], Timestamp]) -> str | None:
+    """What a rebase does to LOG, one replayed commit at a time: the entries `picked` appends to `base` (its
+    parent), appended to `onto` (the tip rebuilt so far, which need not descend from `base`: it holds the
+    commits replayed before, renumbered) by the rule of brought_in. Nothing of `onto` changes; `picked` must be
+    an append to `base` as `check` judges it."""
+    verdict = log.append_verdict(base.encode("utf-8"), picked.encode("utf-8"))
+    if not verdict.ok or log.parse(onto).problems:
+        return None
+    added = log.appended_entries(picked.encode("utf-8"), verdict)
+    last = log.tail(onto, 1).entries
+    if not added:
+        return onto
+    if last:
+        added = brought_in(added, onto, last[-1].when.moment, merged_at())
+        if not log.ordered(last, added):
+            return None
+    text = onto if onto.endswith("\n") else onto + "\n"
+    for entry in added:
+        text = log.append_entry(text, entry)
+    return text
+
+
 def brought_in(entries: tuple[log.LogEntry, ...], upstream: str, after: datetime,
                now: Timestamp) -> tuple[log.LogEntry, ...]:
     """`entries` as a merge appends them after `upstream`: their cycles renumbered after upstream's last
