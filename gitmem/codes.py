@@ -86,6 +86,13 @@ NOW_BLOCK_TOO_BIG = _code(
     "GM104", "now-block-too-big", "a new NOW block is over its share of the cycle's context (long lines)",
     "NOW block is {count} characters (its longest line {longest}); " + _OF_HARD,
     "keep Did / Human / Next to a few short lines; details belong in LOG", since=2)
+_ONE_RULE = ("a NOW block belongs to a cycle LOG has, or to the next one ({next}); `gitmem now add` and `gitmem log "
+             "add` number both alike: write that cycle's LOG entry, or edit the block instead of adding one")
+NOW_CYCLE_NOT_IN_LOG = _code(
+    "GM105", "now-cycle-not-in-log", "a new NOW block names a cycle that LOG neither has nor opens next",
+    "the NOW block for cycle {cycle} has no LOG entry, and the next cycle is {next}", _ONE_RULE,
+    ahead=Message("the NOW block for cycle {cycle} is ahead of LOG, whose last cycle is {last}", _ONE_RULE,
+                  since=4), since=4)
 
 # -- GM2xx DECISIONS ---------------------------------------------------------------------------------------
 DECISIONS_SECTIONS = _code(
@@ -192,8 +199,8 @@ LOG_MERGE_UNORDERED = _code(
     "GM308", "log-merge-unordered",
     "a merge joins LOG entries from two parents in an order that breaks the LOG rules",
     _UNORDERED,
-    "do not merge LOG: rebase {parent} onto the first parent instead and give its entries cycle numbers after "
-    "{last} and times after the first parent's (or append its work again as new entries with `gitmem log add`)",
+    "merge with `gitmem merge BRANCH` instead: it gives the other side's entries cycle numbers after {last} and "
+    "the merge's time where theirs would go back (or rebase {parent} onto the first parent and renumber by hand)",
     other_way=Message(_UNORDERED, "merge the other way round: check out {parent} and merge the first parent into "
                                   "it, so that the earlier entries come first"), since=2)
 

@@ -25,7 +25,7 @@ from gitmem.memory import decisions, lessons, log, now, roadmap
 from gitmem.memory.now import NowBlock
 from gitmem.memory.text import Timestamp, decode
 from gitmem.nofollow import files
-from gitmem.workspace import Clock, Workspace, writelock
+from gitmem.workspace import Clock, Workspace, runner_cycle, writelock
 from gitmem.workspace.tail import FileSource, read_end
 
 # How much of LOG's end a write reads first: a few entries' worth, grown only if no cycle is found.
@@ -252,8 +252,14 @@ class MemoryWriter:
 
     @_one_at_a_time
     def add_now_block(self, *, did: str, human: str, next: str, cycle: int | None = None) -> NowBlock:
-        block = now.make_block(self.now(), did=did, human=human, next=next,
-                               cycle=cycle if cycle is not None else self.workspace.cycle_for("now"))
+        """A `cycle N` block on top of NOW, numbered by the one rule (Workspace.cycle_for). Outside a runner cycle,
+        a second block for a cycle LOG has not logged yet is refused: NOW and LOG agree on numbers (GM105)."""
+        number = cycle if cycle is not None else self.workspace.cycle_for("now")
+        if cycle is None and runner_cycle() is None and number <= self.workspace.top_now_cycle():
+            raise WriteRefused(f"NOW already has the block for cycle {number}, and LOG has no entry for that cycle "
+                               f"yet: write it first (`gitmem log add`), then add the next block; or edit the "
+                               f"cycle {number} block in {self.workspace.config.path('now')}")
+        block = now.make_block(self.now(), did=did, human=human, next=next, cycle=number)
         self._commit_text("now", now.prepend_block(self.read("now"), block))
         return block
 

@@ -168,8 +168,12 @@ def test_examples_fail_check_when_broken(tmp_path: Path, monkeypatch: pytest.Mon
     assert main(["check", "--worktree"]) == 1
     out = capsys.readouterr().out
     line = next(i for i, x in enumerate(files["LOG.md"].split("\n"), 1) if "cycle 479 · no-build" in x)
-    assert out == (f"LOG.md:{line}: GM303 cycle 479 does not follow cycle 479 [log-cycle-not-increasing]"
-                   " (hint: the next cycle is 480)\n")
+    first, *rest = out.splitlines()
+    assert first == (f"LOG.md:{line}: GM303 cycle 479 does not follow cycle 479 [log-cycle-not-increasing]"
+                     " (hint: the next cycle is 480)")
+    # NOW's block for cycle 480 names a cycle LOG no longer has (rules 4): the two files must agree.
+    assert [item.split(" [")[0].split(": ", 1)[1] for item in rest] == [
+        "GM105 the NOW block for cycle 480 has no LOG entry, and the next cycle is 482"]
 
 
 def test_diagnostics_sample_is_real_output(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

@@ -98,7 +98,7 @@ def test_init_into_empty_dir_creates_everything_and_a_commit_passes_check(
     tree = repo.index.write_tree()
     signature = pygit2.Signature(*HUMAN)
     repo.create_commit("HEAD", signature, signature, "Start the agent", tree, [])
-    assert sorted(e.path for e in repo.index) == expected_files()
+    assert sorted(e.path for e in repo.index) == sorted([*expected_files(), ".gitattributes"])   # merge driver
     assert verify_range(Workspace.at(target), None, "HEAD").violations == []
     assert run(capsys, "check") == (ExitCode.OK, "", "")
     assert run(capsys, "check", "--worktree") == (ExitCode.OK, "", "")
@@ -266,7 +266,10 @@ def test_dotfiles_and_nested_template_dirs_are_copied(
     assert code == ExitCode.OK
     copied = sorted(rel for rel in files if rel != "README.md")
     assert json.loads(out)["created"] == copied
-    assert snapshot(target) == {rel: files[rel].encode() for rel in copied}
+    registered = (b"\n# Memory files merge by memory rules in a local git merge or rebase (added by gitmem init)\n"
+                  b"/LOG.md merge=gitmem\n/NOW.md merge=gitmem\n/DECISIONS.md merge=gitmem\n/LESSONS.md merge=gitmem\n")
+    assert snapshot(target) == {rel: files[rel].encode() + (registered if rel == ".gitattributes" else b"")
+                                for rel in copied}
 
 
 def test_the_shipped_workflows_are_installed(tmp_path: Path) -> None:

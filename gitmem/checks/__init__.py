@@ -40,7 +40,8 @@ class CheckInput:
 
 # Each rule family's module and the roles whose change can affect it (RULES provenance reads LESSONS).
 FAMILIES = (("now_checks", ("now",)), ("decisions_checks", ("decisions",)), ("log_checks", ("log",)),
-            ("lessons_checks", ("lessons",)), ("rules_checks", ("rules", "lessons")))
+            ("lessons_checks", ("lessons",)), ("rules_checks", ("rules", "lessons")),
+            ("cycle_numbers", ("now", "log")))
 
 
 def run_checks(inp: CheckInput) -> list[Violation]:

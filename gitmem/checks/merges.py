@@ -17,7 +17,7 @@ from gitmem.checks.violation import Violation
 from gitmem.config import Config
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import fences, log
-from gitmem.memory.text import common_prefix, decode
+from gitmem.memory.text import common_prefix, decode, strip_trailing_blank
 
 # The rules by which history goes missing from DECISIONS, LESSONS and RULES.
 HISTORY = {codes.DECISION_RESOLVED_REWRITTEN.code, codes.DECISION_ID_VANISHED.code, codes.LESSON_VANISHED.code,
@@ -71,16 +71,23 @@ def _log(path: str, first: Snapshot | None, other: Snapshot, merged: Snapshot, l
     ours_new = _entries(ours, start) if ours[:start] == theirs[:start] else _entries(ours, 0)
     kept = _entries(mine, start) if mine[:start] == theirs[:start] else _entries(mine, 0)
     in_merge, in_ours = set(kept.texts), set(ours_new.texts)
+    # A cycle number is a position in the merged history (gitmem.publish.renumber): the other parent's cycle
+    # entry may be in the merge under another number, unchanged otherwise.
+    # A merge may also bring an entry in at the merge's time, its own heading under `- Merged:` (merged_entry).
+    renumbered = {_origin(entry): entry for entry in kept.entries}
     end_line = mine.count(b"\n") or 1
     found = [Violation.of(codes.LOG_NOT_APPEND_ONLY, path, end_line, "dropped_by_merge",
                           heading=entry.heading().removeprefix("## "), parent=label)
-             for entry, raw in zip(theirs_new.entries, theirs_new.texts, strict=False) if raw not in in_merge]
-    added = [entry for entry, raw in zip(theirs_new.entries, theirs_new.texts, strict=False) if raw not in in_ours]
+             for entry, raw in zip(theirs_new.entries, theirs_new.texts, strict=False)
+             if raw not in in_merge and _origin(entry) not in renumbered]
+    added = [entry if raw in in_merge else renumbered.get(_origin(entry), entry)
+             for entry, raw in zip(theirs_new.entries, theirs_new.texts, strict=False) if raw not in in_ours]
     mine_added = [entry for entry, raw in zip(ours_new.entries, ours_new.texts, strict=False)
                   if raw not in set(theirs_new.texts)]
     if added and mine_added and not log.ordered(mine_added, added, by_time=by_time):
-        line = next((e.line for e, raw in zip(kept.entries, kept.texts, strict=False)
-                     if raw == _raw_of(theirs_new, added[0])), end_line)
+        line = added[0].line if added[0] in kept.entries else next(
+            (e.line for e, raw in zip(kept.entries, kept.texts, strict=False)
+             if raw == _raw_of(theirs_new, added[0])), end_line)
         variant = "other_way" if log.ordered(added, mine_added, by_time=by_time) else ""
         found.append(Violation.of(codes.LOG_MERGE_UNORDERED, path, line, variant, parent=label,
                                   theirs=_describe(added), ours=_describe(mine_added),
@@ -90,6 +97,14 @@ def _log(path: str, first: Snapshot | None, other: Snapshot, merged: Snapshot, l
 
 def _raw_of(found: _Entries, entry: log.LogEntry) -> str:
     return found.texts[found.entries.index(entry)]
+
+
+def _origin(entry: log.LogEntry) -> tuple[str, str | None, str]:
+    """What a renumbering or a merge's stamp keeps of an entry: its own time, outcome and body."""
+    merged = log.merged_from(entry)
+    if merged is not None and (parsed := log.parse_heading(merged[0])) is not None:
+        return str(parsed[0]), parsed[2], "\n".join(merged[1])
+    return str(entry.when), entry.outcome, "\n".join(strip_trailing_blank(entry.body))
 
 
 def _describe(entries: list[log.LogEntry]) -> str:

@@ -17,7 +17,8 @@ COMMANDS: dict[str, str] = {
     "log": "write", "now": "write", "decision": "write", "lesson": "write", "roadmap": "write",
     "init": "init", "demo": "demo", "context": "context", "cycle": "cycle", "close": "close",
     "status": "status", "pending": "pending", "recall": "recall", "github": "github", "config": "config",
-    "report": "report", "hook": "hook", "mcp": "mcp", "fleet": "fleet",
+    "report": "report", "hook": "hook", "mcp": "mcp", "fleet": "fleet", "merge": "merge",
+    "merge-driver": "merge",
 }
 
 
@@ -114,6 +115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         speaker, notes = (err.command, err.notes) if isinstance(err, CommandFailed) else (None, ())
         for line in (str(err), *notes):
             say(speaker, redact(line, env_values()))
+        for line in getattr(err, "__notes__", ()):     # what was done before the failure: branches pushed
+            say(None, redact(str(line), env_values()))
         if err.violations:
             click.echo(render_text(err.violations), err=True, nl=False)
         return err.exit_code

@@ -91,6 +91,8 @@ def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as
         click.echo(f"left alone  {rel} (exists)")
     for name in report.hooks:
         click.echo(f"git hook    {name}")
+    for what in report.merge_driver:
+        click.echo(f"merge       {what} (memory files merge by memory rules in git merge and git rebase)")
     for problem in report.problems:
         say(None, problem)
     for warning in [] if report.problems else report.warnings:    # a failed init's one line stays alone

@@ -81,6 +81,7 @@ class CycleReport:
     local_branch: str | None = None       # commits made in the checkout during the cycle, kept off the branch
     proposal_branch: str | None = None    # the agent's edits to protected paths, for the human to apply or not
     proposal_decision: str | None = None  # the Pending decision that asks about them
+    branches_pushed: list[str] = field(default_factory=list)   # every branch the cycle made, on the remote too
     pushed: bool = False
     push_status: str = ""                 # gitmem.publish.push.PushStatus, when the cycle pushed
     pending: list[str] = field(default_factory=list)
@@ -93,7 +94,8 @@ class CycleReport:
                 "exit_code": self.exit_code, "tokens": self.tokens, "error": self.error,
                 "salvage_branch": self.salvage_branch, "side_branch": self.side_branch,
                 "local_branch": self.local_branch, "proposal_branch": self.proposal_branch,
-                "proposal_decision": self.proposal_decision, "pushed": self.pushed, "push_status": self.push_status,
+                "proposal_decision": self.proposal_decision, "branches_pushed": self.branches_pushed,
+                "pushed": self.pushed, "push_status": self.push_status,
                 "pending": self.pending, "messages": self.messages, "violations": as_data(self.violations)}
 
 
@@ -245,6 +247,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
     clock = settings.clock or ws.clock()
     repo = ws.repo
     held = preflight(ws)
+    branches = set(gitio.references(repo, "refs/heads/"))     # what the cycle makes beyond these is pushed too
     try:
         _require_sandbox(ws, backend)
         number = next_cycle(ws)
@@ -287,13 +290,18 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             _salvage(ws, report, failure, clock=clock, start=start, branch=branch, remote=settings.remote, guard=guard,
                      tokens_line=f"runner: {context}{guarded}\n{postflight.usage_line(report.tokens) or ''}")
         if settings.push:
-            _push(ws, report, settings, known, seen)
+            _push(ws, report, settings, known, seen, branches)
         pending = decisions.parse(ws.read("decisions")).pending
         report.pending = [f"{d.id} · {d.title}" for d in pending]
         # What is printed is masked like what is committed: a message may quote the agent's own words.
         report.messages = [scrub(message) for message in report.messages]
         report.task, report.error = scrub(report.task), scrub(report.error) if report.error else report.error
         return report
+    except BaseException as err:
+        if settings.push:       # a failure past the salvage must not leave its branches on this disk alone
+            for line in _push_branches_made(ws, settings, branches)[1]:
+                err.add_note(f"cycle: {line}")
+        raise
     finally:
         held.release()
 
@@ -451,25 +459,39 @@ def _arrived(ws: Workspace, guard: CycleGuard, report: CycleReport, settings: Se
     return upstream
 
 
+def _push_branches_made(ws: Workspace, settings: Settings, before: set[str],
+                        skip: tuple[str, ...] = ()) -> tuple[list[str], list[str]]:
+    """Push the branches the cycle made (gitmem.publish.push.push_new_branches): (names, messages)."""
+    from gitmem.publish.push import push_new_branches
+
+    repo = ws.repo
+    local = gitio.current_branch(repo)
+    remote = settings.remote or (gitio.upstream_of(repo, local)[0] if local else "origin")
+    if remote not in gitio.remote_names(repo):
+        return [], []
+    return push_new_branches(repo, remote, before, skip=(*(b for b in (local,) if b), *skip))
+
+
 def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | None = None,
-          seen: str | None = None) -> None:
+          seen: str | None = None, branches: set[str] | None = None) -> None:
     from gitmem.publish.merge import resolver_for
     from gitmem.publish.push import PushStatus, publish
+    from gitmem.publish.renumber import renumberer_for
 
     repo = ws.repo
     result = publish(repo, conflict_branch=f"gitmem/cycle-{report.cycle}", remote=settings.remote,
                      tries=settings.tries, backoff=settings.backoff, sleep=settings.sleep,
                      resolver=resolver_for(ws.config), workspace=ws.name or None, known=known,
-                     watch=(seen, ws.config.path("decisions")) if seen else None)
+                     watch=(seen, ws.config.path("decisions")) if seen else None,
+                     renumber=renumberer_for(ws.config))
     report.messages += result.messages
     report.push_status = result.status
-    for kept in (report.salvage_branch, report.local_branch, report.proposal_branch):
-        if kept and result.status.reached_remote:   # a runner's checkout is thrown away
-            try:
-                gitio.push(repo, result.remote, kept, kept)
-                report.messages.append(f"pushed {kept} to {result.remote}")
-            except gitio.GitCommandError as err:
-                report.messages.append(f"could not push {kept}: {scrub(str(err))}")
+    if result.renumbered is not None and result.ok:      # another writer took our number: ours is the next one
+        report.cycle = ws.last_log_cycle()
+    if result.status.reached_remote:    # a runner's checkout is thrown away: every branch the cycle made goes too
+        made = branches if branches is not None else set()
+        report.branches_pushed, lines = _push_branches_made(ws, settings, made, skip=(result.side_branch or "",))
+        report.messages += lines
     if result.ok:
         report.pushed = True
         report.commit = result.commit
@@ -513,6 +535,9 @@ def push_summary(status: str, side_branch: str | None) -> list[str]:
     if status == PushStatus.REFUSED:
         return [f"- Push: **refused** by the remote (branch protection, a ruleset or a hook); the work is on "
                 f"branch `{side_branch}`", f"- Protected branch: {PROTECTED_HINT}"]
+    if status in (PushStatus.CONFLICT, PushStatus.REWRITTEN) and side_branch:
+        return [f"- Push: **{status}**; the work is on branch `{side_branch}` (on the remote too): land it by "
+                f"memory rules with `gitmem merge origin/{side_branch}` after `git fetch`"]
     if status == PushStatus.FAILED:
         return [f"- Push: **failed**; the work is only on this runner's disk (local branch "
                 f"{'`' + side_branch + '`' if side_branch else 'only'}), which is thrown away when the job ends"]
@@ -534,6 +559,8 @@ def step_summary(report: CycleReport) -> str:
                         ("Proposal branch", report.proposal_branch)):
         if value:
             lines.append(f"- {name}: `{value}`")
+    if report.branches_pushed:
+        lines.append(f"- Branches pushed: {', '.join(f'`{name}`' for name in report.branches_pushed)}")
     lines += push_summary(report.push_status, report.side_branch)
     waiting = "; ".join(inert(item) for item in report.pending) if report.pending else "none"
     lines.append(f"- Decisions waiting: {waiting}")

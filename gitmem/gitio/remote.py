@@ -155,3 +155,14 @@ def hooks_dir(repo: Repo) -> Path:
     """Where git runs this repository's hooks from (core.hooksPath, else the git dir's hooks/), as git says."""
     found = Path(run_git(repo, "rev-parse", "--git-path", "hooks").strip())
     return found if found.is_absolute() else root(repo) / found
+
+
+def merge_file_markers(repo: Repo, ours: Path, base: Path, theirs: Path, labels: tuple[str, str, str]) -> bool:
+    """git's own line merge of three files into `ours`, with conflict markers where the sides collide (`git
+    merge-file`): True when it merged cleanly. What a merge driver leaves when it cannot merge by its rules."""
+    try:
+        run_git(repo, "merge-file", "-L", labels[0], "-L", labels[1], "-L", labels[2], str(ours), str(base),
+                str(theirs))
+    except GitCommandError:
+        return False
+    return True

@@ -47,6 +47,9 @@ STARTED, SALVAGED, KEPT, BLOCKED = "Started", "Salvaged", "Kept", "Blocked"
 # An interactive session's entry (written outside a runner cycle) says so: `- Session: interactive`. Runner
 # cycles never carry it: postflight strips it from what their agent wrote.
 SESSION, INTERACTIVE = "Session", "interactive"
+# An entry a merge renumbered, or brought in after entries written later than it (then it takes the merge's time),
+# keeps its own heading under `- Merged:` (gitmem.publish.merge.brought_in, gitmem.checks.merges).
+MERGED = "Merged"
 _DECISION_ID = re.compile(r"\bD-[0-9]{4,}\b")
 _CYCLE_RE = re.compile(r"^cycle ([0-9]{1,18})$")  # numbers fit SQLite and int64: 18 digits
 # Rules 4: an amendment (`## <timestamp> · amends line N · cycle M · <outcome>`, or `… · amends line N · close`)
@@ -119,6 +122,21 @@ def make_entry(when: Timestamp, *, cycle: int | None, outcome: str | None, field
     # Fields are parsed here too, so `.get()` works before the entry is written (lines count from 1).
     return LogEntry(when=when, cycle=cycle, outcome=outcome, body=tuple(body), fields=parse_fields(body, 1),
                     amends=amends)
+
+
+def merged_entry(entry: LogEntry, when: Timestamp, cycle: int | None) -> LogEntry:
+    """`entry` as a merge brings it in, at `when` as `cycle`: its body as written, then `- Merged: <its own
+    heading>`."""
+    body = (*strip_trailing_blank(entry.body), f"- {MERGED}: {entry.heading().removeprefix('## ')}")
+    return LogEntry(when, cycle, entry.outcome, body, fields=parse_fields(body, 1))
+
+
+def merged_from(entry: LogEntry) -> tuple[str, tuple[str, ...]] | None:
+    """(the heading it was written under, its body as written) of an entry a merge brought in; else None."""
+    body = strip_trailing_blank(entry.body)
+    if not body or not body[-1].startswith(f"- {MERGED}: "):
+        return None
+    return body[-1].removeprefix(f"- {MERGED}: "), tuple(body[:-1])
 
 
 def parse_heading(title: str) -> tuple[Timestamp, int | None, str | None] | None:

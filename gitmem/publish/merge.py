@@ -9,18 +9,26 @@ a side branch). Pure text: no git here.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from gitmem.config import Config
-from gitmem.memory import decisions, log, now
+from gitmem.memory import decisions, lessons, log, now
+from gitmem.memory.text import Timestamp
 
 if TYPE_CHECKING:     # the type only: merging is pure text, no git
     from gitmem.gitio import Resolver
 
 
-def resolver_for(config: Config) -> Resolver:
-    """A resolver for `gitmem.gitio.rebase_onto`: merges the memory files it knows, declines everything else."""
-    merges = {config.path("decisions"): merge_decisions, config.path("log"): merge_log,
+def resolver_for(config: Config, *, merged_at: Callable[[], Timestamp] | None = None) -> Resolver:
+    """A resolver for `gitmem.gitio.rebase_onto` and `merge_into`: merges the memory files it knows, declines
+    everything else. `merged_at` (a merge's clock): the other side's LOG entries that would go back in time
+    are stamped with it (see merge_log)."""
+
+    def log_merge(base: str, upstream: str, ours: str) -> str | None:
+        return merge_log(base, upstream, ours, merged_at=merged_at)
+
+    merges = {config.path("decisions"): merge_decisions, config.path("log"): log_merge,
               config.path("now"): merge_now}
 
     def resolve(path: str, base: bytes | None, upstream: bytes | None, ours: bytes | None) -> bytes | None:
@@ -37,12 +45,17 @@ def resolver_for(config: Config) -> Resolver:
     return resolve
 
 
-def merge_log(base: str, upstream: str, ours: str) -> str | None:
+def merge_log(base: str, upstream: str, ours: str, *, merged_at: Callable[[], Timestamp] | None = None) -> str | None:
     """Both sides appended: upstream's entries, then ours, if ours still come later in cycle number (LOG is
     ordered by position: a time earlier than upstream's is reported, GM310, not refused).
 
     Each side must be an append to the base as `check` judges it (gitmem.memory.log.judge_append): a line
     added to the base's last entry is a change to history, never merged away in silence.
+
+    In a merge (`merged_at`, the merge's clock: `gitmem merge`, the merge driver), ours are the other side's:
+    their cycles take the numbers after upstream's last, one dated before upstream's last takes the merge's
+    time (it enters this history when it is merged), and each one changed keeps its own heading under
+    `- Merged:`, which `verify` matches to the parent's entry (gitmem.checks.merges).
     """
     old = base.encode("utf-8")
     added: list[tuple[log.LogEntry, ...]] = []
@@ -53,12 +66,52 @@ def merge_log(base: str, upstream: str, ours: str) -> str | None:
             return None
         added.append(log.appended_entries(data, verdict))
     theirs_added, ours_added = added
+    if merged_at is not None and theirs_added and ours_added:
+        ours_added = brought_in(ours_added, upstream, max(e.when.moment for e in theirs_added), merged_at())
     if not log.ordered(theirs_added, ours_added):
         return None
     text = upstream if upstream.endswith("\n") else upstream + "\n"
     for entry in ours_added:
         text = log.append_entry(text, entry)
     return text
+
+
+def pick_log(base: str, onto: str, picked: str, *, merged_at: Callable[[], Timestamp]) -> str | None:
+    """What a rebase does to LOG, one replayed commit at a time: the entries `picked` appends to `base` (its
+    parent), appended to `onto` (the tip rebuilt so far, which need not descend from `base`: it holds the
+    commits replayed before, renumbered) by the rule of brought_in. Nothing of `onto` changes; `picked` must be
+    an append to `base` as `check` judges it."""
+    verdict = log.append_verdict(base.encode("utf-8"), picked.encode("utf-8"))
+    if not verdict.ok or log.parse(onto).problems:
+        return None
+    added = log.appended_entries(picked.encode("utf-8"), verdict)
+    last = log.tail(onto, 1).entries
+    if not added:
+        return onto
+    if last:
+        added = brought_in(added, onto, last[-1].when.moment, merged_at())
+        if not log.ordered(last, added):
+            return None
+    text = onto if onto.endswith("\n") else onto + "\n"
+    for entry in added:
+        text = log.append_entry(text, entry)
+    return text
+
+
+def brought_in(entries: tuple[log.LogEntry, ...], upstream: str, after: datetime,
+               now: Timestamp) -> tuple[log.LogEntry, ...]:
+    """`entries` as a merge appends them after `upstream`: their cycles renumbered after upstream's last
+    (gitmem.publish.renumber), each one dated before `after` stamped `now`; one that changes keeps its own
+    heading under `- Merged:`."""
+    from gitmem.publish.renumber import shift_after
+
+    shift = shift_after(log.last_cycle_number(upstream), (e.cycle for e in entries if e.cycle is not None))
+    changed = []
+    for entry in entries:
+        cycle = shift.number(entry.cycle) if entry.cycle is not None else None
+        when = now if entry.when.moment < after else entry.when
+        changed.append(entry if (cycle, when) == (entry.cycle, entry.when) else log.merged_entry(entry, when, cycle))
+    return tuple(changed)
 
 
 def merge_now(base: str, upstream: str, ours: str) -> str | None:
@@ -120,6 +173,43 @@ def merge_decisions(base: str, upstream: str, ours: str) -> str | None:
     doc = decisions.DecisionsDoc(preamble, tuple(pending), tuple(resolved), theirs.section_lines,
                                  (), theirs.section_preambles)
     return decisions.render(doc)
+
+
+def merge_lessons(base: str, upstream: str, ours: str) -> str | None:
+    """Union by lesson ID: each side's new lessons land (upstream's first), a lesson changed on one side takes
+    that side's text; the same lesson changed on both sides, one removed, or one new ID with two texts
+    collides."""
+    old, theirs, mine = lessons.parse(base), lessons.parse(upstream), lessons.parse(ours)
+    if old.problems or theirs.problems or mine.problems:
+        return None
+    old_by_id = {item.id: item.render() for item in old.lessons}
+    mine_by_id = {item.id: item for item in mine.lessons}
+    theirs_ids = {item.id for item in theirs.lessons}
+    if set(old_by_id) - theirs_ids or set(old_by_id) - set(mine_by_id):
+        return None         # removed on one side: LESSONS keeps every lesson (GM4xx), a human decides
+    merged: list[lessons.Lesson] = []
+    for item in theirs.lessons:
+        mine_item = mine_by_id.get(item.id)
+        if item.id in old_by_id:
+            picked = _choose(old_by_id[item.id], item, mine_item)
+            if picked is None:
+                return None
+            merged.append(picked)
+        elif mine_item is not None and mine_item.render() != item.render():
+            return None     # both sides took the same new ID
+        else:
+            merged.append(item)
+    merged += [item for item in mine.lessons if item.id not in old_by_id and item.id not in theirs_ids]
+    preamble = _pick_value(old.preamble, theirs.preamble, mine.preamble)
+    if preamble is None:
+        return None
+    return lessons.render(lessons.LessonsDoc(preamble, tuple(merged)))
+
+
+def _choose(base: str, theirs: lessons.Lesson, mine: lessons.Lesson | None) -> lessons.Lesson | None:
+    if mine is None or mine.render() == base or mine.render() == theirs.render():
+        return theirs
+    return mine if theirs.render() == base else None
 
 
 def _same(a: decisions.Decision, b: decisions.Decision) -> bool:

@@ -65,6 +65,7 @@ class SyncResult:
     conflicts: tuple[str, ...] = ()
     attempts: int = 0
     messages: list[str] = field(default_factory=list)
+    renumbered: gitio.Renumbering | None = None     # our cycles took the numbers after the upstream's (renumber)
 
     @property
     def ok(self) -> bool:
@@ -119,7 +120,7 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
             branch: str | None = None, tries: int = 5, backoff: float = 1.0,
             sleep: Callable[[float], None] = time.sleep, resolver: gitio.Resolver | None = None,
             workspace: str | None = None, known: str | None = None,
-            watch: tuple[str, str] | None = None) -> SyncResult:
+            watch: tuple[str, str] | None = None, renumber: gitio.Renumberer | None = None) -> SyncResult:
     """Fetch, rebase the current branch onto its remote branch, push. Up to `tries` attempts.
 
     A push rejected because someone pushed in between is retried after `backoff * 2**attempt` seconds.
@@ -134,6 +135,8 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     caller saw when it started (default: the remote-tracking branch now), so that nothing done in between,
     by an agent or another fetch, moves what is trusted. `watch` is (an upstream tip, the DECISIONS path): commits
     that changed DECISIONS on the upstream since that tip are named in the messages (gitmem.publish.arrivals).
+    `renumber` (default: gitmem.publish.renumber.renumberer_for the same config) gives our cycles the numbers
+    after the upstream's when another writer took them first.
     """
     local = gitio.current_branch(repo)
     if local is None:
@@ -142,11 +145,14 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     remote = remote or default_remote
     branch = branch or default_branch
     result = SyncResult(PushStatus.FAILED, remote=remote, branch=branch)
-    if resolver is None:
+    if resolver is None or renumber is None:
         from gitmem.config import load_config
         from gitmem.publish.merge import resolver_for
+        from gitmem.publish.renumber import renumberer_for
 
-        resolver = resolver_for(load_config(gitio.root(repo), workspace=workspace))
+        # The memory merged is the workspace's: another workspace's files have other names.
+        config = load_config(gitio.root(repo), workspace=workspace or None)
+        resolver, renumber = resolver or resolver_for(config), renumber or renumberer_for(config)
     if remote not in gitio.remote_names(repo):
         result.status = PushStatus.NO_REMOTE
         result.messages.append(f"there is no remote {remote!r}; the commit stays local")
@@ -166,9 +172,12 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
                 watch = _watch(repo, result, watch, upstream)
             if upstream is not None:
                 before = _head(repo)
-                rebased = gitio.rebase_onto(repo, f"refs/remotes/{remote}/{branch}", resolver)
+                rebased = gitio.rebase_onto(repo, f"refs/remotes/{remote}/{branch}", resolver, renumber)
                 if rebased.conflicts:
                     return _divert(repo, result, conflict_branch, rebased.conflicts, upstream, verified=False)
+                if rebased.renumbering is not None:
+                    result.renumbered = rebased.renumbering
+                    result.messages.append(rebased.renumbering.describe())
                 if rebased.replayed:
                     result.messages.append(f"rebased {rebased.replayed} commit(s) onto {remote}/{branch}")
                     # Pushes by a CI token trigger no other workflow: check the replayed commits here.
@@ -191,6 +200,28 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     result.messages.append(f"gave up after {tries} attempts")
     result.messages.append(only_local(result.remote, (local,)))
     return result
+
+
+def push_new_branches(repo: gitio.Repo, remote: str, before: Collection[str], *,
+                      skip: Collection[str] = ()) -> tuple[list[str], list[str]]:
+    """Push every local branch that was not among `before` (the branches a run made: salvage, local, proposal,
+    side) to `remote`, each under its own name, never forced: (the names pushed, one message per branch). No
+    work lives only on a runner's disk, which is thrown away when the job ends."""
+    pushed: list[str] = []
+    messages: list[str] = []
+    for ref in gitio.references(repo, "refs/heads/"):
+        name = ref.removeprefix("refs/heads/")
+        if ref in before or name in skip:
+            continue
+        try:
+            gitio.push(repo, remote, name, name)
+        except gitio.GitCommandError as err:
+            messages.append(f"could not push {name}: {scrub(str(err))}")
+            messages.append(only_local(remote, (name,)))
+            continue
+        pushed.append(name)
+        messages.append(f"pushed {name} to {remote}")
+    return pushed, messages
 
 
 PROTECTED_HINT = ("for a protected default branch, use pull-request mode (the Action's `push-mode: pull-request`, "
@@ -321,5 +352,7 @@ def _divert(repo: gitio.Repo, result: SyncResult, conflict_branch: str, conflict
         return result
     gitio.reset_hard(repo, upstream)
     result.messages.append(f"the work is on branch {name} (local and {result.remote}); "
-                           f"local {gitio.current_branch(repo)} now matches {result.remote}/{result.branch}")
+                           f"local {gitio.current_branch(repo)} now matches {result.remote}/{result.branch}; "
+                           f"land it by memory rules with `git fetch {result.remote} && gitmem merge "
+                           f"{result.remote}/{name}`")
     return result

@@ -38,6 +38,7 @@ class InitReport:
     hooks: list[str] = field(default_factory=list)          # --plain-hooks: the hooks installed (or already ours)
     steps: list[str] = field(default_factory=list)          # --agent: what the human still has to do (trust Codex)
     hooks_in_place: list[str] = field(default_factory=list)  # pre-commit/pre-push already running gitmem
+    merge_driver: list[str] = field(default_factory=list)   # the memory merge driver: what was registered
 
 
 def template_files() -> list[str]:
@@ -141,6 +142,8 @@ def init(target: Path, agents: Sequence[str] = (), *, plain_hooks: bool = False)
             (report.updated if changed else report.left_alone).append(rel)
             continue
         _copy(base / rel, target, rel, report)
+    if config is not None:
+        _merge_driver(target, config, report)
     if plain_hooks:
         _plain_hooks(target, report)
     else:
@@ -155,8 +158,24 @@ def init(target: Path, agents: Sequence[str] = (), *, plain_hooks: bool = False)
         from gitmem.scaffold.agent_clis import missing_parts, setup
 
         setup(target, agents, lambda rel, what: _record(report, rel, what), report.steps.append)
-        report.warnings = missing_parts(agents)
+        report.warnings += missing_parts(agents)
     return report
+
+
+def _merge_driver(target: Path, config: Config, report: InitReport) -> None:
+    """Register the memory merge driver (gitmem.scaffold.merge_driver) for every mergeable memory file."""
+    from gitmem import gitio
+    from gitmem.scaffold.merge_driver import register
+
+    places = [config] + [config.with_workspace(name) for name, _ in config.workspaces]
+    paths = list(dict.fromkeys(str(PurePosixPath(place.path(role))) for place in places
+                               for role in ("log", "now", "decisions", "lessons")))
+    try:
+        report.merge_driver, kept = register(target, paths)
+    except (gitio.GitCommandError, files.FileRefused) as err:
+        report.warnings.append(f"the memory merge driver was not registered: {err}")
+        return
+    report.warnings += kept
 
 
 def _record(report: InitReport, rel: str, what: str) -> None:

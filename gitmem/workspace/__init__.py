@@ -129,20 +129,22 @@ class Workspace:
         """The cycle a new entry of `role` belongs to: "log" (a LOG entry), "now" (a NOW block), or "memory"
         (a lesson, a confirmation, a decision).
 
-        During a cycle the runner says which one it is (GITMEM_CYCLE). Otherwise it is the one after the
-        file's own last entry, or the one the other file already opened: an agent may write its NOW block
-        before or after its LOG entry, and both belong to the same cycle. Other memory belongs to the open
-        cycle, the one whose LOG entry is written but not committed yet, else to the next: so a session that
-        logs first and confirms after files both under one cycle, as the runner's agent does.
+        During a cycle the runner says which one it is (GITMEM_CYCLE). Otherwise one rule numbers LOG and NOW
+        alike (docs/format.md, "Cycle numbers"): the next cycle is LOG's last plus one, and a NOW block belongs
+        to LOG's last cycle when NOW has no block for it yet, else to the next: an agent may write its NOW block
+        before or after its LOG entry, and both belong to the same cycle. A second NOW block for a cycle LOG has
+        not logged gets that same number (`MemoryWriter.add_now_block` refuses it). Other memory belongs to
+        the open cycle, the one whose LOG entry is written but not committed yet, else to the next: so a session
+        that logs first and confirms after files both under one cycle, as the runner's agent does.
         """
         if from_env and (given := runner_cycle()) is not None:
             return given
         last_log, top_now = self.last_log_cycle(), self.top_now_cycle()
         if role == "now":
-            return max(top_now + 1, last_log)
+            return last_log if top_now < last_log else last_log + 1
         if role == "memory" and top_now <= last_log and last_log and self.uncommitted_log_cycle(last_log):
             return last_log
-        return max(last_log + 1, top_now)
+        return last_log + 1
 
     def uncommitted_log_cycle(self, cycle: int) -> bool:
         """Whether LOG's entry for `cycle` is in the work tree but not in HEAD. LOG is append-only, so only

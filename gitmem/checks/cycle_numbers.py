@@ -1,0 +1,50 @@
+"""GM105: NOW and LOG agree on cycle numbers.
+
+A cycle is opened by its LOG entry or its NOW block, whichever is written first, and the next cycle is LOG's last
+plus one. So a new NOW block names a cycle LOG has, or the next one: a block for a cycle that LOG skipped, or one
+ahead of LOG (a client adding blocks in a loop), is an error that says which numbers LOG has. Only blocks new in
+the change are judged; what was committed before stays as it was.
+"""
+from __future__ import annotations
+
+from gitmem import codes
+from gitmem.checks import CheckInput
+from gitmem.checks.violation import Violation
+from gitmem.memory import log, now
+from gitmem.memory.text import decode
+
+
+def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
+    path, log_path = inp.config.path("now"), inp.config.path("log")
+    if path in skip or log_path in skip:
+        return []
+    new = inp.new.read(path)
+    if new is None:
+        return []
+    old = inp.old.read(path) if inp.old is not None else None
+    known = {b.heading() for b in now.parse(decode(old).text).blocks} if old else set()
+    doc = now.parse(decode(new).text)
+    added = [b for b in doc.blocks if b.cycle is not None and b.heading() not in known]
+    if not added or doc.problems:
+        return []
+    log_data = inp.new.read(log_path)
+    if log_data is None:          # no LOG to agree with here (a write judged alone, a LOG GM301 reports gone)
+        return []
+    source = log.BytesSource(log_data, numbered=False)
+    last = max((e.cycle for e in log.tail_entries(source, log.has_cycle).entries if e.cycle is not None), default=0)
+    found: list[Violation] = []
+    for block in added:
+        assert block.cycle is not None
+        if block.cycle > last + 1:
+            found.append(Violation.of(codes.NOW_CYCLE_NOT_IN_LOG, path, block.line, "ahead", cycle=block.cycle,
+                                      last=last, next=last + 1))
+        elif block.cycle <= last and not _logged(source, block.cycle):
+            found.append(Violation.of(codes.NOW_CYCLE_NOT_IN_LOG, path, block.line, cycle=block.cycle,
+                                      next=last + 1))
+    return found
+
+
+def _logged(source: log.BytesSource, cycle: int) -> bool:
+    """Whether LOG has an entry for `cycle`, reading back from its end only as far as that cycle."""
+    tail = log.tail_entries(source, lambda entries: any(e.cycle is not None and e.cycle < cycle for e in entries))
+    return any(e.cycle == cycle for e in tail.entries)

@@ -1,0 +1,70 @@
+"""`gitmem merge BRANCH`: land a side branch by memory rules (gitmem.publish.sidemerge)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gitmem.cli.common import CommandFailed, open_workspace, workspace_option
+from gitmem.errors import ExitCode, exit_codes_help
+
+EXIT_CODES = {
+    ExitCode.OK: "merged, or already merged",
+    ExitCode.VIOLATIONS: "not merged: a path does not merge by memory rules, or the merge would fail verify",
+    ExitCode.USAGE: "usage or config error (no such branch, no git author)",
+}
+
+
+@click.command("merge", epilog=exit_codes_help(EXIT_CODES))
+@click.argument("branch")
+@workspace_option
+def merge_command(branch: str, workspace: str | None) -> int:
+    """Merge BRANCH into the current branch by memory rules, as one merge commit.
+
+    Use it for the side branch a cycle or a close left (`gitmem/cycle-19`: fetch it first and name it
+    `origin/gitmem/cycle-19`), or any branch another writer made. Its LOG entries and NOW blocks go after
+    ours and its cycles take the numbers after our last one (a cycle number is a position in the merged
+    history); decisions merge by ID. The result passes `gitmem check` and `gitmem verify`, or nothing changes.
+    """
+    from gitmem.publish.sidemerge import MergeRefused, merge_branch
+
+    ws = open_workspace(workspace)
+    try:
+        done = merge_branch(ws, branch)
+    except MergeRefused as err:
+        raise CommandFailed("merge", str(err),
+                            exit_code=ExitCode.USAGE if err.usage else ExitCode.VIOLATIONS) from None
+    for line in done.messages:
+        click.echo(line)
+    return ExitCode.OK
+
+
+@click.command("merge-driver", hidden=True)
+@click.argument("base", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("ours", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("theirs", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("path")
+def merge_driver_command(base: Path, ours: Path, theirs: Path, path: str) -> int:
+    """git's merge driver for the memory files (`gitmem init` registers it): writes the merge into OURS and
+    exits 0, or leaves git's own conflict markers there and exits 1."""
+    from gitmem import gitio
+    from gitmem.config import load_config
+    from gitmem.memory.text import Timestamp
+    from gitmem.publish.driver import merge_memory_file
+    from gitmem.workspace import Workspace
+
+    repo = gitio.open_repo(Path.cwd())
+    ws = Workspace.for_repo(repo, load_config(gitio.root(repo)))
+    clock = ws.clock()
+    head = gitio.head_id(repo)
+    merged = merge_memory_file(ws.config, path, base.read_bytes(), ours.read_bytes(), theirs.read_bytes(),
+                               now=lambda: Timestamp.from_datetime(clock()),
+                               read_ours=lambda rel: gitio.file_at(repo, head, rel))
+    if merged is not None:
+        ours.write_bytes(merged)
+        return ExitCode.OK
+    clean = gitio.merge_file_markers(repo, ours, base, theirs, ("ours", "base", "theirs"))
+    return ExitCode.OK if clean else ExitCode.VIOLATIONS
+
+
+COMMANDS = (merge_command, merge_driver_command)

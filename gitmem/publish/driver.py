@@ -1,0 +1,47 @@
+"""The merge driver `gitmem init` registers for the memory files, so that a local `git merge` and `git rebase`
+resolve them by memory rules (docs/format.md, "Two writers").
+
+git calls it with the base, ours (what is being built on: the current branch in a merge, the upstream in a
+rebase) and theirs (the commit being merged or replayed) for LOG, NOW, DECISIONS and LESSONS. LOG and NOW:
+both sides' entries and blocks land, theirs after ours with their cycles renumbered after ours (and an entry
+that would go back in time at the merge's time, its own heading kept: gitmem.publish.merge.brought_in).
+DECISIONS and LESSONS: union by ID. Anything that does not merge by those rules is left to git's own line merge,
+conflict markers and all: the driver never drops a line of either side, it only declines.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from gitmem.config import Config
+from gitmem.memory.text import Timestamp
+from gitmem.publish import merge, renumber
+
+NAME = "gitmem"     # `merge=gitmem` in .gitattributes, `merge.gitmem.driver` in .git/config
+
+
+def merge_memory_file(config: Config, path: str, base: bytes, ours: bytes, theirs: bytes, *,
+                      now: Callable[[], Timestamp], read_ours: Callable[[str], bytes | None]) -> bytes | None:
+    """The merged file, or None to leave the merge to git. `read_ours(path)` reads a file as ours has it
+    (HEAD's): its LOG's last cycle is the one theirs' NOW blocks must follow, whatever git merges first."""
+    try:
+        texts = [data.decode("utf-8") for data in (base, ours, theirs)]
+    except UnicodeDecodeError:
+        return None
+    old, mine, other = texts
+    places = [config] + [config.with_workspace(name) for name, _ in config.workspaces]
+    roles = {place.path(role): (role, place) for place in places for role in ("log", "now", "decisions", "lessons")}
+    role, place = roles.get(path, ("", config))
+    merged: str | None = None
+    if role == "log":
+        # A rebase replaying a second commit: ours holds the first one renumbered, so it is no append of the
+        # base; the base's own entries are all in theirs, and ours is kept whole.
+        merged = merge.merge_log(old, mine, other, merged_at=now) or merge.pick_log(old, mine, other, merged_at=now)
+    elif role == "now":
+        last = max(renumber.last_cycle(read_ours(place.path("log"))), renumber.last_now_cycle(ours))
+        shift = renumber.shift_after(last, renumber.new_now_cycles(base, theirs))
+        merged = merge.merge_now(old, mine, renumber.renumber_now(base, theirs, shift).decode("utf-8"))
+    elif role == "decisions":
+        merged = merge.merge_decisions(old, mine, other)
+    elif role == "lessons":
+        merged = merge.merge_lessons(old, mine, other)
+    return merged.encode("utf-8") if merged is not None else None

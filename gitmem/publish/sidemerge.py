@@ -1,0 +1,90 @@
+"""`gitmem merge BRANCH`: land a side branch (a cycle's `gitmem/cycle-N`, a salvage or a close branch, a human's
+session branch) on the current branch by memory rules, as one merge commit.
+
+The other side's LOG entries and NOW blocks go after ours, its cycles renumbered to follow our last one
+(gitmem.publish.renumber); DECISIONS and the rest merge as the push does (gitmem.publish.merge). The merge is
+made in memory and checked as `gitmem verify` would before the branch moves: a merge that does not pass, or a
+path that does not merge by rule, changes nothing and says what to do instead.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gitmem import gitio
+from gitmem.checks import generation
+from gitmem.errors import GitmemError
+from gitmem.memory.text import Timestamp
+from gitmem.workspace import Workspace
+
+
+class MergeRefused(GitmemError):
+    """The branch was not merged; nothing changed. The message says why and what to do; `usage` when the
+    command was asked wrong (no such branch, no author), not refused by a memory rule."""
+
+    def __init__(self, message: str, *, usage: bool = False) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+@dataclass
+class SideMerge:
+    branch: str
+    commit: str | None = None           # the merge commit (or the tip fast-forwarded to); None when up to date
+    messages: list[str] = field(default_factory=list)
+
+
+def merge_branch(ws: Workspace, branch: str) -> SideMerge:
+    """Merge `branch` (a local branch, a remote-tracking one, any revision) into the current branch."""
+    from gitmem.checks.targets import verify_range
+    from gitmem.publish.merge import resolver_for
+    from gitmem.publish.renumber import renumberer_for
+
+    repo = ws.repo
+    local, head = gitio.current_branch(repo), gitio.head_id(repo)
+    if local is None or head is None:
+        raise MergeRefused("HEAD is not on a branch with commits; switch to the branch to merge into", usage=True)
+    try:
+        theirs = gitio.resolve(repo, branch)
+    except gitio.RepoError:
+        raise MergeRefused(f"no branch or revision {branch!r} here; `git fetch` first if it is on the remote, "
+                           f"then name it as origin/{branch}", usage=True) from None
+    dirty = gitio.dirty_files(repo)
+    if dirty:
+        listing = ", ".join(path for path, _ in dirty[:5])
+        raise MergeRefused(f"the work tree has uncommitted changes ({listing}); commit or stash them first")
+    done = SideMerge(branch)
+    if gitio.is_ancestor(repo, theirs, head):
+        done.messages.append(f"{branch} is already in {local}; nothing to merge")
+        return done
+    identity = gitio.user_identity(repo)
+    if identity is None:
+        raise MergeRefused("git knows no author: set user.name and user.email (git config), then merge", usage=True)
+    if gitio.is_ancestor(repo, head, theirs):
+        tip = theirs                   # built on ours already: its numbers follow ours as they are
+        done.messages.append(f"fast-forward to {branch} ({theirs[:10]})")
+    else:
+        clock = ws.clock()
+        resolver = resolver_for(ws.config, merged_at=lambda: Timestamp.from_datetime(clock()))
+        merged = gitio.merge_into(repo, head, theirs, _message(branch), identity, resolver,
+                                  renumberer_for(ws.config, log_too=False))
+        if merged.conflicts:
+            raise MergeRefused(f"{', '.join(merged.conflicts)} do not merge by memory rules (the same entry "
+                               f"changed on both sides, or a file gitmem does not merge); nothing was changed. "
+                               f"Merge by hand: git merge {branch}, resolve, then `gitmem check`")
+        assert merged.commit is not None
+        tip = merged.commit
+        if merged.renumbering is not None:
+            done.messages.append(merged.renumbering.describe().replace("this side", branch))
+    broken = [v for v in verify_range(ws, head, tip).violations if v.is_error]
+    if broken:
+        listing = "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in broken[:3])
+        raise MergeRefused(f"the merge would not pass `gitmem verify`: {listing}; nothing was changed")
+    gitio.reset_hard(repo, tip)
+    done.commit = tip
+    done.messages.append(f"merged {branch} into {local}: {tip[:10]}")
+    return done
+
+
+def _message(branch: str) -> str:
+    return (f"gitmem: merge {branch}\n\nIts LOG entries and NOW blocks follow ours, renumbered by memory rules.\n\n"
+            f"{generation.trailer()}\n")
