@@ -22,8 +22,12 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     if new is None:
         return []
     old = inp.old.read(path) if inp.old is not None else None
-    known = {b.heading() for b in now.parse(decode(old).text).blocks} if old else set()
-    doc = now.parse(decode(new).text)
+    new_text = decode(new).text
+    # NOW grows on top: the blocks above the old top block are parsed alone (NOW's history is never read).
+    region = now.grown_on_top(decode(old).text, new_text) if old else None
+    known = set() if region is not None else {b.heading() for b in now.parse(decode(old).text).blocks} if old \
+        else set()
+    doc = now.parse(region if region is not None else new_text)
     added = [b for b in doc.blocks if b.cycle is not None and b.heading() not in known]
     if not added or doc.problems:
         return []

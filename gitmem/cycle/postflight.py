@@ -11,7 +11,7 @@ from datetime import datetime
 from gitmem import gitio
 from gitmem.config import ROLES
 from gitmem.cycle import foreign, permissions
-from gitmem.memory import decisions, fences, log, now
+from gitmem.memory import decisions, log, now
 from gitmem.memory.text import (
     Timestamp,
     decode_text,
@@ -217,19 +217,16 @@ def _with_evidence(entry: log.LogEntry, extra: list[str]) -> list[str]:
 def _fresh_blocks(before: str, after: str) -> list[now.NowBlock]:
     """The blocks the cycle wrote on top of NOW, newest first. When NOW only grew on top (what the permissions
     leave), only the text above the old top block is parsed: NOW is 10 MB at 100x and its history is not read."""
-    old_top = fences.first_heading(before.encode("utf-8"), b"## ")
-    if old_top is not None:
-        kept = before.encode("utf-8")[old_top:]
-        grown = after.encode("utf-8")
-        if grown.endswith(kept):
-            region = grown[:len(grown) - len(kept)].decode("utf-8")
-            lines, fresh = region.split("\n"), []
-            for block in now.parse(region).blocks:
-                heading = lines[block.line - 1].encode("utf-8")
-                if kept.startswith(heading + b"\n") or b"\n" + heading + b"\n" in kept:
-                    break             # a copy of an old block is not the cycle's
-                fresh.append(block)
-            return fresh
+    region = now.grown_on_top(before, after)
+    if region is not None:
+        kept = after.encode("utf-8")[len(region.encode("utf-8")):]           # the old blocks, unchanged
+        lines, fresh = region.split("\n"), []
+        for block in now.parse(region).blocks:
+            heading = lines[block.line - 1].encode("utf-8")
+            if kept.startswith(heading + b"\n") or b"\n" + heading + b"\n" in kept:
+                break             # a copy of an old block is not the cycle's
+            fresh.append(block)
+        return fresh
     old_headings = {b.heading() for b in now.parse(before).blocks}
     fresh = []
     for block in now.parse(after).blocks:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import date
 
 from gitmem import codes
-from gitmem.memory.fences import is_fence
+from gitmem.memory.fences import first_heading, is_fence
 from gitmem.memory.once import parsed_once
 from gitmem.memory.text import (
     SEP,
@@ -115,6 +115,18 @@ def _heading_lines(lines: tuple[str, ...]) -> Iterator[int]:
             fenced = not fenced
         elif not fenced and line.startswith("## "):
             yield index
+
+
+def grown_on_top(before: str, after: str) -> str | None:
+    """The text `after` holds above `before`'s first block, when NOW only grew on top (the text from that block
+    down is unchanged): what is new can then be parsed alone, and NOW's history (10 MB at 100x) is not read.
+    None when `before` has no block or something below the top changed."""
+    old = before.encode("utf-8")
+    old_top = first_heading(old, b"## ")
+    if old_top is None:
+        return None
+    kept, grown = old[old_top:], after.encode("utf-8")
+    return grown[:len(grown) - len(kept)].decode("utf-8") if grown.endswith(kept) else None
 
 
 def render(doc: NowDoc) -> str:
