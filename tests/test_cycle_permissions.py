@@ -75,7 +75,7 @@ def test_resolving_and_rewriting_decisions_is_undone_but_new_questions_stay() ->
                                        "- Recommendation: go\n\n## Resolved")
     result = enforce({"decisions": DECISIONS}, {"decisions": text})
     fixed = decisions.parse(result.texts["decisions"])
-    assert [d.id for d in fixed.pending] == ["D-0002", "D-0003"]
+    assert [d.id for d in fixed.pending] == ["D-0003", "D-0002"]   # new questions on top (rules 4)
     assert [d.content() for d in fixed.resolved] == [d.content() for d in doc.resolved]
     assert result.notes == ["reverted the agent's resolution of D-0002 (only humans answer decisions)",
                             "restored resolved decision D-0001 as the human answered it"]
