@@ -8,6 +8,10 @@ import click
 from gitmem.cli.common import json_option, open_workspace, workspace_option
 from gitmem.errors import ExitCode
 
+# What `pending` and `status` say of a decision with half an answer in place (GM212).
+INCOMPLETE = ("half an answer is written in it: add the missing `- Answer:` or `- Answered: YYYY-MM-DD HH:MM TZ by "
+              "Name <email>` line (GM212); until then it waits")
+
 
 @click.command("pending")
 @json_option
@@ -32,6 +36,8 @@ def pending_command(as_json: bool, workspace: str | None) -> int:
         click.echo(f"{item['id']} · {item['title']}  ({item['age']} old, {path}:{item['line']})")
         if item["recommendation"]:
             click.echo(f"    recommendation: {item['recommendation']}")
+        if item["answer_incomplete"]:
+            click.echo(f"    {INCOMPLETE}")
     return ExitCode.OK
 
 

@@ -43,7 +43,8 @@ def render(data: dict[str, Any], *, colour: bool) -> str:
     lines.append(f"decisions    {len(data['pending'])} pending")
     for item in data["pending"]:
         age = paint(item["age"], "red" if item["stale"] else None)
-        lines.append(f"  {item['id']} · {item['title']} ({age})")
+        half = " — half an answer written in it (GM212): finish it" if item.get("answer_incomplete") else ""
+        lines.append(f"  {item['id']} · {item['title']} ({age}){half}")
     room = f", {len(data['waiting_for_room'])} eligible but RULES is full" if data["waiting_for_room"] else ""
     lines.append(f"lessons      {len(data['awaiting'])} awaiting confirmation, {len(data['eligible'])} eligible "
                  f"now{room}")

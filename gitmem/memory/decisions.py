@@ -271,6 +271,7 @@ class Waiting:
     asked: Timestamp | None
     line: int
     age_days: float | None          # days waited, with fractions; None when the decision has no Asked line
+    answer_incomplete: bool = False  # half an answer typed in place (GM212): the human is not done, or erred
 
     @property
     def days(self) -> int:
@@ -314,7 +315,8 @@ def waiting(doc: DecisionsDoc, moment: datetime, *, as_of: bool = False,
             continue
         asked = item.asked
         age = (moment - asked.moment).total_seconds() / 86400 if asked is not None else None
-        found.append(Waiting(item.id, item.title, (item.get("Recommendation") or "").strip(), asked, item.line, age))
+        found.append(Waiting(item.id, item.title, (item.get("Recommendation") or "").strip(), asked, item.line, age,
+                             item.answer_incomplete))
     return tuple(sorted(found, key=lambda w: (w.asked is None, w.asked.moment if w.asked else moment, w.id)))
 
 

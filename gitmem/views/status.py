@@ -52,7 +52,8 @@ def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
     status = Status(now=str(Timestamp.from_datetime(moment)), **activity(ws, moment))
     for item in decisions.waiting(decisions.parse(ws.read("decisions")), moment):
         status.pending.append({"id": item.id, "title": item.title, "age_days": item.days, "age": item.age,
-                               "stale": item.is_stale(config.close.stale_decision_days)})
+                               "stale": item.is_stale(config.close.stale_decision_days),
+                               "answer_incomplete": item.answer_incomplete})
     rules_text = ws.read("rules")
     doc = rules.parse(rules_text)
     _lessons(status, ws.read("lessons"), backing_for(ws), config.close.confirmations,
