@@ -101,8 +101,13 @@ def render_status(rows: list[Any], *, colour: bool) -> str:
     for row in rows:
         if row.why:
             lines.append(f"{row.label}: {row.why}")
-        if row.waiting_branches:
-            lines.append(f"{row.label}: waiting branches: {', '.join(row.waiting_branches)}")
+        review = [name for name in row.waiting_branches if name not in row.deletable_branches]
+        if review:
+            lines.append(f"{row.label}: waiting branches: {', '.join(review)}")
+        for name in row.deletable_branches:
+            remote, _, branch = name.rpartition("gitmem/")
+            lines.append(f"{row.label}: {name}: its decision was answered No; delete it: git push "
+                         f"{remote.rstrip('/') or 'origin'} --delete gitmem/{branch}")
     return "\n".join(lines) + "\n"
 
 

@@ -65,7 +65,9 @@ def render(data: dict[str, Any], *, colour: bool) -> str:
     branches = data.get("branches", [])
     if branches:
         here = sum(1 for branch in branches if branch["only_on_this_machine"])
-        lines.append("branches     " + paint(f"{len(branches)} waiting on you" + (
+        done = sum(1 for branch in branches if branch.get("deletable"))
+        waiting = f"{len(branches) - done} waiting on you" + (f", {done} to delete (answered No)" if done else "")
+        lines.append("branches     " + paint(waiting + (
             f", {here} only on this machine" if here else "") + " (`gitmem status --json` says how)", "yellow"))
     for branch in branches:
         where = "ONLY ON THIS MACHINE: push it" if branch["only_on_this_machine"] else "on " + ", ".join(

@@ -20,6 +20,7 @@ from gitmem import gitio
 from gitmem.errors import GitmemError
 from gitmem.fleet import schedule
 from gitmem.fleet.fleetfile import AgentEntry
+from gitmem.memory import decisions
 from gitmem.memory.decisions import age_text
 from gitmem.memory.text import parse_timestamp, printable
 from gitmem.secrets import env_values, redact
@@ -65,6 +66,7 @@ class AgentRow:
     stale: int = 0
     last_close: str | None = None
     waiting_branches: list[str] = field(default_factory=list)
+    deletable_branches: list[str] = field(default_factory=list)    # proposals whose decision was answered No
     interval_seconds: int | None = None
     stall_after_seconds: int | None = None
 
@@ -145,6 +147,7 @@ def read_agent(entry: AgentEntry, base: Path, moment: datetime, *, timeout: floa
 def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: datetime, branch: str,
                     with_page: bool) -> AgentReading:
     from gitmem.views import health
+    from gitmem.views.kept_branches import proposal_answer
     from gitmem.views.pending import pending
     from gitmem.views.status import activity
 
@@ -169,6 +172,9 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
                               answer_at(entry, path, item.line, branch)))
         row.stale += item.days > ws.config.close.stale_decision_days
     row.pending = len(inbox)
+    doc = decisions.parse(ws.read("decisions"))
+    row.deletable_branches = [name for name in row.waiting_branches
+                              if (answer := proposal_answer(name, doc)) is not None and answer.declined]
     row.verdict, row.why = verdict(row)
     reading = AgentReading(row, inbox)
     if with_page:
@@ -192,13 +198,17 @@ def verdict(row: AgentRow) -> tuple[str, str]:
         return STALLED, f"last cycle {last['age']} ago, over {_span(limit)} ({source}); {INACTIVE_NOTE}"
     if row.streak.get("problem"):
         return STREAK, f"{row.streak['length']} no-build cycles in a row"
-    if row.stale or row.waiting_branches:
+    review = [name for name in row.waiting_branches if name not in row.deletable_branches]
+    done = (f"{len(row.deletable_branches)} proposal branch(es) answered No: delete them"
+            if row.deletable_branches else "")
+    if row.stale or review:
         parts = ([f"{row.stale} decision(s) older than the stale limit"] if row.stale else []) + \
-            ([f"{len(row.waiting_branches)} gitmem/* branch(es) to review"] if row.waiting_branches else [])
+            ([f"{len(review)} gitmem/* branch(es) to review"] if review else []) + ([done] if done else [])
         return WAITING, "; ".join(parts)
     if limit is None:
-        return OK, "no schedule found in .github/workflows and no stall_after: stalls are not judged"
-    return OK, ""
+        return OK, "; ".join(["no schedule found in .github/workflows and no stall_after: stalls are not judged",
+                              *([done] if done else [])])
+    return OK, done
 
 
 def _span(seconds: float) -> str:

@@ -17,7 +17,7 @@ from gitmem.close.day import DAY_FIELD, day_bounds, entries_since, no_build_stre
 from gitmem.memory import decisions, lessons, log, rules
 from gitmem.memory.text import Timestamp, one_line
 from gitmem.views import health
-from gitmem.views.kept_branches import kept_branches
+from gitmem.views.kept_branches import kept_branches, with_answers
 from gitmem.workspace import Clock, Workspace
 
 
@@ -64,7 +64,8 @@ def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
     status.recall = recall_mode(ws)
     status.missing = missing
     status.placeholders = [asdict(found) for found in health.rules_placeholders(ws)]
-    status.branches = [branch.to_json() for branch in kept_branches(ws.repo)]
+    kept = with_answers(kept_branches(ws.repo), decisions.parse(ws.read("decisions")))
+    status.branches = [branch.to_json() for branch in kept]
     return status
 
 
