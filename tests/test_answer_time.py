@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 import pygit2
 import pytest
 
+from gitmem import codes
 from gitmem.checks.targets import verify_range
 from gitmem.memory import now
 from gitmem.report.collect import collect
@@ -56,7 +57,7 @@ def _answered_at(when: datetime) -> str:
                          ids=["rules3-3h-ahead", "rules3-5min-skew", "rules1-history"])
 def test_verify_judges_a_new_answer_by_its_commit_date(memrepo: GitRepo, rules: int, ahead: int,
                                                        flagged: bool) -> None:
-    yaml = memrepo.read("gitmem.yaml").replace("rules_version: 3", f"rules_version: {rules}")
+    yaml = memrepo.read("gitmem.yaml").replace(f"rules_version: {codes.RULES_VERSION}", f"rules_version: {rules}")
     memrepo.write("gitmem.yaml", yaml)
     memrepo.write(D, decisions_md(pending(1)))
     base = _commit_at(memrepo, datetime(2026, 11, 30, 9, 30, tzinfo=UTC), "base")

@@ -34,7 +34,7 @@ def test_report_holds_the_real_counts_and_one_agent_commit(world: World) -> None
     assert "cycle 3 built nothing: waiting for the API key" in (entry.get("Problems") or "")
     commit = world.git.repo.head.peel()
     assert commit.message.startswith("gitmem: close 2026-11-10\n")
-    assert commit.message.rstrip().endswith("Gitmem-Phase: close\nGitmem-Rules: 3")
+    assert commit.message.rstrip().endswith("Gitmem-Phase: close\nGitmem-Rules: 4")
     assert (commit.author.name, commit.author.email) == AGENT
     assert [p.id for p in commit.parents] == [world.git.repo.revparse_single(before).id]
     assert str(commit.id) == result.commit

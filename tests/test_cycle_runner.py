@@ -41,7 +41,7 @@ def test_a_cycle_commits_one_entry_and_one_block_as_the_agent(memrepo: GitRepo) 
     assert (report.cycle, report.outcome, report.task) == (1, "built", "write hello.txt")
     commit = head_commit(memrepo)
     assert commit.message == ("gitmem: cycle 1 · built · write hello.txt\n\n"
-                              "Gitmem-Cycle: 1\nGitmem-Phase: cycle\nGitmem-Rules: 3\n")
+                              "Gitmem-Cycle: 1\nGitmem-Phase: cycle\nGitmem-Rules: 4\n")
     assert agent_signature_ok(commit)
     assert str(commit.id) == report.commit
     assert file_at(memrepo.repo, "HEAD", "hello.txt") == "hello from cycle 1\n"

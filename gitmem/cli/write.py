@@ -140,8 +140,10 @@ ANSWER_EXIT_CODES = {
 @json_option
 @workspace_option
 def decision_answer(decision_id: str, answer: str, as_json: bool, workspace: str | None) -> int:
-    """Answer a Pending decision in place (Answer and Answered added at the end of its block), recording your git
-    identity as Answered-by."""
+    """Answer a Pending decision in place, recording your git identity as Answered-by.
+
+    `Answer` and `Answered` become the decision's last lines and it stays under Pending (rules 4), so the
+    change merges over the agent's new questions."""
     memory, ws, identity = _memory(workspace)
     if identity is None:
         from gitmem.gitio import RepoError
