@@ -18,7 +18,7 @@ from gitmem.memory import decisions
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.sessions.context import session_context
 from gitmem.workspace import Workspace
-from tests.support.helpers import HUMAN, GitRepo
+from tests.support.helpers import AGENT, HUMAN, GitRepo
 
 ASKED = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 ANSWER = f"- Answer: ship it on Monday\n- Answered: 2026-11-30 10:00 UTC by {HUMAN[0]} <{HUMAN[1]}>\n"
@@ -92,3 +92,19 @@ def test_decision_answer_inside_a_cycle_is_refused(memrepo: GitRepo, cli: Any,
     assert memrepo.read("DECISIONS.md") == before
     help_text = cli(["decision", "answer", "--help"], cwd=memrepo.path).out
     assert "Exit codes:" in help_text and "GITMEM_CYCLE" in help_text
+
+
+@pytest.mark.parametrize(("rules", "flagged"), [(3, False), (4, True)], ids=["rules3-history", "rules4"])
+def test_verify_holds_an_agent_answer_in_place_from_rules_4_on(memrepo: GitRepo, rules: int, flagged: bool) -> None:
+    """History written under rules 3, where `- Answer:` inside a Pending decision was text, still verifies."""
+    from gitmem import codes
+    from gitmem.checks.targets import verify_range
+    from tests.support.builders import decisions_md, pending, resolved
+
+    yaml = memrepo.read("gitmem.yaml").replace(f"rules_version: {codes.RULES_VERSION}", f"rules_version: {rules}")
+    memrepo.commit_files({"gitmem.yaml": yaml, "DECISIONS.md": decisions_md(pending(1))}, "base")
+    base = memrepo.head()
+    memrepo.commit_files({"DECISIONS.md": decisions_md(resolved(1))}, "the agent answers in place", author=AGENT)
+    found = [(v.code, v.message.split(" (commit")[0]) for v in verify_range(memrepo.ws(), base, "HEAD").violations]
+    expected = [("GM207", "D-0001 was answered in place by the agent identity <agent@gitmem.invalid>")]
+    assert found == (expected if flagged else [])
