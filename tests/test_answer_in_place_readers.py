@@ -55,6 +55,11 @@ def test_an_answer_under_pending_is_an_answer_for_every_reader(memrepo: GitRepo,
     assert "### D-0002 · Weekly report?" in fresh and "- Answer: ship it on Monday" in fresh
     session = session_context(Workspace.at(memrepo.path))
     assert "- D-0002 · Weekly report? — answer: ship it on Monday" in session
+    # Recall files it as resolved.
+    from gitmem.recall.corpus import decision_docs
+
+    titles = {d.ident: d.title for d in decision_docs(memrepo.read("DECISIONS.md"), "DECISIONS.md")}
+    assert titles["D-0002"].endswith(" resolved") and titles["D-0001"].endswith(" pending")
     # The close: a day after the answer, D-0002 no longer waits; the morning it was asked, it did.
     later = decisions.waiting(doc, ASKED + timedelta(days=1), as_of=True)
     assert "D-0002" not in {w.id for w in later}
