@@ -3,11 +3,12 @@
 GitHub's merge button runs no custom merge driver, so the layout alone must keep asking and answering apart: the
 agent asks on top of Pending (`gitmem decision ask`), the human answers in place at the end of the decision's
 block, as docs/format.md says (by hand, as in GitHub's web editor, or with `gitmem decision answer`). Real git
-does each merge, as a merge commit and as a squash, in clones of one bare origin; the result passes `check` and
-`verify` and reads the answer as an answer.
+does each merge (a merge commit, a squash, a rebase) in clones of one bare origin; the result passes `check`
+and `verify` and reads the answer as an answer.
 """
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
@@ -60,11 +61,11 @@ def clone(origin: Path, name: str) -> Path:
     return where
 
 
-def merged(cli: Any, origin: Path, answers: list[str], asks: int, *, squash: bool,
+def merged(cli: Any, origin: Path, answers: list[str], asks: int, *, how: str,
            monkeypatch: pytest.MonkeyPatch, by_command: bool = False) -> tuple[Path, decisions.DecisionsDoc]:
     """The human answers `answers` on branch `answer` of one clone while the agent, in another, asks `asks`
-    new decisions and pushes them to main; then main merges `answer` as GitHub would (a merge commit, or a
-    squash). Returns the merging clone and the merged DECISIONS."""
+    new decisions and pushes them to main; then main takes `answer` as GitHub's button would (`how`: a merge
+    commit, a squash, or a rebase). Returns the merging clone and the merged DECISIONS."""
     human, agent = clone(origin, "human"), clone(origin, "agent")
     start = git(human, "rev-parse", "HEAD").strip()
     git(human, "switch", "-q", "-c", "answer")
@@ -82,10 +83,15 @@ def merged(cli: Any, origin: Path, answers: list[str], asks: int, *, squash: boo
     git(agent, "push", "-q", "origin", "main")
     git(human, "switch", "-q", "main")
     git(human, "pull", "-q", "--ff-only")
-    if squash:
+    if how == "squash":
         done = run_git(human, "merge", "--squash", "answer", check=False)
         assert done.returncode == 0, done.stdout + done.stderr
         git(human, "commit", "-q", "-m", "answer (squashed)")
+    elif how == "rebase":
+        done = run_git(human, "rebase", "main", "answer", check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        git(human, "switch", "-q", "main")
+        git(human, "merge", "-q", "--ff-only", "answer")
     else:
         done = run_git(human, "merge", "--no-ff", "--no-edit", "answer", check=False)
         assert done.returncode == 0, done.stdout + done.stderr
@@ -99,14 +105,14 @@ def merged(cli: Any, origin: Path, answers: list[str], asks: int, *, squash: boo
     return human, decisions.parse((human / PATH).read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("squash", [False, True], ids=["merge-commit", "squash"])
+@pytest.mark.parametrize("how", ["merge", "squash", "rebase"])
 @pytest.mark.parametrize("answered", [["D-0001"], ["D-0003"], ["D-0002"], ["D-0001", "D-0003"]],
                          ids=["oldest", "newest", "middle", "two"])
 @pytest.mark.parametrize("asks", [1, 2])
 def test_an_answer_in_place_merges_over_new_asks_without_conflict(
-        cli: Any, origin: Path, monkeypatch: pytest.MonkeyPatch, squash: bool, answered: list[str],
+        cli: Any, origin: Path, monkeypatch: pytest.MonkeyPatch, how: str, answered: list[str],
         asks: int) -> None:
-    human, doc = merged(cli, origin, answered, asks, squash=squash, monkeypatch=monkeypatch)
+    human, doc = merged(cli, origin, answered, asks, how=how, monkeypatch=monkeypatch)
     fresh = [f"D-{4 + n:04d}" for n in range(asks)]
     assert {d.id for d in doc.settled} == set(answered)
     assert {d.id for d in doc.awaiting} == {"D-0001", "D-0002", "D-0003", *fresh} - set(answered)
@@ -115,13 +121,13 @@ def test_an_answer_in_place_merges_over_new_asks_without_conflict(
         assert item is not None and item.get("Answer") == f"go with {decision_id}"
         assert item.answered is not None and item.answered[2] == HUMAN[1]
     listed = cli(["pending", "--json"], cwd=human)
-    assert not {d["id"] for d in __import__("json").loads(listed.out)} & set(answered)
+    assert not {d["id"] for d in json.loads(listed.out)} & set(answered)
 
 
-@pytest.mark.parametrize("squash", [False, True], ids=["merge-commit", "squash"])
+@pytest.mark.parametrize("how", ["merge", "squash"])
 def test_gitmem_decision_answer_writes_the_same_mergeable_change(
-        cli: Any, origin: Path, monkeypatch: pytest.MonkeyPatch, squash: bool) -> None:
-    _, doc = merged(cli, origin, ["D-0003"], 2, squash=squash, monkeypatch=monkeypatch, by_command=True)
+        cli: Any, origin: Path, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    _, doc = merged(cli, origin, ["D-0003"], 2, how=how, monkeypatch=monkeypatch, by_command=True)
     assert [d.id for d in doc.settled] == ["D-0003"]
     assert [d.id for d in doc.pending][:2] == ["D-0005", "D-0004"]      # new asks on top
 
