@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -47,6 +47,15 @@ ROADMAP = """# ROADMAP
 - [ ] Release v1
 """
 RULES_MAX = 3
+
+
+@contextlib.contextmanager
+def as_the_human() -> Iterator[None]:
+    """The human's own process: while an in-process agent runs, the runner has GITMEM_CYCLE in this process's
+    environment, and `gitmem decision answer` refuses inside a cycle. The human's shell never has it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("GITMEM_CYCLE", raising=False)
+        yield
 
 
 def at(day: int, hour: int, minute: int = 0) -> datetime:
@@ -120,8 +129,9 @@ class Month:
         """The human answers in their own clone and pushes (as a merged pull request would land)."""
         pull(self.human)
         self.clock.moment = when
-        MemoryWriter(self.human.ws(), clock=Clock(when)).answer_decision(
-            decision_id, answer="yes, go ahead", name=HUMAN[0], email=HUMAN[1])
+        with as_the_human():
+            MemoryWriter(self.human.ws(), clock=Clock(when)).answer_decision(
+                decision_id, answer="yes, go ahead", name=HUMAN[0], email=HUMAN[1])
         git(self.human.path, "commit", "-q", "-am", f"Answer {decision_id}")
         git(self.human.path, "push", "-q")
         self.answers[decision_id] = when
@@ -132,8 +142,9 @@ class Month:
         self.clock.moment = when
         branch = f"answer-{decision_id.lower()}"
         git(self.human.path, "switch", "-q", "-c", branch)
-        MemoryWriter(self.human.ws(), clock=Clock(when)).answer_decision(
-            decision_id, answer="yes, rename it", name=HUMAN[0], email=HUMAN[1])
+        with as_the_human():
+            MemoryWriter(self.human.ws(), clock=Clock(when)).answer_decision(
+                decision_id, answer="yes, rename it", name=HUMAN[0], email=HUMAN[1])
         git(self.human.path, "commit", "-q", "-am", f"Answer {decision_id}")
         git(self.human.path, "push", "-q", "origin", branch)
         git(self.human.path, "switch", "-q", "main")
@@ -292,8 +303,9 @@ def twice_in_one_cycle(month: Month, cli: Call, cycle: int) -> None:
 
 def human_commits_in_the_checkout(month: Month, cli: Call, cycle: int) -> None:
     """The human answers in the runner's own checkout while the cycle runs, and commits there."""
-    MemoryWriter(Workspace.at(month.repo.path), clock=month.clock).answer_decision(
-        "D-0005", answer="yes", name=HUMAN[0], email=HUMAN[1])
+    with as_the_human():
+        MemoryWriter(Workspace.at(month.repo.path), clock=month.clock).answer_decision(
+            "D-0005", answer="yes", name=HUMAN[0], email=HUMAN[1])
     month.repo.stage("DECISIONS.md")
     month.repo.commit("Answer D-0005 (in the runner's checkout)", author=HUMAN)
 
