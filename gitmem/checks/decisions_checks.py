@@ -178,11 +178,10 @@ def against_old(path: str, old: DecisionsDoc, new: DecisionsDoc, *, agent_email:
         # An answer is the agent's when it is new here: a verbatim move of a human's answer in place to
         # Resolved is not new, and neither is an answer a merge's other side brought.
         old_answered = {d.id: d.content() for d in old.settled}
+        old_resolved = {d.id for d in old.resolved}
         for item in new.settled:
-            if item.id in old_answered and (old_answered[item.id] == item.content() or item.id in
-                                            {d.id for d in old.resolved}):
-                continue
-            if (brought or {}).get(item.id) == item.content():
+            known = item.id in old_resolved or old_answered.get(item.id) == item.content()
+            if known or (brought or {}).get(item.id) == item.content():
                 continue
             in_place = item.section == decisions.PENDING
             found.append(Violation.of(codes.DECISION_RESOLVED_BY_AGENT, path, item.line,

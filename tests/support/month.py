@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -32,7 +32,7 @@ from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
 from tests.support.cycle_support import clone, origin_and_clone, pull
 from tests.support.gitcli import git, run_git
-from tests.support.helpers import HUMAN, GitRepo
+from tests.support.helpers import HUMAN, GitRepo, as_the_human
 from tests.support.world import Clock
 
 UTC = UTC
@@ -47,15 +47,6 @@ ROADMAP = """# ROADMAP
 - [ ] Release v1
 """
 RULES_MAX = 3
-
-
-@contextlib.contextmanager
-def as_the_human() -> Iterator[None]:
-    """The human's own process: while an in-process agent runs, the runner has GITMEM_CYCLE in this process's
-    environment, and `gitmem decision answer` refuses inside a cycle. The human's shell never has it."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.delenv("GITMEM_CYCLE", raising=False)
-        yield
 
 
 def at(day: int, hour: int, minute: int = 0) -> datetime:
