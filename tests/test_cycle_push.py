@@ -48,7 +48,7 @@ def test_a_human_answer_pushed_during_the_cycle_is_rebased_onto(tmp_path: Path, 
 
     def cycle_while_the_human_answers(memory, request) -> None:
         built("write hello.txt")(memory, request)
-        memory.ask_decision(title="Which CI?", recommendation="GitHub Actions")   # the same file, a line conflict
+        memory.ask_decision(title="Which CI?", recommendation="GitHub Actions")   # the same file
         answered = MemoryWriter(Workspace.at(human.path, config_of(human)), author_email=DANA[1])
         with as_the_human():
             answered.answer_decision("D-0001", answer="MIT it is", name=DANA[0], email=DANA[1])
@@ -65,7 +65,7 @@ def test_a_human_answer_pushed_during_the_cycle_is_rebased_onto(tmp_path: Path, 
     assert tip.parents[0].message == "answer D-0001"
     on_origin = decisions.parse(file_at(_origin(origin), "refs/heads/main", "DECISIONS.md"))
     assert [d.id for d in on_origin.settled] == ["D-0001"]
-    assert [(d.id, d.title) for d in on_origin.pending] == [("D-0002", "Which CI?")]
+    assert [(d.id, d.title) for d in on_origin.awaiting] == [("D-0002", "Which CI?")]
     assert [e.cycle for e in log.parse(file_at(_origin(origin), "refs/heads/main", "LOG.md")).entries] == [1]
     assert file_at(_origin(origin), "refs/heads/main", "hello.txt") == "hello from cycle 1\n"
     assert verify_range(Workspace.for_repo(Repo(_origin(origin)), Config()), start, "refs/heads/main").violations == []
