@@ -6,11 +6,12 @@ import json
 import click
 
 from gitmem.cli.common import json_option, open_workspace, workspace_option
+from gitmem.codes import DECISION_ANSWER_INCOMPLETE
 from gitmem.errors import ExitCode
 
-# What `pending` and `status` say of a decision with half an answer in place (GM212).
+# What `pending` says of a decision with half an answer in place.
 INCOMPLETE = ("half an answer is written in it: add the missing `- Answer:` or `- Answered: YYYY-MM-DD HH:MM TZ by "
-              "Name <email>` line (GM212); until then it waits")
+              f"Name <email>` line ({DECISION_ANSWER_INCOMPLETE.code}); until then it waits")
 
 
 @click.command("pending")

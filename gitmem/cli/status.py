@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from gitmem.cli.common import colour_wanted, json_option, open_workspace, workspace_option
+from gitmem.codes import DECISION_ANSWER_INCOMPLETE
 from gitmem.errors import ExitCode
 from gitmem.memory.log import Outcome
 
@@ -43,7 +44,8 @@ def render(data: dict[str, Any], *, colour: bool) -> str:
     lines.append(f"decisions    {len(data['pending'])} pending")
     for item in data["pending"]:
         age = paint(item["age"], "red" if item["stale"] else None)
-        half = " — half an answer written in it (GM212): finish it" if item.get("answer_incomplete") else ""
+        half = (f" — half an answer written in it ({DECISION_ANSWER_INCOMPLETE.code}): finish it"
+                if item.get("answer_incomplete") else "")
         lines.append(f"  {item['id']} · {item['title']} ({age}){half}")
     room = f", {len(data['waiting_for_room'])} eligible but RULES is full" if data["waiting_for_room"] else ""
     lines.append(f"lessons      {len(data['awaiting'])} awaiting confirmation, {len(data['eligible'])} eligible "
