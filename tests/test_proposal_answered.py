@@ -80,3 +80,13 @@ def test_the_fleet_says_a_proposal_branch_answered_no_can_be_deleted(tmp_path: P
     text = cli(["fleet", "status"], cwd=tmp_path).out
     assert ("agent: gitmem/proposal/cycle-7: its decision was answered No; delete it: git push origin --delete "
             "gitmem/proposal/cycle-7") in text
+    # Half an answer typed in place (GM212) still waits, and the fleet's inbox says what is missing.
+    half = MemoryWriter(Workspace.at(agent), clock=lambda: moment - timedelta(hours=1)).ask_decision(
+        title="Half answered?", recommendation="finish it", cycle=8)
+    text = (agent / "DECISIONS.md").read_text(encoding="utf-8")
+    typed = text.replace("- Recommendation: finish it\n", "- Recommendation: finish it\n- Answer: maybe\n")
+    (agent / "DECISIONS.md").write_text(typed, encoding="utf-8")
+    git(agent, "commit", "-qam", "half an answer", who=HUMAN)
+    inbox = cli(["fleet", "pending"], cwd=tmp_path).out
+    assert f"{half.id} · Half answered?" in inbox and "half an answer is written in it" in inbox
+    assert json.loads(cli(["fleet", "pending", "--json"], cwd=tmp_path).out)[0]["answer_incomplete"] is True

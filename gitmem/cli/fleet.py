@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from gitmem.cli.common import UsageError, colour_wanted, json_option
+from gitmem.cli.pending import INCOMPLETE
 from gitmem.errors import ExitCode
 
 DEFAULT_OUT = "fleet-report/index.html"
@@ -75,6 +76,8 @@ def fleet_pending(fleet_file: str, as_json: bool, timeout: float, offline: bool)
         if item.recommendation:
             _say(f"    recommendation: {item.recommendation}")
         _say(f"    answer at: {item.answer_at}")
+        if item.answer_incomplete:
+            _say(f"    {INCOMPLETE}")
     for row in view.rows:
         if row.error:
             _say(f"gitmem: {row.label}: {row.error}", err=True)

@@ -46,6 +46,7 @@ class InboxItem:
     age_days: float | None
     age: str
     answer_at: str                  # path:line, or the file's URL on GitHub at the line
+    answer_incomplete: bool = False  # half an answer written in it (decision-answer-incomplete): it waits
 
 
 @dataclass
@@ -169,7 +170,7 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
         inbox.append(InboxItem(entry.name, row.workspace, item.id, clean(item.title), clean(item.recommendation),
                               clean(str(item.asked)) if item.asked else "",
                               round(item.age_days, 2) if item.age_days is not None else None, item.age,
-                              answer_at(entry, path, item.line, branch)))
+                              answer_at(entry, path, item.line, branch), item.answer_incomplete))
         row.stale += item.days > ws.config.close.stale_decision_days
     row.pending = len(inbox)
     doc = decisions.parse(ws.read("decisions"))
