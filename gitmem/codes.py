@@ -113,7 +113,12 @@ DECISION_RESOLVED_REWRITTEN = _code(
     "GM205", "decision-resolved-rewritten", "a Resolved decision was edited, removed, or moved back to Pending",
     removed=Message("resolved decision {id} was removed", "resolved decisions are history; restore it"),
     reopened=Message("{id} was moved back to Pending"),
-    edited=Message("resolved decision {id} was edited", "ask a new decision instead of rewriting an answered one"))
+    edited=Message("resolved decision {id} was edited", "ask a new decision instead of rewriting an answered one"),
+    # Rules 4: an answer written in place under Pending is as final as one under Resolved.
+    answer_edited=Message("answered decision {id} was edited", "its answer stands as the human wrote it; moving it "
+                          "under Resolved is allowed only byte for byte; ask a new decision to change it", since=4),
+    unanswered=Message("the answer to {id} was removed", "an answer is history; ask a new decision instead", since=4),
+    answer_removed=Message("answered decision {id} was removed", "answers are history; restore it", since=4))
 DECISION_ID_VANISHED = _code(
     "GM206", "decision-id-vanished", "a decision ID that existed disappeared",
     "decision {id} disappeared; IDs are never removed")
@@ -122,7 +127,9 @@ DECISION_RESOLVED_BY_AGENT = _code(
     "{id} was resolved by the agent identity <{email}>",
     "only a human answers: `gitmem decision answer` as yourself, in a PR",
     normalised=Message("{id} was resolved by the agent identity <{email}>, written with characters git trims",
-                       "only a human answers: `gitmem decision answer` as yourself, in a PR", since=3))
+                       "only a human answers: `gitmem decision answer` as yourself, in a PR", since=3),
+    in_place=Message("{id} was answered in place by the agent identity <{email}>",
+                     "only a human answers: `gitmem decision answer` as yourself, in a PR", since=4))
 DECISION_HEADING_MALFORMED = _code(
     "GM208", "decision-heading-malformed", "a decision heading is not `### D-0001 · title`", _HEADING_MSG,
     "use `### D-0001 · title`", digits=_HEADING_DIGITS)
@@ -148,6 +155,12 @@ DECISION_ANSWERED_AHEAD = _code(
     commit=Message("{id} is answered at {answered}, {ahead} after its commit's committer date ({moment})",
                    "write the time the answer was given, in its own zone (`gitmem decision answer` does it); a "
                    "local time labelled UTC is off by hours", since=3))
+DECISION_ANSWER_INCOMPLETE = _code(
+    "GM212", "decision-answer-incomplete",
+    "a Pending decision holds half an answer: `Answer` without a valid `Answered` line, or the reverse",
+    "{id} holds an answer that is not complete: it lacks {missing}",
+    "an answer in place is `- Answer: …` and `- Answered: YYYY-MM-DD HH:MM TZ by Name <email>` at the end of the "
+    "decision (`gitmem decision answer` writes both)", since=4)
 
 # -- GM3xx LOG ---------------------------------------------------------------------------------------------
 LOG_NOT_APPEND_ONLY = _code(

@@ -25,7 +25,7 @@ from gitmem.memory import decisions, lessons, log, now, roadmap
 from gitmem.memory.now import NowBlock
 from gitmem.memory.text import Timestamp, decode
 from gitmem.nofollow import files
-from gitmem.workspace import Clock, Workspace, runner_cycle, writelock
+from gitmem.workspace import CYCLE_ENV, Clock, Workspace, runner_cycle, writelock
 from gitmem.workspace.tail import FileSource, read_end
 
 # How much of LOG's end a write reads first: a few entries' worth, grown only if no cycle is found.
@@ -281,13 +281,22 @@ class MemoryWriter:
 
     @_one_at_a_time
     def answer_decision(self, decision_id: str, *, answer: str, name: str, email: str) -> decisions.Decision:
+        """Answer a Pending decision in place as the human `name <email>`. Refused inside a runner's cycle
+        (GITMEM_CYCLE set): that process is the agent's, only the human answers (GM207), and the runner
+        would revert the answer after the agent had acted on it."""
+        if os.environ.get(CYCLE_ENV, "").strip():
+            raise WriteRefused(f"refusing to answer {decision_id}: {CYCLE_ENV} is set, so this runs inside an "
+                               "agent's cycle, and only the human answers decisions (the runner reverts an "
+                               "agent's answer). Leave it Pending and go on with other work; the human answers "
+                               "outside the cycle")
         doc = self._parse_for_rewrite("decisions", decisions)
         try:
-            updated = decisions.resolve(doc, decision_id, answer=answer, answered=self.now(), name=name, email=email)
+            updated, item = decisions.answer_in_place(doc, decision_id, answer=answer, answered=self.now(),
+                                                      name=name, email=email)
         except KeyError as err:
             raise WriteRefused(str(err.args[0])) from None
         self._commit_text("decisions", decisions.render(updated))
-        return updated.resolved[0]
+        return item
 
     @_one_at_a_time
     def add_lesson(self, *, title: str, happened: str, why: str, change: str, rule: str | None = None,

@@ -26,8 +26,11 @@ root, cycle, mode = Path(os.environ["GITMEM_ROOT"]), os.environ["GITMEM_CYCLE"],
 human = os.environ["HUMAN_CLONE"]
 
 
-def run(*argv, cwd=root):
-    subprocess.run(argv, cwd=cwd, check=True, capture_output=True)
+HUMAN_ENV = {k: v for k, v in os.environ.items() if k != "GITMEM_CYCLE"}   # the human's own shell: no cycle
+
+
+def run(*argv, cwd=root, env=None):
+    subprocess.run(argv, cwd=cwd, check=True, capture_output=True, env=env)
 
 
 def human_pushes(edit):
@@ -45,7 +48,8 @@ def dana_wants():
 (root / "hello.txt").write_text(f"hello from cycle {cycle}\\n")
 if mode == "answer":
     run("gitmem", "decision", "ask", "--title", "Which CI?", "--recommendation", "GitHub Actions")
-    human_pushes(lambda: run("gitmem", "decision", "answer", "D-0001", "--answer", "MIT it is", cwd=human))
+    human_pushes(lambda: run("gitmem", "decision", "answer", "D-0001", "--answer", "MIT it is", cwd=human,
+                             env=HUMAN_ENV))
 if mode == "conflict":
     human_pushes(dana_wants)
     now_md = root / "NOW.md"
@@ -104,9 +108,9 @@ def test_a_human_answer_pushed_mid_cycle_is_rebased_onto_and_both_land(tmp_path:
                                       "ask D-0001"]
     assert git(origin, "log", "-1", "--format=%an", "main~1").strip() == DANA[0]
     on_origin = decisions.parse(origin_file(origin, "main", "DECISIONS.md"))
-    answered = {d.id: d for d in on_origin.resolved}
+    answered = {d.id: d for d in on_origin.settled}
     assert list(answered) == ["D-0001"] and answered["D-0001"].get("Answer") == "MIT it is"
-    assert [(d.id, d.title) for d in on_origin.pending] == [("D-0002", "Which CI?")]
+    assert [(d.id, d.title) for d in on_origin.awaiting] == [("D-0002", "Which CI?")]
     assert [e.cycle for e in log.parse(origin_file(origin, "main", "LOG.md")).entries] == [1]
     assert origin_file(origin, "main", "hello.txt") == "hello from cycle 1\n"
     assert git(agent, "rev-parse", "HEAD").strip() == git(origin, "rev-parse", "main").strip()

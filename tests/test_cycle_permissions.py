@@ -75,7 +75,7 @@ def test_resolving_and_rewriting_decisions_is_undone_but_new_questions_stay() ->
                                        "- Recommendation: go\n\n## Resolved")
     result = enforce({"decisions": DECISIONS}, {"decisions": text})
     fixed = decisions.parse(result.texts["decisions"])
-    assert [d.id for d in fixed.pending] == ["D-0002", "D-0003"]
+    assert [d.id for d in fixed.pending] == ["D-0003", "D-0002"]   # new questions on top (rules 4)
     assert [d.content() for d in fixed.resolved] == [d.content() for d in doc.resolved]
     assert result.notes == ["reverted the agent's resolution of D-0002 (only humans answer decisions)",
                             "restored resolved decision D-0001 as the human answered it"]
@@ -137,3 +137,26 @@ def test_deleted_lessons_and_files_come_back() -> None:
     assert result.texts["log"] == LOG
     assert result.notes == ["restored LOG file the agent deleted",
                             "restored lesson L-0001 (lessons are never deleted; retire them instead)"]
+
+
+def test_an_agent_answer_in_place_is_reverted_and_a_human_one_restored() -> None:
+    """Rules 4: the agent may not answer in place either, nor touch a human's answer in place."""
+    from gitmem.memory.text import parse_timestamp
+
+    doc = decisions.parse(DECISIONS)
+    human, _ = decisions.answer_in_place(doc, "D-0002", answer="yes, on Monday", answered=parse_timestamp(
+        "2026-11-29 12:00 UTC"), name="Ada Human", email="ada@example.com")
+    before = decisions.render(human)
+    asked = decisions.make_decision("D-0003", "New?", asked=parse_timestamp("2026-11-29 13:00 UTC"), cycle=4,
+                                    context=None, options=None, recommendation="go")
+    forged, _ = decisions.answer_in_place(decisions.with_decision(human, asked), "D-0003", answer="go",
+                                          answered=parse_timestamp("2026-11-29 13:01 UTC"), name="Ada Human",
+                                          email="ada@example.com")
+    text = decisions.render(forged).replace("- Answer: yes, on Monday", "- Answer: no")
+    result = enforce({"decisions": before}, {"decisions": text})
+    fixed = decisions.parse(result.texts["decisions"])
+    assert [d.id for d in fixed.pending] == ["D-0003", "D-0002"]
+    assert fixed.find("D-0003").get("Answer") is None and not fixed.find("D-0003").is_answered
+    assert fixed.find("D-0002").content() == human.find("D-0002").content()
+    assert result.notes == ["restored the human's answer to D-0002 as written",
+                            "took the answer out of D-0003: the agent asked it answered (only humans answer)"]

@@ -25,7 +25,7 @@ from tests.support.cycle_support import (
     pull,
 )
 from tests.support.gitcli import git
-from tests.support.helpers import DANA, GitRepo
+from tests.support.helpers import DANA, GitRepo, as_the_human
 
 
 def _origin(origin: Path) -> pygit2.Repository:
@@ -48,9 +48,10 @@ def test_a_human_answer_pushed_during_the_cycle_is_rebased_onto(tmp_path: Path, 
 
     def cycle_while_the_human_answers(memory, request) -> None:
         built("write hello.txt")(memory, request)
-        memory.ask_decision(title="Which CI?", recommendation="GitHub Actions")   # the same file, a line conflict
+        memory.ask_decision(title="Which CI?", recommendation="GitHub Actions")   # the same file
         answered = MemoryWriter(Workspace.at(human.path, config_of(human)), author_email=DANA[1])
-        answered.answer_decision("D-0001", answer="MIT it is", name=DANA[0], email=DANA[1])
+        with as_the_human():
+            answered.answer_decision("D-0001", answer="MIT it is", name=DANA[0], email=DANA[1])
         human.stage("DECISIONS.md")
         human.commit("answer D-0001", author=DANA)
         git(human.path, "push", "--quiet", "origin", "main")
@@ -63,8 +64,8 @@ def test_a_human_answer_pushed_during_the_cycle_is_rebased_onto(tmp_path: Path, 
     assert tip.message.startswith("gitmem: cycle 1 · built · write hello.txt\n")
     assert tip.parents[0].message == "answer D-0001"
     on_origin = decisions.parse(file_at(_origin(origin), "refs/heads/main", "DECISIONS.md"))
-    assert [d.id for d in on_origin.resolved] == ["D-0001"]
-    assert [(d.id, d.title) for d in on_origin.pending] == [("D-0002", "Which CI?")]
+    assert [d.id for d in on_origin.settled] == ["D-0001"]
+    assert [(d.id, d.title) for d in on_origin.awaiting] == [("D-0002", "Which CI?")]
     assert [e.cycle for e in log.parse(file_at(_origin(origin), "refs/heads/main", "LOG.md")).entries] == [1]
     assert file_at(_origin(origin), "refs/heads/main", "hello.txt") == "hello from cycle 1\n"
     assert verify_range(Workspace.for_repo(Repo(_origin(origin)), Config()), start, "refs/heads/main").violations == []

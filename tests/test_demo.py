@@ -35,7 +35,7 @@ def test_the_demo_runs_the_whole_loop(tmp_path: Path, git_env, monkeypatch) -> N
     entries = log.parse((target / "LOG.md").read_text()).entries
     assert [e.outcome for e in entries if e.cycle] == ["built", "built", "built", "built", "published", "no-build"]
     assert "Dana Human answers D-0001" in text
-    resolved = decisions.parse((target / "DECISIONS.md").read_text()).resolved
+    resolved = decisions.parse((target / "DECISIONS.md").read_text()).settled
     assert [d.id for d in resolved] == ["D-0001"] and resolved[0].answered[1] == "Dana Human"
     answer = next(c for c in repo.walk(repo.head.target) if c.message == "decision: answer D-0001")
     assert answer.author.name == "Dana Human"

@@ -88,11 +88,11 @@ def test_the_inbox_is_every_pending_decision_oldest_first_with_where_to_answer_i
     inbox = [(d.agent, d.workspace, d.id, d.title, d.recommendation, d.age, d.age_days, d.answer_at)
              for d in view.inbox]
     assert inbox == [
-        ("alpha", "", "D-0002", "Pick a licence", "MIT: the template ships it", "3d", 3.0, "alpha/DECISIONS.md:11"),
+        ("alpha", "", "D-0002", "Pick a licence", "MIT: the template ships it", "3d", 3.0, "alpha/DECISIONS.md:15"),
         ("beta", "", "D-0002", "Drop Python 3.10", "yes, after the release", "2d", 2.0, "DECISIONS.md:11"),
         ("duo", "reviewer", "D-0001", "Merge the style guide", "merge it", "1d", 1.0,
          "duo/agents/reviewer/DECISIONS.md:11"),
-        ("alpha", "", "D-0003", "Rename the CLI", "keep the name", "5h", round(5 / 24, 2), "alpha/DECISIONS.md:15"),
+        ("alpha", "", "D-0003", "Rename the CLI", "keep the name", "5h", round(5 / 24, 2), "alpha/DECISIONS.md:11"),
     ]
 
 

@@ -120,9 +120,9 @@ def test_examples_have_entries_with_exact_lines() -> None:
         assert lines[entry.line - 1] == entry.heading()
         assert lines[entry.end - 1].strip() and (entry.end == len(lines) - 1 or not lines[entry.end])
     decided = decisions.parse(found["DECISIONS.md"])
-    assert [d.id for d in decided.pending] == ["D-0044"]
-    assert [d.id for d in decided.resolved] == ["D-0043", "D-0042"]
-    assert all(d.answered is not None for d in decided.resolved)
+    assert [d.id for d in decided.awaiting] == ["D-0044"]
+    assert [d.id for d in decided.settled] == ["D-0041", "D-0043", "D-0042"]     # D-0041 answered in place
+    assert all(d.answered is not None for d in decided.settled)
     learned = lessons.parse(found["LESSONS.md"])
     assert [item.status for item in learned.lessons][:2] == ["promoted R-02", "promoted R-03"]
     proven = rules.parse(found["RULES.md"])

@@ -42,9 +42,20 @@ def two(memrepo: GitRepo, cli) -> GitRepo:
     return memrepo
 
 
+# Refused at the command inside a cycle (exit 1); the runner would revert it anyway.
 ANSWERED = f"""
-subprocess.run([{str(GITMEM)!r}, 'decision', 'answer', 'D-0001', '--answer', 'Postgres', '-w', 'w2'],
-               check=True, cwd=root)
+done = subprocess.run([{str(GITMEM)!r}, 'decision', 'answer', 'D-0001', '--answer', 'Postgres', '-w', 'w2'],
+                      check=False, cwd=root)
+assert done.returncode == 1, done.returncode
+"""
+# Rules 4: an answer written in place, the block not moved.
+IN_PLACE = """
+from pathlib import Path
+p = Path(root, 'w2/DECISIONS.md')
+text = p.read_text()
+p.write_text(text.replace('\\n\\n## Resolved', '\\n- Answer: Postgres\\n- Answered: 2026-12-01 09:00 UTC by Ada '
+                                                'Human <ada@example.com>\\n\\n## Resolved', 1))
+assert 'Answer: Postgres' in p.read_text()
 """
 BY_HAND = """
 from pathlib import Path
@@ -79,7 +90,8 @@ DIR_LINK_OUT = ("import shutil, tempfile\nshutil.rmtree(root + '/w2')\nout = tem
                 "open(os.environ['HOSTILE_OUT'], 'w').write(out)\n")
 DIR_MOVED = "os.rename(root + '/w2', root + '/w2-moved')\n"
 
-ATTACKS = {"answer-as-human": (ANSWERED, ["w2/DECISIONS.md"]), "resolve-by-hand": (BY_HAND, ["w2/DECISIONS.md"]),
+ATTACKS = {"answer-as-human": (ANSWERED, []), "resolve-by-hand": (BY_HAND, ["w2/DECISIONS.md"]),
+           "answer-in-place-by-hand": (IN_PLACE, ["w2/DECISIONS.md"]),
            "empty-log": (EMPTIED, ["w2/LOG.md"]), "edit-now-lessons-rules": (EDITS, list(W2[0:1] + W2[3:])),
            "write-through-cli": (THROUGH_CLI, ["w2/NOW.md", "w2/LESSONS.md"]),
            "delete": (DELETED, ["w2/LESSONS.md", "w2/RULES.md"]), "link": (LINKED, ["w2/DECISIONS.md"]),

@@ -130,7 +130,7 @@ def test_p2_the_close_never_confirms(month: Month) -> None:
 # -- P3 -----------------------------------------------------------------------------------------------------------
 
 def test_p3_every_answer_is_newly_resolved_in_exactly_one_landed_cycle(month: Month) -> None:
-    assert set(month.answers) == {"D-0001", "D-0003", "D-0005", "D-0006", "D-0007"}
+    assert set(month.answers) == {"D-0001", "D-0003", "D-0004", "D-0005", "D-0006", "D-0007"}
     for decision_id, when in month.answers.items():
         landed = [c for c in month.cycles if decision_id in c.shown and c.landed]
         assert len(landed) == 1, (decision_id, [c.cycle for c in landed])
@@ -149,6 +149,16 @@ def test_p3_the_answer_committed_in_the_minute_its_cycle_started_was_shown_once(
         next(c.cycle for c in month.cycles if (c.day, c.slot) == (11, 3))]
 
 
+def test_p3_an_answer_pr_open_while_the_agent_asked_merged_and_was_shown_once(month: Month) -> None:
+    """D-0004 answered in place on a branch on day 15; the agent asked D-0005 and D-0006 on main meanwhile; the
+    pull request merged with git's own merge (no driver, no conflict) and the next cycle acted on it."""
+    merged = next(c for c in month.cycles if (c.day, c.slot) == (16, 1))
+    assert [c.cycle for c in month.cycles if "D-0004" in c.shown] == [merged.cycle]
+    final = decisions.parse(month.repo.read("DECISIONS.md"))
+    item = final.find("D-0004")
+    assert item is not None and item.is_answered and item.get("Answer") == "yes, rename it"
+
+
 def test_p3_a_salvaged_cycle_did_not_use_up_its_answer(month: Month) -> None:
     crashed = next(c for c in month.cycles if (c.day, c.slot) == (17, 3))
     assert not crashed.landed and crashed.shown == ["D-0006"]
@@ -165,16 +175,16 @@ def test_p4_the_answer_committed_in_the_runners_checkout_was_kept_reported_and_n
     commit = month.repo.repo.get(kept)
     assert (commit.author.name, commit.author.email) == HUMAN
     assert "D-0005" in [d.id for d in decisions.parse(
-        gitio.file_at(month.repo.handle, kept, "DECISIONS.md").decode()).resolved]
+        gitio.file_at(month.repo.handle, kept, "DECISIONS.md").decode()).settled]
     # Not on main as the human's answer: that cycle's commit still has D-0005 pending...
     landed = cycle.report.commit
     assert landed is not None
     at_cycle = decisions.parse(gitio.file_at(month.repo.handle, landed, "DECISIONS.md").decode())
-    assert "D-0005" in [d.id for d in at_cycle.pending]
+    assert "D-0005" in [d.id for d in at_cycle.awaiting]
     # ...the runner and the close said where it is, and the answer arrived later through the remote.
     assert f"kept on branch {branch}" in (entry_for(month, 15).get("Problems") or "")
     final = decisions.parse(month.repo.read("DECISIONS.md")).find("D-0005")
-    assert final is not None and final.id in [d.id for d in decisions.parse(month.repo.read("DECISIONS.md")).resolved]
+    assert final is not None and final.id in [d.id for d in decisions.parse(month.repo.read("DECISIONS.md")).settled]
 
 
 # -- P5 -----------------------------------------------------------------------------------------------------------

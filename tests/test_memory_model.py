@@ -453,8 +453,8 @@ def test_decisions_make_and_add() -> None:
                              "- Recommendation: a")
     assert item.asked == ts("2026-11-30 11:00 UTC") and item.asked_cycle == 482
     added = decisions.with_decision(doc, item)
-    assert [d.id for d in added.pending] == ["D-12345", "D-0002", "D-12346"]
-    assert decisions.parse(decisions.render(added)).pending[-1].title == "New?"
+    assert [d.id for d in added.pending] == ["D-12346", "D-12345", "D-0002"]   # asked on top (rules 4)
+    assert decisions.parse(decisions.render(added)).pending[0].title == "New?"
 
 
 def test_decisions_crlf_and_bom_parse_like_lf() -> None:

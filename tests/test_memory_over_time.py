@@ -27,7 +27,7 @@ from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
 from tests.support.cycle_support import WritingBackend, clone, file_at, origin_and_clone, pull
 from tests.support.gitcli import git, isolated_env, run_git
-from tests.support.helpers import AGENT, HUMAN, GitRepo
+from tests.support.helpers import AGENT, HUMAN, GitRepo, as_the_human
 from tests.support.world import Clock, World, at, d, last_entry
 
 RULE = "Run the whole test suite before every commit."
@@ -288,8 +288,9 @@ class Runner:
     def answer(self, when: datetime, decision_id: str) -> None:
         pull(self.human)
         clock = Clock(when)
-        MemoryWriter(self.human.ws(), clock=clock).answer_decision(decision_id, answer="yes", name=HUMAN[0],
-                                                                   email=HUMAN[1])
+        with as_the_human():
+            MemoryWriter(self.human.ws(), clock=clock).answer_decision(decision_id, answer="yes", name=HUMAN[0],
+                                                                       email=HUMAN[1])
         git(self.human.path, "commit", "-q", "-am", f"answer {decision_id}")
         git(self.human.path, "push", "-q")
 
@@ -357,8 +358,9 @@ def test_p4_a_commit_made_in_the_runners_checkout_during_a_cycle_is_kept_on_a_br
     made: list[str] = []
 
     def human_in_the_checkout(memory: MemoryWriter, request: CycleRequest) -> None:
-        MemoryWriter(request.workspace, clock=runner.clock).answer_decision("D-0001", answer="yes", name=HUMAN[0],
-                                                                           email=HUMAN[1])
+        with as_the_human():
+            MemoryWriter(request.workspace, clock=runner.clock).answer_decision("D-0001", answer="yes",
+                                                                               name=HUMAN[0], email=HUMAN[1])
         runner.repo.stage("DECISIONS.md")
         made.append(str(runner.repo.commit("answer D-0001", author=HUMAN)))
 
@@ -394,14 +396,15 @@ def test_p4_a_commit_signed_by_a_trusted_key_is_the_humans_and_the_cycle_goes_on
     env = isolated_env(who=HUMAN)
 
     def signed(memory: MemoryWriter, request: CycleRequest) -> None:
-        MemoryWriter(request.workspace, clock=runner.clock).answer_decision("D-0001", answer="yes", name=HUMAN[0],
-                                                                           email=HUMAN[1])
+        with as_the_human():
+            MemoryWriter(request.workspace, clock=runner.clock).answer_decision("D-0001", answer="yes",
+                                                                               name=HUMAN[0], email=HUMAN[1])
         for args in (("add", "DECISIONS.md"), ("-c", "gpg.format=ssh", "-c", f"user.signingkey={key}", "commit",
                                                "-q", "-S", "-m", "answer D-0001 (signed)")):
             run_git(runner.repo.path, *args, env=env)
 
     runner.cycle(at(30, 6, 17), signed)
-    assert "D-0001" in [d.id for d in decisions.parse(runner.repo.read("DECISIONS.md")).resolved]
+    assert "D-0001" in [d.id for d in decisions.parse(runner.repo.read("DECISIONS.md")).settled]
     messages = [c.message for c in runner.repo.repo.walk(runner.repo.repo.head.target)][:2]
     assert messages[1].startswith("answer D-0001 (signed)")
     assert not [r for r in runner.repo.repo.references if r.startswith("refs/heads/gitmem/local/")]

@@ -1,6 +1,8 @@
 """GM2xx: DECISIONS is Pending then Resolved; resolved decisions are final and only humans resolve them."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gitmem import codes
 from gitmem.checks import CheckInput
 from gitmem.checks.common import duplicate_ids, texts
@@ -40,10 +42,23 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     return found
 
 
+# The rules generation from which an answer written in place under Pending is an answer (and held as one).
+IN_PLACE_SINCE = 4
+
+
 def _new_answers(old: DecisionsDoc, new: DecisionsDoc, brought: dict[str, str]) -> list[decisions.Decision]:
-    """The decisions this change answers: Resolved now, not before, and not brought in by a merge's other side."""
-    before = {d.id for d in old.resolved}
-    return [d for d in new.resolved if d.id not in before and brought.get(d.id) != d.content()]
+    """The decisions this change answers: answered now (under Resolved or in place), not before, and not brought
+    in by a merge's other side."""
+    before = {d.id for d in old.settled}
+    return [d for d in new.settled if d.id not in before and brought.get(d.id) != d.content()]
+
+
+def _of_answer(item: decisions.Decision, violation: Violation) -> Violation:
+    """`violation`, about the answer in `item`, of the generation that reads that answer: an answer in place is
+    one from rules 4 on (before, it was text in a Pending decision)."""
+    if item.section == decisions.RESOLVED:
+        return violation
+    return replace(violation, since=max(violation.since, IN_PLACE_SINCE))
 
 
 def _answered_ahead(inp: CheckInput, path: str, old: DecisionsDoc, new: DecisionsDoc,
@@ -58,9 +73,9 @@ def _answered_ahead(inp: CheckInput, path: str, old: DecisionsDoc, new: Decision
         answered = item.answered
         if answered is not None and decisions.answered_ahead(item, moment):
             ahead = spoken(answered[0].moment - moment)
-            found.append(Violation.of(codes.DECISION_ANSWERED_AHEAD, path, item.line_of("Answered"),
-                                      "commit" if inp.moment_is_commit else "", id=item.id, answered=answered[0],
-                                      ahead=ahead, moment=Timestamp.from_datetime(moment)))
+            found.append(_of_answer(item, Violation.of(
+                codes.DECISION_ANSWERED_AHEAD, path, item.line_of("Answered"), "commit" if inp.moment_is_commit
+                else "", id=item.id, answered=answered[0], ahead=ahead, moment=Timestamp.from_datetime(moment))))
     return found
 
 
@@ -85,16 +100,17 @@ def _unsigned_answers(inp: CheckInput, path: str, old: DecisionsDoc, new: Decisi
     why = inp.unsigned() if answered else ""
     if not why:
         return []
-    return [Violation.of(codes.DECISION_ANSWER_UNSIGNED, path, d.line, id=d.id, why=why) for d in answered]
+    return [_of_answer(d, Violation.of(codes.DECISION_ANSWER_UNSIGNED, path, d.line, id=d.id, why=why))
+            for d in answered]
 
 
 def _resolved_elsewhere(others: tuple[Snapshot, ...], path: str) -> dict[str, str]:
-    """Decision id -> content of the decisions resolved in a merge's other parents."""
+    """Decision id -> content of the decisions answered in a merge's other parents."""
     found: dict[str, str] = {}
     for other in others:
         data = other.read(path)
         if data is not None:
-            found.update({d.id: d.content() for d in decisions.parse(decode(data).text).resolved})
+            found.update({d.id: d.content() for d in decisions.parse(decode(data).text).settled})
     return found
 
 
@@ -110,6 +126,10 @@ def _shape(path: str, doc: DecisionsDoc) -> list[Violation]:
     for item in doc.resolved:
         found += _incomplete(path, item, codes.DECISION_RESOLVED_INCOMPLETE, ("Answer", "Answered"),
                              dated="Answered", invalid="a valid Answered line", unreadable=item.answered is None)
+    for item in doc.pending:
+        if item.answer_incomplete:
+            found += _incomplete(path, item, codes.DECISION_ANSWER_INCOMPLETE, ("Answer", "Answered"),
+                                 dated="Answered", invalid="a valid Answered line", unreadable=item.answered is None)
     return found
 
 
@@ -149,10 +169,21 @@ def against_old(path: str, old: DecisionsDoc, new: DecisionsDoc, *, agent_email:
                 found.append(Violation.of(codes.DECISION_RESOLVED_REWRITTEN, path, after.line, "reopened", id=after.id))
             elif after.content() != before.content():
                 found.append(Violation.of(codes.DECISION_RESOLVED_REWRITTEN, path, after.line, "edited", id=after.id))
+        elif before.is_answered and after.content() != before.content():
+            found.append(Violation.of(codes.DECISION_RESOLVED_REWRITTEN, path, after.line,
+                                      "answer_edited" if after.answer_in_place else "unanswered", id=after.id))
+    found += [Violation.of(codes.DECISION_RESOLVED_REWRITTEN, path, anchor, "answer_removed", id=d.id)
+              for d in old.pending if d.is_answered and d.id not in new_by_id]
     if author_email and author_email.lower() == agent_email.lower():
+        # An answer is the agent's when it is new here: a verbatim move of a human's answer in place to
+        # Resolved is not new, and neither is an answer a merge's other side brought.
+        old_answered = {d.id: d.content() for d in old.settled}
         old_resolved = {d.id for d in old.resolved}
-        for item in new.resolved:
-            if item.id not in old_resolved and (brought or {}).get(item.id) != item.content():
-                found.append(Violation.of(codes.DECISION_RESOLVED_BY_AGENT, path, item.line, variant, id=item.id,
-                                          email=agent_email))
+        for item in new.settled:
+            known = item.id in old_resolved or old_answered.get(item.id) == item.content()
+            if known or (brought or {}).get(item.id) == item.content():
+                continue
+            in_place = item.section == decisions.PENDING
+            found.append(Violation.of(codes.DECISION_RESOLVED_BY_AGENT, path, item.line,
+                                      "in_place" if in_place else variant, id=item.id, email=agent_email))
     return found

@@ -150,10 +150,10 @@ def _pending(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -
     # Only when DECISIONS changed: the hook path pays for nothing else.
     from gitmem.memory import decisions
 
-    pending = decisions.parse(new).pending
+    pending = decisions.parse(new).awaiting          # answered in place: no longer waiting, nor in context
     count, size = len(pending), sum(len(item.render()) + 2 for item in pending)
     old = _text(inp.old, path)
-    before = decisions.parse(old).pending if old is not None and not whole else None
+    before = decisions.parse(old).awaiting if old is not None and not whole else None
     old_count = len(before) if before is not None else 0
     old_size = sum(len(item.render()) + 2 for item in before) if before is not None else 0
     found = []

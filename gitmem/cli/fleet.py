@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from gitmem.cli.common import UsageError, colour_wanted, json_option
+from gitmem.cli.pending import INCOMPLETE
 from gitmem.errors import ExitCode, exit_codes_help
 
 DEFAULT_OUT = "fleet-report/index.html"
@@ -113,6 +114,8 @@ def fleet_pending(fleet_file: str, as_json: bool, timeout: float, offline: bool,
         if item.recommendation:
             _say(f"    recommendation: {item.recommendation}")
         _say(f"    answer at: {item.answer_at}")
+        if item.answer_incomplete:
+            _say(f"    {INCOMPLETE}")
     for row in view.rows:
         if row.error:
             _say(f"gitmem: {row.label}: {row.error}", err=True)
@@ -150,8 +153,13 @@ def render_status(rows: list[Any], *, colour: bool, public: bool = False) -> str
     for row in [] if public else rows:
         if row.why:
             lines.append(f"{row.label}: {row.why}")
-        if row.waiting_branches:
-            lines.append(f"{row.label}: waiting branches: {', '.join(row.waiting_branches)}")
+        review = [name for name in row.waiting_branches if name not in row.deletable_branches]
+        if review:
+            lines.append(f"{row.label}: waiting branches: {', '.join(review)}")
+        for name in row.deletable_branches:
+            remote, _, branch = name.rpartition("gitmem/")
+            lines.append(f"{row.label}: {name}: its decision was answered No; delete it: git push "
+                         f"{remote.rstrip('/') or 'origin'} --delete gitmem/{branch}")
     return "\n".join([headline(rows), *lines, *fleet_notes(rows)]) + "\n"
 
 

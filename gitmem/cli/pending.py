@@ -6,6 +6,7 @@ import json
 import click
 
 from gitmem.cli.common import json_option, open_workspace, workspace_option
+from gitmem.codes import DECISION_ANSWER_INCOMPLETE
 from gitmem.errors import ExitCode, exit_codes_help
 
 # Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
@@ -13,6 +14,10 @@ EXIT_CODES = {
     ExitCode.OK: "done",
     ExitCode.USAGE: "usage or config error, not a git repository",
 }
+
+# What `pending` says of a decision with half an answer in place.
+INCOMPLETE = ("half an answer is written in it: add the missing `- Answer:` or `- Answered: YYYY-MM-DD HH:MM TZ by "
+              f"Name <email>` line ({DECISION_ANSWER_INCOMPLETE.code}); until then it waits")
 
 
 @click.command("pending", epilog=exit_codes_help(EXIT_CODES))
@@ -38,6 +43,8 @@ def pending_command(as_json: bool, workspace: str | None) -> int:
         click.echo(f"{item['id']} · {item['title']}  ({item['age']} old, {path}:{item['line']})")
         if item["recommendation"]:
             click.echo(f"    recommendation: {item['recommendation']}")
+        if item["answer_incomplete"]:
+            click.echo(f"    {INCOMPLETE}")
     return ExitCode.OK
 
 

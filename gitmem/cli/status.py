@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from gitmem.cli.common import colour_wanted, json_option, open_workspace, workspace_option
+from gitmem.codes import DECISION_ANSWER_INCOMPLETE
 from gitmem.errors import ExitCode, exit_codes_help
 from gitmem.memory.log import Outcome
 
@@ -43,7 +44,9 @@ def render(data: dict[str, Any], *, colour: bool) -> str:
     lines.append(f"decisions    {len(data['pending'])} pending")
     for item in data["pending"]:
         age = paint(item["age"], "red" if item["stale"] else None)
-        lines.append(f"  {item['id']} · {item['title']} ({age})")
+        half = (f" — half an answer written in it ({DECISION_ANSWER_INCOMPLETE.code}): finish it"
+                if item.get("answer_incomplete") else "")
+        lines.append(f"  {item['id']} · {item['title']} ({age}){half}")
     room = f", {len(data['waiting_for_room'])} eligible but RULES is full" if data["waiting_for_room"] else ""
     lines.append(f"lessons      {len(data['awaiting'])} awaiting confirmation, {len(data['eligible'])} eligible "
                  f"now{room}")
@@ -68,7 +71,9 @@ def render(data: dict[str, Any], *, colour: bool) -> str:
     branches = data.get("branches", [])
     if branches:
         here = sum(1 for branch in branches if branch["only_on_this_machine"])
-        lines.append("branches     " + paint(f"{len(branches)} waiting on you" + (
+        done = sum(1 for branch in branches if branch.get("deletable"))
+        waiting = f"{len(branches) - done} waiting on you" + (f", {done} to delete (answered No)" if done else "")
+        lines.append("branches     " + paint(waiting + (
             f", {here} only on this machine" if here else "") + " (`gitmem status --json` says how)", "yellow"))
     for branch in branches:
         where = "ONLY ON THIS MACHINE: push it" if branch["only_on_this_machine"] else "on " + ", ".join(

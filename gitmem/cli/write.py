@@ -170,20 +170,32 @@ def decision_ask(title: str, recommendation: str, context: str | None, options: 
     return _done("asked", ws.config.path("decisions"), item.heading(), as_json, {"id": item.id, "title": title})
 
 
-@decision_group.command("answer", epilog=EPILOG)
+# Every code `gitmem decision answer` can end with (the help lists them, and 70 and 130).
+ANSWER_EXIT_CODES = {
+    ExitCode.OK: "answered",
+    ExitCode.VIOLATIONS: "refused: the decision is not Pending, DECISIONS is invalid, or it runs inside an agent's "
+                         "cycle (GITMEM_CYCLE is set: only the human answers)",
+    ExitCode.USAGE: "usage or config error, no git identity, or no memory here (run `gitmem init`)",
+}
+
+
+@decision_group.command("answer", epilog=exit_codes_help(ANSWER_EXIT_CODES))
 @click.argument("decision_id", metavar="D-NNNN")
 @click.option("--answer", required=True, help="The human's answer.")
 @json_option
 @workspace_option
 def decision_answer(decision_id: str, answer: str, as_json: bool, workspace: str | None) -> int:
-    """Resolve a Pending decision, recording your git identity as Answered-by."""
+    """Answer a Pending decision in place, recording your git identity as Answered-by.
+
+    `Answer` and `Answered` become the decision's last lines and it stays under Pending (rules 4), so the
+    change merges over the agent's new questions."""
     memory, ws, identity = _memory(workspace)
     if identity is None:
         from gitmem.gitio import RepoError
 
         raise RepoError("set your git identity first: git config user.name / user.email")
     item = memory.answer_decision(decision_id, answer=answer, name=identity.name, email=identity.email)
-    return _done("resolved", ws.config.path("decisions"), item.heading(), as_json,
+    return _done("answered", ws.config.path("decisions"), item.heading(), as_json,
                  {"id": item.id, "answered_by": str(identity)})
 
 

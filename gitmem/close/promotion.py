@@ -90,7 +90,7 @@ def promote_live(memory: MemoryWriter, config: Config, model: CloseModel | None,
 def file_conflicts(memory: MemoryWriter, planned: gates.Plan, texts: dict[str, str], rules_doc: rules.RulesDoc,
                    result: PromotionResult) -> None:
     """A contradiction no Supersedes line settles goes to the human; the close does not pick a side."""
-    pending = {d.title: d.id for d in decisions.parse(memory.read("decisions")).pending}
+    pending = {d.title: d.id for d in decisions.parse(memory.read("decisions")).awaiting}
     contradicted: dict[str, list[str]] = {}
     for candidate, rule_id, why in planned.conflicts:
         lesson = candidate.lesson

@@ -148,37 +148,46 @@ def _heading_offset(ws: Workspace, heading: bytes, chunk: int = 1 << 16) -> int 
 
 
 class ResolvedAt:
-    """Which decisions a DECISIONS blob has under `## Resolved`, asked one ID at a time: the Pending section is
-    read line by line (a fenced example of a heading is no heading) to find where Resolved starts; after that
-    an ID is looked up by its heading, so a cycle that asks about the newest few answers reads no more."""
+    """Which decisions a DECISIONS blob holds answered, asked one ID at a time: the Pending section is read line
+    by line (a fenced example of a heading is no heading) to find where Resolved starts, and parsed for the
+    decisions answered in place there (rules 4; Pending is small: GM209 bounds it); after that an ID is looked
+    up by its heading, so a cycle that asks about the newest few answers reads no more."""
 
     def __init__(self, data: bytes) -> None:
         self.data = data
         self.start = _resolved_offset(data)
+        head = data[:self.start].decode("utf-8", "replace") if self.start is not None else ""
+        self.in_place = {d.id: d for d in decisions.parse(head).pending if d.is_answered}
 
     def __contains__(self, decision_id: object) -> bool:
-        if self.start is None or not isinstance(decision_id, str):
+        if not isinstance(decision_id, str):
+            return False
+        if decision_id in self.in_place:
+            return True
+        if self.start is None:
             return False
         return self.data.find(b"\n### %s " % decision_id.encode("ascii", "replace"), self.start - 1) >= 0
 
 
 class AnsweredBefore(ResolvedAt):
-    """The stand-in when history cannot say: resolved decisions whose `Answered` time is before `since`."""
+    """The stand-in when history cannot say: answered decisions whose `Answered` time is before `since`."""
 
     def __init__(self, data: bytes, since: datetime) -> None:
         super().__init__(data)
         self.since = since
 
     def __contains__(self, decision_id: object) -> bool:
-        if self.start is None or not isinstance(decision_id, str):
+        if not isinstance(decision_id, str):
             return False
-        at = self.data.find(b"\n### %s " % decision_id.encode("ascii", "replace"), self.start - 1)
-        if at < 0:
-            return False
-        end = self.data.find(b"\n### ", at + 1)
-        body = self.data[at:len(self.data) if end < 0 else end].decode("utf-8", "replace")
-        found = decisions.parse("# DECISIONS\n\n## Resolved\n" + body).resolved
-        answered = found[0].answered if found else None
+        found = self.in_place.get(decision_id)
+        if found is None and self.start is not None:
+            at = self.data.find(b"\n### %s " % decision_id.encode("ascii", "replace"), self.start - 1)
+            if at >= 0:
+                end = self.data.find(b"\n### ", at + 1)
+                body = self.data[at:len(self.data) if end < 0 else end].decode("utf-8", "replace")
+                parsed = decisions.parse("# DECISIONS\n\n## Resolved\n" + body).resolved
+                found = parsed[0] if parsed else None
+        answered = found.answered if found is not None else None
         return answered is not None and answered[0].moment < self.since
 
 

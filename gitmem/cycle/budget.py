@@ -272,7 +272,7 @@ def shown_decisions(root: Path, rel: str, before: Container[str] | None) -> tupl
     """DECISIONS read from its head as far as a cycle needs, and the decisions newly resolved since `before`
     (gitmem.cycle.baseline; None: every resolved one is new). Interactive sessions read the same."""
     doc = decisions.parse(read_head(root, rel, lambda text: _resolved_cut(text, before)))
-    return doc, [d for d in doc.resolved if before is None or d.id not in before]
+    return doc, [d for d in doc.settled if before is None or d.id not in before]
 
 
 def _decisions_part(root: Path, rel: str, before: Container[str] | None, room: int) -> ContextPart:
@@ -292,10 +292,10 @@ def _decisions_part(root: Path, rel: str, before: Container[str] | None, room: i
     rest = [d.id for d in fresh[len(shown_fresh):]]
     more = ([f"(and {len(rest)} more answered: {', '.join(rest[:RESOLVED_IDS_SHOWN])}"
              f"{', …' if len(rest) > RESOLVED_IDS_SHOWN else ''}; read them in {rel})"] if rest else [])
-    body = ["## Pending", *([d.render() for d in doc.pending] or ["(none)"]),
+    body = ["## Pending", *([d.render() for d in doc.awaiting] or ["(none)"]),
             f"## Resolved{since}: {NEWLY_RESOLVED}", *([d.render() for d in shown_fresh] or more or ["(none)"]),
             *(more if shown_fresh else [])]
-    shown = [*doc.pending, *shown_fresh]
+    shown = [*doc.awaiting, *shown_fresh]
     span = (f":{min(d.line for d in shown)}-{max(d.end for d in shown)}" if shown else "")
     return ContextPart("decisions", f"{rel}{span}", "\n\n".join(body))
 

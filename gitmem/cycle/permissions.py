@@ -81,11 +81,28 @@ def _decisions(before: str, after: str) -> tuple[str, list[str]]:
         current = new.find(item.id)
         if current is None:
             notes.append(f"restored decision {item.id}, which the agent deleted")
+        elif item.is_answered:         # the human's answer in place (rules 4) stands as written, where written
+            if current.content() != item.content():
+                notes.append(f"restored the human's answer to {item.id} as written")
+            pending.append(item)
+            continue
         elif current.section == decisions.RESOLVED:
             notes.append(f"reverted the agent's resolution of {item.id} (only humans answer decisions)")
+        elif _holds_answer(current):
+            notes.append(f"reverted the agent's answer to {item.id} (only humans answer decisions)")
+            pending.append(_unanswered(current))
+            continue
         pending.append(new_pending.get(item.id, item))
     old_ids = {d.id for d in old.all}
-    pending += [d for d in new.pending if d.id not in old_ids]
+    asked = []                         # new questions go on top of Pending (rules 4), as `decision ask` puts them
+    for item in new.pending:
+        if item.id in old_ids:
+            continue
+        if _holds_answer(item):
+            notes.append(f"took the answer out of {item.id}: the agent asked it answered (only humans answer)")
+            item = _unanswered(item)
+        asked.append(item)
+    pending[:0] = asked
     for item in old.resolved:
         current = new.find(item.id)
         if current is None or current.section != decisions.RESOLVED or current.content() != item.content():
@@ -99,6 +116,11 @@ def _decisions(before: str, after: str) -> tuple[str, list[str]]:
     doc = decisions.DecisionsDoc(new.preamble, tuple(pending), old.resolved, new.section_lines, new.problems,
                                  new.section_preambles or old.section_preambles)
     return decisions.render(doc), notes
+
+
+def _holds_answer(item: decisions.Decision) -> bool:
+    """Whether a Pending decision carries an answer in place, complete or half written."""
+    return item.answer_in_place or item.answer_incomplete
 
 
 def _unanswered(item: decisions.Decision) -> decisions.Decision:

@@ -242,7 +242,7 @@ def _settle_now(memory: MemoryWriter, before: str, settled: Settled, window: Win
     if not fresh:
         files.write(memory.root, memory.config.path("now"), before.encode("utf-8"))
         top = now.parse(before, max_blocks=1).top
-        pending = decisions.parse(memory.read("decisions")).pending
+        pending = decisions.parse(memory.read("decisions")).awaiting
         human = (f"{len(pending)} decision(s) wait in DECISIONS: {', '.join(d.id for d in pending)}"
                  if pending else "nothing")
         next_step = field_value(top.fields, "Next") if top is not None else None

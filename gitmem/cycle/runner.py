@@ -291,7 +291,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
                      tokens_line=f"runner: {context}{guarded}\n{postflight.usage_line(report.tokens) or ''}")
         if settings.push:
             _push(ws, report, settings, known, seen, branches)
-        pending = decisions.parse(ws.read("decisions")).pending
+        pending = decisions.parse(ws.read("decisions")).awaiting
         report.pending = [f"{d.id} · {d.title}" for d in pending]
         # What is printed is masked like what is committed: a message may quote the agent's own words.
         report.messages = [scrub(message) for message in report.messages]

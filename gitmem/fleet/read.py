@@ -20,6 +20,7 @@ from gitmem import gitio
 from gitmem.errors import GitmemError
 from gitmem.fleet import schedule
 from gitmem.fleet.fleetfile import AgentEntry
+from gitmem.memory import decisions
 from gitmem.memory.decisions import age_text
 from gitmem.memory.text import parse_timestamp, printable
 from gitmem.secrets import env_values, redact
@@ -46,6 +47,7 @@ class InboxItem:
     age_days: float | None
     age: str
     answer_at: str                  # path:line, or the file's URL on GitHub at the line
+    answer_incomplete: bool = False  # half an answer written in it (decision-answer-incomplete): it waits
 
 
 @dataclass
@@ -66,6 +68,7 @@ class AgentRow:
     stale: int = 0
     last_close: str | None = None
     waiting_branches: list[str] = field(default_factory=list)
+    deletable_branches: list[str] = field(default_factory=list)    # proposals whose decision was answered No
     interval_seconds: int | None = None
     stall_after_seconds: int | None = None
     tokens_today: int = 0
@@ -150,6 +153,7 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
                     with_page: bool) -> AgentReading:
     from gitmem.fleet.spending import spent_today
     from gitmem.views import health
+    from gitmem.views.kept_branches import proposal_answer
     from gitmem.views.pending import pending
     from gitmem.views.status import activity
 
@@ -171,12 +175,15 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
         inbox.append(InboxItem(entry.name, row.workspace, item.id, clean(item.title), clean(item.recommendation),
                               clean(str(item.asked)) if item.asked else "",
                               round(item.age_days, 2) if item.age_days is not None else None, item.age,
-                              answer_at(entry, path, item.line, branch)))
+                              answer_at(entry, path, item.line, branch), item.answer_incomplete))
         row.stale += item.days > ws.config.close.stale_decision_days
     row.pending = len(inbox)
     spent = spent_today(ws, local)
     row.tokens_today, row.cost_today = spent.tokens, spent.cost
     row.over_budget = spent.over(entry.caps)
+    doc = decisions.parse(ws.read("decisions"))
+    row.deletable_branches = [name for name in row.waiting_branches
+                              if (answer := proposal_answer(name, doc)) is not None and answer.declined]
     row.verdict, row.why = verdict(row)
     reading = AgentReading(row, inbox)
     if with_page:
@@ -202,14 +209,18 @@ def verdict(row: AgentRow) -> tuple[str, str]:
         return OVER_BUDGET, row.over_budget
     if row.streak.get("problem"):
         return STREAK, f"{row.streak['length']} no-build cycles in a row"
-    if row.pending or row.waiting_branches:
+    review = [name for name in row.waiting_branches if name not in row.deletable_branches]
+    done = (f"{len(row.deletable_branches)} proposal branch(es) answered No: delete them"
+            if row.deletable_branches else "")
+    if row.pending or review:
         parts = ([f"{row.pending} decision(s) waiting"] if row.pending else []) + \
             ([f"{row.stale} older than the stale limit"] if row.stale else []) + \
-            ([f"{len(row.waiting_branches)} gitmem/* branch(es) to review"] if row.waiting_branches else [])
+            ([f"{len(review)} gitmem/* branch(es) to review"] if review else []) + ([done] if done else [])
         return WAITING, "; ".join(parts)
     if limit is None:
-        return OK, "no schedule found in .github/workflows and no stall_after: stalls are not judged"
-    return OK, ""
+        return OK, "; ".join(["no schedule found in .github/workflows and no stall_after: stalls are not judged",
+                              *([done] if done else [])])
+    return OK, done
 
 
 def _span(seconds: float) -> str:

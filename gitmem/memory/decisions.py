@@ -1,4 +1,13 @@
-"""DECISIONS.md: the only channel between agent and human. `## Pending`, then `## Resolved`."""
+"""DECISIONS.md: the only channel between agent and human. `## Pending`, then `## Resolved`.
+
+Asking and answering never touch the same lines, so that an answer's pull request merges over the agent's new
+questions on GitHub (merge commit or squash; no merge driver runs there). From rules 4 the agent asks at the
+top of Pending (between the section's heading and its first decision) and the human answers in place, adding
+`- Answer:` and `- Answered:` at the end of the decision's block: the heading of the top decision and the
+lines of each block stay unchanged between the two edits, and git's 3-way merge conflicts only on changes that
+overlap or touch. A decision answered in place is answered for every reader (`Decision.is_answered`), exactly
+as one moved under Resolved is: moving it there later, byte for byte, changes nothing.
+"""
 from __future__ import annotations
 
 import math
@@ -71,6 +80,24 @@ class Decision(IdEntry):
     def heading(self) -> str:
         return f"### {self.id}{SEP}{self.title}"
 
+    @property
+    def is_answered(self) -> bool:
+        """Whether a human's answer stands in it: it is under Resolved, or (rules 4) it is under Pending with an
+        `Answer` line and an `Answered` line that reads. Every reader asks this, never the section."""
+        return self.section == RESOLVED or (self.section == PENDING and self.answer_in_place)
+
+    @property
+    def answer_in_place(self) -> bool:
+        """A complete answer written inside the block (wherever the block is)."""
+        return bool((self.get("Answer") or "").strip()) and self.answered is not None
+
+    @property
+    def answer_incomplete(self) -> bool:
+        """A Pending decision with half an answer: `Answer` or `Answered` written, but not both readable.
+        `check` refuses it (GM212) and `pending` marks it, so a typed answer is never silently ignored."""
+        typed = self.get("Answer") is not None or self.get("Answered") is not None
+        return self.section == PENDING and typed and not self.answer_in_place
+
 
 def _asked(value: str) -> Timestamp | None:
     match = _ASKED_RE.match(value)
@@ -87,7 +114,7 @@ def _asked(value: str) -> Timestamp | None:
 def answered_at(item: Decision, now: datetime) -> datetime | None:
     """When `item` counts as answered, read at `now`: its Answered time, but never later than `now`. None while
     it is Pending, or when its Answered line does not read."""
-    answered = item.answered if item.section == RESOLVED else None
+    answered = item.answered if item.is_answered else None
     return min(answered[0].moment, now) if answered is not None else None
 
 
@@ -117,6 +144,19 @@ class DecisionsDoc:
     @property
     def all(self) -> tuple[Decision, ...]:
         return self.pending + self.resolved
+
+    @property
+    def awaiting(self) -> tuple[Decision, ...]:
+        """The decisions waiting on the human: under Pending and not answered in place."""
+        return tuple(d for d in self.pending if not d.is_answered)
+
+    @property
+    def settled(self) -> tuple[Decision, ...]:
+        """The answered decisions, newest answer first: those answered in place under Pending, then Resolved
+        (newest first already)."""
+        in_place = sorted((d for d in self.pending if d.is_answered),
+                          key=lambda d: d.answered[0].moment if d.answered else datetime.min, reverse=True)
+        return (*in_place, *self.resolved)
 
     def find(self, decision_id: str) -> Decision | None:
         return next((d for d in self.all if d.id == decision_id), None)
@@ -181,8 +221,29 @@ def make_decision(decision_id: str, title: str, *, asked: Timestamp, cycle: int 
 
 
 def with_decision(doc: DecisionsDoc, decision: Decision) -> DecisionsDoc:
-    return DecisionsDoc(doc.preamble, (*doc.pending, decision), doc.resolved, doc.section_lines,
+    """`doc` with `decision` asked: on top of Pending (rules 4), never next to the end of a block a human
+    may be answering at the same time (see the module's docstring)."""
+    return DecisionsDoc(doc.preamble, (decision, *doc.pending), doc.resolved, doc.section_lines,
                         doc.problems, doc.section_preambles)
+
+
+def answer_in_place(doc: DecisionsDoc, decision_id: str, *, answer: str, answered: Timestamp, name: str,
+                    email: str) -> tuple[DecisionsDoc, Decision]:
+    """`doc` with the Pending decision answered where it stands: `Answer` and `Answered` added at the end of
+    its block (rules 4), and the answered decision. Nothing else moves, so the change merges over new asks."""
+    target = next((d for d in doc.pending if d.id == decision_id), None)
+    if target is None or target.is_answered:
+        where = "already answered" if doc.find(decision_id) is not None else "not found"
+        raise KeyError(f"decision {decision_id} is {where}")
+    if target.answer_incomplete:
+        raise KeyError(f"decision {decision_id} holds half an answer already (an `Answer` or `Answered` line): "
+                       "finish or remove it by hand")
+    body = [*strip_trailing_blank(target.body), *render_field("Answer", answer),
+            *render_field("Answered", f"{answered} by {name} <{email}>")]
+    done = Decision(target.id, target.title, PENDING, tuple(body), fields=parse_fields(body, 1))
+    pending = tuple(done if d.id == decision_id else d for d in doc.pending)
+    return DecisionsDoc(doc.preamble, pending, doc.resolved, doc.section_lines, doc.problems,
+                        doc.section_preambles), done
 
 
 def resolve(doc: DecisionsDoc, decision_id: str, *, answer: str, answered: Timestamp, name: str,
@@ -210,6 +271,7 @@ class Waiting:
     asked: Timestamp | None
     line: int
     age_days: float | None          # days waited, with fractions; None when the decision has no Asked line
+    answer_incomplete: bool = False  # half an answer typed in place (GM212): the human is not done, or erred
 
     @property
     def days(self) -> int:
@@ -247,19 +309,20 @@ def waiting(doc: DecisionsDoc, moment: datetime, *, as_of: bool = False,
     `now` is when the file is read (default `moment`): an answer is never later than that (`answered_at`).
     """
     found = []
-    candidates = [*doc.pending, *doc.resolved] if as_of else list(doc.pending)
+    candidates = list(doc.all) if as_of else list(doc.awaiting)
     for item in candidates:
         if as_of and not _waiting_at(item, moment, now or moment):
             continue
         asked = item.asked
         age = (moment - asked.moment).total_seconds() / 86400 if asked is not None else None
-        found.append(Waiting(item.id, item.title, (item.get("Recommendation") or "").strip(), asked, item.line, age))
+        found.append(Waiting(item.id, item.title, (item.get("Recommendation") or "").strip(), asked, item.line, age,
+                             item.answer_incomplete))
     return tuple(sorted(found, key=lambda w: (w.asked is None, w.asked.moment if w.asked else moment, w.id)))
 
 
 def _waiting_at(item: Decision, moment: datetime, now: datetime) -> bool:
     asked = item.asked
     if asked is None or asked.moment > moment:
-        return asked is None and item.section == PENDING
+        return asked is None and not item.is_answered
     done = answered_at(item, now)
-    return item.section == PENDING or (done is not None and done > moment)
+    return not item.is_answered or (done is not None and done > moment)

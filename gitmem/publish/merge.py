@@ -165,7 +165,7 @@ def merge_decisions(base: str, upstream: str, ours: str) -> str | None:
             resolved = [me, *resolved]
         else:
             return None     # moved back to Pending: never merged (GM205)
-    pending += [d for d in mine.pending if d.id not in old_by_id]
+    pending[:0] = [d for d in mine.pending if d.id not in old_by_id]      # asks go on top (rules 4)
     resolved += [d for d in mine.resolved if d.id not in old_by_id]
     preamble = _pick_value(old.preamble, theirs.preamble, mine.preamble)
     if preamble is None:

@@ -82,7 +82,8 @@ def decision_docs(text: str, path: str) -> list[Doc]:
     for item in decisions.parse(text).all:
         answered = item.answered
         ts, label = _stamp(answered[0] if answered else item.asked)
-        title = f"{item.id} {item.title} {item.section.lower()}"
+        state = decisions.RESOLVED if item.is_answered else decisions.PENDING     # answered in place: resolved
+        title = f"{item.id} {item.title} {state.lower()}"
         docs.append(Doc("decision", item.id, title, _body(item.body), path, item.line, item.end, ts, label))
     return docs
 

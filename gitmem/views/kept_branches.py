@@ -10,9 +10,10 @@ merges or deletes it. A branch the upstream already contains waits on nothing, a
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gitmem import gitio
+from gitmem.memory import decisions
 from gitmem.publish.pullrequest import DEFAULT_BRANCH
 
 NAMESPACE = "gitmem/"
@@ -42,6 +43,8 @@ class KeptBranch:
     commits: int           # commits on it that the landed history lacks
     hint: str              # what to do, in a few words
     todo: str              # what to do, with the commands
+    answered: str | None = None    # a proposal's decision, once answered
+    deletable: bool = False        # its decision was answered No: nothing waits on it
 
     @property
     def only_here(self) -> bool:
@@ -50,7 +53,64 @@ class KeptBranch:
     def to_json(self) -> dict[str, object]:
         return {"name": self.name, "kind": self.kind, "local": self.local, "remotes": list(self.remotes),
                 "only_on_this_machine": self.only_here, "commits": self.commits, "hint": self.hint,
-                "todo": self.todo}
+                "todo": self.todo, "answered": self.answered, "deletable": self.deletable}
+
+
+# An answer that declines: its first words say no. Anything else is read as "apply it", which the human does.
+_DECLINED = re.compile(r"^[\W_]*(?:no|nope|don'?t|do not|drop|reject(?:ed)?|decline[d]?|discard|delete|skip)\b",
+                       re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ProposalAnswer:
+    """The answered decision that asked whether to apply a proposal branch (gitmem.cycle.proposals)."""
+
+    decision: str
+    answer: str
+    declined: bool
+
+
+def proposal_answer(name: str, doc: decisions.DecisionsDoc) -> ProposalAnswer | None:
+    """The answer to the decision that names proposal branch `name` (the runner names it in the decision it
+    asks), or None while none is answered. `name` may carry a remote (`origin/gitmem/proposal/cycle-3`)."""
+    branch = name[name.find(NAMESPACE):] if NAMESPACE in name else name
+    if not branch.startswith(NAMESPACE + "proposal/"):
+        return None
+    named = re.compile(rf"(?<![\w/-]){re.escape(branch)}(?![\w/-])")
+    for item in doc.settled:
+        if named.search(item.content()):
+            answer = " ".join((item.get("Answer") or "").split())
+            return ProposalAnswer(item.id, answer, bool(_DECLINED.match(answer)))
+    return None
+
+
+def delete_commands(name: str, local: bool, remotes: tuple[str, ...]) -> str:
+    """The commands that delete branch `name` here and on `remotes`."""
+    steps = ([f"git branch -D {name}"] if local else []) + [f"git push {remote} --delete {name}" for remote in remotes]
+    return "; ".join(steps)
+
+
+def with_answers(branches: list[KeptBranch], doc: decisions.DecisionsDoc) -> list[KeptBranch]:
+    """`branches` with what each proposal's answered decision leaves to do: after a No, delete the branch;
+    after any other answer, apply it as answered (git merge), then delete it."""
+    found = []
+    for branch in branches:
+        answer = proposal_answer(branch.name, doc) if branch.kind == "proposal" else None
+        if answer is None:
+            found.append(branch)
+            continue
+        delete = delete_commands(branch.name, branch.local, branch.remotes)
+        if answer.declined:
+            found.append(replace(branch, answered=answer.decision, deletable=True,
+                                 hint=f"{answer.decision} answered No: delete it ({delete})",
+                                 todo=f"{answer.decision} answered \"{answer.answer}\": nothing waits on this branch; "
+                                      f"delete it: {delete}"))
+        else:
+            found.append(replace(branch, answered=answer.decision,
+                                 hint=f"{answer.decision} is answered: apply it as answered, then delete it",
+                                 todo=f"{answer.decision} answered \"{answer.answer}\": to apply it, git merge "
+                                      f"{branch.name}; then delete it: {delete}"))
+    return found
 
 
 def kept_branches(repo: gitio.Repo) -> list[KeptBranch]:

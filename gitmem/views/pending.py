@@ -20,6 +20,6 @@ def as_dict(item: Waiting, path: str) -> dict[str, Any]:
     return {"id": item.id, "title": item.title, "recommendation": item.recommendation,
             "asked": str(item.asked) if item.asked else "",
             "age_days": round(item.age_days, 2) if item.age_days is not None else None,
-            "age": item.age,
+            "age": item.age, "answer_incomplete": item.answer_incomplete,
             "line": item.line, "path": path}
 

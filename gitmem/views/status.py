@@ -17,7 +17,7 @@ from gitmem.close.day import DAY_FIELD, day_bounds, entries_since, no_build_stre
 from gitmem.memory import decisions, lessons, log, rules
 from gitmem.memory.text import Timestamp, one_line
 from gitmem.views import health
-from gitmem.views.kept_branches import kept_branches
+from gitmem.views.kept_branches import kept_branches, with_answers
 from gitmem.workspace import Clock, Workspace
 
 
@@ -54,7 +54,8 @@ def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
     status = Status(now=str(Timestamp.from_datetime(moment)), **activity(ws, moment))
     for item in decisions.waiting(decisions.parse(ws.read("decisions")), moment):
         status.pending.append({"id": item.id, "title": item.title, "age_days": item.days, "age": item.age,
-                               "stale": item.is_stale(config.close.stale_decision_days)})
+                               "stale": item.is_stale(config.close.stale_decision_days),
+                               "answer_incomplete": item.answer_incomplete})
     rules_text = ws.read("rules")
     doc = rules.parse(rules_text)
     _lessons(status, ws.read("lessons"), backing_for(ws), config.close.confirmations,
@@ -66,7 +67,8 @@ def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
     status.missing = missing
     status.placeholders = [asdict(found) for found in health.rules_placeholders(ws)]
     status.dated_ahead = [asdict(found) for found in health.dated_ahead(ws, moment)]
-    status.branches = [branch.to_json() for branch in kept_branches(ws.repo)]
+    kept = with_answers(kept_branches(ws.repo), decisions.parse(ws.read("decisions")))
+    status.branches = [branch.to_json() for branch in kept]
     status.invalid = [{"path": v.path, "line": v.line, "code": v.code, "message": v.message, "fix": v.hint}
                       for v in health.invalid_memory(ws)]
     return status

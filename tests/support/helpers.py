@@ -4,13 +4,14 @@ Tests never mock git: every helper here works on a real repository in a temp dir
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import re
 import shlex
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +26,16 @@ from gitmem.workspace import Workspace
 HUMAN = ("Ada Human", "ada@example.com")
 DANA = ("Dana Human", "dana@example.com")            # a second human, in a second clone
 AGENT = ("gitmem-agent", "agent@gitmem.invalid")      # the template's agent identity (gitmem.yaml)
+
+
+@contextlib.contextmanager
+def as_the_human() -> Iterator[None]:
+    """What the human does from their own process while an in-process agent runs: the runner has put
+    GITMEM_CYCLE in this process's environment, and `gitmem decision answer` refuses inside a cycle. The
+    human's shell never has it."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("GITMEM_CYCLE", raising=False)
+        yield
 
 
 @dataclass

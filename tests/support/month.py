@@ -33,8 +33,8 @@ from gitmem.memory import decisions
 from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
 from tests.support.cycle_support import clone, origin_and_clone, pull
-from tests.support.gitcli import git
-from tests.support.helpers import HUMAN, GitRepo
+from tests.support.gitcli import git, run_git
+from tests.support.helpers import HUMAN, GitRepo, as_the_human
 from tests.support.world import Clock
 
 UTC = UTC
@@ -125,9 +125,34 @@ class Month:
         """The human answers in their own clone and pushes (as a merged pull request would land)."""
         pull(self.human)
         self.clock.moment = when
-        MemoryWriter(self.human.ws(), clock=Clock(when)).answer_decision(
-            decision_id, answer="yes, go ahead", name=HUMAN[0], email=HUMAN[1])
+        with as_the_human():
+            MemoryWriter(self.human.ws(), clock=Clock(when)).answer_decision(
+                decision_id, answer="yes, go ahead", name=HUMAN[0], email=HUMAN[1])
         git(self.human.path, "commit", "-q", "-am", f"Answer {decision_id}")
+        git(self.human.path, "push", "-q")
+        self.answers[decision_id] = when
+
+    def human_opens_an_answer_pr(self, when: datetime, decision_id: str) -> None:
+        """The human answers in place on a branch and pushes it: a pull request, left open while the agent asks."""
+        pull(self.human)
+        self.clock.moment = when
+        branch = f"answer-{decision_id.lower()}"
+        git(self.human.path, "switch", "-q", "-c", branch)
+        with as_the_human():
+            MemoryWriter(self.human.ws(), clock=Clock(when)).answer_decision(
+                decision_id, answer="yes, rename it", name=HUMAN[0], email=HUMAN[1])
+        git(self.human.path, "commit", "-q", "-am", f"Answer {decision_id}")
+        git(self.human.path, "push", "-q", "origin", branch)
+        git(self.human.path, "switch", "-q", "main")
+
+    def human_merges_the_answer_pr(self, when: datetime, decision_id: str) -> None:
+        """The pull request merges as GitHub's button merges it: git's own 3-way merge, no merge driver. The
+        agent asked meanwhile; nobody resolves a conflict by hand."""
+        pull(self.human)
+        self.clock.moment = when
+        done = run_git(self.human.path, "merge", "--no-ff", "--no-edit", f"origin/answer-{decision_id.lower()}",
+                       check=False)
+        assert done.returncode == 0 and "CONFLICT" not in done.stdout, done.stdout + done.stderr
         git(self.human.path, "push", "-q")
         self.answers[decision_id] = when
 
@@ -279,8 +304,9 @@ def twice_in_one_cycle(month: Month, cli: Call, cycle: int) -> None:
 
 def human_commits_in_the_checkout(month: Month, cli: Call, cycle: int) -> None:
     """The human answers in the runner's own checkout while the cycle runs, and commits there."""
-    MemoryWriter(Workspace.at(month.repo.path), clock=month.clock).answer_decision(
-        "D-0005", answer="yes", name=HUMAN[0], email=HUMAN[1])
+    with as_the_human():
+        MemoryWriter(Workspace.at(month.repo.path), clock=month.clock).answer_decision(
+            "D-0005", answer="yes", name=HUMAN[0], email=HUMAN[1])
     month.repo.stage("DECISIONS.md")
     month.repo.commit("Answer D-0005 (in the runner's checkout)", author=HUMAN)
 
@@ -321,6 +347,18 @@ def late_confirmation(month: Month) -> None:
     git(month.human.path, "commit", "-q", "-am", "Confirm L-0003")
     git(month.human.path, "push", "-q")
     month.late_confirmation = git(month.human.path, "rev-parse", "HEAD").strip()
+
+
+def open_answer_pr(decision_id: str, day: int, hour: int, minute: int) -> Callable[[Month], None]:
+    def run(month: Month) -> None:
+        month.human_opens_an_answer_pr(at(day, hour, minute), decision_id)
+    return run
+
+
+def merge_answer_pr(decision_id: str, day: int, hour: int, minute: int) -> Callable[[Month], None]:
+    def run(month: Month) -> None:
+        month.human_merges_the_answer_pr(at(day, hour, minute), decision_id)
+    return run
 
 
 def answer(decision_id: str, day: int, hour: int, minute: int) -> Callable[[Month], None]:
@@ -384,6 +422,9 @@ AFTER_LOG: dict[tuple[int, int], Callable[[Month, Call, int], None]] = {
 BEFORE: dict[tuple[int, int], list[Callable[[Month], None]]] = {
     # P3: an answer committed in the minute the next cycle starts.
     (11, 3): [answer("D-0003", 11, 9, 17)],
+    # An answer's pull request open while the agent asks D-0005 and D-0006 on main, merged without a conflict.
+    (15, 1): [open_answer_pr("D-0004", 15, 2, 0)],
+    (16, 1): [merge_answer_pr("D-0004", 16, 2, 0)],
     (16, 3): [answer("D-0005", 16, 9, 0)],     # the answer kept off main on day 15, now through the remote
     (17, 3): [answer("D-0006", 17, 8, 0)],
     (22, 0): [answer("D-0007", 22, 0, 5)],
