@@ -39,7 +39,15 @@ def merge_command(branch: str, workspace: str | None) -> int:
     return ExitCode.OK
 
 
-@click.command("merge-driver", hidden=True)
+# What git reads from its merge driver: 0 merged (written into OURS), anything else a conflict left in OURS.
+DRIVER_EXIT_CODES = {
+    ExitCode.OK: "merged by memory rules, or by git's own line merge without a conflict",
+    ExitCode.VIOLATIONS: "a conflict: git's own markers are left in OURS, with both sides' text",
+    ExitCode.USAGE: "usage or config error, not a git repository",
+}
+
+
+@click.command("merge-driver", hidden=True, epilog=exit_codes_help(DRIVER_EXIT_CODES))
 @click.argument("base", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("ours", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("theirs", type=click.Path(dir_okay=False, path_type=Path))
