@@ -30,6 +30,22 @@ INSTALL = "sudo apt-get install bubblewrap"
 USERNS_HINT = ("on Ubuntu 24.04 AppArmor restricts unprivileged user namespaces: sudo sysctl -w "
                "kernel.apparmor_restrict_unprivileged_userns=0 (or give bwrap an AppArmor profile)")
 PROBE_SECONDS = 10.0
+SYSCTL = Path("/proc/sys")
+# bwrap's words when the kernel refuses it a namespace (rather than, say, a path it cannot bind).
+NAMESPACE_REFUSED = ("No permissions to create new namespace", "Creating new namespace failed",
+                     "setting up uid map", "setting up gid map", "unshare")
+# (setting under /proc/sys, the value that refuses unprivileged user namespaces, the fix), the likeliest first.
+USERNS_SETTINGS = (("kernel/apparmor_restrict_unprivileged_userns", "1", USERNS_HINT),
+                   ("kernel/unprivileged_userns_clone", "0", "unprivileged user namespaces are off: sudo sysctl "
+                    "-w kernel.unprivileged_userns_clone=1"),
+                   ("user/max_user_namespaces", "0", "user namespaces are off: sudo sysctl -w "
+                    "user.max_user_namespaces=15000"))
+# The uid and gid root's agent has inside its user namespace: bwrap run by root keeps every capability unless
+# told otherwise (the agent could remount a read-only bind read-write, make a device node, mount the host's
+# disk), so the box always gets a user namespace of its own and drops every capability. Not 0: bwrap, and so
+# an agent CLI's own bubblewrap nested inside, treats uid 0 as privileged and would not make a user namespace
+# of its own there. Files the agent makes are still root's outside; root's files look like its own inside.
+ROOT_AGENT_ID = 1000
 # The variables the agent keeps besides `GITMEM_*`, LC_* and what the caller names (agent.pass_env, the model).
 KEPT_ENV = ("PATH", "LANG", "TERM", "TZ")
 # Where the agent CLI sends its model's requests, and with them the API key agent.pass_env gives it: dropped,
@@ -104,14 +120,37 @@ def choose(config: Any, *, environ: Mapping[str, str] | None = None) -> SandboxC
 def _probe(bwrap: str) -> str | None:
     """Why `bwrap` cannot make a sandbox here, or None when it can (once per process)."""
     try:
-        done = subprocess.run([bwrap, "--ro-bind", "/", "/", "true"], capture_output=True, text=True,
-                              timeout=PROBE_SECONDS, stdin=subprocess.DEVNULL)
+        done = subprocess.run([bwrap, *unprivileged(os.geteuid()), "--ro-bind", "/", "/", "true"], text=True,
+                              capture_output=True, timeout=PROBE_SECONDS, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as err:
         return f"{bwrap} cannot run ({getattr(err, 'strerror', None) or err}); install it: {INSTALL}"
     if done.returncode == 0:
         return None
-    said = " ".join(done.stderr.split())[-200:] or f"exit {done.returncode}"
-    return f"{bwrap} cannot create its namespaces ({said}); {USERNS_HINT}"
+    return why_not(bwrap, done.returncode, done.stderr)
+
+
+def why_not(bwrap: str, code: int, stderr: str) -> str:
+    """What stopped the probe, from bwrap's own words (its lines begin `bwrap:`; anything else on stderr, such
+    as a preloaded library's complaint, is not the failure), and for a user namespace refused, the setting of
+    this machine that refuses it, read from /proc/sys: AppArmor's is blamed only where it is on."""
+    own = [" ".join(line.split()) for line in stderr.splitlines() if line.startswith("bwrap:")]
+    said = own[-1][:200] if own else f"exit {code}, and bwrap said nothing of its own"
+    if not own or not any(sign in own[-1] for sign in NAMESPACE_REFUSED):
+        return f"{bwrap} cannot make the box ({said})"
+    return f"{bwrap} cannot create its namespaces ({said}); {_userns_setting()}"
+
+
+def _userns_setting() -> str:
+    """The machine's setting that refuses an unprivileged user namespace, with the line that allows it."""
+    for name, refusing, fix in USERNS_SETTINGS:
+        try:
+            value = (SYSCTL / name).read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if value == refusing:
+            return fix
+    return ("this machine refuses user namespaces to this process, and no kernel setting says so (a "
+            "container's seccomp profile, or a user namespace limit of its own)")
 
 
 def confined_environment(env: Mapping[str, str], mounts: Mounts, *, keep: Iterable[str] = ()) -> dict[str, str]:
@@ -128,16 +167,24 @@ def confined_environment(env: Mapping[str, str], mounts: Mounts, *, keep: Iterab
     return {**kept, "HOME": mounts.home, "TMPDIR": "/tmp", **mounts.env}
 
 
-def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str]) -> list[str]:
+def unprivileged(euid: int) -> list[str]:
+    """bwrap's options that leave the agent no privilege, whoever runs it: a user namespace of its own and no
+    capability; run by root, the agent is ROOT_AGENT_ID inside (see there)."""
+    ids = [] if euid else ["--uid", str(ROOT_AGENT_ID), "--gid", str(ROOT_AGENT_ID)]
+    return ["--unshare-user", *ids, "--cap-drop", "ALL"]
+
+
+def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None = None) -> list[str]:
     """The bwrap command line. Order matters: a later bind covers an earlier one, so the work tree is bound
     read-write, then `.git` read-only over it, then `.git/gitmem` read-write over that; runtimes that live
     inside the work tree (a venv in the checkout) are bound read-only, so the agent cannot edit gitmem; and
     last the trust anchors (`.venv`, `.direnv`), read-only whether or not gitmem runs from them: an absent one
-    as an empty read-only tmpfs, so the agent cannot create one for the human's next session to run."""
+    as an empty read-only tmpfs, so the agent cannot create one for the human's next session to run. `euid`
+    (this process's by default) chooses the agent's ids (`unprivileged`)."""
     tree = Path(mounts.work_tree)
     outside = [d for d in mounts.read_only if not Path(d).is_relative_to(tree)]
     inside = [d for d in mounts.read_only if Path(d).is_relative_to(tree)]
-    out = [bwrap, "--die-with-parent", "--unshare-pid"]
+    out = [bwrap, "--die-with-parent", "--unshare-pid", *unprivileged(os.geteuid() if euid is None else euid)]
     for target, link in mounts.links:
         out += ["--symlink", target, link]
     out += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]

@@ -20,6 +20,7 @@ a directory is needed, not a file; Codex's CODEX_HOME), made fresh inside that H
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import sys
 from collections.abc import Iterable, Mapping
@@ -80,18 +81,21 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
     resolv = os.path.realpath("/etc/resolv.conf")     # Ubuntu links it into /run/systemd/resolve
     if not _under(resolv, system) and os.path.exists(resolv):
         system.append(os.path.dirname(resolv))
+    host_home = Path(environ.get("HOME") or os.path.expanduser("~"))
+    homes = _homes(host_home)
     runtime = [*system, *_python_dirs()]
     program_links: list[tuple[str, str]] = []
     if agent_files:
-        installs, program_links = _agent_files(argv, env.get("PATH", ""), runtime)
+        installs, program_links = _agent_files(argv, env.get("PATH", ""), runtime, homes, root)
         runtime += installs
+    runtime = [item for item in runtime if not any(Path(home).is_relative_to(item) for home in homes)]
+    program_links = _new_links(program_links, links, runtime)
     common, own = gitio.common_dir(repo).resolve(), gitio.git_dir(repo).resolve()
     git_read_only = [str(common), *([str(own)] if not own.is_relative_to(common) else [])]
     dot_git = ws.root / ".git"
     if dot_git.is_file():          # a linked work tree's pointer to its git directory: the agent must not move it
         git_read_only.append(str(dot_git.resolve()))
     git_read_only += _alternates(common)
-    host_home = Path(environ.get("HOME") or os.path.expanduser("~"))
     optional = [(str(host_home / d[2:]) if d.startswith("~/") else d).rstrip("/") for d in writable]
     chosen = {os.path.realpath(d) for d in optional}
     bound, made = [], [HOME]
@@ -143,26 +147,66 @@ def _python_dirs() -> list[str]:
             if os.path.isdir(d) and os.access(d, os.R_OK | os.X_OK) and os.path.realpath(d) != "/"]
 
 
-def _agent_files(argv: list[str], path: str, bound: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+def _agent_files(argv: list[str], path: str, bound: list[str], homes: set[str],
+                 root: str) -> tuple[list[str], list[tuple[str, str]]]:
     """The agent CLI's install (a node_modules tree, else its executable), the interpreter its `#!` line
-    names (node's install), and files named on its command line (`python /opt/agent/run.py`); and the links
-    the CLI and the interpreter were found through, (resolved, link), where no bound directory shows them."""
+    names (node's install), and files named on its command line (`python /opt/agent/run.py`, and `sh
+    ../agent.sh`, relative to the work tree where the command runs); and the links the CLI and the interpreter
+    were found through, (resolved, link). Never a HOME (`homes`): an interpreter in `~/bin` is bound alone."""
     found: list[str] = []
     linked: list[str] = []
-    program = shutil.which(argv[0], path=path) if argv else None
+    program = None
+    if argv:
+        named = argv[0] if os.sep not in argv[0] else os.path.join(root, argv[0])
+        program = shutil.which(named, path=path)
     if program is not None:
         real = os.path.realpath(program)
         found.append(_package_root(real))
         linked.append(os.path.abspath(program))
         interpreter = _interpreter(real, path)
         if interpreter is not None:
-            found.append(_install_root(os.path.realpath(interpreter)))
+            found.append(_install_root(os.path.realpath(interpreter), homes))
             linked.append(interpreter)
-    found += [os.path.realpath(arg) for arg in argv[1:] if os.path.isabs(arg) and os.path.isfile(arg)]
+    named_files = [os.path.join(root, arg) for arg in argv[1:]]      # an absolute `arg` stays as it is
+    found += [os.path.realpath(arg) for arg in named_files if os.path.isfile(arg)]
     installs = [item for item in found if item != "/" and not _under(item, bound)]
-    links = [(os.path.realpath(link), link) for link in linked
-             if os.path.islink(link) and not _under(link, [*bound, *installs])]
+    links = [(os.path.realpath(link), link) for link in linked if os.path.islink(link)]
     return installs, links
+
+
+def _new_links(wanted: Iterable[tuple[str, str]], made: Iterable[tuple[str, str]],
+               bound: Iterable[str]) -> list[tuple[str, str]]:
+    """The links of `wanted` the box must still make: one whose place, followed through the links the box
+    makes first (`made`: `/bin -> usr/bin`), is already shown by a bound directory (`/bin/sh` is `/usr/bin/sh`
+    on a merged-/usr system) or by a link made before it is left out, because bwrap cannot make a link where
+    a file or link is already (\"Can't make symlink at /bin/sh: File exists\"), nor inside a read-only bind."""
+    made = list(made)
+    bound = list(bound)
+    shown = {_through(link, made) for _target, link in made}
+    kept: list[tuple[str, str]] = []
+    for target, link in wanted:
+        place = _through(link, made)
+        if place in shown or _under(place, [*bound, *shown]):
+            continue
+        shown.add(place)
+        kept.append((target, link))
+    return kept
+
+
+def _through(path: str, links: Iterable[tuple[str, str]]) -> str:
+    """Where `path` is inside the box, when each (target, link) of `links` is a link there: `/bin/sh` ->
+    `/usr/bin/sh` where `/bin` is a link to `usr/bin`. A link's own last part is not followed."""
+    leads = {link: os.path.normpath(os.path.join(os.path.dirname(link), target)) for target, link in links}
+    parts = Path(path).parts
+    for _ in range(40):                  # a loop of links ends here, as the kernel's ELOOP would
+        for cut in range(len(parts) - 1, 0, -1):
+            head = str(Path(*parts[:cut]))
+            if head in leads:
+                parts = Path(leads[head], *parts[cut:]).parts
+                break
+        else:
+            break
+    return str(Path(*parts))
 
 
 def _package_root(real: str) -> str:
@@ -191,10 +235,23 @@ def _interpreter(real: str, path: str) -> str | None:
     return words[0] if os.path.isabs(words[0]) else None
 
 
-def _install_root(program: str) -> str:
-    """`/opt/node/bin/node` -> `/opt/node` (its lib/ holds what it loads); else the program's directory."""
+def _install_root(program: str, homes: set[str]) -> str:
+    """`/opt/node/bin/node` -> `/opt/node` (its lib/ holds what it loads); else the program's directory; the
+    program alone where that would be a HOME or hold one (`~/bin/node`: HOME holds the human's credentials)."""
     folder = os.path.dirname(program)
-    return os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder
+    root = os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder
+    return program if any(Path(home).is_relative_to(root) for home in homes) else root
+
+
+def _homes(host_home: Path) -> set[str]:
+    """The human's HOME, as the runner's environment names it and as the user database does (they can
+    differ: `sudo -E`, a HOME set for a tool), resolved: the box binds neither, nor anything holding them."""
+    found = {os.path.realpath(host_home)}
+    try:
+        found.add(os.path.realpath(pwd.getpwuid(os.geteuid()).pw_dir))
+    except KeyError:               # a uid without an entry (a container's arbitrary user)
+        pass
+    return {home for home in found if home != "/"}
 
 
 def _alternates(common: Path) -> list[str]:

@@ -1,0 +1,190 @@
+"""The box on the systems people run, with the real bwrap: a merged-/usr system (`/bin -> usr/bin`, as on
+Debian 12, Ubuntu 24.04 and GitHub's runners), run as root (containers, CI) and as an unprivileged user.
+
+- A `#!/bin/sh` agent, and one named by a path relative to the tree (`sh ../agent.sh`), start and write memory:
+  the links the box makes for the interpreter never land where a system link already shows it.
+- As root the agent holds no privilege: remounting a read-only bind read-write, making a device node and
+  mounting the host's disk all fail.
+- An interpreter in `~/bin` is bound alone, never the HOME that holds the human's credentials.
+- Where bwrap cannot run, the reason given is bwrap's own, and AppArmor is blamed only where it is on.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitmem.agents import sandbox
+from gitmem.config import parse_config
+from gitmem.errors import ExitCode
+from tests.support.helpers import GitRepo, make_repo, with_command_backend
+from tests.support.hostile import evidence, no_traceback
+from tests.support.nobody import NOBODY, bwrap_works, nobody_place
+
+VENV_BIN = str(Path(sys.executable).parent)
+needs_bwrap = pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces "
+                                                             "here (.ci/run installs bubblewrap)")
+SH_AGENT = """#!/bin/sh
+cat > /dev/null
+gitmem log add --task "sh agent" --outcome built --result "ran under $(readlink -f /proc/$$/exe)"
+gitmem now add --did "sh agent" --human nothing --next more
+"""
+
+
+def _sh_agent(place: Path) -> Path:
+    script = place / "agent.sh"
+    script.write_text(SH_AGENT, encoding="utf-8")
+    script.chmod(0o755)
+    return script
+
+
+def _use(repo: GitRepo, command: str) -> None:
+    text = with_command_backend(repo.read("gitmem.yaml"), command, sandbox="bubblewrap")
+    repo.commit_files({"gitmem.yaml": text}, "a shell script agent")
+
+
+def _assert_built(repo: GitRepo, out: str, err: str) -> None:
+    assert no_traceback(err), err
+    assert json.loads(out)["outcome"] == "built", (out, err)
+    assert "sandbox: bubblewrap" in evidence(repo)
+    assert "Task: sh agent" in repo.read("LOG.md")
+
+
+@needs_bwrap
+@pytest.mark.skipif(not os.path.islink("/bin"), reason="not a merged-/usr system")
+@pytest.mark.parametrize("relative", [False, True], ids=["#!/bin/sh script", "sh ../agent.sh"])
+def test_a_sh_agent_starts_in_the_box_on_merged_usr(tmp_path: Path, memrepo: GitRepo, cli, relative: bool,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    script = _sh_agent(tmp_path)               # outside the tree: memrepo is tmp_path/repo
+    _use(memrepo, "sh ../agent.sh" if relative else str(script))
+    monkeypatch.setenv("PATH", f"{VENV_BIN}{os.pathsep}/usr/bin:/bin")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    _assert_built(memrepo, result.out, result.err)
+
+
+@needs_bwrap
+@pytest.mark.skipif(not os.path.islink("/bin"), reason="not a merged-/usr system")
+@pytest.mark.parametrize("relative", [False, True], ids=["#!/bin/sh script", "sh ../agent.sh"])
+def test_a_sh_agent_starts_in_the_box_for_an_unprivileged_user(git_env: None, relative: bool) -> None:
+    with nobody_place("gitmem-sh-agent-") as (place, bin_dir):
+        repo = make_repo(place / "repo")
+        script = _sh_agent(place)
+        _use(repo, "sh ../agent.sh" if relative else str(script))
+        subprocess.run(["chown", "-R", "65534:65534", str(place)], check=True)
+        env = {"PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin", "HOME": str(place), "LANG": "C.UTF-8"}
+        done = subprocess.run([*NOBODY, str(bin_dir / "gitmem"), "cycle", "--json"], cwd=repo.path, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == ExitCode.OK, done.stderr
+        _assert_built(repo, done.stdout, done.stderr)
+
+
+def _boxed(repo: GitRepo, argv: list[str], path: str) -> subprocess.CompletedProcess[str]:
+    chosen = sandbox.choose(parse_config(b"agent:\n  sandbox: bubblewrap\n"))
+    wrapped, env = chosen.wrap(argv, {"PATH": path}, workspace=repo.ws())
+    return subprocess.run(wrapped, env=env, capture_output=True, text=True, timeout=60)
+
+
+def _root_device() -> tuple[int, int]:
+    number = os.stat("/").st_dev
+    return os.major(number), os.minor(number)
+
+
+ROOT_ATTACK = """
+venv="$1"; home="$2"; major="$3"; minor="$4"
+try() { name="$1"; shift; if "$@" >/dev/null 2>&1; then echo "$name=done"; else echo "$name=refused"; fi; }
+try remount mount -o remount,rw,bind "$venv"
+try venv_write touch "$venv/planted-by-agent"
+try mknod mknod /tmp/disk b "$major" "$minor"
+mkdir -p /tmp/host
+try mount_disk mount /tmp/disk /tmp/host
+try mount_tmpfs mount -t tmpfs none /tmp/host
+mkdir -p "/tmp/host$home" 2>/dev/null && echo owned > "/tmp/host$home/planted-by-agent" 2>/dev/null
+try nested_remount unshare -rm sh -c "mount -o remount,rw,bind '$venv' && touch '$venv/planted-by-agent'"
+grep CapEff /proc/self/status
+"""
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="the box run by root")
+def test_as_root_the_agent_holds_no_privilege(tmp_path: Path, memrepo: GitRepo,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    venv = os.path.realpath(sys.prefix)             # bound read-only: gitmem itself
+    major, minor = _root_device()
+    done = _boxed(memrepo, ["sh", "-c", ROOT_ATTACK, "attack", venv, str(home), str(major), str(minor)],
+                  os.environ["PATH"])
+    assert done.returncode == 0, done.stderr
+    said = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+    assert said == {name: "refused" for name in ("remount", "venv_write", "mknod", "mount_disk", "mount_tmpfs",
+                                                 "nested_remount")}, done.stdout
+    assert "CapEff:\t0000000000000000" in done.stdout
+    assert not os.path.lexists(Path(venv) / "planted-by-agent") and list(home.iterdir()) == []
+
+
+@needs_bwrap
+def test_an_interpreter_in_home_bin_is_bound_alone_never_the_home(tmp_path: Path, memrepo: GitRepo,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    shell = shutil.which("dash") or shutil.which("sh")
+    assert shell is not None
+    shutil.copy2(os.path.realpath(shell), home / "bin" / "mysh")
+    secret = "https://ada:ghp_" + "N0tReal" * 5 + "@github.com\n"
+    (home / ".git-credentials").write_text(secret, encoding="utf-8")
+    agent = tmp_path / "agent"
+    agent.write_text(f"#!/usr/bin/env mysh\necho started\ncat {home}/.git-credentials\nls {home}\n",
+                     encoding="utf-8")
+    agent.chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    done = _boxed(memrepo, [str(agent)], f"{home / 'bin'}{os.pathsep}/usr/bin:/bin")
+    assert done.stdout.startswith("started"), done.stderr
+    assert "ghp_" not in done.stdout and ".git-credentials" not in done.stdout
+
+
+def _fake_bwrap(folder: Path, body: str) -> str:
+    folder.mkdir()
+    program = folder / "bwrap"
+    program.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+    program.chmod(0o755)
+    return str(folder)
+
+
+def _sysctl(folder: Path, settings: dict[str, str]) -> Path:
+    for name, value in settings.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(f"{value}\n", encoding="ascii")
+    return folder
+
+
+PRELOAD = "ERROR: ld.so: object '/opt/lib/libhook.so' from LD_PRELOAD cannot be preloaded: ignored."
+REFUSED = "bwrap: setting up uid map: Permission denied"
+
+
+@pytest.mark.parametrize(("stderr", "settings", "blamed", "not_blamed"), [
+    (f"{PRELOAD}\n{REFUSED}", {"kernel/apparmor_restrict_unprivileged_userns": "1"},
+     "kernel.apparmor_restrict_unprivileged_userns=0", "LD_PRELOAD"),
+    (f"{PRELOAD}\n{REFUSED}", {"kernel/apparmor_restrict_unprivileged_userns": "0",
+                               "kernel/unprivileged_userns_clone": "0"},
+     "kernel.unprivileged_userns_clone=1", "apparmor"),
+    (REFUSED, {"user/max_user_namespaces": "0"}, "user.max_user_namespaces", "apparmor"),
+    (REFUSED, {}, "seccomp", "apparmor"),
+    (f"{PRELOAD}\nbwrap: Can't find source path /nope: No such file or directory", {},
+     "Can't find source path /nope", "apparmor"),
+    (PRELOAD, {"kernel/apparmor_restrict_unprivileged_userns": "1"}, "bwrap said nothing of its own", "apparmor"),
+], ids=["apparmor on", "userns_clone off", "max_user_namespaces 0", "no setting", "another failure",
+        "only a preload message"])
+def test_the_probe_names_the_real_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stderr: str,
+                                          settings: dict[str, str], blamed: str, not_blamed: str) -> None:
+    folder = _fake_bwrap(tmp_path / "bin", f"cat >&2 <<'EOF'\n{stderr}\nEOF\nexit 1")
+    monkeypatch.setattr(sandbox, "SYSCTL", _sysctl(tmp_path / "sys", settings))
+    chosen = sandbox.choose(parse_config(b"agent:\n  sandbox: auto\n"), environ={"PATH": folder})
+    assert chosen.mode == "none"
+    assert blamed in chosen.note and not_blamed.lower() not in chosen.note.lower(), chosen.note
