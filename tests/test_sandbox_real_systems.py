@@ -188,3 +188,63 @@ def test_the_probe_names_the_real_failure(tmp_path: Path, monkeypatch: pytest.Mo
     chosen = sandbox.choose(parse_config(b"agent:\n  sandbox: auto\n"), environ={"PATH": folder})
     assert chosen.mode == "none"
     assert blamed in chosen.note and not_blamed.lower() not in chosen.note.lower(), chosen.note
+
+
+PROVIDER_URL = "http://127.0.0.1:9/v1?token=" + "Qx" * 10       # a value the note must never print
+CODEX_CONFIG = f"""model = "gpt-5"
+model_provider = "corp"
+
+[model_providers.corp]
+name = "the company's gateway"
+base_url = "{PROVIDER_URL}"
+env_key = "CORP_LLM_KEY"
+"""
+
+
+@needs_bwrap
+@pytest.mark.parametrize("named", [False, True], ids=["fresh CODEX_HOME", "CODEX_HOME in writable"])
+def test_a_codex_provider_the_box_hides_is_said_at_the_start_and_in_the_log(tmp_path: Path, memrepo: GitRepo,
+                                                                            cli, named: bool,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codex configured in the human's CODEX_HOME reaches no provider from a fresh one inside the box: the
+    cycle says so before the agent starts (it would otherwise hang until the timeout, saying nothing), and the
+    no-build entry says it too; values never, only names."""
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(CODEX_CONFIG, encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    agent = tmp_path / "codex"
+    agent.write_text("#!/bin/sh\ncat > /dev/null\necho 'stream disconnected before completion' >&2\nexit 1\n",
+                     encoding="utf-8")
+    agent.chmod(0o755)
+    text = with_command_backend(memrepo.read("gitmem.yaml"), str(agent), sandbox="bubblewrap")
+    if named:
+        text = text.replace("    # writable: [~/.cache/my-agent]", "    writable: [~/.codex]")
+    memrepo.commit_files({"gitmem.yaml": text}, "Codex as the agent")
+    result = cli(["cycle"], cwd=memrepo.path)
+    assert no_traceback(result.err)
+    said = "the box hides CODEX_HOME"
+    if named:
+        assert said not in result.err and said not in memrepo.read("LOG.md")
+        return
+    first = result.err.splitlines()[0]
+    assert said in first and "model_provider `corp`" in first and "CORP_LLM_KEY" in first, result.err
+    assert "agent.sandbox.writable" in first
+    log = " ".join(memrepo.read("LOG.md").split())
+    assert said in log and "model_provider `corp`" in log
+    assert PROVIDER_URL not in result.err + result.out + log and "Qx" * 10 not in result.err + log
+
+
+def test_claude_settings_that_change_the_endpoint_are_named(tmp_path: Path) -> None:
+    from gitmem.agents.sandbox_mounts import hidden_config
+
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps(
+        {"env": {"ANTHROPIC_BASE_URL": "https://gw.example/x?k=secret", "ANTHROPIC_AUTH_TOKEN": "t0ken",
+                 "DISABLE_TELEMETRY": "1"}, "apiKeyHelper": "/usr/local/bin/get-key --secret"}), encoding="utf-8")
+    said = hidden_config([], {"HOME": str(tmp_path)})
+    assert len(said) == 1 and "CLAUDE_CONFIG_DIR" in said[0]
+    assert all(name in said[0] for name in ("ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "apiKeyHelper"))
+    assert "DISABLE_TELEMETRY" not in said[0] and "secret" not in said[0] and "t0ken" not in said[0]
+    assert hidden_config(["~/.claude"], {"HOME": str(tmp_path)}) == []

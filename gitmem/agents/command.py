@@ -78,6 +78,7 @@ class CommandBackend:
             raise AgentError(f"cannot start the agent command `{argv[0]}`: not found on PATH")
         run_argv, env = box.wrap(argv, env, workspace=request.workspace, keep=(*agent.pass_env, "ANTHROPIC_MODEL"),
                                  writable=agent.sandbox.writable)
+        hidden = sandbox.hidden(box, agent.sandbox.writable)
         started = time.monotonic()
         try:
             # Its own session, so a timeout can stop the agent and everything it started.
@@ -91,15 +92,17 @@ class CommandBackend:
         except subprocess.TimeoutExpired:
             _stop(process)
             shown = f"{limit:.0f}" if limit >= 10 else f"{limit:.1f}"
-            raise AgentError(f"the agent command `{argv[0]}` timed out after {shown}s") from None
+            raise AgentError(f"the agent command `{argv[0]}` timed out after {shown}s"
+                             + "".join(f"; {line}" for line in hidden)) from None
         except BaseException:
             _stop(process)
             raise
         # The agent's own process group ends with it (the cycle's reaper does the rest).
         _stop(process, waited=True)
         if process.returncode != 0:
-            raise AgentError(_failure(argv[0], process.returncode, out, err_text, agent.pass_env))
-        return _result(argv[0], out, err_text, time.monotonic() - started, box.note)
+            raise AgentError(_failure(argv[0], process.returncode, out, err_text, agent.pass_env)
+                             + "".join(f"; {line}" for line in hidden))
+        return _result(argv[0], out, err_text, time.monotonic() - started, "; ".join([box.note, *hidden]))
 
 
 def _findable(program: str, path: str | None) -> bool:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitmem.agents.sandbox_mounts import Mounts, host_mounts
+from gitmem.agents.sandbox_mounts import Mounts, hidden_config, host_mounts
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.workspace import Workspace
 
@@ -76,6 +76,21 @@ class SandboxChoice:
             return list(argv), dict(env)
         mounts = host_mounts(workspace, argv, env, writable, agent_files=agent_files)
         return bwrap_argv(self.bwrap, mounts, argv), confined_environment(env, mounts, keep=keep)
+
+
+def hidden(box: SandboxChoice, writable: Iterable[str]) -> list[str]:
+    """What the box hides that the agent CLI's own config sets (where its requests go): nothing without a box."""
+    return hidden_config(writable) if box.mode == "bubblewrap" else []
+
+
+def start_notes(config: Any, backend: str) -> list[str]:
+    """What to say before a cycle of `backend` starts: what the box hides from the command agent's CLI."""
+    if backend != "command":
+        return []
+    try:
+        return hidden(choose(config), config.agent.sandbox.writable)
+    except SandboxUnavailable:        # the runner refuses the cycle, and says why
+        return []
 
 
 def needed(config: Any, backend: str) -> bool:

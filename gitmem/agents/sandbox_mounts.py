@@ -19,14 +19,16 @@ a directory is needed, not a file; Codex's CODEX_HOME), made fresh inside that H
 """
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import shutil
 import sys
+import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import gitmem
 from gitmem import gitio
@@ -40,6 +42,8 @@ SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")   # link
 # Agent CLIs' config directories: (variable, default under the host's HOME). Bound read-write when the host
 # has one (a logged-in CLI keeps working), else made in the sandbox's HOME.
 AGENT_HOMES = (("CLAUDE_CONFIG_DIR", ".claude"), ("CODEX_HOME", ".codex"))
+# The keys of a Codex model provider that say where its requests go and with which key.
+PROVIDER_KEYS = ("base_url", "env_key", "query_params", "http_headers", "env_http_headers")
 
 
 @dataclass(frozen=True)
@@ -96,18 +100,14 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
     if dot_git.is_file():          # a linked work tree's pointer to its git directory: the agent must not move it
         git_read_only.append(str(dot_git.resolve()))
     git_read_only += _alternates(common)
-    optional = [(str(host_home / d[2:]) if d.startswith("~/") else d).rstrip("/") for d in writable]
-    chosen = {os.path.realpath(d) for d in optional}
+    optional = _writable(writable, host_home)
     bound, made = [], [HOME]
     places: dict[str, str] = {}
     for variable, default in AGENT_HOMES:
-        # The human's own CLI config (~/.claude, ~/.codex) is bound only when agent.sandbox.writable names it:
-        # an agent that can write it could plant hooks or settings that run unsandboxed in the human's next
-        # interactive session. Otherwise the CLI gets a fresh config directory inside the box's HOME.
-        given = Path(environ[variable]) if environ.get(variable) else host_home / default
-        if given.is_absolute() and given.is_dir() and os.path.realpath(given) in chosen:
-            bound.append(str(given.resolve()))
-            places[variable] = str(given.resolve())
+        given = _agent_home(variable, default, environ, host_home, optional)
+        if given is not None:
+            bound.append(given)
+            places[variable] = given
         else:
             made.append(f"{HOME}/{default}")
             places[variable] = f"{HOME}/{default}"
@@ -117,6 +117,77 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
                   optional=tuple(_unique(optional)), work_tree=root, git_read_only=tuple(_unique(git_read_only)),
                   state_dir=str(state.resolve()), made=tuple(made), env=places, anchors=present,
                   anchor_points=absent)
+
+
+def hidden_config(writable: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:
+    """What the human's own agent CLI config sets that the box hides from the CLI (`_hidden_config`), for the
+    config directories the box gives the CLI fresh: said before the agent starts, and in its Evidence."""
+    environ = os.environ if environ is None else environ
+    host_home = Path(environ.get("HOME") or os.path.expanduser("~"))
+    optional = _writable(writable, host_home)
+    found: list[str] = []
+    for variable, default in AGENT_HOMES:
+        if _agent_home(variable, default, environ, host_home, optional) is None:
+            found += _hidden_config(variable, Path(environ[variable]) if environ.get(variable)
+                                    else host_home / default)
+    return found
+
+
+def _writable(writable: Iterable[str], host_home: Path) -> list[str]:
+    """agent.sandbox.writable as absolute paths (`~/` is the host's HOME)."""
+    return [(str(host_home / d[2:]) if d.startswith("~/") else d).rstrip("/") for d in writable]
+
+
+def _agent_home(variable: str, default: str, environ: Mapping[str, str], host_home: Path,
+                optional: list[str]) -> str | None:
+    """The human's own CLI config directory (~/.claude, ~/.codex, or where `variable` says), resolved, when the
+    box binds it: only when agent.sandbox.writable names it, because an agent that can write it could plant
+    hooks or settings that run unsandboxed in the human's next interactive session. None: the CLI gets a
+    fresh one inside the box's HOME."""
+    given = Path(environ[variable]) if environ.get(variable) else host_home / default
+    chosen = {os.path.realpath(d) for d in optional}
+    if given.is_absolute() and given.is_dir() and os.path.realpath(given) in chosen:
+        return str(given.resolve())
+    return None
+
+
+def _hidden_config(variable: str, given: Path) -> list[str]:
+    """What the human's own config directory of an agent CLI, left out of the box, sets that changes where the
+    CLI sends its requests: inside, the CLI starts fresh and goes to its default provider, which on a machine
+    that reaches only the human's endpoint hangs until the cycle's timeout with nothing said. Names only,
+    never values (a URL or a helper's command line can hold a credential)."""
+    named: list[str] = []
+    if variable == "CODEX_HOME":
+        data = _read_config(given / "config.toml", "toml")
+        provider = data.get("model_provider")
+        if isinstance(provider, str) and provider != "openai":
+            entry = (data.get("model_providers") or {}).get(provider)
+            keys = sorted(k for k in (entry if isinstance(entry, dict) else {}) if k in PROVIDER_KEYS)
+            env_key = entry.get("env_key") if isinstance(entry, dict) else None
+            said = f"model_provider `{provider}`" + (f" (its {', '.join(keys)})" if keys else "")
+            named.append(said + (f", whose key is {env_key}" if isinstance(env_key, str) else ""))
+        named += [f"`{key}`" for key in sorted(data) if key.endswith("base_url") or key == "profile"]
+    else:
+        data = _read_config(given / "settings.json", "json")
+        env = data.get("env")
+        named += [f"env {name}" for name in sorted(env if isinstance(env, dict) else {})
+                  if name.endswith(("BASE_URL", "_TOKEN", "_API_KEY")) or name.startswith("CLAUDE_CODE_USE_")]
+        named += [f"`{key}`" for key in ("apiKeyHelper",) if key in data]
+    if not named:
+        return []
+    return [f"the box hides {variable} ({given}) from the agent CLI, and it sets {'; '.join(named)}: inside, the "
+            f"CLI has a fresh {variable} and its default provider. Name {given} in agent.sandbox.writable, or "
+            "give the CLI those settings on its command line or in agent.pass_env"]
+
+
+def _read_config(path: Path, kind: str) -> dict[str, Any]:
+    """A CLI's config file as data; {} when absent or unreadable (then it sets nothing the box could hide)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text) if kind == "toml" else json.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def _anchor_mounts(root: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
