@@ -81,3 +81,20 @@ def test_a_scheduled_codex_cycle_in_the_box_is_built_for_an_unprivileged_user(co
         assert done.returncode == 0, done.stderr
         assert_built(root, json.loads(done.stdout), fake)
         assert (root / "LOG.md").stat().st_uid == 65534
+
+
+def test_a_codex_login_shell_in_the_box_still_finds_gitmem(codex: Path, tmp_path: Path, git_env: None) -> None:
+    """Without `allow_login_shell = false` (a project set up before it, or one Codex does not trust), Codex runs
+    `bash -lc`, whose /etc/profile resets PATH on Debian: the box's own login profile puts the agent's PATH
+    back, so `gitmem log add` is found and the cycle is built."""
+    root, home = make_project(tmp_path, "codex")
+    settings = root / ".codex" / "config.toml"
+    settings.write_text(settings.read_text().replace("allow_login_shell = false\n", ""))
+    fake = fo.FakeResponsesAPI(cx.script(*SHELL_CALLS))
+    with fake.serve() as url:
+        _scheduled(root, url)
+        commit_config(root)
+        done = subprocess.run([str(GITMEM), "cycle", "--json"], cwd=root, env=cx.codex_env(home, codex),
+                              capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert_built(root, json.loads(done.stdout), fake)

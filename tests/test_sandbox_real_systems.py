@@ -36,9 +36,18 @@ gitmem now add --did "sh agent" --human nothing --next more
 """
 
 
-def _sh_agent(place: Path) -> Path:
+# An agent CLI that runs its commands in a login shell, as Codex does (`bash -lc`): /etc/profile resets PATH
+# (Debian's does), and the box's profile puts back the agent's own, where `gitmem` is.
+LOGIN_SHELL_AGENT = """#!/bin/sh
+cat > /dev/null
+exec bash -lc 'gitmem log add --task "sh agent" --outcome built --result "a login shell found gitmem" &&
+               gitmem now add --did "sh agent" --human nothing --next more'
+"""
+
+
+def _sh_agent(place: Path, body: str = SH_AGENT) -> Path:
     script = place / "agent.sh"
-    script.write_text(SH_AGENT, encoding="utf-8")
+    script.write_text(body, encoding="utf-8")
     script.chmod(0o755)
     return script
 
@@ -248,3 +257,15 @@ def test_claude_settings_that_change_the_endpoint_are_named(tmp_path: Path) -> N
     assert all(name in said[0] for name in ("ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "apiKeyHelper"))
     assert "DISABLE_TELEMETRY" not in said[0] and "secret" not in said[0] and "t0ken" not in said[0]
     assert hidden_config(["~/.claude"], {"HOME": str(tmp_path)}) == []
+
+
+@needs_bwrap
+@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
+def test_a_login_shell_in_the_box_keeps_the_agents_path(tmp_path: Path, memrepo: GitRepo, cli,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    script = _sh_agent(tmp_path, LOGIN_SHELL_AGENT)
+    _use(memrepo, str(script))
+    monkeypatch.setenv("PATH", f"{VENV_BIN}{os.pathsep}/usr/bin:/bin")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    _assert_built(memrepo, result.out, result.err)

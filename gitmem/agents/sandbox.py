@@ -179,7 +179,9 @@ def confined_environment(env: Mapping[str, str], mounts: Mounts, *, keep: Iterab
             if name in named or name.startswith(("GITMEM_", "LC_"))}
     if "GIT_DIR" in env:           # a repository found through GIT_DIR (open_repo): the agent's git finds it too
         kept["GIT_DIR"], kept["GIT_WORK_TREE"] = env["GIT_DIR"], env.get("GIT_WORK_TREE", mounts.work_tree)
-    return {**kept, "HOME": mounts.home, "TMPDIR": "/tmp", **mounts.env}
+    # The PATH a login shell's profile puts back (gitmem/agents/box_profile.sh).
+    start_path = {"GITMEM_AGENT_PATH": kept["PATH"]} if mounts.profile and "PATH" in kept else {}
+    return {**kept, "HOME": mounts.home, "TMPDIR": "/tmp", **mounts.env, **start_path}
 
 
 def unprivileged(euid: int) -> list[str]:
@@ -205,6 +207,8 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None 
     out += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     for folder in mounts.made:
         out += ["--dir", folder]
+    if mounts.profile:
+        out += ["--ro-bind", mounts.profile, f"{mounts.home}/.profile"]
     for folder in outside:
         out += ["--ro-bind", folder, folder]
     for target, link in mounts.program_links:     # after the read-only binds that hold their targets

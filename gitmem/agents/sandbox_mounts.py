@@ -37,6 +37,8 @@ from gitmem.workspace import Workspace
 
 _Item = TypeVar("_Item")
 HOME = "/tmp/gitmem-home"      # inside the sandbox's private /tmp
+# The box HOME's login profile (read-only): a login shell keeps the agent's PATH (see the file).
+PROFILE = str(Path(__file__).with_name("box_profile.sh"))
 SYSTEM_DIRS = ("/usr", "/etc")
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")   # links on merged-/usr systems
 # Agent CLIs' config directories: (variable, default under the host's HOME). Bound read-write when the host
@@ -60,6 +62,7 @@ class Mounts:
     state_dir: str = ""                          # .git/gitmem, read-write again on top of the read-only .git
     home: str = HOME
     made: tuple[str, ...] = (HOME,)               # directories made inside the private /tmp
+    profile: str = ""                            # bound read-only as HOME/.profile
     env: dict[str, str] = field(default_factory=dict)   # CLAUDE_CONFIG_DIR, CODEX_HOME: where they were bound
     anchors: tuple[str, ...] = ()                # trust anchors present in the tree: bound read-only, last
     anchor_points: tuple[str, ...] = ()          # absent ones: a read-only empty tmpfs, so none can be made
@@ -116,6 +119,7 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
                   read_only=tuple(_outermost(runtime)), writable=tuple(_unique(bound)),
                   optional=tuple(_unique(optional)), work_tree=root, git_read_only=tuple(_unique(git_read_only)),
                   state_dir=str(state.resolve()), made=tuple(made), env=places, anchors=present,
+                  profile=PROFILE if os.path.isfile(PROFILE) else "",
                   anchor_points=absent)
 
 
