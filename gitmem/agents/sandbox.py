@@ -4,12 +4,16 @@ The agent is untrusted: without a box it could read a withheld secret from the r
 delete the human's branches and `git gc --prune=now` them away, write another workspace's memory, or push to
 a local-path origin. Inside `bwrap` it sees an allow-list of paths (gitmem.agents.sandbox_mounts): the work
 tree read-write, `.git` read-only but for `.git/gitmem/`, so only the runner commits, writes references and
-runs gc; a private /tmp; its own PID namespace with its own /proc, so no runner process is visible; and an
-environment of named variables only. The network stays open: the agent needs its model's API.
+runs gc; a private /tmp; its own PID namespace with its own /proc, so no runner process is visible; its own
+user namespace with no capability, also when root runs the cycle (containers, CI), so it cannot remount a
+read-only bind, make a device node or mount a disk; and an environment of named variables only. The network
+stays open: the agent needs its model's API. What the human's own agent CLI config sets that the box hides
+(a Codex model provider in CODEX_HOME) is said before the agent starts (`start_notes`).
 
-Modes: `bubblewrap` refuses to start the cycle where `bwrap` is missing or cannot make its namespaces (exit
-3, with the install line or the AppArmor hint); `auto` (the default) falls back to no sandbox and says so in
-the LOG entry's Evidence; `none` runs the agent as a plain process. `bwrap` is probed once per process.
+Modes: `bubblewrap` refuses to start the cycle where `bwrap` is missing or cannot make its namespaces (exit 3,
+with the install line, or bwrap's own words and the kernel setting that refuses the namespace); `auto` (the
+default) falls back to no sandbox and says so in the LOG entry's Evidence; `none` runs the agent as a plain
+process. `bwrap` is probed once per process.
 """
 from __future__ import annotations
 

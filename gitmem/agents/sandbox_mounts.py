@@ -3,12 +3,15 @@
 Read-only: the system (`/usr`, `/etc`, `/bin` and `/lib*` as links or directories, as the host has them, and
 the target of a linked `/etc/resolv.conf`), the Python that runs gitmem (the venv and its base install, and
 gitmem's own package, which an editable install keeps elsewhere), the agent CLI's install (a `node_modules`
-tree, else the executable itself, and the interpreter its `#!` line names, e.g. node's install), files named on
-its command line, and the git directory with the object stores its alternates name. The links the CLI and its
-interpreter are found through on PATH (`~/.npm-global/bin/codex -> ../lib/node_modules/...`, a `node` linked
-into `~/.local/bin`) are made again as links, not bound: a bound link is a copy of its target at the link's
-path, where node would look for the package's own modules, and a PATH directory left out would let
-`#!/usr/bin/env node` find another node inside than outside.
+tree, else the executable itself, and the interpreter its `#!` line names, e.g. node's install), files named
+on its command line (absolute, or relative to the work tree: `sh ../agent.sh`), and the git directory with the
+object stores its alternates name. Never the human's HOME, nor a directory holding it: an interpreter in
+`~/bin` is bound alone. A link is made only where no bound directory or earlier link shows that path already
+(on a merged-/usr system `/bin/sh` is `/usr/bin/sh`, shown by `/usr` through the `/bin -> usr/bin` link). The
+links the CLI and its interpreter are found through on PATH (`~/.npm-global/bin/codex ->
+../lib/node_modules/...`, a `node` linked into `~/.local/bin`) are made again as links, not bound: a bound
+link is a copy of its target at the link's path, where node would look for the package's own modules, and a
+PATH directory left out would let `#!/usr/bin/env node` find another node inside than outside.
 
 Read-write: the work tree at its own absolute path (agent CLIs key trust by path), `.git/gitmem/` (caches and
 locks only, never evidence), a HOME of the sandbox's own in its private /tmp (fresh every run, gone after
