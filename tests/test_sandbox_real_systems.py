@@ -66,13 +66,16 @@ def _assert_built(repo: GitRepo, out: str, err: str) -> None:
 
 @needs_bwrap
 @pytest.mark.skipif(not os.path.islink("/bin"), reason="not a merged-/usr system")
-@pytest.mark.parametrize("relative", [False, True], ids=["#!/bin/sh script", "sh ../agent.sh"])
-def test_a_sh_agent_starts_in_the_box_on_merged_usr(tmp_path: Path, memrepo: GitRepo, cli, relative: bool,
+@pytest.mark.parametrize("command", ["{script}", "sh ../agent.sh", "../agent.sh"],
+                         ids=["#!/bin/sh script", "sh ../agent.sh", "../agent.sh"])
+def test_a_sh_agent_starts_in_the_box_on_merged_usr(tmp_path: Path, memrepo: GitRepo, cli, command: str,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     script = _sh_agent(tmp_path)               # outside the tree: memrepo is tmp_path/repo
-    _use(memrepo, "sh ../agent.sh" if relative else str(script))
+    _use(memrepo, command.format(script=script))
     monkeypatch.setenv("PATH", f"{VENV_BIN}{os.pathsep}/usr/bin:/bin")
-    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    below = memrepo.path / "docs" / "deep"      # the command's paths are the work tree's, not the caller's
+    below.mkdir(parents=True)
+    result = cli(["cycle", "--json"], cwd=below)
     assert result.code == ExitCode.OK, result.err
     _assert_built(memrepo, result.out, result.err)
 
@@ -269,3 +272,12 @@ def test_a_login_shell_in_the_box_keeps_the_agents_path(tmp_path: Path, memrepo:
     result = cli(["cycle", "--json"], cwd=memrepo.path)
     assert result.code == ExitCode.OK, result.err
     _assert_built(memrepo, result.out, result.err)
+
+
+@needs_bwrap
+def test_a_missing_relative_agent_path_is_named_before_the_agent_starts(tmp_path: Path, memrepo: GitRepo,
+                                                                        cli) -> None:
+    _use(memrepo, "../missing/agent.sh")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.SALVAGED and no_traceback(result.err)
+    assert f"no such file {tmp_path / 'missing' / 'agent.sh'}" in result.err, result.err

@@ -73,9 +73,11 @@ class CommandBackend:
         except sandbox.SandboxUnavailable as err:    # the runner refuses first; this is for other callers
             raise AgentError(str(err)) from None
         agent, env = request.config.agent, self.environment(request)
-        if box.mode == "bubblewrap" and not _findable(argv[0], env.get("PATH")):
+        if box.mode == "bubblewrap" and not _findable(argv[0], env.get("PATH"), request.root):
             # Inside, bwrap would start and then fail to exec: say what is missing, as a plain start would.
-            raise AgentError(f"cannot start the agent command `{argv[0]}`: not found on PATH")
+            where = (f"no such file {os.path.normpath(os.path.join(request.root, argv[0]))} (a relative path is the "
+                     "work tree's)" if os.sep in argv[0] else "not found on PATH")
+            raise AgentError(f"cannot start the agent command `{argv[0]}`: {where}")
         run_argv, env = box.wrap(argv, env, workspace=request.workspace, keep=(*agent.pass_env, "ANTHROPIC_MODEL"),
                                  writable=agent.sandbox.writable)
         hidden = sandbox.hidden(box, agent.sandbox.writable)
@@ -105,9 +107,12 @@ class CommandBackend:
         return _result(argv[0], out, err_text, time.monotonic() - started, "; ".join([box.note, *hidden]))
 
 
-def _findable(program: str, path: str | None) -> bool:
-    """Whether `program` names a file (a path, even one this user may not stat) or a program on `path`."""
-    return os.path.lexists(program) if os.sep in program else shutil.which(program, path=path) is not None
+def _findable(program: str, path: str | None, root: os.PathLike[str]) -> bool:
+    """Whether `program` names a file (a path, even one this user may not stat; relative to the work tree
+    `root`, where the command runs) or a program on `path`."""
+    if os.sep in program:
+        return os.path.lexists(os.path.join(root, program))
+    return shutil.which(program, path=path) is not None
 
 
 def _failure(program: str, code: int, out: str, err_text: str, passed: tuple[str, ...]) -> str:
