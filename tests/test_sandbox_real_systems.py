@@ -281,3 +281,16 @@ def test_a_missing_relative_agent_path_is_named_before_the_agent_starts(tmp_path
     result = cli(["cycle", "--json"], cwd=memrepo.path)
     assert result.code == ExitCode.SALVAGED and no_traceback(result.err)
     assert f"no such file {tmp_path / 'missing' / 'agent.sh'}" in result.err, result.err
+
+
+def test_no_home_is_bound_even_where_the_import_path_names_it(tmp_path: Path, memrepo: GitRepo,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A HOME on Python's import path (PYTHONPATH=~, a `.pth` naming it) or holding an interpreter is left out:
+    only what the program needs is bound, and a HOME holds the human's credentials."""
+    from gitmem.agents.sandbox_mounts import host_mounts
+
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [*sys.path, str(home), str(tmp_path)])
+    mounts = host_mounts(memrepo.ws(), ["true"], {"PATH": "/usr/bin:/bin"}, environ={"HOME": str(home)})
+    assert not any(home.is_relative_to(place) for place in mounts.read_only), mounts.read_only
