@@ -242,4 +242,8 @@ def test_the_cycle_installs_bubblewrap_and_lets_it_make_user_namespaces(action) 
     assert step["if"] == "inputs.command == 'cycle'"
     assert "sudo apt-get install -y bubblewrap" in step["run"]
     assert "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0" in step["run"]
-    assert "bwrap --ro-bind / / true" in step["run"]      # fails the step if the sandbox still cannot work
+    # Fails the step if the sandbox still cannot work, probed as gitmem probes it (the same options; the
+    # runner user is uid 1001).
+    from gitmem.agents.sandbox import unprivileged
+
+    assert f"bwrap {' '.join(unprivileged(1001))} --ro-bind / / true" in step["run"]

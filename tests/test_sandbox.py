@@ -122,8 +122,13 @@ def test_without_bwrap_auto_falls_back_and_bubblewrap_refuses_with_the_install_l
 @pytest.mark.parametrize("said", ["bwrap: No permissions to create new namespace, likely because the kernel "
                                   "does not allow non-privileged user namespaces",
                                   "bwrap: setting up uid map: Permission denied"])
-def test_a_bwrap_that_cannot_make_namespaces_gets_the_apparmor_hint(tmp_path: Path, said: str) -> None:
+def test_a_bwrap_that_cannot_make_namespaces_gets_the_apparmor_hint(tmp_path: Path, said: str,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     folder = _fake_bwrap(tmp_path / "bin", f"echo '{said}' >&2; exit 1")
+    setting = tmp_path / "sys" / "kernel" / "apparmor_restrict_unprivileged_userns"     # Ubuntu 24.04's
+    setting.parent.mkdir(parents=True)
+    setting.write_text("1\n", encoding="ascii")
+    monkeypatch.setattr(sandbox, "SYSCTL", tmp_path / "sys")
     with pytest.raises(sandbox.SandboxUnavailable, match="kernel.apparmor_restrict_unprivileged_userns=0"):
         sandbox.choose(_config("bubblewrap"), environ={"PATH": folder})
     chosen = sandbox.choose(_config("auto"), environ={"PATH": folder})

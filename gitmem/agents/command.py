@@ -73,11 +73,14 @@ class CommandBackend:
         except sandbox.SandboxUnavailable as err:    # the runner refuses first; this is for other callers
             raise AgentError(str(err)) from None
         agent, env = request.config.agent, self.environment(request)
-        if box.mode == "bubblewrap" and not _findable(argv[0], env.get("PATH")):
+        if box.mode == "bubblewrap" and not _findable(argv[0], env.get("PATH"), request.root):
             # Inside, bwrap would start and then fail to exec: say what is missing, as a plain start would.
-            raise AgentError(f"cannot start the agent command `{argv[0]}`: not found on PATH")
+            where = (f"no such file {os.path.normpath(os.path.join(request.root, argv[0]))} (a relative path is the "
+                     "work tree's)" if os.sep in argv[0] else "not found on PATH")
+            raise AgentError(f"cannot start the agent command `{argv[0]}`: {where}")
         run_argv, env = box.wrap(argv, env, workspace=request.workspace, keep=(*agent.pass_env, "ANTHROPIC_MODEL"),
                                  writable=agent.sandbox.writable)
+        hidden = sandbox.hidden(box, agent.sandbox.writable)
         started = time.monotonic()
         try:
             # Its own session, so a timeout can stop the agent and everything it started.
@@ -91,20 +94,25 @@ class CommandBackend:
         except subprocess.TimeoutExpired:
             _stop(process)
             shown = f"{limit:.0f}" if limit >= 10 else f"{limit:.1f}"
-            raise AgentError(f"the agent command `{argv[0]}` timed out after {shown}s") from None
+            raise AgentError(f"the agent command `{argv[0]}` timed out after {shown}s"
+                             + "".join(f"; {line}" for line in hidden)) from None
         except BaseException:
             _stop(process)
             raise
         # The agent's own process group ends with it (the cycle's reaper does the rest).
         _stop(process, waited=True)
         if process.returncode != 0:
-            raise AgentError(_failure(argv[0], process.returncode, out, err_text, agent.pass_env))
-        return _result(argv[0], out, err_text, time.monotonic() - started, box.note)
+            raise AgentError(_failure(argv[0], process.returncode, out, err_text, agent.pass_env)
+                             + "".join(f"; {line}" for line in hidden))
+        return _result(argv[0], out, err_text, time.monotonic() - started, "; ".join([box.note, *hidden]))
 
 
-def _findable(program: str, path: str | None) -> bool:
-    """Whether `program` names a file (a path, even one this user may not stat) or a program on `path`."""
-    return os.path.lexists(program) if os.sep in program else shutil.which(program, path=path) is not None
+def _findable(program: str, path: str | None, root: os.PathLike[str]) -> bool:
+    """Whether `program` names a file (a path, even one this user may not stat; relative to the work tree
+    `root`, where the command runs) or a program on `path`."""
+    if os.sep in program:
+        return os.path.lexists(os.path.join(root, program))
+    return shutil.which(program, path=path) is not None
 
 
 def _failure(program: str, code: int, out: str, err_text: str, passed: tuple[str, ...]) -> str:

@@ -4,12 +4,16 @@ The agent is untrusted: without a box it could read a withheld secret from the r
 delete the human's branches and `git gc --prune=now` them away, write another workspace's memory, or push to
 a local-path origin. Inside `bwrap` it sees an allow-list of paths (gitmem.agents.sandbox_mounts): the work
 tree read-write, `.git` read-only but for `.git/gitmem/`, so only the runner commits, writes references and
-runs gc; a private /tmp; its own PID namespace with its own /proc, so no runner process is visible; and an
-environment of named variables only. The network stays open: the agent needs its model's API.
+runs gc; a private /tmp; its own PID namespace with its own /proc, so no runner process is visible; its own
+user namespace with no capability, also when root runs the cycle (containers, CI), so it cannot remount a
+read-only bind, make a device node or mount a disk; and an environment of named variables only. The network
+stays open: the agent needs its model's API. What the human's own agent CLI config sets that the box hides
+(a Codex model provider in CODEX_HOME) is said before the agent starts (`start_notes`).
 
-Modes: `bubblewrap` refuses to start the cycle where `bwrap` is missing or cannot make its namespaces (exit
-3, with the install line or the AppArmor hint); `auto` (the default) falls back to no sandbox and says so in
-the LOG entry's Evidence; `none` runs the agent as a plain process. `bwrap` is probed once per process.
+Modes: `bubblewrap` refuses to start the cycle where `bwrap` is missing or cannot make its namespaces (exit 3,
+with the install line, or bwrap's own words and the kernel setting that refuses the namespace); `auto` (the
+default) falls back to no sandbox and says so in the LOG entry's Evidence; `none` runs the agent as a plain
+process. `bwrap` is probed once per process.
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitmem.agents.sandbox_mounts import Mounts, host_mounts
+from gitmem.agents.sandbox_mounts import Mounts, hidden_config, host_mounts
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.workspace import Workspace
 
@@ -30,6 +34,22 @@ INSTALL = "sudo apt-get install bubblewrap"
 USERNS_HINT = ("on Ubuntu 24.04 AppArmor restricts unprivileged user namespaces: sudo sysctl -w "
                "kernel.apparmor_restrict_unprivileged_userns=0 (or give bwrap an AppArmor profile)")
 PROBE_SECONDS = 10.0
+SYSCTL = Path("/proc/sys")
+# bwrap's words when the kernel refuses it a namespace (rather than, say, a path it cannot bind).
+NAMESPACE_REFUSED = ("No permissions to create new namespace", "Creating new namespace failed",
+                     "setting up uid map", "setting up gid map", "unshare")
+# (setting under /proc/sys, the value that refuses unprivileged user namespaces, the fix), the likeliest first.
+USERNS_SETTINGS = (("kernel/apparmor_restrict_unprivileged_userns", "1", USERNS_HINT),
+                   ("kernel/unprivileged_userns_clone", "0", "unprivileged user namespaces are off: sudo sysctl "
+                    "-w kernel.unprivileged_userns_clone=1"),
+                   ("user/max_user_namespaces", "0", "user namespaces are off: sudo sysctl -w "
+                    "user.max_user_namespaces=15000"))
+# The uid and gid root's agent has inside its user namespace: bwrap run by root keeps every capability unless
+# told otherwise (the agent could remount a read-only bind read-write, make a device node, mount the host's
+# disk), so the box always gets a user namespace of its own and drops every capability. Not 0: bwrap, and so
+# an agent CLI's own bubblewrap nested inside, treats uid 0 as privileged and would not make a user namespace
+# of its own there. Files the agent makes are still root's outside; root's files look like its own inside.
+ROOT_AGENT_ID = 1000
 # The variables the agent keeps besides `GITMEM_*`, LC_* and what the caller names (agent.pass_env, the model).
 KEPT_ENV = ("PATH", "LANG", "TERM", "TZ")
 # Where the agent CLI sends its model's requests, and with them the API key agent.pass_env gives it: dropped,
@@ -60,6 +80,21 @@ class SandboxChoice:
             return list(argv), dict(env)
         mounts = host_mounts(workspace, argv, env, writable, agent_files=agent_files)
         return bwrap_argv(self.bwrap, mounts, argv), confined_environment(env, mounts, keep=keep)
+
+
+def hidden(box: SandboxChoice, writable: Iterable[str]) -> list[str]:
+    """What the box hides that the agent CLI's own config sets (where its requests go): nothing without a box."""
+    return hidden_config(writable) if box.mode == "bubblewrap" else []
+
+
+def start_notes(config: Any, backend: str) -> list[str]:
+    """What to say before a cycle of `backend` starts: what the box hides from the command agent's CLI."""
+    if backend != "command":
+        return []
+    try:
+        return hidden(choose(config), config.agent.sandbox.writable)
+    except SandboxUnavailable:        # the runner refuses the cycle, and says why
+        return []
 
 
 def needed(config: Any, backend: str) -> bool:
@@ -104,14 +139,37 @@ def choose(config: Any, *, environ: Mapping[str, str] | None = None) -> SandboxC
 def _probe(bwrap: str) -> str | None:
     """Why `bwrap` cannot make a sandbox here, or None when it can (once per process)."""
     try:
-        done = subprocess.run([bwrap, "--ro-bind", "/", "/", "true"], capture_output=True, text=True,
-                              timeout=PROBE_SECONDS, stdin=subprocess.DEVNULL)
+        done = subprocess.run([bwrap, *unprivileged(os.geteuid()), "--ro-bind", "/", "/", "true"], text=True,
+                              capture_output=True, timeout=PROBE_SECONDS, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as err:
         return f"{bwrap} cannot run ({getattr(err, 'strerror', None) or err}); install it: {INSTALL}"
     if done.returncode == 0:
         return None
-    said = " ".join(done.stderr.split())[-200:] or f"exit {done.returncode}"
-    return f"{bwrap} cannot create its namespaces ({said}); {USERNS_HINT}"
+    return why_not(bwrap, done.returncode, done.stderr)
+
+
+def why_not(bwrap: str, code: int, stderr: str) -> str:
+    """What stopped the probe, from bwrap's own words (its lines begin `bwrap:`; anything else on stderr, such
+    as a preloaded library's complaint, is not the failure), and for a user namespace refused, the setting of
+    this machine that refuses it, read from /proc/sys: AppArmor's is blamed only where it is on."""
+    own = [" ".join(line.split()) for line in stderr.splitlines() if line.startswith("bwrap:")]
+    said = own[-1][:200] if own else f"exit {code}, and bwrap said nothing of its own"
+    if not own or not any(sign in own[-1] for sign in NAMESPACE_REFUSED):
+        return f"{bwrap} cannot make the box ({said})"
+    return f"{bwrap} cannot create its namespaces ({said}); {_userns_setting()}"
+
+
+def _userns_setting() -> str:
+    """The machine's setting that refuses an unprivileged user namespace, with the line that allows it."""
+    for name, refusing, fix in USERNS_SETTINGS:
+        try:
+            value = (SYSCTL / name).read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if value == refusing:
+            return fix
+    return ("this machine refuses user namespaces to this process, and no kernel setting says so (a "
+            "container's seccomp profile, or a user namespace limit of its own)")
 
 
 def confined_environment(env: Mapping[str, str], mounts: Mounts, *, keep: Iterable[str] = ()) -> dict[str, str]:
@@ -125,24 +183,36 @@ def confined_environment(env: Mapping[str, str], mounts: Mounts, *, keep: Iterab
             if name in named or name.startswith(("GITMEM_", "LC_"))}
     if "GIT_DIR" in env:           # a repository found through GIT_DIR (open_repo): the agent's git finds it too
         kept["GIT_DIR"], kept["GIT_WORK_TREE"] = env["GIT_DIR"], env.get("GIT_WORK_TREE", mounts.work_tree)
-    return {**kept, "HOME": mounts.home, "TMPDIR": "/tmp", **mounts.env}
+    # The PATH a login shell's profile puts back (gitmem/agents/box_profile.sh).
+    start_path = {"GITMEM_AGENT_PATH": kept["PATH"]} if mounts.profile and "PATH" in kept else {}
+    return {**kept, "HOME": mounts.home, "TMPDIR": "/tmp", **mounts.env, **start_path}
 
 
-def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str]) -> list[str]:
+def unprivileged(euid: int) -> list[str]:
+    """bwrap's options that leave the agent no privilege, whoever runs it: a user namespace of its own and no
+    capability; run by root, the agent is ROOT_AGENT_ID inside (see there)."""
+    ids = [] if euid else ["--uid", str(ROOT_AGENT_ID), "--gid", str(ROOT_AGENT_ID)]
+    return ["--unshare-user", *ids, "--cap-drop", "ALL"]
+
+
+def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None = None) -> list[str]:
     """The bwrap command line. Order matters: a later bind covers an earlier one, so the work tree is bound
     read-write, then `.git` read-only over it, then `.git/gitmem` read-write over that; runtimes that live
     inside the work tree (a venv in the checkout) are bound read-only, so the agent cannot edit gitmem; and
     last the trust anchors (`.venv`, `.direnv`), read-only whether or not gitmem runs from them: an absent one
-    as an empty read-only tmpfs, so the agent cannot create one for the human's next session to run."""
+    as an empty read-only tmpfs, so the agent cannot create one for the human's next session to run. `euid`
+    (this process's by default) chooses the agent's ids (`unprivileged`)."""
     tree = Path(mounts.work_tree)
     outside = [d for d in mounts.read_only if not Path(d).is_relative_to(tree)]
     inside = [d for d in mounts.read_only if Path(d).is_relative_to(tree)]
-    out = [bwrap, "--die-with-parent", "--unshare-pid"]
+    out = [bwrap, "--die-with-parent", "--unshare-pid", *unprivileged(os.geteuid() if euid is None else euid)]
     for target, link in mounts.links:
         out += ["--symlink", target, link]
     out += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     for folder in mounts.made:
         out += ["--dir", folder]
+    if mounts.profile:
+        out += ["--ro-bind", mounts.profile, f"{mounts.home}/.profile"]
     for folder in outside:
         out += ["--ro-bind", folder, folder]
     for target, link in mounts.program_links:     # after the read-only binds that hold their targets

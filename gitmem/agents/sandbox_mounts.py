@@ -3,12 +3,15 @@
 Read-only: the system (`/usr`, `/etc`, `/bin` and `/lib*` as links or directories, as the host has them, and
 the target of a linked `/etc/resolv.conf`), the Python that runs gitmem (the venv and its base install, and
 gitmem's own package, which an editable install keeps elsewhere), the agent CLI's install (a `node_modules`
-tree, else the executable itself, and the interpreter its `#!` line names, e.g. node's install), files named on
-its command line, and the git directory with the object stores its alternates name. The links the CLI and its
-interpreter are found through on PATH (`~/.npm-global/bin/codex -> ../lib/node_modules/...`, a `node` linked
-into `~/.local/bin`) are made again as links, not bound: a bound link is a copy of its target at the link's
-path, where node would look for the package's own modules, and a PATH directory left out would let
-`#!/usr/bin/env node` find another node inside than outside.
+tree, else the executable itself, and the interpreter its `#!` line names, e.g. node's install), files named
+on its command line (absolute, or relative to the work tree: `sh ../agent.sh`), and the git directory with the
+object stores its alternates name. Never the human's HOME, nor a directory holding it: an interpreter in
+`~/bin` is bound alone. A link is made only where no bound directory or earlier link shows that path already
+(on a merged-/usr system `/bin/sh` is `/usr/bin/sh`, shown by `/usr` through the `/bin -> usr/bin` link). The
+links the CLI and its interpreter are found through on PATH (`~/.npm-global/bin/codex ->
+../lib/node_modules/...`, a `node` linked into `~/.local/bin`) are made again as links, not bound: a bound
+link is a copy of its target at the link's path, where node would look for the package's own modules, and a
+PATH directory left out would let `#!/usr/bin/env node` find another node inside than outside.
 
 Read-write: the work tree at its own absolute path (agent CLIs key trust by path), `.git/gitmem/` (caches and
 locks only, never evidence), a HOME of the sandbox's own in its private /tmp (fresh every run, gone after
@@ -19,13 +22,16 @@ a directory is needed, not a file; Codex's CODEX_HOME), made fresh inside that H
 """
 from __future__ import annotations
 
+import json
 import os
+import pwd
 import shutil
 import sys
+import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import gitmem
 from gitmem import gitio
@@ -34,11 +40,15 @@ from gitmem.workspace import Workspace
 
 _Item = TypeVar("_Item")
 HOME = "/tmp/gitmem-home"      # inside the sandbox's private /tmp
+# The box HOME's login profile (read-only): a login shell keeps the agent's PATH (see the file).
+PROFILE = str(Path(__file__).with_name("box_profile.sh"))
 SYSTEM_DIRS = ("/usr", "/etc")
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")   # links on merged-/usr systems
 # Agent CLIs' config directories: (variable, default under the host's HOME). Bound read-write when the host
 # has one (a logged-in CLI keeps working), else made in the sandbox's HOME.
 AGENT_HOMES = (("CLAUDE_CONFIG_DIR", ".claude"), ("CODEX_HOME", ".codex"))
+# The keys of a Codex model provider that say where its requests go and with which key.
+PROVIDER_KEYS = ("base_url", "env_key", "query_params", "http_headers", "env_http_headers")
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,7 @@ class Mounts:
     state_dir: str = ""                          # .git/gitmem, read-write again on top of the read-only .git
     home: str = HOME
     made: tuple[str, ...] = (HOME,)               # directories made inside the private /tmp
+    profile: str = ""                            # bound read-only as HOME/.profile
     env: dict[str, str] = field(default_factory=dict)   # CLAUDE_CONFIG_DIR, CODEX_HOME: where they were bound
     anchors: tuple[str, ...] = ()                # trust anchors present in the tree: bound read-only, last
     anchor_points: tuple[str, ...] = ()          # absent ones: a read-only empty tmpfs, so none can be made
@@ -80,30 +91,29 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
     resolv = os.path.realpath("/etc/resolv.conf")     # Ubuntu links it into /run/systemd/resolve
     if not _under(resolv, system) and os.path.exists(resolv):
         system.append(os.path.dirname(resolv))
+    host_home = Path(environ.get("HOME") or os.path.expanduser("~"))
+    homes = _homes(host_home)
     runtime = [*system, *_python_dirs()]
     program_links: list[tuple[str, str]] = []
     if agent_files:
-        installs, program_links = _agent_files(argv, env.get("PATH", ""), runtime)
+        installs, program_links = _agent_files(argv, env.get("PATH", ""), runtime, homes, root)
         runtime += installs
+    runtime = [item for item in runtime if not any(Path(home).is_relative_to(item) for home in homes)]
+    program_links = _new_links(program_links, links, runtime)
     common, own = gitio.common_dir(repo).resolve(), gitio.git_dir(repo).resolve()
     git_read_only = [str(common), *([str(own)] if not own.is_relative_to(common) else [])]
     dot_git = ws.root / ".git"
     if dot_git.is_file():          # a linked work tree's pointer to its git directory: the agent must not move it
         git_read_only.append(str(dot_git.resolve()))
     git_read_only += _alternates(common)
-    host_home = Path(environ.get("HOME") or os.path.expanduser("~"))
-    optional = [(str(host_home / d[2:]) if d.startswith("~/") else d).rstrip("/") for d in writable]
-    chosen = {os.path.realpath(d) for d in optional}
+    optional = _writable(writable, host_home)
     bound, made = [], [HOME]
     places: dict[str, str] = {}
     for variable, default in AGENT_HOMES:
-        # The human's own CLI config (~/.claude, ~/.codex) is bound only when agent.sandbox.writable names it:
-        # an agent that can write it could plant hooks or settings that run unsandboxed in the human's next
-        # interactive session. Otherwise the CLI gets a fresh config directory inside the box's HOME.
-        given = Path(environ[variable]) if environ.get(variable) else host_home / default
-        if given.is_absolute() and given.is_dir() and os.path.realpath(given) in chosen:
-            bound.append(str(given.resolve()))
-            places[variable] = str(given.resolve())
+        given = _agent_home(variable, default, environ, host_home, optional)
+        if given is not None:
+            bound.append(given)
+            places[variable] = given
         else:
             made.append(f"{HOME}/{default}")
             places[variable] = f"{HOME}/{default}"
@@ -112,7 +122,79 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
                   read_only=tuple(_outermost(runtime)), writable=tuple(_unique(bound)),
                   optional=tuple(_unique(optional)), work_tree=root, git_read_only=tuple(_unique(git_read_only)),
                   state_dir=str(state.resolve()), made=tuple(made), env=places, anchors=present,
+                  profile=PROFILE if os.path.isfile(PROFILE) else "",
                   anchor_points=absent)
+
+
+def hidden_config(writable: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:
+    """What the human's own agent CLI config sets that the box hides from the CLI (`_hidden_config`), for the
+    config directories the box gives the CLI fresh: said before the agent starts, and in its Evidence."""
+    environ = os.environ if environ is None else environ
+    host_home = Path(environ.get("HOME") or os.path.expanduser("~"))
+    optional = _writable(writable, host_home)
+    found: list[str] = []
+    for variable, default in AGENT_HOMES:
+        if _agent_home(variable, default, environ, host_home, optional) is None:
+            found += _hidden_config(variable, Path(environ[variable]) if environ.get(variable)
+                                    else host_home / default)
+    return found
+
+
+def _writable(writable: Iterable[str], host_home: Path) -> list[str]:
+    """agent.sandbox.writable as absolute paths (`~/` is the host's HOME)."""
+    return [(str(host_home / d[2:]) if d.startswith("~/") else d).rstrip("/") for d in writable]
+
+
+def _agent_home(variable: str, default: str, environ: Mapping[str, str], host_home: Path,
+                optional: list[str]) -> str | None:
+    """The human's own CLI config directory (~/.claude, ~/.codex, or where `variable` says), resolved, when the
+    box binds it: only when agent.sandbox.writable names it, because an agent that can write it could plant
+    hooks or settings that run unsandboxed in the human's next interactive session. None: the CLI gets a
+    fresh one inside the box's HOME."""
+    given = Path(environ[variable]) if environ.get(variable) else host_home / default
+    chosen = {os.path.realpath(d) for d in optional}
+    if given.is_absolute() and given.is_dir() and os.path.realpath(given) in chosen:
+        return str(given.resolve())
+    return None
+
+
+def _hidden_config(variable: str, given: Path) -> list[str]:
+    """What the human's own config directory of an agent CLI, left out of the box, sets that changes where the
+    CLI sends its requests: inside, the CLI starts fresh and goes to its default provider, which on a machine
+    that reaches only the human's endpoint hangs until the cycle's timeout with nothing said. Names only,
+    never values (a URL or a helper's command line can hold a credential)."""
+    named: list[str] = []
+    if variable == "CODEX_HOME":
+        data = _read_config(given / "config.toml", "toml")
+        provider = data.get("model_provider")
+        if isinstance(provider, str) and provider != "openai":
+            entry = (data.get("model_providers") or {}).get(provider)
+            keys = sorted(k for k in (entry if isinstance(entry, dict) else {}) if k in PROVIDER_KEYS)
+            env_key = entry.get("env_key") if isinstance(entry, dict) else None
+            said = f"model_provider `{provider}`" + (f" (its {', '.join(keys)})" if keys else "")
+            named.append(said + (f", whose key is {env_key}" if isinstance(env_key, str) else ""))
+        named += [f"`{key}`" for key in sorted(data) if key.endswith("base_url") or key == "profile"]
+    else:
+        data = _read_config(given / "settings.json", "json")
+        env = data.get("env")
+        named += [f"env {name}" for name in sorted(env if isinstance(env, dict) else {})
+                  if name.endswith(("BASE_URL", "_TOKEN", "_API_KEY")) or name.startswith("CLAUDE_CODE_USE_")]
+        named += [f"`{key}`" for key in ("apiKeyHelper",) if key in data]
+    if not named:
+        return []
+    return [f"the box hides {variable} ({given}) from the agent CLI, and it sets {'; '.join(named)}: inside, the "
+            f"CLI has a fresh {variable} and its default provider. Name {given} in agent.sandbox.writable, or "
+            "give the CLI those settings on its command line or in agent.pass_env"]
+
+
+def _read_config(path: Path, kind: str) -> dict[str, Any]:
+    """A CLI's config file as data; {} when absent or unreadable (then it sets nothing the box could hide)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = tomllib.loads(text) if kind == "toml" else json.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def _anchor_mounts(root: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -143,26 +225,66 @@ def _python_dirs() -> list[str]:
             if os.path.isdir(d) and os.access(d, os.R_OK | os.X_OK) and os.path.realpath(d) != "/"]
 
 
-def _agent_files(argv: list[str], path: str, bound: list[str]) -> tuple[list[str], list[tuple[str, str]]]:
+def _agent_files(argv: list[str], path: str, bound: list[str], homes: set[str],
+                 root: str) -> tuple[list[str], list[tuple[str, str]]]:
     """The agent CLI's install (a node_modules tree, else its executable), the interpreter its `#!` line
-    names (node's install), and files named on its command line (`python /opt/agent/run.py`); and the links
-    the CLI and the interpreter were found through, (resolved, link), where no bound directory shows them."""
+    names (node's install), and files named on its command line (`python /opt/agent/run.py`, and `sh
+    ../agent.sh`, relative to the work tree where the command runs); and the links the CLI and the interpreter
+    were found through, (resolved, link). Never a HOME (`homes`): an interpreter in `~/bin` is bound alone."""
     found: list[str] = []
     linked: list[str] = []
-    program = shutil.which(argv[0], path=path) if argv else None
+    program = None
+    if argv:
+        named = argv[0] if os.sep not in argv[0] else os.path.join(root, argv[0])
+        program = shutil.which(named, path=path)
     if program is not None:
         real = os.path.realpath(program)
         found.append(_package_root(real))
         linked.append(os.path.abspath(program))
         interpreter = _interpreter(real, path)
         if interpreter is not None:
-            found.append(_install_root(os.path.realpath(interpreter)))
+            found.append(_install_root(os.path.realpath(interpreter), homes))
             linked.append(interpreter)
-    found += [os.path.realpath(arg) for arg in argv[1:] if os.path.isabs(arg) and os.path.isfile(arg)]
+    named_files = [os.path.join(root, arg) for arg in argv[1:]]      # an absolute `arg` stays as it is
+    found += [os.path.realpath(arg) for arg in named_files if os.path.isfile(arg)]
     installs = [item for item in found if item != "/" and not _under(item, bound)]
-    links = [(os.path.realpath(link), link) for link in linked
-             if os.path.islink(link) and not _under(link, [*bound, *installs])]
+    links = [(os.path.realpath(link), link) for link in linked if os.path.islink(link)]
     return installs, links
+
+
+def _new_links(wanted: Iterable[tuple[str, str]], made: Iterable[tuple[str, str]],
+               bound: Iterable[str]) -> list[tuple[str, str]]:
+    """The links of `wanted` the box must still make: one whose place, followed through the links the box
+    makes first (`made`: `/bin -> usr/bin`), is already shown by a bound directory (`/bin/sh` is `/usr/bin/sh`
+    on a merged-/usr system) or by a link made before it is left out, because bwrap cannot make a link where
+    a file or link is already (\"Can't make symlink at /bin/sh: File exists\"), nor inside a read-only bind."""
+    made = list(made)
+    bound = list(bound)
+    shown = {_through(link, made) for _target, link in made}
+    kept: list[tuple[str, str]] = []
+    for target, link in wanted:
+        place = _through(link, made)
+        if place in shown or _under(place, [*bound, *shown]):
+            continue
+        shown.add(place)
+        kept.append((target, link))
+    return kept
+
+
+def _through(path: str, links: Iterable[tuple[str, str]]) -> str:
+    """Where `path` is inside the box, when each (target, link) of `links` is a link there: `/bin/sh` ->
+    `/usr/bin/sh` where `/bin` is a link to `usr/bin`. A link's own last part is not followed."""
+    leads = {link: os.path.normpath(os.path.join(os.path.dirname(link), target)) for target, link in links}
+    parts = Path(path).parts
+    for _ in range(40):                  # a loop of links ends here, as the kernel's ELOOP would
+        for cut in range(len(parts) - 1, 0, -1):
+            head = str(Path(*parts[:cut]))
+            if head in leads:
+                parts = Path(leads[head], *parts[cut:]).parts
+                break
+        else:
+            break
+    return str(Path(*parts))
 
 
 def _package_root(real: str) -> str:
@@ -191,10 +313,23 @@ def _interpreter(real: str, path: str) -> str | None:
     return words[0] if os.path.isabs(words[0]) else None
 
 
-def _install_root(program: str) -> str:
-    """`/opt/node/bin/node` -> `/opt/node` (its lib/ holds what it loads); else the program's directory."""
+def _install_root(program: str, homes: set[str]) -> str:
+    """`/opt/node/bin/node` -> `/opt/node` (its lib/ holds what it loads); else the program's directory; the
+    program alone where that would be a HOME or hold one (`~/bin/node`: HOME holds the human's credentials)."""
     folder = os.path.dirname(program)
-    return os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder
+    root = os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder
+    return program if any(Path(home).is_relative_to(root) for home in homes) else root
+
+
+def _homes(host_home: Path) -> set[str]:
+    """The human's HOME, as the runner's environment names it and as the user database does (they can
+    differ: `sudo -E`, a HOME set for a tool), resolved: the box binds neither, nor anything holding them."""
+    found = {os.path.realpath(host_home)}
+    try:
+        found.add(os.path.realpath(pwd.getpwuid(os.geteuid()).pw_dir))
+    except KeyError:               # a uid without an entry (a container's arbitrary user)
+        pass
+    return {home for home in found if home != "/"}
 
 
 def _alternates(common: Path) -> list[str]:

@@ -77,7 +77,12 @@ def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_js
             request = default_request(ws, next_cycle(ws), ws.clock(), name)
             click.echo(request.prompt_text(), nl=False)
             return ExitCode.OK
-        report = run_cycle(ws, _backend(ws.config, agent), settings=Settings(push=push))
+        from gitmem.agents import sandbox
+
+        backend = _backend(ws.config, agent)
+        for line in sandbox.start_notes(ws.config, backend.name):     # before a run that could hang on it
+            say("cycle", line)
+        report = run_cycle(ws, backend, settings=Settings(push=push))
     except CycleRefused as err:
         # Machines read the refusal as a violation here; people read it from the error map.
         found = failure_violations(err)

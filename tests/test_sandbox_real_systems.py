@@ -1,0 +1,296 @@
+"""The box on the systems people run, with the real bwrap: a merged-/usr system (`/bin -> usr/bin`, as on
+Debian 12, Ubuntu 24.04 and GitHub's runners), run as root (containers, CI) and as an unprivileged user.
+
+- A `#!/bin/sh` agent, and one named by a path relative to the tree (`sh ../agent.sh`), start and write memory:
+  the links the box makes for the interpreter never land where a system link already shows it.
+- As root the agent holds no privilege: remounting a read-only bind read-write, making a device node and
+  mounting the host's disk all fail.
+- An interpreter in `~/bin` is bound alone, never the HOME that holds the human's credentials.
+- Where bwrap cannot run, the reason given is bwrap's own, and AppArmor is blamed only where it is on.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitmem.agents import sandbox
+from gitmem.config import parse_config
+from gitmem.errors import ExitCode
+from tests.support.helpers import GitRepo, make_repo, with_command_backend
+from tests.support.hostile import evidence, no_traceback
+from tests.support.nobody import NOBODY, bwrap_works, nobody_place
+
+VENV_BIN = str(Path(sys.executable).parent)
+needs_bwrap = pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces "
+                                                             "here (.ci/run installs bubblewrap)")
+SH_AGENT = """#!/bin/sh
+cat > /dev/null
+gitmem log add --task "sh agent" --outcome built --result "ran under $(readlink -f /proc/$$/exe)"
+gitmem now add --did "sh agent" --human nothing --next more
+"""
+
+
+# An agent CLI that runs its commands in a login shell, as Codex does (`bash -lc`): /etc/profile resets PATH
+# (Debian's does), and the box's profile puts back the agent's own, where `gitmem` is.
+LOGIN_SHELL_AGENT = """#!/bin/sh
+cat > /dev/null
+exec bash -lc 'gitmem log add --task "sh agent" --outcome built --result "a login shell found gitmem" &&
+               gitmem now add --did "sh agent" --human nothing --next more'
+"""
+
+
+def _sh_agent(place: Path, body: str = SH_AGENT) -> Path:
+    script = place / "agent.sh"
+    script.write_text(body, encoding="utf-8")
+    script.chmod(0o755)
+    return script
+
+
+def _use(repo: GitRepo, command: str) -> None:
+    text = with_command_backend(repo.read("gitmem.yaml"), command, sandbox="bubblewrap")
+    repo.commit_files({"gitmem.yaml": text}, "a shell script agent")
+
+
+def _assert_built(repo: GitRepo, out: str, err: str) -> None:
+    assert no_traceback(err), err
+    assert json.loads(out)["outcome"] == "built", (out, err)
+    assert "sandbox: bubblewrap" in evidence(repo)
+    assert "Task: sh agent" in repo.read("LOG.md")
+
+
+@needs_bwrap
+@pytest.mark.skipif(not os.path.islink("/bin"), reason="not a merged-/usr system")
+@pytest.mark.parametrize("command", ["{script}", "sh ../agent.sh", "../agent.sh"],
+                         ids=["#!/bin/sh script", "sh ../agent.sh", "../agent.sh"])
+def test_a_sh_agent_starts_in_the_box_on_merged_usr(tmp_path: Path, memrepo: GitRepo, cli, command: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    script = _sh_agent(tmp_path)               # outside the tree: memrepo is tmp_path/repo
+    _use(memrepo, command.format(script=script))
+    monkeypatch.setenv("PATH", f"{VENV_BIN}{os.pathsep}/usr/bin:/bin")
+    below = memrepo.path / "docs" / "deep"      # the command's paths are the work tree's, not the caller's
+    below.mkdir(parents=True)
+    result = cli(["cycle", "--json"], cwd=below)
+    assert result.code == ExitCode.OK, result.err
+    _assert_built(memrepo, result.out, result.err)
+
+
+@needs_bwrap
+@pytest.mark.skipif(not os.path.islink("/bin"), reason="not a merged-/usr system")
+@pytest.mark.parametrize("relative", [False, True], ids=["#!/bin/sh script", "sh ../agent.sh"])
+def test_a_sh_agent_starts_in_the_box_for_an_unprivileged_user(git_env: None, relative: bool) -> None:
+    with nobody_place("gitmem-sh-agent-") as (place, bin_dir):
+        repo = make_repo(place / "repo")
+        script = _sh_agent(place)
+        _use(repo, "sh ../agent.sh" if relative else str(script))
+        subprocess.run(["chown", "-R", "65534:65534", str(place)], check=True)
+        env = {"PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin", "HOME": str(place), "LANG": "C.UTF-8"}
+        done = subprocess.run([*NOBODY, str(bin_dir / "gitmem"), "cycle", "--json"], cwd=repo.path, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == ExitCode.OK, done.stderr
+        _assert_built(repo, done.stdout, done.stderr)
+
+
+def _boxed(repo: GitRepo, argv: list[str], path: str) -> subprocess.CompletedProcess[str]:
+    chosen = sandbox.choose(parse_config(b"agent:\n  sandbox: bubblewrap\n"))
+    wrapped, env = chosen.wrap(argv, {"PATH": path}, workspace=repo.ws())
+    return subprocess.run(wrapped, env=env, capture_output=True, text=True, timeout=60)
+
+
+def _root_device() -> tuple[int, int]:
+    number = os.stat("/").st_dev
+    return os.major(number), os.minor(number)
+
+
+ROOT_ATTACK = """
+venv="$1"; home="$2"; major="$3"; minor="$4"
+try() { name="$1"; shift; if "$@" >/dev/null 2>&1; then echo "$name=done"; else echo "$name=refused"; fi; }
+try remount mount -o remount,rw,bind "$venv"
+try venv_write touch "$venv/planted-by-agent"
+try mknod mknod /tmp/disk b "$major" "$minor"
+mkdir -p /tmp/host
+try mount_disk mount /tmp/disk /tmp/host
+try mount_tmpfs mount -t tmpfs none /tmp/host
+mkdir -p "/tmp/host$home" 2>/dev/null && echo owned > "/tmp/host$home/planted-by-agent" 2>/dev/null
+try nested_remount unshare -rm sh -c "mount -o remount,rw,bind '$venv' && touch '$venv/planted-by-agent'"
+grep CapEff /proc/self/status
+"""
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="the box run by root")
+def test_as_root_the_agent_holds_no_privilege(tmp_path: Path, memrepo: GitRepo,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    venv = os.path.realpath(sys.prefix)             # bound read-only: gitmem itself
+    major, minor = _root_device()
+    done = _boxed(memrepo, ["sh", "-c", ROOT_ATTACK, "attack", venv, str(home), str(major), str(minor)],
+                  os.environ["PATH"])
+    assert done.returncode == 0, done.stderr
+    said = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+    assert said == {name: "refused" for name in ("remount", "venv_write", "mknod", "mount_disk", "mount_tmpfs",
+                                                 "nested_remount")}, done.stdout
+    assert "CapEff:\t0000000000000000" in done.stdout
+    assert not os.path.lexists(Path(venv) / "planted-by-agent") and list(home.iterdir()) == []
+
+
+@needs_bwrap
+def test_an_interpreter_in_home_bin_is_bound_alone_never_the_home(tmp_path: Path, memrepo: GitRepo,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    shell = shutil.which("dash") or shutil.which("sh")
+    assert shell is not None
+    shutil.copy2(os.path.realpath(shell), home / "bin" / "mysh")
+    secret = "https://ada:ghp_" + "N0tReal" * 5 + "@github.com\n"
+    (home / ".git-credentials").write_text(secret, encoding="utf-8")
+    agent = tmp_path / "agent"
+    agent.write_text(f"#!/usr/bin/env mysh\necho started\ncat {home}/.git-credentials\nls {home}\n",
+                     encoding="utf-8")
+    agent.chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    done = _boxed(memrepo, [str(agent)], f"{home / 'bin'}{os.pathsep}/usr/bin:/bin")
+    assert done.stdout.startswith("started"), done.stderr
+    assert "ghp_" not in done.stdout and ".git-credentials" not in done.stdout
+
+
+def _fake_bwrap(folder: Path, body: str) -> str:
+    folder.mkdir()
+    program = folder / "bwrap"
+    program.write_text(f"#!/bin/sh\n{body}\n", encoding="utf-8")
+    program.chmod(0o755)
+    return str(folder)
+
+
+def _sysctl(folder: Path, settings: dict[str, str]) -> Path:
+    for name, value in settings.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(f"{value}\n", encoding="ascii")
+    return folder
+
+
+PRELOAD = "ERROR: ld.so: object '/opt/lib/libhook.so' from LD_PRELOAD cannot be preloaded: ignored."
+REFUSED = "bwrap: setting up uid map: Permission denied"
+
+
+@pytest.mark.parametrize(("stderr", "settings", "blamed", "not_blamed"), [
+    (f"{PRELOAD}\n{REFUSED}", {"kernel/apparmor_restrict_unprivileged_userns": "1"},
+     "kernel.apparmor_restrict_unprivileged_userns=0", "LD_PRELOAD"),
+    (f"{PRELOAD}\n{REFUSED}", {"kernel/apparmor_restrict_unprivileged_userns": "0",
+                               "kernel/unprivileged_userns_clone": "0"},
+     "kernel.unprivileged_userns_clone=1", "apparmor"),
+    (REFUSED, {"user/max_user_namespaces": "0"}, "user.max_user_namespaces", "apparmor"),
+    (REFUSED, {}, "seccomp", "apparmor"),
+    (f"{PRELOAD}\nbwrap: Can't find source path /nope: No such file or directory", {},
+     "Can't find source path /nope", "apparmor"),
+    (PRELOAD, {"kernel/apparmor_restrict_unprivileged_userns": "1"}, "bwrap said nothing of its own", "apparmor"),
+], ids=["apparmor on", "userns_clone off", "max_user_namespaces 0", "no setting", "another failure",
+        "only a preload message"])
+def test_the_probe_names_the_real_failure(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stderr: str,
+                                          settings: dict[str, str], blamed: str, not_blamed: str) -> None:
+    folder = _fake_bwrap(tmp_path / "bin", f"cat >&2 <<'EOF'\n{stderr}\nEOF\nexit 1")
+    monkeypatch.setattr(sandbox, "SYSCTL", _sysctl(tmp_path / "sys", settings))
+    chosen = sandbox.choose(parse_config(b"agent:\n  sandbox: auto\n"), environ={"PATH": folder})
+    assert chosen.mode == "none"
+    assert blamed in chosen.note and not_blamed.lower() not in chosen.note.lower(), chosen.note
+
+
+PROVIDER_URL = "http://127.0.0.1:9/v1?token=" + "Qx" * 10       # a value the note must never print
+CODEX_CONFIG = f"""model = "gpt-5"
+model_provider = "corp"
+
+[model_providers.corp]
+name = "the company's gateway"
+base_url = "{PROVIDER_URL}"
+env_key = "CORP_LLM_KEY"
+"""
+
+
+@needs_bwrap
+@pytest.mark.parametrize("named", [False, True], ids=["fresh CODEX_HOME", "CODEX_HOME in writable"])
+def test_a_codex_provider_the_box_hides_is_said_at_the_start_and_in_the_log(tmp_path: Path, memrepo: GitRepo,
+                                                                            cli, named: bool,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codex configured in the human's CODEX_HOME reaches no provider from a fresh one inside the box: the
+    cycle says so before the agent starts (it would otherwise hang until the timeout, saying nothing), and the
+    no-build entry says it too; values never, only names."""
+    home = tmp_path / "home"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(CODEX_CONFIG, encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    agent = tmp_path / "codex"
+    agent.write_text("#!/bin/sh\ncat > /dev/null\necho 'stream disconnected before completion' >&2\nexit 1\n",
+                     encoding="utf-8")
+    agent.chmod(0o755)
+    text = with_command_backend(memrepo.read("gitmem.yaml"), str(agent), sandbox="bubblewrap")
+    if named:
+        text = text.replace("    # writable: [~/.cache/my-agent]", "    writable: [~/.codex]")
+    memrepo.commit_files({"gitmem.yaml": text}, "Codex as the agent")
+    result = cli(["cycle"], cwd=memrepo.path)
+    assert no_traceback(result.err)
+    said = "the box hides CODEX_HOME"
+    if named:
+        assert said not in result.err and said not in memrepo.read("LOG.md")
+        return
+    first = result.err.splitlines()[0]
+    assert said in first and "model_provider `corp`" in first and "CORP_LLM_KEY" in first, result.err
+    assert "agent.sandbox.writable" in first
+    log = " ".join(memrepo.read("LOG.md").split())
+    assert said in log and "model_provider `corp`" in log
+    assert PROVIDER_URL not in result.err + result.out + log and "Qx" * 10 not in result.err + log
+
+
+def test_claude_settings_that_change_the_endpoint_are_named(tmp_path: Path) -> None:
+    from gitmem.agents.sandbox_mounts import hidden_config
+
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps(
+        {"env": {"ANTHROPIC_BASE_URL": "https://gw.example/x?k=secret", "ANTHROPIC_AUTH_TOKEN": "t0ken",
+                 "DISABLE_TELEMETRY": "1"}, "apiKeyHelper": "/usr/local/bin/get-key --secret"}), encoding="utf-8")
+    said = hidden_config([], {"HOME": str(tmp_path)})
+    assert len(said) == 1 and "CLAUDE_CONFIG_DIR" in said[0]
+    assert all(name in said[0] for name in ("ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "apiKeyHelper"))
+    assert "DISABLE_TELEMETRY" not in said[0] and "secret" not in said[0] and "t0ken" not in said[0]
+    assert hidden_config(["~/.claude"], {"HOME": str(tmp_path)}) == []
+
+
+@needs_bwrap
+@pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
+def test_a_login_shell_in_the_box_keeps_the_agents_path(tmp_path: Path, memrepo: GitRepo, cli,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    script = _sh_agent(tmp_path, LOGIN_SHELL_AGENT)
+    _use(memrepo, str(script))
+    monkeypatch.setenv("PATH", f"{VENV_BIN}{os.pathsep}/usr/bin:/bin")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    _assert_built(memrepo, result.out, result.err)
+
+
+@needs_bwrap
+def test_a_missing_relative_agent_path_is_named_before_the_agent_starts(tmp_path: Path, memrepo: GitRepo,
+                                                                        cli) -> None:
+    _use(memrepo, "../missing/agent.sh")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.SALVAGED and no_traceback(result.err)
+    assert f"no such file {tmp_path / 'missing' / 'agent.sh'}" in result.err, result.err
+
+
+def test_no_home_is_bound_even_where_the_import_path_names_it(tmp_path: Path, memrepo: GitRepo,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A HOME on Python's import path (PYTHONPATH=~, a `.pth` naming it) or holding an interpreter is left out:
+    only what the program needs is bound, and a HOME holds the human's credentials."""
+    from gitmem.agents.sandbox_mounts import host_mounts
+
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    monkeypatch.setattr(sys, "path", [*sys.path, str(home), str(tmp_path)])
+    mounts = host_mounts(memrepo.ws(), ["true"], {"PATH": "/usr/bin:/bin"}, environ={"HOME": str(home)})
+    assert not any(home.is_relative_to(place) for place in mounts.read_only), mounts.read_only
