@@ -124,8 +124,8 @@ class Exchange:
 def exchange(lines: list[bytes], *, cwd: Path, wait_for: tuple[Any, ...] = (),
              env: dict[str, str] | None = None) -> Exchange:
     """Initialize `gitmem mcp` in `cwd`, send `lines` as they are (bytes; this helper ends each with a newline),
-    then a last ping; close stdin once that ping and the requests `wait_for` names are answered (the SDK drops
-    requests still open at EOF; a tool call may still be running when the ping is answered)."""
+    then a last ping; close stdin once that ping and the requests `wait_for` names are answered (a tool call may
+    still be running when the ping is answered: ping never waits behind the calls)."""
     import json
     import subprocess
     import threading
