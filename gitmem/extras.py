@@ -2,9 +2,10 @@
 needs a missing part names the same install line.
 
 The base package validates memory, runs the cycle with the `command` and `scripted` backends, closes the
-day offline, searches history and runs the demo. `agent` adds the anthropic SDK; `agents` adds the MCP SDK
-(and tomlkit) for interactive sessions; `semantic` adds recall by meaning (wordllama's static model, read with
-numpy and tokenizers); `semantic-onnx` adds onnxruntime to run a sentence encoder the user saved.
+day offline, searches history and runs the demo. `agent` adds the anthropic SDK; `agents` adds tomlkit, for the
+TOML merge of `init --agent codex` (`gitmem mcp` needs no extra: gitmem serves the protocol itself);
+`semantic` adds recall by meaning (wordllama's static model, read with numpy and tokenizers); `semantic-onnx`
+adds onnxruntime to run a sentence encoder the user saved.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from gitmem.config import ConfigError
 # extra -> (the module it provides, what it is for)
 EXTRAS = {
     "agent": ("anthropic", "the anthropic backend, exact token counts and the close worded by a model"),
-    "agents": ("mcp", "gitmem mcp and the TOML merge of init --agent codex"),
+    "agents": ("tomlkit", "the TOML merge of init --agent codex"),
     "semantic": ("wordllama", "hybrid recall by meaning"),
     "semantic-onnx": ("onnxruntime", "recall by meaning with a sentence encoder (recall.model: onnx:DIRECTORY)"),
 }

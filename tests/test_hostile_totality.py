@@ -152,8 +152,6 @@ LONG_NAMES = {"300": "a" * 300, "inside": "x/" + "b" * 300 + "/y", "256": "c" * 
 @pytest.mark.parametrize("name", sorted(LONG_NAMES))
 @pytest.mark.parametrize("command", ["init", "demo", "report --out", "mcp --root"])
 def test_a_name_too_long_is_one_line_exit_2(memrepo: GitRepo, cli, tmp_path: Path, name: str, command: str) -> None:
-    if command == "mcp --root":
-        pytest.importorskip("mcp")
     result = cli([*command.split(), LONG_NAMES[name]], cwd=memrepo.path if command != "init" else tmp_path,
                  stdin="")
     assert result.code == ExitCode.USAGE and _one_line(result.err), result.err

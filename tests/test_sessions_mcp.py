@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem import extras, install_command
+from gitmem import extras
 from gitmem.errors import ExitCode
 from gitmem.memory import decisions, lessons, log
 from gitmem.sessions import mcp_server
@@ -156,12 +156,20 @@ def test_a_root_outside_a_memory_repository_is_refused_at_once(cli, tmp_path: Pa
     assert "is not in a gitmem memory repository" in result.err and "gitmem init" in result.err
 
 
-def test_without_the_sdk_it_says_what_to_install(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(extras, "installed", lambda extra: extra != "agents")
-    result = cli(["mcp"], cwd=tmp_path)
-    assert result.code == ExitCode.USAGE
-    assert f"gitmem mcp needs the mcp SDK, which is not installed: {install_command('agents')}" in result.err
-    assert "Traceback" not in result.err
+def test_it_serves_without_the_mcp_sdk(memrepo: GitRepo, tmp_path: Path) -> None:
+    """The SDK is no part of the server (its import alone took a second): with an `mcp` that cannot be
+    imported first on the path, the server still answers, and nothing says it is missing."""
+    broken = tmp_path / "shadow" / "mcp"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('the MCP SDK must not be imported by gitmem mcp')\n")
+    seen = exchange([b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+                     b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"pending","arguments":{}}}'],
+                    cwd=memrepo.path, env={"PYTHONPATH": str(broken.parent)}, wait_for=(2,))
+    assert (seen.returncode, seen.stderr) == (0, "")
+    tools, pending = seen.replies[1:]
+    assert [tool["name"] for tool in tools["result"]["tools"]] == list(tool_names())
+    assert pending["result"] == {"content": [{"type": "text", "text": "No decisions are waiting."}], "isError": False}
+    assert not extras.EXTRAS["agents"][0] == "mcp", "the agents extra no longer stands for the MCP SDK"
 
 
 def test_inside_a_runner_cycle_writes_take_the_cycle_number_and_no_session_marker(memrepo: GitRepo) -> None:
@@ -172,10 +180,10 @@ def test_inside_a_runner_cycle_writes_take_the_cycle_number_and_no_session_marke
 
 
 def test_roots_become_local_paths() -> None:
-    from mcp import types
-
-    roots = [types.Root(uri="file:///home/ada/my%20agent"), types.Root(uri="file:///srv/memory")]
+    roots = [{"uri": "file:///home/ada/my%20agent"}, {"uri": "file:///srv/memory"}, {"uri": "https://x.test/"},
+             {"uri": 5}, "file:///not/an/object", {}]
     assert mcp_server.roots_to_paths(roots) == ["/home/ada/my agent", "/srv/memory"]
+    assert mcp_server.roots_to_paths({"uri": "file:///x"}) == []
 
 
 def test_outside_a_memory_repository_the_process_exits_with_code_2(tmp_path: Path) -> None:

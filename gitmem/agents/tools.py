@@ -26,11 +26,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gitmem import secrets
-from gitmem.agents import sandbox
+from gitmem.agents import sandbox, tool_input
 from gitmem.agents.anchors import TRUST_ANCHORS
 from gitmem.agents.protected import Protection, is_config
+from gitmem.agents.schemas import FILE_TOOLS, MEMORY_TOOLS, SHELL_TOOL, tool_schemas
 from gitmem.config import CONFIG_NAME, Config
-from gitmem.memory import log
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.nofollow import files
 from gitmem.workspace import Workspace, runner_cycle
@@ -79,10 +79,13 @@ class Toolbox:
         handler = getattr(self, f"tool_{name}", None)
         if handler is None or (name == "run_command" and not self.config.agent.shell.enabled):
             return self._refuse(name, f"unknown tool {name!r}")
-        if not isinstance(arguments, dict):
-            return self._refuse(name, "tool input must be an object")
+        schema = next(spec["input_schema"] for spec in (*FILE_TOOLS, *MEMORY_TOOLS, SHELL_TOOL)
+                      if spec["name"] == name)
+        problem = tool_input.problem(schema, arguments)        # wrong types, nulls, unknown names, too long
+        if problem is not None or not isinstance(arguments, dict):
+            return self._refuse(name, f"bad arguments: {problem}")
         try:
-            return ToolOutcome(_cut(handler(**arguments)))
+            return ToolOutcome(_cut(handler(**tool_input.given(arguments))))
         except ToolError as err:
             return self._refuse(name, str(err))
         except WriteRefused as err:
@@ -357,9 +360,12 @@ class Toolbox:
 def recall_text(ws: Workspace, query: str, limit: int) -> str:
     """The shared recall engine (gitmem.recall); a plain text search of memory when its index cannot work."""
     from gitmem import recall
+    from gitmem.recall.query import QueryRefused
 
     try:
         hits = recall.search(ws, query, limit=limit)
+    except QueryRefused as err:     # the query's fault, not the index's: no fallback, the agent reads why
+        raise ToolError(str(err)) from None
     except Exception as err:   # a broken index must not cost the agent its memory: fall back to text
         return (f"(recall index unavailable: {err}; plain text search)\n"
                 + plain_recall(ws.root, ws.config, query, limit))
@@ -410,77 +416,6 @@ def _cut(text: str) -> str:
     return text[:MAX_OUTPUT] + f"\n… cut at {MAX_OUTPUT} characters"
 
 
-# -- Messages API tool definitions ---------------------------------------------------------------------
-def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"name": name, "description": description,
-            "input_schema": {"type": "object", "properties": properties, "required": required}}
-
-
-def _s(description: str) -> dict[str, str]:
-    return {"type": "string", "description": description}
-
-
-def _i(description: str) -> dict[str, str]:
-    return {"type": "integer", "description": description}
-
-
-FILE_TOOLS = (
-    _tool("read_file", "Read a text file of the repository, with line numbers. Files over the line limit must be "
-          "read by range or searched.", {"path": _s("path relative to the repository root"),
-                                          "start_line": _i("first line, 1-based"), "end_line": _i("last line")},
-          ["path"]),
-    _tool("list_files", "List files under a directory of the repository.",
-          {"path": _s("directory, default the root"), "recursive": {"type": "boolean"}}, []),
-    _tool("search_files", "Search files for a regular expression (case-insensitive); returns path:line: text.",
-          {"pattern": _s("regular expression or plain text"), "path": _s("file or directory, default the root"),
-           "glob": _s("only files matching this glob, e.g. *.py")}, ["pattern"]),
-    _tool("write_file", "Create or overwrite a file (not the memory files: use the memory tools).",
-          {"path": _s("path relative to the repository root"), "content": _s("the whole new content")},
-          ["path", "content"]),
-    _tool("edit_file", "Replace exact text in a file (not the memory files).",
-          {"path": _s("path"), "old_text": _s("text to replace, exactly as in the file"),
-           "new_text": _s("replacement"), "replace_all": {"type": "boolean"}}, ["path", "old_text", "new_text"]),
-)
-MEMORY_TOOLS = (
-    _tool("log_entry", "Append this cycle's one LOG entry. The timestamp and cycle number are written for you.",
-          {"task": _s("the one task of this cycle"),
-           "outcome": {"type": "string", "enum": list(log.OUTCOMES)},
-           "result": _s("what came of it; for no-build, one line saying why (Rule 0)"),
-           "tried": _s("what was tried"), "evidence": _s("commands, numbers, links"),
-           "learned": _s("what was learned"),
-           "blocked": _s("the pending decision(s) the task is blocked on, e.g. D-0002")},
-          ["task", "outcome", "result"]),
-    _tool("now_block", "Put this cycle's one NOW block on top: what was done, what the human needs, what is next.",
-          {"did": _s("what was done"), "human": _s("what the human needs to know or do ('nothing' is fine)"),
-           "next": _s("what comes next")}, ["did", "human", "next"]),
-    _tool("ask_decision", "Ask the human a decision in DECISIONS Pending, with your recommendation.",
-          {"title": _s("the question"), "recommendation": _s("what you recommend and why"),
-           "context": _s("what the human needs to know"), "options": _s("the options")},
-          ["title", "recommendation"]),
-    _tool("add_lesson", "Record a real mistake in LESSONS: what happened, why, what must change.",
-          {"title": _s("short title"), "happened": _s("what went wrong"), "why": _s("why"),
-           "change": _s("what must change"), "rule": _s("the one-line rule it would become"),
-           "supersedes": _s("R-NN of a rule it replaces")}, ["title", "happened", "why", "change"]),
-    _tool("confirm_lesson", "Confirm a lesson (L-NNNN) with this cycle's evidence.",
-          {"id": _s("L-NNNN"), "evidence": _s("the result that confirms it")}, ["id", "evidence"]),
-    _tool("roadmap_done", "Tick off the ROADMAP item this cycle finished (the daily close plans the top open item "
-          "until it is ticked).", {"item": _s("the item's text, or a part of it only that item holds")}, ["item"]),
-    _tool("recall", "Search the whole memory history (LOG, lessons, decisions, NOW, rules). Only when the task "
-          "needs the past; at most 2 queries; if nothing relevant comes back, say 'no memory of that' and go on.",
-          {"query": _s("words to search for"), "limit": _i("how many hits, default from config")}, ["query"]),
-)
-SHELL_TOOL = _tool("run_command", "Run an allowed command (agent.shell.allow) in the repository root, no shell.",
-                   {"command": _s("the command line")}, ["command"])
-
-
-def tool_schemas(*, shell: bool = False) -> list[dict[str, Any]]:
-    """Fresh copies of the tool definitions, so a caller may add cache_control to the last one."""
-    import copy
-
-    return copy.deepcopy([*FILE_TOOLS, *MEMORY_TOOLS, *((SHELL_TOOL,) if shell else ())])
-
-
-# -- the same operations, as the cycle prompt teaches them ---------------------------------------------------
 MEMORY_TOOLS_TEXT = """\
 - log_entry: this cycle's one LOG entry (task, outcome built|published|no-build, result, tried, evidence, learned;
   blocked: the pending decision it waits on, if any)

@@ -90,13 +90,28 @@ def _show(err: click.ClickException) -> None:
     say(None, err.format_message())
 
 
+def _undecodable(args: Sequence[str]) -> str | None:
+    """Why an argument is refused, or None. Python hands bytes that are not UTF-8 over as lone surrogates, which
+    no memory file (UTF-8) can hold: every command's text meets them here, before any of them runs."""
+    for position, arg in enumerate(args, 1):
+        if any("\udc80" <= char <= "\udcff" for char in arg):
+            shown = arg.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+            shown = shown if len(shown) <= 60 else shown[:60] + "…"
+            return f"argument {position} is not UTF-8 text: '{shown}'; gitmem reads and writes UTF-8 only"
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return its exit code. The one error map: a known error prints its message (and its
     violations) and exits with its own code; anything else is a bug, printed with its traceback, exit 70."""
     from gitmem.errors import GitmemError
 
     try:
-        result = cli.main(args=list(argv) if argv is not None else None, prog_name="gitmem", standalone_mode=False)
+        args = list(argv) if argv is not None else sys.argv[1:]
+        undecodable = _undecodable(args)
+        if undecodable is not None:
+            raise click.UsageError(undecodable)
+        result = cli.main(args=args, prog_name="gitmem", standalone_mode=False)
         return result if isinstance(result, int) else ExitCode.OK
     except click.exceptions.Exit as stop:
         return stop.exit_code

@@ -26,12 +26,9 @@ def mcp_command(root: Path | None, workspace: str | None) -> int:
 
     The same tools and guards as the anthropic backend: no tool resolves a decision, the clock stamps every
     entry, the shared rule numbers it. Writes files only; commit them with your work. Outside a memory
-    repository it says so and exits (2). Needs the MCP SDK (the `agents` extra; without it, it says what to
-    install). It answers `initialize` before it loads the rest of gitmem: agent CLIs wait for that reply.
+    repository it says so and exits (2). Needs no extra: gitmem serves the protocol itself, and answers
+    `initialize` and `tools/list` before it loads the rest of gitmem (agent CLIs wait for them).
     """
-    from gitmem import extras
-
-    extras.require("agents", "gitmem mcp")
     from gitmem.sessions import mcp_server
 
     found = None

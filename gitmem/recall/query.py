@@ -17,10 +17,15 @@ import sqlite3
 import unicodedata
 from dataclasses import dataclass, field
 
-from gitmem.recall.database import TOKENIZER, get_meta
+from gitmem.recall.database import TOKENIZER, RecallError, get_meta
 
 WORD_RE = re.compile(r"[^\W_]+")      # what unicode61 calls a token: letters and digits, `_` separates
 MAX_TERMS = 32              # a pasted page is searched by its first 32 distinct words
+# A query's bound, the same for the CLI and the agent's tool: a pasted page stays well within it.
+MAX_QUERY = 20_000          # characters
+# Looking for a word's compound forms tokenizes and looks up each of its cuts, a cost of the square of its
+# length (a 100 KB word took 35 s); two words joined are short, so longer words are looked for as they are.
+MAX_COMPOUND = 40           # characters
 SAMPLE = 2000               # entry counts are exact up to this, estimated beyond (see _entries)
 RARE = 3                    # words held by fewer entries than this are also looked for as compounds
 # Glue, question verbs and kind names an agent types in a natural-language query ("what did the human
@@ -95,6 +100,18 @@ class Query:
         return False
 
 
+class QueryRefused(RecallError):
+    """A query past its bounds: the message says which and by how much."""
+
+
+def bounded(text: str) -> str:
+    """`text`, or QueryRefused when it is longer than MAX_QUERY."""
+    if len(text) > MAX_QUERY:
+        raise QueryRefused(f"recall: the query is {len(text)} characters; the limit is {MAX_QUERY}: search for a "
+                           "few words, not a document")
+    return text
+
+
 def fold(text: str) -> str:
     """Lower case without diacritics, as unicode61 with remove_diacritics compares words."""
     text = text.lower()
@@ -160,7 +177,7 @@ def _variants(conn: sqlite3.Connection, text: str, stemmed: dict[str, str], coun
     most to count), and two adjacent query words joined ("set up" -> "setup", a variant of the first)."""
     found: dict[str, tuple[tuple[str, ...], ...]] = {}
     for word in stemmed:
-        if counts[word] >= RARE or len(word) < 5 or word.isdigit():
+        if counts[word] >= RARE or not 5 <= len(word) <= MAX_COMPOUND or word.isdigit():
             continue
         best: tuple[int, tuple[str, ...]] = (0, ())
         for cut in range(2, len(word) - 1):

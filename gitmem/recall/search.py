@@ -20,7 +20,7 @@ from gitmem.recall.corpus import KINDS
 from gitmem.recall.database import RecallError
 from gitmem.recall.held import Holder
 from gitmem.recall.index import DEFAULT, Index, Progress
-from gitmem.recall.query import analyze
+from gitmem.recall.query import analyze, bounded
 from gitmem.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -156,6 +156,7 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
         limit: int | None = None, all_workspaces: bool = False, min_score: float | None = None,
         gap: float | None = None, mode: str | None = None, progress: Embedding | None = None) -> Hits:
     """`search` on an open index, so a long-lived caller (a benchmark, an agent session) can reuse it."""
+    bounded(query)
     config = index.config
     weights = ranker_weights(config, resolve_mode(config, mode))
     unknown = sorted(set(weights) - set(rank.RANKERS) - {"semantic"})

@@ -121,15 +121,10 @@ def setup(target: Path, agents: Sequence[str], record: Callable[[str, str], None
 
 def missing_parts(agents: Sequence[str]) -> list[str]:
     """A warning for each part the agents' configs call that this machine lacks, with the command that installs
-    it: the MCP SDK (every agent's config starts `gitmem mcp`), and each agent CLI that is not on PATH."""
+    it: each agent CLI that is not on PATH. (`gitmem mcp`, which every config starts, needs no extra.)"""
     import shutil
 
-    from gitmem import extras
-
     found = []
-    if not extras.installed("agents"):
-        found.append(extras.missing("agents", "gitmem mcp, the MCP server these agent configs start,")
-                     + "; the hooks and the `gitmem` shell commands work without it")
     for agent in dict.fromkeys(agents):
         commands, install = CLIS.get(agent, ((), ""))
         if commands and not any(shutil.which(command) for command in commands):

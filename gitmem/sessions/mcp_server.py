@@ -1,4 +1,4 @@
-"""`gitmem mcp`: the memory tools over MCP (stdio), on the official `mcp` SDK (the `agents` extra).
+"""`gitmem mcp`: the memory tools over MCP (stdio), served by gitmem's own JSON-RPC peer (mcp_session).
 
 One implementation, two transports: the writes are the `anthropic` backend's memory tools
 (gitmem.agents.tools.Toolbox) with the same guards: no tool resolves a decision, timestamps come from the
@@ -6,7 +6,8 @@ clock, entries are rendered canonically and validated, and every write is number
 (`Workspace.cycle_for`: GITMEM_CYCLE inside a runner cycle, else the session's own cycle). Outside a runner
 cycle a LOG entry is marked `- Session: interactive`. Added for sessions: `context`, `pending`, `status`.
 Resources: RULES, the top NOW block, the pending decisions. Writes are files only: committing stays with the
-runner, or with the human's agent.
+runner, or with the human's agent. Every call's arguments are checked against the schema the tool is listed
+with (gitmem.agents.tool_input) before it runs.
 
 The repository: `--root`, else the first root the client announces that is a memory repository, else the
 working directory (many hosts start stdio servers from the home directory). Outside a memory repository
@@ -17,7 +18,6 @@ from __future__ import annotations
 import json
 import sys
 import threading
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cache
@@ -25,27 +25,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
-import anyio
-from mcp import types
-from mcp.server.lowlevel import Server
-from mcp.shared.exceptions import MCPError
-
 from gitmem import __version__
+from gitmem.agents import tool_input
 from gitmem.errors import GitmemError
-from gitmem.sessions.mcp_wire import bounded_stdio
+from gitmem.sessions.mcp_session import INVALID_PARAMS, RESOURCE_NOT_FOUND, Method, Params, Peer, RpcError
+from gitmem.sessions.mcp_wire import wire
 from gitmem.sessions.protocol import DESCRIPTIONS, EXTRA_TOOLS, INSTRUCTIONS, RESOLVE_NAMES, RESOURCES, SERVER
 
 if TYPE_CHECKING:
     from gitmem.agents.tools import Toolbox
     from gitmem.workspace import Workspace
 
-# Start fast: an agent CLI waits for the `initialize` reply (Codex leaves a server that has not answered out of
-# its first request). The MCP SDK's import is most of that wait and cannot be helped here; gitmem's own heavy
-# modules (the toolbox, the workspace, pygit2) load only once the client is answered: in the search for the
-# repository after `initialized`, or at the first list or call.
+# Start fast: an agent CLI waits for this server at every session start. Nothing here imports more than the
+# standard library and gitmem's lean modules until the client is answered; the toolbox, the workspace and
+# pygit2 load in the search for the repository after `initialized`, or at the first call.
 
+# The protocol revisions served, newest first: a client's own revision if it is one of these, else the newest.
+PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 WAIT_FOR_ROOT = 15.0          # seconds a tool call waits for the repository to be found
 GRACE = 1.0                   # seconds between saying "not a memory repository" and exiting
+SEARCH_DELAY = 0.2            # seconds after `initialized` before the repository is searched for unasked
 
 
 @dataclass
@@ -54,11 +53,11 @@ class State:
 
     workspace_name: str | None
     ws: Workspace | None = None
-    found: anyio.Event = field(default_factory=anyio.Event)
+    found: threading.Event = field(default_factory=threading.Event)
     failure: str = ""
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    roots: bool = False               # the client announced that it lists roots
     toolbox: Toolbox | None = None
-    scope: anyio.CancelScope | None = None
+    search: Callable[[], None] = lambda: None    # starts the search for the repository (once)
 
     def settle(self, ws: Workspace | None, failure: str = "") -> None:
         self.ws, self.failure = ws, failure
@@ -69,32 +68,38 @@ class State:
         self.found.set()
 
 
-def tool_list() -> list[types.Tool]:
-    from gitmem.agents.tools import MEMORY_TOOLS
+@cache
+def tool_list() -> tuple[dict[str, Any], ...]:
+    """The tools as tools/list names them: name, description, inputSchema."""
+    from gitmem.agents.schemas import MEMORY_TOOLS
 
-    tools = [types.Tool(name=spec["name"], description=DESCRIPTIONS.get(spec["name"], spec["description"]),
-                        input_schema=spec["input_schema"]) for spec in MEMORY_TOOLS]
-    tools += [types.Tool(name=name, description=text, input_schema={"type": "object", "properties": props})
+    tools = [{"name": spec["name"], "description": DESCRIPTIONS.get(spec["name"], spec["description"]),
+              "inputSchema": spec["input_schema"]} for spec in MEMORY_TOOLS]
+    tools += [{"name": name, "description": text, "inputSchema": {"type": "object", "properties": props}}
               for name, text, props in EXTRA_TOOLS]
-    return tools
+    return tuple(tools)
 
 
-def call(state: State, name: str, arguments: dict[str, Any]) -> tuple[str, bool]:
-    """One tool call, in a worker thread: (text, is_error)."""
+def call(state: State, name: str, arguments: Any) -> tuple[str, bool]:
+    """One tool call, on the worker: (text, is_error)."""
     if name in RESOLVE_NAMES:
         return ("refused: only the human answers decisions. Ask with ask_decision and go on with other work; the "
                 "human answers with `gitmem decision answer D-NNNN --answer …` or by editing DECISIONS.md.", True)
     assert state.ws is not None and state.toolbox is not None
-    if name not in listed():        # the Toolbox also holds a cycle's file and shell tools: not served here
-        return f"unknown tool {name!r}: the tools are {', '.join(listed())}", True
-    with state.lock:
-        if name not in READERS:
-            outcome = state.toolbox.call(name, arguments)      # the memory tools, with their own error results
-            return outcome.text, outcome.is_error
-        try:
-            return READERS[name](state.ws, arguments), False
-        except GitmemError as err:          # memory over its budget, a broken file: the agent reads why
-            return f"{name}: {err}", True
+    schema = next((tool["inputSchema"] for tool in tool_list() if tool["name"] == name), None)
+    if schema is None:        # the Toolbox also holds a cycle's file and shell tools: not served here
+        return f"unknown tool {name[:200]!r}: the tools are {', '.join(listed())}", True
+    problem = tool_input.problem(schema, arguments)
+    if problem is not None:
+        return f"{name}: bad arguments: {problem}", True
+    given = tool_input.given(arguments)
+    if name not in READERS:
+        outcome = state.toolbox.call(name, given)      # the memory tools, with their own error results
+        return outcome.text, outcome.is_error
+    try:
+        return READERS[name](state.ws, given), False
+    except GitmemError as err:          # memory over its budget, a broken file: the agent reads why
+        return f"{name}: {err}", True
 
 
 @cache
@@ -149,93 +154,117 @@ def resource_text(ws: Workspace, uri: str) -> str:
         return top.render() if top is not None else "(no NOW block yet)"
     if uri == "gitmem://decisions/pending":
         return pending_text(ws)
-    raise ValueError(f"unknown resource {uri}; the resources are {', '.join(r[0] for r in RESOURCES)}")
+    raise ValueError(f"unknown resource {uri[:200]}; the resources are {', '.join(r[0] for r in RESOURCES)}")
 
 
-def roots_to_paths(roots: list[types.Root]) -> list[str]:
-    """The local directories among the client's roots (file:// URIs)."""
+def roots_to_paths(roots: Any) -> list[str]:
+    """The local directories among the client's roots (file:// URIs); anything else is skipped."""
     paths = []
-    for root in roots:
-        parsed = urlparse(str(root.uri))
-        if parsed.scheme == "file":
+    for root in roots if isinstance(roots, list) else ():
+        uri = root.get("uri") if isinstance(root, dict) else None
+        parsed = urlparse(uri) if isinstance(uri, str) else None
+        if parsed is not None and parsed.scheme == "file":
             paths.append(unquote(parsed.path))
     return paths
 
 
-def build_server(state: State) -> Server[Any]:
-    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=tool_list())
+def initialize(state: State, params: Params) -> dict[str, Any]:
+    """The handshake: the client's protocol revision when it is one of ours, else our newest."""
+    asked = params.get("protocolVersion")
+    capabilities = params.get("capabilities")
+    state.roots = isinstance(capabilities, dict) and isinstance(capabilities.get("roots"), dict)
+    return {"protocolVersion": asked if asked in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[0],
+            "capabilities": {"tools": {"listChanged": False},
+                             "resources": {"subscribe": False, "listChanged": False}},
+            "serverInfo": {"name": SERVER, "version": __version__}, "instructions": INSTRUCTIONS}
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        with anyio.move_on_after(WAIT_FOR_ROOT):
-            await state.found.wait()
-        if state.ws is None:
-            return _result(state.failure or "gitmem: the memory repository was not found yet", True)
-        text, is_error = await anyio.to_thread.run_sync(call, state, params.name, dict(params.arguments or {}))
-        return _result(text, is_error)
 
-    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
-        return types.ListResourcesResult(resources=[
-            types.Resource(uri=uri, name=name, description=text, mime_type="text/markdown")
-            for uri, name, text in RESOURCES])
+def call_tool(state: State, params: Params) -> dict[str, Any]:
+    name, arguments = params.get("name"), params.get("arguments")
+    if not isinstance(name, str):
+        raise RpcError(INVALID_PARAMS, "Invalid params: tools/call needs a tool name (a string)")
+    state.search()
+    state.found.wait(WAIT_FOR_ROOT)
+    if state.ws is None:
+        text, is_error = state.failure or "gitmem: the memory repository was not found yet", True
+    else:
+        text, is_error = call(state, name, {} if arguments is None else arguments)
+    return {"content": [{"type": "text", "text": text}], "isError": is_error}
 
-    async def read_resource(ctx: Any, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
-        with anyio.move_on_after(WAIT_FOR_ROOT):
-            await state.found.wait()
-        # A JSON-RPC error the client reads, not an exception the SDK logs with its traceback on stderr.
-        if state.ws is None:
-            raise MCPError(types.INVALID_PARAMS, state.failure or "the memory repository was not found")
-        ws = state.ws
+
+def list_tools(state: State) -> dict[str, Any]:
+    """The tools; then the search for the repository starts, so its imports never delay this answer."""
+    tools = list(tool_list())
+    state.search()
+    return {"tools": tools}
+
+
+def list_resources(params: Params) -> dict[str, Any]:
+    return {"resources": [{"uri": uri, "name": name, "description": text, "mimeType": "text/markdown"}
+                          for uri, name, text in RESOURCES]}
+
+
+def read_resource(state: State, params: Params) -> dict[str, Any]:
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        raise RpcError(INVALID_PARAMS, "Invalid params: resources/read needs a uri (a string)")
+    state.search()
+    state.found.wait(WAIT_FOR_ROOT)
+    if state.ws is None:
+        raise RpcError(INVALID_PARAMS, state.failure or "the memory repository was not found")
+    try:
+        text = resource_text(state.ws, uri)
+    except ValueError as err:
+        raise RpcError(RESOURCE_NOT_FOUND, str(err)) from None
+    except GitmemError as err:
+        raise RpcError(INVALID_PARAMS, str(err)) from None
+    return {"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]}
+
+
+def find_repository(state: State, peer: Peer) -> None:
+    """After `initialized`, on its own thread: the client's roots (when it lists them), then the working
+    directory. Not found: say so, give waiting calls the reason for GRACE seconds, and end the server (2)."""
+    candidates: list[str | Path | None] = []
+    if state.roots:
         try:
-            text = await anyio.to_thread.run_sync(resource_text, ws, str(params.uri))
-        except (ValueError, GitmemError) as err:
-            raise MCPError(types.INVALID_PARAMS, str(err)) from None
-        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=str(params.uri), text=text,
-                                                                             mime_type="text/markdown")])
+            candidates += roots_to_paths(peer.ask("roots/list", {}, timeout=WAIT_FOR_ROOT).get("roots"))
+        except RpcError as err:          # a client that announces roots but cannot list them
+            print(f"gitmem: mcp: the client's roots could not be listed ({err}); using the working directory",
+                  file=sys.stderr)
+    candidates.append(Path.cwd())
+    from gitmem.sessions.locate import find_workspace
 
-    async def initialized(ctx: Any, params: Any) -> None:
-        if state.found.is_set():
-            return
-        candidates: list[str | Path | None] = []
-        capabilities = ctx.session.client_capabilities
-        if capabilities is not None and capabilities.roots is not None:
-            try:
-                with warnings.catch_warnings():       # roots are deprecated by the newest protocol revision only
-                    warnings.simplefilter("ignore")
-                    listed = await ctx.session.list_roots()
-                candidates += roots_to_paths(list(listed.roots))
-            except Exception as err:                # a client that announces roots but cannot list them
-                print(f"gitmem: mcp: the client's roots could not be listed ({err}); using the working directory",
-                      file=sys.stderr)
-        candidates.append(Path.cwd())
-        from gitmem.sessions.locate import find_workspace
-
-        try:
-            ws = await anyio.to_thread.run_sync(find_workspace, candidates, state.workspace_name)
-        except GitmemError as err:          # found, but its gitmem.yaml is broken
-            ws, message = None, f"gitmem: mcp: {err}"
-        else:
-            tried = ", ".join(str(c) for c in candidates)
-            message = (f"gitmem: mcp: not in a gitmem memory repository (looked in: {tried}); start it from the "
-                       "repository, or pass --root DIR (run `gitmem init --agent …` there first)")
-        if ws is not None:
-            state.settle(ws)
-            return
-        state.settle(None, message)
-        print(message, file=sys.stderr, flush=True)
-        await anyio.sleep(GRACE)             # calls already waiting get the message as their error result
-        if state.scope is not None:
-            state.scope.cancel()
-
-    server: Server[Any] = Server(SERVER, version=__version__, instructions=INSTRUCTIONS, on_list_tools=list_tools,
-                                 on_call_tool=call_tool, on_list_resources=list_resources,
-                                 on_read_resource=read_resource)
-    server.add_notification_handler("notifications/initialized", types.NotificationParams, initialized)
-    return server
+    try:
+        ws = find_workspace(candidates, state.workspace_name)
+    except GitmemError as err:          # found, but its gitmem.yaml is broken
+        ws, message = None, f"gitmem: mcp: {err}"
+    else:
+        tried = ", ".join(str(c) for c in candidates)
+        message = (f"gitmem: mcp: not in a gitmem memory repository (looked in: {tried}); start it from the "
+                   "repository, or pass --root DIR (run `gitmem init --agent …` there first)")
+    if ws is not None:
+        state.settle(ws)
+        return
+    state.settle(None, message)
+    print(message, file=sys.stderr, flush=True)
+    later(GRACE, lambda: peer.stop(2))      # calls already waiting get the message first
 
 
-def _result(text: str, is_error: bool) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
+def later(seconds: float, action: Callable[[], None]) -> None:
+    """`action` on its own thread after `seconds`; it never keeps the process alive."""
+    timer = threading.Timer(seconds, action)
+    timer.daemon = True
+    timer.start()
+
+
+def methods(state: State) -> dict[str, Method]:
+    return {"initialize": Method(lambda params: initialize(state, params)),
+            "ping": Method(lambda params: {}),
+            "tools/list": Method(lambda params: list_tools(state)),
+            "resources/list": Method(list_resources),
+            "resources/templates/list": Method(lambda params: {"resourceTemplates": []}),
+            "tools/call": Method(lambda params: call_tool(state, params), slow=True),
+            "resources/read": Method(lambda params: read_resource(state, params), slow=True)}
 
 
 def serve(ws: Workspace | None, workspace_name: str | None = None) -> int:
@@ -244,13 +273,24 @@ def serve(ws: Workspace | None, workspace_name: str | None = None) -> int:
     state = State(workspace_name)
     if ws is not None:
         state.settle(ws)
-    server = build_server(state)
+    finder: list[threading.Thread] = []
+    with wire() as line:
+        peer = Peer(line, methods(state), {})
+        lock = threading.Lock()
 
-    async def main() -> None:
-        with anyio.CancelScope() as scope:
-            state.scope = scope
-            async with bounded_stdio() as (read_stream, write_stream):
-                await server.run(read_stream, write_stream, server.create_initialization_options())
+        def search() -> None:
+            with lock:
+                if not state.found.is_set() and not finder:
+                    finder.append(threading.Thread(target=find_repository, args=(state, peer), daemon=True))
+                    finder[0].start()
 
-    anyio.run(main)
-    return 2 if state.ws is None and state.failure else 0
+        # The search starts at the first tools/list (after its answer is made) or call, or SEARCH_DELAY after
+        # `initialized` for a client that asks neither: the client's own first request is never slowed by it.
+        state.search = search
+        peer.notifications["notifications/initialized"] = lambda params: later(SEARCH_DELAY, search)
+        code = peer.serve()
+        if code == 0:                 # the client left, maybe before the search ended: its verdict is the exit code
+            search()
+            for thread in finder:
+                thread.join(2 * WAIT_FOR_ROOT)
+    return 2 if state.ws is None and state.failure else code

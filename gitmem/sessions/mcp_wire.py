@@ -1,31 +1,23 @@
-"""The stdio wire under `gitmem mcp`: every line the client sends is bounded before the MCP SDK parses it.
+"""The stdio wire under `gitmem mcp`: one JSON-RPC message a line, every line bounded before it is parsed.
 
-The SDK's stdio transport hands each line to pydantic and drops any line it cannot parse without a word: a
-request nested past pydantic's own recursion limit (about 260 levels), a line that is not JSON, and a line of
-any length (it reads the whole line into memory first). JSON-RPC 2.0 says a message that cannot be parsed is
-answered `{"jsonrpc": "2.0", "id": null, "error": {"code": -32700, ...}}`. So the wire reads lines itself, at
-most MAX_LINE_BYTES each, parses each with the one bounded JSON reader (`gitmem.config.nesting.loads_json`,
-the nesting bound every other reader uses), answers a line it refuses with that parse error, and passes only
-the rest on. Nothing goes to stderr, and the server goes on with the next line.
+MCP's stdio transport is newline-delimited JSON. A client's line is read here, at most MAX_LINE_BYTES of it
+held (a longer line is skipped to its newline, never kept in memory), and parsed with the one bounded JSON
+reader (`gitmem.config.nesting.loads_json`, the nesting bound every other reader uses). A line that cannot be
+parsed is answered as JSON-RPC 2.0 says, `{"jsonrpc": "2.0", "id": null, "error": {"code": -32700, ...}}`,
+and the server goes on with the next line. A blank line is no message.
 
-The SDK skips its own claim of fd 0 and fd 1 when it is given streams, so `wire()` does that part too: while
-serving, fd 0 reads the null device and fd 1 writes to stderr, so a child process or a stray print can
-neither eat the client's requests nor tear a frame on the wire.
+While serving, fd 0 reads the null device and fd 1 writes to stderr (`wire()`), so a child process or a stray
+print can neither eat the client's requests nor tear a frame on the wire; the wire keeps private copies.
 """
 from __future__ import annotations
 
 import fcntl
-import io
 import json
 import os
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
-
-import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-from mcp.server.stdio import stdio_server
 
 from gitmem.config.nesting import loads_json
 
@@ -34,110 +26,75 @@ PARSE_ERROR = -32700         # JSON-RPC 2.0: invalid JSON was received
 CHUNK = 1 << 16
 
 
-def parse_error(reason: str) -> bytes:
+def parse_error(reason: str) -> dict[str, Any]:
     """The JSON-RPC answer to a line that could not be parsed: id null, since its id could not be read."""
-    answer = {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": f"Parse error: {reason}"}}
-    return json.dumps(answer, separators=(",", ":")).encode() + b"\n"
+    return {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": f"Parse error: {reason}"}}
 
 
-def refusal(line: bytes) -> str | None:
-    """Why `line` is not passed on to the SDK, or None when it is a JSON document within the bounds."""
+def refusal(line: bytes) -> tuple[Any, str | None]:
+    """(the message, None), or (None, why it is refused) when `line` is not one JSON document within the
+    bounds. Undecodable bytes are refused: they are no JSON text (RFC 8259 says UTF-8)."""
     try:
-        loads_json(line.decode("utf-8", errors="replace"))    # decoded as the SDK decodes it
+        return loads_json(line.decode("utf-8")), None
+    except UnicodeDecodeError as err:
+        return None, f"not UTF-8 ({err.reason} at byte {err.start})"
     except ValueError as err:           # json's own errors and TooDeep are both ValueErrors
-        return str(err)
-    return None
+        return None, str(err)
 
 
-class WireOut(io.RawIOBase):
-    """The wire's write side: whole lines only, one writer at a time (the SDK's replies and the parse errors)."""
+class Wire:
+    """The client's lines in (parsed, or answered with a parse error) and whole messages out, one at a time."""
 
-    def __init__(self, fd: int) -> None:
-        super().__init__()
-        self._fd = fd
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self._in, self._out = read_fd, write_fd
         self._lock = threading.Lock()
-        self._partial = bytearray()      # the SDK's text layer may hand a long line over in pieces
 
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data: Any) -> int:
-        chunk = bytes(data)
-        self._partial += chunk
-        end = self._partial.rfind(b"\n") + 1
-        if end:
-            self.send(bytes(self._partial[:end]))
-            del self._partial[:end]
-        return len(chunk)
-
-    def send(self, lines: bytes) -> None:
+    def send(self, message: dict[str, Any]) -> None:
+        """One message, one line, written whole: the replies of several threads never interleave."""
+        data = json.dumps(message, separators=(",", ":")).encode()     # ASCII: a lone surrogate is escaped
         with self._lock:
-            view = memoryview(lines)
+            view = memoryview(data + b"\n")
             while view:
-                view = view[os.write(self._fd, view):]
+                view = view[os.write(self._out, view):]
 
+    def messages(self) -> Iterator[Any]:
+        """Each message the client sends, parsed, until it closes the wire; refused lines are answered here."""
+        line = bytearray()
+        too_long = False
+        while chunk := os.read(self._in, CHUNK):
+            start = 0
+            while (newline := chunk.find(b"\n", start)) >= 0:
+                too_long = too_long or len(line) + newline - start > MAX_LINE_BYTES
+                if not too_long:
+                    line += chunk[start:newline]
+                yield from self._finish(bytes(line), too_long)
+                line.clear()
+                too_long = False
+                start = newline + 1
+            too_long = too_long or len(line) + len(chunk) - start > MAX_LINE_BYTES
+            if too_long:
+                line.clear()                      # never held: the bound is on memory too
+            else:
+                line += chunk[start:]
+        if line or too_long:                      # a last line without its newline
+            yield from self._finish(bytes(line), too_long)
 
-class WireIn(io.RawIOBase):
-    """The wire's read side: the client's lines that parse within the bounds; the others are answered."""
-
-    def __init__(self, fd: int, answer: Callable[[bytes], None]) -> None:
-        super().__init__()
-        self._fd, self._answer = fd, answer
-        self._ready = bytearray()        # lines passed on, not yet read by the SDK
-        self._line = bytearray()         # the line being received
-        self._too_long = False           # the line being received is past the bound: skipped to its newline
-        self._eof = False
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        while not self._ready and not self._eof:
-            self._receive()
-        size = min(len(buffer), len(self._ready))
-        buffer[:size] = self._ready[:size]
-        del self._ready[:size]
-        return size
-
-    def _receive(self) -> None:
-        chunk = os.read(self._fd, CHUNK)
-        if not chunk:
-            self._eof = True
-            if self._line or self._too_long:         # a last line without its newline
-                self._finish()
+    def _finish(self, line: bytes, too_long: bool) -> Iterator[Any]:
+        if not too_long and not line.strip():
             return
-        start = 0
-        while (newline := chunk.find(b"\n", start)) >= 0:
-            self._take(chunk[start:newline])
-            self._finish()
-            start = newline + 1
-        self._take(chunk[start:])
-
-    def _take(self, part: bytes) -> None:
-        if self._too_long:
+        if too_long:
+            self.send(parse_error(f"a line longer than {MAX_LINE_BYTES} bytes"))
             return
-        if len(self._line) + len(part) > MAX_LINE_BYTES:
-            self._too_long = True
-            self._line.clear()                       # never held: the bound is on memory too
+        message, reason = refusal(line)
+        if reason is not None:
+            self.send(parse_error(reason))
         else:
-            self._line += part
-
-    def _finish(self) -> None:
-        line, too_long = bytes(self._line), self._too_long
-        self._line.clear()
-        self._too_long = False
-        if not too_long and not line.strip():        # a blank line is no message: nothing to answer
-            return
-        reason = f"a line longer than {MAX_LINE_BYTES} bytes" if too_long else refusal(line)
-        if reason is None:
-            self._ready += line + b"\n"
-        else:
-            self._answer(parse_error(reason))
+            yield message
 
 
 @contextmanager
-def wire() -> Iterator[tuple[int, int]]:
-    """(read fd, write fd) of the client's wire, with fd 0 on the null device and fd 1 on stderr meanwhile."""
+def wire() -> Iterator[Wire]:
+    """The client's wire, with fd 0 on the null device and fd 1 on stderr meanwhile."""
     wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
     wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
     null = os.open(os.devnull, os.O_RDONLY)
@@ -145,21 +102,7 @@ def wire() -> Iterator[tuple[int, int]]:
     os.close(null)
     os.dup2(2, 1)
     try:
-        yield wire_in, wire_out
+        yield Wire(wire_in, wire_out)
     finally:       # the private descriptors stay open: a worker thread may still block reading one
         os.dup2(wire_in, 0)
         os.dup2(wire_out, 1)
-
-
-Streams = tuple[MemoryObjectReceiveStream[Any], MemoryObjectSendStream[Any]]
-
-
-@asynccontextmanager
-async def bounded_stdio() -> AsyncIterator[Streams]:
-    """`mcp.server.stdio.stdio_server()`, with every incoming line bounded and unparseable ones answered."""
-    with wire() as (wire_in, wire_out):
-        out = WireOut(wire_out)
-        stdin = io.TextIOWrapper(io.BufferedReader(WireIn(wire_in, out.send)), encoding="utf-8", errors="replace")
-        stdout = io.TextIOWrapper(io.BufferedWriter(out), encoding="utf-8")
-        async with stdio_server(anyio.wrap_file(stdin), anyio.wrap_file(stdout)) as streams:
-            yield streams

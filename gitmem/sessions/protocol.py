@@ -52,7 +52,7 @@ RESOURCES = (("gitmem://rules", "RULES", "RULES: who the agent is, its prioritie
 
 def tool_names() -> tuple[str, ...]:
     """The MCP server's tools, in the order it lists them."""
-    from gitmem.agents.tools import MEMORY_TOOLS
+    from gitmem.agents.schemas import MEMORY_TOOLS
 
     return (*(spec["name"] for spec in MEMORY_TOOLS), *(name for name, _, _ in EXTRA_TOOLS))
 

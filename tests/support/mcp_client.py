@@ -121,10 +121,11 @@ class Exchange:
     returncode: int
 
 
-def exchange(lines: list[bytes], *, cwd: Path, wait_for: tuple[Any, ...] = ()) -> Exchange:
+def exchange(lines: list[bytes], *, cwd: Path, wait_for: tuple[Any, ...] = (),
+             env: dict[str, str] | None = None) -> Exchange:
     """Initialize `gitmem mcp` in `cwd`, send `lines` as they are (bytes; this helper ends each with a newline),
-    then a last ping; close stdin once that ping and the requests `wait_for` names are answered (the SDK drops
-    requests still open at EOF; a tool call may still be running when the ping is answered)."""
+    then a last ping; close stdin once that ping and the requests `wait_for` names are answered (a tool call may
+    still be running when the ping is answered: ping never waits behind the calls)."""
     import json
     import subprocess
     import threading
@@ -132,11 +133,17 @@ def exchange(lines: list[bytes], *, cwd: Path, wait_for: tuple[Any, ...] = ()) -
     last = {"jsonrpc": "2.0", "id": "last", "method": "ping"}
     wire = b"".join(line + b"\n" for line in [json.dumps(HELLO).encode(), json.dumps(READY).encode(), *lines,
                                               json.dumps(last).encode()])
-    environment = {k: v for k, v in os.environ.items() if k != "GITMEM_CYCLE"}
+    environment = {k: v for k, v in os.environ.items() if k != "GITMEM_CYCLE"} | (env or {})
     server = subprocess.Popen([str(GITMEM), "mcp"], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, env=environment)
     assert server.stdin is not None and server.stdout is not None and server.stderr is not None
-    writer = threading.Thread(target=server.stdin.write, args=(wire,))   # replies flow while it writes
+    stdin = server.stdin
+
+    def write() -> None:
+        stdin.write(wire)
+        stdin.flush()
+
+    writer = threading.Thread(target=write)   # replies flow while it writes
     writer.start()
     waiting = {"last", *wait_for}
     replies: list[dict[str, Any]] = []
