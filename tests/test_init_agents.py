@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import shutil
 from pathlib import Path
 
 import pytest
@@ -336,7 +338,8 @@ def test_init_agent_warns_of_a_missing_agent_cli_and_never_of_an_mcp_sdk(
     tools.mkdir()
     (tools / "claude").write_text("#!/bin/sh\n")
     (tools / "claude").chmod(0o755)
-    monkeypatch.setenv("PATH", str(tools))
+    git_dir = Path(shutil.which("git") or "/usr/bin/git").parent       # init registers the merge driver with git
+    monkeypatch.setenv("PATH", f"{tools}{os.pathsep}{git_dir}")
     monkeypatch.setattr(extras, "installed", lambda extra: extra != "agents")
     result = cli(["init", str(tmp_path / "agent"), "--agent", "claude", "--agent", "codex", "--json"], cwd=tmp_path)
     assert result.code == ExitCode.OK, result.err
