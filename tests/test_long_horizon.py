@@ -18,7 +18,7 @@ from gitmem.close.backing import Backing
 from gitmem.memory import decisions, lessons, log, now, rules
 from gitmem.workspace import Workspace
 from tests.support.helpers import HUMAN, isolate_git_env, make_repo
-from tests.support.month import DAYS, LATE_CLOSES, MISSED_CLOSES, REPEATED_CLOSES, SLOTS, Month, at, on
+from tests.support.month import DAYS, LATE_CLOSES, MISSED_CLOSES, REPEATED_CLOSES, SLOTS, CycleSeen, Month, at, on
 
 pytestmark = pytest.mark.slow
 
@@ -57,7 +57,14 @@ def test_the_month_ran_every_cycle_and_every_close(month: Month) -> None:
     assert [day for day, _ in month.closes] == [d for d in range(1, DAYS + 1) if d not in MISSED_CLOSES]
     assert all(result.status == "closed" and result.push and result.push.get("status") == "pushed"
                for _, result in month.closes), [r.push for _, r in month.closes]
-    assert [c.cycle for c in month.cycles] == list(range(1, DAYS * 8 + 1))
+    # A cycle number is a position: the human's session entries and amendments took numbers too, and a cycle
+    # that landed after a session took the next one.
+    humans = len(month.sessions) + len(month.amendments)
+    numbers = [e.cycle for e in log.live(log.parse(month.repo.read("LOG.md")).entries) if e.cycle is not None]
+    assert numbers == list(range(1, DAYS * 8 + humans + 1))
+    landed = [c.report.cycle if c.report is not None else c.cycle for c in month.cycles]
+    assert landed == sorted(landed) and len(set(landed)) == len(landed)
+    assert set(landed) | set(month.sessions) | set(month.amendments) == set(numbers)
 
 
 # -- P1 -----------------------------------------------------------------------------------------------------------
@@ -245,7 +252,7 @@ def test_p6_a_close_run_11_hours_late_or_twice_closes_its_own_day_and_each_cycle
     assert [(day, result.status) for day, result in month.repeated] == [(twice, "already-closed")]
     counted = [int(match.group(1)) for e in close_entries(month)
                if (match := re.match(r"(\d+) cycles? ", e.get("Cycles") or ""))]
-    assert sum(counted) == len(month.cycles)
+    assert sum(counted) == len(month.cycles) + len(month.sessions) + len(month.amendments)
 
 
 def test_p6_only_the_latest_plan_goes_on_top_of_now(month: Month) -> None:
@@ -349,6 +356,49 @@ def test_verify_passes_over_the_whole_history_and_the_tree_is_clean(month: Month
     workspace = ws(month)
     root = [c for c in month.repo.repo.walk(month.repo.repo.head.target)][-1]
     checked = verify_range(workspace, str(root.id), "HEAD")
-    assert checked.violations == []
+    assert [v for v in checked.violations if v.is_error] == []
+    # The one warning: the cycle after the laptop 3 h fast is dated before that session's entry (GM310).
+    assert [(v.code, v.line) for v in checked.violations if not v.is_error] == [
+        ("GM310", next(e.line for e in log.parse(month.repo.read("LOG.md")).entries
+                       if e.cycle == (month.fast_session or 0) + 1))]
     assert [v for v in check_worktree(workspace) if v.is_error] == []
     assert gitio.dirty_files(workspace.repo) == []
+
+
+# -- P8: real time and two writers ----------------------------------------------------------------------------
+
+def _seen(month: Month, day: int, slot: int) -> CycleSeen:
+    return next(c for c in month.cycles if (c.day, c.slot) == (day, slot))
+
+
+def test_p8_a_laptop_clock_3h_fast_never_stops_a_scheduled_cycle(month: Month) -> None:
+    entries = {e.cycle: e for e in log.parse(month.repo.read("LOG.md")).entries if e.cycle is not None}
+    assert month.fast_session is not None
+    fast = entries[month.fast_session]
+    after = _seen(month, 23, 2)
+    assert after.landed and after.report is not None and after.report.push_status == "pushed", after.report
+    mine = entries[after.report.cycle]
+    assert mine.when.moment < fast.when.moment                    # the runner dated its entry by its own clock
+    assert mine.when.moment >= at(23, 6, 17)
+    assert all(c.landed for c in month.cycles if c.day == 23)
+
+
+def test_p8_a_session_pushed_while_a_cycle_ran_took_the_number_and_the_cycle_the_next(month: Month) -> None:
+    raced = month.raced
+    assert raced is not None and raced.landed and raced.report is not None
+    assert raced.report.cycle == raced.cycle + 1 and raced.cycle in month.sessions
+    entries = {e.cycle: e for e in log.parse(month.repo.read("LOG.md")).entries if e.cycle is not None}
+    assert entries[raced.cycle].get("Task") == "Answer a user's question, in a session"
+    assert entries[raced.report.cycle].get("Task") == "Docs site"
+    top = now.parse(month.repo.read("NOW.md")).blocks
+    assert all(b.cycle != raced.cycle for b in top)                # the cycle's NOW block took its new number too
+
+
+def test_p8_a_malformed_entry_on_main_stops_the_cycle_until_it_is_amended(month: Month) -> None:
+    assert month.refused is not None and month.refused.exit_code == 3
+    assert f"LOG.md:{month.malformed_line}" in str(month.refused) + "".join(
+        str(v) for v in month.refused.violations)
+    assert "gitmem log amend" in str(month.refused) + "".join(v.hint for v in month.refused.violations)
+    assert all(c.landed for c in month.cycles if c.day == DAYS)
+    amended = log.parse(month.repo.read("LOG.md")).entries
+    assert any(e.amends == month.malformed_line for e in amended)

@@ -135,12 +135,14 @@ def preflight(ws: Workspace) -> lock.Lock:
         raise CycleRefused(str(err), codes.CYCLE_LOCK_HELD) from None
     try:
         _require_clean(repo, held)
+        # Memory as it stands first: what reached the branch unchecked is named with its repair (an amendment).
+        _require_valid_standing(ws)
         found = [v for v in check_since_checked(ws) if v.is_error]
         if found:
-            listing = "\n".join(f"  {v.path}:{v.line}: {v.code} {v.message}" for v in found)
+            listing = "\n".join(f"  {v.path}:{v.line}: {v.code} {v.message}"
+                                + (f"\n    fix: {v.hint}" if v.hint else "") for v in found)
             raise CycleRefused(f"memory does not pass `gitmem check --worktree`; fix these first:\n{listing}",
                                codes.CYCLE_INVALID_MEMORY, details=found)
-        _require_valid_standing(ws)
         _require_filled_rules(ws)
     except BaseException:
         held.release()

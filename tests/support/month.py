@@ -28,8 +28,8 @@ from gitmem.cli import main as gitmem_main
 from gitmem.close import CloseResult, run_close
 from gitmem.cycle.budget import NEWLY_RESOLVED
 from gitmem.cycle.runner import CycleReport, Settings, run_cycle
-from gitmem.errors import ExitCode
-from gitmem.memory import decisions
+from gitmem.errors import ExitCode, GitmemError
+from gitmem.memory import decisions, log
 from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
 from tests.support.cycle_support import clone, origin_and_clone, pull
@@ -99,6 +99,12 @@ class Month:
     late_confirmation: str | None = None   # the commit that added the 23:46 confirmation
     kept_branch: str | None = None
     answers: dict[str, datetime] = field(default_factory=dict)
+    sessions: list[int] = field(default_factory=list)        # cycle numbers the human's sessions wrote
+    amendments: list[int] = field(default_factory=list)      # cycle numbers of the human's LOG amendments
+    fast_session: int | None = None                           # the entry written on a clock 3 h fast
+    raced: CycleSeen | None = None                            # the cycle a session's push raced
+    refused: GitmemError | None = None                        # the cycle that met a malformed entry on main
+    malformed_line: int | None = None
 
     def __post_init__(self) -> None:
         self.origin = origin_and_clone(self.tmp, self.repo)
@@ -155,6 +161,24 @@ class Month:
         assert done.returncode == 0 and "CONFLICT" not in done.stdout, done.stdout + done.stderr
         git(self.human.path, "push", "-q")
         self.answers[decision_id] = when
+
+    def human_session_entry(self, clock_reads: datetime, task: str) -> int:
+        """The human's interactive session writes one LOG entry (`gitmem log add`) in their own clone, on a
+        clock that reads `clock_reads`, commits and pushes it; its cycle number."""
+        pull(self.human)
+        saved = self.clock.moment
+        self.clock.moment = clock_reads
+        with as_the_human():
+            done = self.gitmem(["log", "add", "--task", task, "--outcome", "built", "--result", "done by hand"],
+                               self.human.path)
+        assert done.code == 0, done.err
+        git(self.human.path, "commit", "-q", "-am", task)
+        git(self.human.path, "push", "-q")
+        self.clock.moment = saved
+        number = log.tail(self.human.read("LOG.md"), 1).entries[-1].cycle
+        assert number is not None
+        self.sessions.append(number)
+        return number
 
     # -- one cycle ------------------------------------------------------------------------------------------------
     def cycle(self, day: int, slot: int) -> CycleSeen:
@@ -349,6 +373,59 @@ def late_confirmation(month: Month) -> None:
     month.late_confirmation = git(month.human.path, "rev-parse", "HEAD").strip()
 
 
+def laptop_three_hours_fast(month: Month) -> None:
+    """06:00 on day 23: the human's session on a laptop whose clock reads 09:00 pushes an entry dated ahead of
+    the next scheduled cycle (06:17 by the runner's true clock)."""
+    month.fast_session = month.human_session_entry(at(23, 9, 0), "Fix a typo, on a laptop 3 h fast")
+
+
+def session_races_the_cycle(month: Month, cli: Call, cycle: int) -> None:
+    """While the 12:17 cycle of day 29 runs, the human's session takes the same cycle number and pushes first."""
+    month.raced = month.cycles[-1]
+    number = month.human_session_entry(at(29, 12, 20), "Answer a user's question, in a session")
+    assert number == cycle, (number, cycle)
+
+
+def malformed_entry_on_main(month: Month) -> None:
+    """00:05 on day 30: a hand-typed heading reaches main without the check (`--no-verify`, a web edit merged
+    without the required check). The next cycle refuses to build on it, naming the line and the repair; the
+    human amends it (`gitmem log amend`), and the cycles go on."""
+    pull(month.human)
+    month.clock.moment = at(30, 0, 5)
+    text = month.human.read("LOG.md").rstrip("\n") + "\n"
+    month.malformed_line = text.count("\n") + 2
+    month.human.write("LOG.md", text + "\n## 2026-11-30 00:05 UTC · cycle 9999 · shipped\n- Task: a hand edit\n"
+                      "- Result: merged without the check\n")
+    git(month.human.path, "commit", "-q", "--no-verify", "-am", "A hand edit of LOG")
+    git(month.human.path, "push", "-q")
+    pull(month.repo)
+    month.clock.moment = at(30, 0, 17)
+
+    class Unused:
+        name = "command"
+
+        def run(self, request: CycleRequest) -> AgentResult:
+            raise AssertionError("the agent ran on invalid memory")
+
+    try:
+        run_cycle(Workspace.at(month.repo.path), Unused(), settings=Settings(push=True, clock=month.clock,
+                                                                           sleep=lambda _: None))
+    except GitmemError as refused:
+        month.refused = refused
+    pull(month.human)
+    month.clock.moment = at(30, 0, 20)
+    with as_the_human():
+        done = month.gitmem(["log", "amend", "--line", str(month.malformed_line), "--task", "a hand edit",
+                             "--outcome", "built", "--result", "merged without the check, amended"],
+                            month.human.path)
+    assert done.code == 0, done.out + done.err
+    git(month.human.path, "commit", "-q", "-am", "Amend the hand edit of LOG")
+    git(month.human.path, "push", "-q")
+    number = log.tail(month.human.read("LOG.md"), 1).entries[-1].cycle
+    assert number is not None
+    month.amendments.append(number)
+
+
 def open_answer_pr(decision_id: str, day: int, hour: int, minute: int) -> Callable[[Month], None]:
     def run(month: Month) -> None:
         month.human_opens_an_answer_pr(at(day, hour, minute), decision_id)
@@ -410,6 +487,8 @@ EVENTS: dict[tuple[int, int], Callable[[Month, Call, int], Outcome | None]] = {
     (20, 4): with_event(ask("Which database for search?", "D-0007")),          # blocks the long streak
     **{(20, s): streak("waiting for the database choice", "D-0007") for s in (5, 6, 7)},
     **{(21, s): streak("waiting for the database choice", "D-0007") for s in range(8)},
+    # Two writers: a session pushes while the cycle runs and takes its number; the cycle lands second.
+    (29, 4): with_event(session_races_the_cycle),
 }
 AFTER_LOG: dict[tuple[int, int], Callable[[Month, Call, int], None]] = {
     (1, 5): twice_in_one_cycle,
@@ -428,6 +507,10 @@ BEFORE: dict[tuple[int, int], list[Callable[[Month], None]]] = {
     (16, 3): [answer("D-0005", 16, 9, 0)],     # the answer kept off main on day 15, now through the remote
     (17, 3): [answer("D-0006", 17, 8, 0)],
     (22, 0): [answer("D-0007", 22, 0, 5)],
+    # Time: another writer's clock 3 h fast never stops a scheduled cycle.
+    (23, 2): [laptop_three_hours_fast],
+    # A bad entry on main has a way out: the cycle refuses it, the human amends it.
+    (30, 0): [malformed_entry_on_main],
 }
 # The 23:46 confirmation comes after day 3's 23:30 close: the first thing before day 4's first cycle.
 BEFORE.setdefault((4, 0), []).insert(0, late_confirmation)
