@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from gitmem.close.day import close_day
+from gitmem.config import load_config
 from gitmem.memory import log
 from tests.support.action_support import (
     ROOT,
@@ -102,7 +104,7 @@ def test_the_daily_close_runs_through_the_action_and_is_pushed(tmp_path: Path, a
                       encoding="utf-8")
     git(repo, "commit", "-q", "-am", "the anthropic backend")
     git(repo, "push", "-q")
-    before = datetime.now(UTC).date().isoformat()
+    before = close_day(datetime.now(UTC), UTC, load_config(repo).close.late_hours).isoformat()
 
     run = run_action(repo, {"command": "close", "args": "--no-llm"}, bin_dir=action_venv,
                      scratch=tmp_path / "runner", runner_temp=runner_temp)
@@ -111,8 +113,9 @@ def test_the_daily_close_runs_through_the_action_and_is_pushed(tmp_path: Path, a
     assert "gitmem.yaml needs the extras: agent" in run.steps[1].out
     venv = runner_temp / "gitmem-venv" / "bin"
     assert subprocess.run([str(venv / "python"), "-c", "import anthropic"], capture_output=True).returncode == 0
-    # The close defaults to today in the configured zone (UTC); a run across midnight may close either day.
-    days = {before, datetime.now(UTC).date().isoformat()}
+    # The close closes the day it belongs to in the configured zone (UTC): today, or yesterday within
+    # close.late_hours of midnight (GitHub runs a 23:47 close late); a run across the boundary may close either.
+    days = {before, close_day(datetime.now(UTC), UTC, load_config(repo).close.late_hours).isoformat()}
     subjects = origin_log(tmp_path / "origin.git")
     assert subjects[0] in {f"gitmem: close {day}" for day in days}, subjects
     day = subjects[0].removeprefix("gitmem: close ")

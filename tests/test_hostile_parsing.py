@@ -171,7 +171,8 @@ def test_the_resolved_cut_skips_fenced_decision_headings(memrepo: GitRepo) -> No
 
 def test_now_writes_above_the_real_top_block(memrepo: GitRepo, cli) -> None:
     top = now_block(10, 2) + "```\n## 2026-11-30 11:00 UTC · cycle 7\n```\n"
-    memrepo.commit_files({N: now_md(top, now_block(9, 1))})
+    # LOG holds cycles 1 and 2, so the new block for cycle 3 opens the next cycle (NOW and LOG agree: GM105).
+    memrepo.commit_files({N: now_md(top, now_block(9, 1)), L: LOG_BASE + log_entry(10, 2)})
     ws = Workspace.at(memrepo.path)
     assert ws.top_now_cycle() == 2
     part = build_request(ws).parts[1]
@@ -258,6 +259,7 @@ def test_check_reports_control_characters(memrepo: GitRepo, cli, path: str, bad:
 
 
 def test_crlf_files_stay_a_warning(memrepo: GitRepo, cli) -> None:
+    memrepo.commit_files({L: LOG_BASE + log_entry(10, 2)})          # the block's cycle is in LOG (GM105)
     memrepo.stage_files({N: now_md(now_block(10, 2)).replace("\n", "\r\n").encode()})
     result = cli(["check"], cwd=memrepo.path)
     assert result.code == 0 and "GM905" in result.out and "GM920" not in result.out

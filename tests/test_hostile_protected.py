@@ -230,7 +230,7 @@ def test_what_init_agent_writes_is_protected_and_its_blocks_end_at_their_end_mar
 
 def test_a_cycle_keeps_the_protocol_block_and_holds_back_the_agent_tool_config(memrepo: GitRepo) -> None:
     init(memrepo.path, ["claude"])
-    memrepo.stage("CLAUDE.md", ".claude/settings.json", ".mcp.json", ".gitmem/gitmem")
+    memrepo.stage("CLAUDE.md", ".claude/settings.json", ".mcp.json", ".gitmem/gitmem", ".gitattributes")
     memrepo.commit("wire Claude Code to the memory")
     claude_md, mcp_json = memrepo.read("CLAUDE.md"), memrepo.read(".mcp.json")
 
