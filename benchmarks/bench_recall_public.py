@@ -158,9 +158,13 @@ def _engine(**options: Any) -> Ask:
     return ask
 
 
-# What each caller asks with. "cli --all": `gitmem recall --json --kind log --all` (cuts off); "agent": the
-# agent's recall tool (the default cuts, recall.min_score and recall.gap).
-CALLERS: dict[str, Ask] = {"cli --all": _engine(min_score=0.0, gap=1.0), "agent": _engine()}
+# What each caller asks with. "evidence": the default call, that of `gitmem recall --json --kind log` and of
+# the agent's recall tool (its default cuts); "known": the check "is this known at all?" (`--known`), whose
+# "no memory" is the figure that matters for questions about things never written.
+# "known --all" is that check with the cuts off: what `gitmem recall --all` was before the two calls were
+# separated (the coverage floor on every call).
+CALLERS: dict[str, Ask] = {"evidence": _engine(), "known": _engine(known_only=True),
+                           "known --all": _engine(known_only=True, min_score=0.0, gap=1.0)}
 
 
 # -- scoring ------------------------------------------------------------------------------------------

@@ -151,10 +151,17 @@ def bm25_ranker(conn: sqlite3.Connection, query: Query, flt: Filter, limit: int)
     for doc_id, strength in raw.items():
         title, body = texts.get(doc_id, ("", ""))
         covered = query.coverage(conn, f"{title} {body}")
-        # A passage holds no more of the query than its entry: the whole entry is the cheap first test.
-        if covered >= COVERAGE_FLOOR and judged_coverage(conn, query, title, body, covered) >= COVERAGE_FLOOR:
-            scored.append((doc_id, covered * (0.7 + 0.3 * strength)))
+        scored.append((doc_id, covered * (0.7 + 0.3 * strength)))
     return sorted(scored, key=lambda item: -item[1])
+
+
+def holds(conn: sqlite3.Connection, query: Query, title: str, body: str) -> bool:
+    """Whether an entry is evidence that memory knows what the query asks: it holds at least COVERAGE_FLOOR of
+    the query in one passage. Not a condition of being found (the best evidence is ranked whatever its share:
+    a question rarely says its answer's words), but of "known at all" (search.search's `known_only`)."""
+    covered = query.coverage(conn, f"{title} {body}")
+    # A passage holds no more of the query than its entry: the whole entry is the cheap first test.
+    return covered >= COVERAGE_FLOOR and judged_coverage(conn, query, title, body, covered) >= COVERAGE_FLOOR
 
 
 def passages(title: str, body: str) -> list[str]:
