@@ -322,13 +322,16 @@ def test_filters_by_kind_and_date(history: History) -> None:
 def test_a_query_about_nothing_in_memory_scores_under_the_cutoff(history: History) -> None:
     for _ in range(10):
         history.cycle()
+    ws = Workspace.at(history.root, history.config)
     # "cache" is everywhere in the filler, "kubernetes" nowhere: nothing should claim to answer this.
-    assert search(Workspace.at(history.root, history.config), "kubernetes operator cache") == []
-    # Not only under min_score: an entry holding under half of the query's weight is no candidate, so even
+    assert search(ws, "kubernetes operator cache", known_only=True) == []
+    # Not only under min_score: an entry holding under half of the query's weight does not hold it, so even
     # with the cuts skipped (--all) it stays unanswered, while a query memory does cover still shows weak hits.
-    assert search(Workspace.at(history.root, history.config), "kubernetes operator cache", min_score=0.0,
-                  gap=1.0) == []
-    assert search(Workspace.at(history.root, history.config), "cache", min_score=0.0, gap=1.0)
+    assert search(ws, "kubernetes operator cache", min_score=0.0, gap=1.0, known_only=True) == []
+    assert search(ws, "cache", min_score=0.0, gap=1.0, known_only=True)
+    # Asked for the best evidence, the entries sharing "cache" are shown, each saying it does not hold the query.
+    nearest = search(ws, "kubernetes operator cache")
+    assert nearest and not nearest.known and not any(hit.holds for hit in nearest)
 
 
 def test_an_in_domain_question_about_something_never_written_gets_no_memory(history: History) -> None:
@@ -339,8 +342,11 @@ def test_an_in_domain_question_about_something_never_written_gets_no_memory(hist
     ws = Workspace.at(history.root, history.config)
     # Each shares its rarest words with an entry ("welcome tour", "Kestrel webhook retries"), but what it asks
     # about (a skipped payment step, a flooded partner) was never written: a confident hit would be wrong.
-    assert search(ws, "why did the welcome tour skip the payment step?") == []
-    assert search(ws, "why did the Kestrel webhook retries flood the partner?") == []
+    for question, entry in (("why did the welcome tour skip the payment step?", tour),
+                            ("why did the Kestrel webhook retries flood the partner?", kestrel)):
+        assert search(ws, question, known_only=True) == []
+        nearest = search(ws, question)         # the best evidence: the entry, saying it does not hold the question
+        assert nearest[0].id == f"cycle {entry}" and not nearest.known
     # Asked by its own words, each entry is still found first.
     assert search(ws, "welcome tour caches")[0].id == f"cycle {tour}"
     assert search(ws, "kestrel retries dead letter")[0].id == f"cycle {kestrel}"
@@ -355,11 +361,15 @@ def test_words_gathered_from_unrelated_sentences_of_one_entry_answer_nothing(his
     ws = Workspace.at(history.root, history.config)
     # The entry holds "Osprey" and "payout" (most of the question's weight) but says nothing about an Osprey
     # payout: the two words sit sentences apart, about other things. Not even --all lifts it.
-    assert search(ws, "why did the Osprey payout stall?", min_score=0.0, gap=1.0) == []
+    assert search(ws, "why did the Osprey payout stall?", min_score=0.0, gap=1.0, known_only=True) == []
+    assert not search(ws, "why did the Osprey payout stall?").known
     together = history.cycle(task="the Osprey payout stalled on the staging box")
     ws = Workspace.at(history.root, history.config)
-    found = [hit.id for hit in search(ws, "why did the Osprey payout stall?", min_score=0.0, gap=1.0)]
+    found = [hit.id for hit in search(ws, "why did the Osprey payout stall?", min_score=0.0, gap=1.0,
+                                      known_only=True)]
     assert found == [f"cycle {together}"]
+    evidence = search(ws, "why did the Osprey payout stall?")
+    assert [(hit.id, hit.holds) for hit in evidence][:2] == [(f"cycle {together}", True), (f"cycle {scattered}", False)]
     # Each sentence is still found by its own words, the title's context included.
     assert search(ws, "Zephyr payout page")[0].id == f"cycle {scattered}"
     assert search(ws, "osprey mirror renamed")[0].id == f"cycle {scattered}"

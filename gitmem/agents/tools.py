@@ -359,7 +359,7 @@ def recall_text(ws: Workspace, query: str, limit: int) -> str:
     except Exception as err:   # a broken index must not cost the agent its memory: fall back to text
         return (f"(recall index unavailable: {err}; plain text search)\n"
                 + plain_recall(ws.root, ws.config, query, limit))
-    return "\n".join(str(hit) for hit in hits) if hits else "no memory of that"
+    return hits.text()
 
 
 def plain_recall(root: Path, config: Config, query: str, limit: int) -> str:
@@ -460,7 +460,8 @@ MEMORY_TOOLS = (
     _tool("confirm_lesson", "Confirm a lesson (L-NNNN) with this cycle's evidence.",
           {"id": _s("L-NNNN"), "evidence": _s("the result that confirms it")}, ["id", "evidence"]),
     _tool("recall", "Search the whole memory history (LOG, lessons, decisions, NOW, rules). Only when the task "
-          "needs the past; at most 2 queries; if nothing relevant comes back, say 'no memory of that' and go on.",
+          "needs the past; at most 2 queries. The best evidence comes first; hits marked weak do not hold most of the "
+          "question. If nothing relevant comes back, say 'no memory of that' and go on.",
           {"query": _s("words to search for"), "limit": _i("how many hits, default from config")}, ["query"]),
 )
 SHELL_TOOL = _tool("run_command", "Run an allowed command (agent.shell.allow) in the repository root, no shell.",

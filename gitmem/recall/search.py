@@ -64,6 +64,18 @@ class Hits(list[Hit]):
         """Whether memory holds what was asked: some hit holds most of the question (`Hit.holds`)."""
         return any(hit.holds for hit in self)
 
+    def text(self) -> str:
+        """The hits as `gitmem recall` and the agent's recall tool show them: a line each, and when none holds
+        the question, a line first that says so, so that the nearest entries are never taken for an answer."""
+        if not self:
+            return NO_MEMORY
+        lines = [str(hit) for hit in self]
+        return "\n".join(lines if self.known else [WEAK, *lines])
+
+
+NO_MEMORY = "no memory of that"
+WEAK = "no entry holds most of the question; the nearest (weak) entries:"
+
 
 def resolve_mode(config: Config, mode: str | None = None) -> str:
     """The mode a search runs in: the one asked for, or for `auto`, hybrid with an encoder the user saved."""
