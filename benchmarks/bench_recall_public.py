@@ -314,6 +314,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.conversations:
                 conversations = conversations[:args.conversations]
             rows += measure("LoCoMo", conversations, home / "locomo", halves=halves)
+            print(table(rows), flush=True)
         if args.longmemeval:
             folder = arena_folder()
             if folder is None:

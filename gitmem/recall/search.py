@@ -246,6 +246,9 @@ def _query(conn: sqlite3.Connection, text: str, flt: rank.Filter, limit: int, se
     if known_only:            # before fusing: an entry that does not hold the query takes no rank from one that does
         lists = {name: [item for item in items if holding(item[0])] for name, items in lists.items()}
     fused = rank.fuse(lists, weights, boost)
+    # Entries that hold the question come before those that only share some of its words: in hybrid, a
+    # paraphrase meaning found is not outranked by an entry holding one rare word of the question.
+    fused.sort(key=lambda item: not holding(item[0]))
     # What the index holds is a claim: a hit is shown only when its source holds it (gitmem.recall.held), and
     # one that is not leaves the ranking before the cut, so it can neither speak nor hide a real hit.
     while True:
