@@ -79,11 +79,13 @@ def log_text(conversation: Conversation, unit: str) -> tuple[str, dict[str, str]
     cycle = 0
     for session in sessions:
         stamp = session.when.strftime("%Y-%m-%d %H:%M UTC")
-        speakers = " and ".join(dict.fromkeys(turn.speaker for turn in session.turns))
-        task = f"- Task: {speakers} talk, {session.when:%d %B %Y} (session {session.ident})."
         groups = [(session.ident, session.turns)] if unit == "session" else \
             [(turn.ident, (turn,)) for turn in session.turns]
         for ident, turns in groups:
+            # Who speaks: both in a session; in a turn, its speaker alone (as LoCoMo's retriever reads a turn).
+            speakers = " and ".join(dict.fromkeys(turn.speaker for turn in turns))
+            task = f"- Task: {speakers} {'talk' if len(turns) > 1 else 'says'}, {session.when:%d %B %Y}" \
+                   f" (session {session.ident})."
             cycle += 1
             talk = "\n".join(f"  {turn.speaker}: {_line(turn.text)}" for turn in turns)
             entries.append(f"## {stamp} · cycle {cycle} · built\n{task}\n- Result: what was said:\n{talk}\n")
@@ -241,9 +243,10 @@ def summarise(benchmark: str, unit: str, caller: str, found: list[Answer], halve
         groups: dict[str, list[Answer]] = defaultdict(list)
         for answer in chosen:
             groups[answer.question.category].append(answer)
+            groups["every question"].append(answer)
             if answer.question.answerable:
                 groups["answerable"].append(answer)
-        for category in sorted(groups, key=lambda name: (name == "answerable", name)):
+        for category in sorted(groups, key=lambda name: (name in ("answerable", "every question"), name)):
             items = groups[category]
             rows.append(Row(benchmark, unit, caller, category, half, len(items),
                             _mean(recall_at(a, unit, 5) for a in items), _mean(recall_at(a, unit, 10) for a in items),

@@ -38,6 +38,7 @@ CANDIDATES = 30
 BUDGET = 500               # matches bm25() may score in one stage
 POSTINGS = 20000           # word entries bm25() may walk to weigh the words of one stage
 SECONDS_PER_DAY = 86400.0
+STRENGTH = 0.3             # how far BM25's own score (relative to the best) moves relevance, against coverage
 # "No memory of that" for words: a BM25 hit must hold more of what the query says than it misses, i.e. over
 # half of the query's idf weight (Query.coverage). It is the words' counterpart of a model's raw-cosine floor:
 # evidence for being a candidate at all, so --all (which skips min_score and the gap) never lifts it. An
@@ -151,7 +152,7 @@ def bm25_ranker(conn: sqlite3.Connection, query: Query, flt: Filter, limit: int)
     for doc_id, strength in raw.items():
         title, body = texts.get(doc_id, ("", ""))
         covered = query.coverage(conn, f"{title} {body}")
-        scored.append((doc_id, covered * (0.7 + 0.3 * strength)))
+        scored.append((doc_id, covered * (1.0 - STRENGTH + STRENGTH * strength)))
     return sorted(scored, key=lambda item: -item[1])
 
 
