@@ -394,3 +394,43 @@ def test_synthetic_history_planted_facts_and_supersessions(tmp_path: Path, git_e
         assert f"cycle {pair.new.ref}" in ids, (pair, ids)
         if f"cycle {pair.old.ref}" in ids:
             assert ids.index(f"cycle {pair.new.ref}") < ids.index(f"cycle {pair.old.ref}")
+
+
+def test_the_best_evidence_is_found_when_the_question_does_not_say_its_words(history: History) -> None:
+    # The question's rarest words ("Impossible", "Melanie") are not the entry's: under half of the question, so
+    # the coverage floor made it no candidate at all ("no memory" to a thing memory holds). It is the best
+    # evidence there is, and it is shown, weak; the check still says memory does not hold the question.
+    book = history.cycle(task="reading club", result="This book I read last year taught me to keep going.")
+    for _ in range(10):
+        history.cycle()
+    ws = Workspace.at(history.root, history.config)
+    question = "When did Melanie read the book Nothing is Impossible?"
+    hits = search(ws, question)
+    assert hits[0].id == f"cycle {book}" and not hits[0].holds and not hits.known
+    assert hits.text().splitlines()[0] == "no entry holds most of the question; the nearest (weak) entries:"
+    assert search(ws, question, known_only=True) == []
+
+
+def test_an_update_shows_the_old_and_the_new_statement(history: History) -> None:
+    old = history.cycle(task="newsletter", result="The weekly newsletter is sent through Brevo on Tuesdays.")
+    for _ in range(6):
+        history.cycle()
+    new = history.cycle(task="newsletter", result="Moved the weekly newsletter from Brevo to Buttondown.")
+    for _ in range(3):
+        history.cycle()
+    ws = Workspace.at(history.root, history.config)
+    found = [hit.id for hit in search(ws, "which service sent the weekly newsletter before, and which does now?")]
+    assert set(found[:2]) == {f"cycle {new}", f"cycle {old}"}      # "what was it before?" needs the old one too
+
+
+def test_a_question_in_two_parts_gets_both_entries_under_the_default_cuts(history: History) -> None:
+    # One entry holds most of the question, the other its second part: the clear-winner gap dropped the second.
+    first = history.cycle(task="staging database", result="Moved the staging database to the Hetzner box in May.")
+    for _ in range(4):
+        history.cycle()
+    second = history.cycle(task="backups", result="The nightly backups now go to Backblaze.")
+    for _ in range(4):
+        history.cycle()
+    ws = Workspace.at(history.root, history.config)
+    found = [hit.id for hit in search(ws, "where is the staging database hosted and where do its nightly backups go?")]
+    assert {f"cycle {first}", f"cycle {second}"} <= set(found[:5])
