@@ -121,7 +121,7 @@ class Recall:
     gap: float = bounded(0.15, 0.0, 1.0)
     limit: int = bounded(6, 1, 1_000)
     recency_half_life_days: float = bounded(30.0, 0.0, 36_500.0)
-    recency_weight: float = bounded(0.05, 0.0, 1.0)
+    recency_weight: float = bounded(0.2, 0.0, 1.0)
     rankers: tuple[tuple[str, float], ...] = (("bm25", 1.0), ("semantic", 1.0))
     mode: str = "auto"                      # auto | bm25 | semantic | hybrid (auto: hybrid with an onnx: encoder)
     model: str = "wordllama"                # embedding model: wordllama (shipped in its wheel) or model2vec:DIRECTORY

@@ -11,13 +11,14 @@ Score of a hit (all parts 0..1):
   sentences) is a separate verdict: it marks the hits (search.Hit.holds) and is the check "is this known
   at all?" (search.search's `known_only`), which answers "no memory of that" to questions never written.
 - recency factor = 1 - w + w x 0.5 ** (age_days / half_life), with w = recall.recency_weight (default
-  0.05) and half_life = recall.recency_half_life_days (default 30). Age is counted back from the newest
-  dated memory entry among the candidates (not the wall clock, not commit times): among the entries
-  that answer a query, the latest word on it gets the full boost, however old the memory is. A
-  proven rule is in force, so it counts as new; an undated entry counts as half as fresh.
-  The boost is mild: it decides between entries of similar relevance, such as a fact and the later fact
-  that superseded it, but never lifts an entry that does not match, nor sinks an old entry that is the
-  evidence (at 0.2 it cost 1.2 points of LoCoMo's session R@5, calibration half: docs/recall.md).
+  0.2) and half_life = recall.recency_half_life_days (default 30), for entries that hold the query. Age
+  is counted back from the newest dated memory entry among the candidates that hold it (not the wall
+  clock, not commit times): among the entries that answer a query, the latest word on it gets the full
+  boost, however old the memory is. A proven rule is in force, so it counts as new; an undated entry
+  counts as half as fresh. With w = 0.2 the boost is mild: it decides between entries of similar
+  relevance, such as a fact and the later fact that superseded it, but never lifts an entry that does not
+  match. A weak hit (one that does not hold the query) gets no factor: its age says nothing of whether it
+  is the evidence (search._query).
 - Each ranker (config recall.rankers, name -> weight: "bm25" here, "semantic" in semantic.py) returns its
   own relevance list. The lists are reranked by relevance x recency and fused by weighted reciprocal rank
   fusion, sum w / (60 + rank), times the recency factor, which sets the order. A hit's score is its best

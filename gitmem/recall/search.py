@@ -235,16 +235,20 @@ def _query(conn: sqlite3.Connection, text: str, flt: rank.Filter, limit: int, se
         return []
     depth = max(rank.CANDIDATES, limit * 4)
     lists = {name: rankers[name](conn, parsed, flt, depth) for name in weights}
+    holding = _Holding(conn, parsed, {doc_id for doc_id, _ in lists.get("semantic", ())})
+    if known_only:            # before fusing: an entry that does not hold the query takes no rank from one that does
+        lists = {name: [item for item in items if holding(item[0])] for name, items in lists.items()}
     ids = sorted({doc_id for items in lists.values() for doc_id, _ in items})
     if not ids:
         return []
     rows = _rows(conn, ids)
-    reference = _newest(rows.values())
+    # Recency orders the entries that hold the query, counted from the newest of them: the latest word on it
+    # comes first (a fact before the one it superseded). Among the weak hits, an entry's age says nothing of
+    # whether it is the evidence: an old session is as likely to hold the answer as a new one.
+    reference = _newest(row for doc_id, row in rows.items() if holding(doc_id))
     boost = {doc_id: rank.recency(row["ts"], row["kind"], reference, half_life=settings.recency_half_life_days,
-                                  weight=settings.recency_weight) for doc_id, row in rows.items()}
-    holding = _Holding(conn, parsed, {doc_id for doc_id, _ in lists.get("semantic", ())})
-    if known_only:            # before fusing: an entry that does not hold the query takes no rank from one that does
-        lists = {name: [item for item in items if holding(item[0])] for name, items in lists.items()}
+                                  weight=settings.recency_weight) if holding(doc_id) else 1.0
+             for doc_id, row in rows.items()}
     fused = rank.fuse(lists, weights, boost)
     # Entries that hold the question come before those that only share some of its words: in hybrid, a
     # paraphrase meaning found is not outranked by an entry holding one rare word of the question.
