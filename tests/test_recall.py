@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -434,3 +435,24 @@ def test_a_question_in_two_parts_gets_both_entries_under_the_default_cuts(histor
     ws = Workspace.at(history.root, history.config)
     found = [hit.id for hit in search(ws, "where is the staging database hosted and where do its nightly backups go?")]
     assert {f"cycle {first}", f"cycle {second}"} <= set(found[:5])
+
+
+def test_a_time_the_question_names_is_searched_first_against_the_clock(history: History) -> None:
+    early = history.cycle(task="billing page", result="Deployed the billing page to production.")   # 2025-06-02
+    for _ in range(20):
+        history.cycle()
+    late = history.cycle(task="billing page", result="Deployed the billing page to production again.")  # 06-23
+    for _ in range(2):
+        history.cycle()
+    ws = Workspace.at(history.root, history.config)
+    assert search(ws, "when was the billing page deployed to production?")[0].id == f"cycle {late}"
+    assert search(ws, "was the billing page deployed to production before June 10, 2025?")[0].id == f"cycle {early}"
+    index = Index(ws)
+    try:
+        # Relative times count from today on the clock (set here): "three weeks ago" is around June 4.
+        found = run(index, "billing page deployed three weeks ago", today=date(2025, 6, 25))
+        assert found[0].id == f"cycle {early}"
+        # A time that holds nothing is a preference, not a demand: all time is searched.
+        assert run(index, "billing page deployed in March 2025", today=date(2025, 6, 25))[0].id == f"cycle {late}"
+    finally:
+        index.close()

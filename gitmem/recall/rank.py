@@ -7,7 +7,7 @@ Score of a hit (all parts 0..1):
   ratio mostly reflects entry length), so it moves relevance by at most STRENGTH (0.3).
   Coverage is no condition of being found: a question rarely says its answer's words, and the best
   evidence is shown however little of the question it holds. Whether an entry holds the question at all
-  (`holds`: at least COVERAGE_FLOOR, half, of it in one passage, its title and PASSAGE neighbouring
+  (`holds_query`: at least COVERAGE_FLOOR, half, of it in one passage, its title and PASSAGE neighbouring
   sentences) is a separate verdict: it marks the hits (search.Hit.holds) and is the check "is this known
   at all?" (search.search's `known_only`), which answers "no memory of that" to questions never written.
 - recency factor = 1 - w + w x 0.5 ** (age_days / half_life), with w = recall.recency_weight (default
@@ -44,7 +44,7 @@ BUDGET = 500               # matches bm25() may score in one stage
 POSTINGS = 20000           # word entries bm25() may walk to weigh the words of one stage
 SECONDS_PER_DAY = 86400.0
 STRENGTH = 0.3             # how far BM25's own score (relative to the best) moves relevance, against coverage
-# "No memory of that" for words: an entry holds the question (`holds`) when it holds more of what the query
+# "No memory of that" for words: an entry holds the question (`holds_query`) when it holds more of what the query
 # says than it misses, i.e. over half of the query's idf weight (Query.coverage). It is the words'
 # counterpart of a model's raw-cosine floor, and the check "is this known at all?" (search's `known_only`)
 # keeps only such entries, so --all (which skips min_score and the gap) never lifts one that does not. An
@@ -162,7 +162,7 @@ def bm25_ranker(conn: sqlite3.Connection, query: Query, flt: Filter, limit: int)
     return sorted(scored, key=lambda item: -item[1])
 
 
-def holds(conn: sqlite3.Connection, query: Query, title: str, body: str) -> bool:
+def holds_query(conn: sqlite3.Connection, query: Query, title: str, body: str) -> bool:
     """Whether an entry is evidence that memory knows what the query asks: it holds at least COVERAGE_FLOOR of
     the query in one passage. Not a condition of being found (the best evidence is ranked whatever its share:
     a question rarely says its answer's words), but of "known at all" (search.search's `known_only`)."""

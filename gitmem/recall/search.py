@@ -10,12 +10,12 @@ memory of that" to questions about things never written (docs/recall.md has the 
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import date, datetime, time
 from typing import TYPE_CHECKING, Any
 
 from gitmem.config import Config
-from gitmem.recall import encoder, rank
+from gitmem.recall import encoder, rank, when
 from gitmem.recall.corpus import KINDS
 from gitmem.recall.database import RecallError
 from gitmem.recall.held import Holder
@@ -40,7 +40,7 @@ class Hit:
     snippet: str
     score: float
     workspace: str = ""      # set when searching all workspaces ("default" for the top-level memory)
-    holds: bool = True       # it holds most of the query in one place (rank.holds), or meaning found it
+    holds: bool = True       # it holds most of the query in one place (rank.holds_query), or meaning found it
 
     def __str__(self) -> str:
         where = f" · {self.workspace}" if self.workspace else ""
@@ -184,8 +184,11 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
         since: str | date | datetime | None = None, until: str | date | datetime | None = None,
         limit: int | None = None, all_workspaces: bool = False, min_score: float | None = None,
         gap: float | None = None, mode: str | None = None, progress: Embedding | None = None,
-        known_only: bool = False) -> Hits:
-    """`search` on an open index, so a long-lived caller (a benchmark, an agent session) can reuse it."""
+        known_only: bool = False, today: date | None = None) -> Hits:
+    """`search` on an open index, so a long-lived caller (a benchmark, an agent session) can reuse it.
+
+    A question that names a time ("before April 10", "3 weeks ago") is searched in it first (recall.when),
+    resolved against `today`: the real clock's date unless a test sets it."""
     config = index.config
     weights = ranker_weights(config, resolve_mode(config, mode))
     unknown = sorted(set(weights) - set(rank.RANKERS) - {"semantic"})
@@ -214,15 +217,34 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
                                                       beside_words=len(rankers) > 0)
                 passage = semantic.passage_finder(store, model)
             cuts = (settings.min_score, settings.gap) if known_only else (0.0, 1.0)
-            hits = _query(conn, query, flt, limit, settings, all_workspaces,
-                          cuts[0] if min_score is None else min_score, cuts[1] if gap is None else gap,
-                          rankers, weights, passage, Holder(index, conn), known_only)
+            hits: list[Hit] = []
+            for where in (*_named_time(query, flt, config, since, until, today), flt):
+                hits = _query(conn, query, where, limit, settings, all_workspaces,
+                              cuts[0] if min_score is None else min_score, cuts[1] if gap is None else gap,
+                              rankers, weights, passage, Holder(index, conn), known_only)
+                if hits:
+                    break
             return Hits(hits, mode_of(weights))
         except sqlite3.DatabaseError:
             if attempt:
                 raise
             index.rebuild()       # damage that only showed while reading: rebuild once and ask again
     return Hits([], mode_of(weights))
+
+
+def _named_time(query: str, flt: rank.Filter, config: Config, since: object, until: object,
+                today: date | None) -> tuple[rank.Filter, ...]:
+    """The filter narrowed to the time the question names ("before April 10", "3 weeks ago": recall.when),
+    resolved against today on the real clock; none when it names none or the caller set --since/--until.
+    It is searched first, and all time when nothing is found in it: what a question says of its time is a
+    preference (memory is dated by when it was written, not by when things happened)."""
+    if since or until:
+        return ()
+    span = when.named_span(query, today or datetime.now(config.tzinfo()).date())
+    if span is None:
+        return ()
+    return (replace(flt, since=parse_when(span.since, config, end=False), until=parse_when(span.until, config,
+                                                                                        end=True)),)
 
 
 def _query(conn: sqlite3.Connection, text: str, flt: rank.Filter, limit: int, settings: Any,
@@ -271,7 +293,7 @@ def _query(conn: sqlite3.Connection, text: str, flt: rank.Filter, limit: int, se
 
 
 class _Holding:
-    """Whether a candidate holds the query (rank.holds), judged once each and only when asked: an evidence call
+    """Whether a candidate holds the query (rank.holds_query), judged once each and only when asked: an evidence call
     asks it of the hits it shows, a `known_only` call of every candidate. Meaning's candidates hold it: they
     passed the model's floor (semantic.py)."""
 
@@ -281,7 +303,7 @@ class _Holding:
     def __call__(self, doc_id: int) -> bool:
         if doc_id not in self.judged:
             entry = self.conn.execute("SELECT title, body FROM fts WHERE rowid = ?", (doc_id,)).fetchone()
-            self.judged[doc_id] = entry is not None and rank.holds(self.conn, self.query, entry[0], entry[1])
+            self.judged[doc_id] = entry is not None and rank.holds_query(self.conn, self.query, entry[0], entry[1])
         return self.judged[doc_id]
 
 
