@@ -452,7 +452,7 @@ def test_a_time_the_question_names_is_searched_first_against_the_clock(history: 
         # Relative times count from today on the clock (set here): "three weeks ago" is around June 4.
         found = run(index, "billing page deployed three weeks ago", today=date(2025, 6, 25))
         assert found[0].id == f"cycle {early}"
-        # A time that holds nothing is a preference, not a demand: all time is searched.
+        # A time in which nothing is written is a preference, not a demand: all time is searched.
         assert run(index, "billing page deployed in March 2025", today=date(2025, 6, 25))[0].id == f"cycle {late}"
     finally:
         index.close()

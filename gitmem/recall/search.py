@@ -10,7 +10,7 @@ memory of that" to questions about things never written (docs/recall.md has the 
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass
 from datetime import date, datetime, time
 from typing import TYPE_CHECKING, Any
 
@@ -187,8 +187,8 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
         known_only: bool = False, today: date | None = None) -> Hits:
     """`search` on an open index, so a long-lived caller (a benchmark, an agent session) can reuse it.
 
-    A question that names a time ("before April 10", "3 weeks ago") is searched in it first (recall.when),
-    resolved against `today`: the real clock's date unless a test sets it."""
+    A question that names a time ("before April 10", "3 weeks ago") is searched in it first, then over all
+    time (recall.when), resolved against `today`: the real clock's date unless a test sets it."""
     config = index.config
     weights = ranker_weights(config, resolve_mode(config, mode))
     unknown = sorted(set(weights) - set(rank.RANKERS) - {"semantic"})
@@ -217,13 +217,10 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
                                                       beside_words=len(rankers) > 0)
                 passage = semantic.passage_finder(store, model)
             cuts = (settings.min_score, settings.gap) if known_only else (0.0, 1.0)
-            hits: list[Hit] = []
-            for where in (*_named_time(query, flt, config, since, until, today), flt):
-                hits = _query(conn, query, where, limit, settings, all_workspaces,
-                              cuts[0] if min_score is None else min_score, cuts[1] if gap is None else gap,
-                              rankers, weights, passage, Holder(index, conn), known_only)
-                if hits:
-                    break
+            hits = _query(conn, query, flt, limit, settings, all_workspaces,
+                          cuts[0] if min_score is None else min_score, cuts[1] if gap is None else gap,
+                          rankers, weights, passage, Holder(index, conn), known_only,
+                          _named_time(query, config, since, until, today))
             return Hits(hits, mode_of(weights))
         except sqlite3.DatabaseError:
             if attempt:
@@ -232,24 +229,23 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
     return Hits([], mode_of(weights))
 
 
-def _named_time(query: str, flt: rank.Filter, config: Config, since: object, until: object,
-                today: date | None) -> tuple[rank.Filter, ...]:
-    """The filter narrowed to the time the question names ("before April 10", "3 weeks ago": recall.when),
-    resolved against today on the real clock; none when it names none or the caller set --since/--until.
-    It is searched first, and all time when nothing is found in it: what a question says of its time is a
-    preference (memory is dated by when it was written, not by when things happened)."""
+def _named_time(query: str, config: Config, since: object, until: object,
+                today: date | None) -> tuple[float, float] | None:
+    """The time the question names ("before April 10", "3 weeks ago": recall.when) as timestamps, resolved
+    against today on the real clock; None when it names none or the caller set --since/--until."""
     if since or until:
-        return ()
+        return None
     span = when.named_span(query, today or datetime.now(config.tzinfo()).date())
     if span is None:
-        return ()
-    return (replace(flt, since=parse_when(span.since, config, end=False), until=parse_when(span.until, config,
-                                                                                        end=True)),)
+        return None
+    return (parse_when(span.since, config, end=False) or float("-inf"),
+            parse_when(span.until, config, end=True) or float("inf"))
 
 
 def _query(conn: sqlite3.Connection, text: str, flt: rank.Filter, limit: int, settings: Any,
            all_workspaces: bool, min_score: float, gap: float, rankers: dict[str, rank.Ranker],
-           weights: dict[str, float], passage: Any, holder: Holder, known_only: bool) -> list[Hit]:
+           weights: dict[str, float], passage: Any, holder: Holder, known_only: bool,
+           named: tuple[float, float] | None = None) -> list[Hit]:
     if limit <= 0:
         return []
     parsed = analyze(conn, text)
@@ -274,7 +270,13 @@ def _query(conn: sqlite3.Connection, text: str, flt: rank.Filter, limit: int, se
     fused = rank.fuse(lists, weights, boost)
     # Entries that hold the question come before those that only share some of its words: in hybrid, a
     # paraphrase meaning found is not outranked by an entry holding one rare word of the question.
-    fused.sort(key=lambda item: not holding(item[0]))
+    # Among those, the ones dated in the time the question names come first: a preference, not a filter (memory
+    # is dated by when it was written, not by when things happened), and no weight for a weak hit.
+    def in_time(doc_id: int) -> bool:
+        ts = rows[doc_id]["ts"]
+        return named is not None and ts is not None and named[0] <= ts <= named[1]
+
+    fused.sort(key=lambda item: (not holding(item[0]), not (holding(item[0]) and in_time(item[0]))))
     # What the index holds is a claim: a hit is shown only when its source holds it (gitmem.recall.held), and
     # one that is not leaves the ranking before the cut, so it can neither speak nor hide a real hit.
     while True:

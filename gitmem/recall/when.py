@@ -27,6 +27,8 @@ _BOUND = re.compile(r"\b(?P<word>before|until|till|after|since|on|in|during)\s+(
 _AGO = re.compile(r"\b(?P<count>[0-9]+|a|an|one|two|three|four|five|six)\s+(?P<unit>day|week|month|year)s?\s+ago\b",
                   re.I)
 _LAST = re.compile(r"\b(?P<word>yesterday|last\s+(?P<unit>week|month|year))\b", re.I)
+# What happened on a day is told on it or in the days after: "on June 26" holds entries written that week.
+TOLD_WITHIN = timedelta(days=7)
 _COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _UNIT_DAYS = {"day": 1, "week": 7, "month": 30, "year": 365}
 
@@ -52,7 +54,7 @@ def named_span(text: str, today: date) -> TimeSpan | None:
                 return TimeSpan(None, first - timedelta(days=1) if word == "before" else last)
             if word in ("after", "since"):
                 return TimeSpan(last + timedelta(days=1) if word == "after" else first, None)
-            return TimeSpan(first, last)
+            return TimeSpan(first, last + TOLD_WITHIN)
     found = _AGO.search(text)
     if found:
         count = found.group("count").lower()
