@@ -208,7 +208,9 @@ def _reuse(kept: Path, home: Path) -> tuple[Path, Any, dict[str, float]]:
 def ranked(setup: Setup, query: str, mode: str, *, cut: bool) -> list[tuple[str, str]]:
     from gitmem.recall.search import run
 
-    extra: dict[str, Any] = {} if cut else {"min_score": 0.0, "gap": 1.0}
+    # Cut: the check "is this known at all?" (known_only, with the cuts), whose "no memory" the negatives measure;
+    # not cut: the best evidence, the default call (no floor, no cuts).
+    extra: dict[str, Any] = {"known_only": True} if cut else {}
     return [key(hit) for hit in run(setup.index, query, limit=DEPTH, mode=mode, **extra)]
 
 
@@ -313,13 +315,14 @@ def coverage_rows(s: Setup) -> list[str]:
                              ("none", 0.0)):
             rank.COVERAGE_FLOOR = floor
             try:
-                f = quality(s, "bm25", reported, cuts=(True,))
+                f = quality(s, "bm25", reported)
             finally:
                 rank.COVERAGE_FLOOR = shipped
             cells = [f"{s.scale:g}x", f"{calibrated} → {reported[0]}", label, f"{floor:.3f}",
                      f"{f['paraphrase_words_cut_r5']:.2f} / {f['keywords_today_cut_r5']:.2f}",
                      f"{f['superseded_today_cut_r5']:.2f}", f"{f['negatives_domain_no_memory']:.2f}",
-                     f"{f['negatives_foreign_no_memory']:.2f}", f"{f['negatives_no_memory']:.2f}"]
+                     f"{f['negatives_foreign_no_memory']:.2f}", f"{f['negatives_no_memory']:.2f}",
+                     f"{f['keywords_today_r5']:.2f}", f"{f['superseded_today_r5']:.2f}"]
             rows.append("| " + " | ".join(cells) + " |")
             print(rows[-1], flush=True)
     # What the floor costs: query p50 with and without it, interleaved in this process, median of three.
@@ -338,7 +341,8 @@ def coverage_rows(s: Setup) -> list[str]:
 
 
 COVERAGE_HEADER = ("| scale | calibrated → reported half | coverage floor | value | keywords r@5 (facts / today) |"
-                   " superseded first | no memory: in-domain | foreign | all |")
+                   " superseded first | no memory: in-domain | foreign | all | evidence call: keywords r@5 today |"
+                   " superseded first |")
 
 
 def set_floor(setup: Setup, floor: float) -> None:
@@ -594,7 +598,7 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         if "--coverage" in argv:
             check_set()
-            print(COVERAGE_HEADER + "\n" + "|---" * 9 + "|")
+            print(COVERAGE_HEADER + "\n" + "|---" * 11 + "|")
             for scale in scales():
                 s = prepare(scale, Path(tmp) / f"{scale:g}x")
                 try:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import replace
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -324,13 +325,16 @@ def test_filters_by_kind_and_date(history: History) -> None:
 def test_a_query_about_nothing_in_memory_scores_under_the_cutoff(history: History) -> None:
     for _ in range(10):
         history.cycle()
+    ws = Workspace.at(history.root, history.config)
     # "cache" is everywhere in the filler, "kubernetes" nowhere: nothing should claim to answer this.
-    assert search(Workspace.at(history.root, history.config), "kubernetes operator cache") == []
-    # Not only under min_score: an entry holding under half of the query's weight is no candidate, so even
+    assert search(ws, "kubernetes operator cache", known_only=True) == []
+    # Not only under min_score: an entry holding under half of the query's weight does not hold it, so even
     # with the cuts skipped (--all) it stays unanswered, while a query memory does cover still shows weak hits.
-    assert search(Workspace.at(history.root, history.config), "kubernetes operator cache", min_score=0.0,
-                  gap=1.0) == []
-    assert search(Workspace.at(history.root, history.config), "cache", min_score=0.0, gap=1.0)
+    assert search(ws, "kubernetes operator cache", min_score=0.0, gap=1.0, known_only=True) == []
+    assert search(ws, "cache", min_score=0.0, gap=1.0, known_only=True)
+    # Asked for the best evidence, the entries sharing "cache" are shown, each saying it does not hold the query.
+    nearest = search(ws, "kubernetes operator cache")
+    assert nearest and not nearest.known and not any(hit.holds for hit in nearest)
 
 
 def test_an_in_domain_question_about_something_never_written_gets_no_memory(history: History) -> None:
@@ -341,8 +345,11 @@ def test_an_in_domain_question_about_something_never_written_gets_no_memory(hist
     ws = Workspace.at(history.root, history.config)
     # Each shares its rarest words with an entry ("welcome tour", "Kestrel webhook retries"), but what it asks
     # about (a skipped payment step, a flooded partner) was never written: a confident hit would be wrong.
-    assert search(ws, "why did the welcome tour skip the payment step?") == []
-    assert search(ws, "why did the Kestrel webhook retries flood the partner?") == []
+    for question, entry in (("why did the welcome tour skip the payment step?", tour),
+                            ("why did the Kestrel webhook retries flood the partner?", kestrel)):
+        assert search(ws, question, known_only=True) == []
+        nearest = search(ws, question)         # the best evidence: the entry, saying it does not hold the question
+        assert nearest[0].id == f"cycle {entry}" and not nearest.known
     # Asked by its own words, each entry is still found first.
     assert search(ws, "welcome tour caches")[0].id == f"cycle {tour}"
     assert search(ws, "kestrel retries dead letter")[0].id == f"cycle {kestrel}"
@@ -357,11 +364,15 @@ def test_words_gathered_from_unrelated_sentences_of_one_entry_answer_nothing(his
     ws = Workspace.at(history.root, history.config)
     # The entry holds "Osprey" and "payout" (most of the question's weight) but says nothing about an Osprey
     # payout: the two words sit sentences apart, about other things. Not even --all lifts it.
-    assert search(ws, "why did the Osprey payout stall?", min_score=0.0, gap=1.0) == []
+    assert search(ws, "why did the Osprey payout stall?", min_score=0.0, gap=1.0, known_only=True) == []
+    assert not search(ws, "why did the Osprey payout stall?").known
     together = history.cycle(task="the Osprey payout stalled on the staging box")
     ws = Workspace.at(history.root, history.config)
-    found = [hit.id for hit in search(ws, "why did the Osprey payout stall?", min_score=0.0, gap=1.0)]
+    found = [hit.id for hit in search(ws, "why did the Osprey payout stall?", min_score=0.0, gap=1.0,
+                                      known_only=True)]
     assert found == [f"cycle {together}"]
+    evidence = search(ws, "why did the Osprey payout stall?")
+    assert [(hit.id, hit.holds) for hit in evidence][:2] == [(f"cycle {together}", True), (f"cycle {scattered}", False)]
     # Each sentence is still found by its own words, the title's context included.
     assert search(ws, "Zephyr payout page")[0].id == f"cycle {scattered}"
     assert search(ws, "osprey mirror renamed")[0].id == f"cycle {scattered}"
@@ -386,3 +397,64 @@ def test_synthetic_history_planted_facts_and_supersessions(tmp_path: Path, git_e
         assert f"cycle {pair.new.ref}" in ids, (pair, ids)
         if f"cycle {pair.old.ref}" in ids:
             assert ids.index(f"cycle {pair.new.ref}") < ids.index(f"cycle {pair.old.ref}")
+
+
+def test_the_best_evidence_is_found_when_the_question_does_not_say_its_words(history: History) -> None:
+    # The question's rarest words ("Impossible", "Melanie") are not the entry's: under half of the question, so
+    # the coverage floor made it no candidate at all ("no memory" to a thing memory holds). It is the best
+    # evidence there is, and it is shown, weak; the check still says memory does not hold the question.
+    book = history.cycle(task="reading club", result="This book I read last year taught me to keep going.")
+    for _ in range(10):
+        history.cycle()
+    ws = Workspace.at(history.root, history.config)
+    question = "When did Melanie read the book Nothing is Impossible?"
+    hits = search(ws, question)
+    assert hits[0].id == f"cycle {book}" and not hits[0].holds and not hits.known
+    assert hits.text().splitlines()[0] == "no entry holds most of the question; the nearest (weak) entries:"
+    assert search(ws, question, known_only=True) == []
+
+
+def test_an_update_shows_the_old_and_the_new_statement(history: History) -> None:
+    old = history.cycle(task="newsletter", result="The weekly newsletter is sent through Brevo on Tuesdays.")
+    for _ in range(6):
+        history.cycle()
+    new = history.cycle(task="newsletter", result="Moved the weekly newsletter from Brevo to Buttondown.")
+    for _ in range(3):
+        history.cycle()
+    ws = Workspace.at(history.root, history.config)
+    found = [hit.id for hit in search(ws, "which service sent the weekly newsletter before, and which does now?")]
+    assert set(found[:2]) == {f"cycle {new}", f"cycle {old}"}      # "what was it before?" needs the old one too
+
+
+def test_a_question_in_two_parts_gets_both_entries_under_the_default_cuts(history: History) -> None:
+    # One entry holds most of the question, the other its second part: the clear-winner gap dropped the second.
+    first = history.cycle(task="staging database", result="Moved the staging database to the Hetzner box in May.")
+    for _ in range(4):
+        history.cycle()
+    second = history.cycle(task="backups", result="The nightly backups now go to Backblaze.")
+    for _ in range(4):
+        history.cycle()
+    ws = Workspace.at(history.root, history.config)
+    found = [hit.id for hit in search(ws, "where is the staging database hosted and where do its nightly backups go?")]
+    assert {f"cycle {first}", f"cycle {second}"} <= set(found[:5])
+
+
+def test_a_time_the_question_names_is_searched_first_against_the_clock(history: History) -> None:
+    early = history.cycle(task="billing page", result="Deployed the billing page to production.")   # 2025-06-02
+    for _ in range(20):
+        history.cycle()
+    late = history.cycle(task="billing page", result="Deployed the billing page to production again.")  # 06-23
+    for _ in range(2):
+        history.cycle()
+    ws = Workspace.at(history.root, history.config)
+    assert search(ws, "when was the billing page deployed to production?")[0].id == f"cycle {late}"
+    assert search(ws, "was the billing page deployed to production before June 10, 2025?")[0].id == f"cycle {early}"
+    index = Index(ws)
+    try:
+        # Relative times count from today on the clock (set here): "three weeks ago" is around June 4.
+        found = run(index, "billing page deployed three weeks ago", today=date(2025, 6, 25))
+        assert found[0].id == f"cycle {early}"
+        # A time in which nothing is written is a preference, not a demand: all time is searched.
+        assert run(index, "billing page deployed in March 2025", today=date(2025, 6, 25))[0].id == f"cycle {late}"
+    finally:
+        index.close()

@@ -99,8 +99,9 @@ def test_a_second_ranker_is_fused_with_bm25(fused_history: History, monkeypatch:
     fused = search(Workspace.at(fused_history.root, both), "otter harbour", kinds=["log"], min_score=0.0, gap=1.0)
     ids = [hit.id for hit in fused]
     # The second ranker knows nothing of otters but weighs 3x. RRF (k=60): cycle 5 is in both lists,
-    # 1/62 + 3/62; cycle 6 leads the second, 3/61; cycles 4, 3, 2 follow it; BM25's best, 1/61, comes last.
-    assert ids == ["cycle 5", "cycle 6", "cycle 4", "cycle 3", "cycle 2", "cycle 1"]
+    # 1/62 + 3/62; cycle 6 leads the second, 3/61; cycles 4, 3, 2 follow it; BM25's best, 1/61, would come
+    # last, but it holds the query and they do not: entries holding the query come first, in RRF order.
+    assert ids == ["cycle 5", "cycle 1", "cycle 6", "cycle 4", "cycle 3", "cycle 2"]
     assert all(hit.kind == "log" for hit in fused)                  # the filter reaches every ranker
     newest = next(hit for hit in fused if hit.id == "cycle 6")
     assert "otter" not in newest.snippet and newest.snippet         # no word match: the entry's start

@@ -138,19 +138,21 @@ def test_without_the_extra_auto_is_bm25_and_the_other_modes_say_what_to_install(
 def test_at_its_floor_the_shipped_model_finds_a_paraphrase_and_says_no_memory_rather_than_guess(
         planted: History) -> None:
     question = "why were buyers from Switzerland billed double?"
-    assert search(in_mode(planted, "bm25"), question) == []
-    assert [hit.id for hit in search(in_mode(planted, "hybrid"), question)][:1] == ["cycle 13"]
+    assert search(in_mode(planted, "bm25"), question, known_only=True) == []
+    assert [hit.id for hit in search(in_mode(planted, "hybrid"), question, known_only=True)][:1] == ["cycle 13"]
     # Never written: one foreign, one in the filler's own words ("refund", "plan"). Under the floor, even --all.
     for never in ("what colour is the office cat?", "why did the refund for annual plans take two weeks?"):
-        assert search(in_mode(planted, "hybrid"), never) == []
+        assert search(in_mode(planted, "hybrid"), never, known_only=True) == []
         assert search(in_mode(planted, "semantic"), never, min_score=0.0, gap=1.0) == []
+        assert not search(in_mode(planted, "hybrid"), never).known      # the nearest entries say they are weak
 
 
 def test_hybrid_finds_in_other_words_what_bm25_misses(planted: History, floorless: None) -> None:
     question = "why were buyers from Switzerland billed double?"
-    assert search(in_mode(planted, "bm25"), question) == []
-    hits = search(in_mode(planted, "hybrid"), question)
+    assert search(in_mode(planted, "bm25"), question, known_only=True) == []
+    hits = search(in_mode(planted, "hybrid"), question, known_only=True)
     assert hits.mode == "hybrid" and [hit.id for hit in hits] == ["cycle 13"]
+    assert search(in_mode(planted, "hybrid"), question)[0].id == "cycle 13"      # first among the evidence too
     assert "Swiss customers twice" in hits[0].snippet          # the passage that matched, not the entry's start
     semantic_only = search(in_mode(planted, "semantic"), question)
     assert semantic_only.mode == "semantic" and semantic_only[0].id == "cycle 13"
@@ -364,7 +366,10 @@ def test_the_agent_tool_uses_the_same_engine(planted: History, floorless: None) 
 
     text = recall_text(in_mode(planted, "hybrid"), "why were buyers from Switzerland billed double?", 5)
     assert text.startswith("LOG.md:") and "cycle 13" in text
-    assert recall_text(in_mode(planted, "hybrid"), "who catered the summer party?", 5) == "no memory of that"
+    # The agent is shown what `search` finds, as `gitmem recall` shows it.
+    ws = in_mode(planted, "hybrid")
+    assert recall_text(ws, "who catered the summer party?", 5) == search(ws, "who catered the summer party?",
+                                                                         limit=5).text()
 
 
 def test_a_hostile_model_directory_gives_one_line_and_reads_nothing_unbounded(tmp_path: Path) -> None:

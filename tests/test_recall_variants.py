@@ -58,10 +58,14 @@ def test_all_shows_the_entry_a_clear_winner_hides(memrepo: GitRepo, cli) -> None
     history.cycle(result="the agent " + history.filler(40), message="agent")
     history.cycle(message="wrote the agent walkthrough")
     for mode in ("bm25", "hybrid"):
-        cut = json.loads(cli(["recall", "agent", "--json", "--mode", mode], cwd=memrepo.path).out)["hits"]
-        everything = json.loads(cli(["recall", "agent", "--json", "--all", "--mode", mode], cwd=memrepo.path).out)
+        cut = json.loads(cli(["recall", "agent", "--json", "--known", "--mode", mode], cwd=memrepo.path).out)["hits"]
+        everything = json.loads(cli(["recall", "agent", "--json", "--known", "--all", "--mode", mode],
+                                    cwd=memrepo.path).out)
         assert ("log", "cycle 5") not in {(h["kind"], h["id"]) for h in cut}, mode   # the gap cut hides it
         assert ("log", "cycle 5") in {(h["kind"], h["id"]) for h in everything["hits"]}, mode
         assert len(everything["hits"]) > len(cut)
+        # The best evidence has no clear-winner cut: a second entry about it is evidence too.
+        evidence = json.loads(cli(["recall", "agent", "--json", "--mode", mode], cwd=memrepo.path).out)["hits"]
+        assert ("log", "cycle 5") in {(h["kind"], h["id"]) for h in evidence}, mode
     both = cli(["recall", "agent", "--all", "--min-score", "0.5"], cwd=memrepo.path)
     assert both.code == ExitCode.USAGE and "--all or --min-score" in both.err

@@ -71,7 +71,8 @@ MEMORY_TOOLS = (
     _tool("roadmap_done", "Tick off the ROADMAP item this cycle finished (the daily close plans the top open item "
           "until it is ticked).", {"item": _s("the item's text, or a part of it only that item holds")}, ["item"]),
     _tool("recall", "Search the whole memory history (LOG, lessons, decisions, NOW, rules). Only when the task "
-          "needs the past; at most 2 queries; if nothing relevant comes back, say 'no memory of that' and go on.",
+          "needs the past; at most 2 queries. The best evidence comes first; hits marked weak do not hold most of the "
+          "question. If nothing relevant comes back, say 'no memory of that' and go on.",
           {"query": _s("words to search for"),
            "limit": {**_i("how many hits, default from config"), "minimum": 1, "maximum": 100}}, ["query"]),
 )

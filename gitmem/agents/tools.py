@@ -369,7 +369,7 @@ def recall_text(ws: Workspace, query: str, limit: int) -> str:
     except Exception as err:   # a broken index must not cost the agent its memory: fall back to text
         return (f"(recall index unavailable: {err}; plain text search)\n"
                 + plain_recall(ws.root, ws.config, query, limit))
-    return "\n".join(str(hit) for hit in hits) if hits else "no memory of that"
+    return hits.text()
 
 
 def plain_recall(root: Path, config: Config, query: str, limit: int) -> str:

@@ -28,12 +28,15 @@ EXIT_CODES = {
 @click.option("--until", metavar="DATE", help="Only entries dated on or before DATE (YYYY-MM-DD).")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="At most this many hits (default: recall.limit, 6).")
+@click.option("--known", is_flag=True,
+              help="Ask \"is this known at all?\": only hits holding over half of the query's words (weighted by "
+                   "rarity) in one place, or passing the model's floor, after the cuts; otherwise \"no memory of "
+                   "that\".")
 @click.option("--min-score", type=click.FloatRange(0.0, 1.0), default=None,
-              help="Drop hits scoring under this, 0..1 (default: recall.min_score, 0.35).")
+              help="Drop hits scoring under this, 0..1 (default: none; with --known, recall.min_score, 0.35).")
 @click.option("--all", "show_all", is_flag=True,
-              help="Skip the cuts (minimum score and clear-winner gap): the best hits up to --limit, however weak. "
-                   "A hit still holds over half of the query's words (weighted by rarity) or passes the model's "
-                   "floor.")
+              help="Skip the cuts (minimum score and clear-winner gap, which only --known applies by default): "
+                   "every hit up to --limit.")
 @click.option("--mode", type=click.Choice(MODES), default=None,
               help="bm25 (words), semantic (meaning), hybrid (both), or auto: hybrid when recall.model is an "
                    "onnx:DIRECTORY encoder and [semantic-onnx] is installed, bm25 otherwise (default: recall.mode, "
@@ -43,12 +46,15 @@ EXIT_CODES = {
 @click.option("--rebuild", is_flag=True, help="Rebuild the index from scratch first (it is only a cache); on a "
               "terminal, with a progress bar.")
 def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since: str | None, until: str | None,
-           limit: int | None, min_score: float | None, show_all: bool, mode: str | None, workspace: str | None,
-           all_workspaces: bool, rebuild: bool) -> int:
+           limit: int | None, known: bool, min_score: float | None, show_all: bool, mode: str | None,
+           workspace: str | None, all_workspaces: bool, rebuild: bool) -> int:
     """Search LOG, lessons, decisions, NOW, rules and commit messages; best matches first.
 
     \b
     Each hit: path:line [kind id date] snippet, with matched words in **bold**.
+    The best evidence is shown even when no entry holds most of the question
+    (its words are rarely the answer's): such hits say "weak", and a line
+    above them says so. --known asks only whether memory holds it.
     Any text is a valid query: quotes and operators are read as plain words.
     Word variants match: "deployed" finds "deploys", "setup" finds "set up".
     Hybrid mode also finds entries that say the same in other words (best with
@@ -70,16 +76,13 @@ def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since:
             gitmem.recall.rebuild(ws, advance)  # `rebuild` is the option's flag here
     cuts = {"min_score": 0.0, "gap": 1.0} if show_all else {"min_score": min_score}
     hits = search(ws, " ".join(query), kinds=list(kinds) or None, since=since, until=until,
-                  limit=limit, all_workspaces=all_workspaces, mode=mode,
+                  limit=limit, all_workspaces=all_workspaces, mode=mode, known_only=known,
                   progress=progress_count("embedding the memory for recall (entries)"), **cuts)
     if as_json:
-        click.echo(json.dumps({"mode": hits.mode, "hits": [hit.to_dict() for hit in hits]}, ensure_ascii=False,
-                              indent=2))
-    elif not hits:
-        click.echo("no memory of that")
+        click.echo(json.dumps({"mode": hits.mode, "known": hits.known, "hits": [hit.to_dict() for hit in hits]},
+                              ensure_ascii=False, indent=2))
     else:
-        for hit in hits:
-            click.echo(str(hit))
+        click.echo(hits.text())
     return ExitCode.OK
 
 

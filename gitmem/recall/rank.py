@@ -1,28 +1,33 @@
 """Ranking: BM25 relevance normalised to 0..1, a mild recency boost, and fusion of several rankers.
 
 Score of a hit (all parts 0..1):
-- relevance = coverage x (0.7 + 0.3 x bm25 / best bm25). Coverage is the idf-weighted share of the
-  query's words the entry holds, so the score means something on its own: a query whose rare words are
-  nowhere in memory scores low everywhere. An entry that holds less than COVERAGE_FLOOR (half) of the
-  query in one passage (its title and PASSAGE neighbouring sentences) is no candidate at all ("no memory
-  of that"), whatever `min_score` says.
-  BM25 only orders entries that hold the same words (its ratio mostly reflects entry length), so it
-  moves relevance by at most 0.3.
+- relevance = coverage x (1 - STRENGTH + STRENGTH x bm25 / best bm25). Coverage is the idf-weighted share
+  of the query's words the entry holds, so the score means something on its own: a query whose rare words
+  are nowhere in memory scores low everywhere. BM25 only orders entries that hold the same words (its
+  ratio mostly reflects entry length), so it moves relevance by at most STRENGTH (0.3).
+  Coverage is no condition of being found: a question rarely says its answer's words, and the best
+  evidence is shown however little of the question it holds. Whether an entry holds the question at all
+  (`holds_query`: at least COVERAGE_FLOOR, half, of it in one passage, its title and PASSAGE neighbouring
+  sentences) is a separate verdict: it marks the hits (search.Hit.holds) and is the check "is this known
+  at all?" (search.search's `known_only`), which answers "no memory of that" to questions never written.
 - recency factor = 1 - w + w x 0.5 ** (age_days / half_life), with w = recall.recency_weight (default
-  0.2) and half_life = recall.recency_half_life_days (default 30). Age is counted back from the newest
-  dated memory entry among the candidates (not the wall clock, not commit times): among the entries
-  that answer a query, the latest word on it gets the full boost, however old the memory is. A
-  proven rule is in force, so it counts as new; an undated entry counts as half as fresh.
-  With w = 0.2 the boost is mild: it decides between entries of similar relevance, such as a fact
-  and the later fact that superseded it, but never lifts an entry that does not match.
+  0.2) and half_life = recall.recency_half_life_days (default 30), for entries that hold the query. Age
+  is counted back from the newest dated memory entry among the candidates that hold it (not the wall
+  clock, not commit times): among the entries that answer a query, the latest word on it gets the full
+  boost, however old the memory is. A proven rule is in force, so it counts as new; an undated entry
+  counts as half as fresh. With w = 0.2 the boost is mild: it decides between entries of similar
+  relevance, such as a fact and the later fact that superseded it, but never lifts an entry that does not
+  match. A weak hit (one that does not hold the query) gets no factor: its age says nothing of whether it
+  is the evidence (search._query).
 - Each ranker (config recall.rankers, name -> weight: "bm25" here, "semantic" in semantic.py) returns its
   own relevance list. The lists are reranked by relevance x recency and fused by weighted reciprocal rank
   fusion, sum w / (60 + rank), times the recency factor, which sets the order. A hit's score is its best
   ranker's relevance x recency: the strongest evidence that it answers the query, whichever ranker found
   it, so that a paraphrase found by meaning alone is not halved for having no word in common. With one
   ranker the order is simply by score.
-Then hits scoring under `min_score` go, and a dynamic gap keeps only clear winners: sorted by relevance,
-the list is cut at the first drop between neighbours larger than `gap` (see `cut`).
+Entries that hold the query come first (search._query). Then, where the caller asks for cuts (by default
+only the check), hits scoring under `min_score` go, and a dynamic gap keeps only clear winners: sorted by
+relevance, the list is cut at the first drop between neighbours larger than `gap` (see `cut`).
 """
 from __future__ import annotations
 
@@ -38,9 +43,11 @@ CANDIDATES = 30
 BUDGET = 500               # matches bm25() may score in one stage
 POSTINGS = 20000           # word entries bm25() may walk to weigh the words of one stage
 SECONDS_PER_DAY = 86400.0
-# "No memory of that" for words: a BM25 hit must hold more of what the query says than it misses, i.e. over
-# half of the query's idf weight (Query.coverage). It is the words' counterpart of a model's raw-cosine floor:
-# evidence for being a candidate at all, so --all (which skips min_score and the gap) never lifts it. An
+STRENGTH = 0.3             # how far BM25's own score (relative to the best) moves relevance, against coverage
+# "No memory of that" for words: an entry holds the question (`holds_query`) when it holds more of what the query
+# says than it misses, i.e. over half of the query's idf weight (Query.coverage). It is the words'
+# counterpart of a model's raw-cosine floor, and the check "is this known at all?" (search's `known_only`)
+# keeps only such entries, so --all (which skips min_score and the gap) never lifts one that does not. An
 # entry of the agent's own domain shares common words with any question about that domain ("refund",
 # "annual", "plans"); only one that also holds the question's rarer, heavier words answers it.
 COVERAGE_FLOOR = 0.5
@@ -151,10 +158,17 @@ def bm25_ranker(conn: sqlite3.Connection, query: Query, flt: Filter, limit: int)
     for doc_id, strength in raw.items():
         title, body = texts.get(doc_id, ("", ""))
         covered = query.coverage(conn, f"{title} {body}")
-        # A passage holds no more of the query than its entry: the whole entry is the cheap first test.
-        if covered >= COVERAGE_FLOOR and judged_coverage(conn, query, title, body, covered) >= COVERAGE_FLOOR:
-            scored.append((doc_id, covered * (0.7 + 0.3 * strength)))
+        scored.append((doc_id, covered * (1.0 - STRENGTH + STRENGTH * strength)))
     return sorted(scored, key=lambda item: -item[1])
+
+
+def holds_query(conn: sqlite3.Connection, query: Query, title: str, body: str) -> bool:
+    """Whether an entry is evidence that memory knows what the query asks: it holds at least COVERAGE_FLOOR of
+    the query in one passage. Not a condition of being found (the best evidence is ranked whatever its share:
+    a question rarely says its answer's words), but of "known at all" (search.search's `known_only`)."""
+    covered = query.coverage(conn, f"{title} {body}")
+    # A passage holds no more of the query than its entry: the whole entry is the cheap first test.
+    return covered >= COVERAGE_FLOOR and judged_coverage(conn, query, title, body, covered) >= COVERAGE_FLOOR
 
 
 def passages(title: str, body: str) -> list[str]:

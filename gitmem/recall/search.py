@@ -15,12 +15,12 @@ from datetime import date, datetime, time
 from typing import TYPE_CHECKING, Any
 
 from gitmem.config import Config
-from gitmem.recall import encoder, rank
+from gitmem.recall import encoder, rank, when
 from gitmem.recall.corpus import KINDS
 from gitmem.recall.database import RecallError
 from gitmem.recall.held import Holder
 from gitmem.recall.index import DEFAULT, Index, Progress
-from gitmem.recall.query import analyze, bounded
+from gitmem.recall.query import Query, analyze, bounded
 from gitmem.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -40,9 +40,11 @@ class Hit:
     snippet: str
     score: float
     workspace: str = ""      # set when searching all workspaces ("default" for the top-level memory)
+    holds: bool = True       # it holds most of the query in one place (rank.holds_query), or meaning found it
 
     def __str__(self) -> str:
         where = f" · {self.workspace}" if self.workspace else ""
+        where += "" if self.holds else " · weak"
         label = " ".join(part for part in (self.kind, self.id, self.date) if part)
         return f"{self.path}:{self.line} [{label}{where}] {self.snippet}"
 
@@ -56,6 +58,23 @@ class Hits(list[Hit]):
     def __init__(self, hits: list[Hit] | None = None, mode: str = "bm25") -> None:
         super().__init__(hits or [])
         self.mode = mode
+
+    @property
+    def known(self) -> bool:
+        """Whether memory holds what was asked: some hit holds most of the question (`Hit.holds`)."""
+        return any(hit.holds for hit in self)
+
+    def text(self) -> str:
+        """The hits as `gitmem recall` and the agent's recall tool show them: a line each, and when none holds
+        the question, a line first that says so, so that the nearest entries are never taken for an answer."""
+        if not self:
+            return NO_MEMORY
+        lines = [str(hit) for hit in self]
+        return "\n".join(lines if self.known else [WEAK, *lines])
+
+
+NO_MEMORY = "no memory of that"
+WEAK = "no entry holds most of the question; the nearest (weak) entries:"
 
 
 def resolve_mode(config: Config, mode: str | None = None) -> str:
@@ -123,15 +142,25 @@ def parse_when(value: str | date | datetime | None, config: Config, *, end: bool
 def search(ws: Workspace, query: str, *, kinds: list[str] | tuple[str, ...] | None = None,
            since: str | date | datetime | None = None, until: str | date | datetime | None = None,
            limit: int | None = None, all_workspaces: bool = False, min_score: float | None = None,
-           gap: float | None = None, mode: str | None = None, progress: Embedding | None = None) -> Hits:
+           gap: float | None = None, mode: str | None = None, progress: Embedding | None = None,
+           known_only: bool = False) -> Hits:
     """Search the memory of the workspace (or of all workspaces): best hits first, maybe none.
 
-    `mode` overrides recall.mode; `min_score` and `gap` override the cuts (0 and 1 turn them off);
-    `progress(done, total)` hears the entries embedded when the vectors must be built or brought up to date."""
+    Two questions, two calls. By default, "what is the best evidence for this?": every entry that shares a word
+    (or, in hybrid, a meaning over the model's floor) with the query is ranked, up to `limit`, and each hit says
+    whether it holds most of the query in one place (`Hit.holds`, `Hits.known`); a question rarely says its
+    answer's words, so that share is no condition of being found. With `known_only`, "is this known at all?":
+    only hits that hold the query, after the cuts (recall.min_score and recall.gap), so a question about
+    something never written gets no hit ("no memory of that").
+
+    `mode` overrides recall.mode; `min_score` and `gap` set the cuts (0 and 1 turn them off; by default they
+    apply to `known_only` calls only); `progress(done, total)` hears the entries embedded when the vectors must
+    be built or brought up to date."""
     index = Index(ws)
     try:
         return run(index, query, kinds=kinds, since=since, until=until, limit=limit,
-                   all_workspaces=all_workspaces, min_score=min_score, gap=gap, mode=mode, progress=progress)
+                   all_workspaces=all_workspaces, min_score=min_score, gap=gap, mode=mode, progress=progress,
+                   known_only=known_only)
     finally:
         index.close()
 
@@ -154,8 +183,12 @@ def rebuild_size(ws: Workspace) -> int:
 def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None = None,
         since: str | date | datetime | None = None, until: str | date | datetime | None = None,
         limit: int | None = None, all_workspaces: bool = False, min_score: float | None = None,
-        gap: float | None = None, mode: str | None = None, progress: Embedding | None = None) -> Hits:
-    """`search` on an open index, so a long-lived caller (a benchmark, an agent session) can reuse it."""
+        gap: float | None = None, mode: str | None = None, progress: Embedding | None = None,
+        known_only: bool = False, today: date | None = None) -> Hits:
+    """`search` on an open index, so a long-lived caller (a benchmark, an agent session) can reuse it.
+
+    A question that names a time ("before April 10", "3 weeks ago") is searched in it first, then over all
+    time (recall.when), resolved against `today`: the real clock's date unless a test sets it."""
     bounded(query)
     config = index.config
     weights = ranker_weights(config, resolve_mode(config, mode))
@@ -184,9 +217,11 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
                 rankers["semantic"] = semantic.ranker(store, model, settings.semantic_scale, len(index.scopes),
                                                       beside_words=len(rankers) > 0)
                 passage = semantic.passage_finder(store, model)
+            cuts = (settings.min_score, settings.gap) if known_only else (0.0, 1.0)
             hits = _query(conn, query, flt, limit, settings, all_workspaces,
-                          settings.min_score if min_score is None else min_score,
-                          settings.gap if gap is None else gap, rankers, weights, passage, Holder(index, conn))
+                          cuts[0] if min_score is None else min_score, cuts[1] if gap is None else gap,
+                          rankers, weights, passage, Holder(index, conn), known_only,
+                          _named_time(query, config, since, until, today))
             return Hits(hits, mode_of(weights))
         except sqlite3.DatabaseError:
             if attempt:
@@ -195,9 +230,23 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
     return Hits([], mode_of(weights))
 
 
+def _named_time(query: str, config: Config, since: object, until: object,
+                today: date | None) -> tuple[float, float] | None:
+    """The time the question names ("before April 10", "3 weeks ago": recall.when) as timestamps, resolved
+    against today on the real clock; None when it names none or the caller set --since/--until."""
+    if since or until:
+        return None
+    span = when.named_span(query, today or datetime.now(config.tzinfo()).date())
+    if span is None:
+        return None
+    return (parse_when(span.since, config, end=False) or float("-inf"),
+            parse_when(span.until, config, end=True) or float("inf"))
+
+
 def _query(conn: sqlite3.Connection, text: str, flt: rank.Filter, limit: int, settings: Any,
            all_workspaces: bool, min_score: float, gap: float, rankers: dict[str, rank.Ranker],
-           weights: dict[str, float], passage: Any, holder: Holder) -> list[Hit]:
+           weights: dict[str, float], passage: Any, holder: Holder, known_only: bool,
+           named: tuple[float, float] | None = None) -> list[Hit]:
     if limit <= 0:
         return []
     parsed = analyze(conn, text)
@@ -205,14 +254,30 @@ def _query(conn: sqlite3.Connection, text: str, flt: rank.Filter, limit: int, se
         return []
     depth = max(rank.CANDIDATES, limit * 4)
     lists = {name: rankers[name](conn, parsed, flt, depth) for name in weights}
+    holding = _Holding(conn, parsed, {doc_id for doc_id, _ in lists.get("semantic", ())})
+    if known_only:            # before fusing: an entry that does not hold the query takes no rank from one that does
+        lists = {name: [item for item in items if holding(item[0])] for name, items in lists.items()}
     ids = sorted({doc_id for items in lists.values() for doc_id, _ in items})
     if not ids:
         return []
     rows = _rows(conn, ids)
-    reference = _newest(rows.values())
+    # Recency orders the entries that hold the query, counted from the newest of them: the latest word on it
+    # comes first (a fact before the one it superseded). Among the weak hits, an entry's age says nothing of
+    # whether it is the evidence: an old session is as likely to hold the answer as a new one.
+    reference = _newest(row for doc_id, row in rows.items() if holding(doc_id))
     boost = {doc_id: rank.recency(row["ts"], row["kind"], reference, half_life=settings.recency_half_life_days,
-                                  weight=settings.recency_weight) for doc_id, row in rows.items()}
+                                  weight=settings.recency_weight) if holding(doc_id) else 1.0
+             for doc_id, row in rows.items()}
     fused = rank.fuse(lists, weights, boost)
+    # Entries that hold the question come before those that only share some of its words: in hybrid, a
+    # paraphrase meaning found is not outranked by an entry holding one rare word of the question.
+    # Among those, the ones dated in the time the question names come first: a preference, not a filter (memory
+    # is dated by when it was written, not by when things happened), and no weight for a weak hit.
+    def in_time(doc_id: int) -> bool:
+        ts = rows[doc_id]["ts"]
+        return named is not None and ts is not None and named[0] <= ts <= named[1]
+
+    fused.sort(key=lambda item: (not holding(item[0]), not (holding(item[0]) and in_time(item[0]))))
     # What the index holds is a claim: a hit is shown only when its source holds it (gitmem.recall.held), and
     # one that is not leaves the ranking before the cut, so it can neither speak nor hide a real hit.
     while True:
@@ -226,8 +291,23 @@ def _query(conn: sqlite3.Connection, text: str, flt: rank.Filter, limit: int, se
         row = rows[doc_id]
         workspace = (row["workspace"] or "default") if all_workspaces else ""
         hits.append(Hit(row["kind"], row["ident"], row["date"], row["path"], row["line"],
-                        _snippet(conn, parsed.match, doc_id, text, passage), score, workspace))
+                        _snippet(conn, parsed.match, doc_id, text, passage), score, workspace, holding(doc_id)))
     return hits
+
+
+class _Holding:
+    """Whether a candidate holds the query (rank.holds_query), judged once each and only when asked: an evidence call
+    asks it of the hits it shows, a `known_only` call of every candidate. Meaning's candidates hold it: they
+    passed the model's floor (semantic.py)."""
+
+    def __init__(self, conn: sqlite3.Connection, query: Query, by_meaning: set[int]) -> None:
+        self.conn, self.query, self.judged = conn, query, dict.fromkeys(by_meaning, True)
+
+    def __call__(self, doc_id: int) -> bool:
+        if doc_id not in self.judged:
+            entry = self.conn.execute("SELECT title, body FROM fts WHERE rowid = ?", (doc_id,)).fetchone()
+            self.judged[doc_id] = entry is not None and rank.holds_query(self.conn, self.query, entry[0], entry[1])
+        return self.judged[doc_id]
 
 
 def _newest(rows: Any) -> float | None:

@@ -34,7 +34,8 @@ DESCRIPTIONS = {
     "confirm_lesson": "Confirm a lesson (L-NNNN) with this session's evidence. It counts once it is committed "
                       "together with this session's LOG entry.",
     "recall": "Search the whole memory history (LOG, lessons, decisions, NOW, rules). Only when the task needs "
-              "the past; at most 2 queries; if nothing relevant comes back, say 'no memory of that' and go on.",
+              "the past; at most 2 queries. The best evidence comes first; hits marked weak do not hold most of "
+              "the question. If nothing relevant comes back, say 'no memory of that' and go on.",
 }
 EXTRA_TOOLS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("context", "The memory to start from. Default: the compact session context (proven rules, top NOW block, "
