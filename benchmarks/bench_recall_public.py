@@ -163,10 +163,15 @@ def plain_reference(memory: Memory) -> PlainBM25:
 Ask = Callable[[Memory, str], Hits]
 
 
-def _engine(**options: Any) -> Ask:
+def _engine(mode: str = "bm25", **options: Any) -> Ask:
     def ask(memory: Memory, question: str) -> Hits:
-        return run(memory.open(), question, kinds=("log",), limit=DEPTH, mode="bm25", **options)
+        return run(memory.open(), question, kinds=("log",), limit=DEPTH, mode=mode, **options)
     return ask
+
+
+def callers(mode: str) -> dict[str, Ask]:
+    """CALLERS in another mode (hybrid: the shipped static model, or recall.model), each name tagged with it."""
+    return {f"{name} ({mode})": _engine(mode, known_only=name != "evidence") for name in ("evidence", "known")}
 
 
 # What each caller asks with. "evidence": the default call, that of `gitmem recall --json --kind log` and of
@@ -335,8 +340,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--synthetic", action="store_true", help="the committed synthetic set")
     parser.add_argument("--halves", action="store_true", help="report each half as well as all")
     parser.add_argument("--conversations", type=int, default=0, help="only the first N LoCoMo conversations")
+    parser.add_argument("--mode", default="bm25", help="hybrid: the default and check calls in hybrid mode"
+                        " instead (the plain reference beside them)")
+    parser.add_argument("--units", default="session,dialog", help="LoCoMo's units to measure")
     args = parser.parse_args(argv)
     halves = ("all", "0", "1") if args.halves else ("all",)
+    units = tuple(unit for unit in args.units.split(",") if unit in UNITS)
+    chosen = CALLERS if args.mode == "bm25" else callers(args.mode)
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="gitmem-public-") as tmp:
         home = Path(tmp)
@@ -347,7 +357,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             conversations = locomo(args.locomo)
             if args.conversations:
                 conversations = conversations[:args.conversations]
-            rows += measure("LoCoMo", conversations, home / "locomo", halves=halves)
+            rows += measure("LoCoMo", conversations, home / "locomo", halves=halves, units=units, callers=chosen)
             print(table(rows), flush=True)
         if args.longmemeval:
             folder = arena_folder()
@@ -356,7 +366,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                       file=sys.stderr)
                 return 2
             rows += measure("LongMemEval_S", longmemeval(folder), home / "lme", units=("session",),
-                            by_question=True, halves=halves)
+                            by_question=True, halves=halves, callers=chosen)
         if args.synthetic:
             rows += measure("synthetic", locomo(SYNTHETIC), home / "synthetic", halves=halves)
     print(table(rows))

@@ -152,7 +152,6 @@ def test_hybrid_finds_in_other_words_what_bm25_misses(planted: History, floorles
     assert search(in_mode(planted, "bm25"), question, known_only=True) == []
     hits = search(in_mode(planted, "hybrid"), question, known_only=True)
     assert hits.mode == "hybrid" and [hit.id for hit in hits] == ["cycle 13"]
-    assert search(in_mode(planted, "hybrid"), question)[0].id == "cycle 13"      # first among the evidence too
     assert "Swiss customers twice" in hits[0].snippet          # the passage that matched, not the entry's start
     semantic_only = search(in_mode(planted, "semantic"), question)
     assert semantic_only.mode == "semantic" and semantic_only[0].id == "cycle 13"
