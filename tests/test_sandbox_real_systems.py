@@ -244,7 +244,9 @@ def test_a_codex_provider_the_box_hides_is_said_at_the_start_and_in_the_log(tmp_
     assert said in first and "model_provider `corp`" in first and "CORP_LLM_KEY" in first, result.err
     assert "agent.sandbox.writable" in first
     log = " ".join(memrepo.read("LOG.md").split())
-    assert said in log and "model_provider `corp`" in log
+    # The LOG's Result is cut at its length limit, and where depends on the temp folder's path: the note's
+    # start is there; its whole text is on stderr, asserted above.
+    assert said in log
     assert PROVIDER_URL not in result.err + result.out + log and "Qx" * 10 not in result.err + log
 
 

@@ -70,8 +70,13 @@ def merge_log(base: str, upstream: str, ours: str, *, merged_at: Callable[[], Ti
         ours_added = brought_in(ours_added, upstream, max(e.when.moment for e in theirs_added), merged_at())
     if not log.ordered(theirs_added, ours_added):
         return None
-    text = upstream if upstream.endswith("\n") else upstream + "\n"
-    for entry in ours_added:
+    return _appended(upstream, ours_added)
+
+
+def _appended(text: str, entries: tuple[log.LogEntry, ...]) -> str:
+    """`entries` appended to LOG's `text`, each as `gitmem log add` appends one."""
+    text = text if text.endswith("\n") else text + "\n"
+    for entry in entries:
         text = log.append_entry(text, entry)
     return text
 
@@ -92,10 +97,7 @@ def pick_log(base: str, onto: str, picked: str, *, merged_at: Callable[[], Times
         added = brought_in(added, onto, last[-1].when.moment, merged_at())
         if not log.ordered(last, added):
             return None
-    text = onto if onto.endswith("\n") else onto + "\n"
-    for entry in added:
-        text = log.append_entry(text, entry)
-    return text
+    return _appended(onto, added)
 
 
 def brought_in(entries: tuple[log.LogEntry, ...], upstream: str, after: datetime,
