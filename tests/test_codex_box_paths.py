@@ -12,6 +12,7 @@ import json
 import shlex
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,6 +33,19 @@ def codex() -> Path:
     return cx.codex_or_skip()
 
 
+def _cycle_is_built(codex: Path, root: Path, home: Path, calls: tuple[Any, ...]) -> None:
+    """`gitmem cycle` run as a scheduled cycle with the recipe in the box, against the fake Responses API playing
+    `calls`: it exits 0 and the model's memory writes are in the commit."""
+    fake = fo.FakeResponsesAPI(cx.script(*calls))
+    with fake.serve() as url:
+        _scheduled(root, url)
+        commit_config(root)
+        done = subprocess.run([str(GITMEM), "cycle", "--json"], cwd=root, env=cx.codex_env(home, codex),
+                              capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert_built(root, json.loads(done.stdout), fake)
+
+
 def _scheduled(root: Path, url: str) -> None:
     """The recipe's command with the provider on its command line (a runner has no CODEX_HOME of its own), in
     the box, the runner's CODEX_HOME not named in agent.sandbox.writable."""
@@ -49,14 +63,7 @@ def _scheduled(root: Path, url: str) -> None:
 @pytest.mark.parametrize("calls", [SHELL_CALLS, MCP_CALLS], ids=["shell", "mcp"])
 def test_a_scheduled_codex_cycle_in_the_box_is_built(codex: Path, tmp_path: Path, git_env: None, calls) -> None:
     root, home = make_project(tmp_path, "codex")
-    fake = fo.FakeResponsesAPI(cx.script(*calls))
-    with fake.serve() as url:
-        _scheduled(root, url)
-        commit_config(root)
-        done = subprocess.run([str(GITMEM), "cycle", "--json"], cwd=root, env=cx.codex_env(home, codex),
-                              capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert_built(root, json.loads(done.stdout), fake)
+    _cycle_is_built(codex, root, home, calls)
     assert "sandbox: bubblewrap" in (entries(root)[-1].get("Evidence") or "")
 
 
@@ -90,11 +97,4 @@ def test_a_codex_login_shell_in_the_box_still_finds_gitmem(codex: Path, tmp_path
     root, home = make_project(tmp_path, "codex")
     settings = root / ".codex" / "config.toml"
     settings.write_text(settings.read_text().replace("allow_login_shell = false\n", ""))
-    fake = fo.FakeResponsesAPI(cx.script(*SHELL_CALLS))
-    with fake.serve() as url:
-        _scheduled(root, url)
-        commit_config(root)
-        done = subprocess.run([str(GITMEM), "cycle", "--json"], cwd=root, env=cx.codex_env(home, codex),
-                              capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert_built(root, json.loads(done.stdout), fake)
+    _cycle_is_built(codex, root, home, SHELL_CALLS)
