@@ -31,6 +31,12 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Mod
     return None
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """No workers for `-n auto` (the suite's default, in pyproject.toml) when benchmarks are run: a benchmark times
+    one process on a quiet machine, and pytest-benchmark switches itself off under pytest-xdist."""
+    return 0
+
+
 def runner_seconds(root: Path) -> float:
     """The runner's own time for one cycle of the repository at `root` with its configured (no-op) command
     agent: what the sandbox and the trust-anchor benchmarks compare, each against its own baseline."""

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_every_benchmark_runs_once_at_1x(tmp_path: Path) -> None:
     env = {**os.environ, "GITMEM_BENCH_SCALES": "1", "GITMEM_BENCH_CACHE": str(tmp_path / "cache")}
     done = subprocess.run([sys.executable, "-m", "pytest", "benchmarks", "--benchmark-disable", "--no-cov",
-                           "-p", "no:cacheprovider"], cwd=ROOT, env=env, capture_output=True, text=True,
+                           "-p", "no:cacheprovider", "-n", "0"], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=900)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert " passed" in done.stdout and " failed" not in done.stdout

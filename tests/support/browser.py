@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -21,18 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tests.support.npm_cache import Unavailable, npm_ci, skip_loudly
+from tests.support.npm_cache import Unavailable, cache_dir, npm_ci, one_installer_at_a_time, skip_loudly
 
 JS_DIR = Path(__file__).resolve().parent / "js"
 FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
          "--remote-debugging-pipe")
-_INSTALL_LOCK = threading.Lock()       # one apt-get at a time
 
 
 def chromium() -> str:
     """The path of Debian's Chromium, installed with apt-get when missing (root only)."""
-    with _INSTALL_LOCK:
+    with one_installer_at_a_time(cache_dir() / ".apt-chromium.lock"):     # one apt-get at a time, across workers
         found = shutil.which("chromium") or shutil.which("chromium-browser")
         if found:
             return found

@@ -7,19 +7,19 @@ is the skip reason for `skip_loudly`.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
 import tempfile
-import threading
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
 import pytest
-
-_INSTALL_LOCK = threading.Lock()
 
 
 class Unavailable(Exception):
@@ -48,10 +48,10 @@ def npm_ci(package_dir: Path, name: str, label: str, *, scripts: bool, timeout: 
     npm = shutil.which("npm")
     if npm is None:
         raise Unavailable(f"npm is not installed (Debian: `apt-get install -y npm`), so {label} cannot be installed")
-    with _INSTALL_LOCK:
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    with one_installer_at_a_time(cache_dir() / f".{name}-{key}.lock"):
         if (home / ".complete").exists():
             return home
-        cache_dir().mkdir(parents=True, exist_ok=True)
         building = Path(tempfile.mkdtemp(prefix=f".{name}-{key}-", dir=cache_dir()))
         (building / "package.json").write_bytes(manifest)
         (building / "package-lock.json").write_bytes(lock)
@@ -67,3 +67,16 @@ def npm_ci(package_dir: Path, name: str, label: str, *, scripts: bool, timeout: 
         except OSError:                      # another session finished first
             shutil.rmtree(building, ignore_errors=True)
     return home
+
+
+@contextlib.contextmanager
+def one_installer_at_a_time(lock_path: Path) -> Iterator[None]:
+    """Held by one installer at a time across processes: the suite's workers (pytest-xdist) and another session
+    on the same machine would otherwise each run the same `npm ci`."""
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
