@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,7 +23,7 @@ from gitmem.errors import ExitCode
 from tests.support.cycle_support import is_clean, origin_and_clone
 from tests.support.gitcli import git, run_git
 from tests.support.helpers import GitRepo
-from tests.support.hostile import command_agent, evidence, no_traceback
+from tests.support.hostile import GITMEM, command_agent, evidence, no_traceback
 
 # Every way the agent can drop the human's history, then the prune that makes it final.
 DESTROY = """
@@ -345,6 +347,46 @@ def test_an_unwritable_backup_directory_stops_the_cycle_before_the_agent(tmp_pat
     assert _refs(memrepo) == refs and _stashes(memrepo) == stashes
     assert all(memrepo.repo.get(oid) is not None for oid in ids.values())
     assert "no-build" in memrepo.read("LOG.md").rsplit("## ", 1)[-1]    # Rule 0: the cycle still logs
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare(1) for a user namespace")
+def test_a_backup_folder_this_user_cannot_read_stops_the_cycle_with_gm716_not_a_traceback(
+        tmp_path: Path, memrepo: GitRepo) -> None:
+    """The backup folder belongs to another user (made by a `sudo gitmem cycle`, say) and is 0700: reading it is
+    EACCES. As root the cycle runs in a user namespace, where a folder of an unmapped owner is as closed as it is
+    to any user. Exit 4, `<folder>:1: GM716`, the agent never ran, nothing of the human's lost."""
+    ids = _human_work(memrepo)
+    refs, stashes = _refs(memrepo), _stashes(memrepo)
+    ran = tmp_path / "ran.txt"
+    command_agent(tmp_path, memrepo, f"open({str(ran)!r}, 'w').write('ran')\n" + DESTROY)
+    from gitmem import gitio
+    from gitmem.cycle.refs_backup import backup_dir
+
+    folder = backup_dir(memrepo.handle)
+    folder.mkdir(parents=True)
+    (folder / "chain").write_text("")
+    if os.geteuid() == 0:
+        for path in (folder, folder / "chain"):
+            os.chown(path, 65534, 65534)
+        os.chmod(folder, 0o700)
+        argv = ["unshare", "-r", str(GITMEM), "cycle"]
+        if subprocess.run(["unshare", "-r", "true"], capture_output=True).returncode:
+            pytest.skip("this kernel refuses a user namespace")
+    else:
+        os.chmod(folder, 0)
+        argv = [str(GITMEM), "cycle"]
+    try:
+        done = subprocess.run(argv, cwd=memrepo.path, capture_output=True, text=True, timeout=120)
+    finally:
+        os.chmod(folder, 0o700)
+    assert done.returncode == ExitCode.SALVAGED, done.stderr + done.stdout
+    assert no_traceback(done.stderr + done.stdout)
+    assert f"{folder}:1: GM716" in done.stderr + done.stdout and "could not back up" in done.stderr + done.stdout
+    assert not ran.exists()
+    gitio.forget_cached(memrepo.handle)
+    assert is_clean(memrepo) and _refs(memrepo) == refs and _stashes(memrepo) == stashes
+    assert all(memrepo.repo.get(oid) is not None for oid in ids.values())
+    assert "no-build" in memrepo.read("LOG.md").rsplit("## ", 1)[-1]
 
 
 def test_objects_that_cannot_be_put_back_fail_the_cycle_cleanly(tmp_path: Path, memrepo: GitRepo, cli) -> None:

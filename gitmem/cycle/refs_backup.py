@@ -46,8 +46,8 @@ class RefsBackupFailed(RunFailure):
 
     exit_code = ExitCode.SALVAGED
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message, code=codes.CYCLE_REFS_BACKUP_FAILED, where="(cycle)")
+    def __init__(self, message: str, *, where: str = "(cycle)") -> None:
+        super().__init__(message, code=codes.CYCLE_REFS_BACKUP_FAILED, where=where)
 
 
 def backup_dir(repo: gitio.Repo) -> Path:
@@ -109,7 +109,7 @@ class RefsBackup:
             raise RefsBackupFailed(f"the runner could not back up the unpushed branches, tags and stashes to {folder} "
                                    f"before the agent ran, so the agent did not run ({_why(err)}); make that "
                                    "directory readable and writable by this user (or set XDG_STATE_HOME) and run "
-                                   "the cycle again") from None
+                                   "the cycle again", where=str(folder)) from None
         backup.chain = [folder / f"{stem}{BUNDLE}" for stem in chain]
         return backup
 
