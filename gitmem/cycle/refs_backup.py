@@ -37,6 +37,7 @@ BUNDLE, TIPS, PARTIAL = ".bundle", ".tips", ".partial"     # a bundle, its tips 
 CHAIN = "chain"                      # the kept bundles the backup is made of, oldest first, one name a line
 MAX_CHAIN = 32                       # then one bundle of everything unpushed again: recovery unbundles each one
 MAX_TIPS_BYTES = 16 << 20
+MAX_HEADER_LINES = 1 << 16
 HEX = set("0123456789abcdef")
 STEM = "refs-"
 
@@ -209,12 +210,18 @@ def _kept_chain(repo: gitio.Repo, folder: Path) -> list[str]:
 def _prerequisites(bundle: Path) -> list[str]:
     """The commits a bundle's header names as prerequisites (`-<id>` lines): what must be in the store to
     unbundle it. A header that cannot be read gives one impossible id, so the bundle does not count as holding."""
+    found: list[str] = []
     try:
-        with bundle.open("rb") as stream:
-            head = stream.read(MAX_TIPS_BYTES).split(b"\n\n", 1)[0].decode("ascii")
+        with bundle.open("rb") as stream:        # the header only: the pack after it may be 100 MB
+            for _ in range(MAX_HEADER_LINES):
+                line = stream.readline(4096)
+                if line in (b"\n", b""):
+                    return found
+                if line.startswith(b"-"):
+                    found.append(line[1:].split(b" ", 1)[0].strip().decode("ascii"))
     except (OSError, UnicodeDecodeError):
-        return ["0" * 40]
-    return [line[1:].split(" ", 1)[0] for line in head.splitlines() if line.startswith("-")]
+        pass
+    return ["0" * 40]
 
 
 def manifest_name(human: dict[str, str], stash: list[tuple[str, str]], held: list[str]) -> str:
