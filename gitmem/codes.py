@@ -388,6 +388,10 @@ CYCLE_LOG_REFUSED = _code(
     "GM721", "cycle-log-refused",
     "the memory rules refused the runner's own no-build entry: nothing was committed to the branch, and the "
     "agent's work is on its salvage branch", "{message}", since=4)
+CYCLE_DISK_FULL = _code(
+    "GM725", "cycle-disk-full",
+    "the disk holding the repository was full (ENOSPC or EDQUOT): the cycle did not run its agent, or failed "
+    "after it with what it could write; nothing of the human's is lost", "{message}", since=4)
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(
