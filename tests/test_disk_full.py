@@ -45,7 +45,8 @@ def git(*args):
     return subprocess.run(['git', *args], cwd=root, capture_output=True, text=True).stdout
 free = shutil.disk_usage(small).free
 json.dump({'code': done.returncode, 'out': done.stdout, 'err': done.stderr, 'status': git('status', '--porcelain'),
-           'branches': git('branch', '--format=%(refname:short)').split(), 'log': open(os.path.join(root, 'LOG.md')).read(),
+           'branches': git('branch', '--format=%(refname:short)').split(),
+           'log': open(os.path.join(root, 'LOG.md')).read(),
            'head': git('log', '-1', '--format=%s').strip(), 'free': free,
            'files': sorted(os.listdir(root))}, open(out, 'w'))
 """

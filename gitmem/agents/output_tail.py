@@ -103,7 +103,7 @@ class Streams:
         """After the process group is ended: the streams whose reader is done are closed. A reader still held
         by a process the agent left in another session is a daemon thread, and is not waited for (closing a
         stream under a blocked read would block too)."""
-        for thread, stream in zip(self.threads[1:], (self.process.stdout, self.process.stderr)):
+        for thread, stream in zip(self.threads[1:], (self.process.stdout, self.process.stderr), strict=True):
             thread.join(1.0)
             if not thread.is_alive() and stream is not None:
                 stream.close()
