@@ -33,6 +33,7 @@ class Message:
 
 @dataclass(frozen=True)
 class Code:
+    """A GM code: its number, slug, summary, messages by variant, severity and the rules generation it starts at."""
     code: str
     slug: str
     summary: str                                   # what the code means, for the docs table
