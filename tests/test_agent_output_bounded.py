@@ -8,7 +8,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from gitmem.agents.output_tail import STDOUT_LIMIT, Tail
+from gitmem.agents.output_tail import STDOUT_LIMIT, OutputTail
 from gitmem.errors import ExitCode
 from tests.support.helpers import GitRepo
 from tests.support.hostile import GITMEM, command_agent, evidence
@@ -70,11 +70,11 @@ def test_a_failing_flood_names_its_last_stderr_line(tmp_path: Path, memrepo: Git
 
 
 def test_a_tail_keeps_the_last_bytes_from_a_whole_line() -> None:
-    tail = Tail(16)
+    tail = OutputTail(16)
     for n in range(100):
         tail.feed(f"line {n}\n".encode())
     assert tail.total == sum(len(f"line {n}\n") for n in range(100)) and tail.dropped == tail.total - 16
     assert tail.text() == "line 98\nline 99\n"
-    whole = Tail(STDOUT_LIMIT)
+    whole = OutputTail(STDOUT_LIMIT)
     whole.feed(b"{\"a\": 1}\n\xff")
     assert whole.dropped == 0 and whole.text() == "{\"a\": 1}\n\ufffd" and whole.note("output") == ""

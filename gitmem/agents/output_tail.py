@@ -20,7 +20,7 @@ STDERR_LIMIT = 256 << 10    # its last lines go to Evidence and error messages
 
 
 @dataclass
-class Tail:
+class OutputTail:
     """The last `limit` bytes of a stream, and how many bytes it carried."""
 
     limit: int
@@ -56,7 +56,7 @@ class Tail:
         return f"its {name} was {self.total:,} bytes; the runner kept only the last {self.limit:,}"
 
 
-def _drain(stream: IO[bytes], into: Tail) -> None:
+def _drain(stream: IO[bytes], into: OutputTail) -> None:
     try:
         while data := stream.read1(CHUNK):      # type: ignore[attr-defined]
             into.feed(data)
@@ -82,7 +82,7 @@ class Streams:
     def __init__(self, process: subprocess.Popen[bytes], prompt: bytes) -> None:
         assert process.stdin is not None and process.stdout is not None and process.stderr is not None
         self.process = process
-        self.out, self.err = Tail(STDOUT_LIMIT), Tail(STDERR_LIMIT)
+        self.out, self.err = OutputTail(STDOUT_LIMIT), OutputTail(STDERR_LIMIT)
         self.threads = [threading.Thread(target=_send, args=(process.stdin, prompt), daemon=True),
                         threading.Thread(target=_drain, args=(process.stdout, self.out), daemon=True),
                         threading.Thread(target=_drain, args=(process.stderr, self.err), daemon=True)]
