@@ -269,6 +269,31 @@ def test_the_chain_puts_back_a_history_the_agent_destroyed(tmp_path: Path, memre
     assert is_clean(memrepo) and "put back" in evidence(memrepo)
 
 
+def test_a_chain_built_on_what_the_remote_no_longer_holds_starts_over(tmp_path: Path, memrepo: GitRepo) -> None:
+    """The first bundle took the remote's branch as pushed; then the remote was force-pushed and fetched. Those
+    commits are now only here: the next backup holds them again instead of building on the old bundle."""
+    origin = origin_and_clone(tmp_path, memrepo)
+    older = git(memrepo.path, "rev-parse", "HEAD").strip()
+    pushed = _commit_on(memrepo, "main", "pushed.txt")
+    git(memrepo.path, "push", "-q", "origin", "main")
+    _commit_on(memrepo, "main", "unpushed.txt")
+    first = _take(memrepo)
+    assert first.chain and _prerequisites_of(first.chain[0]) == [pushed]
+    git(origin, "update-ref", "refs/heads/main", older)           # a force-push: the remote forgot `pushed`
+    git(memrepo.path, "fetch", "-q", "origin")
+    _commit_on(memrepo, "main", "later.txt")
+    later = _take(memrepo)
+    assert later.chain == [later.path] and later.path != first.path
+    assert pushed not in _prerequisites_of(later.chain[0])     # `pushed` is in the new bundle itself
+    run_git(memrepo.path, "bundle", "verify", str(later.path))
+
+
+def _prerequisites_of(bundle: Path) -> list[str]:
+    from gitmem.cycle.refs_backup import _prerequisites
+
+    return _prerequisites(bundle)
+
+
 def test_the_chain_starts_over_when_it_is_full_or_broken(memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
     from gitmem.cycle import refs_backup
 

@@ -97,7 +97,7 @@ class RefsBackup:
                 backup.messages.append(f"could not look for old backup bundles in {folder}: {_why(err)}")
             return backup
         try:
-            chain = _kept_chain(repo, folder)
+            chain = _kept_chain(repo, folder, held)
             if len(chain) >= MAX_CHAIN:
                 chain = []
             base = sorted({*held, *(oid for stem in chain for oid in _read_tips(folder / f"{stem}{TIPS}"))})
@@ -194,16 +194,20 @@ def _read_chain(folder: Path) -> list[str]:
     return names if all(name.startswith(STEM) and set(name[len(STEM):]) <= HEX for name in names) else []
 
 
-def _kept_chain(repo: gitio.Repo, folder: Path) -> list[str]:
-    """The kept chain when every bundle in it still holds (its file is there and its tips and prerequisites are
-    in the store), else none: the next bundle then holds everything unpushed."""
+def _kept_chain(repo: gitio.Repo, folder: Path, held: list[str]) -> list[str]:
+    """The kept chain when every bundle in it still holds: its file is there, its tips are in the store, and its
+    prerequisites are held now, by the remote-tracking refs `held` or by the tips of the bundles before it (a
+    remote that was force-pushed since may no longer have what an old bundle took as pushed). Else none: the
+    next bundle then holds everything unpushed."""
     chain = _read_chain(folder)
+    before: list[str] = []
     for stem in chain:
         tips = _read_tips(folder / f"{stem}{TIPS}")
         bundle = folder / f"{stem}{BUNDLE}"
-        if not tips or not bundle.is_file() or \
-                not all(gitio.has_object(repo, oid) for oid in [*tips, *_prerequisites(bundle)]):
+        if not tips or not bundle.is_file() or not all(gitio.has_object(repo, oid) for oid in tips) or \
+                gitio.unheld(repo, _prerequisites(bundle), [*held, *before]):
             return []
+        before += tips
     return chain
 
 
