@@ -48,6 +48,9 @@ json.dump({'code': done.returncode, 'out': done.stdout, 'err': done.stderr, 'sta
            'branches': git('branch', '--format=%(refname:short)').split(),
            'log': open(os.path.join(root, 'LOG.md')).read(),
            'head': git('log', '-1', '--format=%s').strip(), 'free': free,
+           'salvaged': git('ls-tree', '-r', '--name-only', 'gitmem/salvage/cycle-1').split(),
+           'held': sorted(os.listdir(os.path.join(root, '.git', 'gitmem', 'held', 'cycle-1')))
+                   if os.path.isdir(os.path.join(root, '.git', 'gitmem', 'held', 'cycle-1')) else [],
            'files': sorted(os.listdir(root))}, open(out, 'w'))
 """
 
@@ -84,24 +87,51 @@ def test_a_disk_too_full_to_finish_a_cycle_runs_no_agent(tmp_path: Path, memrepo
 
 
 @pytest.mark.parametrize("filler", ["compressible", "random"])
-def test_an_agent_that_fills_the_disk_gets_a_no_build_and_loses_nothing(tmp_path: Path, memrepo: GitRepo,
-                                                                       filler: str) -> None:
-    """The agent writes memory and a note, then fills a 24 MB disk. The room kept before it ran is given back:
-    the runner restores git state and salvages. Its salvage branch holds the note when the filler compresses;
-    when it does not, whatever could not be written is said (GM725) and stays in the work tree. Never a
-    traceback, never a half-written file; the human's main moves only by the no-build entry."""
+def test_an_agent_that_fills_the_disk_gets_its_cycle_committed_and_loses_nothing(tmp_path: Path, memrepo: GitRepo,
+                                                                                 filler: str) -> None:
+    """The agent writes memory and a note, then fills a 24 MB disk with one file. The room kept before it ran is
+    given back, so the runner restores git state and commits the cycle. A filler that does not compress is
+    larger than the free space, so no commit could store it: it is held out like an oversize file (moved, which
+    costs no space), and named. Never a traceback; nothing of the agent's lost."""
     _agent(tmp_path, memrepo, filler)
     found = _cycle_on_a_small_disk(tmp_path, memrepo, "24m")
     said = f"{found['err']}{found['out']}"
     assert "Traceback" not in said
-    assert "filler.bin" in found["files"] and "notes.txt" in found["files"]       # nothing of the agent's lost
-    if filler == "compressible":     # the agent filled the disk, and the runner's room was enough for all
-        assert found["code"] == ExitCode.OK, said
-        assert found["status"] == "" and str(found["head"]).startswith("gitmem: cycle 1 ")
-        return
-    # 13 MB that do not compress, in the 8 MB the room gave back: the commit cannot be written
+    assert found["code"] == ExitCode.OK, said
+    assert found["status"] == "" and str(found["head"]).startswith("gitmem: cycle 1 ")
+    assert "notes.txt" in found["files"] and "filler.bin" not in found["files"]
+    assert "the disk is full" in said and ".git/gitmem/held/cycle-1/filler.bin" in said     # moved, not deleted
+
+
+def test_files_that_fit_one_by_one_but_not_together_go_the_salvage_way(tmp_path: Path, memrepo: GitRepo) -> None:
+    """1 MB files that do not compress until a 24 MB disk is full: each fits the free space the room gives back,
+    all of them do not. The cycle's commit fails for room (GM725, exit 4); the salvage holds out what no longer
+    fits, saves the rest on its branch and commits the no-build entry. Nothing is lost, nothing half-written."""
+    command_agent(tmp_path, memrepo, f"GITMEM = {str(GITMEM)!r}\nPARTS = {str(tmp_path / 'parts')!r}\n" + MANY,
+                  write_memory=False)
+    found = _cycle_on_a_small_disk(tmp_path, memrepo, "24m")
+    said = f"{found['err']}{found['out']}"
+    assert "Traceback" not in said
     assert found["code"] == ExitCode.SALVAGED, said
     assert "GM725" in said and "the disk is full" in said
-    assert found["branches"] == ["main"] and found["head"] == "use a command agent"     # main did not move
-    assert "?? notes.txt" in str(found["status"]) and " M LOG.md" in str(found["status"])
+    assert found["branches"] == ["gitmem/salvage/cycle-1", "main"] and found["status"] == ""
+    assert found["head"] == "gitmem: cycle 1 · no-build · cycle run failed"
+    assert "notes.txt" not in found["files"] and "notes.txt" in str(found["salvaged"])      # on the salvage branch
+    parts = int((tmp_path / "parts").read_text())
+    assert parts >= 5 and str(found["salvaged"]).count("part-") + str(found["held"]).count("part-") == parts
     assert not any(name.endswith((".scrub", ".tmp", ".lock")) for name in found["files"])
+
+
+# Memory and a note, then 1 MB files that do not compress until the disk is full.
+MANY = FILL.split("try:")[0] + """
+n = 0
+try:
+    while True:
+        with open(os.path.join(root, f'part-{n}.bin'), 'wb') as f:
+            n += 1
+            f.write(os.urandom(1 << 20))
+except OSError:
+    pass
+with open(PARTS, 'w') as f:      # how many it made (the last one cut short), outside the small disk
+    f.write(str(n))
+"""
