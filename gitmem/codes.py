@@ -358,8 +358,8 @@ CYCLE_LOCAL_COMMITS = _code(
     "GM713", "cycle-local-commits",
     "commits were made in the runner's checkout during the cycle; they were kept on a named branch", "{message}")
 CYCLE_FILE_HELD = _code(
-    "GM714", "cycle-file-held", "a file over `cycle.max_file_bytes` was kept out of the cycle's commit, in "
-    ".git/gitmem/held/", "{message}", severity="warning", since=2)
+    "GM714", "cycle-file-held", "a file over `cycle.max_file_bytes`, or larger than the disk's free space, was kept "
+    "out of the cycle's commit, in .git/gitmem/held/", "{message}", severity="warning", since=2)
 CYCLE_UPSTREAM_REWRITTEN = _code(
     "GM715", "cycle-upstream-rewritten",
     "the remote branch was rewritten since this checkout last saw it; nothing was pushed, the work is on a branch",
