@@ -95,23 +95,37 @@ PAIRS = 21
 
 
 def interleaved_ratio(first: list[str], second: list[str], cwd: Path, pairs: int = PAIRS) -> dict[str, float]:
-    """Median of `first`'s wall time over `second`'s, measured as interleaved pairs so drifting machine load
-    hits both sides alike; with the median of each side too."""
+    """Median of `first`'s time over `second`'s, measured as interleaved pairs so drifting machine load hits
+    both sides alike: wall time, and the CPU time (user + system) of each whole process, which a loaded machine
+    disturbs less. With the median of each side, and the spread (quartiles) of the CPU ratio."""
+    import resource
     import statistics
     import time
 
-    ratios, firsts, seconds = [], [], []
+    def cpu() -> float:
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return used.ru_utime + used.ru_stime
+
+    ratios, cpu_ratios, firsts, seconds, first_cpu, second_cpu = [], [], [], [], [], []
     for _ in range(pairs + 1):                    # the first pair warms the file cache and is dropped
-        times = []
+        times, cpus = [], []
         for argv in (first, second):
-            began = time.perf_counter()
+            began, began_cpu = time.perf_counter(), cpu()
             subprocess.run(argv, cwd=cwd, capture_output=True, check=True)
             times.append(time.perf_counter() - began)
+            cpus.append(cpu() - began_cpu)
         firsts.append(times[0])
         seconds.append(times[1])
+        first_cpu.append(cpus[0])
+        second_cpu.append(cpus[1])
         ratios.append(times[0] / times[1])
+        cpu_ratios.append(cpus[0] / cpus[1] if cpus[1] else 0.0)
+    quartiles = statistics.quantiles(cpu_ratios[1:], n=4) if pairs >= 2 else [0.0, 0.0, 0.0]
     return {"ratio_median": statistics.median(ratios[1:]), "first_median_s": statistics.median(firsts[1:]),
-            "second_median_s": statistics.median(seconds[1:]), "pairs": pairs}
+            "second_median_s": statistics.median(seconds[1:]), "pairs": pairs,
+            "cpu_ratio_median": statistics.median(cpu_ratios[1:]), "cpu_ratio_q1": quartiles[0],
+            "cpu_ratio_q3": quartiles[2], "first_cpu_median_s": statistics.median(first_cpu[1:]),
+            "second_cpu_median_s": statistics.median(second_cpu[1:])}
 
 
 @pytest.mark.benchmark(group="process: `gitmem check` / `python -c 'import pygit2, click'`, interleaved pairs")
@@ -126,5 +140,7 @@ def test_check_against_import_in_pairs(benchmark, staged_copy: Path) -> None:
                                                          staged_copy, pairs), rounds=1, iterations=1)
     benchmark.extra_info.update(result)
     print(f"\ncheck/import median ratio over {result['pairs']} pairs: {result['ratio_median']:.3f} "
-          f"({result['first_median_s'] * 1000:.0f} ms / {result['second_median_s'] * 1000:.0f} ms)")
+          f"({result['first_median_s'] * 1000:.0f} ms / {result['second_median_s'] * 1000:.0f} ms); CPU "
+          f"{result['cpu_ratio_median']:.3f} (quartiles {result['cpu_ratio_q1']:.3f}-{result['cpu_ratio_q3']:.3f}; "
+          f"{result['first_cpu_median_s'] * 1000:.0f} ms / {result['second_cpu_median_s'] * 1000:.0f} ms)")
     assert result["ratio_median"] > 0

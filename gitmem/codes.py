@@ -33,6 +33,7 @@ class Message:
 
 @dataclass(frozen=True)
 class Code:
+    """A GM code: its number, slug, summary, messages by variant, severity and the rules generation it starts at."""
     code: str
     slug: str
     summary: str                                   # what the code means, for the docs table
@@ -357,8 +358,8 @@ CYCLE_LOCAL_COMMITS = _code(
     "GM713", "cycle-local-commits",
     "commits were made in the runner's checkout during the cycle; they were kept on a named branch", "{message}")
 CYCLE_FILE_HELD = _code(
-    "GM714", "cycle-file-held", "a file over `cycle.max_file_bytes` was kept out of the cycle's commit, in "
-    ".git/gitmem/held/", "{message}", severity="warning", since=2)
+    "GM714", "cycle-file-held", "a file over `cycle.max_file_bytes`, or larger than the disk's free space, was kept "
+    "out of the cycle's commit, in .git/gitmem/held/", "{message}", severity="warning", since=2)
 CYCLE_UPSTREAM_REWRITTEN = _code(
     "GM715", "cycle-upstream-rewritten",
     "the remote branch was rewritten since this checkout last saw it; nothing was pushed, the work is on a branch",
@@ -388,6 +389,10 @@ CYCLE_LOG_REFUSED = _code(
     "GM721", "cycle-log-refused",
     "the memory rules refused the runner's own no-build entry: nothing was committed to the branch, and the "
     "agent's work is on its salvage branch", "{message}", since=4)
+CYCLE_DISK_FULL = _code(
+    "GM725", "cycle-disk-full",
+    "the disk holding the repository was full (ENOSPC or EDQUOT): the cycle did not run its agent, or failed "
+    "after it with what it could write; nothing of the human's is lost", "{message}", since=4)
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,7 +23,7 @@ from gitmem.errors import ExitCode
 from tests.support.cycle_support import is_clean, origin_and_clone
 from tests.support.gitcli import git, run_git
 from tests.support.helpers import GitRepo
-from tests.support.hostile import command_agent, evidence, no_traceback
+from tests.support.hostile import GITMEM, command_agent, evidence, no_traceback
 
 # Every way the agent can drop the human's history, then the prune that makes it final.
 DESTROY = """
@@ -180,26 +182,138 @@ def test_an_annotated_tag_is_bundled_once_and_the_next_cycle_reuses_that_bundle(
     assert result.code == ExitCode.OK, result.err + result.out
     assert git(memrepo.path, "rev-parse", "v1").strip() == tag and "put back" in evidence(memrepo)
     assert _bundles() == [first] and (first.stat().st_ino, first.stat().st_mtime_ns) == written   # reused
-    # The cycle's commit is unpushed: a new bundle, and the first one (its tips all held) is pruned.
+    # The cycle's commit is unpushed: a new bundle of that commit on top of the first, which the chain keeps.
     second = _take(memrepo).path
-    assert second is not None and second != first and _bundles() == [second]
+    assert second is not None and second != first and _bundles() == sorted([first, second])
+    assert _chain(second) == [first, second] and second.stat().st_size < 8192
 
 
 def test_a_bundle_a_killed_cycle_left_is_pruned_once_its_tips_are_held_again(memrepo: GitRepo) -> None:
+    """A killed cycle's bundle outside the chain (the chain file never named it): deleted once its tips are held."""
     _human_work(memrepo)
     killed = _take(memrepo).path               # a cycle killed while its agent ran: its bundle stays behind
     assert killed is not None
+    (killed.parent / "chain").unlink()          # killed before the chain file named it
     (killed.parent / (killed.name + ".partial")).write_bytes(b"half a bundle")       # a write cut short
-    git(memrepo.path, "checkout", "-q", "human-work")
-    (memrepo.path / "more.txt").write_text("more\n")
-    git(memrepo.path, "add", "more.txt")
-    git(memrepo.path, "commit", "-q", "-m", "more human work")
-    git(memrepo.path, "checkout", "-q", "main")
+    _commit_on(memrepo, "human-work", "more.txt")
     now = _take(memrepo)
     assert now.path is not None and now.path != killed
     assert _bundles() == [now.path]                    # every tip of the old one is held: the branch grew
-    assert sorted(p.name for p in now.path.parent.iterdir()) == sorted([now.path.name, now.path.stem + ".tips"])
+    assert sorted(p.name for p in now.path.parent.iterdir()) == sorted([now.path.name, now.path.stem + ".tips",
+                                                                         "chain"])
     assert now.messages == []
+
+
+def _commit_on(repo: GitRepo, branch: str, name: str) -> str:
+    git(repo.path, "checkout", "-q", branch)
+    (repo.path / name).write_text(f"{name}\n")
+    git(repo.path, "add", name)
+    git(repo.path, "commit", "-q", "-m", f"add {name}")
+    made = git(repo.path, "rev-parse", "HEAD").strip()
+    git(repo.path, "checkout", "-q", "main")
+    return made
+
+
+def _chain(bundle: Path) -> list[Path]:
+    return [bundle.parent / f"{stem}.bundle" for stem in (bundle.parent / "chain").read_text().split()]
+
+
+def _big_history(repo: GitRepo, commits: int) -> None:
+    """`commits` commits of 20 KB of incompressible bytes each on main, with no remote: a history worth bundling."""
+    for n in range(commits):
+        (repo.path / f"history-{n}.bin").write_bytes(os.urandom(20_000))
+        git(repo.path, "add", f"history-{n}.bin")
+        git(repo.path, "commit", "-q", "-m", f"history {n}")
+
+
+def test_with_no_remote_a_cycle_bundles_only_its_new_commits_and_unchanged_refs_write_nothing(
+        memrepo: GitRepo) -> None:
+    """No remote-tracking ref: the first backup holds the whole history, the next one only the commit made since
+    (its prerequisite is the first one's tip), and refs that did not change write no bundle at all."""
+    _big_history(memrepo, 10)
+    first = _take(memrepo).path
+    assert first is not None and first.stat().st_size > 200_000
+    tip = _commit_on(memrepo, "main", "one-more.txt")
+    second = _take(memrepo).path
+    assert second is not None and second != first and second.stat().st_size < 4096
+    assert _chain(second) == [first, second]
+    verified = git(memrepo.path, "bundle", "verify", str(second))
+    assert tip in git(memrepo.path, "bundle", "list-heads", str(second)) and "requires" in verified
+    stamps = {path: (path.stat().st_ino, path.stat().st_mtime_ns) for path in second.parent.iterdir()}
+    again = _take(memrepo)
+    assert again.path == second and again.chain == [first, second]
+    assert {path: (path.stat().st_ino, path.stat().st_mtime_ns) for path in second.parent.iterdir()} == stamps
+
+
+def test_the_chain_puts_back_a_history_the_agent_destroyed(tmp_path: Path, memrepo: GitRepo, cli) -> None:
+    """Three cycles with no remote, each bundling only its own new commits; the third cycle's agent deletes
+    every branch, tag and stash and prunes: all of it comes back from the chain, oldest bundle first."""
+    _big_history(memrepo, 3)
+    command_agent(tmp_path, memrepo, "pass\n")
+    ids = _human_work(memrepo)          # in the first bundle only: the later ones hold the cycles' commits
+    for _ in range(2):
+        result = cli(["cycle", "--json"], cwd=memrepo.path)
+        assert result.code == ExitCode.OK, result.err + result.out
+    gone_at = tmp_path / "gone.txt"
+    command_agent(tmp_path, memrepo, _destroy(ids, gone_at))
+    refs, stashes = _refs(memrepo), _stashes(memrepo)
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err + result.out
+    assert set(gone_at.read_text().split()) == set(ids.values())     # the agent did destroy them all
+    listed = sorted((Path(os.environ["XDG_STATE_HOME"]) / "gitmem").rglob("chain"))
+    assert len(listed) == 1 and len(listed[0].read_text().split()) == 3      # one bundle per cycle, none rewritten
+    assert _refs(memrepo) == refs and _stashes(memrepo) == stashes
+    for oid in ids.values():
+        run_git(memrepo.path, "cat-file", "-e", oid)
+    run_git(memrepo.path, "fsck", "--no-dangling", "--connectivity-only")
+    assert is_clean(memrepo) and "put back" in evidence(memrepo)
+
+
+def test_a_chain_built_on_what_the_remote_no_longer_holds_starts_over(tmp_path: Path, memrepo: GitRepo) -> None:
+    """The first bundle took the remote's branch as pushed; then the remote was force-pushed and fetched. Those
+    commits are now only here: the next backup holds them again instead of building on the old bundle."""
+    origin = origin_and_clone(tmp_path, memrepo)
+    older = git(memrepo.path, "rev-parse", "HEAD").strip()
+    pushed = _commit_on(memrepo, "main", "pushed.txt")
+    git(memrepo.path, "push", "-q", "origin", "main")
+    _commit_on(memrepo, "main", "unpushed.txt")
+    first = _take(memrepo)
+    assert first.chain and _prerequisites_of(first.chain[0]) == [pushed]
+    git(origin, "update-ref", "refs/heads/main", older)           # a force-push: the remote forgot `pushed`
+    git(memrepo.path, "fetch", "-q", "origin")
+    _commit_on(memrepo, "main", "later.txt")
+    later = _take(memrepo)
+    assert later.chain == [later.path] and later.path != first.path
+    assert pushed not in _prerequisites_of(later.chain[0])     # `pushed` is in the new bundle itself
+    run_git(memrepo.path, "bundle", "verify", str(later.path))
+
+
+def _prerequisites_of(bundle: Path) -> list[str]:
+    from gitmem.cycle.refs_backup import _prerequisites
+
+    return _prerequisites(bundle)
+
+
+def test_the_chain_starts_over_when_it_is_full_or_broken(memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitmem.cycle import refs_backup
+
+    monkeypatch.setattr(refs_backup, "MAX_CHAIN", 2)
+    _big_history(memrepo, 2)
+    taken = [_take(memrepo).path]
+    _commit_on(memrepo, "main", "a.txt")
+    taken.append(_take(memrepo).path)
+    assert taken[1] is not None and _chain(taken[1]) == taken
+    _commit_on(memrepo, "main", "b.txt")
+    full = _take(memrepo)         # the chain is full: one bundle of everything, and the old ones go
+    assert full.chain == [full.path] and _bundles() == [full.path]
+    assert full.path is not None and full.path.stat().st_size > 40_000
+    _commit_on(memrepo, "main", "c.txt")
+    small = _take(memrepo)
+    assert small.chain == [full.path, small.path]
+    full.path.unlink()            # a bundle of the chain is gone: the next bundle holds everything again
+    _commit_on(memrepo, "main", "d.txt")
+    anew = _take(memrepo)
+    assert anew.chain == [anew.path] and anew.path is not None and anew.path.stat().st_size > 40_000
 
 
 def test_a_bundle_holding_what_no_reference_holds_stays_and_is_named(memrepo: GitRepo) -> None:
@@ -258,6 +372,46 @@ def test_an_unwritable_backup_directory_stops_the_cycle_before_the_agent(tmp_pat
     assert _refs(memrepo) == refs and _stashes(memrepo) == stashes
     assert all(memrepo.repo.get(oid) is not None for oid in ids.values())
     assert "no-build" in memrepo.read("LOG.md").rsplit("## ", 1)[-1]    # Rule 0: the cycle still logs
+
+
+@pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare(1) for a user namespace")
+def test_a_backup_folder_this_user_cannot_read_stops_the_cycle_with_gm716_not_a_traceback(
+        tmp_path: Path, memrepo: GitRepo) -> None:
+    """The backup folder belongs to another user (made by a `sudo gitmem cycle`, say) and is 0700: reading it is
+    EACCES. As root the cycle runs in a user namespace, where a folder of an unmapped owner is as closed as it is
+    to any user. Exit 4, `<folder>:1: GM716`, the agent never ran, nothing of the human's lost."""
+    ids = _human_work(memrepo)
+    refs, stashes = _refs(memrepo), _stashes(memrepo)
+    ran = tmp_path / "ran.txt"
+    command_agent(tmp_path, memrepo, f"open({str(ran)!r}, 'w').write('ran')\n" + DESTROY)
+    from gitmem import gitio
+    from gitmem.cycle.refs_backup import backup_dir
+
+    folder = backup_dir(memrepo.handle)
+    folder.mkdir(parents=True)
+    (folder / "chain").write_text("")
+    if os.geteuid() == 0:
+        for path in (folder, folder / "chain"):
+            os.chown(path, 65534, 65534)
+        os.chmod(folder, 0o700)
+        argv = ["unshare", "-r", str(GITMEM), "cycle"]
+        if subprocess.run(["unshare", "-r", "true"], capture_output=True).returncode:
+            pytest.skip("this kernel refuses a user namespace")
+    else:
+        os.chmod(folder, 0)
+        argv = [str(GITMEM), "cycle"]
+    try:
+        done = subprocess.run(argv, cwd=memrepo.path, capture_output=True, text=True, timeout=120)
+    finally:
+        os.chmod(folder, 0o700)
+    assert done.returncode == ExitCode.SALVAGED, done.stderr + done.stdout
+    assert no_traceback(done.stderr + done.stdout)
+    assert f"{folder}:1: GM716" in done.stderr + done.stdout and "could not back up" in done.stderr + done.stdout
+    assert not ran.exists()
+    gitio.forget_cached(memrepo.handle)
+    assert is_clean(memrepo) and _refs(memrepo) == refs and _stashes(memrepo) == stashes
+    assert all(memrepo.repo.get(oid) is not None for oid in ids.values())
+    assert "no-build" in memrepo.read("LOG.md").rsplit("## ", 1)[-1]
 
 
 def test_objects_that_cannot_be_put_back_fail_the_cycle_cleanly(tmp_path: Path, memrepo: GitRepo, cli) -> None:

@@ -36,9 +36,12 @@ from gitmem import secrets
 from gitmem.agents import sandbox
 from gitmem.agents.base import AgentError, AgentResult, CycleRequest
 from gitmem.agents.cli_output import Reading, read_output
+from gitmem.agents.output_tail import Streams
 
 TAIL_CHARS = 400      # how much of the agent's stderr an error message, or a run's Evidence, quotes
 TAIL_LINES = 5        # the last lines of stderr a successful run keeps in Evidence
+LINE_CHARS = 80       # of each line a failure quotes
+FAILURE_TAIL_CHARS = 200
 # Codex: "Missing environment variable: `OPENAI_API_KEY`."
 MISSING_VARIABLE_RE = re.compile(r"[Mm]issing environment variable:? `?([A-Z][A-Z0-9_]*)`?")
 PERMISSIONS_FIX = ("`claude -p --permission-mode acceptEdits --allowedTools \"Bash(gitmem log add:*),Bash(gitmem now "
@@ -84,23 +87,30 @@ class CommandBackend:
         started = time.monotonic()
         try:
             # Its own session, so a timeout can stop the agent and everything it started.
-            process = subprocess.Popen(run_argv, cwd=request.root, env=env, text=True,
+            process = subprocess.Popen(run_argv, cwd=request.root, env=env,
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                        start_new_session=True)
         except OSError as err:
             raise AgentError(f"cannot start the agent command `{argv[0]}`: {err.strerror or err}") from None
+        # Its output is read as it comes and only a bounded tail is kept (gitmem.agents.output_tail).
+        streams = Streams(process, request.prompt_text().encode("utf-8", "surrogateescape"))
         try:
-            out, err_text = process.communicate(request.prompt_text(), timeout=max(0.0, limit))
+            streams.wait(limit)
         except subprocess.TimeoutExpired:
             _stop(process)
+            streams.close()
             shown = f"{limit:.0f}" if limit >= 10 else f"{limit:.1f}"
             raise AgentError(f"the agent command `{argv[0]}` timed out after {shown}s"
                              + "".join(f"; {line}" for line in hidden)) from None
         except BaseException:
             _stop(process)
+            streams.close()
             raise
         # The agent's own process group ends with it (the cycle's reaper does the rest).
         _stop(process, waited=True)
+        streams.close()
+        out, err_text = streams.out.text(), streams.err.text()
+        hidden = [*hidden, *(note for note in (streams.out.note("output"), streams.err.note("stderr")) if note)]
         if process.returncode != 0:
             raise AgentError(_failure(argv[0], process.returncode, out, err_text, agent.pass_env)
                              + "".join(f"; {line}" for line in hidden))
@@ -120,7 +130,9 @@ def _failure(program: str, code: int, out: str, err_text: str, passed: tuple[str
     result), else the tail of its stderr, which for a CLI that reports in JSON is often an unrelated warning."""
     reason = read_output(out, err_text).error
     if not reason:
-        tail = " ".join(err_text.strip().split())[-TAIL_CHARS:] or "no error output"
+        # Long lines shortened, so the last ones fit in the 300 characters an error keeps (gitmem.cycle.salvage).
+        lines = [line if len(line) <= LINE_CHARS else "…" + line[-LINE_CHARS:] for line in err_text.splitlines()]
+        tail = " ".join(" ".join(lines).split())[-FAILURE_TAIL_CHARS:] or "no error output"
         return f"the agent command `{program}` exited with code {code}: {tail}"
     said = f"the agent command `{program}` exited with code {code}: {reason}"
     wanted = [name for name in MISSING_VARIABLE_RE.findall(reason) if name not in passed]
@@ -178,7 +190,7 @@ def _diagnosis(program: str, reading: Reading) -> str:
             f"output{said}. Check that it reads the prompt on stdin and acts on it")
 
 
-def _stop(process: subprocess.Popen[str], *, waited: bool = False) -> None:
+def _stop(process: subprocess.Popen[bytes], *, waited: bool = False) -> None:
     """SIGTERM the agent's process group, then SIGKILL what is left after a few seconds. After a normal exit
     (`waited`), what is left of the group is killed at once."""
     if waited:
@@ -193,7 +205,7 @@ def _stop(process: subprocess.Popen[str], *, waited: bool = False) -> None:
         except (ProcessLookupError, PermissionError):
             break
         try:
-            process.communicate(timeout=wait)
+            process.wait(timeout=wait)
             return
         except subprocess.TimeoutExpired:
             continue

@@ -13,6 +13,7 @@ from gitmem.gitio.snapshots import Snapshot
 
 @dataclass(frozen=True)
 class CheckInput:
+    """What the checks read: the config, the state before (if any) and after, and who makes it."""
     config: Config
     old: Snapshot | None          # None: no previous state (unborn HEAD), every file is new
     new: Snapshot

@@ -20,6 +20,7 @@ MAX_PER_FILE = 20        # findings reported per file; one is enough to refuse t
 
 @dataclass(frozen=True)
 class FileToScan:
+    """One file of a state, for the checks that read every file: its path, and its bytes on demand."""
     path: str
     is_link: bool
     chunks: Callable[[], Iterator[bytes]]     # the file's bytes (a link's target), read only when needed

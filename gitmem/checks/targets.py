@@ -203,6 +203,7 @@ def _has_memory(snapshot: Snapshot | None, config: Config) -> bool:
 
 @dataclass
 class RangeResult:
+    """The violations found over a range of commits, how many commits it held, and whether one rewrote history."""
     violations: list[Violation] = field(default_factory=list)
     commits: int = 0
     rewritten: bool = False

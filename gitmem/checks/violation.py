@@ -10,6 +10,7 @@ from gitmem.memory.text import Problem
 
 @dataclass(frozen=True, order=True)
 class Violation:
+    """One problem: `path:line: code message`, complete when made (see the module)."""
     path: str
     line: int
     code: str

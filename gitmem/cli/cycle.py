@@ -104,6 +104,10 @@ def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_js
         click.echo(f"cycle {report.cycle} · {report.outcome}: the push did not land and NOTHING REACHED THE REMOTE: "
                    "the work is only on this machine's disk (see the branches named above)")
     else:
+        if report.violations:        # each failure as `path:line: GMnnn message`, like `check`'s
+            from gitmem.checks.render import render_text
+
+            click.echo(render_text(report.violations), nl=False, err=True)
         where = report.salvage_branch or report.side_branch
         click.echo(f"cycle {report.cycle} · {report.outcome}: "
                    f"{report.error or 'the push did not land'}" + (f"; work saved on {where}" if where else ""))

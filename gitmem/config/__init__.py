@@ -39,6 +39,7 @@ class ConfigError(GitmemError):
 
 @dataclass(frozen=True)
 class Files:
+    """Where each memory file is, relative to `memory_dir`."""
     now: str = "NOW.md"
     decisions: str = "DECISIONS.md"
     log: str = "LOG.md"
@@ -49,6 +50,7 @@ class Files:
 
 @dataclass(frozen=True)
 class Shell:
+    """The anthropic backend's `run_command` tool: whether it is on, and what it may run."""
     enabled: bool = False
     allow: tuple[str, ...] = ()
     timeout: int = bounded(120, 1, 86_400)
@@ -56,6 +58,7 @@ class Shell:
 
 @dataclass(frozen=True)
 class Sandbox:
+    """How the agent is confined (`agent.sandbox`)."""
     # auto: bubblewrap when `bwrap` works on this machine, else none (and the LOG entry's Evidence says so);
     # bubblewrap: refuse to start the cycle without it; none: run the agent as a plain process.
     mode: str = "auto"
@@ -65,6 +68,7 @@ class Sandbox:
 
 @dataclass(frozen=True)
 class Agent:
+    """`agent:`: the agent's identity, backend, command, model and what passes to it."""
     name: str = "gitmem-agent"
     email: str = "agent@gitmem.invalid"
     backend: str = ""                       # anthropic | command | scripted; "" = anthropic when a key is set
@@ -86,6 +90,7 @@ class Agent:
 
 @dataclass(frozen=True)
 class Limits:
+    """`limits:`: the sizes the memory format checks hold files to."""
     now_block_lines: int = bounded(10, 1, 1_000)
     rules_max_lines: int = bounded(200, 0, 100_000)
     proven_rules_max: int = bounded(30, 0, 10_000)
@@ -95,6 +100,7 @@ class Limits:
 
 @dataclass(frozen=True)
 class Cycle:
+    """`cycle:`: a cycle's context, turns, tokens, time and file size limits."""
     log_entries: int = bounded(3, 1, 1_000)
     max_context_tokens: int = bounded(60000, 1, 10_000_000)
     max_turns: int = bounded(30, 1, 10_000)
@@ -109,6 +115,7 @@ class Cycle:
 
 @dataclass(frozen=True)
 class Close:
+    """`close:`: the daily close's model and its rules for promotions and stale decisions."""
     model: str = "claude-opus-5-5"
     confirmations: int = bounded(2, 1, 100)      # 0 would promote a lesson no later cycle confirmed
     max_promotions: int = bounded(3, 0, 1_000)
@@ -120,6 +127,7 @@ class Close:
 
 @dataclass(frozen=True)
 class Recall:
+    """`recall:`: how `gitmem recall` ranks and cuts what it finds."""
     min_score: float = bounded(0.35, 0.0, 1.0)
     gap: float = bounded(0.15, 0.0, 1.0)
     limit: int = bounded(6, 1, 1_000)
@@ -134,6 +142,7 @@ class Recall:
 
 @dataclass(frozen=True)
 class Trust:
+    """`trust:`: whose signed commits count as the human's."""
     # SSH public keys ("ssh-ed25519 AAAA…") whose signed commits, made in the runner's checkout during a cycle,
     # count as the human's. Without one, a human's word reaches memory only through the remote.
     signing_keys: tuple[str, ...] = ()
@@ -144,12 +153,14 @@ class Trust:
 
 @dataclass(frozen=True)
 class WorkspaceFiles:
+    """One workspace's memory folder and files (a repository may hold several)."""
     memory_dir: str = "."
     files: Files = field(default_factory=Files)
 
 
 @dataclass(frozen=True)
 class Config:
+    """A parsed, validated gitmem.yaml."""
     # Which release's rules `verify` holds this repository's commits to (gitmem.checks.generation). A config
     # without it is from before rules had versions: 1. New repositories start at the newest (the template).
     rules_version: int = bounded(1, 1, RULES_VERSION)

@@ -1,6 +1,8 @@
 """What a commit cannot hold: the runner keeps it out of its commits, and out of the work tree.
 
 - A changed file over `cycle.max_file_bytes` (GitHub refuses files over 100 MB).
+- A changed file larger than the free space on the repository's disk: an agent that filled the disk would
+  leave a file no commit, not even the salvage branch's, can store (moving it costs no space).
 - A git repository the agent made inside the work tree (`git init sub`, a clone, a linked worktree): git
   shows it as one untracked directory that no commit takes as files, so it would leave the tree dirty and
   every later cycle would refuse to start.
@@ -16,6 +18,7 @@ import shutil
 import stat
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from gitmem import codes, gitio
 from gitmem.codes import Code
@@ -31,6 +34,7 @@ class Held:
     size: int          # a file's size in bytes; 0 for a repository
     kept: str          # where it is now: from the work tree's root when inside it (.git/gitmem/held/...)
     repository: bool = False
+    free: int | None = None    # the disk's free bytes, when it was held for not fitting them
 
     @property
     def code(self) -> Code:
@@ -40,14 +44,17 @@ class Held:
         if self.repository:
             return (f"kept {self.path}/ out of the commit: it is a git repository of its own, which a commit "
                     f"cannot hold as files; it was moved to {self.kept}")
+        if self.free is not None:
+            return (f"kept {self.path} ({self.size} bytes) out of the commit: the disk is full ({self.free} bytes "
+                    f"free), too full for git to store it; it was moved to {self.kept}")
         return (f"kept {self.path} ({self.size} bytes) out of the commit: it is over cycle.max_file_bytes="
                 f"{limit}; it was moved to {self.kept}")
 
 
 def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterable[str] = ()) -> list[Held]:
-    """Move every regular file of `paths` over the limit, and every repository among them, out of the work
-    tree; returns what was held."""
-    limit, skip = ws.config.cycle.max_file_bytes, set(exempt)
+    """Move every regular file of `paths` over the limit or larger than the disk's free space, and every
+    repository among them, out of the work tree; returns what was held."""
+    limit, skip, free = ws.config.cycle.max_file_bytes, set(exempt), _free_bytes(ws.root)
     held: list[Held] = []
     for listed in paths:
         rel = listed.rstrip("/")            # git lists a repository inside the tree as "sub/"
@@ -60,7 +67,8 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
         # file shown, a plain directory is listed file by file, and an empty one not at all. (A directory left
         # where a tracked file was is listed by the file's name, with no slash: that one is not held here.)
         repository = listed.endswith("/") and stat.S_ISDIR(found.st_mode) and os.path.lexists(full / ".git")
-        if not repository and (rel in skip or not stat.S_ISREG(found.st_mode) or found.st_size <= limit):
+        too_big = found.st_size > limit or found.st_size > free
+        if not repository and (rel in skip or not stat.S_ISREG(found.st_mode) or not too_big):
             continue
         target = state_directory(gitio.state_dir(ws.repo)) / HELD_DIR / f"cycle-{cycle}" / rel
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -70,5 +78,14 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
         # Named from the work tree when it is inside it: the note goes into LOG, which a runner's path would
         # only clutter (and a linked worktree's git directory may be elsewhere).
         kept = target.relative_to(ws.root) if target.is_relative_to(ws.root) else target
-        held.append(Held(rel, 0 if repository else found.st_size, kept.as_posix(), repository))
+        unfit = free if not repository and found.st_size <= limit else None      # held for the disk, not the limit
+        held.append(Held(rel, 0 if repository else found.st_size, kept.as_posix(), repository, unfit))
     return held
+
+
+def _free_bytes(root: Path) -> int:
+    """The free bytes of the disk holding `root` (as many as can be, when that cannot be read)."""
+    try:
+        return shutil.disk_usage(root).free
+    except OSError:
+        return 1 << 62

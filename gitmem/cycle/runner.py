@@ -29,6 +29,7 @@ from gitmem.config import Config
 from gitmem.cycle import lock, postflight, proposals, salvage
 from gitmem.cycle.agent_guard import CycleGuard
 from gitmem.cycle.oversize import Held, hold_out
+from gitmem.cycle.room import DiskFull, Room, full_failure, is_disk_full, short_of_room
 from gitmem.cycle.trust import all_trusted
 from gitmem.errors import ExitCode, GitmemError, RunFailure
 from gitmem.memory import decisions, placeholders
@@ -267,11 +268,20 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         began = clock()
         guard = CycleGuard.begin(ws, start=start, branch=branch, cycle=number,
                                  confined=sandbox.confines_disk(ws.config, backend.name))
+        try:      # room on the disk for what the runner writes after the agent (gitmem.cycle.room), made after
+            room, full = Room.keep(ws), None          # the guard's snapshot of .git and given back before its restore
+        except DiskFull as err:
+            room, full = Room(None), err
         try:      # without a backup of the human's unpushed refs the agent does not run (gitmem.cycle.refs_backup)
-            result, failure = (None, guard.unsafe) if guard.unsafe else invoke(backend, request, settings.grace)
+            unsafe = guard.unsafe or full
+            result, failure = (None, unsafe) if unsafe else invoke(backend, request, settings.grace)
         finally:
             guard.agent_done()
-        failure = guard.restore() or failure      # git state and refs first: nothing below runs the agent's hooks
+            room.release()
+        try:
+            failure = guard.restore() or failure      # git state and refs first: nothing below runs the agent's hooks
+        except Exception as err:
+            failure = _disk_full(err, "restoring the git state and references after the agent", ws, guard)
         report.messages += [f"runner: {line}" for line in guard.messages]
         if guard.anchor_note:
             report.violations.append(Violation.of(codes.CYCLE_TRUST_ANCHOR_CHANGED, guard.anchors_changed[0], 1,
@@ -286,11 +296,21 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             elif kept != start:          # the human's own signed commits: the cycle goes on top of them
                 start, old = kept, postflight.memory_texts_at(ws, kept)
         if failure is None:
-            failure = _finish(ws, report, result, old, start, clock, context, guard, began, settings.remote)
+            try:
+                failure = _finish(ws, report, result, old, start, clock, context, guard, began, settings.remote)
+            except Exception as err:
+                failure = _disk_full(err, "writing memory and the cycle's commit", ws, guard)
+            if failure is not None and is_disk_full(failure) and not isinstance(failure, DiskFull):
+                failure = full_failure(failure, "writing memory and the cycle's commit")
         if failure is not None:
             guarded = "".join(f"\nrunner: {note}" for note in guard.notes)
-            _salvage(ws, report, failure, clock=clock, start=start, branch=branch, remote=settings.remote, guard=guard,
-                     tokens_line=f"runner: {context}{guarded}\n{postflight.usage_line(report.tokens) or ''}")
+            spent = postflight.usage_line(report.tokens) or ""
+            try:
+                _salvage(ws, report, failure, clock=clock, start=start, branch=branch, remote=settings.remote,
+                         guard=guard, tokens_line=f"runner: {context}{guarded}\n{spent}")
+            except Exception as err:
+                full = _disk_full(err, "saving the failed cycle's work and its no-build entry", ws, guard)
+                _salvage_failed(report, full, failure)
         if settings.push:
             _push(ws, report, settings, known, seen, branches)
         pending = decisions.parse(ws.read("decisions")).awaiting
@@ -364,6 +384,26 @@ def _salvage(ws: Workspace, report: CycleReport, failure: BaseException, *, cloc
     else:
         report.violations.append(Violation.of(codes.CYCLE_AGENT_FAILED, saved.branch or "(cycle)", 1,
                                               message=f"the agent failed: {saved.error}"))
+
+
+def _disk_full(err: Exception, doing: str, ws: Workspace, guard: CycleGuard) -> DiskFull:
+    """`err` as the cycle's DiskFull failure when it says the disk is full, or when a git write failed and the
+    disk has less room than the largest file the cycle was writing; any other error goes on up."""
+    if isinstance(err, DiskFull):
+        return err
+    if is_disk_full(err) or (isinstance(err, OSError | gitio.RepoError) and short_of_room(ws.root, guard.candidates())):
+        return full_failure(err, doing)
+    raise err
+
+
+def _salvage_failed(report: CycleReport, full: DiskFull, failure: BaseException) -> None:
+    """Not even the salvage could be written: nothing was committed and the agent's changes are where it left
+    them, in the work tree; the report says so (exit 4, GM725), never a traceback."""
+    said = f"{full}; the cycle had failed first: {salvage.error_text(failure)}" if failure is not full else str(full)
+    report.exit_code, report.error, report.outcome = ExitCode.SALVAGED, said, Outcome.NO_BUILD
+    report.messages.append(f"runner: {said}; nothing was committed and the agent's changes are left in the work "
+                           "tree as they are")
+    report.violations.append(Violation.of(full.code, full.where, 1, message=said))
 
 
 def _report_held(report: CycleReport, held: list[Held], limit: int) -> None:

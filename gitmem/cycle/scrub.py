@@ -7,6 +7,7 @@ commit has it) are left alone. No git here: the caller says which paths, relativ
 """
 from __future__ import annotations
 
+import io
 import os
 import stat
 import tempfile
@@ -55,23 +56,36 @@ def scrub_paths(root: Path, paths: list[str], *, allow: secrets.Allowlist | None
 
 def _scrub_file(full: Path, values: list[str], mode: int) -> bool:
     """Mask `full` into a fresh temp file beside it (never a name the agent could have planted), renamed over it
-    only when something was masked; the file itself is opened without following a link."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{full.name[:40]}.", suffix=".scrub", dir=full.parent)
-    try:
-        source_fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        with os.fdopen(source_fd, "rb") as source, os.fdopen(fd, "wb") as sink:
-            codec = secrets.utf16_codec(source.read(4096))
-            source.seek(0)
-            changed = (_redact_utf16(source, sink, codec, values) if codec is not None
-                       else secrets.redact_stream(source, sink, values))
-        if changed:
-            os.chmod(tmp, mode)
-            os.replace(tmp, full)
-            return True
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    only when something was masked; the file itself is opened without following a link. A first pass writes
+    nothing: a clean file (nearly every one) costs no copy, so an agent's huge file on a full disk is read, not
+    copied."""
+    source_fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(source_fd, "rb") as source:
+        codec = secrets.utf16_codec(source.read(4096))
+        source.seek(0)
+        if codec is None and not secrets.redact_stream(source, _Discard(), values):
+            return False
+        source.seek(0)
+        fd, tmp = tempfile.mkstemp(prefix=f".{full.name[:40]}.", suffix=".scrub", dir=full.parent)
+        try:
+            with os.fdopen(fd, "wb") as sink:
+                changed = (_redact_utf16(source, sink, codec, values) if codec is not None
+                           else secrets.redact_stream(source, sink, values))
+            if changed:
+                os.chmod(tmp, mode)
+                os.replace(tmp, full)
+                return True
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
     return False
+
+
+class _Discard(io.BytesIO):
+    """A sink that keeps nothing: for the pass that only asks whether a file holds a secret."""
+
+    def write(self, data: bytes) -> int:      # type: ignore[override]
+        return len(data)
 
 
 def _redact_utf16(source: BinaryIO, sink: BinaryIO, codec: str, values: list[str]) -> bool:

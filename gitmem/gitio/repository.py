@@ -44,6 +44,7 @@ def explained(err: BaseException) -> RepoError | None:
 
 @dataclass(frozen=True)
 class Identity:
+    """A git author or committer: name and email."""
     name: str
     email: str
 

@@ -20,6 +20,7 @@ _ADDED = (DeltaStatus.ADDED, DeltaStatus.MODIFIED, DeltaStatus.TYPECHANGE, Delta
 
 @dataclass(frozen=True)
 class ChangedFile:
+    """A file a commit would change: its path, git file mode and staged blob."""
     path: str
     mode: int            # git's file mode: 0o100644, 0o100755, 0o120000 (a symlink), 0o160000 (a submodule)
     oid: str | None      # the staged blob; None for a work-tree file

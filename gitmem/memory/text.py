@@ -169,6 +169,7 @@ def printable_data(value: Any) -> Any:
 
 @dataclass(frozen=True)
 class Decoded:
+    """A memory file's bytes as text, its lines, and what stopped it being plain UTF-8 text."""
     text: str
     lines: tuple[str, ...]
     problems: tuple[Problem, ...]

@@ -34,6 +34,7 @@ def runner_cycle() -> int | None:
 
 @dataclass(frozen=True)
 class Workspace:
+    """A memory repository: its root, its config and the repository handle."""
     root: Path
     config: Config
 

@@ -1,0 +1,54 @@
+"""What the `gitmem check` process imports on the pre-commit path, held so the start-up cost cannot creep back.
+
+`gitmem check` runs on every commit, and its start-up is most of its cost (benchmarks/bench_check.py compares it
+with `python -c "import pygit2, click"`). Its process imports the gitmem modules listed here and nothing that
+only other commands need: no YAML round-trip or markdown parser, no model SDK, no cycle, agent, recall or close
+code. A module that joins the list is a choice made here, with its cost measured, not an accident."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from tests.support.gitcli import git
+from tests.support.helpers import GitRepo
+
+# Every gitmem module a `gitmem check` of a staged LOG entry, NOW block and lesson imports.
+ALLOWED = {
+    "gitmem", "gitmem.checks", "gitmem.checks.common", "gitmem.checks.every_file", "gitmem.checks.every_workspace",
+    "gitmem.checks.generation", "gitmem.checks.render", "gitmem.checks.repo_wide", "gitmem.checks.sizes",
+    "gitmem.checks.targets", "gitmem.checks.violation", "gitmem.cli", "gitmem.cli.common", "gitmem.codes",
+    "gitmem.config", "gitmem.config.nesting", "gitmem.config.plain_yaml", "gitmem.config.validate",
+    "gitmem.errors", "gitmem.gitio", "gitmem.gitio.repository", "gitmem.gitio.snapshots", "gitmem.memory",
+    "gitmem.memory.fences", "gitmem.memory.text", "gitmem.nofollow", "gitmem.nofollow.files", "gitmem.secrets",
+    "gitmem.workspace",
+    # the staged LOG entry and NOW block are parsed: their readers, and the clock checks on what they write
+    "gitmem.memory.log", "gitmem.memory.now", "gitmem.memory.once", "gitmem.memory.clock_skew",
+    "gitmem.checks.written_times",
+}
+# What only other commands need: never on the pre-commit path.
+FORBIDDEN = ("ruamel", "mistune", "anthropic", "mcp", "pydantic", "httpx", "asyncio", "sqlite3", "gitmem.cycle",
+             "gitmem.agents", "gitmem.recall", "gitmem.close", "gitmem.fleet", "gitmem.views", "gitmem.report",
+             "gitmem.publish", "gitmem.sessions", "gitmem.scaffold")
+IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", re.M)
+
+
+def _imported(repo: GitRepo) -> set[str]:
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "gitmem", "check"], cwd=repo.path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return set(IMPORTED.findall(done.stderr))
+
+
+def test_check_of_a_staged_change_imports_only_what_the_pre_commit_path_needs(memrepo: GitRepo, cli) -> None:
+    for argv in (["log", "add", "--task", "t", "--outcome", "built", "--result", "r"],
+                 ["now", "add", "--did", "d", "--human", "nothing", "--next", "n"]):
+        result = cli(argv, cwd=memrepo.path)
+        assert result.code == 0, result.err
+    (memrepo.path / "notes.md").write_text("a note\n")
+    git(memrepo.path, "add", "-A")
+    assert git(memrepo.path, "diff", "--cached", "--name-only").split()       # a real pre-commit: staged changes
+    found = _imported(memrepo)
+    ours = {name for name in found if name == "gitmem" or name.startswith("gitmem.")}
+    assert ours - ALLOWED == set(), "new on the pre-commit path; measure its cost and list it here"
+    assert [name for name in found if name.startswith(FORBIDDEN)] == []
