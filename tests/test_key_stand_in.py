@@ -237,13 +237,13 @@ def test_codex_is_pointed_at_the_proxy_through_its_own_config(tmp_path: Path) ->
 
 def test_the_start_notes_say_who_holds_the_key(memrepo: GitRepo) -> None:
     config = parse_config(memrepo.read("gitmem.yaml").encode())
-    assert "runner's own process" in key_stand_in.start_notes(config, "anthropic", {})[0]
-    assert key_stand_in.start_notes(config, "scripted", {"ANTHROPIC_API_KEY": REAL}) == []
+    assert "runner's own process" in key_stand_in.key_holders(config, "anthropic", {})[0]
+    assert key_stand_in.key_holders(config, "scripted", {"ANTHROPIC_API_KEY": REAL}) == []
 
 
 @pytest.mark.parametrize("argv", [[], [sys.executable, "-c", "pass"]])
 def test_no_key_no_proxy(argv: list[str]) -> None:
     env = {"PATH": os.defpath, "ANTHROPIC_API_KEY": ""}
-    assert key_stand_in.plan(argv, env, environ={}) == key_stand_in.Plan()
+    assert key_stand_in.plan(argv, env, environ={}) == key_stand_in.KeyPlan()
     with key_stand_in.serving(argv, env) as stand_in:
         assert stand_in.env == env and stand_in.proxies == [] and stand_in.note == ""

@@ -9,7 +9,7 @@ the built-in provider (`openai_base_url`) or for the provider it is configured w
 base_url`, when that provider reads one of the keys below). The upstream is the endpoint the human chose (the
 same variable or Codex config, read before it is replaced) or the provider's public API.
 
-A key the agent still holds is named before the cycle starts (`start_notes`): a secret variable agent.pass_env
+A key the agent still holds is named before the cycle starts (`key_holders`): a secret variable agent.pass_env
 names that is none of these providers' keys (the command talks to a provider gitmem cannot stand in for), or
 one whose endpoint is not an http(s) URL. Masking (gitmem.secrets) stays as the second line for those.
 """
@@ -62,7 +62,7 @@ class Route:
 
 
 @dataclass(frozen=True)
-class Plan:
+class KeyPlan:
     """What the agent's run will hold: the routes the runner serves, and the secret variables it keeps."""
 
     routes: tuple[Route, ...] = ()
@@ -76,7 +76,7 @@ class StandIn:
 
     argv: list[str]
     env: dict[str, str]
-    plan: Plan
+    plan: KeyPlan
     proxies: list[KeyProxy] = field(default_factory=list)
 
     @property
@@ -84,7 +84,7 @@ class StandIn:
         return describe(self.plan)
 
 
-def plan(argv: list[str], env: Mapping[str, str], *, environ: Mapping[str, str] | None = None) -> Plan:
+def plan(argv: list[str], env: Mapping[str, str], *, environ: Mapping[str, str] | None = None) -> KeyPlan:
     """Which of `env`'s keys (the agent's environment, scrubbed) the runner keeps, for running `argv`."""
     environ = os.environ if environ is None else environ
     codex = _codex_choice(argv, env, environ) if argv and os.path.basename(argv[0]) == CODEX else None
@@ -106,10 +106,10 @@ def plan(argv: list[str], env: Mapping[str, str], *, environ: Mapping[str, str] 
     routed = {name for route in routes for name in route.variables}
     held = tuple(sorted(name for name, value in env.items()
                         if value and secrets.is_secret_name(name) and name not in routed))
-    return Plan(tuple(routes), held, tuple(problems))
+    return KeyPlan(tuple(routes), held, tuple(problems))
 
 
-def describe(plan: Plan) -> str:
+def describe(plan: KeyPlan) -> str:
     """One line for the start of the cycle and its Evidence: which keys the agent holds and which it does not."""
     said = []
     if plan.routes:
@@ -143,7 +143,7 @@ def serving(argv: list[str], env: Mapping[str, str]) -> Iterator[StandIn]:
             proxy.close()
 
 
-def start_notes(config: Any, backend: str, environ: Mapping[str, str] | None = None) -> list[str]:
+def key_holders(config: Any, backend: str, environ: Mapping[str, str] | None = None) -> list[str]:
     """What to say before a cycle of `backend` starts about who holds the model's key."""
     environ = os.environ if environ is None else environ
     if backend == "anthropic":

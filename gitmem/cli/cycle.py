@@ -81,7 +81,7 @@ def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_js
 
         backend = _backend(ws.config, agent)
         for line in [*sandbox.start_notes(ws.config, backend.name),    # before a run that could hang on it
-                     *key_stand_in.start_notes(ws.config, backend.name)]:
+                     *key_stand_in.key_holders(ws.config, backend.name)]:
             say("cycle", line)
         report = run_cycle(ws, backend, settings=Settings(push=push))
     except CycleRefused as err:
