@@ -102,10 +102,25 @@ def test_codex_in_the_box_holds_a_placeholder_and_the_api_gets_the_key(tmp_path:
     assert_no_key_anywhere(root, cx.KEY, json.dumps(fake.requests), done.stderr, done.stdout)
 
 
-def test_gemini_cli_holds_a_placeholder_and_the_api_gets_the_key(tmp_path: Path, git_env: None) -> None:
+@needs_bwrap
+def test_gemini_cli_in_the_box_holds_a_placeholder_and_the_api_gets_the_key(tmp_path: Path, git_env: None) -> None:
+    """In the box the CLI's HOME is fresh: the API-key auth is chosen in the project's own settings."""
     gemini = gc.gemini_or_skip()
     root, home = make_project(tmp_path, "gemini")
     plant_dump(root)
+    settings = root / ".gemini" / "settings.json"
+    chosen = json.loads(settings.read_text())
+    chosen.setdefault("security", {}).setdefault("auth", {})["selectedType"] = "gemini-api-key"
+    settings.write_text(json.dumps(chosen))
+    done, fake, key = _gemini_cycle(gemini, root, home, "bubblewrap")
+    assert "model key: the agent holds a placeholder for GEMINI_API_KEY" in done.stderr
+    assert "0000" in json.dumps([gc.responses(body) for _, body in fake.requests]), "the model read the dump"
+    assert_no_key_anywhere(root, key, json.dumps(fake.requests), done.stderr, done.stdout)
+
+
+def _gemini_cycle(gemini: Path, root: Path, home: Path,
+                  mode: str) -> tuple[subprocess.CompletedProcess[str], gc.FakeGeminiAPI, str]:
+    """A built cycle of Gemini CLI running the dump, then `gitmem log add`; (the run, the fake, the key)."""
     calls = [("run_shell_command", {"command": "sh dump.sh"}), ("run_shell_command", {"command": LOG_ADD})]
 
     def respond(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -115,7 +130,7 @@ def test_gemini_cli_holds_a_placeholder_and_the_api_gets_the_key(tmp_path: Path,
         return [{"text": "done"}]
 
     command = f"{gemini} --output-format json --yolo -p 'Do the cycle described on stdin.'"
-    use_command(root, command, sandbox="none")
+    use_command(root, command, sandbox=mode)
     pass_env(root, "GEMINI_API_KEY", "GEMINI_CLI_TRUST_WORKSPACE", "GEMINI_TELEMETRY_ENABLED", "NO_BROWSER", "CI")
     commit_config(root)
     fake = gc.FakeGeminiAPI(respond)
@@ -127,10 +142,16 @@ def test_gemini_cli_holds_a_placeholder_and_the_api_gets_the_key(tmp_path: Path,
     report = json.loads(done.stdout)
     assert (report["outcome"], report["task"]) == ("built", "dump"), (report, done.stderr[-3000:])
     key = env["GEMINI_API_KEY"]
-    assert fake.headers and {h.get("x-goog-api-key") for h in fake.headers} == {key}
+    assert fake.headers and {h.get("x-goog-api-key") for h in fake.headers} == {key}, "the API got the key"
+    return done, fake, key
+
+
+def test_gemini_cli_as_a_plain_process_holds_a_placeholder_too(tmp_path: Path, git_env: None) -> None:
+    gemini = gc.gemini_or_skip()
+    root, home = make_project(tmp_path, "gemini")
+    plant_dump(root)
+    done, fake, key = _gemini_cycle(gemini, root, home, "none")
     assert "model key: the agent holds a placeholder for GEMINI_API_KEY" in done.stderr
-    said = json.dumps([gc.responses(body) for _, body in fake.requests])
-    assert "0000" in said, "the model read the dump"
     # As a plain process the agent could read the runner's environment (/proc/PPID/environ): the start says so,
     # and the dump walks /proc, so only what the CLI itself holds is checked here.
     assert "without the box" in done.stderr
