@@ -20,7 +20,15 @@ from tests.support import claude_code as cc
 from tests.support import codex_cli as cx
 from tests.support import fake_openai as fo
 from tests.support import gemini_cli as gc
-from tests.support.claude_cycle import commit_config, entries, make_project, pass_env, run_cycle, tool_script, use_command
+from tests.support.claude_cycle import (
+    commit_config,
+    entries,
+    make_project,
+    pass_env,
+    run_cycle,
+    tool_script,
+    use_command,
+)
 from tests.support.gitcli import git
 from tests.support.nobody import bwrap_works
 from tests.test_codex import GITMEM
@@ -32,10 +40,12 @@ needs_bwrap = pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not insta
                                                              "here (.ci/run installs bubblewrap)")
 # Run by the model through the CLI's shell tool: everything the agent can see, in three encodings, into files
 # the cycle commits, and (base32, xxd) into the tool output the model reads.
-DUMP_SH = r"""( env; for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do cat "$f"; echo; done ) > /tmp/all 2>/dev/null
+DUMP_SH = r"""( env; for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do cat "$f"; echo; done ) \
+  > /tmp/all 2>/dev/null
 base32 -w0 /tmp/all > env.b32
 xxd /tmp/all > env.xxd
-python3 -c 'd = open("/tmp/all", "rb").read(); open("env.utf32", "wb").write(d.decode("utf-8", "replace").encode("utf-32"))'
+python3 -c 'd = open("/tmp/all", "rb").read()
+open("env.utf32", "wb").write(d.decode("utf-8", "replace").encode("utf-32"))'
 base32 -w0 /tmp/all | head -c 4000
 xxd /tmp/all | head -n 60
 """
