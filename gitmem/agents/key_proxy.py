@@ -121,6 +121,9 @@ def _handler(proxy: KeyProxy) -> type[BaseHTTPRequestHandler]:
 class _ForwardingHandler(BaseHTTPRequestHandler):
     route: KeyProxy
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes: with Nagle's algorithm the second waits for the client's
+    # delayed ACK (40 ms on Linux) on every request.
+    disable_nagle_algorithm = True
     _upstream: http.client.HTTPConnection | None = None     # kept while the client keeps its connection
 
     def do_GET(self) -> None:
