@@ -17,12 +17,13 @@ from typing import Any
 
 import pytest
 
-from gitmem.agents import key_stand_in
+from gitmem.agents import key_proxy, key_stand_in
+from gitmem.agents.base import AgentError
 from gitmem.config import parse_config
 from gitmem.errors import ExitCode
 from tests.support.fake_anthropic import messages_api
 from tests.support.gitcli import git
-from tests.support.helpers import GitRepo
+from tests.support.helpers import GitRepo, with_command_backend
 from tests.support.hostile import command_agent, no_traceback
 from tests.support.nobody import bwrap_works
 
@@ -239,6 +240,22 @@ def test_the_start_notes_say_who_holds_the_key(memrepo: GitRepo) -> None:
     config = parse_config(memrepo.read("gitmem.yaml").encode())
     assert "runner's own process" in key_stand_in.key_holders(config, "anthropic", {})[0]
     assert key_stand_in.key_holders(config, "scripted", {"ANTHROPIC_API_KEY": REAL}) == []
+    plain = parse_config(with_command_backend(memrepo.read("gitmem.yaml"), "claude -p 'unbalanced").encode())
+    [line] = key_stand_in.key_holders(plain, "command", {"ANTHROPIC_API_KEY": REAL, "AWS_SECRET_ACCESS_KEY": "a" * 40})
+    assert line.startswith("model key: the agent holds a placeholder for ANTHROPIC_API_KEY")
+    assert "AWS_SECRET_ACCESS_KEY" not in line, "a variable agent.pass_env does not name is withheld, not held"
+    assert "without the box" in line and REAL not in line
+
+
+def test_a_port_that_cannot_be_served_stops_the_run_rather_than_hand_over_the_key(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError(99, "Cannot assign requested address")
+
+    monkeypatch.setattr(key_proxy.KeyProxy, "__init__", refuse)
+    with pytest.raises(AgentError, match="cannot serve the model key's loopback endpoint for Anthropic"):
+        with key_stand_in.serving(["agent"], {"ANTHROPIC_API_KEY": REAL}):
+            pytest.fail("the agent ran")
 
 
 @pytest.mark.parametrize("argv", [[], [sys.executable, "-c", "pass"]])

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from gitmem import secrets
+from gitmem.agents import sandbox
+from gitmem.agents.base import AgentError
 from gitmem.agents.key_proxy import KeyProxy, ProxyError, Upstream
 
 
@@ -131,7 +133,12 @@ def serving(argv: list[str], env: Mapping[str, str]) -> Iterator[StandIn]:
     try:
         for route in chosen.routes:
             placeholders = {name: _placeholder() for name in route.variables}
-            proxy = KeyProxy(route.upstream, {placeholders[name]: env[name] for name in route.variables}).start()
+            try:
+                proxy = KeyProxy(route.upstream, {placeholders[name]: env[name] for name in route.variables})
+            except OSError as err:     # no loopback port: the agent does not run with the key instead
+                raise AgentError(f"cannot serve the model key's loopback endpoint for {route.provider.name}: "
+                                 f"{err.strerror or err}") from None
+            proxy.start()
             stand_in.proxies.append(proxy)
             stand_in.env.update(placeholders)
             stand_in.env[route.provider.endpoint] = proxy.url
@@ -152,11 +159,22 @@ def key_holders(config: Any, backend: str, environ: Mapping[str, str] | None = N
     if backend != "command":
         return []
     env = secrets.agent_environment(environ, config.agent.pass_env)
-    line = describe(plan(shlex.split(config.agent.command or ""), env, environ=environ))
-    if line and config.agent.sandbox.mode == "none":
-        line += ("; without the box (agent.sandbox: none) the agent runs as the runner's user and can read the "
-                 "runner's own environment, key included")
+    try:
+        argv = shlex.split(config.agent.command or "")
+    except ValueError:                 # unbalanced quotes: the run fails, and says so
+        argv = []
+    line = describe(plan(argv, env, environ=environ))
+    if line and _unboxed(config):
+        line += ("; without the box the agent runs as the runner's user and can read the runner's own "
+                 "environment, key included")
     return [line] if line else []
+
+
+def _unboxed(config: Any) -> bool:
+    try:
+        return sandbox.choose(config).mode != "bubblewrap"
+    except sandbox.SandboxUnavailable:         # the runner refuses the cycle, and says why
+        return False
 
 
 def _placeholder() -> str:
