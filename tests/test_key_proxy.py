@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import json
 import threading
+import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -186,3 +187,29 @@ def test_a_malformed_request_is_refused_without_a_word(upstream, capfd: pytest.C
 def test_an_upstream_that_is_not_http_is_refused(url: str) -> None:
     with pytest.raises(ProxyError):
         KeyProxy(url, {PLACEHOLDER: REAL})
+
+
+def test_an_upstream_connection_the_upstream_closed_is_not_reused(upstream) -> None:
+    """An API closes an idle kept-alive connection: the next request goes on a new one, not to a 502."""
+    fake, url = upstream
+    closing = Upstream()
+
+    class Closing(QuietHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            closing.seen.append({"path": self.path})
+            self.send(200, "application/json", b'{"ok": true}')
+            self.close_connection = True           # closed after the answer, without saying so
+
+    with serving(Closing) as closing_url, proxied(closing_url) as proxy:
+        host = urllib.parse.urlsplit(proxy.url)
+        connection = http.client.HTTPConnection(host.hostname or "", host.port, timeout=10)
+        for _ in range(3):
+            connection.request("POST", "/v1/messages", body=b"{}", headers={"x-api-key": PLACEHOLDER})
+            answer = connection.getresponse()
+            assert (answer.status, answer.read()) == (200, b'{"ok": true}')
+            time.sleep(0.2)
+        connection.close()
+    assert len(closing.seen) == 3

@@ -19,6 +19,7 @@ import hmac
 import http.client
 import io
 import json
+import select
 import threading
 import urllib.parse
 from collections.abc import Iterator, Mapping
@@ -187,6 +188,9 @@ class _ForwardingHandler(BaseHTTPRequestHandler):
     def _send_upstream(self, upstream: Upstream, path: str,
                        headers: list[tuple[str, str]]) -> http.client.HTTPResponse:
         """Send the request on, its body streamed as it arrives; the upstream's response, headers read."""
+        if self._upstream is not None and self._upstream.sock is not None and \
+                select.select([self._upstream.sock], [], [], 0)[0]:
+            self._drop_upstream()      # between answers a kept connection has nothing to read unless it was closed
         if self._upstream is None:
             self._upstream = upstream.connect()
         connection = self._upstream
