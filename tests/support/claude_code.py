@@ -7,8 +7,9 @@ be reached it raises Unavailable, for a loud skip. Install scripts run: Claude C
 binary in place.
 
 `FakeClaudeAPI` answers POST /v1/messages with server-sent events built from a scripted responder, and keeps
-every request body (and its headers), so a test can look for the session-start context or the stop hook's reason in what Claude
-Code sent. `claude_env()` isolates Claude Code: its own HOME, no network but the fake, nonessential traffic off.
+every request body (and its headers), so a test can look for the session-start context or the stop hook's
+reason in what Claude Code sent, or for the key it came with. `claude_env()` isolates Claude Code: its own
+HOME, no network but the fake, nonessential traffic off.
 """
 from __future__ import annotations
 
