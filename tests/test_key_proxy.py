@@ -213,3 +213,11 @@ def test_an_upstream_connection_the_upstream_closed_is_not_reused(upstream) -> N
             time.sleep(0.2)
         connection.close()
     assert len(closing.seen) == 3
+
+
+def test_a_websocket_upgrade_is_refused_with_a_404_and_never_sent(upstream) -> None:
+    fake, url = upstream
+    with proxied(url) as proxy:
+        status, data = _post(proxy, "/responses", {"Authorization": f"Bearer {PLACEHOLDER}", "Connection": "Upgrade",
+                                                   "Upgrade": "websocket"})
+    assert status == 404 and b"WebSocket" in data and fake.seen == []

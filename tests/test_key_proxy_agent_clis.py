@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gitmem.scaffold.codex_recipe import CODEX_CYCLE_COMMAND
 from gitmem.sessions.protocol import claude_cycle_command
 from tests.support import claude_code as cc
 from tests.support import codex_cli as cx
@@ -31,7 +33,7 @@ from tests.support.claude_cycle import (
 )
 from tests.support.gitcli import git
 from tests.support.nobody import bwrap_works
-from tests.test_codex import GITMEM
+from tests.test_codex import GITMEM, SHELL_CALLS, assert_built
 from tests.test_codex_box_paths import _scheduled
 from tests.test_key_stand_in import decoded, holds
 
@@ -113,6 +115,30 @@ def test_codex_in_the_box_holds_a_placeholder_and_the_api_gets_the_key(tmp_path:
 
 
 @needs_bwrap
+@needs_bwrap
+def test_codex_with_its_built_in_provider_goes_through_the_proxy_too(tmp_path: Path, git_env: None) -> None:
+    """The recipe with no provider of its own: Codex's `openai_base_url` (here the human's, the fake) is the
+    upstream, the runner's `-c openai_base_url` after it points Codex at the proxy, and Codex's WebSocket
+    attempt, refused there, falls back to streaming over HTTP."""
+    codex = cx.codex_or_skip()
+    root, home = make_project(tmp_path, "codex")
+    fake = fo.FakeResponsesAPI(cx.script(*SHELL_CALLS))
+    with fake.serve() as url:
+        argv = [*shlex.split(CODEX_CYCLE_COMMAND)[:-1], "-c", f'model="{cx.MODEL}"', "-c",
+                f'openai_base_url="{url}"', "-"]
+        config = root / "gitmem.yaml"
+        text = config.read_text().replace("    mode: auto", "    mode: bubblewrap")
+        config.write_text(text.replace(f"  command: {CODEX_CYCLE_COMMAND}\n",
+                                       f"  command: {json.dumps(shlex.join(argv))}\n"))
+        commit_config(root)
+        done = subprocess.run([str(GITMEM), "cycle", "--json"], cwd=root, env=cx.codex_env(home, codex),
+                              capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert_built(root, json.loads(done.stdout), fake)
+    assert {h.get("authorization") for h in fake.headers} == {f"Bearer {cx.KEY}"}
+    assert "model key: the agent holds a placeholder for OPENAI_API_KEY" in (entries(root)[-1].get("Evidence") or "")
+
+
 def test_gemini_cli_in_the_box_holds_a_placeholder_and_the_api_gets_the_key(tmp_path: Path, git_env: None) -> None:
     """In the box the CLI's HOME is fresh: the API-key auth is chosen in the project's own settings."""
     gemini = gc.gemini_or_skip()

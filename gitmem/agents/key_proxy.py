@@ -150,6 +150,10 @@ class _ForwardingHandler(BaseHTTPRequestHandler):
         if headers is None:
             self._refuse(401, "this endpoint takes only the cycle's placeholder key (gitmem's key proxy)")
             return
+        if "upgrade" in (name.lower() for name in self.headers):
+            # A WebSocket is not relayed: Codex, refused its upgrade with a 404, streams over plain HTTP instead.
+            self._refuse(404, "gitmem's key proxy does not relay protocol upgrades (WebSocket)")
+            return
         upstream = self.route.upstream
         try:
             response = self._send_upstream(upstream, path, headers)
