@@ -131,12 +131,15 @@ def test_codex_with_its_built_in_provider_goes_through_the_proxy_too(tmp_path: P
         config.write_text(text.replace(f"  command: {CODEX_CYCLE_COMMAND}\n",
                                        f"  command: {json.dumps(shlex.join(argv))}\n"))
         commit_config(root)
-        done = subprocess.run([str(GITMEM), "cycle", "--json"], cwd=root, env=cx.codex_env(home, codex),
-                              capture_output=True, text=True, timeout=300)
+        # Codex's own provider reads CODEX_API_KEY in `codex exec`; the Action sets both, as here.
+        env = {**cx.codex_env(home, codex), "CODEX_API_KEY": cx.KEY}
+        done = subprocess.run([str(GITMEM), "cycle", "--json"], cwd=root, env=env, capture_output=True, text=True,
+                              timeout=300)
     assert done.returncode == 0, done.stderr
     assert_built(root, json.loads(done.stdout), fake)
     assert {h.get("authorization") for h in fake.headers} == {f"Bearer {cx.KEY}"}
-    assert "model key: the agent holds a placeholder for OPENAI_API_KEY" in (entries(root)[-1].get("Evidence") or "")
+    said = entries(root)[-1].get("Evidence") or ""
+    assert "model key: the agent holds a placeholder for OPENAI_API_KEY, CODEX_API_KEY" in said, said
 
 
 def test_gemini_cli_in_the_box_holds_a_placeholder_and_the_api_gets_the_key(tmp_path: Path, git_env: None) -> None:

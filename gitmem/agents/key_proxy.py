@@ -146,13 +146,14 @@ class _ForwardingHandler(BaseHTTPRequestHandler):
             self.close_connection = True
             self._refuse(400, "the request's Content-Length is not a number")
             return
+        if "upgrade" in (name.lower() for name in self.headers):
+            # A WebSocket is not relayed, and sends nothing on: Codex, refused its upgrade (which carries no key)
+            # with a 404, streams over plain HTTP instead; a 401 would stop it.
+            self._refuse(404, "gitmem's key proxy does not relay protocol upgrades (WebSocket)")
+            return
         headers, path = self._with_real_key()
         if headers is None:
             self._refuse(401, "this endpoint takes only the cycle's placeholder key (gitmem's key proxy)")
-            return
-        if "upgrade" in (name.lower() for name in self.headers):
-            # A WebSocket is not relayed: Codex, refused its upgrade with a 404, streams over plain HTTP instead.
-            self._refuse(404, "gitmem's key proxy does not relay protocol upgrades (WebSocket)")
             return
         upstream = self.route.upstream
         try:
