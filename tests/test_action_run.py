@@ -277,8 +277,12 @@ def _plain_env(tmp_path: Path) -> dict[str, str]:
             "GIT_TERMINAL_PROMPT": "0"}
 
 
-KEY_CHECK = ('  backend: command\n  command: \'sh -c "test \\"$OPENAI_API_KEY\\" = {0} && '
-             'test \\"$CODEX_API_KEY\\" = {0}"\'')
+# The agent holds the cycle's placeholders under both of Codex's names, never the key, and the endpoint of the
+# runner's key proxy that adds it (gitmem.agents.key_stand_in); a run without the key gets no placeholder.
+KEY_CHECK = ('  backend: command\n  command: \'sh -c "test \\"$OPENAI_API_KEY\\" != {0} && '
+             'test \\"$CODEX_API_KEY\\" != {0} && test \\"${{OPENAI_API_KEY#gitmem-placeholder-}}\\" != '
+             '\\"$OPENAI_API_KEY\\" && test \\"${{CODEX_API_KEY#gitmem-placeholder-}}\\" != \\"$CODEX_API_KEY\\" '
+             '&& test \\"${{OPENAI_BASE_URL#http://127.0.0.1:}}\\" != \\"$OPENAI_BASE_URL\\""\'')
 
 
 @pytest.mark.parametrize(("given", "job_env", "seen"), [("sk-openai-input", {}, "sk-openai-input"),
@@ -286,8 +290,8 @@ KEY_CHECK = ('  backend: command\n  command: \'sh -c "test \\"$OPENAI_API_KEY\\"
                                                          "sk-job")])
 def test_the_openai_key_input_reaches_the_agent_under_both_names_and_is_never_printed(
         tmp_path: Path, given: str, job_env: dict[str, str], seen: str) -> None:
-    # The agent (a command that fails unless it got the key under both of Codex's names) ends the cycle
-    # no-build with exit 0 only when it did; an empty input leaves the key the job's own env: sets.
+    # The agent (a command that fails unless it got placeholders for the key under both of Codex's names) ends
+    # the cycle no-build with exit 0 only when it did; an empty input leaves the key the job's own env: sets.
     repo = agent_repo(tmp_path / "agent", tmp_path / "origin.git", backend=KEY_CHECK.format(seen))
     config = repo / "gitmem.yaml"
     keys = "    - ANTHROPIC_API_KEY\n    - OPENAI_API_KEY\n    - CODEX_API_KEY\n"

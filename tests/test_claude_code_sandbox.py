@@ -54,6 +54,9 @@ def assert_built_in_the_box(root: Path, home: Path, report: dict, fake: cc.FakeC
     assert not last.interactive and last.get("Task") == "write notes.md" and last.get("Result") == "notes.md written"
     evidence = last.get("Evidence") or ""
     assert "sandbox: bubblewrap" in evidence and "tokens: input" in evidence, evidence
+    # Claude Code held a placeholder; the runner's key proxy gave the API the key (gitmem.agents.key_stand_in).
+    assert "model key: the agent holds a placeholder for ANTHROPIC_API_KEY" in evidence, evidence
+    assert {headers.get("x-api-key") for headers in fake.headers} == {"sk-ant-test-fake-key"}
     assert fake.requests[0]["model"] == "claude-sonnet-5-5", "agent.model reached Claude Code in the box"
     assert not list(home.glob(".claude*")), "Claude Code kept its state in the box's HOME, not the runner's"
 

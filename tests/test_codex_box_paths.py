@@ -88,6 +88,10 @@ def test_a_scheduled_codex_cycle_in_the_box_is_built_for_an_unprivileged_user(co
         assert done.returncode == 0, done.stderr
         assert_built(root, json.loads(done.stdout), fake)
         assert (root / "LOG.md").stat().st_uid == 65534
+        # Codex held a placeholder; the key proxy, served by the runner as `nobody`, gave the API the key.
+        assert "model key: the agent holds a placeholder for OPENAI_API_KEY" in (entries(root)[-1].get("Evidence")
+                                                                                or "")
+        assert {headers.get("authorization") for headers in fake.headers} == {f"Bearer {cx.KEY}"}
 
 
 def test_a_codex_login_shell_in_the_box_still_finds_gitmem(codex: Path, tmp_path: Path, git_env: None) -> None:

@@ -178,9 +178,9 @@ def test_the_command_agent_gets_no_token_or_key_it_was_not_given(tmp_path: Path,
     seen = json.loads(seen_at.read_text())
     passed = ("ANTHROPIC_API_KEY",) if passed is None else passed       # the model's key passes by default
     for name, value in SECRETS_ENV.items():
-        assert (seen.get(name) == value) == (name in passed), name
-        if name not in passed:
-            assert value not in json.dumps(seen)
+        # A passed model key reaches the agent as a placeholder (gitmem.agents.key_stand_in), never as itself.
+        assert seen.get(name, "").startswith("gitmem-placeholder-") == (name in passed), name
+        assert value not in json.dumps(seen)
     assert seen["GITMEM_CYCLE"] == "1" and "PATH" in seen and "HOME" in seen
 
 

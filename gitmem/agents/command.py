@@ -7,7 +7,9 @@ the timeout is an AgentError, so the runner salvages whatever it changed.
 
 Its environment has no tokens, keys or credentials (gitmem.secrets.agent_environment) except the variables
 `agent.pass_env` names: the template passes ANTHROPIC_API_KEY, because an agent CLI needs its model's key.
-GitHub tokens never pass. The model variables are set by gitmem from the config, after that scrubbing, so the
+GitHub tokens never pass. A model key it names for Anthropic, OpenAI or Gemini is held by the runner, and the
+agent gets a placeholder and a loopback endpoint that adds the key (gitmem.agents.key_stand_in); masking stays
+the second line. The model variables are set by gitmem from the config, after that scrubbing, so the
 parent's cannot override the chosen model. Whatever it leaves running is ended with the cycle
 (gitmem.cycle.reaper).
 
@@ -33,7 +35,7 @@ import time
 from typing import Any
 
 from gitmem import secrets
-from gitmem.agents import sandbox
+from gitmem.agents import key_stand_in, sandbox
 from gitmem.agents.base import AgentError, AgentResult, CycleRequest
 from gitmem.agents.cli_output import Reading, read_output
 from gitmem.agents.output_tail import Streams
@@ -64,7 +66,12 @@ class CommandBackend:
         return {**secrets.agent_environment(os.environ, request.config.agent.pass_env), **request.env, **chosen}
 
     def run(self, request: CycleRequest) -> AgentResult:
-        argv = shlex.split(self.command)
+        """The agent's run, with the model's keys kept outside it (gitmem.agents.key_stand_in)."""
+        with key_stand_in.serving(shlex.split(self.command), self.environment(request)) as stand_in:
+            return self._run(request, stand_in)
+
+    def _run(self, request: CycleRequest, stand_in: key_stand_in.StandIn) -> AgentResult:
+        argv = stand_in.argv
         if not argv:
             raise AgentError("agent.command is empty: set it in gitmem.yaml (the template's gitmem.yaml has a Claude "
                              "Code command that can write memory)")
@@ -75,7 +82,7 @@ class CommandBackend:
             box = sandbox.choose(request.config)
         except sandbox.SandboxUnavailable as err:    # the runner refuses first; this is for other callers
             raise AgentError(str(err)) from None
-        agent, env = request.config.agent, self.environment(request)
+        agent, env = request.config.agent, stand_in.env
         if box.mode == "bubblewrap" and not _findable(argv[0], env.get("PATH"), request.root):
             # Inside, bwrap would start and then fail to exec: say what is missing, as a plain start would.
             where = (f"no such file {os.path.normpath(os.path.join(request.root, argv[0]))} (a relative path is the "
@@ -114,7 +121,8 @@ class CommandBackend:
         if process.returncode != 0:
             raise AgentError(_failure(argv[0], process.returncode, out, err_text, agent.pass_env)
                              + "".join(f"; {line}" for line in hidden))
-        return _result(argv[0], out, err_text, time.monotonic() - started, "; ".join([box.note, *hidden]))
+        return _result(argv[0], out, err_text, time.monotonic() - started,
+                       "; ".join(filter(None, [box.note, *hidden, stand_in.note])))
 
 
 def _findable(program: str, path: str | None, root: os.PathLike[str]) -> bool:

@@ -52,10 +52,11 @@ USERNS_SETTINGS = (("kernel/apparmor_restrict_unprivileged_userns", "1", USERNS_
 ROOT_AGENT_ID = 1000
 # The variables the agent keeps besides `GITMEM_*`, LC_* and what the caller names (agent.pass_env, the model).
 KEPT_ENV = ("PATH", "LANG", "TERM", "TZ")
-# Where the agent CLI sends its model's requests, and with them the API key agent.pass_env gives it: dropped,
+# Where the agent CLI sends its model's requests (the runner's key proxy, gitmem.agents.key_stand_in, where it
+# stands in for the key agent.pass_env gives): dropped,
 # Claude Code or Codex would send that key to its default host instead of the one the human chose, and a
 # cycle under `auto` would reach another endpoint on a machine with bwrap than on one without.
-ENDPOINT_ENV = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
+ENDPOINT_ENV = ("ANTHROPIC_BASE_URL", "OPENAI_BASE_URL", "GOOGLE_GEMINI_BASE_URL")
 
 
 class SandboxUnavailable(GitmemError):

@@ -77,10 +77,11 @@ def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_js
             request = default_request(ws, next_cycle(ws), ws.clock(), name)
             click.echo(request.prompt_text(), nl=False)
             return ExitCode.OK
-        from gitmem.agents import sandbox
+        from gitmem.agents import key_stand_in, sandbox
 
         backend = _backend(ws.config, agent)
-        for line in sandbox.start_notes(ws.config, backend.name):     # before a run that could hang on it
+        for line in [*sandbox.start_notes(ws.config, backend.name),    # before a run that could hang on it
+                     *key_stand_in.key_holders(ws.config, backend.name)]:
             say("cycle", line)
         report = run_cycle(ws, backend, settings=Settings(push=push))
     except CycleRefused as err:

@@ -7,8 +7,9 @@ be reached it raises Unavailable, for a loud skip. Install scripts run: Claude C
 binary in place.
 
 `FakeClaudeAPI` answers POST /v1/messages with server-sent events built from a scripted responder, and keeps
-every request body, so a test can look for the session-start context or the stop hook's reason in what Claude
-Code sent. `claude_env()` isolates Claude Code: its own HOME, no network but the fake, nonessential traffic off.
+every request body (and its headers), so a test can look for the session-start context or the stop hook's
+reason in what Claude Code sent, or for the key it came with. `claude_env()` isolates Claude Code: its own
+HOME, no network but the fake, nonessential traffic off.
 """
 from __future__ import annotations
 
@@ -133,6 +134,7 @@ class FakeClaudeAPI:
     def __init__(self, respond: Responder) -> None:
         self.respond = respond
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []      # of each request in `requests`, names in lower case
 
     @contextmanager
     def serve(self) -> Iterator[str]:
@@ -147,6 +149,7 @@ class FakeClaudeAPI:
                     self.send(200, "application/json", json.dumps({"input_tokens": 100}).encode())
                     return
                 fake.requests.append(body)
+                fake.headers.append({k.lower(): v for k, v in self.headers.items()})
                 try:
                     message = fake.respond(body)
                 except Exception as err:     # a broken script shows in the test, not as a hung client

@@ -77,6 +77,7 @@ class FakeGeminiAPI:
     def __init__(self, respond: Responder) -> None:
         self.respond = respond
         self.requests: list[tuple[str, dict[str, Any]]] = []
+        self.headers: list[dict[str, str]] = []      # of each request in `requests`, names in lower case
 
     @contextmanager
     def serve(self) -> Iterator[str]:
@@ -91,6 +92,7 @@ class FakeGeminiAPI:
                     self.send(200, "application/json", json.dumps({"totalTokens": 100}).encode())
                     return
                 fake.requests.append((self.path, body))
+                fake.headers.append({k.lower(): v for k, v in self.headers.items()})
                 if ":streamGenerateContent" not in self.path:     # a side call: answer plainly
                     side = _response([{"text": json.dumps(SIDE_ANSWER)}])
                     self.send(200, "application/json", json.dumps(side).encode())

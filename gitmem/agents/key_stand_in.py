@@ -1,0 +1,262 @@
+"""Which model keys the agent CLI gets as placeholders, and where it is pointed instead (gitmem.agents.key_proxy).
+
+For each provider whose key the agent's environment holds (agent.pass_env named it), the runner serves a
+loopback `KeyProxy` to the provider's endpoint, and the agent gets a random per-cycle placeholder in the key's
+variable and the proxy's URL in the variable its CLIs take their base URL from: Claude Code's
+ANTHROPIC_BASE_URL, Gemini CLI's GOOGLE_GEMINI_BASE_URL, OPENAI_BASE_URL for OpenAI's SDKs. Codex takes its
+endpoint from its config only, so a `codex` command gets `-c` overrides at the end of its command line, for
+the built-in provider (`openai_base_url`) or for the provider it is configured with (`model_providers.NAME.
+base_url`, when that provider reads one of the keys below). The upstream is the endpoint the human chose (the
+same variable or Codex config, read before it is replaced) or the provider's public API.
+
+A key the agent still holds is named before the cycle starts (`key_holders`): a secret variable agent.pass_env
+names that is none of these providers' keys (the command talks to a provider gitmem cannot stand in for), or
+one whose endpoint is not an http(s) URL. Masking (gitmem.secrets) stays as the second line for those.
+"""
+from __future__ import annotations
+
+import os
+import secrets as random
+import shlex
+import tomllib
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gitmem import secrets
+from gitmem.agents import sandbox
+from gitmem.agents.base import AgentError
+from gitmem.agents.key_proxy import KeyProxy, ProxyError, Upstream
+
+
+@dataclass(frozen=True)
+class Provider:
+    """A model API: the variables that hold its key, the variable its CLIs read the endpoint from, and the
+    endpoint without one."""
+
+    name: str
+    keys: tuple[str, ...]
+    endpoint: str
+    default: str
+
+
+PROVIDERS = (Provider("Anthropic", ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"), "ANTHROPIC_BASE_URL",
+                      "https://api.anthropic.com"),
+             Provider("OpenAI", ("OPENAI_API_KEY", "CODEX_API_KEY"), "OPENAI_BASE_URL", "https://api.openai.com/v1"),
+             Provider("Gemini", ("GEMINI_API_KEY", "GOOGLE_API_KEY"), "GOOGLE_GEMINI_BASE_URL",
+                      "https://generativelanguage.googleapis.com"))
+ENDPOINTS = tuple(provider.endpoint for provider in PROVIDERS)
+PLACEHOLDER_PREFIX = "gitmem-placeholder-"
+CODEX = "codex"
+
+
+@dataclass(frozen=True)
+class Route:
+    """One provider's keys (variable names) behind one proxy to `upstream`; `codex_setting` is the Codex config
+    key that points a `codex` command at the proxy, when the command is one."""
+
+    provider: Provider
+    variables: tuple[str, ...]
+    upstream: str
+    codex_setting: str = ""
+
+
+@dataclass(frozen=True)
+class KeyPlan:
+    """What the agent's run will hold: the routes the runner serves, and the secret variables it keeps."""
+
+    routes: tuple[Route, ...] = ()
+    held: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()      # why a provider's key stays with the agent (an endpoint not http(s))
+
+
+@dataclass
+class StandIn:
+    """The command and environment the agent runs with while the proxies serve."""
+
+    argv: list[str]
+    env: dict[str, str]
+    plan: KeyPlan
+    proxies: list[KeyProxy] = field(default_factory=list)
+
+    @property
+    def note(self) -> str:
+        return describe(self.plan)
+
+
+def plan(argv: list[str], env: Mapping[str, str], *, environ: Mapping[str, str] | None = None) -> KeyPlan:
+    """Which of `env`'s keys (the agent's environment, scrubbed) the runner keeps, for running `argv`."""
+    environ = os.environ if environ is None else environ
+    codex = _codex_choice(argv, env, environ) if argv and os.path.basename(argv[0]) == CODEX else None
+    routes: list[Route] = []
+    problems: list[str] = []
+    for provider in PROVIDERS:
+        variables = tuple(name for name in provider.keys if env.get(name))
+        if not variables:
+            continue
+        upstream, setting = env.get(provider.endpoint) or provider.default, ""
+        if codex is not None and provider.name == "OpenAI":
+            upstream, setting = codex
+        try:
+            Upstream.parse(upstream)
+        except ProxyError as err:
+            problems.append(f"{', '.join(variables)}: {err}")
+            continue
+        routes.append(Route(provider, variables, upstream, setting))
+    routed = {name for route in routes for name in route.variables}
+    held = tuple(sorted(name for name, value in env.items()
+                        if value and secrets.is_secret_name(name) and name not in routed))
+    return KeyPlan(tuple(routes), held, tuple(problems))
+
+
+def describe(plan: KeyPlan) -> str:
+    """One line for the start of the cycle and its Evidence: which keys the agent holds and which it does not."""
+    said = []
+    if plan.routes:
+        names = ", ".join(name for route in plan.routes for name in route.variables)
+        said.append(f"the agent holds a placeholder for {names}; a loopback endpoint outside the agent adds the "
+                    "key")
+    if plan.held or plan.problems:
+        why = "; ".join(plan.problems) or "no key-adding endpoint serves it"
+        said.append(f"the agent holds {', '.join(plan.held) or 'its key'} itself ({why}): masking is all that "
+                    "keeps it out of what is committed")
+    return "model key: " + "; ".join(said) if said else ""
+
+
+@contextmanager
+def serving(argv: list[str], env: Mapping[str, str]) -> Iterator[StandIn]:
+    """Serve the plan's proxies for the duration; yields the agent's argv and environment pointing at them."""
+    chosen = plan(argv, env)
+    stand_in = StandIn(list(argv), dict(env), chosen)
+    try:
+        for route in chosen.routes:
+            placeholders = {name: _placeholder() for name in route.variables}
+            try:
+                proxy = KeyProxy(route.upstream, {placeholders[name]: env[name] for name in route.variables})
+            except OSError as err:     # no loopback port: the agent does not run with the key instead
+                raise AgentError(f"cannot serve the model key's loopback endpoint for {route.provider.name}: "
+                                 f"{err.strerror or err}") from None
+            proxy.start()
+            stand_in.proxies.append(proxy)
+            stand_in.env.update(placeholders)
+            stand_in.env[route.provider.endpoint] = proxy.url
+            if route.codex_setting:
+                stand_in.argv = _with_codex_setting(stand_in.argv, route.codex_setting, proxy.url)
+        yield stand_in
+    finally:
+        for proxy in stand_in.proxies:
+            proxy.close()
+
+
+def key_holders(config: Any, backend: str, environ: Mapping[str, str] | None = None) -> list[str]:
+    """What to say before a cycle of `backend` starts about who holds the model's key."""
+    environ = os.environ if environ is None else environ
+    if backend == "anthropic":
+        return ["model key: the anthropic backend calls the model from the runner's own process, which holds the "
+                "key; the commands the agent runs (run_command) get no key"]
+    if backend != "command":
+        return []
+    env = secrets.agent_environment(environ, config.agent.pass_env)
+    try:
+        argv = shlex.split(config.agent.command or "")
+    except ValueError:                 # unbalanced quotes: the run fails, and says so
+        argv = []
+    line = describe(plan(argv, env, environ=environ))
+    if line and _unboxed(config):
+        line += ("; without the box the agent runs as the runner's user and can read the runner's own "
+                 "environment, key included")
+    return [line] if line else []
+
+
+def _unboxed(config: Any) -> bool:
+    try:
+        return sandbox.choose(config).mode != "bubblewrap"
+    except sandbox.SandboxUnavailable:         # the runner refuses the cycle, and says why
+        return False
+
+
+def _placeholder() -> str:
+    return PLACEHOLDER_PREFIX + random.token_hex(24)
+
+
+# -- Codex: its endpoint comes from its config -----------------------------------------------------------------
+
+def _codex_choice(argv: list[str], env: Mapping[str, str], environ: Mapping[str, str]) -> tuple[str, str] | None:
+    """(upstream, the config key that points Codex elsewhere) for the provider `codex` will use: from its `-c`
+    overrides, else its CODEX_HOME config. None: the provider reads no key of OpenAI's (its own, unknown)."""
+    overrides = _codex_overrides(argv)
+    home = env.get("CODEX_HOME") or environ.get("CODEX_HOME") or \
+        str(Path(env.get("HOME") or environ.get("HOME") or "~").expanduser() / ".codex")
+    saved = _read_toml(Path(home) / "config.toml")
+    provider = str(overrides.get("model_provider") or saved.get("model_provider") or "openai")
+    if provider == "openai":
+        base = overrides.get("openai_base_url") or saved.get("openai_base_url") or "https://api.openai.com/v1"
+        return str(base), "openai_base_url"
+    table = {**_table(saved, "model_providers", provider), **_table(overrides, "model_providers", provider)}
+    if table.get("env_key", "OPENAI_API_KEY") not in ("OPENAI_API_KEY", "CODEX_API_KEY"):
+        return None
+    return str(table.get("base_url") or "https://api.openai.com/v1"), f"model_providers.{provider}.base_url"
+
+
+def _codex_overrides(argv: list[str]) -> dict[str, Any]:
+    """Codex's `-c key=value` settings on `argv`, parsed as Codex parses them (TOML, else a plain string),
+    later ones over earlier ones."""
+    found: dict[str, Any] = {}
+    for index, arg in enumerate(argv):
+        if arg in ("-c", "--config") and index + 1 < len(argv):
+            setting = argv[index + 1]
+        elif arg.startswith("--config="):
+            setting = arg.partition("=")[2]
+        else:
+            continue
+        key, _, value = setting.partition("=")
+        try:
+            parsed = tomllib.loads(f"{key.strip()} = {value}")
+        except tomllib.TOMLDecodeError:
+            parsed = _nested(key.strip().split("."), value)
+        _merge(found, parsed)
+    return found
+
+
+def _with_codex_setting(argv: list[str], key: str, url: str) -> list[str]:
+    """`argv` with `-c key="url"` last, where it wins over the command's own (before a `--`, if any)."""
+    setting = ["-c", f"{key}={_toml_string(url)}"]
+    at = argv.index("--") if "--" in argv else len(argv)
+    return [*argv[:at], *setting, *argv[at:]]
+
+
+def _toml_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _nested(path: list[str], value: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {path[-1]: value}
+    for part in reversed(path[:-1]):
+        out = {part: out}
+    return out
+
+
+def _merge(into: dict[str, Any], new: Mapping[str, Any]) -> None:
+    for key, value in new.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            _merge(into[key], value)
+        else:
+            into[key] = value
+
+
+def _table(data: Mapping[str, Any], *path: str) -> dict[str, Any]:
+    for part in path:
+        inner = data.get(part) if isinstance(data, Mapping) else None
+        if not isinstance(inner, Mapping):
+            return {}
+        data = inner
+    return dict(data)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}

@@ -1,0 +1,224 @@
+"""The key-adding proxy (gitmem.agents.key_proxy) against a real loopback upstream: each credential slot's
+placeholder becomes the real key on the way out, answers stream through as they come (server-sent events
+event by event), a request without the placeholder is refused before anything is sent, and nothing is printed."""
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+import time
+import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+
+from gitmem.agents.key_proxy import KeyProxy, ProxyError
+from tests.support.loopback import QuietHandler, serving
+
+REAL = "sk-ant-api03-" + "R3alKey" * 6
+PLACEHOLDER = "gitmem-placeholder-" + "ab" * 24
+
+
+class Upstream:
+    """A loopback API that records each request (path, headers, body) and streams two SSE events, the second
+    only once `release` is set."""
+
+    def __init__(self) -> None:
+        self.seen: list[dict[str, Any]] = []
+        self.release = threading.Event()
+
+    @contextmanager
+    def serve(self) -> Iterator[str]:
+        upstream = self
+
+        class Handler(QuietHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _body(self) -> bytes:
+                if "chunked" in self.headers.get("transfer-encoding", ""):
+                    data = b""
+                    while size := int(self.rfile.readline().strip() or b"0", 16):
+                        data += self.rfile.read(size)
+                        self.rfile.readline()
+                    self.rfile.readline()
+                    return data
+                return self.rfile.read(int(self.headers.get("content-length", 0)))
+
+            def do_POST(self) -> None:
+                body = self._body()
+                upstream.seen.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()},
+                                      "body": body})
+                if self.path.endswith("/stream"):
+                    self.send_response(200)
+                    self.send_header("content-type", "text/event-stream")
+                    self.send_header("transfer-encoding", "chunked")
+                    self.end_headers()
+                    for event in (b"data: one\n\n", b"data: two\n\n"):
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+                        self.wfile.flush()
+                        upstream.release.wait(10)
+                    self.wfile.write(b"0\r\n\r\n")
+                    return
+                self.send(200, "application/json", json.dumps({"ok": True, "got": len(body)}).encode())
+
+        with serving(Handler) as url:
+            yield url
+
+
+@pytest.fixture
+def upstream() -> Iterator[tuple[Upstream, str]]:
+    fake = Upstream()
+    with fake.serve() as url:
+        yield fake, url
+
+
+@contextmanager
+def proxied(url: str) -> Iterator[KeyProxy]:
+    proxy = KeyProxy(url + "/base", {PLACEHOLDER: REAL}).start()
+    try:
+        yield proxy
+    finally:
+        proxy.close()
+
+
+def _post(proxy: KeyProxy, path: str, headers: dict[str, str], body: bytes = b'{"q": 1}') -> tuple[int, bytes]:
+    host = urllib.parse.urlsplit(proxy.url)
+    connection = http.client.HTTPConnection(host.hostname or "", host.port, timeout=10)
+    connection.request("POST", path, body=body, headers=headers)
+    answer = connection.getresponse()
+    data = answer.read()
+    connection.close()
+    return answer.status, data
+
+
+@pytest.mark.parametrize("headers,path", [({"x-api-key": PLACEHOLDER}, "/v1/messages"),
+                                          ({"Authorization": f"Bearer {PLACEHOLDER}"}, "/responses"),
+                                          ({"x-goog-api-key": PLACEHOLDER}, "/v1beta/models/m:generateContent"),
+                                          ({}, f"/v1beta/models/m:generateContent?alt=sse&key={PLACEHOLDER}")],
+                         ids=["x-api-key", "bearer", "x-goog-api-key", "query-key"])
+def test_the_placeholder_becomes_the_real_key_on_the_way_to_the_upstream(upstream, headers: dict[str, str],
+                                                                         path: str) -> None:
+    fake, url = upstream
+    with proxied(url) as proxy:
+        status, data = _post(proxy, path, headers)
+    assert status == 200 and json.loads(data) == {"ok": True, "got": 8}
+    [seen] = fake.seen
+    assert seen["path"].startswith("/base/"), "the upstream's base path is kept"
+    sent = json.dumps({**seen, "body": seen["body"].decode()})
+    assert REAL in sent and PLACEHOLDER not in sent
+    assert seen["headers"]["host"] == urllib.parse.urlsplit(url).netloc
+
+
+@pytest.mark.parametrize("headers", [{}, {"x-api-key": REAL}, {"x-api-key": PLACEHOLDER[:-1] + "x"},
+                                     {"Authorization": "Bearer "}, {"x-other": PLACEHOLDER}],
+                         ids=["none", "the-real-key", "near-miss", "empty-bearer", "not-a-credential-header"])
+def test_a_request_without_the_placeholder_is_refused_and_never_sent(upstream, headers: dict[str, str],
+                                                                     capfd: pytest.CaptureFixture[str]) -> None:
+    fake, url = upstream
+    with proxied(url) as proxy:
+        status, data = _post(proxy, "/v1/messages", headers)
+        again, _ = _post(proxy, f"/v1/messages?key={REAL}", headers)
+    assert status == again == 401 and b"placeholder" in data
+    assert fake.seen == []
+    out, err = capfd.readouterr()
+    assert REAL not in out + err and PLACEHOLDER not in out + err and out + err == ""
+
+
+def test_a_streamed_answer_reaches_the_client_event_by_event(upstream) -> None:
+    """The first event arrives while the upstream still holds the second: nothing waits for the whole body."""
+    fake, url = upstream
+    with proxied(url) as proxy:
+        host = urllib.parse.urlsplit(proxy.url)
+        connection = http.client.HTTPConnection(host.hostname or "", host.port, timeout=10)
+        connection.request("POST", "/stream", body=b"{}", headers={"x-api-key": PLACEHOLDER})
+        answer = connection.getresponse()
+        assert answer.status == 200 and answer.getheader("content-type") == "text/event-stream"
+        first = answer.read1(100)
+        assert first == b"data: one\n\n", "the first event came before the upstream sent the second"
+        fake.release.set()
+        assert answer.read() == b"data: two\n\n"
+        connection.close()
+
+
+def test_a_chunked_request_body_is_streamed_on(upstream) -> None:
+    fake, url = upstream
+    with proxied(url) as proxy:
+        host = urllib.parse.urlsplit(proxy.url)
+        connection = http.client.HTTPConnection(host.hostname or "", host.port, timeout=10)
+        connection.request("POST", "/v1/messages", body=iter([b"ab", b"cde"]), encode_chunked=True,
+                           headers={"x-api-key": PLACEHOLDER, "Transfer-Encoding": "chunked"})
+        answer = connection.getresponse()
+        assert answer.status == 200 and json.loads(answer.read()) == {"ok": True, "got": 5}
+        # The same client connection carries a second request (keep-alive), through the same upstream one.
+        connection.request("POST", "/v1/messages", body=b"xyz", headers={"x-api-key": PLACEHOLDER})
+        assert connection.getresponse().read() == b'{"ok": true, "got": 3}'
+        connection.close()
+    assert [seen["body"] for seen in fake.seen] == [b"abcde", b"xyz"]
+
+
+def test_an_unreachable_upstream_is_a_502_naming_the_host_not_the_key(capfd: pytest.CaptureFixture[str]) -> None:
+    with serving(QuietHandler) as url:
+        dead = url                 # closed when the block ends
+    with proxied(dead) as proxy:
+        status, data = _post(proxy, "/v1/messages", {"x-api-key": PLACEHOLDER})
+    assert status == 502 and b"127.0.0.1" in data and REAL.encode() not in data
+    out, err = capfd.readouterr()
+    assert out + err == ""
+
+
+def test_a_malformed_request_is_refused_without_a_word(upstream, capfd: pytest.CaptureFixture[str]) -> None:
+    fake, url = upstream
+    with proxied(url) as proxy:
+        host = urllib.parse.urlsplit(proxy.url)
+        connection = http.client.HTTPConnection(host.hostname or "", host.port, timeout=10)
+        connection.putrequest("POST", f"/v1/messages?key={PLACEHOLDER}")
+        connection.putheader("Content-Length", "not-a-number")
+        connection.endheaders()
+        answer = connection.getresponse()
+        assert answer.status == 400 and b"Content-Length" in answer.read()
+    assert fake.seen == []
+    out, err = capfd.readouterr()
+    assert out + err == ""
+
+
+@pytest.mark.parametrize("url", ["file:///etc/passwd", "ftp://example.com", "http://"])
+def test_an_upstream_that_is_not_http_is_refused(url: str) -> None:
+    with pytest.raises(ProxyError):
+        KeyProxy(url, {PLACEHOLDER: REAL})
+
+
+def test_an_upstream_connection_the_upstream_closed_is_not_reused(upstream) -> None:
+    """An API closes an idle kept-alive connection: the next request goes on a new one, not to a 502."""
+    fake, url = upstream
+    closing = Upstream()
+
+    class Closing(QuietHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            closing.seen.append({"path": self.path})
+            self.send(200, "application/json", b'{"ok": true}')
+            self.close_connection = True           # closed after the answer, without saying so
+
+    with serving(Closing) as closing_url, proxied(closing_url) as proxy:
+        host = urllib.parse.urlsplit(proxy.url)
+        connection = http.client.HTTPConnection(host.hostname or "", host.port, timeout=10)
+        for _ in range(3):
+            connection.request("POST", "/v1/messages", body=b"{}", headers={"x-api-key": PLACEHOLDER})
+            answer = connection.getresponse()
+            assert (answer.status, answer.read()) == (200, b'{"ok": true}')
+            time.sleep(0.2)
+        connection.close()
+    assert len(closing.seen) == 3
+
+
+def test_a_websocket_upgrade_is_refused_with_a_404_and_never_sent(upstream) -> None:
+    fake, url = upstream
+    with proxied(url) as proxy:
+        status, data = _post(proxy, "/responses", {"Authorization": f"Bearer {PLACEHOLDER}", "Connection": "Upgrade",
+                                                   "Upgrade": "websocket"})
+        keyless, _ = _post(proxy, "/responses", {"Connection": "Upgrade", "Upgrade": "websocket"})
+    assert status == keyless == 404 and b"WebSocket" in data and fake.seen == []
