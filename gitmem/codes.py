@@ -388,6 +388,10 @@ CYCLE_LOG_REFUSED = _code(
     "GM721", "cycle-log-refused",
     "the memory rules refused the runner's own no-build entry: nothing was committed to the branch, and the "
     "agent's work is on its salvage branch", "{message}", since=4)
+CYCLE_OVER_DAILY_CAP = _code(
+    "GM750", "cycle-over-daily-cap",
+    "the cycle refused to start: today's cycles recorded more tokens or cost in LOG Evidence than "
+    "`cycle.tokens_per_day` / `cycle.cost_per_day` allow", "{message}")
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(

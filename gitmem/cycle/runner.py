@@ -26,7 +26,7 @@ from gitmem.checks.targets import check_since_checked
 from gitmem.checks.violation import Violation
 from gitmem.codes import Code
 from gitmem.config import Config
-from gitmem.cycle import lock, postflight, proposals, salvage
+from gitmem.cycle import allowance, lock, postflight, proposals, salvage
 from gitmem.cycle.agent_guard import CycleGuard
 from gitmem.cycle.oversize import Held, hold_out
 from gitmem.cycle.trust import all_trusted
@@ -185,6 +185,13 @@ def _require_sandbox(ws: Workspace, backend: Backend) -> None:
         raise CycleRefused(str(err), codes.CYCLE_NO_SANDBOX) from None
 
 
+def _require_allowance(ws: Workspace, moment: datetime) -> None:
+    """Today's cycles spent the agent's daily cap (gitmem.cycle.allowance): refuse before anything changes."""
+    why = allowance.refusal(ws, moment)
+    if why is not None:
+        raise CycleRefused(why, codes.CYCLE_OVER_DAILY_CAP)
+
+
 def _require_clean(repo: gitio.Repo, held: lock.Lock) -> None:
     dirty = gitio.dirty_files(repo)
     if not dirty:
@@ -252,6 +259,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
     branches = set(gitio.references(repo, "refs/heads/"))     # what the cycle makes beyond these is pushed too
     try:
         _require_sandbox(ws, backend)
+        _require_allowance(ws, clock())
         number = next_cycle(ws)
         report = CycleReport(number)
         if held.stale is not None:

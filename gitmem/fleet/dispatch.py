@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from gitmem.fleet.fleetfile import AgentEntry, Fleet
 from gitmem.fleet.parallel import FleetView
 from gitmem.fleet.read import OVER_BUDGET, UNREADABLE, AgentRow
-from gitmem.fleet.spending import Spent, fleet_spent
+from gitmem.cycle.allowance import Spent
+from gitmem.fleet.spending import fleet_spent
 from gitmem.publish.github_api import GitHubClient, GitHubError
 
 GRACE = 3600                       # seconds past the interval before a cycle counts as missed
