@@ -26,7 +26,7 @@ from gitmem.checks.targets import check_since_checked
 from gitmem.checks.violation import Violation
 from gitmem.codes import Code
 from gitmem.config import Config
-from gitmem.cycle import allowance, lock, postflight, proposals, salvage
+from gitmem.cycle import allowance, lock, postflight, proposals, salvage, schedule
 from gitmem.cycle.agent_guard import CycleGuard
 from gitmem.cycle.oversize import Held, hold_out
 from gitmem.cycle.trust import all_trusted
@@ -192,6 +192,16 @@ def _require_allowance(ws: Workspace, moment: datetime) -> None:
         raise CycleRefused(why, codes.CYCLE_OVER_DAILY_CAP)
 
 
+def late_note(ws: Workspace, moment: datetime) -> str | None:
+    """"started late: …" when the repository's workflow schedule (gitmem.cycle.schedule) wanted a cycle, after
+    the last one LOG holds, well before `moment` (the clock's): the cycle says so in its Evidence and output."""
+    last = next((entry for entry in reversed(ws.log_tail(1).entries) if entry.cycle is not None), None)
+    if last is None:
+        return None
+    found = schedule.lateness(schedule.workflow_crons(ws.root), last.when.moment, moment)
+    return found.note() if found is not None else None
+
+
 def _require_clean(repo: gitio.Repo, held: lock.Lock) -> None:
     dirty = gitio.dirty_files(repo)
     if not dirty:
@@ -260,6 +270,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
     try:
         _require_sandbox(ws, backend)
         _require_allowance(ws, clock())
+        late = late_note(ws, clock())
         number = next_cycle(ws)
         report = CycleReport(number)
         if held.stale is not None:
@@ -270,7 +281,9 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         old = postflight.memory_texts(ws)
         request = (request_builder or default_request)(ws, number, clock, backend.name)
         context = postflight.context_note(request.total_tokens, ws.config.cycle.max_context_tokens)
+        runner_notes = [context, *([late] if late else [])]
         report.messages += [f"context: {warning}" for warning in request.warnings]
+        report.messages += [f"runner: {late}"] if late else []
         report.messages.append(f"cycle {number}: running the {backend.name} backend")
         began = clock()
         guard = CycleGuard.begin(ws, start=start, branch=branch, cycle=number,
@@ -294,11 +307,12 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             elif kept != start:          # the human's own signed commits: the cycle goes on top of them
                 start, old = kept, postflight.memory_texts_at(ws, kept)
         if failure is None:
-            failure = _finish(ws, report, result, old, start, clock, context, guard, began, settings.remote)
+            failure = _finish(ws, report, result, old, start, clock, runner_notes, guard, began, settings.remote)
         if failure is not None:
             guarded = "".join(f"\nrunner: {note}" for note in guard.notes)
             _salvage(ws, report, failure, clock=clock, start=start, branch=branch, remote=settings.remote, guard=guard,
-                     tokens_line=f"runner: {context}{guarded}\n{postflight.usage_line(report.tokens) or ''}")
+                     tokens_line="\n".join(f"runner: {note}" for note in runner_notes)
+                     + f"{guarded}\n{postflight.usage_line(report.tokens) or ''}")
         if settings.push:
             _push(ws, report, settings, known, seen, branches)
         pending = decisions.parse(ws.read("decisions")).awaiting
@@ -317,7 +331,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
 
 
 def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old: dict[str, str | None],
-            start: str, clock: Clock, context: str, guard: CycleGuard, began: datetime,
+            start: str, clock: Clock, runner_notes: list[str], guard: CycleGuard, began: datetime,
             remote: str | None) -> BaseException | None:
     """Postflight and the cycle commit; returns the failure to salvage instead, if any."""
     repo, config = ws.repo, ws.config
@@ -330,7 +344,7 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old:
         report.proposal_branch, report.proposal_decision = proposed.branch, proposed.decision
         # The backend's notes quote the agent (its stderr, its last words): no escape may reach LOG or a terminal.
         notes = [printable(scrub(n)) for n in (result.notes if result else [])]
-        notes += [*guard.notes, *cleaned.notes, *proposed.notes, *(item.note(limit) for item in held), context]
+        notes += [*guard.notes, *cleaned.notes, *proposed.notes, *(item.note(limit) for item in held), *runner_notes]
         settled = postflight.settle(ws, old, cycle=report.cycle, clock=clock, notes=notes,
                                     usage=report.tokens, why_no_log=_why(result), started=start[:12],
                                     kept=report.local_branch, began=began)

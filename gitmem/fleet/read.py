@@ -18,7 +18,7 @@ from urllib.parse import quote, urlsplit
 
 from gitmem import gitio
 from gitmem.errors import GitmemError
-from gitmem.fleet import schedule
+from gitmem.cycle import schedule
 from gitmem.fleet.fleetfile import AgentEntry
 from gitmem.memory import decisions
 from gitmem.memory.decisions import age_text
