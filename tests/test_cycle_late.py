@@ -12,8 +12,8 @@ from gitmem.memory_writer import MemoryWriter
 from tests.support.cycle_support import WritingBackend, built
 from tests.support.helpers import GitRepo
 
-EVERY_3_HOURS = ("on:\n  schedule:\n    - cron: \"17 */3 * * *\"   # cycles\n    - cron: \"47 23 * * *\"   # the close\n"
-                 "  workflow_dispatch:\n")
+EVERY_3_HOURS = ("on:\n  schedule:\n    - cron: \"17 */3 * * *\"   # cycles\n"
+                 "    - cron: \"47 23 * * *\"   # the close\n  workflow_dispatch:\n")
 
 
 def _last_cycle(repo: GitRepo, ago: timedelta) -> None:

@@ -19,10 +19,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from gitmem.cycle.allowance import Spent
 from gitmem.fleet.fleetfile import AgentEntry, Fleet
 from gitmem.fleet.parallel import FleetView
 from gitmem.fleet.read import OVER_BUDGET, UNREADABLE, AgentRow
-from gitmem.cycle.allowance import Spent
 from gitmem.fleet.spending import fleet_spent
 from gitmem.publish.github_api import GitHubClient, GitHubError
 

@@ -17,8 +17,8 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from gitmem import gitio
-from gitmem.errors import GitmemError
 from gitmem.cycle import schedule
+from gitmem.errors import GitmemError
 from gitmem.fleet.fleetfile import AgentEntry
 from gitmem.memory import decisions
 from gitmem.memory.decisions import age_text
