@@ -47,6 +47,13 @@ def _say_unreadable(rows: list[Any], *, public: bool) -> None:
                                              if public else row.error), err=True)
 
 
+def _public_step(step: Any) -> dict[str, Any]:
+    """A catch-up step for a public view: whether a call failed, not its error, nor the repository or branch."""
+    shown: dict[str, Any] = {key: value for key, value in asdict(step).items() if key not in ("ref", "error", "github")}
+    shown["failed"] = bool(step.error)
+    return shown
+
+
 def _read(fleet_file: str, timeout: float, offline: bool, *, with_page: bool = False) -> Any:
     from gitmem.fleet.fleetfile import load_fleet
     from gitmem.fleet.parallel import read_fleet
@@ -307,16 +314,15 @@ def fleet_dispatch(fleet_file: str, as_json: bool, timeout: float, offline: bool
         api = os.environ.get("GITHUB_API_URL") or PUBLIC_API
         carry_out(steps, chosen, lambda repository: GitHubClient(api, repository, token))
     if as_json:
-        agents = [{key: value for key, value in asdict(step).items() if key not in ("ref", "error", "github")}
-                  | {"failed": bool(step.error)} if public else asdict(step) for step in steps]
+        agents = [_public_step(step) if public else asdict(step) for step in steps]
         _say(json.dumps({"dry_run": dry_run, "calls": sum(s.calls for s in steps), "agents": agents}, indent=2,
                         ensure_ascii=False))
     else:
         for step in steps:
             done = "; ".join(step.done) or ("would dispatch" if dry_run and step.decision == DISPATCH else "")
             said = f"{step.agent}: {step.decision}: {step.why}" + (f" -> {done}" if done else "")
-            failed = "failed (the error is left out of the public view)" if public else f"failed: {step.error}"
-            _say(said + (f" -> {failed}" if step.error else ""))
+            why = "failed (the error is left out of the public view)" if public else f"failed: {step.error}"
+            _say(said + (f" -> {why}" if step.error else ""))
         _say(f"{sum(s.calls for s in steps)} GitHub API call(s)" + (" (dry run: none made)" if dry_run else ""))
     failed = view.failed or any(step.error for step in steps)
     return ExitCode.USAGE if failed else ExitCode.OK
