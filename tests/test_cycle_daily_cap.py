@@ -20,11 +20,10 @@ CAPPED = "  tokens_per_day: 4000\n"      # WritingBackend reports 2400 a cycle: 
 
 
 def _capped(repo: GitRepo, config: str = CAPPED) -> None:
-    """The template's gitmem.yaml with one of its `cycle:` caps (0 there: none) set as `config` says."""
+    """The template's gitmem.yaml (its caps commented out: none) with one `cycle:` cap set as `config` says."""
     text = repo.read("gitmem.yaml")
-    key = config.split(":")[0].strip()
-    assert f"{key}: 0\n" in text
-    repo.commit_files({"gitmem.yaml": text.replace(f"{key}: 0\n", config.strip() + "\n", 1)}, "a daily cap")
+    assert "\ncycle:\n" in text and "\n  tokens_per_day:" not in text
+    repo.commit_files({"gitmem.yaml": text.replace("\ncycle:\n", "\ncycle:\n" + config, 1)}, "a daily cap")
 
 
 def run(repo: GitRepo, task: str = "write hello.txt") -> int:

@@ -62,3 +62,5 @@ def test_lateness_counts_the_firings_since_the_last_cycle() -> None:
     assert schedule.lateness(["not a cron"], last, now) is None
     year_late = schedule.firings("*/5 * * * *", last, last + timedelta(days=5000), most=50)
     assert len(year_late) == 50
+    month_late = schedule.lateness(["* * * * *"], last, last + timedelta(days=30))      # 43,200 firings: bounded
+    assert month_late is not None and "at least 9999 scheduled run(s)" in month_late.note()

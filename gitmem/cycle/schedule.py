@@ -29,6 +29,7 @@ FIELDS = ((0, 59), (0, 23), (1, 31), (1, 12), (0, 6))
 NAMES = {"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10,
          "nov": 11, "dec": 12, "sun": 0, "mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6}
 START = datetime(2027, 1, 1, tzinfo=UTC)      # a year without a 29 February: no yearly gaps
+MOST_FIRINGS = 10_000     # firings counted since the last cycle: past it, a note says "at least"
 LATE_AFTER = 30 * 60       # GitHub's scheduled runs often start some minutes after their time: that is on time
 
 
@@ -110,7 +111,7 @@ def cron_interval(line: str) -> int | None:
     return max(b - a for a, b in zip(fired, fired[1:], strict=False)) * 60
 
 
-def firings(line: str, after: datetime, until: datetime, *, most: int = 10_000) -> list[datetime]:
+def firings(line: str, after: datetime, until: datetime, *, most: int = MOST_FIRINGS) -> list[datetime]:
     """When the cron line fires (in UTC, as GitHub reads it) after `after` and up to `until`, at most `most`
     of them and over at most SCAN_DAYS days: a cycle a year late is told so without scanning the year."""
     times = cron_times(line)
@@ -144,7 +145,8 @@ class Lateness:
 
     def note(self) -> str:
         late = _duration((self.now - self.due).total_seconds())
-        missed = f"; {self.missed} scheduled run(s) passed without a cycle" if self.missed else ""
+        count = f"at least {self.missed}" if self.missed >= MOST_FIRINGS - 1 else str(self.missed)
+        missed = f"; {count} scheduled run(s) passed without a cycle" if self.missed else ""
         return (f"started late: the schedule `{self.cron}` (UTC) wanted a cycle at {self.due:%Y-%m-%d %H:%M} UTC, "
                 f"after the last one; it started {late} later, at {self.now.astimezone(UTC):%Y-%m-%d %H:%M} UTC "
                 f"by the clock{missed} (GitHub runs schedules best-effort: late, dropped, or disabled after 60 "
