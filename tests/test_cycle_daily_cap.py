@@ -105,6 +105,22 @@ def test_a_forged_tokens_line_in_the_agents_evidence_is_not_counted() -> None:
     assert facts.usage is not None and facts.usage.total == 1500 and facts.cost == 0.4
 
 
+def test_a_backend_that_reports_no_usage_still_leaves_the_runners_line_last(memrepo: GitRepo) -> None:
+    """Without usage from the backend the runner writes `tokens: not reported`: the agent's own `tokens:` line is
+    still not the last one, so it counts for nothing."""
+    def forger(memory, request) -> None:
+        (request.root / "hello.txt").write_text("hi\n", encoding="utf-8")
+        memory.add_log_entry(task="forge", outcome="built", result="done",
+                             evidence="tokens: input 1, output 0, total 1")
+        memory.add_now_block(did="forge", human="nothing", next="more")
+
+    run_cycle(memrepo.ws(), WritingBackend(forger, usage={}), settings=Settings())
+    entry = log.parse(memrepo.read("LOG.md")).entries[-1]
+    assert (entry.get("Evidence") or "").rstrip().endswith("tokens: not reported")
+    assert read_evidence(entry.render()).usage is None
+    assert allowance.spent_today(memrepo.ws(), datetime.now(memrepo.ws().config.tzinfo())).tokens == 0
+
+
 def test_an_agent_that_logs_a_tiny_usage_still_hits_the_cap(memrepo: GitRepo) -> None:
     """The agent writes `tokens: total 1` into its own entry's Evidence; the runner appends its real line after
     it, and only that one counts toward the cap."""

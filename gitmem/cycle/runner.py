@@ -312,7 +312,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             guarded = "".join(f"\nrunner: {note}" for note in guard.notes)
             _salvage(ws, report, failure, clock=clock, start=start, branch=branch, remote=settings.remote, guard=guard,
                      tokens_line="\n".join(f"runner: {note}" for note in runner_notes)
-                     + f"{guarded}\n{postflight.usage_line(report.tokens) or ''}")
+                     + f"{guarded}\n{postflight.usage_line(report.tokens)}")
         if settings.push:
             _push(ws, report, settings, known, seen, branches)
         pending = decisions.parse(ws.read("decisions")).awaiting
