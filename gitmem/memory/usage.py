@@ -6,8 +6,9 @@ cache_read_input_tokens 900, total 2400`, with `cost_usd 0.0123` when the backen
 also stand on a line of its own (`cost: $0.42`), where an agent or backend logged one.
 
 The agent writes the same field, so a `tokens:` line of its own (`tokens: total 1`) is text it chose. What counts
-is the LAST `tokens:` line of the field, which is the runner's whenever the runner wrote one; a cost on it wins
-over any `cost:` line, and otherwise the last `cost:` line counts. Both the fleet's budget and a cycle's own
+is the LAST `tokens:` line of the field, which is the runner's: the runner writes one on every cycle
+(`tokens: not reported`, which counts as unknown, when the backend reported nothing). A cost on it wins over any
+`cost:` line, and otherwise the last `cost:` line counts. Both the fleet's budget and a cycle's own
 daily cap (gitmem.cycle.allowance) and `gitmem report` read spending through `recorded`.
 """
 from __future__ import annotations
