@@ -85,6 +85,7 @@ class CycleReport:
     pushed: bool = False
     push_status: str = ""                 # gitmem.publish.push.PushStatus, when the cycle pushed
     pending: list[str] = field(default_factory=list)
+    late: str = ""                        # "started late: …" when the workflow's schedule wanted it much earlier
     violations: list[Violation] = field(default_factory=list)   # GM7xx: what went wrong, as data
 
     def as_dict(self) -> dict[str, Any]:
@@ -96,7 +97,7 @@ class CycleReport:
                 "local_branch": self.local_branch, "proposal_branch": self.proposal_branch,
                 "proposal_decision": self.proposal_decision, "branches_pushed": self.branches_pushed,
                 "pushed": self.pushed, "push_status": self.push_status,
-                "pending": self.pending, "messages": self.messages, "violations": as_data(self.violations)}
+                "pending": self.pending, "late": self.late, "messages": self.messages, "violations": as_data(self.violations)}
 
 
 def next_cycle(ws: Workspace) -> int:
@@ -284,6 +285,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         runner_notes = [context, *([late] if late else [])]
         report.messages += [f"context: {warning}" for warning in request.warnings]
         report.messages += [f"runner: {late}"] if late else []
+        report.late = late or ""
         report.messages.append(f"cycle {number}: running the {backend.name} backend")
         began = clock()
         guard = CycleGuard.begin(ws, start=start, branch=branch, cycle=number,
@@ -586,6 +588,8 @@ def step_summary(report: CycleReport) -> str:
     if report.branches_pushed:
         lines.append(f"- Branches pushed: {', '.join(f'`{name}`' for name in report.branches_pushed)}")
     lines += push_summary(report.push_status, report.side_branch)
+    if report.late:
+        lines.append(f"- Schedule: {report.late}")
     waiting = "; ".join(inert(item) for item in report.pending) if report.pending else "none"
     lines.append(f"- Decisions waiting: {waiting}")
     return "\n".join(lines) + "\n\n"
