@@ -97,7 +97,8 @@ class CycleReport:
                 "local_branch": self.local_branch, "proposal_branch": self.proposal_branch,
                 "proposal_decision": self.proposal_decision, "branches_pushed": self.branches_pushed,
                 "pushed": self.pushed, "push_status": self.push_status,
-                "pending": self.pending, "late": self.late, "messages": self.messages, "violations": as_data(self.violations)}
+                "pending": self.pending, "late": self.late, "messages": self.messages,
+                "violations": as_data(self.violations)}
 
 
 def next_cycle(ws: Workspace) -> int:
