@@ -11,6 +11,11 @@ REPOSITORY = "gitmem-agent/gitmem"
 # installs nothing, so until this version's tag exists it is the branch releases are cut from; cutting the
 # release sets it to f"v{__version__}" (tests/test_release_pins.py holds the CHANGELOG to the same state).
 PINNED_REF = "main"
+# The commit tagged f"v{__version__}": what the template pins gitmem's action and pre-commit hooks to, a commit with
+# the tag in a comment (`@<sha> # v0.2.0`, `rev: <sha>  # frozen: v0.2.0`), as zizmor and Dependabot expect and so
+# that pre-commit never warns of a mutable `rev:`. The release step writes it once the tag is pushed (a commit
+# cannot name itself); tests/test_release_pins.py holds the tag, when this checkout has it, to this commit.
+PINNED_COMMIT = "844d6fc87eea2608540dbcc11fef8bc32e429870"
 DISTRIBUTION = "gitmem-agent"
 
 

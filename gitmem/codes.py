@@ -393,6 +393,10 @@ CYCLE_DISK_FULL = _code(
     "GM725", "cycle-disk-full",
     "the disk holding the repository was full (ENOSPC or EDQUOT): the cycle did not run its agent, or failed "
     "after it with what it could write; nothing of the human's is lost", "{message}", since=4)
+CYCLE_OVER_DAILY_CAP = _code(
+    "GM750", "cycle-over-daily-cap",
+    "the cycle refused to start: today's cycles recorded more tokens or cost in LOG Evidence than "
+    "`cycle.tokens_per_day` / `cycle.cost_per_day` allow", "{message}")
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(

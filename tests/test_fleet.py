@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.fleet import schedule
+from gitmem.cycle import schedule
 from gitmem.fleet.fleetfile import AgentEntry, load_fleet
 from gitmem.fleet.need import fleet_notes
 from gitmem.fleet.parallel import read_fleet

@@ -127,8 +127,45 @@ def test_a_public_fleet_repository_shows_verdicts_and_counts_in_its_summary_and_
     summary = (tmp_path / "summary.md").read_text(encoding="utf-8")
     assert "alpha: 1 decision(s) waiting" in summary
     _no_mark(summary, "a public repository's job summary")
+    _no_mark(done.stdout + done.stderr, "a public repository's run log")      # public too
+    assert "gitmem: hidden: could not be read (the error is left out of the public view" in done.stderr
     for path, text in _tree_text(tmp_path / "page").items():     # what the artifact step uploads
         _no_mark(text, f"the artifact's {path}")
+
+
+def test_a_public_fleet_repositorys_catch_up_step_says_no_word_of_memory(fleet_root: Path, tmp_path: Path) -> None:
+    done = _run_step("Catch up on missed cycles", fleet_root, tmp_path, PRIVATE_REPOSITORY="false",
+                     GITMEM_FLEET_DISPATCH_TOKEN="")
+    assert done.returncode == 0, done.stderr
+    assert "hidden: skip: its memory could not be read" in done.stdout
+    _no_mark(done.stdout + done.stderr, "a public repository's catch-up log")
+
+
+def test_a_failed_dispatch_keeps_its_error_out_of_the_public_view(tmp_path: Path, cli, git_env) -> None:
+    """A call that fails names the agent's repository and quotes GitHub; the public view says only that it
+    failed, the full one says why."""
+    from tests.support.helpers import make_repo
+
+    late = make_repo(tmp_path / "late")
+    moment = datetime.now(UTC) - timedelta(hours=10)
+    MemoryWriter(late.ws(), clock=lambda: moment).add_log_entry(task="t", outcome="built", result="r", cycle=1)
+    late.commit_files({"LOG.md": late.read("LOG.md")}, "cycle 1")
+    (tmp_path / "fleet.yaml").write_text("agents:\n  - name: late\n    repo: late\n    github: acme/zz-secret-agent\n",
+                                         encoding="utf-8")
+    env = {"GITMEM_FLEET_DISPATCH_TOKEN": "t", "GITHUB_API_URL": "http://127.0.0.1:9"}
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in env.items():
+            patch.setenv(key, value)
+        full = cli(["fleet", "dispatch"], cwd=tmp_path)
+        public = cli(["fleet", "dispatch", "--public"], cwd=tmp_path)
+        public_json = cli(["fleet", "dispatch", "--public", "--json"], cwd=tmp_path)
+    assert full.code == public.code == 2
+    assert "late: dispatch: overdue by" in public.out and "failed: " in full.out and "zz-secret-agent" in full.out
+    assert "failed (the error is left out of the public view)" in public.out
+    for said in (public, public_json):
+        assert "zz-secret-agent" not in said.out + said.err and "127.0.0.1" not in said.out + said.err
+    agent = json.loads(public_json.out)["agents"][0]
+    assert agent["failed"] is True and "error" not in agent and "ref" not in agent
 
 
 def test_a_private_fleet_repository_keeps_the_full_inbox_in_its_summary(fleet_root: Path, tmp_path: Path) -> None:

@@ -157,7 +157,8 @@ def installed(tmp_path: Path, env: dict[str, str], hook_repo: tuple[str, str]) -
     config = agent.root / ".pre-commit-config.yaml"
     text = config.read_text(encoding="utf-8")
     config.write_text(text.replace("https://github.com/gitmem-agent/gitmem", source)
-                      .replace(f"rev: {gitmem.PINNED_REF}\n", f"rev: {sha}\n"), encoding="utf-8")
+                      .replace(f"rev: {gitmem.PINNED_COMMIT}  # frozen: v{gitmem.__version__}\n", f"rev: {sha}\n"),
+                      encoding="utf-8")
     agent.git("commit", "-q", "-a", "-m", "Use the local hooks")
     installed = agent.pre_commit("install")
     assert "pre-commit installed at .git/hooks/pre-commit" in installed.stdout

@@ -164,7 +164,7 @@ def last_task(repo: GitRepo) -> str:
 @pytest.mark.parametrize("line", ["\u0661 * * * *", "0 \u0663 * * *", "*/\u0665 * * * *", "0 0 \u0661-\u0663 * *",
                                   "*/0 * * * *", "0-99999999 * * * *", "*/99999999999999999999 * * * *"])
 def test_an_agents_workflow_cron_is_read_with_ascii_digits_only(line: str) -> None:
-    from gitmem.fleet import schedule
+    from gitmem.cycle import schedule
 
     assert schedule.cron_interval(line) is None
 

@@ -164,8 +164,9 @@ def test_existing_precommit_config_keeps_every_line_and_is_idempotent(
     # Exactly five lines inserted after the last repo entry, in the user's indentation; nothing else moved.
     added = new[18:23]
     assert new[:18] + new[23:] == old
-    assert added == [f"- repo: https://github.com/{gitmem.REPOSITORY}", f"  rev: {gitmem.PINNED_REF}", "  hooks:",
-                     "  - id: gitmem-check", "  - id: gitmem-verify"]
+    assert added[1].split() == ["rev:", gitmem.PINNED_COMMIT, "#", "frozen:", f"v{gitmem.__version__}"]
+    assert added[:1] + added[2:] == [f"- repo: https://github.com/{gitmem.REPOSITORY}", "  hooks:",
+                                     "  - id: gitmem-check", "  - id: gitmem-verify"]
     assert hook_ids(merged) == [
         ("https://github.com/pre-commit/pre-commit-hooks", ["trailing-whitespace", "end-of-file-fixer"]),
         ("https://github.com/psf/black", ["black"]),

@@ -1,8 +1,8 @@
 """The project's address, version and pinned ref live in one place (gitmem/__init__.py); every copy agrees
 with it, and the CHANGELOG says the same about whether this version is released.
 
-Run `python tests/test_release_pins.py` after editing REPOSITORY, __version__ or PINNED_REF to rewrite the
-copies (docs/releasing.md).
+Run `python tests/test_release_pins.py` after editing REPOSITORY, __version__, PINNED_REF or PINNED_COMMIT to
+rewrite the copies (docs/releasing.md).
 """
 from __future__ import annotations
 
@@ -32,18 +32,51 @@ def test_every_copy_of_the_address_and_version_agrees_with_the_one_place() -> No
 
 
 def test_the_one_place_is_what_the_package_reports() -> None:
-    assert the_one_place() == (gitmem.REPOSITORY, gitmem.__version__, gitmem.PINNED_REF)
+    assert the_one_place() == (gitmem.REPOSITORY, gitmem.__version__, gitmem.PINNED_REF, gitmem.PINNED_COMMIT)
 
 
-def test_the_template_pins_gitmem_at_the_pinned_ref_and_nothing_else() -> None:
-    """Every pin of gitmem in the template names the ref being shipped, or new agents run other code."""
+def test_the_template_pins_gitmem_at_the_tagged_commit_and_nothing_else() -> None:
+    """Every pin of gitmem in the template is the commit of `v<version>` with the tag in a comment: pre-commit
+    warns on a moving `rev:` (a branch) at every commit, and an action pinned by a branch runs whatever the
+    branch holds next with the workflow's write token and API key."""
     base = gitmem_init.template_dir()
-    ours = re.compile(rf"(?:rev: |{re.escape(gitmem.REPOSITORY)}@)([\w.-]+)")
-    pins = {(rel, pin) for rel in gitmem_init.template_files() if rel.endswith((".yaml", ".yml"))
-            for pin in ours.findall((base / rel).read_text("utf-8"))}
-    assert {pin for _, pin in pins} == {gitmem.PINNED_REF}
-    assert {rel for rel, _ in pins} == {".pre-commit-config.yaml", ".github/workflows/gitmem.yml",
-                                        ".github/workflows/gitmem-check.yml"}
+    ours = re.compile(rf"(?:rev: |{re.escape(gitmem.REPOSITORY)}@)(\S+)(.*)$", re.M)
+    pins = {(rel, pin, rest.strip()) for rel in gitmem_init.template_files() if rel.endswith((".yaml", ".yml"))
+            for pin, rest in ours.findall((base / rel).read_text("utf-8"))}
+    tag = f"v{gitmem.__version__}"
+    assert {(pin, rest) for _, pin, rest in pins} <= {(gitmem.PINNED_COMMIT, f"# {tag}"),
+                                                      (gitmem.PINNED_COMMIT, f"# frozen: {tag}")}
+    assert re.fullmatch(r"[0-9a-f]{40}", gitmem.PINNED_COMMIT)
+    assert {rel for rel, _, _ in pins} == {".pre-commit-config.yaml", ".github/workflows/gitmem.yml",
+                                           ".github/workflows/gitmem-check.yml"}
+
+
+def test_the_template_silences_no_linter_for_what_a_user_adds() -> None:
+    """zizmor's unpinned-uses warning stays alive in the user's own files: no ignore comment, no config."""
+    base = gitmem_init.template_dir()
+    silenced = [rel for rel in gitmem_init.template_files() if "zizmor" in rel
+                or (rel.endswith((".yml", ".yaml")) and "zizmor: ignore" in (base / rel).read_text("utf-8"))]
+    assert silenced == []
+
+
+def test_the_pinned_commit_is_in_this_history_and_the_tag_names_it() -> None:
+    """A commit the template pins must exist where the template's users fetch it: here it is an ancestor of the
+    checkout (the release step pins a commit already on main). Once `v<version>` is tagged in this checkout, it
+    names that commit: a release that forgot to pin its tag's commit fails here."""
+    import pygit2
+
+    try:
+        repo = pygit2.Repository(str(ROOT))
+    except pygit2.GitError:
+        pytest.skip("not a git checkout")
+    if repo.is_shallow:
+        pytest.skip("a shallow clone holds no history to look the pinned commit up in")
+    pinned = repo.get(gitmem.PINNED_COMMIT)
+    assert isinstance(pinned, pygit2.Commit), f"{gitmem.PINNED_COMMIT} is not a commit of this repository"
+    assert repo.descendant_of(repo.head.target, pinned.id) or repo.head.target == pinned.id
+    tag = repo.references.get(f"refs/tags/v{gitmem.__version__}")
+    if tag is not None:
+        assert str(tag.peel(pygit2.Commit).id) == gitmem.PINNED_COMMIT, "run the release's pin step"
 
 
 def test_the_pinned_ref_exists_whenever_the_changelog_says_so() -> None:
@@ -100,21 +133,22 @@ def test_a_release_edits_one_place_and_the_rewrite_follows(tmp_path: Path, monke
     text = init.read_text(encoding="utf-8")
     init.write_text(text.replace(f'REPOSITORY = "{gitmem.REPOSITORY}"', 'REPOSITORY = "acme/gitmem-fork"')
                     .replace(f'__version__ = "{gitmem.__version__}"', '__version__ = "1.2.3"')
-                    .replace(f'PINNED_REF = "{gitmem.PINNED_REF}"', 'PINNED_REF = "v1.2.3"'), encoding="utf-8")
+                    .replace(f'PINNED_REF = "{gitmem.PINNED_REF}"', 'PINNED_REF = "v1.2.3"')
+                    .replace(gitmem.PINNED_COMMIT, "1" * 40), encoding="utf-8")
     monkeypatch.setattr(release, "ROOT", tmp_path)
     assert release.stale()                       # every copy is now stale
     changed = release.rewrite()
     assert release.stale() == []
     assert set(changed) == {copy.path for copy in release.COPIES}
     precommit = (tmp_path / "template-repo" / ".pre-commit-config.yaml").read_text(encoding="utf-8")
-    assert "repo: https://github.com/acme/gitmem-fork\n    rev: v1.2.3\n" in precommit
+    assert f"repo: https://github.com/acme/gitmem-fork\n    rev: {'1' * 40}  # frozen: v1.2.3\n" in precommit
     flow = (tmp_path / "template-repo" / ".github" / "workflows" / "gitmem.yml").read_text(encoding="utf-8")
-    assert flow.count("uses: acme/gitmem-fork@v1.2.3") == 3
+    assert flow.count(f"uses: acme/gitmem-fork@{'1' * 40} # v1.2.3\n") == 3
     assert "actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1" in flow    # third-party pins untouched
     before = (ROOT / "README.md").read_text(encoding="utf-8")
     after = (tmp_path / "README.md").read_text(encoding="utf-8")
     assert after.replace("acme/gitmem-fork", gitmem.REPOSITORY).replace("@v1.2.3", f"@{gitmem.PINNED_REF}") \
-        == before
+        .replace(f"@{'1' * 40} # v1.2.3", f"@{gitmem.PINNED_COMMIT} # v{gitmem.__version__}") == before
     hook = (tmp_path / "hooks" / "pre-push").read_text(encoding="utf-8")
     assert "pip install 'gitmem-agent @ git+https://github.com/acme/gitmem-fork@v1.2.3'" in hook
 

@@ -64,6 +64,21 @@ def test_zizmor_catches_what_it_must(bad: Path) -> None:
         assert f"[{audit}]" in done.stdout, audit
 
 
+def test_zizmor_still_warns_of_an_unpinned_action_a_user_adds_to_the_template(tmp_path: Path) -> None:
+    """The template silences nothing: a step the user adds with a branch ref is reported, while the template's
+    own pins pass."""
+    folder = tmp_path / ".github" / "workflows"
+    folder.mkdir(parents=True)
+    flow = (ROOT / "template-repo" / ".github" / "workflows" / "gitmem-check.yml").read_text(encoding="utf-8")
+    (folder / "gitmem-check.yml").write_text(flow, encoding="utf-8")
+    assert linters.zizmor(str(folder / "gitmem-check.yml"), cwd=tmp_path).returncode == 0
+    added = flow.replace("    steps:\n", "    steps:\n      - uses: someone/some-action@main\n", 1)
+    assert added != flow
+    (folder / "gitmem-check.yml").write_text(added, encoding="utf-8")
+    done = linters.zizmor(str(folder / "gitmem-check.yml"), cwd=tmp_path)
+    assert done.returncode != 0 and "[unpinned-uses]" in done.stdout and "someone/some-action@main" in done.stdout
+
+
 @pytest.mark.parametrize("schema", ["vendor.github-workflows", "custom.github-workflows-require-timeout"])
 def test_check_jsonschema_passes_every_workflow(schema: str, bad: Path) -> None:
     done = linters.check_jsonschema(schema, *linters.workflows())
@@ -109,8 +124,8 @@ def test_every_third_party_action_is_hash_pinned_with_its_version_in_a_comment()
             continue
         name, _, pin = ref.partition("@")
         if name == gitmem.REPOSITORY:
-            # gitmem's own action, before its first release: a tag, with the reason on the line.
-            assert "zizmor: ignore[unpinned-uses]" in rest and "no release commit to pin yet" in rest, path
+            # gitmem's own action: the commit of its release tag (tests/test_release_pins.py), as the others.
+            assert (pin, rest.strip()) == (gitmem.PINNED_COMMIT, f"# v{gitmem.__version__}"), path
             continue
         assert name in PINS, f"{path}: {ref} is not in the table of checked pins"
         commit, version = PINS[name]

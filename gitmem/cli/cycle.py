@@ -26,7 +26,7 @@ if TYPE_CHECKING:     # the library loads inside commands only
 EXIT_CODES = {
     ExitCode.OK: "done",
     ExitCode.USAGE: "usage or config error (bad gitmem.yaml, no backend to run)",
-    ExitCode.DIRTY: "refused to start (dirty tree, lock, invalid memory, no branch)",
+    ExitCode.DIRTY: "refused to start (dirty tree, lock, invalid memory, no branch, over the daily cap)",
     ExitCode.SALVAGED: "the agent failed, the memory rules refused even the runner's own entry, or the push "
                        "conflicted or was refused: the work is on a named branch, nothing is lost",
     ExitCode.REWRITTEN: "with --push, the upstream was rewritten: nothing is built on it, the commit stays local",

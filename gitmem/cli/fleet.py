@@ -37,6 +37,23 @@ def _say(text: str, *, err: bool = False) -> None:
     click.echo(redact(text, env_values()), err=err)
 
 
+def _say_unreadable(rows: list[Any], *, public: bool) -> None:
+    """One stderr line per agent that could not be read. Its error is git's (a remote URL, a path): in a public
+    view the line says only that it failed, as a public repository's run log is public too."""
+    for row in rows:
+        if row.error:
+            _say(f"gitmem: {row.label}: " + ("could not be read (the error is left out of the public view; run "
+                                             "without --public where only the agents' readers see it)"
+                                             if public else row.error), err=True)
+
+
+def _public_step(step: Any) -> dict[str, Any]:
+    """A catch-up step for a public view: whether a call failed, not its error, nor the repository or branch."""
+    shown: dict[str, Any] = {key: value for key, value in asdict(step).items() if key not in ("ref", "error", "github")}
+    shown["failed"] = bool(step.error)
+    return shown
+
+
 def _read(fleet_file: str, timeout: float, offline: bool, *, with_page: bool = False) -> Any:
     from gitmem.fleet.fleetfile import load_fleet
     from gitmem.fleet.parallel import read_fleet
@@ -103,6 +120,7 @@ def fleet_pending(fleet_file: str, as_json: bool, timeout: float, offline: bool,
         counts = waiting_counts(inbox)
         lines = [f"{label}: {n} decision(s) waiting" for label, n in counts.items()] or ["No decisions are waiting."]
         _say(json.dumps(counts, indent=2) if as_json else "\n".join(lines))
+        _say_unreadable(view.rows, public=True)
         return ExitCode.USAGE if view.failed else ExitCode.OK
     if as_json:
         _say(json.dumps([asdict(d) for d in inbox], indent=2, ensure_ascii=False))
@@ -116,9 +134,7 @@ def fleet_pending(fleet_file: str, as_json: bool, timeout: float, offline: bool,
         _say(f"    answer at: {item.answer_at}")
         if item.answer_incomplete:
             _say(f"    {INCOMPLETE}")
-    for row in view.rows:
-        if row.error:
-            _say(f"gitmem: {row.label}: {row.error}", err=True)
+    _say_unreadable(view.rows, public=False)
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
 
@@ -227,9 +243,7 @@ def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool, publi
         raise UsageError(_cannot_write(target.parent / "agents", err)) from None
     _say(f"wrote {target} ({len(text.encode('utf-8')) // 1024} KB) and {written} agent page(s)"
          + ("; public view: verdicts and counts only" if public else ""))
-    for row in view.rows:
-        if row.error:
-            _say(f"gitmem: {row.label}: {row.error}", err=True)
+    _say_unreadable(view.rows, public=public)
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
 
@@ -268,7 +282,9 @@ def fleet_pages(fleet_file: str, out: str, timeout: float, offline: bool) -> int
 @timeout_option
 @offline_option
 @click.option("--dry-run", is_flag=True, help="Decide and say, but call nothing on GitHub.")
-def fleet_dispatch(fleet_file: str, as_json: bool, timeout: float, offline: bool, dry_run: bool) -> int:
+@public_option
+def fleet_dispatch(fleet_file: str, as_json: bool, timeout: float, offline: bool, dry_run: bool,
+                   public: bool) -> int:
     """Catch up: for each agent on GitHub whose last cycle is overdue (older than its schedule's interval plus
     an hour), enable its workflow if GitHub disabled it for inactivity, and dispatch a cycle unless a run is
     already queued or in progress, or the agent or the fleet is over its budget (fleet.yaml). Agents on
@@ -276,7 +292,8 @@ def fleet_dispatch(fleet_file: str, as_json: bool, timeout: float, offline: bool
 
     The token is GITMEM_FLEET_DISPATCH_TOKEN: a fine-grained token with Actions read and write on the agent
     repositories (the fleet's read-only token cannot start workflows). Exit 2 when an agent could not be read
-    or a call failed (each row says which).
+    or a call failed (each row says which). With --public, a failed call says only that it failed (its error
+    names repositories and quotes GitHub), and --json leaves out the branch each dispatch ran on.
     """
     import os
 
@@ -297,13 +314,15 @@ def fleet_dispatch(fleet_file: str, as_json: bool, timeout: float, offline: bool
         api = os.environ.get("GITHUB_API_URL") or PUBLIC_API
         carry_out(steps, chosen, lambda repository: GitHubClient(api, repository, token))
     if as_json:
-        _say(json.dumps({"dry_run": dry_run, "calls": sum(s.calls for s in steps),
-                         "agents": [asdict(step) for step in steps]}, indent=2, ensure_ascii=False))
+        agents = [_public_step(step) if public else asdict(step) for step in steps]
+        _say(json.dumps({"dry_run": dry_run, "calls": sum(s.calls for s in steps), "agents": agents}, indent=2,
+                        ensure_ascii=False))
     else:
         for step in steps:
             done = "; ".join(step.done) or ("would dispatch" if dry_run and step.decision == DISPATCH else "")
             said = f"{step.agent}: {step.decision}: {step.why}" + (f" -> {done}" if done else "")
-            _say(said + (f" -> failed: {step.error}" if step.error else ""))
+            why = "failed (the error is left out of the public view)" if public else f"failed: {step.error}"
+            _say(said + (f" -> {why}" if step.error else ""))
         _say(f"{sum(s.calls for s in steps)} GitHub API call(s)" + (" (dry run: none made)" if dry_run else ""))
     failed = view.failed or any(step.error for step in steps)
     return ExitCode.USAGE if failed else ExitCode.OK

@@ -111,6 +111,10 @@ class Cycle:
     always_load: tuple[str, ...] = ()
     # The runner keeps bigger files out of its commits (GitHub refuses files over 100 MB).
     max_file_bytes: int = bounded(25 * 1024 * 1024, 1024, 100_000_000)
+    # Daily caps on what the cycles record spending in LOG Evidence (gitmem.cycle.allowance); 0: no cap. Over
+    # one, a cycle refuses to start until the next day or a higher cap.
+    tokens_per_day: int = bounded(0, 0, 10**15)
+    cost_per_day: float = bounded(0.0, 0.0, 1e9)
 
 
 @dataclass(frozen=True)

@@ -54,11 +54,16 @@ def memory_texts_at(ws: Workspace, commit_id: str) -> dict[str, str | None]:
     return texts
 
 
-def usage_line(usage: dict[str, float]) -> str | None:
-    """`tokens: input 1200, output 300, cache_read_input_tokens 900, total 2400` when the backend reported any; a
-    cost it reported goes on the same line (`cost_usd 0.0123`), outside the total (gitmem.report reads both)."""
+NOT_REPORTED = "tokens: not reported"
+
+
+def usage_line(usage: dict[str, float]) -> str:
+    """`tokens: input 1200, output 300, cache_read_input_tokens 900, total 2400`; a cost the backend reported goes
+    on the same line (`cost_usd 0.0123`), outside the total (gitmem.report reads both). When the backend reported
+    nothing, `tokens: not reported`: the runner's line is always the entry's last `tokens:` line, the one that
+    counts (gitmem.memory.usage), so a `tokens:` line the agent wrote never stands in for it."""
     if not usage:
-        return None
+        return NOT_REPORTED
     names = {"input_tokens": "input", "output_tokens": "output"}
     parts = [f"{names.get(key, key)} {_number(value)}" for key, value in usage.items()
              if isinstance(value, (int, float)) and not isinstance(value, bool)]
@@ -104,8 +109,7 @@ def _settle(memory: MemoryWriter, old: dict[str, str | None], *, cycle: int, not
         files.write(ws.root, ws.config.path(role), text.encode("utf-8"))
     dated = _date_new_decisions(memory, old.get("decisions") or "", window)
     evidence = [f"runner: {note}" for note in [*notes, *enforcement.notes, *dated]]
-    if (line := usage_line(usage)) is not None:
-        evidence.append(line)
+    evidence.append(usage_line(usage))
     runner_fields = {log.STARTED: started, **({log.KEPT: kept} if kept else {})}
     settled = _settle_log(memory, old.get("log") or "", cycle, evidence, why_no_log, runner_fields, window)
     settled.notes = enforcement.notes + settled.notes

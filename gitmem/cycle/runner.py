@@ -26,7 +26,7 @@ from gitmem.checks.targets import check_since_checked
 from gitmem.checks.violation import Violation
 from gitmem.codes import Code
 from gitmem.config import Config
-from gitmem.cycle import lock, postflight, proposals, salvage
+from gitmem.cycle import allowance, lock, postflight, proposals, salvage, schedule
 from gitmem.cycle.agent_guard import CycleGuard
 from gitmem.cycle.oversize import Held, hold_out
 from gitmem.cycle.room import DiskFull, Room, full_failure, is_disk_full, short_of_room
@@ -86,6 +86,7 @@ class CycleReport:
     pushed: bool = False
     push_status: str = ""                 # gitmem.publish.push.PushStatus, when the cycle pushed
     pending: list[str] = field(default_factory=list)
+    late: str = ""                        # "started late: …" when the workflow's schedule wanted it much earlier
     violations: list[Violation] = field(default_factory=list)   # GM7xx: what went wrong, as data
 
     def as_dict(self) -> dict[str, Any]:
@@ -97,7 +98,8 @@ class CycleReport:
                 "local_branch": self.local_branch, "proposal_branch": self.proposal_branch,
                 "proposal_decision": self.proposal_decision, "branches_pushed": self.branches_pushed,
                 "pushed": self.pushed, "push_status": self.push_status,
-                "pending": self.pending, "messages": self.messages, "violations": as_data(self.violations)}
+                "pending": self.pending, "late": self.late, "messages": self.messages,
+                "violations": as_data(self.violations)}
 
 
 def next_cycle(ws: Workspace) -> int:
@@ -186,6 +188,23 @@ def _require_sandbox(ws: Workspace, backend: Backend) -> None:
         raise CycleRefused(str(err), codes.CYCLE_NO_SANDBOX) from None
 
 
+def _require_allowance(ws: Workspace, moment: datetime) -> None:
+    """Today's cycles spent the agent's daily cap (gitmem.cycle.allowance): refuse before anything changes."""
+    why = allowance.refusal(ws, moment)
+    if why is not None:
+        raise CycleRefused(why, codes.CYCLE_OVER_DAILY_CAP)
+
+
+def late_note(ws: Workspace, moment: datetime) -> str | None:
+    """"started late: …" when the repository's workflow schedule (gitmem.cycle.schedule) wanted a cycle, after
+    the last one LOG holds, well before `moment` (the clock's): the cycle says so in its Evidence and output."""
+    last = next((entry for entry in reversed(ws.log_tail(1).entries) if entry.cycle is not None), None)
+    if last is None:
+        return None
+    found = schedule.lateness(schedule.workflow_crons(ws.root), last.when.moment, moment)
+    return found.note() if found is not None else None
+
+
 def _require_clean(repo: gitio.Repo, held: lock.Lock) -> None:
     dirty = gitio.dirty_files(repo)
     if not dirty:
@@ -253,6 +272,8 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
     branches = set(gitio.references(repo, "refs/heads/"))     # what the cycle makes beyond these is pushed too
     try:
         _require_sandbox(ws, backend)
+        _require_allowance(ws, clock())
+        late = late_note(ws, clock())
         number = next_cycle(ws)
         report = CycleReport(number)
         if held.stale is not None:
@@ -263,7 +284,10 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         old = postflight.memory_texts(ws)
         request = (request_builder or default_request)(ws, number, clock, backend.name)
         context = postflight.context_note(request.total_tokens, ws.config.cycle.max_context_tokens)
+        runner_notes = [context, *([late] if late else [])]
         report.messages += [f"context: {warning}" for warning in request.warnings]
+        report.messages += [f"runner: {late}"] if late else []
+        report.late = late or ""
         report.messages.append(f"cycle {number}: running the {backend.name} backend")
         began = clock()
         guard = CycleGuard.begin(ws, start=start, branch=branch, cycle=number,
@@ -297,17 +321,19 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
                 start, old = kept, postflight.memory_texts_at(ws, kept)
         if failure is None:
             try:
-                failure = _finish(ws, report, result, old, start, clock, context, guard, began, settings.remote)
+                failure = _finish(ws, report, result, old, start, clock, runner_notes, guard, began,
+                                  settings.remote)
             except Exception as err:
                 failure = _disk_full(err, "writing memory and the cycle's commit", ws, guard)
             if failure is not None and is_disk_full(failure) and not isinstance(failure, DiskFull):
                 failure = full_failure(failure, "writing memory and the cycle's commit")
         if failure is not None:
             guarded = "".join(f"\nrunner: {note}" for note in guard.notes)
-            spent = postflight.usage_line(report.tokens) or ""
+            spent = postflight.usage_line(report.tokens)
             try:
                 _salvage(ws, report, failure, clock=clock, start=start, branch=branch, remote=settings.remote,
-                         guard=guard, tokens_line=f"runner: {context}{guarded}\n{spent}")
+                         guard=guard, tokens_line="\n".join(f"runner: {note}" for note in runner_notes)
+                         + f"{guarded}\n{spent}")
             except Exception as err:
                 full = _disk_full(err, "saving the failed cycle's work and its no-build entry", ws, guard)
                 _salvage_failed(report, full, failure)
@@ -329,7 +355,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
 
 
 def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old: dict[str, str | None],
-            start: str, clock: Clock, context: str, guard: CycleGuard, began: datetime,
+            start: str, clock: Clock, runner_notes: list[str], guard: CycleGuard, began: datetime,
             remote: str | None) -> BaseException | None:
     """Postflight and the cycle commit; returns the failure to salvage instead, if any."""
     repo, config = ws.repo, ws.config
@@ -342,7 +368,7 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old:
         report.proposal_branch, report.proposal_decision = proposed.branch, proposed.decision
         # The backend's notes quote the agent (its stderr, its last words): no escape may reach LOG or a terminal.
         notes = [printable(scrub(n)) for n in (result.notes if result else [])]
-        notes += [*guard.notes, *cleaned.notes, *proposed.notes, *(item.note(limit) for item in held), context]
+        notes += [*guard.notes, *cleaned.notes, *proposed.notes, *(item.note(limit) for item in held), *runner_notes]
         settled = postflight.settle(ws, old, cycle=report.cycle, clock=clock, notes=notes,
                                     usage=report.tokens, why_no_log=_why(result), started=start[:12],
                                     kept=report.local_branch, began=began)
@@ -604,6 +630,8 @@ def step_summary(report: CycleReport) -> str:
     if report.branches_pushed:
         lines.append(f"- Branches pushed: {', '.join(f'`{name}`' for name in report.branches_pushed)}")
     lines += push_summary(report.push_status, report.side_branch)
+    if report.late:
+        lines.append(f"- Schedule: {report.late}")
     waiting = "; ".join(inert(item) for item in report.pending) if report.pending else "none"
     lines.append(f"- Decisions waiting: {waiting}")
     return "\n".join(lines) + "\n\n"

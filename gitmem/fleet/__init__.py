@@ -2,8 +2,14 @@
 of `gitmem status` and `gitmem pending`, into one inbox, one health table and one page.
 
   fleetfile  fleet.yaml, validated like gitmem.yaml
-  schedule   how often an agent should run, from its workflow's cron lines
   read       one agent: its repository (in place, or a read-only copy in the cache) into rows and decisions
   parallel   every agent in parallel worker processes, each under a timeout
   page       the fleet's HTML page
+  need       what each agent needs of the human, for the header counts and the order of the rows
+  public     what a public page may show of an agent
+  spending   what the fleet spent today, against fleet.yaml's caps
+  dispatch   the catch-up: a workflow_dispatch for each overdue agent, over GitHub's Actions API
+
+How often an agent should run is read from its workflow's cron lines by gitmem.cycle.schedule, which the cycle
+also uses to know that it started late.
 """

@@ -19,10 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from gitmem.cycle.allowance import Spent
 from gitmem.fleet.fleetfile import AgentEntry, Fleet
 from gitmem.fleet.parallel import FleetView
 from gitmem.fleet.read import OVER_BUDGET, UNREADABLE, AgentRow
-from gitmem.fleet.spending import Spent, fleet_spent
+from gitmem.fleet.spending import fleet_spent
 from gitmem.publish.github_api import GitHubClient, GitHubError
 
 GRACE = 3600                       # seconds past the interval before a cycle counts as missed

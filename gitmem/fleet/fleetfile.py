@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 
 from gitmem.config import ConfigError, load_yaml
 from gitmem.config.validate import text_problem, workspace_name_problem
+from gitmem.cycle.allowance import Caps
 from gitmem.nofollow import files
 
 FLEET_NAME = "fleet.yaml"
@@ -50,14 +51,6 @@ UNITS = {"m": 60, "h": 3600, "d": 86400}
 STALL_RANGE = (600, 90 * 86400)            # 10 minutes to 90 days
 SCHEMES = ("https", "http", "ssh", "git", "file")
 SCP_RE = re.compile(r"[A-Za-z0-9_.-]+@[A-Za-z0-9.-]+:[^\s]+\Z")     # git@github.com:acme/agent.git
-
-
-@dataclass(frozen=True)
-class Caps:
-    """What may be spent in one day: tokens and dollars, as the cycles record them in Evidence; None: no cap."""
-
-    tokens_per_day: int | None = None
-    cost_per_day: float | None = None
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from gitmem import gitio
+from gitmem.cycle import schedule
 from gitmem.errors import GitmemError
-from gitmem.fleet import schedule
 from gitmem.fleet.fleetfile import AgentEntry
 from gitmem.memory import decisions
 from gitmem.memory.decisions import age_text
@@ -151,7 +151,7 @@ def read_agent(entry: AgentEntry, base: Path, moment: datetime, *, timeout: floa
 
 def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: datetime, branch: str,
                     with_page: bool) -> AgentReading:
-    from gitmem.fleet.spending import spent_today
+    from gitmem.cycle.allowance import spent_today
     from gitmem.views import health
     from gitmem.views.kept_branches import proposal_answer
     from gitmem.views.pending import pending

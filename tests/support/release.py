@@ -1,10 +1,11 @@
 """The copies of gitmem's public address and pinned ref outside `gitmem/__init__.py`, found and rewritten.
 
-`gitmem/__init__.py` holds `REPOSITORY` (owner/name), `__version__` and `PINNED_REF` (the git ref every
-install line and template pin names: `main` until this version's tag is published, then `v<version>`): the
-one place a release edits. Every other mention is a copy that must agree: pyproject.toml's URLs, the
-template's pre-commit `rev:` and action refs, the install lines in the READMEs and the plain hooks, the
-CHANGELOG's links. `tests/test_release_pins.py` checks them; run it as a script to rewrite them all from the
+`gitmem/__init__.py` holds `REPOSITORY` (owner/name), `__version__`, `PINNED_REF` (the git ref every
+install line names: `main` until this version's tag is published, then `v<version>`) and `PINNED_COMMIT` (the
+commit of the tag `v<version>`, which the template's pre-commit `rev:` and action refs pin, with the tag in a
+comment): the one place a release edits. Every other mention is a copy that must agree: pyproject.toml's URLs,
+the template's pins, the action in the docs' examples, the install lines in the READMEs and the plain hooks,
+the CHANGELOG's links. `tests/test_release_pins.py` checks them; run it as a script to rewrite them all from the
 one place. docs/releasing.md is the procedure.
 """
 from __future__ import annotations
@@ -17,6 +18,8 @@ ROOT = Path(__file__).resolve().parents[2]
 NAME = r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+"
 VERSION = r"\d+\.\d+\.\d+[\w.]*"
 REF = r"[\w.-]+"        # a tag, a branch or a commit sha
+COMMIT = r"[0-9a-f]{40}"
+TAG = rf"v{VERSION}"
 OURS = r"(?!actions/)"   # gitmem's own action; the third-party ones are pinned to commits by hand
 
 
@@ -36,11 +39,12 @@ COPIES = (
     Copy("pyproject.toml", rf'^\w+ = "https://github\.com/(?P<repo>{NAME})(?:/[^"]*)?"$', "[project.urls]"),
     Copy("template-repo/.pre-commit-config.yaml", rf"repo: https://github\.com/(?P<repo>{NAME})$",
          "the hooks' repository"),
-    Copy("template-repo/.pre-commit-config.yaml", rf"rev: (?P<ref>{REF})$", "the hooks' pin"),
-    Copy("template-repo/.github/workflows/gitmem.yml", rf"uses: {OURS}(?P<repo>{NAME})@(?P<ref>{REF})\b",
-         "the action's ref"),
-    Copy("template-repo/.github/workflows/gitmem-check.yml", rf"uses: {OURS}(?P<repo>{NAME})@(?P<ref>{REF})\b",
-         "the action's ref"),
+    Copy("template-repo/.pre-commit-config.yaml", rf"rev: (?P<commit>{COMMIT})  # frozen: (?P<tag>{TAG})$",
+         "the hooks' pin"),
+    Copy("template-repo/.github/workflows/gitmem.yml",
+         rf"uses: {OURS}(?P<repo>{NAME})@(?P<commit>{COMMIT}) # (?P<tag>{TAG})$", "the action's pin"),
+    Copy("template-repo/.github/workflows/gitmem-check.yml",
+         rf"uses: {OURS}(?P<repo>{NAME})@(?P<commit>{COMMIT}) # (?P<tag>{TAG})$", "the action's pin"),
     Copy("template-repo/README.md", rf"\(https://github\.com/(?P<repo>{NAME})\)", "the link to gitmem"),
     Copy("template-repo/README.md", rf"git\+https://github\.com/(?P<repo>{NAME})@(?P<ref>{REF})'",
          "the install line"),
@@ -49,7 +53,10 @@ COPIES = (
     Copy("docs/codex.md", rf"git\+https://github\.com/(?P<repo>{NAME})@(?P<ref>{REF})'", "the install line"),
     Copy("hooks/pre-commit", rf"git\+https://github\.com/(?P<repo>{NAME})@(?P<ref>{REF})'", "the install hint"),
     Copy("hooks/pre-push", rf"git\+https://github\.com/(?P<repo>{NAME})@(?P<ref>{REF})'", "the install hint"),
-    Copy("README.md", rf"uses: {OURS}(?P<repo>{NAME})@(?P<ref>{REF})\b", "the action in the example"),
+    Copy("README.md", rf"uses: {OURS}(?P<repo>{NAME})@(?P<commit>{COMMIT}) # (?P<tag>{TAG})$",
+         "the action in the example"),
+    Copy("docs/codex.md", rf"uses: {OURS}(?P<repo>{NAME})@(?P<commit>{COMMIT}) # (?P<tag>{TAG})$",
+         "the action in the example"),
     Copy("template-fleet/.github/workflows/fleet.yml", rf"git\+https://github\.com/(?P<repo>{NAME})@(?P<ref>{REF})'",
          "the fleet workflow's install"),
     # The notes of each version are written by hand (tests/test_release_pins.py asks for this version's);
@@ -58,20 +65,28 @@ COPIES = (
 )
 
 
-def the_one_place() -> tuple[str, str, str]:
-    """(REPOSITORY, __version__, PINNED_REF), read from gitmem/__init__.py as text: what the checkout says,
-    not an install."""
+ONE_PLACE = ("REPOSITORY", "__version__", "PINNED_REF", "PINNED_COMMIT")
+
+
+def the_one_place() -> tuple[str, str, str, str]:
+    """(REPOSITORY, __version__, PINNED_REF, PINNED_COMMIT), read from gitmem/__init__.py as text: what the
+    checkout says, not an install."""
     text = (ROOT / "gitmem" / "__init__.py").read_text(encoding="utf-8")
-    found = [re.search(rf'^{name} = "([^"]+)"$', text, re.M) for name in ("REPOSITORY", "__version__", "PINNED_REF")]
-    assert all(found), "gitmem/__init__.py must define REPOSITORY, __version__ and PINNED_REF"
-    repo, version, ref = (match.group(1) for match in found if match)
-    return repo, version, ref
+    found = [re.search(rf'^{name} = "([^"]+)"$', text, re.M) for name in ONE_PLACE]
+    assert all(found), f"gitmem/__init__.py must define {', '.join(ONE_PLACE)}"
+    repo, version, ref, commit = (match.group(1) for match in found if match)
+    return repo, version, ref, commit
+
+
+def expected_values() -> dict[str, str]:
+    """What each named group of a copy must hold."""
+    repo, version, ref, commit = the_one_place()
+    return {"repo": repo, "ref": ref, "commit": commit, "tag": f"v{version}"}
 
 
 def stale() -> list[str]:
     """`path: why: found X, expected Y` for every copy that disagrees, or a kind of copy that is missing."""
-    repo, _, ref = the_one_place()
-    expected = {"repo": repo, "ref": ref}
+    expected = expected_values()
     found: list[str] = []
     for copy in COPIES:
         matches = copy.matches()
@@ -86,8 +101,7 @@ def stale() -> list[str]:
 
 def rewrite() -> list[str]:
     """Rewrite every copy from the one place; the files changed."""
-    repo, _, ref = the_one_place()
-    values = {"repo": repo, "ref": ref}
+    values = expected_values()
     changed: list[str] = []
     for path in dict.fromkeys(copy.path for copy in COPIES):
         target = ROOT / path
