@@ -40,7 +40,7 @@ __all__ = [
     "remote_tips", "reset_hard", "reset_mixed", "resolve", "restore_paths", "restore_worktree", "root", "run_git",
     "same_blob", "set_config", "set_reference", "set_remote_branch", "shallow_commits", "signature", "staged_files",
     "staged_snapshot", "stash_entries", "state_dir", "state_dir_of", "state_paths", "switch_head", "token_config",
-    "tree_links", "unbundle", "unheld", "unsigned_why", "upstream_of", "user_identity",
+    "tree_files_named", "tree_links", "unbundle", "unheld", "unsigned_why", "upstream_of", "user_identity",
     "waiting_branches", "walk_range", "work_tree", "worktree_bytes", "worktree_changed", "worktree_files",
     "worktree_snapshot", "write_tree_with",
     # Two writers (gitmem.gitio.rebase, remote): replaying and merging by memory's renumbering rule.

@@ -7,6 +7,7 @@ what the ignore rules hide; `tree_links` lists a commit's symlinks.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
@@ -154,16 +155,27 @@ def ignored(repo: Repo) -> list[str]:
 
 def tree_links(repo: Repo, commit_id: str) -> dict[str, str]:
     """Every symlink in a commit's tree: path -> its target."""
+    return {path: data.decode("utf-8", "surrogateescape")
+            for path, data in _tree_blobs(repo, commit_id, lambda name, mode: mode == pygit2.enums.FileMode.LINK)}
+
+
+def tree_files_named(repo: Repo, commit_id: str, name: str) -> dict[str, bytes]:
+    """Every regular file called `name` in a commit's tree, at any depth (`.gitignore`): path -> its bytes."""
+    return dict(_tree_blobs(repo, commit_id, lambda found, mode: found == name and mode in (
+        pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE)))
+
+
+def _tree_blobs(repo: Repo, commit_id: str, wanted: Callable[[str, int], bool]) -> list[tuple[str, bytes]]:
     raw = repo.raw
-    found: dict[str, str] = {}
+    found: list[tuple[str, bytes]] = []
 
     def walk(tree: pygit2.Tree, prefix: str) -> None:
         for entry in tree:
             path = f"{prefix}{entry.name}"
-            if entry.filemode == pygit2.enums.FileMode.LINK:
-                found[path] = cast(pygit2.Blob, raw[entry.id]).data.decode("utf-8", "surrogateescape")
-            elif entry.type == pygit2.enums.ObjectType.TREE:
+            if entry.type == pygit2.enums.ObjectType.TREE:
                 walk(cast(pygit2.Tree, raw[entry.id]), path + "/")
+            elif entry.name is not None and wanted(entry.name, int(entry.filemode)):
+                found.append((path, cast(pygit2.Blob, raw[entry.id]).data))
 
     walk(raw[commit_id].peel(pygit2.Commit).tree, "")
     return found

@@ -1,0 +1,142 @@
+"""Hostile agents: ignore rules written in the same cycle hide nothing from the runner's judgement.
+
+The agent writes what must never reach the branch as written (agent tool configs, a workflow, the secrets
+allowlist, `.gitattributes`, the passed model key and a token, a file over `cycle.max_file_bytes`, a nested
+repository), and hides all of it with ignore rules of its own: `*` in the top `.gitignore`, in a `.gitignore` of
+each folder, in `.git/info/exclude`, or in a `core.excludesFile` it sets. The runner decides under the human's
+rules: every item is held out, masked or proposed, none lands on the branch as written, and the tree is clean
+for the next cycle. Run for real with the `command` backend, with the box off and in the real bubblewrap box.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gitmem.errors import ExitCode
+from tests.support.cycle_support import file_at, is_clean
+from tests.support.gitcli import git
+from tests.support.helpers import GitRepo
+from tests.support.hostile import command_agent, no_traceback
+from tests.support.nobody import bwrap_works
+
+MODEL_KEY = "sk-ant-api03-" + "Qm7vX2pL9kR4tW8z" * 4 + "-AbCd12"
+TOKEN = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+LIMIT = 2048
+
+# Paths the agent writes: protected ones (each must reach the proposal branch only), the leak (masked wherever
+# it lands), the big file (held out) and the repository (held out).
+PROTECTED = {
+    ".claude/settings.local.json": '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "evil"}]}]}}\n',
+    ".mcp.json": '{"mcpServers": {"x": {"command": "evil"}}}\n',
+    ".github/workflows/evil.yml": "on: push\njobs: {x: {runs-on: ubuntu-latest, steps: [{run: evil}]}}\n",
+    ".gitmem-allow-secrets": "*\n",
+    ".gitattributes": "*.md filter=evil\n",
+}
+FOLDER = "deep"          # where the nested-ignore trick puts the rest
+
+TRICKS = {
+    "top-gitignore": "write('.gitignore', '*\\n')",
+    "every-folder-gitignore": "\n".join(
+        f"write({folder + '/.gitignore'!r}, '*\\n')" for folder in (".claude", ".github", ".github/workflows", FOLDER)),
+    # The box holds .git read-only: these two fail there, and must hold where they succeed.
+    "info-exclude": ("try:\n    open(os.path.join(root, '.git/info/exclude'), 'a').write('*\\n')\n"
+                     "except OSError:\n    pass"),
+    "excludes-file": ("write('hide.txt', '*\\n')\n"
+                      "subprocess.run(['git', 'config', 'core.excludesFile', os.path.join(root, 'hide.txt')], "
+                      "cwd=root)"),
+}
+
+AGENT = '''
+def write(rel, text):
+    path = os.path.join(root, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    open(path, 'w').write(text)
+for rel, text in PROTECTED.items():
+    write(rel, text)
+place = FOLDER + '/' if NESTED else ''
+write(place + 'leak.txt', 'key ' + os.environ.get('ANTHROPIC_API_KEY', 'none') + '\\ntoken ' + TOKEN + '\\n')
+write(place + 'big.bin', 'x' * (LIMIT * 4))
+subprocess.run(['git', 'init', '-q', os.path.join(root, place + 'nested')], check=True)
+write(place + 'nested/inside.txt', 'a repository of its own\\n')
+TRICK
+'''
+
+
+def _agent(trick: str) -> str:
+    nested = trick == "every-folder-gitignore"
+    return (AGENT.replace("PROTECTED", repr(PROTECTED)).replace("FOLDER", repr(FOLDER))
+            .replace("NESTED", repr(nested)).replace("TOKEN", repr(TOKEN)).replace("LIMIT", str(LIMIT))
+            .replace("TRICK", TRICKS[trick]))
+
+
+def _everything_ever_written(repo: GitRepo) -> str:
+    """Every blob of every branch, and the work tree's tracked files: where a secret must not be."""
+    shown = git(repo.path, "log", "--all", "-p", "--binary", "--format=%H %s")
+    return shown + "".join(p.read_text(errors="replace") for p in repo.path.rglob("*")
+                           if p.is_file() and ".git" not in p.relative_to(repo.path).parts)
+
+
+def _run(tmp_path: Path, memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch, trick: str, sandbox: str) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", MODEL_KEY)
+    command_agent(tmp_path, memrepo, _agent(trick), pass_env=("ANTHROPIC_API_KEY",), sandbox=sandbox)
+    config = memrepo.read("gitmem.yaml").replace("cycle:\n", f"cycle:\n  max_file_bytes: {LIMIT}\n", 1)
+    memrepo.commit_files({"gitmem.yaml": config}, "a small file limit")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.out + result.err
+    assert no_traceback(result.err)
+    place = f"{FOLDER}/" if trick == "every-folder-gitignore" else ""
+    # Nothing protected on the branch, in the agent's version; each on the proposal branch.
+    for rel, text in PROTECTED.items():
+        assert file_at(memrepo.repo, "HEAD", rel) != text, rel
+        assert file_at(memrepo.repo, "gitmem/proposal/cycle-1", rel) == text, rel
+    # The leak is masked, on every branch and in the work tree.
+    everything = _everything_ever_written(memrepo)
+    assert MODEL_KEY not in everything and TOKEN not in everything
+    assert "key " in (file_at(memrepo.repo, "HEAD", f"{place}leak.txt") or "")
+    # The big file and the repository are held out of every commit, kept under .git/gitmem/held/.
+    for rel in (f"{place}big.bin", f"{place}nested/inside.txt"):
+        assert file_at(memrepo.repo, "HEAD", rel) is None, rel
+        assert file_at(memrepo.repo, "gitmem/proposal/cycle-1", rel) is None, rel
+    held = memrepo.path / ".git" / "gitmem" / "held" / "cycle-1"
+    assert (held / place / "big.bin").stat().st_size == LIMIT * 4
+    assert (held / place / "nested" / ".git").is_dir()
+    # The human's ignore rules are back, and the tree is clean: the next cycle starts.
+    assert memrepo.read(".gitignore") == file_at(memrepo.repo, "HEAD", ".gitignore")
+    assert "*" not in (memrepo.path / ".git" / "info" / "exclude").read_text().split("\n")
+    assert "core.excludesfile" not in git(memrepo.path, "config", "--list", "--local").lower()
+    assert is_clean(memrepo), memrepo.repo.status()
+    assert cli(["verify", "--range", "HEAD~1..HEAD"], cwd=memrepo.path).code == ExitCode.OK
+
+
+@pytest.mark.parametrize("trick", sorted(TRICKS))
+def test_ignore_rules_the_agent_writes_hide_nothing_with_the_box_off(
+        tmp_path: Path, memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch, trick: str) -> None:
+    _run(tmp_path, memrepo, cli, monkeypatch, trick, "none")
+
+
+needs_bwrap = pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces")
+
+
+@needs_bwrap
+@pytest.mark.parametrize("trick", sorted(TRICKS))
+def test_ignore_rules_the_agent_writes_hide_nothing_in_the_box(
+        tmp_path: Path, memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch, trick: str) -> None:
+    _run(tmp_path, memrepo, cli, monkeypatch, trick, "bubblewrap")
+
+
+def test_a_failed_cycle_salvages_what_its_ignore_rules_hid_and_leaves_a_clean_tree(
+        tmp_path: Path, memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The salvage branch takes the hidden files (masked), main gets none, and nothing stays behind."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", MODEL_KEY)
+    body = _agent("top-gitignore") + "\nsys.exit(3)\n"
+    command_agent(tmp_path, memrepo, body, pass_env=("ANTHROPIC_API_KEY",), write_memory=False)
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.SALVAGED, result.out + result.err
+    for rel in PROTECTED:
+        assert file_at(memrepo.repo, "HEAD", rel) is None, rel
+    assert file_at(memrepo.repo, "gitmem/salvage/cycle-1", ".mcp.json") == PROTECTED[".mcp.json"]
+    everything = _everything_ever_written(memrepo)
+    assert MODEL_KEY not in everything and TOKEN not in everything
+    assert is_clean(memrepo), memrepo.repo.status()
+    assert not (memrepo.path / "nested").exists()
