@@ -197,6 +197,24 @@ def other_files_worktree(ws: Workspace, memory: set[str]) -> list[Violation]:
     return scan_files(files, allow)
 
 
+def other_files_committed(repo: gitio.Repo, commit_id: str, memory: set[str]) -> list[Violation]:
+    """The same over every other file a commit brings (gitmem.gitio.committed_files), with the allowlist the
+    commit holds, as `check` reads the staged one: what the required check reads is what `check` read."""
+    changed = [item for item in gitio.committed_files(repo, commit_id)
+               if item.path not in memory and not item.is_gitlink]
+    if not changed:
+        return []
+    from gitmem.checks.every_file import FileToScan, scan_files
+    from gitmem.secrets import ALLOWLIST_FILE, Allowlist
+
+    allow = Allowlist.parse(gitio.file_at(repo, commit_id, ALLOWLIST_FILE))
+    def blob(item: gitio.ChangedFile) -> Callable[[], Iterator[bytes]]:
+        return lambda: iter((gitio.read_staged(repo, item),))
+
+    files = [FileToScan(item.path, item.is_link, blob(item)) for item in changed]
+    return scan_files(files, allow, committed=True)
+
+
 def _has_memory(snapshot: Snapshot | None, config: Config) -> bool:
     return snapshot is not None and any(snapshot.oid(path) is not None for path in config.memory_paths().values())
 
@@ -326,7 +344,9 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
         if not _has_memory(new, config) and not any(_has_memory(s.snapshot, config) for s in (side, *others)):
             continue        # history from before gitmem was adopted: there is no memory to check
         made_under = generations.of(commit, config.rules_version)
-        found = run_checks(CheckInput(config, side.snapshot, new, commit.author.email, side.config, side.remapped,
+        # Every other file the commit brings, as `check` reads every staged file: made under rules 5 or later.
+        outside = other_files_committed(repo, commit.id, set(paths)) if made_under >= _COMMITTED_FILES else []
+        found = outside + run_checks(CheckInput(config, side.snapshot, new, commit.author.email, side.config, side.remapped,
                                       tuple(s.snapshot for s in others if s.snapshot is not None),
                                       _unsigned(repo, commit.id, side.config or config),
                                       moment=commit.committed, moment_is_commit=True, verifying=verifying,
@@ -344,6 +364,10 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
     result.violations.sort()
     return result
 
+
+# The rules generation from which `verify` reads every file a commit brings (GM903's `committed_*` variants):
+# asked only for commits made under it, so older history costs no extra reading.
+_COMMITTED_FILES = codes.SECRET_LIKE_TOKEN.generation("committed_file")
 
 # The rules generation that bounded gitmem.yaml's values (0.2.0): a config brought by a commit made under it or
 # later is read strictly; later generations add rules, not a second strictness.
