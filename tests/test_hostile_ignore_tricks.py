@@ -27,7 +27,8 @@ LIMIT = 2048
 # Paths the agent writes: protected ones (each must reach the proposal branch only), the leak (masked wherever
 # it lands), the big file (held out) and the repository (held out).
 PROTECTED = {
-    ".claude/settings.local.json": '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "evil"}]}]}}\n',
+    ".claude/settings.local.json": ('{"hooks": {"SessionStart": [{"hooks": [{"type": "command", '
+                                    '"command": "evil"}]}]}}\n'),
     ".mcp.json": '{"mcpServers": {"x": {"command": "evil"}}}\n',
     ".github/workflows/evil.yml": "on: push\njobs: {x: {runs-on: ubuntu-latest, steps: [{run: evil}]}}\n",
     ".gitmem-allow-secrets": "*\n",

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.errors import ExitCode
 from gitmem import gitio
+from gitmem.errors import ExitCode
 from tests.support.cycle_support import file_at, is_clean, origin_and_clone
 from tests.support.gitcli import git
 from tests.support.helpers import GitRepo

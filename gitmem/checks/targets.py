@@ -346,11 +346,11 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
         made_under = generations.of(commit, config.rules_version)
         # Every other file the commit brings, as `check` reads every staged file: made under rules 5 or later.
         outside = other_files_committed(repo, commit.id, set(paths)) if made_under >= _COMMITTED_FILES else []
-        found = outside + run_checks(CheckInput(config, side.snapshot, new, commit.author.email, side.config, side.remapped,
-                                      tuple(s.snapshot for s in others if s.snapshot is not None),
-                                      _unsigned(repo, commit.id, side.config or config),
-                                      moment=commit.committed, moment_is_commit=True, verifying=verifying,
-                                      generation=made_under))
+        found = outside + run_checks(CheckInput(
+            config, side.snapshot, new, commit.author.email, side.config, side.remapped,
+            tuple(s.snapshot for s in others if s.snapshot is not None),
+            _unsigned(repo, commit.id, side.config or config),
+            moment=commit.committed, moment_is_commit=True, verifying=verifying, generation=made_under))
         if others:
             from gitmem.checks import merges
 

@@ -4,8 +4,9 @@ Before: the protected paths (gitmem.agents.protected, plus where a protected sym
 rules hid, the git state files (gitmem.cycle.gitstate), every reference, and a child subreaper for the agent's
 processes (gitmem.cycle.reaper). After: every process the agent started is ended; git state and references are
 put back (the agent's versions of changed state files are kept aside under `.git/gitmem/guard/`); and the runner
-commits only paths that were not ignored when the cycle started, listed under the human's ignore rules. Each thing undone is one `runner:` note for
-the LOG entry's Evidence (`notes`); routine ones (gitmem's own caches) only reach the cycle's messages.
+commits only paths that were not ignored when the cycle started, listed under the human's ignore rules
+(gitmem.cycle.ignore_rules). Each thing undone is one `runner:` note for the LOG entry's Evidence (`notes`);
+routine ones (gitmem's own caches) only reach the cycle's messages.
 """
 from __future__ import annotations
 

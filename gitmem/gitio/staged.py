@@ -54,7 +54,8 @@ def committed_files(repo: Repo, commit_id: str) -> list[ChangedFile]:
     raw = repo.raw
     commit = raw[commit_id].peel(pygit2.Commit)
     brought: dict[str, ChangedFile] | None = None
-    for parent in commit.parents or [None]:
+    parents: list[pygit2.Commit | None] = [*commit.parents] or [None]
+    for parent in parents:
         diff = (parent.tree.diff_to_tree(commit.tree) if parent is not None
                 else commit.tree.diff_to_tree(swap=True))
         found = {delta.new_file.path: ChangedFile(delta.new_file.path, int(delta.new_file.mode),
