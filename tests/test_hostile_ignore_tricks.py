@@ -141,3 +141,54 @@ def test_a_failed_cycle_salvages_what_its_ignore_rules_hid_and_leaves_a_clean_tr
     assert MODEL_KEY not in everything and TOKEN not in everything
     assert is_clean(memrepo), memrepo.repo.status()
     assert not (memrepo.path / "nested").exists()
+
+
+# -- odd ignore files, in process -------------------------------------------------------------------------------
+
+def _hide_with(kind: str, root: Path, outside: Path) -> None:
+    target = root / ".gitignore"
+    target.unlink()
+    if kind == "link":
+        outside.write_text("*\n")
+        target.symlink_to(outside)
+    elif kind == "directory":
+        target.mkdir()
+        (target / "x").write_text("*\n")
+    (root / ".mcp.json").write_text('{"mcpServers": {}}\n')
+    (root / "leak.txt").write_text(f"token {TOKEN}\n")
+
+
+@pytest.mark.parametrize("kind", ["link", "directory"])
+def test_an_ignore_file_swapped_for_a_link_or_a_folder_hides_nothing(memrepo: GitRepo, tmp_path: Path,
+                                                                     kind: str) -> None:
+    from tests.support.hostile import cycle
+
+    outside = tmp_path / "outside-ignore"
+    before = memrepo.read(".gitignore")
+    report = cycle(memrepo, lambda root, memory, request: _hide_with(kind, root, outside))
+    assert report.exit_code == ExitCode.OK, report.error
+    assert file_at(memrepo.repo, "HEAD", ".mcp.json") is None
+    assert file_at(memrepo.repo, report.proposal_branch or "HEAD", ".mcp.json") is not None
+    assert TOKEN not in (file_at(memrepo.repo, "HEAD", "leak.txt") or "")
+    assert "token " in (file_at(memrepo.repo, "HEAD", "leak.txt") or "")
+    assert memrepo.read(".gitignore") == before and not (memrepo.path / ".gitignore").is_symlink()
+    assert is_clean(memrepo)
+    if kind == "link":
+        assert outside.read_text() == "*\n"            # nothing written through the link
+
+
+def test_a_deleted_ignore_file_does_not_bring_what_the_human_ignores(memrepo: GitRepo) -> None:
+    """The human's `.env` rule holds for a `.env` the agent writes after deleting `.gitignore`."""
+    from tests.support.hostile import cycle
+
+    def act(root: Path, memory, request) -> None:
+        (root / ".gitignore").unlink()
+        (root / ".env").write_text("LOCAL=1\n")
+
+    report = cycle(memrepo, act)
+    assert report.exit_code == ExitCode.OK, report.error
+    assert file_at(memrepo.repo, "HEAD", ".env") is None
+    assert file_at(memrepo.repo, report.proposal_branch, ".env") is None
+    assert file_at(memrepo.repo, report.proposal_branch, ".gitignore") is None       # the deletion, proposed
+    assert memrepo.read(".gitignore") == file_at(memrepo.repo, "HEAD", ".gitignore")
+    assert is_clean(memrepo)
