@@ -9,6 +9,10 @@ for the next cycle. Run for real with the `command` backend, with the box off an
 """
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -16,9 +20,9 @@ import pytest
 from gitmem.errors import ExitCode
 from tests.support.cycle_support import file_at, is_clean
 from tests.support.gitcli import git
-from tests.support.helpers import GitRepo
+from tests.support.helpers import GitRepo, make_repo
 from tests.support.hostile import command_agent, no_traceback
-from tests.support.nobody import bwrap_works
+from tests.support.nobody import NOBODY, bwrap_works, nobody_place
 
 MODEL_KEY = "sk-ant-api03-" + "Qm7vX2pL9kR4tW8z" * 4 + "-AbCd12"
 TOKEN = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
@@ -73,19 +77,32 @@ def _agent(trick: str) -> str:
 
 def _everything_ever_written(repo: GitRepo) -> str:
     """Every blob of every branch, and the work tree's tracked files: where a secret must not be."""
-    shown = git(repo.path, "log", "--all", "-p", "--binary", "--format=%H %s")
+    shown = _git(repo.path, "log", "--all", "-p", "--binary", "--format=%H %s")
     return shown + "".join(p.read_text(errors="replace") for p in repo.path.rglob("*")
                            if p.is_file() and ".git" not in p.relative_to(repo.path).parts)
 
 
-def _run(tmp_path: Path, memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch, trick: str, sandbox: str) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", MODEL_KEY)
-    command_agent(tmp_path, memrepo, _agent(trick), pass_env=("ANTHROPIC_API_KEY",), sandbox=sandbox)
-    config = memrepo.read("gitmem.yaml").replace("cycle:\n", f"cycle:\n  max_file_bytes: {LIMIT}\n", 1)
-    memrepo.commit_files({"gitmem.yaml": config}, "a small file limit")
-    result = cli(["cycle", "--json"], cwd=memrepo.path)
-    assert result.code == ExitCode.OK, result.out + result.err
-    assert no_traceback(result.err)
+def _git(path: Path, *args: str) -> str:
+    """git as the test (root may look at `nobody`'s repository)."""
+    return git(path, "-c", "safe.directory=*", *args)
+
+
+# Memory through `gitmem` found on PATH: for `nobody`, whose venv is not the test's.
+BY_NAME = """
+for argv in (["gitmem", "log", "add", "--task", "t", "--outcome", "built", "--result", "r"],
+             ["gitmem", "now", "add", "--did", "d", "--human", "nothing", "--next", "n"]):
+    subprocess.run(argv, check=True, cwd=root)
+"""
+
+
+def _prepare(place: Path, repo: GitRepo, trick: str, sandbox: str, *, by_name: bool = False) -> None:
+    body = _agent(trick) + (BY_NAME if by_name else "")
+    command_agent(place, repo, body, pass_env=("ANTHROPIC_API_KEY",), sandbox=sandbox, write_memory=not by_name)
+    config = repo.read("gitmem.yaml").replace("cycle:\n", f"cycle:\n  max_file_bytes: {LIMIT}\n", 1)
+    repo.commit_files({"gitmem.yaml": config}, "a small file limit")
+
+
+def _assert_held(memrepo: GitRepo, trick: str) -> None:
     place = f"{FOLDER}/" if trick == "every-folder-gitignore" else ""
     # Nothing protected on the branch, in the agent's version; each on the proposal branch.
     for rel, text in PROTECTED.items():
@@ -105,7 +122,17 @@ def _run(tmp_path: Path, memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch,
     # The human's ignore rules are back, and the tree is clean: the next cycle starts.
     assert memrepo.read(".gitignore") == file_at(memrepo.repo, "HEAD", ".gitignore")
     assert "*" not in (memrepo.path / ".git" / "info" / "exclude").read_text().split("\n")
-    assert "core.excludesfile" not in git(memrepo.path, "config", "--list", "--local").lower()
+    assert "core.excludesfile" not in _git(memrepo.path, "config", "--list", "--local").lower()
+    assert _git(memrepo.path, "status", "--porcelain", "--untracked-files=all") == ""
+
+
+def _run(tmp_path: Path, memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch, trick: str, sandbox: str) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", MODEL_KEY)
+    _prepare(tmp_path, memrepo, trick, sandbox)
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.out + result.err
+    assert no_traceback(result.err)
+    _assert_held(memrepo, trick)
     assert is_clean(memrepo), memrepo.repo.status()
     assert cli(["verify", "--range", "HEAD~1..HEAD"], cwd=memrepo.path).code == ExitCode.OK
 
@@ -124,6 +151,26 @@ needs_bwrap = pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not insta
 def test_ignore_rules_the_agent_writes_hide_nothing_in_the_box(
         tmp_path: Path, memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch, trick: str) -> None:
     _run(tmp_path, memrepo, cli, monkeypatch, trick, "bubblewrap")
+
+
+@needs_bwrap
+@pytest.mark.parametrize("trick", ["top-gitignore", "every-folder-gitignore"])
+def test_ignore_rules_the_agent_writes_hide_nothing_in_the_box_of_an_unprivileged_user(git_env: None,
+                                                                                      trick: str) -> None:
+    """As root the box proves little about a runner: the same cycle as `nobody`, in a repository it owns."""
+    with nobody_place("gitmem-tricks-") as (place, bin_dir):
+        repo = make_repo(place / "repo")
+        _prepare(place, repo, trick, "bubblewrap", by_name=True)
+        text = repo.read("gitmem.yaml").replace(json.dumps(sys.executable)[1:-1], str(bin_dir / "python"))
+        repo.commit_files({"gitmem.yaml": text}, "the agent runs with the venv nobody can read")
+        subprocess.run(["chown", "-R", "65534:65534", str(place)], check=True)
+        env = {"PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin", "HOME": str(place), "LANG": "C.UTF-8",
+               "ANTHROPIC_API_KEY": MODEL_KEY}
+        done = subprocess.run([*NOBODY, str(bin_dir / "gitmem"), "cycle", "--json"], cwd=repo.path, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == ExitCode.OK, done.stdout + done.stderr
+        assert no_traceback(done.stderr)
+        _assert_held(repo, trick)
 
 
 def test_a_failed_cycle_salvages_what_its_ignore_rules_hid_and_leaves_a_clean_tree(
