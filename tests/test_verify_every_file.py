@@ -67,3 +67,15 @@ def test_history_made_under_rules_4_is_not_read_this_way(tmp_path: Path, git_env
     start = repo.head()
     repo.commit_files({"tests/fixture.txt": f"{TOKEN}\n"}, "a fixture from before rules 5")
     assert _verify(cli, repo, start).code == ExitCode.OK
+
+
+def test_a_key_in_a_humans_other_file_fails_verify_but_does_not_stop_every_later_cycle(memrepo: GitRepo,
+                                                                                      cli) -> None:
+    """The cycle's preflight judges memory: history cannot lose the key, so refusing would refuse forever."""
+    from tests.support.hostile import cycle
+
+    start = memrepo.head()
+    memrepo.commit_files({"src/settings.py": f"TOKEN = '{TOKEN}'\n"}, "slipped past the hook")
+    report = cycle(memrepo, lambda root, memory, request: None)
+    assert report.exit_code == ExitCode.OK, report.error
+    assert _verify(cli, memrepo, start).code == ExitCode.VIOLATIONS

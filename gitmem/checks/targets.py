@@ -146,7 +146,9 @@ def check_since_checked(ws: Workspace) -> list[Violation]:
         return check_worktree(ws)
     head = gitio.head_id(repo)
     try:
-        since = verify_range(ws, base, head, by_this_clock=False).violations \
+        # Memory only: a key in another file of the human's is the required check's to refuse (and rotating it
+        # cannot take it out of history), not a reason no cycle can start again.
+        since = verify_range(ws, base, head, by_this_clock=False, every_file=False).violations \
             if head is not None and head != base else []
     except ShallowHistoryError:          # a shallow clone's cut between them: judge every file whole instead
         return check_worktree(ws)
@@ -288,9 +290,11 @@ def _resolve(ws: Workspace, rev: str) -> str:
 
 
 def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str, ...] = (),
-                 progress: Callable[[int], None] | None = None, by_this_clock: bool = True) -> RangeResult:
+                 progress: Callable[[int], None] | None = None, by_this_clock: bool = True,
+                 every_file: bool = True) -> RangeResult:
     """Check every commit in START..END (not reachable from `hide`) against each of its parents, each side
-    with the config it carries. `progress(n)` is called after each commit.
+    with the config it carries. `progress(n)` is called after each commit. `every_file` reads every file a
+    commit brings for secrets (GM903), as `check` does; without it, only memory is judged.
 
     With no START, every commit reachable from END is checked (a first push). Memory stays flat in the
     length of the range: one commit's snapshots are alive at a time, and parsed configs are few.
@@ -345,7 +349,8 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
             continue        # history from before gitmem was adopted: there is no memory to check
         made_under = generations.of(commit, config.rules_version)
         # Every other file the commit brings, as `check` reads every staged file: made under rules 5 or later.
-        outside = other_files_committed(repo, commit.id, set(paths)) if made_under >= _COMMITTED_FILES else []
+        outside = other_files_committed(repo, commit.id, set(paths)) \
+            if every_file and made_under >= _COMMITTED_FILES else []
         found = outside + run_checks(CheckInput(
             config, side.snapshot, new, commit.author.email, side.config, side.remapped,
             tuple(s.snapshot for s in others if s.snapshot is not None),
