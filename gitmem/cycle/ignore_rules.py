@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from gitmem import gitio
+from gitmem.agents.protected import fold
 from gitmem.gitio.restore import no_link_on_the_way
 from gitmem.nofollow import files
 from gitmem.workspace.statedir import state_directory
@@ -29,7 +30,8 @@ ASIDE_DIR = "aside"          # under .git/gitmem/: the agent's ignore files whil
 
 
 def is_ignore_file(path: str) -> bool:
-    return path.rstrip("/").rsplit("/", 1)[-1] == IGNORE_FILE
+    """Named `.gitignore` as a case-insensitive file system sees the name (`.GITIGNORE` is read there)."""
+    return fold(path.rstrip("/").rsplit("/", 1)[-1]) == IGNORE_FILE
 
 
 def changed_ignore_files(repo: gitio.Repo, start: dict[str, bytes], skip: tuple[str, ...]) -> dict[str, bytes | None]:
@@ -86,8 +88,7 @@ def _ignore_files_in(root: Path, skip: tuple[str, ...]) -> Iterator[str]:
         prefix = "" if rel_folder == "." else f"{rel_folder}/"
         dirs[:] = [d for d in dirs if d != ".git" and f"{prefix}{d}/" not in skip
                    and not os.path.lexists(os.path.join(folder, d, ".git"))]
-        if IGNORE_FILE in names or IGNORE_FILE in dirs:
-            yield f"{prefix}{IGNORE_FILE}"
+        yield from (f"{prefix}{name}" for name in [*names, *dirs] if is_ignore_file(name))
 
 
 def _content(root: Path, rel: str) -> bytes | None:
