@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,9 +21,10 @@ from gitmem import gitio
 from gitmem.errors import ExitCode
 from tests.support.cycle_support import file_at, is_clean, origin_and_clone
 from tests.support.gitcli import git
-from tests.support.helpers import GitRepo
+from tests.support.helpers import GitRepo, make_repo
 from tests.support.hostile import command_agent, evidence, no_traceback
-from tests.support.nobody import bwrap_works
+from tests.support.nobody import NOBODY, bwrap_works, nobody_place
+from tests.test_hostile_ignore_tricks import BY_NAME
 
 TEAM_CONFIG = "team.gitconfig"
 HOOK_NAMES = ("pre-push", "reference-transaction", "post-checkout")
@@ -96,3 +99,29 @@ def test_files_the_config_includes_are_git_state_wherever_they_are(memrepo: GitR
     labels = {place.label for place in gitio.state_paths(memrepo.handle)}
     assert {TEAM_CONFIG, "more/extra.gitconfig", str(tmp_path / "elsewhere.gitconfig")} <= labels
     assert not any(os.sep + "repo" + os.sep in label for label in labels if label.startswith("more"))
+
+
+@needs_bwrap
+def test_hooks_path_set_in_an_included_tracked_config_never_runs_for_an_unprivileged_user(git_env: None) -> None:
+    """As root the box proves little about a runner: the same cycle and push as `nobody`, in repositories it owns."""
+    with nobody_place("gitmem-runner-git-") as (place, bin_dir):
+        repo = make_repo(place / "repo")
+        marker = place / "hook-ran"
+        _included_config(repo)
+        before = repo.read(TEAM_CONFIG)
+        body = _hooks("evil-hooks", marker) + (
+            f"open(os.path.join(root, {TEAM_CONFIG!r}), 'a').write('[core]\\n\\thooksPath = ' + "
+            f"os.path.join(root, 'evil-hooks') + '\\n')\n") + BY_NAME
+        command_agent(place, repo, body, sandbox="bubblewrap", write_memory=False)
+        text = repo.read("gitmem.yaml").replace(json.dumps(sys.executable)[1:-1], str(bin_dir / "python"))
+        repo.commit_files({"gitmem.yaml": text}, "the agent runs with the venv nobody can read")
+        origin_and_clone(place, repo)
+        subprocess.run(["chown", "-R", "65534:65534", str(place)], check=True)
+        env = {"PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin", "HOME": str(place), "LANG": "C.UTF-8"}
+        done = subprocess.run([*NOBODY, str(bin_dir / "gitmem"), "cycle", "--push", "--json"], cwd=repo.path,
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == ExitCode.OK, done.stdout + done.stderr
+        assert no_traceback(done.stderr) and json.loads(done.stdout)["pushed"] is True
+        assert not marker.exists()
+        assert repo.read(TEAM_CONFIG) == before
+        assert f"restored git state the agent changed: {TEAM_CONFIG} (changed)" in evidence(repo)
