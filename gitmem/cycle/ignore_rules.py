@@ -68,7 +68,7 @@ def human_rules(repo: gitio.Repo, changed: dict[str, bytes | None]) -> Iterator[
                 continue
             if os.path.lexists(root / rel):
                 kept = aside / str(number)
-                os.rename(root / rel, kept)
+                shutil.move(root / rel, kept)        # a rename; a copy where .git is on another file system
                 moved.append((rel, kept))
             if before is not None:
                 files.write(root, rel, before)
@@ -78,7 +78,7 @@ def human_rules(repo: gitio.Repo, changed: dict[str, bytes | None]) -> Iterator[
         for rel in written:
             os.unlink(root / rel)
         for rel, kept in moved:
-            os.rename(kept, root / rel)
+            shutil.move(kept, root / rel)
         shutil.rmtree(aside, ignore_errors=True)
 
 

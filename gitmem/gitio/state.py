@@ -140,7 +140,8 @@ def _included(configs: list[Path], depth: int = 0) -> list[Path]:
             value = key.group(1).strip().strip('"')
             given = Path(os.path.expanduser(value))
             path = Path(os.path.abspath(given if given.is_absolute() else config.parent / given))
-            if path not in found and path not in configs:
+            # A folder is no config file (git refuses to include one): never capture a whole tree as state.
+            if path not in found and path not in configs and not path.is_dir():
                 found += [path, *_included([path], depth + 1)]
     return found
 
