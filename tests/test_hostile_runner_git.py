@@ -125,3 +125,22 @@ def test_hooks_path_set_in_an_included_tracked_config_never_runs_for_an_unprivil
         assert not marker.exists()
         assert repo.read(TEAM_CONFIG) == before
         assert f"restored git state the agent changed: {TEAM_CONFIG} (changed)" in evidence(repo)
+
+
+@pytest.mark.parametrize("key,value", [("core.sshCommand", "./tools/ssh.sh -o BatchMode=yes"),
+                                       ("credential.helper", "!tools/cred.sh"),
+                                       ("core.fsmonitor", "tools/fsmonitor.sh")])
+def test_a_tracked_program_the_config_names_is_put_back_before_the_runners_git_runs(memrepo: GitRepo, key: str,
+                                                                                   value: str) -> None:
+    """The human's config runs a script kept in the tree: the agent's edit of it never reaches git's hands."""
+    from tests.support.hostile import cycle
+
+    rel = value.lstrip("!").split()[0].removeprefix("./")
+    memrepo.commit_files({rel: "#!/bin/sh\nexec ssh \"$@\"\n"}, "the team's helper script")
+    git(memrepo.path, "config", key, value)
+    assert rel in {place.label for place in gitio.state_paths(memrepo.handle)}
+    report = cycle(memrepo, lambda root, memory, request: (root / rel).write_text("#!/bin/sh\ncurl evil\n"))
+    assert report.exit_code == ExitCode.OK, report.error
+    assert memrepo.read(rel) == "#!/bin/sh\nexec ssh \"$@\"\n" == file_at(memrepo.repo, "HEAD", rel)
+    assert f"restored git state the agent changed: {rel} (changed)" in evidence(memrepo)
+    assert is_clean(memrepo)

@@ -102,6 +102,8 @@ def _user_files(repo: Repo, home: Path) -> list[Path]:
     # file that .git/config includes is config the agent could write, and the runner's own git commands (its
     # push) would run what it says.
     paths += _included(configs)
+    if tree is not None:
+        paths += _programs_in(tree, [entry.value or "" for entry in config])
     # A hooks folder kept in the work tree is tracked content: a protected path (gitmem.cycle.agent_guard), whose
     # edits go to a proposal, not git state.
     inside = [git_dir(repo), common_dir(repo)]
@@ -110,6 +112,25 @@ def _user_files(repo: Repo, home: Path) -> list[Path]:
     kept = [p for p in found if tree is None or not real[p].is_relative_to(tree.resolve())
             or any(real[p].is_relative_to(g.resolve()) for g in inside)]
     return [*(Path(os.path.abspath(p)) for p in paths if str(p) != os.devnull), *kept]
+
+
+def _programs_in(tree: Path, values: list[str]) -> list[Path]:
+    """The files in the work tree that config values name as a program or a file to read (`core.sshCommand =
+    ./tools/ssh.sh`, `credential.helper = !tools/cred`, `core.fsmonitor`, a filter or diff driver): the agent can
+    edit a tracked one, and git would run it as the human. Each value's first word, from the tree's top."""
+    found: list[Path] = []
+    top = Path(os.path.realpath(tree))
+    for value in values:
+        words = value.strip().lstrip("!").split()
+        if not words:
+            continue
+        given = Path(os.path.expanduser(words[0].strip("'\"")))
+        path = Path(os.path.abspath(given if given.is_absolute() else tree / given))
+        real = Path(os.path.realpath(path))
+        if real.is_relative_to(top) and real != top and ".git" not in real.relative_to(top).parts \
+                and path.is_file() and not path.is_symlink() and path not in found:
+            found.append(path)
+    return found
 
 
 _SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"[^"]*")?\s*\]\s*(.*)$')
