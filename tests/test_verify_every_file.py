@@ -79,3 +79,13 @@ def test_a_key_in_a_humans_other_file_fails_verify_but_does_not_stop_every_later
     report = cycle(memrepo, lambda root, memory, request: None)
     assert report.exit_code == ExitCode.OK, report.error
     assert _verify(cli, memrepo, start).code == ExitCode.VIOLATIONS
+
+
+def test_check_and_verify_read_gitmem_yaml_for_secrets_too(memrepo: GitRepo, cli) -> None:
+    """gitmem.yaml is no memory file: the memory rules never read it for secrets, so it is read as a file."""
+    start = memrepo.head()
+    memrepo.write("gitmem.yaml", memrepo.read("gitmem.yaml") + f"# {TOKEN}\n")
+    git(memrepo.path, "add", "gitmem.yaml")
+    assert any(line.startswith("gitmem.yaml:") and "GM903" in line for line in cli(["check"], cwd=memrepo.path).lines)
+    memrepo.commit("a key in the config")
+    assert any(line.startswith("gitmem.yaml:") and "GM903" in line for line in _verify(cli, memrepo, start).lines)

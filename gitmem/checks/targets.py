@@ -88,6 +88,14 @@ def _paths(config: Config) -> list[str]:
     return list(dict.fromkeys([*trusted_paths(config), *others]))
 
 
+def _read_as_memory(config: Config) -> set[str]:
+    """The files the memory rules read for secrets themselves (gitmem.checks.repo_wide: every workspace's memory
+    files, ROADMAP among them); every other changed file is read as a file (gitmem.checks.every_file), gitmem.yaml
+    and the `always_load` files too."""
+    others = [path for paths in config.workspace_paths().values() for path in paths.values()]
+    return {*config.memory_paths().values(), *others}
+
+
 def _derived(repo: gitio.Repo, snapshot: Snapshot | None, paths: list[str],
              source: Callable[[str], bytes | None]) -> Snapshot | None:
     """`snapshot`, reading big LOG/NOW versions from a newer copy when provably identical (gitio.blobproof)."""
@@ -122,16 +130,16 @@ def check_staged(ws: Workspace) -> list[Violation]:
     # `ws.config` is the work tree's config, or the staged one (`staged_config`): when both files hold the
     # same bytes, a HEAD with those bytes too needs no parse.
     found = _check(ws, new, _author_email(repo), staged if staged == on_disk else None)
-    return sorted(found + other_files_staged(ws, set(paths)))
+    return sorted(found + other_files_staged(ws, _read_as_memory(ws.config)))
 
 
 def check_worktree(ws: Workspace, *, skip_unchanged: bool = False) -> list[Violation]:
     """The working-tree files against HEAD (read with HEAD's own gitmem.yaml). A file unchanged since HEAD is
     judged whole, as committed; with `skip_unchanged` it is skipped as the staged check skips it."""
-    repo, paths = ws.repo, _paths(ws.config)
+    repo = ws.repo
     new = gitio.worktree_snapshot(gitio.root(repo), repo=repo if skip_unchanged else None)
     found = _check(ws, new, _author_email(repo), new.read(CONFIG_NAME))
-    return sorted(found + other_files_worktree(ws, set(paths)))
+    return sorted(found + other_files_worktree(ws, _read_as_memory(ws.config)))
 
 
 def check_since_checked(ws: Workspace) -> list[Violation]:
@@ -349,7 +357,7 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
             continue        # history from before gitmem was adopted: there is no memory to check
         made_under = generations.of(commit, config.rules_version)
         # Every other file the commit brings, as `check` reads every staged file: made under rules 5 or later.
-        outside = other_files_committed(repo, commit.id, set(paths)) \
+        outside = other_files_committed(repo, commit.id, _read_as_memory(config)) \
             if every_file and made_under >= _COMMITTED_FILES else []
         found = outside + run_checks(CheckInput(
             config, side.snapshot, new, commit.author.email, side.config, side.remapped,
