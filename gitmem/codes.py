@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 # The rules generation of this release. Codes and variants added in a release carry its generation
 # (`since`): `verify` holds a commit to them only when the commit was made under them (gitmem.checks.generation),
 # so a history that was valid before an upgrade stays valid. Bump it with every release that adds rules.
-RULES_VERSION = 4
+RULES_VERSION = 5
 
 CODE_RE = re.compile(r"^GM[1-9][0-9][0-9]$")
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -415,14 +415,20 @@ CONFLICT_MARKERS = _code(
 NOT_UTF8 = _code(
     "GM902", "not-utf8", "a memory file is not valid UTF-8",
     "not valid UTF-8 (byte {byte}: {reason})", "save the file as UTF-8")
+_SECRET_FILE = Message("this looks like {what}; remove it and rotate it",
+                       "secrets belong in the environment; for a fixture or an example, list the path in {allowlist}")
+_SECRET_NAME = Message("the file name looks like {what}; rename the file and rotate the secret")
+_SECRET_LINK = Message("the symlink's target looks like {what}; remove the link and rotate the secret")
+# Rules 5: `verify` reads every file a commit brings, as `check` reads every staged one (before, only memory).
+_COMMITTED = 5
 SECRET_LIKE_TOKEN = _code(
     "GM903", "secret-like-token",
     "a changed file (memory or any other text file), its name or a symlink's target looks like a secret",
     "this looks like {what}; remove it and rotate it", "secrets belong in the environment, never in memory",
-    file=Message("this looks like {what}; remove it and rotate it",
-                 "secrets belong in the environment; for a fixture or an example, list the path in {allowlist}"),
-    name=Message("the file name looks like {what}; rename the file and rotate the secret"),
-    link=Message("the symlink's target looks like {what}; remove the link and rotate the secret"))
+    file=_SECRET_FILE, name=_SECRET_NAME, link=_SECRET_LINK,
+    committed_file=Message(_SECRET_FILE.text, _SECRET_FILE.hint, since=_COMMITTED),
+    committed_name=Message(_SECRET_NAME.text, _SECRET_NAME.hint, since=_COMMITTED),
+    committed_link=Message(_SECRET_LINK.text, _SECRET_LINK.hint, since=_COMMITTED))
 MEMORY_FILE_MISSING = _code(
     "GM904", "memory-file-missing", "a memory file is missing",
     "memory file {path} is missing", "run `gitmem init` to create the missing files")

@@ -26,20 +26,23 @@ class FileToScan:
     chunks: Callable[[], Iterator[bytes]]     # the file's bytes (a link's target), read only when needed
 
 
-def scan_files(files: Iterable[FileToScan], allow: secrets.Allowlist) -> list[Violation]:
+def scan_files(files: Iterable[FileToScan], allow: secrets.Allowlist, *, committed: bool = False) -> list[Violation]:
+    """GM903 for each file; `committed` for the files of a commit `verify` judges (variants of rules 5, so that
+    a commit made before them keeps passing)."""
+    prefix = "committed_" if committed else ""
     found: list[Violation] = []
     for item in files:
         if allow.allows(item.path):
             continue
         shown = secrets.redact(item.path, mark=secrets.MASK)       # a report never repeats a secret, nor a name
         for _, what in secrets.find(item.path.encode("utf-8", "surrogatepass"))[:1]:
-            found.append(Violation.of(codes.SECRET_LIKE_TOKEN, shown, 1, "name", what=what))
-        found += _scan_content(item, shown)
+            found.append(Violation.of(codes.SECRET_LIKE_TOKEN, shown, 1, f"{prefix}name", what=what))
+        found += _scan_content(item, shown, prefix)
     return found
 
 
-def _scan_content(item: FileToScan, shown: str) -> list[Violation]:
-    variant = "link" if item.is_link else "file"
+def _scan_content(item: FileToScan, shown: str, prefix: str) -> list[Violation]:
+    variant = prefix + ("link" if item.is_link else "file")
     seen: set[int] = set()
     found: list[Violation] = []
     carried, base, lines = b"", 0, 1     # bytes kept from the last chunk, their offset, the line they start on

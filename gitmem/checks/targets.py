@@ -88,6 +88,14 @@ def _paths(config: Config) -> list[str]:
     return list(dict.fromkeys([*trusted_paths(config), *others]))
 
 
+def _read_as_memory(config: Config) -> set[str]:
+    """The files the memory rules read for secrets themselves (gitmem.checks.repo_wide: every workspace's memory
+    files, ROADMAP among them); every other changed file is read as a file (gitmem.checks.every_file), gitmem.yaml
+    and the `always_load` files too."""
+    others = [path for paths in config.workspace_paths().values() for path in paths.values()]
+    return {*config.memory_paths().values(), *others}
+
+
 def _derived(repo: gitio.Repo, snapshot: Snapshot | None, paths: list[str],
              source: Callable[[str], bytes | None]) -> Snapshot | None:
     """`snapshot`, reading big LOG/NOW versions from a newer copy when provably identical (gitio.blobproof)."""
@@ -122,16 +130,16 @@ def check_staged(ws: Workspace) -> list[Violation]:
     # `ws.config` is the work tree's config, or the staged one (`staged_config`): when both files hold the
     # same bytes, a HEAD with those bytes too needs no parse.
     found = _check(ws, new, _author_email(repo), staged if staged == on_disk else None)
-    return sorted(found + other_files_staged(ws, set(paths)))
+    return sorted(found + other_files_staged(ws, _read_as_memory(ws.config)))
 
 
 def check_worktree(ws: Workspace, *, skip_unchanged: bool = False) -> list[Violation]:
     """The working-tree files against HEAD (read with HEAD's own gitmem.yaml). A file unchanged since HEAD is
     judged whole, as committed; with `skip_unchanged` it is skipped as the staged check skips it."""
-    repo, paths = ws.repo, _paths(ws.config)
+    repo = ws.repo
     new = gitio.worktree_snapshot(gitio.root(repo), repo=repo if skip_unchanged else None)
     found = _check(ws, new, _author_email(repo), new.read(CONFIG_NAME))
-    return sorted(found + other_files_worktree(ws, set(paths)))
+    return sorted(found + other_files_worktree(ws, _read_as_memory(ws.config)))
 
 
 def check_since_checked(ws: Workspace) -> list[Violation]:
@@ -146,7 +154,9 @@ def check_since_checked(ws: Workspace) -> list[Violation]:
         return check_worktree(ws)
     head = gitio.head_id(repo)
     try:
-        since = verify_range(ws, base, head, by_this_clock=False).violations \
+        # Memory only: a key in another file of the human's is the required check's to refuse (and rotating it
+        # cannot take it out of history), not a reason no cycle can start again.
+        since = verify_range(ws, base, head, by_this_clock=False, every_file=False).violations \
             if head is not None and head != base else []
     except ShallowHistoryError:          # a shallow clone's cut between them: judge every file whole instead
         return check_worktree(ws)
@@ -195,6 +205,24 @@ def other_files_worktree(ws: Workspace, memory: set[str]) -> list[Violation]:
 
     files = [FileToScan(item.path, item.is_link, on_disk(item)) for item in changed]
     return scan_files(files, allow)
+
+
+def other_files_committed(repo: gitio.Repo, commit_id: str, memory: set[str]) -> list[Violation]:
+    """The same over every other file a commit brings (gitmem.gitio.committed_files), with the allowlist the
+    commit holds, as `check` reads the staged one: what the required check reads is what `check` read."""
+    changed = [item for item in gitio.committed_files(repo, commit_id)
+               if item.path not in memory and not item.is_gitlink]
+    if not changed:
+        return []
+    from gitmem.checks.every_file import FileToScan, scan_files
+    from gitmem.secrets import ALLOWLIST_FILE, Allowlist
+
+    allow = Allowlist.parse(gitio.file_at(repo, commit_id, ALLOWLIST_FILE))
+    def blob(item: gitio.ChangedFile) -> Callable[[], Iterator[bytes]]:
+        return lambda: iter((gitio.read_staged(repo, item),))
+
+    files = [FileToScan(item.path, item.is_link, blob(item)) for item in changed]
+    return scan_files(files, allow, committed=True)
 
 
 def _has_memory(snapshot: Snapshot | None, config: Config) -> bool:
@@ -271,9 +299,11 @@ def _resolve(ws: Workspace, rev: str) -> str:
 
 
 def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str, ...] = (),
-                 progress: Callable[[int], None] | None = None, by_this_clock: bool = True) -> RangeResult:
+                 progress: Callable[[int], None] | None = None, by_this_clock: bool = True,
+                 every_file: bool = True) -> RangeResult:
     """Check every commit in START..END (not reachable from `hide`) against each of its parents, each side
-    with the config it carries. `progress(n)` is called after each commit.
+    with the config it carries. `progress(n)` is called after each commit. `every_file` reads every file a
+    commit brings for secrets (GM903), as `check` does; without it, only memory is judged.
 
     With no START, every commit reachable from END is checked (a first push). Memory stays flat in the
     length of the range: one commit's snapshots are alive at a time, and parsed configs are few.
@@ -327,11 +357,14 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
         if not _has_memory(new, config) and not any(_has_memory(s.snapshot, config) for s in (side, *others)):
             continue        # history from before gitmem was adopted: there is no memory to check
         made_under = generations.of(commit, config.rules_version)
-        found = run_checks(CheckInput(config, side.snapshot, new, commit.author.email, side.config, side.remapped,
-                                      tuple(s.snapshot for s in others if s.snapshot is not None),
-                                      _unsigned(repo, commit.id, side.config or config),
-                                      moment=commit.committed, moment_is_commit=True, verifying=verifying,
-                                      generation=made_under))
+        # Every other file the commit brings, as `check` reads every staged file: made under rules 5 or later.
+        outside = other_files_committed(repo, commit.id, _read_as_memory(config)) \
+            if every_file and made_under >= _COMMITTED_FILES else []
+        found = outside + run_checks(CheckInput(
+            config, side.snapshot, new, commit.author.email, side.config, side.remapped,
+            tuple(s.snapshot for s in others if s.snapshot is not None),
+            _unsigned(repo, commit.id, side.config or config),
+            moment=commit.committed, moment_is_commit=True, verifying=verifying, generation=made_under))
         if others:
             from gitmem.checks import merges
 
@@ -345,6 +378,10 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
     result.violations.sort()
     return result
 
+
+# The rules generation from which `verify` reads every file a commit brings (GM903's `committed_*` variants):
+# asked only for commits made under it, so older history costs no extra reading.
+_COMMITTED_FILES = codes.SECRET_LIKE_TOKEN.generation("committed_file")
 
 # The rules generation that bounded gitmem.yaml's values (0.2.0): a config brought by a commit made under it or
 # later is read strictly; later generations add rules, not a second strictness.

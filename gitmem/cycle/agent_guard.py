@@ -4,8 +4,9 @@ Before: the protected paths (gitmem.agents.protected, plus where a protected sym
 rules hid, the git state files (gitmem.cycle.gitstate), every reference, and a child subreaper for the agent's
 processes (gitmem.cycle.reaper). After: every process the agent started is ended; git state and references are
 put back (the agent's versions of changed state files are kept aside under `.git/gitmem/guard/`); and the runner
-commits only paths that were not ignored when the cycle started. Each thing undone is one `runner:` note for
-the LOG entry's Evidence (`notes`); routine ones (gitmem's own caches) only reach the cycle's messages.
+commits only paths that were not ignored when the cycle started, listed under the human's ignore rules
+(gitmem.cycle.ignore_rules). Each thing undone is one `runner:` note for the LOG entry's Evidence (`notes`);
+routine ones (gitmem's own caches) only reach the cycle's messages.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from gitmem import gitio
 from gitmem.agents import anchors
 from gitmem.agents.base import AgentError
 from gitmem.agents.protected import Protection
+from gitmem.cycle import ignore_rules
 from gitmem.cycle.gitstate import FileState, StateChange
 from gitmem.cycle.reaper import Reaper
 from gitmem.cycle.refs_backup import RefsBackup, RefsBackupFailed
@@ -54,6 +56,7 @@ class CycleGuard:
     notes: list[str] = field(default_factory=list)       # for LOG Evidence, as `runner: <note>`
     anchor_snapshot: anchors.AnchorSnapshot | None = None   # gitmem.agents.anchors, before the agent
     confined: bool = False                                  # every way the agent had to the disk was confined
+    ignore_files: dict[str, bytes] = field(default_factory=dict)   # the start commit's `.gitignore` files
     anchors_changed: list[str] = field(default_factory=list)   # which changed while it ran
     anchor_note: str = ""                                   # the one note about them, when any changed
     messages: list[str] = field(default_factory=list)    # for the cycle's report only
@@ -81,7 +84,8 @@ class CycleGuard:
         guard = cls(ws, start, branch, cycle, protection, tuple(gitio.ignored(repo)),
                     FileState.capture(gitio.state_paths(repo)), refs, Reaper(), backup, unsafe,
                     messages=list(backup.messages),
-                    anchor_snapshot=anchors.snapshot(ws.root, clock_dir=gitio.state_dir(repo)), confined=confined)
+                    anchor_snapshot=anchors.snapshot(ws.root, clock_dir=gitio.state_dir(repo)), confined=confined,
+                    ignore_files=gitio.tree_files_named(repo, start, ignore_rules.IGNORE_FILE))
         guard.reaper.start()
         return guard
 
@@ -241,8 +245,14 @@ class CycleGuard:
         return any(path == item or (item.endswith("/") and path.startswith(item)) for item in self.ignored)
 
     def candidates(self) -> list[str]:
-        """The changed paths the runner may commit: dirty now and not ignored when the cycle started."""
-        return [path for path, _ in gitio.dirty_files(self.ws.repo) if not self.was_ignored(path)]
+        """The changed paths the runner may commit: dirty under the human's ignore rules, not the agent's
+        (gitmem.cycle.ignore_rules), and not ignored when the cycle started; and the agent's ignore files."""
+        repo = self.ws.repo
+        folders = tuple(item for item in self.ignored if item.endswith("/"))
+        changed = ignore_rules.changed_ignore_files(repo, self.ignore_files, folders)
+        with ignore_rules.human_rules(repo, changed):
+            dirty = gitio.dirty_files(repo)
+        return sorted({path for path, _ in dirty if not self.was_ignored(path)} | set(changed))
 
 
 def _is_cache(label: str, caches: tuple[str, ...]) -> bool:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem import codes, gitio, secrets
 from gitmem.agents.base import AgentError
+from gitmem.cycle.ignore_rules import is_ignore_file
 from gitmem.cycle.oversize import hold_out
 from gitmem.cycle.scrub import Scrubbed, scrub_paths
 from gitmem.errors import ExitCode, RunFailure
@@ -100,6 +101,8 @@ def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: s
         saved_on = free_branch_name(repo, f"gitmem/salvage/cycle-{cycle}", upstream)
         gitio.commit_worktree(repo, changed, message(cycle, "salvage", error, "salvage"), author=identity,
                               ref=f"refs/heads/{saved_on}")
+        # The human's ignore files first: the agent's `*` would keep what it hid in the tree, and out of the reset.
+        gitio.restore_paths(repo, [path for path in changed if is_ignore_file(path)])
         gitio.restore_worktree(repo, only=changed)
         saved = f"its changes ({len(changed)} file(s)) are saved on branch {saved_on}"
     else:

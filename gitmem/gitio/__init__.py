@@ -30,7 +30,8 @@ __all__ = [
     "Change", "ChangedFile", "Commit", "CommitInfo", "GitCommandError", "Identity", "RebaseResult",
     "RenamedSnapshot", "Repo", "RepoError", "Resolver", "STASH", "Snapshot", "StatePath", "blob", "blob_id",
     "blob_size", "branch_exists", "cache_home", "changes", "checkout_branch", "commit", "commit_files",
-    "commit_snapshot", "commit_worktree", "commits_since", "common_dir", "config_value", "count_range",
+    "commit_snapshot", "commit_worktree", "committed_files", "commits_since", "common_dir", "config_value",
+    "count_range",
     "create_branch", "create_bundle", "current_branch", "derived", "dirty_files", "exists", "fetch", "fetch_copy",
     "fetch_objects", "fetch_prefixed", "file_at", "file_id_at", "forget_cached", "git_dir", "has_object",
     "head_entry", "head_id", "history", "hooks_dir", "ignored", "index_snapshot", "init_repo", "is_ancestor",
@@ -40,7 +41,7 @@ __all__ = [
     "remote_tips", "reset_hard", "reset_mixed", "resolve", "restore_paths", "restore_worktree", "root", "run_git",
     "same_blob", "set_config", "set_reference", "set_remote_branch", "shallow_commits", "signature", "staged_files",
     "staged_snapshot", "stash_entries", "state_dir", "state_dir_of", "state_paths", "switch_head", "token_config",
-    "tree_links", "unbundle", "unheld", "unsigned_why", "upstream_of", "user_identity",
+    "tree_files_named", "tree_links", "unbundle", "unheld", "unsigned_why", "upstream_of", "user_identity",
     "waiting_branches", "walk_range", "work_tree", "worktree_bytes", "worktree_changed", "worktree_files",
     "worktree_snapshot", "write_tree_with",
     # Two writers (gitmem.gitio.rebase, remote): replaying and merging by memory's renumbering rule.

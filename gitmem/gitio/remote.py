@@ -15,7 +15,7 @@ from pathlib import Path
 import pygit2
 
 from gitmem.gitio.history import resolve
-from gitmem.gitio.repository import Repo, RepoError, config_value, root
+from gitmem.gitio.repository import Repo, RepoError, config_value, git_dir, root
 
 
 class GitCommandError(RepoError):
@@ -57,12 +57,16 @@ def token_config(environ: Mapping[str, str], *, variable: str = TOKEN_ENV) -> di
             "GIT_CONFIG_COUNT": str(count + 2)}
 
 
-def run_git(repo: Repo, *args: str, timeout: float = 300, stdin: str | None = None) -> str:
+def run_git(repo: Repo, *args: str, timeout: float = 300, stdin: str | None = None,
+            as_configured: bool = False) -> str:
+    """`git ARGS` in the work tree. `as_configured` asks git about its config exactly as it stands (where the
+    hooks are), for a command that runs nothing; otherwise nothing the work tree names runs."""
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C"}
     env.update(token_config(os.environ))
+    options = [] if as_configured else _runs_nothing_of_the_tree(repo)
     try:
-        done = subprocess.run(["git", *args], cwd=root(repo), env=env, capture_output=True, text=True,
-                              timeout=timeout, input=stdin)
+        done = subprocess.run(["git", *options, *args], cwd=root(repo), env=env,
+                              capture_output=True, text=True, timeout=timeout, input=stdin)
     except FileNotFoundError:
         raise GitCommandError("the `git` executable is needed to fetch and push; install git") from None
     except subprocess.TimeoutExpired:
@@ -73,6 +77,22 @@ def run_git(repo: Repo, *args: str, timeout: float = 300, stdin: str | None = No
         raise GitCommandError(f"`git {' '.join(args[:1])}` failed: {output[-600:]}", output, rejected,
                               refused_for_good(output))
     return output
+
+
+def _runs_nothing_of_the_tree(repo: Repo) -> list[str]:
+    """Options that keep gitmem's own git commands from running a program the work tree names. An agent writes
+    the work tree: a hooks folder kept there (`core.hooksPath`) may hold its hook until the cycle puts the folder
+    back, and no fetch or push needs a file system monitor. The config itself, and what it includes, are git
+    state the cycle's guard has put back before any of these commands runs (gitmem.gitio.state)."""
+    options = ["-c", "core.fsmonitor=false"]
+    hooks = config_value(repo, "core.hooksPath")
+    if hooks:
+        tree = root(repo)
+        place = Path(os.path.expanduser(hooks))
+        real = Path(os.path.realpath(place if place.is_absolute() else tree / place))
+        if real.is_relative_to(os.path.realpath(tree)) and not real.is_relative_to(os.path.realpath(git_dir(repo))):
+            options += ["-c", f"core.hooksPath={os.devnull}"]
+    return options
 
 
 # What a host says when its protection declines a ref: GitHub's protected branch (GH006) and rulesets (GH013).
@@ -153,7 +173,7 @@ def set_config(repo: Repo, key: str, value: str) -> None:
 
 def hooks_dir(repo: Repo) -> Path:
     """Where git runs this repository's hooks from (core.hooksPath, else the git dir's hooks/), as git says."""
-    found = Path(run_git(repo, "rev-parse", "--git-path", "hooks").strip())
+    found = Path(run_git(repo, "rev-parse", "--git-path", "hooks", as_configured=True).strip())
     return found if found.is_absolute() else root(repo) / found
 
 

@@ -49,6 +49,23 @@ def staged_files(repo: Repo) -> list[ChangedFile]:
     return found
 
 
+def committed_files(repo: Repo, commit_id: str) -> list[ChangedFile]:
+    """The files a commit brings: those whose entry differs from every parent's (a merge's own content; what it
+    takes from one parent as is, that parent brought); every file of a root commit. Deletions are left out."""
+    raw = repo.raw
+    commit = raw[commit_id].peel(pygit2.Commit)
+    brought: dict[str, ChangedFile] | None = None
+    parents: list[pygit2.Commit | None] = [*commit.parents] or [None]
+    for parent in parents:
+        diff = (parent.tree.diff_to_tree(commit.tree) if parent is not None
+                else commit.tree.diff_to_tree(swap=True))
+        found = {delta.new_file.path: ChangedFile(delta.new_file.path, int(delta.new_file.mode),
+                                                  str(delta.new_file.id))
+                 for delta in diff.deltas if delta.status in _ADDED}
+        brought = found if brought is None else {path: item for path, item in brought.items() if path in found}
+    return sorted((brought or {}).values(), key=lambda item: item.path)
+
+
 def read_staged(repo: Repo, item: ChangedFile, limit: int | None = None) -> bytes:
     """The staged bytes of `item` (a symlink's are its target), at most `limit` of them."""
     assert item.oid is not None

@@ -7,6 +7,8 @@ what the ignore rules hide; `tree_links` lists a commit's symlinks.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
@@ -53,10 +55,16 @@ def state_paths(repo: Repo) -> list[StatePath]:
         for name in _PER_TREE:
             add(f".git/worktrees/{own.name}/{name}", own / name, True)
     home = Path(os.path.expanduser("~"))
+    tree = work_tree(repo)
     for path in _user_files(repo, home):
-        label = f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
         inside = path.is_relative_to(common) or path.is_relative_to(own)
-        add(label if not inside else f".git/{path.relative_to(common)}", path, inside)
+        if inside:
+            label = f".git/{path.relative_to(common)}"
+        elif tree is not None and path.is_relative_to(tree):
+            label = path.relative_to(tree).as_posix()        # a config file kept in the tree
+        else:
+            label = f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
+        add(label, path, inside)
     return sorted(found.values(), key=lambda item: item.label)
 
 
@@ -76,25 +84,87 @@ def _user_files(repo: Repo, home: Path) -> list[Path]:
         except (KeyError, ValueError, pygit2.GitError):
             pass
     config = repo.raw.config
+    configs = [git_dir(repo) / "config", common_dir(repo) / "config", git_dir(repo) / "config.worktree", *paths]
     paths += [xdg / "git" / "ignore", xdg / "git" / "attributes"]
+    tree = work_tree(repo)
+    hooks: list[Path] = []
     for entry in config:
         name = entry.name.lower()
         value = entry.value or ""
-        if not value or not (name in ("core.excludesfile", "core.attributesfile", "core.hookspath", "include.path")
-                             or (name.startswith("includeif.") and name.endswith(".path"))):
+        if not value or name not in ("core.excludesfile", "core.attributesfile", "core.hookspath"):
             continue
         given = Path(os.path.expanduser(value))
-        if given.is_absolute():
-            paths.append(given)
-        else:       # relative to the including file, which libgit2 does not say: the likely places
-            paths += [common_dir(repo) / given, home / given]
-    # Files in the work tree (a hooks folder kept there) are tracked content: protected paths, not git state.
-    tree = work_tree(repo)
+        places = [given] if given.is_absolute() else [     # relative to where git runs: the likely places
+            common_dir(repo) / given, home / given, *([tree / given] if tree is not None else [])]
+        (hooks if name == "core.hookspath" else paths).extend(places)
+    # The files the config includes, where each including file says (`include.path`, `includeIf.*.path`), and
+    # the ignore and attributes files it names are git state wherever they are, in the work tree too: a tracked
+    # file that .git/config includes is config the agent could write, and the runner's own git commands (its
+    # push) would run what it says.
+    paths += _included(configs)
+    if tree is not None:
+        paths += _programs_in(tree, [entry.value or "" for entry in config])
+    # A hooks folder kept in the work tree is tracked content: a protected path (gitmem.cycle.agent_guard), whose
+    # edits go to a proposal, not git state.
     inside = [git_dir(repo), common_dir(repo)]
-    found = [Path(os.path.abspath(p)) for p in paths if str(p) != os.devnull]
+    found = [Path(os.path.abspath(p)) for p in hooks if str(p) != os.devnull]
     real = {p: Path(os.path.realpath(p)) for p in found}
-    return [p for p in found if tree is None or not real[p].is_relative_to(tree.resolve())
+    kept = [p for p in found if tree is None or not real[p].is_relative_to(tree.resolve())
             or any(real[p].is_relative_to(g.resolve()) for g in inside)]
+    return [*(Path(os.path.abspath(p)) for p in paths if str(p) != os.devnull), *kept]
+
+
+def _programs_in(tree: Path, values: list[str]) -> list[Path]:
+    """The files in the work tree that config values name as a program or a file to read (`core.sshCommand =
+    ./tools/ssh.sh`, `credential.helper = !tools/cred`, `core.fsmonitor`, a filter or diff driver): the agent can
+    edit a tracked one, and git would run it as the human. Each value's first word, from the tree's top."""
+    found: list[Path] = []
+    top = Path(os.path.realpath(tree))
+    for value in values:
+        words = value.strip().lstrip("!").split()
+        if not words:
+            continue
+        given = Path(os.path.expanduser(words[0].strip("'\"")))
+        path = Path(os.path.abspath(given if given.is_absolute() else tree / given))
+        real = Path(os.path.realpath(path))
+        if real.is_relative_to(top) and real != top and ".git" not in real.relative_to(top).parts \
+                and path.is_file() and not path.is_symlink() and path not in found:
+            found.append(path)
+    return found
+
+
+_SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"[^"]*")?\s*\]\s*(.*)$')
+_PATH_KEY = re.compile(r"^\s*path\s*=\s*(.*?)\s*$", re.IGNORECASE)
+MAX_INCLUDE_DEPTH = 10          # git's own limit on nested includes
+
+
+def _included(configs: list[Path], depth: int = 0) -> list[Path]:
+    """The files `configs` include, followed from each including file's folder as git does, and what those
+    include in turn. The files are the human's, read before the agent runs: a plain reading of the
+    `[include]` and `[includeIf "..."]` sections' `path` keys is enough."""
+    found: list[Path] = []
+    if depth >= MAX_INCLUDE_DEPTH:
+        return found
+    for config in configs:
+        try:
+            text = config.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        section = ""
+        for line in text.splitlines():
+            if (header := _SECTION.match(line)) is not None:
+                section, line = header.group(1).lower(), header.group(2)
+            key = _PATH_KEY.match(line.split("#", 1)[0].split(";", 1)[0]) if section in ("include", "includeif") \
+                else None
+            if key is None or not key.group(1):
+                continue
+            value = key.group(1).strip().strip('"')
+            given = Path(os.path.expanduser(value))
+            path = Path(os.path.abspath(given if given.is_absolute() else config.parent / given))
+            # A folder is no config file (git refuses to include one): never capture a whole tree as state.
+            if path not in found and path not in configs and not path.is_dir():
+                found += [path, *_included([path], depth + 1)]
+    return found
 
 
 # -- references -------------------------------------------------------------------------------------------------
@@ -154,16 +224,27 @@ def ignored(repo: Repo) -> list[str]:
 
 def tree_links(repo: Repo, commit_id: str) -> dict[str, str]:
     """Every symlink in a commit's tree: path -> its target."""
+    return {path: data.decode("utf-8", "surrogateescape")
+            for path, data in _tree_blobs(repo, commit_id, lambda name, mode: mode == pygit2.enums.FileMode.LINK)}
+
+
+def tree_files_named(repo: Repo, commit_id: str, name: str) -> dict[str, bytes]:
+    """Every regular file called `name` in a commit's tree, at any depth (`.gitignore`): path -> its bytes."""
+    return dict(_tree_blobs(repo, commit_id, lambda found, mode: found == name and mode in (
+        pygit2.enums.FileMode.BLOB, pygit2.enums.FileMode.BLOB_EXECUTABLE)))
+
+
+def _tree_blobs(repo: Repo, commit_id: str, wanted: Callable[[str, int], bool]) -> list[tuple[str, bytes]]:
     raw = repo.raw
-    found: dict[str, str] = {}
+    found: list[tuple[str, bytes]] = []
 
     def walk(tree: pygit2.Tree, prefix: str) -> None:
         for entry in tree:
             path = f"{prefix}{entry.name}"
-            if entry.filemode == pygit2.enums.FileMode.LINK:
-                found[path] = cast(pygit2.Blob, raw[entry.id]).data.decode("utf-8", "surrogateescape")
-            elif entry.type == pygit2.enums.ObjectType.TREE:
+            if entry.type == pygit2.enums.ObjectType.TREE:
                 walk(cast(pygit2.Tree, raw[entry.id]), path + "/")
+            elif entry.name is not None and wanted(entry.name, int(entry.filemode)):
+                found.append((path, cast(pygit2.Blob, raw[entry.id]).data))
 
     walk(raw[commit_id].peel(pygit2.Commit).tree, "")
     return found
