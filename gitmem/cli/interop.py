@@ -1,0 +1,94 @@
+"""`gitmem import SOURCE` and `gitmem export --to FORMAT`: other agent CLIs' memories in and out."""
+from __future__ import annotations
+
+import json
+
+import click
+
+from gitmem.cli.common import json_option, workspace_option
+from gitmem.errors import ExitCode, exit_codes_help
+
+SOURCES = ("claude", "codex", "gemini", "cline", "agent-memory-repo", "notes")
+EXPORT_FORMATS = ("agent-memory-repo", "claude", "codex", "gemini")
+
+IMPORT_EXIT_CODES = {
+    ExitCode.OK: "imported, or nothing new to import, or --dry-run",
+    ExitCode.VIOLATIONS: "a source file cannot be read (GM950, GM951) or the memory would not be valid; nothing "
+                         "was written",
+    ExitCode.USAGE: "usage or config error, the source is not there (GM952), not a git repository",
+}
+EXPORT_EXIT_CODES = {
+    ExitCode.OK: "exported",
+    ExitCode.VIOLATIONS: "a file there is not one gitmem exported, or is a link (GM953); nothing was written",
+    ExitCode.USAGE: "usage or config error, not a git repository",
+}
+
+
+@click.command("import", epilog=exit_codes_help(IMPORT_EXIT_CODES))
+@click.argument("source", type=click.Choice(SOURCES))
+@click.option("--from", "where", metavar="PATH", type=click.Path(file_okay=False, path_type=str),
+              help="Read the source's directory here instead of where its CLI keeps it for this project "
+                   "(required for agent-memory-repo, whose spec names no place).")
+@click.option("--dry-run", is_flag=True, help="Show what would land where; write nothing.")
+@json_option
+@workspace_option
+def import_command(source: str, where: str | None, dry_run: bool, as_json: bool, workspace: str | None) -> int:
+    """Bring another agent CLI's memory into this repository, for the human's review.
+
+    \b
+    SOURCE and where it is read (override with --from):
+      claude             Claude Code auto memory: $CLAUDE_CONFIG_DIR (~/.claude)/projects/<project>/memory/
+      codex              Codex memories: $CODEX_HOME (~/.codex)/memories/
+      gemini             `## Gemini Added Memories` in ~/.gemini/GEMINI.md and ./GEMINI.md
+                         (a private MEMORY.md folder: --from)
+      cline              Cline's memory bank: ./memory-bank/*.md
+      agent-memory-repo  an Agent Memory Repo's MEMORY.md (--from is required)
+      notes              ./CLAUDE.md, AGENTS.md, GEMINI.md outside gitmem's own blocks
+
+    Nothing imported is in force by itself: corrections land in LESSONS as open lessons (two confirmations by
+    later cycles promote one), other facts as proposals in one Pending decision per import, which lists all
+    the batch adds; each fact keeps its origin (source, file:line, the day written there). Importing again
+    adds nothing; a fact edited in the source supersedes its earlier import. Secrets are masked. Commit the
+    changed memory files yourself.
+    """
+    import os
+    from pathlib import Path
+
+    from gitmem.cli.write import _memory
+    from gitmem.interop.importing import as_data, collect, land, planned
+
+    writer, ws, _ = _memory(workspace)
+    batch = collect(source, ws, where=Path(where).expanduser() if where else None, environ=os.environ,
+                    home=Path.home())
+    result = planned(batch, ws)
+    data = as_data(batch, result)
+    landed = None
+    if not dry_run:
+        landed = land(batch, result, writer, command=f"gitmem import {source}")
+        data["written"] = {"lessons": list(landed.lessons), "decision": landed.decision}
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return ExitCode.OK
+    _show_plan(data, dry_run=dry_run)
+    if landed is not None and landed.decision is not None:
+        files = f"{ws.config.path('lessons')} and {ws.config.path('decisions')}"
+        click.echo(f"Wrote {', '.join(landed.lessons) or 'no lessons'} and {landed.decision}, which lists the "
+                   f"batch for your review; commit {files}.")
+    return ExitCode.OK
+
+
+def _show_plan(data: dict[str, object], *, dry_run: bool) -> None:
+    from gitmem.memory.text import printable
+
+    verb = "would land" if dry_run else "lands"
+    for kind, where in (("lessons", "LESSONS, an open lesson"), ("proposals", "DECISIONS, a proposal")):
+        for item in data[kind]:  # type: ignore[attr-defined]
+            also = f"; supersedes {item['supersedes']}" if item["supersedes"] else ""
+            click.echo(f"{item['file']}:{item['line']}: {verb} in {where}{also}: {printable(item['text'])[:100]}")
+    for item in data["skipped"]:  # type: ignore[attr-defined]
+        click.echo(f"{item['file']}:{item['line']}: skipped, {item['reason']}")
+    if not data["lessons"] and not data["proposals"]:
+        click.echo("Nothing new to import.")
+
+
+COMMANDS = (import_command,)
