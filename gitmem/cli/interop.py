@@ -91,4 +91,49 @@ def _show_plan(data: dict[str, object], *, dry_run: bool) -> None:
         click.echo("Nothing new to import.")
 
 
-COMMANDS = (import_command,)
+@click.command("export", epilog=exit_codes_help(EXPORT_EXIT_CODES))
+@click.option("--to", "fmt", type=click.Choice(EXPORT_FORMATS), required=True, help="The format to write.")
+@click.option("--out", metavar="DIR", type=click.Path(file_okay=False, path_type=str),
+              help="The directory to write into.")
+@click.option("--cli-location", is_flag=True,
+              help="Write where the CLI reads memory for this project instead (claude: its auto memory folder; "
+                   "codex: $CODEX_HOME/memories; gemini: ~/.gemini/GEMINI.md). Its own files there are never "
+                   "overwritten: only files an earlier export wrote.")
+@json_option
+@workspace_option
+def export_command(fmt: str, out: str | None, cli_location: bool, as_json: bool, workspace: str | None) -> int:
+    """Write the memory in force as another CLI's memory files: the proven rules, open lessons, resolved
+    decisions and the top NOW block, each naming its entry (`[gitmem: L-0003]`), an imported one with its
+    origin, under a pointer back to this repository, which stays the record.
+
+    Either --out DIR or --cli-location is required: nothing is written into a CLI's own memory unless asked.
+    Importing an export back adds nothing.
+    """
+    import os
+    from pathlib import Path
+
+    from gitmem.cli.common import UsageError, open_workspace
+    from gitmem.interop import export
+    from gitmem.interop.importing import FORMATS
+
+    if (out is None) == (not cli_location):
+        raise UsageError("give --out DIR or --cli-location (one of them)")
+    ws = open_workspace(workspace)
+    if out is not None:
+        target = Path(out).expanduser()
+    else:
+        roots = FORMATS[fmt].default_roots(ws.root, os.environ, Path.home())
+        if not roots:
+            raise UsageError(f"{fmt} has no place a CLI reads it from: give --out DIR")
+        target = roots[0]
+    found = export.items(ws)
+    written = export.write(target, export.render(fmt, found, export.record_of(ws)))
+    if as_json:
+        click.echo(json.dumps({"format": fmt, "directory": str(target), "files": written,
+                               "entries": [item.ref for item in found]}, indent=2))
+    else:
+        click.echo(f"Exported {len(found)} entries as {fmt} to {target}: {', '.join(written)}")
+    return ExitCode.OK
+
+
+COMMANDS = (import_command, export_command)

@@ -15,7 +15,7 @@ from types import ModuleType
 from gitmem import secrets
 from gitmem.interop import agent_memory_repo, claude_code, cline, codex, gemini, notes
 from gitmem.interop.facts import Fact, normalized
-from gitmem.interop.plan import ORIGIN_FIELD, REPLACES_FIELD, Plan, Step, known, plan
+from gitmem.interop.plan import ORIGIN_FIELD, REPLACES_FIELD, Plan, Step, entries, known, plan
 from gitmem.interop.sources import Reader, SourceMissing, SourceProblem, missing, shown_dir
 from gitmem.memory.lessons import Lesson
 from gitmem.memory_writer import BatchDecision, MemoryWriter, NewLesson
@@ -77,7 +77,8 @@ def collect(source: str, workspace: Workspace, *, where: Path | None, environ: M
 
 
 def planned(batch: Batch, workspace: Workspace) -> Plan:
-    return plan(batch.facts, known(workspace.read("lessons"), workspace.read("decisions")))
+    texts = workspace.read("lessons"), workspace.read("decisions")
+    return plan(batch.facts, known(*texts), entries(*texts, workspace.read("rules")))
 
 
 def _lesson(step: Step) -> NewLesson:

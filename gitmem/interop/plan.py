@@ -101,7 +101,17 @@ def _superseded(fact: Fact, candidates: list[Known]) -> Known | None:
     return best[1] if best is not None and best[0] >= SAME_FACT else None
 
 
-def plan(facts: Sequence[Fact], memory: Sequence[Known]) -> Plan:
+def entries(lessons_text: str, decisions_text: str, rules_text: str) -> set[str]:
+    """The IDs of the repository's entries an export can name (and NOW): an exported fact that names one of them
+    is that entry; one that names an entry this repository does not have is imported like any other."""
+    from gitmem.memory import rules
+
+    doc = decisions.parse(decisions_text)
+    return {"NOW", *(lesson.id for lesson in lessons.parse(lessons_text).lessons),
+            *(item.id for item in (*doc.pending, *doc.resolved)), *(rule.id for rule in rules.parse(rules_text).all)}
+
+
+def plan(facts: Sequence[Fact], memory: Sequence[Known], present: set[str]) -> Plan:
     by_key = {k.origin.key: k for k in memory}
     present = {fact.key for fact in facts}
     left = [k for k in memory if k.origin.key not in present and not k.replaced]
@@ -109,7 +119,7 @@ def plan(facts: Sequence[Fact], memory: Sequence[Known]) -> Plan:
     skipped: list[Skipped] = []
     seen: set[str] = set()
     for fact in facts:
-        if (entry := fact.exported_from) is not None:
+        if (entry := fact.exported_from) is not None and entry in present:
             skipped.append(Skipped(fact, f"exported from a gitmem repository ({entry} there); the record is that entry"))
         elif fact.key in by_key:
             skipped.append(Skipped(fact, f"already imported ({by_key[fact.key].where})"))
