@@ -113,8 +113,8 @@ def entries(lessons_text: str, decisions_text: str, rules_text: str) -> set[str]
 
 def plan(facts: Sequence[Fact], memory: Sequence[Known], present: set[str]) -> Plan:
     by_key = {k.origin.key: k for k in memory}
-    present = {fact.key for fact in facts}
-    left = [k for k in memory if k.origin.key not in present and not k.replaced]
+    in_source = {fact.key for fact in facts}
+    left = [k for k in memory if k.origin.key not in in_source and not k.replaced]
     steps: list[Step] = []
     skipped: list[Skipped] = []
     seen: set[str] = set()
