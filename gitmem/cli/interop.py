@@ -6,6 +6,12 @@ import json
 import click
 
 from gitmem.cli.common import json_option, workspace_option
+from gitmem.codes import (
+    EXPORT_TARGET_REFUSED,
+    IMPORT_FRONTMATTER_INVALID,
+    IMPORT_SOURCE_MISSING,
+    IMPORT_SOURCE_UNREADABLE,
+)
 from gitmem.errors import ExitCode, exit_codes_help
 
 SOURCES = ("claude", "codex", "gemini", "cline", "agent-memory-repo", "notes")
@@ -13,13 +19,15 @@ EXPORT_FORMATS = ("agent-memory-repo", "claude", "codex", "gemini")
 
 IMPORT_EXIT_CODES = {
     ExitCode.OK: "imported, or nothing new to import, or --dry-run",
-    ExitCode.VIOLATIONS: "a source file cannot be read (GM950, GM951) or the memory would not be valid; nothing "
-                         "was written",
-    ExitCode.USAGE: "usage or config error, the source is not there (GM952), not a git repository",
+    ExitCode.VIOLATIONS: f"a source file cannot be read ({IMPORT_SOURCE_UNREADABLE.code}, "
+                         f"{IMPORT_FRONTMATTER_INVALID.code}) or the memory would not be valid; nothing was written",
+    ExitCode.USAGE: f"usage or config error, the source is not there ({IMPORT_SOURCE_MISSING.code}), not a git "
+                    "repository",
 }
 EXPORT_EXIT_CODES = {
     ExitCode.OK: "exported",
-    ExitCode.VIOLATIONS: "a file there is not one gitmem exported, or is a link (GM953); nothing was written",
+    ExitCode.VIOLATIONS: f"a file there is not one gitmem exported, or is a link ({EXPORT_TARGET_REFUSED.code}); "
+                         "nothing was written",
     ExitCode.USAGE: "usage or config error, not a git repository",
 }
 

@@ -11,7 +11,7 @@ from datetime import date
 from pathlib import Path
 
 from gitmem.interop.facts import PROPOSAL, Fact
-from gitmem.interop.markdown import blocks
+from gitmem.interop.shapes import blocks
 from gitmem.interop.sources import Reader
 
 NAME = "agent-memory-repo"

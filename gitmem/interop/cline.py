@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from gitmem.interop.facts import PROPOSAL, Fact
-from gitmem.interop.markdown import blocks
+from gitmem.interop.shapes import blocks
 from gitmem.interop.sources import Reader
 
 NAME = "cline"

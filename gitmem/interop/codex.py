@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from gitmem.interop.facts import LESSON, PROPOSAL, Fact
-from gitmem.interop.markdown import blocks
+from gitmem.interop.shapes import blocks
 from gitmem.interop.sources import Reader
 
 NAME = "codex"

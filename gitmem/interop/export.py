@@ -155,11 +155,7 @@ def write(target: Path, written: dict[str, str]) -> list[str]:
 
 def record_of(ws: Workspace) -> str:
     """How the pointer names the repository: its `origin` remote's URL, else its directory."""
-    import pygit2
+    from gitmem import gitio
 
-    try:
-        remote = pygit2.Repository(str(ws.root)).remotes["origin"]
-    except (KeyError, ValueError, pygit2.GitError):
-        return str(ws.root)
-    url = remote.url or str(ws.root)
+    url = gitio.config_value(ws.repo, "remote.origin.url") or str(ws.root)
     return re.sub(r"//[^/@]*@", "//", url)       # never a token from a URL's user part

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from gitmem.interop import topic_files
 from gitmem.interop.facts import PROPOSAL, Fact
-from gitmem.interop.markdown import blocks, section
+from gitmem.interop.shapes import blocks, section
 from gitmem.interop.sources import Reader
 
 NAME = "gemini"

@@ -15,7 +15,7 @@ from types import ModuleType
 from gitmem import secrets
 from gitmem.interop import agent_memory_repo, claude_code, cline, codex, gemini, notes
 from gitmem.interop.facts import Fact, normalized
-from gitmem.interop.plan import ORIGIN_FIELD, REPLACES_FIELD, Plan, Step, entries, known, plan
+from gitmem.interop.plan import ORIGIN_FIELD, REPLACES_FIELD, ImportPlan, ImportStep, entries, known, plan
 from gitmem.interop.sources import Reader, SourceMissing, SourceProblem, missing, shown_dir
 from gitmem.memory.lessons import Lesson
 from gitmem.memory_writer import BatchDecision, MemoryWriter, NewLesson
@@ -76,12 +76,12 @@ def collect(source: str, workspace: Workspace, *, where: Path | None, environ: M
     return Batch(source, tuple(places), tuple(masked(fact, environ) for fact in facts))
 
 
-def planned(batch: Batch, workspace: Workspace) -> Plan:
+def planned(batch: Batch, workspace: Workspace) -> ImportPlan:
     texts = workspace.read("lessons"), workspace.read("decisions")
     return plan(batch.facts, known(*texts), entries(*texts, workspace.read("rules")))
 
 
-def _lesson(step: Step) -> NewLesson:
+def _lesson(step: ImportStep) -> NewLesson:
     fact = step.fact
     written = fact.written.isoformat() if fact.written else "an unknown day"
     more = [(ORIGIN_FIELD, fact.origin.render())]
@@ -94,17 +94,18 @@ def _lesson(step: Step) -> NewLesson:
         change=normalized(fact.text) + (f"\nHow to apply: {fact.how}" if fact.how else ""), more=tuple(more))
 
 
-def proposal_line(number: int, step: Step) -> str:
+def proposal_line(number: int, step: ImportStep) -> str:
     line = f"P{number}: {normalized(step.fact.text)} (origin: {step.fact.origin.render()})"
     return line + (f" — replaces {step.supersedes.where}" if step.supersedes is not None else "")
 
 
-def _describe(batch: Batch, result: Plan, command: str) -> Callable[[list[Lesson]], BatchDecision]:
+def _describe(batch: Batch, result: ImportPlan, command: str) -> Callable[[list[Lesson]], BatchDecision]:
     def describe(added: list[Lesson]) -> BatchDecision:
         retire: dict[str, str] = {}
         lines = [f"`{command}` read {', '.join(batch.places)}."]
         if added:
-            lines.append(f"Lessons added, open until two later cycles confirm each: {', '.join(lesson.id for lesson in added)}.")
+            ids = ", ".join(lesson.id for lesson in added)
+            lines.append(f"Lessons added, open until two later cycles confirm each: {ids}.")
         for lesson, step in zip(added, result.lessons, strict=True):
             old = step.supersedes
             if old is not None and old.where.startswith("L-"):
@@ -125,7 +126,7 @@ def _describe(batch: Batch, result: Plan, command: str) -> Callable[[list[Lesson
     return describe
 
 
-def land(batch: Batch, result: Plan, writer: MemoryWriter, *, command: str) -> Landed:
+def land(batch: Batch, result: ImportPlan, writer: MemoryWriter, *, command: str) -> Landed:
     """Write the batch: its lessons and its one decision (nothing when the plan adds nothing)."""
     if not result.steps:
         return Landed((), None)
@@ -134,13 +135,13 @@ def land(batch: Batch, result: Plan, writer: MemoryWriter, *, command: str) -> L
     return Landed(tuple(lesson.id for lesson in added), decision.id)
 
 
-def as_data(batch: Batch, result: Plan) -> dict[str, object]:
+def as_data(batch: Batch, result: ImportPlan) -> dict[str, object]:
     """What `--dry-run` and `--json` show: where each fact would land, and what it would supersede."""
     def fact_data(fact: Fact) -> dict[str, object]:
         return {"file": fact.file, "line": fact.line, "text": fact.text, "origin": fact.origin.render(),
                 "written": fact.written.isoformat() if fact.written else None, "key": fact.key}
 
-    def step_data(step: Step) -> dict[str, object]:
+    def step_data(step: ImportStep) -> dict[str, object]:
         return {**fact_data(step.fact), "lands": "LESSONS" if step in result.lessons else "DECISIONS",
                 "supersedes": step.supersedes.where if step.supersedes else None}
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gitmem.interop.facts import PROPOSAL, Fact
 from gitmem.interop.gemini import SECTION
-from gitmem.interop.markdown import blocks
+from gitmem.interop.shapes import blocks
 from gitmem.interop.sources import Reader
 
 NAME = "notes"

@@ -18,7 +18,8 @@ from gitmem.memory import decisions, lessons
 ORIGIN_FIELD = "Origin"          # a lesson's field naming where an imported lesson came from
 REPLACES_FIELD = "Replaces"      # an imported lesson's field naming the earlier import it supersedes
 # One proposal of an import's decision: `P2: text (origin: …)`, and ` — replaces D-0004 P1` when it supersedes.
-PROPOSAL_RE = re.compile(r"^(P[0-9]+): (.*) \(origin: (.*?)\)(?: — replaces ((?:D-[0-9]{4,18} P[0-9]+)|L-[0-9]{4,18}))?$")
+PROPOSAL_RE = re.compile(r"^(P[0-9]+): (.*) \(origin: (.*?)\)"
+                         r"(?: — replaces ((?:D-[0-9]{4,18} P[0-9]+)|L-[0-9]{4,18}))?$")
 # How many of their words two texts must share to be one fact edited (of the words of both).
 SAME_FACT = 0.5
 _WORD_RE = re.compile(r"\w+")
@@ -35,7 +36,7 @@ class Known:
 
 
 @dataclass(frozen=True)
-class Step:
+class ImportStep:
     fact: Fact
     supersedes: Known | None = None
 
@@ -47,16 +48,16 @@ class Skipped:
 
 
 @dataclass(frozen=True)
-class Plan:
-    steps: tuple[Step, ...]
+class ImportPlan:
+    steps: tuple[ImportStep, ...]
     skipped: tuple[Skipped, ...]
 
     @property
-    def lessons(self) -> list[Step]:
+    def lessons(self) -> list[ImportStep]:
         return [step for step in self.steps if step.fact.kind == LESSON]
 
     @property
-    def proposals(self) -> list[Step]:
+    def proposals(self) -> list[ImportStep]:
         return [step for step in self.steps if step.fact.kind != LESSON]
 
 
@@ -111,16 +112,16 @@ def entries(lessons_text: str, decisions_text: str, rules_text: str) -> set[str]
             *(item.id for item in (*doc.pending, *doc.resolved)), *(rule.id for rule in rules.parse(rules_text).all)}
 
 
-def plan(facts: Sequence[Fact], memory: Sequence[Known], present: set[str]) -> Plan:
+def plan(facts: Sequence[Fact], memory: Sequence[Known], present: set[str]) -> ImportPlan:
     by_key = {k.origin.key: k for k in memory}
     in_source = {fact.key for fact in facts}
     left = [k for k in memory if k.origin.key not in in_source and not k.replaced]
-    steps: list[Step] = []
+    steps: list[ImportStep] = []
     skipped: list[Skipped] = []
     seen: set[str] = set()
     for fact in facts:
         if (entry := fact.exported_from) is not None and entry in present:
-            skipped.append(Skipped(fact, f"exported from a gitmem repository ({entry} there); the record is that entry"))
+            skipped.append(Skipped(fact, f"exported from this repository's {entry}, which is the record"))
         elif fact.key in by_key:
             skipped.append(Skipped(fact, f"already imported ({by_key[fact.key].where})"))
         elif fact.key in seen:
@@ -131,6 +132,6 @@ def plan(facts: Sequence[Fact], memory: Sequence[Known], present: set[str]) -> P
             old = _superseded(fact, left)
             if old is not None:
                 left.remove(old)
-            steps.append(Step(fact, old))
+            steps.append(ImportStep(fact, old))
         seen.add(fact.key)
-    return Plan(tuple(steps), tuple(skipped))
+    return ImportPlan(tuple(steps), tuple(skipped))

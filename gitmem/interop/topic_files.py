@@ -10,11 +10,12 @@ look: they land as proposals. An index line that links a topic file is that file
 from __future__ import annotations
 
 import re
+from datetime import date
 
 from gitmem import codes
 from gitmem.checks.violation import Violation
 from gitmem.interop.facts import LESSON, PROPOSAL, Fact
-from gitmem.interop.markdown import blocks, frontmatter
+from gitmem.interop.shapes import blocks, frontmatter
 from gitmem.interop.sources import Reader
 
 INDEX = "MEMORY.md"
@@ -59,14 +60,11 @@ def read(reader: Reader, source: str, prefix: str, rel_dir: str = ".") -> list[F
     return facts
 
 
-def _topic(reader: Reader, source: str, shown: str, rel: str, text: str, written: object) -> Fact | None:
-    from datetime import date
-
-    assert isinstance(written, date)
+def _topic(reader: Reader, source: str, shown: str, rel: str, text: str, written: date) -> Fact | None:
     split = frontmatter(text)
     if split.problem is not None:
-        line, what = split.problem
-        reader.problems.append(Violation.of(codes.IMPORT_FRONTMATTER_INVALID, reader.shown(rel), line, what=what))
+        at, what = split.problem
+        reader.problems.append(Violation.of(codes.IMPORT_FRONTMATTER_INVALID, reader.shown(rel), at, what=what))
         return None
     kind = memory_type(split.meta)
     if kind is not None and kind not in TYPES:
@@ -74,12 +72,14 @@ def _topic(reader: Reader, source: str, shown: str, rel: str, text: str, written
             codes.IMPORT_FRONTMATTER_INVALID, reader.shown(rel), 2,
             what=f"has the memory type {kind!r}; Claude Code's types are {', '.join(TYPES)}"))
         return None
-    body_lines, why, how = [], None, None
+    body_lines: list[str] = []
+    why: str | None = None
+    how: str | None = None
     for line in split.body.strip().split("\n"):
-        if (match := _WHY_RE.match(line.strip())) is not None:
-            why = match.group(1).strip() or None
-        elif (match := _HOW_RE.match(line.strip())) is not None:
-            how = match.group(1).strip() or None
+        if (found := _WHY_RE.match(line.strip())) is not None:
+            why = found.group(1).strip() or None
+        elif (found := _HOW_RE.match(line.strip())) is not None:
+            how = found.group(1).strip() or None
         else:
             body_lines.append(line)
     body = "\n".join(body_lines).strip() or str(split.meta.get("description") or "").strip()

@@ -56,7 +56,8 @@ def frontmatter(text: str) -> Frontmatter:
 def blocks(text: str, first_line: int = 1) -> Iterator[Block]:
     """Bullet items (with their indented continuation lines and sub-items) and paragraphs, outside code fences
     and HTML comments; headings are not blocks, but each block knows its heading."""
-    heading, current, start, is_bullet = "", [], 0, False
+    heading, start, is_bullet = "", 0, False
+    current: list[str] = []
     fenced = commented = False
 
     def flush() -> Iterator[Block]:
