@@ -120,7 +120,8 @@ def test_the_protocol_block_is_added_below_the_users_text_and_updated_in_place(t
     assert text.startswith("# My project\n\nUse tabs.\n\n" + begin("protocol") + "\n## Memory: gitmem\n")
     assert text.endswith(end("protocol") + "\n")
     assert "Claude Code's auto memory" in text and "gitmem log add" in text
-    assert (tmp_path / "CLAUDE.md").read_text() == f"# Claude notes\n\n{begin('protocol')}\n@AGENTS.md\n{end('protocol')}\n"
+    claude_md = f"# Claude notes\n\n{begin('protocol')}\n@AGENTS.md\n{end('protocol')}\n"
+    assert (tmp_path / "CLAUDE.md").read_text() == claude_md
     stale = text.replace("## Memory: gitmem", "## Memory: an old version") + "\nMy notes after it.\n"
     (tmp_path / "AGENTS.md").write_text(stale)
     report = init(tmp_path, ["claude"])
