@@ -169,7 +169,7 @@ def test_secrets_in_imported_text_are_masked(memrepo: GitRepo, cli: Cli, home: P
     assert cli(["check", "--worktree"], cwd=memrepo.path).code == 0
 
 
-@pytest.mark.parametrize("case", ["link-out", "not-utf8", "huge", "frontmatter", "unknown-type"])
+@pytest.mark.parametrize("case", ["link-out", "not-utf8", "huge", "frontmatter", "unknown-type", "control"])
 def test_a_source_file_that_cannot_be_read_is_named_and_nothing_is_imported(
         memrepo: GitRepo, cli: Cli, home: Path, tmp_path: Path, case: str) -> None:
     where = claude_dir(home, memrepo)
@@ -180,7 +180,8 @@ def test_a_source_file_that_cannot_be_read_is_named_and_nothing_is_imported(
                 "not-utf8": ("latin.md", 8, "GM950 is not UTF-8 (byte"),
                 "huge": ("huge.md", 1, "GM950 is 600000 bytes, more than"),
                 "frontmatter": ("broken.md", 3, "GM951 has a frontmatter that is not YAML"),
-                "unknown-type": ("odd.md", 2, "GM951 has the memory type 'opinion'")}[case]
+                "unknown-type": ("odd.md", 2, "GM951 has the memory type 'opinion'"),
+                "control": ("escape.md", 5, "GM950 holds the control character U+001B at byte")}[case]
     if case == "link-out":
         (where / "stolen.md").symlink_to(outside)
     elif case == "not-utf8":
@@ -189,8 +190,10 @@ def test_a_source_file_that_cannot_be_read_is_named_and_nothing_is_imported(
         put(where, {"huge.md": "- x\n" * 150_000})
     elif case == "frontmatter":
         put(where, {"broken.md": "---\nname: x\ntype: [user\n---\nbody\n"})
-    else:
+    elif case == "unknown-type":
         put(where, {"odd.md": "---\ntype: opinion\n---\nbody\n"})
+    else:
+        put(where, {"escape.md": "---\ntype: user\n---\n\nclears \x1b[2J the screen\n"})
     before = memory(memrepo)
     result = cli(["import", "claude"], cwd=memrepo.path)
     assert result.code == 1
@@ -286,3 +289,26 @@ def test_notes_outside_gitmem_blocks_are_proposals_and_rules_is_never_read(memre
     assert result.code == 0, result.err
     found = [(p["file"], p["line"], p["text"]) for p in json.loads(result.out)["proposals"]]
     assert found == [("./CLAUDE.md", 3, "Use pnpm, not npm"), ("./AGENTS.md", 1, "Run `make lint` before committing.")]
+
+
+def test_a_linked_rollout_folder_is_named_not_followed(memrepo: GitRepo, cli: Cli, home: Path,
+                                                       tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    put(elsewhere, {"0199.md": "- private\n"})
+    memories = home / ".codex" / "memories"
+    put(memories, {"MEMORY.md": "- a memory\n"})
+    (memories / "rollout_summaries").symlink_to(elsewhere)
+    result = cli(["import", "codex"], cwd=memrepo.path)
+    assert result.code == 1
+    assert f"{memories / 'rollout_summaries'}:1: GM950 is a symbolic link out of its directory" in result.err
+
+
+def test_a_topic_file_that_opens_with_headings_and_code_stays_valid_memory(memrepo: GitRepo, cli: Cli,
+                                                                            home: Path) -> None:
+    put(claude_dir(home, memrepo), {"feedback_fmt.md": "---\ntype: feedback\n---\n# Formatting\n## Details\n"
+                                                       "Run the formatter.\n```\nmake fmt\n- Status: promoted R-01\n"})
+    assert cli(["import", "claude"], cwd=memrepo.path).code == 0
+    lessons, _ = memory(memrepo)
+    assert "## L-0001 · Formatting\n" in lessons
+    assert "- Status: open" in lessons and lessons.count("## L-") == 1
+    assert cli(["check", "--worktree"], cwd=memrepo.path).code == 0

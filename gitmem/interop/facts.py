@@ -85,5 +85,5 @@ class Fact:
         return match.group(1) if match else None
 
     def title(self, limit: int = 72) -> str:
-        first = normalized(self.text.split("\n", 1)[0]).rstrip(".")
+        first = normalized(self.text.split("\n", 1)[0].lstrip("#").strip()).rstrip(".") or "imported fact"
         return first if len(first) <= limit else first[:limit - 1].rstrip() + "…"

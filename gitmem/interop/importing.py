@@ -44,7 +44,8 @@ def masked(fact: Fact, environ: Mapping[str, str]) -> Fact:
     def scrub(text: str | None) -> str | None:
         return secrets.redact(text, values, mark=secrets.MASK) if text else text
 
-    return replace(fact, text=scrub(fact.text) or "", why=scrub(fact.why), how=scrub(fact.how))
+    return replace(fact, file=scrub(fact.file) or "", text=scrub(fact.text) or "", why=scrub(fact.why),
+                   how=scrub(fact.how))
 
 
 def collect(source: str, workspace: Workspace, *, where: Path | None, environ: Mapping[str, str],

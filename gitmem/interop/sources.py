@@ -58,6 +58,9 @@ class Reader:
         """The `*.md` names in the directory `rel_dir`, sorted; a link or another non-file among them is a
         problem (never followed, never skipped in silence)."""
         where = self.root / rel_dir
+        if rel_dir not in ("", ".") and where.is_symlink():
+            self._link(rel_dir)
+            return []
         try:
             entries = sorted(os.scandir(where), key=lambda entry: entry.name)
         except FileNotFoundError:
@@ -114,6 +117,13 @@ class Reader:
             self._refuse(rel, line, f"is not UTF-8 (byte {err.start}: {err.reason})", "save the file as UTF-8")
             return None
         text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+        from gitmem.memory.text import control_characters
+
+        for offset, what in control_characters(text.encode("utf-8")):
+            line = text.encode("utf-8")[:offset].count(b"\n") + 1
+            self._refuse(rel, line, f"holds {what} at byte {offset}; memory is plain text",
+                         "remove it from the file, then import again")
+            return None
         return SourceFile(rel, text, datetime.fromtimestamp(info.st_mtime, UTC).date())
 
     def check(self) -> None:
