@@ -312,3 +312,33 @@ def test_a_topic_file_that_opens_with_headings_and_code_stays_valid_memory(memre
     assert "## L-0001 · Formatting\n" in lessons
     assert "- Status: open" in lessons and lessons.count("## L-") == 1
     assert cli(["check", "--worktree"], cwd=memrepo.path).code == 0
+
+
+def _every_source(repo: GitRepo, home: Path, tmp_path: Path) -> dict[str, list[str]]:
+    """A small fixture of each source format; the argv that imports it."""
+    put(claude_dir(home, repo), {"MEMORY.md": INDEX, "feedback_real-database.md": FEEDBACK, "user_role.md": USER})
+    put(home / ".codex" / "memories", {"MEMORY.md": "- Run `pytest -x` first\n",
+                                       "rollout_summaries/t1.md": "- the migration needs a flag\n"})
+    put(home / ".gemini", {"GEMINI.md": "## Gemini Added Memories\n- Prefers Python.\n"})
+    repo.write("memory-bank/activeContext.md", "# Active\n\nShipping the importer.\n")
+    put(tmp_path / "amr", {"MEMORY.md": "## Index\n- Small PRs [source: review; added: 2026-09-14]\n"})
+    repo.write("CLAUDE.md", "- Use pnpm\n")
+    return {"claude": ["claude"], "codex": ["codex"], "gemini": ["gemini"], "cline": ["cline"],
+            "agent-memory-repo": ["agent-memory-repo", "--from", str(tmp_path / "amr")], "notes": ["notes"]}
+
+
+@pytest.mark.parametrize("source", ["claude", "codex", "gemini", "cline", "agent-memory-repo", "notes"])
+def test_each_source_imports_once_and_a_second_import_adds_nothing(memrepo: GitRepo, cli: Cli, home: Path,
+                                                                   tmp_path: Path, source: str) -> None:
+    argv = _every_source(memrepo, home, tmp_path)[source]
+    first = cli(["import", *argv], cwd=memrepo.path)
+    assert first.code == 0, first.err
+    assert "### D-0001 · Accept" in memrepo.read("DECISIONS.md")
+    assert cli(["check", "--worktree"], cwd=memrepo.path).code == 0
+    commit_all(memrepo)
+    before = memory(memrepo)
+    again = cli(["import", *argv, "--json"], cwd=memrepo.path)
+    data = json.loads(again.out)
+    assert data["lessons"] == [] and data["proposals"] == [] and data["skipped"]
+    assert data["written"] == {"lessons": [], "decision": None}
+    assert memory(memrepo) == before
