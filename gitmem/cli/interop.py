@@ -135,7 +135,8 @@ def export_command(fmt: str, out: str | None, cli_location: bool, as_json: bool,
             raise UsageError(f"{fmt} has no place a CLI reads it from: give --out DIR")
         target = roots[0]
     found = export.items(ws)
-    written = export.write(target, export.render(fmt, found, export.record_of(ws)))
+    today = ws.clock()().date()
+    written = export.write(target, export.render(fmt, found, export.record_of(ws), today))
     if as_json:
         click.echo(json.dumps({"format": fmt, "directory": str(target), "files": written,
                                "entries": [item.ref for item in found]}, indent=2))

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
 
+from gitmem import codes
+from gitmem.checks.violation import Violation
 from gitmem.interop.facts import PROPOSAL, Fact
 from gitmem.interop.shapes import blocks
 from gitmem.interop.sources import Reader
@@ -55,9 +57,6 @@ def _confined(reader: Reader, target: str) -> bool:
     """A `[[path]]` that leaves the repository, or is a link, is a problem: its details are not read from outside."""
     rel = target if target.endswith(".md") else f"{target}.md"
     if rel.startswith("/") or ".." in Path(rel).parts:
-        from gitmem import codes
-        from gitmem.checks.violation import Violation
-
         reader.problems.append(Violation.of(
             codes.IMPORT_SOURCE_UNREADABLE, reader.shown(ENTRY), 1, what=f"links [[{target}]] out of the repository",
             fix="link only files inside the memory repository"))

@@ -87,12 +87,13 @@ def _bullet(item: Item) -> str:
     return "\n".join([f"- {item.line()}", *(f"  {line}" for line in item.more)])
 
 
-def render(fmt: str, found: list[Item], record: str) -> dict[str, str]:
-    """The files of `fmt`, by path relative to the target directory."""
+def render(fmt: str, found: list[Item], record: str, today: date) -> dict[str, str]:
+    """The files of `fmt`, by path relative to the target directory; `today` (the clock's) dates an entry that
+    carries no day of its own (a rule) where the format needs one."""
     head = pointer(record)
     if fmt == "agent-memory-repo":
         lines = [f"- {item.line()} [source: gitmem {item.kind} {item.ref}; added: "
-                 f"{(item.day or date.today()).isoformat()}]" + "".join(f"\n  {m}" for m in item.more)
+                 f"{(item.day or today).isoformat()}]" + "".join(f"\n  {m}" for m in item.more)
                  for item in found]
         return {agent_memory_repo.ENTRY: f"# Memory\n\n{head}\n\n## Index\n\n" + "\n".join(lines) + "\n"}
     if fmt == "gemini":

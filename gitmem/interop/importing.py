@@ -56,9 +56,10 @@ def collect(source: str, workspace: Workspace, *, where: Path | None, environ: M
     project = workspace.root
     roots = [where] if where is not None else module.default_roots(project, environ, home)
     present = [root for root in roots if root.is_dir()]
+    if not roots:
+        raise SourceMissing(f"the {module.WHAT} has no place of its own: name its directory with --from PATH")
     if not present:
-        raise missing(roots[0] if roots else project, module.WHAT) if roots else SourceMissing(
-            f"the {module.WHAT} has no place of its own: name its directory with --from PATH")
+        raise missing(roots[0], module.WHAT)
     facts: list[Fact] = []
     problems = []
     places = []

@@ -126,11 +126,6 @@ class Reader:
             return None
         return SourceFile(rel, text, datetime.fromtimestamp(info.st_mtime, UTC).date())
 
-    def check(self) -> None:
-        if self.problems:
-            raise SourceProblem(f"cannot import from {self.root}: {len(self.problems)} file(s) cannot be read; "
-                                "nothing was imported", sorted(self.problems, key=lambda v: (v.path, v.line)))
-
 
 def missing(where: Path, what: str) -> SourceMissing:
     """The refusal of a source that is not where its CLI keeps it, naming that place and the override."""
