@@ -342,3 +342,16 @@ def test_each_source_imports_once_and_a_second_import_adds_nothing(memrepo: GitR
     assert data["lessons"] == [] and data["proposals"] == [] and data["skipped"]
     assert data["written"] == {"lessons": [], "decision": None}
     assert memory(memrepo) == before
+
+
+def test_a_linked_worktree_reads_the_auto_memory_of_the_repositorys_main_work_tree(memrepo: GitRepo, cli: Cli,
+                                                                                    home: Path, tmp_path: Path) -> None:
+    # Claude Code keys auto memory by the repository's root, so every worktree of it shares one memory folder.
+    linked = tmp_path / "linked"
+    memrepo.repo.add_worktree("side", str(linked))
+    put(claude_dir(home, memrepo), {"feedback_real-database.md": FEEDBACK})
+    result = cli(["import", "claude", "--json"], cwd=linked)
+    assert result.code == 0, result.err
+    assert [item["text"] for item in json.loads(result.out)["lessons"]] == [
+        "Integration tests must hit a real database, not mocks."]
+    assert "## L-0001" in (linked / "LESSONS.md").read_text(encoding="utf-8")

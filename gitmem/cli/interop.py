@@ -130,7 +130,7 @@ def export_command(fmt: str, out: str | None, cli_location: bool, as_json: bool,
     if out is not None:
         target = Path(out).expanduser()
     else:
-        roots = FORMATS[fmt].default_roots(ws.root, os.environ, Path.home())
+        roots = FORMATS[fmt].default_roots(ws, os.environ, Path.home())
         if not roots:
             raise UsageError(f"{fmt} has no place a CLI reads it from: give --out DIR")
         target = roots[0]

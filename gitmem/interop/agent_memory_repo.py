@@ -15,6 +15,7 @@ from gitmem.checks.violation import Violation
 from gitmem.interop.facts import PROPOSAL, Fact
 from gitmem.interop.shapes import blocks
 from gitmem.interop.sources import Reader
+from gitmem.workspace import Workspace
 
 NAME = "agent-memory-repo"
 WHAT = "Agent Memory Repo"
@@ -23,7 +24,7 @@ _META_RE = re.compile(r"\s*\[source: *([^;\]]*?) *; *added: *([0-9]{4}-[0-9]{2}-
 _LINK_RE = re.compile(r"\[\[([^\]]+)\]\]")
 
 
-def default_roots(project: Path, environ: Mapping[str, str], home: Path) -> list[Path]:
+def default_roots(workspace: Workspace, environ: Mapping[str, str], home: Path) -> list[Path]:
     return []
 
 

@@ -8,7 +8,6 @@ memory/"). The format: gitmem.interop.topic_files.
 """
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 from gitmem.interop import topic_files
 from gitmem.interop.facts import Fact
 from gitmem.interop.sources import Reader
+from gitmem.workspace import Workspace
 
 NAME = "claude"
 WHAT = "Claude Code auto memory"
@@ -29,13 +29,17 @@ def config_dir(environ: Mapping[str, str], home: Path) -> Path:
     return Path(environ.get("CLAUDE_CONFIG_DIR", "").strip() or home / ".claude")
 
 
-def default_roots(project: Path, environ: Mapping[str, str], home: Path) -> list[Path]:
-    return [config_dir(environ, home) / "projects" / project_dir_name(project) / "memory"]
+def shared_root(workspace: Workspace) -> Path:
+    """The repository's main work tree, which names its memory for every linked work tree of it too."""
+    from gitmem import gitio
+
+    common = gitio.common_dir(workspace.repo)
+    return common.parent if common.name == ".git" else workspace.root
+
+
+def default_roots(workspace: Workspace, environ: Mapping[str, str], home: Path) -> list[Path]:
+    return [config_dir(environ, home) / "projects" / project_dir_name(shared_root(workspace)) / "memory"]
 
 
 def read(reader: Reader, prefix: str) -> list[Fact]:
     return topic_files.read(reader, NAME, prefix)
-
-
-def export_dir(project: Path, environ: Mapping[str, str] = os.environ, home: Path | None = None) -> Path:
-    return default_roots(project, environ, home or Path.home())[0]

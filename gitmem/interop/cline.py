@@ -9,13 +9,14 @@ from pathlib import Path
 from gitmem.interop.facts import PROPOSAL, Fact
 from gitmem.interop.shapes import blocks
 from gitmem.interop.sources import Reader
+from gitmem.workspace import Workspace
 
 NAME = "cline"
 WHAT = "Cline memory bank"
 
 
-def default_roots(project: Path, environ: Mapping[str, str], home: Path) -> list[Path]:
-    return [project / "memory-bank"]
+def default_roots(workspace: Workspace, environ: Mapping[str, str], home: Path) -> list[Path]:
+    return [workspace.root / "memory-bank"]
 
 
 def read(reader: Reader, prefix: str) -> list[Fact]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from gitmem.interop.facts import LESSON, PROPOSAL, Fact
 from gitmem.interop.shapes import blocks
 from gitmem.interop.sources import Reader
+from gitmem.workspace import Workspace
 
 NAME = "codex"
 WHAT = "Codex memories"
@@ -23,7 +24,7 @@ SUMMARY = "memory_summary.md"
 ROLLOUTS = "rollout_summaries"
 
 
-def default_roots(project: Path, environ: Mapping[str, str], home: Path) -> list[Path]:
+def default_roots(workspace: Workspace, environ: Mapping[str, str], home: Path) -> list[Path]:
     return [Path(environ.get("CODEX_HOME", "").strip() or home / ".codex") / "memories"]
 
 

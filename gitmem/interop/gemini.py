@@ -16,6 +16,7 @@ from gitmem.interop import topic_files
 from gitmem.interop.facts import PROPOSAL, Fact
 from gitmem.interop.shapes import blocks, section
 from gitmem.interop.sources import Reader
+from gitmem.workspace import Workspace
 
 NAME = "gemini"
 WHAT = "Gemini CLI memories"
@@ -23,8 +24,8 @@ CONTEXT_FILE = "GEMINI.md"
 SECTION = "Gemini Added Memories"
 
 
-def default_roots(project: Path, environ: Mapping[str, str], home: Path) -> list[Path]:
-    return [home / ".gemini", project]
+def default_roots(workspace: Workspace, environ: Mapping[str, str], home: Path) -> list[Path]:
+    return [home / ".gemini", workspace.root]
 
 
 def added_memories(reader: Reader, prefix: str, rel: str = CONTEXT_FILE) -> list[Fact]:

@@ -54,7 +54,7 @@ def collect(source: str, workspace: Workspace, *, where: Path | None, environ: M
     cannot be read, SourceMissing says when there is nothing at all."""
     module = FORMATS[source]
     project = workspace.root
-    roots = [where] if where is not None else module.default_roots(project, environ, home)
+    roots = [where] if where is not None else module.default_roots(workspace, environ, home)
     present = [root for root in roots if root.is_dir()]
     if not roots:
         raise SourceMissing(f"the {module.WHAT} has no place of its own: name its directory with --from PATH")

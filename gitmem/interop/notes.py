@@ -12,6 +12,7 @@ from gitmem.interop.facts import PROPOSAL, Fact
 from gitmem.interop.gemini import SECTION
 from gitmem.interop.shapes import blocks
 from gitmem.interop.sources import Reader
+from gitmem.workspace import Workspace
 
 NAME = "notes"
 WHAT = "notes in CLAUDE.md, AGENTS.md or GEMINI.md"
@@ -19,8 +20,8 @@ FILES = ("CLAUDE.md", "AGENTS.md", "GEMINI.md")
 _BEGIN_RE = re.compile(r"^<!-- gitmem:begin (\S+) -->$")
 
 
-def default_roots(project: Path, environ: Mapping[str, str], home: Path) -> list[Path]:
-    return [project]
+def default_roots(workspace: Workspace, environ: Mapping[str, str], home: Path) -> list[Path]:
+    return [workspace.root]
 
 
 def outside_blocks(text: str) -> str:
