@@ -355,3 +355,17 @@ def test_a_linked_worktree_reads_the_auto_memory_of_the_repositorys_main_work_tr
     assert [item["text"] for item in json.loads(result.out)["lessons"]] == [
         "Integration tests must hit a real database, not mocks."]
     assert "## L-0001" in (linked / "LESSONS.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", [b"bad\xff.md", b"two\nlines.md"])
+def test_a_file_name_an_origin_cannot_hold_is_named_not_imported(memrepo: GitRepo, cli: Cli, home: Path,
+                                                                 name: bytes) -> None:
+    where = claude_dir(home, memrepo)
+    put(where, {"feedback_real-database.md": FEEDBACK})
+    with open(os.path.join(os.fsencode(where), name), "wb") as handle:
+        handle.write(USER.encode())
+    before = memory(memrepo)
+    result = cli(["import", "claude"], cwd=memrepo.path)
+    assert result.code == 1, result.err
+    assert "GM950 has a name that is not printable UTF-8 text" in result.err
+    assert memory(memrepo) == before

@@ -49,7 +49,8 @@ class Reader:
         self.problems: list[Violation] = []
 
     def shown(self, rel: str) -> str:
-        return str(self.root / rel)
+        """The file as a diagnostic names it: a name that is not UTF-8 shows its bytes escaped, never raw."""
+        return str(self.root / rel).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
     def _refuse(self, rel: str, line: int, what: str, fix: str) -> None:
         self.problems.append(Violation.of(codes.IMPORT_SOURCE_UNREADABLE, self.shown(rel), line, what=what, fix=fix))
@@ -73,7 +74,10 @@ class Reader:
             if not entry.name.endswith(".md"):
                 continue
             rel = entry.name if rel_dir in ("", ".") else f"{rel_dir}/{entry.name}"
-            if entry.is_symlink():
+            if not _plain_name(entry.name):
+                self._refuse(rel, 1, "has a name that is not printable UTF-8 text; an origin could not name it",
+                             "rename the file")
+            elif entry.is_symlink():
                 self._link(rel)
             elif not entry.is_file(follow_symlinks=False):
                 self._refuse(rel, 1, "is not a regular file", "put the file itself there, or move it away")
@@ -125,6 +129,12 @@ class Reader:
                          "remove it from the file, then import again")
             return None
         return SourceFile(rel, text, datetime.fromtimestamp(info.st_mtime, UTC).date())
+
+
+def _plain_name(name: str) -> bool:
+    """A file name an origin line can hold: UTF-8 (no lone surrogates from undecodable bytes), no control
+    characters (a newline would break the line)."""
+    return name.isprintable() and not any("\udc80" <= char <= "\udcff" for char in name)
 
 
 def missing(where: Path, what: str) -> SourceMissing:
