@@ -369,3 +369,16 @@ def test_a_file_name_an_origin_cannot_hold_is_named_not_imported(memrepo: GitRep
     assert result.code == 1, result.err
     assert "GM950 has a name that is not printable UTF-8 text" in result.err
     assert memory(memrepo) == before
+
+
+def test_an_edit_of_a_promoted_lessons_source_leaves_the_promotion_standing(memrepo: GitRepo, cli: Cli,
+                                                                           home: Path) -> None:
+    where = claude_dir(home, memrepo)
+    put(where, {"feedback_real-database.md": FEEDBACK})
+    assert cli(["import", "claude"], cwd=memrepo.path).code == 0
+    memrepo.write("LESSONS.md", memrepo.read("LESSONS.md").replace("- Status: open", "- Status: promoted R-01"))
+    put(where, {"feedback_real-database.md": FEEDBACK.replace("not mocks", "never mocks")})
+    assert cli(["import", "claude"], cwd=memrepo.path).code == 0
+    lessons, _ = memory(memrepo)
+    assert "- Status: promoted R-01" in lessons, "the rule's provenance stays"
+    assert "- Replaces: L-0001 (its text was edited in claude)" in lessons

@@ -108,13 +108,15 @@ def _describe(batch: Batch, result: ImportPlan, command: str) -> Callable[[list[
         if added:
             ids = ", ".join(lesson.id for lesson in added)
             lines.append(f"Lessons added, open until two later cycles confirm each: {ids}.")
+        # An open lesson the source edited is retired; a promoted one stays as its rule's provenance, and the
+        # new fact's Replaces line names it.
         for lesson, step in zip(added, result.lessons, strict=True):
             old = step.supersedes
-            if old is not None and old.where.startswith("L-"):
+            if old is not None and old.open_lesson:
                 retire[old.where] = f"retired — superseded by {lesson.id}: its text was edited in {batch.source}"
         for step in result.proposals:
             old = step.supersedes
-            if old is not None and old.where.startswith("L-"):
+            if old is not None and old.open_lesson:
                 retire[old.where] = f"retired — superseded by a proposal of this import: edited in {batch.source}"
         if result.proposals:
             lines.append("Proposed as standing facts of this project, none in force until you accept it:")

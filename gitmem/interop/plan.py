@@ -33,6 +33,7 @@ class Known:
     where: str
     text: str
     replaced: bool          # a later import superseded it
+    open_lesson: bool = False   # an open lesson, which a superseding import retires (a promoted one stays)
 
 
 @dataclass(frozen=True)
@@ -68,7 +69,8 @@ def known(lessons_text: str, decisions_text: str) -> list[Known]:
     for lesson in lessons.parse(lessons_text).lessons:
         origin = parse_origin(lesson.get(ORIGIN_FIELD) or "")
         if origin is not None:
-            found.append(Known(origin, lesson.id, lesson.get("Change") or "", lesson.status.startswith("retired")))
+            found.append(Known(origin, lesson.id, lesson.get("Change") or "", lesson.status.startswith("retired"),
+                               lesson.is_open))
         if (earlier := (lesson.get(REPLACES_FIELD) or "").split(" ", 1)[0]):
             replaced.add(earlier)
     doc = decisions.parse(decisions_text)
@@ -81,7 +83,7 @@ def known(lessons_text: str, decisions_text: str) -> list[Known]:
             found.append(Known(origin, f"{decision.id} {match.group(1)}", match.group(2), False))
             if match.group(4):
                 replaced.add(match.group(4))
-    return [Known(k.origin, k.where, k.text, k.replaced or k.where in replaced) for k in found]
+    return [Known(k.origin, k.where, k.text, k.replaced or k.where in replaced, k.open_lesson) for k in found]
 
 
 def _words(text: str) -> set[str]:
