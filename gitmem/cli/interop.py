@@ -33,7 +33,7 @@ EXPORT_EXIT_CODES = {
 
 
 @click.command("import", epilog=exit_codes_help(IMPORT_EXIT_CODES))
-@click.argument("source", type=click.Choice(SOURCES))
+@click.argument("source", metavar="SOURCE", type=click.Choice(SOURCES))
 @click.option("--from", "where", metavar="PATH", type=click.Path(file_okay=False, path_type=str),
               help="Read the source's directory here instead of where its CLI keeps it for this project "
                    "(required for agent-memory-repo, whose spec names no place).")
