@@ -206,7 +206,7 @@ def test_gemini_gets_its_trusted_server_and_reads_the_protocol_from_agents_md(tm
     settings = json.loads((tmp_path / ".gemini" / "settings.json").read_text())
     assert settings == {"theme": "Dracula", "mcpServers": {"gitmem": {**LAUNCHED_MCP, "trust": True}},
                         "context": {"fileName": ["GEMINI.md", "AGENTS.md"]}}
-    assert not (tmp_path / "GEMINI.md").exists()
+    assert not (tmp_path / "GEMINI.md").exists() and "GEMINI.md" not in report.left_alone
     text = (tmp_path / "AGENTS.md").read_text()
     assert begin("protocol") in text and "Gemini CLI's `save_memory`" in text
 

@@ -119,7 +119,9 @@ def setup(target: Path, agents: Sequence[str], record: Callable[[str, str], None
         if agent not in AGENTS:
             raise SetupProblem(f"unknown agent {agent!r}: choose {', '.join(AGENTS)}")
         for rel, change in _plan(agent, config):
-            record(rel, _apply(target, rel, change))
+            outcome = _apply(target, rel, change)
+            if outcome is not None:
+                record(rel, outcome)
         if agent == "codex":
             if load_config(target).agent.command != codex_recipe.CODEX_CYCLE_COMMAND:
                 step(codex_recipe.cycle_step())
@@ -166,9 +168,9 @@ def _agent_plan(agent: str, config: Config) -> list[tuple[str, Change]]:
             ("GEMINI.md", _without_block if config.path("rules") != "GEMINI.md" else lambda _old: None)]
 
 
-def _apply(target: Path, rel: str, change: Change) -> str:
+def _apply(target: Path, rel: str, change: Change) -> str | None:
     """Read and write through gitmem's trusted-file opener: a linked CLAUDE.md or `.claude/` is named and left
-    alone, never written through."""
+    alone, never written through. None when the file is missing and stays so (nothing to report)."""
     try:
         raw = files.read(target, rel)
         old = raw.decode("utf-8") if raw is not None else None
@@ -181,6 +183,8 @@ def _apply(target: Path, rel: str, change: Change) -> str:
         new = change(old.replace("\r\n", "\n") if old is not None else None)
     except SetupProblem as err:
         return str(err)
+    if new is None and old is None:
+        return None
     if new is None or (old is not None and new == old.replace("\r\n", "\n")):
         return "left alone"
     try:
