@@ -382,3 +382,18 @@ def test_an_edit_of_a_promoted_lessons_source_leaves_the_promotion_standing(memr
     lessons, _ = memory(memrepo)
     assert "- Status: promoted R-01" in lessons, "the rule's provenance stays"
     assert "- Replaces: L-0001 (its text was edited in claude)" in lessons
+
+
+def test_two_imports_at_once_land_the_batch_once(memrepo: GitRepo, home: Path) -> None:
+    import subprocess
+    import sys
+
+    put(home / ".gemini", {"GEMINI.md": "## Gemini Added Memories\n" + "".join(f"- fact {i}\n" for i in range(40))})
+    gitmem = Path(sys.executable).parent / "gitmem"
+    env = {**os.environ, "HOME": str(home)}
+    runs = [subprocess.Popen([str(gitmem), "import", "gemini"], cwd=memrepo.path, env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+    assert [run.wait(timeout=120) for run in runs] == [0, 0]
+    decisions = memrepo.read("DECISIONS.md")
+    assert "### D-0001 · Accept 40 facts imported from gemini" in decisions
+    assert "### D-0002" not in decisions, "the second import planned against the memory the first wrote"

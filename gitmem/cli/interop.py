@@ -68,11 +68,13 @@ def import_command(source: str, where: str | None, dry_run: bool, as_json: bool,
     writer, ws, _ = _memory(workspace)
     batch = collect(source, ws, where=Path(where).expanduser() if where else None, environ=os.environ,
                     home=Path.home())
-    result = planned(batch, ws)
-    data = as_data(batch, result)
     landed = None
-    if not dry_run:
-        landed = land(batch, result, writer, command=f"gitmem import {source}")
+    with writer.locked():       # the plan is made against the memory the batch is written over, not an older one
+        result = planned(batch, ws)
+        if not dry_run:
+            landed = land(batch, result, writer, command=f"gitmem import {source}")
+    data = as_data(batch, result)
+    if landed is not None:
         data["written"] = {"lessons": list(landed.lessons), "decision": landed.decision}
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
