@@ -366,17 +366,20 @@ class MemoryWriter:
         if found:
             raise WriteRefused("refusing to write: the result would not be valid memory", found)
         written: list[str] = []
+        role = ""
         try:
             for role, text in texts.items():
                 files.write(self.root, self.config.path(role), text.encode("utf-8"))
                 written.append(role)
-        except BaseException:
-            for role in written:
-                old = olds[role]
+        except BaseException as err:
+            for done in written:
+                old = olds[done]
                 if old is None:
-                    files.remove(self.root, self.config.path(role))
+                    files.remove(self.root, self.config.path(done))
                 else:
-                    files.write(self.root, self.config.path(role), old)
+                    files.write(self.root, self.config.path(done), old)
+            if isinstance(err, OSError):      # a full disk: every file is as it was; say so in one line
+                raise files.failed(self.config.path(role), err, "written", self.root) or err from None
             raise
 
     @_one_at_a_time

@@ -397,3 +397,25 @@ def test_two_imports_at_once_land_the_batch_once(memrepo: GitRepo, home: Path) -
     decisions = memrepo.read("DECISIONS.md")
     assert "### D-0001 · Accept 40 facts imported from gemini" in decisions
     assert "### D-0002" not in decisions, "the second import planned against the memory the first wrote"
+
+
+def test_a_failed_second_write_puts_the_first_file_back(memrepo: GitRepo, cli: Cli, home: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    from gitmem.nofollow import files
+
+    real_write = files.write
+
+    def full_disk_for_decisions(root: Path, rel: str, data: bytes) -> None:
+        if rel == "DECISIONS.md":
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_write(root, rel, data)
+
+    put(claude_dir(home, memrepo), {"feedback_real-database.md": FEEDBACK, "user_role.md": USER})
+    before = memory(memrepo)
+    monkeypatch.setattr(files, "write", full_disk_for_decisions)
+    result = cli(["import", "claude"], cwd=memrepo.path)
+    assert result.code == 2, result.err
+    assert "DECISIONS.md cannot be written" in result.err and "nothing was changed" in result.err
+    assert memory(memrepo) == before, "LESSONS, written first, is put back"
