@@ -1,9 +1,11 @@
 """Every GM code in one table: a stable code, a kebab-case slug, what it means, and its message templates.
 
 Families: GM1xx NOW, GM2xx DECISIONS, GM3xx LOG, GM4xx LESSONS, GM5xx RULES, GM6xx ROADMAP and the
-`cycle.always_load` files, GM7xx the cycle runner, GM8xx the daily close, GM9xx the whole repository. A code is
-never reused once retired. Nothing outside this module writes a code: call sites name a `Code` and fill its
-template (`Violation.of`, `Problem.of`).
+`cycle.always_load` files, GM7xx the cycle runner, GM8xx the daily close, GM9xx the whole repository, within it
+GM950-GM969 `gitmem import` and `gitmem export` (a source file another agent CLI wrote, read but never judged as
+memory: these are refusals of the import, not checks of a commit). A code is never reused once retired.
+Nothing outside this module writes a code: call sites name a `Code` and fill its template (`Violation.of`,
+`Problem.of`).
 
 Dependency-free on purpose: `gitmem.memory` and `gitmem.checks` import it on the pre-commit path.
 """
@@ -472,10 +474,31 @@ CROSS_WORKSPACE_WRITE = _code(
     "put the other workspaces' files back (`git checkout HEAD~1 -- {path}`); a human's commit may change any "
     "workspace", since=3)
 
+# -- GM950-GM969 import and export (gitmem.interop) -----------------------------------------------------------
+IMPORT_SOURCE_UNREADABLE = _code(
+    "GM950", "import-source-unreadable",
+    "a file of an import source is a link out of its directory, not a regular file, too large or not UTF-8; "
+    "nothing was imported",
+    "{what}", "{fix}")
+IMPORT_FRONTMATTER_INVALID = _code(
+    "GM951", "import-frontmatter-invalid",
+    "a memory file of an import source opens a YAML frontmatter that does not parse or is not a mapping; nothing "
+    "was imported",
+    "{what}", "fix the frontmatter between the two `---` lines (or remove it), then import again")
+IMPORT_SOURCE_MISSING = _code(
+    "GM952", "import-source-missing", "an import source's directory or file is not where its CLI keeps it",
+    "{what}", "{fix}")
+EXPORT_TARGET_REFUSED = _code(
+    "GM953", "export-target-refused",
+    "an export would overwrite a file that is not one gitmem exported, or write through a link; nothing was written",
+    "{what}", "{fix}")
+
 CODES: tuple[Code, ...] = tuple(value for value in list(globals().values()) if isinstance(value, Code))
 BY_CODE: dict[str, Code] = {item.code: item for item in CODES}
 # The codes `gitmem check` and `gitmem verify` report about memory files; the others are the runner's.
-CHECK_CODES: tuple[Code, ...] = tuple(item for item in CODES if item.code[2] not in "78")
+# The import and export codes (GM950-GM969) refuse a command's input; no check of a commit reports them.
+CHECK_CODES: tuple[Code, ...] = tuple(item for item in CODES
+                                      if item.code[2] not in "78" and not "GM950" <= item.code <= "GM969")
 
 
 def lookup(code: str) -> Code:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
@@ -41,6 +41,27 @@ def _cycle_fields(*, task: str | None, tried: str | None, evidence: str | None, 
     fields = {"Task": task, "Tried": tried, "Evidence": evidence, "Result": result, log.BLOCKED: blocked,
               "Learned": learned, **({log.SESSION: log.INTERACTIVE} if interactive else {}), **(extra or {})}
     return {key: value for key, value in fields.items() if value is not None}
+
+
+@dataclass(frozen=True)
+class NewLesson:
+    """A lesson to add in a batch (`MemoryWriter.import_batch`): its fields; its ID, day and cycle come at writing."""
+
+    title: str
+    happened: str
+    why: str
+    change: str
+    more: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class BatchDecision:
+    """The decision that lists a batch, and the earlier lessons it retires (ID -> their new Status)."""
+
+    title: str
+    context: str
+    recommendation: str
+    retire: dict[str, str] = field(default_factory=dict)
 
 
 class WriteRefused(GitmemError):
@@ -309,6 +330,57 @@ class MemoryWriter:
         self._commit_text("lessons", lessons.render(
             lessons.LessonsDoc(doc.preamble, (*doc.lessons, item), doc.problems)))
         return item
+
+    @_one_at_a_time
+    def import_batch(self, new: Sequence[NewLesson], describe: Callable[[list[lessons.Lesson]], BatchDecision]
+                     ) -> tuple[list[lessons.Lesson], decisions.Decision]:
+        """One import (gitmem.interop): the lessons `new`, open, and the one Pending decision that lists the batch
+        for the human, which `describe` words once the lessons have their IDs (with the earlier lessons it
+        retires). Both files are judged before either is written; if the second write fails, the first is put
+        back as it was."""
+        doc = self._parse_for_rewrite("lessons", lessons)
+        asked = self._parse_for_rewrite("decisions", decisions)
+        moment, cycle = self.now(), self.workspace.cycle_for("memory")
+        added: list[lessons.Lesson] = []
+        for item in new:
+            number = max((lesson.number for lesson in (*doc.lessons, *added)), default=0) + 1
+            added.append(lessons.make_lesson(lessons.format_id(number), item.title, day=moment.day, cycle=cycle,
+                                             happened=item.happened, why=item.why, change=item.change,
+                                             more=item.more))
+        batch = describe(added)
+        updated = lessons.LessonsDoc(doc.preamble, (*doc.lessons, *added), doc.problems)
+        for lesson_id, status in batch.retire.items():
+            updated = lessons.set_status(updated, lesson_id, status)
+        decision = decisions.make_decision(asked.next_id(), batch.title, asked=moment, cycle=cycle,
+                                           context=batch.context, options=None, recommendation=batch.recommendation)
+        self._commit_texts({"lessons": lessons.render(updated),
+                            "decisions": decisions.render(decisions.with_decision(asked, decision))})
+        return added, decision
+
+    def _commit_texts(self, texts: dict[str, str]) -> None:
+        """Write several memory files as one change: every file is judged first, and a failed write puts back
+        the files written before it."""
+        olds = {role: files.read(self.root, self.config.path(role)) for role in texts}
+        found = [v for role, text in texts.items()
+                 for v in self._refusals(self.config.path(role), olds[role], text.encode("utf-8"))]
+        if found:
+            raise WriteRefused("refusing to write: the result would not be valid memory", found)
+        written: list[str] = []
+        role = ""
+        try:
+            for role, text in texts.items():
+                files.write(self.root, self.config.path(role), text.encode("utf-8"))
+                written.append(role)
+        except BaseException as err:
+            for done in written:
+                old = olds[done]
+                if old is None:
+                    files.remove(self.root, self.config.path(done))
+                else:
+                    files.write(self.root, self.config.path(done), old)
+            if isinstance(err, OSError):      # a full disk: every file is as it was; say so in one line
+                raise files.failed(self.config.path(role), err, "written", self.root) or err from None
+            raise
 
     @_one_at_a_time
     def confirm_lesson(self, lesson_id: str, *, evidence: str, cycle: int | None = None) -> lessons.Lesson:

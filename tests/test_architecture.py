@@ -242,6 +242,8 @@ INTERFACES = {
     "checks": {"check"},
     # One module per memory file, each with the same shape (the writer parses whichever file it rewrites).
     "memory": {"parse", "render", "parse_heading", "format_id"},
+    # One module per import source format: where its CLI keeps it, and how its files read as facts.
+    "interop": {"default_roots", "read"},
 }
 
 
@@ -342,6 +344,7 @@ LAYERS = (
     "cycle",
     "close",
     "views",
+    "interop",         # other agent CLIs' memories: import and export
     "report",
     "fleet",           # many agents' memory side by side, for one human
     "sessions",

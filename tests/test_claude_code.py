@@ -47,6 +47,8 @@ def test_the_context_reaches_the_model_and_the_mcp_tool_lands_an_interactive_ent
     first = cc.request_text(fake.requests[0])
     assert CONTEXT in first and MARKER in first and "D-0001 · Publish to PyPI?" in first
     assert "this session is cycle 2 (interactive)" in first
+    # issue 36: the protocol is AGENTS.md's one block, which CLAUDE.md's `@AGENTS.md` line imports
+    assert "## Memory: gitmem" in first and "Codex's memories" in first
     last = entries(root)[-1]
     assert (last.cycle, last.outcome, last.interactive) == (2, "no-build", True)
     assert any("LOG.md: appended" in text for body in fake.requests for text in cc.tool_results(body))

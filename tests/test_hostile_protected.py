@@ -219,9 +219,10 @@ def test_what_init_agent_writes_is_protected_and_its_blocks_end_at_their_end_mar
     report = init(tmp_path, ["claude", "codex", "cursor", "gemini"])
     assert report.problems == []
     written = [rel for rel in report.created if rel in AGENT_SETUP or has_managed_blocks(rel)]
-    assert sorted(written) == sorted([*AGENT_SETUP[:-1], "CLAUDE.md", "AGENTS.md", "GEMINI.md"])
+    # Deliberately changed (issue 36): one protocol block, in AGENTS.md; no GEMINI.md is written.
+    assert sorted(written) == sorted([*AGENT_SETUP[:-1], "CLAUDE.md", "AGENTS.md"])
     assert all(Protection().covers(rel) for rel in AGENT_SETUP)
-    for name in ("CLAUDE.md", "AGENTS.md", "GEMINI.md"):
+    for name in ("CLAUDE.md", "AGENTS.md"):
         text = (tmp_path / name).read_text(encoding="utf-8")
         block = text[text.index(begin("protocol")):text.index(end("protocol")) + len(end("protocol"))]
         assert blocks(text) == [block], "the block ends at its named end marker, not at the end of the file"
@@ -230,7 +231,7 @@ def test_what_init_agent_writes_is_protected_and_its_blocks_end_at_their_end_mar
 
 def test_a_cycle_keeps_the_protocol_block_and_holds_back_the_agent_tool_config(memrepo: GitRepo) -> None:
     init(memrepo.path, ["claude"])
-    memrepo.stage("CLAUDE.md", ".claude/settings.json", ".mcp.json", ".gitmem/gitmem", ".gitattributes")
+    memrepo.stage("CLAUDE.md", "AGENTS.md", ".claude/settings.json", ".mcp.json", ".gitmem/gitmem", ".gitattributes")
     memrepo.commit("wire Claude Code to the memory")
     claude_md, mcp_json = memrepo.read("CLAUDE.md"), memrepo.read(".mcp.json")
 

@@ -22,10 +22,12 @@ from gitmem.sessions.protocol import AGENT_COMMANDS, claude_cycle_command, tool_
 from tests.support.helpers import GitRepo
 
 LAUNCHED_MCP = {"command": "sh", "args": launcher_command("mcp")[1:]}
-AGENT_FILES = {"claude": [LAUNCHER, ".claude/settings.json", ".mcp.json", "CLAUDE.md"],
-               "codex": ["AGENTS.md", ".codex/config.toml"],
+# Deliberately changed with the one protocol block (issue 36): the protocol lives once in AGENTS.md; Claude Code
+# gets a one-line import in CLAUDE.md, Gemini CLI names AGENTS.md in its settings and gets no GEMINI.md.
+AGENT_FILES = {"claude": [LAUNCHER, ".claude/settings.json", ".mcp.json", "AGENTS.md", "CLAUDE.md"],
+               "codex": [".codex/config.toml"],
                "cursor": [".cursor/mcp.json", ".cursor/rules/gitmem.mdc"],
-               "gemini": [".gemini/settings.json", "GEMINI.md"]}
+               "gemini": [".gemini/settings.json"]}
 
 
 def snapshot(root: Path) -> dict[str, bytes]:
@@ -110,17 +112,21 @@ def test_broken_json_is_left_alone_with_a_problem(tmp_path: Path, cli) -> None:
 
 
 def test_the_protocol_block_is_added_below_the_users_text_and_updated_in_place(tmp_path: Path) -> None:
-    (tmp_path / "CLAUDE.md").write_text("# My project\n\nUse tabs.\n")
+    # Deliberately changed (issue 36): the block is AGENTS.md's, and CLAUDE.md's block is its one-line import.
+    (tmp_path / "AGENTS.md").write_text("# My project\n\nUse tabs.\n")
+    (tmp_path / "CLAUDE.md").write_text("# Claude notes\n")
     init(tmp_path, ["claude"])
-    text = (tmp_path / "CLAUDE.md").read_text()
+    text = (tmp_path / "AGENTS.md").read_text()
     assert text.startswith("# My project\n\nUse tabs.\n\n" + begin("protocol") + "\n## Memory: gitmem\n")
     assert text.endswith(end("protocol") + "\n")
-    assert "instead of Claude Code's built-in per-user memory" in text and "gitmem log add" in text
+    assert "Claude Code's auto memory" in text and "gitmem log add" in text
+    claude_md = f"# Claude notes\n\n{begin('protocol')}\n@AGENTS.md\n{end('protocol')}\n"
+    assert (tmp_path / "CLAUDE.md").read_text() == claude_md
     stale = text.replace("## Memory: gitmem", "## Memory: an old version") + "\nMy notes after it.\n"
-    (tmp_path / "CLAUDE.md").write_text(stale)
+    (tmp_path / "AGENTS.md").write_text(stale)
     report = init(tmp_path, ["claude"])
-    assert "CLAUDE.md" in report.updated
-    assert (tmp_path / "CLAUDE.md").read_text() == text + "\nMy notes after it.\n"
+    assert "AGENTS.md" in report.updated
+    assert (tmp_path / "AGENTS.md").read_text() == text + "\nMy notes after it.\n"
 
 
 def test_an_unclosed_block_is_a_problem_not_a_guess() -> None:
@@ -138,13 +144,14 @@ def test_when_claude_md_is_the_rules_file_the_protocol_is_imported_and_rules_sta
 
     report = init(memrepo.path, ["claude"])
 
-    assert report.problems == [] and ".claude/gitmem.md" in report.created and "CLAUDE.md" in report.updated
+    # Deliberately changed (issue 36): the import names the one shared block, AGENTS.md.
+    assert report.problems == [] and "AGENTS.md" in report.created and "CLAUDE.md" in report.updated
     text = memrepo.read("CLAUDE.md")
-    block = f"{begin('protocol')}\n@.claude/gitmem.md\n{end('protocol')}\n\n## Proven rules"
+    block = f"{begin('protocol')}\n@AGENTS.md\n{end('protocol')}\n\n## Proven rules"
     assert block in text, "the import sits in RULES' free text, above its checked sections"
     after = rules.parse(text)
     assert after.problems == () and after.proven == before.proven
-    assert "## Memory: gitmem" in memrepo.read(".claude/gitmem.md")
+    assert "## Memory: gitmem" in memrepo.read("AGENTS.md")
     assert [v for v in check_worktree(memrepo.ws()) if v.is_error] == []
     again = snapshot(memrepo.path)
     init(memrepo.path, ["claude"])
@@ -190,15 +197,18 @@ def test_cursor_gets_its_server_and_an_always_applied_rule(tmp_path: Path) -> No
     assert begin("protocol") in rule and "not in Cursor's per-user memories" in rule
 
 
-def test_gemini_gets_its_trusted_server_and_the_protocol_in_gemini_md(tmp_path: Path) -> None:
+def test_gemini_gets_its_trusted_server_and_reads_the_protocol_from_agents_md(tmp_path: Path) -> None:
+    # Deliberately changed (issue 36): no GEMINI.md; Gemini CLI reads AGENTS.md by `context.fileName`.
     (tmp_path / ".gemini").mkdir()
     (tmp_path / ".gemini" / "settings.json").write_text('{"theme": "Dracula"}')
     report = init(tmp_path, ["gemini"])
-    assert report.problems == [] and ".gemini/settings.json" in report.updated and "GEMINI.md" in report.created
+    assert report.problems == [] and ".gemini/settings.json" in report.updated and "AGENTS.md" in report.created
     settings = json.loads((tmp_path / ".gemini" / "settings.json").read_text())
-    assert settings == {"theme": "Dracula", "mcpServers": {"gitmem": {**LAUNCHED_MCP, "trust": True}}}
-    text = (tmp_path / "GEMINI.md").read_text()
-    assert begin("protocol") in text and "not with Gemini CLI's `save_memory`" in text
+    assert settings == {"theme": "Dracula", "mcpServers": {"gitmem": {**LAUNCHED_MCP, "trust": True}},
+                        "context": {"fileName": ["GEMINI.md", "AGENTS.md"]}}
+    assert not (tmp_path / "GEMINI.md").exists() and "GEMINI.md" not in report.left_alone
+    text = (tmp_path / "AGENTS.md").read_text()
+    assert begin("protocol") in text and "Gemini CLI's `save_memory`" in text
 
 
 def test_the_templates_command_is_the_one_that_can_write_memory() -> None:
@@ -325,7 +335,7 @@ def test_a_launcher_of_an_older_gitmem_is_renewed_and_someone_elses_file_is_left
 
 def test_the_protocol_names_the_launcher_and_the_allow_list_lets_it_write_memory(tmp_path: Path) -> None:
     init(tmp_path, ["claude"])
-    assert f"`sh {LAUNCHER} log add …`" in (tmp_path / "CLAUDE.md").read_text()
+    assert f"`sh {LAUNCHER} log add …`" in (tmp_path / "AGENTS.md").read_text()
     assert f"Bash(sh {LAUNCHER} log add:*)" in claude_allow_list()
     assert not any("decision answer" in rule for rule in claude_allow_list())
 
@@ -350,3 +360,29 @@ def test_init_agent_warns_of_a_missing_agent_cli_and_never_of_an_mcp_sdk(
     again = cli(["init", str(tmp_path / "agent"), "--agent", "codex"], cwd=tmp_path)
     assert again.code == ExitCode.OK
     assert f"gitmem: warning: {warnings[0]}" in again.err.splitlines()
+
+
+def test_one_protocol_block_serves_every_cli_that_reads_agents_md(tmp_path: Path) -> None:
+    """Issue 36: written once, whatever the agents and in whatever order; each CLI's own file only points at it."""
+    init(tmp_path, ["codex"])
+    once = (tmp_path / "AGENTS.md").read_text()
+    init(tmp_path, ["claude", "gemini"])
+    assert (tmp_path / "AGENTS.md").read_text() == once
+    assert once.count(begin("protocol")) == 1 and once.count("## Memory: gitmem") == 1
+    assert (tmp_path / "CLAUDE.md").read_text() == f"{begin('protocol')}\n@AGENTS.md\n{end('protocol')}\n"
+    assert "AGENTS.md" in json.loads((tmp_path / ".gemini" / "settings.json").read_text())["context"]["fileName"]
+
+
+def test_an_older_inits_blocks_move_to_agents_md_and_the_users_text_stays(tmp_path: Path) -> None:
+    old = f"# Mine\n\nKeep this.\n\n{begin('protocol')}\n## Memory: gitmem\nold protocol\n{end('protocol')}\n"
+    (tmp_path / "CLAUDE.md").write_text(old)
+    (tmp_path / "GEMINI.md").write_text(old + "\nAnd this.\n")
+    (tmp_path / ".gemini").mkdir()
+    (tmp_path / ".gemini" / "settings.json").write_text('{"context": {"fileName": "CONTEXT.md"}}')
+    report = init(tmp_path, ["claude", "gemini"])
+    assert report.problems == []
+    assert (tmp_path / "CLAUDE.md").read_text() == f"# Mine\n\nKeep this.\n\n{begin('protocol')}\n@AGENTS.md\n" \
+                                                   f"{end('protocol')}\n"
+    assert (tmp_path / "GEMINI.md").read_text() == "# Mine\n\nKeep this.\n\nAnd this.\n"
+    settings = json.loads((tmp_path / ".gemini" / "settings.json").read_text())
+    assert settings["context"]["fileName"] == ["CONTEXT.md", "AGENTS.md"], "the user's own names stay"

@@ -18,7 +18,7 @@ COMMANDS: dict[str, str] = {
     "init": "init", "demo": "demo", "context": "context", "cycle": "cycle", "close": "close",
     "status": "status", "pending": "pending", "recall": "recall", "github": "github", "config": "config",
     "report": "report", "hook": "hook", "mcp": "mcp", "fleet": "fleet", "merge": "merge",
-    "merge-driver": "merge",
+    "merge-driver": "merge", "import": "interop", "export": "interop",
 }
 
 
@@ -68,6 +68,7 @@ def cli(ctx: click.Context, color: bool | None) -> None:
     Run:       gitmem context | cycle | close | status | recall QUERY | report
     Fleet:     gitmem fleet pending | fleet status | fleet report   (many agents, one human)
     Start:     gitmem init [DIR] [--agent claude|codex|cursor|gemini] | gitmem demo
+    Move in:   gitmem import claude|codex|gemini|cline|agent-memory-repo|notes | export --to FORMAT
     Sessions:  gitmem mcp | gitmem hook session-start|stop
     Complete:  eval "$(_GITMEM_COMPLETE=bash_source gitmem)"   (zsh_source, fish_source)
     """

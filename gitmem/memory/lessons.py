@@ -164,13 +164,17 @@ def event_text(day: date, cycle: int, text: str) -> str:
 
 
 def make_lesson(lesson_id: str, title: str, *, day: date, cycle: int, happened: str, why: str, change: str,
-                rule: str | None = None, supersedes: str | None = None) -> Lesson:
+                rule: str | None = None, supersedes: str | None = None,
+                more: tuple[tuple[str, str], ...] = ()) -> Lesson:
+    """A new open lesson; `more` are further fields (an imported lesson's Origin) written above its Status."""
     body = [*render_field("Happened", event_text(day, cycle, happened)), *render_field("Why", why),
             *render_field("Change", change)]
     if rule:
         body += render_field("Rule", rule)
     if supersedes:
         body += render_field("Supersedes", supersedes)
+    for key, value in more:
+        body += render_field(key, value)
     body += render_field("Status", "open")
     # Fields are parsed here too, so `.happened` / `.status` work before the lesson is written.
     return Lesson(lesson_id, title, tuple(body), fields=parse_fields(body, 1))

@@ -1,16 +1,22 @@
 """`gitmem init --agent claude|codex|cursor|gemini`: wire an agent CLI to the memory, merged into the user's files.
 
+The protocol is one managed block, written once, in `AGENTS.md`, which Codex reads, Claude Code reads through an
+import and Gemini CLI through its settings; a CLI gets a file of its own only where it needs one:
 - claude: `.claude/settings.json` (the session hooks, the gitmem MCP server enabled by name, and an allow-list
   of the memory-writing and reading subcommands and MCP tools, never `gitmem decision answer`), `.mcp.json`,
-  and the protocol as a managed block in `CLAUDE.md`;
-- codex: the protocol as a managed block in `AGENTS.md`; the server in `.codex/config.toml` with what Codex
+  and a one-line managed block `@AGENTS.md` in `CLAUDE.md`: Claude Code reads CLAUDE.md, and AGENTS.md only in
+  a folder without one (from 2.1.277; the release gitmem pins is older), and expands `@path` imports
+  (code.claude.com/docs/en/memory, "Import additional files"). An older init's protocol block in CLAUDE.md
+  becomes that line, in place;
+- codex: the protocol block in `AGENTS.md`; the server in `.codex/config.toml` with what Codex
   needs to use it unattended (`codex_server`), and a non-login shell so `gitmem` stays on PATH; the Codex
   command for scheduled cycles in gitmem.yaml (gitmem.scaffold.codex_recipe); and, as a step for the human, the
   command that trusts the project, without which Codex ignores `.codex/config.toml`;
 - cursor: the server in `.cursor/mcp.json`, and the protocol as a rule, `.cursor/rules/gitmem.mdc`;
-- gemini: the server in `.gemini/settings.json`, trusted (its memory tools run without a confirmation, as
-  Claude Code's allow-list lets them; none of them answers a decision), and the protocol as a managed block in
-  `GEMINI.md`, Gemini CLI's context file.
+- gemini: in `.gemini/settings.json` the server, trusted (its memory tools run without a confirmation, as
+  Claude Code's allow-list lets them; none of them answers a decision), and `AGENTS.md` among the context files
+  (`context.fileName`, kept with GEMINI.md, or with the names the user set: geminicli.com/docs/cli/gemini-md); an
+  older init's protocol block in `GEMINI.md` is taken out, the rest of that file kept.
 
 Nothing is overwritten: JSON and TOML get only the missing keys (TOML through tomlkit, which keeps comments
 and layout), and a managed block, fenced by `<!-- gitmem:begin NAME -->` and `<!-- gitmem:end NAME -->`, is
@@ -20,10 +26,9 @@ hook and MCP entry runs the committed launcher `.gitmem/gitmem` (gitmem.sessions
 `.venv`, then PATH, then `python3 -m gitmem`), which every agent gets. Entries an older `init` wrote with a bare
 `gitmem` are brought up to date; any other entry of the user's is kept.
 
-When the agent's instructions file is itself the RULES file (`rules: CLAUDE.md`, `rules: AGENTS.md`), the block
-must not break RULES: for Claude Code the protocol goes to `.claude/gitmem.md`, which a one-line block in CLAUDE.md
-imports (`@.claude/gitmem.md`); for Codex, which has no imports, the block goes into RULES' free text, above
-`## Proven rules`. Either way the result is checked as RULES before it is written.
+When AGENTS.md or CLAUDE.md is itself the RULES file (`rules: AGENTS.md`, `rules: CLAUDE.md`), its block must not
+break RULES: it goes into RULES' free text, above `## Proven rules`, and the result is checked as RULES before it
+is written.
 """
 from __future__ import annotations
 
@@ -41,11 +46,13 @@ from gitmem.nofollow import files
 from gitmem.scaffold import codex_recipe
 from gitmem.sessions import launcher
 from gitmem.sessions.launcher import LAUNCHER, launcher_command, launcher_shell
-from gitmem.sessions.protocol import AGENT_COMMANDS, LAUNCHED, SERVER, protocol_text, tool_names
+from gitmem.sessions.protocol import AGENT_COMMANDS, LAUNCHED, SERVER, SHARED, protocol_text, tool_names
 
 AGENTS = ("claude", "codex", "cursor", "gemini")
 BLOCK = "protocol"
-CLAUDE_PROTOCOL = ".claude/gitmem.md"
+SHARED_FILE = "AGENTS.md"
+IMPORT_SHARED = f"@{SHARED_FILE}"      # Claude Code's import of the shared block
+GEMINI_CONTEXT_DEFAULT = ("GEMINI.md",)  # Gemini CLI's context file names when its settings name none
 HOOKS = (("SessionStart", launcher_shell("hook", "session-start")), ("Stop", launcher_shell("hook", "stop")))
 SERVER_SPEC = {"command": "sh", "args": launcher_command("mcp")[1:]}
 # Cursor may start servers from the home directory, but expands ${workspaceFolder}; where a host does not,
@@ -112,7 +119,9 @@ def setup(target: Path, agents: Sequence[str], record: Callable[[str, str], None
         if agent not in AGENTS:
             raise SetupProblem(f"unknown agent {agent!r}: choose {', '.join(AGENTS)}")
         for rel, change in _plan(agent, config):
-            record(rel, _apply(target, rel, change))
+            outcome = _apply(target, rel, change)
+            if outcome is not None:
+                record(rel, outcome)
         if agent == "codex":
             if load_config(target).agent.command != codex_recipe.CODEX_CYCLE_COMMAND:
                 step(codex_recipe.cycle_step())
@@ -137,33 +146,31 @@ Change = Callable[[str | None], str | None]      # old text (None: absent) -> ne
 
 
 def _plan(agent: str, config: Config) -> list[tuple[str, Change]]:
-    rules = config.path("rules")
-    text = protocol_text(config, agent=agent)
-    return [(LAUNCHER, _launcher), *_agent_plan(agent, config, rules, text)]
+    return [(LAUNCHER, _launcher), *_agent_plan(agent, config)]
 
 
-def _agent_plan(agent: str, config: Config, rules: str, text: str) -> list[tuple[str, Change]]:
+def _in_file(rel: str, body: str, config: Config) -> Change:
+    """The block holding `body` in `rel`: in RULES' free text when `rel` is the RULES file."""
+    return _rules_block(body, config) if rel == config.path("rules") else _block(body)
+
+
+def _agent_plan(agent: str, config: Config) -> list[tuple[str, Change]]:
+    if agent == "cursor":
+        return [(".cursor/mcp.json", _json(_server(CURSOR_SPEC))),
+                (".cursor/rules/gitmem.mdc", _block(protocol_text(config, agent="cursor"), head=CURSOR_RULE_HEAD))]
+    shared = (SHARED_FILE, _in_file(SHARED_FILE, protocol_text(config, agent=SHARED), config))
     if agent == "claude":
-        if rules == "CLAUDE.md":
-            block = [(CLAUDE_PROTOCOL, _block(text)),
-                     ("CLAUDE.md", _rules_block(f"@{CLAUDE_PROTOCOL}", config))]
-        else:
-            block = [("CLAUDE.md", _block(text))]
         return [(".claude/settings.json", _json(_claude_settings)), (".mcp.json", _json(_server(SERVER_SPEC))),
-                *block]
+                shared, ("CLAUDE.md", _in_file("CLAUDE.md", IMPORT_SHARED, config))]
     if agent == "codex":
-        agents_md = _rules_block(text, config) if rules == "AGENTS.md" else _block(text)
-        return [("AGENTS.md", agents_md), (".codex/config.toml", _codex_config), (CONFIG_NAME, _codex_cycles)]
-    if agent == "gemini":
-        gemini_md = _rules_block(text, config) if rules == "GEMINI.md" else _block(text)
-        return [(".gemini/settings.json", _json(_server(GEMINI_SPEC))), ("GEMINI.md", gemini_md)]
-    return [(".cursor/mcp.json", _json(_server(CURSOR_SPEC))),
-            (".cursor/rules/gitmem.mdc", _block(text, head=CURSOR_RULE_HEAD))]
+        return [shared, (".codex/config.toml", _codex_config), (CONFIG_NAME, _codex_cycles)]
+    return [(".gemini/settings.json", _json(_gemini_settings)), shared,
+            ("GEMINI.md", _without_block if config.path("rules") != "GEMINI.md" else lambda _old: None)]
 
 
-def _apply(target: Path, rel: str, change: Change) -> str:
+def _apply(target: Path, rel: str, change: Change) -> str | None:
     """Read and write through gitmem's trusted-file opener: a linked CLAUDE.md or `.claude/` is named and left
-    alone, never written through."""
+    alone, never written through. None when the file is missing and stays so (nothing to report)."""
     try:
         raw = files.read(target, rel)
         old = raw.decode("utf-8") if raw is not None else None
@@ -176,6 +183,8 @@ def _apply(target: Path, rel: str, change: Change) -> str:
         new = change(old.replace("\r\n", "\n") if old is not None else None)
     except SetupProblem as err:
         return str(err)
+    if new is None and old is None:
+        return None
     if new is None or (old is not None and new == old.replace("\r\n", "\n")):
         return "left alone"
     try:
@@ -212,6 +221,24 @@ def put_block(text: str, body: str, *, name: str = BLOCK, before: str | None = N
         return "\n".join([*lines[:at], fenced, "", *lines[at:]])
     stripped = text.rstrip("\n")
     return (stripped + "\n\n" if stripped else "") + fenced + "\n"
+
+
+def _without_block(old: str | None) -> str | None:
+    """`old` without gitmem's protocol block (an older init's, now in AGENTS.md), the rest kept; a file that was
+    nothing but the block is left empty rather than removed, being the user's to delete."""
+    if old is None or begin(BLOCK) not in old:
+        return None
+    lines = old.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.strip() == begin(BLOCK))
+    stop = next((i for i in range(start, len(lines)) if lines[i].strip() == end(BLOCK)), None)
+    if stop is None:
+        raise SetupProblem(f"the gitmem block `{begin(BLOCK)}` is not closed by `{end(BLOCK)}`; fix or remove it, "
+                           "then run `gitmem init --agent …` again")
+    after = stop + 1
+    if start > 0 and after < len(lines) and not lines[start - 1].strip() and not lines[after].strip():
+        after += 1          # the blank line the block stood between, once
+    text = "\n".join([*lines[:start], *lines[after:]]).strip("\n")
+    return text + "\n" if text else ""
 
 
 def _block(body: str, *, head: str = "") -> Change:
@@ -286,6 +313,19 @@ def _server(spec: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
             del servers[SERVER]
         servers.setdefault(SERVER, dict(spec))
     return merge
+
+
+def _gemini_settings(data: dict[str, Any]) -> None:
+    """The trusted server, and AGENTS.md among Gemini CLI's context files (`context.fileName`: a name or a list)."""
+    _server(GEMINI_SPEC)(data)
+    context = _table(data, "context")
+    names = context.get("fileName", list(GEMINI_CONTEXT_DEFAULT))
+    if isinstance(names, str):
+        names = [names]
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise SetupProblem("`context.fileName` must be a file name or a list of them; left alone")
+    if SHARED_FILE not in names:
+        context["fileName"] = [*names, SHARED_FILE]
 
 
 def _claude_settings(data: dict[str, Any]) -> None:

@@ -67,19 +67,21 @@ AGENT_COMMANDS = ("gitmem log add", "gitmem now add", "gitmem decision ask", "gi
 LAUNCHED = tuple(f"sh {LAUNCHER} {command.removeprefix('gitmem ')}" for command in AGENT_COMMANDS)
 
 
+SHARED = "agents"     # the one block in AGENTS.md, which every CLI that reads AGENTS.md shares
+
+
 def protocol_text(config: Config, *, agent: str) -> str:
-    """The memory protocol for an agent's instructions file (CLAUDE.md, AGENTS.md, a Cursor rule, GEMINI.md), in
-    Markdown."""
+    """The memory protocol for an agent's instructions file, in Markdown: `agent` SHARED for the one block in
+    AGENTS.md (Claude Code imports it from CLAUDE.md, Codex reads it, Gemini CLI by its `context.fileName`), or
+    "cursor" for Cursor's rule."""
     paths = {role: config.path(role) for role in ("now", "decisions", "log", "lessons", "rules")}
-    own = {"claude": " Use it instead of Claude Code's built-in per-user memory (auto memory, `#` notes): what "
-                     "you learn must be in the repository, where the next session and the scheduled agent read it.",
-           "codex": " Keep what you learn there, not in a per-user memory: the next session and the scheduled "
-                    "agent read only the repository.",
+    own = {SHARED: " Keep what you learn there, not in an agent CLI's per-user memory (Claude Code's auto memory "
+                   "and `#` notes, Codex's memories, Gemini CLI's `save_memory` and your per-user GEMINI.md): the "
+                   "next session and the scheduled agent read only the repository.",
            "cursor": " Keep what you learn there, not in Cursor's per-user memories: the next session and the "
-                     "scheduled agent read only the repository.",
-           "gemini": " Keep what you learn there, not with Gemini CLI's `save_memory` (your per-user GEMINI.md): "
-                     "the next session and the scheduled agent read only the repository."}[agent]
-    start = ("the memory the session-start hook gives you (or `gitmem context`)" if agent == "claude"
+                     "scheduled agent read only the repository."}[agent]
+    start = ("the memory the session-start hook gives you (Claude Code), or the `context` tool of the gitmem MCP "
+             "server (or `gitmem context`)" if agent == SHARED
              else "the memory: the `context` tool of the gitmem MCP server (or `gitmem context`)")
     return f"""## Memory: gitmem
 

@@ -1,0 +1,150 @@
+"""`gitmem import SOURCE` and `gitmem export --to FORMAT`: other agent CLIs' memories in and out."""
+from __future__ import annotations
+
+import json
+
+import click
+
+from gitmem.cli.common import json_option, workspace_option
+from gitmem.codes import (
+    EXPORT_TARGET_REFUSED,
+    IMPORT_FRONTMATTER_INVALID,
+    IMPORT_SOURCE_MISSING,
+    IMPORT_SOURCE_UNREADABLE,
+)
+from gitmem.errors import ExitCode, exit_codes_help
+
+SOURCES = ("claude", "codex", "gemini", "cline", "agent-memory-repo", "notes")
+EXPORT_FORMATS = ("agent-memory-repo", "claude", "codex", "gemini")
+
+IMPORT_EXIT_CODES = {
+    ExitCode.OK: "imported, or nothing new to import, or --dry-run",
+    ExitCode.VIOLATIONS: f"a source file cannot be read ({IMPORT_SOURCE_UNREADABLE.code}, "
+                         f"{IMPORT_FRONTMATTER_INVALID.code}) or the memory would not be valid; nothing was written",
+    ExitCode.USAGE: f"usage or config error, the source is not there ({IMPORT_SOURCE_MISSING.code}), not a git "
+                    "repository",
+}
+EXPORT_EXIT_CODES = {
+    ExitCode.OK: "exported",
+    ExitCode.VIOLATIONS: f"a file there is not one gitmem exported, or is a link ({EXPORT_TARGET_REFUSED.code}); "
+                         "nothing was written",
+    ExitCode.USAGE: "usage or config error, not a git repository",
+}
+
+
+@click.command("import", epilog=exit_codes_help(IMPORT_EXIT_CODES))
+@click.argument("source", metavar="SOURCE", type=click.Choice(SOURCES))
+@click.option("--from", "where", metavar="PATH", type=click.Path(file_okay=False, path_type=str),
+              help="Read the source's directory here instead of where its CLI keeps it for this project "
+                   "(required for agent-memory-repo, whose spec names no place).")
+@click.option("--dry-run", is_flag=True, help="Show what would land where; write nothing.")
+@json_option
+@workspace_option
+def import_command(source: str, where: str | None, dry_run: bool, as_json: bool, workspace: str | None) -> int:
+    """Bring another agent CLI's memory into this repository, for the human's review.
+
+    \b
+    SOURCE and where it is read (override with --from):
+      claude             Claude Code auto memory: $CLAUDE_CONFIG_DIR (~/.claude)/projects/<project>/memory/
+      codex              Codex memories: $CODEX_HOME (~/.codex)/memories/
+      gemini             `## Gemini Added Memories` in ~/.gemini/GEMINI.md and ./GEMINI.md
+                         (a private MEMORY.md folder: --from)
+      cline              Cline's memory bank: ./memory-bank/*.md
+      agent-memory-repo  an Agent Memory Repo's MEMORY.md (--from is required)
+      notes              ./CLAUDE.md, AGENTS.md, GEMINI.md outside gitmem's own blocks
+
+    Nothing imported is in force by itself: corrections land in LESSONS as open lessons (two confirmations by
+    later cycles promote one), other facts as proposals in one Pending decision per import, which lists all
+    the batch adds; each fact keeps its origin (source, file:line, the day written there). Importing again
+    adds nothing; a fact edited in the source supersedes its earlier import. Secrets are masked. Commit the
+    changed memory files yourself.
+    """
+    import os
+    from pathlib import Path
+
+    from gitmem.cli.write import _memory
+    from gitmem.interop.importing import as_data, collect, land, planned
+
+    writer, ws, _ = _memory(workspace)
+    batch = collect(source, ws, where=Path(where).expanduser() if where else None, environ=os.environ,
+                    home=Path.home())
+    landed = None
+    with writer.locked():       # the plan is made against the memory the batch is written over, not an older one
+        result = planned(batch, ws)
+        if not dry_run:
+            landed = land(batch, result, writer, command=f"gitmem import {source}")
+    data = as_data(batch, result)
+    if landed is not None:
+        data["written"] = {"lessons": list(landed.lessons), "decision": landed.decision}
+    if as_json:
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return ExitCode.OK
+    _show_plan(data, dry_run=dry_run)
+    if landed is not None and landed.decision is not None:
+        files = f"{ws.config.path('lessons')} and {ws.config.path('decisions')}"
+        click.echo(f"Wrote {', '.join(landed.lessons) or 'no lessons'} and {landed.decision}, which lists the "
+                   f"batch for your review; commit {files}.")
+    return ExitCode.OK
+
+
+def _show_plan(data: dict[str, object], *, dry_run: bool) -> None:
+    from gitmem.memory.text import printable
+
+    verb = "would land" if dry_run else "lands"
+    for kind, where in (("lessons", "LESSONS, an open lesson"), ("proposals", "DECISIONS, a proposal")):
+        for item in data[kind]:  # type: ignore[attr-defined]
+            also = f"; supersedes {item['supersedes']}" if item["supersedes"] else ""
+            click.echo(f"{item['file']}:{item['line']}: {verb} in {where}{also}: {printable(item['text'])[:100]}")
+    for item in data["skipped"]:  # type: ignore[attr-defined]
+        click.echo(f"{item['file']}:{item['line']}: skipped, {item['reason']}")
+    if not data["lessons"] and not data["proposals"]:
+        click.echo("Nothing new to import.")
+
+
+@click.command("export", epilog=exit_codes_help(EXPORT_EXIT_CODES))
+@click.option("--to", "fmt", type=click.Choice(EXPORT_FORMATS), required=True, help="The format to write.")
+@click.option("--out", metavar="DIR", type=click.Path(file_okay=False, path_type=str),
+              help="The directory to write into.")
+@click.option("--cli-location", is_flag=True,
+              help="Write where the CLI reads memory for this project instead (claude: its auto memory folder; "
+                   "codex: $CODEX_HOME/memories; gemini: ~/.gemini/GEMINI.md). Its own files there are never "
+                   "overwritten: only files an earlier export wrote.")
+@json_option
+@workspace_option
+def export_command(fmt: str, out: str | None, cli_location: bool, as_json: bool, workspace: str | None) -> int:
+    """Write the memory in force as another CLI's memory files: the proven rules, open lessons, resolved
+    decisions and the top NOW block, each naming its entry (`[gitmem: L-0003]`), an imported one with its
+    origin, under a pointer back to this repository, which stays the record.
+
+    Either --out DIR or --cli-location is required: nothing is written into a CLI's own memory unless asked.
+    Importing an export back adds nothing.
+    """
+    import os
+    from pathlib import Path
+
+    from gitmem.cli.common import UsageError, open_workspace
+    from gitmem.interop import export
+    from gitmem.interop.importing import FORMATS
+
+    if (out is None) == (not cli_location):
+        raise UsageError("give --out DIR or --cli-location (one of them)")
+    ws = open_workspace(workspace)
+    if out is not None:
+        target = Path(out).expanduser()
+    else:
+        roots = FORMATS[fmt].default_roots(ws, os.environ, Path.home())
+        if not roots:
+            raise UsageError(f"{fmt} has no place a CLI reads it from: give --out DIR")
+        target = roots[0]
+    found = export.items(ws)
+    today = ws.clock()().date()
+    written = export.write(target, export.render(fmt, found, export.record_of(ws), today))
+    if as_json:
+        click.echo(json.dumps({"format": fmt, "directory": str(target), "files": written,
+                               "entries": [item.ref for item in found]}, indent=2))
+    else:
+        click.echo(f"Exported {len(found)} entries as {fmt} to {target}: {', '.join(written)}")
+    return ExitCode.OK
+
+
+COMMANDS = (import_command, export_command)

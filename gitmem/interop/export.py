@@ -1,0 +1,162 @@
+"""`gitmem export --to FORMAT`: the memory in force, written where another CLI reads memory.
+
+What is exported: the proven rules, the standing (open) lessons, the resolved decisions and the top NOW block,
+each naming its entry (`[gitmem: L-0003]`) so that importing the export back adds nothing
+(gitmem.interop.plan), and an imported lesson or an accepted proposal keeps its origin. Every file written opens
+with a pointer back to the repository, the record: the files are a copy to read, and are rewritten whole by the
+next export. A file there that does not carry that pointer is someone's own and is never overwritten (GM953);
+nothing is written through a link.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from gitmem import codes
+from gitmem.checks.violation import Violation
+from gitmem.errors import ExitCode, GitmemError
+from gitmem.interop import agent_memory_repo, gemini
+from gitmem.interop.facts import normalized
+from gitmem.interop.plan import ORIGIN_FIELD
+from gitmem.memory import decisions, lessons, now, rules
+from gitmem.nofollow import files
+from gitmem.workspace import Workspace
+
+FORMATS = ("agent-memory-repo", "claude", "codex", "gemini")
+MARKER = "<!-- exported by gitmem"
+_SLUG_RE = re.compile(r"[^A-Za-z0-9]+")
+
+
+class ExportRefused(GitmemError):
+    """A file in the target is not gitmem's export, or cannot be written safely; nothing was written."""
+
+    exit_code = ExitCode.VIOLATIONS
+
+
+@dataclass(frozen=True)
+class Item:
+    """One entry in force: `ref` names it in the repository (R-03, L-0003, D-0004, NOW)."""
+
+    ref: str
+    kind: str            # rule | lesson | decision | now
+    title: str
+    text: str            # one line
+    more: tuple[str, ...] = ()       # further lines (an accepted import's proposals, with their origins)
+    day: date | None = None
+
+    def line(self) -> str:
+        return f"{self.text} [gitmem: {self.ref}]"
+
+
+def items(ws: Workspace) -> list[Item]:
+    found: list[Item] = []
+    for rule in rules.parse(ws.read("rules")).proven:
+        found.append(Item(rule.id, "rule", rule.text, f"{rule.id} (proven rule): {normalized(rule.text)}"))
+    for lesson in lessons.parse(ws.read("lessons")).lessons:
+        if not lesson.is_open:
+            continue
+        origin = lesson.get(ORIGIN_FIELD)
+        text = f"{lesson.id} (lesson, open): {lesson.title}. Change: {normalized(lesson.get('Change') or '')}"
+        text += f" (origin: {normalized(origin)})" if origin else ""
+        happened = lesson.happened
+        found.append(Item(lesson.id, "lesson", lesson.title, text, day=happened.day if happened else None))
+    doc = decisions.parse(ws.read("decisions"))
+    for item in (*doc.pending, *doc.resolved):
+        if not item.is_answered:
+            continue
+        answered = item.answered
+        text = f"{item.id} (decision): {item.title}. Answer: {normalized(item.get('Answer') or '')}"
+        more = tuple(line.strip() for line in (item.get("Context") or "").split("\n") if line.strip())
+        found.append(Item(item.id, "decision", item.title, text, more, answered[0].day if answered else None))
+    top = now.parse(ws.read("now"), max_blocks=1).top
+    if top is not None:
+        parts = "; ".join(f"{key}: {normalized(top.get(key) or '')}" for key in ("Did", "Human", "Next"))
+        found.append(Item("NOW", "now", "Now", f"NOW ({top.heading().removeprefix('## ')}): {parts}",
+                          day=top.when.day))
+    return found
+
+
+def pointer(record: str) -> str:
+    return (f"{MARKER} from {record} -->\nThis memory is exported from the gitmem repository {record}, which is "
+            "the record: change the memory there (`gitmem`), not here. The next `gitmem export` rewrites this file.")
+
+
+def _bullet(item: Item) -> str:
+    return "\n".join([f"- {item.line()}", *(f"  {line}" for line in item.more)])
+
+
+def render(fmt: str, found: list[Item], record: str, today: date) -> dict[str, str]:
+    """The files of `fmt`, by path relative to the target directory; `today` (the clock's) dates an entry that
+    carries no day of its own (a rule) where the format needs one."""
+    head = pointer(record)
+    if fmt == "agent-memory-repo":
+        lines = [f"- {item.line()} [source: gitmem {item.kind} {item.ref}; added: "
+                 f"{(item.day or today).isoformat()}]" + "".join(f"\n  {m}" for m in item.more)
+                 for item in found]
+        return {agent_memory_repo.ENTRY: f"# Memory\n\n{head}\n\n## Index\n\n" + "\n".join(lines) + "\n"}
+    if fmt == "gemini":
+        body = "\n".join(_bullet(item) for item in found)
+        return {gemini.CONTEXT_FILE: f"# gitmem\n\n{head}\n\n## {gemini.SECTION}\n\n{body}\n"}
+    if fmt == "codex":
+        body = "\n".join(_bullet(item) for item in found)
+        return {"MEMORY.md": f"# Memory\n\n{head}\n\n{body}\n",
+                "memory_summary.md": f"# Memory summary\n\n{head}\n\nMEMORY.md holds {len(found)} entries: the "
+                                     "proven rules, open lessons, resolved decisions and the latest NOW block.\n"}
+    topics = {f"gitmem-{_SLUG_RE.sub('-', item.ref).strip('-').lower()}.md": item for item in found}
+    out = {name: (f"---\nname: {name.removesuffix('.md')}\ndescription: {_yaml_line(item.title)}\n"
+                  f"type: {'feedback' if item.kind in ('rule', 'lesson') else 'project'}\n---\n"
+                  f"{MARKER} from {record} -->\n{item.line()}\n" + "".join(f"{m}\n" for m in item.more))
+           for name, item in topics.items()}
+    index = "\n".join(f"- [{_yaml_line(item.title)}]({name}) — {item.kind} {item.ref}" for name, item in topics.items())
+    out["MEMORY.md"] = f"# Memory\n\n{head}\n\n{index}\n"
+    return out
+
+
+def _yaml_line(text: str) -> str:
+    """A one-line value safe in YAML and in a markdown link: no quotes, brackets or colons to misread."""
+    return re.sub(r"[\"'\[\]:#{}]", " ", normalized(text)).strip() or "entry"
+
+
+def _ours(data: bytes) -> bool:
+    return MARKER.encode() in data[:4096]
+
+
+def write(target: Path, written: dict[str, str]) -> list[str]:
+    """Write the files into `target`, and remove the earlier export's files that this one no longer has.
+    Everything is checked before anything is written."""
+    target.mkdir(parents=True, exist_ok=True)
+    problems: list[Violation] = []
+    stale: list[str] = []
+    for rel in written:
+        what = files.problem(target, rel)
+        if what is not None:
+            problems.append(Violation.of(codes.EXPORT_TARGET_REFUSED, str(target / rel), 1, what=what,
+                                         fix="move it away, or export to another directory with --out"))
+            continue
+        old = files.read(target, rel)
+        if old is not None and not _ours(old):
+            problems.append(Violation.of(
+                codes.EXPORT_TARGET_REFUSED, str(target / rel), 1, what="is not a file gitmem exported; left alone",
+                fix="move it away or import it first (`gitmem import`), or export to another directory with --out"))
+    for entry in sorted(target.glob("gitmem-*.md")):
+        if entry.name not in written and entry.is_file() and not entry.is_symlink():
+            data = files.read(target, entry.name)
+            if data is not None and _ours(data):
+                stale.append(entry.name)
+    if problems:
+        raise ExportRefused(f"cannot export to {target}: nothing was written", problems)
+    for rel, text in written.items():
+        files.write(target, rel, text.encode("utf-8"))
+    for rel in stale:
+        files.remove(target, rel)
+    return sorted(written)
+
+
+def record_of(ws: Workspace) -> str:
+    """How the pointer names the repository: its `origin` remote's URL, else its directory."""
+    from gitmem import gitio
+
+    url = gitio.config_value(ws.repo, "remote.origin.url") or str(ws.root)
+    return re.sub(r"//[^/@]*@", "//", url)       # never a token from a URL's user part

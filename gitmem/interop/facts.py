@@ -1,0 +1,89 @@
+"""A fact read from another CLI's memory, and the origin line that stays beside it in gitmem's memory.
+
+The origin names the source, the file and line, the date it was written there, and a key of the source, file
+and text: re-importing the same fact finds its key and adds nothing (gitmem.interop.plan).
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from datetime import date
+
+from gitmem.memory.text import SEP
+
+LESSON = "lesson"          # lands in LESSONS, open: it awaits confirmations like any lesson
+PROPOSAL = "proposal"      # listed in the batch's decision, for the human to accept
+# A fact exported from a gitmem repository names the entry it came from; importing it back adds nothing.
+EXPORTED_RE = re.compile(r"\[gitmem: ((?:L|D)-[0-9]{4,18}|R-[0-9]{2,}|NOW)\]")
+_ORIGIN_RE = re.compile(r"^(?P<source>[a-z][a-z-]*) · (?P<file>.+):(?P<line>[0-9]+) · written (?P<written>"
+                        r"[0-9]{4}-[0-9]{2}-[0-9]{2}|unknown) · key (?P<key>[0-9a-f]{12})(?: · as (?P<anchor>.+))?$")
+_SPACE_RE = re.compile(r"\s+")
+
+
+def normalized(text: str) -> str:
+    """The text as its key counts it: runs of white space are one space."""
+    return _SPACE_RE.sub(" ", text).strip()
+
+
+def fact_key(source: str, file: str, text: str) -> str:
+    return hashlib.sha256(f"{source}\0{file}\0{normalized(text)}".encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where an imported fact came from, as written in its `- Origin:` field (lessons) or its decision line."""
+
+    source: str
+    file: str
+    line: int
+    written: date | None
+    key: str
+    anchor: str | None = None
+
+    def render(self) -> str:
+        written = self.written.isoformat() if self.written else "unknown"
+        tail = f"{SEP}as {self.anchor}" if self.anchor else ""
+        return f"{self.source}{SEP}{self.file}:{self.line}{SEP}written {written}{SEP}key {self.key}{tail}"
+
+
+def parse_origin(text: str) -> Origin | None:
+    match = _ORIGIN_RE.match(normalized(text))
+    if match is None:
+        return None
+    written = None if match["written"] == "unknown" else date.fromisoformat(match["written"])
+    return Origin(match["source"], match["file"], int(match["line"]), written, match["key"], match["anchor"])
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One fact of a source. `anchor` is a name the source gives it that survives an edit of its text (a Claude
+    Code topic file's name); `why` and `how` are the reasons and the change a correction names, when it does."""
+
+    source: str
+    file: str
+    line: int
+    text: str
+    kind: str
+    written: date | None
+    anchor: str | None = None
+    why: str | None = None
+    how: str | None = None
+
+    @property
+    def key(self) -> str:
+        return fact_key(self.source, self.file, self.text)
+
+    @property
+    def origin(self) -> Origin:
+        return Origin(self.source, self.file, self.line, self.written, self.key, self.anchor)
+
+    @property
+    def exported_from(self) -> str | None:
+        """The gitmem entry this fact was exported from (`[gitmem: L-0003]`), or None."""
+        match = EXPORTED_RE.search(self.text)
+        return match.group(1) if match else None
+
+    def title(self, limit: int = 72) -> str:
+        first = normalized(self.text.split("\n", 1)[0].lstrip("#").strip()).rstrip(".") or "imported fact"
+        return first if len(first) <= limit else first[:limit - 1].rstrip() + "…"

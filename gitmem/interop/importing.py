@@ -1,0 +1,155 @@
+"""`gitmem import SOURCE`: read a source, plan the batch against the memory, and land it for the human's review.
+
+Nothing imported becomes a rule or a resolved decision by itself: corrections land as open lessons (two
+confirmations by later cycles promote one, as any lesson), the other facts as proposals, and one Pending decision
+per batch lists everything the batch adds, each fact with its origin beside it. Secrets in imported text are
+masked here, the one place a fact enters gitmem.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import ModuleType
+
+from gitmem import secrets
+from gitmem.interop import agent_memory_repo, claude_code, cline, codex, gemini, notes
+from gitmem.interop.facts import Fact, normalized
+from gitmem.interop.plan import ORIGIN_FIELD, REPLACES_FIELD, ImportPlan, ImportStep, entries, known, plan
+from gitmem.interop.sources import Reader, SourceMissing, SourceProblem, missing, shown_dir
+from gitmem.memory.lessons import Lesson
+from gitmem.memory_writer import BatchDecision, MemoryWriter, NewLesson
+from gitmem.workspace import Workspace
+
+FORMATS: dict[str, ModuleType] = {module.NAME: module for module in
+                                  (claude_code, codex, gemini, cline, agent_memory_repo, notes)}
+
+
+@dataclass(frozen=True)
+class Batch:
+    source: str
+    places: tuple[str, ...]        # the directories read, as origins name them
+    facts: tuple[Fact, ...]
+
+
+@dataclass(frozen=True)
+class Landed:
+    lessons: tuple[str, ...]
+    decision: str | None
+
+
+def masked(fact: Fact, environ: Mapping[str, str]) -> Fact:
+    values = secrets.env_values(environ)
+
+    def scrub(text: str | None) -> str | None:
+        return secrets.redact(text, values, mark=secrets.MASK) if text else text
+
+    return replace(fact, file=scrub(fact.file) or "", text=scrub(fact.text) or "", why=scrub(fact.why),
+                   how=scrub(fact.how))
+
+
+def collect(source: str, workspace: Workspace, *, where: Path | None, environ: Mapping[str, str],
+            home: Path) -> Batch:
+    """Every fact of `source`, read where its CLI keeps it (or at `where`); SourceProblem names each file that
+    cannot be read, SourceMissing says when there is nothing at all."""
+    module = FORMATS[source]
+    project = workspace.root
+    roots = [where] if where is not None else module.default_roots(workspace, environ, home)
+    present = [root for root in roots if root.is_dir()]
+    if not roots:
+        raise SourceMissing(f"the {module.WHAT} has no place of its own: name its directory with --from PATH")
+    if not present:
+        raise missing(roots[0], module.WHAT)
+    facts: list[Fact] = []
+    problems = []
+    places = []
+    for root in present:
+        reader = Reader(root)
+        prefix = shown_dir(root, project, home)
+        places.append(prefix)
+        if module is notes:
+            facts += notes.read(reader, prefix, skip=(workspace.config.path("rules"),))
+        else:
+            facts += module.read(reader, prefix)
+        problems += reader.problems
+    if problems:
+        raise SourceProblem(f"cannot import the {module.WHAT}: {len(problems)} problem(s); nothing was imported",
+                            sorted(problems, key=lambda v: (v.path, v.line)))
+    return Batch(source, tuple(places), tuple(masked(fact, environ) for fact in facts))
+
+
+def planned(batch: Batch, workspace: Workspace) -> ImportPlan:
+    texts = workspace.read("lessons"), workspace.read("decisions")
+    return plan(batch.facts, known(*texts), entries(*texts, workspace.read("rules")))
+
+
+def _lesson(step: ImportStep) -> NewLesson:
+    fact = step.fact
+    written = fact.written.isoformat() if fact.written else "an unknown day"
+    more = [(ORIGIN_FIELD, fact.origin.render())]
+    if step.supersedes is not None:
+        more.append((REPLACES_FIELD, f"{step.supersedes.where} (its text was edited in {fact.source})"))
+    return NewLesson(
+        title=fact.title(),
+        happened=f"imported from {fact.source} ({fact.file}:{fact.line}, written there {written}):\n{fact.text}",
+        why=fact.why or f"{fact.source} kept it as a memory; it is not yet confirmed in this repository",
+        change=normalized(fact.text) + (f"\nHow to apply: {fact.how}" if fact.how else ""), more=tuple(more))
+
+
+def proposal_line(number: int, step: ImportStep) -> str:
+    line = f"P{number}: {normalized(step.fact.text)} (origin: {step.fact.origin.render()})"
+    return line + (f" — replaces {step.supersedes.where}" if step.supersedes is not None else "")
+
+
+def _describe(batch: Batch, result: ImportPlan, command: str) -> Callable[[list[Lesson]], BatchDecision]:
+    def describe(added: list[Lesson]) -> BatchDecision:
+        retire: dict[str, str] = {}
+        lines = [f"`{command}` read {', '.join(batch.places)}."]
+        if added:
+            ids = ", ".join(lesson.id for lesson in added)
+            lines.append(f"Lessons added, open until two later cycles confirm each: {ids}.")
+        # An open lesson the source edited is retired; a promoted one stays as its rule's provenance, and the
+        # new fact's Replaces line names it.
+        for lesson, step in zip(added, result.lessons, strict=True):
+            old = step.supersedes
+            if old is not None and old.open_lesson:
+                retire[old.where] = f"retired — superseded by {lesson.id}: its text was edited in {batch.source}"
+        for step in result.proposals:
+            old = step.supersedes
+            if old is not None and old.open_lesson:
+                retire[old.where] = f"retired — superseded by a proposal of this import: edited in {batch.source}"
+        if result.proposals:
+            lines.append("Proposed as standing facts of this project, none in force until you accept it:")
+            lines += [proposal_line(number, step) for number, step in enumerate(result.proposals, 1)]
+        count = len(added) + len(result.proposals)
+        title = f"Accept {count} fact{'s' if count != 1 else ''} imported from {batch.source}"
+        recommendation = ("Review each: answer with the proposals you accept (`P1 P3`, `all` or `none`); retire an "
+                          "imported lesson you reject (`- Status: retired — …`)" if result.proposals else
+                          "Keep the lessons open for confirmation, or retire one you reject (`- Status: retired — …`)")
+        return BatchDecision(title, "\n".join(lines), recommendation, retire)
+    return describe
+
+
+def land(batch: Batch, result: ImportPlan, writer: MemoryWriter, *, command: str) -> Landed:
+    """Write the batch: its lessons and its one decision (nothing when the plan adds nothing)."""
+    if not result.steps:
+        return Landed((), None)
+    added, decision = writer.import_batch([_lesson(step) for step in result.lessons],
+                                          _describe(batch, result, command))
+    return Landed(tuple(lesson.id for lesson in added), decision.id)
+
+
+def as_data(batch: Batch, result: ImportPlan) -> dict[str, object]:
+    """What `--dry-run` and `--json` show: where each fact would land, and what it would supersede."""
+    def fact_data(fact: Fact) -> dict[str, object]:
+        return {"file": fact.file, "line": fact.line, "text": fact.text, "origin": fact.origin.render(),
+                "written": fact.written.isoformat() if fact.written else None, "key": fact.key}
+
+    def step_data(step: ImportStep) -> dict[str, object]:
+        return {**fact_data(step.fact), "lands": "LESSONS" if step in result.lessons else "DECISIONS",
+                "supersedes": step.supersedes.where if step.supersedes else None}
+
+    return {"source": batch.source, "read": list(batch.places),
+            "lessons": [step_data(s) for s in result.lessons], "proposals": [step_data(s) for s in result.proposals],
+            "skipped": [{**fact_data(s.fact), "reason": s.reason} for s in result.skipped]}
+

@@ -1,0 +1,53 @@
+"""Plain notes a team keeps in `CLAUDE.md`, `AGENTS.md` or `GEMINI.md`: every bullet item and paragraph outside
+gitmem's own managed blocks (`<!-- gitmem:begin … -->`), outside Gemini's `## Gemini Added Memories` section (the
+`gemini` source reads it) and other than `@path` import lines. The file that is the RULES file is gitmem's own and
+is never read. Notes land as proposals."""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from gitmem.interop.facts import PROPOSAL, Fact
+from gitmem.interop.gemini import SECTION
+from gitmem.interop.shapes import blocks
+from gitmem.interop.sources import Reader
+from gitmem.workspace import Workspace
+
+NAME = "notes"
+WHAT = "notes in CLAUDE.md, AGENTS.md or GEMINI.md"
+FILES = ("CLAUDE.md", "AGENTS.md", "GEMINI.md")
+_BEGIN_RE = re.compile(r"^<!-- gitmem:begin (\S+) -->$")
+
+
+def default_roots(workspace: Workspace, environ: Mapping[str, str], home: Path) -> list[Path]:
+    return [workspace.root]
+
+
+def outside_blocks(text: str) -> str:
+    """`text` with gitmem's managed blocks and the Gemini section blanked, lines kept so numbers stay true."""
+    lines, kept, inside, gemini = text.split("\n"), [], None, False
+    for line in lines:
+        stripped = line.strip()
+        begin = _BEGIN_RE.match(stripped)
+        if inside is None and begin:
+            inside = begin.group(1)
+        if stripped.startswith("## ") or stripped.startswith("# "):
+            gemini = stripped == f"## {SECTION}"
+        skip = inside is not None or gemini or stripped.startswith("@")
+        kept.append("" if skip else line)
+        if inside is not None and stripped == f"<!-- gitmem:end {inside} -->":
+            inside = None
+    return "\n".join(kept)
+
+
+def read(reader: Reader, prefix: str, *, skip: tuple[str, ...] = ()) -> list[Fact]:
+    facts = []
+    for name in FILES:
+        if name in skip:
+            continue
+        loaded = reader.read(name)
+        if loaded is not None:
+            facts += [Fact(NAME, f"{prefix}/{name}", block.line, block.text, PROPOSAL, loaded.written)
+                      for block in blocks(outside_blocks(loaded.text))]
+    return facts

@@ -1,0 +1,139 @@
+"""What a batch of facts changes: which are new, which supersede an earlier import, which are already there.
+
+A fact is known by its key (source, file, text: gitmem.interop.facts). One whose key an earlier import wrote adds
+nothing. One whose key is new, from a file an earlier import read, and whose earlier fact has left the source, is
+that fact edited: it supersedes it (matched by the name the source gives it, else by the words they share),
+rather than standing beside it as a duplicate. A fact exported from a gitmem repository names its entry there
+(`[gitmem: L-0003]`) and is that entry, not a new fact.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from gitmem.interop.facts import LESSON, Fact, Origin, normalized, parse_origin
+from gitmem.memory import decisions, lessons
+
+ORIGIN_FIELD = "Origin"          # a lesson's field naming where an imported lesson came from
+REPLACES_FIELD = "Replaces"      # an imported lesson's field naming the earlier import it supersedes
+# One proposal of an import's decision: `P2: text (origin: …)`, and ` — replaces D-0004 P1` when it supersedes.
+PROPOSAL_RE = re.compile(r"^(P[0-9]+): (.*) \(origin: (.*?)\)"
+                         r"(?: — replaces ((?:D-[0-9]{4,18} P[0-9]+)|L-[0-9]{4,18}))?$")
+# How many of their words two texts must share to be one fact edited (of the words of both).
+SAME_FACT = 0.5
+_WORD_RE = re.compile(r"\w+")
+
+
+@dataclass(frozen=True)
+class Known:
+    """A fact an earlier import wrote: `where` is its lesson (`L-0003`) or its proposal (`D-0004 P2`)."""
+
+    origin: Origin
+    where: str
+    text: str
+    replaced: bool          # a later import superseded it
+    open_lesson: bool = False   # an open lesson, which a superseding import retires (a promoted one stays)
+
+
+@dataclass(frozen=True)
+class ImportStep:
+    fact: Fact
+    supersedes: Known | None = None
+
+
+@dataclass(frozen=True)
+class Skipped:
+    fact: Fact
+    reason: str
+
+
+@dataclass(frozen=True)
+class ImportPlan:
+    steps: tuple[ImportStep, ...]
+    skipped: tuple[Skipped, ...]
+
+    @property
+    def lessons(self) -> list[ImportStep]:
+        return [step for step in self.steps if step.fact.kind == LESSON]
+
+    @property
+    def proposals(self) -> list[ImportStep]:
+        return [step for step in self.steps if step.fact.kind != LESSON]
+
+
+def known(lessons_text: str, decisions_text: str) -> list[Known]:
+    """Every imported fact the memory holds: lessons with an Origin, and the proposals of import decisions."""
+    found: list[Known] = []
+    replaced: set[str] = set()
+    for lesson in lessons.parse(lessons_text).lessons:
+        origin = parse_origin(lesson.get(ORIGIN_FIELD) or "")
+        if origin is not None:
+            found.append(Known(origin, lesson.id, lesson.get("Change") or "", lesson.status.startswith("retired"),
+                               lesson.is_open))
+        if (earlier := (lesson.get(REPLACES_FIELD) or "").split(" ", 1)[0]):
+            replaced.add(earlier)
+    doc = decisions.parse(decisions_text)
+    for decision in (*doc.pending, *doc.resolved):
+        for line in (decision.get("Context") or "").split("\n"):
+            match = PROPOSAL_RE.match(line.strip())
+            origin = parse_origin(match.group(3)) if match else None
+            if match is None or origin is None:
+                continue
+            found.append(Known(origin, f"{decision.id} {match.group(1)}", match.group(2), False))
+            if match.group(4):
+                replaced.add(match.group(4))
+    return [Known(k.origin, k.where, k.text, k.replaced or k.where in replaced, k.open_lesson) for k in found]
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD_RE.findall(text.lower()))
+
+
+def _likeness(a: str, b: str) -> float:
+    left, right = _words(a), _words(b)
+    return len(left & right) / len(left | right) if left | right else 0.0
+
+
+def _superseded(fact: Fact, candidates: list[Known]) -> Known | None:
+    same_file = [k for k in candidates if k.origin.source == fact.source and k.origin.file == fact.file]
+    if fact.anchor is not None:
+        return next((k for k in same_file if k.origin.anchor == fact.anchor), None)
+    scored = [(_likeness(fact.text, k.text), k) for k in same_file if k.origin.anchor is None]
+    best = max(scored, key=lambda pair: pair[0], default=None)
+    return best[1] if best is not None and best[0] >= SAME_FACT else None
+
+
+def entries(lessons_text: str, decisions_text: str, rules_text: str) -> set[str]:
+    """The IDs of the repository's entries an export can name (and NOW): an exported fact that names one of them
+    is that entry; one that names an entry this repository does not have is imported like any other."""
+    from gitmem.memory import rules
+
+    doc = decisions.parse(decisions_text)
+    return {"NOW", *(lesson.id for lesson in lessons.parse(lessons_text).lessons),
+            *(item.id for item in (*doc.pending, *doc.resolved)), *(rule.id for rule in rules.parse(rules_text).all)}
+
+
+def plan(facts: Sequence[Fact], memory: Sequence[Known], present: set[str]) -> ImportPlan:
+    by_key = {k.origin.key: k for k in memory}
+    in_source = {fact.key for fact in facts}
+    left = [k for k in memory if k.origin.key not in in_source and not k.replaced]
+    steps: list[ImportStep] = []
+    skipped: list[Skipped] = []
+    seen: set[str] = set()
+    for fact in facts:
+        if (entry := fact.exported_from) is not None and entry in present:
+            skipped.append(Skipped(fact, f"exported from this repository's {entry}, which is the record"))
+        elif fact.key in by_key:
+            skipped.append(Skipped(fact, f"already imported ({by_key[fact.key].where})"))
+        elif fact.key in seen:
+            skipped.append(Skipped(fact, "the same fact again in this file"))
+        elif not normalized(fact.text):
+            skipped.append(Skipped(fact, "empty"))
+        else:
+            old = _superseded(fact, left)
+            if old is not None:
+                left.remove(old)
+            steps.append(ImportStep(fact, old))
+        seen.add(fact.key)
+    return ImportPlan(tuple(steps), tuple(skipped))

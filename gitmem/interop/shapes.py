@@ -1,0 +1,103 @@
+"""The few shapes of markdown the CLIs' memory files share: a YAML frontmatter, `##` sections, bullet items and
+paragraphs, each with the line it starts on (an origin names it)."""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+_BULLET_RE = re.compile(r"^[-*+] (?:\[[ xX]\] )?(.*)$")
+_FENCE_RE = re.compile(r"^\s*(```|~~~)")
+_HEADING_RE = re.compile(r"^(#{1,6}) (.*)$")
+
+
+@dataclass(frozen=True)
+class Block:
+    line: int          # 1-based, in the whole file
+    text: str          # its lines joined with "\n", the bullet marker taken off
+    heading: str       # the nearest `##` (or deeper) heading above it, "" before any
+    bullet: bool
+
+
+@dataclass(frozen=True)
+class Frontmatter:
+    meta: dict[str, Any]
+    body: str
+    body_line: int            # the line the body starts on
+    problem: tuple[int, str] | None = None    # (line, what) when the frontmatter does not parse
+
+
+def frontmatter(text: str) -> Frontmatter:
+    """Split a `---` YAML frontmatter off `text` (Claude Code's topic files open with one)."""
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---":
+        return Frontmatter({}, text, 1)
+    try:
+        close = next(i for i in range(1, len(lines)) if lines[i].strip() in ("---", "..."))
+    except StopIteration:
+        return Frontmatter({}, text, 1, (1, "opens a frontmatter with `---` and never closes it"))
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    try:
+        meta = YAML(typ="safe", pure=True).load("\n".join(lines[1:close]))
+    except YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = 2 + (mark.line if mark is not None else 0)
+        return Frontmatter({}, text, 1, (line, f"has a frontmatter that is not YAML ({getattr(err, 'problem', err)})"))
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        return Frontmatter({}, text, 1, (2, "has a frontmatter that is not a mapping of keys to values"))
+    return Frontmatter(meta, "\n".join(lines[close + 1:]), close + 2)
+
+
+def blocks(text: str, first_line: int = 1) -> Iterator[Block]:
+    """Bullet items (with their indented continuation lines and sub-items) and paragraphs, outside code fences
+    and HTML comments; headings are not blocks, but each block knows its heading."""
+    heading, start, is_bullet = "", 0, False
+    current: list[str] = []
+    fenced = commented = False
+
+    def flush() -> Iterator[Block]:
+        if current:
+            yield Block(start, "\n".join(current).strip(), heading, is_bullet)
+
+    for offset, raw in enumerate(text.split("\n")):
+        number, line = first_line + offset, raw.rstrip()
+        if _FENCE_RE.match(line):
+            fenced = not fenced
+            continue
+        if fenced:
+            continue
+        if commented or line.lstrip().startswith("<!--"):
+            commented = "-->" not in line
+            continue
+        heading_match = _HEADING_RE.match(line)
+        bullet = _BULLET_RE.match(line)
+        if heading_match or not line.strip() or bullet:
+            yield from flush()
+            current = []
+        if heading_match:
+            heading = heading_match.group(2).strip()
+        elif bullet:
+            current, start, is_bullet = [bullet.group(1)], number, True
+        elif line.strip():
+            if current and is_bullet and not raw.startswith((" ", "\t")):
+                yield from flush()
+                current = []
+            if not current:
+                start, is_bullet = number, False
+            current.append(line.strip())
+    yield from flush()
+
+
+def section(text: str, title: str) -> tuple[str, int] | None:
+    """The body of the `## title` section of `text` and the line it starts on; None when there is none."""
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        if line.strip() == f"## {title}":
+            end = next((j for j in range(index + 1, len(lines)) if re.match(r"^#{1,2} ", lines[j])), len(lines))
+            return "\n".join(lines[index + 1:end]), index + 2
+    return None

@@ -1,0 +1,156 @@
+"""Reading a source's files: each a regular UTF-8 file inside the source's own directory, of a bounded size.
+
+A file that is a link (out of its directory or not), a FIFO, too large or not UTF-8 is a `path:line: GM950`
+problem; the whole import stops before anything is written, so nothing is half-imported and the source itself is
+never touched. Reads go through gitmem's confined opener (gitmem.nofollow.files), which follows no link.
+"""
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+
+from gitmem import codes
+from gitmem.checks.violation import Violation
+from gitmem.errors import ExitCode, GitmemError
+from gitmem.nofollow import files
+
+# A memory file another CLI keeps is loaded into a prompt whole: Claude Code reads 200 lines of MEMORY.md, Gemini
+# CLI its GEMINI.md. Anything this large is not such a file, and reading it would flood LESSONS.
+MAX_BYTES = 512 * 1024
+
+
+class SourceProblem(GitmemError):
+    """A source cannot be imported as it stands; `violations` name each file and line. Nothing was written."""
+
+    exit_code = ExitCode.VIOLATIONS
+
+
+class SourceMissing(GitmemError):
+    """The source is not where its CLI keeps it."""
+
+    exit_code = ExitCode.USAGE
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    rel: str            # relative to the source's directory: the origin names it so
+    text: str
+    written: date       # the file's modification day (UTC): when the CLI last wrote it
+
+
+class Reader:
+    """Reads the files of one source directory and collects the problems of those it cannot read."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.problems: list[Violation] = []
+
+    def shown(self, rel: str) -> str:
+        """The file as a diagnostic names it: a name that is not UTF-8 shows its bytes escaped, never raw."""
+        return str(self.root / rel).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+    def _refuse(self, rel: str, line: int, what: str, fix: str) -> None:
+        self.problems.append(Violation.of(codes.IMPORT_SOURCE_UNREADABLE, self.shown(rel), line, what=what, fix=fix))
+
+    def markdown_in(self, rel_dir: str = ".") -> list[str]:
+        """The `*.md` names in the directory `rel_dir`, sorted; a link or another non-file among them is a
+        problem (never followed, never skipped in silence)."""
+        where = self.root / rel_dir
+        if rel_dir not in ("", ".") and where.is_symlink():
+            self._link(rel_dir)
+            return []
+        try:
+            entries = sorted(os.scandir(where), key=lambda entry: entry.name)
+        except FileNotFoundError:
+            return []
+        except NotADirectoryError:
+            self._refuse(rel_dir, 1, "is not a directory", "name the directory the CLI keeps its memory in")
+            return []
+        found = []
+        for entry in entries:
+            if not entry.name.endswith(".md"):
+                continue
+            rel = entry.name if rel_dir in ("", ".") else f"{rel_dir}/{entry.name}"
+            if not _plain_name(entry.name):
+                self._refuse(rel, 1, "has a name that is not printable UTF-8 text; an origin could not name it",
+                             "rename the file")
+            elif entry.is_symlink():
+                self._link(rel)
+            elif not entry.is_file(follow_symlinks=False):
+                self._refuse(rel, 1, "is not a regular file", "put the file itself there, or move it away")
+            else:
+                found.append(rel)
+        return found
+
+    def _link(self, rel: str) -> None:
+        target = os.readlink(self.root / rel)
+        inside = (self.root / rel).parent.joinpath(target).resolve().is_relative_to(self.root.resolve())
+        where = "inside" if inside else "out of"
+        self._refuse(rel, 1, f"is a symbolic link {where} its directory; import reads no link",
+                     "copy the file it points to into the directory in its place, or move the link away")
+
+    def read(self, rel: str) -> SourceFile | None:
+        """The file; None when it is missing or cannot be read (then a problem names it)."""
+        if os.path.islink(self.root / rel):
+            self._link(rel)
+            return None
+        try:
+            handle = files.open_read(self.root, rel)
+        except files.FileRefused as err:
+            self._refuse(rel, 1, err.what, "put a regular file there, or move it away")
+            return None
+        if handle is None:
+            return None
+        with handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                self._refuse(rel, 1, "is not a regular file", "put a regular file there, or move it away")
+                return None
+            if info.st_size > MAX_BYTES:
+                self._refuse(rel, 1, f"is {info.st_size} bytes, more than {MAX_BYTES}: too large for a memory file",
+                             "split it, or import the part that is memory from a smaller file")
+                return None
+            data = handle.read(MAX_BYTES + 1)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as err:
+            line = data[:err.start].count(b"\n") + 1
+            self._refuse(rel, line, f"is not UTF-8 (byte {err.start}: {err.reason})", "save the file as UTF-8")
+            return None
+        text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+        from gitmem.memory.text import control_characters
+
+        for offset, what in control_characters(text.encode("utf-8")):
+            line = text.encode("utf-8")[:offset].count(b"\n") + 1
+            self._refuse(rel, line, f"holds {what} at byte {offset}; memory is plain text",
+                         "remove it from the file, then import again")
+            return None
+        return SourceFile(rel, text, datetime.fromtimestamp(info.st_mtime, UTC).date())
+
+
+def _plain_name(name: str) -> bool:
+    """A file name an origin line can hold: UTF-8 (no lone surrogates from undecodable bytes), no control
+    characters (a newline would break the line)."""
+    return name.isprintable() and not any("\udc80" <= char <= "\udcff" for char in name)
+
+
+def missing(where: Path, what: str) -> SourceMissing:
+    """The refusal of a source that is not where its CLI keeps it, naming that place and the override."""
+    return SourceMissing(f"found no {what} to import", [Violation.of(
+        codes.IMPORT_SOURCE_MISSING, str(where), 1, what=f"no {what} here",
+        fix="name where it is with --from PATH")])
+
+
+def shown_dir(where: Path, project: Path, home: Path) -> str:
+    """How an origin names a source directory: inside the project relative to it, under the home directory as
+    `~/…`, else in full. Re-importing from the same place names it the same, so keys match."""
+    for base, label in ((project, "."), (home, "~")):
+        try:
+            rest = where.resolve().relative_to(base.resolve())
+        except ValueError:
+            continue
+        return label if not rest.parts else f"{label}/{rest.as_posix()}"
+    return where.as_posix()
