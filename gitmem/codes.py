@@ -394,11 +394,11 @@ CYCLE_LOG_REFUSED = _code(
 CYCLE_DISK_FULL = _code(
     "GM725", "cycle-disk-full",
     "the disk holding the repository was full (ENOSPC or EDQUOT): the cycle did not run its agent, or failed "
-    "after it with what it could write; nothing of the human's is lost", "{message}", since=4)
+    "after it with what it could write; nothing of the human's is lost", "{message}", since=5)
 CYCLE_OVER_DAILY_CAP = _code(
     "GM750", "cycle-over-daily-cap",
     "the cycle refused to start: today's cycles recorded more tokens or cost in LOG Evidence than "
-    "`cycle.tokens_per_day` / `cycle.cost_per_day` allow", "{message}")
+    "`cycle.tokens_per_day` / `cycle.cost_per_day` allow", "{message}", since=5)
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(
@@ -479,19 +479,19 @@ IMPORT_SOURCE_UNREADABLE = _code(
     "GM950", "import-source-unreadable",
     "a file of an import source is a link out of its directory, not a regular file, too large or not UTF-8; "
     "nothing was imported",
-    "{what}", "{fix}")
+    "{what}", "{fix}", since=5)
 IMPORT_FRONTMATTER_INVALID = _code(
     "GM951", "import-frontmatter-invalid",
     "a memory file of an import source opens a YAML frontmatter that does not parse or is not a mapping; nothing "
     "was imported",
-    "{what}", "fix the frontmatter between the two `---` lines (or remove it), then import again")
+    "{what}", "fix the frontmatter between the two `---` lines (or remove it), then import again", since=5)
 IMPORT_SOURCE_MISSING = _code(
     "GM952", "import-source-missing", "an import source's directory or file is not where its CLI keeps it",
-    "{what}", "{fix}")
+    "{what}", "{fix}", since=5)
 EXPORT_TARGET_REFUSED = _code(
     "GM953", "export-target-refused",
     "an export would overwrite a file that is not one gitmem exported, or write through a link; nothing was written",
-    "{what}", "{fix}")
+    "{what}", "{fix}", since=5)
 
 CODES: tuple[Code, ...] = tuple(value for value in list(globals().values()) if isinstance(value, Code))
 BY_CODE: dict[str, Code] = {item.code: item for item in CODES}
