@@ -314,14 +314,11 @@ class Toolbox:
 
     def tool_log_entry(self, task: str, outcome: str, result: str, tried: str | None = None,
                        evidence: str | None = None, learned: str | None = None, blocked: str | None = None) -> str:
-        self._once("log_entry", "LOG entry")
-        try:
-            entry = self.memory.add_log_entry(task=task, outcome=outcome, result=result, tried=tried,
-                                              evidence=evidence, learned=learned, blocked=blocked, cycle=self.cycle,
-                                              interactive=self.interactive and runner_cycle() is None)
-        except BaseException:
-            self.written.pop("log_entry")
-            raise
+        # One entry per cycle or session: the writer's rule (MemoryWriter._require_first_entry), for every writer.
+        entry = self.memory.add_log_entry(task=task, outcome=outcome, result=result, tried=tried, evidence=evidence,
+                                          learned=learned, blocked=blocked, cycle=self.cycle,
+                                          interactive=self.interactive and runner_cycle() is None)
+        self.written["log_entry"] = self.written.get("log_entry", 0) + 1
         return f"{self.config.path('log')}: appended {entry.heading()}"
 
     def tool_now_block(self, did: str, human: str, next: str) -> str:
