@@ -14,9 +14,9 @@ import pytest
 
 from gitmem.agents import bytecode
 from gitmem.errors import ExitCode
-from tests.support.helpers import GitRepo
+from tests.support.helpers import GitRepo, make_repo
 from tests.support.hostile import command_agent, no_traceback
-from tests.support.nobody import bwrap_works
+from tests.support.nobody import NOBODY, bwrap_works, nobody_place
 
 needs_bwrap = pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces "
                                                              "here (.ci/run installs bubblewrap)")
@@ -76,6 +76,34 @@ def test_without_the_box_the_forged_cache_is_removed_and_the_import_runs_the_sou
 def test_inside_the_box_the_forged_cache_is_removed_too(tmp_path: Path, memrepo: GitRepo, cli) -> None:
     said = _cycle_with_a_forged_cache(tmp_path, memrepo, cli, "bubblewrap")
     assert any("removed 4 bytecode cache entries" in m for m in said["messages"])   # type: ignore[union-attr]
+
+
+BY_NAME = """
+for argv in (["gitmem", "log", "add", "--task", "t", "--outcome", "built", "--result", "r"],
+             ["gitmem", "now", "add", "--did", "d", "--human", "nothing", "--next", "n"]):
+    subprocess.run(argv, check=True, cwd=root)
+"""      # the memory writes of an agent that cannot run this test's own gitmem: the one on PATH
+
+
+@needs_bwrap
+def test_inside_the_box_as_an_unprivileged_user_the_forged_cache_is_removed(git_env: None) -> None:
+    with nobody_place("gitmem-bytecode-") as (place, bin_dir):
+        repo = make_repo(place / "repo")
+        repo.commit_files({"mod.py": SOURCE, "pkg/__init__.py": ""}, "the human's module")
+        marker = place / "agent-ran"
+        command_agent(place, repo, _forge(marker) + BY_NAME, write_memory=False, sandbox="bubblewrap")
+        text = repo.read("gitmem.yaml").replace(json.dumps(sys.executable)[1:-1], str(bin_dir / "python"))
+        repo.commit_files({"gitmem.yaml": text}, "the agent runs with the venv nobody can read")
+        subprocess.run(["chown", "-R", "65534:65534", str(place)], check=True)
+        env = {"PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin", "HOME": str(place), "LANG": "C.UTF-8"}
+        done = subprocess.run([*NOBODY, str(bin_dir / "gitmem"), "cycle", "--json"], cwd=repo.path, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == ExitCode.OK, done.stderr
+        assert any("removed 4 bytecode cache entries" in m for m in json.loads(done.stdout)["messages"])
+        for module in ("mod", "helper"):
+            subprocess.run([*NOBODY, str(bin_dir / "python"), "-c", f"import {module}"], cwd=repo.path, env=env,
+                           capture_output=True, timeout=60)
+        assert not marker.exists(), "the human's import ran the agent's bytecode"
 
 
 def test_only_caches_made_or_changed_during_the_cycle_are_found(tmp_path: Path) -> None:
