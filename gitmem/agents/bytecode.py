@@ -34,6 +34,7 @@ from gitmem.agents.anchors import TRUST_ANCHORS
 PYCACHE = "__pycache__"
 SUFFIXES = (".pyc",)                       # what Python loads; `.pyo` has not been read since Python 3.5
 CACHE_DIRS = ("tmp/cache/bootsnap",)       # whole directories of compiled files, from the top of the tree
+CACHE_NAMES = frozenset(path.rsplit("/", 1)[-1] for path in CACHE_DIRS)
 SKIPPED = (".git", *TRUST_ANCHORS)         # names skipped at the top of the tree
 MAX_ENTRIES = 1_000_000                    # the walk's bound: a large monorepo with its node_modules
 
@@ -61,9 +62,13 @@ def fresh(root: Path, since_ns: int) -> Sweep:
                     if count > MAX_ENTRIES:
                         found.cut_short = True
                         return found
-                    if not folder.rel and entry.name in SKIPPED:
+                    name = entry.name
+                    if not folder.rel and name in SKIPPED:
                         continue
-                    _look(entry, folder, since_ns, found, pending)
+                    if folder.cache or name == PYCACHE or name.endswith(SUFFIXES) or name in CACHE_NAMES:
+                        _look(entry, folder, since_ns, found, pending)
+                    elif entry.is_dir(follow_symlinks=False):      # the common case: no stat, no call
+                        pending.append(_Folder(entry.path, f"{folder.rel}{name}/"))
         except OSError:
             continue
     return found
