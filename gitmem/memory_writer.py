@@ -160,7 +160,14 @@ class MemoryWriter:
         entry = log.make_entry(self.now(), cycle=number, outcome=outcome, fields=_cycle_fields(
             task=task, tried=tried, evidence=evidence, result=result, blocked=blocked, learned=learned,
             interactive=interactive, extra=extra))
-        self._append_log(entry)
+        try:
+            self._append_log(entry)
+        except WriteRefused as err:
+            if number != self.workspace.last_log_cycle():
+                raise
+            # The same number again within a runner cycle: GM303 says the number is taken, this says why.
+            raise WriteRefused(f"{err}; cycle {number} already wrote its LOG entry: a cycle writes exactly one",
+                               err.violations) from None
         return entry
 
     def _require_first_entry(self) -> None:

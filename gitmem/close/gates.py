@@ -51,13 +51,15 @@ def gate(lesson: Lesson, backs: Backs, needed: int) -> Gate:
             return Gate((), f"cycle {event.cycle} confirms it more than once")
         seen.add(event.cycle)
         verdict = backs(lesson, item)
-        first = by_commit.get(verdict.commit or "") if verdict.ok else None
+        # Memory outside git has no commits (backing.uncommitted): there each backed line counts.
+        first = by_commit.get(verdict.commit) if verdict.ok and verdict.commit else None
         if first is not None:
             unbacked.append(f"cycle {event.cycle}: the commit that added it ({(verdict.commit or '')[:10]}) also "
                             f"added the confirmation of cycle {first}; one commit confirms a lesson once")
         elif verdict.ok:
             cycles.append(event.cycle)
-            by_commit[verdict.commit or ""] = event.cycle
+            if verdict.commit:
+                by_commit[verdict.commit] = event.cycle
         else:
             unbacked.append(f"cycle {event.cycle}: {verdict.why}")
     if len(cycles) < max(needed, 1):
