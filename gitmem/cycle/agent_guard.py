@@ -120,6 +120,8 @@ class CycleGuard:
         said = bytecode.removal_note(bytecode.remove(self.ws.root, sweep), sweep.cut_short)
         if said:
             self.messages.append(said)
+        if sweep.cut_short:        # what was not looked at may still run: the human must hear of it in Evidence
+            self.notes.append(said)
 
     def restore(self) -> AgentError | RefsBackupFailed | None:
         """Put git state and references back; the failure to salvage when the agent moved its own branch, or
