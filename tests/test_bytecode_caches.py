@@ -169,3 +169,14 @@ def test_the_walk_is_bounded_and_says_so(tmp_path: Path, monkeypatch: pytest.Mon
     sweep = bytecode.fresh(tmp_path, 0)
     assert sweep.cut_short
     assert "were not looked at" in bytecode.removal_note([], sweep.cut_short)
+
+
+def test_a_tree_too_big_to_walk_is_said_in_evidence(tmp_path: Path, memrepo: GitRepo, cli,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.support.hostile import evidence
+
+    monkeypatch.setattr(bytecode, "MAX_ENTRIES", 5)
+    command_agent(tmp_path, memrepo, "", sandbox="none")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    assert "bytecode caches past them were not looked at" in evidence(memrepo)
