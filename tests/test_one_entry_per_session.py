@@ -108,3 +108,14 @@ def test_a_later_session_committed_on_its_own_is_the_confirmation_that_counts(me
     assert _close(memrepo) == [[2, 4]]
     found = lessons.parse(memrepo.read("LESSONS.md")).find("L-0001")
     assert found is not None and found.status != "open"
+
+
+def test_the_stop_hook_says_the_open_entry_must_be_committed_first(memrepo: GitRepo, cli) -> None:
+    from gitmem.sessions.hooks import block_reason
+
+    assert "log it as cycle 1" in block_reason(memrepo.ws(), ["app.py"])
+    assert cli(LOG_ADD, cwd=memrepo.path).code == ExitCode.OK        # an earlier session's, not committed
+    said = block_reason(memrepo.ws(), ["app.py"])
+    assert "LOG's last entry (cycle 1) is not committed yet" in said and "log it as cycle" not in said
+    _commit(memrepo, "session 1")
+    assert "log it as cycle 2" in block_reason(memrepo.ws(), ["app.py"])
