@@ -59,6 +59,8 @@ def _cycle_with_a_forged_cache(tmp_path: Path, memrepo: GitRepo, cli, sandbox: s
     for module in ("mod", "helper", "pkg"):
         _humans_import(memrepo, module)
     assert not marker.exists(), "the human's import ran the agent's bytecode"
+    source = _humans_import(memrepo, "mod; print(mod.VALUE)")
+    assert (source.returncode, source.stdout) == (0, "the human\n"), source.stderr     # the source the diff shows
     assert not (memrepo.path / "helper.pyc").exists() and not (memrepo.path / "pkg" / "__pycache__").is_symlink()
     said: dict[str, object] = json.loads(result.out)
     return said
