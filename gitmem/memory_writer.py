@@ -176,11 +176,34 @@ class MemoryWriter:
             raise WriteRefused(str(err)) from None
         self._require_valid_log()
         number = cycle if cycle is not None else self.workspace.cycle_for("log")
+        if cycle is None and runner_cycle() is None:
+            self._require_first_entry()
         entry = log.make_entry(self.now(), cycle=number, outcome=outcome, fields=_cycle_fields(
             task=task, tried=tried, evidence=evidence, result=result, blocked=blocked, learned=learned,
             interactive=interactive, extra=extra))
-        self._append_log(entry)
+        try:
+            self._append_log(entry)
+        except WriteRefused as err:
+            if number != self.workspace.last_log_cycle():
+                raise
+            # The same number again within a runner cycle: GM303 says the number is taken, this says why.
+            raise WriteRefused(f"{err}; cycle {number} already wrote its LOG entry: a cycle writes exactly one",
+                               err.violations) from None
         return entry
+
+    def _require_first_entry(self) -> None:
+        """A cycle writes exactly one LOG entry, whoever writes it: the runner's agent through its tools, an MCP
+        session, `gitmem log add`. Within a runner cycle a second entry takes the same number, which the checks
+        refuse (GM303). Outside one a session lasts until its entry is committed: while LOG's last entry is in
+        the work tree only, a second would open another cycle in the same session, and the lessons it confirms
+        would count twice for one piece of work. Judged from LOG itself, so a second process is held as the
+        first was (an MCP server, a CLI command, two agents at once)."""
+        last = self.workspace.last_log_cycle()
+        if last and self.workspace.uncommitted_log_cycle(last):
+            raise WriteRefused(f"this session already wrote its LOG entry (cycle {last}, not committed yet): a "
+                               "session writes exactly one. Say more in that cycle with the other memory commands "
+                               f"or in that entry of {self.config.path('log')}; the next entry comes after the "
+                               "commit")
 
     @_one_at_a_time
     def amend_log_entry(self, line: int, *, outcome: str, result: str, task: str | None = None,

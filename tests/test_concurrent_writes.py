@@ -84,6 +84,10 @@ def test_parallel_writers_all_land_with_distinct_ids_or_say_busy(memrepo: GitRep
             # One NOW block per cycle: the others are refused by the numbering rule, saying so (GM105).
             assert "NOW already has the block for cycle" in result.stderr, result.stderr
             assert title not in landed
+        elif kind == "log" and result.returncode == ExitCode.VIOLATIONS:
+            # One LOG entry per session, until it is committed (MemoryWriter._require_first_entry).
+            assert "this session already wrote its LOG entry" in result.stderr, result.stderr
+            assert title not in landed
         else:       # never silently lost: a refusal says memory was busy, on one line, with the lock's exit code
             assert result.returncode == ExitCode.DIRTY and "memory is busy" in result.stderr, result.stderr
             assert len(result.stderr.strip().splitlines()) == 1
@@ -92,7 +96,7 @@ def test_parallel_writers_all_land_with_distinct_ids_or_say_busy(memrepo: GitRep
     assert len(ids) == len(set(ids)), ids
     assert len(ids) - len(before_ids) == sum(r.returncode == ExitCode.OK for r in results)
     # 10 s is plenty for a queue of 16; NOW takes one block for the cycle LOG opens next (Workspace.cycle_for).
-    assert sum(r.returncode == ExitCode.OK for r in results) == (1 if kind == "now" else count)
+    assert sum(r.returncode == ExitCode.OK for r in results) == (1 if kind in ("now", "log") else count)
 
 
 def test_a_writer_that_cannot_get_the_lock_in_time_fails_busy_and_writes_nothing(memrepo: GitRepo) -> None:

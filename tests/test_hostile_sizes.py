@@ -22,6 +22,7 @@ from gitmem.checks import CheckInput, run_checks
 from gitmem.checks.sizes import size_limits
 from gitmem.config import Config, Cycle, Limits
 from gitmem.cycle.budget import BudgetError, build_request, limits
+from gitmem.cycle.oversize import INERT_GIT
 from gitmem.nofollow import files
 from gitmem.workspace import Workspace
 from tests.support.helpers import GitRepo
@@ -361,12 +362,65 @@ def test_a_repository_the_agent_makes_in_the_tree_is_kept_aside_and_the_next_cyc
     tree = memrepo.repo.head.peel(pygit2.Commit).tree
     assert "work.txt" in tree and "tools" not in tree
     held = memrepo.path / ".git" / "gitmem" / "held" / f"cycle-{report.cycle}" / "tools" / "vendored"
-    assert pygit2.Repository(str(held)).head.peel(pygit2.Commit).message == "its history\n", "kept whole"
+    assert pygit2.Repository(str(held / INERT_GIT)).head.peel(pygit2.Commit).message == "its history\n", "kept whole"
     assert [(v.code, v.path, v.severity) for v in report.violations] == [("GM720", "tools/vendored", "warning")]
     assert "kept tools/vendored/ out of the commit: it is a git repository of its own" in memrepo.read("LOG.md")
     # Before, the repository stayed as an untracked directory and every later cycle refused a dirty tree.
     again = _run(memrepo, act)
     assert again.exit_code == 0 and again.cycle == report.cycle + 1 and is_clean(memrepo), again.error
+
+
+def _armed(sub: Path, marker: Path) -> None:
+    """The agent's repository runs `marker`'s script wherever git looks at its work tree or commits in it."""
+    import subprocess
+
+    script = sub.parent / f"{sub.name}-monitor.sh"
+    script.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {marker}\n", encoding="utf-8")
+    script.chmod(0o755)
+    subprocess.run(["git", "-C", str(sub), "config", "core.fsmonitor", str(script)], check=True)
+    hook = sub / ".git" / "hooks" / "pre-commit"
+    hook.write_text(f"#!/bin/sh\necho hook >> {marker}\n", encoding="utf-8")
+    hook.chmod(0o755)
+
+
+def test_a_held_repository_runs_nothing_where_the_note_sends_the_human(memrepo: GitRepo, tmp_path: Path) -> None:
+    import re
+    import subprocess
+
+    marker = tmp_path / "agent-ran"
+
+    def act(memory, request) -> None:
+        _nested_repository(request.root, "vendored")
+        _nested_repository(request.root / "vendored", "deeper")      # one inside it, armed the same way
+        for sub in (request.root / "vendored", request.root / "vendored" / "deeper"):
+            _armed(sub, marker)
+        subprocess.run(["git", "status"], cwd=request.root / "vendored", check=True, capture_output=True)
+        assert marker.exists(), "armed: plain git status runs the agent's fsmonitor"
+        marker.unlink()
+        memory.add_log_entry(task="t", outcome="built", result="r")
+        memory.add_now_block(did="d", human="h", next="n")
+
+    report = _run(memrepo, act)
+    assert report.exit_code == 0, report.error
+    note = next(line for line in memrepo.read("LOG.md").splitlines() if "kept vendored/ out of the commit" in line)
+    kept = re.search(r"moved to (\S+), its \.git renamed", note)
+    clone = re.search(r"`git clone (\S+) <new directory>`", note)
+    assert kept is not None and clone is not None, note
+    place = memrepo.path / kept.group(1)
+    # Where the note sends the human: git there finds no repository of the agent's, and runs nothing.
+    for where in (place, place / "deeper"):
+        subprocess.run(["git", "status"], cwd=where, capture_output=True)
+        subprocess.run(["git", "log", "-1"], cwd=where, capture_output=True)
+    copy = tmp_path / "look"
+    done = subprocess.run(["git", "clone", "-q", clone.group(1), str(copy)], cwd=memrepo.path, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stderr
+    for argv in (["status"], ["log", "-1", "--format=%s"], ["-c", "user.name=h", "-c", "user.email=h@b.invalid",
+                                                          "commit", "-q", "--allow-empty", "-m", "look"]):
+        subprocess.run(["git", *argv], cwd=copy, check=True, capture_output=True)
+    assert (copy / "f.txt").read_text(encoding="utf-8") == "the agent's own project\n", "its history, whole"
+    assert not marker.exists(), marker.read_text(encoding="utf-8")
+    assert (place / INERT_GIT / "config").exists() and (place / "deeper" / INERT_GIT).exists(), "nothing lost"
 
 
 def test_a_failed_cycle_keeps_a_repository_the_agent_made_aside_too(memrepo: GitRepo) -> None:

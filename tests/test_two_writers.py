@@ -223,6 +223,8 @@ def test_a_second_now_add_before_the_log_entry_is_refused_and_log_add_takes_the_
     assert [b.cycle for b in now.parse(memrepo.read("NOW.md")).blocks] == [1]
     session(memrepo, "log", "add", "--task", "t", "--outcome", "built", "--result", "r")
     assert [e.cycle for e in log.parse(memrepo.read("LOG.md")).entries] == [1]
+    memrepo.stage("LOG.md", "NOW.md")
+    memrepo.commit("session 1")                  # a session's LOG entry is its one: the next comes after the commit
     session(memrepo, "now", "add", "--did", "next one", "--human", "nothing", "--next", "x")     # opens cycle 2
     session(memrepo, "log", "add", "--task", "t2", "--outcome", "built", "--result", "r2")
     assert [e.cycle for e in log.parse(memrepo.read("LOG.md")).entries] == [1, 2]

@@ -25,7 +25,9 @@ files), `.envrc` (direnv runs it only after `direnv allow` of that exact content
 may rightly install a project's packages; tools that run its `.bin` are the project's own), and tracked files
 such as `.vscode/tasks.json` (a change is in the cycle's commit, and a protected path's is a proposal).
 The list is fixed, not a setting: it names where gitmem's own instructions put a venv, and each entry costs
-a mount and a walk in every cycle.
+a mount and a walk in every cycle. Bytecode caches (`__pycache__`, `*.pyc`, bootsnap), which runtimes load in
+place of a source from anywhere in the tree, are not anchors: they are removed after the agent instead
+(gitmem.agents.bytecode).
 """
 from __future__ import annotations
 

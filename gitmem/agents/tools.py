@@ -314,14 +314,11 @@ class Toolbox:
 
     def tool_log_entry(self, task: str, outcome: str, result: str, tried: str | None = None,
                        evidence: str | None = None, learned: str | None = None, blocked: str | None = None) -> str:
-        self._once("log_entry", "LOG entry")
-        try:
-            entry = self.memory.add_log_entry(task=task, outcome=outcome, result=result, tried=tried,
-                                              evidence=evidence, learned=learned, blocked=blocked, cycle=self.cycle,
-                                              interactive=self.interactive and runner_cycle() is None)
-        except BaseException:
-            self.written.pop("log_entry")
-            raise
+        # One entry per cycle or session: the writer's rule (MemoryWriter._require_first_entry), for every writer.
+        entry = self.memory.add_log_entry(task=task, outcome=outcome, result=result, tried=tried, evidence=evidence,
+                                          learned=learned, blocked=blocked, cycle=self.cycle,
+                                          interactive=self.interactive and runner_cycle() is None)
+        self.written["log_entry"] = self.written.get("log_entry", 0) + 1
         return f"{self.config.path('log')}: appended {entry.heading()}"
 
     def tool_now_block(self, did: str, human: str, next: str) -> str:
@@ -378,6 +375,7 @@ def plain_recall(root: Path, config: Config, query: str, limit: int) -> str:
     if not words:
         return "no memory of that"
     hits: list[str] = []
+    values = secrets.env_values()
     for role, rel in config.memory_paths().items():
         try:
             data = files.read(root, rel)      # a memory file: never through a link, never a FIFO
@@ -386,7 +384,8 @@ def plain_recall(root: Path, config: Config, query: str, limit: int) -> str:
         if data is None:
             continue
         lines = data.decode("utf-8", "replace").split("\n")
-        found = [f"{rel}:{n}: {line.strip()[:300]}" for n, line in enumerate(lines, 1)
+        # Masked as recall's hits are (gitmem.recall.search `_shown`): the whole line, before it is cut.
+        found = [f"{rel}:{n}: {secrets.redact(line.strip(), values)[:300]}" for n, line in enumerate(lines, 1)
                  if all(w in line.lower() for w in words)]
         hits.extend(reversed(found) if role in ("log", "lessons") else found)
     return "\n".join(hits[:limit]) if hits else "no memory of that"

@@ -87,7 +87,8 @@ def log_add(task: str, outcome: str, result: str, tried: str | None, evidence: s
     """Append one cycle entry, numbered from LOG, timestamped by the clock.
 
     Outside a runner cycle (GITMEM_CYCLE not set) the entry is an interactive session's, and says so:
-    `- Session: interactive`.
+    `- Session: interactive`. A session writes one entry: while LOG's last entry is not committed, another is
+    refused (exit 1), whoever writes it (this command, the MCP tool, another process).
     """
     from gitmem.workspace import runner_cycle
 

@@ -3,7 +3,8 @@
 A line `- Confirmed: <date> (cycle C) — evidence` under lesson L counts when the commit X that added it
   1. also added LOG's entry for cycle C: the confirmation was written in the cycle it cites; and
   2. found L already there (L is in a parent of X), or also added the LOG entry of L's own cycle: a squash-merged
-     pull request brings a lesson, its cycle and the later cycles that confirm it in one commit.
+     pull request brings a lesson, its cycle and the later cycles that confirm it in one commit (where the
+     gates count one confirmation per commit: gitmem.close.gates).
 So a backdated line citing old cycles never counts, nor a line written outside any cycle, nor a confirmation made
 in the same cycle as its lesson. This holds alike for the runner's commits, for interactive sessions that commit
 as the human, and after a squash merge. What does not count is reported by the close; the close confirms nothing.

@@ -1,10 +1,13 @@
 """Promotion: the only code that adds proven rules. The gates are code; a model may only word a rule.
 
 A lesson is eligible when it is open and at least `close.confirmations` of its Confirmed lines count. A line
-counts when it names a cycle later than the lesson's own, no earlier line names the same cycle, and history backs
-it (gitmem.close.backing: the commit that added it also logged that cycle). A malformed, early or repeated line
-blocks the lesson (the check refuses such lines anyway); a line that history does not back just does not count,
-and the close reports it. Close reports and NOW plans carry no cycle number, so they can never confirm anything.
+counts when it names a cycle later than the lesson's own, no earlier line names the same cycle, history backs
+it (gitmem.close.backing: the commit that added it also logged that cycle), and no line counted before it was
+added by the same commit: the cycles one commit brings are one piece of work the human took at once (an
+interactive session committed once, a squashed pull request), however many LOG entries it holds. A malformed,
+early or repeated line blocks the lesson (the check refuses such lines anyway); a line that history does not
+back, or whose commit already confirmed the lesson, just does not count, and the close reports it. Close
+reports and NOW plans carry no cycle number, so they can never confirm anything.
 """
 from __future__ import annotations
 
@@ -37,6 +40,7 @@ def gate(lesson: Lesson, backs: Backs, needed: int) -> Gate:
         return Gate((), "its Happened line names no cycle")
     cycles: list[int] = []
     seen: set[int] = set()
+    by_commit: dict[str, int] = {}         # the commit that added a counted line: the cycle it counted for
     unbacked: list[str] = []
     for item, event in lesson.confirmations:
         if event is None:
@@ -47,8 +51,15 @@ def gate(lesson: Lesson, backs: Backs, needed: int) -> Gate:
             return Gate((), f"cycle {event.cycle} confirms it more than once")
         seen.add(event.cycle)
         verdict = backs(lesson, item)
-        if verdict.ok:
+        # Memory outside git has no commits (backing.uncommitted): there each backed line counts.
+        first = by_commit.get(verdict.commit) if verdict.ok and verdict.commit else None
+        if first is not None:
+            unbacked.append(f"cycle {event.cycle}: the commit that added it ({(verdict.commit or '')[:10]}) also "
+                            f"added the confirmation of cycle {first}; one commit confirms a lesson once")
+        elif verdict.ok:
             cycles.append(event.cycle)
+            if verdict.commit:
+                by_commit[verdict.commit] = event.cycle
         else:
             unbacked.append(f"cycle {event.cycle}: {verdict.why}")
     if len(cycles) < max(needed, 1):

@@ -14,7 +14,7 @@ import posixpath
 from dataclasses import dataclass, field
 
 from gitmem import gitio
-from gitmem.agents import anchors
+from gitmem.agents import anchors, bytecode
 from gitmem.agents.base import AgentError
 from gitmem.agents.protected import Protection
 from gitmem.cycle import ignore_rules
@@ -96,6 +96,7 @@ class CycleGuard:
         self.notes += survivors
         self.messages += self.reaper.messages + survivors
         self._compare_anchors()
+        self._remove_bytecode()
 
     def _compare_anchors(self) -> None:
         """The trust anchors against their snapshot from before the agent (gitmem.agents.anchors): with its
@@ -110,6 +111,21 @@ class CycleGuard:
             self.anchor_note = anchors.note(self.anchors_changed, before)
             self.notes.append(self.anchor_note)
             self.messages.append(self.anchor_note)
+
+    def _remove_bytecode(self) -> None:
+        """The bytecode caches made or changed while the agent ran (gitmem.agents.bytecode), in every mode: the
+        box cannot make them read-only, and the human's next import would run them. Removed, never kept aside:
+        they are rebuilt from their source. A tracked one is left to the diff and the commit."""
+        before = self.anchor_snapshot
+        if before is None:
+            return
+        sweep = bytecode.fresh(self.ws.root, before.since_ns)
+        sweep.paths = [rel for rel in sweep.paths if gitio.file_id_at(self.ws.repo, self.start, rel) is None]
+        said = bytecode.removal_note(bytecode.remove(self.ws.root, sweep), sweep.cut_short)
+        if said:
+            self.messages.append(said)
+        if sweep.cut_short:        # what was not looked at may still run: the human must hear of it in Evidence
+            self.notes.append(said)
 
     def restore(self) -> AgentError | RefsBackupFailed | None:
         """Put git state and references back; the failure to salvage when the agent moved its own branch, or

@@ -8,8 +8,12 @@
   every later cycle would refuse to start.
 Either is moved to `.git/gitmem/held/cycle-N/<path>`, never deleted, and the work tree gets back what HEAD
 has there (nothing, for a new path). So the cycle commits without it, the next cycle starts from a clean
-tree, and nothing is lost. Memory files are exempt from the size limit on the cycle's own commit: their
-growth is judged by the GM rules (GM307 for a LOG entry), and a long-lived LOG outgrows any fixed size.
+tree, and nothing is lost. A held repository is kept in a form that runs nothing: its `.git` (and any `.git`
+deeper in it) is renamed `.git.held` (`inert`), so no git command there finds it and runs what the agent
+configured (core.fsmonitor runs at `git status`, core.pager at `git log`, hooks at `git commit`); the note
+tells the human to read its history in a clone, which takes objects and refs, never config or hooks.
+Memory files are exempt from the size limit on the cycle's own commit: their growth is judged by the GM
+rules (GM307 for a LOG entry), and a long-lived LOG outgrows any fixed size.
 """
 from __future__ import annotations
 
@@ -26,6 +30,7 @@ from gitmem.workspace import Workspace
 from gitmem.workspace.statedir import state_directory
 
 HELD_DIR = "held"
+INERT_GIT = ".git.held"      # what a held repository's `.git` is renamed to: no git command looks for it
 
 
 @dataclass(frozen=True)
@@ -43,7 +48,10 @@ class Held:
     def note(self, limit: int) -> str:
         if self.repository:
             return (f"kept {self.path}/ out of the commit: it is a git repository of its own, which a commit "
-                    f"cannot hold as files; it was moved to {self.kept}")
+                    f"cannot hold as files; it was moved to {self.kept}, its .git renamed {INERT_GIT} so that no "
+                    f"git command there runs the configuration or hooks the agent gave it: read its files as "
+                    f"files, and its history in a clone (`git clone {self.kept}/{INERT_GIT} <new directory>`), "
+                    f"never with git inside {self.kept}")
         if self.free is not None:
             return (f"kept {self.path} ({self.size} bytes) out of the commit: the disk is full ({self.free} bytes "
                     f"free), too full for git to store it; it was moved to {self.kept}")
@@ -73,7 +81,9 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
         target = state_directory(gitio.state_dir(ws.repo)) / HELD_DIR / f"cycle-{cycle}" / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(full), str(target))
-        if not repository:
+        if repository:
+            inert(target)
+        else:
             gitio.restore_paths(ws.repo, [rel])    # HEAD's version back, if it has one
         # Named from the work tree when it is inside it: the note goes into LOG, which a runner's path would
         # only clutter (and a linked worktree's git directory may be elsewhere).
@@ -89,3 +99,15 @@ def _free_bytes(root: Path) -> int:
         return shutil.disk_usage(root).free
     except OSError:
         return 1 << 62
+def inert(top: Path) -> None:
+    """Rename every `.git` under `top` (a directory or a `gitdir:` file) to INERT_GIT, or to a free name beside
+    it: git then finds no repository there, and `git status` in it runs none of the agent's configuration."""
+    for folder, dirs, names in os.walk(top):
+        for name in [n for n in (*dirs, *names) if n == ".git"]:
+            place = Path(folder) / name
+            target, n = Path(folder) / INERT_GIT, 1
+            while os.path.lexists(target):        # the agent's own `.git.held`: never renamed over
+                n += 1
+                target = Path(folder) / f"{INERT_GIT}-{n}"
+            os.rename(place, target)
+        dirs[:] = [d for d in dirs if d != ".git"]     # a git directory holds no work tree to look into

@@ -103,7 +103,13 @@ def _logged_since(ws: Workspace, last_cycle: int) -> bool:
 def block_reason(ws: Workspace, changed: list[str]) -> str:
     shown = ", ".join(changed[:SHOWN_PATHS]) + (f" and {len(changed) - SHOWN_PATHS} more"
                                                 if len(changed) > SHOWN_PATHS else "")
-    cycle = ws.cycle_for("log")
+    cycle, last = ws.cycle_for("log"), ws.last_log_cycle()
+    if last and ws.uncommitted_log_cycle(last):       # a session writes one entry (MemoryWriter): that one first
+        return (f"gitmem Rule 0: this session changed files ({shown}), and LOG's last entry (cycle {last}) is "
+                "not committed yet: a session writes one LOG entry, so a new one is refused until it is. Ask the "
+                "human to commit the memory files with that work first, then log this session; or, if this is "
+                f"the same piece of work, say so in the cycle {last} entry in {ws.config.path('log')}. This "
+                "reminder comes once per session.")
     return (f"gitmem Rule 0: this session changed files ({shown}) but wrote no LOG entry. Before you finish, "
             f"log it as cycle {cycle}: the gitmem MCP tool log_entry (or `gitmem log add --task \"…\" --outcome "
             "built|published|no-build --result \"…\"`) saying what was built, or why nothing was; then one NOW "

@@ -1,0 +1,132 @@
+"""Bytecode caches: files a language runtime loads in place of their source, from anywhere in the work tree.
+
+Python imports `__pycache__/mod.cpython-3X.pyc` instead of `mod.py` when the header's size and mtime match
+the source (a hash-based pyc marked unchecked is never compared at all), and a sourceless `mod.pyc` with no
+`mod.py` beside it is imported as it is. Both are git-ignored (the template's .gitignore): an agent that writes
+one with the source's size and mtime runs its code at the human's next import, outside any box, with no diff.
+Ruby's bootsnap (`tmp/cache/bootsnap/`, in every Rails app, `tmp/` ignored) keys its compiled files the
+same way. Unlike the trust anchors (gitmem.agents.anchors), these lie anywhere in the tree, where the agent
+rightly writes (running the tests makes them), so no mount can make them read-only; but they are only
+caches: the runtime rebuilds one from its source whenever it is missing. So, by mechanism, in every mode:
+after the agent's processes are ended the runner removes every cache entry with a ctime at or after the
+snapshot the guard took before the agent ran (`fresh`, `remove`), and says how many in the cycle's output.
+What the human imports next is compiled from the source the diff shows.
+
+ctime, as for the anchors: the agent can put an mtime back, never a ctime; a `__pycache__` directory made or
+replaced during the cycle (a rename keeps its files' ctimes) has its every entry removed; a link in place
+of either is removed too (it would load from outside the tree). The walk skips `.git` and the trust
+anchors (read-only in the box, reported without it) and stops at MAX_ENTRIES, which `Sweep.cut_short` says.
+
+Not here, on purpose: `node_modules` (the agent may rightly install packages, whose install scripts run
+anyway; what the human runs from it is the project's own), direnv's `.envrc` (run only after `direnv allow`
+of that exact content), `.tool-versions` (names a version, runs nothing), and build outputs such as
+`target/` or `dist/` (not loaded in place of a source the human reads; removing them would cost a rebuild).
+"""
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gitmem.agents.anchors import TRUST_ANCHORS
+
+PYCACHE = "__pycache__"
+SUFFIXES = (".pyc",)                       # what Python loads; `.pyo` has not been read since Python 3.5
+CACHE_DIRS = ("tmp/cache/bootsnap",)       # whole directories of compiled files, from the top of the tree
+CACHE_NAMES = frozenset(path.rsplit("/", 1)[-1] for path in CACHE_DIRS)
+SKIPPED = (".git", *TRUST_ANCHORS)         # names skipped at the top of the tree
+MAX_ENTRIES = 1_000_000                    # the walk's bound: a large monorepo with its node_modules
+
+
+@dataclass
+class Sweep:
+    """What one look after the agent found: the cache entries it made or changed, relative to the root."""
+
+    paths: list[str] = field(default_factory=list)
+    cut_short: bool = False                # the tree holds over MAX_ENTRIES entries: the rest was not looked at
+
+
+def fresh(root: Path, since_ns: int) -> Sweep:
+    """The bytecode cache entries under `root` (files or links) with a ctime at or after `since_ns`, and every
+    entry of a cache directory that itself is."""
+    found = Sweep()
+    pending = [_Folder(str(root), "")]
+    count = 0
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder.path) as entries:
+                for entry in entries:
+                    count += 1
+                    if count > MAX_ENTRIES:
+                        found.cut_short = True
+                        return found
+                    name = entry.name
+                    if not folder.rel and name in SKIPPED:
+                        continue
+                    if folder.cache or name == PYCACHE or name.endswith(SUFFIXES) or name in CACHE_NAMES:
+                        _look(entry, folder, since_ns, found, pending)
+                    elif entry.is_dir(follow_symlinks=False):      # the common case: no stat, no call
+                        pending.append(_Folder(entry.path, f"{folder.rel}{name}/"))
+        except OSError:
+            continue
+    return found
+
+
+@dataclass(frozen=True)
+class _Folder:
+    path: str
+    rel: str                   # relative to the root, with a trailing `/`; "" for the root
+    cache: bool = False        # inside a cache directory: every entry is a cache
+    renewed: bool = False      # inside one made or replaced during the cycle: every entry counts as changed
+
+
+def _look(entry: os.DirEntry[str], folder: _Folder, since_ns: int, found: Sweep, pending: list[_Folder]) -> None:
+    """One entry of the walk: queue a directory, record a cache entry made or changed since `since_ns`."""
+    rel = f"{folder.rel}{entry.name}"
+    is_dir = entry.is_dir(follow_symlinks=False)
+    cache = folder.cache or entry.name == PYCACHE or rel in CACHE_DIRS or (
+        not is_dir and entry.name.endswith(SUFFIXES))
+    if not cache:
+        if is_dir:
+            pending.append(_Folder(entry.path, f"{rel}/"))
+        return          # the common case: no stat at all
+    try:
+        changed = folder.renewed or entry.stat(follow_symlinks=False).st_ctime_ns >= since_ns
+    except OSError:
+        return
+    if changed:
+        found.paths.append(rel)
+    if is_dir:
+        pending.append(_Folder(entry.path, f"{rel}/", True, changed))
+
+
+def remove(root: Path, sweep: Sweep) -> list[str]:
+    """Remove the entries `sweep` found, deepest first; returns those removed (a directory only when empty)."""
+    removed = []
+    for rel in sorted(sweep.paths, key=lambda p: p.count("/"), reverse=True):
+        place = root / rel
+        try:
+            info = place.lstat()
+            if stat.S_ISDIR(info.st_mode):
+                place.rmdir()
+            else:
+                place.unlink()
+        except OSError:
+            continue
+        removed.append(rel)
+    return removed
+
+
+def removal_note(removed: list[str], cut_short: bool) -> str:
+    """The cycle's message: how many were removed, and whether the walk stopped early."""
+    said = ""
+    if removed:
+        listing = ", ".join(removed[:5]) + (" …" if len(removed) > 5 else "")
+        said = (f"removed {len(removed)} bytecode cache entries made or changed during the cycle ({listing}): git "
+                "ignores them and the runtime would run them in place of their source; the next import rebuilds them")
+    if cut_short:
+        said += ("; " if said else "") + (f"the work tree holds over {MAX_ENTRIES} entries: bytecode caches "
+                                          "past them were not looked at")
+    return said

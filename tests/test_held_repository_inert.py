@@ -1,0 +1,106 @@
+"""A repository the agent makes in the tree is held in a form that runs nothing (gitmem.cycle.oversize `inert`),
+with the real bwrap box and without it: git where the runner's note sends the human, and in the clone the note
+says to make, never runs the agent's core.fsmonitor or hooks."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitmem.cycle.oversize import INERT_GIT
+from gitmem.errors import ExitCode
+from tests.support.helpers import GitRepo, make_repo
+from tests.support.hostile import command_agent, evidence
+from tests.support.nobody import NOBODY, bwrap_works, nobody_place
+
+MODES = ["none", pytest.param("bubblewrap", marks=pytest.mark.skipif(
+    not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces here"))]
+
+
+def _agent(monitor: Path) -> str:
+    return f'''
+sub = os.path.join(root, "vendored")
+os.makedirs(sub)
+run = lambda *argv: subprocess.run(["git", "-C", sub, *argv], check=True, capture_output=True)
+run("init", "-q")
+with open(os.path.join(sub, "f.txt"), "w") as handle:
+    handle.write("the agent's project\\n")
+run("add", "f.txt")
+run("-c", "user.name=a", "-c", "user.email=a@b.invalid", "commit", "-qm", "its history")
+run("config", "core.fsmonitor", {str(monitor)!r})
+hook = os.path.join(sub, ".git", "hooks", "post-checkout")
+with open(hook, "w") as handle:
+    handle.write("#!/bin/sh\\n{monitor} hook\\n")
+os.chmod(hook, 0o755)
+'''
+
+
+def _monitor(folder: Path) -> tuple[Path, Path]:
+    """A script on the human's machine that leaves a mark when run: only the agent's config names it."""
+    marker, monitor = folder / "agent-ran", folder / "monitor.sh"
+    monitor.write_text(f"#!/bin/sh\necho \"$*\" >> {marker}\n", encoding="utf-8")
+    monitor.chmod(0o755)
+    return marker, monitor
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_following_the_note_runs_nothing_of_the_agents(tmp_path: Path, memrepo: GitRepo, cli, sandbox: str) -> None:
+    marker, monitor = _monitor(tmp_path)
+    command_agent(tmp_path, memrepo, _agent(monitor), sandbox=sandbox)
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    assert [v["code"] for v in json.loads(result.out)["violations"]] == ["GM720"]
+    _follow_the_note(memrepo, tmp_path, marker)
+
+
+BY_NAME = """
+for argv in (["gitmem", "log", "add", "--task", "t", "--outcome", "built", "--result", "r"],
+             ["gitmem", "now", "add", "--did", "d", "--human", "nothing", "--next", "n"]):
+    subprocess.run(argv, check=True, cwd=root)
+"""      # the memory writes of an agent that cannot run this test's own gitmem: the one on PATH
+
+
+@pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces here")
+def test_inside_the_box_as_an_unprivileged_user_the_held_repository_runs_nothing(git_env: None) -> None:
+    with nobody_place("gitmem-held-") as (place, bin_dir):
+        repo = make_repo(place / "repo")
+        marker, monitor = _monitor(place)
+        command_agent(place, repo, _agent(monitor) + BY_NAME, write_memory=False, sandbox="bubblewrap")
+        text = repo.read("gitmem.yaml").replace(json.dumps(sys.executable)[1:-1], str(bin_dir / "python"))
+        repo.commit_files({"gitmem.yaml": text}, "the agent runs with the venv nobody can read")
+        subprocess.run(["chown", "-R", "65534:65534", str(place)], check=True)
+        env = {"PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin", "HOME": str(place), "LANG": "C.UTF-8"}
+        done = subprocess.run([*NOBODY, str(bin_dir / "gitmem"), "cycle", "--json"], cwd=repo.path, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == ExitCode.OK, done.stderr
+        assert [v["code"] for v in json.loads(done.stdout)["violations"]] == ["GM720"]
+        _follow_the_note(repo, place, marker, as_user=NOBODY, env=env)      # the human is the one who ran it
+
+
+def _follow_the_note(memrepo: GitRepo, tmp_path: Path, marker: Path, *, as_user: list[str] | None = None,
+                     env: dict[str, str] | None = None) -> None:
+    """The note's own words: where it says the repository is, git finds nothing of the agent's; the clone it
+    says to make holds the history and runs nothing either."""
+    prefix = as_user or []
+    note = evidence(memrepo)
+    kept = re.search(r"moved to (\S+), its \.git renamed", note)
+    clone = re.search(r"`git clone (\S+) <new directory>`", note)
+    assert kept is not None and clone is not None, note
+    place = memrepo.path / kept.group(1)
+    for argv in (["status"], ["log", "-1"], ["checkout", "-q", "HEAD"]):
+        subprocess.run([*prefix, "git", *argv], cwd=place, capture_output=True, env=env)
+    copy = tmp_path / "look"
+    subprocess.run([*prefix, "git", "clone", "-q", clone.group(1), str(copy)], cwd=memrepo.path, check=True,
+                   capture_output=True, env=env)
+    for argv in (["status"], ["log", "-1"], ["checkout", "-q", "HEAD"]):
+        subprocess.run([*prefix, "git", *argv], cwd=copy, check=True, capture_output=True, env=env)
+    assert (copy / "f.txt").read_text(encoding="utf-8") == "the agent's project\n"
+    assert not marker.exists(), marker.read_text(encoding="utf-8")
+    # Kept whole, config and hooks too, where no git command looks: nothing is lost.
+    assert "fsmonitor" in (place / INERT_GIT / "config").read_text(encoding="utf-8")
+    assert (place / INERT_GIT / "hooks" / "post-checkout").exists()
