@@ -79,6 +79,26 @@ def test_the_pinned_commit_is_in_this_history_and_the_tag_names_it() -> None:
         assert str(tag.peel(pygit2.Commit).id) == gitmem.PINNED_COMMIT, "run the release's pin step"
 
 
+def test_the_pinned_commit_accepts_the_template_it_is_pinned_in() -> None:
+    """The hooks and the action the template pins run the pinned commit's gitmem on the template's gitmem.yaml:
+    a `rules_version` newer than that commit knows is a config error at every commit (tests/test_upgrade.py), so
+    a release that raises the rules pins a commit that has them."""
+    import pygit2
+
+    try:
+        repo = pygit2.Repository(str(ROOT))
+    except pygit2.GitError:
+        pytest.skip("not a git checkout")
+    pinned = repo.get(gitmem.PINNED_COMMIT)
+    if pinned is None:
+        pytest.skip("a shallow clone holds no history to look the pinned commit up in")
+    codes_then = pinned.peel(pygit2.Commit).tree / "gitmem" / "codes.py"
+    known = int(re.search(r"^RULES_VERSION = (\d+)$", codes_then.data.decode("utf-8"), re.M).group(1))
+    config = (gitmem_init.template_dir() / "gitmem.yaml").read_text("utf-8")
+    asked = int(re.search(r"^rules_version: (\d+)", config, re.M).group(1))
+    assert asked <= known, f"the template asks rules {asked}; the pinned {gitmem.PINNED_COMMIT[:12]} knows {known}"
+
+
 def test_the_pinned_ref_exists_whenever_the_changelog_says_so() -> None:
     """A tag that is not published installs nothing. Until the CHANGELOG dates this version (its section says
     `unreleased`), every install line and pin names the branch releases are cut from; once it is dated, the
