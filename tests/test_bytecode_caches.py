@@ -16,7 +16,7 @@ from gitmem.agents import bytecode
 from gitmem.errors import ExitCode
 from tests.support.helpers import GitRepo, make_repo
 from tests.support.hostile import command_agent, no_traceback
-from tests.support.nobody import NOBODY, bwrap_works, nobody_place
+from tests.support.nobody import NOBODY, bwrap_works, gitmem_as_nobody, nobody_env, nobody_place, runs_nobodys_venv
 
 needs_bwrap = pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces "
                                                              "here (.ci/run installs bubblewrap)")
@@ -94,12 +94,9 @@ def test_inside_the_box_as_an_unprivileged_user_the_forged_cache_is_removed(git_
         repo.commit_files({"mod.py": SOURCE, "pkg/__init__.py": ""}, "the human's module")
         marker = place / "agent-ran"
         command_agent(place, repo, _forge(marker) + BY_NAME, write_memory=False, sandbox="bubblewrap")
-        text = repo.read("gitmem.yaml").replace(json.dumps(sys.executable)[1:-1], str(bin_dir / "python"))
-        repo.commit_files({"gitmem.yaml": text}, "the agent runs with the venv nobody can read")
-        subprocess.run(["chown", "-R", "65534:65534", str(place)], check=True)
-        env = {"PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin", "HOME": str(place), "LANG": "C.UTF-8"}
-        done = subprocess.run([*NOBODY, str(bin_dir / "gitmem"), "cycle", "--json"], cwd=repo.path, env=env,
-                              capture_output=True, text=True, timeout=300)
+        runs_nobodys_venv(repo, bin_dir)
+        env = nobody_env(place, bin_dir)
+        done = gitmem_as_nobody(place, bin_dir, repo.path, "cycle", "--json", env=env)
         assert done.returncode == ExitCode.OK, done.stderr
         assert any("removed 4 bytecode cache entries" in m for m in json.loads(done.stdout)["messages"])
         for module in ("mod", "helper"):

@@ -4,10 +4,8 @@ says to make, never runs the agent's core.fsmonitor or hooks."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +14,7 @@ from gitmem.cycle.oversize import INERT_GIT
 from gitmem.errors import ExitCode
 from tests.support.helpers import GitRepo, make_repo
 from tests.support.hostile import command_agent, evidence
-from tests.support.nobody import NOBODY, bwrap_works, nobody_place
+from tests.support.nobody import NOBODY, bwrap_works, gitmem_as_nobody, nobody_env, nobody_place, runs_nobodys_venv
 
 MODES = ["none", pytest.param("bubblewrap", marks=pytest.mark.skipif(
     not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces here"))]
@@ -71,12 +69,9 @@ def test_inside_the_box_as_an_unprivileged_user_the_held_repository_runs_nothing
         repo = make_repo(place / "repo")
         marker, monitor = _monitor(place)
         command_agent(place, repo, _agent(monitor) + BY_NAME, write_memory=False, sandbox="bubblewrap")
-        text = repo.read("gitmem.yaml").replace(json.dumps(sys.executable)[1:-1], str(bin_dir / "python"))
-        repo.commit_files({"gitmem.yaml": text}, "the agent runs with the venv nobody can read")
-        subprocess.run(["chown", "-R", "65534:65534", str(place)], check=True)
-        env = {"PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin", "HOME": str(place), "LANG": "C.UTF-8"}
-        done = subprocess.run([*NOBODY, str(bin_dir / "gitmem"), "cycle", "--json"], cwd=repo.path, env=env,
-                              capture_output=True, text=True, timeout=300)
+        runs_nobodys_venv(repo, bin_dir)
+        env = nobody_env(place, bin_dir)
+        done = gitmem_as_nobody(place, bin_dir, repo.path, "cycle", "--json", env=env)
         assert done.returncode == ExitCode.OK, done.stderr
         assert [v["code"] for v in json.loads(done.stdout)["violations"]] == ["GM720"]
         _follow_the_note(repo, place, marker, as_user=NOBODY, env=env)      # the human is the one who ran it

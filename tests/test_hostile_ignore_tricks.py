@@ -9,20 +9,17 @@ for the next cycle. Run for real with the `command` backend, with the box off an
 """
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from gitmem.cycle.oversize import INERT_GIT
 from gitmem.errors import ExitCode
 from tests.support.cycle_support import file_at, is_clean
 from tests.support.gitcli import git
 from tests.support.helpers import GitRepo, make_repo
 from tests.support.hostile import command_agent, no_traceback
-from tests.support.nobody import NOBODY, bwrap_works, nobody_place
+from tests.support.nobody import bwrap_works, gitmem_as_nobody, nobody_env, nobody_place, runs_nobodys_venv
 
 MODEL_KEY = "sk-ant-api03-" + "Qm7vX2pL9kR4tW8z" * 4 + "-AbCd12"
 TOKEN = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
@@ -118,7 +115,7 @@ def _assert_held(memrepo: GitRepo, trick: str) -> None:
         assert file_at(memrepo.repo, "gitmem/proposal/cycle-1", rel) is None, rel
     held = memrepo.path / ".git" / "gitmem" / "held" / "cycle-1"
     assert (held / place / "big.bin").stat().st_size == LIMIT * 4
-    assert (held / place / "nested" / ".git").is_dir()
+    assert (held / place / "nested" / INERT_GIT).is_dir()        # held, and inert (its .git renamed)
     # The human's ignore rules are back, and the tree is clean: the next cycle starts.
     assert memrepo.read(".gitignore") == file_at(memrepo.repo, "HEAD", ".gitignore")
     assert "*" not in (memrepo.path / ".git" / "info" / "exclude").read_text().split("\n")
@@ -161,13 +158,9 @@ def test_ignore_rules_the_agent_writes_hide_nothing_in_the_box_of_an_unprivilege
     with nobody_place("gitmem-tricks-") as (place, bin_dir):
         repo = make_repo(place / "repo")
         _prepare(place, repo, trick, "bubblewrap", by_name=True)
-        text = repo.read("gitmem.yaml").replace(json.dumps(sys.executable)[1:-1], str(bin_dir / "python"))
-        repo.commit_files({"gitmem.yaml": text}, "the agent runs with the venv nobody can read")
-        subprocess.run(["chown", "-R", "65534:65534", str(place)], check=True)
-        env = {"PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin", "HOME": str(place), "LANG": "C.UTF-8",
-               "ANTHROPIC_API_KEY": MODEL_KEY}
-        done = subprocess.run([*NOBODY, str(bin_dir / "gitmem"), "cycle", "--json"], cwd=repo.path, env=env,
-                              capture_output=True, text=True, timeout=300)
+        runs_nobodys_venv(repo, bin_dir)
+        env = nobody_env(place, bin_dir, ANTHROPIC_API_KEY=MODEL_KEY)
+        done = gitmem_as_nobody(place, bin_dir, repo.path, "cycle", "--json", env=env)
         assert done.returncode == ExitCode.OK, done.stdout + done.stderr
         assert no_traceback(done.stderr)
         _assert_held(repo, trick)

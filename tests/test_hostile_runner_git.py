@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,7 +21,7 @@ from tests.support.cycle_support import file_at, is_clean, origin_and_clone
 from tests.support.gitcli import git
 from tests.support.helpers import GitRepo, make_repo
 from tests.support.hostile import command_agent, evidence, no_traceback
-from tests.support.nobody import NOBODY, bwrap_works, nobody_place
+from tests.support.nobody import bwrap_works, gitmem_as_nobody, nobody_place, runs_nobodys_venv
 from tests.test_hostile_ignore_tricks import BY_NAME
 
 TEAM_CONFIG = "team.gitconfig"
@@ -113,13 +111,9 @@ def test_hooks_path_set_in_an_included_tracked_config_never_runs_for_an_unprivil
             f"open(os.path.join(root, {TEAM_CONFIG!r}), 'a').write('[core]\\n\\thooksPath = ' + "
             f"os.path.join(root, 'evil-hooks') + '\\n')\n") + BY_NAME
         command_agent(place, repo, body, sandbox="bubblewrap", write_memory=False)
-        text = repo.read("gitmem.yaml").replace(json.dumps(sys.executable)[1:-1], str(bin_dir / "python"))
-        repo.commit_files({"gitmem.yaml": text}, "the agent runs with the venv nobody can read")
+        runs_nobodys_venv(repo, bin_dir)
         origin_and_clone(place, repo)
-        subprocess.run(["chown", "-R", "65534:65534", str(place)], check=True)
-        env = {"PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin", "HOME": str(place), "LANG": "C.UTF-8"}
-        done = subprocess.run([*NOBODY, str(bin_dir / "gitmem"), "cycle", "--push", "--json"], cwd=repo.path,
-                              env=env, capture_output=True, text=True, timeout=300)
+        done = gitmem_as_nobody(place, bin_dir, repo.path, "cycle", "--push", "--json")
         assert done.returncode == ExitCode.OK, done.stdout + done.stderr
         assert no_traceback(done.stderr) and json.loads(done.stdout)["pushed"] is True
         assert not marker.exists()

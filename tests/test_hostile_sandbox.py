@@ -27,7 +27,7 @@ from gitmem.errors import ExitCode
 from tests.support.gitcli import git
 from tests.support.helpers import GitRepo, make_repo
 from tests.support.hostile import command_agent, evidence, no_traceback
-from tests.support.nobody import NOBODY, bwrap_works, nobody_place
+from tests.support.nobody import bwrap_works, gitmem_as_nobody, nobody_env, nobody_place, runs_nobodys_venv
 
 WITHHELD = "withheld-" + "Zq9x" * 6            # a secret in the runner's environment, not in agent.pass_env
 PLAIN = "plain-setting-" + "k4" * 6            # an ordinary variable, outside the allow-list
@@ -151,14 +151,10 @@ def test_the_attacks_fail_for_an_unprivileged_user_too(git_env: None) -> None:
         repo = make_repo(place / "repo")
         outside, origin, tip = _stage(repo, place)
         command_agent(place, repo, _attack(outside, origin), write_memory=False, sandbox="bubblewrap")
-        text = repo.read("gitmem.yaml").replace(json.dumps(sys.executable)[1:-1], str(bin_dir / "python"))
-        repo.commit_files({"gitmem.yaml": text}, "the agent runs with the venv nobody can read")
-        subprocess.run(["chown", "-R", "65534:65534", str(place)], check=True)
+        runs_nobodys_venv(repo, bin_dir)
         before = _git_files(repo.path)
-        env = {"PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin", "HOME": str(place), "LANG": "C.UTF-8",
-               "DEPLOY_SECRET": WITHHELD, "MY_SETTING": PLAIN}
-        done = subprocess.run([*NOBODY, str(bin_dir / "gitmem"), "cycle", "--json"], cwd=repo.path, env=env,
-                              capture_output=True, text=True, timeout=300)
+        env = nobody_env(place, bin_dir, DEPLOY_SECRET=WITHHELD, MY_SETTING=PLAIN)
+        done = gitmem_as_nobody(place, bin_dir, repo.path, "cycle", "--json", env=env)
         assert done.returncode == ExitCode.OK, done.stderr
         assert no_traceback(done.stderr)
         said = json.loads((repo.path / "attack.json").read_text())

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -16,7 +14,7 @@ from gitmem.errors import ExitCode
 from gitmem.workspace import Workspace
 from tests.support.helpers import GitRepo, make_repo
 from tests.support.hostile import command_agent, evidence, no_traceback
-from tests.support.nobody import NOBODY, bwrap_works, nobody_place
+from tests.support.nobody import bwrap_works, gitmem_as_nobody, nobody_place, runs_nobodys_venv
 
 needs_bwrap = pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces "
                                                              "here (.ci/run installs bubblewrap)")
@@ -82,12 +80,8 @@ def test_inside_the_box_the_anchors_hold_for_an_unprivileged_user_too(git_env: N
         repo = make_repo(place / "repo")
         _humans_venv(repo)
         command_agent(place, repo, ATTACK + BY_NAME, write_memory=False, sandbox="bubblewrap")
-        text = repo.read("gitmem.yaml").replace(json.dumps(sys.executable)[1:-1], str(bin_dir / "python"))
-        repo.commit_files({"gitmem.yaml": text}, "the agent runs with the venv nobody can read")
-        subprocess.run(["chown", "-R", "65534:65534", str(place)], check=True)
-        env = {"PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin", "HOME": str(place), "LANG": "C.UTF-8"}
-        done = subprocess.run([*NOBODY, str(bin_dir / "gitmem"), "cycle", "--json"], cwd=repo.path, env=env,
-                              capture_output=True, text=True, timeout=300)
+        runs_nobodys_venv(repo, bin_dir)
+        done = gitmem_as_nobody(place, bin_dir, repo.path, "cycle", "--json")
         assert done.returncode == ExitCode.OK, done.stderr
         _assert_held(repo.path, json.loads((repo.path / "said.json").read_text()))
         assert NOTE_PREFIX not in evidence(repo)

@@ -5,11 +5,13 @@ way; `venv_for_nobody(place)` makes a venv `nobody` can run (the test's own inte
 root can read); `nobody_place(prefix)` is a folder `nobody` can enter with such a venv in it (the test skips
 where the box cannot run as `nobody`); `shared_tree(source, place)` gives `nobody` a read-only view of an
 install root keeps in a private directory (hard links, so a 250 MB agent CLI costs nothing to copy, and
-`nobody` cannot change it).
+`nobody` cannot change it). `runs_nobodys_venv(repo, bin_dir)` points a test repository's agent at that venv,
+and `gitmem_as_nobody(place, bin_dir, cwd, *args)` hands the folder to `nobody` and runs gitmem there as it.
 """
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -17,6 +19,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,3 +93,24 @@ def nobody_place(prefix: str) -> Iterator[tuple[Path, Path]]:
         yield place, venv_for_nobody(place)
     finally:
         shutil.rmtree(place, ignore_errors=True)
+
+
+def runs_nobodys_venv(repo: Any, bin_dir: Path) -> None:
+    """Commit `repo`'s gitmem.yaml with its agent's interpreter (the test's own, which `nobody` may not read)
+    replaced by the one in `nobody`'s venv. `repo` is a tests.support.helpers.GitRepo."""
+    text = repo.read("gitmem.yaml").replace(json.dumps(sys.executable)[1:-1], str(bin_dir / "python"))
+    repo.commit_files({"gitmem.yaml": text}, "the agent runs with the venv nobody can read")
+
+
+def nobody_env(place: Path, bin_dir: Path, **more: str) -> dict[str, str]:
+    """The whole environment of a run as `nobody` in `place`: its venv first on PATH, `place` as HOME."""
+    return {"PATH": f"{bin_dir}{os.pathsep}/usr/bin:/bin", "HOME": str(place), "LANG": "C.UTF-8", **more}
+
+
+def gitmem_as_nobody(place: Path, bin_dir: Path, cwd: Path, *args: str,
+                     env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`gitmem ARGS` run as `nobody` in `cwd`, after everything in `place` is handed to `nobody`."""
+    subprocess.run(["chown", "-R", "65534:65534", str(place)], check=True)
+    return subprocess.run([*NOBODY, str(bin_dir / "gitmem"), *args], cwd=cwd,
+                          env=env if env is not None else nobody_env(place, bin_dir),
+                          capture_output=True, text=True, timeout=300)
