@@ -17,7 +17,8 @@ from functools import cached_property
 from gitmem import codes
 from gitmem.checks.violation import Violation
 from gitmem.memory import fences, log
-from gitmem.memory.text import decode
+from gitmem.memory.once import kept_once
+from gitmem.memory.text import decode_text
 
 # What an amendment forgives at the line it supersedes: the rules about that entry's own heading, place and
 # fields. Never GM301: an amendment is appended, it does not excuse a rewrite.
@@ -87,6 +88,7 @@ class Headings:
         return sorted(found.items())
 
 
+@kept_once(1)     # the LOG a cycle's preflight judged is, unchanged, the one its runner's entry is appended to
 def plain(data: bytes) -> bool:
     """Whether every `## ` line of a whole LOG is an entry's well-formed heading and none amends: the common
     case, told by counting (two regex passes, no match objects kept)."""
@@ -126,7 +128,7 @@ def _has_error(path: str, data: bytes, line: int, at: int) -> bool:
 
     line_end = data.find(b"\n", at)
     end = None if line_end < 0 else fences.first_heading(data, _HEADING, line_end + 1)
-    doc = log.parse(decode(data[at:end]).text, first_line=line, expect_title=False)
+    doc = log.parse(decode_text(data[at:end]), first_line=line, expect_title=False)
     if doc.problems or not doc.entries:
         return True
     before = log.live(log.tail_entries(log.BytesSource(data, at), log.has_live_cycle).entries)

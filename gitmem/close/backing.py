@@ -29,7 +29,7 @@ from gitmem import gitio
 from gitmem.close.day import cycle_numbers
 from gitmem.memory import fences, lessons, log
 from gitmem.memory.lessons import Lesson
-from gitmem.memory.text import Field, decode, render_field
+from gitmem.memory.text import Field, decode_text, render_field
 from gitmem.nofollow import files
 from gitmem.workspace import Workspace
 from gitmem.workspace.statedir import CONFIRMATIONS_CACHE, read_cache, write_cache
@@ -179,7 +179,7 @@ class Backing:
             offset = self._heading_offset(cycle)
             return offset is not None and offset < size
         if blob not in self._cycles:        # a merge reordered LOG, or history was rewritten: read that LOG
-            self._cycles[blob] = cycle_numbers(decode(gitio.blob(self.repo, blob)).text)
+            self._cycles[blob] = cycle_numbers(decode_text(gitio.blob(self.repo, blob)))
         return cycle in self._cycles[blob]
 
     def _is_prefix(self, blob: str, size: int) -> bool:
@@ -222,7 +222,7 @@ class Backing:
 
     def _doc(self, blob: str) -> lessons.LessonsDoc:
         if blob not in self._docs:
-            self._docs[blob] = lessons.parse(decode(gitio.blob(self.repo, blob)).text)
+            self._docs[blob] = lessons.parse(decode_text(gitio.blob(self.repo, blob)))
         return self._docs[blob]
 
     # -- the cache -------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from gitmem.codes import Code
 from gitmem.errors import ExitCode, RunFailure
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import lessons, rules
-from gitmem.memory.text import decode
+from gitmem.memory.text import decode_text
 from gitmem.memory_writer import MemoryWriter
 from gitmem.nofollow import files
 from gitmem.workspace import Workspace
@@ -60,7 +60,7 @@ def check_result(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> 
 
     def text(snapshot: Snapshot | None, role: str) -> str | None:
         data = snapshot.read(config.path(role)) if snapshot is not None else None
-        return decode(data).text if data is not None else None
+        return decode_text(data) if data is not None else None
 
     # Rules are the close's to change, so they are left out of the cycle's permission check.
     roles = ("decisions", "log", "lessons")

@@ -14,6 +14,7 @@ from gitmem.cycle import foreign, permissions
 from gitmem.memory import decisions, log, now
 from gitmem.memory.text import (
     Timestamp,
+    decode_file_text,
     decode_text,
     field_value,
     one_line,
@@ -41,7 +42,7 @@ def memory_texts(ws: Workspace) -> dict[str, str | None]:
     texts: dict[str, str | None] = {}
     for role in ROLES:
         data = files.read(ws.root, ws.config.path(role))
-        texts[role] = decode_text(data) if data is not None else None
+        texts[role] = decode_file_text(data) if data is not None else None
     return texts
 
 

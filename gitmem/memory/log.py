@@ -16,8 +16,8 @@ from gitmem.memory.text import (
     Field,
     Problem,
     Timestamp,
-    decode,
     decode_lines,
+    decode_text,
     first_difference,
     headed,
     parse_fields,
@@ -269,7 +269,7 @@ def judge_append(new: bytes | None, prefix: int | None, *, old: Callable[[], byt
     appended = new[start:]
     if not appended.strip():
         return Append(start, open_)
-    stray = _stray_line(decode(appended).text, open_)
+    stray = _stray_line(decode_text(appended), open_)
     if stray is None:
         return Append(start, open_)
     offset, variant = stray
@@ -288,7 +288,7 @@ def appended_entries(new: bytes, verdict: Append) -> tuple[LogEntry, ...]:
         raise ValueError(f"not an append to LOG: {verdict.variant} at line {verdict.line}")
     if verdict.open_ is None:
         return ()
-    return parse(decode(new[verdict.start:]).text, expect_title=False, in_fence=verdict.open_).entries
+    return parse(decode_text(new[verdict.start:]), expect_title=False, in_fence=verdict.open_).entries
 
 
 def _stray_line(appended: str, old_open: bool) -> tuple[int, str] | None:
