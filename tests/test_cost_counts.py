@@ -3,8 +3,16 @@ already knows, walking commits already checked) is held to what the cycle reads,
 from __future__ import annotations
 
 import subprocess
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
 
 from gitmem import gitio
+from gitmem.close.day import entries_since
+from gitmem.close.writeup import blocked_tasks
+from gitmem.memory import decisions, log
+from gitmem.memory.text import Timestamp
 from gitmem.agents.command import CommandBackend
 from gitmem.cycle.runner import run_cycle
 from gitmem.workspace import Workspace
@@ -46,3 +54,95 @@ def test_a_cycle_leaves_no_file_for_the_next_one_to_hash_again(memrepo: GitRepo)
 
     assert run_cycle(memrepo.ws(), WritingBackend(built("first"))).commit
     assert stat_dirty(str(memrepo.path)) == []
+
+
+# -- the close: what waits on a decision is found without parsing the LOG since it was asked -------------------
+
+def log_of(count: int, *, blocked_at: set[int] = frozenset()) -> str:   # type: ignore[assignment]
+    """A LOG of `count` cycles, one an hour from 2026-01-01, those in `blocked_at` blocked on D-0001."""
+    from gitmem.memory.log import LogEntry, Outcome, append_entry
+    from gitmem.memory.text import Timestamp, render_field
+
+    text = "# LOG\n"
+    for n in range(1, count + 1):
+        moment = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=n)
+        body = [*render_field("Task", f"task {n}"), *render_field("Result", f"result {n}")]
+        if n in blocked_at:
+            body += render_field("Blocked", "D-0001")
+        text = append_entry(text, LogEntry(Timestamp.from_datetime(moment), n, Outcome.BUILT, tuple(body)))
+    return text
+
+
+def waiting_since(day: int) -> tuple[decisions.Waiting, ...]:
+    asked = Timestamp.from_datetime(datetime(2026, 1, day, tzinfo=UTC))
+    return (decisions.Waiting("D-0001", "a question", "yes", asked, 1, 30.0),)
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the LOG texts parsed, however a caller reaches the parser."""
+    sizes: list[int] = []
+    real = log.parse
+
+    def counted(text: str, **kwargs: Any) -> log.LogDoc:
+        sizes.append(len(text))
+        return real(text, **kwargs)
+
+    monkeypatch.setattr(log, "parse", counted)
+    return sizes
+
+
+def test_a_decision_waiting_a_month_costs_the_close_no_parse_of_the_month(parses: list[int]) -> None:
+    text = log_of(24 * 40)
+    as_of = datetime(2026, 2, 10, tzinfo=UTC)
+    assert blocked_tasks(text, waiting_since(2), as_of) == {}
+    assert parses == []
+
+
+def test_the_tasks_blocked_on_a_waiting_decision_are_still_found(parses: list[int]) -> None:
+    # Cycle 5 is before the ask (2 Jan 00:00 is cycle 24), 30 and 700 after it; 960 is after `as_of`.
+    text = log_of(24 * 40, blocked_at={5, 30, 700, 959})
+    as_of = datetime(2026, 2, 9, 12, tzinfo=UTC)
+    # What reading the entries back to the ask finds (entries_since: the whole tail parsed).
+    expected: dict[str, list[str]] = {}
+    for entry in entries_since(text, datetime(2026, 1, 2, tzinfo=UTC)):
+        if entry.when.moment < as_of and "D-0001" in entry.blocked_by:
+            expected.setdefault("D-0001", []).append(entry.get("Task") or "")
+    assert expected["D-0001"][-2:] == ["task 30", "task 700"]
+    parses.clear()
+    assert blocked_tasks(text, waiting_since(2), as_of) == expected
+    assert len(parses) == 1
+
+
+# -- LOG's standing scan: what was found plain is not scanned again ---------------------------------------------
+
+def test_a_log_found_plain_is_judged_again_by_what_was_appended() -> None:
+    from gitmem.checks import amendments
+
+    text = log_of(50).encode()
+    assert amendments.plain(text)
+    bad = text + b"\n## yesterday \xc2\xb7 cycle 51 \xc2\xb7 built\n- Task: t\n"
+    assert not amendments.plain(bad)
+    assert not amendments.plain(text + b"\n## 2026-01-03 02:00 UTC \xc2\xb7 amends line 3 \xc2\xb7 cycle 51\n")
+    assert amendments.plain(text + log_of(51)[len(log_of(50)):].encode())
+    # A LOG that is not the one found plain with more at its end is scanned whole.
+    assert not amendments.plain(b"# LOG\n\n## not a heading\n" + text[6:])
+
+
+def test_a_log_found_plain_is_not_scanned_again_for_an_appended_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitmem.checks import amendments
+
+    scanned: list[int] = []
+    real = amendments._LINE
+
+    class Counted:
+        def findall(self, data: bytes) -> list[bytes]:
+            scanned.append(len(data))
+            return real.findall(data)
+
+    monkeypatch.setattr(amendments, "_LINE", Counted())
+    history, longer = log_of(400).encode(), log_of(401).encode()
+    assert amendments.plain(history)
+    scanned.clear()
+    assert amendments.plain(longer)
+    assert scanned and max(scanned) < 2 * (len(longer) - len(history))
