@@ -11,11 +11,9 @@ import pytest
 from gitmem import gitio
 from gitmem.close.day import entries_since
 from gitmem.close.writeup import blocked_tasks
+from gitmem.cycle.runner import run_cycle
 from gitmem.memory import decisions, log
 from gitmem.memory.text import Timestamp
-from gitmem.agents.command import CommandBackend
-from gitmem.cycle.runner import run_cycle
-from gitmem.workspace import Workspace
 from tests.support.helpers import GitRepo
 
 
@@ -58,7 +56,7 @@ def test_a_cycle_leaves_no_file_for_the_next_one_to_hash_again(memrepo: GitRepo)
 
 # -- the close: what waits on a decision is found without parsing the LOG since it was asked -------------------
 
-def log_of(count: int, *, blocked_at: set[int] = frozenset()) -> str:   # type: ignore[assignment]
+def log_of(count: int, *, blocked_at: tuple[int, ...] = ()) -> str:
     """A LOG of `count` cycles, one an hour from 2026-01-01, those in `blocked_at` blocked on D-0001."""
     from gitmem.memory.log import LogEntry, Outcome, append_entry
     from gitmem.memory.text import Timestamp, render_field
@@ -101,7 +99,7 @@ def test_a_decision_waiting_a_month_costs_the_close_no_parse_of_the_month(parses
 
 def test_the_tasks_blocked_on_a_waiting_decision_are_still_found(parses: list[int]) -> None:
     # Cycle 5 is before the ask (2 Jan 00:00 is cycle 24), 30 and 700 after it; 960 is after `as_of`.
-    text = log_of(24 * 40, blocked_at={5, 30, 700, 959})
+    text = log_of(24 * 40, blocked_at=(5, 30, 700, 959))
     as_of = datetime(2026, 2, 9, 12, tzinfo=UTC)
     # What reading the entries back to the ask finds (entries_since: the whole tail parsed).
     expected: dict[str, list[str]] = {}
