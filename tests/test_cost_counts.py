@@ -144,3 +144,33 @@ def test_a_log_found_plain_is_not_scanned_again_for_an_appended_entry(monkeypatc
     scanned.clear()
     assert amendments.plain(longer)
     assert scanned and max(scanned) < 2 * (len(longer) - len(history))
+
+
+# -- checks of texts in hand: a file nobody changed is skipped by its bytes ---------------------------------------
+
+def test_a_file_with_the_same_bytes_on_both_sides_is_skipped_without_a_blob_id(
+        memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The close judges its files together from texts in hand (no blob ids): a NOW it did not change is not
+    parsed, whatever its size; a NOW it changed is judged."""
+    from gitmem.checks import CheckInput, run_checks
+    from gitmem.gitio.snapshots import Snapshot, same_blob
+    from gitmem.memory import now
+
+    ws = memrepo.ws()
+    current = {path: (memrepo.path / path).read_bytes()
+               for path in ("NOW.md", "LOG.md", "DECISIONS.md", "LESSONS.md", "RULES.md")}
+    before, after = Snapshot.from_dict("current", current), Snapshot.from_dict("proposed", dict(current))
+    assert same_blob(before, after, "NOW.md")
+    parsed: list[int] = []
+    real = now.parse.__wrapped__        # type: ignore[attr-defined]
+
+    def counted(text: str, **kwargs: Any) -> now.NowDoc:
+        parsed.append(len(text))
+        return real(text, **kwargs)   # type: ignore[no-any-return]
+
+    monkeypatch.setattr(now, "parse", counted)
+    assert [v for v in run_checks(CheckInput(ws.config, before, after, None)) if v.is_error] == []
+    assert parsed == []
+    changed = Snapshot.from_dict("proposed", {**current, "NOW.md": current["NOW.md"] + b"\n## not a block\n"})
+    assert not same_blob(before, changed, "NOW.md")
+    assert any(v.path == "NOW.md" for v in run_checks(CheckInput(ws.config, before, changed, None)))
