@@ -174,3 +174,25 @@ def test_a_file_with_the_same_bytes_on_both_sides_is_skipped_without_a_blob_id(
     changed = Snapshot.from_dict("proposed", {**current, "NOW.md": current["NOW.md"] + b"\n## not a block\n"})
     assert not same_blob(before, changed, "NOW.md")
     assert any(v.path == "NOW.md" for v in run_checks(CheckInput(ws.config, before, changed, None)))
+
+
+def test_a_cycle_whose_agent_left_log_and_now_alone_writes_them_only_to_add_its_own(
+        memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner puts back what the agent changed; a file it left alone is not rewritten (at 100x a 75 MB LOG
+    and a 10 MB NOW, each hashed again by every status after a rewrite)."""
+    from gitmem.nofollow import files
+    from tests.support.cycle_support import WritingBackend, built
+
+    assert run_cycle(memrepo.ws(), WritingBackend(built("first"))).commit
+    rewritten: list[str] = []
+    real = files.write
+
+    def counted(root: Any, rel: str, data: bytes, *args: Any, **kwargs: Any) -> Any:
+        rewritten.append(rel)
+        return real(root, rel, data, *args, **kwargs)
+
+    monkeypatch.setattr(files, "write", counted)
+    report = run_cycle(memrepo.ws(), WritingBackend(lambda memory, request: None))
+    assert report.commit and report.exit_code == 0
+    assert "LOG.md" not in rewritten and rewritten.count("NOW.md") == 1, rewritten     # its block on top
+    assert stat_dirty(str(memrepo.path)) == []
