@@ -196,3 +196,24 @@ def test_a_cycle_whose_agent_left_log_and_now_alone_writes_them_only_to_add_its_
     assert report.commit and report.exit_code == 0
     assert "LOG.md" not in rewritten and rewritten.count("NOW.md") == 1, rewritten     # its block on top
     assert stat_dirty(str(memrepo.path)) == []
+
+
+def test_a_cycle_never_inflates_the_log_it_started_from(memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checks after the agent take the start's LOG as a prefix of the work tree's, proven by one hash
+    (gitmem.gitio.blobproof): at 100x the blob is 75 MB. Every size counts as big here."""
+    from gitmem.gitio import blobproof, snapshots
+    from tests.support.cycle_support import WritingBackend, built
+
+    assert run_cycle(memrepo.ws(), WritingBackend(built("first"))).commit
+    monkeypatch.setattr(blobproof, "MIN_SIZE", 0)
+    inflated: list[str] = []
+    real = snapshots.Snapshot.read
+
+    def counted(self: snapshots.Snapshot, path: str) -> bytes | None:
+        if type(self) is snapshots.Snapshot and self.label.startswith("commit") and path not in self._cache:
+            inflated.append(path)
+        return real(self, path)
+
+    monkeypatch.setattr(snapshots.Snapshot, "read", counted)
+    assert run_cycle(memrepo.ws(), WritingBackend(built("second"))).commit
+    assert "LOG.md" not in inflated and "NOW.md" not in inflated, inflated

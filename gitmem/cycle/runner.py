@@ -416,16 +416,12 @@ def _local_commits(ws: Workspace, start: str, guard: CycleGuard, report: CycleRe
 def _validate(ws: Workspace, start: str) -> list[Violation]:
     """Refuse memory the checks find errors in (PostflightFailed); return their warnings."""
     from gitmem.checks.repo_wide import trusted_paths
+    from gitmem.checks.targets import derived_commit
 
     config, repo = ws.config, ws.repo
     paths = trusted_paths(config)
     new = gitio.worktree_snapshot(ws.root, repo=repo)
-    # The start's LOG is a prefix of the work tree's and its NOW a part of it: one hash proves it, and the
-    # 75 MB blob of a long history is never inflated (gitmem.gitio.blobproof).
-    old = gitio.commit_snapshot(repo, start, paths)
-    if old is not None:
-        old = gitio.derived(old, paths, new.read, lambda oid: gitio.blob_size(repo, oid))
-    found = run_checks(CheckInput(config, old, new, config.agent.email))
+    found = run_checks(CheckInput(config, derived_commit(repo, start, paths, new.read), new, config.agent.email))
     errors = [v for v in found if v.is_error]
     if has_errors(errors):
         first = "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in errors[:3])
