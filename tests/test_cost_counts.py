@@ -217,3 +217,28 @@ def test_a_cycle_never_inflates_the_log_it_started_from(memrepo: GitRepo, monkey
     monkeypatch.setattr(snapshots.Snapshot, "read", counted)
     assert run_cycle(memrepo.ws(), WritingBackend(built("second"))).commit
     assert "LOG.md" not in inflated and "NOW.md" not in inflated, inflated
+
+
+def test_the_close_parses_the_log_headings_of_the_cycles_it_asks_about_only(
+        memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A confirmation names a cycle; the close finds that cycle's heading in the current LOG. The lines that
+    name cycles are found by one regex pass; only the asked cycles' headings are parsed, and a heading in a
+    code fence is still none."""
+    from gitmem.close import backing
+
+    fenced = "```\n## 2026-01-01 00:30 UTC · cycle 40 · built\n```\n"
+    (memrepo.path / "LOG.md").write_text(log_of(400).replace("- Result: result 3\n", "- Result: result 3\n" + fenced))
+    parsed: list[str] = []
+    real = log.parse_any_heading
+
+    def counted(title: str) -> Any:
+        parsed.append(title)
+        return real(title)
+
+    monkeypatch.setattr(log, "parse_any_heading", counted)
+    found = backing.Backing(memrepo.ws())
+    text = (memrepo.path / "LOG.md").read_bytes()
+    at = found._heading_offset(40)
+    assert at is not None and text[at:].startswith(b"## 2026-01-02 16:00 UTC \xc2\xb7 cycle 40 ")
+    assert found._heading_offset(401) is None
+    assert len(parsed) <= 2, parsed
