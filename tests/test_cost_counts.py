@@ -242,3 +242,30 @@ def test_the_close_parses_the_log_headings_of_the_cycles_it_asks_about_only(
     assert at is not None and text[at:].startswith(b"## 2026-01-02 16:00 UTC \xc2\xb7 cycle 40 ")
     assert found._heading_offset(401) is None
     assert len(parsed) <= 2, parsed
+
+
+# -- the cycle's walks over history: only what came since the last cycle -----------------------------------------
+
+def test_a_cycle_walks_only_the_commits_since_the_last_cycle(memrepo: GitRepo,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The preflight verifies the commits a cycle or close did not check (gitmem.checks.targets
+    .check_since_checked), whatever lies below: the count of commits walked is what came since."""
+    from gitmem.checks import targets
+    from tests.support.cycle_support import WritingBackend, built
+
+    for n in range(12):
+        memrepo.commit_files({"notes.txt": f"note {n}\n"}, f"a human's note {n}")
+    assert run_cycle(memrepo.ws(), WritingBackend(built("first"))).commit
+    for n in range(3):
+        memrepo.commit_files({"notes.txt": f"later note {n}\n"}, f"a later note {n}")
+    walked: list[str] = []
+    real = gitio.walk_range
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        for commit in real(*args, **kwargs):
+            walked.append(commit.id)
+            yield commit
+
+    monkeypatch.setattr(targets.gitio, "walk_range", counted)
+    assert run_cycle(memrepo.ws(), WritingBackend(built("second"))).commit
+    assert len(walked) == 3, walked
