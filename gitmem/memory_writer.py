@@ -23,7 +23,7 @@ from gitmem.errors import ExitCode, GitmemError
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import decisions, lessons, log, now, roadmap
 from gitmem.memory.now import NowBlock
-from gitmem.memory.text import Timestamp, decode
+from gitmem.memory.text import Timestamp, decode_text
 from gitmem.nofollow import files
 from gitmem.workspace import CYCLE_ENV, Clock, Workspace, runner_cycle, writelock
 from gitmem.workspace.tail import FileSource, read_end
@@ -260,7 +260,7 @@ class MemoryWriter:
         tail, start = read_end(self.root, rel, source.size() if whole else TAIL_BYTES, source.fence_open_at)
         head_only = start > 0
         if head_only:
-            tail_text = decode(tail).text
+            tail_text = decode_text(tail)
         else:
             tail_text = self.read("log")
             tail = tail_text.encode("utf-8")

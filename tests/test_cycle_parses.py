@@ -81,6 +81,9 @@ def test_a_close_parses_each_memory_file_whole_at_most_once(synthetic: Path) -> 
         result = run_close(ws)
     assert result.status == "closed" and result.commit
     assert all(n <= 1 for n in counts.values()), counts
+    # The close writes NOW's plan block on top, or nothing: its checks parse no old block (judged unchanged
+    # by its bytes where no blob id is known), and its day is read from the top.
+    assert counts["now"] == 0, counts
 
 
 def test_memory_broken_by_hand_after_a_cycle_still_stops_the_next_one(memrepo: GitRepo) -> None:

@@ -17,7 +17,7 @@ from functools import cached_property
 from gitmem import codes
 from gitmem.checks.violation import Violation
 from gitmem.memory import fences, log
-from gitmem.memory.text import decode
+from gitmem.memory.text import decode_text
 
 # What an amendment forgives at the line it supersedes: the rules about that entry's own heading, place and
 # fields. Never GM301: an amendment is appended, it does not excuse a rewrite.
@@ -87,9 +87,24 @@ class Headings:
         return sorted(found.items())
 
 
+# The last LOG this process found plain. LOG grows at its end, and `plain` is a verdict about each line alone,
+# so a LOG that starts with it (a memcmp) is plain when the lines from its last one on are: the cycle's
+# preflight, the runner's entry and each of a close's entries judge what was appended, not the history again.
+_PLAIN_BEFORE: list[bytes] = []
+
+
 def plain(data: bytes) -> bool:
     """Whether every `## ` line of a whole LOG is an entry's well-formed heading and none amends: the common
     case, told by counting (two regex passes, no match objects kept)."""
+    known = _PLAIN_BEFORE[0] if _PLAIN_BEFORE else None
+    cut = data.rfind(b"\n", 0, len(known)) + 1 if known is not None and data.startswith(known) else 0
+    found = _plain_lines(data[cut:] if cut else data)
+    if found:
+        _PLAIN_BEFORE[:] = [data]
+    return found
+
+
+def _plain_lines(data: bytes) -> bool:
     return log.AMENDS.encode() not in data and len(_LINE.findall(data)) == len(_WELL_FORMED_TEXT.findall(data))
 
 
@@ -126,7 +141,7 @@ def _has_error(path: str, data: bytes, line: int, at: int) -> bool:
 
     line_end = data.find(b"\n", at)
     end = None if line_end < 0 else fences.first_heading(data, _HEADING, line_end + 1)
-    doc = log.parse(decode(data[at:end]).text, first_line=line, expect_title=False)
+    doc = log.parse(decode_text(data[at:end]), first_line=line, expect_title=False)
     if doc.problems or not doc.entries:
         return True
     before = log.live(log.tail_entries(log.BytesSource(data, at), log.has_live_cycle).entries)

@@ -8,7 +8,7 @@ from gitmem.checks import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.codes import Code
 from gitmem.memory import fences
-from gitmem.memory.text import decode
+from gitmem.memory.text import decode_text
 
 
 def texts(inp: CheckInput, role: str, skip: set[str]) -> tuple[str, str | None, str] | None:
@@ -20,8 +20,8 @@ def texts(inp: CheckInput, role: str, skip: set[str]) -> tuple[str, str | None, 
     if new_bytes is None:
         return None
     old_bytes = inp.old.read(path) if inp.old is not None else None
-    old_text = decode(old_bytes).text if old_bytes is not None else None
-    return path, old_text, decode(new_bytes).text
+    old_text = decode_text(old_bytes) if old_bytes is not None else None
+    return path, old_text, decode_text(new_bytes)
 
 
 def changed_span(old: bytes | None, new: bytes) -> tuple[int, int]:

@@ -11,7 +11,7 @@ from gitmem import codes
 from gitmem.checks import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.memory import log, now
-from gitmem.memory.text import decode
+from gitmem.memory.text import decode_text
 
 
 def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
@@ -22,10 +22,10 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     if new is None:
         return []
     old = inp.old.read(path) if inp.old is not None else None
-    new_text = decode(new).text
+    new_text = decode_text(new)
     # NOW grows on top: the blocks above the old top block are parsed alone (NOW's history is never read).
-    region = now.grown_on_top(decode(old).text, new_text) if old else None
-    known = set() if region is not None else {b.heading() for b in now.parse(decode(old).text).blocks} if old \
+    region = now.grown_on_top(decode_text(old), new_text) if old else None
+    known = set() if region is not None else {b.heading() for b in now.parse(decode_text(old)).blocks} if old \
         else set()
     doc = now.parse(region if region is not None else new_text)
     added = [b for b in doc.blocks if b.cycle is not None and b.heading() not in known]

@@ -11,7 +11,7 @@ from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import decisions
 from gitmem.memory.clock_skew import spoken
 from gitmem.memory.decisions import DecisionsDoc
-from gitmem.memory.text import Timestamp, decode
+from gitmem.memory.text import Timestamp, decode_text
 
 
 def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
@@ -110,7 +110,7 @@ def _resolved_elsewhere(others: tuple[Snapshot, ...], path: str) -> dict[str, st
     for other in others:
         data = other.read(path)
         if data is not None:
-            found.update({d.id: d.content() for d in decisions.parse(decode(data).text).settled})
+            found.update({d.id: d.content() for d in decisions.parse(decode_text(data)).settled})
     return found
 
 

@@ -8,7 +8,7 @@ from gitmem.checks import CheckInput, written_times
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import fences, log
-from gitmem.memory.text import decode
+from gitmem.memory.text import decode_text
 
 # The fence state at the end of a LOG, remembered on the snapshot that holds it (`Snapshot.facts`).
 FENCE_OPEN_AT_END = "fence-open-at-end"
@@ -33,7 +33,7 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     if not had_log:
         if new is None:
             return []
-        text = decode(new).text
+        text = decode_text(new)
         doc = log.parse(text)
         inp.new.facts[(FENCE_OPEN_AT_END, path)] = fences.open_after(new)
         return _amended(path, new, doc.entries, [from_problem(path, p) for p in doc.problems]
@@ -54,7 +54,7 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     # Parse the appended text on its own, numbered from 1, starting in the fence state the old LOG left; shift
     # to real line numbers only when reporting. An amendment names a line of the whole LOG (rules 4): with one,
     # lines are counted from the start.
-    text = decode(appended).text
+    text = decode_text(appended)
     amending = AMENDS in appended
     first = new.count(b"\n", 0, start) + 1 if amending else 1
     doc = log.parse(text, first_line=first, expect_title=False, in_fence=old_open)

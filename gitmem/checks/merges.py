@@ -17,7 +17,7 @@ from gitmem.checks.violation import Violation
 from gitmem.config import Config
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import fences, log
-from gitmem.memory.text import common_prefix, decode, strip_trailing_blank
+from gitmem.memory.text import common_prefix, decode_text, strip_trailing_blank
 
 # The rules by which history goes missing from DECISIONS, LESSONS and RULES.
 HISTORY = {codes.DECISION_RESOLVED_REWRITTEN.code, codes.DECISION_ID_VANISHED.code, codes.LESSON_VANISHED.code,
@@ -49,7 +49,7 @@ class _Entries:
 
 def _entries(data: bytes, start: int) -> _Entries:
     """The entries of a LOG from `start`, a line start outside fenced code (a heading, or the file's start)."""
-    text = decode(data[start:]).text
+    text = decode_text(data[start:])
     lines = text.split("\n")
     first_line = data.count(b"\n", 0, start) + 1
     entries = log.parse(text, first_line=first_line, expect_title=False).entries

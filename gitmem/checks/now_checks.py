@@ -6,7 +6,7 @@ from gitmem.checks import CheckInput, written_times
 from gitmem.checks.common import changed_span
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import fences, now
-from gitmem.memory.text import decode, nonblank_count
+from gitmem.memory.text import decode_text, nonblank_count
 
 
 def _text_to_check(old: bytes | None, new: bytes) -> bytes:
@@ -32,7 +32,7 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     if new is None:
         return []
     old = inp.old.read(path) if inp.old is not None else None
-    doc = now.parse(decode(_text_to_check(old, new)).text)
+    doc = now.parse(decode_text(_text_to_check(old, new)))
     found = [from_problem(path, p) for p in doc.problems]
     limit = inp.config.limits.now_block_lines
     for block in doc.blocks:
@@ -63,7 +63,7 @@ def _times(inp: CheckInput, path: str, old: bytes | None, doc: now.NowDoc) -> li
     ahead = [v for block in doc.blocks
              if (v := written_times.dated_ahead(inp, path, block.line, _what(block), block.when, block.heading()))]
     if ahead:     # only blocks new in this change answer for their time: the old ones were judged when written
-        known = {b.heading() for b in now.parse(decode(old).text).blocks} if old is not None else set()
+        known = {b.heading() for b in now.parse(decode_text(old)).blocks} if old is not None else set()
         lines = {b.line for b in doc.blocks if b.heading() in known}
         found += [v for v in ahead if v.line not in lines]
     return found

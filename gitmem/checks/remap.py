@@ -12,7 +12,7 @@ from gitmem import codes
 from gitmem.checks import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.memory import now
-from gitmem.memory.text import decode
+from gitmem.memory.text import decode_text
 
 # The codes by which a role's rules say that history went missing.
 HISTORY_CODES = {codes.LOG_NOT_APPEND_ONLY.code, codes.DECISION_RESOLVED_REWRITTEN.code,
@@ -37,5 +37,5 @@ def _dropped(inp: CheckInput, role: str, path: str, found: list[Violation]) -> b
     if role != "now":
         return False
     assert inp.old is not None
-    top = now.parse(decode(inp.old.read(path) or b"").text, max_blocks=1).top
-    return top is not None and top.render() not in now.render(now.parse(decode(new).text))
+    top = now.parse(decode_text(inp.old.read(path) or b""), max_blocks=1).top
+    return top is not None and top.render() not in now.render(now.parse(decode_text(new)))

@@ -8,7 +8,7 @@ from gitmem.checks import CheckInput
 from gitmem.checks.common import duplicate_ids
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import lessons, rules
-from gitmem.memory.text import decode
+from gitmem.memory.text import decode_text
 
 
 def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
@@ -19,7 +19,7 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     new_bytes = inp.new.read(path)
     if new_bytes is None:
         return []
-    doc = rules.parse(decode(new_bytes).text)
+    doc = rules.parse(decode_text(new_bytes))
     # A problem about the whole file (GM508) points at its last line, never past the end.
     last = max(doc.line_count, 1)
     found = [replace(from_problem(path, p), line=min(p.line, last)) for p in doc.problems]
@@ -33,14 +33,14 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
                                   limit=cfg.limits.proven_rules_max))
     lessons_path = cfg.path("lessons")
     lessons_bytes = inp.new.read(lessons_path)
-    known = {lesson.id for lesson in lessons.parse(decode(lessons_bytes).text).lessons} if lessons_bytes else set()
+    known = {lesson.id for lesson in lessons.parse(decode_text(lessons_bytes)).lessons} if lessons_bytes else set()
     for item in doc.all:
         # An unreadable LESSONS (GM902) is reported once; it does not make every provenance "missing".
         if item.lesson and item.lesson not in known and lessons_path not in skip:
             found.append(Violation.of(codes.RULE_LESSON_MISSING, path, item.line, id=item.id, lesson=item.lesson))
     old_bytes = inp.old.read(path) if inp.old is not None else None
     if old_bytes is not None:
-        old = rules.parse(decode(old_bytes).text)
+        old = rules.parse(decode_text(old_bytes))
         now_ids = {r.id for r in doc.all}
         anchor = doc.section_lines.get(rules.RETIRED, doc.section_lines.get(rules.PROVEN, 1))
         for gone in old.proven:

@@ -29,7 +29,7 @@ from gitmem.checks.common import line_at, span_against
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, Config, ConfigError, parse_config
 from gitmem.gitio.snapshots import Snapshot, same_blob
-from gitmem.memory.text import Section, decode, decode_lines, split_sections
+from gitmem.memory.text import Section, decode_lines, decode_text, split_sections
 
 CHARS_PER_TOKEN = 3.5          # the offline estimate: ceil(chars / 3.5) tokens
 HARD_SHARE = 0.865             # the hard limit's share of cycle.max_context_tokens
@@ -90,7 +90,7 @@ def _budget_changed(inp: CheckInput) -> bool:
 
 def _text(snapshot: Snapshot | None, path: str) -> str | None:
     data = snapshot.read(path) if snapshot is not None else None
-    return decode(data).text if data is not None else None
+    return decode_text(data) if data is not None else None
 
 
 def _unchanged(inp: CheckInput, path: str, whole: bool, skip: set[str]) -> bool:
@@ -124,12 +124,12 @@ def _now(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> li
     _, end = changed_span(old, data)
     known: set[str] = set()
     if whole:           # the block the next cycle reads
-        blocks = now.parse(decode(data).text, max_blocks=1).blocks
+        blocks = now.parse(decode_text(data), max_blocks=1).blocks
     elif end < len(data):  # blocks added on top (the usual change): only they are new
-        blocks = now.parse(decode(data[:end]).text).blocks
+        blocks = now.parse(decode_text(data[:end])).blocks
     else:
-        blocks = now.parse(decode(data).text).blocks
-        known = {block.render() for block in now.parse(decode(old).text).blocks} if old is not None else set()
+        blocks = now.parse(decode_text(data)).blocks
+        known = {block.render() for block in now.parse(decode_text(old)).blocks} if old is not None else set()
     found = []
     for block in blocks:
         rendered = block.render()
@@ -179,7 +179,7 @@ def _log(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> li
         start, end = span_against(inp, path, data)
         if end - start <= limits.log_entry:
             return []          # bytes >= characters: no entry in it can be over the limit
-        entries = log.parse(decode(data[start:end]).text, first_line=line_at(data, start),
+        entries = log.parse(decode_text(data[start:end]), first_line=line_at(data, start),
                             expect_title=start == 0).entries
     return [Violation.of(codes.LOG_ENTRY_TOO_BIG, path, entry.line, count=len(entry.render()),
                          limit=limits.log_entry, share=_percent("log_entry"))

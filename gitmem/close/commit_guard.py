@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from gitmem import codes, gitio
 from gitmem.checks import CheckInput, run_checks
+from gitmem.checks.targets import derived_commit
 from gitmem.codes import Code
 from gitmem.errors import ExitCode, RunFailure
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import lessons, rules
-from gitmem.memory.text import decode
+from gitmem.memory.text import decode_text
 from gitmem.memory_writer import MemoryWriter
 from gitmem.nofollow import files
 from gitmem.workspace import Workspace
@@ -51,8 +52,8 @@ def check_result(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> 
 
     config = ws.config
     paths = list(config.memory_paths().values())
-    old = gitio.commit_snapshot(ws.repo, head, paths)
     new = gitio.worktree_snapshot(ws.root, repo=ws.repo)
+    old = derived_commit(ws.repo, head, paths, new.read)
     # Only the files the close changed: a problem already committed before the close is not the close's
     # to fix (and a write to that file would have been refused by its own validation anyway).
     found = [f"{v.path}:{v.line}: {v.code} {v.message}"
@@ -60,7 +61,7 @@ def check_result(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> 
 
     def text(snapshot: Snapshot | None, role: str) -> str | None:
         data = snapshot.read(config.path(role)) if snapshot is not None else None
-        return decode(data).text if data is not None else None
+        return decode_text(data) if data is not None else None
 
     # Rules are the close's to change, so they are left out of the cycle's permission check.
     roles = ("decisions", "log", "lessons")

@@ -10,14 +10,13 @@ from gitmem.close.day import (
     day_bounds,
     day_entries,
     day_now_blocks,
-    entries_since,
     no_build_streak,
     streaks_ending,
     unreported_cycles,
 )
 from gitmem.close.promotion import PromotionResult
 from gitmem.config import Config
-from gitmem.memory import decisions, lessons
+from gitmem.memory import decisions, lessons, log
 from gitmem.memory.log import TailSource
 from gitmem.memory.text import field_value
 from gitmem.memory_writer import MemoryWriter
@@ -50,7 +49,14 @@ def blocked_tasks(log_text: TailSource | str, waiting: tuple[decisions.Waiting, 
     start = min(asked, default=as_of - timedelta(days=7))
     pending = {item.id for item in waiting}
     blocked: dict[str, list[str]] = {}
-    for entry in entries_since(log_text, start):
+    if not pending:
+        return blocked
+    # A decision that waits a year would have the year's LOG parsed, every day closed: the text is read back
+    # to its ask by headings alone, and parsed only when a `- Blocked:` field is in it at all.
+    text, first_line = log.tail_since(log.TextSource(log_text) if isinstance(log_text, str) else log_text, start)
+    if log.BLOCKED not in text:
+        return blocked
+    for entry in log.parse(text, first_line=first_line, expect_title=False).entries:
         if entry.when.moment >= as_of:
             break
         for decision in entry.blocked_by:

@@ -36,7 +36,7 @@ from gitmem.cycle.baseline import resolved_before
 from gitmem.errors import ExitCode, RunFailure
 from gitmem.memory import decisions, fences, log, roadmap
 from gitmem.memory.now import NowBlock
-from gitmem.memory.text import Timestamp, decode
+from gitmem.memory.text import Timestamp, decode_text
 from gitmem.nofollow import files
 from gitmem.workspace import Workspace
 from gitmem.workspace.tail import read_head, second_heading
@@ -326,10 +326,10 @@ def prompt_template(root: Path, config: Config) -> str:
     for rel in dict.fromkeys([str(PurePosixPath(config.memory_dir) / "prompts" / "cycle.md"), "prompts/cycle.md"]):
         found = files.read(root, rel)     # the repository's own prompt: a regular file inside the tree only
         if found is not None:
-            return decode(found).text
+            return decode_text(found)
     packaged = template_dir() / "prompts" / "cycle.md"
     if packaged.is_file():
-        return decode(packaged.read_bytes()).text
+        return decode_text(packaged.read_bytes())
     raise FileNotFoundError("prompts/cycle.md is missing from the repository and from the gitmem template")
 
 

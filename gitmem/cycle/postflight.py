@@ -14,6 +14,7 @@ from gitmem.cycle import foreign, permissions
 from gitmem.memory import decisions, log, now
 from gitmem.memory.text import (
     Timestamp,
+    decode_file_text,
     decode_text,
     field_value,
     one_line,
@@ -41,7 +42,7 @@ def memory_texts(ws: Workspace) -> dict[str, str | None]:
     texts: dict[str, str | None] = {}
     for role in ROLES:
         data = files.read(ws.root, ws.config.path(role))
-        texts[role] = decode_text(data) if data is not None else None
+        texts[role] = decode_file_text(data) if data is not None else None
     return texts
 
 
@@ -158,7 +159,7 @@ def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[st
     entries = list(log.parse(appended, first_line=first_line, expect_title=False).entries)
     extra_notes: list[str] = []
     if not entries:
-        files.write(memory.root, memory.config.path("log"), before.encode("utf-8"))
+        _restore(memory, "log", before)
         entry = memory.add_log_entry(
             task=NO_TASK, outcome=log.Outcome.NO_BUILD, cycle=cycle,
             result=f"no build: the agent ended without writing a LOG entry (Rule 0); {why_no_log}",
@@ -182,6 +183,14 @@ def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[st
         files.write(memory.root, memory.config.path("log"), log.append_entry(before, rebuilt).encode("utf-8"))
     task = one_line(chosen.get("Task") or NO_TASK)
     return Settled(cycle, task, outcome, extra_notes)
+
+
+def _restore(memory: MemoryWriter, role: str, before: str) -> None:
+    """Put back the file as the cycle found it. A file holding those bytes still (the agent left it alone) is
+    not written: a 75 MB LOG rewritten would be hashed whole again by every status until the commit."""
+    rel, data = memory.config.path(role), before.encode("utf-8")
+    if files.read(memory.root, rel) != data:
+        files.write(memory.root, rel, data)
 
 
 RUNNER_FIELDS = (log.STARTED, log.SALVAGED, log.KEPT)
@@ -244,7 +253,7 @@ def _settle_now(memory: MemoryWriter, before: str, settled: Settled, window: Win
     after = memory.read("now")
     fresh = _fresh_blocks(before, after)
     if not fresh:
-        files.write(memory.root, memory.config.path("now"), before.encode("utf-8"))
+        _restore(memory, "now", before)
         top = now.parse(before, max_blocks=1).top
         pending = decisions.parse(memory.read("decisions")).awaiting
         human = (f"{len(pending)} decision(s) wait in DECISIONS: {', '.join(d.id for d in pending)}"

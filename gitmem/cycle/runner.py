@@ -482,11 +482,12 @@ def _local_commits(ws: Workspace, start: str, guard: CycleGuard, report: CycleRe
 def _validate(ws: Workspace, start: str) -> list[Violation]:
     """Refuse memory the checks find errors in (PostflightFailed); return their warnings."""
     from gitmem.checks.repo_wide import trusted_paths
+    from gitmem.checks.targets import derived_commit
 
-    config = ws.config
+    config, repo = ws.config, ws.repo
     paths = trusted_paths(config)
-    found = run_checks(CheckInput(config, gitio.commit_snapshot(ws.repo, start, paths),
-                                  gitio.worktree_snapshot(ws.root, repo=ws.repo), config.agent.email))
+    new = gitio.worktree_snapshot(ws.root, repo=repo)
+    found = run_checks(CheckInput(config, derived_commit(repo, start, paths, new.read), new, config.agent.email))
     errors = [v for v in found if v.is_error]
     if has_errors(errors):
         first = "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in errors[:3])

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import date
+from functools import cached_property
 
 from gitmem import codes
 from gitmem.memory.once import parsed_once
@@ -91,7 +92,15 @@ class LessonsDoc:
     problems: tuple[Problem, ...] = ()
 
     def find(self, lesson_id: str) -> Lesson | None:
-        return next((lesson for lesson in self.lessons if lesson.id == lesson_id), None)
+        return self._by_id.get(lesson_id)
+
+    @cached_property
+    def _by_id(self) -> dict[str, Lesson]:
+        """The first lesson of each ID (a duplicate is GM40x's to report): a close looks up thousands."""
+        found: dict[str, Lesson] = {}
+        for lesson in self.lessons:
+            found.setdefault(lesson.id, lesson)
+        return found
 
     def next_id(self) -> str:
         return format_id(max((lesson.number for lesson in self.lessons), default=0) + 1)

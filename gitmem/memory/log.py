@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from functools import cached_property
 from typing import Protocol
@@ -16,8 +17,8 @@ from gitmem.memory.text import (
     Field,
     Problem,
     Timestamp,
-    decode,
     decode_lines,
+    decode_text,
     first_difference,
     headed,
     parse_fields,
@@ -269,7 +270,7 @@ def judge_append(new: bytes | None, prefix: int | None, *, old: Callable[[], byt
     appended = new[start:]
     if not appended.strip():
         return Append(start, open_)
-    stray = _stray_line(decode(appended).text, open_)
+    stray = _stray_line(decode_text(appended), open_)
     if stray is None:
         return Append(start, open_)
     offset, variant = stray
@@ -288,7 +289,7 @@ def appended_entries(new: bytes, verdict: Append) -> tuple[LogEntry, ...]:
         raise ValueError(f"not an append to LOG: {verdict.variant} at line {verdict.line}")
     if verdict.open_ is None:
         return ()
-    return parse(decode(new[verdict.start:]).text, expect_title=False, in_fence=verdict.open_).entries
+    return parse(decode_text(new[verdict.start:]), expect_title=False, in_fence=verdict.open_).entries
 
 
 def _stray_line(appended: str, old_open: bool) -> tuple[int, str] | None:
@@ -409,6 +410,32 @@ def tail_entries(source: TailSource, enough: Callable[[tuple[LogEntry, ...]], bo
     first_line = source.line_at(start) + text.count("\n", 0, begin)
     entries = parse(text[begin:], first_line=first_line, expect_title=False).entries
     return Tail(entries, first_line, start == 0)
+
+
+def tail_since(source: TailSource, start: datetime, *, block: int = FIRST_BLOCK) -> tuple[str, int]:
+    """The text of LOG's entries from the last one before `start` to the end, and the line it begins at: the
+    blocks `tail_entries` would read for "an entry before `start`", each judged by its first heading alone.
+    LOG is in time order (GM302), so the oldest entry of a block is the earliest. Nothing is parsed but
+    those headings: a reader looking for a few lines in a month of LOG (`- Blocked:`) finds them in the text
+    first and parses only when they are there."""
+    size = source.size()
+    while True:
+        text, at = source.text_from(max(0, size - block))
+        begin = 0
+        if at > 0:
+            found = fences.first_heading(text, HEADING, open_=source.fence_open_at(at))
+            begin = found if found is not None else len(text)
+        if at == 0 or _earlier(text, begin, start):
+            break
+        block *= 2
+    return text[begin:], source.line_at(at) + text.count("\n", 0, begin)
+
+
+def _earlier(text: str, at: int, start: datetime) -> bool:
+    """Whether the entry heading at `at` is dated before `start` (a malformed one reads as later)."""
+    end = text.find("\n", at)
+    parsed = parse_any_heading(text[at + len(HEADING): end if end >= 0 else len(text)])
+    return parsed is not None and parsed[0].moment < start
 
 
 def has_cycle(entries: tuple[LogEntry, ...]) -> bool:

@@ -5,6 +5,9 @@ ask for the same file parsed; at 100x DECISIONS is 1.7 MB and LESSONS 3,000 less
 so the one parse of a text is shared by everyone who reads that text. A text is found again by identity, else
 by equality (a memcmp, C speed); a few of the latest texts are kept per parser, so memory stays what the
 process held anyway.
+
+The same holds one level down, for the bytes of a file: decoding a 75 MB LOG, or scanning its headings, is
+done once for the bytes a process read, however many of its steps read the file again and find it unchanged.
 """
 from __future__ import annotations
 
@@ -14,24 +17,34 @@ from typing import Concatenate, ParamSpec, TypeVar
 
 P = ParamSpec("P")
 T = TypeVar("T")
+S = TypeVar("S", str, bytes)
 KEPT = 3        # texts kept per parser: the old and new sides of a change, and one more
 
 
-def parsed_once(parse: Callable[Concatenate[str, P], T]) -> Callable[Concatenate[str, P], T]:
+def kept_once(kept: int) -> Callable[[Callable[Concatenate[S, P], T]], Callable[Concatenate[S, P], T]]:
+    """`parsed_once` keeping the `kept` latest texts: as many as the distinct texts a process reads in turn
+    (one per memory file, for a reader of every file)."""
+    def decorate(parse: Callable[Concatenate[S, P], T]) -> Callable[Concatenate[S, P], T]:
+        seen: list[tuple[S, tuple[object, ...], T]] = []
+
+        @functools.wraps(parse)
+        def shared(text: S, /, *args: P.args, **kwargs: P.kwargs) -> T:
+            options = (*args, *sorted(kwargs.items()))
+            for index, (known, known_options, doc) in enumerate(seen):
+                if known_options == options and (known is text or known == text):
+                    if index:
+                        seen.insert(0, seen.pop(index))
+                    return doc
+            doc = parse(text, *args, **kwargs)
+            seen.insert(0, (text, options, doc))
+            del seen[kept:]
+            return doc
+
+        return shared
+
+    return decorate
+
+
+def parsed_once(parse: Callable[Concatenate[S, P], T]) -> Callable[Concatenate[S, P], T]:
     """`parse`, answering a text it parsed before (with the same options) from what it returned then."""
-    seen: list[tuple[str, tuple[object, ...], T]] = []
-
-    @functools.wraps(parse)
-    def shared(text: str, /, *args: P.args, **kwargs: P.kwargs) -> T:
-        options = (*args, *sorted(kwargs.items()))
-        for index, (known, known_options, doc) in enumerate(seen):
-            if known_options == options and (known is text or known == text):
-                if index:
-                    seen.insert(0, seen.pop(index))
-                return doc
-        doc = parse(text, *args, **kwargs)
-        seen.insert(0, (text, options, doc))
-        del seen[KEPT:]
-        return doc
-
-    return shared
+    return kept_once(KEPT)(parse)

@@ -11,6 +11,7 @@ from typing import Any, TypeVar
 from gitmem import codes
 from gitmem.codes import Code
 from gitmem.memory.fences import FENCE_MARKS
+from gitmem.memory.once import kept_once
 
 T = TypeVar("T")
 
@@ -183,6 +184,13 @@ def decode(data: bytes) -> Decoded:
 def decode_text(data: bytes) -> str:
     """`decode(data).text` without splitting it into lines: a 75 MB LOG read whole is 1.3 million of them."""
     return _decode(data, split=False).text
+
+
+# The memory files as a process reads them from disk: a cycle reads every file before its agent, after it, and
+# again to settle LOG and NOW, and finds most unchanged; bytes decoded before are answered from then
+# (gitmem.memory.once). Only files read whole go through it: a reader of many commits (verify) decodes each
+# with `decode_text` and keeps none of them.
+decode_file_text = kept_once(8)(decode_text)
 
 
 def _decode(data: bytes, *, split: bool) -> Decoded:

@@ -231,11 +231,12 @@ def read(root: Path, rel: str) -> bytes | None:
 
 
 def read_text(root: Path, rel: str) -> str:
-    """The file decoded as memory is (`gitmem.memory.text.decode`); "" when it is missing."""
-    from gitmem.memory.text import decode
+    """The file decoded as memory is (`gitmem.memory.text.decode_file_text`: never split into lines, which a 75 MB
+    LOG read whole would be 1.3 million of); "" when it is missing."""
+    from gitmem.memory.text import decode_file_text
 
     data = read(root, rel)
-    return decode(data).text if data is not None else ""
+    return decode_file_text(data) if data is not None else ""
 
 
 def size(root: Path, rel: str) -> int | None:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from gitmem.config import Config
 from gitmem.memory import log, now
-from gitmem.memory.text import decode
+from gitmem.memory.text import decode_text
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ def shift_after(last: int, new: Iterable[int]) -> Shift:
 
 def last_cycle(data: bytes | None) -> int:
     """The highest cycle number in a LOG (0 for none)."""
-    return log.last_cycle_number(decode(data).text) if data else 0
+    return log.last_cycle_number(decode_text(data)) if data else 0
 
 
 def new_log_cycles(base: bytes | None, data: bytes | None) -> list[int]:
@@ -84,20 +84,20 @@ def new_now_cycles(base: bytes | None, data: bytes | None) -> list[int]:
     if data is None:
         return []
     known = _headings(base)
-    return [b.cycle for b in now.parse(decode(data).text).blocks if b.cycle is not None and b.heading() not in known]
+    return [b.cycle for b in now.parse(decode_text(data)).blocks if b.cycle is not None and b.heading() not in known]
 
 
 def last_now_cycle(data: bytes | None) -> int:
     if not data:
         return 0
-    return max((b.cycle for b in now.parse(decode(data).text).blocks if b.cycle is not None), default=0)
+    return max((b.cycle for b in now.parse(decode_text(data)).blocks if b.cycle is not None), default=0)
 
 
 def renumber_now(base: bytes | None, data: bytes, shift: Shift) -> bytes:
     """`data` with the headings of the cycle blocks `base` does not have renumbered by `shift`."""
     if not shift.by:
         return data
-    text = decode(data).text
+    text = decode_text(data)
     doc = now.parse(text)
     if doc.problems:
         return data
@@ -111,7 +111,7 @@ def renumber_now(base: bytes | None, data: bytes, shift: Shift) -> bytes:
 
 
 def _headings(data: bytes | None) -> set[str]:
-    return {b.heading() for b in now.parse(decode(data).text).blocks} if data else set()
+    return {b.heading() for b in now.parse(decode_text(data)).blocks} if data else set()
 
 
 _SUBJECT = re.compile(r"^gitmem: cycle ([0-9]{1,18}) ")

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import IO, BinaryIO
 
 from gitmem.memory import fences, log
-from gitmem.memory.text import decode
+from gitmem.memory.text import decode_text
 from gitmem.nofollow import files
 from gitmem.workspace.statedir import read_cache, write_cache
 
@@ -58,7 +58,7 @@ def read_head(root: Path, rel: str, cut: Callable[[str], int | None]) -> str:
             data += more
             whole = len(data) < block or not more
             end = len(data) if whole else data.rfind(b"\n") + 1   # whole lines: no UTF-8 character split
-            text = decode(data[:end]).text
+            text = decode_text(data[:end])
             where = cut(text)
             if where is not None:
                 return text[:where]
