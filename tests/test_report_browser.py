@@ -290,3 +290,36 @@ def test_the_funnel_lines_show_where_they_run_together(chrome: browser.Browser, 
     assert sampled["same"] > 0, sampled          # the history has days where every count is the same
     for label, seen in sampled["found"].items():
         assert seen["seen"] == seen["tried"] > 0, (label, sampled)
+
+
+LAYOUT = """(() => {
+  const waiting = document.querySelector('section.waiting');
+  const charts = Array.from(document.querySelectorAll('.cards canvas'));
+  const box = e => e.getBoundingClientRect();
+  return {scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth,
+          waitingTop: waiting ? box(waiting).top : null, waiting: waiting ? waiting.querySelectorAll('li').length : 0,
+          firstChartTop: charts.length ? Math.min(...charts.map(c => box(c).top)) : null,
+          charts: charts.length, right: Math.max(...charts.map(c => box(c).right))};
+})()"""
+
+
+def test_the_report_reads_on_a_laptop_and_on_a_phone(chrome: browser.Browser, ninety: GitRepo) -> None:
+    """As the human opens it: at 1400x900 and at a phone's 390x844 nothing is wider than the screen, the
+    branches waiting on the human are on the first screen above every chart, and every chart is drawn."""
+    page = ARTIFACTS / "report-90-days-sizes.html"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text(build(Workspace.at(ninety.path), clock=lambda: planted.NOW), encoding="utf-8")
+    try:
+        for width, height, name in ((1400, 900, "laptop"), (390, 844, "phone")):
+            chrome.resize(width, height)
+            loaded = chrome.open(page.as_uri())
+            assert loaded.errors == [], loaded.errors
+            seen = chrome.evaluate(LAYOUT)
+            assert seen["scrollWidth"] <= seen["innerWidth"] == width, (name, seen)
+            assert seen["right"] <= width, (name, seen)                     # no chart runs off the screen
+            assert seen["charts"] >= len(EXPECTED), (name, seen)
+            assert seen["waiting"] == len(planted.SALVAGED), (name, seen)
+            assert seen["waitingTop"] < min(seen["firstChartTop"], height), (name, seen)
+            chrome.screenshot(ARTIFACTS / f"report-90-days-{name}.png")
+    finally:
+        chrome.resize(1400, 1000)
