@@ -87,25 +87,35 @@ def recall_at_5(results: list[list[tuple[str, str]]], labels: list[Labelled]) ->
 
 
 def add_cycle(root: Path, config, number: int) -> None:
-    """One more cycle the way the runner writes it: a LOG entry, a NOW block, a commit."""
+    """One more cycle the way the runner writes it: a LOG entry, a NOW block, a commit. The planted facts
+    (benchmarks/paraphrase_set.plant) sit in the work tree uncommitted; they are committed first, as a human's
+    edit would be, since a writer adds no entry while LOG holds work past HEAD (gitmem.memory_writer)."""
     from datetime import timedelta
-
-    import pygit2
 
     from gitmem.memory import log
     from gitmem.memory_writer import MemoryWriter
 
+    _commit_memory(root, config, "the planted facts")
     last = log.tail((root / config.path("log")).read_text(encoding="utf-8"), 1).entries[-1].when.moment
     memory = MemoryWriter(Workspace.at(root, config), clock=lambda: last + timedelta(hours=1))
     memory.add_log_entry(task=f"benchmark cycle {number}", outcome="built", result=f"appended entry zyzzyva{number}")
     memory.add_now_block(did=f"benchmark cycle {number}", human="nothing", next="more")
+    _commit_memory(root, config, f"cycle {number}: benchmark")
+
+
+def _commit_memory(root: Path, config, message: str) -> None:
+    """Commit LOG and NOW as they are in the work tree, when they differ from HEAD."""
+    import pygit2
+
     repo = pygit2.Repository(str(root))
     index = repo.index
     for role in ("log", "now"):
         index.add(config.path(role))
     index.write()
     base = repo.head.peel(pygit2.Commit)
+    if index.write_tree() == base.tree.id:
+        return
     # Commit times follow the synthetic history (which runs years ahead of the wall clock), as they would in
     # production; a commit older than its parent makes libgit2 walk the whole history.
     signature = pygit2.Signature("bench", "bench@example.com", base.commit_time + 60, 0)
-    repo.create_commit("HEAD", signature, signature, f"cycle {number}: benchmark", index.write_tree(), [base.id])
+    repo.create_commit("HEAD", signature, signature, message, index.write_tree(), [base.id])

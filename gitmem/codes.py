@@ -498,7 +498,7 @@ BY_CODE: dict[str, Code] = {item.code: item for item in CODES}
 # The codes `gitmem check` and `gitmem verify` report about memory files; the others are the runner's.
 # The import and export codes (GM950-GM969) refuse a command's input; no check of a commit reports them.
 CHECK_CODES: tuple[Code, ...] = tuple(item for item in CODES
-                                      if item.code[2] not in "78" and not "GM950" <= item.code <= "GM969")
+                                      if item.code[2] not in "78" and not item.code.startswith(("GM95", "GM96")))
 
 
 def lookup(code: str) -> Code:

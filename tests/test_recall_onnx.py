@@ -201,8 +201,7 @@ def test_a_building_index_shows_progress_on_a_terminal_only(memrepo: GitRepo, tm
 
     history = History(memrepo)
     for _ in range(110):
-        history.cycle(commit=False)
-    history.commit("110 cycles")
+        history.cycle()                 # one commit each: a writer adds no entry while LOG has one uncommitted
     tiny_onnx_model(tmp_path / "encoder", vectors_of_words())
     memrepo.write("gitmem.yaml", f"recall:\n  model: onnx:{tmp_path / 'encoder'}\n  mode: hybrid\n")
     piped = cli(["recall", "--rebuild", "switzerland"], cwd=memrepo.path)

@@ -202,9 +202,11 @@ def build(git: GitRepo, *, days: int = DAYS, seed: int = 15, real_close: bool = 
                 lessons.set_status(doc, "L-0005", "retired — no longer relevant")).encode())
         if day_index < days - 1 or not real_close:
             _close_entry(agent, day, outcomes)
+        # A commit a day, as the cycles' pushes would have it: the close counts one confirmation of a lesson per
+        # commit, so a lesson's two confirmations must land in two.
+        git.stage(*(ws.config.path(role) for role in ("log", "decisions", "lessons", "rules", "now")))
+        git.commit(f"the agent's day {day.isoformat()}", author=AGENT)
     history.cycles = days * len(SLOTS)
-    git.stage(*(ws.config.path(role) for role in ("log", "decisions", "lessons", "rules", "now")))
-    git.commit("the agent's history", author=AGENT)
     for number in SALVAGED:
         gitio.create_branch(git.handle, f"gitmem/salvage/cycle-{number}", git.head())
     if real_close:
