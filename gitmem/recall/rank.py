@@ -171,11 +171,8 @@ def holds_query(conn: sqlite3.Connection, query: Query, title: str, body: str) -
     return covered >= COVERAGE_FLOOR and judged_coverage(conn, query, title, body, covered) >= COVERAGE_FLOOR
 
 
-def passages(title: str, body: str) -> list[str]:
-    """Where an entry says something in one place: its title with each run of PASSAGE neighbouring sentences."""
-    sentences = [part for part in _SENTENCE_END.split(body) if part.strip()]
-    starts = range(max(1, len(sentences) - PASSAGE + 1))
-    return [f"{title} {' '.join(sentences[start:start + PASSAGE])}" for start in starts]
+def _sentences(body: str) -> list[str]:
+    return [part for part in _SENTENCE_END.split(body) if part.strip()]
 
 
 def judged_coverage(conn: sqlite3.Connection, query: Query, title: str, body: str,
@@ -183,12 +180,16 @@ def judged_coverage(conn: sqlite3.Connection, query: Query, title: str, body: st
     """What COVERAGE_FLOOR judges of an entry: the most of the query (Query.coverage) that one passage of it
     holds, and never more than the whole entry holds (`covered`, when already known)."""
     whole = query.coverage(conn, f"{title} {body}") if covered is None else covered
-    best = 0.0
-    for passage in passages(title, body):
-        best = max(best, query.coverage(conn, passage))
-        if best >= whole:
-            break
-    return min(best, whole)
+    return min(passage_coverage(conn, query, title, body), whole)
+
+
+def passage_coverage(conn: sqlite3.Connection, query: Query, title: str, body: str) -> float:
+    """The most of the query (Query.coverage) that one passage of the entry holds (`passages`): each sentence's
+    words are found once, and a passage holds what its title and its sentences hold."""
+    heading = query.held(conn, title)
+    sentences = [query.held(conn, sentence) for sentence in _sentences(body)] or [set()]
+    return max(query.share(heading.union(*sentences[start:start + PASSAGE]))
+               for start in range(max(1, len(sentences) - PASSAGE + 1)))
 
 
 RANKERS: dict[str, Ranker] = {"bm25": bm25_ranker}
