@@ -458,3 +458,19 @@ def test_a_time_the_question_names_is_searched_first_against_the_clock(history: 
         assert run(index, "billing page deployed in March 2025", today=date(2025, 6, 25))[0].id == f"cycle {late}"
     finally:
         index.close()
+
+
+def test_words_said_together_outrank_the_same_share_gathered_across_a_long_entry(history: History) -> None:
+    # Neither entry holds most of the question. The long one holds more of its words, each in a sentence about
+    # something else; the short one says three of them together, and that is the evidence.
+    together = history.cycle(task="garden", result="The heron ate the koi from the pond.")
+    history.cycle(task="errands", result="Bought a lantern for the porch. A heron flew over the road. Fixed the "
+                  "gate hinge. Painted the shed. Swept the garage. Someone sold koi at the fair. Cleaned the "
+                  "gutters. Sorted the mail. Washed the car. Read about a pond liner. Mowed the lawn. Called the "
+                  "plumber. Walked the dog. Heard a trumpet on the radio. Fed the cat.")
+    for _ in range(15):
+        history.cycle()
+    ws = Workspace.at(history.root, history.config)
+    hits = search(ws, "did the heron eat koi from the pond after the trumpet, violin, cello, oboe and tuba concert?")
+    assert not hits.known
+    assert hits[0].id == f"cycle {together}"
