@@ -14,7 +14,7 @@ something never written gets no hit by a word it did not say.
 from __future__ import annotations
 
 import sqlite3
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable
 
 from gitmem.recall.query import MAX_TERMS, STOPWORDS, WORD_RE, Query, analyze, fold
@@ -29,9 +29,9 @@ SHORTEST = 3           # shorter words are glue or abbreviations, not what entri
 def expand(conn: sqlite3.Connection, query: Query, ranker: Ranker, flt: Filter, limit: int,
            first: list[tuple[int, float]], holds: Callable[[int], bool]) -> list[tuple[int, float]]:
     """`first` (the ranker's list for `query`, best first) with the entries that do not hold the query
-    reordered by their relevance to it and, WEIGHT for one, to the words its best entries share (`words`).
+    reordered by their relevance to it and, WEIGHT for one, to the words its best entries share (`shared_words`).
     No entry comes in by those words alone: every hit shares a word with the question."""
-    added = words(conn, query, first[:ENTRIES])
+    added = shared_words(conn, query, first[:ENTRIES])
     if not added:
         return first
     expansion = analyze(conn, " ".join(added))
@@ -48,7 +48,7 @@ def expand(conn: sqlite3.Connection, query: Query, ranker: Ranker, flt: Filter, 
     return sorted(found.items(), key=lambda item: -item[1])
 
 
-def words(conn: sqlite3.Connection, query: Query, best: list[tuple[int, float]]) -> list[str]:
+def shared_words(conn: sqlite3.Connection, query: Query, best: list[tuple[int, float]]) -> list[str]:
     """Up to WORDS words the `best` entries share (each in at least two of them, when there are two), not the
     query's own: the most frequent in them, weighed by each entry's relevance, then by their idf in memory."""
     if not best:
@@ -56,7 +56,7 @@ def words(conn: sqlite3.Connection, query: Query, best: list[tuple[int, float]])
     relevance = dict(best)
     marks = ",".join("?" * len(best))
     own = set(query.words) | set(query.stems.values())
-    tally: Counter[str] = Counter()
+    tally: defaultdict[str, float] = defaultdict(float)
     holders: Counter[str] = Counter()
     for doc_id, title, body in conn.execute(f"SELECT rowid, title, body FROM fts WHERE rowid IN ({marks})",
                                             list(relevance)):
@@ -66,7 +66,8 @@ def words(conn: sqlite3.Connection, query: Query, best: list[tuple[int, float]])
             tally[token] += relevance[doc_id] * count / len(tokens)
             holders[token] += 1
     shared = min(2, len(best))
-    pool = [token for token, _ in tally.most_common() if holders[token] >= shared][:MAX_TERMS]
+    pool = [token for token in sorted(tally, key=lambda token: -tally[token]) if holders[token] >= shared]
+    pool = pool[:MAX_TERMS]
     if not pool:
         return []
     probe = analyze(conn, " ".join(pool))
