@@ -17,7 +17,7 @@ import sqlite3
 from collections import Counter, defaultdict
 from collections.abc import Callable
 
-from gitmem.recall.query import MAX_TERMS, STOPWORDS, WORD_RE, Query, analyze, fold
+from gitmem.recall.query import MAX_TERMS, STOPWORDS, WORD_RE, Query, analyze, fold, rarity
 from gitmem.recall.rank import STRENGTH, Filter, Ranker
 
 ENTRIES = 3            # the best entries the expansion is read from
@@ -31,6 +31,8 @@ def expand(conn: sqlite3.Connection, query: Query, ranker: Ranker, flt: Filter, 
     """`first` (the ranker's list for `query`, best first) with the entries that do not hold the query
     reordered by their relevance to it and, WEIGHT for one, to the words its best entries share (`shared_words`).
     No entry comes in by those words alone: every hit shares a word with the question."""
+    if all(holds(doc_id) for doc_id, _ in first):
+        return first          # nothing to reorder
     added = shared_words(conn, query, first[:ENTRIES])
     if not added:
         return first
@@ -70,7 +72,5 @@ def shared_words(conn: sqlite3.Connection, query: Query, best: list[tuple[int, f
     pool = pool[:MAX_TERMS]
     if not pool:
         return []
-    probe = analyze(conn, " ".join(pool))
-    ranked = sorted((word for word in probe.words if probe.df.get(word)),
-                    key=lambda word: -tally[word] * probe.weights[word])
-    return ranked[:WORDS]
+    weights = rarity(conn, pool)
+    return sorted(weights, key=lambda word: -tally[word] * weights[word])[:WORDS]

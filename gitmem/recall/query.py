@@ -176,6 +176,15 @@ def analyze(conn: sqlite3.Connection, text: str) -> Query:
     return Query(text, found, stemmed, weights, counts, match, variants, plain)
 
 
+def rarity(conn: sqlite3.Connection, found: list[str]) -> dict[str, float]:
+    """The idf of each of `found` (folded words) in memory, for the words memory holds: `analyze`'s weights
+    without its compound forms, for a caller that weighs many words at once (recall.feedback)."""
+    total = int(get_meta(conn, "docs") or 0)
+    last_id = conn.execute("SELECT max(id) FROM docs").fetchone()[0] or 0
+    counts = {word: _entries(conn, quote(word), total, last_id) for word in found}
+    return {word: _idf(total, count) for word, count in counts.items() if count}
+
+
 def _variants(conn: sqlite3.Connection, text: str, stemmed: dict[str, str], counts: dict[str, int], total: int,
               last_id: int) -> dict[str, tuple[tuple[str, ...], ...]]:
     """Compound forms memory holds: a word memory holds in fewer than RARE entries, split in two ("setup" ->
