@@ -6,10 +6,11 @@ Interactive". The entries that answer the question best say what the others say 
 entries share most, weighed by how rare they are in memory, are asked as a second query, and an entry's
 relevance becomes its relevance to the question plus a WEIGHT share of its relevance to those words.
 
-It reorders only what does not hold the question (rank.holds_query): an entry that holds it keeps the rank the
-question's own words give it, so the latest word on a subject stays first and a keyword query finds what it
-found; and the check ("is this known at all?", search's `known_only`) never expands, so a question about
-something never written gets no hit by a word it did not say.
+It runs only when no candidate holds the question (rank.holds_query): when the question's own words find an
+entry that holds most of it, they decide (a single fact's question, a keyword query, the latest word on a
+subject before the one it superseded). No entry comes in by the shared words alone, and the check ("is this
+known at all?", search's `known_only`) never expands, so a question about something never written gets no
+hit by a word it did not say.
 """
 from __future__ import annotations
 
@@ -22,31 +23,30 @@ from gitmem.recall.rank import STRENGTH, Filter, Ranker
 
 ENTRIES = 3            # the best entries the expansion is read from
 WORDS = 10             # words added to the question
-WEIGHT = 0.3           # the expansion's share of a weak entry's relevance
+WEIGHT = 0.3           # the expansion's share of relevance
 SHORTEST = 3           # shorter words are glue or abbreviations, not what entries share
 
 
 def expand(conn: sqlite3.Connection, query: Query, ranker: Ranker, flt: Filter, limit: int,
            first: list[tuple[int, float]], holds: Callable[[int], bool]) -> list[tuple[int, float]]:
-    """`first` (the ranker's list for `query`, best first) with the entries that do not hold the query
-    reordered by their relevance to it and, WEIGHT for one, to the words its best entries share (`shared_words`).
-    No entry comes in by those words alone: every hit shares a word with the question."""
-    if all(holds(doc_id) for doc_id, _ in first):
-        return first          # nothing to reorder
+    """`first` (the ranker's list for `query`, best first), when none of it holds the query, reordered by
+    relevance to the query and, WEIGHT for one, to the words its best entries share (`shared_words`). No entry
+    comes in by those words alone: every hit shares a word with the question."""
+    if any(holds(doc_id) for doc_id, _ in first):
+        return first          # the question's own words found what holds it: they decide
     added = shared_words(conn, query, first[:ENTRIES])
     if not added:
         return first
     expansion = analyze(conn, " ".join(added))
     second = dict(ranker(conn, expansion, flt, limit))
     relevance = dict(first)
-    unscored = [doc_id for doc_id in relevance if doc_id not in second and not holds(doc_id)]
+    unscored = [doc_id for doc_id in relevance if doc_id not in second]
     if unscored:
         marks = ",".join("?" * len(unscored))
         for doc_id, title, body in conn.execute(f"SELECT rowid, title, body FROM fts WHERE rowid IN ({marks})",
                                                 unscored):
             second[doc_id] = expansion.coverage(conn, f"{title} {body}") * (1.0 - STRENGTH)
-    found = {doc_id: value if holds(doc_id) else (value + WEIGHT * second.get(doc_id, 0.0)) / (1.0 + WEIGHT)
-             for doc_id, value in relevance.items()}
+    found = {doc_id: (value + WEIGHT * second.get(doc_id, 0.0)) / (1.0 + WEIGHT) for doc_id, value in relevance.items()}
     return sorted(found.items(), key=lambda item: -item[1])
 
 
