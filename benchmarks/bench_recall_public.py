@@ -102,13 +102,18 @@ def log_text(conversation: Conversation, unit: str) -> tuple[str, dict[str, str]
     return "\n" + "\n".join(entries), units
 
 
-def write(conversation: Conversation, unit: str, root: Path) -> Memory:
-    """A fresh memory repo holding the conversation, checked by `gitmem check` (exit 0) and committed."""
+def write(conversation: Conversation, unit: str, root: Path, model: str = "") -> Memory:
+    """A fresh memory repo holding the conversation, checked by `gitmem check` (exit 0) and committed; with
+    `model`, its `recall.model` (an `onnx:DIRECTORY` encoder for hybrid mode)."""
     import subprocess
 
     from tests.support.helpers import make_repo
 
     repo = make_repo(root)
+    if model:
+        config = (root / "gitmem.yaml").read_text(encoding="utf-8")
+        repo.write("gitmem.yaml", f"{config.rstrip()}\nrecall:\n  model: {model}\n")
+        repo.stage("gitmem.yaml")
     text, units = log_text(conversation, unit)
     repo.append("LOG.md", text)
     checked = subprocess.run([sys.executable, "-m", "gitmem", "check"], cwd=root, capture_output=True, text=True)
@@ -278,7 +283,7 @@ def _mean(values: Any) -> float:
 
 def measure(benchmark: str, conversations: list[Conversation], home: Path, *, units: Sequence[str] = UNITS,
             callers: dict[str, Ask] | None = None, by_question: bool = False,
-            halves: Sequence[str] = ("all",)) -> list[Row]:
+            halves: Sequence[str] = ("all",), model: str = "") -> list[Row]:
     """Every unit, caller and category over the conversations, beside the plain reference."""
     callers = CALLERS if callers is None else callers
     rows = []
@@ -287,7 +292,7 @@ def measure(benchmark: str, conversations: list[Conversation], home: Path, *, un
             continue
         found: dict[str, list[Answer]] = defaultdict(list)
         for number, conversation in enumerate(conversations):
-            memory = write(conversation, unit, home / f"{unit}-{number}")
+            memory = write(conversation, unit, home / f"{unit}-{number}", model)
             try:
                 half: int | Callable[[int], int] = (lambda n: n % 2) if by_question else number % 2
                 found["plain BM25"] += answers(memory, None, half, plain=plain_reference(memory))
@@ -343,6 +348,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--mode", default="bm25", help="hybrid: the default and check calls in hybrid mode"
                         " instead (the plain reference beside them)")
     parser.add_argument("--units", default="session,dialog", help="LoCoMo's units to measure")
+    parser.add_argument("--model", default="", help="recall.model of each memory, e.g. onnx:DIRECTORY (with"
+                        " --mode hybrid: the saved sentence encoder instead of the shipped static model)")
     args = parser.parse_args(argv)
     halves = ("all", "0", "1") if args.halves else ("all",)
     units = tuple(unit for unit in args.units.split(",") if unit in UNITS)
@@ -357,7 +364,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             conversations = locomo(args.locomo)
             if args.conversations:
                 conversations = conversations[:args.conversations]
-            rows += measure("LoCoMo", conversations, home / "locomo", halves=halves, units=units, callers=chosen)
+            rows += measure("LoCoMo", conversations, home / "locomo", halves=halves, units=units, callers=chosen,
+                            model=args.model)
             print(table(rows), flush=True)
         if args.longmemeval:
             folder = arena_folder()
@@ -366,7 +374,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                       file=sys.stderr)
                 return 2
             rows += measure("LongMemEval_S", longmemeval(folder), home / "lme", units=("session",),
-                            by_question=True, halves=halves, callers=chosen)
+                            by_question=True, halves=halves, callers=chosen, model=args.model)
         if args.synthetic:
             rows += measure("synthetic", locomo(SYNTHETIC), home / "synthetic", halves=halves)
     print(table(rows))

@@ -458,3 +458,41 @@ def test_a_time_the_question_names_is_searched_first_against_the_clock(history: 
         assert run(index, "billing page deployed in March 2025", today=date(2025, 6, 25))[0].id == f"cycle {late}"
     finally:
         index.close()
+
+
+def test_words_said_together_outrank_the_same_share_gathered_across_a_long_entry(history: History) -> None:
+    # Neither entry holds most of the question. The long one holds more of its words, each in a sentence about
+    # something else; the short one says three of them together, and that is the evidence.
+    together = history.cycle(task="garden", result="The heron ate the koi from the pond.")
+    history.cycle(task="errands", result="Bought a lantern for the porch. A heron flew over the road. Fixed the "
+                  "gate hinge. Painted the shed. Swept the garage. Someone sold koi at the fair. Cleaned the "
+                  "gutters. Sorted the mail. Washed the car. Read about a pond liner. Mowed the lawn. Called the "
+                  "plumber. Walked the dog. Heard a trumpet on the radio. Fed the cat.")
+    for _ in range(15):
+        history.cycle()
+    ws = Workspace.at(history.root, history.config)
+    hits = search(ws, "did the heron eat koi from the pond after the trumpet, violin, cello, oboe and tuba concert?")
+    assert not hits.known
+    assert hits[0].id == f"cycle {together}"
+
+
+def test_a_question_about_several_things_finds_the_entry_that_says_what_its_best_evidence_says(
+        history: History) -> None:
+    # "How many model kits?" names what the kits share, not each kit: the diorama's entry says none of the
+    # question's words, but it says what the two entries about model kits say (AK Interactive, Vallejo). No
+    # entry holds most of the question, so the words its best entries share order the weak hits.
+    history.cycle(task="model kits", result="Built the Revell F-15 model kit; weathered it with AK Interactive "
+                  "washes and Vallejo paint.")
+    for _ in range(3):
+        history.cycle()
+    history.cycle(task="model kits", result="Bought a B-29 model kit at the show, to weather with AK Interactive "
+                  "and Vallejo.")
+    diorama = history.cycle(task="diorama", result="Started the Tiger tank diorama: AK Interactive pigments and "
+                            "Vallejo for the terrain.")
+    for task in ("deploy script", "staging box", "search index", "billing page", "mailing list", "status page"):
+        history.cycle(task=task, result=f"Built the {task} again and checked it.")
+    ws = Workspace.at(history.root, history.config)
+    question = "how many plastic model kits in total have I built, counting every plane?"
+    assert f"cycle {diorama}" in [hit.id for hit in search(ws, question, kinds=["log"], limit=5)]
+    # The check does not expand: the diorama does not hold the question.
+    assert f"cycle {diorama}" not in [hit.id for hit in search(ws, question, kinds=["log"], known_only=True)]

@@ -68,16 +68,23 @@ class Query:
 
     def coverage(self, conn: sqlite3.Connection, text: str) -> float:
         """The idf-weighted share of the query's words that `text` holds (as the index sees words): 0..1."""
+        return self.share(self.held(conn, text))
+
+    def share(self, held: set[str]) -> float:
+        """The idf-weighted share of the query's words that `held` names: 0..1."""
         total = sum(self.weights.values())
-        if not total:
-            return 0.0
+        return sum(self.weights[word] for word in held if word in self.weights) / total if total else 0.0
+
+    def held(self, conn: sqlite3.Connection, text: str) -> set[str]:
+        """The query's words (of those memory holds anywhere, `weights`) that `text` holds, as the index sees
+        words: the word, its stem, a form with the same stem, or a compound variant."""
         folded = fold(text)
         tokens = set(WORD_RE.findall(folded))
-        found = 0.0
-        for word, weight in self.weights.items():
+        found = set()
+        for word in self.weights:
             stem = self.stems[word]
             if word in tokens or stem in tokens or self._has_variant(conn, word, folded):
-                found += weight
+                found.add(word)
                 continue
             # Porter only rewrites endings, so a form of the word starts with the stem less its last letter.
             prefix = stem[:-1] if len(stem) > 3 else stem
@@ -85,9 +92,8 @@ class Query:
                 continue
             forms = [token for token in tokens if token.startswith(prefix)]
             if forms and stem in stems(conn, forms).values():
-                found += weight
-        return found / total
-
+                found.add(word)
+        return found
 
     def _has_variant(self, conn: sqlite3.Connection, word: str, folded: str) -> bool:
         sequence = WORD_RE.findall(folded)
@@ -168,6 +174,15 @@ def analyze(conn: sqlite3.Connection, text: str) -> Query:
     # Words absent from memory cannot match; they still count against coverage.
     match = " OR ".join(probe.expr(word) for word in stemmed if counts[word])
     return Query(text, found, stemmed, weights, counts, match, variants, plain)
+
+
+def rarity(conn: sqlite3.Connection, found: list[str]) -> dict[str, float]:
+    """The idf of each of `found` (folded words) in memory, for the words memory holds: `analyze`'s weights
+    without its compound forms, for a caller that weighs many words at once (recall.feedback)."""
+    total = int(get_meta(conn, "docs") or 0)
+    last_id = conn.execute("SELECT max(id) FROM docs").fetchone()[0] or 0
+    counts = {word: _entries(conn, quote(word), total, last_id) for word in found}
+    return {word: _idf(total, count) for word, count in counts.items() if count}
 
 
 def _variants(conn: sqlite3.Connection, text: str, stemmed: dict[str, str], counts: dict[str, int], total: int,

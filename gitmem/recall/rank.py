@@ -2,8 +2,10 @@
 
 Score of a hit (all parts 0..1):
 - relevance = coverage x (1 - STRENGTH + STRENGTH x bm25 / best bm25). Coverage is the idf-weighted share
-  of the query's words the entry holds, so the score means something on its own: a query whose rare words
-  are nowhere in memory scores low everywhere. BM25 only orders entries that hold the same words (its
+  of the query's words the entry holds, half in the whole entry and half in its best passage (the title and
+  PASSAGE neighbouring sentences), so the score means something on its own: a query whose rare words are
+  nowhere in memory scores low everywhere, and one whose words an entry says together outranks one whose
+  words a long entry gathers from sentences about other things. BM25 only orders entries that hold the same words (its
   ratio mostly reflects entry length), so it moves relevance by at most STRENGTH (0.3).
   Coverage is no condition of being found: a question rarely says its answer's words, and the best
   evidence is shown however little of the question it holds. Whether an entry holds the question at all
@@ -158,7 +160,10 @@ def bm25_ranker(conn: sqlite3.Connection, query: Query, flt: Filter, limit: int)
     for doc_id, strength in raw.items():
         title, body = texts.get(doc_id, ("", ""))
         covered = query.coverage(conn, f"{title} {body}")
-        scored.append((doc_id, covered * (1.0 - STRENGTH + STRENGTH * strength)))
+        # Half of it counts only where the entry says it together: a long entry (a session, a 40-line close)
+        # gathers a question's common words from sentences about other things.
+        together = min(covered, passage_coverage(conn, query, title, body))
+        scored.append((doc_id, (covered + together) / 2 * (1.0 - STRENGTH + STRENGTH * strength)))
     return sorted(scored, key=lambda item: -item[1])
 
 
@@ -171,11 +176,8 @@ def holds_query(conn: sqlite3.Connection, query: Query, title: str, body: str) -
     return covered >= COVERAGE_FLOOR and judged_coverage(conn, query, title, body, covered) >= COVERAGE_FLOOR
 
 
-def passages(title: str, body: str) -> list[str]:
-    """Where an entry says something in one place: its title with each run of PASSAGE neighbouring sentences."""
-    sentences = [part for part in _SENTENCE_END.split(body) if part.strip()]
-    starts = range(max(1, len(sentences) - PASSAGE + 1))
-    return [f"{title} {' '.join(sentences[start:start + PASSAGE])}" for start in starts]
+def _sentences(body: str) -> list[str]:
+    return [part for part in _SENTENCE_END.split(body) if part.strip()]
 
 
 def judged_coverage(conn: sqlite3.Connection, query: Query, title: str, body: str,
@@ -183,12 +185,16 @@ def judged_coverage(conn: sqlite3.Connection, query: Query, title: str, body: st
     """What COVERAGE_FLOOR judges of an entry: the most of the query (Query.coverage) that one passage of it
     holds, and never more than the whole entry holds (`covered`, when already known)."""
     whole = query.coverage(conn, f"{title} {body}") if covered is None else covered
-    best = 0.0
-    for passage in passages(title, body):
-        best = max(best, query.coverage(conn, passage))
-        if best >= whole:
-            break
-    return min(best, whole)
+    return min(passage_coverage(conn, query, title, body), whole)
+
+
+def passage_coverage(conn: sqlite3.Connection, query: Query, title: str, body: str) -> float:
+    """The most of the query (Query.coverage) that one passage of the entry holds (`passages`): each sentence's
+    words are found once, and a passage holds what its title and its sentences hold."""
+    heading = query.held(conn, title)
+    sentences = [query.held(conn, sentence) for sentence in _sentences(body)] or [set()]
+    return max(query.share(heading.union(*sentences[start:start + PASSAGE]))
+               for start in range(max(1, len(sentences) - PASSAGE + 1)))
 
 
 RANKERS: dict[str, Ranker] = {"bm25": bm25_ranker}

@@ -15,7 +15,7 @@ from datetime import date, datetime, time
 from typing import TYPE_CHECKING, Any
 
 from gitmem.config import Config
-from gitmem.recall import encoder, rank, when
+from gitmem.recall import encoder, feedback, rank, when
 from gitmem.recall.corpus import KINDS
 from gitmem.recall.database import RecallError
 from gitmem.recall.held import Holder
@@ -257,6 +257,8 @@ def _query(conn: sqlite3.Connection, text: str, flt: rank.Filter, limit: int, se
     depth = max(rank.CANDIDATES, limit * 4)
     lists = {name: rankers[name](conn, parsed, flt, depth) for name in weights}
     holding = _Holding(conn, parsed, {doc_id for doc_id, _ in lists.get("semantic", ())})
+    if not known_only and "bm25" in lists:     # the best evidence: what its best entries share (recall.feedback)
+        lists["bm25"] = feedback.expand(conn, parsed, rankers["bm25"], flt, depth, lists["bm25"], holding)
     if known_only:            # before fusing: an entry that does not hold the query takes no rank from one that does
         lists = {name: [item for item in items if holding(item[0])] for name, items in lists.items()}
     ids = sorted({doc_id for items in lists.values() for doc_id, _ in items})

@@ -33,10 +33,8 @@ DESCRIPTIONS = {
                   "it would become). Confirmations by later cycles promote it to a proven rule.",
     "confirm_lesson": "Confirm a lesson (L-NNNN) with this session's evidence. It counts once it is committed "
                       "together with this session's LOG entry.",
-    "recall": "Search the whole memory history (LOG, lessons, decisions, NOW, rules). Only when the task needs "
-              "the past; at most 2 queries. The best evidence comes first; hits marked weak do not hold most of "
-              "the question. If nothing relevant comes back, say 'no memory of that' and go on.",
 }
+# recall's description is the cycle's own (gitmem.agents.schemas): the MCP server falls back to it.
 EXTRA_TOOLS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("context", "The memory to start from. Default: the compact session context (proven rules, top NOW block, "
                 "pending and newly resolved decisions, recent LOG lines). full=true: the whole reading budget "
