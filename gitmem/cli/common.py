@@ -27,8 +27,11 @@ def stderr_line(command: str | None, text: str) -> str:
 
 
 def say(command: str | None, text: str) -> None:
-    """Write `text` to stderr as `command` (see stderr_line)."""
-    click.echo(stderr_line(command, text), err=True)
+    """Write `text` to stderr as `command` (see stderr_line), masked (`gitmem.secrets.scrub`): messages quote
+    config values, git's errors and memory, and every command's messages pass here."""
+    from gitmem.secrets import scrub
+
+    click.echo(stderr_line(command, scrub(text)), err=True)
 
 
 class CommandFailed(GitmemError):
