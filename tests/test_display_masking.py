@@ -92,3 +92,12 @@ def test_one_mark_text_kept_exactly_and_the_environment_always_masked(monkeypatc
     assert secrets.scrub(plain) is plain
     assert secrets.scrub_data({"a": [SECRET, 3, None], SECRET: {"b": (token,)}}) == {
         "a": ["***", 3, None], "***": {"b": ["***"]}}
+
+
+def test_pending_never_prints_it(history: History, cli) -> None:
+    history.memory.ask_decision(title=f"Keep the heron login {SECRET}?", recommendation=f"rotate {SECRET} weekly")
+    history.commit("ask")
+    for args in (["pending"], ["pending", "--json"]):
+        result = cli(args, cwd=history.root)
+        assert result.code == ExitCode.OK, result.err
+        assert "heron" in result.out and SECRET not in result.out and secrets.MASK in result.out, args

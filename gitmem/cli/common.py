@@ -26,6 +26,23 @@ def stderr_line(command: str | None, text: str) -> str:
     return f"gitmem: {command}: {text}" if command else f"gitmem: {text}"
 
 
+def show(text: str, *, nl: bool = True) -> None:
+    """Write what a command prints of memory or of the agent's output to stdout, masked (`gitmem.secrets.scrub`):
+    history keeps the secret values once written."""
+    from gitmem.secrets import scrub
+
+    click.echo(scrub(text), nl=nl)
+
+
+def show_json(data: Any, *, indent: int | None = None) -> None:
+    """`data` as JSON on stdout, every string in it masked before it is encoded (`gitmem.secrets.scrub_data`)."""
+    import json
+
+    from gitmem.secrets import scrub_data
+
+    click.echo(json.dumps(scrub_data(data), indent=indent, ensure_ascii=False))
+
+
 def say(command: str | None, text: str) -> None:
     """Write `text` to stderr as `command` (see stderr_line), masked (`gitmem.secrets.scrub`): messages quote
     config values, git's errors and memory, and every command's messages pass here."""
