@@ -101,3 +101,13 @@ def test_pending_never_prints_it(history: History, cli) -> None:
         result = cli(args, cwd=history.root)
         assert result.code == ExitCode.OK, result.err
         assert "heron" in result.out and SECRET not in result.out and secrets.MASK in result.out, args
+
+
+def test_config_never_prints_it(history: History, cli) -> None:
+    config = history.repo.read("gitmem.yaml")
+    assert "gitmem-agent" in config
+    history.repo.write("gitmem.yaml", config.replace("gitmem-agent", SECRET, 1))
+    for args in (["config"], ["config", "agent"], ["config", "agent.name"]):
+        result = cli(args, cwd=history.root)
+        assert result.code == ExitCode.OK, result.err
+        assert SECRET not in result.out and secrets.MASK in result.out, args
