@@ -111,3 +111,13 @@ def test_config_never_prints_it(history: History, cli) -> None:
         result = cli(args, cwd=history.root)
         assert result.code == ExitCode.OK, result.err
         assert SECRET not in result.out and secrets.MASK in result.out, args
+
+
+def test_the_job_summary_and_outputs_are_masked(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitmem.cli.common import append_env_file
+
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv(NAME, SECRET)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    append_env_file("GITHUB_STEP_SUMMARY", f"- **Pull request not opened: remote said {SECRET}**\n\n")
+    assert summary.read_text(encoding="utf-8") == "- **Pull request not opened: remote said *****\n\n"

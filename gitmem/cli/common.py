@@ -103,13 +103,16 @@ def open_workspace(workspace: str | None, path: str | Path | None = None) -> Wor
 
 
 def append_env_file(variable: str, text: str) -> None:
-    """Append to the file named by $VARIABLE (GitHub Actions' GITHUB_OUTPUT, GITHUB_STEP_SUMMARY), if set."""
+    """Append to the file named by $VARIABLE (GitHub Actions' GITHUB_OUTPUT, GITHUB_STEP_SUMMARY), if set,
+    masked (`gitmem.secrets.scrub`): the job summary is shown to whoever reads the run, and quotes git's errors."""
     import os
+
+    from gitmem.secrets import scrub
 
     path = os.environ.get(variable)
     if path:
         with open(path, "a", encoding="utf-8") as handle:
-            handle.write(text)
+            handle.write(scrub(text))
 
 
 def annotate(violations: Sequence[Violation]) -> None:
