@@ -278,8 +278,14 @@ def scrub(text: str, extra_values: Iterable[str | None] = ()) -> str:
     secret-like token, every secret value of the environment (`env_values`: they may be in history from
     before their shape was known) and every value in `extra_values` (a client's API key). The one masking
     for display: every command's output and messages, the cycle context, the MCP tools, recall, the report,
-    the fleet, error text."""
-    return redact(text, [*extra_values, *env_values()])
+    the fleet, error text. What it returns can always be written as UTF-8: a lone surrogate (a file name's
+    undecodable byte) becomes `?`, so no stream or file it goes to fails on it."""
+    shown = redact(text, [*extra_values, *env_values()])
+    try:
+        shown.encode("utf-8")
+    except UnicodeEncodeError:
+        return shown.encode("utf-8", "replace").decode("utf-8")
+    return shown
 
 
 def scrub_data(value: Any) -> Any:

@@ -82,8 +82,10 @@ def test_an_error_message_masks_it(history: History, cli) -> None:
 def test_one_mark_text_kept_exactly_and_the_environment_always_masked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(NAME, SECRET)
     token = "ghp_" + "A1b2C3d4" * 5
-    # The old `scrub` decoded with "replace": a lone surrogate (a non-UTF-8 byte git or a file gave) became "?".
-    assert secrets.scrub(f"caf\udce9 {token} {SECRET}") == "caf\udce9 *** ***"
+    # A lone surrogate (a file name's undecodable byte): `redact` keeps it (files are written back with
+    # surrogatepass); what is shown can always be written as UTF-8, as the old `scrub` made it.
+    assert secrets.scrub(f"caf\udce9 {token} {SECRET}") == "caf? *** ***"
+    assert secrets.redact(f"caf\udce9 {token}") == "caf\udce9 ***"
     # The old `redact` masked the environment only when a caller remembered to pass it, with "[redacted]".
     assert secrets.scrub(f"logs in with {SECRET}") == "logs in with ***"
     assert secrets.redact(f"logs in with {SECRET}") == f"logs in with {SECRET}", "redact: the values given only"
