@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 # Variables whose values are secrets wherever they appear (the model's key, tokens that can push).
 SECRET_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "GITHUB_TOKEN", "GH_TOKEN",
@@ -30,8 +30,7 @@ _CAPABILITIES = ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "GIT_ASKPAS
                  "ACTIONS_CACHE_URL", "ACTIONS_RESULTS_URL", "GITHUB_ENV", "GITHUB_PATH", "GITHUB_OUTPUT",
                  "GITHUB_STATE", "GITHUB_STEP_SUMMARY")
 MIN_VALUE = 8            # shorter values are not worth replacing: they would hit ordinary words
-REDACTED = "[redacted]"  # in messages
-MASK = "***"             # in files and error text the runner keeps
+MASK = "***"             # the one mark: in files the runner commits and in everything shown (see `scrub`)
 
 # The escape hatch for fixtures and docs that hold key-shaped strings on purpose: one glob per line (`#` starts
 # a comment), matched against repository paths; a line ending in `/` allows everything under that directory.
@@ -248,9 +247,9 @@ def _masker(mark: bytes, group: int) -> Callable[[re.Match[bytes]], bytes]:
     return mask
 
 
-def redact_bytes(data: bytes, extra_values: Iterable[str] = (), *, mark: str = MASK) -> bytes:
-    """`data` with the secret values and the secret-like tokens replaced; other bytes kept exactly."""
-    token = mark.encode()
+def redact_bytes(data: bytes, extra_values: Iterable[str] = ()) -> bytes:
+    """`data` with the secret values and the secret-like tokens replaced by MASK; other bytes kept exactly."""
+    token = MASK.encode()
     values = [value.encode() for value in extra_values if value and len(value) >= MIN_VALUE]
     for value in values:
         data = data.replace(value, token)
@@ -262,22 +261,43 @@ def redact_bytes(data: bytes, extra_values: Iterable[str] = (), *, mark: str = M
     return data
 
 
-def redact(text: str, extra_values: Iterable[str | None] = (), *, mark: str = REDACTED) -> str:
-    """`text` with every secret-like token and every value in `extra_values` replaced by `mark`."""
+def redact(text: str, extra_values: Iterable[str | None] = ()) -> str:
+    """`text` with every secret-like token and every value in `extra_values` (only those: a caller holding
+    another environment, or the environment's values already) replaced by MASK; other characters kept exactly,
+    lone surrogates included. For what is shown, `scrub`."""
     if not text:
         return text
     values = [value for value in extra_values if value]
     data = text.encode("utf-8", "surrogatepass")
-    clean = redact_bytes(data, values, mark=mark)
+    clean = redact_bytes(data, values)
     return text if clean == data else clean.decode("utf-8", "surrogatepass")
 
 
 def scrub(text: str, extra_values: Iterable[str | None] = ()) -> str:
-    """Text bound for a message, a log or a file, with MASK for every secret: the `extra_values` the caller
-    holds (a client's API key), the environment's secret values, and every secret-like token. The one masking
-    of error text: the backends, the runner, push and the GitHub client all call it."""
-    values = [value for value in extra_values if value]
-    return redact_bytes(text.encode("utf-8", "replace"), [*values, *env_values()]).decode("utf-8", "replace")
+    """Text as it may be shown to a human or an agent, or kept in a message, a log or a file: MASK for every
+    secret-like token, every secret value of the environment (`env_values`: they may be in history from
+    before their shape was known) and every value in `extra_values` (a client's API key). The one masking
+    for display: every command's output and messages, the cycle context, the MCP tools, recall, the report,
+    the fleet, error text. What it returns can always be written as UTF-8: a lone surrogate (a file name's
+    undecodable byte) becomes `?`, so no stream or file it goes to fails on it."""
+    shown = redact(text, [*extra_values, *env_values()])
+    try:
+        shown.encode("utf-8")
+    except UnicodeEncodeError:
+        return shown.encode("utf-8", "replace").decode("utf-8")
+    return shown
+
+
+def scrub_data(value: Any) -> Any:
+    """A JSON-shaped value (dicts, lists, strings, numbers) with every string in it, keys too, `scrub`bed: what
+    `--json` prints, masked before it is encoded (an encoded string escapes what the raw value holds)."""
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        return {scrub_data(key): scrub_data(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_data(item) for item in value]
+    return value
 
 
 def holds_secret(text: str) -> bool:

@@ -7,7 +7,7 @@ def test_a_key_pasted_into_config_is_not_echoed(memrepo, cli):
     memrepo.write("gitmem.yaml", f"limits:\n  now_block_lines: {key}\n")
     result = cli(["check"], cwd=memrepo.path)
     assert result.code == 2
-    assert result.err == "gitmem: gitmem.yaml:2: limits.now_block_lines: expected int, got '[redacted]'\n"
+    assert result.err == "gitmem: gitmem.yaml:2: limits.now_block_lines: expected int, got '***'\n"
     assert key not in result.out + result.err
 
 
@@ -122,7 +122,7 @@ def test_a_refused_cycle_is_worded_by_the_error_map_and_never_echoes_a_key(memre
     result = cli(["cycle"], cwd=memrepo.path)
     assert result.code == 3
     assert result.err.startswith("gitmem: cycle: refused: the work tree has uncommitted changes")
-    assert "untracked: [redacted].txt" in result.err
+    assert "untracked: ***.txt" in result.err
     assert key not in result.out + result.err
 
 

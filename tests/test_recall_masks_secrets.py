@@ -9,7 +9,7 @@ import pytest
 from gitmem.agents.tools import plain_recall
 from gitmem.config import load_config
 from gitmem.errors import ExitCode
-from gitmem.secrets import REDACTED
+from gitmem.secrets import MASK
 from tests.support.helpers import GitRepo
 from tests.support.mcp_client import call, converse
 from tests.support.recall_support import History
@@ -36,12 +36,12 @@ def test_recall_text_and_json_mask_an_environment_secret_in_history(history: His
     assert SECRET in history.repo.read("LOG.md"), "history holds it: recall must not repeat it"
     text = cli(["recall", "heron", "deploy", "credentials"], cwd=history.root)
     assert text.code == ExitCode.OK, text.err
-    assert SECRET not in text.out and TOKEN not in text.out and REDACTED in text.out
+    assert SECRET not in text.out and TOKEN not in text.out and MASK in text.out
     assert "heron" in text.out, "the hit is still shown, masked"
     data = cli(["recall", "heron", "deploy", "--json", "--all"], cwd=history.root)
     hits = json.loads(data.out)["hits"]
     assert hits and SECRET not in data.out and TOKEN not in data.out
-    assert any(REDACTED in hit["snippet"] for hit in hits)
+    assert any(MASK in hit["snippet"] for hit in hits)
     # An entry without a secret keeps its highlights.
     other = cli(["recall", "dashboards", "latency"], cwd=history.root)
     assert "**dashboards**" in other.out
@@ -60,9 +60,9 @@ def test_the_mcp_recall_tool_masks_it(history: History) -> None:
                     env={"DEPLOY_TOKEN": SECRET})
     (answer,) = seen.answers
     assert not answer.is_error and "heron" in answer.text
-    assert SECRET not in answer.text and TOKEN not in answer.text and REDACTED in answer.text
+    assert SECRET not in answer.text and TOKEN not in answer.text and MASK in answer.text
 
 
 def test_the_plain_text_fallback_masks_it(history: History) -> None:
     shown = plain_recall(history.root, load_config(history.root), "heron deploy", 10)
-    assert "heron" in shown and SECRET not in shown and TOKEN not in shown and REDACTED in shown
+    assert "heron" in shown and SECRET not in shown and TOKEN not in shown and MASK in shown

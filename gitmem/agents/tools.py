@@ -375,7 +375,6 @@ def plain_recall(root: Path, config: Config, query: str, limit: int) -> str:
     if not words:
         return "no memory of that"
     hits: list[str] = []
-    values = secrets.env_values()
     for role, rel in config.memory_paths().items():
         try:
             data = files.read(root, rel)      # a memory file: never through a link, never a FIFO
@@ -385,7 +384,7 @@ def plain_recall(root: Path, config: Config, query: str, limit: int) -> str:
             continue
         lines = data.decode("utf-8", "replace").split("\n")
         # Masked as recall's hits are (gitmem.recall.search `_shown`): the whole line, before it is cut.
-        found = [f"{rel}:{n}: {secrets.redact(line.strip(), values)[:300]}" for n, line in enumerate(lines, 1)
+        found = [f"{rel}:{n}: {secrets.scrub(line.strip())[:300]}" for n, line in enumerate(lines, 1)
                  if all(w in line.lower() for w in words)]
         hits.extend(reversed(found) if role in ("log", "lessons") else found)
     return "\n".join(hits[:limit]) if hits else "no memory of that"

@@ -83,10 +83,10 @@ def _scrubbed(violation: Violation) -> Violation:
     """Messages may quote a bad line: a secret on it must not reach the output, nor a 1 MB heading whole."""
     from dataclasses import replace
 
-    from gitmem.secrets import redact
+    from gitmem.secrets import scrub
 
-    # Cut long text before redacting (the scan is per character) but not so tight that a secret is cut in half.
-    message, hint = (_shorten(redact(text[: 3 * MAX_MESSAGE])) for text in (violation.message, violation.hint))
+    # Cut long text before masking (the scan is per character) but not so tight that a secret is cut in half.
+    message, hint = (_shorten(scrub(text[: 3 * MAX_MESSAGE])) for text in (violation.message, violation.hint))
     if (message, hint) == (violation.message, violation.hint):
         return violation
     return replace(violation, message=message, hint=hint)

@@ -34,7 +34,7 @@ def scan_files(files: Iterable[FileToScan], allow: secrets.Allowlist, *, committ
     for item in files:
         if allow.allows(item.path):
             continue
-        shown = secrets.redact(item.path, mark=secrets.MASK)       # a report never repeats a secret, nor a name
+        shown = secrets.scrub(item.path)       # a report never repeats a secret, nor a name
         for _, what in secrets.find(item.path.encode("utf-8", "surrogatepass"))[:1]:
             found.append(Violation.of(codes.SECRET_LIKE_TOKEN, shown, 1, f"{prefix}name", what=what))
         found += _scan_content(item, shown, prefix)

@@ -125,14 +125,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GitmemError as err:
         from gitmem.checks.render import render_text
         from gitmem.cli.common import CommandFailed, say
-        from gitmem.secrets import env_values, redact
 
         # Config errors quote the bad value; it may be a key pasted into the wrong place.
         speaker, notes = (err.command, err.notes) if isinstance(err, CommandFailed) else (None, ())
         for line in (str(err), *notes):
-            say(speaker, redact(line, env_values()))
+            say(speaker, line)
         for line in getattr(err, "__notes__", ()):     # what was done before the failure: branches pushed
-            say(None, redact(str(line), env_values()))
+            say(None, str(line))
         if err.violations:
             click.echo(render_text(err.violations), err=True, nl=False)
         return err.exit_code

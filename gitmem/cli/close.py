@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gitmem.cli.common import annotate, json_option, open_workspace, say, workspace_option
+from gitmem.cli.common import annotate, json_option, open_workspace, say, show, show_json, workspace_option
 from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:   # the library loads inside the command only
@@ -79,7 +79,10 @@ def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json:
         annotate(found)
         raise
     annotate(result.violations)
-    click.echo(json.dumps(result.to_json(), indent=2, ensure_ascii=False) if as_json else _text(result), nl=False)
+    if as_json:
+        show_json(result.to_json(), indent=2)
+    else:
+        show(_text(result), nl=False)
     _report_to_actions(result)
     if result.push is not None:
         for line in result.push["messages"]:

@@ -26,9 +26,29 @@ def stderr_line(command: str | None, text: str) -> str:
     return f"gitmem: {command}: {text}" if command else f"gitmem: {text}"
 
 
+def show(text: str, *, nl: bool = True) -> None:
+    """Write what a command prints of memory or of the agent's output to stdout, masked (`gitmem.secrets.scrub`):
+    history keeps the secret values once written."""
+    from gitmem.secrets import scrub
+
+    click.echo(scrub(text), nl=nl)
+
+
+def show_json(data: Any, *, indent: int | None = None) -> None:
+    """`data` as JSON on stdout, every string in it masked before it is encoded (`gitmem.secrets.scrub_data`)."""
+    import json
+
+    from gitmem.secrets import scrub_data
+
+    click.echo(json.dumps(scrub_data(data), indent=indent, ensure_ascii=False))
+
+
 def say(command: str | None, text: str) -> None:
-    """Write `text` to stderr as `command` (see stderr_line)."""
-    click.echo(stderr_line(command, text), err=True)
+    """Write `text` to stderr as `command` (see stderr_line), masked (`gitmem.secrets.scrub`): messages quote
+    config values, git's errors and memory, and every command's messages pass here."""
+    from gitmem.secrets import scrub
+
+    click.echo(stderr_line(command, scrub(text)), err=True)
 
 
 class CommandFailed(GitmemError):
@@ -83,13 +103,16 @@ def open_workspace(workspace: str | None, path: str | Path | None = None) -> Wor
 
 
 def append_env_file(variable: str, text: str) -> None:
-    """Append to the file named by $VARIABLE (GitHub Actions' GITHUB_OUTPUT, GITHUB_STEP_SUMMARY), if set."""
+    """Append to the file named by $VARIABLE (GitHub Actions' GITHUB_OUTPUT, GITHUB_STEP_SUMMARY), if set,
+    masked (`gitmem.secrets.scrub`): the job summary is shown to whoever reads the run, and quotes git's errors."""
     import os
+
+    from gitmem.secrets import scrub
 
     path = os.environ.get(variable)
     if path:
         with open(path, "a", encoding="utf-8") as handle:
-            handle.write(text)
+            handle.write(scrub(text))
 
 
 def annotate(violations: Sequence[Violation]) -> None:

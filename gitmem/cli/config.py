@@ -1,11 +1,9 @@
 """`gitmem config [KEY]`: the effective configuration, defaults included."""
 from __future__ import annotations
 
-import json
-
 import click
 
-from gitmem.cli.common import UsageError, open_workspace, workspace_option
+from gitmem.cli.common import UsageError, open_workspace, show, show_json, workspace_option
 from gitmem.errors import ExitCode, exit_codes_help
 
 
@@ -33,14 +31,17 @@ def config_command(key: str | None, workspace: str | None) -> int:
     """Print the effective config as JSON, or one value by dotted KEY (e.g. `gitmem config agent.email`)."""
     data = _plain(open_workspace(workspace).config)
     if not key:
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        show_json(data, indent=2)      # a key pasted into the config is masked
         return ExitCode.OK
     value = data
     for part in key.split("."):
         if not isinstance(value, dict) or part not in value:
             raise UsageError(f"unknown config key {key!r}")
         value = value[part]
-    click.echo(value if isinstance(value, (str, int, float)) else json.dumps(value, ensure_ascii=False))
+    if isinstance(value, (str, int, float)):
+        show(str(value))
+    else:
+        show_json(value)
     return ExitCode.OK
 
 

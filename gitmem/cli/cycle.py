@@ -13,6 +13,8 @@ from gitmem.cli.common import (
     json_option,
     open_workspace,
     say,
+    show,
+    show_json,
     workspace_option,
 )
 from gitmem.errors import ExitCode, exit_codes_help
@@ -98,9 +100,9 @@ def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_js
     append_env_file("GITHUB_STEP_SUMMARY", step_summary(report))
     annotate(report.violations)
     if as_json:
-        click.echo(json.dumps(report.as_dict(), ensure_ascii=False))
+        show_json(report.as_dict())
     elif report.exit_code == ExitCode.OK:
-        click.echo(f"cycle {report.cycle} · {report.outcome} · {report.task} ({(report.commit or '')[:10]})")
+        show(f"cycle {report.cycle} · {report.outcome} · {report.task} ({(report.commit or '')[:10]})")
     elif report.exit_code == ExitCode.LOCAL_ONLY:
         click.echo(f"cycle {report.cycle} · {report.outcome}: the push did not land and NOTHING REACHED THE REMOTE: "
                    "the work is only on this machine's disk (see the branches named above)")
@@ -110,8 +112,8 @@ def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_js
 
             click.echo(render_text(report.violations), nl=False, err=True)
         where = report.salvage_branch or report.side_branch
-        click.echo(f"cycle {report.cycle} · {report.outcome}: "
-                   f"{report.error or 'the push did not land'}" + (f"; work saved on {where}" if where else ""))
+        show(f"cycle {report.cycle} · {report.outcome}: "
+             f"{report.error or 'the push did not land'}" + (f"; work saved on {where}" if where else ""))
     return report.exit_code
 
 

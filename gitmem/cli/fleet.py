@@ -32,9 +32,9 @@ public_option = click.option("--public", is_flag=True,
 
 def _say(text: str, *, err: bool = False) -> None:
     """Every line the fleet commands print, redacted once more: it quotes many agents' memory and git's errors."""
-    from gitmem.secrets import env_values, redact
+    from gitmem.secrets import scrub
 
-    click.echo(redact(text, env_values()), err=err)
+    click.echo(scrub(text), err=err)
 
 
 def _say_unreadable(rows: list[Any], *, public: bool) -> None:

@@ -8,7 +8,6 @@ import click
 
 from gitmem.cli.common import CommandFailed, append_env_file, open_workspace, say, workspace_option
 from gitmem.errors import ExitCode, exit_codes_help
-from gitmem.secrets import scrub
 
 if TYPE_CHECKING:     # the library loads inside commands only
     from gitmem.workspace import Workspace
@@ -70,14 +69,14 @@ def prepare(branch: str, remote: str) -> int:
             return client.open_pull(name) is not None
         except GitHubError as err:
             # Continuing a branch is always safe; starting a second PR beside an open one is not.
-            say("github prepare", f"{scrub(str(err))}; taking {name} to be open")
+            say("github prepare", f"{err}; taking {name} to be open")
             return True
 
     try:
         done = pullrequest.prepare_branch(open_repo(), branch=branch, remote=remote,
                                      is_open=is_open if client is not None else None)
     except RepoError as err:
-        raise CommandFailed("github prepare", scrub(str(err)), exit_code=err.exit_code) from err
+        raise CommandFailed("github prepare", str(err), exit_code=err.exit_code) from err
     how = "continuing the branch of the open PR" if done.continued else f"started from {done.base}"
     click.echo(f"on {done.branch} at {done.commit[:10]} ({how})")
     return ExitCode.OK
@@ -134,7 +133,7 @@ def pr(phase: str, branch: str | None, base: str | None, remote: str, status_nam
                                 exit_code=pushed.status.exit_code)
         commits = pullrequest.proposed_commits(ws.repo, remote, base)
     except gitio.RepoError as err:
-        raise CommandFailed("github pr", scrub(str(err)), exit_code=err.exit_code) from err
+        raise CommandFailed("github pr", str(err), exit_code=err.exit_code) from err
     if not commits:
         click.echo(f"nothing to propose: {branch} adds no commit to {base}")
         return ExitCode.OK
@@ -145,8 +144,8 @@ def pr(phase: str, branch: str | None, base: str | None, remote: str, status_nam
         hint = ("the workflow needs `permissions: pull-requests: write`, and the repository setting Actions > "
                 "General > 'Allow GitHub Actions to create and approve pull requests'")
         notes = [hint] if err.status == 403 else []
-        _summarise_failure(f"Pull request not opened: {scrub(str(err))}", notes)
-        raise CommandFailed("github pr", f"{scrub(str(err))}; the commits are on {remote}/{branch}",
+        _summarise_failure(f"Pull request not opened: {err}", notes)
+        raise CommandFailed("github pr", f"{err}; the commits are on {remote}/{branch}",
                             exit_code=err.exit_code, notes=notes) from err
     verb = "opened" if opened.created else "updated"
     click.echo(f"{verb} pull request #{opened.number} {opened.url} ({branch} -> {base}, {len(commits)} commit(s))")
@@ -175,8 +174,8 @@ def _report_check(ws: Workspace, *, remote: str, base: str, head: str, name: str
                 "check never passes on a PR opened with GITHUB_TOKEN (or use a GitHub App token, whose PRs run "
                 "the check workflow)")
         notes = [hint] if err.status in (403, 404) else []
-        _summarise_failure(f"Check `{name}` not reported: {scrub(str(err))}", notes)
-        raise CommandFailed("gitmem github pr", f"could not report {name!r} on {head[:10]}: {scrub(str(err))}",
+        _summarise_failure(f"Check `{name}` not reported: {err}", notes)
+        raise CommandFailed("gitmem github pr", f"could not report {name!r} on {head[:10]}: {err}",
                             exit_code=err.exit_code, notes=notes) from err
     click.echo(f"reported {name!r}: {verdict.state} on {head[:10]} ({verdict.description})")
     append_env_file("GITHUB_STEP_SUMMARY", f"- Check `{name}`: {verdict.state}, {verdict.description}\n\n")

@@ -1,13 +1,12 @@
 """`gitmem hook session-start|stop`: Claude Code's session hooks (its JSON on stdin, ours on stdout)."""
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitmem.cli.common import say, workspace_option
+from gitmem.cli.common import say, show_json, workspace_option
 from gitmem.config.nesting import loads_json
 from gitmem.errors import ExitCode, exit_codes_help
 
@@ -42,7 +41,7 @@ def _payload() -> dict[str, Any]:
 
 def _answer(answer: HookAnswer) -> int:
     if answer.output is not None:
-        click.echo(json.dumps(answer.output, ensure_ascii=False))
+        show_json(answer.output)
     if answer.note:
         _note(answer.note)
     return ExitCode.OK

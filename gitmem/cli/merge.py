@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from gitmem.cli.common import CommandFailed, open_workspace, workspace_option
+from gitmem.cli.common import CommandFailed, open_workspace, show, workspace_option
 from gitmem.errors import ExitCode, exit_codes_help
 
 EXIT_CODES = {
@@ -35,7 +35,7 @@ def merge_command(branch: str, workspace: str | None) -> int:
         raise CommandFailed("merge", str(err),
                             exit_code=ExitCode.USAGE if err.usage else ExitCode.VIOLATIONS) from None
     for line in done.messages:
-        click.echo(line)
+        show(line)
     return ExitCode.OK
 
 

@@ -1,11 +1,9 @@
 """`gitmem pending`: the decisions waiting on the human."""
 from __future__ import annotations
 
-import json
-
 import click
 
-from gitmem.cli.common import json_option, open_workspace, workspace_option
+from gitmem.cli.common import json_option, open_workspace, show, show_json, workspace_option
 from gitmem.codes import DECISION_ANSWER_INCOMPLETE
 from gitmem.errors import ExitCode, exit_codes_help
 
@@ -35,14 +33,14 @@ def pending_command(as_json: bool, workspace: str | None) -> int:
     waiting, path = pending(ws), ws.config.path("decisions")
     shown = printable_data([as_dict(w, path) for w in waiting])     # the agent's text: no terminal escapes
     if as_json:
-        click.echo(json.dumps(shown, indent=2, ensure_ascii=False))
+        show_json(shown, indent=2)
         return ExitCode.OK
     if not shown:
         click.echo("No decisions are waiting.")
     for item in shown:
-        click.echo(f"{item['id']} · {item['title']}  ({item['age']} old, {path}:{item['line']})")
+        show(f"{item['id']} · {item['title']}  ({item['age']} old, {path}:{item['line']})")
         if item["recommendation"]:
-            click.echo(f"    recommendation: {item['recommendation']}")
+            show(f"    recommendation: {item['recommendation']}")
         if item["answer_incomplete"]:
             click.echo(f"    {INCOMPLETE}")
     return ExitCode.OK

@@ -159,9 +159,11 @@ def status(as_json: bool, workspace: str | None) -> int:
     heading committed without the check), with its fix. Exit 2 in a repository without memory.
     """
     from gitmem.memory.text import printable_data
+    from gitmem.secrets import scrub_data
     from gitmem.views.status import collect
 
-    data = printable_data(collect(open_workspace(workspace)).to_json())     # the agent's text: no escapes
+    # The agent's text: no escapes, and no secret value history still holds.
+    data = scrub_data(printable_data(collect(open_workspace(workspace)).to_json()))
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:

@@ -23,7 +23,7 @@ import math
 import re
 import time
 from collections.abc import Callable, Container
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 
@@ -38,6 +38,7 @@ from gitmem.memory import decisions, fences, log, roadmap
 from gitmem.memory.now import NowBlock
 from gitmem.memory.text import Timestamp, decode_text
 from gitmem.nofollow import files
+from gitmem.secrets import scrub
 from gitmem.workspace import Workspace
 from gitmem.workspace.tail import read_head, second_heading
 
@@ -83,7 +84,7 @@ def build_request(ws: Workspace, *, cycle: int | None = None, now: datetime | No
     moment = (now or (clock() if clock else datetime.now(config.tzinfo()))).astimezone(config.tzinfo())
     stamp = Timestamp.from_datetime(moment)
     parts, entries = reading(ws)
-    instructions = fill_instructions(root, config, cycle=cycle, moment=moment, stamp=stamp, backend=backend)
+    instructions = scrub(fill_instructions(root, config, cycle=cycle, moment=moment, stamp=stamp, backend=backend))
     warnings: list[str] = []
     parts, total = _fit(config, parts, entries, counter, counter(instructions), warnings)
     env = dict(zip(CYCLE_ENV, (str(cycle), str(root), str(stamp)), strict=True))
@@ -140,7 +141,10 @@ def _fit(config: Config, parts: dict[str, ContextPart], entries: list[log.LogEnt
     limit, soft, hard = bounds.total, bounds.soft, bounds.hard
 
     def counted(part: ContextPart) -> ContextPart:
-        return ContextPart(part.name, part.source, part.text, counter(_rendered(part)), part.cacheable)
+        # Masked here, before counting: every reader of the context (the agent's prompt, `gitmem context`, the
+        # MCP context tool) gets memory without the secret values history may still hold.
+        masked = replace(part, text=scrub(part.text))
+        return replace(masked, tokens=counter(_rendered(masked)))
 
     parts = {key: counted(part) for key, part in parts.items()}
     total = fixed + sum(p.tokens for p in parts.values())

@@ -46,7 +46,7 @@ def scrub_paths(root: Path, paths: list[str], *, allow: secrets.Allowlist | None
             target = os.readlink(full)
             if secrets.holds_secret(target):
                 os.unlink(full)
-                os.symlink(secrets.redact(target, values, mark=secrets.MASK), full)
+                os.symlink(secrets.redact(target, values), full)
                 result.notes.append(f"removed a secret value from the target of link {_shown(rel)}")
         elif stat.S_ISREG(info.st_mode) and _scrub_file(full, values, stat.S_IMODE(info.st_mode)):
             result.notes.append(f"removed a secret value from {_shown(rel)} before committing")
@@ -92,7 +92,7 @@ def _redact_utf16(source: BinaryIO, sink: BinaryIO, codec: str, values: list[str
     """UTF-16 text: masked as text, written back in its own encoding (and byte order mark)."""
     data = source.read()
     text = data.decode(codec, "replace")
-    clean = secrets.redact(text, values, mark=secrets.MASK)
+    clean = secrets.redact(text, values)
     if clean == text:
         return False
     bom = codec == "utf-16"
@@ -105,7 +105,7 @@ def _rename(root: Path, rel: str, result: Scrubbed) -> str:
     """A new file whose name holds a secret moves to the masked name (a free one)."""
     if not secrets.holds_secret(rel):
         return rel
-    masked = secrets.redact(rel, secrets.env_values(), mark=secrets.MASK)
+    masked = secrets.scrub(rel)
     if not no_link_on_the_way(root, masked):
         masked = masked.replace("/", "__")           # a link or file sits where a folder would go: stay at the top
     target, number = masked, 1
@@ -126,4 +126,4 @@ def _rename(root: Path, rel: str, result: Scrubbed) -> str:
 
 
 def _shown(rel: str) -> str:
-    return secrets.redact(rel, secrets.env_values(), mark=secrets.MASK)
+    return secrets.scrub(rel)

@@ -20,7 +20,7 @@ from gitmem.report import series
 from gitmem.report.charts import COLOURS
 from gitmem.report.html import asset
 from gitmem.report.model import WorkspaceReport
-from gitmem.secrets import env_values, redact
+from gitmem.secrets import scrub
 
 SPARK_DAYS = 14
 SPARK_CYCLES = 30
@@ -178,8 +178,8 @@ def render_page(view: FleetView, *, public: bool = False) -> str:
             f'{_public_health(view.readings) if public else _health(view.readings)}</section>'
             f'<section class="fleet inbox"><h2>Inbox ({len(inbox)})</h2>{waiting if public else _inbox(inbox)}'
             f'</section>')
-    body = redact(body, env_values())
+    body = scrub(body)
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>{escape(redact(title, env_values()))}</title><style>{asset('report.css')}\n{STYLE}</style>"
+            f"<title>{escape(scrub(title))}</title><style>{asset('report.css')}\n{STYLE}</style>"
             f"</head><body>{body}</body></html>\n")

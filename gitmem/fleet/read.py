@@ -3,7 +3,7 @@ copy in the cache), then one row per workspace with the same bounded reads as `g
 `gitmem pending` (`gitmem.views`), and, for the page, the agent's own report (`gitmem.report`).
 
 Everything here runs in a worker process and returns plain, picklable values. Every text that leaves it is
-redacted (`gitmem.secrets.redact`) and made printable (`gitmem.memory.text.printable`): memory is the agent's
+masked (`gitmem.secrets.scrub`) and made printable (`gitmem.memory.text.printable`): memory is the agent's
 writing, and an error may quote a URL or git's output, so neither may carry a secret or a terminal escape.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ from gitmem.fleet.fleetfile import AgentEntry
 from gitmem.memory import decisions
 from gitmem.memory.decisions import age_text
 from gitmem.memory.text import parse_timestamp, printable
-from gitmem.secrets import env_values, redact
+from gitmem.secrets import scrub
 from gitmem.workspace import Workspace
 
 TOKEN_VARIABLE = "GITMEM_FLEET_TOKEN"
@@ -90,7 +90,7 @@ class AgentReading:
 
 def clean(text: str) -> str:
     """An agent's text as the fleet shows it: secrets masked, and nothing a terminal would act on."""
-    return printable(redact(text, env_values()))
+    return printable(scrub(text))
 
 
 def cache_dir(entry: AgentEntry, environ: dict[str, str]) -> Path:
@@ -125,7 +125,7 @@ def read_agent(entry: AgentEntry, base: Path, moment: datetime, *, timeout: floa
     """One reading per workspace of the agent; a single reading with the error when it cannot be read."""
     from gitmem.report import workspaces
 
-    shown = redact(entry.repo, env_values())
+    shown = scrub(entry.repo)
     try:
         top, branch, copy = open_agent(entry, base, timeout=timeout, offline=offline)
         chosen = [top.with_config(top.config.with_workspace(entry.workspace))] if entry.workspace else \

@@ -42,7 +42,7 @@ def masked(fact: Fact, environ: Mapping[str, str]) -> Fact:
     values = secrets.env_values(environ)
 
     def scrub(text: str | None) -> str | None:
-        return secrets.redact(text, values, mark=secrets.MASK) if text else text
+        return secrets.redact(text, values) if text else text
 
     return replace(fact, file=scrub(fact.file) or "", text=scrub(fact.text) or "", why=scrub(fact.why),
                    how=scrub(fact.how))

@@ -55,7 +55,7 @@ class GitHubClient:
             with urllib.request.urlopen(request, timeout=30) as response:
                 return loads_json(response.read() or b"null")
         except urllib.error.HTTPError as err:
-            detail = secrets.redact(err.read().decode("utf-8", "replace")[:300], [self.token], mark=secrets.MASK)
+            detail = secrets.scrub(err.read().decode("utf-8", "replace")[:300], [self.token])
             raise GitHubError(f"GitHub API {method} {path} failed: HTTP {err.code}: {detail}",
                               status=err.code) from None
         except urllib.error.URLError as err:

@@ -21,7 +21,7 @@ from gitmem.recall.database import RecallError
 from gitmem.recall.held import Holder
 from gitmem.recall.index import DEFAULT, Index, Progress
 from gitmem.recall.query import Query, analyze, bounded
-from gitmem.secrets import env_values, redact
+from gitmem.secrets import scrub
 from gitmem.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -290,25 +290,25 @@ def _query(conn: sqlite3.Connection, text: str, flt: rank.Filter, limit: int, se
         if not planted:
             break
         fused = [item for item in fused if item[0] not in planted]
-    hits, secrets = [], env_values()     # once per search: the environment is read and encoded once
+    hits = []
     for doc_id, score in kept:
         row = rows[doc_id]
         workspace = (row["workspace"] or "default") if all_workspaces else ""
         hits.append(Hit(row["kind"], row["ident"], row["date"], row["path"], row["line"],
-                        _shown(conn, doc_id, _snippet(conn, parsed.match, doc_id, text, passage), secrets),
+                        _shown(conn, doc_id, _snippet(conn, parsed.match, doc_id, text, passage)),
                         score, workspace, holding(doc_id)))
     return hits
 
 
-def _shown(conn: sqlite3.Connection, doc_id: int, snippet: str, secrets: list[str]) -> str:
-    """The snippet as it may be shown: masked as the report masks (`gitmem.secrets.redact` with the
-    environment's secret values), since history keeps whatever was once written. The whole entry is judged,
+def _shown(conn: sqlite3.Connection, doc_id: int, snippet: str) -> str:
+    """The snippet as it may be shown: masked as everything shown is (`gitmem.secrets.scrub`: the
+    environment's secret values too), since history keeps whatever was once written. The whole entry is judged,
     not the snippet: a snippet can start halfway into a value, or bold a word inside it, and a part is no match.
     An entry holding a secret is shown from its masked text, without highlights."""
     entry = conn.execute("SELECT title, body FROM fts WHERE rowid = ?", (doc_id,)).fetchone()
     whole = f"{entry[0]} — {entry[1]}" if entry is not None else snippet
-    masked = redact(whole, secrets)
-    if masked == whole and redact(snippet, secrets) == snippet:
+    masked = scrub(whole)
+    if masked == whole and scrub(snippet) == snippet:
         return snippet
     return " ".join(masked.split())[:SHOWN_CHARS]
 

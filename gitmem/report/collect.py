@@ -1,5 +1,5 @@
 """Fill a `WorkspaceReport` from one workspace: LOG (bounded by the window), DECISIONS, LESSONS, RULES, and the
-gitmem/* branches waiting on the human. Every text taken from memory goes through `gitmem.secrets.redact` here, once."""
+gitmem/* branches waiting on the human. Every text taken from memory goes through `gitmem.secrets.scrub` here, once."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -9,7 +9,7 @@ from gitmem import gitio
 from gitmem.memory import decisions, lessons, rules
 from gitmem.report.log_scan import read_log, scan
 from gitmem.report.model import CloseRow, CycleRow, DecisionRow, LessonRow, RuleRow, WorkspaceReport
-from gitmem.secrets import env_values, redact
+from gitmem.secrets import scrub
 from gitmem.workspace import Clock, Workspace
 
 
@@ -23,10 +23,9 @@ def collect(ws: Workspace, *, since: date | None = None, until: date | None = No
     until = until or moment.date()
     start = datetime.combine(since, time(0), tz) if since else None
     end = datetime.combine(until + timedelta(days=1), time(0), tz)
-    secrets = env_values()
 
     def clean(text: str) -> str:
-        return redact(text, secrets)
+        return scrub(text)
 
     scanned = scan(read_log(ws.root, ws.config.path("log"), start), start, end)
     latest = scanned.latest_close

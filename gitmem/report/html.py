@@ -12,7 +12,7 @@ from typing import Any
 from gitmem.memory.log import Outcome
 from gitmem.report import charts, series
 from gitmem.report.model import WorkspaceReport
-from gitmem.secrets import env_values, redact
+from gitmem.secrets import scrub
 
 DATA_ID = "gitmem-report-data"
 
@@ -103,7 +103,7 @@ def render_html(reports: Sequence[WorkspaceReport]) -> str:
     first = reports[0]
     labels = ", ".join(r.label for r in reports)
     days = f"{min(r.first_day for r in reports).isoformat()} – {max(r.until for r in reports).isoformat()}"
-    title = redact(f"gitmem report · {labels} · {days}", env_values())
+    title = scrub(f"gitmem report · {labels} · {days}")
     made = f"made {first.moment:%Y-%m-%d %H:%M} ({first.timezone})"
     many = " many" if len(reports) > 1 else ""
     body = (f'<header class="page"><h1>{escape(title)}</h1><p>{escape(made)} from the memory in git; hover a '
@@ -112,7 +112,7 @@ def render_html(reports: Sequence[WorkspaceReport]) -> str:
             f'<main class="workspaces{many}" style="--columns: {len(reports)}">{"".join(h for h, _ in parts)}</main>'
             f'<script type="application/json" id="{DATA_ID}">{payload.replace("<", chr(92) + "u003c")}</script>')
     # Memory texts were redacted when collected; the whole page is passed once more before the scripts go in.
-    body = redact(body, env_values())
+    body = scrub(body)
     notice = asset("uPlot.LICENSE").replace("--", "- -")
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"

@@ -10,7 +10,7 @@ from statistics import mean
 from gitmem.memory.log import Outcome
 from gitmem.report import series
 from gitmem.report.model import WorkspaceReport
-from gitmem.secrets import env_values, redact
+from gitmem.secrets import scrub
 
 DAYS = 14
 GREEN, BLUE, RED, ORANGE, PURPLE, GREY = "#2e7d32", "#1565c0", "#c62828", "#ef6c00", "#6a1b9a", "#616161"
@@ -157,4 +157,4 @@ def render_markdown(reports: Sequence[WorkspaceReport]) -> str:
         parts += [f"### gitmem report · {report.label} · {first.isoformat()} – {report.until.isoformat()}",
                   _facts(report, daily), _days_chart(report, daily), *_usage_charts(report),
                   _decisions_chart(report), _lessons_chart(report, first), _guard_chart(daily), *_tables(report)]
-    return redact("\n\n".join(parts) + "\n\n", env_values())
+    return scrub("\n\n".join(parts) + "\n\n")

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from gitmem.memory import decisions, rules
 from gitmem.memory.log import LogEntry
 from gitmem.memory.text import one_line
+from gitmem.secrets import scrub
 from gitmem.workspace import Workspace
 
 LIMIT = 9000                  # characters: the promise (Claude Code previews hook output over ~10,000)
@@ -46,7 +47,7 @@ def session_context(ws: Workspace) -> str:
     road = _roadmap_title(ws)
     tail = [f"ROADMAP now: {road}" if road else "",
             "More: `gitmem context` (the full cycle context), `gitmem pending`, `gitmem status`, `gitmem recall`."]
-    text = "\n\n".join(chunk for chunk in [*head, *body, *tail] if chunk) + "\n"
+    text = scrub("\n\n".join(chunk for chunk in [*head, *body, *tail] if chunk) + "\n")
     return text if len(text) <= LIMIT else text[:LIMIT - 2] + "…\n"     # the parts' budgets already keep it under
 
 

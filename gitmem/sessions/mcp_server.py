@@ -28,6 +28,7 @@ from urllib.parse import unquote, urlparse
 from gitmem import __version__
 from gitmem.agents import tool_input
 from gitmem.errors import GitmemError
+from gitmem.secrets import scrub
 from gitmem.sessions.mcp_session import INVALID_PARAMS, RESOURCE_NOT_FOUND, Method, Params, Peer, RpcError
 from gitmem.sessions.mcp_wire import wire
 from gitmem.sessions.protocol import DESCRIPTIONS, EXTRA_TOOLS, INSTRUCTIONS, RESOLVE_NAMES, RESOURCES, SERVER
@@ -189,7 +190,8 @@ def call_tool(state: State, params: Params) -> dict[str, Any]:
         text, is_error = state.failure or "gitmem: the memory repository was not found yet", True
     else:
         text, is_error = call(state, name, {} if arguments is None else arguments)
-    return {"content": [{"type": "text", "text": text}], "isError": is_error}
+    # Every answer is masked here, once: the tools quote memory, and history keeps secret values once written.
+    return {"content": [{"type": "text", "text": scrub(text)}], "isError": is_error}
 
 
 def list_tools(state: State) -> dict[str, Any]:
@@ -217,8 +219,8 @@ def read_resource(state: State, params: Params) -> dict[str, Any]:
     except ValueError as err:
         raise RpcError(RESOURCE_NOT_FOUND, str(err)) from None
     except GitmemError as err:
-        raise RpcError(INVALID_PARAMS, str(err)) from None
-    return {"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]}
+        raise RpcError(INVALID_PARAMS, scrub(str(err))) from None
+    return {"contents": [{"uri": uri, "mimeType": "text/markdown", "text": scrub(text)}]}
 
 
 def find_repository(state: State, peer: Peer) -> None:

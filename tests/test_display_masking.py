@@ -1,0 +1,125 @@
+"""One masking for display (`gitmem.secrets.scrub`, one mark): an environment secret's value that LOG history
+already holds is never printed by `gitmem status`, `gitmem context` (the cycle context), the MCP context,
+status and resource answers, nor the session-start context; and the one function keeps the behaviours that won
+where the old copies differed (the mark, text kept exactly, the environment always masked)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gitmem import secrets
+from gitmem.config import load_config
+from gitmem.cycle.budget import build_request
+from gitmem.errors import ExitCode
+from gitmem.sessions.context import session_context
+from gitmem.workspace import Workspace
+from tests.support.helpers import GitRepo
+from tests.support.mcp_client import call, converse, read
+from tests.support.recall_support import History
+
+SECRET = "qZ4vN8tLw2Xc7RbK5mJd"          # no known token shape: only the environment says it is a secret
+NAME = "HERON_DEPLOY_PASSWORD"              # a name gitmem.secrets.is_secret_name marks secret
+
+
+@pytest.fixture
+def history(memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> History:
+    history = History(memrepo)
+    history.cycle(task="tidy the heron dashboards", result="moved the latency graphs to the front")
+    # Written before the variable was set (hand-edited, committed without the hook): history keeps it.
+    history.cycle(task=f"rotate heron login to {SECRET}", result=f"the heron deploy now logs in with {SECRET}",
+                  did=f"rotated the heron login to {SECRET}")
+    monkeypatch.setenv(NAME, SECRET)
+    assert secrets.is_secret_name(NAME)
+    assert SECRET in history.repo.read("LOG.md") and SECRET in history.repo.read("NOW.md")
+    return history
+
+
+def test_status_never_prints_an_environment_secret_in_history(history: History, cli) -> None:
+    for args in (["status"], ["status", "--json"]):
+        result = cli(args, cwd=history.root)
+        assert result.code == ExitCode.OK, result.err
+        assert SECRET not in result.out and SECRET not in result.err, args
+    shown = cli(["status", "--json"], cwd=history.root).out
+    assert secrets.MASK in shown, "the entry is still shown, masked"
+    json.loads(shown)
+
+
+def test_the_cycle_context_never_holds_an_environment_secret_in_history(history: History, cli) -> None:
+    for args in (["context", "--offline"], ["context", "--offline", "--json"]):
+        result = cli(args, cwd=history.root)
+        assert result.code == ExitCode.OK, result.err
+        assert SECRET not in result.out and secrets.MASK in result.out, args
+        assert "heron" in result.out
+    # What the agent itself reads in a cycle is the same request.
+    request = build_request(Workspace.at(history.root, load_config(history.root)), backend="command")
+    assert SECRET not in request.prompt_text() and secrets.MASK in request.prompt_text()
+
+
+def test_the_session_start_context_never_holds_it(history: History) -> None:
+    text = session_context(Workspace.at(history.root, load_config(history.root)))
+    assert "heron" in text and SECRET not in text and secrets.MASK in text
+
+
+def test_the_mcp_context_status_and_resources_never_hold_it(history: History) -> None:
+    seen = converse([call("context", {}), call("context", {"full": True}), call("status", {}),
+                     read("gitmem://now")], cwd=history.root, env={NAME: SECRET})
+    assert len(seen.answers) == 4
+    texts = [answer if isinstance(answer, str) else answer.text for answer in seen.answers]    # a resource: its text
+    assert not any(answer.is_error for answer in seen.answers if not isinstance(answer, str)), texts
+    for text in texts:
+        assert SECRET not in text and secrets.MASK in text
+
+
+def test_an_error_message_masks_it(history: History, cli) -> None:
+    """Every command's messages pass through `say`, which masks: here a config error quoting the value."""
+    history.repo.write("gitmem.yaml", f"limits:\n  now_block_lines: {SECRET}\n")
+    result = cli(["status"], cwd=history.root)
+    assert result.code == ExitCode.USAGE
+    assert SECRET not in result.err + result.out and "got '***'" in result.err
+
+
+def test_one_mark_text_kept_exactly_and_the_environment_always_masked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(NAME, SECRET)
+    token = "ghp_" + "A1b2C3d4" * 5
+    # A lone surrogate (a file name's undecodable byte): `redact` keeps it (files are written back with
+    # surrogatepass); what is shown can always be written as UTF-8, as the old `scrub` made it.
+    assert secrets.scrub(f"caf\udce9 {token} {SECRET}") == "caf? *** ***"
+    assert secrets.redact(f"caf\udce9 {token}") == "caf\udce9 ***"
+    # The old `redact` masked the environment only when a caller remembered to pass it, with "[redacted]".
+    assert secrets.scrub(f"logs in with {SECRET}") == "logs in with ***"
+    assert secrets.redact(f"logs in with {SECRET}") == f"logs in with {SECRET}", "redact: the values given only"
+    assert not hasattr(secrets, "REDACTED")
+    plain = "nothing secret here"
+    assert secrets.scrub(plain) is plain
+    assert secrets.scrub_data({"a": [SECRET, 3, None], SECRET: {"b": (token,)}}) == {
+        "a": ["***", 3, None], "***": {"b": ["***"]}}
+
+
+def test_pending_never_prints_it(history: History, cli) -> None:
+    history.memory.ask_decision(title=f"Keep the heron login {SECRET}?", recommendation=f"rotate {SECRET} weekly")
+    history.commit("ask")
+    for args in (["pending"], ["pending", "--json"]):
+        result = cli(args, cwd=history.root)
+        assert result.code == ExitCode.OK, result.err
+        assert "heron" in result.out and SECRET not in result.out and secrets.MASK in result.out, args
+
+
+def test_config_never_prints_it(history: History, cli) -> None:
+    config = history.repo.read("gitmem.yaml")
+    assert "gitmem-agent" in config
+    history.repo.write("gitmem.yaml", config.replace("gitmem-agent", SECRET, 1))
+    for args in (["config"], ["config", "agent"], ["config", "agent.name"]):
+        result = cli(args, cwd=history.root)
+        assert result.code == ExitCode.OK, result.err
+        assert SECRET not in result.out and secrets.MASK in result.out, args
+
+
+def test_the_job_summary_and_outputs_are_masked(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitmem.cli.common import append_env_file
+
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv(NAME, SECRET)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    append_env_file("GITHUB_STEP_SUMMARY", f"- **Pull request not opened: remote said {SECRET}**\n\n")
+    assert summary.read_text(encoding="utf-8") == "- **Pull request not opened: remote said *****\n\n"
