@@ -472,7 +472,14 @@ CROSS_WORKSPACE_WRITE = _code(
     "a commit by the agent changed the memory of {count} workspaces ({names}); a cycle of one workspace may "
     "write only that workspace's memory",
     "put the other workspaces' files back (`git checkout HEAD~1 -- {path}`); a human's commit may change any "
-    "workspace", since=3)
+    "workspace", since=3,
+    # Rules 5: the agent is recognised as GM207 recognises it, also when its email is written with characters
+    # git trims (` agent@x`); before, such a commit passed here as a human's.
+    normalised=Message("a commit by the agent (its email written with characters git trims) changed the memory of "
+                       "{count} workspaces ({names}); a cycle of one workspace may write only that workspace's "
+                       "memory",
+                       "put the other workspaces' files back (`git checkout HEAD~1 -- {path}`); a human's commit "
+                       "may change any workspace", since=5))
 
 # -- GM950-GM969 import and export (gitmem.interop) -----------------------------------------------------------
 IMPORT_SOURCE_UNREADABLE = _code(

@@ -135,7 +135,7 @@ def test_every_kind_of_command_error_has_the_one_prefix(memrepo, cli, tmp_path, 
         ("stauts",): "gitmem: No such command 'stauts'. Did you mean 'status'?",
         ("check", "--bogus"): "gitmem: No such option '--bogus'.",
         ("log", "add", "--task", "t", "--result", "r", "--outcome", "nope"): "gitmem: Invalid value for '--outcome'",
-        ("close", "--date", "yesterday"): "gitmem: Invalid value for --date: 'yesterday' is not a YYYY-MM-DD date",
+        ("close", "--date", "yesterday"): "gitmem: Invalid value for '--date': 'yesterday' is not a YYYY-MM-DD date",
         ("cycle",): "gitmem: cycle: refused: the work tree has uncommitted changes",
     }
     for argv, first in cases.items():

@@ -1,7 +1,9 @@
-"""Helpers shared by the rule families: decoded views of one file in the old and new snapshots."""
+"""Helpers shared by the rule families: decoded views of one file in the old and new snapshots, and whether the
+change is the agent's."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from enum import Enum
 from typing import Any
 
 from gitmem.checks import CheckInput
@@ -65,3 +67,45 @@ def duplicate_ids(path: str, items: Iterable[Any], code: Code, next_id: str) -> 
             found.append(Violation.of(code, path, item.line, id=item.id, next_id=next_id))
         seen.add(item.id)
     return found
+
+
+class Authorship(Enum):
+    """Who makes a change, as the rules that only bind the agent (GM207, GM923) judge it."""
+
+    HUMAN = ""
+    AGENT = "agent.email as configured, in any case"
+    AGENT_AS_GIT_RECORDS = "agent.email only once trimmed as git trims it"
+
+    @property
+    def is_agent(self) -> bool:
+        return self is not Authorship.HUMAN
+
+    @property
+    def variant(self) -> str:
+        """The message variant of a code that names how the agent was recognised ("normalised" when trimmed)."""
+        return "normalised" if self is Authorship.AGENT_AS_GIT_RECORDS else ""
+
+
+def authorship(inp: CheckInput) -> Authorship:
+    """Whether `inp.author_email` is the agent: the address either side's config names (a commit that changes
+    agent.email is still judged by the old one), compared without case, or, failing that, the same address as
+    git records it (` agent@x` commits as `agent@x`, so writing it so is no way around a rule)."""
+    author = inp.author_email
+    if not author:
+        return Authorship.HUMAN
+    emails = [inp.config.agent.email, *([inp.old_config.agent.email] if inp.old_config else [])]
+    if author.lower() in {email.lower() for email in emails}:
+        return Authorship.AGENT
+    if git_email(author) in {git_email(email) for email in emails}:
+        return Authorship.AGENT_AS_GIT_RECORDS
+    return Authorship.HUMAN
+
+
+_CRUD = "".join(map(chr, range(33))) + ".,:;<>\"\\'"
+
+
+def git_email(email: str) -> str:
+    """An address as git records it, for comparing: git strips whitespace, control characters and `.,:;<>"\\'`
+    from both ends of an identity's email (ident.c, `crud`); case does not matter to a mail domain, and
+    gitmem compares local parts without case too."""
+    return email.strip(_CRUD).lower()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from gitmem import codes
 from gitmem.checks import CheckInput
+from gitmem.checks.common import authorship
 from gitmem.checks.violation import Violation
 from gitmem.config import Config
 from gitmem.gitio.snapshots import Snapshot, same_blob
@@ -25,7 +26,8 @@ def owned_paths(config: Config) -> dict[str, str]:
 
 
 def check(inp: CheckInput) -> list[Violation]:
-    if inp.old is None or not inp.config.workspaces or not _by_agent(inp):
+    by = authorship(inp)
+    if inp.old is None or not inp.config.workspaces or not by.is_agent:
         return []
     written: dict[str, list[str]] = {}
     for path, name in owned_paths(inp.config).items():
@@ -34,14 +36,8 @@ def check(inp: CheckInput) -> list[Violation]:
     if len(written) < 2:
         return []
     names = ", ".join(name or "(default)" for name in sorted(written))
-    return [Violation.of(codes.CROSS_WORKSPACE_WRITE, path, 1, count=len(written), names=names, path=path)
+    return [Violation.of(codes.CROSS_WORKSPACE_WRITE, path, 1, by.variant, count=len(written), names=names, path=path)
             for paths in written.values() for path in paths]
-
-
-def _by_agent(inp: CheckInput) -> bool:
-    """Authored as the agent that either side's config names (as GM207 judges)."""
-    agents = {inp.config.agent.email.lower()} | ({inp.old_config.agent.email.lower()} if inp.old_config else set())
-    return bool(inp.author_email) and (inp.author_email or "").lower() in agents
 
 
 def _changed(old: Snapshot, new: Snapshot, path: str) -> bool:

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 from gitmem import codes
 from gitmem.checks import CheckInput
-from gitmem.checks.common import duplicate_ids, texts
+from gitmem.checks.common import authorship, duplicate_ids, texts
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import decisions
@@ -25,18 +25,12 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     # A new DECISIONS (unborn HEAD, or the file added now) is compared with an empty one, so that
     # GM207 still catches the agent creating it with decisions already resolved.
     old = decisions.parse(old_text) if old_text is not None else _EMPTY
-    # The agent is whoever either side's config names: a commit that changes agent.email is still judged by
-    # the old one. A merge brings in answers its other parents already hold; those are not the merge's own.
-    emails = [inp.config.agent.email, *([inp.old_config.agent.email] if inp.old_config else [])]
-    author, variant = inp.author_email, ""
-    if author and author.lower() in {email.lower() for email in emails}:
-        author = inp.config.agent.email
-    elif author and git_email(author) in {git_email(email) for email in emails}:
-        # The same address as git writes it (` agent@x` commits as `agent@x`): the agent, from rules 3 on.
-        author, variant = inp.config.agent.email, "normalised"
+    # A merge brings in answers its other parents already hold; those are not the merge's own.
+    by = authorship(inp)
+    author = inp.config.agent.email if by.is_agent else inp.author_email
     brought = _resolved_elsewhere(inp.others, path)
     found += against_old(path, old, doc, agent_email=inp.config.agent.email, author_email=author, brought=brought,
-                         variant=variant)
+                         variant=by.variant)
     found += _unsigned_answers(inp, path, old, doc, brought)
     found += _answered_ahead(inp, path, old, doc, brought)
     return found
@@ -77,16 +71,6 @@ def _answered_ahead(inp: CheckInput, path: str, old: DecisionsDoc, new: Decision
                 codes.DECISION_ANSWERED_AHEAD, path, item.line_of("Answered"), "commit" if inp.moment_is_commit
                 else "", id=item.id, answered=answered[0], ahead=ahead, moment=Timestamp.from_datetime(moment))))
     return found
-
-
-_CRUD = "".join(map(chr, range(33))) + ".,:;<>\"\\'"
-
-
-def git_email(email: str) -> str:
-    """An address as git records it, for comparing: git strips whitespace, control characters and `.,:;<>"\\'`
-    from both ends of an identity's email (ident.c, `crud`); case does not matter to a mail domain, and
-    gitmem compares local parts without case too."""
-    return email.strip(_CRUD).lower()
 
 
 def _unsigned_answers(inp: CheckInput, path: str, old: DecisionsDoc, new: DecisionsDoc,

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 from typing import TYPE_CHECKING
 
 import click
 
-from gitmem.cli.common import annotate, json_option, open_workspace, say, show, show_json, workspace_option
+from gitmem.cli.common import DayParam, annotate, json_option, open_workspace, say, show, show_json, workspace_option
 from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:   # the library loads inside the command only
@@ -28,7 +29,7 @@ EXIT_CODES = {
 
 
 @click.command("close", epilog=exit_codes_help(EXIT_CODES))
-@click.option("--date", "day", metavar="YYYY-MM-DD", default=None,
+@click.option("--date", "day", metavar="YYYY-MM-DD", type=DayParam(), default=None,
               help="The day to close (default: today in the configured time zone).")
 @click.option("--no-llm", "no_llm", is_flag=True,
               help="Build the report and rules from the data only, even when ANTHROPIC_API_KEY is set.")
@@ -37,14 +38,12 @@ EXIT_CODES = {
               help="The model that words the close (overrides close.model in gitmem.yaml).")
 @json_option
 @workspace_option
-def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json: bool,
+def close(day: date | None, no_llm: bool, push: bool, model: str | None, as_json: bool,
           workspace: str | None) -> int:
     """Close a day: report it in LOG, flag problems (Rule 0), plan tomorrow on top of NOW, and promote
     lessons that two later cycles confirmed to proven rules. Each cycle is in one report: a second close the
     same day reports the cycles run since the first (else it changes nothing), the next day's close the rest.
     """
-    from datetime import date
-
     from gitmem import codes, extras
     from gitmem.checks.render import as_data
     from gitmem.checks.violation import failure_violations
@@ -54,10 +53,6 @@ def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json:
     from gitmem.errors import RunFailure
     from gitmem.publish.push import PushStatus
 
-    try:
-        chosen = date.fromisoformat(day) if day else None
-    except ValueError:
-        raise click.BadParameter(f"{day!r} is not a YYYY-MM-DD date", param_hint="--date") from None
     ws = open_workspace(workspace)
     if model:
         from dataclasses import replace
@@ -68,7 +63,7 @@ def close(day: str | None, no_llm: bool, push: bool, model: str | None, as_json:
         say("close", f"warning: {extras.missing('agent', 'a close worded by the model')}; closing offline")
         use_llm = False
     try:
-        result = run_close(ws, day=chosen, use_llm=use_llm, push=push)
+        result = run_close(ws, day=day, use_llm=use_llm, push=push)
     except (RunFailure, LockHeld) as err:
         # People read the message (the error map prints it); machines read the same failure as a violation.
         found = failure_violations(err if isinstance(err, RunFailure) else

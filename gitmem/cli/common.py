@@ -3,16 +3,25 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from gitmem.errors import ExitCode, GitmemError
+from gitmem.memory import dates
 
 if TYPE_CHECKING:     # the library loads inside commands only
+    from typing import TypeAlias
+
     from gitmem.checks.violation import Violation
     from gitmem.workspace import Workspace
+
+    # click 8.2 made ParamType generic in what it returns; 8.1, which gitmem supports, cannot subscript it.
+    ParamTypeOfDates: TypeAlias = click.ParamType[date]
+else:
+    ParamTypeOfDates = click.ParamType
 
 
 class UsageError(click.ClickException):
@@ -61,6 +70,38 @@ class CommandFailed(GitmemError):
         self.command = command
         self.exit_code = exit_code
         self.notes = tuple(notes)
+
+
+class DayParam(ParamTypeOfDates):
+    """A day on the command line (`close --date`, `report --since`): read by gitmem.memory.dates, so every
+    command refuses a bad one in the same words, as a usage error (exit 2)."""
+
+    name = "date"
+
+    def __init__(self, earliest: date = date.min, latest: date = date.max) -> None:
+        self.earliest, self.latest = earliest, latest
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> date:
+        if isinstance(value, date):
+            return value
+        try:
+            return dates.parse_day(str(value), self.earliest, self.latest)
+        except dates.NotADate as err:
+            self.fail(str(err), param, ctx)
+
+
+class DayOrTimeParam(ParamTypeOfDates):
+    """A day or a moment on the command line (`recall --since`), read and refused like `DayParam`."""
+
+    name = "date or time"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> date | datetime:
+        if isinstance(value, date):
+            return value
+        try:
+            return dates.parse_day_or_time(str(value))
+        except dates.NotADate as err:
+            self.fail(str(err), param, ctx)
 
 
 def workspace_option(func: Callable[..., Any]) -> Callable[..., Any]:

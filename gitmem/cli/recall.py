@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import json
+from datetime import date
 
 import click
 
-from gitmem.cli.common import UsageError, json_option, open_workspace, workspace_option
+from gitmem.cli.common import DayOrTimeParam, UsageError, json_option, open_workspace, workspace_option
 from gitmem.errors import ExitCode, exit_codes_help
 
 KINDS = ("log", "lesson", "decision", "now", "rule", "commit")
@@ -24,8 +25,10 @@ EXIT_CODES = {
 @json_option
 @click.option("--kind", "kinds", multiple=True, type=click.Choice(KINDS),
               help="Only this kind of entry; repeat for several.")
-@click.option("--since", metavar="DATE", help="Only entries dated on or after DATE (YYYY-MM-DD).")
-@click.option("--until", metavar="DATE", help="Only entries dated on or before DATE (YYYY-MM-DD).")
+@click.option("--since", metavar="DATE", type=DayOrTimeParam(),
+              help="Only entries dated on or after DATE (YYYY-MM-DD, or YYYY-MM-DD HH:MM).")
+@click.option("--until", metavar="DATE", type=DayOrTimeParam(),
+              help="Only entries dated on or before DATE (YYYY-MM-DD, or YYYY-MM-DD HH:MM).")
 @click.option("--limit", type=click.IntRange(min=1), default=None,
               help="At most this many hits (default: recall.limit, 6).")
 @click.option("--known", is_flag=True,
@@ -45,7 +48,7 @@ EXIT_CODES = {
 @click.option("--all-workspaces", is_flag=True, help="Search every workspace; each hit names its workspace.")
 @click.option("--rebuild", is_flag=True, help="Rebuild the index from scratch first (it is only a cache); on a "
               "terminal, with a progress bar.")
-def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since: str | None, until: str | None,
+def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since: date | None, until: date | None,
            limit: int | None, known: bool, min_score: float | None, show_all: bool, mode: str | None,
            workspace: str | None, all_workspaces: bool, rebuild: bool) -> int:
     """Search LOG, lessons, decisions, NOW, rules and commit messages; best matches first.

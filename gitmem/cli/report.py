@@ -10,23 +10,12 @@ from pathlib import Path
 
 import click
 
-from gitmem.cli.common import UsageError, open_workspace, workspace_option
+from gitmem.cli.common import DayParam, UsageError, open_workspace, workspace_option
 from gitmem.errors import ExitCode, exit_codes_help
 from gitmem.nofollow import files
 
-EARLIEST, LATEST = date(1970, 1, 1), date(2199, 12, 31)    # a chart has a point per day
-
-
-def _day(ctx: click.Context, param: click.Parameter, value: str | None) -> date | None:
-    if value is None:
-        return None
-    try:
-        day = date.fromisoformat(value)
-    except ValueError:
-        raise click.BadParameter(f"{value!r} is not a date like 2026-11-30") from None
-    if not EARLIEST <= day <= LATEST:      # 0001-01-01 would be 740,000 points
-        raise click.BadParameter(f"{value} is out of range: give a day from {EARLIEST} to {LATEST}")
-    return day
+# A chart has a point per day: 0001-01-01 would be 740,000 of them.
+DAYS = DayParam(earliest=date(1970, 1, 1), latest=date(2199, 12, 31))
 
 
 # Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
@@ -40,9 +29,9 @@ EXIT_CODES = {
 @click.option("--format", "fmt", type=click.Choice(["html", "summary"]), default="html", show_default=True,
               help="html: one self-contained page with charts; summary: Markdown with Mermaid charts of the last "
                    "14 days, for $GITHUB_STEP_SUMMARY.")
-@click.option("--since", metavar="YYYY-MM-DD", callback=_day,
+@click.option("--since", metavar="YYYY-MM-DD", type=DAYS,
               help="First day shown (html default: the first cycle; summary default: 14 days before --until).")
-@click.option("--until", metavar="YYYY-MM-DD", callback=_day, help="Last day shown (default: today).")
+@click.option("--until", metavar="YYYY-MM-DD", type=DAYS, help="Last day shown (default: today).")
 @click.option("--out", metavar="PATH", default=None,
               help="Where to write; `-` for stdout. Default: html goes to .git/gitmem/report.html (never into the "
                    "work tree, which a cycle needs clean), summary to stdout.")

@@ -15,6 +15,7 @@ from datetime import date, datetime, time
 from typing import TYPE_CHECKING, Any
 
 from gitmem.config import Config
+from gitmem.memory import dates
 from gitmem.recall import encoder, feedback, rank, when
 from gitmem.recall.corpus import KINDS
 from gitmem.recall.database import RecallError
@@ -130,12 +131,10 @@ def parse_when(value: str | date | datetime | None, config: Config, *, end: bool
     if isinstance(value, date):
         day = value
     else:
-        text = value.strip().replace("T", " ").removesuffix(" UTC").removesuffix("Z")
         try:
-            return parse_when(datetime.fromisoformat(text), config, end=end) if len(text) > 10 \
-                else parse_when(date.fromisoformat(text), config, end=end)
-        except ValueError:
-            raise RecallError(f"{value!r} is not a date; use YYYY-MM-DD or YYYY-MM-DD HH:MM") from None
+            return parse_when(dates.parse_day_or_time(value), config, end=end)
+        except dates.NotADate as err:
+            raise RecallError(str(err)) from None
     # The day's last millisecond, not the next day's start less one: 9999-12-31 has no next day.
     moment = datetime.combine(day, time(23, 59, 59, 999000) if end else time(0, 0), tzinfo=config.tzinfo())
     return moment.timestamp()
