@@ -14,7 +14,6 @@ shared defaults, stay far below it, and JSON and TOML readers never share a node
 """
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Iterator
@@ -104,6 +103,8 @@ def loads_json(text: str | bytes) -> Any:
     """`json.loads`, bounded: the one way gitmem reads JSON it did not write in this process. A document whose
     strings hold a lone surrogate is refused (json reads it; writing it anywhere as UTF-8 raises, and the MCP
     SDK's parser drops the whole message unanswered)."""
+    import json  # only where JSON is read: the pre-commit path, which imports this module, reads none
+
     with parsing():
         doc = within_depth(json.loads(text))
     raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
