@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
 import pygit2
+import pytest
 
 from gitmem.config import Config, parse_config
 from gitmem.gitio.blobproof import blob_id
@@ -29,3 +30,14 @@ def test_the_default_time_zone_is_utc_without_the_zone_database_and_others_still
     assert madrid == ZoneInfo("Europe/Madrid")
     moment = datetime(2026, 7, 1, 12, 0, tzinfo=Config().tzinfo())
     assert str(Timestamp.from_datetime(moment)) == "2026-07-01 12:00 UTC"
+
+
+def test_regexes_compiled_on_first_use_still_do_their_jobs() -> None:
+    from gitmem.config.nesting import LoneSurrogate, loads_json
+    from gitmem.memory.text import printable, unlinked
+
+    assert printable("a\x1b[31mb\u202ec") == "a\\u001b[31mb\\u202ec"
+    assert unlinked("@alice fixes #12 and GH-3") == "@\u200balice fixes #\u200b12 and GH-\u200b3"
+    assert loads_json('{"a": "\\u00e9"}') == {"a": "é"}
+    with pytest.raises(LoneSurrogate):
+        loads_json('{"a": "\\ud800"}')
