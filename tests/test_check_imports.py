@@ -29,7 +29,10 @@ ALLOWED = {
 # What only other commands need: never on the pre-commit path.
 FORBIDDEN = ("ruamel", "mistune", "anthropic", "mcp", "pydantic", "httpx", "asyncio", "sqlite3", "gitmem.cycle",
              "gitmem.agents", "gitmem.recall", "gitmem.close", "gitmem.fleet", "gitmem.views", "gitmem.report",
-             "gitmem.publish", "gitmem.sessions", "gitmem.scaffold")
+             "gitmem.publish", "gitmem.sessions", "gitmem.scaffold", "gitmem.gitio.history",
+             # stdlib modules neither pygit2 nor click import, each milliseconds: the default time zone (UTC)
+             # needs no zone database, a small blob's git id is libgit2's hash, and no JSON is read
+             "zoneinfo", "hashlib", "json")
 IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", re.M)
 
 

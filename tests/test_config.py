@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import textwrap
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -115,7 +116,7 @@ def test_missing_config_means_defaults(tmp_path: Path) -> None:
     assert config.memory_paths(optional=False).keys() == {"now", "decisions", "log", "lessons", "rules"}
     assert (config.limits.now_block_lines, config.limits.rules_max_lines, config.limits.proven_rules_max,
             config.limits.grep_over_lines) == (10, 200, 30, 300)
-    assert config.timezone == "UTC" and config.tzinfo().key == "UTC"
+    assert config.timezone == "UTC" and config.tzinfo() is UTC     # no zone database needed for the default
 
 
 @pytest.mark.parametrize("text", ["", "# only a comment\n", "\ufefftimezone: UTC\n",

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import Field, dataclass, field, fields, is_dataclass, replace
+from datetime import UTC
 from pathlib import Path, PurePosixPath
 from typing import Any, get_origin, get_type_hints
 
@@ -221,6 +222,9 @@ class Config:
         return found
 
     def tzinfo(self) -> Any:
+        # UTC, the default, needs no zone database: loading zoneinfo costs the pre-commit path milliseconds.
+        if self.timezone == "UTC":
+            return UTC
         from zoneinfo import ZoneInfo
         return ZoneInfo(self.timezone)
 

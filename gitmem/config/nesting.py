@@ -14,11 +14,11 @@ shared defaults, stay far below it, and JSON and TOML readers never share a node
 """
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 from typing import Any, TypeVar
 
 MAX_DEPTH = 100          # levels of lists and mappings: far beyond any real config or payload
@@ -97,17 +97,22 @@ class LoneSurrogate(TooDeep):
         ValueError.__init__(self, "a string holds a lone surrogate escape (half a UTF-16 pair), which is no text")
 
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+@cache
+def _surrogate_escape() -> re.Pattern[str]:
+    """Compiled on first use: the pre-commit path imports this module and reads no JSON."""
+    return re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 def loads_json(text: str | bytes) -> Any:
     """`json.loads`, bounded: the one way gitmem reads JSON it did not write in this process. A document whose
     strings hold a lone surrogate is refused (json reads it; writing it anywhere as UTF-8 raises, and the MCP
     SDK's parser drops the whole message unanswered)."""
+    import json  # only where JSON is read: the pre-commit path, which imports this module, reads none
+
     with parsing():
         doc = within_depth(json.loads(text))
     raw = text.decode("utf-8", "replace") if isinstance(text, bytes) else text
-    if _SURROGATE_ESCAPE.search(raw):             # the rare text that may hold one: look for it properly
+    if _surrogate_escape().search(raw):           # the rare text that may hold one: look for it properly
         try:
             json.dumps(doc, ensure_ascii=False).encode("utf-8")
         except UnicodeEncodeError:

@@ -49,9 +49,9 @@ __all__ = [
 ]
 
 # Submodules load on first use (PEP 562), searched in this order: `gitmem check` finds everything it needs in
-# the first few (the repository, snapshots, history, the staged files) and never loads commits, remotes or
-# rebases; every millisecond counts on the pre-commit path.
-_SEARCH_ORDER = ("repository", "snapshots", "history", "staged", "blobproof", "state", "restore", "commits",
+# the first four (the repository, snapshots, the staged files, blob ids) and never loads history, commits,
+# remotes or rebases; every millisecond counts on the pre-commit path.
+_SEARCH_ORDER = ("repository", "snapshots", "staged", "blobproof", "history", "state", "restore", "commits",
                  "remote", "rebase", "bundles", "signing", "readonly")
 
 

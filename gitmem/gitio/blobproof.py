@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
+import pygit2
+
 from gitmem.gitio.snapshots import BLOB_MODES, Snapshot
 
 # Below this size reading the blob is cheaper than hashing candidates.
@@ -19,6 +21,8 @@ MIN_SIZE = 256 * 1024
 
 def blob_id(*parts: bytes | memoryview) -> str:
     """The git blob id (hex) of `parts` concatenated."""
+    if len(parts) == 1 and isinstance(parts[0], bytes):     # libgit2 hashes it: no hashlib import (below)
+        return str(pygit2.hash(parts[0]))
     import hashlib  # only for big files: importing it costs the pre-commit path milliseconds
 
     digest = hashlib.sha1(b"blob %d\x00" % sum(len(p) for p in parts))

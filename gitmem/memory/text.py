@@ -5,7 +5,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any, TypeVar
 
 from gitmem import codes
@@ -146,14 +146,15 @@ def control_characters(data: bytes, start: int = 0) -> Iterator[tuple[int, str]]
 # screen, set the title or write the clipboard; a bare CR or BS overprints what came before), DEL, the C1 controls
 # (U+009B is a one-character CSI), and the Unicode line separators and bidirectional overrides that reorder or
 # break what the reader sees.
-_UNPRINTABLE_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e"
-                             "\u2066-\u2069]")
+@cache     # compiled on first use: the pre-commit path imports this module and, passing, prints nothing
+def _unprintable_re() -> re.Pattern[str]:
+    return re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 
 def printable(text: str) -> str:
     """`text` (written by an agent, read from a repository) with each character a terminal would act on shown as
     its `\\uXXXX` escape: the human sees that it is there, and the terminal executes nothing."""
-    return _UNPRINTABLE_RE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+    return _unprintable_re().sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def printable_data(value: Any) -> Any:
@@ -474,11 +475,15 @@ def one_line(value: str) -> str:
 # What GitHub acts on in a commit message or a PR's text: `@name` notifies a user or a team, `#12`, `GH-12` and
 # `owner/repo#12` link, and after a closing keyword ("Fixes #12") the issue closes when the text lands on the
 # default branch.
-_REFERENCE = re.compile(r"[@#]|\b(?i:gh)-(?=\d)")
+@cache     # compiled on first use: only what gitmem publishes to GitHub needs it
+def _reference() -> re.Pattern[str]:
+    return re.compile(r"[@#]|\b(?i:gh)-(?=\d)")
+
+
 _ZERO_WIDTH = "\u200b"
 
 
 def unlinked(text: str) -> str:
     """The agent's `text` with a zero-width space after each `@`, `#` and `GH-`: GitHub shows it as written, and
     it notifies no one, links no issue and closes none."""
-    return _REFERENCE.sub(lambda found: found.group() + _ZERO_WIDTH, text)
+    return _reference().sub(lambda found: found.group() + _ZERO_WIDTH, text)
