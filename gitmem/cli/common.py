@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from gitmem.errors import ExitCode, GitmemError
-from gitmem.memory import dates
 
 if TYPE_CHECKING:     # the library loads inside commands only
     from typing import TypeAlias
@@ -84,6 +83,9 @@ class DayParam(ParamTypeOfDates):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> date:
         if isinstance(value, date):
             return value
+        # Imported here: `gitmem check` loads this module and parses no date.
+        from gitmem.memory import dates
+
         try:
             return dates.parse_day(str(value), self.earliest, self.latest)
         except dates.NotADate as err:
@@ -98,6 +100,8 @@ class DayOrTimeParam(ParamTypeOfDates):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> date | datetime:
         if isinstance(value, date):
             return value
+        from gitmem.memory import dates
+
         try:
             return dates.parse_day_or_time(str(value))
         except dates.NotADate as err:
