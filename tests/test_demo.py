@@ -47,6 +47,8 @@ def test_the_demo_runs_the_whole_loop(tmp_path: Path, git_env, monkeypatch) -> N
     assert "Rule 0" in entries[-2 if entries[-1].cycle is None else -1].get("Result")
     if result.closed:
         assert "Daily close (closed)" in text and "L-0001 -> R-01" in text
+        # It closes the day its cycles ran, whatever the hour (in the morning, a plain close is yesterday's).
+        assert f"closed {entries[0].when.moment.date().isoformat()}: 6 cycles" in text, text
         assert entries[-1].cycle is None                      # the close entry
         assert rules.parse((target / "RULES.md").read_text()).proven[0].lesson == "L-0001"
     assert "Final history (git log --oneline):" in text

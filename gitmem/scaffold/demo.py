@@ -143,7 +143,10 @@ def _close(ws: Workspace, say: Callable[[str], None]) -> bool:
     except ImportError:
         say("5. (the daily close is not part of this installation)")
         return False
-    closed = run_close(ws, use_llm=False)
+    # The demo's cycles ran moments ago: it closes today. Left to the default, a demo run in the morning would be
+    # a late close of yesterday (close.late_hours), which ran no cycles.
+    today = ws.clock()().date()                  # the clock is in the configured zone
+    closed = run_close(ws, day=today, use_llm=False)
     promoted = ", ".join(f"{p.get('lesson')} -> {p.get('rule')}" for p in closed.promoted) or "nothing"
     say(f"5. Daily close ({closed.status}): {closed.message}; promoted: {promoted}.")
     return closed.status == "closed"
