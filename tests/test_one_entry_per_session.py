@@ -9,6 +9,7 @@ from gitmem.close import run_close
 from gitmem.errors import ExitCode
 from gitmem.memory import lessons, log
 from gitmem.memory_writer import MemoryWriter
+from tests.support.gitcli import git
 from tests.support.helpers import HUMAN, GitRepo
 from tests.support.mcp_client import call, converse
 
@@ -119,3 +120,19 @@ def test_the_stop_hook_says_the_open_entry_must_be_committed_first(memrepo: GitR
     assert "LOG's last entry (cycle 1) is not committed yet" in said and "log it as cycle" not in said
     _commit(memrepo, "session 1")
     assert "log it as cycle 2" in block_reason(memrepo.ws(), ["app.py"])
+
+
+def test_a_checkout_with_other_line_endings_is_not_an_uncommitted_entry(memrepo: GitRepo, cli) -> None:
+    """With `core.autocrlf` (Git for Windows' default) the work tree's LOG is longer than HEAD's blob: the
+    committed entries past the blob's size are still committed, as git's own status says."""
+    for n in range(25):          # enough lines that the last heading moves past the blob's size
+        assert cli(LOG_ADD, cwd=memrepo.path).code == ExitCode.OK
+        _commit(memrepo, f"session {n + 1}")
+    memrepo.repo.config["core.autocrlf"] = "true"
+    (memrepo.path / "LOG.md").unlink()
+    git(memrepo.path, "checkout", "--", "LOG.md")
+    assert b"\r\n" in (memrepo.path / "LOG.md").read_bytes()
+    assert not memrepo.repo.status(), "a clean checkout"
+    added = cli(LOG_ADD, cwd=memrepo.path)
+    assert added.code == ExitCode.OK, added.err
+    assert _cycles(memrepo)[-1] == 26

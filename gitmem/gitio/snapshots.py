@@ -254,6 +254,15 @@ def worktree_snapshot(workdir: Path, paths: Iterable[str] = (), *, repo: Repo | 
     return Snapshot("work tree", load, clean_id, modes=lambda rel: files.mode(workdir, rel))
 
 
+def file_current(repo: Repo, rel: str) -> bool:
+    """Whether the work tree's `rel` is as HEAD and the index have it, by git's own reading (line-ending
+    conversion and filters included): a checkout with `core.autocrlf` holds other bytes than the blob."""
+    try:
+        return bool(repo.raw.status_file(rel) == FileStatus.CURRENT)
+    except (KeyError, ValueError, OSError, pygit2.GitError):
+        return False
+
+
 def blob_size(repo: Repo, oid: str) -> int | None:
     """A blob's size from its header, without inflating it; None when it is missing."""
     try:

@@ -150,7 +150,7 @@ class Workspace:
     def uncommitted_log_cycle(self, cycle: int) -> bool:
         """Whether LOG's entry for `cycle` is in the work tree but not in HEAD. LOG is append-only, so only
         what lies past HEAD's size is read."""
-        if self.state_dir is None:
+        if self.state_dir is None or gitio.file_current(self.repo, self.config.path("log")):
             return False
         head = gitio.head_id(self.repo)
         blob = gitio.file_id_at(self.repo, head, self.config.path("log")) if head is not None else None
