@@ -124,3 +124,19 @@ def test_a_fact_naming_an_entry_this_repository_lacks_is_imported(memrepo: GitRe
     put(home / ".gemini", {"GEMINI.md": "## Gemini Added Memories\n- Copied from elsewhere [gitmem: L-0999]\n"})
     result = cli(["import", "gemini", "--json"], cwd=memrepo.path)
     assert [p["text"] for p in json.loads(result.out)["proposals"]] == ["Copied from elsewhere [gitmem: L-0999]"]
+
+
+def test_an_export_masks_the_environments_secrets(memrepo: GitRepo, cli: Cli, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another CLI's memory is output like any other: a secret value in a lesson is masked as recall masks it."""
+    fill(memrepo, cli)
+    monkeypatch.setenv("GITHUB_TOKEN", "Sup3rS3cretValue99")
+    lessons = memrepo.read("LESSONS.md").replace("pin every agent CLI with its lock",
+                                                 "pin every agent CLI with its lock, token Sup3rS3cretValue99")
+    memrepo.write("LESSONS.md", lessons)
+    memrepo.stage("LESSONS.md")
+    memrepo.commit("a secret in a lesson")
+    out = tmp_path / "out"
+    assert cli(["export", "--to", "claude", "--out", str(out)], cwd=memrepo.path).code == 0
+    text = "".join(p.read_text(encoding="utf-8") for p in sorted(out.rglob("*.md")))
+    assert "Sup3rS3cretValue99" not in text and "token ***" in text

@@ -169,7 +169,8 @@ def test_secrets_in_imported_text_are_masked(memrepo: GitRepo, cli: Cli, home: P
     assert cli(["check", "--worktree"], cwd=memrepo.path).code == 0
 
 
-@pytest.mark.parametrize("case", ["link-out", "not-utf8", "huge", "frontmatter", "unknown-type", "control"])
+@pytest.mark.parametrize("case", ["link-out", "link-loop", "not-utf8", "huge", "frontmatter", "unknown-type",
+                                  "control"])
 def test_a_source_file_that_cannot_be_read_is_named_and_nothing_is_imported(
         memrepo: GitRepo, cli: Cli, home: Path, tmp_path: Path, case: str) -> None:
     where = claude_dir(home, memrepo)
@@ -177,6 +178,7 @@ def test_a_source_file_that_cannot_be_read_is_named_and_nothing_is_imported(
     outside = tmp_path / "elsewhere.md"
     outside.write_text("---\ntype: user\n---\nsecret plans\n", encoding="utf-8")
     expected = {"link-out": ("stolen.md", 1, "GM950 is a symbolic link out of its directory"),
+                "link-loop": ("loop.md", 1, "GM950 is a symbolic link that cannot be followed"),
                 "not-utf8": ("latin.md", 8, "GM950 is not UTF-8 (byte"),
                 "huge": ("huge.md", 1, "GM950 is 600000 bytes, more than"),
                 "frontmatter": ("broken.md", 3, "GM951 has a frontmatter that is not YAML"),
@@ -184,6 +186,8 @@ def test_a_source_file_that_cannot_be_read_is_named_and_nothing_is_imported(
                 "control": ("escape.md", 5, "GM950 holds the control character U+001B at byte")}[case]
     if case == "link-out":
         (where / "stolen.md").symlink_to(outside)
+    elif case == "link-loop":
+        (where / "loop.md").symlink_to("loop.md")
     elif case == "not-utf8":
         put(where, {"latin.md": USER.encode() + b"caf\xe9\n"})
     elif case == "huge":
@@ -278,6 +282,21 @@ def test_agent_memory_repo_keeps_the_added_date_and_refuses_links_out(memrepo: G
     put(amr, {"MEMORY.md": "## Index\n- Leak [source: x; added: 2026-01-01] [[../../etc/passwd]]\n"})
     refused = cli(["import", "agent-memory-repo", "--from", str(amr)], cwd=memrepo.path)
     assert refused.code == 1 and "GM950 links [[../../etc/passwd]] out of the repository" in refused.err
+    put(amr, {"MEMORY.md": "## Index\n- Long [source: x; added: 2026-01-01] [[" + "a" * 300 + "]]\n"})
+    too_long = cli(["import", "agent-memory-repo", "--from", str(amr), "--dry-run"], cwd=memrepo.path)
+    assert too_long.code == 1 and "GM950 links [[aaaa" in too_long.err and "Traceback" not in too_long.err
+
+
+def test_a_secret_in_a_memorys_name_is_masked_too(memrepo: GitRepo, cli: Cli, home: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The frontmatter `name:` travels into the Origin line: it is masked like the text."""
+    monkeypatch.setenv("GITHUB_TOKEN", "Sup3rS3cretValue99")
+    put(claude_dir(home, memrepo), {"feedback_deploy.md": FEEDBACK.replace("name: real-database",
+                                                                           "name: deploy-Sup3rS3cretValue99")})
+    result = cli(["import", "claude"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    written = memrepo.read("LESSONS.md") + memrepo.read("DECISIONS.md")
+    assert "Sup3rS3cretValue99" not in written and "deploy-***" in written
 
 
 def test_notes_outside_gitmem_blocks_are_proposals_and_rules_is_never_read(memrepo: GitRepo, cli: Cli,

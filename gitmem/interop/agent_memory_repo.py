@@ -62,7 +62,15 @@ def _confined(reader: Reader, target: str) -> bool:
             codes.IMPORT_SOURCE_UNREADABLE, reader.shown(ENTRY), 1, what=f"links [[{target}]] out of the repository",
             fix="link only files inside the memory repository"))
         return False
-    if (reader.root / rel).is_symlink():
+    try:
+        linked = (reader.root / rel).is_symlink()
+    except OSError as err:    # a name the file system refuses (too long): named, not followed
+        reader.problems.append(Violation.of(
+            codes.IMPORT_SOURCE_UNREADABLE, reader.shown(ENTRY), 1,
+            what=f"links [[{target[:80]}]], which cannot be read ({err.strerror or err})",
+            fix="link only files inside the memory repository"))
+        return False
+    if linked:
         reader.read(rel)      # names the link as a problem
         return False
     return True

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from gitmem import codes
+from gitmem import codes, secrets
 from gitmem.checks.violation import Violation
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.interop import agent_memory_repo, gemini
@@ -147,8 +147,8 @@ def write(target: Path, written: dict[str, str]) -> list[str]:
                 stale.append(entry.name)
     if problems:
         raise ExportRefused(f"cannot export to {target}: nothing was written", problems)
-    for rel, text in written.items():
-        files.write(target, rel, text.encode("utf-8"))
+    for rel, text in written.items():    # another CLI's memory is output too: masked as everything shown
+        files.write(target, rel, secrets.scrub(text).encode("utf-8"))
     for rel in stale:
         files.remove(target, rel)
     return sorted(written)

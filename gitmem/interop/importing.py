@@ -44,8 +44,9 @@ def masked(fact: Fact, environ: Mapping[str, str]) -> Fact:
     def scrub(text: str | None) -> str | None:
         return secrets.redact(text, values) if text else text
 
+    # Every text of the fact that lands in memory: its name (`anchor`) too, which the Origin line carries.
     return replace(fact, file=scrub(fact.file) or "", text=scrub(fact.text) or "", why=scrub(fact.why),
-                   how=scrub(fact.how))
+                   how=scrub(fact.how), anchor=scrub(fact.anchor))
 
 
 def collect(source: str, workspace: Workspace, *, where: Path | None, environ: Mapping[str, str],

@@ -86,10 +86,13 @@ class Reader:
         return found
 
     def _link(self, rel: str) -> None:
-        target = os.readlink(self.root / rel)
-        inside = (self.root / rel).parent.joinpath(target).resolve().is_relative_to(self.root.resolve())
-        where = "inside" if inside else "out of"
-        self._refuse(rel, 1, f"is a symbolic link {where} its directory; import reads no link",
+        try:
+            target = os.readlink(self.root / rel)
+            inside = (self.root / rel).parent.joinpath(target).resolve().is_relative_to(self.root.resolve())
+            what = f"is a symbolic link {'inside' if inside else 'out of'} its directory"
+        except (OSError, RuntimeError):    # a loop of links, a name too long: still a link, which is refused
+            what = "is a symbolic link that cannot be followed (a loop, or a name too long)"
+        self._refuse(rel, 1, f"{what}; import reads no link",
                      "copy the file it points to into the directory in its place, or move the link away")
 
     def read(self, rel: str) -> SourceFile | None:
