@@ -222,3 +222,39 @@ def test_a_websocket_upgrade_is_refused_with_a_404_and_never_sent(upstream) -> N
                                                    "Upgrade": "websocket"})
         keyless, _ = _post(proxy, "/responses", {"Connection": "Upgrade", "Upgrade": "websocket"})
     assert status == keyless == 404 and b"WebSocket" in data and fake.seen == []
+
+
+def test_a_provider_gets_its_key_only_where_its_api_takes_it(upstream) -> None:
+    """An OpenAI route adds the key to `Authorization` only: a placeholder put in `?key=` (which an upstream may
+    log or echo in an error) is refused, never turned into the key."""
+    fake, url = upstream
+    proxy = KeyProxy(url, {PLACEHOLDER: REAL}, ("authorization",)).start()
+    try:
+        status, _ = _post(proxy, f"/v1/responses?key={PLACEHOLDER}", {})
+        allowed, _ = _post(proxy, "/v1/responses", {"Authorization": f"Bearer {PLACEHOLDER}"})
+    finally:
+        proxy.close()
+    assert status == 401 and allowed == 200
+    assert [seen["path"] for seen in fake.seen] == ["/v1/responses"]
+
+
+def test_a_connection_kept_open_adds_no_key_once_the_proxy_is_closed(upstream) -> None:
+    fake, url = upstream
+    proxy = KeyProxy(url, {PLACEHOLDER: REAL}).start()
+    host = urllib.parse.urlsplit(proxy.url)
+    connection = http.client.HTTPConnection(host.hostname or "", host.port, timeout=10)
+    connection.request("POST", "/v1/messages", body=b"{}", headers={"x-api-key": PLACEHOLDER})
+    first = connection.getresponse()
+    first.read()
+    proxy.close()                                  # the cycle ended; the agent kept its connection
+    connection.request("POST", "/v1/messages", body=b"{}", headers={"x-api-key": PLACEHOLDER})
+    second = connection.getresponse()
+    second.read()
+    connection.close()
+    assert first.status == 200 and second.status == 401
+    assert len(fake.seen) == 1
+
+
+def test_an_endpoint_with_a_bad_port_is_a_proxy_error() -> None:
+    with pytest.raises(ProxyError, match="no valid port"):
+        KeyProxy("https://api.example:notaport", {PLACEHOLDER: REAL})

@@ -56,7 +56,10 @@ class Upstream:
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ProxyError(f"the model endpoint {parts.scheme}://{parts.hostname or ''} is not an http(s) URL")
-        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:             # `https://host:notaport`, a port past 65535
+            raise ProxyError(f"the model endpoint {url!r} has no valid port") from None
         return cls(parts.scheme, parts.hostname, port, parts.path.rstrip("/"))
 
     @property
@@ -74,9 +77,13 @@ class KeyProxy:
     """One route: placeholders (each standing for one real key) in, `upstream` out, on 127.0.0.1:port.
     `start()` serves it in a daemon thread; `close()` stops it and closes its port."""
 
-    def __init__(self, upstream: str, keys: Mapping[str, str]) -> None:
+    def __init__(self, upstream: str, keys: Mapping[str, str], slots: tuple[str, ...] = (*KEY_HEADERS, KEY_QUERY)
+                 ) -> None:
         self.upstream = Upstream.parse(upstream)
         self._keys = dict(keys)                # placeholder -> the real key
+        # Where this provider's API takes its key (header names, KEY_QUERY for `?key=`): the key is put nowhere
+        # else, so a placeholder in a URL or header the upstream echoes or logs never becomes the key there.
+        self.slots = frozenset(slots)
         self._server = _QuietServer(("127.0.0.1", 0), _handler(self))
         self._thread = threading.Thread(target=self._server.serve_forever, name="gitmem-key-proxy", daemon=True)
 
@@ -89,6 +96,8 @@ class KeyProxy:
         return self
 
     def close(self) -> None:
+        """Stop serving: no new connection is taken, and a connection still open adds no key any more."""
+        self._keys.clear()
         if self._thread.is_alive():
             self._server.shutdown()
         self._server.server_close()
@@ -125,6 +134,7 @@ class _ForwardingHandler(BaseHTTPRequestHandler):
     # Headers and body go out in separate writes: with Nagle's algorithm the second waits for the client's
     # delayed ACK (40 ms on Linux) on every request.
     disable_nagle_algorithm = True
+    timeout = UPSTREAM_SECONDS       # an idle kept-alive client is dropped, its thread with it
     _upstream: http.client.HTTPConnection | None = None     # kept while the client keeps its connection
 
     def do_GET(self) -> None:
@@ -173,7 +183,7 @@ class _ForwardingHandler(BaseHTTPRequestHandler):
             lower = name.lower()
             if lower in HOP_HEADERS:
                 continue
-            if lower in KEY_HEADERS:
+            if lower in KEY_HEADERS and lower in self.route.slots:
                 scheme, _, token = value.partition(" ") if lower == "authorization" else ("", "", value)
                 key = self.route.real_key(token.strip())
                 if key is not None:
@@ -182,7 +192,7 @@ class _ForwardingHandler(BaseHTTPRequestHandler):
         target = urllib.parse.urlsplit(self.path)
         query = urllib.parse.parse_qsl(target.query, keep_blank_values=True)
         for index, (name, value) in enumerate(query):
-            key = self.route.real_key(value) if name == KEY_QUERY else None
+            key = self.route.real_key(value) if name == KEY_QUERY and KEY_QUERY in self.route.slots else None
             if key is not None:
                 query[index], replaced = (name, key), True
         path = self.route.upstream.base_path + (target.path or "/")

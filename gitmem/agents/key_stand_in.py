@@ -33,20 +33,22 @@ from gitmem.agents.key_proxy import KeyProxy, ProxyError, Upstream
 
 @dataclass(frozen=True)
 class Provider:
-    """A model API: the variables that hold its key, the variable its CLIs read the endpoint from, and the
-    endpoint without one."""
+    """A model API: the variables that hold its key, the variable its CLIs read the endpoint from, the
+    endpoint without one, and where its requests carry the key (header names, `key` for `?key=`)."""
 
     name: str
     keys: tuple[str, ...]
     endpoint: str
     default: str
+    slots: tuple[str, ...]
 
 
 PROVIDERS = (Provider("Anthropic", ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"), "ANTHROPIC_BASE_URL",
-                      "https://api.anthropic.com"),
-             Provider("OpenAI", ("OPENAI_API_KEY", "CODEX_API_KEY"), "OPENAI_BASE_URL", "https://api.openai.com/v1"),
+                      "https://api.anthropic.com", ("x-api-key", "authorization")),
+             Provider("OpenAI", ("OPENAI_API_KEY", "CODEX_API_KEY"), "OPENAI_BASE_URL", "https://api.openai.com/v1",
+                      ("authorization",)),
              Provider("Gemini", ("GEMINI_API_KEY", "GOOGLE_API_KEY"), "GOOGLE_GEMINI_BASE_URL",
-                      "https://generativelanguage.googleapis.com"))
+                      "https://generativelanguage.googleapis.com", ("x-goog-api-key", "key")))
 ENDPOINTS = tuple(provider.endpoint for provider in PROVIDERS)
 PLACEHOLDER_PREFIX = "gitmem-placeholder-"
 CODEX = "codex"
@@ -134,7 +136,8 @@ def serving(argv: list[str], env: Mapping[str, str]) -> Iterator[StandIn]:
         for route in chosen.routes:
             placeholders = {name: _placeholder() for name in route.variables}
             try:
-                proxy = KeyProxy(route.upstream, {placeholders[name]: env[name] for name in route.variables})
+                proxy = KeyProxy(route.upstream, {placeholders[name]: env[name] for name in route.variables},
+                                 route.provider.slots)
             except OSError as err:     # no loopback port: the agent does not run with the key instead
                 raise AgentError(f"cannot serve the model key's loopback endpoint for {route.provider.name}: "
                                  f"{err.strerror or err}") from None
