@@ -121,15 +121,17 @@ def test_hooks_path_set_in_an_included_tracked_config_never_runs_for_an_unprivil
         assert f"restored git state the agent changed: {TEAM_CONFIG} (changed)" in evidence(repo)
 
 
-@pytest.mark.parametrize("key,value", [("core.sshCommand", "./tools/ssh.sh -o BatchMode=yes"),
-                                       ("credential.helper", "!tools/cred.sh"),
-                                       ("core.fsmonitor", "tools/fsmonitor.sh")])
+@pytest.mark.parametrize("key,value,rel", [("core.sshCommand", "./tools/ssh.sh -o BatchMode=yes", "tools/ssh.sh"),
+                                           ("credential.helper", "!tools/cred.sh", "tools/cred.sh"),
+                                           ("core.fsmonitor", "tools/fsmonitor.sh", "tools/fsmonitor.sh"),
+                                           ("core.sshCommand", "sh tools/ssh.sh", "tools/ssh.sh"),
+                                           ("core.sshCommand", "ssh -F tools/ssh_config", "tools/ssh_config")])
 def test_a_tracked_program_the_config_names_is_put_back_before_the_runners_git_runs(memrepo: GitRepo, key: str,
-                                                                                   value: str) -> None:
-    """The human's config runs a script kept in the tree: the agent's edit of it never reaches git's hands."""
+                                                                                   value: str, rel: str) -> None:
+    """The human's config runs a script kept in the tree, or a program reading a file of the tree: the agent's
+    edit of it never reaches git's hands."""
     from tests.support.hostile import cycle
 
-    rel = value.lstrip("!").split()[0].removeprefix("./")
     memrepo.commit_files({rel: "#!/bin/sh\nexec ssh \"$@\"\n"}, "the team's helper script")
     git(memrepo.path, "config", key, value)
     assert rel in {place.label for place in gitio.state_paths(memrepo.handle)}
@@ -138,3 +140,18 @@ def test_a_tracked_program_the_config_names_is_put_back_before_the_runners_git_r
     assert memrepo.read(rel) == "#!/bin/sh\nexec ssh \"$@\"\n" == file_at(memrepo.repo, "HEAD", rel)
     assert f"restored git state the agent changed: {rel} (changed)" in evidence(memrepo)
     assert is_clean(memrepo)
+
+
+def test_a_hooks_folder_that_is_a_link_into_git_is_still_the_trees(tmp_path: Path, memrepo: GitRepo) -> None:
+    """`core.hooksPath = hooks`, with `hooks` a link to a folder in .git (which the box lets the agent write):
+    the runner's own git runs none of its hooks."""
+    marker = tmp_path / "hook-ran"
+    inside = memrepo.path / ".git" / "gitmem" / "h"
+    inside.mkdir(parents=True)
+    hook = inside / "reference-transaction"
+    hook.write_text(f"#!/bin/sh\necho ran >> {marker}\n")
+    hook.chmod(0o755)
+    (memrepo.path / "hooks").symlink_to(inside)
+    git(memrepo.path, "config", "core.hooksPath", "hooks")
+    gitio.run_git(memrepo.handle, "update-ref", "refs/heads/probe", "HEAD")
+    assert not marker.exists()

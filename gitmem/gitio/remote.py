@@ -89,10 +89,20 @@ def _runs_nothing_of_the_tree(repo: Repo) -> list[str]:
     if hooks:
         tree = root(repo)
         place = Path(os.path.expanduser(hooks))
-        real = Path(os.path.realpath(place if place.is_absolute() else tree / place))
-        if real.is_relative_to(os.path.realpath(tree)) and not real.is_relative_to(os.path.realpath(git_dir(repo))):
+        written = Path(os.path.abspath(place if place.is_absolute() else tree / place))
+        # Judged as written and as resolved: a folder of the tree that is a link into .git is still the tree's
+        # (the agent can make the link, and write .git/gitmem/ from the box).
+        if any(_in_tree(path, tree, git_dir(repo)) for path in (written, Path(os.path.realpath(written)))):
             options += ["-c", f"core.hooksPath={os.devnull}"]
     return options
+
+
+def _in_tree(path: Path, tree: Path, git: Path) -> bool:
+    """Whether `path` is in the work tree and not in its git directory, by the tree's path as given and as
+    resolved."""
+    return any(path.is_relative_to(top) and not path.is_relative_to(inside)
+               for top, inside in ((Path(os.path.abspath(tree)), Path(os.path.abspath(git))),
+                                   (Path(os.path.realpath(tree)), Path(os.path.realpath(git)))))
 
 
 # What a host says when its protection declines a ref: GitHub's protected branch (GH006) and rulesets (GH013).

@@ -117,19 +117,19 @@ def _user_files(repo: Repo, home: Path) -> list[Path]:
 def _programs_in(tree: Path, values: list[str]) -> list[Path]:
     """The files in the work tree that config values name as a program or a file to read (`core.sshCommand =
     ./tools/ssh.sh`, `credential.helper = !tools/cred`, `core.fsmonitor`, a filter or diff driver): the agent can
-    edit a tracked one, and git would run it as the human. Each value's first word, from the tree's top."""
+    edit a tracked one, and git would run it as the human. Every word of each value that names a file of the
+    tree, from the tree's top: a program's arguments are files it reads or runs too (`sh tools/ssh.sh`,
+    `ssh -F tools/ssh_config`)."""
     found: list[Path] = []
     top = Path(os.path.realpath(tree))
     for value in values:
-        words = value.strip().lstrip("!").split()
-        if not words:
-            continue
-        given = Path(os.path.expanduser(words[0].strip("'\"")))
-        path = Path(os.path.abspath(given if given.is_absolute() else tree / given))
-        real = Path(os.path.realpath(path))
-        if real.is_relative_to(top) and real != top and ".git" not in real.relative_to(top).parts \
-                and path.is_file() and not path.is_symlink() and path not in found:
-            found.append(path)
+        for word in value.strip().lstrip("!").split():
+            given = Path(os.path.expanduser(word.strip("'\"")))
+            path = Path(os.path.abspath(given if given.is_absolute() else tree / given))
+            real = Path(os.path.realpath(path))
+            if real.is_relative_to(top) and real != top and ".git" not in real.relative_to(top).parts \
+                    and path.is_file() and not path.is_symlink() and path not in found:
+                found.append(path)
     return found
 
 
