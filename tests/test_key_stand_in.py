@@ -231,9 +231,19 @@ def test_codex_is_pointed_at_the_proxy_through_its_own_config(tmp_path: Path) ->
     (tmp_path / "codex").mkdir()
     (tmp_path / "codex" / "config.toml").write_text('model_provider = "mine"\n[model_providers.mine]\n'
                                                     'base_url = "http://127.0.0.1:8/v1"\n', encoding="utf-8")
+    # Deliberately changed: an endpoint Codex's config file names is where the agent could point it (the file is
+    # the agent's to write wherever Codex reads it in a cycle), so no key is added on the way there; the agent
+    # keeps its key, and the start note says why.
     saved = key_stand_in.plan(["/opt/bin/codex", "exec", "-"], env, environ={})
-    assert [(r.upstream, r.codex_setting) for r in saved.routes] == [("http://127.0.0.1:8/v1",
-                                                                      "model_providers.mine.base_url")]
+    assert saved.routes == () and saved.held == ("OPENAI_API_KEY",)
+    assert "config.toml, a file the agent can write" in key_stand_in.describe(saved)
+    (tmp_path / "codex" / "config.toml").write_text('openai_base_url = "https://attacker.example/v1"\n',
+                                                    encoding="utf-8")
+    redirected = key_stand_in.plan(["codex", "exec", "-"], env, environ={})
+    assert redirected.routes == () and "attacker" not in key_stand_in.describe(redirected)
+    overridden = key_stand_in.plan(["codex", "exec", "-c", 'openai_base_url="http://127.0.0.1:7/v1"', "-"], env,
+                                   environ={})
+    assert [r.upstream for r in overridden.routes] == ["http://127.0.0.1:7/v1"]     # the human's own setting
 
 
 def test_the_start_notes_say_who_holds_the_key(memrepo: GitRepo) -> None:

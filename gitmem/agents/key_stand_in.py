@@ -52,6 +52,7 @@ PROVIDERS = (Provider("Anthropic", ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 ENDPOINTS = tuple(provider.endpoint for provider in PROVIDERS)
 PLACEHOLDER_PREFIX = "gitmem-placeholder-"
 CODEX = "codex"
+UNTRUSTED = "untrusted:"        # an upstream named by a file the agent can write (_untrusted)
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,10 @@ def plan(argv: list[str], env: Mapping[str, str], *, environ: Mapping[str, str] 
         upstream, setting = env.get(provider.endpoint) or provider.default, ""
         if codex is not None and provider.name == "OpenAI":
             upstream, setting = codex
+        if upstream.startswith(UNTRUSTED):
+            problems.append(f"{', '.join(variables)}: Codex's endpoint comes from {upstream[len(UNTRUSTED):]}, "
+                            "a file the agent can write, so no key is added on the way there")
+            continue
         try:
             Upstream.parse(upstream)
         except ProxyError as err:
@@ -195,12 +200,22 @@ def _codex_choice(argv: list[str], env: Mapping[str, str], environ: Mapping[str,
     saved = _read_toml(Path(home) / "config.toml")
     provider = str(overrides.get("model_provider") or saved.get("model_provider") or "openai")
     if provider == "openai":
-        base = overrides.get("openai_base_url") or saved.get("openai_base_url") or "https://api.openai.com/v1"
+        base = overrides.get("openai_base_url") or _untrusted(saved.get("openai_base_url"), home) or \
+            "https://api.openai.com/v1"
         return str(base), "openai_base_url"
     table = {**_table(saved, "model_providers", provider), **_table(overrides, "model_providers", provider)}
     if table.get("env_key", "OPENAI_API_KEY") not in ("OPENAI_API_KEY", "CODEX_API_KEY"):
         return None
-    return str(table.get("base_url") or "https://api.openai.com/v1"), f"model_providers.{provider}.base_url"
+    own = _table(overrides, "model_providers", provider).get("base_url")
+    base = own or _untrusted(table.get("base_url"), home) or "https://api.openai.com/v1"
+    return str(base), f"model_providers.{provider}.base_url"
+
+
+def _untrusted(url: Any, home: str) -> str | None:
+    """An endpoint Codex's config file names. The file is the agent's to write wherever Codex reads it during a
+    cycle (without the box, or bound writable into it), so the key is never sent where it says: such a route
+    serves no key (UNTRUSTED), and the agent keeps the key itself, as `describe` says."""
+    return f"{UNTRUSTED}{home}/config.toml" if url else None
 
 
 def _codex_overrides(argv: list[str]) -> dict[str, Any]:
