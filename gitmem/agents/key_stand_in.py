@@ -52,7 +52,6 @@ PROVIDERS = (Provider("Anthropic", ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 ENDPOINTS = tuple(provider.endpoint for provider in PROVIDERS)
 PLACEHOLDER_PREFIX = "gitmem-placeholder-"
 CODEX = "codex"
-UNTRUSTED = "untrusted:"        # an upstream named by a file the agent can write (_untrusted)
 
 
 @dataclass(frozen=True)
@@ -101,11 +100,11 @@ def plan(argv: list[str], env: Mapping[str, str], *, environ: Mapping[str, str] 
             continue
         upstream, setting = env.get(provider.endpoint) or provider.default, ""
         if codex is not None and provider.name == "OpenAI":
-            upstream, setting = codex
-        if upstream.startswith(UNTRUSTED):
-            problems.append(f"{', '.join(variables)}: Codex's endpoint comes from {upstream[len(UNTRUSTED):]}, "
-                            "a file the agent can write, so no key is added on the way there")
-            continue
+            if codex.named_in is not None:
+                problems.append(f"{', '.join(variables)}: Codex's endpoint comes from {codex.named_in}, a file "
+                                "the agent can write, so no key is added on the way there")
+                continue
+            upstream, setting = codex.upstream, codex.setting
         try:
             Upstream.parse(upstream)
         except ProxyError as err:
@@ -191,31 +190,38 @@ def _placeholder() -> str:
 
 # -- Codex: its endpoint comes from its config -----------------------------------------------------------------
 
-def _codex_choice(argv: list[str], env: Mapping[str, str], environ: Mapping[str, str]) -> tuple[str, str] | None:
-    """(upstream, the config key that points Codex elsewhere) for the provider `codex` will use: from its `-c`
-    overrides, else its CODEX_HOME config. None: the provider reads no key of OpenAI's (its own, unknown)."""
+@dataclass(frozen=True)
+class CodexEndpoint:
+    """Where the provider `codex` will use sends its requests, and the config key that points it elsewhere.
+    `named_in`: the config file that names the endpoint instead of the command's own `-c` settings. That file is
+    the agent's to write wherever Codex reads it during a cycle (without the box, or bound writable into it), so
+    no key is sent where it says: such a route serves no key, and the agent keeps its key, as `describe` says."""
+
+    upstream: str
+    setting: str
+    named_in: Path | None = None
+
+
+def _codex_choice(argv: list[str], env: Mapping[str, str], environ: Mapping[str, str]) -> CodexEndpoint | None:
+    """The endpoint of the provider `codex` will use: from its `-c` overrides, else its CODEX_HOME config.
+    None: the provider reads no key of OpenAI's (its own, unknown)."""
     overrides = _codex_overrides(argv)
     home = env.get("CODEX_HOME") or environ.get("CODEX_HOME") or \
         str(Path(env.get("HOME") or environ.get("HOME") or "~").expanduser() / ".codex")
-    saved = _read_toml(Path(home) / "config.toml")
+    config = Path(home) / "config.toml"
+    saved = _read_toml(config)
     provider = str(overrides.get("model_provider") or saved.get("model_provider") or "openai")
     if provider == "openai":
-        base = overrides.get("openai_base_url") or _untrusted(saved.get("openai_base_url"), home) or \
-            "https://api.openai.com/v1"
-        return str(base), "openai_base_url"
-    table = {**_table(saved, "model_providers", provider), **_table(overrides, "model_providers", provider)}
-    if table.get("env_key", "OPENAI_API_KEY") not in ("OPENAI_API_KEY", "CODEX_API_KEY"):
-        return None
-    own = _table(overrides, "model_providers", provider).get("base_url")
-    base = own or _untrusted(table.get("base_url"), home) or "https://api.openai.com/v1"
-    return str(base), f"model_providers.{provider}.base_url"
-
-
-def _untrusted(url: Any, home: str) -> str | None:
-    """An endpoint Codex's config file names. The file is the agent's to write wherever Codex reads it during a
-    cycle (without the box, or bound writable into it), so the key is never sent where it says: such a route
-    serves no key (UNTRUSTED), and the agent keeps the key itself, as `describe` says."""
-    return f"{UNTRUSTED}{home}/config.toml" if url else None
+        given, from_file, setting = overrides.get("openai_base_url"), saved.get("openai_base_url"), "openai_base_url"
+    else:
+        table = {**_table(saved, "model_providers", provider), **_table(overrides, "model_providers", provider)}
+        if table.get("env_key", "OPENAI_API_KEY") not in ("OPENAI_API_KEY", "CODEX_API_KEY"):
+            return None
+        given, from_file = _table(overrides, "model_providers", provider).get("base_url"), table.get("base_url")
+        setting = f"model_providers.{provider}.base_url"
+    if given:
+        return CodexEndpoint(str(given), setting)
+    return CodexEndpoint("https://api.openai.com/v1", setting, config if from_file else None)
 
 
 def _codex_overrides(argv: list[str]) -> dict[str, Any]:
