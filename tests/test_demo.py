@@ -1,10 +1,14 @@
 """`gitmem demo`: the whole loop offline; the history it leaves passes `gitmem verify` commit by commit."""
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pygit2
+import pytest
 
 from gitmem.checks.targets import verify_range
 from gitmem.errors import ExitCode
@@ -70,3 +74,15 @@ def test_the_cli_names_its_temp_dir_and_refuses_a_non_empty_one(tmp_path: Path, 
     assert (made / "LOG.md").exists()
     refused = cli(["demo", str(made)], cwd=tmp_path)
     assert refused.code == ExitCode.USAGE and "is not empty" in refused.err
+
+
+@pytest.mark.skipif(shutil.which("faketime") is None, reason="libfaketime is not installed (Debian: faketime); "
+                    ".ci/run installs it")
+def test_a_demo_run_in_the_morning_closes_the_day_its_cycles_ran(tmp_path: Path, git_env) -> None:
+    """At 08:00 a plain close is a late close of yesterday (close.late_hours); the demo's cycles ran today, and
+    its close reports them, whatever the hour the demo is run at."""
+    gitmem = Path(sys.executable).parent / "gitmem"
+    done = subprocess.run(["faketime", "2026-12-06 08:00:00", str(gitmem), "demo", str(tmp_path / "demo")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert "Daily close (closed): closed 2026-12-06: 6 cycles" in done.stdout, done.stdout
