@@ -1,4 +1,5 @@
-"""`gitmem init --agent claude|codex|cursor|gemini`: wire an agent CLI to the memory, merged into the user's files.
+"""`gitmem init --agent claude|codex|cursor|gemini|opencode|qwen`: wire an agent CLI to the memory, merged into the
+user's files.
 
 The protocol is one managed block, written once, in `AGENTS.md`, which Codex reads, Claude Code reads through an
 import and Gemini CLI through its settings; a CLI gets a file of its own only where it needs one:
@@ -16,7 +17,13 @@ import and Gemini CLI through its settings; a CLI gets a file of its own only wh
 - gemini: in `.gemini/settings.json` the server, trusted (its memory tools run without a confirmation, as
   Claude Code's allow-list lets them; none of them answers a decision), and `AGENTS.md` among the context files
   (`context.fileName`, kept with GEMINI.md, or with the names the user set: geminicli.com/docs/cli/gemini-md); an
-  older init's protocol block in `GEMINI.md` is taken out, the rest of that file kept.
+  older init's protocol block in `GEMINI.md` is taken out, the rest of that file kept;
+- opencode: the server in `opencode.json` (`opencode_server`), and the protocol block in `AGENTS.md`, which
+  OpenCode reads as its project instructions;
+- qwen: in `.qwen/settings.json` the server, trusted and always loaded (`qwen_server`), the settings version
+  Qwen Code would otherwise write in on its first run, and AGENTS.md among the context files when the user named
+  others (Qwen Code reads QWEN.md and AGENTS.md by default); and, as a step for the human, the command that
+  approves the server, without which Qwen Code skips a project's MCP servers outside `--yolo`.
 
 Nothing is overwritten: JSON and TOML get only the missing keys (TOML through tomlkit, which keeps comments
 and layout), and a managed block, fenced by `<!-- gitmem:begin NAME -->` and `<!-- gitmem:end NAME -->`, is
@@ -48,7 +55,7 @@ from gitmem.sessions import launcher
 from gitmem.sessions.launcher import LAUNCHER, launcher_command, launcher_shell
 from gitmem.sessions.protocol import AGENT_COMMANDS, LAUNCHED, SERVER, SHARED, protocol_text, tool_names
 
-AGENTS = ("claude", "codex", "cursor", "gemini")
+AGENTS = ("claude", "codex", "cursor", "gemini", "opencode", "qwen")
 BLOCK = "protocol"
 SHARED_FILE = "AGENTS.md"
 IMPORT_SHARED = f"@{SHARED_FILE}"      # Claude Code's import of the shared block
@@ -63,6 +70,18 @@ BARE_HOOKS = {"gitmem hook session-start": HOOKS[0][1], "gitmem hook stop": HOOK
 BARE_SPECS = ({"command": "gitmem", "args": ["mcp"]},
               {"command": "gitmem", "args": ["mcp", "--root", "${workspaceFolder}"]})
 GEMINI_SPEC = {**SERVER_SPEC, "trust": True}
+# OpenCode's project config, and its local MCP server (packages/opencode/src/config/config.ts, `McpLocal`: the
+# command and its arguments as one array; `timeout` is per request, tool calls included, 5 s if unset, which a
+# memory write on a loaded machine can pass).
+OPENCODE_CONFIG = "opencode.json"
+OPENCODE_SCHEMA = "https://opencode.ai/config.json"
+OPENCODE_TIMEOUT_MS = 60_000
+# Qwen Code's settings format (packages/cli/src/config/settings.ts, SETTINGS_VERSION): a settings file without
+# it is rewritten with it on Qwen Code's first run, which would leave the committed file changed after a session.
+QWEN_SETTINGS_VERSION = 4
+QWEN_APPROVE_STEP = ("approve gitmem's MCP server in Qwen Code once, from the top of the repository: `qwen mcp "
+                     "approve gitmem` (Qwen Code skips a project's servers until approved, and asks again when "
+                     "their entry changes; `--yolo`, as in a scheduled cycle, skips the check)")
 CURSOR_RULE_HEAD = ("---\ndescription: gitmem, this repository's long-term memory, and its protocol\n"
                     "alwaysApply: true\n---\n")
 
@@ -74,22 +93,26 @@ class PinnedCli:
 
     package: str
     version: str
-    node: str                      # the major Node.js release it needs, from its `engines`
-    folder: str                    # agent-cli/<folder>
+    node: str                      # the major Node.js release it needs, from its `engines`; "" for none (a
+    folder: str                    # native binary npm only installs); agent-cli/<folder>
 
     def install(self) -> str:
-        return (f"npm install -g {self.package}@{self.version} (the release gitmem tests; it needs Node.js "
-                f"{self.node} or newer)")
+        needs = f"; it needs Node.js {self.node} or newer" if self.node else ""
+        return f"npm install -g {self.package}@{self.version} (the release gitmem tests{needs})"
 
 
 PINNED = {"claude": PinnedCli("@anthropic-ai/claude-code", "2.1.197", "18", "claude-code"),
           "codex": PinnedCli("@openai/codex", "0.169.0", "16", "codex"),
-          "gemini": PinnedCli("@google/gemini-cli", "0.61.0", "20", "gemini-cli")}
+          "gemini": PinnedCli("@google/gemini-cli", "0.61.0", "20", "gemini-cli"),
+          "opencode": PinnedCli("opencode-ai", "1.18.33", "", "opencode"),
+          "qwen": PinnedCli("@qwen-code/qwen-code", "0.24.4", "22", "qwen-code")}
 # agent -> (the commands that start it, one of which must be on PATH; how to install it)
 CLIS = {"claude": (("claude",), PINNED["claude"].install()),
         "codex": (("codex",), PINNED["codex"].install()),
         "cursor": (("cursor", "cursor-agent"), "install the Cursor editor, or its CLI (cursor-agent)"),
-        "gemini": (("gemini",), PINNED["gemini"].install())}
+        "gemini": (("gemini",), PINNED["gemini"].install()),
+        "opencode": (("opencode",), PINNED["opencode"].install()),
+        "qwen": (("qwen",), PINNED["qwen"].install())}
 
 
 class SetupProblem(GitmemError):
@@ -126,6 +149,8 @@ def setup(target: Path, agents: Sequence[str], record: Callable[[str, str], None
             if load_config(target).agent.command != codex_recipe.CODEX_CYCLE_COMMAND:
                 step(codex_recipe.cycle_step())
             step(codex_recipe.trust_step(target))
+        if agent == "qwen":
+            step(QWEN_APPROVE_STEP)
 
 
 def missing_parts(agents: Sequence[str]) -> list[str]:
@@ -164,6 +189,10 @@ def _agent_plan(agent: str, config: Config) -> list[tuple[str, Change]]:
                 shared, ("CLAUDE.md", _in_file("CLAUDE.md", IMPORT_SHARED, config))]
     if agent == "codex":
         return [shared, (".codex/config.toml", _codex_config), (CONFIG_NAME, _codex_cycles)]
+    if agent == "opencode":
+        return [(OPENCODE_CONFIG, _json(_opencode_config)), shared]
+    if agent == "qwen":
+        return [(".qwen/settings.json", _json(_qwen_settings)), shared]
     return [(".gemini/settings.json", _json(_gemini_settings)), shared,
             ("GEMINI.md", _without_block if config.path("rules") != "GEMINI.md" else lambda _old: None)]
 
@@ -320,6 +349,48 @@ def _gemini_settings(data: dict[str, Any]) -> None:
     _server(GEMINI_SPEC)(data)
     context = _table(data, "context")
     names = context.get("fileName", list(GEMINI_CONTEXT_DEFAULT))
+    if isinstance(names, str):
+        names = [names]
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        raise SetupProblem("`context.fileName` must be a file name or a list of them; left alone")
+    if SHARED_FILE not in names:
+        context["fileName"] = [*names, SHARED_FILE]
+
+
+def opencode_server() -> dict[str, Any]:
+    """The gitmem server in `opencode.json`'s `mcp` (OpenCode starts it with its own environment, so a runner
+    cycle's GITMEM_* variables reach it: packages/opencode/src/mcp/index.ts)."""
+    return {"type": "local", "command": [SERVER_SPEC["command"], *SERVER_SPEC["args"]], "enabled": True,
+            "timeout": OPENCODE_TIMEOUT_MS}
+
+
+def _opencode_config(data: dict[str, Any]) -> None:
+    if not data:
+        data["$schema"] = OPENCODE_SCHEMA
+    _table(data, "mcp").setdefault(SERVER, opencode_server())
+
+
+def qwen_server() -> dict[str, Any]:
+    """The gitmem server in `.qwen/settings.json`'s `mcpServers` (Qwen Code 0.24's schema, Gemini CLI's plus
+    more): `trust`, so its memory tools run without a confirmation, as Claude Code's allow-list lets them (none of
+    them answers a decision); `alwaysLoadTools`, so they are declared to the model from the first turn instead of
+    behind Qwen Code's tool_search (packages/core/src/tools/mcp-client.ts, DiscoveredMCPTool's alwaysLoad)."""
+    return {**SERVER_SPEC, "trust": True, "alwaysLoadTools": True}
+
+
+def _qwen_settings(data: dict[str, Any]) -> None:
+    """The server, the settings version, and AGENTS.md among the context files where the user named others
+    (`context.fileName`: packages/core/src/utils/memory-constants.ts reads QWEN.md and AGENTS.md when unset)."""
+    _server(qwen_server())(data)
+    data.setdefault("$version", QWEN_SETTINGS_VERSION)
+    context = data.get("context")
+    if context is None:
+        return
+    if not isinstance(context, dict):
+        raise SetupProblem("`context` must be an object; left alone")
+    names = context.get("fileName")
+    if names is None:
+        return
     if isinstance(names, str):
         names = [names]
     if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
