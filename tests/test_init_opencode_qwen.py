@@ -102,3 +102,17 @@ def test_every_cli_reading_agents_md_shares_the_one_block(tmp_path: Path) -> Non
     once = (tmp_path / "AGENTS.md").read_text()
     init(tmp_path, ["qwen", "codex", "gemini"])
     assert (tmp_path / "AGENTS.md").read_text() == once and once.count("## Memory: gitmem") == 1
+
+
+def test_the_docs_show_what_init_writes_and_the_commands_the_cycle_tests_run(tmp_path: Path) -> None:
+    from tests.support import opencode_cli, qwen_cli
+
+    docs = (Path(__file__).resolve().parent.parent / "docs" / "opencode-qwen.md").read_text(encoding="utf-8")
+    shown = [json.loads(block.split("```", 1)[0]) for block in docs.split("```json\n")[1:3]]
+    init(tmp_path, ["opencode", "qwen"])
+    finder = json.dumps(SERVER_SPEC["args"][1])[1:-1]      # as it stands in the JSON text
+    for rel, block in zip(("opencode.json", ".qwen/settings.json"), shown, strict=True):
+        written = (tmp_path / rel).read_text(encoding="utf-8").replace(finder, "<the launcher's finder>")
+        assert json.loads(written) == block, rel
+    assert f"  command: {opencode_cli.CYCLE_COMMAND}\n" in docs
+    assert f"  # command: {qwen_cli.CYCLE_COMMAND}\n" in docs
