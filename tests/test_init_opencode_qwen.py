@@ -79,6 +79,7 @@ def test_qwen_gets_a_trusted_always_loaded_server_and_its_settings_version(tmp_p
     assert settings["mcpServers"]["gitmem"] == {**SERVER_SPEC, "trust": True, "alwaysLoadTools": True}
     assert "context" not in settings, "Qwen Code reads QWEN.md and AGENTS.md when no names are set"
     assert not (tmp_path / "QWEN.md").exists() and begin("protocol") in (tmp_path / "AGENTS.md").read_text()
+    assert "Qwen Code's `save_memory` and auto-memory" in (tmp_path / "AGENTS.md").read_text(), "not its own memory"
     assert f"then: {QWEN_APPROVE_STEP}" in result.out and "`qwen mcp approve gitmem`" in QWEN_APPROVE_STEP
     before = snapshot(tmp_path)
     again = cli(["init", str(tmp_path), "--agent", "qwen"], cwd=tmp_path)

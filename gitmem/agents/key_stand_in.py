@@ -3,7 +3,8 @@
 For each provider whose key the agent's environment holds (agent.pass_env named it), the runner serves a
 loopback `KeyProxy` to the provider's endpoint, and the agent gets a random per-cycle placeholder in the key's
 variable and the proxy's URL in the variable its CLIs take their base URL from: Claude Code's
-ANTHROPIC_BASE_URL, Gemini CLI's GOOGLE_GEMINI_BASE_URL, OPENAI_BASE_URL for OpenAI's SDKs. Codex takes its
+ANTHROPIC_BASE_URL, Gemini CLI's GOOGLE_GEMINI_BASE_URL, OPENAI_BASE_URL for OpenAI's SDKs (Qwen Code reads it,
+and OpenCode where its provider's `baseURL` is `{env:OPENAI_BASE_URL}`: docs/opencode-qwen.md). Codex takes its
 endpoint from its config only, so a `codex` command gets `-c` overrides at the end of its command line, for
 the built-in provider (`openai_base_url`) or for the provider it is configured with (`model_providers.NAME.
 base_url`, when that provider reads one of the keys below). The upstream is the endpoint the human chose (the
