@@ -55,6 +55,7 @@ def test_opencode_started_outside_the_venv_writes_memory_through_gitmems_mcp_too
     assert (last.cycle, last.get("Task"), last.interactive) == (2, "answer from OpenCode", True)
     assert "answered from OpenCode" in (root / "NOW.md").read_text()
     assert git(root, "status", "--porcelain", "--", "opencode.json", "AGENTS.md") == ""
+    assert not list(home.rglob("node_modules")), "no provider or plugin was installed at run time"
 
 
 @pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces here "
