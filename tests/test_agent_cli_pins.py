@@ -73,3 +73,16 @@ def test_docs_codex_shows_the_config_init_writes(tmp_path: Path, git_env: None) 
     docs = (ROOT / "docs" / "codex.md").read_text(encoding="utf-8")
     shown = docs[docs.index("```toml\n", docs.index("`.codex/config.toml` gets the following")) + 8:]
     assert shown[:shown.index("```")] == written
+
+
+@pytest.mark.parametrize("agent", sorted(PINNED))
+def test_every_lock_holds_every_platform_package_its_packages_may_install(agent: str) -> None:
+    """`npm ci` refuses a lock that lacks an optional dependency of a locked package, for any platform, though it
+    installs only its own ("Missing: opencode-darwin-arm64@ from lock file"); agent-cli/lock_platforms.py adds
+    those a registry carrying one platform's packages left out."""
+    lock = json.loads((ROOT / "agent-cli" / PINNED[agent].folder / "package-lock.json").read_text(encoding="utf-8"))
+    packages = lock["packages"]
+    missing = [f"{name}@{version}" for entry in packages.values()
+               for name, version in (entry.get("optionalDependencies") or {}).items()
+               if f"node_modules/{name}" not in packages]
+    assert missing == []
