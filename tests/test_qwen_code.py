@@ -3,7 +3,8 @@ API, in a repository set up by `gitmem init --agent qwen`:
 - an interactive `qwen -p` session, started from a plain shell (no gitmem on PATH) after the approval step init
   printed: AGENTS.md's protocol reaches the model, and its calls of gitmem's MCP `log_entry` and `now_block` land an
   interactive entry and a NOW block, with the committed settings left as init wrote them;
-- a scheduled `gitmem cycle` with the command backend running Qwen Code in the bubblewrap box: the fake gets the
+- a scheduled `gitmem cycle` with the command backend running Qwen Code in the bubblewrap box, its tokens read
+  from Qwen Code's JSON result as the fake reported them: the fake gets the
   key, the CLI holds a placeholder, the model runs a dump of everything the agent can see through Qwen Code's shell
   tool and logs through the MCP server, and no dump, commit or output holds the key.
 Skipped, loudly, only where npm cannot install Qwen Code or bwrap cannot make namespaces."""
@@ -87,3 +88,6 @@ def test_a_scheduled_cycle_runs_qwen_code_in_the_box_with_a_placeholder_for_the_
     assert "0000" in json.dumps([fc.tool_results(body) for body in fake.requests]), "the model read the dump"
     assert_no_key_anywhere(root, qw.KEY, json.dumps(fake.requests), done.stderr, done.stdout)
     assert entries(root)[-1].cycle == 2 and not entries(root)[-1].interactive
+    turns = len(fake.requests) + len(fake.side_requests)     # Qwen Code's JSON result sums every model call
+    assert (report["tokens"]["input_tokens"], report["tokens"]["output_tokens"]) == (
+        fc.USAGE["prompt_tokens"] * turns, fc.USAGE["completion_tokens"] * turns), report["tokens"]
