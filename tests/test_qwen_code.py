@@ -3,10 +3,10 @@ API, in a repository set up by `gitmem init --agent qwen`:
 - an interactive `qwen -p` session, started from a plain shell (no gitmem on PATH) after the approval step init
   printed: AGENTS.md's protocol reaches the model, and its calls of gitmem's MCP `log_entry` and `now_block` land an
   interactive entry and a NOW block, with the committed settings left as init wrote them;
-- a scheduled `gitmem cycle` with the command backend running Qwen Code in the bubblewrap box, its tokens read
-  from Qwen Code's JSON result as the fake reported them: the fake gets the
+- a scheduled `gitmem cycle` with the command backend running Qwen Code in the bubblewrap box: the fake gets the
   key, the CLI holds a placeholder, the model runs a dump of everything the agent can see through Qwen Code's shell
-  tool and logs through the MCP server, and no dump, commit or output holds the key.
+  tool and logs through the MCP server, no dump, commit or output holds the key, and the cycle's tokens are the
+  fake's, read from Qwen Code's JSON result.
 Skipped, loudly, only where npm cannot install Qwen Code or bwrap cannot make namespaces."""
 from __future__ import annotations
 
