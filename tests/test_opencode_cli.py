@@ -5,7 +5,8 @@ in a repository set up by `gitmem init --agent opencode`:
   interactive entry and a NOW block;
 - a scheduled `gitmem cycle` with the command backend running OpenCode in the bubblewrap box: the fake gets the
   key, the CLI holds a placeholder, the model runs a dump of everything the agent can see through OpenCode's bash
-  tool and logs through the MCP server, and no dump, commit or output holds the key.
+  tool and logs through the MCP server, no dump, commit or output holds the key, and the cycle's tokens are the
+  fake's, read from `opencode run --format json`.
 The provider is the human's (OPENCODE_CONFIG_CONTENT, tests/support/opencode_cli.py); nothing is downloaded at run
 time. Skipped, loudly, only where npm cannot install OpenCode or bwrap cannot make namespaces."""
 from __future__ import annotations
@@ -83,3 +84,6 @@ def test_a_scheduled_cycle_runs_opencode_in_the_box_with_a_placeholder_for_the_k
     assert "0000" in json.dumps([fc.tool_results(body) for body in fake.requests]), "the model read the dump"
     assert_no_key_anywhere(root, oc.KEY, json.dumps(fake.requests), done.stderr, done.stdout)
     assert entries(root)[-1].cycle == 2 and not entries(root)[-1].interactive
+    steps = [body for body in fake.requests if fc.tool_names(body)]    # the session's title is not a step
+    assert (report["tokens"]["input_tokens"], report["tokens"]["output_tokens"]) == (
+        fc.USAGE["prompt_tokens"] * len(steps), fc.USAGE["completion_tokens"] * len(steps)), report["tokens"]

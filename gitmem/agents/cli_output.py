@@ -3,7 +3,8 @@
 Read from `claude -p --output-format json` (one result object: `usage`, `total_cost_usd`, `num_turns`,
 `permission_denials`, `is_error`, `result`), from JSON lines (`claude -p --output-format stream-json`, whose last
 object is that result; `codex exec --json`, whose `turn.completed` events carry usage, `turn.failed` the reason
-a run failed, and `command_execution` items the shell commands and their exit codes), and from plain text,
+a run failed, and `command_execution` items the shell commands and their exit codes; `opencode run --format json`,
+whose `step_finish` events carry each model step's tokens and cost), and from plain text,
 where only refusals and the last line can be found. Usage is kept in Anthropic's sense (input without the cache
 reads), whichever provider reported it. Pure text in, values out.
 """
@@ -22,6 +23,8 @@ REFUSAL_RE = re.compile(r"requires approval|haven't granted|have not granted|per
 # bash: "gitmem: command not found"; sh/dash: "gitmem: not found"
 NOT_FOUND_RE = re.compile(r"command not found|: not found$", re.M)
 CLAUDE_USAGE = ("input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+OPENCODE_STEP = "step_finish"      # `opencode run --format json`: one per model step, with its tokens and cost
+OPENCODE_SESSION = "sessionID"     # a key of its every event (Claude Code and Qwen Code write `session_id`)
 
 
 @dataclass
@@ -42,6 +45,8 @@ def read_output(out: str, err: str = "") -> Reading:
     result = next((o for o in reversed(objects) if o.get("type") == "result"), None)
     if result is not None:
         _claude_result(result, reading)
+    elif any(OPENCODE_SESSION in o for o in objects):
+        _opencode_events(objects, reading)
     else:
         _codex_events(objects, reading)
     if not reading.refusals:
@@ -115,6 +120,38 @@ def _codex_events(objects: list[dict[str, Any]], reading: Reading) -> None:
         reading.turns = turns
     if failed or (errors and not turns):
         reading.error = _short(failed or errors[-1])
+
+
+def _opencode_events(objects: list[dict[str, Any]], reading: Reading) -> None:
+    """`opencode run --format json` (OpenCode 1.18: packages/opencode/src/cli/cmd/run.ts): per model step a
+    `step_finish` event whose part holds `tokens` and `cost`. OpenCode has already counted them in Anthropic's
+    sense (packages/opencode/src/session/index.ts, getUsage: `input` without the cache reads and writes, which
+    are `cache.read` and `cache.write`; `reasoning` is a part of `output`). `text` events carry the assistant's
+    words, an `error` event why the run failed."""
+    steps, cost = 0, 0.0
+    for item in objects:
+        kind, part = item.get("type"), _mapping(item.get("part"))
+        if kind == OPENCODE_STEP:
+            steps += 1
+            tokens = _mapping(part.get("tokens"))
+            cache = _mapping(tokens.get("cache"))
+            for name, value in (("input_tokens", tokens.get("input")), ("output_tokens", tokens.get("output")),
+                                ("cache_read_input_tokens", cache.get("read")),
+                                ("cache_creation_input_tokens", cache.get("write"))):
+                if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                    reading.usage[name] = int(reading.usage.get(name, 0)) + value
+            spent = part.get("cost")
+            if isinstance(spent, (int, float)) and not isinstance(spent, bool) and spent > 0:
+                cost += float(spent)
+        elif kind == "text" and part.get("text"):
+            reading.last_words = _short(str(part["text"]))
+        elif kind == "error":
+            error = _mapping(item.get("error"))
+            said = _mapping(error.get("data")).get("message") or error.get("name") or "the run failed"
+            reading.error = _short(str(said))
+    if cost:
+        reading.usage["cost_usd"] = cost
+    reading.turns = steps
 
 
 def _openai_usage(usage: dict[str, Any], into: dict[str, float]) -> None:

@@ -29,7 +29,9 @@ PROVIDER = {"provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "f
 QUIET = {"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_MODELS_FETCH": "1",
          "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1"}
 PROMPT = "Do the cycle described on stdin."
-CYCLE_COMMAND = f"opencode run '{PROMPT}'"       # `opencode run` appends what stdin holds to the message
+# `opencode run` appends what stdin holds to the message; `--format json` prints its events, each model step's
+# tokens among them (gitmem.agents.cli_output).
+CYCLE_COMMAND = f"opencode run --format json '{PROMPT}'"
 # What a cycle passes into the box (agent.pass_env): the key, which the runner stands in for, and the provider.
 PASS_ENV = ("OPENAI_API_KEY", "OPENCODE_CONFIG_CONTENT", "npm_config_registry", *QUIET)
 
