@@ -59,6 +59,7 @@ def test_opencode_json_of_the_user_keeps_its_keys_and_its_own_gitmem_entry(tmp_p
     (".qwen/settings.json", '{"context": {"fileName": 3}}',
      ".qwen/settings.json: `context.fileName` must be a file name or a list of them; left alone"),
     (".qwen/settings.json", '{"context": "QWEN.md"}', ".qwen/settings.json: `context` must be an object; left alone"),
+    (".qwen/settings.json", '{"context": 5}', ".qwen/settings.json: `context` must be an object; left alone"),
 ])
 def test_a_file_of_an_odd_shape_is_a_problem_and_left_as_it_was(tmp_path: Path, cli, rel: str, text: str,
                                                                 said: str) -> None:

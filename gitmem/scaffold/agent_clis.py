@@ -347,8 +347,20 @@ def _server(spec: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
 def _gemini_settings(data: dict[str, Any]) -> None:
     """The trusted server, and AGENTS.md among Gemini CLI's context files (`context.fileName`: a name or a list)."""
     _server(GEMINI_SPEC)(data)
+    _shared_context(data, GEMINI_CONTEXT_DEFAULT)
+
+
+def _shared_context(data: dict[str, Any], default: tuple[str, ...] | None) -> None:
+    """AGENTS.md among the context files of Gemini CLI or its fork Qwen Code (`context.fileName`: a name or a
+    list). Where the settings name none, `default` is the CLI's own list, to which it is added, or None when the
+    CLI's default reads AGENTS.md already (the settings are then left without names)."""
+    found = data.get("context")
+    if default is None and not (isinstance(found, dict) and "fileName" in found):
+        if found is not None and not isinstance(found, dict):
+            raise SetupProblem("`context` must be an object; left alone")
+        return
     context = _table(data, "context")
-    names = context.get("fileName", list(GEMINI_CONTEXT_DEFAULT))
+    names = context.get("fileName", list(default or ()))
     if isinstance(names, str):
         names = [names]
     if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
@@ -383,20 +395,7 @@ def _qwen_settings(data: dict[str, Any]) -> None:
     (`context.fileName`: packages/core/src/utils/memory-constants.ts reads QWEN.md and AGENTS.md when unset)."""
     _server(qwen_server())(data)
     data.setdefault("$version", QWEN_SETTINGS_VERSION)
-    context = data.get("context")
-    if context is None:
-        return
-    if not isinstance(context, dict):
-        raise SetupProblem("`context` must be an object; left alone")
-    names = context.get("fileName")
-    if names is None:
-        return
-    if isinstance(names, str):
-        names = [names]
-    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
-        raise SetupProblem("`context.fileName` must be a file name or a list of them; left alone")
-    if SHARED_FILE not in names:
-        context["fileName"] = [*names, SHARED_FILE]
+    _shared_context(data, None)
 
 
 def _claude_settings(data: dict[str, Any]) -> None:
