@@ -1,8 +1,9 @@
 """`gitmem init --agent claude|codex|cursor|gemini|opencode|qwen`: wire an agent CLI to the memory, merged into the
 user's files.
 
-The protocol is one managed block, written once, in `AGENTS.md`, which Codex reads, Claude Code reads through an
-import and Gemini CLI through its settings; a CLI gets a file of its own only where it needs one:
+The protocol is one managed block, written once, in `AGENTS.md`, which Codex, OpenCode and Qwen Code read, Claude
+Code reads through an import and Gemini CLI through its settings; a CLI gets a file of its own only where it needs
+one:
 - claude: `.claude/settings.json` (the session hooks, the gitmem MCP server enabled by name, and an allow-list
   of the memory-writing and reading subcommands and MCP tools, never `gitmem decision answer`), `.mcp.json`,
   and a one-line managed block `@AGENTS.md` in `CLAUDE.md`: Claude Code reads CLAUDE.md, and AGENTS.md only in
