@@ -10,7 +10,8 @@ from gitmem.cli.common import json_option, say
 from gitmem.errors import ExitCode, exit_codes_help
 
 PRE_COMMIT_INSTALL = "pre-commit install --hook-type pre-commit --hook-type pre-push"
-AGENTS = ("claude", "codex", "cursor", "gemini")    # gitmem.scaffold.agent_clis.AGENTS (this module loads only click)
+# gitmem.scaffold.agent_clis.AGENTS (this module loads only click)
+AGENTS = ("claude", "codex", "copilot", "cursor", "gemini")
 
 
 COMMIT_NEXT = ("commit the memory files: the git hooks run `gitmem check` before each commit, `gitmem verify` "
@@ -51,7 +52,8 @@ EXIT_CODES = {
 @click.option("--agent", "agents", multiple=True, type=click.Choice(AGENTS),
               help="Also wire this agent CLI to the memory (repeatable): claude (.claude/settings.json hooks, MCP "
                    "server and allow-list, .mcp.json, CLAUDE.md), codex (AGENTS.md, .codex/config.toml, and the Codex "
-                   "command for scheduled cycles in gitmem.yaml), cursor (.cursor/mcp.json, .cursor/rules/gitmem.mdc), "
+                   "command for scheduled cycles in gitmem.yaml), copilot (.mcp.json, AGENTS.md), cursor "
+                   "(.cursor/mcp.json, .cursor/rules/gitmem.mdc), "
                    "gemini (.gemini/settings.json, GEMINI.md).")
 @json_option
 def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as_json: bool) -> int:

@@ -1,4 +1,5 @@
-"""`gitmem init --agent claude|codex|cursor|gemini`: wire an agent CLI to the memory, merged into the user's files.
+"""`gitmem init --agent claude|codex|copilot|cursor|gemini`: wire an agent CLI to the memory, merged into the
+user's files.
 
 The protocol is one managed block, written once, in `AGENTS.md`, which Codex reads, Claude Code reads through an
 import and Gemini CLI through its settings; a CLI gets a file of its own only where it needs one:
@@ -12,6 +13,10 @@ import and Gemini CLI through its settings; a CLI gets a file of its own only wh
   needs to use it unattended (`codex_server`), and a non-login shell so `gitmem` stays on PATH; the Codex
   command for scheduled cycles in gitmem.yaml (gitmem.scaffold.codex_recipe); and, as a step for the human, the
   command that trusts the project, without which Codex ignores `.codex/config.toml`;
+- copilot: the server in `.mcp.json`, the workspace file GitHub Copilot CLI reads (as Claude Code does; the entry
+  is the same), and the protocol block in `AGENTS.md`, which it reads as repository instructions (`copilot
+  instruction list` names it); and, as a step for the human, trusting the folder, without which Copilot CLI loads
+  no workspace MCP server (gitmem.scaffold.copilot_recipe);
 - cursor: the server in `.cursor/mcp.json`, and the protocol as a rule, `.cursor/rules/gitmem.mdc`;
 - gemini: in `.gemini/settings.json` the server, trusted (its memory tools run without a confirmation, as
   Claude Code's allow-list lets them; none of them answers a decision), and `AGENTS.md` among the context files
@@ -43,12 +48,12 @@ from gitmem.config.nesting import TooDeep, loads_json, parsing, within_depth
 from gitmem.cycle.budget import CYCLE_ENV
 from gitmem.errors import GitmemError
 from gitmem.nofollow import files
-from gitmem.scaffold import codex_recipe
+from gitmem.scaffold import codex_recipe, copilot_recipe
 from gitmem.sessions import launcher
 from gitmem.sessions.launcher import LAUNCHER, launcher_command, launcher_shell
 from gitmem.sessions.protocol import AGENT_COMMANDS, LAUNCHED, SERVER, SHARED, protocol_text, tool_names
 
-AGENTS = ("claude", "codex", "cursor", "gemini")
+AGENTS = ("claude", "codex", "copilot", "cursor", "gemini")
 BLOCK = "protocol"
 SHARED_FILE = "AGENTS.md"
 IMPORT_SHARED = f"@{SHARED_FILE}"      # Claude Code's import of the shared block
@@ -84,12 +89,15 @@ class PinnedCli:
 
 PINNED = {"claude": PinnedCli("@anthropic-ai/claude-code", "2.1.197", "18", "claude-code"),
           "codex": PinnedCli("@openai/codex", "0.169.0", "16", "codex"),
-          "gemini": PinnedCli("@google/gemini-cli", "0.61.0", "20", "gemini-cli")}
+          "gemini": PinnedCli("@google/gemini-cli", "0.61.0", "20", "gemini-cli"),
+          # its npm loader needs Node 20 (import.meta.resolve); the CLI itself is a native binary with its own
+          "copilot": PinnedCli("@github/copilot", "1.0.102", "20", "copilot")}
 # agent -> (the commands that start it, one of which must be on PATH; how to install it)
 CLIS = {"claude": (("claude",), PINNED["claude"].install()),
         "codex": (("codex",), PINNED["codex"].install()),
         "cursor": (("cursor", "cursor-agent"), "install the Cursor editor, or its CLI (cursor-agent)"),
-        "gemini": (("gemini",), PINNED["gemini"].install())}
+        "gemini": (("gemini",), PINNED["gemini"].install()),
+        "copilot": (("copilot",), PINNED["copilot"].install())}
 
 
 class SetupProblem(GitmemError):
@@ -126,6 +134,10 @@ def setup(target: Path, agents: Sequence[str], record: Callable[[str, str], None
             if load_config(target).agent.command != codex_recipe.CODEX_CYCLE_COMMAND:
                 step(codex_recipe.cycle_step())
             step(codex_recipe.trust_step(target))
+        if agent == "copilot":
+            step(copilot_recipe.folder_trust_step(target))
+            if load_config(target).agent.command != copilot_recipe.COPILOT_CYCLE_COMMAND:
+                step(copilot_recipe.scheduled_cycle_step())
 
 
 def missing_parts(agents: Sequence[str]) -> list[str]:
@@ -164,6 +176,8 @@ def _agent_plan(agent: str, config: Config) -> list[tuple[str, Change]]:
                 shared, ("CLAUDE.md", _in_file("CLAUDE.md", IMPORT_SHARED, config))]
     if agent == "codex":
         return [shared, (".codex/config.toml", _codex_config), (CONFIG_NAME, _codex_cycles)]
+    if agent == "copilot":
+        return [(".mcp.json", _json(_server(SERVER_SPEC))), shared]
     return [(".gemini/settings.json", _json(_gemini_settings)), shared,
             ("GEMINI.md", _without_block if config.path("rules") != "GEMINI.md" else lambda _old: None)]
 
