@@ -1,7 +1,8 @@
 """Real GitHub Copilot CLI (the npm package, pinned in agent-cli/copilot) against a loopback fake of its model
 provider (tests.support.copilot_cli), in a repository set up by `gitmem init --agent copilot`:
 - the files init writes are the ones Copilot CLI reads, as its own `copilot mcp list --json` and `copilot
-  instruction list` report them (the workspace `.mcp.json`, once the folder is trusted, and AGENTS.md);
+  instruction list` report them (the workspace `.mcp.json`, once the folder is trusted, and AGENTS.md), and its
+  hooks (`.github/hooks/gitmem.json`) give the session the memory and hold it to Rule 0;
 - started from a plain shell (no gitmem on PATH), a prompt-mode session gets AGENTS.md's protocol and writes an
   interactive LOG entry and a NOW block through gitmem's MCP tools;
 - a scheduled `gitmem cycle` runs it with the command backend in the bubblewrap box, holding a placeholder for
@@ -15,6 +16,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +24,7 @@ from gitmem.scaffold.agent_clis import SERVER_SPEC
 from gitmem.scaffold.copilot_recipe import COPILOT_CYCLE_COMMAND, COPILOT_PASS_ENV
 from tests.support import copilot_cli as cp
 from tests.support import fake_openai as fo
-from tests.support.claude_cycle import commit_config, entries, make_project, pass_env, use_command
+from tests.support.claude_cycle import MARKER, commit_config, entries, make_project, pass_env, use_command
 from tests.support.nobody import bwrap_works
 from tests.test_codex import GITMEM
 from tests.test_key_proxy_agent_clis import LOG_ADD, assert_no_key_anywhere, plant_dump
@@ -81,6 +83,35 @@ def test_copilot_started_outside_the_venv_writes_memory_through_gitmems_mcp_tool
     assert (last.cycle, last.get("Task"), last.interactive) == (2, "answer from Copilot CLI", True)
     assert "answered from Copilot CLI" in (root / "NOW.md").read_text()
     assert {h.get("authorization") for h in fake.headers} == {f"Bearer {cp.KEY}"}
+
+
+def test_copilots_hooks_give_the_memory_at_start_and_hold_the_session_to_rule_0_at_stop(
+        copilot: Path, tmp_path: Path, git_env: None) -> None:
+    """`.github/hooks/gitmem.json`: the sessionStart hook's context (the NOW block make_project planted) reaches
+    the model; the session changes a file without logging, the agentStop hook blocks once with the reason, and
+    the model logs through MCP."""
+    root, home = _plain_project(tmp_path)
+
+    def respond(body: dict[str, Any]) -> list[fo.Item]:
+        done = fo.outputs(body)
+        if not done:
+            return [fo.function_call("bash", {"command": "echo hi > notes.txt", "description": "note"}, "call_0")]
+        if "gitmem Rule 0" in fo.request_text(body) and len(done) == 1:
+            return [fo.function_call("gitmem-log_entry", {"task": "wrote notes.txt", "outcome": "built",
+                                                          "result": "notes.txt says hi"}, "call_1")]
+        return [fo.message("done")]
+
+    fake = fo.FakeResponsesAPI(respond)
+    with fake.serve() as url:
+        done = subprocess.run([str(copilot), "-p", "Write a note.", "--trust-folder", "--allow-all-tools",
+                               "--no-auto-update"], cwd=root, env=cp.copilot_env(home, url, PLAIN),
+                              capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert MARKER in fo.request_text(fake.requests[0]), "the session-start hook's memory reached the model"
+    told = [body for body in fake.requests if "gitmem Rule 0" in fo.request_text(body)]
+    assert told and "notes.txt" in fo.request_text(told[0]), "the stop hook blocked once, naming the change"
+    last = entries(root)[-1]
+    assert (last.get("Task"), last.interactive) == ("wrote notes.txt", True)
 
 
 @pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces here (.ci/run "

@@ -52,8 +52,8 @@ EXIT_CODES = {
 @click.option("--agent", "agents", multiple=True, type=click.Choice(AGENTS),
               help="Also wire this agent CLI to the memory (repeatable): claude (.claude/settings.json hooks, MCP "
                    "server and allow-list, .mcp.json, CLAUDE.md), codex (AGENTS.md, .codex/config.toml, and the Codex "
-                   "command for scheduled cycles in gitmem.yaml), copilot (.mcp.json, AGENTS.md), cursor "
-                   "(.cursor/mcp.json, .cursor/rules/gitmem.mdc), "
+                   "command for scheduled cycles in gitmem.yaml), copilot (.mcp.json, AGENTS.md, "
+                   ".github/hooks/gitmem.json), cursor (.cursor/mcp.json, .cursor/rules/gitmem.mdc), "
                    "gemini (.gemini/settings.json, GEMINI.md).")
 @json_option
 def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as_json: bool) -> int:

@@ -14,9 +14,10 @@ import and Gemini CLI through its settings; a CLI gets a file of its own only wh
   command for scheduled cycles in gitmem.yaml (gitmem.scaffold.codex_recipe); and, as a step for the human, the
   command that trusts the project, without which Codex ignores `.codex/config.toml`;
 - copilot: the server in `.mcp.json`, the workspace file GitHub Copilot CLI reads (as Claude Code does; the entry
-  is the same), and the protocol block in `AGENTS.md`, which it reads as repository instructions (`copilot
-  instruction list` names it); and, as a step for the human, trusting the folder, without which Copilot CLI loads
-  no workspace MCP server (gitmem.scaffold.copilot_recipe);
+  is the same), the protocol block in `AGENTS.md`, which it reads as repository instructions (`copilot
+  instruction list` names it), and the session hooks in `.github/hooks/gitmem.json` (its sessionStart and
+  agentStop events, gitmem.sessions.hooks); and, as a step for the human, trusting the folder, without which
+  Copilot CLI loads no workspace MCP server or hook (gitmem.scaffold.copilot_recipe);
 - cursor: the server in `.cursor/mcp.json`, and the protocol as a rule, `.cursor/rules/gitmem.mdc`;
 - gemini: in `.gemini/settings.json` the server, trusted (its memory tools run without a confirmation, as
   Claude Code's allow-list lets them; none of them answers a decision), and `AGENTS.md` among the context files
@@ -68,6 +69,12 @@ BARE_HOOKS = {"gitmem hook session-start": HOOKS[0][1], "gitmem hook stop": HOOK
 BARE_SPECS = ({"command": "gitmem", "args": ["mcp"]},
               {"command": "gitmem", "args": ["mcp", "--root", "${workspaceFolder}"]})
 GEMINI_SPEC = {**SERVER_SPEC, "trust": True}
+# GitHub Copilot CLI's repository hooks: its session start reads a top-level additionalContext, its stop Claude
+# Code's block answer (gitmem.sessions.hooks)
+COPILOT_HOOKS_FILE = ".github/hooks/gitmem.json"
+COPILOT_HOOKS = (("sessionStart", launcher_shell("hook", "session-start", "--host", "copilot")),
+                 ("agentStop", launcher_shell("hook", "stop")))
+COPILOT_HOOK_SECONDS = 30
 CURSOR_RULE_HEAD = ("---\ndescription: gitmem, this repository's long-term memory, and its protocol\n"
                     "alwaysApply: true\n---\n")
 
@@ -177,7 +184,7 @@ def _agent_plan(agent: str, config: Config) -> list[tuple[str, Change]]:
     if agent == "codex":
         return [shared, (".codex/config.toml", _codex_config), (CONFIG_NAME, _codex_cycles)]
     if agent == "copilot":
-        return [(".mcp.json", _json(_server(SERVER_SPEC))), shared]
+        return [(".mcp.json", _json(_server(SERVER_SPEC))), shared, (COPILOT_HOOKS_FILE, _json(_copilot_hooks))]
     return [(".gemini/settings.json", _json(_gemini_settings)), shared,
             ("GEMINI.md", _without_block if config.path("rules") != "GEMINI.md" else lambda _old: None)]
 
@@ -340,6 +347,19 @@ def _gemini_settings(data: dict[str, Any]) -> None:
         raise SetupProblem("`context.fileName` must be a file name or a list of them; left alone")
     if SHARED_FILE not in names:
         context["fileName"] = [*names, SHARED_FILE]
+
+
+def _copilot_hooks(data: dict[str, Any]) -> None:
+    """Copilot CLI's hook file (`{"version": 1, "hooks": {EVENT: [{"type": "command", "bash": …}]}}`): each
+    gitmem hook added once, every other entry kept."""
+    data.setdefault("version", 1)
+    hooks = _table(data, "hooks")
+    for event, command in COPILOT_HOOKS:
+        entries = hooks.setdefault(event, [])
+        if not isinstance(entries, list):
+            raise SetupProblem(f"`hooks.{event}` must be a list; left alone")
+        if not any(isinstance(entry, dict) and entry.get("bash") == command for entry in entries):
+            entries.append({"type": "command", "bash": command, "timeoutSec": COPILOT_HOOK_SECONDS})
 
 
 def _claude_settings(data: dict[str, Any]) -> None:
