@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.helpers import GitRepo
-from tests.test_interop_import import Cli, commit_all, memory, put
+from tests.test_interop_import import TOKEN, Cli, commit_all, memory, put
 
 MEMORY_INDEX = "# Project memory\n- The staging deploy needs the VPN.\n"
 
@@ -162,6 +162,38 @@ def test_a_link_in_the_inbox_is_named_not_followed(memrepo: GitRepo, cli: Cli, h
     (folder / ".inbox" / "private" / "linked").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
     result = cli(["import", "gemini"], cwd=memrepo.path)
     assert result.code == 1 and "linked:1: GM950 is a symbolic link out of its directory" in result.err
+
+
+@pytest.mark.parametrize("awkward", ["inbox-link", "not-utf8", "huge"])
+def test_an_awkward_inbox_is_named_and_nothing_is_imported(memrepo: GitRepo, cli: Cli, home: Path, tmp_path: Path,
+                                                           awkward: str) -> None:
+    register(home, memrepo)
+    folder = private_dir(home, memrepo)
+    put(folder, {"MEMORY.md": MEMORY_INDEX})
+    if awkward == "inbox-link":
+        put(tmp_path / "elsewhere" / "private", {"x.patch": "--- /dev/null\n+++ /tmp/x.md\n@@ -0,0 +1 @@\n+plan\n"})
+        (folder / ".inbox").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+        said = ".inbox:1: GM950 is a symbolic link out of its directory"
+    elif awkward == "not-utf8":
+        put(folder, {".inbox/private/extraction.patch": b"--- /dev/null\n+++ /x.md\n@@ -0,0 +1 @@\n+caf\xe9\n"})
+        said = "extraction.patch:4: GM950 is not UTF-8"
+    else:
+        put(folder, {".inbox/global/extraction.patch": "--- /dev/null\n+++ /x.md\n@@ -0,0 +1 @@\n+" + "x" * 600_000})
+        said = "extraction.patch:1: GM950 is 600"
+    before = memory(memrepo)
+    result = cli(["import", "gemini"], cwd=memrepo.path)
+    assert result.code == 1 and said in result.err, result.err
+    assert memory(memrepo) == before
+
+
+def test_a_secret_in_a_proposed_patch_is_masked(memrepo: GitRepo, cli: Cli, home: Path) -> None:
+    register(home, memrepo)
+    folder = private_dir(home, memrepo)
+    put(folder, {".inbox/private/extraction.patch": f"--- /dev/null\n+++ {folder}/deploy.md\n@@ -0,0 +1 @@\n"
+                                                    f"+The deploy token is {TOKEN}\n"})
+    assert cli(["import", "gemini"], cwd=memrepo.path).code == 0
+    _, decisions = memory(memrepo)
+    assert TOKEN not in decisions and "deploy.md — adds: The deploy token is" in decisions
 
 
 def many_facts(home: Path, count: int) -> None:

@@ -64,9 +64,11 @@ class Reader:
         """The names ending in `suffix` in the directory `rel_dir` (and, `below`, in its folders, walked as
         Gemini CLI walks its memory inbox), sorted; a link or another non-file among them is a problem."""
         where = self.root / rel_dir
-        if rel_dir not in ("", ".") and where.is_symlink():
-            self._link(rel_dir)
-            return []
+        steps = [part for part in rel_dir.split("/") if part not in ("", ".")]
+        for depth in range(1, len(steps) + 1):        # a link anywhere on the way, never only at its end
+            if (self.root.joinpath(*steps[:depth])).is_symlink():
+                self._link("/".join(steps[:depth]))
+                return []
         try:
             entries = sorted(os.scandir(where), key=lambda entry: entry.name)
         except FileNotFoundError:
