@@ -125,7 +125,7 @@ def test_a_scheduled_copilot_cycle_in_the_box_holds_a_placeholder_and_the_provid
     plant_dump(root)
     use_command(root, f"{copilot.parent / 'copilot'} {COPILOT_CYCLE_COMMAND.removeprefix('copilot ')}",
                 sandbox="bubblewrap")
-    pass_env(root, *COPILOT_PASS_ENV, "COPILOT_PROVIDER_WIRE_API", "COPILOT_AUTO_UPDATE", "CI")
+    pass_env(root, *COPILOT_PASS_ENV, "COPILOT_AUTO_UPDATE", "CI")
     commit_config(root)
     fake = fo.FakeResponsesAPI(cp.script(
         ("bash", {"command": "sh dump.sh", "description": "dump"}),

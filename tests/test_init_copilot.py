@@ -36,7 +36,8 @@ def test_copilot_init_names_the_folder_trust_and_the_command_for_cycles(tmp_path
     root = tmp_path / "agent"
     result = cli(["init", str(root), "--agent", "copilot"], cwd=tmp_path)
     assert result.code == ExitCode.OK, result.err
-    assert f"then: trust the folder in GitHub Copilot CLI once, so it loads .mcp.json: start `copilot` in " \
+    assert f"then: trust the folder in GitHub Copilot CLI once, so it loads .mcp.json and .github/hooks: start " \
+           f"`copilot` in " \
            f"{shlex.quote(str(root.resolve()))}" in result.out
     assert f"agent.command: {COPILOT_CYCLE_COMMAND}" in result.out
     assert "COPILOT_PROVIDER_API_KEY" in result.out and "never gets a GitHub token" in result.out

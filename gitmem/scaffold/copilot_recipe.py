@@ -1,9 +1,9 @@
 """What GitHub Copilot CLI needs beyond the files `gitmem init --agent copilot` writes: trusting the folder, and
 the command for scheduled cycles (said as a step, never written: the human picks the model provider).
 
-Copilot CLI loads a workspace's MCP servers (`.mcp.json`, `.github/mcp.json`) only in a folder the human trusted
-(its log says "Loading workspace MCP sources in prompt mode (folder is trusted or opt-in set)"); the trust is kept
-in its own config (`trustedFolders`), outside the repository, so init can only name the step.
+Copilot CLI loads a workspace's MCP servers (`.mcp.json`, `.github/mcp.json`) and hooks only in a folder the human
+trusted (its log says "Loading workspace MCP sources in prompt mode (folder is trusted or opt-in set)"); the trust
+is kept in its own config (`trustedFolders`), outside the repository, so init can only name the step.
 
 Scheduled cycles (the `command` backend) run `COPILOT_CYCLE_COMMAND` with the prompt on stdin, which Copilot CLI
 reads in prompt mode:
@@ -25,14 +25,16 @@ from gitmem.config import CONFIG_NAME
 
 COPILOT_CYCLE_COMMAND = "copilot --trust-folder --allow-all-tools --no-ask-user --no-auto-update -s"
 # What a cycle's environment needs from the runner's: the provider and its key (agent.pass_env).
-COPILOT_PASS_ENV = ("COPILOT_PROVIDER_BASE_URL", "COPILOT_PROVIDER_TYPE", "COPILOT_PROVIDER_API_KEY",
-                    "COPILOT_MODEL", "COPILOT_OFFLINE")
+COPILOT_PASS_ENV = ("COPILOT_PROVIDER_BASE_URL", "COPILOT_PROVIDER_TYPE", "COPILOT_PROVIDER_WIRE_API",
+                    "COPILOT_PROVIDER_API_KEY", "COPILOT_MODEL", "COPILOT_OFFLINE")
 
 
 def folder_trust_step(root: Path) -> str:
-    """Trusting the folder, without which Copilot CLI does not load `.mcp.json` (no gitmem server)."""
+    """Trusting the folder, without which Copilot CLI loads neither `.mcp.json` (no gitmem server) nor the
+    repository's hooks."""
     where = shlex.quote(str(root.resolve()))
-    return (f"trust the folder in GitHub Copilot CLI once, so it loads .mcp.json: start `copilot` in {where} and "
+    return (f"trust the folder in GitHub Copilot CLI once, so it loads .mcp.json and .github/hooks: start `copilot` "
+            f"in {where} and "
             "answer yes when it asks to trust the folder (or run `copilot --trust-folder …` each time)")
 
 
