@@ -8,7 +8,7 @@ import shlex
 from pathlib import Path
 
 from gitmem.errors import ExitCode
-from gitmem.scaffold.agent_clis import SERVER_SPEC, begin
+from gitmem.scaffold.agent_clis import COPILOT_HOOKS_FILE, SERVER_SPEC, begin
 from gitmem.scaffold.copilot_recipe import COPILOT_CYCLE_COMMAND
 from gitmem.scaffold.init import init
 
@@ -41,3 +41,14 @@ def test_copilot_init_names_the_folder_trust_and_the_command_for_cycles(tmp_path
            f"{shlex.quote(str(root.resolve()))}" in result.out
     assert f"agent.command: {COPILOT_CYCLE_COMMAND}" in result.out
     assert "COPILOT_PROVIDER_API_KEY" in result.out and "never gets a GitHub token" in result.out
+
+
+def test_every_file_copilot_init_writes_is_protected_from_a_cycle(tmp_path: Path) -> None:
+    """Copilot CLI runs `.github/hooks/*.json` and `.mcp.json` with the human's rights: a cycle's edit of them
+    comes to the human as a proposal (gitmem.agents.protected), never in force by itself."""
+    from gitmem.agents.protected import Protection
+
+    report = init(tmp_path, ["copilot"])
+    setup = [rel for rel in report.created if rel in (".gitmem/gitmem", ".mcp.json", COPILOT_HOOKS_FILE)]
+    assert sorted(setup) == sorted([".gitmem/gitmem", ".mcp.json", COPILOT_HOOKS_FILE])
+    assert all(Protection().covers(rel) for rel in (*setup, ".github/hooks/other.json", ".github/mcp.json"))
