@@ -499,6 +499,22 @@ EXPORT_TARGET_REFUSED = _code(
     "GM953", "export-target-refused",
     "an export would overwrite a file that is not one gitmem exported, or write through a link; nothing was written",
     "{what}", "{fix}", since=5)
+IMPORT_BATCH_OVER_PENDING = _code(
+    "GM954", "import-batch-over-pending",
+    "an import's one decision would put DECISIONS Pending over its size or its number of decisions; the whole "
+    "batch was refused and nothing was written",
+    size=Message("this import's decision ({facts} facts) would make Pending {count} characters; " + _OF_HARD +
+                 "; the whole batch is refused",
+                 "answer Pending decisions first, or import a part of the source (--from a folder with fewer of its "
+                 "files)"),
+    count=Message("this import's decision would be Pending decision {count}; the limit is {limit} "
+                  "(limits.pending_max); the whole batch is refused",
+                  "answer Pending decisions first, then import again"), since=5)
+IMPORT_PATCH_INVALID = _code(
+    "GM955", "import-patch-invalid",
+    "a proposed patch in Gemini CLI's memory inbox is not a unified diff with a hunk; nothing was imported",
+    "{what}", "remove the patch (Gemini CLI discards a patch it cannot apply), or fix it, then import again",
+    since=5)
 
 CODES: tuple[Code, ...] = tuple(value for value in list(globals().values()) if isinstance(value, Code))
 BY_CODE: dict[str, Code] = {item.code: item for item in CODES}

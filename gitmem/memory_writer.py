@@ -361,6 +361,14 @@ class MemoryWriter:
         for the human, which `describe` words once the lessons have their IDs (with the earlier lessons it
         retires). Both files are judged before either is written; if the second write fails, the first is put
         back as it was."""
+        added, decision, texts = self.compose_import(new, describe)
+        self._commit_texts(texts)
+        return added, decision
+
+    def compose_import(self, new: Sequence[NewLesson], describe: Callable[[list[lessons.Lesson]], BatchDecision]
+                       ) -> tuple[list[lessons.Lesson], decisions.Decision, dict[str, str]]:
+        """What `import_batch` would write, written nowhere: the lessons, the decision, and the new texts of
+        LESSONS and DECISIONS by role (`gitmem import --dry-run` judges them as the write would)."""
         doc = self._parse_for_rewrite("lessons", lessons)
         asked = self._parse_for_rewrite("decisions", decisions)
         moment, cycle = self.now(), self.workspace.cycle_for("memory")
@@ -376,9 +384,8 @@ class MemoryWriter:
             updated = lessons.set_status(updated, lesson_id, status)
         decision = decisions.make_decision(asked.next_id(), batch.title, asked=moment, cycle=cycle,
                                            context=batch.context, options=None, recommendation=batch.recommendation)
-        self._commit_texts({"lessons": lessons.render(updated),
-                            "decisions": decisions.render(decisions.with_decision(asked, decision))})
-        return added, decision
+        return added, decision, {"lessons": lessons.render(updated),
+                                 "decisions": decisions.render(decisions.with_decision(asked, decision))}
 
     def _commit_texts(self, texts: dict[str, str]) -> None:
         """Write several memory files as one change: every file is judged first, and a failed write puts back

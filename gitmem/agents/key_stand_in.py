@@ -4,7 +4,8 @@ For each provider whose key the agent's environment holds (agent.pass_env named 
 loopback `KeyProxy` to the provider's endpoint, and the agent gets a random per-cycle placeholder in the key's
 variable and the proxy's URL in the variable its CLIs take their base URL from: Claude Code's
 ANTHROPIC_BASE_URL, Gemini CLI's GOOGLE_GEMINI_BASE_URL, OPENAI_BASE_URL for OpenAI's SDKs (Qwen Code reads it,
-and OpenCode where its provider's `baseURL` is `{env:OPENAI_BASE_URL}`: docs/opencode-qwen.md). Codex takes its
+and OpenCode where its provider's `baseURL` is `{env:OPENAI_BASE_URL}`: docs/opencode-qwen.md), GitHub Copilot
+CLI's COPILOT_PROVIDER_BASE_URL for the model provider it is given. Codex takes its
 endpoint from its config only, so a `codex` command gets `-c` overrides at the end of its command line, for
 the built-in provider (`openai_base_url`) or for the provider it is configured with (`model_providers.NAME.
 base_url`, when that provider reads one of the keys below). The upstream is the endpoint the human chose (the
@@ -49,7 +50,11 @@ PROVIDERS = (Provider("Anthropic", ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
              Provider("OpenAI", ("OPENAI_API_KEY", "CODEX_API_KEY"), "OPENAI_BASE_URL", "https://api.openai.com/v1",
                       ("authorization",)),
              Provider("Gemini", ("GEMINI_API_KEY", "GOOGLE_API_KEY"), "GOOGLE_GEMINI_BASE_URL",
-                      "https://generativelanguage.googleapis.com", ("x-goog-api-key", "key")))
+                      "https://generativelanguage.googleapis.com", ("x-goog-api-key", "key")),
+             # GitHub Copilot CLI's own provider (BYOK): its type, openai by default or anthropic, decides the
+             # header; the Azure type's `api-key` header is not a slot, so its requests are refused, never sent
+             Provider("Copilot provider", ("COPILOT_PROVIDER_API_KEY", "COPILOT_PROVIDER_BEARER_TOKEN"),
+                      "COPILOT_PROVIDER_BASE_URL", "https://api.openai.com/v1", ("authorization", "x-api-key")))
 ENDPOINTS = tuple(provider.endpoint for provider in PROVIDERS)
 PLACEHOLDER_PREFIX = "gitmem-placeholder-"
 CODEX = "codex"

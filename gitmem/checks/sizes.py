@@ -21,7 +21,9 @@ the next context will load: a smaller budget must still hold the memory it is gi
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gitmem import codes
 from gitmem.checks import CheckInput
@@ -30,6 +32,9 @@ from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, Config, ConfigError, parse_config
 from gitmem.gitio.snapshots import Snapshot, same_blob
 from gitmem.memory.text import Section, decode_lines, decode_text, split_sections
+
+if TYPE_CHECKING:
+    from gitmem.memory.decisions import Decision
 
 CHARS_PER_TOKEN = 3.5          # the offline estimate: ceil(chars / 3.5) tokens
 HARD_SHARE = 0.865             # the hard limit's share of cycle.max_context_tokens
@@ -61,7 +66,7 @@ def size_limits(config: Config) -> SizeLimits:
     return SizeLimits(**shares, pending_count=config.limits.pending_max)
 
 
-def _percent(name: str) -> str:
+def share_percent(name: str) -> str:
     return f"{round(SHARES[name] * 100)}%"
 
 
@@ -108,7 +113,7 @@ def _rules(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> 
         return []
     longest = max(new.split("\n"), key=len)
     return [Violation.of(codes.RULES_TOO_BIG, path, new.split("\n").index(longest) + 1, count=size,
-                         limit=limits.rules, share=_percent("rules"), longest=len(longest))]
+                         limit=limits.rules, share=share_percent("rules"), longest=len(longest))]
 
 
 def _now(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> list[Violation]:
@@ -137,7 +142,7 @@ def _now(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> li
             continue          # written before this change: judged when it was written
         if len(rendered) > limits.now_block:
             found.append(Violation.of(codes.NOW_BLOCK_TOO_BIG, path, block.line, count=len(rendered),
-                                      limit=limits.now_block, share=_percent("now_block"),
+                                      limit=limits.now_block, share=share_percent("now_block"),
                                       longest=max((len(line) for line in block.body), default=0)))
     return found
 
@@ -151,19 +156,24 @@ def _pending(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -
     from gitmem.memory import decisions
 
     pending = decisions.parse(new).awaiting          # answered in place: no longer waiting, nor in context
-    count, size = len(pending), sum(len(item.render()) + 2 for item in pending)
+    count, size = len(pending), pending_chars(pending)
     old = _text(inp.old, path)
     before = decisions.parse(old).awaiting if old is not None and not whole else None
     old_count = len(before) if before is not None else 0
-    old_size = sum(len(item.render()) + 2 for item in before) if before is not None else 0
+    old_size = pending_chars(before) if before is not None else 0
     found = []
     if count > limits.pending_count and (before is None or count > old_count):
         found.append(Violation.of(codes.PENDING_OVER_LIMIT, path, pending[limits.pending_count].line, "count",
                                   count=count, limit=limits.pending_count))
     if size > limits.pending and (before is None or size > old_size):
         found.append(Violation.of(codes.PENDING_OVER_LIMIT, path, pending[-1].line, "size", count=size,
-                                  limit=limits.pending, share=_percent("pending")))
+                                  limit=limits.pending, share=share_percent("pending")))
     return found
+
+
+def pending_chars(pending: Sequence[Decision]) -> int:
+    """The characters Pending's waiting decisions take in a cycle's context (each rendered, a blank line apart)."""
+    return sum(len(item.render()) + 2 for item in pending)
 
 
 def _log(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> list[Violation]:
@@ -182,7 +192,7 @@ def _log(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> li
         entries = log.parse(decode_text(data[start:end]), first_line=line_at(data, start),
                             expect_title=start == 0).entries
     return [Violation.of(codes.LOG_ENTRY_TOO_BIG, path, entry.line, count=len(entry.render()),
-                         limit=limits.log_entry, share=_percent("log_entry"))
+                         limit=limits.log_entry, share=share_percent("log_entry"))
             for entry in entries if len(entry.render()) > limits.log_entry]
 
 
@@ -199,7 +209,7 @@ def _roadmap(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -
         if len(text) > limits.roadmap_section and text not in known:
             found.append(Violation.of(codes.ROADMAP_SECTION_TOO_BIG, path, section.line, title=section.title[:60],
                                       count=len(text), limit=limits.roadmap_section,
-                                      share=_percent("roadmap_section")))
+                                      share=share_percent("roadmap_section")))
     return found
 
 
@@ -220,4 +230,4 @@ def _always_load(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str
         return []
     largest = max(sizes, key=lambda p: sizes[p])
     return [Violation.of(codes.ALWAYS_LOAD_TOO_BIG, largest, 1, count=total, limit=limits.always_load,
-                         share=_percent("always_load"), files=len(paths))]
+                         share=share_percent("always_load"), files=len(paths))]

@@ -1,4 +1,5 @@
-"""`gitmem hook session-start|stop`: Claude Code's session hooks (its JSON on stdin, ours on stdout)."""
+"""`gitmem hook session-start|stop`: the session hooks of Claude Code and GitHub Copilot CLI (their JSON on stdin,
+ours on stdout)."""
 from __future__ import annotations
 
 import sys
@@ -16,7 +17,8 @@ if TYPE_CHECKING:     # the library loads inside commands only
 
 @click.group("hook")
 def hook_group() -> None:
-    """Claude Code session hooks; `gitmem init --agent claude` sets them up in .claude/settings.json.
+    """Session hooks; `gitmem init --agent claude` sets them up in .claude/settings.json, `--agent copilot` in
+    .github/hooks/gitmem.json (Copilot CLI's sessionStart and agentStop).
 
     Each reads the hook's JSON on stdin and prints Claude Code's hook JSON, or nothing. They always exit 0
     (a hook must never break the session) and stay silent inside a runner cycle (GITMEM_CYCLE set) and
@@ -55,13 +57,16 @@ EXIT_CODES = {
 
 
 @hook_group.command("session-start", epilog=exit_codes_help(EXIT_CODES))
+# gitmem.sessions.hooks.HOSTS (this module loads only click until a command runs)
+@click.option("--host", type=click.Choice(("claude", "copilot")), default="claude", show_default=True,
+              help="The CLI that runs the hook, which decides the shape of the answer (gitmem.sessions.hooks).")
 @workspace_option
-def session_start(workspace: str | None) -> int:
+def session_start(host: str, workspace: str | None) -> int:
     """SessionStart: the compact memory (under 9,000 characters) as additionalContext, on startup, resume,
     clear and after a compaction; records the work tree the first time a session is seen."""
     from gitmem.sessions import hooks
 
-    return _answer(hooks.session_start(_payload(), workspace=workspace))
+    return _answer(hooks.session_start(_payload(), workspace=workspace, host=host))
 
 
 @hook_group.command("stop", epilog=exit_codes_help(EXIT_CODES))

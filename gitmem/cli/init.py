@@ -11,7 +11,7 @@ from gitmem.errors import ExitCode, exit_codes_help
 
 PRE_COMMIT_INSTALL = "pre-commit install --hook-type pre-commit --hook-type pre-push"
 # gitmem.scaffold.agent_clis.AGENTS (this module loads only click)
-AGENTS = ("claude", "codex", "cursor", "gemini", "opencode", "qwen")
+AGENTS = ("claude", "codex", "copilot", "cursor", "gemini", "opencode", "qwen")
 
 
 COMMIT_NEXT = ("commit the memory files: the git hooks run `gitmem check` before each commit, `gitmem verify` "
@@ -52,7 +52,8 @@ EXIT_CODES = {
 @click.option("--agent", "agents", multiple=True, type=click.Choice(AGENTS),
               help="Also wire this agent CLI to the memory (repeatable): claude (.claude/settings.json hooks, MCP "
                    "server and allow-list, .mcp.json, CLAUDE.md), codex (AGENTS.md, .codex/config.toml, and the Codex "
-                   "command for scheduled cycles in gitmem.yaml), cursor (.cursor/mcp.json, .cursor/rules/gitmem.mdc), "
+                   "command for scheduled cycles in gitmem.yaml), copilot (.mcp.json, AGENTS.md, "
+                   ".github/hooks/gitmem.json), cursor (.cursor/mcp.json, .cursor/rules/gitmem.mdc), "
                    "gemini (.gemini/settings.json, GEMINI.md), opencode (opencode.json, AGENTS.md), qwen "
                    "(.qwen/settings.json, AGENTS.md).")
 @json_option

@@ -8,7 +8,9 @@ import click
 from gitmem.cli.common import json_option, workspace_option
 from gitmem.codes import (
     EXPORT_TARGET_REFUSED,
+    IMPORT_BATCH_OVER_PENDING,
     IMPORT_FRONTMATTER_INVALID,
+    IMPORT_PATCH_INVALID,
     IMPORT_SOURCE_MISSING,
     IMPORT_SOURCE_UNREADABLE,
 )
@@ -20,7 +22,9 @@ EXPORT_FORMATS = ("agent-memory-repo", "claude", "codex", "gemini")
 IMPORT_EXIT_CODES = {
     ExitCode.OK: "imported, or nothing new to import, or --dry-run",
     ExitCode.VIOLATIONS: f"a source file cannot be read ({IMPORT_SOURCE_UNREADABLE.code}, "
-                         f"{IMPORT_FRONTMATTER_INVALID.code}) or the memory would not be valid; nothing was written",
+                         f"{IMPORT_FRONTMATTER_INVALID.code}, {IMPORT_PATCH_INVALID.code}), the batch's decision "
+                         f"would not fit Pending ({IMPORT_BATCH_OVER_PENDING.code}, --dry-run too) or the memory "
+                         "would not be valid; nothing was written",
     ExitCode.USAGE: f"usage or config error, the source is not there ({IMPORT_SOURCE_MISSING.code}), not a git "
                     "repository",
 }
@@ -47,8 +51,9 @@ def import_command(source: str, where: str | None, dry_run: bool, as_json: bool,
     SOURCE and where it is read (override with --from):
       claude             Claude Code auto memory: $CLAUDE_CONFIG_DIR (~/.claude)/projects/<project>/memory/
       codex              Codex memories: $CODEX_HOME (~/.codex)/memories/
-      gemini             `## Gemini Added Memories` in ~/.gemini/GEMINI.md and ./GEMINI.md
-                         (a private MEMORY.md folder: --from)
+      gemini             `## Gemini Added Memories` in ~/.gemini/GEMINI.md and ./GEMINI.md, and the
+                         project's private memory, ~/.gemini/tmp/<project>/memory/ (MEMORY.md, topic
+                         files, and .inbox/ of proposed patches, none applied)
       cline              Cline's memory bank: ./memory-bank/*.md
       agent-memory-repo  an Agent Memory Repo's MEMORY.md (--from is required)
       notes              ./CLAUDE.md, AGENTS.md, GEMINI.md outside gitmem's own blocks
@@ -62,24 +67,33 @@ def import_command(source: str, where: str | None, dry_run: bool, as_json: bool,
     import os
     from pathlib import Path
 
+    from gitmem.checks import render
     from gitmem.cli.write import _memory
-    from gitmem.interop.importing import as_data, collect, land, planned
+    from gitmem.interop.batch_limit import BatchOverPending
+    from gitmem.interop.importing import as_data, collect, land, planned, refusal
 
     writer, ws, _ = _memory(workspace)
     batch = collect(source, ws, where=Path(where).expanduser() if where else None, environ=os.environ,
                     home=Path.home())
     landed = None
+    command = f"gitmem import {source}"
     with writer.locked():       # the plan is made against the memory the batch is written over, not an older one
         result = planned(batch, ws)
-        if not dry_run:
-            landed = land(batch, result, writer, command=f"gitmem import {source}")
+        refused = refusal(batch, result, writer, command=command)
+        if not dry_run and refused is None:
+            landed = land(batch, result, writer, command=command)
     data = as_data(batch, result)
+    if refused is not None:
+        data["refused"] = render.as_data([refused])
     if landed is not None:
         data["written"] = {"lessons": list(landed.lessons), "decision": landed.decision}
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
-        return ExitCode.OK
+        return ExitCode.VIOLATIONS if refused is not None else ExitCode.OK
     _show_plan(data, dry_run=dry_run)
+    if refused is not None:
+        raise BatchOverPending(f"cannot import the batch from {source}: its decision would not fit Pending; nothing "
+                               f"{'would be' if dry_run else 'was'} imported", [refused])
     if landed is not None and landed.decision is not None:
         files = f"{ws.config.path('lessons')} and {ws.config.path('decisions')}"
         click.echo(f"Wrote {', '.join(landed.lessons) or 'no lessons'} and {landed.decision}, which lists the "

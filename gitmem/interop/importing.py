@@ -13,7 +13,9 @@ from pathlib import Path
 from types import ModuleType
 
 from gitmem import secrets
+from gitmem.checks.violation import Violation
 from gitmem.interop import agent_memory_repo, claude_code, cline, codex, gemini, notes
+from gitmem.interop.batch_limit import BatchOverPending, over_pending
 from gitmem.interop.facts import Fact, normalized
 from gitmem.interop.plan import ORIGIN_FIELD, REPLACES_FIELD, ImportPlan, ImportStep, entries, known, plan
 from gitmem.interop.sources import Reader, SourceMissing, SourceProblem, missing, shown_dir
@@ -131,10 +133,24 @@ def _describe(batch: Batch, result: ImportPlan, command: str) -> Callable[[list[
     return describe
 
 
+def refusal(batch: Batch, result: ImportPlan, writer: MemoryWriter, *, command: str) -> Violation | None:
+    """GM954 when the batch's one decision would put Pending over its limits (gitmem.interop.batch_limit), judged
+    on DECISIONS exactly as `land` would write it; None when it fits or the plan adds nothing."""
+    if not result.steps:
+        return None
+    _, _, texts = writer.compose_import([_lesson(step) for step in result.lessons], _describe(batch, result, command))
+    return over_pending(texts["decisions"], writer.config, len(result.steps))
+
+
 def land(batch: Batch, result: ImportPlan, writer: MemoryWriter, *, command: str) -> Landed:
-    """Write the batch: its lessons and its one decision (nothing when the plan adds nothing)."""
+    """Write the batch: its lessons and its one decision (nothing when the plan adds nothing). A batch whose
+    decision would not fit Pending is refused whole (BatchOverPending), nothing written."""
     if not result.steps:
         return Landed((), None)
+    found = refusal(batch, result, writer, command=command)
+    if found is not None:
+        raise BatchOverPending(f"cannot import the batch from {batch.source}: its decision would not fit Pending; "
+                               "nothing was imported", [found])
     added, decision = writer.import_batch([_lesson(step) for step in result.lessons],
                                           _describe(batch, result, command))
     return Landed(tuple(lesson.id for lesson in added), decision.id)

@@ -58,10 +58,17 @@ class Reader:
     def markdown_in(self, rel_dir: str = ".") -> list[str]:
         """The `*.md` names in the directory `rel_dir`, sorted; a link or another non-file among them is a
         problem (never followed, never skipped in silence)."""
+        return self.named_in(rel_dir, ".md")
+
+    def named_in(self, rel_dir: str, suffix: str, *, below: bool = False) -> list[str]:
+        """The names ending in `suffix` in the directory `rel_dir` (and, `below`, in its folders, walked as
+        Gemini CLI walks its memory inbox), sorted; a link or another non-file among them is a problem."""
         where = self.root / rel_dir
-        if rel_dir not in ("", ".") and where.is_symlink():
-            self._link(rel_dir)
-            return []
+        steps = [part for part in rel_dir.split("/") if part not in ("", ".")]
+        for depth in range(1, len(steps) + 1):        # a link anywhere on the way, never only at its end
+            if (self.root.joinpath(*steps[:depth])).is_symlink():
+                self._link("/".join(steps[:depth]))
+                return []
         try:
             entries = sorted(os.scandir(where), key=lambda entry: entry.name)
         except FileNotFoundError:
@@ -71,9 +78,15 @@ class Reader:
             return []
         found = []
         for entry in entries:
-            if not entry.name.endswith(".md"):
-                continue
             rel = entry.name if rel_dir in ("", ".") else f"{rel_dir}/{entry.name}"
+            if below and entry.is_symlink():           # a link among the walked folders, whatever its name
+                self._link(rel)
+                continue
+            if below and entry.is_dir(follow_symlinks=False):
+                found += self.named_in(rel, suffix, below=True)
+                continue
+            if not entry.name.endswith(suffix):
+                continue
             if not _plain_name(entry.name):
                 self._refuse(rel, 1, "has a name that is not printable UTF-8 text; an origin could not name it",
                              "rename the file")

@@ -1,5 +1,5 @@
-"""`gitmem init --agent claude|codex|cursor|gemini|opencode|qwen`: wire an agent CLI to the memory, merged into the
-user's files.
+"""`gitmem init --agent claude|codex|copilot|cursor|gemini|opencode|qwen`: wire an agent CLI to the memory,
+merged into the user's files.
 
 The protocol is one managed block, written once, in `AGENTS.md`, which Codex, OpenCode and Qwen Code read, Claude
 Code reads through an import and Gemini CLI through its settings; a CLI gets a file of its own only where it needs
@@ -14,6 +14,11 @@ one:
   needs to use it unattended (`codex_server`), and a non-login shell so `gitmem` stays on PATH; the Codex
   command for scheduled cycles in gitmem.yaml (gitmem.scaffold.codex_recipe); and, as a step for the human, the
   command that trusts the project, without which Codex ignores `.codex/config.toml`;
+- copilot: the server in `.mcp.json`, the workspace file GitHub Copilot CLI reads (as Claude Code does; the entry
+  is the same), the protocol block in `AGENTS.md`, which it reads as repository instructions (`copilot
+  instruction list` names it), and the session hooks in `.github/hooks/gitmem.json` (its sessionStart and
+  agentStop events, gitmem.sessions.hooks); and, as a step for the human, trusting the folder, without which
+  Copilot CLI loads no workspace MCP server or hook (gitmem.scaffold.copilot_recipe);
 - cursor: the server in `.cursor/mcp.json`, and the protocol as a rule, `.cursor/rules/gitmem.mdc`;
 - gemini: in `.gemini/settings.json` the server, trusted (its memory tools run without a confirmation, as
   Claude Code's allow-list lets them; none of them answers a decision), and `AGENTS.md` among the context files
@@ -51,12 +56,12 @@ from gitmem.config.nesting import TooDeep, loads_json, parsing, within_depth
 from gitmem.cycle.budget import CYCLE_ENV
 from gitmem.errors import GitmemError
 from gitmem.nofollow import files
-from gitmem.scaffold import codex_recipe
+from gitmem.scaffold import codex_recipe, copilot_recipe
 from gitmem.sessions import launcher
 from gitmem.sessions.launcher import LAUNCHER, launcher_command, launcher_shell
 from gitmem.sessions.protocol import AGENT_COMMANDS, LAUNCHED, SERVER, SHARED, protocol_text, tool_names
 
-AGENTS = ("claude", "codex", "cursor", "gemini", "opencode", "qwen")
+AGENTS = ("claude", "codex", "copilot", "cursor", "gemini", "opencode", "qwen")
 BLOCK = "protocol"
 SHARED_FILE = "AGENTS.md"
 IMPORT_SHARED = f"@{SHARED_FILE}"      # Claude Code's import of the shared block
@@ -83,6 +88,12 @@ QWEN_SETTINGS_VERSION = 4
 QWEN_APPROVE_STEP = ("approve gitmem's MCP server in Qwen Code once, from the top of the repository: `qwen mcp "
                      "approve gitmem` (Qwen Code skips a project's servers until approved, and asks again when "
                      "their entry changes; `--yolo`, as in a scheduled cycle, skips the check)")
+# GitHub Copilot CLI's repository hooks: its session start reads a top-level additionalContext, its stop Claude
+# Code's block answer (gitmem.sessions.hooks)
+COPILOT_HOOKS_FILE = ".github/hooks/gitmem.json"
+COPILOT_HOOKS = (("sessionStart", launcher_shell("hook", "session-start", "--host", "copilot")),
+                 ("agentStop", launcher_shell("hook", "stop")))
+COPILOT_HOOK_SECONDS = 30
 CURSOR_RULE_HEAD = ("---\ndescription: gitmem, this repository's long-term memory, and its protocol\n"
                     "alwaysApply: true\n---\n")
 
@@ -106,14 +117,17 @@ PINNED = {"claude": PinnedCli("@anthropic-ai/claude-code", "2.1.197", "18", "cla
           "codex": PinnedCli("@openai/codex", "0.169.0", "16", "codex"),
           "gemini": PinnedCli("@google/gemini-cli", "0.61.0", "20", "gemini-cli"),
           "opencode": PinnedCli("opencode-ai", "1.18.33", "", "opencode"),
-          "qwen": PinnedCli("@qwen-code/qwen-code", "0.24.4", "22", "qwen-code")}
+          "qwen": PinnedCli("@qwen-code/qwen-code", "0.24.4", "22", "qwen-code"),
+          # its npm loader needs Node 20 (import.meta.resolve); the CLI itself is a native binary with its own
+          "copilot": PinnedCli("@github/copilot", "1.0.102", "20", "copilot")}
 # agent -> (the commands that start it, one of which must be on PATH; how to install it)
 CLIS = {"claude": (("claude",), PINNED["claude"].install()),
         "codex": (("codex",), PINNED["codex"].install()),
         "cursor": (("cursor", "cursor-agent"), "install the Cursor editor, or its CLI (cursor-agent)"),
         "gemini": (("gemini",), PINNED["gemini"].install()),
         "opencode": (("opencode",), PINNED["opencode"].install()),
-        "qwen": (("qwen",), PINNED["qwen"].install())}
+        "qwen": (("qwen",), PINNED["qwen"].install()),
+        "copilot": (("copilot",), PINNED["copilot"].install())}
 
 
 class SetupProblem(GitmemError):
@@ -152,6 +166,10 @@ def setup(target: Path, agents: Sequence[str], record: Callable[[str, str], None
             step(codex_recipe.trust_step(target))
         if agent == "qwen":
             step(QWEN_APPROVE_STEP)
+        if agent == "copilot":
+            step(copilot_recipe.folder_trust_step(target))
+            if load_config(target).agent.command != copilot_recipe.COPILOT_CYCLE_COMMAND:
+                step(copilot_recipe.scheduled_cycle_step())
 
 
 def missing_parts(agents: Sequence[str]) -> list[str]:
@@ -194,6 +212,8 @@ def _agent_plan(agent: str, config: Config) -> list[tuple[str, Change]]:
         return [(OPENCODE_CONFIG, _json(_opencode_config)), shared]
     if agent == "qwen":
         return [(".qwen/settings.json", _json(_qwen_settings)), shared]
+    if agent == "copilot":
+        return [(".mcp.json", _json(_server(SERVER_SPEC))), shared, (COPILOT_HOOKS_FILE, _json(_copilot_hooks))]
     return [(".gemini/settings.json", _json(_gemini_settings)), shared,
             ("GEMINI.md", _without_block if config.path("rules") != "GEMINI.md" else lambda _old: None)]
 
@@ -397,6 +417,17 @@ def _qwen_settings(data: dict[str, Any]) -> None:
     _server(qwen_server())(data)
     data.setdefault("$version", QWEN_SETTINGS_VERSION)
     _shared_context(data, None)
+def _copilot_hooks(data: dict[str, Any]) -> None:
+    """Copilot CLI's hook file (`{"version": 1, "hooks": {EVENT: [{"type": "command", "bash": …}]}}`): each
+    gitmem hook added once, every other entry kept."""
+    data.setdefault("version", 1)
+    hooks = _table(data, "hooks")
+    for event, command in COPILOT_HOOKS:
+        entries = hooks.setdefault(event, [])
+        if not isinstance(entries, list):
+            raise SetupProblem(f"`hooks.{event}` must be a list; left alone")
+        if not any(isinstance(entry, dict) and entry.get("bash") == command for entry in entries):
+            entries.append({"type": "command", "bash": command, "timeoutSec": COPILOT_HOOK_SECONDS})
 
 
 def _claude_settings(data: dict[str, Any]) -> None:

@@ -1,4 +1,11 @@
-"""Claude Code's session hooks: the JSON it sends on stdin in, the JSON it reads from stdout out.
+"""The session hooks of Claude Code and GitHub Copilot CLI: the JSON each sends on stdin in, the JSON it reads from
+stdout out.
+
+The two hosts differ only where this module says so (HOSTS): Claude Code sends `session_id` and reads the
+context under `hookSpecificOutput`; Copilot CLI (its `.github/hooks/*.json`, events sessionStart and agentStop)
+sends `sessionId` and reads a top-level `additionalContext`. Both send `cwd` and `stop_hook_active`, and both
+read a Stop hook's `{"decision": "block", "reason": …}` (tried with Copilot CLI 1.0.102: the reason reaches the
+model, and the next stop comes with `stop_hook_active` true).
 
 - SessionStart (on startup, resume, clear and after a compaction): the compact memory
   (gitmem.sessions.context) as `additionalContext`, and, the first time a session id is seen, a record of
@@ -24,6 +31,8 @@ from gitmem.sessions.locate import find_workspace
 from gitmem.workspace import Workspace, runner_cycle
 
 PROJECT_ENV = "CLAUDE_PROJECT_DIR"
+CLAUDE, COPILOT = "claude", "copilot"
+HOSTS = (CLAUDE, COPILOT)
 SHOWN_PATHS = 5
 LOOK_BACK = 10               # LOG entries read back from the end to find the session's own
 
@@ -40,7 +49,18 @@ def _workspace(payload: Mapping[str, Any], workspace: str | None) -> Workspace |
                           workspace)
 
 
-def session_start(payload: Mapping[str, Any], *, workspace: str | None = None) -> HookAnswer:
+def _session_id(payload: Mapping[str, Any]) -> str:
+    """The host's session id: Claude Code's `session_id`, Copilot CLI's `sessionId`."""
+    return str(payload.get("session_id") or payload.get("sessionId") or "")
+
+
+def _context_answer(context: str, host: str) -> dict[str, Any]:
+    if host == COPILOT:
+        return {"additionalContext": context}
+    return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
+
+
+def session_start(payload: Mapping[str, Any], *, workspace: str | None = None, host: str = CLAUDE) -> HookAnswer:
     if runner_cycle() is not None:
         return HookAnswer(note="inside a runner cycle: the cycle prompt already holds the memory")
     try:
@@ -50,14 +70,14 @@ def session_start(payload: Mapping[str, Any], *, workspace: str | None = None) -
         from gitmem.sessions import record
         from gitmem.sessions.context import session_context
 
-        session = str(payload.get("session_id") or "")
+        session = _session_id(payload)
         if session and ws.state_dir is not None and record.load(ws, session) is None:
             record.prune(ws)
             record.save(ws, record.snapshot(ws, session))
         context = session_context(ws)
     except (GitmemError, OSError, ValueError) as err:
         return HookAnswer(note=f"{err}: the session starts without the memory")
-    return HookAnswer({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}})
+    return HookAnswer(_context_answer(context, host))
 
 
 def stop(payload: Mapping[str, Any], *, workspace: str | None = None) -> HookAnswer:
@@ -67,7 +87,7 @@ def stop(payload: Mapping[str, Any], *, workspace: str | None = None) -> HookAns
         return HookAnswer(note="a stop hook already made this session continue: not blocking again")
     try:
         ws = _workspace(payload, workspace)
-        session = str(payload.get("session_id") or "")
+        session = _session_id(payload)
         if ws is None or not session or ws.state_dir is None:
             return HookAnswer(note="no memory repository or no session id: nothing to enforce")
         return _judge(ws, session)

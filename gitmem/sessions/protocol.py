@@ -70,18 +70,18 @@ SHARED = "agents"     # the one block in AGENTS.md, which every CLI that reads A
 
 def protocol_text(config: Config, *, agent: str) -> str:
     """The memory protocol for an agent's instructions file, in Markdown: `agent` SHARED for the one block in
-    AGENTS.md (Claude Code imports it from CLAUDE.md, Codex, OpenCode and Qwen Code read it, Gemini CLI by its
-    `context.fileName`), or
-    "cursor" for Cursor's rule."""
+    AGENTS.md (Claude Code imports it from CLAUDE.md, Codex, OpenCode, Qwen Code and Copilot CLI read it, Gemini
+    CLI by its `context.fileName`), or "cursor" for Cursor's rule."""
     paths = {role: config.path(role) for role in ("now", "decisions", "log", "lessons", "rules")}
     own = {SHARED: " Keep what you learn there, not in an agent CLI's per-user memory (Claude Code's auto memory "
                    "and `#` notes, Codex's memories, Gemini CLI's `save_memory` and your per-user GEMINI.md, Qwen "
-                   "Code's `save_memory` and auto-memory): the next session and the scheduled agent read only the "
+                   "Code's `save_memory` and auto-memory, GitHub Copilot CLI's `store_memory`): the next session "
+                   "and the scheduled agent read only the "
                    "repository.",
            "cursor": " Keep what you learn there, not in Cursor's per-user memories: the next session and the "
                      "scheduled agent read only the repository."}[agent]
-    start = ("the memory the session-start hook gives you (Claude Code), or the `context` tool of the gitmem MCP "
-             "server (or `gitmem context`)" if agent == SHARED
+    start = ("the memory the session-start hook gives you (Claude Code, Copilot CLI), or the `context` tool of the "
+             "gitmem MCP server (or `gitmem context`)" if agent == SHARED
              else "the memory: the `context` tool of the gitmem MCP server (or `gitmem context`)")
     return f"""## Memory: gitmem
 

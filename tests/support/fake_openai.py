@@ -73,7 +73,8 @@ def _stream(items: list[Item], model: str) -> bytes:
     for index, item in enumerate(items):
         event("response.output_item.added", {"output_index": index, "item": item})
         event("response.output_item.done", {"output_index": index, "item": item})
-    event("response.completed", {"response": {"id": "resp_fake", "usage": {
+    event("response.completed", {"response": {"id": "resp_fake", "model": model, "status": "completed",
+                                               "output": items, "usage": {
         "input_tokens": INPUT, "input_tokens_details": {"cached_tokens": CACHED},
         "output_tokens": OUTPUT, "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": INPUT + OUTPUT}}})
