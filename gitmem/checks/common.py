@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from enum import Enum
 from typing import Any
 
-from gitmem.checks import CheckInput
+from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.codes import Code
 from gitmem.memory import fences

@@ -9,8 +9,8 @@ what a merge brings from its other parents is theirs, not the merge's.
 from __future__ import annotations
 
 from gitmem import codes
-from gitmem.checks import CheckInput
 from gitmem.checks.common import authorship
+from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.config import Config
 from gitmem.gitio.snapshots import Snapshot, same_blob

@@ -8,7 +8,7 @@ the change are judged; what was committed before stays as it was.
 from __future__ import annotations
 
 from gitmem import codes
-from gitmem.checks import CheckInput
+from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.memory import log, now
 from gitmem.memory.text import decode_text

@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from gitmem import codes
-from gitmem.checks import CheckInput
 from gitmem.checks.common import authorship, duplicate_ids, texts
+from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import decisions

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from gitmem import codes
-from gitmem.checks import CheckInput
 from gitmem.checks.common import duplicate_ids, texts
+from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import lessons
 from gitmem.memory.lessons import Lesson

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from gitmem import codes
-from gitmem.checks import CheckInput, written_times
+from gitmem.checks import written_times
 from gitmem.checks.common import changed_span
+from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import fences, now
 from gitmem.memory.text import decode_text, nonblank_count

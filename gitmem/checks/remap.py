@@ -9,7 +9,7 @@ NOW the old top block (the current state) must still be there.
 from __future__ import annotations
 
 from gitmem import codes
-from gitmem.checks import CheckInput
+from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.memory import now
 from gitmem.memory.text import decode_text

@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterator
 
 from gitmem import codes, secrets
-from gitmem.checks import CheckInput
 from gitmem.checks.common import line_at, span_against
+from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config
 from gitmem.gitio.snapshots import BLOB_MODES, same_blob

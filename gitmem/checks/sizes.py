@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gitmem import codes
-from gitmem.checks import CheckInput
 from gitmem.checks.common import line_at, span_against
+from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, Config, ConfigError, parse_config
 from gitmem.gitio.snapshots import Snapshot, same_blob

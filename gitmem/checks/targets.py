@@ -6,9 +6,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 from gitmem import codes, gitio
-from gitmem.checks import CheckInput, run_checks
+from gitmem.checks import run_checks
 from gitmem.checks.common import authorship_of
 from gitmem.checks.generation import Generations, judged
+from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, Config, ConfigError, parse_config
 from gitmem.gitio import Snapshot
