@@ -538,3 +538,20 @@ def test_the_agent_identity_is_built_in_one_place() -> None:
     from gitmem.gitio import Identity
 
     assert Config().agent.identity == Identity("gitmem-agent", "agent@gitmem.invalid")
+
+
+def test_every_rule_family_checks_with_the_one_signature() -> None:
+    """Failed before: `check(inp)`, `check(inp, skip)` (called by keyword and by position) and `check(inp, found)`.
+    One Protocol (`gitmem.checks.inputs.RuleFamily`), one signature: what the checks before it found."""
+    import importlib
+    import inspect
+
+    from gitmem.checks import FAMILIES
+    from gitmem.checks.inputs import RuleFamily
+
+    wanted = inspect.signature(RuleFamily.check)
+    wanted = wanted.replace(parameters=list(wanted.parameters.values())[1:])
+    names = [name for name, _ in FAMILIES] + ["repo_wide", "cross_workspace", "sizes", "remap"]
+    for name in names:
+        found = inspect.signature(importlib.import_module(f"gitmem.checks.{name}").check)
+        assert str(found) == str(wanted), name

@@ -1,8 +1,9 @@
 """The GM rules over an old and a new snapshot of memory. No git here: snapshots come from `gitmem.gitio`."""
 from __future__ import annotations
 
-from gitmem import codes
-from gitmem.checks.inputs import CheckInput
+from typing import cast
+
+from gitmem.checks.inputs import CheckInput, RuleFamily
 from gitmem.checks.violation import Violation
 
 __all__ = ["CheckInput", "has_errors", "run_checks"]
@@ -25,19 +26,20 @@ def run_checks(inp: CheckInput) -> list[Violation]:
     if inp.config.workspaces:
         from gitmem.checks import cross_workspace
 
-        found += cross_workspace.check(inp)
-    broken = {v.path for v in found if v.code in (codes.NOT_UTF8.code, codes.NOT_A_REGULAR_FILE.code)}
+        found += cross_workspace.check(inp, found)
+    # Every family knows what the whole-repository checks found (a file that is not text is judged no further).
+    early = tuple(found)
     for name, roles in FAMILIES:
         # A family whose files are the same blobs as before has nothing to say: don't even import it.
         # This is the one place unchanged files are skipped; the families assume their input changed.
         if all(same_blob(inp.old, inp.new, inp.config.path(role)) for role in roles):
             continue
-        family = importlib.import_module(f"gitmem.checks.{name}")
-        found += family.check(inp, skip=broken)
+        family = cast(RuleFamily, importlib.import_module(f"gitmem.checks.{name}"))
+        found += family.check(inp, early)
     # What the next cycle's context will hold: GM104, GM209, GM307, GM509, GM601, GM602.
     from gitmem.checks import sizes
 
-    found += sizes.check(inp, broken)
+    found += sizes.check(inp, early)
     if inp.remapped:
         from gitmem.checks import remap
 

@@ -1,12 +1,15 @@
-"""What the checks read (`CheckInput`): in a module of its own, so the rule families below the package's entry
-point (`gitmem.checks.run_checks`) import it without importing the package that imports them."""
+"""What the checks read (`CheckInput`) and the one shape of a rule family (`RuleFamily`): in a module of its own,
+so the rule families below the package's entry point (`gitmem.checks.run_checks`) import them without importing
+the package that imports them."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Protocol
 
 from gitmem import codes
+from gitmem.checks.violation import Violation
 from gitmem.config import Config
 from gitmem.gitio.snapshots import Snapshot
 
@@ -37,3 +40,20 @@ class CheckInput:
     # the writers, the commit's own for `verify`. Additions are filtered afterwards (`generation.judged`); a rule
     # that a later generation relaxes reads it here (LOG and NOW order: GM302 and GM103 until rules 4, GM310 after).
     generation: int = codes.RULES_VERSION
+
+
+class RuleFamily(Protocol):
+    """A module of rules (`now_checks`, `repo_wide`, `sizes`, `remap`, ...): `check` judges `inp` knowing what
+    the checks before it found (`earlier`, empty when it runs alone). A file they found unreadable (`unreadable`)
+    is judged no further."""
+
+    def check(self, inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]: ...
+
+
+# The codes that say a file cannot be read as text at all: the families judge nothing else in it.
+UNREADABLE = (codes.NOT_UTF8.code, codes.NOT_A_REGULAR_FILE.code)
+
+
+def unreadable(found: Collection[Violation]) -> set[str]:
+    """The paths `found` says cannot be read as text (not UTF-8, not a regular file)."""
+    return {v.path for v in found if v.code in UNREADABLE}

@@ -1,10 +1,11 @@
 """GM3xx: LOG is append-only, in time order, with strictly increasing cycles, and every cycle says what it did."""
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 
 from gitmem import codes
-from gitmem.checks.inputs import CheckInput
+from gitmem.checks.inputs import CheckInput, unreadable
 from gitmem.checks.log_entries import entry_rules
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.gitio.snapshots import Snapshot
@@ -25,7 +26,8 @@ def open_at(snapshot: Snapshot | None, path: str, data: bytes, end: int) -> bool
     return fences.open_after(data, 0, end)
 
 
-def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
+def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
+    skip = unreadable(earlier)
     path = inp.config.path("log")
     if path in skip:
         return []

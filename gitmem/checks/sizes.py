@@ -21,11 +21,12 @@ the next context will load: a smaller budget must still hold the memory it is gi
 """
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from gitmem import codes
 from gitmem.checks.common import line_at, span_against
-from gitmem.checks.inputs import CheckInput
+from gitmem.checks.inputs import CheckInput, unreadable
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, Config, ConfigError, parse_config
 from gitmem.gitio.snapshots import Snapshot, same_blob
@@ -65,7 +66,8 @@ def _percent(name: str) -> str:
     return f"{round(SHARES[name] * 100)}%"
 
 
-def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
+def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
+    skip = unreadable(earlier)
     limits = size_limits(inp.config)
     whole = _budget_changed(inp)
     found: list[Violation] = []
