@@ -65,6 +65,11 @@ def python_name(name: str) -> str:
     return f"{name}_" if hasattr(builtins, name) else name
 
 
+def field_help(tool: str, name: str) -> str:
+    """The help text of one field of a memory operation, for a command that takes it too (`log amend`)."""
+    return next(param.help for param in named(tool).params if param.name == name)
+
+
 def declared(tool: str) -> Callable[[_F], _F]:
     """The options (and argument) of the command that writes `tool`, from the one table of memory operations
     (gitmem.memory.operations): the same names, help texts and choices as the tool the agent calls."""
@@ -124,11 +129,11 @@ def log_add(task: str, outcome: str, result: str, tried: str | None, evidence: s
               help="The line of the invalid entry's heading (`gitmem status` and `gitmem verify` name it).")
 @click.option("--outcome", required=True, type=click.Choice((*OUTCOMES, "close")),
               help="How the amended cycle ended, or `close` to amend a close entry.")
-@click.option("--result", required=True, help="What came of it; for no-build, why nothing was built (Rule 0).")
+@click.option("--result", required=True, help=field_help("log_entry", "result"))
 @click.option("--task", help="What the cycle set out to do (required for a cycle).")
-@click.option("--tried", help="What was tried.")
-@click.option("--evidence", help="Evidence: commands, numbers, links.")
-@click.option("--learned", help="What was learned.")
+@click.option("--tried", help=field_help("log_entry", "tried"))
+@click.option("--evidence", help=field_help("log_entry", "evidence"))
+@click.option("--learned", help=field_help("log_entry", "learned"))
 @click.option("--blocked", metavar="D-NNNN", help="The pending decision(s) the cycle is blocked on.")
 @json_option
 @workspace_option
