@@ -267,7 +267,7 @@ class MemoryWriter:
         # A LOG written before fences were checked may end inside a code fence: close it first, or the new
         # entry would be more of that code (gitmem.memory.fences).
         fenced = source.fence_open_at(source.size())
-        closing = (("" if not tail_text or tail_text.endswith("\n") else "\n") + "```\n") if fenced else ""
+        closing = log.fence_closer(tail_text) if fenced else ""
         addition = (closing + log.append_entry(tail_text + closing, entry)[len(tail_text + closing):]).encode("utf-8")
         found = self._refusals(rel, tail, tail + addition, {(FENCE_OPEN_AT_END, rel): fenced})
         if found:

@@ -11,12 +11,13 @@ import pytest
 
 from gitmem.checks import CheckInput, cross_workspace
 from gitmem.checks.common import Authorship, authorship
+from gitmem.checks.targets import last_checked
 from gitmem.config import Config
 from gitmem.errors import ExitCode
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
-from tests.support.helpers import AGENT, GitRepo
+from tests.support.helpers import AGENT, HUMAN, GitRepo
 from tests.test_hostile_workspaces import two  # noqa: F401  (the fixture: a second workspace, w2)
 
 TRIMMED = [" agent@gitmem.invalid", "agent@gitmem.invalid ", "\tagent@gitmem.invalid", "<agent@gitmem.invalid>",
@@ -96,3 +97,20 @@ def test_one_function_says_who_made_a_change() -> None:
     # A commit that changes agent.email is still judged by the old one, trimmed or not.
     assert _judged("old-agent@example.org", old_email="old-agent@example.org") is Authorship.AGENT
     assert _judged(" old-agent@example.org", old_email="old-agent@example.org") is Authorship.AGENT_AS_GIT_RECORDS
+
+
+@pytest.mark.parametrize("email", [AGENT[1].upper(), f" {AGENT[1]}"])
+def test_the_last_checked_commit_is_found_by_the_one_authorship_rule(memrepo: GitRepo, email: str) -> None:
+    """Failed before: `gitio.last_phase_commit` compared the author's email exactly, so a cycle's commit whose
+    address differs from agent.email only in case (or as git trims it) was not the agent's, and the next cycle
+    re-judged every memory file whole. The checks' rule (`authorship_of`) won; a human's commit with the same
+    trailer is still not a checked one."""
+    memrepo.write("notes.txt", "one\n")
+    memrepo.stage("notes.txt")
+    phase = str(memrepo.commit("gitmem: cycle 1 · built · x\n\nGitmem-Cycle: 1\nGitmem-Phase: cycle\n",
+                               author=(AGENT[0], email)))
+    assert last_checked(memrepo.ws()) == phase
+    memrepo.write("notes.txt", "two\n")
+    memrepo.stage("notes.txt")
+    memrepo.commit("gitmem: cycle 2 · built · y\n\nGitmem-Cycle: 2\nGitmem-Phase: cycle\n", author=HUMAN)
+    assert last_checked(memrepo.ws()) == phase

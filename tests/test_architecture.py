@@ -449,3 +449,109 @@ def test_a_demonstration_of_the_layers_catches_an_upward_import() -> None:
     newcomer = upward_imports(ast.parse("from gitmem.gitio import Repo\n"), "gitmem/plugins/x.py",
                               "gitmem.plugins.x", "gitmem.plugins", {*units_on_disk(), "plugins"})
     assert newcomer == ["gitmem/plugins/x.py:1 imports gitmem.gitio.Repo (layer plugins is not in LAYERS)"]
+
+
+# -- no circles -------------------------------------------------------------------------------------------
+
+def module_graph(paths: list[Path]) -> dict[str, set[str]]:
+    """Each gitmem module (a package is its `__init__`) and the gitmem modules it imports, counting every import
+    (in a function, under TYPE_CHECKING, through importlib). `from a.b import c` reaches the module `a.b.c` when
+    there is one, else `a.b`, where the name `c` is defined."""
+    found = {dotted(path)[0]: path for path in paths}
+    graph: dict[str, set[str]] = {}
+    for name, path in found.items():
+        graph[name] = set()
+        for _, imported in imported_modules(tree(path), package=dotted(path)[1]):
+            parts = imported.split(".")
+            while parts and ".".join(parts) not in found:
+                parts.pop()
+            if parts and ".".join(parts) != name:
+                graph[name].add(".".join(parts))
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The groups of modules that import each other, around a circle (Tarjan's strongly connected components
+    of more than one module), each sorted, in order."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                top = stack.pop()
+                group.append(top)
+                if top == node:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def test_no_two_modules_import_each_other_around_a_circle() -> None:
+    """Failed before: `cycle/runner` imported `cycle/proposals`, which imported the agent's identity and the
+    commit message back from the runner; `checks/amendments` and `checks/log_checks` imported each other, the
+    rule families imported `CheckInput` from the package that imports them, and `fleet/fleetfile` and
+    `fleet/read` imported each other. Each import, even one deferred into a function, is an edge."""
+    assert circles(module_graph(modules())) == []
+
+
+def test_a_demonstration_of_the_circle_rule() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"e", "f"}, "f": {"e"}}
+    assert circles(graph) == [["a", "b", "c"], ["e", "f"]]
+    whole = module_graph(modules())
+    # An import of a name reaches the module that defines it; one of a module, that module.
+    assert {"gitmem.cycle.proposals", "gitmem.cycle.messages", "gitmem.checks"} <= whole["gitmem.cycle.runner"]
+    assert "gitmem.checks.inputs" in whole["gitmem.checks.log_checks"]
+
+
+def builds_the_agent_identity(module: ast.Module) -> list[int]:
+    """Lines that make an `Identity` out of the agent's configured name (`….agent.name`)."""
+    return [node.lineno for node in ast.walk(module) if isinstance(node, ast.Call)
+            and (getattr(node.func, "attr", None) or getattr(node.func, "id", None)) == "Identity"
+            and any(isinstance(arg, ast.Attribute) and arg.attr == "name" and isinstance(arg.value, ast.Attribute)
+                    and arg.value.attr == "agent" for arg in node.args)]
+
+
+def test_the_agent_identity_is_built_in_one_place() -> None:
+    """Failed before: the runner, the salvage and the close each built it (`Config.agent.identity` now)."""
+    built = {str(path.relative_to(PACKAGE)): lines for path in modules()
+             if (lines := builds_the_agent_identity(tree(path)))}
+    assert built == {}
+    assert builds_the_agent_identity(ast.parse("gitio.Identity(config.agent.name, config.agent.email)")) == [1]
+    from gitmem.config import Config
+    from gitmem.gitio import Identity
+
+    assert Config().agent.identity == Identity("gitmem-agent", "agent@gitmem.invalid")
+
+
+def test_every_rule_family_checks_with_the_one_signature() -> None:
+    """Failed before: `check(inp)`, `check(inp, skip)` (called by keyword and by position) and `check(inp, found)`.
+    One Protocol (`gitmem.checks.inputs.RuleFamily`), one signature: what the checks before it found."""
+    import importlib
+    import inspect
+
+    from gitmem.checks import FAMILIES
+    from gitmem.checks.inputs import RuleFamily
+
+    wanted = inspect.signature(RuleFamily.check)
+    wanted = wanted.replace(parameters=list(wanted.parameters.values())[1:])
+    names = [name for name, _ in FAMILIES] + ["repo_wide", "cross_workspace", "sizes", "remap"]
+    for name in names:
+        found = inspect.signature(importlib.import_module(f"gitmem.checks.{name}").check)
+        assert str(found) == str(wanted), name

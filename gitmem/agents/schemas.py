@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gitmem.memory.log import OUTCOMES
+from gitmem.memory.operations import MAX_TEXT, OPERATIONS, input_schema
 
 
 def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -12,11 +12,7 @@ def _tool(name: str, description: str, properties: dict[str, Any], required: lis
             "input_schema": {"type": "object", "properties": properties, "required": required}}
 
 
-# Characters of one text argument of a memory tool: far beyond what one memory field may hold, and low enough
-# that no tool's cost on it is noticeable. File contents are the file tools' own (not bounded here).
-MAX_TEXT = 50_000
-
-
+# A text argument is bounded as the memory operations' are; file contents are the file tools' own (not bounded).
 def _s(description: str) -> dict[str, Any]:
     return {"type": "string", "description": description, "maxLength": MAX_TEXT}
 
@@ -46,30 +42,10 @@ FILE_TOOLS = (
           {"path": _s("path"), "old_text": _content("text to replace, exactly as in the file"),
            "new_text": _content("replacement"), "replace_all": {"type": "boolean"}}, ["path", "old_text", "new_text"]),
 )
+# The memory operations, rendered from their one table (gitmem.memory.operations), then recall.
 MEMORY_TOOLS = (
-    _tool("log_entry", "Append this cycle's one LOG entry. The timestamp and cycle number are written for you.",
-          {"task": _s("the one task of this cycle"),
-           "outcome": {"type": "string", "enum": list(OUTCOMES)},
-           "result": _s("what came of it; for no-build, one line saying why (Rule 0)"),
-           "tried": _s("what was tried"), "evidence": _s("commands, numbers, links"),
-           "learned": _s("what was learned"),
-           "blocked": _s("the pending decision(s) the task is blocked on, e.g. D-0002")},
-          ["task", "outcome", "result"]),
-    _tool("now_block", "Put this cycle's one NOW block on top: what was done, what the human needs, what is next.",
-          {"did": _s("what was done"), "human": _s("what the human needs to know or do ('nothing' is fine)"),
-           "next": _s("what comes next")}, ["did", "human", "next"]),
-    _tool("ask_decision", "Ask the human a decision in DECISIONS Pending, with your recommendation.",
-          {"title": _s("the question"), "recommendation": _s("what you recommend and why"),
-           "context": _s("what the human needs to know"), "options": _s("the options")},
-          ["title", "recommendation"]),
-    _tool("add_lesson", "Record a real mistake in LESSONS: what happened, why, what must change.",
-          {"title": _s("short title"), "happened": _s("what went wrong"), "why": _s("why"),
-           "change": _s("what must change"), "rule": _s("the one-line rule it would become"),
-           "supersedes": _s("R-NN of a rule it replaces")}, ["title", "happened", "why", "change"]),
-    _tool("confirm_lesson", "Confirm a lesson (L-NNNN) with this cycle's evidence.",
-          {"id": _s("L-NNNN"), "evidence": _s("the result that confirms it")}, ["id", "evidence"]),
-    _tool("roadmap_done", "Tick off the ROADMAP item this cycle finished (the daily close plans the top open item "
-          "until it is ticked).", {"item": _s("the item's text, or a part of it only that item holds")}, ["item"]),
+    *({"name": operation.tool, "description": operation.description, "input_schema": input_schema(operation)}
+      for operation in OPERATIONS),
     _tool("recall", "Search the whole memory history (LOG, lessons, decisions, NOW, rules). Only when the task "
           "needs the past; at most 2 queries. The best evidence comes first; hits marked weak do not hold most of the "
           "question. If nothing relevant comes back, say 'no memory of that' and go on.",

@@ -31,6 +31,7 @@ from gitmem.agents.anchors import TRUST_ANCHORS
 from gitmem.agents.protected import Protection, is_config
 from gitmem.agents.schemas import FILE_TOOLS, MEMORY_TOOLS, SHELL_TOOL, tool_schemas
 from gitmem.config import CONFIG_NAME, Config
+from gitmem.memory import operations
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.nofollow import files
 from gitmem.workspace import Workspace, runner_cycle
@@ -414,25 +415,16 @@ def _cut(text: str) -> str:
     return text[:MAX_OUTPUT] + f"\n… cut at {MAX_OUTPUT} characters"
 
 
-MEMORY_TOOLS_TEXT = """\
-- log_entry: this cycle's one LOG entry (task, outcome built|published|no-build, result, tried, evidence, learned;
-  blocked: the pending decision it waits on, if any)
-- now_block: this cycle's one NOW block (did, human, next)
-- ask_decision: a question for the human, with your recommendation
-- add_lesson / confirm_lesson: a real mistake and what must change / later evidence that confirms one
-- roadmap_done: tick off the ROADMAP item this cycle finished (the close plans the top open item until then)
-- recall: search the memory history
-The file tools (read_file, list_files, search_files, write_file, edit_file) refuse to write memory files."""
+# The cycle prompt's two lists of the memory operations, rendered from their one table (gitmem.memory.operations).
+MEMORY_TOOLS_TEXT = "\n".join([
+    *operations.tool_lines(),
+    "- recall: search the memory history",
+    "The file tools (read_file, list_files, search_files, write_file, edit_file) refuse to write memory files."])
 
-MEMORY_COMMANDS_TEXT = """\
-- gitmem log add --task "…" --outcome built|published|no-build --result "…" [--tried "…"] [--evidence "…"] [--learned "…"] [--blocked D-NNNN]
-- gitmem now add --did "…" --human "…" --next "…"
-- gitmem decision ask --title "…" --recommendation "…" [--context "…"] [--options "…"]
-- gitmem lesson add --title "…" --happened "…" --why "…" --change "…" [--rule "…"]
-- gitmem lesson confirm L-NNNN --evidence "…"
-- gitmem roadmap done "item" when this cycle finished a ROADMAP item (the close plans the top open item until then)
-- gitmem recall "words" (or grep -n on the memory files) to search the past
-Never edit the memory files by hand and never commit: the runner validates and commits."""  # noqa: E501 (exact prompt text)
+MEMORY_COMMANDS_TEXT = "\n".join([
+    *operations.command_lines(),
+    '- gitmem recall "words" (or grep -n on the memory files) to search the past',
+    "Never edit the memory files by hand and never commit: the runner validates and commits."])
 
 
 def memory_tools_text(backend: str) -> str:

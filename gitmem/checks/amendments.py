@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from functools import cached_property
 
 from gitmem import codes
+from gitmem.checks.log_entries import entry_rules
 from gitmem.checks.violation import Violation
 from gitmem.memory import fences, log
 from gitmem.memory.text import decode_text
@@ -137,8 +138,6 @@ def judge(path: str, data: bytes, amendment: log.LogEntry, scan: Headings | None
 def _has_error(path: str, data: bytes, line: int, at: int) -> bool:
     """Whether the entry whose heading is `line` (at byte `at`) breaks a rule about itself: a malformed heading,
     time or cycle order against the live entries above it, a missing Task or Result, a no-build without why."""
-    from gitmem.checks import log_checks
-
     line_end = data.find(b"\n", at)
     end = None if line_end < 0 else fences.first_heading(data, _HEADING, line_end + 1)
     doc = log.parse(decode_text(data[at:end]), first_line=line, expect_title=False)
@@ -147,5 +146,4 @@ def _has_error(path: str, data: bytes, line: int, at: int) -> bool:
     before = log.live(log.tail_entries(log.BytesSource(data, at), log.has_live_cycle).entries)
     previous_cycle = max((e.cycle for e in before if e.cycle is not None), default=None)
     # LOG's entry rules live in one place, the LOG check: the same rules that judged it when it was appended.
-    return bool(log_checks._entry_rules(None, path, doc.entries[:1], before[-1] if before else None,
-                                        previous_cycle))
+    return bool(entry_rules(None, path, doc.entries[:1], before[-1] if before else None, previous_cycle))

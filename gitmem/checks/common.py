@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from enum import Enum
 from typing import Any
 
-from gitmem.checks import CheckInput
+from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.codes import Code
 from gitmem.memory import fences
@@ -88,12 +88,18 @@ class Authorship(Enum):
 
 def authorship(inp: CheckInput) -> Authorship:
     """Whether `inp.author_email` is the agent: the address either side's config names (a commit that changes
-    agent.email is still judged by the old one), compared without case, or, failing that, the same address as
-    git records it (` agent@x` commits as `agent@x`, so writing it so is no way around a rule)."""
-    author = inp.author_email
+    agent.email is still judged by the old one); see `authorship_of`."""
+    return authorship_of(inp.author_email,
+                         [inp.config.agent.email, *([inp.old_config.agent.email] if inp.old_config else [])])
+
+
+def authorship_of(author: str | None, emails: Iterable[str]) -> Authorship:
+    """Whether `author` is the agent whose configured addresses are `emails`: compared without case, or, failing
+    that, the same address as git records it (` agent@x` commits as `agent@x`, so writing it so is no way around
+    a rule). The one rule of "is this author the agent", for the checks and for finding the agent's commits."""
     if not author:
         return Authorship.HUMAN
-    emails = [inp.config.agent.email, *([inp.old_config.agent.email] if inp.old_config else [])]
+    emails = list(emails)
     if author.lower() in {email.lower() for email in emails}:
         return Authorship.AGENT
     if git_email(author) in {git_email(email) for email in emails}:

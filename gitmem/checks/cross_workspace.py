@@ -8,9 +8,11 @@ what a merge brings from its other parents is theirs, not the merge's.
 """
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from gitmem import codes
-from gitmem.checks import CheckInput
 from gitmem.checks.common import authorship
+from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.config import Config
 from gitmem.gitio.snapshots import Snapshot, same_blob
@@ -25,7 +27,7 @@ def owned_paths(config: Config) -> dict[str, str]:
     return {path: next(iter(names)) for path, names in owners.items() if len(names) == 1}
 
 
-def check(inp: CheckInput) -> list[Violation]:
+def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
     by = authorship(inp)
     if inp.old is None or not inp.config.workspaces or not by.is_agent:
         return []

@@ -7,14 +7,17 @@ the change are judged; what was committed before stays as it was.
 """
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from gitmem import codes
-from gitmem.checks import CheckInput
+from gitmem.checks.inputs import CheckInput, unreadable
 from gitmem.checks.violation import Violation
 from gitmem.memory import log, now
 from gitmem.memory.text import decode_text
 
 
-def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
+def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
+    skip = unreadable(earlier)
     path, log_path = inp.config.path("now"), inp.config.path("log")
     if path in skip or log_path in skip:
         return []

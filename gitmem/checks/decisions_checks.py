@@ -1,11 +1,12 @@
 """GM2xx: DECISIONS is Pending then Resolved; resolved decisions are final and only humans resolve them."""
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 
 from gitmem import codes
-from gitmem.checks import CheckInput
 from gitmem.checks.common import authorship, duplicate_ids, texts
+from gitmem.checks.inputs import CheckInput, unreadable
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import decisions
@@ -14,7 +15,8 @@ from gitmem.memory.decisions import DecisionsDoc
 from gitmem.memory.text import Timestamp, decode_text
 
 
-def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
+def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
+    skip = unreadable(earlier)
     loaded = texts(inp, "decisions", skip)
     if loaded is None:
         return []

@@ -1,15 +1,18 @@
 """GM4xx: lessons are complete, confirmed by later cycles only, and never deleted."""
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from gitmem import codes
-from gitmem.checks import CheckInput
 from gitmem.checks.common import duplicate_ids, texts
+from gitmem.checks.inputs import CheckInput, unreadable
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import lessons
 from gitmem.memory.lessons import Lesson
 
 
-def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
+def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
+    skip = unreadable(earlier)
     loaded = texts(inp, "lessons", skip)
     if loaded is None:
         return []

@@ -1,10 +1,12 @@
 """GM3xx: LOG is append-only, in time order, with strictly increasing cycles, and every cycle says what it did."""
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 
 from gitmem import codes
-from gitmem.checks import CheckInput, written_times
+from gitmem.checks.inputs import CheckInput, unreadable
+from gitmem.checks.log_entries import entry_rules
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import fences, log
@@ -24,7 +26,8 @@ def open_at(snapshot: Snapshot | None, path: str, data: bytes, end: int) -> bool
     return fences.open_after(data, 0, end)
 
 
-def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
+def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
+    skip = unreadable(earlier)
     path = inp.config.path("log")
     if path in skip:
         return []
@@ -37,7 +40,7 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
         doc = log.parse(text)
         inp.new.facts[(FENCE_OPEN_AT_END, path)] = fences.open_after(new)
         return _amended(path, new, doc.entries, [from_problem(path, p) for p in doc.problems]
-                        + _entry_rules(inp, path, log.live(doc.entries), None, None) + _unclosed(path, text, False, 1))
+                        + entry_rules(inp, path, log.live(doc.entries), None, None) + _unclosed(path, text, False, 1))
     old = inp.old
     assert old is not None
     if new is None:
@@ -64,7 +67,7 @@ def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
     before = log.live(log.tail_entries(log.BytesSource(new, start, open_at_end=old_open, numbered=numbered),
                                        log.has_live_cycle).entries)
     previous_cycle = max((e.cycle for e in before if e.cycle is not None), default=None)
-    found += _entry_rules(inp, path, log.live(doc.entries), before[-1] if before else None, previous_cycle)
+    found += entry_rules(inp, path, log.live(doc.entries), before[-1] if before else None, previous_cycle)
     found += _unclosed(path, text, old_open, first)
     if amending:
         found = _amended(path, new, doc.entries, found)
@@ -99,52 +102,3 @@ def _unclosed(path: str, text: str, old_open: bool, first_line: int) -> list[Vio
         return []
     line = first_line + text.count("\n", 0, at)
     return [Violation.of(codes.UNCLOSED_FENCE, path, line)]
-
-
-def _entry_rules(inp: CheckInput | None, path: str, entries: tuple[log.LogEntry, ...],
-                 previous: log.LogEntry | None, previous_cycle: int | None) -> list[Violation]:
-    """The rules each entry answers to. `inp` is None where memory is judged as it stands, with no change and no
-    clock (gitmem.checks.amendments): there times decide nothing, as order is position (rules 4)."""
-    found: list[Violation] = []
-    last = previous
-    last_cycle = previous_cycle
-    for entry in entries:
-        found += _times(inp, path, entry, last)
-        last = entry
-        if entry.cycle is None:
-            continue
-        if last_cycle is not None and entry.cycle <= last_cycle:
-            found.append(Violation.of(codes.LOG_CYCLE_NOT_INCREASING, path, entry.line, cycle=entry.cycle,
-                                      last=last_cycle, next=last_cycle + 1))
-        last_cycle = entry.cycle
-        has_result = bool(log.outcome_reason(entry))
-        if entry.outcome == log.Outcome.NO_BUILD and not has_result:
-            found.append(Violation.of(codes.LOG_NO_BUILD_WITHOUT_REASON, path, entry.line))
-            continue
-        missing = [key for key in ("Task", "Result") if not (entry.get(key) or "").strip()]
-        if missing:
-            found.append(Violation.of(codes.LOG_CYCLE_INCOMPLETE, path, entry.line, cycle=entry.cycle,
-                                      missing=" or ".join(missing)))
-    return found
-
-
-def _what(entry: log.LogEntry) -> str:
-    return "the close entry" if entry.cycle is None else f"the entry of cycle {entry.cycle}"
-
-
-def _times(inp: CheckInput | None, path: str, entry: log.LogEntry, last: log.LogEntry | None) -> list[Violation]:
-    """The rules on a new entry's time (gitmem.checks.written_times): ahead of the clock, earlier than the entry
-    before it; under rules before 4, earlier at all is an error (GM302)."""
-    if inp is None:
-        return []
-    ahead = written_times.dated_ahead(inp, path, entry.line, _what(entry), entry.when, entry.heading())
-    found = [ahead] if ahead else []
-    if last is None:
-        return found
-    if not written_times.by_position(inp):
-        if entry.when.moment < last.when.moment:
-            found.append(Violation.of(codes.LOG_TIME_BACKWARDS, path, entry.line, when=entry.when, before=last.when))
-        return found
-    skew = written_times.skewed(path, entry.line, _what(entry), entry.when, _what(last).removeprefix("the "),
-                                last.when)
-    return [*found, *([skew] if skew else [])]

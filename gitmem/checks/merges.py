@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from gitmem import codes
-from gitmem.checks import CheckInput, run_checks, written_times
+from gitmem.checks import run_checks, written_times
+from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.config import Config
 from gitmem.gitio.snapshots import Snapshot

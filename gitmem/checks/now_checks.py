@@ -1,9 +1,12 @@
 """GM1xx: NOW blocks are short, well headed, and newest first."""
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from gitmem import codes
-from gitmem.checks import CheckInput, written_times
+from gitmem.checks import written_times
 from gitmem.checks.common import changed_span
+from gitmem.checks.inputs import CheckInput, unreadable
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import fences, now
 from gitmem.memory.text import decode_text, nonblank_count
@@ -24,7 +27,8 @@ def _text_to_check(old: bytes | None, new: bytes) -> bytes:
     return new if after_old_top is None else new[:after_old_top]
 
 
-def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
+def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
+    skip = unreadable(earlier)
     path = inp.config.path("now")
     if path in skip:
         return []

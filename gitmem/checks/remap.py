@@ -8,8 +8,10 @@ NOW the old top block (the current state) must still be there.
 """
 from __future__ import annotations
 
+from collections.abc import Collection
+
 from gitmem import codes
-from gitmem.checks import CheckInput
+from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.memory import now
 from gitmem.memory.text import decode_text
@@ -20,17 +22,17 @@ HISTORY_CODES = {codes.LOG_NOT_APPEND_ONLY.code, codes.DECISION_RESOLVED_REWRITT
                  codes.MEMORY_FILE_MISSING.code}
 
 
-def check(inp: CheckInput, found: list[Violation]) -> list[Violation]:
+def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
     lost: list[Violation] = []
     for role, old_path, new_path in inp.remapped:
         if inp.old is None or inp.old.read(new_path) is None:
             continue                    # there was nothing to carry
-        if _dropped(inp, role, new_path, found):
+        if _dropped(inp, role, new_path, earlier):
             lost.append(Violation.of(codes.MEMORY_REMAPPED, new_path, 1, role=role, old=old_path, new=new_path))
     return lost
 
 
-def _dropped(inp: CheckInput, role: str, path: str, found: list[Violation]) -> bool:
+def _dropped(inp: CheckInput, role: str, path: str, found: Collection[Violation]) -> bool:
     new = inp.new.read(path)
     if new is None or any(v.path == path and v.code in HISTORY_CODES for v in found):
         return True

@@ -3,11 +3,11 @@ code fences left open."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 from gitmem import codes, secrets
-from gitmem.checks import CheckInput
 from gitmem.checks.common import line_at, span_against
+from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config
 from gitmem.gitio.snapshots import BLOB_MODES, same_blob
@@ -60,7 +60,7 @@ def not_regular(inp: CheckInput) -> list[Violation]:
     return found
 
 
-def check(inp: CheckInput) -> list[Violation]:
+def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
     found: list[Violation] = not_regular(inp)
     refused = {path for path in trusted_paths(inp.config) if inp.new.mode(path) not in (None, *BLOB_MODES)}
     for role, path in inp.config.memory_paths().items():

@@ -1,17 +1,19 @@
 """GM5xx: RULES holds one-line proven rules with provenance, within limits; rules retire, never vanish."""
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 
 from gitmem import codes
-from gitmem.checks import CheckInput
 from gitmem.checks.common import duplicate_ids
+from gitmem.checks.inputs import CheckInput, unreadable
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import lessons, rules
 from gitmem.memory.text import decode_text
 
 
-def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
+def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
+    skip = unreadable(earlier)
     cfg = inp.config
     path = cfg.path("rules")
     if path in skip:

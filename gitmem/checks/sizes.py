@@ -21,13 +21,13 @@ the next context will load: a smaller budget must still hold the memory it is gi
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gitmem import codes
-from gitmem.checks import CheckInput
 from gitmem.checks.common import line_at, span_against
+from gitmem.checks.inputs import CheckInput, unreadable
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, Config, ConfigError, parse_config
 from gitmem.gitio.snapshots import Snapshot, same_blob
@@ -70,7 +70,8 @@ def share_percent(name: str) -> str:
     return f"{round(SHARES[name] * 100)}%"
 
 
-def check(inp: CheckInput, skip: set[str]) -> list[Violation]:
+def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
+    skip = unreadable(earlier)
     limits = size_limits(inp.config)
     whole = _budget_changed(inp)
     found: list[Violation] = []

@@ -6,8 +6,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 from gitmem import codes, gitio
-from gitmem.checks import CheckInput, run_checks
+from gitmem.checks import run_checks
+from gitmem.checks.common import authorship_of
 from gitmem.checks.generation import Generations, judged
+from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, Config, ConfigError, parse_config
 from gitmem.gitio import Snapshot
@@ -156,7 +158,7 @@ def check_since_checked(ws: Workspace) -> list[Violation]:
     parent with its own author, and the work tree against HEAD. With no such commit near, every file is judged
     whole against HEAD."""
     repo = ws.repo
-    base = gitio.last_phase_commit(repo, ws.config.agent.email)
+    base = last_checked(ws)
     if base is None:
         return check_worktree(ws)
     head = gitio.head_id(repo)
@@ -168,6 +170,13 @@ def check_since_checked(ws: Workspace) -> list[Violation]:
     except ShallowHistoryError:          # a shallow clone's cut between them: judge every file whole instead
         return check_worktree(ws)
     return sorted(since + check_worktree(ws, skip_unchanged=True))
+
+
+def last_checked(ws: Workspace) -> str | None:
+    """The newest commit near HEAD that a cycle or a close made, whose memory was checked before it was
+    committed; the agent is recognised by the one rule of the checks (`authorship_of`), not by exact email."""
+    email = ws.config.agent.email
+    return gitio.last_phase_commit(ws.repo, lambda author: authorship_of(author, [email]).is_agent)
 
 
 def _check(ws: Workspace, new: Snapshot, author: str | None, config_bytes: bytes | None) -> list[Violation]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from gitmem import codes
-from gitmem.checks import CheckInput
+from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.memory.clock_skew import beyond, spoken
 from gitmem.memory.text import Timestamp

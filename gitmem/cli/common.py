@@ -27,6 +27,35 @@ class UsageError(click.ClickException):
     exit_code = ExitCode.USAGE
 
 
+def cannot_write(target: Path, err: OSError | GitmemError) -> UsageError:
+    """The one refusal of writing a page the user asked for at `target` (`gitmem report`, `gitmem fleet report`)."""
+    from gitmem.nofollow import files
+
+    what = err.what if isinstance(err, files.FileRefused) else ""
+    if "symbolic link" in what:
+        why = "a link is in the way (gitmem never writes through one)"
+    elif what.startswith("is "):
+        why = "it is not a regular file"
+    elif what or not isinstance(err, OSError):
+        why = what or str(err)
+    else:
+        why = err.strerror or str(err)
+    return UsageError(f"cannot write {target}: {why}; remove it or choose another --out")
+
+
+def write_page(target: Path, data: bytes) -> None:
+    """Write a page the user asked for (a report) at `target`: its folder as named (made when missing), the file
+    itself as gitmem writes its own (gitmem.nofollow.files: never through a link, never a FIFO, replaced by a
+    rename). UsageError naming what is in the way."""
+    from gitmem.nofollow import files
+
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        files.write(target.parent, target.name, data)
+    except (OSError, files.FileRefused) as err:
+        raise cannot_write(target, err) from None
+
+
 def stderr_line(command: str | None, text: str) -> str:
     """The one shape of every line gitmem writes to stderr about itself, errors, warnings and notes alike:
     `gitmem: <command>: <text>`, or `gitmem: <text>` from gitmem as a whole. A reader (or grep) tells them

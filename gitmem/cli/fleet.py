@@ -1,7 +1,6 @@
 """`gitmem fleet`: the human's side of many agents: one inbox, one health table, one page."""
 from __future__ import annotations
 
-import errno
 import json
 import sys
 from dataclasses import asdict
@@ -10,7 +9,7 @@ from typing import Any
 
 import click
 
-from gitmem.cli.common import UsageError, colour_wanted, json_option
+from gitmem.cli.common import UsageError, cannot_write, colour_wanted, json_option, write_page
 from gitmem.cli.pending import INCOMPLETE
 from gitmem.errors import ExitCode, exit_codes_help
 
@@ -59,23 +58,6 @@ def _read(fleet_file: str, timeout: float, offline: bool, *, with_page: bool = F
     from gitmem.fleet.parallel import read_fleet
 
     return read_fleet(load_fleet(Path(fleet_file)), timeout=timeout, with_page=with_page, offline=offline)
-
-
-def _write_page(target: Path, text: str) -> None:
-    """The page at `target`, never through a link (UsageError naming what is in the way)."""
-    from gitmem.cli.report import write_no_link
-
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_no_link(target, text.encode("utf-8"))
-    except OSError as err:
-        raise UsageError(_cannot_write(target, err)) from None
-
-
-def _cannot_write(target: Path, err: OSError) -> str:
-    why = "a link is in the way (gitmem never writes through one)" if err.errno == errno.ELOOP else \
-        "it is not a regular file" if err.errno == errno.EISDIR else err.strerror or str(err)
-    return f"cannot write {target}: {why}; remove it or choose another --out"
 
 
 @click.group("fleet")
@@ -233,14 +215,14 @@ def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool, publi
     target = Path(out)
     written = 0
     text = render_page(view, public=public)
-    _write_page(target, text)
+    write_page(target, text.encode("utf-8"))
     try:
         for reading in [] if public else view.readings:
             if reading.page:       # never through a link, in a directory of links or not (FileRefused, exit 2)
                 files.write(target.parent, agent_page_name(reading.row), reading.page.encode("utf-8"))
                 written += 1
     except OSError as err:
-        raise UsageError(_cannot_write(target.parent / "agents", err)) from None
+        raise cannot_write(target.parent / "agents", err) from None
     _say(f"wrote {target} ({len(text.encode('utf-8')) // 1024} KB) and {written} agent page(s)"
          + ("; public view: verdicts and counts only" if public else ""))
     _say_unreadable(view.rows, public=public)
@@ -271,7 +253,7 @@ def fleet_pages(fleet_file: str, out: str, timeout: float, offline: bool) -> int
              "counts only, to anyone)")
         return ExitCode.OK
     view = read_fleet(chosen, timeout=timeout, with_page=True, offline=offline)
-    _write_page(Path(out), render_page(view, public=True))
+    write_page(Path(out), render_page(view, public=True).encode("utf-8"))
     _say(f"wrote {out}: the public page, verdicts and counts only; GitHub Pages shows it to anyone")
     return ExitCode.USAGE if view.failed else ExitCode.OK
 

@@ -2,17 +2,13 @@
 charts for a job summary."""
 from __future__ import annotations
 
-import errno
-import os
-import stat
 from datetime import date
 from pathlib import Path
 
 import click
 
-from gitmem.cli.common import DayParam, UsageError, open_workspace, workspace_option
+from gitmem.cli.common import DayParam, UsageError, open_workspace, workspace_option, write_page
 from gitmem.errors import ExitCode, exit_codes_help
-from gitmem.nofollow import files
 
 # A chart has a point per day: 0001-01-01 would be 740,000 of them.
 DAYS = DayParam(earliest=date(1970, 1, 1), latest=date(2199, 12, 31))
@@ -60,28 +56,9 @@ def report(fmt: str, since: date | None, until: date | None, out: str | None, wo
     from gitmem.workspace.statedir import state_directory
 
     target = Path(out) if out is not None else state_directory(ws.state_dir or ws.root) / "report.html"
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        write_no_link(target, text.encode("utf-8"))
-    except OSError as err:
-        if err.errno == errno.ENAMETOOLONG:
-            raise UsageError(f"cannot write {target}: {files.NAME_TOO_LONG}; choose a shorter --out") from None
-        why = "a link is in the way (gitmem never writes through one)" if err.errno == errno.ELOOP else \
-            "it is not a regular file" if err.errno == errno.EISDIR else err.strerror or str(err)
-        raise UsageError(f"cannot write {target}: {why}; remove it or choose another --out") from None
+    write_page(target, text.encode("utf-8"))
     click.echo(f"wrote {target} ({len(text.encode('utf-8')) // 1024} KB)")
     return ExitCode.OK
-
-
-def write_no_link(target: Path, data: bytes) -> None:
-    """Write `target` without following a link planted at it (an agent can reach .git/gitmem/report.html), nor
-    opening a FIFO or a device there: O_NOFOLLOW and O_NONBLOCK, then only a regular file is truncated."""
-    fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
-    with os.fdopen(fd, "wb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EISDIR, "not a regular file")
-        handle.truncate(0)
-        handle.write(data)
 
 
 COMMANDS = (report,)

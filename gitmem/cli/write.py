@@ -1,14 +1,17 @@
 """Memory-writing commands: canonical entries with clock timestamps. They write files only, never stage or commit."""
 from __future__ import annotations
 
+import builtins
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from gitmem.cli.common import json_option, open_workspace, workspace_option
 from gitmem.errors import ExitCode, exit_codes_help
 from gitmem.memory.log import OUTCOMES
+from gitmem.memory.operations import named
 
 if TYPE_CHECKING:     # the library loads inside commands only
     from gitmem.gitio import Identity
@@ -54,6 +57,34 @@ def _done(what: str, path: str, line: str, as_json: bool, data: dict[str, Any]) 
     return ExitCode.OK
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def python_name(name: str) -> str:
+    """The Python parameter a field arrives in: its own name, or with a `_` where that is a builtin (`next`)."""
+    return f"{name}_" if hasattr(builtins, name) else name
+
+
+def field_help(tool: str, name: str) -> str:
+    """The help text of one field of a memory operation, for a command that takes it too (`log amend`)."""
+    return next(param.help for param in named(tool).params if param.name == name)
+
+
+def declared(tool: str) -> Callable[[_F], _F]:
+    """The options (and argument) of the command that writes `tool`, from the one table of memory operations
+    (gitmem.memory.operations): the same names, help texts and choices as the tool the agent calls."""
+    def apply(command: _F) -> _F:
+        for param in reversed(named(tool).params):
+            if param.argument:
+                command = click.argument(python_name(param.name), metavar=param.metavar or None)(command)
+            else:
+                command = click.option(f"--{param.name}", python_name(param.name), required=param.required,
+                                       type=click.Choice(param.choices) if param.choices else None,
+                                       metavar=param.metavar or None, help=param.help)(command)
+        return command
+    return apply
+
+
 # Every code a memory write can end with (its --help lists them, and 70 and 130, which any command can).
 EXIT_CODES = {
     ExitCode.OK: "written",
@@ -71,15 +102,7 @@ def log_group() -> None:
 
 
 @log_group.command("add", epilog=EPILOG)
-@click.option("--task", required=True, help="What this cycle set out to do.")
-@click.option("--outcome", required=True, type=click.Choice(OUTCOMES),
-              help="How it ended; no-build when the cycle built nothing (say why in --result).")
-@click.option("--result", required=True, help="What came of it; for no-build, why nothing was built (Rule 0).")
-@click.option("--tried", help="What was tried.")
-@click.option("--evidence", help="Evidence: commands, numbers, links.")
-@click.option("--learned", help="What was learned.")
-@click.option("--blocked", metavar="D-NNNN", help="The pending decision(s) this cycle is blocked on; the close "
-                                                  "plans around them.")
+@declared("log_entry")
 @json_option
 @workspace_option
 def log_add(task: str, outcome: str, result: str, tried: str | None, evidence: str | None, learned: str | None,
@@ -106,11 +129,11 @@ def log_add(task: str, outcome: str, result: str, tried: str | None, evidence: s
               help="The line of the invalid entry's heading (`gitmem status` and `gitmem verify` name it).")
 @click.option("--outcome", required=True, type=click.Choice((*OUTCOMES, "close")),
               help="How the amended cycle ended, or `close` to amend a close entry.")
-@click.option("--result", required=True, help="What came of it; for no-build, why nothing was built (Rule 0).")
+@click.option("--result", required=True, help=field_help("log_entry", "result"))
 @click.option("--task", help="What the cycle set out to do (required for a cycle).")
-@click.option("--tried", help="What was tried.")
-@click.option("--evidence", help="Evidence: commands, numbers, links.")
-@click.option("--learned", help="What was learned.")
+@click.option("--tried", help=field_help("log_entry", "tried"))
+@click.option("--evidence", help=field_help("log_entry", "evidence"))
+@click.option("--learned", help=field_help("log_entry", "learned"))
 @click.option("--blocked", metavar="D-NNNN", help="The pending decision(s) the cycle is blocked on.")
 @json_option
 @workspace_option
@@ -137,9 +160,7 @@ def now_group() -> None:
 
 
 @now_group.command("add", epilog=EPILOG)
-@click.option("--did", required=True, help="What was done.")
-@click.option("--human", required=True, help="What the human needs to know or do ('nothing' is fine).")
-@click.option("--next", "next_", required=True, help="What comes next.")
+@declared("now_block")
 @json_option
 @workspace_option
 def now_add(did: str, human: str, next_: str, as_json: bool, workspace: str | None) -> int:
@@ -156,10 +177,7 @@ def decision_group() -> None:
 
 
 @decision_group.command("ask", epilog=EPILOG)
-@click.option("--title", required=True, help="The question for the human, in one line (the decision's heading).")
-@click.option("--recommendation", required=True, help="What the agent recommends, and why.")
-@click.option("--context", help="What the human needs to know to decide.")
-@click.option("--options", help="The options on the table.")
+@declared("ask_decision")
 @json_option
 @workspace_option
 def decision_ask(title: str, recommendation: str, context: str | None, options: str | None, as_json: bool,
@@ -206,12 +224,7 @@ def lesson_group() -> None:
 
 
 @lesson_group.command("add", epilog=EPILOG)
-@click.option("--title", required=True, help="What the lesson is about, in one line (its heading).")
-@click.option("--happened", required=True, help="What went wrong.")
-@click.option("--why", required=True, help="Why it happened.")
-@click.option("--change", required=True, help="What must change.")
-@click.option("--rule", help="The one-line rule this lesson would become.")
-@click.option("--supersedes", metavar="R-NN", help="A rule this lesson replaces once promoted.")
+@declared("add_lesson")
 @json_option
 @workspace_option
 def lesson_add(title: str, happened: str, why: str, change: str, rule: str | None, supersedes: str | None,
@@ -225,14 +238,13 @@ def lesson_add(title: str, happened: str, why: str, change: str, rule: str | Non
 
 
 @lesson_group.command("confirm", epilog=EPILOG)
-@click.argument("lesson_id", metavar="L-NNNN")
-@click.option("--evidence", required=True, help="The later result that confirms the lesson.")
+@declared("confirm_lesson")
 @json_option
 @workspace_option
-def lesson_confirm(lesson_id: str, evidence: str, as_json: bool, workspace: str | None) -> int:
+def lesson_confirm(id_: str, evidence: str, as_json: bool, workspace: str | None) -> int:
     """Add a `Confirmed:` line from the current cycle."""
     memory, ws, _ = _memory(workspace)
-    item = memory.confirm_lesson(lesson_id, evidence=evidence)
+    item = memory.confirm_lesson(id_, evidence=evidence)
     events = [event for _, event in item.confirmations if event is not None]
     _note_cycle(events[-1].cycle if events else None, ws, "confirmation")
     return _done("confirmed", ws.config.path("lessons"), item.heading(), as_json,
@@ -245,7 +257,7 @@ def roadmap_group() -> None:
 
 
 @roadmap_group.command("done", epilog=EPILOG)
-@click.argument("item")
+@declared("roadmap_done")
 @json_option
 @workspace_option
 def roadmap_done(item: str, as_json: bool, workspace: str | None) -> int:

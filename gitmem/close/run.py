@@ -248,7 +248,7 @@ def _commit(ws: Workspace, result: CloseResult, head: str) -> str:
     body = [result.message] + [f"promoted {p['rule']} from {p['lesson']}" for p in result.promoted]
     message = (f"gitmem: close {result.day.isoformat()}\n\n" + "\n".join(body)
                + f"\n\n{PHASE_TRAILER}\n{generation.trailer()}\n")
-    identity = gitio.Identity(config.agent.name, config.agent.email)
+    identity = config.agent.identity
     return gitio.commit_files(ws.repo, files, message, author=identity)
 
 

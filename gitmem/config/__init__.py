@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import Field, dataclass, field, fields, is_dataclass, replace
 from datetime import UTC
 from pathlib import Path, PurePosixPath
-from typing import Any, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any, get_origin, get_type_hints
 
 from gitmem.codes import RULES_VERSION
 from gitmem.config.nesting import MAX_DEPTH, TooDeep, depth, parsing, within_depth
@@ -19,6 +19,9 @@ from gitmem.config.validate import (
     workspace_name_problem,
 )
 from gitmem.errors import ExitCode, GitmemError
+
+if TYPE_CHECKING:
+    from gitmem.gitio import Identity
 
 CONFIG_NAME = "gitmem.yaml"
 ROLES = ("now", "decisions", "log", "lessons", "rules", "roadmap")
@@ -87,6 +90,13 @@ class Agent:
     # The bubblewrap sandbox of the command agent and the run_command tool (gitmem.agents.sandbox);
     # `sandbox: auto` is short for `sandbox: {mode: auto}`.
     sandbox: Sandbox = field(default_factory=Sandbox)
+
+    @property
+    def identity(self) -> Identity:
+        """Who the agent's commits are by (a cycle's, its salvage's, a proposal's, the close's): built here only."""
+        from gitmem.gitio import Identity  # pygit2 loads with git work, not with the config
+
+        return Identity(self.name, self.email)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from gitmem import gitio
 from gitmem.agents.protected import fold
-from gitmem.gitio.restore import no_link_on_the_way
 from gitmem.nofollow import files
 from gitmem.workspace.statedir import state_directory
 
@@ -109,4 +108,4 @@ def _content(root: Path, rel: str) -> bytes | None:
 
 def _parent_is_folder(root: Path, rel: str) -> bool:
     parent = (root / rel).parent
-    return no_link_on_the_way(root, rel) and parent.is_dir()
+    return files.plain_way(root, rel) and parent.is_dir()

@@ -153,10 +153,13 @@ def _date_new_decisions(memory: MemoryWriter, before: str, window: Window) -> li
 
 def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[str], why_no_log: str,
                 runner_fields: dict[str, str], window: Window) -> Settled:
-    after = memory.read("log")
-    appended = after[len(before):] if after.startswith(before) else ""
-    first_line = before.count("\n") + 1
-    entries = list(log.parse(appended, first_line=first_line, expect_title=False).entries)
+    new = memory.read("log").encode("utf-8")
+    # The agent's entries, read as every judge of LOG reads an append (`log.appended_entries`, from the verdict
+    # of GM301): a rewrite of the old lines has none. Text the agent put above its first heading is kept out,
+    # as the entry is rebuilt after the old LOG anyway.
+    verdict = log.append_verdict(before.encode("utf-8"), new)
+    located = verdict.ok or verdict.variant in (log.APPENDED_TO_ENTRY, log.IN_OPEN_FENCE)
+    entries = list(log.appended_entries(new, log.Append(verdict.start, verdict.open_))) if located else []
     extra_notes: list[str] = []
     if not entries:
         _restore(memory, "log", before)
@@ -180,7 +183,8 @@ def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[st
     body = _with_runner_fields(body, runner_fields)
     rebuilt = log.LogEntry(when, cycle, outcome, tuple(body))
     if len(entries) > 1 or rebuilt.render() != chosen.render():
-        files.write(memory.root, memory.config.path("log"), log.append_entry(before, rebuilt).encode("utf-8"))
+        kept = before + (log.fence_closer(before) if verdict.open_ else "")   # the agent's entry, not more code
+        files.write(memory.root, memory.config.path("log"), log.append_entry(kept, rebuilt).encode("utf-8"))
     task = one_line(chosen.get("Task") or NO_TASK)
     return Settled(cycle, task, outcome, extra_notes)
 

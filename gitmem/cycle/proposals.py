@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from gitmem import gitio
 from gitmem.agents import protected
 from gitmem.cycle.agent_guard import CycleGuard
+from gitmem.cycle.messages import commit_message
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.nofollow import files
 from gitmem.nofollow.files import FileRefused
@@ -40,7 +41,6 @@ def hold_back(guard: CycleGuard, paths: list[str], *, clock: Clock | None, remot
     held = [path for path in paths if guard.protection.covers(path)]
     if not held:
         return result
-    from gitmem.cycle.runner import agent_identity, commit_message
     from gitmem.publish.push import free_branch_name
 
     repo = ws.repo
@@ -48,7 +48,7 @@ def hold_back(guard: CycleGuard, paths: list[str], *, clock: Clock | None, remot
                             remote or gitio.upstream_of(repo, guard.branch)[0])
     listing = ", ".join(held[:SHOWN]) + (f" and {len(held) - SHOWN} more" if len(held) > SHOWN else "")
     gitio.commit_worktree(repo, held, commit_message(guard.cycle, "proposal", f"changes to {listing}", "proposal"),
-                          author=agent_identity(ws.config), ref=f"refs/heads/{name}")
+                          author=ws.config.agent.identity, ref=f"refs/heads/{name}")
     gitio.restore_paths(repo, held)
     result.branch = name
     memory = MemoryWriter(ws, clock=clock, author_email=ws.config.agent.email)

@@ -21,20 +21,20 @@ from typing import Any
 from gitmem import codes, gitio
 from gitmem.agents import sandbox
 from gitmem.agents.base import AgentError, AgentResult, Backend, CycleRequest
-from gitmem.checks import CheckInput, generation, has_errors, run_checks
+from gitmem.checks import CheckInput, has_errors, run_checks
 from gitmem.checks.targets import check_since_checked
 from gitmem.checks.violation import Violation
 from gitmem.codes import Code
-from gitmem.config import Config
 from gitmem.cycle import allowance, lock, postflight, proposals, salvage, schedule
 from gitmem.cycle.agent_guard import CycleGuard
+from gitmem.cycle.messages import commit_message
 from gitmem.cycle.oversize import Held, hold_out
 from gitmem.cycle.room import DiskFull, Room, full_failure, is_disk_full, short_of_room
 from gitmem.cycle.trust import all_trusted
 from gitmem.errors import ExitCode, GitmemError, RunFailure
 from gitmem.memory import decisions, placeholders
 from gitmem.memory.log import Outcome
-from gitmem.memory.text import one_line, printable, unlinked
+from gitmem.memory.text import printable
 from gitmem.memory_writer import WriteRefused
 from gitmem.nofollow.files import FileRefused
 from gitmem.secrets import scrub
@@ -105,19 +105,6 @@ class CycleReport:
 def next_cycle(ws: Workspace) -> int:
     """The number this cycle gets, from memory alone: the runner never takes it from the environment."""
     return ws.cycle_for("log", from_env=False)
-
-
-def agent_identity(config: Config) -> gitio.Identity:
-    return gitio.Identity(config.agent.name, config.agent.email)
-
-
-def commit_message(cycle: int, outcome: str, task: str, phase: str = "cycle") -> str:
-    """The cycle's commit message. The task is the agent's text: a "Fixes #12" in it must not close the human's
-    issue when the commit lands on the default branch."""
-    subject = unlinked(one_line(task))
-    subject = subject if len(subject) <= 100 else subject[:99] + "…"
-    return (f"gitmem: cycle {cycle} · {outcome} · {subject}\n\nGitmem-Cycle: {cycle}\nGitmem-Phase: {phase}\n"
-            f"{generation.trailer()}\n")
 
 
 # -- preflight -----------------------------------------------------------------------------------------------
@@ -384,7 +371,7 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old:
         report.messages.append(f"the agent wrote no LOG entry: the runner logged no-build (Rule 0): {_why(result)}")
     paths = guard.candidates()
     message = commit_message(report.cycle, settled.outcome, settled.task)
-    report.commit = gitio.commit_worktree(repo, paths, message, author=agent_identity(config))
+    report.commit = gitio.commit_worktree(repo, paths, message, author=config.agent.identity)
     report.messages.append(f"committed {report.commit[:10]} {message.splitlines()[0]}")
     return None
 

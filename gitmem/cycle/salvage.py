@@ -95,7 +95,7 @@ def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: s
     held = hold_out(ws, guard.candidates(), cycle)   # too big for any branch that is pushed: kept in .git/gitmem/held
     cleaned = scrub_candidates(ws, guard, start)
     changed = cleaned.paths
-    identity = gitio.Identity(config.agent.name, config.agent.email)
+    identity = config.agent.identity
     saved_on = None
     if changed:
         saved_on = free_branch_name(repo, f"gitmem/salvage/cycle-{cycle}", upstream)

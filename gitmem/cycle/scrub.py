@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from gitmem import secrets
-from gitmem.gitio.restore import no_link_on_the_way
+from gitmem.nofollow import files
 
 
 @dataclass
@@ -106,7 +106,7 @@ def _rename(root: Path, rel: str, result: Scrubbed) -> str:
     if not secrets.holds_secret(rel):
         return rel
     masked = secrets.scrub(rel)
-    if not no_link_on_the_way(root, masked):
+    if not files.plain_way(root, masked):
         masked = masked.replace("/", "__")           # a link or file sits where a folder would go: stay at the top
     target, number = masked, 1
     while os.path.lexists(root / target):

@@ -22,6 +22,7 @@ misspelt `branch` would silently read the wrong branch of every agent.
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,8 +188,6 @@ def _entry(item: Any, shown: str, line: str, index: int) -> AgentEntry:
 
 def _github_of(repo: str) -> str | None:
     """owner/name when `repo` is a URL on github.com (or GITHUB_SERVER_URL's host)."""
-    from gitmem.fleet.read import github_path
-
     return github_path(repo) if is_url(repo) else None
 
 
@@ -259,3 +258,19 @@ def repo_problem(repo: str) -> str | None:
 def duration_seconds(value: str) -> int | None:
     found = DURATION_RE.match(value.strip())
     return int(found.group(1)) * UNITS[found.group(2)] if found else None
+
+
+def github_path(repo: str) -> str | None:
+    """`owner/name` when `repo` is a GitHub URL (https, ssh or scp-like), else None."""
+    server = (os.environ.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/")
+    host = urlsplit(server).hostname or "github.com"
+    if repo.startswith(f"git@{host}:"):
+        rest = repo.split(":", 1)[1]
+    else:
+        parts = urlsplit(repo)
+        if parts.hostname != host or parts.scheme not in ("https", "ssh", "http"):
+            return None
+        rest = parts.path.lstrip("/")
+    rest = rest.removesuffix("/").removesuffix(".git")
+    pieces = rest.split("/")
+    return rest if len(pieces) == 2 and all(pieces) else None

@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from gitmem import gitio
 from gitmem.cycle import schedule
 from gitmem.errors import GitmemError
-from gitmem.fleet.fleetfile import AgentEntry
+from gitmem.fleet.fleetfile import AgentEntry, github_path
 from gitmem.memory import decisions
 from gitmem.memory.decisions import age_text
 from gitmem.memory.text import parse_timestamp, printable
@@ -225,22 +225,6 @@ def verdict(row: AgentRow) -> tuple[str, str]:
 
 def _span(seconds: float) -> str:
     return age_text(seconds / 86400)
-
-
-def github_path(repo: str) -> str | None:
-    """`owner/name` when `repo` is a GitHub URL (https, ssh or scp-like), else None."""
-    server = (os.environ.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/")
-    host = urlsplit(server).hostname or "github.com"
-    if repo.startswith(f"git@{host}:"):
-        rest = repo.split(":", 1)[1]
-    else:
-        parts = urlsplit(repo)
-        if parts.hostname != host or parts.scheme not in ("https", "ssh", "http"):
-            return None
-        rest = parts.path.lstrip("/")
-    rest = rest.removesuffix("/").removesuffix(".git")
-    pieces = rest.split("/")
-    return rest if len(pieces) == 2 and all(pieces) else None
 
 
 def answer_at(entry: AgentEntry, path: str, line: int, branch: str) -> str:

@@ -1,7 +1,7 @@
 """Reading history: revisions, ranges, ancestry, and commits as plain values."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -254,9 +254,11 @@ def signature(repo: Repo, commit_id: str) -> tuple[bytes, bytes] | None:
     return bytes(found[0]), bytes(found[1])
 
 
-def last_phase_commit(repo: Repo, email: str, *, depth: int = 64) -> str | None:
+def last_phase_commit(repo: Repo, by_agent: Callable[[str], bool], *, depth: int = 64) -> str | None:
     """The newest of HEAD's first-parent ancestors, at most `depth` back, that a cycle or a close committed: by
-    `email` (the agent identity) with a `Gitmem-Phase:` trailer. None when there is none that near."""
+    an author email `by_agent` takes for the agent's, with a `Gitmem-Phase:` trailer. None when there is none
+    that near. Which email is the agent's is the checks' one rule (gitmem.checks.common.authorship_of), which
+    this layer, below the checks, is handed."""
     raw = repo.raw
     if raw.head_is_unborn:
         return None
@@ -265,6 +267,6 @@ def last_phase_commit(repo: Repo, email: str, *, depth: int = 64) -> str | None:
     for seen, found in enumerate(walker):
         if seen >= depth:
             break
-        if found.author.email == email and "\nGitmem-Phase: " in found.message:
+        if "\nGitmem-Phase: " in found.message and by_agent(found.author.email):
             return str(found.id)
     return None

@@ -1,10 +1,8 @@
-"""Putting chosen work-tree paths back as HEAD has them, never writing through a link the agent planted."""
+"""Putting chosen work-tree paths back as HEAD has them, never writing through a link the agent planted: every
+entry is reached as gitmem reaches its own files (gitmem.nofollow.files: one component at a time, O_NOFOLLOW)."""
 from __future__ import annotations
 
 import os
-import shutil
-import stat
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import cast
@@ -12,7 +10,7 @@ from typing import cast
 import pygit2
 
 from gitmem.gitio.repository import Repo, root
-from gitmem.nofollow.files import EXECUTABLE, LINK
+from gitmem.nofollow import files
 
 
 def head_entry(repo: Repo, path: str) -> tuple[bytes, int] | None:
@@ -44,65 +42,15 @@ def restore_paths(repo: Repo, paths: Iterable[str]) -> None:
 
 
 def _remove(base: Path, rel: str) -> None:
-    full = base / rel
-    if not no_link_on_the_way(base, rel):
-        return                                  # a link or file where a folder was: nothing of the tree is there
-    try:
-        info = os.lstat(full)
-    except FileNotFoundError:
-        return
-    if stat.S_ISDIR(info.st_mode):
-        shutil.rmtree(full)
-    else:
-        os.unlink(full)
-    parent = full.parent
+    files.remove_entry(base, rel)
+    parent = (base / rel).parent
     while parent != base and parent.is_relative_to(base):
         try:
-            os.rmdir(parent)                    # only when empty
+            os.rmdir(parent)                    # only when empty; never a link (rmdir does not follow one)
         except OSError:
             break
         parent = parent.parent
 
 
-def no_link_on_the_way(base: Path, rel: str) -> bool:
-    """Every folder on the way to `rel` is a real folder or absent: no link or file the agent planted, through
-    which a path would reach outside the tree (lstat of the full path follows such a link)."""
-    current = base
-    for part in Path(rel).parts[:-1]:
-        current = current / part
-        try:
-            if not stat.S_ISDIR(os.lstat(current).st_mode):
-                return False
-        except FileNotFoundError:
-            return True                         # nothing further down exists either
-    return True
-
-
 def _write(base: Path, rel: str, data: bytes, mode: int) -> None:
-    full = base / rel
-    current = base
-    for part in Path(rel).parts[:-1]:           # every folder on the way is a real one inside the tree
-        current = current / part
-        try:
-            info = os.lstat(current)
-        except FileNotFoundError:
-            os.mkdir(current)
-            continue
-        if not stat.S_ISDIR(info.st_mode):
-            os.unlink(current)
-            os.mkdir(current)
-    try:
-        if stat.S_ISDIR(os.lstat(full).st_mode):
-            shutil.rmtree(full)
-        else:
-            os.unlink(full)
-    except FileNotFoundError:
-        pass
-    if mode == LINK:
-        os.symlink(os.fsdecode(data), full)
-        return
-    fd, tmp = tempfile.mkstemp(prefix=f".{full.name}.", dir=full.parent)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    os.chmod(tmp, 0o755 if mode == EXECUTABLE else 0o644)
-    os.replace(tmp, full)
+    files.put_entry(base, rel, data, mode)

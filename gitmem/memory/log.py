@@ -216,6 +216,12 @@ def append_entry(text: str, entry: LogEntry) -> str:
     return text + "\n" + entry.render() + "\n"
 
 
+def fence_closer(text: str) -> str:
+    """What closes the code fence a LOG written before fences were checked ends inside (`text` is that LOG, or
+    its end), so that an entry appended after it is an entry and not more of that code (gitmem.memory.fences)."""
+    return ("" if not text or text.endswith("\n") else "\n") + "```\n"
+
+
 # -- append-only (GM301) ---------------------------------------------------------------------------------
 # LOG changes only by text added at its end, each addition starting with its own heading. `check`
 # (gitmem.checks.log_checks), the cycle's permissions (gitmem.cycle.permissions) and both merges

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
@@ -151,9 +152,10 @@ def _holds_git(dir_fd: int, name: str) -> bool:
         os.close(inner)
 
 
-def _walk(root: Path, parts: list[str], rel: str, *, make: bool) -> int:
+def _walk(root: Path, parts: list[str], rel: str, *, make: bool, repair: bool = False) -> int:
     """An fd of the directory holding `parts[-1]`, reached without following any link; `make` creates
-    missing directories. Raises FileNotFoundError when one is missing and `make` is false."""
+    missing directories, `repair` also replaces a link or a file on the way with a directory (putting a tree
+    back as git has it). Raises FileNotFoundError when one is missing and `make` is false."""
     dir_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         for depth, part in enumerate(parts[:-1]):
@@ -167,6 +169,13 @@ def _walk(root: Path, parts: list[str], rel: str, *, make: bool) -> int:
             except OSError as err:
                 if err.errno not in (errno.ENOTDIR, errno.ELOOP):
                     raise
+                if repair:          # the entry itself goes, never what a link points to
+                    os.unlink(part, dir_fd=dir_fd)
+                    os.mkdir(part, 0o777, dir_fd=dir_fd)
+                    inner = os.open(part, _DIR, dir_fd=dir_fd)
+                    os.close(dir_fd)
+                    dir_fd = inner
+                    continue
                 where = "/".join(parts[:depth + 1])
                 what = _what(dir_fd, part) or "is not a directory"
                 raise FileRefused(rel, f"is inside {where}, which {what}",
@@ -398,3 +407,71 @@ def remove(root: Path, rel: str) -> None:
     finally:
         os.close(dir_fd)
 
+
+# -- any entry of the tree, as git puts it back ------------------------------------------------------------
+
+def _tree_parts(rel: str) -> list[str]:
+    """The components of a path of the work tree as git names it (any name but `..`, never absolute)."""
+    parts = [part for part in PurePosixPath(rel).parts if part != "."]
+    if not parts or PurePosixPath(rel).is_absolute() or ".." in parts or "\0" in rel:
+        raise FileRefused(rel or "''", "is not a path inside the work tree",
+                          "name a file relative to the repository root, without `..`")
+    return parts
+
+
+def remove_entry(root: Path, rel: str) -> None:
+    """Remove whatever is at `rel` (a file, a link, a whole directory), reached one component at a time
+    without following a link: when a link or a file stands where a folder was, nothing of the tree is there,
+    and nothing is removed."""
+    parts = _tree_parts(rel)
+    try:
+        dir_fd = _walk(root, parts, rel, make=False)
+    except (FileNotFoundError, FileRefused):
+        return
+    try:
+        found = os.stat(parts[-1], dir_fd=dir_fd, follow_symlinks=False)
+        if stat.S_ISDIR(found.st_mode):
+            shutil.rmtree(parts[-1], dir_fd=dir_fd)      # by fds, never through a link inside
+        else:
+            os.unlink(parts[-1], dir_fd=dir_fd)
+    except FileNotFoundError:
+        pass
+    finally:
+        os.close(dir_fd)
+
+
+def put_entry(root: Path, rel: str, data: bytes, git_mode: int) -> None:
+    """Make `rel` the file (REGULAR, EXECUTABLE) or link (LINK, `data` its target) git holds, whatever is there:
+    every folder on the way becomes a real one (a link or a file there is replaced, never followed), a
+    directory at `rel` goes, and the file replaces the old entry by a rename."""
+    parts = _tree_parts(rel)
+    dir_fd = _walk(root, parts, rel, make=True, repair=True)
+    name = parts[-1]
+    try:
+        try:
+            found = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+            if stat.S_ISDIR(found.st_mode):
+                shutil.rmtree(name, dir_fd=dir_fd)
+            elif git_mode == LINK:
+                os.unlink(name, dir_fd=dir_fd)
+        except FileNotFoundError:
+            pass
+        if git_mode == LINK:
+            os.symlink(os.fsdecode(data), name, dir_fd=dir_fd)
+        else:
+            _replace(dir_fd, name, data, 0o755 if git_mode == EXECUTABLE else 0o644)
+    finally:
+        os.close(dir_fd)
+
+
+def plain_way(root: Path, rel: str) -> bool:
+    """Whether every folder on the way to `rel` is a plain directory of the tree, or missing (then nothing
+    further down exists either): no link or file planted there, reached as `remove_entry` reaches it."""
+    parts = _tree_parts(rel)
+    try:
+        os.close(_walk(root, parts, rel, make=False))
+    except FileNotFoundError:
+        return True
+    except FileRefused:
+        return False
+    return True

@@ -31,7 +31,7 @@ from gitmem.errors import GitmemError
 from gitmem.secrets import scrub
 from gitmem.sessions.mcp_session import INVALID_PARAMS, RESOURCE_NOT_FOUND, Method, Params, Peer, RpcError
 from gitmem.sessions.mcp_wire import wire
-from gitmem.sessions.protocol import DESCRIPTIONS, EXTRA_TOOLS, INSTRUCTIONS, RESOLVE_NAMES, RESOURCES, SERVER
+from gitmem.sessions.protocol import EXTRA_TOOLS, INSTRUCTIONS, RESOLVE_NAMES, RESOURCES, SERVER
 
 if TYPE_CHECKING:
     from gitmem.agents.tools import Toolbox
@@ -74,8 +74,8 @@ def tool_list() -> tuple[dict[str, Any], ...]:
     """The tools as tools/list names them: name, description, inputSchema."""
     from gitmem.agents.schemas import MEMORY_TOOLS
 
-    tools = [{"name": spec["name"], "description": DESCRIPTIONS.get(spec["name"], spec["description"]),
-              "inputSchema": spec["input_schema"]} for spec in MEMORY_TOOLS]
+    tools = [{"name": spec["name"], "description": spec["description"], "inputSchema": spec["input_schema"]}
+             for spec in MEMORY_TOOLS]
     tools += [{"name": name, "description": text, "inputSchema": {"type": "object", "properties": props}}
               for name, text, props in EXTRA_TOOLS]
     return tuple(tools)

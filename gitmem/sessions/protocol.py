@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gitmem.memory.operations import OPERATIONS, named, usage
 from gitmem.sessions.launcher import LAUNCHER
 
 if TYPE_CHECKING:
@@ -20,21 +21,7 @@ INSTRUCTIONS = (
     "to ask_decision; only the human answers decisions. Record real mistakes with add_lesson and later evidence "
     "with confirm_lesson. Use recall only when the task needs the past. Never edit the memory files by hand; "
     "these tools write files only: commit them together with your work.")
-DESCRIPTIONS = {
-    "log_entry": "Write this session's (or cycle's) one LOG entry, once, at the end: what the task was, the "
-                 "outcome (built, published, or no-build with the reason: Rule 0), the result and evidence. "
-                 "Timestamp and cycle number are written for you; outside a runner cycle the entry is marked "
-                 "as an interactive session.",
-    "now_block": "Put this session's (or cycle's) one NOW block on top: what was done, what the human needs to "
-                 "know or do, what comes next. Once per session, after the LOG entry.",
-    "ask_decision": "Ask the human a decision (DECISIONS Pending) with your recommendation. Only the human "
-                    "answers; do not wait: go on with the next task.",
-    "add_lesson": "Record a real mistake in LESSONS: what happened, why, what must change (and the one-line rule "
-                  "it would become). Confirmations by later cycles promote it to a proven rule.",
-    "confirm_lesson": "Confirm a lesson (L-NNNN) with this session's evidence. It counts once it is committed "
-                      "together with this session's LOG entry.",
-}
-# recall's description is the cycle's own (gitmem.agents.schemas): the MCP server falls back to it.
+# The memory tools' descriptions are the cycle's own (gitmem.memory.operations, recall's gitmem.agents.schemas).
 EXTRA_TOOLS: tuple[tuple[str, str, dict[str, Any]], ...] = (
     ("context", "The memory to start from. Default: the compact session context (proven rules, top NOW block, "
                 "pending and newly resolved decisions, recent LOG lines). full=true: the whole reading budget "
@@ -58,9 +45,8 @@ def tool_names() -> tuple[str, ...]:
 
 # `gitmem` subcommands an agent may run without asking: they write memory in canonical form (never a decision's
 # answer: `gitmem decision answer` records the human's identity) or only read it.
-AGENT_COMMANDS = ("gitmem log add", "gitmem now add", "gitmem decision ask", "gitmem lesson add",
-                  "gitmem lesson confirm", "gitmem roadmap done", "gitmem recall", "gitmem context", "gitmem pending",
-                  "gitmem status", "gitmem check")
+AGENT_COMMANDS = (*(f"gitmem {operation.command}" for operation in OPERATIONS), "gitmem recall", "gitmem context",
+                  "gitmem pending", "gitmem status", "gitmem check")
 # The same, through the committed launcher, for a shell without gitmem on PATH (a login shell, no venv).
 LAUNCHED = tuple(f"sh {LAUNCHER} {command.removeprefix('gitmem ')}" for command in AGENT_COMMANDS)
 
@@ -90,8 +76,8 @@ This repository's long-term memory is gitmem: {paths['now']}, {paths['decisions'
 
 - Start from {start}: proven rules, the top NOW block, pending and newly resolved decisions, recent LOG.
 - A session is a cycle: do one task. At the end write exactly one LOG entry and one NOW block, with the gitmem MCP
-  tools `log_entry` and `now_block`, or `gitmem log add --task "…" --outcome built|published|no-build --result "…"`
-  and `gitmem now add --did "…" --human "…" --next "…"`.
+  tools `log_entry` and `now_block`, or `{usage(named("log_entry"), optional=False)}`
+  and `{usage(named("now_block"), optional=False)}`.
 - Rule 0: a session that built nothing still logs, outcome `no-build`, saying why in one line.
 - Questions for the human: `ask_decision` (`gitmem decision ask`) with your recommendation. Never answer one: only
   the human does.
