@@ -479,7 +479,15 @@ CROSS_WORKSPACE_WRITE = _code(
                        "{count} workspaces ({names}); a cycle of one workspace may write only that workspace's "
                        "memory",
                        "put the other workspaces' files back (`git checkout HEAD~1 -- {path}`); a human's commit "
-                       "may change any workspace", since=5))
+                       "may change any workspace", since=5),
+    # Rules 5: a file several workspaces share is each sharer's own (gitmem.config.ownership), so a commit is one
+    # workspace's only when that workspace owns every memory file it changes; before, a shared file was counted
+    # for nobody, and the default agent could commit two other workspaces' shared ROADMAP beside its own LOG.
+    shared=Message("a commit by the agent changed memory files that no one workspace owns all of ({names}, "
+                   "counting each shared file for every workspace sharing it); a cycle of one workspace may write "
+                   "only that workspace's memory and the files it shares",
+                   "put the other workspaces' files back (`git checkout HEAD~1 -- {path}`); a human's commit "
+                   "may change any workspace", since=5))
 
 # -- GM950-GM969 import and export (gitmem.interop) -----------------------------------------------------------
 IMPORT_SOURCE_UNREADABLE = _code(

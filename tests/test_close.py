@@ -308,7 +308,7 @@ def test_close_push_rebases_onto_a_human_push_and_publishes(world: World, tmp_pa
     human = pygit2.Signature("Ada Human", "ada@example.com")
     bare.create_commit("refs/heads/main", human, human, "roadmap: next section", index.write_tree(bare), [tip.id])
     result = world.close(d(10), at(10, 23), push=True)
-    assert result.push is not None and result.push["status"] == "pushed", result.push
+    assert result.push is not None and result.push.status == "pushed", result.push
     remote_tip = bare.revparse_single("main").peel(pygit2.Commit)
     assert remote_tip.message.startswith("gitmem: close 2026-11-10")
     assert remote_tip.parents[0].message == "roadmap: next section"

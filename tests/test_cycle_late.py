@@ -5,10 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from gitmem.cycle import schedule
-from gitmem.cycle.runner import Settings, late_note, run_cycle, step_summary
+from gitmem.cycle.runner import Settings, late_note, run_cycle
 from gitmem.errors import ExitCode
 from gitmem.memory import log
 from gitmem.memory_writer import MemoryWriter
+from gitmem.views.actions import cycle_summary
 from tests.support.cycle_support import WritingBackend, built
 from tests.support.helpers import GitRepo
 
@@ -32,7 +33,7 @@ def test_a_cycle_eleven_hours_after_the_last_on_a_3_hour_schedule_says_it_starte
     evidence = log.parse(memrepo.read("LOG.md")).entries[-1].get("Evidence") or ""
     assert "runner: started late: the schedule `17 */3 * * *` (UTC)" in evidence
     assert "scheduled run(s) passed without a cycle" in evidence      # 11 h on a 3 h schedule: 3 or 4 firings
-    assert report.late.startswith("started late") and f"- Schedule: {report.late}" in step_summary(report)
+    assert report.late.startswith("started late") and f"- Schedule: {report.late}" in cycle_summary(report)
     assert report.as_dict()["late"] == report.late
 
 
@@ -40,7 +41,7 @@ def test_a_cycle_on_time_says_nothing_of_the_schedule(memrepo: GitRepo) -> None:
     _last_cycle(memrepo, timedelta(minutes=20))   # a firing in 20 min is under 30 min ago
     report = run_cycle(memrepo.ws(), WritingBackend(built()), settings=Settings())
     assert report.exit_code == ExitCode.OK and not [m for m in report.messages if "late" in m]
-    assert report.late == "" and "Schedule" not in step_summary(report)
+    assert report.late == "" and "Schedule" not in cycle_summary(report)
     assert "started late" not in memrepo.read("LOG.md")
 
 

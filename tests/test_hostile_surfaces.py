@@ -12,10 +12,11 @@ import pygit2
 import pytest
 
 from gitmem import gitio
-from gitmem.cycle.runner import Settings, run_cycle, step_summary
+from gitmem.cycle.runner import Settings, run_cycle
 from gitmem.errors import ExitCode
 from gitmem.memory.text import control_characters
 from gitmem.memory_writer import MemoryWriter
+from gitmem.views.actions import cycle_summary
 from tests.support.cycle_support import WritingBackend, built, file_at, is_clean, origin_and_clone
 from tests.support.gitcli import git, protect_branches
 from tests.support.helpers import GitRepo, isolate_git_env, make_repo
@@ -179,5 +180,5 @@ def test_the_agents_text_in_the_job_summary_hides_and_fetches_nothing(memrepo: G
 
     report = cycle(memrepo, act, finish=False)
     assert report.exit_code == ExitCode.OK, report.error
-    summary = step_summary(report)
+    summary = cycle_summary(report)
     assert "octocat" in summary and "<!--" not in summary and "![" not in summary and "@octocat" not in summary

@@ -55,7 +55,7 @@ def provenance_cycles(rule: rules.Rule) -> list[int]:
 def test_the_month_ran_every_cycle_and_every_close(month: Month) -> None:
     assert len(month.cycles) == DAYS * 8
     assert [day for day, _ in month.closes] == [d for d in range(1, DAYS + 1) if d not in MISSED_CLOSES]
-    assert all(result.status == "closed" and result.push and result.push.get("status") == "pushed"
+    assert all(result.status == "closed" and result.push and result.push.status == "pushed"
                for _, result in month.closes), [r.push for _, r in month.closes]
     # A cycle number is a position: the human's session entries and amendments took numbers too, and a cycle
     # that landed after a session took the next one.

@@ -283,7 +283,7 @@ def test_a_salvage_branch_made_before_a_refused_write_is_pushed_and_named(tmp_pa
 
 
 def test_every_branch_the_cycle_made_is_pushed_when_main_is_protected(tmp_path: Path, memrepo: GitRepo) -> None:
-    from gitmem.cycle.runner import step_summary
+    from gitmem.views.actions import cycle_summary
     from tests.support.gitcli import protect_branches
 
     origin = origin_and_clone(tmp_path, memrepo)
@@ -294,7 +294,7 @@ def test_every_branch_the_cycle_made_is_pushed_when_main_is_protected(tmp_path: 
     assert {"gitmem/salvage/cycle-1", report.side_branch} <= heads
     assert file_at(_raw(origin), "refs/heads/gitmem/salvage/cycle-1", "work.txt") == "half done\n"
     assert report.branches_pushed == ["gitmem/salvage/cycle-1"]
-    summary = step_summary(report)
+    summary = cycle_summary(report)
     assert "`gitmem/salvage/cycle-1`" in summary and f"`{report.side_branch}`" in summary
     assert "- Branches pushed: `gitmem/salvage/cycle-1`" in summary
 
@@ -327,9 +327,10 @@ def test_close_push_merges_a_concurrent_log_append_in_any_workspace(tmp_path: Pa
 
 
 def test_the_job_summary_names_the_side_branch_of_a_conflict_and_how_to_land_it() -> None:
-    from gitmem.cycle.runner import push_summary
+    from gitmem.publish.push import PushReport, PushStatus
+    from gitmem.views.actions import push_summary
 
-    lines = push_summary("conflict", "gitmem/close-2026-12-06")
+    lines = push_summary(PushReport(PushStatus.CONFLICT, "gitmem/close-2026-12-06"))
     assert lines == ["- Push: **conflict**; the work is on branch `gitmem/close-2026-12-06` (on the remote too): "
                      "land it by memory rules with `gitmem merge origin/gitmem/close-2026-12-06` after `git fetch`"]
 

@@ -3,8 +3,10 @@
 A cycle runs the agent of one workspace, and the runner puts back whatever it did to the others
 (gitmem.cycle.foreign): so a commit authored as the agent that changes the files of two workspaces was not
 made by the runner as it runs, and is reported whichever workspace is being checked. A human's commit may
-change any workspace. A file two workspaces share (one ROADMAP) belongs to neither alone and is not counted;
-what a merge brings from its other parents is theirs, not the merge's.
+change any workspace. A file two workspaces share (one ROADMAP) is each sharer's own (gitmem.config.ownership):
+a commit is one workspace's when that workspace owns every memory file it changes, so a shared file neither
+makes a commit cross-workspace nor covers a file only other workspaces own. What a merge brings from its other
+parents is theirs, not the merge's.
 """
 from __future__ import annotations
 
@@ -14,32 +16,29 @@ from gitmem import codes
 from gitmem.checks.common import authorship
 from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
-from gitmem.config import Config
 from gitmem.gitio.snapshots import Snapshot, same_blob
-
-
-def owned_paths(config: Config) -> dict[str, str]:
-    """Path -> workspace name ("" the default one) for the memory files that belong to one workspace only."""
-    owners: dict[str, set[str]] = {}
-    for name, paths in config.workspace_paths().items():
-        for path in paths.values():
-            owners.setdefault(path, set()).add(name)
-    return {path: next(iter(names)) for path, names in owners.items() if len(names) == 1}
 
 
 def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
     by = authorship(inp)
     if inp.old is None or not inp.config.workspaces or not by.is_agent:
         return []
-    written: dict[str, list[str]] = {}
-    for path, name in owned_paths(inp.config).items():
-        if _changed(inp.old, inp.new, path) and all(_changed(other, inp.new, path) for other in inp.others):
-            written.setdefault(name, []).append(path)
-    if len(written) < 2:
-        return []
-    names = ", ".join(name or "(default)" for name in sorted(written))
-    return [Violation.of(codes.CROSS_WORKSPACE_WRITE, path, 1, by.variant, count=len(written), names=names, path=path)
-            for paths in written.values() for path in paths]
+    # Imported here: a repository without workspaces (the pre-commit path's common case) never needs it.
+    from gitmem.config.ownership import Ownership
+
+    ownership = Ownership.of(inp.config)
+    written = [path for path in ownership.owners
+               if _changed(inp.old, inp.new, path) and all(_changed(other, inp.new, path) for other in inp.others)]
+    if ownership.writers(written) != frozenset():
+        return []       # no memory file written, or some workspace owns every one: that workspace's cycle
+    names = sorted(set().union(*(ownership.owners_of(path) for path in written)))
+    listed = ", ".join(name or "(default)" for name in names)
+    # Up to rules 4 a shared file counted for nobody: a commit that wrote one workspace's own files at most
+    # passed, so such old history still verifies (the `shared` variant is rules 5).
+    alone = {name for path in written if not ownership.is_shared(path) for name in ownership.owners_of(path)}
+    variant = by.variant if len(alone) > 1 else "shared"
+    return [Violation.of(codes.CROSS_WORKSPACE_WRITE, path, 1, variant, count=len(names), names=listed, path=path)
+            for path in written]
 
 
 def _changed(old: Snapshot, new: Snapshot, path: str) -> bool:

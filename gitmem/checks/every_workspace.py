@@ -27,6 +27,12 @@ def check_every(ws: Workspace, one: Callable[[Workspace], list[Violation]]) -> l
     return sorted({v for each in each_workspace(ws) for v in one(each)})
 
 
+def check_staged_every(ws: Workspace) -> list[Violation]:
+    """What is staged, in every workspace, each judged by its staged config (`targets.staged_config`), so a
+    commit that changes limits is checked by them."""
+    return check_every(ws, lambda each: targets.check_staged(each.with_config(targets.staged_config(each))))
+
+
 def verify_every(ws: Workspace, start: str | None, end: str, *, hide: tuple[str, ...] = (),
                  progress: Callable[[int], None] | None = None) -> RangeResult:
     """`targets.verify_range` for each workspace. `commits` counts the range once; `progress` advances

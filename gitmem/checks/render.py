@@ -17,12 +17,13 @@ def render_text(violations: Sequence[Violation]) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def _escape_data(text: str) -> str:
+def escape_data(text: str) -> str:
+    """A workflow command's message, escaped as GitHub Actions reads it (gitmem.views.actions writes the rest)."""
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def render_github(violations: Sequence[Violation]) -> str:
@@ -30,14 +31,9 @@ def render_github(violations: Sequence[Violation]) -> str:
     for v in violations:
         kind = "error" if v.is_error else "warning"
         message = v.message + (f" (hint: {v.hint})" if v.hint else "")
-        title = _escape_property(f"{v.code} {v.slug}")
-        out.append(f"::{kind} file={_escape_property(v.path)},line={v.line},title={title}::{_escape_data(message)}")
+        title = escape_property(f"{v.code} {v.slug}")
+        out.append(f"::{kind} file={escape_property(v.path)},line={v.line},title={title}::{escape_data(message)}")
     return "".join(line + "\n" for line in out)
-
-
-def render_github_error(title: str, message: str) -> str:
-    """One `::error` annotation for a failure that is not a violation (a shallow clone, an unknown revision)."""
-    return f"::error title={_escape_property(title)}::{_escape_data(message)}\n"
 
 
 def as_data(violations: Sequence[Violation]) -> list[dict[str, object]]:

@@ -30,6 +30,21 @@ def staged_config(ws: Workspace) -> Config:
     return ws.config if staged == on_disk else config_at(staged, workspace=ws.name or None)
 
 
+def workspace_from_index(workspace: str | None) -> Workspace | None:
+    """The workspace of the current repository, judged by the gitmem.yaml staged in the index, for a commit whose
+    work-tree gitmem.yaml is not a regular file (a link, a directory): that one says nothing about the commit
+    being made, and GM908 reports it if it is staged as such too. None when the work tree's gitmem.yaml is a
+    regular file (or missing): its own error stands."""
+    from gitmem.nofollow import files
+
+    repo = gitio.open_repo()
+    root = gitio.work_tree(repo)
+    if root is None or files.problem(root, CONFIG_NAME) is None:
+        return None
+    staged = gitio.index_snapshot(repo, [CONFIG_NAME]).read(CONFIG_NAME)
+    return Workspace.for_repo(repo, config_at(staged, workspace=workspace))
+
+
 @dataclass(frozen=True)
 class Side:
     """The old side of a check: a commit's memory files read with that commit's own config, under the names

@@ -14,12 +14,9 @@ from gitmem.cli.common import format_option, open_workspace, progress, workspace
 from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:
-    from gitmem.checks.targets import Span
+    from gitmem.checks.targets import RangeResult, Span
     from gitmem.checks.violation import Violation
     from gitmem.workspace import Workspace
-
-OUTCOMES = {ExitCode.OK: "clean", ExitCode.VIOLATIONS: "violations", ExitCode.REWRITTEN: "rewritten"}
-
 
 def _emit(violations: list[Violation], fmt: str) -> int:
     from gitmem.checks import has_errors
@@ -33,37 +30,28 @@ def _emit(violations: list[Violation], fmt: str) -> int:
 
 @contextmanager
 def _annotated(command: str, fmt: str) -> Iterator[None]:
-    """With --format github, an error that stops the command (not a repository, a shallow clone) is also an
-    `::error` annotation and `outcome=error`: the log line alone is easy to miss in a run."""
+    """With --format github, an error that stops the command (not a repository, a shallow clone) shows on the
+    run too (gitmem.views.actions.command_failed)."""
     from gitmem.errors import GitmemError
 
     try:
         yield
     except GitmemError as err:
         if fmt == "github":
-            from gitmem.checks.render import render_github_error
-            from gitmem.cli.common import append_env_file
+            from gitmem.cli.common import to_actions
+            from gitmem.views.actions import command_failed
 
-            click.echo(render_github_error(f"gitmem {command}", str(err)), nl=False)
-            append_env_file("GITHUB_OUTPUT", "outcome=error\n")
-            append_env_file("GITHUB_STEP_SUMMARY", f"### gitmem {command}: error\n\n{err}\n\n")
+            to_actions(command_failed(command, str(err)))
         raise
 
 
 def _report_to_actions(command: str, fmt: str, violations: list[Violation], code: int, detail: str) -> None:
-    """Under GitHub Actions (--format github): `outcome` for $GITHUB_OUTPUT and a job summary listing what
-    is wrong, so a failed check says why on the run's page, not only in its log."""
-    if fmt != "github":
-        return
-    from gitmem.checks.render import render_text
-    from gitmem.cli.common import append_env_file
+    """Under GitHub Actions (--format github): `outcome` and a job summary (gitmem.views.actions.checked)."""
+    if fmt == "github":
+        from gitmem.cli.common import to_actions
+        from gitmem.views.actions import checked
 
-    outcome = OUTCOMES.get(ExitCode(code), "error")
-    append_env_file("GITHUB_OUTPUT", f"outcome={outcome}\n")
-    lines = [f"### gitmem {command}: {outcome}", "", detail]
-    if violations:
-        lines += ["", f"{len(violations)} problem(s):", "", "```text", render_text(violations).rstrip("\n"), "```"]
-    append_env_file("GITHUB_STEP_SUMMARY", "\n".join(lines) + "\n\n")
+        to_actions(checked(command, code, detail, violations))
 
 
 # Every code each command can end with (its --help lists them, and 70 and 130, which any command can).
@@ -91,41 +79,30 @@ def check(worktree: bool, fmt: str, workspace: str | None) -> int:
     Prints one `path:line: GMnnn message` line per problem. Exit 0 clean, 1 violations, 2 config error.
     With --format github it also writes `outcome` to $GITHUB_OUTPUT and a job summary.
     """
-    from gitmem.checks.every_workspace import check_every
-    from gitmem.checks.targets import check_staged, check_worktree, staged_config
+    from gitmem.checks.every_workspace import check_every, check_staged_every
+    from gitmem.checks.targets import check_worktree
 
     with _annotated("check", fmt):
-        if worktree:
-            found = check_every(open_workspace(workspace), check_worktree)
-        else:
-            # What is staged is judged by the staged config, so a commit that changes limits is checked by them.
-            found = check_every(_workspace_for_staged(workspace),
-                                lambda each: check_staged(each.with_config(staged_config(each))))
+        found = (check_every(open_workspace(workspace), check_worktree) if worktree
+                 else check_staged_every(_workspace_for_staged(workspace)))
     code = _emit(found, fmt)
     _report_to_actions("check", fmt, found, code, "the work tree" if worktree else "what is staged")
     return code
 
 
 def _workspace_for_staged(workspace: str | None) -> Workspace:
-    """The workspace, judged by what is staged. A gitmem.yaml in the work tree that is not a regular file (a
-    link, a directory) says nothing about the commit being made: the staged one is read, and GM908 reports it
-    if it is staged as such too."""
-    from gitmem.config import CONFIG_NAME, ConfigError
+    """The workspace, or, when the work tree's gitmem.yaml is not a regular file, the one the index holds
+    (gitmem.checks.targets.workspace_from_index)."""
+    from gitmem.checks.targets import workspace_from_index
+    from gitmem.config import ConfigError
 
     try:
         return open_workspace(workspace)
     except ConfigError:
-        from gitmem import gitio
-        from gitmem.checks.targets import config_at
-        from gitmem.nofollow import files
-        from gitmem.workspace import Workspace
-
-        repo = gitio.open_repo()
-        root = gitio.work_tree(repo)
-        if root is None or files.problem(root, CONFIG_NAME) is None:
+        staged = workspace_from_index(workspace)
+        if staged is None:
             raise
-        staged = gitio.index_snapshot(repo, [CONFIG_NAME]).read(CONFIG_NAME)
-        return Workspace.for_repo(repo, config_at(staged, workspace=workspace))
+        return staged
 
 
 ZERO_SHA = "0" * 40
@@ -195,21 +172,31 @@ def verify(rev_range: str | None, pre_push: bool, branch: str | None, remote: st
     history stops inside the range is an error that says to fetch the whole history (`fetch-depth: 0`).
     With --format github it also writes `outcome` to $GITHUB_OUTPUT and a job summary.
     """
+    if pre_push == bool(rev_range):
+        raise click.UsageError("give exactly one of --range A..B or --pre-push")
+    with _annotated("verify", fmt):
+        ws = open_workspace(workspace)
+        result = _verify(ws, _parse_range(ws, rev_range, branch) if rev_range else _push_spans(ws, remote or None))
+    return _verdict(result, fmt)
+
+
+def _verify(ws: Workspace, spans: list[Span]) -> RangeResult:
+    """Every span verified in every workspace (gitmem.checks.every_workspace), with a progress bar on a terminal."""
     from gitmem.checks.every_workspace import span_work, verify_every
     from gitmem.checks.targets import RangeResult
 
-    if pre_push == bool(rev_range):
-        raise click.UsageError("give exactly one of --range A..B or --pre-push")
     result = RangeResult()
-    with _annotated("verify", fmt):
-        ws = open_workspace(workspace)
-        spans = _parse_range(ws, rev_range, branch) if rev_range else _push_spans(ws, remote or None)
-        for span in spans:
-            with progress(functools.partial(span_work, ws, span), "verifying commits") as advance:
-                part = verify_every(ws, span.start, span.end, hide=span.hide, progress=advance)
-            result.violations += part.violations
-            result.commits += part.commits
-            result.rewritten = result.rewritten or part.rewritten
+    for span in spans:
+        with progress(functools.partial(span_work, ws, span), "verifying commits") as advance:
+            part = verify_every(ws, span.start, span.end, hide=span.hide, progress=advance)
+        result.violations += part.violations
+        result.commits += part.commits
+        result.rewritten = result.rewritten or part.rewritten
+    return result
+
+
+def _verdict(result: RangeResult, fmt: str) -> int:
+    """The violations in `fmt`, a clean range said in text, and the exit code: 5 when history was rewritten."""
     violations = sorted(result.violations)
     code = _emit(violations, fmt)
     if fmt == "text" and not result.violations:

@@ -1,17 +1,29 @@
 """`gitmem close`: the daily close (report, plan, promotions) as one commit by the agent identity."""
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date
 from typing import TYPE_CHECKING
 
 import click
 
-from gitmem.cli.common import DayParam, annotate, json_option, open_workspace, say, show, show_json, workspace_option
+from gitmem.cli.common import (
+    DayParam,
+    annotate,
+    json_option,
+    open_workspace,
+    say,
+    show,
+    show_json,
+    to_actions,
+    workspace_option,
+)
 from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:   # the library loads inside the command only
     from gitmem.close import CloseResult
+    from gitmem.workspace import Workspace
 
 
 # Every code `gitmem close` can end with (the help lists them, and 70 and 130, which any command can).
@@ -44,16 +56,24 @@ def close(day: date | None, no_llm: bool, push: bool, model: str | None, as_json
     lessons that two later cycles confirmed to proven rules. Each cycle is in one report: a second close the
     same day reports the cycles run since the first (else it changes nothing), the next day's close the rest.
     """
-    from gitmem import codes, extras
-    from gitmem.checks.render import as_data
-    from gitmem.checks.violation import failure_violations
-    from gitmem.close import CloseError, run_close
-    from gitmem.close.llm import available
-    from gitmem.cycle.lock import LockHeld
-    from gitmem.errors import RunFailure
-    from gitmem.publish.push import PushStatus
+    from gitmem.close import run_close
+    from gitmem.views.actions import day_closed
 
-    ws = open_workspace(workspace)
+    ws, use_llm = _settings(open_workspace(workspace), model=model, no_llm=no_llm)
+    with _failure_reported(as_json):
+        result = run_close(ws, day=day, use_llm=use_llm, push=push)
+    annotate(result.violations)
+    _show(result, as_json=as_json)
+    to_actions(day_closed(result))
+    return _pushed(result)
+
+
+def _settings(ws: Workspace, *, model: str | None, no_llm: bool) -> tuple[Workspace, bool]:
+    """The workspace with --model applied, and whether the model words the close: not with --no-llm, nor without
+    a key, nor without the `agent` extra (said as a warning: the close runs offline)."""
+    from gitmem import extras
+    from gitmem.close.llm import available
+
     if model:
         from dataclasses import replace
 
@@ -62,28 +82,45 @@ def close(day: date | None, no_llm: bool, push: bool, model: str | None, as_json
     if use_llm and not extras.installed("agent"):
         say("close", f"warning: {extras.missing('agent', 'a close worded by the model')}; closing offline")
         use_llm = False
+    return ws, use_llm
+
+
+@contextmanager
+def _failure_reported(as_json: bool) -> Iterator[None]:
+    """A close that fails or is refused: people read the message (the error map prints it); machines read the
+    same failure as a violation, in --json and as an annotation."""
+    from gitmem import codes
+    from gitmem.checks.render import as_data
+    from gitmem.checks.violation import failure_violations
+    from gitmem.close import CloseError
+    from gitmem.cycle.lock import LockHeld
+    from gitmem.errors import RunFailure
+
     try:
-        result = run_close(ws, day=day, use_llm=use_llm, push=push)
+        yield
     except (RunFailure, LockHeld) as err:
-        # People read the message (the error map prints it); machines read the same failure as a violation.
         found = failure_violations(err if isinstance(err, RunFailure) else
                                    CloseError(str(err), code=codes.CLOSE_REFUSED, dirty=True))
         if as_json:
-            click.echo(json.dumps({"error": str(err), "exit_code": err.exit_code, "violations": as_data(found)},
-                                  indent=2, ensure_ascii=False))
+            show_json({"error": str(err), "exit_code": err.exit_code, "violations": as_data(found)}, indent=2)
         annotate(found)
         raise
-    annotate(result.violations)
+
+
+def _pushed(result: CloseResult) -> int:
+    """What the push (with --push) said, and the exit code it makes of the close."""
+    if result.push is None:
+        return ExitCode.OK
+    for line in result.push.messages:
+        say("close", f"push: {line}")
+    return result.push.status.exit_code
+
+
+def _show(result: CloseResult, *, as_json: bool) -> None:
     if as_json:
         show_json(result.to_json(), indent=2)
     else:
         show(_text(result), nl=False)
-    _report_to_actions(result)
-    if result.push is not None:
-        for line in result.push["messages"]:
-            say("close", f"push: {line}")
-        return PushStatus(result.push["status"]).exit_code
-    return ExitCode.OK
 
 
 def _text(result: CloseResult) -> str:
@@ -97,24 +134,6 @@ def _text(result: CloseResult) -> str:
     if result.llm:
         lines.append(f"model {result.llm}")
     return "\n".join(lines) + "\n"
-
-
-def _report_to_actions(result: CloseResult) -> None:
-    """Under GitHub Actions: `outcome` and `commit` for $GITHUB_OUTPUT, a short account for the job summary."""
-    from gitmem.cli.common import append_env_file
-    from gitmem.cycle.runner import push_outputs, push_summary
-
-    account = [f"### gitmem close {result.day.isoformat()}: {result.status}", ""]
-    for key in ("Cycles", "Problems", "Waiting", "Plan"):
-        if result.report.get(key):
-            account.append(f"- {key}: {'; '.join(result.report[key].splitlines())}")
-    account += [f"- Promoted: {p['rule']} from {p['lesson']}" for p in result.promoted]
-    account.append(f"- Commit: `{(result.commit or '-')[:12]}`")
-    status, side = (result.push["status"], result.push["side_branch"]) if result.push else ("", None)
-    account += push_summary(status, side)
-    append_env_file("GITHUB_OUTPUT", f"outcome={result.status}\ncommit={result.commit or ''}\n"
-                    + push_outputs(status, side))
-    append_env_file("GITHUB_STEP_SUMMARY", "\n".join(account) + "\n\n")
 
 
 COMMANDS = (close,)

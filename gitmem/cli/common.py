@@ -15,6 +15,7 @@ if TYPE_CHECKING:     # the library loads inside commands only
     from typing import TypeAlias
 
     from gitmem.checks.violation import Violation
+    from gitmem.views.actions import ActionsText
     from gitmem.workspace import Workspace
 
     # click 8.2 made ParamType generic in what it returns; 8.1, which gitmem supports, cannot subscript it.
@@ -189,6 +190,15 @@ def append_env_file(variable: str, text: str) -> None:
             handle.write(scrub(text))
 
 
+def to_actions(text: ActionsText) -> None:
+    """Write a command's part of a GitHub Actions run (rendered by gitmem.views.actions): its workflow commands
+    to stdout, its outputs and job summary to the files the runner names; all masked, as everything shown is."""
+    if text.annotations:
+        show(text.annotations, nl=False)
+    append_env_file("GITHUB_OUTPUT", text.outputs)
+    append_env_file("GITHUB_STEP_SUMMARY", text.summary)
+
+
 def annotate(violations: Sequence[Violation]) -> None:
     """Under GitHub Actions, what went wrong in a cycle or close also shows as annotations on the run."""
     import os
@@ -196,7 +206,7 @@ def annotate(violations: Sequence[Violation]) -> None:
     if violations and os.environ.get("GITHUB_ACTIONS") == "true":
         from gitmem.checks.render import render_github
 
-        click.echo(render_github(violations), nl=False)
+        show(render_github(violations), nl=False)
 
 
 def colour_wanted(stream: Any) -> bool:

@@ -1,7 +1,8 @@
 """`gitmem cycle`: run one agent cycle; commit it as the agent; with --push, publish it."""
 from __future__ import annotations
 
-import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import click
@@ -9,12 +10,12 @@ import click
 from gitmem.cli.common import (
     CommandFailed,
     annotate,
-    append_env_file,
     json_option,
     open_workspace,
     say,
     show,
     show_json,
+    to_actions,
     workspace_option,
 )
 from gitmem.errors import ExitCode, exit_codes_help
@@ -22,6 +23,8 @@ from gitmem.errors import ExitCode, exit_codes_help
 if TYPE_CHECKING:     # the library loads inside commands only
     from gitmem.agents.base import Backend
     from gitmem.config import Config
+    from gitmem.cycle.runner import CycleReport
+    from gitmem.workspace import Workspace
 
 
 # Every code `gitmem cycle` can end with (the help lists them, and 70 and 130, which any command can).
@@ -56,48 +59,59 @@ def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_js
     in pull-request mode (`gitmem github --help`).
 
     """
+    from gitmem.cycle.runner import Settings, run_cycle
+
+    ws = _with_model(open_workspace(workspace), model)
+    with _refusal_reported(as_json):
+        if dry_run:
+            return _dry_run(ws, agent)
+        report = run_cycle(ws, _backend(ws.config, agent), settings=Settings(push=push))
+    _show(report, as_json=as_json)
+    return report.exit_code
+
+
+def _with_model(ws: Workspace, model: str | None) -> Workspace:
+    if not model:
+        return ws
+    from dataclasses import replace
+
+    return ws.with_config(replace(ws.config, agent=replace(ws.config.agent, model=model)))
+
+
+def _dry_run(ws: Workspace, agent: str | None) -> int:
+    """The prompt the agent would get; nothing runs."""
+    from gitmem.cycle.runner import default_request, next_cycle
+
+    name = agent or ws.config.agent.backend or "anthropic"
+    click.echo(default_request(ws, next_cycle(ws), ws.clock(), name).prompt_text(), nl=False)
+    return ExitCode.OK
+
+
+@contextmanager
+def _refusal_reported(as_json: bool) -> Iterator[None]:
+    """A cycle that refused to start: machines read the refusal as a violation (--json, an annotation); people
+    read it from the error map."""
     from gitmem.checks.render import as_data
     from gitmem.checks.violation import failure_violations
-    from gitmem.cycle.runner import (
-        CycleRefused,
-        Settings,
-        default_request,
-        github_output,
-        next_cycle,
-        run_cycle,
-        step_summary,
-    )
+    from gitmem.cycle.runner import CycleRefused
 
-    ws = open_workspace(workspace)
-    if model:
-        from dataclasses import replace
-
-        ws = ws.with_config(replace(ws.config, agent=replace(ws.config.agent, model=model)))
     try:
-        if dry_run:
-            name = agent or ws.config.agent.backend or "anthropic"
-            request = default_request(ws, next_cycle(ws), ws.clock(), name)
-            click.echo(request.prompt_text(), nl=False)
-            return ExitCode.OK
-        from gitmem.agents import key_stand_in, sandbox
-
-        backend = _backend(ws.config, agent)
-        for line in [*sandbox.start_notes(ws.config, backend.name),    # before a run that could hang on it
-                     *key_stand_in.key_holders(ws.config, backend.name)]:
-            say("cycle", line)
-        report = run_cycle(ws, backend, settings=Settings(push=push))
+        yield
     except CycleRefused as err:
-        # Machines read the refusal as a violation here; people read it from the error map.
         found = failure_violations(err)
         if as_json:
-            click.echo(json.dumps({"refused": str(err), "exit_code": err.exit_code, "violations": as_data(found)},
-                                  ensure_ascii=False))
+            show_json({"refused": str(err), "exit_code": err.exit_code, "violations": as_data(found)})
         annotate(found)
         raise CommandFailed("cycle", f"refused: {err}", exit_code=err.exit_code) from err
+
+
+def _show(report: CycleReport, *, as_json: bool) -> None:
+    """The runner's messages, the run's part on GitHub Actions, then the cycle in one line (or as JSON)."""
+    from gitmem.views.actions import cycle_ran
+
     for message in report.messages:
         say("cycle", message)
-    append_env_file("GITHUB_OUTPUT", github_output(report))
-    append_env_file("GITHUB_STEP_SUMMARY", step_summary(report))
+    to_actions(cycle_ran(report))
     annotate(report.violations)
     if as_json:
         show_json(report.as_dict())
@@ -114,13 +128,18 @@ def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_js
         where = report.salvage_branch or report.side_branch
         show(f"cycle {report.cycle} · {report.outcome}: "
              f"{report.error or 'the push did not land'}" + (f"; work saved on {where}" if where else ""))
-    return report.exit_code
 
 
 def _backend(config: Config, name: str | None) -> Backend:
+    """The backend to run, after the notes that must come before a run that could hang on them (the sandbox,
+    where the model key is held)."""
+    from gitmem.agents import key_stand_in, sandbox
     from gitmem.agents.selection import backend_for
 
-    return backend_for(config, name)
+    backend = backend_for(config, name)
+    for line in [*sandbox.start_notes(config, backend.name), *key_stand_in.key_holders(config, backend.name)]:
+        say("cycle", line)
+    return backend
 
 
 COMMANDS = (cycle,)

@@ -5,13 +5,16 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from gitmem.cli.common import UsageError, cannot_write, colour_wanted, json_option, write_page
 from gitmem.cli.pending import INCOMPLETE
 from gitmem.errors import ExitCode, exit_codes_help
+
+if TYPE_CHECKING:     # the library loads inside commands only
+    from gitmem.fleet.fleetfile import Fleet
 
 DEFAULT_OUT = "fleet-report/index.html"
 
@@ -53,11 +56,13 @@ def _public_step(step: Any) -> dict[str, Any]:
     return shown
 
 
-def _read(fleet_file: str, timeout: float, offline: bool, *, with_page: bool = False) -> Any:
+def _read(fleet_file: str | Fleet, timeout: float, offline: bool, *, with_page: bool = False) -> Any:
+    """Every agent of the fleet (fleet.yaml's path, or the fleet it holds), read in parallel."""
     from gitmem.fleet.fleetfile import load_fleet
     from gitmem.fleet.parallel import read_fleet
 
-    return read_fleet(load_fleet(Path(fleet_file)), timeout=timeout, with_page=with_page, offline=offline)
+    chosen = load_fleet(Path(fleet_file)) if isinstance(fleet_file, str) else fleet_file
+    return read_fleet(chosen, timeout=timeout, with_page=with_page, offline=offline)
 
 
 @click.group("fleet")
@@ -176,15 +181,9 @@ def fleet_status(fleet_file: str, as_json: bool, timeout: float, offline: bool, 
     same. Rows come most urgent first (unreadable, stalled, Rule 0 streak, waiting on you, no cycles, ok).
     With --public, verdicts and counts only. Exit 2 when an agent could not be read.
     """
-    from gitmem.fleet.need import fleet_notes, headline
-    from gitmem.fleet.public import public_row
-
     view = _read(fleet_file, timeout, offline)
     if as_json:
-        agents = [asdict(public_row(row)) if public else asdict(row) for row in view.rows]
-        data = {"now": view.moment.isoformat(timespec="seconds"), "failed": view.failed,
-                "headline": headline(view.rows), "notes": fleet_notes(view.rows), "agents": agents}
-        _say(json.dumps(data, indent=2, ensure_ascii=False))
+        _say(json.dumps(_status_data(view, public=public), indent=2, ensure_ascii=False))
     else:
         _say(render_status(view.rows, colour=colour_wanted(sys.stdout), public=public).rstrip("\n"))
     return ExitCode.USAGE if view.failed else ExitCode.OK
@@ -229,6 +228,20 @@ def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool, publi
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
 
+def _status_data(view: Any, *, public: bool) -> dict[str, Any]:
+    """`fleet status --json`: the moment, the agents that failed, the headline and notes, a row per agent."""
+    from gitmem.fleet.need import fleet_notes, headline
+    from gitmem.fleet.public import public_row
+
+    agents = [asdict(public_row(row)) if public else asdict(row) for row in view.rows]
+    return {"now": view.moment.isoformat(timespec="seconds"), "failed": view.failed,
+            "headline": headline(view.rows), "notes": fleet_notes(view.rows), "agents": agents}
+
+
+PAGES_OFF = ("GitHub Pages: off in fleet.yaml, so nothing is published (`pages: public` publishes verdicts and counts "
+             "only, to anyone)")
+
+
 @fleet.command("pages", epilog=exit_codes_help(EXIT_CODES))
 @fleet_option
 @click.option("--out", metavar="PATH", default="fleet-pages/index.html", show_default=True,
@@ -245,14 +258,12 @@ def fleet_pages(fleet_file: str, out: str, timeout: float, offline: bool) -> int
     """
     from gitmem.fleet.fleetfile import load_fleet
     from gitmem.fleet.page import render_page
-    from gitmem.fleet.parallel import read_fleet
 
     chosen = load_fleet(Path(fleet_file))
     if chosen.pages != "public":
-        _say("GitHub Pages: off in fleet.yaml, so nothing is published (`pages: public` publishes verdicts and "
-             "counts only, to anyone)")
+        _say(PAGES_OFF)
         return ExitCode.OK
-    view = read_fleet(chosen, timeout=timeout, with_page=True, offline=offline)
+    view = _read(chosen, timeout, offline, with_page=True)
     write_page(Path(out), render_page(view, public=True).encode("utf-8"))
     _say(f"wrote {out}: the public page, verdicts and counts only; GitHub Pages shows it to anyone")
     return ExitCode.USAGE if view.failed else ExitCode.OK

@@ -2,14 +2,18 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 import click
 
-from gitmem.cli.common import CommandFailed, append_env_file, open_workspace, say, workspace_option
+from gitmem.cli.common import CommandFailed, open_workspace, say, to_actions, workspace_option
 from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:     # the library loads inside commands only
+    from gitmem.publish.pr_workflow import Proposal
+    from gitmem.publish.required_check import BranchVerdict
     from gitmem.workspace import Workspace
 
 DEFAULT_BRANCH = "gitmem/memory"   # gitmem.publish.pullrequest.DEFAULT_BRANCH; repeated so --help loads no library
@@ -55,26 +59,11 @@ def prepare(branch: str, remote: str) -> int:
     Exit 0 on the branch; 2 HEAD is detached or unborn, the tree is dirty, or the branches diverged.
     """
     from gitmem.gitio import RepoError, open_repo
-    from gitmem.publish import pullrequest
-    from gitmem.publish.github_api import GitHubError, GitHubSetupError, client_from_env
+    from gitmem.publish import pr_workflow, pullrequest
 
+    is_open = pr_workflow.open_pull_finder(os.environ, warn=lambda line: say("github prepare", line))
     try:
-        client = client_from_env(os.environ)
-    except GitHubSetupError:
-        client = None      # offline: a memory branch main does not contain is taken to be open
-
-    def is_open(name: str) -> bool:
-        assert client is not None
-        try:
-            return client.open_pull(name) is not None
-        except GitHubError as err:
-            # Continuing a branch is always safe; starting a second PR beside an open one is not.
-            say("github prepare", f"{err}; taking {name} to be open")
-            return True
-
-    try:
-        done = pullrequest.prepare_branch(open_repo(), branch=branch, remote=remote,
-                                     is_open=is_open if client is not None else None)
+        done = pullrequest.prepare_branch(open_repo(), branch=branch, remote=remote, is_open=is_open)
     except RepoError as err:
         raise CommandFailed("github prepare", str(err), exit_code=err.exit_code) from err
     how = "continuing the branch of the open PR" if done.continued else f"started from {done.base}"
@@ -112,84 +101,67 @@ def pr(phase: str, branch: str | None, base: str | None, remote: str, status_nam
     repository; 4 the push or an API call failed: the commits are safe on a branch; 5 the memory branch was
     rewritten upstream (nothing is built on it; the commits are on a side branch).
     """
-    from gitmem import gitio
-    from gitmem.publish import pullrequest
-    from gitmem.publish.github_api import GitHubError, client_from_env
-    from gitmem.views.pending import pending
+    from gitmem.publish import pr_workflow
 
     ws = open_workspace(workspace)
-    here = gitio.current_branch(ws.repo)
-    branch = branch or (here if here and pullrequest.recorded_base(ws.repo, here) else DEFAULT_BRANCH)
-    base = base or pullrequest.recorded_base(ws.repo, branch) or os.environ.get("GITHUB_REF_NAME") or "main"
+    branch, base = _branches(ws, branch, base)
+    with _failures_summarised():
+        proposal = pr_workflow.open_pull_request(ws, phase=phase, branch=branch, base=base, remote=remote,
+                                                 environ=os.environ, say=lambda line: say("github pr", line))
+        if not _show_proposal(proposal) or not status_name:
+            return ExitCode.OK
+        verdict = pr_workflow.report_check(ws, proposal, name=status_name, environ=os.environ)
+    return _show_verdict(status_name, proposal, verdict)
+
+
+def _branches(ws: Workspace, branch: str | None, base: str | None) -> tuple[str, str]:
+    from gitmem.publish.pr_workflow import branches
+
+    branch, base = branches(ws.repo, branch, base, os.environ)
     if base == branch:
         raise click.UsageError("the PR base cannot be the memory branch itself; pass --base (e.g. main)")
+    return branch, base
+
+
+@contextmanager
+def _failures_summarised() -> Iterator[None]:
+    """A failed step as `gitmem: github pr: …` with what to change, and in the job summary too."""
+    from gitmem.publish.pr_workflow import PullRequestFailed
+    from gitmem.views.actions import step_failed
+
     try:
-        pushed = pullrequest.publish_branch(ws.repo, ws.config, branch=branch, remote=remote)
-        for message in pushed.messages:
-            say("github pr", message)
-        if not pushed.ok:
-            where = pushed.side_branch or f"local {branch}"
-            raise CommandFailed("github pr", f"the push did not land; the commits are on {where}",
-                                exit_code=pushed.status.exit_code)
-        commits = pullrequest.proposed_commits(ws.repo, remote, base)
-    except gitio.RepoError as err:
-        raise CommandFailed("github pr", str(err), exit_code=err.exit_code) from err
-    if not commits:
+        yield
+    except PullRequestFailed as err:
+        if err.what:
+            to_actions(step_failed(err.what, err.notes))
+        raise CommandFailed("github pr", str(err), exit_code=err.exit_code, notes=err.notes) from err
+
+
+def _show_proposal(proposal: Proposal) -> bool:
+    """Say what became of the PR; whether one is open."""
+    from gitmem.views.actions import pull_request_opened
+
+    opened, branch, base = proposal.opened, proposal.branch, proposal.base
+    if opened is None:
         click.echo(f"nothing to propose: {branch} adds no commit to {base}")
-        return ExitCode.OK
-    title, body = pullrequest.pr_text(ws.read("log"), pending(ws), commits, phase=phase, branch=branch, base=base)
-    try:
-        opened = client_from_env(os.environ).open_or_update(head=branch, base=base, title=title, body=body)
-    except GitHubError as err:
-        hint = ("the workflow needs `permissions: pull-requests: write`, and the repository setting Actions > "
-                "General > 'Allow GitHub Actions to create and approve pull requests'")
-        notes = [hint] if err.status == 403 else []
-        _summarise_failure(f"Pull request not opened: {err}", notes)
-        raise CommandFailed("github pr", f"{err}; the commits are on {remote}/{branch}",
-                            exit_code=err.exit_code, notes=notes) from err
+        return False
     verb = "opened" if opened.created else "updated"
-    click.echo(f"{verb} pull request #{opened.number} {opened.url} ({branch} -> {base}, {len(commits)} commit(s))")
-    append_env_file("GITHUB_OUTPUT", f"pr={opened.number}\npr-url={opened.url}\n")
-    append_env_file("GITHUB_STEP_SUMMARY", f"- Pull request: [#{opened.number}]({opened.url}) {verb}: "
-                                           f"`{branch}` -> `{base}`, {len(commits)} commit(s)\n\n")
-    if not status_name:
-        return ExitCode.OK
-    return _report_check(ws, remote=remote, base=base, head=pushed.commit or "HEAD", name=status_name)
+    click.echo(f"{verb} pull request #{opened.number} {opened.url} ({branch} -> {base}, "
+               f"{len(proposal.commits)} commit(s))")
+    to_actions(pull_request_opened(opened, branch=branch, base=base, commits=len(proposal.commits)))
+    return True
 
 
-def _report_check(ws: Workspace, *, remote: str, base: str, head: str, name: str) -> int:
-    """Verify the PR's commits and post the verdict on its head as the commit status `name`."""
-    from gitmem import gitio
-    from gitmem.publish.github_api import GitHubError, client_from_env
-    from gitmem.publish.required_check import run_url, verify_branch
+def _show_verdict(name: str, proposal: Proposal, verdict: BranchVerdict) -> int:
+    from gitmem.views.actions import check_reported
 
-    base_tip = gitio.remote_branch_oid(ws.repo, remote, base) or (base if gitio.branch_exists(ws.repo, base)
-                                                                   else None)
-    verdict = verify_branch(ws, base_tip, head)
-    try:
-        client_from_env(os.environ).set_status(head, state=verdict.state, context=name,
-                                               description=verdict.description, target_url=run_url(os.environ))
-    except GitHubError as err:
-        hint = (f"the workflow needs `permissions: statuses: write`: without the status a required {name!r} "
-                "check never passes on a PR opened with GITHUB_TOKEN (or use a GitHub App token, whose PRs run "
-                "the check workflow)")
-        notes = [hint] if err.status in (403, 404) else []
-        _summarise_failure(f"Check `{name}` not reported: {err}", notes)
-        raise CommandFailed("gitmem github pr", f"could not report {name!r} on {head[:10]}: {err}",
-                            exit_code=err.exit_code, notes=notes) from err
-    click.echo(f"reported {name!r}: {verdict.state} on {head[:10]} ({verdict.description})")
-    append_env_file("GITHUB_STEP_SUMMARY", f"- Check `{name}`: {verdict.state}, {verdict.description}\n\n")
+    click.echo(f"reported {name!r}: {verdict.state} on {proposal.head[:10]} ({verdict.description})")
+    to_actions(check_reported(name, verdict))
     if verdict.ok:
         return ExitCode.OK
     for line in verdict.findings:
         click.echo(line, err=True)
     return ExitCode.VIOLATIONS
-
-
-def _summarise_failure(what: str, notes: list[str]) -> None:
-    """The failure and what to change, in the job summary too: a run's log is the last place people look."""
-    append_env_file("GITHUB_STEP_SUMMARY", f"- **{what}**" + "".join(f"\n  - To fix: {note}" for note in notes)
-                    + "\n\n")
 
 
 COMMANDS = (github_group,)

@@ -55,24 +55,9 @@ DRIVER_EXIT_CODES = {
 def merge_driver_command(base: Path, ours: Path, theirs: Path, path: str) -> int:
     """git's merge driver for the memory files (`gitmem init` registers it): writes the merge into OURS and
     exits 0, or leaves git's own conflict markers there and exits 1."""
-    from gitmem import gitio
-    from gitmem.config import load_config
-    from gitmem.memory.text import Timestamp
-    from gitmem.publish.driver import merge_memory_file
-    from gitmem.workspace import Workspace
+    from gitmem.publish.driver import run_driver
 
-    repo = gitio.open_repo(Path.cwd())
-    ws = Workspace.for_repo(repo, load_config(gitio.root(repo)))
-    clock = ws.clock()
-    head = gitio.head_id(repo)
-    merged = merge_memory_file(ws.config, path, base.read_bytes(), ours.read_bytes(), theirs.read_bytes(),
-                               now=lambda: Timestamp.from_datetime(clock()),
-                               read_ours=lambda rel: gitio.file_at(repo, head, rel))
-    if merged is not None:
-        ours.write_bytes(merged)
-        return ExitCode.OK
-    clean = gitio.merge_file_markers(repo, ours, base, theirs, ("ours", "base", "theirs"))
-    return ExitCode.OK if clean else ExitCode.VIOLATIONS
+    return ExitCode.OK if run_driver(Path.cwd(), base, ours, theirs, path) else ExitCode.VIOLATIONS
 
 
 COMMANDS = (merge_command, merge_driver_command)

@@ -1,6 +1,8 @@
 """`gitmem pending`: the decisions waiting on the human."""
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from gitmem.cli.common import json_option, open_workspace, show, show_json, workspace_option
@@ -34,7 +36,13 @@ def pending_command(as_json: bool, workspace: str | None) -> int:
     shown = printable_data([as_dict(w, path) for w in waiting])     # the agent's text: no terminal escapes
     if as_json:
         show_json(shown, indent=2)
-        return ExitCode.OK
+    else:
+        _show(shown, path)
+    return ExitCode.OK
+
+
+def _show(shown: list[dict[str, Any]], path: str) -> None:
+    """Each waiting decision on a line, its recommendation and a half-typed answer under it."""
     if not shown:
         click.echo("No decisions are waiting.")
     for item in shown:
@@ -43,7 +51,6 @@ def pending_command(as_json: bool, workspace: str | None) -> int:
             show(f"    recommendation: {item['recommendation']}")
         if item["answer_incomplete"]:
             click.echo(f"    {INCOMPLETE}")
-    return ExitCode.OK
 
 
 COMMANDS = (pending_command,)

@@ -41,6 +41,7 @@ from gitmem.memory import placeholders
 from gitmem.memory.log import TailSource
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.nofollow import files
+from gitmem.publish.push import PushReport
 from gitmem.workspace import Clock, Workspace
 
 PHASE_TRAILER = "Gitmem-Phase: close"
@@ -61,7 +62,7 @@ class CloseResult:
     lessons_opened: list[str] = field(default_factory=list)
     plan: str = ""
     llm: str | None = None
-    push: dict[str, Any] | None = None
+    push: PushReport | None = None
     violations: list[Violation] = field(default_factory=list)    # GM8xx: what went wrong, as data
     days: list[str] = field(default_factory=list)                # every day this run closed, oldest first
     reports: list[dict[str, str]] = field(default_factory=list)  # their close entries, in the same order
@@ -114,12 +115,12 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
             raise
     if push and result.commit:
         result.push = _push(ws, result.day)
-        if result.push["status"].exit_code == ExitCode.OK:
-            result.commit = result.push["commit"] or result.commit
+        if result.push.status.exit_code == ExitCode.OK:
+            result.commit = result.push.commit or result.commit
         else:       # conflicted, failed, rewritten, or no remote to push to: the command says so (cli.close)
-            where = result.push["side_branch"] or "(close)"
+            where = result.push.side_branch or "(close)"
             result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, where, 1,
-                                                  message="; ".join(result.push["messages"][-2:])))
+                                                  message="; ".join(result.push.messages[-2:])))
     return result
 
 
@@ -252,7 +253,7 @@ def _commit(ws: Workspace, result: CloseResult, head: str) -> str:
     return gitio.commit_files(ws.repo, files, message, author=identity)
 
 
-def _push(ws: Workspace, day: date) -> dict[str, Any]:
+def _push(ws: Workspace, day: date) -> PushReport:
     from gitmem.publish.merge import resolver_for
     from gitmem.publish.push import publish
 
@@ -260,5 +261,4 @@ def _push(ws: Workspace, day: date) -> dict[str, Any]:
     outcome = publish(ws.repo, conflict_branch=f"gitmem/close-{day.isoformat()}", resolver=resolver_for(ws.config),
                       workspace=ws.name or None)
     # After a rebase the published commit is a new one: report that id, not the local one it replaced.
-    return {"status": outcome.status, "commit": outcome.commit, "side_branch": outcome.side_branch,
-            "messages": outcome.messages}
+    return outcome.report()

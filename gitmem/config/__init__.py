@@ -220,16 +220,11 @@ class Config:
 
     def foreign_paths(self) -> dict[str, tuple[str, str]]:
         """The memory files of the other workspaces, path -> (workspace, role): what a cycle of this workspace
-        may not write. A file this workspace shares with another (one ROADMAP for all) is its own."""
-        own = set(self.memory_paths().values())
-        found: dict[str, tuple[str, str]] = {}
-        for name, paths in self.workspace_paths().items():
-            if name == self.workspace:
-                continue
-            for role, path in paths.items():
-                if path not in own:
-                    found.setdefault(path, (name, role))
-        return found
+        may not write. A file this workspace shares with another (one ROADMAP for all) is its own
+        (gitmem.config.ownership states the policy)."""
+        from gitmem.config.ownership import Ownership
+
+        return Ownership.of(self).foreign_to(self.workspace)
 
     def tzinfo(self) -> Any:
         # UTC, the default, needs no zone database: loading zoneinfo costs the pre-commit path milliseconds.

@@ -37,6 +37,7 @@ from gitmem.memory.log import Outcome
 from gitmem.memory.text import printable
 from gitmem.memory_writer import WriteRefused
 from gitmem.nofollow.files import FileRefused
+from gitmem.publish.push import PushReport, PushStatus
 from gitmem.secrets import scrub
 from gitmem.workspace import Clock, Workspace
 
@@ -78,16 +79,28 @@ class CycleReport:
     messages: list[str] = field(default_factory=list)
     error: str | None = None
     salvage_branch: str | None = None
-    side_branch: str | None = None
     local_branch: str | None = None       # commits made in the checkout during the cycle, kept off the branch
     proposal_branch: str | None = None    # the agent's edits to protected paths, for the human to apply or not
     proposal_decision: str | None = None  # the Pending decision that asks about them
     branches_pushed: list[str] = field(default_factory=list)   # every branch the cycle made, on the remote too
-    pushed: bool = False
-    push_status: str = ""                 # gitmem.publish.push.PushStatus, when the cycle pushed
+    push: PushReport | None = None        # what the push came to, when the cycle pushed
     pending: list[str] = field(default_factory=list)
     late: str = ""                        # "started late: …" when the workflow's schedule wanted it much earlier
     violations: list[Violation] = field(default_factory=list)   # GM7xx: what went wrong, as data
+
+    @property
+    def pushed(self) -> bool:
+        return self.push is not None and self.push.status is PushStatus.PUSHED
+
+    @property
+    def push_status(self) -> str:
+        """The push's PushStatus, "" when the cycle did not push."""
+        return self.push.status if self.push is not None else ""
+
+    @property
+    def side_branch(self) -> str | None:
+        """Where the work went when the push did not land where it was meant to."""
+        return self.push.side_branch if self.push is not None else None
 
     def as_dict(self) -> dict[str, Any]:
         from gitmem.checks.render import as_data
@@ -531,7 +544,7 @@ def _push_branches_made(ws: Workspace, settings: Settings, before: set[str],
 def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | None = None,
           seen: str | None = None, branches: set[str] | None = None) -> None:
     from gitmem.publish.merge import resolver_for
-    from gitmem.publish.push import PushStatus, publish
+    from gitmem.publish.push import publish
     from gitmem.publish.renumber import renumberer_for
 
     repo = ws.repo
@@ -541,7 +554,7 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | N
                      watch=(seen, ws.config.path("decisions")) if seen else None,
                      renumber=renumberer_for(ws.config))
     report.messages += result.messages
-    report.push_status = result.status
+    report.push = result.report()
     if result.renumbered is not None and result.ok:      # another writer took our number: ours is the next one
         report.cycle = ws.last_log_cycle()
     if result.status.reached_remote:    # a runner's checkout is thrown away: every branch the cycle made goes too
@@ -549,77 +562,18 @@ def _push(ws: Workspace, report: CycleReport, settings: Settings, known: str | N
         report.branches_pushed, lines = _push_branches_made(ws, settings, made, skip=(result.side_branch or "",))
         report.messages += lines
     if result.ok:
-        report.pushed = True
         report.commit = result.commit
         report.messages.append(f"pushed to {result.remote}/{result.branch}")
         return
     report.exit_code = result.status.exit_code
     if result.status is PushStatus.REWRITTEN:   # never built on: a human decides (gitmem.publish.push)
-        report.side_branch = result.side_branch
         report.violations.append(Violation.of(codes.CYCLE_UPSTREAM_REWRITTEN, result.side_branch or "(cycle)", 1,
                                               message="; ".join(result.messages[-2:])))
     elif result.status in (PushStatus.CONFLICT, PushStatus.REFUSED):
-        report.side_branch = result.side_branch
         report.commit = result.commit
         code = codes.CYCLE_PUSH_CONFLICT if result.status is PushStatus.CONFLICT else codes.CYCLE_PUSH_REFUSED
         report.violations.append(Violation.of(code, result.side_branch or "(cycle)", 1,
                                               message="; ".join(result.messages[-2:])))
     else:
-        report.side_branch = result.side_branch
         report.violations.append(Violation.of(codes.CYCLE_PUSH_FAILED, "(cycle)", 1,
                                               message="; ".join(result.messages[-2:]) or result.status))
-
-
-# -- reporting for CI ------------------------------------------------------------------------------------------
-
-def github_output(report: CycleReport) -> str:
-    """Lines for $GITHUB_OUTPUT; the Action reads cycle, outcome and commit."""
-    return (f"cycle={report.cycle}\noutcome={report.outcome}\ncommit={report.commit or ''}\n"
-            + push_outputs(report.push_status, report.side_branch))
-
-
-def push_outputs(status: str, side_branch: str | None) -> str:
-    """`push` (what the push came to) and `side-branch` for $GITHUB_OUTPUT: the Action opens a pull request for
-    the side branch of a refused push (gitmem.publish.push.PushStatus.REFUSED)."""
-    return f"push={status}\nside-branch={side_branch or ''}\n" if status else ""
-
-
-def push_summary(status: str, side_branch: str | None) -> list[str]:
-    """The job summary's lines for a push that did not land where it was meant to."""
-    from gitmem.publish.push import PROTECTED_HINT, PushStatus
-
-    if status == PushStatus.REFUSED:
-        return [f"- Push: **refused** by the remote (branch protection, a ruleset or a hook); the work is on "
-                f"branch `{side_branch}`", f"- Protected branch: {PROTECTED_HINT}"]
-    if status in (PushStatus.CONFLICT, PushStatus.REWRITTEN) and side_branch:
-        return [f"- Push: **{status}**; the work is on branch `{side_branch}` (on the remote too): land it by "
-                f"memory rules with `gitmem merge origin/{side_branch}` after `git fetch`"]
-    if status == PushStatus.FAILED:
-        return [f"- Push: **failed**; the work is only on this runner's disk (local branch "
-                f"{'`' + side_branch + '`' if side_branch else 'only'}), which is thrown away when the job ends"]
-    return []
-
-
-def step_summary(report: CycleReport) -> str:
-    """A short markdown account for $GITHUB_STEP_SUMMARY. The task and the decisions are the agent's text: inert
-    there as in a pull request (gitmem.publish.pullrequest.inert), so no markup hides or fetches anything."""
-    from gitmem.publish.pullrequest import inert
-
-    tokens = ", ".join(f"{k} {v}" for k, v in report.tokens.items()) or "not reported"
-    lines = [f"### gitmem cycle {report.cycle}: {report.outcome}", "",
-             f"- Task: {inert(report.task) or '-'}", f"- Commit: `{(report.commit or '-')[:12]}`",
-             f"- Tokens: {tokens}"]
-    if report.error:
-        lines.append(f"- Error: {inert(report.error)}")
-    for name, value in (("Salvage branch", report.salvage_branch), ("Side branch", report.side_branch),
-                        ("Proposal branch", report.proposal_branch)):
-        if value:
-            lines.append(f"- {name}: `{value}`")
-    if report.branches_pushed:
-        lines.append(f"- Branches pushed: {', '.join(f'`{name}`' for name in report.branches_pushed)}")
-    lines += push_summary(report.push_status, report.side_branch)
-    if report.late:
-        lines.append(f"- Schedule: {report.late}")
-    waiting = "; ".join(inert(item) for item in report.pending) if report.pending else "none"
-    lines.append(f"- Decisions waiting: {waiting}")
-    return "\n".join(lines) + "\n\n"

@@ -11,6 +11,7 @@ conflict markers and all: the driver never drops a line of either side, it only 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 from gitmem.config import Config
 from gitmem.memory.text import Timestamp
@@ -45,3 +46,24 @@ def merge_memory_file(config: Config, path: str, base: bytes, ours: bytes, their
     elif role == "lessons":
         merged = merge.merge_lessons(old, mine, other)
     return merged.encode("utf-8") if merged is not None else None
+
+
+def run_driver(cwd: Path, base: Path, ours: Path, theirs: Path, path: str) -> bool:
+    """The driver as git runs it, in the repository at `cwd` on git's three temporary files: the merge of
+    `path` written into `ours` by memory rules, or else git's own line merge there, conflict markers and all.
+    Whether the merge is clean."""
+    from gitmem import gitio
+    from gitmem.config import load_config
+    from gitmem.workspace import Workspace
+
+    repo = gitio.open_repo(cwd)
+    ws = Workspace.for_repo(repo, load_config(gitio.root(repo)))
+    clock = ws.clock()
+    head = gitio.head_id(repo)
+    merged = merge_memory_file(ws.config, path, base.read_bytes(), ours.read_bytes(), theirs.read_bytes(),
+                               now=lambda: Timestamp.from_datetime(clock()),
+                               read_ours=lambda rel: gitio.file_at(repo, head, rel))
+    if merged is not None:
+        ours.write_bytes(merged)
+        return True
+    return gitio.merge_file_markers(repo, ours, base, theirs, ("ours", "base", "theirs"))

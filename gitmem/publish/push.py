@@ -71,6 +71,20 @@ class SyncResult:
     def ok(self) -> bool:
         return self.status is PushStatus.PUSHED
 
+    def report(self) -> PushReport:
+        return PushReport(self.status, self.side_branch, self.commit, list(self.messages))
+
+
+@dataclass(frozen=True)
+class PushReport:
+    """What a push came to, as the cycle and the close report it (their --json, the Action's outputs and job
+    summary): one type for both."""
+
+    status: PushStatus
+    side_branch: str | None = None      # conflict, refused, rewritten, failed: where the work is instead
+    commit: str | None = None           # what the remote branch now holds (pushed) or the local tip
+    messages: list[str] = field(default_factory=list)
+
 
 def known_upstream(repo: gitio.Repo, remote: str | None = None) -> str | None:
     """The remote-tracking tip of the current branch's upstream: what this checkout last saw of it."""

@@ -7,7 +7,6 @@ commit is no longer an ancestor of HEAD: a rebase, reset or force-pull rewrote h
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import sqlite3
@@ -17,7 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitmem import gitio
-from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config, load_config
+from gitmem.config import REQUIRED_ROLES, Config
+from gitmem.config.ownership import Ownership, shared_label
 from gitmem.recall import corpus, database
 from gitmem.recall.refresh import sync_file
 from gitmem.workspace import Workspace
@@ -35,37 +35,46 @@ DEFAULT = ""          # the workspace name of the top-level memory, and of commi
 
 @dataclass(frozen=True)
 class Scope:
-    """One workspace's memory files: role -> repo-relative path."""
+    """The memory files recall files under one name: role -> repo-relative path. The name is a workspace's
+    for the files it alone owns, and `gitmem.config.ownership.shared_label` for the files the same workspaces
+    share; `owners` says which workspaces see them."""
 
     name: str
     paths: tuple[tuple[str, str], ...]
+    owners: frozenset[str] = frozenset({DEFAULT})
 
 
-def scopes(root: Path, config: Config) -> tuple[Scope, ...]:
-    """The default memory and every configured workspace, each file owned by the first scope naming it."""
-    base = config if not config.workspace else _base_config(str(root), *_stamp(Path(root) / CONFIG_NAME))
-    found: list[Scope] = []
+def scopes(config: Config) -> tuple[Scope, ...]:
+    """The memory files of every workspace, grouped by the workspaces that own them (gitmem.config.ownership),
+    from the config at hand: the default workspace's files first, in the order of ROLES."""
+    ownership = Ownership.of(config)
+    grouped: dict[frozenset[str], list[tuple[str, str]]] = {}
     seen: set[str] = set()
-    candidates = [(DEFAULT, base)] + [(name, base.with_workspace(name)) for name, _ in base.workspaces]
-    for name, cfg in candidates:
-        paths = tuple((role, cfg.path(role)) for role in ROLES if cfg.path(role) not in seen)
-        seen.update(path for _, path in paths)
-        found.append(Scope(name, paths))
-    return tuple(found)
+    for _, paths in ownership.places:
+        by_role = dict(paths)
+        for role in ROLES:
+            path = by_role[role]
+            if path not in seen:
+                seen.add(path)
+                grouped.setdefault(ownership.owners_of(path), []).append((role, path))
+    return tuple(Scope(_scope_name(owners), tuple(paths), owners) for owners, paths in grouped.items())
 
 
-def _stamp(path: Path) -> tuple[int, int]:
-    try:
-        stat = path.stat()
-    except FileNotFoundError:
-        return 0, 0
-    return stat.st_mtime_ns, stat.st_size
+def _scope_name(owners: frozenset[str]) -> str:
+    return next(iter(owners)) if len(owners) == 1 else shared_label(owners)
 
 
-@functools.lru_cache(maxsize=8)
-def _base_config(root: str, mtime: int, size: int) -> Config:
-    """The top-level config behind a workspace's, re-read only when gitmem.yaml changes."""
-    return load_config(root)
+def visible_to(all_scopes: tuple[Scope, ...], workspace: str) -> tuple[str, ...]:
+    """The scope names whose documents a search of `workspace` may return: its own, and those it shares."""
+    return (workspace, *(scope.name for scope in all_scopes if len(scope.owners) > 1 and workspace in scope.owners))
+
+
+def commit_scope(all_scopes: tuple[Scope, ...], touched: set[str]) -> str:
+    """The scope a commit's message is filed under: the one whose owners are exactly the workspaces owning every
+    memory file it changed; DEFAULT (every workspace's) when no workspace owns them all."""
+    owners = [scope.owners for scope in all_scopes for _, path in scope.paths if path in touched]
+    common = frozenset.intersection(*owners) if owners else frozenset()
+    return _scope_name(common) if common else DEFAULT
 
 
 def fingerprint(all_scopes: tuple[Scope, ...], config: Config) -> str:
@@ -81,7 +90,7 @@ class Index:
         self.repo = ws.repo
         self.root = gitio.root(self.repo)
         self.config = ws.config
-        self.scopes = scopes(self.root, ws.config)
+        self.scopes = scopes(ws.config)
         self.fingerprint = fingerprint(self.scopes, ws.config)
         self.path = gitio.state_dir(self.repo) / INDEX_FILE
         self.conn: sqlite3.Connection | None = None
@@ -174,12 +183,12 @@ class Index:
             head = gitio.head_id(self.repo) or ""
             last = database.get_meta(conn, "head")
             if head != last:
-                owner = {path: scope.name for scope in self.scopes for _, path in scope.paths}
-                commits = gitio.commits_since(self.repo, last or None, owner)
+                paths = [path for scope in self.scopes for _, path in scope.paths]
+                commits = gitio.commits_since(self.repo, last or None, paths)
                 if commits is None:                # not a fast-forward: history was rewritten
                     conn.execute("ROLLBACK")
                     return False
-                self._add_commits(conn, commits, owner, advance)
+                self._add_commits(conn, commits, advance)
                 database.set_meta(conn, "head", head)
             conn.execute("COMMIT")
         except BaseException:
@@ -188,16 +197,13 @@ class Index:
             raise
         return True
 
-    def _add_commits(self, conn: sqlite3.Connection, commits: list[gitio.CommitInfo], owner: dict[str, str],
-                     advance: Progress) -> None:
-        """A commit's message belongs to the one workspace whose memory it changed; otherwise it is shared."""
+    def _add_commits(self, conn: sqlite3.Connection, commits: list[gitio.CommitInfo], advance: Progress) -> None:
+        """A commit's message is filed as `commit_scope` says: under the workspaces that own all it changed."""
         zone = self.config.tzinfo()
         docs: dict[str, list[corpus.Doc]] = {}
         for info in commits:
-            names = {owner[path] for path in info.touched}
-            name = names.pop() if len(names) == 1 else DEFAULT
             doc = corpus.commit_doc(info.id, info.time, info.author, info.message, zone)
-            docs.setdefault(name, []).append(doc)
+            docs.setdefault(commit_scope(self.scopes, set(info.touched)), []).append(doc)
         for name, items in docs.items():
             database.insert_docs(conn, name, items, keys=[f"commit:{doc.ident}" for doc in items])
             advance(len(items))

@@ -20,7 +20,7 @@ from gitmem.recall import encoder, feedback, rank, when
 from gitmem.recall.corpus import KINDS
 from gitmem.recall.database import RecallError
 from gitmem.recall.held import Holder
-from gitmem.recall.index import DEFAULT, Index, Progress
+from gitmem.recall.index import DEFAULT, Index, Progress, visible_to
 from gitmem.recall.query import Query, analyze, bounded
 from gitmem.secrets import scrub
 from gitmem.workspace import Workspace
@@ -200,7 +200,7 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
     bad = sorted(set(kinds or ()) - set(KINDS))
     if bad:
         raise RecallError(f"unknown kind {', '.join(bad)}; use one of {', '.join(KINDS)}")
-    flt = rank.Filter(None if all_workspaces else (config.workspace or DEFAULT,),
+    flt = rank.Filter(None if all_workspaces else visible_to(index.scopes, config.workspace or DEFAULT),
                       tuple(kinds) if kinds else None,
                       parse_when(since, config, end=False), parse_when(until, config, end=True))
     settings = config.recall

@@ -1,0 +1,123 @@
+"""Pull-request mode's steps as library calls, for `gitmem github prepare` and `gitmem github pr`: whether a
+memory branch's PR is still open (`open_pull_finder`); the memory branch and its base (`branches`); push the
+branch and open or update its pull request (`open_pull_request`); verify it and post the verdict as a commit
+status (`report_check`).
+
+A PR opened with the workflow's GITHUB_TOKEN starts no workflow, so a required "Verify memory history" check would
+never run on it: `report_check` verifies the branch as that job does and posts the verdict on the PR head. A step
+that fails raises `PullRequestFailed`, which says where the commits are and, for the job summary, what to change.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from gitmem import gitio
+from gitmem.errors import GitmemError
+from gitmem.memory import decisions
+from gitmem.publish import pullrequest
+from gitmem.publish.github_api import GitHubError, GitHubSetupError, PullRequest, client_from_env
+from gitmem.publish.required_check import BranchVerdict, run_url, verify_branch
+from gitmem.workspace import Workspace
+
+PR_PERMISSION = ("the workflow needs `permissions: pull-requests: write`, and the repository setting Actions > "
+                 "General > 'Allow GitHub Actions to create and approve pull requests'")
+
+
+class PullRequestFailed(GitmemError):
+    """A step of pull-request mode failed; the message says where the commits are. `what` (when set) is the
+    failure as the job summary words it, `notes` what to change."""
+
+    def __init__(self, message: str, *, exit_code: int, what: str = "", notes: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+        self.what = what
+        self.notes = tuple(notes)
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """The memory branch as proposed: its PR (None when the branch adds no commit to `base`)."""
+
+    branch: str
+    base: str
+    remote: str
+    head: str                                   # the pushed tip: where the check's status goes
+    commits: tuple[tuple[str, str], ...] = ()
+    opened: PullRequest | None = None
+
+
+def open_pull_finder(environ: Mapping[str, str], *, warn: Callable[[str], None]) -> Callable[[str], bool] | None:
+    """Whether a branch has an open PR, asked of GitHub (for `prepare_branch`); None offline, without a repository
+    or token: a memory branch main does not contain is then taken to be open."""
+    try:
+        client = client_from_env(environ)
+    except GitHubSetupError:
+        return None
+
+    def is_open(name: str) -> bool:
+        try:
+            return client.open_pull(name) is not None
+        except GitHubError as err:
+            # Continuing a branch is always safe; starting a second PR beside an open one is not.
+            warn(f"{err}; taking {name} to be open")
+            return True
+    return is_open
+
+
+def branches(repo: gitio.Repo, branch: str | None, base: str | None, environ: Mapping[str, str]) -> tuple[str, str]:
+    """(memory branch, PR base): as given, else the branch `prepare` checked out (else the default one), and the
+    base `prepare` recorded for it (else GITHUB_REF_NAME, else main)."""
+    here = gitio.current_branch(repo)
+    branch = branch or (here if here and pullrequest.recorded_base(repo, here) else pullrequest.DEFAULT_BRANCH)
+    base = base or pullrequest.recorded_base(repo, branch) or environ.get("GITHUB_REF_NAME") or "main"
+    return branch, base
+
+
+def open_pull_request(ws: Workspace, *, phase: str, branch: str, base: str, remote: str,
+                      environ: Mapping[str, str], say: Callable[[str], None]) -> Proposal:
+    """Push `branch` (never forced; a failed cycle's salvage branches too), then open its PR or update the open
+    one. `say` hears the push's messages as they come."""
+    try:
+        pushed = pullrequest.publish_branch(ws.repo, ws.config, branch=branch, remote=remote)
+        for message in pushed.messages:
+            say(message)
+        if not pushed.ok:
+            where = pushed.side_branch or f"local {branch}"
+            raise PullRequestFailed(f"the push did not land; the commits are on {where}",
+                                    exit_code=pushed.status.exit_code)
+        commits = tuple(pullrequest.proposed_commits(ws.repo, remote, base))
+    except gitio.RepoError as err:
+        raise PullRequestFailed(str(err), exit_code=err.exit_code) from err
+    proposal = Proposal(branch, base, remote, pushed.commit or "HEAD", commits)
+    if not commits:
+        return proposal
+    waiting = decisions.waiting(decisions.parse(ws.read("decisions")), ws.clock()())
+    title, body = pullrequest.pr_text(ws.read("log"), waiting, list(commits), phase=phase, branch=branch, base=base)
+    try:
+        opened = client_from_env(environ).open_or_update(head=branch, base=base, title=title, body=body)
+    except GitHubError as err:
+        notes = [PR_PERMISSION] if err.status == 403 else []
+        raise PullRequestFailed(f"{err}; the commits are on {remote}/{branch}", exit_code=err.exit_code,
+                                what=f"Pull request not opened: {err}", notes=notes) from err
+    return Proposal(branch, base, remote, proposal.head, commits, opened)
+
+
+def report_check(ws: Workspace, proposal: Proposal, *, name: str, environ: Mapping[str, str]) -> BranchVerdict:
+    """Verify the PR's commits (`gitmem verify --range BASE...HEAD`) and post the verdict on its head as the
+    commit status `name`."""
+    repo, base = ws.repo, proposal.base
+    base_tip = gitio.remote_branch_oid(repo, proposal.remote, base) or (base if gitio.branch_exists(repo, base)
+                                                                        else None)
+    verdict = verify_branch(ws, base_tip, proposal.head)
+    try:
+        client_from_env(environ).set_status(proposal.head, state=verdict.state, context=name,
+                                            description=verdict.description, target_url=run_url(environ))
+    except GitHubError as err:
+        hint = (f"the workflow needs `permissions: statuses: write`: without the status a required {name!r} "
+                "check never passes on a PR opened with GITHUB_TOKEN (or use a GitHub App token, whose PRs run "
+                "the check workflow)")
+        notes = [hint] if err.status in (403, 404) else []
+        raise PullRequestFailed(f"could not report {name!r} on {proposal.head[:10]}: {err}", exit_code=err.exit_code,
+                                what=f"Check `{name}` not reported: {err}", notes=notes) from err
+    return verdict
