@@ -16,12 +16,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from gitmem.config import Config
+from typing import Protocol
 
 DEFAULT = ""     # the default workspace's name
+
+
+class NamesWorkspaces(Protocol):
+    """What ownership reads of a config (gitmem.config.Config): a protocol, not the class, because the config
+    module asks this one for its foreign paths, and the two must not import each other around a circle."""
+
+    def workspace_paths(self) -> dict[str, dict[str, str]]: ...
 
 
 @dataclass(frozen=True)
@@ -34,7 +38,7 @@ class Ownership:
     places: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
 
     @classmethod
-    def of(cls, config: Config) -> Ownership:
+    def of(cls, config: NamesWorkspaces) -> Ownership:
         return cls(tuple((name, tuple(paths.items())) for name, paths in config.workspace_paths().items()))
 
     @cached_property
