@@ -138,6 +138,34 @@ def test_the_close_judges_an_appended_log_without_decoding_it(memrepo: GitRepo,
     commit_guard.check_result(ws, head, commit_guard.changed_files(ws, head))
     assert len(log_of(40)) not in decoded and len(log_of(41)) not in decoded
 
+
+def test_the_close_asks_history_about_each_commit_once(memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many Confirmed lines added by one commit cost the lookups of that commit, not theirs each: a close at 100x
+    asks about thousands of lines (and the parents of consecutive commits are the same commits again)."""
+    from gitmem.close.backing import Backing
+    from gitmem.memory import lessons
+
+    sections = []
+    for n in range(1, 21):
+        sections.append("\n".join([f"## L-{n:04d} · Lesson {n}", "- Happened: 2026-11-10 (cycle 1) — it broke",
+                                    "- Why: no tests", "- Change: run them", "- Rule: Run the tests.",
+                                    "- Confirmed: 2026-11-10 (cycle 2) — held",
+                                    "- Confirmed: 2026-11-10 (cycle 3) — held", "- Status: open", ""]))
+    memrepo.commit_files({"LESSONS.md": "# LESSONS\n\n" + "\n".join(sections)}, "lessons by hand")
+    asked: list[tuple[str, str]] = []
+    real = gitio.file_id_at
+
+    def counted(repo: Any, commit_id: str, path: str) -> Any:
+        asked.append((commit_id, path))
+        return real(repo, commit_id, path)
+
+    monkeypatch.setattr(gitio, "file_id_at", counted)
+    doc = lessons.parse(memrepo.read("LESSONS.md"))
+    wanted = [(lesson, item) for lesson in doc.lessons for item, _ in lesson.confirmations]
+    assert len(wanted) == 40
+    Backing(memrepo.ws()).resolve(wanted)
+    assert len(asked) == len(set(asked)) and len(asked) <= 4, asked
+
 # -- the close: what waits on a decision is found without parsing the LOG since it was asked -------------------
 
 def log_of(count: int, *, blocked_at: tuple[int, ...] = ()) -> str:
