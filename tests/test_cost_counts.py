@@ -166,6 +166,36 @@ def test_the_close_asks_history_about_each_commit_once(memrepo: GitRepo, monkeyp
     Backing(memrepo.ws()).resolve(wanted)
     assert len(asked) == len(set(asked)) and len(asked) <= 4, asked
 
+
+def test_an_append_to_log_leaves_the_next_reader_its_fence_count(memrepo: GitRepo,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """After this process appends an entry, the fences before the old end are the ones it counted: the next
+    append (the close writes one a day when it catches up) counts only what was added since, not LOG from its
+    first byte again (75 MB each time at 100x)."""
+    from gitmem.memory_writer import MemoryWriter
+    from gitmem.workspace import tail
+
+    memrepo.write("LOG.md", log_of(60))
+    memrepo.stage("LOG.md")
+    memrepo.commit("sixty cycles")
+    memory = MemoryWriter(memrepo.ws())
+    history_end = (memrepo.path / "LOG.md").stat().st_size
+    memory.add_log_entry(task="the first", outcome="built", result="done")
+    first_end = (memrepo.path / "LOG.md").stat().st_size
+    memrepo.stage("LOG.md")
+    memrepo.commit("the first entry")
+    spans: list[tuple[int, int]] = []
+    real = tail._fence_lines
+
+    def counted(handle: Any, start: int, end: int) -> int:
+        spans.append((start, end))
+        return real(handle, start, end)
+
+    monkeypatch.setattr(tail, "_fence_lines", counted)
+    memory.add_log_entry(task="the second", outcome="built", result="done")
+    # Counted from where the first append began at the earliest: the sixty cycles before it are never read again.
+    assert spans and all(start >= history_end for start, _ in spans), (history_end, first_end, spans)
+
 # -- the close: what waits on a decision is found without parsing the LOG since it was asked -------------------
 
 def log_of(count: int, *, blocked_at: tuple[int, ...] = ()) -> str:
