@@ -275,7 +275,8 @@ class MemoryWriter:
             found = [replace(v, line=v.line + shift) for v in found]
             raise WriteRefused(f"refusing to write {rel}: the result would not be valid memory", found)
         with files.open_append(self.root, rel) as handle:
-            size = os.fstat(handle.fileno()).st_size
+            before = os.fstat(handle.fileno())
+            size = before.st_size
             try:
                 handle.write(addition)
                 handle.flush()
@@ -285,6 +286,7 @@ class MemoryWriter:
                 if isinstance(err, OSError):      # a full disk: LOG is as it was; say so in one line
                     raise files.failed(rel, err, "written", self.root) or err from None
                 raise
+            source.appended(handle, before)
 
     def _lines_before(self, offset: int) -> int:
         """Lines in LOG before byte `offset`: only counted to report a refused write at the right line."""

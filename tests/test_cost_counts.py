@@ -2,8 +2,10 @@
 already knows, walking commits already checked) is held to what the cycle reads, so it can't creep back."""
 from __future__ import annotations
 
+import os
 import subprocess
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -53,6 +55,146 @@ def test_a_cycle_leaves_no_file_for_the_next_one_to_hash_again(memrepo: GitRepo)
     assert run_cycle(memrepo.ws(), WritingBackend(built("first"))).commit
     assert stat_dirty(str(memrepo.path)) == []
 
+
+
+def bytes_read() -> int:
+    """What this process has read through system calls so far, as the kernel counts it."""
+    with open("/proc/self/io", encoding="ascii") as io:
+        return next(int(line.split()[1]) for line in io if line.startswith("rchar:"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/io").exists(), reason="the kernel's count of bytes read is Linux's")
+def test_a_commit_reads_each_file_it_commits_once(memrepo: GitRepo) -> None:
+    """The index learns the stat data of a committed file from the read that took its bytes: nothing reads the
+    file again to hash it (a 75 MB LOG and a 10 MB NOW at 100x), and git's own status finds it current."""
+    ws = memrepo.ws()
+    memrepo.append("LOG.md", "\n" + "a line of a long history\n" * 200_000)
+    size = (memrepo.path / "LOG.md").stat().st_size
+    gitio.head_id(ws.repo)
+    before = bytes_read()
+    gitio.commit_worktree(ws.repo, ["LOG.md"], "a cycle's commit", author=gitio.Identity("A", "a@example.com"))
+    assert bytes_read() - before < 1.5 * size
+    assert stat_dirty(str(memrepo.path)) == []
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=memrepo.path, capture_output=True, text=True,
+                          check=True).stdout == ""
+
+
+def test_a_file_written_again_after_its_commit_is_not_taken_for_committed(memrepo: GitRepo) -> None:
+    """The stat an entry gets is the one its bytes were read with: a later write shows as a change."""
+    ws = memrepo.ws()
+    memrepo.append("LOG.md", "\nsome words a cycle wrote\n")
+    gitio.commit_worktree(ws.repo, ["LOG.md"], "a cycle's commit", author=gitio.Identity("A", "a@example.com"))
+    memrepo.append("LOG.md", "\nwords written after the commit\n")
+    assert stat_dirty(str(memrepo.path)) == ["LOG.md"]
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=memrepo.path, capture_output=True, text=True,
+                          check=True).stdout == " M LOG.md\n"
+
+
+def test_the_close_tells_its_changed_files_without_reading_heads_blobs(memrepo: GitRepo) -> None:
+    """A file of another size than HEAD's blob has changed; one of the same size is compared by its blob id.
+    HEAD's LOG (75 MB at 100x) is never inflated to compare it with the work tree's."""
+    import base64
+
+    from gitmem.close import commit_guard
+
+    memrepo.write("LOG.md", memrepo.read("LOG.md") + base64.b64encode(os.urandom(3_000_000)).decode() + "\n")
+    memrepo.stage("LOG.md")
+    memrepo.commit("a long LOG")
+    memrepo.append("LOG.md", "\nthe close's entry\n")
+    ws = memrepo.ws()
+    head = gitio.head_id(ws.repo)
+    assert head is not None
+    size = (memrepo.path / "LOG.md").stat().st_size
+    before = bytes_read()
+    changed = commit_guard.changed_files(ws, head)
+    assert bytes_read() - before < 1.3 * size
+    assert list(changed) == ["LOG.md"] and changed["LOG.md"] == (memrepo.path / "LOG.md").read_bytes()
+    assert commit_guard.changed_with_stats(ws, head)[1]["LOG.md"].st_size == size
+    memrepo.write("NOW.md", memrepo.read("NOW.md").replace("#", "%", 1))     # same size, other bytes
+    assert sorted(commit_guard.changed_files(ws, head)) == ["LOG.md", "NOW.md"]
+
+
+def test_the_close_judges_an_appended_log_without_decoding_it(memrepo: GitRepo,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The close's permission check takes an append to LOG, as `check` judges it, from the bytes: neither side
+    of LOG is decoded whole again (75 MB each at 100x)."""
+    from gitmem.close import commit_guard
+
+    memrepo.write("LOG.md", log_of(40))
+    memrepo.stage("LOG.md")
+    memrepo.commit("forty cycles")
+    memrepo.write("LOG.md", log_of(41))
+    ws = memrepo.ws()
+    head = gitio.head_id(ws.repo)
+    assert head is not None
+    decoded: list[int] = []
+    real = commit_guard.decode_text
+
+    def counted(data: bytes) -> str:
+        decoded.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(commit_guard, "decode_text", counted)
+    commit_guard.check_result(ws, head, commit_guard.changed_files(ws, head))
+    assert len(log_of(40)) not in decoded and len(log_of(41)) not in decoded
+
+
+def test_the_close_asks_history_about_each_commit_once(memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many Confirmed lines added by one commit cost the lookups of that commit, not theirs each: a close at 100x
+    asks about thousands of lines (and the parents of consecutive commits are the same commits again)."""
+    from gitmem.close.backing import Backing
+    from gitmem.memory import lessons
+
+    sections = []
+    for n in range(1, 21):
+        sections.append("\n".join([f"## L-{n:04d} · Lesson {n}", "- Happened: 2026-11-10 (cycle 1) — it broke",
+                                    "- Why: no tests", "- Change: run them", "- Rule: Run the tests.",
+                                    "- Confirmed: 2026-11-10 (cycle 2) — held",
+                                    "- Confirmed: 2026-11-10 (cycle 3) — held", "- Status: open", ""]))
+    memrepo.commit_files({"LESSONS.md": "# LESSONS\n\n" + "\n".join(sections)}, "lessons by hand")
+    asked: list[tuple[str, str]] = []
+    real = gitio.file_id_at
+
+    def counted(repo: Any, commit_id: str, path: str) -> Any:
+        asked.append((commit_id, path))
+        return real(repo, commit_id, path)
+
+    monkeypatch.setattr(gitio, "file_id_at", counted)
+    doc = lessons.parse(memrepo.read("LESSONS.md"))
+    wanted = [(lesson, item) for lesson in doc.lessons for item, _ in lesson.confirmations]
+    assert len(wanted) == 40
+    Backing(memrepo.ws()).resolve(wanted)
+    assert len(asked) == len(set(asked)) and len(asked) <= 4, asked
+
+
+def test_an_append_to_log_leaves_the_next_reader_its_fence_count(memrepo: GitRepo,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """After this process appends an entry, the fences before the old end are the ones it counted: the next
+    append (the close writes one a day when it catches up) counts only what was added since, not LOG from its
+    first byte again (75 MB each time at 100x)."""
+    from gitmem.memory_writer import MemoryWriter
+    from gitmem.workspace import tail
+
+    memrepo.write("LOG.md", log_of(60))
+    memrepo.stage("LOG.md")
+    memrepo.commit("sixty cycles")
+    memory = MemoryWriter(memrepo.ws())
+    history_end = (memrepo.path / "LOG.md").stat().st_size
+    memory.add_log_entry(task="the first", outcome="built", result="done")
+    first_end = (memrepo.path / "LOG.md").stat().st_size
+    memrepo.stage("LOG.md")
+    memrepo.commit("the first entry")
+    spans: list[tuple[int, int]] = []
+    real = tail._fence_lines
+
+    def counted(handle: Any, start: int, end: int) -> int:
+        spans.append((start, end))
+        return real(handle, start, end)
+
+    monkeypatch.setattr(tail, "_fence_lines", counted)
+    memory.add_log_entry(task="the second", outcome="built", result="done")
+    # Counted from where the first append began at the earliest: the sixty cycles before it are never read again.
+    assert spans and all(start >= history_end for start, _ in spans), (history_end, first_end, spans)
 
 # -- the close: what waits on a decision is found without parsing the LOG since it was asked -------------------
 

@@ -64,6 +64,11 @@ class Backing:
         self._index: tuple[fences.Fenced, dict[int, list[int]]] | None = None
         self._docs: dict[str, lessons.LessonsDoc] = {}
         self._raw: dict[str, _LessonsBytes] = {}
+        # What history says of a commit, asked once per commit: the lines a commit added, and the parents of
+        # consecutive commits, share it (a close asks about thousands of lines at 100x).
+        self._commits: dict[str, gitio.Commit | None] = {}
+        self._file_ids: dict[tuple[str, str], str | None] = {}
+        self._sizes: dict[str, int] = {}
 
     # -- the question ----------------------------------------------------------------------------------------
     def __call__(self, lesson: Lesson, item: Field) -> Verdict:
@@ -142,14 +147,13 @@ class Backing:
     def _recheck(self, commit_id: str, lesson: Lesson, item: Field) -> Verdict | None:
         """The verdict for a line the cache says `commit_id` added, judged from history; None when that commit
         did not add it (a planted or stale entry: the caller walks history instead)."""
-        try:
-            commit = gitio.commit(self.repo, commit_id)
-        except gitio.RepoError:
+        commit = self._commit(commit_id)
+        if commit is None:
             return None
-        blob = gitio.file_id_at(self.repo, commit.id, self.lessons_path)
+        blob = self._file_id(commit.id, self.lessons_path)
         if blob is None:
             return None
-        parents = [gitio.file_id_at(self.repo, parent, self.lessons_path) for parent in commit.parents]
+        parents = [self._file_id(parent, self.lessons_path) for parent in commit.parents]
         needle = _rendered(item)
         parsed = not self._bytes(blob).has(lesson.id, needle)
         existed = self._added(blob, parents, lesson, item, parsed=parsed, needle=needle)
@@ -174,16 +178,31 @@ class Backing:
 
     def _has_cycle(self, commit_id: str, cycle: int) -> bool:
         """Whether a commit's LOG holds `cycle`: cut from the current LOG when that commit's LOG is its prefix."""
-        blob = gitio.file_id_at(self.repo, commit_id, self.log_path)
+        blob = self._file_id(commit_id, self.log_path)
         if blob is None:
             return False
-        size = gitio.blob_size(self.repo, blob) or 0
+        if blob not in self._sizes:
+            self._sizes[blob] = gitio.blob_size(self.repo, blob) or 0
+        size = self._sizes[blob]
         if self._is_prefix(blob, size):
             offset = self._heading_offset(cycle)
             return offset is not None and offset < size
         if blob not in self._cycles:        # a merge reordered LOG, or history was rewritten: read that LOG
             self._cycles[blob] = cycle_numbers(decode_text(gitio.blob(self.repo, blob)))
         return cycle in self._cycles[blob]
+
+    def _commit(self, commit_id: str) -> gitio.Commit | None:
+        if commit_id not in self._commits:
+            try:
+                self._commits[commit_id] = gitio.commit(self.repo, commit_id)
+            except gitio.RepoError:
+                self._commits[commit_id] = None
+        return self._commits[commit_id]
+
+    def _file_id(self, commit_id: str, path: str) -> str | None:
+        if (commit_id, path) not in self._file_ids:
+            self._file_ids[commit_id, path] = gitio.file_id_at(self.repo, commit_id, path)
+        return self._file_ids[commit_id, path]
 
     def _is_prefix(self, blob: str, size: int) -> bool:
         """Whether an older LOG is the current LOG cut at its size. LOG is append-only on every commit (GM301,

@@ -6,13 +6,15 @@ change as `gitmem check --worktree` would, with the agent identity as author (GM
 """
 from __future__ import annotations
 
+import os
+
 from gitmem import codes, gitio
 from gitmem.checks import CheckInput, run_checks
 from gitmem.checks.targets import derived_commit
 from gitmem.codes import Code
 from gitmem.errors import ExitCode, RunFailure
 from gitmem.gitio.snapshots import Snapshot
-from gitmem.memory import lessons, rules
+from gitmem.memory import lessons, log, rules
 from gitmem.memory.text import decode_text
 from gitmem.memory_writer import MemoryWriter
 from gitmem.nofollow import files
@@ -29,12 +31,29 @@ class CloseError(RunFailure):
 
 def changed_files(ws: Workspace, head: str) -> dict[str, bytes | None]:
     """Memory files whose work-tree bytes differ from HEAD (the close started from a clean tree)."""
+    return changed_with_stats(ws, head)[0]
+
+
+def changed_with_stats(ws: Workspace, head: str) -> tuple[dict[str, bytes | None], dict[str, os.stat_result]]:
+    """`changed_files`, and the stat each changed file's bytes were read with (for the commit's index entries:
+    `gitio.commit_files`). HEAD's blobs are never read: a blob of another size differs, and one of the same size
+    is compared by its id (at 100x HEAD's LOG is 75 MB, inflated in a second)."""
     changed: dict[str, bytes | None] = {}
+    stats: dict[str, os.stat_result] = {}
     for path in ws.config.memory_paths().values():
-        data = files.read(ws.root, path)
-        if data != gitio.file_at(ws.repo, head, path):
+        found = files.read_with_stat(ws.root, path)
+        data = found[0] if found is not None else None
+        if not _same_blob(ws.repo, gitio.file_id_at(ws.repo, head, path), data):
             changed[path] = data
-    return changed
+            if found is not None and found[1] is not None:
+                stats[path] = found[1]
+    return changed, stats
+
+
+def _same_blob(repo: gitio.Repo, blob: str | None, data: bytes | None) -> bool:
+    if blob is None or data is None:
+        return blob is None and data is None
+    return gitio.blob_size(repo, blob) == len(data) and gitio.blob_id(data) == blob
 
 
 def restore(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> None:
@@ -63,8 +82,13 @@ def check_result(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> 
         data = snapshot.read(config.path(role)) if snapshot is not None else None
         return decode_text(data) if data is not None else None
 
-    # Rules are the close's to change, so they are left out of the cycle's permission check.
-    roles = ("decisions", "log", "lessons")
+    # Rules are the close's to change, so they are left out of the cycle's permission check. LOG is judged as
+    # bytes first: an append there, as `check` judges it, is what the permission asks (75 MB decoded twice
+    # at 100x otherwise); anything else is judged on the texts as the cycle's is.
+    roles = ["decisions", "lessons"]
+    old_log, new_log = (side.read(config.path("log")) if side is not None else None for side in (old, new))
+    if old_log is None or new_log is None or not log.append_verdict(old_log, new_log).ok:
+        roles.append("log")
     enforced = permissions.enforce({r: text(old, r) for r in roles}, {r: text(new, r) for r in roles})
     found += [f"{config.path('log')}:1: close permission: {note}" for note in enforced.notes]
     found += rule_changes(config.path("rules"), text(old, "rules") or "", text(new, "rules") or "")

@@ -23,7 +23,7 @@ from gitmem.checks.sizes import size_limits
 from gitmem.checks.violation import Violation
 from gitmem.close import day_report, writeup
 from gitmem.close.backing import backing_for
-from gitmem.close.commit_guard import CloseError, changed_files, check_result, restore
+from gitmem.close.commit_guard import CloseError, changed_files, changed_with_stats, check_result, restore
 from gitmem.close.day import (
     close_day,
     close_entries,
@@ -241,7 +241,7 @@ def _facts_for_model(facts: day_report.DayFacts, problems: list[str], promotions
 def _commit(ws: Workspace, result: CloseResult, head: str) -> str:
     """One commit by the agent identity, after the whole change passes the checks and the close's permissions."""
     config = ws.config
-    files = changed_files(ws, head)
+    files, stats = changed_with_stats(ws, head)
     problems = check_result(ws, head, files)
     if problems:
         raise CloseError("the close would leave invalid memory; nothing was committed:\n" + "\n".join(problems),
@@ -250,7 +250,7 @@ def _commit(ws: Workspace, result: CloseResult, head: str) -> str:
     message = (f"gitmem: close {result.day.isoformat()}\n\n" + "\n".join(body)
                + f"\n\n{PHASE_TRAILER}\n{generation.trailer()}\n")
     identity = config.agent.identity
-    return gitio.commit_files(ws.repo, files, message, author=identity)
+    return gitio.commit_files(ws.repo, files, message, author=identity, stats=stats)
 
 
 def _push(ws: Workspace, day: date) -> PushReport:

@@ -5,13 +5,14 @@ import os
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pygit2
 from pygit2.enums import FileStatus
 
 from gitmem.gitio.history import _resolve
 from gitmem.gitio.repository import Identity, Repo, RepoError, dirty_files, root, state_dir
-from gitmem.nofollow.files import EXECUTABLE, LINK, REGULAR
+from gitmem.nofollow.files import EXECUTABLE, LINK, REGULAR, stat_of_read
 
 
 def _signature(identity: Identity) -> pygit2.Signature:
@@ -27,6 +28,13 @@ def write_tree_with(repo: Repo, base: str | None, files: dict[str, bytes | None]
     """A tree equal to commit `base`'s with `files` replaced (None deletes), built without touching the
     repo's index. `modes` gives a path's git file mode (executable, symlink); the default is a plain file.
     Returns the tree id."""
+    return str(_tree_index(repo, base, files, modes).write_tree(repo.raw))
+
+
+def _tree_index(repo: Repo, base: str | None, files: dict[str, bytes | None],
+                modes: dict[str, int] | None) -> pygit2.Index:
+    """An in-memory index of `base`'s tree with `files` written as blobs (each hashed and compressed once, by
+    libgit2: its SHA-1 detects collision attacks, which matters for bytes an agent wrote) and put in."""
     raw = repo.raw
     index = pygit2.Index()
     if base is not None:
@@ -38,19 +46,51 @@ def write_tree_with(repo: Repo, base: str | None, files: dict[str, bytes | None]
             continue
         mode = pygit2.enums.FileMode((modes or {}).get(path, REGULAR))
         index.add(pygit2.IndexEntry(path, raw.create_blob(data), mode))
-    return str(index.write_tree(raw))
+    return index
+
+
+class _StatEntry(pygit2.IndexEntry):
+    """An index entry with the stat data of the work-tree file whose bytes its blob holds, filled in as libgit2
+    fills it from a stat (`git_index_entry__init_from_stat`): pygit2's entries carry none, and an entry without
+    it is hashed whole again by the next status or refresh."""
+
+    def __init__(self, path: str, object_id: pygit2.Oid, mode: pygit2.enums.FileMode, stat: os.stat_result) -> None:
+        super().__init__(path, object_id, mode)
+        self.stat = stat
+
+    def _to_c(self) -> Any:
+        centry, path = super()._to_c()      # pygit2's own conversion, then the stat fields
+        stat = self.stat
+        centry.ctime.seconds, centry.ctime.nanoseconds = _index_time(stat.st_ctime_ns)
+        centry.mtime.seconds, centry.mtime.nanoseconds = _index_time(stat.st_mtime_ns)
+        centry.dev, centry.ino = stat.st_rdev & _U32, stat.st_ino & _U32
+        centry.uid, centry.gid, centry.file_size = stat.st_uid & _U32, stat.st_gid & _U32, stat.st_size & _U32
+        return centry, path
+
+
+_U32 = 0xFFFFFFFF
+
+
+def _index_time(nanoseconds: int) -> tuple[int, int]:
+    """Seconds (truncated to 32 bits, signed, as git's index keeps them) and nanoseconds."""
+    seconds, rest = divmod(nanoseconds, 1_000_000_000)
+    seconds &= _U32
+    return (seconds - (1 << 32) if seconds >= 1 << 31 else seconds), rest
 
 
 def commit_files(repo: Repo, files: dict[str, bytes | None], message: str, *, author: Identity,
-                 committer: Identity | None = None, ref: str = "HEAD", modes: dict[str, int] | None = None) -> str:
+                 committer: Identity | None = None, ref: str = "HEAD", modes: dict[str, int] | None = None,
+                 stats: dict[str, os.stat_result] | None = None) -> str:
     """Commit `files` (None deletes) on top of HEAD, to `ref`: HEAD, or a new branch ref. Returns its id.
 
     Moving HEAD also resets the repo's index to the new tree; a commit to a side branch (salvage)
-    leaves the index alone.
+    leaves the index alone. `stats` gives, for a file whose bytes were read from the work tree, the stat of the
+    file taken as they were read (`nofollow.files.stat_of_read`): its index entry gets it, so no one hashes it again.
     """
     raw = repo.raw
     base = None if raw.head_is_unborn else str(raw.head.peel(pygit2.Commit).id)
-    tree = pygit2.Oid(hex=write_tree_with(repo, base, files, modes))
+    built = _tree_index(repo, base, files, modes)
+    tree = built.write_tree(raw)
     parents = [pygit2.Oid(hex=base)] if base is not None else []
     oid = raw.create_commit(None, _signature(author), _signature(committer or author), message, tree, parents)
     if ref != "HEAD":
@@ -65,6 +105,14 @@ def commit_files(repo: Repo, files: dict[str, bytes | None], message: str, *, au
     live = raw.index
     live.read_tree(tree)
     live.write()
+    known = {path: stat for path, stat in (stats or {}).items() if files.get(path) is not None}
+    if known:
+        for path, stat in known.items():
+            entry = built[path]
+            live.add(_StatEntry(path, entry.id, entry.mode, stat))
+        # Written after the first write: an entry newer than the index file would be "racily clean", and
+        # libgit2's write would hash its file again to tell (git's racy-git rule).
+        live.write()
     _refresh_stat_cache(repo)
     return str(oid)
 
@@ -81,26 +129,38 @@ def _refresh_stat_cache(repo: Repo) -> None:
 
 def worktree_files(repo: Repo, paths: Iterable[str]) -> dict[str, tuple[bytes, int] | None]:
     """Work-tree contents and git file mode of `paths`; None for a deleted path."""
+    return {rel: (item[0], item[1]) if item is not None else None
+            for rel, item in _worktree_reads(repo, paths).items()}
+
+
+def _worktree_reads(repo: Repo, paths: Iterable[str]) -> dict[str, tuple[bytes, int, os.stat_result | None] | None]:
+    """`worktree_files` with, for a regular file, its stat as its bytes were read (`nofollow.files.stat_of_read`)."""
     workdir = root(repo)
-    found: dict[str, tuple[bytes, int] | None] = {}
+    found: dict[str, tuple[bytes, int, os.stat_result | None] | None] = {}
     for rel in paths:
         full = workdir / rel
         if full.is_symlink():
-            found[rel] = (os.readlink(full).encode(), LINK)
+            found[rel] = (os.readlink(full).encode(), LINK, None)
         elif full.is_file():
-            found[rel] = (full.read_bytes(), EXECUTABLE if os.access(full, os.X_OK) else REGULAR)
+            with open(full, "rb") as handle:
+                data, stat = stat_of_read(handle)
+            found[rel] = (data, EXECUTABLE if os.access(full, os.X_OK) else REGULAR, stat)
         else:
             found[rel] = None
     return found
 
 
+
+
 def commit_worktree(repo: Repo, paths: Iterable[str], message: str, *, author: Identity,
                     committer: Identity | None = None, ref: str = "HEAD") -> str:
     """Commit the work-tree state of `paths` (modes kept) on top of HEAD, as `commit_files` does."""
-    found = worktree_files(repo, sorted(set(paths)))
+    found = _worktree_reads(repo, sorted(set(paths)))
     files = {rel: item[0] if item is not None else None for rel, item in found.items()}
     modes = {rel: item[1] for rel, item in found.items() if item is not None}
-    return commit_files(repo, files, message, author=author, committer=committer, ref=ref, modes=modes)
+    stats = {rel: item[2] for rel, item in found.items() if item is not None and item[2] is not None}
+    return commit_files(repo, files, message, author=author, committer=committer, ref=ref, modes=modes,
+                        stats=stats)
 
 
 def branch_exists(repo: Repo, name: str) -> bool:

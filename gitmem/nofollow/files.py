@@ -239,6 +239,28 @@ def read(root: Path, rel: str) -> bytes | None:
         return handle.read()
 
 
+def read_with_stat(root: Path, rel: str) -> tuple[bytes, os.stat_result | None] | None:
+    """The file's bytes and the stat that describes them (`stat_of_read`); None when it is missing."""
+    handle = open_read(root, rel)
+    if handle is None:
+        return None
+    with handle:
+        return stat_of_read(handle)
+
+
+def stat_of_read(handle: BinaryIO) -> tuple[bytes, os.stat_result | None]:
+    """Everything left in `handle`, read from its start, and the file's stat when it describes those bytes:
+    taken before and after the read, and given only when the two agree and the size is what was read (a file
+    written meanwhile gets None). Git's index keeps this stat with the file's blob id: a file whose stat still
+    matches is known to hold that blob, and no status reads it again."""
+    before = os.fstat(handle.fileno())
+    data = handle.read()
+    after = os.fstat(handle.fileno())
+    same = (before.st_mtime_ns, before.st_ctime_ns, before.st_size) == (after.st_mtime_ns, after.st_ctime_ns,
+                                                                         after.st_size)
+    return data, after if same and after.st_size == len(data) else None
+
+
 def read_text(root: Path, rel: str) -> str:
     """The file decoded as memory is (`gitmem.memory.text.decode_file_text`: never split into lines, which a 75 MB
     LOG read whole would be 1.3 million of); "" when it is missing."""

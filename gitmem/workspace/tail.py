@@ -151,6 +151,18 @@ class FileSource:
         with self._open() as handle:
             return _fence_lines_before(handle, offset, self._counted) % 2 == 1
 
+    def appended(self, handle: IO[bytes], before: os.stat_result) -> None:
+        """This process has just appended to the file, open as `handle`, which stood as `before` when the append
+        began: the bytes up to `before.st_size` are the ones this reader counted fences in, so its count holds
+        for the file as it is now, and the next reader (the close writes an entry a day, and reads the tail
+        before each) counts only from there instead of the whole 75 MB again. The appender holds the write
+        lock, so no gitmem writer changed the file in between. Kept in this process only, like every count; no
+        verdict reads it (the checks count fences from the bytes they judge)."""
+        known = self._counted.get(_identity(before))
+        if known is None or known[0] > before.st_size:
+            return
+        _remember(_identity(os.fstat(handle.fileno())), known)
+
 
 def read_log_tail(root: Path, rel: str, count: int, *, state_dir: Path | None = None,
                   numbered: bool = True) -> log.Tail:
@@ -193,7 +205,7 @@ Counted = dict[tuple[int, ...], tuple[int, int]]
 def _fence_lines_before(handle: IO[bytes], offset: int, mine: Counted | None = None) -> int:
     """Fence lines before the line start `offset` of the open file; `mine` is the calling reader's own memo."""
     stat = os.fstat(handle.fileno())
-    identity = (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+    identity = _identity(stat)
     known, fenced = (mine or {}).get(identity) or _COUNTED.get(identity, (0, 0))
     if offset != known:
         low, high = sorted((known, offset))
@@ -203,11 +215,19 @@ def _fence_lines_before(handle: IO[bytes], offset: int, mine: Counted | None = N
         mine.clear()
         mine[identity] = (offset, fenced)
     if time.time_ns() - stat.st_ctime_ns > RACY_NS:
-        _COUNTED.pop(identity, None)
-        _COUNTED[identity] = (offset, fenced)
-        while len(_COUNTED) > _COUNTED_FILES:
-            del _COUNTED[next(iter(_COUNTED))]
+        _remember(identity, (offset, fenced))
     return fenced
+
+
+def _identity(stat: os.stat_result) -> tuple[int, ...]:
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+
+
+def _remember(identity: tuple[int, ...], count: tuple[int, int]) -> None:
+    _COUNTED.pop(identity, None)
+    _COUNTED[identity] = count
+    while len(_COUNTED) > _COUNTED_FILES:
+        del _COUNTED[next(iter(_COUNTED))]
 
 
 def _lines_before(state_dir: Path | None, rel: str, handle: IO[bytes], offset: int, size: int) -> int:
