@@ -1,4 +1,4 @@
-"""A cycle's cost with the trust-anchor look (gitmem.agents.anchors) against without it, unsandboxed (the case
+"""A cycle's cost with the trust-anchor look (gitmem.agents.ignored_tool_dirs) against without it, unsandboxed (the case
 that walks the anchors; a confined cycle only lstats each one).
 
 The runner's own time, start to commit, with a no-op agent command (`true`) and no sandbox, over a work tree
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.conftest import runner_seconds
-from gitmem.agents import anchors
+from gitmem.agents import ignored_tool_dirs
 from tests.support.helpers import isolate_git_env, make_repo, with_command_backend
 
 PAIRS = 9
@@ -39,18 +39,18 @@ def _repo(path: Path, entries: int) -> Path:
 
 
 def anchors_ratio(with_them: Path, without: Path, pairs: int, monkeypatch: pytest.MonkeyPatch) -> dict[str, float]:
-    real = anchors.changed
+    real = ignored_tool_dirs.changed
     ratios, firsts, seconds = [], [], []
     for _ in range(pairs + 1):                    # the first pair warms caches and is dropped
         first = runner_seconds(with_them)
-        monkeypatch.setattr(anchors, "changed", lambda root, before, walk: [])
+        monkeypatch.setattr(ignored_tool_dirs, "changed", lambda root, before, walk: [])
         second = runner_seconds(without)
-        monkeypatch.setattr(anchors, "changed", real)
+        monkeypatch.setattr(ignored_tool_dirs, "changed", real)
         firsts.append(first)
         seconds.append(second)
         ratios.append(first / second)
     began = time.perf_counter()
-    real(with_them, anchors.snapshot(with_them, clock_dir=with_them / ".git"), walk=True)
+    real(with_them, ignored_tool_dirs.snapshot(with_them, clock_dir=with_them / ".git"), walk=True)
     one = time.perf_counter() - began
     return {"ratio_median": statistics.median(ratios[1:]), "with_median_s": statistics.median(firsts[1:]),
             "without_median_s": statistics.median(seconds[1:]), "one_walk_s": one, "pairs": pairs}

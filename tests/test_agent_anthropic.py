@@ -19,7 +19,7 @@ import pytest
 
 from gitmem.agents.anthropic import AnthropicBackend, api_token_counter
 from gitmem.agents.base import AgentError
-from gitmem.checks.targets import check_worktree
+from gitmem.checks.check_and_verify import check_worktree
 from gitmem.config import load_config
 from gitmem.cycle.budget import build_request
 from gitmem.memory import decisions, log, now

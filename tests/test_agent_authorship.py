@@ -1,4 +1,4 @@
-""""Is this author the agent" is decided once (gitmem.checks.common.authorship) for every rule that binds only the
+""""Is this author the agent" is decided once (gitmem.checks.rule_inputs.authorship) for every rule that binds only the
 agent. GM207 (an answer by the agent) recognised the agent's email also as git records it (` agent@x` commits
 as `agent@x`), while GM923 (an agent commit writing two workspaces' memory) compared the raw text only, so
 the same commit was the agent's to one rule and a human's to the other. GM207's reading won: from rules 5,
@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from gitmem.checks import CheckInput, cross_workspace
-from gitmem.checks.common import Authorship, authorship
+from gitmem.checks.rule_inputs import Authorship, authorship
 from gitmem.config import Config
 from gitmem.errors import ExitCode
 from gitmem.gitio.snapshots import Snapshot

@@ -12,7 +12,7 @@ import pytest
 from gitmem.agents.base import AgentError
 from gitmem.agents.scripted import ScriptedBackend, ScriptError, load_script
 from gitmem.agents.selection import BackendChoiceError, backend_for, backend_name
-from gitmem.checks.targets import check_worktree
+from gitmem.checks.check_and_verify import check_worktree
 from gitmem.config import load_config
 from gitmem.cycle.budget import build_request
 from gitmem.memory import log, now

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.agents.tools import Toolbox, plain_recall, tool_schemas
-from gitmem.checks.targets import check_worktree
+from gitmem.checks.check_and_verify import check_worktree
 from gitmem.config import Shell, load_config
 from gitmem.memory import decisions, lessons, log, now
 from gitmem.workspace import Workspace
@@ -206,7 +206,7 @@ def test_schemas_are_fresh_copies_with_required_fields() -> None:
 
 
 def test_a_link_inside_the_tree_is_never_followed(box: Toolbox, memrepo: GitRepo) -> None:
-    """The tools open files as gitmem opens its own (gitmem.nofollow.files): a link is refused even when it
+    """The tools open files as gitmem opens its own (gitmem.confined.files): a link is refused even when it
     points back inside the tree, where it used to be followed; plain files work as before."""
     memrepo.write("src/real.txt", "needle\n")
     os.symlink("real.txt", memrepo.path / "src" / "alias.txt")

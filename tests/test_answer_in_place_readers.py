@@ -103,7 +103,7 @@ def test_decision_answer_inside_a_cycle_is_refused(memrepo: GitRepo, cli: Any,
 def test_verify_holds_an_agent_answer_in_place_from_rules_4_on(memrepo: GitRepo, rules: int, flagged: bool) -> None:
     """History written under rules 3, where `- Answer:` inside a Pending decision was text, still verifies."""
     from gitmem import codes
-    from gitmem.checks.targets import verify_range
+    from gitmem.checks.check_and_verify import verify_range
     from tests.support.builders import decisions_md, pending, resolved
 
     yaml = memrepo.read("gitmem.yaml").replace(f"rules_version: {codes.RULES_VERSION}", f"rules_version: {rules}")

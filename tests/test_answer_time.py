@@ -13,7 +13,7 @@ import pygit2
 import pytest
 
 from gitmem import codes
-from gitmem.checks.targets import verify_range
+from gitmem.checks.check_and_verify import verify_range
 from gitmem.memory import now
 from gitmem.report.collect import collect
 from gitmem.workspace import Workspace

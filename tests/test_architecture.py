@@ -331,7 +331,7 @@ LAYERS = (
     "packaged",        # where the shipped template and hooks are
     "secrets",         # secret patterns and the allowlist
     "memory",          # the five files: pure parse and render
-    "nofollow",        # the one open of a trusted file, never through a link
+    "confined",        # the one open of a trusted file, never through a link
     "gitio",           # the only code that touches git
     "config",          # gitmem.yaml
     "extras",          # what each optional install adds

@@ -111,7 +111,7 @@ def test_only_caches_made_or_changed_during_the_cycle_are_found(tmp_path: Path) 
     old = root / "pkg" / "__pycache__" / "old.cpython-311.pyc"
     old.write_bytes(b"the human's")
     (root / ".venv" / "lib").mkdir(parents=True)
-    (root / ".venv" / "lib" / "x.pyc").write_bytes(b"an anchor's: reported by gitmem.agents.anchors")
+    (root / ".venv" / "lib" / "x.pyc").write_bytes(b"an anchor's: reported by gitmem.agents.ignored_tool_dirs")
     (root / "tmp" / "cache" / "bootsnap" / "compile-cache-iseq" / "ab").mkdir(parents=True)
     time.sleep(0.02)
     since = time.time_ns() - 1_000_000      # the kernel's ctime clock is coarse: a millisecond of slack

@@ -16,12 +16,13 @@ from tests.support.helpers import GitRepo
 
 # Every gitmem module a `gitmem check` of a staged LOG entry, NOW block and lesson imports.
 ALLOWED = {
-    "gitmem", "gitmem.checks", "gitmem.checks.common", "gitmem.checks.every_file", "gitmem.checks.every_workspace",
-    "gitmem.checks.generation", "gitmem.checks.render", "gitmem.checks.repo_wide", "gitmem.checks.sizes",
-    "gitmem.checks.targets", "gitmem.checks.violation", "gitmem.cli", "gitmem.cli.common", "gitmem.codes",
+    "gitmem", "gitmem.checks", "gitmem.checks.rule_inputs", "gitmem.checks.non_memory_files",
+    "gitmem.checks.every_workspace",
+    "gitmem.checks.generation", "gitmem.checks.render", "gitmem.checks.every_memory_file", "gitmem.checks.sizes",
+    "gitmem.checks.check_and_verify", "gitmem.checks.violation", "gitmem.cli", "gitmem.cli.common", "gitmem.codes",
     "gitmem.config", "gitmem.config.nesting", "gitmem.config.plain_yaml", "gitmem.config.validate",
     "gitmem.errors", "gitmem.gitio", "gitmem.gitio.repository", "gitmem.gitio.snapshots", "gitmem.memory",
-    "gitmem.memory.fences", "gitmem.memory.text", "gitmem.nofollow", "gitmem.nofollow.files", "gitmem.secrets",
+    "gitmem.memory.fences", "gitmem.memory.text", "gitmem.confined", "gitmem.confined.files", "gitmem.secrets",
     "gitmem.workspace",
     # the staged LOG entry and NOW block are parsed: their readers, and the clock checks on what they write
     "gitmem.memory.log", "gitmem.memory.now", "gitmem.memory.once", "gitmem.memory.clock_skew",

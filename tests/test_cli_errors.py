@@ -55,12 +55,12 @@ def test_deleting_a_retired_rule_is_gm505(memrepo, cli):
 
 def test_a_bug_still_exits_70_with_its_traceback(memrepo, cli, monkeypatch) -> None:
     """Only genuine bugs exit 70: the map never hides one as a usage error."""
-    from gitmem.checks import targets
+    from gitmem.checks import check_and_verify
 
     def broken(ws):
         raise RuntimeError("an injected bug")
 
-    monkeypatch.setattr(targets, "check_worktree", broken)
+    monkeypatch.setattr(check_and_verify, "check_worktree", broken)
     result = cli(["check", "--worktree"], cwd=memrepo.path)
     assert result.code == 70
     assert "unexpected error; please report it" in result.err and "Traceback" in result.err

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from gitmem import codes
-from gitmem.checks.targets import verify_range
+from gitmem.checks.check_and_verify import verify_range
 from gitmem.cli.cycle import EXIT_CODES as CYCLE_EXIT_CODES
 from gitmem.errors import ExitCode
 from gitmem.memory import log, now

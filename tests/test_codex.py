@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from gitmem.checks.targets import check_worktree
+from gitmem.checks.check_and_verify import check_worktree
 from gitmem.memory import now
 from gitmem.workspace import Workspace
 from tests.support import codex_cli as cx

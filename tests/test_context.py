@@ -16,7 +16,7 @@ from gitmem.cycle.budget import (
 )
 from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
-from gitmem.workspace import tail as tailread
+from gitmem.workspace import head_and_tail as tailread
 from tests.support.fake_anthropic import messages_api
 from tests.support.helpers import GitRepo
 

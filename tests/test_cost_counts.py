@@ -180,7 +180,7 @@ def test_a_cycle_whose_agent_left_log_and_now_alone_writes_them_only_to_add_its_
         memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
     """The runner puts back what the agent changed; a file it left alone is not rewritten (at 100x a 75 MB LOG
     and a 10 MB NOW, each hashed again by every status after a rewrite)."""
-    from gitmem.nofollow import files
+    from gitmem.confined import files
     from tests.support.cycle_support import WritingBackend, built
 
     assert run_cycle(memrepo.ws(), WritingBackend(built("first"))).commit
@@ -248,9 +248,9 @@ def test_the_close_parses_the_log_headings_of_the_cycles_it_asks_about_only(
 
 def test_a_cycle_walks_only_the_commits_since_the_last_cycle(memrepo: GitRepo,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
-    """The preflight verifies the commits a cycle or close did not check (gitmem.checks.targets
+    """The preflight verifies the commits a cycle or close did not check (gitmem.checks.check_and_verify
     .check_since_checked), whatever lies below: the count of commits walked is what came since."""
-    from gitmem.checks import targets
+    from gitmem.checks import check_and_verify
     from tests.support.cycle_support import WritingBackend, built
 
     for n in range(12):
@@ -266,6 +266,6 @@ def test_a_cycle_walks_only_the_commits_since_the_last_cycle(memrepo: GitRepo,
             walked.append(commit.id)
             yield commit
 
-    monkeypatch.setattr(targets.gitio, "walk_range", counted)
+    monkeypatch.setattr(check_and_verify.gitio, "walk_range", counted)
     assert run_cycle(memrepo.ws(), WritingBackend(built("second"))).commit
     assert len(walked) == 3, walked

@@ -13,7 +13,7 @@ import pytest
 
 from gitmem import codes
 from gitmem.agents.base import AgentError
-from gitmem.checks.targets import verify_range
+from gitmem.checks.check_and_verify import verify_range
 from gitmem.cycle.lock import lock_path
 from gitmem.cycle.runner import CycleRefused, Settings, run_cycle
 from gitmem.errors import ExitCode

@@ -10,7 +10,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from gitmem.checks.targets import verify_range
+from gitmem.checks.check_and_verify import verify_range
 from gitmem.errors import ExitCode
 from gitmem.memory import decisions, lessons, log, rules
 from gitmem.scaffold.demo import run_demo

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from gitmem import gitio
-from gitmem.checks.targets import check_worktree, verify_range
+from gitmem.checks.check_and_verify import check_worktree, verify_range
 from gitmem.config import Config
 from gitmem.workspace import Workspace
 from tests.support.gitcli import git

@@ -1,5 +1,5 @@
 """Hostile cases, class 1: memory files, ROADMAP, `always_load` files and gitmem.yaml are regular files inside the
-work tree, or they are refused. One function opens them all (`gitmem.nofollow.files`); these cases attack it
+work tree, or they are refused. One function opens them all (`gitmem.confined.files`); these cases attack it
 directly, through every command that reads or writes memory, through `check`, `verify` and through the runner.
 
 Every case asserts the contract: the exit code, no traceback, one line naming the file, nothing outside the
@@ -13,7 +13,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from gitmem.nofollow import files
+from gitmem.confined import files
 from tests.support.helpers import GitRepo
 from tests.support.hostile import KINDS, assert_clean_failure, deadline, digest, fail_open, plant
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from gitmem.nofollow import files
+from gitmem.confined import files
 from tests.support.gitcli import run_git
 from tests.support.helpers import GitRepo, make_repo
 from tests.support.hostile import digest

@@ -5,7 +5,7 @@ held the fence state at an offset, bound only by a hash of the 4 KB before it, w
 `check` judged an append from it, `log add` decided from it whether to close a fence, and the tail readers
 decided from it which `## ` lines are entries (so the cycle a write gets). Each test plants a forged cache,
 with the hash recomputed to match, and expects exactly what no cache gives: the fence state is counted from
-the bytes (gitmem.workspace.tail), and the cache can move a line number only.
+the bytes (gitmem.workspace.head_and_tail), and the cache can move a line number only.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import pytest
 
 from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
-from gitmem.workspace.tail import LINES_CACHE
+from gitmem.workspace.head_and_tail import LINES_CACHE
 from tests.support.helpers import HUMAN, CliResult, GitRepo
 from tests.support.hostile import FixedClock
 

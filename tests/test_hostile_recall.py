@@ -3,7 +3,7 @@
 `.git/gitmem/recall.sqlite` is writable even inside the sandbox. A row added to it, or a row whose text was
 changed, would put words into recall results that no memory file or commit holds (prompt injection, with a
 real path and line to look true). Each test plants such a row in the index a real search uses and expects it
-never to come back, and the real hits to come back as with an honest index (gitmem.recall.held).
+never to come back, and the real hits to come back as with an honest index (gitmem.recall.hit_proof).
 """
 from __future__ import annotations
 
@@ -117,7 +117,7 @@ def test_a_planted_clear_winner_hides_no_real_hit(history: History) -> None:
 def test_the_honest_index_loses_no_hit(history: History) -> None:
     index = Index(Workspace.at(history.root, history.config))
     try:
-        from gitmem.recall.held import Holder
+        from gitmem.recall.hit_proof import Holder
 
         conn = index.refresh()
         ids = [row[0] for row in conn.execute("SELECT id FROM docs")]
@@ -132,7 +132,7 @@ HIDDEN = "the quetzal migration rolled back because the replica lagged"
 def claim_current(root: Path, path: str, role: str) -> None:
     """The agent rewrites `path`'s sources row to claim the file as it is now is indexed: its size, mtime and
     the sync state the refresh would keep (hashes of the current bytes, made with gitmem's own code)."""
-    from gitmem.recall.refresh import _anchors, _sha, _Source
+    from gitmem.recall.incremental_sync import _anchors, _sha, _Source
 
     source = _Source(root, path)
     info = source.stat()
@@ -174,12 +174,12 @@ def test_a_forged_sources_row_hides_no_new_text(history: History, role: str) -> 
 def test_an_honest_sources_row_is_trusted_before_and_after_the_file_grows(history: History) -> None:
     """The check costs no full re-read on an honest index: each state holds, and still holds once LOG and NOW
     have grown (the refresh then reads only the new bytes)."""
-    from gitmem.recall import fresh
+    from gitmem.recall import sync_state_proof
 
     def states() -> set[bool]:
         conn = sqlite3.connect(str(index_file(history.root)))
         try:
-            return {fresh.holds(conn, history.root, role, path, json.loads(state))
+            return {sync_state_proof.holds(conn, history.root, role, path, json.loads(state))
                     for path, role, state in conn.execute("SELECT path, role, state FROM sources")}
         finally:
             conn.close()

@@ -21,9 +21,9 @@ from gitmem import gitio
 from gitmem.checks import CheckInput, run_checks
 from gitmem.checks.sizes import size_limits
 from gitmem.config import Config, Cycle, Limits
+from gitmem.confined import files
 from gitmem.cycle.budget import BudgetError, build_request, limits
 from gitmem.cycle.oversize import INERT_GIT
-from gitmem.nofollow import files
 from gitmem.workspace import Workspace
 from tests.support.helpers import GitRepo
 
@@ -465,7 +465,7 @@ def test_a_history_built_by_the_previous_release_still_checks_clean(tmp_path: Pa
     before these rules wrote them): every commit verifies, the work tree checks, and the next context builds."""
     import shutil
 
-    from gitmem.checks.targets import check_worktree, verify_range
+    from gitmem.checks.check_and_verify import check_worktree, verify_range
     from tests.support.synth import cached_repo
 
     info = cached_repo(1)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.checks.targets import check_worktree, verify_range
+from gitmem.checks.check_and_verify import check_worktree, verify_range
 from gitmem.close import run_close
 from gitmem.errors import ExitCode
 from gitmem.memory import lessons, log, now, rules

@@ -195,7 +195,7 @@ def test_a_tree_file_whose_name_the_system_refuses_says_so() -> None:
     """The one errno map for trusted files names the path and the cause, not `free some space`."""
     import errno
 
-    from gitmem.nofollow import files
+    from gitmem.confined import files
 
     refused = files.failed("LOG.md", OSError(errno.ENAMETOOLONG, "File name too long"), "written")
     assert refused is not None and str(refused).startswith("LOG.md cannot be written: its name is too long")

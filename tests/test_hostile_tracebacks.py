@@ -164,11 +164,11 @@ def test_no_traceback_ever(damaged_world: GitRepo, tmp_path: Path, cli, damage: 
 # -- the one error map still shows a bug as a bug -------------------------------------------------------------------
 
 BUGS = {
-    "check": ("gitmem.checks.targets", "check_staged", ["check"]),
+    "check": ("gitmem.checks.check_and_verify", "check_staged", ["check"]),
     "context": ("gitmem.cycle.budget", "reading", ["context"]),
     "log-add": ("gitmem.memory_writer", "MemoryWriter.add_log_entry", COMMANDS["log-add"]),
     "status": ("gitmem.views.status", "collect", ["status"]),
-    "files": ("gitmem.nofollow.files", "_open", ["context"]),
+    "files": ("gitmem.confined.files", "_open", ["context"]),
     "gitio": ("gitmem.gitio.repository", "head_id", ["status"]),
 }
 

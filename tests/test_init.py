@@ -12,7 +12,7 @@ from ruamel.yaml import YAML
 
 import gitmem
 import gitmem.scaffold.init as gitmem_init
-from gitmem.checks.targets import verify_range
+from gitmem.checks.check_and_verify import verify_range
 from gitmem.cli import main
 from gitmem.errors import ExitCode
 from gitmem.workspace import Workspace

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import tomlkit
 
-from gitmem.checks.targets import check_worktree
+from gitmem.checks.check_and_verify import check_worktree
 from gitmem.config import load_config
 from gitmem.errors import ExitCode
 from gitmem.memory import rules

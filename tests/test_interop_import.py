@@ -422,7 +422,7 @@ def test_a_failed_second_write_puts_the_first_file_back(memrepo: GitRepo, cli: C
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     import errno
 
-    from gitmem.nofollow import files
+    from gitmem.confined import files
 
     real_write = files.write
 

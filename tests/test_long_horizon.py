@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from gitmem import gitio
-from gitmem.checks.targets import check_worktree, verify_range
+from gitmem.checks.check_and_verify import check_worktree, verify_range
 from gitmem.close import run_close
 from gitmem.close.backing import Backing
 from gitmem.memory import decisions, lessons, log, now, rules

@@ -109,7 +109,7 @@ def test_the_hook_path_never_imports_heavy_modules(argv: list[str], tmp_path: Pa
                           text=True, cwd=tmp_path, env=clean_env(), check=False)
     assert done.returncode == 0, done.stderr
     imported = _imported_modules(done.stderr)
-    assert "gitmem.checks.targets" in imported and "pygit2" in imported  # the probe sees the real work
+    assert "gitmem.checks.check_and_verify" in imported and "pygit2" in imported  # the probe sees the real work
     assert not {name for name in imported if name.split(".")[0] in HEAVY}
 
 

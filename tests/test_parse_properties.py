@@ -21,7 +21,7 @@ from gitmem.cycle.budget import NEWLY_RESOLVED, reading
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import decisions, fences, log, now
 from gitmem.workspace import Workspace
-from gitmem.workspace.tail import FileSource
+from gitmem.workspace.head_and_tail import FileSource
 
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 START = datetime(2026, 11, 1, tzinfo=UTC)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.nofollow import files
+from gitmem.confined import files
 from tests.support.helpers import GitRepo
 from tests.support.nobody import BWRAP, bwrap_works
 

@@ -164,8 +164,8 @@ def test_rewritten_log_history_is_reindexed(history: History) -> None:
 
 def test_old_edit_far_from_the_growing_end_is_caught_by_rebuild(history: History,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitmem.recall import incremental_sync as sync
     from gitmem.recall import rebuild
-    from gitmem.recall import refresh as sync
 
     # Shrink the verified window so that a small LOG behaves like a 100 MB one.
     monkeypatch.setattr(sync, "WINDOW", 200)
@@ -178,7 +178,7 @@ def test_old_edit_far_from_the_growing_end_is_caught_by_rebuild(history: History
     history.repo.write("LOG.md", edited)
     history.cycle()                                    # the file grew too: only the tail is re-read
     # The documented blind spot (GM301 refuses to commit such an edit): the new words are not indexed yet; the old
-    # ones are not shown either, as a hit is read again from the file before it is returned (recall.held) ...
+    # ones are not shown either, as a hit is read again from the file before it is returned (recall.hit_proof) ...
     assert search(Workspace.at(history.root, history.config), "ocelot", kinds=["log"]) == []
     # ... and a rebuild clears it.
     assert rebuild(Workspace.at(history.root, history.config)) > 0

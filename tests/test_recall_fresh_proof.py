@@ -14,12 +14,12 @@ from typing import Any
 
 import pytest
 
-from gitmem.recall import corpus, fresh, search
+from gitmem.recall import corpus, search, sync_state_proof
 from gitmem.workspace import Workspace
 from tests.support.helpers import GitRepo
 from tests.support.recall_support import History
 
-WHOLE = ("decisions", "lessons")      # RULES is parsed whole by design (held.py: it is capped)
+WHOLE = ("decisions", "lessons")      # RULES is parsed whole by design (hit_proof.py: it is capped)
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def history(memrepo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
 @contextmanager
 def parsed_whole(root: Path) -> Iterator[list[str]]:
     """The roles whose whole file was parsed into documents (corpus.iter_docs), while the block runs; a hit's
-    own span, read back by recall.held, is not the whole file."""
+    own span, read back by recall.hit_proof, is not the whole file."""
     roles: list[str] = []
     sizes = {role: len((root / f"{role.upper()}.md").read_text(encoding="utf-8")) for role in WHOLE}
 
@@ -56,7 +56,7 @@ def parsed_whole(root: Path) -> Iterator[list[str]]:
 
 
 def new_process_search(history: History) -> list[str]:
-    fresh._CHECKED.clear()             # what a new process starts with
+    sync_state_proof._CHECKED.clear()             # what a new process starts with
     found = search(Workspace.at(history.root, history.config), "clock weekday", mode="bm25", min_score=0, gap=1)
     return [hit.id for hit in found]
 
@@ -78,9 +78,10 @@ def test_a_forged_index_row_is_checked_whole_again_and_not_trusted(history: Hist
     try:
         conn.execute("UPDATE docs SET digest = ? WHERE path = ?", ("0" * 40, path))
         state = conn.execute("SELECT state FROM sources WHERE path = ?", (path,)).fetchone()[0]
-        fresh._CHECKED.clear()
+        sync_state_proof._CHECKED.clear()
         with parsed_whole(history.root) as roles:
-            assert not fresh.trusted(conn, history.root, "lessons", path, json.loads(state), ("a new process",))
+            assert not sync_state_proof.trusted(conn, history.root, "lessons", path, json.loads(state),
+                                                ("a new process",))
         assert "lessons" in roles
     finally:
         conn.close()

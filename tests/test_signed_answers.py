@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.checks.targets import verify_range
+from gitmem.checks.check_and_verify import verify_range
 from gitmem.cycle.runner import Settings, run_cycle
 from gitmem.errors import ExitCode
 from gitmem.memory_writer import MemoryWriter

@@ -9,7 +9,7 @@ import pytest
 
 from gitmem import gitio
 from gitmem.checks import CheckInput, run_checks
-from gitmem.checks.targets import check_staged, check_worktree, verify_range
+from gitmem.checks.check_and_verify import check_staged, check_worktree, verify_range
 from gitmem.config import Config
 from gitmem.gitio import blobproof as snapread
 from gitmem.gitio.blobproof import blob_id, derive, derived

@@ -11,7 +11,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from gitmem.checks.targets import check_staged, check_worktree, verify_range
+from gitmem.checks.check_and_verify import check_staged, check_worktree, verify_range
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons, log, now, rules
 from gitmem.workspace import Workspace
@@ -191,7 +191,7 @@ def test_in_between_scales_build_valid_histories_that_end_before_today(scale: fl
     """Any scale works, and the last entry lies in the past, so a real cycle can follow it (GM302)."""
     from datetime import datetime
 
-    from gitmem.checks.targets import check_worktree
+    from gitmem.checks.check_and_verify import check_worktree
     from gitmem.config import Config
     from gitmem.memory import log
     from gitmem.workspace import Workspace

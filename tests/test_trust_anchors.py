@@ -1,4 +1,4 @@
-"""The work tree's trust anchors (`.venv`, `venv`, `.direnv`; gitmem.agents.anchors): git-ignored places the
+"""The work tree's trust anchors (`.venv`, `venv`, `.direnv`; gitmem.agents.ignored_tool_dirs): git-ignored places the
 human's own tools run code from. Inside the real bwrap box they are read-only, present or not; without the box
 a cycle that changes them says so in Evidence, in its output and in `gitmem status`."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from gitmem.agents.anchors import NOTE_PREFIX
+from gitmem.agents.ignored_tool_dirs import NOTE_PREFIX
 from gitmem.agents.tools import Toolbox
 from gitmem.errors import ExitCode
 from gitmem.workspace import Workspace

@@ -16,7 +16,7 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from gitmem.checks.targets import verify_range
+from gitmem.checks.check_and_verify import verify_range
 from gitmem.config import Config
 from gitmem.cycle.runner import Settings, run_cycle
 from gitmem.errors import ExitCode

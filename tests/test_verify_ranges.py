@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.checks.targets import new_branch, verify_range
+from gitmem.checks.check_and_verify import new_branch, verify_range
 from gitmem.gitio.blobproof import DerivedSnapshot
 from tests.support.gitcli import git
 from tests.support.helpers import GitRepo, make_repo, many_commits

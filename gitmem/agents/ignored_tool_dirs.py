@@ -1,4 +1,5 @@
-"""Trust anchors: git-ignored places in the work tree that the human's own tools run code from, unreviewed.
+"""Ignored tool directories (formerly "trust anchors"): git-ignored places in the work tree that the human's own
+tools run code from, unreviewed.
 
 `.venv` is what the committed launcher (`.gitmem/gitmem`) and the human's `. .venv/bin/activate` run (`venv`
 is the other name the template's .gitignore gives a venv); `.direnv` is what direnv's `layout python` activates
@@ -38,7 +39,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-TRUST_ANCHORS = (".venv", "venv", ".direnv")     # relative to the top of the work tree; fixed, not configured
+IGNORED_TOOL_DIRS = (".venv", "venv", ".direnv")     # relative to the top of the work tree; fixed, not configured
 MAX_ENTRIES = 100_000                    # a venv holds a few thousand; the walk stops here
 ABSENT = "absent"
 # The kernel stamps a ctime from a coarse clock, up to a tick behind time.time_ns(): the snapshot's moment is
@@ -60,7 +61,7 @@ def snapshot(root: Path, *, clock_dir: Path) -> AnchorSnapshot:
     """`clock_dir`: a directory the runner writes, on the work tree's file system (`.git/gitmem/`), where a
     file is made and removed to read the moment as the kernel stamps ctimes. A venv installed just before the
     cycle is then never taken for a change made during it."""
-    return AnchorSnapshot(_kernel_now(clock_dir), {name: _top(root / name) for name in TRUST_ANCHORS})
+    return AnchorSnapshot(_kernel_now(clock_dir), {name: _top(root / name) for name in IGNORED_TOOL_DIRS})
 
 
 def _kernel_now(folder: Path) -> int:
@@ -76,9 +77,9 @@ def _kernel_now(folder: Path) -> int:
 
 
 def changed(root: Path, before: AnchorSnapshot, *, walk: bool) -> list[str]:
-    """The anchors created, removed, replaced or (`walk`) changed inside since `before`, in TRUST_ANCHORS order."""
+    """The anchors created, removed, replaced or (`walk`) changed inside since `before`, in IGNORED_TOOL_DIRS order."""
     found = []
-    for name in TRUST_ANCHORS:
+    for name in IGNORED_TOOL_DIRS:
         now = _top(root / name)
         if now != before.tops.get(name) or (walk and now != ABSENT and _touched(root / name, before.since_ns)):
             found.append(name)

@@ -81,7 +81,7 @@ def _own_config(repo: gitio.Repo, commit_id: str, config: Config, workspace: str
 
 def _paths(config: Config) -> list[str]:
     """The paths a snapshot holds: the memory files, and the other trusted files whose mode GM908 judges."""
-    from gitmem.checks.repo_wide import trusted_paths
+    from gitmem.checks.every_memory_file import trusted_paths
 
     # Every workspace's memory files too: GM923 compares their blob ids, never their contents.
     others = [path for paths in config.workspace_paths().values() for path in paths.values()]
@@ -89,8 +89,8 @@ def _paths(config: Config) -> list[str]:
 
 
 def _read_as_memory(config: Config) -> set[str]:
-    """The files the memory rules read for secrets themselves (gitmem.checks.repo_wide: every workspace's memory
-    files, ROADMAP among them); every other changed file is read as a file (gitmem.checks.every_file), gitmem.yaml
+    """The files the memory rules read for secrets themselves (gitmem.checks.every_memory_file: every workspace's memory
+    files, ROADMAP among them); every other changed file is read as a file (gitmem.checks.non_memory_files), gitmem.yaml
     and the `always_load` files too."""
     others = [path for paths in config.workspace_paths().values() for path in paths.values()]
     return {*config.memory_paths().values(), *others}
@@ -181,12 +181,12 @@ def _check(ws: Workspace, new: Snapshot, author: str | None, config_bytes: bytes
 
 
 def other_files_staged(ws: Workspace, memory: set[str]) -> list[Violation]:
-    """GM903 over every other staged file: its text, its name, a symlink's target (gitmem.checks.every_file)."""
+    """GM903 over every other staged file: its text, its name, a symlink's target (gitmem.checks.non_memory_files)."""
     repo = ws.repo
     changed = [item for item in gitio.staged_files(repo) if item.path not in memory and not item.is_gitlink]
     if not changed:
         return []
-    from gitmem.checks.every_file import FileToScan, scan_files
+    from gitmem.checks.non_memory_files import FileToScan, scan_files
     from gitmem.secrets import ALLOWLIST_FILE, Allowlist
 
     allow = Allowlist.parse(gitio.index_snapshot(repo, [ALLOWLIST_FILE]).read(ALLOWLIST_FILE))
@@ -203,7 +203,7 @@ def other_files_worktree(ws: Workspace, memory: set[str]) -> list[Violation]:
     changed = [item for item in gitio.worktree_changed(repo) if item.path not in memory]
     if not changed:
         return []
-    from gitmem.checks.every_file import FileToScan, scan_files
+    from gitmem.checks.non_memory_files import FileToScan, scan_files
     from gitmem.secrets import ALLOWLIST_FILE, Allowlist
 
     allow = Allowlist.parse(gitio.worktree_snapshot(root, [ALLOWLIST_FILE]).read(ALLOWLIST_FILE))
@@ -221,7 +221,7 @@ def other_files_committed(repo: gitio.Repo, commit_id: str, memory: set[str]) ->
                if item.path not in memory and not item.is_gitlink]
     if not changed:
         return []
-    from gitmem.checks.every_file import FileToScan, scan_files
+    from gitmem.checks.non_memory_files import FileToScan, scan_files
     from gitmem.secrets import ALLOWLIST_FILE, Allowlist
 
     allow = Allowlist.parse(gitio.file_at(repo, commit_id, ALLOWLIST_FILE))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from gitmem import codes
 from gitmem.checks import CheckInput
-from gitmem.checks.common import authorship
+from gitmem.checks.rule_inputs import authorship
 from gitmem.checks.violation import Violation
 from gitmem.config import Config
 from gitmem.gitio.snapshots import Snapshot, same_blob

@@ -5,7 +5,7 @@ from dataclasses import replace
 
 from gitmem import codes
 from gitmem.checks import CheckInput
-from gitmem.checks.common import authorship, duplicate_ids, texts
+from gitmem.checks.rule_inputs import authorship, duplicate_ids, texts
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import decisions

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from gitmem import codes, secrets
 from gitmem.checks import CheckInput
-from gitmem.checks.common import line_at, span_against
+from gitmem.checks.rule_inputs import line_at, span_against
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config
 from gitmem.gitio.snapshots import BLOB_MODES, same_blob
@@ -44,7 +44,7 @@ def not_regular(inp: CheckInput) -> list[Violation]:
     directory or a submodule is never taken for a missing file. An optional file (ROADMAP, gitmem.yaml, an
     always_load file) whose entry did not change was judged when it was made: old history keeps passing. A
     required memory file cannot be read at all, so it is always reported (else it would be GM904, missing)."""
-    from gitmem.nofollow.files import describe_mode
+    from gitmem.confined.files import describe_mode
 
     required = {inp.config.path(role) for role in REQUIRED_ROLES}
     found: list[Violation] = []

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from gitmem import codes
 from gitmem.checks import CheckInput
-from gitmem.checks.common import duplicate_ids, texts
+from gitmem.checks.rule_inputs import duplicate_ids, texts
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import lessons
 from gitmem.memory.lessons import Lesson

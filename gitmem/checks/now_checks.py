@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from gitmem import codes
 from gitmem.checks import CheckInput, written_times
-from gitmem.checks.common import changed_span
+from gitmem.checks.rule_inputs import changed_span
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import fences, now
 from gitmem.memory.text import decode_text, nonblank_count

@@ -14,7 +14,7 @@ from gitmem.cli.common import format_option, open_workspace, progress, workspace
 from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:
-    from gitmem.checks.targets import Span
+    from gitmem.checks.check_and_verify import Span
     from gitmem.checks.violation import Violation
     from gitmem.workspace import Workspace
 
@@ -91,8 +91,8 @@ def check(worktree: bool, fmt: str, workspace: str | None) -> int:
     Prints one `path:line: GMnnn message` line per problem. Exit 0 clean, 1 violations, 2 config error.
     With --format github it also writes `outcome` to $GITHUB_OUTPUT and a job summary.
     """
+    from gitmem.checks.check_and_verify import check_staged, check_worktree, staged_config
     from gitmem.checks.every_workspace import check_every
-    from gitmem.checks.targets import check_staged, check_worktree, staged_config
 
     with _annotated("check", fmt):
         if worktree:
@@ -116,8 +116,8 @@ def _workspace_for_staged(workspace: str | None) -> Workspace:
         return open_workspace(workspace)
     except ConfigError:
         from gitmem import gitio
-        from gitmem.checks.targets import config_at
-        from gitmem.nofollow import files
+        from gitmem.checks.check_and_verify import config_at
+        from gitmem.confined import files
         from gitmem.workspace import Workspace
 
         repo = gitio.open_repo()
@@ -137,7 +137,7 @@ def _is_zero(rev: str) -> bool:
 
 def _push_spans(ws: Workspace, remote: str | None) -> list[Span]:
     """What a push sends: pre-commit's PRE_COMMIT_* variables, else git's pre-push lines on stdin."""
-    from gitmem.checks.targets import Span, pushed_span
+    from gitmem.checks.check_and_verify import Span, pushed_span
 
     to_ref = os.environ.get("PRE_COMMIT_TO_REF")
     if to_ref:
@@ -160,7 +160,7 @@ def _parse_range(ws: Workspace, rev_range: str, branch: str | None = None) -> li
     """A..B as given; A...B from the merge base (a pull request); an all-zero A is a new branch (the commits
     of B that no other remote branch has), as GitHub's `before` and git's pre-push give it."""
     from gitmem import gitio
-    from gitmem.checks.targets import Span, new_branch
+    from gitmem.checks.check_and_verify import Span, new_branch
 
     if "..." in rev_range:
         start, end = rev_range.split("...", 1)
@@ -195,8 +195,8 @@ def verify(rev_range: str | None, pre_push: bool, branch: str | None, remote: st
     history stops inside the range is an error that says to fetch the whole history (`fetch-depth: 0`).
     With --format github it also writes `outcome` to $GITHUB_OUTPUT and a job summary.
     """
+    from gitmem.checks.check_and_verify import RangeResult
     from gitmem.checks.every_workspace import span_work, verify_every
-    from gitmem.checks.targets import RangeResult
 
     if pre_push == bool(rev_range):
         raise click.UsageError("give exactly one of --range A..B or --pre-push")

@@ -11,8 +11,8 @@ from pathlib import Path
 import click
 
 from gitmem.cli.common import DayParam, UsageError, open_workspace, workspace_option
+from gitmem.confined import files
 from gitmem.errors import ExitCode, exit_codes_help
-from gitmem.nofollow import files
 
 # A chart has a point per day: 0001-01-01 would be 740,000 of them.
 DAYS = DayParam(earliest=date(1970, 1, 1), latest=date(2199, 12, 31))

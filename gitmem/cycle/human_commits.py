@@ -1,8 +1,10 @@
-"""Whose commit is it? Git authorship proves nothing: in a local checkout an agent can commit under any name.
+"""Which commits made in the runner's checkout count as the human's: those SSH-signed by a trusted key.
+
+Git authorship proves nothing: in a local checkout an agent can commit under any name.
 
 A commit made in the runner's checkout during a cycle counts as the human's only when it carries an SSH
 signature by one of the keys in `trust.signing_keys` (a protected path: the agent cannot add its own), verified
-as gitmem.gitio.signing says. Everything else reaches main through the remote.
+as gitmem.gitio.ssh_signatures says. Everything else reaches main through the remote.
 """
 from __future__ import annotations
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from gitmem import gitio
 from gitmem.agents.protected import fold
+from gitmem.confined import files
 from gitmem.gitio.restore import no_link_on_the_way
-from gitmem.nofollow import files
 from gitmem.workspace.statedir import state_directory
 
 IGNORE_FILE = ".gitignore"

@@ -11,8 +11,8 @@ from typing import cast
 
 import pygit2
 
+from gitmem.confined.files import EXECUTABLE, LINK
 from gitmem.gitio.repository import Repo, root
-from gitmem.nofollow.files import EXECUTABLE, LINK
 
 
 def head_entry(repo: Repo, path: str) -> tuple[bytes, int] | None:

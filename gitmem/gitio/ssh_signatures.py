@@ -1,4 +1,4 @@
-"""Whose commit is it? An SSH signature by a listed key, verified offline as git does for `gpg.format = ssh`.
+"""A commit's SSH signature by a listed key, verified offline as git does for `gpg.format = ssh`.
 
 Git authorship proves nothing: anyone, an agent too, can commit under any name. What can be checked offline is
 a signature: `ssh-keygen -Y verify` over the commit's signed payload, in git's namespace, against the public

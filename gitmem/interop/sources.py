@@ -2,7 +2,7 @@
 
 A file that is a link (out of its directory or not), a FIFO, too large or not UTF-8 is a `path:line: GM950`
 problem; the whole import stops before anything is written, so nothing is half-imported and the source itself is
-never touched. Reads go through gitmem's confined opener (gitmem.nofollow.files), which follows no link.
+never touched. Reads go through gitmem's confined opener (gitmem.confined.files), which follows no link.
 """
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 from gitmem import codes
 from gitmem.checks.violation import Violation
+from gitmem.confined import files
 from gitmem.errors import ExitCode, GitmemError
-from gitmem.nofollow import files
 
 # A memory file another CLI keeps is loaded into a prompt whole: Claude Code reads 200 lines of MEMORY.md, Gemini
 # CLI its GEMINI.md. Anything this large is not such a file, and reading it would flood LESSONS.

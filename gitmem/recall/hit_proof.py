@@ -24,11 +24,11 @@ from collections.abc import Iterable
 from typing import BinaryIO
 
 from gitmem import gitio
+from gitmem.confined import files
 from gitmem.memory import fences
-from gitmem.nofollow import files
 from gitmem.recall import corpus
+from gitmem.recall.incremental_sync import as_text
 from gitmem.recall.index import Index
-from gitmem.recall.refresh import as_text
 
 WHOLE = ("rules",)             # roles whose file is parsed whole; the others are read back from their spans
 SECTIONED = ("decisions",)     # roles whose entries take their section from the heading above them

@@ -16,7 +16,7 @@ whole-file proof for files up to 1 MiB, and a constant cost beyond. Anything els
 The one blind spot, by design: an in-place edit of LOG or NOW text that is more than 1 MiB from the
 growing end, in a file that also grew. GM301 rejects such a LOG edit at commit; a history rewrite
 rebuilds the index anyway; `gitmem recall --rebuild` forces a rebuild by hand. Until then the new words
-are not found, but the old ones are never shown: every hit is read again from its file (recall.held).
+are not found, but the old ones are never shown: every hit is read again from its file (recall.hit_proof).
 """
 from __future__ import annotations
 
@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.config.nesting import loads_json
+from gitmem.confined import files
 from gitmem.memory import log
-from gitmem.nofollow import files
-from gitmem.recall import corpus, fresh
+from gitmem.recall import corpus, sync_state_proof
 from gitmem.recall.database import Span, delete_docs, insert_docs, replace_file_docs
 
 WINDOW = 1 << 20
@@ -46,7 +46,7 @@ def _sha(data: bytes) -> str:
 
 
 class _Source:
-    """One memory file, opened only as a regular file inside the work tree (`gitmem.nofollow.files`)."""
+    """One memory file, opened only as a regular file inside the work tree (`gitmem.confined.files`)."""
 
     def __init__(self, root: Path, rel: str) -> None:
         self.root, self.rel = root, rel
@@ -119,9 +119,9 @@ def sync_file(conn: sqlite3.Connection, root: Path, workspace: str, role: str, p
         conn.execute("DELETE FROM sources WHERE path = ?", (path,))
         return True
     # The row is the agent's to write: it speeds the work up only once the file itself shows that it is true
-    # of the index (gitmem.recall.fresh); otherwise the file is read whole, as the first time.
+    # of the index (gitmem.recall.sync_state_proof); otherwise the file is read whole, as the first time.
     state = _remembered(row[3]) if row is not None else None
-    if state is not None and not fresh.trusted(conn, root, role, path, state, (row[3], _stamp(stat))):
+    if state is not None and not sync_state_proof.trusted(conn, root, role, path, state, (row[3], _stamp(stat))):
         state = None
     if state is not None and (row[0], row[1]) == (stat.st_size, stat.st_mtime_ns) and row[2] - row[1] > RACY_NS:
         return False

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from gitmem import gitio
 from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config, load_config
 from gitmem.recall import corpus, database
-from gitmem.recall.refresh import sync_file
+from gitmem.recall.incremental_sync import sync_file
 from gitmem.workspace import Workspace
 
 if TYPE_CHECKING:

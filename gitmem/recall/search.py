@@ -19,7 +19,7 @@ from gitmem.memory import dates
 from gitmem.recall import encoder, feedback, rank, when
 from gitmem.recall.corpus import KINDS
 from gitmem.recall.database import RecallError
-from gitmem.recall.held import Holder
+from gitmem.recall.hit_proof import Holder
 from gitmem.recall.index import DEFAULT, Index, Progress
 from gitmem.recall.query import Query, analyze, bounded
 from gitmem.secrets import scrub
@@ -281,7 +281,7 @@ def _query(conn: sqlite3.Connection, text: str, flt: rank.Filter, limit: int, se
         return named is not None and ts is not None and named[0] <= ts <= named[1]
 
     fused.sort(key=lambda item: (not holding(item[0]), not (holding(item[0]) and in_time(item[0]))))
-    # What the index holds is a claim: a hit is shown only when its source holds it (gitmem.recall.held), and
+    # What the index holds is a claim: a hit is shown only when its source holds it (gitmem.recall.hit_proof), and
     # one that is not leaves the ranking before the cut, so it can neither speak nor hide a real hit.
     while True:
         kept = rank.cut(fused, min_score=min_score, gap=gap, limit=limit)

@@ -1,6 +1,6 @@
 """Whether a memory file's remembered sync state is true of the index, judged from the file itself.
 
-The index's `sources` rows (size, mtime, and the sync state of refresh.py: how far a file was indexed) live in
+The index's `sources` rows (size, mtime, and the sync state of incremental_sync.py: how far a file was indexed) live in
 `.git/gitmem/`, which the agent can write, so they are a claim. A row rewritten to match the file's current
 size, mtime and hashes would make a refresh skip the file and hide its new text from recall. Any claim gitmem
 could check without reading the file, the agent could compute too (it can run gitmem), so the check compares
@@ -35,7 +35,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from gitmem.nofollow import files
+from gitmem.confined import files
 from gitmem.recall import corpus
 
 PROOFS = "recall-fresh"

@@ -40,9 +40,9 @@ from typing import Any
 
 from gitmem.config import CONFIG_NAME, Config, load_config
 from gitmem.config.nesting import TooDeep, loads_json, parsing, within_depth
+from gitmem.confined import files
 from gitmem.cycle.budget import CYCLE_ENV
 from gitmem.errors import GitmemError
-from gitmem.nofollow import files
 from gitmem.scaffold import codex_recipe
 from gitmem.sessions import launcher
 from gitmem.sessions.launcher import LAUNCHER, launcher_command, launcher_shell

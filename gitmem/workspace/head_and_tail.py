@@ -34,9 +34,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, BinaryIO
 
+from gitmem.confined import files
 from gitmem.memory import fences, log
 from gitmem.memory.text import decode_text
-from gitmem.nofollow import files
 from gitmem.workspace.statedir import read_cache, write_cache
 
 FIRST_BLOCK = 16 * 1024
