@@ -271,6 +271,27 @@ def test_no_name_is_defined_in_two_modules_of_a_package(package: Path) -> None:
     assert names_defined_twice(package) == {}
 
 
+def public_definitions(paths: list[Path]) -> dict[str, list[str]]:
+    """Each public top-level function or class name, and the modules (relative to the package) that define it."""
+    found: dict[str, list[str]] = {}
+    for path in paths:
+        for node in tree(path).body:
+            public = not node.name.startswith("_") if hasattr(node, "name") else False
+            if public and isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                found.setdefault(node.name, []).append(str(path.relative_to(PACKAGE)))
+    return found
+
+
+@pytest.mark.parametrize("name", ["session_start", "stop", "salvage_branches", "install_line", "missing",
+                                  "session_start_answer", "stop_answer", "session_start_command", "stop_command",
+                                  "extra_install_line", "model_install_line", "missing_extra_message",
+                                  "missing_model_message", "source_missing", "runner_kept_branches"])
+def test_a_public_function_the_issue_found_in_two_packages_has_one_home(name: str) -> None:
+    """The hook's answer and its click command, an extra's and a model's install line, three `missing`: each is
+    now named for what it is, so a search for the name finds one definition, cli/ included."""
+    assert len(public_definitions(modules()).get(name, [])) <= 1
+
+
 def aliased_imports(module: ast.Module) -> list[str]:
     """gitmem modules and names imported under another name: a search for the name then misses the use."""
     found = []

@@ -33,7 +33,7 @@ def test_the_base_package_has_no_llm_sdk_and_test_pulls_every_extra(project: dic
 
 
 def test_the_install_line_names_the_distribution_and_the_extra(project: dict) -> None:
-    assert extras.install_line("agent") == INSTALL
+    assert extras.extra_install_line("agent") == INSTALL
     assert gitmem.DISTRIBUTION == project["name"]
     assert extras.installed("agent")            # the test suite runs with every extra
 
@@ -71,7 +71,7 @@ def test_with_no_backend_chosen_the_hint_says_the_anthropic_backend_needs_the_ex
     monkeypatch.setattr(extras, "installed", lambda extra: extra != "agent")
     plain = cli(["cycle"], cwd=memrepo.path)
     assert plain.code == ExitCode.USAGE
-    assert f"anthropic backend (it needs the anthropic SDK, not installed here: {extras.install_line('agent')})" \
+    assert f"anthropic backend (it needs the anthropic SDK, not installed here: {extras.extra_install_line('agent')})" \
         in plain.err
     monkeypatch.setattr(extras, "installed", lambda extra: True)
     full = cli(["cycle"], cwd=memrepo.path)

@@ -60,7 +60,8 @@ def close(day: date | None, no_llm: bool, push: bool, model: str | None, as_json
         ws = ws.with_config(replace(ws.config, close=replace(ws.config.close, model=model)))
     use_llm = not no_llm and available()
     if use_llm and not extras.installed("agent"):
-        say("close", f"warning: {extras.missing('agent', 'a close worded by the model')}; closing offline")
+        needs = extras.missing_extra_message("agent", "a close worded by the model")
+        say("close", f"warning: {needs}; closing offline")
         use_llm = False
     try:
         result = run_close(ws, day=day, use_llm=use_llm, push=push)

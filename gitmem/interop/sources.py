@@ -140,7 +140,7 @@ def _plain_name(name: str) -> bool:
     return name.isprintable() and not any("\udc80" <= char <= "\udcff" for char in name)
 
 
-def missing(where: Path, what: str) -> SourceMissing:
+def source_missing(where: Path, what: str) -> SourceMissing:
     """The refusal of a source that is not where its CLI keeps it, naming that place and the override."""
     return SourceMissing(f"found no {what} to import", [Violation.of(
         codes.IMPORT_SOURCE_MISSING, str(where), 1, what=f"no {what} here",

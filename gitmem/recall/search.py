@@ -89,7 +89,8 @@ def resolve_mode(config: Config, mode: str | None = None) -> str:
     if wanted not in ("bm25", "semantic", "hybrid"):
         raise RecallError(f"unknown recall mode {wanted!r}; use auto, bm25, semantic or hybrid")
     if wanted != "bm25" and not encoder.model_available(config.recall.model):
-        raise RecallError(f"{encoder.missing(config.recall.model, f'recall mode {wanted}')} (or use --mode bm25)")
+        needs = encoder.missing_model_message(config.recall.model, f"recall mode {wanted}")
+        raise RecallError(f"{needs} (or use --mode bm25)")
     return wanted
 
 
@@ -101,7 +102,7 @@ def describe(config: Config) -> dict[str, str]:
         return {"mode": "unavailable", "model": "", "note": str(err)}
     spec = config.recall.model
     note = "" if mode != "bm25" or not encoder.is_saved_encoder(spec) or encoder.model_available(spec) else \
-        f"hybrid needs {encoder.install_line(spec)}"
+        f"hybrid needs {encoder.model_install_line(spec)}"
     return {"mode": mode, "model": config.recall.model if mode != "bm25" else "", "note": note}
 
 

@@ -378,7 +378,7 @@ def _codex_config(old: str | None) -> str | None:
     except ImportError:
         from gitmem import extras
 
-        raise SetupProblem(f"needs tomlkit to merge TOML: {extras.install_line('agents')}") from None
+        raise SetupProblem(f"needs tomlkit to merge TOML: {extras.extra_install_line('agents')}") from None
     from tomlkit.exceptions import ParseError
     from tomlkit.items import InlineTable
 

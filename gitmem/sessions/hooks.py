@@ -40,7 +40,7 @@ def _workspace(payload: Mapping[str, Any], workspace: str | None) -> Workspace |
                           workspace)
 
 
-def session_start(payload: Mapping[str, Any], *, workspace: str | None = None) -> HookAnswer:
+def session_start_answer(payload: Mapping[str, Any], *, workspace: str | None = None) -> HookAnswer:
     if runner_cycle() is not None:
         return HookAnswer(note="inside a runner cycle: the cycle prompt already holds the memory")
     try:
@@ -60,7 +60,7 @@ def session_start(payload: Mapping[str, Any], *, workspace: str | None = None) -
     return HookAnswer({"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}})
 
 
-def stop(payload: Mapping[str, Any], *, workspace: str | None = None) -> HookAnswer:
+def stop_answer(payload: Mapping[str, Any], *, workspace: str | None = None) -> HookAnswer:
     if runner_cycle() is not None:
         return HookAnswer(note="inside a runner cycle: the runner enforces Rule 0")
     if payload.get("stop_hook_active"):
