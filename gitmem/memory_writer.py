@@ -21,7 +21,7 @@ from gitmem.checks.log_checks import FENCE_OPEN_AT_END
 from gitmem.checks.violation import Violation
 from gitmem.confined import files
 from gitmem.errors import ExitCode, GitmemError
-from gitmem.gitio.snapshots import Snapshot
+from gitmem.gitio import Snapshot
 from gitmem.memory import decisions, lessons, log, now, roadmap
 from gitmem.memory.now import NowBlock
 from gitmem.memory.text import Timestamp, decode_text

@@ -8,7 +8,7 @@ from datetime import datetime
 from gitmem import codes
 from gitmem.checks.violation import Violation
 from gitmem.config import Config
-from gitmem.gitio.snapshots import Snapshot
+from gitmem.gitio import Snapshot
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def run_checks(inp: CheckInput) -> list[Violation]:
     import importlib
 
     from gitmem.checks import every_memory_file
-    from gitmem.gitio.snapshots import same_blob
+    from gitmem.gitio import same_blob
 
     found: list[Violation] = []
     found += every_memory_file.check(inp)

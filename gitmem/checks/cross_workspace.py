@@ -13,7 +13,7 @@ from gitmem.checks import CheckInput
 from gitmem.checks.rule_inputs import authorship
 from gitmem.checks.violation import Violation
 from gitmem.config import Config
-from gitmem.gitio.snapshots import Snapshot, same_blob
+from gitmem.gitio import Snapshot, same_blob
 
 
 def owned_paths(config: Config) -> dict[str, str]:

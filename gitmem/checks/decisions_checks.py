@@ -7,7 +7,7 @@ from gitmem import codes
 from gitmem.checks import CheckInput
 from gitmem.checks.rule_inputs import authorship, duplicate_ids, texts
 from gitmem.checks.violation import Violation, from_problem
-from gitmem.gitio.snapshots import Snapshot
+from gitmem.gitio import Snapshot
 from gitmem.memory import decisions
 from gitmem.memory.clock_skew import spoken
 from gitmem.memory.decisions import DecisionsDoc

@@ -10,7 +10,8 @@ from gitmem.checks import CheckInput
 from gitmem.checks.rule_inputs import line_at, span_against
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config
-from gitmem.gitio.snapshots import BLOB_MODES, same_blob
+from gitmem.confined.files import BLOB_MODES
+from gitmem.gitio import same_blob
 from gitmem.memory import fences
 from gitmem.memory.text import control_characters, decode
 

@@ -6,7 +6,7 @@ from dataclasses import replace
 from gitmem import codes
 from gitmem.checks import CheckInput, written_times
 from gitmem.checks.violation import Violation, from_problem
-from gitmem.gitio.snapshots import Snapshot
+from gitmem.gitio import Snapshot
 from gitmem.memory import fences, log
 from gitmem.memory.text import decode_text
 

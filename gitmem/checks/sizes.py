@@ -28,7 +28,7 @@ from gitmem.checks import CheckInput
 from gitmem.checks.rule_inputs import line_at, span_against
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, Config, ConfigError, parse_config
-from gitmem.gitio.snapshots import Snapshot, same_blob
+from gitmem.gitio import Snapshot, same_blob
 from gitmem.memory.text import Section, decode_lines, decode_text, split_sections
 
 CHARS_PER_TOKEN = 3.5          # the offline estimate: ceil(chars / 3.5) tokens

@@ -22,7 +22,7 @@ from pathlib import Path
 from gitmem import gitio
 from gitmem.agents.protected import fold
 from gitmem.confined import files
-from gitmem.gitio.restore import no_link_on_the_way
+from gitmem.gitio import no_link_on_the_way
 from gitmem.workspace.statedir import state_directory
 
 IGNORE_FILE = ".gitignore"

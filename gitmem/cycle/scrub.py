@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from gitmem import secrets
-from gitmem.gitio.restore import no_link_on_the_way
+from gitmem.gitio import no_link_on_the_way
 
 
 @dataclass
