@@ -70,7 +70,7 @@ CURSOR_RULE_HEAD = ("---\ndescription: gitmem, this repository's long-term memor
 @dataclass(frozen=True)
 class PinnedCli:
     """An agent CLI release gitmem tests: agent-cli/<dir>/package-lock.json pins it (the Action and the tests
-    install it with `npm ci`), and tests/test_agent_cli_pins.py holds this table to those locks."""
+    install it with `npm ci`), and tests/project/test_agent_cli_pins.py holds this table to those locks."""
 
     package: str
     version: str

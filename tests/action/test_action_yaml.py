@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = sorted((ROOT / "template-repo" / ".github" / "workflows").glob("*.yml")) + sorted(
     (ROOT / ".github" / "workflows").glob("*.yml"))
 EXPRESSION = re.compile(r"\$\{\{")

@@ -124,7 +124,7 @@ def test_every_third_party_action_is_hash_pinned_with_its_version_in_a_comment()
             continue
         name, _, pin = ref.partition("@")
         if name == gitmem.REPOSITORY:
-            # gitmem's own action: the commit of its release tag (tests/test_release_pins.py), as the others.
+            # gitmem's own action: the commit of its release tag (tests/project/test_release_pins.py), as the others.
             assert (pin, rest.strip()) == (gitmem.PINNED_COMMIT, f"# v{gitmem.__version__}"), path
             continue
         assert name in PINS, f"{path}: {ref} is not in the table of checked pins"

@@ -1,7 +1,7 @@
 """The `command` backend reading `codex exec --json`: a run that failed is named by Codex's own reason
 (`turn.failed`), not by its stderr, and a withheld key is named as one; shell commands that could not start
 (exit 127) are told from a run that never tried; tokens are counted as OpenAI reports them (its input includes
-the cached tokens). An agent CLI that prints what Codex 0.169 prints stands in for it here; tests/test_codex.py
+the cached tokens). An agent CLI that prints what Codex 0.169 prints stands in for it here; tests/e2e/test_codex.py
 runs the real one."""
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import json
 from gitmem.agents.cli_output import read_output
 from gitmem.errors import ExitCode
 from gitmem.report.evidence import read_evidence
+from tests.agents.test_command_backend_reports import last_entry, use_agent
 from tests.support.helpers import GitRepo
-from tests.test_command_backend_reports import last_entry, use_agent
 
 # What `codex exec --json -` prints, by mode (the events and fields of Codex 0.169).
 CODEX_LIKE = """

@@ -16,8 +16,8 @@ from gitmem.errors import ExitCode
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
+from tests.hostile.test_hostile_workspaces import two  # noqa: F401  (the fixture: a second workspace, w2)
 from tests.support.helpers import AGENT, GitRepo
-from tests.test_hostile_workspaces import two  # noqa: F401  (the fixture: a second workspace, w2)
 
 TRIMMED = [" agent@gitmem.invalid", "agent@gitmem.invalid ", "\tagent@gitmem.invalid", "<agent@gitmem.invalid>",
            "agent@gitmem.invalid.", "'agent@gitmem.invalid'", " AGENT@Gitmem.Invalid"]

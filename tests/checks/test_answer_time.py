@@ -2,7 +2,7 @@
 
 Every reader takes the answer for given no later than the moment it reads the file (`decisions.answered_at`), so
 nothing reports an answered decision as waiting; `check` refuses such a new answer against the clock
-(tests/test_checks_rules.py, GM211) and `verify` against its commit's committer date, from rules 3 on.
+(tests/checks/test_checks_rules.py, GM211) and `verify` against its commit's committer date, from rules 3 on.
 """
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from tests.support.builders import (
 )
 from tests.support.helpers import AGENT, GitRepo, make_repo
 
-FIXTURES = Path(__file__).parent / "fixtures" / "render"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "render"
 GOOD_ENTRY = log_entry(10, 2)
 BAD_ENTRY = log_entry(10, 2, task=False)          # GM305
 

@@ -1,5 +1,5 @@
 """The shortcuts that keep stdlib imports off the pre-commit path give the same answers as the long way
-(tests/test_check_imports.py holds that the imports stay off)."""
+(tests/checks/test_check_imports.py holds that the imports stay off)."""
 from __future__ import annotations
 
 import hashlib

@@ -278,11 +278,12 @@ def test_bad_case_reports_path_line_and_code(case_repo: GitRepo, cli, monkeypatc
 
 
 def test_every_registered_code_has_a_case() -> None:
-    # GM903 and GM905 have their own tests below; GM906 comes from `verify` (tests/test_check_cli.py), GM308
-    # from `verify` of a merge (tests/test_hostile_history.py), GM908 from tests/test_hostile_files.py, GM210
-    # from `verify` of an answering commit and its signature (tests/test_signed_answers.py), GM923 from an agent's
-    # commit to two workspaces (tests/test_hostile_workspaces.py). GM103 and GM302 judge history made under rules
-    # 1-3, and GM310 is a warning: tests/test_clock_skew.py.
+    # GM903 and GM905 have their own tests below; GM906 comes from `verify` (tests/checks/test_check_cli.py),
+    # GM308 from `verify` of a merge (tests/hostile/test_hostile_history.py), GM908 from
+    # tests/hostile/test_hostile_files.py, GM210 from `verify` of an answering commit and its signature
+    # (tests/checks/test_signed_answers.py), GM923 from an agent's commit to two workspaces
+    # (tests/hostile/test_hostile_workspaces.py). GM103 and GM302 judge history made under rules 1-3, and GM310 is
+    # a warning: tests/memory/test_clock_skew.py.
     covered = {case.code for case in CASES} | {"GM903", "GM905", "GM906", "GM308", "GM908", "GM210", "GM923",
                                                "GM103", "GM302", "GM310"}
     assert {rule.code for rule in RULES} <= covered

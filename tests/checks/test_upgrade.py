@@ -23,7 +23,7 @@ from tests.support.gitcli import git
 from tests.support.helpers import GitRepo, filled_rules
 from tests.support.world import Clock
 
-BUNDLE = Path(__file__).parent / "fixtures" / "upgrade" / "memory-0.1.0.bundle"
+BUNDLE = Path(__file__).parents[1] / "fixtures" / "upgrade" / "memory-0.1.0.bundle"
 
 
 @pytest.fixture

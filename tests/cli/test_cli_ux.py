@@ -142,6 +142,6 @@ def test_shell_completion_works_with_the_lazy_commands(tmp_path: Path) -> None:
                               env={**os.environ, "_GITMEM_COMPLETE": "bash_complete", "COMP_WORDS": words,
                                    "COMP_CWORD": cword})
         assert expected in done.stdout.splitlines()
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     for shell in ("bash_source", "zsh_source", "fish_source"):
         assert f"_GITMEM_COMPLETE={shell} gitmem" in readme

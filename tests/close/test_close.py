@@ -251,7 +251,7 @@ def test_worktree_memory_path(tmp_path: Path, git_env: None) -> None:  # type: i
 def test_a_failed_close_puts_every_file_back(world: World) -> None:
     """A write refused halfway (here: the close's LOG entry is over its share of a reading budget made small
     after the cycles ran, GM307) leaves HEAD's files and no commit. (A clock behind the last LOG entry no
-    longer refuses it: rules 4 order LOG by position, tests/test_clock_skew.py.)"""
+    longer refuses it: rules 4 order LOG by position, tests/memory/test_clock_skew.py.)"""
     from gitmem.memory_writer import WriteRefused
 
     world.cycle(at(10, 8))

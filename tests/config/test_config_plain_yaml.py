@@ -13,7 +13,7 @@ from gitmem.config import _full_config, parse_config
 from gitmem.config.plain_yaml import load
 from gitmem.scaffold.init import template_dir
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def ruamel(text: str) -> Any:

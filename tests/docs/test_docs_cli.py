@@ -1,4 +1,4 @@
-"""docs/cli.md is generated from `--help`; this test keeps it true. Regenerate: python tests/test_docs_cli.py"""
+"""docs/cli.md is generated from `--help`; this test keeps it true. Regenerate: python tests/docs/test_docs_cli.py"""
 from __future__ import annotations
 
 import re
@@ -7,10 +7,10 @@ from pathlib import Path
 import click
 import pytest
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
 HEADER = """# Command reference
 
-Generated from `gitmem --help` by `python tests/test_docs_cli.py`; a test fails when it is stale.
+Generated from `gitmem --help` by `python tests/docs/test_docs_cli.py`; a test fails when it is stale.
 """
 
 
@@ -47,7 +47,7 @@ def render_reference() -> str:
 
 
 def test_cli_reference_is_current() -> None:
-    assert DOC.read_text(encoding="utf-8") == render_reference(), "run: python tests/test_docs_cli.py"
+    assert DOC.read_text(encoding="utf-8") == render_reference(), "run: python tests/docs/test_docs_cli.py"
 
 
 def test_every_command_has_help_text() -> None:

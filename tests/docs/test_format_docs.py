@@ -1,7 +1,7 @@
 """docs/format.md is a test fixture: its full examples must pass `gitmem check` and round-trip exactly,
 and its tables of config keys and GM codes must match the code.
 
-After adding a GM code, regenerate the codes table with `python tests/test_format_docs.py`.
+After adding a GM code, regenerate the codes table with `python tests/docs/test_format_docs.py`.
 """
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from gitmem.codes import CODES as RULES
 from gitmem.config import Config, load_config
 from gitmem.memory import decisions, lessons, log, now, roadmap, rules
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "format.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "format.md"
 EXAMPLE_RE = re.compile(r"<!-- example: (\S+) -->\n```(\w+)\n(.*?)\n```\n", re.S)
 CODES_BEGIN, CODES_END = "<!-- codes:begin -->\n", "<!-- codes:end -->"
 CONFIG_BEGIN, CONFIG_END = "<!-- config:begin -->\n", "<!-- config:end -->"
@@ -195,7 +195,7 @@ def test_diagnostics_sample_is_real_output(tmp_path: Path, monkeypatch: pytest.M
 
 def test_codes_table_matches_registry() -> None:
     assert between(doc_text(), CODES_BEGIN, CODES_END) == codes_table(), \
-        "docs/format.md is out of date: run `python tests/test_format_docs.py`"
+        "docs/format.md is out of date: run `python tests/docs/test_format_docs.py`"
 
 
 def test_codes_table_lists_each_code_once() -> None:

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from gitmem.scaffold.codex_recipe import CODEX_CYCLE_COMMAND
+from tests.e2e.test_codex import GITMEM, MCP_CALLS, SHELL_CALLS, assert_built
 from tests.support import codex_cli as cx
 from tests.support import fake_openai as fo
 from tests.support.claude_cycle import commit_config, entries, make_project
 from tests.support.nobody import NOBODY, bwrap_works, nobody_place, shared_tree
-from tests.test_codex import GITMEM, MCP_CALLS, SHELL_CALLS, assert_built
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces "

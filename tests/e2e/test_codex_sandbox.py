@@ -1,4 +1,4 @@
-"""Real Codex in gitmem's bubblewrap box: the scheduled cycles of tests/test_codex.py with `agent.sandbox:
+"""Real Codex in gitmem's bubblewrap box: the scheduled cycles of tests/e2e/test_codex.py with `agent.sandbox:
 bubblewrap`. The recipe runs Codex without its own sandbox (`--sandbox danger-full-access`): gitmem's box is the
 sandbox, and Codex's cannot start inside it (it will not put its helper under a CODEX_HOME in a temporary
 directory, and the box's HOME is in its private /tmp). The human's CODEX_HOME, where the endpoint is set, is
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.test_codex import MCP_CALLS, SHELL_CALLS, assert_built, cycle
 from tests.support import codex_cli as cx
 from tests.support.claude_cycle import entries, make_project
 from tests.support.nobody import bwrap_works
-from tests.test_codex import MCP_CALLS, SHELL_CALLS, assert_built, cycle
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces "

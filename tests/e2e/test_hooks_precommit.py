@@ -25,7 +25,7 @@ from tests.support.helpers import HUMAN
 
 pytestmark = pytest.mark.slow
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 PRE_COMMIT = str(Path(sys.executable).parent / "pre-commit")
 GITMEM = str(Path(sys.executable).parent / "gitmem")
 

@@ -18,6 +18,9 @@ import pytest
 
 from gitmem.scaffold.codex_recipe import CODEX_CYCLE_COMMAND
 from gitmem.sessions.protocol import claude_cycle_command
+from tests.agents.test_key_stand_in import decoded, holds
+from tests.e2e.test_codex import GITMEM, SHELL_CALLS, assert_built
+from tests.e2e.test_codex_box_paths import _scheduled
 from tests.support import claude_code as cc
 from tests.support import codex_cli as cx
 from tests.support import fake_openai as fo
@@ -33,9 +36,6 @@ from tests.support.claude_cycle import (
 )
 from tests.support.gitcli import git
 from tests.support.nobody import bwrap_works
-from tests.test_codex import GITMEM, SHELL_CALLS, assert_built
-from tests.test_codex_box_paths import _scheduled
-from tests.test_key_stand_in import decoded, holds
 
 pytestmark = [pytest.mark.slow]
 needs_bwrap = pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces "

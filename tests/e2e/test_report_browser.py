@@ -21,7 +21,7 @@ from tests.support import report_history as planted
 from tests.support.helpers import GitRepo, make_repo
 from tests.support.npm_cache import skip_loudly
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts" / "report"
 ASSETS = ROOT / "gitmem" / "report" / "assets"
 EXPECTED = {

@@ -32,7 +32,7 @@ from tests.support.helpers import fleet_home, make_repo
 from tests.support.loopback import QuietHandler, serving
 
 TOKEN = "ghp_" + "Q7x2" * 9
-ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts" / "fleet"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "fleet"
 
 
 @dataclass

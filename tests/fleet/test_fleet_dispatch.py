@@ -113,7 +113,7 @@ def test_the_cli_dispatches_with_the_token_and_a_dry_run_calls_nothing(tmp_path:
     from tests.support.helpers import make_repo
 
     late = make_repo(tmp_path / "late")
-    shutil.copytree(Path(__file__).resolve().parent.parent / "template-repo" / ".github",
+    shutil.copytree(Path(__file__).resolve().parents[2] / "template-repo" / ".github",
                     late.path / ".github", dirs_exist_ok=True)
     _cycle(late.path, datetime.now(UTC) - timedelta(hours=9))          # GitHub dropped the last three runs
     (tmp_path / "fleet.yaml").write_text("agents:\n  - name: late\n    repo: late\n    github: owner/late\n",
@@ -146,12 +146,12 @@ def test_the_catch_up_step_without_a_token_lists_the_overdue_agents_and_starts_n
     from tests.support.helpers import make_repo
 
     late = make_repo(tmp_path / "late")
-    shutil.copytree(Path(__file__).resolve().parent.parent / "template-repo" / ".github",
+    shutil.copytree(Path(__file__).resolve().parents[2] / "template-repo" / ".github",
                     late.path / ".github", dirs_exist_ok=True)
     _cycle(late.path, datetime.now(UTC) - timedelta(hours=9))
     (tmp_path / "fleet.yaml").write_text("agents:\n  - name: late\n    repo: late\n    github: owner/late\n",
                                          encoding="utf-8")
-    workflow = Path(__file__).resolve().parent.parent / "template-fleet" / ".github" / "workflows" / "fleet.yml"
+    workflow = Path(__file__).resolve().parents[2] / "template-fleet" / ".github" / "workflows" / "fleet.yml"
     steps = {s["name"]: s for s in YAML(typ="safe").load(workflow.read_text(encoding="utf-8"))["jobs"]["fleet"]["steps"]
              if "name" in s}
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",

@@ -29,7 +29,7 @@ from gitmem.workspace import Workspace
 from tests.support.gitcli import git
 from tests.support.helpers import fleet_home
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WORKFLOW = ROOT / "template-fleet" / ".github" / "workflows" / "fleet.yml"
 BIN = Path(sys.executable).parent
 # Every text below is the agents' (or git's) and must never reach a public view.

@@ -80,7 +80,7 @@ def test_check_counts_a_legacy_fence_whatever_the_line_cache_says(memrepo: GitRe
     memrepo.commit_files({L: legacy}, "legacy, unchecked")
     cache = memrepo.path / ".git" / "gitmem" / "lines.json"
     cache.parent.mkdir(parents=True, exist_ok=True)
-    # A cache that claims no fence is open (forged ones, probe and all: tests/test_hostile_linescache.py).
+    # A cache that claims no fence is open (forged ones, probe and all: tests/hostile/test_hostile_linescache.py).
     cache.write_text(json.dumps({L: {"offset": len(legacy), "lines": 0, "fences": 0, "probe": "0" * 40}}))
     memrepo.stage_files({L: legacy + log_entry(11, 3)})
     assert "inside a code fence" in refused(cli(["check"], cwd=memrepo.path), 1).out

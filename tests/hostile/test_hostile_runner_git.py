@@ -17,12 +17,12 @@ import pytest
 
 from gitmem import gitio
 from gitmem.errors import ExitCode
+from tests.hostile.test_hostile_ignore_tricks import BY_NAME
 from tests.support.cycle_support import file_at, is_clean, origin_and_clone
 from tests.support.gitcli import git
 from tests.support.helpers import GitRepo, make_repo
 from tests.support.hostile import command_agent, evidence, no_traceback
 from tests.support.nobody import bwrap_works, gitmem_as_nobody, nobody_place, runs_nobodys_venv
-from tests.test_hostile_ignore_tricks import BY_NAME
 
 TEAM_CONFIG = "team.gitconfig"
 HOOK_NAMES = ("pre-push", "reference-transaction", "post-checkout")

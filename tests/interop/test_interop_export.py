@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from gitmem.interop.claude_code import project_dir_name
+from tests.interop.test_interop_import import FEEDBACK, INDEX, USER, claude_dir, home, put  # noqa: F401 (fixture)
 from tests.support.helpers import CliResult, GitRepo
-from tests.test_interop_import import FEEDBACK, INDEX, USER, claude_dir, home, put  # noqa: F401 (fixture)
 
 Cli = Callable[..., CliResult]
 FORMATS = ("agent-memory-repo", "claude", "codex", "gemini")

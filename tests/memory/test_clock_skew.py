@@ -242,5 +242,5 @@ def test_the_runners_merge_keeps_a_cycle_that_follows_an_entry_from_the_future()
 
 
 def test_ci_installs_libfaketime_next_to_bubblewrap() -> None:
-    text = (Path(__file__).resolve().parents[1] / ".ci" / "run").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[2] / ".ci" / "run").read_text(encoding="utf-8")
     assert "command -v faketime" in text and "apt-get install -y -qq faketime" in text

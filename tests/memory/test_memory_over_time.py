@@ -2,7 +2,7 @@
 
 P1 cycle numbers, P2 history-backed confirmations, P3 answers reaching the agent exactly once, P4 commits made in
 the runner's checkout, P5 Rule 0 streaks, P6 missed closes, P7 a close that is quiet and right. The month-long
-run that exercises them together is tests/test_long_horizon.py.
+run that exercises them together is tests/e2e/test_long_horizon.py.
 """
 from __future__ import annotations
 

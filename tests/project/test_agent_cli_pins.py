@@ -12,7 +12,7 @@ from ruamel.yaml import YAML
 
 from gitmem.scaffold.agent_clis import CLIS, PINNED
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _locked(folder: str) -> tuple[str, str, str]:

@@ -13,7 +13,7 @@ from gitmem.config import Config
 from gitmem.errors import ExitCode
 from tests.support.helpers import GitRepo
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 INSTALL = gitmem.install_command("agent")
 
 

@@ -13,7 +13,7 @@ import pytest
 import gitmem
 import gitmem.scaffold.init as gitmem_init
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 HEAVY = ("anthropic", "mistune", "httpx", "httpx2", "numpy", "tokenizers", "wordllama")
 

@@ -1,7 +1,7 @@
 """The project's address, version and pinned ref live in one place (gitmem/__init__.py); every copy agrees
 with it, and the CHANGELOG says the same about whether this version is released.
 
-Run `python tests/test_release_pins.py` after editing REPOSITORY, __version__, PINNED_REF or PINNED_COMMIT to
+Run `python tests/project/test_release_pins.py` after editing REPOSITORY, __version__, PINNED_REF or PINNED_COMMIT to
 rewrite the copies (docs/releasing.md).
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 if __name__ == "__main__":       # run as a script: make `tests.support` importable from the checkout
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import pytest
 
@@ -28,7 +28,7 @@ def project() -> dict:
 
 
 def test_every_copy_of_the_address_and_version_agrees_with_the_one_place() -> None:
-    assert stale() == [], "run `python tests/test_release_pins.py` to rewrite them"
+    assert stale() == [], "run `python tests/project/test_release_pins.py` to rewrite them"
 
 
 def test_the_one_place_is_what_the_package_reports() -> None:
@@ -81,7 +81,7 @@ def test_the_pinned_commit_is_in_this_history_and_the_tag_names_it() -> None:
 
 def test_the_pinned_commit_accepts_the_template_it_is_pinned_in() -> None:
     """The hooks and the action the template pins run the pinned commit's gitmem on the template's gitmem.yaml:
-    a `rules_version` newer than that commit knows is a config error at every commit (tests/test_upgrade.py), so
+    a `rules_version` newer than that commit knows is a config error at every commit (tests/checks/test_upgrade.py), so
     a release that raises the rules pins a commit that has them."""
     import pygit2
 

@@ -172,7 +172,7 @@ def test_cache_builds_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_script_builds_a_repo(tmp_path: Path) -> None:
-    script = Path(__file__).resolve().parent.parent / "benchmarks" / "make_synthetic.py"
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "make_synthetic.py"
     done = subprocess.run([sys.executable, str(script), "--scale", "0.02", str(tmp_path / "out")],
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -82,7 +82,7 @@ def test_without_a_token_git_sends_no_header(memrepo: GitRepo, host: str, monkey
 def test_the_action_passes_the_token_to_gitmem_and_checkout_keeps_none() -> None:
     from ruamel.yaml import YAML
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     action = YAML(typ="safe").load((root / "action.yml").read_text(encoding="utf-8"))
     run = next(step for step in action["runs"]["steps"] if step.get("id") == "run")
     assert run["env"]["GITMEM_GIT_TOKEN"] == "${{ inputs.github-token }}"

@@ -14,7 +14,7 @@ from gitmem.scaffold.init import init
 from tests.support.gitcli import GIT, isolated_env, run_git
 from tests.support.helpers import HUMAN
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
 

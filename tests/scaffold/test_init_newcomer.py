@@ -16,7 +16,7 @@ from gitmem.errors import ExitCode
 from tests.support.gitcli import git, isolated_env, run_git
 from tests.support.helpers import HUMAN
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE_GITIGNORE = PROJECT_ROOT / "template-repo" / ".gitignore"
 SPANISH = """\
 files:

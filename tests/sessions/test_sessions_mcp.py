@@ -15,7 +15,7 @@ from tests.support.helpers import GitRepo
 from tests.support.mcp_client import Answer, call, converse, exchange, list_resources, pause, read, read_refused
 
 ENTRY = {"task": "wire the MCP server", "outcome": "built", "result": "the server answers over stdio",
-         "evidence": "tests/test_sessions_mcp.py"}
+         "evidence": "tests/sessions/test_sessions_mcp.py"}
 
 
 def last_entry(repo: GitRepo) -> log.LogEntry:
@@ -47,7 +47,7 @@ def test_a_session_writes_its_log_entry_and_now_block_once_each(memrepo: GitRepo
     assert first == Answer("LOG.md: appended " + last_entry(memrepo).heading(), False)
     entry = last_entry(memrepo)
     assert (entry.cycle, entry.outcome, entry.interactive) == (1, "built", True)
-    assert entry.get("Session") == "interactive" and entry.get("Evidence") == "tests/test_sessions_mcp.py"
+    assert entry.get("Session") == "interactive" and entry.get("Evidence") == "tests/sessions/test_sessions_mcp.py"
     assert not block.is_error and "cycle 1" in block.text
     assert again.is_error and "already wrote its LOG entry" in again.text
     assert again_now.is_error and "already wrote its NOW block" in again_now.text
