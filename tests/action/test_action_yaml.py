@@ -156,6 +156,20 @@ def test_project_ci_covers_three_pythons_lints_the_workflows_and_self_tests_the_
         assert f"--builtin-schema {schema}" in lint
 
 
+def test_project_ci_lints_and_type_checks_as_ci_run_does():
+    """One CI definition for lint and types: the workflow's tests job and `.ci/run` both call `.ci/lint`, before
+    the tests, and `.ci/lint` runs ruff and mypy as pyproject.toml configures them."""
+    flow = load(ROOT / ".github" / "workflows" / "ci.yml")
+    runs = [s.get("run", "") for s in flow["jobs"]["tests"]["steps"]]
+    assert ".ci/lint" in runs
+    assert runs.index(".ci/lint") < next(i for i, run in enumerate(runs) if "pytest" in run)
+    local = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert ".ci/lint" in local and local.index(".ci/lint") < local.index(".venv/bin/pytest")
+    lint = (ROOT / ".ci" / "lint").read_text(encoding="utf-8")
+    assert '-m ruff check gitmem tests benchmarks' in lint and '-m mypy' in lint
+    assert (ROOT / ".ci" / "lint").stat().st_mode & 0o111
+
+
 def test_action_caches_its_dependencies_by_its_own_pyproject_and_the_recall_index():
     action = load(ROOT / "action.yml")
     steps = {s.get("name"): s for s in action["runs"]["steps"]}
