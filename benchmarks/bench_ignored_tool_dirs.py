@@ -7,7 +7,7 @@ its test dependencies holds; one with only gitmem[agents] holds fewer). "Without
 the look after the agent replaced by one that finds nothing, which is what the runner did before.
 Interleaved pairs, so drifting machine load hits both alike; the figure is the median of the ratios.
 
-Run:  .venv/bin/pytest benchmarks/bench_trust_anchors.py --benchmark-only -s
+Run:  .venv/bin/pytest benchmarks/bench_ignored_tool_dirs.py --benchmark-only -s
 """
 from __future__ import annotations
 

@@ -1,10 +1,11 @@
-"""GM903 over every changed file, not only the memory files: its text, its name, and a symlink's target.
+"""GM903 over every changed file that is not a memory file: its text, its name, and a symlink's target.
 
 The template promises that `gitmem check` refuses a commit that holds a key, wherever it is. Every changed
 file is read, binary ones too (a NUL byte does not make a key less of a key), and UTF-16 text as the text it is;
 submodules are not. Paths in the secrets allowlist (`gitmem.secrets.ALLOWLIST_FILE`, a protected path) are
-skipped, for fixtures and docs that hold key-shaped strings on purpose. The memory files are left to `repo_wide`,
-which reads only their changed part. No git here: `targets` hands over each file's path, mode and bytes.
+skipped, for fixtures and docs that hold key-shaped strings on purpose. The memory files are left to
+`every_memory_file`, which reads only their changed part. No git here: `check_and_verify` hands over each file's
+path, mode and bytes.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Helpers shared by the rule families: decoded views of one file in the old and new snapshots, and whether the
-change is the agent's."""
+"""What the rule families read from a CheckInput: decoded views of one file in the old and new snapshots, the
+span that changed, and whether the change is the agent's."""
 from __future__ import annotations
 
 from collections.abc import Iterable
