@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.checks.targets import check_staged
+from gitmem.checks.check_and_verify import check_staged
 from gitmem.workspace import Workspace
 from tests.support.helpers import make_repo
 

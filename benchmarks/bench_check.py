@@ -14,7 +14,7 @@ import pygit2
 import pytest
 
 from gitmem.checks import CheckInput, has_errors, run_checks
-from gitmem.checks.targets import check_staged, verify_range
+from gitmem.checks.check_and_verify import check_staged, verify_range
 from gitmem.gitio import commit_snapshot, head_id
 from gitmem.memory import log, now
 from gitmem.workspace import Workspace

@@ -13,7 +13,7 @@ moves with the load, the CPU time much less. Peak memory is the largest resident
 The catch-up: the synthetic agents' last cycles are days old, so with `stall_after` set every agent is overdue,
 the worst case: each costs at most three calls (the workflow's state, its unfinished runs, the dispatch). A
 second pass, with the dispatched runs still queued, costs two per agent and starts nothing. Agents on schedule
-cost no call (tests/test_fleet_dispatch.py).
+cost no call (tests/fleet/test_fleet_dispatch.py).
 
 Run:  .venv/bin/pytest benchmarks/bench_fleet.py --benchmark-only -s
 Counts: GITMEM_BENCH_SCALES (default "1,10,100") is read as numbers of agents here.

@@ -3,18 +3,18 @@ from __future__ import annotations
 
 __version__ = "0.2.0"
 # Where gitmem is published: owner/name on GitHub. With __version__ and PINNED_REF below, the one place a
-# release edits; `python tests/test_release_pins.py` then rewrites every copy (pyproject.toml's URLs, the
+# release edits; `python tests/project/test_release_pins.py` then rewrites every copy (pyproject.toml's URLs, the
 # template's pre-commit `rev:` and action refs, the install lines in the READMEs and hooks, the CHANGELOG's
 # links). docs/releasing.md says how a release is cut.
 REPOSITORY = "gitmem-agent/gitmem"
 # The git ref every install line and every pin in the template names. A tag that is not published yet
 # installs nothing, so until this version's tag exists it is the branch releases are cut from; cutting the
-# release sets it to f"v{__version__}" (tests/test_release_pins.py holds the CHANGELOG to the same state).
+# release sets it to f"v{__version__}" (tests/project/test_release_pins.py holds the CHANGELOG to the same state).
 PINNED_REF = "main"
 # The commit tagged f"v{__version__}": what the template pins gitmem's action and pre-commit hooks to, a commit with
 # the tag in a comment (`@<sha> # v0.2.0`, `rev: <sha>  # frozen: v0.2.0`), as zizmor and Dependabot expect and so
 # that pre-commit never warns of a mutable `rev:`. The release step writes it once the tag is pushed (a commit
-# cannot name itself); tests/test_release_pins.py holds the tag, when this checkout has it, to this commit.
+# cannot name itself); tests/project/test_release_pins.py holds the tag, when this checkout has it, to this commit.
 PINNED_COMMIT = "79645ca59cafa81e34950233a5cdd1b3e6b764c4"
 DISTRIBUTION = "gitmem-agent"
 

@@ -25,7 +25,7 @@ class MissingExtra(ConfigError):
     """A command needs an extra that is not installed; the message is the line to run."""
 
 
-def install_line(extra: str) -> str:
+def extra_install_line(extra: str) -> str:
     """The install line for `extra`: gitmem's one install command (the git URL at its pinned ref)."""
     return install_command(extra)
 
@@ -41,13 +41,13 @@ def installed(extra: str) -> bool:
         return False
 
 
-def missing(extra: str, what: str) -> str:
+def missing_extra_message(extra: str, what: str) -> str:
     """The sentence for a missing extra: what needs it, and exactly what to install."""
     module, _ = EXTRAS[extra]
-    return f"{what} needs the {module} SDK, which is not installed: {install_line(extra)}"
+    return f"{what} needs the {module} SDK, which is not installed: {extra_install_line(extra)}"
 
 
 def require(extra: str, what: str) -> None:
     """Raise MissingExtra (exit 2) with the install line when `extra` is not installed."""
     if not installed(extra):
-        raise MissingExtra(missing(extra, what))
+        raise MissingExtra(missing_extra_message(extra, what))

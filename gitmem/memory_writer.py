@@ -19,14 +19,14 @@ from typing import Any, ParamSpec, TypeVar
 from gitmem.checks import CheckInput, run_checks
 from gitmem.checks.log_checks import FENCE_OPEN_AT_END
 from gitmem.checks.violation import Violation
+from gitmem.confined import files
 from gitmem.errors import ExitCode, GitmemError
-from gitmem.gitio.snapshots import Snapshot
+from gitmem.gitio import Snapshot
 from gitmem.memory import decisions, lessons, log, now, roadmap
 from gitmem.memory.now import NowBlock
 from gitmem.memory.text import Timestamp, decode_text
-from gitmem.nofollow import files
 from gitmem.workspace import CYCLE_ENV, Clock, Workspace, runner_cycle, writelock
-from gitmem.workspace.tail import FileSource, read_end
+from gitmem.workspace.head_and_tail import FileSource, read_end
 
 # How much of LOG's end a write reads first: a few entries' worth, grown only if no cycle is found.
 TAIL_BYTES = 64 * 1024

@@ -24,6 +24,21 @@ sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
+# The tests' layout (issue 35): tests/<package>/ for each package, tests/hostile/ and tests/e2e/ apart. A test's
+# folder gives its marker, so `pytest -m "not e2e"` is the quick loop and `pytest tests/close` the close's.
+FOLDER_MARKERS = {"e2e": pytest.mark.e2e, "hostile": pytest.mark.hostile}
+TESTS = Path(__file__).resolve().parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        where = Path(str(item.path)).resolve()
+        if where.is_relative_to(TESTS) and len(where.relative_to(TESTS).parts) > 1:
+            marker = FOLDER_MARKERS.get(where.relative_to(TESTS).parts[0])
+            if marker is not None:
+                item.add_marker(marker)
+
+
 @pytest.fixture
 def git_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """No GIT_INDEX_FILE, GIT_AUTHOR_*, PRE_COMMIT_* or GITMEM_CYCLE leaking in from outside, and the cycle's

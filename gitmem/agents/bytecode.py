@@ -5,7 +5,7 @@ the source (a hash-based pyc marked unchecked is never compared at all), and a s
 `mod.py` beside it is imported as it is. Both are git-ignored (the template's .gitignore): an agent that writes
 one with the source's size and mtime runs its code at the human's next import, outside any box, with no diff.
 Ruby's bootsnap (`tmp/cache/bootsnap/`, in every Rails app, `tmp/` ignored) keys its compiled files the
-same way. Unlike the trust anchors (gitmem.agents.anchors), these lie anywhere in the tree, where the agent
+same way. Unlike the trust anchors (gitmem.agents.ignored_tool_dirs), these lie anywhere in the tree, where the agent
 rightly writes (running the tests makes them), so no mount can make them read-only; but they are only
 caches: the runtime rebuilds one from its source whenever it is missing. So, by mechanism, in every mode:
 after the agent's processes are ended the runner removes every cache entry with a ctime at or after the
@@ -29,13 +29,13 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gitmem.agents.anchors import TRUST_ANCHORS
+from gitmem.agents.ignored_tool_dirs import IGNORED_TOOL_DIRS
 
 PYCACHE = "__pycache__"
 SUFFIXES = (".pyc",)                       # what Python loads; `.pyo` has not been read since Python 3.5
 CACHE_DIRS = ("tmp/cache/bootsnap",)       # whole directories of compiled files, from the top of the tree
 CACHE_NAMES = frozenset(path.rsplit("/", 1)[-1] for path in CACHE_DIRS)
-SKIPPED = (".git", *TRUST_ANCHORS)         # names skipped at the top of the tree
+SKIPPED = (".git", *IGNORED_TOOL_DIRS)         # names skipped at the top of the tree
 MAX_ENTRIES = 1_000_000                    # the walk's bound: a large monorepo with its node_modules
 
 

@@ -106,7 +106,7 @@ def needed(config: Any, backend: str) -> bool:
 def confines_disk(config: Any, backend: str) -> bool:
     """Whether every way a cycle of `backend` has to the disk keeps the trust anchors read-only: the commands
     it runs are in the box (or it runs none), and the in-process file tools of `anthropic` refuse them. The
-    runner then looks at each anchor itself only, not into it (gitmem.agents.anchors)."""
+    runner then looks at each anchor itself only, not into it (gitmem.agents.ignored_tool_dirs)."""
     if backend not in ("command", "anthropic"):
         return False
     if not needed(config, backend):
@@ -228,7 +228,8 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None 
     out += ["--bind", mounts.state_dir, mounts.state_dir]
     for folder in inside:
         out += ["--ro-bind", folder, folder]
-    for folder in mounts.anchors:          # the trust anchors (gitmem.agents.anchors): read-only, present or not
+    # the trust anchors (gitmem.agents.ignored_tool_dirs): read-only, present or not
+    for folder in mounts.anchors:
         out += ["--ro-bind", folder, folder]
     for folder in mounts.anchor_points:
         out += ["--tmpfs", folder, "--remount-ro", folder]

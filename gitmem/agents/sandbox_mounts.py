@@ -35,7 +35,7 @@ from typing import Any, TypeVar
 
 import gitmem
 from gitmem import gitio
-from gitmem.agents.anchors import TRUST_ANCHORS
+from gitmem.agents.ignored_tool_dirs import IGNORED_TOOL_DIRS
 from gitmem.workspace import Workspace
 
 _Item = TypeVar("_Item")
@@ -198,12 +198,12 @@ def _read_config(path: Path, kind: str) -> dict[str, Any]:
 
 
 def _anchor_mounts(root: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The trust anchors (gitmem.agents.anchors) as mounts. A link to a place inside the tree is bound there
+    """The trust anchors (gitmem.agents.ignored_tool_dirs) as mounts. A link to a place inside the tree is bound there
     (where the agent could write it); a link out of the tree is left alone: the box does not show its target
     (or shows it read-only), and replacing the link itself is what the runner's look after the agent reports."""
     present: list[str] = []
     absent: list[str] = []
-    for name in TRUST_ANCHORS:
+    for name in IGNORED_TOOL_DIRS:
         place = root / name
         if not os.path.lexists(place):
             absent.append(str(place))

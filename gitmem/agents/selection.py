@@ -25,7 +25,7 @@ def how_to_choose() -> str:
 
     anthropic = "set ANTHROPIC_API_KEY for the anthropic backend"
     if not extras.installed("agent"):
-        anthropic += f" (it needs the anthropic SDK, not installed here: {extras.install_line('agent')})"
+        anthropic += f" (it needs the anthropic SDK, not installed here: {extras.extra_install_line('agent')})"
     return (f"choose one: {anthropic}, or set agent.backend in gitmem.yaml (anthropic, command with agent.command, "
             "or scripted with agent.script), or pass --agent NAME")
 

@@ -1,6 +1,6 @@
 """The tools an agent uses in one cycle, shared by the anthropic and scripted backends.
 
-Every file tool goes through one confinement, the one gitmem's own files get (`gitmem.nofollow.files`): a path
+Every file tool goes through one confinement, the one gitmem's own files get (`gitmem.confined.files`): a path
 relative to the root, without `..`, reached one component at a time without following any link, not even one
 that points back inside the tree (the link is refused, and its target is there to be named instead), and only
 regular files and plain directories are opened; nothing under `.git/`. Tools that walk a folder (list_files,
@@ -27,13 +27,13 @@ from typing import Any
 
 from gitmem import secrets
 from gitmem.agents import sandbox, tool_input
-from gitmem.agents.anchors import TRUST_ANCHORS
+from gitmem.agents.ignored_tool_dirs import IGNORED_TOOL_DIRS
 from gitmem.agents.protected import Protection, is_config
 from gitmem.agents.schemas import FILE_TOOLS, MEMORY_TOOLS, SHELL_TOOL, tool_schemas
 from gitmem.config import CONFIG_NAME, Config
+from gitmem.confined import files
 from gitmem.memory import operations
 from gitmem.memory_writer import MemoryWriter, WriteRefused
-from gitmem.nofollow import files
 from gitmem.workspace import Workspace, runner_cycle
 
 MAX_OUTPUT = 20000          # characters of one tool result; long output is cut, with a note saying so
@@ -107,7 +107,7 @@ class Toolbox:
     # -- paths -------------------------------------------------------------------------------------
     def resolve(self, path: str, *, write: bool = False) -> str:
         """`path` as the repo-relative path the file tools use, or ToolError saying why not. Only the text is
-        judged here (and, for a write, whether it is memory); every access goes through `gitmem.nofollow.files`,
+        judged here (and, for a write, whether it is memory); every access goes through `gitmem.confined.files`,
         which refuses links, `.git` and anything but regular files and plain directories."""
         text = str(path or ".").strip()
         if not text or text.startswith(("/", "\\", "~")) or re.match(r"^[A-Za-z]:", text):
@@ -115,7 +115,7 @@ class Toolbox:
         if ".." in PurePosixPath(text).parts:
             raise ToolError(f"{text!r}: `..` is not allowed; paths stay inside the repository")
         rel = PurePosixPath(text).as_posix()
-        if write and any(part.casefold() in TRUST_ANCHORS for part in PurePosixPath(rel).parts[:1]):
+        if write and any(part.casefold() in IGNORED_TOOL_DIRS for part in PurePosixPath(rel).parts[:1]):
             raise ToolError(f"{text!r} is where the human's own tools run code from (a git-ignored venv or "
                             "direnv layout), outside any sandbox; the agent never writes it")
         if write and (kind := self._memory_kind(rel)) is not None:
@@ -145,7 +145,7 @@ class Toolbox:
 
     @staticmethod
     def _refused(text: str, what: str) -> ToolError:
-        """The refusal of what `gitmem.nofollow.files` refused (`is a symbolic link`)."""
+        """The refusal of what `gitmem.confined.files` refused (`is a symbolic link`)."""
         if "symbolic link" in what:
             return ToolError(f"{text!r} {what}: the file tools never follow a link; use the path it points to")
         return ToolError(f"{text!r} {what}")
@@ -172,7 +172,7 @@ class Toolbox:
         return data
 
     def _walk(self, text: str, rel: str, *, recursive: bool = True) -> Iterator[tuple[str, bool]]:
-        """(repo-relative path, is a folder) of what lies under `rel`, never through a link (gitmem.nofollow.files)."""
+        """(repo-relative path, is a folder) of what lies under `rel`, never through a link (gitmem.confined.files)."""
         try:
             yield from files.walk(self.root, rel, recursive=recursive)
         except files.FileRefused as err:

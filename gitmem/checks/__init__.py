@@ -18,11 +18,11 @@ FAMILIES = (("now_checks", ("now",)), ("decisions_checks", ("decisions",)), ("lo
 def run_checks(inp: CheckInput) -> list[Violation]:
     import importlib
 
-    from gitmem.checks import repo_wide
-    from gitmem.gitio.snapshots import same_blob
+    from gitmem.checks import every_memory_file
+    from gitmem.gitio import same_blob
 
     found: list[Violation] = []
-    found += repo_wide.check(inp)
+    found += every_memory_file.check(inp)
     if inp.config.workspaces:
         from gitmem.checks import cross_workspace
 

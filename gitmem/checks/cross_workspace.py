@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from gitmem import codes
-from gitmem.checks.common import authorship
 from gitmem.checks.inputs import CheckInput
+from gitmem.checks.rule_inputs import authorship
 from gitmem.checks.violation import Violation
 from gitmem.gitio.snapshots import Snapshot, same_blob
 

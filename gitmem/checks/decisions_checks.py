@@ -5,10 +5,10 @@ from collections.abc import Collection
 from dataclasses import replace
 
 from gitmem import codes
-from gitmem.checks.common import authorship, duplicate_ids, texts
 from gitmem.checks.inputs import CheckInput, unreadable
+from gitmem.checks.rule_inputs import authorship, duplicate_ids, texts
 from gitmem.checks.violation import Violation, from_problem
-from gitmem.gitio.snapshots import Snapshot
+from gitmem.gitio import Snapshot
 from gitmem.memory import decisions
 from gitmem.memory.clock_skew import spoken
 from gitmem.memory.decisions import DecisionsDoc

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gitmem.checks import targets
-from gitmem.checks.targets import RangeResult
+from gitmem.checks import check_and_verify
+from gitmem.checks.check_and_verify import RangeResult
 from gitmem.checks.violation import Violation
 from gitmem.workspace import Workspace
 
@@ -23,24 +23,25 @@ def each_workspace(ws: Workspace) -> list[Workspace]:
 
 
 def check_every(ws: Workspace, one: Callable[[Workspace], list[Violation]]) -> list[Violation]:
-    """`one` (`targets.check_worktree`, a staged check) run for each workspace, the findings merged."""
+    """`one` (`check_and_verify.check_worktree`, a staged check) run for each workspace, the findings merged."""
     return sorted({v for each in each_workspace(ws) for v in one(each)})
 
 
 def check_staged_every(ws: Workspace) -> list[Violation]:
-    """What is staged, in every workspace, each judged by its staged config (`targets.staged_config`), so a
-    commit that changes limits is checked by them."""
-    return check_every(ws, lambda each: targets.check_staged(each.with_config(targets.staged_config(each))))
+    """What is staged, in every workspace, each judged by its staged config (`check_and_verify.staged_config`), so
+    a commit that changes limits is checked by them."""
+    judge = check_and_verify
+    return check_every(ws, lambda each: judge.check_staged(each.with_config(judge.staged_config(each))))
 
 
 def verify_every(ws: Workspace, start: str | None, end: str, *, hide: tuple[str, ...] = (),
                  progress: Callable[[int], None] | None = None) -> RangeResult:
-    """`targets.verify_range` for each workspace. `commits` counts the range once; `progress` advances
+    """`check_and_verify.verify_range` for each workspace. `commits` counts the range once; `progress` advances
     once per commit per workspace (see `span_work`)."""
     merged = RangeResult()
     found: set[Violation] = set()
     for each in each_workspace(ws):
-        part = targets.verify_range(each, start, end, hide=hide, progress=progress)
+        part = check_and_verify.verify_range(each, start, end, hide=hide, progress=progress)
         found.update(part.violations)
         merged.commits = max(merged.commits, part.commits)
         merged.rewritten = merged.rewritten or part.rewritten
@@ -50,6 +51,6 @@ def verify_every(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
     return merged
 
 
-def span_work(ws: Workspace, span: targets.Span) -> int:
+def span_work(ws: Workspace, span: check_and_verify.Span) -> int:
     """How many steps `verify_every` reports through `progress`."""
-    return targets.span_length(ws, span) * len(each_workspace(ws))
+    return check_and_verify.span_length(ws, span) * len(each_workspace(ws))

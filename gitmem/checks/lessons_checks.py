@@ -4,8 +4,8 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from gitmem import codes
-from gitmem.checks.common import duplicate_ids, texts
 from gitmem.checks.inputs import CheckInput, unreadable
+from gitmem.checks.rule_inputs import duplicate_ids, texts
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import lessons
 from gitmem.memory.lessons import Lesson

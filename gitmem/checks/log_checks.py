@@ -8,7 +8,7 @@ from gitmem import codes
 from gitmem.checks.inputs import CheckInput, unreadable
 from gitmem.checks.log_entries import entry_rules
 from gitmem.checks.violation import Violation, from_problem
-from gitmem.gitio.snapshots import Snapshot
+from gitmem.gitio import Snapshot
 from gitmem.memory import fences, log
 from gitmem.memory.text import decode_text
 

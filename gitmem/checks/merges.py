@@ -16,7 +16,7 @@ from gitmem.checks import run_checks, written_times
 from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.config import Config
-from gitmem.gitio.snapshots import Snapshot
+from gitmem.gitio import Snapshot
 from gitmem.memory import fences, log
 from gitmem.memory.text import common_prefix, decode_text, strip_trailing_blank
 

@@ -5,8 +5,8 @@ from collections.abc import Collection
 
 from gitmem import codes
 from gitmem.checks import written_times
-from gitmem.checks.common import changed_span
 from gitmem.checks.inputs import CheckInput, unreadable
+from gitmem.checks.rule_inputs import changed_span
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import fences, now
 from gitmem.memory.text import decode_text, nonblank_count

@@ -5,8 +5,8 @@ from collections.abc import Collection
 from dataclasses import replace
 
 from gitmem import codes
-from gitmem.checks.common import duplicate_ids
 from gitmem.checks.inputs import CheckInput, unreadable
+from gitmem.checks.rule_inputs import duplicate_ids
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import lessons, rules
 from gitmem.memory.text import decode_text

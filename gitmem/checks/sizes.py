@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gitmem import codes
-from gitmem.checks.common import line_at, span_against
 from gitmem.checks.inputs import CheckInput, unreadable
+from gitmem.checks.rule_inputs import line_at, span_against
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, Config, ConfigError, parse_config
-from gitmem.gitio.snapshots import Snapshot, same_blob
+from gitmem.gitio import Snapshot, same_blob
 from gitmem.memory.text import Section, decode_lines, decode_text, split_sections
 
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ def _now(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> li
     if data is None:
         return []
     # Only when NOW changed, as in _pending: the hook path pays for nothing else.
-    from gitmem.checks.common import changed_span
+    from gitmem.checks.rule_inputs import changed_span
     from gitmem.memory import now
 
     old = inp.old.read(path) if inp.old is not None and not whole else None
@@ -219,7 +219,7 @@ def _section_text(section: Section) -> str:
 
 
 def _always_load(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> list[Violation]:
-    from gitmem.checks.repo_wide import trusted_paths
+    from gitmem.checks.every_memory_file import trusted_paths
 
     paths = [p for p in trusted_paths(inp.config) if p in inp.config.cycle.always_load and p not in skip]
     if not paths or (not whole and all(same_blob(inp.old, inp.new, p) for p in paths)):

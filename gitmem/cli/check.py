@@ -14,7 +14,7 @@ from gitmem.cli.common import format_option, open_workspace, progress, workspace
 from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:
-    from gitmem.checks.targets import RangeResult, Span
+    from gitmem.checks.check_and_verify import RangeResult, Span
     from gitmem.checks.violation import Violation
     from gitmem.workspace import Workspace
 
@@ -79,8 +79,8 @@ def check(worktree: bool, fmt: str, workspace: str | None) -> int:
     Prints one `path:line: GMnnn message` line per problem. Exit 0 clean, 1 violations, 2 config error.
     With --format github it also writes `outcome` to $GITHUB_OUTPUT and a job summary.
     """
+    from gitmem.checks.check_and_verify import check_worktree
     from gitmem.checks.every_workspace import check_every, check_staged_every
-    from gitmem.checks.targets import check_worktree
 
     with _annotated("check", fmt):
         found = (check_every(open_workspace(workspace), check_worktree) if worktree
@@ -92,8 +92,8 @@ def check(worktree: bool, fmt: str, workspace: str | None) -> int:
 
 def _workspace_for_staged(workspace: str | None) -> Workspace:
     """The workspace, or, when the work tree's gitmem.yaml is not a regular file, the one the index holds
-    (gitmem.checks.targets.workspace_from_index)."""
-    from gitmem.checks.targets import workspace_from_index
+    (gitmem.checks.check_and_verify.workspace_from_index)."""
+    from gitmem.checks.check_and_verify import workspace_from_index
     from gitmem.config import ConfigError
 
     try:
@@ -114,7 +114,7 @@ def _is_zero(rev: str) -> bool:
 
 def _push_spans(ws: Workspace, remote: str | None) -> list[Span]:
     """What a push sends: pre-commit's PRE_COMMIT_* variables, else git's pre-push lines on stdin."""
-    from gitmem.checks.targets import Span, pushed_span
+    from gitmem.checks.check_and_verify import Span, pushed_span
 
     to_ref = os.environ.get("PRE_COMMIT_TO_REF")
     if to_ref:
@@ -137,7 +137,7 @@ def _parse_range(ws: Workspace, rev_range: str, branch: str | None = None) -> li
     """A..B as given; A...B from the merge base (a pull request); an all-zero A is a new branch (the commits
     of B that no other remote branch has), as GitHub's `before` and git's pre-push give it."""
     from gitmem import gitio
-    from gitmem.checks.targets import Span, new_branch
+    from gitmem.checks.check_and_verify import Span, new_branch
 
     if "..." in rev_range:
         start, end = rev_range.split("...", 1)
@@ -183,7 +183,6 @@ def verify(rev_range: str | None, pre_push: bool, branch: str | None, remote: st
 def _verify(ws: Workspace, spans: list[Span]) -> RangeResult:
     """Every span verified in every workspace (gitmem.checks.every_workspace), with a progress bar on a terminal."""
     from gitmem.checks.every_workspace import span_work, verify_every
-    from gitmem.checks.targets import RangeResult
 
     result = RangeResult()
     for span in spans:

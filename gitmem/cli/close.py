@@ -80,7 +80,8 @@ def _settings(ws: Workspace, *, model: str | None, no_llm: bool) -> tuple[Worksp
         ws = ws.with_config(replace(ws.config, close=replace(ws.config.close, model=model)))
     use_llm = not no_llm and available()
     if use_llm and not extras.installed("agent"):
-        say("close", f"warning: {extras.missing('agent', 'a close worded by the model')}; closing offline")
+        needs = extras.missing_extra_message("agent", "a close worded by the model")
+        say("close", f"warning: {needs}; closing offline")
         use_llm = False
     return ws, use_llm
 

@@ -30,7 +30,7 @@ class UsageError(click.ClickException):
 
 def cannot_write(target: Path, err: OSError | GitmemError) -> UsageError:
     """The one refusal of writing a page the user asked for at `target` (`gitmem report`, `gitmem fleet report`)."""
-    from gitmem.nofollow import files
+    from gitmem.confined import files
 
     what = err.what if isinstance(err, files.FileRefused) else ""
     if "symbolic link" in what:
@@ -46,9 +46,9 @@ def cannot_write(target: Path, err: OSError | GitmemError) -> UsageError:
 
 def write_page(target: Path, data: bytes) -> None:
     """Write a page the user asked for (a report) at `target`: its folder as named (made when missing), the file
-    itself as gitmem writes its own (gitmem.nofollow.files: never through a link, never a FIFO, replaced by a
+    itself as gitmem writes its own (gitmem.confined.files: never through a link, never a FIFO, replaced by a
     rename). UsageError naming what is in the way."""
-    from gitmem.nofollow import files
+    from gitmem.confined import files
 
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

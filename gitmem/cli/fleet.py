@@ -207,8 +207,8 @@ def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool, publi
     written without following links. Exit 2 when an agent could not be read (its row says why; the page is
     still written).
     """
+    from gitmem.confined import files
     from gitmem.fleet.page import agent_page_name, render_page
-    from gitmem.nofollow import files
 
     view = _read(fleet_file, timeout, offline, with_page=True)
     target = Path(out)

@@ -61,22 +61,22 @@ EXIT_CODES = {
 @click.option("--host", type=click.Choice(("claude", "copilot")), default="claude", show_default=True,
               help="The CLI that runs the hook, which decides the shape of the answer (gitmem.sessions.hooks).")
 @workspace_option
-def session_start(host: str, workspace: str | None) -> int:
+def session_start_command(host: str, workspace: str | None) -> int:
     """SessionStart: the compact memory (under 9,000 characters) as additionalContext, on startup, resume,
     clear and after a compaction; records the work tree the first time a session is seen."""
     from gitmem.sessions import hooks
 
-    return _answer(hooks.session_start(_payload(), workspace=workspace, host=host))
+    return _answer(hooks.session_start_answer(_payload(), workspace=workspace, host=host))
 
 
 @hook_group.command("stop", epilog=exit_codes_help(EXIT_CODES))
 @workspace_option
-def stop(workspace: str | None) -> int:
+def stop_command(workspace: str | None) -> int:
     """Stop: Rule 0 for an interactive session. Blocks once, telling the agent to log, when the session
     changed files since it started but wrote no LOG entry; never when stop_hook_active is set."""
     from gitmem.sessions import hooks
 
-    return _answer(hooks.stop(_payload(), workspace=workspace))
+    return _answer(hooks.stop_answer(_payload(), workspace=workspace))
 
 
 COMMANDS = (hook_group,)

@@ -29,10 +29,10 @@ from pathlib import Path
 
 from gitmem import gitio
 from gitmem.close.day import cycle_numbers
+from gitmem.confined import files
 from gitmem.memory import fences, lessons, log
 from gitmem.memory.lessons import Lesson
 from gitmem.memory.text import Field, decode_text, render_field
-from gitmem.nofollow import files
 from gitmem.workspace import Workspace
 from gitmem.workspace.statedir import CONFIRMATIONS_CACHE, read_cache, write_cache
 

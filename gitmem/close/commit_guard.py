@@ -10,14 +10,14 @@ import os
 
 from gitmem import codes, gitio
 from gitmem.checks import CheckInput, run_checks
-from gitmem.checks.targets import derived_commit
+from gitmem.checks.check_and_verify import derived_commit
 from gitmem.codes import Code
+from gitmem.confined import files
 from gitmem.errors import ExitCode, RunFailure
 from gitmem.gitio.snapshots import Snapshot
 from gitmem.memory import lessons, log, rules
 from gitmem.memory.text import decode_text
 from gitmem.memory_writer import MemoryWriter
-from gitmem.nofollow import files
 from gitmem.workspace import Workspace
 
 

@@ -36,11 +36,11 @@ from gitmem.close.day import (
 from gitmem.close.llm import CloseModel, available
 from gitmem.close.promotion import promote_live
 from gitmem.config import ROLES, Config
+from gitmem.confined import files
 from gitmem.errors import ExitCode
 from gitmem.memory import placeholders
 from gitmem.memory.log import TailSource
 from gitmem.memory_writer import MemoryWriter, WriteRefused
-from gitmem.nofollow import files
 from gitmem.publish.push import PushReport
 from gitmem.workspace import Clock, Workspace
 

@@ -162,7 +162,7 @@ class Trust:
     # count as the human's. Without one, a human's word reaches memory only through the remote.
     signing_keys: tuple[str, ...] = ()
     # Answers (a decision moved to Resolved) count only in commits signed by one of those keys: `verify` reports
-    # any other answer as GM210 (gitmem.gitio.signing says what is verified: SSH signatures only).
+    # any other answer as GM210 (gitmem.gitio.ssh_signatures says what is verified: SSH signatures only).
     signed_answers: bool = False
 
 
@@ -236,8 +236,8 @@ class Config:
 
 def load_config(root: Path | str, *, workspace: str | None = None) -> Config:
     """Load `gitmem.yaml` from the repo root; a missing file means all defaults. It is read only as a regular
-    file inside the work tree (`gitmem.nofollow.files`): a link, a directory or a FIFO is a config error."""
-    from gitmem.nofollow import files
+    file inside the work tree (`gitmem.confined.files`): a link, a directory or a FIFO is a config error."""
+    from gitmem.confined import files
 
     try:
         data = files.read(Path(root), CONFIG_NAME)

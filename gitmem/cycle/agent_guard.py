@@ -14,7 +14,7 @@ import posixpath
 from dataclasses import dataclass, field
 
 from gitmem import gitio
-from gitmem.agents import anchors, bytecode
+from gitmem.agents import bytecode, ignored_tool_dirs
 from gitmem.agents.base import AgentError
 from gitmem.agents.protected import Protection
 from gitmem.cycle import ignore_rules
@@ -33,8 +33,8 @@ def _caches() -> tuple[str, ...]:
     """gitmem's own caches and write lock in `.git/gitmem/`: put back silently (a cache loses at most one cycle's
     refresh; the lock file holds nothing)."""
     from gitmem.recall.index import INDEX_FILE
+    from gitmem.workspace.head_and_tail import LINES_CACHE
     from gitmem.workspace.statedir import CONFIRMATIONS_CACHE
-    from gitmem.workspace.tail import LINES_CACHE
     from gitmem.workspace.writelock import WRITE_LOCK
 
     return (INDEX_FILE, CONFIRMATIONS_CACHE, LINES_CACHE, WRITE_LOCK)
@@ -54,7 +54,7 @@ class CycleGuard:
     backup: RefsBackup
     unsafe: RefsBackupFailed | None = None    # the backup could not be written: the agent must not run
     notes: list[str] = field(default_factory=list)       # for LOG Evidence, as `runner: <note>`
-    anchor_snapshot: anchors.AnchorSnapshot | None = None   # gitmem.agents.anchors, before the agent
+    anchor_snapshot: ignored_tool_dirs.AnchorSnapshot | None = None   # taken before the agent runs
     confined: bool = False                                  # every way the agent had to the disk was confined
     ignore_files: dict[str, bytes] = field(default_factory=dict)   # the start commit's `.gitignore` files
     anchors_changed: list[str] = field(default_factory=list)   # which changed while it ran
@@ -84,7 +84,8 @@ class CycleGuard:
         guard = cls(ws, start, branch, cycle, protection, tuple(gitio.ignored(repo)),
                     FileState.capture(gitio.state_paths(repo)), refs, Reaper(), backup, unsafe,
                     messages=list(backup.messages),
-                    anchor_snapshot=anchors.snapshot(ws.root, clock_dir=gitio.state_dir(repo)), confined=confined,
+                    anchor_snapshot=ignored_tool_dirs.snapshot(ws.root, clock_dir=gitio.state_dir(repo)),
+                    confined=confined,
                     ignore_files=gitio.tree_files_named(repo, start, ignore_rules.IGNORE_FILE))
         guard.reaper.start()
         return guard
@@ -99,16 +100,16 @@ class CycleGuard:
         self._remove_bytecode()
 
     def _compare_anchors(self) -> None:
-        """The trust anchors against their snapshot from before the agent (gitmem.agents.anchors): with its
+        """The trust anchors against their snapshot from before the agent (gitmem.agents.ignored_tool_dirs): with its
         processes ended, nothing changes them after this look. Never put back: the runner cannot know a good
         venv from a bad one; the human is told."""
         root, before = self.ws.root, self.anchor_snapshot
         if before is None:
             return
-        anchors.remove_mount_points(root, before)
-        self.anchors_changed = anchors.changed(root, before, walk=not self.confined)
+        ignored_tool_dirs.remove_mount_points(root, before)
+        self.anchors_changed = ignored_tool_dirs.changed(root, before, walk=not self.confined)
         if self.anchors_changed:
-            self.anchor_note = anchors.note(self.anchors_changed, before)
+            self.anchor_note = ignored_tool_dirs.note(self.anchors_changed, before)
             self.notes.append(self.anchor_note)
             self.messages.append(self.anchor_note)
 

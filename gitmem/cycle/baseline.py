@@ -17,9 +17,9 @@ from collections.abc import Container
 from datetime import datetime
 
 from gitmem import gitio
+from gitmem.confined import files
 from gitmem.memory import decisions, fences, log
 from gitmem.memory.log import LogEntry
-from gitmem.nofollow import files
 from gitmem.workspace import Workspace
 
 
@@ -78,7 +78,7 @@ def last_landed_cycle(ws: Workspace, head: str) -> LogEntry | None:
 
 def _last_landed(ws: Workspace, end: int | None) -> LogEntry | None:
     """The newest cycle entry that is not a salvaged run, in LOG's first `end` bytes (None: all of it)."""
-    from gitmem.workspace.tail import FileSource
+    from gitmem.workspace.head_and_tail import FileSource
 
     def found(entries: tuple[LogEntry, ...]) -> bool:
         return any(_landed(entry) for entry in entries)
@@ -120,7 +120,7 @@ def _added_by(ws: Workspace, head: str, entry: LogEntry) -> str | None:
 def _heading_offset(ws: Workspace, heading: bytes, chunk: int = 1 << 16) -> int | None:
     """Where the last line `heading` outside fenced code starts in LOG, reading back from its end in growing
     chunks (a quoted copy of the heading in a later entry's code block is text, not the entry)."""
-    from gitmem.workspace.tail import fence_open_at_end
+    from gitmem.workspace.head_and_tail import fence_open_at_end
 
     rel = ws.config.path("log")
     handle = files.open_read(ws.root, rel)

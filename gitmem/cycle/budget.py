@@ -6,8 +6,8 @@ Parts, each under a heading naming its source file and line range:
   entries;  5. the current ROADMAP section;  6. the `cycle.always_load` files.
 Then `prompts/cycle.md`, filled in by `fill_instructions`.
 
-Cost does not grow with history (see `gitmem.workspace.tail`): NOW and DECISIONS are read from the head only, LOG
-from its tail only. Resolved decisions are newest first (`decisions.resolve` puts each answer on top), so
+Cost does not grow with history (see `gitmem.workspace.head_and_tail`): NOW and DECISIONS are read from the head
+only, LOG from its tail only. Resolved decisions are newest first (`decisions.resolve` puts each answer on top), so
 the scan stops after a few resolved decisions in a row that are older than the previous cycle.
 
 Tokens: a counter function gives each part's size. The default is the offline estimate ceil(chars / 3.5),
@@ -32,15 +32,15 @@ from gitmem.agents.base import ContextPart, CycleRequest
 from gitmem.agents.tools import memory_tools_text
 from gitmem.checks.sizes import CHARS_PER_TOKEN, HARD_SHARE, size_limits
 from gitmem.config import Config
+from gitmem.confined import files
 from gitmem.cycle.baseline import resolved_before
 from gitmem.errors import ExitCode, RunFailure
 from gitmem.memory import decisions, fences, log, roadmap
 from gitmem.memory.now import NowBlock
 from gitmem.memory.text import Timestamp, decode_text
-from gitmem.nofollow import files
 from gitmem.secrets import scrub
 from gitmem.workspace import Workspace
-from gitmem.workspace.tail import read_head, second_heading
+from gitmem.workspace.head_and_tail import read_head, second_heading
 
 SOFT_SHARE = 0.70
 # What the runner tells the agent about its cycle, in its environment (agent CLIs pass these on to MCP servers).

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from gitmem import gitio
 from gitmem.agents.protected import fold
-from gitmem.nofollow import files
+from gitmem.confined import files
 from gitmem.workspace.statedir import state_directory
 
 IGNORE_FILE = ".gitignore"

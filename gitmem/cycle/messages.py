@@ -1,5 +1,5 @@
 """The commit messages of a cycle's phases (the cycle, its salvage, a proposal branch): their trailers name the
-cycle and the phase, which the next cycle looks for (gitmem.checks.targets.last_checked)."""
+cycle and the phase, which the next cycle looks for (gitmem.checks.check_and_verify.last_checked)."""
 from __future__ import annotations
 
 from gitmem.checks import generation

@@ -10,6 +10,7 @@ from datetime import datetime
 
 from gitmem import gitio
 from gitmem.config import ROLES
+from gitmem.confined import files
 from gitmem.cycle import foreign, permissions
 from gitmem.memory import decisions, log, now
 from gitmem.memory.text import (
@@ -23,7 +24,6 @@ from gitmem.memory.text import (
     without_fields,
 )
 from gitmem.memory_writer import MemoryWriter
-from gitmem.nofollow import files
 from gitmem.workspace import Clock, Workspace
 
 NO_TASK = "no task logged"

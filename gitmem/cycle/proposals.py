@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 
 from gitmem import gitio
 from gitmem.agents import protected
+from gitmem.confined import files
+from gitmem.confined.files import FileRefused
 from gitmem.cycle.agent_guard import CycleGuard
 from gitmem.cycle.messages import commit_message
 from gitmem.memory_writer import MemoryWriter, WriteRefused
-from gitmem.nofollow import files
-from gitmem.nofollow.files import FileRefused
 from gitmem.workspace import Clock
 
 SHOWN = 8          # protected paths named in a note or a decision; the branch has them all

@@ -22,21 +22,21 @@ from gitmem import codes, gitio
 from gitmem.agents import sandbox
 from gitmem.agents.base import AgentError, AgentResult, Backend, CycleRequest
 from gitmem.checks import CheckInput, has_errors, run_checks
-from gitmem.checks.targets import check_since_checked
+from gitmem.checks.check_and_verify import check_since_checked
 from gitmem.checks.violation import Violation
 from gitmem.codes import Code
+from gitmem.confined.files import FileRefused
 from gitmem.cycle import allowance, lock, postflight, proposals, salvage, schedule
 from gitmem.cycle.agent_guard import CycleGuard
+from gitmem.cycle.human_commits import all_trusted
 from gitmem.cycle.messages import commit_message
 from gitmem.cycle.oversize import Held, hold_out
 from gitmem.cycle.room import DiskFull, Room, full_failure, is_disk_full, short_of_room
-from gitmem.cycle.trust import all_trusted
 from gitmem.errors import ExitCode, GitmemError, RunFailure
 from gitmem.memory import decisions, placeholders
 from gitmem.memory.log import Outcome
 from gitmem.memory.text import printable
 from gitmem.memory_writer import WriteRefused
-from gitmem.nofollow.files import FileRefused
 from gitmem.publish.push import PushReport, PushStatus
 from gitmem.secrets import scrub
 from gitmem.workspace import Clock, Workspace
@@ -481,8 +481,8 @@ def _local_commits(ws: Workspace, start: str, guard: CycleGuard, report: CycleRe
 
 def _validate(ws: Workspace, start: str) -> list[Violation]:
     """Refuse memory the checks find errors in (PostflightFailed); return their warnings."""
-    from gitmem.checks.repo_wide import trusted_paths
-    from gitmem.checks.targets import derived_commit
+    from gitmem.checks.check_and_verify import derived_commit
+    from gitmem.checks.every_memory_file import trusted_paths
 
     config, repo = ws.config, ws.repo
     paths = trusted_paths(config)

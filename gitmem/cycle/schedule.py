@@ -16,7 +16,7 @@ from datetime import UTC, date, datetime, time, timedelta
 from functools import lru_cache
 from pathlib import Path
 
-from gitmem.nofollow import files
+from gitmem.confined import files
 
 WORKFLOWS = ".github/workflows"
 MAX_FILES = 50

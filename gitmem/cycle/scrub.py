@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from gitmem import secrets
-from gitmem.nofollow import files
+from gitmem.confined import files
 
 
 @dataclass

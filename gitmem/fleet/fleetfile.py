@@ -31,8 +31,8 @@ from urllib.parse import urlsplit
 
 from gitmem.config import ConfigError, load_yaml
 from gitmem.config.validate import text_problem, workspace_name_problem
+from gitmem.confined import files
 from gitmem.cycle.allowance import Caps
-from gitmem.nofollow import files
 
 FLEET_NAME = "fleet.yaml"
 MAX_BYTES = 1024 * 1024

@@ -13,7 +13,7 @@ dataclasses of those (`Identity`, `Commit`, `CommitInfo`, `Snapshot`). No pygit2
   commits     commits built without touching the user's index, branches, resets, restore
   rebase      replaying local commits onto an upstream, with a memory-aware resolver
   remote      fetch, push and the few commands that go through the `git` executable
-  signing     whether a commit carries an SSH signature by a listed key
+  ssh_signatures  whether a commit carries an SSH signature by a listed key
   bundles     the human's unpushed history in a bundle, and the stash list, for the cycle's guard
   readonly    read-only copies of other repositories, fetched into a cache (`gitmem fleet`)
 """
@@ -36,7 +36,8 @@ __all__ = [
     "fetch_objects", "fetch_prefixed", "file_at", "file_current", "file_id_at", "forget_cached", "git_dir",
     "has_object",
     "head_entry", "head_id", "history", "hooks_dir", "ignored", "index_snapshot", "init_repo", "is_ancestor",
-    "is_ancestor_id", "is_unborn", "last_phase_commit", "merge_base", "open_repo", "push", "put_stash",
+    "is_ancestor_id", "is_unborn", "last_phase_commit", "merge_base", "open_repo", "push",
+    "put_stash",
     "read_staged", "rebase_onto",
     "rebuild_index", "references", "references_all", "refused_for_good", "remote_branch_oid", "remote_names",
     "remote_tips", "reset_hard", "reset_mixed", "resolve", "restore_paths", "restore_worktree", "root", "run_git",
@@ -53,7 +54,7 @@ __all__ = [
 # the first four (the repository, snapshots, the staged files, blob ids) and never loads history, commits,
 # remotes or rebases; every millisecond counts on the pre-commit path.
 _SEARCH_ORDER = ("repository", "snapshots", "staged", "blobproof", "history", "state", "restore", "commits",
-                 "remote", "rebase", "bundles", "signing", "readonly")
+                 "remote", "rebase", "bundles", "ssh_signatures", "readonly")
 
 
 def __getattr__(name: str) -> Any:
@@ -105,7 +106,7 @@ if TYPE_CHECKING:   # for type checkers: every submodule's names, of which `__al
     from gitmem.gitio.remote import *
     from gitmem.gitio.repository import *
     from gitmem.gitio.restore import *
-    from gitmem.gitio.signing import *
     from gitmem.gitio.snapshots import *
+    from gitmem.gitio.ssh_signatures import *
     from gitmem.gitio.staged import *
     from gitmem.gitio.state import *

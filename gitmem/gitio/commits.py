@@ -10,9 +10,9 @@ from typing import Any
 import pygit2
 from pygit2.enums import FileStatus
 
+from gitmem.confined.files import EXECUTABLE, LINK, REGULAR, stat_of_read
 from gitmem.gitio.history import _resolve
 from gitmem.gitio.repository import Identity, Repo, RepoError, dirty_files, root, state_dir
-from gitmem.nofollow.files import EXECUTABLE, LINK, REGULAR, stat_of_read
 
 
 def _signature(identity: Identity) -> pygit2.Signature:

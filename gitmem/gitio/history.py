@@ -257,7 +257,7 @@ def signature(repo: Repo, commit_id: str) -> tuple[bytes, bytes] | None:
 def last_phase_commit(repo: Repo, by_agent: Callable[[str], bool], *, depth: int = 64) -> str | None:
     """The newest of HEAD's first-parent ancestors, at most `depth` back, that a cycle or a close committed: by
     an author email `by_agent` takes for the agent's, with a `Gitmem-Phase:` trailer. None when there is none
-    that near. Which email is the agent's is the checks' one rule (gitmem.checks.common.authorship_of), which
+    that near. Which email is the agent's is the checks' one rule (gitmem.checks.rule_inputs.authorship_of), which
     this layer, below the checks, is handed."""
     raw = repo.raw
     if raw.head_is_unborn:

@@ -1,5 +1,5 @@
 """Putting chosen work-tree paths back as HEAD has them, never writing through a link the agent planted: every
-entry is reached as gitmem reaches its own files (gitmem.nofollow.files: one component at a time, O_NOFOLLOW)."""
+entry is reached as gitmem reaches its own files (gitmem.confined.files: one component at a time, O_NOFOLLOW)."""
 from __future__ import annotations
 
 import os
@@ -9,8 +9,8 @@ from typing import cast
 
 import pygit2
 
+from gitmem.confined import files
 from gitmem.gitio.repository import Repo, root
-from gitmem.nofollow import files
 
 
 def head_entry(repo: Repo, path: str) -> tuple[bytes, int] | None:

@@ -11,8 +11,8 @@ from typing import cast
 import pygit2
 from pygit2.enums import FileStatus
 
+from gitmem.confined import files
 from gitmem.gitio.repository import Repo, explained, work_tree
-from gitmem.nofollow import files
 
 # Git modes: a memory file is a blob of mode 100644 or 100755. Anything else (a symbolic link, a directory, a
 # submodule) is never read as memory: its snapshot says its mode, and `read` answers None. The one list is the
@@ -223,7 +223,7 @@ def staged_snapshot(repo: Repo, paths: Iterable[str]) -> Snapshot:
 
 def worktree_snapshot(workdir: Path, paths: Iterable[str] = (), *, repo: Repo | None = None) -> Snapshot:
     """The work tree as `gitmem.checks` reads it: regular files' bytes, read only as regular files inside it
-    (`gitmem.nofollow.files`), and every path's mode, so that a link or a directory where a memory file belongs
+    (`gitmem.confined.files`), and every path's mode, so that a link or a directory where a memory file belongs
     is reported (GM908) instead of read or called missing. `paths` is accepted for symmetry with the other
     snapshots; every path is read on demand.
 

@@ -16,12 +16,12 @@ from pathlib import Path
 
 from gitmem import codes, secrets
 from gitmem.checks.violation import Violation
+from gitmem.confined import files
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.interop import agent_memory_repo, gemini
 from gitmem.interop.facts import normalized
 from gitmem.interop.plan import ORIGIN_FIELD
 from gitmem.memory import decisions, lessons, now, rules
-from gitmem.nofollow import files
 from gitmem.workspace import Workspace
 
 FORMATS = ("agent-memory-repo", "claude", "codex", "gemini")

@@ -18,7 +18,7 @@ from gitmem.interop import agent_memory_repo, claude_code, cline, codex, gemini,
 from gitmem.interop.batch_limit import BatchOverPending, over_pending
 from gitmem.interop.facts import Fact, normalized
 from gitmem.interop.plan import ORIGIN_FIELD, REPLACES_FIELD, ImportPlan, ImportStep, entries, known, plan
-from gitmem.interop.sources import Reader, SourceMissing, SourceProblem, missing, shown_dir
+from gitmem.interop.sources import Reader, SourceMissing, SourceProblem, shown_dir, source_missing
 from gitmem.memory.lessons import Lesson
 from gitmem.memory_writer import BatchDecision, MemoryWriter, NewLesson
 from gitmem.workspace import Workspace
@@ -62,7 +62,7 @@ def collect(source: str, workspace: Workspace, *, where: Path | None, environ: M
     if not roots:
         raise SourceMissing(f"the {module.WHAT} has no place of its own: name its directory with --from PATH")
     if not present:
-        raise missing(roots[0], module.WHAT)
+        raise source_missing(roots[0], module.WHAT)
     facts: list[Fact] = []
     problems = []
     places = []

@@ -2,7 +2,7 @@
 
 A file that is a link (out of its directory or not), a FIFO, too large or not UTF-8 is a `path:line: GM950`
 problem; the whole import stops before anything is written, so nothing is half-imported and the source itself is
-never touched. Reads go through gitmem's confined opener (gitmem.nofollow.files), which follows no link.
+never touched. Reads go through gitmem's confined opener (gitmem.confined.files), which follows no link.
 """
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 from gitmem import codes
 from gitmem.checks.violation import Violation
+from gitmem.confined import files
 from gitmem.errors import ExitCode, GitmemError
-from gitmem.nofollow import files
 
 # A memory file another CLI keeps is loaded into a prompt whole: Claude Code reads 200 lines of MEMORY.md, Gemini
 # CLI its GEMINI.md. Anything this large is not such a file, and reading it would flood LESSONS.
@@ -153,7 +153,7 @@ def _plain_name(name: str) -> bool:
     return name.isprintable() and not any("\udc80" <= char <= "\udcff" for char in name)
 
 
-def missing(where: Path, what: str) -> SourceMissing:
+def source_missing(where: Path, what: str) -> SourceMissing:
     """The refusal of a source that is not where its CLI keeps it, naming that place and the override."""
     return SourceMissing(f"found no {what} to import", [Violation.of(
         codes.IMPORT_SOURCE_MISSING, str(where), 1, what=f"no {what} here",

@@ -368,7 +368,7 @@ def last_cycle_number(text: str) -> int:
 # as soon as it has enough: the cost follows the tail it reads, not the length of the history.
 # `tail_entries` is the one loop that does it; a source says where the text comes from: a string in
 # memory (`TextSource`), a blob's bytes (`BytesSource`), or a file on disk with a cached line count
-# (`gitmem.workspace.tail.FileSource`).
+# (`gitmem.workspace.head_and_tail.FileSource`).
 
 FIRST_BLOCK = 16 * 1024
 HEADING = "## "

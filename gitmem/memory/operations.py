@@ -6,7 +6,7 @@ Everything else is rendered from this table: the tools' input schemas and descri
 which the MCP server lists as they are; the options of `gitmem log add` and its siblings (gitmem.cli.write); the
 cycle prompt's two lists of them (gitmem.agents.tools); the commands an agent may run and the protocol block
 (gitmem.sessions.protocol). `MemoryWriter` and `Toolbox` take these fields by these names, which a test holds
-(tests/test_memory_operations.py). Plain named tuples, read by `gitmem --help`: nothing here costs an import.
+(tests/memory/test_memory_operations.py). Plain named tuples, read by `gitmem --help`: nothing here costs an import.
 """
 from __future__ import annotations
 

@@ -140,7 +140,7 @@ def publish_branch(repo: gitio.Repo, config: Config, *, branch: str, remote: str
                      resolver=resolver_for(config))
     if result.ok:
         # A failed cycle's work is on a local salvage branch; the runner is thrown away after the job.
-        for name in salvage_branches(repo):
+        for name in runner_kept_branches(repo):
             try:
                 gitio.push(repo, remote, name, name)
                 result.messages.append(f"pushed {name} (a cycle's work kept off the branch) to {remote}")
@@ -152,7 +152,7 @@ def publish_branch(repo: gitio.Repo, config: Config, *, branch: str, remote: str
 KEPT_PREFIXES = ("refs/heads/gitmem/salvage/", "refs/heads/gitmem/proposal/", "refs/heads/gitmem/local/")
 
 
-def salvage_branches(repo: gitio.Repo) -> list[str]:
+def runner_kept_branches(repo: gitio.Repo) -> list[str]:
     """Local branches the runner kept a cycle's work on, to publish beside the memory branch: a failed cycle's
     (`gitmem/salvage/*`), edits of protected paths awaiting a decision (`gitmem/proposal/*`) and commits made
     in the checkout during a cycle (`gitmem/local/*`)."""

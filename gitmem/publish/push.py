@@ -299,7 +299,7 @@ REWRITE_CODES = frozenset(code.code for code in (
 
 def _rewrite(repo: gitio.Repo, known: str, upstream: str, workspace: str | None) -> str:
     """Why `upstream` rewrites the history `known` had; "" when it only adds to it."""
-    from gitmem.checks.targets import verify_range
+    from gitmem.checks.check_and_verify import verify_range
     from gitmem.config import Config
     from gitmem.workspace import Workspace
 
@@ -338,7 +338,7 @@ def _keep(repo: gitio.Repo, result: SyncResult, conflict_branch: str, known: str
 
 def _verify(repo: gitio.Repo, upstream: str) -> tuple[str, ...]:
     """Memory violations in the replayed commits, one line each (empty when they are clean)."""
-    from gitmem.checks.targets import verify_range
+    from gitmem.checks.check_and_verify import verify_range
     from gitmem.config import Config
     from gitmem.workspace import Workspace
 

@@ -35,7 +35,7 @@ class SideMerge:
 
 def merge_branch(ws: Workspace, branch: str) -> SideMerge:
     """Merge `branch` (a local branch, a remote-tracking one, any revision) into the current branch."""
-    from gitmem.checks.targets import verify_range
+    from gitmem.checks.check_and_verify import verify_range
     from gitmem.publish.merge import resolver_for
     from gitmem.publish.renumber import renumberer_for
 

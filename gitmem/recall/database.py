@@ -30,7 +30,7 @@ CREATE VIRTUAL TABLE fts USING fts5(title, body, tokenize='{TOKENIZER}');
 CREATE TABLE gone(id INTEGER PRIMARY KEY);
 """
 # `start`, `stop`: the bytes of a LOG entry or NOW block in its file (NOW's counted from the end, as its lines),
-# where a hit is read again before it is returned (gitmem.recall.held). 0, 0 for the others.
+# where a hit is read again before it is returned (gitmem.recall.hit_proof). 0, 0 for the others.
 # Document ids are never reused (AUTOINCREMENT), and every deleted id is noted in `gone` until the vector
 # store (vectors.py) has dropped its rows: so a vector row can never be taken for another document.
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 SHIPPED = "wordllama"
 M2V = "model2vec:"
-INSTALL = extras.install_line("semantic")
+INSTALL = extras.extra_install_line("semantic")
 _WORDLLAMA_TABLE = ("weights/l2_supercat_256.safetensors", "embedding.weight")
 _WORDLLAMA_TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 _DTYPES = {"F16": "<f2", "F32": "<f4", "F64": "<f8"}
@@ -114,7 +114,7 @@ def load(spec: str = SHIPPED, root: Path | None = None) -> StaticModel:
     """The model named by `spec` (config recall.model), read once per process. `root`, the repository's work
     tree, is where a relative model2vec DIRECTORY is found (the current directory without it)."""
     if not available(spec):
-        raise RecallError(extras.missing("semantic", "semantic recall"))
+        raise RecallError(extras.missing_extra_message("semantic", "semantic recall"))
     if spec.startswith(M2V) and root is not None:
         home = Path(spec[len(M2V):]).expanduser()
         spec = f"{M2V}{root / home}" if not home.is_absolute() else spec

@@ -60,19 +60,19 @@ def is_saved_encoder(spec: str) -> bool:
     return spec.startswith(transformer.PREFIX)
 
 
-def install_line(spec: str) -> str:
+def model_install_line(spec: str) -> str:
     """What to install for the model `spec` names."""
     from gitmem import extras
     from gitmem.recall import transformer
 
-    return extras.install_line(transformer.EXTRA if spec.startswith(transformer.PREFIX) else "semantic")
+    return extras.extra_install_line(transformer.EXTRA if spec.startswith(transformer.PREFIX) else "semantic")
 
 
-def missing(spec: str, what: str) -> str:
+def missing_model_message(spec: str, what: str) -> str:
     from gitmem import extras
     from gitmem.recall import transformer
 
-    return extras.missing(transformer.EXTRA if spec.startswith(transformer.PREFIX) else "semantic", what)
+    return extras.missing_extra_message(transformer.EXTRA if spec.startswith(transformer.PREFIX) else "semantic", what)
 
 
 def load_model(spec: str, root: Path | None = None) -> Encoder:

@@ -19,7 +19,7 @@ from gitmem import gitio
 from gitmem.config import REQUIRED_ROLES, Config
 from gitmem.config.ownership import Ownership, shared_label
 from gitmem.recall import corpus, database
-from gitmem.recall.refresh import sync_file
+from gitmem.recall.incremental_sync import sync_file
 from gitmem.workspace import Workspace
 
 if TYPE_CHECKING:

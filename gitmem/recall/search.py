@@ -19,7 +19,7 @@ from gitmem.memory import dates
 from gitmem.recall import encoder, feedback, rank, when
 from gitmem.recall.corpus import KINDS
 from gitmem.recall.database import RecallError
-from gitmem.recall.held import Holder
+from gitmem.recall.hit_proof import Holder
 from gitmem.recall.index import DEFAULT, Index, Progress, visible_to
 from gitmem.recall.query import Query, analyze, bounded
 from gitmem.secrets import scrub
@@ -89,7 +89,8 @@ def resolve_mode(config: Config, mode: str | None = None) -> str:
     if wanted not in ("bm25", "semantic", "hybrid"):
         raise RecallError(f"unknown recall mode {wanted!r}; use auto, bm25, semantic or hybrid")
     if wanted != "bm25" and not encoder.model_available(config.recall.model):
-        raise RecallError(f"{encoder.missing(config.recall.model, f'recall mode {wanted}')} (or use --mode bm25)")
+        needs = encoder.missing_model_message(config.recall.model, f"recall mode {wanted}")
+        raise RecallError(f"{needs} (or use --mode bm25)")
     return wanted
 
 
@@ -101,7 +102,7 @@ def describe(config: Config) -> dict[str, str]:
         return {"mode": "unavailable", "model": "", "note": str(err)}
     spec = config.recall.model
     note = "" if mode != "bm25" or not encoder.is_saved_encoder(spec) or encoder.model_available(spec) else \
-        f"hybrid needs {encoder.install_line(spec)}"
+        f"hybrid needs {encoder.model_install_line(spec)}"
     return {"mode": mode, "model": config.recall.model if mode != "bm25" else "", "note": note}
 
 
@@ -281,7 +282,7 @@ def _query(conn: sqlite3.Connection, text: str, flt: rank.Filter, limit: int, se
         return named is not None and ts is not None and named[0] <= ts <= named[1]
 
     fused.sort(key=lambda item: (not holding(item[0]), not (holding(item[0]) and in_time(item[0]))))
-    # What the index holds is a claim: a hit is shown only when its source holds it (gitmem.recall.held), and
+    # What the index holds is a claim: a hit is shown only when its source holds it (gitmem.recall.hit_proof), and
     # one that is not leaves the ranking before the cut, so it can neither speak nor hide a real hit.
     while True:
         kept = rank.cut(fused, min_score=min_score, gap=gap, limit=limit)

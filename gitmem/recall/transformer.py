@@ -96,7 +96,7 @@ class OnnxModel:
 def load_onnx(spec: str, root: Path | None = None) -> OnnxModel:
     """The encoder `onnx:DIRECTORY` names, read once per process."""
     if not runtime_installed():
-        raise RecallError(extras.missing(EXTRA, f"recall.model {spec}"))
+        raise RecallError(extras.missing_extra_message(EXTRA, f"recall.model {spec}"))
     home = Path(spec[len(PREFIX):]).expanduser()
     if not home.is_absolute() and root is not None:
         home = root / home

@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from gitmem.confined import files
 from gitmem.memory import fences, log
 from gitmem.memory.text import parse_timestamp
-from gitmem.nofollow import files
 from gitmem.report import evidence
 from gitmem.report.model import CloseRow, CycleRow
-from gitmem.workspace.tail import FileSource
+from gitmem.workspace.head_and_tail import FileSource
 
 _DAY_RE = re.compile(r"^- Day: *([0-9]{4}-[0-9]{2}-[0-9]{2})[ \t]*$", re.M)
 _PROMOTED_RE = re.compile(r"^(?:- Promotions: |  )(R-[0-9]{2,}) · .*\(from L-[0-9]{4,}\)", re.M)

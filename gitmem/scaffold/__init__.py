@@ -7,7 +7,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gitmem.nofollow.files import NAME_TOO_LONG
+from gitmem.confined.files import NAME_TOO_LONG
 
 if TYPE_CHECKING:
     from gitmem.errors import GitmemError

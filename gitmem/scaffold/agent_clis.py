@@ -53,9 +53,9 @@ from typing import Any
 
 from gitmem.config import CONFIG_NAME, Config, load_config
 from gitmem.config.nesting import TooDeep, loads_json, parsing, within_depth
+from gitmem.confined import files
 from gitmem.cycle.budget import CYCLE_ENV
 from gitmem.errors import GitmemError
-from gitmem.nofollow import files
 from gitmem.scaffold import codex_recipe, copilot_recipe
 from gitmem.sessions import launcher
 from gitmem.sessions.launcher import LAUNCHER, launcher_command, launcher_shell
@@ -101,7 +101,7 @@ CURSOR_RULE_HEAD = ("---\ndescription: gitmem, this repository's long-term memor
 @dataclass(frozen=True)
 class PinnedCli:
     """An agent CLI release gitmem tests: agent-cli/<dir>/package-lock.json pins it (the Action and the tests
-    install it with `npm ci`), and tests/test_agent_cli_pins.py holds this table to those locks."""
+    install it with `npm ci`), and tests/project/test_agent_cli_pins.py holds this table to those locks."""
 
     package: str
     version: str
@@ -480,7 +480,7 @@ def _codex_config(old: str | None) -> str | None:
     except ImportError:
         from gitmem import extras
 
-        raise SetupProblem(f"needs tomlkit to merge TOML: {extras.install_line('agents')}") from None
+        raise SetupProblem(f"needs tomlkit to merge TOML: {extras.extra_install_line('agents')}") from None
     from tomlkit.exceptions import ParseError
     from tomlkit.items import InlineTable
 

@@ -60,7 +60,7 @@ WHO_I_AM = {"<agent name>": "Demo agent",
 
 
 def _fill_in_rules(path: Path) -> None:
-    from gitmem.nofollow import files
+    from gitmem.confined import files
 
     text = files.read_text(path, "RULES.md")
     for placeholder, value in WHO_I_AM.items():

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitmem.nofollow import files
+from gitmem.confined import files
 
 HEADER = "# Local clutter that must never reach the agent's memory (added by gitmem init)"
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from gitmem.config import CONFIG_NAME, ROLES, Config, ConfigError, Files, load_config
-from gitmem.nofollow import files
+from gitmem.confined import files
 from gitmem.packaged import template_dir
 from gitmem.scaffold import directory_named, make_directory
 from gitmem.scaffold.gitignore import merge_gitignore

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from gitmem import gitio
-from gitmem.nofollow import files
+from gitmem.confined import files
 from gitmem.publish.driver import NAME
 
 ATTRIBUTES = ".gitattributes"

@@ -5,8 +5,8 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.config.nesting import TooDeep, parsing, within_depth
+from gitmem.confined import files
 from gitmem.errors import GitmemError
-from gitmem.nofollow import files
 
 HOOK_IDS = ("gitmem-check", "gitmem-verify")
 

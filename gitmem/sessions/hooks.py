@@ -60,7 +60,7 @@ def _context_answer(context: str, host: str) -> dict[str, Any]:
     return {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}}
 
 
-def session_start(payload: Mapping[str, Any], *, workspace: str | None = None, host: str = CLAUDE) -> HookAnswer:
+def session_start_answer(payload: Mapping[str, Any], *, workspace: str | None = None, host: str = CLAUDE) -> HookAnswer:
     if runner_cycle() is not None:
         return HookAnswer(note="inside a runner cycle: the cycle prompt already holds the memory")
     try:
@@ -80,7 +80,7 @@ def session_start(payload: Mapping[str, Any], *, workspace: str | None = None, h
     return HookAnswer(_context_answer(context, host))
 
 
-def stop(payload: Mapping[str, Any], *, workspace: str | None = None) -> HookAnswer:
+def stop_answer(payload: Mapping[str, Any], *, workspace: str | None = None) -> HookAnswer:
     if runner_cycle() is not None:
         return HookAnswer(note="inside a runner cycle: the runner enforces Rule 0")
     if payload.get("stop_hook_active"):

@@ -15,7 +15,7 @@ first found wins:
 
 1. the repository's own `.venv/bin/gitmem`: the venv the template tells the human to make. It is the human's
    as much as `. .venv/bin/activate` is: inside gitmem's sandbox `.venv` is read-only (and cannot be created),
-   and outside it a cycle that creates or changes it is reported (gitmem.agents.anchors). Never a symbolic
+   and outside it a cycle that creates or changes it is reported (gitmem.agents.ignored_tool_dirs). Never a symbolic
    link (pip writes a file; a link could point anywhere the agent writes): one is skipped with a warning;
 2. `gitmem` on PATH, from absolute entries outside this work tree only: an empty or relative entry (`.`,
    `bin`) is the working directory, which the agent writes, and an entry inside the tree is the agent's too;

@@ -149,7 +149,7 @@ def resource_text(ws: Workspace, uri: str) -> str:
         return ws.read("rules") or f"({ws.config.path('rules')} is missing or empty)"
     if uri == "gitmem://now":
         from gitmem.memory import now
-        from gitmem.workspace.tail import read_head, second_heading
+        from gitmem.workspace.head_and_tail import read_head, second_heading
 
         top = now.parse(read_head(ws.root, ws.config.path("now"), second_heading), max_blocks=1).top
         return top.render() if top is not None else "(no NOW block yet)"

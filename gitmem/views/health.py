@@ -8,10 +8,10 @@ from datetime import datetime
 
 from gitmem.checks.violation import Violation
 from gitmem.config import REQUIRED_ROLES
+from gitmem.confined import files
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.memory import placeholders
 from gitmem.memory.clock_skew import beyond, spoken
-from gitmem.nofollow import files
 from gitmem.workspace import Workspace
 
 
@@ -70,7 +70,7 @@ def dated_ahead(ws: Workspace, moment: datetime) -> list[DatedAhead]:
     wrote them ran fast. The entries after them will be dated earlier (GM310), and `verify` flags such an entry
     when it reaches a branch (GM309); nothing is stuck, but the human should set that clock right."""
     from gitmem.memory import now
-    from gitmem.workspace.tail import read_head, second_heading
+    from gitmem.workspace.head_and_tail import read_head, second_heading
 
     found: list[DatedAhead] = []
     newest = ws.log_tail(1).entries

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
-from gitmem.agents import anchors
+from gitmem.agents import ignored_tool_dirs
 from gitmem.close import gates
 from gitmem.close.backing import Backs, backing_for
 from gitmem.close.day import DAY_FIELD, day_bounds, entries_since, no_build_streak
@@ -100,10 +100,10 @@ def activity(ws: Workspace, moment: datetime) -> dict[str, Any]:
 
 def _warnings(entry: log.LogEntry) -> list[str]:
     """What the runner said in the entry's Evidence that the human must act on: a trust anchor the cycle changed
-    (gitmem.agents.anchors), which the human's next session would run."""
+    (gitmem.agents.ignored_tool_dirs), which the human's next session would run."""
     said = (entry.get("Evidence") or "").splitlines()
     return [line.strip().removeprefix("runner: ") for line in said
-            if line.strip().startswith(f"runner: {anchors.NOTE_PREFIX}")]
+            if line.strip().startswith(f"runner: {ignored_tool_dirs.NOTE_PREFIX}")]
 
 
 def recall_mode(ws: Workspace) -> dict[str, str]:

@@ -86,8 +86,8 @@ class Workspace:
 
     def read(self, role: str) -> str:
         """The file's text; "" when it is missing. Anything but a regular file inside the work tree is refused
-        (`gitmem.nofollow.files.FileRefused`, exit 2)."""
-        from gitmem.nofollow import files
+        (`gitmem.confined.files.FileRefused`, exit 2)."""
+        from gitmem.confined import files
 
         return files.read_text(self.root, self.config.path(role))
 
@@ -100,7 +100,7 @@ class Workspace:
 
     def log_tail(self, count: int, *, numbered: bool = True) -> log.Tail:
         """The last `count` LOG entries, and at least the last cycle entry, read from the file's end."""
-        from gitmem.workspace.tail import read_log_tail
+        from gitmem.workspace.head_and_tail import read_log_tail
 
         return read_log_tail(self.root, self.config.path("log"), count, state_dir=self.state_dir,
                              numbered=numbered)
@@ -109,7 +109,7 @@ class Workspace:
         """LOG on disk as it is now, for reading back from its end as far as a caller needs
         (`gitmem.memory.log.tail_entries`: the entries of a day, a streak): the cost follows the distance from
         the end, not the length of the history. What is appended later is not seen, as in a text read now."""
-        from gitmem.workspace.tail import FileSource
+        from gitmem.workspace.head_and_tail import FileSource
 
         return FileSource(self.root, self.config.path("log"), self.state_dir, numbered=numbered)
 
@@ -121,7 +121,7 @@ class Workspace:
     def top_now_cycle(self) -> int:
         """The cycle of the top NOW block; 0 when there is none (or the top block is a plan)."""
         from gitmem.memory import now
-        from gitmem.workspace.tail import read_head, second_heading
+        from gitmem.workspace.head_and_tail import read_head, second_heading
 
         top = now.parse(read_head(self.root, self.config.path("now"), second_heading), max_blocks=1).top
         return top.cycle if top is not None and top.cycle is not None else 0
@@ -155,9 +155,9 @@ class Workspace:
         head = gitio.head_id(self.repo)
         blob = gitio.file_id_at(self.repo, head, self.config.path("log")) if head is not None else None
         size = (gitio.blob_size(self.repo, blob) or 0) if blob is not None else 0
+        from gitmem.confined import files
         from gitmem.memory import log
-        from gitmem.nofollow import files
-        from gitmem.workspace.tail import FileSource
+        from gitmem.workspace.head_and_tail import FileSource
 
         rel = self.config.path("log")
         handle = files.open_read(self.root, rel)

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.config.nesting import loads_json
+from gitmem.confined.files import mode_allows, os_reason
 from gitmem.errors import ExitCode, GitmemError
-from gitmem.nofollow.files import mode_allows, os_reason
 
 # The daily close's cache of lesson confirmations (gitmem.close.backing). Named here, with the directory that
 # holds it, because the cycle's guard (below the close) puts it back silently after an agent's run.

@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gitmem.confined.files import mode_allows, os_reason
 from gitmem.errors import ExitCode, GitmemError
-from gitmem.nofollow.files import mode_allows, os_reason
 from gitmem.workspace.statedir import StateDirError, state_directory, unusable
 
 WRITE_LOCK = "write.lock"

@@ -1,7 +1,7 @@
 """Real Claude Code driven by a script, in a repository from `gitmem init --agent claude`: the project, the
 scripted model (`tool_script`), and a `gitmem cycle` run with the `command` backend against the loopback fake
-(`run_cycle`, as the test's user or, given `nobody_bin`, as `nobody`). tests/test_claude_code.py and
-tests/test_claude_code_sandbox.py share them."""
+(`run_cycle`, as the test's user or, given `nobody_bin`, as `nobody`). tests/e2e/test_claude_code.py and
+tests/e2e/test_claude_code_sandbox.py share them."""
 from __future__ import annotations
 
 import json

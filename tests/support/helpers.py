@@ -229,7 +229,7 @@ def script_command(script: Path, *args: str) -> str:
 def with_command_backend(config_text: str, command: str, *, sandbox: str = "none") -> str:
     """The template's gitmem.yaml text with the `command` backend chosen and `agent.command` set to `command`.
     Without the sandbox by default: the suites of the mechanisms that hold without it (masking, the guard, the
-    reaper) must prove them on a plain process; tests/test_sandbox_*.py choose `auto` or `bubblewrap`."""
+    reaper) must prove them on a plain process; tests/agents/test_sandbox*.py choose `auto` or `bubblewrap`."""
     text = re.sub(r"(?m)^  #? ?command: .*$", lambda _: f"  command: {json.dumps(command)}", config_text)
     text = re.sub(r"(?m)^    mode: auto$", f"    mode: {sandbox}", text)
     return text.replace("  # backend: anthropic", "  backend: command")

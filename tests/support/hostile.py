@@ -19,10 +19,10 @@ import pygit2
 import pytest
 
 from gitmem.agents.base import AgentResult, CycleRequest
+from gitmem.confined import files
 from gitmem.cycle.runner import CycleReport, Settings, run_cycle
 from gitmem.memory import log
 from gitmem.memory_writer import MemoryWriter
-from gitmem.nofollow import files
 from gitmem.workspace import Workspace
 from tests.support.helpers import CliResult, GitRepo, script_command, with_command_backend
 

@@ -9,7 +9,7 @@ runs a second time the next morning, as GitHub's late scheduled runs do. The clo
 the runner and the close, and patched into `Workspace.clock` for the CLI: nothing in production lets an agent
 set it.
 
-`Month.run()` records what each cycle was shown and what each close wrote; tests/test_long_horizon.py asserts.
+`Month.run()` records what each cycle was shown and what each close wrote; tests/e2e/test_long_horizon.py asserts.
 """
 from __future__ import annotations
 

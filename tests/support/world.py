@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime
 
 from gitmem import gitio
-from gitmem.checks.targets import check_worktree, verify_range
+from gitmem.checks.check_and_verify import check_worktree, verify_range
 from gitmem.close import CloseResult, run_close
 from gitmem.config import ROLES, load_config
 from gitmem.memory import log

@@ -1,0 +1,137 @@
+"""GM9xx: rules over every memory file: presence, encoding, conflict markers, secrets, control characters, and
+code fences left open."""
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Iterator
+
+from gitmem import codes, secrets
+from gitmem.checks.inputs import CheckInput
+from gitmem.checks.rule_inputs import line_at, span_against
+from gitmem.checks.violation import Violation
+from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config
+from gitmem.confined.files import BLOB_MODES
+from gitmem.gitio import same_blob
+from gitmem.memory import fences
+from gitmem.memory.text import control_characters, decode
+
+# Markers as git writes them; `\r?` because a CRLF file must not hide its conflicts.
+_CONFLICT_RE = re.compile(rb"^(?:<{7}|>{7})(?: |\r?$)|^={7}\r?$", re.M)
+_CONFLICT_NEEDLES = (b"<<<<<<<", b">>>>>>>", b"=======")
+
+
+def _line_of(data: bytes, offset: int, first_line: int) -> int:
+    return first_line + data.count(b"\n", 0, offset)
+
+
+def scan(path: str, data: bytes, first_line: int = 1) -> Iterator[Violation]:
+    # `bytes.find` runs at memory speed, a regex with `\b` at ~30 ms per MB: NOW is rescanned whole on
+    # every commit, and at 100x it holds 10 MB. So the marker regex runs only when a marker's text is there.
+    match = _CONFLICT_RE.search(data) if any(m in data for m in _CONFLICT_NEEDLES) else None
+    if match:
+        yield Violation.of(codes.CONFLICT_MARKERS, path, _line_of(data, match.start(), first_line))
+    for offset, what in secrets.find(data):
+        yield Violation.of(codes.SECRET_LIKE_TOKEN, path, _line_of(data, offset, first_line), what=what)
+
+
+def trusted_paths(config: Config) -> list[str]:
+    """The files gitmem reads as trusted input: the memory files, ROADMAP, gitmem.yaml, `cycle.always_load`."""
+    extra = [rel for rel in config.cycle.always_load if rel and not rel.startswith("/") and ".." not in rel.split("/")]
+    return list(dict.fromkeys([*config.memory_paths().values(), CONFIG_NAME, *extra]))
+
+
+def not_regular(inp: CheckInput) -> list[Violation]:
+    """GM908 for each trusted path that is there but is not a regular file: a link is never followed, a
+    directory or a submodule is never taken for a missing file. An optional file (ROADMAP, gitmem.yaml, an
+    always_load file) whose entry did not change was judged when it was made: old history keeps passing. A
+    required memory file cannot be read at all, so it is always reported (else it would be GM904, missing)."""
+    from gitmem.confined.files import describe_mode
+
+    required = {inp.config.path(role) for role in REQUIRED_ROLES}
+    found: list[Violation] = []
+    for path in trusted_paths(inp.config):
+        mode = inp.new.mode(path)
+        if mode is None or mode in BLOB_MODES:
+            continue
+        oid = inp.new.oid(path)
+        unchanged = inp.old is not None and oid is not None and inp.old.oid(path) == oid and inp.old.mode(path) == mode
+        if unchanged and path not in required:
+            continue
+        found.append(Violation.of(codes.NOT_A_REGULAR_FILE, path, 1, path=path, what=describe_mode(mode)))
+    return found
+
+
+def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
+    found: list[Violation] = not_regular(inp)
+    refused = {path for path in trusted_paths(inp.config) if inp.new.mode(path) not in (None, *BLOB_MODES)}
+    for role, path in inp.config.memory_paths().items():
+        if path in refused:
+            continue
+        data = inp.new.read(path)
+        if data is None:
+            if role in REQUIRED_ROLES:
+                found.append(Violation.of(codes.MEMORY_FILE_MISSING, path, 1, path=path))
+            continue
+        if same_blob(inp.old, inp.new, path):
+            continue
+        start, end = span_against(inp, path, data)
+        part = data[start:end]
+        problems = decode(part).problems
+        if any(p.code == codes.NOT_UTF8.code for p in problems):
+            found.append(_not_utf8(path, data, start))
+            continue
+        # Line numbers are counted only when something is reported: the happy path reads no history.
+        reported = [(p.line, p.code, p.message, p.hint) for p in problems]
+        reported += [(v.line, v.code, v.message, v.hint) for v in scan(path, part, 1)]
+        if reported:
+            first_line = line_at(data, start)
+            found += [Violation(path, line + first_line - 1, code, message, hint)
+                      for line, code, message, hint in reported]
+        found += _control(inp, path, data, part, start)
+        if role != "log":          # LOG's fences are judged with its appended entries (gitmem.checks.log_checks)
+            found += _fence_left_open(inp, path, data, start, end)
+    return found
+
+
+def _control(inp: CheckInput, path: str, data: bytes, part: bytes, start: int) -> list[Violation]:
+    """GM920 for the first control character on a line that is new: a line the old file already held was
+    accepted before this rule existed (a rewritten file's span is the whole file)."""
+    old_lines: set[bytes] | None = None
+    for offset, what in ((start + at, what) for at, what in control_characters(part)):
+        line_start = data.rfind(b"\n", 0, offset) + 1
+        line_end = data.find(b"\n", offset)
+        line = data[line_start:line_end if line_end >= 0 else len(data)]
+        if old_lines is None:
+            old = inp.old.read(path) if inp.old is not None else None
+            old_lines = set(old.split(b"\n")) if old is not None else set()
+        if line not in old_lines:
+            return [Violation.of(codes.CONTROL_CHARACTER, path, line_at(data, offset), what=what, byte=offset)]
+    return []
+
+
+def _fence_left_open(inp: CheckInput, path: str, data: bytes, start: int, end: int) -> list[Violation]:
+    """GM921 when the new file ends inside a code fence and the old one did not.
+
+    The bytes outside [start, end) are the old file's, so the state at the end changes only when the fence
+    lines in the changed span differ in parity from those in the old bytes it replaced: then, and only then,
+    both files are scanned."""
+    old = inp.old.read(path) if inp.old is not None else None
+    if old is not None:
+        replaced = old[start:len(old) - (len(data) - end)]
+        if fences.open_after(data, start, end) == fences.open_after(replaced):
+            return []
+    at = fences.unclosed(data)
+    if at is None or (old is not None and fences.open_after(old)):
+        return []
+    line = line_at(data, at)
+    return [Violation.of(codes.UNCLOSED_FENCE, path, line)]
+
+
+def _not_utf8(path: str, data: bytes, start: int) -> Violation:
+    """GM902 with the line and byte offset in the whole file (only the tail from `start` was decoded)."""
+    try:
+        data[start:].decode("utf-8")
+        bad, reason = start, "invalid UTF-8"
+    except UnicodeDecodeError as err:
+        bad, reason = start + err.start, err.reason
+    return Violation.of(codes.NOT_UTF8, path, data.count(b"\n", 0, bad) + 1, byte=bad, reason=reason)

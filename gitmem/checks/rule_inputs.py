@@ -1,0 +1,117 @@
+"""What the rule families read from a CheckInput: decoded views of one file in the old and new snapshots, the
+span that changed, and whether the change is the agent's."""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from enum import Enum
+from typing import Any
+
+from gitmem.checks.inputs import CheckInput
+from gitmem.checks.violation import Violation
+from gitmem.codes import Code
+from gitmem.memory import fences
+from gitmem.memory.text import decode_text
+
+
+def texts(inp: CheckInput, role: str, skip: set[str]) -> tuple[str, str | None, str] | None:
+    """(path, old text, new text) for a changed, decodable file; None when there is nothing to check."""
+    path = inp.config.path(role)
+    if path in skip:
+        return None
+    new_bytes = inp.new.read(path)
+    if new_bytes is None:
+        return None
+    old_bytes = inp.old.read(path) if inp.old is not None else None
+    old_text = decode_text(old_bytes) if old_bytes is not None else None
+    return path, old_text, decode_text(new_bytes)
+
+
+def changed_span(old: bytes | None, new: bytes) -> tuple[int, int]:
+    """The byte range [start, end) of NEW that still needs checking, given that OLD was valid.
+
+    LOG grows at the end and NOW at the top, so an append leaves only its tail (from the start of OLD's last
+    line) and a prepend only its head (through NEW's preamble and new blocks). Anything else: all of NEW.
+    Cost is a memcmp over OLD, never a decode or a parse of the history.
+    """
+    if old is None:
+        return 0, len(new)
+    if new.startswith(old):
+        return old.rfind(b"\n") + 1, len(new)
+    first_block = fences.first_heading(old, b"## ")        # NOW's top block: the first heading outside fences
+    if first_block is not None and new.endswith(memoryview(old)[first_block:]):
+        return 0, len(new) - (len(old) - first_block)
+    return 0, len(new)
+
+
+def span_against(inp: CheckInput, path: str, new: bytes) -> tuple[int, int]:
+    """`changed_span` against the old snapshot, using its prefix proof so the old LOG is never copied."""
+    if inp.old is None or (inp.old.oid(path) is None and not inp.old.exists(path)):
+        return 0, len(new)
+    size = inp.old.prefix_length(path, new)
+    if size is not None:
+        return new.rfind(b"\n", 0, size) + 1, len(new)
+    return changed_span(inp.old.read(path), new)
+
+
+def line_at(data: bytes, offset: int) -> int:
+    """1-based line number of byte `offset`. Counting is O(offset): call it only to report a problem."""
+    return data.count(b"\n", 0, offset) + 1
+
+
+def duplicate_ids(path: str, items: Iterable[Any], code: Code, next_id: str) -> list[Violation]:
+    """Every entry whose ID was already used above it (the first use is the real one)."""
+    seen: set[str] = set()
+    found: list[Violation] = []
+    for item in items:
+        if item.id in seen:
+            found.append(Violation.of(code, path, item.line, id=item.id, next_id=next_id))
+        seen.add(item.id)
+    return found
+
+
+class Authorship(Enum):
+    """Who makes a change, as the rules that only bind the agent (GM207, GM923) judge it."""
+
+    HUMAN = ""
+    AGENT = "agent.email as configured, in any case"
+    AGENT_AS_GIT_RECORDS = "agent.email only once trimmed as git trims it"
+
+    @property
+    def is_agent(self) -> bool:
+        return self is not Authorship.HUMAN
+
+    @property
+    def variant(self) -> str:
+        """The message variant of a code that names how the agent was recognised ("normalised" when trimmed)."""
+        return "normalised" if self is Authorship.AGENT_AS_GIT_RECORDS else ""
+
+
+def authorship(inp: CheckInput) -> Authorship:
+    """Whether `inp.author_email` is the agent: the address either side's config names (a commit that changes
+    agent.email is still judged by the old one); see `authorship_of`."""
+    return authorship_of(inp.author_email,
+                         [inp.config.agent.email, *([inp.old_config.agent.email] if inp.old_config else [])])
+
+
+def authorship_of(author: str | None, emails: Iterable[str]) -> Authorship:
+    """Whether `author` is the agent whose configured addresses are `emails`: compared without case, or, failing
+    that, the same address as git records it (` agent@x` commits as `agent@x`, so writing it so is no way around
+    a rule). The one rule of "is this author the agent", for the checks and for finding the agent's commits."""
+    if not author:
+        return Authorship.HUMAN
+    emails = list(emails)
+    if author.lower() in {email.lower() for email in emails}:
+        return Authorship.AGENT
+    if git_email(author) in {git_email(email) for email in emails}:
+        return Authorship.AGENT_AS_GIT_RECORDS
+    return Authorship.HUMAN
+
+
+_CRUD = "".join(map(chr, range(33))) + ".,:;<>\"\\'"
+
+
+def git_email(email: str) -> str:
+    """An address as git records it, for comparing: git strips whitespace, control characters and `.,:;<>"\\'`
+    from both ends of an identity's email (ident.c, `crud`); case does not matter to a mail domain, and
+    gitmem compares local parts without case too."""
+    return email.strip(_CRUD).lower()

@@ -1,0 +1,130 @@
+"""The work tree's trust anchors (`.venv`, `venv`, `.direnv`; gitmem.agents.ignored_tool_dirs): git-ignored places the
+human's own tools run code from. Inside the real bwrap box they are read-only, present or not; without the box
+a cycle that changes them says so in Evidence, in its output and in `gitmem status`."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from gitmem.agents.ignored_tool_dirs import NOTE_PREFIX
+from gitmem.agents.tools import Toolbox
+from gitmem.errors import ExitCode
+from gitmem.workspace import Workspace
+from tests.support.helpers import GitRepo, make_repo
+from tests.support.hostile import command_agent, evidence, no_traceback
+from tests.support.nobody import bwrap_works, gitmem_as_nobody, nobody_place, runs_nobodys_venv
+
+needs_bwrap = pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces "
+                                                             "here (.ci/run installs bubblewrap)")
+HUMANS = "#!/bin/sh\necho the human's gitmem\n"
+
+# What the agent tries, as facts: each write's strerror, or "done".
+ATTACK = r'''
+import json
+said = {}
+def attempt(name, action):
+    try:
+        action()
+        said[name] = "done"
+    except OSError as err:
+        said[name] = err.strerror
+j = lambda rel: os.path.join(root, rel)
+attempt("edit", lambda: open(j(".venv/bin/gitmem"), "a").write("echo planted\n"))
+attempt("add", lambda: open(j(".venv/bin/python3"), "w").write("planted"))
+attempt("move", lambda: os.rename(j(".venv"), j("old-venv")))
+attempt("create_venv", lambda: os.makedirs(j("venv/bin")))
+attempt("create_direnv", lambda: os.makedirs(j(".direnv/python-3/bin")))
+with open(j("said.json"), "w") as handle:
+    json.dump(said, handle)
+'''
+BY_NAME = '''
+for argv in (["gitmem", "log", "add", "--task", "t", "--outcome", "built", "--result", "r"],
+             ["gitmem", "now", "add", "--did", "d", "--human", "nothing", "--next", "n"]):
+    subprocess.run(argv, check=True, cwd=root)
+'''      # the memory writes of an agent that cannot run this test's own gitmem: the one on PATH
+
+
+def _humans_venv(repo: GitRepo) -> None:
+    """The venv the human made: git-ignored (the template's .gitignore), with its `gitmem` script."""
+    script = repo.path / ".venv" / "bin" / "gitmem"
+    script.parent.mkdir(parents=True)
+    script.write_text(HUMANS)
+    script.chmod(0o755)
+
+
+def _assert_held(root: os.PathLike[str], said: dict[str, str]) -> None:
+    assert set(said.values()) <= {"Read-only file system", "Device or resource busy"}, said
+    place = os.fspath(root)
+    assert open(os.path.join(place, ".venv/bin/gitmem")).read() == HUMANS
+    assert sorted(os.listdir(os.path.join(place, ".venv/bin"))) == ["gitmem"]
+    # The read-only placeholders of the absent ones are gone again: nothing is left for a later session.
+    assert not os.path.lexists(os.path.join(place, "venv")) and not os.path.lexists(os.path.join(place, ".direnv"))
+
+
+@needs_bwrap
+def test_inside_the_box_the_venv_is_read_only_and_no_anchor_can_be_created(tmp_path, memrepo: GitRepo,
+                                                                           cli) -> None:
+    _humans_venv(memrepo)
+    command_agent(tmp_path, memrepo, ATTACK, sandbox="bubblewrap")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    _assert_held(memrepo.path, json.loads(memrepo.read("said.json")))
+    assert NOTE_PREFIX not in evidence(memrepo) and "GM719" not in result.out
+
+
+@needs_bwrap
+def test_inside_the_box_the_anchors_hold_for_an_unprivileged_user_too(git_env: None) -> None:
+    with nobody_place("gitmem-anchors-") as (place, bin_dir):
+        repo = make_repo(place / "repo")
+        _humans_venv(repo)
+        command_agent(place, repo, ATTACK + BY_NAME, write_memory=False, sandbox="bubblewrap")
+        runs_nobodys_venv(repo, bin_dir)
+        done = gitmem_as_nobody(place, bin_dir, repo.path, "cycle", "--json")
+        assert done.returncode == ExitCode.OK, done.stderr
+        _assert_held(repo.path, json.loads((repo.path / "said.json").read_text()))
+        assert NOTE_PREFIX not in evidence(repo)
+
+
+def test_without_the_box_a_changed_venv_is_reported_even_with_its_mtime_put_back(tmp_path, memrepo: GitRepo,
+                                                                                 cli) -> None:
+    _humans_venv(memrepo)
+    # Same size, same mtime: only the ctime (which no user can set) tells the planted script from the human's.
+    body = ("p = os.path.join(root, '.venv/bin/gitmem'); st = os.stat(p)\n"
+            "open(p, 'w').write(open(p).read().replace('human', 'agent'))\n"
+            "os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))\n"
+            "os.makedirs(os.path.join(root, '.direnv/bin'))\n")
+    command_agent(tmp_path, memrepo, body, sandbox="none")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    assert no_traceback(result.err)
+    said = json.loads(result.out)
+    found = [v for v in said["violations"] if v["code"] == "GM719"]
+    assert [(v["path"], v["severity"]) for v in found] == [(".venv", "warning")]
+    assert any(NOTE_PREFIX in message and ".direnv/ (created)" in message for message in said["messages"])
+    assert f"runner: {NOTE_PREFIX}: .venv/, .direnv/ (created) changed during the cycle" in evidence(memrepo)
+    status = cli(["status"], cwd=memrepo.path)
+    assert f"  warning: {NOTE_PREFIX}: .venv/, .direnv/ (created)" in status.out
+    data = json.loads(cli(["status", "--json"], cwd=memrepo.path).out)
+    assert data["last_cycle"]["warnings"][0].startswith(f"{NOTE_PREFIX}: .venv/, .direnv/ (created)")
+
+
+def test_without_the_box_an_untouched_venv_says_nothing(tmp_path, memrepo: GitRepo, cli) -> None:
+    _humans_venv(memrepo)
+    command_agent(tmp_path, memrepo, "os.listdir(os.path.join(root, '.venv/bin'))", sandbox="none")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    assert NOTE_PREFIX not in evidence(memrepo) and "GM719" not in result.out
+    assert json.loads(cli(["status", "--json"], cwd=memrepo.path).out)["last_cycle"]["warnings"] == []
+
+
+@pytest.mark.parametrize("path", [".venv/bin/gitmem", "./.venv/bin/python3", "VENV/bin/activate", ".direnv/x"])
+def test_the_in_process_file_tools_never_write_an_anchor(memrepo: GitRepo, path: str) -> None:
+    _humans_venv(memrepo)
+    box = Toolbox(Workspace.at(memrepo.path), cycle=1)
+    wrote = box.call("write_file", {"path": path, "content": "echo planted\n"})
+    edited = box.call("edit_file", {"path": ".venv/bin/gitmem", "old_text": "human", "new_text": "agent"})
+    assert wrote.is_error and edited.is_error and "the agent never writes it" in wrote.text
+    assert (memrepo.path / ".venv/bin/gitmem").read_text() == HUMANS
+    assert sorted(p.name for p in memrepo.path.iterdir() if "venv" in p.name.lower()) == [".venv"]

@@ -1,0 +1,65 @@
+"""What the `gitmem check` process imports on the pre-commit path, held so the start-up cost cannot creep back.
+
+`gitmem check` runs on every commit, and its start-up is most of its cost (benchmarks/bench_check.py compares it
+with `python -c "import pygit2, click"`). Its process imports the gitmem modules listed here and nothing that
+only other commands need: no YAML round-trip or markdown parser, no model SDK, no cycle, agent, recall or close
+code. A module that joins the list is a choice made here, with its cost measured, not an accident."""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+from tests.support.gitcli import git
+from tests.support.helpers import GitRepo
+
+# Every gitmem module a `gitmem check` of a staged LOG entry, NOW block and lesson imports.
+ALLOWED = {
+    "gitmem", "gitmem.checks", "gitmem.checks.rule_inputs", "gitmem.checks.non_memory_files",
+    "gitmem.checks.every_workspace",
+    "gitmem.checks.generation", "gitmem.checks.render", "gitmem.checks.every_memory_file", "gitmem.checks.sizes",
+    "gitmem.checks.check_and_verify", "gitmem.checks.violation", "gitmem.cli", "gitmem.cli.common", "gitmem.codes",
+    "gitmem.config", "gitmem.config.nesting", "gitmem.config.plain_yaml", "gitmem.config.validate",
+    "gitmem.errors", "gitmem.gitio", "gitmem.gitio.repository", "gitmem.gitio.snapshots", "gitmem.memory",
+    "gitmem.memory.fences", "gitmem.memory.text", "gitmem.confined", "gitmem.confined.files", "gitmem.secrets",
+    "gitmem.workspace",
+    # the staged LOG entry and NOW block are parsed: their readers, and the clock checks on what they write
+    "gitmem.memory.log", "gitmem.memory.now", "gitmem.memory.once", "gitmem.memory.clock_skew",
+    "gitmem.checks.written_times",
+    # code moved out of modules above so no two modules import each other (no new cost): what the checks read,
+    # and LOG's entry rules
+    "gitmem.checks.inputs", "gitmem.checks.log_entries",
+}
+# What only other commands need: never on the pre-commit path.
+FORBIDDEN = ("ruamel", "mistune", "anthropic", "mcp", "pydantic", "httpx", "asyncio", "sqlite3", "gitmem.cycle",
+             "gitmem.agents", "gitmem.recall", "gitmem.close", "gitmem.fleet", "gitmem.views", "gitmem.report",
+             "gitmem.publish", "gitmem.sessions", "gitmem.scaffold", "gitmem.gitio.history",
+             # stdlib modules neither pygit2 nor click import, each milliseconds: the default time zone (UTC)
+             # needs no zone database, a small blob's git id is libgit2's hash, and no JSON is read
+             "zoneinfo", "hashlib", "json")
+IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)$", re.M)
+
+
+def _imported(repo: GitRepo) -> set[str]:
+    # Without the suite's coverage measurement, which starts in every Python subprocess and imports json and
+    # sqlite3 there: what is measured is the check as a commit runs it.
+    env = {name: value for name, value in os.environ.items() if not name.startswith(("COVERAGE", "COV_CORE"))}
+    done = subprocess.run([sys.executable, "-X", "importtime", "-m", "gitmem", "check"], cwd=repo.path, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return set(IMPORTED.findall(done.stderr))
+
+
+def test_check_of_a_staged_change_imports_only_what_the_pre_commit_path_needs(memrepo: GitRepo, cli) -> None:
+    for argv in (["log", "add", "--task", "t", "--outcome", "built", "--result", "r"],
+                 ["now", "add", "--did", "d", "--human", "nothing", "--next", "n"]):
+        result = cli(argv, cwd=memrepo.path)
+        assert result.code == 0, result.err
+    (memrepo.path / "notes.md").write_text("a note\n")
+    git(memrepo.path, "add", "-A")
+    assert git(memrepo.path, "diff", "--cached", "--name-only").split()       # a real pre-commit: staged changes
+    found = _imported(memrepo)
+    ours = {name for name in found if name == "gitmem" or name.startswith("gitmem.")}
+    assert ours - ALLOWED == set(), "new on the pre-commit path; measure its cost and list it here"
+    assert [name for name in found if name.startswith(FORBIDDEN)] == []

@@ -1,0 +1,147 @@
+"""The CLI as people expect it: status on one screen, colour rules, suggestions, shell completion."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitmem.cli.status import SCREEN, fit, render
+from gitmem.scaffold.init import template_dir
+from gitmem.views.status import collect
+from gitmem.workspace import Workspace
+from tests.support.gitcli import git
+from tests.support.helpers import GitRepo
+from tests.support.terminal import run_on_a_terminal
+from tests.support.world import World, at
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture
+def data(world: World) -> dict:
+    world.cycle(at(10, 9), "built", task="add the parser")
+    world.clock.moment = at(11, 12)
+    return collect(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
+
+
+def crowded(data: dict, pending: int, awaiting: int, eligible: int) -> dict:
+    """`data` with long lists, as status collects them at 10x and 100x scale."""
+    return {**data,
+            "pending": [{"id": f"D-{n:04d}", "title": f"question {n}", "age_days": 3, "age": "3d", "stale": False}
+                        for n in range(pending)],
+            "awaiting": [{"id": f"L-{n:04d}", "title": f"lesson {n}", "needed": 2, "confirmations": 1}
+                         for n in range(awaiting)],
+            "eligible": [{"id": f"L-{n:04d}", "title": f"ripe {n}", "cycles": [1, 2], "has_rule": True}
+                         for n in range(eligible)],
+            "waiting_for_room": []}
+
+
+@pytest.mark.parametrize("sizes", [(6, 134, 124), (400, 1340, 1240), (0, 2000, 0)], ids=["10x", "100x", "one-list"])
+def test_status_fits_one_screen_at_any_scale_and_says_how_many_more(data: dict, sizes: tuple[int, int, int]) -> None:
+    pending, awaiting, eligible = sizes
+    lines = render(crowded(data, *sizes), colour=False).splitlines()
+    assert len(lines) <= SCREEN
+    more = [int(line.split("+")[1].split()[0]) for line in lines if line.startswith("  +")]
+    shown = {prefix: sum(1 for line in lines if line.startswith(prefix))
+             for prefix in ("  D-", "  L-")}
+    assert shown["  D-"] + shown["  L-"] + sum(more) == pending + awaiting + eligible
+    if eligible:            # each list is capped on its own: the eligible lessons are not hidden behind the rest
+        assert any(line.startswith("  L-") and "ripe" in line for line in lines)
+
+
+def test_status_shows_every_item_when_they_fit(data: dict) -> None:
+    lines = render(crowded(data, 3, 4, 2), colour=False).splitlines()
+    assert not [line for line in lines if line.startswith("  +")]
+    assert sum(1 for line in lines if line.startswith(("  D-", "  L-"))) == 9
+    assert fit(["a", "  1", "  2", "\0", "  3", "b"]) == ["a", "  1", "  2", "  3", "b"]
+
+
+def test_status_flags_template_placeholders_left_in_rules(world: World) -> None:
+    world.git.write("RULES.md", (template_dir() / "RULES.md").read_text(encoding="utf-8"))
+    data = collect(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
+    assert [(p["line"], p["text"]) for p in data["placeholders"]] == [
+        (6, "<agent name>"), (7, "<one sentence: what this agent exists to do>"),
+        (8, "<who answers DECISIONS.md, and how to reach them>")]
+    text = render(data, colour=False)
+    assert "  RULES.md:6: placeholder <agent name> left: every prompt reads it" in text.splitlines()
+    rules = world.read("RULES.md")
+    filled = (rules.replace("<agent name>", "Scout").replace("<one sentence: what this agent exists to do>", "Ship.")
+              .replace("<who answers DECISIONS.md, and how to reach them>", "Ada <ada@example.org>")
+              + "- see <https://example.org/guide> and <b>bold</b>\n")
+    world.git.write("RULES.md", filled)
+    again = collect(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
+    assert again["placeholders"] == []
+
+
+def test_status_without_memory_says_so(tmp_path: Path, cli, git_env) -> None:  # type: ignore[no-untyped-def]
+    git(tmp_path, "init", "-q", "-b", "main")
+    done = cli(["status"], cwd=tmp_path)
+    assert done.code == 2 and done.out == ""
+    assert "no gitmem memory here: none of NOW.md, DECISIONS.md, LOG.md, LESSONS.md, RULES.md exists" in done.err
+    assert "run `gitmem init`" in done.err
+    assert cli(["status", "--json"], cwd=tmp_path).code == 2
+
+
+def test_status_names_memory_files_that_are_missing(memrepo: GitRepo, cli) -> None:  # type: ignore[no-untyped-def]
+    memrepo.delete("LESSONS.md")
+    done = cli(["status"], cwd=memrepo.path)
+    assert done.code == 0
+    assert "missing      LESSONS.md (run `gitmem init`)" in done.out.splitlines()
+    assert json.loads(cli(["status", "--json"], cwd=memrepo.path).out)["missing"] == ["LESSONS.md"]
+
+
+def on_a_terminal(argv: list[str], cwd: Path, env: dict[str, str]) -> str:
+    """What `argv` prints to a terminal (a pty on stdout and stderr)."""
+    done, text = run_on_a_terminal(argv, cwd, env, timeout=60)
+    assert done.returncode == 0
+    return text
+
+
+def test_colour_follows_no_color_and_the_flags(memrepo: GitRepo) -> None:
+    gitmem = str(BIN / "gitmem")
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    assert "\x1b[" in on_a_terminal([gitmem, "status"], memrepo.path, env)
+    assert "\x1b[" not in on_a_terminal([gitmem, "status"], memrepo.path, {**env, "NO_COLOR": "1"})
+    assert "\x1b[" not in on_a_terminal([gitmem, "--no-color", "status"], memrepo.path, env)
+    assert "\x1b[" in on_a_terminal([gitmem, "--color", "status"], memrepo.path, {**env, "NO_COLOR": "1"})
+    piped = subprocess.run([gitmem, "status"], cwd=memrepo.path, capture_output=True, text=True, env=env)
+    assert "\x1b[" not in piped.stdout
+    forced = subprocess.run([gitmem, "--color", "status"], cwd=memrepo.path, capture_output=True, text=True, env=env)
+    assert "\x1b[" in forced.stdout
+
+
+@pytest.mark.parametrize(("argv", "suggestion"), [
+    (["stauts"], "Did you mean 'status'?"),
+    (["verfy"], "Did you mean 'verify'?"),
+    (["log", "ad"], "Did you mean 'add'?"),
+    (["xyzzy"], None),
+])
+def test_a_mistyped_command_gets_a_suggestion(tmp_path: Path, cli, argv: list[str],  # type: ignore[no-untyped-def]
+                                              suggestion: str | None) -> None:
+    done = cli(argv, cwd=tmp_path)
+    assert done.code == 2
+    assert f"No such command {argv[-1]!r}." in done.err
+    if suggestion:
+        assert suggestion in done.err
+    else:
+        assert "Did you mean" not in done.err
+    assert cli(["--help"], cwd=tmp_path).code == 0
+
+
+def test_shell_completion_works_with_the_lazy_commands(tmp_path: Path) -> None:
+    gitmem = str(BIN / "gitmem")
+    source = subprocess.run([gitmem], env={**os.environ, "_GITMEM_COMPLETE": "bash_source"}, capture_output=True,
+                            text=True, cwd=tmp_path)
+    assert "_gitmem_completion()" in source.stdout and "complete " in source.stdout
+    for words, cword, expected in (("gitmem sta", "1", "plain,status"), ("gitmem log a", "2", "plain,add")):
+        done = subprocess.run([gitmem], capture_output=True, text=True, cwd=tmp_path,
+                              env={**os.environ, "_GITMEM_COMPLETE": "bash_complete", "COMP_WORDS": words,
+                                   "COMP_CWORD": cword})
+        assert expected in done.stdout.splitlines()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    for shell in ("bash_source", "zsh_source", "fish_source"):
+        assert f"_GITMEM_COMPLETE={shell} gitmem" in readme

@@ -1,0 +1,413 @@
+"""What a cycle costs is counted, not timed (issue 31): the work that grows with history (hashing a file git
+already knows, walking commits already checked) is held to what the cycle reads, so it can't creep back."""
+from __future__ import annotations
+
+import os
+import subprocess
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gitmem import gitio
+from gitmem.close.day import entries_since
+from gitmem.close.writeup import blocked_tasks
+from gitmem.cycle.runner import run_cycle
+from gitmem.memory import decisions, log
+from gitmem.memory.text import Timestamp
+from tests.support.helpers import GitRepo
+
+
+def stat_dirty(root: str) -> list[str]:
+    """The tracked files whose index entry lacks the work tree's stat data: every status hashes them whole
+    again (`git diff-files` compares stat data only, and lists them)."""
+    out = subprocess.run(["git", "diff-files", "--name-only"], cwd=root, check=True, capture_output=True, text=True)
+    return out.stdout.split()
+
+
+def test_a_commit_leaves_the_index_knowing_the_files_it_committed(memrepo: GitRepo) -> None:
+    ws = memrepo.ws()
+    memrepo.append("LOG.md", "\nsome words a cycle wrote\n")
+    gitio.commit_worktree(ws.repo, ["LOG.md"], "a cycle's commit", author=gitio.Identity("A", "a@example.com"))
+    assert stat_dirty(str(memrepo.path)) == []
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=memrepo.path, capture_output=True, text=True,
+                          check=True).stdout == ""
+
+
+def test_a_commit_never_stages_what_the_work_tree_holds_instead(memrepo: GitRepo) -> None:
+    """The stat refresh only records that a file holds its entry's bytes: bytes committed from elsewhere than
+    the work tree leave the work tree's file modified, and the index equal to HEAD."""
+    ws = memrepo.ws()
+    memrepo.append("LOG.md", "\nthe human's unsaved words\n")
+    log_bytes = (memrepo.path / "LOG.md").read_bytes()
+    gitio.commit_files(ws.repo, {"LOG.md": log_bytes + b"\nonly in the commit\n"}, "a commit",
+                       author=gitio.Identity("A", "a@example.com"))
+    assert stat_dirty(str(memrepo.path)) == ["LOG.md"]
+    diff = subprocess.run(["git", "diff", "--cached", "--name-only"], cwd=memrepo.path, capture_output=True,
+                          text=True, check=True).stdout
+    assert diff == ""
+
+
+def test_a_cycle_leaves_no_file_for_the_next_one_to_hash_again(memrepo: GitRepo) -> None:
+    from tests.support.cycle_support import WritingBackend, built
+
+    assert run_cycle(memrepo.ws(), WritingBackend(built("first"))).commit
+    assert stat_dirty(str(memrepo.path)) == []
+
+
+
+def bytes_read() -> int:
+    """What this process has read through system calls so far, as the kernel counts it."""
+    with open("/proc/self/io", encoding="ascii") as io:
+        return next(int(line.split()[1]) for line in io if line.startswith("rchar:"))
+
+
+@pytest.mark.skipif(not Path("/proc/self/io").exists(), reason="the kernel's count of bytes read is Linux's")
+def test_a_commit_reads_each_file_it_commits_once(memrepo: GitRepo) -> None:
+    """The index learns the stat data of a committed file from the read that took its bytes: nothing reads the
+    file again to hash it (a 75 MB LOG and a 10 MB NOW at 100x), and git's own status finds it current."""
+    ws = memrepo.ws()
+    memrepo.append("LOG.md", "\n" + "a line of a long history\n" * 200_000)
+    size = (memrepo.path / "LOG.md").stat().st_size
+    gitio.head_id(ws.repo)
+    before = bytes_read()
+    gitio.commit_worktree(ws.repo, ["LOG.md"], "a cycle's commit", author=gitio.Identity("A", "a@example.com"))
+    assert bytes_read() - before < 1.5 * size
+    assert stat_dirty(str(memrepo.path)) == []
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=memrepo.path, capture_output=True, text=True,
+                          check=True).stdout == ""
+
+
+def test_a_file_written_again_after_its_commit_is_not_taken_for_committed(memrepo: GitRepo) -> None:
+    """The stat an entry gets is the one its bytes were read with: a later write shows as a change."""
+    ws = memrepo.ws()
+    memrepo.append("LOG.md", "\nsome words a cycle wrote\n")
+    gitio.commit_worktree(ws.repo, ["LOG.md"], "a cycle's commit", author=gitio.Identity("A", "a@example.com"))
+    memrepo.append("LOG.md", "\nwords written after the commit\n")
+    assert stat_dirty(str(memrepo.path)) == ["LOG.md"]
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=memrepo.path, capture_output=True, text=True,
+                          check=True).stdout == " M LOG.md\n"
+
+
+def test_the_close_tells_its_changed_files_without_reading_heads_blobs(memrepo: GitRepo) -> None:
+    """A file of another size than HEAD's blob has changed; one of the same size is compared by its blob id.
+    HEAD's LOG (75 MB at 100x) is never inflated to compare it with the work tree's."""
+    import base64
+
+    from gitmem.close import commit_guard
+
+    memrepo.write("LOG.md", memrepo.read("LOG.md") + base64.b64encode(os.urandom(3_000_000)).decode() + "\n")
+    memrepo.stage("LOG.md")
+    memrepo.commit("a long LOG")
+    memrepo.append("LOG.md", "\nthe close's entry\n")
+    ws = memrepo.ws()
+    head = gitio.head_id(ws.repo)
+    assert head is not None
+    size = (memrepo.path / "LOG.md").stat().st_size
+    before = bytes_read()
+    changed = commit_guard.changed_files(ws, head)
+    assert bytes_read() - before < 1.3 * size
+    assert list(changed) == ["LOG.md"] and changed["LOG.md"] == (memrepo.path / "LOG.md").read_bytes()
+    assert commit_guard.changed_with_stats(ws, head)[1]["LOG.md"].st_size == size
+    memrepo.write("NOW.md", memrepo.read("NOW.md").replace("#", "%", 1))     # same size, other bytes
+    assert sorted(commit_guard.changed_files(ws, head)) == ["LOG.md", "NOW.md"]
+
+
+def test_the_close_judges_an_appended_log_without_decoding_it(memrepo: GitRepo,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The close's permission check takes an append to LOG, as `check` judges it, from the bytes: neither side
+    of LOG is decoded whole again (75 MB each at 100x)."""
+    from gitmem.close import commit_guard
+
+    memrepo.write("LOG.md", log_of(40))
+    memrepo.stage("LOG.md")
+    memrepo.commit("forty cycles")
+    memrepo.write("LOG.md", log_of(41))
+    ws = memrepo.ws()
+    head = gitio.head_id(ws.repo)
+    assert head is not None
+    decoded: list[int] = []
+    real = commit_guard.decode_text
+
+    def counted(data: bytes) -> str:
+        decoded.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(commit_guard, "decode_text", counted)
+    commit_guard.check_result(ws, head, commit_guard.changed_files(ws, head))
+    assert len(log_of(40)) not in decoded and len(log_of(41)) not in decoded
+
+
+def test_the_close_asks_history_about_each_commit_once(memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Many Confirmed lines added by one commit cost the lookups of that commit, not theirs each: a close at 100x
+    asks about thousands of lines (and the parents of consecutive commits are the same commits again)."""
+    from gitmem.close.backing import Backing
+    from gitmem.memory import lessons
+
+    sections = []
+    for n in range(1, 21):
+        sections.append("\n".join([f"## L-{n:04d} · Lesson {n}", "- Happened: 2026-11-10 (cycle 1) — it broke",
+                                    "- Why: no tests", "- Change: run them", "- Rule: Run the tests.",
+                                    "- Confirmed: 2026-11-10 (cycle 2) — held",
+                                    "- Confirmed: 2026-11-10 (cycle 3) — held", "- Status: open", ""]))
+    memrepo.commit_files({"LESSONS.md": "# LESSONS\n\n" + "\n".join(sections)}, "lessons by hand")
+    asked: list[tuple[str, str]] = []
+    real = gitio.file_id_at
+
+    def counted(repo: Any, commit_id: str, path: str) -> Any:
+        asked.append((commit_id, path))
+        return real(repo, commit_id, path)
+
+    monkeypatch.setattr(gitio, "file_id_at", counted)
+    doc = lessons.parse(memrepo.read("LESSONS.md"))
+    wanted = [(lesson, item) for lesson in doc.lessons for item, _ in lesson.confirmations]
+    assert len(wanted) == 40
+    Backing(memrepo.ws()).resolve(wanted)
+    assert len(asked) == len(set(asked)) and len(asked) <= 4, asked
+
+
+def test_an_append_to_log_leaves_the_next_reader_its_fence_count(memrepo: GitRepo,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """After this process appends an entry, the fences before the old end are the ones it counted: the next
+    append (the close writes one a day when it catches up) counts only what was added since, not LOG from its
+    first byte again (75 MB each time at 100x)."""
+    from gitmem.memory_writer import MemoryWriter
+    from gitmem.workspace import head_and_tail
+
+    memrepo.write("LOG.md", log_of(60))
+    memrepo.stage("LOG.md")
+    memrepo.commit("sixty cycles")
+    memory = MemoryWriter(memrepo.ws())
+    history_end = (memrepo.path / "LOG.md").stat().st_size
+    memory.add_log_entry(task="the first", outcome="built", result="done")
+    first_end = (memrepo.path / "LOG.md").stat().st_size
+    memrepo.stage("LOG.md")
+    memrepo.commit("the first entry")
+    spans: list[tuple[int, int]] = []
+    real = head_and_tail._fence_lines
+
+    def counted(handle: Any, start: int, end: int) -> int:
+        spans.append((start, end))
+        return real(handle, start, end)
+
+    monkeypatch.setattr(head_and_tail, "_fence_lines", counted)
+    memory.add_log_entry(task="the second", outcome="built", result="done")
+    # Counted from where the first append began at the earliest: the sixty cycles before it are never read again.
+    assert spans and all(start >= history_end for start, _ in spans), (history_end, first_end, spans)
+
+# -- the close: what waits on a decision is found without parsing the LOG since it was asked -------------------
+
+def log_of(count: int, *, blocked_at: tuple[int, ...] = ()) -> str:
+    """A LOG of `count` cycles, one an hour from 2026-01-01, those in `blocked_at` blocked on D-0001."""
+    from gitmem.memory.log import LogEntry, Outcome, append_entry
+    from gitmem.memory.text import Timestamp, render_field
+
+    text = "# LOG\n"
+    for n in range(1, count + 1):
+        moment = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=n)
+        body = [*render_field("Task", f"task {n}"), *render_field("Result", f"result {n}")]
+        if n in blocked_at:
+            body += render_field("Blocked", "D-0001")
+        text = append_entry(text, LogEntry(Timestamp.from_datetime(moment), n, Outcome.BUILT, tuple(body)))
+    return text
+
+
+def waiting_since(day: int) -> tuple[decisions.Waiting, ...]:
+    asked = Timestamp.from_datetime(datetime(2026, 1, day, tzinfo=UTC))
+    return (decisions.Waiting("D-0001", "a question", "yes", asked, 1, 30.0),)
+
+
+@pytest.fixture
+def parses(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The sizes of the LOG texts parsed, however a caller reaches the parser."""
+    sizes: list[int] = []
+    real = log.parse
+
+    def counted(text: str, **kwargs: Any) -> log.LogDoc:
+        sizes.append(len(text))
+        return real(text, **kwargs)
+
+    monkeypatch.setattr(log, "parse", counted)
+    return sizes
+
+
+def test_a_decision_waiting_a_month_costs_the_close_no_parse_of_the_month(parses: list[int]) -> None:
+    text = log_of(24 * 40)
+    as_of = datetime(2026, 2, 10, tzinfo=UTC)
+    assert blocked_tasks(text, waiting_since(2), as_of) == {}
+    assert parses == []
+
+
+def test_the_tasks_blocked_on_a_waiting_decision_are_still_found(parses: list[int]) -> None:
+    # Cycle 5 is before the ask (2 Jan 00:00 is cycle 24), 30 and 700 after it; 960 is after `as_of`.
+    text = log_of(24 * 40, blocked_at=(5, 30, 700, 959))
+    as_of = datetime(2026, 2, 9, 12, tzinfo=UTC)
+    # What reading the entries back to the ask finds (entries_since: the whole tail parsed).
+    expected: dict[str, list[str]] = {}
+    for entry in entries_since(text, datetime(2026, 1, 2, tzinfo=UTC)):
+        if entry.when.moment < as_of and "D-0001" in entry.blocked_by:
+            expected.setdefault("D-0001", []).append(entry.get("Task") or "")
+    assert expected["D-0001"][-2:] == ["task 30", "task 700"]
+    parses.clear()
+    assert blocked_tasks(text, waiting_since(2), as_of) == expected
+    assert len(parses) == 1
+
+
+# -- LOG's standing scan: what was found plain is not scanned again ---------------------------------------------
+
+def test_a_log_found_plain_is_judged_again_by_what_was_appended() -> None:
+    from gitmem.checks import amendments
+
+    text = log_of(50).encode()
+    assert amendments.plain(text)
+    bad = text + b"\n## yesterday \xc2\xb7 cycle 51 \xc2\xb7 built\n- Task: t\n"
+    assert not amendments.plain(bad)
+    assert not amendments.plain(text + b"\n## 2026-01-03 02:00 UTC \xc2\xb7 amends line 3 \xc2\xb7 cycle 51\n")
+    assert amendments.plain(text + log_of(51)[len(log_of(50)):].encode())
+    # A LOG that is not the one found plain with more at its end is scanned whole.
+    assert not amendments.plain(b"# LOG\n\n## not a heading\n" + text[6:])
+
+
+def test_a_log_found_plain_is_not_scanned_again_for_an_appended_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitmem.checks import amendments
+
+    scanned: list[int] = []
+    real = amendments._LINE
+
+    class Counted:
+        def findall(self, data: bytes) -> list[bytes]:
+            scanned.append(len(data))
+            return real.findall(data)
+
+    monkeypatch.setattr(amendments, "_LINE", Counted())
+    history, longer = log_of(400).encode(), log_of(401).encode()
+    assert amendments.plain(history)
+    scanned.clear()
+    assert amendments.plain(longer)
+    assert scanned and max(scanned) < 2 * (len(longer) - len(history))
+
+
+# -- checks of texts in hand: a file nobody changed is skipped by its bytes ---------------------------------------
+
+def test_a_file_with_the_same_bytes_on_both_sides_is_skipped_without_a_blob_id(
+        memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The close judges its files together from texts in hand (no blob ids): a NOW it did not change is not
+    parsed, whatever its size; a NOW it changed is judged."""
+    from gitmem.checks import CheckInput, run_checks
+    from gitmem.gitio.snapshots import Snapshot, same_blob
+    from gitmem.memory import now
+
+    ws = memrepo.ws()
+    current = {path: (memrepo.path / path).read_bytes()
+               for path in ("NOW.md", "LOG.md", "DECISIONS.md", "LESSONS.md", "RULES.md")}
+    before, after = Snapshot.from_dict("current", current), Snapshot.from_dict("proposed", dict(current))
+    assert same_blob(before, after, "NOW.md")
+    parsed: list[int] = []
+    real = now.parse.__wrapped__        # type: ignore[attr-defined]
+
+    def counted(text: str, **kwargs: Any) -> now.NowDoc:
+        parsed.append(len(text))
+        return real(text, **kwargs)   # type: ignore[no-any-return]
+
+    monkeypatch.setattr(now, "parse", counted)
+    assert [v for v in run_checks(CheckInput(ws.config, before, after, None)) if v.is_error] == []
+    assert parsed == []
+    changed = Snapshot.from_dict("proposed", {**current, "NOW.md": current["NOW.md"] + b"\n## not a block\n"})
+    assert not same_blob(before, changed, "NOW.md")
+    assert any(v.path == "NOW.md" for v in run_checks(CheckInput(ws.config, before, changed, None)))
+
+
+def test_a_cycle_whose_agent_left_log_and_now_alone_writes_them_only_to_add_its_own(
+        memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The runner puts back what the agent changed; a file it left alone is not rewritten (at 100x a 75 MB LOG
+    and a 10 MB NOW, each hashed again by every status after a rewrite)."""
+    from gitmem.confined import files
+    from tests.support.cycle_support import WritingBackend, built
+
+    assert run_cycle(memrepo.ws(), WritingBackend(built("first"))).commit
+    rewritten: list[str] = []
+    real = files.write
+
+    def counted(root: Any, rel: str, data: bytes, *args: Any, **kwargs: Any) -> Any:
+        rewritten.append(rel)
+        return real(root, rel, data, *args, **kwargs)
+
+    monkeypatch.setattr(files, "write", counted)
+    report = run_cycle(memrepo.ws(), WritingBackend(lambda memory, request: None))
+    assert report.commit and report.exit_code == 0
+    assert "LOG.md" not in rewritten and rewritten.count("NOW.md") == 1, rewritten     # its block on top
+    assert stat_dirty(str(memrepo.path)) == []
+
+
+def test_a_cycle_never_inflates_the_log_it_started_from(memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The checks after the agent take the start's LOG as a prefix of the work tree's, proven by one hash
+    (gitmem.gitio.blobproof): at 100x the blob is 75 MB. Every size counts as big here."""
+    from gitmem.gitio import blobproof, snapshots
+    from tests.support.cycle_support import WritingBackend, built
+
+    assert run_cycle(memrepo.ws(), WritingBackend(built("first"))).commit
+    monkeypatch.setattr(blobproof, "MIN_SIZE", 0)
+    inflated: list[str] = []
+    real = snapshots.Snapshot.read
+
+    def counted(self: snapshots.Snapshot, path: str) -> bytes | None:
+        if type(self) is snapshots.Snapshot and self.label.startswith("commit") and path not in self._cache:
+            inflated.append(path)
+        return real(self, path)
+
+    monkeypatch.setattr(snapshots.Snapshot, "read", counted)
+    assert run_cycle(memrepo.ws(), WritingBackend(built("second"))).commit
+    assert "LOG.md" not in inflated and "NOW.md" not in inflated, inflated
+
+
+def test_the_close_parses_the_log_headings_of_the_cycles_it_asks_about_only(
+        memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A confirmation names a cycle; the close finds that cycle's heading in the current LOG. The lines that
+    name cycles are found by one regex pass; only the asked cycles' headings are parsed, and a heading in a
+    code fence is still none."""
+    from gitmem.close import backing
+
+    fenced = "```\n## 2026-01-01 00:30 UTC · cycle 40 · built\n```\n"
+    (memrepo.path / "LOG.md").write_text(log_of(400).replace("- Result: result 3\n", "- Result: result 3\n" + fenced))
+    parsed: list[str] = []
+    real = log.parse_any_heading
+
+    def counted(title: str) -> Any:
+        parsed.append(title)
+        return real(title)
+
+    monkeypatch.setattr(log, "parse_any_heading", counted)
+    found = backing.Backing(memrepo.ws())
+    text = (memrepo.path / "LOG.md").read_bytes()
+    at = found._heading_offset(40)
+    assert at is not None and text[at:].startswith(b"## 2026-01-02 16:00 UTC \xc2\xb7 cycle 40 ")
+    assert found._heading_offset(401) is None
+    assert len(parsed) <= 2, parsed
+
+
+# -- the cycle's walks over history: only what came since the last cycle -----------------------------------------
+
+def test_a_cycle_walks_only_the_commits_since_the_last_cycle(memrepo: GitRepo,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The preflight verifies the commits a cycle or close did not check (gitmem.checks.check_and_verify
+    .check_since_checked), whatever lies below: the count of commits walked is what came since."""
+    from gitmem.checks import check_and_verify
+    from tests.support.cycle_support import WritingBackend, built
+
+    for n in range(12):
+        memrepo.commit_files({"notes.txt": f"note {n}\n"}, f"a human's note {n}")
+    assert run_cycle(memrepo.ws(), WritingBackend(built("first"))).commit
+    for n in range(3):
+        memrepo.commit_files({"notes.txt": f"later note {n}\n"}, f"a later note {n}")
+    walked: list[str] = []
+    real = gitio.walk_range
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        for commit in real(*args, **kwargs):
+            walked.append(commit.id)
+            yield commit
+
+    monkeypatch.setattr(check_and_verify.gitio, "walk_range", counted)
+    assert run_cycle(memrepo.ws(), WritingBackend(built("second"))).commit
+    assert len(walked) == 3, walked

@@ -1,0 +1,164 @@
+"""`gitmem fleet dispatch`: a fleet of 100 agents (copies of one `gitmem demo`, each with the template's
+3-hourly schedule) read a few hours on, and a loopback fake of GitHub's Actions API (tests/support/
+fake_actions.py) answering for each agent's workflow: late, dropped and disabled schedules, a run in progress,
+and budgets hit mid-day. Only overdue agents cost API calls; no agent gets a second run while one is queued."""
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from gitmem.fleet.dispatch import DISPATCH, SKIP, WAIT, carry_out, plan
+from gitmem.fleet.fleetfile import load_fleet
+from gitmem.fleet.parallel import read_fleet
+from gitmem.memory_writer import MemoryWriter
+from gitmem.publish.github_api import GitHubClient
+from gitmem.scaffold.demo import run_demo
+from gitmem.workspace import Workspace
+from tests.support.fake_actions import FakeActions
+from tests.support.gitcli import git
+from tests.support.helpers import fleet_home
+
+AGENTS = 100
+ON_SCHEDULE = range(0, 80)
+PLAIN_OVERDUE = range(80, 95)
+DISABLED_FOR_INACTIVITY, DISABLED_BY_HUMAN, RUNNING, OVER_ITS_BUDGET, NOT_ON_GITHUB = 95, 96, 97, 98, 99
+
+
+@dataclass
+class Fleet100:
+    root: Path
+    base: datetime          # when the demo ran; the fleet is read six hours later
+
+
+def _cycle(path: Path, moment: datetime, evidence: str | None = None) -> None:
+    MemoryWriter(Workspace.at(path), clock=lambda: moment).add_log_entry(
+        task="keep going", outcome="built", result="done", evidence=evidence)
+    git(path, "commit", "-qam", "a cycle")
+
+
+@pytest.fixture(scope="module")
+def fleet100(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet100]:
+    with pytest.MonkeyPatch.context() as patch:
+        root = fleet_home(patch, tmp_path_factory, "fleet100")
+        demo = run_demo(root / "demo").path
+        base = datetime.now(UTC).replace(microsecond=0) + timedelta(minutes=1)
+        lines = ["agents:"]
+        for n in range(AGENTS):
+            shutil.copytree(demo, root / f"agent-{n:02d}", symlinks=True)
+            github = "" if n == NOT_ON_GITHUB else f"\n    github: owner/agent-{n:02d}"
+            cap = "\n    tokens_per_day: 1000" if n == OVER_ITS_BUDGET else ""
+            lines.append(f"  - name: agent-{n:02d}\n    repo: agent-{n:02d}{github}{cap}")
+        for n in ON_SCHEDULE:                       # a cycle an hour before the read: on schedule
+            _cycle(root / f"agent-{n:02d}", base + timedelta(hours=5))
+        _cycle(root / f"agent-{OVER_ITS_BUDGET:02d}", base + timedelta(hours=1),
+               evidence="tokens: input 1500, output 500, total 2000")
+        (root / "fleet.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        yield Fleet100(root, base)
+
+
+def _fake(fake: FakeActions) -> None:
+    for n in range(AGENTS):
+        fake.add(f"owner/agent-{n:02d}")
+    fake.workflows[("owner/agent-95", "gitmem.yml")].state = "disabled_inactivity"
+    fake.workflows[("owner/agent-96", "gitmem.yml")].state = "disabled_manually"
+    fake.workflows[("owner/agent-97", "gitmem.yml")].runs = ["completed", "in_progress"]
+
+
+def test_only_overdue_agents_are_started_and_only_they_cost_api_calls(fleet100: Fleet100) -> None:
+    fleet = load_fleet(fleet100.root / "fleet.yaml")
+    view = read_fleet(fleet, clock=lambda: fleet100.base + timedelta(hours=6))
+    steps = plan(fleet, view)
+    decided = {step.agent: step for step in steps}
+    assert all(decided[f"agent-{n:02d}"].decision == WAIT for n in ON_SCHEDULE)
+    assert decided["agent-99"].decision == SKIP and "not a GitHub repository" in decided["agent-99"].why
+    assert decided["agent-98"].decision == SKIP and "2000 tokens today, over 1000" in decided["agent-98"].why
+    with FakeActions() as fake:
+        _fake(fake)
+        carry_out(steps, fleet, lambda repository: GitHubClient(fake.url, repository, fake.token))
+        dispatched = sorted(repo for (repo, _), flow in fake.workflows.items() if flow.dispatched)
+        assert dispatched == sorted([f"owner/agent-{n:02d}" for n in PLAIN_OVERDUE] + ["owner/agent-95"])
+        flow = fake.workflows[("owner/agent-95", "gitmem.yml")]
+        assert flow.enabled == 1 and flow.dispatched == [{"ref": "main", "inputs": {"command": "cycle"}}]
+        assert fake.workflows[("owner/agent-96", "gitmem.yml")].enabled == 0
+        assert "a human disabled" in decided["agent-96"].done[0]
+        assert "still queued or in progress" in decided["agent-97"].done[0]
+        assert len(fake.requests) == sum(step.calls for step in steps) == 15 * 3 + 4 + 1 + 2
+        touched = {path.split("/")[3] for _, path in fake.requests}
+        assert touched == {f"agent-{n:02d}" for n in [*PLAIN_OVERDUE, 95, 96, 97]}   # on-schedule agents: no call
+        # The next pass, with the dispatched runs still queued, starts nothing twice.
+        again = carry_out(plan(fleet, view), fleet, lambda repo: GitHubClient(fake.url, repo, fake.token))
+        assert all(len(flow.dispatched) <= 1 for flow in fake.workflows.values())
+        assert all("still queued" in s.done[-1] for s in again if s.decision == DISPATCH and s.agent != "agent-96")
+
+
+def test_a_fleet_over_its_budget_starts_nothing(fleet100: Fleet100, tmp_path: Path) -> None:
+    text = (fleet100.root / "fleet.yaml").read_text(encoding="utf-8").replace("repo: agent-", f"repo: "
+                                                                              f"{fleet100.root}/agent-")
+    (tmp_path / "fleet.yaml").write_text(text + "budget:\n  tokens_per_day: 1500\n", encoding="utf-8")
+    fleet = load_fleet(tmp_path / "fleet.yaml")
+    steps = plan(fleet, read_fleet(fleet, clock=lambda: fleet100.base + timedelta(hours=6)))
+    overdue = [step for step in steps if step.decision != WAIT]
+    assert overdue and all(step.decision == SKIP for step in overdue)
+    assert "the fleet is over its budget (2000 tokens today, over 1500)" in overdue[0].why
+
+
+def test_the_cli_dispatches_with_the_token_and_a_dry_run_calls_nothing(tmp_path: Path, cli, git_env: None,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.support.helpers import make_repo
+
+    late = make_repo(tmp_path / "late")
+    shutil.copytree(Path(__file__).resolve().parents[2] / "template-repo" / ".github",
+                    late.path / ".github", dirs_exist_ok=True)
+    _cycle(late.path, datetime.now(UTC) - timedelta(hours=9))          # GitHub dropped the last three runs
+    (tmp_path / "fleet.yaml").write_text("agents:\n  - name: late\n    repo: late\n    github: owner/late\n",
+                                         encoding="utf-8")
+    with FakeActions() as fake:
+        fake.add("owner/late")
+        monkeypatch.setenv("GITHUB_API_URL", fake.url)
+        monkeypatch.delenv("GITMEM_FLEET_DISPATCH_TOKEN", raising=False)
+        refused = cli(["fleet", "dispatch"], cwd=tmp_path)
+        assert refused.code == 2 and "GITMEM_FLEET_DISPATCH_TOKEN is not set" in refused.err
+        dry = cli(["fleet", "dispatch", "--dry-run"], cwd=tmp_path)
+        assert dry.code == 0 and "late: dispatch: overdue by" in dry.out and fake.requests == []
+        monkeypatch.setenv("GITMEM_FLEET_DISPATCH_TOKEN", fake.token)
+        done = cli(["fleet", "dispatch", "--json"], cwd=tmp_path)
+        assert done.code == 0, done.err
+        said = json.loads(done.out)
+        assert said["calls"] == 3 and said["agents"][0]["done"] == ["dispatched gitmem.yml on main"]
+        assert fake.workflows[("owner/late", "gitmem.yml")].dispatched == [{"ref": "main",
+                                                                            "inputs": {"command": "cycle"}}]
+
+
+def test_the_catch_up_step_without_a_token_lists_the_overdue_agents_and_starts_nothing(tmp_path: Path,
+                                                                                      git_env: None) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from ruamel.yaml import YAML
+
+    from tests.support.helpers import make_repo
+
+    late = make_repo(tmp_path / "late")
+    shutil.copytree(Path(__file__).resolve().parents[2] / "template-repo" / ".github",
+                    late.path / ".github", dirs_exist_ok=True)
+    _cycle(late.path, datetime.now(UTC) - timedelta(hours=9))
+    (tmp_path / "fleet.yaml").write_text("agents:\n  - name: late\n    repo: late\n    github: owner/late\n",
+                                         encoding="utf-8")
+    workflow = Path(__file__).resolve().parents[2] / "template-fleet" / ".github" / "workflows" / "fleet.yml"
+    steps = {s["name"]: s for s in YAML(typ="safe").load(workflow.read_text(encoding="utf-8"))["jobs"]["fleet"]["steps"]
+             if "name" in s}
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           "RUNNER_TEMP": str(tmp_path), "GITHUB_STEP_SUMMARY": str(tmp_path / "summary"),
+           "GITMEM_FLEET_DISPATCH_TOKEN": ""}
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", steps["Catch up on missed cycles"]["run"]], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "overdue agents are listed, not started" in done.stdout and "late: dispatch: overdue by" in done.stdout
+    assert "(dry run: none made)" in done.stdout

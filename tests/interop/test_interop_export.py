@@ -1,0 +1,142 @@
+"""`gitmem export --to FORMAT` and the round trips with `gitmem import`, in a real repo."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from gitmem.interop.claude_code import project_dir_name
+from tests.interop.test_interop_import import FEEDBACK, INDEX, USER, claude_dir, home, put  # noqa: F401 (fixture)
+from tests.support.helpers import CliResult, GitRepo
+
+Cli = Callable[..., CliResult]
+FORMATS = ("agent-memory-repo", "claude", "codex", "gemini")
+SOURCE_OF = {"agent-memory-repo": "agent-memory-repo", "claude": "claude", "codex": "codex", "gemini": "gemini"}
+RULE = "- R-01 · Run the tests before every push (human)\n"
+
+
+def memory(repo: GitRepo) -> tuple[str, ...]:
+    return tuple(repo.read(name) for name in ("LESSONS.md", "DECISIONS.md", "RULES.md", "NOW.md"))
+
+
+def fill(repo: GitRepo, cli: Cli) -> None:
+    """A rule, an open lesson, a resolved decision and a NOW block, written as the human and the agent do."""
+    rules = repo.read("RULES.md").replace("## Proven rules\n", "## Proven rules\n" + RULE)
+    repo.write("RULES.md", rules)
+    assert cli(["lesson", "add", "--title", "Pin the CLI versions", "--happened", "a release broke CI",
+                "--why", "an unpinned npm install", "--change", "pin every agent CLI with its lock"],
+               cwd=repo.path).code == 0
+    assert cli(["decision", "ask", "--title", "Ship on Fridays?", "--recommendation", "no"], cwd=repo.path).code == 0
+    assert cli(["decision", "answer", "D-0001", "--answer", "no, Thursdays"], cwd=repo.path).code == 0
+    assert cli(["log", "add", "--task", "t", "--outcome", "built", "--result", "r"], cwd=repo.path).code == 0
+    assert cli(["now", "add", "--did", "pinned the CLIs", "--human", "nothing", "--next", "the export"],
+               cwd=repo.path).code == 0
+    repo.stage("RULES.md", "LESSONS.md", "DECISIONS.md", "LOG.md", "NOW.md")
+    repo.commit("memory")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_export_then_import_adds_nothing(memrepo: GitRepo, cli: Cli, home: Path, tmp_path: Path,  # noqa: F811
+                                         fmt: str) -> None:
+    fill(memrepo, cli)
+    out = tmp_path / "out"
+    exported = cli(["export", "--to", fmt, "--out", str(out), "--json"], cwd=memrepo.path)
+    assert exported.code == 0, exported.err
+    assert json.loads(exported.out)["entries"] == ["R-01", "L-0001", "D-0001", "NOW"]
+    text = "".join(p.read_text(encoding="utf-8") for p in sorted(out.glob("*.md")))
+    assert f"exported by gitmem from {memrepo.path}" in text           # the pointer back to the record
+    for expected in ("Run the tests before every push", "Pin the CLI versions", "Answer: no, Thursdays",
+                     "Did: pinned the CLIs"):
+        assert expected in text
+    before = memory(memrepo)
+    again = cli(["import", SOURCE_OF[fmt], "--from", str(out)], cwd=memrepo.path)
+    assert again.code == 0, again.err
+    assert "Nothing new to import." in again.out
+    assert memory(memrepo) == before
+
+
+def test_import_then_export_keeps_every_imported_fact_and_its_origin(memrepo: GitRepo, cli: Cli,
+                                                                     home: Path, tmp_path: Path) -> None:  # noqa: F811
+    put(claude_dir(home, memrepo), {"MEMORY.md": INDEX, "feedback_real-database.md": FEEDBACK,
+                                    "user_role.md": USER})
+    data = json.loads(cli(["import", "claude", "--json"], cwd=memrepo.path).out)
+    assert cli(["decision", "answer", "D-0001", "--answer", "all"], cwd=memrepo.path).code == 0
+    for fmt in FORMATS:
+        out = tmp_path / fmt
+        assert cli(["export", "--to", fmt, "--out", str(out)], cwd=memrepo.path).code == 0
+        text = " ".join(" ".join(p.read_text(encoding="utf-8").split()) for p in out.glob("*.md"))
+        for item in (*data["lessons"], *data["proposals"]):
+            assert " ".join(item["text"].split()) in text, (fmt, item["text"])
+            assert item["origin"] in text, (fmt, item["origin"])
+
+
+def test_an_unaccepted_proposal_is_not_exported(memrepo: GitRepo, cli: Cli, home: Path,  # noqa: F811
+                                                tmp_path: Path) -> None:
+    put(home / ".gemini", {"GEMINI.md": "## Gemini Added Memories\n- Prefers tabs.\n"})
+    assert cli(["import", "gemini"], cwd=memrepo.path).code == 0
+    assert cli(["export", "--to", "codex", "--out", str(tmp_path / "x")], cwd=memrepo.path).code == 0
+    assert "Prefers tabs" not in (tmp_path / "x" / "MEMORY.md").read_text(encoding="utf-8")
+
+
+def test_export_never_overwrites_a_file_it_did_not_write(memrepo: GitRepo, cli: Cli, home: Path,  # noqa: F811
+                                                        tmp_path: Path) -> None:
+    fill(memrepo, cli)
+    out = tmp_path / "out"
+    put(out, {"GEMINI.md": "# My own notes\n"})
+    refused = cli(["export", "--to", "gemini", "--out", str(out)], cwd=memrepo.path)
+    assert refused.code == 1
+    assert f"{out / 'GEMINI.md'}:1: GM953 is not a file gitmem exported; left alone" in refused.err
+    assert (out / "GEMINI.md").read_text(encoding="utf-8") == "# My own notes\n"
+    (out / "GEMINI.md").unlink()
+    (out / "GEMINI.md").symlink_to(tmp_path / "target.md")
+    linked = cli(["export", "--to", "gemini", "--out", str(out)], cwd=memrepo.path)
+    assert linked.code == 1 and "GM953" in linked.err and not (tmp_path / "target.md").exists()
+
+
+def test_a_second_export_rewrites_its_own_files_and_drops_the_ones_no_longer_in_force(
+        memrepo: GitRepo, cli: Cli, home: Path, tmp_path: Path) -> None:  # noqa: F811
+    fill(memrepo, cli)
+    out = tmp_path / "out"
+    put(out, {"notes.md": "mine\n"})
+    assert cli(["export", "--to", "claude", "--out", str(out)], cwd=memrepo.path).code == 0
+    assert (out / "gitmem-l-0001.md").exists()
+    memrepo.write("LESSONS.md", memrepo.read("LESSONS.md").replace("- Status: open", "- Status: retired — wrong"))
+    assert cli(["export", "--to", "claude", "--out", str(out)], cwd=memrepo.path).code == 0
+    assert not (out / "gitmem-l-0001.md").exists()
+    assert (out / "notes.md").read_text(encoding="utf-8") == "mine\n"
+    assert "gitmem-l-0001.md" not in (out / "MEMORY.md").read_text(encoding="utf-8")
+
+
+def test_cli_location_is_only_written_when_asked(memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
+    fill(memrepo, cli)
+    neither = cli(["export", "--to", "claude"], cwd=memrepo.path)
+    assert neither.code == 2 and "--out DIR or --cli-location" in neither.err
+    assert cli(["export", "--to", "claude", "--cli-location"], cwd=memrepo.path).code == 0
+    where = home / ".claude" / "projects" / project_dir_name(memrepo.path) / "memory"
+    assert (where / "MEMORY.md").exists() and (where / "gitmem-r-01.md").exists()
+    assert cli(["import", "claude"], cwd=memrepo.path).out.strip().endswith("Nothing new to import.")
+
+
+def test_a_fact_naming_an_entry_this_repository_lacks_is_imported(memrepo: GitRepo, cli: Cli, home: Path,  # noqa: F811
+                                                                  tmp_path: Path) -> None:
+    put(home / ".gemini", {"GEMINI.md": "## Gemini Added Memories\n- Copied from elsewhere [gitmem: L-0999]\n"})
+    result = cli(["import", "gemini", "--json"], cwd=memrepo.path)
+    assert [p["text"] for p in json.loads(result.out)["proposals"]] == ["Copied from elsewhere [gitmem: L-0999]"]
+
+
+def test_an_export_masks_the_environments_secrets(memrepo: GitRepo, cli: Cli, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another CLI's memory is output like any other: a secret value in a lesson is masked as recall masks it."""
+    fill(memrepo, cli)
+    monkeypatch.setenv("GITHUB_TOKEN", "Sup3rS3cretValue99")
+    lessons = memrepo.read("LESSONS.md").replace("pin every agent CLI with its lock",
+                                                 "pin every agent CLI with its lock, token Sup3rS3cretValue99")
+    memrepo.write("LESSONS.md", lessons)
+    memrepo.stage("LESSONS.md")
+    memrepo.commit("a secret in a lesson")
+    out = tmp_path / "out"
+    assert cli(["export", "--to", "claude", "--out", str(out)], cwd=memrepo.path).code == 0
+    text = "".join(p.read_text(encoding="utf-8") for p in sorted(out.rglob("*.md")))
+    assert "Sup3rS3cretValue99" not in text and "token ***" in text

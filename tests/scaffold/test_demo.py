@@ -1,0 +1,88 @@
+"""`gitmem demo`: the whole loop offline; the history it leaves passes `gitmem verify` commit by commit."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pygit2
+import pytest
+
+from gitmem.checks.check_and_verify import verify_range
+from gitmem.errors import ExitCode
+from gitmem.memory import decisions, lessons, log, rules
+from gitmem.scaffold.demo import run_demo
+from gitmem.workspace import Workspace
+
+
+def test_the_demo_runs_the_whole_loop(tmp_path: Path, git_env, monkeypatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    target = tmp_path / "demo"
+    began = time.monotonic()
+    lines: list[str] = []
+    result = run_demo(target, emit=lines.append)
+    assert time.monotonic() - began < 30
+    assert lines == result.steps and result.path == target
+    text = "\n".join(lines)
+
+    repo = pygit2.Repository(str(target))
+    checked = verify_range(Workspace.at(target), None, "HEAD")
+    assert checked.violations == [] and not checked.rewritten
+    assert not repo.status(untracked_files="all")
+
+    # Each step is in the narrative, and in the repository.
+    assert "Created a repository from the template" in text
+    for number in range(1, 7):
+        assert f"   cycle {number} · " in text
+    entries = log.parse((target / "LOG.md").read_text()).entries
+    assert [e.outcome for e in entries if e.cycle] == ["built", "built", "built", "built", "published", "no-build"]
+    assert "Dana Human answers D-0001" in text
+    resolved = decisions.parse((target / "DECISIONS.md").read_text()).settled
+    assert [d.id for d in resolved] == ["D-0001"] and resolved[0].answered[1] == "Dana Human"
+    answer = next(c for c in repo.walk(repo.head.target) if c.message == "decision: answer D-0001")
+    assert answer.author.name == "Dana Human"
+    assert "its context listed D-0001 under 'newly resolved" in text
+    assert (target / "LICENSE").read_text().startswith("MIT License")
+    lesson = lessons.parse((target / "LESSONS.md").read_text()).find("L-0001")
+    assert [event.cycle for _, event in lesson.confirmations] == [4, 5]
+    assert "Rule 0: cycle 6 wrote no LOG entry" in text
+    assert "Rule 0" in entries[-2 if entries[-1].cycle is None else -1].get("Result")
+    if result.closed:
+        assert "Daily close (closed)" in text and "L-0001 -> R-01" in text
+        # It closes the day its cycles ran, whatever the hour (in the morning, a plain close is yesterday's).
+        assert f"closed {entries[0].when.moment.date().isoformat()}: 6 cycles" in text, text
+        assert entries[-1].cycle is None                      # the close entry
+        assert rules.parse((target / "RULES.md").read_text()).proven[0].lesson == "L-0001"
+    assert "Final history (git log --oneline):" in text
+    subjects = [line.split(" ", 4)[-1] for line in lines if line.startswith("   ") and " gitmem: " in line]
+    assert "gitmem: cycle 1 · built · Ship hello.py" in subjects
+
+
+def test_the_cli_names_its_temp_dir_and_refuses_a_non_empty_one(tmp_path: Path, cli, git_env,
+                                                                 monkeypatch) -> None:
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    result = cli(["demo"], cwd=tmp_path)
+    assert result.code == ExitCode.OK, result.err
+    first = result.lines[0]
+    assert first.startswith(f"gitmem demo in {tmp_path}{'/'}gitmem-demo-")
+    made = Path(first.removeprefix("gitmem demo in "))
+    assert (made / "LOG.md").exists()
+    refused = cli(["demo", str(made)], cwd=tmp_path)
+    assert refused.code == ExitCode.USAGE and "is not empty" in refused.err
+
+
+@pytest.mark.skipif(shutil.which("faketime") is None, reason="libfaketime is not installed (Debian: faketime); "
+                    ".ci/run installs it")
+def test_a_demo_run_in_the_morning_closes_the_day_its_cycles_ran(tmp_path: Path, git_env) -> None:
+    """At 08:00 a plain close is a late close of yesterday (close.late_hours); the demo's cycles ran today, and
+    its close reports them, whatever the hour the demo is run at."""
+    gitmem = Path(sys.executable).parent / "gitmem"
+    done = subprocess.run(["faketime", "2026-12-06 08:00:00", str(gitmem), "demo", str(tmp_path / "demo")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == ExitCode.OK, done.stderr
+    assert "Daily close (closed): closed 2026-12-06: 6 cycles" in done.stdout, done.stdout

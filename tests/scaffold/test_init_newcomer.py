@@ -1,0 +1,226 @@
+"""A newcomer's first hour with `gitmem init`: .gitignore, plain git hooks, the next step, mapped file names."""
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import gitmem.scaffold.init as gitmem_init
+from gitmem.cli import main
+from gitmem.cli.init import next_step
+from gitmem.errors import ExitCode
+from tests.support.gitcli import git, isolated_env, run_git
+from tests.support.helpers import HUMAN
+
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE_GITIGNORE = PROJECT_ROOT / "template-repo" / ".gitignore"
+SPANISH = """\
+files:
+  now: ESTADO.md
+  decisions: DECISIONES.md
+  log: BITACORA.md
+  lessons: LECCIONES.md
+  rules: CLAUDE.md
+"""
+
+
+@pytest.fixture(autouse=True)
+def _clean_git_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [name for name in os.environ if name.startswith("GIT_")]:
+        monkeypatch.delenv(name, raising=False)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def ignore_patterns(path: Path) -> list[str]:
+    return [line for line in path.read_text(encoding="utf-8").splitlines() if line and not line.startswith("#")]
+
+
+# -- .gitignore --------------------------------------------------------------------------------------------
+
+def test_the_template_ignores_the_usual_local_clutter() -> None:
+    patterns = ignore_patterns(TEMPLATE_GITIGNORE)
+    for must in (".venv/", "__pycache__/", ".env"):
+        assert must in patterns
+    # Memory, config, prompts and workflows are never ignored.
+    for kept in ("NOW.md", "LOG.md", "gitmem.yaml", "prompts/", ".github/", ".pre-commit-config.yaml"):
+        assert not any(kept.startswith(p.rstrip("/")) for p in patterns), kept
+
+
+def test_following_the_template_readme_stages_no_venv(tmp_path: Path) -> None:
+    """The template README's steps: `python3 -m venv .venv`, then `git add -A`. Nothing from .venv is staged."""
+    agent = tmp_path / "agent"
+    gitmem_init.init(agent)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(agent / ".venv")], check=True)
+    (agent / ".env").write_text("ANTHROPIC_API_KEY=not-a-real-key\n", encoding="utf-8")
+    (agent / "tools" / "__pycache__").mkdir(parents=True)
+    (agent / "tools" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
+    git(agent, "add", "-A")
+    staged = git(agent, "diff", "--cached", "--name-only").split()
+    assert staged and not [p for p in staged if p.startswith(".venv/") or "__pycache__" in p or p == ".env"]
+    assert ".gitignore" in staged
+
+
+def test_an_existing_gitignore_gets_only_the_missing_patterns(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    mine = b"# mine\r\nnode_modules/\r\n.venv\r\n*.log"          # CRLF, no newline at the end, .venv without /
+    (tmp_path / ".gitignore").write_bytes(mine)
+
+    code, out, _ = run(capsys, "init", str(tmp_path))
+
+    assert code == ExitCode.OK
+    assert "updated     .gitignore (patterns added)" in out.splitlines()
+    merged = (tmp_path / ".gitignore").read_bytes()
+    assert merged.startswith(mine + b"\r\n")                      # every byte kept, the last line ended
+    added = merged[len(mine):].decode("utf-8").split("\r\n")
+    assert b"\n" not in merged.replace(b"\r\n", b"")              # CRLF throughout
+    assert ".venv/" not in added and "__pycache__/" in added and ".env" in added
+    assert added.count("__pycache__/") == 1
+    again = run(capsys, "init", str(tmp_path))
+    assert again[0] == ExitCode.OK and "left alone  .gitignore (exists)" in again[1].splitlines()
+    assert (tmp_path / ".gitignore").read_bytes() == merged
+
+
+# -- plain hooks -------------------------------------------------------------------------------------------
+
+def test_plain_hooks_are_installed_executable_and_never_replace_a_foreign_hook(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "agent"
+    code, out, _ = run(capsys, "init", str(target), "--plain-hooks")
+    assert code == ExitCode.OK, out
+    hooks = target / ".git" / "hooks"
+    for name in ("pre-commit", "pre-push"):
+        assert (hooks / name).read_bytes() == (PROJECT_ROOT / "hooks" / name).read_bytes()
+        assert (hooks / name).stat().st_mode & stat.S_IXUSR
+        assert f"git hook    {name}" in out.splitlines()
+    assert out.splitlines()[-1].startswith("next: commit the memory files")
+
+    code, out, _ = run(capsys, "init", str(target), "--plain-hooks")           # twice: nothing changes
+    assert code == ExitCode.OK
+
+    (hooks / "pre-push").write_text("#!/bin/sh\necho mine\n", encoding="utf-8")
+    code, out, err = run(capsys, "init", str(target), "--plain-hooks")
+    assert code == ExitCode.USAGE
+    assert "pre-push exists and is not gitmem's hook" in err and "gitmem verify --pre-push" in err
+    assert (hooks / "pre-push").read_text(encoding="utf-8") == "#!/bin/sh\necho mine\n"
+
+
+def test_plain_hooks_go_where_core_hookspath_points_and_refuse_a_bad_commit(tmp_path: Path) -> None:
+    target = tmp_path / "agent"
+    git(tmp_path, "init", "-q", "-b", "main", str(target))
+    git(target, "config", "core.hooksPath", "githooks")
+    report = gitmem_init.init(target, plain_hooks=True)
+    assert report.hooks == ["pre-commit", "pre-push"] and not report.problems
+    assert (target / "githooks" / "pre-commit").is_file()
+    env = {**isolated_env(who=HUMAN), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    (target / "LOG.md").write_text((target / "LOG.md").read_text(encoding="utf-8") + "## not an entry\n",
+                                   encoding="utf-8")
+    run_git(target, "add", "-A", env=env)
+    refused = run_git(target, "commit", "-q", "-m", "start", env=env, check=False)
+    assert refused.returncode != 0 and "LOG.md:" in refused.stdout + refused.stderr
+
+
+# -- the next step -----------------------------------------------------------------------------------------
+
+def test_without_pre_commit_the_next_step_says_how_to_get_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "venv" / "bin" / "python"))
+    step = next_step(False, [], [])
+    assert step.startswith("pip install pre-commit && pre-commit install --hook-type pre-commit")
+    assert "gitmem init --plain-hooks" in step
+    code, out, _ = run(capsys, "init", str(tmp_path / "agent"))
+    assert code == ExitCode.OK and out.splitlines()[-1] == f"next: {step}"
+
+
+def test_with_pre_commit_only_beside_gitmem_the_next_step_names_its_path(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "pre-commit").write_text("#!/bin/sh\n", encoding="utf-8")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setattr(sys, "executable", str(bin_dir / "python"))
+    assert next_step(False, [], []) == f"{bin_dir / 'pre-commit'} install --hook-type pre-commit --hook-type pre-push"
+    (tmp_path / "onpath").mkdir()
+    (tmp_path / "onpath" / "pre-commit").write_text("#!/bin/sh\n", encoding="utf-8")
+    (tmp_path / "onpath" / "pre-commit").chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path / "onpath"))
+    assert next_step(False, [], []) == "pre-commit install --hook-type pre-commit --hook-type pre-push"
+
+
+def test_once_pre_commit_install_has_run_the_next_step_is_to_commit(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`gitmem init` again after `pre-commit install` said "next: pre-commit install" once more."""
+    target = tmp_path / "agent"
+    code, out, _ = run(capsys, "init", str(target))
+    assert code == ExitCode.OK and "pre-commit install --hook-type pre-commit" in out.splitlines()[-1]
+    env = {**isolated_env(who=HUMAN), "HOME": str(tmp_path), "PRE_COMMIT_HOME": str(tmp_path / "cache")}
+    hooks = [str(Path(sys.executable).parent / "pre-commit"), "install", "--hook-type", "pre-commit"]
+    subprocess.run(hooks, cwd=target, env=env, check=True, capture_output=True)
+    _, half, _ = run(capsys, "init", str(target))           # the pre-push hook is still missing
+    assert "pre-commit install --hook-type pre-commit --hook-type pre-push" in half.splitlines()[-1]
+    subprocess.run([*hooks, "--hook-type", "pre-push"], cwd=target, env=env, check=True, capture_output=True)
+    code, out, _ = run(capsys, "init", str(target))
+    assert code == ExitCode.OK
+    assert out.splitlines()[-1] == ("next: commit the memory files: the git hooks run `gitmem check` before each "
+                                    "commit, `gitmem verify` before each push")
+    assert "pre-commit install" not in out
+
+
+# -- mapped file names -------------------------------------------------------------------------------------
+
+def test_init_creates_the_files_gitmem_yaml_names_and_check_then_passes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "gitmem.yaml").write_text(SPANISH, encoding="utf-8")
+
+    code, out, _ = run(capsys, "init", str(tmp_path))
+
+    assert code == ExitCode.OK, out
+    created = [line.split()[1] for line in out.splitlines() if line.startswith("created")]
+    for mapped, template in (("ESTADO.md", "NOW.md"), ("DECISIONES.md", "DECISIONS.md"), ("BITACORA.md", "LOG.md"),
+                             ("LECCIONES.md", "LESSONS.md"), ("CLAUDE.md", "RULES.md")):
+        assert mapped in created and not (tmp_path / template).exists()
+        assert (tmp_path / mapped).read_bytes() == (gitmem_init.template_dir() / template).read_bytes()
+    assert "ROADMAP.md" in created                                    # not mapped: its default name
+    assert (tmp_path / "gitmem.yaml").read_text(encoding="utf-8") == SPANISH
+    monkeypatch.chdir(tmp_path)
+    assert run(capsys, "check", "--worktree") == (ExitCode.OK, "", "")
+    git(tmp_path, "add", "-A")
+    assert run(capsys, "check") == (ExitCode.OK, "", "")
+
+
+def test_init_creates_memory_for_every_workspace(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "gitmem.yaml").write_text(
+        "workspaces:\n  writer:\n    memory_dir: agents/writer\n  reviewer:\n    memory_dir: agents/reviewer\n"
+        "    files:\n      rules: CLAUDE.md\n", encoding="utf-8")
+    code, out, _ = run(capsys, "init", str(tmp_path))
+    assert code == ExitCode.OK, out
+    for where in ("NOW.md", "agents/writer/NOW.md", "agents/writer/RULES.md", "agents/reviewer/CLAUDE.md",
+                  "agents/reviewer/LOG.md"):
+        assert (tmp_path / where).is_file(), where
+    assert not (tmp_path / "agents" / "reviewer" / "RULES.md").exists()
+    monkeypatch.chdir(tmp_path)
+    for name in ("writer", "reviewer"):
+        assert run(capsys, "check", "--worktree", "--workspace", name) == (ExitCode.OK, "", "")
+
+
+def test_an_unreadable_gitmem_yaml_creates_no_memory_under_a_guessed_name(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "gitmem.yaml").write_text("files: [not, a, mapping\n", encoding="utf-8")
+    code, out, err = run(capsys, "init", str(tmp_path))
+    assert code == ExitCode.USAGE
+    assert "gitmem.yaml" in err and "no memory file was created" in err
+    assert not (tmp_path / "NOW.md").exists() and (tmp_path / "prompts" / "cycle.md").exists()
