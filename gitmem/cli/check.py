@@ -182,6 +182,7 @@ def verify(rev_range: str | None, pre_push: bool, branch: str | None, remote: st
 
 def _verify(ws: Workspace, spans: list[Span]) -> RangeResult:
     """Every span verified in every workspace (gitmem.checks.every_workspace), with a progress bar on a terminal."""
+    from gitmem.checks.check_and_verify import RangeResult
     from gitmem.checks.every_workspace import span_work, verify_every
 
     result = RangeResult()
