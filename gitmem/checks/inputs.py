@@ -43,7 +43,7 @@ class CheckInput:
 
 
 class RuleFamily(Protocol):
-    """A module of rules (`now_checks`, `repo_wide`, `sizes`, `remap`, ...): `check` judges `inp` knowing what
+    """A module of rules (`now_checks`, `every_memory_file`, `sizes`, `remap`, ...): `check` judges `inp` knowing what
     the checks before it found (`earlier`, empty when it runs alone). A file they found unreadable (`unreadable`)
     is judged no further."""
 

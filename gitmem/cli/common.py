@@ -1,6 +1,7 @@
 """What several commands share: finding the repo and config, the --workspace and --format options."""
 from __future__ import annotations
 
+import errno
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import date, datetime
@@ -39,6 +40,8 @@ def cannot_write(target: Path, err: OSError | GitmemError) -> UsageError:
         why = "it is not a regular file"
     elif what or not isinstance(err, OSError):
         why = what or str(err)
+    elif err.errno == errno.ENAMETOOLONG:
+        why = files.NAME_TOO_LONG
     else:
         why = err.strerror or str(err)
     return UsageError(f"cannot write {target}: {why}; remove it or choose another --out")

@@ -572,7 +572,7 @@ def test_every_rule_family_checks_with_the_one_signature() -> None:
 
     wanted = inspect.signature(RuleFamily.check)
     wanted = wanted.replace(parameters=list(wanted.parameters.values())[1:])
-    names = [name for name, _ in FAMILIES] + ["repo_wide", "cross_workspace", "sizes", "remap"]
+    names = [name for name, _ in FAMILIES] + ["every_memory_file", "cross_workspace", "sizes", "remap"]
     for name in names:
         found = inspect.signature(importlib.import_module(f"gitmem.checks.{name}").check)
         assert str(found) == str(wanted), name
