@@ -112,6 +112,22 @@ def test_the_tasks_blocked_on_a_waiting_decision_are_still_found(parses: list[in
     assert len(parses) == 1
 
 
+def test_the_last_entries_of_log_are_parsed_once_per_block_read(parses: list[int]) -> None:
+    """`tail_entries` parses each block it reads once: the block that is enough is the answer, not parsed a
+    second time for its line numbers (every cycle, check and close reads LOG's tail several times)."""
+    text = log_of(24 * 40)
+    whole = log.parse(text).entries
+    parses.clear()
+    tail = log.tail_entries(log.TextSource(text), lambda entries: len(entries) >= 3)
+    assert len(parses) == 1 and parses[0] < len(text) // 4             # one block of a long LOG, parsed once
+    assert [(e.line, e.end, e.cycle) for e in tail.entries] == [(e.line, e.end, e.cycle)
+                                                                for e in whole[-len(tail.entries):]]
+    parses.clear()
+    tail = log.tail_entries(log.TextSource(text), lambda entries: len(entries) >= 200, block=1024)
+    assert len(tail.entries) >= 200 and len(parses) == len(set(parses))    # growing blocks, each parsed once
+    assert [(e.line, e.cycle) for e in tail.entries] == [(e.line, e.cycle) for e in whole[-len(tail.entries):]]
+
+
 # -- LOG's standing scan: what was found plain is not scanned again ---------------------------------------------
 
 def test_a_log_found_plain_is_judged_again_by_what_was_appended() -> None:
