@@ -39,19 +39,23 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
         return []
     source = log.BytesSource(log_data, numbered=False)
     last = max((e.cycle for e in log.tail_entries(source, log.has_cycle).entries if e.cycle is not None), default=0)
+    past = [block.cycle for block in added if block.cycle is not None and block.cycle <= last]
+    logged = _logged(source, min(past)) if past else set()
     found: list[Violation] = []
     for block in added:
         assert block.cycle is not None
         if block.cycle > last + 1:
             found.append(Violation.of(codes.NOW_CYCLE_NOT_IN_LOG, path, block.line, "ahead", cycle=block.cycle,
                                       last=last, next=last + 1))
-        elif block.cycle <= last and not _logged(source, block.cycle):
+        elif block.cycle <= last and block.cycle not in logged:
             found.append(Violation.of(codes.NOW_CYCLE_NOT_IN_LOG, path, block.line, cycle=block.cycle,
                                       next=last + 1))
     return found
 
 
-def _logged(source: log.BytesSource, cycle: int) -> bool:
-    """Whether LOG has an entry for `cycle`, reading back from its end only as far as that cycle."""
-    tail = log.tail_entries(source, lambda entries: any(e.cycle is not None and e.cycle < cycle for e in entries))
-    return any(e.cycle == cycle for e in tail.entries)
+def _logged(source: log.BytesSource, since: int) -> set[int]:
+    """The cycles LOG has entries for, reading back from its end only as far as cycle `since`: one read for all
+    the blocks judged. (A read per block made a NOW judged whole, as on a first commit or a naive full check,
+    read LOG's tail once for each of its blocks: quadratic, a minute at 1x.)"""
+    tail = log.tail_entries(source, lambda entries: any(e.cycle is not None and e.cycle < since for e in entries))
+    return {e.cycle for e in tail.entries if e.cycle is not None}

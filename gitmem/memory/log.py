@@ -403,11 +403,16 @@ def tail_entries(source: TailSource, enough: Callable[[tuple[LogEntry, ...]], bo
     skipped. The fence state where a block starts comes from the source, so a code fence left open higher
     up hides the headings below it here exactly as it does in a parse of the whole file.
     """
-    text, start, begin = _last_blocks(
-        source, block, lambda text, begin: enough(parse(text[begin:], expect_title=False).entries))
-    first_line = source.line_at(start) + text.count("\n", 0, begin)
-    entries = parse(text[begin:], first_line=first_line, expect_title=False).entries
-    return Tail(entries, first_line, start == 0)
+    read: list[Tail] = []          # the last block's entries: parsed once, for `enough` and for the answer
+
+    def judged(text: str, start: int, begin: int) -> bool:
+        first_line = source.line_at(start) + text.count("\n", 0, begin)
+        read[:] = [Tail(parse(text[begin:], first_line=first_line, expect_title=False).entries, first_line,
+                        start == 0)]
+        return start == 0 or enough(read[0].entries)
+
+    _last_blocks(source, block, judged)
+    return read[0]
 
 
 def tail_since(source: TailSource, start: datetime, *, block: int = FIRST_BLOCK) -> tuple[str, int]:
@@ -416,14 +421,16 @@ def tail_since(source: TailSource, start: datetime, *, block: int = FIRST_BLOCK)
     LOG is in time order (GM302), so the oldest entry of a block is the earliest. Nothing is parsed but
     those headings: a reader looking for a few lines in a month of LOG (`- Blocked:`) finds them in the text
     first and parses only when they are there."""
-    text, at, begin = _last_blocks(source, block, lambda text, begin: _earlier(text, begin, start))
+    text, at, begin = _last_blocks(source, block, lambda text, _, begin: _earlier(text, begin, start))
     return text[begin:], source.line_at(at) + text.count("\n", 0, begin)
 
 
-def _last_blocks(source: TailSource, block: int, enough: Callable[[str, int], bool]) -> tuple[str, int, int]:
+def _last_blocks(source: TailSource, block: int,
+                 enough: Callable[[str, int, int], bool]) -> tuple[str, int, int]:
     """(text, where it starts in LOG, where its first whole entry starts in it): the end of LOG read in doubling
-    blocks from `block` until `enough(text, begin)` or the whole LOG is read. A block's first entry is found by
-    its heading outside fenced code, with the fence state at the block's start taken from the source."""
+    blocks from `block` until `enough(text, start, begin)` or the whole LOG is read. A block's first entry is
+    found by its heading outside fenced code, with the fence state at the block's start taken from the source.
+    `enough` is asked about every block read, the whole LOG's too (where its answer no longer matters)."""
     size = source.size()
     while True:
         text, start = source.text_from(max(0, size - block))
@@ -431,7 +438,7 @@ def _last_blocks(source: TailSource, block: int, enough: Callable[[str, int], bo
         if start > 0:
             found = fences.first_heading(text, HEADING, open_=source.fence_open_at(start))
             begin = found if found is not None else len(text)
-        if start == 0 or enough(text, begin):
+        if enough(text, start, begin) or start == 0:
             return text, start, begin
         block *= 2
 

@@ -254,6 +254,48 @@ def test_the_tasks_blocked_on_a_waiting_decision_are_still_found(parses: list[in
     assert len(parses) == 1
 
 
+def test_the_last_entries_of_log_are_parsed_once_per_block_read(parses: list[int]) -> None:
+    """`tail_entries` parses each block it reads once: the block that is enough is the answer, not parsed a
+    second time for its line numbers (every cycle, check and close reads LOG's tail several times)."""
+    text = log_of(24 * 40)
+    whole = log.parse(text).entries
+    parses.clear()
+    tail = log.tail_entries(log.TextSource(text), lambda entries: len(entries) >= 3)
+    assert len(parses) == 1 and parses[0] < len(text) // 4             # one block of a long LOG, parsed once
+    assert [(e.line, e.end, e.cycle) for e in tail.entries] == [(e.line, e.end, e.cycle)
+                                                                for e in whole[-len(tail.entries):]]
+    parses.clear()
+    tail = log.tail_entries(log.TextSource(text), lambda entries: len(entries) >= 200, block=1024)
+    assert len(tail.entries) >= 200 and len(parses) == len(set(parses))    # growing blocks, each parsed once
+    assert [(e.line, e.cycle) for e in tail.entries] == [(e.line, e.cycle) for e in whole[-len(tail.entries):]]
+
+
+def test_a_whole_now_judged_at_once_reads_logs_tail_once_and_still_finds_a_skipped_cycle(
+        memrepo: GitRepo, parses: list[int]) -> None:
+    """GM105 on a NOW judged whole (a first commit, a full check): every block is new, and LOG's tail is read
+    back once for all of them, not once per block (quadratic: a minute of CPU at 1x)."""
+    from gitmem.checks import CheckInput, cycle_numbers
+    from gitmem.memory import now
+
+    count = 24 * 10
+    entries = log_of(count).split("\n\n## ")
+    heading = f"cycle {count // 2} · built"
+    skipped = next(i for i, part in enumerate(entries) if part.split("\n", 1)[0].endswith(heading))
+    log_text = "\n\n## ".join(entries[:skipped] + entries[skipped + 1:])     # LOG has no entry for that cycle
+    now_text = "# NOW\n"
+    for n in range(1, count + 1):
+        moment = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=n, minutes=30)
+        now_text = now.prepend_block(now_text, now.make_block(Timestamp.from_datetime(moment), did=f"did {n}",
+                                                              human="nothing", next=f"next {n + 1}", cycle=n))
+    memrepo.commit_files({"LOG.md": log_text, "NOW.md": now_text}, "a long history in one commit")
+    ws = memrepo.ws()
+    snapshot = gitio.commit_snapshot(ws.repo, gitio.head_id(ws.repo), ws.config.memory_paths().values())
+    parses.clear()
+    found = cycle_numbers.check(CheckInput(ws.config, None, snapshot), set())
+    assert [(v.code, v.line) for v in found] == [("GM105", now.parse(now_text).blocks[count - count // 2].line)]
+    assert len(parses) < 20                   # the tail's doubling blocks, each parsed once: not one read a block
+
+
 # -- LOG's standing scan: what was found plain is not scanned again ---------------------------------------------
 
 def test_a_log_found_plain_is_judged_again_by_what_was_appended() -> None:
