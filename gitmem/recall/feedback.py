@@ -6,14 +6,17 @@ Interactive". The entries that answer the question best say what the others say 
 entries share most, weighed by how rare they are in memory, are asked as a second query, and an entry's
 relevance becomes its relevance to the question plus a WEIGHT share of its relevance to those words.
 
-It runs only when no candidate holds the question (rank.holds_query): when the question's own words find an
-entry that holds most of it, they decide (a single fact's question, a keyword query, the latest word on a
-subject before the one it superseded). No entry comes in by the shared words alone, and the check ("is this
-known at all?", search's `known_only`) never expands, so a question about something never written gets no
-hit by a word it did not say.
+It runs only for a question that gathers (`gathers`: a count or a total, an order of events, the time between
+two of them, both of two), and only when no candidate holds it (rank.holds_query). A question about one
+thing wants the entry that says it, and the words of other entries only blur that; when the question's own
+words find an entry that holds most of it, they decide (a single fact's question, a keyword query, the latest
+word on a subject before the one it superseded). No entry comes in by the shared words alone, and the check
+("is this known at all?", search's `known_only`) never expands, so a question about something never written
+gets no hit by a word it did not say.
 """
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -25,15 +28,26 @@ ENTRIES = 3            # the best entries the expansion is read from
 WORDS = 10             # words added to the question
 WEIGHT = 0.3           # the expansion's share of relevance
 SHORTEST = 3           # shorter words are glue or abbreviations, not what entries share
+# What a question about several things says, whatever it is about: it counts or adds them up ("how many", "in
+# total"), orders them ("in what order", "first to last"), spans the time between two ("between ... and"), or
+# asks about both.
+_GATHERS = re.compile(r"\b(?:how\s+(?:many|much|often)|in\s+total|total|altogether|in\s+(?:what|which)\s+order|"
+                      r"first\s+to\s+last|between\b.+\band|both)\b", re.I | re.S)
+
+
+def gathers(text: str) -> bool:
+    """Whether a question asks about several things at once (_GATHERS), so that its evidence is in several
+    entries that say what they share more than what the question says."""
+    return _GATHERS.search(text) is not None
 
 
 def expand(conn: sqlite3.Connection, query: Query, ranker: Ranker, flt: Filter, limit: int,
            first: list[tuple[int, float]], holds: Callable[[int], bool]) -> list[tuple[int, float]]:
-    """`first` (the ranker's list for `query`, best first), when none of it holds the query, reordered by
-    relevance to the query and, WEIGHT for one, to the words its best entries share (`shared_words`). No entry
-    comes in by those words alone: every hit shares a word with the question."""
-    if any(holds(doc_id) for doc_id, _ in first):
-        return first          # the question's own words found what holds it: they decide
+    """`first` (the ranker's list for `query`, best first), for a question that `gathers` when none of it holds
+    the query, reordered by relevance to the query and, WEIGHT for one, to the words its best entries share
+    (`shared_words`). No entry comes in by those words alone: every hit shares a word with the question."""
+    if not gathers(query.text) or any(holds(doc_id) for doc_id, _ in first):
+        return first          # one thing asked, or the question's own words found what holds it: they decide
     added = shared_words(conn, query, first[:ENTRIES])
     if not added:
         return first

@@ -496,3 +496,21 @@ def test_a_question_about_several_things_finds_the_entry_that_says_what_its_best
     assert f"cycle {diorama}" in [hit.id for hit in search(ws, question, kinds=["log"], limit=5)]
     # The check does not expand: the diorama does not hold the question.
     assert f"cycle {diorama}" not in [hit.id for hit in search(ws, question, kinds=["log"], known_only=True)]
+
+
+def test_a_question_about_one_thing_is_not_reordered_by_what_its_best_entries_share(history: History) -> None:
+    # No entry holds the question (its rarest words are nowhere). The two entries after the best evidence share
+    # their own words (the staging box's queue worker and cache): asked as a second query, they lifted the
+    # runbook over the book. A question about one thing wants the entry that says it; only a question that
+    # gathers (a count, a total, an order) is about what several entries share.
+    book = history.cycle(task="reading", result="Read the book about patience last year; it taught me to keep going.")
+    history.cycle(task="reading", result="Read the book of runbooks for the staging box: its queue worker, its "
+                  "cache, its queue worker restart and its cache flush.")
+    history.cycle(task="reading", result="Read the queue worker logs on the staging box, then flushed the cache "
+                  "and restarted the queue worker.")
+    for task in ("deploy script", "search index", "billing page", "mailing list", "status page", "backup job"):
+        history.cycle(task=task, result=f"Built the {task} again and checked it.")
+    ws = Workspace.at(history.root, history.config)
+    hits = search(ws, "when did I read the book Nothing is Impossible?", kinds=["log"])
+    assert not hits.known
+    assert hits[0].id == f"cycle {book}"
