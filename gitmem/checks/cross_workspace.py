@@ -16,7 +16,7 @@ from gitmem import codes
 from gitmem.checks.inputs import CheckInput
 from gitmem.checks.rule_inputs import authorship
 from gitmem.checks.violation import Violation
-from gitmem.gitio.snapshots import Snapshot, same_blob
+from gitmem.gitio import Snapshot, same_blob
 
 
 def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:

@@ -11,7 +11,7 @@ from typing import Protocol
 from gitmem import codes
 from gitmem.checks.violation import Violation
 from gitmem.config import Config
-from gitmem.gitio.snapshots import Snapshot
+from gitmem.gitio import Snapshot
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from gitmem.checks.check_and_verify import derived_commit
 from gitmem.codes import Code
 from gitmem.confined import files
 from gitmem.errors import ExitCode, RunFailure
-from gitmem.gitio.snapshots import Snapshot
+from gitmem.gitio import Snapshot
 from gitmem.memory import lessons, log, rules
 from gitmem.memory.text import decode_text
 from gitmem.memory_writer import MemoryWriter

@@ -636,3 +636,35 @@ def test_a_demonstration_of_the_command_measure() -> None:
     measured = {node.name: body_lines(node, source) for node in ast.walk(module)
                 if isinstance(node, ast.FunctionDef) and is_command(node)}
     assert measured == {"one": 2, "two": 1}
+
+
+# -- the git layer's one door ------------------------------------------------------------------------------
+
+GIT_LAYER_MODULES = frozenset(p.stem for p in GIT_LAYER.glob("*.py") if p.name != "__init__.py")
+
+
+def past_the_git_layer(module: ast.Module, package: str = "") -> list[str]:
+    """`line: name` of each import of a gitio submodule (`from gitmem.gitio.snapshots import Snapshot`,
+    `from gitmem.gitio import snapshots`): `gitmem.gitio.NAME` is the layer's one door, where git's own errors
+    become RepoError (gitio/__init__.py `_translating`); a submodule's function reached directly skips that."""
+    found = []
+    for line, name in imported_modules(module, package=package):
+        parts = name.split(".")
+        if parts[:2] == ["gitmem", "gitio"] and len(parts) > 2 and parts[2] in GIT_LAYER_MODULES:
+            found.append(f"{line}: {name}")
+    return found
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_outside_the_git_layer_only_its_facade_is_imported(path: Path) -> None:
+    if in_git_layer(path):
+        return
+    assert past_the_git_layer(tree(path), dotted(path)[1]) == []
+
+
+def test_a_demonstration_of_the_git_layer_door() -> None:
+    sample = ast.parse("from gitmem import gitio\nfrom gitmem.gitio import Snapshot, same_blob\n"
+                       "from gitmem.gitio.snapshots import Snapshot\nfrom gitmem.gitio import restore\n"
+                       "import gitmem.gitio.remote\n")
+    assert past_the_git_layer(sample) == ["3: gitmem.gitio.snapshots.Snapshot", "4: gitmem.gitio.restore",
+                                          "5: gitmem.gitio.remote"]
