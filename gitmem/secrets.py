@@ -366,14 +366,17 @@ def redact_stream(source: BinaryIO, sink: BinaryIO, extra_values: Iterable[str] 
 
 def _cut_at(data: bytes, limit: int, values: list[bytes]) -> int:
     line = data.rfind(b"\n", 0, limit)
-    cut = line + 1 if line >= 0 else limit
+    # With no line end, cut after a space: a cut inside a word would start the next part with what looks like a
+    # token's start (`ghp_sk-proj-…` cut after `ghp_`), which the whole text does not mask.
+    space = max(data.rfind(b" ", 0, limit), data.rfind(b"\t", 0, limit))
+    cut = line + 1 if line >= 0 else space + 1 if space >= 0 else 0
     while cut > 0:
         start = _straddling(data, cut, values)
         if start is None:
             return cut
         cut = start
-    # A match runs from the start of what is held past the cut: wait for more, up to a bound; a match longer
-    # than that is cut (its first part is still masked, so what is left of it is no secret).
+    # A match, or one word, runs from the start of what is held past the cut: wait for more, up to a bound; a
+    # match longer than that is cut (its first part is still masked, so what is left of it is no secret).
     return 0 if len(data) < 8 * KEEP else limit
 
 

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from gitmem import secrets
@@ -180,6 +180,9 @@ def test_salvage_scrubs_too(memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -
 
 
 @settings(max_examples=60, deadline=None)
+# Found by this test after a run of the suite: cut inside `ghp_sk-proj-…` with no line end, the stream masked the
+# `sk-proj-` token the whole text does not (it is part of one word there).
+@example(["ghp_", "sk-proj-", "a1B2c3D4e5F6" * 3, "text ", "a1B2c3D4e5F6" * 3], 1)
 @given(st.lists(st.sampled_from(["text ", "\n", "sk-proj-", "Ab3_dE-f9" * 3, "-----BEGIN RSA PRIVATE KEY-----\n",
                                  "MIIEpAIBAAKCAQEA" * 2 + "\n", "-----END RSA PRIVATE KEY-----\n", "ghp_",
                                  "a1B2c3D4e5F6" * 3, "xyz", " "]), max_size=60),
