@@ -49,6 +49,8 @@ class FileChange:
 def parse_patch(text: str) -> tuple[int, list[FileChange]]:
     """(the line of the first hunk, each target's change) of a unified diff; NotAPatch when it is not one."""
     lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()             # the text's last line end ends a line; it does not start an empty one
     changes: list[FileChange] = []
     first = 0
     at = 0

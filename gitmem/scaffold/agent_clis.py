@@ -413,9 +413,12 @@ def qwen_server() -> dict[str, Any]:
 
 def _qwen_settings(data: dict[str, Any]) -> None:
     """The server, the settings version, and AGENTS.md among the context files where the user named others
-    (`context.fileName`: packages/core/src/utils/memory-constants.ts reads QWEN.md and AGENTS.md when unset)."""
+    (`context.fileName`: packages/core/src/utils/memory-constants.ts reads QWEN.md and AGENTS.md when unset).
+    The version goes only into a new file: a user's file without one is in Qwen Code's first, flat format, which
+    Qwen Code upgrades only while its version is missing, and would otherwise stop reading."""
+    if not data:
+        data["$version"] = QWEN_SETTINGS_VERSION
     _server(qwen_server())(data)
-    data.setdefault("$version", QWEN_SETTINGS_VERSION)
     _shared_context(data, None)
 def _copilot_hooks(data: dict[str, Any]) -> None:
     """Copilot CLI's hook file (`{"version": 1, "hooks": {EVENT: [{"type": "command", "bash": …}]}}`): each

@@ -239,3 +239,13 @@ def test_a_batch_that_would_be_one_pending_decision_too_many_is_refused(memrepo:
     assert re.search(r"DECISIONS\.md:\d+: GM954 this import's decision would be Pending decision 2; the limit is 1 "
                      r"\(limits\.pending_max\)", result.err), result.err
     assert memory(memrepo) == before
+
+
+def test_a_hunk_cut_short_is_not_a_patch_even_with_a_last_line_end() -> None:
+    """Found by review: the empty string after the text's last line end counted as a context line, so a hunk
+    whose header promises two lines each side, with one after it, was taken for a patch."""
+    from gitmem.interop.gemini_inbox import NotAPatch, parse_patch
+
+    with pytest.raises(NotAPatch, match="ends inside a hunk"):
+        parse_patch("--- a/x\n+++ b/x\n@@ -1,2 +1,2 @@\n-a\n+b\n")
+    assert parse_patch("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")[1][0].added == ["b"]

@@ -87,6 +87,18 @@ def test_qwen_gets_a_trusted_always_loaded_server_and_its_settings_version(tmp_p
     assert "created" not in again.out and "updated" not in again.out and snapshot(tmp_path) == before
 
 
+def test_qwen_settings_in_the_first_flat_format_get_no_version_so_qwen_code_still_upgrades_them(
+        tmp_path: Path) -> None:
+    """Found by review: stamped with the newest version, a flat file's `theme`, `contextFileName` and `coreTools`
+    were never upgraded, and Qwen Code stopped reading them (it upgrades only a file whose version is missing)."""
+    (tmp_path / ".qwen").mkdir()
+    flat = {"theme": "Dracula", "contextFileName": "MYRULES.md", "coreTools": ["ReadFileTool"]}
+    (tmp_path / ".qwen" / "settings.json").write_text(json.dumps(flat))
+    assert init(tmp_path, ["qwen"]).problems == []
+    settings = json.loads((tmp_path / ".qwen" / "settings.json").read_text())
+    assert settings == {**flat, "mcpServers": {"gitmem": qwen_server()}}
+
+
 def test_qwen_settings_of_the_user_stay_and_agents_md_joins_the_names_they_chose(tmp_path: Path) -> None:
     (tmp_path / ".qwen").mkdir()
     (tmp_path / ".qwen" / "settings.json").write_text(json.dumps(
