@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitmem.cli.common import UsageError, cannot_write, colour_wanted, json_option, write_page
+from gitmem.cli.common import cannot_write, colour_wanted, json_option, write_page
 from gitmem.cli.pending import INCOMPLETE
 from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:     # the library loads inside commands only
+    from gitmem.fleet.dispatch import CatchUpPass
     from gitmem.fleet.fleetfile import Fleet
 
 DEFAULT_OUT = "fleet-report/index.html"
@@ -290,35 +291,35 @@ def fleet_dispatch(fleet_file: str, as_json: bool, timeout: float, offline: bool
     """
     import os
 
-    from gitmem.fleet.dispatch import DISPATCH, TOKEN_VARIABLE, carry_out, plan
+    from gitmem.fleet.dispatch import dispatch_overdue
     from gitmem.fleet.fleetfile import load_fleet
-    from gitmem.fleet.parallel import read_fleet
-    from gitmem.publish.github_api import PUBLIC_API, GitHubClient
 
     chosen = load_fleet(Path(fleet_file))
-    view = read_fleet(chosen, timeout=timeout, offline=offline)
-    steps = plan(chosen, view)
-    token = os.environ.get(TOKEN_VARIABLE, "")
-    wanted = [step for step in steps if step.decision == DISPATCH]
-    if wanted and not dry_run and not token:
-        raise UsageError(f"{len(wanted)} agent(s) are overdue, but {TOKEN_VARIABLE} is not set: give it a token "
-                         "with Actions read and write on the agent repositories, or pass --dry-run")
-    if not dry_run:
-        api = os.environ.get("GITHUB_API_URL") or PUBLIC_API
-        carry_out(steps, chosen, lambda repository: GitHubClient(api, repository, token))
+    done = dispatch_overdue(chosen, _read(chosen, timeout, offline), dry_run=dry_run, environ=os.environ)
     if as_json:
-        agents = [_public_step(step) if public else asdict(step) for step in steps]
-        _say(json.dumps({"dry_run": dry_run, "calls": sum(s.calls for s in steps), "agents": agents}, indent=2,
-                        ensure_ascii=False))
+        _say(json.dumps(_dispatch_data(done, public=public), indent=2, ensure_ascii=False))
     else:
-        for step in steps:
-            done = "; ".join(step.done) or ("would dispatch" if dry_run and step.decision == DISPATCH else "")
-            said = f"{step.agent}: {step.decision}: {step.why}" + (f" -> {done}" if done else "")
-            why = "failed (the error is left out of the public view)" if public else f"failed: {step.error}"
-            _say(said + (f" -> {why}" if step.error else ""))
-        _say(f"{sum(s.calls for s in steps)} GitHub API call(s)" + (" (dry run: none made)" if dry_run else ""))
-    failed = view.failed or any(step.error for step in steps)
-    return ExitCode.USAGE if failed else ExitCode.OK
+        _say(_dispatch_text(done, public=public))
+    return ExitCode.USAGE if done.failed else ExitCode.OK
+
+
+def _dispatch_data(done: CatchUpPass, *, public: bool) -> dict[str, Any]:
+    """`fleet dispatch --json`: whether it was a dry run, the calls made, a step per agent."""
+    return {"dry_run": done.dry_run, "calls": done.calls,
+            "agents": [_public_step(step) if public else asdict(step) for step in done.steps]}
+
+
+def _dispatch_text(done: CatchUpPass, *, public: bool) -> str:
+    """A line per agent (its decision, why, what was done or failed), then the calls made."""
+    from gitmem.fleet.dispatch import DISPATCH
+
+    lines = []
+    for step in done.steps:
+        did = "; ".join(step.done) or ("would dispatch" if done.dry_run and step.decision == DISPATCH else "")
+        said = f"{step.agent}: {step.decision}: {step.why}" + (f" -> {did}" if did else "")
+        why = "failed (the error is left out of the public view)" if public else f"failed: {step.error}"
+        lines.append(said + (f" -> {why}" if step.error else ""))
+    return "\n".join([*lines, f"{done.calls} GitHub API call(s)" + (" (dry run: none made)" if done.dry_run else "")])
 
 
 COMMANDS = (fleet,)

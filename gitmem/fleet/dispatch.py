@@ -12,19 +12,21 @@ call), one pass:
 3. starts nothing for an agent over its budget, or for any agent while the fleet is over its own;
 4. otherwise dispatches the workflow (`workflow_dispatch` with `command: cycle`, the template's input).
 
-Every decision is a `CatchUp` (data); `plan` decides from the fleet's view alone, `carry_out` makes the calls.
+Every decision is a `CatchUp` (data); `plan` decides from the fleet's view alone, `carry_out` makes the calls,
+and `dispatch_overdue` is the whole pass (`gitmem fleet dispatch`).
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gitmem.cycle.allowance import Spent
+from gitmem.errors import GitmemError
 from gitmem.fleet.fleetfile import AgentEntry, Fleet
 from gitmem.fleet.parallel import FleetView
 from gitmem.fleet.read import OVER_BUDGET, UNREADABLE, AgentRow
 from gitmem.fleet.spending import fleet_spent
-from gitmem.publish.github_api import GitHubClient, GitHubError
+from gitmem.publish.github_api import PUBLIC_API, GitHubClient, GitHubError
 
 GRACE = 3600                       # seconds past the interval before a cycle counts as missed
 TOKEN_VARIABLE = "GITMEM_FLEET_DISPATCH_TOKEN"
@@ -44,6 +46,23 @@ class CatchUp:
     done: list[str] = field(default_factory=list)     # "enabled", "dispatched", "running", ... once carried out
     calls: int = 0
     error: str = ""
+
+
+@dataclass(frozen=True)
+class CatchUpPass:
+    """One pass over the fleet: a step per agent, and whether its calls were only said (`dry_run`)."""
+
+    steps: list[CatchUp]
+    dry_run: bool
+    failed: bool                   # an agent could not be read, or a call failed
+
+    @property
+    def calls(self) -> int:
+        return sum(step.calls for step in self.steps)
+
+
+class NoDispatchToken(GitmemError):
+    """Agents are overdue, and there is no token to start their workflows with; nothing was called."""
 
 
 def overdue_seconds(row: AgentRow) -> float | None:
@@ -125,3 +144,19 @@ def _catch_up(step: CatchUp, entry: AgentEntry, client: GitHubClient, ref: str) 
     client.dispatch_workflow(entry.workflow, ref=ref, inputs=INPUTS)
     step.calls += 1
     step.done.append(f"dispatched {entry.workflow} on {ref}")
+
+
+def dispatch_overdue(fleet: Fleet, view: FleetView, *, dry_run: bool, environ: Mapping[str, str]) -> CatchUpPass:
+    """The whole pass: plan every agent, then (unless `dry_run`) make the calls of the overdue ones with
+    TOKEN_VARIABLE's token against GITHUB_API_URL (github.com's API when unset). NoDispatchToken when a call is
+    due and the token is not set."""
+    steps = plan(fleet, view)
+    token = environ.get(TOKEN_VARIABLE, "")
+    wanted = [step for step in steps if step.decision == DISPATCH]
+    if wanted and not dry_run and not token:
+        raise NoDispatchToken(f"{len(wanted)} agent(s) are overdue, but {TOKEN_VARIABLE} is not set: give it a "
+                              "token with Actions read and write on the agent repositories, or pass --dry-run")
+    if not dry_run:
+        api = environ.get("GITHUB_API_URL") or PUBLIC_API
+        carry_out(steps, fleet, lambda repository: GitHubClient(api, repository, token))
+    return CatchUpPass(steps, dry_run, view.failed or any(step.error for step in steps))

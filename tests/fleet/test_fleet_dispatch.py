@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.fleet.dispatch import DISPATCH, SKIP, WAIT, carry_out, plan
+from gitmem.fleet.dispatch import DISPATCH, SKIP, WAIT, NoDispatchToken, carry_out, dispatch_overdue, plan
 from gitmem.fleet.fleetfile import load_fleet
 from gitmem.fleet.parallel import read_fleet
 from gitmem.memory_writer import MemoryWriter
@@ -106,6 +106,21 @@ def test_a_fleet_over_its_budget_starts_nothing(fleet100: Fleet100, tmp_path: Pa
     overdue = [step for step in steps if step.decision != WAIT]
     assert overdue and all(step.decision == SKIP for step in overdue)
     assert "the fleet is over its budget (2000 tokens today, over 1500)" in overdue[0].why
+
+
+def test_the_whole_pass_is_the_librarys_token_api_and_calls_from_the_environment_given(fleet100: Fleet100) -> None:
+    fleet = load_fleet(fleet100.root / "fleet.yaml")
+    view = read_fleet(fleet, clock=lambda: fleet100.base + timedelta(hours=6))
+    with FakeActions() as fake:
+        _fake(fake)
+        with pytest.raises(NoDispatchToken, match="18 agent\\(s\\) are overdue, but GITMEM_FLEET_DISPATCH_TOKEN"):
+            dispatch_overdue(fleet, view, dry_run=False, environ={"GITHUB_API_URL": fake.url})
+        said = dispatch_overdue(fleet, view, dry_run=True, environ={"GITHUB_API_URL": fake.url})
+        assert fake.requests == [] and said.dry_run and said.calls == 0 and not said.failed
+        done = dispatch_overdue(fleet, view, dry_run=False,
+                                environ={"GITHUB_API_URL": fake.url, "GITMEM_FLEET_DISPATCH_TOKEN": fake.token})
+        assert done.calls == len(fake.requests) == 15 * 3 + 4 + 1 + 2 and not done.failed
+        assert [step.decision for step in done.steps] == [step.decision for step in said.steps]
 
 
 def test_the_cli_dispatches_with_the_token_and_a_dry_run_calls_nothing(tmp_path: Path, cli, git_env: None,
