@@ -100,30 +100,33 @@ EXIT_CODES = {
 def fleet_pending(fleet_file: str, as_json: bool, timeout: float, offline: bool, public: bool) -> int:
     """Every agent's pending decisions, oldest first: agent, age, recommendation, and where to answer it (the
     file and line, or its URL on GitHub). With --public, only how many wait on each agent."""
+    view = _read(fleet_file, timeout, offline)
+    _say(_inbox_text(view.inbox, as_json=as_json, public=public))
+    _say_unreadable(view.rows, public=public)
+    return ExitCode.USAGE if view.failed else ExitCode.OK
+
+
+def _inbox_text(inbox: list[Any], *, as_json: bool, public: bool) -> str:
+    """The fleet's pending decisions as text or JSON: each with where to answer it, or with --public only how
+    many wait on each agent."""
     from gitmem.fleet.public import waiting_counts
 
-    view = _read(fleet_file, timeout, offline)
-    inbox = view.inbox
     if public:
         counts = waiting_counts(inbox)
         lines = [f"{label}: {n} decision(s) waiting" for label, n in counts.items()] or ["No decisions are waiting."]
-        _say(json.dumps(counts, indent=2) if as_json else "\n".join(lines))
-        _say_unreadable(view.rows, public=True)
-        return ExitCode.USAGE if view.failed else ExitCode.OK
+        return json.dumps(counts, indent=2) if as_json else "\n".join(lines)
     if as_json:
-        _say(json.dumps([asdict(d) for d in inbox], indent=2, ensure_ascii=False))
-    elif not inbox:
-        _say("No decisions are waiting.")
-    for item in [] if as_json else inbox:
+        return json.dumps([asdict(d) for d in inbox], indent=2, ensure_ascii=False)
+    lines = [] if inbox else ["No decisions are waiting."]
+    for item in inbox:
         agent = item.agent + (f"/{item.workspace}" if item.workspace else "")
-        _say(f"{agent} · {item.id} · {item.title}  ({item.age} old)")
+        lines.append(f"{agent} · {item.id} · {item.title}  ({item.age} old)")
         if item.recommendation:
-            _say(f"    recommendation: {item.recommendation}")
-        _say(f"    answer at: {item.answer_at}")
+            lines.append(f"    recommendation: {item.recommendation}")
+        lines.append(f"    answer at: {item.answer_at}")
         if item.answer_incomplete:
-            _say(f"    {INCOMPLETE}")
-    _say_unreadable(view.rows, public=False)
-    return ExitCode.USAGE if view.failed else ExitCode.OK
+            lines.append(f"    {INCOMPLETE}")
+    return "\n".join(lines)
 
 
 def render_status(rows: list[Any], *, colour: bool, public: bool = False) -> str:
