@@ -211,25 +211,28 @@ def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool, publi
     written without following links. Exit 2 when an agent could not be read (its row says why; the page is
     still written).
     """
-    from gitmem.confined import files
-    from gitmem.fleet.page import agent_page_name, render_page
+    from gitmem.fleet.page import render_page
 
     view = _read(fleet_file, timeout, offline, with_page=True)
     target = Path(out)
-    written = 0
     text = render_page(view, public=public)
     write_page(target, text.encode("utf-8"))
-    try:
-        for reading in [] if public else view.readings:
-            if reading.page:       # never through a link, in a directory of links or not (FileRefused, exit 2)
-                files.write(target.parent, agent_page_name(reading.row), reading.page.encode("utf-8"))
-                written += 1
-    except OSError as err:
-        raise cannot_write(target.parent / "agents", err) from None
+    written = 0 if public else _write_agent_pages(view, target.parent)
     _say(f"wrote {target} ({len(text.encode('utf-8')) // 1024} KB) and {written} agent page(s)"
          + ("; public view: verdicts and counts only" if public else ""))
     _say_unreadable(view.rows, public=public)
     return ExitCode.USAGE if view.failed else ExitCode.OK
+
+
+def _write_agent_pages(view: Any, folder: Path) -> int:
+    """The agents' own pages beside the fleet page (gitmem.fleet.page.write_agent_pages); a page that cannot be
+    written is the one refusal of writing a page (a link in the way is FileRefused, exit 2, as it was)."""
+    from gitmem.fleet.page import write_agent_pages
+
+    try:
+        return write_agent_pages(view, folder)
+    except OSError as err:
+        raise cannot_write(folder / "agents", err) from None
 
 
 def _status_data(view: Any, *, public: bool) -> dict[str, Any]:

@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import timedelta
 from html import escape
+from pathlib import Path
 
+from gitmem.confined import files
 from gitmem.fleet.need import by_need, fleet_notes, headline
 from gitmem.fleet.parallel import FleetView
 from gitmem.fleet.public import PUBLIC_NOTE, public_row
@@ -47,6 +49,18 @@ def agent_page_name(row: AgentRow) -> str:
     """The file of an agent's own report, relative to the fleet page: agents/NAME.html, or for a workspace
     agents/NAME/WORKSPACE.html (fleet.yaml's names and gitmem.yaml's workspace names hold no slash)."""
     return f"agents/{row.agent}/{row.workspace}.html" if row.workspace else f"agents/{row.agent}.html"
+
+
+def write_agent_pages(view: FleetView, folder: Path) -> int:
+    """Each agent's own report written in `folder`, the fleet page's, at `agent_page_name`; how many were written.
+    Never through a link, in a directory of links or not (gitmem.confined.files: FileRefused); OSError when a page
+    cannot be written."""
+    written = 0
+    for reading in view.readings:
+        if reading.page:
+            files.write(folder, agent_page_name(reading.row), reading.page.encode("utf-8"))
+            written += 1
+    return written
 
 
 def _answer(decision: InboxItem) -> str:
