@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -15,6 +18,10 @@ from gitmem.codes import (
     IMPORT_SOURCE_UNREADABLE,
 )
 from gitmem.errors import ExitCode, exit_codes_help
+
+if TYPE_CHECKING:     # the library loads inside commands only
+    from gitmem.interop.importing import Imported
+    from gitmem.workspace import Workspace
 
 SOURCES = ("claude", "codex", "gemini", "cline", "agent-memory-repo", "notes")
 EXPORT_FORMATS = ("agent-memory-repo", "claude", "codex", "gemini")
@@ -64,41 +71,37 @@ def import_command(source: str, where: str | None, dry_run: bool, as_json: bool,
     adds nothing; a fact edited in the source supersedes its earlier import. Secrets are masked. Commit the
     changed memory files yourself.
     """
-    import os
-    from pathlib import Path
-
-    from gitmem.checks import render
     from gitmem.cli.write import _memory
-    from gitmem.interop.batch_limit import BatchOverPending
-    from gitmem.interop.importing import as_data, collect, land, planned, refusal
+    from gitmem.interop.importing import import_source
 
     writer, ws, _ = _memory(workspace)
-    batch = collect(source, ws, where=Path(where).expanduser() if where else None, environ=os.environ,
-                    home=Path.home())
-    landed = None
-    command = f"gitmem import {source}"
-    with writer.locked():       # the plan is made against the memory the batch is written over, not an older one
-        result = planned(batch, ws)
-        refused = refusal(batch, result, writer, command=command)
-        if not dry_run and refused is None:
-            landed = land(batch, result, writer, command=command)
-    data = as_data(batch, result)
-    if refused is not None:
-        data["refused"] = render.as_data([refused])
-    if landed is not None:
-        data["written"] = {"lessons": list(landed.lessons), "decision": landed.decision}
+    done = import_source(source, writer, ws, where=Path(where).expanduser() if where else None, dry_run=dry_run,
+                         environ=os.environ, home=Path.home())
     if as_json:
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
-        return ExitCode.VIOLATIONS if refused is not None else ExitCode.OK
-    _show_plan(data, dry_run=dry_run)
-    if refused is not None:
-        raise BatchOverPending(f"cannot import the batch from {source}: its decision would not fit Pending; nothing "
-                               f"{'would be' if dry_run else 'was'} imported", [refused])
-    if landed is not None and landed.decision is not None:
-        files = f"{ws.config.path('lessons')} and {ws.config.path('decisions')}"
-        click.echo(f"Wrote {', '.join(landed.lessons) or 'no lessons'} and {landed.decision}, which lists the "
-                   f"batch for your review; commit {files}.")
+        return _import_json(done)
+    _show_import(done, ws)
     return ExitCode.OK
+
+
+def _import_json(done: Imported) -> int:
+    """`--json`: the plan, what was refused and what was written; exit 1 when the batch was refused."""
+    from gitmem.interop.importing import imported_data
+
+    click.echo(json.dumps(imported_data(done), indent=2, ensure_ascii=False))
+    return ExitCode.VIOLATIONS if done.refused is not None else ExitCode.OK
+
+
+def _show_import(done: Imported, ws: Workspace) -> None:
+    """The plan as text, then the refusal (BatchOverPending, exit 1) or what was written and what to commit."""
+    from gitmem.interop.importing import imported_data, over_pending_error
+
+    _show_plan(imported_data(done), dry_run=done.dry_run)
+    if done.refused is not None:
+        raise over_pending_error(done.batch.source, done.refused, dry_run=done.dry_run)
+    if done.landed is not None and done.landed.decision is not None:
+        files = f"{ws.config.path('lessons')} and {ws.config.path('decisions')}"
+        click.echo(f"Wrote {', '.join(done.landed.lessons) or 'no lessons'} and {done.landed.decision}, which lists "
+                   f"the batch for your review; commit {files}.")
 
 
 def _show_plan(data: dict[str, object], *, dry_run: bool) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from types import ModuleType
 
 from gitmem import secrets
+from gitmem.checks import render
 from gitmem.checks.violation import Violation
 from gitmem.interop import agent_memory_repo, claude_code, cline, codex, gemini, notes
 from gitmem.interop.batch_limit import BatchOverPending, over_pending
@@ -38,6 +39,18 @@ class Batch:
 class Landed:
     lessons: tuple[str, ...]
     decision: str | None
+
+
+@dataclass(frozen=True)
+class Imported:
+    """One `gitmem import`: the batch read, its plan, GM954 when the batch's decision would not fit Pending, and
+    what landed (None on a dry run or a refusal: then nothing was written)."""
+
+    batch: Batch
+    plan: ImportPlan
+    refused: Violation | None
+    landed: Landed | None
+    dry_run: bool
 
 
 def masked(fact: Fact, environ: Mapping[str, str]) -> Fact:
@@ -142,6 +155,12 @@ def refusal(batch: Batch, result: ImportPlan, writer: MemoryWriter, *, command: 
     return over_pending(texts["decisions"], writer.config, len(result.steps))
 
 
+def over_pending_error(source: str, found: Violation, *, dry_run: bool = False) -> BatchOverPending:
+    """The one refusal of a batch whose decision would not fit Pending (`found`, GM954): nothing is written."""
+    return BatchOverPending(f"cannot import the batch from {source}: its decision would not fit Pending; nothing "
+                            f"{'would be' if dry_run else 'was'} imported", [found])
+
+
 def land(batch: Batch, result: ImportPlan, writer: MemoryWriter, *, command: str) -> Landed:
     """Write the batch: its lessons and its one decision (nothing when the plan adds nothing). A batch whose
     decision would not fit Pending is refused whole (BatchOverPending), nothing written."""
@@ -149,11 +168,37 @@ def land(batch: Batch, result: ImportPlan, writer: MemoryWriter, *, command: str
         return Landed((), None)
     found = refusal(batch, result, writer, command=command)
     if found is not None:
-        raise BatchOverPending(f"cannot import the batch from {batch.source}: its decision would not fit Pending; "
-                               "nothing was imported", [found])
+        raise over_pending_error(batch.source, found)
     added, decision = writer.import_batch([_lesson(step) for step in result.lessons],
                                           _describe(batch, result, command))
     return Landed(tuple(lesson.id for lesson in added), decision.id)
+
+
+def import_source(source: str, writer: MemoryWriter, workspace: Workspace, *, where: Path | None, dry_run: bool,
+                  environ: Mapping[str, str], home: Path) -> Imported:
+    """`gitmem import SOURCE`: collect the source's facts, plan them against the memory and, unless `dry_run`
+    or the batch's decision would not fit Pending (`Imported.refused`), land them. The plan is made under the
+    writer's lock, against the memory the batch is written over, not an older one."""
+    batch = collect(source, workspace, where=where, environ=environ, home=home)
+    command = f"gitmem import {source}"
+    landed = None
+    with writer.locked():
+        result = planned(batch, workspace)
+        refused = refusal(batch, result, writer, command=command)
+        if not dry_run and refused is None:
+            landed = land(batch, result, writer, command=command)
+    return Imported(batch, result, refused, landed, dry_run)
+
+
+def imported_data(done: Imported) -> dict[str, object]:
+    """What `--json` shows: the plan (`as_data`), GM954 under `refused` when the batch was refused, and the
+    entries written under `written`."""
+    data = as_data(done.batch, done.plan)
+    if done.refused is not None:
+        data["refused"] = render.as_data([done.refused])
+    if done.landed is not None:
+        data["written"] = {"lessons": list(done.landed.lessons), "decision": done.landed.decision}
+    return data
 
 
 def as_data(batch: Batch, result: ImportPlan) -> dict[str, object]:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from gitmem.checks.violation import Violation
 from gitmem.interop.claude_code import project_dir_name
 from tests.support.helpers import CliResult, GitRepo
 
@@ -438,3 +439,29 @@ def test_a_failed_second_write_puts_the_first_file_back(memrepo: GitRepo, cli: C
     assert result.code == 2, result.err
     assert "DECISIONS.md cannot be written" in result.err and "nothing was changed" in result.err
     assert memory(memrepo) == before, "LESSONS, written first, is put back"
+
+
+def test_the_import_is_the_librarys_one_call_dry_run_or_not(memrepo: GitRepo, home: Path) -> None:
+    from gitmem.interop.importing import import_source, imported_data, over_pending_error
+    from gitmem.memory_writer import MemoryWriter
+    from gitmem.workspace import Workspace
+
+    put(claude_dir(home, memrepo), {"feedback_real-database.md": FEEDBACK, "user_role.md": USER})
+    ws = Workspace.at(memrepo.path)
+    before = memory(memrepo)
+    said = import_source("claude", MemoryWriter(ws), ws, where=None, dry_run=True, environ={}, home=home)
+    assert said.landed is None and said.refused is None and memory(memrepo) == before
+    assert "written" not in imported_data(said) and len(said.plan.steps) == 2
+    done = import_source("claude", MemoryWriter(ws), ws, where=None, dry_run=False, environ={}, home=home)
+    assert done.landed is not None and done.landed.lessons == ("L-0001",) and done.landed.decision == "D-0001"
+    assert imported_data(done)["written"] == {"lessons": ["L-0001"], "decision": "D-0001"}
+    assert "### D-0001 · Accept 2 facts imported from claude" in memory(memrepo)[1]
+    # The one refusal's wording, for the dry run and for the import that would have written.
+    assert str(over_pending_error("gemini", _violation(), dry_run=True)).endswith("nothing would be imported")
+    assert str(over_pending_error("gemini", _violation())).endswith("nothing was imported")
+
+
+def _violation() -> Violation:
+    from gitmem.codes import IMPORT_BATCH_OVER_PENDING
+
+    return Violation("DECISIONS.md", 1, IMPORT_BATCH_OVER_PENDING.code, "over")
