@@ -20,6 +20,7 @@ from gitmem.codes import (
 from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:     # the library loads inside commands only
+    from gitmem.interop.export import Exported
     from gitmem.interop.importing import Imported
     from gitmem.workspace import Workspace
 
@@ -136,32 +137,24 @@ def export_command(fmt: str, out: str | None, cli_location: bool, as_json: bool,
     Either --out DIR or --cli-location is required: nothing is written into a CLI's own memory unless asked.
     Importing an export back adds nothing.
     """
-    import os
-    from pathlib import Path
-
     from gitmem.cli.common import UsageError, open_workspace
-    from gitmem.interop import export
-    from gitmem.interop.importing import FORMATS
+    from gitmem.interop.export import cli_memory_dir, export_memory
 
     if (out is None) == (not cli_location):
         raise UsageError("give --out DIR or --cli-location (one of them)")
     ws = open_workspace(workspace)
-    if out is not None:
-        target = Path(out).expanduser()
-    else:
-        roots = FORMATS[fmt].default_roots(ws, os.environ, Path.home())
-        if not roots:
-            raise UsageError(f"{fmt} has no place a CLI reads it from: give --out DIR")
-        target = roots[0]
-    found = export.items(ws)
-    today = ws.clock()().date()
-    written = export.write(target, export.render(fmt, found, export.record_of(ws), today))
-    if as_json:
-        click.echo(json.dumps({"format": fmt, "directory": str(target), "files": written,
-                               "entries": [item.ref for item in found]}, indent=2))
-    else:
-        click.echo(f"Exported {len(found)} entries as {fmt} to {target}: {', '.join(written)}")
+    target = Path(out).expanduser() if out is not None else cli_memory_dir(ws, fmt, os.environ, Path.home())
+    _show_export(export_memory(ws, fmt, target), as_json=as_json)
     return ExitCode.OK
+
+
+def _show_export(done: Exported, *, as_json: bool) -> None:
+    """The export as JSON (format, directory, files, entries) or one line."""
+    if as_json:
+        click.echo(json.dumps({"format": done.fmt, "directory": str(done.directory), "files": done.files,
+                               "entries": [item.ref for item in done.entries]}, indent=2))
+    else:
+        click.echo(f"Exported {len(done.entries)} entries as {done.fmt} to {done.directory}: {', '.join(done.files)}")
 
 
 COMMANDS = (import_command, export_command)

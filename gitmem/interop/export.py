@@ -10,6 +10,7 @@ nothing is written through a link.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -18,7 +19,7 @@ from gitmem import codes, secrets
 from gitmem.checks.violation import Violation
 from gitmem.confined import files
 from gitmem.errors import ExitCode, GitmemError
-from gitmem.interop import agent_memory_repo, gemini
+from gitmem.interop import agent_memory_repo, gemini, importing
 from gitmem.interop.facts import normalized
 from gitmem.interop.plan import ORIGIN_FIELD
 from gitmem.memory import decisions, lessons, now, rules
@@ -35,6 +36,10 @@ class ExportRefused(GitmemError):
     exit_code = ExitCode.VIOLATIONS
 
 
+class NoCliMemoryDir(GitmemError):
+    """`--cli-location` for a format no CLI reads from a place of its own (an Agent Memory Repo)."""
+
+
 @dataclass(frozen=True)
 class Item:
     """One entry in force: `ref` names it in the repository (R-03, L-0003, D-0004, NOW)."""
@@ -48,6 +53,33 @@ class Item:
 
     def line(self) -> str:
         return f"{self.text} [gitmem: {self.ref}]"
+
+
+@dataclass(frozen=True)
+class Exported:
+    """One `gitmem export`: the format, the directory written, the files written there and the entries in them."""
+
+    fmt: str
+    directory: Path
+    files: list[str]
+    entries: list[Item]
+
+
+def cli_memory_dir(ws: Workspace, fmt: str, environ: Mapping[str, str], home: Path) -> Path:
+    """Where the CLI of `fmt` reads its memory for this project: the first place its import reads
+    (gitmem.interop.importing.FORMATS); NoCliMemoryDir when it has none."""
+    roots: list[Path] = importing.FORMATS[fmt].default_roots(ws, environ, home)
+    if not roots:
+        raise NoCliMemoryDir(f"{fmt} has no place a CLI reads it from: give --out DIR")
+    return roots[0]
+
+
+def export_memory(ws: Workspace, fmt: str, target: Path) -> Exported:
+    """The memory in force written into `target` as `fmt`'s files (ExportRefused, nothing written, when a file
+    there is not an earlier export's); today's date is the workspace clock's."""
+    found = items(ws)
+    written = write(target, render(fmt, found, record_of(ws), ws.clock()().date()))
+    return Exported(fmt, target, written, found)
 
 
 def items(ws: Workspace) -> list[Item]:

@@ -140,3 +140,27 @@ def test_an_export_masks_the_environments_secrets(memrepo: GitRepo, cli: Cli, tm
     assert cli(["export", "--to", "claude", "--out", str(out)], cwd=memrepo.path).code == 0
     text = "".join(p.read_text(encoding="utf-8") for p in sorted(out.rglob("*.md")))
     assert "Sup3rS3cretValue99" not in text and "token ***" in text
+
+
+def test_an_agent_memory_repo_has_no_cli_location_and_nothing_is_written(memrepo: GitRepo, cli: Cli,
+                                                                          home: Path) -> None:  # noqa: F811
+    refused = cli(["export", "--to", "agent-memory-repo", "--cli-location"], cwd=memrepo.path)
+    assert refused.code == 2 and refused.err.strip() == ("gitmem: agent-memory-repo has no place a CLI reads it "
+                                                          "from: give --out DIR")
+    assert not any(home.rglob("*.md"))
+
+
+def test_the_export_is_the_librarys_one_call(memrepo: GitRepo, cli: Cli, home: Path,  # noqa: F811
+                                              tmp_path: Path) -> None:
+    from gitmem.interop.export import NoCliMemoryDir, cli_memory_dir, export_memory
+    from gitmem.workspace import Workspace
+
+    fill(memrepo, cli)
+    ws = Workspace.at(memrepo.path)
+    with pytest.raises(NoCliMemoryDir):
+        cli_memory_dir(ws, "agent-memory-repo", {}, home)
+    assert cli_memory_dir(ws, "codex", {}, home) == home / ".codex" / "memories"
+    done = export_memory(ws, "codex", tmp_path / "out")
+    assert done.files == ["MEMORY.md", "memory_summary.md"] and done.directory == tmp_path / "out"
+    assert [item.ref for item in done.entries] == ["R-01", "L-0001", "D-0001", "NOW"]
+    assert "[gitmem: L-0001]" in (tmp_path / "out" / "MEMORY.md").read_text(encoding="utf-8")
