@@ -586,7 +586,6 @@ COMMAND_BODY_LINES = 10
 THICK_COMMANDS = {
     "context.py:context_command", "fleet.py:fleet_dispatch", "fleet.py:fleet_pending", "fleet.py:fleet_report",
     "interop.py:export_command", "interop.py:import_command", "recall.py:recall",
-    "report.py:report",
 }
 
 
