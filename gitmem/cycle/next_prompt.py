@@ -7,7 +7,7 @@ reason is kept for a warning. A prompt is never refused for want of an exact cou
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,13 +70,12 @@ class CountedPrompt:
         }
 
 
-def next_prompt(ws: Workspace, *, cycle: int | None = None, backend: str | None = None, offline: bool = False,
-                environ: Mapping[str, str] | None = None) -> CountedPrompt:
-    """The prompt `build_request` makes for `cycle` (default: the next one), counted exactly when `environ`
-    (default: this process's) holds ANTHROPIC_API_KEY and not `offline`, else by the offline estimate.
+def next_prompt(ws: Workspace, *, cycle: int | None = None, backend: str | None = None,
+                offline: bool = False) -> CountedPrompt:
+    """The prompt `build_request` makes for `cycle` (default: the next one), counted exactly when ANTHROPIC_API_KEY
+    is set (the client takes it from the environment) and not `offline`, else by the offline estimate.
     BudgetError over the hard limit, as a cycle would refuse."""
-    key = (os.environ if environ is None else environ).get("ANTHROPIC_API_KEY")
-    exact = ExactOrEstimate(ws.config) if key and not offline else None
+    exact = ExactOrEstimate(ws.config) if os.environ.get("ANTHROPIC_API_KEY") and not offline else None
     request = build_request(ws, cycle=cycle, count_tokens=exact or estimate_tokens, backend=backend)
     failed = exact.failed if exact is not None else None
     return CountedPrompt(request, "exact" if exact is not None and not failed else "estimate", failed)
