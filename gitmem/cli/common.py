@@ -29,6 +29,12 @@ class UsageError(click.ClickException):
     exit_code = ExitCode.USAGE
 
 
+def one_workspace_or_all(workspace: str | None, all_workspaces: bool) -> None:
+    """`--workspace NAME` and `--all-workspaces` ask for different things (`recall`, `report`): refuse both."""
+    if workspace and all_workspaces:
+        raise UsageError("use --workspace NAME or --all-workspaces, not both")
+
+
 def cannot_write(target: Path, err: OSError | GitmemError) -> UsageError:
     """The one refusal of writing a page the user asked for at `target` (`gitmem report`, `gitmem fleet report`)."""
     from gitmem.confined import files

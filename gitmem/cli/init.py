@@ -3,38 +3,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from gitmem.cli.common import json_option, say
 from gitmem.errors import ExitCode, exit_codes_help
 
-PRE_COMMIT_INSTALL = "pre-commit install --hook-type pre-commit --hook-type pre-push"
+if TYPE_CHECKING:     # the library loads inside the command only
+    from gitmem.scaffold.init import InitReport
+
 # gitmem.scaffold.agent_clis.AGENTS (this module loads only click)
 AGENTS = ("claude", "codex", "copilot", "cursor", "gemini", "opencode", "qwen")
-
-
-COMMIT_NEXT = ("commit the memory files: the git hooks run `gitmem check` before each commit, `gitmem verify` "
-               "before each push")
-
-
-def next_step(plain_hooks: bool, hooks: list[str], in_place: list[str]) -> str:
-    """What to do after init, for the hooks this machine can run: nothing to install when both hooks are
-    already there (`pre-commit install` was run, or gitmem's plain hooks are in)."""
-    import shutil
-    import sys
-
-    if plain_hooks:
-        return COMMIT_NEXT if hooks else "no hook was installed: see the message above"
-    if set(in_place) >= {"pre-commit", "pre-push"}:
-        return COMMIT_NEXT
-    if shutil.which("pre-commit"):
-        return PRE_COMMIT_INSTALL
-    beside = Path(sys.executable).parent / "pre-commit"      # in gitmem's own venv, not activated
-    if beside.is_file():
-        return f"{beside} {PRE_COMMIT_INSTALL.removeprefix('pre-commit ')}"
-    return (f"pip install pre-commit && {PRE_COMMIT_INSTALL}   "
-            "(or, without the pre-commit framework: gitmem init --plain-hooks)")
 
 
 # Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
@@ -74,16 +54,28 @@ def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as
     gitmem`, so the agent CLI finds it however it was started. A warning names the MCP SDK (the `agents`
     extra) or an agent CLI that is not installed, with the command that installs it.
     """
-    from dataclasses import asdict
-
     from gitmem.scaffold.init import init
+    from gitmem.scaffold.next_step import next_step
 
     report = init(directory, agents, plain_hooks=plain_hooks)
-    code = ExitCode.USAGE if report.problems else ExitCode.OK
     step = next_step(plain_hooks, report.hooks, report.hooks_in_place)
     if as_json:
-        click.echo(json.dumps({**asdict(report), "next": step}, indent=2))
-        return code
+        click.echo(json.dumps(_as_json(report, step), indent=2))
+    else:
+        _show(report, directory, step)
+    return ExitCode.USAGE if report.problems else ExitCode.OK
+
+
+def _as_json(report: InitReport, step: str) -> dict[str, Any]:
+    """`init --json`: the report's fields, then the next step."""
+    from dataclasses import asdict
+
+    return {**asdict(report), "next": step}
+
+
+def _show(report: InitReport, directory: Path, step: str) -> None:
+    """A line per thing init did (stdout), each problem or else each warning (stderr), the steps left to the
+    human, and the next step last."""
     if report.initialised_git:
         click.echo(f"initialised a git repository in {directory}")
     for rel in report.created:
@@ -103,7 +95,6 @@ def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as
     for agent_step in report.steps:
         click.echo(f"then: {agent_step}")
     click.echo(f"next: {step}")
-    return code
 
 
 def _what_was_added(rel: str) -> str:

@@ -3,14 +3,29 @@ from __future__ import annotations
 
 import json
 from datetime import date
+from typing import TYPE_CHECKING
 
 import click
 
-from gitmem.cli.common import DayOrTimeParam, UsageError, json_option, open_workspace, workspace_option
+from gitmem.cli.common import (
+    DayOrTimeParam,
+    UsageError,
+    json_option,
+    one_workspace_or_all,
+    open_workspace,
+    progress,
+    progress_count,
+    workspace_option,
+)
 from gitmem.errors import ExitCode, exit_codes_help
+
+if TYPE_CHECKING:     # the library loads inside the command only
+    from gitmem.recall import Hits
+    from gitmem.workspace import Workspace
 
 KINDS = ("log", "lesson", "decision", "now", "rule", "commit")
 MODES = ("auto", "bm25", "semantic", "hybrid")
+EMBEDDING = "embedding the memory for recall (entries)"      # the progress line while vectors are built
 
 
 # Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
@@ -64,29 +79,43 @@ def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since:
     an encoder saved once: recall.model: onnx:DIRECTORY, see docs/recall.md).
     The index lives in .git/gitmem/ and updates itself, including uncommitted edits.
     """
-    import gitmem.recall
-    from gitmem.cli.common import progress, progress_count
-    from gitmem.recall import rebuild_size, search
+    from gitmem.recall import search
 
-    if workspace and all_workspaces:
-        raise UsageError("use --workspace NAME or --all-workspaces, not both")
-    if show_all and min_score is not None:
-        raise UsageError("use --all or --min-score, not both")
+    one_workspace_or_all(workspace, all_workspaces)
+    cuts = _cuts(show_all, min_score)
     ws = open_workspace(workspace)
     if rebuild:
-        # A bar on a terminal only (never in pipes or CI); counting the commits costs nothing otherwise.
-        with progress(lambda: rebuild_size(ws), "rebuilding the recall index") as advance:
-            gitmem.recall.rebuild(ws, advance)  # `rebuild` is the option's flag here
-    cuts = {"min_score": 0.0, "gap": 1.0} if show_all else {"min_score": min_score}
-    hits = search(ws, " ".join(query), kinds=list(kinds) or None, since=since, until=until,
-                  limit=limit, all_workspaces=all_workspaces, mode=mode, known_only=known,
-                  progress=progress_count("embedding the memory for recall (entries)"), **cuts)
+        _rebuild_with_bar(ws)
+    hits = search(ws, " ".join(query), kinds=list(kinds) or None, since=since, until=until, limit=limit, mode=mode,
+                  all_workspaces=all_workspaces, known_only=known, progress=progress_count(EMBEDDING), **cuts)
+    _show(hits, as_json)
+    return ExitCode.OK
+
+
+def _cuts(show_all: bool, min_score: float | None) -> dict[str, float | None]:
+    """The cuts `search` is asked for: none at all with --all (a minimum score of 0 and a gap of 1 turn them
+    off), else --min-score's, if given. --all with --min-score is a usage error."""
+    if show_all and min_score is not None:
+        raise UsageError("use --all or --min-score, not both")
+    return {"min_score": 0.0, "gap": 1.0} if show_all else {"min_score": min_score}
+
+
+def _rebuild_with_bar(ws: Workspace) -> None:
+    """Rebuild the index from scratch, with a bar on a terminal only (never in pipes or CI); counting the
+    commits for the bar costs nothing otherwise."""
+    from gitmem.recall import rebuild, rebuild_size
+
+    with progress(lambda: rebuild_size(ws), "rebuilding the recall index") as advance:
+        rebuild(ws, advance)
+
+
+def _show(hits: Hits, as_json: bool) -> None:
+    """The hits as text (gitmem.recall.Hits.text), or as JSON with the mode and whether memory holds the query."""
     if as_json:
         click.echo(json.dumps({"mode": hits.mode, "known": hits.known, "hits": [hit.to_dict() for hit in hits]},
                               ensure_ascii=False, indent=2))
     else:
         click.echo(hits.text())
-    return ExitCode.OK
 
 
 COMMANDS = (recall,)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from gitmem.cli.common import DayParam, UsageError, open_workspace, workspace_option, write_page
+from gitmem.cli.common import DayParam, UsageError, one_workspace_or_all, open_workspace, workspace_option, write_page
 from gitmem.errors import ExitCode, exit_codes_help
 
 # A chart has a point per day: 0001-01-01 would be 740,000 of them.
@@ -41,24 +41,24 @@ def report(fmt: str, since: date | None, until: date | None, out: str | None, wo
 
     Reads LOG in one pass (or only its tail for a late --since). Everything shown is redacted of secrets.
     """
+    from gitmem.report import build, report_target
 
-    from gitmem.report import build
-
-    if all_workspaces and workspace:
-        raise UsageError("use --workspace NAME or --all-workspaces, not both")
+    one_workspace_or_all(workspace, all_workspaces)
     if since and until and since > until:
         raise UsageError(f"--since {since} is after --until {until}")
     ws = open_workspace(workspace)
     text = build(ws, fmt=fmt, since=since, until=until, all_workspaces=all_workspaces)
-    if out == "-" or (out is None and fmt == "summary"):
-        click.echo(text, nl=False)
-        return ExitCode.OK
-    from gitmem.workspace.statedir import state_directory
+    _deliver(text, report_target(ws, out, fmt))
+    return ExitCode.OK
 
-    target = Path(out) if out is not None else state_directory(ws.state_dir or ws.root) / "report.html"
+
+def _deliver(text: str, target: Path | None) -> None:
+    """The report on stdout (`target` None), or written to `target` and named with its size."""
+    if target is None:
+        click.echo(text, nl=False)
+        return
     write_page(target, text.encode("utf-8"))
     click.echo(f"wrote {target} ({len(text.encode('utf-8')) // 1024} KB)")
-    return ExitCode.OK
 
 
 COMMANDS = (report,)

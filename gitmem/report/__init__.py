@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 from datetime import date
+from pathlib import Path
 
 from gitmem.workspace import Clock, Workspace
 
@@ -30,3 +31,14 @@ def build(ws: Workspace, *, fmt: str = "html", since: date | None = None, until:
         reports = [collect(w, since=since or summary.window(last), until=last, clock=clock) for w in chosen]
         return summary.render_markdown(reports)
     return html.render_html([collect(w, since=since, until=until, clock=clock) for w in chosen])
+
+
+def report_target(ws: Workspace, out: str | None, fmt: str) -> Path | None:
+    """Where the report goes: the file `out` names, None for stdout (`out` is `-`, or a summary by default), and
+    by default an html page in the state directory (.git/gitmem/report.html), never in the work tree, which a
+    cycle needs clean."""
+    from gitmem.workspace.statedir import state_directory
+
+    if out == "-" or (out is None and fmt == "summary"):
+        return None
+    return Path(out) if out is not None else state_directory(ws.state_dir or ws.root) / "report.html"

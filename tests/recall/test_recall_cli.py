@@ -126,3 +126,14 @@ def test_rebuild_shows_progress_on_a_terminal_only(memrepo: GitRepo) -> None:
     assert "rebuilding the recall index" in terminal and f"{total}/{total}" in terminal
     done, terminal = run_on_a_terminal(argv, memrepo.path, {**env, "CI": "true"}, stdout_too=False)
     assert done.returncode == 0 and "rebuilding" not in terminal
+
+
+@pytest.mark.parametrize(("argv", "said"), [
+    (["--workspace", "a", "--all-workspaces"], "use --workspace NAME or --all-workspaces, not both"),
+    (["--all", "--min-score", "0.2"], "use --all or --min-score, not both"),
+])
+def test_clashing_options_are_refused_before_the_workspace_is_opened(tmp_path: Path, cli, argv: list[str],
+                                                                     said: str) -> None:
+    """Outside any repository, and with --rebuild: the clash is named first, and nothing is rebuilt."""
+    result = cli(["recall", "x", "--rebuild", *argv], cwd=tmp_path)
+    assert result.code == ExitCode.USAGE and said in result.err and "not a git repository" not in result.err

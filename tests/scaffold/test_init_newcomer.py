@@ -11,8 +11,8 @@ import pytest
 
 import gitmem.scaffold.init as gitmem_init
 from gitmem.cli import main
-from gitmem.cli.init import next_step
 from gitmem.errors import ExitCode
+from gitmem.scaffold.next_step import next_step
 from tests.support.gitcli import git, isolated_env, run_git
 from tests.support.helpers import HUMAN
 

@@ -1,0 +1,26 @@
+"""What to do after `gitmem init`: the one step that makes the git hooks run, for the hooks this machine can run."""
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+PRE_COMMIT_INSTALL = "pre-commit install --hook-type pre-commit --hook-type pre-push"
+COMMIT_NEXT = ("commit the memory files: the git hooks run `gitmem check` before each commit, `gitmem verify` "
+               "before each push")
+
+
+def next_step(plain_hooks: bool, hooks: list[str], in_place: list[str]) -> str:
+    """What to do after init, for the hooks this machine can run: nothing to install when both hooks are
+    already there (`pre-commit install` was run, or gitmem's plain hooks are in)."""
+    if plain_hooks:
+        return COMMIT_NEXT if hooks else "no hook was installed: see the message above"
+    if set(in_place) >= {"pre-commit", "pre-push"}:
+        return COMMIT_NEXT
+    if shutil.which("pre-commit"):
+        return PRE_COMMIT_INSTALL
+    beside = Path(sys.executable).parent / "pre-commit"      # in gitmem's own venv, not activated
+    if beside.is_file():
+        return f"{beside} {PRE_COMMIT_INSTALL.removeprefix('pre-commit ')}"
+    return (f"pip install pre-commit && {PRE_COMMIT_INSTALL}   "
+            "(or, without the pre-commit framework: gitmem init --plain-hooks)")

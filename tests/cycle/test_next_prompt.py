@@ -1,0 +1,67 @@
+"""`gitmem.cycle.next_prompt`: what `gitmem context` shows, called as a library (the command only prints it)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gitmem.cycle.budget import estimate_tokens
+from gitmem.cycle.next_prompt import next_prompt
+from gitmem.workspace import Workspace
+from tests.support.fake_anthropic import messages_api
+from tests.support.helpers import GitRepo
+
+KEY = "sk-ant-test-key-for-the-fake"
+
+
+def _count_tokens(calls: list[int], broken: bool):
+    """A fake POST /v1/messages/count_tokens: one token per word, or a 400 when `broken`."""
+    def respond(body, headers):
+        calls.append(1)
+        if broken:
+            return 400, {"type": "error", "error": {"type": "invalid_request_error", "message": "no"}}
+        return 200, {"input_tokens": len(body["messages"][0]["content"].split())}
+    return respond
+
+
+def test_without_a_key_the_prompt_is_estimated_and_the_command_prints_the_librarys_data(
+        memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    shown = next_prompt(Workspace.at(memrepo.path), cycle=9)
+    assert shown.counting == "estimate" and shown.failed is None
+    assert shown.warnings == tuple(shown.request.warnings)
+    rules = shown.request.parts[0]
+    assert rules.tokens == estimate_tokens(f"## {rules.source}\n\n{rules.text}")
+    printed = json.loads(cli(["context", "--json", "--cycle", "9"], cwd=memrepo.path).out)
+    data = shown.to_dict()
+    assert {**printed, "timestamp": None} == {**data, "timestamp": None}     # the clock moves between the two
+    assert cli(["context", "--cycle", "9"], cwd=memrepo.path).out == shown.request.prompt_text()
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_with_a_key_the_prompt_is_counted_exactly_until_the_count_fails(
+        memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch, broken: bool) -> None:
+    calls: list[int] = []
+    with messages_api(_count_tokens(calls, broken)) as url:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        shown = next_prompt(Workspace.at(memrepo.path))
+    rules = shown.request.parts[0]
+    if broken:
+        assert shown.counting == "estimate" and len(calls) >= 1
+        assert shown.warnings[0].startswith("exact token count unavailable (") and KEY not in shown.warnings[0]
+        assert shown.warnings[0].endswith("); using the estimate") and shown.warnings[1:] == shown.request.warnings
+        assert rules.tokens == estimate_tokens(f"## {rules.source}\n\n{rules.text}")
+    else:
+        assert shown.counting == "exact" and shown.failed is None
+        assert len(calls) == len(shown.request.parts) + 1
+        assert rules.tokens == len(f"## {rules.source}\n\n{rules.text}".split())
+
+
+def test_offline_never_asks_the_api_even_with_a_key(memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[int] = []
+    with messages_api(_count_tokens(calls, False)) as url:
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+        shown = next_prompt(Workspace.at(memrepo.path), offline=True)
+    assert calls == [] and shown.counting == "estimate" and shown.failed is None
