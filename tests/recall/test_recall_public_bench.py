@@ -61,6 +61,17 @@ def test_best_evidence_answers_every_answerable_question(tmp_path: Path, git_env
     assert rows["session", "known", "adversarial"].no_memory == 1.0
 
 
+def test_one_half_measures_only_the_conversations_of_that_parity(tmp_path: Path, git_env: None,
+                                                                  conversations: list) -> None:
+    # Iterating on one half leaves the other held out: only half 1's conversation is written and asked.
+    rows = measure("synthetic", conversations, tmp_path, units=("session",), callers={}, halves=("all", "0", "1"),
+                   half=1)
+    asked = {row.half: row.questions for row in rows if row.category == "every question"}
+    assert "0" not in asked
+    assert asked["1"] == asked["all"] == len(conversations[1].questions)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["session-1"]
+
+
 def test_locomo_recall_counts_each_evidence_dialog_by_its_unit() -> None:
     question = Question("q", "multi-hop", ("1", "3"), ("D1:2", "D3:5", "D3:6"), True)
     answer = Answer(question, 0, ("3", "2"), False)
