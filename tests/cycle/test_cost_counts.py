@@ -453,3 +453,65 @@ def test_a_cycle_walks_only_the_commits_since_the_last_cycle(memrepo: GitRepo,
     monkeypatch.setattr(check_and_verify.gitio, "walk_range", counted)
     assert run_cycle(memrepo.ws(), WritingBackend(built("second"))).commit
     assert len(walked) == 3, walked
+
+
+# -- a memory file read whole is not encoded again, and NOW's history is not split into lines ------------------
+
+def test_a_text_read_from_a_file_is_compared_as_the_bytes_read(memrepo: GitRepo) -> None:
+    """The settling steps compare LOG and NOW as bytes (an append, NOW grown on top, a file put back): a text
+    this process decoded from a file is answered with the bytes it read, not encoded again (75 MB and 10 MB at
+    100x, encoded four times per cycle before); a file that held a BOM or CRLF is not its text's encoding."""
+    from gitmem.confined import files
+    from gitmem.memory.text import decode_file_text, encoded
+
+    memrepo.append("LOG.md", "\n" + "a line of a long history\n" * 1000)
+    data = files.read(memrepo.path, "LOG.md")
+    assert data is not None
+    text = decode_file_text(data)
+    assert encoded(text) is data
+    assert encoded(files.read_text(memrepo.path, "LOG.md")) is data        # the same bytes read again: one text
+    made = text + "more\n"
+    assert encoded(made) == made.encode("utf-8")
+    crlf = data.replace(b"\n", b"\r\n")
+    assert encoded(decode_file_text(crlf)) == data and encoded(decode_file_text(b"\xef\xbb\xbf" + data)) == data
+
+
+def now_of(count: int) -> str:
+    from gitmem.memory import now
+
+    text = "# NOW\n"
+    for n in range(1, count + 1):
+        moment = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=n, minutes=30)
+        text = now.prepend_block(text, now.make_block(Timestamp.from_datetime(moment), did=f"did {n}",
+                                                      human="nothing", next=f"next {n + 1}", cycle=n))
+    return text
+
+
+def test_nows_top_blocks_are_read_without_splitting_its_history(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader of NOW's top blocks (`max_blocks`: the standing check, the cycle's number, settling NOW) and a
+    new block put on top split only the lines above the blocks below (NOW is 10 MB at 100x, split into lines by
+    each of them before); what they find is what the whole text's lines give."""
+    from gitmem.memory import now
+
+    text = now_of(3000)
+    split: list[int] = []
+    real = now.decode_lines
+
+    def counted(part: str) -> tuple[str, ...]:
+        split.append(len(part))
+        return real(part)
+
+    monkeypatch.setattr(now, "decode_lines", counted)
+    monkeypatch.setattr(now, "TOP_READ", 1024)           # the first prefix read, doubled until it holds enough
+    top = now.parse(text, max_blocks=2)
+    assert split and max(split) < len(text) // 10
+    assert [(b.line, b.end, b.cycle) for b in top.blocks] == [(b.line, b.end, b.cycle)
+                                                             for b in now.parse.__wrapped__(text).blocks[:2]]  # type: ignore[attr-defined]
+    split.clear()
+    block = now.make_block(Timestamp.from_datetime(datetime(2026, 6, 1, tzinfo=UTC)), did="d", human="h",
+                           next="n", cycle=3001)
+    longer = now.prepend_block(text, block)
+    assert max(split) < len(text) // 10
+    lines = text.split("\n")
+    top_at = next(index for index, line in enumerate(lines) if line.startswith("## "))
+    assert longer == "\n".join([*lines[:top_at], *block.render().split("\n"), "", *lines[top_at:]])
