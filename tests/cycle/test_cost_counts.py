@@ -515,3 +515,56 @@ def test_nows_top_blocks_are_read_without_splitting_its_history(monkeypatch: pyt
     lines = text.split("\n")
     top_at = next(index for index, line in enumerate(lines) if line.startswith("## "))
     assert longer == "\n".join([*lines[:top_at], *block.render().split("\n"), "", *lines[top_at:]])
+
+
+# -- the close: LESSONS' sections at each commit, and the decisions of each day it catches up -------------------
+
+def lessons_of(count: int) -> bytes:
+    sections = ["# LESSONS", "", "```", "## L-9999 · a fenced example, no heading", "```", ""]
+    for n in range(1, count + 1):
+        sections += [f"## L-{n:04d} · Lesson {n}", "- Happened: 2026-11-10 (cycle 1) — it broke",
+                     "- Rule: Run the tests.", "- Confirmed: 2026-11-10 (cycle 2) — held", "- Status: open", ""]
+    return "\n".join(sections).encode()
+
+
+def test_the_sections_of_a_lessons_blob_are_found_in_one_pass_over_its_fences(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The close finds a confirmation's lesson in LESSONS as each commit held it (3,000 lessons at 100x, at many
+    commits): the fence lines are found once per blob, not counted again between each heading and the next."""
+    from gitmem.close.backing import _LessonsBytes
+    from gitmem.memory import fences
+
+    data = lessons_of(300)
+    counted: list[int] = []
+    real = fences.count_marks
+
+    def counting(text: Any, start: int = 0, end: int | None = None) -> int:
+        counted.append(start)
+        return real(text, start, end)
+
+    monkeypatch.setattr(fences, "count_marks", counting)
+    found = _LessonsBytes(data)
+    assert found.span("L-9999") is None
+    start, end = found.span("L-0150") or (0, 0)
+    assert data[start:end].startswith(b"## L-0150 ") and data[end:].startswith(b"## L-0151 ")
+    assert found.has("L-0150", b"- Confirmed: 2026-11-10 (cycle 2) \xe2\x80\x94 held")
+    assert len(counted) < 5, len(counted)
+    assert fences.every_heading(data, b"## ") == list(fences.headings(data, b"## "))
+
+
+def test_a_close_catching_up_a_week_reads_each_decisions_times_once() -> None:
+    """Which decisions waited is asked for each day a close catches up, of every decision (4,000 at 100x): each
+    decision's Asked and Answered times are read from its lines once, not once per day."""
+    from unittest import mock
+
+    blocks = ["# DECISIONS", "", "## Pending", ""]
+    for n in range(1, 41):
+        blocks += [f"### D-{n:04d} · question {n}", "- Asked: 2026-01-01 10:00 UTC (cycle 1)",
+                   "- Recommendation: yes", ""]
+    blocks += ["## Resolved", ""]
+    doc = decisions.parse("\n".join(blocks))
+    assert len(doc.all) == 40
+    with mock.patch.object(decisions, "_asked", wraps=decisions._asked) as asked:
+        for day in range(2, 9):
+            assert len(decisions.waiting(doc, datetime(2026, 1, day, tzinfo=UTC), as_of=True)) == 40
+    assert asked.call_count == 40
