@@ -568,3 +568,22 @@ def test_a_close_catching_up_a_week_reads_each_decisions_times_once() -> None:
         for day in range(2, 9):
             assert len(decisions.waiting(doc, datetime(2026, 1, day, tzinfo=UTC), as_of=True)) == 40
     assert asked.call_count == 40
+
+
+def test_a_lessons_events_are_read_once_however_many_steps_ask() -> None:
+    """The close's gates, its look into history for each line and the checks all ask a lesson for its Happened
+    and Confirmed events (3,000 lessons at 100x): each line is parsed once per lesson; a caller that changes
+    the list it gets changes nothing for the next one."""
+    from unittest import mock
+
+    from gitmem.memory import lessons
+
+    doc = lessons.parse(lessons_of(5).decode())
+    lesson = doc.lessons[0]
+    with mock.patch.object(lessons, "parse_event", wraps=lessons.parse_event) as parsed:
+        for _ in range(5):
+            assert lesson.happened is not None and lesson.happened.cycle == 1
+            got = lesson.confirmations
+            assert [event.cycle for _, event in got if event is not None] == [2]
+            got.clear()
+    assert parsed.call_count == 2
