@@ -298,7 +298,7 @@ class _LessonsBytes:
         """Where the lesson's section starts and ends (its first heading, outside code fences)."""
         if self._spans is None:
             self._spans = {}
-            starts = [(at, fences.line_at(self.data, at)) for at in fences.headings(self.data, b"## ")]
+            starts = [(at, fences.line_at(self.data, at)) for at in fences.every_heading(self.data, b"## ")]
             for (start, line), (end, _) in zip(starts, [*starts[1:], (len(self.data), b"")], strict=False):
                 lesson = line[3:].split(b" ", 1)[0].decode("ascii", "replace")
                 self._spans.setdefault(lesson, (start, end))

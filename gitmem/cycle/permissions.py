@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from gitmem.memory import decisions, lessons, log, rules
-from gitmem.memory.text import decode_lines, strip_trailing_blank
+from gitmem.memory.text import decode_lines, encoded, strip_trailing_blank
 
 # Every note starts with one of these: the runner writes the notes into the LOG entry's Evidence as
 # `runner: <note>`, and `is_revert_note` finds them there again.
@@ -138,7 +138,7 @@ _LOG_FAULTS = {log.REWRITTEN: "a rewrite of LOG", log.APPENDED_TO_ENTRY: "text a
 def _log(before: str, after: str) -> tuple[str, list[str]]:
     """LOG as HEAD holds it plus the agent's new entries, when the change is not an append as `check` judges
     it: a line added to HEAD's last entry counts as much as an edited old line."""
-    verdict = log.append_verdict(before.encode("utf-8"), after.encode("utf-8"))
+    verdict = log.append_verdict(encoded(before), encoded(after))
     if verdict.ok:
         return after, []
     old_headings = {entry.heading() for entry in log.parse(before).entries}

@@ -17,6 +17,7 @@ from gitmem.memory.text import (
     Timestamp,
     decode_file_text,
     decode_text,
+    encoded,
     field_value,
     one_line,
     render_field,
@@ -153,11 +154,11 @@ def _date_new_decisions(memory: MemoryWriter, before: str, window: Window) -> li
 
 def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[str], why_no_log: str,
                 runner_fields: dict[str, str], window: Window) -> Settled:
-    new = memory.read("log").encode("utf-8")
+    new = encoded(memory.read("log"))
     # The agent's entries, read as every judge of LOG reads an append (`log.appended_entries`, from the verdict
     # of GM301): a rewrite of the old lines has none. Text the agent put above its first heading is kept out,
     # as the entry is rebuilt after the old LOG anyway.
-    verdict = log.append_verdict(before.encode("utf-8"), new)
+    verdict = log.append_verdict(encoded(before), new)
     located = verdict.ok or verdict.variant in (log.APPENDED_TO_ENTRY, log.IN_OPEN_FENCE)
     entries = list(log.appended_entries(new, log.Append(verdict.start, verdict.open_))) if located else []
     extra_notes: list[str] = []
@@ -192,7 +193,7 @@ def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[st
 def _restore(memory: MemoryWriter, role: str, before: str) -> None:
     """Put back the file as the cycle found it. A file holding those bytes still (the agent left it alone) is
     not written: a 75 MB LOG rewritten would be hashed whole again by every status until the commit."""
-    rel, data = memory.config.path(role), before.encode("utf-8")
+    rel, data = memory.config.path(role), encoded(before)
     if files.read(memory.root, rel) != data:
         files.write(memory.root, rel, data)
 
@@ -236,7 +237,7 @@ def _fresh_blocks(before: str, after: str) -> list[now.NowBlock]:
     leave), only the text above the old top block is parsed: NOW is 10 MB at 100x and its history is not read."""
     region = now.grown_on_top(before, after)
     if region is not None:
-        kept = after.encode("utf-8")[len(region.encode("utf-8")):]           # the old blocks, unchanged
+        kept = encoded(after)[len(region.encode("utf-8")):]           # the old blocks, unchanged
         lines, fresh = region.split("\n"), []
         for block in now.parse(region).blocks:
             heading = lines[block.line - 1].encode("utf-8")

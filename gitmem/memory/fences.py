@@ -14,6 +14,7 @@ cache: it is counted from the bytes each time, and `count_marks` makes that one 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterator
 from typing import AnyStr
 
@@ -125,6 +126,17 @@ def headings(data: AnyStr, prefix: AnyStr, start: int = 0, end: int | None = Non
         if line_end < 0:
             return
         position = line_end + 1
+
+
+def every_heading(data: AnyStr, prefix: AnyStr, start: int = 0, end: int | None = None, *,
+                  open_: bool = False) -> list[int]:
+    """`headings`, all of them at once, for a reader of every one: the fence lines of the span are found in one
+    pass, and each heading is outside a fence when an even number of them stand before it (a bisection), not
+    counted again from the heading before (LESSONS holds 3,000 headings at 100x, and a close reads it at many
+    commits)."""
+    end = len(data) if end is None else end
+    marks = fence_lines(data, start, end)
+    return [at for at in _hits(data, prefix, start, end) if not open_ ^ (bisect_left(marks, at) % 2 == 1)]
 
 
 def line_at(data: AnyStr, at: int) -> AnyStr:

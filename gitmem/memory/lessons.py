@@ -60,14 +60,20 @@ class Lesson(IdEntry):
     def number(self) -> int:
         return int(self.id[2:])
 
-    @property
+    # Read once per lesson: a close asks each of LESSONS' lessons (3,000 at 100x) about its events from several
+    # steps (the gates, the history of each line, the checks), and the fields of a frozen entry never change.
+    @cached_property
     def happened(self) -> Event | None:
         found = fields_named(self.fields, "Happened")
         return parse_event(found[0]) if found else None
 
     @property
     def confirmations(self) -> list[tuple[Field, Event | None]]:
-        return [(f, parse_event(f)) for f in fields_named(self.fields, "Confirmed")]
+        return list(self._confirmations)
+
+    @cached_property
+    def _confirmations(self) -> tuple[tuple[Field, Event | None], ...]:
+        return tuple((f, parse_event(f)) for f in fields_named(self.fields, "Confirmed"))
 
     @property
     def status(self) -> str:

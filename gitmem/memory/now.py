@@ -16,6 +16,7 @@ from gitmem.memory.text import (
     Problem,
     Timestamp,
     decode_lines,
+    encoded,
     headed,
     parse_fields,
     render_field,
@@ -84,9 +85,7 @@ def parse_heading(title: str) -> tuple[Timestamp, int | None, date | None] | Non
 @parsed_once
 def parse(text: str, *, max_blocks: int | None = None) -> NowDoc:
     """Parse NOW. `max_blocks` stops early: a cycle needs only the top block."""
-    lines = decode_lines(text)
-    if max_blocks is not None:
-        lines = _leading_blocks(lines, max_blocks)
+    lines = decode_lines(text) if max_blocks is None else _leading_lines(text, max_blocks)
     preamble, sections = split_sections(lines, 2)
     problems: list[Problem] = []
     blocks: list[NowBlock] = []
@@ -96,6 +95,25 @@ def parse(text: str, *, max_blocks: int | None = None) -> NowDoc:
         blocks.append(NowBlock(when, cycle, plan_for, section.body, section.line, section.end,
                                parse_fields(section.body, section.body_start)))
     return NowDoc(tuple(preamble), tuple(blocks), tuple(problems))
+
+
+# The first part of NOW split into lines when only its top blocks are read; doubled until they are in it.
+TOP_READ = 1 << 16
+
+
+def _leading_lines(text: str, count: int) -> tuple[str, ...]:
+    """The lines above NOW's block number `count + 1`, split from the shortest prefix of whole lines that holds
+    that block's heading: the blocks below it (NOW grows ten lines a cycle for ever, 10 MB at 100x) are never
+    split into lines. Lines are counted from the top, so a prefix's fences and headings are the whole text's."""
+    size = TOP_READ
+    while True:
+        cut = text.rfind("\n", 0, size) + 1 if size < len(text) else len(text)
+        lines = decode_lines(text[:cut])
+        whole = len(lines) - 1 if cut < len(text) else len(lines)      # a line the cut ends is not read
+        found = _leading_blocks(lines[:whole], count)
+        if len(found) < whole or cut == len(text):
+            return found
+        size *= 2
 
 
 def _leading_blocks(lines: tuple[str, ...], count: int) -> tuple[str, ...]:
@@ -121,11 +139,11 @@ def grown_on_top(before: str, after: str) -> str | None:
     """The text `after` holds above `before`'s first block, when NOW only grew on top (the text from that block
     down is unchanged): what is new can then be parsed alone, and NOW's history (10 MB at 100x) is not read.
     None when `before` has no block or something below the top changed."""
-    old = before.encode("utf-8")
+    old = encoded(before)
     old_top = first_heading(old, b"## ")
     if old_top is None:
         return None
-    kept, grown = old[old_top:], after.encode("utf-8")
+    kept, grown = old[old_top:], encoded(after)
     return grown[:len(grown) - len(kept)].decode("utf-8") if grown.endswith(kept) else None
 
 
@@ -137,9 +155,15 @@ def render(doc: NowDoc) -> str:
 
 def prepend_block(text: str, block: NowBlock) -> str:
     """Insert `block` above the current top block, leaving every other byte as it was."""
+    rendered = block.render().split("\n")
+    if "\r" not in text:        # the lines above the top block split alone: the blocks below are kept as text
+        above = _leading_lines(text, 0)
+        body = text.removeprefix("\ufeff")
+        at = sum(len(line) + 1 for line in above)
+        if body.startswith("## ", at):        # the top block's heading: none when `above` is all of NOW
+            return "\n".join([*above, *rendered, ""]) + "\n" + body[at:]
     lines = decode_lines(text)
     insert_at = next(_heading_lines(lines), None)
-    rendered = block.render().split("\n")
     if insert_at is None:
         head = strip_trailing_blank(lines) or [TITLE]
         # A preamble written before fences were checked may leave one open: close it, or the block is code.

@@ -453,3 +453,137 @@ def test_a_cycle_walks_only_the_commits_since_the_last_cycle(memrepo: GitRepo,
     monkeypatch.setattr(check_and_verify.gitio, "walk_range", counted)
     assert run_cycle(memrepo.ws(), WritingBackend(built("second"))).commit
     assert len(walked) == 3, walked
+
+
+# -- a memory file read whole is not encoded again, and NOW's history is not split into lines ------------------
+
+def test_a_text_read_from_a_file_is_compared_as_the_bytes_read(memrepo: GitRepo) -> None:
+    """The settling steps compare LOG and NOW as bytes (an append, NOW grown on top, a file put back): a text
+    this process decoded from a file is answered with the bytes it read, not encoded again (75 MB and 10 MB at
+    100x, encoded four times per cycle before); a file that held a BOM or CRLF is not its text's encoding."""
+    from gitmem.confined import files
+    from gitmem.memory.text import decode_file_text, encoded
+
+    memrepo.append("LOG.md", "\n" + "a line of a long history\n" * 1000)
+    data = files.read(memrepo.path, "LOG.md")
+    assert data is not None
+    text = decode_file_text(data)
+    assert encoded(text) is data
+    assert encoded(files.read_text(memrepo.path, "LOG.md")) is data        # the same bytes read again: one text
+    made = text + "more\n"
+    assert encoded(made) == made.encode("utf-8")
+    crlf = data.replace(b"\n", b"\r\n")
+    assert encoded(decode_file_text(crlf)) == data and encoded(decode_file_text(b"\xef\xbb\xbf" + data)) == data
+
+
+def now_of(count: int) -> str:
+    from gitmem.memory import now
+
+    text = "# NOW\n"
+    for n in range(1, count + 1):
+        moment = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=n, minutes=30)
+        text = now.prepend_block(text, now.make_block(Timestamp.from_datetime(moment), did=f"did {n}",
+                                                      human="nothing", next=f"next {n + 1}", cycle=n))
+    return text
+
+
+def test_nows_top_blocks_are_read_without_splitting_its_history(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader of NOW's top blocks (`max_blocks`: the standing check, the cycle's number, settling NOW) and a
+    new block put on top split only the lines above the blocks below (NOW is 10 MB at 100x, split into lines by
+    each of them before); what they find is what the whole text's lines give."""
+    from gitmem.memory import now
+
+    text = now_of(3000)
+    split: list[int] = []
+    real = now.decode_lines
+
+    def counted(part: str) -> tuple[str, ...]:
+        split.append(len(part))
+        return real(part)
+
+    monkeypatch.setattr(now, "decode_lines", counted)
+    monkeypatch.setattr(now, "TOP_READ", 1024)           # the first prefix read, doubled until it holds enough
+    top = now.parse(text, max_blocks=2)
+    assert split and max(split) < len(text) // 10
+    assert [(b.line, b.end, b.cycle) for b in top.blocks] == [(b.line, b.end, b.cycle)
+                                                             for b in now.parse.__wrapped__(text).blocks[:2]]  # type: ignore[attr-defined]
+    split.clear()
+    block = now.make_block(Timestamp.from_datetime(datetime(2026, 6, 1, tzinfo=UTC)), did="d", human="h",
+                           next="n", cycle=3001)
+    longer = now.prepend_block(text, block)
+    assert max(split) < len(text) // 10
+    lines = text.split("\n")
+    top_at = next(index for index, line in enumerate(lines) if line.startswith("## "))
+    assert longer == "\n".join([*lines[:top_at], *block.render().split("\n"), "", *lines[top_at:]])
+
+
+# -- the close: LESSONS' sections at each commit, and the decisions of each day it catches up -------------------
+
+def lessons_of(count: int) -> bytes:
+    sections = ["# LESSONS", "", "```", "## L-9999 · a fenced example, no heading", "```", ""]
+    for n in range(1, count + 1):
+        sections += [f"## L-{n:04d} · Lesson {n}", "- Happened: 2026-11-10 (cycle 1) — it broke",
+                     "- Rule: Run the tests.", "- Confirmed: 2026-11-10 (cycle 2) — held", "- Status: open", ""]
+    return "\n".join(sections).encode()
+
+
+def test_the_sections_of_a_lessons_blob_are_found_in_one_pass_over_its_fences(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The close finds a confirmation's lesson in LESSONS as each commit held it (3,000 lessons at 100x, at many
+    commits): the fence lines are found once per blob, not counted again between each heading and the next."""
+    from gitmem.close.backing import _LessonsBytes
+    from gitmem.memory import fences
+
+    data = lessons_of(300)
+    counted: list[int] = []
+    real = fences.count_marks
+
+    def counting(text: Any, start: int = 0, end: int | None = None) -> int:
+        counted.append(start)
+        return real(text, start, end)
+
+    monkeypatch.setattr(fences, "count_marks", counting)
+    found = _LessonsBytes(data)
+    assert found.span("L-9999") is None
+    start, end = found.span("L-0150") or (0, 0)
+    assert data[start:end].startswith(b"## L-0150 ") and data[end:].startswith(b"## L-0151 ")
+    assert found.has("L-0150", b"- Confirmed: 2026-11-10 (cycle 2) \xe2\x80\x94 held")
+    assert len(counted) < 5, len(counted)
+    assert fences.every_heading(data, b"## ") == list(fences.headings(data, b"## "))
+
+
+def test_a_close_catching_up_a_week_reads_each_decisions_times_once() -> None:
+    """Which decisions waited is asked for each day a close catches up, of every decision (4,000 at 100x): each
+    decision's Asked and Answered times are read from its lines once, not once per day."""
+    from unittest import mock
+
+    blocks = ["# DECISIONS", "", "## Pending", ""]
+    for n in range(1, 41):
+        blocks += [f"### D-{n:04d} · question {n}", "- Asked: 2026-01-01 10:00 UTC (cycle 1)",
+                   "- Recommendation: yes", ""]
+    blocks += ["## Resolved", ""]
+    doc = decisions.parse("\n".join(blocks))
+    assert len(doc.all) == 40
+    with mock.patch.object(decisions, "_asked", wraps=decisions._asked) as asked:
+        for day in range(2, 9):
+            assert len(decisions.waiting(doc, datetime(2026, 1, day, tzinfo=UTC), as_of=True)) == 40
+    assert asked.call_count == 40
+
+
+def test_a_lessons_events_are_read_once_however_many_steps_ask() -> None:
+    """The close's gates, its look into history for each line and the checks all ask a lesson for its Happened
+    and Confirmed events (3,000 lessons at 100x): each line is parsed once per lesson; a caller that changes
+    the list it gets changes nothing for the next one."""
+    from unittest import mock
+
+    from gitmem.memory import lessons
+
+    doc = lessons.parse(lessons_of(5).decode())
+    lesson = doc.lessons[0]
+    with mock.patch.object(lessons, "parse_event", wraps=lessons.parse_event) as parsed:
+        for _ in range(5):
+            assert lesson.happened is not None and lesson.happened.cycle == 1
+            got = lesson.confirmations
+            assert [event.cycle for _, event in got if event is not None] == [2]
+            got.clear()
+    assert parsed.call_count == 2
