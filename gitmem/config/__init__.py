@@ -1,7 +1,7 @@
 """gitmem.yaml: declared as data, validated once at load time, errors point at the bad value."""
 from __future__ import annotations
 
-from dataclasses import Field, dataclass, field, fields, is_dataclass, replace
+from dataclasses import Field, field, fields, is_dataclass, replace
 from datetime import UTC
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any, get_origin, get_type_hints
@@ -19,6 +19,7 @@ from gitmem.config.validate import (
     workspace_name_problem,
 )
 from gitmem.errors import ExitCode, GitmemError
+from gitmem.records import record
 
 if TYPE_CHECKING:
     from gitmem.gitio import Identity
@@ -41,7 +42,7 @@ class ConfigError(GitmemError):
     exit_code = ExitCode.USAGE
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Files:
     """Where each memory file is, relative to `memory_dir`."""
     now: str = "NOW.md"
@@ -52,7 +53,7 @@ class Files:
     roadmap: str = "ROADMAP.md"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Shell:
     """The anthropic backend's `run_command` tool: whether it is on, and what it may run."""
     enabled: bool = False
@@ -60,7 +61,7 @@ class Shell:
     timeout: int = bounded(120, 1, 86_400)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Sandbox:
     """How the agent is confined (`agent.sandbox`)."""
     # auto: bubblewrap when `bwrap` works on this machine, else none (and the LOG entry's Evidence says so);
@@ -70,7 +71,7 @@ class Sandbox:
     writable: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Agent:
     """`agent:`: the agent's identity, backend, command, model and what passes to it."""
     name: str = "gitmem-agent"
@@ -99,7 +100,7 @@ class Agent:
         return Identity(self.name, self.email)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Limits:
     """`limits:`: the sizes the memory format checks hold files to."""
     now_block_lines: int = bounded(10, 1, 1_000)
@@ -109,7 +110,7 @@ class Limits:
     pending_max: int = bounded(20, 1, 1_000)        # most Pending decisions (GM209)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Cycle:
     """`cycle:`: a cycle's context, turns, tokens, time and file size limits."""
     log_entries: int = bounded(3, 1, 1_000)
@@ -128,7 +129,7 @@ class Cycle:
     cost_per_day: float = bounded(0.0, 0.0, 1e9)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Close:
     """`close:`: the daily close's model and its rules for promotions and stale decisions."""
     model: str = "claude-opus-5-5"
@@ -140,7 +141,7 @@ class Close:
     late_hours: int = bounded(12, 0, 23)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Recall:
     """`recall:`: how `gitmem recall` ranks and cuts what it finds."""
     min_score: float = bounded(0.35, 0.0, 1.0)
@@ -155,7 +156,7 @@ class Recall:
     semantic_scale: float = bounded(2.75, 0.001, 1_000.0)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Trust:
     """`trust:`: whose signed commits count as the human's."""
     # SSH public keys ("ssh-ed25519 AAAA…") whose signed commits, made in the runner's checkout during a cycle,
@@ -166,14 +167,14 @@ class Trust:
     signed_answers: bool = False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class WorkspaceFiles:
     """One workspace's memory folder and files (a repository may hold several)."""
     memory_dir: str = "."
     files: Files = field(default_factory=Files)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Config:
     """A parsed, validated gitmem.yaml."""
     # Which release's rules `verify` holds this repository's commits to (gitmem.checks.generation). A config

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from functools import cache, lru_cache
 from typing import Any, TypeVar
@@ -12,6 +11,7 @@ from gitmem import codes
 from gitmem.codes import Code
 from gitmem.memory.fences import FENCE_MARKS
 from gitmem.memory.once import kept_once
+from gitmem.records import record
 
 T = TypeVar("T")
 
@@ -26,7 +26,7 @@ _TS_PREFIX_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2} (?:UT
 _FIELD_RE = re.compile(r"^[-*] ([A-Z][A-Za-z ]{0,30}?):(?: (.*)|)$")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Problem:
     """A format problem found while parsing; the checks attach the file path."""
 
@@ -42,7 +42,7 @@ class Problem:
         return cls(code.code, line, message, hint, code.generation(variant))
 
 
-@dataclass(frozen=True, order=True)
+@record(frozen=True, order=True)
 class Timestamp:
     """A `YYYY-MM-DD HH:MM TZ` moment. `label` keeps the written zone (`UTC` or `+HH:MM`)."""
 
@@ -169,7 +169,7 @@ def printable_data(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Decoded:
     """A memory file's bytes as text, its lines, and what stopped it being plain UTF-8 text."""
     text: str
@@ -237,7 +237,7 @@ def lf(text: str) -> str:
     return text
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Section:
     """A heading and its body. `line` is the heading's line; `end` its last non-blank line (1-based, inclusive)."""
 
@@ -356,7 +356,7 @@ def split_sections(lines: tuple[str, ...] | list[str], level: int, first_line: i
     return preamble, sections
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Field:
     """A `- Key: value` line; continuation lines (indented) are joined to `value` with newlines."""
 
