@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import Field, field, fields, is_dataclass, replace
 from datetime import UTC
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any
 
 from gitmem.codes import RULES_VERSION
 from gitmem.config.nesting import MAX_DEPTH, TooDeep, depth, parsing, within_depth
@@ -235,6 +235,12 @@ class Config:
         return ZoneInfo(self.timezone)
 
 
+# The sections of gitmem.yaml by class name, as the annotations of the fields that hold them name them.
+# (WorkspaceFiles is read under `workspaces:`, by name.)
+_SECTIONS: dict[str, type] = {cls.__name__: cls for cls in (Files, Shell, Sandbox, Agent, Limits, Cycle, Close,
+                                                            Recall, Trust)}
+
+
 def load_config(root: Path | str, *, workspace: str | None = None) -> Config:
     """Load `gitmem.yaml` from the repo root; a missing file means all defaults. It is read only as a regular
     file inside the work tree (`gitmem.confined.files`): a link, a directory or a FIFO is a config error."""
@@ -342,7 +348,6 @@ def _build(cls: type, raw: Any, source: str, prefix: str, warnings: list[str], w
     if not isinstance(raw, dict):
         raise ConfigError(f"{where or source}: {prefix.rstrip('.') or 'top level'}: expected a mapping, "
                           f"got {_kind(raw)}")
-    hints = get_type_hints(cls)
     known = {f.name: f for f in fields(cls) if f.name not in ("workspace", "warnings", "default_files")}
     values: dict[str, Any] = {}
     for key, value in raw.items():
@@ -354,11 +359,25 @@ def _build(cls: type, raw: Any, source: str, prefix: str, warnings: list[str], w
             hint = f"; did you mean {prefix + close[0]!r}?" if close else ""
             warnings.append(f"{source}{_line(raw, key)}: unknown key {dotted!r} ignored{hint}")
             continue
-        values[key] = _coerce(hints[key], value, source + _line(raw, key), dotted, warnings, known[key])
+        values[key] = _coerce(declared(known[key]), value, source + _line(raw, key), dotted, warnings, known[key])
     return cls(**values)
 
 
-def _coerce(hint: Any, value: Any, where: str, dotted: str, warnings: list[str], spec: Field[Any]) -> Any:
+def declared(spec: Field[Any]) -> type | str:
+    """What a config field holds, read from its annotation without evaluating it (typing.get_type_hints
+    compiles every annotation, a millisecond and a half of each `gitmem check`): a section's class, or the name
+    of the value's type, `int`, `str`, `bool`, `float` or `tuple`."""
+    written = spec.type if isinstance(spec.type, str) else spec.type.__name__
+    head = written.split("[", 1)[0].strip()
+    section = _SECTIONS.get(head)
+    if section is not None:
+        return section
+    if head not in ("int", "str", "bool", "float", "tuple"):
+        raise TypeError(f"config field {spec.name}: {written!r} is not a type the config reader knows")
+    return head
+
+
+def _coerce(hint: type | str, value: Any, where: str, dotted: str, warnings: list[str], spec: Field[Any]) -> Any:
     if isinstance(hint, type) and is_dataclass(hint):
         # `limits:` with every key commented out loads as None: it means "all defaults", not an error.
         value = {} if value is None else value
@@ -368,7 +387,7 @@ def _coerce(hint: Any, value: Any, where: str, dotted: str, warnings: list[str],
             raise ConfigError(f"{where}: {dotted}: expected one of {', '.join(SANDBOX_MODES)} or a mapping "
                               f"(mode, writable), got {_kind(value)}")
         return _build(hint, value, where.split(":")[0], dotted + ".", warnings, where)
-    text = (get_origin(hint) or hint).__name__
+    text = hint if isinstance(hint, str) else hint.__name__
     if dotted == "workspaces":
         if not isinstance(value, dict):
             raise ConfigError(f"{where}: workspaces: expected a mapping of name to settings")
