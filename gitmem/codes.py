@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from gitmem.records import record
 
 # The rules generation of this release. Codes and variants added in a release carry its generation
 # (`since`): `verify` holds a commit to them only when the commit was made under them (gitmem.checks.generation),
@@ -24,7 +26,7 @@ CODE_RE = re.compile(r"^GM[1-9][0-9][0-9]$")
 SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Message:
     """A message and its hint, with `{name}` fields that the caller fills."""
 
@@ -33,7 +35,7 @@ class Message:
     since: int = 1                                 # the rules generation that added this variant
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Code:
     """A GM code: its number, slug, summary, messages by variant, severity and the rules generation it starts at."""
     code: str

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
 from gitmem import codes, gitio
 from gitmem.checks import run_checks
@@ -13,6 +13,7 @@ from gitmem.checks.rule_inputs import authorship_of
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, Config, ConfigError, parse_config
 from gitmem.gitio import Snapshot
+from gitmem.records import record
 from gitmem.workspace import Workspace
 
 
@@ -45,7 +46,7 @@ def workspace_from_index(workspace: str | None) -> Workspace | None:
     return Workspace.for_repo(repo, config_at(staged, workspace=workspace))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Side:
     """The old side of a check: a commit's memory files read with that commit's own config, under the names
     the new config gives them, and the roles whose file moved."""
@@ -260,7 +261,7 @@ def _has_memory(snapshot: Snapshot | None, config: Config) -> bool:
     return snapshot is not None and any(snapshot.oid(path) is not None for path in config.memory_paths().values())
 
 
-@dataclass
+@record
 class RangeResult:
     """The violations found over a range of commits, how many commits it held, and whether one rewrote history."""
     violations: list[Violation] = field(default_factory=list)
@@ -268,7 +269,7 @@ class RangeResult:
     rewritten: bool = False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Span:
     """The commits to verify: reachable from `end`, not from `start` (None: from the root) nor from `hide`."""
 

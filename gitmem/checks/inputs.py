@@ -4,7 +4,6 @@ the package that imports them."""
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
@@ -12,9 +11,10 @@ from gitmem import codes
 from gitmem.checks.violation import Violation
 from gitmem.config import Config
 from gitmem.gitio import Snapshot
+from gitmem.records import record
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CheckInput:
     """What the checks read: the config, the state before (if any) and after, and who makes it."""
     config: Config

@@ -22,7 +22,6 @@ the next context will load: a smaller budget must still hold the memory it is gi
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gitmem import codes
@@ -32,6 +31,7 @@ from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, Config, ConfigError, parse_config
 from gitmem.gitio import Snapshot, same_blob
 from gitmem.memory.text import Section, decode_lines, decode_text, split_sections
+from gitmem.records import record
 
 if TYPE_CHECKING:
     from gitmem.memory.decisions import Decision
@@ -42,7 +42,7 @@ SHARES = {"rules": 0.25, "now_block": 0.05, "pending": 0.15, "resolved": 0.10, "
           "roadmap_section": 0.10, "always_load": 0.10}       # the rest, 15%, is the prompt's
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class SizeLimits:
     """The most characters each part of a cycle's context may have, and the most Pending decisions."""
 

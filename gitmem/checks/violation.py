@@ -1,14 +1,15 @@
 """Violations are data: complete when created, sorted by path, line and code."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from gitmem.codes import Code, lookup
 from gitmem.errors import RunFailure
 from gitmem.memory.text import Problem
+from gitmem.records import record
 
 
-@dataclass(frozen=True, order=True)
+@record(frozen=True, order=True)
 class Violation:
     """One problem: `path:line: code message`, complete when made (see the module)."""
     path: str

@@ -1,10 +1,10 @@
 """gitmem.yaml: declared as data, validated once at load time, errors point at the bad value."""
 from __future__ import annotations
 
-from dataclasses import Field, dataclass, field, fields, is_dataclass, replace
+from dataclasses import Field, field, fields, is_dataclass, replace
 from datetime import UTC
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, get_origin, get_type_hints
+from typing import TYPE_CHECKING, Any
 
 from gitmem.codes import RULES_VERSION
 from gitmem.config.nesting import MAX_DEPTH, TooDeep, depth, parsing, within_depth
@@ -19,6 +19,7 @@ from gitmem.config.validate import (
     workspace_name_problem,
 )
 from gitmem.errors import ExitCode, GitmemError
+from gitmem.records import record
 
 if TYPE_CHECKING:
     from gitmem.gitio import Identity
@@ -41,7 +42,7 @@ class ConfigError(GitmemError):
     exit_code = ExitCode.USAGE
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Files:
     """Where each memory file is, relative to `memory_dir`."""
     now: str = "NOW.md"
@@ -52,7 +53,7 @@ class Files:
     roadmap: str = "ROADMAP.md"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Shell:
     """The anthropic backend's `run_command` tool: whether it is on, and what it may run."""
     enabled: bool = False
@@ -60,7 +61,7 @@ class Shell:
     timeout: int = bounded(120, 1, 86_400)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Sandbox:
     """How the agent is confined (`agent.sandbox`)."""
     # auto: bubblewrap when `bwrap` works on this machine, else none (and the LOG entry's Evidence says so);
@@ -70,7 +71,7 @@ class Sandbox:
     writable: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Agent:
     """`agent:`: the agent's identity, backend, command, model and what passes to it."""
     name: str = "gitmem-agent"
@@ -99,7 +100,7 @@ class Agent:
         return Identity(self.name, self.email)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Limits:
     """`limits:`: the sizes the memory format checks hold files to."""
     now_block_lines: int = bounded(10, 1, 1_000)
@@ -109,7 +110,7 @@ class Limits:
     pending_max: int = bounded(20, 1, 1_000)        # most Pending decisions (GM209)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Cycle:
     """`cycle:`: a cycle's context, turns, tokens, time and file size limits."""
     log_entries: int = bounded(3, 1, 1_000)
@@ -128,7 +129,7 @@ class Cycle:
     cost_per_day: float = bounded(0.0, 0.0, 1e9)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Close:
     """`close:`: the daily close's model and its rules for promotions and stale decisions."""
     model: str = "claude-opus-5-5"
@@ -140,7 +141,7 @@ class Close:
     late_hours: int = bounded(12, 0, 23)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Recall:
     """`recall:`: how `gitmem recall` ranks and cuts what it finds."""
     min_score: float = bounded(0.35, 0.0, 1.0)
@@ -155,7 +156,7 @@ class Recall:
     semantic_scale: float = bounded(2.75, 0.001, 1_000.0)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Trust:
     """`trust:`: whose signed commits count as the human's."""
     # SSH public keys ("ssh-ed25519 AAAA…") whose signed commits, made in the runner's checkout during a cycle,
@@ -166,14 +167,14 @@ class Trust:
     signed_answers: bool = False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class WorkspaceFiles:
     """One workspace's memory folder and files (a repository may hold several)."""
     memory_dir: str = "."
     files: Files = field(default_factory=Files)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Config:
     """A parsed, validated gitmem.yaml."""
     # Which release's rules `verify` holds this repository's commits to (gitmem.checks.generation). A config
@@ -232,6 +233,12 @@ class Config:
             return UTC
         from zoneinfo import ZoneInfo
         return ZoneInfo(self.timezone)
+
+
+# The sections of gitmem.yaml by class name, as the annotations of the fields that hold them name them.
+# (WorkspaceFiles is read under `workspaces:`, by name.)
+_SECTIONS: dict[str, type] = {cls.__name__: cls for cls in (Files, Shell, Sandbox, Agent, Limits, Cycle, Close,
+                                                            Recall, Trust)}
 
 
 def load_config(root: Path | str, *, workspace: str | None = None) -> Config:
@@ -341,7 +348,6 @@ def _build(cls: type, raw: Any, source: str, prefix: str, warnings: list[str], w
     if not isinstance(raw, dict):
         raise ConfigError(f"{where or source}: {prefix.rstrip('.') or 'top level'}: expected a mapping, "
                           f"got {_kind(raw)}")
-    hints = get_type_hints(cls)
     known = {f.name: f for f in fields(cls) if f.name not in ("workspace", "warnings", "default_files")}
     values: dict[str, Any] = {}
     for key, value in raw.items():
@@ -353,11 +359,25 @@ def _build(cls: type, raw: Any, source: str, prefix: str, warnings: list[str], w
             hint = f"; did you mean {prefix + close[0]!r}?" if close else ""
             warnings.append(f"{source}{_line(raw, key)}: unknown key {dotted!r} ignored{hint}")
             continue
-        values[key] = _coerce(hints[key], value, source + _line(raw, key), dotted, warnings, known[key])
+        values[key] = _coerce(declared(known[key]), value, source + _line(raw, key), dotted, warnings, known[key])
     return cls(**values)
 
 
-def _coerce(hint: Any, value: Any, where: str, dotted: str, warnings: list[str], spec: Field[Any]) -> Any:
+def declared(spec: Field[Any]) -> type | str:
+    """What a config field holds, read from its annotation without evaluating it (typing.get_type_hints
+    compiles every annotation, a millisecond and a half of each `gitmem check`): a section's class, or the name
+    of the value's type, `int`, `str`, `bool`, `float` or `tuple`."""
+    written = spec.type if isinstance(spec.type, str) else spec.type.__name__
+    head = written.split("[", 1)[0].strip()
+    section = _SECTIONS.get(head)
+    if section is not None:
+        return section
+    if head not in ("int", "str", "bool", "float", "tuple"):
+        raise TypeError(f"config field {spec.name}: {written!r} is not a type the config reader knows")
+    return head
+
+
+def _coerce(hint: type | str, value: Any, where: str, dotted: str, warnings: list[str], spec: Field[Any]) -> Any:
     if isinstance(hint, type) and is_dataclass(hint):
         # `limits:` with every key commented out loads as None: it means "all defaults", not an error.
         value = {} if value is None else value
@@ -367,7 +387,7 @@ def _coerce(hint: Any, value: Any, where: str, dotted: str, warnings: list[str],
             raise ConfigError(f"{where}: {dotted}: expected one of {', '.join(SANDBOX_MODES)} or a mapping "
                               f"(mode, writable), got {_kind(value)}")
         return _build(hint, value, where.split(":")[0], dotted + ".", warnings, where)
-    text = (get_origin(hint) or hint).__name__
+    text = hint if isinstance(hint, str) else hint.__name__
     if dotted == "workspaces":
         if not isinstance(value, dict):
             raise ConfigError(f"{where}: workspaces: expected a mapping of name to settings")

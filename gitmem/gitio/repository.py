@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 from pygit2.enums import FileStatus, RepositoryOpenFlag
 
 from gitmem.errors import ExitCode, GitmemError
+from gitmem.records import record
 
 STATE_DIR_NAME = "gitmem"     # .git/gitmem/: locks, the recall index, caches; never committed
 
@@ -42,7 +42,7 @@ def explained(err: BaseException) -> RepoError | None:
     return RepoError(f"git failed: {what}; `git status` shows what is wrong with the repository")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Identity:
     """A git author or committer: name and email."""
     name: str

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import cast
 
@@ -12,13 +11,14 @@ import pygit2
 from pygit2.enums import DeltaStatus, FileMode
 
 from gitmem.gitio.repository import Repo, work_tree
+from gitmem.records import record
 
 LINK, GITLINK = int(FileMode.LINK), int(FileMode.COMMIT)
 _ADDED = (DeltaStatus.ADDED, DeltaStatus.MODIFIED, DeltaStatus.TYPECHANGE, DeltaStatus.RENAMED,
           DeltaStatus.COPIED)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ChangedFile:
     """A file a commit would change: its path, git file mode and staged blob."""
     path: str

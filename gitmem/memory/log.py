@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime
 from enum import StrEnum
 from functools import cached_property
@@ -28,6 +28,7 @@ from gitmem.memory.text import (
     strip_trailing_blank,
     title_problem,
 )
+from gitmem.records import record
 
 TITLE = "# LOG"
 
@@ -71,7 +72,7 @@ HEADING_RE = re.compile(
     r"(?:cycle (?P<cycle>[0-9]{1,18}) +(?:·|-|\|) +(?P<outcome>" + "|".join(OUTCOMES) + r")|close)[ \t]*$", re.M)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LogEntry(Entry):
     when: Timestamp
     cycle: int | None = None          # None for a close entry
@@ -103,7 +104,7 @@ class LogEntry(Entry):
         return f"## {self.when}{SEP}{amends}cycle {self.cycle}{SEP}{self.outcome}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LogDoc:
     preamble: tuple[str, ...]
     entries: tuple[LogEntry, ...]
@@ -231,7 +232,7 @@ def fence_closer(text: str) -> str:
 DELETED, REWRITTEN, APPENDED_TO_ENTRY, IN_OPEN_FENCE = "deleted", "rewritten", "appended_to_entry", "in_open_fence"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Append:
     """What a new LOG is to the old one.
 
@@ -388,7 +389,7 @@ class TailSource(Protocol):
         """Whether the line starting at `offset` is inside fenced code (the text before it leaves one open)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Tail:
     entries: tuple[LogEntry, ...]   # complete entries with absolute line numbers, oldest first
     first_line: int                 # the line where the text read starts

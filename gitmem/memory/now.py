@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date
 
 from gitmem import codes
@@ -25,13 +25,14 @@ from gitmem.memory.text import (
     strip_trailing_blank,
     title_problem,
 )
+from gitmem.records import record
 
 TITLE = "# NOW"
 _CYCLE_RE = re.compile(r"^cycle ([0-9]{1,18})$")  # as in LOG: at most 18 digits
 _PLAN_RE = re.compile(r"^plan for ([0-9]{4}-[0-9]{2}-[0-9]{2})$")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class NowBlock(Entry):
     when: Timestamp
     cycle: int | None = None
@@ -50,7 +51,7 @@ class NowBlock(Entry):
         return f"## {self.when}{SEP}{what}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class NowDoc:
     preamble: tuple[str, ...]
     blocks: tuple[NowBlock, ...]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from gitmem import gitio
 from gitmem.config import Config, load_config
+from gitmem.records import record
 
 if TYPE_CHECKING:      # the parsers load with the methods that use them: `gitmem check` often needs neither
     from gitmem.memory import log
@@ -32,7 +33,7 @@ def runner_cycle() -> int | None:
     return int(given) if given.isascii() and given.isdigit() and len(given) <= 18 and int(given) > 0 else None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Workspace:
     """A memory repository: its root, its config and the repository handle."""
     root: Path

@@ -347,6 +347,7 @@ def test_the_close_package_has_a_module_map() -> None:
 # section shows the same list. "gitmem" is the root package, which holds only the version.
 LAYERS = (
     "gitmem",          # the version
+    "records",         # dataclasses built without exec() (the pre-commit path's start-up)
     "codes",           # every GM code
     "errors",          # exit codes
     "packaged",        # where the shipped template and hooks are
