@@ -37,6 +37,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             marker = FOLDER_MARKERS.get(where.relative_to(TESTS).parts[0])
             if marker is not None:
                 item.add_marker(marker)
+    slow_first(items)
+
+
+def slow_first(items: list[pytest.Item]) -> None:
+    """The files that hold a `slow` test run first, the rest after them, each group in collection order.
+
+    pytest-xdist's `loadfile` hands out whole files in this order, one to each worker as it comes free. A long
+    file handed out last (the sessions test builds the 100x repository) kept one worker busy for minutes while
+    the other sat idle; started first, the long files overlap each other and the many short files fill in
+    behind them."""
+    slow = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow)     # a stable sort: the order inside each group is kept
 
 
 @pytest.fixture

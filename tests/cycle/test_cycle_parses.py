@@ -51,7 +51,7 @@ def whole_parses(root: Path) -> Iterator[Counter[str]]:
 @pytest.fixture
 def synthetic(tmp_path: Path, git_env: None) -> Path:
     """The 1x synthetic repository (a real agent's size), with a no-op command agent and one cycle run."""
-    root = working_copy(cached_repo(1.0, cache_dir=tmp_path / "cache"), tmp_path / "repo")
+    root = working_copy(cached_repo(1.0), tmp_path / "repo")      # the one 1x build the suite shares
     config = root / "gitmem.yaml"
     config.write_text(with_command_backend(config.read_text(encoding="utf-8"), "true"), encoding="utf-8")
     repo = pygit2.Repository(str(root))
