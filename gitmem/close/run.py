@@ -219,7 +219,7 @@ def _filled(memory: MemoryWriter, name: str) -> bool:
     for role in ROLES:
         path = memory.config.path(role)
         if name in (path, path.rsplit("/", 1)[-1]):
-            return not placeholders.find(memory.read(role))
+            return not placeholders.find_placeholders(memory.read(role))
     return False
 
 

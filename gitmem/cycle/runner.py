@@ -171,7 +171,7 @@ def _require_filled_rules(ws: Workspace) -> None:
     start with no identity and no human to ask. Refuse, naming each line (`gitmem status` flags the same)."""
     path = ws.config.path("rules")
     found = [Violation.of(codes.CYCLE_RULES_PLACEHOLDERS, path, line, "line", text=text)
-             for line, text in placeholders.find(ws.read("rules"))]
+             for line, text in placeholders.find_placeholders(ws.read("rules"))]
     if found:
         listing = "\n".join(f"  {v.path}:{v.line}: {v.code} {v.message}" for v in found)
         raise CycleRefused(f"{path} still holds the template's placeholders; fill them in and commit, then run "

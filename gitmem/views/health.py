@@ -47,7 +47,7 @@ def require_memory(ws: Workspace) -> list[str]:
 def rules_placeholders(ws: Workspace) -> list[Placeholder]:
     """Template placeholders left in RULES.md, with their lines (`gitmem.memory.placeholders`)."""
     path = ws.config.path("rules")
-    return [Placeholder(path, line, text) for line, text in placeholders.find(ws.read("rules"))]
+    return [Placeholder(path, line, text) for line, text in placeholders.find_placeholders(ws.read("rules"))]
 
 
 def invalid_memory(ws: Workspace) -> list[Violation]:
