@@ -30,7 +30,7 @@ def scan(path: str, data: bytes, first_line: int = 1) -> Iterator[Violation]:
     match = _CONFLICT_RE.search(data) if any(m in data for m in _CONFLICT_NEEDLES) else None
     if match:
         yield Violation.of(codes.CONFLICT_MARKERS, path, _line_of(data, match.start(), first_line))
-    for offset, what in secrets.find(data):
+    for offset, what in secrets.find_secrets(data):
         yield Violation.of(codes.SECRET_LIKE_TOKEN, path, _line_of(data, offset, first_line), what=what)
 
 
