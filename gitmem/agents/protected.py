@@ -133,7 +133,7 @@ def has_managed_blocks(path: str) -> bool:
     return fold(path.rsplit("/", 1)[-1]) in MANAGED_FILES
 
 
-def blocks(text: str) -> list[str]:
+def managed_blocks(text: str) -> list[str]:
     """The gitmem-managed blocks of a text, markers included; an unclosed one runs to the end."""
     return [match.group(0) for match in BLOCK_RE.finditer(text)]
 
@@ -141,10 +141,10 @@ def blocks(text: str) -> list[str]:
 def keep_blocks(before: str, after: str | None) -> str | None:
     """`after` with its gitmem blocks exactly as in `before`: the agent's text around them stays, a block it
     changed, removed or forged does not. None when `after` needs no change."""
-    old = blocks(before)
+    old = managed_blocks(before)
     if after is None:
         return "\n\n".join(old) + "\n" if old else None
-    new = blocks(after)
+    new = managed_blocks(after)
     if new == old:
         return None
     pieces = BLOCK_RE.split(after)
