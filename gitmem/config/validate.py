@@ -43,7 +43,7 @@ def lenient() -> Iterator[None]:
         _LENIENT.reset(token)
 
 
-def bounded(default: Any, low: float, high: float) -> Any:
+def bounded_field(default: Any, low: float, high: float) -> Any:
     """A dataclass field whose value must lie in [low, high]."""
     return field(default=default, metadata={RANGE: (low, high)})
 
