@@ -110,7 +110,7 @@ class QueryRefused(RecallError):
     """A query past its bounds: the message says which and by how much."""
 
 
-def bounded(text: str) -> str:
+def bounded_query(text: str) -> str:
     """`text`, or QueryRefused when it is longer than MAX_QUERY."""
     if len(text) > MAX_QUERY:
         raise QueryRefused(f"recall: the query is {len(text)} characters; the limit is {MAX_QUERY}: search for a "
