@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from gitmem import gitio
-from gitmem.agents.protected import fold
+from gitmem.agents.protected import fold_component
 from gitmem.confined import files
 from gitmem.workspace.statedir import state_directory
 
@@ -30,7 +30,7 @@ ASIDE_DIR = "aside"          # under .git/gitmem/: the agent's ignore files whil
 
 def is_ignore_file(path: str) -> bool:
     """Named `.gitignore` as a case-insensitive file system sees the name (`.GITIGNORE` is read there)."""
-    return fold(path.rstrip("/").rsplit("/", 1)[-1]) == IGNORE_FILE
+    return fold_component(path.rstrip("/").rsplit("/", 1)[-1]) == IGNORE_FILE
 
 
 def changed_ignore_files(repo: gitio.Repo, start: dict[str, bytes], skip: tuple[str, ...]) -> dict[str, bytes | None]:
