@@ -13,7 +13,7 @@ from gitmem.secrets import scrub
 from gitmem.workspace import Clock, Workspace
 
 
-def collect(ws: Workspace, *, since: date | None = None, until: date | None = None,
+def collect_report(ws: Workspace, *, since: date | None = None, until: date | None = None,
             clock: Clock | None = None) -> WorkspaceReport:
     """The report of `ws` for the days since..until (inclusive, in the configured zone; default: all of LOG
     up to today). Ages of pending decisions are taken at the clock's moment."""

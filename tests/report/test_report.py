@@ -18,7 +18,7 @@ from gitmem.cycle.permissions import is_revert_note
 from gitmem.cycle.postflight import context_note, usage_line
 from gitmem.memory import log
 from gitmem.report import build, evidence, html, log_scan, summary
-from gitmem.report.collect import collect
+from gitmem.report.collect import collect_report
 from gitmem.report.model import WorkspaceReport
 from gitmem.workspace import Workspace
 from tests.support import report_history as planted
@@ -35,7 +35,7 @@ def ninety(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitRepo]:
 
 @pytest.fixture(scope="module")
 def whole(ninety: GitRepo) -> WorkspaceReport:
-    return collect(Workspace.at(ninety.path), clock=lambda: planted.NOW)
+    return collect_report(Workspace.at(ninety.path), clock=lambda: planted.NOW)
 
 
 # -- reading Evidence ---------------------------------------------------------------------------------------
@@ -126,7 +126,7 @@ def test_every_planted_event_is_collected(whole: WorkspaceReport) -> None:
 
 def test_a_window_keeps_what_was_open_in_it(ninety: GitRepo) -> None:
     since = planted.LAST_DAY - timedelta(days=13)
-    report = collect(Workspace.at(ninety.path), since=since, clock=lambda: planted.NOW)
+    report = collect_report(Workspace.at(ninety.path), since=since, clock=lambda: planted.NOW)
     assert report.first_day == since and report.until == planted.NOW.date()
     assert [c.number for c in report.cycles] == list(range(planted.cycles_before(since) + 1, 361))
     assert all(d.pending or d.answered and d.answered.date() >= since for d in report.decisions)
