@@ -160,10 +160,10 @@ def status(as_json: bool, workspace: str | None) -> int:
     """
     from gitmem.memory.text import printable_data
     from gitmem.secrets import scrub_data
-    from gitmem.views.status import collect
+    from gitmem.views.status import collect_status
 
     # The agent's text: no escapes, and no secret value history still holds.
-    data = scrub_data(printable_data(collect(open_workspace(workspace)).to_json()))
+    data = scrub_data(printable_data(collect_status(open_workspace(workspace)).to_json()))
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:

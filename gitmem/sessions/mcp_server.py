@@ -111,9 +111,9 @@ def listed() -> tuple[str, ...]:
 
 
 def _status(ws: Workspace, arguments: dict[str, Any]) -> str:
-    from gitmem.views.status import collect
+    from gitmem.views.status import collect_status
 
-    return json.dumps(collect(ws).to_json(), indent=1, ensure_ascii=False)
+    return json.dumps(collect_status(ws).to_json(), indent=1, ensure_ascii=False)
 
 
 READERS: dict[str, Callable[[Workspace, dict[str, Any]], str]] = {

@@ -46,7 +46,7 @@ class Status:
         return asdict(self)
 
 
-def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
+def collect_status(ws: Workspace, *, clock: Clock | None = None) -> Status:
     """The dashboard's data; NoMemory (exit 2) when there is no memory at all, rather than healthy zeros."""
     missing = health.require_memory(ws)
     config = ws.config

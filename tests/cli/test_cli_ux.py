@@ -11,7 +11,7 @@ import pytest
 
 from gitmem.cli.status import SCREEN, fit, render
 from gitmem.scaffold.init import template_dir
-from gitmem.views.status import collect
+from gitmem.views.status import collect_status
 from gitmem.workspace import Workspace
 from tests.support.gitcli import git
 from tests.support.helpers import GitRepo
@@ -25,7 +25,7 @@ BIN = Path(sys.executable).parent
 def data(world: World) -> dict:
     world.cycle(at(10, 9), "built", task="add the parser")
     world.clock.moment = at(11, 12)
-    return collect(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
+    return collect_status(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
 
 
 def crowded(data: dict, pending: int, awaiting: int, eligible: int) -> dict:
@@ -62,7 +62,7 @@ def test_status_shows_every_item_when_they_fit(data: dict) -> None:
 
 def test_status_flags_template_placeholders_left_in_rules(world: World) -> None:
     world.git.write("RULES.md", (template_dir() / "RULES.md").read_text(encoding="utf-8"))
-    data = collect(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
+    data = collect_status(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
     assert [(p["line"], p["text"]) for p in data["placeholders"]] == [
         (6, "<agent name>"), (7, "<one sentence: what this agent exists to do>"),
         (8, "<who answers DECISIONS.md, and how to reach them>")]
@@ -73,7 +73,7 @@ def test_status_flags_template_placeholders_left_in_rules(world: World) -> None:
               .replace("<who answers DECISIONS.md, and how to reach them>", "Ada <ada@example.org>")
               + "- see <https://example.org/guide> and <b>bold</b>\n")
     world.git.write("RULES.md", filled)
-    again = collect(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
+    again = collect_status(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
     assert again["placeholders"] == []
 
 
