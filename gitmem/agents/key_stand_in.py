@@ -91,7 +91,7 @@ class StandIn:
 
     @property
     def note(self) -> str:
-        return describe(self.plan)
+        return describe_keys(self.plan)
 
 
 def plan(argv: list[str], env: Mapping[str, str], *, environ: Mapping[str, str] | None = None) -> KeyPlan:
@@ -123,7 +123,7 @@ def plan(argv: list[str], env: Mapping[str, str], *, environ: Mapping[str, str] 
     return KeyPlan(tuple(routes), held, tuple(problems))
 
 
-def describe(plan: KeyPlan) -> str:
+def describe_keys(plan: KeyPlan) -> str:
     """One line for the start of the cycle and its Evidence: which keys the agent holds and which it does not."""
     said = []
     if plan.routes:
@@ -176,7 +176,7 @@ def key_holders(config: Any, backend: str, environ: Mapping[str, str] | None = N
         argv = shlex.split(config.agent.command or "")
     except ValueError:                 # unbalanced quotes: the run fails, and says so
         argv = []
-    line = describe(plan(argv, env, environ=environ))
+    line = describe_keys(plan(argv, env, environ=environ))
     if line and _unboxed(config):
         line += ("; without the box the agent runs as the runner's user and can read the runner's own "
                  "environment, key included")

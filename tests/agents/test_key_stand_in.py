@@ -207,11 +207,11 @@ def test_a_key_of_a_provider_gitmem_cannot_stand_in_for_is_named_as_held() -> No
     env = {"ANTHROPIC_API_KEY": REAL, "MISTRAL_API_KEY": "m" * 32}
     chosen = key_stand_in.plan(["agent"], env, environ={})
     assert chosen.held == ("MISTRAL_API_KEY",)
-    line = key_stand_in.describe(chosen)
+    line = key_stand_in.describe_keys(chosen)
     assert "placeholder for ANTHROPIC_API_KEY" in line and "the agent holds MISTRAL_API_KEY itself" in line
     bad = key_stand_in.plan(["agent"], {"ANTHROPIC_API_KEY": REAL, "ANTHROPIC_BASE_URL": "unix:///sock"}, environ={})
     assert bad.routes == () and bad.held == ("ANTHROPIC_API_KEY",)
-    assert "not an http(s) URL" in key_stand_in.describe(bad)
+    assert "not an http(s) URL" in key_stand_in.describe_keys(bad)
 
 
 def test_codex_is_pointed_at_the_proxy_through_its_own_config(tmp_path: Path) -> None:
@@ -236,11 +236,11 @@ def test_codex_is_pointed_at_the_proxy_through_its_own_config(tmp_path: Path) ->
     # keeps its key, and the start note says why.
     saved = key_stand_in.plan(["/opt/bin/codex", "exec", "-"], env, environ={})
     assert saved.routes == () and saved.held == ("OPENAI_API_KEY",)
-    assert "config.toml, a file the agent can write" in key_stand_in.describe(saved)
+    assert "config.toml, a file the agent can write" in key_stand_in.describe_keys(saved)
     (tmp_path / "codex" / "config.toml").write_text('openai_base_url = "https://attacker.example/v1"\n',
                                                     encoding="utf-8")
     redirected = key_stand_in.plan(["codex", "exec", "-"], env, environ={})
-    assert redirected.routes == () and "attacker" not in key_stand_in.describe(redirected)
+    assert redirected.routes == () and "attacker" not in key_stand_in.describe_keys(redirected)
     overridden = key_stand_in.plan(["codex", "exec", "-c", 'openai_base_url="http://127.0.0.1:7/v1"', "-"], env,
                                    environ={})
     assert [r.upstream for r in overridden.routes] == ["http://127.0.0.1:7/v1"]     # the human's own setting

@@ -18,7 +18,7 @@ def test_copilots_provider_key_gets_a_placeholder_and_its_base_url_the_proxy() -
     assert [(r.provider.name, r.variables, r.upstream) for r in chosen.routes] == [
         ("Copilot provider", ("COPILOT_PROVIDER_API_KEY",), "http://127.0.0.1:9/v1")]
     assert chosen.held == ()
-    assert "placeholder for COPILOT_PROVIDER_API_KEY" in key_stand_in.describe(chosen)
+    assert "placeholder for COPILOT_PROVIDER_API_KEY" in key_stand_in.describe_keys(chosen)
     with key_stand_in.serving(argv, env) as stand_in:
         assert stand_in.env["COPILOT_PROVIDER_BASE_URL"].startswith("http://127.0.0.1:")
         assert stand_in.env["COPILOT_PROVIDER_BASE_URL"] != env["COPILOT_PROVIDER_BASE_URL"]
