@@ -504,7 +504,7 @@ def _known_upstream(repo: gitio.Repo, settings: Settings) -> str | None:
 def _arrived(ws: Workspace, guard: CycleGuard, report: CycleReport, settings: Settings, known: str) -> str | None:
     """Fetch the upstream after the agent and name, in Evidence, the commits that changed DECISIONS on it during
     the cycle (gitmem.publish.arrivals): the agent may have pushed an answer as the human. Returns the tip seen."""
-    from gitmem.publish.arrivals import decisions_arrived, describe
+    from gitmem.publish.arrivals import decisions_arrived, describe_arrivals
 
     repo = ws.repo
     remote, branch = gitio.upstream_of(repo, guard.branch)
@@ -522,7 +522,7 @@ def _arrived(ws: Workspace, guard: CycleGuard, report: CycleReport, settings: Se
     path = ws.config.path("decisions")
     arrived = decisions_arrived(repo, known, upstream, path)
     if arrived:
-        note = describe(arrived, f"{remote}/{branch}", path)
+        note = describe_arrivals(arrived, f"{remote}/{branch}", path)
         guard.notes.append(scrub(note))
         report.messages.append(f"runner: {scrub(note)}")
     return upstream
