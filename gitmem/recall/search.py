@@ -94,7 +94,7 @@ def resolve_mode(config: Config, mode: str | None = None) -> str:
     return wanted
 
 
-def describe(config: Config) -> dict[str, str]:
+def describe_recall_mode(config: Config) -> dict[str, str]:
     """The mode recall runs in here, for `gitmem status`: mode, model, and a note when it cannot run as set."""
     try:
         mode = mode_of(ranker_weights(config, resolve_mode(config)))

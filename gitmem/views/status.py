@@ -108,9 +108,9 @@ def _warnings(entry: log.LogEntry) -> list[str]:
 
 def recall_mode(ws: Workspace) -> dict[str, str]:
     """Which recall mode a search runs in (bm25, semantic, hybrid), judged without loading any model."""
-    from gitmem.recall.search import describe
+    from gitmem.recall.search import describe_recall_mode
 
-    return describe(ws.config)
+    return describe_recall_mode(ws.config)
 
 
 def _last_cycle(source: log.TailSource) -> log.LogEntry | None:
