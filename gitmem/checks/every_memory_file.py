@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterator
 
 from gitmem import codes, secrets
 from gitmem.checks.inputs import CheckInput
-from gitmem.checks.rule_inputs import line_at, span_against
+from gitmem.checks.rule_inputs import line_number_at, span_against
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config
 from gitmem.confined.files import BLOB_MODES
@@ -84,7 +84,7 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
         reported = [(p.line, p.code, p.message, p.hint) for p in problems]
         reported += [(v.line, v.code, v.message, v.hint) for v in scan(path, part, 1)]
         if reported:
-            first_line = line_at(data, start)
+            first_line = line_number_at(data, start)
             found += [Violation(path, line + first_line - 1, code, message, hint)
                       for line, code, message, hint in reported]
         found += _control(inp, path, data, part, start)
@@ -105,7 +105,7 @@ def _control(inp: CheckInput, path: str, data: bytes, part: bytes, start: int) -
             old = inp.old.read(path) if inp.old is not None else None
             old_lines = set(old.split(b"\n")) if old is not None else set()
         if line not in old_lines:
-            return [Violation.of(codes.CONTROL_CHARACTER, path, line_at(data, offset), what=what, byte=offset)]
+            return [Violation.of(codes.CONTROL_CHARACTER, path, line_number_at(data, offset), what=what, byte=offset)]
     return []
 
 
@@ -123,7 +123,7 @@ def _fence_left_open(inp: CheckInput, path: str, data: bytes, start: int, end: i
     at = fences.unclosed(data)
     if at is None or (old is not None and fences.open_after(old)):
         return []
-    line = line_at(data, at)
+    line = line_number_at(data, at)
     return [Violation.of(codes.UNCLOSED_FENCE, path, line)]
 
 
