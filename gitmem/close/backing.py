@@ -298,7 +298,7 @@ class _LessonsBytes:
         """Where the lesson's section starts and ends (its first heading, outside code fences)."""
         if self._spans is None:
             self._spans = {}
-            starts = [(at, fences.line_at(self.data, at)) for at in fences.headings(self.data, b"## ")]
+            starts = [(at, fences.line_starting_at(self.data, at)) for at in fences.headings(self.data, b"## ")]
             for (start, line), (end, _) in zip(starts, [*starts[1:], (len(self.data), b"")], strict=False):
                 lesson = line[3:].split(b" ", 1)[0].decode("ascii", "replace")
                 self._spans.setdefault(lesson, (start, end))
@@ -353,5 +353,5 @@ _NAMES_A_CYCLE = re.compile(rb"\n## [^\n]*?\bcycle ([0-9]{1,18})\b")
 
 def _cycle_of(data: bytes, at: int) -> int | None:
     """The cycle of the LOG heading line at `at`; None for a close entry or a line that is no heading."""
-    parsed = log.parse_any_heading(fences.line_at(data, at)[3:].decode("utf-8", "replace"))
+    parsed = log.parse_any_heading(fences.line_starting_at(data, at)[3:].decode("utf-8", "replace"))
     return parsed[1] if parsed is not None else None

@@ -195,7 +195,7 @@ def _resolved_offset(data: bytes) -> int | None:
     """The offset of the line after the `## Resolved` heading (outside code fences); None without one. Reads
     only as far as that heading: the Pending section."""
     for at in fences.headings(data, b"## "):
-        if fences.line_at(data, at).rstrip() == b"## Resolved":
+        if fences.line_starting_at(data, at).rstrip() == b"## Resolved":
             end = data.find(b"\n", at)
             return len(data) if end < 0 else end + 1
     return None

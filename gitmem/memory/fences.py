@@ -127,7 +127,7 @@ def headings(data: AnyStr, prefix: AnyStr, start: int = 0, end: int | None = Non
         position = line_end + 1
 
 
-def line_at(data: AnyStr, at: int) -> AnyStr:
+def line_starting_at(data: AnyStr, at: int) -> AnyStr:
     """The line that starts at `at`, without its line end."""
     end = data.find(_newline(data), at)
     return data[at:len(data) if end < 0 else end]

@@ -107,4 +107,4 @@ def _section(handle: BinaryIO, begin: int) -> bytes:
     handle.seek(0)
     data = handle.read(begin)
     at = fences.last_heading_before(data, SECTION, len(data))
-    return fences.line_at(data, at) + b"\n\n" if at is not None else b""
+    return fences.line_starting_at(data, at) + b"\n\n" if at is not None else b""
