@@ -267,9 +267,9 @@ def parse_config(data: bytes, *, source: str = CONFIG_NAME, strict: bool = True)
 def _plain_config(text: str, source: str) -> Config | None:
     """The config of plain YAML read without ruamel.yaml (the pre-commit path saves ~10 ms); None whenever
     anything needs ruamel.yaml: other YAML, a warning or an error, whose messages carry its line numbers."""
-    from gitmem.config.plain_yaml import load
+    from gitmem.config.plain_yaml import load_plain_yaml
 
-    raw = load(text)
+    raw = load_plain_yaml(text)
     if not isinstance(raw, dict) or depth(raw) > MAX_DEPTH:
         return None
     warnings: list[str] = []
