@@ -72,7 +72,7 @@ def _state(path: Path) -> str:
         return f"unreadable:{info.st_size}:{info.st_mtime_ns}"
 
 
-def load(ws: Workspace, session: str) -> SessionRecord | None:
+def load_record(ws: Workspace, session: str) -> SessionRecord | None:
     path = _path(ws, session)
     try:
         data = loads_json(path.read_text(encoding="utf-8")) if path is not None else None
