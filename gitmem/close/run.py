@@ -185,7 +185,7 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
         lasting, more = writeup.standing_problems(facts, config, standing, day, promoted if last else None,
                                                   before=problems, shape=shape)
         problems += lasting
-        plan = writeup.plan(memory, config, facts, roadmap_text, as_of) if last else None
+        plan = writeup.plan_tomorrow(memory, config, facts, roadmap_text, as_of) if last else None
         summary = None
         promotion_lines = writeup.promotion_lines(promoted, standing, day, shape) if last else []
         if last and model is not None and plan is not None:
