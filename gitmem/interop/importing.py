@@ -17,7 +17,7 @@ from gitmem.checks.violation import Violation
 from gitmem.interop import agent_memory_repo, claude_code, cline, codex, gemini, notes
 from gitmem.interop.batch_limit import BatchOverPending, over_pending
 from gitmem.interop.facts import Fact, normalized
-from gitmem.interop.plan import ORIGIN_FIELD, REPLACES_FIELD, ImportPlan, ImportStep, entries, known, plan
+from gitmem.interop.plan import ORIGIN_FIELD, REPLACES_FIELD, ImportPlan, ImportStep, entries, known, plan_import
 from gitmem.interop.sources import Reader, SourceMissing, SourceProblem, shown_dir, source_missing
 from gitmem.memory.lessons import Lesson
 from gitmem.memory_writer import BatchDecision, MemoryWriter, NewLesson
@@ -83,7 +83,7 @@ def collect(source: str, workspace: Workspace, *, where: Path | None, environ: M
 
 def planned(batch: Batch, workspace: Workspace) -> ImportPlan:
     texts = workspace.read("lessons"), workspace.read("decisions")
-    return plan(batch.facts, known(*texts), entries(*texts, workspace.read("rules")))
+    return plan_import(batch.facts, known(*texts), entries(*texts, workspace.read("rules")))
 
 
 def _lesson(step: ImportStep) -> NewLesson:
