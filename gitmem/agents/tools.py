@@ -82,7 +82,7 @@ class Toolbox:
             return self._refuse(name, f"unknown tool {name!r}")
         schema = next(spec["input_schema"] for spec in (*FILE_TOOLS, *MEMORY_TOOLS, SHELL_TOOL)
                       if spec["name"] == name)
-        problem = tool_input.problem(schema, arguments)        # wrong types, nulls, unknown names, too long
+        problem = tool_input.schema_problem(schema, arguments)        # wrong types, nulls, unknown names, too long
         if problem is not None or not isinstance(arguments, dict):
             return self._refuse(name, f"bad arguments: {problem}")
         try:
