@@ -157,7 +157,7 @@ class Toolbox:
             return True
         if found is None:
             raise ToolError(f"{text}: no such file or directory")
-        what = files.problem(self.root, rel)
+        what = files.why_refused(self.root, rel)
         if what is not None:
             raise self._refused(text, what)
         return False

@@ -39,7 +39,7 @@ def workspace_from_index(workspace: str | None) -> Workspace | None:
 
     repo = gitio.open_repo()
     root = gitio.work_tree(repo)
-    if root is None or files.problem(root, CONFIG_NAME) is None:
+    if root is None or files.why_refused(root, CONFIG_NAME) is None:
         return None
     staged = gitio.index_snapshot(repo, [CONFIG_NAME]).read(CONFIG_NAME)
     return Workspace.for_repo(repo, config_at(staged, workspace=workspace))

@@ -307,7 +307,7 @@ def mode(root: Path, rel: str) -> int | None:
     return SPECIAL
 
 
-def problem(root: Path, rel: str) -> str | None:
+def why_refused(root: Path, rel: str) -> str | None:
     """Why `rel` cannot be read as a trusted file (`is a symbolic link`); None when it can or is missing."""
     try:
         handle = open_read(root, rel)

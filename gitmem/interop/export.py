@@ -130,7 +130,7 @@ def write(target: Path, written: dict[str, str]) -> list[str]:
     problems: list[Violation] = []
     stale: list[str] = []
     for rel in written:
-        what = files.problem(target, rel)
+        what = files.why_refused(target, rel)
         if what is not None:
             problems.append(Violation.of(codes.EXPORT_TARGET_REFUSED, str(target / rel), 1, what=what,
                                          fix="move it away, or export to another directory with --out"))
