@@ -190,7 +190,7 @@ def _require_sandbox(ws: Workspace, backend: Backend) -> None:
 
 def _require_allowance(ws: Workspace, moment: datetime) -> None:
     """Today's cycles spent the agent's daily cap (gitmem.cycle.allowance): refuse before anything changes."""
-    why = allowance.refusal(ws, moment)
+    why = allowance.spending_refusal(ws, moment)
     if why is not None:
         raise CycleRefused(why, codes.CYCLE_OVER_DAILY_CAP)
 
