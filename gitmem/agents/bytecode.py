@@ -102,7 +102,7 @@ def _look(entry: os.DirEntry[str], folder: _Folder, since_ns: int, found: Sweep,
         pending.append(_Folder(entry.path, f"{rel}/", True, changed))
 
 
-def remove(root: Path, sweep: Sweep) -> list[str]:
+def remove_swept(root: Path, sweep: Sweep) -> list[str]:
     """Remove the entries `sweep` found, deepest first; returns those removed (a directory only when empty)."""
     removed = []
     for rel in sorted(sweep.paths, key=lambda p: p.count("/"), reverse=True):
