@@ -407,7 +407,7 @@ class MemoryWriter:
             for done in written:
                 old = olds[done]
                 if old is None:
-                    files.remove(self.root, self.config.path(done))
+                    files.remove_file(self.root, self.config.path(done))
                 else:
                     files.write(self.root, self.config.path(done), old)
             if isinstance(err, OSError):      # a full disk: every file is as it was; say so in one line

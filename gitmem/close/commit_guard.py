@@ -60,7 +60,7 @@ def restore(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> None:
     for path in changed:
         data = gitio.file_at(ws.repo, head, path)
         if data is None:
-            files.remove(ws.root, path)
+            files.remove_file(ws.root, path)
         else:
             files.write(ws.root, path, data)
 

@@ -412,7 +412,7 @@ def open_append(root: Path, rel: str) -> BinaryIO:
     return os.fdopen(fd, "r+b")
 
 
-def remove(root: Path, rel: str) -> None:
+def remove_file(root: Path, rel: str) -> None:
     """Delete the file (never what a link points to); nothing when it is missing."""
     parts = _parts(rel)
     try:

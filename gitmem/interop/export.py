@@ -150,7 +150,7 @@ def write(target: Path, written: dict[str, str]) -> list[str]:
     for rel, text in written.items():    # another CLI's memory is output too: masked as everything shown
         files.write(target, rel, secrets.scrub(text).encode("utf-8"))
     for rel in stale:
-        files.remove(target, rel)
+        files.remove_file(target, rel)
     return sorted(written)
 
 

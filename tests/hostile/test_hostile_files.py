@@ -372,15 +372,15 @@ def test_init_with_a_directory_as_pre_commit_config(tmp_path: Path, cli, git_env
 
 def test_remove_takes_a_file_or_a_link_never_what_it_points_to(memrepo: GitRepo, outside: Path) -> None:
     plant(memrepo.path, "ROADMAP.md", "link-outside", outside)
-    files.remove(memrepo.path, "ROADMAP.md")
+    files.remove_file(memrepo.path, "ROADMAP.md")
     assert not os.path.lexists(memrepo.path / "ROADMAP.md") and (outside / "ROADMAP.md").is_file()
-    files.remove(memrepo.path, "ROADMAP.md")                  # missing: nothing to do
-    files.remove(memrepo.path, "no/such/dir/x.md")
-    files.remove(memrepo.path, "NOW.md")
+    files.remove_file(memrepo.path, "ROADMAP.md")                  # missing: nothing to do
+    files.remove_file(memrepo.path, "no/such/dir/x.md")
+    files.remove_file(memrepo.path, "NOW.md")
     assert not (memrepo.path / "NOW.md").exists()
     plant(memrepo.path, "LOG.md", "directory", outside)
     with pytest.raises(files.FileRefused, match="is a directory"):
-        files.remove(memrepo.path, "LOG.md")
+        files.remove_file(memrepo.path, "LOG.md")
     assert (memrepo.path / "LOG.md" / "inside.md").is_file()
 
 
