@@ -322,7 +322,7 @@ def span_length(ws: Workspace, span: Span) -> int:
 
 def _resolve(ws: Workspace, rev: str) -> str:
     try:
-        return gitio.resolve(ws.repo, rev)
+        return gitio.resolve_revision(ws.repo, rev)
     except gitio.RepoError as err:
         if gitio.shallow_commits(ws.repo):
             raise ShallowHistoryError(f"{err}: {SHALLOW_HINT}") from None

@@ -97,7 +97,7 @@ def _started(repo: gitio.Repo, entry: LogEntry) -> str | None:
     if not value:
         return None
     try:
-        return gitio.resolve(repo, value)
+        return gitio.resolve_revision(repo, value)
     except gitio.RepoError:          # gone (a rewritten remote): fall back to the commit that added the entry
         return None
 

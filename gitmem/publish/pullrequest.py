@@ -93,7 +93,7 @@ def _free_name(names: list[str], branch: str) -> str:
 def _tip(repo: gitio.Repo, name: str, remote: str | None) -> str | None:
     """The newest of the remote's and the local `name`; None when neither exists."""
     remote_tip = gitio.remote_branch_oid(repo, remote, name) if remote else None
-    local_tip = gitio.resolve(repo, name) if gitio.branch_exists(repo, name) else None
+    local_tip = gitio.resolve_revision(repo, name) if gitio.branch_exists(repo, name) else None
     return _newest(repo, [tip for tip in (remote_tip, local_tip) if tip], name)
 
 
@@ -163,7 +163,7 @@ def proposed_commits(repo: gitio.Repo, remote: str, base: str) -> list[tuple[str
     """(short id, subject) of the commits on HEAD that `remote`/`base` lacks, oldest first."""
     base_tip = gitio.fetch(repo, remote, base) if remote in gitio.remote_names(repo) else None
     if base_tip is None and gitio.branch_exists(repo, base):
-        base_tip = gitio.resolve(repo, base)
+        base_tip = gitio.resolve_revision(repo, base)
     return [(c.short, c.subject) for c in gitio.walk_range(repo, base_tip, "HEAD")]
 
 
