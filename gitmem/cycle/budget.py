@@ -7,7 +7,7 @@ Parts, each under a heading naming its source file and line range:
 Then `prompts/cycle.md`, filled in by `fill_instructions`.
 
 Cost does not grow with history (see `gitmem.workspace.head_and_tail`): NOW and DECISIONS are read from the head
-only, LOG from its tail only. Resolved decisions are newest first (`decisions.resolve` puts each answer on top), so
+only, LOG from its tail only. Resolved decisions are newest first (`decisions.move_to_resolved` puts each answer on top), so
 the scan stops after a few resolved decisions in a row that are older than the previous cycle.
 
 Tokens: a counter function gives each part's size. The default is the offline estimate ceil(chars / 3.5),
