@@ -24,7 +24,7 @@ def _line_of(data: bytes, offset: int, first_line: int) -> int:
     return first_line + data.count(b"\n", 0, offset)
 
 
-def scan(path: str, data: bytes, first_line: int = 1) -> Iterator[Violation]:
+def scan_markers_and_secrets(path: str, data: bytes, first_line: int = 1) -> Iterator[Violation]:
     # `bytes.find` runs at memory speed, a regex with `\b` at ~30 ms per MB: NOW is rescanned whole on
     # every commit, and at 100x it holds 10 MB. So the marker regex runs only when a marker's text is there.
     match = _CONFLICT_RE.search(data) if any(m in data for m in _CONFLICT_NEEDLES) else None
@@ -82,7 +82,7 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
             continue
         # Line numbers are counted only when something is reported: the happy path reads no history.
         reported = [(p.line, p.code, p.message, p.hint) for p in problems]
-        reported += [(v.line, v.code, v.message, v.hint) for v in scan(path, part, 1)]
+        reported += [(v.line, v.code, v.message, v.hint) for v in scan_markers_and_secrets(path, part, 1)]
         if reported:
             first_line = line_number_at(data, start)
             found += [Violation(path, line + first_line - 1, code, message, hint)
