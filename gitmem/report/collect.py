@@ -7,7 +7,7 @@ from datetime import date, datetime, time, timedelta
 
 from gitmem import gitio
 from gitmem.memory import decisions, lessons, rules
-from gitmem.report.log_scan import read_log, scan
+from gitmem.report.log_scan import read_log, scan_log
 from gitmem.report.model import CloseRow, CycleRow, DecisionRow, LessonRow, RuleRow, WorkspaceReport
 from gitmem.secrets import scrub
 from gitmem.workspace import Clock, Workspace
@@ -27,7 +27,7 @@ def collect_report(ws: Workspace, *, since: date | None = None, until: date | No
     def clean(text: str) -> str:
         return scrub(text)
 
-    scanned = scan(read_log(ws.root, ws.config.path("log"), start), start, end)
+    scanned = scan_log(read_log(ws.root, ws.config.path("log"), start), start, end)
     latest = scanned.latest_close
     if latest is not None:
         latest = CloseRow(latest.when, latest.day, tuple((k, clean(v)) for k, v in latest.fields), latest.promoted)
