@@ -253,7 +253,7 @@ class MemoryWriter:
         one call and synced; if anything fails, the file is cut back to its old length.
         """
         rel = self.config.path("log")
-        if not files.size(self.root, rel):
+        if not files.file_size(self.root, rel):
             self._commit_text("log", log.append_entry("", entry))
             return
         source = FileSource(self.root, rel, self.workspace.state_dir)

@@ -270,7 +270,7 @@ def read_text(root: Path, rel: str) -> str:
     return decode_file_text(data) if data is not None else ""
 
 
-def size(root: Path, rel: str) -> int | None:
+def file_size(root: Path, rel: str) -> int | None:
     """The file's size in bytes; None when it is missing."""
     handle = open_read(root, rel)
     if handle is None:

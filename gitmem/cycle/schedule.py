@@ -46,7 +46,7 @@ def workflow_crons(root: Path) -> list[str]:
     entries.sort(key=lambda rel: (Path(rel).stem != "gitmem", rel))
     for rel in entries[:MAX_FILES]:
         try:
-            if (files.size(root, rel) or 0) > MAX_FILE_BYTES:
+            if (files.file_size(root, rel) or 0) > MAX_FILE_BYTES:
                 continue
             text = (files.read(root, rel) or b"").decode("utf-8", "replace")
         except (OSError, files.FileRefused):

@@ -31,7 +31,7 @@ class Placeholder:
 def missing_files(ws: Workspace) -> list[str]:
     """The required memory files (NOW, DECISIONS, LOG, LESSONS, RULES) that are not in the work tree. One that
     is there but is no regular file inside the tree (a link, a directory) is refused by name (FileRefused)."""
-    return [ws.config.path(role) for role in REQUIRED_ROLES if files.size(ws.root, ws.config.path(role)) is None]
+    return [ws.config.path(role) for role in REQUIRED_ROLES if files.file_size(ws.root, ws.config.path(role)) is None]
 
 
 def require_memory(ws: Workspace) -> list[str]:

@@ -44,7 +44,7 @@ def test_anything_but_a_regular_file_is_refused(memrepo: GitRepo, outside: Path,
         elif operation == "append":
             files.open_append(memrepo.path, "LOG.md")
         else:
-            files.size(memrepo.path, "LOG.md")
+            files.file_size(memrepo.path, "LOG.md")
     assert str(refused.value).startswith("LOG.md is ") and "regular file inside the work tree" in str(refused.value)
     assert refused.value.exit_code == 2
     assert digest(outside) == before
