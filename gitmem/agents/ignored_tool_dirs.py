@@ -57,7 +57,7 @@ class AnchorSnapshot:
     tops: dict[str, str]
 
 
-def snapshot(root: Path, *, clock_dir: Path) -> AnchorSnapshot:
+def snapshot_tool_dirs(root: Path, *, clock_dir: Path) -> AnchorSnapshot:
     """`clock_dir`: a directory the runner writes, on the work tree's file system (`.git/gitmem/`), where a
     file is made and removed to read the moment as the kernel stamps ctimes. A venv installed just before the
     cycle is then never taken for a change made during it."""

@@ -84,7 +84,7 @@ class CycleGuard:
         guard = cls(ws, start, branch, cycle, protection, tuple(gitio.ignored(repo)),
                     FileState.capture(gitio.state_paths(repo)), refs, Reaper(), backup, unsafe,
                     messages=list(backup.messages),
-                    anchor_snapshot=ignored_tool_dirs.snapshot(ws.root, clock_dir=gitio.state_dir(repo)),
+                    anchor_snapshot=ignored_tool_dirs.snapshot_tool_dirs(ws.root, clock_dir=gitio.state_dir(repo)),
                     confined=confined,
                     ignore_files=gitio.tree_files_named(repo, start, ignore_rules.IGNORE_FILE))
         guard.reaper.start()
