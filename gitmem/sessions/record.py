@@ -43,7 +43,7 @@ def _path(ws: Workspace, session: str) -> Path | None:
     return base / f"{safe}.json" if base is not None else None
 
 
-def snapshot(ws: Workspace, session: str) -> SessionRecord:
+def snapshot_session(ws: Workspace, session: str) -> SessionRecord:
     """The work tree now, as a record for `session`."""
     return SessionRecord(session, gitio.head_id(ws.repo), work_tree_fingerprint(ws), ws.last_log_cycle())
 
