@@ -43,10 +43,10 @@ def collect_report(ws: Workspace, *, since: date | None = None, until: date | No
         lessons=_lessons(ws.read("lessons"), rules_doc, dates), rules=_rules(rules_doc, dates),
         proven=len(rules_doc.proven), proven_cap=config.limits.proven_rules_max,
         budget=config.cycle.max_context_tokens, stale_days=config.close.stale_decision_days,
-        waiting_branches=tuple(clean(b) for b in waiting_branches(ws)))
+        waiting_branches=tuple(clean(b) for b in every_waiting_branch(ws)))
 
 
-def waiting_branches(ws: Workspace) -> list[str]:
+def every_waiting_branch(ws: Workspace) -> list[str]:
     """The `gitmem/*` branches that wait for the human (salvage, proposal, side, a refused push's cycle or close
     branch): local ones, then those only a remote has (as `remote/name`), or a fetched copy's."""
     try:
