@@ -400,7 +400,7 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
             from gitmem.checks import merges
 
             parents = [(p[:10], s.snapshot) for p, s in zip(commit.parents[1:], others, strict=False)]
-            found += merges.check(config, side.snapshot, parents, new, generation=made_under)
+            found += merges.check_merge(config, side.snapshot, parents, new, generation=made_under)
         # An entry that END's LOG amends is forgiven in every commit: the amendment stands in its place (rules 4).
         found = _forgiven(found, config.path("log"), newest, amended)
         # Each commit answers for the rules it was made under: an upgrade does not make old history invalid.
