@@ -47,5 +47,5 @@ def read(reader: Reader, prefix: str) -> list[Fact]:
     if prefix != "." and (reader.root / topic_files.INDEX).exists():
         facts += topic_files.read(reader, NAME, prefix)
     if prefix != ".":
-        facts += gemini_inbox.read(reader, NAME, prefix)
+        facts += gemini_inbox.read_inbox(reader, NAME, prefix)
     return facts

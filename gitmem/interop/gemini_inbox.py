@@ -113,7 +113,7 @@ def describe_proposal(changes: list[FileChange], kind: str, root: str) -> str:
     return f"Gemini CLI proposes ({kind} memory, not applied): " + " | ".join(parts)
 
 
-def read(reader: Reader, source: str, prefix: str) -> list[Fact]:
+def read_inbox(reader: Reader, source: str, prefix: str) -> list[Fact]:
     """One proposal per patch in the inbox under the reader's directory (a project memory folder)."""
     facts: list[Fact] = []
     for kind in KINDS:
