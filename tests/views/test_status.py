@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from gitmem.cli.status import render
+from gitmem.cli.status import render_dashboard
 from gitmem.cycle.budget import estimate
 from gitmem.views.status import collect_status
 from gitmem.workspace import Workspace
@@ -64,7 +64,7 @@ def test_status_after_a_close_shows_the_promotion_and_the_close(world: World) ->
 def test_render_is_plain_in_a_pipe_and_coloured_on_a_terminal(world: World) -> None:
     world.clock.moment = at(11, 12)
     data = collect_status(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
-    plain = render(data, colour=False)
+    plain = render_dashboard(data, colour=False)
     assert "\x1b[" not in plain
     lines = plain.splitlines()
     assert lines[0] == "gitmem status · 2026-11-11 12:00 UTC"
@@ -75,7 +75,7 @@ def test_render_is_plain_in_a_pipe_and_coloured_on_a_terminal(world: World) -> N
     assert "  L-0001 · Tests first (cycles 2, 3)" in lines
     assert "  L-0002 · Small commits (1/2)" in lines
     assert len(lines) <= 24                                                      # one screen
-    coloured = render(data, colour=True)
+    coloured = render_dashboard(data, colour=True)
     assert "\x1b[31m" in coloured and coloured != plain
 
 
