@@ -33,7 +33,7 @@ from gitmem.close.day import (
     entries_since,
     unreported_cycles,
 )
-from gitmem.close.llm import CloseModel, available
+from gitmem.close.llm import CloseModel, api_key_set
 from gitmem.close.promotion import promote_live
 from gitmem.config import ROLES, Config
 from gitmem.confined import files
@@ -164,7 +164,7 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
         open_days, again = [wanted[-1]], f" since its close at {closes[-1].when} ({where})"
     ws = memory.workspace
     backs = backing_for(ws)
-    model = CloseModel(config.close.model, client) if use_llm and (client is not None or available()) else None
+    model = CloseModel(config.close.model, client) if use_llm and (client is not None or api_key_set()) else None
     promoted = promote_live(memory, config, model, today=moment.astimezone(tz).date(), backs=backs)
     previous = close_entries(log_text)
     standing = day_report.Standing(day_report.parse_standing(previous[-1] if previous else None))
