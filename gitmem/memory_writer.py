@@ -123,7 +123,7 @@ class MemoryWriter:
     # -- validation and writing ----------------------------------------------------------------
     def _commit_text(self, role: str, new_text: str) -> None:
         rel = self.config.path(role)
-        old_bytes = files.read(self.root, rel)
+        old_bytes = files.read_bytes(self.root, rel)
         new_bytes = new_text.encode("utf-8")
         found = self._refusals(rel, old_bytes, new_bytes)
         if found:
@@ -240,7 +240,7 @@ class MemoryWriter:
         from gitmem.checks.standing import log_standing
 
         rel = self.config.path("log")
-        found = log_standing(rel, files.read(self.root, rel) or b"")
+        found = log_standing(rel, files.read_bytes(self.root, rel) or b"")
         if found:
             raise WriteRefused(f"refusing to append to {rel}: it holds invalid entries; amend them first "
                                "(`gitmem log amend`, docs/format.md)", found)
@@ -392,7 +392,7 @@ class MemoryWriter:
     def _commit_texts(self, texts: dict[str, str]) -> None:
         """Write several memory files as one change: every file is judged first, and a failed write puts back
         the files written before it."""
-        olds = {role: files.read(self.root, self.config.path(role)) for role in texts}
+        olds = {role: files.read_bytes(self.root, self.config.path(role)) for role in texts}
         found = [v for role, text in texts.items()
                  for v in self._refusals(self.config.path(role), olds[role], text.encode("utf-8"))]
         if found:

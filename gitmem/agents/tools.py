@@ -164,7 +164,7 @@ class Toolbox:
 
     def _read(self, text: str, rel: str) -> bytes:
         try:
-            data = files.read(self.root, rel)
+            data = files.read_bytes(self.root, rel)
         except files.FileRefused as err:
             raise self._refused(text, err.what) from None
         if data is None:
@@ -378,7 +378,7 @@ def plain_recall(root: Path, config: Config, query: str, limit: int) -> str:
     hits: list[str] = []
     for role, rel in config.memory_paths().items():
         try:
-            data = files.read(root, rel)      # a memory file: never through a link, never a FIFO
+            data = files.read_bytes(root, rel)      # a memory file: never through a link, never a FIFO
         except (OSError, files.FileRefused):
             continue
         if data is None:

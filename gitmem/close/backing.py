@@ -116,7 +116,7 @@ class Backing:
         Blobs are searched as bytes for the line as gitmem renders it, inside its lesson's section: at 100x a
         LESSONS blob holds 3,000 lessons, and parsing one per change would cost seconds. A line written in
         another form (by hand) is looked for in parsed blobs instead."""
-        current = _LessonsBytes(files.read(self.ws.root, self.lessons_path) or b"")
+        current = _LessonsBytes(files.read_bytes(self.ws.root, self.lessons_path) or b"")
         needles = {key: _rendered(item) for key, (lesson, item) in pending.items()}
         parsed = {key for key, (lesson, _) in pending.items() if not current.has(lesson.id, needles[key])}
         for change in gitio.changes(self.repo, self.lessons_path):
@@ -240,7 +240,7 @@ class Backing:
 
     def _current_log(self) -> bytes:
         if self._log is None:
-            self._log = files.read(self.ws.root, self.ws.config.path("log")) or b""
+            self._log = files.read_bytes(self.ws.root, self.ws.config.path("log")) or b""
         return self._log
 
     def _bytes(self, blob: str) -> _LessonsBytes:

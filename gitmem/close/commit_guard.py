@@ -134,7 +134,7 @@ def write_together(memory: MemoryWriter, texts: dict[str, str]) -> str | None:
     proposed = {memory.config.path(role): text.encode("utf-8") for role, text in texts.items()}
 
     def current(rel: str) -> bytes | None:
-        return files.read(memory.root, rel)
+        return files.read_bytes(memory.root, rel)
 
     before = Snapshot("current", current)
     after = Snapshot("proposed", lambda rel: proposed[rel] if rel in proposed else current(rel))

@@ -226,7 +226,7 @@ def _filled(memory: MemoryWriter, name: str) -> bool:
 def _template(memory: MemoryWriter) -> str:
     from gitmem.close.llm import DEFAULT_PROSE
 
-    found = files.read(memory.root, "prompts/close.md")     # never through a link, never a FIFO
+    found = files.read_bytes(memory.root, "prompts/close.md")     # never through a link, never a FIFO
     return found.decode("utf-8", "replace") if found is not None else DEFAULT_PROSE
 
 

@@ -240,7 +240,7 @@ def load_config(root: Path | str, *, workspace: str | None = None) -> Config:
     from gitmem.confined import files
 
     try:
-        data = files.read(Path(root), CONFIG_NAME)
+        data = files.read_bytes(Path(root), CONFIG_NAME)
     except files.FileRefused as err:     # a link, a directory, no permission: one line, exit 2
         raise ConfigError(str(err)) from None
     config = Config() if data is None else parse_config(data, source=CONFIG_NAME)

@@ -230,7 +230,7 @@ def open_read(root: Path, rel: str) -> BinaryIO | None:
         return None
 
 
-def read(root: Path, rel: str) -> bytes | None:
+def read_bytes(root: Path, rel: str) -> bytes | None:
     """The file's bytes; None when it is missing."""
     handle = open_read(root, rel)
     if handle is None:
@@ -266,7 +266,7 @@ def read_text(root: Path, rel: str) -> str:
     LOG read whole would be 1.3 million of); "" when it is missing."""
     from gitmem.memory.text import decode_file_text
 
-    data = read(root, rel)
+    data = read_bytes(root, rel)
     return decode_file_text(data) if data is not None else ""
 
 

@@ -55,7 +55,7 @@ def _from_history(ws: Workspace) -> tuple[bool, Container[str] | None]:
 def _same_in_worktree(ws: Workspace, blob: str) -> bytes | None:
     """DECISIONS from the work tree when it is that blob (the usual case: no answer since the baseline):
     reading a file is cheaper than inflating a blob from a pack at 100x."""
-    data = files.read(ws.root, ws.config.path("decisions"))
+    data = files.read_bytes(ws.root, ws.config.path("decisions"))
     if data is None:
         return None
     return data if len(data) == gitio.blob_size(ws.repo, blob) and gitio.blob_id(data) == blob else None
@@ -65,7 +65,7 @@ def _answered_before_last_cycle(ws: Workspace) -> Container[str] | None:
     landed = _last_landed(ws, None)
     if landed is None:
         return None
-    data = files.read(ws.root, ws.config.path("decisions")) or b""
+    data = files.read_bytes(ws.root, ws.config.path("decisions")) or b""
     return AnsweredBefore(data, landed.when.moment)
 
 

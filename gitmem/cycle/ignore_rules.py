@@ -101,7 +101,7 @@ def _content(root: Path, rel: str) -> bytes | None:
     if not stat.S_ISREG(info.st_mode):
         return b"\0not a regular file"
     try:
-        return files.read(root, rel)
+        return files.read_bytes(root, rel)
     except (OSError, files.FileRefused):
         return b"\0unreadable"
 

@@ -41,7 +41,7 @@ class Settled:
 def memory_texts(ws: Workspace) -> dict[str, str | None]:
     texts: dict[str, str | None] = {}
     for role in ROLES:
-        data = files.read(ws.root, ws.config.path(role))
+        data = files.read_bytes(ws.root, ws.config.path(role))
         texts[role] = decode_file_text(data) if data is not None else None
     return texts
 
@@ -193,7 +193,7 @@ def _restore(memory: MemoryWriter, role: str, before: str) -> None:
     """Put back the file as the cycle found it. A file holding those bytes still (the agent left it alone) is
     not written: a 75 MB LOG rewritten would be hashed whole again by every status until the commit."""
     rel, data = memory.config.path(role), before.encode("utf-8")
-    if files.read(memory.root, rel) != data:
+    if files.read_bytes(memory.root, rel) != data:
         files.write(memory.root, rel, data)
 
 

@@ -75,7 +75,7 @@ def _keep_blocks(guard: CycleGuard, path: str, result: HeldBack) -> None:
     ws = guard.ws
     before = gitio.file_at(ws.repo, guard.start, path)
     try:
-        after = files.read(ws.root, path)
+        after = files.read_bytes(ws.root, path)
     except FileRefused:           # a link, or a path through a folder the agent swapped for a link: not its text
         after = None
     fixed = protected.keep_blocks(_text(before), _text(after) if after is not None else None)

@@ -48,7 +48,7 @@ def workflow_crons(root: Path) -> list[str]:
         try:
             if (files.file_size(root, rel) or 0) > MAX_FILE_BYTES:
                 continue
-            text = (files.read(root, rel) or b"").decode("utf-8", "replace")
+            text = (files.read_bytes(root, rel) or b"").decode("utf-8", "replace")
         except (OSError, files.FileRefused):
             continue
         lines = dict.fromkeys(match.group(1).strip() for match in CRON_LINE.finditer(text))

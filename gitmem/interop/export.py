@@ -135,14 +135,14 @@ def write(target: Path, written: dict[str, str]) -> list[str]:
             problems.append(Violation.of(codes.EXPORT_TARGET_REFUSED, str(target / rel), 1, what=what,
                                          fix="move it away, or export to another directory with --out"))
             continue
-        old = files.read(target, rel)
+        old = files.read_bytes(target, rel)
         if old is not None and not _ours(old):
             problems.append(Violation.of(
                 codes.EXPORT_TARGET_REFUSED, str(target / rel), 1, what="is not a file gitmem exported; left alone",
                 fix="move it away or import it first (`gitmem import`), or export to another directory with --out"))
     for entry in sorted(target.glob("gitmem-*.md")):
         if entry.name not in written and entry.is_file() and not entry.is_symlink():
-            data = files.read(target, entry.name)
+            data = files.read_bytes(target, entry.name)
             if data is not None and _ours(data):
                 stale.append(entry.name)
     if problems:

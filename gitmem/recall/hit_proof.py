@@ -70,7 +70,7 @@ class Holder:
         if role not in WHOLE:
             return shown in self._span(role, path, rel, start, stop)
         if path not in self._whole:
-            data = files.read(self.index.root, path) or b""
+            data = files.read_bytes(self.index.root, path) or b""
             self._whole[path] = {doc.digest for doc in corpus.iter_docs(role, as_text(data), path)}
         return shown in self._whole[path]
 

@@ -19,7 +19,7 @@ def merge_gitignore(existing: Path, template: Path) -> bool:
     line ends, a last line without a newline). A pattern counts as present when the same line is there,
     with or without the slash that marks a directory, so `.venv` is not added again as `.venv/`.
     """
-    raw = files.read(existing.parent, existing.name) or b""
+    raw = files.read_bytes(existing.parent, existing.name) or b""
     have = {pattern.rstrip(b"/") for pattern in _patterns(raw)}
     wanted = [p for p in _patterns(template.read_bytes()) if p.rstrip(b"/") not in have]
     if not wanted:

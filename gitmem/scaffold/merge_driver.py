@@ -32,7 +32,7 @@ def register(target: Path, paths: list[str]) -> tuple[list[str], list[str]]:
         added.append(f"merge.{NAME}.driver (git config)")
     elif "merge-driver" not in driver:
         kept.append(f"merge.{NAME}.driver is set to something else in git config ({driver}); left as it is")
-    raw = files.read(target, ATTRIBUTES) or b""
+    raw = files.read_bytes(target, ATTRIBUTES) or b""
     lines = raw.decode("utf-8", "replace").splitlines()
     have = {line.split()[0]: line for line in lines if line.strip() and not line.lstrip().startswith("#")}
     wanted = []

@@ -55,7 +55,7 @@ def invalid_memory(ws: Workspace) -> list[Violation]:
     committed without the check), each with its fix (`gitmem.checks.standing`)."""
     from gitmem.checks.standing import standing
 
-    return standing(ws.config, lambda path: files.read(ws.root, path))
+    return standing(ws.config, lambda path: files.read_bytes(ws.root, path))
 @dataclass(frozen=True)
 class DatedAhead:
     path: str

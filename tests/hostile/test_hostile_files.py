@@ -38,7 +38,7 @@ def test_anything_but_a_regular_file_is_refused(memrepo: GitRepo, outside: Path,
     before = digest(outside)
     with deadline(), pytest.raises(files.FileRefused) as refused:
         if operation == "read":
-            files.read(memrepo.path, "LOG.md")
+            files.read_bytes(memrepo.path, "LOG.md")
         elif operation == "write":
             files.write(memrepo.path, "LOG.md", b"# LOG\n")
         elif operation == "append":
@@ -64,7 +64,7 @@ def test_the_mode_says_what_stands_there(memrepo: GitRepo, outside: Path, kind: 
                                  "a\\b.md", "nul\0.md"])
 def test_paths_that_leave_the_tree_are_refused(memrepo: GitRepo, outside: Path, rel: str) -> None:
     before = digest(outside), digest(memrepo.path / ".git" / "hooks")
-    for operation in (lambda: files.read(memrepo.path, rel), lambda: files.write(memrepo.path, rel, b"x")):
+    for operation in (lambda: files.read_bytes(memrepo.path, rel), lambda: files.write(memrepo.path, rel, b"x")):
         with pytest.raises(files.FileRefused):
             operation()
     assert (digest(outside), digest(memrepo.path / ".git" / "hooks")) == before
@@ -93,11 +93,11 @@ def test_a_file_the_os_will_not_open_names_the_fix(memrepo: GitRepo, monkeypatch
     with pytest.raises(files.FileRefused, match=r"^RULES.md cannot be opened: permission denied although its "
                                                 r"permissions let you write it, so a sandbox or security policy "
                                                 r"refuses writes here; nothing was changed; .*read-only sandbox"):
-        files.read(memrepo.path, "RULES.md")
+        files.read_bytes(memrepo.path, "RULES.md")
     if os.geteuid() != 0:           # root may write whatever the bits say
         (memrepo.path / "RULES.md").chmod(0o444)
         with pytest.raises(files.FileRefused, match=r"^RULES.md cannot be opened \(permission denied\).*chmod u\+rw"):
-            files.read(memrepo.path, "RULES.md")
+            files.read_bytes(memrepo.path, "RULES.md")
 
 
 def test_a_linked_directory_on_the_way_is_refused(memrepo: GitRepo, outside: Path) -> None:
@@ -106,7 +106,7 @@ def test_a_linked_directory_on_the_way_is_refused(memrepo: GitRepo, outside: Pat
     with pytest.raises(files.FileRefused, match=r"^mem/NOW.md is inside mem, which is a symbolic link"):
         files.write(memrepo.path, "mem/NOW.md", b"# NOW\n")
     with pytest.raises(files.FileRefused):
-        files.read(memrepo.path, "mem/precious.txt")
+        files.read_bytes(memrepo.path, "mem/precious.txt")
     assert digest(outside) == before
     assert files.mode(memrepo.path, "mem/precious.txt") == files.LINK
 
@@ -140,7 +140,7 @@ def test_a_write_keeps_the_mode_and_creates_missing_directories(memrepo: GitRepo
     files.write(memrepo.path, "NOW.md", b"# NOW\n")
     assert (memrepo.path / "NOW.md").stat().st_mode & 0o777 == 0o755
     files.write(memrepo.path, "agents/writer/NOW.md", b"# NOW\n")
-    assert files.read(memrepo.path, "agents/writer/NOW.md") == b"# NOW\n"
+    assert files.read_bytes(memrepo.path, "agents/writer/NOW.md") == b"# NOW\n"
     assert not [p for p in (memrepo.path / "agents" / "writer").iterdir() if p.name.endswith(".tmp")]
 
 
@@ -389,7 +389,7 @@ def test_what_was_opened_is_checked_not_what_the_name_said(memrepo: GitRepo, out
     plant(memrepo.path, "NOW.md", "fifo", outside)
     monkeypatch.setattr(files, "_what", lambda dir_fd, name: None)
     with deadline(), pytest.raises(files.FileRefused, match="FIFO"):
-        files.read(memrepo.path, "NOW.md")
+        files.read_bytes(memrepo.path, "NOW.md")
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(memrepo: GitRepo, monkeypatch) -> None:
@@ -413,7 +413,7 @@ def test_an_os_error_names_the_file(memrepo: GitRepo, monkeypatch) -> None:
 
     fail_open(monkeypatch, "LOG.md", OSError(errno.EIO, "Input/output error"))
     with pytest.raises(files.FileRefused, match=r"^LOG.md could not be opened \(Input/output error\)"):
-        files.read(memrepo.path, "LOG.md")
+        files.read_bytes(memrepo.path, "LOG.md")
 
 
 @pytest.mark.parametrize("argv", [WRITERS["LOG.md"], WRITERS["NOW.md"]])
