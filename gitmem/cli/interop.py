@@ -70,10 +70,10 @@ def import_command(source: str, where: str | None, dry_run: bool, as_json: bool,
     from gitmem.checks import render
     from gitmem.cli.write import _memory
     from gitmem.interop.batch_limit import BatchOverPending
-    from gitmem.interop.importing import as_data, collect, land, planned, refusal
+    from gitmem.interop.importing import as_data, collect_facts, land, planned, refusal
 
     writer, ws, _ = _memory(workspace)
-    batch = collect(source, ws, where=Path(where).expanduser() if where else None, environ=os.environ,
+    batch = collect_facts(source, ws, where=Path(where).expanduser() if where else None, environ=os.environ,
                     home=Path.home())
     landed = None
     command = f"gitmem import {source}"

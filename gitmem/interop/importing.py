@@ -51,7 +51,7 @@ def masked(fact: Fact, environ: Mapping[str, str]) -> Fact:
                    how=scrub(fact.how), anchor=scrub(fact.anchor))
 
 
-def collect(source: str, workspace: Workspace, *, where: Path | None, environ: Mapping[str, str],
+def collect_facts(source: str, workspace: Workspace, *, where: Path | None, environ: Mapping[str, str],
             home: Path) -> Batch:
     """Every fact of `source`, read where its CLI keeps it (or at `where`); SourceProblem names each file that
     cannot be read, SourceMissing says when there is nothing at all."""
