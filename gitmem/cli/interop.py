@@ -70,7 +70,7 @@ def import_command(source: str, where: str | None, dry_run: bool, as_json: bool,
     from gitmem.checks import render
     from gitmem.cli.write import _memory
     from gitmem.interop.batch_limit import BatchOverPending
-    from gitmem.interop.importing import as_data, collect_facts, land, planned, refusal
+    from gitmem.interop.importing import as_data, collect_facts, land, pending_limit_refusal, planned
 
     writer, ws, _ = _memory(workspace)
     batch = collect_facts(source, ws, where=Path(where).expanduser() if where else None, environ=os.environ,
@@ -79,7 +79,7 @@ def import_command(source: str, where: str | None, dry_run: bool, as_json: bool,
     command = f"gitmem import {source}"
     with writer.locked():       # the plan is made against the memory the batch is written over, not an older one
         result = planned(batch, ws)
-        refused = refusal(batch, result, writer, command=command)
+        refused = pending_limit_refusal(batch, result, writer, command=command)
         if not dry_run and refused is None:
             landed = land(batch, result, writer, command=command)
     data = as_data(batch, result)

@@ -133,7 +133,7 @@ def _describe(batch: Batch, result: ImportPlan, command: str) -> Callable[[list[
     return describe
 
 
-def refusal(batch: Batch, result: ImportPlan, writer: MemoryWriter, *, command: str) -> Violation | None:
+def pending_limit_refusal(batch: Batch, result: ImportPlan, writer: MemoryWriter, *, command: str) -> Violation | None:
     """GM954 when the batch's one decision would put Pending over its limits (gitmem.interop.batch_limit), judged
     on DECISIONS exactly as `land` would write it; None when it fits or the plan adds nothing."""
     if not result.steps:
@@ -147,7 +147,7 @@ def land(batch: Batch, result: ImportPlan, writer: MemoryWriter, *, command: str
     decision would not fit Pending is refused whole (BatchOverPending), nothing written."""
     if not result.steps:
         return Landed((), None)
-    found = refusal(batch, result, writer, command=command)
+    found = pending_limit_refusal(batch, result, writer, command=command)
     if found is not None:
         raise BatchOverPending(f"cannot import the batch from {batch.source}: its decision would not fit Pending; "
                                "nothing was imported", [found])
