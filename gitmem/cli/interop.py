@@ -70,7 +70,7 @@ def import_command(source: str, where: str | None, dry_run: bool, as_json: bool,
     from gitmem.checks import render
     from gitmem.cli.write import _memory
     from gitmem.interop.batch_limit import BatchOverPending
-    from gitmem.interop.importing import as_data, collect_facts, land, pending_limit_refusal, planned
+    from gitmem.interop.importing import collect_facts, import_plan_as_data, land, pending_limit_refusal, planned
 
     writer, ws, _ = _memory(workspace)
     batch = collect_facts(source, ws, where=Path(where).expanduser() if where else None, environ=os.environ,
@@ -82,7 +82,7 @@ def import_command(source: str, where: str | None, dry_run: bool, as_json: bool,
         refused = pending_limit_refusal(batch, result, writer, command=command)
         if not dry_run and refused is None:
             landed = land(batch, result, writer, command=command)
-    data = as_data(batch, result)
+    data = import_plan_as_data(batch, result)
     if refused is not None:
         data["refused"] = render.as_data([refused])
     if landed is not None:

@@ -156,7 +156,7 @@ def land(batch: Batch, result: ImportPlan, writer: MemoryWriter, *, command: str
     return Landed(tuple(lesson.id for lesson in added), decision.id)
 
 
-def as_data(batch: Batch, result: ImportPlan) -> dict[str, object]:
+def import_plan_as_data(batch: Batch, result: ImportPlan) -> dict[str, object]:
     """What `--dry-run` and `--json` show: where each fact would land, and what it would supersede."""
     def fact_data(fact: Fact) -> dict[str, object]:
         return {"file": fact.file, "line": fact.line, "text": fact.text, "origin": fact.origin.render(),
