@@ -290,14 +290,14 @@ def fleet_dispatch(fleet_file: str, as_json: bool, timeout: float, offline: bool
     """
     import os
 
-    from gitmem.fleet.dispatch import DISPATCH, TOKEN_VARIABLE, carry_out, plan
+    from gitmem.fleet.dispatch import DISPATCH, TOKEN_VARIABLE, carry_out, plan_dispatch
     from gitmem.fleet.fleetfile import load_fleet
     from gitmem.fleet.parallel import read_fleet
     from gitmem.publish.github_api import PUBLIC_API, GitHubClient
 
     chosen = load_fleet(Path(fleet_file))
     view = read_fleet(chosen, timeout=timeout, offline=offline)
-    steps = plan(chosen, view)
+    steps = plan_dispatch(chosen, view)
     token = os.environ.get(TOKEN_VARIABLE, "")
     wanted = [step for step in steps if step.decision == DISPATCH]
     if wanted and not dry_run and not token:

@@ -56,7 +56,7 @@ def overdue_seconds(row: AgentRow) -> float | None:
     return late if late > 0 else None
 
 
-def plan(fleet: Fleet, view: FleetView) -> list[CatchUp]:
+def plan_dispatch(fleet: Fleet, view: FleetView) -> list[CatchUp]:
     """One step per agent of fleet.yaml: DISPATCH the overdue ones that may run, with why for every one."""
     spent = fleet_spent([Spent(r.tokens_today, r.cost_today) for r in view.rows])
     fleet_over = spent.over(fleet.budget)
