@@ -123,7 +123,7 @@ def _ours(data: bytes) -> bool:
     return MARKER.encode() in data[:4096]
 
 
-def write(target: Path, written: dict[str, str]) -> list[str]:
+def write_export(target: Path, written: dict[str, str]) -> list[str]:
     """Write the files into `target`, and remove the earlier export's files that this one no longer has.
     Everything is checked before anything is written."""
     target.mkdir(parents=True, exist_ok=True)
