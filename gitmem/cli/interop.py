@@ -152,7 +152,7 @@ def export_command(fmt: str, out: str | None, cli_location: bool, as_json: bool,
         target = roots[0]
     found = export.items(ws)
     today = ws.clock()().date()
-    written = export.write_export(target, export.render(fmt, found, export.record_of(ws), today))
+    written = export.write_export(target, export.render_export(fmt, found, export.record_of(ws), today))
     if as_json:
         click.echo(json.dumps({"format": fmt, "directory": str(target), "files": written,
                                "entries": [item.ref for item in found]}, indent=2))

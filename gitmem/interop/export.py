@@ -87,7 +87,7 @@ def _bullet(item: Item) -> str:
     return "\n".join([f"- {item.line()}", *(f"  {line}" for line in item.more)])
 
 
-def render(fmt: str, found: list[Item], record: str, today: date) -> dict[str, str]:
+def render_export(fmt: str, found: list[Item], record: str, today: date) -> dict[str, str]:
     """The files of `fmt`, by path relative to the target directory; `today` (the clock's) dates an entry that
     carries no day of its own (a rule) where the format needs one."""
     head = pointer(record)
