@@ -73,9 +73,9 @@ class WriteRefused(GitmemError):
 def atomic_write(path: Path, data: bytes) -> None:
     """Write via a temp file in the same directory and rename, so a crash never leaves half a file; a link or
     anything else that is not a regular file at `path` is refused, never written through. Memory files are
-    written with `files.write`, which also proves every directory on the way is a directory of the work tree."""
+    written with `files.write_bytes`, which also proves every directory on the way is a directory of the work tree."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    files.write(path.parent, path.name, data)
+    files.write_bytes(path.parent, path.name, data)
 
 
 _P = ParamSpec("_P")
@@ -128,7 +128,7 @@ class MemoryWriter:
         found = self._refusals(rel, old_bytes, new_bytes)
         if found:
             raise WriteRefused(f"refusing to write {rel}: the result would not be valid memory", found)
-        files.write(self.root, rel, new_bytes)
+        files.write_bytes(self.root, rel, new_bytes)
 
     def _refusals(self, rel: str, old: bytes | None, new: bytes,
                   facts: dict[tuple[str, str], object] | None = None) -> list[Violation]:
@@ -401,7 +401,7 @@ class MemoryWriter:
         role = ""
         try:
             for role, text in texts.items():
-                files.write(self.root, self.config.path(role), text.encode("utf-8"))
+                files.write_bytes(self.root, self.config.path(role), text.encode("utf-8"))
                 written.append(role)
         except BaseException as err:
             for done in written:
@@ -409,7 +409,7 @@ class MemoryWriter:
                 if old is None:
                     files.remove_file(self.root, self.config.path(done))
                 else:
-                    files.write(self.root, self.config.path(done), old)
+                    files.write_bytes(self.root, self.config.path(done), old)
             if isinstance(err, OSError):      # a full disk: every file is as it was; say so in one line
                 raise files.failed(self.config.path(role), err, "written", self.root) or err from None
             raise

@@ -182,7 +182,7 @@ class Toolbox:
 
     def _write(self, text: str, rel: str, data: bytes) -> None:
         try:
-            files.write(self.root, rel, data)
+            files.write_bytes(self.root, rel, data)
         except files.FileRefused as err:
             raise self._refused(text, err.what) from None
 

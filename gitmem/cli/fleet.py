@@ -218,7 +218,7 @@ def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool, publi
     try:
         for reading in [] if public else view.readings:
             if reading.page:       # never through a link, in a directory of links or not (FileRefused, exit 2)
-                files.write(target.parent, agent_page_name(reading.row), reading.page.encode("utf-8"))
+                files.write_bytes(target.parent, agent_page_name(reading.row), reading.page.encode("utf-8"))
                 written += 1
     except OSError as err:
         raise cannot_write(target.parent / "agents", err) from None

@@ -62,7 +62,7 @@ def restore(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> None:
         if data is None:
             files.remove_file(ws.root, path)
         else:
-            files.write(ws.root, path, data)
+            files.write_bytes(ws.root, path, data)
 
 
 def check_result(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> list[str]:
@@ -143,5 +143,5 @@ def write_together(memory: MemoryWriter, texts: dict[str, str]) -> str | None:
     if errors:
         return "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in errors)
     for rel, data in proposed.items():
-        files.write(memory.root, rel, data)
+        files.write_bytes(memory.root, rel, data)
     return None

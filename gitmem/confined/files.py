@@ -360,7 +360,7 @@ def walk(root: Path, rel: str = ".", *, recursive: bool = True) -> Iterator[tupl
 
 # -- writing -----------------------------------------------------------------------------------------------
 
-def write(root: Path, rel: str, data: bytes) -> None:
+def write_bytes(root: Path, rel: str, data: bytes) -> None:
     """Replace the file's content atomically (created with its directories when missing); its mode is kept.
 
     A crash leaves the old file or the new one, never half of one.

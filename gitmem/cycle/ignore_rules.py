@@ -70,7 +70,7 @@ def human_rules(repo: gitio.Repo, changed: dict[str, bytes | None]) -> Iterator[
                 shutil.move(root / rel, kept)        # a rename; a copy where .git is on another file system
                 moved.append((rel, kept))
             if before is not None:
-                files.write(root, rel, before)
+                files.write_bytes(root, rel, before)
                 written.append(rel)
         yield
     finally:

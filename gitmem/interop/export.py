@@ -148,7 +148,7 @@ def write_export(target: Path, written: dict[str, str]) -> list[str]:
     if problems:
         raise ExportRefused(f"cannot export to {target}: nothing was written", problems)
     for rel, text in written.items():    # another CLI's memory is output too: masked as everything shown
-        files.write(target, rel, secrets.scrub(text).encode("utf-8"))
+        files.write_bytes(target, rel, secrets.scrub(text).encode("utf-8"))
     for rel in stale:
         files.remove_file(target, rel)
     return sorted(written)

@@ -238,7 +238,7 @@ def _apply(target: Path, rel: str, change: Change) -> str | None:
     if new is None or (old is not None and new == old.replace("\r\n", "\n")):
         return "left alone"
     try:
-        files.write(target, rel, (new.replace("\n", "\r\n") if crlf else new).encode("utf-8"))
+        files.write_bytes(target, rel, (new.replace("\n", "\r\n") if crlf else new).encode("utf-8"))
     except files.FileRefused as err:
         return f"{err}; left alone"
     return "created" if old is None else "updated"

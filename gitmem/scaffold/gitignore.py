@@ -27,5 +27,5 @@ def merge_gitignore(existing: Path, template: Path) -> bool:
     newline = b"\r\n" if b"\r\n" in raw else b"\n"
     addition = (b"" if not raw or raw.endswith(b"\n") else newline) + (newline if raw.strip() else b"")
     addition += newline.join([HEADER.encode("utf-8"), *wanted]) + newline
-    files.write(existing.parent, existing.name, raw + addition)     # never through a link
+    files.write_bytes(existing.parent, existing.name, raw + addition)     # never through a link
     return True

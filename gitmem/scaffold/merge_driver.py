@@ -46,6 +46,6 @@ def register(target: Path, paths: list[str]) -> tuple[list[str], list[str]]:
         newline = b"\r\n" if b"\r\n" in raw else b"\n"
         addition = (b"" if not raw or raw.endswith(b"\n") else newline) + (newline if raw.strip() else b"")
         addition += newline.join(line.encode("utf-8") for line in [HEADER, *wanted]) + newline
-        files.write(target, ATTRIBUTES, raw + addition)
+        files.write_bytes(target, ATTRIBUTES, raw + addition)
         added.append(ATTRIBUTES)
     return added, kept

@@ -87,7 +87,7 @@ def merge_precommit(existing: Path, template: Path) -> bool:
         merged = _round_trip(data, ours)
     if crlf:
         merged = merged.replace("\n", "\r\n")
-    files.write(existing.parent, existing.name, (bom + merged).encode("utf-8"))
+    files.write_bytes(existing.parent, existing.name, (bom + merged).encode("utf-8"))
     return True
 
 
