@@ -201,7 +201,7 @@ class CodexEndpoint:
     """Where the provider `codex` will use sends its requests, and the config key that points it elsewhere.
     `named_in`: the config file that names the endpoint instead of the command's own `-c` settings. That file is
     the agent's to write wherever Codex reads it during a cycle (without the box, or bound writable into it), so
-    no key is sent where it says: such a route serves no key, and the agent keeps its key, as `describe` says."""
+    no key is sent where it says: such a route serves no key, and the agent keeps its key, as `describe_keys` says."""
 
     upstream: str
     setting: str

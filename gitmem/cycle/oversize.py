@@ -9,7 +9,7 @@
 Either is moved to `.git/gitmem/held/cycle-N/<path>`, never deleted, and the work tree gets back what HEAD
 has there (nothing, for a new path). So the cycle commits without it, the next cycle starts from a clean
 tree, and nothing is lost. A held repository is kept in a form that runs nothing: its `.git` (and any `.git`
-deeper in it) is renamed `.git.held` (`inert`), so no git command there finds it and runs what the agent
+deeper in it) is renamed `.git.held` (`disarm_nested_repos`), so no git command there finds it and runs what the agent
 configured (core.fsmonitor runs at `git status`, core.pager at `git log`, hooks at `git commit`); the note
 tells the human to read its history in a clone, which takes objects and refs, never config or hooks.
 Memory files are exempt from the size limit on the cycle's own commit: their growth is judged by the GM

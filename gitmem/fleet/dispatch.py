@@ -12,7 +12,7 @@ call), one pass:
 3. starts nothing for an agent over its budget, or for any agent while the fleet is over its own;
 4. otherwise dispatches the workflow (`workflow_dispatch` with `command: cycle`, the template's input).
 
-Every decision is a `CatchUp` (data); `plan` decides from the fleet's view alone, `carry_out` makes the calls.
+Every decision is a `CatchUp` (data); `plan_dispatch` decides from the fleet's view alone, `carry_out` makes the calls.
 """
 from __future__ import annotations
 

@@ -184,7 +184,7 @@ def for_pr(text: str) -> str:
 def pr_text(log_text: str, waiting: Sequence[Waiting], commits: list[tuple[str, str]], *, phase: str,
             branch: str, base: str) -> tuple[str, str]:
     """The PR's title (the latest LOG entry) and body (that entry, the commits, the decisions waiting). Every
-    text the agent wrote goes through `inert` (the title, plain text on GitHub, only through its references)."""
+    text the agent wrote goes through `for_pr` (the title, plain text on GitHub, only through its references)."""
     entries = log.parse(log_text).entries
     last = entries[-1] if entries else None
     if last is None:
