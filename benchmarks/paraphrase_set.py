@@ -351,10 +351,10 @@ def half(position: int) -> int:
 
 def stems(conn, text: str) -> set[str]:
     """Content-word stems of `text` as the recall index sees them (porter, folded), stop words left out."""
-    from gitmem.recall.query import STOPWORDS, WORD_RE, fold
+    from gitmem.recall.query import STOPWORDS, WORD_RE, fold_for_search
     from gitmem.recall.query import stems as index_stems
 
-    words = [word for word in WORD_RE.findall(fold(text)) if word not in STOPWORDS and len(word) > 1]
+    words = [word for word in WORD_RE.findall(fold_for_search(text)) if word not in STOPWORDS and len(word) > 1]
     return set(index_stems(conn, words).values())
 
 

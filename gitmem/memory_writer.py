@@ -73,9 +73,9 @@ class WriteRefused(GitmemError):
 def atomic_write(path: Path, data: bytes) -> None:
     """Write via a temp file in the same directory and rename, so a crash never leaves half a file; a link or
     anything else that is not a regular file at `path` is refused, never written through. Memory files are
-    written with `files.write`, which also proves every directory on the way is a directory of the work tree."""
+    written with `files.write_bytes`, which also proves every directory on the way is a directory of the work tree."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    files.write(path.parent, path.name, data)
+    files.write_bytes(path.parent, path.name, data)
 
 
 _P = ParamSpec("_P")
@@ -123,12 +123,12 @@ class MemoryWriter:
     # -- validation and writing ----------------------------------------------------------------
     def _commit_text(self, role: str, new_text: str) -> None:
         rel = self.config.path(role)
-        old_bytes = files.read(self.root, rel)
+        old_bytes = files.read_bytes(self.root, rel)
         new_bytes = new_text.encode("utf-8")
         found = self._refusals(rel, old_bytes, new_bytes)
         if found:
             raise WriteRefused(f"refusing to write {rel}: the result would not be valid memory", found)
-        files.write(self.root, rel, new_bytes)
+        files.write_bytes(self.root, rel, new_bytes)
 
     def _refusals(self, rel: str, old: bytes | None, new: bytes,
                   facts: dict[tuple[str, str], object] | None = None) -> list[Violation]:
@@ -240,7 +240,7 @@ class MemoryWriter:
         from gitmem.checks.standing import log_standing
 
         rel = self.config.path("log")
-        found = log_standing(rel, files.read(self.root, rel) or b"")
+        found = log_standing(rel, files.read_bytes(self.root, rel) or b"")
         if found:
             raise WriteRefused(f"refusing to append to {rel}: it holds invalid entries; amend them first "
                                "(`gitmem log amend`, docs/format.md)", found)
@@ -253,7 +253,7 @@ class MemoryWriter:
         one call and synced; if anything fails, the file is cut back to its old length.
         """
         rel = self.config.path("log")
-        if not files.size(self.root, rel):
+        if not files.file_size(self.root, rel):
             self._commit_text("log", log.append_entry("", entry))
             return
         source = FileSource(self.root, rel, self.workspace.state_dir)
@@ -392,7 +392,7 @@ class MemoryWriter:
     def _commit_texts(self, texts: dict[str, str]) -> None:
         """Write several memory files as one change: every file is judged first, and a failed write puts back
         the files written before it."""
-        olds = {role: files.read(self.root, self.config.path(role)) for role in texts}
+        olds = {role: files.read_bytes(self.root, self.config.path(role)) for role in texts}
         found = [v for role, text in texts.items()
                  for v in self._refusals(self.config.path(role), olds[role], text.encode("utf-8"))]
         if found:
@@ -401,15 +401,15 @@ class MemoryWriter:
         role = ""
         try:
             for role, text in texts.items():
-                files.write(self.root, self.config.path(role), text.encode("utf-8"))
+                files.write_bytes(self.root, self.config.path(role), text.encode("utf-8"))
                 written.append(role)
         except BaseException as err:
             for done in written:
                 old = olds[done]
                 if old is None:
-                    files.remove(self.root, self.config.path(done))
+                    files.remove_file(self.root, self.config.path(done))
                 else:
-                    files.write(self.root, self.config.path(done), old)
+                    files.write_bytes(self.root, self.config.path(done), old)
             if isinstance(err, OSError):      # a full disk: every file is as it was; say so in one line
                 raise files.failed(self.config.path(role), err, "written", self.root) or err from None
             raise

@@ -129,7 +129,7 @@ _PRIVATE_BLOCKS = (
 _REDACTORS = (*_PRIVATE_BLOCKS, *_REDACT_ONLY, *PATTERNS)
 
 
-def find(data: bytes) -> list[tuple[int, str]]:
+def find_secrets(data: bytes) -> list[tuple[int, str]]:
     """(offset, what it looks like) of every secret-like token in `data`, in order."""
     found: list[tuple[int, str]] = []
     for pattern in PATTERNS:

@@ -9,7 +9,7 @@ same way. Unlike the trust anchors (gitmem.agents.ignored_tool_dirs), these lie 
 rightly writes (running the tests makes them), so no mount can make them read-only; but they are only
 caches: the runtime rebuilds one from its source whenever it is missing. So, by mechanism, in every mode:
 after the agent's processes are ended the runner removes every cache entry with a ctime at or after the
-snapshot the guard took before the agent ran (`fresh`, `remove`), and says how many in the cycle's output.
+snapshot the guard took before the agent ran (`fresh`, `remove_swept`), and says how many in the cycle's output.
 What the human imports next is compiled from the source the diff shows.
 
 ctime, as for the anchors: the agent can put an mtime back, never a ctime; a `__pycache__` directory made or
@@ -102,7 +102,7 @@ def _look(entry: os.DirEntry[str], folder: _Folder, since_ns: int, found: Sweep,
         pending.append(_Folder(entry.path, f"{rel}/", True, changed))
 
 
-def remove(root: Path, sweep: Sweep) -> list[str]:
+def remove_swept(root: Path, sweep: Sweep) -> list[str]:
     """Remove the entries `sweep` found, deepest first; returns those removed (a directory only when empty)."""
     removed = []
     for rel in sorted(sweep.paths, key=lambda p: p.count("/"), reverse=True):

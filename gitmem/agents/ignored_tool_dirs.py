@@ -10,7 +10,7 @@ the human's rights, outside any sandbox, in the next interactive session. So, by
   read-only empty mount point, which bwrap makes on the host as an empty directory; the runner removes it again
   after the cycle when it is still empty (`remove_mount_points`);
 - the in-process file tools of the `anthropic` backend refuse to write them (gitmem.agents.tools);
-- in every mode the runner takes a `snapshot` before the agent runs and looks again after (`changed`), and
+- in every mode the runner takes a `snapshot_tool_dirs` before the agent runs and looks again after (`changed`), and
   reports a change in the LOG entry's Evidence, the cycle's output and `gitmem status`: without the sandbox
   the agent has the human's uid and could change anything, and the human must hear of it.
 
@@ -57,7 +57,7 @@ class AnchorSnapshot:
     tops: dict[str, str]
 
 
-def snapshot(root: Path, *, clock_dir: Path) -> AnchorSnapshot:
+def snapshot_tool_dirs(root: Path, *, clock_dir: Path) -> AnchorSnapshot:
     """`clock_dir`: a directory the runner writes, on the work tree's file system (`.git/gitmem/`), where a
     file is made and removed to read the moment as the kernel stamps ctimes. A venv installed just before the
     cycle is then never taken for a change made during it."""

@@ -91,10 +91,10 @@ class StandIn:
 
     @property
     def note(self) -> str:
-        return describe(self.plan)
+        return describe_keys(self.plan)
 
 
-def plan(argv: list[str], env: Mapping[str, str], *, environ: Mapping[str, str] | None = None) -> KeyPlan:
+def plan_keys(argv: list[str], env: Mapping[str, str], *, environ: Mapping[str, str] | None = None) -> KeyPlan:
     """Which of `env`'s keys (the agent's environment, scrubbed) the runner keeps, for running `argv`."""
     environ = os.environ if environ is None else environ
     codex = _codex_choice(argv, env, environ) if argv and os.path.basename(argv[0]) == CODEX else None
@@ -123,7 +123,7 @@ def plan(argv: list[str], env: Mapping[str, str], *, environ: Mapping[str, str] 
     return KeyPlan(tuple(routes), held, tuple(problems))
 
 
-def describe(plan: KeyPlan) -> str:
+def describe_keys(plan: KeyPlan) -> str:
     """One line for the start of the cycle and its Evidence: which keys the agent holds and which it does not."""
     said = []
     if plan.routes:
@@ -140,7 +140,7 @@ def describe(plan: KeyPlan) -> str:
 @contextmanager
 def serving(argv: list[str], env: Mapping[str, str]) -> Iterator[StandIn]:
     """Serve the plan's proxies for the duration; yields the agent's argv and environment pointing at them."""
-    chosen = plan(argv, env)
+    chosen = plan_keys(argv, env)
     stand_in = StandIn(list(argv), dict(env), chosen)
     try:
         for route in chosen.routes:
@@ -176,7 +176,7 @@ def key_holders(config: Any, backend: str, environ: Mapping[str, str] | None = N
         argv = shlex.split(config.agent.command or "")
     except ValueError:                 # unbalanced quotes: the run fails, and says so
         argv = []
-    line = describe(plan(argv, env, environ=environ))
+    line = describe_keys(plan_keys(argv, env, environ=environ))
     if line and _unboxed(config):
         line += ("; without the box the agent runs as the runner's user and can read the runner's own "
                  "environment, key included")
@@ -201,7 +201,7 @@ class CodexEndpoint:
     """Where the provider `codex` will use sends its requests, and the config key that points it elsewhere.
     `named_in`: the config file that names the endpoint instead of the command's own `-c` settings. That file is
     the agent's to write wherever Codex reads it during a cycle (without the box, or bound writable into it), so
-    no key is sent where it says: such a route serves no key, and the agent keeps its key, as `describe` says."""
+    no key is sent where it says: such a route serves no key, and the agent keeps its key, as `describe_keys` says."""
 
     upstream: str
     setting: str

@@ -62,7 +62,7 @@ _IGNORABLE = dict.fromkeys([*range(0x200C, 0x2010), *range(0x202A, 0x202F), *ran
 _SHORT_NAME = re.compile(r"^([^~.]{1,6})~[0-9]+(?:\.[^.]{0,3})?$")
 
 
-def fold(component: str) -> str:
+def fold_component(component: str) -> str:
     """One path component as a case-insensitive, Unicode-ignoring file system compares it."""
     name = unicodedata.normalize("NFC", component).translate(_IGNORABLE).casefold()
     name = name.split(":", 1)[0]                  # an NTFS stream (`.gitignore::$DATA`) is the file itself
@@ -77,7 +77,7 @@ class ProtectedPattern:
     @classmethod
     def parse(cls, pattern: str) -> ProtectedPattern | None:
         text = pattern.strip().replace("\\", "/")
-        parts = tuple(fold(part) for part in text.strip("/").split("/") if part and part != ".")
+        parts = tuple(fold_component(part) for part in text.strip("/").split("/") if part and part != ".")
         if not parts:
             return None
         return cls(parts, text.startswith("/") or len(parts) > 1)
@@ -98,11 +98,12 @@ def _same(name: str, rule: str) -> bool:
     return short is not None and rule.lstrip(".").replace(".", "").startswith(short.group(1)) and "*" not in rule
 
 
-_CONFIG_PATTERN = ProtectedPattern(parts=(fold(CONFIG_NAME),), anchored=True)   # ProtectedPattern.parse(CONFIG)
+# = ProtectedPattern.parse(CONFIG)
+_CONFIG_PATTERN = ProtectedPattern(parts=(fold_component(CONFIG_NAME),), anchored=True)
 
 
 def _folded(path: str) -> tuple[str, ...]:
-    return tuple(fold(part) for part in path.replace("\\", "/").split("/") if part and part != ".")
+    return tuple(fold_component(part) for part in path.replace("\\", "/").split("/") if part and part != ".")
 
 
 def is_config(path: str) -> bool:
@@ -130,10 +131,10 @@ class Protection:
 
 
 def has_managed_blocks(path: str) -> bool:
-    return fold(path.rsplit("/", 1)[-1]) in MANAGED_FILES
+    return fold_component(path.rsplit("/", 1)[-1]) in MANAGED_FILES
 
 
-def blocks(text: str) -> list[str]:
+def managed_blocks(text: str) -> list[str]:
     """The gitmem-managed blocks of a text, markers included; an unclosed one runs to the end."""
     return [match.group(0) for match in BLOCK_RE.finditer(text)]
 
@@ -141,10 +142,10 @@ def blocks(text: str) -> list[str]:
 def keep_blocks(before: str, after: str | None) -> str | None:
     """`after` with its gitmem blocks exactly as in `before`: the agent's text around them stays, a block it
     changed, removed or forged does not. None when `after` needs no change."""
-    old = blocks(before)
+    old = managed_blocks(before)
     if after is None:
         return "\n\n".join(old) + "\n" if old else None
-    new = blocks(after)
+    new = managed_blocks(after)
     if new == old:
         return None
     pieces = BLOCK_RE.split(after)

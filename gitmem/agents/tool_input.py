@@ -14,7 +14,7 @@ TYPES: dict[str, tuple[type, ...]] = {"string": (str,), "integer": (int,), "bool
                                       "number": (int, float)}
 
 
-def problem(schema: dict[str, Any], arguments: Any) -> str | None:
+def schema_problem(schema: dict[str, Any], arguments: Any) -> str | None:
     """Why `arguments` do not fit `schema` (an object schema), or None. A null optional argument is fine: it
     means "not given" (drop it with `given`)."""
     if not isinstance(arguments, dict):

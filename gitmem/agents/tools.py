@@ -82,7 +82,7 @@ class Toolbox:
             return self._refuse(name, f"unknown tool {name!r}")
         schema = next(spec["input_schema"] for spec in (*FILE_TOOLS, *MEMORY_TOOLS, SHELL_TOOL)
                       if spec["name"] == name)
-        problem = tool_input.problem(schema, arguments)        # wrong types, nulls, unknown names, too long
+        problem = tool_input.schema_problem(schema, arguments)        # wrong types, nulls, unknown names, too long
         if problem is not None or not isinstance(arguments, dict):
             return self._refuse(name, f"bad arguments: {problem}")
         try:
@@ -157,14 +157,14 @@ class Toolbox:
             return True
         if found is None:
             raise ToolError(f"{text}: no such file or directory")
-        what = files.problem(self.root, rel)
+        what = files.why_refused(self.root, rel)
         if what is not None:
             raise self._refused(text, what)
         return False
 
     def _read(self, text: str, rel: str) -> bytes:
         try:
-            data = files.read(self.root, rel)
+            data = files.read_bytes(self.root, rel)
         except files.FileRefused as err:
             raise self._refused(text, err.what) from None
         if data is None:
@@ -182,7 +182,7 @@ class Toolbox:
 
     def _write(self, text: str, rel: str, data: bytes) -> None:
         try:
-            files.write(self.root, rel, data)
+            files.write_bytes(self.root, rel, data)
         except files.FileRefused as err:
             raise self._refused(text, err.what) from None
 
@@ -378,7 +378,7 @@ def plain_recall(root: Path, config: Config, query: str, limit: int) -> str:
     hits: list[str] = []
     for role, rel in config.memory_paths().items():
         try:
-            data = files.read(root, rel)      # a memory file: never through a link, never a FIFO
+            data = files.read_bytes(root, rel)      # a memory file: never through a link, never a FIFO
         except (OSError, files.FileRefused):
             continue
         if data is None:

@@ -54,7 +54,7 @@ class Headings:
         return not self.fences.at(offset)
 
     def title(self, offset: int) -> str:
-        return fences.line_at(self.data, offset)[len(_HEADING):].rstrip(b"\r").decode("utf-8", "replace")
+        return fences.line_starting_at(self.data, offset)[len(_HEADING):].rstrip(b"\r").decode("utf-8", "replace")
 
     @cached_property
     def lines(self) -> dict[int, int]:

@@ -40,7 +40,7 @@ def workspace_from_index(workspace: str | None) -> Workspace | None:
 
     repo = gitio.open_repo()
     root = gitio.work_tree(repo)
-    if root is None or files.problem(root, CONFIG_NAME) is None:
+    if root is None or files.why_refused(root, CONFIG_NAME) is None:
         return None
     staged = gitio.index_snapshot(repo, [CONFIG_NAME]).read(CONFIG_NAME)
     return Workspace.for_repo(repo, config_at(staged, workspace=workspace))
@@ -323,7 +323,7 @@ def span_length(ws: Workspace, span: Span) -> int:
 
 def _resolve(ws: Workspace, rev: str) -> str:
     try:
-        return gitio.resolve(ws.repo, rev)
+        return gitio.resolve_revision(ws.repo, rev)
     except gitio.RepoError as err:
         if gitio.shallow_commits(ws.repo):
             raise ShallowHistoryError(f"{err}: {SHALLOW_HINT}") from None
@@ -401,7 +401,7 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
             from gitmem.checks import merges
 
             parents = [(p[:10], s.snapshot) for p, s in zip(commit.parents[1:], others, strict=False)]
-            found += merges.check(config, side.snapshot, parents, new, generation=made_under)
+            found += merges.check_merge(config, side.snapshot, parents, new, generation=made_under)
         # An entry that END's LOG amends is forgiven in every commit: the amendment stands in its place (rules 4).
         found = _forgiven(found, config.path("log"), newest, amended)
         # Each commit answers for the rules it was made under: an upgrade does not make old history invalid.

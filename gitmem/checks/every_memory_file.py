@@ -7,7 +7,7 @@ from collections.abc import Collection, Iterator
 
 from gitmem import codes, secrets
 from gitmem.checks.inputs import CheckInput
-from gitmem.checks.rule_inputs import line_at, span_against
+from gitmem.checks.rule_inputs import line_number_at, span_against
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config
 from gitmem.confined.files import BLOB_MODES
@@ -24,13 +24,13 @@ def _line_of(data: bytes, offset: int, first_line: int) -> int:
     return first_line + data.count(b"\n", 0, offset)
 
 
-def scan(path: str, data: bytes, first_line: int = 1) -> Iterator[Violation]:
+def scan_markers_and_secrets(path: str, data: bytes, first_line: int = 1) -> Iterator[Violation]:
     # `bytes.find` runs at memory speed, a regex with `\b` at ~30 ms per MB: NOW is rescanned whole on
     # every commit, and at 100x it holds 10 MB. So the marker regex runs only when a marker's text is there.
     match = _CONFLICT_RE.search(data) if any(m in data for m in _CONFLICT_NEEDLES) else None
     if match:
         yield Violation.of(codes.CONFLICT_MARKERS, path, _line_of(data, match.start(), first_line))
-    for offset, what in secrets.find(data):
+    for offset, what in secrets.find_secrets(data):
         yield Violation.of(codes.SECRET_LIKE_TOKEN, path, _line_of(data, offset, first_line), what=what)
 
 
@@ -82,9 +82,9 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
             continue
         # Line numbers are counted only when something is reported: the happy path reads no history.
         reported = [(p.line, p.code, p.message, p.hint) for p in problems]
-        reported += [(v.line, v.code, v.message, v.hint) for v in scan(path, part, 1)]
+        reported += [(v.line, v.code, v.message, v.hint) for v in scan_markers_and_secrets(path, part, 1)]
         if reported:
-            first_line = line_at(data, start)
+            first_line = line_number_at(data, start)
             found += [Violation(path, line + first_line - 1, code, message, hint)
                       for line, code, message, hint in reported]
         found += _control(inp, path, data, part, start)
@@ -105,7 +105,7 @@ def _control(inp: CheckInput, path: str, data: bytes, part: bytes, start: int) -
             old = inp.old.read(path) if inp.old is not None else None
             old_lines = set(old.split(b"\n")) if old is not None else set()
         if line not in old_lines:
-            return [Violation.of(codes.CONTROL_CHARACTER, path, line_at(data, offset), what=what, byte=offset)]
+            return [Violation.of(codes.CONTROL_CHARACTER, path, line_number_at(data, offset), what=what, byte=offset)]
     return []
 
 
@@ -123,7 +123,7 @@ def _fence_left_open(inp: CheckInput, path: str, data: bytes, start: int, end: i
     at = fences.unclosed(data)
     if at is None or (old is not None and fences.open_after(old)):
         return []
-    line = line_at(data, at)
+    line = line_number_at(data, at)
     return [Violation.of(codes.UNCLOSED_FENCE, path, line)]
 
 

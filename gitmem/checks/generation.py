@@ -25,7 +25,7 @@ def trailer() -> str:
     return f"{TRAILER}: {codes.RULES_VERSION}"
 
 
-def named(message: str) -> int:
+def generation_named(message: str) -> int:
     """The generation a commit message names; 1 (the first rules) when it names none."""
     found = [int(value) for value in _TRAILER_RE.findall(message)]
     return max(found, default=1)
@@ -45,7 +45,7 @@ class Generations:
     def of(self, commit: gitio.Commit, configured: int = 1) -> int:
         """The commit's generation; `configured` is its gitmem.yaml's `rules_version`."""
         if commit.id not in self._known:
-            found = max([configured, named(commit.message), *(self._parent(p) for p in commit.parents)])
+            found = max([configured, generation_named(commit.message), *(self._parent(p) for p in commit.parents)])
             self._known[commit.id] = found
         return self._known[commit.id]
 
@@ -57,7 +57,7 @@ class Generations:
         while current is not None and current not in self._known and best < codes.RULES_VERSION:
             commit = gitio.commit(self.repo, current)
             chain.append(current)
-            best = max(best, named(commit.message))
+            best = max(best, generation_named(commit.message))
             current = commit.parents[0] if commit.parents else None
         if current is not None and current in self._known:
             best = max(best, self._known[current])

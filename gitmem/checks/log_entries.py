@@ -46,7 +46,7 @@ def _times(inp: CheckInput | None, path: str, entry: log.LogEntry, last: log.Log
     before it; under rules before 4, earlier at all is an error (GM302)."""
     if inp is None:
         return []
-    ahead = written_times.dated_ahead(inp, path, entry.line, _what(entry), entry.when, entry.heading())
+    ahead = written_times.dated_ahead_violation(inp, path, entry.line, _what(entry), entry.when, entry.heading())
     found = [ahead] if ahead else []
     if last is None:
         return found

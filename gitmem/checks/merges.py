@@ -27,7 +27,7 @@ HISTORY = {codes.DECISION_RESOLVED_REWRITTEN.code, codes.DECISION_ID_VANISHED.co
 SINCE = 2
 
 
-def check(config: Config, first: Snapshot | None, others: list[tuple[str, Snapshot | None]],
+def check_merge(config: Config, first: Snapshot | None, others: list[tuple[str, Snapshot | None]],
           merged: Snapshot, *, generation: int = codes.RULES_VERSION) -> list[Violation]:
     """`others` are (short id, snapshot) of the parents after the first, read under `config`'s names; a merge
     made under rules before 4 also answers for LOG's times going back (gitmem.checks.written_times)."""

@@ -36,7 +36,7 @@ def scan_files(files: Iterable[FileToScan], allow: secrets.Allowlist, *, committ
         if allow.allows(item.path):
             continue
         shown = secrets.scrub(item.path)       # a report never repeats a secret, nor a name
-        for _, what in secrets.find(item.path.encode("utf-8", "surrogatepass"))[:1]:
+        for _, what in secrets.find_secrets(item.path.encode("utf-8", "surrogatepass"))[:1]:
             found.append(Violation.of(codes.SECRET_LIKE_TOKEN, shown, 1, f"{prefix}name", what=what))
         found += _scan_content(item, shown, prefix)
     return found
@@ -52,7 +52,7 @@ def _scan_content(item: FileToScan, shown: str, prefix: str) -> list[Violation]:
         if index == 0 and not item.is_link and secrets.utf16_codec(chunk) is not None:
             chunk = secrets.as_utf8(chunk + b"".join(chunks))        # UTF-16 text: read as the text it is
         data = carried + chunk
-        for offset, what in secrets.find(data):
+        for offset, what in secrets.find_secrets(data):
             where = base + offset
             if where in seen:
                 continue

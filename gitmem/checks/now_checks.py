@@ -65,7 +65,8 @@ def _times(inp: CheckInput, path: str, old: bytes | None, doc: now.NowDoc) -> li
                                           _what(older).removeprefix("the "), older.when):
             found.append(skew)
     ahead = [v for block in doc.blocks
-             if (v := written_times.dated_ahead(inp, path, block.line, _what(block), block.when, block.heading()))]
+             if (v := written_times.dated_ahead_violation(inp, path, block.line, _what(block), block.when,
+                                                          block.heading()))]
     if ahead:     # only blocks new in this change answer for their time: the old ones were judged when written
         known = {b.heading() for b in now.parse(decode_text(old)).blocks} if old is not None else set()
         lines = {b.line for b in doc.blocks if b.heading() in known}

@@ -53,7 +53,7 @@ def span_against(inp: CheckInput, path: str, new: bytes) -> tuple[int, int]:
     return changed_span(inp.old.read(path), new)
 
 
-def line_at(data: bytes, offset: int) -> int:
+def line_number_at(data: bytes, offset: int) -> int:
     """1-based line number of byte `offset`. Counting is O(offset): call it only to report a problem."""
     return data.count(b"\n", 0, offset) + 1
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from gitmem import codes
 from gitmem.checks.inputs import CheckInput, unreadable
-from gitmem.checks.rule_inputs import line_at, span_against
+from gitmem.checks.rule_inputs import line_number_at, span_against
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, Config, ConfigError, parse_config
 from gitmem.gitio import Snapshot, same_blob
@@ -190,7 +190,7 @@ def _log(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> li
         start, end = span_against(inp, path, data)
         if end - start <= limits.log_entry:
             return []          # bytes >= characters: no entry in it can be over the limit
-        entries = log.parse(decode_text(data[start:end]), first_line=line_at(data, start),
+        entries = log.parse(decode_text(data[start:end]), first_line=line_number_at(data, start),
                             expect_title=start == 0).entries
     return [Violation.of(codes.LOG_ENTRY_TOO_BIG, path, entry.line, count=len(entry.render()),
                          limit=limits.log_entry, share=share_percent("log_entry"))

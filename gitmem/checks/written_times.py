@@ -26,7 +26,7 @@ def by_position(inp: CheckInput) -> bool:
     return inp.generation >= ORDERED_BY_POSITION
 
 
-def dated_ahead(inp: CheckInput, path: str, line: int, what: str, when: Timestamp,
+def dated_ahead_violation(inp: CheckInput, path: str, line: int, what: str, when: Timestamp,
                 heading: str) -> Violation | None:
     """GM309 when `when` is more than CLOCK_SKEW after a clock that judges the new state: `check`'s clock, or
     the commit's committer date and the clock of the verify (a fast clock dates the commit ahead too). An entry

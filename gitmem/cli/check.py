@@ -68,11 +68,11 @@ VERIFY_EXIT_CODES = {
 }
 
 
-@click.command(epilog=exit_codes_help(CHECK_EXIT_CODES))
+@click.command("check", epilog=exit_codes_help(CHECK_EXIT_CODES))
 @click.option("--worktree", is_flag=True, help="Validate the working-tree files instead of what is staged.")
 @format_option
 @workspace_option
-def check(worktree: bool, fmt: str, workspace: str | None) -> int:
+def check_command(worktree: bool, fmt: str, workspace: str | None) -> int:
     """Validate staged memory against HEAD (or, with --worktree, the work tree), in every workspace.
 
     It reads the index git hands to hooks (GIT_INDEX_FILE) and never writes the index or the work tree.
@@ -206,4 +206,4 @@ def _verdict(result: RangeResult, fmt: str) -> int:
     return code
 
 
-COMMANDS = (check, verify)
+COMMANDS = (check_command, verify)

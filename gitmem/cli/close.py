@@ -72,13 +72,13 @@ def _settings(ws: Workspace, *, model: str | None, no_llm: bool) -> tuple[Worksp
     """The workspace with --model applied, and whether the model words the close: not with --no-llm, nor without
     a key, nor without the `agent` extra (said as a warning: the close runs offline)."""
     from gitmem import extras
-    from gitmem.close.llm import available
+    from gitmem.close.llm import api_key_set
 
     if model:
         from dataclasses import replace
 
         ws = ws.with_config(replace(ws.config, close=replace(ws.config.close, model=model)))
-    use_llm = not no_llm and available()
+    use_llm = not no_llm and api_key_set()
     if use_llm and not extras.installed("agent"):
         needs = extras.missing_extra_message("agent", "a close worded by the model")
         say("close", f"warning: {needs}; closing offline")

@@ -61,7 +61,7 @@ def write_page(target: Path, data: bytes) -> None:
 
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        files.write(target.parent, target.name, data)
+        files.write_bytes(target.parent, target.name, data)
     except (OSError, files.FileRefused) as err:
         raise cannot_write(target, err) from None
 

@@ -20,7 +20,7 @@ def _paint(colour: bool) -> Any:
     return paint
 
 
-def render(data: dict[str, Any], *, colour: bool) -> str:
+def render_dashboard(data: dict[str, Any], *, colour: bool) -> str:
     """The dashboard as text; `data` is `Status.to_json()`."""
     paint = _paint(colour)
     lines = [paint(f"gitmem status · {data['now']}", bold=True)]
@@ -160,14 +160,14 @@ def status(as_json: bool, workspace: str | None) -> int:
     """
     from gitmem.memory.text import printable_data
     from gitmem.secrets import scrub_data
-    from gitmem.views.status import collect
+    from gitmem.views.status import collect_status
 
     # The agent's text: no escapes, and no secret value history still holds.
-    data = scrub_data(printable_data(collect(open_workspace(workspace)).to_json()))
+    data = scrub_data(printable_data(collect_status(open_workspace(workspace)).to_json()))
     if as_json:
         click.echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        click.echo(render(data, colour=colour_wanted(sys.stdout)), nl=False)
+        click.echo(render_dashboard(data, colour=colour_wanted(sys.stdout)), nl=False)
     return ExitCode.OK
 
 

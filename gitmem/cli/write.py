@@ -11,7 +11,7 @@ import click
 from gitmem.cli.common import json_option, open_workspace, workspace_option
 from gitmem.errors import ExitCode, exit_codes_help
 from gitmem.memory.log import OUTCOMES
-from gitmem.memory.operations import named
+from gitmem.memory.operations import operation_named
 
 if TYPE_CHECKING:     # the library loads inside commands only
     from gitmem.gitio import Identity
@@ -67,14 +67,14 @@ def python_name(name: str) -> str:
 
 def field_help(tool: str, name: str) -> str:
     """The help text of one field of a memory operation, for a command that takes it too (`log amend`)."""
-    return next(param.help for param in named(tool).params if param.name == name)
+    return next(param.help for param in operation_named(tool).params if param.name == name)
 
 
 def declared(tool: str) -> Callable[[_F], _F]:
     """The options (and argument) of the command that writes `tool`, from the one table of memory operations
     (gitmem.memory.operations): the same names, help texts and choices as the tool the agent calls."""
     def apply(command: _F) -> _F:
-        for param in reversed(named(tool).params):
+        for param in reversed(operation_named(tool).params):
             if param.argument:
                 command = click.argument(python_name(param.name), metavar=param.metavar or None)(command)
             else:

@@ -116,7 +116,7 @@ class Backing:
         Blobs are searched as bytes for the line as gitmem renders it, inside its lesson's section: at 100x a
         LESSONS blob holds 3,000 lessons, and parsing one per change would cost seconds. A line written in
         another form (by hand) is looked for in parsed blobs instead."""
-        current = _LessonsBytes(files.read(self.ws.root, self.lessons_path) or b"")
+        current = _LessonsBytes(files.read_bytes(self.ws.root, self.lessons_path) or b"")
         needles = {key: _rendered(item) for key, (lesson, item) in pending.items()}
         parsed = {key for key, (lesson, _) in pending.items() if not current.has(lesson.id, needles[key])}
         for change in gitio.changes(self.repo, self.lessons_path):
@@ -240,7 +240,7 @@ class Backing:
 
     def _current_log(self) -> bytes:
         if self._log is None:
-            self._log = files.read(self.ws.root, self.ws.config.path("log")) or b""
+            self._log = files.read_bytes(self.ws.root, self.ws.config.path("log")) or b""
         return self._log
 
     def _bytes(self, blob: str) -> _LessonsBytes:
@@ -298,7 +298,7 @@ class _LessonsBytes:
         """Where the lesson's section starts and ends (its first heading, outside code fences)."""
         if self._spans is None:
             self._spans = {}
-            starts = [(at, fences.line_at(self.data, at)) for at in fences.every_heading(self.data, b"## ")]
+            starts = [(at, fences.line_starting_at(self.data, at)) for at in fences.every_heading(self.data, b"## ")]
             for (start, line), (end, _) in zip(starts, [*starts[1:], (len(self.data), b"")], strict=False):
                 lesson = line[3:].split(b" ", 1)[0].decode("ascii", "replace")
                 self._spans.setdefault(lesson, (start, end))
@@ -353,5 +353,5 @@ _NAMES_A_CYCLE = re.compile(rb"\n## [^\n]*?\bcycle ([0-9]{1,18})\b")
 
 def _cycle_of(data: bytes, at: int) -> int | None:
     """The cycle of the LOG heading line at `at`; None for a close entry or a line that is no heading."""
-    parsed = log.parse_any_heading(fences.line_at(data, at)[3:].decode("utf-8", "replace"))
+    parsed = log.parse_any_heading(fences.line_starting_at(data, at)[3:].decode("utf-8", "replace"))
     return parsed[1] if parsed is not None else None

@@ -60,9 +60,9 @@ def restore(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> None:
     for path in changed:
         data = gitio.file_at(ws.repo, head, path)
         if data is None:
-            files.remove(ws.root, path)
+            files.remove_file(ws.root, path)
         else:
-            files.write(ws.root, path, data)
+            files.write_bytes(ws.root, path, data)
 
 
 def check_result(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> list[str]:
@@ -134,7 +134,7 @@ def write_together(memory: MemoryWriter, texts: dict[str, str]) -> str | None:
     proposed = {memory.config.path(role): text.encode("utf-8") for role, text in texts.items()}
 
     def current(rel: str) -> bytes | None:
-        return files.read(memory.root, rel)
+        return files.read_bytes(memory.root, rel)
 
     before = Snapshot("current", current)
     after = Snapshot("proposed", lambda rel: proposed[rel] if rel in proposed else current(rel))
@@ -143,5 +143,5 @@ def write_together(memory: MemoryWriter, texts: dict[str, str]) -> str | None:
     if errors:
         return "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in errors)
     for rel, data in proposed.items():
-        files.write(memory.root, rel, data)
+        files.write_bytes(memory.root, rel, data)
     return None

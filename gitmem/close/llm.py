@@ -21,7 +21,7 @@ DEFAULT_PROSE = ("You are closing the day {date} for an autonomous agent. Write 
                  "short, exact, readable in a minute. Use only the facts given below; do not invent numbers.")
 
 
-def available() -> bool:
+def api_key_set() -> bool:
     return bool(os.environ.get("ANTHROPIC_API_KEY"))
 
 

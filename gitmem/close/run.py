@@ -33,7 +33,7 @@ from gitmem.close.day import (
     entries_since,
     unreported_cycles,
 )
-from gitmem.close.llm import CloseModel, available
+from gitmem.close.llm import CloseModel, api_key_set
 from gitmem.close.promotion import promote_live
 from gitmem.config import ROLES, Config
 from gitmem.confined import files
@@ -164,7 +164,7 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
         open_days, again = [wanted[-1]], f" since its close at {closes[-1].when} ({where})"
     ws = memory.workspace
     backs = backing_for(ws)
-    model = CloseModel(config.close.model, client) if use_llm and (client is not None or available()) else None
+    model = CloseModel(config.close.model, client) if use_llm and (client is not None or api_key_set()) else None
     promoted = promote_live(memory, config, model, today=moment.astimezone(tz).date(), backs=backs)
     previous = close_entries(log_text)
     standing = day_report.Standing(day_report.parse_standing(previous[-1] if previous else None))
@@ -185,7 +185,7 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
         lasting, more = writeup.standing_problems(facts, config, standing, day, promoted if last else None,
                                                   before=problems, shape=shape)
         problems += lasting
-        plan = writeup.plan(memory, config, facts, roadmap_text, as_of) if last else None
+        plan = writeup.plan_tomorrow(memory, config, facts, roadmap_text, as_of) if last else None
         summary = None
         promotion_lines = writeup.promotion_lines(promoted, standing, day, shape) if last else []
         if last and model is not None and plan is not None:
@@ -219,14 +219,14 @@ def _filled(memory: MemoryWriter, name: str) -> bool:
     for role in ROLES:
         path = memory.config.path(role)
         if name in (path, path.rsplit("/", 1)[-1]):
-            return not placeholders.find(memory.read(role))
+            return not placeholders.find_placeholders(memory.read(role))
     return False
 
 
 def _template(memory: MemoryWriter) -> str:
     from gitmem.close.llm import DEFAULT_PROSE
 
-    found = files.read(memory.root, "prompts/close.md")     # never through a link, never a FIFO
+    found = files.read_bytes(memory.root, "prompts/close.md")     # never through a link, never a FIFO
     return found.decode("utf-8", "replace") if found is not None else DEFAULT_PROSE
 
 

@@ -119,7 +119,7 @@ def promotion_lines(promoted: PromotionResult, standing: day_report.Standing, da
     return shape.cap(listed + due, day_report.LESSONS_ELSEWHERE, more=more + len(made) - len(listed))
 
 
-def plan(memory: MemoryWriter, config: Config, facts: day_report.DayFacts, roadmap_text: str,
+def plan_tomorrow(memory: MemoryWriter, config: Config, facts: day_report.DayFacts, roadmap_text: str,
           as_of: datetime) -> tuple[str, str]:
     """Tomorrow's first task: the fix of a streak still running, else what no pending decision blocks."""
     running = facts.streaks[-1] if facts.streaks and still_running(memory, facts.streaks[-1], as_of) else None

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from gitmem.codes import RULES_VERSION
 from gitmem.config.nesting import MAX_DEPTH, TooDeep, depth, parsing, within_depth
 from gitmem.config.validate import (
-    bounded,
+    bounded_field,
     directory_problem,
     lenient,
     name_problem,
@@ -33,7 +33,7 @@ SANDBOX_MODES = ("auto", "bubblewrap", "none")     # how the command agent and r
 
 
 # A ranker's weight; rankers are a mapping, not a field, so their range is declared here.
-RANKER_WEIGHT: Field[Any] = bounded(1.0, 0.0, 100.0)
+RANKER_WEIGHT: Field[Any] = bounded_field(1.0, 0.0, 100.0)
 
 
 class ConfigError(GitmemError):
@@ -58,7 +58,7 @@ class Shell:
     """The anthropic backend's `run_command` tool: whether it is on, and what it may run."""
     enabled: bool = False
     allow: tuple[str, ...] = ()
-    timeout: int = bounded(120, 1, 86_400)
+    timeout: int = bounded_field(120, 1, 86_400)
 
 
 @record(frozen=True)
@@ -81,7 +81,7 @@ class Agent:
     command: str = ""                       # for the command backend, e.g. `claude -p`
     script: str = ""                        # for the scripted backend: a YAML file of tool calls per cycle
     shell: Shell = field(default_factory=Shell)
-    max_retries: int = bounded(4, 0, 20)    # anthropic SDK retries for 429, 5xx and overloaded, with backoff
+    max_retries: int = bounded_field(4, 0, 20)    # anthropic SDK retries for 429, 5xx and overloaded, with backoff
     # Environment variables the `command` agent gets although they hold keys. By default only the model's
     # API key, which an agent CLI needs (so repositories made before this setting keep working); a list given
     # replaces the default. Every other token, key or credential is withheld; GitHub tokens never pass.
@@ -103,57 +103,57 @@ class Agent:
 @record(frozen=True)
 class Limits:
     """`limits:`: the sizes the memory format checks hold files to."""
-    now_block_lines: int = bounded(10, 1, 1_000)
-    rules_max_lines: int = bounded(200, 0, 100_000)
-    proven_rules_max: int = bounded(30, 0, 10_000)
-    grep_over_lines: int = bounded(300, 1, 10_000_000)
-    pending_max: int = bounded(20, 1, 1_000)        # most Pending decisions (GM209)
+    now_block_lines: int = bounded_field(10, 1, 1_000)
+    rules_max_lines: int = bounded_field(200, 0, 100_000)
+    proven_rules_max: int = bounded_field(30, 0, 10_000)
+    grep_over_lines: int = bounded_field(300, 1, 10_000_000)
+    pending_max: int = bounded_field(20, 1, 1_000)        # most Pending decisions (GM209)
 
 
 @record(frozen=True)
 class Cycle:
     """`cycle:`: a cycle's context, turns, tokens, time and file size limits."""
-    log_entries: int = bounded(3, 1, 1_000)
-    max_context_tokens: int = bounded(60000, 1, 10_000_000)
-    max_turns: int = bounded(30, 1, 10_000)
-    max_tokens: int = bounded(200000, 1, 1_000_000_000)
-    timeout: int = bounded(1800, 1, 7 * 86_400)
+    log_entries: int = bounded_field(3, 1, 1_000)
+    max_context_tokens: int = bounded_field(60000, 1, 10_000_000)
+    max_turns: int = bounded_field(30, 1, 10_000)
+    max_tokens: int = bounded_field(200000, 1, 1_000_000_000)
+    timeout: int = bounded_field(1800, 1, 7 * 86_400)
     priorities: tuple[str, ...] = (
         "answer people", "fix the published product", "build something new", "measure")
     always_load: tuple[str, ...] = ()
     # The runner keeps bigger files out of its commits (GitHub refuses files over 100 MB).
-    max_file_bytes: int = bounded(25 * 1024 * 1024, 1024, 100_000_000)
+    max_file_bytes: int = bounded_field(25 * 1024 * 1024, 1024, 100_000_000)
     # Daily caps on what the cycles record spending in LOG Evidence (gitmem.cycle.allowance); 0: no cap. Over
     # one, a cycle refuses to start until the next day or a higher cap.
-    tokens_per_day: int = bounded(0, 0, 10**15)
-    cost_per_day: float = bounded(0.0, 0.0, 1e9)
+    tokens_per_day: int = bounded_field(0, 0, 10**15)
+    cost_per_day: float = bounded_field(0.0, 0.0, 1e9)
 
 
 @record(frozen=True)
 class Close:
     """`close:`: the daily close's model and its rules for promotions and stale decisions."""
     model: str = "claude-opus-5-5"
-    confirmations: int = bounded(2, 1, 100)      # 0 would promote a lesson no later cycle confirmed
-    max_promotions: int = bounded(3, 0, 1_000)
-    stale_decision_days: int = bounded(3, 0, 36_500)
+    confirmations: int = bounded_field(2, 1, 100)      # 0 would promote a lesson no later cycle confirmed
+    max_promotions: int = bounded_field(3, 0, 1_000)
+    stale_decision_days: int = bounded_field(3, 0, 36_500)
     # A close run within this many hours after midnight is the late run of the day before's close (a scheduler
     # runs the close in the evening, and GitHub's scheduled runs come up to 12 h late).
-    late_hours: int = bounded(12, 0, 23)
+    late_hours: int = bounded_field(12, 0, 23)
 
 
 @record(frozen=True)
 class Recall:
     """`recall:`: how `gitmem recall` ranks and cuts what it finds."""
-    min_score: float = bounded(0.35, 0.0, 1.0)
-    gap: float = bounded(0.15, 0.0, 1.0)
-    limit: int = bounded(6, 1, 1_000)
-    recency_half_life_days: float = bounded(30.0, 0.0, 36_500.0)
-    recency_weight: float = bounded(0.2, 0.0, 1.0)
+    min_score: float = bounded_field(0.35, 0.0, 1.0)
+    gap: float = bounded_field(0.15, 0.0, 1.0)
+    limit: int = bounded_field(6, 1, 1_000)
+    recency_half_life_days: float = bounded_field(30.0, 0.0, 36_500.0)
+    recency_weight: float = bounded_field(0.2, 0.0, 1.0)
     rankers: tuple[tuple[str, float], ...] = (("bm25", 1.0), ("semantic", 1.0))
     mode: str = "auto"                      # auto | bm25 | semantic | hybrid (auto: hybrid with an onnx: encoder)
     model: str = "wordllama"                # embedding model: wordllama (shipped in its wheel) or model2vec:DIRECTORY
     # The semantic score that counts as relevance 0.5 (calibrated).
-    semantic_scale: float = bounded(2.75, 0.001, 1_000.0)
+    semantic_scale: float = bounded_field(2.75, 0.001, 1_000.0)
 
 
 @record(frozen=True)
@@ -179,7 +179,7 @@ class Config:
     """A parsed, validated gitmem.yaml."""
     # Which release's rules `verify` holds this repository's commits to (gitmem.checks.generation). A config
     # without it is from before rules had versions: 1. New repositories start at the newest (the template).
-    rules_version: int = bounded(1, 1, RULES_VERSION)
+    rules_version: int = bounded_field(1, 1, RULES_VERSION)
     memory_dir: str = "."
     files: Files = field(default_factory=Files)
     agent: Agent = field(default_factory=Agent)
@@ -247,7 +247,7 @@ def load_config(root: Path | str, *, workspace: str | None = None) -> Config:
     from gitmem.confined import files
 
     try:
-        data = files.read(Path(root), CONFIG_NAME)
+        data = files.read_bytes(Path(root), CONFIG_NAME)
     except files.FileRefused as err:     # a link, a directory, no permission: one line, exit 2
         raise ConfigError(str(err)) from None
     config = Config() if data is None else parse_config(data, source=CONFIG_NAME)
@@ -274,9 +274,9 @@ def parse_config(data: bytes, *, source: str = CONFIG_NAME, strict: bool = True)
 def _plain_config(text: str, source: str) -> Config | None:
     """The config of plain YAML read without ruamel.yaml (the pre-commit path saves ~10 ms); None whenever
     anything needs ruamel.yaml: other YAML, a warning or an error, whose messages carry its line numbers."""
-    from gitmem.config.plain_yaml import load
+    from gitmem.config.plain_yaml import load_plain_yaml
 
-    raw = load(text)
+    raw = load_plain_yaml(text)
     if not isinstance(raw, dict) or depth(raw) > MAX_DEPTH:
         return None
     warnings: list[str] = []

@@ -26,7 +26,7 @@ class _Unsupported(Exception):
     """The text uses YAML this reader leaves to ruamel.yaml."""
 
 
-def load(text: str) -> Any:
+def load_plain_yaml(text: str) -> Any:
     """The data of `text` when it is plain YAML as described above; None when it is not (or is empty)."""
     try:
         lines = list(_lines(text))

@@ -4,7 +4,7 @@ reader and ruamel.yaml), so both accept and refuse exactly the same values.
 
 - Text holds no control characters (NUL, CR, escapes, Unicode line separators): they end up in file names,
   commit identities, prompts and terminal output.
-- Numbers are finite and within the range their field declares (`bounded`): a timeout of 10**30 seconds or a
+- Numbers are finite and within the range their field declares (`bounded_field`): a timeout of 10**30 seconds or a
   `nan` score is a mistake or an attack, never a setting.
 - File names are plain names; memory directories stay inside the work tree and outside `.git` in any spelling
   that a file system may treat as `.git`; no two roles of one memory share a file.
@@ -43,7 +43,7 @@ def lenient() -> Iterator[None]:
         _LENIENT.reset(token)
 
 
-def bounded(default: Any, low: float, high: float) -> Any:
+def bounded_field(default: Any, low: float, high: float) -> Any:
     """A dataclass field whose value must lie in [low, high]."""
     return field(default=default, metadata={RANGE: (low, high)})
 

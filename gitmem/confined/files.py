@@ -230,7 +230,7 @@ def open_read(root: Path, rel: str) -> BinaryIO | None:
         return None
 
 
-def read(root: Path, rel: str) -> bytes | None:
+def read_bytes(root: Path, rel: str) -> bytes | None:
     """The file's bytes; None when it is missing."""
     handle = open_read(root, rel)
     if handle is None:
@@ -266,11 +266,11 @@ def read_text(root: Path, rel: str) -> str:
     LOG read whole would be 1.3 million of); "" when it is missing."""
     from gitmem.memory.text import decode_file_text
 
-    data = read(root, rel)
+    data = read_bytes(root, rel)
     return decode_file_text(data) if data is not None else ""
 
 
-def size(root: Path, rel: str) -> int | None:
+def file_size(root: Path, rel: str) -> int | None:
     """The file's size in bytes; None when it is missing."""
     handle = open_read(root, rel)
     if handle is None:
@@ -307,7 +307,7 @@ def mode(root: Path, rel: str) -> int | None:
     return SPECIAL
 
 
-def problem(root: Path, rel: str) -> str | None:
+def why_refused(root: Path, rel: str) -> str | None:
     """Why `rel` cannot be read as a trusted file (`is a symbolic link`); None when it can or is missing."""
     try:
         handle = open_read(root, rel)
@@ -360,7 +360,7 @@ def walk(root: Path, rel: str = ".", *, recursive: bool = True) -> Iterator[tupl
 
 # -- writing -----------------------------------------------------------------------------------------------
 
-def write(root: Path, rel: str, data: bytes) -> None:
+def write_bytes(root: Path, rel: str, data: bytes) -> None:
     """Replace the file's content atomically (created with its directories when missing); its mode is kept.
 
     A crash leaves the old file or the new one, never half of one.
@@ -412,7 +412,7 @@ def open_append(root: Path, rel: str) -> BinaryIO:
     return os.fdopen(fd, "r+b")
 
 
-def remove(root: Path, rel: str) -> None:
+def remove_file(root: Path, rel: str) -> None:
     """Delete the file (never what a link points to); nothing when it is missing."""
     parts = _parts(rel)
     try:

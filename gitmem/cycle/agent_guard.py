@@ -84,7 +84,7 @@ class CycleGuard:
         guard = cls(ws, start, branch, cycle, protection, tuple(gitio.ignored(repo)),
                     FileState.capture(gitio.state_paths(repo)), refs, Reaper(), backup, unsafe,
                     messages=list(backup.messages),
-                    anchor_snapshot=ignored_tool_dirs.snapshot(ws.root, clock_dir=gitio.state_dir(repo)),
+                    anchor_snapshot=ignored_tool_dirs.snapshot_tool_dirs(ws.root, clock_dir=gitio.state_dir(repo)),
                     confined=confined,
                     ignore_files=gitio.tree_files_named(repo, start, ignore_rules.IGNORE_FILE))
         guard.reaper.start()
@@ -122,7 +122,7 @@ class CycleGuard:
             return
         sweep = bytecode.fresh(self.ws.root, before.since_ns)
         sweep.paths = [rel for rel in sweep.paths if gitio.file_id_at(self.ws.repo, self.start, rel) is None]
-        said = bytecode.removal_note(bytecode.remove(self.ws.root, sweep), sweep.cut_short)
+        said = bytecode.removal_note(bytecode.remove_swept(self.ws.root, sweep), sweep.cut_short)
         if said:
             self.messages.append(said)
         if sweep.cut_short:        # what was not looked at may still run: the human must hear of it in Evidence

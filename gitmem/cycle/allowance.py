@@ -64,7 +64,7 @@ def spent_today(ws: Workspace, moment: datetime) -> Spent:
     return Spent(tokens, round(cost, 6))
 
 
-def refusal(ws: Workspace, moment: datetime) -> str | None:
+def spending_refusal(ws: Workspace, moment: datetime) -> str | None:
     """Why a cycle may not start at `moment` (the clock's): today's spending is over the agent's own cap;
     None when it may (no cap, or under it)."""
     caps = Caps.of(ws.config)

@@ -55,7 +55,7 @@ def _from_history(ws: Workspace) -> tuple[bool, Container[str] | None]:
 def _same_in_worktree(ws: Workspace, blob: str) -> bytes | None:
     """DECISIONS from the work tree when it is that blob (the usual case: no answer since the baseline):
     reading a file is cheaper than inflating a blob from a pack at 100x."""
-    data = files.read(ws.root, ws.config.path("decisions"))
+    data = files.read_bytes(ws.root, ws.config.path("decisions"))
     if data is None:
         return None
     return data if len(data) == gitio.blob_size(ws.repo, blob) and gitio.blob_id(data) == blob else None
@@ -65,7 +65,7 @@ def _answered_before_last_cycle(ws: Workspace) -> Container[str] | None:
     landed = _last_landed(ws, None)
     if landed is None:
         return None
-    data = files.read(ws.root, ws.config.path("decisions")) or b""
+    data = files.read_bytes(ws.root, ws.config.path("decisions")) or b""
     return AnsweredBefore(data, landed.when.moment)
 
 
@@ -97,7 +97,7 @@ def _started(repo: gitio.Repo, entry: LogEntry) -> str | None:
     if not value:
         return None
     try:
-        return gitio.resolve(repo, value)
+        return gitio.resolve_revision(repo, value)
     except gitio.RepoError:          # gone (a rewritten remote): fall back to the commit that added the entry
         return None
 
@@ -195,7 +195,7 @@ def _resolved_offset(data: bytes) -> int | None:
     """The offset of the line after the `## Resolved` heading (outside code fences); None without one. Reads
     only as far as that heading: the Pending section."""
     for at in fences.headings(data, b"## "):
-        if fences.line_at(data, at).rstrip() == b"## Resolved":
+        if fences.line_starting_at(data, at).rstrip() == b"## Resolved":
             end = data.find(b"\n", at)
             return len(data) if end < 0 else end + 1
     return None

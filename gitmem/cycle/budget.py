@@ -7,8 +7,8 @@ Parts, each under a heading naming its source file and line range:
 Then `prompts/cycle.md`, filled in by `fill_instructions`.
 
 Cost does not grow with history (see `gitmem.workspace.head_and_tail`): NOW and DECISIONS are read from the head
-only, LOG from its tail only. Resolved decisions are newest first (`decisions.resolve` puts each answer on top), so
-the scan stops after a few resolved decisions in a row that are older than the previous cycle.
+only, LOG from its tail only. Resolved decisions are newest first (`decisions.move_to_resolved` puts each answer on
+top), so the scan stops after a few resolved decisions in a row that are older than the previous cycle.
 
 Tokens: a counter function gives each part's size. The default is the offline estimate ceil(chars / 3.5),
 which overestimates English prose slightly (about 4 chars per token) so the guard errs on the safe side;
@@ -328,7 +328,7 @@ def prompt_template(root: Path, config: Config) -> str:
     from gitmem.packaged import template_dir
 
     for rel in dict.fromkeys([str(PurePosixPath(config.memory_dir) / "prompts" / "cycle.md"), "prompts/cycle.md"]):
-        found = files.read(root, rel)     # the repository's own prompt: a regular file inside the tree only
+        found = files.read_bytes(root, rel)     # the repository's own prompt: a regular file inside the tree only
         if found is not None:
             return decode_text(found)
     packaged = template_dir() / "prompts" / "cycle.md"

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from gitmem import gitio
-from gitmem.agents.protected import fold
+from gitmem.agents.protected import fold_component
 from gitmem.confined import files
 from gitmem.workspace.statedir import state_directory
 
@@ -30,7 +30,7 @@ ASIDE_DIR = "aside"          # under .git/gitmem/: the agent's ignore files whil
 
 def is_ignore_file(path: str) -> bool:
     """Named `.gitignore` as a case-insensitive file system sees the name (`.GITIGNORE` is read there)."""
-    return fold(path.rstrip("/").rsplit("/", 1)[-1]) == IGNORE_FILE
+    return fold_component(path.rstrip("/").rsplit("/", 1)[-1]) == IGNORE_FILE
 
 
 def changed_ignore_files(repo: gitio.Repo, start: dict[str, bytes], skip: tuple[str, ...]) -> dict[str, bytes | None]:
@@ -70,7 +70,7 @@ def human_rules(repo: gitio.Repo, changed: dict[str, bytes | None]) -> Iterator[
                 shutil.move(root / rel, kept)        # a rename; a copy where .git is on another file system
                 moved.append((rel, kept))
             if before is not None:
-                files.write(root, rel, before)
+                files.write_bytes(root, rel, before)
                 written.append(rel)
         yield
     finally:
@@ -101,7 +101,7 @@ def _content(root: Path, rel: str) -> bytes | None:
     if not stat.S_ISREG(info.st_mode):
         return b"\0not a regular file"
     try:
-        return files.read(root, rel)
+        return files.read_bytes(root, rel)
     except (OSError, files.FileRefused):
         return b"\0unreadable"
 

@@ -9,7 +9,7 @@
 Either is moved to `.git/gitmem/held/cycle-N/<path>`, never deleted, and the work tree gets back what HEAD
 has there (nothing, for a new path). So the cycle commits without it, the next cycle starts from a clean
 tree, and nothing is lost. A held repository is kept in a form that runs nothing: its `.git` (and any `.git`
-deeper in it) is renamed `.git.held` (`inert`), so no git command there finds it and runs what the agent
+deeper in it) is renamed `.git.held` (`disarm_nested_repos`), so no git command there finds it and runs what the agent
 configured (core.fsmonitor runs at `git status`, core.pager at `git log`, hooks at `git commit`); the note
 tells the human to read its history in a clone, which takes objects and refs, never config or hooks.
 Memory files are exempt from the size limit on the cycle's own commit: their growth is judged by the GM
@@ -82,7 +82,7 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(full), str(target))
         if repository:
-            inert(target)
+            disarm_nested_repos(target)
         else:
             gitio.restore_paths(ws.repo, [rel])    # HEAD's version back, if it has one
         # Named from the work tree when it is inside it: the note goes into LOG, which a runner's path would
@@ -99,7 +99,7 @@ def _free_bytes(root: Path) -> int:
         return shutil.disk_usage(root).free
     except OSError:
         return 1 << 62
-def inert(top: Path) -> None:
+def disarm_nested_repos(top: Path) -> None:
     """Rename every `.git` under `top` (a directory or a `gitdir:` file) to INERT_GIT, or to a free name beside
     it: git then finds no repository there, and `git status` in it runs none of the agent's configuration."""
     for folder, dirs, names in os.walk(top):

@@ -42,7 +42,7 @@ class Settled:
 def memory_texts(ws: Workspace) -> dict[str, str | None]:
     texts: dict[str, str | None] = {}
     for role in ROLES:
-        data = files.read(ws.root, ws.config.path(role))
+        data = files.read_bytes(ws.root, ws.config.path(role))
         texts[role] = decode_file_text(data) if data is not None else None
     return texts
 
@@ -108,7 +108,7 @@ def _settle(memory: MemoryWriter, old: dict[str, str | None], *, cycle: int, not
     enforcement = permissions.enforce(old, memory_texts(ws))
     enforcement.notes[:0] = foreign.revert(ws)
     for role, text in enforcement.texts.items():
-        files.write(ws.root, ws.config.path(role), text.encode("utf-8"))
+        files.write_bytes(ws.root, ws.config.path(role), text.encode("utf-8"))
     dated = _date_new_decisions(memory, old.get("decisions") or "", window)
     evidence = [f"runner: {note}" for note in [*notes, *enforcement.notes, *dated]]
     evidence.append(usage_line(usage))
@@ -148,7 +148,7 @@ def _date_new_decisions(memory: MemoryWriter, before: str, window: Window) -> li
             lines[field.line - 1] = line.replace(str(asked), str(window.now), 1)
             notes.append(f"restored the time {item.id} was asked to the clock's {window.now} (it said {asked})")
     if notes:
-        files.write(memory.root, memory.config.path("decisions"), "\n".join(lines).encode("utf-8"))
+        files.write_bytes(memory.root, memory.config.path("decisions"), "\n".join(lines).encode("utf-8"))
     return notes
 
 
@@ -185,7 +185,7 @@ def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[st
     rebuilt = log.LogEntry(when, cycle, outcome, tuple(body))
     if len(entries) > 1 or rebuilt.render() != chosen.render():
         kept = before + (log.fence_closer(before) if verdict.open_ else "")   # the agent's entry, not more code
-        files.write(memory.root, memory.config.path("log"), log.append_entry(kept, rebuilt).encode("utf-8"))
+        files.write_bytes(memory.root, memory.config.path("log"), log.append_entry(kept, rebuilt).encode("utf-8"))
     task = one_line(chosen.get("Task") or NO_TASK)
     return Settled(cycle, task, outcome, extra_notes)
 
@@ -194,8 +194,8 @@ def _restore(memory: MemoryWriter, role: str, before: str) -> None:
     """Put back the file as the cycle found it. A file holding those bytes still (the agent left it alone) is
     not written: a 75 MB LOG rewritten would be hashed whole again by every status until the commit."""
     rel, data = memory.config.path(role), encoded(before)
-    if files.read(memory.root, rel) != data:
-        files.write(memory.root, rel, data)
+    if files.read_bytes(memory.root, rel) != data:
+        files.write_bytes(memory.root, rel, data)
 
 
 RUNNER_FIELDS = (log.STARTED, log.SALVAGED, log.KEPT)
@@ -281,4 +281,4 @@ def _settle_now(memory: MemoryWriter, before: str, settled: Settled, window: Win
     first, last = fresh[0].line, fresh[-1].end
     rest = "\n".join([*lines[:first - 1], *lines[last:]]).replace("\n\n\n", "\n\n")
     block = now.NowBlock(when, cycle=settled.cycle, body=chosen.body)
-    files.write(memory.root, memory.config.path("now"), now.prepend_block(rest, block).encode("utf-8"))
+    files.write_bytes(memory.root, memory.config.path("now"), now.prepend_block(rest, block).encode("utf-8"))

@@ -75,7 +75,7 @@ def _keep_blocks(guard: CycleGuard, path: str, result: HeldBack) -> None:
     ws = guard.ws
     before = gitio.file_at(ws.repo, guard.start, path)
     try:
-        after = files.read(ws.root, path)
+        after = files.read_bytes(ws.root, path)
     except FileRefused:           # a link, or a path through a folder the agent swapped for a link: not its text
         after = None
     fixed = protected.keep_blocks(_text(before), _text(after) if after is not None else None)
@@ -83,10 +83,10 @@ def _keep_blocks(guard: CycleGuard, path: str, result: HeldBack) -> None:
         return
     data = fixed.encode("utf-8", "surrogateescape")
     try:
-        files.write(ws.root, path, data)
+        files.write_bytes(ws.root, path, data)
     except FileRefused:           # put back as HEAD has it first: real folders on the way, no link to write through
         gitio.restore_paths(ws.repo, [path])
-        files.write(ws.root, path, data)
+        files.write_bytes(ws.root, path, data)
     result.notes.append(f"reverted the agent's edit of the gitmem-managed block in {path} (only `gitmem init "
                         "--agent` writes it; the text around it is kept)")
 

@@ -171,7 +171,7 @@ def _require_filled_rules(ws: Workspace) -> None:
     start with no identity and no human to ask. Refuse, naming each line (`gitmem status` flags the same)."""
     path = ws.config.path("rules")
     found = [Violation.of(codes.CYCLE_RULES_PLACEHOLDERS, path, line, "line", text=text)
-             for line, text in placeholders.find(ws.read("rules"))]
+             for line, text in placeholders.find_placeholders(ws.read("rules"))]
     if found:
         listing = "\n".join(f"  {v.path}:{v.line}: {v.code} {v.message}" for v in found)
         raise CycleRefused(f"{path} still holds the template's placeholders; fill them in and commit, then run "
@@ -190,7 +190,7 @@ def _require_sandbox(ws: Workspace, backend: Backend) -> None:
 
 def _require_allowance(ws: Workspace, moment: datetime) -> None:
     """Today's cycles spent the agent's daily cap (gitmem.cycle.allowance): refuse before anything changes."""
-    why = allowance.refusal(ws, moment)
+    why = allowance.spending_refusal(ws, moment)
     if why is not None:
         raise CycleRefused(why, codes.CYCLE_OVER_DAILY_CAP)
 
@@ -504,7 +504,7 @@ def _known_upstream(repo: gitio.Repo, settings: Settings) -> str | None:
 def _arrived(ws: Workspace, guard: CycleGuard, report: CycleReport, settings: Settings, known: str) -> str | None:
     """Fetch the upstream after the agent and name, in Evidence, the commits that changed DECISIONS on it during
     the cycle (gitmem.publish.arrivals): the agent may have pushed an answer as the human. Returns the tip seen."""
-    from gitmem.publish.arrivals import decisions_arrived, describe
+    from gitmem.publish.arrivals import decisions_arrived, describe_arrivals
 
     repo = ws.repo
     remote, branch = gitio.upstream_of(repo, guard.branch)
@@ -522,7 +522,7 @@ def _arrived(ws: Workspace, guard: CycleGuard, report: CycleReport, settings: Se
     path = ws.config.path("decisions")
     arrived = decisions_arrived(repo, known, upstream, path)
     if arrived:
-        note = describe(arrived, f"{remote}/{branch}", path)
+        note = describe_arrivals(arrived, f"{remote}/{branch}", path)
         guard.notes.append(scrub(note))
         report.messages.append(f"runner: {scrub(note)}")
     return upstream

@@ -46,9 +46,9 @@ def workflow_crons(root: Path) -> list[str]:
     entries.sort(key=lambda rel: (Path(rel).stem != "gitmem", rel))
     for rel in entries[:MAX_FILES]:
         try:
-            if (files.size(root, rel) or 0) > MAX_FILE_BYTES:
+            if (files.file_size(root, rel) or 0) > MAX_FILE_BYTES:
                 continue
-            text = (files.read(root, rel) or b"").decode("utf-8", "replace")
+            text = (files.read_bytes(root, rel) or b"").decode("utf-8", "replace")
         except (OSError, files.FileRefused):
             continue
         lines = dict.fromkeys(match.group(1).strip() for match in CRON_LINE.finditer(text))

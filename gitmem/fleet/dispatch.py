@@ -12,7 +12,7 @@ call), one pass:
 3. starts nothing for an agent over its budget, or for any agent while the fleet is over its own;
 4. otherwise dispatches the workflow (`workflow_dispatch` with `command: cycle`, the template's input).
 
-Every decision is a `CatchUp` (data); `plan` decides from the fleet's view alone, `carry_out` makes the calls,
+Every decision is a `CatchUp` (data); `plan_dispatch` decides from the fleet's view alone, `carry_out` makes the calls,
 and `dispatch_overdue` is the whole pass (`gitmem fleet dispatch`).
 """
 from __future__ import annotations
@@ -75,7 +75,7 @@ def overdue_seconds(row: AgentRow) -> float | None:
     return late if late > 0 else None
 
 
-def plan(fleet: Fleet, view: FleetView) -> list[CatchUp]:
+def plan_dispatch(fleet: Fleet, view: FleetView) -> list[CatchUp]:
     """One step per agent of fleet.yaml: DISPATCH the overdue ones that may run, with why for every one."""
     spent = fleet_spent([Spent(r.tokens_today, r.cost_today) for r in view.rows])
     fleet_over = spent.over(fleet.budget)
@@ -150,7 +150,7 @@ def dispatch_overdue(fleet: Fleet, view: FleetView, *, dry_run: bool, environ: M
     """The whole pass: plan every agent, then (unless `dry_run`) make the calls of the overdue ones with
     TOKEN_VARIABLE's token against GITHUB_API_URL (github.com's API when unset). NoDispatchToken when a call is
     due and the token is not set."""
-    steps = plan(fleet, view)
+    steps = plan_dispatch(fleet, view)
     token = environ.get(TOKEN_VARIABLE, "")
     wanted = [step for step in steps if step.decision == DISPATCH]
     if wanted and not dry_run and not token:

@@ -92,12 +92,12 @@ def load_fleet(path: Path) -> Fleet:
     """fleet.yaml at `path`, read as a regular file (never through a link) and validated; ConfigError else."""
     shown = path.name if path.parent == Path(".") else str(path)
     try:
-        size = files.size(path.parent, path.name)
+        size = files.file_size(path.parent, path.name)
         if size is None:
             raise ConfigError(f"{shown}: no fleet file here; write one (see docs/fleet.md) or pass --fleet FILE")
         if size > MAX_BYTES:
             raise ConfigError(f"{shown}: {size} bytes; a fleet file is at most {MAX_BYTES}")
-        data = files.read(path.parent, path.name) or b""
+        data = files.read_bytes(path.parent, path.name) or b""
     except files.FileRefused as err:
         raise ConfigError(str(err)) from None
     return parse_fleet(data, path=path, shown=shown)

@@ -58,7 +58,7 @@ def write_agent_pages(view: FleetView, folder: Path) -> int:
     written = 0
     for reading in view.readings:
         if reading.page:
-            files.write(folder, agent_page_name(reading.row), reading.page.encode("utf-8"))
+            files.write_bytes(folder, agent_page_name(reading.row), reading.page.encode("utf-8"))
             written += 1
     return written
 

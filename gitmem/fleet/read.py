@@ -187,10 +187,10 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
     row.verdict, row.why = verdict(row)
     reading = AgentReading(row, inbox)
     if with_page:
-        from gitmem.report.collect import collect
+        from gitmem.report.collect import collect_report
         from gitmem.report.html import render_html
 
-        reading.report = collect(ws, clock=lambda: local)
+        reading.report = collect_report(ws, clock=lambda: local)
         reading.page = render_html([reading.report])
     return reading
 

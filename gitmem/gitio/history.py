@@ -53,7 +53,7 @@ def _resolve(repo: Repo, rev: str) -> pygit2.Commit:
         raise RepoError(f"unknown revision {rev!r}") from None
 
 
-def resolve(repo: Repo, rev: str) -> str:
+def resolve_revision(repo: Repo, rev: str) -> str:
     """The commit id a revision (`HEAD~2`, a branch, a hex id) names; RepoError when it names none."""
     return str(_resolve(repo, rev).id)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pygit2
 
-from gitmem.gitio.history import resolve
+from gitmem.gitio.history import resolve_revision
 from gitmem.gitio.repository import Repo, RepoError, config_value, git_dir, root
 
 
@@ -168,7 +168,7 @@ def fetch_objects(repo: Repo, remote: str) -> None:
 
 def push(repo: Repo, remote: str, source: str, branch: str) -> None:
     """Push `source` (a rev) to refs/heads/<branch> on `remote`, never forced. Rejections set `.rejected`."""
-    run_git(repo, "push", "--quiet", "--porcelain", remote, f"{resolve(repo, source)}:refs/heads/{branch}")
+    run_git(repo, "push", "--quiet", "--porcelain", remote, f"{resolve_revision(repo, source)}:refs/heads/{branch}")
 
 
 def checkout_branch(repo: Repo, name: str, target: str) -> None:

@@ -210,7 +210,7 @@ def staged_snapshot(repo: Repo, paths: Iterable[str]) -> Snapshot:
         if workdir is not None:
             try:
                 if not repo.raw.status_file(path) & _WORKTREE_CHANGED:
-                    found = files.read(workdir, path)       # never through a link: the index's bytes, or none
+                    found = files.read_bytes(workdir, path)       # never through a link: the index's bytes, or none
                     if found is not None:
                         return found
             except (KeyError, OSError, pygit2.GitError, files.FileRefused):
@@ -232,7 +232,7 @@ def worktree_snapshot(workdir: Path, paths: Iterable[str] = (), *, repo: Repo | 
     blob of a commit, instead of parsing a 10 MB NOW that the commit already held."""
     def load(rel: str) -> bytes | None:
         try:
-            return files.read(workdir, rel)
+            return files.read_bytes(workdir, rel)
         except (files.FileRefused, NotADirectoryError):
             return None
 

@@ -42,4 +42,4 @@ def default_roots(workspace: Workspace, environ: Mapping[str, str], home: Path) 
 
 
 def read(reader: Reader, prefix: str) -> list[Fact]:
-    return topic_files.read(reader, NAME, prefix)
+    return topic_files.read_topic_files(reader, NAME, prefix)

@@ -78,7 +78,7 @@ def export_memory(ws: Workspace, fmt: str, target: Path) -> Exported:
     """The memory in force written into `target` as `fmt`'s files (ExportRefused, nothing written, when a file
     there is not an earlier export's); today's date is the workspace clock's."""
     found = items(ws)
-    written = write(target, render(fmt, found, record_of(ws), ws.clock()().date()))
+    written = write_export(target, render_export(fmt, found, record_of(ws), ws.clock()().date()))
     return Exported(fmt, target, written, found)
 
 
@@ -119,7 +119,7 @@ def _bullet(item: Item) -> str:
     return "\n".join([f"- {item.line()}", *(f"  {line}" for line in item.more)])
 
 
-def render(fmt: str, found: list[Item], record: str, today: date) -> dict[str, str]:
+def render_export(fmt: str, found: list[Item], record: str, today: date) -> dict[str, str]:
     """The files of `fmt`, by path relative to the target directory; `today` (the clock's) dates an entry that
     carries no day of its own (a rule) where the format needs one."""
     head = pointer(record)
@@ -155,34 +155,34 @@ def _ours(data: bytes) -> bool:
     return MARKER.encode() in data[:4096]
 
 
-def write(target: Path, written: dict[str, str]) -> list[str]:
+def write_export(target: Path, written: dict[str, str]) -> list[str]:
     """Write the files into `target`, and remove the earlier export's files that this one no longer has.
     Everything is checked before anything is written."""
     target.mkdir(parents=True, exist_ok=True)
     problems: list[Violation] = []
     stale: list[str] = []
     for rel in written:
-        what = files.problem(target, rel)
+        what = files.why_refused(target, rel)
         if what is not None:
             problems.append(Violation.of(codes.EXPORT_TARGET_REFUSED, str(target / rel), 1, what=what,
                                          fix="move it away, or export to another directory with --out"))
             continue
-        old = files.read(target, rel)
+        old = files.read_bytes(target, rel)
         if old is not None and not _ours(old):
             problems.append(Violation.of(
                 codes.EXPORT_TARGET_REFUSED, str(target / rel), 1, what="is not a file gitmem exported; left alone",
                 fix="move it away or import it first (`gitmem import`), or export to another directory with --out"))
     for entry in sorted(target.glob("gitmem-*.md")):
         if entry.name not in written and entry.is_file() and not entry.is_symlink():
-            data = files.read(target, entry.name)
+            data = files.read_bytes(target, entry.name)
             if data is not None and _ours(data):
                 stale.append(entry.name)
     if problems:
         raise ExportRefused(f"cannot export to {target}: nothing was written", problems)
     for rel, text in written.items():    # another CLI's memory is output too: masked as everything shown
-        files.write(target, rel, secrets.scrub(text).encode("utf-8"))
+        files.write_bytes(target, rel, secrets.scrub(text).encode("utf-8"))
     for rel in stale:
-        files.remove(target, rel)
+        files.remove_file(target, rel)
     return sorted(written)
 
 

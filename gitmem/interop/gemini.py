@@ -45,7 +45,7 @@ def added_memories(reader: Reader, prefix: str, rel: str = CONTEXT_FILE) -> list
 def read(reader: Reader, prefix: str) -> list[Fact]:
     facts = added_memories(reader, prefix)
     if prefix != "." and (reader.root / topic_files.INDEX).exists():
-        facts += topic_files.read(reader, NAME, prefix)
+        facts += topic_files.read_topic_files(reader, NAME, prefix)
     if prefix != ".":
-        facts += gemini_inbox.read(reader, NAME, prefix)
+        facts += gemini_inbox.read_inbox(reader, NAME, prefix)
     return facts

@@ -104,7 +104,7 @@ def shown_target(target: str, root: str) -> str:
     return path.relative_to(base).as_posix() if path.is_relative_to(base) else path.name
 
 
-def describe(changes: list[FileChange], kind: str, root: str) -> str:
+def describe_proposal(changes: list[FileChange], kind: str, root: str) -> str:
     parts = []
     for change in changes:
         said = [f"adds: {' / '.join(line for line in change.added if line.strip())}" if change.added else "",
@@ -113,7 +113,7 @@ def describe(changes: list[FileChange], kind: str, root: str) -> str:
     return f"Gemini CLI proposes ({kind} memory, not applied): " + " | ".join(parts)
 
 
-def read(reader: Reader, source: str, prefix: str) -> list[Fact]:
+def read_inbox(reader: Reader, source: str, prefix: str) -> list[Fact]:
     """One proposal per patch in the inbox under the reader's directory (a project memory folder)."""
     facts: list[Fact] = []
     for kind in KINDS:
@@ -130,6 +130,6 @@ def read(reader: Reader, source: str, prefix: str) -> list[Fact]:
                 reader.problems.append(Violation.of(codes.IMPORT_PATCH_INVALID, reader.shown(rel), err.line,
                                                     what=err.what))
                 continue
-            facts.append(Fact(source, f"{prefix}/{rel}", line, describe(changes, kind, str(reader.root)),
+            facts.append(Fact(source, f"{prefix}/{rel}", line, describe_proposal(changes, kind, str(reader.root)),
                               PROPOSAL, loaded.written))
     return facts

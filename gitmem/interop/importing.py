@@ -18,7 +18,7 @@ from gitmem.checks.violation import Violation
 from gitmem.interop import agent_memory_repo, claude_code, cline, codex, gemini, notes
 from gitmem.interop.batch_limit import BatchOverPending, over_pending
 from gitmem.interop.facts import Fact, normalized
-from gitmem.interop.plan import ORIGIN_FIELD, REPLACES_FIELD, ImportPlan, ImportStep, entries, known, plan
+from gitmem.interop.plan import ORIGIN_FIELD, REPLACES_FIELD, ImportPlan, ImportStep, entries, known, plan_import
 from gitmem.interop.sources import Reader, SourceMissing, SourceProblem, shown_dir, source_missing
 from gitmem.memory.lessons import Lesson
 from gitmem.memory_writer import BatchDecision, MemoryWriter, NewLesson
@@ -64,7 +64,7 @@ def masked(fact: Fact, environ: Mapping[str, str]) -> Fact:
                    how=scrub(fact.how), anchor=scrub(fact.anchor))
 
 
-def collect(source: str, workspace: Workspace, *, where: Path | None, environ: Mapping[str, str],
+def collect_facts(source: str, workspace: Workspace, *, where: Path | None, environ: Mapping[str, str],
             home: Path) -> Batch:
     """Every fact of `source`, read where its CLI keeps it (or at `where`); SourceProblem names each file that
     cannot be read, SourceMissing says when there is nothing at all."""
@@ -96,7 +96,7 @@ def collect(source: str, workspace: Workspace, *, where: Path | None, environ: M
 
 def planned(batch: Batch, workspace: Workspace) -> ImportPlan:
     texts = workspace.read("lessons"), workspace.read("decisions")
-    return plan(batch.facts, known(*texts), entries(*texts, workspace.read("rules")))
+    return plan_import(batch.facts, known(*texts), entries(*texts, workspace.read("rules")))
 
 
 def _lesson(step: ImportStep) -> NewLesson:
@@ -146,7 +146,7 @@ def _describe(batch: Batch, result: ImportPlan, command: str) -> Callable[[list[
     return describe
 
 
-def refusal(batch: Batch, result: ImportPlan, writer: MemoryWriter, *, command: str) -> Violation | None:
+def pending_limit_refusal(batch: Batch, result: ImportPlan, writer: MemoryWriter, *, command: str) -> Violation | None:
     """GM954 when the batch's one decision would put Pending over its limits (gitmem.interop.batch_limit), judged
     on DECISIONS exactly as `land` would write it; None when it fits or the plan adds nothing."""
     if not result.steps:
@@ -166,7 +166,7 @@ def land(batch: Batch, result: ImportPlan, writer: MemoryWriter, *, command: str
     decision would not fit Pending is refused whole (BatchOverPending), nothing written."""
     if not result.steps:
         return Landed((), None)
-    found = refusal(batch, result, writer, command=command)
+    found = pending_limit_refusal(batch, result, writer, command=command)
     if found is not None:
         raise over_pending_error(batch.source, found)
     added, decision = writer.import_batch([_lesson(step) for step in result.lessons],
@@ -179,21 +179,21 @@ def import_source(source: str, writer: MemoryWriter, workspace: Workspace, *, wh
     """`gitmem import SOURCE`: collect the source's facts, plan them against the memory and, unless `dry_run`
     or the batch's decision would not fit Pending (`Imported.refused`), land them. The plan is made under the
     writer's lock, against the memory the batch is written over, not an older one."""
-    batch = collect(source, workspace, where=where, environ=environ, home=home)
+    batch = collect_facts(source, workspace, where=where, environ=environ, home=home)
     command = f"gitmem import {source}"
     landed = None
     with writer.locked():
         result = planned(batch, workspace)
-        refused = refusal(batch, result, writer, command=command)
+        refused = pending_limit_refusal(batch, result, writer, command=command)
         if not dry_run and refused is None:
             landed = land(batch, result, writer, command=command)
     return Imported(batch, result, refused, landed, dry_run)
 
 
 def imported_data(done: Imported) -> dict[str, object]:
-    """What `--json` shows: the plan (`as_data`), GM954 under `refused` when the batch was refused, and the
+    """What `--json` shows: the plan (`import_plan_as_data`), GM954 under `refused` when the batch was refused, and the
     entries written under `written`."""
-    data = as_data(done.batch, done.plan)
+    data = import_plan_as_data(done.batch, done.plan)
     if done.refused is not None:
         data["refused"] = render.as_data([done.refused])
     if done.landed is not None:
@@ -201,7 +201,7 @@ def imported_data(done: Imported) -> dict[str, object]:
     return data
 
 
-def as_data(batch: Batch, result: ImportPlan) -> dict[str, object]:
+def import_plan_as_data(batch: Batch, result: ImportPlan) -> dict[str, object]:
     """What `--dry-run` and `--json` show: where each fact would land, and what it would supersede."""
     def fact_data(fact: Fact) -> dict[str, object]:
         return {"file": fact.file, "line": fact.line, "text": fact.text, "origin": fact.origin.render(),

@@ -114,7 +114,7 @@ def entries(lessons_text: str, decisions_text: str, rules_text: str) -> set[str]
             *(item.id for item in (*doc.pending, *doc.resolved)), *(rule.id for rule in rules.parse(rules_text).all)}
 
 
-def plan(facts: Sequence[Fact], memory: Sequence[Known], present: set[str]) -> ImportPlan:
+def plan_import(facts: Sequence[Fact], memory: Sequence[Known], present: set[str]) -> ImportPlan:
     by_key = {k.origin.key: k for k in memory}
     in_source = {fact.key for fact in facts}
     left = [k for k in memory if k.origin.key not in in_source and not k.replaced]

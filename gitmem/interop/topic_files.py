@@ -33,7 +33,7 @@ def memory_type(meta: dict[str, object]) -> str | None:
     return str(found).strip().lower() if found is not None else None
 
 
-def read(reader: Reader, source: str, prefix: str, rel_dir: str = ".") -> list[Fact]:
+def read_topic_files(reader: Reader, source: str, prefix: str, rel_dir: str = ".") -> list[Fact]:
     """The facts of the index and the topic files in `rel_dir` of the reader's directory. `prefix` is how the
     origin names that directory (`~/.claude/projects/…/memory`)."""
     facts: list[Fact] = []

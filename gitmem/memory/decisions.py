@@ -249,7 +249,7 @@ def answer_in_place(doc: DecisionsDoc, decision_id: str, *, answer: str, answere
                         doc.section_preambles), done
 
 
-def resolve(doc: DecisionsDoc, decision_id: str, *, answer: str, answered: Timestamp, name: str,
+def move_to_resolved(doc: DecisionsDoc, decision_id: str, *, answer: str, answered: Timestamp, name: str,
             email: str) -> DecisionsDoc:
     """Move a Pending decision to the top of Resolved with its Answer and Answered lines."""
     target = next((d for d in doc.pending if d.id == decision_id), None)

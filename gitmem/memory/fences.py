@@ -139,7 +139,7 @@ def every_heading(data: AnyStr, prefix: AnyStr, start: int = 0, end: int | None 
     return [at for at in _hits(data, prefix, start, end) if not open_ ^ (bisect_left(marks, at) % 2 == 1)]
 
 
-def line_at(data: AnyStr, at: int) -> AnyStr:
+def line_starting_at(data: AnyStr, at: int) -> AnyStr:
     """The line that starts at `at`, without its line end."""
     end = data.find(_newline(data), at)
     return data[at:len(data) if end < 0 else end]

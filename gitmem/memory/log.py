@@ -181,7 +181,7 @@ def heading_cycles(data: bytes, *, open_: bool = False) -> Iterator[tuple[int, i
     """(offset, cycle) of each well-formed LOG heading in `data` outside fenced code, given the fence state
     `open_` where `data` starts; the cycle is None for a close entry."""
     for at in fences.headings(data, HEADING.encode(), open_=open_):
-        parsed = parse_any_heading(fences.line_at(data, at)[3:].decode("utf-8", "replace"))
+        parsed = parse_any_heading(fences.line_starting_at(data, at)[3:].decode("utf-8", "replace"))
         if parsed is not None:
             yield at, parsed[1]
 

@@ -103,7 +103,7 @@ OPERATIONS = (
 )
 
 
-def named(tool: str) -> Operation:
+def operation_named(tool: str) -> Operation:
     return next(operation for operation in OPERATIONS if operation.tool == tool)
 
 

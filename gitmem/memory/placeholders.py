@@ -15,7 +15,7 @@ _COMMENT = re.compile(r"<!--.*?-->", re.S)
 _FILL_IN = re.compile(r"^(?P<head>\s*- )\[ \](?P<rest> Fill in (?P<name>[^\s:]+))")
 
 
-def find(text: str) -> list[tuple[int, str]]:
+def find_placeholders(text: str) -> list[tuple[int, str]]:
     """(line, placeholder) for each placeholder in `text`, in order; HTML comments are not read by anyone."""
     text = _COMMENT.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text)
     return [(text.count("\n", 0, match.start()) + 1, match.group(0)) for match in PLACEHOLDER.finditer(text)]

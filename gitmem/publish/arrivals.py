@@ -22,7 +22,7 @@ def decisions_arrived(repo: gitio.Repo, since: str, upstream: str, path: str) ->
     return found
 
 
-def describe(commits: list[gitio.Commit], where: str, path: str) -> str:
+def describe_arrivals(commits: list[gitio.Commit], where: str, path: str) -> str:
     """One line for Evidence: the commits, and why they are named."""
     named = "; ".join(f"{c.short} by {c.author} \"{c.subject[:80]}\"" for c in commits[:SHOWN])
     more = f"; and {len(commits) - SHOWN} more" if len(commits) > SHOWN else ""

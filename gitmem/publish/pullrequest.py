@@ -93,7 +93,7 @@ def _free_name(names: list[str], branch: str) -> str:
 def _tip(repo: gitio.Repo, name: str, remote: str | None) -> str | None:
     """The newest of the remote's and the local `name`; None when neither exists."""
     remote_tip = gitio.remote_branch_oid(repo, remote, name) if remote else None
-    local_tip = gitio.resolve(repo, name) if gitio.branch_exists(repo, name) else None
+    local_tip = gitio.resolve_revision(repo, name) if gitio.branch_exists(repo, name) else None
     return _newest(repo, [tip for tip in (remote_tip, local_tip) if tip], name)
 
 
@@ -163,7 +163,7 @@ def proposed_commits(repo: gitio.Repo, remote: str, base: str) -> list[tuple[str
     """(short id, subject) of the commits on HEAD that `remote`/`base` lacks, oldest first."""
     base_tip = gitio.fetch(repo, remote, base) if remote in gitio.remote_names(repo) else None
     if base_tip is None and gitio.branch_exists(repo, base):
-        base_tip = gitio.resolve(repo, base)
+        base_tip = gitio.resolve_revision(repo, base)
     return [(c.short, c.subject) for c in gitio.walk_range(repo, base_tip, "HEAD")]
 
 
@@ -172,7 +172,7 @@ def proposed_commits(repo: gitio.Repo, remote: str, base: str) -> list[tuple[str
 _MARKUP = re.compile(r"[\\`*_\[\]!|~]")
 
 
-def inert(text: str) -> str:
+def for_pr(text: str) -> str:
     """The agent's text (a task, a result, a commit subject, a decision) as a PR shows it: on one line, shown as
     written and acting on nothing: markup escaped, and a zero-width space after each `@`, `#` and `GH-`, so
     that no user is notified, no issue is linked and none is closed when the human merges."""
@@ -184,7 +184,7 @@ def inert(text: str) -> str:
 def pr_text(log_text: str, waiting: Sequence[Waiting], commits: list[tuple[str, str]], *, phase: str,
             branch: str, base: str) -> tuple[str, str]:
     """The PR's title (the latest LOG entry) and body (that entry, the commits, the decisions waiting). Every
-    text the agent wrote goes through `inert` (the title, plain text on GitHub, only through its references)."""
+    text the agent wrote goes through `for_pr` (the title, plain text on GitHub, only through its references)."""
     entries = log.parse(log_text).entries
     last = entries[-1] if entries else None
     if last is None:
@@ -199,7 +199,7 @@ def pr_text(log_text: str, waiting: Sequence[Waiting], commits: list[tuple[str, 
              f"while this PR is open, later runs add their commits to `{branch}` and update it.", ""]
     if last is not None:
         lines += [f"### Latest LOG entry: {last.heading().removeprefix('## ')}", ""]
-        lines += [f"- {key}: {inert(last.get(key) or '')}" for key in ("Task", "Result", "Day", "Cycles",
+        lines += [f"- {key}: {for_pr(last.get(key) or '')}" for key in ("Task", "Result", "Day", "Cycles",
                                                                           "Summary", "Plan")
                   if last.get(key)]
         lines.append("")
@@ -207,11 +207,11 @@ def pr_text(log_text: str, waiting: Sequence[Waiting], commits: list[tuple[str, 
     lines += [f"### Commits ({len(commits)})", ""]
     if len(commits) > len(shown):
         lines.append(f"- … {len(commits) - len(shown)} earlier commit(s)")
-    lines += [f"- `{sha}` {inert(subject)}" for sha, subject in shown]
+    lines += [f"- `{sha}` {for_pr(subject)}" for sha, subject in shown]
     lines += ["", f"### Decisions waiting ({len(waiting)})", ""]
     for item in waiting:
-        recommendation = f" — recommends: {inert(item.recommendation)}" if item.recommendation else ""
-        lines.append(f"- **{inert(item.id)}** {inert(item.title)}{recommendation} (asked {item.asked or '?'})")
+        recommendation = f" — recommends: {for_pr(item.recommendation)}" if item.recommendation else ""
+        lines.append(f"- **{for_pr(item.id)}** {for_pr(item.title)}{recommendation} (asked {item.asked or '?'})")
     if waiting:
         # A decision asked in this PR exists only on its branch until the merge: answer it there.
         lines += ["", f"Answer on `{branch}`: edit DECISIONS.md on this branch on GitHub, or run "

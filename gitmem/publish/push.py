@@ -271,13 +271,13 @@ def _refused(repo: gitio.Repo, result: SyncResult, fallback: str) -> SyncResult:
 
 def _watch(repo: gitio.Repo, result: SyncResult, watch: tuple[str, str], upstream: str) -> tuple[str, str]:
     """Name the commits that changed DECISIONS on the upstream since `watch`'s tip; the tip moves to `upstream`."""
-    from gitmem.publish.arrivals import decisions_arrived, describe
+    from gitmem.publish.arrivals import decisions_arrived, describe_arrivals
 
     since, path = watch
     if upstream != since and gitio.is_ancestor(repo, since, upstream):
         arrived = decisions_arrived(repo, since, upstream, path)
         if arrived:
-            result.messages.append(describe(arrived, f"{result.remote}/{result.branch}", path))
+            result.messages.append(describe_arrivals(arrived, f"{result.remote}/{result.branch}", path))
     return upstream, path
 
 

@@ -44,7 +44,7 @@ def merge_branch(ws: Workspace, branch: str) -> SideMerge:
     if local is None or head is None:
         raise MergeRefused("HEAD is not on a branch with commits; switch to the branch to merge into", usage=True)
     try:
-        theirs = gitio.resolve(repo, branch)
+        theirs = gitio.resolve_revision(repo, branch)
     except gitio.RepoError:
         raise MergeRefused(f"no branch or revision {branch!r} here; `git fetch` first if it is on the remote, "
                            f"then name it as origin/{branch}", usage=True) from None

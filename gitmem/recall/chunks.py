@@ -13,7 +13,7 @@ different size rebuilds the vectors.
 """
 from __future__ import annotations
 
-from gitmem.recall.query import STOPWORDS, WORD_RE, fold
+from gitmem.recall.query import STOPWORDS, WORD_RE, fold_for_search
 
 WINDOW = 8
 STRIDE = 4
@@ -21,7 +21,7 @@ STRIDE = 4
 
 def content_words(text: str) -> list[str]:
     """The words of `text` as written (case kept: the tokenizer uses it), stop words left out."""
-    return [word for word in WORD_RE.findall(text) if fold(word) not in STOPWORDS]
+    return [word for word in WORD_RE.findall(text) if fold_for_search(word) not in STOPWORDS]
 
 
 def shape() -> str:
@@ -42,7 +42,7 @@ def windows(title: str, body: str) -> list[str]:
 def window_spans(body: str) -> list[tuple[str, int, int]]:
     """The body's windows, each with the character span of the body it covers (for snippets); none when the
     body has no content word."""
-    found = [m for m in WORD_RE.finditer(body) if fold(m.group()) not in STOPWORDS]
+    found = [m for m in WORD_RE.finditer(body) if fold_for_search(m.group()) not in STOPWORDS]
     return [(" ".join(m.group() for m in found[start:start + WINDOW]), found[start].start(),
              found[min(len(found), start + WINDOW) - 1].end()) for start in _starts(len(found)) if found]
 

@@ -110,7 +110,7 @@ class StaticModel:
         return pooled
 
 
-def load(spec: str = SHIPPED, root: Path | None = None) -> StaticModel:
+def load_static_model(spec: str = SHIPPED, root: Path | None = None) -> StaticModel:
     """The model named by `spec` (config recall.model), read once per process. `root`, the repository's work
     tree, is where a relative model2vec DIRECTORY is found (the current directory without it)."""
     if not available(spec):

@@ -82,4 +82,4 @@ def load_model(spec: str, root: Path | None = None) -> Encoder:
 
     if spec.startswith(transformer.PREFIX):
         return transformer.load_onnx(spec, root)
-    return embed.load(spec, root)
+    return embed.load_static_model(spec, root)

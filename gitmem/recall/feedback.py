@@ -21,7 +21,7 @@ import sqlite3
 from collections import Counter, defaultdict
 from collections.abc import Callable
 
-from gitmem.recall.query import MAX_TERMS, STOPWORDS, WORD_RE, Query, analyze, fold, rarity
+from gitmem.recall.query import MAX_TERMS, STOPWORDS, WORD_RE, Query, analyze, fold_for_search, rarity
 from gitmem.recall.rank import STRENGTH, Filter, Ranker
 
 ENTRIES = 3            # the best entries the expansion is read from
@@ -76,7 +76,7 @@ def shared_words(conn: sqlite3.Connection, query: Query, best: list[tuple[int, f
     holders: Counter[str] = Counter()
     for doc_id, title, body in conn.execute(f"SELECT rowid, title, body FROM fts WHERE rowid IN ({marks})",
                                             list(relevance)):
-        tokens = [token for token in WORD_RE.findall(fold(f"{title} {body}"))
+        tokens = [token for token in WORD_RE.findall(fold_for_search(f"{title} {body}"))
                   if len(token) >= SHORTEST and not token.isdigit() and token not in STOPWORDS and token not in own]
         for token, count in Counter(tokens).items():
             tally[token] += relevance[doc_id] * count / len(tokens)

@@ -70,7 +70,7 @@ class Holder:
         if role not in WHOLE:
             return shown in self._span(role, path, rel, start, stop)
         if path not in self._whole:
-            data = files.read(self.index.root, path) or b""
+            data = files.read_bytes(self.index.root, path) or b""
             self._whole[path] = {doc.digest for doc in corpus.iter_docs(role, as_text(data), path)}
         return shown in self._whole[path]
 
@@ -107,4 +107,4 @@ def _section(handle: BinaryIO, begin: int) -> bytes:
     handle.seek(0)
     data = handle.read(begin)
     at = fences.last_heading_before(data, SECTION, len(data))
-    return fences.line_at(data, at) + b"\n\n" if at is not None else b""
+    return fences.line_starting_at(data, at) + b"\n\n" if at is not None else b""

@@ -59,7 +59,7 @@ class _Source:
             return os.fstat(handle.fileno())
 
     def read_bytes(self) -> bytes:
-        return files.read(self.root, self.rel) or b""
+        return files.read_bytes(self.root, self.rel) or b""
 
 
 def _read(source: _Source, start: int, size: int) -> bytes:

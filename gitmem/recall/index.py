@@ -77,7 +77,7 @@ def commit_scope(all_scopes: tuple[Scope, ...], touched: set[str]) -> str:
     return _scope_name(common) if common else DEFAULT
 
 
-def fingerprint(all_scopes: tuple[Scope, ...], config: Config) -> str:
+def index_fingerprint(all_scopes: tuple[Scope, ...], config: Config) -> str:
     text = repr((all_scopes, config.timezone))
     return hashlib.sha1(text.encode("utf-8")).hexdigest()
 
@@ -91,7 +91,7 @@ class Index:
         self.root = gitio.root(self.repo)
         self.config = ws.config
         self.scopes = scopes(ws.config)
-        self.fingerprint = fingerprint(self.scopes, ws.config)
+        self.fingerprint = index_fingerprint(self.scopes, ws.config)
         self.path = gitio.state_dir(self.repo) / INDEX_FILE
         self.conn: sqlite3.Connection | None = None
         self.rebuilt = False

@@ -78,7 +78,7 @@ class Query:
     def held(self, conn: sqlite3.Connection, text: str) -> set[str]:
         """The query's words (of those memory holds anywhere, `weights`) that `text` holds, as the index sees
         words: the word, its stem, a form with the same stem, or a compound variant."""
-        folded = fold(text)
+        folded = fold_for_search(text)
         tokens = set(WORD_RE.findall(folded))
         found = set()
         for word in self.weights:
@@ -110,7 +110,7 @@ class QueryRefused(RecallError):
     """A query past its bounds: the message says which and by how much."""
 
 
-def bounded(text: str) -> str:
+def bounded_query(text: str) -> str:
     """`text`, or QueryRefused when it is longer than MAX_QUERY."""
     if len(text) > MAX_QUERY:
         raise QueryRefused(f"recall: the query is {len(text)} characters; the limit is {MAX_QUERY}: search for a "
@@ -118,7 +118,7 @@ def bounded(text: str) -> str:
     return text
 
 
-def fold(text: str) -> str:
+def fold_for_search(text: str) -> str:
     """Lower case without diacritics, as unicode61 with remove_diacritics compares words."""
     text = text.lower()
     if text.isascii():
@@ -129,7 +129,7 @@ def fold(text: str) -> str:
 def words(text: str) -> tuple[str, ...]:
     """Distinct folded words in order, stop words left out unless there is nothing else."""
     seen: dict[str, None] = {}
-    for word in WORD_RE.findall(fold(text)):
+    for word in WORD_RE.findall(fold_for_search(text)):
         if word not in seen:
             seen[word] = None
             if len(seen) == MAX_TERMS * 4:
@@ -201,7 +201,7 @@ def _variants(conn: sqlite3.Connection, text: str, stemmed: dict[str, str], coun
                 best = max(best, (_entries(conn, quote(" ".join(pair)), total, last_id), pair))
         if best[0]:
             found[word] = (best[1],)
-    sequence = WORD_RE.findall(fold(text))[:MAX_TERMS]
+    sequence = WORD_RE.findall(fold_for_search(text))[:MAX_TERMS]
     for first, second in zip(sequence, sequence[1:], strict=False):
         owner = first if first in stemmed else second if second in stemmed else None
         joined = first + second

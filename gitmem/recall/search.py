@@ -21,7 +21,7 @@ from gitmem.recall.corpus import KINDS
 from gitmem.recall.database import RecallError
 from gitmem.recall.hit_proof import Holder
 from gitmem.recall.index import DEFAULT, Index, Progress, visible_to
-from gitmem.recall.query import Query, analyze, bounded
+from gitmem.recall.query import Query, analyze, bounded_query
 from gitmem.secrets import scrub
 from gitmem.workspace import Workspace
 
@@ -94,7 +94,7 @@ def resolve_mode(config: Config, mode: str | None = None) -> str:
     return wanted
 
 
-def describe(config: Config) -> dict[str, str]:
+def describe_recall_mode(config: Config) -> dict[str, str]:
     """The mode recall runs in here, for `gitmem status`: mode, model, and a note when it cannot run as set."""
     try:
         mode = mode_of(ranker_weights(config, resolve_mode(config)))
@@ -191,7 +191,7 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
 
     A question that names a time ("before April 10", "3 weeks ago") is searched in it first, then over all
     time (recall.when), resolved against `today`: the real clock's date unless a test sets it."""
-    bounded(query)
+    bounded_query(query)
     config = index.config
     weights = ranker_weights(config, resolve_mode(config, mode))
     unknown = sorted(set(weights) - set(rank.RANKERS) - {"semantic"})

@@ -178,7 +178,7 @@ def rest_cosine(conn: sqlite3.Connection, store: Store, model: Encoder, query: Q
     UNASKED when it holds none of them, -1 when it holds them all (see `words_leave_open`)."""
     import numpy as np
 
-    from gitmem.recall.query import WORD_RE, fold, stems
+    from gitmem.recall.query import WORD_RE, fold_for_search, stems
 
     asked, terms = list(query.words), query.stems      # its content words, folded: at most MAX_TERMS (query.py)
     windows: dict[int, tuple[Any, list[str]]] = {}
@@ -206,7 +206,7 @@ def rest_cosine(conn: sqlite3.Connection, store: Store, model: Encoder, query: Q
         # The entry's rows are its windows in order; should they not be (a store another version wrote), the
         # whole entry stands for the window: it holds at least as many of the query's words.
         window = texts[at] if len(own) == len(texts) and at < len(texts) else " ".join(texts)
-        found = set(stems(conn, WORD_RE.findall(fold(window))).values())
+        found = set(stems(conn, WORD_RE.findall(fold_for_search(window))).values())
         return {word for word in asked if terms.get(word, word) in found}
 
     def cosine(row: int, doc_id: int) -> float:

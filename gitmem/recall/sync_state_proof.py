@@ -64,7 +64,7 @@ def trusted(conn: sqlite3.Connection, root: Path, role: str, path: str, state: d
 
 def _proof(conn: sqlite3.Connection, root: Path, path: str) -> list[str] | None:
     """[hash of the file's bytes, hash of the documents the index holds for it]; None when it cannot be read."""
-    data = files.read(root, path)
+    data = files.read_bytes(root, path)
     if data is None:
         return None
     digests = sorted(row[0] for row in conn.execute("SELECT digest FROM docs WHERE path = ?", (path,)))
@@ -109,7 +109,7 @@ def holds(conn: sqlite3.Connection, root: Path, role: str, path: str, state: dic
             return _now_holds(conn, root, path, int(state["size"]), int(state["suffix"]))
     except (KeyError, TypeError, ValueError, OverflowError):
         return False
-    data = files.read(root, path) or b""
+    data = files.read_bytes(root, path) or b""
     found = Counter(doc.digest for doc in corpus.iter_docs(role, _text(data), path))
     return found == Counter(row[0] for row in conn.execute("SELECT digest FROM docs WHERE path = ?", (path,)))
 

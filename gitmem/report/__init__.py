@@ -23,14 +23,14 @@ def build(ws: Workspace, *, fmt: str = "html", since: date | None = None, until:
           all_workspaces: bool = False, clock: Clock | None = None) -> str:
     """The report of `ws` (or of all its workspaces) as an HTML page (`html`) or Markdown (`summary`)."""
     from gitmem.report import html, summary
-    from gitmem.report.collect import collect
+    from gitmem.report.collect import collect_report
 
     chosen = workspaces(ws, all_workspaces)
     if fmt == "summary":
         last = until or (clock or ws.clock())().astimezone(ws.config.tzinfo()).date()
-        reports = [collect(w, since=since or summary.window(last), until=last, clock=clock) for w in chosen]
+        reports = [collect_report(w, since=since or summary.window(last), until=last, clock=clock) for w in chosen]
         return summary.render_markdown(reports)
-    return html.render_html([collect(w, since=since, until=until, clock=clock) for w in chosen])
+    return html.render_html([collect_report(w, since=since, until=until, clock=clock) for w in chosen])
 
 
 def report_target(ws: Workspace, out: str | None, fmt: str) -> Path | None:

@@ -7,13 +7,13 @@ from datetime import date, datetime, time, timedelta
 
 from gitmem import gitio
 from gitmem.memory import decisions, lessons, rules
-from gitmem.report.log_scan import read_log, scan
+from gitmem.report.log_scan import read_log, scan_log
 from gitmem.report.model import CloseRow, CycleRow, DecisionRow, LessonRow, RuleRow, WorkspaceReport
 from gitmem.secrets import scrub
 from gitmem.workspace import Clock, Workspace
 
 
-def collect(ws: Workspace, *, since: date | None = None, until: date | None = None,
+def collect_report(ws: Workspace, *, since: date | None = None, until: date | None = None,
             clock: Clock | None = None) -> WorkspaceReport:
     """The report of `ws` for the days since..until (inclusive, in the configured zone; default: all of LOG
     up to today). Ages of pending decisions are taken at the clock's moment."""
@@ -27,7 +27,7 @@ def collect(ws: Workspace, *, since: date | None = None, until: date | None = No
     def clean(text: str) -> str:
         return scrub(text)
 
-    scanned = scan(read_log(ws.root, ws.config.path("log"), start), start, end)
+    scanned = scan_log(read_log(ws.root, ws.config.path("log"), start), start, end)
     latest = scanned.latest_close
     if latest is not None:
         latest = CloseRow(latest.when, latest.day, tuple((k, clean(v)) for k, v in latest.fields), latest.promoted)
@@ -43,10 +43,10 @@ def collect(ws: Workspace, *, since: date | None = None, until: date | None = No
         lessons=_lessons(ws.read("lessons"), rules_doc, dates), rules=_rules(rules_doc, dates),
         proven=len(rules_doc.proven), proven_cap=config.limits.proven_rules_max,
         budget=config.cycle.max_context_tokens, stale_days=config.close.stale_decision_days,
-        waiting_branches=tuple(clean(b) for b in waiting_branches(ws)))
+        waiting_branches=tuple(clean(b) for b in every_waiting_branch(ws)))
 
 
-def waiting_branches(ws: Workspace) -> list[str]:
+def every_waiting_branch(ws: Workspace) -> list[str]:
     """The `gitmem/*` branches that wait for the human (salvage, proposal, side, a refused push's cycle or close
     branch): local ones, then those only a remote has (as `remote/name`), or a fetched copy's."""
     try:

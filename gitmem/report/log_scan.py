@@ -66,7 +66,7 @@ def _before(match: re.Match[str], start: datetime) -> bool:
     return stamp is not None and stamp.moment < start
 
 
-def scan(text: str, start: datetime | None = None, end: datetime | None = None) -> Scanned:
+def scan_log(text: str, start: datetime | None = None, end: datetime | None = None) -> Scanned:
     """The cycles and closes whose heading time is in [start, end), oldest first."""
     cycles: list[CycleRow] = []
     closes: list[CloseRow] = []

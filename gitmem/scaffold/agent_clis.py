@@ -222,7 +222,7 @@ def _apply(target: Path, rel: str, change: Change) -> str | None:
     """Read and write through gitmem's trusted-file opener: a linked CLAUDE.md or `.claude/` is named and left
     alone, never written through. None when the file is missing and stays so (nothing to report)."""
     try:
-        raw = files.read(target, rel)
+        raw = files.read_bytes(target, rel)
         old = raw.decode("utf-8") if raw is not None else None
     except files.FileRefused as err:
         return f"{err}; left alone"
@@ -238,7 +238,7 @@ def _apply(target: Path, rel: str, change: Change) -> str | None:
     if new is None or (old is not None and new == old.replace("\r\n", "\n")):
         return "left alone"
     try:
-        files.write(target, rel, (new.replace("\n", "\r\n") if crlf else new).encode("utf-8"))
+        files.write_bytes(target, rel, (new.replace("\n", "\r\n") if crlf else new).encode("utf-8"))
     except files.FileRefused as err:
         return f"{err}; left alone"
     return "created" if old is None else "updated"

@@ -65,7 +65,7 @@ def _fill_in_rules(path: Path) -> None:
     text = files.read_text(path, "RULES.md")
     for placeholder, value in WHO_I_AM.items():
         text = text.replace(placeholder, value)
-    files.write(path, "RULES.md", text.encode("utf-8"))
+    files.write_bytes(path, "RULES.md", text.encode("utf-8"))
 
 
 def run_demo(target: Path | None = None, *, emit: Callable[[str], None] = lambda line: None) -> DemoResult:

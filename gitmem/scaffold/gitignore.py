@@ -19,7 +19,7 @@ def merge_gitignore(existing: Path, template: Path) -> bool:
     line ends, a last line without a newline). A pattern counts as present when the same line is there,
     with or without the slash that marks a directory, so `.venv` is not added again as `.venv/`.
     """
-    raw = files.read(existing.parent, existing.name) or b""
+    raw = files.read_bytes(existing.parent, existing.name) or b""
     have = {pattern.rstrip(b"/") for pattern in _patterns(raw)}
     wanted = [p for p in _patterns(template.read_bytes()) if p.rstrip(b"/") not in have]
     if not wanted:
@@ -27,5 +27,5 @@ def merge_gitignore(existing: Path, template: Path) -> bool:
     newline = b"\r\n" if b"\r\n" in raw else b"\n"
     addition = (b"" if not raw or raw.endswith(b"\n") else newline) + (newline if raw.strip() else b"")
     addition += newline.join([HEADER.encode("utf-8"), *wanted]) + newline
-    files.write(existing.parent, existing.name, raw + addition)     # never through a link
+    files.write_bytes(existing.parent, existing.name, raw + addition)     # never through a link
     return True

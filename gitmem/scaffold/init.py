@@ -104,7 +104,7 @@ def _copy(source: Path, target: Path, rel: str, report: InitReport) -> None:
         report.left_alone.append(rel)
         return
     try:       # never through a linked directory: a template file lands inside the tree or nowhere
-        files.write(target, rel, source.read_bytes())
+        files.write_bytes(target, rel, source.read_bytes())
     except files.FileRefused as err:
         report.problems.append(str(err))
         report.left_alone.append(rel)

@@ -32,7 +32,7 @@ def register(target: Path, paths: list[str]) -> tuple[list[str], list[str]]:
         added.append(f"merge.{NAME}.driver (git config)")
     elif "merge-driver" not in driver:
         kept.append(f"merge.{NAME}.driver is set to something else in git config ({driver}); left as it is")
-    raw = files.read(target, ATTRIBUTES) or b""
+    raw = files.read_bytes(target, ATTRIBUTES) or b""
     lines = raw.decode("utf-8", "replace").splitlines()
     have = {line.split()[0]: line for line in lines if line.strip() and not line.lstrip().startswith("#")}
     wanted = []
@@ -46,6 +46,6 @@ def register(target: Path, paths: list[str]) -> tuple[list[str], list[str]]:
         newline = b"\r\n" if b"\r\n" in raw else b"\n"
         addition = (b"" if not raw or raw.endswith(b"\n") else newline) + (newline if raw.strip() else b"")
         addition += newline.join(line.encode("utf-8") for line in [HEADER, *wanted]) + newline
-        files.write(target, ATTRIBUTES, raw + addition)
+        files.write_bytes(target, ATTRIBUTES, raw + addition)
         added.append(ATTRIBUTES)
     return added, kept

@@ -56,7 +56,7 @@ def merge_precommit(existing: Path, template: Path) -> bool:
     parsed back with ruamel.yaml and must mean exactly "old config + the gitmem repo"; for layouts where a
     text insert cannot work (flow style, no `repos:`), a ruamel.yaml round-trip keeps comments and order.
     """
-    raw = files.read(existing.parent, existing.name)
+    raw = files.read_bytes(existing.parent, existing.name)
     if raw is None:
         raise InitError(f"{existing}: disappeared while gitmem init read it; run `gitmem init` again")
     try:
@@ -87,7 +87,7 @@ def merge_precommit(existing: Path, template: Path) -> bool:
         merged = _round_trip(data, ours)
     if crlf:
         merged = merged.replace("\n", "\r\n")
-    files.write(existing.parent, existing.name, (bom + merged).encode("utf-8"))
+    files.write_bytes(existing.parent, existing.name, (bom + merged).encode("utf-8"))
     return True
 
 

@@ -71,9 +71,9 @@ def session_start_answer(payload: Mapping[str, Any], *, workspace: str | None = 
         from gitmem.sessions.context import session_context
 
         session = _session_id(payload)
-        if session and ws.state_dir is not None and record.load(ws, session) is None:
+        if session and ws.state_dir is not None and record.load_record(ws, session) is None:
             record.prune(ws)
-            record.save(ws, record.snapshot(ws, session))
+            record.save(ws, record.snapshot_session(ws, session))
         context = session_context(ws)
     except (GitmemError, OSError, ValueError) as err:
         return HookAnswer(note=f"{err}: the session starts without the memory")
@@ -98,9 +98,9 @@ def stop_answer(payload: Mapping[str, Any], *, workspace: str | None = None) -> 
 def _judge(ws: Workspace, session: str) -> HookAnswer:
     from gitmem.sessions import record
 
-    started = record.load(ws, session)
+    started = record.load_record(ws, session)
     if started is None:          # the hooks were set up mid-session: judge from here on
-        record.save(ws, record.snapshot(ws, session))
+        record.save(ws, record.snapshot_session(ws, session))
         return HookAnswer(note="no record of this session's start: recorded the work tree now")
     if started.blocked:
         return HookAnswer(note="this session was already told to log once")

@@ -90,7 +90,7 @@ def call(state: State, name: str, arguments: Any) -> tuple[str, bool]:
     schema = next((tool["inputSchema"] for tool in tool_list() if tool["name"] == name), None)
     if schema is None:        # the Toolbox also holds a cycle's file and shell tools: not served here
         return f"unknown tool {name[:200]!r}: the tools are {', '.join(listed())}", True
-    problem = tool_input.problem(schema, arguments)
+    problem = tool_input.schema_problem(schema, arguments)
     if problem is not None:
         return f"{name}: bad arguments: {problem}", True
     given = tool_input.given(arguments)
@@ -111,9 +111,9 @@ def listed() -> tuple[str, ...]:
 
 
 def _status(ws: Workspace, arguments: dict[str, Any]) -> str:
-    from gitmem.views.status import collect
+    from gitmem.views.status import collect_status
 
-    return json.dumps(collect(ws).to_json(), indent=1, ensure_ascii=False)
+    return json.dumps(collect_status(ws).to_json(), indent=1, ensure_ascii=False)
 
 
 READERS: dict[str, Callable[[Workspace, dict[str, Any]], str]] = {

@@ -31,7 +31,7 @@ def parse_error(reason: str) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": None, "error": {"code": PARSE_ERROR, "message": f"Parse error: {reason}"}}
 
 
-def refusal(line: bytes) -> tuple[Any, str | None]:
+def message_or_refusal(line: bytes) -> tuple[Any, str | None]:
     """(the message, None), or (None, why it is refused) when `line` is not one JSON document within the
     bounds. Undecodable bytes are refused: they are no JSON text (RFC 8259 says UTF-8)."""
     try:
@@ -85,7 +85,7 @@ class Wire:
         if too_long:
             self.send(parse_error(f"a line longer than {MAX_LINE_BYTES} bytes"))
             return
-        message, reason = refusal(line)
+        message, reason = message_or_refusal(line)
         if reason is not None:
             self.send(parse_error(reason))
         else:

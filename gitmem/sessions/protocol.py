@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gitmem.memory.operations import OPERATIONS, named, usage
+from gitmem.memory.operations import OPERATIONS, operation_named, usage
 from gitmem.sessions.launcher import LAUNCHER
 
 if TYPE_CHECKING:
@@ -76,8 +76,8 @@ This repository's long-term memory is gitmem: {paths['now']}, {paths['decisions'
 
 - Start from {start}: proven rules, the top NOW block, pending and newly resolved decisions, recent LOG.
 - A session is a cycle: do one task. At the end write exactly one LOG entry and one NOW block, with the gitmem MCP
-  tools `log_entry` and `now_block`, or `{usage(named("log_entry"), optional=False)}`
-  and `{usage(named("now_block"), optional=False)}`.
+  tools `log_entry` and `now_block`, or `{usage(operation_named("log_entry"), optional=False)}`
+  and `{usage(operation_named("now_block"), optional=False)}`.
 - Rule 0: a session that built nothing still logs, outcome `no-build`, saying why in one line.
 - Questions for the human: `ask_decision` (`gitmem decision ask`) with your recommendation. Never answer one: only
   the human does.

@@ -43,12 +43,12 @@ def _path(ws: Workspace, session: str) -> Path | None:
     return base / f"{safe}.json" if base is not None else None
 
 
-def snapshot(ws: Workspace, session: str) -> SessionRecord:
+def snapshot_session(ws: Workspace, session: str) -> SessionRecord:
     """The work tree now, as a record for `session`."""
-    return SessionRecord(session, gitio.head_id(ws.repo), fingerprint(ws), ws.last_log_cycle())
+    return SessionRecord(session, gitio.head_id(ws.repo), work_tree_fingerprint(ws), ws.last_log_cycle())
 
 
-def fingerprint(ws: Workspace) -> dict[str, str]:
+def work_tree_fingerprint(ws: Workspace) -> dict[str, str]:
     found: dict[str, str] = {}
     for path, _ in gitio.dirty_files(ws.repo):
         found[path] = _state(ws.root / path)
@@ -72,7 +72,7 @@ def _state(path: Path) -> str:
         return f"unreadable:{info.st_size}:{info.st_mtime_ns}"
 
 
-def load(ws: Workspace, session: str) -> SessionRecord | None:
+def load_record(ws: Workspace, session: str) -> SessionRecord | None:
     path = _path(ws, session)
     try:
         data = loads_json(path.read_text(encoding="utf-8")) if path is not None else None
@@ -106,7 +106,7 @@ def prune(ws: Workspace, keep: int = KEEP) -> None:
 
 def changed_since(ws: Workspace, record: SessionRecord) -> list[str]:
     """What the session changed: files whose work-tree state differs from the start, and any commit made."""
-    now = fingerprint(ws)
+    now = work_tree_fingerprint(ws)
     changed = sorted(path for path in {*now, *record.dirty} if now.get(path) != record.dirty.get(path))
     head = gitio.head_id(ws.repo)
     if head != record.head:

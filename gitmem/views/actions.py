@@ -4,7 +4,7 @@ workflow commands (`::error`), `name=value` lines for $GITHUB_OUTPUT and markdow
 Every function takes a command's result and returns `ActionsText`; `gitmem.cli.common.to_actions` writes it
 (the annotations to stdout, the rest to the files the runner names), masked by the one display mask. Text the
 agent wrote (a task, a decision's title, an error quoting its output) is made inert in the summary, as in a
-pull request (gitmem.publish.pullrequest.inert), so no markup hides or fetches anything. Violations as
+pull request (gitmem.publish.pullrequest.for_pr), so no markup hides or fetches anything. Violations as
 annotations are `gitmem.checks.render.render_github`, the check's own output format.
 """
 from __future__ import annotations
@@ -94,14 +94,14 @@ def cycle_ran(report: CycleReport) -> ActionsText:
 
 def cycle_summary(report: CycleReport) -> str:
     """A short markdown account of one cycle for the job summary."""
-    from gitmem.publish.pullrequest import inert
+    from gitmem.publish.pullrequest import for_pr
 
     tokens = ", ".join(f"{k} {v}" for k, v in report.tokens.items()) or "not reported"
     lines = [f"### gitmem cycle {report.cycle}: {report.outcome}", "",
-             f"- Task: {inert(report.task) or '-'}", f"- Commit: `{(report.commit or '-')[:12]}`",
+             f"- Task: {for_pr(report.task) or '-'}", f"- Commit: `{(report.commit or '-')[:12]}`",
              f"- Tokens: {tokens}"]
     if report.error:
-        lines.append(f"- Error: {inert(report.error)}")
+        lines.append(f"- Error: {for_pr(report.error)}")
     for name, value in (("Salvage branch", report.salvage_branch), ("Side branch", report.side_branch),
                         ("Proposal branch", report.proposal_branch)):
         if value:
@@ -111,7 +111,7 @@ def cycle_summary(report: CycleReport) -> str:
     lines += push_summary(report.push)
     if report.late:
         lines.append(f"- Schedule: {report.late}")
-    waiting = "; ".join(inert(item) for item in report.pending) if report.pending else "none"
+    waiting = "; ".join(for_pr(item) for item in report.pending) if report.pending else "none"
     lines.append(f"- Decisions waiting: {waiting}")
     return "\n".join(lines) + "\n\n"
 

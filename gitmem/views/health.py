@@ -31,7 +31,7 @@ class Placeholder:
 def missing_files(ws: Workspace) -> list[str]:
     """The required memory files (NOW, DECISIONS, LOG, LESSONS, RULES) that are not in the work tree. One that
     is there but is no regular file inside the tree (a link, a directory) is refused by name (FileRefused)."""
-    return [ws.config.path(role) for role in REQUIRED_ROLES if files.size(ws.root, ws.config.path(role)) is None]
+    return [ws.config.path(role) for role in REQUIRED_ROLES if files.file_size(ws.root, ws.config.path(role)) is None]
 
 
 def require_memory(ws: Workspace) -> list[str]:
@@ -47,7 +47,7 @@ def require_memory(ws: Workspace) -> list[str]:
 def rules_placeholders(ws: Workspace) -> list[Placeholder]:
     """Template placeholders left in RULES.md, with their lines (`gitmem.memory.placeholders`)."""
     path = ws.config.path("rules")
-    return [Placeholder(path, line, text) for line, text in placeholders.find(ws.read("rules"))]
+    return [Placeholder(path, line, text) for line, text in placeholders.find_placeholders(ws.read("rules"))]
 
 
 def invalid_memory(ws: Workspace) -> list[Violation]:
@@ -55,7 +55,7 @@ def invalid_memory(ws: Workspace) -> list[Violation]:
     committed without the check), each with its fix (`gitmem.checks.standing`)."""
     from gitmem.checks.standing import standing
 
-    return standing(ws.config, lambda path: files.read(ws.root, path))
+    return standing(ws.config, lambda path: files.read_bytes(ws.root, path))
 @dataclass(frozen=True)
 class DatedAhead:
     path: str

@@ -118,11 +118,11 @@ def kept_branches(repo: gitio.Repo) -> list[KeptBranch]:
     name."""
     tips: dict[str, dict[str, str]] = {}           # name -> {"" (local) or a remote: its tip}
     for ref in gitio.references(repo, f"refs/heads/{NAMESPACE}"):
-        tips.setdefault(ref.removeprefix("refs/heads/"), {})[""] = gitio.resolve(repo, ref)
+        tips.setdefault(ref.removeprefix("refs/heads/"), {})[""] = gitio.resolve_revision(repo, ref)
     for remote in gitio.remote_names(repo):
         prefix = f"refs/remotes/{remote}/"
         for ref in gitio.references(repo, prefix + NAMESPACE):
-            tips.setdefault(ref.removeprefix(prefix), {})[remote] = gitio.resolve(repo, ref)
+            tips.setdefault(ref.removeprefix(prefix), {})[remote] = gitio.resolve_revision(repo, ref)
     head = landed(repo)
     found: list[KeptBranch] = []
     for name, where in tips.items():

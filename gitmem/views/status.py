@@ -46,7 +46,7 @@ class Status:
         return asdict(self)
 
 
-def collect(ws: Workspace, *, clock: Clock | None = None) -> Status:
+def collect_status(ws: Workspace, *, clock: Clock | None = None) -> Status:
     """The dashboard's data; NoMemory (exit 2) when there is no memory at all, rather than healthy zeros."""
     missing = health.require_memory(ws)
     config = ws.config
@@ -108,9 +108,9 @@ def _warnings(entry: log.LogEntry) -> list[str]:
 
 def recall_mode(ws: Workspace) -> dict[str, str]:
     """Which recall mode a search runs in (bm25, semantic, hybrid), judged without loading any model."""
-    from gitmem.recall.search import describe
+    from gitmem.recall.search import describe_recall_mode
 
-    return describe(ws.config)
+    return describe_recall_mode(ws.config)
 
 
 def _last_cycle(source: log.TailSource) -> log.LogEntry | None:

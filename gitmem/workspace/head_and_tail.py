@@ -109,7 +109,7 @@ class FileSource:
         self.root, self.rel, self.state_dir, self.numbered = root, rel, state_dir, numbered
         self._lines: dict[int, int] = {}
         self._counted: Counted = {}      # fences counted by this reader (see _fence_lines_before)
-        self._size = files.size(root, rel) or 0
+        self._size = files.file_size(root, rel) or 0
         if end is not None:
             self._size = min(self._size, end)
 

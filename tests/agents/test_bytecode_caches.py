@@ -131,7 +131,7 @@ def test_only_caches_made_or_changed_during_the_cycle_are_found(tmp_path: Path) 
                                    "pkg/__pycache__/old.cpython-311.pyc", "tmp/cache/bootsnap/compile-cache-iseq/ab",
                                    "tmp/cache/bootsnap/compile-cache-iseq/ab/cdef"]
     assert not sweep.cut_short
-    assert len(bytecode.remove(root, sweep)) == 5
+    assert len(bytecode.remove_swept(root, sweep)) == 5
     assert not new.exists() and not old.exists() and (root / "notes.txt").exists()
     assert (root / ".venv" / "lib" / "x.pyc").exists() and (root / "tmp" / "cache" / "bootsnap").is_dir()
 
@@ -157,7 +157,7 @@ def test_a_cache_directory_made_during_the_cycle_goes_whole(tmp_path: Path) -> N
     os.rename(root / "made", root / "__pycache__")     # a rename keeps the files' ctimes, not the directory's
     sweep = bytecode.fresh(root, since)
     assert sorted(sweep.paths) == ["__pycache__", "__pycache__/m.cpython-311.pyc"]
-    assert sorted(bytecode.remove(root, sweep)) == ["__pycache__", "__pycache__/m.cpython-311.pyc"]
+    assert sorted(bytecode.remove_swept(root, sweep)) == ["__pycache__", "__pycache__/m.cpython-311.pyc"]
     assert not (root / "__pycache__").exists()
 
 

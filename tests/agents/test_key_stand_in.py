@@ -188,7 +188,7 @@ def test_after_the_cycle_the_endpoint_is_gone(tmp_path: Path, memrepo: GitRepo, 
 def test_each_provider_gets_its_own_route_and_endpoint_variable() -> None:
     env = {"ANTHROPIC_API_KEY": REAL, "OPENAI_API_KEY": OPENAI_REAL, "GEMINI_API_KEY": "AIza" + "g" * 35,
            "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:9/gemini", "PATH": "/usr/bin"}
-    chosen = key_stand_in.plan(["my-agent"], env, environ={})
+    chosen = key_stand_in.plan_keys(["my-agent"], env, environ={})
     assert [(r.provider.name, r.variables, r.upstream) for r in chosen.routes] == [
         ("Anthropic", ("ANTHROPIC_API_KEY",), "https://api.anthropic.com"),
         ("OpenAI", ("OPENAI_API_KEY",), "https://api.openai.com/v1"),
@@ -205,24 +205,25 @@ def test_each_provider_gets_its_own_route_and_endpoint_variable() -> None:
 
 def test_a_key_of_a_provider_gitmem_cannot_stand_in_for_is_named_as_held() -> None:
     env = {"ANTHROPIC_API_KEY": REAL, "MISTRAL_API_KEY": "m" * 32}
-    chosen = key_stand_in.plan(["agent"], env, environ={})
+    chosen = key_stand_in.plan_keys(["agent"], env, environ={})
     assert chosen.held == ("MISTRAL_API_KEY",)
-    line = key_stand_in.describe(chosen)
+    line = key_stand_in.describe_keys(chosen)
     assert "placeholder for ANTHROPIC_API_KEY" in line and "the agent holds MISTRAL_API_KEY itself" in line
-    bad = key_stand_in.plan(["agent"], {"ANTHROPIC_API_KEY": REAL, "ANTHROPIC_BASE_URL": "unix:///sock"}, environ={})
+    bad = key_stand_in.plan_keys(["agent"], {"ANTHROPIC_API_KEY": REAL, "ANTHROPIC_BASE_URL": "unix:///sock"},
+                                 environ={})
     assert bad.routes == () and bad.held == ("ANTHROPIC_API_KEY",)
-    assert "not an http(s) URL" in key_stand_in.describe(bad)
+    assert "not an http(s) URL" in key_stand_in.describe_keys(bad)
 
 
 def test_codex_is_pointed_at_the_proxy_through_its_own_config(tmp_path: Path) -> None:
     """Codex ignores OPENAI_BASE_URL: a `-c` override after the command's own wins, for the built-in provider
     or the custom one its `-c` settings or CODEX_HOME name; the upstream is that provider's base_url."""
     env = {"OPENAI_API_KEY": OPENAI_REAL, "CODEX_HOME": str(tmp_path / "codex")}
-    plain = key_stand_in.plan(["codex", "exec", "-"], env, environ={})
+    plain = key_stand_in.plan_keys(["codex", "exec", "-"], env, environ={})
     assert [(r.upstream, r.codex_setting) for r in plain.routes] == [("https://api.openai.com/v1", "openai_base_url")]
     custom = ["codex", "exec", "-c", 'model_provider="fake"', "-c",
               'model_providers.fake={name="f", base_url="http://127.0.0.1:9/v1", env_key="OPENAI_API_KEY"}', "-"]
-    chosen = key_stand_in.plan(custom, env, environ={})
+    chosen = key_stand_in.plan_keys(custom, env, environ={})
     assert [(r.upstream, r.codex_setting) for r in chosen.routes] == [("http://127.0.0.1:9/v1",
                                                                        "model_providers.fake.base_url")]
     with key_stand_in.serving(custom, env) as stand_in:
@@ -234,14 +235,14 @@ def test_codex_is_pointed_at_the_proxy_through_its_own_config(tmp_path: Path) ->
     # Deliberately changed: an endpoint Codex's config file names is where the agent could point it (the file is
     # the agent's to write wherever Codex reads it in a cycle), so no key is added on the way there; the agent
     # keeps its key, and the start note says why.
-    saved = key_stand_in.plan(["/opt/bin/codex", "exec", "-"], env, environ={})
+    saved = key_stand_in.plan_keys(["/opt/bin/codex", "exec", "-"], env, environ={})
     assert saved.routes == () and saved.held == ("OPENAI_API_KEY",)
-    assert "config.toml, a file the agent can write" in key_stand_in.describe(saved)
+    assert "config.toml, a file the agent can write" in key_stand_in.describe_keys(saved)
     (tmp_path / "codex" / "config.toml").write_text('openai_base_url = "https://attacker.example/v1"\n',
                                                     encoding="utf-8")
-    redirected = key_stand_in.plan(["codex", "exec", "-"], env, environ={})
-    assert redirected.routes == () and "attacker" not in key_stand_in.describe(redirected)
-    overridden = key_stand_in.plan(["codex", "exec", "-c", 'openai_base_url="http://127.0.0.1:7/v1"', "-"], env,
+    redirected = key_stand_in.plan_keys(["codex", "exec", "-"], env, environ={})
+    assert redirected.routes == () and "attacker" not in key_stand_in.describe_keys(redirected)
+    overridden = key_stand_in.plan_keys(["codex", "exec", "-c", 'openai_base_url="http://127.0.0.1:7/v1"', "-"], env,
                                    environ={})
     assert [r.upstream for r in overridden.routes] == ["http://127.0.0.1:7/v1"]     # the human's own setting
 
@@ -271,6 +272,6 @@ def test_a_port_that_cannot_be_served_stops_the_run_rather_than_hand_over_the_ke
 @pytest.mark.parametrize("argv", [[], [sys.executable, "-c", "pass"]])
 def test_no_key_no_proxy(argv: list[str]) -> None:
     env = {"PATH": os.defpath, "ANTHROPIC_API_KEY": ""}
-    assert key_stand_in.plan(argv, env, environ={}) == key_stand_in.KeyPlan()
+    assert key_stand_in.plan_keys(argv, env, environ={}) == key_stand_in.KeyPlan()
     with key_stand_in.serving(argv, env) as stand_in:
         assert stand_in.env == env and stand_in.proxies == [] and stand_in.note == ""

@@ -15,7 +15,7 @@ import pytest
 from gitmem import codes
 from gitmem.checks.check_and_verify import verify_range
 from gitmem.memory import now
-from gitmem.report.collect import collect
+from gitmem.report.collect import collect_report
 from gitmem.workspace import Workspace
 from tests.support.builders import decisions_md, pending, resolved
 from tests.support.helpers import HUMAN, GitRepo
@@ -36,7 +36,7 @@ def test_an_answer_dated_ahead_of_the_clock_is_not_waiting_for_any_reader(world:
     monkeypatch.setattr(Workspace, "clock", lambda self: world.clock)
     assert json.loads(cli(["pending", "--json"], cwd=world.git.path).out) == []
     assert json.loads(cli(["status", "--json"], cwd=world.git.path).out)["pending"] == []
-    row = next(r for r in collect(world.git.ws(), clock=world.clock).decisions if r.id == asked)
+    row = next(r for r in collect_report(world.git.ws(), clock=world.clock).decisions if r.id == asked)
     assert not row.pending and row.answered == at(10, 20)      # answered by the time the file was read
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.cli.status import SCREEN, fit, render
+from gitmem.cli.status import SCREEN, fit, render_dashboard
 from gitmem.scaffold.init import template_dir
-from gitmem.views.status import collect
+from gitmem.views.status import collect_status
 from gitmem.workspace import Workspace
 from tests.support.gitcli import git
 from tests.support.helpers import GitRepo
@@ -25,7 +25,7 @@ BIN = Path(sys.executable).parent
 def data(world: World) -> dict:
     world.cycle(at(10, 9), "built", task="add the parser")
     world.clock.moment = at(11, 12)
-    return collect(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
+    return collect_status(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
 
 
 def crowded(data: dict, pending: int, awaiting: int, eligible: int) -> dict:
@@ -43,7 +43,7 @@ def crowded(data: dict, pending: int, awaiting: int, eligible: int) -> dict:
 @pytest.mark.parametrize("sizes", [(6, 134, 124), (400, 1340, 1240), (0, 2000, 0)], ids=["10x", "100x", "one-list"])
 def test_status_fits_one_screen_at_any_scale_and_says_how_many_more(data: dict, sizes: tuple[int, int, int]) -> None:
     pending, awaiting, eligible = sizes
-    lines = render(crowded(data, *sizes), colour=False).splitlines()
+    lines = render_dashboard(crowded(data, *sizes), colour=False).splitlines()
     assert len(lines) <= SCREEN
     more = [int(line.split("+")[1].split()[0]) for line in lines if line.startswith("  +")]
     shown = {prefix: sum(1 for line in lines if line.startswith(prefix))
@@ -54,7 +54,7 @@ def test_status_fits_one_screen_at_any_scale_and_says_how_many_more(data: dict, 
 
 
 def test_status_shows_every_item_when_they_fit(data: dict) -> None:
-    lines = render(crowded(data, 3, 4, 2), colour=False).splitlines()
+    lines = render_dashboard(crowded(data, 3, 4, 2), colour=False).splitlines()
     assert not [line for line in lines if line.startswith("  +")]
     assert sum(1 for line in lines if line.startswith(("  D-", "  L-"))) == 9
     assert fit(["a", "  1", "  2", "\0", "  3", "b"]) == ["a", "  1", "  2", "  3", "b"]
@@ -62,18 +62,18 @@ def test_status_shows_every_item_when_they_fit(data: dict) -> None:
 
 def test_status_flags_template_placeholders_left_in_rules(world: World) -> None:
     world.git.write("RULES.md", (template_dir() / "RULES.md").read_text(encoding="utf-8"))
-    data = collect(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
+    data = collect_status(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
     assert [(p["line"], p["text"]) for p in data["placeholders"]] == [
         (6, "<agent name>"), (7, "<one sentence: what this agent exists to do>"),
         (8, "<who answers DECISIONS.md, and how to reach them>")]
-    text = render(data, colour=False)
+    text = render_dashboard(data, colour=False)
     assert "  RULES.md:6: placeholder <agent name> left: every prompt reads it" in text.splitlines()
     rules = world.read("RULES.md")
     filled = (rules.replace("<agent name>", "Scout").replace("<one sentence: what this agent exists to do>", "Ship.")
               .replace("<who answers DECISIONS.md, and how to reach them>", "Ada <ada@example.org>")
               + "- see <https://example.org/guide> and <b>bold</b>\n")
     world.git.write("RULES.md", filled)
-    again = collect(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
+    again = collect_status(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
     assert again["placeholders"] == []
 
 

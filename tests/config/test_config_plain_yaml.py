@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from gitmem.config import _full_config, parse_config
-from gitmem.config.plain_yaml import load
+from gitmem.config.plain_yaml import load_plain_yaml
 from gitmem.scaffold.init import template_dir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +29,7 @@ def ruamel(text: str) -> Any:
 
 def test_the_template_config_is_plain_and_reads_the_same() -> None:
     text = (template_dir() / "gitmem.yaml").read_text(encoding="utf-8")
-    assert load(text) is not None and load(text) == ruamel(text)
+    assert load_plain_yaml(text) is not None and load_plain_yaml(text) == ruamel(text)
     assert parse_config(text.encode()) == _full_config(text, "gitmem.yaml")
 
 
@@ -37,13 +37,13 @@ def test_the_template_config_is_plain_and_reads_the_same() -> None:
                                    "'quoted'", '"quoted"', "[a, b]", "{a: 1}", "&anchor x", "*alias", "!tag x",
                                    "| block", "> folded", ".inf", ".NaN", "- item", "a: b", "@x", "`x`", "%x"])
 def test_anything_another_yaml_type_could_claim_goes_to_ruamel(value: str) -> None:
-    assert load(f"key: {value}\n") is None
+    assert load_plain_yaml(f"key: {value}\n") is None
 
 
 @pytest.mark.parametrize("text", ["a: b\n  c: d\n", "a:\n    b: 1\n  c: 2\n", "a: 1\na: 2\n",
                                   "a:\n- b: 1\n", "a:\n\tb: 1\n", "---\na: 1\n", "just text\n", "a: 1\n b: 2\n"])
 def test_other_shapes_go_to_ruamel(text: str) -> None:
-    assert load(text) is None
+    assert load_plain_yaml(text) is None
 
 
 def test_a_config_with_a_warning_or_an_error_is_read_by_ruamel_for_its_line_numbers() -> None:
@@ -79,7 +79,7 @@ def documents(depth: int = 2) -> st.SearchStrategy[str]:
 @settings(max_examples=300, deadline=None)
 @given(documents())
 def test_whatever_the_reader_accepts_reads_as_ruamel_reads_it(text: str) -> None:
-    mine = load(text)
+    mine = load_plain_yaml(text)
     if mine is None:
         return
     try:

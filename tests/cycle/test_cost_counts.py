@@ -369,13 +369,13 @@ def test_a_cycle_whose_agent_left_log_and_now_alone_writes_them_only_to_add_its_
 
     assert run_cycle(memrepo.ws(), WritingBackend(built("first"))).commit
     rewritten: list[str] = []
-    real = files.write
+    real = files.write_bytes
 
     def counted(root: Any, rel: str, data: bytes, *args: Any, **kwargs: Any) -> Any:
         rewritten.append(rel)
         return real(root, rel, data, *args, **kwargs)
 
-    monkeypatch.setattr(files, "write", counted)
+    monkeypatch.setattr(files, "write_bytes", counted)
     report = run_cycle(memrepo.ws(), WritingBackend(lambda memory, request: None))
     assert report.commit and report.exit_code == 0
     assert "LOG.md" not in rewritten and rewritten.count("NOW.md") == 1, rewritten     # its block on top

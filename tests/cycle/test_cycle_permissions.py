@@ -68,7 +68,7 @@ def test_resolving_and_rewriting_decisions_is_undone_but_new_questions_stay() ->
     doc = decisions.parse(DECISIONS)
     from gitmem.memory.text import parse_timestamp
 
-    resolved = decisions.resolve(doc, "D-0002", answer="no", answered=parse_timestamp("2026-11-29 12:00 UTC"),
+    resolved = decisions.move_to_resolved(doc, "D-0002", answer="no", answered=parse_timestamp("2026-11-29 12:00 UTC"),
                                  name="gitmem-agent", email="agent@gitmem.invalid")
     text = decisions.render(resolved).replace("- Answer: yes", "- Answer: no!")
     text = text.replace("## Resolved", "### D-0003 · New question\n- Asked: 2026-11-29 12:00 UTC (cycle 4)\n"

@@ -178,7 +178,7 @@ def test_forbidden_edits_are_reverted_and_recorded(memrepo: GitRepo) -> None:
         root = request.root
         # Everything a command-line agent could do by editing files directly.
         doc = decisions.parse(before["DECISIONS.md"])
-        resolved = decisions.resolve(doc, "D-0001", answer="gitmem", answered=memory.now(),
+        resolved = decisions.move_to_resolved(doc, "D-0001", answer="gitmem", answered=memory.now(),
                                      name="gitmem-agent", email="agent@gitmem.invalid")
         write(root, "DECISIONS.md", decisions.render(resolved))
         write(root, "RULES.md", before["RULES.md"].replace("Ship small things", "Ship big things").replace(

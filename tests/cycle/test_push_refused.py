@@ -62,7 +62,7 @@ def test_when_the_fallback_branch_is_refused_too_the_work_is_said_to_be_only_loc
     assert report.exit_code == ExitCode.LOCAL_ONLY == 6
     assert report.push_status == "failed" and [v.code for v in report.violations] == ["GM712"]
     assert set(_remote_heads(origin)) == {"main"}
-    assert gitio.resolve(memrepo.ws().repo, "gitmem/cycle-1") == memrepo.head(), "kept on a local branch"
+    assert gitio.resolve_revision(memrepo.ws().repo, "gitmem/cycle-1") == memrepo.head(), "kept on a local branch"
     assert "NOTHING REACHED ORIGIN: the work is only on this machine's disk, on local branches main and " \
            "gitmem/cycle-1" in report.messages[-1]
     assert "only on this machine's disk" in report.violations[0].message

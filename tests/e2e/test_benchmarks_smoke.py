@@ -38,7 +38,7 @@ def test_the_recall_benchmark_can_measure_another_model(tmp_path: Path, monkeypa
     try:
         assert setup.index.config.recall.model == spec
         assert load_config(setup.root).recall.model == spec
-        assert setup.index.vectors(embed.load(spec)).rows == setup.figures["windows"]
+        assert setup.index.vectors(embed.load_static_model(spec)).rows == setup.figures["windows"]
         assert (setup.root / "gitmem.yaml").read_text(encoding="utf-8").startswith("# gitmem configuration.")
     finally:
         setup.index.close()

@@ -178,7 +178,7 @@ def test_p4_the_answer_committed_in_the_runners_checkout_was_kept_reported_and_n
     cycle = next(c for c in month.cycles if (c.day, c.slot) == (15, 2))
     assert cycle.report is not None and cycle.report.local_branch == f"gitmem/local/cycle-{cycle.cycle}"
     branch = cycle.report.local_branch
-    kept = gitio.resolve(gitio.open_repo(month.origin), branch)
+    kept = gitio.resolve_revision(gitio.open_repo(month.origin), branch)
     commit = month.repo.repo.get(kept)
     assert (commit.author.name, commit.author.email) == HUMAN
     assert "D-0005" in [d.id for d in decisions.parse(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.fleet.dispatch import DISPATCH, SKIP, WAIT, NoDispatchToken, carry_out, dispatch_overdue, plan
+from gitmem.fleet.dispatch import DISPATCH, SKIP, WAIT, NoDispatchToken, carry_out, dispatch_overdue, plan_dispatch
 from gitmem.fleet.fleetfile import load_fleet
 from gitmem.fleet.parallel import read_fleet
 from gitmem.memory_writer import MemoryWriter
@@ -73,7 +73,7 @@ def _fake(fake: FakeActions) -> None:
 def test_only_overdue_agents_are_started_and_only_they_cost_api_calls(fleet100: Fleet100) -> None:
     fleet = load_fleet(fleet100.root / "fleet.yaml")
     view = read_fleet(fleet, clock=lambda: fleet100.base + timedelta(hours=6))
-    steps = plan(fleet, view)
+    steps = plan_dispatch(fleet, view)
     decided = {step.agent: step for step in steps}
     assert all(decided[f"agent-{n:02d}"].decision == WAIT for n in ON_SCHEDULE)
     assert decided["agent-99"].decision == SKIP and "not a GitHub repository" in decided["agent-99"].why
@@ -92,7 +92,7 @@ def test_only_overdue_agents_are_started_and_only_they_cost_api_calls(fleet100: 
         touched = {path.split("/")[3] for _, path in fake.requests}
         assert touched == {f"agent-{n:02d}" for n in [*PLAIN_OVERDUE, 95, 96, 97]}   # on-schedule agents: no call
         # The next pass, with the dispatched runs still queued, starts nothing twice.
-        again = carry_out(plan(fleet, view), fleet, lambda repo: GitHubClient(fake.url, repo, fake.token))
+        again = carry_out(plan_dispatch(fleet, view), fleet, lambda repo: GitHubClient(fake.url, repo, fake.token))
         assert all(len(flow.dispatched) <= 1 for flow in fake.workflows.values())
         assert all("still queued" in s.done[-1] for s in again if s.decision == DISPATCH and s.agent != "agent-96")
 
@@ -102,7 +102,7 @@ def test_a_fleet_over_its_budget_starts_nothing(fleet100: Fleet100, tmp_path: Pa
                                                                               f"{fleet100.root}/agent-")
     (tmp_path / "fleet.yaml").write_text(text + "budget:\n  tokens_per_day: 1500\n", encoding="utf-8")
     fleet = load_fleet(tmp_path / "fleet.yaml")
-    steps = plan(fleet, read_fleet(fleet, clock=lambda: fleet100.base + timedelta(hours=6)))
+    steps = plan_dispatch(fleet, read_fleet(fleet, clock=lambda: fleet100.base + timedelta(hours=6)))
     overdue = [step for step in steps if step.decision != WAIT]
     assert overdue and all(step.decision == SKIP for step in overdue)
     assert "the fleet is over its budget (2000 tokens today, over 1500)" in overdue[0].why

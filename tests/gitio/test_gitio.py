@@ -59,7 +59,7 @@ def test_history_comes_out_as_plain_values(memrepo: GitRepo) -> None:
     assert gitio.file_at(memrepo.handle, head, "LOG.md") == (memrepo.path / "LOG.md").read_bytes()
     assert gitio.file_at(memrepo.handle, head, "nope.md") is None
     with pytest.raises(gitio.RepoError, match="unknown revision 'nope'"):
-        gitio.resolve(memrepo.handle, "nope")
+        gitio.resolve_revision(memrepo.handle, "nope")
 
 
 def test_every_public_name_of_the_git_layer_resolves() -> None:

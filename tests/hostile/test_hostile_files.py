@@ -38,13 +38,13 @@ def test_anything_but_a_regular_file_is_refused(memrepo: GitRepo, outside: Path,
     before = digest(outside)
     with deadline(), pytest.raises(files.FileRefused) as refused:
         if operation == "read":
-            files.read(memrepo.path, "LOG.md")
+            files.read_bytes(memrepo.path, "LOG.md")
         elif operation == "write":
-            files.write(memrepo.path, "LOG.md", b"# LOG\n")
+            files.write_bytes(memrepo.path, "LOG.md", b"# LOG\n")
         elif operation == "append":
             files.open_append(memrepo.path, "LOG.md")
         else:
-            files.size(memrepo.path, "LOG.md")
+            files.file_size(memrepo.path, "LOG.md")
     assert str(refused.value).startswith("LOG.md is ") and "regular file inside the work tree" in str(refused.value)
     assert refused.value.exit_code == 2
     assert digest(outside) == before
@@ -64,7 +64,7 @@ def test_the_mode_says_what_stands_there(memrepo: GitRepo, outside: Path, kind: 
                                  "a\\b.md", "nul\0.md"])
 def test_paths_that_leave_the_tree_are_refused(memrepo: GitRepo, outside: Path, rel: str) -> None:
     before = digest(outside), digest(memrepo.path / ".git" / "hooks")
-    for operation in (lambda: files.read(memrepo.path, rel), lambda: files.write(memrepo.path, rel, b"x")):
+    for operation in (lambda: files.read_bytes(memrepo.path, rel), lambda: files.write_bytes(memrepo.path, rel, b"x")):
         with pytest.raises(files.FileRefused):
             operation()
     assert (digest(outside), digest(memrepo.path / ".git" / "hooks")) == before
@@ -76,7 +76,7 @@ def test_a_memory_dir_inside_git_never_writes_a_hook(memrepo: GitRepo, cli, monk
     hooks = memrepo.path / ".git" / "hooks"
     before = digest(hooks)
     with pytest.raises(files.FileRefused, match="inside a .git directory"):
-        files.write(memrepo.path, ".git/hooks/pre-commit", b"#!/bin/sh\nexit 0\n")
+        files.write_bytes(memrepo.path, ".git/hooks/pre-commit", b"#!/bin/sh\nexit 0\n")
     memrepo.write("gitmem.yaml", "memory_dir: .git/hooks\nfiles:\n  now: pre-commit\n")
     result = cli(WRITERS["NOW.md"], cwd=memrepo.path)
     assert result.code == 2 and "Traceback" not in result.err
@@ -93,20 +93,20 @@ def test_a_file_the_os_will_not_open_names_the_fix(memrepo: GitRepo, monkeypatch
     with pytest.raises(files.FileRefused, match=r"^RULES.md cannot be opened: permission denied although its "
                                                 r"permissions let you write it, so a sandbox or security policy "
                                                 r"refuses writes here; nothing was changed; .*read-only sandbox"):
-        files.read(memrepo.path, "RULES.md")
+        files.read_bytes(memrepo.path, "RULES.md")
     if os.geteuid() != 0:           # root may write whatever the bits say
         (memrepo.path / "RULES.md").chmod(0o444)
         with pytest.raises(files.FileRefused, match=r"^RULES.md cannot be opened \(permission denied\).*chmod u\+rw"):
-            files.read(memrepo.path, "RULES.md")
+            files.read_bytes(memrepo.path, "RULES.md")
 
 
 def test_a_linked_directory_on_the_way_is_refused(memrepo: GitRepo, outside: Path) -> None:
     (memrepo.path / "mem").symlink_to(outside)
     before = digest(outside)
     with pytest.raises(files.FileRefused, match=r"^mem/NOW.md is inside mem, which is a symbolic link"):
-        files.write(memrepo.path, "mem/NOW.md", b"# NOW\n")
+        files.write_bytes(memrepo.path, "mem/NOW.md", b"# NOW\n")
     with pytest.raises(files.FileRefused):
-        files.read(memrepo.path, "mem/precious.txt")
+        files.read_bytes(memrepo.path, "mem/precious.txt")
     assert digest(outside) == before
     assert files.mode(memrepo.path, "mem/precious.txt") == files.LINK
 
@@ -114,7 +114,7 @@ def test_a_linked_directory_on_the_way_is_refused(memrepo: GitRepo, outside: Pat
 def test_a_file_on_the_way_is_refused(memrepo: GitRepo) -> None:
     memrepo.write("mem", "a file, not a directory\n")
     with pytest.raises(files.FileRefused, match=r"^mem/NOW.md is inside mem, which is not a directory"):
-        files.write(memrepo.path, "mem/NOW.md", b"# NOW\n")
+        files.write_bytes(memrepo.path, "mem/NOW.md", b"# NOW\n")
     assert memrepo.read("mem") == "a file, not a directory\n"
 
 
@@ -124,12 +124,12 @@ def test_an_append_through_a_hard_link_is_refused_and_a_rewrite_breaks_the_link(
     before = digest(outside)
     with pytest.raises(files.FileRefused, match="hard links"):
         files.open_append(memrepo.path, "LOG.md")
-    files.write(memrepo.path, "NOW.md", b"# NOW\n")                    # not linked: written as usual
+    files.write_bytes(memrepo.path, "NOW.md", b"# NOW\n")                    # not linked: written as usual
     assert digest(outside) == before                                  # the refused append changed nothing
     os.link(memrepo.path / "RULES.md", outside / "RULES-hardlink.md")
     linked = digest(outside)
     rules_before = (outside / "RULES-hardlink.md").read_bytes()
-    files.write(memrepo.path, "RULES.md", b"# RULES\n")                # atomic: a new inode, the link is broken
+    files.write_bytes(memrepo.path, "RULES.md", b"# RULES\n")                # atomic: a new inode, the link is broken
     assert (outside / "RULES-hardlink.md").read_bytes() == rules_before
     assert linked != before and digest(outside) == linked             # only the new hard link was added
     assert (outside / "precious.txt").read_text(encoding="utf-8").startswith("the human's")
@@ -137,10 +137,10 @@ def test_an_append_through_a_hard_link_is_refused_and_a_rewrite_breaks_the_link(
 
 def test_a_write_keeps_the_mode_and_creates_missing_directories(memrepo: GitRepo) -> None:
     (memrepo.path / "NOW.md").chmod(0o755)
-    files.write(memrepo.path, "NOW.md", b"# NOW\n")
+    files.write_bytes(memrepo.path, "NOW.md", b"# NOW\n")
     assert (memrepo.path / "NOW.md").stat().st_mode & 0o777 == 0o755
-    files.write(memrepo.path, "agents/writer/NOW.md", b"# NOW\n")
-    assert files.read(memrepo.path, "agents/writer/NOW.md") == b"# NOW\n"
+    files.write_bytes(memrepo.path, "agents/writer/NOW.md", b"# NOW\n")
+    assert files.read_bytes(memrepo.path, "agents/writer/NOW.md") == b"# NOW\n"
     assert not [p for p in (memrepo.path / "agents" / "writer").iterdir() if p.name.endswith(".tmp")]
 
 
@@ -372,15 +372,15 @@ def test_init_with_a_directory_as_pre_commit_config(tmp_path: Path, cli, git_env
 
 def test_remove_takes_a_file_or_a_link_never_what_it_points_to(memrepo: GitRepo, outside: Path) -> None:
     plant(memrepo.path, "ROADMAP.md", "link-outside", outside)
-    files.remove(memrepo.path, "ROADMAP.md")
+    files.remove_file(memrepo.path, "ROADMAP.md")
     assert not os.path.lexists(memrepo.path / "ROADMAP.md") and (outside / "ROADMAP.md").is_file()
-    files.remove(memrepo.path, "ROADMAP.md")                  # missing: nothing to do
-    files.remove(memrepo.path, "no/such/dir/x.md")
-    files.remove(memrepo.path, "NOW.md")
+    files.remove_file(memrepo.path, "ROADMAP.md")                  # missing: nothing to do
+    files.remove_file(memrepo.path, "no/such/dir/x.md")
+    files.remove_file(memrepo.path, "NOW.md")
     assert not (memrepo.path / "NOW.md").exists()
     plant(memrepo.path, "LOG.md", "directory", outside)
     with pytest.raises(files.FileRefused, match="is a directory"):
-        files.remove(memrepo.path, "LOG.md")
+        files.remove_file(memrepo.path, "LOG.md")
     assert (memrepo.path / "LOG.md" / "inside.md").is_file()
 
 
@@ -389,7 +389,7 @@ def test_what_was_opened_is_checked_not_what_the_name_said(memrepo: GitRepo, out
     plant(memrepo.path, "NOW.md", "fifo", outside)
     monkeypatch.setattr(files, "_what", lambda dir_fd, name: None)
     with deadline(), pytest.raises(files.FileRefused, match="FIFO"):
-        files.read(memrepo.path, "NOW.md")
+        files.read_bytes(memrepo.path, "NOW.md")
 
 
 def test_a_failed_write_leaves_the_old_file_and_no_temporary(memrepo: GitRepo, monkeypatch) -> None:
@@ -403,7 +403,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(memrepo: GitRepo, m
     monkeypatch.setattr(files.os, "fsync", full)
     with pytest.raises(files.FileRefused, match=r"^NOW.md cannot be written: no space is left on the device \(or "
                                                   r"the disk quota is reached\); nothing was changed; free some space"):
-        files.write(memrepo.path, "NOW.md", b"# NOW\n\nnew\n")
+        files.write_bytes(memrepo.path, "NOW.md", b"# NOW\n\nnew\n")
     assert memrepo.read("NOW.md") == before
     assert not [p.name for p in memrepo.path.iterdir() if p.name.endswith(".tmp")]
 
@@ -413,7 +413,7 @@ def test_an_os_error_names_the_file(memrepo: GitRepo, monkeypatch) -> None:
 
     fail_open(monkeypatch, "LOG.md", OSError(errno.EIO, "Input/output error"))
     with pytest.raises(files.FileRefused, match=r"^LOG.md could not be opened \(Input/output error\)"):
-        files.read(memrepo.path, "LOG.md")
+        files.read_bytes(memrepo.path, "LOG.md")
 
 
 @pytest.mark.parametrize("argv", [WRITERS["LOG.md"], WRITERS["NOW.md"]])

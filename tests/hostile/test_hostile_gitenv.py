@@ -138,7 +138,7 @@ def test_every_command_works_on_the_repository_git_would_use(tmp_path: Path, git
     if command == "cycle":
         tip = repo.head.peel(pygit2.Commit)
         assert str(tip.id) != head and tip.message.startswith("gitmem: cycle 1 · built")
-        assert files.read(where.root, "LOG.md") == tip.tree["LOG.md"].data
+        assert files.read_bytes(where.root, "LOG.md") == tip.tree["LOG.md"].data
     if command == "close":
         assert (where.git_dir / "gitmem").is_dir() or str(repo.head.target) != head
     if around is not None:

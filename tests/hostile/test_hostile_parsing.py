@@ -17,7 +17,7 @@ from gitmem.close.day import cycle_numbers
 from gitmem.cycle.budget import NEWLY_RESOLVED, build_request
 from gitmem.memory import log, roadmap
 from gitmem.memory_writer import MemoryWriter, WriteRefused
-from gitmem.report.log_scan import scan
+from gitmem.report.log_scan import scan_log
 from gitmem.workspace import Workspace
 from tests.support.builders import LOG_BASE, decisions_md, lesson, lessons_md, log_entry, now_block, now_md, pending
 from tests.support.gitcli import isolated_env
@@ -105,7 +105,7 @@ def test_a_fenced_heading_in_log_is_no_entry_for_any_reader(memrepo: GitRepo, cl
     ws = Workspace.at(memrepo.path)
     assert ws.last_log_cycle() == 2 and ws.cycle_for("log", from_env=False) == 3
     assert cycle_numbers(memrepo.read(L)) == {1, 2}
-    assert [c.number for c in scan(memrepo.read(L)).cycles] == [1, 2]
+    assert [c.number for c in scan_log(memrepo.read(L)).cycles] == [1, 2]
     assert log.tail(memrepo.read(L), 1).entries[-1].cycle == 2
     memrepo.stage_files({L: memrepo.read(L) + log_entry(11, 3)})
     assert cli(["check"], cwd=memrepo.path).code == 0

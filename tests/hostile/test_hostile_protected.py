@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.agents.protected import DEFAULTS, Protection, blocks, has_managed_blocks, keep_blocks
+from gitmem.agents.protected import DEFAULTS, Protection, has_managed_blocks, keep_blocks, managed_blocks
 from gitmem.errors import ExitCode
 from gitmem.memory import decisions
 from gitmem.scaffold.agent_clis import begin, end
@@ -225,7 +225,7 @@ def test_what_init_agent_writes_is_protected_and_its_blocks_end_at_their_end_mar
     for name in ("CLAUDE.md", "AGENTS.md"):
         text = (tmp_path / name).read_text(encoding="utf-8")
         block = text[text.index(begin("protocol")):text.index(end("protocol")) + len(end("protocol"))]
-        assert blocks(text) == [block], "the block ends at its named end marker, not at the end of the file"
+        assert managed_blocks(text) == [block], "the block ends at its named end marker, not at the end of the file"
         assert keep_blocks(text, text + "\nthe user's own notes\n") is None, "the text after it is the user's"
 
 

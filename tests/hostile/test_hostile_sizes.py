@@ -99,7 +99,7 @@ def test_memory_that_passes_check_always_builds_a_context_under_the_hard_limit(
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         for rel, text in {**memory, "gitmem.yaml": _yaml(config)}.items():
-            files.write(root, rel, text.encode("utf-8"))
+            files.write_bytes(root, rel, text.encode("utf-8"))
         ws = Workspace.at(root)
         assert replace(ws.config, warnings=()) == config
         errors = [v for v in run_checks(CheckInput(ws.config, None, gitio.worktree_snapshot(root))) if v.is_error]
@@ -138,7 +138,7 @@ def _at_limit(config: Config) -> dict[str, str]:
 def test_memory_at_every_limit_passes_check_and_fits(tmp_path: Path, budget: int) -> None:
     config = Config(cycle=Cycle(max_context_tokens=budget, always_load=("docs/brief.md",)))
     for rel, text in {**_at_limit(config), "gitmem.yaml": _yaml(config)}.items():
-        files.write(tmp_path, rel, text.encode("utf-8"))
+        files.write_bytes(tmp_path, rel, text.encode("utf-8"))
     found = run_checks(CheckInput(config, None, gitio.worktree_snapshot(tmp_path)))
     assert [v for v in found if v.is_error] == []
     request = build_request(Workspace.at(tmp_path), cycle=2, backend="command")
@@ -154,7 +154,7 @@ def test_one_character_over_a_limit_is_its_own_code(tmp_path: Path, part: str, c
               "docs/brief.md": "b"}[part] * 20
     memory[part] = memory[part].replace(filler, filler + filler[0], 1)
     for rel, body in memory.items():
-        files.write(tmp_path, rel, body.encode("utf-8"))
+        files.write_bytes(tmp_path, rel, body.encode("utf-8"))
     found = [v for v in run_checks(CheckInput(config, None, gitio.worktree_snapshot(tmp_path))) if v.is_error]
     assert [(v.path, v.code) for v in found] == [(part, code)]
 

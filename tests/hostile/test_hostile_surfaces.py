@@ -71,7 +71,7 @@ def test_a_side_branch_name_an_attacker_took_on_the_remote_is_passed_over_not_lo
     heads = pygit2.Repository(str(origin))
     assert str(heads.references["refs/heads/gitmem/cycle-1-2"].target) == report.commit == memrepo.head()
     assert str(heads.references["refs/heads/gitmem/cycle-1"].target) == planted, "the other branch is untouched"
-    assert gitio.resolve(memrepo.ws().repo, "gitmem/cycle-1-2") == memrepo.head()
+    assert gitio.resolve_revision(memrepo.ws().repo, "gitmem/cycle-1-2") == memrepo.head()
     assert not gitio.branch_exists(memrepo.ws().repo, "gitmem/cycle-1")
 
 

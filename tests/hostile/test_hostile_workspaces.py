@@ -163,7 +163,7 @@ def _forge(repo: GitRepo, *, author: tuple[str, str]) -> None:
     default.add_log_entry(task="a task", outcome="built", result="done")
     text = repo.read("w2/DECISIONS.md")
     item = decisions.parse(text).pending[0]
-    repo.write("w2/DECISIONS.md", decisions.render(decisions.resolve(
+    repo.write("w2/DECISIONS.md", decisions.render(decisions.move_to_resolved(
         decisions.parse(text), item.id, answer="Postgres", answered=default.now(), name="Ada Human",
         email="ada@example.com")))
     repo.write("w2/LOG.md", "")

@@ -425,7 +425,7 @@ def test_a_failed_second_write_puts_the_first_file_back(memrepo: GitRepo, cli: C
 
     from gitmem.confined import files
 
-    real_write = files.write
+    real_write = files.write_bytes
 
     def full_disk_for_decisions(root: Path, rel: str, data: bytes) -> None:
         if rel == "DECISIONS.md":
@@ -434,7 +434,7 @@ def test_a_failed_second_write_puts_the_first_file_back(memrepo: GitRepo, cli: C
 
     put(claude_dir(home, memrepo), {"feedback_real-database.md": FEEDBACK, "user_role.md": USER})
     before = memory(memrepo)
-    monkeypatch.setattr(files, "write", full_disk_for_decisions)
+    monkeypatch.setattr(files, "write_bytes", full_disk_for_decisions)
     result = cli(["import", "claude"], cwd=memrepo.path)
     assert result.code == 2, result.err
     assert "DECISIONS.md cannot be written" in result.err and "nothing was changed" in result.err

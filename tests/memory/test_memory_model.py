@@ -423,7 +423,7 @@ def test_decisions_malformed_heading_is_gm208(heading: str) -> None:
 
 def test_decisions_resolve_moves_to_top_of_resolved() -> None:
     doc = decisions.parse(DECISIONS_TEXT)
-    done = decisions.resolve(doc, "D-0002", answer="go ahead", answered=ts("2026-11-30 10:00 UTC"),
+    done = decisions.move_to_resolved(doc, "D-0002", answer="go ahead", answered=ts("2026-11-30 10:00 UTC"),
                              name="Marta Ruiz", email="marta@example.org")
     assert [d.id for d in done.pending] == ["D-12345"]
     assert [d.id for d in done.resolved] == ["D-0002", "D-0001"]
@@ -440,9 +440,11 @@ def test_decisions_resolve_moves_to_top_of_resolved() -> None:
     again = decisions.parse(text)
     assert again.problems == () and [d.id for d in again.resolved] == ["D-0002", "D-0001"]
     with pytest.raises(KeyError, match="already resolved"):
-        decisions.resolve(done, "D-0002", answer="x", answered=ts("2026-11-30 10:00 UTC"), name="a", email="a@b")
+        decisions.move_to_resolved(done, "D-0002", answer="x", answered=ts("2026-11-30 10:00 UTC"), name="a",
+                                   email="a@b")
     with pytest.raises(KeyError, match="not found"):
-        decisions.resolve(done, "D-0099", answer="x", answered=ts("2026-11-30 10:00 UTC"), name="a", email="a@b")
+        decisions.move_to_resolved(done, "D-0099", answer="x", answered=ts("2026-11-30 10:00 UTC"), name="a",
+                                   email="a@b")
 
 
 def test_decisions_make_and_add() -> None:

@@ -149,7 +149,7 @@ def decision_docs(draw: st.DrawFn) -> tuple[decisions.DecisionsDoc, list[tuple[d
                  ("Recommendation", recommendation)]
         if resolved:
             answer, when = draw(values()), draw(timestamps())
-            doc = decisions.resolve(decisions.DecisionsDoc((), (item,), (), {}), item.id, answer=answer,
+            doc = decisions.move_to_resolved(decisions.DecisionsDoc((), (item,), (), {}), item.id, answer=answer,
                                     answered=when, name="Ada Lovelace", email="ada@example.org")
             item = doc.resolved[0]
             pairs += [("Answer", answer), ("Answered", f"{when} by Ada Lovelace <ada@example.org>")]

@@ -292,6 +292,81 @@ def test_a_public_function_the_issue_found_in_two_packages_has_one_home(name: st
     assert len(public_definitions(modules()).get(name, [])) <= 1
 
 
+# The public function names several modules define on purpose: one protocol, each module doing the same job for
+# its own thing (name -> (the protocol, the modules that implement it)). Any other public top-level function name
+# is defined in one module of gitmem/, cli/ included: a call qualified by its module (`files.write` and
+# `export.write`) still leaves the reader to tell two things apart by where they live.
+RULE_FAMILIES = frozenset(f"checks/{name}.py" for name in (
+    "cross_workspace", "cycle_numbers", "decisions_checks", "every_memory_file", "lessons_checks", "log_checks",
+    "now_checks", "remap", "rules_checks", "sizes"))
+MEMORY_FILES = frozenset(f"memory/{name}.py" for name in ("decisions", "lessons", "log", "now", "rules"))
+IMPORT_SOURCES = frozenset(f"interop/{name}.py" for name in (
+    "agent_memory_repo", "claude_code", "cline", "codex", "gemini", "notes"))
+PROTOCOLS: dict[str, tuple[str, frozenset[str]]] = {
+    # gitmem.checks.inputs.RuleFamily: `check(inp, earlier=())`, one per rule family, run by run_checks.
+    "check": ("RuleFamily.check", RULE_FAMILIES),
+    # One module per memory file, the same shape for each: the writer parses whichever file it rewrites.
+    "parse": ("a memory file's parse(text) -> its document", MEMORY_FILES),
+    "render": ("a memory file's render(document) -> text", MEMORY_FILES),
+    "parse_heading": ("a dated or numbered memory file's parse_heading(title)", MEMORY_FILES - {"memory/rules.py"}),
+    "format_id": ("a numbered memory file's format_id(number)", MEMORY_FILES - {"memory/log.py", "memory/now.py"}),
+    # One module per import source format (gitmem.interop.importing calls it by the source's name): where its CLI
+    # keeps memory, and how its files read as facts.
+    "read": ("an import source's read(reader, prefix) -> facts", IMPORT_SOURCES),
+    "default_roots": ("an import source's default_roots(workspace, environ, home)", IMPORT_SOURCES),
+}
+
+
+def functions_sharing_a_name(parsed: dict[str, ast.Module],
+                             protocols: dict[str, tuple[str, frozenset[str]]]) -> dict[str, list[str]]:
+    """Public top-level function names that two modules of `parsed` (relative path -> tree) define, each with
+    the modules: a protocol's name is fine in the modules that implement it, and in no other."""
+    found: dict[str, list[str]] = {}
+    for where, module in sorted(parsed.items()):
+        for node in module.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_"):
+                found.setdefault(node.name, []).append(where)
+    implementers = {name: modules for name, (_, modules) in protocols.items()}
+    return {name: where for name, where in found.items()
+            if len(where) > 1 and not set(where) <= implementers.get(name, frozenset())}
+
+
+def parsed_package() -> dict[str, ast.Module]:
+    return {str(path.relative_to(PACKAGE)): tree(path) for path in modules()}
+
+
+def test_no_public_function_name_is_defined_in_two_modules() -> None:
+    """Failed before on 27 names: 24 no protocol at all (`collect` built a report, the dashboard and an import's
+    facts; `plan`, `describe`, `load`, `refusal`, `files.write` and `export.write`, ...), and `check`, `read` and
+    `render` defined outside their protocol too (the merge check, the click command, a trusted file's read, the
+    dashboard). Each now says what it is."""
+    assert functions_sharing_a_name(parsed_package(), PROTOCOLS) == {}
+
+
+def test_every_protocol_module_implements_its_protocol() -> None:
+    """The map names no module that lacks the function (a stale entry would let a clash in unseen)."""
+    parsed = parsed_package()
+    missing = sorted(f"{where}: {name}" for name, (_, where_all) in PROTOCOLS.items() for where in where_all
+                     if not any(isinstance(node, ast.FunctionDef) and node.name == name for node in parsed[where].body))
+    assert missing == []
+
+
+def test_a_demonstration_of_the_shared_name_measure() -> None:
+    """Two modules with one name clash, a module-qualified call or not; a protocol's name is fine among its
+    implementers and clashes once one more module defines it; private helpers and methods never count."""
+    parse = ast.parse
+    sample = {"a/files.py": parse("def write(): ...\ndef _helper(): ...\nclass C:\n    def load(self): ..."),
+              "b/export.py": parse("def write(): ...\ndef _helper(): ...\ndef load(): ...\nasync def fetch(): ..."),
+              "c/one.py": parse("def read(): ...\nasync def fetch(): ..."), "c/two.py": parse("def read(): ...")}
+    protocols = {"read": ("a source's read", frozenset({"c/one.py", "c/two.py"}))}
+    assert functions_sharing_a_name(sample, protocols) == {"write": ["a/files.py", "b/export.py"],
+                                                           "fetch": ["b/export.py", "c/one.py"]}
+    sample["a/files.py"] = parse("def read(): ...")
+    assert functions_sharing_a_name(sample, protocols)["read"] == ["a/files.py", "c/one.py", "c/two.py"]
+    assert functions_sharing_a_name(sample, {}) == {"read": ["a/files.py", "c/one.py", "c/two.py"],
+                                                    "fetch": ["b/export.py", "c/one.py"]}
+
+
 def aliased_imports(module: ast.Module) -> list[str]:
     """gitmem modules and names imported under another name: a search for the name then misses the use."""
     found = []

@@ -137,7 +137,7 @@ def test_moving_the_decision_to_resolved_still_checks(cli: Any, origin: Path) ->
     human = clone(origin, "human")
     doc = decisions.parse((human / PATH).read_text(encoding="utf-8"))
     stamp = Timestamp.from_datetime(datetime.now(UTC).replace(second=0, microsecond=0))
-    moved = decisions.resolve(doc, "D-0002", answer="no", answered=stamp, name=HUMAN[0], email=HUMAN[1])
+    moved = decisions.move_to_resolved(doc, "D-0002", answer="no", answered=stamp, name=HUMAN[0], email=HUMAN[1])
     (human / PATH).write_text(decisions.render(moved), encoding="utf-8")
     git(human, "add", PATH)
     assert cli(["check"], cwd=human).code == 0

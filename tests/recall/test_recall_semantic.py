@@ -53,7 +53,7 @@ def planted(memrepo: GitRepo) -> History:
 def floorless() -> Iterator[None]:
     """The shipped model without its "no memory" floor, for tests of the ranker's mechanics (windows, filters,
     the two-step search): at its floor it finds few paraphrases, which is why it is not the default."""
-    model = embed.load()
+    model = embed.load_static_model()
     kept = model.floor
     object.__setattr__(model, "floor", -1.0)
     try:
@@ -66,7 +66,7 @@ def store_of(ws: Workspace) -> vectors.Store:
     index = Index(ws)
     try:
         index.refresh()
-        return index.vectors(embed.load(ws.config.recall.model, index.root))
+        return index.vectors(embed.load_static_model(ws.config.recall.model, index.root))
     finally:
         index.close()
 
@@ -74,7 +74,7 @@ def store_of(ws: Workspace) -> vectors.Store:
 # -- the models ------------------------------------------------------------------------------------------------
 
 def test_the_shipped_model_loads_from_its_wheel_and_embeds_meaning() -> None:
-    model = embed.load()
+    model = embed.load_static_model()
     assert model.model_id.startswith("wordllama ") and model.dim == 256 and model.vocab == 32000
     weighted = model.weighted(np.ones(model.vocab, dtype=np.float32))
     price, cost, banana, empty = model.pool(["price", "cost", "banana", ""], weighted)
@@ -85,26 +85,26 @@ def test_the_shipped_model_loads_from_its_wheel_and_embeds_meaning() -> None:
 def test_a_model2vec_directory_loads_with_the_same_code(tmp_path: Path) -> None:
     folder = tiny_model(tmp_path / "m2v", {"price": [1.0] + [0.0] * 63, "cost": [0.9, 0.1] + [0.0] * 62,
                                           "banana": [0.0] * 63 + [1.0]})
-    model = embed.load(f"model2vec:{folder}")
+    model = embed.load_static_model(f"model2vec:{folder}")
     assert (model.dim, model.vocab) == (64, 4) and model.model_id.startswith("model2vec ")
     price, cost, banana, unknown = model.pool(["Price", "cost", "banana", "zebra"], model.weighted(np.ones(4, "f4")))
     assert price @ cost > 0.9 and price @ banana == 0.0 and not unknown.any()
     first = model.model_id
     tiny_model(folder, {"price": [0.5] * 64})          # another model in the same place: another id
     embed._load.cache_clear()
-    assert embed.load(f"model2vec:{folder}").model_id != first
+    assert embed.load_static_model(f"model2vec:{folder}").model_id != first
 
 
 def test_a_bad_model_setting_says_what_to_use(tmp_path: Path) -> None:
     with pytest.raises(RecallError, match="use wordllama or model2vec:DIRECTORY"):
-        embed.load("word2vec")
+        embed.load_static_model("word2vec")
     with pytest.raises(RecallError, match="cannot load the embedding model"):
-        embed.load(f"model2vec:{tmp_path / 'nowhere'}")
+        embed.load_static_model(f"model2vec:{tmp_path / 'nowhere'}")
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}      ")
     (tmp_path / "bad" / "tokenizer.json").write_text("{}")
     with pytest.raises(RecallError, match="cannot load"):
-        embed.load(f"model2vec:{tmp_path / 'bad'}")
+        embed.load_static_model(f"model2vec:{tmp_path / 'bad'}")
 
 
 def test_a_model_file_over_its_size_limit_is_refused_before_it_is_read(tmp_path: Path,
@@ -112,11 +112,11 @@ def test_a_model_file_over_its_size_limit_is_refused_before_it_is_read(tmp_path:
     folder = tiny_model(tmp_path / "m2v", {"price": [1.0] * 8})
     monkeypatch.setattr(embed, "MAX_TABLE_BYTES", 64)
     with pytest.raises(RecallError, match=r"model.safetensors is \d+ bytes, more than a model file may be \(64\)"):
-        embed.load(f"model2vec:{folder}")
+        embed.load_static_model(f"model2vec:{folder}")
     monkeypatch.setattr(embed, "MAX_TABLE_BYTES", 1 << 20)
     monkeypatch.setattr(embed, "MAX_TOKENIZER_BYTES", 64)
     with pytest.raises(RecallError, match=r"tokenizer.json is \d+ bytes"):
-        embed.load(f"model2vec:{folder}")
+        embed.load_static_model(f"model2vec:{folder}")
 
 
 def test_without_the_extra_auto_is_bm25_and_the_other_modes_say_what_to_install(
@@ -376,7 +376,7 @@ def test_a_hostile_model_directory_gives_one_line_and_reads_nothing_unbounded(tm
 
     (tmp_path / "loop").symlink_to(tmp_path / "loop")
     with pytest.raises(RecallError, match="recall.model: cannot follow"):
-        embed.load(f"model2vec:{tmp_path / 'loop'}")
+        embed.load_static_model(f"model2vec:{tmp_path / 'loop'}")
     good = tiny_model(tmp_path / "good", {"price": [1.0] * 8})
     for name, target in (("fifo", None), ("zero", Path("/dev/zero")), ("folder", tmp_path)):
         folder = tmp_path / name
@@ -387,23 +387,23 @@ def test_a_hostile_model_directory_gives_one_line_and_reads_nothing_unbounded(tm
         else:
             (folder / "model.safetensors").symlink_to(target)   # /dev/zero would fill the memory
         with pytest.raises(RecallError, match="model.safetensors is not a regular file"):
-            embed.load(f"model2vec:{folder}")
+            embed.load_static_model(f"model2vec:{folder}")
     liar = tmp_path / "liar"
     liar.mkdir()
     (liar / "tokenizer.json").write_bytes((good / "tokenizer.json").read_bytes())
     (liar / "model.safetensors").write_bytes(struct.pack("<Q", 1 << 40) + b"{}")
     with pytest.raises(RecallError, match="the header claims 1099511627776 bytes; the file holds 10"):
-        embed.load(f"model2vec:{liar}")
+        embed.load_static_model(f"model2vec:{liar}")
     header = json.dumps({"embeddings": {"dtype": "F32", "shape": [100_000, 100_000],
                                         "data_offsets": [0, 40_000_000_000]}}).encode()
     (liar / "model.safetensors").write_bytes(struct.pack("<Q", len(header)) + header)
     with pytest.raises(RecallError, match=r"claims bytes 0\.\.40000000000; the file holds 0"):
-        embed.load(f"model2vec:{liar}")
+        embed.load_static_model(f"model2vec:{liar}")
     (liar / "model.safetensors").write_bytes((good / "model.safetensors").read_bytes())
     (liar / "tokenizer.json").unlink()
     (liar / "tokenizer.json").symlink_to("/dev/zero")
     with pytest.raises(RecallError, match="tokenizer.json is not a regular file"):
-        embed.load(f"model2vec:{liar}")
+        embed.load_static_model(f"model2vec:{liar}")
 
 
 def test_a_relative_model_directory_is_taken_from_the_repository_root(planted: History, cli) -> None:

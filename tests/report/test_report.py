@@ -18,7 +18,7 @@ from gitmem.cycle.permissions import is_revert_note
 from gitmem.cycle.postflight import context_note, usage_line
 from gitmem.memory import log
 from gitmem.report import build, evidence, html, log_scan, summary
-from gitmem.report.collect import collect
+from gitmem.report.collect import collect_report
 from gitmem.report.model import WorkspaceReport
 from gitmem.workspace import Workspace
 from tests.support import report_history as planted
@@ -35,7 +35,7 @@ def ninety(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitRepo]:
 
 @pytest.fixture(scope="module")
 def whole(ninety: GitRepo) -> WorkspaceReport:
-    return collect(Workspace.at(ninety.path), clock=lambda: planted.NOW)
+    return collect_report(Workspace.at(ninety.path), clock=lambda: planted.NOW)
 
 
 # -- reading Evidence ---------------------------------------------------------------------------------------
@@ -71,7 +71,7 @@ def test_evidence_is_read_only_from_the_evidence_field() -> None:
 def test_the_scan_agrees_with_the_full_parser(ninety: GitRepo) -> None:
     text = ninety.read("LOG.md")
     parsed = log.parse(text)
-    scanned = log_scan.scan(text)
+    scanned = log_scan.scan_log(text)
     assert [(c.number, c.when, c.outcome) for c in scanned.cycles] == [
         (e.cycle, e.when.moment, e.outcome) for e in parsed.cycles]
     assert [c.reverts for c in scanned.cycles] == [len(reverts(e)) for e in parsed.cycles]
@@ -87,7 +87,7 @@ def test_a_late_window_reads_only_the_end_of_log(ninety: GitRepo) -> None:
     tail = log_scan.read_log(ninety.path, "LOG.md", start, block=4096)
     whole = log_scan.read_log(ninety.path, "LOG.md", None)
     assert whole.endswith(tail) and len(tail) < len(whole) // 5
-    assert log_scan.scan(tail, start).cycles == log_scan.scan(whole, start).cycles
+    assert log_scan.scan_log(tail, start).cycles == log_scan.scan_log(whole, start).cycles
     assert log_scan.read_log(ninety.path, "missing.md", None) == ""
 
 
@@ -95,7 +95,7 @@ def test_malformed_or_impossible_headings_add_nothing() -> None:
     text = ("# LOG\n\n## 2026-02-30 10:00 UTC · cycle 1 · built\n- Evidence: runner: reverted a rewrite\n\n"
             "## 2026-03-01 10:00 +01:00 · cycle 2 · built\n- Evidence: tokens: input 1, output 1, total 2\n\n"
             "## not a heading\n- Evidence: runner: reverted something\n")
-    scanned = log_scan.scan(text)
+    scanned = log_scan.scan_log(text)
     assert [(c.number, c.reverts, c.tokens) for c in scanned.cycles] == [(2, 0, 2)]
     assert scanned.cycles[0].when.utcoffset() == timedelta(hours=1)
 
@@ -126,7 +126,7 @@ def test_every_planted_event_is_collected(whole: WorkspaceReport) -> None:
 
 def test_a_window_keeps_what_was_open_in_it(ninety: GitRepo) -> None:
     since = planted.LAST_DAY - timedelta(days=13)
-    report = collect(Workspace.at(ninety.path), since=since, clock=lambda: planted.NOW)
+    report = collect_report(Workspace.at(ninety.path), since=since, clock=lambda: planted.NOW)
     assert report.first_day == since and report.until == planted.NOW.date()
     assert [c.number for c in report.cycles] == list(range(planted.cycles_before(since) + 1, 361))
     assert all(d.pending or d.answered and d.answered.date() >= since for d in report.decisions)

@@ -227,13 +227,13 @@ def test_a_dirty_link_to_a_fifo_is_not_opened(memrepo: GitRepo, tmp_path: Path) 
     import os
     import threading
 
-    from gitmem.sessions.record import fingerprint
+    from gitmem.sessions.record import work_tree_fingerprint
 
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     (memrepo.path / "pipe-link").symlink_to(fifo)
     found: dict[str, str] = {}
-    worker = threading.Thread(target=lambda: found.update(fingerprint(memrepo.ws())), daemon=True)
+    worker = threading.Thread(target=lambda: found.update(work_tree_fingerprint(memrepo.ws())), daemon=True)
     worker.start()
     worker.join(20)
     if worker.is_alive():           # it opened the FIFO: let it go, then fail
@@ -243,7 +243,7 @@ def test_a_dirty_link_to_a_fifo_is_not_opened(memrepo: GitRepo, tmp_path: Path) 
     first = found["pipe-link"]
     (memrepo.path / "pipe-link").unlink()
     (memrepo.path / "pipe-link").symlink_to(tmp_path / "elsewhere")
-    assert fingerprint(memrepo.ws())["pipe-link"] != first, "a link retargeted is a change"
+    assert work_tree_fingerprint(memrepo.ws())["pipe-link"] != first, "a link retargeted is a change"
 
 
 @pytest.mark.parametrize("damage", [{"last_cycle": "3"}, {"head": 7}, {"dirty": ["a"]}, {"dirty": {"a": 1}}])

@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from gitmem.cli.status import render
+from gitmem.cli.status import render_dashboard
 from gitmem.cycle.budget import estimate
-from gitmem.views.status import collect
+from gitmem.views.status import collect_status
 from gitmem.workspace import Workspace
 from tests.support.helpers import GitRepo
 from tests.support.world import World, at, d
@@ -33,7 +33,7 @@ def world(memrepo: GitRepo) -> World:
 
 def test_status_collects_the_day_the_streak_decisions_lessons_rules_and_budget(world: World) -> None:
     world.clock.moment = at(11, 12)
-    data = collect(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
+    data = collect_status(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
     assert data["now"] == "2026-11-11 12:00 UTC"
     assert data["last_cycle"] == {"cycle": 4, "when": "2026-11-11 08:00 UTC", "outcome": "no-build",
                                   "task": "look for work", "warnings": []}
@@ -55,7 +55,7 @@ def test_status_collects_the_day_the_streak_decisions_lessons_rules_and_budget(w
 
 def test_status_after_a_close_shows_the_promotion_and_the_close(world: World) -> None:
     world.close(d(11), at(11, 23))
-    data = collect(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
+    data = collect_status(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
     assert data["rules"]["proven"] == 1
     assert data["eligible"] == []
     assert data["last_close"] == "2026-11-11"
@@ -63,8 +63,8 @@ def test_status_after_a_close_shows_the_promotion_and_the_close(world: World) ->
 
 def test_render_is_plain_in_a_pipe_and_coloured_on_a_terminal(world: World) -> None:
     world.clock.moment = at(11, 12)
-    data = collect(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
-    plain = render(data, colour=False)
+    data = collect_status(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
+    plain = render_dashboard(data, colour=False)
     assert "\x1b[" not in plain
     lines = plain.splitlines()
     assert lines[0] == "gitmem status · 2026-11-11 12:00 UTC"
@@ -75,7 +75,7 @@ def test_render_is_plain_in_a_pipe_and_coloured_on_a_terminal(world: World) -> N
     assert "  L-0001 · Tests first (cycles 2, 3)" in lines
     assert "  L-0002 · Small commits (1/2)" in lines
     assert len(lines) <= 24                                                      # one screen
-    coloured = render(data, colour=True)
+    coloured = render_dashboard(data, colour=True)
     assert "\x1b[31m" in coloured and coloured != plain
 
 
@@ -102,7 +102,7 @@ def test_status_reads_log_back_from_its_end_through_the_workspace(world: World,
     the cycle reads it: never the whole file as text, and the dashboard is the same."""
     world.clock.moment = at(11, 12)
     ws = Workspace.at(world.git.path, world.config)
-    before = collect(ws, clock=world.clock).to_json()
+    before = collect_status(ws, clock=world.clock).to_json()
     real = Workspace.read
 
     def no_whole_log(self: Workspace, role: str) -> str:
@@ -110,7 +110,7 @@ def test_status_reads_log_back_from_its_end_through_the_workspace(world: World,
         return real(self, role)
 
     monkeypatch.setattr(Workspace, "read", no_whole_log)
-    assert collect(ws, clock=world.clock).to_json() == before
+    assert collect_status(ws, clock=world.clock).to_json() == before
 
 
 def test_status_lists_the_branches_waiting_on_the_human_with_what_to_do(tmp_path, memrepo: GitRepo, cli) -> None:

@@ -100,8 +100,9 @@ def make_state(plan: Plan, templates: dict[str, str], human: tuple[str, str]) ->
             committed = plan.entries[plan.chunks[found.answer_commit] - 1].when + timedelta(minutes=25)
             when = timestamp(min(entry.when + timedelta(hours=rng.randint(2, 30)), committed))
             doc = decisions.DecisionsDoc((), (item,), (), {})
-            found.resolved = decisions.resolve(doc, item.id, answer=rng.choice(("A", "B", f"A, {text.line(topic)}")),
-                                               answered=when, name=human[0], email=human[1]).resolved[0]
+            answer = rng.choice(("A", "B", f"A, {text.line(topic)}"))
+            found.resolved = decisions.move_to_resolved(doc, item.id, answer=answer, answered=when, name=human[0],
+                                                        email=human[1]).resolved[0]
         state.decisions.append(found)
 
     count = max(1, round(LESSONS_1X * plan.scale))
