@@ -359,11 +359,11 @@ def _build(cls: type, raw: Any, source: str, prefix: str, warnings: list[str], w
             hint = f"; did you mean {prefix + close[0]!r}?" if close else ""
             warnings.append(f"{source}{_line(raw, key)}: unknown key {dotted!r} ignored{hint}")
             continue
-        values[key] = _coerce(declared(known[key]), value, source + _line(raw, key), dotted, warnings, known[key])
+        values[key] = _coerce(field_type(known[key]), value, source + _line(raw, key), dotted, warnings, known[key])
     return cls(**values)
 
 
-def declared(spec: Field[Any]) -> type | str:
+def field_type(spec: Field[Any]) -> type | str:
     """What a config field holds, read from its annotation without evaluating it (typing.get_type_hints
     compiles every annotation, a millisecond and a half of each `gitmem check`): a section's class, or the name
     of the value's type, `int`, `str`, `bool`, `float` or `tuple`."""

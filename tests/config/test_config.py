@@ -371,13 +371,13 @@ def test_workspace_check_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 def test_the_reader_sees_each_fields_type_as_its_annotation_declares_it() -> None:
-    """`declared` reads annotations without evaluating them (the pre-commit path's start-up): it must agree
+    """`field_type` reads annotations without evaluating them (the pre-commit path's start-up): it must agree
     with typing's evaluation for every field the reader fills, and refuse an annotation it cannot read."""
     import dataclasses
     import typing
 
     import gitmem.config as config_module
-    from gitmem.config import Config, declared
+    from gitmem.config import Config, field_type
 
     sections: list[type] = [Config]
     for cls in sections:
@@ -387,12 +387,12 @@ def test_the_reader_sees_each_fields_type_as_its_annotation_declares_it() -> Non
                 continue
             hint = hints[spec.name]
             if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-                assert declared(spec) is hint
+                assert field_type(spec) is hint
                 sections.append(hint)
             else:
-                assert declared(spec) == (typing.get_origin(hint) or hint).__name__, spec.name
+                assert field_type(spec) == (typing.get_origin(hint) or hint).__name__, spec.name
     assert {cls.__name__ for cls in sections[1:]} == set(config_module._SECTIONS)
     odd = dataclasses.field(default=None)
     odd.name, odd.type = "odd", "int | None"
     with pytest.raises(TypeError, match="not a type the config reader knows"):
-        declared(odd)
+        field_type(odd)
