@@ -465,7 +465,7 @@ def test_a_text_read_from_a_file_is_compared_as_the_bytes_read(memrepo: GitRepo)
     from gitmem.memory.text import decode_file_text, encoded
 
     memrepo.append("LOG.md", "\n" + "a line of a long history\n" * 1000)
-    data = files.read(memrepo.path, "LOG.md")
+    data = files.read_bytes(memrepo.path, "LOG.md")
     assert data is not None
     text = decode_file_text(data)
     assert encoded(text) is data
