@@ -2,19 +2,22 @@
 `pytest benchmarks/ --benchmark-only` at 1x, 10x and 100x; see the README)."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support.untraced import untraced_environ
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
 def test_every_benchmark_runs_once_at_1x(tmp_path: Path) -> None:
-    env = {**os.environ, "GITMEM_BENCH_SCALES": "1", "GITMEM_BENCH_CACHE": str(tmp_path / "cache")}
+    # Untraced: the benchmarks re-run paths the suite's own tests measure, and under the tracer the run cost
+    # 44% more CPU (115 s against 80 s; the suite's longest test); what this test holds is that they run.
+    env = {**untraced_environ(), "GITMEM_BENCH_SCALES": "1", "GITMEM_BENCH_CACHE": str(tmp_path / "cache")}
     done = subprocess.run([sys.executable, "-m", "pytest", "benchmarks", "--benchmark-disable", "--no-cov",
                            "-p", "no:cacheprovider", "-n", "0"], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=900)
