@@ -25,7 +25,7 @@ from gitmem.interop.plan import ORIGIN_FIELD
 from gitmem.memory import decisions, lessons, now, rules
 from gitmem.workspace import Workspace
 
-FORMATS = ("agent-memory-repo", "claude", "codex", "gemini")
+EXPORT_FORMATS = ("agent-memory-repo", "claude", "codex", "gemini")
 MARKER = "<!-- exported by gitmem"
 _SLUG_RE = re.compile(r"[^A-Za-z0-9]+")
 
@@ -67,8 +67,8 @@ class Exported:
 
 def cli_memory_dir(ws: Workspace, fmt: str, environ: Mapping[str, str], home: Path) -> Path:
     """Where the CLI of `fmt` reads its memory for this project: the first place its import reads
-    (gitmem.interop.importing.FORMATS); NoCliMemoryDir when it has none."""
-    roots: list[Path] = importing.FORMATS[fmt].default_roots(ws, environ, home)
+    (gitmem.interop.importing.SOURCE_READERS); NoCliMemoryDir when it has none."""
+    roots: list[Path] = importing.SOURCE_READERS[fmt].default_roots(ws, environ, home)
     if not roots:
         raise NoCliMemoryDir(f"{fmt} has no place a CLI reads it from: give --out DIR")
     return roots[0]

@@ -24,8 +24,8 @@ from gitmem.memory.lessons import Lesson
 from gitmem.memory_writer import BatchDecision, MemoryWriter, NewLesson
 from gitmem.workspace import Workspace
 
-FORMATS: dict[str, ModuleType] = {module.NAME: module for module in
-                                  (claude_code, codex, gemini, cline, agent_memory_repo, notes)}
+SOURCE_READERS: dict[str, ModuleType] = {module.NAME: module for module in
+                                         (claude_code, codex, gemini, cline, agent_memory_repo, notes)}
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def collect_facts(source: str, workspace: Workspace, *, where: Path | None, envi
             home: Path) -> Batch:
     """Every fact of `source`, read where its CLI keeps it (or at `where`); SourceProblem names each file that
     cannot be read, SourceMissing says when there is nothing at all."""
-    module = FORMATS[source]
+    module = SOURCE_READERS[source]
     project = workspace.root
     roots = [where] if where is not None else module.default_roots(workspace, environ, home)
     present = [root for root in roots if root.is_dir()]

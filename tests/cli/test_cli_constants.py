@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gitmem.cli import github, init, interop, recall
 from gitmem.config import RECALL_MODES
-from gitmem.interop.export import FORMATS
+from gitmem.interop.export import EXPORT_FORMATS
 from gitmem.publish.pullrequest import DEFAULT_BRANCH
 from gitmem.publish.required_check import REQUIRED_CHECK
 from gitmem.recall.corpus import KINDS
@@ -20,5 +20,5 @@ def test_every_constant_the_commands_repeat_is_the_librarys() -> None:
     assert init.AGENTS == AGENTS
     assert recall.KINDS == KINDS
     assert recall.MODES == RECALL_MODES
-    assert interop.EXPORT_FORMATS == FORMATS
-    assert interop.SOURCES == tuple(importing.FORMATS)
+    assert interop.EXPORT_FORMATS == EXPORT_FORMATS
+    assert interop.SOURCES == tuple(importing.SOURCE_READERS)
