@@ -167,7 +167,7 @@ BUGS = {
     "check": ("gitmem.checks.check_and_verify", "check_staged", ["check"]),
     "context": ("gitmem.cycle.budget", "reading", ["context"]),
     "log-add": ("gitmem.memory_writer", "MemoryWriter.add_log_entry", COMMANDS["log-add"]),
-    "status": ("gitmem.views.status", "collect", ["status"]),
+    "status": ("gitmem.views.status", "collect_status", ["status"]),
     "files": ("gitmem.confined.files", "_open", ["context"]),
     "gitio": ("gitmem.gitio.repository", "head_id", ["status"]),
 }
