@@ -30,24 +30,16 @@ else:
         return wrap if cls is None else wrap(cls)
 
 
-def _values(names: tuple[str, ...]) -> Any:
-    """A function of an instance giving the tuple of its `names` values, as the standard methods compare."""
+def _tuple_getter(getter: Any, names: tuple[str, ...]) -> Any:
+    """A function giving the tuple of `getter(*names)`'s values, one value or none included (`attrgetter` of an
+    instance's fields, as the standard methods compare; `itemgetter` of a mapping's keys, KeyError if one is
+    missing): `attrgetter("a")` alone gives a bare value, not a 1-tuple."""
     if not names:
         return lambda _obj: ()
     if len(names) == 1:
-        one = attrgetter(names[0])
+        one = getter(names[0])
         return lambda obj: (one(obj),)
-    return attrgetter(*names)
-
-
-def _items_at(keys: tuple[str, ...]) -> Any:
-    """A function of a mapping giving the tuple of its values at `keys`, in that order (KeyError if one is missing)."""
-    if not keys:
-        return lambda _mapping: ()
-    if len(keys) == 1:
-        one = itemgetter(keys[0])
-        return lambda mapping: (one(mapping),)
-    return itemgetter(*keys)
+    return getter(*names)
 
 
 def _set(cls: type, name: str, value: Any) -> None:
@@ -84,7 +76,7 @@ def _build(cls: type, *, frozen: bool, order: bool) -> type:
         return f"{self.__class__.__qualname__}({', '.join(f'{name}={getattr(self, name)!r}' for name in shown)})"
 
     _set(cls, "__repr__", __repr__)
-    compared = _values(tuple(f.name for f in every if f.compare))
+    compared = _tuple_getter(attrgetter, tuple(f.name for f in every if f.compare))
 
     def __eq__(self: Any, other: Any) -> Any:
         if other.__class__ is self.__class__:
@@ -94,7 +86,8 @@ def _build(cls: type, *, frozen: bool, order: bool) -> type:
     _set(cls, "__eq__", __eq__)
     if not own_hash:
         if frozen:
-            hashed = _values(tuple(f.name for f in every if (f.compare if f.hash is None else f.hash)))
+            hashed_names = tuple(f.name for f in every if (f.compare if f.hash is None else f.hash))
+            hashed = _tuple_getter(attrgetter, hashed_names)
 
             def __hash__(self: Any) -> int:
                 return hash(hashed(self))
@@ -142,7 +135,7 @@ def _init(cls: type, every: tuple[dataclasses.Field[Any], ...], frozen: bool) ->
     # Keyword calls without a factory to run, the usual kind, are bound by C code: the defaults and the
     # arguments merged, then read in field order.
     plain_defaults = {key: value for key, value in defaults.items() if key in given}
-    in_order = _items_at(given)
+    in_order = _tuple_getter(itemgetter, given)
     count = len(given)
 
     def values_of(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:

@@ -17,7 +17,7 @@ from gitmem.cycle.budget import (
 from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
 from gitmem.workspace import head_and_tail as tailread
-from tests.support.fake_anthropic import messages_api
+from tests.support.fake_anthropic import count_tokens, messages_api
 from tests.support.helpers import GitRepo
 
 START = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
@@ -292,21 +292,11 @@ def test_the_current_roadmap_section_of_a_long_roadmap(memrepo: GitRepo, extra: 
     assert part.text == "## Month 300\n  - [ ] open, indented" == lines_of(memrepo, part.source)
 
 
-def _count_tokens(calls: list[int], broken: bool):
-    """A fake POST /v1/messages/count_tokens: one token per word, or a 400 when `broken`."""
-    def respond(body, headers):
-        calls.append(1)
-        if broken:
-            return 400, {"type": "error", "error": {"type": "invalid_request_error", "message": "no"}}
-        return 200, {"input_tokens": len(body["messages"][0]["content"].split())}
-    return respond
-
-
 @pytest.mark.parametrize("broken", [False, True])
 def test_cli_counts_exactly_when_a_key_is_set(memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch,
                                               broken: bool) -> None:
     calls: list[int] = []
-    with messages_api(_count_tokens(calls, broken)) as url:
+    with messages_api(count_tokens(calls, broken)) as url:
         monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-key-for-the-fake")
         monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
         result = cli(["context", "--json"], cwd=memrepo.path)

@@ -8,20 +8,10 @@ import pytest
 from gitmem.cycle.budget import estimate_tokens
 from gitmem.cycle.next_prompt import next_prompt
 from gitmem.workspace import Workspace
-from tests.support.fake_anthropic import messages_api
+from tests.support.fake_anthropic import count_tokens, messages_api
 from tests.support.helpers import GitRepo
 
 KEY = "sk-ant-test-key-for-the-fake"
-
-
-def _count_tokens(calls: list[int], broken: bool):
-    """A fake POST /v1/messages/count_tokens: one token per word, or a 400 when `broken`."""
-    def respond(body, headers):
-        calls.append(1)
-        if broken:
-            return 400, {"type": "error", "error": {"type": "invalid_request_error", "message": "no"}}
-        return 200, {"input_tokens": len(body["messages"][0]["content"].split())}
-    return respond
 
 
 def test_without_a_key_the_prompt_is_estimated_and_the_command_prints_the_librarys_data(
@@ -42,7 +32,7 @@ def test_without_a_key_the_prompt_is_estimated_and_the_command_prints_the_librar
 def test_with_a_key_the_prompt_is_counted_exactly_until_the_count_fails(
         memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch, broken: bool) -> None:
     calls: list[int] = []
-    with messages_api(_count_tokens(calls, broken)) as url:
+    with messages_api(count_tokens(calls, broken)) as url:
         monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
         shown = next_prompt(Workspace.at(memrepo.path))
@@ -60,7 +50,7 @@ def test_with_a_key_the_prompt_is_counted_exactly_until_the_count_fails(
 
 def test_offline_never_asks_the_api_even_with_a_key(memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
-    with messages_api(_count_tokens(calls, False)) as url:
+    with messages_api(count_tokens(calls, False)) as url:
         monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
         monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
         shown = next_prompt(Workspace.at(memrepo.path), offline=True)

@@ -23,3 +23,14 @@ def messages_api(respond: Responder) -> Iterator[str]:
 
     with serving(Handler) as url:
         yield url
+
+
+def count_tokens(calls: list[int], broken: bool) -> Callable[[dict[str, Any], dict[str, str]], tuple[int, Any]]:
+    """A fake POST /v1/messages/count_tokens for `messages_api`: one token per word, or a 400 when `broken`;
+    each call is counted in `calls`."""
+    def respond(body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any]:
+        calls.append(1)
+        if broken:
+            return 400, {"type": "error", "error": {"type": "invalid_request_error", "message": "no"}}
+        return 200, {"input_tokens": len(body["messages"][0]["content"].split())}
+    return respond
