@@ -24,6 +24,13 @@ sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto` (pyproject's addopts): one worker more than the machine has cores. Many tests wait on what they
+    start (git, the agent CLIs, bwrap, a browser, loopback servers); with one worker a core, both cores were
+    busy 85% of a CI run, and the third worker fills those waits."""
+    return (os.cpu_count() or 1) + 1
+
+
 # The tests' layout (issue 35): tests/<package>/ for each package, tests/hostile/ and tests/e2e/ apart. A test's
 # folder gives its marker, so `pytest -m "not e2e"` is the quick loop and `pytest tests/close` the close's.
 FOLDER_MARKERS = {"e2e": pytest.mark.e2e, "hostile": pytest.mark.hostile}
