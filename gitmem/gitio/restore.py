@@ -52,5 +52,18 @@ def _remove(base: Path, rel: str) -> None:
         parent = parent.parent
 
 
+# A folder on the way can be swapped for another while a file is put back into it (a process the agent left,
+# racing the put-back: the folder gitmem made in place of a planted link is replaced, and the file's temporary
+# name is then created in a folder that is gone, ENOENT). Each try walks again from the root, so no link is
+# ever followed; only a race lost this many times in a row is an error.
+PUT_BACK_TRIES = 5
+
+
 def _write(base: Path, rel: str, data: bytes, mode: int) -> None:
-    files.put_entry(base, rel, data, mode)
+    for tries_left in reversed(range(PUT_BACK_TRIES)):
+        try:
+            files.put_entry(base, rel, data, mode)
+            return
+        except FileNotFoundError:
+            if not tries_left:
+                raise
