@@ -19,6 +19,7 @@ import errno
 import os
 import shutil
 import stat
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
@@ -231,12 +232,74 @@ def open_read(root: Path, rel: str) -> BinaryIO | None:
 
 
 def read_bytes(root: Path, rel: str) -> bytes | None:
-    """The file's bytes; None when it is missing."""
+    """The file's bytes; None when it is missing. A large file that has settled is read once per process
+    (`_SettledReads`): the same bytes object answers again while the file is unchanged."""
     handle = open_read(root, rel)
     if handle is None:
         return None
     with handle:
-        return handle.read()
+        opened = os.fstat(handle.fileno())
+        if opened.st_size < _SettledReads.FROM:
+            return handle.read()
+        place = (os.fspath(root), rel)
+        known = _settled.get(place, opened)
+        if known is not None:
+            return known
+        began = time.time_ns()
+        data, described = stat_of_read(handle)
+        if described is not None:
+            _settled.keep(place, described, data, began)
+        return data
+
+
+# -- what a process may remember of a file -----------------------------------------------------------------
+
+# A file last changed this long before a process looked at it is taken as unchanged while its identity is: any
+# write after that moves its ctime to the clock's now, which no writer can set back (utime sets mtime, and moves
+# ctime to now). A file changed more recently is "racily clean", as git says: a second write in the same clock
+# tick, of the same size, would leave its identity as it was. Coarser than any file system gitmem runs on.
+SETTLED_NS = 2_000_000_000
+
+
+def file_identity(found: os.stat_result) -> tuple[int, ...]:
+    """The stat fields any change to a file's bytes moves: device, inode, size, mtime and ctime."""
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
+
+
+def has_settled(found: os.stat_result, now_ns: int) -> bool:
+    """Whether what a process learned of the file as `found` describes it may be kept for as long as
+    `file_identity` stays the same (see SETTLED_NS); a change time in the future never settles."""
+    return found.st_ctime_ns + SETTLED_NS <= now_ns
+
+
+class _SettledReads:
+    """The bytes of the large files this process read, by the identity that described them: a cycle's steps and
+    a close's each read the 75 MB LOG and the 10 MB NOW again, and the parses shared by identity
+    (`gitmem.memory.once`) answer at once for the same bytes object. Only a file that had settled when its read
+    began is kept (`has_settled`), so a file written just before is read again every time."""
+
+    FROM = 1 << 20              # smaller files cost less to read than to keep
+    KEPT = 8                    # files: the memory files of two workspaces
+
+    def __init__(self) -> None:
+        # (root, path) -> (the identity that describes the bytes, the bytes); the newest last. One version a
+        # path, so a file rewritten meanwhile does not keep its old bytes alive.
+        self._kept: dict[tuple[str, str], tuple[tuple[int, ...], bytes]] = {}
+
+    def get(self, place: tuple[str, str], opened: os.stat_result) -> bytes | None:
+        known = self._kept.get(place)
+        return known[1] if known is not None and known[0] == file_identity(opened) else None
+
+    def keep(self, place: tuple[str, str], found: os.stat_result, data: bytes, began_ns: int) -> None:
+        self._kept.pop(place, None)
+        if not has_settled(found, began_ns):
+            return
+        self._kept[place] = (file_identity(found), data)
+        while len(self._kept) > self.KEPT:
+            del self._kept[next(iter(self._kept))]
+
+
+_settled = _SettledReads()
 
 
 def read_with_stat(root: Path, rel: str) -> tuple[bytes, os.stat_result | None] | None:

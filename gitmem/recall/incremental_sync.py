@@ -38,7 +38,6 @@ WINDOW = 1 << 20
 HEAD = 4096
 State = dict[str, Any]          # what a file's sync remembers between runs (JSON in `sources.state`)
 Synced = tuple[bool, int, State]  # (the index changed, the file's line count, the new state)
-RACY_NS = 2_000_000_000       # mtimes this close to the check are not trusted (coarse file system clocks)
 
 
 def _sha(data: bytes) -> str:
@@ -123,7 +122,8 @@ def sync_file(conn: sqlite3.Connection, root: Path, workspace: str, role: str, p
     state = _remembered(row[3]) if row is not None else None
     if state is not None and not sync_state_proof.trusted(conn, root, role, path, state, (row[3], _stamp(stat))):
         state = None
-    if state is not None and (row[0], row[1]) == (stat.st_size, stat.st_mtime_ns) and row[2] - row[1] > RACY_NS:
+    if state is not None and (row[0], row[1]) == (stat.st_size, stat.st_mtime_ns) \
+            and row[2] - row[1] > files.SETTLED_NS:
         return False
     handler = {"log": _sync_log, "now": _sync_now}.get(role, _sync_whole)
     try:

@@ -158,10 +158,10 @@ class FileSource:
         before each) counts only from there instead of the whole 75 MB again. The appender holds the write
         lock, so no gitmem writer changed the file in between. Kept in this process only, like every count; no
         verdict reads it (the checks count fences from the bytes they judge)."""
-        known = self._counted.get(_identity(before))
+        known = self._counted.get(files.file_identity(before))
         if known is None or known[0] > before.st_size:
             return
-        _remember(_identity(os.fstat(handle.fileno())), known)
+        _remember(files.file_identity(os.fstat(handle.fileno())), known)
 
 
 def read_log_tail(root: Path, rel: str, count: int, *, state_dir: Path | None = None,
@@ -190,22 +190,20 @@ def fence_open_at_end(root: Path, rel: str) -> bool:
         return _fence_lines_before(handle, handle.seek(0, os.SEEK_END)) % 2 == 1
 
 
-# Counted fences, in this process's memory only (nothing on disk is asked): file identity -> (a line start,
-# fence lines before it). The identity includes the change time, which no writer can set back (utime sets
-# mtime, and moves ctime to now), so a change to the file starts a new count; a reader moving on in the same
-# file counts only the bytes between two offsets, and the readers of one command share one pass. A count made
-# within RACY_NS of the last change is kept only by the reader that made it: a second change in the same clock
-# tick, of the same size, would look like the same file.
+# Counted fences, in this process's memory only (nothing on disk is asked): file identity
+# (`files.file_identity`) -> (a line start, fence lines before it). A change to the file starts a new count; a
+# reader moving on in the same file counts only the bytes between two offsets, and the readers of one command
+# share one pass. A count made before the file settled (`files.has_settled`) is kept only by the reader that
+# made it.
 _COUNTED: dict[tuple[int, ...], tuple[int, int]] = {}
 _COUNTED_FILES = 8
-RACY_NS = 2_000_000_000
 Counted = dict[tuple[int, ...], tuple[int, int]]
 
 
 def _fence_lines_before(handle: IO[bytes], offset: int, mine: Counted | None = None) -> int:
     """Fence lines before the line start `offset` of the open file; `mine` is the calling reader's own memo."""
     stat = os.fstat(handle.fileno())
-    identity = _identity(stat)
+    identity = files.file_identity(stat)
     known, fenced = (mine or {}).get(identity) or _COUNTED.get(identity, (0, 0))
     if offset != known:
         low, high = sorted((known, offset))
@@ -214,13 +212,9 @@ def _fence_lines_before(handle: IO[bytes], offset: int, mine: Counted | None = N
     if mine is not None:
         mine.clear()
         mine[identity] = (offset, fenced)
-    if time.time_ns() - stat.st_ctime_ns > RACY_NS:
+    if files.has_settled(stat, time.time_ns()):
         _remember(identity, (offset, fenced))
     return fenced
-
-
-def _identity(stat: os.stat_result) -> tuple[int, ...]:
-    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
 
 
 def _remember(identity: tuple[int, ...], count: tuple[int, int]) -> None:

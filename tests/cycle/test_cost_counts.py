@@ -587,3 +587,53 @@ def test_a_lessons_events_are_read_once_however_many_steps_ask() -> None:
             assert [event.cycle for _, event in got if event is not None] == [2]
             got.clear()
     assert parsed.call_count == 2
+
+
+class _CountingReader:
+    """A file opened for reading whose whole reads of `size` bytes are counted."""
+
+    def __init__(self, handle: Any, size: int, counted: list[int]) -> None:
+        self._handle, self._size, self._counted = handle, size, counted
+
+    def read(self, *args: Any) -> bytes:
+        data = self._handle.read(*args)
+        if len(data) == self._size:
+            self._counted.append(len(data))
+        return bytes(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._handle, name)
+
+    def __enter__(self) -> _CountingReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._handle.close()
+
+
+def test_a_cycle_reads_the_settled_log_it_starts_from_once(memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A LOG untouched since the last cycle is read whole once by the cycle's steps before it writes its entry
+    (confined.files.read_bytes keeps a settled file's bytes): at 100x each read is 75 MB."""
+    import time
+
+    from gitmem.confined import files
+    from tests.support.builders import log_entry
+    from tests.support.cycle_support import WritingBackend, built
+
+    filler = "".join(log_entry(cycle % 24, cycle).replace("- Result: ", "- Result: " + "long " * 100)
+                     for cycle in range(1, 2_000))
+    memrepo.append("LOG.md", filler)
+    subprocess.run(["git", "commit", "-qam", "a long history"], cwd=memrepo.path, check=True)
+    size = (memrepo.path / "LOG.md").stat().st_size
+    assert size >= 1 << 20                  # a file worth keeping (files._SettledReads.FROM)
+    time.sleep(2.1)                         # untouched since, as between two cycles (files.SETTLED_NS)
+    whole_reads: list[int] = []
+    real_fdopen = os.fdopen
+
+    def counting_fdopen(fd: int, *args: Any, **kwargs: Any) -> Any:
+        handle = real_fdopen(fd, *args, **kwargs)
+        return _CountingReader(handle, size, whole_reads) if os.fstat(fd).st_size == size else handle
+
+    monkeypatch.setattr(files.os, "fdopen", counting_fdopen)
+    assert run_cycle(memrepo.ws(), WritingBackend(built("first"))).commit
+    assert whole_reads == [size]
