@@ -206,11 +206,21 @@ _ENCODED: list[tuple[str, bytes]] = []
 
 def decode_file_text(data: bytes) -> str:
     """`decode_text(data)`, decoded once per process for the same bytes (see above)."""
+    return decode_file(data)[0]
+
+
+def decode_file(data: bytes) -> tuple[str, tuple[Problem, ...]]:
+    """`decode_file_text(data)` and what stopped the bytes being plain UTF-8 text (`decode`'s problems)."""
     decoded = _decoded_once(data)
     if not decoded.problems and not any(known is decoded.text for known, _ in _ENCODED):
         _ENCODED.insert(0, (decoded.text, data))
         del _ENCODED[8:]
-    return decoded.text
+    return decoded.text, decoded.problems
+
+
+def decoding_problems(data: bytes) -> tuple[Problem, ...]:
+    """`decode(data).problems`, without splitting the text into lines."""
+    return _decode(data, split=False).problems
 
 
 def encoded(text: str) -> bytes:
@@ -365,13 +375,16 @@ def split_sections(lines: tuple[str, ...] | list[str], level: int, first_line: i
     sections: list[Section] = []
     title: str | None = None
     start = body_start = run_start = 0     # the heading's line; where its body starts; where the preamble's run does
+    deeper = "#" * (level + 1)             # a deeper heading, or no heading at all: never a section's end
     for index in _marked(lines):
         line = lines[index]
-        if line.startswith(FENCE_MARKS):
+        if line[0] != "#":                 # a fence line
             in_fence = not in_fence
             continue
-        found = 0 if in_fence else heading_level(line)
-        if not found or found > level:
+        if in_fence or line.startswith(deeper):
+            continue
+        found = heading_level(line)
+        if not found:
             continue
         if title is not None:
             sections.append(_section(title, start, lines[body_start:index]))
