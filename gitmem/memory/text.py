@@ -278,7 +278,8 @@ def lf(text: str) -> str:
 
 # Section and Field stay standard dataclasses: a parse builds one per heading and per field line, and the
 # standard __init__ builds them faster than a record's (a whole LOG parses ~5% faster); their two classes cost
-# the pre-commit path about a millisecond (tests/checks/test_check_imports.py lists them).
+# the pre-commit path about a millisecond (tests/checks/test_check_imports.py lists them). The parsers build
+# them faster still, with `_built`.
 @dataclass(frozen=True)
 class Section:
     """A heading and its body. `line` is the heading's line; `end` its last non-blank line (1-based, inclusive)."""
@@ -414,7 +415,21 @@ def _section(title: str, start: int, body: tuple[str, ...] | list[str]) -> Secti
     kept = len(body)
     while kept and not body[kept - 1].strip():
         kept -= 1
-    return Section(title, start, start + kept, tuple(body))
+    return _built(Section, {"title": title, "line": start, "end": start + kept, "body": tuple(body)})
+
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _built(cls: type[T], values: dict[str, Any]) -> T:
+    """`cls(**values)` for a frozen dataclass of `values`' fields, in their order, with no default to fill
+    and no `__post_init__`: its `__dict__` is set whole, where the frozen `__init__` calls `object.__setattr__`
+    once per field (three times slower; a whole DECISIONS holds 24,000 fields at 100x). What it builds equals,
+    hashes and prints as the dataclass's own (tests/memory/test_parse_equivalence.py)."""
+    made = _new(cls)
+    _set(made, "__dict__", values)
+    return made
 
 
 @dataclass(frozen=True)
@@ -443,7 +458,8 @@ def parse_fields(body: tuple[str, ...] | list[str], first_line: int) -> tuple[Fi
         while after < total and body[after].startswith("  ") and body[after].strip():
             value.append(body[after].strip())
             after += 1
-        fields.append(Field(match.group(1), "\n".join(value), first_line + index, first_line + after - 1))
+        fields.append(_built(Field, {"key": match.group(1), "value": "\n".join(value), "line": first_line + index,
+                                     "end": first_line + after - 1}))
     return tuple(fields)
 
 

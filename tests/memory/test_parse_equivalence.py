@@ -143,3 +143,22 @@ def test_the_synthetic_repositories_parse_as_with_the_old_parsers(scale: float) 
         crlf = "\ufeff" + text.replace("\n", "\r\n")
         assert old.decisions_doc(decisions.parse(crlf)) == old.decisions_parse(crlf)
         assert old.lessons_doc(lessons.parse(crlf)) == old.lessons_parse(crlf)
+
+
+def test_a_field_and_a_section_built_whole_are_the_dataclasses_own() -> None:
+    """The parsers set a Field's and a Section's attributes whole (`text._built`): what they build is what the
+    dataclass's `__init__` builds, for equality, hashing, printing and frozenness."""
+    import dataclasses
+
+    from gitmem.memory.text import Field, Section
+
+    field, = parse_fields(["- Key: a", "  b"], 3)
+    assert (field, hash(field), repr(field)) == (Field("Key", "a\nb", 3, 4), hash(Field("Key", "a\nb", 3, 4)),
+                                                 "Field(key='Key', value='a\\nb', line=3, end=4)")
+    _, (section,) = split_sections(["## t", "x", ""], 2)
+    expected = Section("t", 1, 2, ("x", ""))
+    assert (section, hash(section), repr(section)) == (expected, hash(expected),
+                                                       "Section(title='t', line=1, end=2, body=('x', ''))")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        field.value = "changed"  # type: ignore[misc]
+    assert dataclasses.replace(field, value="c") == Field("Key", "c", 3, 4)
