@@ -449,17 +449,20 @@ def parse_fields(body: tuple[str, ...] | list[str], first_line: int) -> tuple[Fi
     matches = list(map(_FIELD_RE.match, body))
     total = len(body)
     for index in compress(count(), matches):
-        match = matches[index]
-        assert match is not None
-        value = [(match.group(2) or "").strip()]
+        key, value = matches[index].group(1, 2)  # type: ignore[union-attr]
+        value = value.strip() if value else ""
         after = index + 1
         # Indented, non-blank lines continue the value; any other line ends it (a field line, too, starts a new
         # one: it is never indented).
-        while after < total and body[after].startswith("  ") and body[after].strip():
-            value.append(body[after].strip())
-            after += 1
-        fields.append(_built(Field, {"key": match.group(1), "value": "\n".join(value), "line": first_line + index,
-                                     "end": first_line + after - 1}))
+        if after < total and body[after].startswith("  ") and body[after].strip():
+            parts = [value]
+            while after < total and body[after].startswith("  ") and body[after].strip():
+                parts.append(body[after].strip())
+                after += 1
+            value = "\n".join(parts)
+        made = _new(Field)                 # `_built`, inlined: this loop builds every field
+        _set(made, "__dict__", {"key": key, "value": value, "line": first_line + index, "end": first_line + after - 1})
+        fields.append(made)
     return tuple(fields)
 
 
