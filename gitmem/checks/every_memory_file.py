@@ -13,7 +13,7 @@ from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config
 from gitmem.confined.files import BLOB_MODES
 from gitmem.gitio import same_blob
 from gitmem.memory import fences
-from gitmem.memory.text import control_characters, decode
+from gitmem.memory.text import control_characters, decoding_problems
 
 # Markers as git writes them; `\r?` because a CRLF file must not hide its conflicts.
 _CONFLICT_RE = re.compile(rb"^(?:<{7}|>{7})(?: |\r?$)|^={7}\r?$", re.M)
@@ -76,7 +76,7 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
             continue
         start, end = span_against(inp, path, data)
         part = data[start:end]
-        problems = decode(part).problems
+        problems = decoding_problems(part)
         if any(p.code == codes.NOT_UTF8.code for p in problems):
             found.append(_not_utf8(path, data, start))
             continue

@@ -19,7 +19,7 @@ from gitmem.checks import amendments
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons, log, now, rules
-from gitmem.memory.text import decode, parses_with_ascii_digits
+from gitmem.memory.text import decode_file, parses_with_ascii_digits
 
 NOW_BLOCKS_JUDGED = 3
 # The roles whose file is parsed: NOW's top blocks, the others whole; LOG is scanned by its headings instead.
@@ -36,8 +36,10 @@ def standing(config: Config, read: Callable[[str], bytes | None]) -> list[Violat
         data = read(path)
         if data is None:
             continue
-        decoded = decode(data)
-        problems = [*decoded.problems, *parse(decoded.text).problems]
+        # Decoded once per process, never split into lines here: NOW is 10 MB at 100x, and its top is all that
+        # is parsed; the cycle's other steps read the same bytes.
+        text, decoding = decode_file(data)
+        problems = [*decoding, *parse(text).problems]
         found += [v for v in (from_problem(path, p) for p in problems) if v.is_error]
     return sorted(found)
 

@@ -18,7 +18,7 @@ from functools import cached_property
 
 from gitmem import codes
 from gitmem.memory.clock_skew import beyond
-from gitmem.memory.once import parsed_once
+from gitmem.memory.once import SameEntries, parsed_once
 from gitmem.memory.text import (
     SEP,
     Field,
@@ -53,11 +53,16 @@ class Decision(IdEntry):
     body: tuple[str, ...] = ()
     line: int = 0
     end: int = 0
-    fields: tuple[Field, ...] = field(default=(), compare=False)
 
     @property
     def number(self) -> int:
         return int(self.id[2:])
+
+    # Read from the body when first asked, once: the standing check reads a whole DECISIONS for its headings
+    # only, the context reads the Pending decisions, and most of 4,000 decisions at 100x are never asked.
+    @cached_property
+    def fields(self) -> tuple[Field, ...]:
+        return parse_fields(self.body, self.line + 1)
 
     # Read once per decision: the close asks every decision of DECISIONS (4,000 at 100x) whether it waited on
     # each day it catches up, and the fields of a frozen entry never change.
@@ -176,6 +181,9 @@ def parse_heading(title: str) -> tuple[str, str] | None:
     return split_id_heading(title, _ID_RE)
 
 
+_PARSED = SameEntries[Decision]()
+
+
 @parsed_once
 def parse(text: str) -> DecisionsDoc:
     lines = decode_lines(text)
@@ -198,9 +206,11 @@ def parse(text: str) -> DecisionsDoc:
         for item, parsed in headed(items, parse_heading, problems, code=codes.DECISION_HEADING_MALFORMED,
                                    marker="###", what="decision"):
             found[section.title].append(Decision(parsed[0], parsed[1], section.title, item.body, item.line,
-                                                 item.end, parse_fields(item.body, item.body_start)))
-    return DecisionsDoc(tuple(preamble), tuple(found[PENDING]), tuple(found[RESOLVED]), section_lines,
-                        tuple(problems), section_preambles)
+                                                 item.end))
+    every = _PARSED.shared([*found[PENDING], *found[RESOLVED]])
+    pending = len(found[PENDING])
+    return DecisionsDoc(tuple(preamble), every[:pending], every[pending:], section_lines, tuple(problems),
+                        section_preambles)
 
 
 def render(doc: DecisionsDoc) -> str:
@@ -219,8 +229,8 @@ def make_decision(decision_id: str, title: str, *, asked: Timestamp, cycle: int 
     for key, value in (("Context", context), ("Options", options), ("Recommendation", recommendation)):
         if value is not None:
             body += render_field(key, value)
-    # Fields are parsed here too, so `.get()` / `.asked` work before the decision is written (lines count from 1).
-    return Decision(decision_id, title, PENDING, tuple(body), fields=parse_fields(body, 1))
+    # Its fields' lines count from 1 until it is written.
+    return Decision(decision_id, title, PENDING, tuple(body))
 
 
 def with_decision(doc: DecisionsDoc, decision: Decision) -> DecisionsDoc:
@@ -243,7 +253,7 @@ def answer_in_place(doc: DecisionsDoc, decision_id: str, *, answer: str, answere
                        "finish or remove it by hand")
     body = [*strip_trailing_blank(target.body), *render_field("Answer", answer),
             *render_field("Answered", f"{answered} by {name} <{email}>")]
-    done = Decision(target.id, target.title, PENDING, tuple(body), fields=parse_fields(body, 1))
+    done = Decision(target.id, target.title, PENDING, tuple(body))
     pending = tuple(done if d.id == decision_id else d for d in doc.pending)
     return DecisionsDoc(doc.preamble, pending, doc.resolved, doc.section_lines, doc.problems,
                         doc.section_preambles), done
@@ -258,7 +268,7 @@ def move_to_resolved(doc: DecisionsDoc, decision_id: str, *, answer: str, answer
         raise KeyError(f"decision {decision_id} is {where}")
     body = [*strip_trailing_blank(target.body), *render_field("Answer", answer),
             *render_field("Answered", f"{answered} by {name} <{email}>")]
-    moved = Decision(target.id, target.title, RESOLVED, tuple(body), fields=parse_fields(body, 1))
+    moved = Decision(target.id, target.title, RESOLVED, tuple(body))
     pending = tuple(d for d in doc.pending if d.id != decision_id)
     return DecisionsDoc(doc.preamble, pending, (moved, *doc.resolved), doc.section_lines, doc.problems,
                         doc.section_preambles)

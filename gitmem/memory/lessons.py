@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import date
 from functools import cached_property
 
 from gitmem import codes
-from gitmem.memory.once import parsed_once
+from gitmem.memory.once import SameEntries, parsed_once
 from gitmem.memory.text import (
     SEP,
     Field,
@@ -54,11 +54,16 @@ class Lesson(IdEntry):
     body: tuple[str, ...] = ()
     line: int = 0
     end: int = 0
-    fields: tuple[Field, ...] = field(default=(), compare=False)
 
     @property
     def number(self) -> int:
         return int(self.id[2:])
+
+    # Read from the body when first asked, once: the standing check reads a whole LESSONS for its headings only
+    # (3,000 lessons at 100x), and a changed body is a new lesson (`replace`), read again.
+    @cached_property
+    def fields(self) -> tuple[Field, ...]:
+        return parse_fields(self.body, self.line + 1)
 
     # Read once per lesson: a close asks each of LESSONS' lessons (3,000 at 100x) about its events from several
     # steps (the gates, the history of each line, the checks), and the fields of a frozen entry never change.
@@ -153,6 +158,9 @@ def parse_heading(title: str) -> tuple[str, str] | None:
     return split_id_heading(title, _ID_RE)
 
 
+_PARSED = SameEntries[Lesson]()
+
+
 @parsed_once
 def parse(text: str) -> LessonsDoc:
     lines = decode_lines(text)
@@ -162,9 +170,8 @@ def parse(text: str) -> LessonsDoc:
     lessons: list[Lesson] = []
     for section, parsed in headed(sections, parse_heading, problems, code=codes.LESSON_HEADING_MALFORMED, marker="##",
                                   what="lesson"):
-        lessons.append(Lesson(parsed[0], parsed[1], section.body, section.line, section.end,
-                              parse_fields(section.body, section.body_start)))
-    return LessonsDoc(tuple(preamble), tuple(lessons), tuple(problems))
+        lessons.append(Lesson(parsed[0], parsed[1], section.body, section.line, section.end))
+    return LessonsDoc(tuple(preamble), _PARSED.shared(lessons), tuple(problems))
 
 
 def render(doc: LessonsDoc) -> str:
@@ -191,13 +198,11 @@ def make_lesson(lesson_id: str, title: str, *, day: date, cycle: int, happened: 
     for key, value in more:
         body += render_field(key, value)
     body += render_field("Status", "open")
-    # Fields are parsed here too, so `.happened` / `.status` work before the lesson is written.
-    return Lesson(lesson_id, title, tuple(body), fields=parse_fields(body, 1))
+    # Its fields' lines count from 1 until it is written.
+    return Lesson(lesson_id, title, tuple(body))
 
 
 def _replace_lesson(doc: LessonsDoc, lesson: Lesson) -> LessonsDoc:
-    # Re-read the fields from the new body; `replace` alone would keep the old, stale ones.
-    lesson = replace(lesson, fields=parse_fields(lesson.body, lesson.line + 1))
     return replace(doc, lessons=tuple(lesson if item.id == lesson.id else item for item in doc.lessons))
 
 

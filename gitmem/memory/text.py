@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from functools import cache, lru_cache
+from itertools import compress, count, repeat
 from typing import Any, TypeVar
 
 from gitmem import codes
@@ -205,11 +206,21 @@ _ENCODED: list[tuple[str, bytes]] = []
 
 def decode_file_text(data: bytes) -> str:
     """`decode_text(data)`, decoded once per process for the same bytes (see above)."""
+    return decode_file(data)[0]
+
+
+def decode_file(data: bytes) -> tuple[str, tuple[Problem, ...]]:
+    """`decode_file_text(data)` and what stopped the bytes being plain UTF-8 text (`decode`'s problems)."""
     decoded = _decoded_once(data)
     if not decoded.problems and not any(known is decoded.text for known, _ in _ENCODED):
         _ENCODED.insert(0, (decoded.text, data))
         del _ENCODED[8:]
-    return decoded.text
+    return decoded.text, decoded.problems
+
+
+def decoding_problems(data: bytes) -> tuple[Problem, ...]:
+    """`decode(data).problems`, without splitting the text into lines."""
+    return _decode(data, split=False).problems
 
 
 def encoded(text: str) -> bytes:
@@ -267,7 +278,8 @@ def lf(text: str) -> str:
 
 # Section and Field stay standard dataclasses: a parse builds one per heading and per field line, and the
 # standard __init__ builds them faster than a record's (a whole LOG parses ~5% faster); their two classes cost
-# the pre-commit path about a millisecond (tests/checks/test_check_imports.py lists them).
+# the pre-commit path about a millisecond (tests/checks/test_check_imports.py lists them). The parsers build
+# them faster still, with `_built`.
 @dataclass(frozen=True)
 class Section:
     """A heading and its body. `line` is the heading's line; `end` its last non-blank line (1-based, inclusive)."""
@@ -355,36 +367,69 @@ def split_sections(lines: tuple[str, ...] | list[str], level: int, first_line: i
     Returns the lines before the first heading and the sections. Fenced code is skipped so a `## `
     inside a code block is not taken for a heading (`gitmem.memory.fences`); `in_fence` is the fence
     state where `lines` start, for a reader that parses the tail of a file.
+
+    Only the lines that start with `#` or a fence mark can end a section or change the fence state: they are
+    picked out at C speed (`_marked`), and the lines between them are taken as slices (DECISIONS is 32,000
+    lines at 100x, and every cycle parses it whole).
     """
     preamble: list[str] = []
     sections: list[Section] = []
     title: str | None = None
-    start = 0
-    body: list[str] = []
-    def close() -> Section:
-        # `end` is the last non-blank line, so a section never claims the blank lines that separate it
-        # from the next one (or the phantom line after the file's final newline).
-        kept = strip_trailing_blank(body)
-        return Section(title, start, start + len(kept), tuple(body))  # type: ignore[arg-type]
-
-    for offset, line in enumerate(lines):
-        if line.startswith(FENCE_MARKS):          # fences.is_fence, inlined: this loop sees every line
+    start = body_start = run_start = 0     # the heading's line; where its body starts; where the preamble's run does
+    deeper = "#" * (level + 1)             # a deeper heading, or no heading at all: never a section's end
+    for index in _marked(lines):
+        line = lines[index]
+        if line[0] != "#":                 # a fence line
             in_fence = not in_fence
-        found = 0 if in_fence else heading_level(line)
-        if found and found <= level:
-            if title is not None:
-                sections.append(close())
-                title = None
-            if found == level:
-                title, start, body = line[level + 1:].strip(), first_line + offset, []
-                continue
-        if title is None:
-            preamble.append(line)
-        else:
-            body.append(line)
+            continue
+        if in_fence or line.startswith(deeper):
+            continue
+        found = heading_level(line)
+        if not found:
+            continue
+        if title is not None:
+            sections.append(_section(title, start, lines[body_start:index]))
+            title, run_start = None, index
+        if found == level:
+            # A heading above `level` that ended a section stays in the preamble's run, with the lines after it.
+            preamble += lines[run_start:index]
+            title, start, body_start = line[level + 1:].strip(), first_line + index, index + 1
     if title is not None:
-        sections.append(close())
+        sections.append(_section(title, start, lines[body_start:]))
+    else:
+        preamble += lines[run_start:]
     return preamble, sections
+
+
+_MARKS = ("#", *FENCE_MARKS)
+
+
+def _marked(lines: tuple[str, ...] | list[str]) -> Iterator[int]:
+    """The indexes of the lines starting with `#` or a fence mark, found without a Python step per line."""
+    return compress(count(), map(str.startswith, lines, repeat(_MARKS)))
+
+
+def _section(title: str, start: int, body: tuple[str, ...] | list[str]) -> Section:
+    # `end` is the last non-blank line, so a section never claims the blank lines that separate it
+    # from the next one (or the phantom line after the file's final newline).
+    kept = len(body)
+    while kept and not body[kept - 1].strip():
+        kept -= 1
+    return _built(Section, {"title": title, "line": start, "end": start + kept, "body": tuple(body)})
+
+
+_new = object.__new__
+_set = object.__setattr__
+
+
+def _built(cls: type[T], values: dict[str, Any]) -> T:
+    """`cls(**values)` for a frozen dataclass of `values`' fields, in their order, with no default to fill
+    and no `__post_init__`: its `__dict__` is set whole, where the frozen `__init__` calls `object.__setattr__`
+    once per field (three times slower; a whole DECISIONS holds 24,000 fields at 100x). What it builds equals,
+    hashes and prints as the dataclass's own (tests/memory/test_parse_equivalence.py)."""
+    made = _new(cls)
+    _set(made, "__dict__", values)
+    return made
 
 
 @dataclass(frozen=True)
@@ -398,25 +443,26 @@ class Field:
 
 
 def parse_fields(body: tuple[str, ...] | list[str], first_line: int) -> tuple[Field, ...]:
+    """The `- Key: value` fields of `body`, whose first line is `first_line`. Each line is matched at C speed;
+    only the fields' own lines take a Python step (a whole DECISIONS holds 24,000 fields at 100x)."""
     fields: list[Field] = []
-    key: str | None = None
-    value: list[str] = []
-    start = end = 0
-    for offset, line in enumerate(body):
-        number = first_line + offset
-        match = _FIELD_RE.match(line)
-        if match:
-            if key is not None:
-                fields.append(Field(key, "\n".join(value), start, end))
-            key, value, start, end = match.group(1), [(match.group(2) or "").strip()], number, number
-        elif key is not None and line.startswith("  ") and line.strip():
-            value.append(line.strip())
-            end = number
-        elif key is not None:
-            fields.append(Field(key, "\n".join(value), start, end))
-            key = None
-    if key is not None:
-        fields.append(Field(key, "\n".join(value), start, end))
+    matches = list(map(_FIELD_RE.match, body))
+    total = len(body)
+    for index in compress(count(), matches):
+        key, value = matches[index].group(1, 2)  # type: ignore[union-attr]
+        value = value.strip() if value else ""
+        after = index + 1
+        # Indented, non-blank lines continue the value; any other line ends it (a field line, too, starts a new
+        # one: it is never indented).
+        if after < total and body[after].startswith("  ") and body[after].strip():
+            parts = [value]
+            while after < total and body[after].startswith("  ") and body[after].strip():
+                parts.append(body[after].strip())
+                after += 1
+            value = "\n".join(parts)
+        made = _new(Field)                 # `_built`, inlined: this loop builds every field
+        _set(made, "__dict__", {"key": key, "value": value, "line": first_line + index, "end": first_line + after - 1})
+        fields.append(made)
     return tuple(fields)
 
 

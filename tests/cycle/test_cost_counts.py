@@ -637,3 +637,103 @@ def test_a_cycle_reads_the_settled_log_it_starts_from_once(memrepo: GitRepo, mon
     monkeypatch.setattr(files.os, "fdopen", counting_fdopen)
     assert run_cycle(memrepo.ws(), WritingBackend(built("first"))).commit
     assert whole_reads == [size]
+# -- parsing DECISIONS and LESSONS: what a reader asks for is what is read ---------------------------------------
+
+def decisions_of(count: int, *, mark: str = "") -> str:
+    blocks = ["# DECISIONS", "", "## Pending", ""]
+    for n in range(1, count + 1):
+        blocks += [f"### D-{n:04d} · question {n}{mark}", "- Asked: 2026-01-01 10:00 UTC (cycle 1)",
+                   "- Context: c", "  more context", "- Recommendation: yes", ""]
+    return "\n".join([*blocks, "## Resolved", ""])
+
+
+@pytest.fixture
+def fields_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The first line of every body whose fields are read, however a reader reaches them."""
+    from gitmem.memory import lessons
+    from gitmem.memory import text as memory_text
+
+    bodies: list[int] = []
+    real = memory_text.parse_fields
+
+    def counted(body: tuple[str, ...] | list[str], first_line: int) -> tuple[memory_text.Field, ...]:
+        bodies.append(first_line)
+        return real(body, first_line)
+
+    for module in (memory_text, decisions, lessons):
+        monkeypatch.setattr(module, "parse_fields", counted)
+    return bodies
+
+
+def test_the_standing_check_reads_no_field_and_splits_no_file_into_lines(fields_read: list[int],
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cycle's preflight judges DECISIONS and LESSONS whole (1.7 MB and 3,000 lessons at 100x) by their
+    headings and sections: no entry's fields are read for it, and no file is split into a tuple of lines to be
+    decoded (NOW is 10 MB at 100x, and only its top blocks are parsed)."""
+    from gitmem.checks.standing import standing
+    from gitmem.config import Config
+    from gitmem.memory import text as memory_text
+
+    split_into_lines: list[int] = []
+    real = memory_text._decode
+
+    def counted(data: bytes, *, split: bool) -> memory_text.Decoded:
+        if split:
+            split_into_lines.append(len(data))
+        return real(data, split=split)
+
+    monkeypatch.setattr(memory_text, "_decode", counted)
+    files = {"DECISIONS.md": decisions_of(40, mark=" (standing)").encode(),
+             "LESSONS.md": lessons_of(40).replace(b"# LESSONS", b"# LESSONS (standing)", 1),
+             "NOW.md": now_of(30).encode(), "LOG.md": log_of(3).encode(),
+             "RULES.md": b"# RULES\n\n## Proven rules\n"}
+    assert standing(Config(), files.get) == []
+    assert fields_read == [] and split_into_lines == []
+
+
+def test_a_split_looks_only_at_the_lines_that_can_end_a_section(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sections are split at the lines starting with `#` or a fence mark; the others (nearly all of a file) take
+    no step of their own, and a deeper heading is passed over without being measured."""
+    from gitmem.memory import text as memory_text
+
+    measured: list[str] = []
+    real = memory_text.heading_level
+
+    def counted(line: str) -> int:
+        measured.append(line)
+        return real(line)
+
+    monkeypatch.setattr(memory_text, "heading_level", counted)
+    lines = decisions_of(200).split("\n")
+    preamble, sections = memory_text.split_sections(lines, 2)
+    assert [s.title for s in sections] == ["Pending", "Resolved"]
+    assert measured == ["# DECISIONS", "## Pending", "## Resolved"]
+
+
+def test_a_lesson_unchanged_between_two_parses_is_read_once(fields_read: list[int]) -> None:
+    """A close reads LESSONS as HEAD holds it and as it leaves it, and checks every lesson of both (3,000 at
+    100x): a lesson the second text holds unchanged, at the same lines, is the first parse's lesson, with its
+    fields and events read once; a lesson that changed, or moved, is read again."""
+    from gitmem.checks.lessons_checks import lesson_rules
+    from gitmem.memory import lessons
+
+    first_text = lessons_of(30).decode().replace("· Lesson", "· Lesson read once")     # no other test's lessons
+    first = lessons.parse(first_text)
+    for lesson in first.lessons:
+        lesson_rules("LESSONS.md", lesson)
+    assert len(fields_read) == 30
+    fields_read.clear()
+    promoted = first_text.replace("- Status: open", "- Status: promoted R-01", 2).replace(
+        "- Status: promoted R-01", "- Status: open", 1)          # the second lesson's status, on its own line
+    second = lessons.parse(promoted)
+    for lesson in second.lessons:
+        lesson_rules("LESSONS.md", lesson)
+    changed = [lesson.id for lesson in second.lessons if lesson not in first.lessons]
+    assert changed == ["L-0002"] and len(fields_read) == 1
+    assert all(new is old for new, old in zip(second.lessons, first.lessons, strict=True) if new.id != "L-0002")
+    fields_read.clear()
+    moved = promoted.replace("- Happened: 2026-11-10 (cycle 1) — it broke",
+                             "- Happened: 2026-11-10 (cycle 1) — it broke\n  and more", 1)
+    for lesson in lessons.parse(moved).lessons:
+        assert lesson.happened is not None
+    assert len(fields_read) == 30       # every lesson moved one line down: read again, with its new lines
