@@ -9,8 +9,9 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from gitmem.close import run_close
-from gitmem.memory_writer import WriteRefused
+from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.workspace import Workspace
+from tests.support.helpers import HUMAN
 from tests.support.world import World
 
 UTC = ZoneInfo("UTC")
@@ -59,3 +60,65 @@ def test_a_log_changed_by_anyone_else_is_judged_again(world: World) -> None:
     log_path.write_bytes(log_path.read_bytes() + b"\n## not a heading of any entry\n\n- Task: x\n")
     with pytest.raises(WriteRefused, match="holds invalid entries"):
         memory.add_close_entry({"Cycles": "two"})
+
+
+def _decisions_of_a_month(world: World) -> None:
+    """Twelve decisions answered weeks ago, two still waiting, and cycles that said they were blocked on one."""
+    world.clock.moment = datetime(2026, 10, 1, 9, 0, tzinfo=UTC)
+    old = [world.memory.ask_decision(title=f"an old question {n}", recommendation="yes") for n in range(12)]
+    waits = world.memory.ask_decision(title="a question still open", recommendation="wait")
+    world.memory.ask_decision(title="another one", recommendation="wait")
+    world.commit("questions")
+    world.clock.moment = datetime(2026, 10, 2, 9, 0, tzinfo=UTC)
+    human = MemoryWriter(Workspace.at(world.git.path, world.config), clock=world.clock, author_email=HUMAN[1])
+    for item in old:
+        human.answer_decision(item.id, answer="yes", name=HUMAN[0], email=HUMAN[1])
+    world.commit("answers", author=HUMAN)
+    for day in range(9, 14):
+        world.clock.moment = datetime(2026, 11, day, 9, 0, tzinfo=UTC)
+        world.memory.add_log_entry(task=f"task {day}", outcome="no-build", result="waited", blocked=waits.id)
+        world.memory.add_now_block(did="waited", human="nothing", next="carry on")
+        world.commit(f"blocked on day {day}", world.path("log"), world.path("now"))
+
+
+def test_a_close_catching_up_days_asks_an_answered_decision_once(world: World,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which decisions waited at each day's end is asked of the decisions that can still wait then: one answered
+    before the first day closed ended waits on no later day, and is not asked about again for each day (4,000
+    decisions, seven days at 100x)."""
+    from gitmem.memory import decisions
+
+    _decisions_of_a_month(world)
+    asked = _counting(monkeypatch, decisions, "_waiting_at")
+    world.clock.moment = datetime(2026, 11, 14, 0, 31, tzinfo=UTC)
+    world.reload()
+    result = run_close(Workspace.at(world.git.path, world.config), clock=world.clock)
+    assert len(result.days) == 5
+    assert len(asked) == 2 * 5, len(asked)
+    assert all("a question still open" in report["Waiting"] for report in result.reports), result.reports
+
+
+def test_a_close_catching_up_days_reads_logs_tail_for_blocked_cycles_once(world: World,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cycles blocked on a decision are read back to its ask once for all the days a close catches up, not
+    once a day (a decision waiting a month has a month of a 75 MB LOG read back at 100x), and each day still
+    finds those of its days."""
+    from gitmem.close import writeup
+    from gitmem.memory import log
+
+    _decisions_of_a_month(world)
+    read = _counting(monkeypatch, log, "tail_since")
+    found: list[dict[str, list[str]]] = []
+    real = writeup.blocked_tasks
+
+    def kept(*args: Any, **kwargs: Any) -> dict[str, list[str]]:
+        found.append(real(*args, **kwargs))
+        return found[-1]
+
+    monkeypatch.setattr(writeup, "blocked_tasks", kept)
+    world.clock.moment = datetime(2026, 11, 14, 0, 31, tzinfo=UTC)
+    world.reload()
+    result = run_close(Workspace.at(world.git.path, world.config), clock=world.clock)
+    assert len(result.days) == 5
+    assert len(read) == 1
+    assert found == [{"D-0013": [f"task {day}" for day in range(9, end)]} for end in range(10, 15)], found
