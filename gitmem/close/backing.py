@@ -132,16 +132,17 @@ class Backing:
                 return
 
     def _added(self, blob: str, parent_blobs: Iterable[str | None], lesson: Lesson, item: Field, *, parsed: bool,
-               needle: bytes) -> bool | None:
+               needle: bytes, in_blob: bool | None = None) -> bool | None:
         """None when the LESSONS `blob` did not add the line to the parents' versions; else whether the lesson
-        was already there in a parent. `parsed`: the line is not in gitmem's rendering, so blobs are parsed."""
+        was already there in a parent. `parsed`: the line is not in gitmem's rendering, so blobs are parsed.
+        `in_blob`: whether `blob` holds `needle`, when the caller has looked already."""
         parents = [blob for blob in parent_blobs if blob is not None]
         if parsed:
             found = [_has_line(self._doc(each), lesson.id, item.value) for each in (blob, *parents)]
             added = found[0] and not any(found[1:])
         else:
-            added = self._bytes(blob).has(lesson.id, needle) and not any(self._bytes(p).has(lesson.id, needle)
-                                                                         for p in parents)
+            found_here = self._bytes(blob).has(lesson.id, needle) if in_blob is None else in_blob
+            added = found_here and not any(self._bytes(p).has(lesson.id, needle) for p in parents)
         return any(self._bytes(p).span(lesson.id) is not None for p in parents) if added else None
 
     def _recheck(self, commit_id: str, lesson: Lesson, item: Field) -> Verdict | None:
@@ -155,8 +156,8 @@ class Backing:
             return None
         parents = [self._file_id(parent, self.lessons_path) for parent in commit.parents]
         needle = _rendered(item)
-        parsed = not self._bytes(blob).has(lesson.id, needle)
-        existed = self._added(blob, parents, lesson, item, parsed=parsed, needle=needle)
+        in_blob = self._bytes(blob).has(lesson.id, needle)
+        existed = self._added(blob, parents, lesson, item, parsed=not in_blob, needle=needle, in_blob=in_blob)
         return self._judge(commit, lesson, item, existed=existed) if existed is not None else None
 
     def _judge(self, commit: gitio.Commit, lesson: Lesson, item: Field, *, existed: bool) -> Verdict:
@@ -230,7 +231,11 @@ class Backing:
             # Each match starts at the newline before its line: in the text with one put in front, that is
             # the line's own offset in `data` (a line-start anchor makes the regex eight times slower).
             for match in _NAMES_A_CYCLE.finditer(b"\n" + data):
-                candidates.setdefault(int(match[1]), []).append(match.start())
+                number = int(match[1])
+                if number in candidates:
+                    candidates[number].append(match.start())
+                else:
+                    candidates[number] = [match.start()]
             self._index = (fences.Fenced(data), candidates)
         fenced, candidates = self._index
         if cycle not in self._offsets:
@@ -280,7 +285,10 @@ class Backing:
 
 def _is_commit_id(value: object) -> bool:
     """A full commit id, never a revision (`HEAD~2`, a branch name) that would be resolved."""
-    return isinstance(value, str) and len(value) == 40 and all(c in "0123456789abcdef" for c in value)
+    return isinstance(value, str) and _COMMIT_ID.fullmatch(value) is not None
+
+
+_COMMIT_ID = re.compile(r"[0-9a-f]{40}")
 
 
 def _key(lesson_id: str, value: str) -> str:
@@ -298,9 +306,11 @@ class _LessonsBytes:
         """Where the lesson's section starts and ends (its first heading, outside code fences)."""
         if self._spans is None:
             self._spans = {}
-            starts = [(at, fences.line_starting_at(self.data, at)) for at in fences.every_heading(self.data, b"## ")]
-            for (start, line), (end, _) in zip(starts, [*starts[1:], (len(self.data), b"")], strict=False):
-                lesson = line[3:].split(b" ", 1)[0].decode("ascii", "replace")
+            starts = fences.every_heading(self.data, b"## ")
+            named = _SECTION_NAME.match
+            for start, end in zip(starts, [*starts[1:], len(self.data)], strict=False):
+                found = named(self.data, start)
+                lesson = found[1].decode("ascii", "replace") if found is not None else ""
                 self._spans.setdefault(lesson, (start, end))
         return self._spans.get(lesson_id)
 
@@ -316,6 +326,10 @@ class _LessonsBytes:
                 return True
             at = self.data.find(b"\n" + line, at + 1, where[1])
         return False
+
+
+# A section's name: its heading's first word, up to a space or the line's end (a CR of a CRLF line is kept).
+_SECTION_NAME = re.compile(rb"## ([^ \n]*)")
 
 
 def _rendered(item: Field) -> bytes:

@@ -11,7 +11,7 @@ import pytest
 from gitmem.close import run_close
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.workspace import Workspace
-from tests.support.helpers import HUMAN
+from tests.support.helpers import HUMAN, GitRepo
 from tests.support.world import World
 
 UTC = ZoneInfo("UTC")
@@ -122,3 +122,34 @@ def test_a_close_catching_up_days_reads_logs_tail_for_blocked_cycles_once(world:
     assert len(result.days) == 5
     assert len(read) == 1
     assert found == [{"D-0013": [f"task {day}" for day in range(9, end)]} for end in range(10, 15)], found
+
+
+def test_a_cached_confirmation_is_looked_for_once_in_each_blob(memrepo: GitRepo,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line the cache says a commit added is looked for once in that commit's LESSONS and once in its parent's
+    (3,000 lines at 100x), and every verdict is the one a walk of history gives."""
+    from gitmem.close import backing
+    from gitmem.memory import lessons
+
+    sections = []
+    for n in range(1, 11):
+        sections.append("\n".join([f"## L-{n:04d} · Lesson {n}", "- Happened: 2026-11-10 (cycle 1) — it broke",
+                                    "- Why: no tests", "- Change: run them", "- Rule: Run the tests.",
+                                    "- Status: open", ""]))
+    memrepo.commit_files({"LESSONS.md": "# LESSONS\n\n" + "\n".join(sections)}, "lessons by hand")
+    text = memrepo.read("LESSONS.md")
+    for n in range(1, 11):
+        text = text.replace(f"## L-{n:04d} · Lesson {n}\n- Happened: 2026-11-10 (cycle 1) — it broke\n",
+                            f"## L-{n:04d} · Lesson {n}\n- Happened: 2026-11-10 (cycle 1) — it broke\n"
+                            "- Confirmed: 2026-11-10 (cycle 2) — held\n")
+    memrepo.commit_files({"LESSONS.md": text}, "confirmed by hand")
+    doc = lessons.parse(memrepo.read("LESSONS.md"))
+    wanted = [(lesson, item) for lesson in doc.lessons for item, _ in lesson.confirmations]
+    assert len(wanted) == 10
+    walked = backing.Backing(memrepo.ws())
+    walked.resolve(wanted)
+    looked = _counting(monkeypatch, backing._LessonsBytes, "has")
+    cached = backing.Backing(memrepo.ws())
+    cached.resolve(wanted)
+    assert len(looked) == 2 * len(wanted), len(looked)
+    assert [cached(lesson, item) for lesson, item in wanted] == [walked(lesson, item) for lesson, item in wanted]
