@@ -61,7 +61,7 @@ class Backing:
         self._prefix: dict[str, bool] = {}
         self._cycles: dict[str, set[int]] = {}
         self._offsets: dict[int, int | None] = {}
-        self._index: tuple[fences.Fenced, dict[int, list[int]]] | None = None
+        self._index: dict[int, list[int]] | None = None
         self._docs: dict[str, lessons.LessonsDoc] = {}
         self._raw: dict[str, _LessonsBytes] = {}
         # What history says of a commit, asked once per commit: the lines a commit added, and the parents of
@@ -223,24 +223,31 @@ class Backing:
     def _heading_offset(self, cycle: int) -> int | None:
         """Where the current LOG's heading of `cycle` starts: the first `## ` line outside code fences (a
         fenced example of a heading is no heading, wherever it stands) that parses as that cycle's heading.
-        The lines that name a cycle are indexed in one regex pass; only those of the cycles asked about are
-        parsed (a close asks about a few thousand of a 100x LOG's 54,000 headings)."""
+        The lines that name a cycle outside fences are indexed in one regex pass that finds the fence lines
+        too; only those of the cycles asked about are parsed (a close asks about a few thousand of a 100x LOG's
+        54,000 headings)."""
         data = self._current_log()
         if self._index is None:
             candidates: dict[int, list[int]] = {}
+            fenced = False
             # Each match starts at the newline before its line: in the text with one put in front, that is
-            # the line's own offset in `data` (a line-start anchor makes the regex eight times slower).
-            for match in _NAMES_A_CYCLE.finditer(b"\n" + data):
-                number = int(match[1])
-                if number in candidates:
-                    candidates[number].append(match.start())
-                else:
-                    candidates[number] = [match.start()]
-            self._index = (fences.Fenced(data), candidates)
-        fenced, candidates = self._index
+            # the line's own offset in `data` (a line-start anchor makes the regex eight times slower). The
+            # matches come in the text's order, so the fence state is counted as they come, as
+            # `fences.Fenced` counts it: every fence line opens or closes one.
+            for match in _FENCE_OR_NAMES_A_CYCLE.finditer(b"\n" + data):
+                named = match[1]
+                if named is None:
+                    fenced = not fenced
+                elif not fenced:
+                    number = int(named)
+                    if number in candidates:
+                        candidates[number].append(match.start())
+                    else:
+                        candidates[number] = [match.start()]
+            self._index = candidates
         if cycle not in self._offsets:
-            self._offsets[cycle] = next((at for at in candidates.get(cycle, ())
-                                         if not fenced.inside(at) and _cycle_of(data, at) == cycle), None)
+            self._offsets[cycle] = next((at for at in self._index.get(cycle, ()) if _cycle_of(data, at) == cycle),
+                                        None)
         return self._offsets[cycle]
 
     def _current_log(self) -> bytes:
@@ -360,9 +367,11 @@ def backing_for(ws: Workspace, log_text: str | None = None) -> Backs:
     return uncommitted(ws.read("log") if log_text is None else log_text)
 
 
-# A `## ` line naming a cycle: the first `cycle <digits>` on it is the cycle of a well-formed heading's
-# (nothing before it in a heading says "cycle"), so every heading of cycle N is among the lines found for N.
-_NAMES_A_CYCLE = re.compile(rb"\n## [^\n]*?\bcycle ([0-9]{1,18})\b")
+# A fence line (`gitmem.memory.fences`), or a `## ` line naming a cycle: the first `cycle <digits>` on it is the
+# cycle of a well-formed heading's (nothing before it in a heading says "cycle"), so every heading of cycle N is
+# among the lines found for N.
+_FENCE_OR_NAMES_A_CYCLE = re.compile(rb"\n(?:" + b"|".join(re.escape(mark) for mark in fences.FENCE_BYTE_MARKS)
+                                     + rb"|## [^\n]*?\bcycle ([0-9]{1,18})\b)")
 
 
 def _cycle_of(data: bytes, at: int) -> int | None:

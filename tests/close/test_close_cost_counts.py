@@ -153,3 +153,44 @@ def test_a_cached_confirmation_is_looked_for_once_in_each_blob(memrepo: GitRepo,
     cached.resolve(wanted)
     assert len(looked) == 2 * len(wanted), len(looked)
     assert [cached(lesson, item) for lesson, item in wanted] == [walked(lesson, item) for lesson, item in wanted]
+
+
+def test_a_close_judges_its_promoted_lessons_once(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The close judges the promotions it writes (LESSONS and RULES as one change), then the whole change before
+    its commit: the lessons are judged once for the same bytes, not lesson by lesson again (3,000 lessons at
+    100x), and the promotion still lands."""
+    from gitmem.checks import lessons_checks
+    from tests.support.world import at, d
+
+    world.cycle(at(10, 9))
+    lesson = world.lesson(at(10, 9, 30), "Tests first", rule="Run the tests first.")
+    world.cycle(at(10, 10))
+    world.confirm(at(10, 10, 30), lesson)
+    world.cycle(at(11, 9))
+    world.confirm(at(11, 9, 30), lesson)
+    judged = _counting(monkeypatch, lessons_checks, "lesson_rules")
+    result = world.close(d(11), at(11, 23))
+    assert [p["lesson"] for p in result.promoted] == [lesson]
+    assert len(judged) == 1, judged
+
+
+def test_logs_cycle_headings_are_indexed_in_one_pass_that_knows_the_fences(
+        memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The headings of the cycles a close asks about are indexed with the fence lines in one pass over LOG (75 MB
+    at 100x), not a second pass for the fences: a fenced example of a heading is still no heading, before or after
+    a real one, whichever fence mark opens or closes it."""
+    from gitmem.close import backing
+    from gitmem.memory import fences
+
+    entry = "## 2026-01-0{day} 10:00 UTC · cycle {n} · built\n\n- Task: t\n- Tried: x\n- Evidence: e\n- Result: r\n\n"
+    text = "# LOG\n\n" + entry.format(day=1, n=1)
+    text += "```\n" + entry.format(day=2, n=2) + "~~~\n"                  # cycle 2 only as a fenced example
+    text += "~~~text\n" + entry.format(day=2, n=3) + "```\n" + entry.format(day=3, n=3)
+    (memrepo.path / "LOG.md").write_text(text, encoding="utf-8")
+    built = _counting(monkeypatch, fences, "Fenced")
+    found = backing.Backing(memrepo.ws())
+    data = text.encode()
+    assert found._heading_offset(1) == data.index(b"## 2026-01-01")
+    assert found._heading_offset(2) is None
+    assert found._heading_offset(3) == data.index(b"## 2026-01-03")
+    assert built == []
