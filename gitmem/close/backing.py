@@ -79,8 +79,8 @@ class Backing:
 
     def resolve(self, wanted: Iterable[tuple[Lesson, Field]]) -> None:
         """Find verdicts for many lines in one walk (the close asks about every candidate at once)."""
-        pending = {_key(lesson.id, item.value): (lesson, item) for lesson, item in wanted
-                   if _key(lesson.id, item.value) not in self._verdicts}
+        pending = {key: (lesson, item) for lesson, item in wanted
+                   if (key := _key(lesson.id, item.value)) not in self._verdicts}
         if not pending:
             return
         head = gitio.head_id(self.repo)
