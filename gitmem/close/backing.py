@@ -161,7 +161,13 @@ class Backing:
         return self._judge(commit, lesson, item, existed=existed) if existed is not None else None
 
     def _judge(self, commit: gitio.Commit, lesson: Lesson, item: Field, *, existed: bool) -> Verdict:
-        event = lessons.parse_event(item)
+        # The lesson's own reading of its Confirmed lines, when `item` is one of them (read once per lesson).
+        for line, found in lesson.confirmations:
+            if line is item:
+                event = found
+                break
+        else:
+            event = lessons.parse_event(item)
         if event is None:
             return Verdict(False, "it names no cycle", commit.id)
         if not self._added_cycle(commit, event.cycle):

@@ -194,3 +194,27 @@ def test_logs_cycle_headings_are_indexed_in_one_pass_that_knows_the_fences(
     assert found._heading_offset(2) is None
     assert found._heading_offset(3) == data.index(b"## 2026-01-03")
     assert built == []
+
+
+def test_a_promoted_lessons_gate_and_lines_are_read_once(world: World,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each Confirmed line is read (its cycle parsed) once per lesson: history's verdict takes the lesson's own
+    reading; and the gate of a candidate re-read before writing is judged once, not once to say it stands and once
+    more for its cycles (thousands of lines and a thousand candidates at 100x). The promotion still lands."""
+    from gitmem.close import gates
+    from gitmem.memory import lessons
+    from tests.support.world import at, d
+
+    world.cycle(at(10, 9))
+    lesson = world.lesson(at(10, 9, 30), "Tests first", rule="Run the tests first.")
+    world.cycle(at(10, 10))
+    world.confirm(at(10, 10, 30), lesson)
+    world.cycle(at(11, 9))
+    world.confirm(at(11, 9, 30), lesson)
+    gated = _counting(monkeypatch, gates, "gate")
+    read = _counting(monkeypatch, lessons, "parse_event")
+    result = world.close(d(11), at(11, 23))
+    assert [p["lesson"] for p in result.promoted] == [lesson]
+    confirmed = [args for args in read if args[0].key == "Confirmed"]
+    assert len(confirmed) == 2, confirmed     # the two lines, each once
+    assert len(gated) == 2, gated            # eligible, then the re-read before writing
