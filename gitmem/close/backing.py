@@ -319,12 +319,18 @@ class _LessonsBytes:
         """Where the lesson's section starts and ends (its first heading, outside code fences)."""
         if self._spans is None:
             self._spans = {}
-            starts = fences.every_heading(self.data, b"## ")
-            named = _SECTION_NAME.match
-            for start, end in zip(starts, [*starts[1:], len(self.data)], strict=False):
-                found = named(self.data, start)
-                lesson = found[1].decode("ascii", "replace") if found is not None else ""
-                self._spans.setdefault(lesson, (start, end))
+            # The headings and the fence lines in one pass, in the text's order (as `_heading_offset` finds
+            # LOG's); each match starts at the newline before its line, its offset in the text without it.
+            fenced = False
+            starts: list[tuple[int, bytes]] = []
+            for match in _FENCE_OR_SECTION.finditer(b"\n" + self.data):
+                if match[1] is None:
+                    fenced = not fenced
+                elif not fenced:
+                    starts.append((match.start(), match[2]))
+            ends = [start for start, _ in starts[1:]] + [len(self.data)] * bool(starts)
+            for (start, name), end in zip(starts, ends, strict=True):
+                self._spans.setdefault(name.decode("ascii", "replace"), (start, end))
         return self._spans.get(lesson_id)
 
     def has(self, lesson_id: str, line: bytes) -> bool:
@@ -341,8 +347,10 @@ class _LessonsBytes:
         return False
 
 
-# A section's name: its heading's first word, up to a space or the line's end (a CR of a CRLF line is kept).
-_SECTION_NAME = re.compile(rb"## ([^ \n]*)")
+# A fence line, or a section's heading and its name: the heading's first word, up to a space or the line's end
+# (a CR of a CRLF line is kept).
+_FENCE_OR_SECTION = re.compile(rb"\n(?:" + b"|".join(re.escape(mark) for mark in fences.FENCE_BYTE_MARKS)
+                               + rb"|(## )([^ \n]*))")
 
 
 def _rendered(item: Field) -> bytes:

@@ -218,3 +218,39 @@ def test_a_promoted_lessons_gate_and_lines_are_read_once(world: World,
     confirmed = [args for args in read if args[0].key == "Confirmed"]
     assert len(confirmed) == 2, confirmed     # the two lines, each once
     assert len(gated) == 2, gated            # eligible, then the re-read before writing
+
+
+_PIECES = ("```", "~~~", "```text", "  ```", "## L-0001 · a", "## L-0002", "## L-0001 · again", "## ", "##x",
+           "- Confirmed: 2026-11-10 (cycle 2) — held", "## 2026-01-01 10:00 UTC · cycle 1 · built",
+           "## 2026-01-02 10:00 UTC · cycle 2 · built", "## 2026-01-02 10:00 UTC · cycle 02 · built",
+           "## notes on cycle 2", "text", "", "## L-0003 x\r")
+
+
+def test_the_one_pass_indexes_find_what_the_fence_readers_find() -> None:
+    """The sections of a LESSONS blob and the cycle headings of LOG, found with their fence lines in one pass,
+    are those `gitmem.memory.fences` finds outside fences, on texts mixing fences, headings and fenced examples."""
+    import random
+
+    from gitmem.close import backing
+    from gitmem.memory import fences, log
+
+    chooser = random.Random(31)
+    for _ in range(400):
+        data = "\n".join(chooser.choice(_PIECES) for _ in range(chooser.randint(0, 14))).encode()
+        starts = fences.every_heading(data, b"## ")
+        expected: dict[str, tuple[int, int]] = {}
+        for start, end in zip(starts, [*starts[1:], len(data)], strict=False):
+            name = fences.line_starting_at(data, start)[3:].split(b" ", 1)[0].decode("ascii", "replace")
+            expected.setdefault(name, (start, end))
+        found = backing._LessonsBytes(data)
+        assert {name: found.span(name) for name in expected} == expected, data
+        assert found.span("L-0009") is None
+        fenced = fences.Fenced(data)
+        index = object.__new__(backing.Backing)
+        index._log, index._index, index._offsets = data, None, {}
+        for cycle in (1, 2, 3):
+            heads = [at for at in starts if not fenced.inside(at)]
+            want = next((at for at in heads
+                         if (parsed := log.parse_any_heading(fences.line_starting_at(data, at)[3:].decode()))
+                         and parsed[1] == cycle), None)
+            assert index._heading_offset(cycle) == want, (data, cycle)
