@@ -10,7 +10,8 @@ nothing).
 
 Run:  GITMEM_BENCH_SCALES=1,10,100 .venv/bin/pytest benchmarks/bench_cost.py -s --no-cov -p no:cacheprovider
 or    .venv/bin/python -m benchmarks.bench_cost 1 10 100      (prints the table; GITMEM_BENCH_PYTHON picks the
-      interpreter that runs gitmem, so an older checkout's venv measures "before")
+      interpreter that runs gitmem, so an older checkout's venv measures "before"; arguments naming paths, as in
+      `... bench_cost 1 100 close`, measure only those)
 """
 from __future__ import annotations
 
@@ -141,10 +142,10 @@ def largest_step_of(root: Path, path: str, home: Path) -> str:
     return largest_step(profile)
 
 
-def table(scales: Sequence[float]) -> list[str]:
+def table(scales: Sequence[float], paths: Sequence[str] = PATHS) -> list[str]:
     lines = []
     base: dict[str, float] = {}
-    for path in PATHS:
+    for path in paths:
         for scale in scales:
             cost, step = measure(scale, path)
             base.setdefault(path, cost.cpu)
@@ -169,4 +170,5 @@ def test_cost(path: str) -> None:
 
 
 if __name__ == "__main__":
-    table([float(arg) for arg in sys.argv[1:]] or list(SCALES))
+    asked = [arg for arg in sys.argv[1:] if arg in PATHS]
+    table([float(arg) for arg in sys.argv[1:] if arg not in PATHS] or list(SCALES), asked or PATHS)

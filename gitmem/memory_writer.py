@@ -70,6 +70,11 @@ class WriteRefused(GitmemError):
     exit_code = ExitCode.VIOLATIONS
 
 
+def _file_identity(stat: os.stat_result) -> tuple[int, ...]:
+    """What tells one state of a file from another without reading it (as git's index does)."""
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+
+
 def atomic_write(path: Path, data: bytes) -> None:
     """Write via a temp file in the same directory and rename, so a crash never leaves half a file; a link or
     anything else that is not a regular file at `path` is refused, never written through. Memory files are
@@ -103,6 +108,10 @@ class MemoryWriter:
         self.config = workspace.config
         self.clock = clock
         self.author_email = author_email
+        # The identity (`_file_identity`) of the LOG found valid as it stands, by a whole read or by this writer's
+        # own validated appends since: the close appends an entry a day when it catches up, and judging a 75 MB
+        # LOG whole before each (100x) is what the first judgement already said.
+        self._log_valid_as: tuple[int, ...] | None = None
 
     @contextmanager
     def locked(self) -> Iterator[None]:
@@ -240,10 +249,18 @@ class MemoryWriter:
         from gitmem.checks.standing import log_standing
 
         rel = self.config.path("log")
-        found = log_standing(rel, files.read_bytes(self.root, rel) or b"")
+        handle = files.open_read(self.root, rel)
+        data, stat = b"", None
+        if handle is not None:
+            with handle:
+                if self._log_valid_as is not None and _file_identity(os.fstat(handle.fileno())) == self._log_valid_as:
+                    return
+                data, stat = files.stat_of_read(handle)
+        found = log_standing(rel, data)
         if found:
             raise WriteRefused(f"refusing to append to {rel}: it holds invalid entries; amend them first "
                                "(`gitmem log amend`, docs/format.md)", found)
+        self._log_valid_as = _file_identity(stat) if stat is not None else None
 
     def _append_log(self, entry: log.LogEntry, *, whole: bool = False) -> None:
         """Validate the entry against LOG's last entries (against the whole LOG when `whole`: an amendment
@@ -287,6 +304,12 @@ class MemoryWriter:
                     raise files.failed(rel, err, "written", self.root) or err from None
                 raise
             source.appended(handle, before)
+            # An entry that passed the checks against LOG's end leaves a valid LOG valid; an amendment is judged
+            # whole next time (what it supersedes is what the standing judgement is about).
+            if entry.amends is None and self._log_valid_as == _file_identity(before):
+                self._log_valid_as = _file_identity(os.fstat(handle.fileno()))
+            else:
+                self._log_valid_as = None
 
     def _lines_before(self, offset: int) -> int:
         """Lines in LOG before byte `offset`: only counted to report a refused write at the right line."""

@@ -15,6 +15,34 @@ FAMILIES = (("now_checks", ("now",)), ("decisions_checks", ("decisions",)), ("lo
             ("cycle_numbers", ("now", "log")))
 
 
+# The families whose verdict is a function of the config and of their files' bytes on each side (and of whether
+# a check before them found a file unreadable) alone. Each such verdict is kept for the last few inputs: a step
+# that judges the same change again (the close judges its promotions as it writes them, then the whole change
+# before its commit) takes it from there instead of judging 3,000 lessons again (100x).
+_BY_BYTES = ("lessons_checks",)
+_JUDGED: list[tuple[str, object, tuple[tuple[bytes | None, bytes | None], ...], frozenset[str], list[Violation]]] = []
+_JUDGED_KEPT = 4
+
+
+def _judged_once(name: str, roles: tuple[str, ...], family: RuleFamily, inp: CheckInput,
+                 early: tuple[Violation, ...]) -> list[Violation]:
+    if name not in _BY_BYTES:
+        return family.check(inp, early)
+    from gitmem.checks.inputs import unreadable
+
+    paths = [inp.config.path(role) for role in roles]
+    sides = tuple((inp.old.read(path) if inp.old is not None else None, inp.new.read(path)) for path in paths)
+    skipped = frozenset(unreadable(early)) & frozenset(paths)
+    for index, (known, config, known_sides, known_skipped, verdict) in enumerate(_JUDGED):
+        if known == name and config is inp.config and known_skipped == skipped and known_sides == sides:
+            _JUDGED.insert(0, _JUDGED.pop(index))
+            return list(verdict)
+    verdict = family.check(inp, early)
+    _JUDGED.insert(0, (name, inp.config, sides, skipped, list(verdict)))
+    del _JUDGED[_JUDGED_KEPT:]
+    return verdict
+
+
 def run_checks(inp: CheckInput) -> list[Violation]:
     import importlib
 
@@ -35,7 +63,7 @@ def run_checks(inp: CheckInput) -> list[Violation]:
         if all(same_blob(inp.old, inp.new, inp.config.path(role)) for role in roles):
             continue
         family = cast(RuleFamily, importlib.import_module(f"gitmem.checks.{name}"))
-        found += family.check(inp, early)
+        found += _judged_once(name, roles, family, inp, early)
     # What the next cycle's context will hold: GM104, GM209, GM307, GM509, GM601, GM602.
     from gitmem.checks import sizes
 

@@ -61,7 +61,7 @@ class Backing:
         self._prefix: dict[str, bool] = {}
         self._cycles: dict[str, set[int]] = {}
         self._offsets: dict[int, int | None] = {}
-        self._index: tuple[fences.Fenced, dict[int, list[int]]] | None = None
+        self._index: dict[int, list[int]] | None = None
         self._docs: dict[str, lessons.LessonsDoc] = {}
         self._raw: dict[str, _LessonsBytes] = {}
         # What history says of a commit, asked once per commit: the lines a commit added, and the parents of
@@ -79,8 +79,8 @@ class Backing:
 
     def resolve(self, wanted: Iterable[tuple[Lesson, Field]]) -> None:
         """Find verdicts for many lines in one walk (the close asks about every candidate at once)."""
-        pending = {_key(lesson.id, item.value): (lesson, item) for lesson, item in wanted
-                   if _key(lesson.id, item.value) not in self._verdicts}
+        pending = {key: (lesson, item) for lesson, item in wanted
+                   if (key := _key(lesson.id, item.value)) not in self._verdicts}
         if not pending:
             return
         head = gitio.head_id(self.repo)
@@ -132,16 +132,17 @@ class Backing:
                 return
 
     def _added(self, blob: str, parent_blobs: Iterable[str | None], lesson: Lesson, item: Field, *, parsed: bool,
-               needle: bytes) -> bool | None:
+               needle: bytes, in_blob: bool | None = None) -> bool | None:
         """None when the LESSONS `blob` did not add the line to the parents' versions; else whether the lesson
-        was already there in a parent. `parsed`: the line is not in gitmem's rendering, so blobs are parsed."""
+        was already there in a parent. `parsed`: the line is not in gitmem's rendering, so blobs are parsed.
+        `in_blob`: whether `blob` holds `needle`, when the caller has looked already."""
         parents = [blob for blob in parent_blobs if blob is not None]
         if parsed:
             found = [_has_line(self._doc(each), lesson.id, item.value) for each in (blob, *parents)]
             added = found[0] and not any(found[1:])
         else:
-            added = self._bytes(blob).has(lesson.id, needle) and not any(self._bytes(p).has(lesson.id, needle)
-                                                                         for p in parents)
+            found_here = self._bytes(blob).has(lesson.id, needle) if in_blob is None else in_blob
+            added = found_here and not any(self._bytes(p).has(lesson.id, needle) for p in parents)
         return any(self._bytes(p).span(lesson.id) is not None for p in parents) if added else None
 
     def _recheck(self, commit_id: str, lesson: Lesson, item: Field) -> Verdict | None:
@@ -155,12 +156,18 @@ class Backing:
             return None
         parents = [self._file_id(parent, self.lessons_path) for parent in commit.parents]
         needle = _rendered(item)
-        parsed = not self._bytes(blob).has(lesson.id, needle)
-        existed = self._added(blob, parents, lesson, item, parsed=parsed, needle=needle)
+        in_blob = self._bytes(blob).has(lesson.id, needle)
+        existed = self._added(blob, parents, lesson, item, parsed=not in_blob, needle=needle, in_blob=in_blob)
         return self._judge(commit, lesson, item, existed=existed) if existed is not None else None
 
     def _judge(self, commit: gitio.Commit, lesson: Lesson, item: Field, *, existed: bool) -> Verdict:
-        event = lessons.parse_event(item)
+        # The lesson's own reading of its Confirmed lines, when `item` is one of them (read once per lesson).
+        for line, found in lesson.confirmations:
+            if line is item:
+                event = found
+                break
+        else:
+            event = lessons.parse_event(item)
         if event is None:
             return Verdict(False, "it names no cycle", commit.id)
         if not self._added_cycle(commit, event.cycle):
@@ -222,20 +229,31 @@ class Backing:
     def _heading_offset(self, cycle: int) -> int | None:
         """Where the current LOG's heading of `cycle` starts: the first `## ` line outside code fences (a
         fenced example of a heading is no heading, wherever it stands) that parses as that cycle's heading.
-        The lines that name a cycle are indexed in one regex pass; only those of the cycles asked about are
-        parsed (a close asks about a few thousand of a 100x LOG's 54,000 headings)."""
+        The lines that name a cycle outside fences are indexed in one regex pass that finds the fence lines
+        too; only those of the cycles asked about are parsed (a close asks about a few thousand of a 100x LOG's
+        54,000 headings)."""
         data = self._current_log()
         if self._index is None:
             candidates: dict[int, list[int]] = {}
+            fenced = False
             # Each match starts at the newline before its line: in the text with one put in front, that is
-            # the line's own offset in `data` (a line-start anchor makes the regex eight times slower).
-            for match in _NAMES_A_CYCLE.finditer(b"\n" + data):
-                candidates.setdefault(int(match[1]), []).append(match.start())
-            self._index = (fences.Fenced(data), candidates)
-        fenced, candidates = self._index
+            # the line's own offset in `data` (a line-start anchor makes the regex eight times slower). The
+            # matches come in the text's order, so the fence state is counted as they come, as
+            # `fences.Fenced` counts it: every fence line opens or closes one.
+            for match in _FENCE_OR_NAMES_A_CYCLE.finditer(b"\n" + data):
+                named = match[1]
+                if named is None:
+                    fenced = not fenced
+                elif not fenced:
+                    number = int(named)
+                    if number in candidates:
+                        candidates[number].append(match.start())
+                    else:
+                        candidates[number] = [match.start()]
+            self._index = candidates
         if cycle not in self._offsets:
-            self._offsets[cycle] = next((at for at in candidates.get(cycle, ())
-                                         if not fenced.inside(at) and _cycle_of(data, at) == cycle), None)
+            self._offsets[cycle] = next((at for at in self._index.get(cycle, ()) if _cycle_of(data, at) == cycle),
+                                        None)
         return self._offsets[cycle]
 
     def _current_log(self) -> bytes:
@@ -280,7 +298,10 @@ class Backing:
 
 def _is_commit_id(value: object) -> bool:
     """A full commit id, never a revision (`HEAD~2`, a branch name) that would be resolved."""
-    return isinstance(value, str) and len(value) == 40 and all(c in "0123456789abcdef" for c in value)
+    return isinstance(value, str) and _COMMIT_ID.fullmatch(value) is not None
+
+
+_COMMIT_ID = re.compile(r"[0-9a-f]{40}")
 
 
 def _key(lesson_id: str, value: str) -> str:
@@ -298,10 +319,18 @@ class _LessonsBytes:
         """Where the lesson's section starts and ends (its first heading, outside code fences)."""
         if self._spans is None:
             self._spans = {}
-            starts = [(at, fences.line_starting_at(self.data, at)) for at in fences.every_heading(self.data, b"## ")]
-            for (start, line), (end, _) in zip(starts, [*starts[1:], (len(self.data), b"")], strict=False):
-                lesson = line[3:].split(b" ", 1)[0].decode("ascii", "replace")
-                self._spans.setdefault(lesson, (start, end))
+            # The headings and the fence lines in one pass, in the text's order (as `_heading_offset` finds
+            # LOG's); each match starts at the newline before its line, its offset in the text without it.
+            fenced = False
+            starts: list[tuple[int, bytes]] = []
+            for match in _FENCE_OR_SECTION.finditer(b"\n" + self.data):
+                if match[1] is None:
+                    fenced = not fenced
+                elif not fenced:
+                    starts.append((match.start(), match[2]))
+            ends = [start for start, _ in starts[1:]] + [len(self.data)] * bool(starts)
+            for (start, name), end in zip(starts, ends, strict=True):
+                self._spans.setdefault(name.decode("ascii", "replace"), (start, end))
         return self._spans.get(lesson_id)
 
     def has(self, lesson_id: str, line: bytes) -> bool:
@@ -316,6 +345,12 @@ class _LessonsBytes:
                 return True
             at = self.data.find(b"\n" + line, at + 1, where[1])
         return False
+
+
+# A fence line, or a section's heading and its name: the heading's first word, up to a space or the line's end
+# (a CR of a CRLF line is kept).
+_FENCE_OR_SECTION = re.compile(rb"\n(?:" + b"|".join(re.escape(mark) for mark in fences.FENCE_BYTE_MARKS)
+                               + rb"|(## )([^ \n]*))")
 
 
 def _rendered(item: Field) -> bytes:
@@ -346,9 +381,11 @@ def backing_for(ws: Workspace, log_text: str | None = None) -> Backs:
     return uncommitted(ws.read("log") if log_text is None else log_text)
 
 
-# A `## ` line naming a cycle: the first `cycle <digits>` on it is the cycle of a well-formed heading's
-# (nothing before it in a heading says "cycle"), so every heading of cycle N is among the lines found for N.
-_NAMES_A_CYCLE = re.compile(rb"\n## [^\n]*?\bcycle ([0-9]{1,18})\b")
+# A fence line (`gitmem.memory.fences`), or a `## ` line naming a cycle: the first `cycle <digits>` on it is the
+# cycle of a well-formed heading's (nothing before it in a heading says "cycle"), so every heading of cycle N is
+# among the lines found for N.
+_FENCE_OR_NAMES_A_CYCLE = re.compile(rb"\n(?:" + b"|".join(re.escape(mark) for mark in fences.FENCE_BYTE_MARKS)
+                                     + rb"|## [^\n]*?\bcycle ([0-9]{1,18})\b)")
 
 
 def _cycle_of(data: bytes, at: int) -> int | None:

@@ -123,6 +123,8 @@ def lesson_changes(path: str, before: str, after: str) -> list[str]:
         now = new.find(item.id)
         if now is None:
             continue    # a deletion is reported by the permission check above
+        if now.body == item.body:
+            continue    # as written, line for line (3,000 lessons at 100x, a few of them promoted)
         keep = [line for line in item.body if line.strip() and not line.startswith("- Status:")]
         if keep != [line for line in now.body if line.strip() and not line.startswith("- Status:")]:
             found.append(f"{path}:{now.line}: close permission: {item.id} was edited beyond its Status")

@@ -108,12 +108,19 @@ def prime(backs: Backs, lessons_asked: list[Lesson]) -> None:
 
 def recheck(candidate: Candidate, doc: LessonsDoc, backs: Backs, needed: int) -> str | None:
     """Re-read gate right before writing: why the candidate must be skipped now, or None if it still stands."""
+    return rechecked(candidate, doc, backs, needed)[0]
+
+
+def rechecked(candidate: Candidate, doc: LessonsDoc, backs: Backs,
+              needed: int) -> tuple[str | None, Candidate | None]:
+    """`recheck`, and the candidate as it stands in `doc` when it still stands: its gate is judged once."""
     live = doc.find(candidate.lesson.id)
     if live is None:
-        return "vanished from LESSONS"
+        return "vanished from LESSONS", None
     if live.content() != candidate.lesson.content():
-        return "changed since the close read it"
-    return gate(live, backs, needed).why
+        return "changed since the close read it", None
+    judged = gate(live, backs, needed)
+    return judged.why, (Candidate(live, judged.cycles) if judged.why is None else None)
 
 
 @dataclass(frozen=True)

@@ -54,13 +54,11 @@ def promote_live(memory: MemoryWriter, config: Config, model: CloseModel | None,
         return result
     still: list[gates.Candidate] = []
     for candidate in first:
-        why = gates.recheck(candidate, lessons_doc, backs, needed)
-        if why:
+        why, live = gates.rechecked(candidate, lessons_doc, backs, needed)
+        if why or live is None:
             result.not_promoted.append(f"{candidate.lesson.id} · {candidate.lesson.title}: skipped, {why}")
             continue
-        live = lessons_doc.find(candidate.lesson.id)
-        assert live is not None
-        still.append(gates.Candidate(live, gates.gate(live, backs, needed).cycles))
+        still.append(live)
     planned = gates.plan_promotions(still, rules_doc, texts=texts, conflicts=conflicts,
                                     max_promotions=config.close.max_promotions,
                                     max_rules=config.limits.proven_rules_max)

@@ -172,9 +172,10 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
                          not_promoted=promoted.not_promoted, decisions_filed=promoted.decisions_filed)
     shape = day_report.EntryShape.within(size_limits(config).log_entry)
     roadmap_text = placeholders.with_filled_ticked(memory.read("roadmap"), lambda name: _filled(memory, name))
+    week = writeup.Week(moment)
     for index, day in enumerate(open_days):
         last = index == len(open_days) - 1
-        facts, as_of = writeup.facts_of(memory, config, day, moment)
+        facts, as_of = writeup.facts_of(memory, config, day, moment, week=week)
         problems = day_report.cycle_problems(facts)
         if index == 0 and skipped:
             problems.append(f"the closes of {skipped} earlier day(s) were missed and are not written up: a close "

@@ -2,6 +2,7 @@
 conditions (reported when they start, then weekly), the promotion lines, and tomorrow's plan."""
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date, datetime, timedelta
 
 from gitmem.close import day_report
@@ -22,8 +23,50 @@ from gitmem.memory.text import field_value
 from gitmem.memory_writer import MemoryWriter
 
 
-def facts_of(memory: MemoryWriter, config: Config, day: date, moment: datetime) -> tuple[day_report.DayFacts, datetime]:
-    """The day as it stood at its end (or now, for today): its cycles, what waited, the streaks that ended."""
+class Week:
+    """What the days one close writes up share, computed once for all of them: a close catching up a week asks
+    the same questions of DECISIONS and LOG for each day, and at 100x DECISIONS holds 4,000 decisions and a
+    decision waiting a month has a month of LOG read back to its ask. The days are asked about oldest first."""
+
+    def __init__(self, moment: datetime) -> None:
+        self.moment = moment
+        # (the document, the moment from which on it was narrowed, its decisions that can wait then or later)
+        self._narrowed: tuple[decisions.DecisionsDoc, datetime, decisions.DecisionsDoc] | None = None
+        self._tails: dict[datetime, list[log.LogEntry]] = {}
+
+    def waiting(self, doc: decisions.DecisionsDoc, as_of: datetime) -> tuple[decisions.Waiting, ...]:
+        """`decisions.waiting(doc, as_of, as_of=True, now=moment)`, judged among the decisions that can wait at
+        or after the first day's end only: one answered by then waits on no later day either."""
+        known = self._narrowed
+        if known is None or known[0] is not doc or as_of < known[1]:
+            now = self.moment
+            still = [item for item in doc.all
+                     if not item.is_answered or ((done := decisions.answered_at(item, now)) is not None
+                                                 and done > as_of)]
+            kept = {id(item) for item in still}
+            narrowed = replace(doc, pending=tuple(d for d in doc.pending if id(d) in kept),
+                               resolved=tuple(d for d in doc.resolved if id(d) in kept))
+            known = self._narrowed = (doc, as_of, narrowed)
+        return decisions.waiting(known[2], as_of, as_of=True, now=self.moment)
+
+    def entries_since(self, log_text: TailSource | str, start: datetime) -> list[log.LogEntry]:
+        """LOG's entries from the last one before `start`, when a `- Blocked:` field is among them (else none):
+        read back and parsed once per `start` (the oldest waiting decision's ask, the same day after day). The
+        close's own entries, appended in between, are later than every day it writes up, so no reader of these
+        misses them."""
+        if start not in self._tails:
+            text, first_line = log.tail_since(log.TextSource(log_text) if isinstance(log_text, str) else log_text,
+                                              start)
+            self._tails[start] = list(log.parse(text, first_line=first_line, expect_title=False).entries) \
+                if log.BLOCKED in text else []
+        return self._tails[start]
+
+
+def facts_of(memory: MemoryWriter, config: Config, day: date, moment: datetime, *,
+             week: Week | None = None) -> tuple[day_report.DayFacts, datetime]:
+    """The day as it stood at its end (or now, for today): its cycles, what waited, the streaks that ended.
+    `week`: what the days of one close share (their days asked about oldest first)."""
+    week = week or Week(moment)
     tz = config.tzinfo()
     start, end = day_bounds(day, tz)
     as_of = min(end, moment)
@@ -32,17 +75,17 @@ def facts_of(memory: MemoryWriter, config: Config, day: date, moment: datetime) 
     cycles = unreported_cycles(log_text, as_of, tz, day_start=start)
     # A day closed after a later day (`close --date`): its cycles may be in that later day's report already.
     ran = [c for c in day_entries(log_text, day, tz)[0] if c.when.moment < as_of] if not cycles else []
-    waiting = decisions.waiting(decisions.parse(memory.read("decisions")), as_of, as_of=True, now=moment)
+    waiting = week.waiting(decisions.parse(memory.read("decisions")), as_of)
     human = tuple(value for b in day_now_blocks(memory.read("now"), day, tz)
                   if (value := field_value(b.fields, "Human")))
     # A streak belongs to the report that holds its last cycle.
     streaks = streaks_ending(log_text, cycles[0].when.moment, end) if cycles else ()
     return day_report.DayFacts(day, cycles, waiting, streaks, config.close.stale_decision_days, human,
-                           blocked_tasks(log_text, waiting, as_of), reported_before=len(ran)), as_of
+                               blocked_tasks(log_text, waiting, as_of, week=week), reported_before=len(ran)), as_of
 
 
 def blocked_tasks(log_text: TailSource | str, waiting: tuple[decisions.Waiting, ...],
-                  as_of: datetime) -> dict[str, list[str]]:
+                  as_of: datetime, *, week: Week | None = None) -> dict[str, list[str]]:
     """For each decision still pending at `as_of`, the tasks of the cycles that said they were blocked on it
     (`- Blocked: D-…`). Reads back to the oldest pending decision's ask, at most a week when none is dated."""
     asked = [item.asked.moment for item in waiting if item.asked is not None]
@@ -53,10 +96,7 @@ def blocked_tasks(log_text: TailSource | str, waiting: tuple[decisions.Waiting, 
         return blocked
     # A decision that waits a year would have the year's LOG parsed, every day closed: the text is read back
     # to its ask by headings alone, and parsed only when a `- Blocked:` field is in it at all.
-    text, first_line = log.tail_since(log.TextSource(log_text) if isinstance(log_text, str) else log_text, start)
-    if log.BLOCKED not in text:
-        return blocked
-    for entry in log.parse(text, first_line=first_line, expect_title=False).entries:
+    for entry in (week or Week(as_of)).entries_since(log_text, start):
         if entry.when.moment >= as_of:
             break
         for decision in entry.blocked_by:

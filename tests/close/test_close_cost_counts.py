@@ -1,0 +1,256 @@
+"""What a close costs is counted, not timed (issue 31): the work that grows with history is done once per
+process, however many days a close catches up and however many of its steps ask."""
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from gitmem.close import run_close
+from gitmem.memory_writer import MemoryWriter, WriteRefused
+from gitmem.workspace import Workspace
+from tests.support.helpers import HUMAN, GitRepo
+from tests.support.world import World
+
+UTC = ZoneInfo("UTC")
+
+
+def _week_of_cycles(world: World) -> None:
+    for day in range(9, 14):
+        world.cycle(datetime(2026, 11, day, 9, 0, tzinfo=UTC))
+    world.commit("five days of cycles")
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[Any]:
+    calls: list[Any] = []
+    real = getattr(module, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+def test_a_close_catching_up_days_judges_log_as_it_stands_once(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before each day's entry the close makes sure LOG is valid as it stands; after the first judgement LOG
+    changed only by the close's own validated appends, so it is not judged whole again (75 MB a day at 100x)."""
+    from gitmem.checks import standing
+
+    _week_of_cycles(world)
+    judged = _counting(monkeypatch, standing, "log_standing")
+    world.clock.moment = datetime(2026, 11, 14, 0, 31, tzinfo=UTC)
+    world.reload()
+    result = run_close(Workspace.at(world.git.path, world.config), clock=world.clock)
+    assert len(result.days) == 5
+    assert len(judged) == 1
+
+
+def test_a_log_changed_by_anyone_else_is_judged_again(world: World) -> None:
+    """The judgement holds for the LOG this writer left: a heading written by hand in between is found."""
+    _week_of_cycles(world)
+    world.clock.moment = datetime(2026, 11, 14, 0, 31, tzinfo=UTC)
+    world.reload()
+    memory = world.memory
+    memory.add_close_entry({"Cycles": "one"})
+    log_path = world.git.path / world.path("log")
+    log_path.write_bytes(log_path.read_bytes() + b"\n## not a heading of any entry\n\n- Task: x\n")
+    with pytest.raises(WriteRefused, match="holds invalid entries"):
+        memory.add_close_entry({"Cycles": "two"})
+
+
+def _decisions_of_a_month(world: World) -> None:
+    """Twelve decisions answered weeks ago, two still waiting, and cycles that said they were blocked on one."""
+    world.clock.moment = datetime(2026, 10, 1, 9, 0, tzinfo=UTC)
+    old = [world.memory.ask_decision(title=f"an old question {n}", recommendation="yes") for n in range(12)]
+    waits = world.memory.ask_decision(title="a question still open", recommendation="wait")
+    world.memory.ask_decision(title="another one", recommendation="wait")
+    world.commit("questions")
+    world.clock.moment = datetime(2026, 10, 2, 9, 0, tzinfo=UTC)
+    human = MemoryWriter(Workspace.at(world.git.path, world.config), clock=world.clock, author_email=HUMAN[1])
+    for item in old:
+        human.answer_decision(item.id, answer="yes", name=HUMAN[0], email=HUMAN[1])
+    world.commit("answers", author=HUMAN)
+    for day in range(9, 14):
+        world.clock.moment = datetime(2026, 11, day, 9, 0, tzinfo=UTC)
+        world.memory.add_log_entry(task=f"task {day}", outcome="no-build", result="waited", blocked=waits.id)
+        world.memory.add_now_block(did="waited", human="nothing", next="carry on")
+        world.commit(f"blocked on day {day}", world.path("log"), world.path("now"))
+
+
+def test_a_close_catching_up_days_asks_an_answered_decision_once(world: World,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which decisions waited at each day's end is asked of the decisions that can still wait then: one answered
+    before the first day closed ended waits on no later day, and is not asked about again for each day (4,000
+    decisions, seven days at 100x)."""
+    from gitmem.memory import decisions
+
+    _decisions_of_a_month(world)
+    asked = _counting(monkeypatch, decisions, "_waiting_at")
+    world.clock.moment = datetime(2026, 11, 14, 0, 31, tzinfo=UTC)
+    world.reload()
+    result = run_close(Workspace.at(world.git.path, world.config), clock=world.clock)
+    assert len(result.days) == 5
+    assert len(asked) == 2 * 5, len(asked)
+    assert all("a question still open" in report["Waiting"] for report in result.reports), result.reports
+
+
+def test_a_close_catching_up_days_reads_logs_tail_for_blocked_cycles_once(world: World,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cycles blocked on a decision are read back to its ask once for all the days a close catches up, not
+    once a day (a decision waiting a month has a month of a 75 MB LOG read back at 100x), and each day still
+    finds those of its days."""
+    from gitmem.close import writeup
+    from gitmem.memory import log
+
+    _decisions_of_a_month(world)
+    read = _counting(monkeypatch, log, "tail_since")
+    found: list[dict[str, list[str]]] = []
+    real = writeup.blocked_tasks
+
+    def kept(*args: Any, **kwargs: Any) -> dict[str, list[str]]:
+        found.append(real(*args, **kwargs))
+        return found[-1]
+
+    monkeypatch.setattr(writeup, "blocked_tasks", kept)
+    world.clock.moment = datetime(2026, 11, 14, 0, 31, tzinfo=UTC)
+    world.reload()
+    result = run_close(Workspace.at(world.git.path, world.config), clock=world.clock)
+    assert len(result.days) == 5
+    assert len(read) == 1
+    assert found == [{"D-0013": [f"task {day}" for day in range(9, end)]} for end in range(10, 15)], found
+
+
+def test_a_cached_confirmation_is_looked_for_once_in_each_blob(memrepo: GitRepo,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line the cache says a commit added is looked for once in that commit's LESSONS and once in its parent's
+    (3,000 lines at 100x), and every verdict is the one a walk of history gives."""
+    from gitmem.close import backing
+    from gitmem.memory import lessons
+
+    sections = []
+    for n in range(1, 11):
+        sections.append("\n".join([f"## L-{n:04d} · Lesson {n}", "- Happened: 2026-11-10 (cycle 1) — it broke",
+                                    "- Why: no tests", "- Change: run them", "- Rule: Run the tests.",
+                                    "- Status: open", ""]))
+    memrepo.commit_files({"LESSONS.md": "# LESSONS\n\n" + "\n".join(sections)}, "lessons by hand")
+    text = memrepo.read("LESSONS.md")
+    for n in range(1, 11):
+        text = text.replace(f"## L-{n:04d} · Lesson {n}\n- Happened: 2026-11-10 (cycle 1) — it broke\n",
+                            f"## L-{n:04d} · Lesson {n}\n- Happened: 2026-11-10 (cycle 1) — it broke\n"
+                            "- Confirmed: 2026-11-10 (cycle 2) — held\n")
+    memrepo.commit_files({"LESSONS.md": text}, "confirmed by hand")
+    doc = lessons.parse(memrepo.read("LESSONS.md"))
+    wanted = [(lesson, item) for lesson in doc.lessons for item, _ in lesson.confirmations]
+    assert len(wanted) == 10
+    walked = backing.Backing(memrepo.ws())
+    walked.resolve(wanted)
+    looked = _counting(monkeypatch, backing._LessonsBytes, "has")
+    cached = backing.Backing(memrepo.ws())
+    cached.resolve(wanted)
+    assert len(looked) == 2 * len(wanted), len(looked)
+    assert [cached(lesson, item) for lesson, item in wanted] == [walked(lesson, item) for lesson, item in wanted]
+
+
+def test_a_close_judges_its_promoted_lessons_once(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The close judges the promotions it writes (LESSONS and RULES as one change), then the whole change before
+    its commit: the lessons are judged once for the same bytes, not lesson by lesson again (3,000 lessons at
+    100x), and the promotion still lands."""
+    from gitmem.checks import lessons_checks
+    from tests.support.world import at, d
+
+    world.cycle(at(10, 9))
+    lesson = world.lesson(at(10, 9, 30), "Tests first", rule="Run the tests first.")
+    world.cycle(at(10, 10))
+    world.confirm(at(10, 10, 30), lesson)
+    world.cycle(at(11, 9))
+    world.confirm(at(11, 9, 30), lesson)
+    judged = _counting(monkeypatch, lessons_checks, "lesson_rules")
+    result = world.close(d(11), at(11, 23))
+    assert [p["lesson"] for p in result.promoted] == [lesson]
+    assert len(judged) == 1, judged
+
+
+def test_logs_cycle_headings_are_indexed_in_one_pass_that_knows_the_fences(
+        memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The headings of the cycles a close asks about are indexed with the fence lines in one pass over LOG (75 MB
+    at 100x), not a second pass for the fences: a fenced example of a heading is still no heading, before or after
+    a real one, whichever fence mark opens or closes it."""
+    from gitmem.close import backing
+    from gitmem.memory import fences
+
+    entry = "## 2026-01-0{day} 10:00 UTC · cycle {n} · built\n\n- Task: t\n- Tried: x\n- Evidence: e\n- Result: r\n\n"
+    text = "# LOG\n\n" + entry.format(day=1, n=1)
+    text += "```\n" + entry.format(day=2, n=2) + "~~~\n"                  # cycle 2 only as a fenced example
+    text += "~~~text\n" + entry.format(day=2, n=3) + "```\n" + entry.format(day=3, n=3)
+    (memrepo.path / "LOG.md").write_text(text, encoding="utf-8")
+    built = _counting(monkeypatch, fences, "Fenced")
+    found = backing.Backing(memrepo.ws())
+    data = text.encode()
+    assert found._heading_offset(1) == data.index(b"## 2026-01-01")
+    assert found._heading_offset(2) is None
+    assert found._heading_offset(3) == data.index(b"## 2026-01-03")
+    assert built == []
+
+
+def test_a_promoted_lessons_gate_and_lines_are_read_once(world: World,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each Confirmed line is read (its cycle parsed) once per lesson: history's verdict takes the lesson's own
+    reading; and the gate of a candidate re-read before writing is judged once, not once to say it stands and once
+    more for its cycles (thousands of lines and a thousand candidates at 100x). The promotion still lands."""
+    from gitmem.close import gates
+    from gitmem.memory import lessons
+    from tests.support.world import at, d
+
+    world.cycle(at(10, 9))
+    lesson = world.lesson(at(10, 9, 30), "Tests first", rule="Run the tests first.")
+    world.cycle(at(10, 10))
+    world.confirm(at(10, 10, 30), lesson)
+    world.cycle(at(11, 9))
+    world.confirm(at(11, 9, 30), lesson)
+    gated = _counting(monkeypatch, gates, "gate")
+    read = _counting(monkeypatch, lessons, "parse_event")
+    result = world.close(d(11), at(11, 23))
+    assert [p["lesson"] for p in result.promoted] == [lesson]
+    confirmed = [args for args in read if args[0].key == "Confirmed"]
+    assert len(confirmed) == 2, confirmed     # the two lines, each once
+    assert len(gated) == 2, gated            # eligible, then the re-read before writing
+
+
+_PIECES = ("```", "~~~", "```text", "  ```", "## L-0001 · a", "## L-0002", "## L-0001 · again", "## ", "##x",
+           "- Confirmed: 2026-11-10 (cycle 2) — held", "## 2026-01-01 10:00 UTC · cycle 1 · built",
+           "## 2026-01-02 10:00 UTC · cycle 2 · built", "## 2026-01-02 10:00 UTC · cycle 02 · built",
+           "## notes on cycle 2", "text", "", "## L-0003 x\r")
+
+
+def test_the_one_pass_indexes_find_what_the_fence_readers_find() -> None:
+    """The sections of a LESSONS blob and the cycle headings of LOG, found with their fence lines in one pass,
+    are those `gitmem.memory.fences` finds outside fences, on texts mixing fences, headings and fenced examples."""
+    import random
+
+    from gitmem.close import backing
+    from gitmem.memory import fences, log
+
+    chooser = random.Random(31)
+    for _ in range(400):
+        data = "\n".join(chooser.choice(_PIECES) for _ in range(chooser.randint(0, 14))).encode()
+        starts = fences.every_heading(data, b"## ")
+        expected: dict[str, tuple[int, int]] = {}
+        for start, end in zip(starts, [*starts[1:], len(data)], strict=False):
+            name = fences.line_starting_at(data, start)[3:].split(b" ", 1)[0].decode("ascii", "replace")
+            expected.setdefault(name, (start, end))
+        found = backing._LessonsBytes(data)
+        assert {name: found.span(name) for name in expected} == expected, data
+        assert found.span("L-0009") is None
+        fenced = fences.Fenced(data)
+        index = object.__new__(backing.Backing)
+        index._log, index._index, index._offsets = data, None, {}
+        for cycle in (1, 2, 3):
+            heads = [at for at in starts if not fenced.inside(at)]
+            want = next((at for at in heads
+                         if (parsed := log.parse_any_heading(fences.line_starting_at(data, at)[3:].decode()))
+                         and parsed[1] == cycle), None)
+            assert index._heading_offset(cycle) == want, (data, cycle)
