@@ -94,3 +94,53 @@ def test_check_of_a_staged_change_compiles_no_class_at_start_up(memrepo: GitRepo
     # Kept standard on purpose: a parse builds one per heading and per field line (gitmem.memory.text says why)
     kept = ['gitmem.memory.text.Field', 'gitmem.memory.text.Section']
     assert f"compiled: {kept}" in done.stderr.splitlines(), done.stderr
+
+
+# Count the cyclic collector's passes while `main` runs one command, in a fresh process: its imports are what
+# would trigger them.
+_COLLECTIONS = """
+import gc, sys
+from gitmem.cli import main
+passes = []
+gc.callbacks.append(lambda phase, info: passes.append(info["generation"]) if phase == "start" else None)
+code = main(sys.argv[1:])
+print("collections:", len(passes), "after:", gc.isenabled(), file=sys.stderr)
+raise SystemExit(code)
+"""
+
+
+def _collections(repo: GitRepo, *argv: str) -> str:
+    done = subprocess.run([sys.executable, "-c", _COLLECTIONS, *argv], cwd=repo.path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stderr.splitlines()[-1]
+
+
+def test_check_runs_without_the_cyclic_collector_and_other_commands_with_it(memrepo: GitRepo, cli) -> None:
+    result = cli(["log", "add", "--task", "t", "--outcome", "built", "--result", "r"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    git(memrepo.path, "add", "-A")
+    assert _collections(memrepo, "check") == "collections: 0 after: True"
+    assert _collections(memrepo, "--no-color", "check") == "collections: 0 after: True"
+    # verify reads whole ranges, status most of the memory: the collector runs for them (their imports alone
+    # make it pass)
+    for argv in (["verify", "--range", "HEAD..HEAD"], ["status"]):
+        line = _collections(memrepo, *argv)
+        assert line.startswith("collections: ") and line != "collections: 0 after: True", (argv, line)
+        assert line.endswith("after: True")
+
+
+def test_main_leaves_the_collector_as_it_found_it(memrepo: GitRepo, cli) -> None:
+    import gc
+
+    assert gc.isenabled()
+    for argv in (["check"], ["status"], ["--version"], ["no-such-command"]):
+        cli(argv, cwd=memrepo.path)
+        assert gc.isenabled(), argv
+    gc.disable()
+    try:
+        for argv in (["check"], ["status"]):
+            cli(argv, cwd=memrepo.path)
+            assert not gc.isenabled(), argv
+    finally:
+        gc.enable()
