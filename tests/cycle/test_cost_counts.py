@@ -296,6 +296,33 @@ def test_a_whole_now_judged_at_once_reads_logs_tail_once_and_still_finds_a_skipp
     assert len(parses) < 20                   # the tail's doubling blocks, each parsed once: not one read a block
 
 
+def test_a_now_block_for_the_cycle_just_logged_reads_logs_tail_once(memrepo: GitRepo, parses: list[int]) -> None:
+    """GM105 on the usual commit (a cycle's LOG entry and its NOW block): the read that finds LOG's last cycle
+    already reaches the cycle before the block's, so LOG's tail is parsed once, not again to list the cycles
+    logged (a `gitmem check` on the pre-commit path parsed the same 16 KB twice). A block for a cycle LOG
+    skipped is still found by reading further back."""
+    from gitmem.checks import CheckInput, cycle_numbers
+    from gitmem.memory import now
+
+    count = 24 * 40                                   # about 70 KB: LOG's first 16 KB hold its last 200 cycles
+    log_text = log_of(count)
+    moment = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=count, minutes=30)
+
+    def block(cycle: int) -> now.NowBlock:
+        return now.make_block(Timestamp.from_datetime(moment), did="did", human="nothing", next="next",
+                              cycle=cycle)
+
+    memrepo.commit_files({"LOG.md": log_text, "NOW.md": "# NOW\n"}, "a long LOG")
+    ws = memrepo.ws()
+    old = gitio.commit_snapshot(ws.repo, gitio.head_id(ws.repo), ws.config.memory_paths().values())
+    for cycle, read_back in ((count, False), (count // 4, True)):
+        memrepo.commit_files({"NOW.md": now.prepend_block("# NOW\n", block(cycle))}, f"NOW for cycle {cycle}")
+        new = gitio.commit_snapshot(ws.repo, gitio.head_id(ws.repo), ws.config.memory_paths().values())
+        parses.clear()
+        assert cycle_numbers.check(CheckInput(ws.config, old, new), set()) == []
+        assert (len(parses) > 1) is read_back, (cycle, parses)
+
+
 # -- LOG's standing scan: what was found plain is not scanned again ---------------------------------------------
 
 def test_a_log_found_plain_is_judged_again_by_what_was_appended() -> None:
