@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from functools import cache, lru_cache
 from typing import Any, TypeVar
@@ -265,10 +264,12 @@ def lf(text: str) -> str:
     return text
 
 
-# Section and Field stay standard dataclasses: a parse builds one per heading and per field line, and the
-# standard __init__ builds them faster than a record's (a whole LOG parses ~5% faster); their two classes cost
-# the pre-commit path about a millisecond (tests/checks/test_check_imports.py lists them).
-@dataclass(frozen=True)
+# Section and Field: a parse builds one per heading and per field line, so each has an __init__ of its own that
+# stores its fields straight into the instance's dict. That is faster than the standard decorator's compiled one
+# (a whole LOG parses ~5% slower with a record's generic one), and nothing is compiled when the class is built
+# (the standard decorator's exec() cost the pre-commit path 1.4 ms). tests/memory/test_text_records.py holds each
+# __init__'s parameters to the class's fields.
+@record(frozen=True)
 class Section:
     """A heading and its body. `line` is the heading's line; `end` its last non-blank line (1-based, inclusive)."""
 
@@ -276,6 +277,10 @@ class Section:
     line: int
     end: int          # the last non-blank line of the section (the heading's line when the body is empty)
     body: tuple[str, ...]
+
+    def __init__(self, title: str, line: int, end: int, body: tuple[str, ...]) -> None:
+        stored = self.__dict__          # frozen: the fields are set once, here
+        stored["title"], stored["line"], stored["end"], stored["body"] = title, line, end, body
 
     @property
     def body_start(self) -> int:
@@ -387,7 +392,7 @@ def split_sections(lines: tuple[str, ...] | list[str], level: int, first_line: i
     return preamble, sections
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Field:
     """A `- Key: value` line; continuation lines (indented) are joined to `value` with newlines."""
 
@@ -395,6 +400,10 @@ class Field:
     value: str
     line: int
     end: int
+
+    def __init__(self, key: str, value: str, line: int, end: int) -> None:
+        stored = self.__dict__          # frozen: the fields are set once, here (Section says why)
+        stored["key"], stored["value"], stored["line"], stored["end"] = key, value, line, end
 
 
 def parse_fields(body: tuple[str, ...] | list[str], first_line: int) -> tuple[Field, ...]:
