@@ -28,8 +28,8 @@ FORGIVEN = frozenset(code.code for code in (
 _HEADING = b"## "
 # The literal first, then a look back for the line start: the regex engine scans for the literal (fast).
 _LINE = re.compile(rb"## (?<![^\n]## )")
-_WELL_FORMED = re.compile(log.HEADING_RE.pattern.encode(), re.M)     # the same grammar, over bytes
-_WELL_FORMED_TEXT = re.compile(re.sub(r"\(\?P<\w+>", "(?:", log.HEADING_RE.pattern).encode(), re.M)   # no groups
+_WELL_FORMED = re.compile(log.HEADING_PATTERN.encode(), re.M)     # the same grammar, over bytes
+_WELL_FORMED_TEXT = re.compile(re.sub(r"\(\?P<\w+>", "(?:", log.HEADING_PATTERN).encode(), re.M)   # no groups
 
 
 def forgive(found: Iterable[Violation], path: str, lines: set[int]) -> list[Violation]:

@@ -129,14 +129,19 @@ def split_timestamped_heading(title: str) -> tuple[Timestamp | None, list[str]]:
 # forge a heading; NUL makes git treat the file as binary. `translate` finds out whether any is there at memory
 # speed; only then does the regex say where.
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 13)) + b"\x7f"
-_CONTROL_RE = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)")
+
+
+@cache
+def _control_re() -> re.Pattern[bytes]:
+    """Compiled on first use: `translate` has found a control character (or a CR) first."""
+    return re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)")
 
 
 def control_characters(data: bytes, start: int = 0) -> Iterator[tuple[int, str]]:
     """(offset, what) of each control character in data[start:] that memory may not hold."""
     if len(data.translate(None, _CONTROL_BYTES)) == len(data) and data.count(b"\r") == data.count(b"\r\n"):
         return
-    for match in _CONTROL_RE.finditer(data, start):
+    for match in _control_re().finditer(data, start):
         found = match.group()
         yield match.start(), ("NUL" if found == b"\0" else "a bare carriage return (CR)" if found == b"\r"
                               else f"the control character U+{found[0]:04X}")
@@ -322,13 +327,17 @@ def headed(sections: list[Section], parse_heading: Callable[[str], T | None], pr
         yield section, parsed
 
 
-_ANY_DIGIT = re.compile(r"\d")       # Unicode decimal digits: only to name the problem, never to read a number
+@cache
+def _any_digit() -> re.Pattern[str]:
+    """Unicode decimal digits: only to name the problem, never to read a number (compiled on first use)."""
+    return re.compile(r"\d")
+
 
 
 def fold_digits(text: str) -> str:
     """`text` with every decimal digit written as 0-9 (`cycle ٣` -> `cycle 3`): how rules 2 read numbers, when
     `\\d` and int() took any decimal digit for one."""
-    return text if text.isascii() else _ANY_DIGIT.sub(lambda match: str(int(match.group())), text)
+    return text if text.isascii() else _any_digit().sub(lambda match: str(int(match.group())), text)
 
 
 def parses_with_ascii_digits(text: str, parse: Callable[[str], object | None]) -> bool:
