@@ -143,7 +143,8 @@ def _has_error(path: str, data: bytes, line: int, at: int) -> bool:
     doc = log.parse(decode_text(data[at:end]), first_line=line, expect_title=False)
     if doc.problems or not doc.entries:
         return True
-    before = log.live(log.tail_entries(log.BytesSource(data, at), log.has_live_cycle).entries)
+    before = log.live(log.tail_entries(log.BytesSource(data, at), log.has_live_cycle,
+                                       block=log.LAST_ENTRY_BLOCK).entries)
     previous_cycle = max((e.cycle for e in before if e.cycle is not None), default=None)
     # LOG's entry rules live in one place, the LOG check: the same rules that judged it when it was appended.
     return bool(entry_rules(None, path, doc.entries[:1], before[-1] if before else None, previous_cycle))

@@ -38,7 +38,7 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     if log_data is None:          # no LOG to agree with here (a write judged alone, a LOG GM301 reports gone)
         return []
     source = log.BytesSource(log_data, numbered=False)
-    tail = log.tail_entries(source, log.has_cycle)
+    tail = log.tail_entries(source, log.has_cycle, block=log.LAST_ENTRY_BLOCK)
     last = max((e.cycle for e in tail.entries if e.cycle is not None), default=0)
     past = [block.cycle for block in added if block.cycle is not None and block.cycle <= last]
     logged = _logged(source, min(past), tail) if past else set()
@@ -66,5 +66,5 @@ def _logged(source: log.BytesSource, since: int, tail: log.Tail) -> set[int]:
         return any(e.cycle is not None and e.cycle < since for e in entries)
 
     if not (tail.whole or reaches(tail.entries)):
-        tail = log.tail_entries(source, reaches)
+        tail = log.tail_entries(source, reaches, block=log.LAST_ENTRY_BLOCK)
     return {e.cycle for e in tail.entries if e.cycle is not None}

@@ -304,7 +304,7 @@ def test_a_now_block_for_the_cycle_just_logged_reads_logs_tail_once(memrepo: Git
     from gitmem.checks import CheckInput, cycle_numbers
     from gitmem.memory import now
 
-    count = 24 * 40                                   # about 70 KB: LOG's first 16 KB hold its last 200 cycles
+    count = 24 * 40                                   # about 70 KB, its last 4 KB about 50 cycles
     log_text = log_of(count)
     moment = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=count, minutes=30)
 
@@ -321,6 +321,26 @@ def test_a_now_block_for_the_cycle_just_logged_reads_logs_tail_once(memrepo: Git
         parses.clear()
         assert cycle_numbers.check(CheckInput(ws.config, old, new), set()) == []
         assert (len(parses) > 1) is read_back, (cycle, parses)
+        # the first read is a last-entry block: a few entries, not 16 KB of them
+        assert parses[0] <= log.LAST_ENTRY_BLOCK < log.FIRST_BLOCK, parses
+
+
+def test_a_check_of_a_staged_cycle_parses_only_the_last_entries_of_a_long_log(memrepo: GitRepo, cli,
+                                                                              parses: list[int]) -> None:
+    """The pre-commit path reads LOG's last entries in last-entry blocks (4 KB, a few entries), for the cycle
+    above the appended entry and for the last cycle NOW may name: never a 16 KB block of forty entries."""
+    from gitmem.checks.check_and_verify import check_staged
+    from tests.support.gitcli import git
+
+    memrepo.commit_files({"LOG.md": log_of(24 * 40)}, "a long LOG")
+    for argv in (["log", "add", "--task", "t", "--outcome", "built", "--result", "r"],
+                 ["now", "add", "--did", "d", "--human", "nothing", "--next", "n"]):
+        result = cli(argv, cwd=memrepo.path)
+        assert result.code == 0, result.err
+    git(memrepo.path, "add", "-A")
+    parses.clear()
+    assert check_staged(memrepo.ws()) == []
+    assert parses and max(parses) <= log.LAST_ENTRY_BLOCK, parses
 
 
 # -- LOG's standing scan: what was found plain is not scanned again ---------------------------------------------
