@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import field
+from functools import cache
 
 from gitmem.records import record
 
@@ -22,8 +23,18 @@ from gitmem.records import record
 # so a history that was valid before an upgrade stays valid. Bump it with every release that adds rules.
 RULES_VERSION = 5
 
-CODE_RE = re.compile(r"^GM[1-9][0-9][0-9]$")
-SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+# The shapes of a code and of its slug, compiled on first use: the table is held to them by its tests, and
+# nothing on the pre-commit path reads them.
+@cache
+def code_re() -> re.Pattern[str]:
+    return re.compile(r"^GM[1-9][0-9][0-9]$")
+
+
+@cache
+def slug_re() -> re.Pattern[str]:
+    return re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
 @record(frozen=True)

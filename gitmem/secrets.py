@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
+from functools import cache
 from typing import Any, BinaryIO
 
 # Variables whose values are secrets wherever they appear (the model's key, tokens that can push).
@@ -171,7 +172,14 @@ def withheld_values(environ: Mapping[str, str]) -> list[str]:
     return list(dict.fromkeys([*named, *held]))
 
 
-_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+@cache
+def _number() -> re.Pattern[str]:
+    """A number as `secret_shaped` reads one; compiled on first use (only withheld values are judged)."""
+    return re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 BOOLEANS = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0"})
 
 
@@ -182,7 +190,7 @@ def secret_shaped(value: str) -> bool:
     KUBECONFIG's file). A value that only looks like a path (a base64 key can start with `/`) names nothing
     that exists, so it is masked. Masking the others would scar ordinary text: `/usr/bin`, `8080`, `true`."""
     text = value.strip()
-    if len(text) < MIN_VALUE or text.lower() in BOOLEANS or _NUMBER.fullmatch(text):
+    if len(text) < MIN_VALUE or text.lower() in BOOLEANS or _number().fullmatch(text):
         return False
     parts = [part for part in text.split(":") if part]
     return not (parts and all(_is_existing_path(part) for part in parts))
@@ -201,7 +209,7 @@ def _encoded(value: str) -> list[str]:
     """The forms a value takes when a tool writes it encoded: URL-encoded (upper- and lower-case escapes, `+`
     for a space), hex (either case), and base64 (standard and URL-safe) at each of the three alignments it can
     have in a longer text (whole 3-byte groups only, so the form is the same whatever surrounds it). Base64
-    wrapped over lines (the `base64` tool folds at 76) is caught by `_WRAPPED`.
+    wrapped over lines (the `base64` tool folds at 76) is caught by `_wrapped`.
 
     Not known, on purpose: forms only an agent set on hiding a value writes (reversed, cut in pieces, XORed or
     encrypted with a key of its choosing). No list of forms can end that game; withholding the value from the
@@ -220,11 +228,14 @@ def _encoded(value: str) -> list[str]:
 
 
 # Lines of base64 (or any one-word lines) in a row: a value folded over them is masked with the whole run.
-_WRAPPED = re.compile(rb"(?:^[A-Za-z0-9+/=_-]{2,}\r?\n)+[A-Za-z0-9+/=_-]*", re.MULTILINE)
+@cache
+def _wrapped() -> re.Pattern[bytes]:
+    """Compiled on first use: only text that holds a withheld value is searched."""
+    return re.compile(rb"(?:^[A-Za-z0-9+/=_-]{2,}\r?\n)+[A-Za-z0-9+/=_-]*", re.MULTILINE)
 
 
 def _unwrapped(data: bytes, values: list[bytes], mark: bytes) -> bytes:
-    """`data` with each run of `_WRAPPED` lines that holds a value once its line breaks are gone replaced by
+    """`data` with each run of `_wrapped` lines that holds a value once its line breaks are gone replaced by
     `mark` (and its last line break kept)."""
     def mask(match: re.Match[bytes]) -> bytes:
         run = match.group(0)
@@ -235,7 +246,7 @@ def _unwrapped(data: bytes, values: list[bytes], mark: bytes) -> bytes:
     if b"\n" not in data:
         return data
     joined = data.replace(b"\r", b"").replace(b"\n", b"")       # at memory speed: most texts stop here
-    return _WRAPPED.sub(mask, data) if any(value in joined for value in values) else data
+    return _wrapped().sub(mask, data) if any(value in joined for value in values) else data
 
 
 def _masker(mark: bytes, group: int) -> Callable[[re.Match[bytes]], bytes]:
@@ -392,7 +403,7 @@ def _straddling(data: bytes, cut: int, values: list[bytes]) -> int | None:
         if pattern.present(window):
             starts += [low + m.start() for m in pattern.regex.finditer(window) if m.start() < at < m.end()]
     if values:
-        starts += [low + m.start() for m in _WRAPPED.finditer(window) if m.start() < at < m.end()]
+        starts += [low + m.start() for m in _wrapped().finditer(window) if m.start() < at < m.end()]
     return min(starts) if starts else None
 
 

@@ -28,8 +28,8 @@ FORGIVEN = frozenset(code.code for code in (
 _HEADING = b"## "
 # The literal first, then a look back for the line start: the regex engine scans for the literal (fast).
 _LINE = re.compile(rb"## (?<![^\n]## )")
-_WELL_FORMED = re.compile(log.HEADING_RE.pattern.encode(), re.M)     # the same grammar, over bytes
-_WELL_FORMED_TEXT = re.compile(re.sub(r"\(\?P<\w+>", "(?:", log.HEADING_RE.pattern).encode(), re.M)   # no groups
+_WELL_FORMED = re.compile(log.HEADING_PATTERN.encode(), re.M)     # the same grammar, over bytes
+_WELL_FORMED_TEXT = re.compile(re.sub(r"\(\?P<\w+>", "(?:", log.HEADING_PATTERN).encode(), re.M)   # no groups
 
 
 def forgive(found: Iterable[Violation], path: str, lines: set[int]) -> list[Violation]:
@@ -143,7 +143,8 @@ def _has_error(path: str, data: bytes, line: int, at: int) -> bool:
     doc = log.parse(decode_text(data[at:end]), first_line=line, expect_title=False)
     if doc.problems or not doc.entries:
         return True
-    before = log.live(log.tail_entries(log.BytesSource(data, at), log.has_live_cycle).entries)
+    before = log.live(log.tail_entries(log.BytesSource(data, at), log.has_live_cycle,
+                                       block=log.LAST_ENTRY_BLOCK).entries)
     previous_cycle = max((e.cycle for e in before if e.cycle is not None), default=None)
     # LOG's entry rules live in one place, the LOG check: the same rules that judged it when it was appended.
     return bool(entry_rules(None, path, doc.entries[:1], before[-1] if before else None, previous_cycle))

@@ -38,9 +38,10 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     if log_data is None:          # no LOG to agree with here (a write judged alone, a LOG GM301 reports gone)
         return []
     source = log.BytesSource(log_data, numbered=False)
-    last = max((e.cycle for e in log.tail_entries(source, log.has_cycle).entries if e.cycle is not None), default=0)
+    tail = log.tail_entries(source, log.has_cycle, block=log.LAST_ENTRY_BLOCK)
+    last = max((e.cycle for e in tail.entries if e.cycle is not None), default=0)
     past = [block.cycle for block in added if block.cycle is not None and block.cycle <= last]
-    logged = _logged(source, min(past)) if past else set()
+    logged = _logged(source, min(past), tail) if past else set()
     found: list[Violation] = []
     for block in added:
         assert block.cycle is not None
@@ -53,9 +54,17 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     return found
 
 
-def _logged(source: log.BytesSource, since: int) -> set[int]:
+def _logged(source: log.BytesSource, since: int, tail: log.Tail) -> set[int]:
     """The cycles LOG has entries for, reading back from its end only as far as cycle `since`: one read for all
     the blocks judged. (A read per block made a NOW judged whole, as on a first commit or a naive full check,
-    read LOG's tail once for each of its blocks: quadratic, a minute at 1x.)"""
-    tail = log.tail_entries(source, lambda entries: any(e.cycle is not None and e.cycle < since for e in entries))
+    read LOG's tail once for each of its blocks: quadratic, a minute at 1x.)
+
+    `tail` is the read that found LOG's last cycle. Reads grow from the same first block, so when it already
+    goes back before `since` it is the very read this one would make (the usual commit: a NOW block for the
+    cycle just logged), and LOG's tail is not parsed twice."""
+    def reaches(entries: tuple[log.LogEntry, ...]) -> bool:
+        return any(e.cycle is not None and e.cycle < since for e in entries)
+
+    if not (tail.whole or reaches(tail.entries)):
+        tail = log.tail_entries(source, reaches, block=log.LAST_ENTRY_BLOCK)
     return {e.cycle for e in tail.entries if e.cycle is not None}

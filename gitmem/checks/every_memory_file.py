@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterator
+from functools import cache
 
 from gitmem import codes, secrets
 from gitmem.checks.inputs import CheckInput
@@ -16,8 +17,13 @@ from gitmem.memory import fences
 from gitmem.memory.text import control_characters, decoding_problems
 
 # Markers as git writes them; `\r?` because a CRLF file must not hide its conflicts.
-_CONFLICT_RE = re.compile(rb"^(?:<{7}|>{7})(?: |\r?$)|^={7}\r?$", re.M)
 _CONFLICT_NEEDLES = (b"<<<<<<<", b">>>>>>>", b"=======")
+
+
+@cache
+def _conflict_re() -> re.Pattern[bytes]:
+    """Compiled on first use: only a file that holds one of _CONFLICT_NEEDLES is searched."""
+    return re.compile(rb"^(?:<{7}|>{7})(?: |\r?$)|^={7}\r?$", re.M)
 
 
 def _line_of(data: bytes, offset: int, first_line: int) -> int:
@@ -27,7 +33,7 @@ def _line_of(data: bytes, offset: int, first_line: int) -> int:
 def scan_markers_and_secrets(path: str, data: bytes, first_line: int = 1) -> Iterator[Violation]:
     # `bytes.find` runs at memory speed, a regex with `\b` at ~30 ms per MB: NOW is rescanned whole on
     # every commit, and at 100x it holds 10 MB. So the marker regex runs only when a marker's text is there.
-    match = _CONFLICT_RE.search(data) if any(m in data for m in _CONFLICT_NEEDLES) else None
+    match = _conflict_re().search(data) if any(m in data for m in _CONFLICT_NEEDLES) else None
     if match:
         yield Violation.of(codes.CONFLICT_MARKERS, path, _line_of(data, match.start(), first_line))
     for offset, what in secrets.find_secrets(data):

@@ -12,12 +12,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from functools import cache
 
 from gitmem import codes, gitio
 from gitmem.checks.violation import Violation
 
 TRAILER = "Gitmem-Rules"
-_TRAILER_RE = re.compile(rf"^{TRAILER}: *([0-9]{{1,6}}) *$", re.M)
+
+
+@cache
+def _trailer_re() -> re.Pattern[str]:
+    """Compiled on first use: a check of what is staged reads no commit message."""
+    return re.compile(rf"^{TRAILER}: *([0-9]{{1,6}}) *$", re.M)
 
 
 def trailer() -> str:
@@ -27,7 +33,7 @@ def trailer() -> str:
 
 def generation_named(message: str) -> int:
     """The generation a commit message names; 1 (the first rules) when it names none."""
-    found = [int(value) for value in _TRAILER_RE.findall(message)]
+    found = [int(value) for value in _trailer_re().findall(message)]
     return max(found, default=1)
 
 

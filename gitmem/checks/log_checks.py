@@ -65,7 +65,7 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     # The entries above, as readers take them: an amended entry gives way to its amendment.
     numbered = amending or AMENDS in new
     before = log.live(log.tail_entries(log.BytesSource(new, start, open_at_end=old_open, numbered=numbered),
-                                       log.has_live_cycle).entries)
+                                       log.has_live_cycle, block=log.LAST_ENTRY_BLOCK).entries)
     previous_cycle = max((e.cycle for e in before if e.cycle is not None), default=None)
     found += entry_rules(inp, path, log.live(doc.entries), before[-1] if before else None, previous_cycle)
     found += _unclosed(path, text, old_open, first)

@@ -185,7 +185,7 @@ def _log(inp: CheckInput, limits: SizeLimits, whole: bool, skip: set[str]) -> li
     from gitmem.memory import log  # only when LOG changed, as in _pending
 
     if whole:       # the entry the next cycle reads, found as its tail reader finds it: a fenced `## ` is text
-        entries = log.tail_entries(log.BytesSource(data), bool).entries[-1:]
+        entries = log.tail_entries(log.BytesSource(data), bool, block=log.LAST_ENTRY_BLOCK).entries[-1:]
     else:
         start, end = span_against(inp, path, data)
         if end - start <= limits.log_entry:

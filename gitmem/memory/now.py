@@ -5,6 +5,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import field
 from datetime import date
+from functools import cache
 
 from gitmem import codes
 from gitmem.memory.fences import first_heading, is_fence
@@ -29,7 +30,12 @@ from gitmem.records import record
 
 TITLE = "# NOW"
 _CYCLE_RE = re.compile(r"^cycle ([0-9]{1,18})$")  # as in LOG: at most 18 digits
-_PLAN_RE = re.compile(r"^plan for ([0-9]{4}-[0-9]{2}-[0-9]{2})$")
+
+
+@cache
+def _plan_re() -> re.Pattern[str]:
+    """A close's plan block (`plan for <date>`); compiled on first use: a cycle's block reads as a cycle first."""
+    return re.compile(r"^plan for ([0-9]{4}-[0-9]{2}-[0-9]{2})$")
 
 
 @record(frozen=True)
@@ -75,7 +81,7 @@ def parse_heading(title: str) -> tuple[Timestamp, int | None, date | None] | Non
         return None
     if m := _CYCLE_RE.match(parts[0]):
         return when, int(m.group(1)), None
-    if m := _PLAN_RE.match(parts[0]):
+    if m := _plan_re().match(parts[0]):
         try:
             return when, None, date.fromisoformat(m.group(1))
         except ValueError:

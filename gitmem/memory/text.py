@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from functools import cache, lru_cache
 from itertools import compress, count, repeat
@@ -131,14 +130,19 @@ def split_timestamped_heading(title: str) -> tuple[Timestamp | None, list[str]]:
 # forge a heading; NUL makes git treat the file as binary. `translate` finds out whether any is there at memory
 # speed; only then does the regex say where.
 _CONTROL_BYTES = bytes(b for b in range(32) if b not in (9, 10, 13)) + b"\x7f"
-_CONTROL_RE = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)")
+
+
+@cache
+def _control_re() -> re.Pattern[bytes]:
+    """Compiled on first use: `translate` has found a control character (or a CR) first."""
+    return re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)")
 
 
 def control_characters(data: bytes, start: int = 0) -> Iterator[tuple[int, str]]:
     """(offset, what) of each control character in data[start:] that memory may not hold."""
     if len(data.translate(None, _CONTROL_BYTES)) == len(data) and data.count(b"\r") == data.count(b"\r\n"):
         return
-    for match in _CONTROL_RE.finditer(data, start):
+    for match in _control_re().finditer(data, start):
         found = match.group()
         yield match.start(), ("NUL" if found == b"\0" else "a bare carriage return (CR)" if found == b"\r"
                               else f"the control character U+{found[0]:04X}")
@@ -276,11 +280,12 @@ def lf(text: str) -> str:
     return text
 
 
-# Section and Field stay standard dataclasses: a parse builds one per heading and per field line, and the
-# standard __init__ builds them faster than a record's (a whole LOG parses ~5% faster); their two classes cost
-# the pre-commit path about a millisecond (tests/checks/test_check_imports.py lists them). The parsers build
-# them faster still, with `_built`.
-@dataclass(frozen=True)
+# Section and Field: a parse builds one per heading and per field line, so each has an __init__ of its own that
+# stores its fields straight into the instance's dict. That is faster than the standard decorator's compiled one
+# (a whole LOG parses ~5% slower with a record's generic one), and nothing is compiled when the class is built
+# (the standard decorator's exec() cost the pre-commit path 1.4 ms). tests/memory/test_text_records.py holds each
+# __init__'s parameters to the class's fields.
+@record(frozen=True)
 class Section:
     """A heading and its body. `line` is the heading's line; `end` its last non-blank line (1-based, inclusive)."""
 
@@ -288,6 +293,10 @@ class Section:
     line: int
     end: int          # the last non-blank line of the section (the heading's line when the body is empty)
     body: tuple[str, ...]
+
+    def __init__(self, title: str, line: int, end: int, body: tuple[str, ...]) -> None:
+        stored = self.__dict__          # frozen: the fields are set once, here
+        stored["title"], stored["line"], stored["end"], stored["body"] = title, line, end, body
 
     @property
     def body_start(self) -> int:
@@ -329,13 +338,17 @@ def headed(sections: list[Section], parse_heading: Callable[[str], T | None], pr
         yield section, parsed
 
 
-_ANY_DIGIT = re.compile(r"\d")       # Unicode decimal digits: only to name the problem, never to read a number
+@cache
+def _any_digit() -> re.Pattern[str]:
+    """Unicode decimal digits: only to name the problem, never to read a number (compiled on first use)."""
+    return re.compile(r"\d")
+
 
 
 def fold_digits(text: str) -> str:
     """`text` with every decimal digit written as 0-9 (`cycle ٣` -> `cycle 3`): how rules 2 read numbers, when
     `\\d` and int() took any decimal digit for one."""
-    return text if text.isascii() else _ANY_DIGIT.sub(lambda match: str(int(match.group())), text)
+    return text if text.isascii() else _any_digit().sub(lambda match: str(int(match.group())), text)
 
 
 def parses_with_ascii_digits(text: str, parse: Callable[[str], object | None]) -> bool:
@@ -432,7 +445,7 @@ def _built(cls: type[T], values: dict[str, Any]) -> T:
     return made
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Field:
     """A `- Key: value` line; continuation lines (indented) are joined to `value` with newlines."""
 
@@ -440,6 +453,10 @@ class Field:
     value: str
     line: int
     end: int
+
+    def __init__(self, key: str, value: str, line: int, end: int) -> None:
+        stored = self.__dict__          # frozen: the fields are set once, here (Section says why)
+        stored["key"], stored["value"], stored["line"], stored["end"] = key, value, line, end
 
 
 def parse_fields(body: tuple[str, ...] | list[str], first_line: int) -> tuple[Field, ...]:

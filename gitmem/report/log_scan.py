@@ -2,7 +2,7 @@
 
 A full `gitmem.memory.log.parse` costs about 1 s per MB (75 s for the 75 MB LOG of a 100x history). A report
 needs only each entry's heading and a few Evidence lines, so this finds the headings with one regex over the
-text (`gitmem.memory.log.HEADING_RE`) and looks inside an entry only with substring tests and the
+text (`gitmem.memory.log.heading_re`) and looks inside an entry only with substring tests and the
 anchored regexes of `gitmem.report.evidence`. Only the newest close entry is parsed whole, for its report.
 With a start moment the file is read from its end in growing blocks and stops once it holds an entry from
 before that moment (LOG is in time order, GM302), so the job summary's 14 days cost the same at any size.
@@ -55,7 +55,7 @@ def read_log(root: Path, rel: str, start: datetime | None, *, block: int = FIRST
             cut = fences.first_heading(data, b"## ", skip, open_=source.fence_open_at(offset + skip)) if skip else None
             if cut is not None:
                 text = data[cut:].decode("utf-8", "replace").replace("\r\n", "\n")
-                found = log.HEADING_RE.search(text)
+                found = log.heading_re().search(text)
                 if found is not None and _before(found, start):
                     return text
             block *= 4
@@ -72,7 +72,7 @@ def scan_log(text: str, start: datetime | None = None, end: datetime | None = No
     closes: list[CloseRow] = []
     last_close: tuple[datetime, str] | None = None
     fenced = fences.Fenced(text)
-    matches = (match for match in log.HEADING_RE.finditer(text) if not fenced.inside(match.start()))
+    matches = (match for match in log.heading_re().finditer(text) if not fenced.inside(match.start()))
     current = next(matches, None)
     while current is not None:
         following = next(matches, None)

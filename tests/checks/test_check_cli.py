@@ -11,8 +11,8 @@ import pytest
 
 from gitmem.checks.render import RENDERERS
 from gitmem.checks.violation import Violation
-from gitmem.codes import CODE_RE, SLUG_RE
 from gitmem.codes import CODES as RULES
+from gitmem.codes import code_re, slug_re
 from gitmem.errors import ExitCode
 from tests.support.builders import (
     LOG_BASE,
@@ -306,8 +306,8 @@ def test_registry_codes_and_slugs_are_unique_and_well_formed() -> None:
     slugs = [rule.slug for rule in RULES]
     assert len(set(codes_)) == len(codes_)
     assert len(set(slugs)) == len(slugs)
-    assert all(CODE_RE.match(code) for code in codes_)
-    assert all(SLUG_RE.match(slug) for slug in slugs)
+    assert all(code_re().match(code) for code in codes_)
+    assert all(slug_re().match(slug) for slug in slugs)
     assert all(rule.severity in ("error", "warning") and rule.summary for rule in RULES)
     assert codes_ == sorted(codes_)
 
@@ -402,7 +402,7 @@ def test_bad_input_gives_gm_errors_not_tracebacks(memrepo: GitRepo, cli, name: s
         assert len(result.out) < 20_000, "a message quoted a huge line whole"
     result = cli(["check"], cwd=memrepo.path)
     for line in result.lines:
-        assert line.startswith(f"{name}:") and CODE_RE.match(line.split(": ", 2)[1].split()[0]), line
+        assert line.startswith(f"{name}:") and code_re().match(line.split(": ", 2)[1].split()[0]), line
     if kind in ("binary", "latin-1"):
         assert "GM902" in codes(result)
     if name == "LOG.md" and kind in ("binary", "empty", "latin-1", "huge-heading"):

@@ -296,6 +296,53 @@ def test_a_whole_now_judged_at_once_reads_logs_tail_once_and_still_finds_a_skipp
     assert len(parses) < 20                   # the tail's doubling blocks, each parsed once: not one read a block
 
 
+def test_a_now_block_for_the_cycle_just_logged_reads_logs_tail_once(memrepo: GitRepo, parses: list[int]) -> None:
+    """GM105 on the usual commit (a cycle's LOG entry and its NOW block): the read that finds LOG's last cycle
+    already reaches the cycle before the block's, so LOG's tail is parsed once, not again to list the cycles
+    logged (a `gitmem check` on the pre-commit path parsed the same 16 KB twice). A block for a cycle LOG
+    skipped is still found by reading further back."""
+    from gitmem.checks import CheckInput, cycle_numbers
+    from gitmem.memory import now
+
+    count = 24 * 40                                   # about 70 KB, its last 4 KB about 50 cycles
+    log_text = log_of(count)
+    moment = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(hours=count, minutes=30)
+
+    def block(cycle: int) -> now.NowBlock:
+        return now.make_block(Timestamp.from_datetime(moment), did="did", human="nothing", next="next",
+                              cycle=cycle)
+
+    memrepo.commit_files({"LOG.md": log_text, "NOW.md": "# NOW\n"}, "a long LOG")
+    ws = memrepo.ws()
+    old = gitio.commit_snapshot(ws.repo, gitio.head_id(ws.repo), ws.config.memory_paths().values())
+    for cycle, read_back in ((count, False), (count // 4, True)):
+        memrepo.commit_files({"NOW.md": now.prepend_block("# NOW\n", block(cycle))}, f"NOW for cycle {cycle}")
+        new = gitio.commit_snapshot(ws.repo, gitio.head_id(ws.repo), ws.config.memory_paths().values())
+        parses.clear()
+        assert cycle_numbers.check(CheckInput(ws.config, old, new), set()) == []
+        assert (len(parses) > 1) is read_back, (cycle, parses)
+        # the first read is a last-entry block: a few entries, not 16 KB of them
+        assert parses[0] <= log.LAST_ENTRY_BLOCK < log.FIRST_BLOCK, parses
+
+
+def test_a_check_of_a_staged_cycle_parses_only_the_last_entries_of_a_long_log(memrepo: GitRepo, cli,
+                                                                              parses: list[int]) -> None:
+    """The pre-commit path reads LOG's last entries in last-entry blocks (4 KB, a few entries), for the cycle
+    above the appended entry and for the last cycle NOW may name: never a 16 KB block of forty entries."""
+    from gitmem.checks.check_and_verify import check_staged
+    from tests.support.gitcli import git
+
+    memrepo.commit_files({"LOG.md": log_of(24 * 40)}, "a long LOG")
+    for argv in (["log", "add", "--task", "t", "--outcome", "built", "--result", "r"],
+                 ["now", "add", "--did", "d", "--human", "nothing", "--next", "n"]):
+        result = cli(argv, cwd=memrepo.path)
+        assert result.code == 0, result.err
+    git(memrepo.path, "add", "-A")
+    parses.clear()
+    assert check_staged(memrepo.ws()) == []
+    assert parses and max(parses) <= log.LAST_ENTRY_BLOCK, parses
+
+
 # -- LOG's standing scan: what was found plain is not scanned again ---------------------------------------------
 
 def test_a_log_found_plain_is_judged_again_by_what_was_appended() -> None:
