@@ -132,14 +132,15 @@ def test_check_of_a_staged_change_compiles_at_import_only_patterns_it_uses(memre
     assert found and found <= COMPILED_AT_IMPORT, sorted(found - COMPILED_AT_IMPORT)
 
 
-# Count the cyclic collector's passes while `main` runs one command, in a fresh process: its imports are what
-# would trigger them.
+# Count the cyclic collector's passes in a fresh process that runs gitmem as `python -m gitmem` and the console
+# script do (`gitmem.__main__.start`), from before click or any of gitmem is imported: imports are what would
+# trigger them.
 _COLLECTIONS = """
 import gc, sys
-from gitmem.cli import main
 passes = []
 gc.callbacks.append(lambda phase, info: passes.append(info["generation"]) if phase == "start" else None)
-code = main(sys.argv[1:])
+from gitmem.__main__ import start
+code = start()
 print("collections:", len(passes), "after:", gc.isenabled(), file=sys.stderr)
 raise SystemExit(code)
 """
