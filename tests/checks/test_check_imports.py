@@ -1,4 +1,5 @@
-"""What the `gitmem check` process imports on the pre-commit path, held so the start-up cost cannot creep back.
+"""What the `gitmem check` process imports on the pre-commit path, what it compiles at start-up (classes,
+patterns) and that it runs no garbage collection, held so the start-up cost cannot creep back.
 
 `gitmem check` runs on every commit, and its start-up is most of its cost (benchmarks/bench_check.py compares it
 with `python -c "import pygit2, click"`). Its process imports the gitmem modules listed here and nothing that
