@@ -26,9 +26,9 @@ COMMANDS: dict[str, str] = {
 # Commands that run without the cyclic garbage collector. Starting a command imports click, pygit2 and gitmem:
 # modules, classes and functions that live as long as the process, and little garbage, so the collector's passes
 # over them are wasted (49 passes, about 6 ms of a `gitmem check`; the check itself, once imported, makes one).
-# `main` turns it off until the command is chosen, and back on for every command not named here: a short-lived
-# one, whose garbage reference counting frees, and which reads a bounded part of history (`verify`, which
-# reads whole ranges, is not one).
+# The entry points import this module with it off (`gitmem.__main__.start`); `main` keeps it off until the command
+# is chosen, and turns it back on for every command not named here: a short-lived one, whose garbage reference
+# counting frees, and which reads a bounded part of history (`verify`, which reads whole ranges, is not one).
 SHORT_LIVED = frozenset({"check"})
 
 

@@ -1,4 +1,5 @@
-"""What the `gitmem check` process imports on the pre-commit path, held so the start-up cost cannot creep back.
+"""What the `gitmem check` process imports on the pre-commit path, what it compiles at start-up (classes,
+patterns) and that it runs no garbage collection, held so the start-up cost cannot creep back.
 
 `gitmem check` runs on every commit, and its start-up is most of its cost (benchmarks/bench_check.py compares it
 with `python -c "import pygit2, click"`). Its process imports the gitmem modules listed here and nothing that
@@ -132,14 +133,15 @@ def test_check_of_a_staged_change_compiles_at_import_only_patterns_it_uses(memre
     assert found and found <= COMPILED_AT_IMPORT, sorted(found - COMPILED_AT_IMPORT)
 
 
-# Count the cyclic collector's passes while `main` runs one command, in a fresh process: its imports are what
-# would trigger them.
+# Count the cyclic collector's passes in a fresh process that runs gitmem as `python -m gitmem` and the console
+# script do (`gitmem.__main__.start`), from before click or any of gitmem is imported: imports are what would
+# trigger them.
 _COLLECTIONS = """
 import gc, sys
-from gitmem.cli import main
 passes = []
 gc.callbacks.append(lambda phase, info: passes.append(info["generation"]) if phase == "start" else None)
-code = main(sys.argv[1:])
+from gitmem.__main__ import start
+code = start()
 print("collections:", len(passes), "after:", gc.isenabled(), file=sys.stderr)
 raise SystemExit(code)
 """

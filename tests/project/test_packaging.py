@@ -59,7 +59,7 @@ def test_wheel_ships_the_whole_template(wheel: Path) -> None:
             assert archive.read(f"gitmem/_hooks/{hook}") == (PROJECT_ROOT / "hooks" / hook).read_bytes()
             assert archive.getinfo(f"gitmem/_hooks/{hook}").external_attr >> 16 & 0o111, "hooks ship executable"
         assert f"{info}/licenses/LICENSE" in names
-    assert "gitmem = gitmem.cli:main" in entry_points
+    assert "gitmem = gitmem.__main__:start" in entry_points
     assert "License-Expression: MIT" in metadata
     assert "Project-URL: Source, https://github.com/" in metadata
     requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
