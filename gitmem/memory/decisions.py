@@ -25,6 +25,7 @@ from gitmem.memory.text import (
     IdEntry,
     Problem,
     Timestamp,
+    built_whole,
     decode_lines,
     headed,
     parse_fields,
@@ -205,8 +206,9 @@ def parse(text: str) -> DecisionsDoc:
         section_preambles[section.title] = tuple(inner_preamble)
         for item, parsed in headed(items, parse_heading, problems, code=codes.DECISION_HEADING_MALFORMED,
                                    marker="###", what="decision"):
-            found[section.title].append(Decision(parsed[0], parsed[1], section.title, item.body, item.line,
-                                                 item.end))
+            found[section.title].append(built_whole(Decision, {
+                "id": parsed[0], "title": parsed[1], "section": section.title, "body": item.body, "line": item.line,
+                "end": item.end}))
     every = _PARSED.shared([*found[PENDING], *found[RESOLVED]])
     pending = len(found[PENDING])
     return DecisionsDoc(tuple(preamble), every[:pending], every[pending:], section_lines, tuple(problems),

@@ -13,6 +13,7 @@ from gitmem.memory.text import (
     Field,
     IdEntry,
     Problem,
+    built_whole,
     decode_lines,
     fields_named,
     fold_digits,
@@ -129,7 +130,8 @@ def parse_event(item: Field) -> Event | None:
         day = date.fromisoformat(match.group(1))
     except ValueError:
         return None
-    return Event(day, int(match.group(2)), (match.group(3) or "").strip(), item.line)
+    return built_whole(Event, {"day": day, "cycle": int(match.group(2)), "text": (match.group(3) or "").strip(),
+                               "line": item.line})
 
 
 def event_with_other_digits(item: Field) -> bool:
@@ -170,7 +172,8 @@ def parse(text: str) -> LessonsDoc:
     lessons: list[Lesson] = []
     for section, parsed in headed(sections, parse_heading, problems, code=codes.LESSON_HEADING_MALFORMED, marker="##",
                                   what="lesson"):
-        lessons.append(Lesson(parsed[0], parsed[1], section.body, section.line, section.end))
+        lessons.append(built_whole(Lesson, {"id": parsed[0], "title": parsed[1], "body": section.body,
+                                            "line": section.line, "end": section.end}))
     return LessonsDoc(tuple(preamble), _PARSED.shared(lessons), tuple(problems))
 
 

@@ -428,18 +428,18 @@ def _section(title: str, start: int, body: tuple[str, ...] | list[str]) -> Secti
     kept = len(body)
     while kept and not body[kept - 1].strip():
         kept -= 1
-    return _built(Section, {"title": title, "line": start, "end": start + kept, "body": tuple(body)})
+    return built_whole(Section, {"title": title, "line": start, "end": start + kept, "body": tuple(body)})
 
 
 _new = object.__new__
 _set = object.__setattr__
 
 
-def _built(cls: type[T], values: dict[str, Any]) -> T:
+def built_whole(cls: type[T], values: dict[str, Any]) -> T:
     """`cls(**values)` for a frozen dataclass of `values`' fields, in their order, with no default to fill
     and no `__post_init__`: its `__dict__` is set whole, where the frozen `__init__` calls `object.__setattr__`
-    once per field (three times slower; a whole DECISIONS holds 24,000 fields at 100x). What it builds equals,
-    hashes and prints as the dataclass's own (tests/memory/test_parse_equivalence.py)."""
+    once per field (three times slower; a whole DECISIONS holds 24,000 fields at 100x, LESSONS 10,000 events).
+    What it builds equals, hashes and prints as the dataclass's own (tests/memory/test_parse_equivalence.py)."""
     made = _new(cls)
     _set(made, "__dict__", values)
     return made
@@ -477,7 +477,7 @@ def parse_fields(body: tuple[str, ...] | list[str], first_line: int) -> tuple[Fi
                 parts.append(body[after].strip())
                 after += 1
             value = "\n".join(parts)
-        made = _new(Field)                 # `_built`, inlined: this loop builds every field
+        made = _new(Field)                 # `built_whole`, inlined: this loop builds every field
         _set(made, "__dict__", {"key": key, "value": value, "line": first_line + index, "end": first_line + after - 1})
         fields.append(made)
     return tuple(fields)

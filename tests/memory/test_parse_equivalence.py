@@ -146,7 +146,7 @@ def test_the_synthetic_repositories_parse_as_with_the_old_parsers(scale: float) 
 
 
 def test_a_field_and_a_section_built_whole_are_the_dataclasses_own() -> None:
-    """The parsers set a Field's and a Section's attributes whole (`text._built`): what they build is what the
+    """The parsers set a Field's and a Section's attributes whole (`text.built_whole`): what they build is what the
     dataclass's `__init__` builds, for equality, hashing, printing and frozenness."""
     import dataclasses
 
@@ -162,3 +162,19 @@ def test_a_field_and_a_section_built_whole_are_the_dataclasses_own() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         field.value = "changed"  # type: ignore[misc]
     assert dataclasses.replace(field, value="c") == Field("Key", "c", 3, 4)
+
+
+def test_every_entry_built_whole_holds_every_field_of_its_class() -> None:
+    """Decisions, lessons, their fields and events are built with `built_whole`: each holds every field its
+    dataclass declares, and equals, hashes and prints as the same values given to the class itself."""
+    import dataclasses
+
+    decisions_text, lessons_text = synthetic_texts(1.0)
+    found: list[object] = [*decisions.parse(decisions_text).all]
+    for lesson in lessons.parse(lessons_text).lessons:
+        found += [lesson, *lesson.fields, *(event for _, event in lesson.confirmations if event is not None)]
+        found += [lesson.happened] if lesson.happened is not None else []
+    assert {type(item).__name__ for item in found} == {"Decision", "Lesson", "Field", "Event"}
+    for item in found:
+        again = dataclasses.replace(item)  # type: ignore[type-var]
+        assert (again, hash(again), repr(again)) == (item, hash(item), repr(item))
