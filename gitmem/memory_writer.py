@@ -70,11 +70,6 @@ class WriteRefused(GitmemError):
     exit_code = ExitCode.VIOLATIONS
 
 
-def _file_identity(stat: os.stat_result) -> tuple[int, ...]:
-    """What tells one state of a file from another without reading it (as git's index does)."""
-    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
-
-
 def atomic_write(path: Path, data: bytes) -> None:
     """Write via a temp file in the same directory and rename, so a crash never leaves half a file; a link or
     anything else that is not a regular file at `path` is refused, never written through. Memory files are
@@ -108,7 +103,7 @@ class MemoryWriter:
         self.config = workspace.config
         self.clock = clock
         self.author_email = author_email
-        # The identity (`_file_identity`) of the LOG found valid as it stands, by a whole read or by this writer's
+        # The identity (`files.file_identity`) of the LOG found valid as it stands, by a whole read or by this writer's
         # own validated appends since: the close appends an entry a day when it catches up, and judging a 75 MB
         # LOG whole before each (100x) is what the first judgement already said.
         self._log_valid_as: tuple[int, ...] | None = None
@@ -249,18 +244,18 @@ class MemoryWriter:
         from gitmem.checks.standing import log_standing
 
         rel = self.config.path("log")
-        handle = files.open_read(self.root, rel)
-        data, stat = b"", None
-        if handle is not None:
-            with handle:
-                if self._log_valid_as is not None and _file_identity(os.fstat(handle.fileno())) == self._log_valid_as:
-                    return
-                data, stat = files.stat_of_read(handle)
+        if self._log_valid_as is not None:
+            handle = files.open_read(self.root, rel)
+            if handle is not None:
+                with handle:
+                    if files.file_identity(os.fstat(handle.fileno())) == self._log_valid_as:
+                        return
+        data, stat = files.read_with_stat(self.root, rel) or (b"", None)
         found = log_standing(rel, data)
         if found:
             raise WriteRefused(f"refusing to append to {rel}: it holds invalid entries; amend them first "
                                "(`gitmem log amend`, docs/format.md)", found)
-        self._log_valid_as = _file_identity(stat) if stat is not None else None
+        self._log_valid_as = files.file_identity(stat) if stat is not None else None
 
     def _append_log(self, entry: log.LogEntry, *, whole: bool = False) -> None:
         """Validate the entry against LOG's last entries (against the whole LOG when `whole`: an amendment
@@ -306,8 +301,8 @@ class MemoryWriter:
             source.appended(handle, before)
             # An entry that passed the checks against LOG's end leaves a valid LOG valid; an amendment is judged
             # whole next time (what it supersedes is what the standing judgement is about).
-            if entry.amends is None and self._log_valid_as == _file_identity(before):
-                self._log_valid_as = _file_identity(os.fstat(handle.fileno()))
+            if entry.amends is None and self._log_valid_as == files.file_identity(before):
+                self._log_valid_as = files.file_identity(os.fstat(handle.fileno()))
             else:
                 self._log_valid_as = None
 

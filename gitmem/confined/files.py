@@ -234,22 +234,8 @@ def open_read(root: Path, rel: str) -> BinaryIO | None:
 def read_bytes(root: Path, rel: str) -> bytes | None:
     """The file's bytes; None when it is missing. A large file that has settled is read once per process
     (`_SettledReads`): the same bytes object answers again while the file is unchanged."""
-    handle = open_read(root, rel)
-    if handle is None:
-        return None
-    with handle:
-        opened = os.fstat(handle.fileno())
-        if opened.st_size < _SettledReads.FROM:
-            return handle.read()
-        place = (os.fspath(root), rel)
-        known = _settled.get(place, opened)
-        if known is not None:
-            return known
-        began = time.time_ns()
-        data, described = stat_of_read(handle)
-        if described is not None:
-            _settled.keep(place, described, data, began)
-        return data
+    found = read_with_stat(root, rel)
+    return found[0] if found is not None else None
 
 
 # -- what a process may remember of a file -----------------------------------------------------------------
@@ -282,19 +268,19 @@ class _SettledReads:
     KEPT = 8                    # files: the memory files of two workspaces
 
     def __init__(self) -> None:
-        # (root, path) -> (the identity that describes the bytes, the bytes); the newest last. One version a
-        # path, so a file rewritten meanwhile does not keep its old bytes alive.
-        self._kept: dict[tuple[str, str], tuple[tuple[int, ...], bytes]] = {}
+        # (root, path) -> (the bytes, the stat that describes them); the newest last. One version a path, so a
+        # file rewritten meanwhile does not keep its old bytes alive.
+        self._kept: dict[tuple[str, str], tuple[bytes, os.stat_result]] = {}
 
-    def get(self, place: tuple[str, str], opened: os.stat_result) -> bytes | None:
+    def get(self, place: tuple[str, str], opened: os.stat_result) -> tuple[bytes, os.stat_result] | None:
         known = self._kept.get(place)
-        return known[1] if known is not None and known[0] == file_identity(opened) else None
+        return known if known is not None and file_identity(known[1]) == file_identity(opened) else None
 
     def keep(self, place: tuple[str, str], found: os.stat_result, data: bytes, began_ns: int) -> None:
         self._kept.pop(place, None)
         if not has_settled(found, began_ns):
             return
-        self._kept[place] = (file_identity(found), data)
+        self._kept[place] = (data, found)
         while len(self._kept) > self.KEPT:
             del self._kept[next(iter(self._kept))]
 
@@ -303,12 +289,24 @@ _settled = _SettledReads()
 
 
 def read_with_stat(root: Path, rel: str) -> tuple[bytes, os.stat_result | None] | None:
-    """The file's bytes and the stat that describes them (`stat_of_read`); None when it is missing."""
+    """The file's bytes and the stat that describes them (`stat_of_read`); None when it is missing. A large file
+    that has settled is read once per process (`_SettledReads`)."""
     handle = open_read(root, rel)
     if handle is None:
         return None
     with handle:
-        return stat_of_read(handle)
+        opened = os.fstat(handle.fileno())
+        if opened.st_size < _SettledReads.FROM:
+            return stat_of_read(handle)
+        place = (os.fspath(root), rel)
+        known = _settled.get(place, opened)
+        if known is not None:
+            return known
+        began = time.time_ns()
+        data, described = stat_of_read(handle)
+        if described is not None:
+            _settled.keep(place, described, data, began)
+        return data, described
 
 
 def stat_of_read(handle: BinaryIO) -> tuple[bytes, os.stat_result | None]:
