@@ -18,20 +18,22 @@ import sqlite3
 from gitmem.recall.rank import Filter
 
 LENT = 0.5             # the share of the entry before's relevance an entry takes
+LENDERS = 10           # only the best candidates lend: each entry brought in is judged and shown like any other
 KIND = "log"           # LOG entries are a sequence in time; the other kinds are not read in order
 
 
 def lend(conn: sqlite3.Connection, items: list[tuple[int, float]], flt: Filter) -> list[tuple[int, float]]:
-    """`items` (doc id, relevance 0..1), each entry just after one of them in its LOG on the same day (that
-    the filter allows) taking LENT of its relevance: best first."""
+    """`items` (doc id, relevance 0..1, best first), each entry just after one of the LENDERS best in its LOG on
+    the same day (that the filter allows) taking LENT of its relevance: best first."""
     if not items or LENT <= 0:
         return items
     relevance = dict(items)
-    marks = ",".join("?" * len(relevance))
+    lenders = [doc_id for doc_id, _ in items[:LENDERS]]
+    marks = ",".join("?" * len(lenders))
     after: dict[int, int] = {}          # the entry just after -> the candidate before it
     for doc_id, path, line, rel, day in conn.execute(
             f"SELECT id, path, line, rel, substr(date, 1, 10) FROM docs WHERE id IN ({marks}) AND kind = ?"
-            f" AND date != ''", [*relevance, KIND]).fetchall():
+            f" AND date != ''", [*lenders, KIND]).fetchall():
         # The least line past the candidate's in the same file (docs_by_path), if written the same day.
         row = conn.execute("SELECT id, substr(date, 1, 10) FROM docs WHERE path = ? AND rel = ? AND line > ?"
                            " AND kind = ? ORDER BY line LIMIT 1", (path, rel, line, KIND)).fetchone()
