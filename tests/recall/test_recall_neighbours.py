@@ -61,3 +61,26 @@ def test_the_filter_holds_for_a_borrowing_entry(talk: History) -> None:
     # Up to the minute the question was written: the reply, five minutes later, is outside.
     found = _ids(talk, until=asked.date.removesuffix(" UTC").replace(" ", "T") + ":00+00:00")
     assert "cycle 7" in found and "cycle 8" not in found
+
+
+def test_a_long_entry_borrows_a_share_shrunk_by_its_length(memrepo: GitRepo) -> None:
+    from gitmem.recall.index import Index
+    from gitmem.recall.rank import Filter
+
+    history = History(memrepo)
+    history.step = timedelta(minutes=5)
+    history.cycle(task="asked about the turtles", result="how long have the turtles been kept here?")
+    history.cycle(task="answered", result="three years now")
+    history.cycle(task="asked about the turtles again", result="how long have the turtles been kept here?")
+    history.cycle(task="answered at length", result=history.filler(400))
+    index = Index(Workspace.at(history.root, history.config))
+    try:
+        conn = index.refresh()
+        ids = {ident: doc_id for doc_id, ident in conn.execute("SELECT id, ident FROM docs WHERE kind = 'log'")}
+        lent = dict(neighbours.lend(conn, [(ids["cycle 1"], 1.0), (ids["cycle 3"], 1.0)], Filter()))
+        size = sum(map(len, conn.execute("SELECT title, body FROM fts WHERE rowid = ?", (ids["cycle 4"],)).fetchone()))
+    finally:
+        index.close()
+    assert lent[ids["cycle 2"]] == pytest.approx(neighbours.LENT)              # short: the whole share
+    assert size > 4 * neighbours.SHORT
+    assert lent[ids["cycle 4"]] == pytest.approx(neighbours.LENT * neighbours.SHORT / size)
