@@ -297,3 +297,28 @@ def test_a_now_block_judged_alone_does_not_decode_now(world: World, monkeypatch:
     new = {**old, now_path: ahead}
     found = run_checks(CheckInput(world.config, Snapshot("old", old.get), Snapshot("new", new.get)))
     assert [v.code for v in found if v.path == now_path] == ["GM105"], found
+
+
+def test_the_promotions_are_judged_with_each_other_file_read_once(world: World,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The promotions are judged with the memory files they leave as they are (LOG is 75 MB at 100x): each is
+    read once for both sides of the change, not once for each."""
+    from gitmem.close import commit_guard
+    from tests.support.world import at
+
+    world.cycle(at(10, 9))
+    lesson = world.lesson(at(10, 9, 30), "Tests first", rule="Run the tests first.")
+    world.cycle(at(10, 10))
+    world.confirm(at(10, 10, 30), lesson)
+    world.cycle(at(11, 9))
+    world.confirm(at(11, 9, 30), lesson)
+    read: list[str] = []
+    real = commit_guard.files.read_bytes
+
+    def counted(root: Any, rel: str) -> bytes | None:
+        read.append(rel)
+        return real(root, rel)
+
+    monkeypatch.setattr(commit_guard.files, "read_bytes", counted)
+    assert commit_guard.write_together(world.memory, {"rules": world.read(world.path("rules"))}) is None
+    assert read.count(world.path("log")) == 1, read
