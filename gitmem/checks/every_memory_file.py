@@ -80,22 +80,53 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
             continue
         if same_blob(inp.old, inp.new, path):
             continue
-        start, end = span_against(inp, path, data)
-        part = data[start:end]
-        problems = decoding_problems(part)
-        if any(p.code == codes.NOT_UTF8.code for p in problems):
-            found.append(_not_utf8(path, data, start))
-            continue
-        # Line numbers are counted only when something is reported: the happy path reads no history.
-        reported = [(p.line, p.code, p.message, p.hint) for p in problems]
-        reported += [(v.line, v.code, v.message, v.hint) for v in scan_markers_and_secrets(path, part, 1)]
-        if reported:
-            first_line = line_number_at(data, start)
-            found += [Violation(path, line + first_line - 1, code, message, hint)
-                      for line, code, message, hint in reported]
-        found += _control(inp, path, data, part, start)
-        if role != "log":          # LOG's fences are judged with its appended entries (gitmem.checks.log_checks)
-            found += _fence_left_open(inp, path, data, start, end)
+        found += _judged_once(inp, role, path, data)
+    return found
+
+
+# The verdicts on one file's change, kept for the last few: a step that judges the same change of a file again
+# (the close judges its promotions as it writes them, then the whole change before its commit) takes it from
+# here instead of decoding and scanning the file again (LESSONS is 1.4 MB at 100x). A verdict is a function of
+# the file's role and path and its bytes on both sides. LOG and NOW are left out: their change is judged from
+# the span appended or prepended, cheap already, and keeping their bytes (75 and 10 MB at 100x) would not be.
+_JUDGED: list[tuple[str, str, bytes | None, bytes, list[Violation]]] = []
+_JUDGED_KEPT = 6
+_BY_SPAN = ("log", "now")
+
+
+def _judged_once(inp: CheckInput, role: str, path: str, data: bytes) -> list[Violation]:
+    if role in _BY_SPAN:
+        return _judged(inp, role, path, data)
+    old = inp.old.read(path) if inp.old is not None else None
+    for index, (known_role, known_path, known_old, known_new, verdict) in enumerate(_JUDGED):
+        if known_role == role and known_path == path and known_new == data and known_old == old:
+            _JUDGED.insert(0, _JUDGED.pop(index))
+            return list(verdict)
+    verdict = _judged(inp, role, path, data)
+    _JUDGED.insert(0, (role, path, old, data, list(verdict)))
+    del _JUDGED[_JUDGED_KEPT:]
+    return verdict
+
+
+def _judged(inp: CheckInput, role: str, path: str, data: bytes) -> list[Violation]:
+    """The errors of one changed memory file: encoding, conflict markers, secrets, control characters, and a
+    fence left open."""
+    start, end = span_against(inp, path, data)
+    part = data[start:end]
+    problems = decoding_problems(part)
+    if any(p.code == codes.NOT_UTF8.code for p in problems):
+        return [_not_utf8(path, data, start)]
+    found: list[Violation] = []
+    # Line numbers are counted only when something is reported: the happy path reads no history.
+    reported = [(p.line, p.code, p.message, p.hint) for p in problems]
+    reported += [(v.line, v.code, v.message, v.hint) for v in scan_markers_and_secrets(path, part, 1)]
+    if reported:
+        first_line = line_number_at(data, start)
+        found += [Violation(path, line + first_line - 1, code, message, hint)
+                  for line, code, message, hint in reported]
+    found += _control(inp, path, data, part, start)
+    if role != "log":          # LOG's fences are judged with its appended entries (gitmem.checks.log_checks)
+        found += _fence_left_open(inp, path, data, start, end)
     return found
 
 

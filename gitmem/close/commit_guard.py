@@ -134,9 +134,14 @@ def lesson_changes(path: str, before: str, after: str) -> list[str]:
 def write_together(memory: MemoryWriter, texts: dict[str, str]) -> str | None:
     """Validate several memory files as one change, then write them; the refusal text, or None when written."""
     proposed = {memory.config.path(role): text.encode("utf-8") for role, text in texts.items()}
+    read: dict[str, bytes | None] = {}
 
     def current(rel: str) -> bytes | None:
-        return files.read_bytes(memory.root, rel)
+        # Each file read once for both sides: the files left as they are (LOG is 75 MB at 100x) are the same
+        # bytes on both, told apart by no second read and no compare.
+        if rel not in read:
+            read[rel] = files.read_bytes(memory.root, rel)
+        return read[rel]
 
     before = Snapshot("current", current)
     after = Snapshot("proposed", lambda rel: proposed[rel] if rel in proposed else current(rel))

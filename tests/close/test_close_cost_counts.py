@@ -159,6 +159,7 @@ def test_a_close_judges_its_promoted_lessons_once(world: World, monkeypatch: pyt
     """The close judges the promotions it writes (LESSONS and RULES as one change), then the whole change before
     its commit: the lessons are judged once for the same bytes, not lesson by lesson again (3,000 lessons at
     100x), and the promotion still lands."""
+    from gitmem import checks
     from gitmem.checks import lessons_checks
     from tests.support.world import at, d
 
@@ -168,6 +169,7 @@ def test_a_close_judges_its_promoted_lessons_once(world: World, monkeypatch: pyt
     world.confirm(at(10, 10, 30), lesson)
     world.cycle(at(11, 9))
     world.confirm(at(11, 9, 30), lesson)
+    monkeypatch.setattr(checks, "_JUDGED", [], raising=False)        # nothing judged before in this process
     judged = _counting(monkeypatch, lessons_checks, "lesson_rules")
     result = world.close(d(11), at(11, 23))
     assert [p["lesson"] for p in result.promoted] == [lesson]
@@ -254,3 +256,69 @@ def test_the_one_pass_indexes_find_what_the_fence_readers_find() -> None:
                          if (parsed := log.parse_any_heading(fences.line_starting_at(data, at)[3:].decode()))
                          and parsed[1] == cycle), None)
             assert index._heading_offset(cycle) == want, (data, cycle)
+
+
+def test_a_close_scans_its_promoted_lessons_for_secrets_once(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every changed memory file is decoded and scanned (conflict markers, secrets) as it is judged: the close's
+    promotions are judged as written, then in the whole change before the commit, and LESSONS (1.4 MB at 100x)
+    is scanned once for the two."""
+    from gitmem.checks import every_memory_file
+    from tests.support.world import at, d
+
+    world.cycle(at(10, 9))
+    lesson = world.lesson(at(10, 9, 30), "Tests first", rule="Run the tests first.")
+    world.cycle(at(10, 10))
+    world.confirm(at(10, 10, 30), lesson)
+    world.cycle(at(11, 9))
+    world.confirm(at(11, 9, 30), lesson)
+    monkeypatch.setattr(every_memory_file, "_JUDGED", [], raising=False)      # nothing judged before here
+    scanned = _counting(monkeypatch, every_memory_file, "scan_markers_and_secrets")
+    result = world.close(d(11), at(11, 23))
+    assert [p["lesson"] for p in result.promoted] == [lesson]
+    assert [args[0] for args in scanned].count(world.path("lessons")) == 1, scanned
+
+
+def test_a_now_block_judged_alone_does_not_decode_now(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write is judged with its own file only: NOW's cycle numbers, which need LOG to agree with, say nothing
+    then, so NOW (10 MB at 100x, and the close writes its plan there) is not decoded for them. With LOG there,
+    a block for a cycle LOG skipped is still refused."""
+    from gitmem.checks import CheckInput, cycle_numbers, run_checks
+    from gitmem.gitio import Snapshot
+    from tests.support.world import at, d
+
+    world.cycle(at(10, 9))
+    decoded = _counting(monkeypatch, cycle_numbers, "decode_text")
+    world.memory.add_plan_block(plan_for=d(11), did="planned", human="nothing", next="carry on")
+    assert decoded == []
+    now_path, log_path = world.path("now"), world.path("log")
+    old = {now_path: world.read(now_path).encode(), log_path: world.read(log_path).encode()}
+    ahead = world.read(now_path).replace("# NOW\n", "# NOW\n\n## 2026-11-10 10:00 UTC · cycle 9\n"
+                                         "- Did: x\n- Human: y\n- Next: z\n", 1).encode()
+    new = {**old, now_path: ahead}
+    found = run_checks(CheckInput(world.config, Snapshot("old", old.get), Snapshot("new", new.get)))
+    assert [v.code for v in found if v.path == now_path] == ["GM105"], found
+
+
+def test_the_promotions_are_judged_with_each_other_file_read_once(world: World,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The promotions are judged with the memory files they leave as they are (LOG is 75 MB at 100x): each is
+    read once for both sides of the change, not once for each."""
+    from gitmem.close import commit_guard
+    from tests.support.world import at
+
+    world.cycle(at(10, 9))
+    lesson = world.lesson(at(10, 9, 30), "Tests first", rule="Run the tests first.")
+    world.cycle(at(10, 10))
+    world.confirm(at(10, 10, 30), lesson)
+    world.cycle(at(11, 9))
+    world.confirm(at(11, 9, 30), lesson)
+    read: list[str] = []
+    real = commit_guard.files.read_bytes
+
+    def counted(root: Any, rel: str) -> bytes | None:
+        read.append(rel)
+        return real(root, rel)
+
+    monkeypatch.setattr(commit_guard.files, "read_bytes", counted)
+    assert commit_guard.write_together(world.memory, {"rules": world.read(world.path("rules"))}) is None
+    assert read.count(world.path("log")) == 1, read
