@@ -287,7 +287,7 @@ def test_a_now_block_judged_alone_does_not_decode_now(world: World, monkeypatch:
     from tests.support.world import at, d
 
     world.cycle(at(10, 9))
-    decoded = _counting(monkeypatch, cycle_numbers, "decode_text")
+    decoded = _counting(monkeypatch, cycle_numbers, "decode_file_text")
     world.memory.add_plan_block(plan_for=d(11), did="planned", human="nothing", next="carry on")
     assert decoded == []
     now_path, log_path = world.path("now"), world.path("log")
