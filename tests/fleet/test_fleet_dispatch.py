@@ -8,7 +8,7 @@ import json
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 
 import pytest
@@ -42,12 +42,28 @@ def _cycle(path: Path, moment: datetime, evidence: str | None = None) -> None:
     git(path, "commit", "-qam", "a cycle")
 
 
+def _base(soon: datetime) -> datetime:
+    """When the demo's agents are taken to start: `soon`, unless the six hours to the read cross midnight UTC
+    between agent-98's cycle and the read, then just after that midnight. Its tokens count "today" only on the
+    read's day, so a run between 18:00 and 23:00 UTC found it under budget (the test failed by the hour)."""
+    if (soon + timedelta(hours=1)).date() == (soon + timedelta(hours=6)).date():
+        return soon
+    return datetime.combine(soon.date() + timedelta(days=1), time(0, 1), tzinfo=UTC)
+
+
+def test_the_fleets_base_keeps_the_budget_cycle_on_the_reads_day() -> None:
+    for hour in range(24):
+        base = _base(datetime(2026, 12, 6, hour, 7, tzinfo=UTC))
+        assert (base + timedelta(hours=1)).date() == (base + timedelta(hours=6)).date()
+        assert base >= datetime(2026, 12, 6, hour, 7, tzinfo=UTC)
+
+
 @pytest.fixture(scope="module")
 def fleet100(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet100]:
     with pytest.MonkeyPatch.context() as patch:
         root = fleet_home(patch, tmp_path_factory, "fleet100")
         demo = run_demo(root / "demo").path
-        base = datetime.now(UTC).replace(microsecond=0) + timedelta(minutes=1)
+        base = _base(datetime.now(UTC).replace(microsecond=0) + timedelta(minutes=1))
         lines = ["agents:"]
         for n in range(AGENTS):
             shutil.copytree(demo, root / f"agent-{n:02d}", symlinks=True)
