@@ -8,7 +8,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from gitmem.close import run_close
+from gitmem.close import CloseResult, run_close
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.workspace import Workspace
 from tests.support.helpers import HUMAN, GitRepo
@@ -21,6 +21,13 @@ def _week_of_cycles(world: World) -> None:
     for day in range(9, 14):
         world.cycle(datetime(2026, 11, day, 9, 0, tzinfo=UTC))
     world.commit("five days of cycles")
+
+
+def _close_after_the_week(world: World) -> CloseResult:
+    """The close run just after midnight of 14 November, catching up the days before it."""
+    world.clock.moment = datetime(2026, 11, 14, 0, 31, tzinfo=UTC)
+    world.reload()
+    return run_close(Workspace.at(world.git.path, world.config), clock=world.clock)
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[Any]:
@@ -42,9 +49,7 @@ def test_a_close_catching_up_days_judges_log_as_it_stands_once(world: World, mon
 
     _week_of_cycles(world)
     judged = _counting(monkeypatch, standing, "log_standing")
-    world.clock.moment = datetime(2026, 11, 14, 0, 31, tzinfo=UTC)
-    world.reload()
-    result = run_close(Workspace.at(world.git.path, world.config), clock=world.clock)
+    result = _close_after_the_week(world)
     assert len(result.days) == 5
     assert len(judged) == 1
 
@@ -90,9 +95,7 @@ def test_a_close_catching_up_days_asks_an_answered_decision_once(world: World,
 
     _decisions_of_a_month(world)
     asked = _counting(monkeypatch, decisions, "_waiting_at")
-    world.clock.moment = datetime(2026, 11, 14, 0, 31, tzinfo=UTC)
-    world.reload()
-    result = run_close(Workspace.at(world.git.path, world.config), clock=world.clock)
+    result = _close_after_the_week(world)
     assert len(result.days) == 5
     assert len(asked) == 2 * 5, len(asked)
     assert all("a question still open" in report["Waiting"] for report in result.reports), result.reports
@@ -116,9 +119,7 @@ def test_a_close_catching_up_days_reads_logs_tail_for_blocked_cycles_once(world:
         return found[-1]
 
     monkeypatch.setattr(writeup, "blocked_tasks", kept)
-    world.clock.moment = datetime(2026, 11, 14, 0, 31, tzinfo=UTC)
-    world.reload()
-    result = run_close(Workspace.at(world.git.path, world.config), clock=world.clock)
+    result = _close_after_the_week(world)
     assert len(result.days) == 5
     assert len(read) == 1
     assert found == [{"D-0013": [f"task {day}" for day in range(9, end)]} for end in range(10, 15)], found
