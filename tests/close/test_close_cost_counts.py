@@ -30,6 +30,19 @@ def _close_after_the_week(world: World) -> CloseResult:
     return run_close(Workspace.at(world.git.path, world.config), clock=world.clock)
 
 
+def _a_lesson_confirmed_twice(world: World) -> str:
+    """A lesson written on 10 November and confirmed by two later cycles: the close of the 11th promotes it."""
+    from tests.support.world import at
+
+    world.cycle(at(10, 9))
+    lesson = world.lesson(at(10, 9, 30), "Tests first", rule="Run the tests first.")
+    world.cycle(at(10, 10))
+    world.confirm(at(10, 10, 30), lesson)
+    world.cycle(at(11, 9))
+    world.confirm(at(11, 9, 30), lesson)
+    return lesson
+
+
 def _counting(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[Any]:
     calls: list[Any] = []
     real = getattr(module, name)
@@ -164,12 +177,7 @@ def test_a_close_judges_its_promoted_lessons_once(world: World, monkeypatch: pyt
     from gitmem.checks import lessons_checks
     from tests.support.world import at, d
 
-    world.cycle(at(10, 9))
-    lesson = world.lesson(at(10, 9, 30), "Tests first", rule="Run the tests first.")
-    world.cycle(at(10, 10))
-    world.confirm(at(10, 10, 30), lesson)
-    world.cycle(at(11, 9))
-    world.confirm(at(11, 9, 30), lesson)
+    lesson = _a_lesson_confirmed_twice(world)
     monkeypatch.setattr(checks, "_JUDGED", [], raising=False)        # nothing judged before in this process
     judged = _counting(monkeypatch, lessons_checks, "lesson_rules")
     result = world.close(d(11), at(11, 23))
@@ -208,12 +216,7 @@ def test_a_promoted_lessons_gate_and_lines_are_read_once(world: World,
     from gitmem.memory import lessons
     from tests.support.world import at, d
 
-    world.cycle(at(10, 9))
-    lesson = world.lesson(at(10, 9, 30), "Tests first", rule="Run the tests first.")
-    world.cycle(at(10, 10))
-    world.confirm(at(10, 10, 30), lesson)
-    world.cycle(at(11, 9))
-    world.confirm(at(11, 9, 30), lesson)
+    lesson = _a_lesson_confirmed_twice(world)
     gated = _counting(monkeypatch, gates, "gate")
     read = _counting(monkeypatch, lessons, "parse_event")
     result = world.close(d(11), at(11, 23))
@@ -266,12 +269,7 @@ def test_a_close_scans_its_promoted_lessons_for_secrets_once(world: World, monke
     from gitmem.checks import every_memory_file
     from tests.support.world import at, d
 
-    world.cycle(at(10, 9))
-    lesson = world.lesson(at(10, 9, 30), "Tests first", rule="Run the tests first.")
-    world.cycle(at(10, 10))
-    world.confirm(at(10, 10, 30), lesson)
-    world.cycle(at(11, 9))
-    world.confirm(at(11, 9, 30), lesson)
+    lesson = _a_lesson_confirmed_twice(world)
     monkeypatch.setattr(every_memory_file, "_JUDGED", [], raising=False)      # nothing judged before here
     scanned = _counting(monkeypatch, every_memory_file, "scan_markers_and_secrets")
     result = world.close(d(11), at(11, 23))
@@ -305,14 +303,8 @@ def test_the_promotions_are_judged_with_each_other_file_read_once(world: World,
     """The promotions are judged with the memory files they leave as they are (LOG is 75 MB at 100x): each is
     read once for both sides of the change, not once for each."""
     from gitmem.close import commit_guard
-    from tests.support.world import at
 
-    world.cycle(at(10, 9))
-    lesson = world.lesson(at(10, 9, 30), "Tests first", rule="Run the tests first.")
-    world.cycle(at(10, 10))
-    world.confirm(at(10, 10, 30), lesson)
-    world.cycle(at(11, 9))
-    world.confirm(at(11, 9, 30), lesson)
+    _a_lesson_confirmed_twice(world)
     read: list[str] = []
     real = commit_guard.files.read_bytes
 
