@@ -5,6 +5,7 @@ from typing import cast
 
 from gitmem.checks.inputs import CheckInput, RuleFamily
 from gitmem.checks.violation import Violation
+from gitmem.memory.once import Recent
 
 __all__ = ["CheckInput", "has_errors", "run_checks"]
 
@@ -20,8 +21,10 @@ FAMILIES = (("now_checks", ("now",)), ("decisions_checks", ("decisions",)), ("lo
 # that judges the same change again (the close judges its promotions as it writes them, then the whole change
 # before its commit) takes it from there instead of judging 3,000 lessons again (100x).
 _BY_BYTES = ("lessons_checks",)
-_JUDGED: list[tuple[str, object, tuple[tuple[bytes | None, bytes | None], ...], frozenset[str], list[Violation]]] = []
-_JUDGED_KEPT = 4
+# Keyed by the config's identity, as a process holds one (the value keeps that config alive, so its id is not
+# reused while the verdict is kept).
+_JUDGED: Recent[tuple[str, int, tuple[tuple[bytes | None, bytes | None], ...], frozenset[str]],
+                tuple[object, list[Violation]]] = Recent(4)
 
 
 def _judged_once(name: str, roles: tuple[str, ...], family: RuleFamily, inp: CheckInput,
@@ -32,15 +35,12 @@ def _judged_once(name: str, roles: tuple[str, ...], family: RuleFamily, inp: Che
 
     paths = [inp.config.path(role) for role in roles]
     sides = tuple((inp.old.read(path) if inp.old is not None else None, inp.new.read(path)) for path in paths)
-    skipped = frozenset(unreadable(early)) & frozenset(paths)
-    for index, (known, config, known_sides, known_skipped, verdict) in enumerate(_JUDGED):
-        if known == name and config is inp.config and known_skipped == skipped and known_sides == sides:
-            _JUDGED.insert(0, _JUDGED.pop(index))
-            return list(verdict)
-    verdict = family.check(inp, early)
-    _JUDGED.insert(0, (name, inp.config, sides, skipped, list(verdict)))
-    del _JUDGED[_JUDGED_KEPT:]
-    return verdict
+    key = (name, id(inp.config), sides, frozenset(unreadable(early)) & frozenset(paths))
+    known = _JUDGED.get(key)
+    if known is None:
+        known = (inp.config, family.check(inp, early))
+        _JUDGED.put(key, known)
+    return list(known[1])
 
 
 def run_checks(inp: CheckInput) -> list[Violation]:

@@ -14,6 +14,7 @@ from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config
 from gitmem.confined.files import BLOB_MODES
 from gitmem.gitio import same_blob
 from gitmem.memory import fences
+from gitmem.memory.once import Recent
 from gitmem.memory.text import control_characters, decoding_problems
 
 # Markers as git writes them; `\r?` because a CRLF file must not hide its conflicts.
@@ -89,23 +90,19 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
 # here instead of decoding and scanning the file again (LESSONS is 1.4 MB at 100x). A verdict is a function of
 # the file's role and path and its bytes on both sides. LOG and NOW are left out: their change is judged from
 # the span appended or prepended, cheap already, and keeping their bytes (75 and 10 MB at 100x) would not be.
-_JUDGED: list[tuple[str, str, bytes | None, bytes, list[Violation]]] = []
-_JUDGED_KEPT = 6
+_JUDGED: Recent[tuple[str, str, bytes | None, bytes], list[Violation]] = Recent(6)
 _BY_SPAN = ("log", "now")
 
 
 def _judged_once(inp: CheckInput, role: str, path: str, data: bytes) -> list[Violation]:
     if role in _BY_SPAN:
         return _judged(inp, role, path, data)
-    old = inp.old.read(path) if inp.old is not None else None
-    for index, (known_role, known_path, known_old, known_new, verdict) in enumerate(_JUDGED):
-        if known_role == role and known_path == path and known_new == data and known_old == old:
-            _JUDGED.insert(0, _JUDGED.pop(index))
-            return list(verdict)
-    verdict = _judged(inp, role, path, data)
-    _JUDGED.insert(0, (role, path, old, data, list(verdict)))
-    del _JUDGED[_JUDGED_KEPT:]
-    return verdict
+    key = (role, path, inp.old.read(path) if inp.old is not None else None, data)
+    verdict = _JUDGED.get(key)
+    if verdict is None:
+        verdict = _judged(inp, role, path, data)
+        _JUDGED.put(key, verdict)
+    return list(verdict)
 
 
 def _judged(inp: CheckInput, role: str, path: str, data: bytes) -> list[Violation]:

@@ -70,3 +70,27 @@ class SameEntries(Generic[E]):
         found = tuple(known.get(entry, entry) for entry in entries)
         self._latest = dict(zip(found, found, strict=True))
         return found
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class Recent(Generic[K, V]):
+    """The values of the last `kept` keys asked, found again by equality (bytes compare at C speed): a verdict
+    that is a function of its key alone, kept for the step of the same process that asks again."""
+
+    def __init__(self, kept: int) -> None:
+        self.kept = kept
+        self._items: list[tuple[K, V]] = []
+
+    def get(self, key: K) -> V | None:
+        for index, (known, value) in enumerate(self._items):
+            if known == key:
+                self._items.insert(0, self._items.pop(index))
+                return value
+        return None
+
+    def put(self, key: K, value: V) -> None:
+        self._items.insert(0, (key, value))
+        del self._items[self.kept:]

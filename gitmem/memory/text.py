@@ -477,9 +477,8 @@ def parse_fields(body: tuple[str, ...] | list[str], first_line: int) -> tuple[Fi
                 parts.append(body[after].strip())
                 after += 1
             value = "\n".join(parts)
-        made = _new(Field)                 # `built_whole`, inlined: this loop builds every field
-        _set(made, "__dict__", {"key": key, "value": value, "line": first_line + index, "end": first_line + after - 1})
-        fields.append(made)
+        fields.append(built_whole(Field, {"key": key, "value": value, "line": first_line + index,
+                                          "end": first_line + after - 1}))
     return tuple(fields)
 
 

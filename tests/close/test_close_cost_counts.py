@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from gitmem.close import CloseResult, run_close
+from gitmem.memory.once import Recent
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.workspace import Workspace
 from tests.support.helpers import HUMAN, GitRepo
@@ -178,7 +179,7 @@ def test_a_close_judges_its_promoted_lessons_once(world: World, monkeypatch: pyt
     from tests.support.world import at, d
 
     lesson = _a_lesson_confirmed_twice(world)
-    monkeypatch.setattr(checks, "_JUDGED", [], raising=False)        # nothing judged before in this process
+    monkeypatch.setattr(checks, "_JUDGED", Recent(4))        # nothing judged before in this process
     judged = _counting(monkeypatch, lessons_checks, "lesson_rules")
     result = world.close(d(11), at(11, 23))
     assert [p["lesson"] for p in result.promoted] == [lesson]
@@ -270,7 +271,7 @@ def test_a_close_scans_its_promoted_lessons_for_secrets_once(world: World, monke
     from tests.support.world import at, d
 
     lesson = _a_lesson_confirmed_twice(world)
-    monkeypatch.setattr(every_memory_file, "_JUDGED", [], raising=False)      # nothing judged before here
+    monkeypatch.setattr(every_memory_file, "_JUDGED", Recent(6))      # nothing judged before here
     scanned = _counting(monkeypatch, every_memory_file, "scan_markers_and_secrets")
     result = world.close(d(11), at(11, 23))
     assert [p["lesson"] for p in result.promoted] == [lesson]
