@@ -61,18 +61,19 @@ SCALARS = st.one_of(WORDS, st.integers(-10**6, 10**6).map(str), st.floats(0, 100
 
 
 def documents(depth: int = 2) -> st.SearchStrategy[str]:
+    # Each kind of entry draws only what it writes: drawing a nested mapping for every scalar entry too made
+    # the examples' generation, not the readers, the test's whole cost.
     def mapping(indent: int, level: int) -> st.SearchStrategy[str]:
-        def entry(key: str, kind: str, scalar: str, items: list[str], inner: str) -> str:
-            pad = " " * indent
-            if kind == "scalar" or level == 0:
-                return f"{pad}{key}: {scalar}\n"
-            if kind == "list":
-                return f"{pad}{key}:\n" + "".join(f"{pad}  - {item}\n" for item in items)
-            return f"{pad}{key}:\n{inner}"
-        inner = mapping(indent + 2, level - 1) if level > 0 else st.just("")
-        return st.lists(st.builds(entry, KEYS, st.sampled_from(["scalar", "list", "map"]), SCALARS,
-                                  st.lists(SCALARS, min_size=1, max_size=3), inner),
-                        min_size=1, max_size=4).map("".join)
+        pad = " " * indent
+        scalar_entry = st.builds(lambda key, scalar: f"{pad}{key}: {scalar}\n", KEYS, SCALARS)
+        if level == 0:
+            entries = scalar_entry
+        else:
+            list_entry = st.builds(lambda key, items: f"{pad}{key}:\n" + "".join(f"{pad}  - {i}\n" for i in items),
+                                   KEYS, st.lists(SCALARS, min_size=1, max_size=3))
+            map_entry = st.builds(lambda key, inner: f"{pad}{key}:\n{inner}", KEYS, mapping(indent + 2, level - 1))
+            entries = st.one_of(scalar_entry, list_entry, map_entry)
+        return st.lists(entries, min_size=1, max_size=4).map("".join)
     return mapping(0, depth)
 
 
