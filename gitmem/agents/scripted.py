@@ -35,7 +35,7 @@ from typing import Any
 from gitmem.agents.base import AgentError, AgentResult, CycleRequest
 from gitmem.agents.tools import Toolbox
 from gitmem.config import Config
-from gitmem.config.nesting import TooDeep, parsing, within_depth
+from gitmem.config.nesting import TooDeep, parsing, within_depth, yaml_loader
 
 
 class ScriptError(AgentError):
@@ -53,12 +53,11 @@ class Step:
 
 def load_script(path: Path) -> dict[str, list[Step]]:
     """Cycle key ("1", "2", …, "default") -> steps."""
-    from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
     try:
         with parsing():
-            data = within_depth(YAML(typ="safe").load(path.read_text(encoding="utf-8")))
+            data = within_depth(yaml_loader("safe").load(path.read_text(encoding="utf-8")))
     except TooDeep as err:
         raise ScriptError(f"{path}: {err}") from None
     except OSError as err:

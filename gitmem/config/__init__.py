@@ -7,7 +7,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from gitmem.codes import RULES_VERSION
-from gitmem.config.nesting import MAX_DEPTH, TooDeep, depth, parsing, within_depth
+from gitmem.config.nesting import MAX_DEPTH, TooDeep, depth, parsing, within_depth, yaml_loader
 from gitmem.config.validate import (
     bounded_field,
     directory_problem,
@@ -292,12 +292,11 @@ def load_yaml(text: str, source: str) -> Any:
     """A YAML document the agent (or any stranger) may have written, read round-trip with ruamel.yaml under
     the one nesting, expansion and digit bound; every failure is one ConfigError line naming `source` (and
     the line, where YAML knows it)."""
-    from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
     try:
         with parsing():
-            return within_depth(YAML(typ="rt").load(text))
+            return within_depth(yaml_loader("rt").load(text))
     except TooDeep as err:
         raise ConfigError(f"{source}: {err}") from None
     except YAMLError as err:

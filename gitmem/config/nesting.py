@@ -11,6 +11,12 @@ into a few dozen shared lists that every walk over them, this one included, visi
 hung on such a gitmem.yaml). So the walk also counts visits to a list or mapping it has already visited, and
 past MAX_REVISITS the document is refused (`TooExpanded`, a TooDeep): the ordinary uses of anchors, a few
 shared defaults, stay far below it, and JSON and TOML readers never share a node.
+
+YAML is read through `yaml_loader()`, whose scanner refuses a flow collection (`[`, `{`) opened more than
+MAX_DEPTH levels deep as it reads it: ruamel.yaml's scanner walks every open flow level for each token, so
+an unbounded `[[[[…` cost the square of its depth before the parser recursed too deep (2.6 s for every
+command to refuse a gitmem.yaml 1,000 levels deep). A document whose flow collections nest past MAX_DEPTH
+nests past it whatever else it holds, so this refuses nothing `within_depth` would accept.
 """
 from __future__ import annotations
 
@@ -101,6 +107,31 @@ class LoneSurrogate(TooDeep):
 def _surrogate_escape() -> re.Pattern[str]:
     """Compiled on first use: the pre-commit path imports this module and reads no JSON."""
     return re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def yaml_loader(typ: str) -> Any:
+    """A pure-Python ruamel.yaml loader of `typ` ("rt" round-trip, "safe" plain data) that raises TooDeep as
+    soon as a flow collection opens past MAX_DEPTH levels; the one way gitmem builds a YAML reader."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ=typ, pure=True)
+    yaml.Scanner = _bounded_scanner(typ == "rt")
+    return yaml
+
+
+@cache
+def _bounded_scanner(round_trip: bool) -> type:
+    from ruamel.yaml.scanner import RoundTripScanner, Scanner
+
+    class BoundedScanner(RoundTripScanner if round_trip else Scanner):  # type: ignore[misc]
+        """ruamel.yaml's scanner, refusing a flow collection opened past MAX_DEPTH levels."""
+
+        def fetch_flow_collection_start(self, token: Any, to_push: str) -> None:
+            if self.flow_level >= MAX_DEPTH:
+                raise TooDeep()
+            super().fetch_flow_collection_start(token, to_push)
+
+    return BoundedScanner
 
 
 def loads_json(text: str | bytes) -> Any:

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from gitmem.config.nesting import TooDeep, parsing, within_depth, yaml_loader
+
 _BULLET_RE = re.compile(r"^[-*+] (?:\[[ xX]\] )?(.*)$")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
 _HEADING_RE = re.compile(r"^(#{1,6}) (.*)$")
@@ -37,11 +39,13 @@ def frontmatter(text: str) -> Frontmatter:
         close = next(i for i in range(1, len(lines)) if lines[i].strip() in ("---", "..."))
     except StopIteration:
         return Frontmatter({}, text, 1, (1, "opens a frontmatter with `---` and never closes it"))
-    from ruamel.yaml import YAML
     from ruamel.yaml.error import YAMLError
 
     try:
-        meta = YAML(typ="safe", pure=True).load("\n".join(lines[1:close]))
+        with parsing():
+            meta = within_depth(yaml_loader("safe").load("\n".join(lines[1:close])))
+    except TooDeep as err:
+        return Frontmatter({}, text, 1, (2, f"has a frontmatter that cannot be read: {err}"))
     except YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = 2 + (mark.line if mark is not None else 0)

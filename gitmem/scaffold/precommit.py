@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from gitmem.config.nesting import TooDeep, parsing, within_depth
+from gitmem.config.nesting import TooDeep, parsing, within_depth, yaml_loader
 from gitmem.confined import files
 from gitmem.errors import GitmemError
 
@@ -16,9 +16,7 @@ class InitError(GitmemError):
 
 
 def _yaml() -> Any:
-    from ruamel.yaml import YAML
-
-    yaml = YAML(typ="rt")
+    yaml = yaml_loader("rt")
     yaml.preserve_quotes = True
     yaml.width = 4096  # never re-fold a user's long lines (regexes in `exclude:`)
     return yaml

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.config.nesting import MAX_DEPTH, TooDeep, depth, loads_json, parsing, within_depth
+from gitmem.config.nesting import MAX_DEPTH, TooDeep, depth, loads_json, parsing, within_depth, yaml_loader
 from gitmem.errors import ExitCode
 from tests.support.helpers import GitRepo
 from tests.support.hostile import no_traceback
@@ -68,6 +68,25 @@ def test_the_bound_is_checked_without_recursing() -> None:
     with pytest.raises(TooDeep), parsing():
         raise RecursionError
 
+
+@pytest.mark.parametrize("typ", ["rt", "safe"])
+@pytest.mark.parametrize("opening", ["[", "{a: "])
+def test_a_yaml_reader_stops_at_the_first_flow_collection_past_the_bound(monkeypatch: pytest.MonkeyPatch, typ: str,
+                                                                         opening: str) -> None:
+    # ruamel.yaml's scanner walks every open flow level for each token: read to the end, `[[[[…` cost the
+    # square of its depth (2.6 s for each command to refuse a gitmem.yaml 1,000 levels deep)
+    from ruamel.yaml.scanner import Scanner
+
+    opened: list[int] = []
+    fetch = Scanner.fetch_flow_collection_start
+    monkeypatch.setattr(Scanner, "fetch_flow_collection_start",
+                        lambda self, *args: (opened.append(1), fetch(self, *args))[1])
+    closing = "]" if opening == "[" else "}"
+    with pytest.raises(TooDeep):
+        yaml_loader(typ).load(opening * 100_000 + "1" * (opening != "[") + closing * 100_000)
+    assert len(opened) == MAX_DEPTH
+    deepest = yaml_loader(typ).load(opening * MAX_DEPTH + "1" * (opening != "[") + closing * MAX_DEPTH)
+    assert depth(deepest) == MAX_DEPTH and within_depth(deepest) is deepest
 
 
 def _laughs(key: str) -> str:

@@ -170,8 +170,8 @@ def test_secrets_in_imported_text_are_masked(memrepo: GitRepo, cli: Cli, home: P
     assert cli(["check", "--worktree"], cwd=memrepo.path).code == 0
 
 
-@pytest.mark.parametrize("case", ["link-out", "link-loop", "not-utf8", "huge", "frontmatter", "unknown-type",
-                                  "control"])
+@pytest.mark.parametrize("case", ["link-out", "link-loop", "not-utf8", "huge", "frontmatter", "deep-frontmatter",
+                                  "laughing-frontmatter", "unknown-type", "control"])
 def test_a_source_file_that_cannot_be_read_is_named_and_nothing_is_imported(
         memrepo: GitRepo, cli: Cli, home: Path, tmp_path: Path, case: str) -> None:
     where = claude_dir(home, memrepo)
@@ -183,6 +183,10 @@ def test_a_source_file_that_cannot_be_read_is_named_and_nothing_is_imported(
                 "not-utf8": ("latin.md", 8, "GM950 is not UTF-8 (byte"),
                 "huge": ("huge.md", 1, "GM950 is 600000 bytes, more than"),
                 "frontmatter": ("broken.md", 3, "GM951 has a frontmatter that is not YAML"),
+                "deep-frontmatter": ("deep.md", 2, "GM951 has a frontmatter that cannot be read: nested deeper than "
+                                                   "100 levels"),
+                "laughing-frontmatter": ("laughs.md", 2, "GM951 has a frontmatter that cannot be read: its aliases "
+                                                         "expand to more than 10000 copies"),
                 "unknown-type": ("odd.md", 2, "GM951 has the memory type 'opinion'"),
                 "control": ("escape.md", 5, "GM950 holds the control character U+001B at byte")}[case]
     if case == "link-out":
@@ -195,6 +199,12 @@ def test_a_source_file_that_cannot_be_read_is_named_and_nothing_is_imported(
         put(where, {"huge.md": "- x\n" * 150_000})
     elif case == "frontmatter":
         put(where, {"broken.md": "---\nname: x\ntype: [user\n---\nbody\n"})
+    elif case == "deep-frontmatter":
+        put(where, {"deep.md": "---\ntype: " + "[" * 100_000 + "]" * 100_000 + "\n---\nbody\n"})
+    elif case == "laughing-frontmatter":
+        laughs = ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+        laughs += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 10)]
+        put(where, {"laughs.md": "---\ntype: user\n" + "\n".join(laughs) + "\n---\nbody\n"})
     elif case == "unknown-type":
         put(where, {"odd.md": "---\ntype: opinion\n---\nbody\n"})
     else:
