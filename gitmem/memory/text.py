@@ -339,16 +339,20 @@ def headed(sections: list[Section], parse_heading: Callable[[str], T | None], pr
 
 
 @cache
-def _any_digit() -> re.Pattern[str]:
-    """Unicode decimal digits: only to name the problem, never to read a number (compiled on first use)."""
-    return re.compile(r"\d")
-
+def _other_digit() -> re.Pattern[str]:
+    """Unicode decimal digits other than 0-9: only to name the problem, never to read a number (compiled on
+    first use)."""
+    return re.compile(r"[^\D0-9]")
 
 
 def fold_digits(text: str) -> str:
     """`text` with every decimal digit written as 0-9 (`cycle ٣` -> `cycle 3`): how rules 2 read numbers, when
-    `\\d` and int() took any decimal digit for one."""
-    return text if text.isascii() else _any_digit().sub(lambda match: str(int(match.group())), text)
+    `\\d` and int() took any decimal digit for one. Each distinct digit is converted once and the text is
+    translated at C speed: converting digit by digit cost 0.7 s on a megabyte heading that held a `·`."""
+    if text.isascii():
+        return text
+    other = set(_other_digit().findall(text))
+    return text.translate({ord(digit): str(int(digit)) for digit in other}) if other else text
 
 
 def parses_with_ascii_digits(text: str, parse: Callable[[str], object | None]) -> bool:
