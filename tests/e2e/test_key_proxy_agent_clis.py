@@ -41,15 +41,17 @@ pytestmark = [pytest.mark.slow]
 needs_bwrap = pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces "
                                                              "here (.ci/run installs bubblewrap)")
 # Run by the model through the CLI's shell tool: everything the agent can see, in three encodings, into files
-# the cycle commits, and (base32, xxd) into the tool output the model reads.
-DUMP_SH = r"""( env; for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do cat "$f"; echo; done ) \
-  > /tmp/all 2>/dev/null
-base32 -w0 /tmp/all > env.b32
-xxd /tmp/all > env.xxd
-python3 -c 'd = open("/tmp/all", "rb").read()
-open("env.utf32", "wb").write(d.decode("utf-8", "replace").encode("utf-32"))'
-base32 -w0 /tmp/all | head -c 4000
-xxd /tmp/all | head -n 60
+# the cycle commits, and (base32, xxd) into the tool output the model reads. The raw dump is a temporary file
+# of its own (run as a plain process, the agent's /tmp is the machine's, shared by parallel tests).
+DUMP_SH = r"""all=$(mktemp)
+( env; for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do cat "$f"; echo; done ) > "$all" 2>/dev/null
+base32 -w0 "$all" > env.b32
+xxd "$all" > env.xxd
+python3 -c 'import sys; d = open(sys.argv[1], "rb").read()
+open("env.utf32", "wb").write(d.decode("utf-8", "replace").encode("utf-32"))' "$all"
+base32 -w0 "$all" | head -c 4000
+xxd "$all" | head -n 60
+rm -f "$all"
 """
 DUMPS = ("env.b32", "env.utf32", "env.xxd")
 LOG_ADD = 'gitmem log add --task "dump" --outcome built --result "dumped" --evidence "sh dump.sh"'
