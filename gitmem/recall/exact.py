@@ -10,6 +10,11 @@ after them are ordered by the reciprocal-rank fusion (rank.RRF_K, each order wei
 order and an Okapi BM25 over the exact forms of the question's words, counted in the candidates themselves
 (their number, lengths and how many of them hold each form): no second index, and a cost bounded by the candidates.
 
+The entries after the first KEPT keep their relevances, handed out in the fused order (each just under the one
+before it), so that every later sort by relevance keeps this order: a tail hit's score is the relevance of its
+place. It runs before an entry borrows from the one before it (recall.neighbours), so a reply still comes in
+ranked by what it borrows, after the entry it borrows from.
+
 Only for the evidence call: the check ("is this known at all?", search's `known_only`) keeps only entries that
 hold the question, judged on stems, and reorders nothing. Entries that hold the question still come first
 (search._query sorts them ahead after this).

@@ -259,8 +259,8 @@ def _query(conn: sqlite3.Connection, text: str, flt: rank.Filter, limit: int, se
     holding = _Holding(conn, parsed, {doc_id for doc_id, _ in lists.get("semantic", ())})
     if not known_only and "bm25" in lists:     # the best evidence: what its best entries share (recall.feedback)
         lists["bm25"] = feedback.expand(conn, parsed, rankers["bm25"], flt, depth, lists["bm25"], holding)
+        lists["bm25"] = exact.reorder(conn, parsed, lists["bm25"])   # past the best five, the words as written
         lists["bm25"] = neighbours.lend(conn, lists["bm25"], flt)    # a reply read with what it replies to
-        lists["bm25"] = exact.reorder(conn, parsed, lists["bm25"])   # past the best few, the words as written
     if known_only:            # before fusing: an entry that does not hold the query takes no rank from one that does
         lists = {name: [item for item in items if holding(item[0])] for name, items in lists.items()}
     ids = sorted({doc_id for items in lists.values() for doc_id, _ in items})
