@@ -36,6 +36,7 @@ a fresh process (cold start: imports, model load, opening the index).
 """
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import statistics
@@ -592,11 +593,26 @@ def floors(tmp: Path) -> None:
                 s.index.close()
 
 
+def arguments(argv: list[str]) -> argparse.Namespace:
+    """What a run is asked for: the tables by default, or one of the three reports. `--help` prints the usage
+    and this module's text, and exits 0 before anything is built; an unknown argument is an error (exit 2)."""
+    parser = argparse.ArgumentParser(prog="bench_recall_semantic.py", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    report = parser.add_mutually_exclusive_group()
+    report.add_argument("--coverage", action="store_true",
+                        help="bm25's coverage floor beside the floor calibrated on each half, reported on the other")
+    report.add_argument("--floors", action="store_true",
+                        help="each model's floor calibrated on one half's negatives and reported on the other")
+    report.add_argument("--calibrate", action="store_true", help="the grid of weights and cuts, best first")
+    return parser.parse_args(argv)
+
+
 def main(argv: list[str]) -> int:
     import tempfile
 
+    args = arguments(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        if "--coverage" in argv:
+        if args.coverage:
             check_set()
             print(COVERAGE_HEADER + "\n" + "|---" * 11 + "|")
             for scale in scales():
@@ -606,13 +622,13 @@ def main(argv: list[str]) -> int:
                 finally:
                     s.index.close()
             return 0
-        if "--floors" in argv:
+        if args.floors:
             check_set()
             floors(Path(tmp))
             return 0
         setups = [prepare(scale, Path(tmp) / f"{scale:g}x") for scale in scales()]
         check_set()
-        if "--calibrate" in argv:
+        if args.calibrate:
             for _score, settings, totals in calibrate(setups)[:8]:
                 print(f"BEST {settings} -> gain {totals['gain']:.3f}, negatives {totals['negatives_no_memory']:.2f},"
                       f" keyword loss {totals['keyword_loss']:.3f}")

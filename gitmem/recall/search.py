@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem.config import Config
 from gitmem.memory import dates
-from gitmem.recall import encoder, feedback, neighbours, rank, when
+from gitmem.recall import encoder, exact, feedback, neighbours, rank, when
 from gitmem.recall.corpus import KINDS
 from gitmem.recall.database import RecallError
 from gitmem.recall.hit_proof import Holder
@@ -259,6 +259,7 @@ def _query(conn: sqlite3.Connection, text: str, flt: rank.Filter, limit: int, se
     holding = _Holding(conn, parsed, {doc_id for doc_id, _ in lists.get("semantic", ())})
     if not known_only and "bm25" in lists:     # the best evidence: what its best entries share (recall.feedback)
         lists["bm25"] = feedback.expand(conn, parsed, rankers["bm25"], flt, depth, lists["bm25"], holding)
+        lists["bm25"] = exact.reorder(conn, parsed, lists["bm25"])   # past the best five, the words as written
         lists["bm25"] = neighbours.lend(conn, lists["bm25"], flt)    # a reply read with what it replies to
     if known_only:            # before fusing: an entry that does not hold the query takes no rank from one that does
         lists = {name: [item for item in items if holding(item[0])] for name, items in lists.items()}
