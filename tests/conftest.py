@@ -33,9 +33,6 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
 
 # The tests' layout (issue 35): tests/<package>/ for each package, tests/hostile/ and tests/e2e/ apart. A test's
 # folder gives its marker, so `pytest -m "not e2e"` is the quick loop and `pytest tests/close` the close's.
-# A property test (Hypothesis) runs the same paths hundreds of times and is not traced for coverage
-# (pytest-cov's `no_cover`): the tracer made those tests cost twice their CPU (31 s against 62 s for the four
-# largest files), and the lines they reach are reached by the example tests too.
 FOLDER_MARKERS = {"e2e": pytest.mark.e2e, "hostile": pytest.mark.hostile}
 TESTS = Path(__file__).resolve().parent
 
@@ -47,8 +44,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             marker = FOLDER_MARKERS.get(where.relative_to(TESTS).parts[0])
             if marker is not None:
                 item.add_marker(marker)
-        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
-            item.add_marker(pytest.mark.no_cover)
     slow_first(items)
 
 
