@@ -15,7 +15,7 @@ PINNED_REF = "main"
 # the tag in a comment (`@<sha> # v0.2.0`, `rev: <sha>  # frozen: v0.2.0`), as zizmor and Dependabot expect and so
 # that pre-commit never warns of a mutable `rev:`. The release step writes it once the tag is pushed (a commit
 # cannot name itself); tests/project/test_release_pins.py holds the tag, when this checkout has it, to this commit.
-PINNED_COMMIT = "5dc59a3fe95b1745064414a1009313e512459f82"
+PINNED_COMMIT = "60ce1c2528c196583b9ed933dfc1cfe92f89fab9"
 DISTRIBUTION = "gitmem-agent"
 
 
