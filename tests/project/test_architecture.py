@@ -637,6 +637,20 @@ def test_the_agent_identity_is_built_in_one_place() -> None:
     assert Config().agent.identity == Identity("gitmem-agent", "agent@gitmem.invalid")
 
 
+def builds_a_yaml_reader(module: ast.Module) -> list[int]:
+    """Lines that import ruamel.yaml's `YAML` class, the way to build a reader without the nesting bound."""
+    return [line for line, name in imported_modules(module) if name in ("ruamel.yaml.YAML", "ruamel.yaml.main.YAML")]
+
+
+def test_every_yaml_reader_is_built_by_the_bounded_loader() -> None:
+    """Failed before: gitmem.yaml, the scripted agent's script, `.pre-commit-config.yaml` and other CLIs'
+    frontmatter each built their own, and the frontmatter's had no nesting bound (`nesting.yaml_loader` now)."""
+    built = {str(path.relative_to(PACKAGE)): lines for path in modules()
+             if (lines := builds_a_yaml_reader(tree(path))) and path != PACKAGE / "config" / "nesting.py"}
+    assert built == {}
+    assert builds_a_yaml_reader(ast.parse("def f():\n    from ruamel.yaml import YAML\n")) == [2]
+
+
 def test_every_rule_family_checks_with_the_one_signature() -> None:
     """Failed before: `check(inp)`, `check(inp, skip)` (called by keyword and by position) and `check(inp, found)`.
     One Protocol (`gitmem.checks.inputs.RuleFamily`), one signature: what the checks before it found."""
