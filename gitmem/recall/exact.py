@@ -6,7 +6,7 @@ form it says a word in, and the relevance that orders the hits counts a word hel
 question says it is the more precise evidence: "What books has Tim read?" is answered by the entries that say
 "books" and "read", more than by those that say "booked" and "reading". Search engines keep both for this reason
 (a stemmed field and an exact one). Here the first KEPT entries stay as relevance orders them, and the entries
-after them are ordered by the reciprocal-rank fusion (rank.RRF_K, each order weighing alike) of their relevance
+after them are ordered by the reciprocal-rank fusion (rank.rrf, each order weighing alike) of their relevance
 order and an Okapi BM25 over the exact forms of the question's words, counted in the candidates themselves
 (their number, lengths and how many of them hold each form): no second index, and a cost bounded by the candidates.
 
@@ -25,8 +25,8 @@ import math
 import sqlite3
 from collections import Counter
 
-from gitmem.recall.query import WORD_RE, Query, fold_for_search
-from gitmem.recall.rank import RRF_K
+from gitmem.recall.query import WORD_RE, Query, fold_for_search, idf
+from gitmem.recall.rank import rrf
 
 KEPT = 5               # the first entries relevance chooses, never reordered
 K1 = 1.2               # FTS5's own BM25 constants
@@ -44,7 +44,7 @@ def reorder(conn: sqlite3.Connection, query: Query, items: list[tuple[int, float
     by_exact = {doc_id: place for place, doc_id in enumerate(
         sorted((doc_id for doc_id, _ in rest if exact.get(doc_id, 0.0) > 0), key=lambda doc_id: -exact[doc_id]),
         start=1)}
-    fused = {doc_id: 1.0 / (RRF_K + place) + (1.0 / (RRF_K + by_exact[doc_id]) if doc_id in by_exact else 0.0)
+    fused = {doc_id: rrf(place) + (rrf(by_exact[doc_id]) if doc_id in by_exact else 0.0)
              for place, (doc_id, _) in enumerate(rest, start=1)}
     order = sorted(fused, key=lambda doc_id: -fused[doc_id])          # stable: relevance order breaks ties
     values = sorted((value for _, value in rest), reverse=True)
@@ -70,8 +70,8 @@ def exact_scores(conn: sqlite3.Connection, query: Query, ids: list[int]) -> dict
         holders = [doc_id for doc_id, bag in bags.items() if bag.get(word)]
         if not holders:
             continue
-        idf = math.log(1 + (total - len(holders) + 0.5) / (len(holders) + 0.5))
+        weight = idf(total, len(holders))
         for doc_id in holders:
             count = bags[doc_id][word]
-            scores[doc_id] += idf * count * (K1 + 1) / (count + K1 * (1 - B + B * lengths[doc_id] / average))
+            scores[doc_id] += weight * count * (K1 + 1) / (count + K1 * (1 - B + B * lengths[doc_id] / average))
     return scores

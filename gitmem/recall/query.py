@@ -170,7 +170,7 @@ def analyze(conn: sqlite3.Connection, text: str) -> Query:
     probe = Query(text, found, stemmed, variants=variants, plain=plain)
     counts = {word: _entries(conn, probe.expr(word), total, last_id) if word in variants else count
               for word, count in plain.items()}
-    weights = {word: _idf(total, count) for word, count in counts.items()}
+    weights = {word: idf(total, count) for word, count in counts.items()}
     # Words absent from memory cannot match; they still count against coverage.
     match = " OR ".join(probe.expr(word) for word in stemmed if counts[word])
     return Query(text, found, stemmed, weights, counts, match, variants, plain)
@@ -182,7 +182,7 @@ def rarity(conn: sqlite3.Connection, found: list[str]) -> dict[str, float]:
     total = int(get_meta(conn, "docs") or 0)
     last_id = conn.execute("SELECT max(id) FROM docs").fetchone()[0] or 0
     counts = {word: _entries(conn, quote(word), total, last_id) for word in found}
-    return {word: _idf(total, count) for word, count in counts.items() if count}
+    return {word: idf(total, count) for word, count in counts.items() if count}
 
 
 def _variants(conn: sqlite3.Connection, text: str, stemmed: dict[str, str], counts: dict[str, int], total: int,
@@ -236,5 +236,6 @@ def _entries(conn: sqlite3.Connection, expr: str, total: int, last_id: int) -> i
     return min(total, round(count * last_id / reach))
 
 
-def _idf(total: int, df: int) -> float:
+def idf(total: int, df: int) -> float:
+    """Okapi BM25's inverse document frequency of a word `df` of `total` entries hold (as FTS5 weighs it)."""
     return math.log(1 + (total - df + 0.5) / (df + 0.5))

@@ -215,6 +215,11 @@ def recency(ts: float | None, kind: str, reference: float | None, *, half_life: 
     return 1.0 - weight + weight * fresh
 
 
+def rrf(place: int, weight: float = 1.0) -> float:
+    """Reciprocal rank fusion's share for an entry at `place` (1 = first) of a list weighing `weight`."""
+    return weight / (RRF_K + place)
+
+
 def fuse(lists: dict[str, list[tuple[int, float]]], weights: dict[str, float],
          boost: dict[int, float]) -> list[tuple[int, float, float]]:
     """Weighted reciprocal rank fusion of recency-boosted lists: (doc id, score, relevance) best first."""
@@ -226,7 +231,7 @@ def fuse(lists: dict[str, list[tuple[int, float]]], weights: dict[str, float],
         weight = weights[name]
         boosted = sorted(((doc_id, rel, rel * boost.get(doc_id, 1.0)) for doc_id, rel in items), key=lambda x: -x[2])
         for rank, (doc_id, rel, value) in enumerate(boosted, start=1):
-            fused[doc_id] = fused.get(doc_id, 0.0) + weight / (RRF_K + rank)
+            fused[doc_id] = fused.get(doc_id, 0.0) + rrf(rank, weight)
             score[doc_id] = max(score.get(doc_id, 0.0), value)
             relevance[doc_id] = max(relevance.get(doc_id, 0.0), rel)
     # The recency factor scales the fused value too: between entries the rankers rate alike (one first by
