@@ -3,7 +3,8 @@
 Read-only: the system (`/usr`, `/etc`, `/bin` and `/lib*` as links or directories, as the host has them, and
 the target of a linked `/etc/resolv.conf`), the Python that runs gitmem (the venv and its base install, and
 gitmem's own package, which an editable install keeps elsewhere), the agent CLI's install (a `node_modules`
-tree, else the executable itself, and the interpreter its `#!` line names, e.g. node's install), files named
+tree, else the executable itself, and the interpreter its `#!` line names, e.g. node's install; a Python
+venv either of them is in, which a `bin/python` link does not lead to), files named
 on its command line (absolute, or relative to the work tree: `sh ../agent.sh`), and the git directory with the
 object stores its alternates name. Never the human's HOME, nor a directory holding it: an interpreter in
 `~/bin` is bound alone. A link is made only where no bound directory or earlier link shows that path already
@@ -245,6 +246,9 @@ def _agent_files(argv: list[str], path: str, bound: list[str], homes: set[str],
         if interpreter is not None:
             found.append(_install_root(os.path.realpath(interpreter), homes))
             linked.append(interpreter)
+        # A venv's python is a link to the base interpreter: its packages are found from the link's own place.
+        found += [venv for venv in (_venv(os.path.abspath(program), homes),
+                                    _venv(interpreter, homes) if interpreter else None) if venv]
     named_files = [os.path.join(root, arg) for arg in argv[1:]]      # an absolute `arg` stays as it is
     found += [os.path.realpath(arg) for arg in named_files if os.path.isfile(arg)]
     installs = [item for item in found if item != "/" and not _under(item, bound)]
@@ -319,6 +323,16 @@ def _install_root(program: str, homes: set[str]) -> str:
     folder = os.path.dirname(program)
     root = os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder
     return program if any(Path(home).is_relative_to(root) for home in homes) else root
+
+
+def _venv(program: str, homes: set[str]) -> str | None:
+    """The Python venv `program` (as named, links not followed) lies in: `<venv>/bin/python` beside a
+    `<venv>/pyvenv.cfg`, the file by which Python, started through that path, finds the venv's packages
+    (pipx, `uv tool`, a project's venv). None outside a venv, and for one that is or holds a HOME."""
+    folder = os.path.dirname(os.path.dirname(program))
+    if not os.path.isfile(os.path.join(folder, "pyvenv.cfg")):
+        return None
+    return None if any(Path(home).is_relative_to(folder) for home in homes) else os.path.realpath(folder)
 
 
 def _homes(host_home: Path) -> set[str]:

@@ -296,3 +296,56 @@ def test_no_home_is_bound_even_where_the_import_path_names_it(tmp_path: Path, me
     monkeypatch.setattr(sys, "path", [*sys.path, str(home), str(tmp_path)])
     mounts = host_mounts(memrepo.ws(), ["true"], {"PATH": "/usr/bin:/bin"}, environ={"HOME": str(home)})
     assert not any(home.is_relative_to(place) for place in mounts.read_only), mounts.read_only
+
+
+VENV_AGENT = """import subprocess, sys
+import agentlib                              # found only in the agent's own venv
+sys.stdin.read()
+subprocess.run(["gitmem", "log", "add", "--task", "sh agent", "--outcome", "built", "--result", agentlib.SAID],
+               check=True)
+subprocess.run(["gitmem", "now", "add", "--did", "sh agent", "--human", "nothing", "--next", "more"], check=True)
+"""
+
+
+@needs_bwrap
+@pytest.mark.parametrize("form", ["script", "python"], ids=["the venv's script", "the venv's python naming a script"])
+def test_an_agent_installed_in_its_own_venv_starts_with_its_packages(tmp_path: Path, memrepo: GitRepo, cli,
+                                                                     form: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Python agent CLI in a venv of its own (pipx, `uv tool`, a project venv): the venv's `bin/python` is a
+    link to the base interpreter, and Python finds the venv's packages through `pyvenv.cfg` beside that link's
+    `bin/`, so the venv itself is what the program needs, not only the interpreter the link resolves to."""
+    venv = tmp_path / "agentvenv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    assert (venv / "bin" / "python").is_symlink()
+    package = next(venv.glob("lib/python*/site-packages")) / "agentlib"
+    package.mkdir()
+    (package / "__init__.py").write_text("SAID = 'the venv package loaded'\n", encoding="utf-8")
+    if form == "script":
+        program = venv / "bin" / "venv-agent"
+        program.write_text(f"#!{venv}/bin/python\n{VENV_AGENT}", encoding="utf-8")
+        program.chmod(0o755)
+        command = str(program)
+    else:
+        (tmp_path / "agent.py").write_text(VENV_AGENT, encoding="utf-8")
+        command = f"{venv}/bin/python ../agent.py"
+    _use(memrepo, command)
+    monkeypatch.setenv("PATH", f"{VENV_BIN}{os.pathsep}/usr/bin:/bin")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    _assert_built(memrepo, result.out, result.err)
+    assert "the venv package loaded" in memrepo.read("LOG.md")
+
+
+def test_a_venv_that_is_a_home_is_never_bound(tmp_path: Path, memrepo: GitRepo) -> None:
+    """A venv made at the HOME itself (`python -m venv ~`) is left out like any HOME: only the interpreter."""
+    from gitmem.agents.sandbox_mounts import host_mounts
+
+    home = tmp_path / "home"
+    (home / "bin").mkdir(parents=True)
+    (home / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).parent}\n", encoding="utf-8")
+    (home / "bin" / "python").symlink_to(os.path.realpath(sys.executable))
+    (home / ".git-credentials").write_text("secret\n", encoding="utf-8")
+    mounts = host_mounts(memrepo.ws(), [str(home / "bin" / "python"), "-c", "pass"], {"PATH": "/usr/bin:/bin"},
+                         environ={"HOME": str(home)})
+    assert not any(home.is_relative_to(place) for place in mounts.read_only), mounts.read_only
