@@ -3,11 +3,15 @@
 An agent can fill the disk (it writes as the same user, on the same file system). Then nothing after it could be
 written: not the fresh index, the no-build entry, the salvage branch or the commit, and a cycle failed with a
 traceback and no record. So before the agent runs, the runner allocates a file of real blocks (posix_fallocate,
-not a sparse file) under `.git/gitmem/`, and deletes it when the agent is done: what the agent filled, the runner
-gets back. It is as large as the memory files together, which a writer rewrites whole through a temporary
-file, plus MARGIN. When it cannot be allocated the disk is already too full to finish a cycle, and the agent does
-not run. A write that still meets a full disk (the agent's own files took more than the room) is a DiskFull
-failure, never a traceback: the runner salvages what it can write, and what it cannot stays in the work tree.
+not a sparse file) and gives it up when the agent is done: what the agent filled, the runner gets back. The room
+is the runner's alone: a file with no name in the git directory (O_TMPFILE), held open until it is given back;
+where the file system cannot make one, a named file in the git directory itself, still held open. Never in
+`.git/gitmem/`, which the box lets the agent write: an agent that removed or truncated the room there, then
+filled the disk, left the runner no room at all. It is as large as the memory files together, which a writer
+rewrites whole through a temporary file, plus MARGIN. When it cannot be allocated the disk is already too full to
+finish a cycle, and the agent does not run. A write that still meets a full disk (the agent's own files took
+more than the room) is a DiskFull failure, never a traceback: the runner salvages what it can write, and what it
+cannot stays in the work tree.
 """
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ from gitmem.errors import ExitCode, RunFailure
 from gitmem.workspace import Workspace
 
 MARGIN = 8 << 20
-NAME = "room"
+NAME = "gitmem-room"         # the named fallback, in the git directory (read-only in the box)
 FULL = (errno.ENOSPC, errno.EDQUOT)
 FULL_TEXT = tuple(os.strerror(number) for number in FULL)     # libgit2 and git say it in words only
 
@@ -73,34 +77,46 @@ def full_failure(err: BaseException, doing: str) -> DiskFull:
 
 @dataclass
 class Room:
-    path: Path | None
+    descriptor: int | None          # the room, held open: removing its name frees nothing
+    path: Path | None = None        # its name, for the fallback that has one
 
     @classmethod
     def keep(cls, ws: Workspace) -> Room:
-        """Allocate the room; DiskFull when the disk cannot give it (the file is not left behind)."""
+        """Allocate the room; DiskFull when the disk cannot give it (nothing is left behind)."""
         size = MARGIN + sum(_size(ws.root / rel) for rel in ws.config.memory_paths().values())
-        path = gitio.common_dir(ws.repo) / "gitmem" / NAME
+        folder = gitio.common_dir(ws.repo)
+        descriptor, path = None, None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-            try:
-                os.posix_fallocate(descriptor, 0, size)
-            finally:
-                os.close(descriptor)
+            descriptor, path = _open(folder)
+            os.posix_fallocate(descriptor, 0, size)
         except OSError as err:
-            _unlink(path)
+            cls(descriptor, path).release()
             if is_disk_full(err):
                 raise DiskFull(f"the disk holding {ws.root} has less than the {size >> 20} MB free a cycle needs "
                                "to finish whatever its agent does (the memory files, rewritten, and a margin), so "
                                "the agent did not run: free space and run the cycle again") from None
             return cls(None)       # a file system that cannot preallocate, say: no room kept; DiskFull may follow
-        return cls(path)
+        return cls(descriptor, path)
 
     def release(self) -> None:
         """Give the room back, for the runner's own writes after the agent."""
         if self.path is not None:
             _unlink(self.path)
             self.path = None
+        if self.descriptor is not None:
+            os.close(self.descriptor)
+            self.descriptor = None
+
+
+def _open(folder: Path) -> tuple[int, Path | None]:
+    """A new file in `folder` for the room: nameless where the file system can make one, else named NAME."""
+    try:
+        return os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o600), None
+    except OSError as err:
+        if err.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
+            raise
+    path = folder / NAME
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600), path
 
 
 def _size(path: Path) -> int:

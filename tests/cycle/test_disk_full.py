@@ -135,3 +135,44 @@ except OSError:
 with open(PARTS, 'w') as f:      # how many it made (the last one cut short), outside the small disk
     f.write(str(n))
 """
+
+
+# The agent first frees the room the runner kept, wherever it finds it under `.git` (the box lets it write
+# `.git/gitmem/`): it cuts it to nothing, which frees its blocks even while the runner holds it open, and
+# removes it; then it fills the disk.
+TAKE_ROOM = """
+for folder, _dirs, names in os.walk(os.path.join(root, '.git')):
+    for name in names:
+        if 'room' in name:
+            place = os.path.join(folder, name)
+            try:
+                open(place, 'wb').close()
+            except OSError:
+                pass
+            try:
+                os.remove(place)
+            except OSError:
+                pass
+"""
+
+
+@pytest.mark.parametrize("sandbox", ["none", "bubblewrap"])
+def test_an_agent_that_frees_the_runners_room_first_still_gets_its_cycle_committed(tmp_path: Path,
+                                                                                   memrepo: GitRepo,
+                                                                                   sandbox: str) -> None:
+    """The room is the runner's alone: a file with no name, held open, outside the `.git/gitmem/` the box lets
+    the agent write. So the agent that tries to free it, then fills a 24 MB disk, still gets its cycle committed
+    as in the test above, boxed or not. (On the old code the runner had no room: it held LOG.md itself out as
+    larger than the free space, and left the work tree without it.)"""
+    if sandbox == "bubblewrap" and subprocess.run(["unshare", "-rm", "bwrap", "--unshare-user", "--ro-bind", "/",
+                                                   "/", "true"], capture_output=True).returncode:
+        pytest.skip("bwrap cannot run in a user namespace here")
+    body = f"GITMEM = {str(GITMEM)!r}\nBLOCK = lambda: b'x' * 65536\n" + TAKE_ROOM + FILL
+    command_agent(tmp_path, memrepo, body, write_memory=False, sandbox=sandbox)
+    found = _cycle_on_a_small_disk(tmp_path, memrepo, "24m")
+    said = f"{found['err']}{found['out']}"
+    assert "Traceback" not in said
+    assert found["code"] == ExitCode.OK, said
+    assert found["status"] == "" and str(found["head"]).startswith("gitmem: cycle 1 ")
+    assert "notes.txt" in found["files"] and "filler.bin" not in found["files"]
+    assert sandbox == "none" or "sandbox: bubblewrap" in str(found["log"])
