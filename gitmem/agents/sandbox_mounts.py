@@ -1,18 +1,18 @@
 """What the sandbox shows the agent, found on this machine: an allow-list of paths, as plain data (`Mounts`).
 
-Read-only: the system (`/usr`, `/etc`, `/bin` and `/lib*` as links or directories, as the host has them, and
-the target of a linked `/etc/resolv.conf`), the Python that runs gitmem (the venv and its base install, and
-gitmem's own package, which an editable install keeps elsewhere), the agent CLI's install (a `node_modules`
-tree, else the executable itself, and the interpreter its `#!` line names, e.g. node's install; a Python
-venv either of them is in, which a `bin/python` link does not lead to), files named
-on its command line (absolute, or relative to the work tree: `sh ../agent.sh`), and the git directory with the
-object stores its alternates name. Never the human's HOME, nor a directory holding it: an interpreter in
-`~/bin` is bound alone. A link is made only where no bound directory or earlier link shows that path already
-(on a merged-/usr system `/bin/sh` is `/usr/bin/sh`, shown by `/usr` through the `/bin -> usr/bin` link). The
-links the CLI and its interpreter are found through on PATH (`~/.npm-global/bin/codex ->
-../lib/node_modules/...`, a `node` linked into `~/.local/bin`) are made again as links, not bound: a bound
-link is a copy of its target at the link's path, where node would look for the package's own modules, and a
-PATH directory left out would let `#!/usr/bin/env node` find another node inside than outside.
+Read-only: the system (`/usr`, `/etc`, `/bin` and `/lib*` as links or directories, as the host has them, and the
+target of a linked `/etc/resolv.conf`), the Python that runs gitmem (the venv and its base install, and gitmem's
+own package, which an editable install keeps elsewhere), the agent CLI's install (a `node_modules` tree, else the
+executable itself, and the interpreter its `#!` line names, e.g. node's install; a Python venv either of them is
+in, which a `bin/python` link does not lead to), the `gitmem` the agent's PATH finds, found as the CLI is
+(`~/.local/bin/gitmem`), files named on its command line (absolute, or relative to the work tree: `sh
+../agent.sh`), and the git directory with the object stores its alternates name. Never the human's HOME, nor a
+directory holding it: an interpreter in `~/bin` is bound alone. A link is made only where no bound directory or
+earlier link shows that path already (on a merged-/usr system `/bin/sh` is `/usr/bin/sh`, shown by `/usr` through
+the `/bin -> usr/bin` link). The links the CLI and its interpreter are found through on PATH
+(`~/.npm-global/bin/codex -> ../lib/node_modules/...`, a `node` linked into `~/.local/bin`) are made again as
+links, not bound: a bound link is a copy of its target at the link's path, where node would look for the package's
+own modules, and a PATH directory left out would let `#!/usr/bin/env node` find another node inside than outside.
 
 Read-write: the work tree at its own absolute path (agent CLIs key trust by path), `.git/gitmem/` (caches and
 locks only, never evidence), a HOME of the sandbox's own in its private /tmp (fresh every run, gone after
@@ -48,6 +48,7 @@ SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")   # link
 # Agent CLIs' config directories: (variable, default under the host's HOME). Bound read-write when the host
 # has one (a logged-in CLI keeps working), else made in the sandbox's HOME.
 AGENT_HOMES = (("CLAUDE_CONFIG_DIR", ".claude"), ("CODEX_HOME", ".codex"))
+GITMEM = "gitmem"              # the command the agent writes memory with, found on its PATH as the agent CLI is
 # The keys of a Codex model provider that say where its requests go and with which key.
 PROVIDER_KEYS = ("base_url", "env_key", "query_params", "http_headers", "env_http_headers")
 
@@ -99,6 +100,11 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
     if agent_files:
         installs, program_links = _agent_files(argv, env.get("PATH", ""), runtime, homes, root)
         runtime += installs
+    # The `gitmem` the agent's PATH finds, which the prompt tells it to run: a user's install puts it in a
+    # HOME's folder (`~/.local/bin`: pipx, `uv tool`, `pip --user`), which is never bound whole.
+    installs, found_links = _agent_files([GITMEM], env.get("PATH", ""), runtime, homes, root)
+    runtime += installs
+    program_links += found_links
     runtime = [item for item in runtime if not any(Path(home).is_relative_to(item) for home in homes)]
     program_links = _new_links(program_links, links, runtime)
     common, own = gitio.common_dir(repo).resolve(), gitio.git_dir(repo).resolve()

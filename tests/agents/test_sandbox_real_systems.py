@@ -349,3 +349,30 @@ def test_a_venv_that_is_a_home_is_never_bound(tmp_path: Path, memrepo: GitRepo) 
     mounts = host_mounts(memrepo.ws(), [str(home / "bin" / "python"), "-c", "pass"], {"PATH": "/usr/bin:/bin"},
                          environ={"HOME": str(home)})
     assert not any(home.is_relative_to(place) for place in mounts.read_only), mounts.read_only
+
+
+@needs_bwrap
+@pytest.mark.parametrize("form", ["link", "script"], ids=["a link (pipx, uv tool)", "a script (pip --user)"])
+def test_gitmem_found_in_a_home_bin_is_found_by_the_boxed_agent(tmp_path: Path, memrepo: GitRepo, cli, form: str,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """gitmem installed for the user puts its command in `~/.local/bin`, which the box never binds as a whole
+    (a HOME's files): the agent's `gitmem log add` must still find it there, or every boxed cycle is a no-build
+    while the same cycle unboxed is built. Nothing else of that HOME is shown."""
+    home = tmp_path / "home"
+    user_bin = home / ".local" / "bin"
+    user_bin.mkdir(parents=True)
+    if form == "link":
+        (user_bin / "gitmem").symlink_to(Path(VENV_BIN) / "gitmem")
+    else:
+        (user_bin / "gitmem").write_text(f"#!{sys.executable}\nimport sys\nfrom gitmem.cli import main\n"
+                                         "sys.exit(main())\n", encoding="utf-8")
+        (user_bin / "gitmem").chmod(0o755)
+    (user_bin / "other-tool").write_text("#!/bin/sh\n", encoding="utf-8")
+    script = _sh_agent(tmp_path, SH_AGENT.replace("cat > /dev/null\n", f"cat > /dev/null\nls {user_bin} >&2\n"))
+    _use(memrepo, str(script))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{user_bin}{os.pathsep}/usr/bin:/bin")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    _assert_built(memrepo, result.out, result.err)
+    assert "other-tool" not in result.out + result.err + memrepo.read("LOG.md")
