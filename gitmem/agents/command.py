@@ -85,8 +85,9 @@ class CommandBackend:
         agent, env = request.config.agent, stand_in.env
         if box.mode == "bubblewrap" and not _findable(argv[0], env.get("PATH"), request.root):
             # Inside, bwrap would start and then fail to exec: say what is missing, as a plain start would.
-            where = (f"no such file {os.path.normpath(os.path.join(request.root, argv[0]))} (a relative path is the "
-                     "work tree's)" if os.sep in argv[0] else "not found on PATH")
+            relative = "" if os.path.isabs(argv[0]) else " (a relative path is the work tree's)"
+            where = (f"no such file {os.path.normpath(os.path.join(request.root, argv[0]))}{relative}"
+                     if os.sep in argv[0] else "not found on PATH")
             raise AgentError(f"cannot start the agent command `{argv[0]}`: {where}")
         run_argv, env = box.wrap(argv, env, workspace=request.workspace, keep=(*agent.pass_env, "ANTHROPIC_MODEL"),
                                  writable=agent.sandbox.writable)

@@ -282,7 +282,17 @@ def test_a_missing_relative_agent_path_is_named_before_the_agent_starts(tmp_path
     _use(memrepo, "../missing/agent.sh")
     result = cli(["cycle", "--json"], cwd=memrepo.path)
     assert result.code == ExitCode.SALVAGED and no_traceback(result.err)
-    assert f"no such file {tmp_path / 'missing' / 'agent.sh'}" in result.err, result.err
+    assert f"no such file {tmp_path / 'missing' / 'agent.sh'} (a relative path is the work tree's)" in result.err, \
+        result.err
+
+
+@needs_bwrap
+def test_a_missing_absolute_agent_path_is_named_as_it_is(tmp_path: Path, memrepo: GitRepo, cli) -> None:
+    _use(memrepo, str(tmp_path / "missing" / "agent.sh"))
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.SALVAGED and no_traceback(result.err)
+    assert f"no such file {tmp_path / 'missing' / 'agent.sh'};" in result.err, result.err
+    assert "relative" not in result.err
 
 
 def test_no_home_is_bound_even_where_the_import_path_names_it(tmp_path: Path, memrepo: GitRepo,
