@@ -1,14 +1,15 @@
 """The bubblewrap sandbox of the `command` agent and the `run_command` tool (`agent.sandbox`).
 
 The agent is untrusted: without a box it could read a withheld secret from the runner's `/proc/PID/environ`,
-delete the human's branches and `git gc --prune=now` them away, write another workspace's memory, or push to
-a local-path origin. Inside `bwrap` it sees an allow-list of paths (gitmem.agents.sandbox_mounts): the work
-tree read-write, `.git` read-only but for `.git/gitmem/`, so only the runner commits, writes references and
-runs gc; a private /tmp; its own PID namespace with its own /proc, so no runner process is visible; its own
-user namespace with no capability, also when root runs the cycle (containers, CI), so it cannot remount a
-read-only bind, make a device node or mount a disk; and an environment of named variables only. The network
-stays open: the agent needs its model's API. What the human's own agent CLI config sets that the box hides
-(a Codex model provider in CODEX_HOME) is said before the agent starts (`start_notes`).
+delete the human's branches and `git gc --prune=now` them away, write another workspace's memory, or push to a
+local-path origin. Inside `bwrap` it sees an allow-list of paths (gitmem.agents.sandbox_mounts): the work tree
+read-write, `.git` read-only but for `.git/gitmem/`, so only the runner commits, writes references and runs gc; a
+private /tmp; its own PID namespace with its own /proc, so no runner process is visible; its own user namespace
+with no capability, also when root runs the cycle (containers, CI), so it cannot remount a read-only bind, make a
+device node or mount a disk, and where root runs it, the system's configuration shows it only what other users
+may read (its uid inside is root outside: sandbox_mounts `_withheld`); and an environment of named variables
+only. The network stays open: the agent needs its model's API. What the human's own agent CLI config sets that
+the box hides (a Codex model provider in CODEX_HOME) is said before the agent starts (`start_notes`).
 
 Modes: `bubblewrap` refuses to start the cycle where `bwrap` is missing or cannot make its namespaces (exit 3,
 with the install line, or bwrap's own words and the kernel setting that refuses the namespace); `auto` (the
@@ -216,6 +217,10 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None 
         out += ["--ro-bind", mounts.profile, f"{mounts.home}/.profile"]
     for folder in outside:
         out += ["--ro-bind", folder, folder]
+    for path in mounts.withheld_files:          # over the system's read-only bind: shown empty
+        out += ["--ro-bind", os.devnull, path]
+    for folder in mounts.withheld_dirs:
+        out += ["--tmpfs", folder, "--remount-ro", folder]
     for target, link in mounts.program_links:     # after the read-only binds that hold their targets
         out += ["--symlink", target, link]
     for folder in mounts.writable:

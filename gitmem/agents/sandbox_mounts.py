@@ -27,6 +27,7 @@ import json
 import os
 import pwd
 import shutil
+import stat
 import sys
 import tomllib
 from collections.abc import Iterable, Mapping
@@ -48,6 +49,10 @@ SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")   # link
 # Agent CLIs' config directories: (variable, default under the host's HOME). Bound read-write when the host
 # has one (a logged-in CLI keeps working), else made in the sandbox's HOME.
 AGENT_HOMES = (("CLAUDE_CONFIG_DIR", ".claude"), ("CODEX_HOME", ".codex"))
+# Run by root, the agent's uid inside is root outside (gitmem.agents.sandbox ROOT_AGENT_ID), so the owner's bits
+# of every root-owned file apply to it: the system's configuration folders are shown as any other user sees them.
+# /usr is left out of the walk: 100k entries of programs and data, where the system keeps no secret.
+WITHHELD_WALK = 20_000            # entries looked at, at most (/etc holds a few thousand)
 GITMEM = "gitmem"              # the command the agent writes memory with, found on its PATH as the agent CLI is
 # The keys of a Codex model provider that say where its requests go and with which key.
 PROVIDER_KEYS = ("base_url", "env_key", "query_params", "http_headers", "env_http_headers")
@@ -71,6 +76,8 @@ class Mounts:
     env: dict[str, str] = field(default_factory=dict)   # CLAUDE_CONFIG_DIR, CODEX_HOME: where they were bound
     anchors: tuple[str, ...] = ()                # trust anchors present in the tree: bound read-only, last
     anchor_points: tuple[str, ...] = ()          # absent ones: a read-only empty tmpfs, so none can be made
+    withheld_files: tuple[str, ...] = ()         # run by root: system files other users may not read, shown empty
+    withheld_dirs: tuple[str, ...] = ()          # and folders they may not enter, shown as empty folders
 
 
 def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable: Iterable[str] = (), *,
@@ -125,12 +132,14 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
             made.append(f"{HOME}/{default}")
             places[variable] = f"{HOME}/{default}"
     present, absent = _anchor_mounts(Path(root))
+    files, folders = _withheld([d for d in system if d not in ("/usr", *SYSTEM_LINKS)]) if os.geteuid() == 0 \
+        else ([], [])
     return Mounts(links=tuple(links), program_links=tuple(_unique(program_links)),
                   read_only=tuple(_outermost(runtime)), writable=tuple(_unique(bound)),
                   optional=tuple(_unique(optional)), work_tree=root, git_read_only=tuple(_unique(git_read_only)),
                   state_dir=str(state.resolve()), made=tuple(made), env=places, anchors=present,
                   profile=PROFILE if os.path.isfile(PROFILE) else "",
-                  anchor_points=absent)
+                  anchor_points=absent, withheld_files=tuple(files), withheld_dirs=tuple(folders))
 
 
 def hidden_config(writable: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:
@@ -202,6 +211,36 @@ def _read_config(path: Path, kind: str) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _withheld(folders: Iterable[str]) -> tuple[list[str], list[str]]:
+    """The files under `folders` that other users may not read, and the folders they may not enter (not
+    looked into): /etc/shadow, the host's SSH keys, /etc/ssl/private. Links are left alone (their targets
+    are judged where they are bound)."""
+    files: list[str] = []
+    dirs: list[str] = []
+    seen = 0
+    for top in folders:
+        for folder, subdirs, names in os.walk(top):
+            kept = []
+            for name in [*subdirs, *names]:
+                seen += 1
+                place = os.path.join(folder, name)
+                try:
+                    mode = os.lstat(place).st_mode
+                except OSError:
+                    continue
+                if stat.S_ISDIR(mode):
+                    if mode & stat.S_IXOTH:
+                        kept.append(name)
+                    else:
+                        dirs.append(place)
+                elif stat.S_ISREG(mode) and not mode & stat.S_IROTH:
+                    files.append(place)
+            subdirs[:] = [d for d in subdirs if d in kept]
+            if seen >= WITHHELD_WALK:
+                return files, dirs
+    return files, dirs
 
 
 def _anchor_mounts(root: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:

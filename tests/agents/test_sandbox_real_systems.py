@@ -142,6 +142,29 @@ def test_as_root_the_agent_holds_no_privilege(tmp_path: Path, memrepo: GitRepo,
 
 
 @needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="the box run by root")
+def test_as_root_the_agent_reads_no_system_file_other_users_may_not(memrepo: GitRepo) -> None:
+    """Run by root, the agent's uid inside maps to root outside, so the owner's bits of every root-owned file
+    apply to it: it read /etc/shadow, the host's SSH keys and /etc/ssl/private. The system's configuration
+    shows it only what any other user may read, as the box run by an unprivileged user does."""
+    withheld = [path for path in ("/etc/shadow", "/etc/gshadow")
+                if os.path.isfile(path) and os.path.getsize(path) and not os.stat(path).st_mode & 0o004]
+    if not withheld:
+        pytest.skip("no /etc/shadow that other users may not read")
+    private = "/etc/ssl/private"
+    script = "".join(f'echo "{path}=$(head -c 40 {path} 2>/dev/null | tr -d \'\\n\')"; ' for path in withheld)
+    script += (f'echo "listed=$(ls -A {private} 2>/dev/null | tr -d \'\\n\')"; '
+               'echo "passwd=$(head -c 5 /etc/passwd)"; echo "hosts=$(test -r /etc/hosts && echo yes)"')
+    done = _boxed(memrepo, ["sh", "-c", script], "/usr/bin:/bin")
+    assert done.returncode == 0, done.stderr
+    said = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+    assert all(said[path] == "" for path in withheld), done.stdout
+    if os.path.isdir(private) and not os.stat(private).st_mode & 0o001 and os.listdir(private):
+        assert said["listed"] == "", done.stdout
+    assert said["passwd"] == "root:" and said["hosts"] == "yes", done.stdout       # what every user reads
+
+
+@needs_bwrap
 def test_an_interpreter_in_home_bin_is_bound_alone_never_the_home(tmp_path: Path, memrepo: GitRepo,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     home = tmp_path / "home"
