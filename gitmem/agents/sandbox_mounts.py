@@ -275,8 +275,9 @@ def _agent_files(argv: list[str], path: str, bound: list[str], homes: set[str],
                  root: str) -> tuple[list[str], list[tuple[str, str]]]:
     """The agent CLI's install (a node_modules tree, else its executable), the interpreter its `#!` line
     names (node's install), and files named on its command line (`python /opt/agent/run.py`, and `sh
-    ../agent.sh`, relative to the work tree where the command runs); and the links the CLI and the interpreter
-    were found through, (resolved, link). Never a HOME (`homes`): an interpreter in `~/bin` is bound alone."""
+    ../agent.sh`, relative to the work tree where the command runs); and the links the CLI, the interpreter
+    and those files are found through, (resolved, link). Never a HOME (`homes`): an interpreter in `~/bin` is
+    bound alone."""
     found: list[str] = []
     linked: list[str] = []
     program = None
@@ -295,10 +296,20 @@ def _agent_files(argv: list[str], path: str, bound: list[str], homes: set[str],
         found += [venv for venv in (_venv(os.path.abspath(program), homes),
                                     _venv(interpreter, homes) if interpreter else None) if venv]
     named_files = [os.path.join(root, arg) for arg in argv[1:]]      # an absolute `arg` stays as it is
-    found += [os.path.realpath(arg) for arg in named_files if os.path.isfile(arg)]
+    named_files = [arg for arg in named_files if os.path.isfile(arg)]
+    found += [os.path.realpath(arg) for arg in named_files]
+    linked += [os.path.abspath(arg) for arg in named_files]
     installs = [item for item in found if item != "/" and not _under(item, bound)]
-    links = [(os.path.realpath(link), link) for link in linked if os.path.islink(link)]
-    return installs, links
+    return installs, [link for place in linked for link in _links_on(place)]
+
+
+def _links_on(path: str) -> list[tuple[str, str]]:
+    """Each link `path` goes through, its own last part included, as (resolved, link), outermost first: a file
+    bound where it really is is found inside by the path that names it (`../agents/run.sh`, `agents` a link
+    to a folder; `~/.local/bin/codex`, a link to the CLI's package)."""
+    parts = Path(path).parts
+    places = (str(Path(*parts[:cut])) for cut in range(2, len(parts) + 1))
+    return [(os.path.realpath(place), place) for place in places if os.path.islink(place)]
 
 
 def _new_links(wanted: Iterable[tuple[str, str]], made: Iterable[tuple[str, str]],

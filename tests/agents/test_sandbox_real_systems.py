@@ -409,3 +409,22 @@ def test_gitmem_found_in_a_home_bin_is_found_by_the_boxed_agent(tmp_path: Path, 
     assert result.code == ExitCode.OK, result.err
     _assert_built(memrepo, result.out, result.err)
     assert "other-tool" not in result.out + result.err + memrepo.read("LOG.md")
+
+
+@needs_bwrap
+@pytest.mark.parametrize("command", ["sh ../agents/agent.sh", "../agents/agent.sh", "{link}/agent.sh"],
+                         ids=["sh ../agents/agent.sh", "../agents/agent.sh", "absolute, through the link"])
+def test_an_agent_named_through_a_linked_folder_starts_in_the_box(tmp_path: Path, memrepo: GitRepo, cli,
+                                                                  command: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The script is named by a path through a link to a folder (`agents -> real-agents`): the box shows it
+    where the command names it, as the links the agent CLI is found through on PATH are made again."""
+    real = tmp_path / "real-agents"
+    real.mkdir()
+    _sh_agent(real)
+    (tmp_path / "agents").symlink_to("real-agents")
+    _use(memrepo, command.format(link=tmp_path / "agents"))
+    monkeypatch.setenv("PATH", f"{VENV_BIN}{os.pathsep}/usr/bin:/bin")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    _assert_built(memrepo, result.out, result.err)
