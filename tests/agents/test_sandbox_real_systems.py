@@ -428,3 +428,24 @@ def test_an_agent_named_through_a_linked_folder_starts_in_the_box(tmp_path: Path
     result = cli(["cycle", "--json"], cwd=memrepo.path)
     assert result.code == ExitCode.OK, result.err
     _assert_built(memrepo, result.out, result.err)
+
+
+@needs_bwrap
+def test_links_on_the_way_and_gitmem_in_home_bin_hold_for_an_unprivileged_user(git_env: None) -> None:
+    """The two above, run by `nobody`: the script named through a linked folder, and gitmem found only through
+    a link in the HOME's `.local/bin`."""
+    with nobody_place("gitmem-linked-agent-") as (place, bin_dir):
+        repo = make_repo(place / "repo")
+        (place / "real-agents").mkdir()
+        _sh_agent(place / "real-agents")
+        (place / "agents").symlink_to("real-agents")
+        user_bin = place / ".local" / "bin"
+        user_bin.mkdir(parents=True)
+        (user_bin / "gitmem").symlink_to(bin_dir / "gitmem")
+        _use(repo, "sh ../agents/agent.sh")
+        subprocess.run(["chown", "-R", "-h", "65534:65534", str(place)], check=True)
+        env = {"PATH": f"{user_bin}{os.pathsep}/usr/bin:/bin", "HOME": str(place), "LANG": "C.UTF-8"}
+        done = subprocess.run([*NOBODY, str(user_bin / "gitmem"), "cycle", "--json"], cwd=repo.path, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == ExitCode.OK, done.stderr
+        _assert_built(repo, done.stdout, done.stderr)
