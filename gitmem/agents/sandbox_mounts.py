@@ -7,12 +7,13 @@ executable itself, and the interpreter its `#!` line names, e.g. node's install;
 in, which a `bin/python` link does not lead to), the `gitmem` the agent's PATH finds, found as the CLI is
 (`~/.local/bin/gitmem`), files named on its command line (absolute, or relative to the work tree: `sh
 ../agent.sh`), and the git directory with the object stores its alternates name. Never the human's HOME, nor a
-directory holding it: an interpreter in `~/bin` is bound alone. A link is made only where no bound directory or
-earlier link shows that path already (on a merged-/usr system `/bin/sh` is `/usr/bin/sh`, shown by `/usr` through
-the `/bin -> usr/bin` link). The links the CLI and its interpreter are found through on PATH
-(`~/.npm-global/bin/codex -> ../lib/node_modules/...`, a `node` linked into `~/.local/bin`) are made again as
-links, not bound: a bound link is a copy of its target at the link's path, where node would look for the package's
-own modules, and a PATH directory left out would let `#!/usr/bin/env node` find another node inside than outside.
+directory holding it, nor one of its data folders (`~/.local`, `~/.config`, `~/.cache`): an interpreter in `~/bin`
+or `~/.local/bin` is bound alone. A link is made only where no bound directory or earlier link shows that path
+already (on a merged-/usr system `/bin/sh` is `/usr/bin/sh`, shown by `/usr` through the `/bin -> usr/bin` link).
+The links the CLI and its interpreter are found through on PATH (`~/.npm-global/bin/codex ->
+../lib/node_modules/...`, a `node` linked into `~/.local/bin`) are made again as links, not bound: a bound link is
+a copy of its target at the link's path, where node would look for the package's own modules, and a PATH directory
+left out would let `#!/usr/bin/env node` find another node inside than outside.
 
 Read-write: the work tree at its own absolute path (agent CLIs key trust by path), `.git/gitmem/` (caches and
 locks only, never evidence), a HOME of the sandbox's own in its private /tmp (fresh every run, gone after
@@ -53,6 +54,9 @@ AGENT_HOMES = (("CLAUDE_CONFIG_DIR", ".claude"), ("CODEX_HOME", ".codex"))
 # of every root-owned file apply to it: the system's configuration folders are shown as any other user sees them.
 # /usr is left out of the walk: 100k entries of programs and data, where the system keeps no secret.
 WITHHELD_WALK = 20_000            # entries looked at, at most (/etc holds a few thousand)
+# A HOME's folders that hold every program's data, state, settings and caches (the XDG base directories'
+# defaults: shell histories, keyrings, tokens, gitmem's backup bundles), never one program's install.
+HOME_DATA_FOLDERS = (".local", ".config", ".cache")
 GITMEM = "gitmem"              # the command the agent writes memory with, found on its PATH as the agent CLI is
 # The keys of a Codex model provider that say where its requests go and with which key.
 PROVIDER_KEYS = ("base_url", "env_key", "query_params", "http_headers", "env_http_headers")
@@ -375,10 +379,12 @@ def _interpreter(real: str, path: str) -> str | None:
 
 def _install_root(program: str, homes: set[str]) -> str:
     """`/opt/node/bin/node` -> `/opt/node` (its lib/ holds what it loads); else the program's directory; the
-    program alone where that would be a HOME or hold one (`~/bin/node`: HOME holds the human's credentials)."""
+    program alone where that would be a HOME or hold one (`~/bin/node`: HOME holds the human's credentials), or
+    be one of a HOME's folders every program keeps its data in (`~/.local/bin/mise` -> `~/.local`)."""
     folder = os.path.dirname(program)
     root = os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder
-    return program if any(Path(home).is_relative_to(root) for home in homes) else root
+    shared = {os.path.join(home, name) for home in homes for name in HOME_DATA_FOLDERS}
+    return program if root in shared or any(Path(home).is_relative_to(root) for home in homes) else root
 
 
 def _venv(program: str, homes: set[str]) -> str | None:

@@ -184,6 +184,30 @@ def test_an_interpreter_in_home_bin_is_bound_alone_never_the_home(tmp_path: Path
     assert "ghp_" not in done.stdout and ".git-credentials" not in done.stdout
 
 
+@needs_bwrap
+@pytest.mark.parametrize("where", [".local/bin", ".config/bin", ".cache/bin"])
+def test_an_interpreter_in_a_homes_own_folder_is_bound_alone(tmp_path: Path, memrepo: GitRepo, where: str,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """`~/.local/bin/node` (mise's own binary, which its shims link to, lives there) would make `~/.local` the
+    install root: the user's data and state (`~/.local/share`: shell histories, keyrings; `~/.local/state`:
+    gitmem's backup bundles of unpushed history). A HOME's own folders are never bound whole either."""
+    home = tmp_path / "home"
+    (home / where).mkdir(parents=True)
+    shell = shutil.which("dash") or shutil.which("sh")
+    assert shell is not None
+    shutil.copy2(os.path.realpath(shell), home / where / "mysh")
+    top = home / where.split("/")[0]
+    (top / "share").mkdir()
+    (top / "share" / "history").write_text("export GH_TOKEN=ghp_" + "N0tReal" * 5 + "\n", encoding="utf-8")
+    agent = tmp_path / "agent"
+    agent.write_text(f"#!/usr/bin/env mysh\necho started\ncat {top}/share/history\nls {top}\n", encoding="utf-8")
+    agent.chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    done = _boxed(memrepo, [str(agent)], f"{home / where}{os.pathsep}/usr/bin:/bin")
+    assert done.stdout.startswith("started"), done.stderr
+    assert "ghp_" not in done.stdout and "share" not in done.stdout, done.stdout
+
+
 def _fake_bwrap(folder: Path, body: str) -> str:
     folder.mkdir()
     program = folder / "bwrap"
