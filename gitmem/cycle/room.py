@@ -110,11 +110,13 @@ class Room:
 
 def _open(folder: Path) -> tuple[int, Path | None]:
     """A new file in `folder` for the room: nameless where the file system can make one, else named NAME."""
-    try:
-        return os.open(folder, os.O_TMPFILE | os.O_WRONLY, 0o600), None
-    except OSError as err:
-        if err.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
-            raise
+    nameless = getattr(os, "O_TMPFILE", 0)          # Linux only
+    if nameless:
+        try:
+            return os.open(folder, nameless | os.O_WRONLY, 0o600), None
+        except OSError as err:
+            if err.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL, errno.ENOENT):
+                raise
     path = folder / NAME
     return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600), path
 
