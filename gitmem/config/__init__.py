@@ -1,6 +1,7 @@
 """gitmem.yaml: declared as data, validated once at load time, errors point at the bad value."""
 from __future__ import annotations
 
+import posixpath
 from dataclasses import Field, field, fields, is_dataclass, replace
 from datetime import UTC
 from pathlib import Path, PurePosixPath
@@ -476,7 +477,9 @@ def _validate_agent_lists(config: Config, source: str, raw: Any) -> None:
         raise ConfigError(f"{_where(raw, source, 'agent.sandbox.mode')}: agent.sandbox.mode: {sandbox.mode!r} is "
                           f"not one of {', '.join(SANDBOX_MODES)}")
     for directory in sandbox.writable:
-        if not directory.startswith(("/", "~/")) or ".." in directory.split("/") or directory.rstrip("/") in ("", "~"):
+        # `/.` and `~/./` are `/` and `~`: judged as the path they name, not as spelled
+        named = posixpath.normpath(directory).rstrip("/")
+        if not directory.startswith(("/", "~/")) or ".." in directory.split("/") or named in ("", "~"):
             raise ConfigError(f"{_where(raw, source, 'agent.sandbox.writable')}: agent.sandbox.writable: "
                               f"{directory!r} must be an absolute directory (or one under ~/), not / or ~ itself")
     for pattern in config.agent.protected_paths:

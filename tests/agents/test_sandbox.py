@@ -175,6 +175,12 @@ def test_the_config_takes_the_shorthand_and_the_mapping(text: str, mode: str, wr
     ("agent:\n  sandbox:\n    writable:\n      - relative/dir\n", 3, "must be an absolute directory"),
     ("agent:\n  sandbox:\n    writable:\n      - /\n", 3, "must be an absolute directory"),
     ("agent:\n  sandbox:\n    writable:\n      - /a/../etc\n", 3, "must be an absolute directory"),
+    # `/` and `~` however spelled: bound read-write, either would undo the box
+    ("agent:\n  sandbox:\n    writable:\n      - /.\n", 3, "not / or ~ itself"),
+    ("agent:\n  sandbox:\n    writable:\n      - /./\n", 3, "not / or ~ itself"),
+    ("agent:\n  sandbox:\n    writable:\n      - ~/.\n", 3, "not / or ~ itself"),
+    ("agent:\n  sandbox:\n    writable:\n      - ~/./\n", 3, "not / or ~ itself"),
+    ("agent:\n  sandbox:\n    writable:\n      - //\n", 3, "not / or ~ itself"),
     ("agent:\n  sandbox:\n    writable:\n      - \"/a\\u0007b\"\n", 3, "U+0007"),
     ("agent:\n  sandbox:\n    writable: /opt\n", 3, "expected a list of strings"),
 ])
