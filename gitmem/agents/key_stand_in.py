@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import secrets as random
 import shlex
-import tomllib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,6 +30,7 @@ from gitmem import secrets
 from gitmem.agents import sandbox
 from gitmem.agents.base import AgentError
 from gitmem.agents.key_proxy import KeyProxy, ProxyError, Upstream
+from gitmem.config.nesting import loads_toml
 
 
 @dataclass(frozen=True)
@@ -243,8 +243,8 @@ def _codex_overrides(argv: list[str]) -> dict[str, Any]:
             continue
         key, _, value = setting.partition("=")
         try:
-            parsed = tomllib.loads(f"{key.strip()} = {value}")
-        except tomllib.TOMLDecodeError:
+            parsed = loads_toml(f"{key.strip()} = {value}")
+        except ValueError:             # not TOML (or nested past any bound): Codex takes it as a plain string
             parsed = _nested(key.strip().split("."), value)
         _merge(found, parsed)
     return found
@@ -287,6 +287,7 @@ def _table(data: Mapping[str, Any], *path: str) -> dict[str, Any]:
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        found = loads_toml(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):       # TooDeep too
         return {}
+    return found if isinstance(found, dict) else {}

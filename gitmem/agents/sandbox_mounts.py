@@ -24,13 +24,11 @@ a directory is needed, not a file; Codex's CODEX_HOME), made fresh inside that H
 """
 from __future__ import annotations
 
-import json
 import os
 import pwd
 import shutil
 import stat
 import sys
-import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +37,7 @@ from typing import Any, TypeVar
 import gitmem
 from gitmem import gitio
 from gitmem.agents.ignored_tool_dirs import IGNORED_TOOL_DIRS
+from gitmem.config.nesting import loads_json, loads_toml
 from gitmem.workspace import Workspace
 
 _Item = TypeVar("_Item")
@@ -211,8 +210,8 @@ def _read_config(path: Path, kind: str) -> dict[str, Any]:
     """A CLI's config file as data; {} when absent or unreadable (then it sets nothing the box could hide)."""
     try:
         text = path.read_text(encoding="utf-8")
-        data = tomllib.loads(text) if kind == "toml" else json.loads(text)
-    except (OSError, UnicodeDecodeError, ValueError):
+        data = loads_toml(text) if kind == "toml" else loads_json(text)
+    except (OSError, UnicodeDecodeError, ValueError):       # TooDeep too
         return {}
     return data if isinstance(data, dict) else {}
 

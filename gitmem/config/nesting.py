@@ -149,3 +149,12 @@ def loads_json(text: str | bytes) -> Any:
         except UnicodeEncodeError:
             raise LoneSurrogate() from None
     return doc
+
+
+def loads_toml(text: str) -> Any:
+    """`tomllib.loads`, bounded: the one way gitmem reads TOML (agent CLIs' config files and `-c` settings).
+    A `tomllib.TOMLDecodeError` is a ValueError, as TooDeep is."""
+    import tomllib
+
+    with parsing():
+        return within_depth(tomllib.loads(text))

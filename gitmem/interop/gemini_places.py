@@ -10,11 +10,12 @@ Gemini CLI's project is the folder it was started in: here, the repository's roo
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import stat
 from pathlib import Path
+
+from gitmem.config.nesting import loads_json
 
 REGISTRY = "projects.json"
 OWNER_MARK = ".project_root"
@@ -34,7 +35,7 @@ def project_memory_dir(gemini: Path, project: Path) -> Path:
 
 def _registered(registry: Path, owner: str, temp: Path) -> str | None:
     try:
-        data = json.loads(_head(registry, _REGISTRY_BYTES))
+        data = loads_json(_head(registry, _REGISTRY_BYTES))
     except (OSError, ValueError):        # missing or corrupt: Gemini CLI starts an empty registry
         return None
     projects = data.get("projects") if isinstance(data, dict) else None

@@ -35,6 +35,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from gitmem.config.nesting import loads_json
 from gitmem.confined import files
 from gitmem.recall import corpus
 
@@ -81,7 +82,7 @@ def _proofs_file(root: Path) -> Path:
 def _proven(root: Path) -> dict[str, Any]:
     """The proofs kept for this work tree: path -> the proof of its last check that passed."""
     try:
-        found = json.loads(_proofs_file(root).read_bytes()[:1 << 20])
+        found = loads_json(_proofs_file(root).read_bytes()[:1 << 20])
     except (OSError, ValueError):
         return {}
     return found if isinstance(found, dict) else {}

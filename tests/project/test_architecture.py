@@ -651,6 +651,29 @@ def test_every_yaml_reader_is_built_by_the_bounded_loader() -> None:
     assert builds_a_yaml_reader(ast.parse("def f():\n    from ruamel.yaml import YAML\n")) == [2]
 
 
+def parses_json_or_toml_unbounded(module: ast.Module) -> list[int]:
+    """Lines that call `json.load(s)` or `tomllib.load(s)` (or import those functions): a parser that recurses
+    once per level, read without `parsing()` and `within_depth()`."""
+    found = [node.lineno for node in ast.walk(module) if isinstance(node, ast.Call)
+             and isinstance(node.func, ast.Attribute) and node.func.attr in ("load", "loads")
+             and isinstance(node.func.value, ast.Name) and node.func.value.id in ("json", "tomllib")]
+    found += [line for line, name in imported_modules(module)
+              if name in ("json.load", "json.loads", "tomllib.load", "tomllib.loads")]
+    return sorted(found)
+
+
+def test_every_json_and_toml_reader_is_the_bounded_one() -> None:
+    """Failed before: the box's reader of the agent CLIs' own config (Codex's config.toml, Claude Code's
+    settings.json), the key stand-in's reader of Codex's config and `-c` settings, the recall proofs cache and
+    Gemini CLI's project registry called the parsers directly, and a file nested 100,000 levels deep raised
+    RecursionError out of them (`nesting.loads_json`, `nesting.loads_toml` now)."""
+    found = {str(path.relative_to(PACKAGE)): lines for path in modules()
+             if (lines := parses_json_or_toml_unbounded(tree(path))) and path != PACKAGE / "config" / "nesting.py"}
+    assert found == {}
+    assert parses_json_or_toml_unbounded(ast.parse("import json\njson.loads('1')\n")) == [2]
+    assert parses_json_or_toml_unbounded(ast.parse("from tomllib import loads\n")) == [1]
+
+
 def test_every_rule_family_checks_with_the_one_signature() -> None:
     """Failed before: `check(inp)`, `check(inp, skip)` (called by keyword and by position) and `check(inp, found)`.
     One Protocol (`gitmem.checks.inputs.RuleFamily`), one signature: what the checks before it found."""

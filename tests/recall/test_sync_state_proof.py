@@ -87,3 +87,13 @@ def test_a_forged_index_row_is_checked_whole_again_and_not_trusted(history: Hist
         conn.close()
     # The search after it reads LESSONS whole again and finds the lesson as before.
     assert "L-0001" in new_process_search(history)
+
+
+def test_a_proofs_cache_nested_past_any_bound_proves_nothing_and_recall_answers(history: History) -> None:
+    """The proofs cache is outside the box's reach but not an unboxed agent's (`~/.cache/gitmem`): nested
+    100,000 levels deep, reading it raised RecursionError. Read as no proof at all, and recall answers."""
+    where = sync_state_proof._proofs_file(history.root)
+    where.parent.mkdir(parents=True, exist_ok=True)
+    where.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    assert sync_state_proof._proven(history.root) == {}
+    assert new_process_search(history)
