@@ -11,12 +11,19 @@ nothing).
 Run:  GITMEM_BENCH_SCALES=1,10,100 .venv/bin/pytest benchmarks/bench_cost.py -s --no-cov -p no:cacheprovider
 or    .venv/bin/python -m benchmarks.bench_cost 1 10 100      (prints the table; GITMEM_BENCH_PYTHON picks the
       interpreter that runs gitmem, so an older checkout's venv measures "before"; arguments naming paths, as in
-      `... bench_cost 1 100 close`, measure only those)
+      `... bench_cost 1 100 close`, measure only those; `live=300,50` measures a what-if, below)
+
+What-if `live=E,B` (issue 31's open question: what a format that keeps LOG and NOW small would cost): before the
+measured run, one commit cuts LOG to its last E entries and NOW to its top B blocks (committed without hooks:
+the cut is no format gitmem accepts today, so history would not verify; the cycle judges only its own change).
+It measures what a live LOG of about a month and a short NOW would cost at each scale, the rest of the
+repository (DECISIONS, LESSONS, 100,000 commits) as it is.
 """
 from __future__ import annotations
 
 import os
 import pstats
+import re
 import shutil
 import subprocess
 import sys
@@ -54,16 +61,35 @@ def command(path: str) -> list[str]:
 
 
 def prepared(scale: float, home: Path) -> Path:
-    """A copy with the no-op command agent committed and everything pushed."""
+    """A copy with the no-op command agent committed and everything pushed (and the what-if cut, when asked)."""
     root = working_copy(cached_repo(scale), home / "repo")
     config = root / "gitmem.yaml"
     config.write_text(with_command_backend(config.read_text(encoding="utf-8"), "true"), encoding="utf-8")
     env = {**os.environ, "GIT_AUTHOR_NAME": "Dana Human", "GIT_AUTHOR_EMAIL": "dana@example.com",
            "GIT_COMMITTER_NAME": "Dana Human", "GIT_COMMITTER_EMAIL": "dana@example.com"}
     subprocess.run(["git", "commit", "-qm", "a no-op command agent", "gitmem.yaml"], cwd=root, env=env, check=True)
+    if LIVE is not None:
+        _cut(root / "LOG.md", LIVE[0], keep_first=False)
+        _cut(root / "NOW.md", LIVE[1], keep_first=True)
+        subprocess.run(["git", "commit", "-qm", "what-if: LOG and NOW cut", "--no-verify", "LOG.md", "NOW.md"],
+                       cwd=root, env=env, check=True)
     repo = pygit2.Repository(str(root))
     repo.references.create("refs/remotes/origin/main", repo.head.target, force=True)
     return root
+
+
+LIVE: tuple[int, int] | None = None      # the what-if: (LOG entries, NOW blocks) kept
+
+
+def _cut(path: Path, keep: int, *, keep_first: bool) -> None:
+    """Keep the text above the first `## ` heading and `keep` sections: the first ones (NOW's newest, on top) or
+    the last ones (LOG's newest, at the end)."""
+    text = path.read_text(encoding="utf-8")
+    starts = [match.start() for match in re.finditer(r"^## ", text, re.M)]
+    if len(starts) <= keep:
+        return
+    head = text[:starts[0]] if starts else text
+    path.write_text(text[:starts[keep]] if keep_first else head + text[starts[-keep]:], encoding="utf-8")
 
 
 def run(root: Path, path: str, *, profile: Path | None = None) -> Cost:
@@ -171,4 +197,9 @@ def test_cost(path: str) -> None:
 
 if __name__ == "__main__":
     asked = [arg for arg in sys.argv[1:] if arg in PATHS]
-    table([float(arg) for arg in sys.argv[1:] if arg not in PATHS] or list(SCALES), asked or PATHS)
+    live = [arg.removeprefix("live=") for arg in sys.argv[1:] if arg.startswith("live=")]
+    if live:
+        entries, blocks = live[0].split(",")
+        LIVE = (int(entries), int(blocks))
+    scales = [float(arg) for arg in sys.argv[1:] if arg not in PATHS and not arg.startswith("live=")]
+    table(scales or list(SCALES), asked or PATHS)
