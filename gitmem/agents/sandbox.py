@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitmem.agents.sandbox_mounts import Mounts, hidden_config, host_mounts
+from gitmem.agents.sandbox_mounts import Mounts, hidden_config, host_mounts, writable_holding_a_home
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.workspace import Workspace
 
@@ -128,6 +128,11 @@ def choose(config: Any, *, environ: Mapping[str, str] | None = None) -> SandboxC
     found = shutil.which("bwrap", path=environ.get("PATH", os.defpath))
     problem = (f"bwrap is not on PATH; install it: {INSTALL}" if found is None else _probe(found))
     if problem is None and found is not None:
+        held = writable_holding_a_home(config.agent.sandbox.writable, environ)
+        if held:
+            raise SandboxUnavailable(f"agent.sandbox.writable names {held[0]!r}, which is the HOME or holds it on "
+                                     "this machine: the box would give the agent all of it read-write; name the "
+                                     "folders under it the agent needs (say ~/.cache/tool) in gitmem.yaml")
         return SandboxChoice("bubblewrap", found, note="sandbox: bubblewrap: the agent saw the work tree, a read-only "
                              ".git and a private /tmp, in its own PID namespace")
     if mode == "bubblewrap":

@@ -223,3 +223,25 @@ def test_the_humans_own_cli_config_is_bound_only_when_writable_names_it(memrepo:
     else:
         assert claude not in mounts.writable and mounts.env["CLAUDE_CONFIG_DIR"] == f"{HOME}/.claude"
         assert f"{HOME}/.claude" in mounts.made
+
+
+@pytest.mark.parametrize("named", ["{home}", "{home}/", "{parent}", "{link}"])
+def test_a_writable_folder_that_is_or_holds_the_home_refuses_the_box(tmp_path: Path, named: str) -> None:
+    """The config check refuses `/` and `~` as spelled; the HOME by its own path, a folder above it, or a link to
+    it is known only on the machine, and would bind the human's whole HOME read-write."""
+    home = tmp_path / "users" / "ada"
+    home.mkdir(parents=True)
+    (tmp_path / "to-home").symlink_to(home)
+    folder = _fake_bwrap(tmp_path / "bin", "exit 0")
+    given = named.format(home=home, parent=home.parent, link=tmp_path / "to-home")
+    config = parse_config(f"agent:\n  sandbox:\n    mode: auto\n    writable: ['{given}', ~/.cache/x]\n".encode())
+    with pytest.raises(sandbox.SandboxUnavailable, match="is the HOME or holds it") as caught:
+        sandbox.choose(config, environ={"PATH": folder, "HOME": str(home)})
+    assert repr(given) in str(caught.value) and caught.value.exit_code == 3
+
+
+def test_a_writable_folder_under_the_home_or_beside_it_is_bound() -> None:
+    from gitmem.agents.sandbox_mounts import writable_holding_a_home
+    environ = {"HOME": "/nonexistent/users/ada"}
+    assert writable_holding_a_home(["~/.cache/x", "/nonexistent/users/ada/.npm", "/nonexistent/users/bob",
+                                    "/opt/cache"], environ) == []
