@@ -54,8 +54,9 @@ AGENT_HOMES = (("CLAUDE_CONFIG_DIR", ".claude"), ("CODEX_HOME", ".codex"))
 # /usr is left out of the walk: 100k entries of programs and data, where the system keeps no secret.
 WITHHELD_WALK = 20_000            # entries looked at, at most (/etc holds a few thousand)
 # A HOME's folders that hold every program's data, state, settings and caches (the XDG base directories'
-# defaults: shell histories, keyrings, tokens, gitmem's backup bundles), never one program's install.
-HOME_DATA_FOLDERS = (".local", ".config", ".cache")
+# defaults: shell histories, keyrings, tokens, gitmem's backup bundles), never one program's install; and
+# ~/.cargo, where installers put single binaries (uv, ruff) beside the registry token (credentials.toml).
+HOME_DATA_FOLDERS = (".local", ".config", ".cache", ".cargo")
 GITMEM = "gitmem"              # the command the agent writes memory with, found on its PATH as the agent CLI is
 # The keys of a Codex model provider that say where its requests go and with which key.
 PROVIDER_KEYS = ("base_url", "env_key", "query_params", "http_headers", "env_http_headers")

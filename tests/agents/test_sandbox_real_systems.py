@@ -185,7 +185,7 @@ def test_an_interpreter_in_home_bin_is_bound_alone_never_the_home(tmp_path: Path
 
 
 @needs_bwrap
-@pytest.mark.parametrize("where", [".local/bin", ".config/bin", ".cache/bin"])
+@pytest.mark.parametrize("where", [".local/bin", ".config/bin", ".cache/bin", ".cargo/bin"])
 def test_an_interpreter_in_a_homes_own_folder_is_bound_alone(tmp_path: Path, memrepo: GitRepo, where: str,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """`~/.local/bin/node` (mise's own binary, which its shims link to, lives there) would make `~/.local` the
