@@ -358,7 +358,8 @@ CYCLE_INVALID_MEMORY = _code(
 CYCLE_OVER_BUDGET = _code(
     "GM706", "cycle-over-budget", "the reading budget is over its hard limit", "{message}")
 CYCLE_NO_SANDBOX = _code(
-    "GM707", "cycle-no-sandbox", "the cycle refused to start: `agent.sandbox: bubblewrap` and bwrap cannot run here",
+    "GM707", "cycle-no-sandbox", "the cycle refused to start: `agent.sandbox: bubblewrap` and bwrap cannot run "
+    "here, or `agent.sandbox.writable` names the HOME or a folder holding it",
     "{message}", since=3)
 CYCLE_AGENT_FAILED = _code(
     "GM710", "cycle-agent-failed", "the agent failed or timed out; its work was saved on a salvage branch",
