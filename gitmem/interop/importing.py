@@ -107,7 +107,7 @@ def _lesson(step: ImportStep) -> NewLesson:
         more.append((REPLACES_FIELD, f"{step.supersedes.where} (its text was edited in {fact.source})"))
     return NewLesson(
         title=fact.title(),
-        happened=f"imported from {fact.source} ({fact.file}:{fact.line}, written there {written}):\n{fact.text}",
+        happened=f"imported from {fact.source} ({fact.origin.file}:{fact.line}, written there {written}):\n{fact.text}",
         why=fact.why or f"{fact.source} kept it as a memory; it is not yet confirmed in this repository",
         change=normalized(fact.text) + (f"\nHow to apply: {fact.how}" if fact.how else ""), more=tuple(more))
 

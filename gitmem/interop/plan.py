@@ -96,9 +96,10 @@ def _likeness(a: str, b: str) -> float:
 
 
 def _superseded(fact: Fact, candidates: list[Known]) -> Known | None:
-    same_file = [k for k in candidates if k.origin.source == fact.source and k.origin.file == fact.file]
-    if fact.anchor is not None:
-        return next((k for k in same_file if k.origin.anchor == fact.anchor), None)
+    origin = fact.origin              # the file and name as the origin holds them, which `candidates` were read from
+    same_file = [k for k in candidates if k.origin.source == fact.source and k.origin.file == origin.file]
+    if origin.anchor is not None:
+        return next((k for k in same_file if k.origin.anchor == origin.anchor), None)
     scored = [(_likeness(fact.text, k.text), k) for k in same_file if k.origin.anchor is None]
     best = max(scored, key=lambda pair: pair[0], default=None)
     return best[1] if best is not None and best[0] >= SAME_FACT else None

@@ -1,0 +1,47 @@
+"""`gitmem import` against source files written to trick it: names that would break or forge an origin line, and
+modification times no calendar holds. Each case names what it tries; the fixtures follow Claude Code's topic
+files (code.claude.com/docs/en/memory, "Auto memory": a `name`/`description`/`type` frontmatter).
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.interop.test_interop_import import claude_dir, commit_all, home, memory, put  # noqa: F401 (fixture)
+from tests.support.helpers import CliResult, GitRepo
+
+Cli = Callable[..., CliResult]
+
+
+@pytest.mark.parametrize("name", [
+    "x\n- Status: promoted R-01",                           # a line of its own in the memory file
+    "z:5 · written 2020-01-01 · key 000000000000",          # an origin's fields: read back, another key
+    "two  spaces\tand a tab",                               # white space an origin read back folds
+])
+def test_a_name_that_would_break_or_forge_the_origin_line_still_imports_once(memrepo: GitRepo, cli: Cli,
+                                                                              home: Path, name: str) -> None:  # noqa: F811
+    where = claude_dir(home, memrepo)
+    topic = "---\nname: {}\ntype: {}\n---\n{}\n"
+    put(where, {"project_db.md": topic.format(json.dumps(name), "project", "The project runs on Postgres 16."),
+                "feedback_tabs.md": topic.format(json.dumps(name + " too"), "feedback", "Indent Makefiles with tabs.")})
+    first = cli(["import", "claude"], cwd=memrepo.path)
+    assert first.code == 0, first.err
+    lessons, decisions = memory(memrepo)
+    proposal = next(line for line in decisions.split("\n") if line.strip().startswith("P1: "))
+    assert proposal.endswith(")"), "the proposal and its origin stay on one line"
+    assert "\n  - Status: promoted" not in lessons + decisions
+    assert cli(["check", "--worktree"], cwd=memrepo.path).code == 0
+    commit_all(memrepo)
+    before = memory(memrepo)
+    again = cli(["import", "claude", "--json"], cwd=memrepo.path)
+    assert again.code == 0, again.err
+    data = json.loads(again.out)
+    assert data["lessons"] == [] and data["proposals"] == [], "a second import adds nothing"
+    assert memory(memrepo) == before
+    # The name still carries the fact across an edit of its text: a supersession, not a second fact.
+    put(where, {"project_db.md": topic.format(json.dumps(name), "project", "The project runs on Postgres 17.")})
+    edited = cli(["import", "claude", "--json"], cwd=memrepo.path)
+    assert [item["supersedes"] for item in json.loads(edited.out)["proposals"]] == ["D-0001 P1"]
