@@ -38,7 +38,7 @@ class SourceMissing(GitmemError):
 class SourceFile:
     rel: str            # relative to the source's directory: the origin names it so
     text: str
-    written: date       # the file's modification day (UTC): when the CLI last wrote it
+    written: date | None    # the file's modification day (UTC): when the CLI last wrote it; None if no date holds it
 
 
 class Reader:
@@ -144,7 +144,16 @@ class Reader:
             self._refuse(rel, line, f"holds {what} at byte {offset}; memory is plain text",
                          "remove it from the file, then import again")
             return None
-        return SourceFile(rel, text, datetime.fromtimestamp(info.st_mtime, UTC).date())
+        return SourceFile(rel, text, _day_of(info.st_mtime))
+
+
+def _day_of(mtime: float) -> date | None:
+    """The UTC day of a modification time; None for a time no calendar date holds (past year 9999 or before
+    year 1, which some file systems keep): the origin then says `written unknown`."""
+    try:
+        return datetime.fromtimestamp(mtime, UTC).date()
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 def _plain_name(name: str) -> bool:

@@ -5,7 +5,11 @@ files (code.claude.com/docs/en/memory, "Auto memory": a `name`/`description`/`ty
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -45,3 +49,41 @@ def test_a_name_that_would_break_or_forge_the_origin_line_still_imports_once(mem
     put(where, {"project_db.md": topic.format(json.dumps(name), "project", "The project runs on Postgres 17.")})
     edited = cli(["import", "claude", "--json"], cwd=memrepo.path)
     assert [item["supersedes"] for item in json.loads(edited.out)["proposals"]] == ["D-0001 P1"]
+
+
+@pytest.fixture
+def timeless(tmp_path: Path) -> Iterator[Path]:
+    """A folder whose files keep any modification time: ext4 clamps times to 1901-2446, tmpfs keeps them."""
+    made = []
+    for base in (tmp_path, Path("/dev/shm")):
+        if not base.is_dir():
+            continue
+        folder = Path(tempfile.mkdtemp(dir=base))
+        made.append(folder)
+        probe = folder / "probe"
+        probe.write_bytes(b"")
+        try:
+            os.utime(probe, (253_402_300_800, 253_402_300_800))
+        except OverflowError:
+            continue
+        if os.stat(probe).st_mtime == 253_402_300_800:
+            probe.unlink()
+            yield folder
+            break
+    else:
+        yield Path()
+    for folder in made:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("mtime", [253_402_300_800, -62_135_596_801])      # year 10000; before year 1
+def test_a_modification_time_no_date_holds_imports_as_written_on_an_unknown_day(memrepo: GitRepo, cli: Cli,
+                                                                                 timeless: Path, mtime: int) -> None:
+    if timeless == Path():
+        pytest.skip("no file system here keeps a time past year 9999")
+    put(timeless, {"user_role.md": "---\ntype: user\n---\nThe user reviews every pull request.\n"})
+    os.utime(timeless / "user_role.md", (mtime, mtime))
+    result = cli(["import", "claude", "--from", str(timeless)], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    assert re.search(r"P1: The user reviews every pull request\. \(origin: claude · \S+/user_role\.md:4 · written "
+                     r"unknown · key ", memrepo.read("DECISIONS.md"))
