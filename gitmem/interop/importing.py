@@ -82,7 +82,7 @@ def collect_facts(source: str, workspace: Workspace, *, where: Path | None, envi
     for root in present:
         reader = Reader(root)
         prefix = shown_dir(root, project, home)
-        places.append(prefix)
+        places.append(secrets.redact(prefix, secrets.env_values(environ)))   # the Context line names it
         if module is notes:
             facts += notes.read(reader, prefix, skip=(workspace.config.path("rules"),))
         else:

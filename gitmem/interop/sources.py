@@ -49,8 +49,11 @@ class Reader:
         self.problems: list[Violation] = []
 
     def shown(self, rel: str) -> str:
-        """The file as a diagnostic names it: a name that is not UTF-8 shows its bytes escaped, never raw."""
-        return str(self.root / rel).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        """The file as a diagnostic names it: a name that is not UTF-8 shows its bytes escaped, never raw, and a
+        secret in the path is masked as all output is."""
+        from gitmem.secrets import scrub
+
+        return scrub(str(self.root / rel).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
 
     def _refuse(self, rel: str, line: int, what: str, fix: str) -> None:
         self.problems.append(Violation.of(codes.IMPORT_SOURCE_UNREADABLE, self.shown(rel), line, what=what, fix=fix))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.interop.test_interop_import import claude_dir, commit_all, home, memory, put  # noqa: F401 (fixture)
+from tests.interop.test_interop_import import TOKEN, claude_dir, commit_all, home, memory, put  # noqa: F401 (fixture)
 from tests.support.helpers import CliResult, GitRepo
 
 Cli = Callable[..., CliResult]
@@ -87,3 +87,20 @@ def test_a_modification_time_no_date_holds_imports_as_written_on_an_unknown_day(
     assert result.code == 0, result.err
     assert re.search(r"P1: The user reviews every pull request\. \(origin: claude · \S+/user_role\.md:4 · written "
                      r"unknown · key ", memrepo.read("DECISIONS.md"))
+
+
+def test_a_secret_in_the_source_folders_path_reaches_no_memory_file_and_no_output(memrepo: GitRepo, cli: Cli,
+                                                                                  tmp_path: Path) -> None:
+    where = tmp_path / TOKEN          # a folder a token was pasted into the name of
+    put(where, {"user_role.md": "---\ntype: user\n---\nThe user reviews every pull request.\n"})
+    planned = cli(["import", "claude", "--from", str(where), "--dry-run", "--json"], cwd=memrepo.path)
+    assert planned.code == 0, planned.err
+    assert TOKEN not in planned.out and json.loads(planned.out)["read"] == [str(tmp_path / "***")]
+    done = cli(["import", "claude", "--from", str(where), "--json"], cwd=memrepo.path)
+    assert done.code == 0, done.err
+    assert TOKEN not in done.out and TOKEN not in "".join(memory(memrepo))
+    assert cli(["check", "--worktree"], cwd=memrepo.path).code == 0
+    put(where, {"user_bad.md": b"caf\xe9\n"})
+    refused = cli(["import", "claude", "--from", str(where)], cwd=memrepo.path)
+    assert refused.code == 1 and f"{tmp_path / '***'}/user_bad.md:1: GM950 is not UTF-8" in refused.err
+    assert TOKEN not in refused.err + refused.out
