@@ -32,8 +32,9 @@ class Known:
     origin: Origin
     where: str
     text: str
-    replaced: bool          # a later import superseded it
+    replaced: bool          # out of force: a later import superseded it, or the human retired it
     open_lesson: bool = False   # an open lesson, which a superseding import retires (a promoted one stays)
+    superseded: bool = False    # a later import named it replaced (not a lesson the human retired)
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,8 @@ def known(lessons_text: str, decisions_text: str) -> list[Known]:
             found.append(Known(origin, f"{decision.id} {match.group(1)}", match.group(2), False))
             if match.group(4):
                 replaced.add(match.group(4))
-    return [Known(k.origin, k.where, k.text, k.replaced or k.where in replaced, k.open_lesson) for k in found]
+    return [Known(k.origin, k.where, k.text, k.replaced or k.where in replaced, k.open_lesson, k.where in replaced)
+            for k in found]
 
 
 def _words(text: str) -> set[str]:
@@ -116,7 +118,9 @@ def entries(lessons_text: str, decisions_text: str, rules_text: str) -> set[str]
 
 
 def plan_import(facts: Sequence[Fact], memory: Sequence[Known], present: set[str]) -> ImportPlan:
-    by_key = {k.origin.key: k for k in memory}
+    # A key only superseded texts hold is a fact edited back to an earlier text: an edit like any other, which
+    # supersedes the text in force. A key the human retired stays out.
+    by_key = {k.origin.key: k for k in memory if not k.superseded}
     in_source = {fact.key for fact in facts}
     left = [k for k in memory if k.origin.key not in in_source and not k.replaced]
     steps: list[ImportStep] = []

@@ -104,3 +104,45 @@ def test_a_secret_in_the_source_folders_path_reaches_no_memory_file_and_no_outpu
     refused = cli(["import", "claude", "--from", str(where)], cwd=memrepo.path)
     assert refused.code == 1 and f"{tmp_path / '***'}/user_bad.md:1: GM950 is not UTF-8" in refused.err
     assert TOKEN not in refused.err + refused.out
+
+
+def _gemini(place: Path, bullet: str) -> None:
+    put(place / ".gemini", {"GEMINI.md": f"## Gemini Added Memories\n- {bullet}\n"})
+
+
+def test_a_fact_edited_back_to_an_earlier_text_supersedes_the_text_in_force(memrepo: GitRepo, cli: Cli,
+                                                                            home: Path) -> None:  # noqa: F811
+    for number, bullet in enumerate(["My preferred language is Python.", "My preferred language is Python 3.",
+                                     "My preferred language is Python."], 1):
+        _gemini(home, bullet)
+        result = cli(["import", "gemini", "--json"], cwd=memrepo.path)
+        assert result.code == 0, result.err
+        proposals = json.loads(result.out)["proposals"]
+        assert [(p["text"], p["supersedes"]) for p in proposals] == [
+            (bullet, f"D-000{number - 1} P1" if number > 1 else None)], f"import {number}"
+        commit_all(memrepo)
+    before = memory(memrepo)
+    again = json.loads(cli(["import", "gemini", "--json"], cwd=memrepo.path).out)
+    assert again["proposals"] == [] and memory(memrepo) == before
+
+
+def test_a_lesson_edited_back_is_a_new_lesson_but_one_the_human_retired_stays_retired(memrepo: GitRepo, cli: Cli,
+                                                                                      home: Path) -> None:  # noqa: F811
+    where = claude_dir(home, memrepo)
+    topic = "---\nname: tabs\ntype: feedback\n---\n{}\n"
+    for text in ("Indent Makefiles with tabs.", "Indent Makefiles with tabs, never spaces.",
+                 "Indent Makefiles with tabs."):
+        put(where, {"feedback_tabs.md": topic.format(text)})
+        assert cli(["import", "claude"], cwd=memrepo.path).code == 0
+        commit_all(memrepo)
+    lessons, _ = memory(memrepo)
+    assert lessons.count("## L-") == 3 and "- Replaces: L-0002 (its text was edited in claude)" in lessons
+    assert "- Status: retired — superseded by L-0003" in lessons
+    assert cli(["check", "--worktree"], cwd=memrepo.path).code == 0
+    # The human rejects the lesson in force: importing the same text again brings nothing back.
+    memrepo.write("LESSONS.md", lessons[:lessons.index("## L-0003")] + lessons[lessons.index("## L-0003"):].replace(
+        "- Status: open", "- Status: retired — not how we work"))
+    commit_all(memrepo)
+    before = memory(memrepo)
+    again = json.loads(cli(["import", "claude", "--json"], cwd=memrepo.path).out)
+    assert again["lessons"] == [] and memory(memrepo) == before
