@@ -84,14 +84,18 @@ def export_memory(ws: Workspace, fmt: str, target: Path) -> Exported:
 
 def items(ws: Workspace) -> list[Item]:
     found: list[Item] = []
+    every_lesson = lessons.parse(ws.read("lessons")).lessons
+    # An imported fact keeps its origin whatever it became: a rule promoted from an imported lesson carries it.
+    origins = {lesson.id: f" (origin: {normalized(origin)})" for lesson in every_lesson
+               if (origin := lesson.get(ORIGIN_FIELD))}
     for rule in rules.parse(ws.read("rules")).proven:
-        found.append(Item(rule.id, "rule", rule.text, f"{rule.id} (proven rule): {normalized(rule.text)}"))
-    for lesson in lessons.parse(ws.read("lessons")).lessons:
+        found.append(Item(rule.id, "rule", rule.text, f"{rule.id} (proven rule): {normalized(rule.text)}"
+                          + origins.get(rule.lesson or "", "")))
+    for lesson in every_lesson:
         if not lesson.is_open:
             continue
-        origin = lesson.get(ORIGIN_FIELD)
         text = f"{lesson.id} (lesson, open): {lesson.title}. Change: {normalized(lesson.get('Change') or '')}"
-        text += f" (origin: {normalized(origin)})" if origin else ""
+        text += origins.get(lesson.id, "")
         happened = lesson.happened
         found.append(Item(lesson.id, "lesson", lesson.title, text, day=happened.day if happened else None))
     doc = decisions.parse(ws.read("decisions"))

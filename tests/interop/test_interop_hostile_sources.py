@@ -146,3 +146,24 @@ def test_a_lesson_edited_back_is_a_new_lesson_but_one_the_human_retired_stays_re
     before = memory(memrepo)
     again = json.loads(cli(["import", "claude", "--json"], cwd=memrepo.path).out)
     assert again["lessons"] == [] and memory(memrepo) == before
+
+
+def test_a_rule_promoted_from_an_imported_lesson_is_exported_with_that_lessons_origin(
+        memrepo: GitRepo, cli: Cli, home: Path, tmp_path: Path) -> None:  # noqa: F811
+    put(claude_dir(home, memrepo), {"feedback_tabs.md": "---\nname: tabs\ntype: feedback\n---\n"
+                                                        "Indent Makefiles with tabs.\n"})
+    origin = json.loads(cli(["import", "claude", "--json"], cwd=memrepo.path).out)["lessons"][0]["origin"]
+    # The daily close promotes the lesson after two confirmations: the rule names it, the lesson says so.
+    memrepo.write("LESSONS.md", memrepo.read("LESSONS.md").replace("- Status: open", "- Status: promoted R-01"))
+    memrepo.write("RULES.md", memrepo.read("RULES.md").replace(
+        "## Proven rules\n", "## Proven rules\n- R-01 · Indent Makefiles with tabs. (from L-0001; cycles 2, 3)\n"))
+    for fmt in ("agent-memory-repo", "claude", "codex", "gemini"):
+        out = tmp_path / fmt
+        exported = cli(["export", "--to", fmt, "--out", str(out), "--json"], cwd=memrepo.path)
+        assert exported.code == 0, exported.err
+        assert json.loads(exported.out)["entries"] == ["R-01"]
+        text = " ".join(" ".join(p.read_text(encoding="utf-8").split()) for p in out.glob("*.md"))
+        assert "Indent Makefiles with tabs." in text and origin in text, fmt
+        before = memory(memrepo)
+        again = cli(["import", fmt, "--from", str(out), "--json"], cwd=memrepo.path)
+        assert json.loads(again.out)["proposals"] == [] and memory(memrepo) == before, fmt
