@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from gitmem.interop.claude_code import project_dir_name
 from tests.interop.test_interop_import import TOKEN, claude_dir, commit_all, home, memory, put  # noqa: F401 (fixture)
 from tests.support.helpers import CliResult, GitRepo
 
@@ -167,3 +168,33 @@ def test_a_rule_promoted_from_an_imported_lesson_is_exported_with_that_lessons_o
         before = memory(memrepo)
         again = cli(["import", fmt, "--from", str(out), "--json"], cwd=memrepo.path)
         assert json.loads(again.out)["proposals"] == [] and memory(memrepo) == before, fmt
+
+
+# Claude Code's own names for these paths: its `$E` (replace every UTF-16 code unit other than an ASCII letter or
+# digit with `-`; past 200, cut and add the base-36 of the path's 32-bit `h*31+c` hash), as the pinned release
+# (agent-cli/claude-code, 2.1.197) bundles it, run on each path under Node.js.
+_DEEP = "/srv/" + "deep/" * 45 + "repo"
+_LONG = "/srv/ünï/" + "long-name-" * 25 + "/café"
+
+
+@pytest.mark.parametrize(("path", "name"), [
+    ("/srv/repos/\U0001f642 notes", "-srv-repos----notes"),      # a character past U+FFFF is two code units
+    (_DEEP, "-srv-" + "deep-" * 39 + "-3g0dfy"),
+    (_LONG, "-srv--n--" + "long-name-" * 19 + "l-3elcia"),
+])
+def test_claude_names_a_long_or_astral_project_folder_as_claude_code_does(path: str, name: str) -> None:
+    assert len(name) <= 210
+    assert project_dir_name(Path(path)) == name
+
+
+def test_a_repository_deeper_than_claude_codes_name_limit_finds_its_auto_memory(tmp_path: Path, cli: Cli,
+                                                                                 home: Path) -> None:  # noqa: F811
+    deep = tmp_path.joinpath(*["a-rather-long-folder-name"] * 9, "repo")
+    deep.mkdir(parents=True)
+    assert cli(["init", str(deep)], cwd=tmp_path).code == 0
+    name = project_dir_name(deep)
+    assert len(name) > 200 and name[:200] == re.sub(r"[^A-Za-z0-9]", "-", str(deep.resolve()))[:200]
+    put(home / ".claude" / "projects" / name / "memory", {"user_role.md": "---\ntype: user\n---\nA deep fact.\n"})
+    result = cli(["import", "claude", "--dry-run", "--json"], cwd=deep)
+    assert result.code == 0, result.err
+    assert [item["text"] for item in json.loads(result.out)["proposals"]] == ["A deep fact."]
