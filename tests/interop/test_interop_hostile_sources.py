@@ -198,3 +198,16 @@ def test_a_repository_deeper_than_claude_codes_name_limit_finds_its_auto_memory(
     result = cli(["import", "claude", "--dry-run", "--json"], cwd=deep)
     assert result.code == 0, result.err
     assert [item["text"] for item in json.loads(result.out)["proposals"]] == ["A deep fact."]
+
+
+@pytest.mark.parametrize("field", ['name: "deploy\\x07"', 'description: "\\e[2J clears the screen"',
+                                   'metadata: {note: "\\x00"}'])
+def test_a_control_character_a_yaml_escape_makes_in_a_frontmatter_names_the_source_file(
+        memrepo: GitRepo, cli: Cli, home: Path, field: str) -> None:  # noqa: F811
+    where = claude_dir(home, memrepo)
+    put(where, {"user_role.md": f"---\ntype: user\n{field}\n---\n"})
+    before = memory(memrepo)
+    result = cli(["import", "claude"], cwd=memrepo.path)
+    assert result.code == 1
+    assert f"{where / 'user_role.md'}:2: GM951 has a frontmatter value holding " in result.err
+    assert "nothing was imported" in result.err and memory(memrepo) == before
