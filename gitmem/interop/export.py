@@ -27,6 +27,8 @@ from gitmem.workspace import Workspace
 
 EXPORT_FORMATS = ("agent-memory-repo", "claude", "codex", "gemini")
 MARKER = "<!-- exported by gitmem"
+MARKER_WITHIN = 4096      # the bytes of a file read for the marker: an export writes it before any entry's text
+DESCRIPTION_MAX = 150     # a topic file's one-line description (Claude Code's index shows it), in characters
 _SLUG_RE = re.compile(r"[^A-Za-z0-9]+")
 
 
@@ -151,12 +153,15 @@ def render_export(fmt: str, found: list[Item], record: str, today: date) -> dict
 
 
 def _yaml_line(text: str) -> str:
-    """A one-line value safe in YAML and in a markdown link: no quotes, brackets or colons to misread."""
-    return re.sub(r"[\"'\[\]:#{}]", " ", normalized(text)).strip() or "entry"
+    """A one-line value safe in YAML and in a markdown link: no quotes, brackets or colons to misread, and short
+    (DESCRIPTION_MAX): a topic file's description comes before its marker, which must stay within what `_ours`
+    reads (an entry's whole text follows the marker)."""
+    line = re.sub(r"[\"'\[\]:#{}]", " ", normalized(text)).strip() or "entry"
+    return line if len(line) <= DESCRIPTION_MAX else line[:DESCRIPTION_MAX - 1].rstrip() + "…"
 
 
 def _ours(data: bytes) -> bool:
-    return MARKER.encode() in data[:4096]
+    return MARKER.encode() in data[:MARKER_WITHIN]
 
 
 def write_export(target: Path, written: dict[str, str]) -> list[str]:

@@ -211,3 +211,17 @@ def test_a_control_character_a_yaml_escape_makes_in_a_frontmatter_names_the_sour
     assert result.code == 1
     assert f"{where / 'user_role.md'}:2: GM951 has a frontmatter value holding " in result.err
     assert "nothing was imported" in result.err and memory(memrepo) == before
+
+
+def test_an_entry_with_a_long_title_is_exported_again_over_its_own_files(memrepo: GitRepo, cli: Cli,
+                                                                        tmp_path: Path) -> None:
+    title = " ".join(["Word"] * 1_500)
+    assert cli(["lesson", "add", "--title", title, "--happened", "h", "--why", "w", "--change", "c"],
+               cwd=memrepo.path).code == 0
+    out = tmp_path / "claude"
+    for _ in range(2):
+        exported = cli(["export", "--to", "claude", "--out", str(out)], cwd=memrepo.path)
+        assert exported.code == 0, exported.err
+    topic = (out / "gitmem-l-0001.md").read_text(encoding="utf-8")
+    assert title in topic, "the entry itself is whole; only the one-line description is short"
+    assert len(topic.split("\n")[2]) < 200
