@@ -21,7 +21,7 @@ from gitmem.confined import files
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.interop import agent_memory_repo, gemini, importing
 from gitmem.interop.facts import normalized
-from gitmem.interop.plan import ORIGIN_FIELD
+from gitmem.interop.plan import ORIGIN_FIELD, PROPOSAL_RE
 from gitmem.memory import decisions, lessons, now, rules
 from gitmem.workspace import Workspace
 
@@ -30,6 +30,8 @@ MARKER = "<!-- exported by gitmem"
 MARKER_WITHIN = 4096      # the bytes of a file read for the marker: an export writes it before any entry's text
 DESCRIPTION_MAX = 150     # a topic file's one-line description (Claude Code's index shows it), in characters
 _SLUG_RE = re.compile(r"[^A-Za-z0-9]+")
+# An import decision's answer in the form its recommendation asks for: `P1 P3` (commas allowed), `all` or `none`.
+_ANSWER_RE = re.compile(r"(?i:all|none|P[0-9]+(?:[\s,]+P[0-9]+)*)\.?")
 
 
 class ExportRefused(GitmemError):
@@ -106,7 +108,7 @@ def items(ws: Workspace) -> list[Item]:
             continue
         answered = item.answered
         text = f"{item.id} (decision): {item.title}. Answer: {normalized(item.get('Answer') or '')}"
-        more = tuple(line.strip() for line in (item.get("Context") or "").split("\n") if line.strip())
+        more = accepted_lines(item.get("Context") or "", item.get("Answer") or "")
         found.append(Item(item.id, "decision", item.title, text, more, answered[0].day if answered else None))
     top = now.parse(ws.read("now"), max_blocks=1).top
     if top is not None:
@@ -114,6 +116,20 @@ def items(ws: Workspace) -> list[Item]:
         found.append(Item("NOW", "now", "Now", f"NOW ({top.heading().removeprefix('## ')}): {parts}",
                           day=top.when.day))
     return found
+
+
+def accepted_lines(context: str, answer: str) -> tuple[str, ...]:
+    """An answered decision's context lines as exported: an import's proposals only as the human accepted them,
+    when the answer is in the form its recommendation asks for (`P1 P3`, `all`, `none`); a proposal the human
+    turned down is not in force. An answer in other words is not read for them: every line stays."""
+    lines = tuple(line.strip() for line in context.split("\n") if line.strip())
+    said = _ANSWER_RE.fullmatch(answer.strip())
+    if said is None:
+        return lines
+    chosen = {word.upper() for word in re.findall(r"P[0-9]+", said.group(0), re.I)}
+    keep_all = said.group(0).lower().startswith("all")
+    return tuple(line for line in lines
+                 if (found := PROPOSAL_RE.match(line)) is None or keep_all or found.group(1) in chosen)
 
 
 def pointer(record: str) -> str:

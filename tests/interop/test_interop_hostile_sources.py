@@ -225,3 +225,20 @@ def test_an_entry_with_a_long_title_is_exported_again_over_its_own_files(memrepo
     topic = (out / "gitmem-l-0001.md").read_text(encoding="utf-8")
     assert title in topic, "the entry itself is whole; only the one-line description is short"
     assert len(topic.split("\n")[2]) < 200
+
+
+@pytest.mark.parametrize(("answer", "kept"), [("P2", ["P2"]), ("p1, P2.", ["P1", "P2"]), ("none", []),
+                                              ("All", ["P1", "P2"]), ("yes, the docs one", ["P1", "P2"])])
+def test_an_import_decision_exports_only_the_proposals_its_answer_accepted(
+        memrepo: GitRepo, cli: Cli, home: Path, tmp_path: Path, answer: str, kept: list[str]) -> None:  # noqa: F811
+    put(claude_dir(home, memrepo), {"project_a.md": "---\nname: a\ntype: project\n---\nThe API is versioned.\n",
+                                    "reference_b.md": "---\nname: b\ntype: reference\n---\nDocs are in docs/.\n"})
+    data = json.loads(cli(["import", "claude", "--json"], cwd=memrepo.path).out)
+    texts = {f"P{number}": item["origin"] for number, item in enumerate(data["proposals"], 1)}
+    assert cli(["decision", "answer", "D-0001", "--answer", answer], cwd=memrepo.path).code == 0
+    for fmt in ("agent-memory-repo", "claude", "codex", "gemini"):
+        out = tmp_path / fmt
+        assert cli(["export", "--to", fmt, "--out", str(out)], cwd=memrepo.path).code == 0
+        text = " ".join(" ".join(p.read_text(encoding="utf-8").split()) for p in out.glob("*.md"))
+        assert [number for number, origin in texts.items() if origin in text] == kept, fmt
+        assert f"Answer: {answer}" in text and "gitmem import claude` read" in text
