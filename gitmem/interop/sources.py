@@ -20,6 +20,9 @@ from gitmem.errors import ExitCode, GitmemError
 # A memory file another CLI keeps is loaded into a prompt whole: Claude Code reads 200 lines of MEMORY.md, Gemini
 # CLI its GEMINI.md. Anything this large is not such a file, and reading it would flood LESSONS.
 MAX_BYTES = 512 * 1024
+# How deep a source's folders are walked (Gemini CLI's inbox: `.inbox/<kind>/…/*.patch`, a folder or two): a deeper
+# tree is no CLI's memory, and walking it without end would exhaust the stack.
+MAX_FOLDERS = 16
 
 
 class SourceProblem(GitmemError):
@@ -63,21 +66,30 @@ class Reader:
         problem (never followed, never skipped in silence)."""
         return self.named_in(rel_dir, ".md")
 
-    def named_in(self, rel_dir: str, suffix: str, *, below: bool = False) -> list[str]:
+    def named_in(self, rel_dir: str, suffix: str, *, below: bool = False, depth: int = 0) -> list[str]:
         """The names ending in `suffix` in the directory `rel_dir` (and, `below`, in its folders, walked as
-        Gemini CLI walks its memory inbox), sorted; a link or another non-file among them is a problem."""
+        Gemini CLI walks its memory inbox, MAX_FOLDERS deep at most), sorted; a link or another non-file among
+        them, or a folder that cannot be listed, is a problem."""
         where = self.root / rel_dir
         steps = [part for part in rel_dir.split("/") if part not in ("", ".")]
-        for depth in range(1, len(steps) + 1):        # a link anywhere on the way, never only at its end
-            if (self.root.joinpath(*steps[:depth])).is_symlink():
-                self._link("/".join(steps[:depth]))
+        for at in range(1, len(steps) + 1):           # a link anywhere on the way, never only at its end
+            if (self.root.joinpath(*steps[:at])).is_symlink():
+                self._link("/".join(steps[:at]))
                 return []
+        if depth > MAX_FOLDERS:
+            self._refuse(rel_dir, 1, f"is a folder nested more than {MAX_FOLDERS} deep; memory is not kept there",
+                         "move what is memory nearer the top, or import a part of it with --from")
+            return []
         try:
             entries = sorted(os.scandir(where), key=lambda entry: entry.name)
         except FileNotFoundError:
             return []
         except NotADirectoryError:
             self._refuse(rel_dir, 1, "is not a directory", "name the directory the CLI keeps its memory in")
+            return []
+        except OSError as err:          # not readable, a name too long: named, as a file that cannot be read is
+            self._refuse(rel_dir, 1, f"is a folder that cannot be listed ({err.strerror or err})",
+                         "make it readable, or move it away")
             return []
         found = []
         for entry in entries:
@@ -86,7 +98,7 @@ class Reader:
                 self._link(rel)
                 continue
             if below and entry.is_dir(follow_symlinks=False):
-                found += self.named_in(rel, suffix, below=True)
+                found += self.named_in(rel, suffix, below=True, depth=depth + 1)
                 continue
             if not entry.name.endswith(suffix):
                 continue

@@ -242,3 +242,24 @@ def test_an_import_decision_exports_only_the_proposals_its_answer_accepted(
         text = " ".join(" ".join(p.read_text(encoding="utf-8").split()) for p in out.glob("*.md"))
         assert [number for number, origin in texts.items() if origin in text] == kept, fmt
         assert f"Answer: {answer}" in text and "gitmem import claude` read" in text
+
+
+def test_an_inbox_nested_past_any_cli_layout_is_named_not_walked_to_a_traceback(memrepo: GitRepo, cli: Cli,
+                                                                                tmp_path: Path) -> None:
+    memory_dir = tmp_path / "gemini-memory"
+    put(memory_dir, {"MEMORY.md": "# Memory\n"})
+    levels = [memory_dir / ".inbox" / "private" / "/".join(["a"] * depth) for depth in range(1, 1_101)]
+    levels[0].parent.mkdir(parents=True)
+    for level in levels:                   # 1,100 folders: deeper than Python's stack would walk
+        level.mkdir()
+    (levels[-1] / "x.patch").write_text("--- a/MEMORY.md\n+++ b/MEMORY.md\n@@ -0,0 +1 @@\n+deep\n", encoding="utf-8")
+    before = memory(memrepo)
+    try:
+        result = cli(["import", "gemini", "--from", str(memory_dir), "--dry-run"], cwd=memrepo.path)
+    finally:                               # removed here, bottom up: a recursive removal would fail on it too
+        (levels[-1] / "x.patch").unlink()
+        for level in reversed(levels):
+            level.rmdir()
+    assert result.code == 1, result.err
+    assert "Traceback" not in result.err and "GM950 is a folder nested more than 16 deep" in result.err
+    assert memory(memrepo) == before
