@@ -37,8 +37,8 @@ IMPORT_EXIT_CODES = {
 }
 EXPORT_EXIT_CODES = {
     ExitCode.OK: "exported",
-    ExitCode.VIOLATIONS: f"a file there is not one gitmem exported, or is a link ({EXPORT_TARGET_REFUSED.code}); "
-                         "nothing was written",
+    ExitCode.VIOLATIONS: f"a file there is not one gitmem exported, or is a link, or the directory cannot be made "
+                         f"({EXPORT_TARGET_REFUSED.code}); nothing was written",
     ExitCode.USAGE: "usage or config error, not a git repository",
 }
 

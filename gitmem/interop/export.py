@@ -183,7 +183,12 @@ def _ours(data: bytes) -> bool:
 def write_export(target: Path, written: dict[str, str]) -> list[str]:
     """Write the files into `target`, and remove the earlier export's files that this one no longer has.
     Everything is checked before anything is written."""
-    target.mkdir(parents=True, exist_ok=True)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as err:     # under a file, a link to nowhere, a read-only place: named, nothing written
+        raise ExportRefused(f"cannot export to {target}: nothing was written", [Violation.of(
+            codes.EXPORT_TARGET_REFUSED, str(target), 1, what=f"cannot be made a directory ({err.strerror or err})",
+            fix="export to a directory you can write, with --out")]) from None
     problems: list[Violation] = []
     stale: list[str] = []
     for rel in written:

@@ -263,3 +263,18 @@ def test_an_inbox_nested_past_any_cli_layout_is_named_not_walked_to_a_traceback(
     assert result.code == 1, result.err
     assert "Traceback" not in result.err and "GM950 is a folder nested more than 16 deep" in result.err
     assert memory(memrepo) == before
+
+
+@pytest.mark.parametrize("place", ["under-a-file", "dangling-link"])
+def test_an_export_directory_that_cannot_be_made_is_gm953_not_a_traceback(memrepo: GitRepo, cli: Cli,
+                                                                         tmp_path: Path, place: str) -> None:
+    if place == "under-a-file":
+        (tmp_path / "a-file").write_text("mine\n", encoding="utf-8")
+        out = tmp_path / "a-file" / "memory"
+    else:
+        out = tmp_path / "link"
+        out.symlink_to(tmp_path / "nowhere")
+    result = cli(["export", "--to", "codex", "--out", str(out)], cwd=memrepo.path)
+    assert result.code == 1, result.err
+    assert f"{out}:1: GM953 cannot be made a directory" in result.err and "Traceback" not in result.err
+    assert not (tmp_path / "nowhere").exists()
