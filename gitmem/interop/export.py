@@ -9,6 +9,7 @@ nothing is written through a link.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -29,6 +30,10 @@ EXPORT_FORMATS = ("agent-memory-repo", "claude", "codex", "gemini")
 MARKER = "<!-- exported by gitmem"
 MARKER_WITHIN = 4096      # the bytes of a file read for the marker: an export writes it before any entry's text
 DESCRIPTION_MAX = 150     # a topic file's one-line description (Claude Code's index shows it), in characters
+# The marker's seal, ` · sha256 <16 hex>`: a digest of the file as the export wrote it (with the marker unsealed).
+_SEAL = " · sha256 "
+_SEALED_RE = re.compile(r"(<!-- exported by gitmem .*) · sha256 ([0-9a-f]{16}) -->")
+OURS, CHANGED, FOREIGN = "ours", "changed", "foreign"
 _SLUG_RE = re.compile(r"[^A-Za-z0-9]+")
 # An import decision's answer in the form its recommendation asks for: `P1 P3` (commas allowed), `all` or `none`.
 _ANSWER_RE = re.compile(r"(?i:all|none|P[0-9]+(?:[\s,]+P[0-9]+)*)\.?")
@@ -170,14 +175,42 @@ def render_export(fmt: str, found: list[Item], record: str, today: date) -> dict
 
 def _yaml_line(text: str) -> str:
     """A one-line value safe in YAML and in a markdown link: no quotes, brackets or colons to misread, and short
-    (DESCRIPTION_MAX): a topic file's description comes before its marker, which must stay within what `_ours`
+    (DESCRIPTION_MAX): a topic file's description comes before its marker, which must stay within what `_state`
     reads (an entry's whole text follows the marker)."""
     line = re.sub(r"[\"'\[\]:#{}]", " ", normalized(text)).strip() or "entry"
     return line if len(line) <= DESCRIPTION_MAX else line[:DESCRIPTION_MAX - 1].rstrip() + "…"
 
 
-def _ours(data: bytes) -> bool:
-    return MARKER.encode() in data[:MARKER_WITHIN]
+def sealed(text: str) -> str:
+    """`text` with its marker line sealed by a digest of the whole file as written: the next export knows whether
+    the file is still only what it wrote."""
+    lines = text.split("\n")
+    at = next(index for index, line in enumerate(lines) if line.startswith(MARKER))
+    lines[at] = f"{lines[at].removesuffix(' -->')}{_SEAL}{_digest(text)} -->"
+    return "\n".join(lines)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _state(data: bytes) -> str:
+    """OURS: a file an export wrote and nobody changed since (an export from before the seal is taken as one);
+    CHANGED: an export's file something else then wrote to (Claude Code adds its own index lines to MEMORY.md);
+    FOREIGN: no export's file."""
+    if MARKER.encode() not in data[:MARKER_WITHIN]:
+        return FOREIGN
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return CHANGED
+    lines = text.split("\n")
+    at = next((index for index, line in enumerate(lines) if line.startswith(MARKER)), None)
+    found = _SEALED_RE.fullmatch(lines[at]) if at is not None else None
+    if at is None or found is None:
+        return OURS if at is not None and lines[at].endswith(" -->") and _SEAL not in lines[at] else CHANGED
+    lines[at] = found.group(1) + " -->"
+    return OURS if _digest("\n".join(lines)) == found.group(2) else CHANGED
 
 
 def write_export(target: Path, written: dict[str, str]) -> list[str]:
@@ -198,19 +231,26 @@ def write_export(target: Path, written: dict[str, str]) -> list[str]:
                                          fix="move it away, or export to another directory with --out"))
             continue
         old = files.read_bytes(target, rel)
-        if old is not None and not _ours(old):
+        state = _state(old) if old is not None else OURS
+        if state == FOREIGN:
             problems.append(Violation.of(
                 codes.EXPORT_TARGET_REFUSED, str(target / rel), 1, what="is not a file gitmem exported; left alone",
                 fix="move it away or import it first (`gitmem import`), or export to another directory with --out"))
+        elif state == CHANGED:
+            problems.append(Violation.of(
+                codes.EXPORT_TARGET_REFUSED, str(target / rel), 1,
+                what="was written to since gitmem exported it (by its CLI or a person); left alone",
+                fix="import what was added (`gitmem import`), then move the file away, or export to another "
+                    "directory with --out"))
     for entry in sorted(target.glob("gitmem-*.md")):
         if entry.name not in written and entry.is_file() and not entry.is_symlink():
             data = files.read_bytes(target, entry.name)
-            if data is not None and _ours(data):
+            if data is not None and _state(data) == OURS:     # one written to since is left, as above
                 stale.append(entry.name)
     if problems:
         raise ExportRefused(f"cannot export to {target}: nothing was written", problems)
     for rel, text in written.items():    # another CLI's memory is output too: masked as everything shown
-        files.write_bytes(target, rel, secrets.scrub(text).encode("utf-8"))
+        files.write_bytes(target, rel, sealed(secrets.scrub(text)).encode("utf-8"))
     for rel in stale:
         files.remove_file(target, rel)
     return sorted(written)

@@ -278,3 +278,27 @@ def test_an_export_directory_that_cannot_be_made_is_gm953_not_a_traceback(memrep
     assert result.code == 1, result.err
     assert f"{out}:1: GM953 cannot be made a directory" in result.err and "Traceback" not in result.err
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_an_exported_file_its_cli_wrote_to_since_is_left_alone_not_overwritten(memrepo: GitRepo, cli: Cli,
+                                                                               tmp_path: Path) -> None:
+    assert cli(["lesson", "add", "--title", "Pin the CLIs", "--happened", "h", "--why", "w", "--change", "c"],
+               cwd=memrepo.path).code == 0
+    out = tmp_path / "claude"
+    assert cli(["export", "--to", "claude", "--out", str(out)], cwd=memrepo.path).code == 0
+    again = cli(["export", "--to", "claude", "--out", str(out)], cwd=memrepo.path)
+    assert again.code == 0, "an export's own unchanged files are rewritten"
+    # Claude Code keeps its index in MEMORY.md: a memory it saves adds a line there, and a topic file.
+    index = out / "MEMORY.md"
+    index.write_text(index.read_text(encoding="utf-8") + "- [Build](build.md) — how to build\n", encoding="utf-8")
+    (out / "build.md").write_text("---\nname: build\ntype: project\n---\nRun make.\n", encoding="utf-8")
+    kept = index.read_bytes()
+    refused = cli(["export", "--to", "claude", "--out", str(out)], cwd=memrepo.path)
+    assert refused.code == 1
+    assert f"{index}:1: GM953 was written to since gitmem exported it" in refused.err
+    assert index.read_bytes() == kept
+    # The way the hint gives: import what Claude Code added, move the index away, export again.
+    imported = json.loads(cli(["import", "claude", "--from", str(out), "--json"], cwd=memrepo.path).out)
+    assert [item["text"] for item in imported["proposals"]] == ["Run make."]
+    index.unlink()
+    assert cli(["export", "--to", "claude", "--out", str(out)], cwd=memrepo.path).code == 0
