@@ -18,7 +18,16 @@ from gitmem.checks.violation import Violation
 from gitmem.interop import agent_memory_repo, claude_code, cline, codex, gemini, notes
 from gitmem.interop.batch_limit import BatchOverPending, over_pending
 from gitmem.interop.facts import Fact, normalized
-from gitmem.interop.plan import ORIGIN_FIELD, REPLACES_FIELD, ImportPlan, ImportStep, entries, known, plan_import
+from gitmem.interop.plan import (
+    HOW_PREFIX,
+    ORIGIN_FIELD,
+    REPLACES_FIELD,
+    ImportPlan,
+    ImportStep,
+    entries,
+    known,
+    plan_import,
+)
 from gitmem.interop.sources import Reader, SourceMissing, SourceProblem, shown_dir, source_missing
 from gitmem.memory.lessons import Lesson
 from gitmem.memory_writer import BatchDecision, MemoryWriter, NewLesson
@@ -109,7 +118,7 @@ def _lesson(step: ImportStep) -> NewLesson:
         title=fact.title(),
         happened=f"imported from {fact.source} ({fact.origin.file}:{fact.line}, written there {written}):\n{fact.text}",
         why=fact.why or f"{fact.source} kept it as a memory; it is not yet confirmed in this repository",
-        change=normalized(fact.text) + (f"\nHow to apply: {fact.how}" if fact.how else ""), more=tuple(more))
+        change=normalized(fact.text) + (f"\n{HOW_PREFIX}{fact.how}" if fact.how else ""), more=tuple(more))
 
 
 def proposal_line(number: int, step: ImportStep) -> str:

@@ -302,3 +302,18 @@ def test_an_exported_file_its_cli_wrote_to_since_is_left_alone_not_overwritten(m
     assert [item["text"] for item in imported["proposals"]] == ["Run make."]
     index.unlink()
     assert cli(["export", "--to", "claude", "--out", str(out)], cwd=memrepo.path).code == 0
+
+
+def test_the_same_memory_in_two_files_of_a_source_lands_once(memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
+    # Codex's MEMORY.md (the registry) repeats what its raw_memories.md holds; Gemini CLI's two GEMINI.md too.
+    put(home / ".codex" / "memories", {"raw_memories.md": "- `uv sync` fails offline; use the venv's pip\n",
+                                       "MEMORY.md": "# Registry\n- `uv sync`  fails offline; use the venv's pip\n"})
+    first = json.loads(cli(["import", "codex", "--json"], cwd=memrepo.path).out)
+    assert len(first["lessons"]) == 1
+    assert [item["reason"] for item in first["skipped"]] == ["the same text again, from another file of this import"]
+    commit_all(memrepo)
+    put(home / ".codex" / "memories", {"rollout_summaries/t2.md": "- `uv sync` fails offline; use the venv's pip\n"})
+    again = json.loads(cli(["import", "codex", "--json"], cwd=memrepo.path).out)
+    assert again["lessons"] == [] and "the same text is already imported (L-0001)" in [
+        item["reason"] for item in again["skipped"]]
+    assert memory(memrepo)[0].count("## L-") == 1
