@@ -86,9 +86,11 @@ def collect_facts(source: str, workspace: Workspace, *, where: Path | None, envi
     if not present:
         raise source_missing(roots[0], module.WHAT)
     facts: list[Fact] = []
-    problems = []
+    problems: list[Violation] = []
     places = []
     for root in present:
+        if where is None and _linked_in(project, root, problems):
+            continue
         reader = Reader(root)
         prefix = shown_dir(root, project, home)
         places.append(secrets.redact(prefix, secrets.env_values(environ)))   # the Context line names it
@@ -101,6 +103,24 @@ def collect_facts(source: str, workspace: Workspace, *, where: Path | None, envi
         raise SourceProblem(f"cannot import the {module.WHAT}: {len(problems)} problem(s); nothing was imported",
                             sorted(problems, key=lambda v: (v.path, v.line)))
     return Batch(source, tuple(places), tuple(masked(fact, environ) for fact in facts))
+
+
+def _linked_in(project: Path, root: Path, problems: list[Violation]) -> bool:
+    """Whether the default place `root` lies in the repository through a symbolic link (`memory-bank` made a link
+    to another folder), named in `problems` as any linked source file is: the repository's own folder is read,
+    never one a link in it leads to. A place outside the repository is the CLI's, however the user links it."""
+    try:
+        steps = root.relative_to(project).parts
+    except ValueError:
+        return False
+    reader = Reader(project)
+    for depth in range(1, len(steps) + 1):
+        rel = "/".join(steps[:depth])
+        if (project / rel).is_symlink():
+            reader.refuse_link(rel)
+            problems += reader.problems
+            return True
+    return False
 
 
 def planned(batch: Batch, workspace: Workspace) -> ImportPlan:

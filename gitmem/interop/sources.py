@@ -74,7 +74,7 @@ class Reader:
         steps = [part for part in rel_dir.split("/") if part not in ("", ".")]
         for at in range(1, len(steps) + 1):           # a link anywhere on the way, never only at its end
             if (self.root.joinpath(*steps[:at])).is_symlink():
-                self._link("/".join(steps[:at]))
+                self.refuse_link("/".join(steps[:at]))
                 return []
         if depth > MAX_FOLDERS:
             self._refuse(rel_dir, 1, f"is a folder nested more than {MAX_FOLDERS} deep; memory is not kept there",
@@ -95,7 +95,7 @@ class Reader:
         for entry in entries:
             rel = entry.name if rel_dir in ("", ".") else f"{rel_dir}/{entry.name}"
             if below and entry.is_symlink():           # a link among the walked folders, whatever its name
-                self._link(rel)
+                self.refuse_link(rel)
                 continue
             if below and entry.is_dir(follow_symlinks=False):
                 found += self.named_in(rel, suffix, below=True, depth=depth + 1)
@@ -106,14 +106,15 @@ class Reader:
                 self._refuse(rel, 1, "has a name that is not printable UTF-8 text; an origin could not name it",
                              "rename the file")
             elif entry.is_symlink():
-                self._link(rel)
+                self.refuse_link(rel)
             elif not entry.is_file(follow_symlinks=False):
                 self._refuse(rel, 1, "is not a regular file", "put the file itself there, or move it away")
             else:
                 found.append(rel)
         return found
 
-    def _link(self, rel: str) -> None:
+    def refuse_link(self, rel: str) -> None:
+        """Name `rel`, a symbolic link, as a problem: import reads no link."""
         try:
             target = os.readlink(self.root / rel)
             inside = (self.root / rel).parent.joinpath(target).resolve().is_relative_to(self.root.resolve())
@@ -126,7 +127,7 @@ class Reader:
     def read(self, rel: str) -> SourceFile | None:
         """The file; None when it is missing or cannot be read (then a problem names it)."""
         if os.path.islink(self.root / rel):
-            self._link(rel)
+            self.refuse_link(rel)
             return None
         try:
             handle = files.open_read(self.root, rel)

@@ -317,3 +317,17 @@ def test_the_same_memory_in_two_files_of_a_source_lands_once(memrepo: GitRepo, c
     assert again["lessons"] == [] and "the same text is already imported (L-0001)" in [
         item["reason"] for item in again["skipped"]]
     assert memory(memrepo)[0].count("## L-") == 1
+
+
+def test_a_memory_bank_made_a_link_out_of_the_repository_is_named_not_read(memrepo: GitRepo, cli: Cli,
+                                                                           tmp_path: Path) -> None:
+    put(tmp_path / "private", {"notes.md": "- the private plans\n"})
+    (memrepo.path / "memory-bank").symlink_to(tmp_path / "private", target_is_directory=True)
+    before = memory(memrepo)
+    result = cli(["import", "cline", "--dry-run"], cwd=memrepo.path)
+    assert result.code == 1
+    assert f"{memrepo.path / 'memory-bank'}:1: GM950 is a symbolic link out of its directory" in result.err
+    assert "private plans" not in result.out and memory(memrepo) == before
+    # Named with --from, the folder is the one the user chose, as every source's override is.
+    chosen = cli(["import", "cline", "--from", str(tmp_path / "private"), "--dry-run"], cwd=memrepo.path)
+    assert chosen.code == 0 and "the private plans" in chosen.out
