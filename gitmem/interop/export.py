@@ -32,7 +32,7 @@ MARKER_WITHIN = 4096      # the bytes of a file read for the marker: an export w
 DESCRIPTION_MAX = 150     # a topic file's one-line description (Claude Code's index shows it), in characters
 # The marker's seal, ` · sha256 <16 hex>`: a digest of the file as the export wrote it (with the marker unsealed).
 _SEAL = " · sha256 "
-_SEALED_RE = re.compile(r"(<!-- exported by gitmem .*) · sha256 ([0-9a-f]{16}) -->")
+_SEALED_RE = re.compile(f"({re.escape(MARKER)} .*){re.escape(_SEAL)}([0-9a-f]{{16}}) -->")
 OURS, CHANGED, FOREIGN = "ours", "changed", "foreign"
 _SLUG_RE = re.compile(r"[^A-Za-z0-9]+")
 # An import decision's answer in the form its recommendation asks for: `P1 P3` (commas allowed), `all` or `none`.
