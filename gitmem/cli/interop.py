@@ -101,7 +101,7 @@ def _show_import(done: Imported, ws: Workspace) -> None:
     if done.landed is not None and done.landed.decision is not None:
         files = f"{ws.config.path('lessons')} and {ws.config.path('decisions')}"
         show(f"Wrote {', '.join(done.landed.lessons) or 'no lessons'} and {done.landed.decision}, which lists "
-                   f"the batch for your review; commit {files}.")
+             f"the batch for your review; commit {files}.")
 
 
 def _show_plan(data: dict[str, object], *, dry_run: bool) -> None:
