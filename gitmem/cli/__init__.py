@@ -98,7 +98,7 @@ def cli(ctx: click.Context, color: bool | None) -> None:
     Human:     gitmem pending | decision answer D-0001 --answer "…"
     Run:       gitmem context | cycle | close | status | recall QUERY | report
     Fleet:     gitmem fleet pending | fleet status | fleet report   (many agents, one human)
-    Start:     gitmem init [DIR] [--agent claude|codex|cursor|gemini|opencode|qwen] | gitmem demo
+    Start:     gitmem init [DIR] [--agent claude|codex|copilot|cursor|gemini|opencode|qwen] | gitmem demo
     Move in:   gitmem import claude|codex|gemini|cline|agent-memory-repo|notes | export --to FORMAT
     Sessions:  gitmem mcp | gitmem hook session-start|stop
     Complete:  eval "$(_GITMEM_COMPLETE=bash_source gitmem)"   (zsh_source, fish_source)

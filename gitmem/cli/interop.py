@@ -1,14 +1,13 @@
 """`gitmem import SOURCE` and `gitmem export --to FORMAT`: other agent CLIs' memories in and out."""
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from gitmem.cli.common import json_option, workspace_option
+from gitmem.cli.common import json_option, show, show_json, workspace_option
 from gitmem.codes import (
     EXPORT_TARGET_REFUSED,
     IMPORT_BATCH_OVER_PENDING,
@@ -38,8 +37,8 @@ IMPORT_EXIT_CODES = {
 }
 EXPORT_EXIT_CODES = {
     ExitCode.OK: "exported",
-    ExitCode.VIOLATIONS: f"a file there is not one gitmem exported, or is a link ({EXPORT_TARGET_REFUSED.code}); "
-                         "nothing was written",
+    ExitCode.VIOLATIONS: f"a file there is not one gitmem exported, or is a link, or the directory cannot be made "
+                         f"({EXPORT_TARGET_REFUSED.code}); nothing was written",
     ExitCode.USAGE: "usage or config error, not a git repository",
 }
 
@@ -88,7 +87,7 @@ def _import_json(done: Imported) -> int:
     """`--json`: the plan, what was refused and what was written; exit 1 when the batch was refused."""
     from gitmem.interop.importing import imported_data
 
-    click.echo(json.dumps(imported_data(done), indent=2, ensure_ascii=False))
+    show_json(imported_data(done), indent=2)
     return ExitCode.VIOLATIONS if done.refused is not None else ExitCode.OK
 
 
@@ -101,8 +100,8 @@ def _show_import(done: Imported, ws: Workspace) -> None:
         raise over_pending_error(done.batch.source, done.refused, dry_run=done.dry_run)
     if done.landed is not None and done.landed.decision is not None:
         files = f"{ws.config.path('lessons')} and {ws.config.path('decisions')}"
-        click.echo(f"Wrote {', '.join(done.landed.lessons) or 'no lessons'} and {done.landed.decision}, which lists "
-                   f"the batch for your review; commit {files}.")
+        show(f"Wrote {', '.join(done.landed.lessons) or 'no lessons'} and {done.landed.decision}, which lists "
+             f"the batch for your review; commit {files}.")
 
 
 def _show_plan(data: dict[str, object], *, dry_run: bool) -> None:
@@ -112,11 +111,11 @@ def _show_plan(data: dict[str, object], *, dry_run: bool) -> None:
     for kind, where in (("lessons", "LESSONS, an open lesson"), ("proposals", "DECISIONS, a proposal")):
         for item in data[kind]:  # type: ignore[attr-defined]
             also = f"; supersedes {item['supersedes']}" if item["supersedes"] else ""
-            click.echo(f"{item['file']}:{item['line']}: {verb} in {where}{also}: {printable(item['text'])[:100]}")
+            show(f"{item['file']}:{item['line']}: {verb} in {where}{also}: {printable(item['text'])[:100]}")
     for item in data["skipped"]:  # type: ignore[attr-defined]
-        click.echo(f"{item['file']}:{item['line']}: skipped, {item['reason']}")
+        show(f"{item['file']}:{item['line']}: skipped, {item['reason']}")
     if not data["lessons"] and not data["proposals"]:
-        click.echo("Nothing new to import.")
+        show("Nothing new to import.")
 
 
 @click.command("export", epilog=exit_codes_help(EXPORT_EXIT_CODES))
@@ -151,10 +150,10 @@ def export_command(fmt: str, out: str | None, cli_location: bool, as_json: bool,
 def _show_export(done: Exported, *, as_json: bool) -> None:
     """The export as JSON (format, directory, files, entries) or one line."""
     if as_json:
-        click.echo(json.dumps({"format": done.fmt, "directory": str(done.directory), "files": done.files,
-                               "entries": [item.ref for item in done.entries]}, indent=2))
+        show_json({"format": done.fmt, "directory": str(done.directory), "files": done.files,
+                   "entries": [item.ref for item in done.entries]}, indent=2)
     else:
-        click.echo(f"Exported {len(done.entries)} entries as {done.fmt} to {done.directory}: {', '.join(done.files)}")
+        show(f"Exported {len(done.entries)} entries as {done.fmt} to {done.directory}: {', '.join(done.files)}")
 
 
 COMMANDS = (import_command, export_command)

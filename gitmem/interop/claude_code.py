@@ -8,7 +8,6 @@ memory/"). The format: gitmem.interop.topic_files.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -21,8 +20,33 @@ NAME = "claude"
 WHAT = "Claude Code auto memory"
 
 
+# Claude Code's longest folder name before it cuts the name and adds a hash (its `$E`, as the pinned release,
+# agent-cli/claude-code, bundles it; a folder name may hold at most 255 bytes).
+MAX_NAME = 200
+_ALNUM = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_BASE36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
 def project_dir_name(project: Path) -> str:
-    return re.sub(r"[^A-Za-z0-9]", "-", str(project.resolve()))
+    """The folder name Claude Code gives a project path, as JavaScript counts it: each UTF-16 code unit that is not
+    an ASCII letter or digit becomes `-` (a character past U+FFFF is two); a name longer than MAX_NAME is cut there
+    and ends with `-` and the base-36 of the path's 32-bit `h * 31 + unit` hash."""
+    data = str(project.resolve()).encode("utf-16-le", "surrogatepass")
+    units = [int.from_bytes(data[at:at + 2], "little") for at in range(0, len(data), 2)]
+    name = "".join(chr(unit) if unit in _ALNUM else "-" for unit in units)
+    if len(name) <= MAX_NAME:
+        return name
+    hashed = 0
+    for unit in units:
+        hashed = (hashed * 31 + unit) & 0xFFFFFFFF
+    hashed = abs(hashed - (1 << 32) if hashed >= 1 << 31 else hashed)
+    digits = ""
+    while True:
+        hashed, digit = divmod(hashed, 36)
+        digits = _BASE36[digit] + digits
+        if not hashed:
+            break
+    return f"{name[:MAX_NAME]}-{digits}"
 
 
 def config_dir(environ: Mapping[str, str], home: Path) -> Path:

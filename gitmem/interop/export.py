@@ -9,6 +9,7 @@ nothing is written through a link.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,13 +22,21 @@ from gitmem.confined import files
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.interop import agent_memory_repo, gemini, importing
 from gitmem.interop.facts import normalized
-from gitmem.interop.plan import ORIGIN_FIELD
+from gitmem.interop.plan import ORIGIN_FIELD, PROPOSAL_RE
 from gitmem.memory import decisions, lessons, now, rules
 from gitmem.workspace import Workspace
 
 EXPORT_FORMATS = ("agent-memory-repo", "claude", "codex", "gemini")
 MARKER = "<!-- exported by gitmem"
+MARKER_WITHIN = 4096      # the bytes of a file read for the marker: an export writes it before any entry's text
+DESCRIPTION_MAX = 150     # a topic file's one-line description (Claude Code's index shows it), in characters
+# The marker's seal, ` · sha256 <16 hex>`: a digest of the file as the export wrote it (with the marker unsealed).
+_SEAL = " · sha256 "
+_SEALED_RE = re.compile(f"({re.escape(MARKER)} .*){re.escape(_SEAL)}([0-9a-f]{{16}}) -->")
+OURS, CHANGED, FOREIGN = "ours", "changed", "foreign"
 _SLUG_RE = re.compile(r"[^A-Za-z0-9]+")
+# An import decision's answer in the form its recommendation asks for: `P1 P3` (commas allowed), `all` or `none`.
+_ANSWER_RE = re.compile(r"(?i:all|none|P[0-9]+(?:[\s,]+P[0-9]+)*)\.?")
 
 
 class ExportRefused(GitmemError):
@@ -84,14 +93,18 @@ def export_memory(ws: Workspace, fmt: str, target: Path) -> Exported:
 
 def items(ws: Workspace) -> list[Item]:
     found: list[Item] = []
+    every_lesson = lessons.parse(ws.read("lessons")).lessons
+    # An imported fact keeps its origin whatever it became: a rule promoted from an imported lesson carries it.
+    origins = {lesson.id: f" (origin: {normalized(origin)})" for lesson in every_lesson
+               if (origin := lesson.get(ORIGIN_FIELD))}
     for rule in rules.parse(ws.read("rules")).proven:
-        found.append(Item(rule.id, "rule", rule.text, f"{rule.id} (proven rule): {normalized(rule.text)}"))
-    for lesson in lessons.parse(ws.read("lessons")).lessons:
+        found.append(Item(rule.id, "rule", rule.text, f"{rule.id} (proven rule): {normalized(rule.text)}"
+                          + origins.get(rule.lesson or "", "")))
+    for lesson in every_lesson:
         if not lesson.is_open:
             continue
-        origin = lesson.get(ORIGIN_FIELD)
         text = f"{lesson.id} (lesson, open): {lesson.title}. Change: {normalized(lesson.get('Change') or '')}"
-        text += f" (origin: {normalized(origin)})" if origin else ""
+        text += origins.get(lesson.id, "")
         happened = lesson.happened
         found.append(Item(lesson.id, "lesson", lesson.title, text, day=happened.day if happened else None))
     doc = decisions.parse(ws.read("decisions"))
@@ -100,7 +113,7 @@ def items(ws: Workspace) -> list[Item]:
             continue
         answered = item.answered
         text = f"{item.id} (decision): {item.title}. Answer: {normalized(item.get('Answer') or '')}"
-        more = tuple(line.strip() for line in (item.get("Context") or "").split("\n") if line.strip())
+        more = accepted_lines(item.get("Context") or "", item.get("Answer") or "")
         found.append(Item(item.id, "decision", item.title, text, more, answered[0].day if answered else None))
     top = now.parse(ws.read("now"), max_blocks=1).top
     if top is not None:
@@ -108,6 +121,20 @@ def items(ws: Workspace) -> list[Item]:
         found.append(Item("NOW", "now", "Now", f"NOW ({top.heading().removeprefix('## ')}): {parts}",
                           day=top.when.day))
     return found
+
+
+def accepted_lines(context: str, answer: str) -> tuple[str, ...]:
+    """An answered decision's context lines as exported: an import's proposals only as the human accepted them,
+    when the answer is in the form its recommendation asks for (`P1 P3`, `all`, `none`); a proposal the human
+    turned down is not in force. An answer in other words is not read for them: every line stays."""
+    lines = tuple(line.strip() for line in context.split("\n") if line.strip())
+    said = _ANSWER_RE.fullmatch(answer.strip())
+    if said is None:
+        return lines
+    chosen = {word.upper() for word in re.findall(r"P[0-9]+", said.group(0), re.I)}
+    keep_all = said.group(0).lower().startswith("all")
+    return tuple(line for line in lines
+                 if (found := PROPOSAL_RE.match(line)) is None or keep_all or found.group(1) in chosen)
 
 
 def pointer(record: str) -> str:
@@ -147,18 +174,54 @@ def render_export(fmt: str, found: list[Item], record: str, today: date) -> dict
 
 
 def _yaml_line(text: str) -> str:
-    """A one-line value safe in YAML and in a markdown link: no quotes, brackets or colons to misread."""
-    return re.sub(r"[\"'\[\]:#{}]", " ", normalized(text)).strip() or "entry"
+    """A one-line value safe in YAML and in a markdown link: no quotes, brackets or colons to misread, and short
+    (DESCRIPTION_MAX): a topic file's description comes before its marker, which must stay within what `_state`
+    reads (an entry's whole text follows the marker)."""
+    line = re.sub(r"[\"'\[\]:#{}]", " ", normalized(text)).strip() or "entry"
+    return line if len(line) <= DESCRIPTION_MAX else line[:DESCRIPTION_MAX - 1].rstrip() + "…"
 
 
-def _ours(data: bytes) -> bool:
-    return MARKER.encode() in data[:4096]
+def sealed(text: str) -> str:
+    """`text` with its marker line sealed by a digest of the whole file as written: the next export knows whether
+    the file is still only what it wrote."""
+    lines = text.split("\n")
+    at = next(index for index, line in enumerate(lines) if line.startswith(MARKER))
+    lines[at] = f"{lines[at].removesuffix(' -->')}{_SEAL}{_digest(text)} -->"
+    return "\n".join(lines)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _state(data: bytes) -> str:
+    """OURS: a file an export wrote and nobody changed since (an export from before the seal is taken as one);
+    CHANGED: an export's file something else then wrote to (Claude Code adds its own index lines to MEMORY.md);
+    FOREIGN: no export's file."""
+    if MARKER.encode() not in data[:MARKER_WITHIN]:
+        return FOREIGN
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return CHANGED
+    lines = text.split("\n")
+    at = next((index for index, line in enumerate(lines) if line.startswith(MARKER)), None)
+    found = _SEALED_RE.fullmatch(lines[at]) if at is not None else None
+    if at is None or found is None:
+        return OURS if at is not None and lines[at].endswith(" -->") and _SEAL not in lines[at] else CHANGED
+    lines[at] = found.group(1) + " -->"
+    return OURS if _digest("\n".join(lines)) == found.group(2) else CHANGED
 
 
 def write_export(target: Path, written: dict[str, str]) -> list[str]:
     """Write the files into `target`, and remove the earlier export's files that this one no longer has.
     Everything is checked before anything is written."""
-    target.mkdir(parents=True, exist_ok=True)
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as err:     # under a file, a link to nowhere, a read-only place: named, nothing written
+        raise ExportRefused(f"cannot export to {target}: nothing was written", [Violation.of(
+            codes.EXPORT_TARGET_REFUSED, str(target), 1, what=f"cannot be made a directory ({err.strerror or err})",
+            fix="export to a directory you can write, with --out")]) from None
     problems: list[Violation] = []
     stale: list[str] = []
     for rel in written:
@@ -168,19 +231,26 @@ def write_export(target: Path, written: dict[str, str]) -> list[str]:
                                          fix="move it away, or export to another directory with --out"))
             continue
         old = files.read_bytes(target, rel)
-        if old is not None and not _ours(old):
+        state = _state(old) if old is not None else OURS
+        if state == FOREIGN:
             problems.append(Violation.of(
                 codes.EXPORT_TARGET_REFUSED, str(target / rel), 1, what="is not a file gitmem exported; left alone",
                 fix="move it away or import it first (`gitmem import`), or export to another directory with --out"))
+        elif state == CHANGED:
+            problems.append(Violation.of(
+                codes.EXPORT_TARGET_REFUSED, str(target / rel), 1,
+                what="was written to since gitmem exported it (by its CLI or a person); left alone",
+                fix="import what was added (`gitmem import`), then move the file away, or export to another "
+                    "directory with --out"))
     for entry in sorted(target.glob("gitmem-*.md")):
         if entry.name not in written and entry.is_file() and not entry.is_symlink():
             data = files.read_bytes(target, entry.name)
-            if data is not None and _ours(data):
+            if data is not None and _state(data) == OURS:     # one written to since is left, as above
                 stale.append(entry.name)
     if problems:
         raise ExportRefused(f"cannot export to {target}: nothing was written", problems)
     for rel, text in written.items():    # another CLI's memory is output too: masked as everything shown
-        files.write_bytes(target, rel, secrets.scrub(text).encode("utf-8"))
+        files.write_bytes(target, rel, sealed(secrets.scrub(text)).encode("utf-8"))
     for rel in stale:
         files.remove_file(target, rel)
     return sorted(written)

@@ -41,6 +41,14 @@ class Origin:
     key: str
     anchor: str | None = None
 
+    def __post_init__(self) -> None:
+        # The file and the name are the source's text, and the origin holds them on one line: white space runs
+        # fold as reading it back folds them, and the name loses the separator of the fields, or a name such as
+        # `x:5 · written … · key …` would be read back as another key (and the fact imported again each time).
+        object.__setattr__(self, "file", normalized(self.file))
+        if self.anchor is not None:
+            object.__setattr__(self, "anchor", normalized(self.anchor.replace(SEP.strip(), " ")) or None)
+
     def render(self) -> str:
         written = self.written.isoformat() if self.written else "unknown"
         tail = f"{SEP}as {self.anchor}" if self.anchor else ""

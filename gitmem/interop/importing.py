@@ -18,7 +18,16 @@ from gitmem.checks.violation import Violation
 from gitmem.interop import agent_memory_repo, claude_code, cline, codex, gemini, notes
 from gitmem.interop.batch_limit import BatchOverPending, over_pending
 from gitmem.interop.facts import Fact, normalized
-from gitmem.interop.plan import ORIGIN_FIELD, REPLACES_FIELD, ImportPlan, ImportStep, entries, known, plan_import
+from gitmem.interop.plan import (
+    HOW_PREFIX,
+    ORIGIN_FIELD,
+    REPLACES_FIELD,
+    ImportPlan,
+    ImportStep,
+    entries,
+    known,
+    plan_import,
+)
 from gitmem.interop.sources import Reader, SourceMissing, SourceProblem, shown_dir, source_missing
 from gitmem.memory.lessons import Lesson
 from gitmem.memory_writer import BatchDecision, MemoryWriter, NewLesson
@@ -77,12 +86,14 @@ def collect_facts(source: str, workspace: Workspace, *, where: Path | None, envi
     if not present:
         raise source_missing(roots[0], module.WHAT)
     facts: list[Fact] = []
-    problems = []
+    problems: list[Violation] = []
     places = []
     for root in present:
+        if where is None and _linked_in(project, root, problems):
+            continue
         reader = Reader(root)
         prefix = shown_dir(root, project, home)
-        places.append(prefix)
+        places.append(secrets.redact(prefix, secrets.env_values(environ)))   # the Context line names it
         if module is notes:
             facts += notes.read(reader, prefix, skip=(workspace.config.path("rules"),))
         else:
@@ -92,6 +103,24 @@ def collect_facts(source: str, workspace: Workspace, *, where: Path | None, envi
         raise SourceProblem(f"cannot import the {module.WHAT}: {len(problems)} problem(s); nothing was imported",
                             sorted(problems, key=lambda v: (v.path, v.line)))
     return Batch(source, tuple(places), tuple(masked(fact, environ) for fact in facts))
+
+
+def _linked_in(project: Path, root: Path, problems: list[Violation]) -> bool:
+    """Whether the default place `root` lies in the repository through a symbolic link (`memory-bank` made a link
+    to another folder), named in `problems` as any linked source file is: the repository's own folder is read,
+    never one a link in it leads to. A place outside the repository is the CLI's, however the user links it."""
+    try:
+        steps = root.relative_to(project).parts
+    except ValueError:
+        return False
+    reader = Reader(project)
+    for depth in range(1, len(steps) + 1):
+        rel = "/".join(steps[:depth])
+        if (project / rel).is_symlink():
+            reader.refuse_link(rel)
+            problems += reader.problems
+            return True
+    return False
 
 
 def planned(batch: Batch, workspace: Workspace) -> ImportPlan:
@@ -107,9 +136,9 @@ def _lesson(step: ImportStep) -> NewLesson:
         more.append((REPLACES_FIELD, f"{step.supersedes.where} (its text was edited in {fact.source})"))
     return NewLesson(
         title=fact.title(),
-        happened=f"imported from {fact.source} ({fact.file}:{fact.line}, written there {written}):\n{fact.text}",
+        happened=f"imported from {fact.source} ({fact.origin.file}:{fact.line}, written there {written}):\n{fact.text}",
         why=fact.why or f"{fact.source} kept it as a memory; it is not yet confirmed in this repository",
-        change=normalized(fact.text) + (f"\nHow to apply: {fact.how}" if fact.how else ""), more=tuple(more))
+        change=normalized(fact.text) + (f"\n{HOW_PREFIX}{fact.how}" if fact.how else ""), more=tuple(more))
 
 
 def proposal_line(number: int, step: ImportStep) -> str:

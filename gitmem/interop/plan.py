@@ -17,6 +17,7 @@ from gitmem.memory import decisions, lessons
 
 ORIGIN_FIELD = "Origin"          # a lesson's field naming where an imported lesson came from
 REPLACES_FIELD = "Replaces"      # an imported lesson's field naming the earlier import it supersedes
+HOW_PREFIX = "How to apply: "    # the line an imported correction's how-to adds to its lesson's Change
 # One proposal of an import's decision: `P2: text (origin: …)`, and ` — replaces D-0004 P1` when it supersedes.
 PROPOSAL_RE = re.compile(r"^(P[0-9]+): (.*) \(origin: (.*?)\)"
                          r"(?: — replaces ((?:D-[0-9]{4,18} P[0-9]+)|L-[0-9]{4,18}))?$")
@@ -32,8 +33,9 @@ class Known:
     origin: Origin
     where: str
     text: str
-    replaced: bool          # a later import superseded it
+    replaced: bool          # out of force: a later import superseded it, or the human retired it
     open_lesson: bool = False   # an open lesson, which a superseding import retires (a promoted one stays)
+    superseded: bool = False    # a later import named it replaced (not a lesson the human retired)
 
 
 @dataclass(frozen=True)
@@ -69,8 +71,9 @@ def known(lessons_text: str, decisions_text: str) -> list[Known]:
     for lesson in lessons.parse(lessons_text).lessons:
         origin = parse_origin(lesson.get(ORIGIN_FIELD) or "")
         if origin is not None:
-            found.append(Known(origin, lesson.id, lesson.get("Change") or "", lesson.status.startswith("retired"),
-                               lesson.is_open))
+            # The fact's text is the Change field before the `How to apply:` line the import adds to it.
+            text = (lesson.get("Change") or "").split(f"\n{HOW_PREFIX}", 1)[0]
+            found.append(Known(origin, lesson.id, text, lesson.status.startswith("retired"), lesson.is_open))
         if (earlier := (lesson.get(REPLACES_FIELD) or "").split(" ", 1)[0]):
             replaced.add(earlier)
     doc = decisions.parse(decisions_text)
@@ -83,7 +86,8 @@ def known(lessons_text: str, decisions_text: str) -> list[Known]:
             found.append(Known(origin, f"{decision.id} {match.group(1)}", match.group(2), False))
             if match.group(4):
                 replaced.add(match.group(4))
-    return [Known(k.origin, k.where, k.text, k.replaced or k.where in replaced, k.open_lesson) for k in found]
+    return [Known(k.origin, k.where, k.text, k.replaced or k.where in replaced, k.open_lesson, k.where in replaced)
+            for k in found]
 
 
 def _words(text: str) -> set[str]:
@@ -96,9 +100,10 @@ def _likeness(a: str, b: str) -> float:
 
 
 def _superseded(fact: Fact, candidates: list[Known]) -> Known | None:
-    same_file = [k for k in candidates if k.origin.source == fact.source and k.origin.file == fact.file]
-    if fact.anchor is not None:
-        return next((k for k in same_file if k.origin.anchor == fact.anchor), None)
+    origin = fact.origin              # the file and name as the origin holds them, which `candidates` were read from
+    same_file = [k for k in candidates if k.origin.source == fact.source and k.origin.file == origin.file]
+    if origin.anchor is not None:
+        return next((k for k in same_file if k.origin.anchor == origin.anchor), None)
     scored = [(_likeness(fact.text, k.text), k) for k in same_file if k.origin.anchor is None]
     best = max(scored, key=lambda pair: pair[0], default=None)
     return best[1] if best is not None and best[0] >= SAME_FACT else None
@@ -115,12 +120,18 @@ def entries(lessons_text: str, decisions_text: str, rules_text: str) -> set[str]
 
 
 def plan_import(facts: Sequence[Fact], memory: Sequence[Known], present: set[str]) -> ImportPlan:
-    by_key = {k.origin.key: k for k in memory}
+    # A key only superseded texts hold is a fact edited back to an earlier text: an edit like any other, which
+    # supersedes the text in force. A key the human retired stays out.
+    by_key = {k.origin.key: k for k in memory if not k.superseded}
+    # The same text from another file of the source (Codex's MEMORY.md repeats its raw memories; a bullet in both
+    # GEMINI.md files) is the same fact: it lands once.
+    by_text = {(k.origin.source, normalized(k.text)): k for k in memory if not k.superseded}
     in_source = {fact.key for fact in facts}
     left = [k for k in memory if k.origin.key not in in_source and not k.replaced]
     steps: list[ImportStep] = []
     skipped: list[Skipped] = []
     seen: set[str] = set()
+    seen_text: set[tuple[str, str]] = set()
     for fact in facts:
         if (entry := fact.exported_from) is not None and entry in present:
             skipped.append(Skipped(fact, f"exported from this repository's {entry}, which is the record"))
@@ -130,10 +141,15 @@ def plan_import(facts: Sequence[Fact], memory: Sequence[Known], present: set[str
             skipped.append(Skipped(fact, "the same fact again in this file"))
         elif not normalized(fact.text):
             skipped.append(Skipped(fact, "empty"))
+        elif (same := by_text.get((fact.source, normalized(fact.text)))) is not None:
+            skipped.append(Skipped(fact, f"the same text is already imported ({same.where})"))
+        elif (fact.source, normalized(fact.text)) in seen_text:
+            skipped.append(Skipped(fact, "the same text again, from another file of this import"))
         else:
             old = _superseded(fact, left)
             if old is not None:
                 left.remove(old)
             steps.append(ImportStep(fact, old))
+            seen_text.add((fact.source, normalized(fact.text)))
         seen.add(fact.key)
     return ImportPlan(tuple(steps), tuple(skipped))

@@ -54,7 +54,27 @@ def frontmatter(text: str) -> Frontmatter:
         meta = {}
     if not isinstance(meta, dict):
         return Frontmatter({}, text, 1, (2, "has a frontmatter that is not a mapping of keys to values"))
+    # YAML's escapes (`"\x1b"`) make characters the file's own bytes do not hold, which the source's reader
+    # checked: a value the import carries (a name, a description) is held to the same plain text.
+    for value in _strings(meta):
+        from gitmem.memory.text import control_characters
+
+        for _, what in control_characters(value.encode("utf-8", "surrogatepass")):
+            return Frontmatter({}, text, 1, (2, f"has a frontmatter value holding {what}; memory is plain text"))
     return Frontmatter(meta, "\n".join(lines[close + 1:]), close + 2)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string of a loaded frontmatter, keys too (its depth is bounded by the loader)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key)
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
 
 
 def blocks(text: str, first_line: int = 1) -> Iterator[Block]:

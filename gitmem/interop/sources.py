@@ -20,6 +20,9 @@ from gitmem.errors import ExitCode, GitmemError
 # A memory file another CLI keeps is loaded into a prompt whole: Claude Code reads 200 lines of MEMORY.md, Gemini
 # CLI its GEMINI.md. Anything this large is not such a file, and reading it would flood LESSONS.
 MAX_BYTES = 512 * 1024
+# How deep a source's folders are walked (Gemini CLI's inbox: `.inbox/<kind>/…/*.patch`, a folder or two): a deeper
+# tree is no CLI's memory, and walking it without end would exhaust the stack.
+MAX_FOLDERS = 16
 
 
 class SourceProblem(GitmemError):
@@ -38,7 +41,7 @@ class SourceMissing(GitmemError):
 class SourceFile:
     rel: str            # relative to the source's directory: the origin names it so
     text: str
-    written: date       # the file's modification day (UTC): when the CLI last wrote it
+    written: date | None    # the file's modification day (UTC): when the CLI last wrote it; None if no date holds it
 
 
 class Reader:
@@ -49,8 +52,11 @@ class Reader:
         self.problems: list[Violation] = []
 
     def shown(self, rel: str) -> str:
-        """The file as a diagnostic names it: a name that is not UTF-8 shows its bytes escaped, never raw."""
-        return str(self.root / rel).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        """The file as a diagnostic names it: a name that is not UTF-8 shows its bytes escaped, never raw, and a
+        secret in the path is masked as all output is."""
+        from gitmem.secrets import scrub
+
+        return scrub(str(self.root / rel).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
 
     def _refuse(self, rel: str, line: int, what: str, fix: str) -> None:
         self.problems.append(Violation.of(codes.IMPORT_SOURCE_UNREADABLE, self.shown(rel), line, what=what, fix=fix))
@@ -60,15 +66,20 @@ class Reader:
         problem (never followed, never skipped in silence)."""
         return self.named_in(rel_dir, ".md")
 
-    def named_in(self, rel_dir: str, suffix: str, *, below: bool = False) -> list[str]:
+    def named_in(self, rel_dir: str, suffix: str, *, below: bool = False, depth: int = 0) -> list[str]:
         """The names ending in `suffix` in the directory `rel_dir` (and, `below`, in its folders, walked as
-        Gemini CLI walks its memory inbox), sorted; a link or another non-file among them is a problem."""
+        Gemini CLI walks its memory inbox, MAX_FOLDERS deep at most), sorted; a link or another non-file among
+        them, or a folder that cannot be listed, is a problem."""
         where = self.root / rel_dir
         steps = [part for part in rel_dir.split("/") if part not in ("", ".")]
-        for depth in range(1, len(steps) + 1):        # a link anywhere on the way, never only at its end
-            if (self.root.joinpath(*steps[:depth])).is_symlink():
-                self._link("/".join(steps[:depth]))
+        for at in range(1, len(steps) + 1):           # a link anywhere on the way, never only at its end
+            if (self.root.joinpath(*steps[:at])).is_symlink():
+                self.refuse_link("/".join(steps[:at]))
                 return []
+        if depth > MAX_FOLDERS:
+            self._refuse(rel_dir, 1, f"is a folder nested more than {MAX_FOLDERS} deep; memory is not kept there",
+                         "move what is memory nearer the top, or import a part of it with --from")
+            return []
         try:
             entries = sorted(os.scandir(where), key=lambda entry: entry.name)
         except FileNotFoundError:
@@ -76,14 +87,18 @@ class Reader:
         except NotADirectoryError:
             self._refuse(rel_dir, 1, "is not a directory", "name the directory the CLI keeps its memory in")
             return []
+        except OSError as err:          # not readable, a name too long: named, as a file that cannot be read is
+            self._refuse(rel_dir, 1, f"is a folder that cannot be listed ({err.strerror or err})",
+                         "make it readable, or move it away")
+            return []
         found = []
         for entry in entries:
             rel = entry.name if rel_dir in ("", ".") else f"{rel_dir}/{entry.name}"
             if below and entry.is_symlink():           # a link among the walked folders, whatever its name
-                self._link(rel)
+                self.refuse_link(rel)
                 continue
             if below and entry.is_dir(follow_symlinks=False):
-                found += self.named_in(rel, suffix, below=True)
+                found += self.named_in(rel, suffix, below=True, depth=depth + 1)
                 continue
             if not entry.name.endswith(suffix):
                 continue
@@ -91,14 +106,15 @@ class Reader:
                 self._refuse(rel, 1, "has a name that is not printable UTF-8 text; an origin could not name it",
                              "rename the file")
             elif entry.is_symlink():
-                self._link(rel)
+                self.refuse_link(rel)
             elif not entry.is_file(follow_symlinks=False):
                 self._refuse(rel, 1, "is not a regular file", "put the file itself there, or move it away")
             else:
                 found.append(rel)
         return found
 
-    def _link(self, rel: str) -> None:
+    def refuse_link(self, rel: str) -> None:
+        """Name `rel`, a symbolic link, as a problem: import reads no link."""
         try:
             target = os.readlink(self.root / rel)
             inside = (self.root / rel).parent.joinpath(target).resolve().is_relative_to(self.root.resolve())
@@ -111,7 +127,7 @@ class Reader:
     def read(self, rel: str) -> SourceFile | None:
         """The file; None when it is missing or cannot be read (then a problem names it)."""
         if os.path.islink(self.root / rel):
-            self._link(rel)
+            self.refuse_link(rel)
             return None
         try:
             handle = files.open_read(self.root, rel)
@@ -144,7 +160,16 @@ class Reader:
             self._refuse(rel, line, f"holds {what} at byte {offset}; memory is plain text",
                          "remove it from the file, then import again")
             return None
-        return SourceFile(rel, text, datetime.fromtimestamp(info.st_mtime, UTC).date())
+        return SourceFile(rel, text, _day_of(info.st_mtime))
+
+
+def _day_of(mtime: float) -> date | None:
+    """The UTC day of a modification time; None for a time no calendar date holds (past year 9999 or before
+    year 1, which some file systems keep): the origin then says `written unknown`."""
+    try:
+        return datetime.fromtimestamp(mtime, UTC).date()
+    except (ValueError, OverflowError, OSError):
+        return None
 
 
 def _plain_name(name: str) -> bool:

@@ -60,7 +60,7 @@ def read_topic_files(reader: Reader, source: str, prefix: str, rel_dir: str = ".
     return facts
 
 
-def _topic(reader: Reader, source: str, shown: str, rel: str, text: str, written: date) -> Fact | None:
+def _topic(reader: Reader, source: str, shown: str, rel: str, text: str, written: date | None) -> Fact | None:
     split = frontmatter(text)
     if split.problem is not None:
         at, what = split.problem
