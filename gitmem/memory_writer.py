@@ -16,6 +16,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
+from gitmem import secrets
 from gitmem.checks import CheckInput, run_checks
 from gitmem.checks.log_checks import FENCE_OPEN_AT_END
 from gitmem.checks.violation import Violation
@@ -82,16 +83,38 @@ _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
 
-def _one_at_a_time(write: Callable[_P, _T]) -> Callable[_P, _T]:
-    """A write holds the repository's write lock from its first read to its last byte: the id or cycle it
-    allocates and the file it rewrites are never another writer's (gitmem.workspace.writelock)."""
+def _a_write(write: Callable[_P, _T]) -> Callable[_P, _T]:
+    """A write of memory, by anyone: the runner, the agent's tools, an interactive session's commands.
+
+    It holds the repository's write lock from its first read to its last byte: the id or cycle it allocates
+    and the file it rewrites are never another writer's (gitmem.workspace.writelock). And every text it is
+    given has the environment's secret values masked first (`gitmem.secrets.env_values`): an agent CLI a human
+    runs has the human's environment, and one that wrote `$DB_PASSWORD`'s value into a `gitmem log add` would
+    put it in memory and, at the human's next commit, in history (the runner masks what a cycle commits, but
+    a session's commit is the human's)."""
     @functools.wraps(write)
     def locked(*args: _P.args, **kwargs: _P.kwargs) -> _T:
         writer = args[0]
         assert isinstance(writer, MemoryWriter)
+        values = secrets.env_values()
+        if values:
+            args = tuple(_masked(value, values) for value in args)          # type: ignore[assignment]
+            kwargs = {key: _masked(value, values) for key, value in kwargs.items()}  # type: ignore[assignment]
         with writer.locked():
             return write(*args, **kwargs)
     return locked
+
+
+def _masked(value: object, values: list[str]) -> Any:
+    """A text, or the texts of a mapping of them (a close entry's fields), with `values` masked. Only the
+    environment's values: a secret-like token the text holds is refused by the checks (GM903), not hidden."""
+    if isinstance(value, str):
+        for secret in values:
+            value = value.replace(secret, secrets.MASK)
+        return value
+    if isinstance(value, dict):
+        return {key: _masked(item, values) for key, item in value.items()}
+    return value
 
 
 class MemoryWriter:
@@ -164,7 +187,7 @@ class MemoryWriter:
         return doc
 
     # -- the writes ----------------------------------------------------------------------------
-    @_one_at_a_time
+    @_a_write
     def add_log_entry(self, *, task: str, outcome: str, result: str, tried: str | None = None,
                       evidence: str | None = None, learned: str | None = None, blocked: str | None = None,
                       cycle: int | None = None, extra: dict[str, str] | None = None,
@@ -209,7 +232,7 @@ class MemoryWriter:
                                f"or in that entry of {self.config.path('log')}; the next entry comes after the "
                                "commit")
 
-    @_one_at_a_time
+    @_a_write
     def amend_log_entry(self, line: int, *, outcome: str, result: str, task: str | None = None,
                         tried: str | None = None, evidence: str | None = None, learned: str | None = None,
                         blocked: str | None = None, interactive: bool = False) -> log.LogEntry:
@@ -230,7 +253,7 @@ class MemoryWriter:
         self._append_log(entry, whole=True)
         return entry
 
-    @_one_at_a_time
+    @_a_write
     def add_close_entry(self, fields: dict[str, str]) -> log.LogEntry:
         self._require_valid_log()
         entry = log.make_entry(self.now(), cycle=None, outcome=None, fields=fields)
@@ -314,7 +337,7 @@ class MemoryWriter:
         with handle:
             return handle.read(offset).count(b"\n")
 
-    @_one_at_a_time
+    @_a_write
     def add_now_block(self, *, did: str, human: str, next: str, cycle: int | None = None) -> NowBlock:
         """A `cycle N` block on top of NOW, numbered by the one rule (Workspace.cycle_for). Outside a runner cycle,
         a second block for a cycle LOG has not logged yet is refused: NOW and LOG agree on numbers (GM105)."""
@@ -327,13 +350,13 @@ class MemoryWriter:
         self._commit_text("now", now.prepend_block(self.read("now"), block))
         return block
 
-    @_one_at_a_time
+    @_a_write
     def add_plan_block(self, *, plan_for: date, did: str, human: str, next: str) -> NowBlock:
         block = now.make_block(self.now(), did=did, human=human, next=next, plan_for=plan_for)
         self._commit_text("now", now.prepend_block(self.read("now"), block))
         return block
 
-    @_one_at_a_time
+    @_a_write
     def ask_decision(self, *, title: str, recommendation: str, context: str | None = None,
                      options: str | None = None, cycle: int | None = None) -> decisions.Decision:
         doc = self._parse_for_rewrite("decisions", decisions)
@@ -343,7 +366,7 @@ class MemoryWriter:
         self._commit_text("decisions", decisions.render(decisions.with_decision(doc, item)))
         return item
 
-    @_one_at_a_time
+    @_a_write
     def answer_decision(self, decision_id: str, *, answer: str, name: str, email: str) -> decisions.Decision:
         """Answer a Pending decision in place as the human `name <email>`. Refused inside a runner's cycle
         (GITMEM_CYCLE set): that process is the agent's, only the human answers (GM207), and the runner
@@ -362,7 +385,7 @@ class MemoryWriter:
         self._commit_text("decisions", decisions.render(updated))
         return item
 
-    @_one_at_a_time
+    @_a_write
     def add_lesson(self, *, title: str, happened: str, why: str, change: str, rule: str | None = None,
                    supersedes: str | None = None, cycle: int | None = None) -> lessons.Lesson:
         doc = self._parse_for_rewrite("lessons", lessons)
@@ -374,7 +397,7 @@ class MemoryWriter:
             lessons.LessonsDoc(doc.preamble, (*doc.lessons, item), doc.problems)))
         return item
 
-    @_one_at_a_time
+    @_a_write
     def import_batch(self, new: Sequence[NewLesson], describe: Callable[[list[lessons.Lesson]], BatchDecision]
                      ) -> tuple[list[lessons.Lesson], decisions.Decision]:
         """One import (gitmem.interop): the lessons `new`, open, and the one Pending decision that lists the batch
@@ -432,7 +455,7 @@ class MemoryWriter:
                 raise files.failed(self.config.path(role), err, "written", self.root) or err from None
             raise
 
-    @_one_at_a_time
+    @_a_write
     def confirm_lesson(self, lesson_id: str, *, evidence: str, cycle: int | None = None) -> lessons.Lesson:
         doc = self._parse_for_rewrite("lessons", lessons)
         try:
@@ -444,7 +467,7 @@ class MemoryWriter:
         self._commit_text("lessons", lessons.render(updated))
         return lessons.parse(self.read("lessons")).find(lesson_id)  # type: ignore[return-value]
 
-    @_one_at_a_time
+    @_a_write
     def tick_roadmap(self, item: str) -> str:
         """Tick the open item `item` of ROADMAP's current section (`roadmap.tick`): how the agent says a planned
         piece of work is finished, so that the close's plan moves on to the next one. Returns the item ticked."""

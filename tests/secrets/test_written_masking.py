@@ -1,0 +1,56 @@
+"""What an interactive session writes through gitmem's commands and tools holds no secret value of the environment.
+
+An agent CLI the human runs has the human's environment: one that put `$HERON_DEPLOY_PASSWORD`'s value into a
+`gitmem log add` wrote it into memory, and the human's next commit put it in history. Every memory write masks
+the environment's secret values (gitmem.memory_writer); the runner's own masking of what a cycle commits is
+tested with the cycle."""
+from __future__ import annotations
+
+import pytest
+
+from gitmem import secrets
+from gitmem.errors import ExitCode
+from tests.support.helpers import GitRepo
+from tests.support.mcp_client import call, converse
+
+SECRET = "qZ4vN8tLw2Xc7RbK5mJd"          # no known token shape: only the environment says it is a secret
+NAME = "HERON_DEPLOY_PASSWORD"
+
+WRITES = [
+    (["log", "add", "--task", f"log in with {SECRET}", "--outcome", "built", "--result", f"used {SECRET}",
+      "--evidence", f"curl -u heron:{SECRET} /health"], "LOG.md"),
+    (["now", "add", "--did", f"rotated to {SECRET}", "--human", "nothing", "--next", "watch the logins"], "NOW.md"),
+    (["decision", "ask", "--title", f"keep {SECRET}?", "--recommendation", f"rotate {SECRET} weekly"],
+     "DECISIONS.md"),
+    (["lesson", "add", "--title", "a password in a command line", "--happened", f"typed {SECRET} in a shell",
+      "--why", "no vault yet", "--change", "use the vault"], "LESSONS.md"),
+]
+
+
+@pytest.mark.parametrize(("argv", "path"), WRITES, ids=[argv[0] for argv, _ in WRITES])
+def test_a_write_command_masks_the_environments_secret_values(memrepo: GitRepo, cli, argv: list[str], path: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(NAME, SECRET)
+    monkeypatch.delenv("GITMEM_CYCLE", raising=False)
+    result = cli(argv, cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    text = memrepo.read(path)
+    assert SECRET not in text and secrets.MASK in text, text[-600:]
+
+
+def test_a_value_of_a_variable_that_is_no_secret_is_written_as_given(memrepo: GitRepo, cli,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HERON_REGION", "eu-west-3-heron")
+    result = cli(["now", "add", "--did", "moved to eu-west-3-heron", "--human", "nothing", "--next", "x"],
+                 cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    assert "eu-west-3-heron" in memrepo.read("NOW.md")
+
+
+def test_the_mcp_tools_mask_it_too(memrepo: GitRepo) -> None:
+    seen = converse([call("log_entry", {"task": f"deploy with {SECRET}", "outcome": "built",
+                                        "result": f"the login {SECRET} works"})],
+                    cwd=memrepo.path, env={NAME: SECRET})
+    assert seen.answers and not seen.answers[0].is_error, seen.answers
+    text = memrepo.read("LOG.md")
+    assert SECRET not in text and "deploy with ***" in text
