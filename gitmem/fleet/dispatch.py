@@ -43,7 +43,10 @@ class CatchUp:
     decision: str                  # DISPATCH (overdue: act), WAIT (not overdue), SKIP (overdue, but not ours to start)
     why: str
     ref: str = ""                  # the branch a dispatch runs on: fleet.yaml's, else the one read
-    done: list[str] = field(default_factory=list)     # "enabled", "dispatched", "running", ... once carried out
+    # "enabled", "dispatched gitmem.yml", "not dispatched: ...", once carried out. Never the branch: a public
+    # view shows these as they are, and the branch is the agent's (only `ref` holds it, which it leaves out).
+    done: list[str] = field(default_factory=list)
+    dispatched: bool = False       # a cycle was started, on `ref`
     calls: int = 0
     error: str = ""
 
@@ -143,7 +146,8 @@ def _catch_up(step: CatchUp, entry: AgentEntry, client: GitHubClient, ref: str) 
         return
     client.dispatch_workflow(entry.workflow, ref=ref, inputs=INPUTS)
     step.calls += 1
-    step.done.append(f"dispatched {entry.workflow} on {ref}")
+    step.dispatched = True
+    step.done.append(f"dispatched {entry.workflow}")
 
 
 def dispatch_overdue(fleet: Fleet, view: FleetView, *, dry_run: bool, environ: Mapping[str, str]) -> CatchUpPass:

@@ -161,7 +161,8 @@ def test_the_cli_dispatches_with_the_token_and_a_dry_run_calls_nothing(tmp_path:
         done = cli(["fleet", "dispatch", "--json"], cwd=tmp_path)
         assert done.code == 0, done.err
         said = json.loads(done.out)
-        assert said["calls"] == 3 and said["agents"][0]["done"] == ["dispatched gitmem.yml on main"]
+        assert said["calls"] == 3 and said["agents"][0]["done"] == ["dispatched gitmem.yml"]
+        assert said["agents"][0]["ref"] == "main" and said["agents"][0]["dispatched"] is True
         assert fake.workflows[("owner/late", "gitmem.yml")].dispatched == [{"ref": "main",
                                                                             "inputs": {"command": "cycle"}}]
 
