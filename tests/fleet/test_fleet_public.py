@@ -277,3 +277,17 @@ def test_a_public_dispatch_that_succeeds_names_no_branch(tmp_path: Path, cli, gi
     assert json.loads(public_json.out)["agents"][0]["done"] == ["dispatched gitmem.yml"]
     agent = json.loads(full.out)["agents"][0]
     assert agent["ref"] == "zz-private-branch" and agent["done"] == ["dispatched gitmem.yml"]
+
+
+def test_a_public_fleet_repository_keeps_no_copy_of_the_agents_in_the_actions_cache() -> None:
+    """The cache holds the read-only copies of the agents' repositories, memory and all. A public repository's
+    caches can be restored by a workflow any pull request brings, fork or not, so the copies are cached only
+    in a private repository (the same test the read step makes)."""
+    workflow = YAML(typ="safe").load(WORKFLOW.read_text(encoding="utf-8"))
+    cached = [step for step in workflow["jobs"]["fleet"]["steps"]
+              if str(step.get("uses", "")).startswith("actions/cache")]
+    assert len(cached) == 2
+    for step in cached:
+        condition = str(step.get("if", ""))
+        assert "github.event.repository.private" in condition, step["name"]
+        assert condition.replace("always() && ", "") == "github.event.repository.private", step["name"]
