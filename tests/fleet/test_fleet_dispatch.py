@@ -194,3 +194,26 @@ def test_the_catch_up_step_without_a_token_lists_the_overdue_agents_and_starts_n
     assert done.returncode == 0, done.stderr
     assert "overdue agents are listed, not started" in done.stdout and "late: dispatch: overdue by" in done.stdout
     assert "(dry run: none made)" in done.stdout
+
+
+def test_an_agent_over_its_own_daily_cap_is_over_budget_and_not_dispatched(tmp_path: Path, git_env: None) -> None:
+    """The agent's own `cycle.tokens_per_day` (its gitmem.yaml) stops its cycles (exit 3, GM750): its schedule
+    looks dropped, and a dispatched cycle would only refuse again, a failed run every pass. The fleet reads
+    that cap as well as fleet.yaml's."""
+    from tests.support.helpers import make_repo
+
+    late = make_repo(tmp_path / "late")
+    shutil.copytree(Path(__file__).resolve().parents[2] / "template-repo" / ".github",
+                    late.path / ".github", dirs_exist_ok=True)
+    capped = late.read("gitmem.yaml").replace("\ncycle:\n", "\ncycle:\n  tokens_per_day: 1000\n", 1)
+    late.commit_files({"gitmem.yaml": capped}, "a daily cap")
+    now = datetime.now(UTC)
+    moment = max(now - timedelta(hours=5), datetime.combine(now.date(), time(0, 1), tzinfo=UTC))
+    _cycle(late.path, moment, evidence="tokens: input 1500, output 500, total 2000")
+    (tmp_path / "fleet.yaml").write_text("agents:\n  - name: late\n    repo: late\n    github: owner/late\n"
+                                         "    stall_after: 2h\n", encoding="utf-8")
+    fleet = load_fleet(tmp_path / "fleet.yaml")
+    view = read_fleet(fleet, clock=lambda: max(now, moment + timedelta(hours=2, minutes=5)))
+    step = plan_dispatch(fleet, view)[0]
+    assert "2000 tokens today, over 1000" in view.rows[0].over_budget
+    assert step.decision == SKIP and "over its budget" in step.why
