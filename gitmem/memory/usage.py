@@ -64,11 +64,13 @@ def evidence_lines(entry_text: str) -> list[str]:
         # This runs once per cycle of history, so only the lines from the one holding "Evidence:" up to the next
         # list item are parsed: a line starting `- ` or `* ` never continues a field, and each field line is one.
         start = entry_text.rfind("\n", 0, at) + 1
-        ends = [found for found in (entry_text.find("\n- ", at), entry_text.find("\n* ", at)) if found >= 0]
-        end = min(ends, default=len(entry_text))
-        field = next((f for f in parse_fields(entry_text[start:end].split("\n"), 0) if f.key == "Evidence"), None)
-        if field is not None:
-            return [line for line in field.value.split("\n") if line]
+        end = entry_text.find("\n- ", at)
+        star = entry_text.find("\n* ", at, end if end >= 0 else len(entry_text))
+        if star >= 0 or end < 0:
+            end = star if star >= 0 else len(entry_text)
+        for field in parse_fields(entry_text[start:end].split("\n"), 0):
+            if field.key == "Evidence":
+                return [line for line in field.value.split("\n") if line]
         at = entry_text.find("Evidence:", end)
     return []
 
