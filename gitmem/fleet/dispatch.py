@@ -10,7 +10,9 @@ call), one pass:
 2. starts nothing while a run of that workflow is queued or in progress: the agent's own concurrency group
    already keeps two cycles from overlapping, and a second queued run would only replace the first;
 3. starts nothing for an agent over its budget, or for any agent while the fleet is over its own;
-4. otherwise dispatches the workflow (`workflow_dispatch` with `command: cycle`, the template's input).
+4. otherwise dispatches the workflow (`workflow_dispatch` with `command: cycle`, the template's input) on
+   fleet.yaml's branch, else the branch read, else (a URL's copy holds its remote's HEAD) the repository's
+   default branch, which one more call asks GitHub for.
 
 Every decision is a `CatchUp` (data); `plan_dispatch` decides from the fleet's view alone, `carry_out` makes the calls,
 and `dispatch_overdue` is the whole pass (`gitmem fleet dispatch`).
@@ -42,7 +44,8 @@ class CatchUp:
     github: str | None
     decision: str                  # DISPATCH (overdue: act), WAIT (not overdue), SKIP (overdue, but not ours to start)
     why: str
-    ref: str = ""                  # the branch a dispatch runs on: fleet.yaml's, else the one read
+    ref: str = ""                  # the branch a dispatch runs on: fleet.yaml's, else the one read; "" when the read
+                                   # copy holds its remote's HEAD, whose name only GitHub knows (its default branch)
     # "enabled", "dispatched gitmem.yml", "not dispatched: ...", once carried out. Never the branch: a public
     # view shows these as they are, and the branch is the agent's (only `ref` holds it, which it leaves out).
     done: list[str] = field(default_factory=list)
@@ -90,7 +93,7 @@ def plan_dispatch(fleet: Fleet, view: FleetView) -> list[CatchUp]:
 
 
 def _decide(entry: AgentEntry, rows: Sequence[AgentRow], fleet_over: str) -> CatchUp:
-    read = next((r.branch for r in rows if r.branch not in ("", "HEAD")), "main")
+    read = next((r.branch for r in rows if r.branch not in ("", "HEAD")), "")
 
     def step(decision: str, why: str) -> CatchUp:
         return CatchUp(entry.name, entry.github, decision, why, entry.branch or read)
@@ -112,7 +115,7 @@ def _decide(entry: AgentEntry, rows: Sequence[AgentRow], fleet_over: str) -> Cat
 
 
 def carry_out(steps: list[CatchUp], fleet: Fleet, client_for: Callable[[str], GitHubClient]) -> list[CatchUp]:
-    """Make the calls of every DISPATCH step (at most four each), recording what was done or what failed."""
+    """Make the calls of every DISPATCH step (at most five each), recording what was done or what failed."""
     entries = {entry.name: entry for entry in fleet.agents}
     for step in steps:
         if step.decision != DISPATCH or step.github is None:
@@ -144,6 +147,12 @@ def _catch_up(step: CatchUp, entry: AgentEntry, client: GitHubClient, ref: str) 
     if unfinished:
         step.done.append(f"not dispatched: {unfinished} run(s) still queued or in progress")
         return
+    if not ref:
+        step.ref = ref = client.default_branch()
+        step.calls += 1
+        if not ref:
+            step.done.append("left alone: GitHub named no default branch to dispatch on")
+            return
     client.dispatch_workflow(entry.workflow, ref=ref, inputs=INPUTS)
     step.calls += 1
     step.dispatched = True

@@ -217,3 +217,31 @@ def test_an_agent_over_its_own_daily_cap_is_over_budget_and_not_dispatched(tmp_p
     step = plan_dispatch(fleet, view)[0]
     assert "2000 tokens today, over 1000" in view.rows[0].over_budget
     assert step.decision == SKIP and "over its budget" in step.why
+
+
+def test_a_url_agent_without_a_branch_is_dispatched_on_its_default_branch(tmp_path: Path, git_env: None,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A URL's copy checks out the remote's HEAD, whose branch name the fetch does not learn: the dispatch asks
+    GitHub for the repository's default branch rather than guessing `main`, which a `master` or `trunk`
+    repository refuses (HTTP 422) on every pass."""
+    from tests.support.helpers import make_repo
+
+    late = make_repo(tmp_path / "late")
+    git(late.path, "branch", "-m", "trunk")
+    shutil.copytree(Path(__file__).resolve().parents[2] / "template-repo" / ".github",
+                    late.path / ".github", dirs_exist_ok=True)
+    _cycle(late.path, datetime.now(UTC) - timedelta(hours=9))
+    (tmp_path / "fleet.yaml").write_text(f"agents:\n  - name: late\n    repo: {late.path.as_uri()}\n"
+                                         "    github: owner/late\n", encoding="utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fleet = load_fleet(tmp_path / "fleet.yaml")
+    view = read_fleet(fleet)
+    with FakeActions() as fake:
+        fake.add("owner/late")
+        fake.default_branches["owner/late"] = "trunk"
+        done = dispatch_overdue(fleet, view, dry_run=False,
+                                environ={"GITHUB_API_URL": fake.url, "GITMEM_FLEET_DISPATCH_TOKEN": fake.token})
+        dispatched = fake.workflows[("owner/late", "gitmem.yml")].dispatched
+    assert not done.failed, done.steps
+    assert [body["ref"] for body in dispatched] == ["trunk"]
+    assert done.steps[0].ref == "trunk" and done.calls == len(fake.requests) == 4
