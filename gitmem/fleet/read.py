@@ -184,7 +184,7 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
     # cycle dispatched then would only refuse again.
     own = spent.over(Caps.of(ws.config))
     row.over_budget = "; ".join(dict.fromkeys(
-        over for over in (spent.over(entry.caps), own and f"{own} (its own cap in gitmem.yaml)") if over))
+        over for over in (spent.over(entry.caps), own and f"{own}, its own cap in gitmem.yaml") if over))
     doc = decisions.parse(ws.read("decisions"))
     row.deletable_branches = [name for name in row.waiting_branches
                               if (answer := proposal_answer(name, doc)) is not None and answer.declined]
