@@ -104,7 +104,7 @@ def test_only_overdue_agents_are_started_and_only_they_cost_api_calls(fleet100: 
         assert fake.workflows[("owner/agent-96", "gitmem.yml")].enabled == 0
         assert "a human disabled" in decided["agent-96"].done[0]
         assert "still queued or in progress" in decided["agent-97"].done[0]
-        assert len(fake.requests) == sum(step.calls for step in steps) == 15 * 3 + 4 + 1 + 2
+        assert len(fake.requests) == sum(step.calls for step in steps) == 15 * 4 + 5 + 1 + 2
         touched = {path.split("/")[3] for _, path in fake.requests}
         assert touched == {f"agent-{n:02d}" for n in [*PLAIN_OVERDUE, 95, 96, 97]}   # on-schedule agents: no call
         # The next pass, with the dispatched runs still queued, starts nothing twice.
@@ -135,7 +135,7 @@ def test_the_whole_pass_is_the_librarys_token_api_and_calls_from_the_environment
         assert fake.requests == [] and said.dry_run and said.calls == 0 and not said.failed
         done = dispatch_overdue(fleet, view, dry_run=False,
                                 environ={"GITHUB_API_URL": fake.url, "GITMEM_FLEET_DISPATCH_TOKEN": fake.token})
-        assert done.calls == len(fake.requests) == 15 * 3 + 4 + 1 + 2 and not done.failed
+        assert done.calls == len(fake.requests) == 15 * 4 + 5 + 1 + 2 and not done.failed
         assert [step.decision for step in done.steps] == [step.decision for step in said.steps]
 
 
@@ -161,7 +161,7 @@ def test_the_cli_dispatches_with_the_token_and_a_dry_run_calls_nothing(tmp_path:
         done = cli(["fleet", "dispatch", "--json"], cwd=tmp_path)
         assert done.code == 0, done.err
         said = json.loads(done.out)
-        assert said["calls"] == 3 and said["agents"][0]["done"] == ["dispatched gitmem.yml"]
+        assert said["calls"] == 4 and said["agents"][0]["done"] == ["dispatched gitmem.yml"]
         assert said["agents"][0]["ref"] == "main" and said["agents"][0]["dispatched"] is True
         assert fake.workflows[("owner/late", "gitmem.yml")].dispatched == [{"ref": "main",
                                                                             "inputs": {"command": "cycle"}}]
@@ -219,11 +219,13 @@ def test_an_agent_over_its_own_daily_cap_is_over_budget_and_not_dispatched(tmp_p
     assert step.decision == SKIP and "over its budget" in step.why
 
 
-def test_a_url_agent_without_a_branch_is_dispatched_on_its_default_branch(tmp_path: Path, git_env: None,
-                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    """A URL's copy checks out the remote's HEAD, whose branch name the fetch does not learn: the dispatch asks
-    GitHub for the repository's default branch rather than guessing `main`, which a `master` or `trunk`
-    repository refuses (HTTP 422) on every pass."""
+@pytest.mark.parametrize("branch", ["", "    branch: gitmem/memory\n"])
+def test_a_dispatch_runs_on_the_default_branch_where_the_schedule_runs(tmp_path: Path, git_env: None, branch: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """GitHub runs scheduled workflows on the default branch, so a catch-up cycle starts there, asked of GitHub
+    (`GET /repos/{owner}/{repo}`): a URL's copy holds its remote's HEAD and never learns its name (guessing
+    `main` fails, HTTP 422, on a `master` or `trunk` repository), and fleet.yaml's `branch:` is where memory is
+    read, in pull-request mode the memory branch, onto which a cycle would open its pull request."""
     from tests.support.helpers import make_repo
 
     late = make_repo(tmp_path / "late")
@@ -231,8 +233,9 @@ def test_a_url_agent_without_a_branch_is_dispatched_on_its_default_branch(tmp_pa
     shutil.copytree(Path(__file__).resolve().parents[2] / "template-repo" / ".github",
                     late.path / ".github", dirs_exist_ok=True)
     _cycle(late.path, datetime.now(UTC) - timedelta(hours=9))
+    git(late.path, "branch", "gitmem/memory")
     (tmp_path / "fleet.yaml").write_text(f"agents:\n  - name: late\n    repo: {late.path.as_uri()}\n"
-                                         "    github: owner/late\n", encoding="utf-8")
+                                         f"    github: owner/late\n{branch}", encoding="utf-8")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     fleet = load_fleet(tmp_path / "fleet.yaml")
     view = read_fleet(fleet)

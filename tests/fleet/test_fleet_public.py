@@ -243,8 +243,8 @@ def test_the_template_readme_a_new_user_follows_names_every_permission_pull_requ
 
 
 def test_a_public_dispatch_that_succeeds_names_no_branch(tmp_path: Path, cli, git_env) -> None:
-    """A dispatch that went through says which workflow it started; the branch it ran on is the agent's (read
-    from its repository), so only the full view names it."""
+    """A dispatch that went through says which workflow it started; the branch it ran on is the agent's
+    repository's, so only the full view names it."""
     from tests.support.fake_actions import FakeActions
     from tests.support.helpers import make_repo
 
@@ -258,6 +258,7 @@ def test_a_public_dispatch_that_succeeds_names_no_branch(tmp_path: Path, cli, gi
                                          encoding="utf-8")
     with FakeActions() as fake, pytest.MonkeyPatch.context() as patch:
         fake.add("owner/late")
+        fake.default_branches["owner/late"] = "zz-private-branch"
         patch.setenv("GITHUB_API_URL", fake.url)
         patch.setenv("GITMEM_FLEET_DISPATCH_TOKEN", fake.token)
         public = cli(["fleet", "dispatch", "--public"], cwd=tmp_path)

@@ -32,7 +32,7 @@ class FakeActions:
         self.token = token
         self.workflows: dict[tuple[str, str], Workflow] = {}
         self.requests: list[tuple[str, str]] = []
-        self.default_branches: dict[str, str] = {}    # a repository's default branch (`GET /repos/{owner}/{repo}`)
+        self.default_branches: dict[str, str] = {}    # `GET /repos/{owner}/{repo}`'s default branch; else main
         self._lock = threading.Lock()
         fake = self
 
@@ -48,9 +48,9 @@ class FakeActions:
                 if self.headers.get("Authorization") != f"Bearer {fake.token}":
                     return self._reply(401, {"message": "Bad credentials"})
                 repository = REPOSITORY.match(urlparse(self.path).path)
-                if method == "GET" and repository and repository["repo"] in fake.default_branches:
+                if method == "GET" and repository and any(repo == repository["repo"] for repo, _ in fake.workflows):
                     return self._reply(200, {"full_name": repository["repo"],
-                                             "default_branch": fake.default_branches[repository["repo"]]})
+                                             "default_branch": fake.default_branches.get(repository["repo"], "main")})
                 found = PATH.match(urlparse(self.path).path)
                 flow = fake.workflows.get((found["repo"], found["workflow"])) if found else None
                 if found is None or flow is None:
