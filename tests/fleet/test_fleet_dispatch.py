@@ -248,3 +248,31 @@ def test_a_dispatch_runs_on_the_default_branch_where_the_schedule_runs(tmp_path:
     assert not done.failed, done.steps
     assert [body["ref"] for body in dispatched] == ["trunk"]
     assert done.steps[0].ref == "trunk" and done.calls == len(fake.requests) == 4
+
+
+def test_a_copy_whose_last_fetch_failed_is_not_read_offline_nor_dispatched(tmp_path: Path, git_env: None,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fleet workflow fetches in its report step and reads the copies `--offline` after it (the summary, the
+    catch-up). When a fetch fails (an expired read token, a renamed repository) the copy is the last good one,
+    hours or runs old: read offline it looks overdue and the catch-up would start a cycle each pass for an agent
+    whose own schedule may be running fine. It is unreadable offline too, until a fetch succeeds."""
+    from tests.support.helpers import make_repo
+
+    agent = make_repo(tmp_path / "agent")
+    shutil.copytree(Path(__file__).resolve().parents[2] / "template-repo" / ".github",
+                    agent.path / ".github", dirs_exist_ok=True)
+    _cycle(agent.path, datetime.now(UTC) - timedelta(hours=9))
+    (tmp_path / "fleet.yaml").write_text(f"agents:\n  - name: far\n    repo: {agent.path.as_uri()}\n"
+                                         "    github: owner/far\n", encoding="utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fleet = load_fleet(tmp_path / "fleet.yaml")
+    assert read_fleet(fleet).rows[0].verdict != "unreadable"
+    assert plan_dispatch(fleet, read_fleet(fleet, offline=True))[0].decision == DISPATCH
+    agent.path.rename(tmp_path / "moved")
+    assert read_fleet(fleet).rows[0].verdict == "unreadable"
+    offline = read_fleet(fleet, offline=True)
+    assert offline.rows[0].verdict == "unreadable" and "last fetch" in offline.rows[0].why
+    assert plan_dispatch(fleet, offline)[0].decision == SKIP
+    (tmp_path / "moved").rename(agent.path)
+    assert read_fleet(fleet).rows[0].verdict != "unreadable"
+    assert read_fleet(fleet, offline=True).rows[0].verdict != "unreadable"
