@@ -322,6 +322,8 @@ def _dispatch_text(done: CatchUpPass, *, public: bool) -> str:
     lines = []
     for step in done.steps:
         did = "; ".join(step.done) or ("would dispatch" if done.dry_run and step.decision == DISPATCH else "")
+        if step.dispatched and not public:
+            did += f" on {step.ref}"
         said = f"{step.agent}: {step.decision}: {step.why}" + (f" -> {did}" if did else "")
         why = "failed (the error is left out of the public view)" if public else f"failed: {step.error}"
         lines.append(said + (f" -> {why}" if step.error else ""))

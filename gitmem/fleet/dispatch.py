@@ -10,7 +10,8 @@ call), one pass:
 2. starts nothing while a run of that workflow is queued or in progress: the agent's own concurrency group
    already keeps two cycles from overlapping, and a second queued run would only replace the first;
 3. starts nothing for an agent over its budget, or for any agent while the fleet is over its own;
-4. otherwise dispatches the workflow (`workflow_dispatch` with `command: cycle`, the template's input).
+4. otherwise dispatches the workflow (`workflow_dispatch` with `command: cycle`, the template's input) on the
+   repository's default branch, where GitHub runs its schedule, which one more call asks GitHub for.
 
 Every decision is a `CatchUp` (data); `plan_dispatch` decides from the fleet's view alone, `carry_out` makes the calls,
 and `dispatch_overdue` is the whole pass (`gitmem fleet dispatch`).
@@ -42,8 +43,11 @@ class CatchUp:
     github: str | None
     decision: str                  # DISPATCH (overdue: act), WAIT (not overdue), SKIP (overdue, but not ours to start)
     why: str
-    ref: str = ""                  # the branch a dispatch runs on: fleet.yaml's, else the one read
-    done: list[str] = field(default_factory=list)     # "enabled", "dispatched", "running", ... once carried out
+    ref: str = ""                  # the branch a dispatch ran on: the repository's default branch, as GitHub names it
+    # "enabled", "dispatched gitmem.yml", "not dispatched: ...", once carried out. Never the branch: a public
+    # view shows these as they are, and the branch is the agent's (only `ref` holds it, which it leaves out).
+    done: list[str] = field(default_factory=list)
+    dispatched: bool = False       # a cycle was started, on `ref`
     calls: int = 0
     error: str = ""
 
@@ -87,10 +91,8 @@ def plan_dispatch(fleet: Fleet, view: FleetView) -> list[CatchUp]:
 
 
 def _decide(entry: AgentEntry, rows: Sequence[AgentRow], fleet_over: str) -> CatchUp:
-    read = next((r.branch for r in rows if r.branch not in ("", "HEAD")), "main")
-
     def step(decision: str, why: str) -> CatchUp:
-        return CatchUp(entry.name, entry.github, decision, why, entry.branch or read)
+        return CatchUp(entry.name, entry.github, decision, why)
 
     if not rows or any(r.verdict == UNREADABLE for r in rows):
         return step(SKIP, "its memory could not be read; see `gitmem fleet status`")
@@ -109,7 +111,7 @@ def _decide(entry: AgentEntry, rows: Sequence[AgentRow], fleet_over: str) -> Cat
 
 
 def carry_out(steps: list[CatchUp], fleet: Fleet, client_for: Callable[[str], GitHubClient]) -> list[CatchUp]:
-    """Make the calls of every DISPATCH step (at most four each), recording what was done or what failed."""
+    """Make the calls of every DISPATCH step (at most five each), recording what was done or what failed."""
     entries = {entry.name: entry for entry in fleet.agents}
     for step in steps:
         if step.decision != DISPATCH or step.github is None:
@@ -117,13 +119,13 @@ def carry_out(steps: list[CatchUp], fleet: Fleet, client_for: Callable[[str], Gi
         entry = entries[step.agent]
         client = client_for(step.github)
         try:
-            _catch_up(step, entry, client, step.ref)
+            _catch_up(step, entry, client)
         except GitHubError as err:
             step.error = str(err)
     return steps
 
 
-def _catch_up(step: CatchUp, entry: AgentEntry, client: GitHubClient, ref: str) -> None:
+def _catch_up(step: CatchUp, entry: AgentEntry, client: GitHubClient) -> None:
     state = client.workflow_state(entry.workflow)
     step.calls += 1
     if state == "disabled_manually":
@@ -141,9 +143,18 @@ def _catch_up(step: CatchUp, entry: AgentEntry, client: GitHubClient, ref: str) 
     if unfinished:
         step.done.append(f"not dispatched: {unfinished} run(s) still queued or in progress")
         return
-    client.dispatch_workflow(entry.workflow, ref=ref, inputs=INPUTS)
+    # Where the schedule runs: GitHub starts scheduled workflows on the default branch only. Not fleet.yaml's
+    # `branch:`, the branch the agent's memory is read from: in pull-request mode that is the memory branch,
+    # and a cycle started there would open its pull request onto itself.
+    step.ref = client.default_branch()
     step.calls += 1
-    step.done.append(f"dispatched {entry.workflow} on {ref}")
+    if not step.ref:
+        step.done.append("left alone: GitHub named no default branch to dispatch on")
+        return
+    client.dispatch_workflow(entry.workflow, ref=step.ref, inputs=INPUTS)
+    step.calls += 1
+    step.dispatched = True
+    step.done.append(f"dispatched {entry.workflow}")
 
 
 def dispatch_overdue(fleet: Fleet, view: FleetView, *, dry_run: bool, environ: Mapping[str, str]) -> CatchUpPass:

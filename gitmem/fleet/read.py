@@ -73,7 +73,7 @@ class AgentRow:
     stall_after_seconds: int | None = None
     tokens_today: int = 0
     cost_today: float = 0.0
-    over_budget: str = ""           # which of its fleet.yaml caps today's spending is over; "" when none
+    over_budget: str = ""           # which caps today's spending is over (fleet.yaml's, its gitmem.yaml's); "" if none
 
     @property
     def label(self) -> str:
@@ -106,6 +106,9 @@ def open_agent(entry: AgentEntry, base: Path, *, timeout: float, offline: bool =
         if offline:
             if not (where / ".git").is_dir():
                 raise GitmemError(f"{entry.repo} has not been fetched yet; run once without --offline")
+            if gitio.last_fetch_failed(where):     # its copy is the last good one: an agent as it was, not as it is
+                raise GitmemError(f"the last fetch of {entry.repo} failed, so its copy is older than the agent; "
+                                  "it is read again once a fetch succeeds (run without --offline)")
             return Workspace.for_repo(gitio.open_repo(where)), entry.branch or "HEAD", True
         repo, branch = gitio.fetch_copy(where, entry.repo, entry.branch, timeout=timeout, environ=dict(os.environ),
                                         token_variable=TOKEN_VARIABLE)
@@ -151,7 +154,7 @@ def read_agent(entry: AgentEntry, base: Path, moment: datetime, *, timeout: floa
 
 def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: datetime, branch: str,
                     with_page: bool) -> AgentReading:
-    from gitmem.cycle.allowance import spent_today
+    from gitmem.cycle.allowance import Caps, spent_today
     from gitmem.views import health
     from gitmem.views.kept_branches import proposal_answer
     from gitmem.views.pending import pending
@@ -180,7 +183,11 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
     row.pending = len(inbox)
     spent = spent_today(ws, local)
     row.tokens_today, row.cost_today = spent.tokens, spent.cost
-    row.over_budget = spent.over(entry.caps)
+    # fleet.yaml's cap, and the agent's own (gitmem.yaml's `cycle:`), over which its cycles refuse to start: a
+    # cycle dispatched then would only refuse again.
+    own = spent.over(Caps.of(ws.config))
+    row.over_budget = "; ".join(dict.fromkeys(
+        over for over in (spent.over(entry.caps), own and f"{own}, its own cap in gitmem.yaml") if over))
     doc = decisions.parse(ws.read("decisions"))
     row.deletable_branches = [name for name in row.waiting_branches
                               if (answer := proposal_answer(name, doc)) is not None and answer.declined]

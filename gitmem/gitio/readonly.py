@@ -23,6 +23,8 @@ from gitmem.gitio.remote import GitCommandError, token_config
 from gitmem.gitio.repository import Repo, open_repo, references
 
 COPY_REF = "refs/remotes/origin/"            # the agent's branch and its gitmem/* branches land under it
+# In the copy's .git while its last fetch failed: the work tree is the last good one, older than the remote.
+FETCH_FAILED_MARK = "gitmem-last-fetch-failed"
 WAITING_PREFIX = "gitmem/"                    # branches the runner makes for a human: proposal, cycle, salvage
 
 
@@ -85,12 +87,24 @@ def fetch_copy(dest: Path, url: str, branch: str | None, *, timeout: float, envi
         return _git(dest, list(args), deadline=deadline, budget=timeout, environ=environ,
                     token_variable=token_variable)
 
-    # One fetch: the branch, shallow, and every gitmem/* branch's tip (pruned when the remote deleted it).
-    git("fetch", "--quiet", "--no-tags", "--prune", "--depth=1", "--no-write-fetch-head", "--", url,
-        f"+{source}:{COPY_REF}{name}", f"+refs/heads/{WAITING_PREFIX}*:{COPY_REF}{WAITING_PREFIX}*")
-    git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--force", "--detach", f"{COPY_REF}{name}")
-    git("clean", "--quiet", "-d", "--force", "-x")
+    mark = dest / ".git" / FETCH_FAILED_MARK
+    try:
+        # One fetch: the branch, shallow, and every gitmem/* branch's tip (pruned when the remote deleted it).
+        git("fetch", "--quiet", "--no-tags", "--prune", "--depth=1", "--no-write-fetch-head", "--", url,
+            f"+{source}:{COPY_REF}{name}", f"+refs/heads/{WAITING_PREFIX}*:{COPY_REF}{WAITING_PREFIX}*")
+        git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--force", "--detach", f"{COPY_REF}{name}")
+        git("clean", "--quiet", "-d", "--force", "-x")
+    except GitCommandError:
+        mark.touch()
+        raise
+    mark.unlink(missing_ok=True)
     return open_repo(dest), name
+
+
+def last_fetch_failed(dest: Path) -> bool:
+    """Whether the copy at `dest` holds an older state than its remote because its last fetch failed: a reader
+    without the network (`--offline`) must not take it for the agent as it is now."""
+    return (dest / ".git" / FETCH_FAILED_MARK).exists()
 
 
 def waiting_branches(repo: Repo, *, copy: bool) -> list[str]:

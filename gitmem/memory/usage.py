@@ -16,9 +16,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gitmem.memory.text import parse_fields
+
 _COST_RE = re.compile(r"^(?:runner: )?(?:total )?cost(?: usd)?:? \$?([0-9]+(?:\.[0-9]+)?)(?: ?USD)?\b", re.I)
 _PAIR_RE = re.compile(r"^([A-Za-z_]+) ([0-9]+(?:\.[0-9]+)?)$")
-_EVIDENCE_RE = re.compile(r"^- Evidence:(.*(?:\n  .*)*)", re.M)
 TOKENS_PREFIX = "tokens: "
 
 
@@ -54,11 +55,24 @@ class Recorded:
 
 
 def evidence_lines(entry_text: str) -> list[str]:
-    """The lines of the entry's `- Evidence:` field (first line and its indented continuation lines), trimmed."""
-    found = _EVIDENCE_RE.search(entry_text)
-    if found is None:
-        return []
-    return [line.strip() for line in found.group(1).split("\n") if line.strip()]
+    """The lines of the entry's Evidence field, trimmed: its first one, as the field parser reads it
+    (gitmem.memory.text.parse_fields), which is the field the runner appends its lines to. A line the parser
+    leaves outside it (past a blank or whitespace-only line, or in a second Evidence field) is the agent's text,
+    so a `tokens:` line there never stands after the runner's."""
+    at = entry_text.find("Evidence:")
+    while at >= 0:
+        # This runs once per cycle of history, so only the lines from the one holding "Evidence:" up to the next
+        # list item are parsed: a line starting `- ` or `* ` never continues a field, and each field line is one.
+        start = entry_text.rfind("\n", 0, at) + 1
+        end = entry_text.find("\n- ", at)
+        star = entry_text.find("\n* ", at, end if end >= 0 else len(entry_text))
+        if star >= 0 or end < 0:
+            end = star if star >= 0 else len(entry_text)
+        for field in parse_fields(entry_text[start:end].split("\n"), 0):
+            if field.key == "Evidence":
+                return [line for line in field.value.split("\n") if line]
+        at = entry_text.find("Evidence:", end)
+    return []
 
 
 def parse_usage(line: str) -> TokenUsage | None:

@@ -106,6 +106,11 @@ class GitHubClient:
         runs = found.get("workflow_runs", []) if isinstance(found, dict) else []
         return sum(1 for run in runs if isinstance(run, dict) and run.get("status") != "completed")
 
+    def default_branch(self) -> str:
+        """The repository's default branch (`GET /repos/{owner}/{repo}`), where its scheduled workflows run."""
+        found = self._call("GET", f"/repos/{self.repository}")
+        return str(found.get("default_branch") or "") if isinstance(found, dict) else ""
+
     def dispatch_workflow(self, workflow: str, *, ref: str, inputs: dict[str, str]) -> None:
         self._call("POST", f"/repos/{self.repository}/actions/workflows/{workflow}/dispatches",
                    {"ref": ref, "inputs": inputs})

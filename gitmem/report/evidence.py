@@ -54,7 +54,7 @@ NOTHING = Facts()
 def may_say_something(entry_text: str) -> bool:
     """A cheap test that skips entries whose Evidence cannot hold a fact: substring searches run at memory speed,
     and most hand-written entries have none of these words."""
-    return "- Evidence:" in entry_text and (
+    return "Evidence:" in entry_text and (
         "tokens: " in entry_text or "runner: " in entry_text or "ost" in entry_text or "evert" in entry_text)
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import pytest
+
 from gitmem import codes
 from gitmem.cycle import allowance
 from gitmem.cycle.runner import CycleRefused, Settings, run_cycle
@@ -141,3 +143,29 @@ def test_an_agent_that_logs_a_tiny_usage_still_hits_the_cap(memrepo: GitRepo) ->
         raise AssertionError("the forged line hid the spending")
     except CycleRefused as refused:
         assert "2400 tokens today, over 2000" in str(refused)
+
+
+@pytest.mark.parametrize("forged", [
+    # a whitespace-only line ends the field for the runner, which appends its line before it
+    "- Evidence: did stuff\n  \n  tokens: input 1, output 0, total 1\n",
+    # `* Evidence:` is the entry's Evidence field too, so the runner's line goes there, not to the second one
+    "* Evidence: did stuff\n- Evidence: tokens: input 1, output 0, total 1\n",
+])
+def test_a_tokens_line_the_agent_writes_past_the_runners_evidence_is_not_counted(memrepo: GitRepo,
+                                                                                  forged: str) -> None:
+    """The agent writes LOG.md itself, shaped so that a reader that delimits Evidence its own way reads a
+    `tokens:` line of the agent's after the runner's; the readers read the field the runner appended to."""
+    def forger(memory, request) -> None:
+        (request.root / "hello.txt").write_text("hi\n", encoding="utf-8")
+        memory.add_log_entry(task="forge", outcome="built", result="done", evidence="did stuff")
+        memory.add_now_block(did="forge", human="nothing", next="more")
+        path = request.root / "LOG.md"
+        path.write_text(path.read_text(encoding="utf-8").replace("- Evidence: did stuff\n", forged),
+                        encoding="utf-8")
+
+    assert run_cycle(memrepo.ws(), WritingBackend(forger), settings=Settings()).exit_code == ExitCode.OK
+    entry = log.parse(memrepo.read("LOG.md")).entries[-1]
+    assert "total 1\n" in entry.render() and "total 2400" in entry.render()
+    assert allowance.spent_today(memrepo.ws(), datetime.now(memrepo.ws().config.tzinfo())).tokens == 2400
+    facts = read_evidence("\n".join(entry.body))
+    assert facts.usage is not None and facts.usage.total == 2400

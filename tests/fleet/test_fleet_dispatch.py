@@ -104,7 +104,7 @@ def test_only_overdue_agents_are_started_and_only_they_cost_api_calls(fleet100: 
         assert fake.workflows[("owner/agent-96", "gitmem.yml")].enabled == 0
         assert "a human disabled" in decided["agent-96"].done[0]
         assert "still queued or in progress" in decided["agent-97"].done[0]
-        assert len(fake.requests) == sum(step.calls for step in steps) == 15 * 3 + 4 + 1 + 2
+        assert len(fake.requests) == sum(step.calls for step in steps) == 15 * 4 + 5 + 1 + 2
         touched = {path.split("/")[3] for _, path in fake.requests}
         assert touched == {f"agent-{n:02d}" for n in [*PLAIN_OVERDUE, 95, 96, 97]}   # on-schedule agents: no call
         # The next pass, with the dispatched runs still queued, starts nothing twice.
@@ -135,7 +135,7 @@ def test_the_whole_pass_is_the_librarys_token_api_and_calls_from_the_environment
         assert fake.requests == [] and said.dry_run and said.calls == 0 and not said.failed
         done = dispatch_overdue(fleet, view, dry_run=False,
                                 environ={"GITHUB_API_URL": fake.url, "GITMEM_FLEET_DISPATCH_TOKEN": fake.token})
-        assert done.calls == len(fake.requests) == 15 * 3 + 4 + 1 + 2 and not done.failed
+        assert done.calls == len(fake.requests) == 15 * 4 + 5 + 1 + 2 and not done.failed
         assert [step.decision for step in done.steps] == [step.decision for step in said.steps]
 
 
@@ -161,7 +161,8 @@ def test_the_cli_dispatches_with_the_token_and_a_dry_run_calls_nothing(tmp_path:
         done = cli(["fleet", "dispatch", "--json"], cwd=tmp_path)
         assert done.code == 0, done.err
         said = json.loads(done.out)
-        assert said["calls"] == 3 and said["agents"][0]["done"] == ["dispatched gitmem.yml on main"]
+        assert said["calls"] == 4 and said["agents"][0]["done"] == ["dispatched gitmem.yml"]
+        assert said["agents"][0]["ref"] == "main" and said["agents"][0]["dispatched"] is True
         assert fake.workflows[("owner/late", "gitmem.yml")].dispatched == [{"ref": "main",
                                                                             "inputs": {"command": "cycle"}}]
 
@@ -193,3 +194,85 @@ def test_the_catch_up_step_without_a_token_lists_the_overdue_agents_and_starts_n
     assert done.returncode == 0, done.stderr
     assert "overdue agents are listed, not started" in done.stdout and "late: dispatch: overdue by" in done.stdout
     assert "(dry run: none made)" in done.stdout
+
+
+def test_an_agent_over_its_own_daily_cap_is_over_budget_and_not_dispatched(tmp_path: Path, git_env: None) -> None:
+    """The agent's own `cycle.tokens_per_day` (its gitmem.yaml) stops its cycles (exit 3, GM750): its schedule
+    looks dropped, and a dispatched cycle would only refuse again, a failed run every pass. The fleet reads
+    that cap as well as fleet.yaml's."""
+    from tests.support.helpers import make_repo
+
+    late = make_repo(tmp_path / "late")
+    shutil.copytree(Path(__file__).resolve().parents[2] / "template-repo" / ".github",
+                    late.path / ".github", dirs_exist_ok=True)
+    capped = late.read("gitmem.yaml").replace("\ncycle:\n", "\ncycle:\n  tokens_per_day: 1000\n", 1)
+    late.commit_files({"gitmem.yaml": capped}, "a daily cap")
+    now = datetime.now(UTC)
+    moment = max(now - timedelta(hours=5), datetime.combine(now.date(), time(0, 1), tzinfo=UTC))
+    _cycle(late.path, moment, evidence="tokens: input 1500, output 500, total 2000")
+    (tmp_path / "fleet.yaml").write_text("agents:\n  - name: late\n    repo: late\n    github: owner/late\n"
+                                         "    stall_after: 2h\n", encoding="utf-8")
+    fleet = load_fleet(tmp_path / "fleet.yaml")
+    view = read_fleet(fleet, clock=lambda: max(now, moment + timedelta(hours=2, minutes=5)))
+    step = plan_dispatch(fleet, view)[0]
+    assert "2000 tokens today, over 1000" in view.rows[0].over_budget
+    assert step.decision == SKIP and "over its budget" in step.why
+
+
+@pytest.mark.parametrize("branch", ["", "    branch: gitmem/memory\n"])
+def test_a_dispatch_runs_on_the_default_branch_where_the_schedule_runs(tmp_path: Path, git_env: None, branch: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """GitHub runs scheduled workflows on the default branch, so a catch-up cycle starts there, asked of GitHub
+    (`GET /repos/{owner}/{repo}`): a URL's copy holds its remote's HEAD and never learns its name (guessing
+    `main` fails, HTTP 422, on a `master` or `trunk` repository), and fleet.yaml's `branch:` is where memory is
+    read, in pull-request mode the memory branch, onto which a cycle would open its pull request."""
+    from tests.support.helpers import make_repo
+
+    late = make_repo(tmp_path / "late")
+    git(late.path, "branch", "-m", "trunk")
+    shutil.copytree(Path(__file__).resolve().parents[2] / "template-repo" / ".github",
+                    late.path / ".github", dirs_exist_ok=True)
+    _cycle(late.path, datetime.now(UTC) - timedelta(hours=9))
+    git(late.path, "branch", "gitmem/memory")
+    (tmp_path / "fleet.yaml").write_text(f"agents:\n  - name: late\n    repo: {late.path.as_uri()}\n"
+                                         f"    github: owner/late\n{branch}", encoding="utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fleet = load_fleet(tmp_path / "fleet.yaml")
+    view = read_fleet(fleet)
+    with FakeActions() as fake:
+        fake.add("owner/late")
+        fake.default_branches["owner/late"] = "trunk"
+        done = dispatch_overdue(fleet, view, dry_run=False,
+                                environ={"GITHUB_API_URL": fake.url, "GITMEM_FLEET_DISPATCH_TOKEN": fake.token})
+        dispatched = fake.workflows[("owner/late", "gitmem.yml")].dispatched
+    assert not done.failed, done.steps
+    assert [body["ref"] for body in dispatched] == ["trunk"]
+    assert done.steps[0].ref == "trunk" and done.calls == len(fake.requests) == 4
+
+
+def test_a_copy_whose_last_fetch_failed_is_not_read_offline_nor_dispatched(tmp_path: Path, git_env: None,
+                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fleet workflow fetches in its report step and reads the copies `--offline` after it (the summary, the
+    catch-up). When a fetch fails (an expired read token, a renamed repository) the copy is the last good one,
+    hours or runs old: read offline it looks overdue and the catch-up would start a cycle each pass for an agent
+    whose own schedule may be running fine. It is unreadable offline too, until a fetch succeeds."""
+    from tests.support.helpers import make_repo
+
+    agent = make_repo(tmp_path / "agent")
+    shutil.copytree(Path(__file__).resolve().parents[2] / "template-repo" / ".github",
+                    agent.path / ".github", dirs_exist_ok=True)
+    _cycle(agent.path, datetime.now(UTC) - timedelta(hours=9))
+    (tmp_path / "fleet.yaml").write_text(f"agents:\n  - name: far\n    repo: {agent.path.as_uri()}\n"
+                                         "    github: owner/far\n", encoding="utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fleet = load_fleet(tmp_path / "fleet.yaml")
+    assert read_fleet(fleet).rows[0].verdict != "unreadable"
+    assert plan_dispatch(fleet, read_fleet(fleet, offline=True))[0].decision == DISPATCH
+    agent.path.rename(tmp_path / "moved")
+    assert read_fleet(fleet).rows[0].verdict == "unreadable"
+    offline = read_fleet(fleet, offline=True)
+    assert offline.rows[0].verdict == "unreadable" and "last fetch" in offline.rows[0].why
+    assert plan_dispatch(fleet, offline)[0].decision == SKIP
+    (tmp_path / "moved").rename(agent.path)
+    assert read_fleet(fleet).rows[0].verdict != "unreadable"
+    assert read_fleet(fleet, offline=True).rows[0].verdict != "unreadable"

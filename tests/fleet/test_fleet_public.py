@@ -240,3 +240,55 @@ def test_the_template_readme_a_new_user_follows_names_every_permission_pull_requ
     for permission in needed:
         assert permission in workflow and permission in main, permission
     assert "Read and write permissions" not in template      # no repository-wide write default is needed
+
+
+def test_a_public_dispatch_that_succeeds_names_no_branch(tmp_path: Path, cli, git_env) -> None:
+    """A dispatch that went through says which workflow it started; the branch it ran on is the agent's
+    repository's, so only the full view names it."""
+    from tests.support.fake_actions import FakeActions
+    from tests.support.helpers import make_repo
+
+    late = make_repo(tmp_path / "late")
+    git(late.path, "switch", "-qc", "zz-private-branch")
+    shutil.copytree(ROOT / "template-repo" / ".github", late.path / ".github", dirs_exist_ok=True)
+    moment = datetime.now(UTC) - timedelta(hours=9)
+    MemoryWriter(late.ws(), clock=lambda: moment).add_log_entry(task="t", outcome="built", result="r", cycle=1)
+    late.commit_files({"LOG.md": late.read("LOG.md")}, "cycle 1")
+    (tmp_path / "fleet.yaml").write_text("agents:\n  - name: late\n    repo: late\n    github: owner/late\n",
+                                         encoding="utf-8")
+    with FakeActions() as fake, pytest.MonkeyPatch.context() as patch:
+        fake.add("owner/late")
+        fake.default_branches["owner/late"] = "zz-private-branch"
+        patch.setenv("GITHUB_API_URL", fake.url)
+        patch.setenv("GITMEM_FLEET_DISPATCH_TOKEN", fake.token)
+        public = cli(["fleet", "dispatch", "--public"], cwd=tmp_path)
+        fake.workflows[("owner/late", "gitmem.yml")].runs.clear()
+        public_json = cli(["fleet", "dispatch", "--public", "--json"], cwd=tmp_path)
+        fake.workflows[("owner/late", "gitmem.yml")].runs.clear()
+        full = cli(["fleet", "dispatch", "--json"], cwd=tmp_path)
+        fake.workflows[("owner/late", "gitmem.yml")].runs.clear()
+        full_text = cli(["fleet", "dispatch"], cwd=tmp_path)
+        dispatched = fake.workflows[("owner/late", "gitmem.yml")].dispatched
+    assert public.code == public_json.code == full.code == full_text.code == 0, public.err + full.err
+    assert [body["ref"] for body in dispatched] == ["zz-private-branch"] * 4
+    assert "-> dispatched gitmem.yml on zz-private-branch" in full_text.out
+    assert "late: dispatch: overdue by" in public.out and "-> dispatched gitmem.yml" in public.out
+    for said in (public, public_json):
+        assert "zz-private-branch" not in said.out + said.err
+    assert json.loads(public_json.out)["agents"][0]["done"] == ["dispatched gitmem.yml"]
+    agent = json.loads(full.out)["agents"][0]
+    assert agent["ref"] == "zz-private-branch" and agent["done"] == ["dispatched gitmem.yml"]
+
+
+def test_a_public_fleet_repository_keeps_no_copy_of_the_agents_in_the_actions_cache() -> None:
+    """The cache holds the read-only copies of the agents' repositories, memory and all. A public repository's
+    caches can be restored by a workflow any pull request brings, fork or not, so the copies are cached only
+    in a private repository (the same test the read step makes)."""
+    workflow = YAML(typ="safe").load(WORKFLOW.read_text(encoding="utf-8"))
+    cached = [step for step in workflow["jobs"]["fleet"]["steps"]
+              if str(step.get("uses", "")).startswith("actions/cache")]
+    assert len(cached) == 2
+    for step in cached:
+        condition = str(step.get("if", ""))
+        assert "github.event.repository.private" in condition, step["name"]
+        assert condition.replace("always() && ", "") == "github.event.repository.private", step["name"]

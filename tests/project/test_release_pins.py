@@ -51,6 +51,14 @@ def test_the_template_pins_gitmem_at_the_tagged_commit_and_nothing_else() -> Non
                                            ".github/workflows/gitmem-check.yml"}
 
 
+def test_the_fleet_template_installs_gitmem_at_the_tagged_commit() -> None:
+    """The fleet's workflow runs gitmem with the token that reads the private agents, the one that starts their
+    workflows and `contents: write`: installed from a branch, it would run whatever the branch holds next."""
+    workflow = (ROOT / "template-fleet" / ".github" / "workflows" / "fleet.yml").read_text(encoding="utf-8")
+    pins = re.findall(rf"git\+https://github\.com/{re.escape(gitmem.REPOSITORY)}@([^'\s]+)'(.*)$", workflow, re.M)
+    assert pins == [(gitmem.PINNED_COMMIT, f"  # v{gitmem.__version__}")]
+
+
 def test_the_template_silences_no_linter_for_what_a_user_adds() -> None:
     """zizmor's unpinned-uses warning stays alive in the user's own files: no ignore comment, no config."""
     base = gitmem_init.template_dir()

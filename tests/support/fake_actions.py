@@ -1,7 +1,8 @@
 """A loopback fake of GitHub's Actions REST API for many repositories: a workflow's state
 (`GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}`), enabling it (`PUT .../enable`, 204), its runs
 (`GET .../runs`), and `workflow_dispatch` (`POST .../dispatches`, 204; 422 for an input the workflow does not
-declare), as GitHub's REST reference defines them. A dispatch queues a run, as GitHub does."""
+declare), as GitHub's REST reference defines them; and a repository's default branch (`GET /repos/{owner}/{repo}`).
+A dispatch queues a run, as GitHub does."""
 from __future__ import annotations
 
 import json
@@ -14,6 +15,7 @@ from urllib.parse import urlparse
 from tests.support.loopback import QuietHandler, serving
 
 PATH = re.compile(r"^/repos/(?P<repo>[^/]+/[^/]+)/actions/workflows/(?P<workflow>[^/]+)(?P<rest>/[a-z]+)?$")
+REPOSITORY = re.compile(r"^/repos/(?P<repo>[^/]+/[^/]+)$")
 
 
 @dataclass
@@ -30,6 +32,7 @@ class FakeActions:
         self.token = token
         self.workflows: dict[tuple[str, str], Workflow] = {}
         self.requests: list[tuple[str, str]] = []
+        self.default_branches: dict[str, str] = {}    # `GET /repos/{owner}/{repo}`'s default branch; else main
         self._lock = threading.Lock()
         fake = self
 
@@ -44,6 +47,10 @@ class FakeActions:
                     fake.requests.append((method, self.path))
                 if self.headers.get("Authorization") != f"Bearer {fake.token}":
                     return self._reply(401, {"message": "Bad credentials"})
+                repository = REPOSITORY.match(urlparse(self.path).path)
+                if method == "GET" and repository and any(repo == repository["repo"] for repo, _ in fake.workflows):
+                    return self._reply(200, {"full_name": repository["repo"],
+                                             "default_branch": fake.default_branches.get(repository["repo"], "main")})
                 found = PATH.match(urlparse(self.path).path)
                 flow = fake.workflows.get((found["repo"], found["workflow"])) if found else None
                 if found is None or flow is None:

@@ -2,11 +2,11 @@
 
 `gitmem/__init__.py` holds `REPOSITORY` (owner/name), `__version__`, `PINNED_REF` (the git ref every
 install line names: `main` until this version's tag is published, then `v<version>`) and `PINNED_COMMIT` (the
-commit of the tag `v<version>`, which the template's pre-commit `rev:` and action refs pin, with the tag in a
-comment): the one place a release edits. Every other mention is a copy that must agree: pyproject.toml's URLs,
-the template's pins, the action in the docs' examples, the install lines in the READMEs and the plain hooks,
-the CHANGELOG's links. `tests/project/test_release_pins.py` checks them; run it as a script to rewrite them all from the
-one place. docs/releasing.md is the procedure.
+commit of the tag `v<version>`, which the template's pre-commit `rev:` and action refs and the fleet workflow's
+install pin, with the tag in a comment): the one place a release edits. Every other mention is a copy that
+must agree: pyproject.toml's URLs, the template's pins, the action in the docs' examples, the install lines in
+the READMEs and the plain hooks, the CHANGELOG's links. `tests/project/test_release_pins.py` checks them; run it
+as a script to rewrite them all from the one place. docs/releasing.md is the procedure.
 """
 from __future__ import annotations
 
@@ -57,8 +57,9 @@ COPIES = (
          "the action in the example"),
     Copy("docs/codex.md", rf"uses: {OURS}(?P<repo>{NAME})@(?P<commit>{COMMIT}) # (?P<tag>{TAG})$",
          "the action in the example"),
-    Copy("template-fleet/.github/workflows/fleet.yml", rf"git\+https://github\.com/(?P<repo>{NAME})@(?P<ref>{REF})'",
-         "the fleet workflow's install"),
+    Copy("template-fleet/.github/workflows/fleet.yml",
+         rf"git\+https://github\.com/(?P<repo>{NAME})@(?P<commit>{COMMIT})'  # (?P<tag>{TAG})$",
+         "the fleet workflow's install, pinned like the action"),
     # The notes of each version are written by hand (tests/project/test_release_pins.py asks for this version's);
     # only the address in their links is a copy.
     Copy("CHANGELOG.md", rf"^\[{VERSION}\]: https://github\.com/(?P<repo>{NAME})/releases/tag/", "the releases' links"),
