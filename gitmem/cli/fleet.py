@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitmem.cli.common import cannot_write, colour_wanted, json_option, write_page
+from gitmem.cli.common import UsageError, cannot_write, colour_wanted, json_option, write_page
 from gitmem.cli.pending import INCOMPLETE
 from gitmem.errors import ExitCode, exit_codes_help
 
@@ -207,14 +207,17 @@ def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool, publi
 
     The page quotes the agents' memory: keep it where only their repositories' readers can see it. With
     --public it carries verdicts and counts only and no agent pages are written: the page to publish on GitHub
-    Pages, which is public even for a private repository. Everything shown is redacted of secrets. Files are
+    Pages, which is public even for a private repository; it is refused (exit 2) where an earlier report's
+    agent pages lie beside it. Everything shown is redacted of secrets. Files are
     written without following links. Exit 2 when an agent could not be read (its row says why; the page is
     still written).
     """
     from gitmem.fleet.page import render_page
 
-    view = _read(fleet_file, timeout, offline, with_page=True)
     target = Path(out)
+    if public:
+        _require_no_private_pages(target)
+    view = _read(fleet_file, timeout, offline, with_page=True)
     text = render_page(view, public=public)
     write_page(target, text.encode("utf-8"))
     written = 0 if public else _write_agent_pages(view, target.parent)
@@ -224,15 +227,27 @@ def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool, publi
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
 
+def _require_no_private_pages(target: Path) -> None:
+    """A public page is written only where no agent pages lie beside it: they quote the agents' memory (a report
+    without --public wrote them), and whoever publishes the folder would publish them with the public page."""
+    from gitmem.fleet.page import AGENT_PAGES
+
+    beside = target.parent / AGENT_PAGES
+    if beside.is_dir() and not beside.is_symlink() and any(beside.iterdir()):
+        raise UsageError(f"{beside} holds agents' own pages, which quote their memory (a report without "
+                               "--public wrote them); a public page beside them would be published with them: "
+                               "remove that folder, or write the public page to another --out")
+
+
 def _write_agent_pages(view: Any, folder: Path) -> int:
     """The agents' own pages beside the fleet page (gitmem.fleet.page.write_agent_pages); a page that cannot be
     written is the one refusal of writing a page (a link in the way is FileRefused, exit 2, as it was)."""
-    from gitmem.fleet.page import write_agent_pages
+    from gitmem.fleet.page import AGENT_PAGES, write_agent_pages
 
     try:
         return write_agent_pages(view, folder)
     except OSError as err:
-        raise cannot_write(folder / "agents", err) from None
+        raise cannot_write(folder / AGENT_PAGES, err) from None
 
 
 def _status_data(view: Any, *, public: bool) -> dict[str, Any]:
@@ -260,7 +275,8 @@ def fleet_pages(fleet_file: str, out: str, timeout: float, offline: bool) -> int
 
     A Pages site is public even when its repository is private, so the page is the `report --public` one:
     verdicts and counts, never a word of the agents' memory. With `pages: off` (the default) nothing is
-    written and the exit code is 0, so a workflow can run this every time and publish only what it finds.
+    written and the exit code is 0, so a workflow can run this every time and publish only what it finds. It
+    is refused (exit 2) where an earlier `fleet report`'s agent pages lie beside the page.
     Exit 2 when an agent could not be read (its row says so; the page is still written).
     """
     from gitmem.fleet.fleetfile import load_fleet
@@ -270,6 +286,7 @@ def fleet_pages(fleet_file: str, out: str, timeout: float, offline: bool) -> int
     if chosen.pages != "public":
         _say(PAGES_OFF)
         return ExitCode.OK
+    _require_no_private_pages(Path(out))
     view = _read(chosen, timeout, offline, with_page=True)
     write_page(Path(out), render_page(view, public=True).encode("utf-8"))
     _say(f"wrote {out}: the public page, verdicts and counts only; GitHub Pages shows it to anyone")

@@ -45,10 +45,13 @@ a { color: #0b57d0; }
 """
 
 
+AGENT_PAGES = "agents"            # the folder of the agents' own pages, beside the fleet page
+
+
 def agent_page_name(row: AgentRow) -> str:
     """The file of an agent's own report, relative to the fleet page: agents/NAME.html, or for a workspace
     agents/NAME/WORKSPACE.html (fleet.yaml's names and gitmem.yaml's workspace names hold no slash)."""
-    return f"agents/{row.agent}/{row.workspace}.html" if row.workspace else f"agents/{row.agent}.html"
+    return f"{AGENT_PAGES}/{row.agent}/{row.workspace}.html" if row.workspace else f"{AGENT_PAGES}/{row.agent}.html"
 
 
 def write_agent_pages(view: FleetView, folder: Path) -> int:

@@ -94,6 +94,23 @@ def test_the_public_page_pending_and_status_carry_verdicts_and_counts_and_no_wor
     assert beta["waiting_branches"] == 1 and beta["pending"] == 1 and beta["verdict"] == "waiting on you"
 
 
+def test_a_public_page_is_never_written_beside_the_agent_pages_a_full_report_left(fleet_root: Path, cli) -> None:
+    """`fleet report` then `fleet report --public` to the same folder would leave the agents' own pages, which
+    quote their memory, beside the public page: whoever publishes that folder publishes them too."""
+    full = cli(["fleet", "report", "--out", "both/index.html"], cwd=fleet_root)
+    assert full.code == 2 and (fleet_root / "both" / "agents").is_dir()
+    page = (fleet_root / "both" / "index.html").read_bytes()
+    for argv in (["fleet", "report", "--public", "--out", "both/index.html"],):
+        refused = cli(argv, cwd=fleet_root)
+        assert refused.code == 2 and "holds agents' own pages" in refused.err, refused.err
+        assert (fleet_root / "both" / "index.html").read_bytes() == page        # nothing written
+    (fleet_root / "fleet-pages.yaml").write_text((fleet_root / "fleet.yaml").read_text(encoding="utf-8")
+                                                  + "pages: public\n", encoding="utf-8")
+    refused = cli(["fleet", "pages", "--fleet", "fleet-pages.yaml", "--out", "both/index.html"], cwd=fleet_root)
+    assert refused.code == 2 and "holds agents' own pages" in refused.err, refused.err
+    assert (fleet_root / "both" / "index.html").read_bytes() == page
+
+
 def test_rows_come_most_urgent_first_and_a_pending_decision_is_not_ok(fleet_root: Path) -> None:
     view = read_fleet(load_fleet(fleet_root / "fleet.yaml"))
     ordered = [row.label for row in by_need(view.rows)]
