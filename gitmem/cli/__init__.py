@@ -166,8 +166,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             say(speaker, line)
         for line in getattr(err, "__notes__", ()):     # what was done before the failure: branches pushed
             say(None, str(line))
-        if err.violations:
-            click.echo(render_text(err.violations), err=True, nl=False)
+        if err.violations:           # they may quote memory, as the message may: masked as everything shown is
+            from gitmem.secrets import scrub
+
+            click.echo(scrub(render_text(err.violations)), err=True, nl=False)
         return err.exit_code
     except Exception:
         import traceback

@@ -79,6 +79,15 @@ def test_an_error_message_masks_it(history: History, cli) -> None:
     assert SECRET not in result.err + result.out and "got '***'" in result.err
 
 
+def test_the_violations_under_an_error_mask_it(history: History, cli) -> None:
+    """A refused write lists the problems it found, and a problem may quote memory: a malformed heading written
+    before the variable was set."""
+    history.repo.append("DECISIONS.md", f"\n### D-45 · {SECRET} broken\n")
+    result = cli(["decision", "ask", "--title", "t", "--recommendation", "r"], cwd=history.root)
+    assert result.code == ExitCode.VIOLATIONS and "GM208" in result.err, result.err
+    assert SECRET not in result.err + result.out and "D-45 · *** broken" in result.err
+
+
 def test_one_mark_text_kept_exactly_and_the_environment_always_masked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(NAME, SECRET)
     token = "ghp_" + "A1b2C3d4" * 5
