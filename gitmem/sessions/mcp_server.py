@@ -29,7 +29,16 @@ from gitmem import __version__
 from gitmem.agents import tool_input
 from gitmem.errors import GitmemError
 from gitmem.secrets import scrub
-from gitmem.sessions.mcp_session import INVALID_PARAMS, RESOURCE_NOT_FOUND, Method, Params, Peer, RpcError
+from gitmem.sessions.mcp_session import (
+    INVALID_PARAMS,
+    RESOURCE_NOT_FOUND,
+    Method,
+    Params,
+    Peer,
+    RpcError,
+    note_line,
+    write_note,
+)
 from gitmem.sessions.mcp_wire import wire
 from gitmem.sessions.protocol import EXTRA_TOOLS, INSTRUCTIONS, RESOLVE_NAMES, RESOURCES, SERVER
 
@@ -46,6 +55,7 @@ PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 WAIT_FOR_ROOT = 15.0          # seconds a tool call waits for the repository to be found
 GRACE = 1.0                   # seconds between saying "not a memory repository" and exiting
 SEARCH_DELAY = 0.2            # seconds after `initialized` before the repository is searched for unasked
+SHOWN_ROOTS = 3               # of the client's roots, named in the message when none is a memory repository
 
 
 @dataclass
@@ -231,25 +241,33 @@ def find_repository(state: State, peer: Peer) -> None:
         try:
             candidates += roots_to_paths(peer.ask("roots/list", {}, timeout=WAIT_FOR_ROOT).get("roots"))
         except RpcError as err:          # a client that announces roots but cannot list them
-            print(f"gitmem: mcp: the client's roots could not be listed ({err}); using the working directory",
-                  file=sys.stderr)
+            write_note(f"the client's roots could not be listed ({err}); using the working directory")
+    roots = [str(candidate) for candidate in candidates]
     candidates.append(Path.cwd())
     from gitmem.sessions.locate import find_workspace
 
     try:
         ws = find_workspace(candidates, state.workspace_name)
     except GitmemError as err:          # found, but its gitmem.yaml is broken
-        ws, message = None, f"gitmem: mcp: {err}"
+        ws, message = None, note_line(str(err))
     else:
-        tried = ", ".join(str(c) for c in candidates)
-        message = (f"gitmem: mcp: not in a gitmem memory repository (looked in: {tried}); start it from the "
-                   "repository, or pass --root DIR (run `gitmem init --agent …` there first)")
+        message = note_line(f"not in a gitmem memory repository (looked in: {looked_in(roots, Path.cwd())}); "
+                            "start it from the repository, or pass --root DIR (run `gitmem init --agent …` there "
+                            "first)")
     if ws is not None:
         state.settle(ws)
         return
     state.settle(None, message)
     print(message, file=sys.stderr, flush=True)
     later(GRACE, lambda: peer.stop(2))      # calls already waiting get the message first
+
+
+def looked_in(roots: list[str], cwd: Path) -> str:
+    """Where the repository was looked for: the client's first SHOWN_ROOTS roots (it may announce thousands),
+    then the working directory."""
+    more = len(roots) - SHOWN_ROOTS
+    return ", ".join([*roots[:SHOWN_ROOTS], *([f"and {more} more of the client's roots"] if more > 0 else []),
+                      str(cwd)])
 
 
 def later(seconds: float, action: Callable[[], None]) -> None:

@@ -33,6 +33,24 @@ Params = dict[str, Any]
 Ident = str | int
 
 
+MAX_SAID = 1000             # characters of one line on stderr: it quotes the client's roots and errors
+
+
+def note_line(text: str) -> str:
+    """`text` as the one line `gitmem: mcp: …` the server writes on stderr about itself. What it quotes is the
+    client's (its roots, its error messages): a newline in it would forge a line of its own, an escape would
+    act on the terminal, and a client's megabyte would be a megabyte here, so each is shown escaped and the
+    line is cut at MAX_SAID characters."""
+    from gitmem.memory.text import printable  # only when there is something to say
+
+    line = "gitmem: mcp: " + printable(text).replace("\n", "\\u000a")
+    return line if len(line) <= MAX_SAID else line[:MAX_SAID - 1] + "…"
+
+
+def write_note(text: str) -> None:
+    print(note_line(text), file=sys.stderr, flush=True)
+
+
 class RpcError(Exception):
     """A request answered with a JSON-RPC error."""
 
@@ -106,10 +124,9 @@ class Peer:
                 try:
                     self._take(message)
                 except Exception as err:     # a bug in reading one message must not end the session
-                    print(f"gitmem: mcp: unexpected error on a message: {type(err).__name__}: {err}",
-                          file=sys.stderr)
+                    write_note(f"unexpected error on a message: {type(err).__name__}: {err}")
         except OSError as err:                  # the wire broke: as good as closed
-            print(f"gitmem: mcp: the wire failed: {err}", file=sys.stderr)
+            write_note(f"the wire failed: {err}")
         with self._lock:                        # no answer can come now: our own requests stop waiting
             self._closed = True
             for answered, _ in self._asked.values():

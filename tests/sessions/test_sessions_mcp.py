@@ -150,6 +150,25 @@ def test_outside_a_memory_repository_it_says_so_and_exits(tmp_path: Path) -> Non
     assert "gitmem: mcp: not in a gitmem memory repository (looked in: " in errors.read_text()
 
 
+def test_the_clients_roots_are_quoted_on_one_bounded_line(tmp_path: Path) -> None:
+    """The roots are the client's text: a name holding a newline forged a `gitmem:` line of its own on stderr,
+    and a thousand roots made one message of a thousand paths, to the client and on stderr alike."""
+    home = tmp_path / "home"
+    home.mkdir()
+    forged = tmp_path / "x\ngitmem: mcp: all is well\x1b[2J"
+    forged.mkdir()
+    roots = [forged] + [tmp_path / f"root-{n:04d}" for n in range(1000)]
+    errors = tmp_path / "stderr.txt"
+    seen = converse([call("status")], cwd=home, roots=roots, errlog=errors)
+    said = errors.read_text()
+    assert said.count("\n") == 1 and said.startswith("gitmem: mcp: not in a gitmem memory repository"), said
+    assert "\x1b" not in said and "x\\u000agitmem: mcp: all is well\\u001b[2J" in said
+    assert len(said) < 1_000 and "root-0001" in said and "root-0002" not in said, said
+    assert "and 998 more of the client's roots, " + str(home.resolve()) in said, said
+    answer = seen.answers[0]
+    assert answer.is_error and answer.text == said.rstrip("\n")
+
+
 def test_a_root_outside_a_memory_repository_is_refused_at_once(cli, tmp_path: Path) -> None:
     result = cli(["mcp", "--root", str(tmp_path)], cwd=tmp_path)
     assert result.code == ExitCode.USAGE
