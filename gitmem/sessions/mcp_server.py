@@ -53,6 +53,9 @@ if TYPE_CHECKING:
 # The protocol revisions served, newest first: a client's own revision if it is one of these, else the newest.
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 WAIT_FOR_ROOT = 15.0          # seconds a tool call waits for the repository to be found
+# Seconds the search waits for the client's roots: well under WAIT_FOR_ROOT, so a client that announces roots
+# and never lists them is served from the working directory, not told by its first call that nothing was found.
+ROOTS_TIMEOUT = 5.0
 GRACE = 1.0                   # seconds between saying "not a memory repository" and exiting
 SEARCH_DELAY = 0.2            # seconds after `initialized` before the repository is searched for unasked
 SHOWN_ROOTS = 3               # of the client's roots, named in the message when none is a memory repository
@@ -239,7 +242,7 @@ def find_repository(state: State, peer: Peer) -> None:
     candidates: list[str | Path | None] = []
     if state.roots:
         try:
-            candidates += roots_to_paths(peer.ask("roots/list", {}, timeout=WAIT_FOR_ROOT).get("roots"))
+            candidates += roots_to_paths(peer.ask("roots/list", {}, timeout=ROOTS_TIMEOUT).get("roots"))
         except RpcError as err:          # a client that announces roots but cannot list them
             write_note(f"the client's roots could not be listed ({err}); using the working directory")
     roots = [str(candidate) for candidate in candidates]

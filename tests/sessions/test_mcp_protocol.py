@@ -197,6 +197,17 @@ def test_calls_wait_in_line_but_quick_requests_do_not(memrepo: GitRepo) -> None:
     assert order.index("list") < order.index(2) and order.index("p") < order.index(2)
 
 
+def test_a_client_that_never_lists_its_roots_is_served_from_the_working_directory(memrepo: GitRepo) -> None:
+    """A client may announce roots and never answer roots/list: the search gives up on the roots before the
+    first call gives up on the search (both waited 15 s, and the call lost: "not found yet")."""
+    hello = {**HELLO, "params": {**HELLO["params"], "capabilities": {"roots": {"listChanged": True}}}}
+    seen = exchange([tool(1, "pending", {})], cwd=memrepo.path, wait_for=(1,), hello=hello)
+    assert [reply["method"] for reply in seen.replies if "method" in reply] == ["roots/list"]
+    assert by_id(seen.replies)[1]["result"] == {"content": [{"type": "text", "text": "No decisions are waiting."}],
+                                                "isError": False}
+    assert "the client's roots could not be listed (no answer to roots/list" in seen.stderr
+
+
 def test_a_session_notified_before_initialize_is_still_served(memrepo: GitRepo) -> None:
     seen = exchange([json.dumps(READY).encode(), tool(1, "pending", {})], cwd=memrepo.path, wait_for=(1,))
     assert by_id(seen.replies)[1]["result"]["content"][0]["text"] == "No decisions are waiting."
