@@ -38,6 +38,16 @@ def test_the_tools_are_the_memory_tools_and_teach_the_protocol(memrepo: GitRepo)
     assert schema["required"] == ["task", "outcome", "result"]
 
 
+def test_the_help_and_the_readme_name_every_tool_served(cli, tmp_path: Path) -> None:
+    """`roadmap_done` was served but named in neither `gitmem mcp --help` nor the README's list."""
+    helped = " ".join(cli(["mcp", "--help"], cwd=tmp_path).out.split())
+    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8").split())
+    listed = readme[readme.index("`gitmem mcp` serves the memory tools"):][:600]
+    for name in tool_names():
+        assert name in helped, name
+        assert f"`{name}`" in listed, name
+
+
 def test_a_session_writes_its_log_entry_and_now_block_once_each(memrepo: GitRepo) -> None:
     seen = converse([call("log_entry", ENTRY), call("now_block", {"did": "wired MCP", "human": "nothing",
                                                                   "next": "hooks"}),
