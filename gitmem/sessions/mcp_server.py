@@ -29,17 +29,8 @@ from gitmem import __version__
 from gitmem.agents import tool_input
 from gitmem.errors import GitmemError
 from gitmem.secrets import scrub
-from gitmem.sessions.mcp_session import (
-    INVALID_PARAMS,
-    RESOURCE_NOT_FOUND,
-    Method,
-    Params,
-    Peer,
-    RpcError,
-    note_line,
-    write_note,
-)
-from gitmem.sessions.mcp_wire import wire
+from gitmem.sessions.mcp_session import INVALID_PARAMS, RESOURCE_NOT_FOUND, Method, Params, Peer, RpcError
+from gitmem.sessions.mcp_wire import note_line, wire, write_note
 from gitmem.sessions.protocol import EXTRA_TOOLS, INSTRUCTIONS, RESOLVE_NAMES, RESOURCES, SERVER
 
 if TYPE_CHECKING:

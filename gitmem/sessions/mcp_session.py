@@ -14,13 +14,12 @@ still waiting, and the answer of one already running: a receiver does not answer
 from __future__ import annotations
 
 import queue
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gitmem.sessions.mcp_wire import Wire
+from gitmem.sessions.mcp_wire import Wire, write_note
 
 # JSON-RPC 2.0's error codes, and MCP's own for a resource that is not there.
 INVALID_REQUEST = -32600
@@ -31,24 +30,6 @@ RESOURCE_NOT_FOUND = -32002
 
 Params = dict[str, Any]
 Ident = str | int
-
-
-MAX_SAID = 1000             # characters of one line on stderr: it quotes the client's roots and errors
-
-
-def note_line(text: str) -> str:
-    """`text` as the one line `gitmem: mcp: …` the server writes on stderr about itself. What it quotes is the
-    client's (its roots, its error messages): a newline in it would forge a line of its own, an escape would
-    act on the terminal, and a client's megabyte would be a megabyte here, so each is shown escaped and the
-    line is cut at MAX_SAID characters."""
-    from gitmem.memory.text import printable  # only when there is something to say
-
-    line = "gitmem: mcp: " + printable(text).replace("\n", "\\u000a")
-    return line if len(line) <= MAX_SAID else line[:MAX_SAID - 1] + "…"
-
-
-def write_note(text: str) -> None:
-    print(note_line(text), file=sys.stderr, flush=True)
 
 
 class RpcError(Exception):
