@@ -185,6 +185,23 @@ def test_the_payload_is_read_as_utf_8_whatever_the_locale(memrepo: GitRepo, tmp_
     assert "## Proven rules (RULES.md)" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
 
 
+@pytest.mark.parametrize("event", ["session-start", "stop"])
+def test_a_hook_started_with_stdin_closed_exits_0(memrepo: GitRepo, event: str) -> None:
+    """A host may start the hook with no stdin at all (fd 0 closed): Python's sys.stdin is then None, and
+    asking it isatty() was a traceback (exit 70)."""
+    import os
+    import subprocess
+    import sys
+
+    gitmem = Path(sys.executable).parent / "gitmem"
+    environment = {k: v for k, v in os.environ.items() if k not in ("GITMEM_CYCLE", "CLAUDE_PROJECT_DIR")}
+    done = subprocess.run(["sh", "-c", f'exec "{gitmem}" hook {event} <&-'], cwd=memrepo.path, env=environment,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    if event == "session-start":        # no payload: the working directory finds the memory
+        assert "## Proven rules (RULES.md)" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
 def test_a_broken_config_does_not_break_the_session(memrepo: GitRepo) -> None:
     memrepo.write("gitmem.yaml", "limits: [not, a, mapping]\n")
     for event in ("session-start", "stop"):
