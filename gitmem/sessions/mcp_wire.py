@@ -121,11 +121,21 @@ class Wire:
             yield message
 
 
+def _private_copy(fd: int, name: str) -> int:
+    try:
+        return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    except OSError as err:
+        from gitmem.errors import GitmemError
+
+        raise GitmemError(f"mcp: {name} is not open ({err.strerror}): an MCP client starts `gitmem mcp` with a "
+                          "pipe on stdin and one on stdout") from None
+
+
 @contextmanager
 def wire() -> Iterator[Wire]:
-    """The client's wire, with fd 0 on the null device and fd 1 on stderr meanwhile."""
-    wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-    wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    """The client's wire, with fd 0 on the null device and fd 1 on stderr meanwhile. A GitmemError (exit 2) when
+    stdin or stdout is not open: no client started this server."""
+    wire_in, wire_out = _private_copy(0, "stdin"), _private_copy(1, "stdout")
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)

@@ -179,6 +179,20 @@ def test_the_clients_roots_are_quoted_on_one_bounded_line(tmp_path: Path) -> Non
     assert answer.is_error and answer.text == said.rstrip("\n")
 
 
+@pytest.mark.parametrize(("closed", "name"), [("<&-", "stdin"), (">&-", "stdout")])
+def test_started_without_stdin_or_stdout_it_says_so_and_exits_2(memrepo: GitRepo, closed: str, name: str) -> None:
+    """With fd 0 or fd 1 closed there is no client: that was a traceback (exit 70)."""
+    import subprocess
+
+    from tests.support.mcp_client import GITMEM
+
+    done = subprocess.run(["sh", "-c", f'exec "{GITMEM}" mcp {closed}'], cwd=memrepo.path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == ExitCode.USAGE and "Traceback" not in done.stderr, done.stderr
+    assert f"gitmem: mcp: {name} is not open (Bad file descriptor): an MCP client starts `gitmem mcp` with a pipe" \
+           in done.stderr, done.stderr
+
+
 def test_a_root_outside_a_memory_repository_is_refused_at_once(cli, tmp_path: Path) -> None:
     result = cli(["mcp", "--root", str(tmp_path)], cwd=tmp_path)
     assert result.code == ExitCode.USAGE
