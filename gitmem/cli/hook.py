@@ -32,13 +32,20 @@ def _note(text: str) -> None:
 
 
 def _payload() -> dict[str, Any]:
-    text = sys.stdin.read() if not sys.stdin.isatty() else ""
+    # Bytes, decoded as UTF-8 here: JSON is UTF-8 (RFC 8259), where the locale's text layer decodes stdin as it
+    # likes (strictly under en_US.UTF-8, so one stray byte was a traceback; as Latin-1 under a Latin-1 locale).
+    stream = sys.stdin            # None when the host started the hook with stdin closed
     try:
-        data = loads_json(text) if text.strip() else {}
-    except ValueError as err:     # not JSON, or nested past the bound (gitmem.config.nesting): never a traceback
+        data = stream.buffer.read() if stream is not None and not stream.isatty() else b""
+        text = data.decode("utf-8")
+        found = loads_json(text) if text.strip() else {}
+    except UnicodeDecodeError as err:
+        _note(f"stdin is not the hook's JSON (not UTF-8: {err.reason} at byte {err.start}): going on without it")
+        return {}
+    except (ValueError, OSError) as err:     # not JSON, nested past the bound (gitmem.config.nesting), unreadable
         _note(f"stdin is not the hook's JSON ({err}): going on without it")
         return {}
-    return data if isinstance(data, dict) else {}
+    return found if isinstance(found, dict) else {}
 
 
 def _answer(answer: HookAnswer) -> int:

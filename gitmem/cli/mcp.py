@@ -11,7 +11,7 @@ from gitmem.errors import ExitCode, exit_codes_help
 # Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
 EXIT_CODES = {
     ExitCode.OK: "the client closed the session",
-    ExitCode.USAGE: "usage error, no memory repository here, or the MCP SDK is not installed",
+    ExitCode.USAGE: "usage error, or no memory repository here",
 }
 
 
@@ -22,7 +22,7 @@ EXIT_CODES = {
 @workspace_option
 def mcp_command(root: Path | None, workspace: str | None) -> int:
     """Serve the memory tools over MCP (stdio): log_entry, now_block, ask_decision, add_lesson, confirm_lesson,
-    recall, context, pending and status, and RULES, NOW and the pending decisions as resources.
+    roadmap_done, recall, context, pending and status, and RULES, NOW and the pending decisions as resources.
 
     The same tools and guards as the anthropic backend: no tool resolves a decision, the clock stamps every
     entry, the shared rule numbers it. Writes files only; commit them with your work. Outside a memory

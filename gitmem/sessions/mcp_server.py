@@ -30,7 +30,7 @@ from gitmem.agents import tool_input
 from gitmem.errors import GitmemError
 from gitmem.secrets import scrub
 from gitmem.sessions.mcp_session import INVALID_PARAMS, RESOURCE_NOT_FOUND, Method, Params, Peer, RpcError
-from gitmem.sessions.mcp_wire import wire
+from gitmem.sessions.mcp_wire import note_line, wire, write_note
 from gitmem.sessions.protocol import EXTRA_TOOLS, INSTRUCTIONS, RESOLVE_NAMES, RESOURCES, SERVER
 
 if TYPE_CHECKING:
@@ -44,8 +44,12 @@ if TYPE_CHECKING:
 # The protocol revisions served, newest first: a client's own revision if it is one of these, else the newest.
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 WAIT_FOR_ROOT = 15.0          # seconds a tool call waits for the repository to be found
+# Seconds the search waits for the client's roots: well under WAIT_FOR_ROOT, so a client that announces roots
+# and never lists them is served from the working directory, not told by its first call that nothing was found.
+ROOTS_TIMEOUT = 5.0
 GRACE = 1.0                   # seconds between saying "not a memory repository" and exiting
 SEARCH_DELAY = 0.2            # seconds after `initialized` before the repository is searched for unasked
+SHOWN_ROOTS = 3               # of the client's roots, named in the message when none is a memory repository
 
 
 @dataclass
@@ -229,27 +233,35 @@ def find_repository(state: State, peer: Peer) -> None:
     candidates: list[str | Path | None] = []
     if state.roots:
         try:
-            candidates += roots_to_paths(peer.ask("roots/list", {}, timeout=WAIT_FOR_ROOT).get("roots"))
+            candidates += roots_to_paths(peer.ask("roots/list", {}, timeout=ROOTS_TIMEOUT).get("roots"))
         except RpcError as err:          # a client that announces roots but cannot list them
-            print(f"gitmem: mcp: the client's roots could not be listed ({err}); using the working directory",
-                  file=sys.stderr)
+            write_note(f"the client's roots could not be listed ({err}); using the working directory")
+    roots = [str(candidate) for candidate in candidates]
     candidates.append(Path.cwd())
     from gitmem.sessions.locate import find_workspace
 
     try:
         ws = find_workspace(candidates, state.workspace_name)
     except GitmemError as err:          # found, but its gitmem.yaml is broken
-        ws, message = None, f"gitmem: mcp: {err}"
+        ws, message = None, note_line(str(err))
     else:
-        tried = ", ".join(str(c) for c in candidates)
-        message = (f"gitmem: mcp: not in a gitmem memory repository (looked in: {tried}); start it from the "
-                   "repository, or pass --root DIR (run `gitmem init --agent …` there first)")
+        message = note_line(f"not in a gitmem memory repository (looked in: {looked_in(roots, Path.cwd())}); "
+                            "start it from the repository, or pass --root DIR (run `gitmem init --agent …` there "
+                            "first)")
     if ws is not None:
         state.settle(ws)
         return
     state.settle(None, message)
     print(message, file=sys.stderr, flush=True)
     later(GRACE, lambda: peer.stop(2))      # calls already waiting get the message first
+
+
+def looked_in(roots: list[str], cwd: Path) -> str:
+    """Where the repository was looked for: the client's first SHOWN_ROOTS roots (it may announce thousands),
+    then the working directory."""
+    more = len(roots) - SHOWN_ROOTS
+    return ", ".join([*roots[:SHOWN_ROOTS], *([f"and {more} more of the client's roots"] if more > 0 else []),
+                      str(cwd)])
 
 
 def later(seconds: float, action: Callable[[], None]) -> None:

@@ -14,13 +14,12 @@ still waiting, and the answer of one already running: a receiver does not answer
 from __future__ import annotations
 
 import queue
-import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from gitmem.sessions.mcp_wire import Wire
+from gitmem.sessions.mcp_wire import Wire, write_note
 
 # JSON-RPC 2.0's error codes, and MCP's own for a resource that is not there.
 INVALID_REQUEST = -32600
@@ -106,10 +105,9 @@ class Peer:
                 try:
                     self._take(message)
                 except Exception as err:     # a bug in reading one message must not end the session
-                    print(f"gitmem: mcp: unexpected error on a message: {type(err).__name__}: {err}",
-                          file=sys.stderr)
+                    write_note(f"unexpected error on a message: {type(err).__name__}: {err}")
         except OSError as err:                  # the wire broke: as good as closed
-            print(f"gitmem: mcp: the wire failed: {err}", file=sys.stderr)
+            write_note(f"the wire failed: {err}")
         with self._lock:                        # no answer can come now: our own requests stop waiting
             self._closed = True
             for answered, _ in self._asked.values():

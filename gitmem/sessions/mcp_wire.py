@@ -6,6 +6,9 @@ reader (`gitmem.config.nesting.loads_json`, the nesting bound every other reader
 parsed is answered as JSON-RPC 2.0 says, `{"jsonrpc": "2.0", "id": null, "error": {"code": -32700, ...}}`,
 and the server goes on with the next line. A blank line is no message.
 
+What the server says about itself goes to stderr as one bounded line each (`note_line`), and once the client
+has closed its end of the wire the replies are dropped, not raised in the thread that answers.
+
 While serving, fd 0 reads the null device and fd 1 writes to stderr (`wire()`), so a child process or a stray
 print can neither eat the client's requests nor tear a frame on the wire; the wire keeps private copies.
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,6 +28,22 @@ from gitmem.config.nesting import loads_json
 MAX_LINE_BYTES = 1 << 20     # one JSON-RPC message: far beyond any tool call on memory files of bounded size
 PARSE_ERROR = -32700         # JSON-RPC 2.0: invalid JSON was received
 CHUNK = 1 << 16
+MAX_SAID = 1000             # characters of one line on stderr: it quotes the client's roots and errors
+
+
+def note_line(text: str) -> str:
+    """`text` as the one line `gitmem: mcp: …` the server writes on stderr about itself. What it quotes is the
+    client's (its roots, its error messages): a newline in it would forge a line of its own, an escape would
+    act on the terminal, and a client's megabyte would be a megabyte here, so each is shown escaped and the
+    line is cut at MAX_SAID characters."""
+    from gitmem.memory.text import printable  # only when there is something to say
+
+    line = "gitmem: mcp: " + printable(text).replace("\n", "\\u000a")
+    return line if len(line) <= MAX_SAID else line[:MAX_SAID - 1] + "…"
+
+
+def write_note(text: str) -> None:
+    print(note_line(text), file=sys.stderr, flush=True)
 
 
 def parse_error(reason: str) -> dict[str, Any]:
@@ -48,14 +68,23 @@ class Wire:
     def __init__(self, read_fd: int, write_fd: int) -> None:
         self._in, self._out = read_fd, write_fd
         self._lock = threading.Lock()
+        self.broken = False          # the client stopped reading: what is left to send is dropped
 
     def send(self, message: dict[str, Any]) -> None:
-        """One message, one line, written whole: the replies of several threads never interleave."""
+        """One message, one line, written whole: the replies of several threads never interleave. Once the
+        client has closed its end, nothing can reach it: the reply is dropped (said once on stderr), and the
+        server goes on until the client closes stdin, as it would have, rather than lose the thread that sent."""
         data = json.dumps(message, separators=(",", ":")).encode()     # ASCII: a lone surrogate is escaped
         with self._lock:
+            if self.broken:
+                return
             view = memoryview(data + b"\n")
-            while view:
-                view = view[os.write(self._out, view):]
+            try:
+                while view:
+                    view = view[os.write(self._out, view):]
+            except OSError as err:
+                self.broken = True
+                write_note(f"the client stopped reading the replies ({err.strerror or err}): the rest are dropped")
 
     def messages(self) -> Iterator[Any]:
         """Each message the client sends, parsed, until it closes the wire; refused lines are answered here."""
@@ -92,11 +121,21 @@ class Wire:
             yield message
 
 
+def _private_copy(fd: int, name: str) -> int:
+    try:
+        return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    except OSError as err:
+        from gitmem.errors import GitmemError
+
+        raise GitmemError(f"mcp: {name} is not open ({err.strerror}): an MCP client starts `gitmem mcp` with a "
+                          "pipe on stdin and one on stdout") from None
+
+
 @contextmanager
 def wire() -> Iterator[Wire]:
-    """The client's wire, with fd 0 on the null device and fd 1 on stderr meanwhile."""
-    wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-    wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    """The client's wire, with fd 0 on the null device and fd 1 on stderr meanwhile. A GitmemError (exit 2) when
+    stdin or stdout is not open: no client started this server."""
+    wire_in, wire_out = _private_copy(0, "stdin"), _private_copy(1, "stdout")
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.close(null)

@@ -197,6 +197,44 @@ def test_calls_wait_in_line_but_quick_requests_do_not(memrepo: GitRepo) -> None:
     assert order.index("list") < order.index(2) and order.index("p") < order.index(2)
 
 
+def test_a_client_that_never_lists_its_roots_is_served_from_the_working_directory(memrepo: GitRepo) -> None:
+    """A client may announce roots and never answer roots/list: the search gives up on the roots before the
+    first call gives up on the search (both waited 15 s, and the call lost: "not found yet")."""
+    hello = {**HELLO, "params": {**HELLO["params"], "capabilities": {"roots": {"listChanged": True}}}}
+    seen = exchange([tool(1, "pending", {})], cwd=memrepo.path, wait_for=(1,), hello=hello)
+    assert [reply["method"] for reply in seen.replies if "method" in reply] == ["roots/list"]
+    assert by_id(seen.replies)[1]["result"] == {"content": [{"type": "text", "text": "No decisions are waiting."}],
+                                                "isError": False}
+    assert "the client's roots could not be listed (no answer to roots/list" in seen.stderr
+
+
+def test_a_client_that_stops_reading_leaves_a_server_that_still_ends(memrepo: GitRepo) -> None:
+    """A host that closes its end of the server's stdout: the reply that failed killed the worker with a
+    traceback, and the server then never ended, even after stdin closed (an orphan per crashed session)."""
+    import os
+    import subprocess
+
+    from tests.support.mcp_client import GITMEM
+
+    replies, ours = os.pipe()
+    server = subprocess.Popen([str(GITMEM), "mcp"], cwd=memrepo.path, stdin=subprocess.PIPE, stdout=ours,
+                              stderr=subprocess.PIPE)
+    os.close(ours)
+    os.close(replies)                    # nobody reads the replies
+    assert server.stdin is not None and server.stderr is not None
+    server.stdin.write(b"\n".join([json.dumps(HELLO).encode(), json.dumps(READY).encode(), request(1, "ping"),
+                                    tool(2, "pending", {}), tool(3, "status", {})]) + b"\n")
+    server.stdin.close()
+    try:
+        code = server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        code = None
+    said = server.stderr.read().decode()
+    assert code == 0, said
+    assert "Traceback" not in said and said.count("the client stopped reading the replies") == 1, said
+
+
 def test_a_session_notified_before_initialize_is_still_served(memrepo: GitRepo) -> None:
     seen = exchange([json.dumps(READY).encode(), tool(1, "pending", {})], cwd=memrepo.path, wait_for=(1,))
     assert by_id(seen.replies)[1]["result"]["content"][0]["text"] == "No decisions are waiting."

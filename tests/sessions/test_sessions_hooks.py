@@ -146,6 +146,62 @@ def test_outside_a_memory_repository_and_on_bad_input_the_hooks_exit_0_quietly(t
     assert hook("session-start", memrepo.path, raw="").output is not None, "cwd is enough to find the repo"
 
 
+def run_hook_bytes(event: str, cwd: Path, payload: bytes, encoding: str) -> tuple[int, str, str]:
+    """`gitmem hook EVENT` fed `payload` as bytes, with Python's stdin text layer set as a locale sets it."""
+    import os
+    import subprocess
+    import sys
+
+    environment = {k: v for k, v in os.environ.items() if k not in ("GITMEM_CYCLE", "CLAUDE_PROJECT_DIR")}
+    done = subprocess.run([str(Path(sys.executable).parent / "gitmem"), "hook", event], input=payload, cwd=cwd,
+                          env={**environment, "PYTHONIOENCODING": encoding}, capture_output=True, timeout=120)
+    return done.returncode, done.stdout.decode(), done.stderr.decode(errors="replace")
+
+
+@pytest.mark.parametrize("event", ["session-start", "stop"])
+def test_stdin_that_is_not_utf_8_is_no_traceback_under_a_strict_utf_8_locale(memrepo: GitRepo, event: str) -> None:
+    """A UTF-8 locale such as en_US.UTF-8 decodes stdin strictly: a byte that is not UTF-8 was a traceback
+    (exit 70), where a hook exits 0 whatever its input."""
+    payload = b'{"session_id": "s-\xff\xfe", "cwd": "' + bytes(memrepo.path) + b'"}'
+    code, out, err = run_hook_bytes(event, memrepo.path, payload, "utf-8:strict")
+    assert code == 0 and "Traceback" not in err, err
+    assert "gitmem: hook: stdin is not the hook's JSON (not UTF-8: invalid start byte at byte 18)" in err, err
+    if event == "session-start":        # without the payload, the working directory still finds the memory
+        assert "## Proven rules (RULES.md)" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+    else:                               # no session id: nothing to enforce
+        assert out == ""
+
+
+def test_the_payload_is_read_as_utf_8_whatever_the_locale(memrepo: GitRepo, tmp_path: Path) -> None:
+    """JSON is UTF-8 (RFC 8259): under a Latin-1 locale the session's cwd `…/café` was read as `…/cafÃ©`, no
+    directory, and the session started without its memory."""
+    cafe = memrepo.path / "café"
+    cafe.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    payload = json.dumps({"session_id": "s-1", "cwd": str(cafe)}, ensure_ascii=False).encode()
+    code, out, err = run_hook_bytes("session-start", elsewhere, payload, "latin-1")
+    assert code == 0 and out, err
+    assert "## Proven rules (RULES.md)" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+
+
+@pytest.mark.parametrize("event", ["session-start", "stop"])
+def test_a_hook_started_with_stdin_closed_exits_0(memrepo: GitRepo, event: str) -> None:
+    """A host may start the hook with no stdin at all (fd 0 closed): Python's sys.stdin is then None, and
+    asking it isatty() was a traceback (exit 70)."""
+    import os
+    import subprocess
+    import sys
+
+    gitmem = Path(sys.executable).parent / "gitmem"
+    environment = {k: v for k, v in os.environ.items() if k not in ("GITMEM_CYCLE", "CLAUDE_PROJECT_DIR")}
+    done = subprocess.run(["sh", "-c", f'exec "{gitmem}" hook {event} <&-'], cwd=memrepo.path, env=environment,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    if event == "session-start":        # no payload: the working directory finds the memory
+        assert "## Proven rules (RULES.md)" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
 def test_a_broken_config_does_not_break_the_session(memrepo: GitRepo) -> None:
     memrepo.write("gitmem.yaml", "limits: [not, a, mapping]\n")
     for event in ("session-start", "stop"):

@@ -38,6 +38,16 @@ def test_the_tools_are_the_memory_tools_and_teach_the_protocol(memrepo: GitRepo)
     assert schema["required"] == ["task", "outcome", "result"]
 
 
+def test_the_help_and_the_readme_name_every_tool_served(cli, tmp_path: Path) -> None:
+    """`roadmap_done` was served but named in neither `gitmem mcp --help` nor the README's list."""
+    helped = " ".join(cli(["mcp", "--help"], cwd=tmp_path).out.split())
+    readme = " ".join((Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8").split())
+    listed = readme[readme.index("`gitmem mcp` serves the memory tools"):][:600]
+    for name in tool_names():
+        assert name in helped, name
+        assert f"`{name}`" in listed, name
+
+
 def test_a_session_writes_its_log_entry_and_now_block_once_each(memrepo: GitRepo) -> None:
     seen = converse([call("log_entry", ENTRY), call("now_block", {"did": "wired MCP", "human": "nothing",
                                                                   "next": "hooks"}),
@@ -148,6 +158,39 @@ def test_outside_a_memory_repository_it_says_so_and_exits(tmp_path: Path) -> Non
     assert "not in a gitmem memory repository" in seen.answers[0].text and "--root" in seen.answers[0].text
     assert len(seen.answers) == 2 and seen.error is not None, "then the server exits"
     assert "gitmem: mcp: not in a gitmem memory repository (looked in: " in errors.read_text()
+
+
+def test_the_clients_roots_are_quoted_on_one_bounded_line(tmp_path: Path) -> None:
+    """The roots are the client's text: a name holding a newline forged a `gitmem:` line of its own on stderr,
+    and a thousand roots made one message of a thousand paths, to the client and on stderr alike."""
+    home = tmp_path / "home"
+    home.mkdir()
+    forged = tmp_path / "x\ngitmem: mcp: all is well\x1b[2J"
+    forged.mkdir()
+    roots = [forged] + [tmp_path / f"root-{n:04d}" for n in range(1000)]
+    errors = tmp_path / "stderr.txt"
+    seen = converse([call("status")], cwd=home, roots=roots, errlog=errors)
+    said = errors.read_text()
+    assert said.count("\n") == 1 and said.startswith("gitmem: mcp: not in a gitmem memory repository"), said
+    assert "\x1b" not in said and "x\\u000agitmem: mcp: all is well\\u001b[2J" in said
+    assert len(said) < 1_000 and "root-0001" in said and "root-0002" not in said, said
+    assert "and 998 more of the client's roots, " + str(home.resolve()) in said, said
+    answer = seen.answers[0]
+    assert answer.is_error and answer.text == said.rstrip("\n")
+
+
+@pytest.mark.parametrize(("closed", "name"), [("<&-", "stdin"), (">&-", "stdout")])
+def test_started_without_stdin_or_stdout_it_says_so_and_exits_2(memrepo: GitRepo, closed: str, name: str) -> None:
+    """With fd 0 or fd 1 closed there is no client: that was a traceback (exit 70)."""
+    import subprocess
+
+    from tests.support.mcp_client import GITMEM
+
+    done = subprocess.run(["sh", "-c", f'exec "{GITMEM}" mcp {closed}'], cwd=memrepo.path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == ExitCode.USAGE and "Traceback" not in done.stderr, done.stderr
+    assert f"gitmem: mcp: {name} is not open (Bad file descriptor): an MCP client starts `gitmem mcp` with a pipe" \
+           in done.stderr, done.stderr
 
 
 def test_a_root_outside_a_memory_repository_is_refused_at_once(cli, tmp_path: Path) -> None:

@@ -189,7 +189,9 @@ def run_cli(argv: Sequence[str], *, cwd: Path, monkeypatch: pytest.MonkeyPatch,
     from tests.support.exit_codes import command_for, declared
 
     monkeypatch.chdir(cwd)
-    monkeypatch.setattr(sys, "stdin", io.StringIO(stdin if stdin is not None else ""))
+    # A text layer over bytes, as a real stdin is: a command may read the bytes (`sys.stdin.buffer`).
+    given = (stdin if stdin is not None else "").encode("utf-8", "surrogatepass")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(given), encoding="utf-8", errors="surrogatepass"))
     capsys.readouterr()
     code = main(list(argv))
     captured = capsys.readouterr()

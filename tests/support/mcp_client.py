@@ -122,16 +122,16 @@ class Exchange:
 
 
 def exchange(lines: list[bytes], *, cwd: Path, wait_for: tuple[Any, ...] = (),
-             env: dict[str, str] | None = None) -> Exchange:
-    """Initialize `gitmem mcp` in `cwd`, send `lines` as they are (bytes; this helper ends each with a newline),
-    then a last ping; close stdin once that ping and the requests `wait_for` names are answered (a tool call may
-    still be running when the ping is answered: ping never waits behind the calls)."""
+             env: dict[str, str] | None = None, hello: dict[str, Any] = HELLO) -> Exchange:
+    """Initialize `gitmem mcp` in `cwd` (with `hello`), send `lines` as they are (bytes; this helper ends each
+    with a newline), then a last ping; close stdin once that ping and the requests `wait_for` names are answered
+    (a tool call may still be running when the ping is answered: ping never waits behind the calls)."""
     import json
     import subprocess
     import threading
 
     last = {"jsonrpc": "2.0", "id": "last", "method": "ping"}
-    wire = b"".join(line + b"\n" for line in [json.dumps(HELLO).encode(), json.dumps(READY).encode(), *lines,
+    wire = b"".join(line + b"\n" for line in [json.dumps(hello).encode(), json.dumps(READY).encode(), *lines,
                                               json.dumps(last).encode()])
     environment = {k: v for k, v in os.environ.items() if k != "GITMEM_CYCLE"} | (env or {})
     server = subprocess.Popen([str(GITMEM), "mcp"], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
