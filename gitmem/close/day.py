@@ -32,6 +32,16 @@ def day_bounds(day: date, tz: tzinfo) -> tuple[datetime, datetime]:
     return datetime.combine(day, time(0), tz), datetime.combine(day + timedelta(days=1), time(0), tz)
 
 
+def reported_until(day_end: datetime, written: datetime) -> datetime:
+    """The moment up to which a close written at `written` reports the cycles of a day ending at `day_end`: the
+    day's end, or, for a close run before it, the end of the minute the close is dated in. A close is dated by the
+    moment it began (`run_close`) and LOG's times are whole minutes, so its entry alone says which cycles its report
+    holds. One rule for the report (`writeup.facts_of`) and for every later reading of LOG (`_walk`): a cycle dated
+    after it (a clock some minutes fast, a writer that pushed while the close ran) waits for the next close
+    instead of falling between the two."""
+    return min(day_end, written.replace(second=0, microsecond=0) + timedelta(minutes=1))
+
+
 def entries_since(text: TailSource | str, start: datetime, *, at_least: int = 0) -> tuple[LogEntry, ...]:
     """LOG entries from the first one at or after `start` to the end, plus at least `at_least` before it.
 
@@ -182,6 +192,7 @@ def _walk(entries: Sequence[LogEntry], tz: tzinfo, *, whole: bool) -> tuple[list
             continue
         closed = closed_day(entry)
         start, end = day_bounds(closed, tz) if closed is not None else (entry.when.moment, entry.when.moment)
+        end = reported_until(end, entry.when.moment)
         if first:
             older += [c for c in pending if c.when.moment < start]
             pending = [c for c in pending if c.when.moment >= start]
@@ -208,7 +219,8 @@ def unreported_cycles(text: TailSource | str, until: datetime, tz: tzinfo, *,
                 return True
             if entry.cycle is None:
                 closed = closed_day(entry)
-                end = day_bounds(closed, tz)[1] if closed is not None else entry.when.moment
+                end = reported_until(day_bounds(closed, tz)[1] if closed is not None else entry.when.moment,
+                                     entry.when.moment)
                 covered = max(covered, end) if covered is not None else end
                 early = early or entry.when.moment < day_start
         return False

@@ -31,6 +31,7 @@ from gitmem.close.day import (
     day_bounds,
     day_entries,
     entries_since,
+    reported_until,
     unreported_cycles,
 )
 from gitmem.close.llm import CloseModel, api_key_set
@@ -96,7 +97,9 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
         if dirty:
             raise CloseError(f"memory files have uncommitted changes: {', '.join(dirty)}; commit or discard "
                              "them first (the close commits memory files whole)", dirty=True)
-        memory = MemoryWriter(ws, clock=clock, author_email=config.agent.email)
+        # Everything the close writes is dated by the moment it read LOG at (its report holds the cycles up to that
+        # minute: `day.reported_until`), however long the model takes to word it.
+        memory = MemoryWriter(ws, clock=lambda: moment, author_email=config.agent.email)
         try:
             # The close reads memory, computes and writes it back whole: a write landing in between would be
             # overwritten, so writers wait (or are told memory is busy) until the close has committed.
@@ -158,7 +161,7 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
         closes = day_entries(log_text, wanted[-1], tz)[1]
         where = f"{config.path('log')}:{closes[-1].line}"
         start, end = day_bounds(wanted[-1], tz)
-        if not unreported_cycles(log_text, min(end, moment), tz, day_start=start):
+        if not unreported_cycles(log_text, reported_until(end, moment), tz, day_start=start):
             return CloseResult(wanted[-1], "already-closed",
                                f"{wanted[-1].isoformat()} is already closed ({where}); nothing changed")
         open_days, again = [wanted[-1]], f" since its close at {closes[-1].when} ({where})"
