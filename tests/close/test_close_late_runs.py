@@ -118,3 +118,29 @@ def test_close_push_merges_a_concurrent_log_append_in_every_workspace(tmp_path: 
     merged = git(origin, "show", f"main:{rel}")
     assert [e.cycle for e in log.parse(merged).entries] == [1, 2, None]
     assert "gitmem/close-" not in git(origin, "branch", "--list")
+
+
+def test_a_cycle_pushed_while_the_close_ran_is_in_the_next_closes_report(tmp_path: Path, git_env: None) -> None:
+    """The close read LOG before a human's cycle reached the origin, and its push replays it after that cycle: the
+    close entry names the cycle as arrived (its report does not hold it), and the next close reports it, so the
+    cycle is in exactly one report."""
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    utc = ZoneInfo("UTC")
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=utc))
+    human = clone(origin, tmp_path / "human", DANA)
+    write_cycle(human, datetime(2026, 11, 14, 23, 40, tzinfo=utc))        # before the close's 23:47
+    first = gitmem_at(datetime(2026, 11, 14, 23, 47, tzinfo=utc), runner.path, "close", "--push", "--no-llm")
+    assert first.returncode == ExitCode.OK, first.stdout + first.stderr
+    assert first.stdout.splitlines()[0] == "closed 2026-11-14: 1 cycle (1 built, 0 published, 0 no-build)"
+    pushed = closes(git(origin, "show", "main:LOG.md"))
+    assert pushed[-1].get("Arrived") == "cycle 2"
+    second = gitmem_at(datetime(2026, 11, 15, 23, 47, tzinfo=utc), runner.path, "close", "--push", "--no-llm")
+    assert second.returncode == ExitCode.OK, second.stdout + second.stderr
+    assert second.stdout.splitlines()[0] == "closed 2026-11-15: 1 cycle (1 built, 0 published, 0 no-build)"
+    reports = closes(git(origin, "show", "main:LOG.md"))
+    assert [(e.get("Day"), (e.get("Done") or "").split(" · ")[0]) for e in reports] == [
+        ("2026-11-14", "cycle 1"), ("2026-11-15", "cycle 2")]
+    verified = gitmem_at(datetime(2026, 11, 15, 23, 50, tzinfo=utc), runner.path, "verify", "--range",
+                         "HEAD~3..HEAD")
+    assert verified.returncode == ExitCode.OK, verified.stdout + verified.stderr
