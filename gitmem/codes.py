@@ -409,6 +409,19 @@ CYCLE_DISK_FULL = _code(
     "GM725", "cycle-disk-full",
     "the disk holding the repository was full (ENOSPC or EDQUOT): the cycle did not run its agent, or failed "
     "after it with what it could write; nothing of the human's is lost", "{message}", since=5)
+_DAY_AHEAD_HINT = ("write the day it happened or was asked (`gitmem decision ask`, `gitmem lesson add` and "
+                   "`gitmem lesson confirm` take it from the clock); a clock that runs fast writes the future: set "
+                   "it right (NTP)")
+MEMORY_DATED_AHEAD = _code(
+    "GM730", "memory-dated-ahead",
+    "a new decision's `Asked` time is more than `CLOCK_SKEW` after the clock that judges it, or a new lesson's "
+    "`Happened` or `Confirmed` day is after the day anywhere on Earth by that clock (`check`'s clock, or, for "
+    "`verify`, its commit's committer date or the verifying clock)",
+    "{what} is dated {when}, after the clock ({moment})", _DAY_AHEAD_HINT, since=5,
+    commit=Message("{what} is dated {when}, after its commit's committer date ({moment})", _DAY_AHEAD_HINT,
+                   since=5),
+    verifying=Message("{what} is dated {when}, after the clock of this verify ({moment}); the clock that wrote "
+                      "it and committed it ran fast", _DAY_AHEAD_HINT, since=5))
 CYCLE_OVER_DAILY_CAP = _code(
     "GM750", "cycle-over-daily-cap",
     "the cycle refused to start: today's cycles recorded more tokens or cost in LOG Evidence than "

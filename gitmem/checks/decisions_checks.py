@@ -5,6 +5,7 @@ from collections.abc import Collection
 from dataclasses import replace
 
 from gitmem import codes
+from gitmem.checks import written_times
 from gitmem.checks.inputs import CheckInput, unreadable
 from gitmem.checks.rule_inputs import authorship, duplicate_ids, texts
 from gitmem.checks.violation import Violation, from_problem
@@ -35,6 +36,26 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
                          variant=by.variant)
     found += _unsigned_answers(inp, path, old, doc, brought)
     found += _answered_ahead(inp, path, old, doc, brought)
+    found += _asked_ahead(inp, path, old, doc)
+    return found
+
+
+def _asked_ahead(inp: CheckInput, path: str, old: DecisionsDoc, new: DecisionsDoc) -> list[Violation]:
+    """GM730: a decision new in this change asked at a time after the clock that judges it. A decision a merge
+    brings from another parent was judged by the commit that asked it."""
+    if not written_times.judges(inp):
+        return []
+    known = {d.id for d in old.all}
+    elsewhere = {(d.id, d.content()) for other in inp.others
+                 for d in decisions.parse(decode_text(other.read(path) or b"")).all}
+    found = []
+    for item in new.all:
+        if item.id in known or item.asked is None or (item.id, item.content()) in elsewhere:
+            continue
+        ahead = written_times.ahead_violation(inp, path, item.line_of("Asked"), f"{item.id}'s Asked time",
+                                              when=item.asked)
+        if ahead is not None:
+            found.append(ahead)
     return found
 
 

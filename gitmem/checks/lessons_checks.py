@@ -4,11 +4,13 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from gitmem import codes
+from gitmem.checks import written_times
 from gitmem.checks.inputs import CheckInput, unreadable
 from gitmem.checks.rule_inputs import duplicate_ids, texts
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import lessons
 from gitmem.memory.lessons import Lesson
+from gitmem.memory.text import decode_text, fields_named
 
 
 def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
@@ -27,6 +29,28 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
         for gone in lessons.parse(old_text).lessons:
             if gone.id not in present:
                 found.append(Violation.of(codes.LESSON_VANISHED, path, 1, id=gone.id))
+    found += _dated_ahead(inp, path, old_text, doc)
+    return found
+
+
+def _dated_ahead(inp: CheckInput, path: str, old_text: str | None, doc: lessons.LessonsDoc) -> list[Violation]:
+    """GM730: a `Happened` or `Confirmed` line new in this change dated after the day anywhere on Earth by the
+    clock that judges it. A line a merge brings from another parent was judged by the commit that wrote it."""
+    if not written_times.judges(inp):
+        return []
+    written = {(item.id, f.value) for text in [old_text or "", *(decode_text(other.read(path) or b"")
+                                                                for other in inp.others)]
+               for item in lessons.parse(text).lessons for f in item.fields}
+    found = []
+    for lesson in doc.lessons:
+        for item in [*fields_named(lesson.fields, "Happened"), *(f for f, _ in lesson.confirmations)]:
+            event = lessons.parse_event(item)
+            if event is None or (lesson.id, item.value) in written:
+                continue
+            ahead = written_times.ahead_violation(inp, path, item.line, f"{lesson.id}'s {item.key} line",
+                                                  day=event.day)
+            if ahead is not None:
+                found.append(ahead)
     return found
 
 

@@ -1,4 +1,5 @@
-"""GM309 and GM310: the times LOG entries and NOW blocks carry, held to the clock (rules 4).
+"""GM309 and GM310: the times LOG entries and NOW blocks carry, held to the clock (rules 4); GM730: the times
+new decisions and lessons carry (rules 5).
 
 One ordering rule for both files. Entries are ordered by position: LOG by cycle number (GM303), NOW newest on
 top. A time is the clock's word on when an entry was written, so it is judged against a clock, never against
@@ -9,7 +10,7 @@ and history made under those rules is still judged so.
 """
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, date, datetime, timedelta
 
 from gitmem import codes
 from gitmem.checks.inputs import CheckInput
@@ -33,15 +34,39 @@ def dated_ahead_violation(inp: CheckInput, path: str, line: int, what: str, when
     a merge brings from another parent (its `heading` is there) was judged by the commit that wrote it."""
     if any(_holds(other.read(path), heading) for other in inp.others):
         return None
-    judges: list[tuple[datetime, str]] = []
-    if inp.moment is not None:
-        judges.append((inp.moment, "commit" if inp.moment_is_commit else ""))
-    if inp.verifying is not None:
-        judges.append((inp.verifying, "verifying"))
-    for moment, variant in judges:
+    for moment, variant in judges(inp):
         gap = beyond(when.moment, moment)
         if gap is not None:
             return Violation.of(codes.LOG_DATED_AHEAD, path, line, variant, what=what, when=when, ahead=spoken(gap),
+                                moment=Timestamp.from_datetime(moment))
+    return None
+
+
+def judges(inp: CheckInput) -> list[tuple[datetime, str]]:
+    """The clocks a new state's written times are judged by, each with its message variant: `check`'s clock, or
+    the commit's committer date and the verifying clock (a fast clock dates the commit ahead too)."""
+    found: list[tuple[datetime, str]] = []
+    if inp.moment is not None:
+        found.append((inp.moment, "commit" if inp.moment_is_commit else ""))
+    if inp.verifying is not None:
+        found.append((inp.verifying, "verifying"))
+    return found
+
+
+# The last day anywhere on Earth is 14 hours ahead of UTC (Kiribati): a day is ahead of a clock only past it.
+_EARTHS_LEAD = timedelta(hours=14)
+
+
+def ahead_violation(inp: CheckInput, path: str, line: int, what: str, *, when: Timestamp | None = None,
+                    day: date | None = None) -> Violation | None:
+    """GM730 for a time in DECISIONS or LESSONS new in this state: `when` more than CLOCK_SKEW after a judging
+    clock (`judges`), or `day` after the day anywhere on Earth by it."""
+    for moment, variant in judges(inp):
+        if when is not None and beyond(when.moment, moment) is not None:
+            return Violation.of(codes.MEMORY_DATED_AHEAD, path, line, variant, what=what, when=when,
+                                moment=Timestamp.from_datetime(moment))
+        if day is not None and day > (moment.astimezone(UTC) + _EARTHS_LEAD).date():
+            return Violation.of(codes.MEMORY_DATED_AHEAD, path, line, variant, what=what, when=day.isoformat(),
                                 moment=Timestamp.from_datetime(moment))
     return None
 

@@ -32,6 +32,16 @@ def day_bounds(day: date, tz: tzinfo) -> tuple[datetime, datetime]:
     return datetime.combine(day, time(0), tz), datetime.combine(day + timedelta(days=1), time(0), tz)
 
 
+def reported_until(day_end: datetime, written: datetime) -> datetime:
+    """The moment up to which a close written at `written` reports the cycles of a day ending at `day_end`: the
+    day's end, or, for a close run before it, the end of the minute the close is dated in. A close is dated by the
+    moment it began (`run_close`) and LOG's times are whole minutes, so its entry alone says which cycles its report
+    holds. One rule for the report (`writeup.facts_of`) and for every later reading of LOG (`_walk`): a cycle dated
+    after it (a clock some minutes fast, a writer that pushed while the close ran) waits for the next close
+    instead of falling between the two."""
+    return min(day_end, written.replace(second=0, microsecond=0) + timedelta(minutes=1))
+
+
 def entries_since(text: TailSource | str, start: datetime, *, at_least: int = 0) -> tuple[LogEntry, ...]:
     """LOG entries from the first one at or after `start` to the end, plus at least `at_least` before it.
 
@@ -167,7 +177,9 @@ def _walk(entries: Sequence[LogEntry], tz: tzinfo, *, whole: bool) -> tuple[list
     """(the cycles no close reports, the cycles older than the first close) after LOG's entries `entries`, in order.
 
     The one rule of coverage: a close entry reports the cycles above it in LOG that ran before the end of the day
-    it closes and that no close above it reported. A cycle run after a day's close (23:55, after the 23:47 close)
+    it closes (up to its own minute, for a close run before the day ended: `reported_until`), that no close above it
+    reported, and that it read: those it names as arrived while it ran (`log.arrived_cycles`) wait for the next
+    close. A cycle run after a day's close (23:55, after the 23:47 close)
     waits for the next close (a second close of that day, or the next day's); so does one run after midnight before
     a late close of the day before (00:10, then that close at 00:31). The first close in LOG reports from the start
     of its day only: cycles before it, from before the memory had a close, wait for a close of their own day. Only
@@ -182,12 +194,14 @@ def _walk(entries: Sequence[LogEntry], tz: tzinfo, *, whole: bool) -> tuple[list
             continue
         closed = closed_day(entry)
         start, end = day_bounds(closed, tz) if closed is not None else (entry.when.moment, entry.when.moment)
+        end = reported_until(end, entry.when.moment)
+        unseen = log.arrived_cycles(entry)        # pushed while it ran: above it, and never read by it
         if first:
             older += [c for c in pending if c.when.moment < start]
             pending = [c for c in pending if c.when.moment >= start]
             first = False
-        older = [c for c in older if not start <= c.when.moment < end]
-        pending = [c for c in pending if c.when.moment >= end]
+        older = [c for c in older if not start <= c.when.moment < end or c.cycle in unseen]
+        pending = [c for c in pending if c.when.moment >= end or c.cycle in unseen]
     return pending, older
 
 
@@ -203,12 +217,15 @@ def unreported_cycles(text: TailSource | str, until: datetime, tz: tzinfo, *,
     def settled(entries: tuple[LogEntry, ...]) -> bool:
         covered: datetime | None = None       # the latest end of a day closed by a close entry read so far
         early = False                         # a close written before `day_start` was read
+        unseen: set[int] = set()              # cycles a close read so far names as arrived while it ran
         for entry in reversed(entries):
-            if early and covered is not None and entry.when.moment < covered:
+            if early and covered is not None and entry.when.moment < covered and entry.cycle not in unseen:
                 return True
             if entry.cycle is None:
+                unseen |= log.arrived_cycles(entry)
                 closed = closed_day(entry)
-                end = day_bounds(closed, tz)[1] if closed is not None else entry.when.moment
+                end = reported_until(day_bounds(closed, tz)[1] if closed is not None else entry.when.moment,
+                                     entry.when.moment)
                 covered = max(covered, end) if covered is not None else end
                 early = early or entry.when.moment < day_start
         return False

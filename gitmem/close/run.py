@@ -31,6 +31,7 @@ from gitmem.close.day import (
     day_bounds,
     day_entries,
     entries_since,
+    reported_until,
     unreported_cycles,
 )
 from gitmem.close.llm import CloseModel, api_key_set
@@ -91,12 +92,16 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
     head = gitio.head_id(repo)
     if head is None:
         raise CloseError("this repository has no commits yet; commit the memory files first")
+    if push:
+        head = _catch_up(repo) or head
     with lock.acquire(gitio.state_dir(repo), what="close"):
         dirty = sorted(p for p, _ in gitio.dirty_files(repo) if p in config.memory_paths().values())
         if dirty:
             raise CloseError(f"memory files have uncommitted changes: {', '.join(dirty)}; commit or discard "
                              "them first (the close commits memory files whole)", dirty=True)
-        memory = MemoryWriter(ws, clock=clock, author_email=config.agent.email)
+        # Everything the close writes is dated by the moment it read LOG at (its report holds the cycles up to that
+        # minute: `day.reported_until`), however long the model takes to word it.
+        memory = MemoryWriter(ws, clock=lambda: moment, author_email=config.agent.email)
         try:
             # The close reads memory, computes and writes it back whole: a write landing in between would be
             # overwritten, so writers wait (or are told memory is busy) until the close has committed.
@@ -158,7 +163,7 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
         closes = day_entries(log_text, wanted[-1], tz)[1]
         where = f"{config.path('log')}:{closes[-1].line}"
         start, end = day_bounds(wanted[-1], tz)
-        if not unreported_cycles(log_text, min(end, moment), tz, day_start=start):
+        if not unreported_cycles(log_text, reported_until(end, moment), tz, day_start=start):
             return CloseResult(wanted[-1], "already-closed",
                                f"{wanted[-1].isoformat()} is already closed ({where}); nothing changed")
         open_days, again = [wanted[-1]], f" since its close at {closes[-1].when} ({where})"
@@ -252,6 +257,28 @@ def _commit(ws: Workspace, result: CloseResult, head: str) -> str:
                + f"\n\n{PHASE_TRAILER}\n{generation.trailer()}\n")
     identity = config.agent.identity
     return gitio.commit_files(ws.repo, files, message, author=identity, stats=stats)
+
+
+def _catch_up(repo: gitio.Repo) -> str | None:
+    """Before a close that pushes reads LOG: the remote branch's commits, when it only added to this branch (a
+    fast-forward; the new tip), so that the close reports on the memory it publishes onto. A human's clone pulled
+    this morning would otherwise close a day the scheduled close already closed, and report its cycles twice.
+    Nothing happens when the remote cannot be read, or has nothing new, or this branch has commits of its own
+    (the push rebases them), or the fast-forward would touch an uncommitted change (git refuses it)."""
+    branch = gitio.current_branch(repo)
+    if branch is None:
+        return None
+    remote, upstream_branch = gitio.upstream_of(repo, branch)
+    if remote not in gitio.remote_names(repo):
+        return None
+    try:
+        upstream = gitio.fetch(repo, remote, upstream_branch)
+        if upstream is None or upstream == gitio.head_id(repo):
+            return None
+        gitio.run_git(repo, "merge", "--ff-only", "--quiet", upstream)
+    except gitio.GitCommandError:
+        return None
+    return gitio.head_id(repo)
 
 
 def _push(ws: Workspace, day: date) -> PushReport:

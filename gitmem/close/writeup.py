@@ -12,6 +12,7 @@ from gitmem.close.day import (
     day_entries,
     day_now_blocks,
     no_build_streak,
+    reported_until,
     streaks_ending,
     unreported_cycles,
 )
@@ -70,11 +71,12 @@ def facts_of(memory: MemoryWriter, config: Config, day: date, moment: datetime, 
     tz = config.tzinfo()
     start, end = day_bounds(day, tz)
     as_of = min(end, moment)
+    until = reported_until(end, moment)             # the close's entry is dated `moment`: what it says it holds
     log_text = memory.workspace.log_source()        # read back from LOG's end only to the last close
     # The cycles no close reported yet, up to the day's end: today's, and those run after the last close.
-    cycles = unreported_cycles(log_text, as_of, tz, day_start=start)
+    cycles = unreported_cycles(log_text, until, tz, day_start=start)
     # A day closed after a later day (`close --date`): its cycles may be in that later day's report already.
-    ran = [c for c in day_entries(log_text, day, tz)[0] if c.when.moment < as_of] if not cycles else []
+    ran = [c for c in day_entries(log_text, day, tz)[0] if c.when.moment < until] if not cycles else []
     waiting = week.waiting(decisions.parse(memory.read("decisions")), as_of)
     human = tuple(value for b in day_now_blocks(memory.read("now"), day, tz)
                   if (value := field_value(b.fields, "Human")))

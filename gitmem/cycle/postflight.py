@@ -5,6 +5,7 @@ Works on the memory files in the work tree against their text at HEAD. The runne
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -12,13 +13,14 @@ from gitmem import gitio
 from gitmem.config import ROLES
 from gitmem.confined import files
 from gitmem.cycle import foreign, permissions
-from gitmem.memory import decisions, log, now
+from gitmem.memory import decisions, lessons, log, now
 from gitmem.memory.text import (
     Timestamp,
     decode_file_text,
     decode_text,
     encoded,
     field_value,
+    fields_named,
     one_line,
     render_field,
     strip_trailing_blank,
@@ -110,6 +112,7 @@ def _settle(memory: MemoryWriter, old: dict[str, str | None], *, cycle: int, not
     for role, text in enforcement.texts.items():
         files.write_bytes(ws.root, ws.config.path(role), text.encode("utf-8"))
     dated = _date_new_decisions(memory, old.get("decisions") or "", window)
+    dated += _date_new_lesson_events(memory, old.get("lessons") or "", window)
     evidence = [f"runner: {note}" for note in [*notes, *enforcement.notes, *dated]]
     evidence.append(usage_line(usage))
     runner_fields = {log.STARTED: started, **({log.KEPT: kept} if kept else {})}
@@ -149,6 +152,35 @@ def _date_new_decisions(memory: MemoryWriter, before: str, window: Window) -> li
             notes.append(f"restored the time {item.id} was asked to the clock's {window.now} (it said {asked})")
     if notes:
         files.write_bytes(memory.root, memory.config.path("decisions"), "\n".join(lines).encode("utf-8"))
+    return notes
+
+
+_EVENT_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}(?: [0-9]{2}:[0-9]{2} \S+)?")
+
+
+def _date_new_lesson_events(memory: MemoryWriter, before: str, window: Window) -> list[str]:
+    """A `Happened` or `Confirmed` line written during the cycle dated after the clock's day gets the clock's day:
+    a lesson may be about an earlier day's mistake, never a later one, and a hand-written `2099-…` would stand in
+    LESSONS as written (the close's gates and reports read these days)."""
+    text = memory.read("lessons")
+    known = {(item.id, f.value) for item in lessons.parse(before).lessons for f in item.fields}
+    lines, notes = text.split("\n"), []
+    today = window.now.day
+    for item in lessons.parse(text).lessons:
+        for key, event_field in [("Happened", f) for f in fields_named(item.fields, "Happened")] + [
+                ("Confirmed", f) for f, _ in item.confirmations]:
+            event = lessons.parse_event(event_field)
+            if event is None or event.day <= today or (item.id, event_field.value) in known:
+                continue
+            line = lines[event_field.line - 1]
+            value_at = line.find(event_field.value.split("\n")[0])
+            if value_at < 0:
+                continue
+            lines[event_field.line - 1] = line[:value_at] + _EVENT_DATE.sub(today.isoformat(), line[value_at:], 1)
+            notes.append(f"restored the day of {item.id}'s {key} line to the clock's {today.isoformat()} "
+                         f"(it said {event.day.isoformat()})")
+    if notes:
+        files.write_bytes(memory.root, memory.config.path("lessons"), "\n".join(lines).encode("utf-8"))
     return notes
 
 

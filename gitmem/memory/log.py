@@ -52,6 +52,10 @@ SESSION, INTERACTIVE = "Session", "interactive"
 # An entry a merge renumbered, or brought in after entries written later than it (then it takes the merge's time),
 # keeps its own heading under `- Merged:` (gitmem.publish.merge.brought_in, gitmem.checks.merges).
 MERGED = "Merged"
+# A close entry a rebase replayed after cycles another writer pushed while the close ran (it never read them)
+# names them under `- Arrived: cycle 12, cycle 13`: no report holds them yet, so the next close reports them
+# (gitmem.publish.merge.merge_log writes it, gitmem.close.day reads it).
+ARRIVED = "Arrived"
 
 
 @cache
@@ -145,6 +149,23 @@ def merged_entry(entry: LogEntry, when: Timestamp, cycle: int | None) -> LogEntr
     heading>`."""
     body = (*strip_trailing_blank(entry.body), f"- {MERGED}: {entry.heading().removeprefix('## ')}")
     return LogEntry(when, cycle, entry.outcome, body, fields=parse_fields(body, 1))
+
+
+def with_arrived(entry: LogEntry, cycles: tuple[int, ...]) -> LogEntry:
+    """Close entry `entry` saying that `cycles` arrived above it while it ran (`- Arrived: cycle 12, cycle 13`,
+    after any an earlier replay named)."""
+    named = sorted({*arrived_cycles(entry), *cycles})
+    body = [line for line in strip_trailing_blank(entry.body) if not line.startswith(f"- {ARRIVED}: ")]
+    body.append(f"- {ARRIVED}: " + ", ".join(f"cycle {n}" for n in named))
+    return LogEntry(entry.when, entry.cycle, entry.outcome, tuple(body), fields=parse_fields(body, 1),
+                    amends=entry.amends)
+
+
+def arrived_cycles(entry: LogEntry) -> frozenset[int]:
+    """The cycles a close entry names as arrived above it while it ran (`with_arrived`); none for a cycle."""
+    if entry.cycle is not None:
+        return frozenset()
+    return frozenset(int(n) for n in re.findall(r"\bcycle ([0-9]{1,18})\b", entry.get(ARRIVED) or ""))
 
 
 def merged_from(entry: LogEntry) -> tuple[str, tuple[str, ...]] | None:

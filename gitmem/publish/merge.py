@@ -68,9 +68,21 @@ def merge_log(base: str, upstream: str, ours: str, *, merged_at: Callable[[], Ti
     theirs_added, ours_added = added
     if merged_at is not None and theirs_added and ours_added:
         ours_added = brought_in(ours_added, upstream, max(e.when.moment for e in theirs_added), merged_at())
+    elif merged_at is None:
+        ours_added = _close_saw_not(ours_added, theirs_added)
     if not log.ordered(theirs_added, ours_added):
         return None
     return _appended(upstream, ours_added)
+
+
+def _close_saw_not(ours: tuple[log.LogEntry, ...], theirs: tuple[log.LogEntry, ...]) -> tuple[log.LogEntry, ...]:
+    """Ours replayed after theirs (a rebase, as a push makes): a close entry of ours never read the cycles theirs
+    appended, which land above it, so it names them (`- Arrived:`) and the next close reports them; else the
+    close would count them as reported by a report that does not hold them."""
+    arrived = tuple(e.cycle for e in theirs if e.cycle is not None)
+    if not arrived:
+        return ours
+    return tuple(log.with_arrived(e, arrived) if e.cycle is None else e for e in ours)
 
 
 def _appended(text: str, entries: tuple[log.LogEntry, ...]) -> str:

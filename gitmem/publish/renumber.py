@@ -4,8 +4,12 @@ Two writers may take the same number: a scheduled cycle runs for minutes while a
 logs and pushes. When one side's commits are replayed (a rebase) or merged onto the other's, and the other side
 appended cycles since the two split, the replayed side's own new cycle entries in LOG, its new cycle blocks in
 NOW and its cycle commits' messages (`gitmem: cycle N`, `Gitmem-Cycle: N`) take the next numbers after the other
-side's last cycle, in their order. Nothing else changes: bodies, times and the other side's entries stay as
-written. Pure text: the rebase (gitmem.gitio.rebase), `gitmem merge` and the merge driver apply it.
+side's last cycle, in their order. A decision ID is a position too: when both sides asked, the replayed side's
+new decisions take the IDs after the other side's highest, and every mention of them in what the replayed side
+added (its new decisions, LOG entries and NOW blocks) follows, as do the cycle numbers its new decisions name; a
+merge leaves the other side's LOG entries as written (history in that parent: gitmem.checks.merges).
+Nothing else changes: times and the other side's entries stay as written. Pure text: the rebase
+(gitmem.gitio.rebase), `gitmem merge` and the merge driver apply it.
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from gitmem.config import Config
-from gitmem.memory import log, now
+from gitmem.memory import decisions, log, now
 from gitmem.memory.text import decode_text
 
 
@@ -54,10 +58,15 @@ def new_log_cycles(base: bytes | None, data: bytes | None) -> list[int]:
     return [cycle for _, cycle in log.heading_cycles(data[verdict.start:], open_=verdict.open_) if cycle is not None]
 
 
-def renumber_log(base: bytes | None, data: bytes, shift: Shift) -> bytes:
-    """`data` with the headings of the cycle entries it appends to `base` renumbered by `shift`."""
+def renumber_log(base: bytes | None, data: bytes, shift: Shift, ids: Shift = Shift()) -> bytes:
+    """`data` with the headings of the cycle entries it appends to `base` renumbered by `shift`, and the decision
+    IDs those entries name renamed by `ids`."""
     verdict = log.append_verdict(base or b"", data)
-    if not shift.by or not verdict.ok or verdict.open_ is None:
+    if not verdict.ok or verdict.open_ is None:
+        return data
+    if ids.by:
+        data = data[:verdict.start] + _renamed(data[verdict.start:].decode("utf-8"), ids).encode("utf-8")
+    if not shift.by:
         return data
     start = verdict.start
     tail = data[start:]
@@ -79,6 +88,48 @@ def renumber_log(base: bytes | None, data: bytes, shift: Shift) -> bytes:
     return b"".join(parts)
 
 
+_DECISION_REF = re.compile(r"\bD-([0-9]{4,18})\b")
+_ASKED_CYCLE = re.compile(r"\(cycle ([0-9]{1,18})\)")
+
+
+def decision_numbers(data: bytes | None) -> set[int]:
+    """The numbers of the decisions in DECISIONS `data` (D-0007 is 7)."""
+    return {d.number for d in decisions.parse(decode_text(data)).all} if data else set()
+
+
+def _renamed(text: str, ids: Shift) -> str:
+    """`text` with each decision ID `ids` moves renamed (D-0004 as D-0005)."""
+    def one(match: re.Match[str]) -> str:
+        number = int(match.group(1))
+        return f"D-{ids.number(number):04d}"
+    return _DECISION_REF.sub(one, text) if ids.by else text
+
+
+def _in_lines(text: str, spans: Iterable[tuple[int, int]], change: Callable[[str], str]) -> str:
+    """`text` with `change` applied to the lines of each (first, last) span (1-based, inclusive) only."""
+    lines = text.split("\n")
+    for first, last in spans:
+        lines[first - 1:last] = change("\n".join(lines[first - 1:last])).split("\n")
+    return "\n".join(lines)
+
+
+def renumber_decisions(base: bytes | None, data: bytes, ids: Shift, cycles: Shift) -> bytes:
+    """DECISIONS `data` with the decisions `base` does not have renamed by `ids`, and the cycles they name
+    (`Asked: … (cycle N)`) renumbered by `cycles`."""
+    if not ids.by and not cycles.by:
+        return data
+    text = decode_text(data)
+    doc = decisions.parse(text)
+    if doc.problems:
+        return data
+    known = decision_numbers(base)
+
+    def change(part: str) -> str:
+        return _ASKED_CYCLE.sub(lambda m: f"(cycle {cycles.number(int(m.group(1)))})", _renamed(part, ids))
+
+    return _in_lines(text, [(d.line, d.end) for d in doc.all if d.number not in known], change).encode("utf-8")
+
+
 def new_now_cycles(base: bytes | None, data: bytes | None) -> list[int]:
     """The cycle numbers of the cycle blocks in NOW `data` that `base` does not have."""
     if data is None:
@@ -93,18 +144,21 @@ def last_now_cycle(data: bytes | None) -> int:
     return max((b.cycle for b in now.parse(decode_text(data)).blocks if b.cycle is not None), default=0)
 
 
-def renumber_now(base: bytes | None, data: bytes, shift: Shift) -> bytes:
-    """`data` with the headings of the cycle blocks `base` does not have renumbered by `shift`."""
-    if not shift.by:
+def renumber_now(base: bytes | None, data: bytes, shift: Shift, ids: Shift = Shift()) -> bytes:
+    """`data` with the headings of the cycle blocks `base` does not have renumbered by `shift`, and the decision
+    IDs those blocks name renamed by `ids`."""
+    if not shift.by and not ids.by:
         return data
     text = decode_text(data)
     doc = now.parse(text)
     if doc.problems:
         return data
     known = _headings(base)
+    fresh = [block for block in doc.blocks if block.heading() not in known]
+    text = _in_lines(text, [(block.line + 1, block.end) for block in fresh], lambda part: _renamed(part, ids))
     lines = text.split("\n")
-    for block in doc.blocks:
-        if block.cycle is None or block.heading() in known or shift.number(block.cycle) == block.cycle:
+    for block in fresh:
+        if block.cycle is None or shift.number(block.cycle) == block.cycle:
             continue
         lines[block.line - 1] = replace(block, cycle=shift.number(block.cycle)).heading()
     return "\n".join(lines).encode("utf-8")
@@ -139,25 +193,36 @@ class CycleRenumbering:
     base_log: bytes | None
     base_now: bytes | None
     shift: Shift
+    decisions_path: str = ""
+    base_decisions: bytes | None = None
+    ids: Shift = Shift()        # this side's new decision IDs, after the other side's
 
     @property
     def paths(self) -> tuple[str, ...]:
-        return tuple(path for path in (self.log_path, self.now_path) if path)
+        return tuple(path for path in (self.log_path, self.now_path, self.decisions_path) if path)
 
     def file(self, path: str, data: bytes) -> bytes:
         if path == self.log_path:
-            return renumber_log(self.base_log, data, self.shift)
+            return renumber_log(self.base_log, data, self.shift, self.ids)
         if path == self.now_path:
-            return renumber_now(self.base_now, data, self.shift)
+            return renumber_now(self.base_now, data, self.shift, self.ids)
+        if path == self.decisions_path:
+            return renumber_decisions(self.base_decisions, data, self.ids, self.shift)
         return data
 
     def message(self, text: str) -> str:
         return renumber_message(text, self.shift)
 
     def describe(self) -> str:
-        return (f"another writer took cycle {self.shift.first}{'+' if self.shift.by > 1 else ''} first: this "
-                f"side's cycle {self.shift.first} is cycle {self.shift.number(self.shift.first)} now (a cycle "
-                "number is a position in the merged history)")
+        said = []
+        if self.shift.by:
+            said.append(f"another writer took cycle {self.shift.first}{'+' if self.shift.by > 1 else ''} first: "
+                        f"this side's cycle {self.shift.first} is cycle {self.shift.number(self.shift.first)} now "
+                        "(a cycle number is a position in the merged history)")
+        if self.ids.by:
+            said.append(f"another writer asked D-{self.ids.first:04d} first: this side's D-{self.ids.first:04d} "
+                        f"is D-{self.ids.number(self.ids.first):04d} now, and what this side wrote names it so")
+        return "; ".join(said)
 
 
 def renumberer_for(config: Config, *, log_too: bool = True) -> Callable[
@@ -165,15 +230,25 @@ def renumberer_for(config: Config, *, log_too: bool = True) -> Callable[
     """For gitmem.gitio.rebase_onto and merge_into: the renumbering that puts our commits' cycles after the
     upstream's, or None when they already follow. Without `log_too` LOG is left to the merge's resolver, which
     renumbers it by the same rule and keeps each entry's own heading (gitmem.publish.merge.brought_in)."""
-    log_path, now_path = config.path("log"), config.path("now")
+    log_path, now_path, decisions_path = config.path("log"), config.path("now"), config.path("decisions")
 
     def plan(read: Callable[[str, str], bytes | None], fork: str, upstream: str,
              ours: str) -> CycleRenumbering | None:
         base_log = read(fork, log_path)
         shift = shift_after(last_cycle(read(upstream, log_path)),
                             new_log_cycles(base_log, read(ours, log_path)))
-        if not shift.by:
+        base_decisions = read(fork, decisions_path)
+        upstream_decisions, our_decisions = read(upstream, decisions_path), read(ours, decisions_path)
+        ids = Shift()
+        # Parsed only when both sides changed DECISIONS: at 100x it holds 4,000 decisions.
+        if base_decisions not in (upstream_decisions, our_decisions):
+            ids = shift_after(max(decision_numbers(upstream_decisions), default=0),
+                              decision_numbers(our_decisions) - decision_numbers(base_decisions))
+        if not shift.by and not ids.by:
             return None
-        return CycleRenumbering(log_path if log_too else "", now_path, base_log, read(fork, now_path), shift)
+        # Without `log_too` (a merge) the resolver renumbers LOG's headings, and the other side's entries keep
+        # their bodies as written, decision IDs included: they are history in that parent (gitmem.checks.merges).
+        return CycleRenumbering(log_path if log_too else "", now_path, base_log, read(fork, now_path), shift,
+                                decisions_path, base_decisions, ids)
 
     return plan

@@ -18,7 +18,7 @@ from gitmem.close import CloseResult, run_close
 from gitmem.memory import log
 from gitmem.workspace import Workspace
 from tests.support.helpers import make_repo
-from tests.support.world import World
+from tests.support.world import Clock, World
 
 
 def _zoned(world: World, zone: str) -> None:
@@ -194,3 +194,41 @@ def test_close_date_on_a_dst_change_day_holds_the_whole_23_or_25_hours(world: Wo
     result = _by_hand(world, day, datetime.combine(day + timedelta(days=1), time(0, 20), tz))
     assert result.message.startswith(f"closed {day.isoformat()}: 3 cycles ")
     assert result.report["Done"].splitlines()[0].startswith("cycle 2 ·")
+
+
+class _Running(Clock):
+    """A clock that runs on: each reading is `step` later than the one before (a close that takes minutes)."""
+
+    def __init__(self, moment: datetime, step: timedelta) -> None:
+        super().__init__(moment)
+        self.step = step
+
+    def __call__(self) -> datetime:
+        read, self.moment = self.moment, self.moment + self.step
+        return read
+
+
+@pytest.mark.parametrize("dated", [time(23, 55), time(23, 47)], ids=["after-the-close", "in-the-closes-minute"])
+def test_a_cycle_the_close_did_not_report_is_in_the_next_close(world: World, dated: time) -> None:
+    """A cycle above a day's close in LOG, dated after the moment that close reported up to, is in no report unless
+    the next close reports it: a session whose clock ran some minutes fast (inside the allowance) wrote it before
+    the 23:47 close, or a writer pushed it while the close ran; or it is dated in the very minute the close ran."""
+    utc = ZoneInfo("UTC")
+    world.cycle(datetime(2026, 11, 14, 10, 0, tzinfo=utc))
+    world.cycle(datetime.combine(date(2026, 11, 14), dated, utc))
+    first = _scheduled(world, datetime(2026, 11, 14, 23, 47, tzinfo=utc))
+    world.cycle(datetime(2026, 11, 15, 9, 0, tzinfo=utc))
+    second = _scheduled(world, datetime(2026, 11, 15, 23, 47, tzinfo=utc))
+    assert (first.days, second.days) == (["2026-11-14"], ["2026-11-15"])
+    _each_cycle_once(world)
+
+
+def test_a_close_is_dated_when_it_began_so_its_entry_says_what_it_reported_up_to(world: World) -> None:
+    """A close with a model runs for minutes: its entry, plan and promotions are dated by the moment it read LOG at,
+    the moment its report runs up to, not by when they were written."""
+    utc = ZoneInfo("UTC")
+    world.cycle(datetime(2026, 11, 14, 10, 0, tzinfo=utc))
+    started = datetime(2026, 11, 14, 23, 47, 30, tzinfo=utc)
+    run_close(Workspace.at(world.git.path, world.config), clock=_Running(started, timedelta(minutes=1)))
+    closes = [e for e in log.parse(world.read("LOG.md")).entries if e.cycle is None]
+    assert [str(e.when) for e in closes] == ["2026-11-14 23:47 UTC"]

@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
+from types import SimpleNamespace
 from zoneinfo import ZoneInfo
 
 import pytest
 
+from gitmem.close import run_close
 from gitmem.errors import ExitCode
 from gitmem.memory import log
 from gitmem.memory_writer import MemoryWriter
@@ -118,3 +121,66 @@ def test_close_push_merges_a_concurrent_log_append_in_every_workspace(tmp_path: 
     merged = git(origin, "show", f"main:{rel}")
     assert [e.cycle for e in log.parse(merged).entries] == [1, 2, None]
     assert "gitmem/close-" not in git(origin, "branch", "--list")
+
+
+class _PushingModel:
+    """The close's model client: while the close words its report (it has read LOG), `act` runs, as a writer that
+    pushes then would; the answer is no JSON, so the offline text stands."""
+
+    def __init__(self, act: Callable[[], None]) -> None:
+        self.act = act
+        self.messages = self
+
+    def create(self, **_: object) -> SimpleNamespace:
+        self.act()
+        return SimpleNamespace(usage=SimpleNamespace(input_tokens=1, output_tokens=1), content=[])
+
+
+def test_a_cycle_pushed_while_the_close_ran_is_in_the_next_closes_report(tmp_path: Path, git_env: None) -> None:
+    """A human's cycle reaches the origin after the close read LOG, and the close's push replays it after that
+    cycle: the close entry names the cycle as arrived (its report does not hold it), and the next close reports
+    it, so the cycle is in exactly one report."""
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    utc = ZoneInfo("UTC")
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=utc))
+    human = clone(origin, tmp_path / "human", DANA)
+    model = _PushingModel(lambda: write_cycle(human, datetime(2026, 11, 14, 23, 40, tzinfo=utc)))
+    first = run_close(Workspace.at(runner.path), push=True, use_llm=True, client=model,
+                      clock=Clock(datetime(2026, 11, 14, 23, 47, tzinfo=utc)))
+    assert first.push is not None and first.push.status.exit_code == ExitCode.OK, first.push
+    assert first.message == "closed 2026-11-14: 1 cycle (1 built, 0 published, 0 no-build)"
+    pushed = closes(git(origin, "show", "main:LOG.md"))
+    assert pushed[-1].get("Arrived") == "cycle 2"
+    second = gitmem_at(datetime(2026, 11, 15, 23, 47, tzinfo=utc), runner.path, "close", "--push", "--no-llm")
+    assert second.returncode == ExitCode.OK, second.stdout + second.stderr
+    assert second.stdout.splitlines()[0] == "closed 2026-11-15: 1 cycle (1 built, 0 published, 0 no-build)"
+    reports = closes(git(origin, "show", "main:LOG.md"))
+    assert [(e.get("Day"), (e.get("Done") or "").split(" · ")[0]) for e in reports] == [
+        ("2026-11-14", "cycle 1"), ("2026-11-15", "cycle 2")]
+    verified = gitmem_at(datetime(2026, 11, 15, 23, 50, tzinfo=utc), runner.path, "verify", "--range",
+                         "HEAD~3..HEAD")
+    assert verified.returncode == ExitCode.OK, verified.stdout + verified.stderr
+
+
+def test_a_close_run_by_hand_from_a_clone_that_missed_the_scheduled_close_reports_nothing_twice(
+        tmp_path: Path, git_env: None) -> None:
+    """The human pulled in the morning; the scheduled close closed the day at 23:47 and pushed; at 23:55 the human
+    runs `gitmem close --push` in that clone. It closes on what the remote holds: the day is closed already, and a
+    cycle run after the scheduled close is the only one its report holds."""
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    utc = ZoneInfo("UTC")
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=utc))
+    human = clone(origin, tmp_path / "human", DANA)                      # this morning's pull
+    scheduled = gitmem_at(datetime(2026, 11, 14, 23, 47, tzinfo=utc), runner.path, "close", "--push", "--no-llm")
+    assert scheduled.returncode == ExitCode.OK, scheduled.stdout + scheduled.stderr
+    by_hand = gitmem_at(datetime(2026, 11, 14, 23, 55, tzinfo=utc), human.path, "close", "--push", "--no-llm")
+    assert by_hand.returncode == ExitCode.OK, by_hand.stdout + by_hand.stderr
+    assert by_hand.stdout.startswith("2026-11-14 is already closed (LOG.md:"), by_hand.stdout
+    write_cycle(runner, datetime(2026, 11, 14, 23, 58, tzinfo=utc))     # after both, before midnight
+    again = gitmem_at(datetime(2026, 11, 14, 23, 59, tzinfo=utc), human.path, "close", "--push", "--no-llm")
+    assert again.returncode == ExitCode.OK, again.stdout + again.stderr
+    reports = closes(git(origin, "show", "main:LOG.md"))
+    assert [(e.get("Day"), (e.get("Done") or "").split(" · ")[0]) for e in reports] == [
+        ("2026-11-14", "cycle 1"), ("2026-11-14", "cycle 2")]

@@ -21,7 +21,7 @@ from gitmem.config import Config
 from gitmem.cycle.runner import Settings, run_cycle
 from gitmem.errors import ExitCode
 from gitmem.gitio import Repo
-from gitmem.memory import log, now
+from gitmem.memory import decisions, log, now
 from gitmem.workspace import Workspace
 from tests.support.cycle_support import WritingBackend, built, clone, file_at, is_clean, origin_and_clone
 from tests.support.gitcli import git, isolated_env
@@ -347,3 +347,71 @@ def test_git_rebase_replays_several_cycle_commits_each_after_the_last(tmp_path: 
     assert session(second, "check").returncode == 0
     upstream = git(second.path, "rev-parse", "origin/main", who=DANA).strip()
     assert session(second, "verify", "--range", f"{upstream}..HEAD").returncode == 0
+
+
+def test_a_session_asking_while_the_cycle_asks_takes_the_id_and_the_cycles_question_takes_the_next(
+        tmp_path: Path, memrepo: GitRepo) -> None:
+    """Both writers ask the next decision ID at once: the session's lands first, and the cycle's question takes
+    the ID after it, with every mention in what the cycle wrote (its LOG entry, NOW block and the cycle its
+    question names). Before, the push conflicted in DECISIONS (exit 4) and `gitmem merge` refused the branch."""
+    origin = origin_and_clone(tmp_path, memrepo)
+    start = memrepo.head()
+    human = clone(origin, tmp_path / "dana", DANA)
+
+    def ask_while_a_session_asks(memory, request) -> None:
+        session(human, "decision", "ask", "--title", "Rename the CLI?", "--recommendation", "no")
+        git(human.path, "add", "DECISIONS.md", who=DANA)
+        session_cycle(human, "asked D-0001 by hand")           # the session takes cycle 1 and D-0001 first
+        asked = memory.ask_decision(title="Publish to PyPI?", recommendation="yes, on the next release")
+        assert asked.id == "D-0001"
+        memory.add_log_entry(task="ask about PyPI", outcome="no-build", result="waiting on D-0001",
+                             blocked="D-0001")
+        memory.add_now_block(did="asked D-0001", human="answer D-0001", next="publish once D-0001 says yes")
+
+    report = run_cycle(memrepo.ws(), WritingBackend(ask_while_a_session_asks),
+                       settings=Settings(push=True, sleep=lambda s: None))
+    assert (report.exit_code, report.pushed, report.cycle) == (ExitCode.OK, True, 2), report.messages
+    assert any("this side's D-0001 is D-0002 now" in m for m in report.messages)
+    remote = _raw(origin)
+    pending = decisions.parse(file_at(remote, "refs/heads/main", "DECISIONS.md") or "").pending
+    assert [(d.id, d.title, d.get("Asked").split("(")[-1]) for d in pending] == [
+        ("D-0002", "Publish to PyPI?", "cycle 2)"), ("D-0001", "Rename the CLI?", "cycle 1)")]
+    entry = log.parse(file_at(remote, "refs/heads/main", "LOG.md") or "").entries[-1]
+    assert (entry.cycle, entry.get("Result"), entry.blocked_by) == (2, "waiting on D-0002", ("D-0002",))
+    top = now.parse(file_at(remote, "refs/heads/main", "NOW.md") or "").blocks[0]
+    assert [f.value for f in top.fields] == ["asked D-0002", "answer D-0002", "publish once D-0002 says yes"]
+    assert verify_range(Workspace.for_repo(Repo(remote), Config()), start, "refs/heads/main").violations == []
+    git(human.path, "pull", "--quiet", "--ff-only", who=DANA)
+    assert session(human, "check").returncode == 0
+
+
+def test_gitmem_merge_gives_the_other_sides_question_the_id_after_ours(tmp_path: Path, memrepo: GitRepo) -> None:
+    """A session on a side branch asked the ID a cycle on main asked meanwhile: `gitmem merge` lands both, the
+    branch's question under the next ID (its LOG entry stays as written: history in that parent)."""
+    origin = origin_and_clone(tmp_path, memrepo)
+    human = clone(origin, tmp_path / "dana", DANA)
+    git(human.path, "switch", "--quiet", "-c", "laptop", who=DANA)
+    session(human, "decision", "ask", "--title", "Rename the CLI?", "--recommendation", "no")
+    git(human.path, "add", "DECISIONS.md", who=DANA)
+    session(human, "log", "add", "--task", "ask D-0001", "--outcome", "no-build", "--result", "D-0001 is open")
+    git(human.path, "add", "LOG.md", who=DANA)
+    git(human.path, "commit", "--quiet", "-m", "session: ask", who=DANA)
+
+    def ask(memory, request) -> None:
+        memory.ask_decision(title="Publish to PyPI?", recommendation="yes")
+        memory.add_log_entry(task="ask about PyPI", outcome="no-build", result="waiting on D-0001")
+        memory.add_now_block(did="asked D-0001", human="answer D-0001", next="wait")
+
+    assert run_cycle(memrepo.ws(), WritingBackend(ask), settings=Settings(push=True)).pushed
+    git(human.path, "switch", "--quiet", "main", who=DANA)
+    git(human.path, "pull", "--quiet", "--ff-only", who=DANA)
+    before = git(human.path, "rev-parse", "HEAD", who=DANA).strip()
+    done = session(human, "merge", "laptop")
+    assert "D-0001 is D-0002 now" in done.stdout
+    doc = decisions.parse(human.read("DECISIONS.md"))
+    assert sorted((d.id, d.title) for d in doc.pending) == [("D-0001", "Publish to PyPI?"),
+                                                            ("D-0002", "Rename the CLI?")]
+    entries = log.parse(human.read("LOG.md")).entries
+    assert [(e.cycle, e.get("Task")) for e in entries] == [(1, "ask about PyPI"), (2, "ask D-0001")]
+    assert session(human, "check").returncode == 0
+    assert session(human, "verify", "--range", f"{before}..HEAD").returncode == 0

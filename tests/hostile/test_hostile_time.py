@@ -109,6 +109,31 @@ def test_a_hand_written_decision_dated_2099_gets_the_clocks_time(memrepo: GitRep
     assert "restored the time D-0001 was asked" in evidence(memrepo)
 
 
+def test_a_lesson_and_a_confirmation_dated_2099_get_the_clocks_day_and_the_past_stays(memrepo: GitRepo) -> None:
+    """Every time the runner commits comes from its clock: a lesson's Happened day or a new Confirmed line dated
+    after the clock's day gets the clock's day; a lesson about an earlier day's mistake keeps its day."""
+    world = World(memrepo)
+    world.cycle(at(10, 8))
+    old = world.lesson(at(10, 8), "Read the clock")                     # L-0001, by the tools
+
+    def act(root: Path, memory, request) -> None:
+        text = (root / "LESSONS.md").read_text(encoding="utf-8")
+        text = text.replace("- Why:", "- Confirmed: 2099-01-01 10:00 UTC (cycle 2) — held\n- Why:", 1)
+        text += ("\n## L-0002 · Future\n- Happened: 2099-01-01 (cycle 2) — later\n- Why: w\n- Change: c\n"
+                 "\n## L-0003 · Past\n- Happened: 2026-11-09 (cycle 1) — earlier\n- Why: w\n- Change: c\n")
+        (root / "LESSONS.md").write_text(text, encoding="utf-8")
+
+    report = cycle(memrepo, act, clock=FixedClock(at(10, 11)))
+    assert report.exit_code == ExitCode.OK, report.error
+    doc = lessons.parse(memrepo.read("LESSONS.md"))
+    found = {item.id: item for item in doc.lessons}
+    assert [e.day.isoformat() for _, e in found[old].confirmations if e is not None] == ["2026-11-10"]
+    assert [found[i].happened.day.isoformat() for i in ("L-0002", "L-0003")] == ["2026-11-10", "2026-11-09"]
+    said = evidence(memrepo)
+    assert "restored the day of L-0002's Happened line to the clock's 2026-11-10 (it said 2099-01-01)" in said
+    assert f"restored the day of {old}'s Confirmed line" in said and "L-0003" not in said
+
+
 _BY_HAND = '''
 cyc = os.environ["GITMEM_CYCLE"]
 with open(os.path.join(root, "LOG.md"), "a") as h:

@@ -244,3 +244,52 @@ def test_the_runners_merge_keeps_a_cycle_that_follows_an_entry_from_the_future()
 def test_ci_installs_libfaketime_next_to_bubblewrap() -> None:
     text = (Path(__file__).resolve().parents[2] / ".ci" / "run").read_text(encoding="utf-8")
     assert "command -v faketime" in text and "apt-get install -y -qq faketime" in text
+
+
+_ASKED_2099 = ("## Pending\n\n### D-0001 · Forever fresh?\n- Asked: 2099-01-01 00:00 UTC (cycle 1)\n"
+               "- Recommendation: no\n")
+_LESSON_2099 = ("\n## L-0001 · From the future\n- Happened: 2099-01-01 (cycle 1) — it broke\n- Why: w\n- Change: c\n"
+                "- Confirmed: 2099-01-02 (cycle 2) — held\n")
+
+
+def test_check_refuses_a_decision_or_lesson_dated_ahead_and_verify_names_the_line(memrepo: GitRepo, cli) -> None:
+    """A session's hand-written `Asked: 2099-…` hid its decision from every stale report, and a lesson's day
+    from the future stood as written: GM730 holds them to the clocks GM309 holds LOG to (rules 5)."""
+    start = memrepo.head()
+    decisions_text = memrepo.read("DECISIONS.md").replace("## Pending\n", _ASKED_2099, 1)
+    lessons_text = memrepo.read("LESSONS.md") + _LESSON_2099
+    memrepo.stage_files({"DECISIONS.md": decisions_text, "LESSONS.md": lessons_text})
+    refused = cli(["check"], cwd=memrepo.path)
+    assert refused.code == ExitCode.VIOLATIONS
+    asked = _line_of(decisions_text, "- Asked: 2099-01-01 00:00 UTC (cycle 1)")
+    happened = _line_of(lessons_text, "- Happened: 2099-01-01 (cycle 1) — it broke")
+    assert [line.split(" ")[:2] for line in refused.lines] == [
+        [f"DECISIONS.md:{asked}:", "GM730"], [f"LESSONS.md:{happened}:", "GM730"],
+        [f"LESSONS.md:{happened + 3}:", "GM730"]]
+    assert "D-0001's Asked time is dated 2099-01-01 00:00 UTC, after the clock (" in refused.lines[0]
+    memrepo.commit("by hand, past the hook")
+    found = [(v.path, v.line, v.code) for v in verify_range(memrepo.ws(), start, "HEAD").violations]
+    assert found == [("DECISIONS.md", asked, "GM730"), ("LESSONS.md", happened, "GM730"),
+                     ("LESSONS.md", happened + 3, "GM730")]
+    # The next change is judged on what it adds: the old lines are history, and a day in the past is fine.
+    later = memrepo.head()
+    memrepo.commit_files({"LESSONS.md": lessons_text + "\n## L-0002 · Earlier\n- Happened: 2026-01-05 (cycle 1) — "
+                                                       "it broke\n- Why: w\n- Change: c\n"}, "a lesson from January")
+    assert verify_range(memrepo.ws(), later, "HEAD").violations == []
+
+
+def test_a_day_ahead_only_in_another_zone_is_not_ahead(memrepo: GitRepo, cli) -> None:
+    """A lesson's day is a calendar day somewhere: tomorrow's date is today in Kiribati (UTC+14)."""
+    tomorrow = (datetime.now(UTC) + timedelta(hours=14)).date()
+    memrepo.stage_files({"LESSONS.md": memrepo.read("LESSONS.md") + f"\n## L-0001 · East\n- Happened: "
+                                                                    f"{tomorrow} (cycle 1) — it broke\n- Why: w\n"
+                                                                    "- Change: c\n"})
+    assert cli(["check"], cwd=memrepo.path).code == ExitCode.OK
+
+
+def test_a_decision_dated_ahead_under_rules_4_keeps_its_old_judgement(memrepo: GitRepo) -> None:
+    _rules(memrepo, 4)
+    start = memrepo.head()
+    memrepo.commit_files({"DECISIONS.md": memrepo.read("DECISIONS.md").replace("## Pending\n", _ASKED_2099, 1),
+                          "LESSONS.md": memrepo.read("LESSONS.md") + _LESSON_2099}, "ahead, under rules 4")
+    assert verify_range(memrepo.ws(), start, "HEAD").violations == []

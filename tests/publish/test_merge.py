@@ -16,6 +16,19 @@ def test_a_close_and_a_cycle_both_appending_merge_in_order() -> None:
     assert [(e.cycle, e.kind) for e in log.parse(merged).entries] == [(4, "cycle"), (None, "close"), (5, "cycle")]
 
 
+def test_a_close_replayed_after_cycles_it_never_read_names_them_as_arrived() -> None:
+    """A push replays the close after the cycles another writer pushed while it ran: they land above it, and its
+    report does not hold them, so it says so (the next close reports them: gitmem.close.day)."""
+    early = CYCLE5.replace("23:50", "23:40")
+    merged = merge_log(LOG, LOG + early, LOG + CLOSE)
+    assert merged == LOG + early + CLOSE + "- Arrived: cycle 5\n"
+    assert log.arrived_cycles(log.parse(merged).entries[-1]) == {5}
+    # A cycle replayed after a close, or a close after a close, changes nothing.
+    assert merge_log(LOG, LOG + CLOSE, LOG + CYCLE5) == LOG + CLOSE + CYCLE5
+    assert merge_log(LOG, LOG + CLOSE, LOG + CLOSE.replace("a day", "again")) == LOG + CLOSE + CLOSE.replace(
+        "a day", "again")
+
+
 def test_log_appends_that_would_break_order_are_declined() -> None:
     early = CYCLE5.replace("23:50", "23:40")
     # Rules 4: LOG is ordered by position; an earlier time (another writer's fast clock) merges, reported (GM310).

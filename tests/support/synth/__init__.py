@@ -39,7 +39,7 @@ from tests.support.synth.plan import Plan, make_plan
 from tests.support.synth.state import State, make_state
 from tests.support.untraced import untraced_environ
 
-GENERATOR_VERSION = 4
+GENERATOR_VERSION = 5
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 HUMAN = ("Dana Reviewer", "dana@example.org")
 TEMPLATE_FILES = ("NOW.md", "DECISIONS.md", "LOG.md", "LESSONS.md", "RULES.md", "ROADMAP.md", "gitmem.yaml",

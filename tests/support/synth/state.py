@@ -87,7 +87,7 @@ def make_state(plan: Plan, templates: dict[str, str], human: tuple[str, str]) ->
         topic = text.topic()
         fact = fact_at.get(number - 1)
         item = decisions.make_decision(
-            decisions.format_id(number), text.title(topic), asked=timestamp(entry.when + timedelta(minutes=40)),
+            decisions.format_id(number), text.title(topic), asked=timestamp(entry.when + timedelta(minutes=3)),
             cycle=cycle, context=fact.text if fact else text.line(topic),
             options=f"A) {text.task(topic)}; B) leave the {topic} as it is", recommendation=f"A, {text.line(topic)}")
         found = DecisionItem(item, entry.index)
