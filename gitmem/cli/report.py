@@ -11,7 +11,7 @@ from gitmem.cli.common import DayParam, UsageError, one_workspace_or_all, open_w
 from gitmem.errors import ExitCode, exit_codes_help
 
 # A chart has a point per day: 0001-01-01 would be 740,000 of them.
-DAYS = DayParam(earliest=date(1970, 1, 1), latest=date(2199, 12, 31))
+DAYS = DayParam()
 
 
 # Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
