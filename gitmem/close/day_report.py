@@ -337,16 +337,22 @@ def close_fields(facts: DayFacts, *, problems: list[str], promotion_lines: list[
                                                  more=problems_more)) or "none"
     if promotion_lines:
         fields["Promotions"] = "\n".join(promotion_lines)
-    fields["Plan"] = shortened(f"{plan[0]} — why: {plan[1]}", share) if plan is not None else (
+    fields["Plan"] = plan_text(plan, shape) if plan is not None else (
         f"see the close of a later day (this day was closed late, as of {as_of:%Y-%m-%d %H:%M})")
     if standing:
         fields[STANDING_FIELD] = render_standing(standing, share)
     return fields
 
 
-def plan_block(facts: DayFacts, plan: tuple[str, str]) -> dict[str, str]:
+def plan_text(plan: tuple[str, str], shape: EntryShape) -> str:
+    """The plan (the task, and why) as the close states it in its report, on top of NOW and in its result: one
+    line within a list's share of the entry, whoever worded it (the model may answer with pages)."""
+    return shortened(f"{plan[0]} — why: {plan[1]}", shape.chars)
+
+
+def plan_block(facts: DayFacts, plan: tuple[str, str], shape: EntryShape) -> dict[str, str]:
     """Did / Human / Next for the `plan for <next day>` NOW block: three lines, within any block limit."""
     human = (f"{len(facts.waiting)} decision(s) waiting: " + ", ".join(
         f"{w.id} ({w.age})" for w in facts.waiting)) if facts.waiting else "nothing waiting"
     return {"did": f"closed {facts.day.isoformat()}: {facts.counts_line()}",
-            "human": human, "next": f"{plan[0]} — why: {plan[1]}"}
+            "human": human, "next": plan_text(plan, shape)}
