@@ -351,8 +351,9 @@ def plan_text(plan: tuple[str, str], shape: EntryShape) -> str:
 
 
 def plan_block(facts: DayFacts, plan: tuple[str, str], shape: EntryShape) -> dict[str, str]:
-    """Did / Human / Next for the `plan for <next day>` NOW block: three lines, within any block limit."""
+    """Did / Human / Next for the `plan for <next day>` NOW block: three lines, within any block limit (NOW's share
+    of the context is half the LOG entry's): the waiting decisions are cut as a list's line is, the count first."""
     human = (f"{len(facts.waiting)} decision(s) waiting: " + ", ".join(
         f"{w.id} ({w.age})" for w in facts.waiting)) if facts.waiting else "nothing waiting"
     return {"did": f"closed {facts.day.isoformat()}: {facts.counts_line()}",
-            "human": human, "next": plan_text(plan, shape)}
+            "human": shape.short(human), "next": plan_text(plan, shape)}
