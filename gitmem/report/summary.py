@@ -147,7 +147,7 @@ def _tables(report: WorkspaceReport) -> list[str]:
     latest = report.latest_close
     if latest is not None:
         keep = [(k, v) for k, v in latest.fields if k in ("Cycles", "Problems", "Plan", "Promotions")]
-        lines = [f"- **{k}**: {_cell(v)}" for k, v in keep]
+        lines = [f"- **{k}**: {_cell('; '.join(v.splitlines()))}" for k, v in keep]   # a list: one item a line
         found.append("\n".join([f"**Latest close report ({_cell(latest.day)})**", *lines]))
     return found
 

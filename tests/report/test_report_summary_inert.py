@@ -34,3 +34,15 @@ def test_the_summary_shows_the_agents_text_inert(memrepo: GitRepo) -> None:
     assert row.count(" | ") == 3, "one row of four cells: the agent's `|` is not a column"
     assert "tracker.example/p.png" in row and "@\u200bocto" in row, "shown, as written"
     assert "**Problems**: cycle 1 built nothing: nothing: \\!\\[t\\]" in tables
+
+
+def test_the_latest_close_reports_lists_keep_one_item_apart_from_the_next(memrepo: GitRepo) -> None:
+    memory = MemoryWriter(memrepo.ws(), clock=lambda: NOW)
+    for cycle in (1, 2):
+        memory.add_log_entry(task=f"t{cycle}", outcome="no-build", result=f"nothing {cycle}", cycle=cycle)
+        git(memrepo.path, "commit", "-qam", f"cycle {cycle}")
+    run_close(memrepo.ws(), day=NOW.date(), use_llm=False, clock=lambda: NOW + timedelta(minutes=1))
+
+    text = build(Workspace.at(memrepo.path), fmt="summary", clock=lambda: NOW + timedelta(minutes=2))
+
+    assert "- **Problems**: cycle 1 built nothing: nothing 1; cycle 2 built nothing: nothing 2\n" in text
