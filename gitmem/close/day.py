@@ -137,11 +137,14 @@ def close_entries(text: TailSource | str, count: int = 1) -> tuple[LogEntry, ...
 
 
 def closed_day(entry: LogEntry) -> date | None:
-    """The day a close entry closed: its Day field, else the day it was written on."""
+    """The day a close entry closed: its Day field, else the day it was written on. A Day later than the day after
+    the entry's own date (the zone's day may be a day ahead of its stamp's) names no day, as no close closes a day
+    that has not happened: a hand-written `Day: 2099-01-01` would pass for the close of every day until then."""
     try:
-        return date.fromisoformat((entry.get(DAY_FIELD) or "").strip())
+        day = date.fromisoformat((entry.get(DAY_FIELD) or "").strip())
     except ValueError:
         return entry.when.day if entry.cycle is None else None
+    return day if day <= entry.when.day + timedelta(days=1) else None
 
 
 def day_entries(text: TailSource | str, day: date, tz: tzinfo) -> tuple[tuple[LogEntry, ...], tuple[LogEntry, ...]]:
@@ -151,7 +154,7 @@ def day_entries(text: TailSource | str, day: date, tz: tzinfo) -> tuple[tuple[Lo
     cycles = tuple(e for e in entries if e.cycle is not None and start <= e.when.moment < end)
     # A close entry names its day; one without a Day field (hand-written) closes the day it was written on.
     closes = tuple(e for e in entries if e.cycle is None and (
-        (e.get(DAY_FIELD) or "").strip() == day.isoformat()
+        (e.get(DAY_FIELD) and closed_day(e) == day)
         or (not e.get(DAY_FIELD) and start <= e.when.moment < end)))
     return cycles, closes
 
