@@ -23,8 +23,10 @@ DAY_FIELD = "Day"
 
 
 def _back(source: TailSource | str, enough: Callable[[tuple[LogEntry, ...]], bool]) -> tuple[LogEntry, ...]:
-    """LOG's last entries, read back until `enough` of them (or the whole LOG)."""
-    return log.tail_entries(log.TextSource(source) if isinstance(source, str) else source, enough).entries
+    """LOG's last entries, read back until `enough` of them (or the whole LOG), as readers take them: an amended
+    entry gives way to its amendment (`log.live`; an amendment follows what it amends, so a tail holds both)."""
+    source = log.TextSource(source) if isinstance(source, str) else source
+    return log.live(log.tail_entries(source, lambda entries: enough(log.live(entries))).entries)
 
 
 def day_bounds(day: date, tz: tzinfo) -> tuple[datetime, datetime]:
@@ -217,12 +219,13 @@ def unreported_cycles(text: TailSource | str, until: datetime, tz: tzinfo, *,
         return False
 
     read = log.tail_entries(log.TextSource(text) if isinstance(text, str) else text, settled)
-    pending, older = _walk(read.entries, tz, whole=read.whole)
-    if not any(e.cycle is None for e in read.entries):       # no close yet: the first one reports from its day
+    entries = log.live(read.entries)                          # an amended entry gives way to its amendment
+    pending, older = _walk(entries, tz, whole=read.whole)
+    if not any(e.cycle is None for e in entries):            # no close yet: the first one reports from its day
         older, pending = pending, []
     found = {id(e) for e in pending if e.when.moment < until}
     found |= {id(e) for e in older if day_start <= e.when.moment < until}
-    return tuple(e for e in read.entries if id(e) in found)
+    return tuple(e for e in entries if id(e) in found)
 
 
 def day_now_blocks(text: str, day: date, tz: tzinfo) -> tuple[NowBlock, ...]:
