@@ -110,13 +110,19 @@ class CommandFailed(GitmemError):
         self.notes = tuple(notes)
 
 
+# The days a command line may name: memory is no older than the epoch, and a far future day is a typo.
+EARLIEST_DAY = date(1970, 1, 1)
+LATEST_DAY = date(2199, 12, 31)
+
+
 class DayParam(ParamTypeOfDates):
     """A day on the command line (`close --date`, `report --since`): read by gitmem.memory.dates, so every
-    command refuses a bad one in the same words, as a usage error (exit 2)."""
+    command refuses a bad one in the same words, as a usage error (exit 2). By default a day memory can hold
+    (EARLIEST_DAY to LATEST_DAY): the week before 0001-01-01 cannot be computed, and no memory is older than 1970."""
 
     name = "date"
 
-    def __init__(self, earliest: date = date.min, latest: date = date.max) -> None:
+    def __init__(self, earliest: date = EARLIEST_DAY, latest: date = LATEST_DAY) -> None:
         self.earliest, self.latest = earliest, latest
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> date:

@@ -11,7 +11,7 @@ from gitmem.cli.common import DayParam, UsageError, one_workspace_or_all, open_w
 from gitmem.errors import ExitCode, exit_codes_help
 
 # A chart has a point per day: 0001-01-01 would be 740,000 of them.
-DAYS = DayParam(earliest=date(1970, 1, 1), latest=date(2199, 12, 31))
+DAYS = DayParam()
 
 
 # Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
@@ -29,8 +29,9 @@ EXIT_CODES = {
               help="First day shown (html default: the first cycle; summary default: 14 days before --until).")
 @click.option("--until", metavar="YYYY-MM-DD", type=DAYS, help="Last day shown (default: today).")
 @click.option("--out", metavar="PATH", default=None,
-              help="Where to write; `-` for stdout. Default: html goes to .git/gitmem/report.html (never into the "
-                   "work tree, which a cycle needs clean), summary to stdout.")
+              help="Where to write; `-` for stdout; never in place of a memory file, gitmem.yaml or a file of the "
+                   "git directory. Default: html goes to .git/gitmem/report.html (never into the work tree, which a "
+                   "cycle needs clean), summary to stdout.")
 @workspace_option
 @click.option("--all-workspaces", is_flag=True, help="Every workspace of gitmem.yaml, side by side.")
 def report(fmt: str, since: date | None, until: date | None, out: str | None, workspace: str | None,

@@ -12,6 +12,7 @@ from gitmem.cli.common import colour_wanted, json_option, open_workspace, worksp
 from gitmem.codes import DECISION_ANSWER_INCOMPLETE
 from gitmem.errors import ExitCode, exit_codes_help
 from gitmem.memory.log import Outcome
+from gitmem.memory.text import shortened
 
 
 def _paint(colour: bool) -> Any:
@@ -28,7 +29,8 @@ def render_dashboard(data: dict[str, Any], *, colour: bool) -> str:
     if last:
         tint = "red" if last["outcome"] == Outcome.NO_BUILD else "green"
         outcome = paint(last["outcome"], tint)
-        lines.append(f"last cycle   {last['cycle']} · {last['when']} · {outcome} · {last['task']}")
+        task = shortened(last["task"], TEXT_MOST)
+        lines.append(f"last cycle   {last['cycle']} · {last['when']} · {outcome} · {task}")
         lines += [paint(f"  warning: {warning}", "red") for warning in last.get("warnings", [])]
     else:
         lines.append("last cycle   none yet")
@@ -46,16 +48,17 @@ def render_dashboard(data: dict[str, Any], *, colour: bool) -> str:
         age = paint(item["age"], "red" if item["stale"] else None)
         half = (f" — half an answer written in it ({DECISION_ANSWER_INCOMPLETE.code}): finish it"
                 if item.get("answer_incomplete") else "")
-        lines.append(f"  {item['id']} · {item['title']} ({age}){half}")
+        lines.append(f"  {item['id']} · {shortened(item['title'], TEXT_MOST)} ({age}){half}")
     room = f", {len(data['waiting_for_room'])} eligible but RULES is full" if data["waiting_for_room"] else ""
     lines.append(f"lessons      {len(data['awaiting'])} awaiting confirmation, {len(data['eligible'])} eligible "
                  f"now{room}")
     for item in data["awaiting"]:
-        lines.append(f"  {item['id']} · {item['title']} ({item['confirmations']}/{item['needed']})")
+        title = shortened(item["title"], TEXT_MOST)
+        lines.append(f"  {item['id']} · {title} ({item['confirmations']}/{item['needed']})")
     lines.append(LIST_END)
     for item in data["eligible"]:
         note = "" if item["has_rule"] else " — needs a rule line"
-        lines.append("  " + paint(f"{item['id']} · {item['title']} (cycles "
+        lines.append("  " + paint(f"{item['id']} · {shortened(item['title'], TEXT_MOST)} (cycles "
                                   f"{', '.join(map(str, item['cycles']))}){note}", "yellow"))
     rules = data["rules"]
     full = rules["proven"] >= rules["proven_max"] or rules["lines"] > rules["lines_max"]
@@ -105,6 +108,7 @@ def render_dashboard(data: dict[str, Any], *, colour: bool) -> str:
 
 
 SCREEN = 40            # lines: one screen at any scale of history
+TEXT_MOST = 100        # characters of the agent's text (a task, a title) a line shows: it wraps over no screen
 MOST_PER_LIST = 5
 LIST_END = "\0"        # ends a list whose next line is another list under the same heading
 

@@ -23,8 +23,10 @@ DAY_FIELD = "Day"
 
 
 def _back(source: TailSource | str, enough: Callable[[tuple[LogEntry, ...]], bool]) -> tuple[LogEntry, ...]:
-    """LOG's last entries, read back until `enough` of them (or the whole LOG)."""
-    return log.tail_entries(log.TextSource(source) if isinstance(source, str) else source, enough).entries
+    """LOG's last entries, read back until `enough` of them (or the whole LOG), as readers take them: an amended
+    entry gives way to its amendment (`log.live`; an amendment follows what it amends, so a tail holds both)."""
+    source = log.TextSource(source) if isinstance(source, str) else source
+    return log.live(log.tail_entries(source, lambda entries: enough(log.live(entries))).entries)
 
 
 def day_bounds(day: date, tz: tzinfo) -> tuple[datetime, datetime]:
@@ -147,11 +149,14 @@ def close_entries(text: TailSource | str, count: int = 1) -> tuple[LogEntry, ...
 
 
 def closed_day(entry: LogEntry) -> date | None:
-    """The day a close entry closed: its Day field, else the day it was written on."""
+    """The day a close entry closed: its Day field, else the day it was written on. A Day later than the day after
+    the entry's own date (the zone's day may be a day ahead of its stamp's) names no day, as no close closes a day
+    that has not happened: a hand-written `Day: 2099-01-01` would pass for the close of every day until then."""
     try:
-        return date.fromisoformat((entry.get(DAY_FIELD) or "").strip())
+        day = date.fromisoformat((entry.get(DAY_FIELD) or "").strip())
     except ValueError:
         return entry.when.day if entry.cycle is None else None
+    return day if day <= entry.when.day + timedelta(days=1) else None
 
 
 def day_entries(text: TailSource | str, day: date, tz: tzinfo) -> tuple[tuple[LogEntry, ...], tuple[LogEntry, ...]]:
@@ -161,7 +166,7 @@ def day_entries(text: TailSource | str, day: date, tz: tzinfo) -> tuple[tuple[Lo
     cycles = tuple(e for e in entries if e.cycle is not None and start <= e.when.moment < end)
     # A close entry names its day; one without a Day field (hand-written) closes the day it was written on.
     closes = tuple(e for e in entries if e.cycle is None and (
-        (e.get(DAY_FIELD) or "").strip() == day.isoformat()
+        (e.get(DAY_FIELD) and closed_day(e) == day)
         or (not e.get(DAY_FIELD) and start <= e.when.moment < end)))
     return cycles, closes
 
@@ -231,12 +236,13 @@ def unreported_cycles(text: TailSource | str, until: datetime, tz: tzinfo, *,
         return False
 
     read = log.tail_entries(log.TextSource(text) if isinstance(text, str) else text, settled)
-    pending, older = _walk(read.entries, tz, whole=read.whole)
-    if not any(e.cycle is None for e in read.entries):       # no close yet: the first one reports from its day
+    entries = log.live(read.entries)                          # an amended entry gives way to its amendment
+    pending, older = _walk(entries, tz, whole=read.whole)
+    if not any(e.cycle is None for e in entries):            # no close yet: the first one reports from its day
         older, pending = pending, []
     found = {id(e) for e in pending if e.when.moment < until}
     found |= {id(e) for e in older if day_start <= e.when.moment < until}
-    return tuple(e for e in read.entries if id(e) in found)
+    return tuple(e for e in entries if id(e) in found)
 
 
 def day_now_blocks(text: str, day: date, tz: tzinfo) -> tuple[NowBlock, ...]:

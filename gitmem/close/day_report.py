@@ -12,7 +12,7 @@ from gitmem.cycle.permissions import is_revert_note
 from gitmem.memory import log, roadmap
 from gitmem.memory.decisions import Waiting
 from gitmem.memory.log import OUTCOMES, LogEntry, Outcome
-from gitmem.memory.text import one_line
+from gitmem.memory.text import shortened
 
 STANDING_FIELD = "Standing"
 REMIND_DAYS = 7          # a standing condition is reported when it starts, then once a week
@@ -40,7 +40,7 @@ class EntryShape:
         return cls(LIST_MOST, max(3 * MORE_CHARS, limit // ENTRY_PARTS))
 
     def short(self, line: str) -> str:
-        return _short(line, self.chars // 3)
+        return shortened(line, self.chars // 3)
 
     def room(self, lines: Sequence[str], *, more: int = 0) -> int:
         """How many of the leading lines the list holds: all of them when they fit and nothing else was left
@@ -63,7 +63,7 @@ class EntryShape:
         room = self.room(lines, more=more)
         hidden = len(lines) - room + more
         kept = [self.short(line) for line in lines[:room]]
-        return kept + ([_short(f"… and {hidden} more: {elsewhere}", MORE_CHARS)] if hidden else [])
+        return kept + ([shortened(f"… and {hidden} more: {elsewhere}", MORE_CHARS)] if hidden else [])
 
 
 @dataclass(frozen=True)
@@ -99,15 +99,10 @@ def reverts(entry: LogEntry) -> list[str]:
             for text in lines if is_revert_note(text)]
 
 
-def _short(text: str, limit: int = 100) -> str:
-    """One line for the report; a cut is marked with `…` so nothing is shortened silently."""
-    text = one_line(text)
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
 
 def done_lines(facts: DayFacts) -> list[str]:
-    return [f"cycle {c.cycle} · {c.outcome} · {_short(c.get('Task') or '(no task)', 70)}"
-            + (f" — {_short(c.get('Result') or '', 80)}" if c.outcome != Outcome.NO_BUILD else "")
+    return [f"cycle {c.cycle} · {c.outcome} · {shortened(c.get('Task') or '(no task)', 70)}"
+            + (f" — {shortened(c.get('Result') or '', 80)}" if c.outcome != Outcome.NO_BUILD else "")
             for c in facts.cycles]
 
 
@@ -121,7 +116,7 @@ def streak_cause(streak: Streak) -> str:
     """The streak's distinct reasons, from the cycles' own Result lines (Rule 0 makes each say why)."""
     reasons: list[str] = []
     for entry in streak.cycles:
-        reason = _short(entry.get("Result") or "no reason given", 80).rstrip(".")
+        reason = shortened(entry.get("Result") or "no reason given", 80).rstrip(".")
         if reason not in reasons:
             reasons.append(reason)
     return "; ".join(reasons[:3]) + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
@@ -147,7 +142,7 @@ def fix_hint(roadmap_text: str, waiting: Sequence[Waiting], blockers: Sequence[s
     """What the next cycle must do: the top ROADMAP item nothing blocks, as the plan picks it. It names the
     decisions the agent said it waits on, and no other: a guess would send the human to the wrong one."""
     item = next(iter(unblocked_items(roadmap_text, waiting, blocked_tasks or {})), None)
-    step = (f"ship the smallest piece of `{_short(item, 60)}`" if item
+    step = (f"ship the smallest piece of `{shortened(item, 60)}`" if item
             else "ship the smallest thing that can be built today")
     if blockers:
         names = ", ".join(blockers)
@@ -204,7 +199,7 @@ def offline_plan(roadmap_text: str, waiting: Sequence[Waiting], priorities: Sequ
     follow-up; then the priorities. `cycles` are the reported day's."""
     if streak is not None:
         run, hint = streak
-        return _short(hint, 160), f"cycles {run.first}–{run.last} built nothing (Rule 0)"
+        return shortened(hint, 160), f"cycles {run.first}–{run.last} built nothing (Rule 0)"
     blocked_tasks = blocked_tasks or {}
     items = unblocked_items(roadmap_text, waiting, blocked_tasks)
     all_open = roadmap.open_items(roadmap_text)
@@ -215,16 +210,16 @@ def offline_plan(roadmap_text: str, waiting: Sequence[Waiting], priorities: Sequ
         why = f"it is the top open item of the current ROADMAP section{where}"
         if skipped:
             why += " that no pending decision blocks"
-        return _short(items[0], 120), why + tick_hint(items[0], cycles)
+        return shortened(items[0], 120), why + tick_hint(items[0], cycles)
     pending_blockers = [d for d in blocked_tasks if d in {w.id for w in waiting}]
     if all_open and pending_blockers:
         first = next(w for w in waiting if w.id == pending_blockers[0])
-        return (f"follow up {first.id} · {_short(first.title, 60)}",
+        return (f"follow up {first.id} · {shortened(first.title, 60)}",
                 f"every open ROADMAP item waits on it ({first.age}); meanwhile build what it does not block")
     if waiting:
         oldest = waiting[0]
-        rec = f"; recommendation: {_short(oldest.recommendation, 80)}" if oldest.recommendation else ""
-        return (f"follow up {oldest.id} · {_short(oldest.title, 60)}",
+        rec = f"; recommendation: {shortened(oldest.recommendation, 80)}" if oldest.recommendation else ""
+        return (f"follow up {oldest.id} · {shortened(oldest.title, 60)}",
                 f"it is the oldest Pending decision ({oldest.age}){rec}")
     first_priority = priorities[0] if priorities else "build something new"
     return (f"pick a task by the priorities, starting with `{first_priority}`",
@@ -237,11 +232,11 @@ def cycle_problems(facts: DayFacts) -> list[str]:
     found: list[str] = []
     for entry in facts.cycles:
         if entry.outcome == Outcome.NO_BUILD:
-            line = f"cycle {entry.cycle} built nothing: {_short(entry.get('Result') or 'no reason given', 140)}"
+            line = f"cycle {entry.cycle} built nothing: {shortened(entry.get('Result') or 'no reason given', 140)}"
             branch = salvage_branch(entry)
             found.append(line + (f" (its work is on branch {branch})" if branch and branch not in line else ""))
         for note in reverts(entry):
-            found.append(f"cycle {entry.cycle} made a forbidden memory edit, reverted: {_short(note)}")
+            found.append(f"cycle {entry.cycle} made a forbidden memory edit, reverted: {shortened(note)}")
         kept = (entry.get(log.KEPT) or "").strip()
         if kept:
             found.append(f"cycle {entry.cycle}: commits were made in the runner's checkout during the cycle; they "
@@ -331,7 +326,7 @@ def close_fields(facts: DayFacts, *, problems: list[str], promotion_lines: list[
     share = shape.chars
     fields: dict[str, str] = {DAY_FIELD: facts.day.isoformat(), "Cycles": facts.counts_line()}
     if summary:
-        fields["Summary"] = _short(summary, share)
+        fields["Summary"] = shortened(summary, share)
     if facts.cycles:
         fields["Done"] = "\n".join(shape.cap(done_lines(facts), CYCLES_ELSEWHERE))
     if facts.cycles or facts.waiting:
@@ -342,16 +337,23 @@ def close_fields(facts: DayFacts, *, problems: list[str], promotion_lines: list[
                                                  more=problems_more)) or "none"
     if promotion_lines:
         fields["Promotions"] = "\n".join(promotion_lines)
-    fields["Plan"] = _short(f"{plan[0]} — why: {plan[1]}", share) if plan is not None else (
+    fields["Plan"] = plan_text(plan, shape) if plan is not None else (
         f"see the close of a later day (this day was closed late, as of {as_of:%Y-%m-%d %H:%M})")
     if standing:
         fields[STANDING_FIELD] = render_standing(standing, share)
     return fields
 
 
-def plan_block(facts: DayFacts, plan: tuple[str, str]) -> dict[str, str]:
-    """Did / Human / Next for the `plan for <next day>` NOW block: three lines, within any block limit."""
+def plan_text(plan: tuple[str, str], shape: EntryShape) -> str:
+    """The plan (the task, and why) as the close states it in its report, on top of NOW and in its result: one
+    line within a list's share of the entry, whoever worded it (the model may answer with pages)."""
+    return shortened(f"{plan[0]} — why: {plan[1]}", shape.chars)
+
+
+def plan_block(facts: DayFacts, plan: tuple[str, str], shape: EntryShape) -> dict[str, str]:
+    """Did / Human / Next for the `plan for <next day>` NOW block: three lines, within any block limit (NOW's share
+    of the context is half the LOG entry's): the waiting decisions are cut as a list's line is, the count first."""
     human = (f"{len(facts.waiting)} decision(s) waiting: " + ", ".join(
         f"{w.id} ({w.age})" for w in facts.waiting)) if facts.waiting else "nothing waiting"
     return {"did": f"closed {facts.day.isoformat()}: {facts.counts_line()}",
-            "human": human, "next": f"{plan[0]} — why: {plan[1]}"}
+            "human": shape.short(human), "next": plan_text(plan, shape)}

@@ -206,10 +206,12 @@ def conflict_note(lesson: Lesson, rule_ids: list[str], filed: str = "a decision 
 def propose_retirements(doc: RulesDoc, planned: Plan) -> list[str]:
     """Learned rules still in force, oldest first, as candidates to retire or supersede, each with its reason.
 
-    A rule this very close retires is not proposed; rules a human wrote are the human's call."""
+    A rule this very close retires is not proposed; rules a human wrote are the human's call. A rule this close
+    adds is proposed only when no older one is in force: its own promotions may be what filled RULES."""
     retiring = {rid for item in planned.promote for rid in item.retired}
-    learned = [r for r in doc.proven if r.lesson is not None and r.id not in retiring]
-    chosen = learned or [r for r in doc.proven if r.id not in retiring]
+    older = [r for r in doc.proven if r.id not in retiring]
+    learned = [r for r in older if r.lesson is not None]
+    chosen = learned or older or [item.rule for item in planned.promote]
     return [f"{r.id} · {r.text} ({r.provenance}): the oldest learned rule still in force"
             if r.lesson is not None else f"{r.id} · {r.text} ({r.provenance}): the oldest rule still in force"
             for r in chosen[:max(planned.full_blocked, 1)]]

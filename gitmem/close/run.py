@@ -210,10 +210,10 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
         if last:
             result.counts, result.problems, result.report = facts.counts(), problems, fields
             assert plan is not None
-            result.plan = f"{plan[0]} — why: {plan[1]}"
+            result.plan = day_report.plan_text(plan, shape)
             latest = closed_day(previous[-1]) if previous else None
             if latest is None or latest <= day:      # never a plan for a day gone by on top of a newer one
-                memory.add_plan_block(plan_for=day + timedelta(days=1), **day_report.plan_block(facts, plan))
+                memory.add_plan_block(plan_for=day + timedelta(days=1), **day_report.plan_block(facts, plan, shape))
             caught = f" (and {len(open_days) - 1} earlier day(s) caught up)" if len(open_days) > 1 else ""
             closed = f"closed {day.isoformat()} again" if again else f"closed {day.isoformat()}"
             result.message = f"{closed}: {facts.counts_line()}{again}{caught}"

@@ -569,6 +569,13 @@ def one_line(value: str) -> str:
     return " ".join(value.split())
 
 
+def shortened(text: str, limit: int = 100) -> str:
+    """`text` on one line of at most `limit` characters; a cut is marked with `…`, so nothing is shortened
+    silently (the close's report, the status dashboard)."""
+    text = one_line(text)
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
 # What GitHub acts on in a commit message or a PR's text: `@name` notifies a user or a team, `#12`, `GH-12` and
 # `owner/repo#12` link, and after a closing keyword ("Fixes #12") the issue closes when the text lands on the
 # default branch.

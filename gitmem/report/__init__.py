@@ -5,9 +5,11 @@
 """
 from __future__ import annotations
 
+import os
 from datetime import date
 from pathlib import Path
 
+from gitmem.errors import GitmemError
 from gitmem.workspace import Clock, Workspace
 
 
@@ -41,4 +43,32 @@ def report_target(ws: Workspace, out: str | None, fmt: str) -> Path | None:
 
     if out == "-" or (out is None and fmt == "summary"):
         return None
-    return Path(out) if out is not None else state_directory(ws.state_dir or ws.root) / "report.html"
+    if out is None:
+        return state_directory(ws.state_dir or ws.root) / "report.html"
+    taken = _taken(ws, Path(out))
+    if taken:
+        raise GitmemError(f"cannot write {out}: it is {taken}, which a report never replaces; choose another --out")
+    return Path(out)
+
+
+def _taken(ws: Workspace, target: Path) -> str:
+    """What `target` is when a page must not replace it: a memory file of any workspace or gitmem.yaml (their
+    uncommitted lines would be lost), or a file of the git directory (its config, HEAD, a hook: no longer a
+    repository), but for gitmem's own state directory; "" for anywhere else. Judged where the path leads."""
+    from gitmem import gitio
+    from gitmem.config import CONFIG_NAME
+
+    where = Path(os.path.realpath(target))
+    root = Path(os.path.realpath(ws.root))
+    if where in {root / rel for rel in [CONFIG_NAME, *(p for paths in ws.config.workspace_paths().values()
+                                                       for p in paths.values())]}:
+        return "a memory file" if where.name != CONFIG_NAME or where.parent != root else "gitmem's config"
+    try:
+        repo = ws.repo
+    except gitio.RepoError:             # a plain directory of memory files: no git directory to keep
+        return ""
+    state = Path(os.path.realpath(gitio.state_dir(repo)))
+    for git_dir in {Path(os.path.realpath(gitio.git_dir(repo))), Path(os.path.realpath(gitio.common_dir(repo)))}:
+        if where.is_relative_to(git_dir) and not where.is_relative_to(state):
+            return "inside the git directory"
+    return ""

@@ -1,5 +1,6 @@
 """Fill a `WorkspaceReport` from one workspace: LOG (bounded by the window), DECISIONS, LESSONS, RULES, and the
-gitmem/* branches waiting on the human. Every text taken from memory goes through `gitmem.secrets.scrub` here, once."""
+gitmem/* branches waiting on the human. Every text taken from memory goes through `gitmem.secrets.scrub` here, once,
+and is made printable (a bidirectional override or a control character shows as its escape), as the fleet's is."""
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -7,6 +8,7 @@ from datetime import date, datetime, time, timedelta
 
 from gitmem import gitio
 from gitmem.memory import decisions, lessons, rules
+from gitmem.memory.text import printable
 from gitmem.report.log_scan import read_log, scan_log
 from gitmem.report.model import CloseRow, CycleRow, DecisionRow, LessonRow, RuleRow, WorkspaceReport
 from gitmem.secrets import scrub
@@ -25,7 +27,7 @@ def collect_report(ws: Workspace, *, since: date | None = None, until: date | No
     end = datetime.combine(until + timedelta(days=1), time(0), tz)
 
     def clean(text: str) -> str:
-        return scrub(text)
+        return printable(scrub(text))
 
     scanned = scan_log(read_log(ws.root, ws.config.path("log"), start), start, end)
     latest = scanned.latest_close

@@ -28,7 +28,11 @@ def _text(value: str) -> str:
 
 
 def _cell(value: str) -> str:
-    return " ".join(value.split()).replace("|", "\\|").replace("<", "&lt;").replace(">", "&gt;")
+    """The agent's text (a decision, a close report quoting results) as the summary shows it: on one line, and inert
+    where GitHub renders it, as in a pull request (no image, link, mention or issue reference; `|` no column)."""
+    from gitmem.publish.pullrequest import for_pr
+
+    return for_pr(value)
 
 
 def _plain(value: float) -> str:
@@ -143,8 +147,8 @@ def _tables(report: WorkspaceReport) -> list[str]:
     latest = report.latest_close
     if latest is not None:
         keep = [(k, v) for k, v in latest.fields if k in ("Cycles", "Problems", "Plan", "Promotions")]
-        lines = [f"- **{k}**: {_cell(v)}" for k, v in keep]
-        found.append("\n".join([f"**Latest close report ({latest.day})**", *lines]))
+        lines = [f"- **{k}**: {_cell('; '.join(v.splitlines()))}" for k, v in keep]   # a list: one item a line
+        found.append("\n".join([f"**Latest close report ({_cell(latest.day)})**", *lines]))
     return found
 
 

@@ -117,11 +117,14 @@ def cycle_summary(report: CycleReport) -> str:
 
 
 def day_closed(result: CloseResult) -> ActionsText:
-    """`outcome` and `commit` (and the push's) for $GITHUB_OUTPUT, and a short account of the close."""
+    """`outcome` and `commit` (and the push's) for $GITHUB_OUTPUT, and a short account of the close. The report
+    quotes the agent (results among the problems, decision titles, the plan's task): inert, as in the cycle's."""
+    from gitmem.publish.pullrequest import for_pr
+
     account = [f"### gitmem close {result.day.isoformat()}: {result.status}", ""]
     for key in ("Cycles", "Problems", "Waiting", "Plan"):
         if result.report.get(key):
-            account.append(f"- {key}: {'; '.join(result.report[key].splitlines())}")
+            account.append(f"- {key}: {for_pr('; '.join(result.report[key].splitlines()))}")
     account += [f"- Promoted: {p['rule']} from {p['lesson']}" for p in result.promoted]
     account.append(f"- Commit: `{(result.commit or '-')[:12]}`")
     account += push_summary(result.push)

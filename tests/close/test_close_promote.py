@@ -237,3 +237,20 @@ def test_close_permissions_allow_adding_and_retiring_rules_only() -> None:
     assert lesson_changes("LESSONS.md", lesson, lesson.replace("open", "promoted R-03")) == []
     assert lesson_changes("LESSONS.md", lesson, lesson.replace("- Why: y", "- Why: rewritten")) == [
         "LESSONS.md:3: close permission: L-0001 was edited beyond its Status"]
+
+
+def test_rules_filled_by_this_very_close_still_get_a_proposed_retirement(world: World) -> None:
+    """The cap is reached by this close's own promotions: the lesson left waiting is told which rule to retire
+    (the oldest learned rule in force once the close is done), never pointed at a proposal that is not there."""
+    world.git.commit_files({"gitmem.yaml": world.read("gitmem.yaml").replace("proven_rules_max: 30",
+                                                                             "proven_rules_max: 2")}, "cap 2")
+    ids = world.eligible_lessons(3)
+    before = world.git.head()
+    result = world.close(d(10), at(10, 23))
+    assert [p["rule"] for p in result.promoted] == ["R-01", "R-02"]
+    assert f"{ids[2]} · Lesson 2: eligible, but RULES is full (2/2 proven rules); not promoted" in result.not_promoted
+    assert any(p.startswith("RULES is full (2 proven rules)") for p in result.problems)
+    promoted = last_entry(world.read("LOG.md")).get("Promotions") or ""
+    assert f"to make room, retire or supersede: R-01 · Rule number 0. (from {ids[0]}; cycles" in promoted, promoted
+    assert "the oldest learned rule still in force" in promoted
+    world.assert_valid(before)
