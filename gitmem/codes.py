@@ -408,6 +408,10 @@ CYCLE_DISK_FULL = _code(
     "GM725", "cycle-disk-full",
     "the disk holding the repository was full (ENOSPC or EDQUOT): the cycle did not run its agent, or failed "
     "after it with what it could write; nothing of the human's is lost", "{message}", since=5)
+CYCLE_GIT_LOCKED = _code(
+    "GM740", "cycle-git-locked",
+    "the cycle refused to start: a git lock file (.git/index.lock, a branch's .lock) is there, so git could not "
+    "write what it locks", "{message}", since=5)
 CYCLE_OVER_DAILY_CAP = _code(
     "GM750", "cycle-over-daily-cap",
     "the cycle refused to start: today's cycles recorded more tokens or cost in LOG Evidence than "

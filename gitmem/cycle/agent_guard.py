@@ -17,7 +17,7 @@ from gitmem import gitio
 from gitmem.agents import bytecode, ignored_tool_dirs
 from gitmem.agents.base import AgentError
 from gitmem.agents.protected import Protection
-from gitmem.cycle import ignore_rules
+from gitmem.cycle import gitstate, ignore_rules
 from gitmem.cycle.gitstate import FileState, StateChange
 from gitmem.cycle.reaper import Reaper
 from gitmem.cycle.refs_backup import RefsBackup, RefsBackupFailed
@@ -131,7 +131,8 @@ class CycleGuard:
     def restore(self) -> AgentError | RefsBackupFailed | None:
         """Put git state and references back; the failure to salvage when the agent moved its own branch, or
         when objects the human's references need are gone and could not be put back."""
-        self._restore_files()     # first: the alternates, shallow and config files say where objects are
+        self._remove_locks()      # first: while a lock file is there, git refuses to write what it locks
+        self._restore_files()     # then: the alternates, shallow and config files say where objects are
         gitio.forget_cached(self.ws.repo)     # the agent may have pruned what this handle still caches
         lost = set(self.backup.recover(self.ws.repo))
         self.notes += self.backup.notes
@@ -147,6 +148,20 @@ class CycleGuard:
         self.notes = [scrub(note) for note in self.notes]
         self.messages = [scrub(message) for message in self.messages]
         return failure
+
+    def _remove_locks(self) -> None:
+        """Lock files git left in the git directory (`index.lock`, `HEAD.lock`, a branch's `.lock`): preflight
+        refused any at the start and every process of the agent has ended, so each is the agent's leftover, made
+        by a git it killed or by hand. Removed (never followed), so the runner can rebuild the index and put the
+        references back; named in Evidence."""
+        left = gitio.lock_files(self.ws.repo)
+        for lock in left:
+            gitstate.remove_path(lock.path)
+        if left:
+            note = "removed git lock files the agent left: " + ", ".join(lock.label for lock in left[:12]) + (
+                " …" if len(left) > 12 else "")
+            self.notes.append(note)
+            self.messages.append(note)
 
     def _restore_files(self) -> None:
         caches = _caches()

@@ -197,6 +197,13 @@ def _aside(path: Path, entry: StateEntry) -> bytes | None:
         return None
 
 
+def remove_path(path: Path) -> None:
+    """Remove whatever is at `path` (a link as a link, a directory with what it holds); gone already is fine."""
+    found = _peek(path)
+    if found is not None:
+        _remove(path, found)
+
+
 def _remove(path: Path, entry: StateEntry) -> None:
     try:
         if entry.kind == "dir":

@@ -36,7 +36,7 @@ __all__ = [
     "fetch_objects", "fetch_prefixed", "file_at", "file_current", "file_id_at", "forget_cached", "git_dir",
     "has_object",
     "head_entry", "head_id", "history", "hooks_dir", "ignored", "index_snapshot", "init_repo", "is_ancestor",
-    "is_ancestor_id", "is_unborn", "last_phase_commit", "merge_base", "open_repo", "push",
+    "is_ancestor_id", "is_unborn", "last_phase_commit", "lock_files", "merge_base", "open_repo", "push",
     "put_stash",
     "read_staged", "rebase_onto",
     "rebuild_index", "references", "references_all", "refused_for_good", "remote_branch_oid", "remote_names",

@@ -245,6 +245,44 @@ def test_a_corrupt_index_left_by_the_agent_is_rebuilt(memrepo: GitRepo) -> None:
     assert file_at(memrepo.repo, "HEAD", "work.txt") == "agent work\n" and is_clean(memrepo)
 
 
+@pytest.mark.parametrize("lock", ["index.lock", "HEAD.lock", "refs/heads/main.lock", "packed-refs.lock",
+                                  "refs/heads/dir.lock/"])
+def test_git_lock_files_the_agent_leaves_are_removed_and_its_work_committed(memrepo: GitRepo, lock: str) -> None:
+    """A lock file the agent leaves (by hand, or from a git it killed) made the runner delete the index and exit 2,
+    its work neither committed nor salvaged."""
+    gitdir = _git_dir(memrepo)
+
+    def act(root: Path, memory, request) -> None:
+        (root / "work.txt").write_text("agent work\n")
+        planted = gitdir / lock.rstrip("/")
+        if lock.endswith("/"):
+            planted.mkdir(parents=True)
+        else:
+            planted.write_bytes(b"")
+
+    report = cycle(memrepo, act)
+    assert report.exit_code == ExitCode.OK, report.error
+    assert file_at(memrepo.repo, "HEAD", "work.txt") == "agent work\n" and is_clean(memrepo)
+    assert not os.path.lexists(gitdir / lock.rstrip("/")) and (gitdir / "index").is_file()
+    assert f"removed git lock files the agent left: .git/{lock.rstrip('/')}" in evidence(memrepo)
+
+
+def test_a_git_lock_there_before_the_cycle_refuses_it_with_gm740_and_changes_nothing(memrepo: GitRepo) -> None:
+    from gitmem.cycle.runner import CycleRefused
+
+    gitdir, start = _git_dir(memrepo), memrepo.head()
+    (gitdir / "index.lock").write_bytes(b"")
+    ran: list[bool] = []
+    with pytest.raises(CycleRefused) as refused:
+        cycle(memrepo, lambda root, memory, request: ran.append(True))
+    assert refused.value.exit_code == ExitCode.DIRTY and refused.value.code.code == "GM740"
+    assert ".git/index.lock" in str(refused.value) and "rm .git/index.lock" in str(refused.value)
+    assert not ran and memrepo.head() == start
+    assert (gitdir / "index.lock").is_file() and (gitdir / "index").is_file()     # the human's git's, left alone
+    (gitdir / "index.lock").unlink()
+    assert is_clean(memrepo)
+
+
 def test_a_hooks_path_inside_the_tree_is_protected(memrepo: GitRepo) -> None:
     memrepo.commit_files({"tools/hooks/pre-commit": "#!/bin/sh\ngitmem check\n"}, "hooks in the tree")
     memrepo.repo.config["core.hooksPath"] = "tools/hooks"
