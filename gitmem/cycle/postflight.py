@@ -5,6 +5,7 @@ Works on the memory files in the work tree against their text at HEAD. The runne
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -12,7 +13,7 @@ from gitmem import gitio
 from gitmem.config import ROLES
 from gitmem.confined import files
 from gitmem.cycle import foreign, permissions
-from gitmem.memory import decisions, log, now
+from gitmem.memory import decisions, lessons, log, now
 from gitmem.memory.text import (
     Timestamp,
     decode_file_text,
@@ -110,6 +111,7 @@ def _settle(memory: MemoryWriter, old: dict[str, str | None], *, cycle: int, not
     for role, text in enforcement.texts.items():
         files.write_bytes(ws.root, ws.config.path(role), text.encode("utf-8"))
     dated = _date_new_decisions(memory, old.get("decisions") or "", window)
+    dated += _date_new_lessons(memory, old.get("lessons") or "", cycle, window)
     evidence = [f"runner: {note}" for note in [*notes, *enforcement.notes, *dated]]
     evidence.append(usage_line(usage))
     runner_fields = {log.STARTED: started, **({log.KEPT: kept} if kept else {})}
@@ -149,6 +151,48 @@ def _date_new_decisions(memory: MemoryWriter, before: str, window: Window) -> li
             notes.append(f"restored the time {item.id} was asked to the clock's {window.now} (it said {asked})")
     if notes:
         files.write_bytes(memory.root, memory.config.path("decisions"), "\n".join(lines).encode("utf-8"))
+    return notes
+
+
+def _date_new_lessons(memory: MemoryWriter, before: str, cycle: int, window: Window) -> list[str]:
+    """A lesson added or confirmed during the cycle records this cycle and a day of the cycle's, as `gitmem lesson`
+    writes them in a cycle: a hand-written line, or a `gitmem lesson confirm` the agent ran with its own
+    GITMEM_CYCLE, that cites another cycle would stand in memory for a cycle that confirmed nothing, and refuse
+    the real confirmation of the cycle it names (GM403). A lesson is confirmed once per cycle, and by a later one
+    than added it: a second new Confirmed line of the cycle, and one on a lesson the cycle added, are removed."""
+    text = memory.read("lessons")
+    old = {item.id: item for item in lessons.parse(before).lessons}
+    first = Timestamp.from_datetime(window.began).day if window.began is not None else window.now.day
+    lines: list[str | None] = list(text.split("\n"))
+    notes: list[str] = []
+    for item in lessons.parse(text).lessons:
+        known = old.get(item.id)
+        seen = Counter(f.value for f in known.fields if f.key == "Confirmed") if known is not None else Counter()
+        confirmed = {event.cycle for _, event in known.confirmations if event is not None} if known else set()
+        for found in item.fields:
+            if found.key not in ("Happened", "Confirmed") or (known is not None and found.key == "Happened"):
+                continue
+            if seen[found.value] > 0:          # there before the cycle: not the cycle's to date
+                seen[found.value] -= 1
+                continue
+            event = lessons.parse_event(found)
+            if event is None:
+                continue          # a line that does not parse is the checks' to name
+            if found.key == "Confirmed" and (known is None or cycle in confirmed):
+                lines[found.line - 1:found.end] = [None] * (found.end - found.line + 1)
+                why = "a later cycle confirms a lesson" if known is None else "a lesson is confirmed once per cycle"
+                notes.append(f"removed a Confirmed line of {item.id} (it said cycle {event.cycle}): {why}")
+                continue
+            confirmed.add(cycle) if found.key == "Confirmed" else None
+            if event.cycle == cycle and first <= event.day <= window.now.day:
+                continue
+            day = event.day if first <= event.day <= window.now.day else window.now.day
+            lines[found.line - 1] = lessons.with_event(lines[found.line - 1] or "", day, cycle)
+            notes.append(f"restored {item.id}'s {found.key} line to this cycle's {day.isoformat()} (cycle {cycle}) "
+                         f"(it said {event.day.isoformat()} (cycle {event.cycle}))")
+    if notes:
+        kept = "\n".join(line for line in lines if line is not None)
+        files.write_bytes(memory.root, memory.config.path("lessons"), kept.encode("utf-8"))
     return notes
 
 

@@ -34,6 +34,8 @@ _ID_RE = re.compile(r"^L-([0-9]{4,18})$")
 # The text may also start on the next (continuation) line, after the dash.
 _EVENT_RE = re.compile(r"^([0-9]{4}-[0-9]{2}-[0-9]{2})(?: [0-9]{2}:[0-9]{2} \S+)? \(cycle ([0-9]{1,18})\)"
                        r"(?: (?:—|-|–)\s(.*))?$", re.S)
+# The date and cycle an event line starts with, as `with_event` rewrites them.
+_EVENT_HEAD_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?: [0-9]{2}:[0-9]{2} \S+)? \(cycle [0-9]{1,18}\)")
 # A retirement reason may run on over continuation lines; `open` and `promoted R-NN` are exact.
 _STATUS_RE = re.compile(r"^(open|promoted (R-[0-9]{2,})|retired (?:—|-|–) (.+))$", re.S)
 
@@ -132,6 +134,11 @@ def parse_event(item: Field) -> Event | None:
         return None
     return built_whole(Event, {"day": day, "cycle": int(match.group(2)), "text": (match.group(3) or "").strip(),
                                "line": item.line})
+
+
+def with_event(line: str, day: date, cycle: int) -> str:
+    """A Happened or Confirmed line (as `parse_event` reads it) with its date and cycle replaced."""
+    return _EVENT_HEAD_RE.sub(f"{day.isoformat()} (cycle {cycle})", line, count=1)
 
 
 def event_with_other_digits(item: Field) -> bool:

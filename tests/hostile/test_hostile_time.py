@@ -82,12 +82,52 @@ def test_a_backdated_lesson_with_forged_confirmations_is_not_promoted(memrepo: G
 
     report = cycle(memrepo, act, clock=FixedClock(at(10, 11)))                # cycle 4 writes it all at once
     assert report.exit_code == ExitCode.OK, report.error
-    assert lessons.parse(memrepo.read("LESSONS.md")).find("L-0001") is not None
+    # The runner keeps the lesson as cycle 4's and drops the confirmations a lesson cannot have in its own cycle,
+    # so the forged lines never land; the close's history-backed count (tests/memory) is the second line.
+    found = lessons.parse(memrepo.read("LESSONS.md")).find("L-0001")
+    assert found is not None and found.happened is not None and found.happened.cycle == 4
+    assert found.happened.day == at(10, 11).date() and found.confirmations == []
+    assert "removed a Confirmed line of L-0001 (it said cycle 2)" in evidence(memrepo)
+    assert "restored L-0001's Happened line to this cycle's 2026-11-10 (cycle 4)" in evidence(memrepo)
     world.reload()
     result = run_close(memrepo.ws(), day=d(10), clock=FixedClock(at(10, 23)))
     assert result.promoted == []
     assert [r.render() for r in rules.parse(memrepo.read("RULES.md")).proven] == []
-    assert any("L-0001" in line and "does not count" in line for line in result.problems)
+    assert verify_range(memrepo.ws(), None, "HEAD").violations == []
+
+
+def test_a_lesson_confirmed_under_another_cycle_number_records_the_cycle_that_ran(memrepo: GitRepo) -> None:
+    """The agent runs `gitmem lesson confirm` with its own GITMEM_CYCLE (or writes the line by hand): the line
+    citing the next cycle was committed, and that next cycle's real confirmation was then refused (GM403)."""
+    world = World(memrepo)
+    world.cycle(at(10, 8))                                                     # cycle 1
+    cycle(memrepo, lambda root, memory, request: memory.add_lesson(
+        title="Tests first", happened="it broke", why="no tests", change="run them", rule=RULE, cycle=request.cycle),
+        clock=FixedClock(at(10, 9)))                                           # cycle 2 adds L-0001
+
+    def forge(root: Path, memory, request) -> None:
+        memory.confirm_lesson("L-0001", evidence="held", cycle=request.cycle + 1)
+        text = (root / "LESSONS.md").read_text(encoding="utf-8")
+        (root / "LESSONS.md").write_text(text.replace(
+            "- Status: open", "- Confirmed: 2099-01-01 (cycle 1) — by hand\n- Status: open", 1), encoding="utf-8")
+
+    report = cycle(memrepo, forge, clock=FixedClock(at(10, 10)))               # cycle 3
+    assert report.exit_code == ExitCode.OK, report.error
+    found = lessons.parse(memrepo.read("LESSONS.md")).find("L-0001")
+    assert found is not None
+    assert [(e.day, e.cycle) for _, e in found.confirmations if e is not None] == [(at(10, 10).date(), 3)]
+    assert "restored L-0001's Confirmed line to this cycle's 2026-11-10 (cycle 3) (it said 2026-11-10 (cycle 4))" \
+        in evidence(memrepo)
+    assert "removed a Confirmed line of L-0001 (it said cycle 1): a lesson is confirmed once per cycle" \
+        in evidence(memrepo)
+    # The next cycle's own confirmation is taken, and the two are the backed pair the close promotes.
+    report = cycle(memrepo, lambda root, memory, request: memory.confirm_lesson(
+        "L-0001", evidence="held again", cycle=request.cycle), clock=FixedClock(at(10, 11)))   # cycle 4
+    assert report.exit_code == ExitCode.OK, report.error
+    world.reload()
+    result = run_close(memrepo.ws(), day=d(10), clock=FixedClock(at(10, 23)))
+    assert [r.render() for r in rules.parse(memrepo.read("RULES.md")).proven] == \
+        [f"- R-01 · {RULE} (from L-0001; cycles 3, 4)"], result.problems
     assert verify_range(memrepo.ws(), None, "HEAD").violations == []
 
 
