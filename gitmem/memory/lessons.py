@@ -212,11 +212,11 @@ def make_lesson(lesson_id: str, title: str, *, day: date, cycle: int, happened: 
     return Lesson(lesson_id, title, tuple(body))
 
 
-def _replace_lesson(doc: LessonsDoc, lesson: Lesson) -> LessonsDoc:
+def replace_lesson(doc: LessonsDoc, lesson: Lesson) -> LessonsDoc:
     return replace(doc, lessons=tuple(lesson if item.id == lesson.id else item for item in doc.lessons))
 
 
-def _insert_before_status(body: tuple[str, ...], new_lines: list[str]) -> tuple[str, ...]:
+def insert_before_status(body: tuple[str, ...], new_lines: list[str]) -> tuple[str, ...]:
     lines = strip_trailing_blank(body)
     index = next((i for i, line in enumerate(lines) if line.startswith("- Status:")), len(lines))
     return tuple(lines[:index] + new_lines + lines[index:])
@@ -226,8 +226,8 @@ def confirm(doc: LessonsDoc, lesson_id: str, *, day: date, cycle: int, evidence:
     lesson = doc.find(lesson_id)
     if lesson is None:
         raise KeyError(f"lesson {lesson_id} not found")
-    body = _insert_before_status(lesson.body, render_field("Confirmed", event_text(day, cycle, evidence)))
-    return _replace_lesson(doc, replace(lesson, body=body))
+    body = insert_before_status(lesson.body, render_field("Confirmed", event_text(day, cycle, evidence)))
+    return replace_lesson(doc, replace(lesson, body=body))
 
 
 def set_status(doc: LessonsDoc, lesson_id: str, status: str) -> LessonsDoc:
@@ -235,4 +235,4 @@ def set_status(doc: LessonsDoc, lesson_id: str, status: str) -> LessonsDoc:
     if lesson is None:
         raise KeyError(f"lesson {lesson_id} not found")
     lines = without_fields(strip_trailing_blank(lesson.body), ("Status",))
-    return _replace_lesson(doc, replace(lesson, body=tuple([*lines, *render_field("Status", status)])))
+    return replace_lesson(doc, replace(lesson, body=tuple([*lines, *render_field("Status", status)])))
