@@ -209,14 +209,9 @@ def late_note(ws: Workspace, moment: datetime) -> str | None:
 def _require_unlocked(repo: gitio.Repo) -> None:
     """A git lock file left in the git directory would make the runner's own index and branch writes fail after
     the agent ran; its guard removes those the agent leaves, so one there now is the human's: refuse, naming it."""
-    found = gitio.lock_files(repo)
-    if not found:
-        return
-    listing = "\n".join(f"  {item.label}" for item in found)
-    removal = " ".join(item.label for item in found[:3])
-    raise CycleRefused(f"git lock files are there: a git command is running in this checkout, or one was killed "
-                       f"and left them:\n{listing}\nwhen no git runs here, remove them (rm {removal}), then run the "
-                       "cycle", codes.CYCLE_GIT_LOCKED)
+    why = lock.git_locks_refusal(repo)
+    if why is not None:
+        raise CycleRefused(why, codes.CYCLE_GIT_LOCKED)
 
 
 def _require_clean(repo: gitio.Repo, held: lock.Lock) -> None:
