@@ -9,13 +9,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from gitmem import gitio
+from gitmem import codes, gitio
 from gitmem.config import ROLES
 from gitmem.confined import files
 from gitmem.cycle import foreign, permissions
 from gitmem.memory import decisions, lessons, log, now
 from gitmem.memory.text import (
     Timestamp,
+    decode_file,
     decode_file_text,
     decode_text,
     encoded,
@@ -106,8 +107,9 @@ def _settle(memory: MemoryWriter, old: dict[str, str | None], *, cycle: int, not
             began: datetime | None) -> Settled:
     ws = memory.workspace
     window = Window(began, memory.now())
+    unreadable = _restore_unreadable(ws, old)
     enforcement = permissions.enforce(old, memory_texts(ws))
-    enforcement.notes[:0] = foreign.revert(ws)
+    enforcement.notes[:0] = [*unreadable, *foreign.revert(ws)]
     for role, text in enforcement.texts.items():
         files.write_bytes(ws.root, ws.config.path(role), text.encode("utf-8"))
     dated = _date_new_decisions(memory, old.get("decisions") or "", window)
@@ -119,6 +121,21 @@ def _settle(memory: MemoryWriter, old: dict[str, str | None], *, cycle: int, not
     settled.notes = enforcement.notes + settled.notes
     _settle_now(memory, old.get("now") or "", settled, window)
     return settled
+
+
+def _restore_unreadable(ws: Workspace, old: dict[str, str | None]) -> list[str]:
+    """A memory file the agent left as bytes that are not UTF-8 reads as empty text, which each judge after this
+    takes for the agent emptying it: DECISIONS rebuilt from nothing lost the text around its decisions. The file
+    is put back as the cycle found it, whole: the agent's bytes are memory no reader can read."""
+    notes: list[str] = []
+    for role in ROLES:
+        before, rel = old.get(role), ws.config.path(role)
+        data = files.read_bytes(ws.root, rel) if before is not None else None
+        if before is None or data is None or not any(p.code == codes.NOT_UTF8.code for p in decode_file(data)[1]):
+            continue
+        files.write_bytes(ws.root, rel, encoded(before))
+        notes.append(f"restored {rel} as the cycle found it: the agent left bytes that are not UTF-8 text")
+    return notes
 
 
 @dataclass(frozen=True)

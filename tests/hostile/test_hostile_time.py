@@ -187,3 +187,31 @@ def test_a_command_agent_cannot_date_what_the_runner_commits(tmp_path: Path, mem
     for when in (entry.when.moment, block.when.moment):
         assert before <= when <= after, when
     assert stamp not in memrepo.read("NOW.md").split("<!--")[0]
+
+
+@pytest.mark.parametrize("name", ["DECISIONS.md", "LESSONS.md", "RULES.md", "NOW.md", "LOG.md"])
+def test_a_memory_file_left_as_bytes_that_are_not_utf8_is_put_back_whole(memrepo: GitRepo, name: str) -> None:
+    """Read as empty text, DECISIONS was taken for emptied: its decisions were rebuilt without the text around
+    them (the template's comment, the human's notes)."""
+    memrepo.commit_files({"DECISIONS.md": memrepo.read("DECISIONS.md").replace(
+        "## Pending\n", "## Pending\n\n### D-0001 · Ship it?\n- Asked: 2026-11-30 09:00 UTC (cycle 1)\n"
+                        "- Recommendation: yes\n", 1)}, "a question")
+    before = memrepo.read(name)
+
+    def act(root: Path, memory, request) -> None:
+        memory.add_log_entry(task="t", outcome="built", result="r", cycle=request.cycle)
+        memory.add_now_block(did="d", human="nothing", next="n", cycle=request.cycle)
+        path = root / name
+        path.write_bytes(path.read_bytes() + "\n\u00e9t\u00e9 in Latin-1\n".encode("latin-1"))
+
+    report = cycle(memrepo, act, finish=False)
+    assert report.exit_code == ExitCode.OK, report.error
+    after = memrepo.read(name)
+    if name == "LOG.md":            # the agent's entry went with its bytes: the runner's own entry is on top
+        assert after.startswith(before) and "Latin-1" not in after
+    elif name == "NOW.md":          # the runner's block on top of the blocks the cycle found
+        assert after.endswith(before.split("\n-->\n", 1)[1]) and "Latin-1" not in after
+    else:
+        assert after == before
+    assert f"restored {name} as the cycle found it: the agent left bytes that are not UTF-8 text" in evidence(memrepo)
+    assert [v for v in check_worktree(memrepo.ws()) if v.is_error] == []
