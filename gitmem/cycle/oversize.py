@@ -26,6 +26,7 @@ from pathlib import Path
 
 from gitmem import codes, gitio
 from gitmem.codes import Code
+from gitmem.confined.walk import walk_tree
 from gitmem.workspace import Workspace
 from gitmem.workspace.statedir import state_directory
 
@@ -105,7 +106,7 @@ def nested_repositories(root: Path, hidden: Callable[[str], bool]) -> set[str]:
     leaves some of them out (a `.git` file naming a repository elsewhere in the tree, with no index yet), where
     git lists them, and a `git status` run in one runs what that repository's config says."""
     found: set[str] = set()
-    for folder, dirs, _ in os.walk(root):
+    for folder, dirs, _ in walk_tree(root):
         rel_folder = Path(folder).relative_to(root).as_posix()
         prefix = "" if rel_folder == "." else f"{rel_folder}/"
         entered = []
@@ -124,7 +125,7 @@ def nested_repositories(root: Path, hidden: Callable[[str], bool]) -> set[str]:
 def disarm_nested_repos(top: Path) -> None:
     """Rename every `.git` under `top` (a directory or a `gitdir:` file) to INERT_GIT, or to a free name beside
     it: git then finds no repository there, and `git status` in it runs none of the agent's configuration."""
-    for folder, dirs, names in os.walk(top):
+    for folder, dirs, names in walk_tree(top):
         for name in [n for n in (*dirs, *names) if n == ".git"]:
             place = Path(folder) / name
             target, n = Path(folder) / INERT_GIT, 1

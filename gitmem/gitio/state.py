@@ -16,6 +16,7 @@ from typing import cast
 import pygit2
 from pygit2.enums import ConfigLevel, FileStatus
 
+from gitmem.confined.walk import walk_tree
 from gitmem.gitio.repository import Repo, git_dir, work_tree
 
 # Inside the git directory: the config, hooks, the ignore/attribute/sparse files, object sources and the graft
@@ -258,7 +259,8 @@ def lock_files(repo: Repo) -> list[StatePath]:
     found: dict[Path, StatePath] = {}
     common = common_dir(repo)
     for base in dict.fromkeys([common, git_dir(repo)]):
-        places = [*_top_locks(base), *(sorted((base / "refs").rglob("*.lock")) if (base / "refs").is_dir() else [])]
+        places = [*_top_locks(base), *sorted(Path(folder) / name for folder, dirs, names in walk_tree(base / "refs")
+                                              for name in [*dirs, *names] if name.endswith(".lock"))]
         for path in places:
             if os.path.lexists(path):
                 found.setdefault(path, StatePath(f".git/{path.relative_to(common).as_posix()}", path, True))

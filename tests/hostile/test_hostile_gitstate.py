@@ -16,7 +16,7 @@ from gitmem.errors import ExitCode
 from tests.support.cycle_support import file_at, is_clean
 from tests.support.gitcli import git
 from tests.support.helpers import GitRepo
-from tests.support.hostile import cycle, evidence
+from tests.support.hostile import cycle, evidence, nest
 
 
 def _git_dir(repo: GitRepo) -> Path:
@@ -281,6 +281,20 @@ def test_a_git_lock_there_before_the_cycle_refuses_it_with_gm740_and_changes_not
     assert (gitdir / "index.lock").is_file() and (gitdir / "index").is_file()     # the human's git's, left alone
     (gitdir / "index.lock").unlink()
     assert is_clean(memrepo)
+
+
+def test_folders_nested_past_the_recursion_limit_in_the_state_folder_are_removed(memrepo: GitRepo) -> None:
+    """`.git/gitmem/` is the agent's to write, inside the box too: 1,100 nested folders there ended the cycle
+    with a RecursionError traceback (exit 70), its work neither committed nor salvaged."""
+    def act(root: Path, memory, request) -> None:
+        (root / "work.txt").write_text("agent work\n")
+        nest(_git_dir(memrepo) / "gitmem" / "deep", 1100)
+
+    report = cycle(memrepo, act)
+    assert report.exit_code == ExitCode.OK, report.error
+    assert file_at(memrepo.repo, "HEAD", "work.txt") == "agent work\n" and is_clean(memrepo)
+    assert not (_git_dir(memrepo) / "gitmem" / "deep").exists()
+    assert ".git/gitmem/deep (added)" in evidence(memrepo)
 
 
 def test_a_hooks_path_inside_the_tree_is_protected(memrepo: GitRepo) -> None:
