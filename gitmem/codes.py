@@ -422,6 +422,10 @@ MEMORY_DATED_AHEAD = _code(
                    since=5),
     verifying=Message("{what} is dated {when}, after the clock of this verify ({moment}); the clock that wrote "
                       "it and committed it ran fast", _DAY_AHEAD_HINT, since=5))
+CYCLE_GIT_LOCKED = _code(
+    "GM740", "cycle-git-locked",
+    "the cycle refused to start: a git lock file (.git/index.lock, a branch's .lock) is there, so git could not "
+    "write what it locks", "{message}", since=5)
 CYCLE_OVER_DAILY_CAP = _code(
     "GM750", "cycle-over-daily-cap",
     "the cycle refused to start: today's cycles recorded more tokens or cost in LOG Evidence than "

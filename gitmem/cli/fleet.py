@@ -214,9 +214,7 @@ def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool, publi
     """
     from gitmem.fleet.page import render_page
 
-    target = Path(out)
-    if public:
-        _require_no_private_pages(target)
+    target = _public_target(Path(out)) if public else Path(out)
     view = _read(fleet_file, timeout, offline, with_page=True)
     text = render_page(view, public=public)
     write_page(target, text.encode("utf-8"))
@@ -227,9 +225,9 @@ def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool, publi
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
 
-def _require_no_private_pages(target: Path) -> None:
-    """A public page is written only where no agent pages lie beside it: they quote the agents' memory (a report
-    without --public wrote them), and whoever publishes the folder would publish them with the public page."""
+def _public_target(target: Path) -> Path:
+    """`target`, for a public page: written only where no agent pages lie beside it, which quote the agents'
+    memory (a report without --public wrote them): whoever publishes the folder would publish them with it."""
     from gitmem.fleet.page import AGENT_PAGES
 
     beside = target.parent / AGENT_PAGES
@@ -237,6 +235,7 @@ def _require_no_private_pages(target: Path) -> None:
         raise UsageError(f"{beside} holds agents' own pages, which quote their memory (a report without "
                                "--public wrote them); a public page beside them would be published with them: "
                                "remove that folder, or write the public page to another --out")
+    return target
 
 
 def _write_agent_pages(view: Any, folder: Path) -> int:
@@ -286,9 +285,8 @@ def fleet_pages(fleet_file: str, out: str, timeout: float, offline: bool) -> int
     if chosen.pages != "public":
         _say(PAGES_OFF)
         return ExitCode.OK
-    _require_no_private_pages(Path(out))
     view = _read(chosen, timeout, offline, with_page=True)
-    write_page(Path(out), render_page(view, public=True).encode("utf-8"))
+    write_page(_public_target(Path(out)), render_page(view, public=True).encode("utf-8"))
     _say(f"wrote {out}: the public page, verdicts and counts only; GitHub Pages shows it to anyone")
     return ExitCode.USAGE if view.failed else ExitCode.OK
 

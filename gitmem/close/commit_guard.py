@@ -89,7 +89,7 @@ def check_result(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> 
     old_log, new_log = (side.read(config.path("log")) if side is not None else None for side in (old, new))
     if old_log is None or new_log is None or not log.append_verdict(old_log, new_log).ok:
         roles.append("log")
-    enforced = permissions.enforce({r: text(old, r) for r in roles}, {r: text(new, r) for r in roles})
+    enforced = permissions.enforce({r: text(old, r) for r in roles}, {r: text(new, r) for r in roles}, promotes=True)
     found += [f"{config.path('log')}:1: close permission: {note}" for note in enforced.notes]
     found += rule_changes(config.path("rules"), text(old, "rules") or "", text(new, "rules") or "")
     found += lesson_changes(config.path("lessons"), text(old, "lessons") or "", text(new, "lessons") or "")

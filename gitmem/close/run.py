@@ -95,6 +95,9 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
     if push:
         head = _catch_up(repo) or head
     with lock.acquire(gitio.state_dir(repo), what="close"):
+        locked = lock.git_locks_refusal(repo)      # else the commit lands and the index write after it fails
+        if locked is not None:
+            raise CloseError(locked, dirty=True)
         dirty = sorted(p for p, _ in gitio.dirty_files(repo) if p in config.memory_paths().values())
         if dirty:
             raise CloseError(f"memory files have uncommitted changes: {', '.join(dirty)}; commit or discard "

@@ -10,6 +10,7 @@ routine ones (gitmem's own caches) only reach the cycle's messages.
 """
 from __future__ import annotations
 
+import os
 import posixpath
 from dataclasses import dataclass, field
 
@@ -17,7 +18,7 @@ from gitmem import gitio
 from gitmem.agents import bytecode, ignored_tool_dirs
 from gitmem.agents.base import AgentError
 from gitmem.agents.protected import Protection
-from gitmem.cycle import ignore_rules
+from gitmem.cycle import gitstate, ignore_rules, oversize
 from gitmem.cycle.gitstate import FileState, StateChange
 from gitmem.cycle.reaper import Reaper
 from gitmem.cycle.refs_backup import RefsBackup, RefsBackupFailed
@@ -60,6 +61,7 @@ class CycleGuard:
     anchors_changed: list[str] = field(default_factory=list)   # which changed while it ran
     anchor_note: str = ""                                   # the one note about them, when any changed
     messages: list[str] = field(default_factory=list)    # for the cycle's report only
+    nested: set[str] = field(default_factory=set)        # the repositories inside the tree when it started
 
     @classmethod
     def begin(cls, ws: Workspace, *, start: str, branch: str, cycle: int, confined: bool = False) -> CycleGuard:
@@ -87,6 +89,7 @@ class CycleGuard:
                     anchor_snapshot=ignored_tool_dirs.snapshot_tool_dirs(ws.root, clock_dir=gitio.state_dir(repo)),
                     confined=confined,
                     ignore_files=gitio.tree_files_named(repo, start, ignore_rules.IGNORE_FILE))
+        guard.nested = oversize.nested_repositories(ws.root, guard.was_ignored)
         guard.reaper.start()
         return guard
 
@@ -131,7 +134,8 @@ class CycleGuard:
     def restore(self) -> AgentError | RefsBackupFailed | None:
         """Put git state and references back; the failure to salvage when the agent moved its own branch, or
         when objects the human's references need are gone and could not be put back."""
-        self._restore_files()     # first: the alternates, shallow and config files say where objects are
+        self._remove_locks()      # first: while a lock file is there, git refuses to write what it locks
+        self._restore_files()     # then: the alternates, shallow and config files say where objects are
         gitio.forget_cached(self.ws.repo)     # the agent may have pruned what this handle still caches
         lost = set(self.backup.recover(self.ws.repo))
         self.notes += self.backup.notes
@@ -147,6 +151,20 @@ class CycleGuard:
         self.notes = [scrub(note) for note in self.notes]
         self.messages = [scrub(message) for message in self.messages]
         return failure
+
+    def _remove_locks(self) -> None:
+        """Lock files git left in the git directory (`index.lock`, `HEAD.lock`, a branch's `.lock`): preflight
+        refused any at the start and every process of the agent has ended, so each is the agent's leftover, made
+        by a git it killed or by hand. Removed (never followed), so the runner can rebuild the index and put the
+        references back; named in Evidence."""
+        left = gitio.lock_files(self.ws.repo)
+        for lock in left:
+            gitstate.remove_path(lock.path)
+        if left:
+            note = "removed git lock files the agent left: " + ", ".join(lock.label for lock in left[:12]) + (
+                " …" if len(left) > 12 else "")
+            self.notes.append(note)
+            self.messages.append(note)
 
     def _restore_files(self) -> None:
         caches = _caches()
@@ -269,7 +287,17 @@ class CycleGuard:
         changed = ignore_rules.changed_ignore_files(repo, self.ignore_files, folders)
         with ignore_rules.human_rules(repo, changed):
             dirty = gitio.dirty_files(repo)
-        return sorted({path for path, _ in dirty if not self.was_ignored(path)} | set(changed))
+            # A repository the agent made: git lists it as `sub/`, where libgit2 may leave it out or call it
+            # ignored (a `.git` file naming a repository in an ignored folder): folders are skipped as ignored
+            # only when they are no repository themselves.
+            hidden = tuple(item for item in gitio.ignored(repo)
+                           if item.endswith("/") and not os.path.lexists(self.ws.root / item / ".git"))
+            made = oversize.nested_repositories(
+                self.ws.root, lambda rel: self.was_ignored(rel) or rel.startswith(hidden)) - self.nested
+        if made:          # a submodule of the start commit the agent checked out is the human's, not held
+            start = gitio.commit_snapshot(repo, self.start, [rel.rstrip("/") for rel in made])
+            made = {rel for rel in made if start is None or start.mode(rel.rstrip("/")) is None}
+        return sorted({path for path, _ in dirty if not self.was_ignored(path)} | set(changed) | made)
 
 
 def _is_cache(label: str, caches: tuple[str, ...]) -> bool:

@@ -17,6 +17,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gitmem.confined.walk import remove_tree, walk_tree
 from gitmem.gitio import StatePath
 
 IN_MEMORY = 1 << 20          # files up to this size are held in memory; bigger ones are copied to a temp dir
@@ -141,17 +142,7 @@ class FileState:
 
 
 def _walk(root: Path) -> list[Path]:
-    found: list[Path] = []
-    try:
-        items = list(os.scandir(root))
-    except OSError:
-        return found
-    for item in items:
-        path = Path(item.path)
-        found.append(path)
-        if item.is_dir(follow_symlinks=False):
-            found += _walk(path)
-    return found
+    return [Path(folder) / name for folder, dirs, names in walk_tree(root) for name in [*dirs, *names]]
 
 
 def _peek(path: Path) -> StateEntry | None:
@@ -197,10 +188,17 @@ def _aside(path: Path, entry: StateEntry) -> bytes | None:
         return None
 
 
+def remove_path(path: Path) -> None:
+    """Remove whatever is at `path` (a link as a link, a directory with what it holds); gone already is fine."""
+    found = _peek(path)
+    if found is not None:
+        _remove(path, found)
+
+
 def _remove(path: Path, entry: StateEntry) -> None:
     try:
         if entry.kind == "dir":
-            shutil.rmtree(path)
+            remove_tree(path)
         else:
             os.unlink(path)
     except FileNotFoundError:

@@ -22,6 +22,7 @@ from pathlib import Path
 from gitmem import gitio
 from gitmem.agents.protected import fold_component
 from gitmem.confined import files
+from gitmem.confined.walk import walk_tree
 from gitmem.workspace.statedir import state_directory
 
 IGNORE_FILE = ".gitignore"
@@ -82,7 +83,7 @@ def human_rules(repo: gitio.Repo, changed: dict[str, bytes | None]) -> Iterator[
 
 
 def _ignore_files_in(root: Path, skip: tuple[str, ...]) -> Iterator[str]:
-    for folder, dirs, names in os.walk(root):
+    for folder, dirs, names in walk_tree(root):
         rel_folder = Path(folder).relative_to(root).as_posix()
         prefix = "" if rel_folder == "." else f"{rel_folder}/"
         dirs[:] = [d for d in dirs if d != ".git" and f"{prefix}{d}/" not in skip

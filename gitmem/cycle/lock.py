@@ -12,9 +12,13 @@ import socket
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitmem.config.nesting import loads_json
 from gitmem.errors import ExitCode, GitmemError
+
+if TYPE_CHECKING:
+    from gitmem.gitio import Repo
 
 LOCK_NAME = "cycle.lock"
 
@@ -134,3 +138,17 @@ def acquire(state_dir: Path, *, what: str = "cycle") -> Lock:
             json.dump({"pid": info.pid, "host": info.host, "started": info.started, "what": what}, handle)
         return Lock(path, info, stale)
     raise LockHeld(f"could not take {path}: another runner keeps taking it")
+
+
+def git_locks_refusal(repo: Repo) -> str | None:
+    """Why a cycle or a close must not start: git's own lock files are there (`gitmem.gitio.lock_files`), so its
+    index or branch writes would fail half-way. Each named, with how to clear it; None when there are none."""
+    from gitmem import gitio
+
+    found = gitio.lock_files(repo)
+    if not found:
+        return None
+    listing = "\n".join(f"  {item.label}" for item in found)
+    removal = " ".join(item.label for item in found[:3])
+    return (f"git lock files are there: a git command is running in this checkout, or one was killed and left "
+            f"them:\n{listing}\nwhen no git runs here, remove them (rm {removal}), then run it again")

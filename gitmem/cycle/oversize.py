@@ -20,12 +20,13 @@ from __future__ import annotations
 import os
 import shutil
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem import codes, gitio
 from gitmem.codes import Code
+from gitmem.confined.walk import walk_tree
 from gitmem.workspace import Workspace
 from gitmem.workspace.statedir import state_directory
 
@@ -99,10 +100,32 @@ def _free_bytes(root: Path) -> int:
         return shutil.disk_usage(root).free
     except OSError:
         return 1 << 62
+def nested_repositories(root: Path, hidden: Callable[[str], bool]) -> set[str]:
+    """Every folder of the work tree that holds a `.git` (a directory or a `gitdir:` file), as `sub/`, not looked
+    into further; links are not followed, and folders `hidden` says are ignored are not entered. libgit2's status
+    leaves some of them out (a `.git` file naming a repository elsewhere in the tree, with no index yet), where
+    git lists them, and a `git status` run in one runs what that repository's config says."""
+    found: set[str] = set()
+    for folder, dirs, _ in walk_tree(root):
+        rel_folder = Path(folder).relative_to(root).as_posix()
+        prefix = "" if rel_folder == "." else f"{rel_folder}/"
+        entered = []
+        for name in dirs:
+            rel = f"{prefix}{name}/"
+            if name == ".git" or hidden(rel) or os.path.islink(os.path.join(folder, name)):
+                continue
+            if os.path.lexists(os.path.join(folder, name, ".git")):
+                found.add(rel)
+            else:
+                entered.append(name)
+        dirs[:] = entered
+    return found
+
+
 def disarm_nested_repos(top: Path) -> None:
     """Rename every `.git` under `top` (a directory or a `gitdir:` file) to INERT_GIT, or to a free name beside
     it: git then finds no repository there, and `git status` in it runs none of the agent's configuration."""
-    for folder, dirs, names in os.walk(top):
+    for folder, dirs, names in walk_tree(top):
         for name in [n for n in (*dirs, *names) if n == ".git"]:
             place = Path(folder) / name
             target, n = Path(folder) / INERT_GIT, 1

@@ -1,16 +1,18 @@
 """What a cycle may not do to memory, and how the runner undoes it.
 
 A cycle may not edit RULES' proven or retired rules (only the daily close promotes and retires), resolve or
-rewrite decisions (only humans answer), rewrite LOG (append-only), or delete lessons (they are history).
+rewrite decisions (only humans answer), rewrite LOG (append-only), delete lessons or edit their Happened and
+Confirmed lines (they are history), or mark a lesson promoted (the close's to do).
 Each forbidden change is reverted in the file while the rest of the agent's work in that file is kept, and
 one note per revert goes to the LOG entry's Evidence. Pure text in, text out: no git, no files.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from gitmem.memory import decisions, lessons, log, rules
-from gitmem.memory.text import decode_lines, encoded, strip_trailing_blank
+from gitmem.memory.text import decode_lines, encoded, render_field, strip_trailing_blank
 
 # Every note starts with one of these: the runner writes the notes into the LOG entry's Evidence as
 # `runner: <note>`, and `is_revert_note` finds them there again.
@@ -33,10 +35,15 @@ class Enforcement:
     notes: list[str] = field(default_factory=list)          # one line per revert, for LOG Evidence
 
 
-def enforce(old: dict[str, str | None], new: dict[str, str | None]) -> Enforcement:
-    """`old` is memory at HEAD, `new` the work tree after the agent ran; both keyed by role."""
+def enforce(old: dict[str, str | None], new: dict[str, str | None], *, promotes: bool = False) -> Enforcement:
+    """`old` is memory at HEAD, `new` the work tree after the agent ran; both keyed by role. `promotes`: the writer
+    is the daily close, which may mark a lesson promoted."""
     result = Enforcement()
-    for role, fixer in (("rules", _rules), ("decisions", _decisions), ("log", _log), ("lessons", _lessons)):
+
+    def lesson_fixer(before: str, after: str) -> tuple[str, list[str]]:
+        return _lessons(before, after, promotes=promotes)
+
+    for role, fixer in (("rules", _rules), ("decisions", _decisions), ("log", _log), ("lessons", lesson_fixer)):
         before, after = old.get(role), new.get(role)
         if before is None or after == before:
             continue
@@ -152,13 +159,46 @@ def _log(before: str, after: str) -> tuple[str, list[str]]:
                   f"{kept} new entr{'y' if kept == 1 else 'ies'}"]
 
 
-def _lessons(before: str, after: str) -> tuple[str, list[str]]:
+def _lessons(before: str, after: str, *, promotes: bool) -> tuple[str, list[str]]:
     old, new = lessons.parse(before), lessons.parse(after)
     present = {lesson.id for lesson in new.lessons}
     missing = [lesson for lesson in old.lessons if lesson.id not in present]
-    if not missing:
-        return after, []
-    merged = sorted([*new.lessons, *missing], key=lambda lesson: lesson.number)
-    text = lessons.render(lessons.LessonsDoc(new.preamble, tuple(merged), new.problems))
-    return text, [f"restored lesson{'s' if len(missing) > 1 else ''} {', '.join(m.id for m in missing)} "
-                  f"(lessons are never deleted; retire them instead)"]
+    doc, notes = lessons.LessonsDoc(new.preamble, new.lessons, new.problems), []
+    for lesson in new.lessons:
+        doc, said = _lesson_history(doc, old.find(lesson.id), lesson, promotes=promotes)
+        notes += said
+    if missing:
+        merged = sorted([*doc.lessons, *missing], key=lambda lesson: lesson.number)
+        doc = lessons.LessonsDoc(doc.preamble, tuple(merged), doc.problems)
+        notes.append(f"restored lesson{'s' if len(missing) > 1 else ''} {', '.join(m.id for m in missing)} "
+                     f"(lessons are never deleted; retire them instead)")
+    return (lessons.render(doc), notes) if notes else (after, [])
+
+
+_EVENTS = ("Happened", "Confirmed")
+
+
+def _lesson_history(doc: lessons.LessonsDoc, old: lessons.Lesson | None, new: lessons.Lesson, *,
+                    promotes: bool) -> tuple[lessons.LessonsDoc, list[str]]:
+    """A lesson's Happened and Confirmed lines are its history, which the close counts: a cycle adds Confirmed
+    lines after them, never edits or drops one (else the old lesson is put back with the new lines on top). Its
+    `promoted` status is the close's to write (else the status it had, `open` for a new lesson, is put back)."""
+    notes: list[str] = []
+    if old is not None:
+        was = [(f.key, f.value) for f in old.fields if f.key in _EVENTS]
+        now = [(f.key, f.value) for f in new.fields if f.key in _EVENTS]
+        if now[:len(was)] != was:
+            added = Counter(now) - Counter(was)
+            body = list(old.body)
+            for key, value in now:
+                if key == "Confirmed" and added[(key, value)] > 0:
+                    added[(key, value)] -= 1
+                    body = list(lessons.insert_before_status(tuple(body), render_field(key, value)))
+            doc = lessons.replace_lesson(doc, replace(new, body=tuple(body)))
+            notes.append(f"restored {new.id}'s Happened and Confirmed lines, which the agent edited or dropped (a "
+                         "lesson's history only grows); its new Confirmed lines are kept")
+    status, was_status = new.status, old.status if old is not None else "open"
+    if not promotes and status != was_status and lessons.promoted_rule(status) is not None:
+        doc = lessons.set_status(doc, new.id, was_status)
+        notes.append(f"reverted {new.id}'s status `{status}` to `{was_status}` (only the daily close promotes)")
+    return doc, notes

@@ -5,22 +5,22 @@ Works on the memory files in the work tree against their text at HEAD. The runne
 """
 from __future__ import annotations
 
-import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from gitmem import gitio
+from gitmem import codes, gitio
 from gitmem.config import ROLES
 from gitmem.confined import files
 from gitmem.cycle import foreign, permissions
 from gitmem.memory import decisions, lessons, log, now
 from gitmem.memory.text import (
     Timestamp,
+    decode_file,
     decode_file_text,
     decode_text,
     encoded,
     field_value,
-    fields_named,
     one_line,
     render_field,
     strip_trailing_blank,
@@ -107,12 +107,13 @@ def _settle(memory: MemoryWriter, old: dict[str, str | None], *, cycle: int, not
             began: datetime | None) -> Settled:
     ws = memory.workspace
     window = Window(began, memory.now())
+    unreadable = _restore_unreadable(ws, old)
     enforcement = permissions.enforce(old, memory_texts(ws))
-    enforcement.notes[:0] = foreign.revert(ws)
+    enforcement.notes[:0] = [*unreadable, *foreign.revert(ws)]
     for role, text in enforcement.texts.items():
         files.write_bytes(ws.root, ws.config.path(role), text.encode("utf-8"))
     dated = _date_new_decisions(memory, old.get("decisions") or "", window)
-    dated += _date_new_lesson_events(memory, old.get("lessons") or "", window)
+    dated += _date_new_lessons(memory, old.get("lessons") or "", cycle, window)
     evidence = [f"runner: {note}" for note in [*notes, *enforcement.notes, *dated]]
     evidence.append(usage_line(usage))
     runner_fields = {log.STARTED: started, **({log.KEPT: kept} if kept else {})}
@@ -120,6 +121,21 @@ def _settle(memory: MemoryWriter, old: dict[str, str | None], *, cycle: int, not
     settled.notes = enforcement.notes + settled.notes
     _settle_now(memory, old.get("now") or "", settled, window)
     return settled
+
+
+def _restore_unreadable(ws: Workspace, old: dict[str, str | None]) -> list[str]:
+    """A memory file the agent left as bytes that are not UTF-8 reads as empty text, which each judge after this
+    takes for the agent emptying it: DECISIONS rebuilt from nothing lost the text around its decisions. The file
+    is put back as the cycle found it, whole: the agent's bytes are memory no reader can read."""
+    notes: list[str] = []
+    for role in ROLES:
+        before, rel = old.get(role), ws.config.path(role)
+        data = files.read_bytes(ws.root, rel) if before is not None else None
+        if before is None or data is None or not any(p.code == codes.NOT_UTF8.code for p in decode_file(data)[1]):
+            continue
+        files.write_bytes(ws.root, rel, encoded(before))
+        notes.append(f"restored {rel} as the cycle found it: the agent left bytes that are not UTF-8 text")
+    return notes
 
 
 @dataclass(frozen=True)
@@ -155,32 +171,55 @@ def _date_new_decisions(memory: MemoryWriter, before: str, window: Window) -> li
     return notes
 
 
-_EVENT_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}(?: [0-9]{2}:[0-9]{2} \S+)?")
+def _date_new_lessons(memory: MemoryWriter, before: str, cycle: int, window: Window) -> list[str]:
+    """The days and cycles of the lesson lines written during the cycle, by the runner's clock and count.
 
-
-def _date_new_lesson_events(memory: MemoryWriter, before: str, window: Window) -> list[str]:
-    """A `Happened` or `Confirmed` line written during the cycle dated after the clock's day gets the clock's day:
-    a lesson may be about an earlier day's mistake, never a later one, and a hand-written `2099-…` would stand in
-    LESSONS as written (the close's gates and reports read these days)."""
+    - A `Confirmed` line is this cycle's event: it records this cycle and a day of it, as `gitmem lesson confirm`
+      writes it in a cycle. A hand-written line, or one the agent wrote with its own GITMEM_CYCLE, that cites
+      another cycle would stand in memory for a cycle that confirmed nothing, and refuse the real confirmation
+      of the cycle it names (GM403). A lesson is confirmed once per cycle and by a later cycle than added it: a
+      second new line of the cycle, and one on a lesson the cycle added, are removed.
+    - A new lesson's `Happened` may name an earlier cycle and day (a lesson is often about an earlier mistake),
+      never a later one: a cycle past this one becomes this one, a day after the clock's the clock's day.
+    """
     text = memory.read("lessons")
-    known = {(item.id, f.value) for item in lessons.parse(before).lessons for f in item.fields}
-    lines, notes = text.split("\n"), []
+    old = {item.id: item for item in lessons.parse(before).lessons}
+    first = Timestamp.from_datetime(window.began).day if window.began is not None else window.now.day
     today = window.now.day
+    lines: list[str | None] = list(text.split("\n"))
+    notes: list[str] = []
     for item in lessons.parse(text).lessons:
-        for key, event_field in [("Happened", f) for f in fields_named(item.fields, "Happened")] + [
-                ("Confirmed", f) for f, _ in item.confirmations]:
-            event = lessons.parse_event(event_field)
-            if event is None or event.day <= today or (item.id, event_field.value) in known:
+        known = old.get(item.id)
+        seen = Counter(f.value for f in known.fields if f.key == "Confirmed") if known is not None else Counter()
+        confirmed = {event.cycle for _, event in known.confirmations if event is not None} if known else set()
+        for found in item.fields:
+            if found.key not in ("Happened", "Confirmed") or (known is not None and found.key == "Happened"):
                 continue
-            line = lines[event_field.line - 1]
-            value_at = line.find(event_field.value.split("\n")[0])
-            if value_at < 0:
+            if seen[found.value] > 0:          # there before the cycle: not the cycle's to date
+                seen[found.value] -= 1
                 continue
-            lines[event_field.line - 1] = line[:value_at] + _EVENT_DATE.sub(today.isoformat(), line[value_at:], 1)
-            notes.append(f"restored the day of {item.id}'s {key} line to the clock's {today.isoformat()} "
-                         f"(it said {event.day.isoformat()})")
+            event = lessons.parse_event(found)
+            if event is None:
+                continue          # a line that does not parse is the checks' to name
+            if found.key == "Confirmed" and (known is None or cycle in confirmed):
+                lines[found.line - 1:found.end] = [None] * (found.end - found.line + 1)
+                why = "a later cycle confirms a lesson" if known is None else "a lesson is confirmed once per cycle"
+                notes.append(f"removed a Confirmed line of {item.id} (it said cycle {event.cycle}): {why}")
+                continue
+            if found.key == "Confirmed":
+                confirmed.add(cycle)
+                day = event.day if first <= event.day <= today else today
+                number = cycle
+            else:
+                day, number = min(event.day, today), min(event.cycle, cycle)
+            if (day, number) == (event.day, event.cycle):
+                continue
+            lines[found.line - 1] = lessons.with_event(lines[found.line - 1] or "", day, number)
+            notes.append(f"restored {item.id}'s {found.key} line to {day.isoformat()} (cycle {number}), by the "
+                         f"runner's clock and count (it said {event.day.isoformat()} (cycle {event.cycle}))")
     if notes:
-        files.write_bytes(memory.root, memory.config.path("lessons"), "\n".join(lines).encode("utf-8"))
+        kept = "\n".join(line for line in lines if line is not None)
+        files.write_bytes(memory.root, memory.config.path("lessons"), kept.encode("utf-8"))
     return notes
 
 

@@ -137,6 +137,7 @@ def preflight(ws: Workspace) -> lock.Lock:
     except lock.LockHeld as err:
         raise CycleRefused(str(err), codes.CYCLE_LOCK_HELD) from None
     try:
+        _require_unlocked(repo)
         _require_clean(repo, held)
         # Memory as it stands first: what reached the branch unchecked is named with its repair (an amendment).
         _require_valid_standing(ws)
@@ -203,6 +204,14 @@ def late_note(ws: Workspace, moment: datetime) -> str | None:
         return None
     found = schedule.lateness(schedule.workflow_crons(ws.root), last.when.moment, moment)
     return found.note() if found is not None else None
+
+
+def _require_unlocked(repo: gitio.Repo) -> None:
+    """A git lock file left in the git directory would make the runner's own index and branch writes fail after
+    the agent ran; its guard removes those the agent leaves, so one there now is the human's: refuse, naming it."""
+    why = lock.git_locks_refusal(repo)
+    if why is not None:
+        raise CycleRefused(why, codes.CYCLE_GIT_LOCKED)
 
 
 def _require_clean(repo: gitio.Repo, held: lock.Lock) -> None:

@@ -2,7 +2,7 @@
 
 `state_paths` names the files and directories (inside the git directory, and the user's global config files
 that git reads); `references_all` and `set_reference` read and put back every reference; `ignored` says
-what the ignore rules hide; `tree_links` lists a commit's symlinks.
+what the ignore rules hide; `tree_links` lists a commit's symlinks; `lock_files` finds the lock files git leaves.
 """
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from typing import cast
 import pygit2
 from pygit2.enums import ConfigLevel, FileStatus
 
+from gitmem.confined.walk import walk_tree
 from gitmem.gitio.repository import Repo, git_dir, work_tree
 
 # Inside the git directory: the config, hooks, the ignore/attribute/sparse files, object sources and the graft
@@ -248,3 +249,26 @@ def _tree_blobs(repo: Repo, commit_id: str, wanted: Callable[[str, int], bool]) 
 
     walk(raw[commit_id].peel(pygit2.Commit).tree, "")
     return found
+
+
+def lock_files(repo: Repo) -> list[StatePath]:
+    """The lock files git leaves beside what it is writing (`index.lock`, `HEAD.lock`, `packed-refs.lock`,
+    `config.lock`, a reference's `refs/heads/main.lock`): while one is there, git and libgit2 refuse to write
+    that file, so a cycle could neither rebuild its index nor move its branch. The git directory's own files and
+    every reference; gitmem's state directory keeps its own locks (gitmem.cycle.lock)."""
+    found: dict[Path, StatePath] = {}
+    common = common_dir(repo)
+    for base in dict.fromkeys([common, git_dir(repo)]):
+        places = [*_top_locks(base), *sorted(Path(folder) / name for folder, dirs, names in walk_tree(base / "refs")
+                                              for name in [*dirs, *names] if name.endswith(".lock"))]
+        for path in places:
+            if os.path.lexists(path):
+                found.setdefault(path, StatePath(f".git/{path.relative_to(common).as_posix()}", path, True))
+    return sorted(found.values(), key=lambda item: item.label)
+
+
+def _top_locks(base: Path) -> list[Path]:
+    try:
+        return sorted(entry for entry in base.iterdir() if entry.name.endswith(".lock"))
+    except OSError:
+        return []

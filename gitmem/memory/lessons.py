@@ -34,6 +34,8 @@ _ID_RE = re.compile(r"^L-([0-9]{4,18})$")
 # The text may also start on the next (continuation) line, after the dash.
 _EVENT_RE = re.compile(r"^([0-9]{4}-[0-9]{2}-[0-9]{2})(?: [0-9]{2}:[0-9]{2} \S+)? \(cycle ([0-9]{1,18})\)"
                        r"(?: (?:—|-|–)\s(.*))?$", re.S)
+# The date and cycle an event line starts with, as `with_event` rewrites them.
+_EVENT_HEAD_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}(?: [0-9]{2}:[0-9]{2} \S+)? \(cycle [0-9]{1,18}\)")
 # A retirement reason may run on over continuation lines; `open` and `promoted R-NN` are exact.
 _STATUS_RE = re.compile(r"^(open|promoted (R-[0-9]{2,})|retired (?:—|-|–) (.+))$", re.S)
 
@@ -134,6 +136,11 @@ def parse_event(item: Field) -> Event | None:
                                "line": item.line})
 
 
+def with_event(line: str, day: date, cycle: int) -> str:
+    """A Happened or Confirmed line (as `parse_event` reads it) with its date and cycle replaced."""
+    return _EVENT_HEAD_RE.sub(f"{day.isoformat()} (cycle {cycle})", line, count=1)
+
+
 def event_with_other_digits(item: Field) -> bool:
     """A Happened or Confirmed line that does not parse but did under rules 2: its cycle or time written with
     digits other than 0-9 (`(cycle ٣)`). Its date never did: date.fromisoformat reads only 0-9."""
@@ -205,11 +212,11 @@ def make_lesson(lesson_id: str, title: str, *, day: date, cycle: int, happened: 
     return Lesson(lesson_id, title, tuple(body))
 
 
-def _replace_lesson(doc: LessonsDoc, lesson: Lesson) -> LessonsDoc:
+def replace_lesson(doc: LessonsDoc, lesson: Lesson) -> LessonsDoc:
     return replace(doc, lessons=tuple(lesson if item.id == lesson.id else item for item in doc.lessons))
 
 
-def _insert_before_status(body: tuple[str, ...], new_lines: list[str]) -> tuple[str, ...]:
+def insert_before_status(body: tuple[str, ...], new_lines: list[str]) -> tuple[str, ...]:
     lines = strip_trailing_blank(body)
     index = next((i for i, line in enumerate(lines) if line.startswith("- Status:")), len(lines))
     return tuple(lines[:index] + new_lines + lines[index:])
@@ -219,8 +226,8 @@ def confirm(doc: LessonsDoc, lesson_id: str, *, day: date, cycle: int, evidence:
     lesson = doc.find(lesson_id)
     if lesson is None:
         raise KeyError(f"lesson {lesson_id} not found")
-    body = _insert_before_status(lesson.body, render_field("Confirmed", event_text(day, cycle, evidence)))
-    return _replace_lesson(doc, replace(lesson, body=body))
+    body = insert_before_status(lesson.body, render_field("Confirmed", event_text(day, cycle, evidence)))
+    return replace_lesson(doc, replace(lesson, body=body))
 
 
 def set_status(doc: LessonsDoc, lesson_id: str, status: str) -> LessonsDoc:
@@ -228,4 +235,4 @@ def set_status(doc: LessonsDoc, lesson_id: str, status: str) -> LessonsDoc:
     if lesson is None:
         raise KeyError(f"lesson {lesson_id} not found")
     lines = without_fields(strip_trailing_blank(lesson.body), ("Status",))
-    return _replace_lesson(doc, replace(lesson, body=tuple([*lines, *render_field("Status", status)])))
+    return replace_lesson(doc, replace(lesson, body=tuple([*lines, *render_field("Status", status)])))

@@ -198,6 +198,23 @@ def test_close_refuses_dirty_memory_and_future_days(world: World) -> None:
         world.close(d(12), at(10, 23))
 
 
+def test_close_refuses_a_git_lock_file_and_commits_nothing(world: World, cli) -> None:  # type: ignore[no-untyped-def]
+    """With `.git/index.lock` there (a crashed git), the close committed, then failed writing the index: exit 2,
+    HEAD moved and the index left behind it."""
+    day = datetime.now(UTC).date() - timedelta(days=1)
+    world.cycle(datetime.combine(day, datetime.min.time(), UTC) + timedelta(hours=9))
+    head = world.git.head()
+    lock = world.git.path / ".git" / "index.lock"
+    lock.write_bytes(b"")
+    refused = cli(["close", "--date", day.isoformat(), "--no-llm"], cwd=world.git.path)
+    assert refused.code == 3, refused.err
+    assert ".git/index.lock" in refused.err and "rm .git/index.lock" in refused.err
+    assert world.git.head() == head and lock.is_file()
+    lock.unlink()
+    assert gitio.dirty_files(world.git.ws().repo) == []
+    assert cli(["close", "--date", day.isoformat(), "--no-llm"], cwd=world.git.path).code == 0
+
+
 def test_cli_close_json_and_second_run(world: World, cli) -> None:  # type: ignore[no-untyped-def]
     day = datetime.now(UTC).date() - timedelta(days=2)
     world.cycle(datetime.combine(day, datetime.min.time(), UTC) + timedelta(hours=9), "built")

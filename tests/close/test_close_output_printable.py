@@ -5,6 +5,7 @@ override: none is a control byte the format refuses), so the close shows them as
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, time, timedelta
 
 import pytest
 
@@ -23,12 +24,15 @@ def _acts(text: str) -> list[str]:
 @pytest.mark.parametrize("as_json", [False, True])
 def test_the_closes_output_shows_the_agents_text_without_terminal_controls(memrepo: GitRepo, cli,
                                                                            as_json: bool) -> None:
-    memory = MemoryWriter(memrepo.ws())
+    # Yesterday's cycle, closed as a catch-up: a cycle dated in the close's own minute is the next close's.
+    day = datetime.now(UTC).date() - timedelta(days=1)
+    memory = MemoryWriter(memrepo.ws(), clock=lambda: datetime.combine(day, time(9), UTC))
     memory.add_log_entry(task=f"task {ACTING} one", outcome="no-build", result=f"nothing {ACTING} two", cycle=1)
     memory.ask_decision(title=f"pick {ACTING} three", recommendation="yes", cycle=1)
     git(memrepo.path, "commit", "-qam", "a cycle whose text acts on a terminal")
 
-    done = cli(["close", "--no-llm", *(["--json"] if as_json else [])], cwd=memrepo.path)
+    done = cli(["close", "--no-llm", "--date", day.isoformat(), *(["--json"] if as_json else [])],
+               cwd=memrepo.path)
 
     assert done.code == ExitCode.OK, done.out + done.err
     assert _acts(done.out + done.err) == []

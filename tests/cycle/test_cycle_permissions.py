@@ -160,3 +160,39 @@ def test_an_agent_answer_in_place_is_reverted_and_a_human_one_restored() -> None
     assert fixed.find("D-0002").content() == human.find("D-0002").content()
     assert result.notes == ["restored the human's answer to D-0002 as written",
                             "took the answer out of D-0003: the agent asked it answered (only humans answer)"]
+
+
+CONFIRMED = LESSONS.replace("- Change: c\n- Status: open\n\n## L-0002",
+                            "- Change: c\n- Confirmed: 2026-11-28 (cycle 2) — held\n- Status: open\n\n## L-0002")
+
+
+def test_a_lessons_history_only_grows_and_its_new_confirmations_are_kept() -> None:
+    """A cycle that edited or dropped a lesson's Happened or Confirmed lines committed the rewrite: the lines the
+    close counts are history."""
+    edited = CONFIRMED.replace("- Confirmed: 2026-11-28 (cycle 2) — held\n",
+                               "- Confirmed: 2026-11-29 (cycle 4) — new\n").replace("(cycle 1) — a", "(cycle 3) — a")
+    result = enforce({"lessons": CONFIRMED}, {"lessons": edited})
+    fixed = lessons.parse(result.texts["lessons"]).find("L-0001")
+    assert fixed is not None and fixed.happened is not None and fixed.happened.cycle == 1
+    assert [(f.value) for f, _ in fixed.confirmations] == ["2026-11-28 (cycle 2) — held", "2026-11-29 (cycle 4) — new"]
+    assert result.notes == ["restored L-0001's Happened and Confirmed lines, which the agent edited or dropped (a "
+                            "lesson's history only grows); its new Confirmed lines are kept"]
+    # Appending one, or editing the lesson's other fields, is the agent's to do.
+    grown = CONFIRMED.replace("- Status: open\n\n## L-0002",
+                              "- Confirmed: 2026-11-29 (cycle 4) — new\n- Status: open\n\n## L-0002")
+    assert enforce({"lessons": CONFIRMED}, {"lessons": grown.replace("- Why: b", "- Why: b, better")}).notes == []
+
+
+def test_a_lesson_marked_promoted_by_the_agent_is_put_back_to_its_status() -> None:
+    """Only the close promotes: the agent's `Status: promoted R-07` was committed, a lesson the close then never
+    looked at again, citing a rule that does not exist."""
+    new_lesson = "\n## L-0003 · Third\n- Happened: 2026-11-29 (cycle 4) — a\n- Why: b\n- Change: c\n" \
+                 "- Status: promoted R-09\n"
+    forged = LESSONS.replace("- Status: open", "- Status: promoted R-07", 1) + new_lesson
+    result = enforce({"lessons": LESSONS}, {"lessons": forged})
+    doc = lessons.parse(result.texts["lessons"])
+    assert [item.status for item in doc.lessons] == ["open", "open", "open"]
+    assert result.notes == ["reverted L-0001's status `promoted R-07` to `open` (only the daily close promotes)",
+                            "reverted L-0003's status `promoted R-09` to `open` (only the daily close promotes)"]
+    retired = LESSONS.replace("- Status: open", "- Status: retired — no longer true", 1)
+    assert enforce({"lessons": LESSONS}, {"lessons": retired}).notes == []

@@ -16,7 +16,7 @@ from gitmem.errors import ExitCode
 from tests.support.cycle_support import file_at, is_clean
 from tests.support.gitcli import git
 from tests.support.helpers import GitRepo
-from tests.support.hostile import cycle, evidence
+from tests.support.hostile import cycle, evidence, nest
 
 
 def _git_dir(repo: GitRepo) -> Path:
@@ -243,6 +243,58 @@ def test_a_corrupt_index_left_by_the_agent_is_rebuilt(memrepo: GitRepo) -> None:
     report = cycle(memrepo, act)
     assert report.exit_code == ExitCode.OK, report.error
     assert file_at(memrepo.repo, "HEAD", "work.txt") == "agent work\n" and is_clean(memrepo)
+
+
+@pytest.mark.parametrize("lock", ["index.lock", "HEAD.lock", "refs/heads/main.lock", "packed-refs.lock",
+                                  "refs/heads/dir.lock/"])
+def test_git_lock_files_the_agent_leaves_are_removed_and_its_work_committed(memrepo: GitRepo, lock: str) -> None:
+    """A lock file the agent leaves (by hand, or from a git it killed) made the runner delete the index and exit 2,
+    its work neither committed nor salvaged."""
+    gitdir = _git_dir(memrepo)
+
+    def act(root: Path, memory, request) -> None:
+        (root / "work.txt").write_text("agent work\n")
+        planted = gitdir / lock.rstrip("/")
+        if lock.endswith("/"):
+            planted.mkdir(parents=True)
+        else:
+            planted.write_bytes(b"")
+
+    report = cycle(memrepo, act)
+    assert report.exit_code == ExitCode.OK, report.error
+    assert file_at(memrepo.repo, "HEAD", "work.txt") == "agent work\n" and is_clean(memrepo)
+    assert not os.path.lexists(gitdir / lock.rstrip("/")) and (gitdir / "index").is_file()
+    assert f"removed git lock files the agent left: .git/{lock.rstrip('/')}" in evidence(memrepo)
+
+
+def test_a_git_lock_there_before_the_cycle_refuses_it_with_gm740_and_changes_nothing(memrepo: GitRepo) -> None:
+    from gitmem.cycle.runner import CycleRefused
+
+    gitdir, start = _git_dir(memrepo), memrepo.head()
+    (gitdir / "index.lock").write_bytes(b"")
+    ran: list[bool] = []
+    with pytest.raises(CycleRefused) as refused:
+        cycle(memrepo, lambda root, memory, request: ran.append(True))
+    assert refused.value.exit_code == ExitCode.DIRTY and refused.value.code.code == "GM740"
+    assert ".git/index.lock" in str(refused.value) and "rm .git/index.lock" in str(refused.value)
+    assert not ran and memrepo.head() == start
+    assert (gitdir / "index.lock").is_file() and (gitdir / "index").is_file()     # the human's git's, left alone
+    (gitdir / "index.lock").unlink()
+    assert is_clean(memrepo)
+
+
+def test_folders_nested_past_the_recursion_limit_in_the_state_folder_are_removed(memrepo: GitRepo) -> None:
+    """`.git/gitmem/` is the agent's to write, inside the box too: 1,100 nested folders there ended the cycle
+    with a RecursionError traceback (exit 70), its work neither committed nor salvaged."""
+    def act(root: Path, memory, request) -> None:
+        (root / "work.txt").write_text("agent work\n")
+        nest(_git_dir(memrepo) / "gitmem" / "deep", 1100)
+
+    report = cycle(memrepo, act)
+    assert report.exit_code == ExitCode.OK, report.error
+    assert file_at(memrepo.repo, "HEAD", "work.txt") == "agent work\n" and is_clean(memrepo)
+    assert not (_git_dir(memrepo) / "gitmem" / "deep").exists()
+    assert ".git/gitmem/deep (added)" in evidence(memrepo)
 
 
 def test_a_hooks_path_inside_the_tree_is_protected(memrepo: GitRepo) -> None:

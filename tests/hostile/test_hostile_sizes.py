@@ -475,3 +475,57 @@ def test_a_history_built_by_the_previous_release_still_checks_clean(tmp_path: Pa
     assert result.commits == 1000 and result.violations == []
     assert check_worktree(ws) == []
     assert build_request(ws, cycle=info.cycles + 1).total_tokens <= limits(ws.config).hard
+
+
+@pytest.mark.parametrize("points_to", ["ignored-folder", "outside"])
+def test_a_repository_behind_a_gitdir_file_is_held_and_disarmed_too(memrepo: GitRepo, tmp_path: Path,
+                                                                    points_to: str) -> None:
+    """A folder holding only a `.git` file that names a repository in an ignored folder (or outside the tree):
+    libgit2 called it ignored, so it stayed in the tree unreported, and `git status` there ran the agent's
+    fsmonitor."""
+    import subprocess
+
+    from tests.support.cycle_support import is_clean
+
+    memrepo.commit_files({".gitignore": "cache/\n"}, "ignore the cache")
+    marker = tmp_path / "agent-ran"
+    home = memrepo.path / "cache" if points_to == "ignored-folder" else tmp_path / "elsewhere"
+
+    def act(memory, request) -> None:
+        _nested_repository(home, "evil")
+        _armed(home / "evil", marker)
+        (request.root / "trap").mkdir()
+        (request.root / "trap" / ".git").write_text(f"gitdir: {home / 'evil' / '.git'}\n", encoding="utf-8")
+        memory.add_log_entry(task="t", outcome="built", result="r")
+        memory.add_now_block(did="d", human="h", next="n")
+
+    report = _run(memrepo, act)
+    assert report.exit_code == 0, report.error
+    assert not (memrepo.path / "trap").exists() and is_clean(memrepo)
+    assert [(v.code, v.path) for v in report.violations] == [("GM720", "trap")]
+    held = memrepo.path / ".git" / "gitmem" / "held" / f"cycle-{report.cycle}" / "trap"
+    assert (held / INERT_GIT).read_text(encoding="utf-8").startswith("gitdir: "), "kept, disarmed"
+    subprocess.run(["git", "status"], cwd=held, capture_output=True)
+    assert not marker.exists()
+
+
+def test_a_submodule_of_the_start_commit_the_agent_checks_out_stays(memrepo: GitRepo, tmp_path: Path) -> None:
+    import subprocess
+
+    _nested_repository(tmp_path, "lib")
+    subprocess.run(["git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(tmp_path / "lib"),
+                    "lib"], cwd=memrepo.path, check=True, capture_output=True)
+    subprocess.run(["git", "-c", "user.name=h", "-c", "user.email=h@b.invalid", "commit", "-qm", "a submodule"],
+                   cwd=memrepo.path, check=True)
+    subprocess.run(["git", "submodule", "deinit", "-q", "-f", "lib"], cwd=memrepo.path, check=True)
+
+    def act(memory, request) -> None:
+        subprocess.run(["git", "-c", "protocol.file.allow=always", "submodule", "update", "-q", "--init", "lib"],
+                       cwd=request.root, check=True, capture_output=True)
+        memory.add_log_entry(task="t", outcome="built", result="r")
+        memory.add_now_block(did="d", human="h", next="n")
+
+    report = _run(memrepo, act)
+    assert report.exit_code == 0, report.error
+    assert report.violations == [] and (memrepo.path / "lib" / "f.txt").is_file()
+    assert memrepo.repo.head.peel(pygit2.Commit).tree["lib"].filemode == pygit2.enums.FileMode.COMMIT

@@ -82,12 +82,52 @@ def test_a_backdated_lesson_with_forged_confirmations_is_not_promoted(memrepo: G
 
     report = cycle(memrepo, act, clock=FixedClock(at(10, 11)))                # cycle 4 writes it all at once
     assert report.exit_code == ExitCode.OK, report.error
-    assert lessons.parse(memrepo.read("LESSONS.md")).find("L-0001") is not None
+    # The runner keeps the lesson as cycle 4's and drops the confirmations a lesson cannot have in its own cycle,
+    # so the forged lines never land; the close's history-backed count (tests/memory) is the second line.
+    found = lessons.parse(memrepo.read("LESSONS.md")).find("L-0001")
+    assert found is not None and found.happened is not None and found.happened.cycle == 1    # an earlier mistake
+    assert found.confirmations == []
+    assert "removed a Confirmed line of L-0001 (it said cycle 2)" in evidence(memrepo)
+    assert "removed a Confirmed line of L-0001 (it said cycle 3)" in evidence(memrepo)
     world.reload()
     result = run_close(memrepo.ws(), day=d(10), clock=FixedClock(at(10, 23)))
     assert result.promoted == []
     assert [r.render() for r in rules.parse(memrepo.read("RULES.md")).proven] == []
-    assert any("L-0001" in line and "does not count" in line for line in result.problems)
+    assert verify_range(memrepo.ws(), None, "HEAD").violations == []
+
+
+def test_a_lesson_confirmed_under_another_cycle_number_records_the_cycle_that_ran(memrepo: GitRepo) -> None:
+    """The agent runs `gitmem lesson confirm` with its own GITMEM_CYCLE (or writes the line by hand): the line
+    citing the next cycle was committed, and that next cycle's real confirmation was then refused (GM403)."""
+    world = World(memrepo)
+    world.cycle(at(10, 8))                                                     # cycle 1
+    cycle(memrepo, lambda root, memory, request: memory.add_lesson(
+        title="Tests first", happened="it broke", why="no tests", change="run them", rule=RULE, cycle=request.cycle),
+        clock=FixedClock(at(10, 9)))                                           # cycle 2 adds L-0001
+
+    def forge(root: Path, memory, request) -> None:
+        memory.confirm_lesson("L-0001", evidence="held", cycle=request.cycle + 1)
+        text = (root / "LESSONS.md").read_text(encoding="utf-8")
+        (root / "LESSONS.md").write_text(text.replace(
+            "- Status: open", "- Confirmed: 2099-01-01 (cycle 1) — by hand\n- Status: open", 1), encoding="utf-8")
+
+    report = cycle(memrepo, forge, clock=FixedClock(at(10, 10)))               # cycle 3
+    assert report.exit_code == ExitCode.OK, report.error
+    found = lessons.parse(memrepo.read("LESSONS.md")).find("L-0001")
+    assert found is not None
+    assert [(e.day, e.cycle) for _, e in found.confirmations if e is not None] == [(at(10, 10).date(), 3)]
+    assert "restored L-0001's Confirmed line to 2026-11-10 (cycle 3), by the runner's clock and count (it said " \
+        "2026-11-10 (cycle 4))" in evidence(memrepo)
+    assert "removed a Confirmed line of L-0001 (it said cycle 1): a lesson is confirmed once per cycle" \
+        in evidence(memrepo)
+    # The next cycle's own confirmation is taken, and the two are the backed pair the close promotes.
+    report = cycle(memrepo, lambda root, memory, request: memory.confirm_lesson(
+        "L-0001", evidence="held again", cycle=request.cycle), clock=FixedClock(at(10, 11)))   # cycle 4
+    assert report.exit_code == ExitCode.OK, report.error
+    world.reload()
+    result = run_close(memrepo.ws(), day=d(10), clock=FixedClock(at(10, 23)))
+    assert [r.render() for r in rules.parse(memrepo.read("RULES.md")).proven] == \
+        [f"- R-01 · {RULE} (from L-0001; cycles 3, 4)"], result.problems
     assert verify_range(memrepo.ws(), None, "HEAD").violations == []
 
 
@@ -130,8 +170,9 @@ def test_a_lesson_and_a_confirmation_dated_2099_get_the_clocks_day_and_the_past_
     assert [e.day.isoformat() for _, e in found[old].confirmations if e is not None] == ["2026-11-10"]
     assert [found[i].happened.day.isoformat() for i in ("L-0002", "L-0003")] == ["2026-11-10", "2026-11-09"]
     said = evidence(memrepo)
-    assert "restored the day of L-0002's Happened line to the clock's 2026-11-10 (it said 2099-01-01)" in said
-    assert f"restored the day of {old}'s Confirmed line" in said and "L-0003" not in said
+    assert "restored L-0002's Happened line to 2026-11-10 (cycle 2), by the runner's clock and count (it said " \
+        "2099-01-01 (cycle 2))" in said
+    assert f"restored {old}'s Confirmed line to 2026-11-10 (cycle 2)" in said and "L-0003" not in said
 
 
 _BY_HAND = '''
@@ -172,3 +213,31 @@ def test_a_command_agent_cannot_date_what_the_runner_commits(tmp_path: Path, mem
     for when in (entry.when.moment, block.when.moment):
         assert before <= when <= after, when
     assert stamp not in memrepo.read("NOW.md").split("<!--")[0]
+
+
+@pytest.mark.parametrize("name", ["DECISIONS.md", "LESSONS.md", "RULES.md", "NOW.md", "LOG.md"])
+def test_a_memory_file_left_as_bytes_that_are_not_utf8_is_put_back_whole(memrepo: GitRepo, name: str) -> None:
+    """Read as empty text, DECISIONS was taken for emptied: its decisions were rebuilt without the text around
+    them (the template's comment, the human's notes)."""
+    memrepo.commit_files({"DECISIONS.md": memrepo.read("DECISIONS.md").replace(
+        "## Pending\n", "## Pending\n\n### D-0001 · Ship it?\n- Asked: 2026-11-30 09:00 UTC (cycle 1)\n"
+                        "- Recommendation: yes\n", 1)}, "a question")
+    before = memrepo.read(name)
+
+    def act(root: Path, memory, request) -> None:
+        memory.add_log_entry(task="t", outcome="built", result="r", cycle=request.cycle)
+        memory.add_now_block(did="d", human="nothing", next="n", cycle=request.cycle)
+        path = root / name
+        path.write_bytes(path.read_bytes() + "\n\u00e9t\u00e9 in Latin-1\n".encode("latin-1"))
+
+    report = cycle(memrepo, act, finish=False)
+    assert report.exit_code == ExitCode.OK, report.error
+    after = memrepo.read(name)
+    if name == "LOG.md":            # the agent's entry went with its bytes: the runner's own entry is on top
+        assert after.startswith(before) and "Latin-1" not in after
+    elif name == "NOW.md":          # the runner's block on top of the blocks the cycle found
+        assert after.endswith(before.split("\n-->\n", 1)[1]) and "Latin-1" not in after
+    else:
+        assert after == before
+    assert f"restored {name} as the cycle found it: the agent left bytes that are not UTF-8 text" in evidence(memrepo)
+    assert [v for v in check_worktree(memrepo.ws()) if v.is_error] == []

@@ -219,3 +219,15 @@ def one_line_error(result: CliResult, code: int = 2) -> str:
     lines = [line for line in result.err.splitlines() if line.strip()]
     assert result.out == "" and len(lines) == 1 and lines[0].startswith("gitmem: "), result.err
     return lines[0]
+
+
+def nest(top: Path, depth: int) -> Path:
+    """`depth` folders under `top`, made one by one (Path.mkdir(parents=True) recurses too), and a file at the end."""
+    path = str(top)
+    os.makedirs(path, exist_ok=True)
+    for _ in range(depth):
+        path = os.path.join(path, "d")
+        os.mkdir(path)
+    with open(os.path.join(path, "f.txt"), "w", encoding="utf-8") as handle:
+        handle.write("x")
+    return Path(path)
