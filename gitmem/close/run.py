@@ -93,7 +93,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
     if head is None:
         raise CloseError("this repository has no commits yet; commit the memory files first")
     if push:
-        head = _catch_up(repo) or head
+        head = _catch_up(ws) or head
     with lock.acquire(gitio.state_dir(repo), what="close"):
         locked = lock.git_locks_refusal(repo)      # else the commit lands and the index write after it fails
         if locked is not None:
@@ -262,21 +262,31 @@ def _commit(ws: Workspace, result: CloseResult, head: str) -> str:
     return gitio.commit_files(ws.repo, files, message, author=identity, stats=stats)
 
 
-def _catch_up(repo: gitio.Repo) -> str | None:
+def _catch_up(ws: Workspace) -> str | None:
     """Before a close that pushes reads LOG: the remote branch's commits, when it only added to this branch (a
     fast-forward; the new tip), so that the close reports on the memory it publishes onto. A human's clone pulled
     this morning would otherwise close a day the scheduled close already closed, and report its cycles twice.
     Nothing happens when the remote cannot be read, or has nothing new, or this branch has commits of its own
-    (the push rebases them), or the fast-forward would touch an uncommitted change (git refuses it)."""
+    (the push rebases them), or the fast-forward would touch an uncommitted change (git refuses it). Nor when
+    the remote was rewritten since this checkout last saw it (a force-push, or new commits that rewrite memory):
+    the remote-tracking branch is put back, and the push refuses it as it refuses any rewritten upstream,
+    keeping the close on a side branch (gitmem.publish.push)."""
+    from gitmem.publish.push import rewrite_reason
+
+    repo = ws.repo
     branch = gitio.current_branch(repo)
     if branch is None:
         return None
     remote, upstream_branch = gitio.upstream_of(repo, branch)
     if remote not in gitio.remote_names(repo):
         return None
+    known = gitio.remote_branch_oid(repo, remote, upstream_branch)
     try:
         upstream = gitio.fetch(repo, remote, upstream_branch)
         if upstream is None or upstream == gitio.head_id(repo):
+            return None
+        if known is not None and upstream != known and rewrite_reason(repo, known, upstream, ws.name or None):
+            gitio.set_remote_branch(repo, remote, upstream_branch, known)
             return None
         gitio.run_git(repo, "merge", "--ff-only", "--quiet", upstream)
     except gitio.GitCommandError:

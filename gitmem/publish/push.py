@@ -177,7 +177,7 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
         try:
             upstream = gitio.fetch(repo, remote, branch)
             if upstream is not None and known is not None and upstream != known:
-                rewrite = _rewrite(repo, known, upstream, workspace)
+                rewrite = rewrite_reason(repo, known, upstream, workspace)
                 if rewrite:
                     gitio.set_remote_branch(repo, remote, branch, known)
                     return _keep(repo, result, conflict_branch, known, upstream, rewrite)
@@ -297,7 +297,7 @@ REWRITE_CODES = frozenset(code.code for code in (
     codes.DECISION_ANSWER_UNSIGNED))
 
 
-def _rewrite(repo: gitio.Repo, known: str, upstream: str, workspace: str | None) -> str:
+def rewrite_reason(repo: gitio.Repo, known: str, upstream: str, workspace: str | None) -> str:
     """Why `upstream` rewrites the history `known` had; "" when it only adds to it."""
     from gitmem.checks.check_and_verify import verify_range
     from gitmem.config import Config

@@ -106,11 +106,11 @@ def test_a_refused_cycle_is_a_gm7xx_violation_for_machines(memrepo, cli, monkeyp
 def test_a_refused_close_is_a_gm8xx_violation_in_json(memrepo, cli) -> None:
     import json
 
-    result = cli(["close", "--date", "2999-01-01", "--no-llm", "--json"], cwd=memrepo.path)
+    result = cli(["close", "--date", "2199-12-31", "--no-llm", "--json"], cwd=memrepo.path)
     assert result.code == 1
     data = json.loads(result.out)
     assert [v["code"] for v in data["violations"]] == ["GM801"]
-    assert result.err.startswith("gitmem: 2999-01-01 has not happened yet")
+    assert result.err.startswith("gitmem: 2199-12-31 has not happened yet")
 
 
 def test_a_refused_cycle_is_worded_by_the_error_map_and_never_echoes_a_key(memrepo, cli) -> None:
