@@ -19,10 +19,11 @@ from pygit2.enums import ConfigLevel, FileStatus
 from gitmem.confined.walk import walk_tree
 from gitmem.gitio.repository import Repo, git_dir, work_tree
 
-# Inside the git directory: the config, hooks, the ignore/attribute/sparse files, object sources and the graft
-# and shallow files that change which history git sees, and gitmem's own state.
+# Inside the git directory: the config, hooks, the ignore/attribute/sparse files, object sources and the graft,
+# shallow and commit-graph files that change which history git sees (a commit-graph states each commit's parents
+# and generation, and git answers ancestry from it without reading the commits), and gitmem's own state.
 _COMMON = ("config", "config.worktree", "hooks", "info", "objects/info/alternates", "objects/info/http-alternates",
-           "shallow", "gitmem")
+           "objects/info/commit-graph", "objects/info/commit-graphs", "shallow", "gitmem")
 _PER_TREE = ("config.worktree", "info", "shallow", "gitmem")
 
 
