@@ -15,7 +15,7 @@ PINNED_REF = "main"
 # the tag in a comment (`@<sha> # v0.2.0`, `rev: <sha>  # frozen: v0.2.0`), as zizmor and Dependabot expect and so
 # that pre-commit never warns of a mutable `rev:`. The release step writes it once the tag is pushed (a commit
 # cannot name itself); tests/project/test_release_pins.py holds the tag, when this checkout has it, to this commit.
-PINNED_COMMIT = "6fa40d05be884c76106f3bc412df87d1e9285555"
+PINNED_COMMIT = "4881c031773082218e6654ba830280866b825d94"
 DISTRIBUTION = "gitmem-agent"
 
 
