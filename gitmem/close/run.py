@@ -92,8 +92,6 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
     head = gitio.head_id(repo)
     if head is None:
         raise CloseError("this repository has no commits yet; commit the memory files first")
-    if push:
-        head = _catch_up(ws) or head
     with lock.acquire(gitio.state_dir(repo), what="close"):
         locked = lock.git_locks_refusal(repo)      # else the commit lands and the index write after it fails
         if locked is not None:
@@ -102,6 +100,8 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
         if dirty:
             raise CloseError(f"memory files have uncommitted changes: {', '.join(dirty)}; commit or discard "
                              "them first (the close commits memory files whole)", dirty=True)
+        if push:          # under the lock: a cycle running in this checkout holds it, and HEAD is its to move
+            head = _catch_up(ws) or head
         # Everything the close writes is dated by the moment it read LOG at (its report holds the cycles up to that
         # minute: `day.reported_until`), however long the model takes to word it.
         memory = MemoryWriter(ws, clock=lambda: moment, author_email=config.agent.email)
