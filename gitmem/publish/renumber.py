@@ -101,7 +101,7 @@ def _renamed(text: str, ids: Shift) -> str:
     """`text` with each decision ID `ids` moves renamed (D-0004 as D-0005)."""
     def one(match: re.Match[str]) -> str:
         number = int(match.group(1))
-        return f"D-{ids.number(number):04d}"
+        return decisions.format_id(ids.number(number))
     return _DECISION_REF.sub(one, text) if ids.by else text
 
 
@@ -220,8 +220,9 @@ class CycleRenumbering:
                         f"this side's cycle {self.shift.first} is cycle {self.shift.number(self.shift.first)} now "
                         "(a cycle number is a position in the merged history)")
         if self.ids.by:
-            said.append(f"another writer asked D-{self.ids.first:04d} first: this side's D-{self.ids.first:04d} "
-                        f"is D-{self.ids.number(self.ids.first):04d} now, and what this side wrote names it so")
+            first, moved = decisions.format_id(self.ids.first), decisions.format_id(self.ids.number(self.ids.first))
+            said.append(f"another writer asked {first} first: this side's {first} is {moved} now, and what this "
+                        "side wrote names it so")
         return "; ".join(said)
 
 
