@@ -100,6 +100,8 @@ def _free_bytes(root: Path) -> int:
         return shutil.disk_usage(root).free
     except OSError:
         return 1 << 62
+
+
 def nested_repositories(root: Path, hidden: Callable[[str], bool]) -> set[str]:
     """Every folder of the work tree that holds a `.git` (a directory or a `gitdir:` file), as `sub/`, not looked
     into further; links are not followed, and folders `hidden` says are ignored are not entered. libgit2's status

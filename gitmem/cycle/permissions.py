@@ -8,6 +8,7 @@ one note per revert goes to the LOG entry's Evidence. Pure text in, text out: no
 """
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
@@ -39,10 +40,7 @@ def enforce(old: dict[str, str | None], new: dict[str, str | None], *, promotes:
     """`old` is memory at HEAD, `new` the work tree after the agent ran; both keyed by role. `promotes`: the writer
     is the daily close, which may mark a lesson promoted."""
     result = Enforcement()
-
-    def lesson_fixer(before: str, after: str) -> tuple[str, list[str]]:
-        return _lessons(before, after, promotes=promotes)
-
+    lesson_fixer = functools.partial(_lessons, promotes=promotes)
     for role, fixer in (("rules", _rules), ("decisions", _decisions), ("log", _log), ("lessons", lesson_fixer)):
         before, after = old.get(role), new.get(role)
         if before is None or after == before:

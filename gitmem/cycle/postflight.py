@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 
 from gitmem import codes, gitio
 from gitmem.config import ROLES
@@ -151,6 +151,12 @@ class Window:
         return when if start <= when.moment <= self.now.moment else self.now
 
 
+def _cycle_day(window: Window, day: date) -> date:
+    """`day` when the cycle ran on it; else the clock's day (as `Window.date` does for a time)."""
+    first = Timestamp.from_datetime(window.began).day if window.began is not None else window.now.day
+    return day if first <= day <= window.now.day else window.now.day
+
+
 def _date_new_decisions(memory: MemoryWriter, before: str, window: Window) -> list[str]:
     """A decision asked during the cycle carries the cycle's time too: a hand-written `Asked: 2099-…` would
     hide it from every report of the days it waits."""
@@ -184,8 +190,6 @@ def _date_new_lessons(memory: MemoryWriter, before: str, cycle: int, window: Win
     """
     text = memory.read("lessons")
     old = {item.id: item for item in lessons.parse(before).lessons}
-    first = Timestamp.from_datetime(window.began).day if window.began is not None else window.now.day
-    today = window.now.day
     lines: list[str | None] = list(text.split("\n"))
     notes: list[str] = []
     for item in lessons.parse(text).lessons:
@@ -208,10 +212,9 @@ def _date_new_lessons(memory: MemoryWriter, before: str, cycle: int, window: Win
                 continue
             if found.key == "Confirmed":
                 confirmed.add(cycle)
-                day = event.day if first <= event.day <= today else today
-                number = cycle
+                day, number = _cycle_day(window, event.day), cycle
             else:
-                day, number = min(event.day, today), min(event.cycle, cycle)
+                day, number = min(event.day, window.now.day), min(event.cycle, cycle)
             if (day, number) == (event.day, event.cycle):
                 continue
             lines[found.line - 1] = lessons.with_event(lines[found.line - 1] or "", day, number)
