@@ -30,6 +30,7 @@ from gitmem import secrets
 from gitmem.agents import sandbox
 from gitmem.agents.base import AgentError
 from gitmem.agents.key_proxy import KeyProxy, ProxyError, Upstream
+from gitmem.agents.sandbox_mounts import read_cli_config
 from gitmem.config.nesting import loads_toml
 
 
@@ -215,7 +216,7 @@ def _codex_choice(argv: list[str], env: Mapping[str, str], environ: Mapping[str,
     home = env.get("CODEX_HOME") or environ.get("CODEX_HOME") or \
         str(Path(env.get("HOME") or environ.get("HOME") or "~").expanduser() / ".codex")
     config = Path(home) / "config.toml"
-    saved = _read_toml(config)
+    saved = read_cli_config(config, "toml")
     provider = str(overrides.get("model_provider") or saved.get("model_provider") or "openai")
     if provider == "openai":
         given, from_file, setting = overrides.get("openai_base_url"), saved.get("openai_base_url"), "openai_base_url"
@@ -283,11 +284,3 @@ def _table(data: Mapping[str, Any], *path: str) -> dict[str, Any]:
             return {}
         data = inner
     return dict(data)
-
-
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        found = loads_toml(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):       # TooDeep too
-        return {}
-    return found if isinstance(found, dict) else {}

@@ -24,6 +24,7 @@ a directory is needed, not a file; Codex's CODEX_HOME), made fresh inside that H
 """
 from __future__ import annotations
 
+import functools
 import os
 import pwd
 import shutil
@@ -136,7 +137,7 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
             made.append(f"{HOME}/{default}")
             places[variable] = f"{HOME}/{default}"
     present, absent = _anchor_mounts(Path(root))
-    files, folders = _withheld([d for d in system if d not in ("/usr", *SYSTEM_LINKS)]) if os.geteuid() == 0 \
+    files, folders = _withheld(tuple(d for d in system if d not in ("/usr", *SYSTEM_LINKS))) if os.geteuid() == 0 \
         else ([], [])
     return Mounts(links=tuple(links), program_links=tuple(_unique(program_links)),
                   read_only=tuple(_outermost(runtime)), writable=tuple(_unique(bound)),
@@ -201,7 +202,7 @@ def _hidden_config(variable: str, given: Path) -> list[str]:
     never values (a URL or a helper's command line can hold a credential)."""
     named: list[str] = []
     if variable == "CODEX_HOME":
-        data = _read_config(given / "config.toml", "toml")
+        data = read_cli_config(given / "config.toml", "toml")
         provider = data.get("model_provider")
         if isinstance(provider, str) and provider != "openai":
             entry = (data.get("model_providers") or {}).get(provider)
@@ -211,7 +212,7 @@ def _hidden_config(variable: str, given: Path) -> list[str]:
             named.append(said + (f", whose key is {env_key}" if isinstance(env_key, str) else ""))
         named += [f"`{key}`" for key in sorted(data) if key.endswith("base_url") or key == "profile"]
     else:
-        data = _read_config(given / "settings.json", "json")
+        data = read_cli_config(given / "settings.json", "json")
         env = data.get("env")
         named += [f"env {name}" for name in sorted(env if isinstance(env, dict) else {})
                   if name.endswith(("BASE_URL", "_TOKEN", "_API_KEY")) or name.startswith("CLAUDE_CODE_USE_")]
@@ -223,7 +224,7 @@ def _hidden_config(variable: str, given: Path) -> list[str]:
             "give the CLI those settings on its command line or in agent.pass_env"]
 
 
-def _read_config(path: Path, kind: str) -> dict[str, Any]:
+def read_cli_config(path: Path, kind: str) -> dict[str, Any]:
     """A CLI's config file as data; {} when absent or unreadable (then it sets nothing the box could hide)."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -233,10 +234,12 @@ def _read_config(path: Path, kind: str) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _withheld(folders: Iterable[str]) -> tuple[list[str], list[str]]:
+@functools.cache
+def _withheld(folders: tuple[str, ...]) -> tuple[list[str], list[str]]:
     """The files under `folders` that other users may not read, and the folders they may not enter (not
     looked into): /etc/shadow, the host's SSH keys, /etc/ssl/private. Links are left alone (their targets
-    are judged where they are bound)."""
+    are judged where they are bound). Walked once per process: every `run_command` of a cycle makes a box, and
+    the system's files do not change under it (the box binds them read-only)."""
     files: list[str] = []
     dirs: list[str] = []
     seen = 0
@@ -313,8 +316,8 @@ def _agent_files(argv: list[str], path: str, bound: list[str], homes: set[str],
             found.append(_install_root(os.path.realpath(interpreter), homes))
             linked.append(interpreter)
         # A venv's python is a link to the base interpreter: its packages are found from the link's own place.
-        found += [venv for venv in (_venv(os.path.abspath(program), homes),
-                                    _venv(interpreter, homes) if interpreter else None) if venv]
+        found += [venv for venv in (_venv(os.path.abspath(program)), _venv(interpreter) if interpreter else None)
+                  if venv]
     named_files = [os.path.join(root, arg) for arg in argv[1:]]      # an absolute `arg` stays as it is
     named_files = [arg for arg in named_files if os.path.isfile(arg)]
     found += [os.path.realpath(arg) for arg in named_files]
@@ -403,14 +406,13 @@ def _install_root(program: str, homes: set[str]) -> str:
     return program if root in shared or any(Path(home).is_relative_to(root) for home in homes) else root
 
 
-def _venv(program: str, homes: set[str]) -> str | None:
+def _venv(program: str) -> str | None:
     """The Python venv `program` (as named, links not followed) lies in: `<venv>/bin/python` beside a
     `<venv>/pyvenv.cfg`, the file by which Python, started through that path, finds the venv's packages
-    (pipx, `uv tool`, a project's venv). None outside a venv, and for one that is or holds a HOME."""
+    (pipx, `uv tool`, a project's venv). None outside a venv. One that is or holds a HOME is dropped with every
+    other install that does (`host_mounts`)."""
     folder = os.path.dirname(os.path.dirname(program))
-    if not os.path.isfile(os.path.join(folder, "pyvenv.cfg")):
-        return None
-    return None if any(Path(home).is_relative_to(folder) for home in homes) else os.path.realpath(folder)
+    return os.path.realpath(folder) if os.path.isfile(os.path.join(folder, "pyvenv.cfg")) else None
 
 
 def _homes(host_home: Path) -> set[str]:
