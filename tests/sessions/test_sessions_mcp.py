@@ -179,6 +179,16 @@ def test_the_clients_roots_are_quoted_on_one_bounded_line(tmp_path: Path) -> Non
     assert answer.is_error and answer.text == said.rstrip("\n")
 
 
+def test_a_note_on_stderr_masks_the_environments_secret_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server's stderr notes quote the client's roots and errors: masked as every message gitmem writes."""
+    from gitmem.sessions.mcp_wire import note_line
+
+    monkeypatch.setenv("HERON_DEPLOY_PASSWORD", "qZ4vN8tLw2Xc7RbK5mJd")
+    line = note_line("not in a gitmem memory repository: /srv/qZ4vN8tLw2Xc7RbK5mJd/memory")
+    assert "qZ4vN8tLw2Xc7RbK5mJd" not in line
+    assert line == "gitmem: mcp: not in a gitmem memory repository: /srv/***/memory"
+
+
 @pytest.mark.parametrize(("closed", "name"), [("<&-", "stdin"), (">&-", "stdout")])
 def test_started_without_stdin_or_stdout_it_says_so_and_exits_2(memrepo: GitRepo, closed: str, name: str) -> None:
     """With fd 0 or fd 1 closed there is no client: that was a traceback (exit 70)."""
