@@ -122,9 +122,6 @@ class DayParam(ParamTypeOfDates):
 
     name = "date"
 
-    def __init__(self, earliest: date = EARLIEST_DAY, latest: date = LATEST_DAY) -> None:
-        self.earliest, self.latest = earliest, latest
-
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> date:
         if isinstance(value, date):
             return value
@@ -132,7 +129,7 @@ class DayParam(ParamTypeOfDates):
         from gitmem.memory import dates
 
         try:
-            return dates.parse_day(str(value), self.earliest, self.latest)
+            return dates.parse_day(str(value), EARLIEST_DAY, LATEST_DAY)
         except dates.NotADate as err:
             self.fail(str(err), param, ctx)
 

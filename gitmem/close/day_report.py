@@ -99,7 +99,6 @@ def reverts(entry: LogEntry) -> list[str]:
             for text in lines if is_revert_note(text)]
 
 
-
 def done_lines(facts: DayFacts) -> list[str]:
     return [f"cycle {c.cycle} · {c.outcome} · {shortened(c.get('Task') or '(no task)', 70)}"
             + (f" — {shortened(c.get('Result') or '', 80)}" if c.outcome != Outcome.NO_BUILD else "")

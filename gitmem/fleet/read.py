@@ -186,8 +186,8 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
     # fleet.yaml's cap, and the agent's own (gitmem.yaml's `cycle:`), over which its cycles refuse to start: a
     # cycle dispatched then would only refuse again.
     own = spent.over(Caps.of(ws.config))
-    row.over_budget = "; ".join(dict.fromkeys(
-        over for over in (spent.over(entry.caps), own and f"{own}, its own cap in gitmem.yaml") if over))
+    row.over_budget = "; ".join(
+        over for over in (spent.over(entry.caps), own and f"{own}, its own cap in gitmem.yaml") if over)
     doc = decisions.parse(ws.read("decisions"))
     row.deletable_branches = [name for name in row.waiting_branches
                               if (answer := proposal_answer(name, doc)) is not None and answer.declined]

@@ -24,7 +24,8 @@ def _acts(text: str) -> list[str]:
 @pytest.mark.parametrize("as_json", [False, True])
 def test_the_closes_output_shows_the_agents_text_without_terminal_controls(memrepo: GitRepo, cli,
                                                                            as_json: bool) -> None:
-    # Yesterday's cycle, closed as a catch-up: a cycle dated in the close's own minute is the next close's.
+    # Yesterday's cycle, closed by its day: without --date, a close run soon after midnight closes the day before
+    # (a schedule GitHub runs late), which this test's cycle, written now, is not in.
     day = datetime.now(UTC).date() - timedelta(days=1)
     memory = MemoryWriter(memrepo.ws(), clock=lambda: datetime.combine(day, time(9), UTC))
     memory.add_log_entry(task=f"task {ACTING} one", outcome="no-build", result=f"nothing {ACTING} two", cycle=1)
