@@ -15,7 +15,7 @@ PINNED_REF = "main"
 # the tag in a comment (`@<sha> # v0.2.0`, `rev: <sha>  # frozen: v0.2.0`), as zizmor and Dependabot expect and so
 # that pre-commit never warns of a mutable `rev:`. The release step writes it once the tag is pushed (a commit
 # cannot name itself); tests/project/test_release_pins.py holds the tag, when this checkout has it, to this commit.
-PINNED_COMMIT = "4881c031773082218e6654ba830280866b825d94"
+PINNED_COMMIT = "eb6927b44253be722de3c9431b542681779e2e24"
 DISTRIBUTION = "gitmem-agent"
 
 
