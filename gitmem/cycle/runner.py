@@ -35,7 +35,7 @@ from gitmem.cycle.room import DiskFull, Room, full_failure, is_disk_full, short_
 from gitmem.errors import ExitCode, GitmemError, RunFailure
 from gitmem.memory import decisions, placeholders
 from gitmem.memory.log import Outcome
-from gitmem.memory.text import printable
+from gitmem.memory.text import masked_printable
 from gitmem.memory_writer import WriteRefused
 from gitmem.publish.push import PushReport, PushStatus
 from gitmem.secrets import scrub
@@ -376,7 +376,7 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old:
         proposed = proposals.hold_back(guard, cleaned.paths, clock=clock, remote=remote)
         report.proposal_branch, report.proposal_decision = proposed.branch, proposed.decision
         # The backend's notes quote the agent (its stderr, its last words): no escape may reach LOG or a terminal.
-        notes = [printable(scrub(n)) for n in (result.notes if result else [])]
+        notes = [masked_printable(n) for n in (result.notes if result else [])]
         notes += [*guard.notes, *cleaned.notes, *proposed.notes, *(item.note(limit) for item in held), *runner_notes]
         settled = postflight.settle(ws, old, cycle=report.cycle, clock=clock, notes=notes,
                                     usage=report.tokens, why_no_log=_why(result), started=start[:12],
@@ -449,7 +449,7 @@ def _report_held(report: CycleReport, held: list[Held], limit: int) -> None:
 
 def _why(result: AgentResult | None) -> str:
     if result is not None and result.diagnosis:
-        return printable(scrub(result.diagnosis))     # the agent's last words, for LOG: scrubbed, no escapes
+        return masked_printable(result.diagnosis)     # the agent's last words, for LOG: scrubbed, no escapes
     turns = result.turns if result is not None else 0
     why = f" ({result.stop_reason})" if result is not None and result.stop_reason else ""
     return f"it stopped after {turns} turn(s){why} without saying what it did"

@@ -16,9 +16,8 @@ from gitmem.cycle.oversize import hold_out
 from gitmem.cycle.scrub import Scrubbed, scrub_paths
 from gitmem.errors import ExitCode, RunFailure
 from gitmem.memory import log, now
-from gitmem.memory.text import field_value, one_line, printable
+from gitmem.memory.text import field_value, masked_printable, one_line
 from gitmem.memory_writer import MemoryWriter, WriteRefused
-from gitmem.secrets import scrub
 from gitmem.workspace import Clock, Workspace
 
 if TYPE_CHECKING:
@@ -31,7 +30,7 @@ def error_text(err: BaseException) -> str:
     message = str(err).strip() or type(err).__name__
     if not isinstance(err, AgentError | RunFailure):
         message = f"{type(err).__name__}: {message}"
-    text = one_line(printable(scrub(message)))      # it quotes the agent's stderr: no escape reaches LOG or a terminal
+    text = one_line(masked_printable(message))      # it quotes the agent's stderr: no escape reaches LOG or a terminal
     return text if len(text) <= 300 else text[:297] + "..."
 
 

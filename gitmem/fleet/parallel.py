@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from gitmem.fleet.fleetfile import AgentEntry, Fleet
-from gitmem.fleet.read import UNREADABLE, AgentReading, AgentRow, InboxItem, clean, read_agent
+from gitmem.fleet.read import UNREADABLE, AgentReading, AgentRow, InboxItem, read_agent
+from gitmem.memory.text import masked_printable
 
 DEFAULT_TIMEOUT = 120.0       # seconds per agent: a first shallow fetch of a big repository fits
 STARTUP = 30.0                # seconds for the workers to start, on top of the agents' own timeouts
@@ -86,7 +87,7 @@ def _result(future: futures.Future[list[AgentReading]], entry: AgentEntry) -> li
     try:
         return future.result()
     except BrokenProcessPool as err:   # a worker that died (killed, out of memory): that agent's error, not all
-        message = clean(f"reading failed: {type(err).__name__}: {err}")
+        message = masked_printable(f"reading failed: {type(err).__name__}: {err}")
         row = AgentRow(entry.name, entry.workspace or "", entry.repo, entry.branch or "", UNREADABLE, message, message)
         return [AgentReading(row)]
 

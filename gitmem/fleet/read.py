@@ -3,8 +3,8 @@ copy in the cache), then one row per workspace with the same bounded reads as `g
 `gitmem pending` (`gitmem.views`), and, for the page, the agent's own report (`gitmem.report`).
 
 Everything here runs in a worker process and returns plain, picklable values. Every text that leaves it is
-masked (`gitmem.secrets.scrub`) and made printable (`gitmem.memory.text.printable`): memory is the agent's
-writing, and an error may quote a URL or git's output, so neither may carry a secret or a terminal escape.
+masked and made printable (`gitmem.memory.text.masked_printable`): memory is the agent's writing, and an error
+may quote a URL or git's output, so neither may carry a secret or a terminal escape.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from gitmem.errors import GitmemError
 from gitmem.fleet.fleetfile import AgentEntry, github_path
 from gitmem.memory import decisions
 from gitmem.memory.decisions import age_text
-from gitmem.memory.text import parse_timestamp, printable
+from gitmem.memory.text import masked_printable, parse_timestamp
 from gitmem.secrets import scrub
 from gitmem.workspace import Workspace
 
@@ -88,11 +88,6 @@ class AgentReading:
     page: str = ""                  # the agent's own report page
 
 
-def clean(text: str) -> str:
-    """An agent's text as the fleet shows it: secrets masked, and nothing a terminal would act on."""
-    return printable(scrub(text))
-
-
 def cache_dir(entry: AgentEntry, environ: dict[str, str]) -> Path:
     digest = hashlib.sha256(f"{entry.repo}\0{entry.branch or ''}".encode()).hexdigest()[:16]
     return gitio.cache_home(environ) / "fleet" / f"{entry.name}-{digest}"
@@ -134,20 +129,21 @@ def read_agent(entry: AgentEntry, base: Path, moment: datetime, *, timeout: floa
         chosen = [top.with_config(top.config.with_workspace(entry.workspace))] if entry.workspace else \
             workspaces(top, all_workspaces=True)
         crons = schedule.workflow_crons(top.root)
-        waiting = [clean(name) for name in gitio.waiting_branches(top.repo, copy=copy)]
+        waiting = [masked_printable(name) for name in gitio.waiting_branches(top.repo, copy=copy)]
         found = []
         for ws in chosen:
-            row = AgentRow(entry.name, clean(ws.name), shown, clean(branch), waiting_branches=waiting,
-                           interval_seconds=schedule.interval_seconds(crons), stall_after_seconds=entry.stall_after)
+            row = AgentRow(entry.name, masked_printable(ws.name), shown, masked_printable(branch),
+                           waiting_branches=waiting, interval_seconds=schedule.interval_seconds(crons),
+                           stall_after_seconds=entry.stall_after)
             try:
                 found.append(_read_workspace(entry, ws, row, moment, branch, with_page))
             except GitmemError as err:    # one workspace's problem leaves the others (a bug is a bug: exit 70)
-                row.verdict, row.why = UNREADABLE, clean(str(err).strip() or type(err).__name__)
+                row.verdict, row.why = UNREADABLE, masked_printable(str(err).strip() or type(err).__name__)
                 row.error = row.why
                 found.append(AgentReading(row))
         return found
     except GitmemError as err:
-        message = clean(str(err).strip() or type(err).__name__)
+        message = masked_printable(str(err).strip() or type(err).__name__)
         row = AgentRow(entry.name, entry.workspace or "", shown, entry.branch or "", UNREADABLE, message, message)
         return [AgentReading(row)]
 
@@ -164,19 +160,20 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
     local = moment.astimezone(ws.config.tzinfo())
     done = activity(ws, local)
     row.cycles_today, row.streak = done["cycles_today"], done["streak"]
-    row.last_close = clean(done["last_close"]) if done["last_close"] else None
+    row.last_close = masked_printable(done["last_close"]) if done["last_close"] else None
     last = done["last_cycle"]
     if last is not None:
         stamp = parse_timestamp(last["when"])
         age = (local - stamp.moment).total_seconds() / 86400 if stamp is not None else None
-        row.last_cycle = {"cycle": last["cycle"], "when": clean(last["when"]), "outcome": clean(last["outcome"]),
-                          "task": clean(last["task"]), "age_days": round(age, 3) if age is not None else None,
-                          "age": age_text(age)}
+        row.last_cycle = {"cycle": last["cycle"], "when": masked_printable(last["when"]),
+                          "outcome": masked_printable(last["outcome"]), "task": masked_printable(last["task"]),
+                          "age_days": round(age, 3) if age is not None else None, "age": age_text(age)}
     path = ws.config.path("decisions")
     inbox = []
     for item in pending(ws, now=local):
-        inbox.append(InboxItem(entry.name, row.workspace, item.id, clean(item.title), clean(item.recommendation),
-                              clean(str(item.asked)) if item.asked else "",
+        inbox.append(InboxItem(entry.name, row.workspace, item.id, masked_printable(item.title),
+                              masked_printable(item.recommendation),
+                              masked_printable(str(item.asked)) if item.asked else "",
                               round(item.age_days, 2) if item.age_days is not None else None, item.age,
                               answer_at(entry, path, item.line, branch), item.answer_incomplete))
         row.stale += item.days > ws.config.close.stale_decision_days

@@ -163,6 +163,14 @@ def printable(text: str) -> str:
     return _unprintable_re().sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
+def masked_printable(text: str) -> str:
+    """Text from outside (an agent's, a repository's, a remote's) as gitmem shows it: the environment's secret
+    values and secret-shaped strings masked (`gitmem.secrets.scrub`), then `printable`."""
+    from gitmem.secrets import scrub  # the secret patterns load where outside text is shown, not on the check path
+
+    return printable(scrub(text))
+
+
 def printable_data(value: Any) -> Any:
     """A view's data (dicts, lists, strings, numbers) with every string `printable`: what the views show was
     read from memory an agent wrote, and the JSON and the text output alike must not carry an escape."""

@@ -1,17 +1,16 @@
 """Fill a `WorkspaceReport` from one workspace: LOG (bounded by the window), DECISIONS, LESSONS, RULES, and the
-gitmem/* branches waiting on the human. Every text taken from memory goes through `gitmem.secrets.scrub` here, once,
-and is made printable (a bidirectional override or a control character shows as its escape), as the fleet's is."""
+gitmem/* branches waiting on the human. Every text taken from memory is masked and made printable here, once
+(`gitmem.memory.text.masked_printable`: a bidirectional override or a control character shows as its escape), as
+the fleet's is."""
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
 
 from gitmem import gitio
 from gitmem.memory import decisions, lessons, rules
-from gitmem.memory.text import printable
+from gitmem.memory.text import masked_printable
 from gitmem.report.log_scan import read_log, scan_log
 from gitmem.report.model import CloseRow, CycleRow, DecisionRow, LessonRow, RuleRow, WorkspaceReport
-from gitmem.secrets import scrub
 from gitmem.workspace import Clock, Workspace
 
 
@@ -26,26 +25,24 @@ def collect_report(ws: Workspace, *, since: date | None = None, until: date | No
     start = datetime.combine(since, time(0), tz) if since else None
     end = datetime.combine(until + timedelta(days=1), time(0), tz)
 
-    def clean(text: str) -> str:
-        return printable(scrub(text))
-
     scanned = scan_log(read_log(ws.root, ws.config.path("log"), start), start, end)
     latest = scanned.latest_close
     if latest is not None:
-        latest = CloseRow(latest.when, latest.day, tuple((k, clean(v)) for k, v in latest.fields), latest.promoted)
+        fields = tuple((key, masked_printable(value)) for key, value in latest.fields)
+        latest = CloseRow(latest.when, latest.day, fields, latest.promoted)
     cycles = scanned.cycles
     rules_doc = rules.parse(ws.read("rules"))
     dates = _Dates(cycles, {rule: close.when for close in scanned.closes for rule in close.promoted})
     return WorkspaceReport(
-        name=clean(ws.name), moment=moment, timezone=config.timezone, since=since, until=until,
+        name=masked_printable(ws.name), moment=moment, timezone=config.timezone, since=since, until=until,
         cycles=tuple(CycleRow(c.number, c.when, c.outcome, c.tokens, c.cost, c.cache_rate, c.context, c.budget,
-                              c.reverts, tuple(clean(b) for b in c.salvage)) for c in cycles),
+                              c.reverts, tuple(masked_printable(b) for b in c.salvage)) for c in cycles),
         closes=scanned.closes, latest_close=latest,
-        decisions=_decisions(ws.read("decisions"), moment, start, end, clean),
+        decisions=_decisions(ws.read("decisions"), moment, start, end),
         lessons=_lessons(ws.read("lessons"), rules_doc, dates), rules=_rules(rules_doc, dates),
         proven=len(rules_doc.proven), proven_cap=config.limits.proven_rules_max,
         budget=config.cycle.max_context_tokens, stale_days=config.close.stale_decision_days,
-        waiting_branches=tuple(clean(b) for b in every_waiting_branch(ws)))
+        waiting_branches=tuple(masked_printable(b) for b in every_waiting_branch(ws)))
 
 
 def every_waiting_branch(ws: Workspace) -> list[str]:
@@ -58,8 +55,7 @@ def every_waiting_branch(ws: Workspace) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def _decisions(text: str, moment: datetime, start: datetime | None, end: datetime,
-               clean: Callable[[str], str]) -> tuple[DecisionRow, ...]:
+def _decisions(text: str, moment: datetime, start: datetime | None, end: datetime) -> tuple[DecisionRow, ...]:
     """Decisions open at some time in the window: asked before its end, and not answered before its start."""
     found = []
     for item in decisions.parse(text).all:
@@ -70,8 +66,8 @@ def _decisions(text: str, moment: datetime, start: datetime | None, end: datetim
         if done is not None and start is not None and done < start:
             continue
         waited = ((done or moment) - asked.moment).total_seconds() / 86400
-        found.append(DecisionRow(item.id, clean(item.title), asked.moment, done, max(0.0, waited),
-                                 clean((item.get("Recommendation") or "").strip())))
+        found.append(DecisionRow(item.id, masked_printable(item.title), asked.moment, done, max(0.0, waited),
+                                 masked_printable((item.get("Recommendation") or "").strip())))
     return tuple(sorted(found, key=lambda d: (d.asked, d.id)))
 
 
