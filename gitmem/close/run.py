@@ -271,7 +271,7 @@ def _catch_up(ws: Workspace) -> str | None:
     the remote was rewritten since this checkout last saw it (a force-push, or new commits that rewrite memory):
     the remote-tracking branch is put back, and the push refuses it as it refuses any rewritten upstream,
     keeping the close on a side branch (gitmem.publish.push)."""
-    from gitmem.publish.push import rewrite_reason
+    from gitmem.publish.push import fetch_checked
 
     repo = ws.repo
     branch = gitio.current_branch(repo)
@@ -282,11 +282,8 @@ def _catch_up(ws: Workspace) -> str | None:
         return None
     known = gitio.remote_branch_oid(repo, remote, upstream_branch)
     try:
-        upstream = gitio.fetch(repo, remote, upstream_branch)
-        if upstream is None or upstream == gitio.head_id(repo):
-            return None
-        if known is not None and upstream != known and rewrite_reason(repo, known, upstream, ws.name or None):
-            gitio.set_remote_branch(repo, remote, upstream_branch, known)
+        upstream, rewrite = fetch_checked(repo, remote, upstream_branch, known, ws.name or None)
+        if upstream is None or rewrite or upstream == gitio.head_id(repo):
             return None
         gitio.run_git(repo, "merge", "--ff-only", "--quiet", upstream)
     except gitio.GitCommandError:

@@ -175,12 +175,10 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     for attempt in range(1, tries + 1):
         result.attempts = attempt
         try:
-            upstream = gitio.fetch(repo, remote, branch)
-            if upstream is not None and known is not None and upstream != known:
-                rewrite = rewrite_reason(repo, known, upstream, workspace)
-                if rewrite:
-                    gitio.set_remote_branch(repo, remote, branch, known)
-                    return _keep(repo, result, conflict_branch, known, upstream, rewrite)
+            upstream, rewrite = fetch_checked(repo, remote, branch, known, workspace)
+            if rewrite:
+                assert upstream is not None and known is not None
+                return _keep(repo, result, conflict_branch, known, upstream, rewrite)
             known = upstream if upstream is not None else known
             if upstream is not None and watch is not None:
                 watch = _watch(repo, result, watch, upstream)
@@ -297,7 +295,22 @@ REWRITE_CODES = frozenset(code.code for code in (
     codes.DECISION_ANSWER_UNSIGNED))
 
 
-def rewrite_reason(repo: gitio.Repo, known: str, upstream: str, workspace: str | None) -> str:
+def fetch_checked(repo: gitio.Repo, remote: str, branch: str, known: str | None,
+                  workspace: str | None) -> tuple[str | None, str]:
+    """Fetch `branch` of `remote`: its tip (None when it has none), and why that tip rewrites the history `known`
+    (the upstream this checkout last saw) had, "" when it only adds to it. A rewriting tip is not kept as the
+    remote-tracking branch, which is put back at `known`: whatever runs next (a push, a close, a later cycle) must
+    not take the rewritten history for the upstream this checkout last saw. Raises gitio.GitCommandError."""
+    upstream = gitio.fetch(repo, remote, branch)
+    if upstream is None or known is None or upstream == known:
+        return upstream, ""
+    rewrite = _rewrite_reason(repo, known, upstream, workspace)
+    if rewrite:
+        gitio.set_remote_branch(repo, remote, branch, known)
+    return upstream, rewrite
+
+
+def _rewrite_reason(repo: gitio.Repo, known: str, upstream: str, workspace: str | None) -> str:
     """Why `upstream` rewrites the history `known` had; "" when it only adds to it."""
     from gitmem.checks.check_and_verify import verify_range
     from gitmem.config import Config
