@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from functools import cached_property
 
 from gitmem import codes
-from gitmem.checks.log_entries import entry_rules
+from gitmem.checks.log_entries import rules_below
 from gitmem.checks.violation import Violation
 from gitmem.memory import fences, log
 from gitmem.memory.text import decode_text
@@ -143,8 +143,5 @@ def _has_error(path: str, data: bytes, line: int, at: int) -> bool:
     doc = log.parse(decode_text(data[at:end]), first_line=line, expect_title=False)
     if doc.problems or not doc.entries:
         return True
-    before = log.live(log.tail_entries(log.BytesSource(data, at), log.has_live_cycle,
-                                       block=log.LAST_ENTRY_BLOCK).entries)
-    previous_cycle = max((e.cycle for e in before if e.cycle is not None), default=None)
     # LOG's entry rules live in one place, the LOG check: the same rules that judged it when it was appended.
-    return bool(entry_rules(None, path, doc.entries[:1], before[-1] if before else None, previous_cycle))
+    return bool(rules_below(None, path, doc.entries[:1], log.BytesSource(data, at)))

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 from gitmem import codes
 from gitmem.checks.inputs import CheckInput, unreadable
-from gitmem.checks.log_entries import entry_rules
+from gitmem.checks.log_entries import entry_rules, rules_below
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.gitio import Snapshot
 from gitmem.memory import fences, log
@@ -64,10 +64,8 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     found = [from_problem(path, p) for p in doc.problems]
     # The entries above, as readers take them: an amended entry gives way to its amendment.
     numbered = amending or AMENDS in new
-    before = log.live(log.tail_entries(log.BytesSource(new, start, open_at_end=old_open, numbered=numbered),
-                                       log.has_live_cycle, block=log.LAST_ENTRY_BLOCK).entries)
-    previous_cycle = max((e.cycle for e in before if e.cycle is not None), default=None)
-    found += entry_rules(inp, path, log.live(doc.entries), before[-1] if before else None, previous_cycle)
+    found += rules_below(inp, path, log.live(doc.entries),
+                         log.BytesSource(new, start, open_at_end=old_open, numbered=numbered))
     found += _unclosed(path, text, old_open, first)
     if amending:
         found = _amended(path, new, doc.entries, found)

@@ -10,6 +10,15 @@ from gitmem.checks.violation import Violation
 from gitmem.memory import log
 
 
+def rules_below(inp: CheckInput | None, path: str, entries: tuple[log.LogEntry, ...],
+                above: log.TailSource) -> list[Violation]:
+    """`entry_rules` for `entries` written where the LOG text `above` ends: judged against the live entries
+    there as readers take them, the last of them and the last cycle among them."""
+    before = log.live_tail(above, block=log.LAST_ENTRY_BLOCK)
+    previous_cycle = max((e.cycle for e in before if e.cycle is not None), default=None)
+    return entry_rules(inp, path, entries, before[-1] if before else None, previous_cycle)
+
+
 def entry_rules(inp: CheckInput | None, path: str, entries: tuple[log.LogEntry, ...],
                 previous: log.LogEntry | None, previous_cycle: int | None) -> list[Violation]:
     """The rules each entry answers to. `inp` is None where memory is judged as it stands, with no change and no

@@ -26,7 +26,7 @@ def _back(source: TailSource | str, enough: Callable[[tuple[LogEntry, ...]], boo
     """LOG's last entries, read back until `enough` of them (or the whole LOG), as readers take them: an amended
     entry gives way to its amendment (`log.live`; an amendment follows what it amends, so a tail holds both)."""
     source = log.TextSource(source) if isinstance(source, str) else source
-    return log.live(log.tail_entries(source, lambda entries: enough(log.live(entries))).entries)
+    return log.live_tail(source, enough)
 
 
 def day_bounds(day: date, tz: tzinfo) -> tuple[datetime, datetime]:

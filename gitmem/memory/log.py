@@ -494,9 +494,11 @@ def has_cycle(entries: tuple[LogEntry, ...]) -> bool:
     return any(entry.cycle is not None for entry in entries)
 
 
-def has_live_cycle(entries: tuple[LogEntry, ...]) -> bool:
-    """A cycle entry that no amendment among `entries` supersedes (one that does supersede it comes later)."""
-    return has_cycle(live(entries))
+def live_tail(source: TailSource, enough: Callable[[tuple[LogEntry, ...]], bool] = has_cycle, *,
+              block: int = FIRST_BLOCK) -> tuple[LogEntry, ...]:
+    """LOG's last entries as readers take them (`live`), read back until `enough` of the live ones (or the whole
+    LOG): an amendment follows what it amends, so a tail that holds the amendment holds its target too."""
+    return live(tail_entries(source, lambda entries: enough(live(entries)), block=block).entries)
 
 
 class TextSource:
