@@ -114,13 +114,9 @@ def _linked_in(project: Path, root: Path, problems: list[Violation]) -> bool:
     except ValueError:
         return False
     reader = Reader(project)
-    for depth in range(1, len(steps) + 1):
-        rel = "/".join(steps[:depth])
-        if (project / rel).is_symlink():
-            reader.refuse_link(rel)
-            problems += reader.problems
-            return True
-    return False
+    linked = reader.link_on_the_way("/".join(steps))
+    problems += reader.problems
+    return linked
 
 
 def planned(batch: Batch, workspace: Workspace) -> ImportPlan:

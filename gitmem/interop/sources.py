@@ -66,16 +66,23 @@ class Reader:
         problem (never followed, never skipped in silence)."""
         return self.named_in(rel_dir, ".md")
 
+    def link_on_the_way(self, rel: str) -> bool:
+        """Whether `rel` or a folder on the way to it is a symbolic link (anywhere on the way, never only at its
+        end): the first one is refused, a problem."""
+        steps = [part for part in rel.split("/") if part not in ("", ".")]
+        for at in range(1, len(steps) + 1):
+            if self.root.joinpath(*steps[:at]).is_symlink():
+                self.refuse_link("/".join(steps[:at]))
+                return True
+        return False
+
     def named_in(self, rel_dir: str, suffix: str, *, below: bool = False, depth: int = 0) -> list[str]:
         """The names ending in `suffix` in the directory `rel_dir` (and, `below`, in its folders, walked as
         Gemini CLI walks its memory inbox, MAX_FOLDERS deep at most), sorted; a link or another non-file among
         them, or a folder that cannot be listed, is a problem."""
         where = self.root / rel_dir
-        steps = [part for part in rel_dir.split("/") if part not in ("", ".")]
-        for at in range(1, len(steps) + 1):           # a link anywhere on the way, never only at its end
-            if (self.root.joinpath(*steps[:at])).is_symlink():
-                self.refuse_link("/".join(steps[:at]))
-                return []
+        if self.link_on_the_way(rel_dir):
+            return []
         if depth > MAX_FOLDERS:
             self._refuse(rel_dir, 1, f"is a folder nested more than {MAX_FOLDERS} deep; memory is not kept there",
                          "move what is memory nearer the top, or import a part of it with --from")
