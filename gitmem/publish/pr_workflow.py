@@ -1,7 +1,7 @@
-"""Pull-request mode's steps as library calls, for `gitmem github prepare` and `gitmem github pr`: whether a
-memory branch's PR is still open (`open_pull_finder`); the memory branch and its base (`branches`); push the
-branch and open or update its pull request (`open_pull_request`); verify it and post the verdict as a commit
-status (`report_check`).
+"""Pull-request mode's steps as library calls, for `gitmem github prepare` and `gitmem github pr`: the memory
+branch to continue, with the base's new commits brought in (`prepare_memory_branch`); whether a memory branch's
+PR is still open (`open_pull_finder`); the memory branch and its base (`branches`); push the branch and open or
+update its pull request (`open_pull_request`); verify it and post the verdict as a commit status (`report_check`).
 
 A PR opened with the workflow's GITHUB_TOKEN starts no workflow, so a required "Verify memory history" check would
 never run on it: `report_check` verifies the branch as that job does and posts the verdict on the PR head. A step
@@ -63,6 +63,43 @@ def open_pull_finder(environ: Mapping[str, str], *, warn: Callable[[str], None])
             warn(f"{err}; taking {name} to be open")
             return True
     return is_open
+
+
+def prepare_memory_branch(ws: Workspace, *, branch: str, remote: str, environ: Mapping[str, str],
+            say: Callable[[str], None]) -> pullrequest.Prepared:
+    """`gitmem github prepare`: continue the memory branch whose PR is open (bringing the base's new commits in),
+    or start one from HEAD (`pullrequest.prepare_branch`)."""
+    return pullrequest.prepare_branch(ws.repo, branch=branch, remote=remote,
+                                      is_open=open_pull_finder(environ, warn=say),
+                                      catch_up=base_catch_up(ws, say=say))
+
+
+def base_catch_up(ws: Workspace, *, say: Callable[[str], None]) -> Callable[[str, str, str], str]:
+    """For `prepare_branch`: the commit that brings the base's new commits into an open PR's memory branch.
+
+    GitHub's merge button runs no merge driver, so a session or another writer's LOG entries and NOW blocks on the
+    base conflict with the branch's by lines, and both sides took the same cycle numbers. The branch is landed on
+    the base by memory rules (`sidemerge.merged_commit`, as `gitmem merge` on the base would): the base's entries
+    keep their numbers, the branch's follow; the merge commit has the branch's tip as a parent, so the branch
+    fast-forwards to it, and the PR then adds only appends to the base. A merge that does not pass by memory
+    rules leaves the branch as it is, and says so."""
+    from gitmem.publish.sidemerge import MergeRefused, merged_commit
+
+    def catch_up(base_head: str, branch: str, tip: str) -> str:
+        try:
+            merged = merged_commit(ws, base_head, tip, branch)
+        except (MergeRefused, gitio.RepoError) as err:
+            say(f"{branch} lacks commits of the base and does not merge with them by memory rules ({err}); "
+                f"continuing it as it is: its PR needs `gitmem merge {branch}` on the base, by hand")
+            return tip
+        if merged.commit is None:
+            return tip
+        for line in merged.messages:
+            say(line)
+        say(f"brought the base's new commits into {branch} by memory rules: {merged.commit[:10]}")
+        return merged.commit
+
+    return catch_up
 
 
 def branches(repo: gitio.Repo, branch: str | None, base: str | None, environ: Mapping[str, str]) -> tuple[str, str]:

@@ -33,12 +33,17 @@ class Prepared:
 
 
 def prepare_branch(repo: gitio.Repo, *, branch: str = DEFAULT_BRANCH, remote: str = "origin",
-                   is_open: Callable[[str], bool] | None = None) -> Prepared:
+                   is_open: Callable[[str], bool] | None = None,
+                   catch_up: Callable[[str, str, str], str] | None = None) -> Prepared:
     """Check out the memory branch to continue, or start one from HEAD.
 
     With `is_open` (does this branch have an open PR?), a branch whose PR was squash- or rebase-merged, or
     closed, is left alone and the next free name (`gitmem/memory-2`, …) starts from HEAD; without it, an
     existing branch that HEAD does not contain is taken to have its PR open.
+
+    A continued branch that lacks commits HEAD has (a human's session or answer landed on the base while its PR
+    was open) continues from `catch_up(HEAD, name, tip)`: the commit that brings them in, which contains the tip,
+    so the branch moves on without a force-push (`pr_workflow.base_catch_up`).
     """
     current = gitio.current_branch(repo)
     head = gitio.head_id(repo)
@@ -59,6 +64,8 @@ def prepare_branch(repo: gitio.Repo, *, branch: str = DEFAULT_BRANCH, remote: st
         if is_open is not None and not is_open(name):
             taken = True                                 # its PR was squash-merged or closed: leave it be
             continue
+        if catch_up is not None and not gitio.is_ancestor(repo, head, tip):
+            tip = catch_up(head, name, tip)
         return _switch(repo, name, tip, base, remote, continued=True)
     fresh = branch if not taken else _free_name(names, branch)
     return _switch(repo, fresh, head, base, remote, continued=False)
