@@ -51,7 +51,8 @@ PR_EXIT_CODES = {
 @click.option("--branch", default=DEFAULT_BRANCH, show_default=True, help="The memory branch.")
 @click.option("--remote", metavar="NAME", default="origin", show_default=True,
               help="The remote the memory branch lives on.")
-def prepare(branch: str, remote: str) -> int:
+@workspace_option
+def prepare(branch: str, remote: str, workspace: str | None) -> int:
     """Continue the memory branch whose PR is still open, or start one from HEAD.
 
     With GITHUB_REPOSITORY and a token it asks GitHub which branch has an open PR, so a PR that was
@@ -67,7 +68,7 @@ def prepare(branch: str, remote: str) -> int:
     from gitmem.publish import pr_workflow
 
     try:
-        done = pr_workflow.prepare_memory_branch(open_workspace(None), branch=branch, remote=remote,
+        done = pr_workflow.prepare_memory_branch(open_workspace(workspace), branch=branch, remote=remote,
                                                  environ=os.environ, say=lambda line: say("github prepare", line))
     except RepoError as err:
         raise CommandFailed("github prepare", str(err), exit_code=err.exit_code) from err

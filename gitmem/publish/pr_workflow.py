@@ -116,7 +116,7 @@ def open_pull_request(ws: Workspace, *, phase: str, branch: str, base: str, remo
     """Push `branch` (never forced; a failed cycle's salvage branches too), then open its PR or update the open
     one. `say` hears the push's messages as they come."""
     try:
-        pushed = pullrequest.publish_branch(ws.repo, ws.config, branch=branch, remote=remote)
+        pushed = pullrequest.publish_branch(ws, branch=branch, remote=remote)
         for message in pushed.messages:
             say(message)
         if not pushed.ok:

@@ -13,12 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gitmem import gitio
-from gitmem.config import Config
 from gitmem.memory import log
 from gitmem.memory.decisions import Waiting
 from gitmem.memory.text import one_line, unlinked
 from gitmem.publish.push import SyncResult, publish
 from gitmem.secrets import scrub
+from gitmem.workspace import Workspace
 
 DEFAULT_BRANCH = "gitmem/memory"
 MAX_COMMITS_LISTED = 40     # a PR left open for weeks keeps a readable body
@@ -135,16 +135,17 @@ def recorded_base(repo: gitio.Repo, branch: str) -> str | None:
     return gitio.config_value(repo, f"branch.{branch}.{BASE_KEY}")
 
 
-def publish_branch(repo: gitio.Repo, config: Config, *, branch: str, remote: str) -> SyncResult:
-    """Push `branch` to `remote` (never forced; rebased onto it first if someone pushed to it), then any
-    local salvage branches."""
+def publish_branch(ws: Workspace, *, branch: str, remote: str) -> SyncResult:
+    """Push `branch` to `remote` (never forced; rebased onto it first if someone pushed to it, merging and
+    renumbering `ws`'s memory by its rules), then any local salvage branches."""
     from gitmem.publish.merge import resolver_for
 
+    repo = ws.repo
     if gitio.current_branch(repo) != branch:
         raise gitio.RepoError(f"HEAD is on {gitio.current_branch(repo) or 'a detached HEAD'}, not {branch}; "
                             "run `gitmem github prepare` before the cycle or close")
     result = publish(repo, conflict_branch=f"{branch}-conflict", remote=remote, branch=branch,
-                     resolver=resolver_for(config))
+                     resolver=resolver_for(ws.config), workspace=ws.name or None)
     if result.ok:
         # A failed cycle's work is on a local salvage branch; the runner is thrown away after the job.
         for name in runner_kept_branches(repo):

@@ -15,7 +15,7 @@ from gitmem.memory import log
 from tests.support.action_support import agent_repo, clean_env, origin_file, origin_log, project_bin, run_action
 from tests.support.fake_github import FakeGitHub
 from tests.support.gitcli import git, isolated_env, protect_branches, run_git
-from tests.support.helpers import HUMAN
+from tests.support.helpers import HUMAN, fill_in_rules
 
 INSTALL = ("Install gitmem from this action's own checkout", "Install the agent sandbox")
 SCRIPT = """\
@@ -386,3 +386,30 @@ def test_a_base_that_does_not_merge_by_memory_rules_leaves_the_branch_as_it_was_
     assert "continuing it as it is: its PR needs `gitmem merge gitmem/memory` on the base" in prepared.err
     assert git(origin, "rev-parse", "gitmem/memory~1").strip() == pushed_before     # one more cycle, no merge
     assert origin_file(origin, "main", "notes/one.md") == "the human's own\n"
+
+
+def test_a_named_workspaces_pr_is_worded_and_pushed_by_that_workspaces_memory(tmp_path: Path) -> None:
+    """`args: --workspace ops` in pull-request mode: the PR step reads and merges the memory the cycle wrote
+    (ops/), not the default workspace's, whose LOG holds no cycle and whose DECISIONS asks nothing."""
+    script = tmp_path / "script.yaml"
+    script.write_text(SCRIPT, encoding="utf-8")
+    first = agent_repo(tmp_path / "first", tmp_path / "origin.git", script=script)
+    (first / "gitmem.yaml").write_text((first / "gitmem.yaml").read_text(encoding="utf-8")
+                                       + "\nworkspaces:\n  ops:\n    memory_dir: ops\n", encoding="utf-8")
+    subprocess.run([str(project_bin() / "gitmem"), "init", "."], cwd=first, check=True, capture_output=True)
+    fill_in_rules(first / "ops")
+    git(first, "add", "-A")
+    git(first, "commit", "-q", "-m", "the ops workspace")
+    git(first, "push", "-q", "origin", "main")
+    origin = tmp_path / "origin.git"
+    with FakeGitHub() as fake:
+        ran = run_action(fresh_checkout(origin, tmp_path / "run1"),
+                         {"command": "cycle", "push-mode": "pull-request", "args": "--workspace ops"},
+                         bin_dir=project_bin(), scratch=tmp_path / "runner1", token=fake.token, skip=INSTALL,
+                         env={"GITHUB_API_URL": fake.url, "GITHUB_REPOSITORY": fake.repository,
+                              "GITHUB_REF_NAME": "main"})
+    assert ran.ok, ran.describe()
+    assert log.parse(origin_file(origin, "gitmem/memory", "ops/LOG.md")).entries[-1].cycle == 1
+    [pull] = fake.pulls
+    assert pull["title"] == "gitmem: cycle 1 · built · write notes/one.md"
+    assert "### Decisions waiting (1)" in pull["body"] and "**D-0001** Which license?" in pull["body"]
