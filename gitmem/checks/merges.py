@@ -9,6 +9,7 @@ number used on both sides; under rules 1-3, times going back too), GM308 says so
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gitmem import codes
@@ -101,11 +102,17 @@ def _raw_of(found: _Entries, entry: log.LogEntry) -> str:
 
 
 def _origin(entry: log.LogEntry) -> tuple[str, str | None, str]:
-    """What a renumbering or a merge's stamp keeps of an entry: its own time, outcome and body."""
+    """What a renumbering or a merge's stamp keeps of an entry: its own time, outcome and body, but the
+    `- Arrived:` line a merge gives a close entry for the other side's cycles that land above it
+    (gitmem.publish.merge: it never read them, so the next close reports them)."""
     merged = log.merged_from(entry)
     if merged is not None and (parsed := log.parse_heading(merged[0])) is not None:
-        return str(parsed[0]), parsed[2], "\n".join(merged[1])
-    return str(entry.when), entry.outcome, "\n".join(strip_trailing_blank(entry.body))
+        return str(parsed[0]), parsed[2], _written(merged[1])
+    return str(entry.when), entry.outcome, _written(strip_trailing_blank(entry.body))
+
+
+def _written(body: Sequence[str]) -> str:
+    return "\n".join(line for line in body if not line.startswith(f"- {log.ARRIVED}: "))
 
 
 def _describe(entries: list[log.LogEntry]) -> str:
