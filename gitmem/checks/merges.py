@@ -81,7 +81,7 @@ def _log(path: str, first: Snapshot | None, other: Snapshot, merged: Snapshot, l
     found = [Violation.of(codes.LOG_NOT_APPEND_ONLY, path, end_line, "dropped_by_merge",
                           heading=entry.heading().removeprefix("## "), parent=label)
              for entry, raw in zip(theirs_new.entries, theirs_new.texts, strict=False)
-             if raw not in in_merge and _origin(entry) not in renumbered]
+             if raw not in in_merge and not _kept(entry, renumbered)]
     added = [entry if raw in in_merge else renumbered.get(_origin(entry), entry)
              for entry, raw in zip(theirs_new.entries, theirs_new.texts, strict=False) if raw not in in_ours]
     mine_added = [entry for entry, raw in zip(ours_new.entries, ours_new.texts, strict=False)
@@ -109,6 +109,13 @@ def _origin(entry: log.LogEntry) -> tuple[str, str | None, str]:
     if merged is not None and (parsed := log.parse_heading(merged[0])) is not None:
         return str(parsed[0]), parsed[2], _written(merged[1])
     return str(entry.when), entry.outcome, _written(strip_trailing_blank(entry.body))
+
+
+def _kept(entry: log.LogEntry, renumbered: dict[tuple[str, str | None, str], log.LogEntry]) -> bool:
+    """Whether the merge holds the other parent's `entry` renumbered or stamped: a close there may name more
+    cycles as arrived, never fewer (each one it names is reported by the next close)."""
+    found = renumbered.get(_origin(entry))
+    return found is not None and log.arrived_cycles(entry) <= log.arrived_cycles(found)
 
 
 def _written(body: Sequence[str]) -> str:

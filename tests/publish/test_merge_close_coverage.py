@@ -93,3 +93,27 @@ def test_only_the_brought_in_entries_after_their_sides_last_close_take_the_merge
                      (3, "2026-12-30 10:00 UTC", "the branch's", None),
                      (None, "2026-12-30 23:47 UTC", None, "cycle 2"),
                      (4, "2026-12-31 10:00 UTC", "after the close", None)]
+
+
+def test_verify_refuses_a_merge_that_drops_a_close_entrys_arrived_cycles(memrepo: GitRepo) -> None:
+    """The merge check accepts the `Arrived` line a merge adds to the other parent's close, not one it removes:
+    the cycles it named would then be counted as reported by a report that does not hold them."""
+    from gitmem.checks.check_and_verify import verify_range
+
+    start = memrepo.head()
+    git(memrepo.path, "switch", "-q", "-c", "side")
+    closing = ("\n## 2026-11-20 23:47 UTC · close\n- Day: 2026-11-20\n- Cycles: 0 cycles\n- Problems: none\n"
+               "- Arrived: cycle 7\n")
+    memrepo.write("LOG.md", memrepo.read("LOG.md") + closing)
+    memrepo.stage("LOG.md")
+    memrepo.commit("gitmem: close 2026-11-20", author=AGENT)
+    git(memrepo.path, "switch", "-q", "main")
+    memrepo.write("notes.md", "a note\n")
+    memrepo.stage("notes.md")
+    memrepo.commit("notes")
+    git(memrepo.path, "merge", "-q", "--no-ff", "--no-commit", "side")
+    memrepo.write("LOG.md", memrepo.read("LOG.md").replace("- Arrived: cycle 7\n", ""))
+    memrepo.stage("LOG.md")
+    git(memrepo.path, "commit", "-q", "--no-verify", "-m", "merge side, dropping its Arrived line")
+    found = [v for v in verify_range(Workspace.at(memrepo.path), start, "HEAD").violations if v.code == "GM301"]
+    assert any("the merge drops the LOG entry `2026-11-20 23:47 UTC · close`" in v.message for v in found), found
