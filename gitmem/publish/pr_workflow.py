@@ -68,10 +68,12 @@ def open_pull_finder(environ: Mapping[str, str], *, warn: Callable[[str], None])
 def prepare_memory_branch(ws: Workspace, *, branch: str, remote: str, environ: Mapping[str, str],
             say: Callable[[str], None]) -> pullrequest.Prepared:
     """`gitmem github prepare`: continue the memory branch whose PR is open (bringing the base's new commits in),
-    or start one from HEAD (`pullrequest.prepare_branch`)."""
-    return pullrequest.prepare_branch(ws.repo, branch=branch, remote=remote,
-                                      is_open=open_pull_finder(environ, warn=say),
-                                      catch_up=base_catch_up(ws, say=say))
+    or start one from HEAD (`pullrequest.prepare_branch`). Offline, a branch is only taken to be open: it may have
+    been squash-merged into the base already, whose copy of its entries a merge would add a second time, so the
+    base's commits are brought in only when GitHub said the PR is open."""
+    is_open = open_pull_finder(environ, warn=say)
+    return pullrequest.prepare_branch(ws.repo, branch=branch, remote=remote, is_open=is_open,
+                                      catch_up=base_catch_up(ws, say=say) if is_open is not None else None)
 
 
 def base_catch_up(ws: Workspace, *, say: Callable[[str], None]) -> Callable[[str, str, str], str]:

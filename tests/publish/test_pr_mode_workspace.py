@@ -50,3 +50,25 @@ def test_a_session_pushed_to_the_memory_branch_is_renumbered_around_in_a_named_w
     entries = log.parse(git(origin, "show", "gitmem/memory:ops/LOG.md")).entries
     assert [(e.cycle, e.get("Task")) for e in entries] == [(1, "first"), (2, "the human's"), (3, "the runner's")]
     assert "gitmem/memory-conflict" not in git(origin, "branch", "--list")
+
+
+def test_offline_a_branch_squash_merged_into_main_is_continued_as_it_is_never_merged_again(
+        tmp_path: Path, memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without a token nothing says whether the branch's PR is open: it is continued as before, and main (which
+    may hold it squashed) is not merged into it, which would add its NOW block a second time."""
+    origin_and_clone(tmp_path, memrepo)
+    assert cli(["github", "prepare"], cwd=memrepo.path).code == ExitCode.OK
+    for argv in (["log", "add", "--task", "first", "--outcome", "built", "--result", "done"],
+                 ["now", "add", "--did", "first", "--human", "nothing", "--next", "more"]):
+        assert cli(argv, cwd=memrepo.path).code == ExitCode.OK
+    git(memrepo.path, "commit", "-q", "-am", "gitmem: cycle 1")
+    git(memrepo.path, "push", "-q", "-u", "origin", "gitmem/memory")
+    tip = memrepo.head()
+    git(memrepo.path, "switch", "-q", "main")
+    git(memrepo.path, "merge", "-q", "--squash", "gitmem/memory")
+    git(memrepo.path, "commit", "-q", "-m", "Memory from gitmem (#1)")
+    for name in ("GITHUB_API_URL", "GITHUB_REPOSITORY", "GITMEM_GIT_TOKEN", "GITHUB_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    prepared = cli(["github", "prepare"], cwd=memrepo.path)
+    assert prepared.code == ExitCode.OK, prepared.out + prepared.err
+    assert memrepo.head() == tip and "brought the base's" not in prepared.err
