@@ -56,7 +56,8 @@ def prepare(branch: str, remote: str, workspace: str | None) -> int:
     """Continue the memory branch whose PR is still open, or start one from HEAD.
 
     With GITHUB_REPOSITORY and a token it asks GitHub which branch has an open PR, so a PR that was
-    squash-merged or closed is never reopened: the next run starts `gitmem/memory-2` instead.
+    squash-merged or closed is never reopened: the next run starts `gitmem/memory-2` instead. A branch that
+    never had a PR (a run whose PR step failed pushed it) is continued, so its commits get one.
 
     An open PR's branch that lacks commits of HEAD (a session or an answer landed there) first gets them by
     memory rules, as `gitmem merge` would land the branch on HEAD: HEAD's entries keep their cycle numbers, the

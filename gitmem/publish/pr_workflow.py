@@ -48,8 +48,10 @@ class Proposal:
 
 
 def open_pull_finder(environ: Mapping[str, str], *, warn: Callable[[str], None]) -> Callable[[str], bool] | None:
-    """Whether a branch has an open PR, asked of GitHub (for `prepare_branch`); None offline, without a repository
-    or token: a memory branch main does not contain is then taken to be open."""
+    """Whether a branch's PR is open, asked of GitHub (for `prepare_branch`): open, or never opened, as when a
+    run pushed the branch but its PR step failed (a missing permission): its commits are proposed by the next
+    run's PR, never left in none. A branch whose PR was merged or closed is not. None offline, without a
+    repository or token: a memory branch main does not contain is then taken to be open."""
     try:
         client = client_from_env(environ)
     except GitHubSetupError:
@@ -57,7 +59,7 @@ def open_pull_finder(environ: Mapping[str, str], *, warn: Callable[[str], None])
 
     def is_open(name: str) -> bool:
         try:
-            return client.open_pull(name) is not None
+            return client.open_pull(name) is not None or not client.ever_proposed(name)
         except GitHubError as err:
             # Continuing a branch is always safe; starting a second PR beside an open one is not.
             warn(f"{err}; taking {name} to be open")

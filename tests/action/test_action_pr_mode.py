@@ -413,3 +413,20 @@ def test_a_named_workspaces_pr_is_worded_and_pushed_by_that_workspaces_memory(tm
     [pull] = fake.pulls
     assert pull["title"] == "gitmem: cycle 1 · built · write notes/one.md"
     assert "### Decisions waiting (1)" in pull["body"] and "**D-0001** Which license?" in pull["body"]
+
+
+def test_a_branch_whose_pr_was_never_opened_is_continued_by_the_next_run(tmp_path: Path, origin: Path) -> None:
+    """The first run pushed the memory branch but could not open its PR (the repository setting that lets Actions
+    create pull requests was off). Once it is on, the next run continues that branch and proposes both cycles;
+    it never starts `gitmem/memory-2` beside it, which would leave the first cycle in no PR."""
+    with FakeGitHub() as fake:
+        fake.forbid_new_pulls = True
+        first = pr_run(fresh_checkout(origin, tmp_path / "run1"), fake, tmp_path / "runner1")
+        assert not first.ok and fake.pulls == []
+        fake.forbid_new_pulls = False
+        second = pr_run(fresh_checkout(origin, tmp_path / "run2"), fake, tmp_path / "runner2")
+    assert second.ok, second.describe()
+    [pull] = fake.pulls
+    assert pull["head"] == "gitmem/memory" and "### Commits (2)" in pull["body"]
+    assert second.outputs["cycle"] == "2"
+    assert "gitmem/memory-2" not in git(origin, "branch", "--list")
