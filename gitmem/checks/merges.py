@@ -9,6 +9,7 @@ number used on both sides; under rules 1-3, times going back too), GM308 says so
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from gitmem import codes
@@ -80,7 +81,7 @@ def _log(path: str, first: Snapshot | None, other: Snapshot, merged: Snapshot, l
     found = [Violation.of(codes.LOG_NOT_APPEND_ONLY, path, end_line, "dropped_by_merge",
                           heading=entry.heading().removeprefix("## "), parent=label)
              for entry, raw in zip(theirs_new.entries, theirs_new.texts, strict=False)
-             if raw not in in_merge and _origin(entry) not in renumbered]
+             if raw not in in_merge and not _kept(entry, renumbered)]
     added = [entry if raw in in_merge else renumbered.get(_origin(entry), entry)
              for entry, raw in zip(theirs_new.entries, theirs_new.texts, strict=False) if raw not in in_ours]
     mine_added = [entry for entry, raw in zip(ours_new.entries, ours_new.texts, strict=False)
@@ -101,11 +102,24 @@ def _raw_of(found: _Entries, entry: log.LogEntry) -> str:
 
 
 def _origin(entry: log.LogEntry) -> tuple[str, str | None, str]:
-    """What a renumbering or a merge's stamp keeps of an entry: its own time, outcome and body."""
+    """What a renumbering or a merge's stamp keeps of an entry: its own time, outcome and body, but the
+    `- Arrived:` line a merge gives a close entry for the other side's cycles that land above it
+    (gitmem.publish.merge: it never read them, so the next close reports them)."""
     merged = log.merged_from(entry)
     if merged is not None and (parsed := log.parse_heading(merged[0])) is not None:
-        return str(parsed[0]), parsed[2], "\n".join(merged[1])
-    return str(entry.when), entry.outcome, "\n".join(strip_trailing_blank(entry.body))
+        return str(parsed[0]), parsed[2], _written(merged[1])
+    return str(entry.when), entry.outcome, _written(strip_trailing_blank(entry.body))
+
+
+def _kept(entry: log.LogEntry, renumbered: dict[tuple[str, str | None, str], log.LogEntry]) -> bool:
+    """Whether the merge holds the other parent's `entry` renumbered or stamped: a close there may name more
+    cycles as arrived, never fewer (each one it names is reported by the next close)."""
+    found = renumbered.get(_origin(entry))
+    return found is not None and log.arrived_cycles(entry) <= log.arrived_cycles(found)
+
+
+def _written(body: Sequence[str]) -> str:
+    return "\n".join(line for line in body if not line.startswith(f"- {log.ARRIVED}: "))
 
 
 def _describe(entries: list[log.LogEntry]) -> str:

@@ -51,19 +51,26 @@ PR_EXIT_CODES = {
 @click.option("--branch", default=DEFAULT_BRANCH, show_default=True, help="The memory branch.")
 @click.option("--remote", metavar="NAME", default="origin", show_default=True,
               help="The remote the memory branch lives on.")
-def prepare(branch: str, remote: str) -> int:
+@workspace_option
+def prepare(branch: str, remote: str, workspace: str | None) -> int:
     """Continue the memory branch whose PR is still open, or start one from HEAD.
 
     With GITHUB_REPOSITORY and a token it asks GitHub which branch has an open PR, so a PR that was
-    squash-merged or closed is never reopened: the next run starts `gitmem/memory-2` instead.
+    squash-merged or closed is never reopened: the next run starts `gitmem/memory-2` instead. A branch that
+    never had a PR (a run whose PR step failed pushed it) is continued, so its commits get one.
+
+    An open PR's branch that lacks commits of HEAD (a session or an answer landed there) first gets them by
+    memory rules, as `gitmem merge` would land the branch on HEAD: HEAD's entries keep their cycle numbers, the
+    branch's follow, and the branch moves on to the merge commit (never forced), so GitHub's merge button
+    merges the PR with no conflict. One that does not merge by those rules is continued as it was, and said.
     Exit 0 on the branch; 2 HEAD is detached or unborn, the tree is dirty, or the branches diverged.
     """
-    from gitmem.gitio import RepoError, open_repo
-    from gitmem.publish import pr_workflow, pullrequest
+    from gitmem.gitio import RepoError
+    from gitmem.publish import pr_workflow
 
-    is_open = pr_workflow.open_pull_finder(os.environ, warn=lambda line: say("github prepare", line))
     try:
-        done = pullrequest.prepare_branch(open_repo(), branch=branch, remote=remote, is_open=is_open)
+        done = pr_workflow.prepare_memory_branch(open_workspace(workspace), branch=branch, remote=remote,
+                                                 environ=os.environ, say=lambda line: say("github prepare", line))
     except RepoError as err:
         raise CommandFailed("github prepare", str(err), exit_code=err.exit_code) from err
     how = "continuing the branch of the open PR" if done.continued else f"started from {done.base}"

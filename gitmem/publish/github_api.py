@@ -69,6 +69,11 @@ class GitHubClient:
         pulls = self._call("GET", f"/repos/{self.repository}/pulls?state=open&head={self.owner}:{head}")
         return pulls[0] if pulls else None
 
+    def ever_proposed(self, head: str) -> bool:
+        """Whether `head` has had a PR, open, closed or merged."""
+        return bool(self._call("GET", f"/repos/{self.repository}/pulls?state=all&head={self.owner}:{head}"
+                                      "&per_page=1"))
+
     def open_or_update(self, *, head: str, base: str, title: str, body: str) -> PullRequest:
         """One PR per memory branch: update the open one if there is one, else open it."""
         existing = self.open_pull(head)

@@ -56,6 +56,9 @@ def merge_log(base: str, upstream: str, ours: str, *, merged_at: Callable[[], Ti
     their cycles take the numbers after upstream's last, one dated before upstream's last takes the merge's
     time (it enters this history when it is merged), and each one changed keeps its own heading under
     `- Merged:`, which `verify` matches to the parent's entry (gitmem.checks.merges).
+
+    Either way a close entry of ours never read the cycles upstream appended, which land above it: it names
+    them (`_close_saw_not`), so the next close reports them.
     """
     old = base.encode("utf-8")
     added: list[tuple[log.LogEntry, ...]] = []
@@ -68,8 +71,7 @@ def merge_log(base: str, upstream: str, ours: str, *, merged_at: Callable[[], Ti
     theirs_added, ours_added = added
     if merged_at is not None and theirs_added and ours_added:
         ours_added = brought_in(ours_added, upstream, max(e.when.moment for e in theirs_added), merged_at())
-    elif merged_at is None:
-        ours_added = _close_saw_not(ours_added, theirs_added)
+    ours_added = _close_saw_not(ours_added, theirs_added)
     if not log.ordered(theirs_added, ours_added):
         return None
     return _appended(upstream, ours_added)
@@ -115,15 +117,17 @@ def pick_log(base: str, onto: str, picked: str, *, merged_at: Callable[[], Times
 def brought_in(entries: tuple[log.LogEntry, ...], upstream: str, after: datetime,
                now: Timestamp) -> tuple[log.LogEntry, ...]:
     """`entries` as a merge appends them after `upstream`: their cycles renumbered after upstream's last
-    (gitmem.publish.renumber), each one dated before `after` stamped `now`; one that changes keeps its own
-    heading under `- Merged:`."""
+    (gitmem.publish.renumber), each one dated before `after` stamped `now`, except up to their side's last close
+    entry: that close reported them by their days (gitmem.close.day), and stamped with the merge's day they
+    would be reported again by the next close. One that changes keeps its own heading under `- Merged:`."""
     from gitmem.publish.renumber import shift_after
 
     shift = shift_after(log.last_cycle_number(upstream), (e.cycle for e in entries if e.cycle is not None))
+    closed = max((index for index, entry in enumerate(entries) if entry.cycle is None), default=-1)
     changed = []
-    for entry in entries:
+    for index, entry in enumerate(entries):
         cycle = shift.number(entry.cycle) if entry.cycle is not None else None
-        when = now if entry.when.moment < after else entry.when
+        when = now if entry.when.moment < after and index > closed else entry.when
         changed.append(entry if (cycle, when) == (entry.cycle, entry.when) else log.merged_entry(entry, when, cycle))
     return tuple(changed)
 

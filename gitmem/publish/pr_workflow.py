@@ -1,7 +1,7 @@
-"""Pull-request mode's steps as library calls, for `gitmem github prepare` and `gitmem github pr`: whether a
-memory branch's PR is still open (`open_pull_finder`); the memory branch and its base (`branches`); push the
-branch and open or update its pull request (`open_pull_request`); verify it and post the verdict as a commit
-status (`report_check`).
+"""Pull-request mode's steps as library calls, for `gitmem github prepare` and `gitmem github pr`: the memory
+branch to continue, with the base's new commits brought in (`prepare_memory_branch`); whether a memory branch's
+PR is still open (`open_pull_finder`); the memory branch and its base (`branches`); push the branch and open or
+update its pull request (`open_pull_request`); verify it and post the verdict as a commit status (`report_check`).
 
 A PR opened with the workflow's GITHUB_TOKEN starts no workflow, so a required "Verify memory history" check would
 never run on it: `report_check` verifies the branch as that job does and posts the verdict on the PR head. A step
@@ -48,8 +48,10 @@ class Proposal:
 
 
 def open_pull_finder(environ: Mapping[str, str], *, warn: Callable[[str], None]) -> Callable[[str], bool] | None:
-    """Whether a branch has an open PR, asked of GitHub (for `prepare_branch`); None offline, without a repository
-    or token: a memory branch main does not contain is then taken to be open."""
+    """Whether a branch's PR is open, asked of GitHub (for `prepare_branch`): open, or never opened, as when a
+    run pushed the branch but its PR step failed (a missing permission): its commits are proposed by the next
+    run's PR, never left in none. A branch whose PR was merged or closed is not. None offline, without a
+    repository or token: a memory branch main does not contain is then taken to be open."""
     try:
         client = client_from_env(environ)
     except GitHubSetupError:
@@ -57,12 +59,51 @@ def open_pull_finder(environ: Mapping[str, str], *, warn: Callable[[str], None])
 
     def is_open(name: str) -> bool:
         try:
-            return client.open_pull(name) is not None
+            return client.open_pull(name) is not None or not client.ever_proposed(name)
         except GitHubError as err:
             # Continuing a branch is always safe; starting a second PR beside an open one is not.
             warn(f"{err}; taking {name} to be open")
             return True
     return is_open
+
+
+def prepare_memory_branch(ws: Workspace, *, branch: str, remote: str, environ: Mapping[str, str],
+            say: Callable[[str], None]) -> pullrequest.Prepared:
+    """`gitmem github prepare`: continue the memory branch whose PR is open (bringing the base's new commits in),
+    or start one from HEAD (`pullrequest.prepare_branch`). Offline, a branch is only taken to be open: it may have
+    been squash-merged into the base already, whose copy of its entries a merge would add a second time, so the
+    base's commits are brought in only when GitHub said the PR is open."""
+    is_open = open_pull_finder(environ, warn=say)
+    return pullrequest.prepare_branch(ws.repo, branch=branch, remote=remote, is_open=is_open,
+                                      catch_up=base_catch_up(ws, say=say) if is_open is not None else None)
+
+
+def base_catch_up(ws: Workspace, *, say: Callable[[str], None]) -> Callable[[str, str, str], str]:
+    """For `prepare_branch`: the commit that brings the base's new commits into an open PR's memory branch.
+
+    GitHub's merge button runs no merge driver, so a session or another writer's LOG entries and NOW blocks on the
+    base conflict with the branch's by lines, and both sides took the same cycle numbers. The branch is landed on
+    the base by memory rules (`sidemerge.merged_commit`, as `gitmem merge` on the base would): the base's entries
+    keep their numbers, the branch's follow; the merge commit has the branch's tip as a parent, so the branch
+    fast-forwards to it, and the PR then adds only appends to the base. A merge that does not pass by memory
+    rules leaves the branch as it is, and says so."""
+    from gitmem.publish.sidemerge import MergeRefused, merged_commit
+
+    def catch_up(base_head: str, branch: str, tip: str) -> str:
+        try:
+            merged = merged_commit(ws, base_head, tip, branch)
+        except (MergeRefused, gitio.RepoError) as err:
+            say(f"{branch} lacks commits of the base and does not merge with them by memory rules ({err}); "
+                f"continuing it as it is: its PR needs `gitmem merge {branch}` on the base, by hand")
+            return tip
+        if merged.commit is None:
+            return tip
+        for line in merged.messages:
+            say(line)
+        say(f"brought the base's new commits into {branch} by memory rules: {merged.commit[:10]}")
+        return merged.commit
+
+    return catch_up
 
 
 def branches(repo: gitio.Repo, branch: str | None, base: str | None, environ: Mapping[str, str]) -> tuple[str, str]:
@@ -79,7 +120,7 @@ def open_pull_request(ws: Workspace, *, phase: str, branch: str, base: str, remo
     """Push `branch` (never forced; a failed cycle's salvage branches too), then open its PR or update the open
     one. `say` hears the push's messages as they come."""
     try:
-        pushed = pullrequest.publish_branch(ws.repo, ws.config, branch=branch, remote=remote)
+        pushed = pullrequest.publish_branch(ws, branch=branch, remote=remote)
         for message in pushed.messages:
             say(message)
         if not pushed.ok:

@@ -13,12 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gitmem import gitio
-from gitmem.config import Config
 from gitmem.memory import log
 from gitmem.memory.decisions import Waiting
 from gitmem.memory.text import one_line, unlinked
 from gitmem.publish.push import SyncResult, publish
 from gitmem.secrets import scrub
+from gitmem.workspace import Workspace
 
 DEFAULT_BRANCH = "gitmem/memory"
 MAX_COMMITS_LISTED = 40     # a PR left open for weeks keeps a readable body
@@ -33,12 +33,17 @@ class Prepared:
 
 
 def prepare_branch(repo: gitio.Repo, *, branch: str = DEFAULT_BRANCH, remote: str = "origin",
-                   is_open: Callable[[str], bool] | None = None) -> Prepared:
+                   is_open: Callable[[str], bool] | None = None,
+                   catch_up: Callable[[str, str, str], str] | None = None) -> Prepared:
     """Check out the memory branch to continue, or start one from HEAD.
 
     With `is_open` (does this branch have an open PR?), a branch whose PR was squash- or rebase-merged, or
     closed, is left alone and the next free name (`gitmem/memory-2`, …) starts from HEAD; without it, an
     existing branch that HEAD does not contain is taken to have its PR open.
+
+    A continued branch that lacks commits HEAD has (a human's session or answer landed on the base while its PR
+    was open) continues from `catch_up(HEAD, name, tip)`: the commit that brings them in, which contains the tip,
+    so the branch moves on without a force-push (`pr_workflow.base_catch_up`).
     """
     current = gitio.current_branch(repo)
     head = gitio.head_id(repo)
@@ -59,6 +64,8 @@ def prepare_branch(repo: gitio.Repo, *, branch: str = DEFAULT_BRANCH, remote: st
         if is_open is not None and not is_open(name):
             taken = True                                 # its PR was squash-merged or closed: leave it be
             continue
+        if catch_up is not None and not gitio.is_ancestor(repo, head, tip):
+            tip = catch_up(head, name, tip)
         return _switch(repo, name, tip, base, remote, continued=True)
     fresh = branch if not taken else _free_name(names, branch)
     return _switch(repo, fresh, head, base, remote, continued=False)
@@ -128,16 +135,17 @@ def recorded_base(repo: gitio.Repo, branch: str) -> str | None:
     return gitio.config_value(repo, f"branch.{branch}.{BASE_KEY}")
 
 
-def publish_branch(repo: gitio.Repo, config: Config, *, branch: str, remote: str) -> SyncResult:
-    """Push `branch` to `remote` (never forced; rebased onto it first if someone pushed to it), then any
-    local salvage branches."""
+def publish_branch(ws: Workspace, *, branch: str, remote: str) -> SyncResult:
+    """Push `branch` to `remote` (never forced; rebased onto it first if someone pushed to it, merging and
+    renumbering `ws`'s memory by its rules), then any local salvage branches."""
     from gitmem.publish.merge import resolver_for
 
+    repo = ws.repo
     if gitio.current_branch(repo) != branch:
         raise gitio.RepoError(f"HEAD is on {gitio.current_branch(repo) or 'a detached HEAD'}, not {branch}; "
                             "run `gitmem github prepare` before the cycle or close")
     result = publish(repo, conflict_branch=f"{branch}-conflict", remote=remote, branch=branch,
-                     resolver=resolver_for(config))
+                     resolver=resolver_for(ws.config), workspace=ws.name or None)
     if result.ok:
         # A failed cycle's work is on a local salvage branch; the runner is thrown away after the job.
         for name in runner_kept_branches(repo):

@@ -235,9 +235,11 @@ def renumberer_for(config: Config, *, log_too: bool = True) -> Callable[
 
     def plan(read: Callable[[str, str], bytes | None], fork: str, upstream: str,
              ours: str) -> CycleRenumbering | None:
-        base_log = read(fork, log_path)
-        shift = shift_after(last_cycle(read(upstream, log_path)),
-                            new_log_cycles(base_log, read(ours, log_path)))
+        base_log, upstream_log, our_log = read(fork, log_path), read(upstream, log_path), read(ours, log_path)
+        # Ours landed upstream already (this branch squash-merged, cherry-picked): its entries are the upstream's
+        # own, so its cycles take no new numbers, and its NOW blocks do not land a second time under them.
+        landed = our_log is not None and upstream_log is not None and upstream_log.startswith(our_log)
+        shift = Shift() if landed else shift_after(last_cycle(upstream_log), new_log_cycles(base_log, our_log))
         base_decisions = read(fork, decisions_path)
         upstream_decisions, our_decisions = read(upstream, decisions_path), read(ours, decisions_path)
         ids = Shift()

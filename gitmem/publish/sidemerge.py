@@ -35,10 +35,6 @@ class SideMerge:
 
 def merge_branch(ws: Workspace, branch: str) -> SideMerge:
     """Merge `branch` (a local branch, a remote-tracking one, any revision) into the current branch."""
-    from gitmem.checks.check_and_verify import verify_range
-    from gitmem.publish.merge import resolver_for
-    from gitmem.publish.renumber import renumberer_for
-
     repo = ws.repo
     local, head = gitio.current_branch(repo), gitio.head_id(repo)
     if local is None or head is None:
@@ -52,20 +48,37 @@ def merge_branch(ws: Workspace, branch: str) -> SideMerge:
     if dirty:
         listing = ", ".join(path for path, _ in dirty[:5])
         raise MergeRefused(f"the work tree has uncommitted changes ({listing}); commit or stash them first")
-    done = SideMerge(branch)
-    if gitio.is_ancestor(repo, theirs, head):
+    done = merged_commit(ws, head, theirs, branch)
+    if done.commit is None:
         done.messages.append(f"{branch} is already in {local}; nothing to merge")
+        return done
+    gitio.reset_hard(repo, done.commit)
+    done.messages.append(f"merged {branch} into {local}: {done.commit[:10]}")
+    return done
+
+
+def merged_commit(ws: Workspace, ours: str, theirs: str, branch: str) -> SideMerge:
+    """The commit that lands `theirs` (named `branch`) on `ours` by memory rules, made in memory and verified: a
+    merge commit (parents `ours`, `theirs`), `theirs` itself when it is built on `ours`, None when `ours` holds it
+    already. No branch, index or work tree moves; MergeRefused when it does not merge or would not pass `verify`."""
+    from gitmem.checks.check_and_verify import verify_range
+    from gitmem.publish.merge import resolver_for
+    from gitmem.publish.renumber import renumberer_for
+
+    repo = ws.repo
+    done = SideMerge(branch)
+    if gitio.is_ancestor(repo, theirs, ours):
         return done
     identity = gitio.user_identity(repo)
     if identity is None:
         raise MergeRefused("git knows no author: set user.name and user.email (git config), then merge", usage=True)
-    if gitio.is_ancestor(repo, head, theirs):
+    if gitio.is_ancestor(repo, ours, theirs):
         tip = theirs                   # built on ours already: its numbers follow ours as they are
         done.messages.append(f"fast-forward to {branch} ({theirs[:10]})")
     else:
         clock = ws.clock()
         resolver = resolver_for(ws.config, merged_at=lambda: Timestamp.from_datetime(clock()))
-        merged = gitio.merge_into(repo, head, theirs, _message(branch), identity, resolver,
+        merged = gitio.merge_into(repo, ours, theirs, _message(branch), identity, resolver,
                                   renumberer_for(ws.config, log_too=False))
         if merged.conflicts:
             raise MergeRefused(f"{', '.join(merged.conflicts)} do not merge by memory rules (the same entry "
@@ -75,13 +88,11 @@ def merge_branch(ws: Workspace, branch: str) -> SideMerge:
         tip = merged.commit
         if merged.renumbering is not None:
             done.messages.append(merged.renumbering.describe().replace("this side", branch))
-    broken = [v for v in verify_range(ws, head, tip).violations if v.is_error]
+    broken = [v for v in verify_range(ws, ours, tip).violations if v.is_error]
     if broken:
         listing = "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in broken[:3])
         raise MergeRefused(f"the merge would not pass `gitmem verify`: {listing}; nothing was changed")
-    gitio.reset_hard(repo, tip)
     done.commit = tip
-    done.messages.append(f"merged {branch} into {local}: {tip[:10]}")
     return done
 
 

@@ -14,7 +14,8 @@ import pytest
 from gitmem.memory import log
 from tests.support.action_support import agent_repo, clean_env, origin_file, origin_log, project_bin, run_action
 from tests.support.fake_github import FakeGitHub
-from tests.support.gitcli import git, protect_branches
+from tests.support.gitcli import git, isolated_env, protect_branches, run_git
+from tests.support.helpers import HUMAN, fill_in_rules
 
 INSTALL = ("Install gitmem from this action's own checkout", "Install the agent sandbox")
 SCRIPT = """\
@@ -329,3 +330,103 @@ def test_a_direct_push_to_a_protected_main_opens_a_pr_for_its_branch(tmp_path: P
     assert origin_log(origin, side)[0].startswith("gitmem: close ")
     assert [p["head"] for p in fake.pulls] == ["gitmem/cycle-1", side]
     assert "push-mode: pull-request" in closed.summary
+
+
+def test_a_session_landed_on_main_while_the_pr_is_open_is_brought_in_so_the_pr_merges_on_github(
+        tmp_path: Path, origin: Path) -> None:
+    """A human's session reaches main (their own PR, or a push) while the memory PR is open: both took cycle 1.
+    The next run brings main into the memory branch by memory rules (main's entries keep their numbers, the
+    branch's follow), with a merge commit the branch fast-forwards to, so GitHub merges the PR with no driver."""
+    with FakeGitHub() as fake:
+        assert pr_run(fresh_checkout(origin, tmp_path / "run1"), fake, tmp_path / "runner1").ok
+        human = fresh_checkout(origin, tmp_path / "human")
+        env = isolated_env(who=HUMAN)
+        for argv in (["log", "add", "--task", "review the notes", "--outcome", "built", "--result", "read"],
+                     ["now", "add", "--did", "reviewed the notes", "--human", "nothing", "--next", "more"]):
+            subprocess.run([str(project_bin() / "gitmem"), *argv], cwd=human, env=env, check=True,
+                           capture_output=True)
+        git(human, "commit", "-q", "-am", "session: review the notes")
+        git(human, "push", "-q", "origin", "main")
+        pushed_before = git(origin, "rev-parse", "gitmem/memory").strip()
+        second = pr_run(fresh_checkout(origin, tmp_path / "run2"), fake, tmp_path / "runner2")
+        assert second.ok, second.describe()
+        assert len(fake.pulls) == 1 and second.outputs["cycle"] == "3"
+
+    # Never forced: the old tip is in the branch. GitHub's merge (no merge driver there) is clean.
+    git(origin, "merge-base", "--is-ancestor", pushed_before, "gitmem/memory")
+    git(origin, "merge-base", "--is-ancestor", "main", "gitmem/memory")
+    merged = run_git(origin, "merge-tree", "--write-tree", "main", "gitmem/memory", env=isolated_env(who=HUMAN),
+                     check=False)
+    assert merged.returncode == 0, merged.stdout
+    entries = log.parse(origin_file(origin, "gitmem/memory", "LOG.md")).entries
+    assert [(e.cycle, e.get("Task")) for e in entries] == [
+        (1, "review the notes"), (2, "write notes/one.md"), (3, "write notes/cycle-3.md")]
+    main_log = origin_file(origin, "main", "LOG.md")
+    assert origin_file(origin, "gitmem/memory", "LOG.md").startswith(main_log.rstrip("\n"))   # main's, untouched
+    [status] = fake.statuses[second.outputs["commit"]]
+    assert status["state"] == "success", status
+
+
+def test_a_base_that_does_not_merge_by_memory_rules_leaves_the_branch_as_it_was_and_says_so(
+        tmp_path: Path, origin: Path) -> None:
+    """The human wrote the file the agent wrote, differently: no rule merges it, so the run continues the branch as
+    before (the PR needs a human) and says what to run."""
+    with FakeGitHub() as fake:
+        assert pr_run(fresh_checkout(origin, tmp_path / "run1"), fake, tmp_path / "runner1").ok
+        human = fresh_checkout(origin, tmp_path / "human")
+        (human / "notes").mkdir()
+        (human / "notes" / "one.md").write_text("the human's own\n", encoding="utf-8")
+        git(human, "add", "notes/one.md")
+        git(human, "commit", "-q", "-m", "notes: mine")
+        git(human, "push", "-q", "origin", "main")
+        pushed_before = git(origin, "rev-parse", "gitmem/memory").strip()
+        second = pr_run(fresh_checkout(origin, tmp_path / "run2"), fake, tmp_path / "runner2")
+    assert second.ok, second.describe()
+    prepared = next(step for step in second.steps if "github prepare" in step.err or "on gitmem/memory" in step.out)
+    assert "continuing it as it is: its PR needs `gitmem merge gitmem/memory` on the base" in prepared.err
+    assert git(origin, "rev-parse", "gitmem/memory~1").strip() == pushed_before     # one more cycle, no merge
+    assert origin_file(origin, "main", "notes/one.md") == "the human's own\n"
+
+
+def test_a_named_workspaces_pr_is_worded_and_pushed_by_that_workspaces_memory(tmp_path: Path) -> None:
+    """`args: --workspace ops` in pull-request mode: the PR step reads and merges the memory the cycle wrote
+    (ops/), not the default workspace's, whose LOG holds no cycle and whose DECISIONS asks nothing."""
+    script = tmp_path / "script.yaml"
+    script.write_text(SCRIPT, encoding="utf-8")
+    first = agent_repo(tmp_path / "first", tmp_path / "origin.git", script=script)
+    (first / "gitmem.yaml").write_text((first / "gitmem.yaml").read_text(encoding="utf-8")
+                                       + "\nworkspaces:\n  ops:\n    memory_dir: ops\n", encoding="utf-8")
+    subprocess.run([str(project_bin() / "gitmem"), "init", "."], cwd=first, check=True, capture_output=True)
+    fill_in_rules(first / "ops")
+    git(first, "add", "-A")
+    git(first, "commit", "-q", "-m", "the ops workspace")
+    git(first, "push", "-q", "origin", "main")
+    origin = tmp_path / "origin.git"
+    with FakeGitHub() as fake:
+        ran = run_action(fresh_checkout(origin, tmp_path / "run1"),
+                         {"command": "cycle", "push-mode": "pull-request", "args": "--workspace ops"},
+                         bin_dir=project_bin(), scratch=tmp_path / "runner1", token=fake.token, skip=INSTALL,
+                         env={"GITHUB_API_URL": fake.url, "GITHUB_REPOSITORY": fake.repository,
+                              "GITHUB_REF_NAME": "main"})
+    assert ran.ok, ran.describe()
+    assert log.parse(origin_file(origin, "gitmem/memory", "ops/LOG.md")).entries[-1].cycle == 1
+    [pull] = fake.pulls
+    assert pull["title"] == "gitmem: cycle 1 · built · write notes/one.md"
+    assert "### Decisions waiting (1)" in pull["body"] and "**D-0001** Which license?" in pull["body"]
+
+
+def test_a_branch_whose_pr_was_never_opened_is_continued_by_the_next_run(tmp_path: Path, origin: Path) -> None:
+    """The first run pushed the memory branch but could not open its PR (the repository setting that lets Actions
+    create pull requests was off). Once it is on, the next run continues that branch and proposes both cycles;
+    it never starts `gitmem/memory-2` beside it, which would leave the first cycle in no PR."""
+    with FakeGitHub() as fake:
+        fake.forbid_new_pulls = True
+        first = pr_run(fresh_checkout(origin, tmp_path / "run1"), fake, tmp_path / "runner1")
+        assert not first.ok and fake.pulls == []
+        fake.forbid_new_pulls = False
+        second = pr_run(fresh_checkout(origin, tmp_path / "run2"), fake, tmp_path / "runner2")
+    assert second.ok, second.describe()
+    [pull] = fake.pulls
+    assert pull["head"] == "gitmem/memory" and "### Commits (2)" in pull["body"]
+    assert second.outputs["cycle"] == "2"
+    assert "gitmem/memory-2" not in git(origin, "branch", "--list")

@@ -16,6 +16,7 @@ class FakeGitHub:
         self.pulls: list[dict] = []
         self.statuses: dict[str, list[dict]] = {}       # sha -> the statuses posted on it, oldest first
         self.forbid_statuses = False                    # a token without `statuses: write`
+        self.forbid_new_pulls = False                   # Actions not allowed to create pull requests
         self.requests: list[tuple[str, str, dict | None]] = []
         fake = self
 
@@ -34,8 +35,12 @@ class FakeGitHub:
                 if method == "GET" and url.path == base:
                     query = parse_qs(url.query)
                     head = query.get("head", [""])[0].split(":", 1)[-1]
-                    found = [p for p in fake.pulls if p["state"] == "open" and p["head"] == head]
+                    state = query.get("state", ["open"])[0]
+                    found = [p for p in fake.pulls if state in ("all", p["state"]) and p["head"] == head]
                     return self._reply(200, found)
+                if method == "POST" and url.path == base and fake.forbid_new_pulls:
+                    return self._reply(403, {"message": "GitHub Actions is not permitted to create or approve "
+                                                        "pull requests."})
                 if method == "POST" and url.path == base:
                     number = len(fake.pulls) + 1
                     pull = {"number": number, "state": "open", "head": body["head"], "base": body["base"],
