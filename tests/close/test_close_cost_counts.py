@@ -316,3 +316,29 @@ def test_the_promotions_are_judged_with_each_other_file_read_once(world: World,
     monkeypatch.setattr(commit_guard.files, "read_bytes", counted)
     assert commit_guard.write_together(world.memory, {"rules": world.read(world.path("rules"))}) is None
     assert read.count(world.path("log")) == 1, read
+
+
+def test_the_close_counts_logs_fences_once_before_its_commit(memrepo: GitRepo,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before its commit the close judges its change to LOG twice: as `check` does (GM301), and for its
+    permission (only appends). The second takes the first's reading: the old LOG's fence state at its end is
+    counted once from LOG's start, not once for each (75 MB at 100x); a rewritten LOG is still refused."""
+    from gitmem import gitio
+    from gitmem.close import commit_guard
+    from gitmem.memory import fences
+    from tests.cycle.test_cost_counts import log_of
+
+    memrepo.write("LOG.md", log_of(40))
+    memrepo.stage("LOG.md")
+    memrepo.commit("forty cycles")
+    memrepo.write("LOG.md", log_of(41))
+    ws = memrepo.ws()
+    head = gitio.head_id(ws.repo)
+    assert head is not None
+    counted = _counting(monkeypatch, fences, "open_after")
+    assert commit_guard.check_result(ws, head, commit_guard.changed_files(ws, head)) == []
+    from_start = [args for args in counted if len(args) == 1 or args[1] == 0]
+    assert len(from_start) == 1, counted
+    memrepo.write("LOG.md", log_of(41).replace("task 3\n", "task three\n"))
+    found = commit_guard.check_result(ws, head, commit_guard.changed_files(ws, head))
+    assert any("close permission" in line for line in found), found
