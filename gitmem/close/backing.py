@@ -89,12 +89,29 @@ class Backing:
         # was written at is an ancestor of this HEAD, all of them are: one check instead of one per commit.
         all_in_history = head is not None and valid_at is not None and gitio.is_ancestor_id(self.repo, valid_at,
                                                                                              head)
+        if head is not None:
+            self._recheck_cached(pending, cache, head, all_in_history=all_in_history)
+        if pending and head is not None:
+            self._walk(pending)
+        for key in pending:
+            self._verdicts.setdefault(key, NOT_COMMITTED)
+        if head is not None:
+            self._save_cache(head, valid_at, cache if all_in_history else {})
+
+    def _recheck_cached(self, pending: dict[str, tuple[Lesson, Field]], cache: dict[str, object], head: str, *,
+                        all_in_history: bool) -> None:
+        """Judge again, from the commit the cache names, each pending line whose commit is in history; what
+        stands leaves `pending` with its verdict."""
         in_history: dict[str, bool] = {}
-        for key in list(pending):
-            found = cache.get(key)
-            if head is None or not isinstance(found, dict) or not _is_commit_id(found.get("commit")):
-                continue
-            commit = found["commit"]
+        cached = [(key, found["commit"]) for key in pending
+                  if isinstance(found := cache.get(key), dict) and _is_commit_id(found.get("commit"))]
+        # The lines of one commit together, and the commits oldest first. A commit's parent holds the LESSONS of
+        # the commit before it that changed the file, so in this order each LESSONS blob is read once, where
+        # the lessons' order would read a commit's blob and its parent's again and again: a real history has a
+        # commit for each confirmation (a cycle each; 3,000 at 100x) and a 1.4 MB LESSONS blob takes libgit2
+        # about 25 ms to read.
+        cached.sort(key=lambda pair: self._made_at(pair[1]))
+        for key, commit in cached:
             if not all_in_history and commit not in in_history:
                 in_history[commit] = gitio.is_ancestor_id(self.repo, commit, head)
             if all_in_history or in_history[commit]:
@@ -102,12 +119,6 @@ class Backing:
                 if verdict is not None:
                     self._verdicts[key] = verdict
                     del pending[key]
-        if pending and head is not None:
-            self._walk(pending)
-        for key in pending:
-            self._verdicts.setdefault(key, NOT_COMMITTED)
-        if head is not None:
-            self._save_cache(head, valid_at, cache if all_in_history else {})
 
     # -- walking history -------------------------------------------------------------------------------------
     def _walk(self, pending: dict[str, tuple[Lesson, Field]]) -> None:
@@ -206,6 +217,11 @@ class Backing:
                 self._commits[commit_id] = None
         return self._commits[commit_id]
 
+    def _made_at(self, commit_id: str) -> tuple[int, str]:
+        """Where a commit sorts in time: its committer time, then its id (those of one second together)."""
+        commit = self._commit(commit_id)
+        return (commit.time if commit is not None else 0), commit_id
+
     def _file_id(self, commit_id: str, path: str) -> str | None:
         if (commit_id, path) not in self._file_ids:
             self._file_ids[commit_id, path] = gitio.file_id_at(self.repo, commit_id, path)
@@ -260,8 +276,8 @@ class Backing:
 
     def _bytes(self, blob: str) -> _LessonsBytes:
         if blob not in self._raw:
-            if len(self._raw) > 64:          # a walk moves on; keep memory flat
-                self._raw.clear()
+            if len(self._raw) > 64:          # a walk moves on; keep memory flat (the oldest read goes first)
+                del self._raw[next(iter(self._raw))]
             self._raw[blob] = _LessonsBytes(gitio.blob(self.repo, blob))
         return self._raw[blob]
 
