@@ -327,9 +327,12 @@ class _LessonsBytes:
     def __init__(self, data: bytes) -> None:
         self.data = data
         self._spans: dict[str, tuple[int, int]] | None = None
+        self._fenced: bool | None = None
 
     def span(self, lesson_id: str) -> tuple[int, int] | None:
         """Where the lesson's section starts and ends (its first heading, outside code fences)."""
+        if self._spans is None and _plain_name(lesson_id) and not self._has_fences():
+            return self._first_section(lesson_id.encode("ascii"))
         if self._spans is None:
             self._spans = {}
             # The headings and the fence lines in one pass, in the text's order (as `_heading_offset` finds
@@ -345,6 +348,33 @@ class _LessonsBytes:
             for (start, name), end in zip(starts, ends, strict=True):
                 self._spans.setdefault(name.decode("ascii", "replace"), (start, end))
         return self._spans.get(lesson_id)
+
+    def _has_fences(self) -> bool:
+        if self._fenced is None:
+            self._fenced = _FENCE_LINE.first.match(self.data) is not None or \
+                _FENCE_LINE.after_newline.search(self.data) is not None
+        return self._fenced
+
+    def _first_section(self, name: bytes) -> tuple[int, int] | None:
+        """`span` in a text without fence lines, where every `## ` line is a heading: the first heading named
+        `name` and the next heading after it, found at `find` speed. The closes's recheck asks about a few
+        lessons in each of many LESSONS blobs (a blob a commit, 3,000 lessons each at 100x): indexing all of
+        them per blob cost more than reading it."""
+        data, head = self.data, b"## " + name
+        at = 0 if data.startswith(head) else -1
+        search_from = 0
+        while True:
+            if at < 0:
+                found = data.find(b"\n" + head, search_from)
+                if found < 0:
+                    return None
+                at = found + 1
+            after = at + len(head)
+            if after == len(data) or data[after:after + 1] in (b" ", b"\n"):
+                break
+            search_from, at = at, -1
+        end = data.find(b"\n## ", at)
+        return at, (end + 1 if end >= 0 else len(data))
 
     def has(self, lesson_id: str, line: bytes) -> bool:
         """Whether the lesson's section holds `line` as whole lines (LF or CRLF)."""
@@ -385,9 +415,16 @@ class _LinePattern:
 
 
 _FENCE_MARKS = b"|".join(re.escape(mark) for mark in fences.FENCE_BYTE_MARKS)
+_FENCE_LINE = _LinePattern.of(_FENCE_MARKS)
 # A fence line, or a section's heading and its name: the heading's first word, up to a space or the line's end
 # (a CR of a CRLF line is kept).
 _FENCE_OR_SECTION = _LinePattern.of(_FENCE_MARKS + rb"|## ([^ \n]*)")
+
+
+def _plain_name(lesson_id: str) -> bool:
+    """Whether a heading names `lesson_id` exactly when its bytes spell it: ASCII, not empty, and no space or
+    line end (a section's name ends at either)."""
+    return bool(lesson_id) and lesson_id.isascii() and " " not in lesson_id and "\n" not in lesson_id
 
 
 def _rendered(item: Field) -> bytes:

@@ -398,3 +398,32 @@ def test_a_cached_line_reads_each_lessons_blob_once_in_a_history_of_one_confirma
     cached.resolve(wanted)
     assert len(read) <= count + 1, len(read)
     assert [cached(lesson, item) for lesson, item in wanted] == [walked(lesson, item) for lesson, item in wanted]
+
+
+def test_a_lesson_in_a_blob_without_fences_is_found_without_indexing_every_lesson(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recheck asks about a few lessons in each of many LESSONS blobs (one a commit, 3,000 lessons each at
+    100x). In a blob with no fence line every `## ` line is a heading, so a lesson's section is found by
+    searching for its heading, not by indexing every section; a blob with a fence line is indexed as before,
+    and both find what the index finds."""
+    from gitmem.close import backing
+
+    plain = ("# LESSONS\n\n## L-0001 · a\n- Status: open\n\n## L-00012 · not L-0001\n- Status: open\n\n"
+             "## L-0002\r\n- Status: open\n\n## L-0002 · b\n- Confirmed: 2026-11-10 (cycle 2) — held\n").encode()
+    fenced = plain.replace(b"## L-0002\r\n", "```\n## L-0002 · fenced\n```\n".encode())
+    indexed = _counting(monkeypatch, backing, "_lines_found")
+    found = backing._LessonsBytes(plain)
+    assert found.span("L-0001") == (plain.index(b"## L-0001"), plain.index(b"## L-00012"))
+    assert found.span("L-0002") == (plain.index("## L-0002 · b".encode()), len(plain))
+    assert found.span("L-0003") is None
+    assert found.has("L-0002", "- Confirmed: 2026-11-10 (cycle 2) — held".encode())
+    assert indexed == []
+    other = backing._LessonsBytes(fenced)
+    assert other.span("L-0002") == (fenced.index("## L-0002 · b".encode()), len(fenced))
+    assert len(indexed) == 1
+    for data in (plain, fenced):
+        index = backing._LessonsBytes(data)
+        index._fenced = True                       # as a blob with fences is read: the whole index
+        quick = backing._LessonsBytes(data)
+        for name in ("L-0001", "L-00012", "L-0002", "L-0002\r", "L-0003"):
+            assert quick.span(name) == index.span(name), (data, name)
