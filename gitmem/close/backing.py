@@ -328,10 +328,13 @@ class _LessonsBytes:
         self.data = data
         self._spans: dict[str, tuple[int, int]] | None = None
         self._fenced: bool | None = None
+        self._searched = 0
 
     def span(self, lesson_id: str) -> tuple[int, int] | None:
         """Where the lesson's section starts and ends (its first heading, outside code fences)."""
-        if self._spans is None and _plain_name(lesson_id) and not self._has_fences():
+        if self._spans is None and self._searched < _SEARCHES_BEFORE_INDEX and _plain_name(lesson_id) \
+                and not self._has_fences():
+            self._searched += 1
             return self._first_section(lesson_id.encode("ascii"))
         if self._spans is None:
             self._spans = {}
@@ -357,9 +360,10 @@ class _LessonsBytes:
 
     def _first_section(self, name: bytes) -> tuple[int, int] | None:
         """`span` in a text without fence lines, where every `## ` line is a heading: the first heading named
-        `name` and the next heading after it, found at `find` speed. The closes's recheck asks about a few
+        `name` and the next heading after it, found at `find` speed. The close's recheck asks about a few
         lessons in each of many LESSONS blobs (a blob a commit, 3,000 lessons each at 100x): indexing all of
-        them per blob cost more than reading it."""
+        them per blob cost more than reading it. A blob asked about more lessons (the walk asks about every
+        line still pending in each) is indexed once instead (`_SEARCHES_BEFORE_INDEX`)."""
         data, head = self.data, b"## " + name
         at = 0 if data.startswith(head) else -1
         search_from = 0
@@ -419,6 +423,11 @@ _FENCE_LINE = _LinePattern.of(_FENCE_MARKS)
 # A fence line, or a section's heading and its name: the heading's first word, up to a space or the line's end
 # (a CR of a CRLF line is kept).
 _FENCE_OR_SECTION = _LinePattern.of(_FENCE_MARKS + rb"|## ([^ \n]*)")
+
+
+# How many lessons are searched for in one LESSONS blob before its sections are indexed: a search reads up to
+# the whole blob at C speed, the index reads it once in a Python loop over its 3,000 sections (at 100x).
+_SEARCHES_BEFORE_INDEX = 16
 
 
 def _plain_name(lesson_id: str) -> bool:

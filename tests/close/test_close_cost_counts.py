@@ -375,6 +375,7 @@ def test_a_cached_line_reads_each_lessons_blob_once_in_a_history_of_one_confirma
     lessons' order. The lines the cache names are judged again commit by commit, oldest first, so each LESSONS
     blob (1.4 MB at 100x, about 25 ms each for libgit2) is read once, not once for its commit and again as the
     next one's parent; the verdicts are those of a walk of history."""
+    from gitmem import gitio
     from gitmem.close import backing
     from gitmem.memory import lessons
 
@@ -393,7 +394,7 @@ def test_a_cached_line_reads_each_lessons_blob_once_in_a_history_of_one_confirma
     assert len(wanted) == count
     walked = backing.Backing(memrepo.ws())
     walked.resolve(wanted)
-    read = _counting(monkeypatch, backing.gitio, "blob")
+    read = _counting(monkeypatch, gitio, "blob")
     cached = backing.Backing(memrepo.ws())
     cached.resolve(wanted)
     assert len(read) <= count + 1, len(read)
