@@ -72,7 +72,10 @@ def check_result(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> 
 
     config = ws.config
     paths = list(config.memory_paths().values())
-    new = gitio.worktree_snapshot(ws.root, repo=ws.repo)
+    tree = gitio.worktree_snapshot(ws.root, repo=ws.repo)
+    # The changed files as `changed` holds them: the bytes the commit will hold, read once (the 75 MB LOG and
+    # 10 MB NOW at 100x, which the close has just written and nothing else may write under its lock).
+    new = Snapshot(tree.label, lambda rel: changed[rel] if rel in changed else tree.read(rel), tree.oid, tree.mode)
     old = derived_commit(ws.repo, head, paths, new.read)
     # Only the files the close changed: a problem already committed before the close is not the close's
     # to fix (and a write to that file would have been refused by its own validation anyway).

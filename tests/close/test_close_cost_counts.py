@@ -428,3 +428,28 @@ def test_a_lesson_in_a_blob_without_fences_is_found_without_indexing_every_lesso
         quick = backing._LessonsBytes(data)
         for name in ("L-0001", "L-00012", "L-0002", "L-0002\r", "L-0003"):
             assert quick.span(name) == index.span(name), (data, name)
+
+
+def test_the_close_judges_the_bytes_it_commits_without_reading_them_again(memrepo: GitRepo,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole-change check before the commit judges the changed files as read for the commit: LOG is not read
+    from the work tree a second time (75 MB at 100x); what is judged is what the commit holds."""
+    from gitmem import gitio
+    from gitmem.close import commit_guard
+    from gitmem.confined import files
+    from tests.cycle.test_cost_counts import log_of
+
+    memrepo.write("LOG.md", log_of(40))
+    memrepo.stage("LOG.md")
+    memrepo.commit("forty cycles")
+    memrepo.write("LOG.md", log_of(41))
+    ws = memrepo.ws()
+    head = gitio.head_id(ws.repo)
+    assert head is not None
+    changed = commit_guard.changed_files(ws, head)
+    read = _counting(monkeypatch, files, "read_bytes")
+    assert commit_guard.check_result(ws, head, changed) == []
+    assert [args for args in read if args[1] == "LOG.md"] == [], read
+    rewritten = log_of(41).replace("task 3\n", "task three\n").encode()
+    found = commit_guard.check_result(ws, head, {**changed, "LOG.md": rewritten})
+    assert any("close permission" in line for line in found), found
