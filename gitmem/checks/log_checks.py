@@ -45,8 +45,11 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     assert old is not None
     if new is None:
         return [_not_append_only(path, log.judge_append(None, None, old=lambda: b""))]
-    verdict = log.judge_append(new, old.prefix_length(path, new), old=lambda: old.read(path) or b"",
+    prefix = old.prefix_length(path, new)
+    verdict = log.judge_append(new, prefix, old=lambda: old.read(path) or b"",
                                open_at=lambda at: open_at(old, path, new, at))
+    if verdict.open_ is not None and verdict.start == prefix:     # the old LOG's end: a later judge reuses it
+        old.facts[(FENCE_OPEN_AT_END, path)] = verdict.open_
     if verdict.open_ is None:     # judged on the old lines alone: there is no appended text to read
         return [] if verdict.ok else [_not_append_only(path, verdict)]
     start, old_open = verdict.start, verdict.open_

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,12 +89,29 @@ class Backing:
         # was written at is an ancestor of this HEAD, all of them are: one check instead of one per commit.
         all_in_history = head is not None and valid_at is not None and gitio.is_ancestor_id(self.repo, valid_at,
                                                                                              head)
+        if head is not None:
+            self._recheck_cached(pending, cache, head, all_in_history=all_in_history)
+        if pending and head is not None:
+            self._walk(pending)
+        for key in pending:
+            self._verdicts.setdefault(key, NOT_COMMITTED)
+        if head is not None:
+            self._save_cache(head, valid_at, cache if all_in_history else {})
+
+    def _recheck_cached(self, pending: dict[str, tuple[Lesson, Field]], cache: dict[str, object], head: str, *,
+                        all_in_history: bool) -> None:
+        """Judge again, from the commit the cache names, each pending line whose commit is in history; what
+        stands leaves `pending` with its verdict."""
         in_history: dict[str, bool] = {}
-        for key in list(pending):
-            found = cache.get(key)
-            if head is None or not isinstance(found, dict) or not _is_commit_id(found.get("commit")):
-                continue
-            commit = found["commit"]
+        cached = [(key, found["commit"]) for key in pending
+                  if isinstance(found := cache.get(key), dict) and _is_commit_id(found.get("commit"))]
+        # The lines of one commit together, and the commits oldest first. A commit's parent holds the LESSONS of
+        # the commit before it that changed the file, so in this order each LESSONS blob is read once, where
+        # the lessons' order would read a commit's blob and its parent's again and again: a real history has a
+        # commit for each confirmation (a cycle each; 3,000 at 100x) and a 1.4 MB LESSONS blob takes libgit2
+        # about 25 ms to read.
+        cached.sort(key=lambda pair: self._made_at(pair[1]))
+        for key, commit in cached:
             if not all_in_history and commit not in in_history:
                 in_history[commit] = gitio.is_ancestor_id(self.repo, commit, head)
             if all_in_history or in_history[commit]:
@@ -102,12 +119,6 @@ class Backing:
                 if verdict is not None:
                     self._verdicts[key] = verdict
                     del pending[key]
-        if pending and head is not None:
-            self._walk(pending)
-        for key in pending:
-            self._verdicts.setdefault(key, NOT_COMMITTED)
-        if head is not None:
-            self._save_cache(head, valid_at, cache if all_in_history else {})
 
     # -- walking history -------------------------------------------------------------------------------------
     def _walk(self, pending: dict[str, tuple[Lesson, Field]]) -> None:
@@ -206,6 +217,11 @@ class Backing:
                 self._commits[commit_id] = None
         return self._commits[commit_id]
 
+    def _made_at(self, commit_id: str) -> tuple[int, str]:
+        """Where a commit sorts in time: its committer time, then its id (those of one second together)."""
+        commit = self._commit(commit_id)
+        return (commit.time if commit is not None else 0), commit_id
+
     def _file_id(self, commit_id: str, path: str) -> str | None:
         if (commit_id, path) not in self._file_ids:
             self._file_ids[commit_id, path] = gitio.file_id_at(self.repo, commit_id, path)
@@ -236,20 +252,17 @@ class Backing:
         if self._index is None:
             candidates: dict[int, list[int]] = {}
             fenced = False
-            # Each match starts at the newline before its line: in the text with one put in front, that is
-            # the line's own offset in `data` (a line-start anchor makes the regex eight times slower). The
-            # matches come in the text's order, so the fence state is counted as they come, as
+            # The matches come in the text's order, so the fence state is counted as they come, as
             # `fences.Fenced` counts it: every fence line opens or closes one.
-            for match in _FENCE_OR_NAMES_A_CYCLE.finditer(b"\n" + data):
-                named = match[1]
+            for at, named in _lines_found(_FENCE_OR_NAMES_A_CYCLE, data):
                 if named is None:
                     fenced = not fenced
                 elif not fenced:
                     number = int(named)
                     if number in candidates:
-                        candidates[number].append(match.start())
+                        candidates[number].append(at)
                     else:
-                        candidates[number] = [match.start()]
+                        candidates[number] = [at]
             self._index = candidates
         if cycle not in self._offsets:
             self._offsets[cycle] = next((at for at in self._index.get(cycle, ()) if _cycle_of(data, at) == cycle),
@@ -263,8 +276,8 @@ class Backing:
 
     def _bytes(self, blob: str) -> _LessonsBytes:
         if blob not in self._raw:
-            if len(self._raw) > 64:          # a walk moves on; keep memory flat
-                self._raw.clear()
+            if len(self._raw) > 64:          # a walk moves on; keep memory flat (the oldest read goes first)
+                del self._raw[next(iter(self._raw))]
             self._raw[blob] = _LessonsBytes(gitio.blob(self.repo, blob))
         return self._raw[blob]
 
@@ -314,24 +327,58 @@ class _LessonsBytes:
     def __init__(self, data: bytes) -> None:
         self.data = data
         self._spans: dict[str, tuple[int, int]] | None = None
+        self._fenced: bool | None = None
+        self._searched = 0
 
     def span(self, lesson_id: str) -> tuple[int, int] | None:
         """Where the lesson's section starts and ends (its first heading, outside code fences)."""
+        if self._spans is None and self._searched < _SEARCHES_BEFORE_INDEX and _plain_name(lesson_id) \
+                and not self._has_fences():
+            self._searched += 1
+            return self._first_section(lesson_id.encode("ascii"))
         if self._spans is None:
             self._spans = {}
             # The headings and the fence lines in one pass, in the text's order (as `_heading_offset` finds
-            # LOG's); each match starts at the newline before its line, its offset in the text without it.
+            # LOG's).
             fenced = False
             starts: list[tuple[int, bytes]] = []
-            for match in _FENCE_OR_SECTION.finditer(b"\n" + self.data):
-                if match[1] is None:
+            for at, name in _lines_found(_FENCE_OR_SECTION, self.data):
+                if name is None:
                     fenced = not fenced
                 elif not fenced:
-                    starts.append((match.start(), match[2]))
+                    starts.append((at, name))
             ends = [start for start, _ in starts[1:]] + [len(self.data)] * bool(starts)
             for (start, name), end in zip(starts, ends, strict=True):
                 self._spans.setdefault(name.decode("ascii", "replace"), (start, end))
         return self._spans.get(lesson_id)
+
+    def _has_fences(self) -> bool:
+        if self._fenced is None:
+            self._fenced = _FENCE_LINE.first.match(self.data) is not None or \
+                _FENCE_LINE.after_newline.search(self.data) is not None
+        return self._fenced
+
+    def _first_section(self, name: bytes) -> tuple[int, int] | None:
+        """`span` in a text without fence lines, where every `## ` line is a heading: the first heading named
+        `name` and the next heading after it, found at `find` speed. The close's recheck asks about a few
+        lessons in each of many LESSONS blobs (a blob a commit, 3,000 lessons each at 100x): indexing all of
+        them per blob cost more than reading it. A blob asked about more lessons (the walk asks about every
+        line still pending in each) is indexed once instead (`_SEARCHES_BEFORE_INDEX`)."""
+        data, head = self.data, b"## " + name
+        at = 0 if data.startswith(head) else -1
+        search_from = 0
+        while True:
+            if at < 0:
+                found = data.find(b"\n" + head, search_from)
+                if found < 0:
+                    return None
+                at = found + 1
+            after = at + len(head)
+            if after == len(data) or data[after:after + 1] in (b" ", b"\n"):
+                break
+            search_from, at = at, -1
+        end = data.find(b"\n## ", at)
+        return at, (end + 1 if end >= 0 else len(data))
 
     def has(self, lesson_id: str, line: bytes) -> bool:
         """Whether the lesson's section holds `line` as whole lines (LF or CRLF)."""
@@ -347,10 +394,46 @@ class _LessonsBytes:
         return False
 
 
+def _lines_found(pattern: _LinePattern, data: bytes) -> Iterator[tuple[int, bytes | None]]:
+    """Where the lines `pattern` finds start in `data`, in order, each with its group (None for a fence line).
+    The regex finds a line by the newline before it (a line-start anchor makes it eight times slower); the
+    first line, which has none, is matched on its own, so the text is never copied with one put in front (a
+    75 MB copy at 100x)."""
+    first = pattern.first.match(data)
+    if first is not None:
+        yield 0, first[1]
+    for match in pattern.after_newline.finditer(data):
+        yield match.start() + 1, match[1]
+
+
+@dataclass(frozen=True)
+class _LinePattern:
+    """One regex for a line, as it matches after a newline and at the text's start."""
+
+    after_newline: re.Pattern[bytes]
+    first: re.Pattern[bytes]
+
+    @classmethod
+    def of(cls, body: bytes) -> _LinePattern:
+        return cls(re.compile(rb"\n(?:" + body + rb")"), re.compile(rb"(?:" + body + rb")"))
+
+
+_FENCE_MARKS = b"|".join(re.escape(mark) for mark in fences.FENCE_BYTE_MARKS)
+_FENCE_LINE = _LinePattern.of(_FENCE_MARKS)
 # A fence line, or a section's heading and its name: the heading's first word, up to a space or the line's end
 # (a CR of a CRLF line is kept).
-_FENCE_OR_SECTION = re.compile(rb"\n(?:" + b"|".join(re.escape(mark) for mark in fences.FENCE_BYTE_MARKS)
-                               + rb"|(## )([^ \n]*))")
+_FENCE_OR_SECTION = _LinePattern.of(_FENCE_MARKS + rb"|## ([^ \n]*)")
+
+
+# How many lessons are searched for in one LESSONS blob before its sections are indexed: a search reads up to
+# the whole blob at C speed, the index reads it once in a Python loop over its 3,000 sections (at 100x).
+_SEARCHES_BEFORE_INDEX = 16
+
+
+def _plain_name(lesson_id: str) -> bool:
+    """Whether a heading names `lesson_id` exactly when its bytes spell it: ASCII, not empty, and no space or
+    line end (a section's name ends at either)."""
+    return bool(lesson_id) and lesson_id.isascii() and " " not in lesson_id and "\n" not in lesson_id
 
 
 def _rendered(item: Field) -> bytes:
@@ -384,8 +467,7 @@ def backing_for(ws: Workspace, log_text: str | None = None) -> Backs:
 # A fence line (`gitmem.memory.fences`), or a `## ` line naming a cycle: the first `cycle <digits>` on it is the
 # cycle of a well-formed heading's (nothing before it in a heading says "cycle"), so every heading of cycle N is
 # among the lines found for N.
-_FENCE_OR_NAMES_A_CYCLE = re.compile(rb"\n(?:" + b"|".join(re.escape(mark) for mark in fences.FENCE_BYTE_MARKS)
-                                     + rb"|## [^\n]*?\bcycle ([0-9]{1,18})\b)")
+_FENCE_OR_NAMES_A_CYCLE = _LinePattern.of(_FENCE_MARKS + rb"|## [^\n]*?\bcycle ([0-9]{1,18})\b")
 
 
 def _cycle_of(data: bytes, at: int) -> int | None:

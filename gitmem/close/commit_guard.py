@@ -11,6 +11,7 @@ import os
 from gitmem import codes, gitio
 from gitmem.checks import CheckInput, run_checks
 from gitmem.checks.check_and_verify import derived_commit
+from gitmem.checks.log_checks import open_at
 from gitmem.codes import Code
 from gitmem.confined import files
 from gitmem.errors import ExitCode, RunFailure
@@ -71,7 +72,10 @@ def check_result(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> 
 
     config = ws.config
     paths = list(config.memory_paths().values())
-    new = gitio.worktree_snapshot(ws.root, repo=ws.repo)
+    tree = gitio.worktree_snapshot(ws.root, repo=ws.repo)
+    # The changed files as `changed` holds them: the bytes the commit will hold, read once (the 75 MB LOG and
+    # 10 MB NOW at 100x, which the close has just written and nothing else may write under its lock).
+    new = Snapshot(tree.label, lambda rel: changed[rel] if rel in changed else tree.read(rel), tree.oid, tree.mode)
     old = derived_commit(ws.repo, head, paths, new.read)
     # Only the files the close changed: a problem already committed before the close is not the close's
     # to fix (and a write to that file would have been refused by its own validation anyway).
@@ -86,14 +90,24 @@ def check_result(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> 
     # bytes first: an append there, as `check` judges it, is what the permission asks (75 MB decoded twice
     # at 100x otherwise); anything else is judged on the texts as the cycle's is.
     roles = ["decisions", "lessons"]
-    old_log, new_log = (side.read(config.path("log")) if side is not None else None for side in (old, new))
-    if old_log is None or new_log is None or not log.append_verdict(old_log, new_log).ok:
+    if not _log_appended(old, new, config.path("log")):
         roles.append("log")
     enforced = permissions.enforce({r: text(old, r) for r in roles}, {r: text(new, r) for r in roles}, promotes=True)
     found += [f"{config.path('log')}:1: close permission: {note}" for note in enforced.notes]
     found += rule_changes(config.path("rules"), text(old, "rules") or "", text(new, "rules") or "")
     found += lesson_changes(config.path("lessons"), text(old, "lessons") or "", text(new, "lessons") or "")
     return found
+
+
+def _log_appended(old: Snapshot | None, new: Snapshot, path: str) -> bool:
+    """Whether the new LOG is the old one with entries appended (`log.append_verdict`), judged as the checks
+    just judged it: the old LOG's length proven by the snapshot's one hash (never copied out of the new LOG's
+    75 MB at 100x) and its closing fence state as the LOG check left it on the snapshot."""
+    new_log = new.read(path)
+    if old is None or new_log is None:
+        return False
+    return log.judge_append(new_log, old.prefix_length(path, new_log), old=lambda: old.read(path) or b"",
+                            open_at=lambda at: open_at(old, path, new_log, at)).ok
 
 
 def rule_changes(path: str, before: str, after: str) -> list[str]:

@@ -316,3 +316,140 @@ def test_the_promotions_are_judged_with_each_other_file_read_once(world: World,
     monkeypatch.setattr(commit_guard.files, "read_bytes", counted)
     assert commit_guard.write_together(world.memory, {"rules": world.read(world.path("rules"))}) is None
     assert read.count(world.path("log")) == 1, read
+
+
+def test_the_close_counts_logs_fences_once_before_its_commit(memrepo: GitRepo,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before its commit the close judges its change to LOG twice: as `check` does (GM301), and for its
+    permission (only appends). The second takes the first's reading: the old LOG's fence state at its end is
+    counted once from LOG's start, not once for each (75 MB at 100x); a rewritten LOG is still refused."""
+    from gitmem import gitio
+    from gitmem.close import commit_guard
+    from gitmem.memory import fences
+    from tests.cycle.test_cost_counts import log_of
+
+    memrepo.write("LOG.md", log_of(40))
+    memrepo.stage("LOG.md")
+    memrepo.commit("forty cycles")
+    memrepo.write("LOG.md", log_of(41))
+    ws = memrepo.ws()
+    head = gitio.head_id(ws.repo)
+    assert head is not None
+    counted = _counting(monkeypatch, fences, "open_after")
+    assert commit_guard.check_result(ws, head, commit_guard.changed_files(ws, head)) == []
+    from_start = [args for args in counted if len(args) == 1 or args[1] == 0]
+    assert len(from_start) == 1, counted
+    memrepo.write("LOG.md", log_of(41).replace("task 3\n", "task three\n"))
+    found = commit_guard.check_result(ws, head, commit_guard.changed_files(ws, head))
+    assert any("close permission" in line for line in found), found
+
+
+def test_the_one_pass_indexes_never_copy_the_text() -> None:
+    """LOG's cycle headings and a LESSONS blob's sections are indexed in the bytes as read: the text is never
+    copied with a newline put in front (75 MB at 100x); the first line is still found."""
+    import tracemalloc
+
+    from gitmem.close import backing
+
+    body = "- Evidence: " + "x" * 10_000 + "\n\n"
+    entry = "## 2026-01-01 10:{m:02d} UTC · cycle {n} · built\n\n- Task: t\n" + body
+    data = "".join(entry.format(m=n % 60, n=n) for n in range(1, 201)).encode()
+    lessons_data = "".join(f"## L-{n:04d} · a lesson\n- Why: {body}" for n in range(1, 201)).encode()
+    index = object.__new__(backing.Backing)
+    index._log, index._index, index._offsets = data, None, {}
+    sections = backing._LessonsBytes(lessons_data)
+    tracemalloc.start()
+    try:
+        assert index._heading_offset(1) == 0
+        assert sections.span("L-0001") == (0, lessons_data.index(b"## L-0002"))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert index._heading_offset(200) == data.rindex(b"## ")
+    assert peak < len(lessons_data) // 2 and peak < len(data) // 2, (peak, len(data), len(lessons_data))
+
+
+def test_a_cached_line_reads_each_lessons_blob_once_in_a_history_of_one_confirmation_a_commit(
+        memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real history adds each confirmation in a commit of its own (a cycle each), in an order that is not the
+    lessons' order. The lines the cache names are judged again commit by commit, oldest first, so each LESSONS
+    blob (1.4 MB at 100x, about 25 ms each for libgit2) is read once, not once for its commit and again as the
+    next one's parent; the verdicts are those of a walk of history."""
+    from gitmem import gitio
+    from gitmem.close import backing
+    from gitmem.memory import lessons
+
+    count = 100
+    text = "# LESSONS\n\n" + "\n".join(
+        "\n".join([f"## L-{n:04d} · Lesson {n}", "- Happened: 2026-11-10 (cycle 1) — it broke", "- Why: no tests",
+                   "- Change: run them", "- Status: open", ""]) for n in range(1, count + 1))
+    memrepo.commit_files({"LESSONS.md": text}, "lessons by hand")
+    for step in range(count):
+        n = step * 37 % count + 1                  # the lessons confirmed in an order of their own
+        text = text.replace(f"## L-{n:04d} · Lesson {n}\n", f"## L-{n:04d} · Lesson {n}\n"
+                            "- Confirmed: 2026-11-10 (cycle 2) — held\n", 1)
+        memrepo.commit_files({"LESSONS.md": text}, f"confirmed L-{n:04d}")
+    doc = lessons.parse(memrepo.read("LESSONS.md"))
+    wanted = [(lesson, item) for lesson in doc.lessons for item, _ in lesson.confirmations]
+    assert len(wanted) == count
+    walked = backing.Backing(memrepo.ws())
+    walked.resolve(wanted)
+    read = _counting(monkeypatch, gitio, "blob")
+    cached = backing.Backing(memrepo.ws())
+    cached.resolve(wanted)
+    assert len(read) <= count + 1, len(read)
+    assert [cached(lesson, item) for lesson, item in wanted] == [walked(lesson, item) for lesson, item in wanted]
+
+
+def test_a_lesson_in_a_blob_without_fences_is_found_without_indexing_every_lesson(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recheck asks about a few lessons in each of many LESSONS blobs (one a commit, 3,000 lessons each at
+    100x). In a blob with no fence line every `## ` line is a heading, so a lesson's section is found by
+    searching for its heading, not by indexing every section; a blob with a fence line is indexed as before,
+    and both find what the index finds."""
+    from gitmem.close import backing
+
+    plain = ("# LESSONS\n\n## L-0001 · a\n- Status: open\n\n## L-00012 · not L-0001\n- Status: open\n\n"
+             "## L-0002\r\n- Status: open\n\n## L-0002 · b\n- Confirmed: 2026-11-10 (cycle 2) — held\n").encode()
+    fenced = plain.replace(b"## L-0002\r\n", "```\n## L-0002 · fenced\n```\n".encode())
+    indexed = _counting(monkeypatch, backing, "_lines_found")
+    found = backing._LessonsBytes(plain)
+    assert found.span("L-0001") == (plain.index(b"## L-0001"), plain.index(b"## L-00012"))
+    assert found.span("L-0002") == (plain.index("## L-0002 · b".encode()), len(plain))
+    assert found.span("L-0003") is None
+    assert found.has("L-0002", "- Confirmed: 2026-11-10 (cycle 2) — held".encode())
+    assert indexed == []
+    other = backing._LessonsBytes(fenced)
+    assert other.span("L-0002") == (fenced.index("## L-0002 · b".encode()), len(fenced))
+    assert len(indexed) == 1
+    for data in (plain, fenced):
+        index = backing._LessonsBytes(data)
+        index._fenced = True                       # as a blob with fences is read: the whole index
+        quick = backing._LessonsBytes(data)
+        for name in ("L-0001", "L-00012", "L-0002", "L-0002\r", "L-0003"):
+            assert quick.span(name) == index.span(name), (data, name)
+
+
+def test_the_close_judges_the_bytes_it_commits_without_reading_them_again(memrepo: GitRepo,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole-change check before the commit judges the changed files as read for the commit: LOG is not read
+    from the work tree a second time (75 MB at 100x); what is judged is what the commit holds."""
+    from gitmem import gitio
+    from gitmem.close import commit_guard
+    from gitmem.confined import files
+    from tests.cycle.test_cost_counts import log_of
+
+    memrepo.write("LOG.md", log_of(40))
+    memrepo.stage("LOG.md")
+    memrepo.commit("forty cycles")
+    memrepo.write("LOG.md", log_of(41))
+    ws = memrepo.ws()
+    head = gitio.head_id(ws.repo)
+    assert head is not None
+    changed = commit_guard.changed_files(ws, head)
+    read = _counting(monkeypatch, files, "read_bytes")
+    assert commit_guard.check_result(ws, head, changed) == []
+    assert [args for args in read if args[1] == "LOG.md"] == [], read
+    rewritten = log_of(41).replace("task 3\n", "task three\n").encode()
+    found = commit_guard.check_result(ws, head, {**changed, "LOG.md": rewritten})
+    assert any("close permission" in line for line in found), found

@@ -66,3 +66,22 @@ def test_every_public_name_of_the_git_layer_resolves() -> None:
     assert all(getattr(gitio, name) is not None for name in gitio.__all__)
     with pytest.raises(AttributeError):
         gitio.no_such_thing  # noqa: B018
+
+
+def test_a_blob_is_read_whole_loose_or_packed_and_nothing_else_passes_for_one(memrepo: GitRepo) -> None:
+    """`gitio.blob` reads a blob's bytes from the object database, as a loose object and after `git gc` packed
+    it; an id of a tree or a commit is refused, not read as if it were a file."""
+    data = "# LESSONS\n\n" + "".join(f"## L-{n:04d} · lesson {n}\n- Status: open\n\n" for n in range(1, 300))
+    memrepo.commit_files({"LESSONS.md": data}, "lessons")
+    ws = memrepo.ws()
+    head = gitio.head_id(ws.repo)
+    assert head is not None
+    blob_id = gitio.file_id_at(ws.repo, head, "LESSONS.md")
+    assert blob_id is not None
+    assert gitio.blob(ws.repo, blob_id) == data.encode()
+    git(memrepo.path, "gc", "-q")
+    assert gitio.blob(memrepo.ws().repo, blob_id) == data.encode()
+    tree = str(memrepo.repo.revparse_single(head + "^{tree}").id)
+    for other in (head, tree):
+        with pytest.raises(ValueError, match="is not a blob"):
+            gitio.blob(ws.repo, other)
