@@ -194,6 +194,8 @@ def _date_new_lessons(memory: MemoryWriter, before: str, cycle: int, window: Win
     notes: list[str] = []
     for item in lessons.parse(text).lessons:
         known = old.get(item.id)
+        if known == item:        # unchanged, at the same lines: every line of it was there before the cycle
+            continue
         seen = Counter(f.value for f in known.fields if f.key == "Confirmed") if known is not None else Counter()
         confirmed = {event.cycle for _, event in known.confirmations if event is not None} if known else set()
         for found in item.fields:

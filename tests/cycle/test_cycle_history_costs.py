@@ -1,0 +1,165 @@
+"""What a no-op cycle pays for history (issue 31): at 100x LOG is 75 MB and LESSONS 3,000 lessons, so each step
+that scanned or read them whole again cost the cycle a share of history. Each mechanism here is counted, and
+its answers are held to those of the whole scan it replaced."""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pygit2
+import pytest
+
+from gitmem.agents.command import CommandBackend
+from gitmem.checks import amendments
+from gitmem.cycle.runner import run_cycle
+from gitmem.memory import fences, lessons, log
+from gitmem.workspace import Workspace
+from tests.support.helpers import with_command_backend
+from tests.support.synth import cached_repo
+from tests.support.synth_copy import working_copy
+
+_OLD_LINE = re.compile(rb"## (?<![^\n]## )")
+_OLD_WELL_FORMED = re.compile(re.sub(r"\(\?P<\w+>", "(?:", log.HEADING_PATTERN).encode(), re.M)
+
+
+class _CountedPattern:
+    """A compiled pattern whose passes over data are recorded as (start, end)."""
+
+    def __init__(self, real: re.Pattern[bytes], passes: list[tuple[int, int]]) -> None:
+        self._real, self._passes = real, passes
+
+    def _record(self, data: bytes, args: tuple[Any, ...]) -> None:
+        start = args[0] if args else 0
+        end = args[1] if len(args) > 1 else len(data)
+        self._passes.append((start, end))
+
+    def findall(self, data: bytes, *args: Any) -> list[Any]:
+        self._record(data, args)
+        return self._real.findall(data, *args)
+
+    def finditer(self, data: bytes, *args: Any) -> Any:
+        self._record(data, args)
+        return self._real.finditer(data, *args)
+
+    def search(self, data: bytes, *args: Any) -> re.Match[bytes] | None:
+        self._record(data, args)
+        return self._real.search(data, *args)
+
+
+def _entries(count: int) -> bytes:
+    lines = ["# LOG", ""]
+    for n in range(1, count + 1):
+        lines += [f"## 2026-01-01 {n % 24:02d}:00 UTC · cycle {n} · built", f"- Task: task {n} " + "word " * 40,
+                  "- Result: done", ""]
+    return "\n".join(lines).encode()
+
+
+# -- the standing check: LOG's headings judged in one pass ---------------------------------------------------------
+
+def test_a_plain_log_is_told_plain_in_one_pass_over_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cycle's preflight asks whether LOG (75 MB at 100x) is plain: one regex pass, not one per count."""
+    passes: list[tuple[int, int]] = []
+    for name, value in list(vars(amendments).items()):
+        if isinstance(value, re.Pattern) and isinstance(value.pattern, bytes):
+            monkeypatch.setattr(amendments, name, _CountedPattern(value, passes))
+    data = _entries(300)
+    assert amendments._plain_lines(data)
+    assert len(passes) == 1, passes
+
+
+@pytest.mark.parametrize("line", [
+    b"## 2026-01-01 10:00 UTC \xc2\xb7 cycle 3 \xc2\xb7 built", b"##   2026-01-01 10:00 UTC - cycle 3 - built  ",
+    b"## 2026-01-01 10:00 UTC | close", b"## 2026-01-01 10:00 +02:00 \xc2\xb7 cycle 3 \xc2\xb7 no-build",
+    b"## yesterday \xc2\xb7 cycle 3 \xc2\xb7 built", b"## 2026-01-01 10:00 UTC \xc2\xb7 cycle 3 \xc2\xb7 built\r",
+    b"## 2026-01-01 10:00 UTC \xc2\xb7 cycle 3 \xc2\xb7 shipped", b"##\t2026-01-01 10:00 UTC \xc2\xb7 close",
+    b"## ", b"##", b"### 2026-01-01 10:00 UTC \xc2\xb7 close", b"text ## 2026",
+    b"## 2026-01-01 10:00 UTC \xc2\xb7 close x",
+    b"## \xd9\xa2026-01-01 10:00 UTC \xc2\xb7 close", b"## 2026-01-01 10:00 UTC \xc2\xb7 cycle 3 \xc2\xb7 built\n## x",
+])
+@pytest.mark.parametrize("where", ["first", "middle", "last"])
+def test_one_pass_tells_plain_as_the_two_counts_did(line: bytes, where: str) -> None:
+    history = _entries(3)
+    data = {"first": line + b"\n" + history, "middle": history + line + b"\n" + history[6:],
+            "last": history + line}[where]
+    counted = len(_OLD_LINE.findall(data)) == len(_OLD_WELL_FORMED.findall(data))
+    assert amendments._plain_lines(data) == counted
+
+
+# -- fences: LOG's old lines counted once per process --------------------------------------------------------------
+
+def _fenced_log(size: int) -> bytes:
+    """A LOG of about `size` bytes with a fenced block every few entries (one left open at the end)."""
+    block = _entries(40)[6:] + b"```\n## 2026-01-01 10:00 UTC \xc2\xb7 close\n```\n~~~\ncode\n~~~\n"
+    return b"# LOG\n\n" + block * (size // len(block) + 1) + b"```\nopen\n"
+
+
+def test_the_fence_lines_of_logs_old_lines_are_counted_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cycle asks the fence state at the end of LOG's old lines from several steps, in HEAD's copy and in the
+    work tree's before and after its entry: bytes that start with lines already counted (a memcmp) are counted
+    from there on, so 75 MB are scanned once."""
+    passes: list[tuple[int, int]] = []
+    monkeypatch.setattr(fences, "_MARK_AFTER_NEWLINE_BYTES", _CountedPattern(fences._MARK_AFTER_NEWLINE_BYTES, passes))
+    monkeypatch.setattr(fences, "_COUNTED", [], raising=False)
+    old = _fenced_log(5 << 20)
+    new = bytes(bytearray(old)) + b"\n## 2026-01-02 10:00 UTC \xc2\xb7 cycle 9 \xc2\xb7 built\n- Task: t\n" * 3
+    assert fences.open_after(old, 0, len(old))
+    assert fences.open_after(bytes(bytearray(old)), 0, len(old))      # another copy of the same bytes
+    assert fences.open_after(new, 0, len(new))
+    assert fences.open_after(new, 0, len(old))
+    scanned = sum(end - start for start, end in passes)
+    assert scanned < len(old) + 4096, passes
+
+
+def test_a_count_from_counted_lines_is_the_whole_count(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What is counted on from a counted span equals one whole pass, for a mark cut by the span's end, one just
+    before or after it, and bytes that differ inside the span."""
+    real = fences._MARK_AFTER_NEWLINE_BYTES
+    base = _fenced_log(5 << 20)
+    cut = base.rfind(b"\n```", 0, len(base) - 100)
+    for shift in range(-5, 6):
+        for end in (cut + shift, cut + 2, len(base)):
+            monkeypatch.setattr(fences, "_COUNTED", [], raising=False)
+            known = cut + shift
+            assert fences.count_marks(base, 0, known) == len(real.findall(base, 0, known))
+            assert fences.count_marks(base, 0, end) == len(real.findall(base, 0, end)) if end >= known else True
+    changed = base[:1000] + b"\n```" + base[1004:]                # the same length, one mark more near the start
+    monkeypatch.setattr(fences, "_COUNTED", [], raising=False)
+    assert fences.count_marks(base) == len(real.findall(base))
+    assert fences.count_marks(changed) == len(real.findall(changed)) == fences.count_marks(base) + 1
+
+
+# -- postflight: the lessons the cycle did not change are not read -------------------------------------------------
+
+def test_a_cycle_that_leaves_lessons_alone_reads_no_lesson(tmp_path: Path, git_env: None,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Postflight dates the lesson lines a cycle wrote; a lesson the cycle left as it was (3,000 at 100x) has
+    none, so its fields are not read (they were, for every lesson, in every cycle). The cycle before it was
+    checked, so nothing else reads them either."""
+    root = working_copy(cached_repo(1.0), tmp_path / "repo")
+    config = root / "gitmem.yaml"
+    config.write_text(with_command_backend(config.read_text(encoding="utf-8"), "true"), encoding="utf-8")
+    repo = pygit2.Repository(str(root))
+    index = repo.index
+    index.add("gitmem.yaml")
+    index.write()
+    signature = pygit2.Signature("Dana Human", "dana@example.com")
+    repo.create_commit("HEAD", signature, signature, "a no-op command agent", index.write_tree(), [repo.head.target])
+    assert len(lessons.parse((root / "LESSONS.md").read_text(encoding="utf-8")).lessons) >= 10
+    # The cycle before, in its own process: this one starts with nothing parsed, as a scheduled cycle does.
+    subprocess.run([sys.executable, "-m", "gitmem", "cycle", "--agent", "command"], cwd=root, check=True,
+                   capture_output=True)
+    bodies: list[int] = []
+    real = lessons.parse_fields
+
+    def counted(body: tuple[str, ...], first_line: int) -> Any:
+        bodies.append(first_line)
+        return real(body, first_line)
+
+    monkeypatch.setattr(lessons, "parse_fields", counted)
+    ws = Workspace.open(root)
+    report = run_cycle(ws, CommandBackend(ws.config))
+    assert report.commit and report.exit_code == 0
+    assert bodies == []
