@@ -70,31 +70,38 @@ def count_marks(data: AnyStr, start: int = 0, end: int | None = None) -> int:
 # The last long spans counted from a LOG's start: (bytes, end, marks in bytes[:end]). LOG is append-only, and a
 # cycle's steps each ask the fence state at (nearly) the end of the same old lines, in one copy of LOG or
 # another (HEAD's, the work tree's before and after the agent): 75 MB at 100x. Bytes that start with a counted
-# span (`startswith`, a memcmp at C speed) are counted from its end on. Nothing is taken on trust: the span is
-# found equal byte for byte in the bytes asked about, and the count of equal bytes is the same.
+# span (`startswith`, a memcmp at C speed) are counted from its end on, or back to a point a little before it.
+# Nothing is taken on trust: the span is found equal byte for byte in the bytes asked about, and the count of
+# equal bytes is the same.
 _COUNTED: list[tuple[bytes, int, int]] = []
 _COUNTED_KEPT = 2
 _REMEMBERED_FROM = 4 << 20    # shorter spans count in a few ms (and readers of a file in 1 MB blocks ask many)
-_MARK_LENGTH = 4              # a line end and a three-character mark: a match ends past `end - 3` only if it
-                              # starts in the last three bytes before `end`
+_MARK_LENGTH = 4              # a line end and a three-character mark
 
 
 def _counted_from_start(data: bytes, end: int) -> int:
-    spans = sorted(((known_end, count, known) for known, known_end, count in _COUNTED if known_end <= end),
-                   key=lambda item: -item[0])         # the longest first: it leaves the least to count
-    found = next(((known_end, count) for known_end, count, known in spans
+    spans = sorted(((abs(known_end - end), known_end, count, known) for known, known_end, count in _COUNTED
+                    if known_end <= len(data)), key=lambda item: item[0])     # the nearest: the least to count
+    found = next(((known_end, count) for _, known_end, count, known in spans
                   if known is data or data.startswith(memoryview(known)[:known_end])), None)
     if found is None:
         count = len(_MARK_AFTER_NEWLINE_BYTES.findall(data, 0, end))
     else:
-        # The marks wholly inside data[:known_end], then those ending after it (no two overlap).
+        # A mark (no two overlap) ends inside data[:n] when it starts before n - 3: those between the two ends
+        # are the difference.
         known_end, count = found
-        rest = known_end - _MARK_LENGTH + 1
-        count += (len(_MARK_AFTER_NEWLINE_BYTES.findall(data, rest, end)) if end - rest >= _LONG_SPAN
-                  else sum(data.count(b"\n" + mark, rest, end) for mark in FENCE_BYTE_MARKS))
+        low, high = sorted((known_end, end))
+        between = _marks_between(data, max(0, low - _MARK_LENGTH + 1), high)
+        count += between if end >= known_end else -between
     _COUNTED[:] = [(data, end, count), *(item for item in _COUNTED if item[0] is not data or item[1] != end)]
     del _COUNTED[_COUNTED_KEPT:]
     return count
+
+
+def _marks_between(data: bytes, start: int, end: int) -> int:
+    if end - start >= _LONG_SPAN:
+        return len(_MARK_AFTER_NEWLINE_BYTES.findall(data, start, end))
+    return sum(data.count(b"\n" + mark, start, end) for mark in FENCE_BYTE_MARKS)
 
 
 def _count(data: AnyStr, start: int, end: int | None, *, last: bool = False) -> tuple[int, int | None]:
