@@ -111,12 +111,12 @@ def plain(data: bytes) -> bool:
 
 
 def _plain_lines(data: bytes) -> bool:
-    return log.AMENDS.encode() not in data and _ODD_LINE.search(data) is None
+    return not log.amends_in(data) and _ODD_LINE.search(data) is None
 
 
 def superseded_lines(data: bytes) -> set[int]:
     """The lines the amendments in a whole LOG name (`verify` forgives their entries in every commit)."""
-    if log.AMENDS.encode() not in data:        # the common case costs one search
+    if not log.amends_in(data):        # the common case costs one search
         return set()
     return {amends for _, amends in Headings(data).amendments()}
 

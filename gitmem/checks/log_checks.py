@@ -63,7 +63,7 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     doc = log.parse(text, first_line=first, expect_title=False, in_fence=old_open)
     found = [from_problem(path, p) for p in doc.problems]
     # The entries above, as readers take them: an amended entry gives way to its amendment.
-    numbered = amending or AMENDS in new
+    numbered = amending or log.amends_in(new)
     before = log.live(log.tail_entries(log.BytesSource(new, start, open_at_end=old_open, numbered=numbered),
                                        log.has_live_cycle, block=log.LAST_ENTRY_BLOCK).entries)
     previous_cycle = max((e.cycle for e in before if e.cycle is not None), default=None)

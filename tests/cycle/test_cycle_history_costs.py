@@ -167,3 +167,33 @@ def test_a_cycle_that_leaves_lessons_alone_reads_no_lesson(tmp_path: Path, git_e
     report = run_cycle(ws, CommandBackend(ws.config))
     assert report.commit and report.exit_code == 0
     assert bodies == []
+
+
+# -- amendments: LOG's old lines searched for the marker once per process ------------------------------------------
+
+class _SearchedBytes(bytes):
+    """Bytes whose searches record where they start."""
+
+    searched: list[int]
+
+    def find(self, sub: Any, start: Any = None, end: Any = None) -> int:      # type: ignore[override]
+        type(self).searched.append(start or 0)
+        return super().find(sub, start, end)
+
+
+def test_an_appended_log_is_searched_for_amendments_past_the_lines_searched_before(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The standing check and each LOG check ask whether LOG holds an amendment (75 MB at 100x): bytes that start
+    with a LOG found without one are searched only past it, and a marker cut in two by that end is found."""
+    monkeypatch.setattr(log, "_WITHOUT_AMENDS", [])
+    monkeypatch.setattr(_SearchedBytes, "searched", [], raising=False)
+    old = _SearchedBytes(_entries(6000) + b"- Result: amends li")
+    assert len(old) >= log._WITHOUT_AMENDS_FROM
+    assert not log.amends_in(old)
+    newer = _SearchedBytes(bytes(old) + b"ne 3 of nothing\n")
+    assert log.amends_in(newer)
+    plain_newer = _SearchedBytes(bytes(old) + b"\n## 2026-01-02 10:00 UTC \xc2\xb7 cycle 9 \xc2\xb7 built\n")
+    assert not log.amends_in(plain_newer)
+    assert _SearchedBytes.searched[0] == 0 and min(_SearchedBytes.searched[1:]) >= len(old) - len(log.AMENDS)
+    assert not log.amends_in(_SearchedBytes(b"# LOG\n\ntext\n" + bytes(old)[6:]))     # another LOG: searched whole
+    assert _SearchedBytes.searched[-1] == 0, _SearchedBytes.searched
