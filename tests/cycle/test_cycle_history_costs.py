@@ -197,3 +197,29 @@ def test_an_appended_log_is_searched_for_amendments_past_the_lines_searched_befo
     assert _SearchedBytes.searched[0] == 0 and min(_SearchedBytes.searched[1:]) >= len(old) - len(log.AMENDS)
     assert not log.amends_in(_SearchedBytes(b"# LOG\n\ntext\n" + bytes(old)[6:]))     # another LOG: searched whole
     assert _SearchedBytes.searched[-1] == 0, _SearchedBytes.searched
+
+
+def test_logs_tail_counts_its_fences_in_the_bytes_this_process_already_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cycle reads LOG whole first (the standing check) and then its tail (the schedule's lateness): the
+    tail's fence state is counted in the bytes in hand, where the append's judge then finds it counted, not by
+    reading the 75 MB again in blocks and counting them a second time."""
+    import time
+
+    from gitmem.confined import files
+    from gitmem.workspace import head_and_tail
+
+    data = _fenced_log(5 << 20) + b"```\n\n## 2026-01-03 10:00 UTC \xc2\xb7 cycle 9 \xc2\xb7 built\n- Task: t\n"
+    (tmp_path / "LOG.md").write_bytes(data)
+    time.sleep(2.1)                 # untouched since, as between two cycles (files.SETTLED_NS)
+    passes: list[tuple[int, int]] = []
+    monkeypatch.setattr(fences, "_MARK_AFTER_NEWLINE_BYTES", _CountedPattern(fences._MARK_AFTER_NEWLINE_BYTES, passes))
+    monkeypatch.setattr(fences, "_COUNTED", [], raising=False)
+    held = files.read_bytes(tmp_path, "LOG.md")
+    assert held == data
+    tail = head_and_tail.read_log_tail(tmp_path, "LOG.md", 1)
+    assert [entry.cycle for entry in tail.entries] == [9]
+    verdict = log.append_verdict(held, held + b"\n## 2026-01-03 11:00 UTC \xc2\xb7 cycle 10 \xc2\xb7 built\n")
+    assert verdict.ok and verdict.open_ is False
+    scanned = sum(end - start for start, end in passes)
+    assert scanned < len(data) + 16384, passes
