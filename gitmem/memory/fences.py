@@ -74,7 +74,7 @@ def count_marks(data: AnyStr, start: int = 0, end: int | None = None) -> int:
 # Nothing is taken on trust: the span is found equal byte for byte in the bytes asked about, and the count of
 # equal bytes is the same.
 _COUNTED: list[tuple[bytes, int, int]] = []
-_COUNTED_KEPT = 2
+_COUNTED_KEPT = 1
 _REMEMBERED_FROM = 4 << 20    # shorter spans count in a few ms (and readers of a file in 1 MB blocks ask many)
 _MARK_LENGTH = 4              # a line end and a three-character mark
 
@@ -86,16 +86,16 @@ def _counted_from_start(data: bytes, end: int) -> int:
                   if known is data or data.startswith(memoryview(known)[:known_end])), None)
     if found is None:
         count = len(_MARK_AFTER_NEWLINE_BYTES.findall(data, 0, end))
-    else:
-        # A mark (no two overlap) ends inside data[:n] when it starts before n - 3: those between the two ends
-        # are the difference.
-        known_end, count = found
-        low, high = sorted((known_end, end))
-        between = _marks_between(data, max(0, low - _MARK_LENGTH + 1), high)
-        count += between if end >= known_end else -between
-    _COUNTED[:] = [(data, end, count), *(item for item in _COUNTED if item[0] is not data or item[1] != end)]
-    del _COUNTED[_COUNTED_KEPT:]
-    return count
+        # Only a count from scratch is kept: the first copy of LOG a process counts is the one it holds anyway
+        # (the old lines), where a later, longer copy would be kept alive by this list alone.
+        _COUNTED[:] = [(data, end, count), *_COUNTED][:_COUNTED_KEPT]
+        return count
+    # A mark (no two overlap) ends inside data[:n] when it starts before n - 3: those between the two ends are
+    # the difference.
+    known_end, count = found
+    low, high = sorted((known_end, end))
+    between = _marks_between(data, max(0, low - _MARK_LENGTH + 1), high)
+    return count + between if end >= known_end else count - between
 
 
 def _marks_between(data: bytes, start: int, end: int) -> int:
