@@ -363,7 +363,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         held.release()
 
 
-def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old: dict[str, str | None],
+def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old: postflight.MemoryFiles,
             start: str, clock: Clock, runner_notes: list[str], guard: CycleGuard, began: datetime,
             remote: str | None) -> BaseException | None:
     """Postflight and the cycle commit; returns the failure to salvage instead, if any."""

@@ -137,11 +137,9 @@ def test_a_count_from_counted_lines_is_the_whole_count(monkeypatch: pytest.Monke
 
 # -- postflight: the lessons the cycle did not change are not read -------------------------------------------------
 
-def test_a_cycle_that_leaves_lessons_alone_reads_no_lesson(tmp_path: Path, git_env: None,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """Postflight dates the lesson lines a cycle wrote; a lesson the cycle left as it was (3,000 at 100x) has
-    none, so its fields are not read (they were, for every lesson, in every cycle). The cycle before it was
-    checked, so nothing else reads them either."""
+def _checked_copy(tmp_path: Path) -> Path:
+    """The 1x synthetic repository with a no-op command agent, and the cycle before run in its own process: the
+    next one starts with nothing parsed, as a scheduled cycle does."""
     root = working_copy(cached_repo(1.0), tmp_path / "repo")
     config = root / "gitmem.yaml"
     config.write_text(with_command_backend(config.read_text(encoding="utf-8"), "true"), encoding="utf-8")
@@ -151,10 +149,18 @@ def test_a_cycle_that_leaves_lessons_alone_reads_no_lesson(tmp_path: Path, git_e
     index.write()
     signature = pygit2.Signature("Dana Human", "dana@example.com")
     repo.create_commit("HEAD", signature, signature, "a no-op command agent", index.write_tree(), [repo.head.target])
-    assert len(lessons.parse((root / "LESSONS.md").read_text(encoding="utf-8")).lessons) >= 10
-    # The cycle before, in its own process: this one starts with nothing parsed, as a scheduled cycle does.
     subprocess.run([sys.executable, "-m", "gitmem", "cycle", "--agent", "command"], cwd=root, check=True,
                    capture_output=True)
+    return root
+
+
+def test_a_cycle_that_leaves_lessons_alone_reads_no_lesson(tmp_path: Path, git_env: None,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Postflight dates the lesson lines a cycle wrote; a lesson the cycle left as it was (3,000 at 100x) has
+    none, so its fields are not read (they were, for every lesson, in every cycle). The cycle before it was
+    checked, so nothing else reads them either."""
+    root = _checked_copy(tmp_path)
+    assert len(lessons.parse((root / "LESSONS.md").read_text(encoding="utf-8")).lessons) >= 10
     bodies: list[int] = []
     real = lessons.parse_fields
 
@@ -223,3 +229,29 @@ def test_logs_tail_counts_its_fences_in_the_bytes_this_process_already_read(
     assert verdict.ok and verdict.open_ is False
     scanned = sum(end - start for start, end in passes)
     assert scanned < len(data) + 16384, passes
+
+
+def test_a_cycle_that_leaves_log_alone_never_decodes_it(tmp_path: Path, git_env: None,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """LOG is 75 MB at 100x: postflight judges what the agent appended, so a LOG the agent left as the cycle found
+    it is compared as bytes and the runner's entry appended, never decoded whole (it was, before the agent)."""
+    from gitmem.memory import text as memory_text
+
+    root = _checked_copy(tmp_path)
+    found = (root / "LOG.md").read_bytes()
+    size = len(found)
+    decoded: list[int] = []
+    real = memory_text._decode
+
+    def counted(data: bytes, *, split: bool) -> memory_text.Decoded:
+        if len(data) >= size:
+            decoded.append(len(data))
+        return real(data, split=split)
+
+    monkeypatch.setattr(memory_text, "_decode", counted)
+    ws = Workspace.open(root)
+    report = run_cycle(ws, CommandBackend(ws.config))
+    assert report.commit and report.exit_code == 0
+    assert decoded == []
+    after = (root / "LOG.md").read_bytes()
+    assert after.startswith(found) and log.parse(after.decode()).entries[-1].cycle == report.cycle
