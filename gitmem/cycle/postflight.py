@@ -61,12 +61,12 @@ class MemoryFiles:
         return mine is theirs or mine == theirs
 
 
-def memory_texts(ws: Workspace) -> MemoryFiles:
+def memory_files(ws: Workspace) -> MemoryFiles:
     """The memory files in the work tree."""
     return MemoryFiles({role: files.read_bytes(ws.root, ws.config.path(role)) for role in ROLES})
 
 
-def memory_texts_at(ws: Workspace, commit_id: str) -> MemoryFiles:
+def memory_files_at(ws: Workspace, commit_id: str) -> MemoryFiles:
     """The memory files as a commit holds them."""
     return MemoryFiles({role: gitio.file_at(ws.repo, commit_id, ws.config.path(role)) for role in ROLES},
                        in_worktree=False)
@@ -122,7 +122,7 @@ def _settle(memory: MemoryWriter, old: MemoryFiles, *, cycle: int, notes: list[s
     ws = memory.workspace
     window = Window(began, memory.now())
     unreadable = _restore_unreadable(ws, old)
-    new = memory_texts(ws)
+    new = memory_files(ws)
     # A file holding the bytes the cycle found holds its text: the permissions have nothing to judge in it.
     changed = [role for role in ROLES if not old.same(new, role)]
     enforcement = permissions.enforce({role: old.text(role) for role in changed},

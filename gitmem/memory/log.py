@@ -88,6 +88,8 @@ def amends_in(data: bytes) -> bool:
     if known is None and len(data) >= _WITHOUT_AMENDS_FROM:     # kept: the first copy, held by its reader anyway
         _WITHOUT_AMENDS[:] = [data]
     return False
+
+
 # An entry heading, found without parsing any entry: one linear regex pass over the whole text costs 20-40 ms
 # per MB, against about 1 s per MB for `parse` (gitmem.close.day.cycle_numbers, gitmem.report.log_scan). `when`
 # is the timestamp (read it with `parse_timestamp`); `cycle` and `outcome` are None for a close entry. A match
