@@ -255,3 +255,32 @@ def test_a_cycle_that_leaves_log_alone_never_decodes_it(tmp_path: Path, git_env:
     assert decoded == []
     after = (root / "LOG.md").read_bytes()
     assert after.startswith(found) and log.parse(after.decode()).entries[-1].cycle == report.cycle
+
+
+def test_the_permissions_judge_only_the_lessons_a_cycle_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cycle that adds a lesson changes LESSONS: the permissions judge the lessons it added or changed, not
+    the fields of every lesson the file holds (3,000 at 100x); a changed one is still put right."""
+    from gitmem.cycle import permissions
+
+    lines = ["# LESSONS", ""]
+    for n in range(1, 41):
+        lines += [f"## L-{n:04d} · permissions lesson {n}", "- Happened: 2026-11-10 (cycle 1) — it broke",
+                  "- Why: w", "- Change: c", "- Confirmed: 2026-11-11 (cycle 2) — held", "- Status: open", ""]
+    before = "\n".join(lines)
+    added = before + "\n## L-0041 · a new one\n- Happened: 2026-11-12 (cycle 3) — x\n- Why: w\n- Change: c\n" \
+        "- Status: open\n"
+    bodies: list[int] = []
+    real = lessons.parse_fields
+
+    def counted(body: tuple[str, ...], first_line: int) -> Any:
+        bodies.append(first_line)
+        return real(body, first_line)
+
+    monkeypatch.setattr(lessons, "parse_fields", counted)
+    result = permissions.enforce({"lessons": before}, {"lessons": added})
+    assert result.notes == [] and len(bodies) == 1
+    bodies.clear()
+    edited = added.replace("(cycle 2) — held", "(cycle 2) — rewritten", 1)     # the agent edited L-0001's history
+    result = permissions.enforce({"lessons": before}, {"lessons": edited})
+    assert [note.split("'")[0] for note in result.notes] == ["restored L-0001"] and "L-0001" in result.texts["lessons"]
+    assert len(bodies) <= 3
