@@ -29,7 +29,12 @@ _HEADING = b"## "
 # The literal first, then a look back for the line start: the regex engine scans for the literal (fast).
 _LINE = re.compile(rb"## (?<![^\n]## )")
 _WELL_FORMED = re.compile(log.HEADING_PATTERN.encode(), re.M)     # the same grammar, over bytes
-_WELL_FORMED_TEXT = re.compile(re.sub(r"\(\?P<\w+>", "(?:", log.HEADING_PATTERN).encode(), re.M)   # no groups
+# A `## ` line that is no entry's well-formed heading: `_LINE`, then the rest of the grammar refused (a look ahead,
+# no groups). One search finds the first; none in a LOG is `plain`'s common case, told in one pass.
+_HEADING_START = r"##(?<![^\n]##) +"
+assert log.HEADING_PATTERN.startswith(_HEADING_START)
+_HEADING_REST = re.sub(r"\(\?P<\w+>", "(?:", log.HEADING_PATTERN[len(_HEADING_START):])
+_ODD_LINE = re.compile(("## (?<![^\n]## )(?! *" + _HEADING_REST + ")").encode(), re.M)
 
 
 def forgive(found: Iterable[Violation], path: str, lines: set[int]) -> list[Violation]:
@@ -96,7 +101,7 @@ _PLAIN_BEFORE: list[bytes] = []
 
 def plain(data: bytes) -> bool:
     """Whether every `## ` line of a whole LOG is an entry's well-formed heading and none amends: the common
-    case, told by counting (two regex passes, no match objects kept)."""
+    case, told by one regex pass that finds no other `## ` line."""
     known = _PLAIN_BEFORE[0] if _PLAIN_BEFORE else None
     cut = data.rfind(b"\n", 0, len(known)) + 1 if known is not None and data.startswith(known) else 0
     found = _plain_lines(data[cut:] if cut else data)
@@ -106,12 +111,12 @@ def plain(data: bytes) -> bool:
 
 
 def _plain_lines(data: bytes) -> bool:
-    return log.AMENDS.encode() not in data and len(_LINE.findall(data)) == len(_WELL_FORMED_TEXT.findall(data))
+    return not log.amends_in(data) and _ODD_LINE.search(data) is None
 
 
 def superseded_lines(data: bytes) -> set[int]:
     """The lines the amendments in a whole LOG name (`verify` forgives their entries in every commit)."""
-    if log.AMENDS.encode() not in data:        # the common case costs one search
+    if not log.amends_in(data):        # the common case costs one search
         return set()
     return {amends for _, amends in Headings(data).amendments()}
 

@@ -66,7 +66,7 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     doc = log.parse(text, first_line=first, expect_title=False, in_fence=old_open)
     found = [from_problem(path, p) for p in doc.problems]
     # The entries above, as readers take them: an amended entry gives way to its amendment.
-    numbered = amending or AMENDS in new
+    numbered = amending or log.amends_in(new)
     found += rules_below(inp, path, log.live(doc.entries),
                          log.BytesSource(new, start, open_at_end=old_open, numbered=numbered))
     found += _unclosed(path, text, old_open, first)

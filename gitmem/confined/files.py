@@ -288,6 +288,13 @@ class _SettledReads:
 _settled = _SettledReads()
 
 
+def kept_bytes(root: Path, rel: str, found: os.stat_result) -> bytes | None:
+    """The bytes of the file that this process read and kept (`_SettledReads`), when `found`, the file's stat
+    now, still describes them; else None."""
+    known = _settled.get((os.fspath(root), rel), found)
+    return known[0] if known is not None else None
+
+
 def read_with_stat(root: Path, rel: str) -> tuple[bytes, os.stat_result | None] | None:
     """The file's bytes and the stat that describes them (`stat_of_read`); None when it is missing. A large file
     that has settled is read once per process (`_SettledReads`)."""

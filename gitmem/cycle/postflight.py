@@ -41,21 +41,35 @@ class Settled:
     wrote_log: bool = False                             # the runner wrote the LOG entry itself (Rule 0)
 
 
-def memory_texts(ws: Workspace) -> dict[str, str | None]:
-    texts: dict[str, str | None] = {}
-    for role in ROLES:
-        data = files.read_bytes(ws.root, ws.config.path(role))
-        texts[role] = decode_file_text(data) if data is not None else None
-    return texts
+@dataclass(frozen=True)
+class MemoryFiles:
+    """The memory files' bytes by role (None: missing), decoded only for a step that reads one as text: at 100x
+    LOG is 75 MB, and a cycle that leaves it as it found it never needs its text."""
+
+    data: dict[str, bytes | None]
+    in_worktree: bool = True     # read from the work tree: decoded once per process (else a commit's blobs)
+
+    def text(self, role: str) -> str | None:
+        found = self.data.get(role)
+        if found is None:
+            return None
+        return decode_file_text(found) if self.in_worktree else decode_text(found)
+
+    def same(self, other: MemoryFiles, role: str) -> bool:
+        """Whether `other` holds the very bytes this holds for `role` (so the same text)."""
+        mine, theirs = self.data.get(role), other.data.get(role)
+        return mine is theirs or mine == theirs
 
 
-def memory_texts_at(ws: Workspace, commit_id: str) -> dict[str, str | None]:
+def memory_files(ws: Workspace) -> MemoryFiles:
+    """The memory files in the work tree."""
+    return MemoryFiles({role: files.read_bytes(ws.root, ws.config.path(role)) for role in ROLES})
+
+
+def memory_files_at(ws: Workspace, commit_id: str) -> MemoryFiles:
     """The memory files as a commit holds them."""
-    texts: dict[str, str | None] = {}
-    for role in ROLES:
-        data = gitio.file_at(ws.repo, commit_id, ws.config.path(role))
-        texts[role] = decode_text(data) if data is not None else None
-    return texts
+    return MemoryFiles({role: gitio.file_at(ws.repo, commit_id, ws.config.path(role)) for role in ROLES},
+                       in_worktree=False)
 
 
 NOT_REPORTED = "tokens: not reported"
@@ -85,7 +99,7 @@ def context_note(tokens: int, limit: int) -> str:
     return f"context {tokens} tokens of {limit} (estimate)"
 
 
-def settle(ws: Workspace, old: dict[str, str | None], *, cycle: int, clock: Clock | None,
+def settle(ws: Workspace, old: MemoryFiles, *, cycle: int, clock: Clock | None,
            notes: list[str], usage: dict[str, float], why_no_log: str, started: str,
            kept: str | None = None, began: datetime | None = None) -> Settled:
     """Revert forbidden edits, then normalise to one LOG entry and one NOW block for `cycle`.
@@ -102,38 +116,44 @@ def settle(ws: Workspace, old: dict[str, str | None], *, cycle: int, clock: Cloc
                        started=started, kept=kept, began=began)
 
 
-def _settle(memory: MemoryWriter, old: dict[str, str | None], *, cycle: int, notes: list[str],
+def _settle(memory: MemoryWriter, old: MemoryFiles, *, cycle: int, notes: list[str],
             usage: dict[str, float], why_no_log: str, started: str, kept: str | None,
             began: datetime | None) -> Settled:
     ws = memory.workspace
     window = Window(began, memory.now())
     unreadable = _restore_unreadable(ws, old)
-    enforcement = permissions.enforce(old, memory_texts(ws))
+    new = memory_files(ws)
+    # A file holding the bytes the cycle found holds its text: the permissions have nothing to judge in it.
+    changed = [role for role in ROLES if not old.same(new, role)]
+    enforcement = permissions.enforce({role: old.text(role) for role in changed},
+                                      {role: new.text(role) for role in changed})
     enforcement.notes[:0] = [*unreadable, *foreign.revert(ws)]
     for role, text in enforcement.texts.items():
         files.write_bytes(ws.root, ws.config.path(role), text.encode("utf-8"))
-    dated = _date_new_decisions(memory, old.get("decisions") or "", window)
-    dated += _date_new_lessons(memory, old.get("lessons") or "", cycle, window)
+    dated = _date_new_decisions(memory, old.text("decisions") or "", window)
+    dated += _date_new_lessons(memory, old.text("lessons") or "", cycle, window)
     evidence = [f"runner: {note}" for note in [*notes, *enforcement.notes, *dated]]
     evidence.append(usage_line(usage))
     runner_fields = {log.STARTED: started, **({log.KEPT: kept} if kept else {})}
-    settled = _settle_log(memory, old.get("log") or "", cycle, evidence, why_no_log, runner_fields, window)
+    settled = _settle_log(memory, old, cycle, evidence, why_no_log, runner_fields, window)
     settled.notes = enforcement.notes + settled.notes
-    _settle_now(memory, old.get("now") or "", settled, window)
+    _settle_now(memory, old.text("now") or "", settled, window)
     return settled
 
 
-def _restore_unreadable(ws: Workspace, old: dict[str, str | None]) -> list[str]:
+def _restore_unreadable(ws: Workspace, old: MemoryFiles) -> list[str]:
     """A memory file the agent left as bytes that are not UTF-8 reads as empty text, which each judge after this
     takes for the agent emptying it: DECISIONS rebuilt from nothing lost the text around its decisions. The file
-    is put back as the cycle found it, whole: the agent's bytes are memory no reader can read."""
+    is put back as the cycle found it, whole: the agent's bytes are memory no reader can read. A file the agent
+    left as the cycle found it is not the agent's (nor decoded here: LOG is 75 MB at 100x)."""
     notes: list[str] = []
     for role in ROLES:
-        before, rel = old.get(role), ws.config.path(role)
-        data = files.read_bytes(ws.root, rel) if before is not None else None
-        if before is None or data is None or not any(p.code == codes.NOT_UTF8.code for p in decode_file(data)[1]):
+        before_data, rel = old.data.get(role), ws.config.path(role)
+        data = files.read_bytes(ws.root, rel) if before_data is not None else None
+        if before_data is None or data is None or data is before_data or data == before_data or \
+                not any(p.code == codes.NOT_UTF8.code for p in decode_file(data)[1]):
             continue
-        files.write_bytes(ws.root, rel, encoded(before))
+        files.write_bytes(ws.root, rel, encoded(old.text(role) or ""))
         notes.append(f"restored {rel} as the cycle found it: the agent left bytes that are not UTF-8 text")
     return notes
 
@@ -194,6 +214,8 @@ def _date_new_lessons(memory: MemoryWriter, before: str, cycle: int, window: Win
     notes: list[str] = []
     for item in lessons.parse(text).lessons:
         known = old.get(item.id)
+        if known == item:        # unchanged, at the same lines: every line of it was there before the cycle
+            continue
         seen = Counter(f.value for f in known.fields if f.key == "Confirmed") if known is not None else Counter()
         confirmed = {event.cycle for _, event in known.confirmations if event is not None} if known else set()
         for found in item.fields:
@@ -226,18 +248,25 @@ def _date_new_lessons(memory: MemoryWriter, before: str, cycle: int, window: Win
     return notes
 
 
-def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[str], why_no_log: str,
+def _settle_log(memory: MemoryWriter, old: MemoryFiles, cycle: int, evidence: list[str], why_no_log: str,
                 runner_fields: dict[str, str], window: Window) -> Settled:
-    new = encoded(memory.read("log"))
+    found = MemoryFiles({"log": files.read_bytes(memory.root, memory.config.path("log"))})
+    raw = found.data.get("log") or b""
+    # As the cycle found it, in UTF-8 as the text encodes it (no BOM, no CR): the bytes stand for the text, which
+    # is not decoded (75 MB at 100x).
+    if found.same(old, "log") and not raw.startswith(b"\xef\xbb\xbf") and b"\r" not in raw:
+        before = new = raw
+    else:
+        before, new = encoded(old.text("log") or ""), encoded(memory.read("log"))
     # The agent's entries, read as every judge of LOG reads an append (`log.appended_entries`, from the verdict
     # of GM301): a rewrite of the old lines has none. Text the agent put above its first heading is kept out,
     # as the entry is rebuilt after the old LOG anyway.
-    verdict = log.append_verdict(encoded(before), new)
+    verdict = log.append_verdict(before, new)
     located = verdict.ok or verdict.variant in (log.APPENDED_TO_ENTRY, log.IN_OPEN_FENCE)
     entries = list(log.appended_entries(new, log.Append(verdict.start, verdict.open_))) if located else []
     extra_notes: list[str] = []
     if not entries:
-        _restore(memory, "log", before)
+        _restore_bytes(memory, "log", before)
         entry = memory.add_log_entry(
             task=NO_TASK, outcome=log.Outcome.NO_BUILD, cycle=cycle,
             result=f"no build: the agent ended without writing a LOG entry (Rule 0); {why_no_log}",
@@ -258,7 +287,8 @@ def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[st
     body = _with_runner_fields(body, runner_fields)
     rebuilt = log.LogEntry(when, cycle, outcome, tuple(body))
     if len(entries) > 1 or rebuilt.render() != chosen.render():
-        kept = before + (log.fence_closer(before) if verdict.open_ else "")   # the agent's entry, not more code
+        text = old.text("log") or ""
+        kept = text + (log.fence_closer(text) if verdict.open_ else "")   # the agent's entry, not more code
         files.write_bytes(memory.root, memory.config.path("log"), log.append_entry(kept, rebuilt).encode("utf-8"))
     task = one_line(chosen.get("Task") or NO_TASK)
     return Settled(cycle, task, outcome, extra_notes)
@@ -267,7 +297,11 @@ def _settle_log(memory: MemoryWriter, before: str, cycle: int, evidence: list[st
 def _restore(memory: MemoryWriter, role: str, before: str) -> None:
     """Put back the file as the cycle found it. A file holding those bytes still (the agent left it alone) is
     not written: a 75 MB LOG rewritten would be hashed whole again by every status until the commit."""
-    rel, data = memory.config.path(role), encoded(before)
+    _restore_bytes(memory, role, encoded(before))
+
+
+def _restore_bytes(memory: MemoryWriter, role: str, data: bytes) -> None:
+    rel = memory.config.path(role)
     if files.read_bytes(memory.root, rel) != data:
         files.write_bytes(memory.root, rel, data)
 

@@ -290,7 +290,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         start, branch = gitio.head_id(repo), gitio.current_branch(repo)
         assert start is not None and branch is not None     # preflight refused an unborn or detached HEAD
         known = _known_upstream(repo, settings) if settings.push else None    # before the agent can touch it
-        old = postflight.memory_texts(ws)
+        old = postflight.memory_files(ws)
         request = (request_builder or default_request)(ws, number, clock, backend.name)
         context = postflight.context_note(request.total_tokens, ws.config.cycle.max_context_tokens)
         runner_notes = [context, *([late] if late else [])]
@@ -327,7 +327,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             if isinstance(kept, BaseException):
                 failure = kept
             elif kept != start:          # the human's own signed commits: the cycle goes on top of them
-                start, old = kept, postflight.memory_texts_at(ws, kept)
+                start, old = kept, postflight.memory_files_at(ws, kept)
         if failure is None:
             try:
                 failure = _finish(ws, report, result, old, start, clock, runner_notes, guard, began,
@@ -363,7 +363,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         held.release()
 
 
-def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old: dict[str, str | None],
+def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old: postflight.MemoryFiles,
             start: str, clock: Clock, runner_notes: list[str], guard: CycleGuard, began: datetime,
             remote: str | None) -> BaseException | None:
     """Postflight and the cycle commit; returns the failure to salvage instead, if any."""

@@ -149,6 +149,11 @@ class FileSource:
         if offset <= 0:
             return False
         with self._open() as handle:
+            # The file's bytes, when this process holds them (a settled read): counted there, where the other
+            # readers of the same bytes count (`fences.count_marks`), not read again in blocks.
+            kept = files.kept_bytes(self.root, self.rel, os.fstat(handle.fileno()))
+            if kept is not None and offset <= len(kept):
+                return fences.open_after(kept, 0, offset)
             return _fence_lines_before(handle, offset, self._counted) % 2 == 1
 
     def appended(self, handle: IO[bytes], before: os.stat_result) -> None:

@@ -3,6 +3,7 @@ already knows, walking commits already checked) is held to what the cycle reads,
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -362,14 +363,14 @@ def test_a_log_found_plain_is_not_scanned_again_for_an_appended_entry(monkeypatc
     from gitmem.checks import amendments
 
     scanned: list[int] = []
-    real = amendments._LINE
+    real = amendments._ODD_LINE
 
     class Counted:
-        def findall(self, data: bytes) -> list[bytes]:
+        def search(self, data: bytes) -> re.Match[bytes] | None:
             scanned.append(len(data))
-            return real.findall(data)
+            return real.search(data)
 
-    monkeypatch.setattr(amendments, "_LINE", Counted())
+    monkeypatch.setattr(amendments, "_ODD_LINE", Counted())
     history, longer = log_of(400).encode(), log_of(401).encode()
     assert amendments.plain(history)
     scanned.clear()

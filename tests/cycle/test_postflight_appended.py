@@ -25,7 +25,7 @@ def test_an_entry_appended_after_a_fence_left_open_is_the_agents(memrepo: GitRep
     memrepo.stage("LOG.md")
     memrepo.commit("an old LOG, its last fence never closed")
     ws = memrepo.ws()
-    old = postflight.memory_texts(ws)
+    old = postflight.memory_files(ws)
     memrepo.append("LOG.md", "```\n\n" + _entry(2, "the agent's own task"))
     settled = postflight.settle(ws, old, cycle=2, clock=None, notes=[], usage={}, why_no_log="it said nothing",
                                 started="0" * 40)
