@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 import signal
 import sys
@@ -38,13 +39,19 @@ class Process:
         return f"pid {self.pid} ({self.command or '?'})"
 
 
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    """libc, found once per process: ctypes.util.find_library starts a process (`ldconfig -p`) on every call,
+    and a cycle asks for prctl six times."""
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
 def _prctl(option: int, value: int) -> int | None:
     """prctl(2) through libc; None where there is no prctl."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        result = int(libc.prctl(option, value, 0, 0, 0))
+        result = int(_libc().prctl(option, value, 0, 0, 0))
     except (OSError, AttributeError):
         return None
     return result if result >= 0 else None
@@ -166,9 +173,8 @@ def _was_subreaper() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
         value = ctypes.c_int(0)
-        if int(libc.prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(value), 0, 0, 0)) != 0:
+        if int(_libc().prctl(PR_GET_CHILD_SUBREAPER, ctypes.byref(value), 0, 0, 0)) != 0:
             return False
     except (OSError, AttributeError):
         return False

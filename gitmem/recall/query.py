@@ -79,11 +79,22 @@ class Query:
         """The query's words (of those memory holds anywhere, `weights`) that `text` holds, as the index sees
         words: the word, its stem, a form with the same stem, or a compound variant."""
         folded = fold_for_search(text)
-        tokens = set(WORD_RE.findall(folded))
+        sequence = WORD_RE.findall(folded)
+        tokens = set(sequence)
+        # The text's words as index terms, in order: made once per text, and only when a compound variant is
+        # looked for (the ranker asks this of every sentence of every candidate, for each of up to 32 words).
+        terms: list[str] | None = None
         found = set()
         for word in self.weights:
             stem = self.stems[word]
-            if word in tokens or stem in tokens or self._has_variant(conn, word, folded):
+            if word in tokens or stem in tokens:
+                found.add(word)
+                continue
+            phrases = self.variants.get(word, ())
+            if phrases and terms is None:
+                term_of = stems(conn, sequence)
+                terms = [term_of.get(token, token) for token in sequence]
+            if phrases and terms is not None and _holds_phrase(conn, phrases, terms):
                 found.add(word)
                 continue
             # Porter only rewrites endings, so a form of the word starts with the stem less its last letter.
@@ -95,15 +106,14 @@ class Query:
                 found.add(word)
         return found
 
-    def _has_variant(self, conn: sqlite3.Connection, word: str, folded: str) -> bool:
-        sequence = WORD_RE.findall(folded)
-        for phrase in self.variants.get(word, ()):
-            wanted = [stems(conn, [part]).get(part, part) for part in phrase]
-            found = stems(conn, sequence)
-            terms = [found.get(token, token) for token in sequence]
-            if any(terms[i:i + len(wanted)] == wanted for i in range(len(terms) - len(wanted) + 1)):
-                return True
-        return False
+
+def _holds_phrase(conn: sqlite3.Connection, phrases: tuple[tuple[str, ...], ...], terms: list[str]) -> bool:
+    """Whether `terms` (a text's words as index terms, in order) hold one of `phrases` as adjacent words."""
+    for phrase in phrases:
+        wanted = [stems(conn, [part]).get(part, part) for part in phrase]
+        if any(terms[i:i + len(wanted)] == wanted for i in range(len(terms) - len(wanted) + 1)):
+            return True
+    return False
 
 
 class QueryRefused(RecallError):

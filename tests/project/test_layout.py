@@ -6,6 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests.conftest import slow_first
+
 TESTS = Path(__file__).resolve().parents[1]
 NOT_TESTS = {"support", "fixtures", "__pycache__"}
 
@@ -34,3 +38,24 @@ def test_the_folder_gives_the_e2e_and_hostile_markers() -> None:
     assert collected("-m", "e2e", *files) == ["tests/e2e/test_hooks_precommit.py"]
     assert collected("-m", "hostile", *files) == ["tests/hostile/test_hostile_grammar.py"]
     assert collected("-m", "not e2e and not hostile", *files) == ["tests/cli/test_cli_undecodable.py"]
+
+
+class StandIn:
+    """What `slow_first` reads of a collected test: its file and whether it is marked slow."""
+
+    def __init__(self, path: str, slow: bool = False) -> None:
+        self.path, self.slow = Path(path), slow
+
+    def get_closest_marker(self, name: str) -> object:
+        return name if name == "slow" and self.slow else None
+
+
+def test_the_files_go_out_slow_first_then_by_their_number_of_tests(pytestconfig: pytest.Config) -> None:
+    # xdist's own reorder (its default) sorts the files by their number of tests alone, after this order is made:
+    # it handed out the benchmarks smoke (3 tests, the suite's longest) 155th of 201 files, near the end.
+    assert pytestconfig.getoption("loadscopereorder", default=False) is False
+    items = [StandIn("a.py"), StandIn("b.py"), StandIn("b.py"), StandIn("bench.py", slow=True),
+             StandIn("c.py"), StandIn("c.py"), StandIn("c.py"), StandIn("month.py", slow=True), StandIn("month.py")]
+    slow_first(items)       # type: ignore[arg-type]
+    assert [item.path.name for item in items] == ["bench.py", "month.py", "month.py", "c.py", "c.py", "c.py",
+                                                  "b.py", "b.py", "a.py"]
