@@ -140,7 +140,7 @@ def _worktree_reads(repo: Repo, paths: Iterable[str]) -> dict[str, tuple[bytes, 
     for rel in paths:
         full = workdir / rel
         if full.is_symlink():
-            found[rel] = (os.readlink(full).encode(), LINK, None)
+            found[rel] = (os.fsencode(os.readlink(full)), LINK, None)     # a target is bytes, UTF-8 or not
         elif full.is_file():
             with open(full, "rb") as handle:
                 data, stat = stat_of_read(handle)
