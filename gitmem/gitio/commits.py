@@ -133,6 +133,20 @@ def worktree_files(repo: Repo, paths: Iterable[str]) -> dict[str, tuple[bytes, i
             for rel, item in _worktree_reads(repo, paths).items()}
 
 
+def stored_bytes(repo: Repo, rel: str, data: bytes) -> bytes:
+    """A work-tree file's bytes as `git add` would store them: with the clean conversions the repository's
+    attributes and config ask for (`text`/`eol`, `core.autocrlf`, `ident`), so a checkout made with CRLF is
+    committed as git would, not line by line rewritten. libgit2 runs no external filter driver, so nothing a
+    `.gitattributes` names runs here. A conversion git would refuse (`core.safecrlf`) leaves the bytes as read."""
+    filters = repo.raw.load_filter_list(rel)
+    if filters is None:
+        return data
+    try:
+        return bytes(filters.apply_to_buffer(data))
+    except pygit2.GitError:
+        return data
+
+
 def _worktree_reads(repo: Repo, paths: Iterable[str]) -> dict[str, tuple[bytes, int, os.stat_result | None] | None]:
     """`worktree_files` with, for a regular file, its stat as its bytes were read (`nofollow.files.stat_of_read`)."""
     workdir = root(repo)
@@ -144,7 +158,7 @@ def _worktree_reads(repo: Repo, paths: Iterable[str]) -> dict[str, tuple[bytes, 
         elif full.is_file():
             with open(full, "rb") as handle:
                 data, stat = stat_of_read(handle)
-            found[rel] = (data, EXECUTABLE if os.access(full, os.X_OK) else REGULAR, stat)
+            found[rel] = (stored_bytes(repo, rel, data), EXECUTABLE if os.access(full, os.X_OK) else REGULAR, stat)
         else:
             found[rel] = None
     return found

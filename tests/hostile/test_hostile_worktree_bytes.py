@@ -1,15 +1,19 @@
 """Hostile agents and other people's repositories: what the runner commits from the work tree is what `git add`
-would store. A link target that is not UTF-8 is committed as its bytes (no traceback, nothing left dirty)."""
+would store. A link target that is not UTF-8 is committed as its bytes (no traceback, nothing left dirty); in a
+repository whose attributes check text out with CRLF (`eol=crlf`, or `core.autocrlf`), the blobs get git's clean
+conversion, and a `.gitignore` checked out that way is not taken for the agent's edit of a protected path."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pygit2
 
 from gitmem.errors import ExitCode
 from tests.support.cycle_support import is_clean
+from tests.support.gitcli import git
 from tests.support.helpers import GitRepo
-from tests.support.hostile import cycle
+from tests.support.hostile import cycle, evidence
 
 
 def _blob(repo: GitRepo, rel: str) -> tuple[bytes, int]:
@@ -23,3 +27,39 @@ def test_a_link_whose_target_is_not_utf8_is_committed_as_its_bytes(memrepo: GitR
     assert report.exit_code == ExitCode.OK, report.error
     assert _blob(memrepo, "odd-link") == (target, pygit2.enums.FileMode.LINK)
     assert is_clean(memrepo)
+
+
+def _crlf_checkout(repo: GitRepo) -> None:
+    """The human's repository says its text files are checked out with CRLF (the memory files are left LF: that
+    is `check --worktree`'s question); the work tree is checked out again that way."""
+    repo.write(".gitattributes", ".gitignore text eol=crlf\n*.txt text eol=crlf\n")
+    repo.write("notes.txt", "one\ntwo\n")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "text checks out with CRLF")
+    git(repo.path, "rm", "-q", "-r", "--cached", ".")
+    git(repo.path, "reset", "-q", "--hard")
+    assert (repo.path / ".gitignore").read_bytes().count(b"\r\n") > 0
+
+
+def test_a_crlf_checkout_is_committed_as_git_add_would_store_it(memrepo: GitRepo) -> None:
+    _crlf_checkout(memrepo)
+
+    def act(root: Path, memory: object, request: object) -> None:
+        with open(root / "notes.txt", "ab") as handle:
+            handle.write(b"three\r\n")
+        (root / "added.txt").write_bytes(b"new\r\nfile\r\n")
+
+    report = cycle(memrepo, act)
+    assert report.exit_code == ExitCode.OK, report.error
+    assert _blob(memrepo, "notes.txt")[0] == b"one\ntwo\nthree\n"
+    assert _blob(memrepo, "added.txt")[0] == b"new\nfile\n"
+    assert is_clean(memrepo)
+
+
+def test_a_gitignore_checked_out_with_crlf_is_not_the_agents_edit(memrepo: GitRepo) -> None:
+    _crlf_checkout(memrepo)
+    report = cycle(memrepo, lambda root, memory, request: None)
+    assert report.exit_code == ExitCode.OK, report.error
+    assert report.proposal_branch is None and report.proposal_decision is None
+    assert "protected paths" not in evidence(memrepo)
+    assert not [name for name in memrepo.repo.branches.local if name.startswith("gitmem/proposal/")]
