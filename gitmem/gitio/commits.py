@@ -13,6 +13,7 @@ from pygit2.enums import FileStatus
 from gitmem.confined.files import EXECUTABLE, LINK, REGULAR, stat_of_read
 from gitmem.gitio.history import _resolve
 from gitmem.gitio.repository import Identity, Repo, RepoError, dirty_files, root, state_dir
+from gitmem.gitio.snapshots import stored_bytes
 
 
 def _signature(identity: Identity) -> pygit2.Signature:
@@ -131,20 +132,6 @@ def worktree_files(repo: Repo, paths: Iterable[str]) -> dict[str, tuple[bytes, i
     """Work-tree contents and git file mode of `paths`; None for a deleted path."""
     return {rel: (item[0], item[1]) if item is not None else None
             for rel, item in _worktree_reads(repo, paths).items()}
-
-
-def stored_bytes(repo: Repo, rel: str, data: bytes) -> bytes:
-    """A work-tree file's bytes as `git add` would store them: with the clean conversions the repository's
-    attributes and config ask for (`text`/`eol`, `core.autocrlf`, `ident`), so a checkout made with CRLF is
-    committed as git would, not line by line rewritten. libgit2 runs no external filter driver, so nothing a
-    `.gitattributes` names runs here. A conversion git would refuse (`core.safecrlf`) leaves the bytes as read."""
-    filters = repo.raw.load_filter_list(rel)
-    if filters is None:
-        return data
-    try:
-        return bytes(filters.apply_to_buffer(data))
-    except pygit2.GitError:
-        return data
 
 
 def _worktree_reads(repo: Repo, paths: Iterable[str]) -> dict[str, tuple[bytes, int, os.stat_result | None] | None]:

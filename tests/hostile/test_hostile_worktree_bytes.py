@@ -1,7 +1,9 @@
 """Hostile agents and other people's repositories: what the runner commits from the work tree is what `git add`
 would store. A link target that is not UTF-8 is committed as its bytes (no traceback, nothing left dirty); in a
 repository whose attributes check text out with CRLF (`eol=crlf`, or `core.autocrlf`), the blobs get git's clean
-conversion, and a `.gitignore` checked out that way is not taken for the agent's edit of a protected path."""
+conversion, a `.gitignore` checked out that way is not taken for the agent's edit of a protected path, and
+`check --worktree` (and the cycle's own check before it starts) reads memory checked out with CRLF as git would
+commit it, not as a rewrite of LOG."""
 from __future__ import annotations
 
 import os
@@ -63,3 +65,28 @@ def test_a_gitignore_checked_out_with_crlf_is_not_the_agents_edit(memrepo: GitRe
     assert report.proposal_branch is None and report.proposal_decision is None
     assert "protected paths" not in evidence(memrepo)
     assert not [name for name in memrepo.repo.branches.local if name.startswith("gitmem/proposal/")]
+
+
+def _crlf_memory(repo: GitRepo) -> None:
+    """Every text file, memory included, checked out with CRLF (as `core.autocrlf=true` does on Windows)."""
+    repo.write(".gitattributes", "* text eol=crlf\n")
+    git(repo.path, "add", "-A")
+    git(repo.path, "commit", "-q", "-m", "text checks out with CRLF")
+    git(repo.path, "rm", "-q", "-r", "--cached", ".")
+    git(repo.path, "reset", "-q", "--hard")
+    assert b"\r\n" in (repo.path / "LOG.md").read_bytes()
+
+
+def test_check_worktree_reads_a_crlf_checkout_as_git_would_commit_it(memrepo: GitRepo, cli) -> None:
+    _crlf_memory(memrepo)
+    result = cli(["check", "--worktree"], cwd=memrepo.path)
+    assert result.code == 0, result.out + result.err
+    assert "GM301" not in result.out and "GM905" not in result.out
+
+
+def test_a_cycle_starts_in_a_crlf_checkout(memrepo: GitRepo) -> None:
+    _crlf_memory(memrepo)
+    (memrepo.path / "LOG.md").touch()          # racy: status must hash it through git's conversion or ours
+    report = cycle(memrepo, lambda root, memory, request: None)
+    assert report.exit_code == ExitCode.OK, report.error
+    assert is_clean(memrepo)
