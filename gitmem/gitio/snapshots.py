@@ -225,7 +225,10 @@ def stored_bytes(repo: Repo, rel: str, data: bytes) -> bytes:
     """A work-tree file's bytes as `git add` would store them: with the clean conversions the repository's
     attributes and config ask for (`text`/`eol`, `core.autocrlf`, `ident`), so a checkout made with CRLF is
     committed as git would, not line by line rewritten. libgit2 runs no external filter driver, so nothing a
-    `.gitattributes` names runs here. A conversion git would refuse (`core.safecrlf`) leaves the bytes as read."""
+    `.gitattributes` names runs here. A conversion git would refuse (`core.safecrlf`) leaves the bytes as read,
+    and so does a NUL byte: git converts no binary file, and pygit2 returns the result cut at its first NUL."""
+    if b"\0" in data:
+        return data
     filters = repo.raw.load_filter_list(rel)
     if filters is None:
         return data

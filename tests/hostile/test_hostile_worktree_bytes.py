@@ -90,3 +90,11 @@ def test_a_cycle_starts_in_a_crlf_checkout(memrepo: GitRepo) -> None:
     report = cycle(memrepo, lambda root, memory, request: None)
     assert report.exit_code == ExitCode.OK, report.error
     assert is_clean(memrepo)
+
+
+def test_a_binary_file_under_autocrlf_is_committed_whole(memrepo: GitRepo) -> None:
+    git(memrepo.path, "config", "core.autocrlf", "true")
+    data = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\r\n" + bytes(range(256)) * 4
+    report = cycle(memrepo, lambda root, memory, request: (root / "image.png").write_bytes(data))
+    assert report.exit_code == ExitCode.OK, report.error
+    assert _blob(memrepo, "image.png")[0] == data
