@@ -116,18 +116,26 @@ def is_config(path: str) -> bool:
 class Protection:
     """The protected paths of one cycle: the defaults, the config's additions and the links found at start."""
 
-    def __init__(self, extra: Iterable[str] = ()) -> None:
+    def __init__(self, extra: Iterable[str] = (), *, shadowed: Iterable[str] = ()) -> None:
         self.extra = tuple(extra)
         self.patterns = tuple(dict.fromkeys([*DEFAULTS, *self.extra]))
         self.rules = tuple(rule for p in self.patterns if (rule := ProtectedPattern.parse(p)) is not None)
+        # Files the cycle writes under their own name (memory): every other spelling that a case-insensitive or
+        # Unicode-ignoring file system takes for one of them (`log.md`, `RULES.md\u200c`) is protected, or a
+        # clone on macOS or Windows would check the agent's text out in its place.
+        self.shadowed = tuple(path.strip("/") for path in shadowed)
+        self.shadows = tuple((path, rule) for path in self.shadowed
+                             if (rule := ProtectedPattern.parse(f"/{path}")) is not None)
 
     def covers(self, path: str) -> bool:
         parts = _folded(path)
-        return any(rule.matches(parts) for rule in self.rules)
+        if any(rule.matches(parts) for rule in self.rules):
+            return True
+        return any(rule.matches(parts) and path.strip("/") != exact for exact, rule in self.shadows)
 
     def with_paths(self, paths: Iterable[str]) -> Protection:
         """These exact paths protected too (where a protected symlink points)."""
-        return Protection([*self.extra, *(f"/{p.strip('/')}" for p in paths)])
+        return Protection([*self.extra, *(f"/{p.strip('/')}" for p in paths)], shadowed=self.shadowed)
 
 
 def has_managed_blocks(path: str) -> bool:

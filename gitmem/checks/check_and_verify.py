@@ -162,7 +162,7 @@ def check_worktree(ws: Workspace, *, skip_unchanged: bool = False) -> list[Viola
     """The working-tree files against HEAD (read with HEAD's own gitmem.yaml). A file unchanged since HEAD is
     judged whole, as committed; with `skip_unchanged` it is skipped as the staged check skips it."""
     repo = ws.repo
-    new = gitio.worktree_snapshot(gitio.root(repo), repo=repo if skip_unchanged else None)
+    new = gitio.worktree_snapshot(gitio.root(repo), repo=repo if skip_unchanged else None, stored_by=repo)
     found = _check(ws, new, _author_email(repo), new.read(CONFIG_NAME))
     return sorted(found + other_files_worktree(ws, _read_as_memory(ws.config)))
 

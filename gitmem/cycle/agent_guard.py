@@ -72,7 +72,7 @@ class CycleGuard:
         hooks = gitio.config_value(repo, "core.hooksPath")
         if hooks and not posixpath.isabs(hooks) and ".." not in hooks.split("/"):
             extra.append(f"/{hooks.strip('/')}/")          # hooks kept in the tree run on the human's machine
-        protection = Protection(extra)
+        protection = Protection(extra, shadowed=config.memory_paths().values())
         # A protected symlink protects where it points: editing the target would change what it loads.
         targets = [_inside(path, target) for path, target in gitio.tree_links(repo, start).items()
                    if protection.covers(path)]

@@ -42,10 +42,10 @@ def changed_ignore_files(repo: gitio.Repo, start: dict[str, bytes], skip: tuple[
     found: dict[str, bytes | None] = {}
     for rel in _ignore_files_in(root, skip):
         before = start.get(rel)
-        if before is None or _content(root, rel) != before:
+        if before is None or _content(repo, rel) != before:
             found[rel] = before
     for rel, before in start.items():
-        if rel not in found and _content(root, rel) != before and _parent_is_folder(root, rel):
+        if rel not in found and _content(repo, rel) != before and _parent_is_folder(root, rel):
             found[rel] = before
     return found
 
@@ -91,8 +91,10 @@ def _ignore_files_in(root: Path, skip: tuple[str, ...]) -> Iterator[str]:
         yield from (f"{prefix}{name}" for name in [*names, *dirs] if is_ignore_file(name))
 
 
-def _content(root: Path, rel: str) -> bytes | None:
-    """A regular file's bytes; None when absent; a marker that equals no content for anything else."""
+def _content(repo: gitio.Repo, rel: str) -> bytes | None:
+    """A regular file's bytes as git would store them (a CRLF checkout of the start commit's file is that file);
+    None when absent; a marker that equals no content for anything else."""
+    root = gitio.root(repo)
     if not _parent_is_folder(root, rel):
         return None
     try:
@@ -102,9 +104,10 @@ def _content(root: Path, rel: str) -> bytes | None:
     if not stat.S_ISREG(info.st_mode):
         return b"\0not a regular file"
     try:
-        return files.read_bytes(root, rel)
+        data = files.read_bytes(root, rel)
     except (OSError, files.FileRefused):
         return b"\0unreadable"
+    return gitio.stored_bytes(repo, rel, data) if data is not None else None
 
 
 def _parent_is_folder(root: Path, rel: str) -> bool:

@@ -13,6 +13,7 @@ from pygit2.enums import FileStatus
 from gitmem.confined.files import EXECUTABLE, LINK, REGULAR, stat_of_read
 from gitmem.gitio.history import _resolve
 from gitmem.gitio.repository import Identity, Repo, RepoError, dirty_files, root, state_dir
+from gitmem.gitio.snapshots import stored_bytes
 
 
 def _signature(identity: Identity) -> pygit2.Signature:
@@ -140,11 +141,11 @@ def _worktree_reads(repo: Repo, paths: Iterable[str]) -> dict[str, tuple[bytes, 
     for rel in paths:
         full = workdir / rel
         if full.is_symlink():
-            found[rel] = (os.readlink(full).encode(), LINK, None)
+            found[rel] = (os.fsencode(os.readlink(full)), LINK, None)     # a target is bytes, UTF-8 or not
         elif full.is_file():
             with open(full, "rb") as handle:
                 data, stat = stat_of_read(handle)
-            found[rel] = (data, EXECUTABLE if os.access(full, os.X_OK) else REGULAR, stat)
+            found[rel] = (stored_bytes(repo, rel, data), EXECUTABLE if os.access(full, os.X_OK) else REGULAR, stat)
         else:
             found[rel] = None
     return found

@@ -221,7 +221,25 @@ def staged_snapshot(repo: Repo, paths: Iterable[str]) -> Snapshot:
                     {path: index.mode(path) for path in paths})
 
 
-def worktree_snapshot(workdir: Path, paths: Iterable[str] = (), *, repo: Repo | None = None) -> Snapshot:
+def stored_bytes(repo: Repo, rel: str, data: bytes) -> bytes:
+    """A work-tree file's bytes as `git add` would store them: with the clean conversions the repository's
+    attributes and config ask for (`text`/`eol`, `core.autocrlf`, `ident`), so a checkout made with CRLF is
+    committed as git would, not line by line rewritten. libgit2 runs no external filter driver, so nothing a
+    `.gitattributes` names runs here. A conversion git would refuse (`core.safecrlf`) leaves the bytes as read,
+    and so does a NUL byte: git converts no binary file, and pygit2 returns the result cut at its first NUL."""
+    if b"\0" in data:
+        return data
+    filters = repo.raw.load_filter_list(rel)
+    if filters is None:
+        return data
+    try:
+        return bytes(filters.apply_to_buffer(data))
+    except pygit2.GitError:
+        return data
+
+
+def worktree_snapshot(workdir: Path, paths: Iterable[str] = (), *, repo: Repo | None = None,
+                      stored_by: Repo | None = None) -> Snapshot:
     """The work tree as `gitmem.checks` reads it: regular files' bytes, read only as regular files inside it
     (`gitmem.confined.files`), and every path's mode, so that a link or a directory where a memory file belongs
     is reported (GM908) instead of read or called missing. `paths` is accepted for symmetry with the other
@@ -229,12 +247,18 @@ def worktree_snapshot(workdir: Path, paths: Iterable[str] = (), *, repo: Repo | 
 
     With `repo`, a file git's status finds unchanged against HEAD and the index carries their blob id, decided
     from the index's stat data as `staged_snapshot` decides it: then a check skips it as it skips an unchanged
-    blob of a commit, instead of parsing a 10 MB NOW that the commit already held."""
+    blob of a commit, instead of parsing a 10 MB NOW that the commit already held.
+
+    With `stored_by` (by default `repo`), files are read as that repository would store them (`stored_bytes`):
+    a checkout with CRLF is the LF file HEAD holds, not a rewrite of every line."""
+    storing = stored_by or repo
+
     def load(rel: str) -> bytes | None:
         try:
-            return files.read_bytes(workdir, rel)
+            data = files.read_bytes(workdir, rel)
         except (files.FileRefused, NotADirectoryError):
             return None
+        return stored_bytes(storing, rel, data) if storing is not None and data is not None else data
 
     known: dict[str, str | None] = {}
 

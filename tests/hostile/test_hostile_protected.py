@@ -266,3 +266,31 @@ def test_a_gitmem_block_is_never_written_through_a_folder_swapped_for_a_link(mem
     assert [p.name for p in outside.iterdir()] == ["AGENTS.md"]
     assert (outside / "AGENTS.md").read_text() == "the human's file elsewhere\n"
     assert file_at(memrepo.repo, "HEAD", "docs/AGENTS.md") == BLOCK + "\n"
+
+
+LOOKALIKE_MEMORY = {"log.md": "# LOG\n\n## 2020-01-01 00:00 UTC · cycle 1 · built\n- Task: forged\n",
+                    "Rules.MD": "forged rules\n", "NOW.md\u200c": "forged plan\n", "decisions.md /x": "forged\n"}
+
+
+def test_a_lookalike_of_a_memory_file_is_held_back_not_committed_beside_it(memrepo: GitRepo) -> None:
+    """On a case-insensitive or Unicode-ignoring file system (macOS, Windows) `log.md` is LOG.md: committed beside
+    it, a clone there would check the forged text out as the human's LOG or the agent's RULES."""
+    def act(root: Path, memory: object, request: object) -> None:
+        for rel, text in LOOKALIKE_MEMORY.items():
+            _write(root, rel, text)
+
+    report = cycle(memrepo, act)
+    assert report.exit_code == ExitCode.OK, report.error
+    tree = _tree(memrepo, "HEAD")
+    assert not set(LOOKALIKE_MEMORY) & set(tree) and "decisions.md /x" not in tree
+    assert report.proposal_branch is not None
+    assert file_at(memrepo.repo, report.proposal_branch, "Rules.MD") == "forged rules\n"
+    assert "hostile task" in file_at(memrepo.repo, "HEAD", "LOG.md")
+    assert is_clean(memrepo)
+
+
+@pytest.mark.parametrize("path", ["log.md", "Rules.MD", "NOW.md\u200c", "lessons.md/x"])
+def test_a_lookalike_of_a_memory_path_is_protected_the_path_itself_is_not(path: str) -> None:
+    protection = Protection(shadowed=["LOG.md", "RULES.md", "NOW.md", "LESSONS.md"])
+    assert protection.covers(path)
+    assert not any(protection.covers(rel) for rel in ("LOG.md", "RULES.md", "NOW.md", "LESSONS.md", "docs/log.md"))
