@@ -131,7 +131,11 @@ class Protection:
         parts = _folded(path)
         if any(rule.matches(parts) for rule in self.rules):
             return True
-        return any(rule.matches(parts) and path.strip("/") != exact for exact, rule in self.shadows)
+        # The exact path, or a path under it (a directory planted where the file belongs), is not another
+        # spelling: the memory checks refuse a memory file that is not a regular file.
+        named = [part for part in path.replace("\\", "/").split("/") if part and part != "."]
+        return any(rule.matches(parts) and "/".join(named[:exact.count("/") + 1]) != exact
+                   for exact, rule in self.shadows)
 
     def with_paths(self, paths: Iterable[str]) -> Protection:
         """These exact paths protected too (where a protected symlink points)."""

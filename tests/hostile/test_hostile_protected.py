@@ -294,3 +294,6 @@ def test_a_lookalike_of_a_memory_path_is_protected_the_path_itself_is_not(path: 
     protection = Protection(shadowed=["LOG.md", "RULES.md", "NOW.md", "LESSONS.md"])
     assert protection.covers(path)
     assert not any(protection.covers(rel) for rel in ("LOG.md", "RULES.md", "NOW.md", "LESSONS.md", "docs/log.md"))
+    # A directory planted where the file belongs is no other spelling: the memory checks refuse it (exit 4,
+    # tests/hostile/test_hostile_files.py), where a proposal would ask the human to apply a RULES.md folder.
+    assert not protection.covers("RULES.md/planted.md") and protection.covers("rules.md/planted.md")
