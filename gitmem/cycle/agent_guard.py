@@ -10,7 +10,6 @@ routine ones (gitmem's own caches) only reach the cycle's messages.
 """
 from __future__ import annotations
 
-import os
 import posixpath
 from dataclasses import dataclass, field
 
@@ -291,7 +290,7 @@ class CycleGuard:
             # ignored (a `.git` file naming a repository in an ignored folder): folders are skipped as ignored
             # only when they are no repository themselves.
             hidden = tuple(item for item in gitio.ignored(repo)
-                           if item.endswith("/") and not os.path.lexists(self.ws.root / item / ".git"))
+                           if item.endswith("/") and not oversize.is_repository(self.ws.root / item))
             made = oversize.nested_repositories(
                 self.ws.root, lambda rel: self.was_ignored(rel) or rel.startswith(hidden)) - self.nested
         if made:          # a submodule of the start commit the agent checked out is the human's, not held
