@@ -17,6 +17,7 @@ from gitmem import gitio
 from gitmem.agents import bytecode, ignored_tool_dirs
 from gitmem.agents.base import AgentError
 from gitmem.agents.protected import Protection
+from gitmem.confined.files import GITLINK
 from gitmem.cycle import gitstate, ignore_rules, oversize
 from gitmem.cycle.gitstate import FileState, StateChange
 from gitmem.cycle.reaper import Reaper
@@ -295,7 +296,7 @@ class CycleGuard:
                 self.ws.root, lambda rel: self.was_ignored(rel) or rel.startswith(hidden)) - self.nested
         if made:          # a submodule of the start commit the agent checked out is the human's, not held
             start = gitio.commit_snapshot(repo, self.start, [rel.rstrip("/") for rel in made])
-            made = {rel for rel in made if start is None or start.mode(rel.rstrip("/")) is None}
+            made = {rel for rel in made if start is None or start.mode(rel.rstrip("/")) != GITLINK}
         return sorted({path for path, _ in dirty if not self.was_ignored(path)} | set(changed) | made)
 
 

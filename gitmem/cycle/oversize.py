@@ -90,6 +90,8 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
             shutil.move(str(full), str(target))
         if repository:
             disarm_nested_repos(target)
+            # A folder HEAD tracks that the agent turned into a git directory: HEAD's files come back.
+            gitio.restore_paths(ws.repo, gitio.head_files_under(ws.repo, rel))
         else:
             gitio.restore_paths(ws.repo, [rel])    # HEAD's version back, if it has one
         # Named from the work tree when it is inside it: the note goes into LOG, which a runner's path would

@@ -139,3 +139,24 @@ def test_a_folder_that_is_itself_a_git_directory_is_held_and_runs_nothing(tmp_pa
     assert not [name for name in committed if name.startswith("vendored/")], committed
     assert not (memrepo.path / "vendored").exists()
     _follow_the_note(memrepo, tmp_path, marker)
+
+
+@pytest.mark.parametrize("sandbox", MODES)
+def test_a_tracked_folder_the_agent_turns_into_a_git_directory_is_held_and_its_files_come_back(
+        tmp_path: Path, memrepo: GitRepo, cli, sandbox: str) -> None:
+    """The same trick in a folder the start commit tracks: only a submodule of the start commit is the human's
+    repository; a tracked folder that became one is held whole, and HEAD's files come back in its place."""
+    marker, monitor = _monitor(tmp_path)
+    memrepo.commit_files({"vendored/keep.txt": "the human's file\n"}, "a folder of the human's")
+    command_agent(tmp_path, memrepo, _bare_agent(monitor), sandbox=sandbox)
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    assert [v["code"] for v in json.loads(result.out)["violations"]] == ["GM720"]
+    committed = subprocess.run(["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=memrepo.path, check=True,
+                               capture_output=True, text=True).stdout.split()
+    assert [name for name in committed if name.startswith("vendored/")] == ["vendored/keep.txt"], committed
+    assert sorted(p.name for p in (memrepo.path / "vendored").iterdir()) == ["keep.txt"]
+    assert (memrepo.path / "vendored" / "keep.txt").read_text(encoding="utf-8") == "the human's file\n"
+    for argv in (["status"], ["log", "-1"]):
+        subprocess.run(["git", *argv], cwd=memrepo.path / "vendored", capture_output=True)
+    _follow_the_note(memrepo, tmp_path, marker)
