@@ -64,11 +64,13 @@ for argv in (["gitmem", "log", "add", "--task", "t", "--outcome", "built", "--re
 
 
 @pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces here")
-def test_inside_the_box_as_an_unprivileged_user_the_held_repository_runs_nothing(git_env: None) -> None:
+@pytest.mark.parametrize("bare", [False, True], ids=["a .git", "the folder is the git directory"])
+def test_inside_the_box_as_an_unprivileged_user_the_held_repository_runs_nothing(git_env: None, bare: bool) -> None:
     with nobody_place("gitmem-held-") as (place, bin_dir):
         repo = make_repo(place / "repo")
         marker, monitor = _monitor(place)
-        command_agent(place, repo, _agent(monitor) + BY_NAME, write_memory=False, sandbox="bubblewrap")
+        made = _bare_agent(monitor) if bare else _agent(monitor)
+        command_agent(place, repo, made + BY_NAME, write_memory=False, sandbox="bubblewrap")
         runs_nobodys_venv(repo, bin_dir)
         env = nobody_env(place, bin_dir)
         done = gitmem_as_nobody(place, bin_dir, repo.path, "cycle", "--json", env=env)
