@@ -58,6 +58,8 @@ WITHHELD_WALK = 20_000            # entries looked at, at most (/etc holds a few
 # defaults: shell histories, keyrings, tokens, gitmem's backup bundles), never one program's install; and
 # ~/.cargo, where installers put single binaries (uv, ruff) beside the registry token (credentials.toml).
 HOME_DATA_FOLDERS = (".local", ".config", ".cache", ".cargo")
+# env's options that take the next word as their value (a variable to unset, a folder to run in)
+ENV_OPTIONS_WITH_VALUE = frozenset(("-u", "--unset", "-C", "--chdir"))
 GITMEM = "gitmem"              # the command the agent writes memory with, found on its PATH as the agent CLI is
 # The keys of a Codex model provider that say where its requests go and with which key.
 PROVIDER_KEYS = ("base_url", "env_key", "query_params", "http_headers", "env_http_headers")
@@ -390,10 +392,24 @@ def _interpreter(real: str, path: str) -> str | None:
     if not words:
         return None
     if os.path.basename(words[0]) == "env":      # found on PATH, as `env` will inside: the path, unresolved
-        names = [w for w in words[1:] if not w.startswith("-")]
-        program = shutil.which(names[0], path=path) if names else None
+        program = _env_program(words[1:])
+        program = shutil.which(program, path=path) if program else None
         return os.path.abspath(program) if program else None
     return words[0] if os.path.isabs(words[0]) else None
+
+
+def _env_program(words: list[str]) -> str | None:
+    """The program `env` runs, from the words after it on a `#!` line: the first that is neither an option (nor
+    the name or folder `-u`/`-C` take) nor an assignment (`env -S NODE_OPTIONS=... node`)."""
+    taking = False
+    for word in words:
+        if taking:
+            taking = False
+        elif word in ENV_OPTIONS_WITH_VALUE:
+            taking = True
+        elif not word.startswith("-") and "=" not in word:
+            return word
+    return None
 
 
 def _install_root(program: str, homes: set[str]) -> str:

@@ -10,7 +10,6 @@ routine ones (gitmem's own caches) only reach the cycle's messages.
 """
 from __future__ import annotations
 
-import os
 import posixpath
 from dataclasses import dataclass, field
 
@@ -18,6 +17,7 @@ from gitmem import gitio
 from gitmem.agents import bytecode, ignored_tool_dirs
 from gitmem.agents.base import AgentError
 from gitmem.agents.protected import Protection
+from gitmem.confined.files import GITLINK
 from gitmem.cycle import gitstate, ignore_rules, oversize
 from gitmem.cycle.gitstate import FileState, StateChange
 from gitmem.cycle.reaper import Reaper
@@ -291,12 +291,12 @@ class CycleGuard:
             # ignored (a `.git` file naming a repository in an ignored folder): folders are skipped as ignored
             # only when they are no repository themselves.
             hidden = tuple(item for item in gitio.ignored(repo)
-                           if item.endswith("/") and not os.path.lexists(self.ws.root / item / ".git"))
+                           if item.endswith("/") and not oversize.is_repository(self.ws.root / item))
             made = oversize.nested_repositories(
                 self.ws.root, lambda rel: self.was_ignored(rel) or rel.startswith(hidden)) - self.nested
         if made:          # a submodule of the start commit the agent checked out is the human's, not held
             start = gitio.commit_snapshot(repo, self.start, [rel.rstrip("/") for rel in made])
-            made = {rel for rel in made if start is None or start.mode(rel.rstrip("/")) is None}
+            made = {rel for rel in made if start is None or start.mode(rel.rstrip("/")) != GITLINK}
         return sorted({path for path, _ in dirty if not self.was_ignored(path)} | set(changed) | made)
 
 

@@ -5,7 +5,9 @@
   leave a file no commit, not even the salvage branch's, can store (moving it costs no space).
 - A git repository the agent made inside the work tree (`git init sub`, a clone, a linked worktree): git
   shows it as one untracked directory that no commit takes as files, so it would leave the tree dirty and
-  every later cycle would refuse to start.
+  every later cycle would refuse to start. And a folder that is itself a git directory (`git init --bare sub`,
+  told it has a work tree): git shows its files, which a commit would take, and in the human's checkout git
+  run inside that folder would find it as a repository and run its configuration (`is_repository`).
 Either is moved to `.git/gitmem/held/cycle-N/<path>`, never deleted, and the work tree gets back what HEAD
 has there (nothing, for a new path). So the cycle commits without it, the next cycle starts from a clean
 tree, and nothing is lost. A held repository is kept in a form that runs nothing: its `.git` (and any `.git`
@@ -75,15 +77,21 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
         # Git lists an untracked directory whole, as "sub/", only when it is a repository: with every untracked
         # file shown, a plain directory is listed file by file, and an empty one not at all. (A directory left
         # where a tracked file was is listed by the file's name, with no slash: that one is not held here.)
-        repository = listed.endswith("/") and stat.S_ISDIR(found.st_mode) and os.path.lexists(full / ".git")
+        repository = listed.endswith("/") and stat.S_ISDIR(found.st_mode) and is_repository(full)
         too_big = found.st_size > limit or found.st_size > free
         if not repository and (rel in skip or not stat.S_ISREG(found.st_mode) or not too_big):
             continue
         target = state_directory(gitio.state_dir(ws.repo)) / HELD_DIR / f"cycle-{cycle}" / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(full), str(target))
+        if repository and not os.path.lexists(full / ".git"):     # the folder is the git directory
+            target.mkdir()
+            shutil.move(str(full), str(target / INERT_GIT))
+        else:
+            shutil.move(str(full), str(target))
         if repository:
             disarm_nested_repos(target)
+            # A folder HEAD tracks that the agent turned into a git directory: HEAD's files come back.
+            gitio.restore_paths(ws.repo, gitio.head_files_under(ws.repo, rel))
         else:
             gitio.restore_paths(ws.repo, [rel])    # HEAD's version back, if it has one
         # Named from the work tree when it is inside it: the note goes into LOG, which a runner's path would
@@ -116,12 +124,22 @@ def nested_repositories(root: Path, hidden: Callable[[str], bool]) -> set[str]:
             rel = f"{prefix}{name}/"
             if name == ".git" or hidden(rel) or os.path.islink(os.path.join(folder, name)):
                 continue
-            if os.path.lexists(os.path.join(folder, name, ".git")):
+            if is_repository(Path(folder, name)):
                 found.add(rel)
             else:
                 entered.append(name)
         dirs[:] = entered
     return found
+
+
+def is_repository(folder: Path) -> bool:
+    """Whether git, run inside `folder`, finds a repository there: a `.git` entry (a directory or a `gitdir:`
+    file), or `folder` itself a git directory by git's own test (`is_git_directory`: a HEAD beside `objects/`
+    and `refs/`, or beside a `commondir` file), as a bare repository or a linked work tree's git directory is."""
+    if os.path.lexists(folder / ".git"):
+        return True
+    return os.path.isfile(folder / "HEAD") and (
+        os.path.isfile(folder / "commondir") or (os.path.isdir(folder / "objects") and os.path.isdir(folder / "refs")))
 
 
 def disarm_nested_repos(top: Path) -> None:

@@ -27,6 +27,30 @@ def head_entry(repo: Repo, path: str) -> tuple[bytes, int] | None:
     return cast(pygit2.Blob, raw[entry.id]).data, int(entry.filemode)
 
 
+def head_files_under(repo: Repo, folder: str) -> list[str]:
+    """The paths of every file HEAD holds under `folder` (none when HEAD has no folder there)."""
+    raw = repo.raw
+    if raw.head_is_unborn:
+        return []
+    try:
+        entry = raw.head.peel(pygit2.Commit).tree[folder]
+    except KeyError:
+        return []
+    if entry.type != pygit2.enums.ObjectType.TREE:
+        return []
+    found: list[str] = []
+    pending = [(folder, cast(pygit2.Tree, raw[entry.id]))]
+    while pending:                           # a stack, not recursion: a tree can be nested thousands deep
+        place, tree = pending.pop()
+        for item in tree:
+            rel = f"{place}/{item.name}"
+            if item.type == pygit2.enums.ObjectType.TREE:
+                pending.append((rel, cast(pygit2.Tree, raw[item.id])))
+            elif item.type == pygit2.enums.ObjectType.BLOB:
+                found.append(rel)
+    return found
+
+
 def restore_paths(repo: Repo, paths: Iterable[str]) -> None:
     """Make each of `paths` what HEAD holds: removed when HEAD has none, rewritten otherwise (mode kept)."""
     base = root(repo)

@@ -160,8 +160,10 @@ def stems(conn: sqlite3.Connection, forms: set[str] | list[str] | tuple[str, ...
                      " USING fts5vocab(temp, recall_tok, instance)")
         conn.execute("INSERT INTO temp.recall_tok(recall_tok) VALUES ('delete-all')")
         conn.executemany("INSERT INTO temp.recall_tok(rowid, t) VALUES (?, ?)", list(enumerate(missing)))
-        for doc, term in conn.execute("SELECT doc, term FROM temp.recall_tok_terms"):
-            _STEMS[missing[doc]] = term
+        # Read as bytes: the tokenizer cuts a term past 32 KiB of UTF-8 wherever that falls, inside a character
+        # too, and sqlite3 cannot give such a term as text. The cut character is dropped, as the index drops it.
+        for doc, term in conn.execute("SELECT doc, CAST(term AS BLOB) FROM temp.recall_tok_terms"):
+            _STEMS[missing[doc]] = bytes(term).decode("utf-8", "ignore")
         for form in missing:
             _STEMS.setdefault(form, "")         # a form the tokenizer drops entirely
     return {form: _STEMS[form] for form in forms if _STEMS.get(form)}

@@ -208,6 +208,22 @@ def test_an_interpreter_in_a_homes_own_folder_is_bound_alone(tmp_path: Path, mem
     assert "ghp_" not in done.stdout and "share" not in done.stdout, done.stdout
 
 
+@needs_bwrap
+def test_an_interpreter_env_finds_after_a_variable_it_sets_is_bound(tmp_path: Path, memrepo: GitRepo) -> None:
+    """`#!/usr/bin/env -S NODE_OPTIONS=... node` (env -S sets the variable, then runs the program it names):
+    the program is the first word that is no option and no assignment, and its install is bound."""
+    tools = tmp_path / "opt" / "bin"
+    tools.mkdir(parents=True)
+    shell = shutil.which("dash") or shutil.which("sh")
+    assert shell is not None
+    shutil.copy2(os.path.realpath(shell), tools / "mysh")
+    agent = tmp_path / "agent"
+    agent.write_text("#!/usr/bin/env -S GREETING=started mysh\necho \"$GREETING\"\n", encoding="utf-8")
+    agent.chmod(0o755)
+    done = _boxed(memrepo, [str(agent)], f"{tools}{os.pathsep}/usr/bin:/bin")
+    assert done.stdout.startswith("started"), done.stderr
+
+
 def _fake_bwrap(folder: Path, body: str) -> str:
     folder.mkdir()
     program = folder / "bwrap"

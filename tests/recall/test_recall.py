@@ -294,7 +294,9 @@ HOSTILE = [('"', False), ('deploy "staging', True), ("NEAR(deploy staging)", Tru
            ("x" * 10_000, False), ("deploy staging nginx " * 600, True), ("D-0001", False), ("a:b:c", False),
            ('"unterminated NEAR(deploy, 2', False), ("{task result}: deploy", True), ("café MÜLLER naïve", False),
            ("SELECT * FROM docs; --", False), ("AND", False), ("OR", False), ("NOT", False),
-           ("what did we do about the deploy", True)]
+           ("what did we do about the deploy", True),
+           # a word the tokenizer cuts inside a character (past 32 KiB of UTF-8) is a word like any other
+           ("字" * 15_000, False), ("deploy " + "字" * 15_000, True)]
 
 
 @pytest.mark.parametrize(("query", "expected"), HOSTILE)
