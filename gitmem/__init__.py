@@ -15,7 +15,7 @@ PINNED_REF = "main"
 # the tag in a comment (`@<sha> # v0.2.0`, `rev: <sha>  # frozen: v0.2.0`), as zizmor and Dependabot expect and so
 # that pre-commit never warns of a mutable `rev:`. The release step writes it once the tag is pushed (a commit
 # cannot name itself); tests/project/test_release_pins.py holds the tag, when this checkout has it, to this commit.
-PINNED_COMMIT = "eb6927b44253be722de3c9431b542681779e2e24"
+PINNED_COMMIT = "aa721f7f390d80019a43bbe581c1025b31fdb42d"
 DISTRIBUTION = "gitmem-agent"
 
 
