@@ -323,18 +323,11 @@ def test_the_close_counts_logs_fences_once_before_its_commit(memrepo: GitRepo,
     """Before its commit the close judges its change to LOG twice: as `check` does (GM301), and for its
     permission (only appends). The second takes the first's reading: the old LOG's fence state at its end is
     counted once from LOG's start, not once for each (75 MB at 100x); a rewritten LOG is still refused."""
-    from gitmem import gitio
     from gitmem.close import commit_guard
     from gitmem.memory import fences
-    from tests.cycle.test_cost_counts import log_of
+    from tests.cycle.test_cost_counts import log_appended_after_commit, log_of
 
-    memrepo.write("LOG.md", log_of(40))
-    memrepo.stage("LOG.md")
-    memrepo.commit("forty cycles")
-    memrepo.write("LOG.md", log_of(41))
-    ws = memrepo.ws()
-    head = gitio.head_id(ws.repo)
-    assert head is not None
+    ws, head = log_appended_after_commit(memrepo)
     counted = _counting(monkeypatch, fences, "open_after")
     assert commit_guard.check_result(ws, head, commit_guard.changed_files(ws, head)) == []
     from_start = [args for args in counted if len(args) == 1 or args[1] == 0]
@@ -434,18 +427,11 @@ def test_the_close_judges_the_bytes_it_commits_without_reading_them_again(memrep
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """The whole-change check before the commit judges the changed files as read for the commit: LOG is not read
     from the work tree a second time (75 MB at 100x); what is judged is what the commit holds."""
-    from gitmem import gitio
     from gitmem.close import commit_guard
     from gitmem.confined import files
-    from tests.cycle.test_cost_counts import log_of
+    from tests.cycle.test_cost_counts import log_appended_after_commit, log_of
 
-    memrepo.write("LOG.md", log_of(40))
-    memrepo.stage("LOG.md")
-    memrepo.commit("forty cycles")
-    memrepo.write("LOG.md", log_of(41))
-    ws = memrepo.ws()
-    head = gitio.head_id(ws.repo)
-    assert head is not None
+    ws, head = log_appended_after_commit(memrepo)
     changed = commit_guard.changed_files(ws, head)
     read = _counting(monkeypatch, files, "read_bytes")
     assert commit_guard.check_result(ws, head, changed) == []

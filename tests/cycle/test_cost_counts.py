@@ -17,6 +17,7 @@ from gitmem.close.writeup import blocked_tasks
 from gitmem.cycle.runner import run_cycle
 from gitmem.memory import decisions, log
 from gitmem.memory.text import Timestamp
+from gitmem.workspace import Workspace
 from tests.support.helpers import GitRepo
 
 
@@ -121,13 +122,7 @@ def test_the_close_judges_an_appended_log_without_decoding_it(memrepo: GitRepo,
     of LOG is decoded whole again (75 MB each at 100x)."""
     from gitmem.close import commit_guard
 
-    memrepo.write("LOG.md", log_of(40))
-    memrepo.stage("LOG.md")
-    memrepo.commit("forty cycles")
-    memrepo.write("LOG.md", log_of(41))
-    ws = memrepo.ws()
-    head = gitio.head_id(ws.repo)
-    assert head is not None
+    ws, head = log_appended_after_commit(memrepo)
     decoded: list[int] = []
     real = commit_guard.decode_text
 
@@ -198,6 +193,19 @@ def test_an_append_to_log_leaves_the_next_reader_its_fence_count(memrepo: GitRep
     assert spans and all(start >= history_end for start, _ in spans), (history_end, first_end, spans)
 
 # -- the close: what waits on a decision is found without parsing the LOG since it was asked -------------------
+
+def log_appended_after_commit(memrepo: GitRepo) -> tuple[Workspace, str]:
+    """A LOG of forty cycles committed and a forty-first appended in the work tree, as a close finds LOG before
+    its commit; the workspace and HEAD."""
+    memrepo.write("LOG.md", log_of(40))
+    memrepo.stage("LOG.md")
+    memrepo.commit("forty cycles")
+    memrepo.write("LOG.md", log_of(41))
+    ws = memrepo.ws()
+    head = gitio.head_id(ws.repo)
+    assert head is not None
+    return ws, head
+
 
 def log_of(count: int, *, blocked_at: tuple[int, ...] = ()) -> str:
     """A LOG of `count` cycles, one an hour from 2026-01-01, those in `blocked_at` blocked on D-0001."""

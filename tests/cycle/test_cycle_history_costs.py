@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pygit2
 import pytest
 
 from gitmem.agents.command import CommandBackend
@@ -17,9 +16,8 @@ from gitmem.checks import amendments
 from gitmem.cycle.runner import run_cycle
 from gitmem.memory import fences, lessons, log
 from gitmem.workspace import Workspace
-from tests.support.helpers import with_command_backend
 from tests.support.synth import cached_repo
-from tests.support.synth_copy import working_copy
+from tests.support.synth_copy import noop_agent_copy
 
 _OLD_LINE = re.compile(rb"## (?<![^\n]## )")
 _PASS = re.compile(rb"\n(?:```|~~~)")
@@ -140,18 +138,23 @@ def test_a_count_from_counted_lines_is_the_whole_count(monkeypatch: pytest.Monke
 def _checked_copy(tmp_path: Path) -> Path:
     """The 1x synthetic repository with a no-op command agent, and the cycle before run in its own process: the
     next one starts with nothing parsed, as a scheduled cycle does."""
-    root = working_copy(cached_repo(1.0), tmp_path / "repo")
-    config = root / "gitmem.yaml"
-    config.write_text(with_command_backend(config.read_text(encoding="utf-8"), "true"), encoding="utf-8")
-    repo = pygit2.Repository(str(root))
-    index = repo.index
-    index.add("gitmem.yaml")
-    index.write()
-    signature = pygit2.Signature("Dana Human", "dana@example.com")
-    repo.create_commit("HEAD", signature, signature, "a no-op command agent", index.write_tree(), [repo.head.target])
+    root = noop_agent_copy(cached_repo(1.0), tmp_path / "repo")
     subprocess.run([sys.executable, "-m", "gitmem", "cycle", "--agent", "command"], cwd=root, check=True,
                    capture_output=True)
     return root
+
+
+def _lesson_bodies_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The first line of every lesson whose fields are read from now on (`lessons.parse_fields`)."""
+    bodies: list[int] = []
+    real = lessons.parse_fields
+
+    def counted(body: tuple[str, ...], first_line: int) -> Any:
+        bodies.append(first_line)
+        return real(body, first_line)
+
+    monkeypatch.setattr(lessons, "parse_fields", counted)
+    return bodies
 
 
 def test_a_cycle_that_leaves_lessons_alone_reads_no_lesson(tmp_path: Path, git_env: None,
@@ -161,14 +164,7 @@ def test_a_cycle_that_leaves_lessons_alone_reads_no_lesson(tmp_path: Path, git_e
     checked, so nothing else reads them either."""
     root = _checked_copy(tmp_path)
     assert len(lessons.parse((root / "LESSONS.md").read_text(encoding="utf-8")).lessons) >= 10
-    bodies: list[int] = []
-    real = lessons.parse_fields
-
-    def counted(body: tuple[str, ...], first_line: int) -> Any:
-        bodies.append(first_line)
-        return real(body, first_line)
-
-    monkeypatch.setattr(lessons, "parse_fields", counted)
+    bodies = _lesson_bodies_read(monkeypatch)
     ws = Workspace.open(root)
     report = run_cycle(ws, CommandBackend(ws.config))
     assert report.commit and report.exit_code == 0
@@ -269,14 +265,7 @@ def test_the_permissions_judge_only_the_lessons_a_cycle_changed(monkeypatch: pyt
     before = "\n".join(lines)
     added = before + "\n## L-0041 · a new one\n- Happened: 2026-11-12 (cycle 3) — x\n- Why: w\n- Change: c\n" \
         "- Status: open\n"
-    bodies: list[int] = []
-    real = lessons.parse_fields
-
-    def counted(body: tuple[str, ...], first_line: int) -> Any:
-        bodies.append(first_line)
-        return real(body, first_line)
-
-    monkeypatch.setattr(lessons, "parse_fields", counted)
+    bodies = _lesson_bodies_read(monkeypatch)
     result = permissions.enforce({"lessons": before}, {"lessons": added})
     assert result.notes == [] and len(bodies) == 1
     bodies.clear()

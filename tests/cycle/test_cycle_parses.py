@@ -11,7 +11,6 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-import pygit2
 import pytest
 
 from gitmem.agents.command import CommandBackend
@@ -19,9 +18,9 @@ from gitmem.close.run import run_close
 from gitmem.cycle.runner import run_cycle
 from gitmem.memory import decisions, lessons, now, rules
 from gitmem.workspace import Workspace
-from tests.support.helpers import GitRepo, with_command_backend
+from tests.support.helpers import GitRepo
 from tests.support.synth import cached_repo
-from tests.support.synth_copy import working_copy
+from tests.support.synth_copy import noop_agent_copy
 
 PARSERS = {"now": now.parse, "decisions": decisions.parse, "lessons": lessons.parse, "rules": rules.parse}
 
@@ -51,15 +50,7 @@ def whole_parses(root: Path) -> Iterator[Counter[str]]:
 @pytest.fixture
 def synthetic(tmp_path: Path, git_env: None) -> Path:
     """The 1x synthetic repository (a real agent's size), with a no-op command agent and one cycle run."""
-    root = working_copy(cached_repo(1.0), tmp_path / "repo")      # the one 1x build the suite shares
-    config = root / "gitmem.yaml"
-    config.write_text(with_command_backend(config.read_text(encoding="utf-8"), "true"), encoding="utf-8")
-    repo = pygit2.Repository(str(root))
-    index = repo.index
-    index.add("gitmem.yaml")
-    index.write()
-    signature = pygit2.Signature("Dana Human", "dana@example.com")
-    repo.create_commit("HEAD", signature, signature, "a no-op command agent", index.write_tree(), [repo.head.target])
+    root = noop_agent_copy(cached_repo(1.0), tmp_path / "repo")      # the one 1x build the suite shares
     ws = Workspace.open(root)
     assert run_cycle(ws, CommandBackend(ws.config)).commit
     return root

@@ -126,6 +126,15 @@ os.chmod(hook, 0o755)
 '''
 
 
+def _cycle_holding_one(memrepo: GitRepo, cli) -> list[str]:
+    """A cycle that holds one repository (GM720, exit 0); the paths its commit holds."""
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    assert [v["code"] for v in json.loads(result.out)["violations"]] == ["GM720"]
+    return subprocess.run(["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=memrepo.path, check=True,
+                          capture_output=True, text=True).stdout.split()
+
+
 @pytest.mark.parametrize("sandbox", MODES)
 def test_a_folder_that_is_itself_a_git_directory_is_held_and_runs_nothing(tmp_path: Path, memrepo: GitRepo, cli,
                                                                           sandbox: str) -> None:
@@ -133,11 +142,7 @@ def test_a_folder_that_is_itself_a_git_directory_is_held_and_runs_nothing(tmp_pa
     the agent's core.fsmonitor: it is held like a repository with a `.git`."""
     marker, monitor = _monitor(tmp_path)
     command_agent(tmp_path, memrepo, _bare_agent(monitor), sandbox=sandbox)
-    result = cli(["cycle", "--json"], cwd=memrepo.path)
-    assert result.code == ExitCode.OK, result.err
-    assert [v["code"] for v in json.loads(result.out)["violations"]] == ["GM720"]
-    committed = subprocess.run(["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=memrepo.path, check=True,
-                               capture_output=True, text=True).stdout.split()
+    committed = _cycle_holding_one(memrepo, cli)
     assert not [name for name in committed if name.startswith("vendored/")], committed
     assert not (memrepo.path / "vendored").exists()
     _follow_the_note(memrepo, tmp_path, marker)
@@ -151,11 +156,7 @@ def test_a_tracked_folder_the_agent_turns_into_a_git_directory_is_held_and_its_f
     marker, monitor = _monitor(tmp_path)
     memrepo.commit_files({"vendored/keep.txt": "the human's file\n"}, "a folder of the human's")
     command_agent(tmp_path, memrepo, _bare_agent(monitor), sandbox=sandbox)
-    result = cli(["cycle", "--json"], cwd=memrepo.path)
-    assert result.code == ExitCode.OK, result.err
-    assert [v["code"] for v in json.loads(result.out)["violations"]] == ["GM720"]
-    committed = subprocess.run(["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=memrepo.path, check=True,
-                               capture_output=True, text=True).stdout.split()
+    committed = _cycle_holding_one(memrepo, cli)
     assert [name for name in committed if name.startswith("vendored/")] == ["vendored/keep.txt"], committed
     assert sorted(p.name for p in (memrepo.path / "vendored").iterdir()) == ["keep.txt"]
     assert (memrepo.path / "vendored" / "keep.txt").read_text(encoding="utf-8") == "the human's file\n"

@@ -23,3 +23,20 @@ def working_copy(info: SynthInfo, dest: Path) -> Path:
     repo.references.create("refs/heads/main", pygit2.Oid(hex=info.head), force=True)
     repo.checkout_head(strategy=pygit2.enums.CheckoutStrategy.FORCE)
     return dest
+
+
+def noop_agent_copy(info: SynthInfo, dest: Path) -> Path:
+    """A `working_copy` whose agent is the `command` backend running `true` (a no-op), committed as a human
+    would: a scheduled agent's checkout, ready for a cycle."""
+    from tests.support.helpers import with_command_backend
+
+    root = working_copy(info, dest)
+    config = root / "gitmem.yaml"
+    config.write_text(with_command_backend(config.read_text(encoding="utf-8"), "true"), encoding="utf-8")
+    repo = pygit2.Repository(str(root))
+    index = repo.index
+    index.add("gitmem.yaml")
+    index.write()
+    signature = pygit2.Signature("Dana Human", "dana@example.com")
+    repo.create_commit("HEAD", signature, signature, "a no-op command agent", index.write_tree(), [repo.head.target])
+    return root
