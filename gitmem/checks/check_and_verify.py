@@ -330,6 +330,13 @@ def _resolve(ws: Workspace, rev: str) -> str:
         raise
 
 
+def _dropped(ws: Workspace, rev: str) -> bool:
+    """`rev` is a full commit id this complete (not shallow) clone does not hold: no commit here descends from
+    it. A push event's `before` after a force-push is one: no branch holds the old tip, so no checkout fetches it."""
+    full_id = len(rev) in (40, 64) and not rev.strip("0123456789abcdef")      # a SHA-1 or a SHA-256 id
+    return full_id and not gitio.has_object(ws.repo, rev) and not gitio.shallow_commits(ws.repo)
+
+
 def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str, ...] = (),
                  progress: Callable[[int], None] | None = None, by_this_clock: bool = True,
                  every_file: bool = True) -> RangeResult:
@@ -344,10 +351,11 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
     """
     repo, workspace = ws.repo, ws.name or None
     last = _resolve(ws, end)
-    first = _resolve(ws, start) if start else None
+    dropped = bool(start) and _dropped(ws, str(start))
+    first = _resolve(ws, start) if start and not dropped else None
     shallow = gitio.shallow_commits(repo)
     result = RangeResult()
-    if first is not None and not gitio.is_ancestor(repo, first, last):
+    if dropped or first is not None and not gitio.is_ancestor(repo, first, last):
         if shallow:     # the cut hides whether it descends: say so rather than call it rewritten
             raise ShallowHistoryError(f"cannot tell whether {end} descends from {start}: {SHALLOW_HINT}")
         result.rewritten = True

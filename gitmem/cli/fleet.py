@@ -136,7 +136,8 @@ def render_status(rows: list[Any], *, colour: bool, public: bool = False) -> str
     from gitmem.fleet.need import by_need, fleet_notes, headline
     from gitmem.fleet.public import public_row
 
-    tints = {"ok": "green", "stalled": "red", "over budget": "red", "rule 0 streak": "red", "unreadable": "red"}
+    tints = {"ok": "green", "stalled": "red", "clock ahead": "red", "over budget": "red", "rule 0 streak": "red",
+             "unreadable": "red"}
     head = ("agent", "verdict", "last cycle", "today", "streak", "pending", "last close", "branches")
     rows = by_need(public_row(row) for row in rows) if public else by_need(rows)
     table = [head]

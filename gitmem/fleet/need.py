@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Protocol, TypeVar
 
-from gitmem.fleet.read import INACTIVE_NOTE, NEW, OK, OVER_BUDGET, STALLED, STREAK, UNREADABLE, WAITING
+from gitmem.fleet.read import CLOCK_AHEAD, INACTIVE_NOTE, NEW, OK, OVER_BUDGET, STALLED, STREAK, UNREADABLE, WAITING
 
 # An agent nobody can read is the first row, never the last one below the fold; "ok" is last.
-NEED_ORDER = (UNREADABLE, STALLED, OVER_BUDGET, STREAK, WAITING, NEW, OK)
+NEED_ORDER = (UNREADABLE, STALLED, CLOCK_AHEAD, OVER_BUDGET, STREAK, WAITING, NEW, OK)
 
 
 class Judged(Protocol):

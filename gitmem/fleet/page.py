@@ -27,7 +27,8 @@ from gitmem.secrets import scrub
 SPARK_DAYS = 14
 SPARK_CYCLES = 30
 WIDTH, HEIGHT = 132, 18          # small enough that 22 agents fit a laptop screen, one line each
-VERDICT_CLASS = {"ok": "ok", "stalled": "bad", "over budget": "bad", "rule 0 streak": "bad", "unreadable": "bad",
+VERDICT_CLASS = {"ok": "ok", "stalled": "bad", "clock ahead": "bad", "over budget": "bad", "rule 0 streak": "bad",
+                 "unreadable": "bad",
                  "waiting on you": "warn", "no cycles yet": "warn"}
 STYLE = """
 section.fleet { padding: 8px 28px 24px; }

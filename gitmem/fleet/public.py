@@ -14,7 +14,8 @@ from gitmem.fleet.read import AgentRow, InboxItem
 from gitmem.memory.log import OUTCOMES
 
 # The verdicts `gitmem.fleet.read.verdict` gives; anything else (a future verdict) is shown as "needs a look".
-PUBLIC_VERDICTS = ("ok", "stalled", "over budget", "rule 0 streak", "waiting on you", "no cycles yet", "unreadable")
+PUBLIC_VERDICTS = ("ok", "stalled", "clock ahead", "over budget", "rule 0 streak", "waiting on you", "no cycles yet",
+                   "unreadable")
 PUBLIC_NOTE = ("public view: verdicts and counts only; decision text, LOG lines, branch names and errors are "
                "left out (they are in the agents' own repositories)")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -21,6 +21,7 @@ from gitmem.cycle import schedule
 from gitmem.errors import GitmemError
 from gitmem.fleet.fleetfile import AgentEntry, github_path
 from gitmem.memory import decisions
+from gitmem.memory.clock_skew import CLOCK_SKEW, spoken
 from gitmem.memory.decisions import age_text
 from gitmem.memory.text import masked_printable, parse_timestamp
 from gitmem.secrets import scrub
@@ -30,6 +31,9 @@ TOKEN_VARIABLE = "GITMEM_FLEET_TOKEN"
 OK, STALLED, STREAK, WAITING, NEW, UNREADABLE = "ok", "stalled", "rule 0 streak", "waiting on you", "no cycles yet", \
     "unreadable"
 OVER_BUDGET = "over budget"        # gitmem.fleet.spending judges it
+# The last cycle is dated ahead of the fleet's clock (the clock that wrote it ran fast): its age, and so a stall,
+# cannot be judged until a cycle dated right lands.
+CLOCK_AHEAD = "clock ahead"
 INACTIVE_NOTE = ("GitHub disables a schedule after 60 days without activity, and a broken workflow looks the same: "
                  "see the repository's Actions tab")
 
@@ -206,6 +210,9 @@ def verdict(row: AgentRow) -> tuple[str, str]:
         return NEW, "no cycle in LOG yet"
     limit = row.stall_after_seconds or (2 * row.interval_seconds if row.interval_seconds else None)
     age = (last.get("age_days") or 0) * 86400
+    if -age > CLOCK_SKEW.total_seconds():   # else "0h ago, ok" while the clock was fast, however dead the schedule
+        return CLOCK_AHEAD, (f"last cycle dated {spoken(timedelta(seconds=-age))} ahead of this clock: the clock "
+                             "that wrote it runs fast, so a stall cannot be judged until a cycle dated right lands")
     if limit is not None and age > limit:
         source = "stall_after" if row.stall_after_seconds else "twice its schedule's interval"
         return STALLED, f"last cycle {last['age']} ago, over {_span(limit)} ({source})"

@@ -183,13 +183,38 @@ def test_action_caches_its_dependencies_by_its_own_pyproject_and_the_recall_inde
     index = [s for s in action["runs"]["steps"] if "recall index" in s.get("name", "")]
     assert [s["uses"].split("@")[0] for s in index] == ["actions/cache/restore", "actions/cache/save"]
     for step in index:
-        assert step["with"]["path"].split() == [".git/gitmem", "!.git/gitmem/cycle.lock"]
+        assert step["with"]["path"].split() == [".git/gitmem/*", "!.git/gitmem/cycle.lock"]
         assert step["with"]["key"] == "${{ steps.plan.outputs.state-key }}"
         assert "inputs.command == 'cycle'" in step["if"] and "inputs.command == 'close'" in step["if"]
     assert index[0]["with"]["restore-keys"] == "${{ steps.plan.outputs.state-prefix }}"
     assert index[1]["if"].startswith("always()")
     run = steps["Run gitmem"]["run"]
     assert "trap" in run and 'echo "outcome=error"' in run
+
+
+def _cache_steps() -> list[tuple[str, list[str]]]:
+    found = []
+    fleet = sorted((ROOT / "template-fleet" / ".github" / "workflows").glob("*.yml"))
+    for path in [ROOT / "action.yml", *WORKFLOWS, *fleet]:
+        for step in steps_of(load(path)):
+            if str(step.get("uses", "")).startswith("actions/cache"):
+                found.append((f"{path.name}: {step.get('name')}", str(step["with"]["path"]).split()))
+    return found
+
+
+def test_a_cache_exclusion_is_never_inside_a_folder_the_cache_takes_whole():
+    """actions/cache matches its paths without implicit descendants and hands tar the folders it matched, which
+    tar takes whole: `!dir/file` under a listed `dir` excludes nothing (actions/toolkit#713). It works only
+    against a sibling matched by a glob (`dir/*`). So the cycle lock a cycle killed by the job's timeout left
+    in .git/gitmem was saved, and every later run restored a lock held "on another host" and refused to start,
+    a schedule that never heals; excluded as a sibling it is never saved."""
+    steps = _cache_steps()
+    assert any(r"!.git/gitmem/cycle.lock" in paths for _, paths in steps)
+    for where, paths in steps:
+        taken = [path.rstrip("/") for path in paths if not path.startswith("!")]
+        for excluded in (path[1:] for path in paths if path.startswith("!")):
+            assert excluded.rsplit("/", 1)[0] + "/*" in taken, (where, excluded)
+            assert not [path for path in taken if excluded.startswith(path + "/")], (where, excluded)
 
 
 def test_cron_validator_rejects_nonsense():

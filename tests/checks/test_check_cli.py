@@ -214,6 +214,33 @@ def test_verify_rewritten_history_exits_5_with_gm906(memrepo: GitRepo, history, 
     assert result.lines[0].startswith(f"(range):1: GM906 {other} does not descend from {history['end']}")
 
 
+def test_verify_after_a_force_push_whose_old_tip_the_clone_never_fetched_exits_5_with_gm906(
+        memrepo: GitRepo, history, cli, tmp_path: Path) -> None:
+    """The template's check workflow verifies a push as `before..after`. After a force-push GitHub's `before` is
+    the old tip, which no branch holds any more, so the checkout (full history) never fetched it: the range's
+    start is a commit id this repository does not have. In a complete clone nothing that descends from it can
+    be missing it, so it is history rewritten (GM906, exit 5) as when the old tip is at hand, not an "unknown
+    revision" (exit 2)."""
+    from tests.support.gitcli import git, run_git
+
+    git(memrepo.path, "checkout", "-q", "-b", "before-the-force-push", history["start"])
+    memrepo.commit_files({"LOG.md": memrepo.read("LOG.md") + log_entry(20, 2)}, "the tip the force-push drops")
+    dropped = memrepo.head()
+    git(memrepo.path, "checkout", "-q", "main")
+    clone = tmp_path / "checkout"
+    git(tmp_path, "clone", "-q", "--no-local", "--single-branch", "--branch", "main", str(memrepo.path), str(clone))
+    assert run_git(clone, "cat-file", "-t", dropped, check=False).returncode != 0
+    result = cli(["verify", "--range", f"{dropped}..{history['end']}", "--branch", "main"], cwd=clone)
+    assert result.code == ExitCode.REWRITTEN == 5, result.err
+    assert result.lines[0].startswith(f"(range):1: GM906 {history['end']} does not descend from {dropped}")
+    # A revision that names nothing is still an unknown revision, and so is an id in a shallow clone, whose cut
+    # hides what it holds.
+    assert cli(["verify", "--range", f"nonsense..{history['end']}"], cwd=clone).code == 2
+    shallow = tmp_path / "shallow"
+    git(tmp_path, "clone", "-q", "--depth", "1", "--no-local", str(memrepo.path), str(shallow))
+    assert cli(["verify", "--range", f"{dropped}..HEAD"], cwd=shallow).code != ExitCode.REWRITTEN
+
+
 def test_verify_pre_push_from_pre_commit_env(memrepo: GitRepo, history, cli, monkeypatch) -> None:
     monkeypatch.setenv("PRE_COMMIT_FROM_REF", history["start"])
     monkeypatch.setenv("PRE_COMMIT_TO_REF", history["end"])

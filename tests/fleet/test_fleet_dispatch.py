@@ -5,6 +5,7 @@ and budgets hit mid-day. Only overdue agents cost API calls; no agent gets a sec
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -276,3 +277,33 @@ def test_a_copy_whose_last_fetch_failed_is_not_read_offline_nor_dispatched(tmp_p
     (tmp_path / "moved").rename(agent.path)
     assert read_fleet(fleet).rows[0].verdict != "unreadable"
     assert read_fleet(fleet, offline=True).rows[0].verdict != "unreadable"
+
+
+def test_a_last_cycle_dated_ahead_of_the_clock_is_not_ok_and_comes_before_the_healthy_ones(
+        tmp_path: Path, git_env: None, cli) -> None:
+    """A cycle written by a clock 40 days fast (a human's laptop, a runner with a wrong clock) would read as
+    "0h ago, ok" for 40 days: no stall could be seen however long the schedule stays dead. The fleet says
+    the clock is ahead, as `gitmem status` warns in the agent itself, and ranks it above the agents that
+    are fine."""
+    from tests.support.helpers import make_repo
+
+    now = datetime.now(UTC)
+    for name, moment in (("fine", now - timedelta(minutes=30)), ("fast", now + timedelta(days=40))):
+        agent = make_repo(tmp_path / name)
+        shutil.copytree(Path(__file__).resolve().parents[2] / "template-repo" / ".github",
+                        agent.path / ".github", dirs_exist_ok=True)
+        _cycle(agent.path, moment)
+    (tmp_path / "fleet.yaml").write_text("agents:\n  - name: fine\n    repo: fine\n  - name: fast\n    repo: fast\n",
+                                         encoding="utf-8")
+    view = read_fleet(load_fleet(tmp_path / "fleet.yaml"), clock=lambda: now)
+    rows = {row.agent: row for row in view.rows}
+    assert rows["fine"].verdict == "ok"
+    assert rows["fast"].verdict == "clock ahead", rows["fast"].why
+    assert re.search(r"dated (39d 23h|40d 0h) ahead of this clock", rows["fast"].why), rows["fast"].why
+    for public in ([], ["--public"]):
+        shown = cli(["fleet", "status", *public], cwd=tmp_path)
+        lines = shown.out.splitlines()
+        assert "2 agents: 1 clock ahead, 1 ok" in lines[0], shown.out
+        assert lines.index(next(line for line in lines if line.startswith("fast"))) < \
+            lines.index(next(line for line in lines if line.startswith("fine")))
+        assert "clock ahead" in next(line for line in lines if line.startswith("fast"))
