@@ -66,7 +66,7 @@ def masked(fact: Fact, environ: Mapping[str, str]) -> Fact:
     values = secrets.env_values(environ)
 
     def scrub(text: str | None) -> str | None:
-        return secrets.redact(text, values) if text else text
+        return secrets.redact(text, values, url_passwords=True) if text else text
 
     # Every text of the fact that lands in memory: its name (`anchor`) too, which the Origin line carries.
     return replace(fact, file=scrub(fact.file) or "", text=scrub(fact.text) or "", why=scrub(fact.why),

@@ -331,3 +331,25 @@ def test_a_memory_bank_made_a_link_out_of_the_repository_is_named_not_read(memre
     # Named with --from, the folder is the one the user chose, as every source's override is.
     chosen = cli(["import", "cline", "--from", str(tmp_path / "private"), "--dry-run"], cwd=memrepo.path)
     assert chosen.code == 0 and "the private plans" in chosen.out
+
+
+@pytest.mark.parametrize("url,shown", [
+    ("postgres://admin:hunter2hunter2@db.internal:5432/prod", "postgres://admin:***@db.internal:5432/prod"),
+    ("https://deploy:p%40ss:w0rd@git.example.com/a.git", "https://deploy:***@git.example.com/a.git"),
+    ("redis://:Redis-Only-Pass@cache:6379/0", "redis://:***@cache:6379/0"),
+])
+def test_a_password_in_a_connection_url_of_a_source_reaches_no_memory_file(memrepo: GitRepo, cli: Cli,
+                                                                           home: Path, url: str,  # noqa: F811
+                                                                           shown: str) -> None:
+    password = url.split("@")[0].split(":", 2)[2]
+    put(claude_dir(home, memrepo), {"project_db.md": f"---\nname: db\ndescription: {url}\ntype: project\n---\n"
+                                                     f"The production database is {url}\n"})
+    planned = cli(["import", "claude", "--dry-run", "--json"], cwd=memrepo.path)
+    assert planned.code == 0, planned.err
+    assert password not in planned.out
+    done = cli(["import", "claude"], cwd=memrepo.path)
+    assert done.code == 0, done.err
+    assert password not in done.out + done.err and password not in "".join(memory(memrepo))
+    assert f"The production database is {shown}" in memory(memrepo)[1]     # the rest of the URL stays readable
+    assert cli(["check", "--worktree"], cwd=memrepo.path).code == 0
+    assert "Nothing new to import." in cli(["import", "claude"], cwd=memrepo.path).out
