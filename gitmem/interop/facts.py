@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import date
 
@@ -22,8 +23,10 @@ _SPACE_RE = re.compile(r"\s+")
 
 
 def normalized(text: str) -> str:
-    """The text as its key counts it: runs of white space are one space."""
-    return _SPACE_RE.sub(" ", text).strip()
+    """The text as its key counts it: runs of white space are one space, and each character in its composed
+    form (NFC): a source saved again as NFD (`e` and a combining accent, as macOS and some editors write `é`)
+    holds the same facts."""
+    return _SPACE_RE.sub(" ", unicodedata.normalize("NFC", text)).strip()
 
 
 def fact_key(source: str, file: str, text: str) -> str:

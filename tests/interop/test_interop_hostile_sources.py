@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import tempfile
+import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -353,3 +354,21 @@ def test_a_password_in_a_connection_url_of_a_source_reaches_no_memory_file(memre
     assert f"The production database is {shown}" in memory(memrepo)[1]     # the rest of the URL stays readable
     assert cli(["check", "--worktree"], cwd=memrepo.path).code == 0
     assert "Nothing new to import." in cli(["import", "claude"], cwd=memrepo.path).out
+
+
+@pytest.mark.parametrize("form", ["NFD", "NFC"])
+def test_a_source_saved_again_in_another_unicode_form_adds_nothing(memrepo: GitRepo, cli: Cli, home: Path,  # noqa: F811
+                                                                    form: str) -> None:
+    """macOS and some editors save `é` as `e` and a combining accent (NFD): the same text, the same fact."""
+    where = home / "amr"
+    text = "- The café API keys résumé ids by Zoë's rule [source: notes; added: 2026-12-01]\n"
+    first, then = ("NFC", "NFD") if form == "NFD" else ("NFD", "NFC")
+    put(where, {"MEMORY.md": "# Memory\n\n## Index\n\n" + unicodedata.normalize(first, text)})
+    assert cli(["import", "agent-memory-repo", "--from", str(where)], cwd=memrepo.path).code == 0
+    commit_all(memrepo)
+    before = memory(memrepo)
+    put(where, {"MEMORY.md": "# Memory\n\n## Index\n\n" + unicodedata.normalize(then, text)})
+    again = cli(["import", "agent-memory-repo", "--from", str(where)], cwd=memrepo.path)
+    assert again.code == 0, again.err
+    assert "Nothing new to import." in again.out
+    assert memory(memrepo) == before
