@@ -372,3 +372,25 @@ def test_a_source_saved_again_in_another_unicode_form_adds_nothing(memrepo: GitR
     assert again.code == 0, again.err
     assert "Nothing new to import." in again.out
     assert memory(memrepo) == before
+
+
+def test_a_day_written_that_has_not_begun_anywhere_is_an_unknown_day(memrepo: GitRepo, cli: Cli, home: Path,  # noqa: F811
+                                                                     tmp_path: Path) -> None:
+    """A file time set ahead (`touch -d 2099-03-01`, a fast clock) or an `added:` day ahead is no day the fact
+    was written: the origin says `written unknown`, as for a time no calendar holds; today's stays."""
+    ahead = 4_076_006_400                                  # 2099-03-01 UTC
+    where = tmp_path / "claude"
+    put(where, {"feedback_sorted.md": "---\ntype: feedback\n---\nKeep the changelog sorted by date.\n",
+                "user_role.md": "---\ntype: user\n---\nThe user reviews every pull request.\n"})
+    os.utime(where / "feedback_sorted.md", (ahead, ahead))
+    os.utime(where / "user_role.md", None)                 # now: written today
+    assert cli(["import", "claude", "--from", str(where)], cwd=memrepo.path).code == 0
+    lessons, decisions = memory(memrepo)
+    assert "2099" not in lessons and "written there an unknown day" in lessons
+    assert re.search(r"- Origin: claude · \S+/feedback_sorted\.md:4 · written unknown · key ", lessons)
+    assert re.search(r"user_role\.md:4 · written 20[0-9]{2}-[0-9]{2}-[0-9]{2} · key ", decisions)
+    put(tmp_path / "amr", {"MEMORY.md": "# Memory\n\n## Index\n\n- Releases are cut on Thursdays "
+                                        "[source: notes; added: 2099-03-01]\n"})
+    assert cli(["import", "agent-memory-repo", "--from", str(tmp_path / "amr")], cwd=memrepo.path).code == 0
+    assert "2099" not in memory(memrepo)[1]
+    assert cli(["check", "--worktree"], cwd=memrepo.path).code == 0
