@@ -394,3 +394,36 @@ def test_a_day_written_that_has_not_begun_anywhere_is_an_unknown_day(memrepo: Gi
     assert cli(["import", "agent-memory-repo", "--from", str(tmp_path / "amr")], cwd=memrepo.path).code == 0
     assert "2099" not in memory(memrepo)[1]
     assert cli(["check", "--worktree"], cwd=memrepo.path).code == 0
+
+
+def test_an_index_line_is_dropped_only_for_a_topic_file_that_holds_it(memrepo: GitRepo, cli: Cli, home: Path,  # noqa: F811
+                                                                        tmp_path: Path) -> None:
+    """A MEMORY.md line that links a topic file there is that file's entry; one that links a web page's `.md` or
+    a topic file that is gone holds the only copy of its fact, which lands as any other index line."""
+    where = tmp_path / "claude"
+    put(where, {"MEMORY.md": "# Memory\n- [Role](user_role.md) — data scientist\n"
+                             "- Follow [CONTRIBUTING](https://example.com/a/b/CONTRIBUTING.md) for every pull request\n"
+                             "- [Deploys](feedback_deploys.md) — deploys need a second reviewer\n",
+                "user_role.md": "---\ntype: user\n---\nThe user is a data scientist.\n"})
+    planned = cli(["import", "claude", "--from", str(where), "--dry-run", "--json"], cwd=memrepo.path)
+    assert planned.code == 0, planned.err
+    texts = [item["text"] for item in json.loads(planned.out)["proposals"]]
+    assert texts == ["Follow [CONTRIBUTING](https://example.com/a/b/CONTRIBUTING.md) for every pull request",
+                     "[Deploys](feedback_deploys.md) — deploys need a second reviewer",
+                     "The user is a data scientist."]
+
+
+def test_an_exported_index_line_whose_topic_file_is_gone_still_imports_as_nothing(memrepo: GitRepo, cli: Cli,
+                                                                                  tmp_path: Path) -> None:
+    """Claude Code may delete a topic file the export wrote: the index line left names its entry, so importing the
+    export back still adds nothing."""
+    assert cli(["lesson", "add", "--title", "Pin the CLI versions", "--happened", "a release broke CI", "--why",
+                "an unpinned install", "--change", "pin every agent CLI with its lock"], cwd=memrepo.path).code == 0
+    commit_all(memrepo)
+    out = tmp_path / "out"
+    assert cli(["export", "--to", "claude", "--out", str(out)], cwd=memrepo.path).code == 0
+    (out / "gitmem-l-0001.md").unlink()
+    before = memory(memrepo)
+    again = cli(["import", "claude", "--from", str(out)], cwd=memrepo.path)
+    assert again.code == 0, again.err
+    assert "Nothing new to import." in again.out and memory(memrepo) == before
