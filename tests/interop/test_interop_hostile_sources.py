@@ -427,3 +427,19 @@ def test_an_exported_index_line_whose_topic_file_is_gone_still_imports_as_nothin
     again = cli(["import", "claude", "--from", str(out)], cwd=memrepo.path)
     assert again.code == 0, again.err
     assert "Nothing new to import." in again.out and memory(memrepo) == before
+
+
+@pytest.mark.parametrize("fmt", ["agent-memory-repo", "claude", "codex", "gemini"])
+def test_an_entry_quoting_another_entrys_tag_still_imports_back_as_nothing(memrepo: GitRepo, cli: Cli,
+                                                                           tmp_path: Path, fmt: str) -> None:
+    """The tag an export ends an entry's line with names the entry; a `[gitmem: L-0777]` its text quotes does not
+    (an entry this repository lacks would make the export import back as a new fact)."""
+    assert cli(["lesson", "add", "--title", "Quote the tags", "--happened", "a review", "--why", "history",
+                "--change", "keep [gitmem: L-0777] in a quote as written"], cwd=memrepo.path).code == 0
+    commit_all(memrepo)
+    out = tmp_path / "out"
+    assert cli(["export", "--to", fmt, "--out", str(out)], cwd=memrepo.path).code == 0
+    before = memory(memrepo)
+    again = cli(["import", fmt, "--from", str(out)], cwd=memrepo.path)
+    assert again.code == 0, again.err
+    assert "Nothing new to import." in again.out and memory(memrepo) == before
