@@ -128,6 +128,11 @@ _PRIVATE_BLOCKS = (
 
 
 _REDACTORS = (*_PRIVATE_BLOCKS, *_REDACT_ONLY, *PATTERNS)
+# A URL's password (`postgres://app:PASSWORD@db`, `https://me:PASSWORD@host`), the rest of the URL kept readable:
+# masked only in text another tool's memory brings into gitmem's (`redact(..., url_passwords=True)`). Not in
+# every file a cycle commits: a project's code holds development URLs (`postgres://postgres:postgres@db`) that
+# masking would break; and not a GM903 finding, as a password has no shape of its own.
+_URL_PASSWORD = _p(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:]*:([^\s/?#@]+)@", "", "://", group=1)
 
 
 def find_secrets(data: bytes) -> list[tuple[int, str]]:
@@ -272,15 +277,17 @@ def redact_bytes(data: bytes, extra_values: Iterable[str] = ()) -> bytes:
     return data
 
 
-def redact(text: str, extra_values: Iterable[str | None] = ()) -> str:
+def redact(text: str, extra_values: Iterable[str | None] = (), *, url_passwords: bool = False) -> str:
     """`text` with every secret-like token and every value in `extra_values` (only those: a caller holding
-    another environment, or the environment's values already) replaced by MASK; other characters kept exactly,
-    lone surrogates included. For what is shown, `scrub`."""
+    another environment, or the environment's values already) replaced by MASK, and with `url_passwords` every
+    URL's password too; other characters kept exactly, lone surrogates included. For what is shown, `scrub`."""
     if not text:
         return text
     values = [value for value in extra_values if value]
     data = text.encode("utf-8", "surrogatepass")
     clean = redact_bytes(data, values)
+    if url_passwords and _URL_PASSWORD.present(clean):
+        clean = _URL_PASSWORD.regex.sub(_masker(MASK.encode(), _URL_PASSWORD.group), clean)
     return text if clean == data else clean.decode("utf-8", "surrogatepass")
 
 

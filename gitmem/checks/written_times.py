@@ -57,6 +57,11 @@ def judges(inp: CheckInput) -> list[tuple[datetime, str]]:
 _EARTHS_LEAD = timedelta(hours=14)
 
 
+def not_begun_anywhere(day: date, moment: datetime) -> bool:
+    """Whether `day` has not yet begun anywhere on Earth at `moment`: no one could have written on it."""
+    return day > (moment.astimezone(UTC) + _EARTHS_LEAD).date()
+
+
 def ahead_violation(inp: CheckInput, path: str, line: int, what: str, *, when: Timestamp | None = None,
                     day: date | None = None) -> Violation | None:
     """GM730 for a time in DECISIONS or LESSONS new in this state: `when` more than CLOCK_SKEW after a judging
@@ -65,7 +70,7 @@ def ahead_violation(inp: CheckInput, path: str, line: int, what: str, *, when: T
         if when is not None and beyond(when.moment, moment) is not None:
             return Violation.of(codes.MEMORY_DATED_AHEAD, path, line, variant, what=what, when=when,
                                 moment=Timestamp.from_datetime(moment))
-        if day is not None and day > (moment.astimezone(UTC) + _EARTHS_LEAD).date():
+        if day is not None and not_begun_anywhere(day, moment):
             return Violation.of(codes.MEMORY_DATED_AHEAD, path, line, variant, what=what, when=day.isoformat(),
                                 moment=Timestamp.from_datetime(moment))
     return None

@@ -168,7 +168,9 @@ def render_export(fmt: str, found: list[Item], record: str, today: date) -> dict
                   f"type: {'feedback' if item.kind in ('rule', 'lesson') else 'project'}\n---\n"
                   f"{MARKER} from {record} -->\n{item.line()}\n" + "".join(f"{m}\n" for m in item.more))
            for name, item in topics.items()}
-    index = "\n".join(f"- [{_yaml_line(item.title)}]({name}) — {item.kind} {item.ref}" for name, item in topics.items())
+    # Each index line names its entry too: one whose topic file is gone still imports back as nothing.
+    index = "\n".join(f"- [{_yaml_line(item.title)}]({name}) — {item.kind} [gitmem: {item.ref}]"
+                      for name, item in topics.items())
     out["MEMORY.md"] = f"# Memory\n\n{head}\n\n{index}\n"
     return out
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import date
 
@@ -14,16 +15,19 @@ from gitmem.memory.text import SEP
 
 LESSON = "lesson"          # lands in LESSONS, open: it awaits confirmations like any lesson
 PROPOSAL = "proposal"      # listed in the batch's decision, for the human to accept
-# A fact exported from a gitmem repository names the entry it came from; importing it back adds nothing.
-EXPORTED_RE = re.compile(r"\[gitmem: ((?:L|D)-[0-9]{4,18}|R-[0-9]{2,}|NOW)\]")
+# A fact exported from a gitmem repository names the entry it came from, at the end of the entry's line;
+# importing it back adds nothing. A tag the entry's text quotes, earlier on the line, names nothing.
+EXPORTED_RE = re.compile(r"\[gitmem: ((?:L|D)-[0-9]{4,18}|R-[0-9]{2,}|NOW)\][ \t\r]*$", re.MULTILINE)
 _ORIGIN_RE = re.compile(r"^(?P<source>[a-z][a-z-]*) · (?P<file>.+):(?P<line>[0-9]+) · written (?P<written>"
                         r"[0-9]{4}-[0-9]{2}-[0-9]{2}|unknown) · key (?P<key>[0-9a-f]{12})(?: · as (?P<anchor>.+))?$")
 _SPACE_RE = re.compile(r"\s+")
 
 
 def normalized(text: str) -> str:
-    """The text as its key counts it: runs of white space are one space."""
-    return _SPACE_RE.sub(" ", text).strip()
+    """The text as its key counts it: runs of white space are one space, and each character in its composed
+    form (NFC): a source saved again as NFD (`e` and a combining accent, as macOS and some editors write `é`)
+    holds the same facts."""
+    return _SPACE_RE.sub(" ", unicodedata.normalize("NFC", text)).strip()
 
 
 def fact_key(source: str, file: str, text: str) -> str:

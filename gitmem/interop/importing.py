@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 from types import ModuleType
 
 from gitmem import secrets
 from gitmem.checks import render
 from gitmem.checks.violation import Violation
+from gitmem.checks.written_times import not_begun_anywhere
 from gitmem.interop import agent_memory_repo, claude_code, cline, codex, gemini, notes
 from gitmem.interop.batch_limit import BatchOverPending, over_pending
 from gitmem.interop.facts import Fact, normalized
@@ -66,7 +68,7 @@ def masked(fact: Fact, environ: Mapping[str, str]) -> Fact:
     values = secrets.env_values(environ)
 
     def scrub(text: str | None) -> str | None:
-        return secrets.redact(text, values) if text else text
+        return secrets.redact(text, values, url_passwords=True) if text else text
 
     # Every text of the fact that lands in memory: its name (`anchor`) too, which the Origin line carries.
     return replace(fact, file=scrub(fact.file) or "", text=scrub(fact.text) or "", why=scrub(fact.why),
@@ -102,7 +104,16 @@ def collect_facts(source: str, workspace: Workspace, *, where: Path | None, envi
     if problems:
         raise SourceProblem(f"cannot import the {module.WHAT}: {len(problems)} problem(s); nothing was imported",
                             sorted(problems, key=lambda v: (v.path, v.line)))
-    return Batch(source, tuple(places), tuple(masked(fact, environ) for fact in facts))
+    now = workspace.clock()()
+    return Batch(source, tuple(places), tuple(masked(dated(fact, now), environ) for fact in facts))
+
+
+def dated(fact: Fact, now: datetime) -> Fact:
+    """`fact`, its written day unknown when that day has not begun anywhere yet (a file time set ahead, an
+    `added:` day to come): a source's claim, never a day ahead of the clock in memory (GM730's rule)."""
+    if fact.written is not None and not_begun_anywhere(fact.written, now):
+        return replace(fact, written=None)
+    return fact
 
 
 def _linked_in(project: Path, root: Path, problems: list[Violation]) -> bool:

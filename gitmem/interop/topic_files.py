@@ -5,10 +5,11 @@ Claude Code's topic files (docs: code.claude.com/docs/en/memory, "Auto memory"; 
 `feedback`, `project` and `reference`) carry `name`, `description` and `type` (at the top, or under `metadata:`
 as later releases write it). A `feedback` memory is a correction of how to work, with `**Why:**` and
 `**How to apply:**` lines: it lands as a lesson. The others are facts about the user, the project or where to
-look: they land as proposals. An index line that links a topic file is that file's entry, not a second fact.
+look: they land as proposals. An index line that links a topic file there is that file's entry, not a second fact.
 """
 from __future__ import annotations
 
+import posixpath
 import re
 from datetime import date
 
@@ -39,13 +40,13 @@ def read_topic_files(reader: Reader, source: str, prefix: str, rel_dir: str = ".
     facts: list[Fact] = []
     names = reader.markdown_in(rel_dir)
     index = next((n for n in names if n.rsplit("/", 1)[-1] == INDEX), None)
-    linked: set[str] = set()
     if index is not None:
         loaded = reader.read(index)
         if loaded is not None:
             for block in blocks(loaded.text):
-                links = _LINK_RE.findall(block.text)
-                linked.update(links)
+                # A line pointing to a topic file here is that file's entry; one linking a web page's `.md`, or a
+                # topic file that is gone, holds the only copy of its fact.
+                links = [link for link in _LINK_RE.findall(block.text) if posixpath.normpath(link) in names]
                 if block.bullet and not links:
                     facts.append(Fact(source, f"{prefix}/{index}", block.line, block.text, PROPOSAL, loaded.written))
     for name in names:

@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import tempfile
+import unicodedata
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -331,3 +332,114 @@ def test_a_memory_bank_made_a_link_out_of_the_repository_is_named_not_read(memre
     # Named with --from, the folder is the one the user chose, as every source's override is.
     chosen = cli(["import", "cline", "--from", str(tmp_path / "private"), "--dry-run"], cwd=memrepo.path)
     assert chosen.code == 0 and "the private plans" in chosen.out
+
+
+@pytest.mark.parametrize("url,shown", [
+    ("postgres://admin:hunter2hunter2@db.internal:5432/prod", "postgres://admin:***@db.internal:5432/prod"),
+    ("https://deploy:p%40ss:w0rd@git.example.com/a.git", "https://deploy:***@git.example.com/a.git"),
+    ("redis://:Redis-Only-Pass@cache:6379/0", "redis://:***@cache:6379/0"),
+])
+def test_a_password_in_a_connection_url_of_a_source_reaches_no_memory_file(memrepo: GitRepo, cli: Cli,
+                                                                           home: Path, url: str,  # noqa: F811
+                                                                           shown: str) -> None:
+    password = url.split("@")[0].split(":", 2)[2]
+    put(claude_dir(home, memrepo), {"project_db.md": f"---\nname: db\ndescription: {url}\ntype: project\n---\n"
+                                                     f"The production database is {url}\n"})
+    planned = cli(["import", "claude", "--dry-run", "--json"], cwd=memrepo.path)
+    assert planned.code == 0, planned.err
+    assert password not in planned.out
+    done = cli(["import", "claude"], cwd=memrepo.path)
+    assert done.code == 0, done.err
+    assert password not in done.out + done.err and password not in "".join(memory(memrepo))
+    assert f"The production database is {shown}" in memory(memrepo)[1]     # the rest of the URL stays readable
+    assert cli(["check", "--worktree"], cwd=memrepo.path).code == 0
+    assert "Nothing new to import." in cli(["import", "claude"], cwd=memrepo.path).out
+
+
+@pytest.mark.parametrize("form", ["NFD", "NFC"])
+def test_a_source_saved_again_in_another_unicode_form_adds_nothing(memrepo: GitRepo, cli: Cli, home: Path,  # noqa: F811
+                                                                    form: str) -> None:
+    """macOS and some editors save `é` as `e` and a combining accent (NFD): the same text, the same fact."""
+    where = home / "amr"
+    text = "- The café API keys résumé ids by Zoë's rule [source: notes; added: 2026-12-01]\n"
+    first, then = ("NFC", "NFD") if form == "NFD" else ("NFD", "NFC")
+    put(where, {"MEMORY.md": "# Memory\n\n## Index\n\n" + unicodedata.normalize(first, text)})
+    assert cli(["import", "agent-memory-repo", "--from", str(where)], cwd=memrepo.path).code == 0
+    commit_all(memrepo)
+    before = memory(memrepo)
+    put(where, {"MEMORY.md": "# Memory\n\n## Index\n\n" + unicodedata.normalize(then, text)})
+    again = cli(["import", "agent-memory-repo", "--from", str(where)], cwd=memrepo.path)
+    assert again.code == 0, again.err
+    assert "Nothing new to import." in again.out
+    assert memory(memrepo) == before
+
+
+def test_a_day_written_that_has_not_begun_anywhere_is_an_unknown_day(memrepo: GitRepo, cli: Cli, home: Path,  # noqa: F811
+                                                                     tmp_path: Path) -> None:
+    """A file time set ahead (`touch -d 2099-03-01`, a fast clock) or an `added:` day ahead is no day the fact
+    was written: the origin says `written unknown`, as for a time no calendar holds; today's stays."""
+    ahead = 4_076_006_400                                  # 2099-03-01 UTC
+    where = tmp_path / "claude"
+    put(where, {"feedback_sorted.md": "---\ntype: feedback\n---\nKeep the changelog sorted by date.\n",
+                "user_role.md": "---\ntype: user\n---\nThe user reviews every pull request.\n"})
+    os.utime(where / "feedback_sorted.md", (ahead, ahead))
+    os.utime(where / "user_role.md", None)                 # now: written today
+    assert cli(["import", "claude", "--from", str(where)], cwd=memrepo.path).code == 0
+    lessons, decisions = memory(memrepo)
+    assert "2099" not in lessons and "written there an unknown day" in lessons
+    assert re.search(r"- Origin: claude · \S+/feedback_sorted\.md:4 · written unknown · key ", lessons)
+    assert re.search(r"user_role\.md:4 · written 20[0-9]{2}-[0-9]{2}-[0-9]{2} · key ", decisions)
+    put(tmp_path / "amr", {"MEMORY.md": "# Memory\n\n## Index\n\n- Releases are cut on Thursdays "
+                                        "[source: notes; added: 2099-03-01]\n"})
+    assert cli(["import", "agent-memory-repo", "--from", str(tmp_path / "amr")], cwd=memrepo.path).code == 0
+    assert "2099" not in memory(memrepo)[1]
+    assert cli(["check", "--worktree"], cwd=memrepo.path).code == 0
+
+
+def test_an_index_line_is_dropped_only_for_a_topic_file_that_holds_it(memrepo: GitRepo, cli: Cli, home: Path,  # noqa: F811
+                                                                        tmp_path: Path) -> None:
+    """A MEMORY.md line that links a topic file there is that file's entry; one that links a web page's `.md` or
+    a topic file that is gone holds the only copy of its fact, which lands as any other index line."""
+    where = tmp_path / "claude"
+    put(where, {"MEMORY.md": "# Memory\n- [Role](user_role.md) — data scientist\n"
+                             "- Follow [CONTRIBUTING](https://example.com/a/b/CONTRIBUTING.md) for every pull request\n"
+                             "- [Deploys](feedback_deploys.md) — deploys need a second reviewer\n",
+                "user_role.md": "---\ntype: user\n---\nThe user is a data scientist.\n"})
+    planned = cli(["import", "claude", "--from", str(where), "--dry-run", "--json"], cwd=memrepo.path)
+    assert planned.code == 0, planned.err
+    texts = [item["text"] for item in json.loads(planned.out)["proposals"]]
+    assert texts == ["Follow [CONTRIBUTING](https://example.com/a/b/CONTRIBUTING.md) for every pull request",
+                     "[Deploys](feedback_deploys.md) — deploys need a second reviewer",
+                     "The user is a data scientist."]
+
+
+def test_an_exported_index_line_whose_topic_file_is_gone_still_imports_as_nothing(memrepo: GitRepo, cli: Cli,
+                                                                                  tmp_path: Path) -> None:
+    """Claude Code may delete a topic file the export wrote: the index line left names its entry, so importing the
+    export back still adds nothing."""
+    assert cli(["lesson", "add", "--title", "Pin the CLI versions", "--happened", "a release broke CI", "--why",
+                "an unpinned install", "--change", "pin every agent CLI with its lock"], cwd=memrepo.path).code == 0
+    commit_all(memrepo)
+    out = tmp_path / "out"
+    assert cli(["export", "--to", "claude", "--out", str(out)], cwd=memrepo.path).code == 0
+    (out / "gitmem-l-0001.md").unlink()
+    before = memory(memrepo)
+    again = cli(["import", "claude", "--from", str(out)], cwd=memrepo.path)
+    assert again.code == 0, again.err
+    assert "Nothing new to import." in again.out and memory(memrepo) == before
+
+
+@pytest.mark.parametrize("fmt", ["agent-memory-repo", "claude", "codex", "gemini"])
+def test_an_entry_quoting_another_entrys_tag_still_imports_back_as_nothing(memrepo: GitRepo, cli: Cli,
+                                                                           tmp_path: Path, fmt: str) -> None:
+    """The tag an export ends an entry's line with names the entry; a `[gitmem: L-0777]` its text quotes does not
+    (an entry this repository lacks would make the export import back as a new fact)."""
+    assert cli(["lesson", "add", "--title", "Quote the tags", "--happened", "a review", "--why", "history",
+                "--change", "keep [gitmem: L-0777] in a quote as written"], cwd=memrepo.path).code == 0
+    commit_all(memrepo)
+    out = tmp_path / "out"
+    assert cli(["export", "--to", fmt, "--out", str(out)], cwd=memrepo.path).code == 0
+    before = memory(memrepo)
+    again = cli(["import", fmt, "--from", str(out)], cwd=memrepo.path)
+    assert again.code == 0, again.err
+    assert "Nothing new to import." in again.out and memory(memrepo) == before

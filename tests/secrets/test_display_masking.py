@@ -143,3 +143,18 @@ def test_outside_text_is_shown_masked_then_escaped_by_one_function(monkeypatch: 
     assert masked_printable(f"\x1b]52;c;{SECRET}\x07 and \u202e{SECRET}") == "\\u001b]52;c;***\\u0007 and \\u202e***"
     plain = "nothing to hide"
     assert masked_printable(plain) == plain
+
+
+def test_a_urls_password_is_masked_in_what_an_import_brings_and_a_projects_dev_url_is_left_alone() -> None:
+    """The password of a URL's user part has no token shape: masked by its place in text another tool's memory
+    brings in, the rest of the URL kept. A file a cycle commits keeps its development URL as written (masking
+    would break the project's code), and whether a variable is withheld from an agent stays as it was."""
+    url = "postgres://app:Tr0ub4dor-and-3@db.internal:5432/prod"
+    masked = "db is postgres://app:***@db.internal:5432/prod, ok"
+    assert secrets.redact(f"db is {url}, ok", url_passwords=True) == masked
+    assert secrets.redact("https://me:pass@host/a.git and ssh://git@host:22/x and http://[::1]:8080/",
+                          url_passwords=True) == "https://me:***@host/a.git and ssh://git@host:22/x and http://[::1]:8080/"
+    dev = b"DATABASE_URL=postgres://postgres:postgres@localhost:5432/app\n"
+    assert secrets.redact_bytes(dev) == dev and secrets.redact(dev.decode()) == dev.decode()
+    environ = {"DATABASE_URL": url, "HOME": "/root"}
+    assert secrets.agent_environment(environ) == environ
