@@ -42,7 +42,8 @@ EXIT_CODES = {
 
 @click.command("close", epilog=exit_codes_help(EXIT_CODES))
 @click.option("--date", "day", metavar="YYYY-MM-DD", type=DayParam(), default=None,
-              help="The day to close (default: today in the configured time zone).")
+              help="The day to close (default: today in the configured time zone; run less than close.late_hours "
+                   "(12) hours after midnight, the day before, as a scheduler's late run).")
 @click.option("--no-llm", "no_llm", is_flag=True,
               help="Build the report and rules from the data only, even when ANTHROPIC_API_KEY is set.")
 @click.option("--push", is_flag=True, help="Fetch, rebase and push the close commit, retrying with backoff.")

@@ -79,7 +79,8 @@ class CloseResult:
 
 def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
               push: bool = False, clock: Clock | None = None, client: Any = None) -> CloseResult:
-    """Close `day` (default: today in the configured zone). `client` replaces the Anthropic client in tests."""
+    """Close `day` (default: `close_day`, today in the configured zone or the day before). `client` replaces the
+    Anthropic client in tests."""
     from gitmem.cycle import lock
 
     repo, config = ws.repo, ws.config
