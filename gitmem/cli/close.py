@@ -119,14 +119,15 @@ def _pushed(result: CloseResult) -> int:
 
 
 def _show(result: CloseResult, *, as_json: bool) -> None:
-    """The close quotes the agent (tasks, results, decision titles): no terminal escape reaches the screen, as in
-    `status` and `pending`."""
-    from gitmem.memory.text import printable, printable_data
+    """The close quotes the agent (tasks, results, decision titles): no terminal escape and no secret reaches the
+    screen, as in `status` and `pending`."""
+    from gitmem.memory.text import masked_printable, printable_data
+    from gitmem.secrets import scrub_data
 
     if as_json:
-        show_json(printable_data(result.to_json()), indent=2)
+        show_json(scrub_data(printable_data(result.to_json())), indent=2)
     else:
-        show(printable(_text(result)), nl=False)
+        show(masked_printable(_text(result)), nl=False)
 
 
 def _text(result: CloseResult) -> str:
