@@ -42,7 +42,8 @@ EXIT_CODES = {
 
 @click.command("close", epilog=exit_codes_help(EXIT_CODES))
 @click.option("--date", "day", metavar="YYYY-MM-DD", type=DayParam(), default=None,
-              help="The day to close (default: today in the configured time zone).")
+              help="The day to close (default: today in the configured time zone; run less than close.late_hours "
+                   "(12) hours after midnight, the day before, as a scheduler's late run).")
 @click.option("--no-llm", "no_llm", is_flag=True,
               help="Build the report and rules from the data only, even when ANTHROPIC_API_KEY is set.")
 @click.option("--push", is_flag=True, help="Fetch, rebase and push the close commit, retrying with backoff.")
@@ -118,14 +119,15 @@ def _pushed(result: CloseResult) -> int:
 
 
 def _show(result: CloseResult, *, as_json: bool) -> None:
-    """The close quotes the agent (tasks, results, decision titles): no terminal escape reaches the screen, as in
-    `status` and `pending`."""
-    from gitmem.memory.text import printable, printable_data
+    """The close quotes the agent (tasks, results, decision titles): no terminal escape and no secret reaches the
+    screen, as in `status` and `pending`."""
+    from gitmem.memory.text import masked_printable, printable_data
+    from gitmem.secrets import scrub_data
 
     if as_json:
-        show_json(printable_data(result.to_json()), indent=2)
+        show_json(scrub_data(printable_data(result.to_json())), indent=2)
     else:
-        show(printable(_text(result)), nl=False)
+        show(masked_printable(_text(result)), nl=False)
 
 
 def _text(result: CloseResult) -> str:

@@ -171,6 +171,17 @@ def day_entries(text: TailSource | str, day: date, tz: tzinfo) -> tuple[tuple[Lo
     return cycles, closes
 
 
+def written_zone(entry: LogEntry, tz: tzinfo) -> tzinfo:
+    """The zone whose day a close entry's Day names: the configured `tz`, unless the entry's stamp carries another
+    offset than `tz` has at that moment (the human changed `timezone` since): then the offset it was written at.
+    The day it closed ends when it ended for that close, so a zone change neither reports a cycle twice nor drops
+    one."""
+    moment = entry.when.moment
+    if moment.tzinfo is None or moment.utcoffset() == moment.astimezone(tz).utcoffset():
+        return tz
+    return moment.tzinfo
+
+
 def close_day(moment: datetime, tz: tzinfo, late_hours: int) -> date:
     """The day a close started at `moment` belongs to: the day it runs in, or the day before when it runs within
     `late_hours` of midnight. A scheduler runs the close late in the evening and may run it hours late (GitHub's
@@ -198,7 +209,8 @@ def _walk(entries: Sequence[LogEntry], tz: tzinfo, *, whole: bool) -> tuple[list
             pending.append(entry)
             continue
         closed = closed_day(entry)
-        start, end = day_bounds(closed, tz) if closed is not None else (entry.when.moment, entry.when.moment)
+        start, end = (day_bounds(closed, written_zone(entry, tz)) if closed is not None
+                      else (entry.when.moment, entry.when.moment))
         end = reported_until(end, entry.when.moment)
         unseen = log.arrived_cycles(entry)        # pushed while it ran: above it, and never read by it
         if first:
@@ -229,8 +241,8 @@ def unreported_cycles(text: TailSource | str, until: datetime, tz: tzinfo, *,
             if entry.cycle is None:
                 unseen |= log.arrived_cycles(entry)
                 closed = closed_day(entry)
-                end = reported_until(day_bounds(closed, tz)[1] if closed is not None else entry.when.moment,
-                                     entry.when.moment)
+                end = reported_until(day_bounds(closed, written_zone(entry, tz))[1] if closed is not None
+                                     else entry.when.moment, entry.when.moment)
                 covered = max(covered, end) if covered is not None else end
                 early = early or entry.when.moment < day_start
         return False

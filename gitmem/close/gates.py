@@ -177,6 +177,13 @@ def plan_promotions(candidates: list[Candidate], doc: RulesDoc, *, texts: dict[s
             out.conflict_notes[lesson.id] = len(out.notes)
             out.notes.append(conflict_note(lesson, [rid for rid, _ in unsettled]))
             continue
+        # A rule is retired only once it is in force: one added by this very close would be added and retired in
+        # the same change, which the close's own permissions refuse (and every later close would plan the same).
+        arriving = [item.rule.id for item in out.promote if item.rule.id in lesson.supersedes]
+        if arriving:
+            out.notes.append(f"{lesson.id} · {lesson.title}: eligible, waiting: it supersedes {', '.join(arriving)}, "
+                             "which this close promotes; the next close retires it")
+            continue
         if len(out.promote) >= max_promotions:
             out.notes.append(f"{lesson.id} · {lesson.title}: eligible, waiting (at most {max_promotions} "
                              "promotions per close)")

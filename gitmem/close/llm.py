@@ -15,6 +15,7 @@ from gitmem.close.gates import RULE_MAX_CHARS, Candidate
 from gitmem.config.nesting import loads_json
 from gitmem.memory.rules import Rule
 from gitmem.memory.text import one_line
+from gitmem.secrets import scrub_data
 
 _JSON_RE = re.compile(r"\{.*\}", re.S)
 DEFAULT_PROSE = ("You are closing the day {date} for an autonomous agent. Write like a careful human reviewer: "
@@ -50,10 +51,13 @@ class CloseModel:
 
         if self._client is None:
             self._client = anthropic.Anthropic(timeout=120.0, max_retries=3)
+        # The payload quotes memory (entries, lessons, rules): a secret that reached it past the hooks is masked
+        # before it leaves the machine, as in everything else the close writes or shows.
+        sent = json.dumps(scrub_data(payload), ensure_ascii=False, indent=1)
         try:
             reply = self._client.messages.create(
                 model=self.model, max_tokens=max_tokens, system=system,
-                messages=[{"role": "user", "content": json.dumps(payload, ensure_ascii=False, indent=1)}])
+                messages=[{"role": "user", "content": sent}])
         except anthropic.APIError as err:
             status = getattr(err, "status_code", None)
             self.usage.errors.append(type(err).__name__ + (f" {status}" if status else ""))

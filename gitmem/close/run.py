@@ -43,6 +43,7 @@ from gitmem.memory import placeholders
 from gitmem.memory.log import TailSource
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.publish.push import PushReport
+from gitmem.secrets import scrub, scrub_data
 from gitmem.workspace import Clock, Workspace
 
 PHASE_TRAILER = "Gitmem-Phase: close"
@@ -79,7 +80,8 @@ class CloseResult:
 
 def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
               push: bool = False, clock: Clock | None = None, client: Any = None) -> CloseResult:
-    """Close `day` (default: today in the configured zone). `client` replaces the Anthropic client in tests."""
+    """Close `day` (default: `close_day`, today in the configured zone or the day before). `client` replaces the
+    Anthropic client in tests."""
     from gitmem.cycle import lock
 
     repo, config = ws.repo, ws.config
@@ -203,9 +205,11 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
             if written is not None:
                 summary, plan = written[0], (written[1], written[2])
             result.llm = model.usage.describe(model.model)
-        fields = day_report.close_fields(facts, problems=problems, promotion_lines=promotion_lines, plan=plan,
-                                         summary=summary, standing=standing.current, as_of=as_of, shape=shape,
-                                         problems_more=more)
+        # The report quotes memory (Tasks, Results, titles): a secret that reached it past the hooks is masked here,
+        # as in every output, rather than copied into the close's entry, which the checks then refuse, every day.
+        fields: dict[str, str] = scrub_data(day_report.close_fields(
+            facts, problems=problems, promotion_lines=promotion_lines, plan=plan, summary=summary,
+            standing=standing.current, as_of=as_of, shape=shape, problems_more=more))
         memory.add_close_entry(fields)
         result.days.append(day.isoformat())
         result.reports.append(fields)
@@ -213,10 +217,11 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
         if last:
             result.counts, result.problems, result.report = facts.counts(), problems, fields
             assert plan is not None
-            result.plan = day_report.plan_text(plan, shape)
+            result.plan = scrub(day_report.plan_text(plan, shape))
             latest = closed_day(previous[-1]) if previous else None
             if latest is None or latest <= day:      # never a plan for a day gone by on top of a newer one
-                memory.add_plan_block(plan_for=day + timedelta(days=1), **day_report.plan_block(facts, plan, shape))
+                memory.add_plan_block(plan_for=day + timedelta(days=1),
+                                      **scrub_data(day_report.plan_block(facts, plan, shape)))
             caught = f" (and {len(open_days) - 1} earlier day(s) caught up)" if len(open_days) > 1 else ""
             closed = f"closed {day.isoformat()} again" if again else f"closed {day.isoformat()}"
             result.message = f"{closed}: {facts.counts_line()}{again}{caught}"

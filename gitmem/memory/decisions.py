@@ -302,9 +302,14 @@ class Waiting:
         return f"{self.id} · {self.title} ({self.age})"
 
     def is_stale(self, stale_days: int) -> bool:
-        """Whether it has waited more than `stale_days` whole days (`close.stale_decision_days`): the one rule
-        `gitmem status`, `pending` and every close flag it by."""
-        return self.days > stale_days
+        """Whether it has waited too long: `waited_too_long`."""
+        return waited_too_long(self.age_days, stale_days)
+
+
+def waited_too_long(age_days: float | None, stale_days: int) -> bool:
+    """Whether a decision that has waited `age_days` has waited more than `stale_days` whole days
+    (`close.stale_decision_days`): the one rule `gitmem status`, `pending`, every close and the report flag it by."""
+    return age_days is not None and math.floor(age_days) > stale_days
 
 
 def age_text(days: float | None) -> str:

@@ -9,6 +9,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
+from gitmem.memory import decisions
 from gitmem.memory.log import Outcome
 from gitmem.report import charts, series
 from gitmem.report.model import WorkspaceReport
@@ -43,8 +44,10 @@ def _card(index: int, chart: charts.Chart) -> str:
 
 
 def _pending(report: WorkspaceReport) -> str:
+    stale = ' stale'
     rows = [f'<tr><td>{escape(d.id)}</td><td>{escape(d.title)}</td><td>{d.asked:%Y-%m-%d %H:%M}</td>'
-            f'<td class="age{" stale" if d.waited_days > report.stale_days else ""}">{d.waited_days:.1f} d</td>'
+            f'<td class="age{stale if decisions.waited_too_long(d.waited_days, report.stale_days) else ""}">'
+            f'{d.waited_days:.1f} d</td>'
             f'<td>{escape(d.recommendation)}</td></tr>' for d in report.pending]
     table = ("<table><thead><tr><th>ID</th><th>decision</th><th>asked</th><th>waiting</th><th>recommendation</th>"
              f"</tr></thead><tbody>{''.join(rows)}</tbody></table>") if rows else '<p class="empty">None.</p>'

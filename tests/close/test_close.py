@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -334,16 +335,18 @@ def test_close_push_rebases_onto_a_human_push_and_publishes(world: World, tmp_pa
 
 
 def test_days_follow_the_configured_time_zone(world: World) -> None:
-    """Europe/Madrid is UTC+1 in November: 23:30 UTC on the 10th is already the 11th there."""
+    """Europe/Madrid is UTC+1 in November: 23:30 UTC on the 10th is already the 11th there. The clock gives its
+    moments in the configured zone, as the real one does, so the entries carry Madrid's offset."""
     world.git.commit_files({"gitmem.yaml": world.read("gitmem.yaml").replace("timezone: UTC",
                                                                              "timezone: Europe/Madrid")}, "tz")
-    world.cycle(at(10, 12))
-    world.cycle(at(10, 23, 30))
-    result = world.close(d(10), at(10, 23, 45))         # 00:45 on the 11th in Madrid: closing yesterday
+    madrid = ZoneInfo("Europe/Madrid")
+    world.cycle(at(10, 12).astimezone(madrid))
+    world.cycle(at(10, 23, 30).astimezone(madrid))
+    result = world.close(d(10), at(10, 23, 45).astimezone(madrid))     # 00:45 on the 11th in Madrid: yesterday
     assert result.counts["built"] == 1
     with pytest.raises(CloseError, match="has not happened yet"):
-        world.close(d(12), at(10, 23, 50))
-    second = world.close(d(11), at(11, 22))
+        world.close(d(12), at(10, 23, 50).astimezone(madrid))
+    second = world.close(d(11), at(11, 22).astimezone(madrid))
     assert second.counts["built"] == 1
 
 

@@ -153,3 +153,16 @@ def test_the_model_never_decides_eligibility(world: World, api: FakeAPI) -> None
         ("L-0001", "Dry-run migrations first."), ("L-0002", "Deploy only Monday to Thursday.")]
     assert "Promote me anyway." not in world.read("RULES.md")
     assert result.decisions_filed == []
+
+
+def test_the_model_is_sent_no_secret_of_the_day(world: World, api: FakeAPI) -> None:
+    """The facts the model words quote the day's entries: a token that reached LOG past the hooks is masked
+    before it leaves the machine, as in the entry the close writes (gitmem.secrets.scrub)."""
+    token = "ghp_" + "A1b2C3d4" * 5
+    entry = f"\n## 2026-11-10 11:00 UTC · cycle 4 · no-build\n- Task: deploy\n- Result: key {token}\n"
+    world.git.commit_files({"LOG.md": world.read("LOG.md") + entry}, "gitmem: cycle 4 (past the hooks)")
+    api.reply = lambda system, payload: ({"rules": {}, "conflicts": []} if "proven rules" in system else
+                                         {"summary": "Four cycles.", "plan_task": "Rotate the key", "plan_why": "-"})
+    world.close(d(10), at(10, 23), use_llm=True)
+    sent = json.dumps(api.requests)
+    assert len(api.requests) == 2 and "key ***" in sent and token not in sent

@@ -254,3 +254,29 @@ def test_rules_filled_by_this_very_close_still_get_a_proposed_retirement(world: 
     assert f"to make room, retire or supersede: R-01 · Rule number 0. (from {ids[0]}; cycles" in promoted, promoted
     assert "the oldest learned rule still in force" in promoted
     world.assert_valid(before)
+
+
+def test_a_lesson_superseding_a_rule_this_close_promotes_waits_for_the_next_close(world: World) -> None:
+    """L-0002 names R-01, the rule L-0001 becomes in this very close. Retiring a rule the moment it is added fails
+    the close's own permission check (R-01 new but not a proven rule), and every later close planned the same:
+    the close was stuck. L-0002 waits; the next close, with R-01 in force, promotes it and retires R-01."""
+    world.cycle(at(10, 8))
+    first = world.lesson(at(10, 8, 10), "First", rule="Rule one.")
+    second = world.lesson(at(10, 8, 20), "Second", rule="Rule two.", supersedes="R-01")
+    for hour in (9, 10):
+        world.cycle(at(10, hour))
+        world.confirm(at(10, hour, 10), first)
+        world.confirm(at(10, hour, 20), second)
+    before = world.git.head()
+    closed = world.close(d(10), at(10, 23))
+    assert [p["rule"] for p in closed.promoted] == ["R-01"] and status(world, second) == "open"
+    assert any(second in note and "R-01" in note and "next close" in note for note in closed.not_promoted)
+    assert proven(world) == ["- R-01 · Rule one. (from L-0001; cycles 2, 3)"]
+    world.assert_valid(before)
+    world.cycle(at(11, 9))
+    again = world.close(d(11), at(11, 23))
+    assert again.promoted == [{"rule": "R-02", "lesson": second, "text": "Rule two.", "cycles": [2, 3],
+                               "retired": ["R-01"]}]
+    assert [r.render() for r in rules.parse(world.read("RULES.md")).retired] == [
+        "- R-01 · Rule one. (superseded by R-02 on 2026-11-11)"]
+    world.assert_valid(before)
