@@ -65,8 +65,7 @@ def render_dashboard(data: dict[str, Any], *, colour: bool) -> str:
     lines.append("rules        " + paint(f"{rules['proven']}/{rules['proven_max']} proven, "
                                          f"{rules['lines']}/{rules['lines_max']} lines", "red" if full else None))
     for found in data.get("placeholders", []):
-        lines.append("  " + paint(f"{found['path']}:{found['line']}: placeholder {found['text']} left: every prompt "
-                                  "reads it", "red"))
+        lines.append("  " + paint(f"{found['path']}:{found['line']}: {found['code']} {found['message']}", "red"))
     for found in data.get("dated_ahead", []):
         lines.append(paint(f"warning: {found['path']}:{found['line']}: {found['what']} is dated {found['when']}, "
                            f"{found['ahead']} ahead of this clock: the clock that wrote it runs fast (set it "

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from gitmem import codes
 from gitmem.checks.violation import Violation
 from gitmem.config import REQUIRED_ROLES
 from gitmem.confined import files
@@ -26,6 +27,8 @@ class Placeholder:
     path: str
     line: int
     text: str
+    code: str       # GM717, and its message: the very line the cycle's refusal prints
+    message: str
 
 
 def missing_files(ws: Workspace) -> list[str]:
@@ -47,7 +50,9 @@ def require_memory(ws: Workspace) -> list[str]:
 def rules_placeholders(ws: Workspace) -> list[Placeholder]:
     """Template placeholders left in RULES.md, with their lines (`gitmem.memory.placeholders`)."""
     path = ws.config.path("rules")
-    return [Placeholder(path, line, text) for line, text in placeholders.find_placeholders(ws.read("rules"))]
+    found = [(Violation.of(codes.CYCLE_RULES_PLACEHOLDERS, path, line, "line", text=text), text)
+             for line, text in placeholders.find_placeholders(ws.read("rules"))]
+    return [Placeholder(v.path, v.line, text, v.code, v.message) for v, text in found]
 
 
 def invalid_memory(ws: Workspace) -> list[Violation]:

@@ -67,7 +67,8 @@ def test_status_flags_template_placeholders_left_in_rules(world: World) -> None:
         (6, "<agent name>"), (7, "<one sentence: what this agent exists to do>"),
         (8, "<who answers DECISIONS.md, and how to reach them>")]
     text = render_dashboard(data, colour=False)
-    assert "  RULES.md:6: placeholder <agent name> left: every prompt reads it" in text.splitlines()
+    assert ("  RULES.md:6: GM717 placeholder <agent name> left: every prompt reads it, so the agent would start "
+            "without it") in text.splitlines()
     rules = world.read("RULES.md")
     filled = (rules.replace("<agent name>", "Scout").replace("<one sentence: what this agent exists to do>", "Ship.")
               .replace("<who answers DECISIONS.md, and how to reach them>", "Ada <ada@example.org>")
@@ -75,6 +76,21 @@ def test_status_flags_template_placeholders_left_in_rules(world: World) -> None:
     world.git.write("RULES.md", filled)
     again = collect_status(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()
     assert again["placeholders"] == []
+
+
+def test_status_names_each_placeholder_line_as_path_line_code_message(tmp_path: Path, cli, git_env) -> None:  # type: ignore[no-untyped-def]
+    """A new user's first `gitmem status` on the template flags RULES.md's placeholders in the one diagnostic form
+    (`path:line: GMnnn message`), the same lines the cycle's GM717 refusal prints."""
+    assert cli(["init", str(tmp_path)], cwd=tmp_path).code == 0
+    shown = cli(["status"], cwd=tmp_path)
+    assert shown.code == 0
+    flagged = [line.strip() for line in shown.out.splitlines() if line.strip().startswith("RULES.md:")]
+    assert flagged == [
+        "RULES.md:6: GM717 placeholder <agent name> left: every prompt reads it, so the agent would start without it",
+        "RULES.md:7: GM717 placeholder <one sentence: what this agent exists to do> left: every prompt reads it, "
+        "so the agent would start without it",
+        "RULES.md:8: GM717 placeholder <who answers DECISIONS.md, and how to reach them> left: every prompt reads "
+        "it, so the agent would start without it"]
 
 
 def test_status_without_memory_says_so(tmp_path: Path, cli, git_env) -> None:  # type: ignore[no-untyped-def]
