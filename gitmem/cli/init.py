@@ -58,7 +58,7 @@ def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as
     from gitmem.scaffold.next_step import next_step
 
     report = init(directory, agents, plain_hooks=plain_hooks)
-    step = next_step(plain_hooks, report.hooks, report.hooks_in_place)
+    step = next_step(plain_hooks, report.hooks, report.hooks_in_place, report.hooks_path)
     if as_json:
         click.echo(json.dumps(_as_json(report, step), indent=2))
     else:

@@ -38,6 +38,7 @@ class InitReport:
     hooks: list[str] = field(default_factory=list)          # --plain-hooks: the hooks installed (or already ours)
     steps: list[str] = field(default_factory=list)          # --agent: what the human still has to do (trust Codex)
     hooks_in_place: list[str] = field(default_factory=list)  # pre-commit/pre-push already running gitmem
+    hooks_path: str | None = None     # core.hooksPath when set: `pre-commit install` refuses to install then
     merge_driver: list[str] = field(default_factory=list)   # the memory merge driver: what was registered
 
 
@@ -151,7 +152,9 @@ def init(target: Path, agents: Sequence[str] = (), *, plain_hooks: bool = False)
         from gitmem.scaffold.git_hooks import hooks_in_place
 
         try:
-            report.hooks_in_place = hooks_in_place(gitio.hooks_dir(gitio.open_repo(target)))
+            repo = gitio.open_repo(target)
+            report.hooks_in_place = hooks_in_place(gitio.hooks_dir(repo))
+            report.hooks_path = gitio.config_value(repo, "core.hooksPath")
         except gitio.GitCommandError:      # no git to ask where hooks live: and none can run without it
             pass
     if agents:

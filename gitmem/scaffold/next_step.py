@@ -10,13 +10,18 @@ COMMIT_NEXT = ("commit the memory files: the git hooks run `gitmem check` before
                "before each push")
 
 
-def next_step(plain_hooks: bool, hooks: list[str], in_place: list[str]) -> str:
+def next_step(plain_hooks: bool, hooks: list[str], in_place: list[str], hooks_path: str | None = None) -> str:
     """What to do after init, for the hooks this machine can run: nothing to install when both hooks are
-    already there (`pre-commit install` was run, or gitmem's plain hooks are in)."""
+    already there (`pre-commit install` was run, or gitmem's plain hooks are in). With core.hooksPath set
+    (`hooks_path`), `pre-commit install` refuses to install, so the step is gitmem's plain hooks in that folder."""
     if plain_hooks:
         return COMMIT_NEXT if hooks else "no hook was installed: see the message above"
     if set(in_place) >= {"pre-commit", "pre-push"}:
         return COMMIT_NEXT
+    if hooks_path is not None:
+        return (f"core.hooksPath is set ({hooks_path}), where `pre-commit install` refuses to install: run "
+                "`gitmem init --plain-hooks` to put gitmem's hooks there, or add `gitmem check` (pre-commit) and "
+                "`gitmem verify --pre-push` (pre-push) to the hooks that folder runs")
     if shutil.which("pre-commit"):
         return PRE_COMMIT_INSTALL
     beside = Path(sys.executable).parent / "pre-commit"      # in gitmem's own venv, not activated

@@ -157,6 +157,26 @@ def test_with_pre_commit_only_beside_gitmem_the_next_step_names_its_path(
     assert next_step(False, [], []) == "pre-commit install --hook-type pre-commit --hook-type pre-push"
 
 
+def test_with_core_hooks_path_set_the_next_step_is_not_a_pre_commit_install_that_refuses(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """pre-commit refuses `install` while core.hooksPath is set ("Cowardly refusing..."): init named it anyway."""
+    target = tmp_path / "agent"
+    target.mkdir()
+    git(target, "init", "-q")
+    git(target, "config", "core.hooksPath", ".husky")
+    code, out, _ = run(capsys, "init", str(target))
+    step = out.splitlines()[-1]
+    assert code == ExitCode.OK and step.startswith("next: core.hooksPath is set (.husky)")
+    assert "gitmem init --plain-hooks" in step
+    env = {**isolated_env(who=HUMAN), "HOME": str(tmp_path), "PRE_COMMIT_HOME": str(tmp_path / "cache")}
+    hooks = [str(Path(sys.executable).parent / "pre-commit"), "install", "--hook-type", "pre-commit"]
+    refused = subprocess.run(hooks, cwd=target, env=env, capture_output=True, text=True)
+    assert refused.returncode != 0 and "core.hooksPath" in refused.stdout + refused.stderr   # why it is not named
+    code, out, _ = run(capsys, "init", "--plain-hooks", str(target))
+    assert code == ExitCode.OK and (target / ".husky" / "pre-commit").is_file()
+    assert out.splitlines()[-1].startswith("next: commit the memory files")
+
+
 def test_once_pre_commit_install_has_run_the_next_step_is_to_commit(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """`gitmem init` again after `pre-commit install` said "next: pre-commit install" once more."""
