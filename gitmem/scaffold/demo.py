@@ -8,6 +8,7 @@ Every timestamp comes from the real clock. The narrative goes to `emit`; nothing
 """
 from __future__ import annotations
 
+import shlex
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -122,7 +123,8 @@ def run_demo(target: Path | None = None, *, emit: Callable[[str], None] = lambda
     say("Final history (git log --oneline):")
     for line in reversed([f"   {c.id[:7]} {c.subject}" for c in gitio.walk_range(repo, None, "HEAD")]):
         say(line)
-    say(f"Explore it: cd {path} && git log --stat && cat NOW.md LOG.md DECISIONS.md LESSONS.md RULES.md")
+    say(f"Explore it: cd {shlex.quote(str(path))} && git log --stat && cat NOW.md LOG.md DECISIONS.md LESSONS.md "
+        "RULES.md")
     return result
 
 

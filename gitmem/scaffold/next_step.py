@@ -1,6 +1,7 @@
 """What to do after `gitmem init`: the one step that makes the git hooks run, for the hooks this machine can run."""
 from __future__ import annotations
 
+import shlex
 import shutil
 import sys
 from pathlib import Path
@@ -26,6 +27,6 @@ def next_step(plain_hooks: bool, hooks: list[str], in_place: list[str], hooks_pa
         return PRE_COMMIT_INSTALL
     beside = Path(sys.executable).parent / "pre-commit"      # in gitmem's own venv, not activated
     if beside.is_file():
-        return f"{beside} {PRE_COMMIT_INSTALL.removeprefix('pre-commit ')}"
+        return f"{shlex.quote(str(beside))} {PRE_COMMIT_INSTALL.removeprefix('pre-commit ')}"
     return (f"pip install pre-commit && {PRE_COMMIT_INSTALL}   "
             "(or, without the pre-commit framework: gitmem init --plain-hooks)")

@@ -86,3 +86,18 @@ def test_a_demo_run_in_the_morning_closes_the_day_its_cycles_ran(tmp_path: Path,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == ExitCode.OK, done.stderr
     assert "Daily close (closed): closed 2026-12-06: 6 cycles" in done.stdout, done.stdout
+
+
+def test_the_explore_command_runs_as_printed_in_a_folder_with_spaces_and_unicode(tmp_path: Path, git_env,
+                                                                                monkeypatch) -> None:
+    """The demo's last line is a shell command to paste: `cd dé mo && …` unquoted went to the wrong folder."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    target = tmp_path / "dé mo $HOME"
+    lines: list[str] = []
+    run_demo(target, emit=lines.append)
+    command = lines[-1].removeprefix("Explore it: ")
+    assert command != lines[-1]
+    ran = subprocess.run(["sh", "-c", command.replace(" && ", " >/dev/null && ") + " >/dev/null && pwd"],
+                         cwd=tmp_path, capture_output=True, text=True)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == str(target)

@@ -157,6 +157,18 @@ def test_with_pre_commit_only_beside_gitmem_the_next_step_names_its_path(
     assert next_step(False, [], []) == "pre-commit install --hook-type pre-commit --hook-type pre-push"
 
 
+def test_pre_commit_beside_gitmem_in_a_folder_with_a_space_is_named_so_the_shell_runs_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "my tools" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "pre-commit").write_text("#!/bin/sh\necho ran \"$@\"\n", encoding="utf-8")
+    (bin_dir / "pre-commit").chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setattr(sys, "executable", str(bin_dir / "python"))
+    ran = subprocess.run(["/bin/sh", "-c", next_step(False, [], [])], capture_output=True, text=True)
+    assert ran.stdout == "ran install --hook-type pre-commit --hook-type pre-push\n", ran.stderr
+
+
 def test_with_core_hooks_path_set_the_next_step_is_not_a_pre_commit_install_that_refuses(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """pre-commit refuses `install` while core.hooksPath is set ("Cowardly refusing..."): init named it anyway."""
