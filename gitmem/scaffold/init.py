@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import os
+import shlex
+import shutil
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from gitmem import install_command
 from gitmem.config import CONFIG_NAME, ROLES, Config, ConfigError, Files, load_config
 from gitmem.confined import files
 from gitmem.packaged import template_dir
@@ -201,3 +205,14 @@ def _plain_hooks(target: Path, report: InitReport) -> None:
         report.problems.append(f"{Path(shown) / name} exists and is not gitmem's hook: left as it is; add "
                                f"`gitmem {'check' if name == 'pre-commit' else 'verify --pre-push'}` to it, "
                                "or move it away and run `gitmem init --plain-hooks` again")
+    if report.hooks and shutil.which("gitmem") is None:
+        report.warnings.append(_gitmem_not_on_path())
+
+
+def _gitmem_not_on_path() -> str:
+    """The plain hooks run `gitmem` from PATH: a gitmem installed in a venv nobody activated (the Quick start's)
+    would refuse every commit, so init says where this one is."""
+    beside = Path(sys.executable).parent          # this gitmem's venv, not activated
+    where = (f"export PATH={shlex.quote(str(beside))}:\"$PATH\" (in your shell profile)"
+             if (beside / "gitmem").is_file() else f"install it: {install_command()}")
+    return f"gitmem is not on PATH, so the git hooks refuse every commit and push until it is: {where}"

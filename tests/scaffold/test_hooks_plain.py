@@ -217,3 +217,20 @@ def test_hook_without_gitmem_says_how_to_install(tmp_path: Path) -> None:
                        check=False)
     assert refused.returncode != 0
     assert f"gitmem is not installed: {install_command()}" in refused.stderr
+
+
+def test_plain_hooks_installed_where_no_gitmem_is_on_path_say_so_and_how_to_put_it_there(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Quick start's gitmem is in a venv nobody activated: init said "next: commit", and every commit then
+    failed in the hook. Init now warns, naming the folder that holds this gitmem."""
+    only_git = tmp_path / "only git"
+    only_git.mkdir()
+    (only_git / "git").symlink_to(GIT)
+    monkeypatch.setenv("PATH", str(only_git))
+    report = init(tmp_path / "agent", (), plain_hooks=True)
+    assert report.hooks == ["pre-commit", "pre-push"]
+    warned = [w for w in report.warnings if "gitmem is not on PATH" in w]
+    assert len(warned) == 1 and str(BIN) in warned[0], report.warnings
+    monkeypatch.setenv("PATH", f"{BIN}{os.pathsep}{only_git}")
+    again = init(tmp_path / "agent", (), plain_hooks=True)
+    assert not [w for w in again.warnings if "gitmem is not on PATH" in w]
