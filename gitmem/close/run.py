@@ -93,7 +93,8 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
         raise CloseError(f"{day.isoformat()} has not happened yet (today is {today.isoformat()})")
     head = gitio.head_id(repo)
     if head is None:
-        raise CloseError("this repository has no commits yet; commit the memory files first")
+        raise CloseError("this repository has no commits yet; commit the memory files first (git add -A && git "
+                         "commit -m 'start gitmem'), then run the close", dirty=True)   # refused to start, as a cycle
     with lock.acquire(gitio.state_dir(repo), what="close"):
         locked = lock.git_locks_refusal(repo)      # else the commit lands and the index write after it fails
         if locked is not None:
