@@ -11,6 +11,7 @@ paths that were not ignored when the cycle started. If the agent fails, whatever
 from __future__ import annotations
 
 import os
+import shlex
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -130,8 +131,9 @@ def preflight(ws: Workspace) -> lock.Lock:
         raise CycleRefused("this repository has no commits yet; commit the memory files first "
                            "(git add -A && git commit -m 'start gitmem'), then run the cycle", codes.CYCLE_NO_COMMITS)
     if gitio.current_branch(repo) is None:
-        raise CycleRefused(f"HEAD is detached at {head[:10]}; a cycle commits to a branch: `git switch main` "
-                           "(or the branch to work on), then run the cycle", codes.CYCLE_DETACHED_HEAD)
+        raise CycleRefused(f"HEAD is detached at {head[:10]}; a cycle commits to a branch: "
+                           f"`{_switch_command(repo, head)}` (or the branch to work on), then run the cycle",
+                           codes.CYCLE_DETACHED_HEAD)
     try:
         held = lock.acquire(gitio.state_dir(repo))
     except lock.LockHeld as err:
@@ -165,6 +167,17 @@ def _require_valid_standing(ws: Workspace) -> None:
         listing = "\n".join(f"  {v.path}:{v.line}: {v.code} {v.message}\n    fix: {v.hint}" for v in found)
         raise CycleRefused(f"memory on this branch is invalid (it was committed without `gitmem check`); repair "
                            f"it, commit, then run the cycle:\n{listing}", codes.CYCLE_INVALID_MEMORY, details=found)
+
+
+def _switch_command(repo: gitio.Repo, head: str) -> str:
+    """The switch a detached HEAD needs, naming a branch this repository has: one whose tip is HEAD, else main,
+    else the first there is (a repository whose branch is `master` has no `main` to switch to)."""
+    names = [ref.removeprefix("refs/heads/") for ref in gitio.references(repo, "refs/heads/")]
+    at_head = [name for name in names if gitio.resolve_revision(repo, f"refs/heads/{name}") == head]
+    for choice in (at_head, [name for name in names if name == "main"], names):
+        if choice:
+            return f"git switch {shlex.quote(choice[0])}"
+    return "git switch -c main"
 
 
 def _require_filled_rules(ws: Workspace) -> None:

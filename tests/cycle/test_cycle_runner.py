@@ -373,3 +373,17 @@ def test_a_hand_written_entry_keeps_its_prose_and_gains_evidence(memrepo: GitRep
         "- Task: hand-written", "A paragraph the agent wrote outside the fields.",
         "  tokens: input 1200, output 300, cache_read_input_tokens 900, total 2400",
         "- Result: done", "- Learned: little", f"- Started: {start[:12]}"]
+
+
+def test_a_detached_head_is_told_to_switch_to_the_branch_it_is_on_not_a_main_that_is_not_there(
+        tmp_path, git_env) -> None:
+    from tests.support.helpers import make_repo
+
+    repo = make_repo(tmp_path / "detached")
+    head = str(repo.repo.head.target)
+    repo.repo.branches.local.create("trunk", repo.repo[head])
+    repo.repo.set_head("refs/heads/trunk")
+    repo.repo.branches.local.delete("main")
+    repo.repo.set_head(repo.repo.head.target)
+    with pytest.raises(CycleRefused, match="HEAD is detached .*`git switch trunk`"):
+        run(repo, WritingBackend(built()))
