@@ -189,6 +189,16 @@ def open_workspace(workspace: str | None, path: str | Path | None = None) -> Wor
     return found
 
 
+def open_memory(workspace: str | None) -> Workspace:
+    """`open_workspace` for a command that reads or writes the memory files: with none of them here, NoMemory
+    (exit 2, "run `gitmem init`"), as `gitmem status` says, rather than an empty memory's answer."""
+    from gitmem.views.health import require_memory
+
+    found = open_workspace(workspace)
+    require_memory(found)
+    return found
+
+
 def append_env_file(variable: str, text: str) -> None:
     """Append to the file named by $VARIABLE (GitHub Actions' GITHUB_OUTPUT, GITHUB_STEP_SUMMARY), if set,
     masked (`gitmem.secrets.scrub`): the job summary is shown to whoever reads the run, and quotes git's errors."""

@@ -5,7 +5,7 @@ import json
 
 import click
 
-from gitmem.cli.common import json_option, open_workspace, say, workspace_option
+from gitmem.cli.common import json_option, open_memory, say, workspace_option
 from gitmem.config import BACKENDS
 from gitmem.errors import ExitCode, exit_codes_help
 
@@ -13,7 +13,7 @@ from gitmem.errors import ExitCode, exit_codes_help
 EXIT_CODES = {
     ExitCode.OK: "done",
     ExitCode.VIOLATIONS: "memory is over the reading budget's hard limit",
-    ExitCode.USAGE: "usage or config error, not a git repository",
+    ExitCode.USAGE: "usage or config error, not a git repository, or no memory here (run `gitmem init`)",
 }
 
 
@@ -37,7 +37,7 @@ def context_command(cycle: int | None, agent: str | None, offline: bool, as_json
     """
     from gitmem.cycle.next_prompt import next_prompt
 
-    shown = next_prompt(open_workspace(workspace), cycle=cycle, backend=agent, offline=offline)
+    shown = next_prompt(open_memory(workspace), cycle=cycle, backend=agent, offline=offline)
     for warning in shown.warnings:
         say("context", f"warning: {warning}")
     if as_json:

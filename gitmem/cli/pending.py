@@ -5,14 +5,14 @@ from typing import Any
 
 import click
 
-from gitmem.cli.common import json_option, open_workspace, show, show_json, workspace_option
+from gitmem.cli.common import json_option, open_memory, show, show_json, workspace_option
 from gitmem.codes import DECISION_ANSWER_INCOMPLETE
 from gitmem.errors import ExitCode, exit_codes_help
 
 # Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
 EXIT_CODES = {
     ExitCode.OK: "done",
-    ExitCode.USAGE: "usage or config error, not a git repository",
+    ExitCode.USAGE: "usage or config error, not a git repository, or no memory here (run `gitmem init`)",
 }
 
 # What `pending` says of a decision with half an answer in place.
@@ -31,7 +31,7 @@ def pending_command(as_json: bool, workspace: str | None) -> int:
     from gitmem.memory.text import printable_data
     from gitmem.views.pending import as_dict, pending
 
-    ws = open_workspace(workspace)
+    ws = open_memory(workspace)
     waiting, path = pending(ws), ws.config.path("decisions")
     shown = printable_data([as_dict(w, path) for w in waiting])     # the agent's text: no terminal escapes
     if as_json:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from gitmem.cli.common import json_option, open_workspace, workspace_option
+from gitmem.cli.common import json_option, open_memory, workspace_option
 from gitmem.errors import ExitCode, exit_codes_help
 from gitmem.memory.log import OUTCOMES
 from gitmem.memory.operations import operation_named
@@ -22,12 +22,10 @@ if TYPE_CHECKING:     # the library loads inside commands only
 def _memory(workspace: str | None) -> tuple[MemoryWriter, Workspace, Identity | None]:
     from gitmem import gitio
     from gitmem.memory_writer import MemoryWriter
-    from gitmem.views.health import require_memory
 
-    ws = open_workspace(workspace)
     # Every memory-writing command: outside a memory repository there is nothing to write to, and a file made
-    # here would pass for memory. The rule `gitmem status` applies (NoMemory, exit 2, "run `gitmem init`").
-    require_memory(ws)
+    # here would pass for memory.
+    ws = open_memory(workspace)
     identity = gitio.user_identity(ws.repo)
     return MemoryWriter(ws, author_email=identity.email if identity else None), ws, identity
 

@@ -93,6 +93,19 @@ def test_status_names_each_placeholder_line_as_path_line_code_message(tmp_path: 
         "it, so the agent would start without it"]
 
 
+@pytest.mark.parametrize("argv", [["context"], ["context", "--json"], ["pending"], ["pending", "--json"]])
+def test_reading_commands_without_memory_say_so_as_status_does(tmp_path: Path, cli, git_env,  # type: ignore[no-untyped-def]
+                                                               argv: list[str]) -> None:
+    """In a folder with no memory, `context` printed a prompt with "(RULES.md is missing or empty)" and `pending`
+    said "No decisions are waiting.", both exit 0: a newcomer in the wrong folder took that for an empty memory."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    done = cli(argv, cwd=tmp_path)
+    assert done.code == 2 and done.out == ""
+    assert "no gitmem memory here: none of NOW.md, DECISIONS.md, LOG.md, LESSONS.md, RULES.md exists" in done.err
+    assert "run `gitmem init`" in done.err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".git"]
+
+
 def test_status_without_memory_says_so(tmp_path: Path, cli, git_env) -> None:  # type: ignore[no-untyped-def]
     git(tmp_path, "init", "-q", "-b", "main")
     done = cli(["status"], cwd=tmp_path)
