@@ -106,6 +106,19 @@ def test_reading_commands_without_memory_say_so_as_status_does(tmp_path: Path, c
     assert sorted(p.name for p in tmp_path.iterdir()) == [".git"]
 
 
+@pytest.mark.parametrize("argv", [["status"], ["context"], ["pending"], ["log", "add", "--task", "t", "--outcome",
+                                                                            "built", "--result", "r"]])
+def test_commands_on_memory_in_a_bare_repository_say_to_clone_it_as_init_does(tmp_path: Path, cli, git_env,  # type: ignore[no-untyped-def]
+                                                                              argv: list[str]) -> None:
+    """In a bare origin they said "run `gitmem init`", which there refuses: "clone it and run `gitmem init` in the
+    clone"."""
+    git(tmp_path, "init", "-q", "--bare", "origin.git")
+    done = cli(argv, cwd=tmp_path / "origin.git")
+    assert done.code == 2 and done.out == ""
+    assert "is a bare repository: it holds history, no memory files; clone it and run gitmem in the clone" in done.err
+    assert "run `gitmem init`" not in done.err
+
+
 def test_status_without_memory_says_so(tmp_path: Path, cli, git_env) -> None:  # type: ignore[no-untyped-def]
     git(tmp_path, "init", "-q", "-b", "main")
     done = cli(["status"], cwd=tmp_path)
