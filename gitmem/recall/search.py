@@ -10,11 +10,12 @@ memory of that" to questions about things never written (docs/recall.md has the 
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import date, datetime, time
 from typing import TYPE_CHECKING, Any
 
-from gitmem.config import Config
+from gitmem.config import Config, Recall
+from gitmem.config.validate import number_problem
 from gitmem.memory import dates
 from gitmem.recall import encoder, exact, feedback, neighbours, rank, when
 from gitmem.recall.corpus import KINDS
@@ -201,6 +202,7 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
     bad = sorted(set(kinds or ()) - set(KINDS))
     if bad:
         raise RecallError(f"unknown kind {', '.join(bad)}; use one of {', '.join(KINDS)}")
+    within_settings(limit=limit, min_score=min_score, gap=gap)
     flt = rank.Filter(None if all_workspaces else visible_to(index.scopes, config.workspace or DEFAULT),
                       tuple(kinds) if kinds else None,
                       parse_when(since, config, end=False), parse_when(until, config, end=True))
@@ -230,6 +232,17 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
                 raise
             index.rebuild()       # damage that only showed while reading: rebuild once and ask again
     return Hits([], mode_of(weights))
+
+
+def within_settings(**given: float | None) -> None:
+    """RecallError unless each number given lies in the bounds of the recall setting it stands in for
+    (gitmem.config.Recall: `--limit` for recall.limit, ...): a limit past SQLite's integers was a traceback, and a
+    NaN cut passed every range check and silently dropped every hit."""
+    specs = {spec.name: spec for spec in fields(Recall)}
+    for name, value in given.items():
+        problem = None if value is None else number_problem(specs[name], value)
+        if problem is not None:
+            raise RecallError(f"recall: {name} {problem} (the bounds of recall.{name} in gitmem.yaml)")
 
 
 def _named_time(query: str, config: Config, since: object, until: object,
