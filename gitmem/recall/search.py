@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from gitmem.config import Config, Recall
 from gitmem.config.validate import number_problem
 from gitmem.memory import dates
+from gitmem.memory.text import printable
 from gitmem.recall import encoder, exact, feedback, neighbours, rank, when
 from gitmem.recall.corpus import KINDS
 from gitmem.recall.database import RecallError
@@ -319,13 +320,15 @@ def _shown(conn: sqlite3.Connection, doc_id: int, snippet: str) -> str:
     """The snippet as it may be shown: masked as everything shown is (`gitmem.secrets.scrub`: the
     environment's secret values too), since history keeps whatever was once written. The whole entry is judged,
     not the snippet: a snippet can start halfway into a value, or bold a word inside it, and a part is no match.
-    An entry holding a secret is shown from its masked text, without highlights."""
+    An entry holding a secret is shown from its masked text, without highlights. Either way it is `printable`:
+    commit messages are indexed as written, and no check keeps a terminal escape out of them as GM920 does out
+    of the memory files."""
     entry = conn.execute("SELECT title, body FROM fts WHERE rowid = ?", (doc_id,)).fetchone()
     whole = f"{entry[0]} — {entry[1]}" if entry is not None else snippet
     masked = scrub(whole)
     if masked == whole and scrub(snippet) == snippet:
-        return snippet
-    return " ".join(masked.split())[:SHOWN_CHARS]
+        return printable(snippet)
+    return printable(" ".join(masked.split())[:SHOWN_CHARS])
 
 
 class _Holding:
