@@ -19,6 +19,7 @@ from gitmem import gitio
 from gitmem.config.nesting import loads_json
 from gitmem.memory_writer import atomic_write
 from gitmem.workspace import Workspace
+from gitmem.workspace.statedir import state_directory
 
 KEEP = 50                      # records kept; older ones are pruned when a session starts
 DELETED = "-"
@@ -34,7 +35,11 @@ class SessionRecord:
 
 
 def folder(ws: Workspace) -> Path | None:
-    return ws.state_dir / "sessions" if ws.state_dir is not None else None
+    """`.git/gitmem/sessions/`, both levels real directories: a link planted at either is refused
+    (StateDirError), never written through nor pruned, for the folder it names is anyone's."""
+    if ws.state_dir is None:
+        return None
+    return state_directory(state_directory(ws.state_dir) / "sessions")
 
 
 def _path(ws: Workspace, session: str) -> Path | None:

@@ -331,3 +331,28 @@ def test_a_session_in_a_repository_nested_in_the_memory_repository_is_the_memory
     assert "push straight to production" not in context and "- Did: shipped the heron site" in context
     stopped = hook("stop", nested.path, stop_hook_active=False).output
     assert stopped is not None and stopped["decision"] == "block" and "src/app.py" in stopped["reason"]
+
+
+@pytest.mark.parametrize("planted", ["sessions", "."])
+def test_a_linked_session_folder_is_never_written_nor_pruned_through(memrepo: GitRepo, tmp_path: Path,
+                                                                     planted: str) -> None:
+    """`.git/gitmem/sessions` (or `.git/gitmem` itself) replaced by a link to a folder of the human's: the session
+    record is neither written there nor are the folder's older `*.json` files pruned as old records; the session
+    still gets its memory (gitmem.workspace.statedir.state_directory refuses the link, as for the lock)."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    for n in range(60):
+        (victim / f"f{n}.json").write_text("{}")
+    state = memrepo.path / ".git" / "gitmem"
+    state.mkdir(exist_ok=True)
+    link = state / planted if planted != "." else state
+    if planted == ".":
+        import shutil
+
+        shutil.rmtree(state)
+    link.symlink_to(victim, target_is_directory=True)
+
+    run = hook("session-start", memrepo.path)
+
+    assert sorted(p.name for p in victim.iterdir()) == sorted(f"f{n}.json" for n in range(60))
+    assert "## Proven rules (RULES.md)" in run.context and "symbolic link" in run.err
