@@ -17,6 +17,7 @@ from pathlib import Path
 
 from gitmem import gitio
 from gitmem.config.nesting import loads_json
+from gitmem.confined import files
 from gitmem.memory_writer import atomic_write
 from gitmem.workspace import Workspace
 from gitmem.workspace.statedir import state_directory
@@ -78,11 +79,14 @@ def _state(path: Path) -> str:
 
 
 def load_record(ws: Workspace, session: str) -> SessionRecord | None:
+    """The session's record; None when there is none, or none that is a small regular file: never through a link,
+    never a FIFO (whose open waits for a writer that never comes, and the hook with it)."""
     path = _path(ws, session)
     try:
-        data = loads_json(path.read_text(encoding="utf-8")) if path is not None else None
+        raw = files.read_bytes(path.parent, path.name) if path is not None else None
+        data = loads_json(raw.decode("utf-8")) if raw is not None else None
         found = SessionRecord(**data) if isinstance(data, dict) else None
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, files.FileRefused):
         return None
     return found if found is not None and _well_formed(found) else None
 

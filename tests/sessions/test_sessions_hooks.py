@@ -356,3 +356,24 @@ def test_a_linked_session_folder_is_never_written_nor_pruned_through(memrepo: Gi
 
     assert sorted(p.name for p in victim.iterdir()) == sorted(f"f{n}.json" for n in range(60))
     assert "## Proven rules (RULES.md)" in run.context and "symbolic link" in run.err
+
+
+@pytest.mark.parametrize("event", ["session-start", "stop"])
+def test_a_fifo_or_a_link_planted_as_a_session_record_is_not_opened(memrepo: GitRepo, tmp_path: Path,
+                                                                    event: str) -> None:
+    """A session's record replaced by a FIFO (a resumed session's hook waited for a writer that never comes, until
+    the host's timeout) or by a link to a file of the human's: the hook answers at once and reads neither."""
+    import os
+
+    sessions = memrepo.path / ".git" / "gitmem" / "sessions"
+    sessions.mkdir(parents=True, exist_ok=True)
+    os.mkfifo(sessions / "s-1.json")
+    secret = tmp_path / "theirs.json"
+    secret.write_text('{"session": "s-2", "head": null, "dirty": {}, "last_cycle": 0, "blocked": true}')
+    (sessions / "s-2.json").symlink_to(secret)
+    memrepo.write("src/app.py", "print('hi')\n")
+
+    for session in ("s-1", "s-2"):
+        run = hook(event, memrepo.path, session=session, timeout=30, stop_hook_active=False)
+        assert run.code == 0 and "Traceback" not in run.err, run.err
+    assert secret.read_text().endswith('"blocked": true}'), "never written through"
