@@ -108,9 +108,17 @@ def prune(ws: Workspace, keep: int = KEEP) -> None:
     base = folder(ws)
     if base is None or not base.is_dir():
         return
-    records = sorted(base.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in records[keep:]:
+    records = sorted(((_changed(p), p) for p in base.glob("*.json")), reverse=True)
+    for _, old in records[keep:]:
         old.unlink(missing_ok=True)
+
+
+def _changed(record: Path) -> float:
+    """When `record` itself last changed, never through a link (one may dangle); 0 (oldest) when it is gone."""
+    try:
+        return record.lstat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def changed_since(ws: Workspace, record: SessionRecord) -> list[str]:

@@ -377,3 +377,30 @@ def test_a_fifo_or_a_link_planted_as_a_session_record_is_not_opened(memrepo: Git
         run = hook(event, memrepo.path, session=session, timeout=30, stop_hook_active=False)
         assert run.code == 0 and "Traceback" not in run.err, run.err
     assert secret.read_text().endswith('"blocked": true}'), "never written through"
+
+
+def test_a_dangling_link_among_the_session_records_costs_no_session_its_memory(memrepo: GitRepo) -> None:
+    """Pruning old records looked at each `*.json` through links: one dangling link there (or a record removed
+    meanwhile) lost every new session its context and its start record."""
+    sessions = memrepo.path / ".git" / "gitmem" / "sessions"
+    sessions.mkdir(parents=True, exist_ok=True)
+    (sessions / "gone.json").symlink_to(memrepo.path / "no-such-file")
+
+    run = hook("session-start", memrepo.path)
+
+    assert "## Proven rules (RULES.md)" in run.context, run.err
+    assert (sessions / "s-1.json").is_file()
+
+
+def test_pruning_keeps_the_newest_records(memrepo: GitRepo) -> None:
+    import os
+
+    from gitmem.sessions import record
+
+    ws = memrepo.ws()
+    for n in range(6):
+        record.save(ws, record.SessionRecord(f"r-{n}", None))
+        made = record.folder(ws) / f"r-{n}.json"           # type: ignore[operator]
+        os.utime(made, (1_000_000 + n, 1_000_000 + n))
+    record.prune(ws, keep=4)
+    assert sorted(p.name for p in record.folder(ws).iterdir()) == [f"r-{n}.json" for n in range(2, 6)]  # type: ignore[union-attr]
