@@ -45,7 +45,8 @@ def _outermost_memory(repo: gitio.Repo) -> gitio.Repo | None:
     """Of the work trees nested around `repo`'s, the outermost that is a memory repository, as the launcher the
     hooks and servers run is the outermost work tree's (gitmem.sessions.launcher.FIND): a session in a clone
     inside the tree (vendor/lib) is still the memory repository's, and a repository the agent made inside the
-    tree, with a gitmem.yaml, LOG and RULES of its own, never stands in for the human's memory."""
+    tree, with a gitmem.yaml, LOG and RULES of its own, never stands in for the human's memory. A linked work
+    tree of the same repository (`git worktree add .worktrees/x`) is the user's own checkout: it keeps its own."""
     found = repo if _is_memory(repo) else None
     top = gitio.work_tree(repo)
     while top is not None:
@@ -56,7 +57,7 @@ def _outermost_memory(repo: gitio.Repo) -> gitio.Repo | None:
         outer_top = gitio.work_tree(outer)
         if outer_top is None or outer_top not in top.parents:    # no work tree around this one: the outermost
             break
-        if _is_memory(outer):
+        if _is_memory(outer) and (found is None or gitio.common_dir(found) != gitio.common_dir(outer)):
             found = outer
         top = outer_top
     return found

@@ -404,3 +404,21 @@ def test_pruning_keeps_the_newest_records(memrepo: GitRepo) -> None:
         os.utime(made, (1_000_000 + n, 1_000_000 + n))
     record.prune(ws, keep=4)
     assert sorted(p.name for p in record.folder(ws).iterdir()) == [f"r-{n}.json" for n in range(2, 6)]  # type: ignore[union-attr]
+
+
+def test_a_linked_work_tree_kept_inside_the_checkout_serves_its_own_memory(memrepo: GitRepo) -> None:
+    """A `git worktree add .worktrees/feature` of the same repository is the user's own checkout of it, not a
+    repository planted inside: its session is judged by, and writes, the memory of that work tree."""
+    import subprocess
+
+    memrepo.write(".gitignore", ".worktrees/\n")
+    commit_all(memrepo, "ignore the work trees")
+    subprocess.run(["git", "worktree", "add", "-q", "-b", "feature", ".worktrees/feature"], cwd=memrepo.path,
+                   check=True, capture_output=True)
+    feature = memrepo.path / ".worktrees" / "feature"
+
+    hook("session-start", feature)
+    (feature / "app.py").write_text("print('hi')\n")
+    stopped = hook("stop", feature, stop_hook_active=False).output
+    assert stopped is not None and "app.py" in stopped["reason"]
+    assert (feature / ".git").is_file() and not (memrepo.path / "app.py").exists()
