@@ -10,12 +10,14 @@ memory of that" to questions about things never written (docs/recall.md has the 
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import date, datetime, time
 from typing import TYPE_CHECKING, Any
 
-from gitmem.config import Config
+from gitmem.config import Config, Recall
+from gitmem.config.validate import number_problem
 from gitmem.memory import dates
+from gitmem.memory.text import printable
 from gitmem.recall import encoder, exact, feedback, neighbours, rank, when
 from gitmem.recall.corpus import KINDS
 from gitmem.recall.database import RecallError
@@ -201,6 +203,7 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
     bad = sorted(set(kinds or ()) - set(KINDS))
     if bad:
         raise RecallError(f"unknown kind {', '.join(bad)}; use one of {', '.join(KINDS)}")
+    within_settings(limit=limit, min_score=min_score, gap=gap)
     flt = rank.Filter(None if all_workspaces else visible_to(index.scopes, config.workspace or DEFAULT),
                       tuple(kinds) if kinds else None,
                       parse_when(since, config, end=False), parse_when(until, config, end=True))
@@ -230,6 +233,17 @@ def run(index: Index, query: str, *, kinds: list[str] | tuple[str, ...] | None =
                 raise
             index.rebuild()       # damage that only showed while reading: rebuild once and ask again
     return Hits([], mode_of(weights))
+
+
+def within_settings(**given: float | None) -> None:
+    """RecallError unless each number given lies in the bounds of the recall setting it stands in for
+    (gitmem.config.Recall: `--limit` for recall.limit, ...): a limit past SQLite's integers was a traceback, and a
+    NaN cut passed every range check and silently dropped every hit."""
+    specs = {spec.name: spec for spec in fields(Recall)}
+    for name, value in given.items():
+        problem = None if value is None else number_problem(specs[name], value)
+        if problem is not None:
+            raise RecallError(f"recall: {name} {problem} (the bounds of recall.{name} in gitmem.yaml)")
 
 
 def _named_time(query: str, config: Config, since: object, until: object,
@@ -306,13 +320,15 @@ def _shown(conn: sqlite3.Connection, doc_id: int, snippet: str) -> str:
     """The snippet as it may be shown: masked as everything shown is (`gitmem.secrets.scrub`: the
     environment's secret values too), since history keeps whatever was once written. The whole entry is judged,
     not the snippet: a snippet can start halfway into a value, or bold a word inside it, and a part is no match.
-    An entry holding a secret is shown from its masked text, without highlights."""
+    An entry holding a secret is shown from its masked text, without highlights. Either way it is `printable`:
+    commit messages are indexed as written, and no check keeps a terminal escape out of them as GM920 does out
+    of the memory files."""
     entry = conn.execute("SELECT title, body FROM fts WHERE rowid = ?", (doc_id,)).fetchone()
     whole = f"{entry[0]} — {entry[1]}" if entry is not None else snippet
     masked = scrub(whole)
     if masked == whole and scrub(snippet) == snippet:
-        return snippet
-    return " ".join(masked.split())[:SHOWN_CHARS]
+        return printable(snippet)
+    return printable(" ".join(masked.split())[:SHOWN_CHARS])
 
 
 class _Holding:

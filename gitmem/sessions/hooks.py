@@ -71,13 +71,17 @@ def session_start_answer(payload: Mapping[str, Any], *, workspace: str | None = 
         from gitmem.sessions.context import session_context
 
         session = _session_id(payload)
-        if session and ws.state_dir is not None and record.load_record(ws, session) is None:
-            record.prune(ws)
-            record.save(ws, record.snapshot_session(ws, session))
+        unrecorded = ""
+        try:
+            if session and ws.state_dir is not None and record.load_record(ws, session) is None:
+                record.prune(ws)
+                record.save(ws, record.snapshot_session(ws, session))
+        except GitmemError as err:        # a planted link in .git/gitmem: the session still gets its memory
+            unrecorded = f"{err}: the session's start is not recorded, so Rule 0 is not enforced at its end"
         context = session_context(ws)
     except (GitmemError, OSError, ValueError) as err:
         return HookAnswer(note=f"{err}: the session starts without the memory")
-    return HookAnswer(_context_answer(context, host))
+    return HookAnswer(_context_answer(context, host), note=unrecorded)
 
 
 def stop_answer(payload: Mapping[str, Any], *, workspace: str | None = None) -> HookAnswer:

@@ -25,10 +25,9 @@ def _is_directory(path: Path) -> bool:
 
 
 def find_workspace(candidates: list[str | Path | None], workspace: str | None = None) -> Workspace | None:
-    """The first candidate directory inside a memory repository (a git work tree with gitmem.yaml or LOG.md at
-    its root). A memory repository with a broken gitmem.yaml raises its ConfigError: it is found, not valid."""
-    from gitmem.config import CONFIG_NAME, Files
-
+    """The memory repository of the first candidate directory inside one (a git work tree with gitmem.yaml or
+    LOG.md at its root). A memory repository with a broken gitmem.yaml raises its ConfigError: it is found, not
+    valid."""
     for candidate in candidates:
         if not candidate or not _is_directory(Path(candidate)):
             continue
@@ -36,7 +35,36 @@ def find_workspace(candidates: list[str | Path | None], workspace: str | None = 
             repo = gitio.open_repo(Path(candidate))
         except gitio.RepoError:
             continue
-        root = gitio.work_tree(repo)
-        if root is not None and ((root / CONFIG_NAME).is_file() or (root / Files().log).is_file()):
-            return Workspace.for_repo(repo, workspace=workspace)
+        found = _outermost_memory(repo)
+        if found is not None:
+            return Workspace.for_repo(found, workspace=workspace)
     return None
+
+
+def _outermost_memory(repo: gitio.Repo) -> gitio.Repo | None:
+    """Of the work trees nested around `repo`'s, the outermost that is a memory repository, as the launcher the
+    hooks and servers run is the outermost work tree's (gitmem.sessions.launcher.FIND): a session in a clone
+    inside the tree (vendor/lib) is still the memory repository's, and a repository the agent made inside the
+    tree, with a gitmem.yaml, LOG and RULES of its own, never stands in for the human's memory. A linked work
+    tree of the same repository (`git worktree add .worktrees/x`) is the user's own checkout: it keeps its own."""
+    found = repo if _is_memory(repo) else None
+    top = gitio.work_tree(repo)
+    while top is not None:
+        try:
+            outer = gitio.open_repo(top.parent)
+        except gitio.RepoError:
+            break
+        outer_top = gitio.work_tree(outer)
+        if outer_top is None or outer_top not in top.parents:    # no work tree around this one: the outermost
+            break
+        if _is_memory(outer) and (found is None or gitio.common_dir(found) != gitio.common_dir(outer)):
+            found = outer
+        top = outer_top
+    return found
+
+
+def _is_memory(repo: gitio.Repo) -> bool:
+    from gitmem.config import CONFIG_NAME, Files
+
+    root = gitio.work_tree(repo)
+    return root is not None and ((root / CONFIG_NAME).is_file() or (root / Files().log).is_file())

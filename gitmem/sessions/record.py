@@ -17,8 +17,10 @@ from pathlib import Path
 
 from gitmem import gitio
 from gitmem.config.nesting import loads_json
+from gitmem.confined import files
 from gitmem.memory_writer import atomic_write
 from gitmem.workspace import Workspace
+from gitmem.workspace.statedir import state_directory
 
 KEEP = 50                      # records kept; older ones are pruned when a session starts
 DELETED = "-"
@@ -34,7 +36,11 @@ class SessionRecord:
 
 
 def folder(ws: Workspace) -> Path | None:
-    return ws.state_dir / "sessions" if ws.state_dir is not None else None
+    """`.git/gitmem/sessions/`, both levels real directories: a link planted at either is refused
+    (StateDirError), never written through nor pruned, for the folder it names is anyone's."""
+    if ws.state_dir is None:
+        return None
+    return state_directory(state_directory(ws.state_dir) / "sessions")
 
 
 def _path(ws: Workspace, session: str) -> Path | None:
@@ -73,11 +79,14 @@ def _state(path: Path) -> str:
 
 
 def load_record(ws: Workspace, session: str) -> SessionRecord | None:
+    """The session's record; None when there is none, or none that is a small regular file: never through a link,
+    never a FIFO (whose open waits for a writer that never comes, and the hook with it)."""
     path = _path(ws, session)
     try:
-        data = loads_json(path.read_text(encoding="utf-8")) if path is not None else None
+        raw = files.read_bytes(path.parent, path.name) if path is not None else None
+        data = loads_json(raw.decode("utf-8")) if raw is not None else None
         found = SessionRecord(**data) if isinstance(data, dict) else None
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, files.FileRefused):
         return None
     return found if found is not None and _well_formed(found) else None
 
@@ -99,9 +108,17 @@ def prune(ws: Workspace, keep: int = KEEP) -> None:
     base = folder(ws)
     if base is None or not base.is_dir():
         return
-    records = sorted(base.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-    for old in records[keep:]:
+    records = sorted(((_changed(p), p) for p in base.glob("*.json")), reverse=True)
+    for _, old in records[keep:]:
         old.unlink(missing_ok=True)
+
+
+def _changed(record: Path) -> float:
+    """When `record` itself last changed, never through a link (one may dangle); 0 (oldest) when it is gone."""
+    try:
+        return record.lstat().st_mtime
+    except OSError:
+        return 0.0
 
 
 def changed_since(ws: Workspace, record: SessionRecord) -> list[str]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from gitmem.agents.tools import recall_text
 from gitmem.recall import search
 from gitmem.recall.index import Index
 from gitmem.workspace import Workspace
@@ -188,3 +189,19 @@ def test_an_honest_sources_row_is_trusted_before_and_after_the_file_grows(histor
     assert states() == {True}
     history.cycle(result=HIDDEN)
     assert states() == {True}
+
+
+def test_a_commit_message_never_reaches_the_terminal_as_an_escape(history: History, cli) -> None:
+    """Commit messages are indexed as they are, and nothing checks them for control characters as the memory files
+    are (GM920): an agent's commit that sets the terminal's title, clears the screen (a one-character C1 CSI) or
+    reorders the line is shown with each such character as its `\\uXXXX` escape, in text, JSON and the agent's
+    recall tool alike (gitmem.memory.text.printable)."""
+    history.repo.commit("quokka \x1b]0;pwned\x07 report \x1b[31mred\x9b2J \u202egnp.exe\n\nthe body")
+    hostile = ("\x1b", "\x07", "\x9b", "\u202e")
+    text = cli(["recall", "quokka"], cwd=history.root)
+    shown = json.loads(cli(["recall", "quokka", "--json"], cwd=history.root).out)["hits"]
+    tool = recall_text(Workspace.at(history.root, history.config), "quokka", 5)
+    assert [hit["kind"] for hit in shown] == ["commit"]
+    for out in (text.out, shown[0]["snippet"], tool):
+        assert "**quokka**" in out and "\\u001b]0;pwned\\u0007" in out and "\\u202e" in out, out
+        assert not any(char in out for char in hostile), out

@@ -87,6 +87,31 @@ def test_usage_errors_exit_2(history: History, cli, argv: list[str]) -> None:
     assert "Traceback" not in result.err
 
 
+@pytest.mark.parametrize(("argv", "said"), [
+    (["--limit", "1000000000000000000000"], "limit must be at most 1000"),   # was SQLite's OverflowError, exit 70
+    (["--limit", "1001"], "limit must be at most 1000"),
+    (["--min-score", "nan"], "min_score must be a finite number"),          # was every hit dropped, exit 0
+])
+def test_recall_numbers_are_held_to_the_bounds_of_their_recall_settings(history: History, cli, argv: list[str],
+                                                                         said: str) -> None:
+    """--limit and --min-score take the bounds gitmem.yaml's recall.limit and recall.min_score have."""
+    result = cli(["recall", "heron", *argv], cwd=history.root)
+    assert result.code == ExitCode.USAGE, result.err
+    assert "Traceback" not in result.err and said in result.err and result.out == ""
+
+
+def test_the_library_search_holds_limit_min_score_and_gap_to_their_bounds(history: History) -> None:
+    from gitmem.recall import search
+    from gitmem.recall.database import RecallError
+    from gitmem.workspace import Workspace
+
+    ws = Workspace.open(history.root)
+    for given in ({"limit": 0}, {"limit": 10**21}, {"min_score": float("nan")}, {"gap": -0.5}, {"gap": float("inf")}):
+        with pytest.raises(RecallError, match=f"recall: {next(iter(given))} must "):
+            search(ws, "heron", **given)
+    assert search(ws, "heron", limit=1000, min_score=0.0, gap=1.0)
+
+
 @pytest.mark.parametrize("query", ['"', "NEAR(", "*", "x" * 10_000, "  "])
 def test_hostile_queries_never_trace(history: History, cli, query: str) -> None:
     result = cli(["recall", query], cwd=history.root)

@@ -30,14 +30,14 @@ class HookRun:
 
 
 def hook(event: str, cwd: Path, *, session: str = "s-1", env: dict[str, str] | None = None, raw: str | None = None,
-         **fields: Any) -> HookRun:
+         timeout: float = 120, **fields: Any) -> HookRun:
     """`gitmem hook EVENT` with the JSON Claude Code sends (session_id, cwd, hook_event_name, and `fields`)."""
     names = {"session-start": "SessionStart", "stop": "Stop"}
     payload = {"session_id": session, "transcript_path": str(cwd / ".transcript.jsonl"), "cwd": str(cwd),
                "hook_event_name": names[event], **fields}
     environment = {k: v for k, v in os.environ.items() if k not in ("GITMEM_CYCLE", "CLAUDE_PROJECT_DIR")}
     done = subprocess.run([str(GITMEM), "hook", event], input=raw if raw is not None else json.dumps(payload),
-                          cwd=cwd, env={**environment, **(env or {})}, capture_output=True, text=True, timeout=120)
+                          cwd=cwd, env={**environment, **(env or {})}, capture_output=True, text=True, timeout=timeout)
     return HookRun(done.returncode, done.stdout, done.stderr)
 
 
