@@ -24,7 +24,10 @@ GITHUB_TOKEN_ENV = ("GITHUB_TOKEN", "GH_TOKEN", "GITMEM_GIT_TOKEN", "GITMEM_FLEE
                     "ACTIONS_ID_TOKEN_REQUEST_URL")
 # Words in a variable's name that say it holds a credential, and capabilities that are not named like one.
 _SECRET_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "PRIVATE", "COOKIE")
-_SECRET_WORDS = ("AUTH", "PAT")     # whole words only: AUTHOR and PATH are not secrets
+# Whole words only: AUTHOR, PATH, BYPASS and COMPASS are no secrets. `…_PASS`, `…_PWD` (MySQL's MYSQL_PWD) and
+# `…_CREDS` are how many deploy scripts name a password; the shell's working directory (PWD) is no password.
+_SECRET_WORDS = ("AUTH", "PAT", "PASS", "PWD", "CREDS")
+_SHELL_NAMES = ("PWD",)
 _CAPABILITIES = ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_SSH_COMMAND",
                  "GIT_SSH", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "NETRC", "DOCKER_CONFIG", "KUBECONFIG",
                  "GOOGLE_APPLICATION_CREDENTIALS", "AWS_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE",
@@ -419,6 +422,8 @@ def _straddling(data: bytes, cut: int, values: list[bytes]) -> int | None:
 def is_secret_name(name: str) -> bool:
     """An environment variable that, by its name, holds a credential or a capability to act as someone."""
     upper = name.upper()
+    if upper in _SHELL_NAMES:
+        return False
     if upper in SECRET_ENV or upper in GITHUB_TOKEN_ENV or upper in _CAPABILITIES:
         return True
     words = set(re.split(r"[^A-Z0-9]+", upper))

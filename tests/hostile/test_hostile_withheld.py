@@ -22,7 +22,7 @@ from tests.support.hostile import GITMEM, command_agent, no_traceback
 
 # Withheld from the agent by their names, values of no known token format.
 WITHHELD = {"DEPLOY_DB_PASSWORD": "s3cr3t-db-Pa55", "MY_THING_SECRET": "opaque value 42 here",
-            "X_AUTH": "x-v4lue:with/slashes+plus"}
+            "X_AUTH": "x-v4lue:with/slashes+plus", "DEPLOY_PASS": "hunter2-deploy", "MYSQL_PWD": "mysql-pw-9x"}
 # Given to the agent (their names are not credentials): its own, never masked; and withheld, but not secret-shaped.
 ORDINARY = {"X": "plainvalue-given", "MY_THING": "another-given-one", "TOOLS_PATH_SECRET": "/usr/bin",
             "PORT_SECRET": "8080", "RATE_SECRET": "12.5e3", "FLAG_SECRET": "true", "SHORT_SECRET": "abcde"}
@@ -91,6 +91,18 @@ def test_a_value_holding_a_withheld_value_is_withheld_and_masked_whole() -> None
     masked = secrets.redact_bytes(b"url postgres://app:s3cr3t-db-Pa55@db/prod x plainvalue-given",
                                   secrets.env_values(environ))
     assert masked == b"url *** x plainvalue-given"
+
+
+@pytest.mark.parametrize("name,secret", [
+    ("DEPLOY_PASS", True), ("DB_PASS", True), ("SMTP_PASS_WORD", True), ("MYSQL_PWD", True), ("DB_PWD", True),
+    ("API_CREDS", True), ("pass", True),
+    ("PWD", False), ("OLDPWD", False), ("BYPASS", False), ("PASSENGER_COUNT", False), ("COMPASS_HOME", False),
+    ("PATH", False), ("AUTHOR", False), ("PW_TEST_HTML_REPORT_OPEN", False),
+])
+def test_a_password_named_the_usual_short_ways_is_withheld(name: str, secret: bool) -> None:
+    """`…_PASS`, `…_PWD` (MySQL's own `MYSQL_PWD`) and `…_CREDS` name credentials as surely as `…_PASSWORD`; the
+    shell's working directory (`PWD`, `OLDPWD`) and words that only hold the letters do not."""
+    assert secrets.is_secret_name(name) is secret
 
 
 @pytest.mark.parametrize("value,shaped", [
