@@ -225,10 +225,11 @@ def _encoded(value: str) -> list[str]:
     import base64
     from urllib.parse import quote, quote_plus
 
-    data = value.encode("utf-8", "surrogatepass")
-    escaped = [quote(value, safe=""), quote(value), quote_plus(value, safe="")]
+    data = _raw(value)                  # the bytes a tool encodes, UTF-8 or not
+    escaped = [quote(data, safe=""), quote(data), quote_plus(data, safe="")]
     forms = [*escaped, *(re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), form) for form in escaped),
-             data.hex(), data.hex().upper()]
+             data.hex(), data.hex().upper(),
+             data.decode("utf-8", "backslashreplace")]      # how a value that is no UTF-8 is shown (`\xe4`)
     for offset in range(3):
         whole = data[offset:offset + 3 * ((len(data) - offset) // 3)]
         forms += [base64.b64encode(whole).decode(), base64.urlsafe_b64encode(whole).decode()]
@@ -266,10 +267,26 @@ def _masker(mark: bytes, group: int) -> Callable[[re.Match[bytes]], bytes]:
     return mask
 
 
+def _value_bytes(values: Iterable[str]) -> list[bytes]:
+    """The bytes each value (of at least MIN_VALUE characters) is found as. A value that is no UTF-8 comes from
+    os.environ with its undecodable bytes as lone surrogates: in a file or a stream it is those raw bytes
+    (`surrogateescape`), and in text `redact` encodes it as the text is (`surrogatepass`)."""
+    return list(dict.fromkeys(form for value in values if value and len(value) >= MIN_VALUE
+                              for form in (_raw(value), value.encode("utf-8", "surrogatepass"))))
+
+
+def _raw(value: str) -> bytes:
+    """The bytes a value of os.environ was made from."""
+    try:
+        return value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:          # a surrogate no undecodable byte stands for: only its text form exists
+        return value.encode("utf-8", "surrogatepass")
+
+
 def redact_bytes(data: bytes, extra_values: Iterable[str] = ()) -> bytes:
     """`data` with the secret values and the secret-like tokens replaced by MASK; other bytes kept exactly."""
     token = MASK.encode()
-    values = [value.encode() for value in extra_values if value and len(value) >= MIN_VALUE]
+    values = _value_bytes(extra_values)
     for value in values:
         data = data.replace(value, token)
     if values:
@@ -367,7 +384,8 @@ def redact_stream(source: BinaryIO, sink: BinaryIO, extra_values: Iterable[str] 
     never inside a token, an environment value or a private key block: the part a match would straddle waits
     for the next read.
     """
-    values = [value.encode() for value in extra_values if value and len(value) >= MIN_VALUE]
+    texts = [value for value in extra_values if value and len(value) >= MIN_VALUE]
+    values = _value_bytes(texts)
     keep = max([KEEP, *(2 * len(value) for value in values)])
     held, changed = b"", False
     while True:
@@ -377,7 +395,7 @@ def redact_stream(source: BinaryIO, sink: BinaryIO, extra_values: Iterable[str] 
             continue
         cut = len(held) if not chunk else _cut_at(held, len(held) - keep, values)
         part = held[:cut]
-        clean = redact_bytes(part, [value.decode() for value in values])
+        clean = redact_bytes(part, texts)
         changed = changed or clean != part
         sink.write(clean)
         held = held[cut:]

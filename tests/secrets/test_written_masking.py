@@ -54,3 +54,25 @@ def test_the_mcp_tools_mask_it_too(memrepo: GitRepo) -> None:
     assert seen.answers and not seen.answers[0].is_error, seen.answers
     text = memrepo.read("LOG.md")
     assert SECRET not in text and "deploy with ***" in text
+
+
+# A value that is no UTF-8 (Latin-1 bytes in a password): os.environ holds its undecodable bytes as lone surrogates.
+RAW = b"r\xe4w-p\xe4ss-\xff\xfe-word"
+RAW_TEXT = RAW.decode("utf-8", "surrogateescape")
+
+
+def test_a_value_that_is_no_utf8_is_masked_and_breaks_no_command(memrepo: GitRepo, cli,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """It crashed every command that masks (a UnicodeEncodeError traceback, exit 70); the refusal of an argument
+    holding it showed it as `r\\xe4w-p\\xe4ss-…`; and its bytes as a tool writes them (in a file) were not masked."""
+    monkeypatch.setenv(NAME, RAW_TEXT)
+    monkeypatch.delenv("GITMEM_CYCLE", raising=False)
+    result = cli(["log", "add", "--task", "log in", "--outcome", "built", "--result", "r"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK and "Traceback" not in result.err, result.err
+    status = cli(["status"], cwd=memrepo.path)
+    assert status.code == ExitCode.OK and "Traceback" not in status.err, status.err
+    refused = cli(["log", "add", "--task", f"log in with {RAW_TEXT}", "--outcome", "built", "--result", "r"],
+                  cwd=memrepo.path)
+    assert refused.code == ExitCode.USAGE and "not UTF-8 text" in refused.err, refused.err
+    assert "p\\xe4ss" not in refused.err and "log in with ***" in refused.err, refused.err
+    assert secrets.redact_bytes(b"pw=" + RAW + b"\n", secrets.env_values()) == b"pw=***\n"
