@@ -76,3 +76,12 @@ def test_a_value_that_is_no_utf8_is_masked_and_breaks_no_command(memrepo: GitRep
     assert refused.code == ExitCode.USAGE and "not UTF-8 text" in refused.err, refused.err
     assert "p\\xe4ss" not in refused.err and "log in with ***" in refused.err, refused.err
     assert secrets.redact_bytes(b"pw=" + RAW + b"\n", secrets.env_values()) == b"pw=***\n"
+
+
+def test_the_mcp_servers_error_answers_mask_it(memrepo: GitRepo) -> None:
+    """Every error the server answers with is masked, as every result is: a refused read quoted the uri it was
+    given, and a bug's answer quotes its exception's message."""
+    from tests.support.mcp_client import read_refused
+
+    seen = converse([read_refused(f"gitmem://{SECRET}")], cwd=memrepo.path, env={NAME: SECRET})
+    assert seen.answers and SECRET not in str(seen.answers[0]) and secrets.MASK in str(seen.answers[0]), seen.answers
