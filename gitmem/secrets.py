@@ -149,17 +149,19 @@ def find_secrets(data: bytes) -> list[tuple[int, str]]:
 
 def env_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Every value the environment holds that an agent is not given, whatever its variable is called, in the
-    forms it can be written in (as is, URL-encoded, base64): what the runner masks in everything it commits and
-    prints. A value is masked when its variable is withheld from an agent (`withheld_values`), and it is
-    `secret_shaped`; values the agent was given are its own and stay (the names `agent.pass_env` lets through
-    are withheld by name, so the model's key is masked too). Longest first, so a URL holding a password is
-    masked whole."""
+    forms it can be written in (as is, without the spaces or quotes around it, URL-encoded, base64): what the
+    runner masks in everything it commits and prints. A value is masked when its variable is withheld from an
+    agent (`withheld_values`), and it is `secret_shaped`; values the agent was given are its own and stay (the
+    names `agent.pass_env` lets through are withheld by name, so the model's key is masked too). Longest first,
+    so a URL holding a password is masked whole."""
     environ = os.environ if environ is None else environ
     key = tuple(environ.items())
     cached = _ENV_CACHE.get(id(environ))
     if cached is not None and cached[0] == key:
         return cached[1]
-    values = sorted(withheld_values(environ), key=len, reverse=True)
+    held = withheld_values(environ)
+    cores = [core for core in map(_core, held) if secret_shaped(core)]
+    values = sorted(dict.fromkeys([*held, *cores]), key=len, reverse=True)
     found = list(dict.fromkeys([*values, *(form for value in values for form in _encoded(value)
                                            if len(form) >= MIN_VALUE)]))
     _ENV_CACHE.clear()
@@ -168,6 +170,15 @@ def env_values(environ: Mapping[str, str] | None = None) -> list[str]:
 
 
 _ENV_CACHE: dict[int, tuple[tuple[tuple[str, str], ...], list[str]]] = {}
+
+
+def _core(value: str) -> str:
+    """A value without the line end, spaces or quotes around it: a secret pasted into a CI settings page or a
+    .env file often keeps them, and a tool writes the value without them (`curl -u me:VALUE`)."""
+    core = value.strip()
+    while len(core) >= 2 and core[0] == core[-1] and core[0] in "\"'":
+        core = core[1:-1].strip()
+    return core
 
 
 def withheld_values(environ: Mapping[str, str]) -> list[str]:

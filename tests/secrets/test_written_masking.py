@@ -85,3 +85,17 @@ def test_the_mcp_servers_error_answers_mask_it(memrepo: GitRepo) -> None:
 
     seen = converse([read_refused(f"gitmem://{SECRET}")], cwd=memrepo.path, env={NAME: SECRET})
     assert seen.answers and SECRET not in str(seen.answers[0]) and secrets.MASK in str(seen.answers[0]), seen.answers
+
+
+@pytest.mark.parametrize("held", [SECRET + "\n", SECRET + "\r\n", f"  {SECRET}\t", f'"{SECRET}"', f"'{SECRET}'\n"])
+def test_a_value_held_with_a_line_end_spaces_or_quotes_is_masked_without_them(memrepo: GitRepo, cli, held: str,
+                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A secret pasted into a CI settings page or a .env file often keeps its line end or its quotes; a tool
+    writes the value without them (`curl -u heron:VALUE`), and that was written as given."""
+    monkeypatch.setenv(NAME, held)
+    monkeypatch.delenv("GITMEM_CYCLE", raising=False)
+    result = cli(["log", "add", "--task", f"curl -u heron:{SECRET} /health", "--outcome", "built", "--result", "r"],
+                 cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    text = memrepo.read("LOG.md")
+    assert SECRET not in text and "curl -u heron:*** /health" in text, text[-400:]
