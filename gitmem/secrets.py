@@ -149,18 +149,18 @@ def find_secrets(data: bytes) -> list[tuple[int, str]]:
 
 def env_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Every value the environment holds that an agent is not given, whatever its variable is called, in the
-    forms it can be written in (as is, without the spaces or quotes around it, URL-encoded, base64): what the
-    runner masks in everything it commits and prints. A value is masked when its variable is withheld from an
-    agent (`withheld_values`), and it is `secret_shaped`; values the agent was given are its own and stay (the
-    names `agent.pass_env` lets through are withheld by name, so the model's key is masked too). Longest first,
-    so a URL holding a password is masked whole."""
+    forms it can be written in (as is, without the spaces or quotes around it, line by line, URL-encoded,
+    base64): what the runner masks in everything it commits and prints. A value is masked when its variable is
+    withheld from an agent (`withheld_values`), and it is `secret_shaped`; values the agent was given are its
+    own and stay (the names `agent.pass_env` lets through are withheld by name, so the model's key is masked
+    too). Longest first, so a URL holding a password is masked whole."""
     environ = os.environ if environ is None else environ
     key = tuple(environ.items())
     cached = _ENV_CACHE.get(id(environ))
     if cached is not None and cached[0] == key:
         return cached[1]
     held = withheld_values(environ)
-    cores = [core for core in map(_core, held) if secret_shaped(core)]
+    cores = [core for value in held for core in _cores(value) if secret_shaped(core)]
     values = sorted(dict.fromkeys([*held, *cores]), key=len, reverse=True)
     found = list(dict.fromkeys([*values, *(form for value in values for form in _encoded(value)
                                            if len(form) >= MIN_VALUE)]))
@@ -172,9 +172,16 @@ def env_values(environ: Mapping[str, str] | None = None) -> list[str]:
 _ENV_CACHE: dict[int, tuple[tuple[tuple[str, str], ...], list[str]]] = {}
 
 
+def _cores(value: str) -> list[str]:
+    """A value without the line end, spaces or quotes around it (a secret pasted into a CI settings page or a
+    .env file often keeps them, and a tool writes the value without them: `curl -u me:VALUE`), and, for a value
+    of several lines, each of its lines so: the tools that carry one (a key, a certificate bundle) rewrite it
+    line by line (indented in a YAML block, CRLF line ends, quoted in Markdown)."""
+    lines = value.splitlines()
+    return [_core(part) for part in [value, *(lines if len(lines) > 1 else [])]]
+
+
 def _core(value: str) -> str:
-    """A value without the line end, spaces or quotes around it: a secret pasted into a CI settings page or a
-    .env file often keeps them, and a tool writes the value without them (`curl -u me:VALUE`)."""
     core = value.strip()
     while len(core) >= 2 and core[0] == core[-1] and core[0] in "\"'":
         core = core[1:-1].strip()

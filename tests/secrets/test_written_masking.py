@@ -99,3 +99,19 @@ def test_a_value_held_with_a_line_end_spaces_or_quotes_is_masked_without_them(me
     assert result.code == ExitCode.OK, result.err
     text = memrepo.read("LOG.md")
     assert SECRET not in text and "curl -u heron:*** /health" in text, text[-400:]
+
+
+@pytest.mark.parametrize("written", ["key: |\n  {first}\n  {second}\n", "{first}\r\n{second}", "> {first}\n> {second}"])
+def test_each_line_of_a_value_of_many_lines_is_masked(memrepo: GitRepo, cli, written: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value of several lines (a service account's key, a certificate bundle) is rewritten line by line by the
+    tools that carry it: indented in a YAML block, with CRLF line ends, quoted in Markdown. Neither the whole nor
+    any line was masked then."""
+    first, second = "Zm9vYmFyYmF6cXV4" + SECRET[:6], SECRET[6:] + "cXV1eGNvcmdl"
+    monkeypatch.setenv(NAME, f"{first}\n{second}\n")
+    monkeypatch.delenv("GITMEM_CYCLE", raising=False)
+    result = cli(["log", "add", "--task", "t", "--outcome", "built", "--result", "r",
+                  "--evidence", written.format(first=first, second=second)], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    text = memrepo.read("LOG.md")
+    assert first not in text and second not in text and text.count(secrets.MASK) >= 2, text[-400:]
