@@ -233,15 +233,16 @@ def _is_existing_path(part: str) -> bool:
 
 def _encoded(value: str) -> list[str]:
     """The forms a value takes when a tool writes it encoded: URL-encoded (upper- and lower-case escapes, `+`
-    for a space), hex (either case), as a JSON string (`\\"`, `\\t`, `\\u00e4`), and base64 (standard and
-    URL-safe) at each of the three alignments it can have in a longer text (whole 3-byte groups only, so the form
-    is the same whatever surrounds it). Base64 wrapped over lines (the `base64` tool folds at 76) is caught by
-    `_wrapped`.
+    for a space), hex (either case), as a JSON string (`\\"`, `\\t`, `\\u00e4`), HTML-escaped (`&amp;`), and
+    base64 (standard and URL-safe) at each of the three alignments it can have in a longer text (whole 3-byte
+    groups only, so the form is the same whatever surrounds it). Base64 wrapped over lines (the `base64` tool
+    folds at 76) is caught by `_wrapped`.
 
     Not known, on purpose: forms only an agent set on hiding a value writes (reversed, cut in pieces, XORed or
     encrypted with a key of its choosing). No list of forms can end that game; withholding the value from the
     agent (the sandbox's own PID namespace hides the runner's environ) is the defence."""
     import base64
+    import html
     import json
     from urllib.parse import quote, quote_plus
 
@@ -250,7 +251,8 @@ def _encoded(value: str) -> list[str]:
     forms = [*escaped, *(re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), form) for form in escaped),
              data.hex(), data.hex().upper(),
              data.decode("utf-8", "backslashreplace"),      # how a value that is no UTF-8 is shown (`\xe4`)
-             *(json.dumps(value, ensure_ascii=only)[1:-1] for only in (True, False))]   # a JSON string's escapes
+             *(json.dumps(value, ensure_ascii=only)[1:-1] for only in (True, False)),   # a JSON string's escapes
+             *(html.escape(value, quote=quote_too) for quote_too in (True, False))]      # HTML's and XML's
     for offset in range(3):
         whole = data[offset:offset + 3 * ((len(data) - offset) // 3)]
         forms += [base64.b64encode(whole).decode(), base64.urlsafe_b64encode(whole).decode()]

@@ -115,3 +115,19 @@ def test_each_line_of_a_value_of_many_lines_is_masked(memrepo: GitRepo, cli, wri
     assert result.code == ExitCode.OK, result.err
     text = memrepo.read("LOG.md")
     assert first not in text and second not in text and text.count(secrets.MASK) >= 2, text[-400:]
+
+
+def test_a_value_as_html_or_xml_escapes_it_is_masked(memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page or an XML config a tool writes escapes `&`, `<`, `>` and quotes: `p&amp;ss&lt;w&gt;rd`. That form
+    was written as given."""
+    import html
+
+    value = "p&ss<w>rd\"x'1-" + SECRET[:6]
+    monkeypatch.setenv(NAME, value)
+    monkeypatch.delenv("GITMEM_CYCLE", raising=False)
+    escaped = [html.escape(value), html.escape(value, quote=False)]
+    result = cli(["log", "add", "--task", "t", "--outcome", "built", "--result", "r",
+                  "--evidence", " and ".join(f"<pass>{form}</pass>" for form in escaped)], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    text = memrepo.read("LOG.md")
+    assert not any(form in text for form in escaped) and "<pass>***</pass> and <pass>***</pass>" in text, text[-300:]
