@@ -160,8 +160,7 @@ def env_values(environ: Mapping[str, str] | None = None) -> list[str]:
     if cached is not None and cached[0] == key:
         return cached[1]
     held = withheld_values(environ)
-    cores = [core for value in held for core in _cores(value) if secret_shaped(core)]
-    values = sorted(dict.fromkeys([*held, *cores]), key=len, reverse=True)
+    values = sorted(dict.fromkeys(part for value in held for part in _masked_parts(value)), key=len, reverse=True)
     found = list(dict.fromkeys([*values, *(form for value in values for form in _encoded(value)
                                            if len(form) >= MIN_VALUE)]))
     _ENV_CACHE.clear()
@@ -172,13 +171,15 @@ def env_values(environ: Mapping[str, str] | None = None) -> list[str]:
 _ENV_CACHE: dict[int, tuple[tuple[tuple[str, str], ...], list[str]]] = {}
 
 
-def _cores(value: str) -> list[str]:
-    """A value without the line end, spaces or quotes around it (a secret pasted into a CI settings page or a
-    .env file often keeps them, and a tool writes the value without them: `curl -u me:VALUE`), and, for a value
-    of several lines, each of its lines so: the tools that carry one (a key, a certificate bundle) rewrite it
-    line by line (indented in a YAML block, CRLF line ends, quoted in Markdown)."""
-    lines = value.splitlines()
-    return [_core(part) for part in [value, *(lines if len(lines) > 1 else [])]]
+def _masked_parts(value: str) -> list[str]:
+    """What of a withheld value is masked: the value without the line end, spaces or quotes around it (a secret
+    pasted into a CI settings page or a .env file often keeps them, and a tool writes it without them: `curl -u
+    me:VALUE`; masking them too would eat the line end after it), or the value whole when that core is no secret
+    alone (a quoted number); and for a value of several lines each of its lines so, since the tools that carry
+    one (a key, a certificate bundle) rewrite it line by line (a YAML block's indent, CRLF, a Markdown quote)."""
+    whole = _core(value)
+    lines = [_core(line) for line in whole.splitlines()] if len(whole.splitlines()) > 1 else []
+    return [whole if secret_shaped(whole) else value, *(line for line in lines if secret_shaped(line))]
 
 
 def _core(value: str) -> str:

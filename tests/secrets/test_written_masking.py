@@ -131,3 +131,9 @@ def test_a_value_as_html_or_xml_escapes_it_is_masked(memrepo: GitRepo, cli, monk
     assert result.code == ExitCode.OK, result.err
     text = memrepo.read("LOG.md")
     assert not any(form in text for form in escaped) and "<pass>***</pass> and <pass>***</pass>" in text, text[-300:]
+
+
+def test_masking_a_value_held_with_a_line_end_keeps_the_line_end_after_it() -> None:
+    """The value was masked with the line end it was held with, which joined the next line to the mark."""
+    values = secrets.env_values({NAME: SECRET + "\n"})
+    assert secrets.redact_bytes(f"pw: {SECRET}\nk: |\n".encode(), values) == b"pw: ***\nk: |\n"
