@@ -24,7 +24,10 @@ GITHUB_TOKEN_ENV = ("GITHUB_TOKEN", "GH_TOKEN", "GITMEM_GIT_TOKEN", "GITMEM_FLEE
                     "ACTIONS_ID_TOKEN_REQUEST_URL")
 # Words in a variable's name that say it holds a credential, and capabilities that are not named like one.
 _SECRET_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIAL", "PRIVATE", "COOKIE")
-_SECRET_WORDS = ("AUTH", "PAT")     # whole words only: AUTHOR and PATH are not secrets
+# Whole words only: AUTHOR, PATH, BYPASS and COMPASS are no secrets. `…_PASS`, `…_PWD` (MySQL's MYSQL_PWD) and
+# `…_CREDS` are how many deploy scripts name a password; the shell's working directory (PWD) is no password.
+_SECRET_WORDS = ("AUTH", "PAT", "PASS", "PWD", "CREDS")
+_SHELL_NAMES = ("PWD",)
 _CAPABILITIES = ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_SSH_COMMAND",
                  "GIT_SSH", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "NETRC", "DOCKER_CONFIG", "KUBECONFIG",
                  "GOOGLE_APPLICATION_CREDENTIALS", "AWS_PROFILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE",
@@ -146,17 +149,18 @@ def find_secrets(data: bytes) -> list[tuple[int, str]]:
 
 def env_values(environ: Mapping[str, str] | None = None) -> list[str]:
     """Every value the environment holds that an agent is not given, whatever its variable is called, in the
-    forms it can be written in (as is, URL-encoded, base64): what the runner masks in everything it commits and
-    prints. A value is masked when its variable is withheld from an agent (`withheld_values`), and it is
-    `secret_shaped`; values the agent was given are its own and stay (the names `agent.pass_env` lets through
-    are withheld by name, so the model's key is masked too). Longest first, so a URL holding a password is
-    masked whole."""
+    forms it can be written in (as is, without the spaces or quotes around it, line by line, URL-encoded,
+    base64): what the runner masks in everything it commits and prints. A value is masked when its variable is
+    withheld from an agent (`withheld_values`), and it is `secret_shaped`; values the agent was given are its
+    own and stay (the names `agent.pass_env` lets through are withheld by name, so the model's key is masked
+    too). Longest first, so a URL holding a password is masked whole."""
     environ = os.environ if environ is None else environ
     key = tuple(environ.items())
     cached = _ENV_CACHE.get(id(environ))
     if cached is not None and cached[0] == key:
         return cached[1]
-    values = sorted(withheld_values(environ), key=len, reverse=True)
+    held = withheld_values(environ)
+    values = sorted(dict.fromkeys(part for value in held for part in _masked_parts(value)), key=len, reverse=True)
     found = list(dict.fromkeys([*values, *(form for value in values for form in _encoded(value)
                                            if len(form) >= MIN_VALUE)]))
     _ENV_CACHE.clear()
@@ -165,6 +169,24 @@ def env_values(environ: Mapping[str, str] | None = None) -> list[str]:
 
 
 _ENV_CACHE: dict[int, tuple[tuple[tuple[str, str], ...], list[str]]] = {}
+
+
+def _masked_parts(value: str) -> list[str]:
+    """What of a withheld value is masked: the value without the line end, spaces or quotes around it (a secret
+    pasted into a CI settings page or a .env file often keeps them, and a tool writes it without them: `curl -u
+    me:VALUE`; masking them too would eat the line end after it), or the value whole when that core is no secret
+    alone (a quoted number); and for a value of several lines each of its lines so, since the tools that carry
+    one (a key, a certificate bundle) rewrite it line by line (a YAML block's indent, CRLF, a Markdown quote)."""
+    whole = _core(value)
+    lines = [_core(line) for line in whole.splitlines()] if len(whole.splitlines()) > 1 else []
+    return [whole if secret_shaped(whole) else value, *(line for line in lines if secret_shaped(line))]
+
+
+def _core(value: str) -> str:
+    core = value.strip()
+    while len(core) >= 2 and core[0] == core[-1] and core[0] in "\"'":
+        core = core[1:-1].strip()
+    return core
 
 
 def withheld_values(environ: Mapping[str, str]) -> list[str]:
@@ -212,20 +234,26 @@ def _is_existing_path(part: str) -> bool:
 
 def _encoded(value: str) -> list[str]:
     """The forms a value takes when a tool writes it encoded: URL-encoded (upper- and lower-case escapes, `+`
-    for a space), hex (either case), and base64 (standard and URL-safe) at each of the three alignments it can
-    have in a longer text (whole 3-byte groups only, so the form is the same whatever surrounds it). Base64
-    wrapped over lines (the `base64` tool folds at 76) is caught by `_wrapped`.
+    for a space), hex (either case), as a JSON string (`\\"`, `\\t`, `\\u00e4`), HTML-escaped (`&amp;`), and
+    base64 (standard and URL-safe) at each of the three alignments it can have in a longer text (whole 3-byte
+    groups only, so the form is the same whatever surrounds it). Base64 wrapped over lines (the `base64` tool
+    folds at 76) is caught by `_wrapped`.
 
     Not known, on purpose: forms only an agent set on hiding a value writes (reversed, cut in pieces, XORed or
     encrypted with a key of its choosing). No list of forms can end that game; withholding the value from the
     agent (the sandbox's own PID namespace hides the runner's environ) is the defence."""
     import base64
+    import html
+    import json
     from urllib.parse import quote, quote_plus
 
-    data = value.encode("utf-8", "surrogatepass")
-    escaped = [quote(value, safe=""), quote(value), quote_plus(value, safe="")]
+    data = _raw(value)                  # the bytes a tool encodes, UTF-8 or not
+    escaped = [quote(data, safe=""), quote(data), quote_plus(data, safe="")]
     forms = [*escaped, *(re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), form) for form in escaped),
-             data.hex(), data.hex().upper()]
+             data.hex(), data.hex().upper(),
+             data.decode("utf-8", "backslashreplace"),      # how a value that is no UTF-8 is shown (`\xe4`)
+             *(json.dumps(value, ensure_ascii=only)[1:-1] for only in (True, False)),   # a JSON string's escapes
+             *(html.escape(value, quote=quote_too) for quote_too in (True, False))]      # HTML's and XML's
     for offset in range(3):
         whole = data[offset:offset + 3 * ((len(data) - offset) // 3)]
         forms += [base64.b64encode(whole).decode(), base64.urlsafe_b64encode(whole).decode()]
@@ -263,10 +291,26 @@ def _masker(mark: bytes, group: int) -> Callable[[re.Match[bytes]], bytes]:
     return mask
 
 
+def _value_bytes(values: Iterable[str]) -> list[bytes]:
+    """The bytes each value (of at least MIN_VALUE characters) is found as. A value that is no UTF-8 comes from
+    os.environ with its undecodable bytes as lone surrogates: in a file or a stream it is those raw bytes
+    (`surrogateescape`), and in text `redact` encodes it as the text is (`surrogatepass`)."""
+    return list(dict.fromkeys(form for value in values if value and len(value) >= MIN_VALUE
+                              for form in (_raw(value), value.encode("utf-8", "surrogatepass"))))
+
+
+def _raw(value: str) -> bytes:
+    """The bytes a value of os.environ was made from."""
+    try:
+        return value.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:          # a surrogate no undecodable byte stands for: only its text form exists
+        return value.encode("utf-8", "surrogatepass")
+
+
 def redact_bytes(data: bytes, extra_values: Iterable[str] = ()) -> bytes:
     """`data` with the secret values and the secret-like tokens replaced by MASK; other bytes kept exactly."""
     token = MASK.encode()
-    values = [value.encode() for value in extra_values if value and len(value) >= MIN_VALUE]
+    values = _value_bytes(extra_values)
     for value in values:
         data = data.replace(value, token)
     if values:
@@ -364,7 +408,8 @@ def redact_stream(source: BinaryIO, sink: BinaryIO, extra_values: Iterable[str] 
     never inside a token, an environment value or a private key block: the part a match would straddle waits
     for the next read.
     """
-    values = [value.encode() for value in extra_values if value and len(value) >= MIN_VALUE]
+    texts = [value for value in extra_values if value and len(value) >= MIN_VALUE]
+    values = _value_bytes(texts)
     keep = max([KEEP, *(2 * len(value) for value in values)])
     held, changed = b"", False
     while True:
@@ -374,7 +419,7 @@ def redact_stream(source: BinaryIO, sink: BinaryIO, extra_values: Iterable[str] 
             continue
         cut = len(held) if not chunk else _cut_at(held, len(held) - keep, values)
         part = held[:cut]
-        clean = redact_bytes(part, [value.decode() for value in values])
+        clean = redact_bytes(part, texts)
         changed = changed or clean != part
         sink.write(clean)
         held = held[cut:]
@@ -419,6 +464,8 @@ def _straddling(data: bytes, cut: int, values: list[bytes]) -> int | None:
 def is_secret_name(name: str) -> bool:
     """An environment variable that, by its name, holds a credential or a capability to act as someone."""
     upper = name.upper()
+    if upper in _SHELL_NAMES:
+        return False
     if upper in SECRET_ENV or upper in GITHUB_TOKEN_ENV or upper in _CAPABILITIES:
         return True
     words = set(re.split(r"[^A-Z0-9]+", upper))

@@ -171,9 +171,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             click.echo(scrub(render_text(err.violations)), err=True, nl=False)
         return err.exit_code
-    except Exception:
+    except Exception as bug:
         import traceback
 
         click.echo("gitmem: unexpected error; please report it with this traceback:", err=True)
-        traceback.print_exc(file=sys.stderr)
+        click.echo(_masked_traceback(traceback.format_exc(), bug), err=True, nl=False)
         return ExitCode.INTERNAL
+
+
+def _masked_traceback(text: str, bug: Exception) -> str:
+    """A bug's traceback, masked as everything shown is: an exception's message may quote what it worked on. If
+    masking is itself broken, only the exceptions' names are shown, never an unmasked message."""
+    try:
+        from gitmem.secrets import scrub
+
+        return scrub(text)
+    except Exception as failed:          # quote nothing that could not be masked
+        return (f"{type(bug).__name__}, then {type(failed).__name__} while masking its traceback: neither message "
+                "is shown, as it could not be masked\n")

@@ -223,7 +223,7 @@ def read_resource(state: State, params: Params) -> dict[str, Any]:
     except ValueError as err:
         raise RpcError(RESOURCE_NOT_FOUND, str(err)) from None
     except GitmemError as err:
-        raise RpcError(INVALID_PARAMS, scrub(str(err))) from None
+        raise RpcError(INVALID_PARAMS, str(err)) from None
     return {"contents": [{"uri": uri, "mimeType": "text/markdown", "text": scrub(text)}]}
 
 

@@ -194,5 +194,10 @@ class Peer:
             self.wire.send({"jsonrpc": "2.0", "id": ident, "result": result})
 
     def _error(self, ident: Ident | None, code: int, message: str) -> None:
+        """Every error answer, masked as every result is: a message may quote what the client sent (an unknown
+        uri, a method) or what a bug was working on."""
+        from gitmem.secrets import scrub  # only when there is an error to answer
+
+        message = scrub(message)
         if ident is None or not self._is_cancelled(ident):
             self.wire.send({"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}})

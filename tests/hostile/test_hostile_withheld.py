@@ -22,7 +22,7 @@ from tests.support.hostile import GITMEM, command_agent, no_traceback
 
 # Withheld from the agent by their names, values of no known token format.
 WITHHELD = {"DEPLOY_DB_PASSWORD": "s3cr3t-db-Pa55", "MY_THING_SECRET": "opaque value 42 here",
-            "X_AUTH": "x-v4lue:with/slashes+plus"}
+            "X_AUTH": "x-v4lue:with/slashes+plus", "DEPLOY_PASS": "hunter2-deploy", "MYSQL_PWD": "mysql-pw-9x"}
 # Given to the agent (their names are not credentials): its own, never masked; and withheld, but not secret-shaped.
 ORDINARY = {"X": "plainvalue-given", "MY_THING": "another-given-one", "TOOLS_PATH_SECRET": "/usr/bin",
             "PORT_SECRET": "8080", "RATE_SECRET": "12.5e3", "FLAG_SECRET": "true", "SHORT_SECRET": "abcde"}
@@ -91,6 +91,18 @@ def test_a_value_holding_a_withheld_value_is_withheld_and_masked_whole() -> None
     masked = secrets.redact_bytes(b"url postgres://app:s3cr3t-db-Pa55@db/prod x plainvalue-given",
                                   secrets.env_values(environ))
     assert masked == b"url *** x plainvalue-given"
+
+
+@pytest.mark.parametrize("name,secret", [
+    ("DEPLOY_PASS", True), ("DB_PASS", True), ("SMTP_PASS_WORD", True), ("MYSQL_PWD", True), ("DB_PWD", True),
+    ("API_CREDS", True), ("pass", True),
+    ("PWD", False), ("OLDPWD", False), ("BYPASS", False), ("PASSENGER_COUNT", False), ("COMPASS_HOME", False),
+    ("PATH", False), ("AUTHOR", False), ("PW_TEST_HTML_REPORT_OPEN", False),
+])
+def test_a_password_named_the_usual_short_ways_is_withheld(name: str, secret: bool) -> None:
+    """`…_PASS`, `…_PWD` (MySQL's own `MYSQL_PWD`) and `…_CREDS` name credentials as surely as `…_PASSWORD`; the
+    shell's working directory (`PWD`, `OLDPWD`) and words that only hold the letters do not."""
+    assert secrets.is_secret_name(name) is secret
 
 
 @pytest.mark.parametrize("value,shaped", [
@@ -172,3 +184,30 @@ def test_encoded_forms_tools_write_are_masked_in_files_names_log_and_output(tmp_
 def git_names(repo: GitRepo) -> list[str]:
     return subprocess.run(["git", "ls-tree", "-r", "--name-only", "HEAD"], cwd=repo.path, capture_output=True,
                           text=True, check=True).stdout.splitlines()
+
+
+@pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="reads the runner's environ from /proc")
+def test_a_value_as_json_writes_it_is_masked(tmp_path: Path, memrepo: GitRepo) -> None:
+    """A tool that dumps its environment as JSON escapes a quote, a backslash, a tab and (by default) every letter
+    that is no ASCII: `"p\\u00e4ss\\"w\\\\rd"`. Those forms were committed as written, in a file and in LOG."""
+    values = {"DEPLOY_PASSWORD": 'p\u00e4ss"w\\rd-\u00fcn\u00ef', "X_TOKEN": "line one\tline two"}
+    body = ("import json\n"
+            "raw = open(f'/proc/{os.getppid()}/environ', 'rb').read().decode().split('\\0')\n"
+            "found = dict(line.split('=', 1) for line in raw if '=' in line)\n"
+            "open(os.path.join(root, 'env.json'), 'w').write(json.dumps(found) + '\\n')\n"
+            "open(os.path.join(root, 'env8.json'), 'w', encoding='utf-8')"
+            ".write(json.dumps(found, ensure_ascii=False) + '\\n')\n"
+            f"subprocess.run([{str(GITMEM)!r}, 'log', 'add', '--task', 't', '--outcome', 'built', '--result', 'r', "
+            "'--evidence', json.dumps(found['DEPLOY_PASSWORD'])], check=True, cwd=root)\n"
+            f"subprocess.run([{str(GITMEM)!r}, 'now', 'add', '--did', 'd', '--human', 'nothing', '--next', 'n'], "
+            "check=True, cwd=root)\n")
+    command_agent(tmp_path, memrepo, body, write_memory=False)
+    done = subprocess.run([sys.executable, "-m", "gitmem", "cycle"], cwd=memrepo.path, env={**os.environ, **values},
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == ExitCode.OK and no_traceback(done.stderr), done.stderr
+    committed = "\n".join(file_at(memrepo.repo, "HEAD", name) or "" for name in ("env.json", "env8.json", "LOG.md"))
+    import json
+    for value in values.values():
+        for form in (json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]):
+            assert form not in committed, form
+    assert committed.count("***") >= 5

@@ -79,6 +79,37 @@ def test_an_error_message_masks_it(history: History, cli) -> None:
     assert SECRET not in result.err + result.out and "got '***'" in result.err
 
 
+def test_a_bugs_traceback_masks_it(history: History, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bug prints its traceback (exit 70), and an exception's message can quote what it was working on: the
+    traceback was printed as it was, the value in it."""
+    from gitmem.views import status
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ValueError(f"cannot read the entry 'rotate heron login to {SECRET}'")
+
+    monkeypatch.setattr(status, "collect_status", broken)
+    result = cli(["status"], cwd=history.root)
+    assert result.code == ExitCode.INTERNAL and "Traceback" in result.err, result.err
+    assert SECRET not in result.err and "ValueError: cannot read the entry 'rotate heron login to ***'" in result.err
+
+
+def test_a_traceback_that_cannot_be_masked_quotes_nothing(history: History, cli,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from gitmem.views import status
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ValueError(f"cannot read {SECRET}")
+
+    def no_masking(*args: object, **kwargs: object) -> str:
+        raise UnicodeEncodeError("utf-8", "x", 0, 1, "a masking bug")
+
+    monkeypatch.setattr(status, "collect_status", broken)
+    monkeypatch.setattr(secrets, "scrub", no_masking)
+    result = cli(["status"], cwd=history.root)
+    assert result.code == ExitCode.INTERNAL and SECRET not in result.err, result.err
+    assert "ValueError, then UnicodeEncodeError while masking its traceback" in result.err
+
+
 def test_the_violations_under_an_error_mask_it(history: History, cli) -> None:
     """A refused write lists the problems it found, and a problem may quote memory: a malformed heading written
     before the variable was set."""
