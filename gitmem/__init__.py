@@ -15,7 +15,7 @@ PINNED_REF = "main"
 # the tag in a comment (`@<sha> # v0.2.0`, `rev: <sha>  # frozen: v0.2.0`), as zizmor and Dependabot expect and so
 # that pre-commit never warns of a mutable `rev:`. The release step writes it once the tag is pushed (a commit
 # cannot name itself); tests/project/test_release_pins.py holds the tag, when this checkout has it, to this commit.
-PINNED_COMMIT = "50a977f99d0b3dbdca27b852d514fb0bc2f0d6e9"
+PINNED_COMMIT = "e9c7013c73de2a0d1d80e39ccc8e654c6dc910b0"
 DISTRIBUTION = "gitmem-agent"
 
 
