@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from gitmem import codes, gitio
+from gitmem import codes
 from gitmem.checks.violation import Violation
 from gitmem.config import REQUIRED_ROLES
 from gitmem.confined import files
@@ -41,9 +41,7 @@ def require_memory(ws: Workspace) -> list[str]:
     """The missing memory files; NoMemory when all of them are missing (zeros would look healthy)."""
     missing = missing_files(ws)
     if len(missing) == len(REQUIRED_ROLES):
-        # A workspace opened over a bare origin (Workspace.for_repo) has its git directory for a root; one made `at`
-        # a folder has not opened git, and is no bare repository.
-        if "repo" in ws.__dict__ and gitio.work_tree(ws.repo) is None:
+        if ws.bare:
             raise NoMemory(f"{ws.root} is a bare repository: it holds history, no memory files; clone it and run "
                            "gitmem in the clone")
         where = f" for workspace {ws.name!r}" if ws.name else ""

@@ -71,6 +71,12 @@ class Workspace:
         return gitio.state_dir_of(self.root)
 
     @property
+    def bare(self) -> bool:
+        """Opened over a bare repository (`for_repo` on a server's or a mirror's): history only, no memory files.
+        A workspace made `at` a folder has opened no git, and is never one."""
+        return "repo" in self.__dict__ and gitio.work_tree(self.repo) is None
+
+    @property
     def name(self) -> str:
         """The workspace's name from `workspaces:`, "" for the top-level memory."""
         return self.config.workspace
