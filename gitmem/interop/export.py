@@ -21,13 +21,13 @@ from gitmem.checks.violation import Violation
 from gitmem.confined import files
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.interop import agent_memory_repo, gemini, importing
+from gitmem.interop.exported_by import MARKER, record_of
 from gitmem.interop.facts import normalized
 from gitmem.interop.plan import ORIGIN_FIELD, PROPOSAL_RE
 from gitmem.memory import decisions, lessons, now, rules
 from gitmem.workspace import Workspace
 
 EXPORT_FORMATS = ("agent-memory-repo", "claude", "codex", "gemini")
-MARKER = "<!-- exported by gitmem"
 MARKER_WITHIN = 4096      # the bytes of a file read for the marker: an export writes it before any entry's text
 DESCRIPTION_MAX = 150     # a topic file's one-line description (Claude Code's index shows it), in characters
 # The marker's seal, ` · sha256 <16 hex>`: a digest of the file as the export wrote it (with the marker unsealed).
@@ -256,11 +256,3 @@ def write_export(target: Path, written: dict[str, str]) -> list[str]:
     for rel in stale:
         files.remove_file(target, rel)
     return sorted(written)
-
-
-def record_of(ws: Workspace) -> str:
-    """How the pointer names the repository: its `origin` remote's URL, else its directory."""
-    from gitmem import gitio
-
-    url = gitio.config_value(ws.repo, "remote.origin.url") or str(ws.root)
-    return re.sub(r"//[^/@]*@", "//", url)       # never a token from a URL's user part

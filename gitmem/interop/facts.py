@@ -70,7 +70,9 @@ def parse_origin(text: str) -> Origin | None:
 @dataclass(frozen=True)
 class Fact:
     """One fact of a source. `anchor` is a name the source gives it that survives an edit of its text (a Claude
-    Code topic file's name); `why` and `how` are the reasons and the change a correction names, when it does."""
+    Code topic file's name); `why` and `how` are the reasons and the change a correction names, when it does.
+    `foreign` says its file was exported from another memory (gitmem.interop.exported_by): a tag it ends with
+    names an entry there, not here."""
 
     source: str
     file: str
@@ -81,6 +83,7 @@ class Fact:
     anchor: str | None = None
     why: str | None = None
     how: str | None = None
+    foreign: bool = False
 
     @property
     def key(self) -> str:
@@ -92,8 +95,9 @@ class Fact:
 
     @property
     def exported_from(self) -> str | None:
-        """The gitmem entry this fact was exported from (`[gitmem: L-0003]`), or None."""
-        match = EXPORTED_RE.search(self.text)
+        """The entry of this memory the fact was exported from (`[gitmem: L-0003]`), or None (none, or one of
+        another memory's)."""
+        match = None if self.foreign else EXPORTED_RE.search(self.text)
         return match.group(1) if match else None
 
     def title(self, limit: int = 72) -> str:

@@ -19,6 +19,7 @@ from gitmem.checks.violation import Violation
 from gitmem.checks.written_times import not_begun_anywhere
 from gitmem.interop import agent_memory_repo, claude_code, cline, codex, gemini, notes
 from gitmem.interop.batch_limit import BatchOverPending, over_pending
+from gitmem.interop.exported_by import record_of
 from gitmem.interop.facts import Fact, normalized
 from gitmem.interop.plan import (
     HOW_PREFIX,
@@ -96,16 +97,24 @@ def collect_facts(source: str, workspace: Workspace, *, where: Path | None, envi
         reader = Reader(root)
         prefix = shown_dir(root, project, home)
         places.append(secrets.redact(prefix, secrets.env_values(environ)))   # the Context line names it
-        if module is notes:
-            facts += notes.read(reader, prefix, skip=(workspace.config.path("rules"),))
-        else:
-            facts += module.read(reader, prefix)
+        found = (notes.read(reader, prefix, skip=(workspace.config.path("rules"),)) if module is notes
+                 else module.read(reader, prefix))
+        facts += exported_elsewhere(found, reader, prefix, record_of(workspace))
         problems += reader.problems
     if problems:
         raise SourceProblem(f"cannot import the {module.WHAT}: {len(problems)} problem(s); nothing was imported",
                             sorted(problems, key=lambda v: (v.path, v.line)))
     now = workspace.clock()()
     return Batch(source, tuple(places), tuple(masked(dated(fact, now), environ) for fact in facts))
+
+
+def exported_elsewhere(found: list[Fact], reader: Reader, prefix: str, here: str) -> list[Fact]:
+    """`found`, each fact of a file another memory exported marked `foreign`: its `[gitmem: L-0001]` names that
+    memory's L-0001 (another repository's, another workspace's), so it is imported as any other fact. A file
+    exported from this memory, or with no marker, keeps its tags."""
+    return [replace(fact, foreign=True)
+            if reader.exported_by.get(fact.file.removeprefix(f"{prefix}/"), here) != here else fact
+            for fact in found]
 
 
 def dated(fact: Fact, now: datetime) -> Fact:

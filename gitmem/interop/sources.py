@@ -16,6 +16,7 @@ from gitmem import codes
 from gitmem.checks.violation import Violation
 from gitmem.confined import files
 from gitmem.errors import ExitCode, GitmemError
+from gitmem.interop.exported_by import exported_record
 
 # A memory file another CLI keeps is loaded into a prompt whole: Claude Code reads 200 lines of MEMORY.md, Gemini
 # CLI its GEMINI.md. Anything this large is not such a file, and reading it would flood LESSONS.
@@ -50,6 +51,7 @@ class Reader:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.problems: list[Violation] = []
+        self.exported_by: dict[str, str] = {}   # a file an export wrote: the record its marker names
 
     def shown(self, rel: str) -> str:
         """The file as a diagnostic names it: a name that is not UTF-8 shows its bytes escaped, never raw, and a
@@ -167,6 +169,8 @@ class Reader:
             self._refuse(rel, line, f"holds {what} at byte {offset}; memory is plain text",
                          "remove it from the file, then import again")
             return None
+        if (record := exported_record(text)) is not None:
+            self.exported_by[rel] = record
         return SourceFile(rel, text, _day_of(info.st_mtime))
 
 

@@ -1,0 +1,61 @@
+"""Moving memory between gitmem repositories (and workspaces) through an export: the `[gitmem: L-0001]` tags of
+another repository's export name that repository's entries, never this one's entry of the same ID."""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.interop.test_interop_export import FORMATS, SOURCE_OF, fill
+from tests.interop.test_interop_import import home  # noqa: F401 (fixture)
+from tests.support.helpers import CliResult, GitRepo, make_repo
+
+Cli = Callable[..., CliResult]
+
+
+def own_memory(repo: GitRepo, cli: Cli, workspace: tuple[str, ...] = ()) -> None:
+    """A lesson and a decision of the receiving memory's own: the same IDs as the exporting one's, other texts."""
+    assert cli(["lesson", "add", *workspace, "--title", "Cache the wheels", "--happened", "slow installs",
+                "--why", "no cache", "--change", "cache pip wheels"], cwd=repo.path).code == 0
+    assert cli(["decision", "ask", *workspace, "--title", "Use Postgres?", "--recommendation", "yes"],
+               cwd=repo.path).code == 0
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_another_repositorys_export_is_imported_whole_though_its_ids_are_taken_here(
+        memrepo: GitRepo, cli: Cli, home: Path, tmp_path: Path, fmt: str) -> None:  # noqa: F811
+    fill(memrepo, cli)
+    out = tmp_path / "out"
+    assert cli(["export", "--to", fmt, "--out", str(out)], cwd=memrepo.path).code == 0
+    other = make_repo(tmp_path / "other")
+    own_memory(other, cli)
+    moved = cli(["import", SOURCE_OF[fmt], "--from", str(out), "--json"], cwd=other.path)
+    assert moved.code == 0, moved.err
+    data = json.loads(moved.out)
+    landed = " ".join(item["text"] for item in (*data["lessons"], *data["proposals"]))
+    # Every entry of the exporting repository arrives, though this one has an L-0001, a D-0001 and a NOW too.
+    for expected in ("Pin the CLI versions", "no, Thursdays"):
+        assert expected in landed, (fmt, data["skipped"])
+    assert not [item for item in data["skipped"] if "this repository's" in item["reason"]]
+    again = cli(["import", SOURCE_OF[fmt], "--from", str(out)], cwd=other.path)
+    assert "Nothing new to import." in again.out          # and a second import is still a no-op
+
+
+def test_a_workspaces_export_imported_into_another_workspace_lands_there(
+        memrepo: GitRepo, cli: Cli, home: Path, tmp_path: Path) -> None:  # noqa: F811
+    memrepo.commit_files({"gitmem.yaml": memrepo.read("gitmem.yaml") + "\nworkspaces:\n  billing:\n"
+                                                                      "    memory_dir: billing\n"}, "a second agent")
+    assert cli(["init"], cwd=memrepo.path).code == 0
+    fill(memrepo, cli)
+    out = tmp_path / "out"
+    assert cli(["export", "--to", "agent-memory-repo", "--out", str(out)], cwd=memrepo.path).code == 0
+    own_memory(memrepo, cli, ("--workspace", "billing"))
+    moved = cli(["import", "agent-memory-repo", "--from", str(out), "--workspace", "billing", "--json"],
+                cwd=memrepo.path)
+    assert moved.code == 0, moved.err
+    assert "Pin the CLI versions" in " ".join(item["text"] for item in json.loads(moved.out)["proposals"])
+    # Back into the workspace it came from, it is still that workspace's own record: nothing is added.
+    back = cli(["import", "agent-memory-repo", "--from", str(out)], cwd=memrepo.path)
+    assert "Nothing new to import." in back.out, back.out
