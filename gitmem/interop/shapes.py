@@ -10,7 +10,7 @@ from typing import Any
 from gitmem.config.nesting import TooDeep, parsing, within_depth, yaml_loader
 
 _BULLET_RE = re.compile(r"^[-*+] (?:\[[ xX]\] )?(.*)$")
-_FENCE_RE = re.compile(r"^\s*(```|~~~)")
+_FENCE_RE = re.compile(r"^(\s*)(`{3,}|~{3,})")
 _HEADING_RE = re.compile(r"^(#{1,6}) (.*)$")
 
 
@@ -79,10 +79,16 @@ def _strings(value: Any) -> Iterator[str]:
 
 def blocks(text: str, first_line: int = 1) -> Iterator[Block]:
     """Bullet items (with their indented continuation lines and sub-items) and paragraphs, outside code fences
-    and HTML comments; headings are not blocks, but each block knows its heading."""
+    and HTML comments; headings are not blocks, but each block knows its heading.
+
+    As Markdown (CommonMark) reads them: a fence closes only on a fence of its own character at least as long,
+    and a fence or comment opened inside a bullet's item ends with the item, at the next line indented less than
+    it (a memory whose fence was left open never hides the memories after it)."""
     heading, start, is_bullet = "", 0, False
     current: list[str] = []
-    fenced = commented = False
+    fence = ""                    # the open fence (```, ~~~~), "" outside one
+    commented = False
+    item_indent: int | None = None    # the indent of a fence or comment opened inside a bullet's item
 
     def flush() -> Iterator[Block]:
         if current:
@@ -90,12 +96,21 @@ def blocks(text: str, first_line: int = 1) -> Iterator[Block]:
 
     for offset, raw in enumerate(text.split("\n")):
         number, line = first_line + offset, raw.rstrip()
-        if _FENCE_RE.match(line):
-            fenced = not fenced
-            continue
-        if fenced:
+        indent = len(line) - len(line.lstrip())
+        if (fence or commented) and item_indent is not None and line.strip() and indent < item_indent:
+            fence, commented, item_indent = "", False, None      # the item ended, and what it opened with it
+        opened = None if fence or commented else _FENCE_RE.match(line)
+        if fence or opened:
+            closing = _FENCE_RE.match(line)
+            if opened:
+                fence = opened.group(2)
+                item_indent = indent if current and is_bullet and indent else None
+            elif closing and closing.group(2)[0] == fence[0] and len(closing.group(2)) >= len(fence):
+                fence, item_indent = "", None
             continue
         if commented or line.lstrip().startswith("<!--"):
+            if not commented:
+                item_indent = indent if current and is_bullet and indent else None
             commented = "-->" not in line
             continue
         heading_match = _HEADING_RE.match(line)
