@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -108,13 +108,16 @@ def items(ws: Workspace) -> list[Item]:
         happened = lesson.happened
         found.append(Item(lesson.id, "lesson", lesson.title, text, day=happened.day if happened else None))
     doc = decisions.parse(ws.read("decisions"))
-    for item in (*doc.pending, *doc.resolved):
-        if not item.is_answered:
-            continue
-        answered = item.answered
+    answered = [(item, accepted_lines(item.get("Context") or "", item.get("Answer") or ""))
+                for item in (*doc.pending, *doc.resolved) if item.is_answered]
+    replaced = replaced_proposals(more for _, more in answered)
+    for item, more in answered:
         text = f"{item.id} (decision): {item.title}. Answer: {normalized(item.get('Answer') or '')}"
-        more = accepted_lines(item.get("Context") or "", item.get("Answer") or "")
-        found.append(Item(item.id, "decision", item.title, text, more, answered[0].day if answered else None))
+        kept = tuple(line for line in more
+                     if (found_line := PROPOSAL_RE.match(line)) is None
+                     or f"{item.id} {found_line.group(1)}" not in replaced)
+        stamps = item.answered
+        found.append(Item(item.id, "decision", item.title, text, kept, stamps[0].day if stamps else None))
     top = now.parse(ws.read("now"), max_blocks=1).top
     if top is not None:
         parts = "; ".join(f"{key}: {normalized(top.get(key) or '')}" for key in ("Did", "Human", "Next"))
@@ -135,6 +138,13 @@ def accepted_lines(context: str, answer: str) -> tuple[str, ...]:
     keep_all = said.group(0).lower().startswith("all")
     return tuple(line for line in lines
                  if (found := PROPOSAL_RE.match(line)) is None or keep_all or found.group(1) in chosen)
+
+
+def replaced_proposals(accepted: Iterable[tuple[str, ...]]) -> set[str]:
+    """The proposals (`D-0001 P1`) an accepted proposal of a later import replaces (` — replaces D-0001 P1`: the
+    source edited the fact): out of force once the edit is accepted, as an edited lesson is once retired."""
+    return {found.group(4) for lines in accepted for line in lines
+            if (found := PROPOSAL_RE.match(line)) is not None and found.group(4)}
 
 
 def pointer(record: str) -> str:

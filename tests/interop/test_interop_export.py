@@ -80,6 +80,26 @@ def test_an_unaccepted_proposal_is_not_exported(memrepo: GitRepo, cli: Cli, home
     assert "Prefers tabs" not in (tmp_path / "x" / "MEMORY.md").read_text(encoding="utf-8")
 
 
+def test_an_accepted_proposal_an_accepted_edit_replaced_is_not_exported(memrepo: GitRepo, cli: Cli,
+                                                                        tmp_path: Path) -> None:
+    bank = tmp_path / "bank"
+    put(bank, {"context.md": "- The staging database is Postgres 15\n- Deploys go out on Thursdays\n"})
+    assert cli(["import", "cline", "--from", str(bank)], cwd=memrepo.path).code == 0
+    assert cli(["decision", "answer", "D-0001", "--answer", "all"], cwd=memrepo.path).code == 0
+    put(bank, {"context.md": "- The staging database is Postgres 16\n- Deploys go out on Thursdays\n"})
+    assert "supersedes D-0001 P1" in cli(["import", "cline", "--from", str(bank)], cwd=memrepo.path).out
+
+    def exported() -> str:
+        assert cli(["export", "--to", "codex", "--out", str(tmp_path / "x")], cwd=memrepo.path).code == 0
+        return (tmp_path / "x" / "MEMORY.md").read_text(encoding="utf-8")
+
+    # Until the edit is accepted, the text accepted before stays in force; once it is, only the edit is.
+    assert "Postgres 15" in exported() and "Postgres 16" not in exported()
+    assert cli(["decision", "answer", "D-0002", "--answer", "P1"], cwd=memrepo.path).code == 0
+    text = exported()
+    assert "Postgres 16" in text and "Postgres 15" not in text and "Deploys go out on Thursdays" in text
+
+
 def test_export_never_overwrites_a_file_it_did_not_write(memrepo: GitRepo, cli: Cli, home: Path,  # noqa: F811
                                                         tmp_path: Path) -> None:
     fill(memrepo, cli)
