@@ -91,6 +91,7 @@ def collect_facts(source: str, workspace: Workspace, *, where: Path | None, envi
     facts: list[Fact] = []
     problems: list[Violation] = []
     places = []
+    files_read = 0
     for root in present:
         if where is None and _linked_in(project, root, problems):
             continue
@@ -101,9 +102,12 @@ def collect_facts(source: str, workspace: Workspace, *, where: Path | None, envi
                  else module.read(reader, prefix))
         facts += exported_elsewhere(found, reader, prefix, record_of(workspace))
         problems += reader.problems
+        files_read += reader.files_read
     if problems:
         raise SourceProblem(f"cannot import the {module.WHAT}: {len(problems)} problem(s); nothing was imported",
                             sorted(problems, key=lambda v: (v.path, v.line)))
+    if not files_read:      # a folder holding none of its files (a wrong --from) is no source, not one imported
+        raise source_missing(roots[0], module.WHAT)
     now = workspace.clock()()
     return Batch(source, tuple(places), tuple(masked(dated(fact, now), environ) for fact in facts))
 

@@ -52,6 +52,7 @@ class Reader:
         self.root = root
         self.problems: list[Violation] = []
         self.exported_by: dict[str, str] = {}   # a file an export wrote: the record its marker names
+        self.files_read = 0                     # the source's files read (an empty one too)
 
     def shown(self, rel: str) -> str:
         """The file as a diagnostic names it: a name that is not UTF-8 shows its bytes escaped, never raw, and a
@@ -171,6 +172,7 @@ class Reader:
             return None
         if (record := exported_record(text)) is not None:
             self.exported_by[rel] = record
+        self.files_read += 1
         return SourceFile(rel, text, _day_of(info.st_mtime))
 
 

@@ -234,6 +234,20 @@ def test_a_missing_source_names_where_its_cli_keeps_it(memrepo: GitRepo, cli: Cl
     assert amr.code == 2 and "--from PATH" in amr.err
 
 
+@pytest.mark.parametrize("source", ["claude", "codex", "gemini", "cline", "agent-memory-repo", "notes"])
+def test_a_folder_holding_none_of_the_sources_files_is_no_source(memrepo: GitRepo, cli: Cli, home: Path,
+                                                                  tmp_path: Path, source: str) -> None:
+    """A wrong --from (the folder above the memory, a typo'd one): GM952 naming it, never "Nothing new to
+    import", which reads as if it had all been imported already."""
+    wrong = tmp_path / "wrong"
+    put(wrong, {"README.txt": "not memory\n", "sub/MEMORY.md": "- one level too deep\n"})
+    before = memory(memrepo)
+    result = cli(["import", source, "--from", str(wrong)], cwd=memrepo.path)
+    assert result.code == 2, result.out
+    assert f"{wrong}:1: GM952 no " in result.err and "Nothing new" not in result.out
+    assert memory(memrepo) == before
+
+
 def test_dry_run_and_json_show_what_would_land_where_and_write_nothing(memrepo: GitRepo, cli: Cli,
                                                                       home: Path) -> None:
     put(claude_dir(home, memrepo), {"feedback_real-database.md": FEEDBACK, "user_role.md": USER})
