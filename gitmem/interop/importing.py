@@ -95,7 +95,7 @@ def collect_facts(source: str, workspace: Workspace, *, where: Path | None, envi
     for root in present:
         if where is None and _linked_in(project, root, problems):
             continue
-        reader = Reader(root)
+        reader = Reader(root, workspace.config.tzinfo())
         prefix = shown_dir(root, project, home)
         places.append(secrets.redact(prefix, secrets.env_values(environ)))   # the Context line names it
         found = (notes.read(reader, prefix, skip=(workspace.config.path("rules"),)) if module is notes

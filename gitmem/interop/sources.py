@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, tzinfo
 from pathlib import Path
 
 from gitmem import codes
@@ -42,14 +42,15 @@ class SourceMissing(GitmemError):
 class SourceFile:
     rel: str            # relative to the source's directory: the origin names it so
     text: str
-    written: date | None    # the file's modification day (UTC): when the CLI last wrote it; None if no date holds it
+    written: date | None    # the file's modification day (the memory's zone): when the CLI last wrote it, or None
 
 
 class Reader:
     """Reads the files of one source directory and collects the problems of those it cannot read."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, zone: tzinfo = UTC) -> None:
         self.root = root
+        self.zone = zone          # the memory's time zone: a file's day is a day there, as every day in memory
         self.problems: list[Violation] = []
         self.exported_by: dict[str, str] = {}   # a file an export wrote: the record its marker names
         self.files_read = 0                     # the source's files read (an empty one too)
@@ -173,14 +174,14 @@ class Reader:
         if (record := exported_record(text)) is not None:
             self.exported_by[rel] = record
         self.files_read += 1
-        return SourceFile(rel, text, _day_of(info.st_mtime))
+        return SourceFile(rel, text, _day_of(info.st_mtime, self.zone))
 
 
-def _day_of(mtime: float) -> date | None:
-    """The UTC day of a modification time; None for a time no calendar date holds (past year 9999 or before
+def _day_of(mtime: float, zone: tzinfo) -> date | None:
+    """The day of a modification time in `zone`; None for a time no calendar date holds (past year 9999 or before
     year 1, which some file systems keep): the origin then says `written unknown`."""
     try:
-        return datetime.fromtimestamp(mtime, UTC).date()
+        return datetime.fromtimestamp(mtime, zone).date()
     except (ValueError, OverflowError, OSError):
         return None
 
