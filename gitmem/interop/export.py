@@ -10,6 +10,7 @@ nothing is written through a link.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -87,7 +88,7 @@ def export_memory(ws: Workspace, fmt: str, target: Path) -> Exported:
     """The memory in force written into `target` as `fmt`'s files (ExportRefused, nothing written, when a file
     there is not an earlier export's); today's date is the workspace clock's."""
     found = items(ws)
-    written = write_export(target, render_export(fmt, found, record_of(ws), ws.clock()().date()))
+    written = write_export(target, render_export(fmt, found, record_of(ws), ws.clock()().date()), ws.root)
     return Exported(fmt, target, written, found)
 
 
@@ -225,11 +226,33 @@ def _state(data: bytes) -> str:
     return OURS if _digest("\n".join(lines)) == found.group(2) else CHANGED
 
 
-def write_export(target: Path, written: dict[str, str]) -> list[str]:
+def _reached_from(target: Path, repository: Path | None) -> tuple[Path, str]:
+    """(the folder the writes start from, the path below it): the repository's root and the target's path in it
+    when the target lies in the work tree below its root; else the target itself."""
+    if repository is not None:
+        try:
+            inside = Path(os.path.abspath(target)).relative_to(repository)
+        except ValueError:
+            pass
+        else:
+            if inside.parts:
+                return repository, inside.as_posix()
+    return target, ""
+
+
+def write_export(target: Path, written: dict[str, str], repository: Path | None = None) -> list[str]:
     """Write the files into `target`, and remove the earlier export's files that this one no longer has.
-    Everything is checked before anything is written."""
+    Everything is checked before anything is written. A target inside the work tree at `repository` is reached
+    from its root as every file of the tree is, through no link: an agent can plant one there (`docs/memory` made
+    a link to another project's memory folder), as import never reads a folder of the repository through one."""
+    base, under = _reached_from(target, repository)
+
+    def at(rel: str) -> str:
+        return f"{under}/{rel}" if under else rel
+
     try:
-        target.mkdir(parents=True, exist_ok=True)
+        if not under:      # inside the tree, the confined writes make the folders, through no link
+            target.mkdir(parents=True, exist_ok=True)
     except OSError as err:     # under a file, a link to nowhere, a read-only place: named, nothing written
         raise ExportRefused(f"cannot export to {target}: nothing was written", [Violation.of(
             codes.EXPORT_TARGET_REFUSED, str(target), 1, what=f"cannot be made a directory ({err.strerror or err})",
@@ -237,12 +260,12 @@ def write_export(target: Path, written: dict[str, str]) -> list[str]:
     problems: list[Violation] = []
     stale: list[str] = []
     for rel in written:
-        what = files.why_refused(target, rel)
+        what = files.why_refused(base, at(rel))
         if what is not None:
             problems.append(Violation.of(codes.EXPORT_TARGET_REFUSED, str(target / rel), 1, what=what,
                                          fix="move it away, or export to another directory with --out"))
             continue
-        old = files.read_bytes(target, rel)
+        old = files.read_bytes(base, at(rel))
         state = _state(old) if old is not None else OURS
         if state == FOREIGN:
             problems.append(Violation.of(
@@ -254,15 +277,15 @@ def write_export(target: Path, written: dict[str, str]) -> list[str]:
                 what="was written to since gitmem exported it (by its CLI or a person); left alone",
                 fix="import what was added (`gitmem import`), then move the file away, or export to another "
                     "directory with --out"))
-    for entry in sorted(target.glob("gitmem-*.md")):
-        if entry.name not in written and entry.is_file() and not entry.is_symlink():
-            data = files.read_bytes(target, entry.name)
-            if data is not None and _state(data) == OURS:     # one written to since is left, as above
-                stale.append(entry.name)
     if problems:
         raise ExportRefused(f"cannot export to {target}: nothing was written", problems)
+    for entry in sorted(target.glob("gitmem-*.md")):
+        if entry.name not in written and entry.is_file() and not entry.is_symlink():
+            data = files.read_bytes(base, at(entry.name))
+            if data is not None and _state(data) == OURS:     # one written to since is left, as above
+                stale.append(entry.name)
     for rel, text in written.items():    # another CLI's memory is output too: masked as everything shown
-        files.write_bytes(target, rel, sealed(secrets.scrub(text)).encode("utf-8"))
+        files.write_bytes(base, at(rel), sealed(secrets.scrub(text)).encode("utf-8"))
     for rel in stale:
-        files.remove_file(target, rel)
+        files.remove_file(base, at(rel))
     return sorted(written)

@@ -115,6 +115,26 @@ def test_export_never_overwrites_a_file_it_did_not_write(memrepo: GitRepo, cli: 
     assert linked.code == 1 and "GM953" in linked.err and not (tmp_path / "target.md").exists()
 
 
+@pytest.mark.parametrize("link", ["docs/memory", "docs"])
+def test_an_export_into_the_repository_writes_nothing_through_a_link_planted_on_the_way(
+        memrepo: GitRepo, cli: Cli, tmp_path: Path, link: str) -> None:
+    """An agent can plant a link in the work tree: `--out docs/memory` must not write where it leads (another
+    project's Claude Code memory folder, say), as import never reads a folder in the repository through one."""
+    fill(memrepo, cli)
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "memory").mkdir(parents=True)
+    (memrepo.path / link).parent.mkdir(parents=True, exist_ok=True)
+    (memrepo.path / link).symlink_to(elsewhere if link == "docs" else elsewhere / "memory")
+    refused = cli(["export", "--to", "codex", "--out", "docs/memory"], cwd=memrepo.path)
+    assert refused.code == 1, refused.out
+    assert f"docs/memory/MEMORY.md:1: GM953 is inside {link}, which is a symbolic link" in refused.err
+    assert not list(elsewhere.rglob("*.md"))
+    (memrepo.path / link).unlink()
+    done = cli(["export", "--to", "codex", "--out", "docs/memory"], cwd=memrepo.path)   # a plain folder: written
+    assert done.code == 0, done.err
+    assert (memrepo.path / "docs" / "memory" / "MEMORY.md").is_file()
+
+
 def test_a_second_export_rewrites_its_own_files_and_drops_the_ones_no_longer_in_force(
         memrepo: GitRepo, cli: Cli, home: Path, tmp_path: Path) -> None:  # noqa: F811
     fill(memrepo, cli)
