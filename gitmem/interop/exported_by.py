@@ -19,11 +19,26 @@ _MARKER_RE = re.compile(f"^{re.escape(MARKER)} from (.*?)(?: · sha256 [0-9a-f]{
 def record_of(ws: Workspace) -> str:
     """How an export names the memory it comes from: the repository's `origin` URL, else its directory, and the
     workspace when it is not the top-level memory. Masked as every output is: the marker is written so."""
-    from gitmem import gitio, secrets
+    return _named(ws, _origin_url(ws) or str(ws.root))
 
-    url = gitio.config_value(ws.repo, "remote.origin.url") or str(ws.root)
-    url = re.sub(r"//[^/@]*@", "//", url)       # never a token from a URL's user part
-    return secrets.scrub(f"{url} (workspace {ws.name})" if ws.name else url)
+
+def records_of(ws: Workspace) -> set[str]:
+    """Every name an export of this memory carries: by its `origin` URL (a clone elsewhere shares it) and by its
+    directory (an export made before the repository had an `origin`)."""
+    return {_named(ws, where) for where in (_origin_url(ws), str(ws.root)) if where}
+
+
+def _origin_url(ws: Workspace) -> str | None:
+    from gitmem import gitio
+
+    url = gitio.config_value(ws.repo, "remote.origin.url")
+    return re.sub(r"//[^/@]*@", "//", url) if url else None       # never a token from a URL's user part
+
+
+def _named(ws: Workspace, where: str) -> str:
+    from gitmem import secrets
+
+    return secrets.scrub(f"{where} (workspace {ws.name})" if ws.name else where)
 
 
 def exported_record(text: str) -> str | None:

@@ -7,7 +7,7 @@ masked here, the one place a fact enters gitmem.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -19,7 +19,7 @@ from gitmem.checks.violation import Violation
 from gitmem.checks.written_times import not_begun_anywhere
 from gitmem.interop import agent_memory_repo, claude_code, cline, codex, gemini, notes
 from gitmem.interop.batch_limit import BatchOverPending, over_pending
-from gitmem.interop.exported_by import record_of
+from gitmem.interop.exported_by import records_of
 from gitmem.interop.facts import Fact, normalized
 from gitmem.interop.plan import (
     HOW_PREFIX,
@@ -100,7 +100,7 @@ def collect_facts(source: str, workspace: Workspace, *, where: Path | None, envi
         places.append(secrets.redact(prefix, secrets.env_values(environ)))   # the Context line names it
         found = (notes.read(reader, prefix, skip=(workspace.config.path("rules"),)) if module is notes
                  else module.read(reader, prefix))
-        facts += exported_elsewhere(found, reader, prefix, record_of(workspace))
+        facts += exported_elsewhere(found, reader, prefix, records_of(workspace))
         problems += reader.problems
         files_read += reader.files_read
     if problems:
@@ -112,13 +112,16 @@ def collect_facts(source: str, workspace: Workspace, *, where: Path | None, envi
     return Batch(source, tuple(places), tuple(masked(dated(fact, now), environ) for fact in facts))
 
 
-def exported_elsewhere(found: list[Fact], reader: Reader, prefix: str, here: str) -> list[Fact]:
+def exported_elsewhere(found: list[Fact], reader: Reader, prefix: str, here: Collection[str]) -> list[Fact]:
     """`found`, each fact of a file another memory exported marked `foreign`: its `[gitmem: L-0001]` names that
     memory's L-0001 (another repository's, another workspace's), so it is imported as any other fact. A file
-    exported from this memory, or with no marker, keeps its tags."""
-    return [replace(fact, foreign=True)
-            if reader.exported_by.get(fact.file.removeprefix(f"{prefix}/"), here) != here else fact
-            for fact in found]
+    exported from this memory (named by any of `here`, gitmem.interop.exported_by.records_of), or with no marker,
+    keeps its tags."""
+    def foreign(fact: Fact) -> bool:
+        record = reader.exported_by.get(fact.file.removeprefix(f"{prefix}/"))
+        return record is not None and record not in here
+
+    return [replace(fact, foreign=True) if foreign(fact) else fact for fact in found]
 
 
 def dated(fact: Fact, now: datetime) -> Fact:

@@ -24,6 +24,7 @@ TYPES = ("user", "feedback", "project", "reference")
 _LINK_RE = re.compile(r"\]\(([^)\s]+\.md)\)")
 _WHY_RE = re.compile(r"^\*\*Why:?\*\*:?\s*(.*)$", re.I)
 _HOW_RE = re.compile(r"^\*\*How to apply:?\*\*:?\s*(.*)$", re.I)
+_COMMENT_RE = re.compile(r"<!--(?:(?!-->).)*-->")        # one comment on a line of its own
 
 
 def memory_type(meta: dict[str, object]) -> str | None:
@@ -77,6 +78,8 @@ def _topic(reader: Reader, source: str, shown: str, rel: str, text: str, written
     why: str | None = None
     how: str | None = None
     for line in split.body.strip().split("\n"):
+        if _COMMENT_RE.fullmatch(line.strip()):
+            continue         # a comment is not shown as the memory (an export's marker line)
         if (found := _WHY_RE.match(line.strip())) is not None:
             why = found.group(1).strip() or None
         elif (found := _HOW_RE.match(line.strip())) is not None:

@@ -39,6 +39,7 @@ def test_another_repositorys_export_is_imported_whole_though_its_ids_are_taken_h
     for expected in ("Pin the CLI versions", "no, Thursdays"):
         assert expected in landed, (fmt, data["skipped"])
     assert not [item for item in data["skipped"] if "this repository's" in item["reason"]]
+    assert "<!--" not in landed            # the export's marker is no part of any fact
     again = cli(["import", SOURCE_OF[fmt], "--from", str(out)], cwd=other.path)
     assert "Nothing new to import." in again.out          # and a second import is still a no-op
 
@@ -59,3 +60,14 @@ def test_a_workspaces_export_imported_into_another_workspace_lands_there(
     # Back into the workspace it came from, it is still that workspace's own record: nothing is added.
     back = cli(["import", "agent-memory-repo", "--from", str(out)], cwd=memrepo.path)
     assert "Nothing new to import." in back.out, back.out
+
+
+def test_an_export_made_before_the_repository_had_an_origin_is_still_its_own(
+        memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
+    """The pointer names the directory until the repository has an `origin`, then its URL: the same memory
+    either way, so importing the earlier export back still adds nothing."""
+    fill(memrepo, cli)
+    assert cli(["export", "--to", "claude", "--cli-location"], cwd=memrepo.path).code == 0
+    memrepo.repo.remotes.create("origin", "https://example.com/team/memory.git")
+    again = cli(["import", "claude"], cwd=memrepo.path)
+    assert again.code == 0 and "Nothing new to import." in again.out, again.out
