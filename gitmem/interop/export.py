@@ -22,8 +22,8 @@ from gitmem.checks.violation import Violation
 from gitmem.confined import files
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.interop import agent_memory_repo, gemini, importing
-from gitmem.interop.exported_by import MARKER, record_of
-from gitmem.interop.facts import normalized
+from gitmem.interop.exported_by import record_of
+from gitmem.interop.facts import MARKER, normalized
 from gitmem.interop.plan import ORIGIN_FIELD, PROPOSAL_RE
 from gitmem.memory import decisions, lessons, now, rules
 from gitmem.workspace import Workspace

@@ -8,24 +8,28 @@ there, so its facts are imported as any other.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from gitmem.workspace import Workspace
-
-MARKER = "<!-- exported by gitmem"
-# The marker line as an export writes it, sealed (` · sha256 <16 hex>`: gitmem.interop.export) or not.
-_MARKER_RE = re.compile(f"^{re.escape(MARKER)} from (.*?)(?: · sha256 [0-9a-f]{{16}})? -->$", re.MULTILINE)
 
 
 def record_of(ws: Workspace) -> str:
     """How an export names the memory it comes from: the repository's `origin` URL, else its directory, and the
     workspace when it is not the top-level memory. Masked as every output is: the marker is written so."""
-    return _named(ws, _origin_url(ws) or str(ws.root))
+    return _named(ws, _origin_url(ws) or str(_main_work_tree(ws)))
 
 
 def records_of(ws: Workspace) -> set[str]:
     """Every name an export of this memory carries: by its `origin` URL (a clone elsewhere shares it) and by its
-    directory (an export made before the repository had an `origin`)."""
-    return {_named(ws, where) for where in (_origin_url(ws), str(ws.root)) if where}
+    directory (an export made before the repository had an `origin`): the main work tree's, which every linked
+    work tree shares as it shares the Claude Code memory folder, or this work tree's own."""
+    return {_named(ws, where) for where in (_origin_url(ws), str(_main_work_tree(ws)), str(ws.root)) if where}
+
+
+def _main_work_tree(ws: Workspace) -> Path:
+    from gitmem.interop.claude_code import shared_root
+
+    return shared_root(ws)
 
 
 def _origin_url(ws: Workspace) -> str | None:
@@ -39,9 +43,3 @@ def _named(ws: Workspace, where: str) -> str:
     from gitmem import secrets
 
     return secrets.scrub(f"{where} (workspace {ws.name})" if ws.name else where)
-
-
-def exported_record(text: str) -> str | None:
-    """The record a file's export marker names; None when the file carries no marker (no export wrote it)."""
-    found = _MARKER_RE.search(text)
-    return found.group(1) if found else None

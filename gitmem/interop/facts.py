@@ -18,6 +18,10 @@ PROPOSAL = "proposal"      # listed in the batch's decision, for the human to ac
 # A fact exported from a gitmem repository names the entry it came from, at the end of the entry's line;
 # importing it back adds nothing. A tag the entry's text quotes, earlier on the line, names nothing.
 EXPORTED_RE = re.compile(r"\[gitmem: ((?:L|D)-[0-9]{4,18}|R-[0-9]{2,}|NOW)\][ \t\r]*$", re.MULTILINE)
+# The marker every exported file opens with, naming the memory it was exported from (gitmem.interop.exported_by):
+# the line as an export writes it, sealed (` · sha256 <16 hex>`: gitmem.interop.export) or not.
+MARKER = "<!-- exported by gitmem"
+_MARKER_RE = re.compile(f"^{re.escape(MARKER)} from (.*?)(?: · sha256 [0-9a-f]{{16}})? -->$", re.MULTILINE)
 _ORIGIN_RE = re.compile(r"^(?P<source>[a-z][a-z-]*) · (?P<file>.+):(?P<line>[0-9]+) · written (?P<written>"
                         r"[0-9]{4}-[0-9]{2}-[0-9]{2}|unknown) · key (?P<key>[0-9a-f]{12})(?: · as (?P<anchor>.+))?$")
 _SPACE_RE = re.compile(r"\s+")
@@ -103,3 +107,9 @@ class Fact:
     def title(self, limit: int = 72) -> str:
         first = normalized(self.text.split("\n", 1)[0].lstrip("#").strip()).rstrip(".") or "imported fact"
         return first if len(first) <= limit else first[:limit - 1].rstrip() + "…"
+
+
+def exported_record(text: str) -> str | None:
+    """The record a file's export marker names; None when the file carries no marker (no export wrote it)."""
+    found = _MARKER_RE.search(text)
+    return found.group(1) if found else None

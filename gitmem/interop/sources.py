@@ -16,7 +16,7 @@ from gitmem import codes
 from gitmem.checks.violation import Violation
 from gitmem.confined import files
 from gitmem.errors import ExitCode, GitmemError
-from gitmem.interop.exported_by import exported_record
+from gitmem.interop.facts import exported_record
 
 # A memory file another CLI keeps is loaded into a prompt whole: Claude Code reads 200 lines of MEMORY.md, Gemini
 # CLI its GEMINI.md. Anything this large is not such a file, and reading it would flood LESSONS.

@@ -3,6 +3,7 @@ another repository's export name that repository's entries, never this one's ent
 from __future__ import annotations
 
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -70,4 +71,16 @@ def test_an_export_made_before_the_repository_had_an_origin_is_still_its_own(
     assert cli(["export", "--to", "claude", "--cli-location"], cwd=memrepo.path).code == 0
     memrepo.repo.remotes.create("origin", "https://example.com/team/memory.git")
     again = cli(["import", "claude"], cwd=memrepo.path)
+    assert again.code == 0 and "Nothing new to import." in again.out, again.out
+
+
+def test_an_export_from_the_main_work_tree_is_a_linked_work_trees_own(
+        memrepo: GitRepo, cli: Cli, home: Path, tmp_path: Path) -> None:  # noqa: F811
+    """Every work tree of a repository shares its Claude Code memory (gitmem.interop.claude_code.shared_root), and
+    is the same memory: the export one made imports back into another as nothing."""
+    fill(memrepo, cli)
+    assert cli(["export", "--to", "claude", "--cli-location"], cwd=memrepo.path).code == 0
+    subprocess.run(["git", "worktree", "add", "-q", "-b", "side", str(tmp_path / "linked")], cwd=memrepo.path,
+                   check=True, capture_output=True)
+    again = cli(["import", "claude"], cwd=tmp_path / "linked")
     assert again.code == 0 and "Nothing new to import." in again.out, again.out
