@@ -43,3 +43,23 @@ def _named(ws: Workspace, where: str) -> str:
     from gitmem import secrets
 
     return secrets.scrub(f"{where} (workspace {ws.name})" if ws.name else where)
+
+
+# A URL (`https://host/path`, `ssh://user@host:22/path`) or git's scp-like form (`user@host:path`); a directory is
+# neither (a path whose first part holds a colon is not one a repository's folder usually has).
+_URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/]*@)?(?P<host>[^/]+)(?P<path>/.*)?$")
+_SCP_RE = re.compile(r"^(?:[^@/]+@)?(?P<host>[^/:]+):(?P<path>(?!/).*|/.*)$")
+_WORKSPACE_RE = re.compile(r" \(workspace [^()]*\)$")
+
+
+def comparable(record: str) -> str:
+    """A record as two names of one memory compare: an origin URL as host and path, however a clone spells it
+    (https or ssh, a user, a port, `.git`, a trailing `/`, the host's letter case); a directory as it is."""
+    workspace = _WORKSPACE_RE.search(record)
+    place = record[:workspace.start()] if workspace else record
+    found = _URL_RE.match(place) or (None if place.startswith("/") else _SCP_RE.match(place))
+    if found is None:
+        return record
+    host = found["host"].lower().rsplit(":", 1)[0] if found["host"].count(":") == 1 else found["host"].lower()
+    path = (found["path"] or "").strip("/").removesuffix(".git")
+    return f"{host}/{path}" + (workspace.group(0) if workspace else "")

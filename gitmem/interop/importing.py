@@ -19,7 +19,7 @@ from gitmem.checks.violation import Violation
 from gitmem.checks.written_times import not_begun_anywhere
 from gitmem.interop import agent_memory_repo, claude_code, cline, codex, gemini, notes
 from gitmem.interop.batch_limit import BatchOverPending, over_pending
-from gitmem.interop.exported_by import records_of
+from gitmem.interop.exported_by import comparable, records_of
 from gitmem.interop.facts import Fact, normalized
 from gitmem.interop.plan import (
     HOW_PREFIX,
@@ -117,9 +117,11 @@ def exported_elsewhere(found: list[Fact], reader: Reader, prefix: str, here: Col
     memory's L-0001 (another repository's, another workspace's), so it is imported as any other fact. A file
     exported from this memory (named by any of `here`, gitmem.interop.exported_by.records_of), or with no marker,
     keeps its tags."""
+    ours = {comparable(record) for record in here}
+
     def foreign(fact: Fact) -> bool:
         record = reader.exported_by.get(fact.file.removeprefix(f"{prefix}/"))
-        return record is not None and record not in here
+        return record is not None and comparable(record) not in ours
 
     return [replace(fact, foreign=True) if foreign(fact) else fact for fact in found]
 

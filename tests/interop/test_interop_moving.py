@@ -84,3 +84,17 @@ def test_an_export_from_the_main_work_tree_is_a_linked_work_trees_own(
                    check=True, capture_output=True)
     again = cli(["import", "claude"], cwd=tmp_path / "linked")
     assert again.code == 0 and "Nothing new to import." in again.out, again.out
+
+
+@pytest.mark.parametrize("clone_url", ["https://example.com/team/memory", "ssh://git@example.com/team/memory.git/",
+                                       "https://ci-bot@Example.com/team/memory.git"])
+def test_a_clone_by_another_url_of_the_same_origin_is_the_same_memory(memrepo: GitRepo, cli: Cli, tmp_path: Path,
+                                                                      clone_url: str) -> None:
+    """A teammate's clone names the same origin another way (https or ssh, `.git` or not): an export committed
+    by one imports back into the other as nothing."""
+    memrepo.repo.remotes.create("origin", "git@example.com:team/memory.git")
+    fill(memrepo, cli)
+    assert cli(["export", "--to", "agent-memory-repo", "--out", str(tmp_path / "out")], cwd=memrepo.path).code == 0
+    memrepo.repo.remotes.set_url("origin", clone_url)
+    again = cli(["import", "agent-memory-repo", "--from", str(tmp_path / "out")], cwd=memrepo.path)
+    assert again.code == 0 and "Nothing new to import." in again.out, again.out
