@@ -48,7 +48,7 @@ def _named(ws: Workspace, where: str) -> str:
 # A URL (`https://host/path`, `ssh://user@host:22/path`) or git's scp-like form (`user@host:path`); a directory is
 # neither (a path whose first part holds a colon is not one a repository's folder usually has).
 _URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://(?:[^@/]*@)?(?P<host>[^/]+)(?P<path>/.*)?$")
-_SCP_RE = re.compile(r"^(?:[^@/]+@)?(?P<host>[^/:]+):(?P<path>(?!/).*|/.*)$")
+_SCP_RE = re.compile(r"^(?:[^@/]+@)?(?P<host>[^/:]+):(?P<path>.*)$")
 _WORKSPACE_RE = re.compile(r" \(workspace [^()]*\)$")
 
 
@@ -60,6 +60,6 @@ def comparable(record: str) -> str:
     found = _URL_RE.match(place) or (None if place.startswith("/") else _SCP_RE.match(place))
     if found is None:
         return record
-    host = found["host"].lower().rsplit(":", 1)[0] if found["host"].count(":") == 1 else found["host"].lower()
+    host = re.sub(r":[0-9]*$", "", found["host"].lower())          # without a port
     path = (found["path"] or "").strip("/").removesuffix(".git")
     return f"{host}/{path}" + (workspace.group(0) if workspace else "")
