@@ -7,6 +7,7 @@ masked here, the one place a fact enters gitmem.
 """
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -92,15 +93,15 @@ def collect_facts(source: str, workspace: Workspace, *, where: Path | None, envi
     problems: list[Violation] = []
     places = []
     files_read = 0
+    own = frozenset(os.path.abspath(project / path) for paths in workspace.config.workspace_paths().values()
+                    for path in paths.values())      # every workspace's memory files: never a source's
     for root in present:
         if where is None and _linked_in(project, root, problems):
             continue
-        reader = Reader(root, workspace.config.tzinfo())
+        reader = Reader(root, workspace.config.tzinfo(), own)
         prefix = shown_dir(root, project, home)
         places.append(secrets.redact(prefix, secrets.env_values(environ)))   # the Context line names it
-        found = (notes.read(reader, prefix, skip=(workspace.config.path("rules"),)) if module is notes
-                 else module.read(reader, prefix))
-        facts += exported_elsewhere(found, reader, prefix, records_of(workspace))
+        facts += exported_elsewhere(module.read(reader, prefix), reader, prefix, records_of(workspace))
         problems += reader.problems
         files_read += reader.files_read
     if problems:

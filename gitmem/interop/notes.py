@@ -1,7 +1,8 @@
 """Plain notes a team keeps in `CLAUDE.md`, `AGENTS.md` or `GEMINI.md`: every bullet item and paragraph outside
 gitmem's own managed blocks (`<!-- gitmem:begin … -->`), outside Gemini's `## Gemini Added Memories` section (the
-`gemini` source reads it) and other than `@path` import lines. The file that is the RULES file is gitmem's own and
-is never read. Notes land as proposals."""
+`gemini` source reads it) and other than `@path` import lines. A file that is one of gitmem's memory files
+(CLAUDE.md made RULES) is gitmem's own and is never read (gitmem.interop.sources.Reader). Notes land as
+proposals."""
 from __future__ import annotations
 
 import re
@@ -41,11 +42,9 @@ def outside_blocks(text: str) -> str:
     return "\n".join(kept)
 
 
-def read(reader: Reader, prefix: str, *, skip: tuple[str, ...] = ()) -> list[Fact]:
+def read(reader: Reader, prefix: str) -> list[Fact]:
     facts = []
     for name in FILES:
-        if name in skip:
-            continue
         loaded = reader.read(name)
         if loaded is not None:
             facts += [Fact(NAME, f"{prefix}/{name}", block.line, block.text, PROPOSAL, loaded.written)

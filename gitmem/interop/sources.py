@@ -48,9 +48,10 @@ class SourceFile:
 class Reader:
     """Reads the files of one source directory and collects the problems of those it cannot read."""
 
-    def __init__(self, root: Path, zone: tzinfo = UTC) -> None:
+    def __init__(self, root: Path, zone: tzinfo = UTC, own: frozenset[str] = frozenset()) -> None:
         self.root = root
         self.zone = zone          # the memory's time zone: a file's day is a day there, as every day in memory
+        self.own = own            # gitmem's own memory files (absolute paths): never a source's, never read
         self.problems: list[Violation] = []
         self.exported_by: dict[str, str] = {}   # a file an export wrote: the record its marker names
         self.files_read = 0                     # the source's files read (an empty one too)
@@ -136,7 +137,10 @@ class Reader:
                      "copy the file it points to into the directory in its place, or move the link away")
 
     def read(self, rel: str) -> SourceFile | None:
-        """The file; None when it is missing or cannot be read (then a problem names it)."""
+        """The file; None when it is missing or cannot be read (then a problem names it), or is one of gitmem's own
+        memory files (Cline's `memory-bank` made gitmem's `memory_dir`, CLAUDE.md made RULES)."""
+        if os.path.abspath(self.root / rel) in self.own:
+            return None
         if os.path.islink(self.root / rel):
             self.refuse_link(rel)
             return None
