@@ -255,6 +255,22 @@ def test_a_runner_cycle_pulled_in_during_the_session_is_not_the_sessions_entry(m
     assert stopped["decision"] == "block" and "src/app.py" in stopped["reason"]
 
 
+def test_a_session_that_logged_and_then_pulled_many_runner_cycles_is_not_told_to_log_again(memrepo: GitRepo) -> None:
+    hook("session-start", memrepo.path)
+    memrepo.write("src/app.py", "print('hi')\n")
+    MemoryWriter(memrepo.ws()).add_log_entry(**LOG_ADD, interactive=True)        # the session's own entry
+    commit_all(memrepo, "session")
+    runner = MemoryWriter(memrepo.ws(), author_email=AGENT[1])
+    for cycle in range(2, 26):          # a day of hourly scheduled cycles, merged in after it (`git pull`)
+        runner.add_log_entry(**LOG_ADD, cycle=cycle)
+    commit_all(memrepo, "merge the scheduled cycles", AGENT)
+
+    stopped = hook("stop", memrepo.path)
+
+    assert stopped.code == 0 and stopped.output is None, "the session wrote its entry: a second one would be a lie"
+    assert "wrote its LOG entry" in stopped.err
+
+
 @pytest.mark.parametrize("argv", [["hook", "stop"], ["hook", "session-start"], ["check"]], ids=" ".join)
 def test_the_hooks_and_the_check_stay_lean(memrepo: GitRepo, argv: list[str]) -> None:
     import subprocess
