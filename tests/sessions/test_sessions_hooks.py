@@ -438,3 +438,38 @@ def test_a_linked_work_tree_kept_inside_the_checkout_serves_its_own_memory(memre
     stopped = hook("stop", feature, stop_hook_active=False).output
     assert stopped is not None and "app.py" in stopped["reason"]
     assert (feature / ".git").is_file() and not (memrepo.path / "app.py").exists()
+
+
+def test_a_huge_untracked_file_costs_the_hooks_neither_their_memory_nor_the_sessions_context(memrepo: GitRepo) -> None:
+    """The hooks fingerprint the dirty files after every turn: a 1.5 GB file left untracked (a dataset, a dump) was
+    read whole, which under a 1 GB address-space limit was a MemoryError traceback (exit 70) and no memory for the
+    session. A big file is told by its stat data; its change is still seen."""
+    import os
+    import resource
+    import subprocess
+
+    from tests.support.sessions import GITMEM
+
+    big = memrepo.path / "data.bin"
+    with big.open("wb") as handle:          # sparse: no disk spent
+        handle.truncate(1536 << 20)
+
+    def run(event: str) -> subprocess.CompletedProcess[str]:
+        def limited() -> None:
+            resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        payload = json.dumps({"session_id": "big", "cwd": str(memrepo.path), "stop_hook_active": False})
+        environment = {k: v for k, v in os.environ.items() if k not in ("GITMEM_CYCLE", "CLAUDE_PROJECT_DIR")}
+        return subprocess.run([str(GITMEM), "hook", event], input=payload, cwd=memrepo.path, env=environment,
+                              capture_output=True, text=True, timeout=120, preexec_fn=limited)
+
+    started = run("session-start")
+    assert started.returncode == 0 and "Traceback" not in started.stderr, started.stderr[-2000:]
+    assert "## Proven rules (RULES.md)" in json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    unchanged = run("stop")
+    assert unchanged.returncode == 0 and unchanged.stdout == "", unchanged.stderr[-2000:]
+    with big.open("r+b") as handle:          # the session writes into it, keeping its size
+        handle.seek(1 << 30)
+        handle.write(b"changed")
+    stopped = run("stop")
+    assert stopped.returncode == 0 and json.loads(stopped.stdout)["decision"] == "block"
+    assert "data.bin" in json.loads(stopped.stdout)["reason"]
