@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitmem.errors import GitmemError
-from gitmem.sessions.locate import find_workspace
+from gitmem.sessions.locate import find_workspace, working_directory
 from gitmem.workspace import Workspace, runner_cycle
 
 PROJECT_ENV = "CLAUDE_PROJECT_DIR"
@@ -44,7 +44,7 @@ class HookAnswer:
 
 def _workspace(payload: Mapping[str, Any], workspace: str | None) -> Workspace | None:
     cwd = payload.get("cwd")         # the payload is the host's: a cwd that is not text is no place to look
-    return find_workspace([cwd if isinstance(cwd, str) else None, os.environ.get(PROJECT_ENV), os.getcwd()],
+    return find_workspace([cwd if isinstance(cwd, str) else None, os.environ.get(PROJECT_ENV), working_directory()],
                           workspace)
 
 

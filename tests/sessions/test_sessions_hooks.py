@@ -473,3 +473,21 @@ def test_a_huge_untracked_file_costs_the_hooks_neither_their_memory_nor_the_sess
     stopped = run("stop")
     assert stopped.returncode == 0 and json.loads(stopped.stdout)["decision"] == "block"
     assert "data.bin" in json.loads(stopped.stdout)["reason"]
+
+
+def test_a_hook_started_in_a_removed_directory_still_serves_the_sessions_cwd(memrepo: GitRepo, tmp_path: Path) -> None:
+    """The process's working directory is the last place looked, yet asking for it came first and raised: the
+    session lost its memory although its payload named the repository."""
+    import os
+    import subprocess
+
+    from tests.support.sessions import GITMEM
+
+    gone = tmp_path / "removed"
+    gone.mkdir()
+    payload = json.dumps({"session_id": "s-1", "cwd": str(memrepo.path), "hook_event_name": "SessionStart"})
+    environment = {k: v for k, v in os.environ.items() if k not in ("GITMEM_CYCLE", "CLAUDE_PROJECT_DIR")}
+    done = subprocess.run(["sh", "-c", 'cd "$1" && rmdir "$1" && exec "$2" hook session-start', "sh", str(gone),
+                           str(GITMEM)], input=payload, env=environment, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "## Proven rules (RULES.md)" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
