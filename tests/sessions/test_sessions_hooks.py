@@ -491,3 +491,19 @@ def test_a_hook_started_in_a_removed_directory_still_serves_the_sessions_cwd(mem
                            str(GITMEM)], input=payload, env=environment, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "## Proven rules (RULES.md)" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_session_started_on_an_uncommitted_entry_is_told_the_open_cycle_its_tools_write_to(memrepo: GitRepo) -> None:
+    """An earlier session logged and nobody committed. The next session was told "this session is cycle 2 ... write
+    exactly one LOG entry", while its log_entry is refused until that commit and its other memory goes to cycle 1,
+    the open cycle (a session lasts until its entry is committed)."""
+    MemoryWriter(memrepo.ws()).add_log_entry(**LOG_ADD, interactive=True)         # cycle 1, never committed
+
+    context = hook("session-start", memrepo.path, session="s-2").context
+
+    assert "this session continues cycle 1 (interactive)" in context and "LOG.md" in context
+    assert "this session is cycle 2" not in context
+    lesson = MemoryWriter(memrepo.ws()).add_lesson(title="t", happened="h", why="w", change="c")
+    assert lesson.happened is not None and lesson.happened.cycle == 1, "the tools write to the cycle it names"
+    commit_all(memrepo, "the earlier session's work")
+    assert "this session is cycle 2 (interactive)" in hook("session-start", memrepo.path, session="s-3").context
