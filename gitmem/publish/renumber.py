@@ -4,10 +4,12 @@ Two writers may take the same number: a scheduled cycle runs for minutes while a
 logs and pushes. When one side's commits are replayed (a rebase) or merged onto the other's, and the other side
 appended cycles since the two split, the replayed side's own new cycle entries in LOG, its new cycle blocks in
 NOW and its cycle commits' messages (`gitmem: cycle N`, `Gitmem-Cycle: N`) take the next numbers after the other
-side's last cycle, in their order. A decision ID is a position too: when both sides asked, the replayed side's
-new decisions take the IDs after the other side's highest, and every mention of them in what the replayed side
-added (its new decisions, LOG entries and NOW blocks) follows, as do the cycle numbers its new decisions name; a
-merge leaves the other side's LOG entries as written (history in that parent: gitmem.checks.merges).
+side's last cycle, in their order; in a rebase, so do the cycles its new LESSONS lines cite (a Confirmed line
+counts only in the commit that logs its cycle: gitmem.close.backing). A decision ID is a position too: when
+both sides asked, the replayed side's new decisions take the IDs after the other side's highest, and every
+mention of them in what the replayed side added (its new decisions, LOG entries and NOW blocks) follows, as do
+the cycle numbers its new decisions name; a merge leaves the other side's LOG entries as written (history in that
+parent: gitmem.checks.merges).
 Nothing else changes: times and the other side's entries stay as written. Pure text: the rebase
 (gitmem.gitio.rebase), `gitmem merge` and the merge driver apply it.
 """
@@ -18,7 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 
 from gitmem.config import Config
-from gitmem.memory import decisions, log, now
+from gitmem.memory import decisions, lessons, log, now
 from gitmem.memory.text import decode_text
 
 
@@ -130,6 +132,32 @@ def renumber_decisions(base: bytes | None, data: bytes, ids: Shift, cycles: Shif
     return _in_lines(text, [(d.line, d.end) for d in doc.all if d.number not in known], change).encode("utf-8")
 
 
+_EVENTS = ("Happened", "Confirmed")     # a lesson's lines that cite a cycle (gitmem.memory.lessons.parse_event)
+
+
+def renumber_lessons(base: bytes | None, data: bytes, cycles: Shift) -> bytes:
+    """LESSONS `data` with the cycle each event line `base` does not have cites (a new lesson's Happened, a new
+    Confirmed line) renumbered by `cycles`: a confirmation counts only in the commit that logs the cycle it cites
+    (gitmem.close.backing), so it follows its cycle to the new number, as the LOG entry and NOW block do."""
+    if not cycles.by:
+        return data
+    text = decode_text(data)
+    doc = lessons.parse(text)
+    if doc.problems:
+        return data
+    known = {item.id: {(f.key, f.value) for f in item.fields} for item in lessons.parse(decode_text(base)).lessons} \
+        if base else {}
+    spans = [(f.line, f.line) for item in doc.lessons for f in item.fields
+             if f.key in _EVENTS and (f.key, f.value) not in known.get(item.id, set())]
+    if not spans:
+        return data
+
+    def change(line: str) -> str:
+        return _ASKED_CYCLE.sub(lambda m: f"(cycle {cycles.number(int(m.group(1)))})", line, count=1)
+
+    return _in_lines(text, spans, change).encode("utf-8")
+
+
 def new_now_cycles(base: bytes | None, data: bytes | None) -> list[int]:
     """The cycle numbers of the cycle blocks in NOW `data` that `base` does not have."""
     if data is None:
@@ -196,10 +224,12 @@ class CycleRenumbering:
     decisions_path: str = ""
     base_decisions: bytes | None = None
     ids: Shift = Shift()        # this side's new decision IDs, after the other side's
+    lessons_path: str = ""      # "" when LESSONS is not renumbered here (a merge: renumberer_for)
+    base_lessons: bytes | None = None
 
     @property
     def paths(self) -> tuple[str, ...]:
-        return tuple(path for path in (self.log_path, self.now_path, self.decisions_path) if path)
+        return tuple(path for path in (self.log_path, self.now_path, self.decisions_path, self.lessons_path) if path)
 
     def file(self, path: str, data: bytes) -> bytes:
         if path == self.log_path:
@@ -208,6 +238,8 @@ class CycleRenumbering:
             return renumber_now(self.base_now, data, self.shift, self.ids)
         if path == self.decisions_path:
             return renumber_decisions(self.base_decisions, data, self.ids, self.shift)
+        if path == self.lessons_path:
+            return renumber_lessons(self.base_lessons, data, self.shift)
         return data
 
     def message(self, text: str) -> str:
@@ -251,7 +283,11 @@ def renumberer_for(config: Config, *, log_too: bool = True) -> Callable[
             return None
         # Without `log_too` (a merge) the resolver renumbers LOG's headings, and the other side's entries keep
         # their bodies as written, decision IDs included: they are history in that parent (gitmem.checks.merges).
+        # LESSONS' cited cycles follow a replayed commit's LOG (a rebase); a merge keeps the commits that added
+        # them, which logged the cycles they cite.
+        lessons_path = config.path("lessons") if log_too and shift.by else ""
         return CycleRenumbering(log_path if log_too else "", now_path, base_log, read(fork, now_path), shift,
-                                decisions_path, base_decisions, ids)
+                                decisions_path, base_decisions, ids, lessons_path,
+                                read(fork, lessons_path) if lessons_path else None)
 
     return plan

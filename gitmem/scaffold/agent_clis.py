@@ -361,8 +361,21 @@ def _server(spec: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
         servers = _table(data, "mcpServers")
         if servers.get(SERVER) in BARE_SPECS:
             del servers[SERVER]
+        _renew_server(servers.get(SERVER))
         servers.setdefault(SERVER, dict(spec))
     return merge
+
+
+def _renew_server(entry: object) -> bool:
+    """An entry `{"command": "sh", "args": [...]}` an older init wrote with an older finder gets today's, its
+    other keys kept; whether it changed."""
+    if not isinstance(entry, dict) or entry.get("command") != "sh" or not isinstance(entry.get("args"), list):
+        return False
+    renewed = launcher.renewed_command(["sh", *entry["args"]])
+    if renewed is None or renewed[1:] == list(entry["args"]):
+        return False
+    entry["args"] = renewed[1:]
+    return True
 
 
 def _gemini_settings(data: dict[str, Any]) -> None:
@@ -442,8 +455,11 @@ def _claude_settings(data: dict[str, Any]) -> None:
         hooks_there = [hook for group in groups if isinstance(group, dict) for hook in _entries(group, event)
                        if isinstance(hook, dict)]
         for hook in hooks_there:
-            if hook.get("command") in BARE_HOOKS:
-                hook["command"] = BARE_HOOKS[hook["command"]]
+            line = hook.get("command")
+            if line in BARE_HOOKS:
+                hook["command"] = BARE_HOOKS[line]
+            elif isinstance(line, str) and (renewed := launcher.renewed_shell(line)) is not None:
+                hook["command"] = renewed        # an older finder's: gitmem's own, so it is brought up to date
         present = [hook.get("command", "") for hook in hooks_there]
         if not any(str(line) == command or str(line).startswith(f"{command} --") for line in present):
             groups.append({"hooks": [{"type": "command", "command": command}]})
@@ -517,6 +533,7 @@ def _codex_config(old: str | None) -> str | None:
         entry["command"] = SERVER_SPEC["command"]
         entry["args"] = list(SERVER_SPEC["args"])
         changed = True
+    changed = _renew_server(entry) or changed
     for key, value in codex_server().items():
         if key not in entry:    # an older init's entry gets the new keys; the user's own values stay
             entry[key] = value

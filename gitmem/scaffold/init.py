@@ -53,8 +53,9 @@ def template_files() -> list[str]:
                   if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc")
 
 
-def _prepare_repo(target: Path, report: InitReport) -> None:
-    """Make `target` the top of a git work tree, like `git init DIR` would, without hijacking a parent repo."""
+def _prepare_repo(target: Path, report: InitReport, again: Sequence[str]) -> None:
+    """Make `target` the top of a git work tree, like `git init DIR` would, without hijacking a parent repo.
+    `again`: the options this init was given, for the command it suggests instead."""
     from gitmem import gitio
 
     if target.exists() and not target.is_dir():
@@ -74,8 +75,10 @@ def _prepare_repo(target: Path, report: InitReport) -> None:
     if found is not None and not fresh:
         # Memory and gitmem.yaml live at the repository root, where `gitmem check` looks for them; scaffolding
         # a subfolder of someone's repository would produce files nothing reads.
+        # The command to paste: quoted, and with this init's options (`--agent claude` dropped wired nothing).
+        command = shlex.join(["gitmem", "init", *again, str(found)])
         raise InitError(f"{target} is inside the git repository at {found}; gitmem keeps memory at the "
-                        f"repository root: run `gitmem init {found}` (or init an empty folder for a new agent)")
+                        f"repository root: run `{command}` (or init an empty folder for a new agent)")
     gitio.init_repo(target)
     report.initialised_git = True
 
@@ -124,7 +127,8 @@ def init(target: Path, agents: Sequence[str] = (), *, plain_hooks: bool = False)
     `agents` (claude, codex, cursor) also wires those agent CLIs to the memory: gitmem.scaffold.agent_clis."""
     report = InitReport()
     with directory_named(target, InitError):
-        _prepare_repo(target, report)
+        _prepare_repo(target, report, [*(["--plain-hooks"] if plain_hooks else []),
+                                       *(option for agent in agents for option in ("--agent", agent))])
     report.root = str(target.resolve())
     base = template_dir()
     config = _existing_config(target, report)

@@ -16,7 +16,7 @@ from gitmem.memory import decisions, rules
 from gitmem.memory.log import LogEntry
 from gitmem.memory.text import one_line
 from gitmem.secrets import scrub
-from gitmem.workspace import Workspace
+from gitmem.workspace import Workspace, runner_cycle
 
 LIMIT = 9000                  # characters: the promise (Claude Code previews hook output over ~10,000)
 LOG_LINES = 5                 # recent LOG entries, one line each
@@ -29,6 +29,13 @@ PROTOCOL = ("Protocol: this session is cycle {cycle} (interactive). Write exactl
             "`gitmem now add`; never edit the memory files by hand. Questions for the human go to ask_decision "
             "(`gitmem decision ask`): only the human answers them. Use recall (`gitmem recall`) only when the "
             "task needs the past. Commit the memory files together with your work, in one commit.")
+# LOG's last entry is written but not committed: the cycle is still open (a session lasts until its entry is
+# committed, gitmem.memory_writer), so a new entry is refused until that commit and other memory joins that cycle.
+OPEN_PROTOCOL = ("Protocol: this session continues cycle {cycle} (interactive): its LOG entry is in {log} but not "
+                 "committed yet, and a session writes one LOG entry until it is committed, so a new one is refused "
+                 "until then. Add to cycle {cycle} (its NOW block if missing, lessons, ask_decision: only the human "
+                 "answers), never editing the memory files by hand. Use recall only when the task needs the past. "
+                 "Commit the memory files with your work, in one commit.")
 
 
 @dataclass(frozen=True)
@@ -40,9 +47,12 @@ class Part:
 
 def session_context(ws: Workspace) -> str:
     """The compact memory for a session starting (or resuming after a compaction) in `ws`."""
-    cycle = ws.cycle_for("log")
+    last = ws.last_log_cycle()
     where = f" (workspace {ws.name})" if ws.name else ""
-    head = [f"# gitmem memory{where}", PROTOCOL.format(cycle=cycle)]
+    protocol = (OPEN_PROTOCOL.format(cycle=last, log=ws.config.path("log"))
+                if runner_cycle() is None and last and ws.uncommitted_log_cycle(last)
+                else PROTOCOL.format(cycle=ws.cycle_for("log")))
+    head = [f"# gitmem memory{where}", protocol]
     body = [_render(part, BUDGETS[key]) for key, part in _parts(ws).items()]
     road = _roadmap_title(ws)
     tail = [f"ROADMAP now: {road}" if road else "",

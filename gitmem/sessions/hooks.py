@@ -27,14 +27,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitmem.errors import GitmemError
-from gitmem.sessions.locate import find_workspace
+from gitmem.sessions.locate import find_workspace, working_directory
 from gitmem.workspace import Workspace, runner_cycle
 
 PROJECT_ENV = "CLAUDE_PROJECT_DIR"
 CLAUDE, COPILOT = "claude", "copilot"
 HOSTS = (CLAUDE, COPILOT)
 SHOWN_PATHS = 5
-LOOK_BACK = 10               # LOG entries read back from the end to find the session's own
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,7 @@ class HookAnswer:
 
 def _workspace(payload: Mapping[str, Any], workspace: str | None) -> Workspace | None:
     cwd = payload.get("cwd")         # the payload is the host's: a cwd that is not text is no place to look
-    return find_workspace([cwd if isinstance(cwd, str) else None, os.environ.get(PROJECT_ENV), os.getcwd()],
+    return find_workspace([cwd if isinstance(cwd, str) else None, os.environ.get(PROJECT_ENV), working_directory()],
                           workspace)
 
 
@@ -119,9 +118,16 @@ def _judge(ws: Workspace, session: str) -> HookAnswer:
 
 
 def _logged_since(ws: Workspace, last_cycle: int) -> bool:
-    """An interactive entry after the session's start: runner cycles pulled in meanwhile are not the session's."""
+    """An interactive entry after the session's start: runner cycles pulled in meanwhile are not the session's.
+    LOG is read back to the session's start, however many cycles a pull or a merge put after its entry (a day
+    of scheduled cycles): a fixed look-back would miss the entry and tell the session to log a second time."""
+    from gitmem.memory import log
+
+    def back_to_the_start(entries: tuple[log.LogEntry, ...]) -> bool:
+        return any(entry.cycle is not None and entry.cycle <= last_cycle for entry in entries)
+
     return any(entry.cycle is not None and entry.cycle > last_cycle and entry.interactive
-               for entry in ws.log_tail(LOOK_BACK).entries)
+               for entry in log.tail_entries(ws.log_source(), back_to_the_start).entries)
 
 
 def block_reason(ws: Workspace, changed: list[str]) -> str:

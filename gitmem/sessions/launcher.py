@@ -28,6 +28,7 @@ shell says of a missing command, which `gitmem hook` hosts treat as a non-blocki
 from __future__ import annotations
 
 import shlex
+from collections.abc import Sequence
 
 from gitmem import install_spec
 
@@ -103,6 +104,28 @@ def launcher_command(*args: str) -> list[str]:
 def launcher_shell(*args: str) -> str:
     """`launcher_command(*args)` as one shell command line, for configs that take a string (Claude Code's hooks)."""
     return shlex.join(launcher_command(*args))
+
+
+def renewed_command(argv: Sequence[object]) -> list[str] | None:
+    """`argv` with today's FIND when it is a launcher command any gitmem wrote (`sh -c <a finder of LAUNCHER>
+    gitmem ARGS…`, the user's own ARGS kept), else None: it is someone else's. An older release's finder took the
+    nearest work tree's launcher, which a repository the agent made inside the tree supplies; `init --agent`
+    renews it in place, where a second entry beside it would keep the old finder and run every hook twice."""
+    if (len(argv) < 4 or list(argv[:2]) != ["sh", "-c"] or argv[3] != "gitmem" or not isinstance(argv[2], str)
+            or not argv[2].startswith("top=$(git rev-parse --show-toplevel)") or f"$top/{LAUNCHER}" not in argv[2]
+            or not all(isinstance(arg, str) for arg in argv[4:])):
+        return None
+    return launcher_command(*(str(arg) for arg in argv[4:]))
+
+
+def renewed_shell(line: str) -> str | None:
+    """`renewed_command` of a command line (Claude Code's hooks), as a command line; None when it is not one."""
+    try:
+        argv = shlex.split(line)
+    except ValueError:           # unbalanced quotes: not a line gitmem wrote
+        return None
+    found = renewed_command(argv)
+    return shlex.join(found) if found is not None else None
 
 
 def is_ours(text: str) -> bool:

@@ -24,6 +24,16 @@ def _is_directory(path: Path) -> bool:
         return False
 
 
+def working_directory() -> Path | None:
+    """The process's working directory, the last place a session's repository is looked for; None when it is gone
+    (removed after the host, or the shell that started it, went there) or cannot be read: then it is no place to
+    look, and the other places (the payload's cwd, the client's roots) still are."""
+    try:
+        return Path.cwd()
+    except OSError:
+        return None
+
+
 def find_workspace(candidates: list[str | Path | None], workspace: str | None = None) -> Workspace | None:
     """The memory repository of the first candidate directory inside one (a git work tree with gitmem.yaml or
     LOG.md at its root). A memory repository with a broken gitmem.yaml raises its ConfigError: it is found, not

@@ -229,7 +229,18 @@ def read_resource(state: State, params: Params) -> dict[str, Any]:
 
 def find_repository(state: State, peer: Peer) -> None:
     """After `initialized`, on its own thread: the client's roots (when it lists them), then the working
-    directory. Not found: say so, give waiting calls the reason for GRACE seconds, and end the server (2)."""
+    directory. Not found: say so, give waiting calls the reason for GRACE seconds, and end the server (2).
+    The search always settles: a bug in it ends the server the same way, with its name, where a thread that died
+    left every call waiting WAIT_FOR_ROOT seconds for "not found yet", and the server running on."""
+    try:
+        _search(state, peer)
+    except Exception as err:
+        if not state.found.is_set():
+            _not_found(state, peer, note_line(f"the search for the memory repository failed: {type(err).__name__}: "
+                                              f"{err}"))
+
+
+def _search(state: State, peer: Peer) -> None:
     candidates: list[str | Path | None] = []
     if state.roots:
         try:
@@ -237,31 +248,37 @@ def find_repository(state: State, peer: Peer) -> None:
         except RpcError as err:          # a client that announces roots but cannot list them
             write_note(f"the client's roots could not be listed ({err}); using the working directory")
     roots = [str(candidate) for candidate in candidates]
-    candidates.append(Path.cwd())
-    from gitmem.sessions.locate import find_workspace
+    from gitmem.sessions.locate import find_workspace, working_directory
 
+    cwd = working_directory()
+    candidates.append(cwd)
     try:
         ws = find_workspace(candidates, state.workspace_name)
     except GitmemError as err:          # found, but its gitmem.yaml is broken
         ws, message = None, note_line(str(err))
     else:
-        message = note_line(f"not in a gitmem memory repository (looked in: {looked_in(roots, Path.cwd())}); "
+        message = note_line(f"not in a gitmem memory repository (looked in: {looked_in(roots, cwd)}); "
                             "start it from the repository, or pass --root DIR (run `gitmem init --agent …` there "
                             "first)")
     if ws is not None:
         state.settle(ws)
         return
+    _not_found(state, peer, message)
+
+
+def _not_found(state: State, peer: Peer, message: str) -> None:
+    """Say why on stderr and to the calls waiting, then end the server (2) GRACE seconds later."""
     state.settle(None, message)
     print(message, file=sys.stderr, flush=True)
     later(GRACE, lambda: peer.stop(2))      # calls already waiting get the message first
 
 
-def looked_in(roots: list[str], cwd: Path) -> str:
+def looked_in(roots: list[str], cwd: Path | None) -> str:
     """Where the repository was looked for: the client's first SHOWN_ROOTS roots (it may announce thousands),
     then the working directory."""
     more = len(roots) - SHOWN_ROOTS
     return ", ".join([*roots[:SHOWN_ROOTS], *([f"and {more} more of the client's roots"] if more > 0 else []),
-                      str(cwd)])
+                      str(cwd) if cwd is not None else "the working directory (it is gone)"])
 
 
 def later(seconds: float, action: Callable[[], None]) -> None:

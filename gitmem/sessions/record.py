@@ -1,9 +1,9 @@
 """What the work tree looked like when a session started, so its end can tell what the session changed.
 
-A record holds HEAD, a fingerprint of every dirty file (its path and a hash of its bytes in the work tree),
-and the last cycle in LOG. At the end, the session changed files if HEAD moved or the dirty fingerprint is
-different; it wrote its LOG entry if LOG's last cycle is newer. Records live in `.git/gitmem/sessions/`, one
-small JSON file per session id, and the oldest are pruned: they are disposable.
+A record holds HEAD, a fingerprint of every dirty file (its path and a hash of its bytes in the work tree, or
+a big file's stat data), and the last cycle in LOG. At the end, the session changed files if HEAD moved or the
+dirty fingerprint is different; it wrote its LOG entry if LOG's last cycle is newer. Records live in
+`.git/gitmem/sessions/`, one small JSON file per session id, and the oldest are pruned: they are disposable.
 """
 from __future__ import annotations
 
@@ -23,6 +23,10 @@ from gitmem.workspace import Workspace
 from gitmem.workspace.statedir import state_directory
 
 KEEP = 50                      # records kept; older ones are pruned when a session starts
+# Dirty files up to this size are fingerprinted by their bytes; a bigger one (a dataset, a dump, weights left
+# untracked) by its stat data: the hooks run after every assistant turn, and reading gigabytes each time cost
+# the session its memory (MemoryError) or the turn its time.
+HASHED_MAX = 16 << 20
 DELETED = "-"
 
 
@@ -72,10 +76,19 @@ def _state(path: Path) -> str:
             return DELETED if stat.S_ISDIR(info.st_mode) else f"special:{info.st_mode:o}"
     except (FileNotFoundError, NotADirectoryError):
         return DELETED
+    if info.st_size > HASHED_MAX:
+        return _stat_state(info)
     try:
         return hashlib.sha256(path.read_bytes()).hexdigest()
     except OSError:
         return f"unreadable:{info.st_size}:{info.st_mtime_ns}"
+
+
+def _stat_state(info: os.stat_result) -> str:
+    """A big file's state as git's index tells changes, by its stat data: size, modification and change times,
+    inode. The change time moves with every write and no process can set it back, so an edit made to look old
+    is still seen."""
+    return f"stat:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}:{info.st_ino}"
 
 
 def load_record(ws: Workspace, session: str) -> SessionRecord | None:

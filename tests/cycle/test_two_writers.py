@@ -415,3 +415,37 @@ def test_gitmem_merge_gives_the_other_sides_question_the_id_after_ours(tmp_path:
     assert [(e.cycle, e.get("Task")) for e in entries] == [(1, "ask about PyPI"), (2, "ask D-0001")]
     assert session(human, "check").returncode == 0
     assert session(human, "verify", "--range", f"{before}..HEAD").returncode == 0
+
+
+def test_a_cycle_that_confirmed_a_lesson_and_was_renumbered_by_its_push_still_has_its_confirmation_counted(
+        tmp_path: Path, memrepo: GitRepo) -> None:
+    """A confirmation counts only when its commit logs the cycle it cites (gitmem.close.backing). The push's rebase
+    renumbered the cycle's LOG entry and NOW block after a session's, but left its Confirmed line citing the
+    session's number: the confirmation no longer counted, and the close never promoted the lesson."""
+    from gitmem.close.backing import backing_for
+    from gitmem.memory import lessons
+
+    origin = origin_and_clone(tmp_path, memrepo)
+
+    def learns(memory, request) -> None:
+        memory.add_lesson(title="measure first", happened="guessed", why="no numbers", change="measure",
+                          cycle=request.cycle)
+        built("learn")(memory, request)
+
+    assert run_cycle(memrepo.ws(), WritingBackend(learns), settings=Settings(push=True)).pushed
+    human = clone(origin, tmp_path / "dana", DANA)
+
+    def confirms_while_a_session_pushes(memory, request) -> None:
+        assert request.cycle == 2
+        session_cycle(human, "fix the README by hand")       # the session takes cycle 2 first
+        memory.confirm_lesson("L-0001", evidence="measured, and it held", cycle=request.cycle)
+        built("measure")(memory, request)
+
+    report = run_cycle(memrepo.ws(), WritingBackend(confirms_while_a_session_pushes),
+                       settings=Settings(push=True, sleep=lambda s: None))
+    assert (report.exit_code, report.pushed, report.cycle) == (ExitCode.OK, True, 3)
+    lesson = lessons.parse(memrepo.read("LESSONS.md")).lessons[0]
+    [(confirmed, event)] = lesson.confirmations
+    assert event is not None and event.cycle == 3, confirmed.value
+    assert backing_for(memrepo.ws())(lesson, confirmed).ok
+    assert session(memrepo, "check").returncode == 0

@@ -293,6 +293,27 @@ def test_init_inside_an_existing_repo_subfolder_is_refused(
     assert sorted(p.name for p in sub.iterdir()) == ["guide.md"]
 
 
+def test_init_from_a_subfolder_suggests_the_same_command_at_the_root_quoted_and_with_its_options(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A new user runs `gitmem init --agent claude` from a subfolder: the suggested command dropped `--agent claude`
+    (pasted, it wired no agent) and left a path with a space unquoted (pasted, it split in two)."""
+    import shlex
+    import subprocess
+
+    root = tmp_path / "my project"
+    pygit2.init_repository(str(root))
+    sub = root / "src"
+    sub.mkdir()
+    (sub / "app.py").write_text("print('hi')\n", encoding="utf-8")
+    code, out, err = run(capsys, "init", "--agent", "claude", "--plain-hooks", str(sub))
+    assert code == ExitCode.USAGE and out == ""
+    suggested = err.split("run `", 1)[1].split("`", 1)[0]
+    assert shlex.split(suggested) == ["gitmem", "init", "--plain-hooks", "--agent", "claude", str(root.resolve())]
+    echoed = subprocess.run(["sh", "-c", f"printf '%s\\n' {suggested.removeprefix('gitmem init ')}"],
+                            capture_output=True, text=True, check=True).stdout
+    assert echoed.splitlines()[-1] == str(root.resolve()), "one argument, as the shell reads the pasted line"
+
+
 def test_init_of_a_new_folder_inside_a_repo_starts_its_own_repo(tmp_path: Path) -> None:
     pygit2.init_repository(str(tmp_path))
     report = gitmem_init.init(tmp_path / "new-agent")

@@ -321,6 +321,46 @@ def test_every_agent_gets_the_launcher_and_what_an_older_init_wrote_bare_is_brou
     assert init(tmp_path, ["claude", "codex"]).updated == [] and snapshot(tmp_path) == before
 
 
+# The finder `init --agent` wrote before it took the outermost work tree: the nearest one's launcher, which a
+# repository the agent made inside the tree supplies.
+OLDER_FIND = ('top=$(git rev-parse --show-toplevel) && [ -f "$top/.gitmem/gitmem" ] && exec sh "$top/.gitmem/gitmem" '
+              '"$@"; echo "gitmem: no .gitmem/gitmem at the top of a git work tree here: run gitmem init --agent '
+              'there" >&2; exit 127')
+
+
+def test_an_older_finders_hooks_and_servers_are_renewed_in_place_not_run_beside_the_new_ones(tmp_path: Path) -> None:
+    older = {"command": "sh", "args": ["-c", OLDER_FIND, "gitmem", "mcp"]}
+    (tmp_path / ".claude").mkdir()
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps({"hooks": {
+        "SessionStart": [{"hooks": [{"type": "command",
+                                     "command": shlex.join(["sh", "-c", OLDER_FIND, "gitmem", "hook", "session-start",
+                                                            "--workspace", "ops"])}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": shlex.join(["sh", "-c", OLDER_FIND, "gitmem", "hook",
+                                                                      "stop"])}]},
+                 {"hooks": [{"type": "command", "command": "my-own-stop-hook"}]}]}}))
+    (tmp_path / ".mcp.json").write_text(json.dumps({"mcpServers": {"gitmem": older}}))
+    (tmp_path / ".gemini").mkdir()
+    (tmp_path / ".gemini" / "settings.json").write_text(json.dumps({"mcpServers": {"gitmem": {**older, "trust": True,
+                                                                                              "timeout": 9}}}))
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "config.toml").write_text(
+        f'[mcp_servers.gitmem]\ncommand = "sh"\nargs = {json.dumps(older["args"])}\n')
+
+    report = init(tmp_path, ["claude", "gemini", "codex"])
+
+    assert report.problems == []
+    settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    assert {event: [h["command"] for g in groups for h in g["hooks"]] for event, groups in settings["hooks"].items()} \
+        == {"SessionStart": [launcher_shell("hook", "session-start", "--workspace", "ops")],
+            "Stop": [launcher_shell("hook", "stop"), "my-own-stop-hook"]}, "one gitmem hook an event, today's finder"
+    assert json.loads((tmp_path / ".mcp.json").read_text())["mcpServers"]["gitmem"] == LAUNCHED_MCP
+    assert json.loads((tmp_path / ".gemini" / "settings.json").read_text())["mcpServers"]["gitmem"] \
+        == {**LAUNCHED_MCP, "trust": True, "timeout": 9}
+    assert tomlkit.parse((tmp_path / ".codex" / "config.toml").read_text())["mcp_servers"]["gitmem"] == codex_server()
+    before = snapshot(tmp_path)
+    assert init(tmp_path, ["claude", "gemini", "codex"]).updated == [] and snapshot(tmp_path) == before
+
+
 def test_a_launcher_of_an_older_gitmem_is_renewed_and_someone_elses_file_is_left_alone(tmp_path: Path) -> None:
     (tmp_path / ".gitmem").mkdir()
     (tmp_path / LAUNCHER).write_text("#!/bin/sh\n# gitmem launcher, of an older release\nexec gitmem \"$@\"\n")

@@ -255,6 +255,22 @@ def test_a_runner_cycle_pulled_in_during_the_session_is_not_the_sessions_entry(m
     assert stopped["decision"] == "block" and "src/app.py" in stopped["reason"]
 
 
+def test_a_session_that_logged_and_then_pulled_many_runner_cycles_is_not_told_to_log_again(memrepo: GitRepo) -> None:
+    hook("session-start", memrepo.path)
+    memrepo.write("src/app.py", "print('hi')\n")
+    MemoryWriter(memrepo.ws()).add_log_entry(**LOG_ADD, interactive=True)        # the session's own entry
+    commit_all(memrepo, "session")
+    runner = MemoryWriter(memrepo.ws(), author_email=AGENT[1])
+    for cycle in range(2, 26):          # a day of hourly scheduled cycles, merged in after it (`git pull`)
+        runner.add_log_entry(**LOG_ADD, cycle=cycle)
+    commit_all(memrepo, "merge the scheduled cycles", AGENT)
+
+    stopped = hook("stop", memrepo.path)
+
+    assert stopped.code == 0 and stopped.output is None, "the session wrote its entry: a second one would be a lie"
+    assert "wrote its LOG entry" in stopped.err
+
+
 @pytest.mark.parametrize("argv", [["hook", "stop"], ["hook", "session-start"], ["check"]], ids=" ".join)
 def test_the_hooks_and_the_check_stay_lean(memrepo: GitRepo, argv: list[str]) -> None:
     import subprocess
@@ -422,3 +438,72 @@ def test_a_linked_work_tree_kept_inside_the_checkout_serves_its_own_memory(memre
     stopped = hook("stop", feature, stop_hook_active=False).output
     assert stopped is not None and "app.py" in stopped["reason"]
     assert (feature / ".git").is_file() and not (memrepo.path / "app.py").exists()
+
+
+def test_a_huge_untracked_file_costs_the_hooks_neither_their_memory_nor_the_sessions_context(memrepo: GitRepo) -> None:
+    """The hooks fingerprint the dirty files after every turn: a 1.5 GB file left untracked (a dataset, a dump) was
+    read whole, which under a 1 GB address-space limit was a MemoryError traceback (exit 70) and no memory for the
+    session. A big file is told by its stat data; its change is still seen."""
+    import os
+    import resource
+    import subprocess
+
+    from tests.support.sessions import GITMEM
+
+    big = memrepo.path / "data.bin"
+    with big.open("wb") as handle:          # sparse: no disk spent
+        handle.truncate(1536 << 20)
+
+    def run(event: str) -> subprocess.CompletedProcess[str]:
+        def limited() -> None:
+            resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        payload = json.dumps({"session_id": "big", "cwd": str(memrepo.path), "stop_hook_active": False})
+        environment = {k: v for k, v in os.environ.items() if k not in ("GITMEM_CYCLE", "CLAUDE_PROJECT_DIR")}
+        return subprocess.run([str(GITMEM), "hook", event], input=payload, cwd=memrepo.path, env=environment,
+                              capture_output=True, text=True, timeout=120, preexec_fn=limited)
+
+    started = run("session-start")
+    assert started.returncode == 0 and "Traceback" not in started.stderr, started.stderr[-2000:]
+    assert "## Proven rules (RULES.md)" in json.loads(started.stdout)["hookSpecificOutput"]["additionalContext"]
+    unchanged = run("stop")
+    assert unchanged.returncode == 0 and unchanged.stdout == "", unchanged.stderr[-2000:]
+    with big.open("r+b") as handle:          # the session writes into it, keeping its size
+        handle.seek(1 << 30)
+        handle.write(b"changed")
+    stopped = run("stop")
+    assert stopped.returncode == 0 and json.loads(stopped.stdout)["decision"] == "block"
+    assert "data.bin" in json.loads(stopped.stdout)["reason"]
+
+
+def test_a_hook_started_in_a_removed_directory_still_serves_the_sessions_cwd(memrepo: GitRepo, tmp_path: Path) -> None:
+    """The process's working directory is the last place looked, yet asking for it came first and raised: the
+    session lost its memory although its payload named the repository."""
+    import os
+    import subprocess
+
+    from tests.support.sessions import GITMEM
+
+    gone = tmp_path / "removed"
+    gone.mkdir()
+    payload = json.dumps({"session_id": "s-1", "cwd": str(memrepo.path), "hook_event_name": "SessionStart"})
+    environment = {k: v for k, v in os.environ.items() if k not in ("GITMEM_CYCLE", "CLAUDE_PROJECT_DIR")}
+    done = subprocess.run(["sh", "-c", 'cd "$1" && rmdir "$1" && exec "$2" hook session-start', "sh", str(gone),
+                           str(GITMEM)], input=payload, env=environment, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "## Proven rules (RULES.md)" in json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_session_started_on_an_uncommitted_entry_is_told_the_open_cycle_its_tools_write_to(memrepo: GitRepo) -> None:
+    """An earlier session logged and nobody committed. The next session was told "this session is cycle 2 ... write
+    exactly one LOG entry", while its log_entry is refused until that commit and its other memory goes to cycle 1,
+    the open cycle (a session lasts until its entry is committed)."""
+    MemoryWriter(memrepo.ws()).add_log_entry(**LOG_ADD, interactive=True)         # cycle 1, never committed
+
+    context = hook("session-start", memrepo.path, session="s-2").context
+
+    assert "this session continues cycle 1 (interactive)" in context and "LOG.md" in context
+    assert "this session is cycle 2" not in context
+    lesson = MemoryWriter(memrepo.ws()).add_lesson(title="t", happened="h", why="w", change="c")
+    assert lesson.happened is not None and lesson.happened.cycle == 1, "the tools write to the cycle it names"
+    commit_all(memrepo, "the earlier session's work")
+    assert "this session is cycle 2 (interactive)" in hook("session-start", memrepo.path, session="s-3").context

@@ -2,7 +2,10 @@
 server finds its repository, and the clear error outside one."""
 from __future__ import annotations
 
+import json
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -355,3 +358,61 @@ def test_a_line_it_cannot_parse_is_answered_with_a_parse_error_and_the_server_go
     answered = {reply["id"]: reply for reply in seen.replies if "result" in reply}
     assert sorted(answered) == [0, 10, 11, 12]            # the server went on after each refusal
     assert "gitmem://rules" in [item["uri"] for item in answered[12]["result"]["resources"]]
+
+
+def _served_from_a_removed_directory(tmp_path: Path, roots: list[Path] | None) -> tuple[list[dict[str, Any]], str, int]:
+    """`gitmem mcp` started in a working directory removed before it searches (a shell left in a deleted folder
+    starts the host there): initialize (announcing roots when given, and answering roots/list with them), then one
+    `pending` call; the replies to our requests, stderr and the exit code."""
+    import subprocess
+
+    from tests.support.mcp_client import GITMEM, HELLO, READY
+
+    gone = tmp_path / "removed"
+    gone.mkdir()
+    hello = HELLO if roots is None else {**HELLO, "params": {**HELLO["params"], "capabilities": {"roots": {}}}}
+    server = subprocess.Popen(["sh", "-c", 'cd "$1" && rmdir "$1" && exec "$2" mcp', "sh", str(gone), str(GITMEM)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert server.stdin is not None and server.stdout is not None and server.stderr is not None
+
+    def send(message: dict[str, Any]) -> None:
+        assert server.stdin is not None
+        server.stdin.write(json.dumps(message).encode() + b"\n")
+        server.stdin.flush()
+
+    send(hello)
+    send(READY)
+    send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "pending", "arguments": {}}})
+    replies = []
+    started = time.monotonic()
+    while line := server.stdout.readline():
+        message = json.loads(line)
+        if message.get("method") == "roots/list":
+            send({"jsonrpc": "2.0", "id": message["id"],
+                  "result": {"roots": [{"uri": root.as_uri(), "name": root.name} for root in roots or []]}})
+            continue
+        replies.append(message)
+        if message.get("id") == 1:
+            break
+    elapsed = time.monotonic() - started
+    server.stdin.close()
+    code = server.wait(timeout=60)
+    assert elapsed < 10, f"the call waited {elapsed:.1f} s for a search that had died"
+    return replies, server.stderr.read().decode(errors="replace"), code
+
+
+def test_a_removed_working_directory_costs_the_clients_roots_nothing(memrepo: GitRepo, tmp_path: Path) -> None:
+    """The working directory is only the last place looked: asking for it raised in the search, which died with a
+    traceback, so a client whose root is the memory repository got "not found yet" after 15 s, every call."""
+    replies, stderr, code = _served_from_a_removed_directory(tmp_path, [memrepo.path])
+    assert replies[-1]["result"] == {"content": [{"type": "text", "text": "No decisions are waiting."}],
+                                     "isError": False}
+    assert "Traceback" not in stderr and code == 0
+
+
+def test_a_removed_working_directory_and_no_roots_is_outside_a_memory_repository(tmp_path: Path) -> None:
+    replies, stderr, code = _served_from_a_removed_directory(tmp_path, None)
+    said = replies[-1]["result"]
+    assert said["isError"] and "not in a gitmem memory repository" in said["content"][0]["text"]
+    assert "the working directory (it is gone)" in said["content"][0]["text"]
+    assert "Traceback" not in stderr and code == 2
