@@ -204,16 +204,16 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
 
 
 def verdict(row: AgentRow) -> tuple[str, str]:
-    """What the human should make of the row, and why, in a few words."""
+    """What the human should make of the row, and why, in a few words: the first of NEED_ORDER
+    (gitmem.fleet.need) that holds. Without a cycle, a stall cannot be judged, but whatever else the agent
+    needs (a decision a session asked before the first cycle, a branch) still comes before "no cycles yet"."""
     last = row.last_cycle
-    if last is None:
-        return NEW, "no cycle in LOG yet"
     limit = row.stall_after_seconds or (2 * row.interval_seconds if row.interval_seconds else None)
-    age = (last.get("age_days") or 0) * 86400
+    age = (last.get("age_days") or 0) * 86400 if last is not None else 0
     if -age > CLOCK_SKEW.total_seconds():   # else "0h ago, ok" while the clock was fast, however dead the schedule
         return CLOCK_AHEAD, (f"last cycle dated {spoken(timedelta(seconds=-age))} ahead of this clock: the clock "
                              "that wrote it runs fast, so a stall cannot be judged until a cycle dated right lands")
-    if limit is not None and age > limit:
+    if last is not None and limit is not None and age > limit:
         source = "stall_after" if row.stall_after_seconds else "twice its schedule's interval"
         return STALLED, f"last cycle {last['age']} ago, over {_span(limit)} ({source})"
     if row.over_budget:
@@ -228,6 +228,8 @@ def verdict(row: AgentRow) -> tuple[str, str]:
             ([f"{row.stale} older than the stale limit"] if row.stale else []) + \
             ([f"{len(review)} gitmem/* branch(es) to review"] if review else []) + ([done] if done else [])
         return WAITING, "; ".join(parts)
+    if last is None:
+        return NEW, "; ".join(["no cycle in LOG yet", *([done] if done else [])])
     if limit is None:
         return OK, "; ".join(["no schedule found in .github/workflows and no stall_after: stalls are not judged",
                               *([done] if done else [])])

@@ -1,0 +1,35 @@
+"""An agent's verdict is the most urgent thing it needs from the human, in the order the rows and the header
+count them (`gitmem.fleet.need.NEED_ORDER`): an agent that has run no cycle yet but already asks a decision (a
+session asked it before the first scheduled cycle) or has a branch to review waits on the human, and counts
+so in the header; "no cycles yet" is what an agent with nothing else to show is."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from gitmem.fleet.fleetfile import load_fleet
+from gitmem.fleet.need import headline
+from gitmem.fleet.parallel import read_fleet
+from gitmem.fleet.read import NEW, STREAK, WAITING, AgentRow, verdict
+from tests.support.helpers import make_repo
+
+
+def test_an_agent_without_cycles_that_asks_a_decision_or_has_a_branch_waits_on_the_human() -> None:
+    asked = AgentRow("new", "", "new", "main", pending=1)
+    assert verdict(asked) == (WAITING, "1 decision(s) waiting")
+    branch = AgentRow("new", "", "new", "main", waiting_branches=["gitmem/proposal/cycle-1"])
+    assert verdict(branch) == (WAITING, "1 gitmem/* branch(es) to review")
+    streak = AgentRow("new", "", "new", "main", streak={"length": 3, "problem": True}, pending=1)
+    assert verdict(streak)[0] == STREAK
+    assert verdict(AgentRow("new", "", "new", "main")) == (NEW, "no cycle in LOG yet")
+
+
+def test_the_header_counts_a_new_agents_waiting_decision(tmp_path: Path, git_env: None) -> None:
+    from gitmem.memory_writer import MemoryWriter
+    from gitmem.workspace import Workspace
+
+    fresh = make_repo(tmp_path / "fresh")
+    MemoryWriter(Workspace.at(fresh.path)).ask_decision(title="Which cloud?", recommendation="The one we have.")
+    (tmp_path / "fleet.yaml").write_text("agents:\n  - name: fresh\n    repo: fresh\n", encoding="utf-8")
+    view = read_fleet(load_fleet(tmp_path / "fleet.yaml"))
+    assert [row.verdict for row in view.rows] == [WAITING]
+    assert headline(view.rows) == "1 agent: 1 waiting on you"
