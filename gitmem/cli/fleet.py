@@ -183,8 +183,8 @@ def fleet_status(fleet_file: str, as_json: bool, timeout: float, offline: bool, 
 
     An agent is "stalled" when its last cycle is older than twice the interval of its workflow's schedule (or
     its stall_after): GitHub disables a schedule after 60 days without activity, and a broken workflow looks the
-    same. Rows come most urgent first (unreadable, stalled, Rule 0 streak, waiting on you, no cycles, ok).
-    With --public, verdicts and counts only. Exit 2 when an agent could not be read.
+    same. Rows come most urgent first (unreadable, stalled, clock ahead, over budget, rule 0 streak, waiting on
+    you, no cycles yet, ok). With --public, verdicts and counts only. Exit 2 when an agent could not be read.
     """
     view = _read(fleet_file, timeout, offline)
     if as_json:

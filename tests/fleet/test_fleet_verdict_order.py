@@ -33,3 +33,19 @@ def test_the_header_counts_a_new_agents_waiting_decision(tmp_path: Path, git_env
     view = read_fleet(load_fleet(tmp_path / "fleet.yaml"))
     assert [row.verdict for row in view.rows] == [WAITING]
     assert headline(view.rows) == "1 agent: 1 waiting on you"
+
+
+def test_the_docs_and_the_status_help_give_every_verdict_in_the_order_of_need() -> None:
+    import re
+
+    from click.testing import CliRunner
+
+    from gitmem.cli.fleet import fleet
+    from gitmem.fleet.need import NEED_ORDER
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "fleet.md").read_text(encoding="utf-8")
+    table = docs[docs.index("| verdict | when |"):].split("\n\n", 1)[0]
+    assert tuple(re.findall(r"^\| `([^`]+)` \|", table, re.M)) == NEED_ORDER
+    said = " ".join(CliRunner().invoke(fleet, ["status", "--help"]).output.split())
+    order = said[said.index("Rows come most urgent first (") + 29:].split(")", 1)[0]
+    assert tuple(order.split(", ")) == NEED_ORDER
