@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -125,31 +126,38 @@ def open_agent(entry: AgentEntry, base: Path, *, timeout: float, offline: bool =
 def read_agent(entry: AgentEntry, base: Path, moment: datetime, *, timeout: float, with_page: bool,
                offline: bool = False) -> list[AgentReading]:
     """One reading per workspace of the agent; a single reading with the error when it cannot be read."""
-    from gitmem.report import workspaces
-
     shown = scrub(entry.repo)
     try:
-        top, branch, copy = open_agent(entry, base, timeout=timeout, offline=offline)
-        chosen = [top.with_config(top.config.with_workspace(entry.workspace))] if entry.workspace else \
-            workspaces(top, all_workspaces=True)
-        crons = schedule.workflow_crons(top.root)
-        waiting = [masked_printable(name) for name in gitio.waiting_branches(top.repo, copy=copy)]
-        found = []
-        for ws in chosen:
-            row = AgentRow(entry.name, masked_printable(ws.name), shown, masked_printable(branch),
-                           waiting_branches=waiting, interval_seconds=schedule.interval_seconds(crons),
-                           stall_after_seconds=entry.stall_after)
-            try:
-                found.append(_read_workspace(entry, ws, row, moment, branch, with_page))
-            except GitmemError as err:    # one workspace's problem leaves the others (a bug is a bug: exit 70)
-                row.verdict, row.why = UNREADABLE, masked_printable(str(err).strip() or type(err).__name__)
-                row.error = row.why
-                found.append(AgentReading(row))
-        return found
+        # A URL's copy is read by one fleet command at a time, from its fetch to the end of the reading.
+        with gitio.copy_turn(cache_dir(entry, dict(os.environ)), wait=timeout) if entry.is_url else nullcontext():
+            return _readings(entry, base, moment, shown, timeout=timeout, with_page=with_page, offline=offline)
     except GitmemError as err:
         message = masked_printable(str(err).strip() or type(err).__name__)
         row = AgentRow(entry.name, entry.workspace or "", shown, entry.branch or "", UNREADABLE, message, message)
         return [AgentReading(row)]
+
+
+def _readings(entry: AgentEntry, base: Path, moment: datetime, shown: str, *, timeout: float, with_page: bool,
+              offline: bool) -> list[AgentReading]:
+    from gitmem.report import workspaces
+
+    top, branch, copy = open_agent(entry, base, timeout=timeout, offline=offline)
+    chosen = [top.with_config(top.config.with_workspace(entry.workspace))] if entry.workspace else \
+        workspaces(top, all_workspaces=True)
+    crons = schedule.workflow_crons(top.root)
+    waiting = [masked_printable(name) for name in gitio.waiting_branches(top.repo, copy=copy)]
+    found = []
+    for ws in chosen:
+        row = AgentRow(entry.name, masked_printable(ws.name), shown, masked_printable(branch),
+                       waiting_branches=waiting, interval_seconds=schedule.interval_seconds(crons),
+                       stall_after_seconds=entry.stall_after)
+        try:
+            found.append(_read_workspace(entry, ws, row, moment, branch, with_page))
+        except GitmemError as err:    # one workspace's problem leaves the others (a bug is a bug: exit 70)
+            row.verdict, row.why = UNREADABLE, masked_printable(str(err).strip() or type(err).__name__)
+            row.error = row.why
+            found.append(AgentReading(row))
+    return found
 
 
 def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: datetime, branch: str,

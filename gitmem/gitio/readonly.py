@@ -9,12 +9,14 @@ checked out as links, which the readers refuse) apply.
 """
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import pygit2
@@ -26,6 +28,7 @@ COPY_REF = "refs/remotes/origin/"            # the agent's branch and its gitmem
 # In the copy's .git while its last fetch failed: the work tree is the last good one, older than the remote.
 FETCH_FAILED_MARK = "gitmem-last-fetch-failed"
 WAITING_PREFIX = "gitmem/"                    # branches the runner makes for a human: proposal, cycle, salvage
+TURN_SUFFIX = ".lock"                         # beside the copy: `<copy>.lock`, whose flock is a reader's turn
 
 
 def _git(cwd: Path, args: list[str], *, deadline: float, budget: float, environ: Mapping[str, str],
@@ -99,6 +102,32 @@ def fetch_copy(dest: Path, url: str, branch: str | None, *, timeout: float, envi
         raise
     mark.unlink(missing_ok=True)
     return open_repo(dest), name
+
+
+@contextmanager
+def copy_turn(dest: Path, *, wait: float) -> Iterator[None]:
+    """This process's turn at the copy at `dest`, from its fetch to the end of its reading: two fleet reads at once
+    (a human's `gitmem fleet status` during a cron job's report) would otherwise fetch into one copy together,
+    and one would fail on the other's `shallow.lock`, or read a work tree the other is checking out. An flock on
+    `<dest>.lock`, beside the copy (a damaged copy is removed whole): the kernel drops it when its holder dies,
+    so nothing is ever stale. GitCommandError when the turn does not come within `wait` seconds."""
+    dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = dest.with_name(dest.name + TURN_SUFFIX)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise GitCommandError(f"another gitmem fleet read held its copy for more than {wait:g}s; "
+                                          "run the command again") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)          # closing the descriptor releases the flock
 
 
 def last_fetch_failed(dest: Path) -> bool:
