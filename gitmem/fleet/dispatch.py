@@ -70,12 +70,12 @@ class NoDispatchToken(GitmemError):
 
 
 def overdue_seconds(row: AgentRow) -> float | None:
-    """How long past its interval (and GRACE) the row's last cycle is; None when it is not overdue or has no
-    known schedule."""
+    """How long past its interval (and GRACE) the row's last cycle by the runner is (an interactive session's
+    entry starts no schedule); None when it is not overdue or has no known schedule."""
     interval = row.stall_after_seconds // 2 if row.stall_after_seconds else row.interval_seconds
-    if interval is None or row.last_cycle is None or row.last_cycle.get("age_days") is None:
+    if interval is None or row.scheduled_age_days is None:
         return None
-    late = float(row.last_cycle["age_days"]) * 86400 - interval - GRACE
+    late = row.scheduled_age_days * 86400 - interval - GRACE
     return late if late > 0 else None
 
 

@@ -21,7 +21,7 @@ from gitmem import gitio
 from gitmem.cycle import schedule
 from gitmem.errors import GitmemError
 from gitmem.fleet.fleetfile import AgentEntry, github_path
-from gitmem.memory import decisions
+from gitmem.memory import decisions, log
 from gitmem.memory.clock_skew import CLOCK_SKEW, spoken
 from gitmem.memory.decisions import age_text
 from gitmem.memory.text import masked_printable, parse_timestamp
@@ -79,6 +79,9 @@ class AgentRow:
     tokens_today: int = 0
     cost_today: float = 0.0
     over_budget: str = ""           # which caps today's spending is over (fleet.yaml's, its gitmem.yaml's); "" if none
+    # The age of the newest cycle the runner wrote: what a stall, a fast clock and the catch-up are judged by. An
+    # interactive session's entry (`last_cycle` may be one) is dated by the human's clock, whenever the human works.
+    scheduled_age_days: float | None = None
 
     @property
     def label(self) -> str:
@@ -180,6 +183,9 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
         row.last_cycle = {"cycle": last["cycle"], "when": masked_printable(last["when"]),
                           "outcome": masked_printable(last["outcome"]), "task": masked_printable(last["task"]),
                           "age_days": round(age, 3) if age is not None else None, "age": age_text(age)}
+    scheduled = last_runner_cycle(ws)
+    if scheduled is not None:
+        row.scheduled_age_days = round((local - scheduled.when.moment).total_seconds() / 86400, 3)
     path = ws.config.path("decisions")
     inbox = []
     for item in pending(ws, now=local):
@@ -211,19 +217,32 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
     return reading
 
 
+def last_runner_cycle(ws: Workspace) -> log.LogEntry | None:
+    """The newest cycle entry the runner wrote, read back from LOG's end past closes and interactive sessions'
+    entries (a runner cycle never carries the session marker: postflight drops it from its agent's)."""
+    def by_runner(entry: log.LogEntry) -> bool:
+        return entry.cycle is not None and not entry.interactive
+
+    found = [e for e in log.tail_entries(ws.log_source(), lambda entries: any(map(by_runner, entries))).entries
+             if by_runner(e)]
+    return found[-1] if found else None
+
+
 def verdict(row: AgentRow) -> tuple[str, str]:
     """What the human should make of the row, and why, in a few words: the first of NEED_ORDER
     (gitmem.fleet.need) that holds. Without a cycle, a stall cannot be judged, but whatever else the agent
     needs (a decision a session asked before the first cycle, a branch) still comes before "no cycles yet"."""
     last = row.last_cycle
     limit = row.stall_after_seconds or (2 * row.interval_seconds if row.interval_seconds else None)
-    age = (last.get("age_days") or 0) * 86400 if last is not None else 0
+    days = row.scheduled_age_days        # the runner's last cycle: a session's entry judges no schedule
+    age = days * 86400 if days is not None else 0
     if -age > CLOCK_SKEW.total_seconds():   # else "0h ago, ok" while the clock was fast, however dead the schedule
         return CLOCK_AHEAD, (f"last cycle dated {spoken(timedelta(seconds=-age))} ahead of this clock: the clock "
                              "that wrote it runs fast, so a stall cannot be judged until a cycle dated right lands")
-    if last is not None and limit is not None and age > limit:
+    if days is not None and limit is not None and age > limit:
         source = "stall_after" if row.stall_after_seconds else "twice its schedule's interval"
-        return STALLED, f"last cycle {last['age']} ago, over {_span(limit)} ({source})"
+        since = "" if last is not None and last.get("age_days") == days else "; sessions since do not count"
+        return STALLED, f"last cycle by the runner {age_text(days)} ago, over {_span(limit)} ({source}{since})"
     if row.over_budget:
         return OVER_BUDGET, row.over_budget
     if row.streak.get("problem"):
@@ -240,6 +259,9 @@ def verdict(row: AgentRow) -> tuple[str, str]:
         return NEW, "; ".join(["no cycle in LOG yet", *([done] if done else [])])
     if limit is None:
         return OK, "; ".join(["no schedule found in .github/workflows and no stall_after: stalls are not judged",
+                              *([done] if done else [])])
+    if days is None:
+        return OK, "; ".join(["only sessions' entries in LOG: stalls are judged from the runner's first cycle",
                               *([done] if done else [])])
     return OK, done
 
