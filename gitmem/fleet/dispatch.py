@@ -98,8 +98,11 @@ def _decide(entry: AgentEntry, rows: Sequence[AgentRow], fleet_over: str) -> Cat
         return step(SKIP, "its memory could not be read; see `gitmem fleet status`")
     late = [seconds for r in rows if (seconds := overdue_seconds(r)) is not None]
     if not late:
-        return step(WAIT, "its cycles are on schedule" if any(r.interval_seconds or r.stall_after_seconds
-                                                                for r in rows) else "no schedule known")
+        if not any(r.interval_seconds or r.stall_after_seconds for r in rows):
+            return step(WAIT, "no schedule known")
+        if all(r.scheduled_age_days is None for r in rows):
+            return step(WAIT, "no cycle by the runner in LOG yet: nothing to be overdue from")
+        return step(WAIT, "its cycles are on schedule")
     if entry.github is None:
         return step(SKIP, "overdue, but not a GitHub repository: start its cycle where it runs")
     if fleet_over:

@@ -53,3 +53,15 @@ def test_a_session_dated_by_a_fast_laptop_clock_is_not_the_agents_clock_ahead(tm
     view = read_fleet(fleet, clock=lambda: now)
     assert view.rows[0].verdict == OK, view.rows[0].why
     assert plan_dispatch(fleet, view)[0].decision == WAIT
+
+
+def test_an_agent_with_only_sessions_entries_is_not_said_to_be_on_schedule(tmp_path: Path, git_env: None) -> None:
+    agent = make_repo(tmp_path / "agent")
+    _entry(agent.path, datetime.now(UTC) - timedelta(hours=1), interactive=True)
+    (tmp_path / "fleet.yaml").write_text("agents:\n  - name: agent\n    repo: agent\n    github: owner/agent\n",
+                                         encoding="utf-8")
+    fleet = load_fleet(tmp_path / "fleet.yaml")
+    view = read_fleet(fleet)
+    assert view.rows[0].verdict == OK and "judged from the runner's first cycle" in view.rows[0].why
+    step = plan_dispatch(fleet, view)[0]
+    assert step.decision == WAIT and "no cycle by the runner" in step.why
