@@ -49,3 +49,20 @@ def test_the_docs_and_the_status_help_give_every_verdict_in_the_order_of_need() 
     said = " ".join(CliRunner().invoke(fleet, ["status", "--help"]).output.split())
     order = said[said.index("Rows come most urgent first (") + 29:].split(")", 1)[0]
     assert tuple(order.split(", ")) == NEED_ORDER
+
+
+def test_the_docs_quote_the_fleet_files_error_as_it_reads() -> None:
+    import re
+
+    import pytest
+
+    from gitmem.config import ConfigError
+    from gitmem.fleet.fleetfile import parse_fleet
+
+    docs = " ".join((Path(__file__).resolve().parents[2] / "docs" / "fleet.md").read_text(encoding="utf-8").split())
+    quoted = re.search(r"`(fleet\.yaml:4: agents\[0\]: unknown key 'brnach'[^`]*)`", docs)
+    assert quoted is not None
+    with pytest.raises(ConfigError) as said:
+        parse_fleet(b"agents:\n  - name: writer\n    repo: https://github.com/acme/writer\n    brnach: main\n",
+                    path=Path("fleet.yaml"))
+    assert str(said.value) == quoted.group(1)
