@@ -66,3 +66,15 @@ def test_the_docs_quote_the_fleet_files_error_as_it_reads() -> None:
         parse_fleet(b"agents:\n  - name: writer\n    repo: https://github.com/acme/writer\n    brnach: main\n",
                     path=Path("fleet.yaml"))
     assert str(said.value) == quoted.group(1)
+
+
+def test_the_top_level_help_names_every_fleet_command() -> None:
+    from click.testing import CliRunner
+
+    from gitmem.cli import cli
+    from gitmem.cli.fleet import fleet
+
+    line = next(line for line in CliRunner().invoke(cli, ["--help"]).output.splitlines() if "Fleet:" in line)
+    named = {word.strip() for word in line.split("(")[0].removeprefix("  Fleet:").replace("gitmem fleet", "")
+             .split("|")}
+    assert named == set(fleet.commands), line
