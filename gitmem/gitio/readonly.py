@@ -111,9 +111,15 @@ def copy_turn(dest: Path, *, wait: float) -> Iterator[None]:
     and one would fail on the other's `shallow.lock`, or read a work tree the other is checking out. An flock on
     `<dest>.lock`, beside the copy (a damaged copy is removed whole): the kernel drops it when its holder dies,
     so nothing is ever stale. GitCommandError when the turn does not come within `wait` seconds."""
-    dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = dest.with_name(dest.name + TURN_SUFFIX)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError:
+        # A cache this process cannot write (read-only, not a folder): no fetch of its can run there either, so
+        # there is no turn to take; reading it `--offline` says what it finds, as it always did.
+        yield
+        return
     try:
         deadline = time.monotonic() + wait
         while True:

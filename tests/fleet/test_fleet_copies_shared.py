@@ -49,3 +49,16 @@ def test_reads_of_one_copy_at_once_take_turns_and_each_reads_the_agent(tmp_path:
             reader.join()
     assert UNREADABLE not in verdicts, [e for e in errors if e]
     assert not last_fetch_failed(cache_dir(entry, {"XDG_CACHE_HOME": str(tmp_path / "cache")}))
+
+
+def test_a_cache_that_cannot_be_written_still_reads_offline_as_before(tmp_path: Path, git_env: None,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Taking a turn writes a lock file beside the copy; where the cache cannot be written there is no fetch to
+    take turns with, and an offline read says what it finds (here: nothing fetched), never a traceback."""
+    (tmp_path / "not-a-folder").write_text("", encoding="utf-8")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "not-a-folder"))
+    (tmp_path / "fleet.yaml").write_text("agents:\n  - name: agent\n    repo: https://github.com/acme/agent\n",
+                                         encoding="utf-8")
+    entry = load_fleet(tmp_path / "fleet.yaml").agents[0]
+    row = read_agent(entry, tmp_path, datetime.now(UTC), timeout=5, with_page=False, offline=True)[0].row
+    assert row.verdict == UNREADABLE and "has not been fetched yet" in (row.error or "")
