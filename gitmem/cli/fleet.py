@@ -135,6 +135,7 @@ def render_status(rows: list[Any], *, colour: bool, public: bool = False) -> str
     only (`gitmem.fleet.public`)."""
     from gitmem.fleet.need import by_need, fleet_notes, headline
     from gitmem.fleet.public import public_row
+    from gitmem.views.kept_branches import delete_commands
 
     tints = {"ok": "green", "stalled": "red", "clock ahead": "red", "over budget": "red", "rule 0 streak": "red",
              "unreadable": "red"}
@@ -166,8 +167,8 @@ def render_status(rows: list[Any], *, colour: bool, public: bool = False) -> str
             lines.append(f"{row.label}: waiting branches: {', '.join(review)}")
         for name in row.deletable_branches:
             remote, _, branch = name.rpartition("gitmem/")
-            lines.append(f"{row.label}: {name}: its decision was answered No; delete it: git push "
-                         f"{remote.rstrip('/') or 'origin'} --delete gitmem/{branch}")
+            lines.append(f"{row.label}: {name}: its decision was answered No; delete it: "
+                         + delete_commands(f"gitmem/{branch}", False, (remote.rstrip("/") or "origin",)))
     return "\n".join([headline(rows), *lines, *fleet_notes(rows)]) + "\n"
 
 
