@@ -183,7 +183,7 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
         row.last_cycle = {"cycle": last["cycle"], "when": masked_printable(last["when"]),
                           "outcome": masked_printable(last["outcome"]), "task": masked_printable(last["task"]),
                           "age_days": round(age, 3) if age is not None else None, "age": age_text(age)}
-    scheduled = last_runner_cycle(ws)
+    scheduled = log.last_runner_cycle(ws.log_source())
     if scheduled is not None:
         row.scheduled_age_days = round((local - scheduled.when.moment).total_seconds() / 86400, 3)
     path = ws.config.path("decisions")
@@ -215,17 +215,6 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
         reading.report = collect_report(ws, clock=lambda: local)
         reading.page = render_html([reading.report])
     return reading
-
-
-def last_runner_cycle(ws: Workspace) -> log.LogEntry | None:
-    """The newest cycle entry the runner wrote, read back from LOG's end past closes and interactive sessions'
-    entries (a runner cycle never carries the session marker: postflight drops it from its agent's)."""
-    def by_runner(entry: log.LogEntry) -> bool:
-        return entry.cycle is not None and not entry.interactive
-
-    found = [e for e in log.tail_entries(ws.log_source(), lambda entries: any(map(by_runner, entries))).entries
-             if by_runner(e)]
-    return found[-1] if found else None
 
 
 def verdict(row: AgentRow) -> tuple[str, str]:
