@@ -231,7 +231,10 @@ def verdict(row: AgentRow) -> tuple[str, str]:
     if days is not None and limit is not None and age > limit:
         source = "stall_after" if row.stall_after_seconds else "twice its schedule's interval"
         since = "" if last is not None and last.get("age_days") == days else "; sessions since do not count"
-        return STALLED, f"last cycle by the runner {age_text(days)} ago, over {_span(limit)} ({source}{since})"
+        # Over a cap, its cycles refuse to start (GM750): that is the stall's cause, and the human's to lift.
+        cause = f"; over budget ({row.over_budget}): its cycles refuse to start" if row.over_budget else ""
+        return STALLED, (f"last cycle by the runner {age_text(days)} ago, over {_span(limit)} ({source}{since})"
+                         f"{cause}")
     if row.over_budget:
         return OVER_BUDGET, row.over_budget
     if row.streak.get("problem"):

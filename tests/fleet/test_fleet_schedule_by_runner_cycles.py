@@ -65,3 +65,15 @@ def test_an_agent_with_only_sessions_entries_is_not_said_to_be_on_schedule(tmp_p
     assert view.rows[0].verdict == OK and "judged from the runner's first cycle" in view.rows[0].why
     step = plan_dispatch(fleet, view)[0]
     assert step.decision == WAIT and "no cycle by the runner" in step.why
+
+
+def test_a_stall_an_agents_daily_cap_caused_says_so() -> None:
+    """Over its cap (fleet.yaml's or its own), an agent's cycles refuse to start, and six hours on it is
+    stalled: the row says the cap is why, as that is what the human lifts."""
+    from gitmem.fleet.read import AgentRow, verdict
+
+    row = AgentRow("agent", "", "agent", "main", last_cycle={"cycle": 4, "age_days": 0.5, "age": "12h"},
+                   scheduled_age_days=0.5, interval_seconds=3 * 3600,
+                   over_budget="2000 tokens today, over 1000, its own cap in gitmem.yaml")
+    judged, why = verdict(row)
+    assert judged == STALLED and "over budget (2000 tokens today, over 1000" in why, why
