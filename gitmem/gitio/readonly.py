@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -28,6 +29,10 @@ COPY_REF = "refs/remotes/origin/"            # the agent's branch and its gitmem
 # In the copy's .git while its last fetch failed: the work tree is the last good one, older than the remote.
 FETCH_FAILED_MARK = "gitmem-last-fetch-failed"
 WAITING_PREFIX = "gitmem/"                    # branches the runner makes for a human: proposal, cycle, salvage
+# Pull-request mode's own branch, and its successors after a squash merge (`gitmem/memory-2`): it waits in its pull
+# request, never among the branches left for the human (gitmem.publish.pullrequest opens it).
+MEMORY_BRANCH = "gitmem/memory"
+_MEMORY_BRANCH_RE = re.compile(rf"{re.escape(MEMORY_BRANCH)}(?:-[0-9]+)?\Z")
 TURN_SUFFIX = ".lock"                         # beside the copy: `<copy>.lock`, whose flock is a reader's turn
 
 
@@ -142,15 +147,24 @@ def last_fetch_failed(dest: Path) -> bool:
     return (dest / ".git" / FETCH_FAILED_MARK).exists()
 
 
+def is_memory_branch(name: str) -> bool:
+    """Whether `name` (a branch, without a remote) is pull-request mode's memory branch, which waits in its PR."""
+    return bool(_MEMORY_BRANCH_RE.match(name))
+
+
 def waiting_branches(repo: Repo, *, copy: bool) -> list[str]:
     """The `gitmem/*` branches that wait for a human: in a fetched copy, those of its remote; in an agent's own
-    clone, the local ones and those its remotes have (`remote/gitmem/...` when only a remote has it)."""
+    clone, the local ones and those its remotes have (`remote/gitmem/...` when only a remote has it). Never the
+    memory branch of pull-request mode (`is_memory_branch`)."""
     names = references(repo)
     if copy:
-        return [n.removeprefix(COPY_REF) for n in names if n.startswith(COPY_REF + WAITING_PREFIX)]
-    local = [n.removeprefix("refs/heads/") for n in names if n.startswith("refs/heads/" + WAITING_PREFIX)]
+        found = [n.removeprefix(COPY_REF) for n in names if n.startswith(COPY_REF + WAITING_PREFIX)]
+        return [n for n in found if not is_memory_branch(n)]
+    local = [n.removeprefix("refs/heads/") for n in names if n.startswith("refs/heads/" + WAITING_PREFIX)
+             and not is_memory_branch(n.removeprefix("refs/heads/"))]
     remote = [n.removeprefix("refs/remotes/") for n in names if n.startswith("refs/remotes/")
-              and n.removeprefix("refs/remotes/").partition("/")[2].startswith(WAITING_PREFIX)]
+              and n.removeprefix("refs/remotes/").partition("/")[2].startswith(WAITING_PREFIX)
+              and not is_memory_branch(n.removeprefix("refs/remotes/").partition("/")[2])]
     return local + [n for n in remote if n.partition("/")[2] not in local]
 
 

@@ -15,10 +15,8 @@ from dataclasses import dataclass, replace
 
 from gitmem import gitio
 from gitmem.memory import decisions
-from gitmem.publish.pullrequest import DEFAULT_BRANCH
 
 NAMESPACE = "gitmem/"
-MEMORY_BRANCH = re.compile(rf"^{re.escape(DEFAULT_BRANCH)}(?:-[0-9]+)?$")
 KINDS = (     # (name prefix, kind, a short hint for the dashboard, what to do), the first match wins
     ("gitmem/salvage/", "salvage", "review it, cherry-pick what is worth keeping",
      "a failed cycle's unfinished work: read it (git log -p HEAD..{name}), take what is worth keeping "
@@ -135,7 +133,7 @@ def kept_branches(repo: gitio.Repo) -> list[KeptBranch]:
     head = landed(repo)
     found: list[KeptBranch] = []
     for name, where in tips.items():
-        if MEMORY_BRANCH.match(name):
+        if gitio.is_memory_branch(name):
             continue
         tip = where.get("") or next(iter(where.values()))
         if head is not None and gitio.is_ancestor(repo, tip, head):
