@@ -133,6 +133,7 @@ def render_status(rows: list[Any], *, colour: bool, public: bool = False) -> str
     """The health table as text: the fleet in one line, one line per agent (per workspace) most urgent first,
     then what each verdict is about and the notes that hold for every agent, once. `public`: verdicts and counts
     only (`gitmem.fleet.public`)."""
+    from gitmem.fleet.fleetfile import is_url
     from gitmem.fleet.need import by_need, fleet_notes, headline
     from gitmem.fleet.public import public_row
     from gitmem.views.kept_branches import delete_commands
@@ -166,9 +167,12 @@ def render_status(rows: list[Any], *, colour: bool, public: bool = False) -> str
         if review:
             lines.append(f"{row.label}: waiting branches: {', '.join(review)}")
         for name in row.deletable_branches:
+            # Where the branch is: an agent read in place lists its own branches as they are and a remote's as
+            # `remote/gitmem/...`; a fetched copy's are its remote's (`origin` in the human's clone).
             remote, _, branch = name.rpartition("gitmem/")
+            here = not remote and not is_url(row.repo)
             lines.append(f"{row.label}: {name}: its decision was answered No; delete it: "
-                         + delete_commands(f"gitmem/{branch}", False, (remote.rstrip("/") or "origin",)))
+                         + delete_commands(f"gitmem/{branch}", here, () if here else (remote.rstrip("/") or "origin",)))
     return "\n".join([headline(rows), *lines, *fleet_notes(rows)]) + "\n"
 
 
