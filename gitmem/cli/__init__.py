@@ -97,7 +97,7 @@ def cli(ctx: click.Context, color: bool | None) -> None:
     Write:     gitmem log add | now add | decision ask/answer | lesson add/confirm
     Human:     gitmem pending | decision answer D-0001 --answer "…"
     Run:       gitmem context | cycle | close | status | recall QUERY | report
-    Fleet:     gitmem fleet pending | fleet status | fleet report   (many agents, one human)
+    Fleet:     gitmem fleet pending | status | report | pages | dispatch   (many agents, one human)
     Start:     gitmem init [DIR] [--agent claude|codex|copilot|cursor|gemini|opencode|qwen] | gitmem demo
     Move in:   gitmem import claude|codex|gemini|cline|agent-memory-repo|notes | export --to FORMAT
     Sessions:  gitmem mcp | gitmem hook session-start|stop

@@ -133,8 +133,10 @@ def render_status(rows: list[Any], *, colour: bool, public: bool = False) -> str
     """The health table as text: the fleet in one line, one line per agent (per workspace) most urgent first,
     then what each verdict is about and the notes that hold for every agent, once. `public`: verdicts and counts
     only (`gitmem.fleet.public`)."""
+    from gitmem.fleet.fleetfile import is_url
     from gitmem.fleet.need import by_need, fleet_notes, headline
     from gitmem.fleet.public import public_row
+    from gitmem.views.kept_branches import delete_commands
 
     tints = {"ok": "green", "stalled": "red", "clock ahead": "red", "over budget": "red", "rule 0 streak": "red",
              "unreadable": "red"}
@@ -165,9 +167,12 @@ def render_status(rows: list[Any], *, colour: bool, public: bool = False) -> str
         if review:
             lines.append(f"{row.label}: waiting branches: {', '.join(review)}")
         for name in row.deletable_branches:
+            # Where the branch is: an agent read in place lists its own branches as they are and a remote's as
+            # `remote/gitmem/...`; a fetched copy's are its remote's (`origin` in the human's clone).
             remote, _, branch = name.rpartition("gitmem/")
-            lines.append(f"{row.label}: {name}: its decision was answered No; delete it: git push "
-                         f"{remote.rstrip('/') or 'origin'} --delete gitmem/{branch}")
+            here = not remote and not is_url(row.repo)
+            lines.append(f"{row.label}: {name}: its decision was answered No; delete it: "
+                         + delete_commands(f"gitmem/{branch}", here, () if here else (remote.rstrip("/") or "origin",)))
     return "\n".join([headline(rows), *lines, *fleet_notes(rows)]) + "\n"
 
 
@@ -183,8 +188,8 @@ def fleet_status(fleet_file: str, as_json: bool, timeout: float, offline: bool, 
 
     An agent is "stalled" when its last cycle is older than twice the interval of its workflow's schedule (or
     its stall_after): GitHub disables a schedule after 60 days without activity, and a broken workflow looks the
-    same. Rows come most urgent first (unreadable, stalled, Rule 0 streak, waiting on you, no cycles, ok).
-    With --public, verdicts and counts only. Exit 2 when an agent could not be read.
+    same. Rows come most urgent first (unreadable, stalled, clock ahead, over budget, rule 0 streak, waiting on
+    you, no cycles yet, ok). With --public, verdicts and counts only. Exit 2 when an agent could not be read.
     """
     view = _read(fleet_file, timeout, offline)
     if as_json:

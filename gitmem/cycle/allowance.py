@@ -1,9 +1,10 @@
 """A daily cap on what an agent's cycles spend, and the refusal to start a cycle over it.
 
 Spending is what each cycle already records in its LOG entry's Evidence (gitmem.memory.usage: the runner's
-`tokens:` line and its cost), summed over today's cycle entries, read from LOG's tail only, in the workspace's
-time zone. The caps are the agent's own `cycle.tokens_per_day` and `cycle.cost_per_day` in gitmem.yaml (0: no
-cap); a fleet reads the same spending against fleet.yaml's caps (gitmem.fleet.spending).
+`tokens:` line and its cost), summed over today's runner cycles (never an interactive session's entry, which
+holds no runner line), read from LOG's tail only, in the workspace's time zone. The caps are the agent's own
+`cycle.tokens_per_day` and `cycle.cost_per_day` in gitmem.yaml (0: no cap); a fleet reads the same spending
+against fleet.yaml's caps (gitmem.fleet.spending).
 
 Over a cap, `gitmem cycle` refuses to start (exit 3, GM750) before anything changes: no agent runs, no entry is
 written, nothing is committed. It starts again on the next day (the spending of a day is that day's), or as soon
@@ -56,7 +57,9 @@ def spent_today(ws: Workspace, moment: datetime) -> Spent:
     tail = log.tail_entries(ws.log_source(), lambda entries: any(e.when.moment < start for e in entries))
     tokens, cost = 0, 0.0
     for entry in tail.entries:
-        if entry.cycle is None or not start <= entry.when.moment < end:
+        # A session's entry holds no runner line: a `tokens:` line there is its writer's text, and would stop the
+        # day's cycles. A runner cycle never carries the session marker (postflight drops it from its agent's).
+        if entry.cycle is None or entry.interactive or not start <= entry.when.moment < end:
             continue
         found = recorded(evidence_lines("\n".join(entry.body)))
         tokens += found.usage.total if found.usage is not None else 0

@@ -34,7 +34,7 @@ from gitmem.cycle.messages import commit_message
 from gitmem.cycle.oversize import Held, hold_out
 from gitmem.cycle.room import DiskFull, Room, full_failure, is_disk_full, short_of_room
 from gitmem.errors import ExitCode, GitmemError, RunFailure
-from gitmem.memory import decisions, placeholders
+from gitmem.memory import decisions, log, placeholders
 from gitmem.memory.log import Outcome
 from gitmem.memory.text import masked_printable
 from gitmem.memory_writer import WriteRefused
@@ -211,11 +211,15 @@ def _require_allowance(ws: Workspace, moment: datetime) -> None:
 
 def late_note(ws: Workspace, moment: datetime) -> str | None:
     """"started late: …" when the repository's workflow schedule (gitmem.cycle.schedule) wanted a cycle, after
-    the last one LOG holds, well before `moment` (the clock's): the cycle says so in its Evidence and output."""
-    last = next((entry for entry in reversed(ws.log_tail(1).entries) if entry.cycle is not None), None)
+    the last one the runner wrote (a session's entry since is no run of the schedule), well before `moment` (the
+    clock's): the cycle says so in its Evidence and output."""
+    crons = schedule.workflow_crons(ws.root)
+    if not crons:
+        return None
+    last = log.last_runner_cycle(ws.log_source())
     if last is None:
         return None
-    found = schedule.lateness(schedule.workflow_crons(ws.root), last.when.moment, moment)
+    found = schedule.lateness(crons, last.when.moment, moment)
     return found.note() if found is not None else None
 
 

@@ -70,12 +70,12 @@ class NoDispatchToken(GitmemError):
 
 
 def overdue_seconds(row: AgentRow) -> float | None:
-    """How long past its interval (and GRACE) the row's last cycle is; None when it is not overdue or has no
-    known schedule."""
+    """How long past its interval (and GRACE) the row's last cycle by the runner is (an interactive session's
+    entry starts no schedule); None when it is not overdue or has no known schedule."""
     interval = row.stall_after_seconds // 2 if row.stall_after_seconds else row.interval_seconds
-    if interval is None or row.last_cycle is None or row.last_cycle.get("age_days") is None:
+    if interval is None or row.scheduled_age_days is None:
         return None
-    late = float(row.last_cycle["age_days"]) * 86400 - interval - GRACE
+    late = row.scheduled_age_days * 86400 - interval - GRACE
     return late if late > 0 else None
 
 
@@ -98,8 +98,11 @@ def _decide(entry: AgentEntry, rows: Sequence[AgentRow], fleet_over: str) -> Cat
         return step(SKIP, "its memory could not be read; see `gitmem fleet status`")
     late = [seconds for r in rows if (seconds := overdue_seconds(r)) is not None]
     if not late:
-        return step(WAIT, "its cycles are on schedule" if any(r.interval_seconds or r.stall_after_seconds
-                                                                for r in rows) else "no schedule known")
+        if not any(r.interval_seconds or r.stall_after_seconds for r in rows):
+            return step(WAIT, "no schedule known")
+        if all(r.scheduled_age_days is None for r in rows):
+            return step(WAIT, "no cycle by the runner in LOG yet: nothing to be overdue from")
+        return step(WAIT, "its cycles are on schedule")
     if entry.github is None:
         return step(SKIP, "overdue, but not a GitHub repository: start its cycle where it runs")
     if fleet_over:

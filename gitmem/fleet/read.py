@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -20,7 +21,7 @@ from gitmem import gitio
 from gitmem.cycle import schedule
 from gitmem.errors import GitmemError
 from gitmem.fleet.fleetfile import AgentEntry, github_path
-from gitmem.memory import decisions
+from gitmem.memory import decisions, log
 from gitmem.memory.clock_skew import CLOCK_SKEW, spoken
 from gitmem.memory.decisions import age_text
 from gitmem.memory.text import masked_printable, parse_timestamp
@@ -78,6 +79,9 @@ class AgentRow:
     tokens_today: int = 0
     cost_today: float = 0.0
     over_budget: str = ""           # which caps today's spending is over (fleet.yaml's, its gitmem.yaml's); "" if none
+    # The age of the newest cycle the runner wrote: what a stall, a fast clock and the catch-up are judged by. An
+    # interactive session's entry (`last_cycle` may be one) is dated by the human's clock, whenever the human works.
+    scheduled_age_days: float | None = None
 
     @property
     def label(self) -> str:
@@ -125,31 +129,38 @@ def open_agent(entry: AgentEntry, base: Path, *, timeout: float, offline: bool =
 def read_agent(entry: AgentEntry, base: Path, moment: datetime, *, timeout: float, with_page: bool,
                offline: bool = False) -> list[AgentReading]:
     """One reading per workspace of the agent; a single reading with the error when it cannot be read."""
-    from gitmem.report import workspaces
-
     shown = scrub(entry.repo)
     try:
-        top, branch, copy = open_agent(entry, base, timeout=timeout, offline=offline)
-        chosen = [top.with_config(top.config.with_workspace(entry.workspace))] if entry.workspace else \
-            workspaces(top, all_workspaces=True)
-        crons = schedule.workflow_crons(top.root)
-        waiting = [masked_printable(name) for name in gitio.waiting_branches(top.repo, copy=copy)]
-        found = []
-        for ws in chosen:
-            row = AgentRow(entry.name, masked_printable(ws.name), shown, masked_printable(branch),
-                           waiting_branches=waiting, interval_seconds=schedule.interval_seconds(crons),
-                           stall_after_seconds=entry.stall_after)
-            try:
-                found.append(_read_workspace(entry, ws, row, moment, branch, with_page))
-            except GitmemError as err:    # one workspace's problem leaves the others (a bug is a bug: exit 70)
-                row.verdict, row.why = UNREADABLE, masked_printable(str(err).strip() or type(err).__name__)
-                row.error = row.why
-                found.append(AgentReading(row))
-        return found
+        # A URL's copy is read by one fleet command at a time, from its fetch to the end of the reading.
+        with gitio.copy_turn(cache_dir(entry, dict(os.environ)), wait=timeout) if entry.is_url else nullcontext():
+            return _readings(entry, base, moment, shown, timeout=timeout, with_page=with_page, offline=offline)
     except GitmemError as err:
         message = masked_printable(str(err).strip() or type(err).__name__)
         row = AgentRow(entry.name, entry.workspace or "", shown, entry.branch or "", UNREADABLE, message, message)
         return [AgentReading(row)]
+
+
+def _readings(entry: AgentEntry, base: Path, moment: datetime, shown: str, *, timeout: float, with_page: bool,
+              offline: bool) -> list[AgentReading]:
+    from gitmem.report import workspaces
+
+    top, branch, copy = open_agent(entry, base, timeout=timeout, offline=offline)
+    chosen = [top.with_config(top.config.with_workspace(entry.workspace))] if entry.workspace else \
+        workspaces(top, all_workspaces=True)
+    crons = schedule.workflow_crons(top.root)
+    waiting = [masked_printable(name) for name in gitio.waiting_branches(top.repo, copy=copy)]
+    found = []
+    for ws in chosen:
+        row = AgentRow(entry.name, masked_printable(ws.name), shown, masked_printable(branch),
+                       waiting_branches=waiting, interval_seconds=schedule.interval_seconds(crons),
+                       stall_after_seconds=entry.stall_after)
+        try:
+            found.append(_read_workspace(entry, ws, row, moment, branch, with_page))
+        except GitmemError as err:    # one workspace's problem leaves the others (a bug is a bug: exit 70)
+            row.verdict, row.why = UNREADABLE, masked_printable(str(err).strip() or type(err).__name__)
+            row.error = row.why
+            found.append(AgentReading(row))
+    return found
 
 
 def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: datetime, branch: str,
@@ -172,6 +183,9 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
         row.last_cycle = {"cycle": last["cycle"], "when": masked_printable(last["when"]),
                           "outcome": masked_printable(last["outcome"]), "task": masked_printable(last["task"]),
                           "age_days": round(age, 3) if age is not None else None, "age": age_text(age)}
+    scheduled = log.last_runner_cycle(ws.log_source())
+    if scheduled is not None:
+        row.scheduled_age_days = round((local - scheduled.when.moment).total_seconds() / 86400, 3)
     path = ws.config.path("decisions")
     inbox = []
     for item in pending(ws, now=local):
@@ -204,18 +218,23 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
 
 
 def verdict(row: AgentRow) -> tuple[str, str]:
-    """What the human should make of the row, and why, in a few words."""
+    """What the human should make of the row, and why, in a few words: the first of NEED_ORDER
+    (gitmem.fleet.need) that holds. Without a cycle, a stall cannot be judged, but whatever else the agent
+    needs (a decision a session asked before the first cycle, a branch) still comes before "no cycles yet"."""
     last = row.last_cycle
-    if last is None:
-        return NEW, "no cycle in LOG yet"
     limit = row.stall_after_seconds or (2 * row.interval_seconds if row.interval_seconds else None)
-    age = (last.get("age_days") or 0) * 86400
+    days = row.scheduled_age_days        # the runner's last cycle: a session's entry judges no schedule
+    age = days * 86400 if days is not None else 0
     if -age > CLOCK_SKEW.total_seconds():   # else "0h ago, ok" while the clock was fast, however dead the schedule
         return CLOCK_AHEAD, (f"last cycle dated {spoken(timedelta(seconds=-age))} ahead of this clock: the clock "
                              "that wrote it runs fast, so a stall cannot be judged until a cycle dated right lands")
-    if limit is not None and age > limit:
+    if days is not None and limit is not None and age > limit:
         source = "stall_after" if row.stall_after_seconds else "twice its schedule's interval"
-        return STALLED, f"last cycle {last['age']} ago, over {_span(limit)} ({source})"
+        since = "" if last is not None and last.get("age_days") == days else "; sessions since do not count"
+        # Over a cap, its cycles refuse to start (GM750): that is the stall's cause, and the human's to lift.
+        cause = f"; over budget ({row.over_budget}): its cycles refuse to start" if row.over_budget else ""
+        return STALLED, (f"last cycle by the runner {age_text(days)} ago, over {_span(limit)} ({source}{since})"
+                         f"{cause}")
     if row.over_budget:
         return OVER_BUDGET, row.over_budget
     if row.streak.get("problem"):
@@ -228,8 +247,13 @@ def verdict(row: AgentRow) -> tuple[str, str]:
             ([f"{row.stale} older than the stale limit"] if row.stale else []) + \
             ([f"{len(review)} gitmem/* branch(es) to review"] if review else []) + ([done] if done else [])
         return WAITING, "; ".join(parts)
+    if last is None:
+        return NEW, "; ".join(["no cycle in LOG yet", *([done] if done else [])])
     if limit is None:
         return OK, "; ".join(["no schedule found in .github/workflows and no stall_after: stalls are not judged",
+                              *([done] if done else [])])
+    if days is None:
+        return OK, "; ".join(["only sessions' entries in LOG: stalls are judged from the runner's first cycle",
                               *([done] if done else [])])
     return OK, done
 

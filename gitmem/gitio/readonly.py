@@ -9,12 +9,15 @@ checked out as links, which the readers refuse) apply.
 """
 from __future__ import annotations
 
+import fcntl
 import os
+import re
 import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import pygit2
@@ -26,6 +29,11 @@ COPY_REF = "refs/remotes/origin/"            # the agent's branch and its gitmem
 # In the copy's .git while its last fetch failed: the work tree is the last good one, older than the remote.
 FETCH_FAILED_MARK = "gitmem-last-fetch-failed"
 WAITING_PREFIX = "gitmem/"                    # branches the runner makes for a human: proposal, cycle, salvage
+# Pull-request mode's own branch, and its successors after a squash merge (`gitmem/memory-2`): it waits in its pull
+# request, never among the branches left for the human (gitmem.publish.pullrequest opens it).
+MEMORY_BRANCH = "gitmem/memory"
+_MEMORY_BRANCH_RE = re.compile(rf"{re.escape(MEMORY_BRANCH)}(?:-[0-9]+)?\Z")
+TURN_SUFFIX = ".lock"                         # beside the copy: `<copy>.lock`, whose flock is a reader's turn
 
 
 def _git(cwd: Path, args: list[str], *, deadline: float, budget: float, environ: Mapping[str, str],
@@ -101,21 +109,62 @@ def fetch_copy(dest: Path, url: str, branch: str | None, *, timeout: float, envi
     return open_repo(dest), name
 
 
+@contextmanager
+def copy_turn(dest: Path, *, wait: float) -> Iterator[None]:
+    """This process's turn at the copy at `dest`, from its fetch to the end of its reading: two fleet reads at once
+    (a human's `gitmem fleet status` during a cron job's report) would otherwise fetch into one copy together,
+    and one would fail on the other's `shallow.lock`, or read a work tree the other is checking out. An flock on
+    `<dest>.lock`, beside the copy (a damaged copy is removed whole): the kernel drops it when its holder dies,
+    so nothing is ever stale. GitCommandError when the turn does not come within `wait` seconds."""
+    path = dest.with_name(dest.name + TURN_SUFFIX)
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    except OSError:
+        # A cache this process cannot write (read-only, not a folder): no fetch of its can run there either, so
+        # there is no turn to take; reading it `--offline` says what it finds, as it always did.
+        yield
+        return
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise GitCommandError(f"another gitmem fleet read held its copy for more than {wait:g}s; "
+                                          "run the command again") from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)          # closing the descriptor releases the flock
+
+
 def last_fetch_failed(dest: Path) -> bool:
     """Whether the copy at `dest` holds an older state than its remote because its last fetch failed: a reader
     without the network (`--offline`) must not take it for the agent as it is now."""
     return (dest / ".git" / FETCH_FAILED_MARK).exists()
 
 
+def is_memory_branch(name: str) -> bool:
+    """Whether `name` (a branch, without a remote) is pull-request mode's memory branch, which waits in its PR."""
+    return bool(_MEMORY_BRANCH_RE.match(name))
+
+
 def waiting_branches(repo: Repo, *, copy: bool) -> list[str]:
     """The `gitmem/*` branches that wait for a human: in a fetched copy, those of its remote; in an agent's own
-    clone, the local ones and those its remotes have (`remote/gitmem/...` when only a remote has it)."""
+    clone, the local ones and those its remotes have (`remote/gitmem/...` when only a remote has it). Never the
+    memory branch of pull-request mode (`is_memory_branch`)."""
     names = references(repo)
     if copy:
-        return [n.removeprefix(COPY_REF) for n in names if n.startswith(COPY_REF + WAITING_PREFIX)]
-    local = [n.removeprefix("refs/heads/") for n in names if n.startswith("refs/heads/" + WAITING_PREFIX)]
+        found = [n.removeprefix(COPY_REF) for n in names if n.startswith(COPY_REF + WAITING_PREFIX)]
+        return [n for n in found if not is_memory_branch(n)]
+    local = [n.removeprefix("refs/heads/") for n in names if n.startswith("refs/heads/" + WAITING_PREFIX)
+             and not is_memory_branch(n.removeprefix("refs/heads/"))]
     remote = [n.removeprefix("refs/remotes/") for n in names if n.startswith("refs/remotes/")
-              and n.removeprefix("refs/remotes/").partition("/")[2].startswith(WAITING_PREFIX)]
+              and n.removeprefix("refs/remotes/").partition("/")[2].startswith(WAITING_PREFIX)
+              and not is_memory_branch(n.removeprefix("refs/remotes/").partition("/")[2])]
     return local + [n for n in remote if n.partition("/")[2] not in local]
 
 

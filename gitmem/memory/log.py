@@ -513,6 +513,19 @@ def has_cycle(entries: tuple[LogEntry, ...]) -> bool:
     return any(entry.cycle is not None for entry in entries)
 
 
+def by_runner(entry: LogEntry) -> bool:
+    """A cycle entry the runner wrote: not a close's, not an interactive session's (postflight drops the session
+    marker from what a runner cycle's agent writes, so a runner cycle never carries it)."""
+    return entry.cycle is not None and not entry.interactive
+
+
+def last_runner_cycle(source: TailSource) -> LogEntry | None:
+    """The newest cycle the runner wrote, read back from LOG's end past closes and sessions' entries: what a
+    schedule is judged by (a session is dated by the human's clock, whenever the human works)."""
+    found = [e for e in tail_entries(source, lambda entries: any(map(by_runner, entries))).entries if by_runner(e)]
+    return found[-1] if found else None
+
+
 def live_tail(source: TailSource, enough: Callable[[tuple[LogEntry, ...]], bool] = has_cycle, *,
               block: int = FIRST_BLOCK) -> tuple[LogEntry, ...]:
     """LOG's last entries as readers take them (`live`), read back until `enough` of the live ones (or the whole

@@ -1,6 +1,7 @@
 """The GitHub REST calls of pull-request mode: open a PR for the memory branch, or update the open one."""
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.request
@@ -53,13 +54,22 @@ class GitHubClient:
                      **({"Content-Type": "application/json"} if data else {})})
         try:
             with urllib.request.urlopen(request, timeout=30) as response:
-                return loads_json(response.read() or b"null")
+                raw = response.read()
         except urllib.error.HTTPError as err:
-            detail = secrets.scrub(err.read().decode("utf-8", "replace")[:300], [self.token])
+            detail = secrets.scrub(_error_body(err)[:300], [self.token])
             raise GitHubError(f"GitHub API {method} {path} failed: HTTP {err.code}: {detail}",
                               status=err.code) from None
-        except urllib.error.URLError as err:
-            raise GitHubError(f"GitHub API {method} {path} unreachable: {err.reason}") from None
+        # Everything else the wire can do: refused or unresolved (URLError), a hang-up before the answer
+        # (RemoteDisconnected), a timeout while waiting for it, an answer cut short (IncompleteRead). urlopen
+        # wraps only the first kind; the others would end the caller in a traceback.
+        except (OSError, http.client.HTTPException) as err:
+            reason = err.reason if isinstance(err, urllib.error.URLError) else (str(err) or type(err).__name__)
+            raise GitHubError(f"GitHub API {method} {path} unreachable: {reason}") from None
+        try:
+            return loads_json(raw or b"null")
+        except ValueError:       # an outage or proxy page answered in GitHub's place
+            raise GitHubError(f"GitHub API {method} {path} answered with no JSON: "
+                              f"{secrets.scrub(raw[:120].decode('utf-8', 'replace'), [self.token])!r}") from None
 
     @property
     def owner(self) -> str:
@@ -119,6 +129,14 @@ class GitHubClient:
     def dispatch_workflow(self, workflow: str, *, ref: str, inputs: dict[str, str]) -> None:
         self._call("POST", f"/repos/{self.repository}/actions/workflows/{workflow}/dispatches",
                    {"ref": ref, "inputs": inputs})
+
+
+def _error_body(err: urllib.error.HTTPError) -> str:
+    """What GitHub said with an error status, as far as it arrived (a body cut short says nothing more)."""
+    try:
+        return err.read().decode("utf-8", "replace")
+    except (OSError, http.client.HTTPException):
+        return ""
 
 
 def client_from_env(environ: Mapping[str, str]) -> GitHubClient:

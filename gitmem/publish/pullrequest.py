@@ -20,7 +20,7 @@ from gitmem.publish.push import SyncResult, publish
 from gitmem.secrets import scrub
 from gitmem.workspace import Workspace
 
-DEFAULT_BRANCH = "gitmem/memory"
+DEFAULT_BRANCH = gitio.MEMORY_BRANCH
 MAX_COMMITS_LISTED = 40     # a PR left open for weeks keeps a readable body
 BASE_KEY = "gitmem-base"     # branch.<memory branch>.gitmem-base: the branch `prepare` started from
 

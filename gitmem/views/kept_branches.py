@@ -10,14 +10,13 @@ merges or deletes it. A branch the upstream already contains waits on nothing, a
 from __future__ import annotations
 
 import re
+import shlex
 from dataclasses import dataclass, replace
 
 from gitmem import gitio
 from gitmem.memory import decisions
-from gitmem.publish.pullrequest import DEFAULT_BRANCH
 
 NAMESPACE = "gitmem/"
-MEMORY_BRANCH = re.compile(rf"^{re.escape(DEFAULT_BRANCH)}(?:-[0-9]+)?$")
 KINDS = (     # (name prefix, kind, a short hint for the dashboard, what to do), the first match wins
     ("gitmem/salvage/", "salvage", "review it, cherry-pick what is worth keeping",
      "a failed cycle's unfinished work: read it (git log -p HEAD..{name}), take what is worth keeping "
@@ -84,9 +83,17 @@ def proposal_answer(name: str, doc: decisions.DecisionsDoc) -> ProposalAnswer | 
     return None
 
 
+def shell_word(text: str) -> str:
+    """`text` as one word of a command the human may paste: a ref or remote name can hold `;`, `$`, `|` or a
+    backquote (git allows them), which a shell would run. A plain name is left as it is."""
+    return shlex.quote(text)
+
+
 def delete_commands(name: str, local: bool, remotes: tuple[str, ...]) -> str:
     """The commands that delete branch `name` here and on `remotes`."""
-    steps = ([f"git branch -D {name}"] if local else []) + [f"git push {remote} --delete {name}" for remote in remotes]
+    branch = shell_word(name)
+    steps = ([f"git branch -D {branch}"] if local else []) + \
+        [f"git push {shell_word(remote)} --delete {branch}" for remote in remotes]
     return "; ".join(steps)
 
 
@@ -109,7 +116,7 @@ def with_answers(branches: list[KeptBranch], doc: decisions.DecisionsDoc) -> lis
             found.append(replace(branch, answered=answer.decision,
                                  hint=f"{answer.decision} is answered: apply it as answered, then delete it",
                                  todo=f"{answer.decision} answered \"{answer.answer}\": to apply it, git merge "
-                                      f"{branch.name}; then delete it: {delete}"))
+                                      f"{shell_word(branch.name)}; then delete it: {delete}"))
     return found
 
 
@@ -126,15 +133,15 @@ def kept_branches(repo: gitio.Repo) -> list[KeptBranch]:
     head = landed(repo)
     found: list[KeptBranch] = []
     for name, where in tips.items():
-        if MEMORY_BRANCH.match(name):
+        if gitio.is_memory_branch(name):
             continue
         tip = where.get("") or next(iter(where.values()))
         if head is not None and gitio.is_ancestor(repo, tip, head):
             continue                                # landed: nothing waits
         kind, hint, todo = next((kind, hint, todo) for prefix, kind, hint, todo in KINDS if name.startswith(prefix))
         remotes = tuple(sorted(r for r, t in where.items() if r and t == tip))   # a remote has all of it
-        found.append(KeptBranch(name, kind, remotes, "" in where,
-                                gitio.count_range(repo, head, tip) if head else 0, hint, todo.format(name=name)))
+        found.append(KeptBranch(name, kind, remotes, "" in where, gitio.count_range(repo, head, tip) if head else 0,
+                                hint, todo.format(name=shell_word(name))))
     order = [kind for _, kind, _, _ in KINDS]
     return sorted(found, key=lambda b: (order.index(b.kind), b.name))
 

@@ -388,7 +388,8 @@ def test_a_base_that_does_not_merge_by_memory_rules_leaves_the_branch_as_it_was_
     assert origin_file(origin, "main", "notes/one.md") == "the human's own\n"
 
 
-def test_a_named_workspaces_pr_is_worded_and_pushed_by_that_workspaces_memory(tmp_path: Path) -> None:
+@pytest.mark.parametrize("args", ["--workspace ops", "-wops"])     # -wops: as click reads it (the plan step too)
+def test_a_named_workspaces_pr_is_worded_and_pushed_by_that_workspaces_memory(tmp_path: Path, args: str) -> None:
     """`args: --workspace ops` in pull-request mode: the PR step reads and merges the memory the cycle wrote
     (ops/), not the default workspace's, whose LOG holds no cycle and whose DECISIONS asks nothing."""
     script = tmp_path / "script.yaml"
@@ -404,7 +405,7 @@ def test_a_named_workspaces_pr_is_worded_and_pushed_by_that_workspaces_memory(tm
     origin = tmp_path / "origin.git"
     with FakeGitHub() as fake:
         ran = run_action(fresh_checkout(origin, tmp_path / "run1"),
-                         {"command": "cycle", "push-mode": "pull-request", "args": "--workspace ops"},
+                         {"command": "cycle", "push-mode": "pull-request", "args": args},
                          bin_dir=project_bin(), scratch=tmp_path / "runner1", token=fake.token, skip=INSTALL,
                          env={"GITHUB_API_URL": fake.url, "GITHUB_REPOSITORY": fake.repository,
                               "GITHUB_REF_NAME": "main"})

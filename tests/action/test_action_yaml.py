@@ -286,3 +286,13 @@ def test_the_cycle_installs_bubblewrap_and_lets_it_make_user_namespaces(action) 
     from gitmem.agents.sandbox import unprivileged
 
     assert f"bwrap {' '.join(unprivileged(1001))} --ro-bind / / true" in step["run"]
+
+
+def test_the_workspace_in_args_is_read_in_every_form_the_cli_reads(tmp_path: Path):
+    """click reads `-wops` as `-w ops`: the action must too, or a run with `args: -wops` works on the ops memory
+    while its cache (and, in pull-request mode, its pull-request steps) take the default workspace's."""
+    forms = ["--workspace ops", "-w ops", "--workspace=ops", "-wops", "--no-llm -wops"]
+    keys = [_state_key(tmp_path, args) for args in forms]
+    assert {key["workspace"] for key in keys} == {"ops"}
+    assert len({key["state-prefix"] for key in keys}) == 1
+    assert _state_key(tmp_path, "--no-llm")["workspace"] == ""

@@ -78,7 +78,9 @@ def test_the_fleet_says_a_proposal_branch_answered_no_can_be_deleted(tmp_path: P
     git(agent, "branch", "-D", "gitmem/proposal/cycle-70")
     assert row().verdict != WAITING
     text = cli(["fleet", "status"], cwd=tmp_path).out
-    assert ("agent: gitmem/proposal/cycle-7: its decision was answered No; delete it: git push origin --delete "
+    # Changed on purpose: the agent is read in place and the branch is its own clone's, so the command deletes it
+    # there (it said `git push origin --delete`; tests/fleet/test_fleet_delete_command_runs.py runs it).
+    assert ("agent: gitmem/proposal/cycle-7: its decision was answered No; delete it: git branch -D "
             "gitmem/proposal/cycle-7") in text
     # Half an answer typed in place (GM212) still waits, and the fleet's inbox says what is missing.
     half = MemoryWriter(Workspace.at(agent), clock=lambda: moment - timedelta(hours=1)).ask_decision(
