@@ -1,7 +1,8 @@
 """The `command` backend: any agent CLI (`claude -p`, `codex exec`, a script) run in the repository root.
 
-The prompt goes on stdin; GITMEM_CYCLE, GITMEM_ROOT and GITMEM_TIMESTAMP go in the environment, and the chosen
-model (`--model`, agent.model, the Action's `model` input) as ANTHROPIC_MODEL and GITMEM_MODEL. The agent writes
+The prompt goes on stdin; GITMEM_CYCLE, GITMEM_ROOT, GITMEM_TIMESTAMP and GITMEM_WORKSPACE (the cycle's
+workspace, which the `gitmem` commands it runs write to) go in the environment, and the chosen model
+(`--model`, agent.model, the Action's `model` input) as ANTHROPIC_MODEL and GITMEM_MODEL. The agent writes
 memory with `gitmem log add`, `gitmem now add` and the like, and edits other files itself. A non-zero exit or
 the timeout is an AgentError, so the runner salvages whatever it changed.
 
@@ -62,7 +63,7 @@ class CommandBackend:
     def environment(self, request: CycleRequest) -> dict[str, str]:
         model = request.config.agent.model
         chosen = {"ANTHROPIC_MODEL": model, "GITMEM_MODEL": model} if model else {}
-        # request.env is gitmem's own GITMEM_CYCLE, GITMEM_ROOT and GITMEM_TIMESTAMP: set after the scrubbing.
+        # request.env is gitmem's own GITMEM_* of the cycle (budget.CYCLE_ENV): set after the scrubbing.
         return {**secrets.agent_environment(os.environ, request.config.agent.pass_env), **request.env, **chosen}
 
     def run(self, request: CycleRequest) -> AgentResult:

@@ -179,7 +179,8 @@ def test_codex_gets_a_block_in_agents_md_and_its_server_merged_into_toml(tmp_pat
     parsed = tomlkit.parse(text)
     assert parsed["mcp_servers"]["gitmem"] == {
         **LAUNCHED_MCP, "required": True,
-        "env_vars": ["GITMEM_CYCLE", "GITMEM_ROOT", "GITMEM_TIMESTAMP"], "default_tools_approval_mode": "approve"}
+        "env_vars": ["GITMEM_CYCLE", "GITMEM_ROOT", "GITMEM_TIMESTAMP", "GITMEM_WORKSPACE"],
+        "default_tools_approval_mode": "approve"}
     assert parsed["allow_login_shell"] is False and "allow_login_shell" not in parsed["mcp_servers"]["other"]
     assert "default_tools_approval_mode" not in parsed["mcp_servers"]["other"], "only gitmem's tools are approved"
     assert "the `context` tool of the gitmem MCP server" in (tmp_path / "AGENTS.md").read_text()
