@@ -67,11 +67,17 @@ class CommandBackend:
         return {**secrets.agent_environment(os.environ, request.config.agent.pass_env), **request.env, **chosen}
 
     def run(self, request: CycleRequest) -> AgentResult:
-        """The agent's run, with the model's keys kept outside it (gitmem.agents.key_stand_in)."""
-        with key_stand_in.serving(shlex.split(self.command), self.environment(request)) as stand_in:
-            return self._run(request, stand_in)
+        """The agent's run, with the model's keys kept outside it (gitmem.agents.key_stand_in): which keys and
+        where they go depends on the CLI config the box lets it read."""
+        try:
+            box = sandbox.choose(request.config)
+        except sandbox.SandboxUnavailable as err:    # the runner refuses first; this is for other callers
+            raise AgentError(str(err)) from None
+        fresh = sandbox.fresh_homes(box, request.config.agent.sandbox.writable)
+        with key_stand_in.serving(shlex.split(self.command), self.environment(request), fresh=fresh) as stand_in:
+            return self._run(request, stand_in, box)
 
-    def _run(self, request: CycleRequest, stand_in: key_stand_in.StandIn) -> AgentResult:
+    def _run(self, request: CycleRequest, stand_in: key_stand_in.StandIn, box: sandbox.SandboxChoice) -> AgentResult:
         argv = stand_in.argv
         if not argv:
             raise AgentError("agent.command is empty: set it in gitmem.yaml (the template's gitmem.yaml has a Claude "
@@ -79,10 +85,6 @@ class CommandBackend:
         limit = request.deadline - time.monotonic()
         if self.timeout is not None:
             limit = min(limit, self.timeout)
-        try:
-            box = sandbox.choose(request.config)
-        except sandbox.SandboxUnavailable as err:    # the runner refuses first; this is for other callers
-            raise AgentError(str(err)) from None
         agent, env = request.config.agent, stand_in.env
         if box.mode == "bubblewrap" and not _findable(argv[0], env.get("PATH"), request.root):
             # Inside, bwrap would start and then fail to exec: say what is missing, as a plain start would.

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import secrets as random
 import shlex
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,10 +95,13 @@ class StandIn:
         return describe_keys(self.plan)
 
 
-def plan_keys(argv: list[str], env: Mapping[str, str], *, environ: Mapping[str, str] | None = None) -> KeyPlan:
-    """Which of `env`'s keys (the agent's environment, scrubbed) the runner keeps, for running `argv`."""
+def plan_keys(argv: list[str], env: Mapping[str, str], *, environ: Mapping[str, str] | None = None,
+              fresh: Iterable[str] = ()) -> KeyPlan:
+    """Which of `env`'s keys (the agent's environment, scrubbed) the runner keeps, for running `argv`. `fresh`:
+    the CLI config variables the box gives a fresh directory (gitmem.agents.sandbox.fresh_homes)."""
     environ = os.environ if environ is None else environ
-    codex = _codex_choice(argv, env, environ) if argv and os.path.basename(argv[0]) == CODEX else None
+    codex = _codex_choice(argv, env, environ, hidden="CODEX_HOME" in fresh) \
+        if argv and os.path.basename(argv[0]) == CODEX else None
     routes: list[Route] = []
     problems: list[str] = []
     for provider in PROVIDERS:
@@ -139,9 +142,10 @@ def describe_keys(plan: KeyPlan) -> str:
 
 
 @contextmanager
-def serving(argv: list[str], env: Mapping[str, str]) -> Iterator[StandIn]:
-    """Serve the plan's proxies for the duration; yields the agent's argv and environment pointing at them."""
-    chosen = plan_keys(argv, env)
+def serving(argv: list[str], env: Mapping[str, str], *, fresh: Iterable[str] = ()) -> Iterator[StandIn]:
+    """Serve the plan's proxies for the duration; yields the agent's argv and environment pointing at them.
+    `fresh`: as `plan_keys` takes it."""
+    chosen = plan_keys(argv, env, fresh=fresh)
     stand_in = StandIn(list(argv), dict(env), chosen)
     try:
         for route in chosen.routes:
@@ -177,18 +181,16 @@ def key_holders(config: Any, backend: str, environ: Mapping[str, str] | None = N
         argv = shlex.split(config.agent.command or "")
     except ValueError:                 # unbalanced quotes: the run fails, and says so
         argv = []
-    line = describe_keys(plan_keys(argv, env, environ=environ))
-    if line and _unboxed(config):
+    try:
+        box = sandbox.choose(config)
+    except sandbox.SandboxUnavailable:         # the runner refuses the cycle, and says why
+        return []
+    fresh = sandbox.fresh_homes(box, config.agent.sandbox.writable, environ)
+    line = describe_keys(plan_keys(argv, env, environ=environ, fresh=fresh))
+    if line and box.mode != "bubblewrap":
         line += ("; without the box the agent runs as the runner's user and can read the runner's own "
                  "environment, key included")
     return [line] if line else []
-
-
-def _unboxed(config: Any) -> bool:
-    try:
-        return sandbox.choose(config).mode != "bubblewrap"
-    except sandbox.SandboxUnavailable:         # the runner refuses the cycle, and says why
-        return False
 
 
 def _placeholder() -> str:
@@ -209,14 +211,16 @@ class CodexEndpoint:
     named_in: Path | None = None
 
 
-def _codex_choice(argv: list[str], env: Mapping[str, str], environ: Mapping[str, str]) -> CodexEndpoint | None:
-    """The endpoint of the provider `codex` will use: from its `-c` overrides, else its CODEX_HOME config.
-    None: the provider reads no key of OpenAI's (its own, unknown)."""
+def _codex_choice(argv: list[str], env: Mapping[str, str], environ: Mapping[str, str], *,
+                  hidden: bool = False) -> CodexEndpoint | None:
+    """The endpoint of the provider `codex` will use: from its `-c` overrides, else its CODEX_HOME config, which
+    a box that gives Codex a fresh CODEX_HOME (`hidden`) keeps from it. None: the provider reads no key of
+    OpenAI's (its own, unknown)."""
     overrides = _codex_overrides(argv)
     home = env.get("CODEX_HOME") or environ.get("CODEX_HOME") or \
         str(Path(env.get("HOME") or environ.get("HOME") or "~").expanduser() / ".codex")
     config = Path(home) / "config.toml"
-    saved = read_cli_config(config, "toml")
+    saved = {} if hidden else read_cli_config(config, "toml")
     provider = str(overrides.get("model_provider") or saved.get("model_provider") or "openai")
     if provider == "openai":
         given, from_file, setting = overrides.get("openai_base_url"), saved.get("openai_base_url"), "openai_base_url"

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitmem.agents.sandbox_mounts import Mounts, hidden_config, host_mounts, writable_holding_a_home
+from gitmem.agents.sandbox_mounts import Mounts, fresh_config_dirs, hidden_config, host_mounts, writable_holding_a_home
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.workspace import Workspace
 
@@ -87,6 +87,13 @@ class SandboxChoice:
 def hidden(box: SandboxChoice, writable: Iterable[str]) -> list[str]:
     """What the box hides that the agent CLI's own config sets (where its requests go): nothing without a box."""
     return hidden_config(writable) if box.mode == "bubblewrap" else []
+
+
+def fresh_homes(box: SandboxChoice, writable: Iterable[str],
+                environ: Mapping[str, str] | None = None) -> frozenset[str]:
+    """The agent CLIs' config variables (CODEX_HOME, CLAUDE_CONFIG_DIR) the box gives a fresh directory, so the
+    CLI reads nothing of the human's there: none without a box."""
+    return frozenset(fresh_config_dirs(writable, environ)) if box.mode == "bubblewrap" else frozenset()
 
 
 def start_notes(config: Any, backend: str) -> list[str]:

@@ -154,13 +154,21 @@ def hidden_config(writable: Iterable[str], environ: Mapping[str, str] | None = N
     config directories the box gives the CLI fresh: said before the agent starts, and in its Evidence."""
     environ = os.environ if environ is None else environ
     host_home = Path(environ.get("HOME") or os.path.expanduser("~"))
-    optional = _writable(writable, host_home)
     found: list[str] = []
-    for variable, default in AGENT_HOMES:
-        if _agent_home(variable, default, environ, host_home, optional) is None:
-            found += _hidden_config(variable, Path(environ[variable]) if environ.get(variable)
-                                    else host_home / default)
+    for variable in fresh_config_dirs(writable, environ):
+        default = dict(AGENT_HOMES)[variable]
+        found += _hidden_config(variable, Path(environ[variable]) if environ.get(variable) else host_home / default)
     return found
+
+
+def fresh_config_dirs(writable: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:
+    """The variables of AGENT_HOMES (CLAUDE_CONFIG_DIR, CODEX_HOME) whose directory the box gives the CLI fresh,
+    the human's own left out: inside, the CLI reads none of the human's config there (`_agent_home`)."""
+    environ = os.environ if environ is None else environ
+    host_home = Path(environ.get("HOME") or os.path.expanduser("~"))
+    optional = _writable(writable, host_home)
+    return [variable for variable, default in AGENT_HOMES
+            if _agent_home(variable, default, environ, host_home, optional) is None]
 
 
 def _writable(writable: Iterable[str], host_home: Path) -> list[str]:
