@@ -84,6 +84,26 @@ class SandboxChoice:
         return bwrap_argv(self.bwrap, mounts, argv), confined_environment(env, mounts, keep=keep)
 
 
+def tree_problem(ws: Workspace, *, euid: int | None = None) -> str | None:
+    """Why the box cannot give the agent the work tree of `ws`, or None. Run by root, the agent is root outside
+    but holds no capability inside, and none would reach a file whose owner the box does not map: in a tree
+    another user owns (a container's bind-mounted checkout, GitHub's container jobs, `sudo gitmem cycle`) it
+    could write nothing, and bwrap could not make its mount points (the absent trust anchors)."""
+    if (os.geteuid() if euid is None else euid) != 0:
+        return None
+    for folder in dict.fromkeys([ws.root, ws.root / ws.config.memory_dir]):
+        try:
+            owner = folder.stat().st_uid
+        except OSError:
+            continue
+        if owner != 0:
+            return (f"the box cannot give the agent the work tree: {folder} is owned by uid {owner} and the cycle "
+                    "runs as root, whose agent holds no capability in the box, so it could write nothing there; "
+                    f"run the cycle as that user (say `sudo -u '#{owner}' gitmem cycle`), give the tree to root, "
+                    "or set agent.sandbox: none in gitmem.yaml")
+    return None
+
+
 def hidden(box: SandboxChoice, writable: Iterable[str]) -> list[str]:
     """What the box hides that the agent CLI's own config sets (where its requests go): nothing without a box."""
     return hidden_config(writable) if box.mode == "bubblewrap" else []

@@ -489,3 +489,31 @@ def test_links_on_the_way_and_gitmem_in_home_bin_hold_for_an_unprivileged_user(g
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == ExitCode.OK, done.stderr
         _assert_built(repo, done.stdout, done.stderr)
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="the box run by root")
+@pytest.mark.parametrize("mode", ["bubblewrap", "auto"])
+def test_as_root_a_work_tree_another_user_owns_is_refused_before_the_agent_starts(
+        tmp_path: Path, memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """Root's agent holds no capability in its box, and a capability would not reach a file of a uid the box
+    does not map anyway: in a tree another user owns (a container's bind-mounted checkout, GitHub's container
+    jobs, `sudo gitmem cycle`) the agent could write nothing, and bwrap could not even make its mount points.
+    Every cycle was a no-build blaming the agent ("Can't mkdir .venv: Permission denied"); the cycle now
+    refuses before the agent starts, saying whose tree it is and what to do."""
+    script = _sh_agent(tmp_path)
+    text = with_command_backend(memrepo.read("gitmem.yaml"), str(script), sandbox=mode)
+    memrepo.commit_files({"gitmem.yaml": text}, "a shell script agent")
+    monkeypatch.setenv("PATH", f"{VENV_BIN}{os.pathsep}/usr/bin:/bin")
+    subprocess.run(["git", "config", "--global", "--add", "safe.directory", str(memrepo.path)], check=True)
+    os.chown(memrepo.path, 65534, 65534)
+    head = memrepo.head()
+
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+
+    assert result.code == ExitCode.DIRTY, (result.out, result.err)
+    assert no_traceback(result.err)
+    said = json.loads(result.out)
+    assert said["violations"][0]["code"] == "GM707", said
+    assert "owned by uid 65534" in said["refused"] and "run the cycle as that user" in said["refused"], said
+    assert memrepo.head() == head and not (memrepo.path / ".venv").exists()
