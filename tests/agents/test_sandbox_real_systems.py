@@ -10,6 +10,7 @@ Debian 12, Ubuntu 24.04 and GitHub's runners), run as root (containers, CI) and 
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.agents import sandbox
+from gitmem.agents import sandbox, sandbox_mounts
 from gitmem.config import parse_config
 from gitmem.errors import ExitCode
 from tests.support.helpers import GitRepo, make_repo, with_command_backend
@@ -517,3 +518,56 @@ def test_as_root_a_work_tree_another_user_owns_is_refused_before_the_agent_start
     assert said["violations"][0]["code"] == "GM707", said
     assert "owned by uid 65534" in said["refused"] and "run the cycle as that user" in said["refused"], said
     assert memrepo.head() == head and not (memrepo.path / ".venv").exists()
+
+
+# Plants a link named like a word of its own command line (`json`, as the template's Claude Code command has),
+# pointing at a file outside the tree; on its next run, reads the link.
+WORD_LINK_AGENT = """#!/bin/sh
+cat > /dev/null
+if [ -L json ]; then base32 -w0 json > read-through-link.b32 2>/dev/null; else ln -s "$SECRET_FILE" json; fi
+gitmem log add --task "sh agent" --outcome built --result "planted or read"
+gitmem now add --did "sh agent" --human nothing --next more
+"""
+
+
+@needs_bwrap
+def test_a_link_named_like_a_word_of_the_command_binds_nothing_outside_the_tree(
+        tmp_path: Path, memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The box binds the files its command line names, so a relative script outside the tree runs. A word of
+    the command that names a file in the tree is the agent's to make: a link there named `json`, `-` or
+    `acceptEdits` (words of the recipes' commands) to the human's credentials got them bound into the next
+    cycle's box, where the agent read and committed them. Only a file the human names outside the tree is
+    bound; one in the tree is there already."""
+    secret = tmp_path / "human" / ".git-credentials"
+    secret.parent.mkdir()
+    secret.write_text("https://human:hunter2-credential@example.invalid\n", encoding="utf-8")
+    script = _sh_agent(tmp_path, WORD_LINK_AGENT.replace("$SECRET_FILE", str(secret)))
+    _use(memrepo, f"{script} --output-format json")
+    monkeypatch.setenv("PATH", f"{VENV_BIN}{os.pathsep}/usr/bin:/bin")
+
+    for _ in range(2):
+        result = cli(["cycle", "--json"], cwd=memrepo.path)
+        assert result.code == ExitCode.OK, result.err
+        _assert_built(memrepo, result.out, result.err)
+
+    assert os.path.islink(memrepo.path / "json")
+    read = memrepo.path / "read-through-link.b32"
+    assert not read.exists() or b"hunter2" not in base64.b32decode(read.read_bytes()), "the box bound the target"
+
+
+@pytest.mark.parametrize("word", ["json", "sub/../../human/.git-credentials", "{tree_link}/json"],
+                         ids=["a link in the tree", "through a link in the tree", "through a link to the tree"])
+def test_a_command_word_reaching_into_the_tree_binds_nothing(tmp_path: Path, memrepo: GitRepo, word: str) -> None:
+    secret = tmp_path / "human" / ".git-credentials"
+    secret.parent.mkdir()
+    secret.write_text("secret\n", encoding="utf-8")
+    (memrepo.path / "json").symlink_to(secret)
+    (memrepo.path / "sub").symlink_to(tmp_path / "human" / "deeper", target_is_directory=True)
+    (tmp_path / "human" / "deeper").mkdir()
+    (tmp_path / "tree-link").symlink_to(memrepo.path, target_is_directory=True)
+    outside = tmp_path / "agent.sh"
+    outside.write_text("#!/bin/sh\n", encoding="utf-8")
+    argv = ["sh", "../agent.sh", word.format(tree_link=tmp_path / "tree-link")]
+    mounts = sandbox_mounts.host_mounts(memrepo.ws(), argv, {"PATH": "/usr/bin:/bin"})
+    assert str(outside) in mounts.read_only, "a file the human names outside the tree is bound"
+    assert not [d for d in mounts.read_only if Path(d).is_relative_to(tmp_path / "human")], mounts.read_only
