@@ -302,12 +302,18 @@ class _ForwardingHandler(BaseHTTPRequestHandler):
 
 
 def _chunks_in(stream: io.BufferedIOBase) -> Iterator[bytes]:
-    """The pieces of a chunked request body, as they arrive."""
+    """The pieces of a chunked request body, as they arrive, CHUNK bytes at most each: the agent writes the
+    request, and a chunk that claims gigabytes is not held in the runner's memory."""
     while True:
         size = int(stream.readline().split(b";", 1)[0].strip() or b"0", 16)
         if size == 0:
             while stream.readline() not in (b"\r\n", b"\n", b""):      # trailers
                 pass
             return
-        yield stream.read(size)
+        while size > 0:
+            piece = stream.read(min(CHUNK, size))
+            if not piece:              # the client went away mid-chunk: no end is sent for it upstream
+                raise ConnectionError("the request's body ended inside a chunk")
+            size -= len(piece)
+            yield piece
         stream.readline()

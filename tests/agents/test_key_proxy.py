@@ -258,3 +258,61 @@ def test_a_connection_kept_open_adds_no_key_once_the_proxy_is_closed(upstream) -
 def test_an_endpoint_with_a_bad_port_is_a_proxy_error() -> None:
     with pytest.raises(ProxyError, match="no valid port"):
         KeyProxy("https://api.example:notaport", {PLACEHOLDER: REAL})
+
+
+# One process: a loopback upstream that reads and drops a chunked body, the proxy in front of it, and a client
+# that sends one chunk of SIZE bytes; it prints the process's peak memory in MiB.
+ONE_BIG_CHUNK = """
+import http.server, resource, socket, threading
+from gitmem.agents.key_proxy import KeyProxy
+
+class Sink(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_POST(self):
+        total = 0
+        while True:
+            size = int(self.rfile.readline().split(b";")[0] or b"0", 16)
+            if size == 0:
+                self.rfile.readline()
+                break
+            while size:
+                got = len(self.rfile.read(min(1 << 16, size)))
+                size -= got
+                total += got
+            self.rfile.readline()
+        body = str(total).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+
+SIZE = 256 << 20
+upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Sink)
+threading.Thread(target=upstream.serve_forever, daemon=True).start()
+proxy = KeyProxy(f"http://127.0.0.1:{upstream.server_address[1]}", {"ph": "real"}).start()
+client = socket.create_connection(("127.0.0.1", int(proxy.url.rsplit(":", 1)[1])))
+client.sendall(b"POST /v1/messages HTTP/1.1\\r\\nHost: x\\r\\nx-api-key: ph\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n"
+               + b"%x\\r\\n" % SIZE)
+block = b"a" * (1 << 20)
+for _ in range(SIZE >> 20):
+    client.sendall(block)
+client.sendall(b"\\r\\n0\\r\\n\\r\\n")
+answer = b""
+while not answer.endswith(str(SIZE).encode()):
+    answer += client.recv(4096)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+"""
+
+
+def test_a_huge_chunk_in_a_request_body_is_streamed_on_in_bounded_pieces() -> None:
+    """The agent writes the request: one chunk of a chunked body claiming gigabytes was read whole into the
+    runner's memory (and copied once more to send it on), so a boxed agent could run the runner out of memory
+    at loopback speed. A 256 MiB chunk now passes with the runner's memory where it was."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", ONE_BIG_CHUNK], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) < 128, f"peak {done.stdout.strip()} MiB for a 256 MiB chunk"
