@@ -29,7 +29,7 @@ from typing import Any
 from gitmem import secrets
 from gitmem.agents import sandbox
 from gitmem.agents.base import AgentError
-from gitmem.agents.key_proxy import KeyProxy, ProxyError, Upstream
+from gitmem.agents.key_proxy import LOOPBACK, KeyProxy, ProxyError, Upstream
 from gitmem.agents.sandbox_mounts import read_cli_config
 from gitmem.config.nesting import loads_toml
 
@@ -58,6 +58,7 @@ PROVIDERS = (Provider("Anthropic", ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
                       "COPILOT_PROVIDER_BASE_URL", "https://api.openai.com/v1", ("authorization", "x-api-key")))
 ENDPOINTS = tuple(provider.endpoint for provider in PROVIDERS)
 PLACEHOLDER_PREFIX = "gitmem-placeholder-"
+PROXY_ENV = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY")
 CODEX = "codex"
 
 
@@ -160,6 +161,8 @@ def serving(argv: list[str], env: Mapping[str, str], *, fresh: Iterable[str] = (
             stand_in.proxies.append(proxy)
             stand_in.env.update(placeholders)
             stand_in.env[route.provider.endpoint] = proxy.url
+        if chosen.routes:
+            stand_in.env.update(_loopback_not_proxied(stand_in.env))
             if route.codex_setting:
                 stand_in.argv = _with_codex_setting(stand_in.argv, route.codex_setting, proxy.url)
         yield stand_in
@@ -191,6 +194,17 @@ def key_holders(config: Any, backend: str, environ: Mapping[str, str] | None = N
         line += ("; without the box the agent runs as the runner's user and can read the runner's own "
                  "environment, key included")
     return [line] if line else []
+
+
+def _loopback_not_proxied(env: Mapping[str, str]) -> dict[str, str]:
+    """NO_PROXY and no_proxy with 127.0.0.1 added, where `env` names a forward proxy: an agent CLI that honours
+    HTTP_PROXY would send its loopback requests there, where the runner's endpoint is not (the runner takes
+    the way out itself: gitmem.agents.key_proxy)."""
+    if not any(env.get(name) for name in PROXY_ENV):
+        return {}
+    listed = [part.strip() for part in (env.get("NO_PROXY") or env.get("no_proxy") or "").split(",") if part.strip()]
+    value = ",".join([*listed, LOOPBACK] if LOOPBACK not in listed else listed)
+    return {"NO_PROXY": value, "no_proxy": value}
 
 
 def _placeholder() -> str:

@@ -51,8 +51,9 @@ USERNS_SETTINGS = (("kernel/apparmor_restrict_unprivileged_userns", "1", USERNS_
 # an agent CLI's own bubblewrap nested inside, treats uid 0 as privileged and would not make a user namespace
 # of its own there. Files the agent makes are still root's outside; root's files look like its own inside.
 ROOT_AGENT_ID = 1000
-# The variables the agent keeps besides `GITMEM_*`, LC_* and what the caller names (agent.pass_env, the model).
-KEPT_ENV = ("PATH", "LANG", "TERM", "TZ")
+# The variables the agent keeps besides `GITMEM_*`, LC_* and what the caller names (agent.pass_env, the model);
+# NO_PROXY, so a forward proxy agent.pass_env passes is not asked for the runner's loopback key endpoint.
+KEPT_ENV = ("PATH", "LANG", "TERM", "TZ", "NO_PROXY", "no_proxy")
 # Where the agent CLI sends its model's requests (the runner's key proxy, gitmem.agents.key_stand_in, where it
 # stands in for the key agent.pass_env gives): dropped,
 # Claude Code or Codex would send that key to its default host instead of the one the human chose, and a
