@@ -2,19 +2,19 @@
 
 Read-only: the system (`/usr`, `/etc`, `/bin` and `/lib*` as links or directories, as the host has them, and the
 target of a linked `/etc/resolv.conf`), the Python that runs gitmem (the venv and its base install, and gitmem's own
-package, which an editable install keeps elsewhere), the agent CLI's install (a `node_modules` tree, else the
-executable itself, and the interpreter its `#!` line names, e.g. node's install; a Python venv either of them is in,
-which a `bin/python` link does not lead to), the `gitmem` the agent's PATH finds, found as the CLI is
-(`~/.local/bin/gitmem`), files named on its command line outside the work tree (absolute, or relative to the tree:
-`sh ../agent.sh`; one in the tree is the agent's to make, a link to anywhere), and the git directory with the object
-stores its alternates name. Never the human's HOME, nor a directory holding it, nor one of its data folders
-(`~/.local`, `~/.config`, `~/.cache`): an interpreter in `~/bin` or `~/.local/bin` is bound alone. A link is made
-only where no bound directory or earlier link shows that path already (on a merged-/usr system `/bin/sh` is
-`/usr/bin/sh`, shown by `/usr` through the `/bin -> usr/bin` link). The links the CLI and its interpreter are found
-through on PATH (`~/.npm-global/bin/codex -> ../lib/node_modules/...`, a `node` linked into `~/.local/bin`) are made
-again as links, not bound: a bound link is a copy of its target at the link's path, where node would look for the
-package's own modules, and a PATH directory left out would let `#!/usr/bin/env node` find another node inside than
-outside.
+package, which an editable install keeps elsewhere), the agent CLI's install (the command's program, and one a
+wrapper starts by name: `timeout 600 claude`; a `node_modules` tree, else the executable itself, and the interpreter
+its `#!` line names, e.g. node's install; a Python venv either of them is in, which a `bin/python` link does not
+lead to), the `gitmem` the agent's PATH finds, found as the CLI is (`~/.local/bin/gitmem`), files named on its
+command line outside the work tree (absolute, or relative to the tree: `sh ../agent.sh`; one in the tree is the
+agent's to make, a link to anywhere), and the git directory with the object stores its alternates name. Never the
+human's HOME, nor a directory holding it, nor one of its data folders (`~/.local`, `~/.config`, `~/.cache`): an
+interpreter in `~/bin` or `~/.local/bin` is bound alone. A link is made only where no bound directory or earlier
+link shows that path already (on a merged-/usr system `/bin/sh` is `/usr/bin/sh`, shown by `/usr` through the `/bin
+-> usr/bin` link). The links the CLI and its interpreter are found through on PATH (`~/.npm-global/bin/codex ->
+../lib/node_modules/...`, a `node` linked into `~/.local/bin`) are made again as links, not bound: a bound link is a
+copy of its target at the link's path, where node would look for the package's own modules, and a PATH directory
+left out would let `#!/usr/bin/env node` find another node inside than outside.
 
 Read-write: the work tree at its own absolute path (agent CLIs key trust by path), `.git/gitmem/` (caches and
 locks only, never evidence), a HOME of the sandbox's own in its private /tmp (fresh every run, gone after
@@ -307,18 +307,24 @@ def _python_dirs() -> list[str]:
 
 def _agent_files(argv: list[str], path: str, bound: list[str], homes: set[str],
                  root: str) -> tuple[list[str], list[tuple[str, str]]]:
-    """The agent CLI's install (a node_modules tree, else its executable), the interpreter its `#!` line names (node's
-    install), and files named on its command line outside the tree (`python /opt/agent/run.py`, and `sh
-    ../agent.sh`, relative to the work tree where the command runs: `_in_tree`); and the links the CLI, the
-    interpreter and those files are found through, (resolved, link). Never a HOME (`homes`): an interpreter in
-    `~/bin` is bound alone."""
+    """The agent CLI's install (a node_modules tree, else its executable; the command's first word, and each bare word
+    of it found on PATH, which a wrapper runs), the interpreter its `#!` line names (node's install), and files
+    named on its command line outside the tree (`python /opt/agent/run.py`, and `sh ../agent.sh`, relative to the
+    work tree where the command runs: `_in_tree`); and the links the CLI, the interpreter and those files are found
+    through, (resolved, link). Never a HOME (`homes`): an interpreter in `~/bin` is bound alone."""
     found: list[str] = []
     linked: list[str] = []
-    program = None
+    programs: list[str] = []
     if argv:
         named = argv[0] if os.sep not in argv[0] else os.path.join(root, argv[0])
-        program = shutil.which(named, path=path)
-    if program is not None:
+        programs.append(shutil.which(named, path=path) or "")
+    # A program the command hands on to by name (`timeout 600 claude`, `env VAR=x codex`, `nice`, `npx`): a
+    # bare word found on PATH, found as the wrapper will find it inside; not one found in the tree (a PATH
+    # with `.`), which is the agent's to make.
+    programs += [found_on for word in argv[1:] if word and os.sep not in word and not word.startswith("-")
+                 for found_on in [shutil.which(word, path=path)]
+                 if found_on and not _in_tree(os.path.abspath(found_on), root)]
+    for program in filter(None, programs):
         real = os.path.realpath(program)
         found.append(_package_root(real))
         linked.append(os.path.abspath(program))

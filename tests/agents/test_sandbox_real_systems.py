@@ -571,3 +571,30 @@ def test_a_command_word_reaching_into_the_tree_binds_nothing(tmp_path: Path, mem
     mounts = sandbox_mounts.host_mounts(memrepo.ws(), argv, {"PATH": "/usr/bin:/bin"})
     assert str(outside) in mounts.read_only, "a file the human names outside the tree is bound"
     assert not [d for d in mounts.read_only if Path(d).is_relative_to(tmp_path / "human")], mounts.read_only
+
+
+@needs_bwrap
+@pytest.mark.parametrize("wrapper", ["timeout 600", "env FOO=1", "nice -n 5"])
+def test_an_agent_cli_started_through_a_wrapper_is_found_in_the_box(tmp_path: Path, memrepo: GitRepo, cli,
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    wrapper: str) -> None:
+    """The box binds the agent CLI's install, found as the command's first word; a CLI started through a
+    wrapper (`timeout 600 claude`, `env VAR=x codex`) was the wrapper's argument, never bound: "No such file"
+    inside, for a CLI in `~/.local/bin` (where Claude Code's own installer puts it), and every cycle a no-build.
+    A bare word of the command found on PATH is bound as the CLI is (alone, from a HOME's folder)."""
+    home = tmp_path / "home"
+    local_bin = home / ".local" / "bin"
+    local_bin.mkdir(parents=True)
+    (home / ".git-credentials").write_text("https://human:not-for-the-agent@example.invalid\n", encoding="utf-8")
+    _sh_agent(local_bin).rename(local_bin / "mycli")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{local_bin}{os.pathsep}{VENV_BIN}{os.pathsep}/usr/bin:/bin")
+    _use(memrepo, f"{wrapper} mycli")
+
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+
+    assert result.code == ExitCode.OK, result.err
+    _assert_built(memrepo, result.out, result.err)
+    mounts = sandbox_mounts.host_mounts(memrepo.ws(), [*wrapper.split(), "mycli"], {"PATH": os.environ["PATH"]})
+    assert str(local_bin / "mycli") in mounts.read_only
+    assert not [d for d in mounts.read_only if Path(home).is_relative_to(d) or d == str(home / ".local")]
