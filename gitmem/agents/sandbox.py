@@ -85,11 +85,18 @@ class SandboxChoice:
         return bwrap_argv(self.bwrap, mounts, argv), confined_environment(env, mounts, keep=keep)
 
 
-def tree_problem(ws: Workspace, *, euid: int | None = None) -> str | None:
-    """Why the box cannot give the agent the work tree of `ws`, or None. Run by root, the agent is root outside
-    but holds no capability inside, and none would reach a file whose owner the box does not map: in a tree
-    another user owns (a container's bind-mounted checkout, GitHub's container jobs, `sudo gitmem cycle`) it
-    could write nothing, and bwrap could not make its mount points (the absent trust anchors)."""
+def tree_problem(ws: Workspace, *, euid: int | None = None, environ: Mapping[str, str] | None = None) -> str | None:
+    """Why the box cannot give the agent the work tree of `ws`, or None. A tree that is the HOME or holds it (a
+    notes or dotfiles repository) would give the agent the HOME read-write, which the box never does. Run by
+    root, the agent is root outside but holds no capability inside, and none would reach a file whose owner the
+    box does not map: in a tree another user owns (a container's bind-mounted checkout, GitHub's container
+    jobs, `sudo gitmem cycle`) it could write nothing, and bwrap could not make its mount points (the absent
+    trust anchors)."""
+    if writable_holding_a_home([str(ws.root)], environ):
+        return (f"the box cannot keep the HOME from the agent: the work tree {ws.root} is the HOME or holds it on "
+                "this machine, and the box gives the agent the work tree read-write (keys, shell startup files, "
+                "every other repository); keep the memory repository in a folder of its own, or set "
+                "agent.sandbox: none in gitmem.yaml")
     if (os.geteuid() if euid is None else euid) != 0:
         return None
     for folder in dict.fromkeys([ws.root, ws.root / ws.config.memory_dir]):

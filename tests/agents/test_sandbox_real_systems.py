@@ -598,3 +598,25 @@ def test_an_agent_cli_started_through_a_wrapper_is_found_in_the_box(tmp_path: Pa
     mounts = sandbox_mounts.host_mounts(memrepo.ws(), [*wrapper.split(), "mycli"], {"PATH": os.environ["PATH"]})
     assert str(local_bin / "mycli") in mounts.read_only
     assert not [d for d in mounts.read_only if Path(home).is_relative_to(d) or d == str(home / ".local")]
+
+
+@needs_bwrap
+@pytest.mark.parametrize("home", [".", "people/ada"], ids=["the tree is the HOME", "the tree holds the HOME"])
+def test_a_work_tree_that_is_or_holds_the_home_is_refused_before_the_agent_starts(
+        tmp_path: Path, memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch, home: str) -> None:
+    """The box gives the agent the work tree read-write and never the HOME; a memory repository kept in the HOME
+    itself (a notes or dotfiles repository) gave it the HOME: keys, shell startup files, every other
+    repository. The cycle refuses before the agent starts, as it does for agent.sandbox.writable."""
+    script = _sh_agent(tmp_path)
+    _use(memrepo, str(script))
+    (memrepo.path / home).mkdir(parents=True, exist_ok=True)
+    monkeypatch.setenv("HOME", str(memrepo.path / home))
+    monkeypatch.setenv("PATH", f"{VENV_BIN}{os.pathsep}/usr/bin:/bin")
+    head = memrepo.head()
+
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+
+    assert result.code == ExitCode.DIRTY, (result.out, result.err)
+    said = json.loads(result.out)
+    assert said["violations"][0]["code"] == "GM707" and "is the HOME or holds it" in said["refused"], said
+    assert memrepo.head() == head
