@@ -33,7 +33,7 @@ class CycleRequest:
     deadline: float                  # time.monotonic() value after which the backend must stop
     max_turns: int
     max_tokens: int
-    env: dict[str, str] = field(default_factory=dict)   # GITMEM_CYCLE, GITMEM_ROOT, GITMEM_TIMESTAMP
+    env: dict[str, str] = field(default_factory=dict)   # gitmem.cycle.budget.CYCLE_ENV
     warnings: tuple[str, ...] = ()   # budget warnings (soft limit, what was trimmed), for the runner to show
     instruction_tokens: int = 0      # tokens of `instructions`, counted like the parts
     total_tokens: int = 0            # parts + instructions

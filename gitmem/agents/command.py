@@ -1,7 +1,8 @@
 """The `command` backend: any agent CLI (`claude -p`, `codex exec`, a script) run in the repository root.
 
-The prompt goes on stdin; GITMEM_CYCLE, GITMEM_ROOT and GITMEM_TIMESTAMP go in the environment, and the chosen
-model (`--model`, agent.model, the Action's `model` input) as ANTHROPIC_MODEL and GITMEM_MODEL. The agent writes
+The prompt goes on stdin; GITMEM_CYCLE, GITMEM_ROOT, GITMEM_TIMESTAMP and GITMEM_WORKSPACE (the cycle's
+workspace, which the `gitmem` commands it runs write to) go in the environment, and the chosen model
+(`--model`, agent.model, the Action's `model` input) as ANTHROPIC_MODEL and GITMEM_MODEL. The agent writes
 memory with `gitmem log add`, `gitmem now add` and the like, and edits other files itself. A non-zero exit or
 the timeout is an AgentError, so the runner salvages whatever it changed.
 
@@ -62,15 +63,21 @@ class CommandBackend:
     def environment(self, request: CycleRequest) -> dict[str, str]:
         model = request.config.agent.model
         chosen = {"ANTHROPIC_MODEL": model, "GITMEM_MODEL": model} if model else {}
-        # request.env is gitmem's own GITMEM_CYCLE, GITMEM_ROOT and GITMEM_TIMESTAMP: set after the scrubbing.
+        # request.env is gitmem's own GITMEM_* of the cycle (budget.CYCLE_ENV): set after the scrubbing.
         return {**secrets.agent_environment(os.environ, request.config.agent.pass_env), **request.env, **chosen}
 
     def run(self, request: CycleRequest) -> AgentResult:
-        """The agent's run, with the model's keys kept outside it (gitmem.agents.key_stand_in)."""
-        with key_stand_in.serving(shlex.split(self.command), self.environment(request)) as stand_in:
-            return self._run(request, stand_in)
+        """The agent's run, with the model's keys kept outside it (gitmem.agents.key_stand_in): which keys and
+        where they go depends on the CLI config the box lets it read."""
+        try:
+            box = sandbox.choose(request.config)
+        except sandbox.SandboxUnavailable as err:    # the runner refuses first; this is for other callers
+            raise AgentError(str(err)) from None
+        fresh = sandbox.fresh_homes(box, request.config.agent.sandbox.writable)
+        with key_stand_in.serving(shlex.split(self.command), self.environment(request), fresh=fresh) as stand_in:
+            return self._run(request, stand_in, box)
 
-    def _run(self, request: CycleRequest, stand_in: key_stand_in.StandIn) -> AgentResult:
+    def _run(self, request: CycleRequest, stand_in: key_stand_in.StandIn, box: sandbox.SandboxChoice) -> AgentResult:
         argv = stand_in.argv
         if not argv:
             raise AgentError("agent.command is empty: set it in gitmem.yaml (the template's gitmem.yaml has a Claude "
@@ -78,10 +85,6 @@ class CommandBackend:
         limit = request.deadline - time.monotonic()
         if self.timeout is not None:
             limit = min(limit, self.timeout)
-        try:
-            box = sandbox.choose(request.config)
-        except sandbox.SandboxUnavailable as err:    # the runner refuses first; this is for other callers
-            raise AgentError(str(err)) from None
         agent, env = request.config.agent, stand_in.env
         if box.mode == "bubblewrap" and not _findable(argv[0], env.get("PATH"), request.root):
             # Inside, bwrap would start and then fail to exec: say what is missing, as a plain start would.

@@ -15,6 +15,7 @@ event by event); nothing is logged: neither key nor placeholder reaches an outpu
 """
 from __future__ import annotations
 
+import base64
 import hmac
 import http.client
 import io
@@ -22,12 +23,14 @@ import json
 import select
 import threading
 import urllib.parse
+import urllib.request
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 CHUNK = 64 * 1024
+LOOPBACK = "127.0.0.1"         # where every route listens: reachable from the box, which keeps the host's network
 UPSTREAM_SECONDS = 600.0       # a streamed answer may pause this long between events
 # Credential headers a placeholder may stand in; `authorization` carries it after "Bearer ".
 KEY_HEADERS = ("x-api-key", "x-goog-api-key", "authorization")
@@ -68,9 +71,38 @@ class Upstream:
         return self.host if self.port == default else f"{self.host}:{self.port}"
 
     def connect(self) -> http.client.HTTPConnection:
-        if self.scheme == "https":
-            return http.client.HTTPSConnection(self.host, self.port, timeout=UPSTREAM_SECONDS)
-        return http.client.HTTPConnection(self.host, self.port, timeout=UPSTREAM_SECONDS)
+        """A connection to the upstream: straight, or through the forward proxy the runner's environment names
+        for its scheme (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY; NO_PROXY honoured) as a CONNECT tunnel, TLS inside
+        it end to end. On a network whose only way out is that proxy, the agent CLI cannot take it for the
+        key: it talks to the runner on loopback, so the runner's side must."""
+        via = _egress_proxy(self.scheme, self.host)
+        kind = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
+        if via is None:
+            return kind(self.host, self.port, timeout=UPSTREAM_SECONDS)
+        connection = kind(via.hostname or "", via.port or 80, timeout=UPSTREAM_SECONDS)
+        headers = {}
+        if via.username is not None:
+            pair = f"{urllib.parse.unquote(via.username)}:{urllib.parse.unquote(via.password or '')}"
+            headers["Proxy-Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
+        connection.set_tunnel(self.host, self.port, headers=headers)
+        return connection
+
+
+def _egress_proxy(scheme: str, host: str) -> urllib.parse.SplitResult | None:
+    """The forward proxy the runner's environment names for `scheme` requests to `host`, or None (none named,
+    or NO_PROXY lists the host)."""
+    proxies = urllib.request.getproxies_environment()
+    if urllib.request.proxy_bypass(host):        # NO_PROXY (on macOS, the system settings too)
+        return None
+    named = proxies.get(scheme) or proxies.get("all")
+    if not named:
+        return None
+    try:
+        parts = urllib.parse.urlsplit(named if "://" in named else f"http://{named}")
+        parts.port               # noqa: B018  (a port that is not a number raises here, not at connect)
+    except ValueError:
+        return None
+    return parts if parts.hostname else None
 
 
 class KeyProxy:
@@ -84,12 +116,12 @@ class KeyProxy:
         # Where this provider's API takes its key (header names, KEY_QUERY for `?key=`): the key is put nowhere
         # else, so a placeholder in a URL or header the upstream echoes or logs never becomes the key there.
         self.slots = frozenset(slots)
-        self._server = _QuietServer(("127.0.0.1", 0), _handler(self))
+        self._server = _QuietServer((LOOPBACK, 0), _handler(self))
         self._thread = threading.Thread(target=self._server.serve_forever, name="gitmem-key-proxy", daemon=True)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return f"http://{LOOPBACK}:{self._server.server_address[1]}"
 
     def start(self) -> KeyProxy:
         self._thread.start()
@@ -302,12 +334,18 @@ class _ForwardingHandler(BaseHTTPRequestHandler):
 
 
 def _chunks_in(stream: io.BufferedIOBase) -> Iterator[bytes]:
-    """The pieces of a chunked request body, as they arrive."""
+    """The pieces of a chunked request body, as they arrive, CHUNK bytes at most each: the agent writes the
+    request, and a chunk that claims gigabytes is not held in the runner's memory."""
     while True:
         size = int(stream.readline().split(b";", 1)[0].strip() or b"0", 16)
         if size == 0:
             while stream.readline() not in (b"\r\n", b"\n", b""):      # trailers
                 pass
             return
-        yield stream.read(size)
+        while size > 0:
+            piece = stream.read(min(CHUNK, size))
+            if not piece:              # the client went away mid-chunk: no end is sent for it upstream
+                raise ConnectionError("the request's body ended inside a chunk")
+            size -= len(piece)
+            yield piece
         stream.readline()

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import secrets as random
 import shlex
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +29,7 @@ from typing import Any
 from gitmem import secrets
 from gitmem.agents import sandbox
 from gitmem.agents.base import AgentError
-from gitmem.agents.key_proxy import KeyProxy, ProxyError, Upstream
+from gitmem.agents.key_proxy import LOOPBACK, KeyProxy, ProxyError, Upstream
 from gitmem.agents.sandbox_mounts import read_cli_config
 from gitmem.config.nesting import loads_toml
 
@@ -58,6 +58,7 @@ PROVIDERS = (Provider("Anthropic", ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
                       "COPILOT_PROVIDER_BASE_URL", "https://api.openai.com/v1", ("authorization", "x-api-key")))
 ENDPOINTS = tuple(provider.endpoint for provider in PROVIDERS)
 PLACEHOLDER_PREFIX = "gitmem-placeholder-"
+PROXY_ENV = ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY")
 CODEX = "codex"
 
 
@@ -95,10 +96,13 @@ class StandIn:
         return describe_keys(self.plan)
 
 
-def plan_keys(argv: list[str], env: Mapping[str, str], *, environ: Mapping[str, str] | None = None) -> KeyPlan:
-    """Which of `env`'s keys (the agent's environment, scrubbed) the runner keeps, for running `argv`."""
+def plan_keys(argv: list[str], env: Mapping[str, str], *, environ: Mapping[str, str] | None = None,
+              fresh: Iterable[str] = ()) -> KeyPlan:
+    """Which of `env`'s keys (the agent's environment, scrubbed) the runner keeps, for running `argv`. `fresh`:
+    the CLI config variables the box gives a fresh directory (gitmem.agents.sandbox.fresh_homes)."""
     environ = os.environ if environ is None else environ
-    codex = _codex_choice(argv, env, environ) if argv and os.path.basename(argv[0]) == CODEX else None
+    codex = _codex_choice(argv, env, environ, hidden="CODEX_HOME" in fresh) \
+        if argv and os.path.basename(argv[0]) == CODEX else None
     routes: list[Route] = []
     problems: list[str] = []
     for provider in PROVIDERS:
@@ -139,9 +143,10 @@ def describe_keys(plan: KeyPlan) -> str:
 
 
 @contextmanager
-def serving(argv: list[str], env: Mapping[str, str]) -> Iterator[StandIn]:
-    """Serve the plan's proxies for the duration; yields the agent's argv and environment pointing at them."""
-    chosen = plan_keys(argv, env)
+def serving(argv: list[str], env: Mapping[str, str], *, fresh: Iterable[str] = ()) -> Iterator[StandIn]:
+    """Serve the plan's proxies for the duration; yields the agent's argv and environment pointing at them.
+    `fresh`: as `plan_keys` takes it."""
+    chosen = plan_keys(argv, env, fresh=fresh)
     stand_in = StandIn(list(argv), dict(env), chosen)
     try:
         for route in chosen.routes:
@@ -156,6 +161,8 @@ def serving(argv: list[str], env: Mapping[str, str]) -> Iterator[StandIn]:
             stand_in.proxies.append(proxy)
             stand_in.env.update(placeholders)
             stand_in.env[route.provider.endpoint] = proxy.url
+        if chosen.routes:
+            stand_in.env.update(_loopback_not_proxied(stand_in.env))
             if route.codex_setting:
                 stand_in.argv = _with_codex_setting(stand_in.argv, route.codex_setting, proxy.url)
         yield stand_in
@@ -177,18 +184,27 @@ def key_holders(config: Any, backend: str, environ: Mapping[str, str] | None = N
         argv = shlex.split(config.agent.command or "")
     except ValueError:                 # unbalanced quotes: the run fails, and says so
         argv = []
-    line = describe_keys(plan_keys(argv, env, environ=environ))
-    if line and _unboxed(config):
+    try:
+        box = sandbox.choose(config)
+    except sandbox.SandboxUnavailable:         # the runner refuses the cycle, and says why
+        return []
+    fresh = sandbox.fresh_homes(box, config.agent.sandbox.writable, environ)
+    line = describe_keys(plan_keys(argv, env, environ=environ, fresh=fresh))
+    if line and box.mode != "bubblewrap":
         line += ("; without the box the agent runs as the runner's user and can read the runner's own "
                  "environment, key included")
     return [line] if line else []
 
 
-def _unboxed(config: Any) -> bool:
-    try:
-        return sandbox.choose(config).mode != "bubblewrap"
-    except sandbox.SandboxUnavailable:         # the runner refuses the cycle, and says why
-        return False
+def _loopback_not_proxied(env: Mapping[str, str]) -> dict[str, str]:
+    """NO_PROXY and no_proxy with 127.0.0.1 added, where `env` names a forward proxy: an agent CLI that honours
+    HTTP_PROXY would send its loopback requests there, where the runner's endpoint is not (the runner takes
+    the way out itself: gitmem.agents.key_proxy)."""
+    if not any(env.get(name) for name in PROXY_ENV):
+        return {}
+    listed = [part.strip() for part in (env.get("NO_PROXY") or env.get("no_proxy") or "").split(",") if part.strip()]
+    value = ",".join([*listed, LOOPBACK] if LOOPBACK not in listed else listed)
+    return {"NO_PROXY": value, "no_proxy": value}
 
 
 def _placeholder() -> str:
@@ -209,14 +225,16 @@ class CodexEndpoint:
     named_in: Path | None = None
 
 
-def _codex_choice(argv: list[str], env: Mapping[str, str], environ: Mapping[str, str]) -> CodexEndpoint | None:
-    """The endpoint of the provider `codex` will use: from its `-c` overrides, else its CODEX_HOME config.
-    None: the provider reads no key of OpenAI's (its own, unknown)."""
+def _codex_choice(argv: list[str], env: Mapping[str, str], environ: Mapping[str, str], *,
+                  hidden: bool = False) -> CodexEndpoint | None:
+    """The endpoint of the provider `codex` will use: from its `-c` overrides, else its CODEX_HOME config, which
+    a box that gives Codex a fresh CODEX_HOME (`hidden`) keeps from it. None: the provider reads no key of
+    OpenAI's (its own, unknown)."""
     overrides = _codex_overrides(argv)
     home = env.get("CODEX_HOME") or environ.get("CODEX_HOME") or \
         str(Path(env.get("HOME") or environ.get("HOME") or "~").expanduser() / ".codex")
     config = Path(home) / "config.toml"
-    saved = read_cli_config(config, "toml")
+    saved = {} if hidden else read_cli_config(config, "toml")
     provider = str(overrides.get("model_provider") or saved.get("model_provider") or "openai")
     if provider == "openai":
         given, from_file, setting = overrides.get("openai_base_url"), saved.get("openai_base_url"), "openai_base_url"

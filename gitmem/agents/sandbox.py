@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitmem.agents.sandbox_mounts import Mounts, hidden_config, host_mounts, writable_holding_a_home
+from gitmem.agents.sandbox_mounts import Mounts, fresh_config_dirs, hidden_config, host_mounts, writable_holding_a_home
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.workspace import Workspace
 
@@ -51,8 +51,9 @@ USERNS_SETTINGS = (("kernel/apparmor_restrict_unprivileged_userns", "1", USERNS_
 # an agent CLI's own bubblewrap nested inside, treats uid 0 as privileged and would not make a user namespace
 # of its own there. Files the agent makes are still root's outside; root's files look like its own inside.
 ROOT_AGENT_ID = 1000
-# The variables the agent keeps besides `GITMEM_*`, LC_* and what the caller names (agent.pass_env, the model).
-KEPT_ENV = ("PATH", "LANG", "TERM", "TZ")
+# The variables the agent keeps besides `GITMEM_*`, LC_* and what the caller names (agent.pass_env, the model);
+# NO_PROXY, so a forward proxy agent.pass_env passes is not asked for the runner's loopback key endpoint.
+KEPT_ENV = ("PATH", "LANG", "TERM", "TZ", "NO_PROXY", "no_proxy")
 # Where the agent CLI sends its model's requests (the runner's key proxy, gitmem.agents.key_stand_in, where it
 # stands in for the key agent.pass_env gives): dropped,
 # Claude Code or Codex would send that key to its default host instead of the one the human chose, and a
@@ -84,9 +85,43 @@ class SandboxChoice:
         return bwrap_argv(self.bwrap, mounts, argv), confined_environment(env, mounts, keep=keep)
 
 
+def tree_problem(ws: Workspace, *, euid: int | None = None, environ: Mapping[str, str] | None = None) -> str | None:
+    """Why the box cannot give the agent the work tree of `ws`, or None. A tree that is the HOME or holds it (a
+    notes or dotfiles repository) would give the agent the HOME read-write, which the box never does. Run by
+    root, the agent is root outside but holds no capability inside, and none would reach a file whose owner the
+    box does not map: in a tree another user owns (a container's bind-mounted checkout, GitHub's container
+    jobs, `sudo gitmem cycle`) it could write nothing, and bwrap could not make its mount points (the absent
+    trust anchors)."""
+    if writable_holding_a_home([str(ws.root)], environ):
+        return (f"the box cannot keep the HOME from the agent: the work tree {ws.root} is the HOME or holds it on "
+                "this machine, and the box gives the agent the work tree read-write (keys, shell startup files, "
+                "every other repository); keep the memory repository in a folder of its own, or set "
+                "agent.sandbox: none in gitmem.yaml")
+    if (os.geteuid() if euid is None else euid) != 0:
+        return None
+    for folder in dict.fromkeys([ws.root, ws.root / ws.config.memory_dir]):
+        try:
+            owner = folder.stat().st_uid
+        except OSError:
+            continue
+        if owner != 0:
+            return (f"the box cannot give the agent the work tree: {folder} is owned by uid {owner} and the cycle "
+                    "runs as root, whose agent holds no capability in the box, so it could write nothing there; "
+                    f"run the cycle as that user (say `sudo -u '#{owner}' gitmem cycle`), give the tree to root, "
+                    "or set agent.sandbox: none in gitmem.yaml")
+    return None
+
+
 def hidden(box: SandboxChoice, writable: Iterable[str]) -> list[str]:
     """What the box hides that the agent CLI's own config sets (where its requests go): nothing without a box."""
     return hidden_config(writable) if box.mode == "bubblewrap" else []
+
+
+def fresh_homes(box: SandboxChoice, writable: Iterable[str],
+                environ: Mapping[str, str] | None = None) -> frozenset[str]:
+    """The agent CLIs' config variables (CODEX_HOME, CLAUDE_CONFIG_DIR) the box gives a fresh directory, so the
+    CLI reads nothing of the human's there: none without a box."""
+    return frozenset(fresh_config_dirs(writable, environ)) if box.mode == "bubblewrap" else frozenset()
 
 
 def start_notes(config: Any, backend: str) -> list[str]:

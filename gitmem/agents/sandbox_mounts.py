@@ -1,18 +1,19 @@
 """What the sandbox shows the agent, found on this machine: an allow-list of paths, as plain data (`Mounts`).
 
 Read-only: the system (`/usr`, `/etc`, `/bin` and `/lib*` as links or directories, as the host has them, and the
-target of a linked `/etc/resolv.conf`), the Python that runs gitmem (the venv and its base install, and gitmem's
-own package, which an editable install keeps elsewhere), the agent CLI's install (a `node_modules` tree, else the
-executable itself, and the interpreter its `#!` line names, e.g. node's install; a Python venv either of them is
-in, which a `bin/python` link does not lead to), the `gitmem` the agent's PATH finds, found as the CLI is
-(`~/.local/bin/gitmem`), files named on its command line (absolute, or relative to the work tree: `sh
-../agent.sh`), and the git directory with the object stores its alternates name. Never the human's HOME, nor a
-directory holding it, nor one of its data folders (`~/.local`, `~/.config`, `~/.cache`): an interpreter in `~/bin`
-or `~/.local/bin` is bound alone. A link is made only where no bound directory or earlier link shows that path
-already (on a merged-/usr system `/bin/sh` is `/usr/bin/sh`, shown by `/usr` through the `/bin -> usr/bin` link).
-The links the CLI and its interpreter are found through on PATH (`~/.npm-global/bin/codex ->
-../lib/node_modules/...`, a `node` linked into `~/.local/bin`) are made again as links, not bound: a bound link is
-a copy of its target at the link's path, where node would look for the package's own modules, and a PATH directory
+target of a linked `/etc/resolv.conf`), the Python that runs gitmem (the venv and its base install, and gitmem's own
+package, which an editable install keeps elsewhere), the agent CLI's install (the command's program, and one a
+wrapper starts by name: `timeout 600 claude`; a `node_modules` tree, else the executable itself, and the interpreter
+its `#!` line names, e.g. node's install; a Python venv either of them is in, which a `bin/python` link does not
+lead to), the `gitmem` the agent's PATH finds, found as the CLI is (`~/.local/bin/gitmem`), files named on its
+command line outside the work tree (absolute, or relative to the tree: `sh ../agent.sh`; one in the tree is the
+agent's to make, a link to anywhere), and the git directory with the object stores its alternates name. Never the
+human's HOME, nor a directory holding it, nor one of its data folders (`~/.local`, `~/.config`, `~/.cache`): an
+interpreter in `~/bin` or `~/.local/bin` is bound alone. A link is made only where no bound directory or earlier
+link shows that path already (on a merged-/usr system `/bin/sh` is `/usr/bin/sh`, shown by `/usr` through the `/bin
+-> usr/bin` link). The links the CLI and its interpreter are found through on PATH (`~/.npm-global/bin/codex ->
+../lib/node_modules/...`, a `node` linked into `~/.local/bin`) are made again as links, not bound: a bound link is a
+copy of its target at the link's path, where node would look for the package's own modules, and a PATH directory
 left out would let `#!/usr/bin/env node` find another node inside than outside.
 
 Read-write: the work tree at its own absolute path (agent CLIs key trust by path), `.git/gitmem/` (caches and
@@ -154,13 +155,21 @@ def hidden_config(writable: Iterable[str], environ: Mapping[str, str] | None = N
     config directories the box gives the CLI fresh: said before the agent starts, and in its Evidence."""
     environ = os.environ if environ is None else environ
     host_home = Path(environ.get("HOME") or os.path.expanduser("~"))
-    optional = _writable(writable, host_home)
     found: list[str] = []
-    for variable, default in AGENT_HOMES:
-        if _agent_home(variable, default, environ, host_home, optional) is None:
-            found += _hidden_config(variable, Path(environ[variable]) if environ.get(variable)
-                                    else host_home / default)
+    for variable in fresh_config_dirs(writable, environ):
+        default = dict(AGENT_HOMES)[variable]
+        found += _hidden_config(variable, Path(environ[variable]) if environ.get(variable) else host_home / default)
     return found
+
+
+def fresh_config_dirs(writable: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:
+    """The variables of AGENT_HOMES (CLAUDE_CONFIG_DIR, CODEX_HOME) whose directory the box gives the CLI fresh,
+    the human's own left out: inside, the CLI reads none of the human's config there (`_agent_home`)."""
+    environ = os.environ if environ is None else environ
+    host_home = Path(environ.get("HOME") or os.path.expanduser("~"))
+    optional = _writable(writable, host_home)
+    return [variable for variable, default in AGENT_HOMES
+            if _agent_home(variable, default, environ, host_home, optional) is None]
 
 
 def _writable(writable: Iterable[str], host_home: Path) -> list[str]:
@@ -298,18 +307,24 @@ def _python_dirs() -> list[str]:
 
 def _agent_files(argv: list[str], path: str, bound: list[str], homes: set[str],
                  root: str) -> tuple[list[str], list[tuple[str, str]]]:
-    """The agent CLI's install (a node_modules tree, else its executable), the interpreter its `#!` line
-    names (node's install), and files named on its command line (`python /opt/agent/run.py`, and `sh
-    ../agent.sh`, relative to the work tree where the command runs); and the links the CLI, the interpreter
-    and those files are found through, (resolved, link). Never a HOME (`homes`): an interpreter in `~/bin` is
-    bound alone."""
+    """The agent CLI's install (a node_modules tree, else its executable; the command's first word, and each bare word
+    of it found on PATH, which a wrapper runs), the interpreter its `#!` line names (node's install), and files
+    named on its command line outside the tree (`python /opt/agent/run.py`, and `sh ../agent.sh`, relative to the
+    work tree where the command runs: `_in_tree`); and the links the CLI, the interpreter and those files are found
+    through, (resolved, link). Never a HOME (`homes`): an interpreter in `~/bin` is bound alone."""
     found: list[str] = []
     linked: list[str] = []
-    program = None
+    programs: list[str] = []
     if argv:
         named = argv[0] if os.sep not in argv[0] else os.path.join(root, argv[0])
-        program = shutil.which(named, path=path)
-    if program is not None:
+        programs.append(shutil.which(named, path=path) or "")
+    # A program the command hands on to by name (`timeout 600 claude`, `env VAR=x codex`, `nice`, `npx`): a
+    # bare word found on PATH, found as the wrapper will find it inside; not one found in the tree (a PATH
+    # with `.`), which is the agent's to make.
+    programs += [found_on for word in argv[1:] if word and os.sep not in word and not word.startswith("-")
+                 for found_on in [shutil.which(word, path=path)]
+                 if found_on and not _in_tree(os.path.abspath(found_on), root)]
+    for program in filter(None, programs):
         real = os.path.realpath(program)
         found.append(_package_root(real))
         linked.append(os.path.abspath(program))
@@ -321,11 +336,28 @@ def _agent_files(argv: list[str], path: str, bound: list[str], homes: set[str],
         found += [venv for venv in (_venv(os.path.abspath(program)), _venv(interpreter) if interpreter else None)
                   if venv]
     named_files = [os.path.join(root, arg) for arg in argv[1:]]      # an absolute `arg` stays as it is
-    named_files = [arg for arg in named_files if os.path.isfile(arg)]
+    # A word that names a place in the tree names what the agent may make there: a link `json` (a word of the
+    # template's command) to the human's credentials would be bound. The tree is bound already; only a file
+    # the human names outside it is.
+    named_files = [arg for arg in named_files if not _in_tree(arg, root) and os.path.isfile(arg)]
     found += [os.path.realpath(arg) for arg in named_files]
     linked += [os.path.abspath(arg) for arg in named_files]
     installs = [item for item in found if item != "/" and not _under(item, bound)]
     return installs, [link for place in linked for link in _links_on(place)]
+
+
+def _in_tree(path: str, root: str) -> bool:
+    """Whether `path` (absolute, as named) reaches a place inside the work tree `root` on its way, where the
+    agent decides what is there: it ends there (`json`, even as a link out of the tree), or goes through it
+    (`sub/../../x`, `sub` a link), or through a link to it. The tree itself is the human's (`../agent.sh`)."""
+    parts = Path(path).parts
+    for cut in range(2, len(parts) + 1):
+        if parts[cut - 1] in (".", ".."):
+            continue
+        place = Path(os.path.realpath(Path(*parts[:cut - 1]))) / parts[cut - 1]    # the entry itself not followed
+        if place != Path(root) and place.is_relative_to(root):
+            return True
+    return False
 
 
 def _links_on(path: str) -> list[tuple[str, str]]:

@@ -30,8 +30,10 @@ class UsageError(click.ClickException):
 
 
 def one_workspace_or_all(workspace: str | None, all_workspaces: bool) -> None:
-    """`--workspace NAME` and `--all-workspaces` ask for different things (`recall`, `report`): refuse both."""
-    if workspace and all_workspaces:
+    """`--workspace NAME` and `--all-workspaces` ask for different things (`recall`, `report`): refuse both. A
+    workspace only WORKSPACE_ENV names (the runner's cycle, for its agent) gives way to `--all-workspaces`."""
+    source = click.get_current_context().get_parameter_source("workspace")
+    if workspace and all_workspaces and source is not click.core.ParameterSource.ENVIRONMENT:
         raise UsageError("use --workspace NAME or --all-workspaces, not both")
 
 
@@ -150,9 +152,16 @@ class DayOrTimeParam(ParamTypeOfDates):
             self.fail(str(err), param, ctx)
 
 
+# The runner names its cycle's workspace to the agent in this variable (gitmem.workspace.WORKSPACE_ENV; spelled
+# here, as the CLI loads no library before a command runs): the `gitmem log add` its prompt teaches, and an MCP
+# server the agent CLI starts, write that workspace's memory with no `--workspace` of their own.
+WORKSPACE_ENV = "GITMEM_WORKSPACE"
+
+
 def workspace_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--workspace", "-w", metavar="NAME", default=None,
-                        help="Use the memory of this workspace from `workspaces:` in gitmem.yaml.")(func)
+    return click.option("--workspace", "-w", metavar="NAME", default=None, envvar=WORKSPACE_ENV, show_envvar=True,
+                        help="Use the memory of this workspace from `workspaces:` in gitmem.yaml (inside a "
+                             "cycle, the runner names the cycle's own).")(func)
 
 
 def format_option(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -39,12 +39,12 @@ from gitmem.memory import decisions, fences, log, roadmap
 from gitmem.memory.now import NowBlock
 from gitmem.memory.text import Timestamp, decode_text
 from gitmem.secrets import scrub
-from gitmem.workspace import Workspace
+from gitmem.workspace import WORKSPACE_ENV, Workspace
 from gitmem.workspace.head_and_tail import read_head, second_heading
 
 SOFT_SHARE = 0.70
 # What the runner tells the agent about its cycle, in its environment (agent CLIs pass these on to MCP servers).
-CYCLE_ENV = ("GITMEM_CYCLE", "GITMEM_ROOT", "GITMEM_TIMESTAMP")
+CYCLE_ENV = ("GITMEM_CYCLE", "GITMEM_ROOT", "GITMEM_TIMESTAMP", WORKSPACE_ENV)
 RESOLVED_IDS_SHOWN = 20       # newly resolved decisions past the budget's room are named, up to this many
 NEWLY_RESOLVED = "newly resolved — act on these, do not redo them"
 OLD_RESOLVED_STOP = 3        # resolved decisions in a row older than the last cycle end the scan
@@ -87,7 +87,7 @@ def build_request(ws: Workspace, *, cycle: int | None = None, now: datetime | No
     instructions = scrub(fill_instructions(root, config, cycle=cycle, moment=moment, stamp=stamp, backend=backend))
     warnings: list[str] = []
     parts, total = _fit(config, parts, entries, counter, counter(instructions), warnings)
-    env = dict(zip(CYCLE_ENV, (str(cycle), str(root), str(stamp)), strict=True))
+    env = dict(zip(CYCLE_ENV, (str(cycle), str(root), str(stamp), ws.name), strict=True))
     return CycleRequest(
         cycle=cycle, timestamp=str(stamp), workspace=ws, parts=tuple(parts.values()),
         instructions=instructions,

@@ -193,13 +193,17 @@ def _require_filled_rules(ws: Workspace) -> None:
 
 
 def _require_sandbox(ws: Workspace, backend: Backend) -> None:
-    """`agent.sandbox: bubblewrap` where bwrap cannot run: refuse before the agent starts, not salvage after."""
+    """`agent.sandbox: bubblewrap` where bwrap cannot run, or a box that could not give the agent this work
+    tree (`sandbox.tree_problem`): refuse before the agent starts, not salvage after."""
     if not sandbox.needed(ws.config, backend.name):
         return
     try:
-        sandbox.choose(ws.config)
+        box = sandbox.choose(ws.config)
     except sandbox.SandboxUnavailable as err:
         raise CycleRefused(str(err), codes.CYCLE_NO_SANDBOX) from None
+    problem = sandbox.tree_problem(ws) if box.mode == "bubblewrap" else None
+    if problem is not None:
+        raise CycleRefused(problem, codes.CYCLE_NO_SANDBOX)
 
 
 def _require_allowance(ws: Workspace, moment: datetime) -> None:

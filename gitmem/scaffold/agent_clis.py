@@ -538,4 +538,9 @@ def _codex_config(old: str | None) -> str | None:
         if key not in entry:    # an older init's entry gets the new keys; the user's own values stay
             entry[key] = value
             changed = True
+    passed = entry.get("env_vars")
+    missing = [name for name in CYCLE_ENV if isinstance(passed, list) and name not in passed]
+    if isinstance(passed, list) and missing:     # and the cycle variables it lacks (GITMEM_WORKSPACE, newer)
+        passed.extend(missing)
+        changed = True
     return tomlkit.dumps(doc) if changed else None

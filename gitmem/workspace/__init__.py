@@ -23,6 +23,9 @@ if TYPE_CHECKING:      # the parsers load with the methods that use them: `gitme
 
 Clock = Callable[[], datetime]
 CYCLE_ENV = "GITMEM_CYCLE"     # set by the runner for the agent it starts: the cycle being run
+# Set by the runner for the agent it starts too: the cycle's workspace ("" for the top-level memory, so none the
+# runner's own environment holds reaches the agent); the CLI's `--workspace` defaults to it (gitmem.cli.common).
+WORKSPACE_ENV = "GITMEM_WORKSPACE"
 
 
 def runner_cycle() -> int | None:

@@ -3,6 +3,7 @@ placeholder becomes the real key on the way out, answers stream through as they 
 event by event), a request without the placeholder is refused before anything is sent, and nothing is printed."""
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import threading
@@ -258,3 +259,146 @@ def test_a_connection_kept_open_adds_no_key_once_the_proxy_is_closed(upstream) -
 def test_an_endpoint_with_a_bad_port_is_a_proxy_error() -> None:
     with pytest.raises(ProxyError, match="no valid port"):
         KeyProxy("https://api.example:notaport", {PLACEHOLDER: REAL})
+
+
+# One process: a loopback upstream that reads and drops a chunked body, the proxy in front of it, and a client
+# that sends one chunk of SIZE bytes; it prints the process's peak memory in MiB.
+ONE_BIG_CHUNK = """
+import http.server, resource, socket, threading
+from gitmem.agents.key_proxy import KeyProxy
+
+class Sink(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    def do_POST(self):
+        total = 0
+        while True:
+            size = int(self.rfile.readline().split(b";")[0] or b"0", 16)
+            if size == 0:
+                self.rfile.readline()
+                break
+            while size:
+                got = len(self.rfile.read(min(1 << 16, size)))
+                size -= got
+                total += got
+            self.rfile.readline()
+        body = str(total).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+
+SIZE = 256 << 20
+upstream = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Sink)
+threading.Thread(target=upstream.serve_forever, daemon=True).start()
+proxy = KeyProxy(f"http://127.0.0.1:{upstream.server_address[1]}", {"ph": "real"}).start()
+client = socket.create_connection(("127.0.0.1", int(proxy.url.rsplit(":", 1)[1])))
+client.sendall(b"POST /v1/messages HTTP/1.1\\r\\nHost: x\\r\\nx-api-key: ph\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n"
+               + b"%x\\r\\n" % SIZE)
+block = b"a" * (1 << 20)
+for _ in range(SIZE >> 20):
+    client.sendall(block)
+client.sendall(b"\\r\\n0\\r\\n\\r\\n")
+answer = b""
+while not answer.endswith(str(SIZE).encode()):
+    answer += client.recv(4096)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+"""
+
+
+def test_a_huge_chunk_in_a_request_body_is_streamed_on_in_bounded_pieces() -> None:
+    """The agent writes the request: one chunk of a chunked body claiming gigabytes was read whole into the
+    runner's memory (and copied once more to send it on), so a boxed agent could run the runner out of memory
+    at loopback speed. A 256 MiB chunk now passes with the runner's memory where it was."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", ONE_BIG_CHUNK], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) < 128, f"peak {done.stdout.strip()} MiB for a 256 MiB chunk"
+
+
+class EgressProxy:
+    """A loopback forward proxy that takes CONNECT, as a corporate network's only way out: it records each
+    tunnel (target and Proxy-Authorization) and relays bytes both ways."""
+
+    def __init__(self) -> None:
+        self.tunnels: list[tuple[str, str]] = []
+
+    @contextmanager
+    def serve(self) -> Iterator[str]:
+        import select
+        import socket
+
+        egress = self
+
+        class Handler(QuietHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_CONNECT(self) -> None:
+                egress.tunnels.append((self.path, self.headers.get("Proxy-Authorization", "")))
+                host, _, port = self.path.rpartition(":")
+                far = socket.create_connection((host, int(port)), timeout=10)
+                self.send_response(200, "Connection established")
+                self.end_headers()
+                self.wfile.flush()
+                ends = [self.connection, far]
+                while True:
+                    ready, _, _ = select.select(ends, [], [], 10)
+                    if not ready:
+                        break
+                    for end in ready:
+                        data = end.recv(65536)
+                        if not data:
+                            far.close()
+                            return
+                        (far if end is self.connection else self.connection).sendall(data)
+
+        with serving(Handler) as url:
+            yield url
+
+
+def test_the_upstream_is_reached_through_the_egress_proxy_the_runner_is_given(
+        upstream, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Behind a network whose only way out is a forward proxy (HTTPS_PROXY, HTTP_PROXY, as corporate
+    networks and their CI runners have), the runner's key proxy connected to the model's host directly, and every
+    request of a stood-in key was a 502: the agent CLI talks to the runner on loopback, so only the runner can
+    take the way out. It goes through the proxy the runner's environment names, with its credentials, and
+    straight where NO_PROXY says."""
+    fake, url = upstream
+    egress = EgressProxy()
+    with egress.serve() as proxy_url:
+        for name in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY",
+                     "all_proxy", "ALL_PROXY"):
+            monkeypatch.delenv(name, raising=False)
+        # the upstream here is http, whose way out is HTTP_PROXY (HTTPS_PROXY is an https upstream's)
+        monkeypatch.setenv("http_proxy", proxy_url.replace("http://", "http://corp%40user:pa%3Ass@"))
+        with proxied(url) as proxy:
+            status, _ = _post(proxy, "/v1/messages", {"x-api-key": PLACEHOLDER})
+        assert status == 200
+        assert fake.seen and fake.seen[-1]["headers"]["x-api-key"] == REAL
+        host = urllib.parse.urlsplit(url)
+        assert egress.tunnels == [(f"{host.hostname}:{host.port}",
+                                   "Basic " + base64.b64encode(b"corp@user:pa:ss").decode())], egress.tunnels
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        with proxied(url) as proxy:
+            assert _post(proxy, "/v1/messages", {"x-api-key": PLACEHOLDER})[0] == 200
+        assert len(egress.tunnels) == 1, "NO_PROXY: straight to the upstream"
+
+
+def test_an_agent_given_a_forward_proxy_is_told_to_reach_the_loopback_endpoint_directly() -> None:
+    """An agent CLI that honours HTTP_PROXY (agent.pass_env passes it, or no box) would send its requests for
+    the runner's loopback endpoint to that proxy, which cannot reach it: NO_PROXY gets 127.0.0.1, in the box
+    too, and an agent with no proxy gets no NO_PROXY."""
+    from gitmem.agents import key_stand_in, sandbox
+
+    env = {"ANTHROPIC_API_KEY": REAL, "HTTP_PROXY": "http://proxy.corp.invalid:3128", "no_proxy": "corp.invalid",
+           "PATH": "/usr/bin"}
+    with key_stand_in.serving(["claude", "-p"], env) as stand_in:
+        assert stand_in.env["NO_PROXY"] == stand_in.env["no_proxy"] == "corp.invalid,127.0.0.1"
+        assert stand_in.env["ANTHROPIC_BASE_URL"].startswith("http://127.0.0.1:")
+        boxed = sandbox.confined_environment(stand_in.env, sandbox.Mounts(), keep=("HTTP_PROXY",))
+        assert boxed["NO_PROXY"] == "corp.invalid,127.0.0.1" and boxed["HTTP_PROXY"] == env["HTTP_PROXY"]
+    with key_stand_in.serving(["claude", "-p"], {"ANTHROPIC_API_KEY": REAL}) as stand_in:
+        assert "NO_PROXY" not in stand_in.env

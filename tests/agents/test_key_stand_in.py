@@ -275,3 +275,48 @@ def test_no_key_no_proxy(argv: list[str]) -> None:
     assert key_stand_in.plan_keys(argv, env, environ={}) == key_stand_in.KeyPlan()
     with key_stand_in.serving(argv, env) as stand_in:
         assert stand_in.env == env and stand_in.proxies == [] and stand_in.note == ""
+
+
+# A `codex` on PATH that dumps what it was given: its environment as base32 into the tree, its arguments.
+CODEX_DUMP = """#!/bin/sh
+cat > /dev/null
+env | base32 -w0 > env.b32
+printf '%s\\n' "$@" > argv.txt
+gitmem log add --task "codex dump" --outcome built --result "dumped"
+gitmem now add --did "codex dump" --human nothing --next more
+"""
+
+
+@needs_bwrap
+def test_a_boxed_codex_whose_config_the_box_hides_holds_a_placeholder(tmp_path: Path, memrepo: GitRepo, cli,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The human's CODEX_HOME names a provider and the box hides it (agent.sandbox.writable does not name it):
+    inside, Codex reads a fresh CODEX_HOME and so its built-in provider, which the `-c` setting points at the
+    proxy. The file is not the agent's to write, nor read by the CLI, so it is no reason to hand over the key;
+    before, the agent held it, and its base32 dump was committed."""
+    home, bin_dir = tmp_path / "home", tmp_path / "bin"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(
+        'model_provider = "corp"\n[model_providers.corp]\nname = "corp"\nbase_url = "https://llm.corp.invalid/v1"\n'
+        'env_key = "OPENAI_API_KEY"\n', encoding="utf-8")
+    bin_dir.mkdir()
+    (bin_dir / "codex").write_text(CODEX_DUMP, encoding="utf-8")
+    (bin_dir / "codex").chmod(0o755)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{Path(sys.executable).parent}{os.pathsep}/usr/bin:/bin")
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_REAL)
+    text = with_command_backend(memrepo.read("gitmem.yaml"), "codex exec --json -", sandbox="bubblewrap")
+    memrepo.commit_files({"gitmem.yaml": text.replace("    - ANTHROPIC_API_KEY", "    - OPENAI_API_KEY")},
+                         "a boxed codex")
+
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+
+    assert result.code == ExitCode.OK, result.err
+    assert "the box hides CODEX_HOME" in result.err
+    assert "model key: the agent holds a placeholder for OPENAI_API_KEY" in result.err, result.err
+    dumped = decoded("env.b32", (memrepo.path / "env.b32").read_bytes())
+    assert not holds(dumped, OPENAI_REAL) and b"OPENAI_API_KEY=gitmem-placeholder-" in dumped
+    argv = memrepo.read("argv.txt").splitlines()
+    assert argv[-2] == "-c" and argv[-1].startswith('openai_base_url="http://127.0.0.1:'), argv
+    assert not holds(_committed(memrepo), OPENAI_REAL)

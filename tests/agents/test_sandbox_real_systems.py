@@ -10,6 +10,7 @@ Debian 12, Ubuntu 24.04 and GitHub's runners), run as root (containers, CI) and 
 """
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -19,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.agents import sandbox
+from gitmem.agents import sandbox, sandbox_mounts
 from gitmem.config import parse_config
 from gitmem.errors import ExitCode
 from tests.support.helpers import GitRepo, make_repo, with_command_backend
@@ -489,3 +490,133 @@ def test_links_on_the_way_and_gitmem_in_home_bin_hold_for_an_unprivileged_user(g
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == ExitCode.OK, done.stderr
         _assert_built(repo, done.stdout, done.stderr)
+
+
+@needs_bwrap
+@pytest.mark.skipif(os.geteuid() != 0, reason="the box run by root")
+@pytest.mark.parametrize("mode", ["bubblewrap", "auto"])
+def test_as_root_a_work_tree_another_user_owns_is_refused_before_the_agent_starts(
+        tmp_path: Path, memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch, mode: str) -> None:
+    """Root's agent holds no capability in its box, and a capability would not reach a file of a uid the box
+    does not map anyway: in a tree another user owns (a container's bind-mounted checkout, GitHub's container
+    jobs, `sudo gitmem cycle`) the agent could write nothing, and bwrap could not even make its mount points.
+    Every cycle was a no-build blaming the agent ("Can't mkdir .venv: Permission denied"); the cycle now
+    refuses before the agent starts, saying whose tree it is and what to do."""
+    script = _sh_agent(tmp_path)
+    text = with_command_backend(memrepo.read("gitmem.yaml"), str(script), sandbox=mode)
+    memrepo.commit_files({"gitmem.yaml": text}, "a shell script agent")
+    monkeypatch.setenv("PATH", f"{VENV_BIN}{os.pathsep}/usr/bin:/bin")
+    subprocess.run(["git", "config", "--global", "--add", "safe.directory", str(memrepo.path)], check=True)
+    os.chown(memrepo.path, 65534, 65534)
+    head = memrepo.head()
+
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+
+    assert result.code == ExitCode.DIRTY, (result.out, result.err)
+    assert no_traceback(result.err)
+    said = json.loads(result.out)
+    assert said["violations"][0]["code"] == "GM707", said
+    assert "owned by uid 65534" in said["refused"] and "run the cycle as that user" in said["refused"], said
+    assert memrepo.head() == head and not (memrepo.path / ".venv").exists()
+
+
+# Plants a link named like a word of its own command line (`json`, as the template's Claude Code command has),
+# pointing at a file outside the tree; on its next run, reads the link.
+WORD_LINK_AGENT = """#!/bin/sh
+cat > /dev/null
+if [ -L json ]; then base32 -w0 json > read-through-link.b32 2>/dev/null; else ln -s "$SECRET_FILE" json; fi
+gitmem log add --task "sh agent" --outcome built --result "planted or read"
+gitmem now add --did "sh agent" --human nothing --next more
+"""
+
+
+@needs_bwrap
+def test_a_link_named_like_a_word_of_the_command_binds_nothing_outside_the_tree(
+        tmp_path: Path, memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The box binds the files its command line names, so a relative script outside the tree runs. A word of
+    the command that names a file in the tree is the agent's to make: a link there named `json`, `-` or
+    `acceptEdits` (words of the recipes' commands) to the human's credentials got them bound into the next
+    cycle's box, where the agent read and committed them. Only a file the human names outside the tree is
+    bound; one in the tree is there already."""
+    secret = tmp_path / "human" / ".git-credentials"
+    secret.parent.mkdir()
+    secret.write_text("https://human:hunter2-credential@example.invalid\n", encoding="utf-8")
+    script = _sh_agent(tmp_path, WORD_LINK_AGENT.replace("$SECRET_FILE", str(secret)))
+    _use(memrepo, f"{script} --output-format json")
+    monkeypatch.setenv("PATH", f"{VENV_BIN}{os.pathsep}/usr/bin:/bin")
+
+    for _ in range(2):
+        result = cli(["cycle", "--json"], cwd=memrepo.path)
+        assert result.code == ExitCode.OK, result.err
+        _assert_built(memrepo, result.out, result.err)
+
+    assert os.path.islink(memrepo.path / "json")
+    read = memrepo.path / "read-through-link.b32"
+    assert not read.exists() or b"hunter2" not in base64.b32decode(read.read_bytes()), "the box bound the target"
+
+
+@pytest.mark.parametrize("word", ["json", "sub/../../human/.git-credentials", "{tree_link}/json"],
+                         ids=["a link in the tree", "through a link in the tree", "through a link to the tree"])
+def test_a_command_word_reaching_into_the_tree_binds_nothing(tmp_path: Path, memrepo: GitRepo, word: str) -> None:
+    secret = tmp_path / "human" / ".git-credentials"
+    secret.parent.mkdir()
+    secret.write_text("secret\n", encoding="utf-8")
+    (memrepo.path / "json").symlink_to(secret)
+    (memrepo.path / "sub").symlink_to(tmp_path / "human" / "deeper", target_is_directory=True)
+    (tmp_path / "human" / "deeper").mkdir()
+    (tmp_path / "tree-link").symlink_to(memrepo.path, target_is_directory=True)
+    outside = tmp_path / "agent.sh"
+    outside.write_text("#!/bin/sh\n", encoding="utf-8")
+    argv = ["sh", "../agent.sh", word.format(tree_link=tmp_path / "tree-link")]
+    mounts = sandbox_mounts.host_mounts(memrepo.ws(), argv, {"PATH": "/usr/bin:/bin"})
+    assert str(outside) in mounts.read_only, "a file the human names outside the tree is bound"
+    assert not [d for d in mounts.read_only if Path(d).is_relative_to(tmp_path / "human")], mounts.read_only
+
+
+@needs_bwrap
+@pytest.mark.parametrize("wrapper", ["timeout 600", "env FOO=1", "nice -n 5"])
+def test_an_agent_cli_started_through_a_wrapper_is_found_in_the_box(tmp_path: Path, memrepo: GitRepo, cli,
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    wrapper: str) -> None:
+    """The box binds the agent CLI's install, found as the command's first word; a CLI started through a
+    wrapper (`timeout 600 claude`, `env VAR=x codex`) was the wrapper's argument, never bound: "No such file"
+    inside, for a CLI in `~/.local/bin` (where Claude Code's own installer puts it), and every cycle a no-build.
+    A bare word of the command found on PATH is bound as the CLI is (alone, from a HOME's folder)."""
+    home = tmp_path / "home"
+    local_bin = home / ".local" / "bin"
+    local_bin.mkdir(parents=True)
+    (home / ".git-credentials").write_text("https://human:not-for-the-agent@example.invalid\n", encoding="utf-8")
+    _sh_agent(local_bin).rename(local_bin / "mycli")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{local_bin}{os.pathsep}{VENV_BIN}{os.pathsep}/usr/bin:/bin")
+    _use(memrepo, f"{wrapper} mycli")
+
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+
+    assert result.code == ExitCode.OK, result.err
+    _assert_built(memrepo, result.out, result.err)
+    mounts = sandbox_mounts.host_mounts(memrepo.ws(), [*wrapper.split(), "mycli"], {"PATH": os.environ["PATH"]})
+    assert str(local_bin / "mycli") in mounts.read_only
+    assert not [d for d in mounts.read_only if Path(home).is_relative_to(d) or d == str(home / ".local")]
+
+
+@needs_bwrap
+@pytest.mark.parametrize("home", [".", "people/ada"], ids=["the tree is the HOME", "the tree holds the HOME"])
+def test_a_work_tree_that_is_or_holds_the_home_is_refused_before_the_agent_starts(
+        tmp_path: Path, memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch, home: str) -> None:
+    """The box gives the agent the work tree read-write and never the HOME; a memory repository kept in the HOME
+    itself (a notes or dotfiles repository) gave it the HOME: keys, shell startup files, every other
+    repository. The cycle refuses before the agent starts, as it does for agent.sandbox.writable."""
+    script = _sh_agent(tmp_path)
+    _use(memrepo, str(script))
+    (memrepo.path / home).mkdir(parents=True, exist_ok=True)
+    monkeypatch.setenv("HOME", str(memrepo.path / home))
+    monkeypatch.setenv("PATH", f"{VENV_BIN}{os.pathsep}/usr/bin:/bin")
+    head = memrepo.head()
+
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+
+    assert result.code == ExitCode.DIRTY, (result.out, result.err)
+    said = json.loads(result.out)
+    assert said["violations"][0]["code"] == "GM707" and "is the HOME or holds it" in said["refused"], said
+    assert memrepo.head() == head

@@ -1,6 +1,10 @@
 """The top-level error handler: known errors are one clear line, and never echo a secret."""
 from __future__ import annotations
 
+import os
+
+import pytest
+
 
 def test_a_key_pasted_into_config_is_not_echoed(memrepo, cli):
     key = "sk-ant-api03-" + "x" * 40
@@ -148,3 +152,15 @@ def test_every_kind_of_command_error_has_the_one_prefix(memrepo, cli, tmp_path, 
     assert usage[:2] == ["Usage: gitmem check [OPTIONS]", "Try 'gitmem check -h' for help."]
     outside = cli(["status"], cwd=tmp_path)
     assert outside.err.startswith("gitmem: ") and outside.code == 2
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a repository another user owns needs root")
+def test_a_repository_another_user_owns_is_named_as_such_not_as_missing(memrepo, cli):
+    """git refuses a repository another user owns (a container's checkout, `sudo`): the message says so and
+    how to trust it, not "run `git init`", which would make a second repository over the human's."""
+    os.chown(memrepo.path, 65534, 65534)
+    result = cli(["status"], cwd=memrepo.path)
+    assert result.code == 2, result.err
+    assert "git init" not in result.err
+    assert "owned by another user" in result.err and "safe.directory" in result.err, result.err
+    assert result.err.startswith(f"gitmem: {memrepo.path}: "), result.err

@@ -122,7 +122,7 @@ def test_instructions_are_filled_from_the_clock_and_config(memrepo: GitRepo) -> 
     commands = build_request(Workspace.at(memrepo.path, config), cycle=7, backend="command").instructions
     assert "gitmem log add --task" in commands and "- log_entry:" not in commands
     assert request.env == {"GITMEM_CYCLE": "7", "GITMEM_ROOT": str(memrepo.path),
-                           "GITMEM_TIMESTAMP": "2026-11-30 10:30 +01:00"}
+                           "GITMEM_TIMESTAMP": "2026-11-30 10:30 +01:00", "GITMEM_WORKSPACE": ""}
 
 
 def test_a_custom_prompt_keeps_unknown_braces(memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -179,7 +179,8 @@ def test_codex_gets_a_block_in_agents_md_and_its_server_merged_into_toml(tmp_pat
     parsed = tomlkit.parse(text)
     assert parsed["mcp_servers"]["gitmem"] == {
         **LAUNCHED_MCP, "required": True,
-        "env_vars": ["GITMEM_CYCLE", "GITMEM_ROOT", "GITMEM_TIMESTAMP"], "default_tools_approval_mode": "approve"}
+        "env_vars": ["GITMEM_CYCLE", "GITMEM_ROOT", "GITMEM_TIMESTAMP", "GITMEM_WORKSPACE"],
+        "default_tools_approval_mode": "approve"}
     assert parsed["allow_login_shell"] is False and "allow_login_shell" not in parsed["mcp_servers"]["other"]
     assert "default_tools_approval_mode" not in parsed["mcp_servers"]["other"], "only gitmem's tools are approved"
     assert "the `context` tool of the gitmem MCP server" in (tmp_path / "AGENTS.md").read_text()
@@ -426,3 +427,19 @@ def test_an_older_inits_blocks_move_to_agents_md_and_the_users_text_stays(tmp_pa
     assert (tmp_path / "GEMINI.md").read_text() == "# Mine\n\nKeep this.\n\nAnd this.\n"
     settings = json.loads((tmp_path / ".gemini" / "settings.json").read_text())
     assert settings["context"]["fileName"] == ["CONTEXT.md", "AGENTS.md"], "the user's own names stay"
+
+
+def test_an_older_inits_codex_server_gets_the_cycle_variables_it_lacks(tmp_path: Path) -> None:
+    """Codex starts MCP servers with only the variables `env_vars` names. An older init listed the cycle's
+    number, root and time, not its workspace, so a workspace cycle's Codex wrote the default workspace's memory
+    through MCP (which the runner then put back). Init adds the missing ones and keeps the user's own."""
+    (tmp_path / ".codex").mkdir()
+    (tmp_path / ".codex" / "config.toml").write_text(
+        '[mcp_servers.gitmem]\ncommand = "sh"\nargs = [".gitmem/launch", "mcp"]\nrequired = true\n'
+        'env_vars = ["GITMEM_CYCLE", "GITMEM_ROOT", "GITMEM_TIMESTAMP", "MY_OWN"]\n'
+        'default_tools_approval_mode = "approve"\n', encoding="utf-8")
+    report = init(tmp_path, ["codex"])
+    assert ".codex/config.toml" in report.updated
+    parsed = tomlkit.parse((tmp_path / ".codex" / "config.toml").read_text())
+    assert parsed["mcp_servers"]["gitmem"]["env_vars"] == ["GITMEM_CYCLE", "GITMEM_ROOT", "GITMEM_TIMESTAMP",
+                                                           "MY_OWN", "GITMEM_WORKSPACE"]
