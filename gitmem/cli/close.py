@@ -46,7 +46,9 @@ EXIT_CODES = {
                    "(12) hours after midnight, the day before, as a scheduler's late run).")
 @click.option("--no-llm", "no_llm", is_flag=True,
               help="Build the report and rules from the data only, even when ANTHROPIC_API_KEY is set.")
-@click.option("--push", is_flag=True, help="Fetch, rebase and push the close commit, retrying with backoff.")
+@click.option("--push", is_flag=True,
+              help="Fetch, rebase and push the close commit, retrying with backoff. Run again after a push that "
+                   "failed, it pushes the close left on this machine.")
 @click.option("--model", metavar="MODEL", default=None,
               help="The model that words the close (overrides close.model in gitmem.yaml).")
 @json_option

@@ -124,9 +124,12 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
             if isinstance(err, WriteRefused):
                 raise WriteRefused(f"close failed, nothing changed: {err}", err.violations) from None
             raise
-    if push and result.commit:
+    # A close already made whose push failed (the commit only on this disk) is pushed by running it again.
+    if push and (result.commit or _unpublished(ws)):
         result.push = _push(ws, result.day)
-        if result.push.status.exit_code == ExitCode.OK:
+        if result.push.status.exit_code == ExitCode.OK and result.commit is None:
+            result.message += f"; pushed what {gitio.current_branch(ws.repo)} held that the remote did not"
+        elif result.push.status.exit_code == ExitCode.OK:
             result.commit = result.push.commit or result.commit
         else:       # conflicted, failed, rewritten, or no remote to push to: the command says so (cli.close)
             where = result.push.side_branch or "(close)"
@@ -295,6 +298,17 @@ def _catch_up(ws: Workspace) -> str | None:
     except gitio.GitCommandError:
         return None
     return gitio.head_id(repo)
+
+
+def _unpublished(ws: Workspace) -> bool:
+    """Whether the branch holds commits its upstream lacks (a close whose push failed left them only here), as far
+    as the last fetch knows; with no upstream to compare with, pushing is what says so."""
+    repo = ws.repo
+    branch, head = gitio.current_branch(repo), gitio.head_id(repo)
+    if branch is None or head is None:
+        return False
+    upstream = gitio.remote_branch_oid(repo, *gitio.upstream_of(repo, branch))
+    return upstream is None or not gitio.is_ancestor_id(repo, head, upstream)
 
 
 def _push(ws: Workspace, day: date) -> PushReport:
