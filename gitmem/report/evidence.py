@@ -60,14 +60,16 @@ def may_say_something(entry_text: str) -> bool:
 
 def read_evidence(entry_text: str) -> Facts:
     """The facts in an entry's Evidence. Lines are told apart by their start, so the common line costs one
-    `startswith`: this runs once per cycle over the whole history. Tokens and cost are what the runner recorded
-    (gitmem.memory.usage.recorded: the last `tokens:` line, never an earlier one the agent wrote)."""
+    `startswith`: this runs once per cycle over the whole history. Tokens, cost and context are what the runner
+    recorded (gitmem.memory.usage.recorded: the last `tokens:` line; the last `runner: context` line), never an
+    earlier line the agent wrote."""
     context = None
     reverts = 0
     lines = evidence_lines(entry_text)
     for line in lines:
         if line.startswith("runner: context "):
-            context = context or parse_context(line)
+            # The runner's line comes after the agent's text: an earlier one is the agent's, as with `tokens:`.
+            context = parse_context(line) or context
         elif line.startswith("tokens: ") or is_cost_line(line):
             continue
         elif "evert" in line or line.startswith("runner: "):
