@@ -190,7 +190,7 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
     for index, day in enumerate(open_days):
         last = index == len(open_days) - 1
         facts, as_of = writeup.facts_of(memory, config, day, moment, week=week)
-        problems = day_report.cycle_problems(facts)
+        problems: list[str] = []
         if index == 0 and skipped:
             problems.append(f"the closes of {skipped} earlier day(s) were missed and are not written up: a close "
                             f"catches up at most {MAX_CATCH_UP} days")
@@ -199,7 +199,9 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
         result.lessons_opened += opened
         lasting, more = writeup.standing_problems(facts, config, standing, day, promoted if last else None,
                                                   before=problems, shape=shape)
-        problems += lasting
+        # What only the close writes up comes first; the list is cut to its share of the entry from the end, where
+        # each cycle's own line is, which its LOG entry holds in full.
+        problems += lasting + day_report.cycle_problems(facts)
         plan = writeup.plan_tomorrow(memory, config, facts, roadmap_text, as_of) if last else None
         summary = None
         promotion_lines = writeup.promotion_lines(promoted, standing, day, shape) if last else []
