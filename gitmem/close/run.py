@@ -95,6 +95,11 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
     if head is None:
         raise CloseError("this repository has no commits yet; commit the memory files first (git add -A && git "
                          "commit -m 'start gitmem'), then run the close", dirty=True)   # refused to start, as a cycle
+    if push and gitio.current_branch(repo) is None:       # else the close is committed where no branch holds it
+        from gitmem.cycle.runner import switch_command
+
+        raise CloseError(f"HEAD is detached at {head[:10]}; `close --push` publishes a branch: "
+                         f"`{switch_command(repo, head)}` (or the branch to publish), then run the close", dirty=True)
     with lock.acquire(gitio.state_dir(repo), what="close"):
         locked = lock.git_locks_refusal(repo)      # else the commit lands and the index write after it fails
         if locked is not None:
