@@ -275,7 +275,8 @@ def _commit(ws: Workspace, result: CloseResult, head: str) -> str:
     message = (f"gitmem: close {result.day.isoformat()}\n\n" + "\n".join(body)
                + f"\n\n{PHASE_TRAILER}\n{generation.trailer()}\n")
     identity = config.agent.identity
-    return gitio.commit_files(ws.repo, files, message, author=identity, stats=stats)
+    # The close may run in the human's checkout: what else they staged (a merge's conflicts too) stays as it was.
+    return gitio.commit_files(ws.repo, files, message, author=identity, stats=stats, keep_staged=True)
 
 
 def _catch_up(ws: Workspace) -> str | None:
