@@ -31,7 +31,8 @@ EXIT_CODES = {
     ExitCode.OK: "done (or already closed)",
     ExitCode.VIOLATIONS: "the result would be invalid",
     ExitCode.USAGE: "usage or config error (a bad --date, a bad gitmem.yaml)",
-    ExitCode.DIRTY: "memory files are dirty, a cycle holds the lock, or --push on a detached HEAD (nothing written)",
+    ExitCode.DIRTY: "memory files are dirty, a cycle holds the lock, or --push on a detached HEAD or with "
+                    "uncommitted changes, which its rebase would lose (nothing written)",
     ExitCode.SALVAGED: "with --push, the push conflicted, or the remote refused it for good (a protected branch: "
                        "the close is on a `gitmem/close-DAY` branch; pull-request mode is the setting for that), "
                        "or there is no remote",

@@ -104,10 +104,17 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
         locked = lock.git_locks_refusal(repo)      # else the commit lands and the index write after it fails
         if locked is not None:
             raise CloseError(locked, dirty=True)
-        dirty = sorted(p for p, _ in gitio.dirty_files(repo) if p in config.memory_paths().values())
+        unsaved = [path for path, _ in gitio.dirty_files(repo)]
+        dirty = sorted(p for p in unsaved if p in config.memory_paths().values())
         if dirty:
             raise CloseError(f"memory files have uncommitted changes: {', '.join(dirty)}; commit or discard "
                              "them first (the close commits memory files whole)", dirty=True)
+        if push and unsaved:        # the push may rebase, which moves the work tree to the new tip (gitio.reset_hard)
+            raise CloseError(f"the work tree has uncommitted changes: {', '.join(unsaved[:10])}"
+                             + (f" and {len(unsaved) - 10} more" if len(unsaved) > 10 else "")
+                             + "; `close --push` may rebase this branch onto the remote, which would lose them: "
+                             "commit them, or `git stash push --include-untracked`, then run the close again "
+                             "(or close without --push and push later)", dirty=True)
         if push:          # under the lock: a cycle running in this checkout holds it, and HEAD is its to move
             head = _catch_up(ws) or head
         # Everything the close writes is dated by the moment it read LOG at (its report holds the cycles up to that
