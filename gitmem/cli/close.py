@@ -31,7 +31,8 @@ EXIT_CODES = {
     ExitCode.OK: "done (or already closed)",
     ExitCode.VIOLATIONS: "the result would be invalid",
     ExitCode.USAGE: "usage or config error (a bad --date, a bad gitmem.yaml)",
-    ExitCode.DIRTY: "memory files are dirty or a cycle holds the lock",
+    ExitCode.DIRTY: "memory files are dirty, a cycle holds the lock, or --push on a detached HEAD or with "
+                    "uncommitted changes, which its rebase would lose (nothing written)",
     ExitCode.SALVAGED: "with --push, the push conflicted, or the remote refused it for good (a protected branch: "
                        "the close is on a `gitmem/close-DAY` branch; pull-request mode is the setting for that), "
                        "or there is no remote",
@@ -46,7 +47,9 @@ EXIT_CODES = {
                    "(12) hours after midnight, the day before, as a scheduler's late run).")
 @click.option("--no-llm", "no_llm", is_flag=True,
               help="Build the report and rules from the data only, even when ANTHROPIC_API_KEY is set.")
-@click.option("--push", is_flag=True, help="Fetch, rebase and push the close commit, retrying with backoff.")
+@click.option("--push", is_flag=True,
+              help="Fetch, rebase and push the close commit, retrying with backoff. Run again after a push that "
+                   "failed, it pushes the close left on this machine.")
 @click.option("--model", metavar="MODEL", default=None,
               help="The model that words the close (overrides close.model in gitmem.yaml).")
 @json_option

@@ -57,7 +57,7 @@ def render_dashboard(data: dict[str, Any], *, colour: bool) -> str:
         lines.append(f"  {item['id']} · {title} ({item['confirmations']}/{item['needed']})")
     lines.append(LIST_END)
     for item in data["eligible"]:
-        note = "" if item["has_rule"] else " — needs a rule line"
+        note = f" — {item['note']}" if item.get("note") else ""
         lines.append("  " + paint(f"{item['id']} · {shortened(item['title'], TEXT_MOST)} (cycles "
                                   f"{', '.join(map(str, item['cycles']))}){note}", "yellow"))
     rules = data["rules"]

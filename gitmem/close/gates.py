@@ -141,6 +141,13 @@ class Plan:
     full_blocked: int = 0                                   # eligible lessons held back because RULES is full
     proposals: list[str] = field(default_factory=list)      # retirements proposed when RULES is full
     conflict_notes: dict[str, int] = field(default_factory=dict)   # lesson id -> its note in `notes`
+    held: dict[str, str] = field(default_factory=dict)      # lesson id -> why it is not promoted (as in `notes`)
+    no_room: list[str] = field(default_factory=list)        # the lessons held back because RULES is full
+
+    def hold(self, lesson: Lesson, why: str) -> None:
+        """Leave `lesson` out of this close, saying why."""
+        self.held[lesson.id] = why
+        self.notes.append(f"{lesson.id} · {lesson.title}: {why}")
 
 
 def rule_text_problem(text: str) -> str | None:
@@ -169,31 +176,31 @@ def plan_promotions(candidates: list[Candidate], doc: RulesDoc, *, texts: dict[s
         text = one_line(texts.get(lesson.id) or "")
         problem = rule_text_problem(text)
         if problem:
-            out.notes.append(f"{lesson.id} · {lesson.title}: {problem}")
+            out.hold(lesson, problem)
             continue
         unsettled = [(rid, why) for rid, why in conflicts.get(lesson.id, []) if rid not in lesson.supersedes]
         if unsettled:
             out.conflicts.extend((candidate, rid, why) for rid, why in unsettled)
             out.conflict_notes[lesson.id] = len(out.notes)
             out.notes.append(conflict_note(lesson, [rid for rid, _ in unsettled]))
+            out.held[lesson.id] = "eligible, but contradicts " + ", ".join(rid for rid, _ in unsettled)
             continue
         # A rule is retired only once it is in force: one added by this very close would be added and retired in
         # the same change, which the close's own permissions refuse (and every later close would plan the same).
         arriving = [item.rule.id for item in out.promote if item.rule.id in lesson.supersedes]
         if arriving:
-            out.notes.append(f"{lesson.id} · {lesson.title}: eligible, waiting: it supersedes {', '.join(arriving)}, "
-                             "which this close promotes; the next close retires it")
+            out.hold(lesson, f"eligible, waiting: it supersedes {', '.join(arriving)}, which this close promotes; "
+                             "the next close retires it")
             continue
         if len(out.promote) >= max_promotions:
-            out.notes.append(f"{lesson.id} · {lesson.title}: eligible, waiting (at most {max_promotions} "
-                             "promotions per close)")
+            out.hold(lesson, f"eligible, waiting (at most {max_promotions} promotions per close)")
             continue
         retiring = tuple(rid for rid in lesson.supersedes if rid in proven)
         if len(proven) - len(retiring) + 1 > max_rules:
             out.full = True
             out.full_blocked += 1
-            out.notes.append(f"{lesson.id} · {lesson.title}: eligible, but RULES is full "
-                             f"({len(proven)}/{max_rules} proven rules); not promoted")
+            out.no_room.append(lesson.id)
+            out.hold(lesson, f"eligible, but RULES is full ({len(proven)}/{max_rules} proven rules); not promoted")
             continue
         number += 1
         rule = Rule(rules.format_id(number), text,

@@ -95,14 +95,26 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
     if head is None:
         raise CloseError("this repository has no commits yet; commit the memory files first (git add -A && git "
                          "commit -m 'start gitmem'), then run the close", dirty=True)   # refused to start, as a cycle
+    if push and gitio.current_branch(repo) is None:       # else the close is committed where no branch holds it
+        from gitmem.cycle.runner import switch_command
+
+        raise CloseError(f"HEAD is detached at {head[:10]}; `close --push` publishes a branch: "
+                         f"`{switch_command(repo, head)}` (or the branch to publish), then run the close", dirty=True)
     with lock.acquire(gitio.state_dir(repo), what="close"):
         locked = lock.git_locks_refusal(repo)      # else the commit lands and the index write after it fails
         if locked is not None:
             raise CloseError(locked, dirty=True)
-        dirty = sorted(p for p, _ in gitio.dirty_files(repo) if p in config.memory_paths().values())
+        unsaved = [path for path, _ in gitio.dirty_files(repo)]
+        dirty = sorted(p for p in unsaved if p in config.memory_paths().values())
         if dirty:
             raise CloseError(f"memory files have uncommitted changes: {', '.join(dirty)}; commit or discard "
                              "them first (the close commits memory files whole)", dirty=True)
+        if push and unsaved:        # the push may rebase, which moves the work tree to the new tip (gitio.reset_hard)
+            raise CloseError(f"the work tree has uncommitted changes: {', '.join(unsaved[:10])}"
+                             + (f" and {len(unsaved) - 10} more" if len(unsaved) > 10 else "")
+                             + "; `close --push` may rebase this branch onto the remote, which would lose them: "
+                             "commit them, or `git stash push --include-untracked`, then run the close again "
+                             "(or close without --push and push later)", dirty=True)
         if push:          # under the lock: a cycle running in this checkout holds it, and HEAD is its to move
             head = _catch_up(ws) or head
         # Everything the close writes is dated by the moment it read LOG at (its report holds the cycles up to that
@@ -124,9 +136,12 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
             if isinstance(err, WriteRefused):
                 raise WriteRefused(f"close failed, nothing changed: {err}", err.violations) from None
             raise
-    if push and result.commit:
+    # A close already made whose push failed (the commit only on this disk) is pushed by running it again.
+    if push and (result.commit or _unpublished(ws)):
         result.push = _push(ws, result.day)
-        if result.push.status.exit_code == ExitCode.OK:
+        if result.push.status.exit_code == ExitCode.OK and result.commit is None:
+            result.message += f"; pushed what {gitio.current_branch(ws.repo)} held that the remote did not"
+        elif result.push.status.exit_code == ExitCode.OK:
             result.commit = result.push.commit or result.commit
         else:       # conflicted, failed, rewritten, or no remote to push to: the command says so (cli.close)
             where = result.push.side_branch or "(close)"
@@ -187,7 +202,7 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
     for index, day in enumerate(open_days):
         last = index == len(open_days) - 1
         facts, as_of = writeup.facts_of(memory, config, day, moment, week=week)
-        problems = day_report.cycle_problems(facts)
+        problems: list[str] = []
         if index == 0 and skipped:
             problems.append(f"the closes of {skipped} earlier day(s) were missed and are not written up: a close "
                             f"catches up at most {MAX_CATCH_UP} days")
@@ -196,7 +211,9 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
         result.lessons_opened += opened
         lasting, more = writeup.standing_problems(facts, config, standing, day, promoted if last else None,
                                                   before=problems, shape=shape)
-        problems += lasting
+        # What only the close writes up comes first; the list is cut to its share of the entry from the end, where
+        # each cycle's own line is, which its LOG entry holds in full.
+        problems += lasting + day_report.cycle_problems(facts)
         plan = writeup.plan_tomorrow(memory, config, facts, roadmap_text, as_of) if last else None
         summary = None
         promotion_lines = writeup.promotion_lines(promoted, standing, day, shape) if last else []
@@ -265,7 +282,8 @@ def _commit(ws: Workspace, result: CloseResult, head: str) -> str:
     message = (f"gitmem: close {result.day.isoformat()}\n\n" + "\n".join(body)
                + f"\n\n{PHASE_TRAILER}\n{generation.trailer()}\n")
     identity = config.agent.identity
-    return gitio.commit_files(ws.repo, files, message, author=identity, stats=stats)
+    # The close may run in the human's checkout: what else they staged (a merge's conflicts too) stays as it was.
+    return gitio.commit_files(ws.repo, files, message, author=identity, stats=stats, keep_staged=True)
 
 
 def _catch_up(ws: Workspace) -> str | None:
@@ -295,6 +313,17 @@ def _catch_up(ws: Workspace) -> str | None:
     except gitio.GitCommandError:
         return None
     return gitio.head_id(repo)
+
+
+def _unpublished(ws: Workspace) -> bool:
+    """Whether the branch holds commits its upstream lacks (a close whose push failed left them only here), as far
+    as the last fetch knows; with no upstream to compare with, pushing is what says so."""
+    repo = ws.repo
+    branch, head = gitio.current_branch(repo), gitio.head_id(repo)
+    if branch is None or head is None:
+        return False
+    upstream = gitio.remote_branch_oid(repo, *gitio.upstream_of(repo, branch))
+    return upstream is None or not gitio.is_ancestor_id(repo, head, upstream)
 
 
 def _push(ws: Workspace, day: date) -> PushReport:

@@ -116,8 +116,11 @@ def streak_problems(memory: MemoryWriter, facts: day_report.DayFacts, roadmap_te
         hint = day_report.fix_hint(roadmap_text, facts.waiting, day_report.streak_blockers(streak, facts.waiting),
                                    facts.blocked_tasks)
         lesson, existed = streak_lesson(memory, streak, hint)
-        found.append(day_report.streak_problem(streak, hint, lesson=lesson, continues=existed))
-        if not existed:
+        line = day_report.streak_problem(streak, hint, lesson=lesson, continues=existed)
+        if lesson is None:
+            line += f" (no lesson opened: {memory.config.path('lessons')} has format problems; run `gitmem check`)"
+        found.append(line)
+        if lesson is not None and not existed:
             opened.append(lesson)
     return found, opened
 
@@ -179,13 +182,18 @@ def still_running(memory: MemoryWriter, streak: Streak, as_of: datetime) -> bool
     return latest is not None and latest.last == streak.last
 
 
-def streak_lesson(memory: MemoryWriter, streak: Streak, hint: str) -> tuple[str, bool]:
+def streak_lesson(memory: MemoryWriter, streak: Streak, hint: str) -> tuple[str | None, bool]:
     """Rule 0: one lesson per streak (keyed by its first cycle), with a rule line so it can be promoted.
-    Returns its id and whether it existed already."""
+    Returns its id and whether it existed already; no id when LESSONS has format problems, which a rewrite would
+    lose (the day is written up all the same, as promotions skip such a LESSONS)."""
     title = f"Rule 0: no-build streak from cycle {streak.first}"
-    for item in lessons.parse(memory.read("lessons")).lessons:
-        if item.title == title:
+    doc = lessons.parse(memory.read("lessons"))
+    for item in doc.lessons:
+        # Only a lesson written once the streak had begun can be about it: any lesson may carry this title.
+        if item.title == title and item.happened is not None and item.happened.cycle >= streak.first:
             return item.id, True
+    if doc.problems:
+        return None, False
     item = memory.add_lesson(
         title=title, cycle=streak.last,
         happened=f"cycles {streak.first}–{streak.last} ({streak.length} in a row) built nothing",

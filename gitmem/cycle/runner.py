@@ -132,7 +132,7 @@ def preflight(ws: Workspace) -> lock.Lock:
                            "(git add -A && git commit -m 'start gitmem'), then run the cycle", codes.CYCLE_NO_COMMITS)
     if gitio.current_branch(repo) is None:
         raise CycleRefused(f"HEAD is detached at {head[:10]}; a cycle commits to a branch: "
-                           f"`{_switch_command(repo, head)}` (or the branch to work on), then run the cycle",
+                           f"`{switch_command(repo, head)}` (or the branch to work on), then run the cycle",
                            codes.CYCLE_DETACHED_HEAD)
     try:
         held = lock.acquire(gitio.state_dir(repo))
@@ -169,7 +169,7 @@ def _require_valid_standing(ws: Workspace) -> None:
                            f"it, commit, then run the cycle:\n{listing}", codes.CYCLE_INVALID_MEMORY, details=found)
 
 
-def _switch_command(repo: gitio.Repo, head: str) -> str:
+def switch_command(repo: gitio.Repo, head: str) -> str:
     """The switch a detached HEAD needs, naming a branch this repository has: one whose tip is HEAD, else main,
     else the first there is (a repository whose branch is `master` has no `main` to switch to)."""
     names = [ref.removeprefix("refs/heads/") for ref in gitio.references(repo, "refs/heads/")]

@@ -81,12 +81,15 @@ def _index_time(nanoseconds: int) -> tuple[int, int]:
 
 def commit_files(repo: Repo, files: dict[str, bytes | None], message: str, *, author: Identity,
                  committer: Identity | None = None, ref: str = "HEAD", modes: dict[str, int] | None = None,
-                 stats: dict[str, os.stat_result] | None = None) -> str:
+                 stats: dict[str, os.stat_result] | None = None, keep_staged: bool = False) -> str:
     """Commit `files` (None deletes) on top of HEAD, to `ref`: HEAD, or a new branch ref. Returns its id.
 
     Moving HEAD also resets the repo's index to the new tree; a commit to a side branch (salvage)
-    leaves the index alone. `stats` gives, for a file whose bytes were read from the work tree, the stat of the
-    file taken as they were read (`nofollow.files.stat_of_read`): its index entry gets it, so no one hashes it again.
+    leaves the index alone. With `keep_staged` (a commit made in a checkout where a human may be at work: the
+    close) only the committed paths take the new tree's entries, as `git commit -- PATHS` does: what else is
+    staged stays staged, and a merge in progress keeps its conflicts. `stats` gives, for a file whose bytes were
+    read from the work tree, the stat of the file taken as they were read (`nofollow.files.stat_of_read`): its
+    index entry gets it, so no one hashes it again.
     """
     raw = repo.raw
     base = None if raw.head_is_unborn else str(raw.head.peel(pygit2.Commit).id)
@@ -104,7 +107,17 @@ def commit_files(repo: Repo, files: dict[str, bytes | None], message: str, *, au
     else:
         raw.head.set_target(oid)
     live = raw.index
-    live.read_tree(tree)
+    if keep_staged:
+        live.read(force=True)
+        for path, data in files.items():
+            if data is None:
+                if path in live:
+                    live.remove(path)
+            else:
+                entry = built[path]
+                live.add(pygit2.IndexEntry(path, entry.id, entry.mode))
+    else:
+        live.read_tree(tree)
     live.write()
     known = {path: stat for path, stat in (stats or {}).items() if files.get(path) is not None}
     if known:

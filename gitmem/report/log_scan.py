@@ -114,7 +114,7 @@ def _promoted(body: str) -> tuple[str, ...]:
 def _cycle(number: int, when: datetime, outcome: str, body: str) -> CycleRow:
     facts = evidence.read_evidence(body) if evidence.may_say_something(body) else evidence.NOTHING
     usage, context = facts.usage, facts.context
-    salvage = tuple(dict.fromkeys(evidence.SALVAGE_RE.findall(body))) if "gitmem/salvage/" in body else ()
+    salvage = evidence.salvage_branches(body)
     return CycleRow(number, when, outcome,
                     tokens=usage.total if usage else None, cost=facts.cost,
                     cache_rate=usage.cache_rate if usage else None,

@@ -58,8 +58,8 @@ def collect_status(ws: Workspace, *, clock: Clock | None = None) -> Status:
                                "answer_incomplete": item.answer_incomplete})
     rules_text = ws.read("rules")
     doc = rules.parse(rules_text)
-    _lessons(status, ws.read("lessons"), backing_for(ws), config.close.confirmations,
-             room=len(doc.proven) < config.limits.proven_rules_max)
+    _lessons(status, ws.read("lessons"), backing_for(ws), config.close.confirmations, doc,
+             rules_max=config.limits.proven_rules_max)
     status.rules = {"proven": len(doc.proven), "proven_max": config.limits.proven_rules_max,
                     "lines": doc.line_count, "lines_max": config.limits.rules_max_lines}
     status.budget = budget(ws, moment)
@@ -119,20 +119,35 @@ def _last_cycle(source: log.TailSource) -> log.LogEntry | None:
     return found[-1] if found else None
 
 
-def _lessons(status: Status, text: str, backs: Backs, needed: int, room: bool) -> None:
-    """Open lessons: eligible now (history backs enough confirmations and RULES has room), waiting for room,
-    or awaiting confirmations (counting only those history backs)."""
+def _lessons(status: Status, text: str, backs: Backs, needed: int, rules_doc: rules.RulesDoc, *,
+             rules_max: int) -> None:
+    """Open lessons: awaiting confirmations (counting only those history backs), or eligible, and then what the
+    next close would do with each: the close's own plan judges room in RULES (a lesson that supersedes a rule
+    needs none), the rule line and supersession, so status never promises what the close will not do. The per-close
+    promotion limit only delays a lesson, so it is not applied here."""
     doc = lessons.parse(text)
     open_lessons = [lesson for lesson in doc.lessons if lesson.is_open]
     gates.prime(backs, [lesson for lesson in open_lessons if lesson.confirmations])
+    candidates: list[gates.Candidate] = []
     for lesson in open_lessons:
         result = gates.gate(lesson, backs, needed)
-        item = {"id": lesson.id, "title": lesson.title}
         if result.why is None:
-            target = status.eligible if room else status.waiting_for_room
-            target.append({**item, "cycles": list(result.cycles), "has_rule": bool((lesson.get("Rule") or "").strip())})
+            candidates.append(gates.Candidate(lesson, result.cycles))
         else:
-            status.awaiting.append({**item, "needed": needed, "confirmations": len(result.cycles)})
+            status.awaiting.append({"id": lesson.id, "title": lesson.title, "needed": needed,
+                                    "confirmations": len(result.cycles)})
+    planned = gates.plan_promotions(candidates, rules_doc, texts=gates.offline_texts(candidates), conflicts={},
+                                    max_promotions=len(candidates), max_rules=rules_max)
+    for candidate in candidates:
+        lesson = candidate.lesson
+        item = {"id": lesson.id, "title": lesson.title, "cycles": list(candidate.cycles),
+                "has_rule": bool((lesson.get("Rule") or "").strip()), "note": _held_note(planned.held.get(lesson.id))}
+        (status.waiting_for_room if lesson.id in planned.no_room else status.eligible).append(item)
+
+
+def _held_note(why: str | None) -> str:
+    """Why the close would not promote an eligible lesson, without the "eligible" status already says."""
+    return "" if why is None else why.removeprefix("eligible, but ").removeprefix("eligible, ")
 
 
 def budget(ws: Workspace, moment: datetime) -> dict[str, Any]:

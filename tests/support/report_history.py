@@ -26,7 +26,7 @@ from gitmem import gitio
 from gitmem.close import run_close
 from gitmem.config import load_config
 from gitmem.cycle.postflight import context_note, usage_line
-from gitmem.memory import lessons, rules
+from gitmem.memory import lessons, log, rules
 from gitmem.memory_writer import MemoryWriter, atomic_write
 from gitmem.workspace import Workspace
 from tests.support.helpers import AGENT, HUMAN, GitRepo, isolate_git_env, make_repo
@@ -105,7 +105,7 @@ def _write_cycle(memory: MemoryWriter, number: int, outcome: str, draw: random.R
         branch = f"gitmem/salvage/cycle-{number}"
         memory.add_log_entry(task="cycle run failed", outcome="no-build", cycle=number, evidence=evidence,
                              result=f"no build: the agent failed (timed out after 1800s); its changes (2 file(s)) "
-                                    f"are saved on branch {branch}")
+                                    f"are saved on branch {branch}", extra={log.SALVAGED: branch})
         return
     result = (f"{outcome} change {number}" if outcome != "no-build"
               else f"no build: blocked on a human decision in cycle {number}")

@@ -42,7 +42,8 @@ def test_status_collects_the_day_the_streak_decisions_lessons_rules_and_budget(w
     assert data["streak"] == {"length": 3, "first": 2, "last": 4, "problem": True}     # across midnight
     assert data["pending"] == [{"id": "D-0001", "title": "Which database?", "age_days": 5, "age": "5d", "stale": True,
                                 "answer_incomplete": False}]
-    assert data["eligible"] == [{"id": "L-0001", "title": "Tests first", "cycles": [2, 3], "has_rule": True}]
+    assert data["eligible"] == [{"id": "L-0001", "title": "Tests first", "cycles": [2, 3], "has_rule": True,
+                                 "note": ""}]
     assert data["awaiting"] == [{"id": "L-0002", "title": "Small commits", "needed": 2, "confirmations": 1}]
     assert data["rules"]["proven"] == 0 and data["rules"]["proven_max"] == 30
     assert data["rules"]["lines"] == len(world.read("RULES.md").splitlines())
