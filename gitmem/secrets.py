@@ -282,6 +282,26 @@ def _unwrapped(data: bytes, values: list[bytes], mark: bytes) -> bytes:
     return _wrapped().sub(mask, data) if any(value in joined for value in values) else data
 
 
+# What text wrapping writes between two words of a value: blanks, or a line break with the next line's indent and
+# Markdown quote marks (a paragraph hard-wrapped by an editor or `fmt`, a list item's continuation, a quote).
+_FOLD = rb"(?:[ \t]*\r?\n[ \t]*(?:>[ \t]*)*|[ \t]+)"
+
+
+@cache
+def _folded(value: bytes) -> re.Pattern[bytes] | None:
+    """A value of several words as wrapped text may hold it: each run of blanks in it may be any run of blanks, or
+    a line break (`_FOLD`); None for a value of one word."""
+    words = value.split()
+    if len(words) < 2:
+        return None
+    return re.compile(_FOLD.join(re.escape(word) for word in words))
+
+
+def _folds(data: bytes, values: list[bytes]) -> list[re.Pattern[bytes]]:
+    """The `_folded` form of each value of several words whose first word `data` holds."""
+    return [pattern for value in values if (pattern := _folded(value)) is not None and value.split()[0] in data]
+
+
 def _masker(mark: bytes, group: int) -> Callable[[re.Match[bytes]], bytes]:
     def mask(match: re.Match[bytes]) -> bytes:
         if not group:
@@ -307,14 +327,30 @@ def _raw(value: str) -> bytes:
         return value.encode("utf-8", "surrogatepass")
 
 
+def _values_masked(data: bytes, values: list[bytes], mark: bytes) -> bytes:
+    """`data` with each value replaced by `mark`: as written, folded over lines as one word (`_unwrapped`), and
+    wrapped at its blanks (`_folded`)."""
+    for value in values:
+        data = data.replace(value, mark)
+    if values:
+        data = _unwrapped(data, values, mark)
+        for pattern in _folds(data, values):
+            data = pattern.sub(mark, data)
+    return data
+
+
+def mask_values(text: str, values: Iterable[str]) -> str:
+    """`text` with only `values` masked, in every form `redact` masks them in; a secret-like token is left for the
+    checks to refuse (GM903), not hidden."""
+    data = text.encode("utf-8", "surrogatepass")
+    clean = _values_masked(data, _value_bytes(values), MASK.encode())
+    return text if clean == data else clean.decode("utf-8", "surrogatepass")
+
+
 def redact_bytes(data: bytes, extra_values: Iterable[str] = ()) -> bytes:
     """`data` with the secret values and the secret-like tokens replaced by MASK; other bytes kept exactly."""
     token = MASK.encode()
-    values = _value_bytes(extra_values)
-    for value in values:
-        data = data.replace(value, token)
-    if values:
-        data = _unwrapped(data, values, token)
+    data = _values_masked(data, _value_bytes(extra_values), token)
     for pattern in _REDACTORS:
         if pattern.present(data):
             data = pattern.regex.sub(_masker(token, pattern.group), data)
@@ -456,6 +492,8 @@ def _straddling(data: bytes, cut: int, values: list[bytes]) -> int | None:
             starts += [low + m.start() for m in pattern.regex.finditer(window) if m.start() < at < m.end()]
     if values:
         starts += [low + m.start() for m in _wrapped().finditer(window) if m.start() < at < m.end()]
+        starts += [low + m.start() for fold in _folds(window, values) for m in fold.finditer(window)
+                   if m.start() < at < m.end()]
     return min(starts) if starts else None
 
 

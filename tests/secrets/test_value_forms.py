@@ -1,0 +1,57 @@
+"""Forms a secret value of several words takes when ordinary tools write it: text wrapped at its spaces. It was
+committed and written as given."""
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from gitmem import secrets
+from gitmem.errors import ExitCode
+from tests.support.helpers import GitRepo
+
+NAME = "DEPLOY_PASS"
+PASSPHRASE = "correct horse battery staple"          # a passphrase: words, no token shape
+
+FOLDS = {
+    "hard-wrapped": "used correct horse\nbattery staple to log in",
+    "list-continuation": "used correct\n  horse battery\n  staple to log in",
+    "quoted": "used correct horse\n> battery staple to log in",
+    "crlf-and-tab": "used correct horse\r\n\tbattery  staple to log in",
+}
+
+
+@pytest.mark.parametrize("written", list(FOLDS.values()), ids=list(FOLDS))
+def test_a_value_of_several_words_wrapped_at_its_spaces_is_masked(memrepo: GitRepo, cli, written: str,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Markdown paragraph hard-wrapped at 80 or 120 columns (an editor, `fmt`, Prettier's proseWrap), a list
+    item's continuation line or a quote breaks a passphrase at one of its spaces: its words were written as
+    given, one part on each line."""
+    monkeypatch.setenv(NAME, PASSPHRASE)
+    monkeypatch.delenv("GITMEM_CYCLE", raising=False)
+    result = cli(["log", "add", "--task", "t", "--outcome", "built", "--result", "r", "--evidence", written],
+                 cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    text = memrepo.read("LOG.md")
+    assert "horse" not in text and "battery" not in text and "used *** to log in" in text, text[-300:]
+
+
+def test_the_runner_masks_a_wrapped_value_in_a_file_of_any_size_however_it_is_read(monkeypatch) -> None:
+    """The runner streams the files it commits: a wrapped value must be masked whichever read it falls across."""
+    values = secrets.env_values({NAME: PASSPHRASE})
+    data = ("x" * 50 + " correct horse\n   battery staple\n" + "y" * 50 + "\n") * 3
+    whole = secrets.redact_bytes(data.encode(), values)
+    assert b"battery" not in whole and whole.count(b"***") == 3, whole
+    for chunk in (7, 13, 32):
+        monkeypatch.setattr(secrets, "CHUNK", chunk)
+        monkeypatch.setattr(secrets, "KEEP", 4 * chunk + 80)
+        sink = io.BytesIO()
+        assert secrets.redact_stream(io.BytesIO(data.encode()), sink, values)
+        assert sink.getvalue() == whole, (chunk, sink.getvalue())
+
+
+def test_words_of_a_value_apart_from_each_other_are_kept() -> None:
+    """Only the value's words in order, with nothing but blanks between them, are the value."""
+    values = secrets.env_values({NAME: PASSPHRASE})
+    text = b"a correct horse, then battery staple\n\ncorrect horse\n\nbattery staple\n"
+    assert secrets.redact_bytes(text, values) == text
