@@ -236,7 +236,8 @@ def _encoded(value: str) -> list[str]:
     """The forms a value takes when a tool writes it encoded: URL-encoded (upper- and lower-case escapes, `+`
     for a space), hex (either case), as a JSON string (`\\"`, `\\t`, `\\u00e4`), HTML-escaped (`&amp;`), and
     base64 (standard and URL-safe) at each of the three alignments it can have in a longer text (whole 3-byte
-    groups only, so the form is the same whatever surrounds it). Base64 wrapped over lines (the `base64` tool
+    groups only, so the form is the same whatever surrounds it), and as the shell quotes it with backslashes
+    (`_shell_quoted`). Base64 wrapped over lines (the `base64` tool
     folds at 76) is caught by `_wrapped`.
 
     Not known, on purpose: forms only an agent set on hiding a value writes (reversed, cut in pieces, XORed or
@@ -253,11 +254,23 @@ def _encoded(value: str) -> list[str]:
              data.hex(), data.hex().upper(),
              data.decode("utf-8", "backslashreplace"),      # how a value that is no UTF-8 is shown (`\xe4`)
              *(json.dumps(value, ensure_ascii=only)[1:-1] for only in (True, False)),   # a JSON string's escapes
-             *(html.escape(value, quote=quote_too) for quote_too in (True, False))]      # HTML's and XML's
+             *(html.escape(value, quote=quote_too) for quote_too in (True, False)),      # HTML's and XML's
+             _shell_quoted(value)]
     for offset in range(3):
         whole = data[offset:offset + 3 * ((len(data) - offset) // 3)]
         forms += [base64.b64encode(whole).decode(), base64.urlsafe_b64encode(whole).decode()]
     return [form for form in dict.fromkeys(forms) if form != value]
+
+
+# The characters bash's `printf %q` (how scripts log the command they run) puts a backslash before; `~` and `#`
+# only at the start of a word.
+_SHELL_SPECIAL = frozenset(" '\"\\|&;()<>!{}*[]?^$`,")
+
+
+def _shell_quoted(value: str) -> str:
+    """`value` as the shell's backslash quoting writes it: `p@ss\\ w0rd\\!` (`printf %q`, `ls -b`)."""
+    return "".join("\\" + char if char in _SHELL_SPECIAL or (not at and char in "~#") else char
+                   for at, char in enumerate(value))
 
 
 # Lines of base64 (or any one-word lines) in a row: a value folded over them is masked with the whole run.

@@ -1,8 +1,10 @@
-"""Forms a secret value of several words takes when ordinary tools write it: text wrapped at its spaces. It was
-committed and written as given."""
+"""Forms a secret value of several words takes when ordinary tools write it: text wrapped at its spaces, and the
+shell's backslash quoting (`printf %q`, `ls -b`). Each was committed and written as given."""
 from __future__ import annotations
 
 import io
+import shutil
+import subprocess
 
 import pytest
 
@@ -55,3 +57,23 @@ def test_words_of_a_value_apart_from_each_other_are_kept() -> None:
     values = secrets.env_values({NAME: PASSPHRASE})
     text = b"a correct horse, then battery staple\n\ncorrect horse\n\nbattery staple\n"
     assert secrets.redact_bytes(text, values) == text
+
+
+SHELL_VALUE = "p@ss w0rd!(x)$y,z"
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="compares with bash's own printf %q")
+def test_a_value_as_the_shell_quotes_it_with_backslashes_is_masked(memrepo: GitRepo, cli,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`printf '%q ' "$@"` (how scripts log the command they run) and `ls -b` put a backslash before each space
+    and shell character: `p@ss\\ w0rd\\!\\(x\\)\\$y\\,z`. That form was written as given."""
+    quoted = subprocess.run(["bash", "-c", 'printf %q "$1"', "bash", SHELL_VALUE], capture_output=True, text=True,
+                            check=True).stdout
+    assert quoted != SHELL_VALUE and "\\ " in quoted
+    monkeypatch.setenv(NAME, SHELL_VALUE)
+    monkeypatch.delenv("GITMEM_CYCLE", raising=False)
+    result = cli(["log", "add", "--task", "t", "--outcome", "built", "--result", "r",
+                  "--evidence", f"ran: deploy --password {quoted} --now"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    text = memrepo.read("LOG.md")
+    assert quoted not in text and "w0rd" not in text and "deploy --password *** --now" in text, text[-300:]
