@@ -27,6 +27,8 @@ _SECRET_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "
 # Whole words only: AUTHOR, PATH, BYPASS and COMPASS are no secrets. `…_PASS`, `…_PWD` (MySQL's MYSQL_PWD) and
 # `…_CREDS` are how many deploy scripts name a password; the shell's working directory (PWD) is no password.
 _SECRET_WORDS = ("AUTH", "PAT", "PASS", "PWD", "CREDS")
+# Last words only: `…_PW` is a password (`LDAP_BIND_PW`, `DB_PW`); Playwright's settings start with it (`PW_TEST_…`).
+_SECRET_LAST_WORDS = ("PW",)
 _SHELL_NAMES = ("PWD",)
 _CAPABILITIES = ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_SSH_COMMAND",
                  "GIT_SSH", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "NETRC", "DOCKER_CONFIG", "KUBECONFIG",
@@ -519,8 +521,9 @@ def is_secret_name(name: str) -> bool:
         return False
     if upper in SECRET_ENV or upper in GITHUB_TOKEN_ENV or upper in _CAPABILITIES:
         return True
-    words = set(re.split(r"[^A-Z0-9]+", upper))
-    return any(part in upper for part in _SECRET_PARTS) or bool(words & set(_SECRET_WORDS))
+    words = re.split(r"[^A-Z0-9]+", upper)
+    return (any(part in upper for part in _SECRET_PARTS) or bool(set(words) & set(_SECRET_WORDS))
+            or words[-1] in _SECRET_LAST_WORDS)
 
 
 def never_passed(name: str) -> bool:
