@@ -38,5 +38,8 @@ def next_step(plain_hooks: bool, hooks: list[str], in_place: list[str], hooks_pa
 
 def outside(directory: Path) -> Path | None:
     """`directory` as given, when the shell's folder is not in it (`gitmem init my-agent`); None when it is."""
-    here, there = Path.cwd().resolve(), directory.resolve()
+    try:
+        here, there = Path.cwd().resolve(), directory.resolve()
+    except OSError:         # the shell's folder was removed: it is in no repository
+        return directory
     return None if here == there or there in here.parents else directory
