@@ -86,6 +86,9 @@ def open_repo(path: str | Path | None = None) -> Repo:
         else:
             raw = pygit2.Repository(start)
     except pygit2.GitError:
+        owned = _owned_by_another_user(git_dir or start)
+        if owned is not None:
+            raise RepoError(owned) from None
         where = f"GIT_DIR={git_dir}" if git_dir else start
         raise RepoError(f"{where} is not inside a git repository; run `git init` first") from None
     if work_tree:
@@ -93,6 +96,28 @@ def open_repo(path: str | Path | None = None) -> Repo:
     elif git_dir and "core.worktree" not in raw.config and not raw.is_bare:
         raw.workdir = os.getcwd()
     return Repo(raw)
+
+
+def _owned_by_another_user(start: str) -> str | None:
+    """Why the repository found from `start` does not open when another user owns it, as git's rule has it (a
+    container run as root over the host's checkout, a shared folder); None when that is not why. libgit2 refuses
+    it as git does ("dubious ownership"), and "not inside a git repository" sent the human to `git init`."""
+    try:
+        found = pygit2.discover_repository(start)
+    except pygit2.GitError:
+        return None
+    if found is None:
+        return None
+    git_dir = Path(found)
+    top = git_dir.parent if git_dir.name == ".git" else git_dir
+    try:
+        owner = os.stat(top).st_uid
+    except OSError:
+        return None
+    if owner == os.geteuid():
+        return None
+    return (f"{top} is a git repository owned by another user (uid {owner}), which git refuses to work in "
+            f"(\"dubious ownership\"); if you trust it, allow it: git config --global --add safe.directory {top}")
 
 
 def _absolute_env(name: str) -> str | None:

@@ -1,6 +1,10 @@
 """The top-level error handler: known errors are one clear line, and never echo a secret."""
 from __future__ import annotations
 
+import os
+
+import pytest
+
 
 def test_a_key_pasted_into_config_is_not_echoed(memrepo, cli):
     key = "sk-ant-api03-" + "x" * 40
@@ -16,6 +20,21 @@ def test_outside_a_repository_the_message_says_what_to_do(tmp_path, cli, git_env
     assert result.code == 2
     assert "is not inside a git repository; run `git init` first" in result.err
     assert "Traceback" not in result.err
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a repository to another user")
+def test_a_repository_another_user_owns_is_named_so_not_called_no_repository(memrepo, cli):
+    """A clone owned by another user (a container running as root over the host's checkout, a shared folder):
+    git refuses it ("dubious ownership") and so does libgit2, and every command said the folder is not inside a
+    git repository and to run `git init`, in a repository."""
+    for top, folders, names in os.walk(memrepo.path):
+        for name in [top, *(os.path.join(top, n) for n in folders + names)]:
+            os.lchown(name, 65534, 65534)
+    for argv in (["status"], ["check"], ["log", "add", "--task", "t", "--outcome", "built", "--result", "r"]):
+        result = cli(argv, cwd=memrepo.path)
+        assert result.code == 2, (argv, result.err)
+        assert "git init" not in result.err and "another user" in result.err, (argv, result.err)
+        assert f"git config --global --add safe.directory {memrepo.path}" in result.err, (argv, result.err)
 
 
 def test_check_uses_the_staged_config_not_the_work_tree_one(memrepo, cli):
