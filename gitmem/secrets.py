@@ -239,8 +239,8 @@ def _encoded(value: str) -> list[str]:
     for a space), hex (either case), as a JSON string (`\\"`, `\\t`, `\\u00e4`), HTML-escaped (`&amp;`), and
     base64 (standard and URL-safe) at each of the three alignments it can have in a longer text (whole 3-byte
     groups only, so the form is the same whatever surrounds it), and as the shell quotes it with backslashes
-    (`_shell_quoted`). Base64 wrapped over lines (the `base64` tool
-    folds at 76) is caught by `_wrapped`.
+    (`_shell_quoted`). Base64 wrapped over lines (the `base64` tool folds at 76) is caught by `_wrapped`, a
+    value of several words wrapped at its blanks by `_folded`.
 
     Not known, on purpose: forms only an agent set on hiding a value writes (reversed, cut in pieces, XORed or
     encrypted with a key of its choosing). No list of forms can end that game; withholding the value from the
