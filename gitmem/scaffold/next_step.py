@@ -7,18 +7,22 @@ import sys
 from pathlib import Path
 
 PRE_COMMIT_INSTALL = "pre-commit install --hook-type pre-commit --hook-type pre-push"
+FIX_FIRST = "fix what is named above, then run `gitmem init` again"
 COMMIT_NEXT = ("commit the memory files: the git hooks run `gitmem check` before each commit, `gitmem verify` "
                "before each push")
 
 
 def next_step(plain_hooks: bool, hooks: list[str], in_place: list[str], hooks_path: str | None = None,
-              where: Path | None = None) -> str:
-    """What to do after init, for the hooks this machine can run: nothing to install when both hooks are
-    already there (`pre-commit install` was run, or gitmem's plain hooks are in). With core.hooksPath set
+              where: Path | None = None, *, refused: bool = False) -> str:
+    """What to do after init: when it `refused` something (a gitmem.yaml it cannot read), the fix (FIX_FIRST);
+    else, for the hooks this machine can run: nothing to install when both hooks are already there
+    (`pre-commit install` was run, or gitmem's plain hooks are in). With core.hooksPath set
     (`hooks_path`), `pre-commit install` refuses to install, so the step is gitmem's plain hooks in that folder.
     A command to run starts with `cd` into the repository when the shell stands outside it (`where`, see
     `outside`): `pre-commit install` acts on the repository it is run in."""
     go = f"cd {shlex.quote(str(where))} && " if where is not None else ""
+    if refused:
+        return FIX_FIRST
     if plain_hooks:
         return COMMIT_NEXT if hooks else "no hook was installed: see the message above"
     if set(in_place) >= {"pre-commit", "pre-push"}:

@@ -256,6 +256,9 @@ def test_an_unreadable_gitmem_yaml_creates_no_memory_under_a_guessed_name(
     assert code == ExitCode.USAGE
     assert "gitmem.yaml" in err and "no memory file was created" in err
     assert not (tmp_path / "NOW.md").exists() and (tmp_path / "prompts" / "cycle.md").exists()
+    # The next step is the fix, not the hooks: "next: pre-commit install" came after the refusal.
+    assert out.splitlines()[-1] == "next: fix what is named above, then run `gitmem init` again", out
+    assert "pre-commit install" not in out
 
 
 @pytest.mark.parametrize("outer_repository", [False, True], ids=["from-a-plain-folder", "from-the-repo-around-it"])
