@@ -238,9 +238,10 @@ def _encoded(value: str) -> list[str]:
     """The forms a value takes when a tool writes it encoded: URL-encoded (upper- and lower-case escapes, `+`
     for a space), hex (either case), as a JSON string (`\\"`, `\\t`, `\\u00e4`), HTML-escaped (`&amp;`), and
     base64 (standard and URL-safe) at each of the three alignments it can have in a longer text (whole 3-byte
-    groups only, so the form is the same whatever surrounds it), and as the shell quotes it with backslashes
-    (`_shell_quoted`). Base64 wrapped over lines (the `base64` tool folds at 76) is caught by `_wrapped`, a
-    value of several words wrapped at its blanks by `_folded`.
+    groups only, so the form is the same whatever surrounds it), as Python's repr of its bytes shows it (each
+    byte that is no printable ASCII as `\\xNN`: `os.environb`, a bytes value in a log), and as the shell quotes
+    it with backslashes (`_shell_quoted`). Base64 wrapped over lines (the `base64` tool folds at 76) is caught
+    by `_wrapped`, a value of several words wrapped at its blanks by `_folded`.
 
     Not known, on purpose: forms only an agent set on hiding a value writes (reversed, cut in pieces, XORed or
     encrypted with a key of its choosing). No list of forms can end that game; withholding the value from the
@@ -255,6 +256,7 @@ def _encoded(value: str) -> list[str]:
     forms = [*escaped, *(re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), form) for form in escaped),
              data.hex(), data.hex().upper(),
              data.decode("utf-8", "backslashreplace"),      # how a value that is no UTF-8 is shown (`\xe4`)
+             repr(data)[2:-1],                              # as Python shows bytes: `p\xc3\xa4ss`, `\'`, `\\`
              *(json.dumps(value, ensure_ascii=only)[1:-1] for only in (True, False)),   # a JSON string's escapes
              *(html.escape(value, quote=quote_too) for quote_too in (True, False)),      # HTML's and XML's
              _shell_quoted(value)]

@@ -77,3 +77,20 @@ def test_a_value_as_the_shell_quotes_it_with_backslashes_is_masked(memrepo: GitR
     assert result.code == ExitCode.OK, result.err
     text = memrepo.read("LOG.md")
     assert quoted not in text and "w0rd" not in text and "deploy --password *** --now" in text, text[-300:]
+
+
+def test_a_value_as_pythons_bytes_repr_shows_it_is_masked(memrepo: GitRepo, cli,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A letter that is no ASCII is shown as its UTF-8 bytes' `\\xNN` escapes wherever Python prints bytes
+    (`os.environb`, a bytes value in a log or a traceback): `b'p\\xc3\\xa4ss-w\\xc3\\xb6rd-1234'`. That form was
+    written as given (only a value that is no UTF-8 was masked as escapes)."""
+    value = "p\u00e4ss-w\u00f6rd-1234"
+    shown = repr(value.encode())[2:-1]
+    assert "\\xc3\\xa4" in shown
+    monkeypatch.setenv(NAME, value)
+    monkeypatch.delenv("GITMEM_CYCLE", raising=False)
+    result = cli(["log", "add", "--task", "t", "--outcome", "built", "--result", "r",
+                  "--evidence", f"environb: {{b'{NAME}': b'{shown}'}}"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    text = memrepo.read("LOG.md")
+    assert shown not in text and f"b'{NAME}': b'***'" in text, text[-300:]
