@@ -465,7 +465,9 @@ SECRET_LIKE_TOKEN = _code(
     committed_link=Message(_SECRET_LINK.text, _SECRET_LINK.hint, since=_COMMITTED))
 MEMORY_FILE_MISSING = _code(
     "GM904", "memory-file-missing", "a memory file is missing",
-    "memory file {path} is missing", "run `gitmem init` to create the missing files")
+    "memory file {path} is missing", "run `gitmem init` to create the missing files",
+    # The staged check, for a file the work tree holds: `gitmem init` would leave it alone.
+    unstaged=Message("memory file {path} is not staged", "it is in the work tree: stage it with `git add {path}`"))
 NON_CANONICAL_ENCODING = _code(
     "GM905", "non-canonical-encoding", "CRLF line endings or a byte order mark (accepted, with a warning)",
     severity="warning",

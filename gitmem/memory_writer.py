@@ -109,9 +109,7 @@ def _masked(value: object, values: list[str]) -> Any:
     """A text, or the texts of a mapping of them (a close entry's fields), with `values` masked. Only the
     environment's values: a secret-like token the text holds is refused by the checks (GM903), not hidden."""
     if isinstance(value, str):
-        for secret in values:
-            value = value.replace(secret, secrets.MASK)
-        return value
+        return secrets.mask_values(value, values)
     if isinstance(value, dict):
         return {key: _masked(item, values) for key, item in value.items()}
     return value

@@ -27,6 +27,8 @@ _SECRET_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "
 # Whole words only: AUTHOR, PATH, BYPASS and COMPASS are no secrets. `…_PASS`, `…_PWD` (MySQL's MYSQL_PWD) and
 # `…_CREDS` are how many deploy scripts name a password; the shell's working directory (PWD) is no password.
 _SECRET_WORDS = ("AUTH", "PAT", "PASS", "PWD", "CREDS")
+# Last words only: `…_PW` is a password (`LDAP_BIND_PW`, `DB_PW`); Playwright's settings start with it (`PW_TEST_…`).
+_SECRET_LAST_WORDS = ("PW",)
 _SHELL_NAMES = ("PWD",)
 _CAPABILITIES = ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_SSH_COMMAND",
                  "GIT_SSH", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "NETRC", "DOCKER_CONFIG", "KUBECONFIG",
@@ -236,8 +238,10 @@ def _encoded(value: str) -> list[str]:
     """The forms a value takes when a tool writes it encoded: URL-encoded (upper- and lower-case escapes, `+`
     for a space), hex (either case), as a JSON string (`\\"`, `\\t`, `\\u00e4`), HTML-escaped (`&amp;`), and
     base64 (standard and URL-safe) at each of the three alignments it can have in a longer text (whole 3-byte
-    groups only, so the form is the same whatever surrounds it). Base64 wrapped over lines (the `base64` tool
-    folds at 76) is caught by `_wrapped`.
+    groups only, so the form is the same whatever surrounds it), as Python's repr of its bytes shows it (each
+    byte that is no printable ASCII as `\\xNN`: `os.environb`, a bytes value in a log), and as the shell quotes
+    it with backslashes (`_shell_quoted`). Base64 wrapped over lines (the `base64` tool folds at 76) is caught
+    by `_wrapped`, a value of several words wrapped at its blanks by `_folded`.
 
     Not known, on purpose: forms only an agent set on hiding a value writes (reversed, cut in pieces, XORed or
     encrypted with a key of its choosing). No list of forms can end that game; withholding the value from the
@@ -252,12 +256,25 @@ def _encoded(value: str) -> list[str]:
     forms = [*escaped, *(re.sub(r"%[0-9A-F]{2}", lambda m: m.group(0).lower(), form) for form in escaped),
              data.hex(), data.hex().upper(),
              data.decode("utf-8", "backslashreplace"),      # how a value that is no UTF-8 is shown (`\xe4`)
+             repr(data)[2:-1],                              # as Python shows bytes: `p\xc3\xa4ss`, `\'`, `\\`
              *(json.dumps(value, ensure_ascii=only)[1:-1] for only in (True, False)),   # a JSON string's escapes
-             *(html.escape(value, quote=quote_too) for quote_too in (True, False))]      # HTML's and XML's
+             *(html.escape(value, quote=quote_too) for quote_too in (True, False)),      # HTML's and XML's
+             _shell_quoted(value)]
     for offset in range(3):
         whole = data[offset:offset + 3 * ((len(data) - offset) // 3)]
         forms += [base64.b64encode(whole).decode(), base64.urlsafe_b64encode(whole).decode()]
     return [form for form in dict.fromkeys(forms) if form != value]
+
+
+# The characters bash's `printf %q` (how scripts log the command they run) puts a backslash before; `~` and `#`
+# only at the start of a word.
+_SHELL_SPECIAL = frozenset(" '\"\\|&;()<>!{}*[]?^$`,")
+
+
+def _shell_quoted(value: str) -> str:
+    """`value` as the shell's backslash quoting writes it: `p@ss\\ w0rd\\!` (`printf %q`, `ls -b`)."""
+    return "".join("\\" + char if char in _SHELL_SPECIAL or (not at and char in "~#") else char
+                   for at, char in enumerate(value))
 
 
 # Lines of base64 (or any one-word lines) in a row: a value folded over them is masked with the whole run.
@@ -280,6 +297,26 @@ def _unwrapped(data: bytes, values: list[bytes], mark: bytes) -> bytes:
         return data
     joined = data.replace(b"\r", b"").replace(b"\n", b"")       # at memory speed: most texts stop here
     return _wrapped().sub(mask, data) if any(value in joined for value in values) else data
+
+
+# What text wrapping writes between two words of a value: blanks, or a line break with the next line's indent and
+# Markdown quote marks (a paragraph hard-wrapped by an editor or `fmt`, a list item's continuation, a quote).
+_FOLD = rb"(?:[ \t]*\r?\n[ \t]*(?:>[ \t]*)*|[ \t]+)"
+
+
+@cache
+def _folded(value: bytes) -> re.Pattern[bytes] | None:
+    """A value of several words as wrapped text may hold it: each run of blanks in it may be any run of blanks, or
+    a line break (`_FOLD`); None for a value of one word."""
+    words = value.split()
+    if len(words) < 2:
+        return None
+    return re.compile(_FOLD.join(re.escape(word) for word in words))
+
+
+def _folds(data: bytes, values: list[bytes]) -> list[re.Pattern[bytes]]:
+    """The `_folded` form of each value of several words whose first word `data` holds."""
+    return [pattern for value in values if (pattern := _folded(value)) is not None and value.split()[0] in data]
 
 
 def _masker(mark: bytes, group: int) -> Callable[[re.Match[bytes]], bytes]:
@@ -307,14 +344,30 @@ def _raw(value: str) -> bytes:
         return value.encode("utf-8", "surrogatepass")
 
 
+def _values_masked(data: bytes, values: list[bytes], mark: bytes) -> bytes:
+    """`data` with each value replaced by `mark`: as written, folded over lines as one word (`_unwrapped`), and
+    wrapped at its blanks (`_folded`)."""
+    for value in values:
+        data = data.replace(value, mark)
+    if values:
+        data = _unwrapped(data, values, mark)
+        for pattern in _folds(data, values):
+            data = pattern.sub(mark, data)
+    return data
+
+
+def mask_values(text: str, values: Iterable[str]) -> str:
+    """`text` with only `values` masked, in every form `redact` masks them in; a secret-like token is left for the
+    checks to refuse (GM903), not hidden."""
+    data = text.encode("utf-8", "surrogatepass")
+    clean = _values_masked(data, _value_bytes(values), MASK.encode())
+    return text if clean == data else clean.decode("utf-8", "surrogatepass")
+
+
 def redact_bytes(data: bytes, extra_values: Iterable[str] = ()) -> bytes:
     """`data` with the secret values and the secret-like tokens replaced by MASK; other bytes kept exactly."""
     token = MASK.encode()
-    values = _value_bytes(extra_values)
-    for value in values:
-        data = data.replace(value, token)
-    if values:
-        data = _unwrapped(data, values, token)
+    data = _values_masked(data, _value_bytes(extra_values), token)
     for pattern in _REDACTORS:
         if pattern.present(data):
             data = pattern.regex.sub(_masker(token, pattern.group), data)
@@ -456,6 +509,8 @@ def _straddling(data: bytes, cut: int, values: list[bytes]) -> int | None:
             starts += [low + m.start() for m in pattern.regex.finditer(window) if m.start() < at < m.end()]
     if values:
         starts += [low + m.start() for m in _wrapped().finditer(window) if m.start() < at < m.end()]
+        starts += [low + m.start() for fold in _folds(window, values) for m in fold.finditer(window)
+                   if m.start() < at < m.end()]
     return min(starts) if starts else None
 
 
@@ -468,8 +523,9 @@ def is_secret_name(name: str) -> bool:
         return False
     if upper in SECRET_ENV or upper in GITHUB_TOKEN_ENV or upper in _CAPABILITIES:
         return True
-    words = set(re.split(r"[^A-Z0-9]+", upper))
-    return any(part in upper for part in _SECRET_PARTS) or bool(words & set(_SECRET_WORDS))
+    words = re.split(r"[^A-Z0-9]+", upper)
+    return (any(part in upper for part in _SECRET_PARTS) or bool(set(words) & set(_SECRET_WORDS))
+            or words[-1] in _SECRET_LAST_WORDS)
 
 
 def never_passed(name: str) -> bool:

@@ -2,8 +2,11 @@
 `gitmem check` and `gitmem verify`."""
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import field, replace
+from pathlib import Path
 
 from gitmem import codes, gitio
 from gitmem.checks import run_checks
@@ -155,7 +158,21 @@ def check_staged(ws: Workspace) -> list[Violation]:
     # `ws.config` is the work tree's config, or the staged one (`staged_config`): when both files hold the
     # same bytes, a HEAD with those bytes too needs no parse.
     found = _check(ws, new, _author_email(repo), staged if staged == on_disk else None)
-    return sorted(found + other_files_staged(ws, _read_as_memory(ws.config)))
+    return sorted(_unstaged_named(found, gitio.root(repo)) + other_files_staged(ws, _read_as_memory(ws.config)))
+
+
+def _unstaged_named(found: list[Violation], root: Path) -> list[Violation]:
+    """`found`, with each memory file missing from the index that the work tree holds as a file named not staged:
+    right after `gitmem init`, or after `git add` of some of the files, "run `gitmem init`" sent the human to a
+    command that leaves them all alone."""
+    def unstaged(path: str) -> bool:
+        try:
+            return stat.S_ISREG(os.lstat(root / path).st_mode)
+        except (OSError, ValueError):
+            return False
+    missing = codes.MEMORY_FILE_MISSING.code
+    return [Violation.of(codes.MEMORY_FILE_MISSING, item.path, item.line, "unstaged", path=item.path)
+            if item.code == missing and unstaged(item.path) else item for item in found]
 
 
 def check_worktree(ws: Workspace, *, skip_unchanged: bool = False) -> list[Violation]:

@@ -33,7 +33,8 @@ EXIT_CODES = {
     ExitCode.USAGE: "usage or config error (bad gitmem.yaml, no backend to run)",
     ExitCode.DIRTY: "refused to start (dirty tree, lock, invalid memory, no branch, over the daily cap)",
     ExitCode.SALVAGED: "the agent failed, the memory rules refused even the runner's own entry, or the push "
-                       "conflicted or was refused: the work is on a named branch, nothing is lost",
+                       "conflicted or was refused: the work is on a named branch, nothing is lost; or, with --push, "
+                       "there is no remote: the commit stays local",
     ExitCode.REWRITTEN: "with --push, the upstream was rewritten: nothing is built on it, the commit stays local",
     ExitCode.LOCAL_ONLY: "the push failed: the work is only on this machine's disk (local branches named)",
 }

@@ -56,10 +56,11 @@ def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as
     extra) or an agent CLI that is not installed, with the command that installs it.
     """
     from gitmem.scaffold.init import init
-    from gitmem.scaffold.next_step import next_step
+    from gitmem.scaffold.next_step import next_step, outside
 
     report = init(directory, agents, plain_hooks=plain_hooks)
-    step = next_step(plain_hooks, report.hooks, report.hooks_in_place, report.hooks_path)
+    step = next_step(plain_hooks, report.hooks, report.hooks_in_place, report.hooks_path, outside(directory),
+                     refused=bool(report.problems))
     if as_json:
         click.echo(json.dumps(_as_json(report, step), indent=2))
     else:

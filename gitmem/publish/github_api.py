@@ -46,7 +46,10 @@ class GitHubClient:
     token: str
 
     def _call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-        data = json.dumps(body).encode() if body is not None else None
+        # What gitmem sends GitHub (a PR's title and body worded from LOG, a status's description) is shown there to
+        # everyone who reads the repository: masked as everything gitmem shows (a value history held before its
+        # variable was a secret).
+        data = json.dumps(secrets.scrub_data(body)).encode() if body is not None else None
         request = urllib.request.Request(
             self.api_url.rstrip("/") + path, data=data, method=method,
             headers={"Authorization": f"Bearer {self.token}", "Accept": "application/vnd.github+json",

@@ -190,9 +190,16 @@ def _merge_driver(target: Path, config: Config, report: InitReport) -> None:
 
 
 def _record(report: InitReport, rel: str, what: str) -> None:
+    """What an agent's step did to `rel`. A file this run created or updated already is named once, as that: a
+    second `--agent` finds the AGENTS.md the first one wrote, and the codex step adds its command to the
+    gitmem.yaml the template step created ("left alone AGENTS.md (exists)" of a file made a moment before)."""
     lists = {"created": report.created, "updated": report.updated, "left alone": report.left_alone}
     if what not in lists:
         report.problems.append(f"{rel}: {what}")
+    elif rel in report.created or (rel in report.updated and what != "created"):
+        return
+    elif rel in report.left_alone and what == "updated":
+        report.left_alone.remove(rel)
     lists.get(what, report.left_alone).append(rel)
 
 

@@ -115,6 +115,23 @@ def test_worktree_mode_sees_a_deleted_file(memrepo: GitRepo, cli) -> None:
     assert codes(cli(["check", "--worktree"], cwd=memrepo.path)) == ["GM904"]
 
 
+def test_a_memory_file_not_yet_staged_is_named_so_with_the_git_add_that_stages_it(tmp_path, git_env, cli) -> None:
+    """Right after `gitmem init` in a new repository (no commit yet), `gitmem check` said every memory file was
+    missing and to run `gitmem init`, which then left them all alone: they were there, only not staged. The same
+    after `git add LOG.md NOW.md` or `git rm --cached`."""
+    repo = make_repo(tmp_path / "fresh", template=False, commit=False)
+    assert cli(["init"], cwd=repo.path).code == ExitCode.OK
+    result = cli(["check"], cwd=repo.path)
+    assert result.code == ExitCode.VIOLATIONS
+    assert "gitmem init" not in result.out, result.out
+    assert "LOG.md:1: GM904 memory file LOG.md is not staged" in result.out, result.out
+    assert "git add LOG.md" in result.out, result.out
+    repo.stage("LOG.md")
+    assert "LOG.md:1" not in cli(["check"], cwd=repo.path).out
+    (repo.path / "NOW.md").unlink()                     # gone from the work tree too: it is missing
+    assert "NOW.md:1: GM904 memory file NOW.md is missing" in cli(["check"], cwd=repo.path).out
+
+
 # ---- check never writes ----------------------------------------------------------------------------------
 
 def _state(repo: GitRepo) -> dict[str, tuple[bytes, int]]:

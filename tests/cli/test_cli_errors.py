@@ -22,6 +22,21 @@ def test_outside_a_repository_the_message_says_what_to_do(tmp_path, cli, git_env
     assert "Traceback" not in result.err
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give a repository to another user")
+def test_a_repository_another_user_owns_is_named_so_not_called_no_repository(memrepo, cli):
+    """A clone owned by another user (a container running as root over the host's checkout, a shared folder):
+    git refuses it ("dubious ownership") and so does libgit2, and every command said the folder is not inside a
+    git repository and to run `git init`, in a repository."""
+    for top, folders, names in os.walk(memrepo.path):
+        for name in [top, *(os.path.join(top, n) for n in folders + names)]:
+            os.lchown(name, 65534, 65534)
+    for argv in (["status"], ["check"], ["log", "add", "--task", "t", "--outcome", "built", "--result", "r"]):
+        result = cli(argv, cwd=memrepo.path)
+        assert result.code == 2, (argv, result.err)
+        assert "git init" not in result.err and "another user" in result.err, (argv, result.err)
+        assert f"git config --global --add safe.directory {memrepo.path}" in result.err, (argv, result.err)
+
+
 def test_check_uses_the_staged_config_not_the_work_tree_one(memrepo, cli):
     block = "\n".join(f"- Did: step {n}" for n in range(12))
     memrepo.write("NOW.md", memrepo.read("NOW.md") + f"\n## 2026-11-30 09:00 UTC · cycle 1\n{block}\n")
@@ -152,15 +167,3 @@ def test_every_kind_of_command_error_has_the_one_prefix(memrepo, cli, tmp_path, 
     assert usage[:2] == ["Usage: gitmem check [OPTIONS]", "Try 'gitmem check -h' for help."]
     outside = cli(["status"], cwd=tmp_path)
     assert outside.err.startswith("gitmem: ") and outside.code == 2
-
-
-@pytest.mark.skipif(os.geteuid() != 0, reason="making a repository another user owns needs root")
-def test_a_repository_another_user_owns_is_named_as_such_not_as_missing(memrepo, cli):
-    """git refuses a repository another user owns (a container's checkout, `sudo`): the message says so and
-    how to trust it, not "run `git init`", which would make a second repository over the human's."""
-    os.chown(memrepo.path, 65534, 65534)
-    result = cli(["status"], cwd=memrepo.path)
-    assert result.code == 2, result.err
-    assert "git init" not in result.err
-    assert "owned by another user" in result.err and "safe.directory" in result.err, result.err
-    assert result.err.startswith(f"gitmem: {memrepo.path}: "), result.err

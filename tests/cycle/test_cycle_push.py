@@ -155,3 +155,7 @@ def test_with_no_remote_the_cycle_and_the_close_both_exit_salvaged(memrepo: GitR
     result = refused(cli(["close", "--push", "--no-llm", "--date", day], cwd=memrepo.path), ExitCode.SALVAGED)
     assert "no remote 'origin'" in result.err
     assert log.parse(memrepo.read("LOG.md")).entries[-1].kind == "close"        # the close commit is kept
+    # Both helps say so: the cycle's named only a work "on a named branch" for exit 4, and no remote not at all.
+    for command in ("cycle", "close"):
+        helped = " ".join(cli([command, "--help"], cwd=memrepo.path).out.split())
+        assert "there is no remote" in helped.split("Exit codes:")[1].split("; 5 ")[0], (command, helped)

@@ -197,7 +197,8 @@ def test_a_missing_alternate_index_is_an_empty_one_not_a_crash(memrepo: GitRepo,
     monkeypatch.setenv("GIT_INDEX_FILE", str(tmp_path / "no-such-index"))
     result = cli(["check"], cwd=memrepo.path)
     assert "Traceback" not in result.err and result.code in (1, 2)
-    # Read as an empty index: every memory file is staged as gone, each named with its GM code.
+    # Read as an empty index: every memory file is staged as gone (not staged: the work tree holds it), each
+    # named with its GM code.
     assert result.code == 1, result.out + result.err
-    assert "DECISIONS.md:1: GM904 memory file DECISIONS.md is missing" in result.out
+    assert "DECISIONS.md:1: GM904 memory file DECISIONS.md is not staged" in result.out
     assert "LOG.md:1: GM301 " in result.out

@@ -95,13 +95,15 @@ def test_a_value_holding_a_withheld_value_is_withheld_and_masked_whole() -> None
 
 @pytest.mark.parametrize("name,secret", [
     ("DEPLOY_PASS", True), ("DB_PASS", True), ("SMTP_PASS_WORD", True), ("MYSQL_PWD", True), ("DB_PWD", True),
-    ("API_CREDS", True), ("pass", True),
+    ("API_CREDS", True), ("pass", True), ("LDAP_BIND_PW", True), ("DB_PW", True), ("smtp_pw", True),
     ("PWD", False), ("OLDPWD", False), ("BYPASS", False), ("PASSENGER_COUNT", False), ("COMPASS_HOME", False),
-    ("PATH", False), ("AUTHOR", False), ("PW_TEST_HTML_REPORT_OPEN", False),
+    ("PATH", False), ("AUTHOR", False), ("PW_TEST_HTML_REPORT_OPEN", False), ("PW_TEST_REPORTER", False),
+    ("PWDEBUG", False),
 ])
 def test_a_password_named_the_usual_short_ways_is_withheld(name: str, secret: bool) -> None:
-    """`…_PASS`, `…_PWD` (MySQL's own `MYSQL_PWD`) and `…_CREDS` name credentials as surely as `…_PASSWORD`; the
-    shell's working directory (`PWD`, `OLDPWD`) and words that only hold the letters do not."""
+    """`…_PASS`, `…_PWD` (MySQL's own `MYSQL_PWD`), `…_CREDS` and, as the last word, `…_PW` (OpenLDAP's and many
+    deploy scripts' `LDAP_BIND_PW`, `DB_PW`) name credentials as surely as `…_PASSWORD`; the shell's working
+    directory (`PWD`, `OLDPWD`), Playwright's `PW_TEST_…` settings and words that only hold the letters do not."""
     assert secrets.is_secret_name(name) is secret
 
 

@@ -128,6 +128,7 @@ def test_init_never_overwrites_and_reports_left_alone(tmp_path: Path, capsys: py
         path.write_bytes(content)
         mine[rel] = content
     monkeypatch.setenv("PATH", str(Path(PRE_COMMIT).parent))
+    monkeypatch.chdir(tmp_path)
     code, out, _ = run(capsys, "init", str(tmp_path))
     assert code == ExitCode.OK
     assert snapshot(tmp_path) == mine

@@ -42,6 +42,12 @@ def test_all_three_agents_are_set_up_and_a_second_run_changes_nothing(tmp_path: 
     assert first.code == ExitCode.OK, first.err
     for rel in sum(AGENT_FILES.values(), []):
         assert f"created     {rel}" in first.out
+    # Each file once, as what this run did to it: the second agent's step said "left alone AGENTS.md (exists)"
+    # and "updated gitmem.yaml" of files the same run had just created.
+    named = [line.split(None, 1)[1].split(" (")[0] if line.startswith("created") else line[12:].split(" (")[0]
+             for line in first.out.splitlines() if line.startswith(("created", "updated", "left alone"))]
+    assert "left alone" not in first.out and "updated" not in first.out, first.out
+    assert len(named) == len(set(named)), first.out
     before = snapshot(root)
     again = cli(["init", str(root), *every], cwd=tmp_path)
     assert again.code == ExitCode.OK and "created" not in again.out and "updated" not in again.out

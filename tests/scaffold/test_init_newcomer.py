@@ -139,7 +139,7 @@ def test_without_pre_commit_the_next_step_says_how_to_get_it(tmp_path: Path, mon
     assert step.startswith("pip install pre-commit && pre-commit install --hook-type pre-commit")
     assert "gitmem init --plain-hooks" in step
     code, out, _ = run(capsys, "init", str(tmp_path / "agent"))
-    assert code == ExitCode.OK and out.splitlines()[-1] == f"next: {step}"
+    assert code == ExitCode.OK and out.splitlines()[-1] == f"next: {next_step(False, [], [], None, tmp_path / 'agent')}"
 
 
 def test_with_pre_commit_only_beside_gitmem_the_next_step_names_its_path(
@@ -256,3 +256,34 @@ def test_an_unreadable_gitmem_yaml_creates_no_memory_under_a_guessed_name(
     assert code == ExitCode.USAGE
     assert "gitmem.yaml" in err and "no memory file was created" in err
     assert not (tmp_path / "NOW.md").exists() and (tmp_path / "prompts" / "cycle.md").exists()
+    # The next step is the fix, not the hooks: "next: pre-commit install" came after the refusal.
+    assert out.splitlines()[-1] == "next: fix what is named above, then run `gitmem init` again", out
+    assert "pre-commit install" not in out
+
+
+@pytest.mark.parametrize("outer_repository", [False, True], ids=["from-a-plain-folder", "from-the-repo-around-it"])
+def test_init_of_another_folder_names_a_next_step_that_runs_in_that_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        outer_repository: bool) -> None:
+    """`gitmem init my-agent` printed `next: pre-commit install ...`, to be run where the human stood: outside
+    the new repository it failed ("not a git repository"), and in a repository around the new one it installed
+    the hooks there, leaving the agent's repository without any."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "pre-commit").write_text('#!/bin/sh\ngit rev-parse --show-toplevel > "$RAN_IN"\n', encoding="utf-8")
+    (bin_dir / "pre-commit").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    here = tmp_path / "work"
+    here.mkdir()
+    if outer_repository:
+        git(here, "init", "-q")
+    monkeypatch.chdir(here)
+    code, out, _ = run(capsys, "init", "my agent")
+    assert code == ExitCode.OK, out
+    step = out.splitlines()[-1].removeprefix("next: ")
+    ran_in = tmp_path / "ran-in"
+    subprocess.run(["/bin/sh", "-c", step], cwd=here, env={**os.environ, "RAN_IN": str(ran_in)}, check=True)
+    assert Path(ran_in.read_text(encoding="utf-8").strip()).resolve() == (here / "my agent").resolve(), step
+    monkeypatch.chdir(here / "my agent")                # from inside it, the step is the command alone
+    code, out, _ = run(capsys, "init")
+    assert out.splitlines()[-1] == "next: pre-commit install --hook-type pre-commit --hook-type pre-push"

@@ -189,3 +189,29 @@ def test_a_urls_password_is_masked_in_what_an_import_brings_and_a_projects_dev_u
     assert secrets.redact_bytes(dev) == dev and secrets.redact(dev.decode()) == dev.decode()
     environ = {"DATABASE_URL": url, "HOME": "/root"}
     assert secrets.agent_environment(environ) == environ
+
+
+def test_the_pull_requests_title_and_body_mask_it(history: History, cli, tmp_path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pull-request mode words its PR from LOG: the title is the latest entry's task, the body its task and
+    result and the commit subjects. They went to GitHub as written, where the PR page shows them to everyone who
+    can read the repository."""
+    from tests.support.cycle_support import origin_and_clone
+    from tests.support.fake_github import FakeGitHub
+    from tests.support.gitcli import git
+
+    written = history.repo.head()
+    git(history.root, "reset", "-q", "--hard", "HEAD~1")         # the entry holding it lands on the memory branch
+    origin_and_clone(tmp_path, history.repo)
+    with FakeGitHub() as fake:
+        for name, value in (("GITHUB_API_URL", fake.url), ("GITHUB_REPOSITORY", fake.repository),
+                            ("GITMEM_GIT_TOKEN", fake.token), ("GITHUB_REF_NAME", "main")):
+            monkeypatch.setenv(name, value)
+        prepared = cli(["github", "prepare"], cwd=history.root)
+        assert prepared.code == ExitCode.OK, prepared.err
+        git(history.root, "merge", "-q", "--ff-only", written)
+        opened = cli(["github", "pr", "--phase", "cycle"], cwd=history.root)
+    assert opened.code == ExitCode.OK, opened.out + opened.err
+    assert len(fake.pulls) == 1
+    sent = fake.pulls[0]["title"] + "\n" + fake.pulls[0]["body"]
+    assert SECRET not in sent and secrets.MASK in sent and "heron" in sent, sent
