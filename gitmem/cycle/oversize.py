@@ -9,9 +9,10 @@
   told it has a work tree): git shows its files, which a commit would take, and in the human's checkout git
   run inside that folder would find it as a repository and run its configuration (`is_repository`).
 Either is moved to `.git/gitmem/held/cycle-N/<path>`, never deleted, and the work tree gets back what HEAD
-has there (nothing, for a new path). So the cycle commits without it, the next cycle starts from a clean
-tree, and nothing is lost. A held repository is kept in a form that runs nothing: its `.git` (and any `.git`
-deeper in it) is renamed `.git.held` (`disarm_nested_repos`), so no git command there finds it and runs what the agent
+has there (nothing, for a new path). So the cycle commits without it, the next cycle starts from a clean tree,
+and nothing is lost. A secret value in what is held is masked there, as in a commit (a run's cache carries
+`.git/gitmem` on). A held repository is kept in a form that runs nothing: its `.git` (and any `.git` deeper in
+it) is renamed `.git.held` (`disarm_nested_repos`), so no git command there finds it and runs what the agent
 configured (core.fsmonitor runs at `git status`, core.pager at `git log`, hooks at `git commit`); the note
 tells the human to read its history in a clone, which takes objects and refs, never config or hooks.
 Memory files are exempt from the size limit on the cycle's own commit: their growth is judged by the GM
@@ -29,6 +30,7 @@ from pathlib import Path
 from gitmem import codes, gitio
 from gitmem.codes import Code
 from gitmem.confined.walk import walk_tree
+from gitmem.cycle.scrub import scrub_held
 from gitmem.workspace import Workspace
 from gitmem.workspace.statedir import state_directory
 
@@ -43,12 +45,16 @@ class Held:
     kept: str          # where it is now: from the work tree's root when inside it (.git/gitmem/held/...)
     repository: bool = False
     free: int | None = None    # the disk's free bytes, when it was held for not fitting them
+    masked: bool = False       # a secret value in it was masked where it is kept (gitmem.cycle.scrub.scrub_held)
 
     @property
     def code(self) -> Code:
         return codes.CYCLE_REPOSITORY_HELD if self.repository else codes.CYCLE_FILE_HELD
 
     def note(self, limit: int) -> str:
+        return self._where(limit) + ("; a secret value in it was masked" if self.masked else "")
+
+    def _where(self, limit: int) -> str:
         if self.repository:
             return (f"kept {self.path}/ out of the commit: it is a git repository of its own, which a commit "
                     f"cannot hold as files; it was moved to {self.kept}, its .git renamed {INERT_GIT} so that no "
@@ -98,7 +104,8 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
         # only clutter (and a linked worktree's git directory may be elsewhere).
         kept = target.relative_to(ws.root) if target.is_relative_to(ws.root) else target
         unfit = free if not repository and found.st_size <= limit else None      # held for the disk, not the limit
-        held.append(Held(rel, 0 if repository else found.st_size, kept.as_posix(), repository, unfit))
+        masked = scrub_held(target, INERT_GIT)
+        held.append(Held(rel, 0 if repository else found.st_size, kept.as_posix(), repository, unfit, masked))
     return held
 
 

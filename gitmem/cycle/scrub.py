@@ -11,13 +11,14 @@ import io
 import os
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
 from gitmem import secrets
 from gitmem.confined import files
+from gitmem.confined.walk import walk_tree
 
 
 @dataclass
@@ -52,6 +53,33 @@ def scrub_paths(root: Path, paths: list[str], *, allow: secrets.Allowlist | None
             result.notes.append(f"removed a secret value from {_shown(rel)} before committing")
         result.paths.append(_rename(root, rel, result) if not tracked(rel) else rel)
     return result
+
+
+def scrub_held(top: Path, skip: str) -> bool:
+    """Mask secrets in place in a file, or in every file under a folder, that the runner holds out of its commits
+    (gitmem.cycle.oversize); True when anything was masked. Held files stay local, but a scheduled run's cache
+    carries `.git/gitmem` to the next runner, where a pull request's workflow can restore it. Links are neither
+    followed nor changed; folders named `skip` (a held repository's git directory, whose objects are compressed)
+    are left as they are. A file that cannot be masked (a full disk) is kept as it is: it is never lost."""
+    values = secrets.env_values()
+    masked = False
+    for path in _held_files(top, skip):
+        try:
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode):
+                masked = _scrub_file(path, values, stat.S_IMODE(info.st_mode)) or masked
+        except OSError:
+            continue
+    return masked
+
+
+def _held_files(top: Path, skip: str) -> Iterator[Path]:
+    if not os.path.isdir(top) or os.path.islink(top):
+        yield top
+        return
+    for folder, dirs, names in walk_tree(top):
+        dirs[:] = [name for name in dirs if name != skip]
+        yield from (Path(folder, name) for name in names)
 
 
 def _scrub_file(full: Path, values: list[str], mode: int) -> bool:
