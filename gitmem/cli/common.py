@@ -240,6 +240,17 @@ def annotate(violations: Sequence[Violation]) -> None:
         show(render_github(violations), nl=False)
 
 
+def colour_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """`--color/--no-color` after a command that colours its output, as the top group takes it before the command:
+    `gitmem status --no-color` is how a user types it. It sets the context's colour; the command sees nothing."""
+    def chosen(ctx: click.Context, _param: click.Parameter, value: bool | None) -> None:
+        if value is not None:
+            ctx.color = value
+
+    return click.option("--color/--no-color", default=None, expose_value=False, callback=chosen,
+                        help="Colour the output, or not (default: on a terminal, unless NO_COLOR is set).")(func)
+
+
 def colour_wanted(stream: Any) -> bool:
     """Colour for `stream`: --color / --no-color when given, none with NO_COLOR set, else on a terminal."""
     ctx = click.get_current_context(silent=True)

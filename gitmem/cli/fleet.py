@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitmem.cli.common import UsageError, cannot_write, colour_wanted, json_option, write_page
+from gitmem.cli.common import UsageError, cannot_write, colour_option, colour_wanted, json_option, write_page
 from gitmem.cli.pending import INCOMPLETE
 from gitmem.errors import ExitCode, exit_codes_help
 
@@ -182,6 +182,7 @@ def render_status(rows: list[Any], *, colour: bool, public: bool = False) -> str
 @timeout_option
 @offline_option
 @public_option
+@colour_option
 def fleet_status(fleet_file: str, as_json: bool, timeout: float, offline: bool, public: bool) -> int:
     """One row per agent (per workspace): last cycle (age, outcome), cycles today, Rule 0 streak, pending
     decisions, last close, the gitmem/* branches waiting for you, and a verdict.

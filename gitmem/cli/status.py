@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from gitmem.cli.common import colour_wanted, json_option, open_workspace, workspace_option
+from gitmem.cli.common import colour_option, colour_wanted, json_option, open_workspace, workspace_option
 from gitmem.codes import DECISION_ANSWER_INCOMPLETE
 from gitmem.errors import ExitCode, exit_codes_help
 from gitmem.memory.log import Outcome
@@ -151,6 +151,7 @@ EXIT_CODES = {
 
 @click.command("status", epilog=exit_codes_help(EXIT_CODES))
 @json_option
+@colour_option
 @workspace_option
 def status(as_json: bool, workspace: str | None) -> int:
     """One screen of memory health: last cycle, today, Rule 0 streak, decisions waiting, lessons, rules, budget,

@@ -156,6 +156,21 @@ def test_colour_follows_no_color_and_the_flags(memrepo: GitRepo) -> None:
     assert "\x1b[" in forced.stdout
 
 
+@pytest.mark.parametrize("argv", [["status"], ["fleet", "status"]])
+def test_the_colour_flags_also_work_after_the_command_that_colours(memrepo: GitRepo, argv: list[str]) -> None:
+    """`gitmem status --no-color` reads as a user types it: the flags after the command that colours its output,
+    as before it."""
+    gitmem = str(BIN / "gitmem")
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    if argv[0] == "fleet":
+        memrepo.commit_files({"fleet.yaml": "agents:\n  - name: one\n    repo: .\n"})
+    assert "\x1b[" not in on_a_terminal([gitmem, *argv, "--no-color"], memrepo.path, env)
+    forced = subprocess.run([gitmem, *argv, "--color"], cwd=memrepo.path, capture_output=True, text=True, env=env)
+    assert forced.returncode == 0, forced.stderr
+    assert "\x1b[" in forced.stdout
+    assert "--no-color" in subprocess.run([gitmem, *argv, "--help"], capture_output=True, text=True, env=env).stdout
+
+
 @pytest.mark.parametrize(("argv", "suggestion"), [
     (["stauts"], "Did you mean 'status'?"),
     (["verfy"], "Did you mean 'verify'?"),
