@@ -415,3 +415,49 @@ def test_gitmem_merge_gives_the_other_sides_question_the_id_after_ours(tmp_path:
     assert [(e.cycle, e.get("Task")) for e in entries] == [(1, "ask about PyPI"), (2, "ask D-0001")]
     assert session(human, "check").returncode == 0
     assert session(human, "verify", "--range", f"{before}..HEAD").returncode == 0
+
+
+# -- An amendment moved by a merge or a rebase ----------------------------------------------------------------
+
+def _bad_entry_amended_on_the_laptop(second: GitRepo) -> None:
+    """The laptop's session: an entry without a Task, committed past the hook, then repaired by `gitmem log amend`
+    (docs/format.md, "Amending LOG"); neither is pushed yet."""
+    second.append("LOG.md", "\n## 2026-12-01 10:00 UTC · cycle 1 · built\n- Result: forgot the task\n"
+                            "- Session: interactive\n")
+    git(second.path, "commit", "--quiet", "--no-verify", "-am", "typed by hand", who=DANA)
+    bad = log.parse(second.read("LOG.md")).entries[-1]
+    session(second, "log", "amend", "--line", str(bad.line), "--task", "the task it forgot", "--outcome", "built",
+            "--result", "forgot the task")
+    git(second.path, "commit", "--quiet", "-am", "amend the entry typed by hand", who=DANA)
+
+
+def _still_amends_its_entry(repo: GitRepo, since: str) -> None:
+    """The amendment still supersedes the entry typed by hand, wherever the two landed, and the history passes."""
+    entries = log.parse(repo.read("LOG.md")).entries
+    amendment = entries[-1]
+    target = next(e for e in entries if e.get("Result") == "forgot the task" and e.get("Task") is None)
+    assert amendment.amends == target.line and amendment.get("Task") == "the task it forgot"
+    assert [e.get("Task") for e in log.live(entries)][-1] == "the task it forgot"
+    assert session(repo, "check").returncode == 0
+    done = session(repo, "verify", "--range", f"{since}..HEAD", check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_git_rebase_keeps_an_amendment_amending_the_entry_it_names_at_its_new_line(tmp_path: Path,
+                                                                                    memrepo: GitRepo) -> None:
+    first, second = _two_clones_with_the_driver(tmp_path, memrepo)
+    _bad_entry_amended_on_the_laptop(second)
+    session_cycle(first, "from the desktop")                    # cycle 1 reaches origin first
+    git(second.path, "pull", "--quiet", "--rebase", "origin", "main", who=DANA)
+    _still_amends_its_entry(second, git(second.path, "rev-parse", "origin/main", who=DANA).strip())
+
+
+def test_git_merge_keeps_an_amendment_amending_the_entry_it_names_at_its_new_line(tmp_path: Path,
+                                                                                   memrepo: GitRepo) -> None:
+    first, second = _two_clones_with_the_driver(tmp_path, memrepo)
+    _bad_entry_amended_on_the_laptop(first)                     # on origin's side: the merge brings it in
+    git(first.path, "push", "--quiet", "origin", "main", who=DANA)
+    session_cycle(second, "from the laptop", push=False)
+    git(second.path, "pull", "--quiet", "--no-rebase", "--no-edit", "origin", "main", who=DANA)
+    # What the required check verifies when the merge is pushed: the laptop's commits and the merge.
+    _still_amends_its_entry(second, git(second.path, "rev-parse", "origin/main", who=DANA).strip())
