@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from gitmem import secrets
+from gitmem import gitio, secrets
 from gitmem.checks import CheckInput, run_checks
 from gitmem.checks.log_checks import FENCE_OPEN_AT_END
 from gitmem.checks.violation import Violation
@@ -101,6 +101,7 @@ def _a_write(write: Callable[_P, _T]) -> Callable[_P, _T]:
             args = tuple(_masked(value, values) for value in args)          # type: ignore[assignment]
             kwargs = {key: _masked(value, values) for key, value in kwargs.items()}  # type: ignore[assignment]
         with writer.locked():
+            writer.require_merged()
             return write(*args, **kwargs)
     return locked
 
@@ -137,6 +138,17 @@ class MemoryWriter:
         the writes inside take it again, which is free."""
         with writelock.held(self.workspace.state_dir):
             yield
+
+    def require_merged(self) -> None:
+        """Refuse while git holds a memory file unmerged (a `git merge`, `git pull` or rebase stopped on a conflict
+        in it): a write would land among git's conflict markers, and resolving the conflict by either side would
+        drop it. A folder that is no git work tree has no index to ask."""
+        if self.workspace.state_dir is None:
+            return
+        held = gitio.unmerged(self.workspace.repo, self.config.memory_paths().values())
+        if held:
+            raise WriteRefused(f"refusing to write memory: git stopped a merge on a conflict in {', '.join(held)}; "
+                               "resolve it and `git add` it (or `git merge --abort`), then write again")
 
     def now(self) -> Timestamp:
         return Timestamp.from_datetime((self.clock or self.workspace.clock())())
