@@ -26,7 +26,7 @@ from gitmem.gitio import Snapshot
 from gitmem.memory import decisions, lessons, log, now, roadmap
 from gitmem.memory.now import NowBlock
 from gitmem.memory.text import Timestamp, decode_text
-from gitmem.workspace import CYCLE_ENV, Clock, Workspace, runner_cycle, writelock
+from gitmem.workspace import CYCLE_ENV, Clock, Workspace, cyclelock, runner_cycle, writelock
 from gitmem.workspace.head_and_tail import FileSource, read_end
 
 # How much of LOG's end a write reads first: a few entries' worth, grown only if no cycle is found.
@@ -101,6 +101,7 @@ def _a_write(write: Callable[_P, _T]) -> Callable[_P, _T]:
             args = tuple(_masked(value, values) for value in args)          # type: ignore[assignment]
             kwargs = {key: _masked(value, values) for key, value in kwargs.items()}  # type: ignore[assignment]
         with writer.locked():
+            writer.require_no_cycle_running()
             writer.require_merged()
             return write(*args, **kwargs)
     return locked
@@ -138,6 +139,19 @@ class MemoryWriter:
         the writes inside take it again, which is free."""
         with writelock.held(self.workspace.state_dir):
             yield
+
+    def require_no_cycle_running(self) -> None:
+        """Refuse a session's write (no GITMEM_CYCLE) while a cycle or a close runs in this checkout: the runner
+        commits what the work tree holds when its agent ends, so the session's entry would land as the agent's
+        words and its NOW block be dropped for the agent's. The cycle's own agent, and the runner's writes in its
+        own process, write as ever."""
+        if runner_cycle() is not None or self.workspace.state_dir is None:
+            return
+        holder = cyclelock.running(self.workspace.state_dir)
+        if holder is not None:
+            raise WriteRefused(f"refusing to write memory: a {holder.what} is running in this checkout "
+                               f"({holder.describe()}) and would take this write for its agent's; write after it "
+                               "ends, or from another clone")
 
     def require_merged(self) -> None:
         """Refuse while git holds a memory file unmerged (a `git merge`, `git pull` or rebase stopped on a conflict

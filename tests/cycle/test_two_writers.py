@@ -461,3 +461,31 @@ def test_git_merge_keeps_an_amendment_amending_the_entry_it_names_at_its_new_lin
     git(second.path, "pull", "--quiet", "--no-rebase", "--no-edit", "origin", "main", who=DANA)
     # What the required check verifies when the merge is pushed: the laptop's commits and the merge.
     _still_amends_its_entry(second, git(second.path, "rev-parse", "origin/main", who=DANA).strip())
+
+
+# -- A session in the checkout a cycle runs in ----------------------------------------------------------------
+
+def test_a_session_writing_in_the_checkout_a_cycle_runs_in_is_refused_and_the_cycle_keeps_its_own_entry(
+        memrepo: GitRepo) -> None:
+    """A human's session (an agent CLI with the MCP tools, or `gitmem log add` in a shell) in the very checkout
+    a local scheduled cycle runs in: the runner cannot tell whose bytes the work tree holds, so the session's
+    entry would be committed as the agent's words and its NOW block dropped. The session's write is refused,
+    naming the running cycle; the cycle's agent (GITMEM_CYCLE set) writes as before."""
+    refused: list[subprocess.CompletedProcess[str]] = []
+
+    def a_session_writes_here_meanwhile(memory, request) -> None:
+        refused.append(session(memrepo, "log", "add", "--task", "the human's own task", "--outcome", "built",
+                               "--result", "by hand", check=False))
+        refused.append(session(memrepo, "now", "add", "--did", "by hand", "--human", "x", "--next", "y",
+                               check=False))
+        built("write hello.txt")(memory, request)
+
+    report = run_cycle(memrepo.ws(), WritingBackend(a_session_writes_here_meanwhile), settings=Settings())
+    assert [done.returncode for done in refused] == [1, 1], [done.stderr for done in refused]
+    assert all("a cycle is running in this checkout" in done.stderr for done in refused)
+    assert report.exit_code == ExitCode.OK
+    entries = log.parse(memrepo.read("LOG.md")).entries
+    assert [(e.cycle, e.get("Task")) for e in entries] == [(1, "write hello.txt")]
+    assert "by hand" not in memrepo.read("NOW.md")
+    assert session(memrepo, "log", "add", "--task", "after the cycle", "--outcome", "built",
+                   "--result", "r").returncode == 0                  # the cycle ended: sessions write again

@@ -87,6 +87,18 @@ def read_lock(path: Path) -> LockInfo | None:
         return LockInfo(0, socket.gethostname(), "unknown")
 
 
+def running(state_dir: Path) -> LockInfo | None:
+    """The cycle or close that holds the lock in `state_dir` while it runs, when it is another process than this
+    one: None when none does, or when its holder died (a stale lock, which the next cycle clears). A lock taken
+    on another host counts as held, as `acquire` has it."""
+    holder = read_lock(lock_path(state_dir))
+    if holder is None:
+        return None
+    if holder.host == socket.gethostname() and (holder.pid == os.getpid() or not pid_alive(holder.pid)):
+        return None
+    return holder
+
+
 def pid_alive(pid: int) -> bool:
     if pid <= 0:
         return False
