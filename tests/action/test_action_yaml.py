@@ -286,3 +286,15 @@ def test_the_cycle_installs_bubblewrap_and_lets_it_make_user_namespaces(action) 
     from gitmem.agents.sandbox import unprivileged
 
     assert f"bwrap {' '.join(unprivileged(1001))} --ro-bind / / true" in step["run"]
+
+
+def test_the_comment_that_suggests_another_close_time_says_the_jobs_condition_changes_with_it() -> None:
+    """Each scheduled job runs only when `github.event.schedule` is exactly its own cron string. The template's
+    comment tells a user in another time zone to shift the close's hour ("47 22 * * *"); done as written, with the
+    `if:` still naming "47 23 * * *", no job matched that schedule and the daily close never ran again."""
+    text = (ROOT / "template-repo" / ".github" / "workflows" / "gitmem.yml").read_text(encoding="utf-8")
+    comment = text[text.index("# The daily close."):text.index('- cron: "47 23 * * *"')]
+    assert '"47 22 * * *"' in comment
+    assert "if:" in comment and "github.event.schedule" in comment, comment
+    cycle_line = next(line for line in text.splitlines() if '- cron: "17 */3 * * *"' in line)
+    assert "`if:`" in cycle_line and "change both" in cycle_line
