@@ -13,6 +13,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
+from gitmem.checks.amendments import superseded_lines
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons, log, now
 from gitmem.memory.text import Timestamp, common_prefix
@@ -88,12 +89,17 @@ def _close_saw_not(ours: tuple[log.LogEntry, ...], theirs: tuple[log.LogEntry, .
     return tuple(log.with_arrived(e, arrived) if e.cycle is None else e for e in ours)
 
 
-def _appended(text: str, entries: tuple[log.LogEntry, ...], written: str) -> str:
+def _appended(text: str, entries: tuple[log.LogEntry, ...], written: str) -> str | None:
     """`entries` appended to LOG's `text`, each as `gitmem log add` appends one. `written`: the LOG they were
-    written in, whose lines an amendment among them names (`_repointed`)."""
+    written in, whose lines an amendment among them names (`_repointed`). None when an amendment among them
+    names an entry `text` already has amended: both sides repaired one entry, and only one repair can stand
+    (GM313), which is the human's to choose."""
     text = text if text.endswith("\n") else text + "\n"
     for entry in entries:
-        text = log.append_entry(text, _repointed(entry, written, text))
+        entry = _repointed(entry, written, text)
+        if entry.amends is not None and entry.amends in superseded_lines(text.encode("utf-8")):
+            return None
+        text = log.append_entry(text, entry)
     return text
 
 

@@ -489,3 +489,29 @@ def test_a_session_writing_in_the_checkout_a_cycle_runs_in_is_refused_and_the_cy
     assert "by hand" not in memrepo.read("NOW.md")
     assert session(memrepo, "log", "add", "--task", "after the cycle", "--outcome", "built",
                    "--result", "r").returncode == 0                  # the cycle ended: sessions write again
+
+
+def test_both_sides_amending_the_same_entry_is_left_to_the_human_by_the_driver_as_by_gitmem_merge(
+        tmp_path: Path, memrepo: GitRepo) -> None:
+    """Two amendments of one entry cannot both stand (GM313, "already amends"): the merge driver leaves git's
+    conflict, as `gitmem merge` refuses, instead of committing a merge that `verify` fails."""
+    first, second = _two_clones_with_the_driver(tmp_path, memrepo)
+    first.append("LOG.md", "\n## 2026-12-01 10:00 UTC · cycle 1 · built\n- Result: forgot the task\n")
+    git(first.path, "commit", "--quiet", "--no-verify", "-am", "typed by hand", who=DANA)
+    git(first.path, "push", "--quiet", "origin", "main", who=DANA)
+    git(second.path, "pull", "--quiet", "--ff-only", "origin", "main", who=DANA)
+    line = log.parse(first.read("LOG.md")).entries[-1].line
+    for repo, words in ((first, "the desktop's repair"), (second, "the laptop's repair")):
+        session(repo, "log", "amend", "--line", str(line), "--task", words, "--outcome", "built", "--result", "r")
+        git(repo.path, "commit", "--quiet", "-am", words, who=DANA)
+    git(first.path, "push", "--quiet", "origin", "main", who=DANA)
+    git(second.path, "fetch", "--quiet", "origin", who=DANA)
+    before = second.read("LOG.md")
+    refused = session(second, "merge", "origin/main", check=False)
+    assert refused.returncode == 1 and "do not merge by memory rules" in refused.stderr
+    failed = subprocess.run(["git", "pull", "--no-rebase", "--no-edit", "origin", "main"], cwd=second.path,
+                            env=isolated_env(who=DANA), capture_output=True, text=True, check=False)
+    assert failed.returncode != 0 and "CONFLICT" in failed.stdout + failed.stderr
+    text = second.read("LOG.md")
+    assert "<<<<<<<" in text and "the desktop's repair" in text and "the laptop's repair" in text
+    assert text != before
