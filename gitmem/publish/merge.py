@@ -112,8 +112,8 @@ def _repointed(entry: log.LogEntry, written: str, onto: str) -> log.LogEntry:
     line = entry.amends
     if line is None:
         return entry
-    shared = common_prefix(written.encode("utf-8"), onto.encode("utf-8"))
-    if line <= written.encode("utf-8")[:shared].count(b"\n"):      # above where the two differ: the same line
+    data = written.encode("utf-8")
+    if line <= data.count(b"\n", 0, common_prefix(data, onto.encode("utf-8"))):   # above where the two differ
         return entry
     above = log.tail_entries(log.TextSource(written), lambda found: bool(found) and found[0].line <= line).entries
     target = next((found for found in above if found.line == line), None)
