@@ -464,7 +464,10 @@ SECRET_LIKE_TOKEN = _code(
     committed_link=Message(_SECRET_LINK.text, _SECRET_LINK.hint, since=_COMMITTED))
 MEMORY_FILE_MISSING = _code(
     "GM904", "memory-file-missing", "a memory file is missing",
-    "memory file {path} is missing", "run `gitmem init` to create the missing files")
+    "memory file {path} is missing", "run `gitmem init` to create the missing files",
+    # Staged: git holds the file only as a conflict's sides (a merge or rebase stopped on it), not missing.
+    unmerged=Message("memory file {path} is unmerged: git stopped a merge on a conflict in it",
+                     "resolve the conflict and `git add` the file (or `git merge --abort`)"))
 NON_CANONICAL_ENCODING = _code(
     "GM905", "non-canonical-encoding", "CRLF line endings or a byte order mark (accepted, with a warning)",
     severity="warning",

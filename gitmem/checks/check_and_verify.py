@@ -155,7 +155,16 @@ def check_staged(ws: Workspace) -> list[Violation]:
     # `ws.config` is the work tree's config, or the staged one (`staged_config`): when both files hold the
     # same bytes, a HEAD with those bytes too needs no parse.
     found = _check(ws, new, _author_email(repo), staged if staged == on_disk else None)
-    return sorted(found + other_files_staged(ws, _read_as_memory(ws.config)))
+    return sorted(_unmerged_said(repo, found) + other_files_staged(ws, _read_as_memory(ws.config)))
+
+
+def _unmerged_said(repo: gitio.Repo, found: list[Violation]) -> list[Violation]:
+    """`found`, with a memory file the index lacks because git holds it unmerged said so (GM904 `unmerged`):
+    it is not missing, and `gitmem init` would change nothing."""
+    missing = [v.path for v in found if v.code == codes.MEMORY_FILE_MISSING.code]
+    held = set(gitio.unmerged(repo, missing)) if missing else set()
+    return [Violation.of(codes.MEMORY_FILE_MISSING, v.path, v.line, "unmerged", path=v.path)
+            if v.code == codes.MEMORY_FILE_MISSING.code and v.path in held else v for v in found]
 
 
 def check_worktree(ws: Workspace, *, skip_unchanged: bool = False) -> list[Violation]:

@@ -2,7 +2,8 @@
 keeps writing memory. A write into a file git holds unmerged would put a new block or entry above git's conflict
 markers, which then read as a block's or entry's own lines, and resolving the conflict by either side would lose
 it. Every writer (MemoryWriter: the CLI's memory commands and the MCP tools) refuses while one of the memory files
-is unmerged, naming it, and writes again once the merge is resolved."""
+is unmerged, naming it, and writes again once the merge is resolved; `gitmem check` says the file is unmerged,
+not missing."""
 from __future__ import annotations
 
 from gitmem.errors import ExitCode
@@ -48,3 +49,13 @@ def test_once_the_merge_is_resolved_the_writes_go_on(memrepo: GitRepo, cli) -> N
     assert cli(LOG_ADD, cwd=memrepo.path).code == ExitCode.OK
     assert cli(NOW_ADD, cwd=memrepo.path).code == ExitCode.OK
     assert [b.cycle for b in now.parse(memrepo.read("NOW.md")).blocks][:2] == [2, 1]
+
+
+def test_check_names_a_memory_file_git_holds_unmerged_as_unmerged_not_missing(memrepo: GitRepo, cli) -> None:
+    """`gitmem check` in the middle of that merge: the index holds NOW.md only as the conflict's sides, and check
+    said `GM904 memory file NOW.md is missing` with the hint to run `gitmem init` (which changes nothing)."""
+    _conflicted_now(memrepo, cli)
+    done = cli(["check"], cwd=memrepo.path)
+    assert done.code == ExitCode.VIOLATIONS
+    assert "NOW.md:1: GM904 memory file NOW.md is unmerged" in done.out, done.out
+    assert "gitmem init" not in done.out and "git add" in done.out
