@@ -101,8 +101,7 @@ def _a_write(write: Callable[_P, _T]) -> Callable[_P, _T]:
             args = tuple(_masked(value, values) for value in args)          # type: ignore[assignment]
             kwargs = {key: _masked(value, values) for key, value in kwargs.items()}  # type: ignore[assignment]
         with writer.locked():
-            writer.require_no_cycle_running()
-            writer.require_merged()
+            writer.require_session_may_write()
             return write(*args, **kwargs)
     return locked
 
@@ -140,25 +139,24 @@ class MemoryWriter:
         with writelock.held(self.workspace.state_dir):
             yield
 
-    def require_no_cycle_running(self) -> None:
-        """Refuse a session's write (no GITMEM_CYCLE) while a cycle or a close runs in this checkout: the runner
-        commits what the work tree holds when its agent ends, so the session's entry would land as the agent's
-        words and its NOW block be dropped for the agent's. The cycle's own agent, and the runner's writes in its
-        own process, write as ever."""
-        if runner_cycle() is not None or self.workspace.state_dir is None:
+    def require_session_may_write(self) -> None:
+        """Refuse a session's write (a process outside any cycle: no GITMEM_CYCLE, and not the runner or the close
+        holding the cycle lock) while a cycle or a close runs in this checkout, or while git holds a memory file
+        unmerged. The runner commits what the work tree holds when its agent ends, so the session's entry would
+        land as the agent's words and its NOW block be dropped for the agent's. And a write into an unmerged file
+        lands among git's conflict markers, where resolving the conflict by either side drops it. The cycle's own
+        agent and the runner's and the close's writes in their own process write as ever (the runner puts the
+        agent's git state right itself). A folder that is no git work tree has neither lock nor index."""
+        state_dir = self.workspace.state_dir
+        if runner_cycle() is not None or state_dir is None:
             return
-        holder = cyclelock.running(self.workspace.state_dir)
+        holder = cyclelock.running(state_dir)
+        if holder is not None and cyclelock.ours(holder):
+            return
         if holder is not None:
             raise WriteRefused(f"refusing to write memory: a {holder.what} is running in this checkout "
                                f"({holder.describe()}) and would take this write for its agent's; write after it "
                                "ends, or from another clone")
-
-    def require_merged(self) -> None:
-        """Refuse while git holds a memory file unmerged (a `git merge`, `git pull` or rebase stopped on a conflict
-        in it): a write would land among git's conflict markers, and resolving the conflict by either side would
-        drop it. A folder that is no git work tree has no index to ask."""
-        if self.workspace.state_dir is None:
-            return
         held = gitio.unmerged(self.workspace.repo, self.config.memory_paths().values())
         if held:
             raise WriteRefused(f"refusing to write memory: git stopped a merge on a conflict in {', '.join(held)}; "
