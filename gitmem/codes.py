@@ -467,7 +467,10 @@ MEMORY_FILE_MISSING = _code(
     "GM904", "memory-file-missing", "a memory file is missing",
     "memory file {path} is missing", "run `gitmem init` to create the missing files",
     # The staged check, for a file the work tree holds: `gitmem init` would leave it alone.
-    unstaged=Message("memory file {path} is not staged", "it is in the work tree: stage it with `git add {path}`"))
+    unstaged=Message("memory file {path} is not staged", "it is in the work tree: stage it with `git add {path}`"),
+    # Staged: git holds the file only as a conflict's sides (a merge or rebase stopped on it), not missing.
+    unmerged=Message("memory file {path} is unmerged: git stopped a merge on a conflict in it",
+                     "resolve the conflict and `git add` the file (or `git merge --abort`)"))
 NON_CANONICAL_ENCODING = _code(
     "GM905", "non-canonical-encoding", "CRLF line endings or a byte order mark (accepted, with a warning)",
     severity="warning",

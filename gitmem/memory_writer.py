@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from gitmem import secrets
+from gitmem import gitio, secrets
 from gitmem.checks import CheckInput, run_checks
 from gitmem.checks.log_checks import FENCE_OPEN_AT_END
 from gitmem.checks.violation import Violation
@@ -26,7 +26,7 @@ from gitmem.gitio import Snapshot
 from gitmem.memory import decisions, lessons, log, now, roadmap
 from gitmem.memory.now import NowBlock
 from gitmem.memory.text import Timestamp, decode_text
-from gitmem.workspace import CYCLE_ENV, Clock, Workspace, runner_cycle, writelock
+from gitmem.workspace import CYCLE_ENV, Clock, Workspace, cyclelock, runner_cycle, writelock
 from gitmem.workspace.head_and_tail import FileSource, read_end
 
 # How much of LOG's end a write reads first: a few entries' worth, grown only if no cycle is found.
@@ -101,6 +101,7 @@ def _a_write(write: Callable[_P, _T]) -> Callable[_P, _T]:
             args = tuple(_masked(value, values) for value in args)          # type: ignore[assignment]
             kwargs = {key: _masked(value, values) for key, value in kwargs.items()}  # type: ignore[assignment]
         with writer.locked():
+            writer.require_session_may_write()
             return write(*args, **kwargs)
     return locked
 
@@ -135,6 +136,29 @@ class MemoryWriter:
         the writes inside take it again, which is free."""
         with writelock.held(self.workspace.state_dir):
             yield
+
+    def require_session_may_write(self) -> None:
+        """Refuse a session's write (a process outside any cycle: no GITMEM_CYCLE, and not the runner or the close
+        holding the cycle lock) while a cycle or a close runs in this checkout, or while git holds a memory file
+        unmerged. The runner commits what the work tree holds when its agent ends, so the session's entry would
+        land as the agent's words and its NOW block be dropped for the agent's. And a write into an unmerged file
+        lands among git's conflict markers, where resolving the conflict by either side drops it. The cycle's own
+        agent and the runner's and the close's writes in their own process write as ever (the runner puts the
+        agent's git state right itself). A folder that is no git work tree has neither lock nor index."""
+        state_dir = self.workspace.state_dir
+        if runner_cycle() is not None or state_dir is None:
+            return
+        holder = cyclelock.running(state_dir)
+        if holder is not None and cyclelock.ours(holder):
+            return
+        if holder is not None:
+            raise WriteRefused(f"refusing to write memory: a {holder.what} is running in this checkout "
+                               f"({holder.describe()}) and would take this write for its agent's; write after it "
+                               "ends, or from another clone")
+        held = gitio.unmerged(self.workspace.repo, self.config.memory_paths().values())
+        if held:
+            raise WriteRefused(f"refusing to write memory: git stopped a merge on a conflict in {', '.join(held)}; "
+                               "resolve it and `git add` it (or `git merge --abort`), then write again")
 
     def now(self) -> Timestamp:
         return Timestamp.from_datetime((self.clock or self.workspace.clock())())

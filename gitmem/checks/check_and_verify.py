@@ -6,7 +6,6 @@ import os
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import field, replace
-from pathlib import Path
 
 from gitmem import codes, gitio
 from gitmem.checks import run_checks
@@ -158,21 +157,30 @@ def check_staged(ws: Workspace) -> list[Violation]:
     # `ws.config` is the work tree's config, or the staged one (`staged_config`): when both files hold the
     # same bytes, a HEAD with those bytes too needs no parse.
     found = _check(ws, new, _author_email(repo), staged if staged == on_disk else None)
-    return sorted(_unstaged_named(found, gitio.root(repo)) + other_files_staged(ws, _read_as_memory(ws.config)))
+    return sorted(_missing_explained(repo, found) + other_files_staged(ws, _read_as_memory(ws.config)))
 
 
-def _unstaged_named(found: list[Violation], root: Path) -> list[Violation]:
-    """`found`, with each memory file missing from the index that the work tree holds as a file named not staged:
-    right after `gitmem init`, or after `git add` of some of the files, "run `gitmem init`" sent the human to a
-    command that leaves them all alone."""
-    def unstaged(path: str) -> bool:
+def _missing_explained(repo: gitio.Repo, found: list[Violation]) -> list[Violation]:
+    """`found`, with each memory file missing from the index said why when it is not missing (GM904's variants):
+    git holds it unmerged (a merge or rebase stopped on a conflict in it), or the work tree holds it unstaged
+    (right after `gitmem init`, or after `git add` of some of the files). "Run `gitmem init`" sent the human to a
+    command that changes nothing there."""
+    code = codes.MEMORY_FILE_MISSING.code
+    missing = [v.path for v in found if v.code == code]
+    if not missing:
+        return found
+    held, root = set(gitio.unmerged(repo, missing)), gitio.root(repo)
+
+    def why(path: str) -> str | None:
+        if path in held:
+            return "unmerged"
         try:
-            return stat.S_ISREG(os.lstat(root / path).st_mode)
+            return "unstaged" if stat.S_ISREG(os.lstat(root / path).st_mode) else None
         except (OSError, ValueError):
-            return False
-    missing = codes.MEMORY_FILE_MISSING.code
-    return [Violation.of(codes.MEMORY_FILE_MISSING, item.path, item.line, "unstaged", path=item.path)
-            if item.code == missing and unstaged(item.path) else item for item in found]
+            return None
+
+    return [Violation.of(codes.MEMORY_FILE_MISSING, v.path, v.line, variant, path=v.path)
+            if v.code == code and (variant := why(v.path)) is not None else v for v in found]
 
 
 def check_worktree(ws: Workspace, *, skip_unchanged: bool = False) -> list[Violation]:

@@ -98,8 +98,8 @@ def _failure_reported(as_json: bool) -> Iterator[None]:
     from gitmem.checks.render import as_data
     from gitmem.checks.violation import failure_violations
     from gitmem.close import CloseError
-    from gitmem.cycle.lock import LockHeld
     from gitmem.errors import RunFailure
+    from gitmem.workspace.cyclelock import LockHeld
 
     try:
         yield

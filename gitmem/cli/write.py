@@ -86,8 +86,9 @@ def declared(tool: str) -> Callable[[_F], _F]:
 # Every code a memory write can end with (its --help lists them, and 70 and 130, which any command can).
 EXIT_CODES = {
     ExitCode.OK: "written",
-    ExitCode.VIOLATIONS: "refused: the result would be invalid memory, or LOG holds invalid entries to amend "
-                         "first (nothing was written)",
+    ExitCode.VIOLATIONS: "refused: the result would be invalid memory, LOG holds invalid entries to amend "
+                         "first, git holds a memory file unmerged, or a cycle runs in this checkout (nothing was "
+                         "written)",
     ExitCode.USAGE: "usage or config error, not a git repository, or no memory here (run `gitmem init`)",
     ExitCode.DIRTY: "another writer held the memory write lock too long (nothing written)",
 }
@@ -190,8 +191,9 @@ def decision_ask(title: str, recommendation: str, context: str | None, options: 
 # Every code `gitmem decision answer` can end with (the help lists them, and 70 and 130).
 ANSWER_EXIT_CODES = {
     ExitCode.OK: "answered",
-    ExitCode.VIOLATIONS: "refused: the decision is not Pending, DECISIONS is invalid, or it runs inside an agent's "
-                         "cycle (GITMEM_CYCLE is set: only the human answers)",
+    ExitCode.VIOLATIONS: "refused: the decision is not Pending, DECISIONS is invalid, it runs inside an agent's "
+                         "cycle (GITMEM_CYCLE is set: only the human answers), git holds a memory file unmerged, "
+                         "or a cycle runs in this checkout",
     ExitCode.USAGE: "usage or config error, no git identity, or no memory here (run `gitmem init`)",
 }
 

@@ -47,11 +47,13 @@ def reported_until(day_end: datetime, written: datetime) -> datetime:
 def entries_since(text: TailSource | str, start: datetime, *, at_least: int = 0) -> tuple[LogEntry, ...]:
     """LOG entries from the first one at or after `start` to the end, plus at least `at_least` before it.
 
-    Reads growing tails backwards. LOG is in time order (GM302), so once the first entry read is before
-    `start` and enough earlier entries are in hand, nothing earlier can matter.
+    Reads growing tails backwards until the oldest entries read, `at_least` and one more, are before `start`.
+    Those must be the oldest: LOG is ordered by position (rules 4), and an entry from a slow clock, dated before
+    `start` below entries after it (GM310), says nothing of where the day begins; stopping at it would miss the
+    day's entries above (its close, the cycles it ran).
     """
     def enough(entries: tuple[LogEntry, ...]) -> bool:
-        return sum(1 for e in entries if e.when.moment < start) > at_least
+        return len(entries) > at_least and all(e.when.moment < start for e in entries[:at_least + 1])
 
     return _back(text, enough)
 

@@ -82,7 +82,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
               push: bool = False, clock: Clock | None = None, client: Any = None) -> CloseResult:
     """Close `day` (default: `close_day`, today in the configured zone or the day before). `client` replaces the
     Anthropic client in tests."""
-    from gitmem.cycle import lock
+    from gitmem.workspace import cyclelock
 
     repo, config = ws.repo, ws.config
     clock = clock or ws.clock()
@@ -100,8 +100,8 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
 
         raise CloseError(f"HEAD is detached at {head[:10]}; `close --push` publishes a branch: "
                          f"`{switch_command(repo, head)}` (or the branch to publish), then run the close", dirty=True)
-    with lock.acquire(gitio.state_dir(repo), what="close"):
-        locked = lock.git_locks_refusal(repo)      # else the commit lands and the index write after it fails
+    with cyclelock.acquire(gitio.state_dir(repo), what="close"):
+        locked = cyclelock.git_locks_refusal(repo)      # else the commit lands and the index write after it fails
         if locked is not None:
             raise CloseError(locked, dirty=True)
         unsaved = [path for path, _ in gitio.dirty_files(repo)]

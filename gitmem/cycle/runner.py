@@ -27,7 +27,7 @@ from gitmem.checks.check_and_verify import check_since_checked
 from gitmem.checks.violation import Violation
 from gitmem.codes import Code
 from gitmem.confined.files import FileRefused
-from gitmem.cycle import allowance, lock, postflight, proposals, salvage, schedule
+from gitmem.cycle import allowance, postflight, proposals, salvage, schedule
 from gitmem.cycle.agent_guard import CycleGuard
 from gitmem.cycle.human_commits import all_trusted
 from gitmem.cycle.messages import commit_message
@@ -40,7 +40,7 @@ from gitmem.memory.text import masked_printable
 from gitmem.memory_writer import WriteRefused
 from gitmem.publish.push import PushReport, PushStatus
 from gitmem.secrets import scrub
-from gitmem.workspace import Clock, Workspace
+from gitmem.workspace import Clock, Workspace, cyclelock
 
 RequestBuilder = Callable[[Workspace, int, Clock, str], CycleRequest]   # workspace, cycle, clock, backend
 
@@ -123,7 +123,7 @@ def next_cycle(ws: Workspace) -> int:
 
 # -- preflight -----------------------------------------------------------------------------------------------
 
-def preflight(ws: Workspace) -> lock.Lock:
+def preflight(ws: Workspace) -> cyclelock.Lock:
     """Refuse to start unless HEAD is a branch tip, no cycle runs, the tree is clean and memory is valid."""
     repo = ws.repo
     head = gitio.head_id(repo)
@@ -135,8 +135,8 @@ def preflight(ws: Workspace) -> lock.Lock:
                            f"`{switch_command(repo, head)}` (or the branch to work on), then run the cycle",
                            codes.CYCLE_DETACHED_HEAD)
     try:
-        held = lock.acquire(gitio.state_dir(repo))
-    except lock.LockHeld as err:
+        held = cyclelock.acquire(gitio.state_dir(repo))
+    except cyclelock.LockHeld as err:
         raise CycleRefused(str(err), codes.CYCLE_LOCK_HELD) from None
     try:
         _require_unlocked(repo)
@@ -230,12 +230,12 @@ def late_note(ws: Workspace, moment: datetime) -> str | None:
 def _require_unlocked(repo: gitio.Repo) -> None:
     """A git lock file left in the git directory would make the runner's own index and branch writes fail after
     the agent ran; its guard removes those the agent leaves, so one there now is the human's: refuse, naming it."""
-    why = lock.git_locks_refusal(repo)
+    why = cyclelock.git_locks_refusal(repo)
     if why is not None:
         raise CycleRefused(why, codes.CYCLE_GIT_LOCKED)
 
 
-def _require_clean(repo: gitio.Repo, held: lock.Lock) -> None:
+def _require_clean(repo: gitio.Repo, held: cyclelock.Lock) -> None:
     dirty = gitio.dirty_files(repo)
     if not dirty:
         return

@@ -49,7 +49,7 @@ __all__ = [
     "same_blob", "set_config", "set_reference", "set_remote_branch", "shallow_commits", "signature", "staged_files",
     "staged_snapshot", "stash_entries", "state_dir", "state_dir_of", "state_paths", "stored_bytes", "switch_head",
     "token_config",
-    "tree_files_named", "tree_links", "unbundle", "unheld", "unsigned_why", "upstream_of", "user_identity",
+    "tree_files_named", "tree_links", "unbundle", "unheld", "unmerged", "unsigned_why", "upstream_of", "user_identity",
     "waiting_branches", "walk_range", "work_tree", "worktree_bytes", "worktree_changed", "worktree_files",
     "worktree_snapshot", "write_tree_with",
     # Two writers (gitmem.gitio.rebase, remote): replaying and merging by memory's renumbering rule.

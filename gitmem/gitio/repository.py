@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 import pygit2
@@ -206,6 +207,16 @@ def dirty_files(repo: Repo) -> list[tuple[str, str]]:
                 found.append((path, label))
                 break
     return sorted(found)
+
+
+def unmerged(repo: Repo, paths: Iterable[str]) -> list[str]:
+    """Those of `paths` the index holds unmerged (a merge, rebase or cherry-pick stopped on a conflict in them,
+    and the work-tree file holds git's conflict markers), sorted."""
+    conflicts = repo.raw.index.conflicts
+    if conflicts is None:
+        return []
+    held = {(base or ours or theirs).path for base, ours, theirs in conflicts}
+    return sorted(held.intersection(paths))
 
 
 def references(repo: Repo, prefix: str = "refs/") -> list[str]:

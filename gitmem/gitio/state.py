@@ -256,7 +256,7 @@ def lock_files(repo: Repo) -> list[StatePath]:
     """The lock files git leaves beside what it is writing (`index.lock`, `HEAD.lock`, `packed-refs.lock`,
     `config.lock`, a reference's `refs/heads/main.lock`): while one is there, git and libgit2 refuse to write
     that file, so a cycle could neither rebuild its index nor move its branch. The git directory's own files and
-    every reference; gitmem's state directory keeps its own locks (gitmem.cycle.lock)."""
+    every reference; gitmem's state directory keeps its own locks (gitmem.workspace.cyclelock)."""
     found: dict[Path, StatePath] = {}
     common = common_dir(repo)
     for base in dict.fromkeys([common, git_dir(repo)]):

@@ -167,7 +167,7 @@ def merged_entry(entry: LogEntry, when: Timestamp, cycle: int | None) -> LogEntr
     """`entry` as a merge brings it in, at `when` as `cycle`: its body as written, then `- Merged: <its own
     heading>`."""
     body = (*strip_trailing_blank(entry.body), f"- {MERGED}: {entry.heading().removeprefix('## ')}")
-    return LogEntry(when, cycle, entry.outcome, body, fields=parse_fields(body, 1))
+    return LogEntry(when, cycle, entry.outcome, body, fields=parse_fields(body, 1), amends=entry.amends)
 
 
 def with_arrived(entry: LogEntry, cycles: tuple[int, ...]) -> LogEntry:
@@ -193,6 +193,16 @@ def merged_from(entry: LogEntry) -> tuple[str, tuple[str, ...]] | None:
     if not body or not body[-1].startswith(f"- {MERGED}: "):
         return None
     return body[-1].removeprefix(f"- {MERGED}: "), tuple(body[:-1])
+
+
+def as_written(entry: LogEntry) -> tuple[str, tuple[str, ...]]:
+    """(heading without `## `, body) of `entry` as its writer wrote it, wherever merges and replays moved it: the
+    heading kept under `- Merged:` (merged_entry, once per move), the body without the `- Arrived:` line a merge
+    or a replay gives a close (with_arrived)."""
+    heading, body = entry.heading().removeprefix("## "), strip_trailing_blank(entry.body)
+    while body and body[-1].startswith(f"- {MERGED}: "):
+        heading, body = body[-1].removeprefix(f"- {MERGED}: "), strip_trailing_blank(body[:-1])
+    return heading, tuple(line for line in body if not line.startswith(f"- {ARRIVED}: "))
 
 
 def parse_heading(title: str) -> tuple[Timestamp, int | None, str | None] | None:

@@ -9,12 +9,14 @@ a side branch). Pure text: no git here.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
+from gitmem.checks.amendments import superseded_lines
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons, log, now
-from gitmem.memory.text import Timestamp
+from gitmem.memory.text import Timestamp, common_prefix
 
 if TYPE_CHECKING:     # the type only: merging is pure text, no git
     from gitmem.gitio import Resolver
@@ -74,7 +76,7 @@ def merge_log(base: str, upstream: str, ours: str, *, merged_at: Callable[[], Ti
     ours_added = _close_saw_not(ours_added, theirs_added)
     if not log.ordered(theirs_added, ours_added):
         return None
-    return _appended(upstream, ours_added)
+    return _appended(upstream, ours_added, ours)
 
 
 def _close_saw_not(ours: tuple[log.LogEntry, ...], theirs: tuple[log.LogEntry, ...]) -> tuple[log.LogEntry, ...]:
@@ -87,12 +89,44 @@ def _close_saw_not(ours: tuple[log.LogEntry, ...], theirs: tuple[log.LogEntry, .
     return tuple(log.with_arrived(e, arrived) if e.cycle is None else e for e in ours)
 
 
-def _appended(text: str, entries: tuple[log.LogEntry, ...]) -> str:
-    """`entries` appended to LOG's `text`, each as `gitmem log add` appends one."""
+def _appended(text: str, entries: tuple[log.LogEntry, ...], written: str) -> str | None:
+    """`entries` appended to LOG's `text`, each as `gitmem log add` appends one. `written`: the LOG they were
+    written in, whose lines an amendment among them names (`_repointed`). None when an amendment among them
+    names an entry `text` already has amended: both sides repaired one entry, and only one repair can stand
+    (GM313), which is the human's to choose."""
     text = text if text.endswith("\n") else text + "\n"
     for entry in entries:
+        entry = _repointed(entry, written, text)
+        if entry.amends is not None and entry.amends in superseded_lines(text.encode("utf-8")):
+            return None
         text = log.append_entry(text, entry)
     return text
+
+
+def _repointed(entry: log.LogEntry, written: str, onto: str) -> log.LogEntry:
+    """Amendment `entry`, written in LOG `written`, as it lands at the end of `onto`: naming the line where the
+    entry it amends stands in `onto` (docs/format.md, "Amending LOG"). A merge or a rebase that moves the amended
+    entry moves its amendment too, so the amendment goes on superseding it. The entry is found as it was written
+    (`log.as_written`: renumbered or dated by a merge, it is still the same entry). An amendment that names no
+    heading of `written`, or an entry `onto` does not hold, is left as it is: GM313 judges it where it lands."""
+    line = entry.amends
+    if line is None:
+        return entry
+    data = written.encode("utf-8")
+    if line <= data.count(b"\n", 0, common_prefix(data, onto.encode("utf-8"))):   # above where the two differ
+        return entry
+    above = log.tail_entries(log.TextSource(written), lambda found: bool(found) and found[0].line <= line).entries
+    target = next((found for found in above if found.line == line), None)
+    if target is None:
+        return entry
+    wanted = log.as_written(target)
+    landed = log.tail_entries(log.TextSource(onto),
+                              lambda found: any(log.as_written(e) == wanted for e in found)).entries
+    moved = [found.line for found in landed if log.as_written(found) == wanted]
+    if not moved or moved[-1] == line:
+        return entry
+    changed = entry if log.merged_from(entry) is not None else log.merged_entry(entry, entry.when, entry.cycle)
+    return replace(changed, amends=moved[-1])
 
 
 def pick_log(base: str, onto: str, picked: str, *, merged_at: Callable[[], Timestamp]) -> str | None:
@@ -111,7 +145,7 @@ def pick_log(base: str, onto: str, picked: str, *, merged_at: Callable[[], Times
         added = brought_in(added, onto, last[-1].when.moment, merged_at())
         if not log.ordered(last, added):
             return None
-    return _appended(onto, added)
+    return _appended(onto, added, picked)
 
 
 def brought_in(entries: tuple[log.LogEntry, ...], upstream: str, after: datetime,

@@ -79,11 +79,11 @@ def renumber_log(base: bytes | None, data: bytes, shift: Shift, ids: Shift = Shi
             continue
         end = tail.find(b"\n", at)
         end = len(tail) if end < 0 else end
-        parsed = log.parse_heading(tail[at + 3:end].decode("utf-8"))
+        parsed = log.parse_any_heading(tail[at + 3:end].decode("utf-8"))
         if parsed is None:
             continue
-        when, _, outcome = parsed
-        heading = log.LogEntry(when, shift.number(cycle), outcome).heading()
+        when, _, outcome, amends = parsed
+        heading = log.LogEntry(when, shift.number(cycle), outcome, amends=amends).heading()
         parts += [tail[done:at], heading.encode("utf-8")]
         done = end
     parts.append(tail[done:])

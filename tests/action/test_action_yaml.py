@@ -296,3 +296,15 @@ def test_the_workspace_in_args_is_read_in_every_form_the_cli_reads(tmp_path: Pat
     assert {key["workspace"] for key in keys} == {"ops"}
     assert len({key["state-prefix"] for key in keys}) == 1
     assert _state_key(tmp_path, "--no-llm")["workspace"] == ""
+
+
+def test_the_comment_that_suggests_another_close_time_says_the_jobs_condition_changes_with_it() -> None:
+    """Each scheduled job runs only when `github.event.schedule` is exactly its own cron string. The template's
+    comment tells a user in another time zone to shift the close's hour ("47 22 * * *"); done as written, with the
+    `if:` still naming "47 23 * * *", no job matched that schedule and the daily close never ran again."""
+    text = (ROOT / "template-repo" / ".github" / "workflows" / "gitmem.yml").read_text(encoding="utf-8")
+    comment = text[text.index("# The daily close."):text.index('- cron: "47 23 * * *"')]
+    assert '"47 22 * * *"' in comment
+    assert "if:" in comment and "github.event.schedule" in comment, comment
+    cycle_line = next(line for line in text.splitlines() if '- cron: "17 */3 * * *"' in line)
+    assert "`if:`" in cycle_line and "change both" in cycle_line

@@ -363,13 +363,13 @@ def test_cli_close_after_an_entry_from_the_future_still_closes(world: World, cli
 
 
 def test_close_refuses_while_a_cycle_holds_the_lock(world: World, cli) -> None:  # type: ignore[no-untyped-def]
-    from gitmem.cycle import lock
+    from gitmem.workspace import cyclelock
 
     world.cycle(at(10, 9))
     head = world.git.head()
-    held = lock.acquire(gitio.state_dir(world.git.handle), what="cycle")
+    held = cyclelock.acquire(gitio.state_dir(world.git.handle), what="cycle")
     try:
-        with pytest.raises(lock.LockHeld):
+        with pytest.raises(cyclelock.LockHeld):
             world.close(d(10), at(10, 23))
         assert cli(["close", "--no-llm"], cwd=world.git.path).code == 3
     finally:

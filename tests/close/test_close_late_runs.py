@@ -189,7 +189,7 @@ def test_a_close_run_by_hand_from_a_clone_that_missed_the_scheduled_close_report
 def test_a_close_waits_for_a_running_cycle_before_it_moves_head(tmp_path: Path, git_env: None) -> None:
     """The catch-up moves HEAD and the work tree: while a cycle holds the checkout's lock (its agent may be
     working there), a `close --push` is refused before it fetches or moves anything."""
-    from gitmem.cycle import lock
+    from gitmem.workspace import cyclelock
 
     runner = make_repo(tmp_path / "runner")
     origin = origin_and_clone(tmp_path, runner)
@@ -197,7 +197,7 @@ def test_a_close_waits_for_a_running_cycle_before_it_moves_head(tmp_path: Path, 
     human = clone(origin, tmp_path / "human", DANA)
     write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=utc))         # the remote is ahead of the human
     before = git(human.path, "rev-parse", "HEAD").strip()
-    with lock.acquire(human.path / ".git" / "gitmem"):                     # a cycle runs in the human's clone
+    with cyclelock.acquire(human.path / ".git" / "gitmem"):                # a cycle runs in the human's clone
         refused = gitmem_at(datetime(2026, 11, 14, 23, 55, tzinfo=utc), human.path, "close", "--push", "--no-llm")
     assert refused.returncode != ExitCode.OK, refused.stdout + refused.stderr
     assert git(human.path, "rev-parse", "HEAD").strip() == before

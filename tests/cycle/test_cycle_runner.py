@@ -14,10 +14,10 @@ import pytest
 from gitmem import codes
 from gitmem.agents.base import AgentError
 from gitmem.checks.check_and_verify import verify_range
-from gitmem.cycle.lock import lock_path
 from gitmem.cycle.runner import CycleRefused, Settings, run_cycle
 from gitmem.errors import ExitCode
 from gitmem.memory import decisions, lessons, log, now, rules
+from gitmem.workspace.cyclelock import lock_path
 from tests.support.cycle_support import (
     WritingBackend,
     agent_signature_ok,

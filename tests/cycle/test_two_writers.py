@@ -449,3 +449,103 @@ def test_a_cycle_that_confirmed_a_lesson_and_was_renumbered_by_its_push_still_ha
     assert event is not None and event.cycle == 3, confirmed.value
     assert backing_for(memrepo.ws())(lesson, confirmed).ok
     assert session(memrepo, "check").returncode == 0
+
+
+# -- An amendment moved by a merge or a rebase ----------------------------------------------------------------
+
+def _bad_entry_amended_on_the_laptop(second: GitRepo) -> None:
+    """The laptop's session: an entry without a Task, committed past the hook, then repaired by `gitmem log amend`
+    (docs/format.md, "Amending LOG"); neither is pushed yet."""
+    second.append("LOG.md", "\n## 2026-12-01 10:00 UTC · cycle 1 · built\n- Result: forgot the task\n"
+                            "- Session: interactive\n")
+    git(second.path, "commit", "--quiet", "--no-verify", "-am", "typed by hand", who=DANA)
+    bad = log.parse(second.read("LOG.md")).entries[-1]
+    session(second, "log", "amend", "--line", str(bad.line), "--task", "the task it forgot", "--outcome", "built",
+            "--result", "forgot the task")
+    git(second.path, "commit", "--quiet", "-am", "amend the entry typed by hand", who=DANA)
+
+
+def _still_amends_its_entry(repo: GitRepo, since: str) -> None:
+    """The amendment still supersedes the entry typed by hand, wherever the two landed, and the history passes."""
+    entries = log.parse(repo.read("LOG.md")).entries
+    amendment = entries[-1]
+    target = next(e for e in entries if e.get("Result") == "forgot the task" and e.get("Task") is None)
+    assert amendment.amends == target.line and amendment.get("Task") == "the task it forgot"
+    assert [e.get("Task") for e in log.live(entries)][-1] == "the task it forgot"
+    assert session(repo, "check").returncode == 0
+    done = session(repo, "verify", "--range", f"{since}..HEAD", check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_git_rebase_keeps_an_amendment_amending_the_entry_it_names_at_its_new_line(tmp_path: Path,
+                                                                                    memrepo: GitRepo) -> None:
+    first, second = _two_clones_with_the_driver(tmp_path, memrepo)
+    _bad_entry_amended_on_the_laptop(second)
+    session_cycle(first, "from the desktop")                    # cycle 1 reaches origin first
+    git(second.path, "pull", "--quiet", "--rebase", "origin", "main", who=DANA)
+    _still_amends_its_entry(second, git(second.path, "rev-parse", "origin/main", who=DANA).strip())
+
+
+def test_git_merge_keeps_an_amendment_amending_the_entry_it_names_at_its_new_line(tmp_path: Path,
+                                                                                   memrepo: GitRepo) -> None:
+    first, second = _two_clones_with_the_driver(tmp_path, memrepo)
+    _bad_entry_amended_on_the_laptop(first)                     # on origin's side: the merge brings it in
+    git(first.path, "push", "--quiet", "origin", "main", who=DANA)
+    session_cycle(second, "from the laptop", push=False)
+    git(second.path, "pull", "--quiet", "--no-rebase", "--no-edit", "origin", "main", who=DANA)
+    # What the required check verifies when the merge is pushed: the laptop's commits and the merge.
+    _still_amends_its_entry(second, git(second.path, "rev-parse", "origin/main", who=DANA).strip())
+
+
+# -- A session in the checkout a cycle runs in ----------------------------------------------------------------
+
+def test_a_session_writing_in_the_checkout_a_cycle_runs_in_is_refused_and_the_cycle_keeps_its_own_entry(
+        memrepo: GitRepo) -> None:
+    """A human's session (an agent CLI with the MCP tools, or `gitmem log add` in a shell) in the very checkout
+    a local scheduled cycle runs in: the runner cannot tell whose bytes the work tree holds, so the session's
+    entry would be committed as the agent's words and its NOW block dropped. The session's write is refused,
+    naming the running cycle; the cycle's agent (GITMEM_CYCLE set) writes as before."""
+    refused: list[subprocess.CompletedProcess[str]] = []
+
+    def a_session_writes_here_meanwhile(memory, request) -> None:
+        refused.append(session(memrepo, "log", "add", "--task", "the human's own task", "--outcome", "built",
+                               "--result", "by hand", check=False))
+        refused.append(session(memrepo, "now", "add", "--did", "by hand", "--human", "x", "--next", "y",
+                               check=False))
+        built("write hello.txt")(memory, request)
+
+    report = run_cycle(memrepo.ws(), WritingBackend(a_session_writes_here_meanwhile), settings=Settings())
+    assert [done.returncode for done in refused] == [1, 1], [done.stderr for done in refused]
+    assert all("a cycle is running in this checkout" in done.stderr for done in refused)
+    assert report.exit_code == ExitCode.OK
+    entries = log.parse(memrepo.read("LOG.md")).entries
+    assert [(e.cycle, e.get("Task")) for e in entries] == [(1, "write hello.txt")]
+    assert "by hand" not in memrepo.read("NOW.md")
+    assert session(memrepo, "log", "add", "--task", "after the cycle", "--outcome", "built",
+                   "--result", "r").returncode == 0                  # the cycle ended: sessions write again
+
+
+def test_both_sides_amending_the_same_entry_is_left_to_the_human_by_the_driver_as_by_gitmem_merge(
+        tmp_path: Path, memrepo: GitRepo) -> None:
+    """Two amendments of one entry cannot both stand (GM313, "already amends"): the merge driver leaves git's
+    conflict, as `gitmem merge` refuses, instead of committing a merge that `verify` fails."""
+    first, second = _two_clones_with_the_driver(tmp_path, memrepo)
+    first.append("LOG.md", "\n## 2026-12-01 10:00 UTC · cycle 1 · built\n- Result: forgot the task\n")
+    git(first.path, "commit", "--quiet", "--no-verify", "-am", "typed by hand", who=DANA)
+    git(first.path, "push", "--quiet", "origin", "main", who=DANA)
+    git(second.path, "pull", "--quiet", "--ff-only", "origin", "main", who=DANA)
+    line = log.parse(first.read("LOG.md")).entries[-1].line
+    for repo, words in ((first, "the desktop's repair"), (second, "the laptop's repair")):
+        session(repo, "log", "amend", "--line", str(line), "--task", words, "--outcome", "built", "--result", "r")
+        git(repo.path, "commit", "--quiet", "-am", words, who=DANA)
+    git(first.path, "push", "--quiet", "origin", "main", who=DANA)
+    git(second.path, "fetch", "--quiet", "origin", who=DANA)
+    before = second.read("LOG.md")
+    refused = session(second, "merge", "origin/main", check=False)
+    assert refused.returncode == 1 and "do not merge by memory rules" in refused.stderr
+    failed = subprocess.run(["git", "pull", "--no-rebase", "--no-edit", "origin", "main"], cwd=second.path,
+                            env=isolated_env(who=DANA), capture_output=True, text=True, check=False)
+    assert failed.returncode != 0 and "CONFLICT" in failed.stdout + failed.stderr
+    text = second.read("LOG.md")
+    assert "<<<<<<<" in text and "the desktop's repair" in text and "the laptop's repair" in text
+    assert text != before

@@ -115,3 +115,14 @@ def test_the_resolver_only_merges_memory_files() -> None:
     assert resolve("LOG.md", base, theirs, mine) == (LOG + CLOSE + CYCLE5).encode()
     assert resolve("src/app.py", base, theirs, mine) is None
     assert resolve("LOG.md", None, theirs, mine) is None
+
+
+def test_renumbering_an_amendment_keeps_it_an_amendment() -> None:
+    from gitmem.publish.renumber import Shift, renumber_log
+
+    bad = "\n## 2026-12-01 10:00 UTC · cycle 1 · built\n- Result: no task\n"
+    amendment = "\n## 2026-12-01 10:05 UTC · amends line 2 · cycle 2 · built\n- Task: t\n- Result: no task\n"
+    renumbered = renumber_log(b"# LOG\n", f"# LOG\n{bad}{amendment}".encode(), Shift(1, 3)).decode()
+    headings = [line for line in renumbered.splitlines() if line.startswith("## ")]
+    assert headings == ["## 2026-12-01 10:00 UTC · cycle 4 · built",
+                        "## 2026-12-01 10:05 UTC · amends line 2 · cycle 5 · built"]

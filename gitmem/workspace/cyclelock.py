@@ -87,6 +87,21 @@ def read_lock(path: Path) -> LockInfo | None:
         return LockInfo(0, socket.gethostname(), "unknown")
 
 
+def running(state_dir: Path) -> LockInfo | None:
+    """The cycle or close that holds the lock in `state_dir` while it runs (this process, when it is the runner or
+    the close; `ours` tells): None when none does, or when its holder died (a stale lock, which the next cycle
+    clears). A lock taken on another host counts as held, as `acquire` has it."""
+    holder = read_lock(lock_path(state_dir))
+    if holder is None or (holder.host == socket.gethostname() and not pid_alive(holder.pid)):
+        return None
+    return holder
+
+
+def ours(holder: LockInfo) -> bool:
+    """Whether this process took the lock `holder` describes."""
+    return holder.host == socket.gethostname() and holder.pid == os.getpid()
+
+
 def pid_alive(pid: int) -> bool:
     if pid <= 0:
         return False
