@@ -25,6 +25,8 @@ from gitmem.gitio.repository import Repo, git_dir, work_tree
 _COMMON = ("config", "config.worktree", "hooks", "info", "objects/info/alternates", "objects/info/http-alternates",
            "objects/info/commit-graph", "objects/info/commit-graphs", "shallow", "gitmem")
 _PER_TREE = ("config.worktree", "info", "shallow", "gitmem")
+# A submodule's git directory: the same files but gitmem's, which is the superproject's alone.
+_SUBMODULE = tuple(name for name in _COMMON if name != "gitmem")
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,8 @@ def state_paths(repo: Repo) -> list[StatePath]:
             add(f".git/worktrees/{own.name}/{name}", own / name, True)
     home = Path(os.path.expanduser("~"))
     tree = work_tree(repo)
+    for label, path in _submodule_files(repo, common, tree):
+        add(label, path, label.startswith(".git/"))
     for path in _user_files(repo, home):
         inside = path.is_relative_to(common) or path.is_relative_to(own)
         if inside:
@@ -68,6 +72,41 @@ def state_paths(repo: Repo) -> list[StatePath]:
             label = f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
         add(label, path, inside)
     return sorted(found.values(), key=lambda item: item.label)
+
+
+def _submodule_files(repo: Repo, common: Path, tree: Path | None) -> list[tuple[str, Path]]:
+    """A submodule's git state, as the superproject's: a human's `git status` runs `git status` in every
+    submodule, with that submodule's config (its `core.fsmonitor`), and a commit inside one runs its hooks. So:
+    the state files of each git directory under `.git/modules/` (nested submodules' too), and of a submodule's
+    own `.git` folder, and the `.git` file in each submodule's folder that says where its git directory is."""
+    found: list[tuple[str, Path]] = []
+    dirs: list[tuple[str, Path]] = []
+    if tree is not None:
+        try:
+            gitlinks = [entry.path for entry in repo.raw.index if entry.mode == pygit2.enums.FileMode.COMMIT]
+        except pygit2.GitError:
+            gitlinks = []
+        for rel in gitlinks:
+            dot_git = tree / rel / ".git"
+            if dot_git.is_dir() and not dot_git.is_symlink():
+                dirs.append((f"{rel}/.git", dot_git))
+            else:
+                found.append((f"{rel}/.git", dot_git))
+    # The git directories under .git/modules (a submodule's name may hold slashes): walked, not recursed.
+    waiting = [common / "modules"]
+    while waiting:
+        folder = waiting.pop()
+        try:
+            names = [entry.name for entry in os.scandir(folder) if entry.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        if os.path.isfile(folder / "HEAD"):
+            dirs.append((f".git/{folder.relative_to(common).as_posix()}", folder))
+            waiting.append(folder / "modules")
+        else:
+            waiting += [folder / name for name in names]
+    found += [(f"{label}/{name}", folder / name) for label, folder in dirs for name in _SUBMODULE]
+    return found
 
 
 def _user_files(repo: Repo, home: Path) -> list[Path]:
