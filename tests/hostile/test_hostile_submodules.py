@@ -97,3 +97,36 @@ def test_a_submodules_git_state_the_agent_changes_is_put_back_and_runs_nothing(w
     (root / "lib" / "sub" / "code.txt").write_text("a human's change\n", encoding="utf-8")
     git(root / "lib" / "sub", "commit", "-q", "-am", "a human's commit in the submodule")
     assert not os.path.lexists(marker)
+
+
+def test_a_commit_the_agent_makes_inside_a_submodule_neither_removes_nor_moves_it_on_main(with_sub: GitRepo) -> None:
+    """The cycle commits the work tree's changes; a submodule whose checkout moved is a directory there, not a
+    file, and was committed as deleted: the human's submodule left the repository. The runner records no
+    submodule commit either (one only the agent's checkout holds, which no clone could fetch)."""
+    root = with_sub.path
+    pinned = git(root, "rev-parse", "HEAD:lib/sub").strip()
+
+    def act(r: Path, memory, request) -> None:
+        (r / "lib" / "sub" / "code.txt").write_text("the agent's code\n", encoding="utf-8")
+        git(r / "lib" / "sub", "commit", "-q", "-am", "the agent's commit inside the submodule")
+
+    report = cycle(with_sub, act)
+    assert report.exit_code == ExitCode.OK, report.error
+    assert git(root, "ls-tree", "HEAD", "lib/sub").split()[:3] == ["160000", "commit", pinned]
+    assert git(root, "ls-tree", "HEAD", ".gitmodules").split()[1] == "blob"
+
+
+def test_a_failed_cycle_leaves_a_submodule_the_agent_moved_in_place_and_pinned(with_sub: GitRepo) -> None:
+    """Salvage restores the work tree: a moved submodule is not a file in a file's place to take away."""
+    root = with_sub.path
+    pinned = git(root, "rev-parse", "HEAD:lib/sub").strip()
+
+    def act(r: Path, memory, request) -> None:
+        (r / "lib" / "sub" / "code.txt").write_text("the agent's code\n", encoding="utf-8")
+        git(r / "lib" / "sub", "commit", "-q", "-am", "the agent's commit inside the submodule")
+
+    report = cycle(with_sub, act, fail="the model went away")
+    assert report.exit_code != ExitCode.OK
+    assert git(root, "ls-tree", "HEAD", "lib/sub").split()[:3] == ["160000", "commit", pinned]
+    assert (root / "lib" / "sub" / "code.txt").is_file()          # the checkout is still there
+    assert not (root / ".git" / "gitmem" / "displaced").exists()
