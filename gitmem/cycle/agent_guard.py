@@ -22,11 +22,11 @@ from gitmem.cycle import gitstate, ignore_rules, oversize
 from gitmem.cycle.gitstate import FileState, StateChange
 from gitmem.cycle.reaper import Reaper
 from gitmem.cycle.refs_backup import RefsBackup, RefsBackupFailed
+from gitmem.publish.push import RUNNER_NAMESPACE
 from gitmem.secrets import scrub
 from gitmem.workspace import Workspace, writelock
 
 ASIDE_DIR = "guard"          # under .git/gitmem/: the agent's versions of git state it changed
-RUNNER_NAMESPACE = "refs/heads/gitmem/"       # branches only the runner makes (salvage, local, proposal)
 KEPT_NEW = ("refs/heads/", "refs/tags/", "refs/notes/", "refs/stash")
 
 
@@ -252,7 +252,8 @@ class CycleGuard:
         repo = self.ws.repo
         if old is None:
             if name.startswith(KEPT_NEW) and not name.startswith(RUNNER_NAMESPACE):
-                self.messages.append(f"the agent created {name} ({(new or '')[:10]}); it is kept")
+                self.messages.append(f"the agent created {name} ({(new or '')[:10]}); it is kept in this checkout, "
+                                     "never pushed")
                 return
             gitio.set_reference(repo, name, None)
             self.notes.append(f"removed {name}, which the agent created")
