@@ -29,8 +29,8 @@ DEFAULTS: tuple[str, ...] = (
     # gitmem itself: its config, the prompts it gives the agent, the secrets allowlist, the launcher every agent
     # CLI's hooks and MCP entries run with the human's rights (gitmem.sessions.launcher)
     CONFIG, "/prompts/", f"/{ALLOWLIST_FILE}", "/.gitmem/",
-    # what git ignores, filters and fetches
-    ".gitignore", ".gitattributes", "/.gitmodules",
+    # what git ignores, filters and fetches (Git LFS reads `.lfsconfig` on every clone, fetch and push)
+    ".gitignore", ".gitattributes", "/.gitmodules", "/.lfsconfig",
     # hooks and hook managers
     "/.pre-commit-config.yaml", "/.pre-commit-config.yml", "/.githooks/", "/.git-hooks/", ".husky/",
     "/lefthook.yml", "/lefthook.yaml", "/.lefthook.yml", "/.lefthook.yaml", "/lefthook-local.yml",
