@@ -28,6 +28,7 @@ from gitmem.workspace import Workspace, writelock
 
 ASIDE_DIR = "guard"          # under .git/gitmem/: the agent's versions of git state it changed
 KEPT_NEW = ("refs/heads/", "refs/tags/", "refs/notes/", "refs/stash")
+SHOWN_REFS = 12              # the references the agent made that the cycle's output names; the rest are counted
 
 
 def _caches() -> tuple[str, ...]:
@@ -222,12 +223,20 @@ class CycleGuard:
             self.notes.append(f"put branch {self.branch} back at {self.start[:10]} (the agent had moved it to "
                               f"{tip[:10]}, kept on branch {kept})")
         stash = self.backup.stash
+        kept: list[str] = []
         for name in sorted(set(before) | set(now)):
             if name in ("HEAD", mine) or before.get(name) == now.get(name) or (name == gitio.STASH and stash):
                 continue
             if name in self.refs and name not in before:
                 continue          # its objects are lost: the failure says so, the ref stays as the agent left it
+            if name not in before and name.startswith(KEPT_NEW) and not name.startswith(RUNNER_NAMESPACE):
+                kept.append(f"{name} ({now[name][:10]})")
+                continue
             self._restore_ref(name, before.get(name), now.get(name))
+        if kept:      # one line however many (an agent can make tens of thousands)
+            self.messages.append(f"the agent created {', '.join(kept[:SHOWN_REFS])}"
+                                 f"{f' and {len(kept) - SHOWN_REFS} more' if len(kept) > SHOWN_REFS else ''}; "
+                                 f"{'they are' if len(kept) > 1 else 'it is'} kept in this checkout, never pushed")
         if stash:
             self._restore_stash(stash, lost)
         return failure
@@ -251,10 +260,6 @@ class CycleGuard:
     def _restore_ref(self, name: str, old: str | None, new: str | None) -> None:
         repo = self.ws.repo
         if old is None:
-            if name.startswith(KEPT_NEW) and not name.startswith(RUNNER_NAMESPACE):
-                self.messages.append(f"the agent created {name} ({(new or '')[:10]}); it is kept in this checkout, "
-                                     "never pushed")
-                return
             gitio.set_reference(repo, name, None)
             self.notes.append(f"removed {name}, which the agent created")
             return
