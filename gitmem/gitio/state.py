@@ -24,7 +24,11 @@ from gitmem.gitio.repository import Repo, git_dir, work_tree
 # and generation, and git answers ancestry from it without reading the commits), and gitmem's own state.
 _COMMON = ("config", "config.worktree", "hooks", "info", "objects/info/alternates", "objects/info/http-alternates",
            "objects/info/commit-graph", "objects/info/commit-graphs", "shallow", "gitmem")
-_PER_TREE = ("config.worktree", "info", "shallow", "gitmem")
+_PER_TREE = ("commondir", "gitdir", "config.worktree", "info", "shallow", "gitmem")
+# Another linked work tree's own files (`.git/worktrees/<name>/`): where its common git directory is, its own
+# config, sparse-checkout and excludes, and where its work tree's `.git` file is. Not its HEAD and index: the human
+# works there while a cycle runs.
+_OTHER_TREE = ("commondir", "gitdir", "config.worktree", "info")
 # A submodule's git directory: the same files but gitmem's, which is the superproject's alone.
 _SUBMODULE = tuple(name for name in _COMMON if name != "gitmem")
 
@@ -60,7 +64,9 @@ def state_paths(repo: Repo) -> list[StatePath]:
             add(f".git/worktrees/{own.name}/{name}", own / name, True)
     home = Path(os.path.expanduser("~"))
     tree = work_tree(repo)
-    for label, path in _submodule_files(repo, common, tree):
+    if tree is not None and (tree / ".git").is_file():     # a linked work tree's (or a submodule's) `gitdir:` file
+        add(".git", tree / ".git", False)
+    for label, path in [*_submodule_files(repo, common, tree), *_other_work_trees(common, own)]:
         add(label, path, label.startswith(".git/"))
     for path in _user_files(repo, home):
         inside = path.is_relative_to(common) or path.is_relative_to(own)
@@ -72,6 +78,29 @@ def state_paths(repo: Repo) -> list[StatePath]:
             label = f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
         add(label, path, inside)
     return sorted(found.values(), key=lambda item: item.label)
+
+
+def _other_work_trees(common: Path, own: Path) -> list[tuple[str, Path]]:
+    """The files that steer git in every other linked work tree (a human's `git worktree add ../feature`), and the
+    `.git` file in its folder: pointed at a git directory of the agent's, the human's next `git status` there would
+    run that directory's `core.fsmonitor`."""
+    found: list[tuple[str, Path]] = []
+    try:
+        names = sorted(entry.name for entry in os.scandir(common / "worktrees") if entry.is_dir(follow_symlinks=False))
+    except OSError:
+        return found
+    for name in names:
+        admin = common / "worktrees" / name
+        if admin == own:
+            continue
+        found += [(f".git/worktrees/{name}/{item}", admin / item) for item in _OTHER_TREE]
+        try:
+            pointer = (admin / "gitdir").read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if pointer and os.path.isabs(pointer):
+            found.append((pointer, Path(pointer)))
+    return found
 
 
 def _submodule_files(repo: Repo, common: Path, tree: Path | None) -> list[tuple[str, Path]]:
