@@ -45,10 +45,11 @@ class Verdict:
 
 
 NOT_COMMITTED = Verdict(False, "it is not committed yet")
-# What a promotion makes of a lesson: the rule it adds and the rules it retires. A confirmation confirmed them as
-# they read when it was added; edited since (by an agent writing a rule of its own over two confirmations of
-# another), they are not what it confirmed, and it does not count.
-PROMOTED_FIELDS = ("Rule", "Supersedes")
+# What the close makes a rule from: the lesson's Rule line, or a model's wording of its title, Why and Change; and
+# the rules its Supersedes retires. A confirmation confirmed the lesson as it read when the line was added; edited
+# since (an agent writing a rule of its own over two confirmations of another), it is not what was confirmed, and
+# the line does not count.
+PROMOTED_FIELDS = ("Why", "Change", "Rule", "Supersedes")
 Backs = Callable[[Lesson, Field], Verdict]
 
 
@@ -192,23 +193,31 @@ class Backing:
         if not existed and (happened is None or not self._added_cycle(commit, happened.cycle)):
             return Verdict(False, f"{lesson.id} itself was added in the same commit ({commit.short}), not in an "
                                   "earlier cycle", commit.id)
-        changed = [key for key in PROMOTED_FIELDS if not self._same_at(blob, lesson, key)]
+        changed = self._changed_since(blob, lesson)
         if changed:
             return Verdict(False, f"{lesson.id}'s {' and '.join(changed)} changed after it (it confirmed the lesson as "
                                   f"it read in {commit.short})", commit.id)
         return Verdict(True, "", commit.id)
 
-    def _same_at(self, blob: str, lesson: Lesson, key: str) -> bool:
-        """Whether the lesson's `key` lines read as they do in the LESSONS `blob`. Searched as bytes when gitmem
-        wrote them (a close judges thousands of lines at 100x); only that lesson's section is parsed otherwise."""
+    def _changed_since(self, blob: str, lesson: Lesson) -> list[str]:
+        """What of the lesson's title and PROMOTED_FIELDS reads otherwise than in the LESSONS `blob`. Searched as
+        bytes when gitmem wrote them (a close judges thousands of lines at 100x); else that lesson's section alone
+        is parsed."""
         data = self._bytes(blob)
         span = data.span(lesson.id)
         section = data.data[span[0]:span[1]] if span is not None else b""
-        now = [item for item in lesson.fields if item.key == key]
-        if section.count(f"\n- {key}:".encode()) == len(now) and all(_rendered(item) in section for item in now):
-            return True
-        found = lessons.parse(decode_text(section)).find(lesson.id) if section else None
-        return _values(now, key) == (_values(found.fields, key) if found is not None else [])
+        if not section:
+            return []
+        fields = {key: [item for item in lesson.fields if item.key == key] for key in PROMOTED_FIELDS}
+        if section.startswith(lesson.heading().encode("utf-8") + b"\n") and all(
+                section.count(f"\n- {key}:".encode()) == len(now) and all(_rendered(item) in section for item in now)
+                for key, now in fields.items()):
+            return []
+        found = lessons.parse(decode_text(section)).find(lesson.id)
+        if found is None:
+            return []
+        changed = ["title"] if " ".join(found.title.split()) != " ".join(lesson.title.split()) else []
+        return changed + [key for key, now in fields.items() if _values(now, key) != _values(found.fields, key)]
 
     def _added_cycle(self, commit: gitio.Commit, cycle: int) -> bool:
         """Whether `commit` added LOG's entry for `cycle` (present in it, absent from every parent)."""
