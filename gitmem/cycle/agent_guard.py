@@ -223,20 +223,20 @@ class CycleGuard:
             self.notes.append(f"put branch {self.branch} back at {self.start[:10]} (the agent had moved it to "
                               f"{tip[:10]}, kept on branch {kept})")
         stash = self.backup.stash
-        kept: list[str] = []
+        made: list[str] = []         # references the agent created: kept
         for name in sorted(set(before) | set(now)):
             if name in ("HEAD", mine) or before.get(name) == now.get(name) or (name == gitio.STASH and stash):
                 continue
             if name in self.refs and name not in before:
                 continue          # its objects are lost: the failure says so, the ref stays as the agent left it
             if name not in before and name.startswith(KEPT_NEW) and not name.startswith(RUNNER_NAMESPACE):
-                kept.append(f"{name} ({now[name][:10]})")
+                made.append(f"{name} ({now[name][:10]})")
                 continue
             self._restore_ref(name, before.get(name), now.get(name))
-        if kept:      # one line however many (an agent can make tens of thousands)
-            self.messages.append(f"the agent created {', '.join(kept[:SHOWN_REFS])}"
-                                 f"{f' and {len(kept) - SHOWN_REFS} more' if len(kept) > SHOWN_REFS else ''}; "
-                                 f"{'they are' if len(kept) > 1 else 'it is'} kept in this checkout, never pushed")
+        if made:      # one line however many (an agent can make tens of thousands)
+            self.messages.append(f"the agent created {', '.join(made[:SHOWN_REFS])}"
+                                 f"{f' and {len(made) - SHOWN_REFS} more' if len(made) > SHOWN_REFS else ''}; "
+                                 f"{'they are' if len(made) > 1 else 'it is'} kept in this checkout, never pushed")
         if stash:
             self._restore_stash(stash, lost)
         return failure
