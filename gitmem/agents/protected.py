@@ -142,6 +142,13 @@ class Protection:
         return Protection([*self.extra, *(f"/{p.strip('/')}" for p in paths)], shadowed=self.shadowed)
 
 
+def names_git_dir(path: str) -> bool:
+    """Whether a component of the repo-relative `path` is `.git` as some file system sees it (`.GIT`, `.git.`,
+    `.git `, `GIT~1`, `.gi\u200ct`, `.git::$INDEX_ALLOCATION`): git refuses to store such a path, or to check it
+    out where that file system is, since there it would be the repository itself."""
+    return any(_same(fold_component(part), ".git") for part in path.replace("\\", "/").split("/") if part)
+
+
 def has_managed_blocks(path: str) -> bool:
     return fold_component(path.rsplit("/", 1)[-1]) in MANAGED_FILES
 
