@@ -1,7 +1,8 @@
 """The git state that changes what git runs or sees, as files and references: what a cycle's guard watches.
 
-`state_paths` names the files and directories (inside the git directory, and the user's global config files
-that git reads); `references_all` and `set_reference` read and put back every reference; `ignored` says
+`state_paths` names the files and directories (inside the git directory, the same files of each submodule's and
+each other linked work tree's git directory with the `.git` files that point at them, and the user's global config
+files that git reads); `references_all` and `set_reference` read and put back every reference; `ignored` says
 what the ignore rules hide; `tree_links` lists a commit's symlinks; `lock_files` finds the lock files git leaves.
 """
 from __future__ import annotations
