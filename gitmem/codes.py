@@ -431,6 +431,11 @@ CYCLE_OVER_DAILY_CAP = _code(
     "GM750", "cycle-over-daily-cap",
     "the cycle refused to start: today's cycles recorded more tokens or cost in LOG Evidence than "
     "`cycle.tokens_per_day` / `cycle.cost_per_day` allow", "{message}", since=5)
+CYCLE_PATH_HELD = _code(
+    "GM775", "cycle-path-held",
+    "a file on a path that a file system takes for `.git` (`.git.`, `.git `, `GIT~1`, a name with a code point macOS "
+    "ignores), which git refuses to store or a clone on macOS or Windows refuses to check out, was kept out of the "
+    "cycle's commit, in .git/gitmem/held/", "{message}", severity="warning", since=5)
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(

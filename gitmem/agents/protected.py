@@ -29,8 +29,8 @@ DEFAULTS: tuple[str, ...] = (
     # gitmem itself: its config, the prompts it gives the agent, the secrets allowlist, the launcher every agent
     # CLI's hooks and MCP entries run with the human's rights (gitmem.sessions.launcher)
     CONFIG, "/prompts/", f"/{ALLOWLIST_FILE}", "/.gitmem/",
-    # what git ignores, filters and fetches
-    ".gitignore", ".gitattributes", "/.gitmodules",
+    # what git ignores, filters and fetches (Git LFS reads `.lfsconfig` on every clone, fetch and push)
+    ".gitignore", ".gitattributes", "/.gitmodules", "/.lfsconfig",
     # hooks and hook managers
     "/.pre-commit-config.yaml", "/.pre-commit-config.yml", "/.githooks/", "/.git-hooks/", ".husky/",
     "/lefthook.yml", "/lefthook.yaml", "/.lefthook.yml", "/.lefthook.yaml", "/lefthook-local.yml",
@@ -140,6 +140,13 @@ class Protection:
     def with_paths(self, paths: Iterable[str]) -> Protection:
         """These exact paths protected too (where a protected symlink points)."""
         return Protection([*self.extra, *(f"/{p.strip('/')}" for p in paths)], shadowed=self.shadowed)
+
+
+def names_git_dir(path: str) -> bool:
+    """Whether a component of the repo-relative `path` is `.git` as some file system sees it (`.GIT`, `.git.`,
+    `.git `, `GIT~1`, `.gi\u200ct`, `.git::$INDEX_ALLOCATION`): git refuses to store such a path, or to check it
+    out where that file system is, since there it would be the repository itself."""
+    return any(_same(fold_component(part), ".git") for part in path.replace("\\", "/").split("/") if part)
 
 
 def has_managed_blocks(path: str) -> bool:

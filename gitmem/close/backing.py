@@ -45,6 +45,11 @@ class Verdict:
 
 
 NOT_COMMITTED = Verdict(False, "it is not committed yet")
+# What the close makes a rule from: the lesson's Rule line, or a model's wording of its title, Why and Change; and
+# the rules its Supersedes retires. A confirmation confirmed the lesson as it read when the line was added; edited
+# since (an agent writing a rule of its own over two confirmations of another), it is not what was confirmed, and
+# the line does not count.
+PROMOTED_FIELDS = ("Why", "Change", "Rule", "Supersedes")
 Backs = Callable[[Lesson, Field], Verdict]
 
 
@@ -137,7 +142,7 @@ class Backing:
                 existed = self._added(change.blob, change.parents, lesson, item, parsed=key in parsed,
                                       needle=needles[key])
                 if existed is not None:
-                    self._verdicts[key] = self._judge(change.commit, lesson, item, existed=existed)
+                    self._verdicts[key] = self._judge(change.commit, lesson, item, existed=existed, blob=change.blob)
                     del pending[key]
             if not pending:
                 return
@@ -169,9 +174,9 @@ class Backing:
         needle = _rendered(item)
         in_blob = self._bytes(blob).has(lesson.id, needle)
         existed = self._added(blob, parents, lesson, item, parsed=not in_blob, needle=needle, in_blob=in_blob)
-        return self._judge(commit, lesson, item, existed=existed) if existed is not None else None
+        return self._judge(commit, lesson, item, existed=existed, blob=blob) if existed is not None else None
 
-    def _judge(self, commit: gitio.Commit, lesson: Lesson, item: Field, *, existed: bool) -> Verdict:
+    def _judge(self, commit: gitio.Commit, lesson: Lesson, item: Field, *, existed: bool, blob: str) -> Verdict:
         # The lesson's own reading of its Confirmed lines, when `item` is one of them (read once per lesson).
         for line, found in lesson.confirmations:
             if line is item:
@@ -188,7 +193,31 @@ class Backing:
         if not existed and (happened is None or not self._added_cycle(commit, happened.cycle)):
             return Verdict(False, f"{lesson.id} itself was added in the same commit ({commit.short}), not in an "
                                   "earlier cycle", commit.id)
+        changed = self._changed_since(blob, lesson)
+        if changed:
+            return Verdict(False, f"{lesson.id}'s {' and '.join(changed)} changed after it (it confirmed the lesson as "
+                                  f"it read in {commit.short})", commit.id)
         return Verdict(True, "", commit.id)
+
+    def _changed_since(self, blob: str, lesson: Lesson) -> list[str]:
+        """What of the lesson's title and PROMOTED_FIELDS reads otherwise than in the LESSONS `blob`. Searched as
+        bytes when gitmem wrote them (a close judges thousands of lines at 100x); else that lesson's section alone
+        is parsed."""
+        data = self._bytes(blob)
+        span = data.span(lesson.id)
+        section = data.data[span[0]:span[1]] if span is not None else b""
+        if not section:
+            return []
+        fields = {key: [item for item in lesson.fields if item.key == key] for key in PROMOTED_FIELDS}
+        if section.startswith(lesson.heading().encode("utf-8") + b"\n") and all(
+                section.count(f"\n- {key}:".encode()) == len(now) and all(_rendered(item) in section for item in now)
+                for key, now in fields.items()):
+            return []
+        found = lessons.parse(decode_text(section)).find(lesson.id)
+        if found is None:
+            return []
+        changed = ["title"] if " ".join(found.title.split()) != " ".join(lesson.title.split()) else []
+        return changed + [key for key, now in fields.items() if _values(now, key) != _values(found.fields, key)]
 
     def _added_cycle(self, commit: gitio.Commit, cycle: int) -> bool:
         """Whether `commit` added LOG's entry for `cycle` (present in it, absent from every parent)."""
@@ -434,6 +463,10 @@ def _plain_name(lesson_id: str) -> bool:
     """Whether a heading names `lesson_id` exactly when its bytes spell it: ASCII, not empty, and no space or
     line end (a section's name ends at either)."""
     return bool(lesson_id) and lesson_id.isascii() and " " not in lesson_id and "\n" not in lesson_id
+
+
+def _values(fields: Iterable[Field], key: str) -> list[str]:
+    return [" ".join(item.value.split()) for item in fields if item.key == key]
 
 
 def _rendered(item: Field) -> bytes:

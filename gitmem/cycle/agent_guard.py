@@ -22,12 +22,13 @@ from gitmem.cycle import gitstate, ignore_rules, oversize
 from gitmem.cycle.gitstate import FileState, StateChange
 from gitmem.cycle.reaper import Reaper
 from gitmem.cycle.refs_backup import RefsBackup, RefsBackupFailed
+from gitmem.publish.push import RUNNER_NAMESPACE
 from gitmem.secrets import scrub
 from gitmem.workspace import Workspace, writelock
 
 ASIDE_DIR = "guard"          # under .git/gitmem/: the agent's versions of git state it changed
-RUNNER_NAMESPACE = "refs/heads/gitmem/"       # branches only the runner makes (salvage, local, proposal)
 KEPT_NEW = ("refs/heads/", "refs/tags/", "refs/notes/", "refs/stash")
+SHOWN_REFS = 12              # the references the agent made that the cycle's output names; the rest are counted
 
 
 def _caches() -> tuple[str, ...]:
@@ -222,12 +223,20 @@ class CycleGuard:
             self.notes.append(f"put branch {self.branch} back at {self.start[:10]} (the agent had moved it to "
                               f"{tip[:10]}, kept on branch {kept})")
         stash = self.backup.stash
+        made: list[str] = []         # references the agent created: kept
         for name in sorted(set(before) | set(now)):
             if name in ("HEAD", mine) or before.get(name) == now.get(name) or (name == gitio.STASH and stash):
                 continue
             if name in self.refs and name not in before:
                 continue          # its objects are lost: the failure says so, the ref stays as the agent left it
+            if name not in before and name.startswith(KEPT_NEW) and not name.startswith(RUNNER_NAMESPACE):
+                made.append(f"{name} ({now[name][:10]})")
+                continue
             self._restore_ref(name, before.get(name), now.get(name))
+        if made:      # one line however many (an agent can make tens of thousands)
+            self.messages.append(f"the agent created {', '.join(made[:SHOWN_REFS])}"
+                                 f"{f' and {len(made) - SHOWN_REFS} more' if len(made) > SHOWN_REFS else ''}; "
+                                 f"{'they are' if len(made) > 1 else 'it is'} kept in this checkout, never pushed")
         if stash:
             self._restore_stash(stash, lost)
         return failure
@@ -251,9 +260,6 @@ class CycleGuard:
     def _restore_ref(self, name: str, old: str | None, new: str | None) -> None:
         repo = self.ws.repo
         if old is None:
-            if name.startswith(KEPT_NEW) and not name.startswith(RUNNER_NAMESPACE):
-                self.messages.append(f"the agent created {name} ({(new or '')[:10]}); it is kept")
-                return
             gitio.set_reference(repo, name, None)
             self.notes.append(f"removed {name}, which the agent created")
             return

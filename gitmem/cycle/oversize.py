@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem import codes, gitio
+from gitmem.agents.protected import names_git_dir
 from gitmem.codes import Code
 from gitmem.confined.walk import walk_tree
 from gitmem.cycle.scrub import scrub_held
@@ -46,15 +47,22 @@ class Held:
     repository: bool = False
     free: int | None = None    # the disk's free bytes, when it was held for not fitting them
     masked: bool = False       # a secret value in it was masked where it is kept (gitmem.cycle.scrub.scrub_held)
+    git_name: bool = False     # a path a file system takes for `.git`
 
     @property
     def code(self) -> Code:
+        if self.git_name:
+            return codes.CYCLE_PATH_HELD
         return codes.CYCLE_REPOSITORY_HELD if self.repository else codes.CYCLE_FILE_HELD
 
     def note(self, limit: int) -> str:
         return self._where(limit) + ("; a secret value in it was masked" if self.masked else "")
 
     def _where(self, limit: int) -> str:
+        if self.git_name:
+            return (f"kept {self.path} out of the commit: a file system on macOS or Windows takes a folder on its "
+                    f"path for `.git`, the repository itself, so git refuses to store it or to check it out; it was "
+                    f"moved to {self.kept}")
         if self.repository:
             return (f"kept {self.path}/ out of the commit: it is a git repository of its own, which a commit "
                     f"cannot hold as files; it was moved to {self.kept}, its .git renamed {INERT_GIT} so that no "
@@ -83,9 +91,10 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
         # Git lists an untracked directory whole, as "sub/", only when it is a repository: with every untracked
         # file shown, a plain directory is listed file by file, and an empty one not at all. (A directory left
         # where a tracked file was is listed by the file's name, with no slash: that one is not held here.)
-        repository = listed.endswith("/") and stat.S_ISDIR(found.st_mode) and is_repository(full)
+        git_name = names_git_dir(rel)
+        repository = not git_name and listed.endswith("/") and stat.S_ISDIR(found.st_mode) and is_repository(full)
         too_big = found.st_size > limit or found.st_size > free
-        if not repository and (rel in skip or not stat.S_ISREG(found.st_mode) or not too_big):
+        if not repository and not git_name and (rel in skip or not stat.S_ISREG(found.st_mode) or not too_big):
             continue
         target = state_directory(gitio.state_dir(ws.repo)) / HELD_DIR / f"cycle-{cycle}" / rel
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -105,7 +114,8 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
         kept = target.relative_to(ws.root) if target.is_relative_to(ws.root) else target
         unfit = free if not repository and found.st_size <= limit else None      # held for the disk, not the limit
         masked = scrub_held(target, INERT_GIT)
-        held.append(Held(rel, 0 if repository else found.st_size, kept.as_posix(), repository, unfit, masked))
+        held.append(Held(rel, 0 if repository else found.st_size, kept.as_posix(), repository,
+                         None if git_name else unfit, masked, git_name))
     return held
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pygit2
 from pygit2.enums import FileStatus
 
-from gitmem.confined.files import EXECUTABLE, LINK, REGULAR, stat_of_read
+from gitmem.confined.files import EXECUTABLE, GITLINK, LINK, REGULAR, stat_of_read
 from gitmem.gitio.history import _resolve
 from gitmem.gitio.repository import Identity, Repo, RepoError, dirty_files, root, state_dir
 from gitmem.gitio.snapshots import stored_bytes
@@ -153,6 +153,10 @@ def _worktree_reads(repo: Repo, paths: Iterable[str]) -> dict[str, tuple[bytes, 
     found: dict[str, tuple[bytes, int, os.stat_result | None] | None] = {}
     for rel in paths:
         full = workdir / rel
+        if full.is_dir() and not full.is_symlink() and _is_submodule_at_head(repo, rel):
+            # A submodule whose checkout moved: it stays as HEAD pins it, never read as deleted (a directory is
+            # no file), nor moved to a commit that only this checkout holds.
+            continue
         if full.is_symlink():
             found[rel] = (os.fsencode(os.readlink(full)), LINK, None)     # a target is bytes, UTF-8 or not
         elif full.is_file():
@@ -164,6 +168,11 @@ def _worktree_reads(repo: Repo, paths: Iterable[str]) -> dict[str, tuple[bytes, 
     return found
 
 
+
+
+def _is_submodule_at_head(repo: Repo, rel: str) -> bool:
+    raw = repo.raw
+    return not raw.head_is_unborn and _mode_in(raw.head.peel(pygit2.Commit).tree, rel) == GITLINK
 
 
 def commit_worktree(repo: Repo, paths: Iterable[str], message: str, *, author: Identity,
@@ -222,17 +231,18 @@ def _displaced(repo: Repo, workdir: Path) -> list[str]:
         if not flags & (FileStatus.WT_TYPECHANGE | FileStatus.WT_DELETED | FileStatus.WT_MODIFIED):
             continue
         full = workdir / rel
-        if (full.is_symlink() or os.path.lexists(full) and not full.is_file()) and _in_tree(tree, rel):
+        if (full.is_symlink() or os.path.lexists(full) and not full.is_file()) and _mode_in(tree, rel) not in (
+                None, GITLINK):      # a submodule's folder is where its submodule belongs
             found.append(rel)
     return found
 
 
-def _in_tree(tree: pygit2.Tree, rel: str) -> bool:
+def _mode_in(tree: pygit2.Tree, rel: str) -> int | None:
+    """The git mode of `rel` in `tree`; None when the tree does not hold it."""
     try:
-        tree[rel]
+        return int(tree[rel].filemode)
     except (KeyError, ValueError):
-        return False
-    return True
+        return None
 
 
 def _take_away(repo: Repo, workdir: Path, rel: str) -> None:

@@ -1,7 +1,8 @@
 """The git state that changes what git runs or sees, as files and references: what a cycle's guard watches.
 
-`state_paths` names the files and directories (inside the git directory, and the user's global config files
-that git reads); `references_all` and `set_reference` read and put back every reference; `ignored` says
+`state_paths` names the files and directories (inside the git directory, the same files of each submodule's and
+each other linked work tree's git directory with the `.git` files that point at them, and the user's global config
+files that git reads); `references_all` and `set_reference` read and put back every reference; `ignored` says
 what the ignore rules hide; `tree_links` lists a commit's symlinks; `lock_files` finds the lock files git leaves.
 """
 from __future__ import annotations
@@ -24,7 +25,13 @@ from gitmem.gitio.repository import Repo, git_dir, work_tree
 # and generation, and git answers ancestry from it without reading the commits), and gitmem's own state.
 _COMMON = ("config", "config.worktree", "hooks", "info", "objects/info/alternates", "objects/info/http-alternates",
            "objects/info/commit-graph", "objects/info/commit-graphs", "shallow", "gitmem")
-_PER_TREE = ("config.worktree", "info", "shallow", "gitmem")
+_PER_TREE = ("commondir", "gitdir", "config.worktree", "info", "shallow", "gitmem")
+# Another linked work tree's own files (`.git/worktrees/<name>/`): where its common git directory is, its own
+# config, sparse-checkout and excludes, and where its work tree's `.git` file is. Not its HEAD and index: the human
+# works there while a cycle runs.
+_OTHER_TREE = ("commondir", "gitdir", "config.worktree", "info")
+# A submodule's git directory: the same files but gitmem's, which is the superproject's alone.
+_SUBMODULE = tuple(name for name in _COMMON if name != "gitmem")
 
 
 @dataclass(frozen=True)
@@ -58,6 +65,10 @@ def state_paths(repo: Repo) -> list[StatePath]:
             add(f".git/worktrees/{own.name}/{name}", own / name, True)
     home = Path(os.path.expanduser("~"))
     tree = work_tree(repo)
+    if tree is not None and (tree / ".git").is_file():     # a linked work tree's (or a submodule's) `gitdir:` file
+        add(".git", tree / ".git", False)
+    for label, path in [*_submodule_files(repo, common, tree), *_other_work_trees(common, own)]:
+        add(label, path, label.startswith(".git/"))
     for path in _user_files(repo, home):
         inside = path.is_relative_to(common) or path.is_relative_to(own)
         if inside:
@@ -68,6 +79,64 @@ def state_paths(repo: Repo) -> list[StatePath]:
             label = f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
         add(label, path, inside)
     return sorted(found.values(), key=lambda item: item.label)
+
+
+def _other_work_trees(common: Path, own: Path) -> list[tuple[str, Path]]:
+    """The files that steer git in every other linked work tree (a human's `git worktree add ../feature`), and the
+    `.git` file in its folder: pointed at a git directory of the agent's, the human's next `git status` there would
+    run that directory's `core.fsmonitor`."""
+    found: list[tuple[str, Path]] = []
+    try:
+        names = sorted(entry.name for entry in os.scandir(common / "worktrees") if entry.is_dir(follow_symlinks=False))
+    except OSError:
+        return found
+    for name in names:
+        admin = common / "worktrees" / name
+        if admin == own:
+            continue
+        found += [(f".git/worktrees/{name}/{item}", admin / item) for item in _OTHER_TREE]
+        try:
+            pointer = (admin / "gitdir").read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if pointer and os.path.isabs(pointer):
+            found.append((pointer, Path(pointer)))
+    return found
+
+
+def _submodule_files(repo: Repo, common: Path, tree: Path | None) -> list[tuple[str, Path]]:
+    """A submodule's git state, as the superproject's: a human's `git status` runs `git status` in every
+    submodule, with that submodule's config (its `core.fsmonitor`), and a commit inside one runs its hooks. So:
+    the state files of each git directory under `.git/modules/` (nested submodules' too), and of a submodule's
+    own `.git` folder, and the `.git` file in each submodule's folder that says where its git directory is."""
+    found: list[tuple[str, Path]] = []
+    dirs: list[tuple[str, Path]] = []
+    if tree is not None:
+        try:
+            gitlinks = [entry.path for entry in repo.raw.index if entry.mode == pygit2.enums.FileMode.COMMIT]
+        except pygit2.GitError:
+            gitlinks = []
+        for rel in gitlinks:
+            dot_git = tree / rel / ".git"
+            if dot_git.is_dir() and not dot_git.is_symlink():
+                dirs.append((f"{rel}/.git", dot_git))
+            else:
+                found.append((f"{rel}/.git", dot_git))
+    # The git directories under .git/modules (a submodule's name may hold slashes): walked, not recursed.
+    waiting = [common / "modules"]
+    while waiting:
+        folder = waiting.pop()
+        try:
+            names = [entry.name for entry in os.scandir(folder) if entry.is_dir(follow_symlinks=False)]
+        except OSError:
+            continue
+        if os.path.isfile(folder / "HEAD"):
+            dirs.append((f".git/{folder.relative_to(common).as_posix()}", folder))
+            waiting.append(folder / "modules")
+        else:
+            waiting += [folder / name for name in names]
+    found += [(f"{label}/{name}", folder / name) for label, folder in dirs for name in _SUBMODULE]
+    return found
 
 
 def _user_files(repo: Repo, home: Path) -> list[Path]:

@@ -214,14 +214,21 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     return result
 
 
+# The branches only a run makes (salvage, local, proposal, side: `gitmem/…`); the cycle's guard removes any
+# the agent makes there and puts back any it moves.
+RUNNER_NAMESPACE = "refs/heads/gitmem/"
+
+
 def push_new_branches(repo: gitio.Repo, remote: str, before: Collection[str], *,
                       skip: Collection[str] = ()) -> tuple[list[str], list[str]]:
-    """Push every local branch that was not among `before` (the branches a run made: salvage, local, proposal,
-    side) to `remote`, each under its own name, never forced: (the names pushed, one message per branch). No
-    work lives only on a runner's disk, which is thrown away when the job ends."""
+    """Push every branch of the run's namespace that was not among `before` (the branches a run made: salvage,
+    local, proposal, side) to `remote`, each under its own name, never forced: (the names pushed, one message per
+    branch). No work lives only on a runner's disk, which is thrown away when the job ends. A branch the agent
+    made under another name (`deploy/production`, `release/v9`) is never pushed: on the forge, that push would run
+    the human's deploy or release workflows on whatever the agent put there."""
     pushed: list[str] = []
     messages: list[str] = []
-    for ref in gitio.references(repo, "refs/heads/"):
+    for ref in gitio.references(repo, RUNNER_NAMESPACE):
         name = ref.removeprefix("refs/heads/")
         if ref in before or name in skip:
             continue

@@ -25,6 +25,8 @@ PROTECTED = [
     ("src/.gitignore", "!*.env\n"),
     (".gitattributes", "*.md filter=evil\n"),
     (".gitmodules", "[submodule \"x\"]\n\tpath = x\n\turl = https://example.invalid/x\n"),
+    # Git LFS reads it on every clone, fetch and push (the runner's own push too): where large files go and come from.
+    (".lfsconfig", "[lfs]\n\turl = https://example.invalid/lfs\n"),
     (".pre-commit-config.yaml", "repos: []\n"),
     (".github/workflows/gitmem.yml", "on: push\njobs: {}\n"),
     (".github/workflows/new-evil.yml", "on: push\n"),

@@ -428,3 +428,22 @@ def test_objects_that_cannot_be_put_back_fail_the_cycle_cleanly(tmp_path: Path, 
     assert is_clean(memrepo)
     assert "could not put back" in evidence(memrepo)
 
+
+
+def test_thousands_of_references_the_agent_makes_are_kept_and_named_in_one_line(memrepo: GitRepo) -> None:
+    """Each tag or branch the agent made was one line of the cycle's output: 20,000 tags printed 20,000 lines."""
+    from tests.support.hostile import cycle
+
+    def act(root: Path, memory, request) -> None:
+        head = git(root, "rev-parse", "HEAD").strip()
+        stdin = "".join(f"create refs/tags/agent-{i:04d} {head}\n" for i in range(400))
+        subprocess.run(["git", "update-ref", "--stdin"], input=stdin, text=True, cwd=root, check=True)
+        git(root, "branch", "its-own-branch")
+
+    report = cycle(memrepo, act)
+    assert report.exit_code == ExitCode.OK, report.error
+    said = [m for m in report.messages if "the agent created" in m]
+    assert len(said) == 1, len(said)
+    assert "refs/heads/its-own-branch" in said[0] and "and 389 more" in said[0] and "never pushed" in said[0]
+    assert len(said[0]) < 2_000
+    assert len([r for r in memrepo.repo.references if r.startswith("refs/tags/agent-")]) == 400

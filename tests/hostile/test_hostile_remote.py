@@ -59,3 +59,25 @@ def test_an_answer_pushed_to_the_remote_during_the_cycle_is_named(tmp_path: Path
     assert named and forged[:7] in named[0] and HUMAN[1] in named[0] and "answer D-0001" in named[0]
     logged = git(origin, "show", "main:LOG.md")
     assert "may have written the remote" in logged and HUMAN[1] in logged      # in the pushed Evidence
+
+
+def test_branches_the_agent_makes_stay_local_and_only_the_runners_own_are_pushed(tmp_path: Path, memrepo: GitRepo,
+                                                                                    cli) -> None:
+    """`cycle --push` publishes the branches the runner made for the cycle's work (under `gitmem/`), which a
+    thrown-away checkout would lose. A branch the agent made is kept in the checkout but never pushed: on the
+    forge a push to `deploy/production` or `release/*` runs the human's deploy and release workflows on whatever
+    the agent put there, and its commits would reach a branch the human never reviewed."""
+    origin = origin_and_clone(tmp_path, memrepo)
+    command_agent(tmp_path, memrepo, "open(root + '/notes.txt', 'w').write('the agent')\n"
+                  "for name in ('deploy/production', 'release/v9'):\n"
+                  "    subprocess.run(['git', 'branch', name, 'HEAD'], cwd=root, check=True)\n"
+                  "subprocess.run(['git', 'add', 'notes.txt'], cwd=root, check=True)\n"
+                  "subprocess.run(['git', '-c', 'user.name=a', '-c', 'user.email=a@b.c', 'commit', '-q', '-m', "
+                  "'its own commit'], cwd=root, check=True)\n")
+    git(memrepo.path, "push", "-q", "origin", "main")
+    result = cli(["cycle", "--push", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err + result.out
+    on_origin = set(git(origin, "for-each-ref", "--format=%(refname:short)", "refs/heads/").split())
+    assert on_origin == {"main", "gitmem/local/cycle-1"}, on_origin        # the runner's branch: the agent's commit
+    kept = set(git(memrepo.path, "for-each-ref", "--format=%(refname:short)", "refs/heads/").split())
+    assert {"deploy/production", "release/v9"} <= kept                      # kept where the agent made them
