@@ -18,8 +18,9 @@ from gitmem.errors import ExitCode, GitmemError
 from gitmem.records import record
 
 STATE_DIR_NAME = "gitmem"     # .git/gitmem/: locks, the recall index, caches; never committed
-# libgit2's words when its safe.directory check refuses a repository another user owns
-NOT_OWNED_RE = re.compile(r"repository path '(.*)' is not owned by current user")
+# libgit2's words when its safe.directory check refuses a repository another user owns (compiled only when a
+# repository fails to open: the pre-commit path compiles no pattern it does not use)
+NOT_OWNED = r"repository path '(.*)' is not owned by current user"
 
 
 class RepoError(GitmemError):
@@ -90,7 +91,7 @@ def open_repo(path: str | Path | None = None) -> Repo:
             raw = pygit2.Repository(start)
     except pygit2.GitError as err:
         where = f"GIT_DIR={git_dir}" if git_dir else start
-        owned = NOT_OWNED_RE.search(str(err))
+        owned = re.search(NOT_OWNED, str(err))
         if owned:       # git's safe.directory check: the repository is there, and another user owns it
             raise RepoError(f"{where}: git refuses the repository at {owned.group(1)}, which is owned by another "
                             "user; run gitmem as its owner, or, if you trust it: git config --global --add "
