@@ -18,7 +18,7 @@ from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.config import Config
 from gitmem.gitio import Snapshot
-from gitmem.memory import fences, log
+from gitmem.memory import fences, log, positions
 from gitmem.memory.text import common_prefix, decode_text, strip_trailing_blank
 
 # The rules by which history goes missing from DECISIONS, LESSONS and RULES.
@@ -41,6 +41,35 @@ def check_merge(config: Config, first: Snapshot | None, others: list[tuple[str, 
         found += _log(config.path("log"), first, other, merged, label,
                       by_time=generation < written_times.ORDERED_BY_POSITION)
     return found
+
+
+def as_merged(config: Config, fork: Snapshot | None, first: Snapshot | None, other: Snapshot,
+              merged: Snapshot) -> Snapshot:
+    """`other` (a merge's later parent) as the merge holds it. A decision ID is a position (gitmem.memory.positions):
+    when both sides asked since they split at `fork`, the merge renames `other`'s new decisions after `first`'s,
+    answers and all, so they are judged under their new IDs, not as answers removed (GM205) or made by the merge.
+
+    A merge made by hand, without the renaming, is judged as `other` holds it: the view that loses none of
+    `other`'s history is the one the merge holds; when both lose some, the renamed one is reported."""
+    path = config.path("decisions")
+    texts = [side.read(path) if side is not None else None for side in (fork, first, other)]
+    data = texts[2]
+    if data is None or texts[0] in texts[1:]:
+        return other        # one side left DECISIONS as it was: nothing to rename, and LOG (75 MB at 100x) unread
+    files = [positions.SideFiles(side.read(config.path("log")) if side is not None else None, text)
+             for side, text in zip((fork, first, other), texts, strict=True)]
+    cycles, ids = positions.side_shifts(*files)
+    if not ids.by:
+        return other
+    renamed_data = positions.renumber_decisions(files[0].decisions, data, ids, cycles)
+    renamed = Snapshot(other.label, lambda name: renamed_data if name == path else other.read(name))
+    if not _loses_history(config, renamed, merged) or _loses_history(config, other, merged):
+        return renamed
+    return other
+
+
+def _loses_history(config: Config, other: Snapshot, merged: Snapshot) -> bool:
+    return any(v.code in HISTORY for v in run_checks(CheckInput(config, other, merged)))
 
 
 @dataclass(frozen=True)

@@ -14,58 +14,33 @@ Nothing else changes: times and the other side's entries stay as written. Pure t
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from gitmem.config import Config
 from gitmem.memory import decisions, log, now
+from gitmem.memory.positions import (
+    NO_SHIFT,
+    Shift,
+    SideFiles,
+    in_lines,
+    renamed_ids,
+    renumber_decisions,
+    side_shifts,
+)
+from gitmem.memory.positions import last_cycle as last_cycle
+from gitmem.memory.positions import shift_after as shift_after
 from gitmem.memory.text import decode_text
 
 
-@dataclass(frozen=True)
-class Shift:
-    """Cycle numbers from `first` on move up by `by`; `by` 0 changes nothing."""
-
-    first: int = 0
-    by: int = 0
-
-    def number(self, cycle: int) -> int:
-        return cycle + self.by if self.by and cycle >= self.first else cycle
-
-
-def shift_after(last: int, new: Iterable[int]) -> Shift:
-    """The shift that puts the cycle numbers `new` (one side's new cycles) after `last` (the other side's last
-    cycle); none when they already follow it."""
-    numbers = list(new)
-    if not numbers:
-        return Shift()
-    first = min(numbers)
-    return Shift(first, max(0, last - first + 1))
-
-
-def last_cycle(data: bytes | None) -> int:
-    """The highest cycle number in a LOG (0 for none)."""
-    return log.last_cycle_number(decode_text(data)) if data else 0
-
-
-def new_log_cycles(base: bytes | None, data: bytes | None) -> list[int]:
-    """The cycle numbers of the entries `data` appends to `base`; none when it is no append."""
-    if data is None:
-        return []
-    verdict = log.append_verdict(base or b"", data)
-    if not verdict.ok or verdict.open_ is None:
-        return []
-    return [cycle for _, cycle in log.heading_cycles(data[verdict.start:], open_=verdict.open_) if cycle is not None]
-
-
-def renumber_log(base: bytes | None, data: bytes, shift: Shift, ids: Shift = Shift()) -> bytes:
+def renumber_log(base: bytes | None, data: bytes, shift: Shift, ids: Shift = NO_SHIFT) -> bytes:
     """`data` with the headings of the cycle entries it appends to `base` renumbered by `shift`, and the decision
     IDs those entries name renamed by `ids`."""
     verdict = log.append_verdict(base or b"", data)
     if not verdict.ok or verdict.open_ is None:
         return data
     if ids.by:
-        data = data[:verdict.start] + _renamed(data[verdict.start:].decode("utf-8"), ids).encode("utf-8")
+        data = data[:verdict.start] + renamed_ids(data[verdict.start:].decode("utf-8"), ids).encode("utf-8")
     if not shift.by:
         return data
     start = verdict.start
@@ -88,48 +63,6 @@ def renumber_log(base: bytes | None, data: bytes, shift: Shift, ids: Shift = Shi
     return b"".join(parts)
 
 
-_DECISION_REF = re.compile(r"\bD-([0-9]{4,18})\b")
-_ASKED_CYCLE = re.compile(r"\(cycle ([0-9]{1,18})\)")
-
-
-def decision_numbers(data: bytes | None) -> set[int]:
-    """The numbers of the decisions in DECISIONS `data` (D-0007 is 7)."""
-    return {d.number for d in decisions.parse(decode_text(data)).all} if data else set()
-
-
-def _renamed(text: str, ids: Shift) -> str:
-    """`text` with each decision ID `ids` moves renamed (D-0004 as D-0005)."""
-    def one(match: re.Match[str]) -> str:
-        number = int(match.group(1))
-        return decisions.format_id(ids.number(number))
-    return _DECISION_REF.sub(one, text) if ids.by else text
-
-
-def _in_lines(text: str, spans: Iterable[tuple[int, int]], change: Callable[[str], str]) -> str:
-    """`text` with `change` applied to the lines of each (first, last) span (1-based, inclusive) only."""
-    lines = text.split("\n")
-    for first, last in spans:
-        lines[first - 1:last] = change("\n".join(lines[first - 1:last])).split("\n")
-    return "\n".join(lines)
-
-
-def renumber_decisions(base: bytes | None, data: bytes, ids: Shift, cycles: Shift) -> bytes:
-    """DECISIONS `data` with the decisions `base` does not have renamed by `ids`, and the cycles they name
-    (`Asked: … (cycle N)`) renumbered by `cycles`."""
-    if not ids.by and not cycles.by:
-        return data
-    text = decode_text(data)
-    doc = decisions.parse(text)
-    if doc.problems:
-        return data
-    known = decision_numbers(base)
-
-    def change(part: str) -> str:
-        return _ASKED_CYCLE.sub(lambda m: f"(cycle {cycles.number(int(m.group(1)))})", _renamed(part, ids))
-
-    return _in_lines(text, [(d.line, d.end) for d in doc.all if d.number not in known], change).encode("utf-8")
-
-
 def new_now_cycles(base: bytes | None, data: bytes | None) -> list[int]:
     """The cycle numbers of the cycle blocks in NOW `data` that `base` does not have."""
     if data is None:
@@ -144,7 +77,7 @@ def last_now_cycle(data: bytes | None) -> int:
     return max((b.cycle for b in now.parse(decode_text(data)).blocks if b.cycle is not None), default=0)
 
 
-def renumber_now(base: bytes | None, data: bytes, shift: Shift, ids: Shift = Shift()) -> bytes:
+def renumber_now(base: bytes | None, data: bytes, shift: Shift, ids: Shift = NO_SHIFT) -> bytes:
     """`data` with the headings of the cycle blocks `base` does not have renumbered by `shift`, and the decision
     IDs those blocks name renamed by `ids`."""
     if not shift.by and not ids.by:
@@ -155,7 +88,7 @@ def renumber_now(base: bytes | None, data: bytes, shift: Shift, ids: Shift = Shi
         return data
     known = _headings(base)
     fresh = [block for block in doc.blocks if block.heading() not in known]
-    text = _in_lines(text, [(block.line + 1, block.end) for block in fresh], lambda part: _renamed(part, ids))
+    text = in_lines(text, [(block.line + 1, block.end) for block in fresh], lambda part: renamed_ids(part, ids))
     lines = text.split("\n")
     for block in fresh:
         if block.cycle is None or shift.number(block.cycle) == block.cycle:
@@ -195,7 +128,7 @@ class CycleRenumbering:
     shift: Shift
     decisions_path: str = ""
     base_decisions: bytes | None = None
-    ids: Shift = Shift()        # this side's new decision IDs, after the other side's
+    ids: Shift = NO_SHIFT       # this side's new decision IDs, after the other side's
 
     @property
     def paths(self) -> tuple[str, ...]:
@@ -235,23 +168,14 @@ def renumberer_for(config: Config, *, log_too: bool = True) -> Callable[
 
     def plan(read: Callable[[str, str], bytes | None], fork: str, upstream: str,
              ours: str) -> CycleRenumbering | None:
-        base_log, upstream_log, our_log = read(fork, log_path), read(upstream, log_path), read(ours, log_path)
-        # Ours landed upstream already (this branch squash-merged, cherry-picked): its entries are the upstream's
-        # own, so its cycles take no new numbers, and its NOW blocks do not land a second time under them.
-        landed = our_log is not None and upstream_log is not None and upstream_log.startswith(our_log)
-        shift = Shift() if landed else shift_after(last_cycle(upstream_log), new_log_cycles(base_log, our_log))
-        base_decisions = read(fork, decisions_path)
-        upstream_decisions, our_decisions = read(upstream, decisions_path), read(ours, decisions_path)
-        ids = Shift()
-        # Parsed only when both sides changed DECISIONS: at 100x it holds 4,000 decisions.
-        if base_decisions not in (upstream_decisions, our_decisions):
-            ids = shift_after(max(decision_numbers(upstream_decisions), default=0),
-                              decision_numbers(our_decisions) - decision_numbers(base_decisions))
+        base, upstream_files, our_files = (SideFiles(read(rev, log_path), read(rev, decisions_path))
+                                           for rev in (fork, upstream, ours))
+        shift, ids = side_shifts(base, upstream_files, our_files)
         if not shift.by and not ids.by:
             return None
         # Without `log_too` (a merge) the resolver renumbers LOG's headings, and the other side's entries keep
         # their bodies as written, decision IDs included: they are history in that parent (gitmem.checks.merges).
-        return CycleRenumbering(log_path if log_too else "", now_path, base_log, read(fork, now_path), shift,
-                                decisions_path, base_decisions, ids)
+        return CycleRenumbering(log_path if log_too else "", now_path, base.log, read(fork, now_path), shift,
+                                decisions_path, base.decisions, ids)
 
     return plan
