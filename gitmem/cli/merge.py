@@ -1,6 +1,7 @@
 """`gitmem merge BRANCH`: land a side branch by memory rules (gitmem.publish.sidemerge)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -57,7 +58,7 @@ def merge_driver_command(base: Path, ours: Path, theirs: Path, path: str) -> int
     exits 0, or leaves git's own conflict markers there and exits 1."""
     from gitmem.publish.driver import run_driver
 
-    return ExitCode.OK if run_driver(Path.cwd(), base, ours, theirs, path) else ExitCode.VIOLATIONS
+    return ExitCode.OK if run_driver(Path.cwd(), base, ours, theirs, path, os.environ) else ExitCode.VIOLATIONS
 
 
 COMMANDS = (merge_command, merge_driver_command)

@@ -28,8 +28,6 @@ from gitmem.memory.positions import (
     renumber_decisions,
     side_shifts,
 )
-from gitmem.memory.positions import last_cycle as last_cycle
-from gitmem.memory.positions import shift_after as shift_after
 from gitmem.memory.text import decode_text
 
 
