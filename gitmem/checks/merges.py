@@ -45,24 +45,29 @@ def check_merge(config: Config, first: Snapshot | None, others: list[tuple[str, 
 
 def as_merged(config: Config, fork: Snapshot | None, first: Snapshot | None, other: Snapshot,
               merged: Snapshot) -> Snapshot:
-    """`other` (a merge's later parent) as the merge holds it. A decision ID is a position (gitmem.memory.positions):
-    when both sides asked since they split at `fork`, the merge renames `other`'s new decisions after `first`'s,
-    answers and all, so they are judged under their new IDs, not as answers removed (GM205) or made by the merge.
+    """`other` (a merge's later parent) as the merge holds it. Decision and lesson IDs are positions
+    (gitmem.memory.positions): when both sides asked a decision or added a lesson since they split at `fork`, the
+    merge renames `other`'s new ones after `first`'s, answers, confirmations and all, so they are judged under
+    their new IDs, not as answers removed (GM205), lessons gone (GM405) or lines the merge wrote.
 
     A merge made by hand, without the renaming, is judged as `other` holds it: the view that loses none of
     `other`'s history is the one the merge holds; when both lose some, the renamed one is reported."""
-    path = config.path("decisions")
-    texts = [side.read(path) if side is not None else None for side in (fork, first, other)]
-    data = texts[2]
-    if data is None or texts[0] in texts[1:]:
-        return other        # one side left DECISIONS as it was: nothing to rename, and LOG (75 MB at 100x) unread
-    files = [positions.SideFiles(side.read(config.path("log")) if side is not None else None, text)
-             for side, text in zip((fork, first, other), texts, strict=True)]
-    cycles, ids = positions.side_shifts(*files)
-    if not ids.by:
+    paths = {role: config.path(role) for role in ("log", "decisions", "lessons")}
+    sides = (fork, first, other)
+    read = {(index, role): side.read(paths[role]) if side is not None else None
+            for index, side in enumerate(sides) for role in ("decisions", "lessons")}
+    moved = [role for role in ("decisions", "lessons")
+             if read[2, role] is not None and read[0, role] not in (read[1, role], read[2, role])]
+    if not moved:
+        return other        # one side left them as they were: nothing to rename, and LOG (75 MB at 100x) unread
+    shifts = positions.side_shifts(*(positions.SideFiles(
+        side.read(paths["log"]) if side is not None else None, read[index, "decisions"], read[index, "lessons"])
+        for index, side in enumerate(sides)))
+    if not shifts.ids:
         return other
-    renamed_data = positions.renumber_decisions(files[0].decisions, data, ids, cycles)
-    renamed = Snapshot(other.label, lambda name: renamed_data if name == path else other.read(name))
+    renumber = {"decisions": positions.renumber_decisions, "lessons": positions.renumber_lessons}
+    renamed_files = {paths[role]: renumber[role](read[0, role], read[2, role] or b"", shifts) for role in moved}
+    renamed = Snapshot(other.label, lambda name: renamed_files[name] if name in renamed_files else other.read(name))
     if not _loses_history(config, renamed, merged) or _loses_history(config, other, merged):
         return renamed
     return other

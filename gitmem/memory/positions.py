@@ -1,4 +1,4 @@
-"""A cycle number and a decision ID are positions in the merged history, not claims (docs/format.md, "Two
+"""A cycle number, a decision ID and a lesson ID are positions in the merged history, not claims (docs/format.md, "Two
 writers"): the rule by which one side's new ones move after the other side's (`side_shifts`) and the renaming of
 what that side wrote. Pure text, below the checks: the writers (gitmem.publish.renumber: the rebase, `gitmem
 merge`, the merge driver) apply it, and `verify` applies it again to see a merge's other parent as the merge holds
@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from gitmem.memory import decisions, log
+from gitmem.memory import decisions, lessons, log
 from gitmem.memory.text import decode_text
 
 
@@ -54,7 +54,31 @@ def new_log_cycles(base: bytes | None, data: bytes | None) -> list[int]:
 
 
 _DECISION_REF = re.compile(r"\bD-([0-9]{4,18})\b")
-_ASKED_CYCLE = re.compile(r"\(cycle ([0-9]{1,18})\)")
+_LESSON_REF = re.compile(r"\bL-([0-9]{4,18})\b")
+# A cycle a decision's Asked line, or a lesson's Happened or Confirmed line, names.
+_NAMED_CYCLE = re.compile(r"\(cycle ([0-9]{1,18})\)")
+
+
+@dataclass(frozen=True)
+class Shifts:
+    """How one side's new positions move after the other side's: its cycles, decision IDs and lesson IDs."""
+
+    cycles: Shift = NO_SHIFT
+    decisions: Shift = NO_SHIFT
+    lessons: Shift = NO_SHIFT
+
+    @property
+    def by(self) -> bool:
+        """Whether anything moves."""
+        return bool(self.cycles.by or self.decisions.by or self.lessons.by)
+
+    @property
+    def ids(self) -> bool:
+        """Whether an ID moves."""
+        return bool(self.decisions.by or self.lessons.by)
+
+
+NO_SHIFTS = Shifts()
 
 
 def decision_numbers(data: bytes | None) -> set[int]:
@@ -62,12 +86,25 @@ def decision_numbers(data: bytes | None) -> set[int]:
     return {d.number for d in decisions.parse(decode_text(data)).all} if data else set()
 
 
-def renamed_ids(text: str, ids: Shift) -> str:
-    """`text` with each decision ID `ids` moves renamed (D-0004 as D-0005)."""
-    def one(match: re.Match[str]) -> str:
-        number = int(match.group(1))
-        return decisions.format_id(ids.number(number))
-    return _DECISION_REF.sub(one, text) if ids.by else text
+def lesson_numbers(data: bytes | None) -> set[int]:
+    """The numbers of the lessons in LESSONS `data` (L-0007 is 7)."""
+    return {item.number for item in lessons.parse(decode_text(data)).lessons} if data else set()
+
+
+def renamed_ids(text: str, shifts: Shifts) -> str:
+    """`text` with each decision and lesson ID `shifts` moves renamed (D-0004 as D-0005, L-0002 as L-0003)."""
+    def decision(match: re.Match[str]) -> str:
+        return decisions.format_id(shifts.decisions.number(int(match.group(1))))
+
+    def lesson(match: re.Match[str]) -> str:
+        return lessons.format_id(shifts.lessons.number(int(match.group(1))))
+
+    text = _DECISION_REF.sub(decision, text) if shifts.decisions.by else text
+    return _LESSON_REF.sub(lesson, text) if shifts.lessons.by else text
+
+
+def _named_cycles(text: str, cycles: Shift) -> str:
+    return _NAMED_CYCLE.sub(lambda m: f"(cycle {cycles.number(int(m.group(1)))})", text) if cycles.by else text
 
 
 def in_lines(text: str, spans: Iterable[tuple[int, int]], change: Callable[[str], str]) -> str:
@@ -78,10 +115,10 @@ def in_lines(text: str, spans: Iterable[tuple[int, int]], change: Callable[[str]
     return "\n".join(lines)
 
 
-def renumber_decisions(base: bytes | None, data: bytes, ids: Shift, cycles: Shift) -> bytes:
-    """DECISIONS `data` with the decisions `base` does not have renamed by `ids`, and the cycles they name
-    (`Asked: … (cycle N)`) renumbered by `cycles`."""
-    if not ids.by and not cycles.by:
+def renumber_decisions(base: bytes | None, data: bytes, shifts: Shifts) -> bytes:
+    """DECISIONS `data` with the decisions `base` does not have renamed by `shifts` (and the IDs they name), and
+    the cycles they name (`Asked: … (cycle N)`) renumbered."""
+    if not shifts.by:
         return data
     text = decode_text(data)
     doc = decisions.parse(text)
@@ -90,28 +127,56 @@ def renumber_decisions(base: bytes | None, data: bytes, ids: Shift, cycles: Shif
     known = decision_numbers(base)
 
     def change(part: str) -> str:
-        return _ASKED_CYCLE.sub(lambda m: f"(cycle {cycles.number(int(m.group(1)))})", renamed_ids(part, ids))
+        return _named_cycles(renamed_ids(part, shifts), shifts.cycles)
 
     return in_lines(text, [(d.line, d.end) for d in doc.all if d.number not in known], change).encode("utf-8")
 
 
+def renumber_lessons(base: bytes | None, data: bytes, shifts: Shifts) -> bytes:
+    """LESSONS `data` with the lessons `base` does not have renamed by `shifts` (and the IDs they name), and the
+    cycles named in the lines this side wrote (a new lesson's `Happened`, a `Confirmed` line added to any lesson)
+    renumbered: the other side's cycles took those numbers first."""
+    if not shifts.by:
+        return data
+    text = decode_text(data)
+    doc = lessons.parse(text)
+    if doc.problems:
+        return data
+    base_text = decode_text(base) if base else ""
+    base_lines = base_text.split("\n")
+    known = {item.id: set(base_lines[item.line - 1:item.end]) for item in lessons.parse(base_text).lessons}
+    lines = text.split("\n")
+    for item in doc.lessons:
+        old = known.get(item.id)
+        for at in range(item.line - 1, item.end):
+            if old is None:
+                lines[at] = _named_cycles(renamed_ids(lines[at], shifts), shifts.cycles)
+            elif lines[at] not in old:
+                lines[at] = _named_cycles(lines[at], shifts.cycles)
+    return "\n".join(lines).encode("utf-8")
+
+
 @dataclass(frozen=True)
 class SideFiles:
-    """One side's LOG and DECISIONS as stored (None: no such file)."""
+    """One side's LOG, DECISIONS and LESSONS as stored (None: no such file)."""
 
     log: bytes | None
-    decisions: bytes | None
+    decisions: bytes | None = None
+    lessons: bytes | None = None
 
 
-def side_shifts(base: SideFiles, upstream: SideFiles, ours: SideFiles) -> tuple[Shift, Shift]:
-    """(cycles, decision IDs): how `ours`' new cycles and new decisions move to follow `upstream`'s, both split
-    from `base`. Ours landed upstream already (a branch squash-merged, cherry-picked): its entries are upstream's
-    own, so its cycles take no new numbers."""
+def side_shifts(base: SideFiles, upstream: SideFiles, ours: SideFiles) -> Shifts:
+    """How `ours`' new cycles, decisions and lessons move to follow `upstream`'s, both split from `base`. Ours
+    landed upstream already (a branch squash-merged, cherry-picked): its entries are upstream's own, so its cycles
+    take no new numbers."""
     landed = ours.log is not None and upstream.log is not None and upstream.log.startswith(ours.log)
-    cycles = Shift() if landed else shift_after(last_cycle(upstream.log), new_log_cycles(base.log, ours.log))
-    ids = Shift()
-    # Parsed only when both sides changed DECISIONS: at 100x it holds 4,000 decisions.
+    cycles = NO_SHIFT if landed else shift_after(last_cycle(upstream.log), new_log_cycles(base.log, ours.log))
+    ids = lesson_ids = NO_SHIFT
+    # Parsed only when both sides changed the file: at 100x DECISIONS holds 4,000 decisions.
     if base.decisions not in (upstream.decisions, ours.decisions):
         ids = shift_after(max(decision_numbers(upstream.decisions), default=0),
                           decision_numbers(ours.decisions) - decision_numbers(base.decisions))
-    return cycles, ids
+    if base.lessons not in (upstream.lessons, ours.lessons):
+        lesson_ids = shift_after(max(lesson_numbers(upstream.lessons), default=0),
+                                 lesson_numbers(ours.lessons) - lesson_numbers(base.lessons))
+    return Shifts(cycles, ids, lesson_ids)

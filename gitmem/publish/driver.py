@@ -5,11 +5,12 @@ git calls it with the base, ours (what is being built on: the current branch in 
 rebase) and theirs (the commit being merged or replayed) for LOG, NOW, DECISIONS and LESSONS. LOG and NOW:
 both sides' entries and blocks land, theirs after ours with their cycles renumbered after ours (and an entry
 that would go back in time at the merge's time, its own heading kept: gitmem.publish.merge.brought_in).
-DECISIONS: union by ID, theirs' new decisions renamed after ours' highest when both sides asked (a decision ID is
-a position: gitmem.memory.positions), answers and all, and what theirs' new NOW blocks say of them follows; in a
-`git merge`, which names the commit merged (`GITHEAD_<id>`), the cycles their Asked lines name follow too, as
-`gitmem merge` renames them. LESSONS: union by ID. Anything that does not merge by those rules is left to git's
-own line merge, conflict markers and all: the driver never drops a line of either side, it only declines.
+DECISIONS and LESSONS: union by ID, theirs' new decisions (lessons) renamed after ours' highest when both sides
+asked (added) one (an ID is a position: gitmem.memory.positions), answers and confirmations and all, and what
+theirs' new NOW blocks say of them follows; in a `git merge`, which names the commit merged (`GITHEAD_<id>`), the
+cycles their Asked, Happened and Confirmed lines name follow too, as `gitmem merge` renames them.
+Anything that does not merge by those rules is left to git's own line merge, conflict markers and all: the
+driver never drops a line of either side, it only declines.
 """
 from __future__ import annotations
 
@@ -25,16 +26,13 @@ from gitmem.publish import merge, renumber
 NAME = "gitmem"     # `merge=gitmem` in .gitattributes, `merge.gitmem.driver` in .git/config
 
 
-Shifts = tuple[positions.Shift, positions.Shift]       # (cycles, decision IDs), as positions.side_shifts says
-
-
 def merge_memory_file(config: Config, path: str, base: bytes, ours: bytes, theirs: bytes, *,
                       now: Callable[[], Timestamp], read_ours: Callable[[str], bytes | None],
-                      commit_shifts: Callable[[Config], Shifts | None] = lambda _: None) -> bytes | None:
+                      commit_shifts: Callable[[Config], positions.Shifts | None] = lambda _: None) -> bytes | None:
     """The merged file, or None to leave the merge to git. `read_ours(path)` reads a file as ours has it
     (HEAD's): its LOG's last cycle is the one theirs' NOW blocks must follow, whatever git merges first.
     `commit_shifts(place)`: how the commit merged moves after ours in that workspace, when the driver knows that
-    commit (None: the decision IDs are read from the three DECISIONS texts, and no cycle moves in them)."""
+    commit (None: the IDs are read from the three texts, and no cycle moves in them)."""
     try:
         texts = [data.decode("utf-8") for data in (base, ours, theirs)]
     except UnicodeDecodeError:
@@ -51,15 +49,18 @@ def merge_memory_file(config: Config, path: str, base: bytes, ours: bytes, their
     elif role == "now":
         last = max(positions.last_cycle(read_ours(place.path("log"))), renumber.last_now_cycle(ours))
         shift = positions.shift_after(last, renumber.new_now_cycles(base, theirs))
-        ids = (commit_shifts(place) or (positions.NO_SHIFT, positions.NO_SHIFT))[1]
+        ids = commit_shifts(place) or positions.NO_SHIFTS
         merged = merge.merge_now(old, mine, renumber.renumber_now(base, theirs, shift, ids).decode("utf-8"))
     elif role == "decisions":
-        cycles, ids = commit_shifts(place) or (positions.NO_SHIFT, positions.side_shifts(
-            *(positions.SideFiles(None, data) for data in (base, ours, theirs)))[1])
-        renamed = positions.renumber_decisions(base, theirs, ids, cycles).decode("utf-8")
+        shifts = commit_shifts(place) or positions.side_shifts(
+            *(positions.SideFiles(None, data) for data in (base, ours, theirs)))
+        renamed = positions.renumber_decisions(base, theirs, shifts).decode("utf-8")
         merged = merge.merge_decisions(old, mine, renamed)
     elif role == "lessons":
-        merged = merge.merge_lessons(old, mine, other)
+        shifts = commit_shifts(place) or positions.side_shifts(
+            *(positions.SideFiles(None, None, data) for data in (base, ours, theirs)))
+        renamed = positions.renumber_lessons(base, theirs, shifts).decode("utf-8")
+        merged = merge.merge_lessons(old, mine, renamed)
     return merged.encode("utf-8") if merged is not None else None
 
 
@@ -81,7 +82,7 @@ def run_driver(cwd: Path, base: Path, ours: Path, theirs: Path, path: str, envir
     head = gitio.head_id(repo)
     merging = [m.group(1) for name in environ if (m := _MERGED_COMMIT.match(name))]
 
-    def commit_shifts(place: Config) -> Shifts | None:
+    def commit_shifts(place: Config) -> positions.Shifts | None:
         """The shifts of the one commit `git merge` merges (an octopus or a rebase names none)."""
         try:
             fork = gitio.merge_base(repo, head, merging[0]) if head is not None and len(merging) == 1 else None
@@ -89,8 +90,8 @@ def run_driver(cwd: Path, base: Path, ours: Path, theirs: Path, path: str, envir
             return None
         if fork is None or head is None:
             return None
-        sides = [positions.SideFiles(gitio.file_at(repo, rev, place.path("log")),
-                                     gitio.file_at(repo, rev, place.path("decisions")))
+        sides = [positions.SideFiles(*(gitio.file_at(repo, rev, place.path(role))
+                                       for role in ("log", "decisions", "lessons")))
                  for rev in (fork, head, merging[0])]
         return positions.side_shifts(*sides)
 

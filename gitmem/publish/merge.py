@@ -29,7 +29,7 @@ def resolver_for(config: Config, *, merged_at: Callable[[], Timestamp] | None = 
         return merge_log(base, upstream, ours, merged_at=merged_at)
 
     merges = {config.path("decisions"): merge_decisions, config.path("log"): log_merge,
-              config.path("now"): merge_now}
+              config.path("now"): merge_now, config.path("lessons"): merge_lessons}
 
     def resolve(path: str, base: bytes | None, upstream: bytes | None, ours: bytes | None) -> bytes | None:
         merge = merges.get(path)

@@ -18,26 +18,28 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from gitmem.config import Config
-from gitmem.memory import decisions, log, now
+from gitmem.memory import decisions, lessons, log, now
 from gitmem.memory.positions import (
-    NO_SHIFT,
+    NO_SHIFTS,
     Shift,
+    Shifts,
     SideFiles,
     in_lines,
     renamed_ids,
     renumber_decisions,
+    renumber_lessons,
     side_shifts,
 )
 from gitmem.memory.text import decode_text
 
 
-def renumber_log(base: bytes | None, data: bytes, shift: Shift, ids: Shift = NO_SHIFT) -> bytes:
+def renumber_log(base: bytes | None, data: bytes, shift: Shift, ids: Shifts = NO_SHIFTS) -> bytes:
     """`data` with the headings of the cycle entries it appends to `base` renumbered by `shift`, and the decision
-    IDs those entries name renamed by `ids`."""
+    and lesson IDs those entries name renamed by `ids`."""
     verdict = log.append_verdict(base or b"", data)
     if not verdict.ok or verdict.open_ is None:
         return data
-    if ids.by:
+    if ids.ids:
         data = data[:verdict.start] + renamed_ids(data[verdict.start:].decode("utf-8"), ids).encode("utf-8")
     if not shift.by:
         return data
@@ -75,10 +77,10 @@ def last_now_cycle(data: bytes | None) -> int:
     return max((b.cycle for b in now.parse(decode_text(data)).blocks if b.cycle is not None), default=0)
 
 
-def renumber_now(base: bytes | None, data: bytes, shift: Shift, ids: Shift = NO_SHIFT) -> bytes:
+def renumber_now(base: bytes | None, data: bytes, shift: Shift, ids: Shifts = NO_SHIFTS) -> bytes:
     """`data` with the headings of the cycle blocks `base` does not have renumbered by `shift`, and the decision
-    IDs those blocks name renamed by `ids`."""
-    if not shift.by and not ids.by:
+    and lesson IDs those blocks name renamed by `ids`."""
+    if not shift.by and not ids.ids:
         return data
     text = decode_text(data)
     doc = now.parse(text)
@@ -123,22 +125,29 @@ class CycleRenumbering:
     now_path: str
     base_log: bytes | None
     base_now: bytes | None
-    shift: Shift
+    shifts: Shifts              # this side's new cycles, decision IDs and lesson IDs, after the other side's
     decisions_path: str = ""
     base_decisions: bytes | None = None
-    ids: Shift = NO_SHIFT       # this side's new decision IDs, after the other side's
+    lessons_path: str = ""
+    base_lessons: bytes | None = None
+
+    @property
+    def shift(self) -> Shift:
+        return self.shifts.cycles
 
     @property
     def paths(self) -> tuple[str, ...]:
-        return tuple(path for path in (self.log_path, self.now_path, self.decisions_path) if path)
+        return tuple(path for path in (self.log_path, self.now_path, self.decisions_path, self.lessons_path) if path)
 
     def file(self, path: str, data: bytes) -> bytes:
         if path == self.log_path:
-            return renumber_log(self.base_log, data, self.shift, self.ids)
+            return renumber_log(self.base_log, data, self.shift, self.shifts)
         if path == self.now_path:
-            return renumber_now(self.base_now, data, self.shift, self.ids)
+            return renumber_now(self.base_now, data, self.shift, self.shifts)
         if path == self.decisions_path:
-            return renumber_decisions(self.base_decisions, data, self.ids, self.shift)
+            return renumber_decisions(self.base_decisions, data, self.shifts)
+        if path == self.lessons_path:
+            return renumber_lessons(self.base_lessons, data, self.shifts)
         return data
 
     def message(self, text: str) -> str:
@@ -150,10 +159,12 @@ class CycleRenumbering:
             said.append(f"another writer took cycle {self.shift.first}{'+' if self.shift.by > 1 else ''} first: "
                         f"this side's cycle {self.shift.first} is cycle {self.shift.number(self.shift.first)} now "
                         "(a cycle number is a position in the merged history)")
-        if self.ids.by:
-            first, moved = decisions.format_id(self.ids.first), decisions.format_id(self.ids.number(self.ids.first))
-            said.append(f"another writer asked {first} first: this side's {first} is {moved} now, and what this "
-                        "side wrote names it so")
+        for ids, format_id, verb in ((self.shifts.decisions, decisions.format_id, "asked"),
+                                     (self.shifts.lessons, lessons.format_id, "added")):
+            if ids.by:
+                first, moved = format_id(ids.first), format_id(ids.number(ids.first))
+                said.append(f"another writer {verb} {first} first: this side's {first} is {moved} now, and what "
+                            "this side wrote names it so")
         return "; ".join(said)
 
 
@@ -163,17 +174,19 @@ def renumberer_for(config: Config, *, log_too: bool = True) -> Callable[
     upstream's, or None when they already follow. Without `log_too` LOG is left to the merge's resolver, which
     renumbers it by the same rule and keeps each entry's own heading (gitmem.publish.merge.brought_in)."""
     log_path, now_path, decisions_path = config.path("log"), config.path("now"), config.path("decisions")
+    lessons_path = config.path("lessons")
 
     def plan(read: Callable[[str, str], bytes | None], fork: str, upstream: str,
              ours: str) -> CycleRenumbering | None:
-        base, upstream_files, our_files = (SideFiles(read(rev, log_path), read(rev, decisions_path))
-                                           for rev in (fork, upstream, ours))
-        shift, ids = side_shifts(base, upstream_files, our_files)
-        if not shift.by and not ids.by:
+        base, upstream_files, our_files = (
+            SideFiles(read(rev, log_path), read(rev, decisions_path), read(rev, lessons_path))
+            for rev in (fork, upstream, ours))
+        shifts = side_shifts(base, upstream_files, our_files)
+        if not shifts.by:
             return None
         # Without `log_too` (a merge) the resolver renumbers LOG's headings, and the other side's entries keep
         # their bodies as written, decision IDs included: they are history in that parent (gitmem.checks.merges).
-        return CycleRenumbering(log_path if log_too else "", now_path, base.log, read(fork, now_path), shift,
-                                decisions_path, base.decisions, ids)
+        return CycleRenumbering(log_path if log_too else "", now_path, base.log, read(fork, now_path), shifts,
+                                decisions_path, base.decisions, lessons_path, base.lessons)
 
     return plan
