@@ -4,10 +4,11 @@ Two writers may take the same number: a scheduled cycle runs for minutes while a
 logs and pushes. When one side's commits are replayed (a rebase) or merged onto the other's, and the other side
 appended cycles since the two split, the replayed side's own new cycle entries in LOG, its new cycle blocks in
 NOW and its cycle commits' messages (`gitmem: cycle N`, `Gitmem-Cycle: N`) take the next numbers after the other
-side's last cycle, in their order. A decision ID is a position too: when both sides asked, the replayed side's
-new decisions take the IDs after the other side's highest, and every mention of them in what the replayed side
-added (its new decisions, LOG entries and NOW blocks) follows, as do the cycle numbers its new decisions name; a
-merge leaves the other side's LOG entries as written (history in that parent: gitmem.checks.merges).
+side's last cycle, in their order. Decision and lesson IDs are positions too: when both sides asked (added) one,
+the replayed side's new decisions (lessons) take the IDs after the other side's highest, and every mention of them
+in what the replayed side added (its new decisions, lessons, LOG entries and NOW blocks) follows, as do the cycle
+numbers its new decisions and lessons name; a merge leaves the other side's LOG entries as written (history in
+that parent: gitmem.checks.merges). The rule itself is gitmem.memory.positions, which `verify` applies too.
 Nothing else changes: times and the other side's entries stay as written. Pure text: the rebase
 (gitmem.gitio.rebase), `gitmem merge` and the merge driver apply it.
 """
