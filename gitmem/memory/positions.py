@@ -86,11 +86,6 @@ def decision_numbers(data: bytes | None) -> set[int]:
     return {d.number for d in decisions.parse(decode_text(data)).all} if data else set()
 
 
-def lesson_numbers(data: bytes | None) -> set[int]:
-    """The numbers of the lessons in LESSONS `data` (L-0007 is 7)."""
-    return {item.number for item in lessons.parse(decode_text(data)).lessons} if data else set()
-
-
 def renamed_ids(text: str, shifts: Shifts) -> str:
     """`text` with each decision and lesson ID `shifts` moves renamed (D-0004 as D-0005, L-0002 as L-0003)."""
     def decision(match: re.Match[str]) -> str:
@@ -174,9 +169,30 @@ def side_shifts(base: SideFiles, upstream: SideFiles, ours: SideFiles) -> Shifts
     ids = lesson_ids = NO_SHIFT
     # Parsed only when both sides changed the file: at 100x DECISIONS holds 4,000 decisions.
     if base.decisions not in (upstream.decisions, ours.decisions):
-        ids = shift_after(max(decision_numbers(upstream.decisions), default=0),
-                          decision_numbers(ours.decisions) - decision_numbers(base.decisions))
+        ids = _ids_after(*(_entries(side.decisions, lambda text: decisions.parse(text).all)
+                           for side in (base, upstream, ours)))
     if base.lessons not in (upstream.lessons, ours.lessons):
-        lesson_ids = shift_after(max(lesson_numbers(upstream.lessons), default=0),
-                                 lesson_numbers(ours.lessons) - lesson_numbers(base.lessons))
+        lesson_ids = _ids_after(*(_entries(side.lessons, lambda text: lessons.parse(text).lessons)
+                                  for side in (base, upstream, ours)))
     return Shifts(cycles, ids, lesson_ids)
+
+
+Numbered = decisions.Decision | lessons.Lesson
+
+
+def _entries(data: bytes | None, parse: Callable[[str], Iterable[Numbered]]) -> list[Numbered]:
+    return list(parse(decode_text(data))) if data else []
+
+
+def _ids_after(base: list[Numbered], upstream: list[Numbered], ours: list[Numbered]) -> Shift:
+    """The shift that puts `ours`' new IDs after `upstream`'s highest. One upstream holds already (the same ID,
+    title and first line, its Asked or Happened: a branch squash-merged, cherry-picked) is upstream's own and
+    takes no new ID, or it would land twice."""
+    known = {item.number for item in base}
+    landed = {_identity(item) for item in upstream}
+    new = [item.number for item in ours if item.number not in known and _identity(item) not in landed]
+    return shift_after(max((item.number for item in upstream), default=0), new)
+
+
+def _identity(item: Numbered) -> tuple[str, str, str]:
+    return item.id, item.title, item.body[0] if item.body else ""

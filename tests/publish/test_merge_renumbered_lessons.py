@@ -112,3 +112,22 @@ def test_a_session_lesson_pushed_while_the_cycle_adds_one_leaves_the_cycles_less
     assert [item.happened.cycle for item in doc.lessons if item.happened is not None] == [1, 2]
     assert any("L-0001 is L-0002 now" in m for m in report.messages)
     assert verify_range(Workspace.for_repo(Repo(remote), Config()), start, "refs/heads/main").violations == []
+
+
+def test_a_lesson_that_landed_already_is_not_renamed_a_second_time(memrepo: GitRepo) -> None:
+    """The side branch was squash-merged (its lesson is main's already) and main added another lesson since:
+    merging the branch adds no copy of its lesson under a new ID."""
+    git(memrepo.path, "switch", "-q", "-c", "side", who=DANA)
+    _session_cycle(memrepo, "side one")
+    _lesson(memrepo, "side lesson")
+    git(memrepo.path, "commit", "-q", "-am", "session: side one", who=DANA)
+    git(memrepo.path, "switch", "-q", "main", who=DANA)
+    git(memrepo.path, "merge", "-q", "--squash", "side", who=DANA)
+    git(memrepo.path, "commit", "-q", "-m", "side one (#1)", who=DANA)
+    _session_cycle(memrepo, "main two")
+    _lesson(memrepo, "main lesson")
+    git(memrepo.path, "commit", "-q", "-am", "session: main two", who=DANA)
+    session(memrepo, "merge", "side")
+    assert [(item.id, item.title) for item in lessons.parse(memrepo.read("LESSONS.md")).lessons] == [
+        ("L-0001", "side lesson"), ("L-0002", "main lesson")]
+    assert session(memrepo, "check").returncode == 0
