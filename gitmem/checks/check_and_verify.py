@@ -426,8 +426,8 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
 def _as_merged(repo: gitio.Repo, config: Config, first: str, other: str, side: Side, theirs: Side, merged: Snapshot,
                *, workspace: str | None, source: Callable[[str], bytes | None],
                configs: dict[str, Config | None]) -> Side:
-    """A merge's later parent `other` as the merge holds it: its new decisions renamed after the first parent's,
-    as the merge renamed them (gitmem.checks.merges.as_merged), both sides read from where they split."""
+    """A merge's later parent `other` as the merge holds it: its new decisions and lessons renamed after the first
+    parent's, as the merge renamed them (gitmem.checks.merges.as_merged), both sides read from where they split."""
     from gitmem.checks import merges
 
     fork = gitio.merge_base(repo, first, other)
