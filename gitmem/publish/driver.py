@@ -7,14 +7,14 @@ both sides' entries and blocks land, theirs after ours with their cycles renumbe
 that would go back in time at the merge's time, its own heading kept: gitmem.publish.merge.brought_in).
 DECISIONS and LESSONS: union by ID, theirs' new decisions (lessons) renamed after ours' highest when both sides
 asked (added) one (an ID is a position: gitmem.memory.positions), answers and confirmations and all, and what
-theirs' new NOW blocks say of them follows; in a `git merge`, which names the commit merged (`GITHEAD_<id>`), the
-cycles their Asked, Happened and Confirmed lines name follow too, as `gitmem merge` renames them.
+theirs' new NOW blocks say of them follows; where git names the commit it merges or replays
+(gitio.commit_being_merged), the cycles their Asked, Happened and Confirmed lines name follow too, as `gitmem merge`
+and the runner's rebase rename them.
 Anything that does not merge by those rules is left to git's own line merge, conflict markers and all: the
 driver never drops a line of either side, it only declines.
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -64,10 +64,6 @@ def merge_memory_file(config: Config, path: str, base: bytes, ours: bytes, their
     return merged.encode("utf-8") if merged is not None else None
 
 
-# git merge names each commit it merges in its drivers' environment: GITHEAD_<id>=<the name it was given>.
-_MERGED_COMMIT = re.compile(r"^GITHEAD_([0-9a-f]{40}|[0-9a-f]{64})$")
-
-
 def run_driver(cwd: Path, base: Path, ours: Path, theirs: Path, path: str, environ: Mapping[str, str]) -> bool:
     """The driver as git runs it, in the repository at `cwd` on git's three temporary files: the merge of
     `path` written into `ours` by memory rules, or else git's own line merge there, conflict markers and all.
@@ -80,19 +76,15 @@ def run_driver(cwd: Path, base: Path, ours: Path, theirs: Path, path: str, envir
     ws = Workspace.for_repo(repo, load_config(gitio.root(repo)))
     clock = ws.clock()
     head = gitio.head_id(repo)
-    merging = [m.group(1) for name in environ if (m := _MERGED_COMMIT.match(name))]
+    merging = gitio.commit_being_merged(repo, environ)
 
     def commit_shifts(place: Config) -> positions.Shifts | None:
-        """The shifts of the one commit `git merge` merges (an octopus or a rebase names none)."""
-        try:
-            fork = gitio.merge_base(repo, head, merging[0]) if head is not None and len(merging) == 1 else None
-        except gitio.RepoError:
-            return None
-        if fork is None or head is None:
+        """How the commit git merges (or replays) moves after HEAD, as `gitmem merge` and the rebase move it."""
+        if merging is None or head is None:
             return None
         sides = [positions.SideFiles(*(gitio.file_at(repo, rev, place.path(role))
                                        for role in ("log", "decisions", "lessons")))
-                 for rev in (fork, head, merging[0])]
+                 for rev in (merging[0], head, merging[1])]
         return positions.side_shifts(*sides)
 
     merged = merge_memory_file(ws.config, path, base.read_bytes(), ours.read_bytes(), theirs.read_bytes(),

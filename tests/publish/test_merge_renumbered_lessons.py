@@ -16,7 +16,7 @@ from gitmem.errors import ExitCode
 from gitmem.gitio import Repo
 from gitmem.memory import lessons, log, now
 from gitmem.workspace import Workspace
-from tests.cycle.test_two_writers import session
+from tests.cycle.test_two_writers import _two_clones_with_the_driver, session
 from tests.support.cycle_support import WritingBackend, built, clone, file_at, origin_and_clone
 from tests.support.gitcli import git
 from tests.support.helpers import DANA, GitRepo
@@ -131,3 +131,28 @@ def test_a_lesson_that_landed_already_is_not_renamed_a_second_time(memrepo: GitR
     assert [(item.id, item.title) for item in lessons.parse(memrepo.read("LESSONS.md")).lessons] == [
         ("L-0001", "side lesson"), ("L-0002", "main lesson")]
     assert session(memrepo, "check").returncode == 0
+
+
+def test_git_pull_rebase_through_the_driver_puts_the_sessions_lesson_after_the_one_pushed_first(
+        tmp_path: Path, memrepo: GitRepo) -> None:
+    """Two clones of a bare origin with the driver registered: the desktop pushes cycle 1 with L-0001; the laptop
+    made its own cycle 1 and L-0001. `git pull --rebase` replays the laptop's commit: its cycle is 2, its lesson
+    L-0002, and the lesson names the cycle it now happened in."""
+    first, second = _two_clones_with_the_driver(tmp_path, memrepo)
+    for repo, where in ((first, "desktop"), (second, "laptop")):
+        _session_cycle(repo, f"from the {where}")
+        _lesson(repo, f"{where} lesson")
+        session(repo, "now", "add", "--did", f"wrote L-0001 on the {where}", "--human", "nothing", "--next", "more")
+        git(repo.path, "commit", "-q", "-am", f"session: the {where}", who=DANA)
+    git(first.path, "push", "-q", "origin", "main", who=DANA)
+    git(second.path, "pull", "-q", "--rebase", "origin", "main", who=DANA)
+    doc = lessons.parse(second.read("LESSONS.md"))
+    assert [(item.id, item.title, item.happened.cycle if item.happened else None) for item in doc.lessons] == [
+        ("L-0001", "desktop lesson", 1), ("L-0002", "laptop lesson", 2)]
+    assert [(e.cycle, e.get("Task")) for e in log.parse(second.read("LOG.md")).entries] == [
+        (1, "from the desktop"), (2, "from the laptop")]
+    blocks = {b.cycle: b.fields[0].value for b in now.parse(second.read("NOW.md")).blocks if b.cycle}
+    assert blocks == {1: "wrote L-0001 on the desktop", 2: "wrote L-0002 on the laptop"}
+    assert session(second, "check").returncode == 0
+    upstream = git(second.path, "rev-parse", "origin/main", who=DANA).strip()
+    assert session(second, "verify", "--range", f"{upstream}..HEAD").returncode == 0
