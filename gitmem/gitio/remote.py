@@ -200,26 +200,22 @@ def merge_file_markers(repo: Repo, ours: Path, base: Path, theirs: Path, labels:
 
 # git merge names each commit it merges in its drivers' environment: GITHEAD_<id>=<the name it was given>.
 _MERGED_COMMIT = re.compile(r"^GITHEAD_([0-9a-f]{40}|[0-9a-f]{64})$")
-# A rebase's list of what it did so far: the last line is the commit being replayed now.
-_REPLAYING = re.compile(r"^(?:pick|p|reword|r|edit|e) ([0-9a-f]{40}|[0-9a-f]{64})\b")
 
 
-def commit_being_merged(repo: Repo, environ: Mapping[str, str]) -> tuple[str, str] | None:
-    """(base, commit): what git merges into HEAD while it runs a merge driver, and the commit the two sides split
-    from. The one commit a `git merge` names in the drivers' environment (its base the merge base), or the commit a
-    rebase replays now (its base its parent). None when git names none (an octopus, a cherry-pick) or the ids do
-    not resolve: the driver then judges by the three texts alone."""
+def merge_in_progress(repo: Repo, environ: Mapping[str, str]) -> tuple[str, str, str] | None:
+    """(fork, upstream, tip) of what git is doing while it runs a merge driver: `tip` lands on `upstream`, both
+    split from `fork`. A `git merge` names the one commit it merges in its drivers' environment (upstream is
+    HEAD); a rebase replays the commits up to its `orig-head` onto its `onto`, one at a time. None when git names
+    none (an octopus, a cherry-pick) or the ids do not resolve: the driver then judges by the three texts alone."""
     merging = [found.group(1) for name in environ if (found := _MERGED_COMMIT.match(name))]
-    head = repo.raw.head.target if not repo.raw.head_is_unborn else None
+    raw = repo.raw
     try:
-        if len(merging) == 1 and head is not None:
-            base = repo.raw.merge_base(head, merging[0])
-            return (str(base), merging[0]) if base is not None else None
-        done = (git_dir(repo) / "rebase-merge" / "done").read_text(encoding="utf-8").strip().splitlines()
-        replaying = _REPLAYING.match(done[-1]) if done else None
-        if replaying is None:
-            return None
-        commit = repo.raw[replaying.group(1)].peel(pygit2.Commit)
-        return (str(commit.parent_ids[0]), str(commit.id)) if commit.parent_ids else None
+        if len(merging) == 1:
+            upstream, tip = str(raw.head.target), merging[0]
+        else:
+            rebasing = git_dir(repo) / "rebase-merge"
+            upstream, tip = ((rebasing / name).read_text(encoding="utf-8").strip() for name in ("onto", "orig-head"))
+        fork = raw.merge_base(raw[upstream].peel(pygit2.Commit).id, raw[tip].peel(pygit2.Commit).id)
     except (OSError, UnicodeDecodeError, ValueError, KeyError, pygit2.GitError):
         return None
+    return (str(fork), upstream, tip) if fork is not None else None

@@ -7,8 +7,8 @@ both sides' entries and blocks land, theirs after ours with their cycles renumbe
 that would go back in time at the merge's time, its own heading kept: gitmem.publish.merge.brought_in).
 DECISIONS and LESSONS: union by ID, theirs' new decisions (lessons) renamed after ours' highest when both sides
 asked (added) one (an ID is a position: gitmem.memory.positions), answers and confirmations and all, and what
-theirs' new NOW blocks say of them follows; where git names the commit it merges or replays
-(gitio.commit_being_merged), the cycles their Asked, Happened and Confirmed lines name follow too, as `gitmem merge`
+theirs' new NOW blocks say of them follows; where git says what it merges or replays
+(gitio.merge_in_progress), the cycles their Asked, Happened and Confirmed lines name follow too, as `gitmem merge`
 and the runner's rebase rename them.
 Anything that does not merge by those rules is left to git's own line merge, conflict markers and all: the
 driver never drops a line of either side, it only declines.
@@ -16,6 +16,7 @@ driver never drops a line of either side, it only declines.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem.config import Config
@@ -26,13 +27,24 @@ from gitmem.publish import merge, renumber
 NAME = "gitmem"     # `merge=gitmem` in .gitattributes, `merge.gitmem.driver` in .git/config
 
 
+@dataclass(frozen=True)
+class Landing:
+    """What git is doing as a whole while it calls the driver on one file: the side being landed moves by
+    `shifts` (gitmem.memory.positions), its new entries counted from `fork`, where the two sides split."""
+
+    shifts: positions.Shifts
+    fork: Callable[[str], bytes | None]         # a file as the fork holds it
+
+
 def merge_memory_file(config: Config, path: str, base: bytes, ours: bytes, theirs: bytes, *,
                       now: Callable[[], Timestamp], read_ours: Callable[[str], bytes | None],
-                      commit_shifts: Callable[[Config], positions.Shifts | None] = lambda _: None) -> bytes | None:
+                      landing: Callable[[Config], Landing | None] = lambda _: None) -> bytes | None:
     """The merged file, or None to leave the merge to git. `read_ours(path)` reads a file as ours has it
     (HEAD's): its LOG's last cycle is the one theirs' NOW blocks must follow, whatever git merges first.
-    `commit_shifts(place)`: how the commit merged moves after ours in that workspace, when the driver knows that
-    commit (None: the IDs are read from the three texts, and no cycle moves in them)."""
+    `landing(place)`: how the side being landed moves in that workspace, when git says what it lands (None: the
+    IDs are read from the three texts, and no cycle moves in them). A rebase replays commit after commit: each
+    one and its parent (the base here) are renamed alike, from the fork, as the runner's rebase renames them, so
+    a later commit's change to an entry an earlier one added lands on that entry under its new ID."""
     try:
         texts = [data.decode("utf-8") for data in (base, ours, theirs)]
     except UnicodeDecodeError:
@@ -49,18 +61,19 @@ def merge_memory_file(config: Config, path: str, base: bytes, ours: bytes, their
     elif role == "now":
         last = max(positions.last_cycle(read_ours(place.path("log"))), renumber.last_now_cycle(ours))
         shift = positions.shift_after(last, renumber.new_now_cycles(base, theirs))
-        ids = commit_shifts(place) or positions.NO_SHIFTS
+        moving = landing(place)
+        ids = moving.shifts if moving is not None else positions.NO_SHIFTS
         merged = merge.merge_now(old, mine, renumber.renumber_now(base, theirs, shift, ids).decode("utf-8"))
-    elif role == "decisions":
-        shifts = commit_shifts(place) or positions.side_shifts(
-            *(positions.SideFiles(None, data) for data in (base, ours, theirs)))
-        renamed = positions.renumber_decisions(base, theirs, shifts).decode("utf-8")
-        merged = merge.merge_decisions(old, mine, renamed)
-    elif role == "lessons":
-        shifts = commit_shifts(place) or positions.side_shifts(
-            *(positions.SideFiles(None, None, data) for data in (base, ours, theirs)))
-        renamed = positions.renumber_lessons(base, theirs, shifts).decode("utf-8")
-        merged = merge.merge_lessons(old, mine, renamed)
+    elif role in ("decisions", "lessons"):
+        rename = positions.renumber_decisions if role == "decisions" else positions.renumber_lessons
+        moving = landing(place)
+        if moving is None:
+            sides = [positions.SideFiles(None, data) if role == "decisions" else positions.SideFiles(None, None, data)
+                     for data in (base, ours, theirs)]
+            moving = Landing(positions.side_shifts(*sides), lambda _: base)
+        known = moving.fork(path)
+        old, other = (rename(known, data, moving.shifts).decode("utf-8") for data in (base, theirs))
+        merged = (merge.merge_decisions if role == "decisions" else merge.merge_lessons)(old, mine, other)
     return merged.encode("utf-8") if merged is not None else None
 
 
@@ -76,20 +89,21 @@ def run_driver(cwd: Path, base: Path, ours: Path, theirs: Path, path: str, envir
     ws = Workspace.for_repo(repo, load_config(gitio.root(repo)))
     clock = ws.clock()
     head = gitio.head_id(repo)
-    merging = gitio.commit_being_merged(repo, environ)
+    doing = gitio.merge_in_progress(repo, environ)
 
-    def commit_shifts(place: Config) -> positions.Shifts | None:
-        """How the commit git merges (or replays) moves after HEAD, as `gitmem merge` and the rebase move it."""
-        if merging is None or head is None:
+    def landing(place: Config) -> Landing | None:
+        """How the side git lands moves after the other, as `gitmem merge` and the runner's rebase move it."""
+        if doing is None:
             return None
+        fork = doing[0]
         sides = [positions.SideFiles(*(gitio.file_at(repo, rev, place.path(role))
                                        for role in ("log", "decisions", "lessons")))
-                 for rev in (merging[0], head, merging[1])]
-        return positions.side_shifts(*sides)
+                 for rev in doing]
+        return Landing(positions.side_shifts(*sides), lambda rel: gitio.file_at(repo, fork, rel))
 
     merged = merge_memory_file(ws.config, path, base.read_bytes(), ours.read_bytes(), theirs.read_bytes(),
                                now=lambda: Timestamp.from_datetime(clock()),
-                               read_ours=lambda rel: gitio.file_at(repo, head, rel), commit_shifts=commit_shifts)
+                               read_ours=lambda rel: gitio.file_at(repo, head, rel), landing=landing)
     if merged is not None:
         ours.write_bytes(merged)
         return True

@@ -133,26 +133,32 @@ def test_a_lesson_that_landed_already_is_not_renamed_a_second_time(memrepo: GitR
     assert session(memrepo, "check").returncode == 0
 
 
-def test_git_pull_rebase_through_the_driver_puts_the_sessions_lesson_after_the_one_pushed_first(
+def test_git_pull_rebase_through_the_driver_puts_the_sessions_lessons_after_the_ones_pushed_first(
         tmp_path: Path, memrepo: GitRepo) -> None:
     """Two clones of a bare origin with the driver registered: the desktop pushes cycle 1 with L-0001; the laptop
-    made its own cycle 1 and L-0001. `git pull --rebase` replays the laptop's commit: its cycle is 2, its lesson
-    L-0002, and the lesson names the cycle it now happened in."""
+    made its own cycle 1 with L-0001, then cycle 2 confirming it. `git pull --rebase` replays the laptop's two
+    commits: its cycles are 2 and 3, its lesson L-0002, which names the cycles it now happened and was confirmed
+    in, and the confirmation lands on it, never on the desktop's lesson (the two read alike but for the title)."""
     first, second = _two_clones_with_the_driver(tmp_path, memrepo)
     for repo, where in ((first, "desktop"), (second, "laptop")):
         _session_cycle(repo, f"from the {where}")
-        _lesson(repo, f"{where} lesson")
+        session(repo, "lesson", "add", "--title", f"{where} lesson", "--happened", "x", "--why", "y", "--change", "z")
         session(repo, "now", "add", "--did", f"wrote L-0001 on the {where}", "--human", "nothing", "--next", "more")
         git(repo.path, "commit", "-q", "-am", f"session: the {where}", who=DANA)
+    _session_cycle(second, "again on the laptop")
+    session(second, "lesson", "confirm", "L-0001", "--evidence", "it held")
+    session(second, "now", "add", "--did", "confirmed L-0001", "--human", "nothing", "--next", "more")
+    git(second.path, "commit", "-q", "-am", "session: the laptop again", who=DANA)
     git(first.path, "push", "-q", "origin", "main", who=DANA)
     git(second.path, "pull", "-q", "--rebase", "origin", "main", who=DANA)
     doc = lessons.parse(second.read("LESSONS.md"))
-    assert [(item.id, item.title, item.happened.cycle if item.happened else None) for item in doc.lessons] == [
-        ("L-0001", "desktop lesson", 1), ("L-0002", "laptop lesson", 2)]
+    assert [(item.id, item.title, item.happened.cycle if item.happened else None,
+             [event.cycle for _, event in item.confirmations if event is not None]) for item in doc.lessons] == [
+        ("L-0001", "desktop lesson", 1, []), ("L-0002", "laptop lesson", 2, [3])]
     assert [(e.cycle, e.get("Task")) for e in log.parse(second.read("LOG.md")).entries] == [
-        (1, "from the desktop"), (2, "from the laptop")]
+        (1, "from the desktop"), (2, "from the laptop"), (3, "again on the laptop")]
     blocks = {b.cycle: b.fields[0].value for b in now.parse(second.read("NOW.md")).blocks if b.cycle}
-    assert blocks == {1: "wrote L-0001 on the desktop", 2: "wrote L-0002 on the laptop"}
+    assert blocks == {1: "wrote L-0001 on the desktop", 2: "wrote L-0002 on the laptop", 3: "confirmed L-0002"}
     assert session(second, "check").returncode == 0
     upstream = git(second.path, "rev-parse", "origin/main", who=DANA).strip()
     assert session(second, "verify", "--range", f"{upstream}..HEAD").returncode == 0
