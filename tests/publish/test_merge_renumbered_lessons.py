@@ -10,11 +10,12 @@ from pathlib import Path
 import pygit2
 
 from gitmem.checks.check_and_verify import verify_range
-from gitmem.config import Config
+from gitmem.config import Config, load_config
 from gitmem.cycle.runner import Settings, run_cycle
 from gitmem.errors import ExitCode
 from gitmem.gitio import Repo
 from gitmem.memory import lessons, log, now
+from gitmem.publish.pr_workflow import base_catch_up
 from gitmem.workspace import Workspace
 from tests.cycle.test_two_writers import _two_clones_with_the_driver, session
 from tests.support.cycle_support import WritingBackend, built, clone, file_at, origin_and_clone
@@ -162,3 +163,19 @@ def test_git_pull_rebase_through_the_driver_puts_the_sessions_lessons_after_the_
     assert session(second, "check").returncode == 0
     upstream = git(second.path, "rev-parse", "origin/main", who=DANA).strip()
     assert session(second, "verify", "--range", f"{upstream}..HEAD").returncode == 0
+
+
+def test_the_catch_up_of_a_base_renumbers_the_pr_branchs_new_lessons(memrepo: GitRepo) -> None:
+    """Pull-request mode brings the base into the open PR's branch (`pr_workflow.base_catch_up`): a session's
+    lesson on the base and the PR branch's lesson under the same ID both land, the branch's after, so the PR
+    merges on GitHub (which runs no driver) without a conflict in LESSONS."""
+    start = _both_added(memrepo)
+    ws = Workspace.for_repo(Repo(pygit2.Repository(str(memrepo.path))), load_config(memrepo.path))
+    said: list[str] = []
+    base_head = git(memrepo.path, "rev-parse", "main", who=DANA).strip()
+    tip = git(memrepo.path, "rev-parse", "side", who=DANA).strip()
+    caught_up = base_catch_up(ws, say=said.append)(base_head, "side", tip)
+    assert caught_up != tip, said
+    git(memrepo.path, "reset", "-q", "--hard", caught_up, who=DANA)
+    _side_follows_main(memrepo)
+    assert not [v for v in verify_range(ws, start, caught_up).violations if v.is_error]
