@@ -96,3 +96,27 @@ def test_the_catch_up_of_a_base_keeps_the_answer_of_a_pr_branchs_decision_it_ren
     git(memrepo.path, "reset", "-q", "--hard", caught_up)
     _answered_under_new_id(memrepo.read("DECISIONS.md"))
     assert not [v for v in verify_range(ws, start, caught_up).violations if v.is_error]
+
+
+def test_an_answered_import_decision_on_a_branch_keeps_its_answer_when_merged_over_a_new_ask(memrepo: GitRepo,
+                                                                                             cli) -> None:
+    """`gitmem import` on a branch asks one decision for its batch; the human answers it there while main asks
+    its own D-0001. The import's decision lands as D-0002, answered."""
+    start = git(memrepo.path, "rev-parse", "HEAD").strip()
+    git(memrepo.path, "switch", "-q", "-c", "side")
+    memrepo.write("CLAUDE.md", "# Notes\n\n- The API lives in src/api.\n- Releases go out on Fridays.\n")
+    assert cli(["import", "notes"], cwd=memrepo.path).code == ExitCode.OK
+    imported = decisions.parse(memrepo.read("DECISIONS.md")).all[0]
+    assert cli(["decision", "answer", imported.id, "--answer", "take them"], cwd=memrepo.path).code == ExitCode.OK
+    git(memrepo.path, "add", "-A")
+    git(memrepo.path, "commit", "-q", "-m", "import the notes, answered")
+    git(memrepo.path, "switch", "-q", "main")
+    assert cli(["decision", "ask", "--title", "B?", "--recommendation", "no"], cwd=memrepo.path).code == ExitCode.OK
+    git(memrepo.path, "commit", "-q", "-am", "session: B asked")
+    merged = cli(["merge", "side"], cwd=memrepo.path)
+    assert merged.code == ExitCode.OK, merged.out + merged.err
+    by_title = {d.title: d for d in decisions.parse(memrepo.read("DECISIONS.md")).all}
+    assert by_title["B?"].id == "D-0001"
+    assert by_title[imported.title].id == "D-0002" and by_title[imported.title].get("Answer") == "take them"
+    verified = cli(["verify", "--range", f"{start}..HEAD"], cwd=memrepo.path)
+    assert verified.code == ExitCode.OK, verified.out + verified.err
