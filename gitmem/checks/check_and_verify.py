@@ -419,6 +419,10 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
             progress(1)
         others = [old_side(repo, other, config, workspace=workspace, source=newest.read, configs=old_configs)
                   for other in commit.parents[1:]]
+        if parent is not None and others:
+            others = [_as_merged(repo, config, parent, other, side, theirs, new, workspace=workspace,
+                                 source=newest.read, configs=old_configs)
+                      for other, theirs in zip(commit.parents[1:], others, strict=True)]
         if not _has_memory(new, config) and not any(_has_memory(s.snapshot, config) for s in (side, *others)):
             continue        # history from before gitmem was adopted: there is no memory to check
         made_under = generations.of(commit, config.rules_version)
@@ -442,6 +446,20 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
                               for v in judged(found, made_under)]
     result.violations.sort()
     return result
+
+
+def _as_merged(repo: gitio.Repo, config: Config, first: str, other: str, side: Side, theirs: Side, merged: Snapshot,
+               *, workspace: str | None, source: Callable[[str], bytes | None],
+               configs: dict[str, Config | None]) -> Side:
+    """A merge's later parent `other` as the merge holds it: its new decisions and lessons renamed after the first
+    parent's, as the merge renamed them (gitmem.checks.merges.as_merged), both sides read from where they split."""
+    from gitmem.checks import merges
+
+    fork = gitio.merge_base(repo, first, other)
+    if theirs.snapshot is None or fork is None:
+        return theirs
+    base = old_side(repo, fork, config, workspace=workspace, source=source, configs=configs).snapshot
+    return replace(theirs, snapshot=merges.as_merged(config, base, side.snapshot, theirs.snapshot, merged))
 
 
 # The rules generation from which `verify` reads every file a commit brings (GM903's `committed_*` variants):

@@ -18,7 +18,7 @@ from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.config import Config
 from gitmem.gitio import Snapshot
-from gitmem.memory import fences, log
+from gitmem.memory import fences, log, positions
 from gitmem.memory.text import common_prefix, decode_text, strip_trailing_blank
 
 # The rules by which history goes missing from DECISIONS, LESSONS and RULES.
@@ -41,6 +41,40 @@ def check_merge(config: Config, first: Snapshot | None, others: list[tuple[str, 
         found += _log(config.path("log"), first, other, merged, label,
                       by_time=generation < written_times.ORDERED_BY_POSITION)
     return found
+
+
+def as_merged(config: Config, fork: Snapshot | None, first: Snapshot | None, other: Snapshot,
+              merged: Snapshot) -> Snapshot:
+    """`other` (a merge's later parent) as the merge holds it. Decision and lesson IDs are positions
+    (gitmem.memory.positions): when both sides asked a decision or added a lesson since they split at `fork`, the
+    merge renames `other`'s new ones after `first`'s, answers, confirmations and all, so they are judged under
+    their new IDs, not as answers removed (GM205), lessons gone (GM405) or lines the merge wrote.
+
+    A merge made by hand, without the renaming, is judged as `other` holds it: the view that loses none of
+    `other`'s history is the one the merge holds; when both lose some, the renamed one is reported."""
+    paths = {role: config.path(role) for role in ("log", "decisions", "lessons")}
+    sides = (fork, first, other)
+    read = {(index, role): side.read(paths[role]) if side is not None else None
+            for index, side in enumerate(sides) for role in ("decisions", "lessons")}
+    moved = [role for role in ("decisions", "lessons")
+             if read[2, role] is not None and read[0, role] not in (read[1, role], read[2, role])]
+    if not moved:
+        return other        # one side left them as they were: nothing to rename, and LOG (75 MB at 100x) unread
+    shifts = positions.side_shifts(*(positions.SideFiles(
+        side.read(paths["log"]) if side is not None else None, read[index, "decisions"], read[index, "lessons"])
+        for index, side in enumerate(sides)))
+    if not shifts.ids:
+        return other
+    renumber = {"decisions": positions.renumber_decisions, "lessons": positions.renumber_lessons}
+    renamed_files = {paths[role]: renumber[role](read[0, role], read[2, role] or b"", shifts) for role in moved}
+    renamed = Snapshot(other.label, lambda name: renamed_files[name] if name in renamed_files else other.read(name))
+    if not _loses_history(config, renamed, merged) or _loses_history(config, other, merged):
+        return renamed
+    return other
+
+
+def _loses_history(config: Config, other: Snapshot, merged: Snapshot) -> bool:
+    return any(v.code in HISTORY for v in run_checks(CheckInput(config, other, merged)))
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """`gitmem merge BRANCH`: land a side branch by memory rules (gitmem.publish.sidemerge)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -24,7 +25,9 @@ def merge_command(branch: str, workspace: str | None) -> int:
     Use it for the side branch a cycle or a close left (`gitmem/cycle-19`: fetch it first and name it
     `origin/gitmem/cycle-19`), or any branch another writer made. Its LOG entries and NOW blocks go after
     ours and its cycles take the numbers after our last one (a cycle number is a position in the merged
-    history); decisions merge by ID. The result passes `gitmem check` and `gitmem verify`, or nothing changes.
+    history); decisions and lessons merge by ID, and those it added under an ID ours took too take the IDs
+    after ours, answers and confirmations kept. The result passes `gitmem check` and `gitmem verify`, or
+    nothing changes.
     """
     from gitmem.publish.sidemerge import MergeRefused, merge_branch
 
@@ -57,7 +60,7 @@ def merge_driver_command(base: Path, ours: Path, theirs: Path, path: str) -> int
     exits 0, or leaves git's own conflict markers there and exits 1."""
     from gitmem.publish.driver import run_driver
 
-    return ExitCode.OK if run_driver(Path.cwd(), base, ours, theirs, path) else ExitCode.VIOLATIONS
+    return ExitCode.OK if run_driver(Path.cwd(), base, ours, theirs, path, os.environ) else ExitCode.VIOLATIONS
 
 
 COMMANDS = (merge_command, merge_driver_command)

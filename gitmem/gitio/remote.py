@@ -196,3 +196,26 @@ def merge_file_markers(repo: Repo, ours: Path, base: Path, theirs: Path, labels:
     except GitCommandError:
         return False
     return True
+
+
+# git merge names each commit it merges in its drivers' environment: GITHEAD_<id>=<the name it was given>.
+_MERGED_COMMIT = re.compile(r"^GITHEAD_([0-9a-f]{40}|[0-9a-f]{64})$")
+
+
+def merge_in_progress(repo: Repo, environ: Mapping[str, str]) -> tuple[str, str, str] | None:
+    """(fork, upstream, tip) of what git is doing while it runs a merge driver: `tip` lands on `upstream`, both
+    split from `fork`. A `git merge` names the one commit it merges in its drivers' environment (upstream is
+    HEAD); a rebase replays the commits up to its `orig-head` onto its `onto`, one at a time. None when git names
+    none (an octopus, a cherry-pick) or the ids do not resolve: the driver then judges by the three texts alone."""
+    merging = [found.group(1) for name in environ if (found := _MERGED_COMMIT.match(name))]
+    raw = repo.raw
+    try:
+        if len(merging) == 1:
+            upstream, tip = str(raw.head.target), merging[0]
+        else:
+            rebasing = git_dir(repo) / "rebase-merge"
+            upstream, tip = ((rebasing / name).read_text(encoding="utf-8").strip() for name in ("onto", "orig-head"))
+        fork = raw.merge_base(raw[upstream].peel(pygit2.Commit).id, raw[tip].peel(pygit2.Commit).id)
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, pygit2.GitError):
+        return None
+    return (str(fork), upstream, tip) if fork is not None else None

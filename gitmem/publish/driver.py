@@ -5,25 +5,46 @@ git calls it with the base, ours (what is being built on: the current branch in 
 rebase) and theirs (the commit being merged or replayed) for LOG, NOW, DECISIONS and LESSONS. LOG and NOW:
 both sides' entries and blocks land, theirs after ours with their cycles renumbered after ours (and an entry
 that would go back in time at the merge's time, its own heading kept: gitmem.publish.merge.brought_in).
-DECISIONS and LESSONS: union by ID. Anything that does not merge by those rules is left to git's own line merge,
-conflict markers and all: the driver never drops a line of either side, it only declines.
+DECISIONS and LESSONS: union by ID, theirs' new decisions (lessons) renamed after ours' highest when both sides
+asked (added) one (an ID is a position: gitmem.memory.positions), answers and confirmations and all, and what
+theirs' new NOW blocks say of them follows; where git says what it merges or replays
+(gitio.merge_in_progress), the cycles their Asked, Happened and Confirmed lines name follow too, as `gitmem merge`
+and the runner's rebase rename them.
+Anything that does not merge by those rules is left to git's own line merge, conflict markers and all: the
+driver never drops a line of either side, it only declines.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem.config import Config
+from gitmem.memory import positions
 from gitmem.memory.text import Timestamp
 from gitmem.publish import merge, renumber
 
 NAME = "gitmem"     # `merge=gitmem` in .gitattributes, `merge.gitmem.driver` in .git/config
 
 
+@dataclass(frozen=True)
+class Landing:
+    """What git is doing as a whole while it calls the driver on one file: the side being landed moves by
+    `shifts` (gitmem.memory.positions), its new entries counted from `fork`, where the two sides split."""
+
+    shifts: positions.Shifts
+    fork: Callable[[str], bytes | None]         # a file as the fork holds it
+
+
 def merge_memory_file(config: Config, path: str, base: bytes, ours: bytes, theirs: bytes, *,
-                      now: Callable[[], Timestamp], read_ours: Callable[[str], bytes | None]) -> bytes | None:
+                      now: Callable[[], Timestamp], read_ours: Callable[[str], bytes | None],
+                      landing: Callable[[Config], Landing | None] = lambda _: None) -> bytes | None:
     """The merged file, or None to leave the merge to git. `read_ours(path)` reads a file as ours has it
-    (HEAD's): its LOG's last cycle is the one theirs' NOW blocks must follow, whatever git merges first."""
+    (HEAD's): its LOG's last cycle is the one theirs' NOW blocks must follow, whatever git merges first.
+    `landing(place)`: how the side being landed moves in that workspace, when git says what it lands (None: the
+    IDs are read from the three texts, and no cycle moves in them). A rebase replays commit after commit: each
+    one and its parent (the base here) are renamed alike, from the fork, as the runner's rebase renames them, so
+    a later commit's change to an entry an earlier one added lands on that entry under its new ID."""
     try:
         texts = [data.decode("utf-8") for data in (base, ours, theirs)]
     except UnicodeDecodeError:
@@ -38,17 +59,25 @@ def merge_memory_file(config: Config, path: str, base: bytes, ours: bytes, their
         # base; the base's own entries are all in theirs, and ours is kept whole.
         merged = merge.merge_log(old, mine, other, merged_at=now) or merge.pick_log(old, mine, other, merged_at=now)
     elif role == "now":
-        last = max(renumber.last_cycle(read_ours(place.path("log"))), renumber.last_now_cycle(ours))
-        shift = renumber.shift_after(last, renumber.new_now_cycles(base, theirs))
-        merged = merge.merge_now(old, mine, renumber.renumber_now(base, theirs, shift).decode("utf-8"))
-    elif role == "decisions":
-        merged = merge.merge_decisions(old, mine, other)
-    elif role == "lessons":
-        merged = merge.merge_lessons(old, mine, other)
+        last = max(positions.last_cycle(read_ours(place.path("log"))), renumber.last_now_cycle(ours))
+        shift = positions.shift_after(last, renumber.new_now_cycles(base, theirs))
+        moving = landing(place)
+        ids = moving.shifts if moving is not None else positions.NO_SHIFTS
+        merged = merge.merge_now(old, mine, renumber.renumber_now(base, theirs, shift, ids).decode("utf-8"))
+    elif role in ("decisions", "lessons"):
+        rename = positions.renumber_decisions if role == "decisions" else positions.renumber_lessons
+        moving = landing(place)
+        if moving is None:
+            sides = [positions.SideFiles(None, data) if role == "decisions" else positions.SideFiles(None, None, data)
+                     for data in (base, ours, theirs)]
+            moving = Landing(positions.side_shifts(*sides), lambda _: base)
+        known = moving.fork(path)
+        old, other = (rename(known, data, moving.shifts).decode("utf-8") for data in (base, theirs))
+        merged = (merge.merge_decisions if role == "decisions" else merge.merge_lessons)(old, mine, other)
     return merged.encode("utf-8") if merged is not None else None
 
 
-def run_driver(cwd: Path, base: Path, ours: Path, theirs: Path, path: str) -> bool:
+def run_driver(cwd: Path, base: Path, ours: Path, theirs: Path, path: str, environ: Mapping[str, str]) -> bool:
     """The driver as git runs it, in the repository at `cwd` on git's three temporary files: the merge of
     `path` written into `ours` by memory rules, or else git's own line merge there, conflict markers and all.
     Whether the merge is clean."""
@@ -60,9 +89,21 @@ def run_driver(cwd: Path, base: Path, ours: Path, theirs: Path, path: str) -> bo
     ws = Workspace.for_repo(repo, load_config(gitio.root(repo)))
     clock = ws.clock()
     head = gitio.head_id(repo)
+    doing = gitio.merge_in_progress(repo, environ)
+
+    def landing(place: Config) -> Landing | None:
+        """How the side git lands moves after the other, as `gitmem merge` and the runner's rebase move it."""
+        if doing is None:
+            return None
+        fork = doing[0]
+        sides = [positions.SideFiles(*(gitio.file_at(repo, rev, place.path(role))
+                                       for role in ("log", "decisions", "lessons")))
+                 for rev in doing]
+        return Landing(positions.side_shifts(*sides), lambda rel: gitio.file_at(repo, fork, rel))
+
     merged = merge_memory_file(ws.config, path, base.read_bytes(), ours.read_bytes(), theirs.read_bytes(),
                                now=lambda: Timestamp.from_datetime(clock()),
-                               read_ours=lambda rel: gitio.file_at(repo, head, rel))
+                               read_ours=lambda rel: gitio.file_at(repo, head, rel), landing=landing)
     if merged is not None:
         ours.write_bytes(merged)
         return True

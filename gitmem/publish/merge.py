@@ -31,7 +31,7 @@ def resolver_for(config: Config, *, merged_at: Callable[[], Timestamp] | None = 
         return merge_log(base, upstream, ours, merged_at=merged_at)
 
     merges = {config.path("decisions"): merge_decisions, config.path("log"): log_merge,
-              config.path("now"): merge_now}
+              config.path("now"): merge_now, config.path("lessons"): merge_lessons}
 
     def resolve(path: str, base: bytes | None, upstream: bytes | None, ours: bytes | None) -> bytes | None:
         merge = merges.get(path)
@@ -154,7 +154,7 @@ def brought_in(entries: tuple[log.LogEntry, ...], upstream: str, after: datetime
     (gitmem.publish.renumber), each one dated before `after` stamped `now`, except up to their side's last close
     entry: that close reported them by their days (gitmem.close.day), and stamped with the merge's day they
     would be reported again by the next close. One that changes keeps its own heading under `- Merged:`."""
-    from gitmem.publish.renumber import shift_after
+    from gitmem.memory.positions import shift_after
 
     shift = shift_after(log.last_cycle_number(upstream), (e.cycle for e in entries if e.cycle is not None))
     closed = max((index for index, entry in enumerate(entries) if entry.cycle is None), default=-1)
