@@ -9,21 +9,14 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from gitmem.memory_writer import MemoryWriter
-from gitmem.workspace import Workspace
 from tests.support.gitcli import git
-from tests.support.helpers import AGENT, HUMAN, make_repo
+from tests.support.helpers import declined_proposal_repo
 
 BRANCH = "gitmem/proposal/cycle-7"
 
 
 def test_the_suggested_delete_command_deletes_the_local_branch(tmp_path: Path, git_env: None, cli: Any) -> None:
-    agent = make_repo(tmp_path / "agent")
-    asked = MemoryWriter(Workspace.at(agent.path)).ask_decision(
-        title="Apply the change?", recommendation="no", context=f"The change is on branch {BRANCH}.")
-    git(agent.path, "commit", "-qam", "ask", who=AGENT)
-    MemoryWriter(Workspace.at(agent.path)).answer_decision(asked.id, answer="No", name=HUMAN[0], email=HUMAN[1])
-    git(agent.path, "commit", "-qam", "answer", who=HUMAN)
+    agent = declined_proposal_repo(tmp_path / "agent", BRANCH)
     git(agent.path, "branch", BRANCH)
     (tmp_path / "fleet.yaml").write_text("agents:\n  - name: agent\n    repo: agent\n", encoding="utf-8")
     line = next(line for line in cli(["fleet", "status"], cwd=tmp_path).out.splitlines()

@@ -23,18 +23,23 @@ FOLDS = {
 }
 
 
+def _logged(memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch, value: str, evidence: str) -> str:
+    """LOG as `gitmem log add` leaves it, with `value` a secret of the environment and `evidence` written."""
+    monkeypatch.setenv(NAME, value)
+    monkeypatch.delenv("GITMEM_CYCLE", raising=False)
+    result = cli(["log", "add", "--task", "t", "--outcome", "built", "--result", "r", "--evidence", evidence],
+                 cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    return memrepo.read("LOG.md")
+
+
 @pytest.mark.parametrize("written", list(FOLDS.values()), ids=list(FOLDS))
 def test_a_value_of_several_words_wrapped_at_its_spaces_is_masked(memrepo: GitRepo, cli, written: str,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """A Markdown paragraph hard-wrapped at 80 or 120 columns (an editor, `fmt`, Prettier's proseWrap), a list
     item's continuation line or a quote breaks a passphrase at one of its spaces: its words were written as
     given, one part on each line."""
-    monkeypatch.setenv(NAME, PASSPHRASE)
-    monkeypatch.delenv("GITMEM_CYCLE", raising=False)
-    result = cli(["log", "add", "--task", "t", "--outcome", "built", "--result", "r", "--evidence", written],
-                 cwd=memrepo.path)
-    assert result.code == ExitCode.OK, result.err
-    text = memrepo.read("LOG.md")
+    text = _logged(memrepo, cli, monkeypatch, PASSPHRASE, written)
     assert "horse" not in text and "battery" not in text and "used *** to log in" in text, text[-300:]
 
 
@@ -70,12 +75,7 @@ def test_a_value_as_the_shell_quotes_it_with_backslashes_is_masked(memrepo: GitR
     quoted = subprocess.run(["bash", "-c", 'printf %q "$1"', "bash", SHELL_VALUE], capture_output=True, text=True,
                             check=True).stdout
     assert quoted != SHELL_VALUE and "\\ " in quoted
-    monkeypatch.setenv(NAME, SHELL_VALUE)
-    monkeypatch.delenv("GITMEM_CYCLE", raising=False)
-    result = cli(["log", "add", "--task", "t", "--outcome", "built", "--result", "r",
-                  "--evidence", f"ran: deploy --password {quoted} --now"], cwd=memrepo.path)
-    assert result.code == ExitCode.OK, result.err
-    text = memrepo.read("LOG.md")
+    text = _logged(memrepo, cli, monkeypatch, SHELL_VALUE, f"ran: deploy --password {quoted} --now")
     assert quoted not in text and "w0rd" not in text and "deploy --password *** --now" in text, text[-300:]
 
 
@@ -87,10 +87,5 @@ def test_a_value_as_pythons_bytes_repr_shows_it_is_masked(memrepo: GitRepo, cli,
     value = "p\u00e4ss-w\u00f6rd-1234"
     shown = repr(value.encode())[2:-1]
     assert "\\xc3\\xa4" in shown
-    monkeypatch.setenv(NAME, value)
-    monkeypatch.delenv("GITMEM_CYCLE", raising=False)
-    result = cli(["log", "add", "--task", "t", "--outcome", "built", "--result", "r",
-                  "--evidence", f"environb: {{b'{NAME}': b'{shown}'}}"], cwd=memrepo.path)
-    assert result.code == ExitCode.OK, result.err
-    text = memrepo.read("LOG.md")
+    text = _logged(memrepo, cli, monkeypatch, value, f"environb: {{b'{NAME}': b'{shown}'}}")
     assert shown not in text and f"b'{NAME}': b'***'" in text, text[-300:]

@@ -181,6 +181,21 @@ class CliResult:
         return self.out.splitlines()
 
 
+def declined_proposal_repo(path: Path, branch: str) -> GitRepo:
+    """An agent's repository (`make_repo`) whose question about the change on `branch` a human answered No; the
+    branch itself is the caller's to make."""
+    from gitmem.memory_writer import MemoryWriter
+    from tests.support.gitcli import git
+
+    agent = make_repo(path)
+    asked = MemoryWriter(Workspace.at(agent.path)).ask_decision(
+        title="Apply the change?", recommendation="no", context=f"The change is on branch {branch}.")
+    git(agent.path, "commit", "-qam", "ask", who=AGENT)
+    MemoryWriter(Workspace.at(agent.path)).answer_decision(asked.id, answer="No", name=HUMAN[0], email=HUMAN[1])
+    git(agent.path, "commit", "-qam", "answer", who=HUMAN)
+    return agent
+
+
 def run_cli(argv: Sequence[str], *, cwd: Path, monkeypatch: pytest.MonkeyPatch,
             capsys: pytest.CaptureFixture[str], stdin: str | None = None) -> CliResult:
     """Run `gitmem ARGV` in-process from `cwd` and capture its exit code, stdout and stderr. Every run is held

@@ -11,10 +11,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from gitmem.memory_writer import MemoryWriter
-from gitmem.workspace import Workspace
 from tests.support.gitcli import git
-from tests.support.helpers import AGENT, HUMAN, make_repo
+from tests.support.helpers import declined_proposal_repo
 
 HOSTILE = "gitmem/proposal/x;touch${IFS}pwned"
 SALVAGE = "gitmem/salvage/y|touch${IFS}pwned2"
@@ -33,12 +31,7 @@ def _runs_only_git_on(command: str, name: str) -> bool:
 
 
 def test_status_and_the_fleet_quote_the_branch_in_every_command(tmp_path: Path, git_env: None, cli: Any) -> None:
-    agent = make_repo(tmp_path / "agent")
-    asked = MemoryWriter(Workspace.at(agent.path)).ask_decision(
-        title="Apply the change?", recommendation="no", context=f"The change is on branch {HOSTILE}.")
-    git(agent.path, "commit", "-qam", "ask", who=AGENT)
-    MemoryWriter(Workspace.at(agent.path)).answer_decision(asked.id, answer="No", name=HUMAN[0], email=HUMAN[1])
-    git(agent.path, "commit", "-qam", "answer", who=HUMAN)
+    agent = declined_proposal_repo(tmp_path / "agent", HOSTILE)
     _branch(agent.path, HOSTILE)
     _branch(agent.path, SALVAGE)
     kept = {b["name"]: b for b in json.loads(cli(["status", "--json"], cwd=agent.path).out)["branches"]}
