@@ -24,14 +24,15 @@ def _break(world: World, role: str, addition: str) -> None:
     world.git.commit_files({path: world.read(path) + "\n" + addition}, f"{path} edited by hand (--no-verify)")
 
 
-def _committed_only_its_report(world: World, before: str) -> None:
-    """The close committed its entry and plan, touched no other file, and left nothing uncommitted (the broken
-    file stays the human's to fix: `World.assert_valid` would judge it too)."""
+def _committed_only_its_report(world: World, before: str, *more: str) -> None:
+    """The close committed its entry and plan (and the `more` roles it writes: a Rule 0 lesson), touched no other
+    file, and left nothing uncommitted (the broken file stays the human's to fix: `World.assert_valid` would judge
+    it too)."""
     changed = subprocess.run(["git", "diff", "--name-only", before, "HEAD"], cwd=world.git.path, check=True,
                              capture_output=True, text=True).stdout.split()
     dirty = subprocess.run(["git", "status", "--porcelain"], cwd=world.git.path, check=True,
                            capture_output=True, text=True).stdout
-    assert sorted(changed) == sorted([world.path("log"), world.path("now")]) and dirty == ""
+    assert sorted(changed) == sorted(world.path(role) for role in ("log", "now", *more)) and dirty == ""
 
 
 def _problems(world: World) -> list[str]:
@@ -39,7 +40,8 @@ def _problems(world: World) -> list[str]:
 
 
 def test_a_decisions_error_committed_past_the_hooks_is_the_first_problem_of_the_close(world: World) -> None:
-    world.cycle(at(10, 9), "no-build")
+    for hour in (8, 9, 10):
+        world.cycle(at(10, hour), "no-build")                       # a Rule 0 streak: the close's own write-up
     _break(world, "decisions", BROKEN_DECISION)
     before = world.git.head()
     [error] = invalid_memory(Workspace.at(world.git.path, world.config))     # what `gitmem status` lists
@@ -50,8 +52,10 @@ def test_a_decisions_error_committed_past_the_hooks_is_the_first_problem_of_the_
     assert first == (f"memory does not pass its check: {error.path}:{error.line}: {error.code} {error.message}; "
                      "cycles refuse to start until it is fixed: run `gitmem status`")
     assert error.code == "GM208" and error.path == world.path("decisions")
-    assert result.problems[0] == first and "cycle 1 built nothing" in _problems(world)[1]
-    _committed_only_its_report(world, before)
+    # First in the list, before the Rule 0 write-up and the cycles' own lines.
+    assert result.problems[0] == first and _problems(world)[1].startswith("Rule 0: cycles 1–3")
+    assert "cycle 1 built nothing" in _problems(world)[2]
+    _committed_only_its_report(world, before, "lessons")
 
 
 def test_a_day_without_cycles_still_says_the_memory_is_invalid(world: World) -> None:
