@@ -9,6 +9,7 @@ from pathlib import Path
 
 from gitmem.checks.sizes import size_limits
 from gitmem.close.day_report import EntryShape
+from gitmem.close.run import run_close
 from gitmem.secrets import MASK
 from gitmem.views.health import invalid_memory
 from gitmem.workspace import Workspace
@@ -118,3 +119,18 @@ def test_the_close_command_reports_it(world: World, cli) -> None:  # type: ignor
     shown = cli(["close", "--no-llm", "--date", "2026-11-10"], cwd=Path(world.git.path))
     assert shown.code == 0, shown.out + shown.err
     assert _problems(world)[0].startswith("memory does not pass its check: DECISIONS.md:")
+
+
+def test_a_close_catching_up_days_writes_it_up_in_its_latest_report_only(world: World) -> None:
+    """Memory as it stands is the close's news, like its promotions: an earlier day's report is as of that day."""
+    world.cycle(at(9, 9))
+    world.cycle(at(10, 9))
+    world.commit("two days of cycles")
+    _break(world, "decisions", BROKEN_DECISION)
+    world.clock.moment = at(10, 23)
+    world.reload()
+    result = run_close(Workspace.at(world.git.path, world.config), clock=world.clock)
+    assert result.days == ["2026-11-09", "2026-11-10"]
+    earlier, latest = result.reports
+    assert "memory does not pass its check" not in (earlier.get("Problems") or "")
+    assert latest["Problems"].startswith("memory does not pass its check: DECISIONS.md:")
