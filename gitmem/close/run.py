@@ -191,18 +191,22 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
     ws = memory.workspace
     backs = backing_for(ws)
     model = CloseModel(config.close.model, client) if use_llm and (client is not None or api_key_set()) else None
+    shape = day_report.EntryShape.within(size_limits(config).log_entry)
+    # Judged as the close found memory (what the cycles refuse to start on), before its own writes; the
+    # promotions then share the parses of the same texts.
+    invalid = writeup.invalid_memory_problem(memory, shape)
     promoted = promote_live(memory, config, model, today=moment.astimezone(tz).date(), backs=backs)
     previous = close_entries(log_text)
     standing = day_report.Standing(day_report.parse_standing(previous[-1] if previous else None))
     result = CloseResult(open_days[-1], "closed", "", promoted=promoted.promoted,
                          not_promoted=promoted.not_promoted, decisions_filed=promoted.decisions_filed)
-    shape = day_report.EntryShape.within(size_limits(config).log_entry)
     roadmap_text = placeholders.with_filled_ticked(memory.read("roadmap"), lambda name: _filled(memory, name))
     week = writeup.Week(moment)
     for index, day in enumerate(open_days):
         last = index == len(open_days) - 1
         facts, as_of = writeup.facts_of(memory, config, day, moment, week=week)
-        problems: list[str] = []
+        # Memory as it stands now is the latest report's, like the promotions: every cycle since refused.
+        problems: list[str] = list(invalid) if last else []
         if index == 0 and skipped:
             problems.append(f"the closes of {skipped} earlier day(s) were missed and are not written up: a close "
                             f"catches up at most {MAX_CATCH_UP} days")

@@ -20,8 +20,10 @@ from gitmem.close.promotion import PromotionResult
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons, log
 from gitmem.memory.log import TailSource
-from gitmem.memory.text import field_value
+from gitmem.memory.text import field_value, shortened
 from gitmem.memory_writer import MemoryWriter
+
+MIN_QUOTED = 60       # the least of an error a Problems line quotes, however small the entry's share
 
 
 class Week:
@@ -123,6 +125,26 @@ def streak_problems(memory: MemoryWriter, facts: day_report.DayFacts, roadmap_te
         if lesson is not None and not existed:
             opened.append(lesson)
     return found, opened
+
+
+def invalid_memory_problem(memory: MemoryWriter, shape: day_report.EntryShape) -> list[str]:
+    """Memory that does not pass its check as it stands (an error committed with `--no-verify`, or by a hand
+    merge): every cycle refuses to start on it, and `gitmem status` lists it (`gitmem.checks.standing`). One
+    line, the first error and how many more, cut to a list line's share of the entry so that the count and what
+    to do survive the cut. LOG is not judged here: the close's first append judges it, and refuses to write
+    after an invalid LOG. The files are read as the close reads them (once per process, `confined.files`)."""
+    from gitmem.checks.standing import parsed_standing
+    from gitmem.confined import files
+
+    found = parsed_standing(memory.config, lambda path: files.read_bytes(memory.root, path))
+    if not found:
+        return []
+    first = found[0]
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    head = "memory does not pass its check: "
+    tail = f"{more}; cycles refuse to start until it is fixed: run `gitmem status`"
+    error = f"{first.path}:{first.line}: {first.code} {first.message}"
+    return [head + shortened(error, max(MIN_QUOTED, shape.chars // 3 - len(head) - len(tail))) + tail]
 
 
 def standing_problems(facts: day_report.DayFacts, config: Config, standing: day_report.Standing, day: date,
