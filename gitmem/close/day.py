@@ -128,17 +128,28 @@ def no_build_streak(text: TailSource | str, until: datetime) -> Streak | None:
     return Streak.of(runs[-1]) if runs and runs[-1][-1] is cycles[-1] else None
 
 
-def streaks_ending(text: TailSource | str, start: datetime, end: datetime) -> tuple[Streak, ...]:
-    """Every run of at least STREAK_MIN no-build cycles in a row whose last cycle is in [start, end): the
-    streaks that ended that day, or still ran at its end. Reads back only until a built cycle precedes `start`."""
-    def reaches_back(entries: tuple[LogEntry, ...]) -> bool:
-        return any(e.cycle is not None and e.when.moment < start and e.outcome != log.Outcome.NO_BUILD
-                   for e in entries)
+def streaks_ending(text: TailSource | str, held: Sequence[LogEntry]) -> tuple[Streak, ...]:
+    """Every run of at least STREAK_MIN no-build cycles in a row whose last cycle is one of `held` (a report's
+    cycles): the streaks that ended in the report, or still ran at its end. A streak belongs to the report that
+    holds its last cycle.
 
-    cycles = [e for e in _back(text, reaches_back)
-              if e.cycle is not None and e.when.moment < end]
-    return tuple(Streak.of(run) for run in no_build_runs(cycles)
-                 if len(run) >= STREAK_MIN and start <= run[-1].when.moment < end)
+    Position alone decides, never a time: LOG is ordered by cycle number (rules 4), and a session from a slow
+    clock dates its entry before cycles above it (GM310). A run is read up to the last held cycle, and LOG is read
+    back until a built cycle numbered below the first held one ends every such run from below: a built entry
+    merely dated before the day, sitting after the run, would cut it short, and a no-build one dated so would
+    hide the run's end."""
+    numbers = {entry.cycle for entry in held if entry.cycle is not None}
+    if not numbers:
+        return ()
+    first, last = min(numbers), max(numbers)
+
+    def reaches_back(entries: tuple[LogEntry, ...]) -> bool:
+        return any(e.cycle is not None and e.cycle < first and e.outcome != log.Outcome.NO_BUILD for e in entries)
+
+    cycles = [e for e in _back(text, reaches_back) if e.cycle is not None]
+    ends = max((at for at, e in enumerate(cycles) if e.cycle == last), default=-1)
+    return tuple(Streak.of(run) for run in no_build_runs(cycles[:ends + 1])
+                 if len(run) >= STREAK_MIN and run[-1].cycle in numbers)
 
 
 def close_entries(text: TailSource | str, count: int = 1) -> tuple[LogEntry, ...]:

@@ -83,7 +83,7 @@ def facts_of(memory: MemoryWriter, config: Config, day: date, moment: datetime, 
     human = tuple(value for b in day_now_blocks(memory.read("now"), day, tz)
                   if (value := field_value(b.fields, "Human")))
     # A streak belongs to the report that holds its last cycle.
-    streaks = streaks_ending(log_text, cycles[0].when.moment, end) if cycles else ()
+    streaks = streaks_ending(log_text, cycles)
     return day_report.DayFacts(day, cycles, waiting, streaks, config.close.stale_decision_days, human,
                                blocked_tasks(log_text, waiting, as_of, week=week), reported_before=len(ran)), as_of
 

@@ -22,3 +22,36 @@ def test_a_second_close_of_a_day_finds_its_close_above_an_entry_from_a_slow_cloc
     done = cli(["close", "--date", "2026-12-05", "--no-llm"], cwd=memrepo.path)
     assert done.code == ExitCode.OK, done.out + done.err
     assert "closed 2026-12-05 again" in done.out and "since its close at 2026-12-05 23:47 UTC" in done.out, done.out
+
+
+def _no_build_day(evidence: str = "") -> str:
+    """The close of 2026-12-04, cycle 1 built on 2026-12-05, then cycles 2-9 that day built nothing (a Rule 0
+    streak of 8)."""
+    text = "\n## 2026-12-04 23:47 UTC · close\n- Day: 2026-12-04\n- Cycles: none\n"
+    text += "\n## 2026-12-05 08:00 UTC · cycle 1 · built\n- Task: t1\n- Result: r\n"
+    return text + "".join(f"\n## 2026-12-05 {8 + n}:00 UTC · cycle {n} · no-build\n- Task: t{n}\n{evidence}"
+                          f"- Result: no build: waiting on the release token\n" for n in range(2, 10))
+
+
+def test_a_session_entry_from_a_slow_clock_after_the_streak_does_not_cut_it_short(memrepo: GitRepo, cli) -> None:
+    # A session on a laptop hours slow built something after cycle 9: the streak ended at 9, it is 2-9, not the
+    # few cycles above the session's entry in the last block of LOG read.
+    text = memrepo.read("LOG.md") + _no_build_day(EVIDENCE)
+    text += ("\n## 2026-12-04 23:00 UTC · cycle 10 · built\n- Task: from a slow laptop\n- Result: r\n"
+             "- Session: interactive\n")
+    memrepo.commit_files({"LOG.md": text}, "a no-build day, then a slow clock's session")
+    done = cli(["close", "--date", "2026-12-05", "--no-llm"], cwd=memrepo.path)
+    assert done.code == ExitCode.OK, done.out + done.err
+    assert "Rule 0: cycles 2–9 (8 in a row" in memrepo.read("LOG.md"), memrepo.read("LOG.md")[-3000:]
+
+
+def test_a_no_build_session_from_a_slow_clock_continues_the_streak_it_follows(memrepo: GitRepo, cli) -> None:
+    # docs/format.md: an interactive session is a cycle too, so its no-build entry is one more of the run. Its
+    # slow clock dates it the day before the run began; the run still ended on 2026-12-05, in LOG's order.
+    text = memrepo.read("LOG.md") + _no_build_day()
+    text += ("\n## 2026-12-04 23:00 UTC · cycle 10 · no-build\n- Task: from a slow laptop\n"
+             "- Result: no build: the token is still missing\n- Session: interactive\n")
+    memrepo.commit_files({"LOG.md": text}, "a no-build day, then a slow clock's no-build session")
+    done = cli(["close", "--date", "2026-12-05", "--no-llm"], cwd=memrepo.path)
+    assert done.code == ExitCode.OK, done.out + done.err
+    assert "Rule 0: cycles 2–10 (9 in a row" in memrepo.read("LOG.md"), memrepo.read("LOG.md")[-3000:]
