@@ -115,3 +115,26 @@ def test_a_link_planted_in_the_middle_of_a_path_never_lets_the_restore_remove_an
     info = memrepo.path / ".git" / "objects" / "info"
     assert not info.is_symlink() and info.is_dir()
     assert ".git/objects/info (changed)" in evidence(memrepo)
+
+
+@pytest.mark.parametrize("folder", ["hooks", "info"])
+def test_a_captured_folder_the_agent_moved_out_and_linked_is_a_folder_again_and_the_outside_is_left_as_it_is(
+        tmp_path: Path, memrepo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch, folder: str) -> None:
+    """`.git/hooks` and `.git/info` are captured places themselves: the link is removed as a link, the folder
+    made again as captured, and what the agent wrote out there is left to it."""
+    inside = memrepo.path / ".git" / folder
+    before = {p.name: p.read_bytes() for p in inside.iterdir() if p.is_file()}
+    moved = tmp_path / "moved-out"
+    monkeypatch.setenv("HOSTILE_OUT", str(moved))
+    command_agent(tmp_path, memrepo, _move_and_link(
+        folder, "open(os.path.join(moved, 'planted'), 'w').write('#!/bin/sh\\ntouch /tmp/never\\n')\n"),
+        pass_env=("HOSTILE_OUT",))
+
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+
+    assert result.code == ExitCode.OK, result.err + result.out
+    assert no_traceback(result.err)
+    assert (moved / "planted").read_text(encoding="utf-8") == "#!/bin/sh\ntouch /tmp/never\n"
+    assert not inside.is_symlink() and inside.is_dir()
+    assert {p.name: p.read_bytes() for p in inside.iterdir() if p.is_file()} == before
+    assert f".git/{folder} (changed)" in evidence(memrepo)
