@@ -3,9 +3,12 @@
 What git runs (hooks, `core.hooksPath`, config, filters named in attributes) and what it sees (ignore files,
 grafts, alternates, shallow, gitmem's own state) lives in files an agent with a shell can edit. The runner
 captures them before the agent starts (`gitmem.gitio.state_paths`) and, after it, puts every one back as it
-was: changed files restored, deleted ones recreated, new ones removed. Nothing here follows a symlink: a link
-the agent planted is removed as a link, never written through. The agent's versions of what it changed are
-kept aside (the caller says where) for the human to inspect. No git here: plain files.
+was: changed files restored, deleted ones recreated, new ones removed. Nothing here follows a symlink, at any
+component of a path: a link the agent planted is removed as a link, never written through. Every folder on the
+way to a captured place that was a real folder when the cycle started must be one still: inside the git
+directory, a link (or file) the agent put in its place is taken away and the folder made again, with the captured
+state in it; outside it, the place is left alone and reported. The agent's versions of what it changed are kept
+aside (the caller says where) for the human to inspect. No git here: plain files.
 """
 from __future__ import annotations
 
@@ -44,11 +47,27 @@ class StateChange:
     found: str = ""               # what the agent left there: file | link | dir | other ("" when it was deleted)
 
 
+@dataclass(frozen=True)
+class Folder:
+    mode: int
+    identity: tuple[int, int]     # device and inode: the same folder wherever the agent moved it
+
+    @classmethod
+    def at(cls, path: Path) -> Folder | None:
+        """The real folder at `path` (not a link to one), or None."""
+        try:
+            info = os.lstat(path)
+        except OSError:
+            return None
+        return cls(stat.S_IMODE(info.st_mode), (info.st_dev, info.st_ino)) if stat.S_ISDIR(info.st_mode) else None
+
+
 @dataclass
 class FileState:
     places: list[StatePath]
     entries: dict[Path, StateEntry | None] = field(default_factory=dict)     # root path -> None when absent
     tree: dict[Path, StateEntry] = field(default_factory=dict)              # every path under each root
+    folders: dict[Path, Folder] = field(default_factory=dict)     # each real folder on the way to a root
     spill_dir: Path | None = None
 
     @classmethod
@@ -56,6 +75,9 @@ class FileState:
         state = cls(places)
         for place in places:
             state._capture(place.path)
+            for folder in place.path.parents:
+                if folder not in state.folders and (seen := Folder.at(folder)) is not None:
+                    state.folders[folder] = seen
         return state
 
     def _capture(self, root: Path) -> None:
@@ -98,6 +120,41 @@ class FileState:
         return changes
 
     def _restore(self, place: StatePath, skip_aside: tuple[str, ...]) -> list[StateChange]:
+        changes, blocked = self._plain_way(place)
+        if blocked:
+            return changes
+        return changes + self._restore_root(place, skip_aside)
+
+    def _plain_way(self, place: StatePath) -> tuple[list[StateChange], bool]:
+        """Every folder on the way to `place` that was a real folder at the capture is one again (outermost
+        first), so nothing after this follows a link: below the git directory, whatever the agent put there
+        instead is removed (as a link, never followed) and the folder made again; elsewhere the place is not
+        touched (the folders are the user's) and reported. Blocked when the place must be left alone."""
+        changes: list[StateChange] = []
+        for folder in reversed(place.path.parents):
+            was = self.folders.get(folder)
+            if was is None:
+                continue
+            found = _peek(folder)
+            if found is None or found.kind == "dir":      # a folder deleted is made again as the place is put back
+                continue
+            label = _label(place, folder)
+            if place.base is None or not folder.is_relative_to(place.base) or folder == place.base:
+                changes.append(StateChange(place.label, f"changed, not put back: the folder {label} is now a "
+                                           f"{found.kind}", place.inside, found=found.kind))
+                return changes, True
+            aside = _aside(folder, found)
+            try:
+                _remove(folder, found)
+                _make_again(folder, was, found)
+            except OSError as err:
+                changes.append(StateChange(label, f"changed, could not be put back: {err.strerror or err}",
+                                           place.inside, aside, found.kind))
+                return changes, True
+            changes.append(StateChange(label, "changed", place.inside, aside, found.kind))
+        return changes, False
+
+    def _restore_root(self, place: StatePath, skip_aside: tuple[str, ...]) -> list[StateChange]:
         root = place.path
         before = {path: entry for path, entry in self.tree.items() if path == root or path.is_relative_to(root)}
         now: dict[Path, StateEntry] = {}
@@ -119,7 +176,7 @@ class FileState:
             if old is not None and new is not None and old.kind == new.kind == "dir":
                 os.chmod(path, old.mode)
                 continue
-            label = place.label + path.as_posix()[len(root.as_posix()):]
+            label = _label(place, path)
             keep = new is not None and not any(path.name.startswith(s) for s in skip_aside)
             aside = _aside(path, new) if keep and new is not None else None
             what = "added" if old is None else "deleted" if new is None else "changed"
@@ -139,6 +196,32 @@ class FileState:
         if self.spill_dir is not None:
             shutil.rmtree(self.spill_dir, ignore_errors=True)
             self.spill_dir = None
+
+
+def _make_again(folder: Path, was: Folder, found: StateEntry) -> None:
+    """The folder again where the agent's link was. When the link led to this very folder (the agent moved it:
+    the same device and inode), it is moved back whole, with what no capture holds (a submodule's objects and
+    references); anything else the link led to is left where it is, and the folder is made anew."""
+    if found.kind == "link":
+        real = Path(os.path.realpath(os.path.join(folder.parent, found.target)))
+        moved = Folder.at(real)
+        if moved is not None and moved.identity == was.identity:
+            try:
+                os.rename(real, folder)
+                os.chmod(folder, was.mode)
+                return
+            except OSError:
+                pass            # another file system, or gone meanwhile: made anew
+    os.mkdir(folder, was.mode)
+    os.chmod(folder, was.mode)
+
+
+def _label(place: StatePath, path: Path) -> str:
+    """How a report names `path`, a place itself, a path under it, or a folder on the way to it."""
+    if path.is_relative_to(place.path):
+        return place.label + path.as_posix()[len(place.path.as_posix()):]
+    up = len(place.path.parts) - len(path.parts)
+    return "/".join(place.label.split("/")[:-up]) or path.as_posix()
 
 
 def _walk(root: Path) -> list[Path]:

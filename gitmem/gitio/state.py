@@ -39,6 +39,9 @@ class StatePath:
     label: str          # how a report names it: `.git/hooks`, `~/.gitconfig`
     path: Path
     inside: bool        # inside the git directory (else a file of the user's that git reads)
+    # The git directory it lies in: the guard may turn a link planted between the two back into a folder. None
+    # for a file outside every git directory, whose folders are the user's and never changed by the guard.
+    base: Path | None = None
 
 
 def common_dir(repo: Repo) -> Path:
@@ -56,7 +59,8 @@ def state_paths(repo: Repo) -> list[StatePath]:
     found: dict[Path, StatePath] = {}
 
     def add(label: str, path: Path, inside: bool) -> None:
-        found.setdefault(path, StatePath(label, path, inside))
+        base = next((d for d in (common, own) if inside and path.is_relative_to(d) and path != d), None)
+        found.setdefault(path, StatePath(label, path, inside, base))
 
     for name in _COMMON:
         add(f".git/{name}", common / name, True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pygit2
@@ -370,3 +371,65 @@ def test_every_kind_of_change_to_a_state_folder_is_undone(tmp_path: Path, attack
     assert after == before
     assert not (tmp_path / "absent").exists()
     assert not root.is_symlink()
+
+
+def _deep_place(tmp_path: Path, *, base: bool):
+    """A captured file two folders deep (`git/modules/sub/config`); `base` says whether it lies in a git directory
+    the guard may repair."""
+    from gitmem.cycle.gitstate import FileState
+    from gitmem.gitio import StatePath
+
+    top = tmp_path / "git"
+    config = top / "modules" / "sub" / "config"
+    config.parent.mkdir(parents=True)
+    config.write_text("captured\n")
+    place = StatePath("git/modules/sub/config", config, base, top if base else None)
+    other = tmp_path / "elsewhere"
+    (other / "sub").mkdir(parents=True)
+    (other / "sub" / "config").write_text("someone else's\n")
+    return top, other, FileState.capture([place])
+
+
+def test_a_link_put_where_a_folder_of_the_git_directory_was_is_taken_away_never_written_through(
+        tmp_path: Path) -> None:
+    top, other, state = _deep_place(tmp_path, base=True)
+    shutil.rmtree(top / "modules")
+    os.symlink(other, top / "modules")
+
+    changes = state.restore()
+
+    assert (other / "sub" / "config").read_text() == "someone else's\n"
+    assert sorted(p.name for p in other.rglob("*")) == ["config", "sub"]
+    assert not (top / "modules").is_symlink() and (top / "modules" / "sub" / "config").read_text() == "captured\n"
+    link = next(c for c in changes if c.label == "git/modules")
+    assert (link.what, link.found, link.aside) == ("changed", "link", f"symlink to {other}\n".encode())
+
+
+def test_a_folder_the_agent_moved_out_and_linked_is_moved_back_whole(tmp_path: Path) -> None:
+    top, _, state = _deep_place(tmp_path, base=True)
+    (top / "modules" / "objects").mkdir()
+    (top / "modules" / "objects" / "pack").write_text("not captured, kept\n")
+    moved = tmp_path / "moved"
+    (top / "modules").rename(moved)
+    os.symlink(moved, top / "modules")
+    (moved / "sub" / "config").write_text("the agent's\n")
+
+    state.restore()
+
+    assert not os.path.lexists(moved)
+    assert (top / "modules" / "objects" / "pack").read_text() == "not captured, kept\n"
+    assert (top / "modules" / "sub" / "config").read_text() == "captured\n"
+
+
+def test_a_link_put_where_a_folder_outside_every_git_directory_was_is_left_alone_and_reported(
+        tmp_path: Path) -> None:
+    top, other, state = _deep_place(tmp_path, base=False)
+    shutil.rmtree(top / "modules")
+    os.symlink(other, top / "modules")
+
+    changes = state.restore()
+
+    assert (other / "sub" / "config").read_text() == "someone else's\n"
+    assert (top / "modules").is_symlink()
+    assert [(c.label, c.what) for c in changes] == [
+        ("git/modules/sub/config", "changed, not put back: the folder git/modules is now a link")]
