@@ -29,7 +29,9 @@ def _flip(folder: Path, real: Path, outside: Path, stop: threading.Event) -> Non
 def test_a_link_swapped_in_on_the_way_is_never_followed_when_paths_are_put_back(memrepo: GitRepo,
                                                                                 tmp_path: Path) -> None:
     """Failed before (a race, lost within a second here): `no_link_on_the_way` saw a folder, then the agent's
-    link stood there when the path was removed, and the file outside the tree went."""
+    link stood there when the path was removed, and the file outside the tree went. A put-back that finds the
+    folder gone or replaced mid-way may fail (an OSError, as any file operation raced by another process); what
+    must hold is that nothing outside the tree is written or removed."""
     outside = tmp_path / "outside"
     outside.mkdir()
     memrepo.write("notes/kept.txt", "committed\n")
@@ -45,7 +47,10 @@ def test_a_link_swapped_in_on_the_way_is_never_followed_when_paths_are_put_back(
         while time.monotonic() < deadline:
             (outside / "victim.txt").write_text("the human's\n")
             (outside / "kept.txt").write_text("the human's\n")
-            gitio.restore_paths(repo, ["notes/victim.txt", "notes/kept.txt"])
+            try:
+                gitio.restore_paths(repo, ["notes/victim.txt", "notes/kept.txt"])
+            except OSError:
+                pass        # the folder was swapped mid-way and the put-back refused: it never goes through the link
             assert (outside / "victim.txt").read_text() == "the human's\n"
             assert (outside / "kept.txt").read_text() == "the human's\n"
     finally:
