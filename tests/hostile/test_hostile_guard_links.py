@@ -17,18 +17,7 @@ import pytest
 from gitmem.errors import ExitCode
 from tests.support.gitcli import git
 from tests.support.helpers import GitRepo
-from tests.support.hostile import command_agent, evidence, no_traceback
-
-
-def _with_sub(repo: GitRepo, tmp_path: Path) -> None:
-    source = tmp_path / "sub-source"
-    source.mkdir()
-    git(source, "init", "-q", "-b", "main")
-    (source / "code.txt").write_text("library code\n", encoding="utf-8")
-    git(source, "add", "code.txt")
-    git(source, "commit", "-q", "-m", "library")
-    git(repo.path, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), "lib/sub")
-    git(repo.path, "commit", "-q", "-m", "a submodule")
+from tests.support.hostile import add_submodule, command_agent, evidence, no_traceback
 
 
 def _with_work_tree(repo: GitRepo, tmp_path: Path) -> None:
@@ -47,7 +36,7 @@ def _move_and_link(folder: str, then: str) -> str:
 
 # name -> (setup, the folder moved, what the agent does through the link, a captured file under the folder)
 CASES: dict[str, tuple[Callable[[GitRepo, Path], None], str, str, str]] = {
-    ".git/modules": (_with_sub, "modules",
+    ".git/modules": (add_submodule, "modules",
                      "open(os.path.join(moved, 'lib/sub/config'), 'a').write('[core]\\n\\tfsmonitor = agent\\n')\n"
                      "open(os.path.join(moved, 'lib/sub/hooks/pre-commit'), 'w').write('#!/bin/sh\\n')\n",
                      "lib/sub/config"),

@@ -18,20 +18,13 @@ import pytest
 from gitmem.errors import ExitCode
 from tests.support.gitcli import git, isolated_env, run_git
 from tests.support.helpers import HUMAN, GitRepo
-from tests.support.hostile import cycle, evidence
+from tests.support.hostile import add_submodule, cycle, evidence
 
 
 @pytest.fixture
 def with_sub(memrepo: GitRepo, tmp_path: Path) -> GitRepo:
     """The template with a real submodule `lib/sub` (its git directory in `.git/modules/lib/sub`)."""
-    source = tmp_path / "sub-source"
-    source.mkdir()
-    git(source, "init", "-q", "-b", "main")
-    (source / "code.txt").write_text("library code\n", encoding="utf-8")
-    git(source, "add", "code.txt")
-    git(source, "commit", "-q", "-m", "library")
-    git(memrepo.path, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), "lib/sub")
-    git(memrepo.path, "commit", "-q", "-m", "a submodule")
+    add_submodule(memrepo, tmp_path)
     return memrepo
 
 

@@ -69,6 +69,20 @@ def cycle(repo: GitRepo, act: Act, *, clock: FixedClock | None = None, finish: b
                      settings=Settings(clock=clock or FixedClock()))
 
 
+def add_submodule(repo: GitRepo, tmp_path: Path) -> None:
+    """A real submodule `lib/sub` committed in `repo` (its git directory in `.git/modules/lib/sub`)."""
+    from tests.support.gitcli import git
+
+    source = tmp_path / "sub-source"
+    source.mkdir()
+    git(source, "init", "-q", "-b", "main")
+    (source / "code.txt").write_text("library code\n", encoding="utf-8")
+    git(source, "add", "code.txt")
+    git(source, "commit", "-q", "-m", "library")
+    git(repo.path, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(source), "lib/sub")
+    git(repo.path, "commit", "-q", "-m", "a submodule")
+
+
 def evidence(repo: GitRepo) -> str:
     """The last LOG entry's Evidence."""
     entries = log.parse(repo.read("LOG.md")).entries
