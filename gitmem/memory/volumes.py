@@ -1,0 +1,190 @@
+"""LOG's sealed volumes (rules 6): LOG.md keeps its newest entries; older ones move, byte for byte, into numbered
+files beside it that never change again.
+
+Why: git stores every version of a file whole, so a LOG that only grows costs each cycle a blob of all of
+history (75 MB at 100x: 0.8 s of hashing and compressing, and as much disk). A volume is written once, and
+LOG.md stays between VOLUME_ENTRIES and SEAL_AT entries long, so a cycle's write costs the same in year ten as
+in week one. History is still all there, in order: the volumes by number, then LOG.md.
+
+A seal is exact, so that `check` and `verify` can prove it from the change alone (`sealed_from`): each volume is
+VOLUME title lines and then the bytes that left LOG.md, from one entry's heading to the heading of the first
+entry kept; LOG.md keeps its own title and preamble. An amendment names its entry by LOG.md's line number
+(rules 4), so an amendment that stays names the line its entry moved up to, and an entry is sealed only with
+every amendment of it. Sealing is deterministic: two writers that seal the same LOG write the same volumes.
+
+Pure functions over bytes; the runner writes what they plan (gitmem.memory_writer), the checks prove it.
+"""
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from gitmem.memory import fences, log
+
+VOLUME_ENTRIES = 200           # entries a volume holds: about a month of cycles at 8 a day, ~300 KB
+SEAL_AT = 2 * VOLUME_ENTRIES   # LOG.md entries at which its oldest VOLUME_ENTRIES are sealed
+FOLDER = "history"             # beside LOG.md
+_HEADING = b"## "
+
+
+def volume_folder(log_path: str) -> str:
+    """The folder of LOG's volumes: `history/` beside LOG.md (repository-relative, '/'-separated)."""
+    return posixpath.join(posixpath.dirname(log_path), FOLDER)
+
+
+def _stem(log_path: str) -> str:
+    name = posixpath.basename(log_path)
+    return name[:-3] if name.lower().endswith(".md") else name
+
+
+def volume_path(log_path: str, number: int) -> str:
+    """`history/LOG-0001.md` for volume 1 of `LOG.md`."""
+    return posixpath.join(volume_folder(log_path), f"{_stem(log_path)}-{number:04d}.md")
+
+
+def volume_number(log_path: str, path: str) -> int | None:
+    """The number of the volume of `log_path` at `path`; None when `path` names no volume of it."""
+    if posixpath.dirname(path) != volume_folder(log_path):
+        return None
+    found = re.fullmatch(re.escape(_stem(log_path)) + r"-([0-9]{4,9})\.md", posixpath.basename(path))
+    if found is None or found.group(1) != f"{int(found.group(1)):04d}":     # one spelling per number
+        return None
+    number = int(found.group(1))
+    return number if number >= 1 else None
+
+
+def numbered(log_path: str, paths: Iterable[str]) -> list[tuple[int, str]]:
+    """The volumes among `paths`, as (number, path), by number."""
+    return sorted((n, p) for p in paths if (n := volume_number(log_path, p)) is not None)
+
+
+def title(log_path: str, number: int) -> bytes:
+    """What a volume holds before its entries: always the same for the same number."""
+    return (f"# {_stem(log_path)} · volume {number}\n"
+            f"<!--\nSealed: these entries left {posixpath.basename(log_path)} unchanged and are never edited.\n"
+            "Search them with `gitmem recall`.\n-->\n\n").encode()
+
+
+def entry_starts(data: bytes) -> list[int]:
+    """Offsets of the entries' headings (every `## ` line outside fenced code: what `log.parse` splits at)."""
+    return list(fences.headings(data, _HEADING))
+
+
+def _amended_lines(data: bytes, start: int) -> list[tuple[int, int]]:
+    """(offset of the heading, line it amends) for each amendment in data[start:]."""
+    if not log.amends_in(data[start:]):
+        return []
+    found = []
+    for at in fences.headings(data, _HEADING, start):
+        parsed = log.parse_any_heading(fences.line_starting_at(data, at)[3:].decode("utf-8", "replace"))
+        if parsed is not None and parsed[3] is not None:
+            found.append((at, parsed[3]))
+    return found
+
+
+def _shifted(data: bytes, start: int, removed_lines: int) -> bytes:
+    """data[start:] with each amendment's line number lowered by `removed_lines` (the lines sealed above it)."""
+    amended = _amended_lines(data, start)
+    if not amended:
+        return data[start:]
+    parts, at = [], start
+    for heading, line in amended:
+        end = data.find(b"\n", heading)
+        end = len(data) if end < 0 else end
+        old = f"{log.AMENDS} {line}".encode()
+        parts += [data[at:heading], data[heading:end].replace(old, f"{log.AMENDS} {line - removed_lines}".encode(), 1)]
+        at = end
+    parts.append(data[at:])
+    return b"".join(parts)
+
+
+@dataclass(frozen=True)
+class Seal:
+    live: bytes                                  # LOG.md after the seal
+    volumes: tuple[tuple[int, bytes], ...]       # (number, whole file) of each new volume, in order
+
+
+def plan(data: bytes, log_path: str, next_number: int, *, per_volume: int = VOLUME_ENTRIES,
+         seal_at: int = SEAL_AT) -> Seal | None:
+    """The seal of LOG.md's bytes `data`: while LOG.md holds `seal_at` entries or more, its oldest `per_volume`
+    go into volume `next_number` (then the next). None when nothing is due. A cut never separates an entry from
+    an amendment of it that stays: the volume then ends before the amended entry."""
+    starts = entry_starts(data)
+    if len(starts) < seal_at or per_volume < 1 or fences.open_after(data):
+        return None           # a LOG that ends inside a fence is refused by its checks first (GM921)
+    first = starts[0]
+    amended = _amended_lines(data, first)
+    line_of = _line_numbers(data, starts)
+    volumes: list[tuple[int, bytes]] = []
+    index, number = 0, next_number
+    while len(starts) - index >= seal_at:
+        cut_index = index + per_volume
+        if cut_index >= len(starts):     # LOG.md keeps at least one entry
+            break
+        # An amendment that stays must keep its entry: cut before the earliest entry such an amendment names.
+        while True:
+            cut_at = starts[cut_index]
+            named = [line for heading, line in amended if heading >= cut_at and line < line_of[cut_at]]
+            if not named:
+                break
+            earliest = min(named)
+            cut_index = max((i for i, at in enumerate(starts) if line_of[at] <= earliest), default=index)
+            if cut_index <= index:
+                break
+        if cut_index <= index:
+            break
+        volumes.append((number, title(log_path, number) + data[starts[index]:starts[cut_index]]))
+        index, number = cut_index, number + 1
+    if not volumes:
+        return None
+    cut = starts[index]
+    removed = data.count(b"\n", first, cut)
+    return Seal(data[:first] + _shifted(data, cut, removed), tuple(volumes))
+
+
+def _line_numbers(data: bytes, offsets: Sequence[int]) -> dict[int, int]:
+    """The 1-based line of each offset (ascending), in one pass."""
+    lines, line, at = {}, 1, 0
+    for offset in offsets:
+        line += data.count(b"\n", at, offset)
+        lines[offset], at = line, offset
+    return lines
+
+
+def sealed_from(old: bytes, log_path: str, added: Sequence[tuple[int, bytes]]) -> bytes | None:
+    """What LOG.md must read after the volumes `added` ((number, whole file), in number order) took its oldest
+    entries from `old`: old's title and preamble, then the entries left, amendments renumbered. None when the
+    volumes do not hold exactly entries that opened `old` (whole entries, in order, each volume's title as
+    `title` writes it), or an amendment that stays names an entry they took."""
+    starts = entry_starts(old)
+    if not starts or not added:
+        return None
+    first = at = starts[0]
+    known = set(starts)
+    for number, content in added:
+        head = title(log_path, number)
+        body = content[len(head):]
+        if not content.startswith(head) or not body.startswith(_HEADING) or not old.startswith(body, at):
+            return None
+        at += len(body)
+        if at not in known:
+            return None
+    if at == len(old):        # LOG.md keeps at least one entry: a volume never takes the last
+        return None
+    removed = old.count(b"\n", first, at)
+    cut_line = old.count(b"\n", 0, at) + 1
+    if any(line < cut_line for _, line in _amended_lines(old, at)):
+        return None
+    return old[:first] + _shifted(old, at, removed)
+
+
+def keep_newest_blocks(data: bytes, keep: int) -> bytes:
+    """NOW.md's bytes with only its newest `keep` blocks (rules 6): older blocks leave the file (git keeps every
+    one of them, and the LOG entry of each cycle holds what its block said). Unchanged when it holds no more."""
+    starts = list(fences.headings(data, _HEADING))
+    if len(starts) <= keep or keep < 1:
+        return data
+    kept = data[:starts[keep]].rstrip(b"\n")
+    return kept + b"\n"
