@@ -142,9 +142,11 @@ def test_a_close_catching_up_days_reads_logs_tail_for_blocked_cycles_once(world:
 def test_a_cached_confirmation_is_looked_for_once_in_each_blob(memrepo: GitRepo,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """A line the cache says a commit added is looked for once in that commit's LESSONS and once in its parent's
-    (3,000 lines at 100x), and every verdict is the one a walk of history gives."""
-    from gitmem.close import backing
+    (3,000 lines at 100x), and every verdict is the one a walk of history gives. (Judged again: no verdict is
+    kept from before, gitmem.close.verdict_memo.)"""
+    from gitmem.close import backing, verdict_memo
     from gitmem.memory import lessons
+    from gitmem.workspace.proofs import proofs_file
 
     sections = []
     for n in range(1, 11):
@@ -163,6 +165,7 @@ def test_a_cached_confirmation_is_looked_for_once_in_each_blob(memrepo: GitRepo,
     assert len(wanted) == 10
     walked = backing.Backing(memrepo.ws())
     walked.resolve(wanted)
+    proofs_file(memrepo.path, verdict_memo.KIND).unlink()
     looked = _counting(monkeypatch, backing._LessonsBytes, "has")
     cached = backing.Backing(memrepo.ws())
     cached.resolve(wanted)
