@@ -442,3 +442,31 @@ def test_the_close_judges_the_bytes_it_commits_without_reading_them_again(memrep
     rewritten = log_of(41).replace("task 3\n", "task three\n").encode()
     found = commit_guard.check_result(ws, head, {**changed, "LOG.md": rewritten})
     assert any("close permission" in line for line in found), found
+
+
+def test_the_gates_read_the_fields_of_only_the_lessons_with_enough_confirmed_lines(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A close asks every lesson whether it is open with enough Confirmed lines (3,000 at 100x, most with fewer):
+    the fields of a lesson without enough lines that could be Confirmed fields are never parsed, and the gates
+    find what parsing every lesson finds."""
+    from gitmem.close import gates
+    from gitmem.close.backing import uncommitted
+    from gitmem.memory import lessons
+
+    def lesson(n: int, confirmed: int, bullet: str = "-") -> str:
+        lines = [f"## L-{n:04d} · Lesson {n}", "- Happened: 2026-11-10 (cycle 1) — it broke", "- Why: no tests",
+                 "- Change: run them", "- Rule: Run the tests."]
+        lines += [f"{bullet} Confirmed: 2026-11-10 (cycle {2 + k}) — held" for k in range(confirmed)]
+        lines += ["- Confirmed later: not a confirmation", "- Status: open", ""]
+        return "\n".join(lines)
+
+    text = "# LESSONS\n\n" + "\n".join([lesson(n, n % 3) for n in range(1, 31)] + [lesson(31, 2, "*")])
+    log_text = "".join(f"## 2026-11-10 0{k}:00 UTC · cycle {k} · built\n\n- Task: t\n- Result: r\n\n"
+                       for k in (1, 2, 3))
+    doc = lessons.parse(text)
+    parsed = _counting(monkeypatch, lessons, "parse_fields")
+    found = gates.eligible(doc, uncommitted(log_text), 2)
+    read_by_the_gates = len(parsed)
+    hopeful = [item.id for item in doc.lessons if len(item.confirmations) >= 2]
+    assert read_by_the_gates == len(hopeful) == 11
+    assert [c.lesson.id for c in found.candidates] == hopeful
