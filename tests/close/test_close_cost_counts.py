@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from gitmem.close import CloseResult, run_close
-from gitmem.memory.once import Recent
+from gitmem.memory.once import Recent, SameEntries
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.workspace import Workspace
 from tests.support.helpers import HUMAN, GitRepo
@@ -470,3 +470,33 @@ def test_the_gates_read_the_fields_of_only_the_lessons_with_enough_confirmed_lin
     hopeful = [item.id for item in doc.lessons if len(item.confirmations) >= 2]
     assert read_by_the_gates == len(hopeful) == 11
     assert [c.lesson.id for c in found.candidates] == hopeful
+
+
+def test_the_days_of_a_close_read_the_answered_line_of_each_decision_not_its_fields(
+        world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which decisions waited on the days a close writes up is judged among those not answered by the first
+    day's end: a decision answered before is read for its Answered line alone (4,000 decisions at 100x, nearly
+    all answered long ago), and the days find what judging every decision finds."""
+    from gitmem.close import writeup
+    from gitmem.memory import decisions, text
+    from tests.support.world import at
+
+    asked = [world.ask(at(9, 8, n), f"Question {n}") for n in range(6)]
+    doc = decisions.parse(world.read("DECISIONS.md"))
+    # The human's answers, moved to Resolved (as most of a long-lived DECISIONS is); the fifth after the first day.
+    for n, decision in enumerate(asked[:5]):
+        when = text.Timestamp.from_datetime(at(12, 9) if n == 4 else at(9, 12, n))
+        doc = decisions.move_to_resolved(doc, decision, answer="yes", answered=when, name=HUMAN[0], email=HUMAN[1])
+    world.git.commit_files({"DECISIONS.md": decisions.render(doc)}, "answers", author=HUMAN)
+    monkeypatch.setattr(decisions, "_PARSED", SameEntries())          # as a new process reads them: none read yet
+    doc = decisions.parse(world.read("DECISIONS.md") + "\n")
+    moment = datetime(2026, 11, 14, 0, 31, tzinfo=UTC)
+    parsed = _counting(monkeypatch, text, "parse_fields")
+    monkeypatch.setattr(decisions, "parse_fields", text.parse_fields)
+    week = writeup.Week(moment)
+    found = [week.waiting(doc, datetime(2026, 11, day, 23, 59, tzinfo=UTC)) for day in (10, 11, 12, 13)]
+    read_by_the_close = len(parsed)
+    assert read_by_the_close == 2                      # the two that may have waited: the rest by one line each
+    assert [[item.id for item in day] for day in found] == [asked[4:], asked[4:], asked[5:], asked[5:]]
+    assert found == [decisions.waiting(doc, datetime(2026, 11, day, 23, 59, tzinfo=UTC), as_of=True, now=moment)
+                     for day in (10, 11, 12, 13)]
