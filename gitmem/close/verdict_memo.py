@@ -41,13 +41,20 @@ def content_digest(content: str) -> str:
     return hashlib.sha1(content.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def kind_of(paths: tuple[str, str]) -> str:
+    """The proofs kind (gitmem.workspace.proofs) of the verdicts on these memory files: one memo per workspace of
+    a work tree (`workspaces:`), so that the closes of two workspaces do not overwrite each other's."""
+    return f"{KIND}/{hashlib.sha1(chr(0).join(paths).encode('utf-8', 'surrogatepass')).hexdigest()[:16]}"
+
+
 class VerdictMemo:
     """The kept verdicts of one work tree, for the memory files at `paths` (LESSONS, LOG)."""
 
     def __init__(self, root: Path, paths: tuple[str, str]) -> None:
         self.root = root
         self.paths = list(paths)
-        read = _read(proofs.read_proofs(root, KIND, max_bytes=MAX_BYTES), self.paths)
+        self.kind = kind_of(paths)
+        read = _read(proofs.read_proofs(root, self.kind, max_bytes=MAX_BYTES), self.paths)
         self._valid_at: str | None = read[0] if read is not None else None
         self._log_proof: tuple[int, str] = read[1] if read is not None else (0, "")
         self._kept: dict[str, Kept] = read[2] if read is not None else {}
@@ -79,7 +86,7 @@ class VerdictMemo:
         if self._log_hash is None or self._hashed > len(data):
             self._log_hash, self._hashed = hashlib.sha1(), 0
         self._log_hash.update(memoryview(data)[self._hashed:])
-        proofs.keep_proofs(self.root, KIND, {
+        proofs.keep_proofs(self.root, self.kind, {
             "valid_at": head, "paths": self.paths, "log": [len(data), self._log_hash.hexdigest()],
             "verdicts": {key: list(entry) for key, entry in {**kept, **self._fresh}.items()}})
 
