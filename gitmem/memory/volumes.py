@@ -188,3 +188,22 @@ def keep_newest_blocks(data: bytes, keep: int) -> bytes:
         return data
     kept = data[:starts[keep]].rstrip(b"\n")
     return kept + b"\n"
+
+
+def unseal(live: bytes, log_path: str, sealed: Sequence[tuple[int, bytes]]) -> bytes | None:
+    """The LOG the volumes `sealed` ((number, whole file), in number order) were cut from, with `live` (LOG.md
+    after them) at its end: the reverse of `plan`, so that a merge can join two sides that sealed different
+    entries as the one text each side's history reads (then seal the result again). Every amendment in `live`
+    names the line its entry stood on before the seal again. None when a volume does not open with its title."""
+    bodies = []
+    for number, content in sealed:
+        head = title(log_path, number)
+        if not content.startswith(head):
+            return None
+        bodies.append(content[len(head):])
+    if not bodies:
+        return live
+    starts = entry_starts(live)
+    first = starts[0] if starts else len(live)
+    restored = sum(body.count(b"\n") for body in bodies)
+    return live[:first] + b"".join(bodies) + _shifted(live, first, -restored)
