@@ -1,0 +1,97 @@
+"""Merges and rebases where a side sealed LOG (rules 6, gitmem.memory.volumes): joined, merged, sealed again.
+
+A seal moves LOG.md's oldest entries into a new volume, so a side that sealed is no append of the fork's LOG.md,
+and the append merge (gitmem.publish.merge.merge_log), the renumbering (gitmem.publish.renumber) and the check
+of each side would all see history rewritten. So before the three-way merge every tree of it is joined: the
+volumes that every tree holds alike stay shared, and each tree's newer volumes are unsealed back into its LOG.md
+(`volumes.unseal`: their bytes, then LOG.md with its amendments naming their old lines), which is then an
+append of the fork's like any other. After the merge the result is split again: the volumes of the side it lands
+on stay as they are, byte for byte (they never change), and what is then due is sealed by the runner's own rule
+(`volumes.plan`), so two sides that sealed the same entries merge to the same volumes, and two that sealed
+different entries (a side that had more entries when it sealed) merge to one history sealed once.
+
+Pure: the git layer lists and reads the trees and writes what this returns (gitmem.gitio.rebase, Joiner).
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gitmem.gitio import Changes, TreeFiles
+from gitmem.memory import volumes
+
+
+@dataclass(frozen=True)
+class SealedLog:
+    """The Joiner for one LOG (a workspace's own): gitmem.gitio.rebase_onto and merge_into take it."""
+
+    log_path: str
+
+    @property
+    def folders(self) -> tuple[str, ...]:
+        return (volumes.volume_folder(self.log_path),)
+
+    def joining(self, fork: TreeFiles, upstream: TreeFiles, ours: TreeFiles) -> Unsealing | None:
+        """None when no side sealed since the fork: then nothing is read, and the merge is as before rules 6."""
+        held = [self._held(side.listing) for side in (fork, upstream, ours)]
+        if held[0] == held[1] == held[2]:
+            return None
+        shared = 0
+        while (blob := held[0].get(shared + 1)) is not None and all(side.get(shared + 1) == blob for side in held):
+            shared += 1
+        return Unsealing(self.log_path, shared)
+
+    def _held(self, listing: Mapping[str, str]) -> dict[int, str]:
+        return {number: listing[path] for number, path in volumes.numbered(self.log_path, listing)}
+
+
+@dataclass(frozen=True)
+class Unsealing:
+    """The Joining of one merge: volumes 1..`shared` are the same in every tree of it, the rest are unsealed."""
+
+    log_path: str
+    shared: int
+
+    def _newer(self, tree: TreeFiles) -> list[tuple[int, str]] | None:
+        """The volumes of `tree` after the shared ones, in order; None when their numbers leave a gap (not a
+        history gitmem wrote: the merge then sees the files as they are, and what does not merge conflicts)."""
+        newer = [(n, path) for n, path in volumes.numbered(self.log_path, tree.listing) if n > self.shared]
+        return newer if [n for n, _ in newer] == list(range(self.shared + 1, self.shared + 1 + len(newer))) else None
+
+    def _volumes(self, tree: TreeFiles) -> list[tuple[int, bytes]] | None:
+        newer = self._newer(tree)
+        if newer is None:
+            return None
+        found = [(n, tree.read(path)) for n, path in newer]
+        return [(n, data) for n, data in found if data is not None] if all(d is not None for _, d in found) else None
+
+    def join(self, tree: TreeFiles) -> Changes:
+        """`tree` with its newer volumes back in its LOG.md: the text its history reads from the shared ones on."""
+        newer, sealed = self._newer(tree), self._volumes(tree)
+        live = tree.read(self.log_path)
+        if not newer or sealed is None or live is None:
+            return {}
+        text = volumes.unseal(live, self.log_path, sealed)
+        if text is None:
+            return {}
+        return {self.log_path: text, **{path: None for _, path in newer}}
+
+    def split(self, merged: TreeFiles, onto: TreeFiles) -> Changes | None:
+        """The merged LOG.md sealed again: `onto`'s volumes kept as they are (None when they do not open the
+        merged text: the merge then changes nothing), then what the seal rule finds due."""
+        text = merged.read(self.log_path)
+        kept = self._volumes(onto)
+        if text is None:
+            return {}
+        if kept is None:
+            return None
+        live = volumes.sealed_from(text, self.log_path, kept) if kept else text
+        if live is None:
+            return None
+        changes: dict[str, bytes | None] = {volumes.volume_path(self.log_path, n): data for n, data in kept}
+        due = volumes.plan(live, self.log_path, self.shared + len(kept) + 1)
+        if due is not None:
+            changes.update((volumes.volume_path(self.log_path, n), data) for n, data in due.volumes)
+            live = due.live
+        changes[self.log_path] = live
+        return changes

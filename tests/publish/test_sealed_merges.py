@@ -1,0 +1,181 @@
+"""Merges and rebases where a side sealed LOG into volumes (rules 6, gitmem.publish.sealed), on real repositories:
+the laptop's cycle sealed at its 400th entry while the Action's appended, both sealed, both sealed different
+entries, an amendment that moves."""
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from gitmem import gitio
+from gitmem.config import Config
+from gitmem.memory import log, volumes
+from gitmem.memory.text import Timestamp
+from gitmem.publish.merge import resolver_for
+from gitmem.publish.renumber import renumberer_for
+from gitmem.publish.sealed import SealedLog
+from tests.support.cycle_support import clone, file_at, origin_and_clone
+from tests.support.gitcli import git as run_git
+from tests.support.helpers import GitRepo
+
+START = datetime(2026, 1, 1, tzinfo=UTC)
+VOLUME_1 = volumes.volume_path("LOG.md", 1)
+VOLUME_2 = volumes.volume_path("LOG.md", 2)
+
+
+def entry(cycle: int, task: str = "", *, hours: int | None = None, amends: int | None = None) -> str:
+    when = (START + timedelta(hours=cycle if hours is None else hours)).strftime("%Y-%m-%d %H:%M UTC")
+    mark = f" · amends line {amends}" if amends is not None else ""
+    return f"\n## {when}{mark} · cycle {cycle} · built\n- Task: {task or f't{cycle}'}\n- Result: r{cycle}\n"
+
+
+def entries(first: int, count: int, task: str = "") -> str:
+    return "".join(entry(n, task and f"{task} {n}") for n in range(first, first + count))
+
+
+def sealed(text: str, next_number: int = 1) -> dict[str, str | bytes | None]:
+    """The files a runner's commit writes for LOG `text` under rules 6: LOG.md and the volumes it seals."""
+    seal = volumes.plan(text.encode(), "LOG.md", next_number)
+    assert seal is not None
+    return {"LOG.md": seal.live, **{volumes.volume_path("LOG.md", n): data for n, data in seal.volumes}}
+
+
+def history(repo: GitRepo, rev: str = "HEAD") -> str:
+    """LOG's whole history at `rev`: the volumes by number, then LOG.md."""
+    names = gitio.head_files_under(repo.handle, "history") if rev == "HEAD" else []
+    found = [(n, (file_at(repo.repo, rev, p) or "").encode()) for n, p in volumes.numbered("LOG.md", names)]
+    text = volumes.unseal((file_at(repo.repo, rev, "LOG.md") or "").encode(), "LOG.md", found)
+    assert text is not None
+    return text.decode()
+
+
+def setup(tmp_path: Path, memrepo: GitRepo, count: int) -> tuple[GitRepo, str]:
+    """The laptop (`memrepo`) and the Action's clone of one origin whose LOG holds `count` entries."""
+    base = memrepo.read("LOG.md") + entries(1, count)
+    memrepo.commit_files({"LOG.md": base}, "history")
+    origin = origin_and_clone(tmp_path, memrepo)
+    return clone(origin, tmp_path / "action"), base
+
+
+def push(repo: GitRepo) -> None:
+    run_git(repo.path, "push", "--quiet", "origin", "main")
+
+
+def rebase(repo: GitRepo) -> gitio.RebaseResult:
+    run_git(repo.path, "fetch", "--quiet", "origin")
+    config = Config()
+    return gitio.rebase_onto(repo.handle, "refs/remotes/origin/main", resolver_for(config), renumberer_for(config),
+                             SealedLog("LOG.md"))
+
+
+def cycles(text: str) -> list[int | None]:
+    return [e.cycle for e in log.parse(text).entries]
+
+
+def test_a_rebase_onto_the_side_that_sealed_keeps_its_volume_and_appends_ours_after_its_entries(
+        tmp_path: Path, memrepo: GitRepo) -> None:
+    action, base = setup(tmp_path, memrepo, 399)
+    action_files = sealed(base + entry(400, "action"))
+    action.commit_files(action_files, "gitmem: cycle 400")
+    push(action)
+    memrepo.commit_files({"LOG.md": base + entry(400, "laptop")}, "laptop's session")
+
+    result = rebase(memrepo)
+    assert result.conflicts == () and result.head is not None
+    assert file_at(memrepo.repo, "HEAD", VOLUME_1).encode() == action_files[VOLUME_1]     # never changes
+    live = file_at(memrepo.repo, "HEAD", "LOG.md")
+    assert live.startswith(action_files["LOG.md"].decode())         # the Action's LOG.md, then ours appended
+    assert cycles(live) == list(range(201, 402))
+    assert log.parse(live).entries[-1].body[0] == "- Task: laptop"
+    assert history(memrepo) == base + entry(400, "action") + entry(400, "laptop").replace("cycle 400", "cycle 401")
+
+
+def test_a_rebase_of_the_side_that_sealed_seals_the_same_volume_after_the_other_sides_entries(
+        tmp_path: Path, memrepo: GitRepo) -> None:
+    action, base = setup(tmp_path, memrepo, 399)
+    action.commit_files({"LOG.md": base + entry(400, "action")}, "gitmem: cycle 400")
+    push(action)
+    mine = sealed(base + entry(400, "laptop"))
+    memrepo.commit_files(mine, "gitmem: cycle 400")
+
+    result = rebase(memrepo)
+    assert result.conflicts == () and result.head is not None
+    assert file_at(memrepo.repo, "HEAD", VOLUME_1).encode() == mine[VOLUME_1]
+    live = file_at(memrepo.repo, "HEAD", "LOG.md")
+    assert cycles(live) == list(range(201, 402))
+    assert [e.body[0] for e in log.parse(live).entries[-2:]] == ["- Task: action", "- Task: laptop"]
+    assert history(memrepo).startswith(base + entry(400, "action"))
+
+
+def test_both_sides_sealed_the_same_entries_into_the_same_volume(tmp_path: Path, memrepo: GitRepo) -> None:
+    action, base = setup(tmp_path, memrepo, 399)
+    theirs = sealed(base + entry(400, "action"))
+    action.commit_files(theirs, "gitmem: cycle 400")
+    push(action)
+    mine = sealed(base + entry(400, "laptop"))
+    assert mine[VOLUME_1] == theirs[VOLUME_1]
+    memrepo.commit_files(mine, "gitmem: cycle 400")
+
+    assert rebase(memrepo).conflicts == ()
+    assert file_at(memrepo.repo, "HEAD", VOLUME_1).encode() == theirs[VOLUME_1]
+    assert gitio.head_files_under(memrepo.handle, "history") == [VOLUME_1]
+    assert cycles(file_at(memrepo.repo, "HEAD", "LOG.md")) == list(range(201, 402))
+
+
+def test_sides_that_sealed_different_entries_are_joined_and_sealed_once(tmp_path: Path, memrepo: GitRepo) -> None:
+    # Each side had 150 shared entries and 250 of its own when it sealed: their volume 1 differ.
+    action, base = setup(tmp_path, memrepo, 150)
+    theirs = sealed(base + entries(151, 250, "action"))
+    action.commit_files(theirs, "the Action's cycles")
+    push(action)
+    mine = sealed(base + entries(151, 250, "laptop"))
+    assert mine[VOLUME_1] != theirs[VOLUME_1]
+    memrepo.commit_files(mine, "the laptop's cycles")
+
+    result = rebase(memrepo)
+    assert result.conflicts == () and result.head is not None
+    assert file_at(memrepo.repo, "HEAD", VOLUME_1).encode() == theirs[VOLUME_1]      # the upstream's stays
+    whole = history(memrepo)
+    assert cycles(whole) == list(range(1, 651))          # every entry of both sides, ours renumbered after theirs
+    assert [e.body[0] for e in log.parse(whole).entries[-1:]] == ["- Task: laptop 400"]
+    assert gitio.head_files_under(memrepo.handle, "history") == [VOLUME_1, VOLUME_2]
+    assert len(log.parse(file_at(memrepo.repo, "HEAD", "LOG.md")).entries) == 250   # sealed again: < SEAL_AT
+
+
+def test_an_amendment_names_the_line_its_entry_stands_on_after_the_other_side_sealed(
+        tmp_path: Path, memrepo: GitRepo) -> None:
+    action, base = setup(tmp_path, memrepo, 399)
+    # Cycle 300's heading is malformed in history; the laptop amends it while the Action seals.
+    bad = entry(300)
+    broken = base.replace(bad, bad.replace(" · built", " · built!"))
+    memrepo.commit_files({"LOG.md": broken}, "a web edit")
+    run_git(memrepo.path, "push", "--quiet", "origin", "main")
+    run_git(action.path, "pull", "--quiet", "--ff-only")
+    theirs = sealed(broken + entry(400, "action"))
+    action.commit_files(theirs, "gitmem: cycle 400")
+    push(action)
+    line = broken.splitlines().index(bad.splitlines()[1].replace(" · built", " · built!")) + 1
+    memrepo.commit_files({"LOG.md": broken + entry(400, "amended", amends=line)}, "amend cycle 300")
+
+    assert rebase(memrepo).conflicts == ()
+    live = file_at(memrepo.repo, "HEAD", "LOG.md")
+    moved = live.splitlines().index(bad.splitlines()[1].replace(" · built", " · built!")) + 1
+    assert moved < line
+    assert log.parse(live).entries[-1].amends == moved
+
+
+def test_a_merge_commit_of_a_branch_that_sealed(tmp_path: Path, memrepo: GitRepo) -> None:
+    action, base = setup(tmp_path, memrepo, 399)
+    theirs = sealed(base + entry(400, "action"))
+    action.commit_files(theirs, "gitmem: cycle 400")
+    push(action)
+    memrepo.commit_files({"LOG.md": base + entry(400, "laptop")}, "laptop's session")
+    run_git(memrepo.path, "fetch", "--quiet", "origin")
+    config = Config()
+    merged = gitio.merge_into(memrepo.handle, "HEAD", "refs/remotes/origin/main", "merge", gitio.Identity("D", "d@x"),
+                              resolver_for(config, merged_at=lambda: Timestamp.from_datetime(START)),
+                              renumberer_for(config, log_too=False), SealedLog("LOG.md"))
+    assert merged.conflicts == () and merged.commit is not None
+    assert file_at(memrepo.repo, merged.commit, VOLUME_1).encode() == theirs[VOLUME_1]
+    live = file_at(memrepo.repo, merged.commit, "LOG.md")
+    assert cycles(live) == list(range(201, 402))
+    assert [e.body[0] for e in log.parse(live).entries[-2:]] == ["- Task: laptop", "- Task: action"]
