@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gitmem import gitio
 from gitmem.config import Config
-from gitmem.memory import log, volumes
+from gitmem.memory import log, now, volumes
 from gitmem.memory.text import Timestamp
 from gitmem.publish.merge import resolver_for
 from gitmem.publish.renumber import renumberer_for
@@ -179,3 +179,55 @@ def test_a_merge_commit_of_a_branch_that_sealed(tmp_path: Path, memrepo: GitRepo
     live = file_at(memrepo.repo, merged.commit, "LOG.md")
     assert cycles(live) == list(range(201, 402))
     assert [e.body[0] for e in log.parse(live).entries[-2:]] == ["- Task: laptop", "- Task: action"]
+
+
+def block(cycle: int, did: str = "", *, minutes: int = 0) -> str:
+    when = (START + timedelta(hours=cycle, minutes=minutes)).strftime("%Y-%m-%d %H:%M UTC")
+    return f"\n## {when} · cycle {cycle}\n- Did: {did or f'd{cycle}'}\n- Human: nothing\n- Next: n\n"
+
+
+def now_text(head: str, cycles: range, *, top: str = "") -> str:
+    """NOW with a block for each of `cycles`, newest on top (after `top`, a new block)."""
+    return head + top + "".join(block(n) for n in reversed(cycles))
+
+
+def kept_newest(text: str) -> str:
+    return volumes.keep_newest_blocks(text.encode(), volumes.NOW_BLOCKS_KEPT).decode()
+
+
+def test_now_keeps_both_sides_new_blocks_and_no_more_than_either_side_keeps(tmp_path: Path, memrepo: GitRepo) -> None:
+    head = memrepo.read("NOW.md")
+    memrepo.commit_files({"NOW.md": now_text(head, range(1, volumes.NOW_BLOCKS_KEPT + 1))}, "a hundred blocks")
+    origin = origin_and_clone(tmp_path, memrepo)
+    action = clone(origin, tmp_path / "action")
+    # Each side's runner put a block on top and left the oldest block (cycle 1) out.
+    theirs = kept_newest(now_text(head, range(1, 101), top=block(101, "action")))
+    action.commit_files({"NOW.md": theirs}, "gitmem: cycle 101")
+    push(action)
+    mine = kept_newest(now_text(head, range(1, 101), top=block(102, "laptop", minutes=5)))
+    memrepo.commit_files({"NOW.md": mine}, "gitmem: cycle 101")
+
+    assert rebase(memrepo).conflicts == ()
+    merged = now.parse(file_at(memrepo.repo, "HEAD", "NOW.md"))
+    assert not merged.problems
+    assert len(merged.blocks) == volumes.NOW_BLOCKS_KEPT
+    assert [(b.cycle, b.fields[0].value) for b in merged.blocks[:2]] == [(102, "laptop"), (101, "action")]
+    assert {b.cycle for b in merged.blocks} == set(range(3, 103))      # the oldest kept block (2) left too
+    assert 1 not in {b.cycle for b in merged.blocks}           # dropped by both: never back
+
+
+def test_a_block_one_side_left_out_is_not_brought_back_by_the_other(tmp_path: Path, memrepo: GitRepo) -> None:
+    head = memrepo.read("NOW.md")
+    memrepo.commit_files({"NOW.md": now_text(head, range(1, 101))}, "a hundred blocks")
+    origin = origin_and_clone(tmp_path, memrepo)
+    action = clone(origin, tmp_path / "action")
+    theirs = kept_newest(now_text(head, range(1, 101), top=block(101, "action")))
+    action.commit_files({"NOW.md": theirs}, "gitmem: cycle 101")
+    push(action)
+    # A human's session adds a block without trimming: the Action's trim still holds.
+    memrepo.commit_files({"NOW.md": now_text(head, range(1, 101), top=block(102, "session", minutes=5))}, "session")
+
+    assert rebase(memrepo).conflicts == ()
+    merged = now.parse(file_at(memrepo.repo, "HEAD", "NOW.md"))
+    assert len(merged.blocks) == volumes.NOW_BLOCKS_KEPT and 1 not in {b.cycle for b in merged.blocks}
+    assert [b.fields[0].value for b in merged.blocks[:2]] == ["session", "action"]
