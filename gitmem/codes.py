@@ -262,6 +262,14 @@ LOG_AMENDMENT_INVALID = _code(
                   "to add to a valid entry, write a new entry (`gitmem log add`)", since=4),
     twice=Message("amends line {target}, which line {by} already amends",
                   "line {by} stands in its place; to add to it, write a new entry (`gitmem log add`)", since=4))
+LOG_SEALS_DIVERGE = _code(
+    "GM319", "log-seals-diverge",
+    "a `git merge` or `git rebase` where both sides sealed LOG, not the same entries, or a seal took entries the "
+    "other side never had: the merge driver cannot join them from LOG.md alone and leaves it to git",
+    "a side sealed LOG entries into {folder} that git cannot join with the other side's (both sealed, not the same "
+    "entries, or entries the other side never had)",
+    "abort it (`git merge --abort` or `git rebase --abort`), then `gitmem merge BRANCH` (after a `git pull "
+    "--rebase`: `gitmem merge origin/BRANCH`): it joins both sides' volumes into one history and seals it once")
 
 # -- GM4xx LESSONS -----------------------------------------------------------------------------------------
 LESSON_DUPLICATE_ID = _code(

@@ -17,8 +17,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gitmem import codes
+from gitmem.checks.violation import Violation
+from gitmem.errors import GitmemError
 from gitmem.gitio import Changes, TreeFiles
-from gitmem.memory import volumes
+from gitmem.memory import fences, log, volumes
 
 
 @dataclass(frozen=True)
@@ -95,3 +98,83 @@ class Unsealing:
             live = due.live
         changes[self.log_path] = live
         return changes
+
+
+# -- the merge driver: git hands it LOG.md alone ------------------------------------------------------------------
+
+
+class SealsDiverge(GitmemError):
+    """A side of a `git merge` or `git rebase` sealed LOG entries the driver cannot join from LOG.md alone: both
+    sides sealed, not the same entries (git's own merge of their volumes conflicts, add/add), or a seal took entries
+    the base never had. No LOG.md fits; the message names the way out."""
+
+    def __init__(self, log_path: str) -> None:
+        self.violation = Violation.of(codes.LOG_SEALS_DIVERGE, log_path, 1,
+                                      folder=volumes.volume_folder(log_path) + "/")
+        super().__init__(f"{log_path}:1: {self.violation.code} {self.violation.message} "
+                         f"(hint: {self.violation.hint})")
+
+
+def sealed_cut(log_path: str, base: bytes, side: bytes) -> int | None:
+    """Where in `base` a side's LOG.md takes up: 0 when it is an append of `base` (no seal), the offset of the first
+    entry a seal left in LOG.md when the side sealed `base`'s oldest entries (then appended), None when neither.
+    The driver sees LOG.md alone, not the volumes: a seal of the runner takes the oldest entries, which the base
+    holds (it seals at SEAL_AT, with VOLUME_ENTRIES to spare), so the entries that left are `base`'s own bytes."""
+    if log.append_verdict(base, side).ok:
+        return 0
+    starts, side_starts = volumes.entry_starts(base), volumes.entry_starts(side)
+    if len(starts) < 2 or not side_starts:
+        return None
+    heading = fences.line_starting_at(side, side_starts[0])
+    for cut in starts[1:]:
+        if fences.line_starting_at(base, cut) != heading:
+            continue
+        live = volumes.sealed_from(base, log_path, [(1, volumes.title(log_path, 1) + base[starts[0]:cut])])
+        if live is not None and log.append_verdict(live, side).ok:
+            return cut
+    return None
+
+
+@dataclass(frozen=True)
+class JoinedTexts:
+    """The driver's two sides of LOG.md unsealed against the base, and how much of the base the result seals."""
+
+    log_path: str
+    ours: bytes
+    theirs: bytes
+    cut: int            # offset in the base (and the merged text) where the merged LOG.md takes up
+
+    def seal(self, merged: bytes) -> bytes | None:
+        """The merged text with the entries the sides sealed left out again: LOG.md beside the volumes git merged."""
+        first = volumes.entry_starts(merged)[0]
+        body = merged[first:self.cut]
+        return volumes.sealed_from(merged, self.log_path, [(1, volumes.title(self.log_path, 1) + body)])
+
+
+def _lost_its_oldest(base: bytes, side: bytes) -> bool:
+    """Whether a side's LOG.md no longer opens with the base's first entry: what a seal does, and no edit does."""
+    starts, side_starts = volumes.entry_starts(base), volumes.entry_starts(side)
+    return bool(starts) and (not side_starts or fences.line_starting_at(side, side_starts[0])
+                             != fences.line_starting_at(base, starts[0]))
+
+
+def join_texts(log_path: str, base: bytes, ours: bytes, theirs: bytes) -> JoinedTexts | None:
+    """Both sides of a LOG.md merge as appends of the base, when a side sealed (None when neither did, or a side is
+    neither an append nor a seal of the base: the merge is then git's). SealsDiverge when both sealed, not the same
+    entries, or a seal took entries the base does not hold: git cannot merge such volumes with LOG.md alone."""
+    cuts = [sealed_cut(log_path, base, side) for side in (ours, theirs)]
+    if any(cut is None and _lost_its_oldest(base, side) for cut, side in zip(cuts, (ours, theirs), strict=True)):
+        raise SealsDiverge(log_path)
+    if None in cuts or not any(cuts):
+        return None
+    ours_cut, theirs_cut = (cut or 0 for cut in cuts)
+    if ours_cut and theirs_cut and ours_cut != theirs_cut:
+        raise SealsDiverge(log_path)
+    first = volumes.entry_starts(base)[0]
+
+    def unsealed(side: bytes, cut: int) -> bytes:
+        text = volumes.unseal(side, log_path, [(1, volumes.title(log_path, 1) + base[first:cut])]) if cut else side
+        assert text is not None          # the title is the one given
+        return text
+
+    return JoinedTexts(log_path, unsealed(ours, ours_cut), unsealed(theirs, theirs_cut), max(ours_cut, theirs_cut))

@@ -1,0 +1,106 @@
+"""The merge driver `gitmem init` registers, where a side sealed LOG (rules 6): git merges the volumes itself and
+hands the driver LOG.md alone. Real `git merge` and `git pull --rebase` against a bare origin, with the Action's
+clone sealing while the human's clone writes."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from gitmem.memory import log, volumes
+from tests.cycle.test_two_writers import session
+from tests.publish.test_sealed_merges import VOLUME_1, entries, entry, sealed
+from tests.support.cycle_support import clone, file_at, origin_and_clone
+from tests.support.gitcli import git, isolated_env, run_git
+from tests.support.helpers import DANA, GitRepo
+
+
+def _with_driver(memrepo: GitRepo, count: int) -> str:
+    """`gitmem init` (the driver registered, .gitattributes committed) and a LOG of `count` entries."""
+    session(memrepo, "init")
+    base = memrepo.read("LOG.md") + entries(1, count)
+    memrepo.write("LOG.md", base)
+    git(memrepo.path, "add", "-A", who=DANA)
+    git(memrepo.path, "commit", "-q", "--no-verify", "-m", "history", who=DANA)
+    return base
+
+
+def _commit(repo: GitRepo, files: dict[str, str | bytes | None], message: str) -> None:
+    for path, data in files.items():
+        assert data is not None
+        repo.write(path, data)
+    git(repo.path, "add", "-A", who=DANA)
+    git(repo.path, "commit", "-q", "--no-verify", "-m", message, who=DANA)
+
+
+def _tasks(text: str) -> list[str]:
+    return [e.body[0] for e in log.parse(text).entries]
+
+
+def test_git_merge_of_a_branch_that_sealed_keeps_its_volume_and_both_sides_entries(memrepo: GitRepo) -> None:
+    base = _with_driver(memrepo, 399)
+    git(memrepo.path, "switch", "-q", "-c", "action", who=DANA)
+    theirs = sealed(base + entry(400, "action"))
+    _commit(memrepo, theirs, "gitmem: cycle 400")
+    git(memrepo.path, "switch", "-q", "main", who=DANA)
+    _commit(memrepo, {"LOG.md": base + entry(400, "human")}, "session")
+
+    git(memrepo.path, "merge", "-q", "--no-edit", "action", who=DANA)
+    assert memrepo.read(VOLUME_1).encode() == theirs[VOLUME_1]
+    live = memrepo.read("LOG.md")
+    assert [e.cycle for e in log.parse(live).entries] == list(range(201, 402))
+    assert _tasks(live)[-2:] == ["- Task: human", "- Task: action"]      # the branch merged in follows ours
+    whole = volumes.unseal(live.encode(), "LOG.md", [(1, theirs[VOLUME_1])])
+    assert whole is not None and whole.decode().startswith(base + entry(400, "human"))
+
+
+def test_git_pull_rebase_over_the_actions_seal_replays_the_humans_entry_after_it(tmp_path: Path,
+                                                                                  memrepo: GitRepo) -> None:
+    base = _with_driver(memrepo, 399)
+    origin = origin_and_clone(tmp_path, memrepo)
+    action = clone(origin, tmp_path / "action")
+    theirs = sealed(base + entry(400, "action"))
+    _commit(action, theirs, "gitmem: cycle 400")
+    git(action.path, "push", "-q", "origin", "main", who=DANA)
+    _commit(memrepo, {"LOG.md": base + entry(400, "human")}, "session")
+
+    git(memrepo.path, "pull", "-q", "--rebase", "origin", "main", who=DANA)
+    assert memrepo.read(VOLUME_1).encode() == theirs[VOLUME_1]
+    live = memrepo.read("LOG.md")
+    assert live.startswith(theirs["LOG.md"].decode())          # the Action's LOG.md, then the human's entry
+    assert [e.cycle for e in log.parse(live).entries] == list(range(201, 402))
+    assert _tasks(live)[-1] == "- Task: human"
+    assert file_at(memrepo.repo, "HEAD", "LOG.md") == live
+
+
+def test_git_pull_rebase_of_the_side_that_sealed_over_an_append(tmp_path: Path, memrepo: GitRepo) -> None:
+    base = _with_driver(memrepo, 399)
+    origin = origin_and_clone(tmp_path, memrepo)
+    human = clone(origin, tmp_path / "human")
+    _commit(human, {"LOG.md": base + entry(400, "human")}, "session")
+    git(human.path, "push", "-q", "origin", "main", who=DANA)
+    mine = sealed(base + entry(400, "laptop cycle"))
+    _commit(memrepo, mine, "gitmem: cycle 400")
+
+    git(memrepo.path, "pull", "-q", "--rebase", "origin", "main", who=DANA)
+    assert memrepo.read(VOLUME_1).encode() == mine[VOLUME_1]
+    live = memrepo.read("LOG.md")
+    assert [e.cycle for e in log.parse(live).entries] == list(range(201, 402))
+    assert _tasks(live)[-2:] == ["- Task: human", "- Task: laptop cycle"]
+
+
+def test_sides_that_sealed_different_entries_are_left_to_the_human_with_the_way_out(memrepo: GitRepo) -> None:
+    base = _with_driver(memrepo, 150)
+    git(memrepo.path, "switch", "-q", "-c", "action", who=DANA)
+    _commit(memrepo, sealed(base + entries(151, 250, "action")), "the Action's cycles")
+    git(memrepo.path, "switch", "-q", "main", who=DANA)
+    _commit(memrepo, sealed(base + entries(151, 250, "human")), "the laptop's cycles")
+
+    done = run_git(memrepo.path, "merge", "--no-edit", "action", env=isolated_env(who=DANA), check=False)
+    assert done.returncode != 0
+    said = done.stdout + done.stderr
+    assert "LOG.md:1: GM319 a side sealed LOG entries into history/" in said
+    assert "gitmem merge BRANCH" in said
+    unmerged = run_git(memrepo.path, "diff", "--name-only", "--diff-filter=U").stdout.split()
+    assert "LOG.md" in unmerged and VOLUME_1 in unmerged
+    # Nothing is written among the markers; `gitmem merge` after an abort is the way out.
+    assert session(memrepo, "log", "add", "--task", "t", "--outcome", "built", "--result", "r",
+                   check=False).returncode != 0
