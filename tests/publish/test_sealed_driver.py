@@ -90,9 +90,10 @@ def test_git_pull_rebase_of_the_side_that_sealed_over_an_append(tmp_path: Path, 
 def test_sides_that_sealed_different_entries_are_left_to_the_human_with_the_way_out(memrepo: GitRepo) -> None:
     base = _with_driver(memrepo, 150)
     git(memrepo.path, "switch", "-q", "-c", "action", who=DANA)
-    _commit(memrepo, sealed(base + entries(151, 250, "action")), "the Action's cycles")
-    git(memrepo.path, "switch", "-q", "main", who=DANA)
-    _commit(memrepo, sealed(base + entries(151, 250, "human")), "the laptop's cycles")
+    for who in ("action", "human"):
+        _commit(memrepo, {"LOG.md": base + entries(151, 250, who)}, f"{who}'s cycles")
+        _commit(memrepo, sealed(base + entries(151, 250, who) + entry(401, who)), "gitmem: cycle 401")
+        git(memrepo.path, "switch", "-q", "main", who=DANA)
 
     done = run_git(memrepo.path, "merge", "--no-edit", "action", env=isolated_env(who=DANA), check=False)
     assert done.returncode != 0

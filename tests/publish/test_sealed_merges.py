@@ -7,12 +7,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from gitmem import gitio
-from gitmem.config import Config
+from gitmem.checks.check_and_verify import verify_range
+from gitmem.config import Config, load_config
 from gitmem.memory import log, now, volumes
 from gitmem.memory.text import Timestamp
 from gitmem.publish.merge import resolver_for
+from gitmem.publish.push import publish
 from gitmem.publish.renumber import renumberer_for
 from gitmem.publish.sealed import SealedLog
+from gitmem.workspace import Workspace
 from tests.support.cycle_support import clone, file_at, origin_and_clone
 from tests.support.gitcli import git as run_git
 from tests.support.helpers import GitRepo
@@ -121,24 +124,33 @@ def test_both_sides_sealed_the_same_entries_into_the_same_volume(tmp_path: Path,
     assert cycles(file_at(memrepo.repo, "HEAD", "LOG.md")) == list(range(201, 402))
 
 
+def cycles_then_seal(repo: GitRepo, base: str, who: str) -> dict[str, str | bytes | None]:
+    """A side's 250 cycles (one commit), then its next cycle, which seals 150 shared entries and 50 of its own."""
+    text = base + entries(151, 250, who)
+    repo.commit_files({"LOG.md": text}, f"{who}'s cycles")
+    files = sealed(text + entry(401, f"{who} 401"))
+    repo.commit_files(files, "gitmem: cycle 401")
+    return files
+
+
 def test_sides_that_sealed_different_entries_are_joined_and_sealed_once(tmp_path: Path, memrepo: GitRepo) -> None:
     # Each side had 150 shared entries and 250 of its own when it sealed: their volume 1 differ.
     action, base = setup(tmp_path, memrepo, 150)
-    theirs = sealed(base + entries(151, 250, "action"))
-    action.commit_files(theirs, "the Action's cycles")
+    start = memrepo.head()
+    theirs = cycles_then_seal(action, base, "action")
     push(action)
-    mine = sealed(base + entries(151, 250, "laptop"))
+    mine = cycles_then_seal(memrepo, base, "laptop")
     assert mine[VOLUME_1] != theirs[VOLUME_1]
-    memrepo.commit_files(mine, "the laptop's cycles")
 
     result = rebase(memrepo)
     assert result.conflicts == () and result.head is not None
     assert file_at(memrepo.repo, "HEAD", VOLUME_1).encode() == theirs[VOLUME_1]      # the upstream's stays
     whole = history(memrepo)
-    assert cycles(whole) == list(range(1, 651))          # every entry of both sides, ours renumbered after theirs
-    assert [e.body[0] for e in log.parse(whole).entries[-1:]] == ["- Task: laptop 400"]
+    assert cycles(whole) == list(range(1, 653))          # every entry of both sides, ours renumbered after theirs
+    assert [e.body[0] for e in log.parse(whole).entries[-1:]] == ["- Task: laptop 401"]
     assert gitio.head_files_under(memrepo.handle, "history") == [VOLUME_1, VOLUME_2]
-    assert len(log.parse(file_at(memrepo.repo, "HEAD", "LOG.md")).entries) == 250   # sealed again: < SEAL_AT
+    assert len(log.parse(file_at(memrepo.repo, "HEAD", "LOG.md")).entries) == 252   # sealed again: < SEAL_AT
+    assert verified(memrepo, start) == []
 
 
 def test_an_amendment_names_the_line_its_entry_stands_on_after_the_other_side_sealed(
@@ -231,3 +243,64 @@ def test_a_block_one_side_left_out_is_not_brought_back_by_the_other(tmp_path: Pa
     merged = now.parse(file_at(memrepo.repo, "HEAD", "NOW.md"))
     assert len(merged.blocks) == volumes.NOW_BLOCKS_KEPT and 1 not in {b.cycle for b in merged.blocks}
     assert [b.fields[0].value for b in merged.blocks[:2]] == ["session", "action"]
+
+
+def verified(repo: GitRepo, start: str) -> list[str]:
+    """`verify`'s errors from `start` to HEAD, as it prints them."""
+    ws = Workspace.for_repo(repo.handle, load_config(repo.path))
+    return [f"{v.path}:{v.line}: {v.code} {v.message}" for v in verify_range(ws, start, "HEAD").violations
+            if v.is_error]
+
+
+def test_the_runners_push_over_the_actions_seal_is_pushed_and_verifies(tmp_path: Path, memrepo: GitRepo) -> None:
+    action, base = setup(tmp_path, memrepo, 399)
+    start = memrepo.head()
+    theirs = sealed(base + entry(400, "action"))
+    action.commit_files(theirs, "gitmem: cycle 400")
+    push(action)
+    memrepo.commit_files({"LOG.md": base + entry(400, "laptop")}, "laptop's session")
+
+    result = publish(memrepo.handle, conflict_branch="gitmem/cycle-400", sleep=lambda s: None)
+    assert result.status == "pushed", result.messages
+    assert file_at(memrepo.repo, "HEAD", VOLUME_1).encode() == theirs[VOLUME_1]
+    assert cycles(file_at(memrepo.repo, "HEAD", "LOG.md"))[-1] == 401
+    assert verified(memrepo, start) == []
+
+
+def test_the_runners_push_of_its_own_seal_over_an_append_is_pushed_and_verifies(tmp_path: Path,
+                                                                                memrepo: GitRepo) -> None:
+    action, base = setup(tmp_path, memrepo, 399)
+    start = memrepo.head()
+    action.commit_files({"LOG.md": base + entry(400, "human")}, "a human's session, pushed first")
+    push(action)
+    mine = sealed(base + entry(400, "laptop"))
+    memrepo.commit_files(mine, "gitmem: cycle 400")
+
+    result = publish(memrepo.handle, conflict_branch="gitmem/cycle-400", sleep=lambda s: None)
+    assert result.status == "pushed", result.messages
+    assert file_at(memrepo.repo, "HEAD", VOLUME_1).encode() == mine[VOLUME_1]
+    assert _tasks_of(file_at(memrepo.repo, "HEAD", "LOG.md"))[-2:] == ["- Task: human", "- Task: laptop"]
+    assert verified(memrepo, start) == []
+
+
+def test_gitmem_merge_of_sides_that_sealed_different_entries_verifies(tmp_path: Path, memrepo: GitRepo,
+                                                                      cli) -> None:
+    action, base = setup(tmp_path, memrepo, 150)
+    start = memrepo.head()
+    cycles_then_seal(action, base, "action")
+    push(action)
+    cycles_then_seal(memrepo, base, "laptop")
+    run_git(memrepo.path, "fetch", "--quiet", "origin")
+
+    merged = cli(["merge", "origin/main"], cwd=memrepo.path)
+    assert merged.code == 0, merged.out + merged.err
+    mine = file_at(memrepo.repo, "HEAD^1", VOLUME_1)
+    assert file_at(memrepo.repo, "HEAD", VOLUME_1) == mine            # the current branch's volume stays
+    whole = history(memrepo)
+    assert cycles(whole) == list(range(1, 653))
+    assert _tasks_of(whole)[-1] == "- Task: action 401"             # the branch merged in follows ours
+    assert verified(memrepo, start) == []
+
+
+def _tasks_of(text: str) -> list[str]:
+    return [e.body[0] for e in log.parse(text).entries]
