@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from gitmem.memory import fences, log
 from gitmem.records import record
@@ -208,3 +208,13 @@ def unseal(live: bytes, log_path: str, sealed: Sequence[tuple[int, bytes]]) -> b
     first = starts[0] if starts else len(live)
     restored = sum(body.count(b"\n") for body in bodies)
     return live[:first] + b"".join(bodies) + _shifted(live, first, -restored)
+
+
+def shared_count(*held: Mapping[int, str]) -> int:
+    """How many volumes, from number 1 on, every side holds alike ((number -> blob id) of each): what a merge of
+    the sides keeps as it is; each side's later volumes are unsealed into its LOG text for the merge (`unseal`)."""
+    shared = 0
+    while (blob := held[0].get(shared + 1) if held else None) is not None and all(
+            side.get(shared + 1) == blob for side in held):
+        shared += 1
+    return shared

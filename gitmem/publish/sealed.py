@@ -39,10 +39,7 @@ class SealedLog:
         held = [self._held(side.listing) for side in (fork, upstream, ours)]
         if held[0] == held[1] == held[2]:
             return None
-        shared = 0
-        while (blob := held[0].get(shared + 1)) is not None and all(side.get(shared + 1) == blob for side in held):
-            shared += 1
-        return Unsealing(self.log_path, shared)
+        return Unsealing(self.log_path, volumes.shared_count(*held))
 
     def _held(self, listing: Mapping[str, str]) -> dict[int, str]:
         return {number: listing[path] for number, path in volumes.numbered(self.log_path, listing)}

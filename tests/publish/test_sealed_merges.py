@@ -304,3 +304,20 @@ def test_gitmem_merge_of_sides_that_sealed_different_entries_verifies(tmp_path: 
 
 def _tasks_of(text: str) -> list[str]:
     return [e.body[0] for e in log.parse(text).entries]
+
+
+def test_gitmem_merge_of_a_branch_that_did_not_seal_into_ours_that_did_verifies(tmp_path: Path, memrepo: GitRepo,
+                                                                                cli) -> None:
+    action, base = setup(tmp_path, memrepo, 399)
+    start = memrepo.head()
+    action.commit_files({"LOG.md": base + entry(400, "branch")}, "a session on a branch")
+    push(action)
+    mine = sealed(base + entry(400, "laptop"))
+    memrepo.commit_files(mine, "gitmem: cycle 400")
+    run_git(memrepo.path, "fetch", "--quiet", "origin")
+
+    merged = cli(["merge", "origin/main"], cwd=memrepo.path)
+    assert merged.code == 0, merged.out + merged.err
+    assert file_at(memrepo.repo, "HEAD", VOLUME_1).encode() == mine[VOLUME_1]
+    assert _tasks_of(file_at(memrepo.repo, "HEAD", "LOG.md"))[-2:] == ["- Task: laptop", "- Task: branch"]
+    assert verified(memrepo, start) == []
