@@ -31,12 +31,18 @@ def _commit(repo: GitRepo, files: dict[str, str | bytes | None], message: str) -
     git(repo.path, "commit", "-q", "--no-verify", "-m", message, who=DANA)
 
 
+def _verifies(repo: GitRepo, start: str) -> None:
+    done = session(repo, "verify", "--range", f"{start}..HEAD", check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
 def _tasks(text: str) -> list[str]:
     return [e.body[0] for e in log.parse(text).entries]
 
 
 def test_git_merge_of_a_branch_that_sealed_keeps_its_volume_and_both_sides_entries(memrepo: GitRepo) -> None:
     base = _with_driver(memrepo, 399)
+    start = memrepo.head()
     git(memrepo.path, "switch", "-q", "-c", "action", who=DANA)
     theirs = sealed(base + entry(400, "action"))
     _commit(memrepo, theirs, "gitmem: cycle 400")
@@ -45,6 +51,7 @@ def test_git_merge_of_a_branch_that_sealed_keeps_its_volume_and_both_sides_entri
 
     git(memrepo.path, "merge", "-q", "--no-edit", "action", who=DANA)
     assert memrepo.read(VOLUME_1).encode() == theirs[VOLUME_1]
+    _verifies(memrepo, start)
     live = memrepo.read("LOG.md")
     assert [e.cycle for e in log.parse(live).entries] == list(range(201, 402))
     assert _tasks(live)[-2:] == ["- Task: human", "- Task: action"]      # the branch merged in follows ours
@@ -55,6 +62,7 @@ def test_git_merge_of_a_branch_that_sealed_keeps_its_volume_and_both_sides_entri
 def test_git_pull_rebase_over_the_actions_seal_replays_the_humans_entry_after_it(tmp_path: Path,
                                                                                   memrepo: GitRepo) -> None:
     base = _with_driver(memrepo, 399)
+    start = memrepo.head()
     origin = origin_and_clone(tmp_path, memrepo)
     action = clone(origin, tmp_path / "action")
     theirs = sealed(base + entry(400, "action"))
@@ -64,6 +72,7 @@ def test_git_pull_rebase_over_the_actions_seal_replays_the_humans_entry_after_it
 
     git(memrepo.path, "pull", "-q", "--rebase", "origin", "main", who=DANA)
     assert memrepo.read(VOLUME_1).encode() == theirs[VOLUME_1]
+    _verifies(memrepo, start)
     live = memrepo.read("LOG.md")
     assert live.startswith(theirs["LOG.md"].decode())          # the Action's LOG.md, then the human's entry
     assert [e.cycle for e in log.parse(live).entries] == list(range(201, 402))
@@ -73,6 +82,7 @@ def test_git_pull_rebase_over_the_actions_seal_replays_the_humans_entry_after_it
 
 def test_git_pull_rebase_of_the_side_that_sealed_over_an_append(tmp_path: Path, memrepo: GitRepo) -> None:
     base = _with_driver(memrepo, 399)
+    start = memrepo.head()
     origin = origin_and_clone(tmp_path, memrepo)
     human = clone(origin, tmp_path / "human")
     _commit(human, {"LOG.md": base + entry(400, "human")}, "session")
@@ -82,6 +92,7 @@ def test_git_pull_rebase_of_the_side_that_sealed_over_an_append(tmp_path: Path, 
 
     git(memrepo.path, "pull", "-q", "--rebase", "origin", "main", who=DANA)
     assert memrepo.read(VOLUME_1).encode() == mine[VOLUME_1]
+    _verifies(memrepo, start)
     live = memrepo.read("LOG.md")
     assert [e.cycle for e in log.parse(live).entries] == list(range(201, 402))
     assert _tasks(live)[-2:] == ["- Task: human", "- Task: laptop cycle"]
@@ -105,3 +116,21 @@ def test_sides_that_sealed_different_entries_are_left_to_the_human_with_the_way_
     # Nothing is written among the markers; `gitmem merge` after an abort is the way out.
     assert session(memrepo, "log", "add", "--task", "t", "--outcome", "built", "--result", "r",
                    check=False).returncode != 0
+
+
+def test_git_merge_where_both_sides_sealed_the_same_entries(memrepo: GitRepo) -> None:
+    base = _with_driver(memrepo, 399)
+    start = memrepo.head()
+    git(memrepo.path, "switch", "-q", "-c", "action", who=DANA)
+    theirs = sealed(base + entry(400, "action"))
+    _commit(memrepo, theirs, "gitmem: cycle 400")
+    git(memrepo.path, "switch", "-q", "main", who=DANA)
+    mine = sealed(base + entry(400, "human", hours=401))
+    assert mine[VOLUME_1] == theirs[VOLUME_1]         # git's add/add of the same file is clean
+    _commit(memrepo, mine, "gitmem: cycle 400")
+
+    git(memrepo.path, "merge", "-q", "--no-edit", "action", who=DANA)
+    live = memrepo.read("LOG.md")
+    assert [e.cycle for e in log.parse(live).entries] == list(range(201, 402))
+    assert _tasks(live)[-2:] == ["- Task: human", "- Task: action"]
+    _verifies(memrepo, start)
