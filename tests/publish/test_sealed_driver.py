@@ -8,7 +8,7 @@ from pathlib import Path
 from gitmem.memory import log, volumes
 from tests.cycle.test_two_writers import session
 from tests.publish.test_sealed_merges import VOLUME_1, entries, entry, sealed
-from tests.support.cycle_support import clone, file_at, origin_and_clone
+from tests.support.cycle_support import clone, origin_and_clone
 from tests.support.gitcli import git, isolated_env, run_git
 from tests.support.helpers import DANA, GitRepo
 
@@ -57,27 +57,6 @@ def test_git_merge_of_a_branch_that_sealed_keeps_its_volume_and_both_sides_entri
     assert _tasks(live)[-2:] == ["- Task: human", "- Task: action"]      # the branch merged in follows ours
     whole = volumes.unseal(live.encode(), "LOG.md", [(1, theirs[VOLUME_1])])
     assert whole is not None and whole.decode().startswith(base + entry(400, "human"))
-
-
-def test_git_pull_rebase_over_the_actions_seal_replays_the_humans_entry_after_it(tmp_path: Path,
-                                                                                  memrepo: GitRepo) -> None:
-    base = _with_driver(memrepo, 399)
-    start = memrepo.head()
-    origin = origin_and_clone(tmp_path, memrepo)
-    action = clone(origin, tmp_path / "action")
-    theirs = sealed(base + entry(400, "action"))
-    _commit(action, theirs, "gitmem: cycle 400")
-    git(action.path, "push", "-q", "origin", "main", who=DANA)
-    _commit(memrepo, {"LOG.md": base + entry(400, "human")}, "session")
-
-    git(memrepo.path, "pull", "-q", "--rebase", "origin", "main", who=DANA)
-    assert memrepo.read(VOLUME_1).encode() == theirs[VOLUME_1]
-    _verifies(memrepo, start)
-    live = memrepo.read("LOG.md")
-    assert live.startswith(theirs["LOG.md"].decode())          # the Action's LOG.md, then the human's entry
-    assert [e.cycle for e in log.parse(live).entries] == list(range(201, 402))
-    assert _tasks(live)[-1] == "- Task: human"
-    assert file_at(memrepo.repo, "HEAD", "LOG.md") == live
 
 
 def test_git_pull_rebase_of_the_side_that_sealed_over_an_append(tmp_path: Path, memrepo: GitRepo) -> None:
