@@ -218,3 +218,22 @@ def shared_count(*held: Mapping[int, str]) -> int:
             side.get(shared + 1) == blob for side in held):
         shared += 1
     return shared
+
+
+def seal_shown(old: bytes, new: bytes, log_path: str = "LOG.md") -> tuple[int, bytes] | None:
+    """(where in `old` the entries kept start, what `old` keeps) of the seal `new` (a later LOG.md) shows, when `new`
+    is `old` with its oldest entries sealed away and then appended to; None when `new` shows no such seal. From the
+    two texts alone, without the volumes: a seal takes whole entries from the start of `old`, so the entries that
+    left are `old`'s own bytes (a reader that sees LOG.md alone, a merge driver or a renumbering, finds a sealed
+    side's new entries by it)."""
+    starts, new_starts = entry_starts(old), entry_starts(new)
+    if len(starts) < 2 or not new_starts:
+        return None
+    heading = fences.line_starting_at(new, new_starts[0])
+    for cut in starts[1:]:
+        if fences.line_starting_at(old, cut) != heading:
+            continue
+        kept = sealed_from(old, log_path, [(1, title(log_path, 1) + old[starts[0]:cut])])
+        if kept is not None and log.append_verdict(kept, new).ok:
+            return cut, kept
+    return None

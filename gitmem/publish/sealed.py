@@ -119,17 +119,8 @@ def sealed_cut(log_path: str, base: bytes, side: bytes) -> int | None:
     holds (it seals at SEAL_AT, with VOLUME_ENTRIES to spare), so the entries that left are `base`'s own bytes."""
     if log.append_verdict(base, side).ok:
         return 0
-    starts, side_starts = volumes.entry_starts(base), volumes.entry_starts(side)
-    if len(starts) < 2 or not side_starts:
-        return None
-    heading = fences.line_starting_at(side, side_starts[0])
-    for cut in starts[1:]:
-        if fences.line_starting_at(base, cut) != heading:
-            continue
-        live = volumes.sealed_from(base, log_path, [(1, volumes.title(log_path, 1) + base[starts[0]:cut])])
-        if live is not None and log.append_verdict(live, side).ok:
-            return cut
-    return None
+    shown = volumes.seal_shown(base, side, log_path)
+    return shown[0] if shown is not None else None
 
 
 @dataclass(frozen=True)

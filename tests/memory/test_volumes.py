@@ -106,3 +106,18 @@ def test_unsealing_refuses_a_file_that_is_no_volume_of_its_number() -> None:
     assert seal is not None
     assert volumes.unseal(seal.live, "LOG.md", [(2, seal.volumes[0][1])]) is None
     assert volumes.unseal(seal.live, "LOG.md", []) == seal.live
+
+
+def test_a_sealed_sides_new_cycles_are_found_from_log_md_alone() -> None:
+    """The merge driver and the renumbering see LOG.md alone: a side that sealed is no append of the base, and its
+    new cycles still move after the other side's (gitmem.memory.positions)."""
+    from gitmem.memory import positions
+
+    base = _amended(9, 7)
+    side = base + _entry(11) + _entry(12)
+    seal = volumes.plan(side, "LOG.md", 1, per_volume=4, seal_at=4)
+    assert seal is not None and not seal.live.startswith(base)
+    assert positions.new_log_cycles(base, seal.live) == [11, 12]
+    shown = volumes.seal_shown(base, seal.live)
+    assert shown is not None and seal.live.startswith(shown[1])
+    assert volumes.seal_shown(base, base.replace(b"- Task: t2", b"- Task: T2") + _entry(11)) is None   # an edit
