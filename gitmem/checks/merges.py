@@ -49,7 +49,9 @@ def check_merge(config: Config, first: Snapshot | None, others: list[tuple[str, 
 def _with_log_of(config: Config, other: Snapshot, merged: Snapshot) -> Snapshot:
     """`merged` with `other`'s LOG and volumes: what the history rules of DECISIONS, LESSONS and RULES judge against
     the other parent. LOG against it is `_log`'s (a merge appends the other parent's entries after the first's, so
-    it is no append of the other's LOG, and a seal the merge made took entries of the first parent's)."""
+    it is no append of the other's LOG, and a seal the merge made took entries of the first parent's). A snapshot
+    of its own, too: what a check learns of the merge against its first parent (the seal it proves) is kept in
+    `merged.facts`, and must not be learned against another parent."""
     log_path = config.path("log")
     folder = volumes.volume_folder(log_path)
 
@@ -121,7 +123,7 @@ def as_merged(config: Config, fork: Snapshot | None, first: Snapshot | None, oth
 
 
 def _loses_history(config: Config, other: Snapshot, merged: Snapshot) -> bool:
-    return any(v.code in HISTORY for v in run_checks(CheckInput(config, other, merged)))
+    return any(v.code in HISTORY for v in run_checks(CheckInput(config, other, _with_log_of(config, other, merged))))
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gitmem.memory import log, volumes
+from gitmem.memory import decisions, log, now, volumes
 from tests.cycle.test_two_writers import session
 from tests.publish.test_sealed_merges import VOLUME_1, entries, entry, sealed
 from tests.support.cycle_support import clone, origin_and_clone
@@ -112,4 +112,33 @@ def test_git_merge_where_both_sides_sealed_the_same_entries(memrepo: GitRepo) ->
     live = memrepo.read("LOG.md")
     assert [e.cycle for e in log.parse(live).entries] == list(range(201, 402))
     assert _tasks(live)[-2:] == ["- Task: human", "- Task: action"]
+    _verifies(memrepo, start)
+
+
+def _cycle_by_cli(repo: GitRepo, who: str, *, seal: bool) -> None:
+    """A cycle's memory written with the real CLI (LOG entry, NOW block, a decision asked), sealed as the runner
+    seals when `seal`, and committed."""
+    session(repo, "log", "add", "--task", who, "--outcome", "built", "--result", "done")
+    session(repo, "now", "add", "--did", who, "--human", "nothing", "--next", "more")
+    session(repo, "decision", "ask", "--title", f"{who}?", "--recommendation", "yes")
+    if seal:
+        _commit(repo, sealed(repo.read("LOG.md")), f"gitmem: {who}")
+    else:
+        _commit(repo, {}, f"session: {who}")
+
+
+def test_git_merge_of_a_branch_that_sealed_renumbers_its_cycle_everywhere_it_is_named(memrepo: GitRepo) -> None:
+    _with_driver(memrepo, 399)
+    start = memrepo.head()
+    git(memrepo.path, "switch", "-q", "-c", "action", who=DANA)
+    _cycle_by_cli(memrepo, "action", seal=True)
+    git(memrepo.path, "switch", "-q", "main", who=DANA)
+    _cycle_by_cli(memrepo, "human", seal=False)
+
+    git(memrepo.path, "merge", "-q", "--no-edit", "action", who=DANA)
+    by_title = {d.title: d for d in decisions.parse(memrepo.read("DECISIONS.md")).all}
+    assert (by_title["human?"].id, by_title["action?"].id) == ("D-0001", "D-0002")
+    assert "(cycle 401)" in by_title["action?"].get("Asked")          # the cycle that asked it, renumbered
+    assert [b.cycle for b in now.parse(memrepo.read("NOW.md")).blocks[:2]] == [401, 400]
+    assert log.parse(memrepo.read("LOG.md")).entries[-1].cycle == 401
     _verifies(memrepo, start)
