@@ -115,7 +115,7 @@ def test_a_sealed_sides_new_cycles_are_found_from_log_md_alone() -> None:
 
     base = _amended(9, 7)
     side = base + _entry(11) + _entry(12)
-    seal = volumes.plan(side, "LOG.md", 1, per_volume=4, seal_at=4)
+    seal = volumes.plan(side, "LOG.md", 1, per_volume=4, seal_at=9)
     assert seal is not None and not seal.live.startswith(base)
     assert positions.new_log_cycles(base, seal.live) == [11, 12]
     shown = volumes.seal_shown(base, seal.live)
