@@ -10,6 +10,10 @@ on stay as they are, byte for byte (they never change), and what is then due is 
 (`volumes.plan`), so two sides that sealed the same entries merge to the same volumes, and two that sealed
 different entries (a side that had more entries when it sealed) merge to one history sealed once.
 
+The merge driver (gitmem.publish.driver) sees LOG.md alone while git merges the volumes as files: `join_texts`
+finds each side's seal from the texts (`volumes.seal_shown`), merges as above, and leaves out what the sides
+sealed; where git's add/add of a volume can't be avoided it raises SealsDiverge (GM319), never a half-merged LOG.
+
 Pure: the git layer lists and reads the trees and writes what this returns (gitmem.gitio.rebase, Joiner).
 """
 from __future__ import annotations
