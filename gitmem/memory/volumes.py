@@ -188,3 +188,43 @@ def keep_newest_blocks(data: bytes, keep: int) -> bytes:
         return data
     kept = data[:starts[keep]].rstrip(b"\n")
     return kept + b"\n"
+
+
+# -- reading sealed history (readers of all of it: recall, report, export, the close's day) --------------------
+
+def first_entry_line(live: bytes) -> int:
+    """The line of LOG.md's first entry heading (1 past its title and preamble, which never change): where the
+    entries a seal moved stood in LOG.md. 1 when it holds none."""
+    first = fences.first_heading(live, _HEADING)
+    return live.count(b"\n", 0, first) + 1 if first is not None else 1
+
+
+def volume_entries(data: bytes, first_line: int) -> tuple[log.LogEntry, ...]:
+    """A volume's entries as readers take them (`log.live`): an amended entry gives way to its amendment, which
+    a seal keeps in the same volume.
+
+    An amendment names its entry by a line of LOG.md (`amends line N`), as LOG.md read when the volume was sealed,
+    and a volume's title is not LOG.md's preamble: the line is read as its distance below LOG.md's first entry
+    line (`first_line`, see `first_entry_line`). Volumes sealed in one go counted their lines from the first of
+    them, so the named entry may stand higher in its own volume, never lower: it is the nearest entry of the
+    amendment's cycle (a close's, for a close's amendment) at or above that distance, above the amendment."""
+    entries = log.parse(data.decode("utf-8", "replace"), expect_title=False).entries
+    if not any(entry.amends is not None for entry in entries):
+        return entries
+    base = entries[0].line
+    gone: set[int] = set()
+    for index, amendment in enumerate(entries):
+        if amendment.amends is None:
+            continue
+        bound = base + amendment.amends - first_line
+        named = next((entry for entry in reversed(entries[:index])
+                      if entry.line <= bound and entry.cycle == amendment.cycle), None)
+        if named is not None:
+            gone.add(named.line)
+    return tuple(entry for entry in entries if entry.line not in gone)
+
+
+def body(data: bytes) -> bytes:
+    """A volume's entries, without its title: the bytes that left LOG.md."""
+    first = fences.first_heading(data, _HEADING)
+    return data[first:] if first is not None else b""

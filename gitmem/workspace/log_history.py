@@ -1,0 +1,125 @@
+"""LOG's whole history, in order: its sealed volumes by number, then LOG.md (rules 6, `gitmem.memory.volumes`).
+
+The one reader of "all of LOG" that recall, the report, export and the close's day share. Readers of the tail
+(the context, status, the cycle) read LOG.md alone and never come here.
+
+A volume is history only when git holds it: the volumes are those tracked in a commit's tree (HEAD's for the
+work tree), regular files only, and their bytes are read from git by the blob id that tree names. A file an agent
+planted under `history/`, a link, or a tracked volume edited in the work tree is never read: a volume never
+changes once sealed, so the committed bytes are the volume. LOG.md is read as its readers always read it (the
+file on disk, confined to the work tree), since what a cycle appends is history before it is committed.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cached_property
+
+from gitmem import gitio
+from gitmem.confined import files
+from gitmem.memory import log, volumes
+from gitmem.memory.log import LogEntry, TailSource
+from gitmem.workspace import Workspace
+
+Enough = Callable[[tuple[LogEntry, ...]], bool]
+
+
+@dataclass(frozen=True)
+class Volume:
+    number: int
+    path: str        # repository-relative, `history/LOG-0003.md`
+    blob: str        # its git blob id in the commit it was found in
+
+
+def tracked(repo: gitio.Repo, log_path: str, commit: str | None = None) -> tuple[Volume, ...]:
+    """The volumes of `log_path` a commit holds (default HEAD), by number; none on an unborn branch."""
+    commit = commit if commit is not None else gitio.head_id(repo)
+    found = gitio.files_in_folder(repo, commit, volumes.volume_folder(log_path))
+    return tuple(Volume(number, path, found[path]) for number, path in volumes.numbered(log_path, found))
+
+
+class LogHistory:
+    """LOG's history for one workspace. It is a `log.TailSource` of LOG.md itself (so a reader of the tail takes
+    it as it took LOG.md), and reaches back into the volumes, newest first, only when a reader asks for it."""
+
+    def __init__(self, live: TailSource, found: tuple[Volume, ...], read: Callable[[Volume], bytes],
+                 live_bytes: Callable[[], bytes]) -> None:
+        self.live, self.volumes = live, found
+        self._read, self._live_bytes = read, live_bytes
+        self._cache: dict[int, bytes] = {}
+
+    # -- LOG.md, as a TailSource --------------------------------------------------------------------------
+    def size(self) -> int:
+        return self.live.size()
+
+    def text_from(self, start: int) -> tuple[str, int]:
+        return self.live.text_from(start)
+
+    def line_at(self, offset: int) -> int:
+        return self.live.line_at(offset)
+
+    def fence_open_at(self, offset: int) -> bool:
+        return self.live.fence_open_at(offset)
+
+    # -- the volumes ----------------------------------------------------------------------------------------
+    def volume_bytes(self, volume: Volume) -> bytes:
+        if volume.number not in self._cache:
+            self._cache[volume.number] = self._read(volume)
+        return self._cache[volume.number]
+
+    @cached_property
+    def first_line(self) -> int:
+        """The line of LOG.md's first entry: where a volume's amendments count from (`volumes.volume_entries`)."""
+        return volumes.first_entry_line(self._live_bytes())
+
+    def volume_entries(self, volume: Volume) -> tuple[LogEntry, ...]:
+        """A volume's entries as readers take them (amended ones give way), with the volume's own line numbers."""
+        return volumes.volume_entries(self.volume_bytes(volume), self.first_line)
+
+    def texts(self) -> Iterator[tuple[str, bytes]]:
+        """(path, bytes) of each part of history, oldest first: each volume's entries (without its title), then
+        LOG.md whole. Joined, they are LOG as it would read unsealed, but for the lines amendments name."""
+        for volume in self.volumes:
+            yield volume.path, volumes.body(self.volume_bytes(volume))
+        yield "", self._live_bytes()
+
+    def text(self) -> str:
+        """All of LOG's history as one text: LOG.md's title and preamble, every volume's entries, then LOG.md's."""
+        live = self._live_bytes()
+        if not self.volumes:
+            return live.decode("utf-8", "replace")
+        first = volumes.entry_starts(live)
+        cut = first[0] if first else len(live)
+        sealed = b"".join(volumes.body(self.volume_bytes(volume)) for volume in self.volumes)
+        return (live[:cut] + sealed + live[cut:]).decode("utf-8", "replace")
+
+    def live_tail(self, enough: Enough) -> tuple[tuple[LogEntry, ...], bool]:
+        """(the last entries of history as readers take them, whether the read reached its start): LOG.md read
+        back from its end (`log.tail_entries`), then whole volumes, newest first, until `enough` of them. Each part
+        is taken as readers take it (`log.live` for LOG.md, `volume_entries` for a volume): an amendment stays in
+        the part of the entry it amends, and lines count within each part."""
+        read = log.tail_entries(self.live, lambda entries: enough(log.live(entries)))
+        entries = log.live(read.entries)
+        if not read.whole or enough(entries):
+            return entries, read.whole and not self.volumes
+        for at in range(len(self.volumes) - 1, -1, -1):
+            entries = self.volume_entries(self.volumes[at]) + entries
+            if enough(entries):
+                return entries, at == 0
+        return entries, True
+
+
+def of(ws: Workspace, *, live: TailSource | None = None) -> LogHistory:
+    """The history of `ws`'s LOG: the volumes HEAD holds, then LOG.md in the work tree (`live`, default
+    `ws.log_source()`). A folder of memory files outside git has no volumes: only what git holds is sealed."""
+    rel = ws.config.path("log")
+    try:
+        found = tracked(ws.repo, rel) if ws.state_dir is not None else ()
+    except gitio.RepoError:
+        found = ()
+
+    def read(volume: Volume) -> bytes:
+        return gitio.blob(ws.repo, volume.blob)
+
+    return LogHistory(live if live is not None else ws.log_source(), found, read,
+                      lambda: files.read_bytes(ws.root, rel) or b"")
