@@ -11,13 +11,14 @@ file on disk, confined to the work tree), since what a cycle appends is history 
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cached_property
 
 from gitmem import gitio
 from gitmem.confined import files
-from gitmem.memory import log, volumes
+from gitmem.memory import fences, log, volumes
 from gitmem.memory.log import LogEntry, TailSource
 from gitmem.workspace import Workspace
 
@@ -76,22 +77,19 @@ class LogHistory:
         """A volume's entries as readers take them (amended ones give way), with the volume's own line numbers."""
         return volumes.volume_entries(self.volume_bytes(volume), self.first_line)
 
-    def texts(self) -> Iterator[tuple[str, bytes]]:
-        """(path, bytes) of each part of history, oldest first: each volume's entries (without its title), then
-        LOG.md whole. Joined, they are LOG as it would read unsealed, but for the lines amendments name."""
-        for volume in self.volumes:
-            yield volume.path, volumes.body(self.volume_bytes(volume))
-        yield "", self._live_bytes()
-
-    def text(self) -> str:
-        """All of LOG's history as one text: LOG.md's title and preamble, every volume's entries, then LOG.md's."""
-        live = self._live_bytes()
-        if not self.volumes:
-            return live.decode("utf-8", "replace")
-        first = volumes.entry_starts(live)
-        cut = first[0] if first else len(live)
-        sealed = b"".join(volumes.body(self.volume_bytes(volume)) for volume in self.volumes)
-        return (live[:cut] + sealed + live[cut:]).decode("utf-8", "replace")
+    def sealed_since(self, start: datetime | None) -> str:
+        """The text of the volumes a reader of history from `start` needs (all of them for None), oldest first,
+        without their titles: put before LOG.md's text, LOG as it would read unsealed (but for the lines
+        amendments name). Volumes are read newest first, and only while history before `start` is not reached:
+        none when LOG.md's first entry is older than `start`, so a recent range reads no volume at all."""
+        if not self.volumes or (start is not None and _opens_before(self._live_bytes(), start)):
+            return ""
+        parts: list[bytes] = []
+        for volume in reversed(self.volumes):
+            parts.append(volumes.body(self.volume_bytes(volume)))
+            if start is not None and _opens_before(parts[-1], start):
+                break
+        return b"".join(reversed(parts)).decode("utf-8", "replace")
 
     def live_tail(self, enough: Enough) -> tuple[tuple[LogEntry, ...], bool]:
         """(the last entries of history as readers take them, whether the read reached its start): LOG.md read
@@ -107,6 +105,15 @@ class LogHistory:
             if enough(entries):
                 return entries, at == 0
         return entries, True
+
+
+def _opens_before(data: bytes, start: datetime) -> bool:
+    """Whether the first entry of LOG bytes `data` is dated before `start` (LOG is in time order, GM302)."""
+    at = fences.first_heading(data, b"## ")
+    if at is None:
+        return False
+    parsed = log.parse_any_heading(fences.line_starting_at(data, at)[3:].decode("utf-8", "replace"))
+    return parsed is not None and parsed[0].moment < start
 
 
 def of(ws: Workspace, *, live: TailSource | None = None) -> LogHistory:
