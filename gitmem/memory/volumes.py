@@ -16,9 +16,10 @@ Pure functions over bytes; the runner writes what they plan (gitmem.memory_write
 """
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from gitmem.memory import fences, log
@@ -199,15 +200,17 @@ def first_entry_line(live: bytes) -> int:
     return live.count(b"\n", 0, first) + 1 if first is not None else 1
 
 
-def volume_entries(data: bytes, first_line: int) -> tuple[log.LogEntry, ...]:
-    """A volume's entries as readers take them (`log.live`): an amended entry gives way to its amendment, which
-    a seal keeps in the same volume.
+def volume_entries(data: bytes, first_line: int,
+                   earlier: Callable[[], Sequence[int]] = tuple) -> tuple[log.LogEntry, ...]:
+    """A volume's entries as readers take them (`log.live`): an amended entry gives way to its amendment, which a
+    seal keeps in the same volume.
 
-    An amendment names its entry by a line of LOG.md (`amends line N`), as LOG.md read when the volume was sealed,
-    and a volume's title is not LOG.md's preamble: the line is read as its distance below LOG.md's first entry
-    line (`first_line`, see `first_entry_line`). Volumes sealed in one go counted their lines from the first of
-    them, so the named entry may stand higher in its own volume, never lower: it is the nearest entry of the
-    amendment's cycle (a close's, for a close's amendment) at or above that distance, above the amendment."""
+    An amendment names its entry by a line of LOG.md (`amends line N`) as LOG.md read when the volume was sealed,
+    and a volume's title is not LOG.md's preamble: the line is read as its distance below LOG.md's first entry line
+    (`first_line`, see `first_entry_line`). When volumes were sealed in one go, a later one's lines counted from the
+    first of them: then the entry stands that many lines higher, the lines of the volumes before it in that seal.
+    `earlier()` gives the line counts of the volumes before this one (their `body`), the nearest first; it is asked
+    only when the distance alone names no entry of this volume above the amendment."""
     entries = log.parse(data.decode("utf-8", "replace"), expect_title=False).entries
     if not any(entry.amends is not None for entry in entries):
         return entries
@@ -216,11 +219,14 @@ def volume_entries(data: bytes, first_line: int) -> tuple[log.LogEntry, ...]:
     for index, amendment in enumerate(entries):
         if amendment.amends is None:
             continue
-        bound = base + amendment.amends - first_line
-        named = next((entry for entry in reversed(entries[:index])
-                      if entry.line <= bound and entry.cycle == amendment.cycle), None)
-        if named is not None:
-            gone.add(named.line)
+        above = {entry.line for entry in entries[:index]}
+        named = base + amendment.amends - first_line
+        for lines in (0, *(itertools.accumulate(earlier()) if named not in above else ())):
+            if named - lines < base:
+                break
+            if named - lines in above:
+                gone.add(named - lines)
+                break
     return tuple(entry for entry in entries if entry.line not in gone)
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, tzinfo
 
-from gitmem.memory import decisions, lessons, log, now, rules, volumes
+from gitmem.memory import decisions, lessons, log, now, rules
 from gitmem.memory.markdown import plain_text
 from gitmem.memory.text import Timestamp
 
@@ -59,12 +59,6 @@ def log_docs(text: str, path: str, *, first_line: int = 1, expect_title: bool = 
     """LOG entries; pass an appended tail with its `first_line` to parse only the new part. An amended entry
     gives way to its amendment (`log.live`), which is found by the heading it amends as well."""
     return entry_docs(log.live(log.parse(text, first_line=first_line, expect_title=expect_title).entries), path)
-
-
-def volume_docs(data: bytes, path: str, first_line: int) -> list[Doc]:
-    """A sealed volume's entries, as LOG documents under the volume's own path and lines (`volumes.volume_entries`:
-    `first_line` is LOG.md's first entry line, where its amendments count from)."""
-    return entry_docs(volumes.volume_entries(data, first_line), path)
 
 
 def entry_docs(entries: Iterable[log.LogEntry], path: str) -> list[Doc]:

@@ -27,51 +27,40 @@ def sync_volumes(conn: sqlite3.Connection, repo: gitio.Repo, root: Path, workspa
     """Index the volumes of `log_path` that HEAD holds and the index does not, drop those it no longer holds;
     True when the index changed. Call it before LOG.md's own sync (`incremental_sync.sync_file`)."""
     folder = volumes.volume_folder(log_path)
-    found = {volume.path: volume for volume in log_history.tracked(repo, log_path)}
+    history = log_history.in_repo(repo, root, log_path)
+    found = {volume.path: volume for volume in history.volumes}
     rows = {path: remembered(state) for path, state in
             conn.execute("SELECT path, state FROM sources WHERE role = ?", (VOLUME,))
             if volumes.volume_number(log_path, path) is not None}
     claimed = {path: volume.blob for path, volume in found.items()
                if (rows.get(path) or {}).get("blob") == volume.blob}
     proven = sync_state_proof.volumes_proven(conn, root, folder, claimed)
-    first_line: list[int] = []          # LOG.md's first entry line, read once when a volume is parsed
     checked: dict[str, str] = {}
+    indexed = False
     for path, volume in found.items():
         if path in proven:
             continue
-        data = gitio.blob(repo, volume.blob)
+        data = history.volume_bytes(volume)
         checked[path] = volume.blob
         if path in claimed and sync_state_proof.volume_holds(conn, path, data):
             continue
-        if not first_line:
-            first_line.append(_first_entry_line(root, log_path))
-        docs = corpus.volume_docs(data, path, first_line[0])
+        docs = corpus.entry_docs(history.volume_entries(volume), path)
         replace_file_docs(conn, workspace, path, docs, spans=spans(data, 0, 1, docs))
         conn.execute("INSERT OR REPLACE INTO sources(path, workspace, role, size, mtime, checked, lines, state)"
                      " VALUES (?, ?, ?, ?, 0, 0, ?, ?)", (path, workspace, VOLUME, len(data), data.count(b"\n") + 1,
                                                          json.dumps({"blob": volume.blob})))
+        indexed = True
     gone = rows.keys() - found.keys()
     for path in gone:
         _drop(conn, workspace, path)
-    if first_line:
+    if indexed:
         # A new volume holds entries LOG.md's documents held: LOG.md (short since the seal) is indexed again
         # after it, so that documents stay in the order history was written (recency of last resort, rank.py).
         _drop(conn, workspace, log_path)
     sync_state_proof.remember_volumes(conn, root, folder, checked)
-    return bool(first_line) or bool(gone)
+    return indexed or bool(gone)
 
 
 def _drop(conn: sqlite3.Connection, workspace: str, path: str) -> None:
     replace_file_docs(conn, workspace, path, [])
     conn.execute("DELETE FROM sources WHERE path = ?", (path,))
-
-
-def volume_count(repo: gitio.Repo, log_path: str) -> int:
-    """How many volumes a rebuild indexes for `log_path` (for a progress bar)."""
-    return len(log_history.tracked(repo, log_path))
-
-
-def _first_entry_line(root: Path, log_path: str) -> int:
-    from gitmem.confined import files
-
-    return volumes.first_entry_line(files.read_bytes(root, log_path) or b"")

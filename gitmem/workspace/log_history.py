@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
+from pathlib import Path
 
 from gitmem import gitio
 from gitmem.confined import files
@@ -75,7 +76,11 @@ class LogHistory:
 
     def volume_entries(self, volume: Volume) -> tuple[LogEntry, ...]:
         """A volume's entries as readers take them (amended ones give way), with the volume's own line numbers."""
-        return volumes.volume_entries(self.volume_bytes(volume), self.first_line)
+        def earlier() -> list[int]:
+            before = [v for v in self.volumes if v.number < volume.number][::-1]
+            return [volumes.body(self.volume_bytes(v)).count(b"\n") for v in before]
+
+        return volumes.volume_entries(self.volume_bytes(volume), self.first_line, earlier)
 
     def sealed_since(self, start: datetime | None) -> str:
         """The text of the volumes a reader of history from `start` needs (all of them for None), oldest first,
@@ -116,17 +121,26 @@ def _opens_before(data: bytes, start: datetime) -> bool:
     return parsed is not None and parsed[0].moment < start
 
 
-def of(ws: Workspace, *, live: TailSource | None = None) -> LogHistory:
-    """The history of `ws`'s LOG: the volumes HEAD holds, then LOG.md in the work tree (`live`, default
-    `ws.log_source()`). A folder of memory files outside git has no volumes: only what git holds is sealed."""
-    rel = ws.config.path("log")
+def of(ws: Workspace) -> LogHistory:
+    """The history of `ws`'s LOG: the volumes HEAD holds, then LOG.md in the work tree (`ws.log_source()`). A
+    folder of memory files outside git has no volumes: only what git holds is sealed."""
     try:
-        found = tracked(ws.repo, rel) if ws.state_dir is not None else ()
+        repo = ws.repo if ws.state_dir is not None else None
     except gitio.RepoError:
-        found = ()
+        repo = None
+    return in_repo(repo, ws.root, ws.config.path("log"), ws.log_source())
+
+
+def in_repo(repo: gitio.Repo | None, root: Path, rel: str, live: TailSource | None = None) -> LogHistory:
+    """The history of the LOG at `rel` in the work tree `root`: the volumes HEAD holds (none without `repo`), then
+    LOG.md read back through `live` (default: the file, with no line cache)."""
+    from gitmem.workspace.head_and_tail import FileSource
+
+    found = tracked(repo, rel) if repo is not None else ()
 
     def read(volume: Volume) -> bytes:
-        return gitio.blob(ws.repo, volume.blob)
+        assert repo is not None        # a volume is only ever found in a repository
+        return gitio.blob(repo, volume.blob)
 
-    return LogHistory(live if live is not None else ws.log_source(), found, read,
-                      lambda: files.read_bytes(ws.root, rel) or b"")
+    return LogHistory(live if live is not None else FileSource(root, rel, None), found, read,
+                      lambda: files.read_bytes(root, rel) or b"")

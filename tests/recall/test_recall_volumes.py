@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from gitmem import recall
-from gitmem.recall import corpus, sync_state_proof
-from gitmem.workspace import Workspace
+from gitmem.memory import log
+from gitmem.recall import sync_state_proof
+from gitmem.workspace import Workspace, log_history
 from tests.support.helpers import GitRepo
 from tests.support.recall_support import History
 from tests.support.sealing import seal
@@ -62,13 +63,13 @@ def test_a_sync_after_a_seal_parses_only_the_new_volume(history: History, monkey
     seal(history.repo, per_volume=4, seal_at=8)
     hits(history, "quokka")
     parsed: list[str] = []
-    real = corpus.volume_docs
+    real = log_history.LogHistory.volume_entries
 
-    def counting(data: bytes, path: str, first_line: int) -> list[corpus.Doc]:
-        parsed.append(path)
-        return real(data, path, first_line)
+    def counting(self: log_history.LogHistory, volume: log_history.Volume) -> tuple[log.LogEntry, ...]:
+        parsed.append(volume.path)
+        return real(self, volume)
 
-    monkeypatch.setattr(corpus, "volume_docs", counting)
+    monkeypatch.setattr(log_history.LogHistory, "volume_entries", counting)
     for _ in range(4):
         history.cycle()
     assert [h.path for h in hits(history, "kiwi fence")] == ["LOG.md"]
