@@ -158,18 +158,6 @@ def file_id_at(repo: Repo, commit_id: str | None, path: str) -> str | None:
     return str(blob.id) if blob is not None else None
 
 
-def files_in_folder(repo: Repo, commit_id: str | None, folder: str) -> dict[str, str]:
-    """path -> blob id of each regular file directly in `folder` of a commit (no links, no subfolders); empty when
-    the commit is None or holds no such folder. Read from the tree alone: no blob is inflated."""
-    if commit_id is None:
-        return {}
-    entry = _tree_entry(_commit(repo, commit_id).tree, folder) if folder else _commit(repo, commit_id).tree
-    if not isinstance(entry, pygit2.Tree):
-        return {}
-    prefix = f"{folder}/" if folder else ""
-    return {prefix + str(item.name): str(item.id) for item in entry if item.filemode in BLOB_MODES}
-
-
 def commit_snapshot(repo: Repo, commit_id: str | None, paths: Iterable[str]) -> Snapshot | None:
     """The memory files in a commit; None for no commit (an unborn HEAD)."""
     if commit_id is None:

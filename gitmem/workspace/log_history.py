@@ -35,8 +35,9 @@ class Volume:
 
 def tracked(repo: gitio.Repo, log_path: str, commit: str | None = None) -> tuple[Volume, ...]:
     """The volumes of `log_path` a commit holds (default HEAD), by number; none on an unborn branch."""
-    commit = commit if commit is not None else gitio.head_id(repo)
-    found = gitio.files_in_folder(repo, commit, volumes.volume_folder(log_path))
+    snapshot = gitio.commit_snapshot(repo, commit if commit is not None else gitio.head_id(repo), ())
+    listing = (snapshot.entries_in(volumes.volume_folder(log_path)) if snapshot is not None else None) or {}
+    found = {path: oid for path, (oid, mode) in listing.items() if oid is not None and mode in files.BLOB_MODES}
     return tuple(Volume(number, path, found[path]) for number, path in volumes.numbered(log_path, found))
 
 
