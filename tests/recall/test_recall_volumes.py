@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from gitmem import recall
+from gitmem.agents.tools import recall_text
 from gitmem.memory import log
 from gitmem.recall import sync_state_proof
 from gitmem.workspace import Workspace, log_history
@@ -47,6 +48,9 @@ def test_an_entry_sealed_in_a_volume_is_found_at_its_path_and_line(history: Hist
     lines = (history.root / VOLUME).read_text(encoding="utf-8").splitlines()
     assert lines[found[0].line - 1].endswith("· cycle 2 · built")
     assert str(found[0]).startswith(f"{VOLUME}:{found[0].line} [log cycle 2 ")
+    # The agent's recall tool (and the MCP server's, which is the same Toolbox) goes through the same engine.
+    shown = recall_text(Workspace.at(history.root, history.config), "quokka colony", 5)
+    assert f"{VOLUME}:{found[0].line} [log cycle 2 " in shown
 
 
 def test_a_sealed_history_ranks_the_same_entries_as_the_unsealed_one(history: History) -> None:
