@@ -34,3 +34,19 @@ def seal(repo: GitRepo, log_path: str = "LOG.md", *, per_volume: int, seal_at: i
         repo.stage(*written)
         repo.commit(f"Seal {len(written) - 1} LOG volume(s)")
     return written
+
+
+def seal_committed(root: Path, log_path: str = "LOG.md") -> list[str]:
+    """Seal `root`'s LOG at the format's own sizes (`volumes.SEAL_AT`, `VOLUME_ENTRIES`) and commit it with git,
+    as the first cycle under rules 6 does for an old LOG (the benchmarks' setup); the paths written."""
+    import os
+    import subprocess
+
+    written = seal_files(root, log_path, per_volume=volumes.VOLUME_ENTRIES, seal_at=volumes.SEAL_AT)
+    if written:
+        env = {**os.environ, "GIT_AUTHOR_NAME": "gitmem", "GIT_AUTHOR_EMAIL": "agent@example.com",
+               "GIT_COMMITTER_NAME": "gitmem", "GIT_COMMITTER_EMAIL": "agent@example.com"}
+        subprocess.run(["git", "add", "--", *written], cwd=root, env=env, check=True)
+        subprocess.run(["git", "commit", "-qm", f"Seal {len(written) - 1} LOG volume(s)", "--no-verify"],
+                       cwd=root, env=env, check=True)
+    return written
