@@ -38,7 +38,6 @@ import pytest
 
 from benchmarks.conftest import SCALES, scale_id
 from tests.support.helpers import with_command_backend
-from tests.support.sealing import seal_committed
 from tests.support.synth import cached_repo, default_cache_dir
 from tests.support.synth_copy import working_copy
 
@@ -75,8 +74,10 @@ def prepared(scale: float, home: Path) -> Path:
         _cut(root / "NOW.md", LIVE[1], keep_first=True)
         subprocess.run(["git", "commit", "-qm", "what-if: LOG and NOW cut", "--no-verify", "LOG.md", "NOW.md"],
                        cwd=root, env=env, check=True)
-    if SEALED:
-        seal_committed(root)
+    if SEALED:       # in a child: the kernel counts the image a child was forked from in its peak (ru_maxrss)
+        subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; from tests.support.sealing "
+                        "import seal_committed; seal_committed(Path(sys.argv[1]))", str(root)],
+                       cwd=Path(__file__).resolve().parents[1], check=True)
     repo = pygit2.Repository(str(root))
     repo.references.create("refs/remotes/origin/main", repo.head.target, force=True)
     return root

@@ -15,6 +15,11 @@ the index's documents with the file's bytes, at the cost of one short read:
 - DECISIONS, LESSONS and RULES are hashed whole by the refresh, and a digest that matches would skip them:
   they are parsed, and their documents must be the ones the index holds.
 
+- a sealed LOG volume (rules 6) never changes: its row says which blob was indexed (recall.volume_sync). The
+  proof kept for it is [its blob id, the hash of its documents], so a new process checks every volume with one
+  read of the documents' digests and no volume read; without a proof, the volume's last indexed entry is checked
+  against its bytes in git, as LOG's is.
+
 A state that fails is dropped, and the file is read whole again, as the first time. A process checks each
 state once while neither it nor the file changes (`trusted`): parsing DECISIONS on every query of a
 long-lived process (an agent session, `gitmem mcp`) would cost more than the query. A whole-hashed file's

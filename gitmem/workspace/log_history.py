@@ -24,6 +24,7 @@ from gitmem.memory.log import LogEntry, TailSource
 from gitmem.workspace import Workspace
 
 Enough = Callable[[tuple[LogEntry, ...]], bool]
+KEPT = 4             # volumes' bytes a history keeps in memory (about 300 KB each)
 
 
 @dataclass(frozen=True)
@@ -66,9 +67,15 @@ class LogHistory:
 
     # -- the volumes ----------------------------------------------------------------------------------------
     def volume_bytes(self, volume: Volume) -> bytes:
-        if volume.number not in self._cache:
-            self._cache[volume.number] = self._read(volume)
-        return self._cache[volume.number]
+        """A volume's bytes; the last few read are kept, so a reader of all history (recall's first build: 75 MB
+        of volumes at 100x) holds a few hundred KB of them at a time, not all."""
+        found = self._cache.pop(volume.number, None)
+        if found is None:
+            found = self._read(volume)
+            if len(self._cache) >= KEPT:
+                del self._cache[next(iter(self._cache))]
+        self._cache[volume.number] = found
+        return found
 
     @cached_property
     def first_line(self) -> int:
