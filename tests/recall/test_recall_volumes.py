@@ -53,6 +53,16 @@ def test_an_entry_sealed_in_a_volume_is_found_at_its_path_and_line(history: Hist
     assert f"{VOLUME}:{found[0].line} [log cycle 2 " in shown
 
 
+def test_the_agents_text_search_without_an_index_reads_the_volumes_too(history: History) -> None:
+    seal(history.repo, per_volume=4, seal_at=8)
+    (history.root / ".git" / "gitmem" / "recall.sqlite").mkdir(parents=True)      # no index can be written
+    shown = recall_text(Workspace.at(history.root, history.config), "quokka colony", 5)
+    assert shown.startswith("(recall index unavailable")
+    lines = (history.root / VOLUME).read_text(encoding="utf-8").splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if "quokka colony" in text)
+    assert f"{VOLUME}:{line}: - Task: feed the quokka colony at dawn" in shown
+
+
 def test_a_sealed_history_ranks_the_same_entries_as_the_unsealed_one(history: History) -> None:
     query = "invoice refund pipeline"
     unsealed = ranked(history, query)
