@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,19 @@ def test_a_sealed_history_ranks_the_same_entries_as_the_unsealed_one(history: Hi
     assert ranked(history, query) == unsealed                 # the index kept in step
     recall.rebuild(Workspace.at(history.root, history.config))
     assert ranked(history, query) == unsealed                 # and built afresh
+
+
+def test_the_entry_after_a_volumes_last_borrows_from_it_as_unsealed(memrepo: GitRepo, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    history = History(memrepo)
+    history.step = timedelta(minutes=30)                  # one day's cycles: an entry lends to the one after it
+    for n in range(10):
+        history.cycle(task="calibrate the heron telescope" if n == 3 else None)
+    unsealed = ranked(history, "heron telescope")
+    assert unsealed[:2] == [("log", "cycle 4"), ("log", "cycle 5")]       # cycle 5 borrows from cycle 4
+    assert seal(history.repo, per_volume=4, seal_at=8)                    # cycle 4 ends volume 1, 5 opens LOG.md
+    assert ranked(history, "heron telescope") == unsealed
 
 
 def test_a_sync_after_a_seal_parses_only_the_new_volume(history: History, monkeypatch: pytest.MonkeyPatch) -> None:
