@@ -33,16 +33,15 @@ folder: the same uid can find it). A forged index row changes the documents' has
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sqlite3
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from gitmem.config.nesting import loads_json
 from gitmem.confined import files
 from gitmem.recall import corpus
+from gitmem.workspace import proofs
 
 PROOFS = "recall-fresh"
 
@@ -78,19 +77,12 @@ def _proof(conn: sqlite3.Connection, root: Path, path: str) -> list[str] | None:
 
 
 def _proofs_file(root: Path) -> Path:
-    from gitmem import gitio
-
-    ident = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
-    return gitio.cache_home(os.environ) / PROOFS / f"{ident}.json"
+    return proofs.proofs_file(root, PROOFS)
 
 
 def _proven(root: Path) -> dict[str, Any]:
     """The proofs kept for this work tree: path -> the proof of its last check that passed."""
-    try:
-        found = loads_json(_proofs_file(root).read_bytes()[:1 << 20])
-    except (OSError, ValueError):
-        return {}
-    return found if isinstance(found, dict) else {}
+    return proofs.read_proofs(root, PROOFS, max_bytes=1 << 20)
 
 
 def _remember(root: Path, path: str, proof: list[str]) -> None:
@@ -98,16 +90,8 @@ def _remember(root: Path, path: str, proof: list[str]) -> None:
     _remember_all(root, {path: proof})
 
 
-def _remember_all(root: Path, proofs: dict[str, list[str]]) -> None:
-    where = _proofs_file(root)
-    kept = {**_proven(root), **proofs}
-    try:
-        where.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        partial = where.with_name(f"{where.name}.{os.getpid()}.partial")
-        partial.write_text(json.dumps(kept), encoding="utf-8")
-        os.replace(partial, where)
-    except OSError:
-        pass
+def _remember_all(root: Path, found: dict[str, list[str]]) -> None:
+    proofs.keep_proofs(root, PROOFS, {**_proven(root), **found})
 
 
 def holds(conn: sqlite3.Connection, root: Path, role: str, path: str, state: dict[str, Any]) -> bool:
