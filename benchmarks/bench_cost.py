@@ -11,7 +11,8 @@ nothing).
 Run:  GITMEM_BENCH_SCALES=1,10,100 .venv/bin/pytest benchmarks/bench_cost.py -s --no-cov -p no:cacheprovider
 or    .venv/bin/python -m benchmarks.bench_cost 1 10 100      (prints the table; GITMEM_BENCH_PYTHON picks the
       interpreter that runs gitmem, so an older checkout's venv measures "before"; arguments naming paths, as in
-      `... bench_cost 1 100 close`, measure only those; `live=300,50` measures a what-if, below)
+      `... bench_cost 1 100 close`, measure only those; `live=300,50` measures a what-if, below; `sealed` seals
+      LOG into volumes first, as rules 6 does)
 
 What-if `live=E,B` (issue 31's open question: what a format that keeps LOG and NOW small would cost): before the
 measured run, one commit cuts LOG to its last E entries and NOW to its top B blocks (committed without hooks:
@@ -73,12 +74,19 @@ def prepared(scale: float, home: Path) -> Path:
         _cut(root / "NOW.md", LIVE[1], keep_first=True)
         subprocess.run(["git", "commit", "-qm", "what-if: LOG and NOW cut", "--no-verify", "LOG.md", "NOW.md"],
                        cwd=root, env=env, check=True)
+    if SEALED:       # in a child: the kernel counts the image a child was forked from in its peak (ru_maxrss)
+        subprocess.run([sys.executable, "-c", "import sys; from pathlib import Path; from tests.support.sealing "
+                        "import seal_committed; seal_committed(Path(sys.argv[1]))", str(root)],
+                       cwd=Path(__file__).resolve().parents[1], check=True)
     repo = pygit2.Repository(str(root))
     repo.references.create("refs/remotes/origin/main", repo.head.target, force=True)
     return root
 
 
 LIVE: tuple[int, int] | None = None      # the what-if: (LOG entries, NOW blocks) kept
+# `sealed` (or GITMEM_BENCH_SEALED=1): LOG sealed into volumes (rules 6) before the measured run, as the first
+# cycle under rules 6 leaves an old LOG (tests.support.sealing.seal_committed).
+SEALED = bool(os.environ.get("GITMEM_BENCH_SEALED"))
 
 
 def _cut(path: Path, keep: int, *, keep_first: bool) -> None:
@@ -207,5 +215,6 @@ if __name__ == "__main__":
     if live:
         entries, blocks = live[0].split(",")
         LIVE = (int(entries), int(blocks))
-    scales = [float(arg) for arg in sys.argv[1:] if arg not in PATHS and not arg.startswith("live=")]
+    SEALED = SEALED or "sealed" in sys.argv[1:]
+    scales = [float(arg) for arg in sys.argv[1:] if arg not in (*PATHS, "sealed") and not arg.startswith("live=")]
     table(scales or list(SCALES), asked or PATHS)

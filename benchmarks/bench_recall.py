@@ -3,6 +3,7 @@ hybrid and semantic recall are measured by bench_recall_semantic.py).
 
     pytest benchmarks/bench_recall.py                          # all scales (100x takes minutes to generate)
     GITMEM_BENCH_SCALES=1,10 pytest benchmarks/bench_recall.py
+    GITMEM_BENCH_SEALED=1 pytest benchmarks/bench_recall.py     # LOG sealed into volumes first (rules 6)
     python benchmarks/bench_recall.py                          # the summary table only
 
 What is measured, per scale:
@@ -81,13 +82,24 @@ def naive_search(root: Path, paths: dict[str, str], query: str, limit: int = 5) 
 
 # -- fixtures ------------------------------------------------------------------------------------------
 
+def copied(info, target: Path) -> Path:
+    """A light copy of the synthetic repo; with GITMEM_BENCH_SEALED=1, its LOG sealed into volumes first, as the
+    first cycle under rules 6 leaves an old LOG (tests.support.sealing.seal_committed)."""
+    root = light_copy(Path(info.path), target)
+    if os.environ.get("GITMEM_BENCH_SEALED"):
+        from tests.support.sealing import seal_committed
+
+        seal_committed(root)
+    return root
+
+
 @pytest.fixture(scope="module", params=scales(), ids=lambda k: f"{k:g}x")
 def recall_repo(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
     from gitmem.recall.index import Index
     from tests.support.synth import cached_repo
 
     info = cached_repo(request.param, 0)
-    root = light_copy(Path(info.path), tmp_path_factory.mktemp(f"recall-{request.param:g}x") / "repo")
+    root = copied(info, tmp_path_factory.mktemp(f"recall-{request.param:g}x") / "repo")
     config = config_in_mode(root, "bm25")
     index = Index(Workspace.at(root, config))
     started = time.perf_counter()
@@ -190,7 +202,7 @@ def main() -> int:
     for scale in scales():
         info = cached_repo(scale, 0)
         with tempfile.TemporaryDirectory() as tmp:
-            root = light_copy(Path(info.path), Path(tmp) / "repo")
+            root = copied(info, Path(tmp) / "repo")
             config = config_in_mode(root, "bm25")
             index = Index(Workspace.at(root, config))
             started = time.perf_counter()

@@ -19,13 +19,13 @@ import re
 import shlex
 import shutil
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from gitmem import secrets
+from gitmem import gitio, secrets
 from gitmem.agents import sandbox, tool_input
 from gitmem.agents.ignored_tool_dirs import IGNORED_TOOL_DIRS
 from gitmem.agents.protected import Protection, is_config
@@ -366,15 +366,37 @@ def recall_text(ws: Workspace, query: str, limit: int) -> str:
         raise ToolError(str(err)) from None
     except Exception as err:   # a broken index must not cost the agent its memory: fall back to text
         return (f"(recall index unavailable: {err}; plain text search)\n"
-                + plain_recall(ws.root, ws.config, query, limit))
+                + plain_recall(ws.root, ws.config, query, limit, sealed=_sealed_newest_first(ws)))
     return hits.text()
 
 
-def plain_recall(root: Path, config: Config, query: str, limit: int) -> str:
-    """Lines of the memory files holding every word of `query` (case-insensitive), newest LOG lines first."""
+def _sealed_newest_first(ws: Workspace) -> Iterator[tuple[str, bytes]]:
+    """(path, bytes) of LOG's sealed volumes that git holds, newest first (gitmem.workspace.log_history); none when
+    git cannot say which they are."""
+    from gitmem.workspace import log_history
+
+    try:
+        history = log_history.of(ws)
+        for volume in reversed(history.volumes):
+            yield volume.path, history.volume_bytes(volume)
+    except gitio.RepoError:
+        return
+
+
+def plain_recall(root: Path, config: Config, query: str, limit: int, *,
+                 sealed: Iterable[tuple[str, bytes]] = ()) -> str:
+    """Lines of the memory files holding every word of `query` (case-insensitive), newest LOG lines first, then
+    those of LOG's `sealed` volumes (newest first), read only while fewer than `limit` lines are found."""
     words = [w.lower() for w in re.findall(r"\w+", query)]
     if not words:
         return "no memory of that"
+
+    def matching(rel: str, data: bytes) -> list[str]:
+        lines = data.decode("utf-8", "replace").split("\n")
+        # Masked as recall's hits are (gitmem.recall.search `_shown`): the whole line, before it is cut.
+        return [f"{rel}:{n}: {secrets.scrub(line.strip())[:300]}" for n, line in enumerate(lines, 1)
+                if all(w in line.lower() for w in words)]
+
     hits: list[str] = []
     for role, rel in config.memory_paths().items():
         try:
@@ -383,11 +405,13 @@ def plain_recall(root: Path, config: Config, query: str, limit: int) -> str:
             continue
         if data is None:
             continue
-        lines = data.decode("utf-8", "replace").split("\n")
-        # Masked as recall's hits are (gitmem.recall.search `_shown`): the whole line, before it is cut.
-        found = [f"{rel}:{n}: {secrets.scrub(line.strip())[:300]}" for n, line in enumerate(lines, 1)
-                 if all(w in line.lower() for w in words)]
+        found = matching(rel, data)
         hits.extend(reversed(found) if role in ("log", "lessons") else found)
+        if role == "log":
+            for path, volume in sealed:
+                if len(hits) >= limit:
+                    break
+                hits.extend(reversed(matching(path, volume)))
     return "\n".join(hits[:limit]) if hits else "no memory of that"
 
 

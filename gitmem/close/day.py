@@ -2,7 +2,9 @@
 
 LOG and NOW only grow, so everything here reads from the newest end and stops as soon as it has passed
 the day's start: the cost follows the distance from the end of the file, not the length of the history.
-LOG is given as a source to read back from (`Workspace.log_source()`, the file on disk), or as its text.
+LOG is given as a source to read back from (`Workspace.log_source()`, the file on disk), or as its text, or as
+its whole history (`gitmem.workspace.log_history`): then a day older than LOG.md's first entry is read from the
+sealed volumes that hold it (`close --date` of an old day), and a recent day reads none.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from typing import Protocol, TypeVar
 from gitmem.memory import fences, log, now
 from gitmem.memory.log import LogEntry, TailSource
 from gitmem.memory.now import NowBlock
+from gitmem.workspace.log_history import LogHistory
 
 STREAK_MIN = 3           # Rule 0: three no-build cycles in a row is a problem
 _FIRST_TAIL = 16         # NOW blocks parsed on the first pass; each further pass parses four times as many
@@ -25,6 +28,8 @@ DAY_FIELD = "Day"
 def _back(source: TailSource | str, enough: Callable[[tuple[LogEntry, ...]], bool]) -> tuple[LogEntry, ...]:
     """LOG's last entries, read back until `enough` of them (or the whole LOG), as readers take them: an amended
     entry gives way to its amendment (`log.live`; an amendment follows what it amends, so a tail holds both)."""
+    if isinstance(source, LogHistory):           # past LOG.md's first entry, into the sealed volumes
+        return source.live_tail(enough)[0]
     source = log.TextSource(source) if isinstance(source, str) else source
     return log.live_tail(source, enough)
 
@@ -260,9 +265,12 @@ def unreported_cycles(text: TailSource | str, until: datetime, tz: tzinfo, *,
                 early = early or entry.when.moment < day_start
         return False
 
-    read = log.tail_entries(log.TextSource(text) if isinstance(text, str) else text, settled)
-    entries = log.live(read.entries)                          # an amended entry gives way to its amendment
-    pending, older = _walk(entries, tz, whole=read.whole)
+    if isinstance(text, LogHistory):
+        entries, whole = text.live_tail(settled)              # each part as readers take it (amendments)
+    else:
+        read = log.tail_entries(log.TextSource(text) if isinstance(text, str) else text, settled)
+        entries, whole = log.live(read.entries), read.whole   # an amended entry gives way to its amendment
+    pending, older = _walk(entries, tz, whole=whole)
     if not any(e.cycle is None for e in entries):            # no close yet: the first one reports from its day
         older, pending = pending, []
     found = {id(e) for e in pending if e.when.moment < until}

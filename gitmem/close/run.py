@@ -44,7 +44,7 @@ from gitmem.memory.log import TailSource
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.publish.push import PushReport
 from gitmem.secrets import scrub, scrub_data
-from gitmem.workspace import Clock, Workspace
+from gitmem.workspace import Clock, Workspace, log_history
 
 PHASE_TRAILER = "Gitmem-Phase: close"
 
@@ -125,7 +125,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
             # overwritten, so writers wait (or are told memory is busy) until the close has committed.
             with memory.locked():
                 wanted, skipped = ([day], 0) if day is not None else days_to_close(
-                    ws.log_source(), close_day(moment, tz, config.close.late_hours), tz)
+                    log_history.of(ws), close_day(moment, tz, config.close.late_hours), tz)
                 result = _close(memory, config, wanted, moment, use_llm=use_llm, client=client, skipped=skipped)
                 if result.status == "closed":
                     result.commit = _commit(ws, result, head)
@@ -176,7 +176,8 @@ def days_to_close(log_text: TailSource | str, target: date, tz: tzinfo) -> tuple
 def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: datetime, *, use_llm: bool,
            client: Any, skipped: int) -> CloseResult:
     tz = config.tzinfo()
-    log_text = memory.workspace.log_source()        # read back from LOG's end only as far as each day needs
+    # Read back from LOG's end only as far as each day needs: into the sealed volumes for an old day alone.
+    log_text = log_history.of(memory.workspace)
     open_days = [d for d in wanted if not day_entries(log_text, d, tz)[1]]
     again = ""
     if not open_days:

@@ -22,6 +22,7 @@ from gitmem.memory import decisions, lessons, log
 from gitmem.memory.log import TailSource
 from gitmem.memory.text import field_value, shortened
 from gitmem.memory_writer import MemoryWriter
+from gitmem.workspace import log_history
 
 MIN_QUOTED = 60       # the least of an error a Problems line quotes, however small the entry's share
 
@@ -74,7 +75,7 @@ def facts_of(memory: MemoryWriter, config: Config, day: date, moment: datetime, 
     start, end = day_bounds(day, tz)
     as_of = min(end, moment)
     until = reported_until(end, moment)             # the close's entry is dated `moment`: what it says it holds
-    log_text = memory.workspace.log_source()        # read back from LOG's end only to the last close
+    log_text = log_history.of(memory.workspace)     # read back from LOG's end only to the last close
     # The cycles no close reported yet, up to the day's end: today's, and those run after the last close.
     cycles = unreported_cycles(log_text, until, tz, day_start=start)
     # A day closed after a later day (`close --date`): its cycles may be in that later day's report already.

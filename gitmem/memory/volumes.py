@@ -16,9 +16,10 @@ Pure functions over bytes; the runner writes what they plan (gitmem.memory_write
 """
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from gitmem.memory import fences, log
 from gitmem.records import record
@@ -237,3 +238,48 @@ def seal_shown(old: bytes, new: bytes, log_path: str = "LOG.md") -> tuple[int, b
         if kept is not None and log.append_verdict(kept, new).ok:
             return cut, kept
     return None
+
+
+# -- reading sealed history (readers of all of it: recall, report, export, the close's day) --------------------
+
+def first_entry_line(live: bytes) -> int:
+    """The line of LOG.md's first entry heading (1 past its title and preamble, which never change): where the
+    entries a seal moved stood in LOG.md. 1 when it holds none."""
+    first = fences.first_heading(live, _HEADING)
+    return live.count(b"\n", 0, first) + 1 if first is not None else 1
+
+
+def volume_entries(data: bytes, first_line: int,
+                   earlier: Callable[[], Sequence[int]] = tuple) -> tuple[log.LogEntry, ...]:
+    """A volume's entries as readers take them (`log.live`): an amended entry gives way to its amendment, which a
+    seal keeps in the same volume.
+
+    An amendment names its entry by a line of LOG.md (`amends line N`) as LOG.md read when the volume was sealed,
+    and a volume's title is not LOG.md's preamble: the line is read as its distance below LOG.md's first entry line
+    (`first_line`, see `first_entry_line`). When volumes were sealed in one go, a later one's lines counted from the
+    first of them: then the entry stands that many lines higher, the lines of the volumes before it in that seal.
+    `earlier()` gives the line counts of the volumes before this one (their `body`), the nearest first; it is asked
+    only when the distance alone names no entry of this volume above the amendment."""
+    entries = log.parse(data.decode("utf-8", "replace"), expect_title=False).entries
+    if not any(entry.amends is not None for entry in entries):
+        return entries
+    base = entries[0].line
+    gone: set[int] = set()
+    for index, amendment in enumerate(entries):
+        if amendment.amends is None:
+            continue
+        above = {entry.line for entry in entries[:index]}
+        named = base + amendment.amends - first_line
+        for lines in (0, *(itertools.accumulate(earlier()) if named not in above else ())):
+            if named - lines < base:
+                break
+            if named - lines in above:
+                gone.add(named - lines)
+                break
+    return tuple(entry for entry in entries if entry.line not in gone)
+
+
+def body(data: bytes) -> bytes:
+    """A volume's entries, without its title: the bytes that left LOG.md."""
+    first = fences.first_heading(data, _HEADING)
+    return data[first:] if first is not None else b""

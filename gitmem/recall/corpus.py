@@ -58,8 +58,13 @@ def _body(lines: Iterable[str]) -> str:
 def log_docs(text: str, path: str, *, first_line: int = 1, expect_title: bool = True) -> list[Doc]:
     """LOG entries; pass an appended tail with its `first_line` to parse only the new part. An amended entry
     gives way to its amendment (`log.live`), which is found by the heading it amends as well."""
+    return entry_docs(log.live(log.parse(text, first_line=first_line, expect_title=expect_title).entries), path)
+
+
+def entry_docs(entries: Iterable[log.LogEntry], path: str) -> list[Doc]:
+    """LOG entries, as readers take them, as documents of `path`."""
     docs = []
-    for entry in log.live(log.parse(text, first_line=first_line, expect_title=expect_title).entries):
+    for entry in entries:
         ident = "close" if entry.cycle is None else f"cycle {entry.cycle}"
         title = ident if entry.cycle is None else f"{ident} {entry.outcome}"
         ts, label = _stamp(entry.when)

@@ -9,6 +9,8 @@ with what the index would show (kind, ID, title, body, date: `corpus.Doc.digest`
   parsed alone. The span is the index's claim too, but the bytes are the file's: a forged span shows text
   that is in the file, or nothing. A decision's section (Pending or Resolved) is part of its title, so its
   bytes are parsed under the last section heading above them in the file (found with the fences counted);
+- an entry of a sealed LOG volume (`history/LOG-0003.md`): the bytes at its span in the blob HEAD's tree holds
+  at that path, parsed alone; a path the tree does not hold as a volume of a configured LOG holds nothing;
 - a rule: RULES parsed whole (it is capped at `limits.rules_max_lines`), once per search;
 - a commit: the commit its ID names, read from git.
 
@@ -25,10 +27,11 @@ from typing import BinaryIO
 
 from gitmem import gitio
 from gitmem.confined import files
-from gitmem.memory import fences
+from gitmem.memory import fences, volumes
 from gitmem.recall import corpus
 from gitmem.recall.incremental_sync import as_text
 from gitmem.recall.index import Index
+from gitmem.workspace import log_history
 
 WHOLE = ("rules",)             # roles whose file is parsed whole; the others are read back from their spans
 SECTIONED = ("decisions",)     # roles whose entries take their section from the heading above them
@@ -43,6 +46,9 @@ class Holder:
         self.roles = {path: role for scope in index.scopes for role, path in scope.paths}
         self._known: dict[int, bool] = {}
         self._whole: dict[str, set[str]] = {}
+        self.logs = [path for path, role in self.roles.items() if role == "log"]
+        self._volumes: dict[str, dict[str, str]] = {}       # LOG path -> its volumes in HEAD (path -> blob id)
+        self._blobs: dict[str, bytes] = {}
 
     def drop(self, ids: Iterable[int]) -> set[int]:
         """Those of `ids` that their source does not hold."""
@@ -66,7 +72,7 @@ class Holder:
             return shown in self._commit(ident)
         role = self.roles.get(path)
         if role is None:
-            return False
+            return shown in self._volume_span(path, start, stop)
         if role not in WHOLE:
             return shown in self._span(role, path, rel, start, stop)
         if path not in self._whole:
@@ -88,6 +94,24 @@ class Holder:
             text = as_text(section + handle.read(end - begin))
         docs = corpus.log_docs(text, path, expect_title=False) if role == "log" else corpus.iter_docs(role, text, path)
         return {doc.digest for doc in docs}
+
+    def _volume_span(self, path: str, start: int, stop: int) -> set[str]:
+        """The documents at a span of a sealed volume: bytes git holds at `path` in HEAD's tree, where the path
+        names a volume of a LOG the config maps (never a file in the work tree: a planted one is not history)."""
+        log_path = next((log for log in self.logs if volumes.volume_number(log, path) is not None), None)
+        if log_path is None:
+            return set()
+        if log_path not in self._volumes:
+            self._volumes[log_path] = {v.path: v.blob for v in log_history.tracked(self.index.repo, log_path)}
+        blob = self._volumes[log_path].get(path)
+        if blob is None:
+            return set()
+        if blob not in self._blobs:
+            self._blobs[blob] = gitio.blob(self.index.repo, blob)
+        data = self._blobs[blob]
+        if not 0 <= start < stop <= len(data):
+            return set()
+        return {doc.digest for doc in corpus.log_docs(as_text(data[start:stop]), path, expect_title=False)}
 
     def _commit(self, ident: str) -> set[str]:
         if not ident or any(c not in "0123456789abcdef" for c in ident):

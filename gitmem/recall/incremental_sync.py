@@ -92,7 +92,7 @@ def _line_offset(data: bytes, lines_down: int) -> int:
     return end + 1
 
 
-def _spans(data: bytes, base: int, base_line: int, docs: list[corpus.Doc]) -> dict[int, Span]:
+def spans(data: bytes, base: int, base_line: int, docs: list[corpus.Doc]) -> dict[int, Span]:
     """Each doc's bytes in the file, by its first line: `data` is the file's bytes from `base`, where line
     `base_line` starts. One walk down the lines."""
     wanted = sorted({n for doc in docs for n in (doc.line - base_line, doc.end - base_line + 1)})
@@ -119,7 +119,7 @@ def sync_file(conn: sqlite3.Connection, root: Path, workspace: str, role: str, p
         return True
     # The row is the agent's to write: it speeds the work up only once the file itself shows that it is true
     # of the index (gitmem.recall.sync_state_proof); otherwise the file is read whole, as the first time.
-    state = _remembered(row[3]) if row is not None else None
+    state = remembered(row[3]) if row is not None else None
     if state is not None and not sync_state_proof.trusted(conn, root, role, path, state, (row[3], _stamp(stat))):
         state = None
     if state is not None and (row[0], row[1]) == (stat.st_size, stat.st_mtime_ns) \
@@ -145,7 +145,7 @@ def _stamp(stat: os.stat_result) -> tuple[int, ...]:
     return stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns
 
 
-def _remembered(text: str) -> State | None:
+def remembered(text: str) -> State | None:
     """A file's remembered sync state; None (read the file whole) for anything but a JSON object within the
     nesting bound (gitmem.config.nesting)."""
     try:
@@ -163,7 +163,7 @@ def _sync_whole(conn: sqlite3.Connection, full: _Source, workspace: str, role: s
     if state is not None and state.get("digest") == digest:
         return False, lines, state
     docs = list(corpus.iter_docs(role, as_text(data), path))
-    replace_file_docs(conn, workspace, path, docs, spans=_spans(data, 0, 1, docs))
+    replace_file_docs(conn, workspace, path, docs, spans=spans(data, 0, 1, docs))
     return True, lines, {"digest": digest}
 
 
@@ -189,12 +189,12 @@ def _sync_log(conn: sqlite3.Connection, full: _Source, workspace: str, role: str
         stale += _amended_ids(conn, path, tail, base_line, base == 0)
         delete_docs(conn, stale)
         docs = corpus.log_docs(as_text(tail), path, first_line=base_line, expect_title=base == 0)
-        insert_docs(conn, workspace, docs, spans=_spans(tail, base, base_line, docs))
+        insert_docs(conn, workspace, docs, spans=spans(tail, base, base_line, docs))
     else:
         tail = full.read_bytes()
         base, base_line = 0, 1
         docs = corpus.log_docs(as_text(tail), path)
-        replace_file_docs(conn, workspace, path, docs, spans=_spans(tail, 0, 1, docs))
+        replace_file_docs(conn, workspace, path, docs, spans=spans(tail, 0, 1, docs))
     lines = base_line + tail.count(b"\n")
     # Next time, re-read from the start of the last entry: lines may still be appended to it.
     if docs:
@@ -227,13 +227,13 @@ def _sync_now(conn: sqlite3.Connection, full: _Source, workspace: str, role: str
         lines = head.count(b"\n") + state["suffix_newlines"] + 1
         # Parsing the head alone gives line numbers from the top, which are right for the new blocks.
         docs = corpus.now_docs(as_text(head), path)[::-1]
-        insert_docs(conn, workspace, docs, lines=lines, spans=_spans(head, 0, 1, docs), size=size)
+        insert_docs(conn, workspace, docs, lines=lines, spans=spans(head, 0, 1, docs), size=size)
     else:
         head = full.read_bytes()
         lines = head.count(b"\n") + 1
         # Oldest first, so that row ids grow with time in NOW as in LOG (recency of last resort, see rank.py).
         docs = corpus.now_docs(as_text(head), path)[::-1]
-        replace_file_docs(conn, workspace, path, docs, lines=lines, spans=_spans(head, 0, 1, docs), size=size)
+        replace_file_docs(conn, workspace, path, docs, lines=lines, spans=spans(head, 0, 1, docs), size=size)
     first = conn.execute("SELECT min(line) FROM docs WHERE path = ?", (path,)).fetchone()[0]
     if first is None:
         suffix, newlines = 0, 0

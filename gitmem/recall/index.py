@@ -20,6 +20,7 @@ from gitmem.config import REQUIRED_ROLES, Config
 from gitmem.config.ownership import Ownership, shared_label
 from gitmem.recall import corpus, database
 from gitmem.recall.incremental_sync import sync_file
+from gitmem.recall.volume_sync import sync_volumes
 from gitmem.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -178,6 +179,8 @@ class Index:
         try:
             for scope in self.scopes:
                 for role, path in scope.paths:
+                    if role == "log":           # history in order: the volumes, then LOG.md
+                        sync_volumes(conn, self.repo, self.root, scope.name, path)
                     sync_file(conn, self.root, scope.name, role, path)
                     advance(1)
             head = gitio.head_id(self.repo) or ""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from gitmem.memory import volumes
 from gitmem.recall.rank import Filter
 
 LENT = 0.5             # the share of the entry before's relevance an entry takes
@@ -42,6 +43,9 @@ def lend(conn: sqlite3.Connection, items: list[tuple[int, float]], flt: Filter) 
         # The least line past the candidate's in the same file (docs_by_path), if written the same day.
         row = conn.execute("SELECT id, substr(date, 1, 10) FROM docs WHERE path = ? AND rel = ? AND line > ?"
                            " AND kind = ? ORDER BY line LIMIT 1", (path, rel, line, KIND)).fetchone()
+        if row is None and (following := _next_part(conn, path)) is not None:
+            row = conn.execute("SELECT id, substr(date, 1, 10) FROM docs WHERE path = ? AND kind = ?"
+                               " ORDER BY line LIMIT 1", (following, KIND)).fetchone()
         if row is not None and row[1] == day:
             after[row[0]] = doc_id
     if not after:
@@ -60,3 +64,15 @@ def lend(conn: sqlite3.Connection, items: list[tuple[int, float]], flt: Filter) 
         share = LENT * min(1.0, SHORT / max(1, sizes.get(doc_id, SHORT)))
         found[doc_id] = own + share * relevance[after[doc_id]] * (1.0 - own)
     return sorted(found.items(), key=lambda item: -item[1])
+
+
+def _next_part(conn: sqlite3.Connection, path: str) -> str | None:
+    """The part of LOG's history after `path` when it is a sealed volume (rules 6): the next volume, or LOG.md
+    after the last; so the last entry of a volume has the entry after it, as in the unsealed LOG."""
+    for log_path, in conn.execute("SELECT path FROM sources WHERE role = 'log'"):
+        number = volumes.volume_number(log_path, path)
+        if number is not None:
+            after = volumes.volume_path(log_path, number + 1)
+            held = conn.execute("SELECT 1 FROM docs WHERE path = ? LIMIT 1", (after,)).fetchone()
+            return after if held is not None else log_path
+    return None

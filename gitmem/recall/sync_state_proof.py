@@ -15,6 +15,11 @@ the index's documents with the file's bytes, at the cost of one short read:
 - DECISIONS, LESSONS and RULES are hashed whole by the refresh, and a digest that matches would skip them:
   they are parsed, and their documents must be the ones the index holds.
 
+- a sealed LOG volume (rules 6) never changes: its row says which blob was indexed (recall.volume_sync). The
+  proof kept for it is [its blob id, the hash of its documents], so a new process checks every volume with one
+  read of the documents' digests and no volume read; without a proof, the volume's last indexed entry is checked
+  against its bytes in git, as LOG's is.
+
 A state that fails is dropped, and the file is read whole again, as the first time. A process checks each
 state once while neither it nor the file changes (`trusted`): parsing DECISIONS on every query of a
 long-lived process (an agent session, `gitmem mcp`) would cost more than the query. A whole-hashed file's
@@ -68,7 +73,7 @@ def _proof(conn: sqlite3.Connection, root: Path, path: str) -> list[str] | None:
     if data is None:
         return None
     digests = sorted(row[0] for row in conn.execute("SELECT digest FROM docs WHERE path = ?", (path,)))
-    return [hashlib.sha1(data).hexdigest(), hashlib.sha1("\n".join(digests).encode()).hexdigest()]
+    return [hashlib.sha1(data).hexdigest(), _hash(digests)]
 
 
 def _proofs_file(root: Path) -> Path:
@@ -82,7 +87,11 @@ def _proven(root: Path) -> dict[str, Any]:
 
 def _remember(root: Path, path: str, proof: list[str]) -> None:
     """Keep the proof; a cache: a failure to write it only costs the next process the check."""
-    proofs.keep_proofs(root, PROOFS, {**_proven(root), path: proof})
+    _remember_all(root, {path: proof})
+
+
+def _remember_all(root: Path, found: dict[str, list[str]]) -> None:
+    proofs.keep_proofs(root, PROOFS, {**_proven(root), **found})
 
 
 def holds(conn: sqlite3.Connection, root: Path, role: str, path: str, state: dict[str, Any]) -> bool:
@@ -117,6 +126,55 @@ def _log_holds(conn: sqlite3.Connection, root: Path, path: str, upto: int, offse
         if handle.read(upto - stop).strip():
             return False                  # text after the last indexed entry that the state claims is indexed
     return digest in {doc.digest for doc in corpus.log_docs(_text(entry), path, expect_title=False)}
+
+
+def volumes_proven(conn: sqlite3.Connection, root: Path, folder: str, found: dict[str, str]) -> set[str]:
+    """The volumes among `found` (path -> git blob id, all in `folder`) whose documents the index holds as they
+    were when a check last passed: the proof kept for each ([its blob id, the hash of its documents]) matches.
+    One read of the documents' digests for the folder, no volume read: a warm query pays no more at 100x."""
+    proven = _proven(root)
+    wanted = {path for path, blob in found.items() if isinstance(proven.get(path), list) and proven[path][:1] == [blob]}
+    if not wanted:
+        return set()
+    digests = _folder_digests(conn, folder)
+    return {path for path in wanted if proven[path] == [found[path], _hash(digests.get(path, []))]}
+
+
+def volume_holds(conn: sqlite3.Connection, path: str, data: bytes) -> bool:
+    """Whether the index holds volume `path` (its bytes `data`, read from git) whole, checked as LOG's state is
+    (`_log_holds`): the last indexed entry ends where only blank bytes follow, and parsed alone gives the document
+    the index holds. A volume never changes, so an entry the index misses at its end is all a stale row could hide."""
+    row = conn.execute("SELECT start, stop, digest FROM docs WHERE path = ? AND rel = 0 ORDER BY stop DESC LIMIT 1",
+                       (path,)).fetchone()
+    if row is None:
+        return False
+    start, stop, digest = row
+    if not (0 <= start < stop <= len(data)) or data[stop:].strip():
+        return False
+    return digest in {doc.digest for doc in corpus.log_docs(_text(data[start:stop]), path, expect_title=False)}
+
+
+def remember_volumes(conn: sqlite3.Connection, root: Path, folder: str, found: dict[str, str]) -> None:
+    """Keep the proof of each volume in `found` (path -> blob id) as the index holds it now: after this process
+    indexed it, or checked it (`volume_holds`)."""
+    if not found:
+        return
+    digests = _folder_digests(conn, folder)
+    _remember_all(root, {path: [blob, _hash(digests.get(path, []))] for path, blob in found.items()})
+
+
+def _folder_digests(conn: sqlite3.Connection, folder: str) -> dict[str, list[str]]:
+    """path -> the sorted digests of its documents, for every path in `folder` ('/' sorts just below '0')."""
+    grouped: dict[str, list[str]] = {}
+    for path, digest in conn.execute("SELECT path, digest FROM docs WHERE path > ? AND path < ? ORDER BY path, digest",
+                                     (f"{folder}/", f"{folder}0")):
+        grouped.setdefault(path, []).append(digest)
+    return grouped
+
+
+def _hash(digests: list[str]) -> str:
+    """The hash of a file's documents, by their sorted digests: what a proof compares."""
+    return hashlib.sha1("\n".join(digests).encode()).hexdigest()
 
 
 def _now_holds(conn: sqlite3.Connection, root: Path, path: str, then: int, suffix: int) -> bool:

@@ -11,7 +11,7 @@ from gitmem.memory import decisions, lessons, rules
 from gitmem.memory.text import masked_printable
 from gitmem.report.log_scan import read_log, scan_log
 from gitmem.report.model import CloseRow, CycleRow, DecisionRow, LessonRow, RuleRow, WorkspaceReport
-from gitmem.workspace import Clock, Workspace
+from gitmem.workspace import Clock, Workspace, log_history
 
 
 def collect_report(ws: Workspace, *, since: date | None = None, until: date | None = None,
@@ -25,7 +25,9 @@ def collect_report(ws: Workspace, *, since: date | None = None, until: date | No
     start = datetime.combine(since, time(0), tz) if since else None
     end = datetime.combine(until + timedelta(days=1), time(0), tz)
 
-    scanned = scan_log(read_log(ws.root, ws.config.path("log"), start), start, end)
+    # History from `start`: LOG.md's end, and before it only the sealed volumes the range reaches back into.
+    text = log_history.of(ws).sealed_since(start) + read_log(ws.root, ws.config.path("log"), start)
+    scanned = scan_log(text, start, end)
     latest = scanned.latest_close
     if latest is not None:
         fields = tuple((key, masked_printable(value)) for key, value in latest.fields)

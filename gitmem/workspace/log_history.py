@@ -1,0 +1,154 @@
+"""LOG's whole history, in order: its sealed volumes by number, then LOG.md (rules 6, `gitmem.memory.volumes`).
+
+The one reader of "all of LOG" that recall, the report, export and the close's day share. Readers of the tail
+(the context, status, the cycle) read LOG.md alone and never come here.
+
+A volume is history only when git holds it: the volumes are those tracked in a commit's tree (HEAD's for the
+work tree), regular files only, and their bytes are read from git by the blob id that tree names. A file an agent
+planted under `history/`, a link, or a tracked volume edited in the work tree is never read: a volume never
+changes once sealed, so the committed bytes are the volume. LOG.md is read as its readers always read it (the
+file on disk, confined to the work tree), since what a cycle appends is history before it is committed.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from functools import cached_property
+from pathlib import Path
+
+from gitmem import gitio
+from gitmem.confined import files
+from gitmem.memory import fences, log, volumes
+from gitmem.memory.log import LogEntry, TailSource
+from gitmem.workspace import Workspace
+
+Enough = Callable[[tuple[LogEntry, ...]], bool]
+KEPT = 4             # volumes' bytes a history keeps in memory (about 300 KB each)
+
+
+@dataclass(frozen=True)
+class Volume:
+    number: int
+    path: str        # repository-relative, `history/LOG-0003.md`
+    blob: str        # its git blob id in the commit it was found in
+
+
+def tracked(repo: gitio.Repo, log_path: str, commit: str | None = None) -> tuple[Volume, ...]:
+    """The volumes of `log_path` a commit holds (default HEAD), by number; none on an unborn branch."""
+    snapshot = gitio.commit_snapshot(repo, commit if commit is not None else gitio.head_id(repo), ())
+    listing = (snapshot.entries_in(volumes.volume_folder(log_path)) if snapshot is not None else None) or {}
+    found = {path: oid for path, (oid, mode) in listing.items() if oid is not None and mode in files.BLOB_MODES}
+    return tuple(Volume(number, path, found[path]) for number, path in volumes.numbered(log_path, found))
+
+
+class LogHistory:
+    """LOG's history for one workspace. It is a `log.TailSource` of LOG.md itself (so a reader of the tail takes
+    it as it took LOG.md), and reaches back into the volumes, newest first, only when a reader asks for it."""
+
+    def __init__(self, live: TailSource, found: tuple[Volume, ...], read: Callable[[Volume], bytes],
+                 live_bytes: Callable[[], bytes]) -> None:
+        self.live, self.volumes = live, found
+        self._read, self._live_bytes = read, live_bytes
+        self._cache: dict[int, bytes] = {}
+
+    # -- LOG.md, as a TailSource --------------------------------------------------------------------------
+    def size(self) -> int:
+        return self.live.size()
+
+    def text_from(self, start: int) -> tuple[str, int]:
+        return self.live.text_from(start)
+
+    def line_at(self, offset: int) -> int:
+        return self.live.line_at(offset)
+
+    def fence_open_at(self, offset: int) -> bool:
+        return self.live.fence_open_at(offset)
+
+    # -- the volumes ----------------------------------------------------------------------------------------
+    def volume_bytes(self, volume: Volume) -> bytes:
+        """A volume's bytes; the last few read are kept, so a reader of all history (recall's first build: 75 MB
+        of volumes at 100x) holds a few hundred KB of them at a time, not all."""
+        found = self._cache.pop(volume.number, None)
+        if found is None:
+            found = self._read(volume)
+            if len(self._cache) >= KEPT:
+                del self._cache[next(iter(self._cache))]
+        self._cache[volume.number] = found
+        return found
+
+    @cached_property
+    def first_line(self) -> int:
+        """The line of LOG.md's first entry: where a volume's amendments count from (`volumes.volume_entries`)."""
+        return volumes.first_entry_line(self._live_bytes())
+
+    def volume_entries(self, volume: Volume) -> tuple[LogEntry, ...]:
+        """A volume's entries as readers take them (amended ones give way), with the volume's own line numbers."""
+        def earlier() -> list[int]:
+            before = [v for v in self.volumes if v.number < volume.number][::-1]
+            return [volumes.body(self.volume_bytes(v)).count(b"\n") for v in before]
+
+        return volumes.volume_entries(self.volume_bytes(volume), self.first_line, earlier)
+
+    def sealed_since(self, start: datetime | None) -> str:
+        """The text of the volumes a reader of history from `start` needs (all of them for None), oldest first,
+        without their titles: put before LOG.md's text, LOG as it would read unsealed (but for the lines
+        amendments name). Volumes are read newest first, and only while history before `start` is not reached:
+        none when LOG.md's first entry is older than `start`, so a recent range reads no volume at all."""
+        if not self.volumes or (start is not None and _opens_before(self._live_bytes(), start)):
+            return ""
+        parts: list[bytes] = []
+        for volume in reversed(self.volumes):
+            parts.append(volumes.body(self.volume_bytes(volume)))
+            if start is not None and _opens_before(parts[-1], start):
+                break
+        return b"".join(reversed(parts)).decode("utf-8", "replace")
+
+    def live_tail(self, enough: Enough) -> tuple[tuple[LogEntry, ...], bool]:
+        """(the last entries of history as readers take them, whether the read reached its start): LOG.md read
+        back from its end (`log.tail_entries`), then whole volumes, newest first, until `enough` of them. Each part
+        is taken as readers take it (`log.live` for LOG.md, `volume_entries` for a volume): an amendment stays in
+        the part of the entry it amends, and lines count within each part."""
+        read = log.tail_entries(self.live, lambda entries: enough(log.live(entries)))
+        entries = log.live(read.entries)
+        if not read.whole or enough(entries):
+            return entries, read.whole and not self.volumes
+        for at in range(len(self.volumes) - 1, -1, -1):
+            entries = self.volume_entries(self.volumes[at]) + entries
+            if enough(entries):
+                return entries, at == 0
+        return entries, True
+
+
+def _opens_before(data: bytes, start: datetime) -> bool:
+    """Whether the first entry of LOG bytes `data` is dated before `start` (LOG is in time order, GM302)."""
+    at = fences.first_heading(data, b"## ")
+    if at is None:
+        return False
+    parsed = log.parse_any_heading(fences.line_starting_at(data, at)[3:].decode("utf-8", "replace"))
+    return parsed is not None and parsed[0].moment < start
+
+
+def of(ws: Workspace) -> LogHistory:
+    """The history of `ws`'s LOG: the volumes HEAD holds, then LOG.md in the work tree (`ws.log_source()`). A
+    folder of memory files outside git has no volumes: only what git holds is sealed."""
+    try:
+        repo = ws.repo if ws.state_dir is not None else None
+    except gitio.RepoError:
+        repo = None
+    return in_repo(repo, ws.root, ws.config.path("log"), ws.log_source())
+
+
+def in_repo(repo: gitio.Repo | None, root: Path, rel: str, live: TailSource | None = None) -> LogHistory:
+    """The history of the LOG at `rel` in the work tree `root`: the volumes HEAD holds (none without `repo`), then
+    LOG.md read back through `live` (default: the file, with no line cache)."""
+    from gitmem.workspace.head_and_tail import FileSource
+
+    found = tracked(repo, rel) if repo is not None else ()
+
+    def read(volume: Volume) -> bytes:
+        assert repo is not None        # a volume is only ever found in a repository
+        return gitio.blob(repo, volume.blob)
+
+    return LogHistory(live if live is not None else FileSource(root, rel, None), found, read,
+                      lambda: files.read_bytes(root, rel) or b"")

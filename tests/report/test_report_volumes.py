@@ -1,0 +1,58 @@
+"""`gitmem report` over LOG's sealed volumes (rules 6, issue 31): the same report as from the unsealed LOG, reading
+only the volumes a range reaches back into, newest first."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import date, timedelta
+
+import pytest
+
+from gitmem.report.collect import collect_report
+from gitmem.report.model import WorkspaceReport
+from gitmem.workspace import Workspace, log_history
+from tests.support import report_history as planted
+from tests.support.helpers import GitRepo
+from tests.support.sealing import seal
+
+WINDOWS: tuple[date | None, ...] = (None, planted.FIRST_DAY + timedelta(days=9), planted.LAST_DAY - timedelta(days=13))
+
+
+def report(git: GitRepo, since: date | None) -> WorkspaceReport:
+    return collect_report(Workspace.at(git.path), since=since, clock=lambda: planted.NOW)
+
+
+@pytest.fixture(scope="module")
+def sealed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[GitRepo, dict[date | None, WorkspaceReport]]]:
+    with planted.ninety_days(tmp_path_factory.mktemp("report")) as git:
+        unsealed = {since: report(git, since) for since in WINDOWS}
+        written = seal(git, per_volume=100, seal_at=200)
+        assert written[:-1] == [f"history/LOG-000{n}.md" for n in (1, 2, 3)]
+        yield git, unsealed
+
+
+@pytest.mark.parametrize("since", WINDOWS[:2], ids=["whole", "reaching-into-volumes"])
+def test_a_sealed_log_reports_as_the_unsealed_one(sealed: tuple[GitRepo, dict[date | None, WorkspaceReport]],
+                                                  since: date | None) -> None:
+    git, unsealed = sealed
+    assert report(git, since) == unsealed[since]
+    assert report(git, since).cycles                 # the comparison holds something
+
+
+def test_a_range_reads_only_the_volumes_it_reaches_back_into(
+        sealed: tuple[GitRepo, dict[date | None, WorkspaceReport]], monkeypatch: pytest.MonkeyPatch) -> None:
+    git, unsealed = sealed
+    read: list[int] = []
+    real = log_history.LogHistory.volume_bytes
+
+    def counting(self: log_history.LogHistory, volume: log_history.Volume) -> bytes:
+        read.append(volume.number)
+        return real(self, volume)
+
+    monkeypatch.setattr(log_history.LogHistory, "volume_bytes", counting)
+    assert report(git, WINDOWS[2]) == unsealed[WINDOWS[2]]         # the last 14 days: LOG.md alone
+    assert read == []
+    report(git, planted.FIRST_DAY + timedelta(days=30))
+    assert read == [3, 2]
+    read.clear()
+    report(git, None)
+    assert read == [3, 2, 1]
