@@ -16,10 +16,9 @@ Pure functions over bytes; the runner writes what they plan (gitmem.memory_write
 """
 from __future__ import annotations
 
-import itertools
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from gitmem.memory import fences, log
 from gitmem.records import record
@@ -74,32 +73,39 @@ def entry_starts(data: bytes) -> list[int]:
     return list(fences.headings(data, _HEADING))
 
 
-def _amended_lines(data: bytes, start: int) -> list[tuple[int, int]]:
-    """(offset of the heading, line it amends) for each amendment in data[start:]."""
-    if not log.amends_in(data[start:]):
+def _amended_lines(data: bytes, start: int, end: int | None = None) -> list[tuple[int, int]]:
+    """(offset of the heading, line it amends) for each amendment in data[start:end]."""
+    end = len(data) if end is None else end
+    if data.find(log.AMENDS.encode(), start, end) < 0:       # C speed, no copy: most LOGs amend nothing
         return []
     found = []
-    for at in fences.headings(data, _HEADING, start):
+    for at in fences.headings(data, _HEADING, start, end):
         parsed = log.parse_any_heading(fences.line_starting_at(data, at)[3:].decode("utf-8", "replace"))
         if parsed is not None and parsed[3] is not None:
             found.append((at, parsed[3]))
     return found
 
 
-def _shifted(data: bytes, start: int, removed_lines: int) -> bytes:
-    """data[start:] with each amendment's line number lowered by `removed_lines` (the lines sealed above it)."""
-    amended = _amended_lines(data, start)
-    if not amended:
-        return data[start:]
+def _shifted(data: bytes, start: int, lower: int, end: int | None = None) -> bytes:
+    """data[start:end] with each amendment's line number lowered by `lower` (the lines its entry moved up)."""
+    end = len(data) if end is None else end
+    amended = _amended_lines(data, start, end)
+    if not amended or lower == 0:
+        return data[start:end]
     parts, at = [], start
     for heading, line in amended:
-        end = data.find(b"\n", heading)
-        end = len(data) if end < 0 else end
+        stop = data.find(b"\n", heading, end)
+        stop = end if stop < 0 else stop
         old = f"{log.AMENDS} {line}".encode()
-        parts += [data[at:heading], data[heading:end].replace(old, f"{log.AMENDS} {line - removed_lines}".encode(), 1)]
-        at = end
-    parts.append(data[at:])
+        parts += [data[at:heading], data[heading:stop].replace(old, f"{log.AMENDS} {line - lower}".encode(), 1)]
+        at = stop
+    parts.append(data[at:end])
     return b"".join(parts)
+
+
+def _title_lines(log_path: str, number: int) -> int:
+    """The line of a volume's first entry heading, below its title."""
+    return title(log_path, number).count(b"\n") + 1
 
 
 @record(frozen=True)
@@ -112,11 +118,16 @@ def plan(data: bytes, log_path: str, next_number: int, *, per_volume: int = VOLU
          seal_at: int = SEAL_AT) -> Seal | None:
     """The seal of LOG.md's bytes `data`: while LOG.md holds `seal_at` entries or more, its oldest `per_volume`
     go into volume `next_number` (then the next). None when nothing is due. A cut never separates an entry from
-    an amendment of it that stays: the volume then ends before the amended entry."""
+    an amendment of it: the volume then ends before the amended entry.
+
+    A volume reads on its own: an amendment in it names the line its entry has in the volume (`amends line N`
+    counts the volume's lines, as LOG.md's amendments count LOG.md's), and one left in LOG.md the line its entry
+    moved up to. Several volumes cut at once are the volumes one cut at a time would give."""
     starts = entry_starts(data)
     if len(starts) < seal_at or per_volume < 1 or fences.open_after(data):
         return None           # a LOG that ends inside a fence is refused by its checks first (GM921)
     first = starts[0]
+    first_line = data.count(b"\n", 0, first) + 1
     amended = _amended_lines(data, first)
     line_of = _line_numbers(data, starts)
     volumes: list[tuple[int, bytes]] = []
@@ -137,13 +148,14 @@ def plan(data: bytes, log_path: str, next_number: int, *, per_volume: int = VOLU
                 break
         if cut_index <= index:
             break
-        volumes.append((number, title(log_path, number) + data[starts[index]:starts[cut_index]]))
+        span_start, span_end = starts[index], starts[cut_index]
+        lower = line_of[span_start] - _title_lines(log_path, number)
+        volumes.append((number, title(log_path, number) + _shifted(data, span_start, lower, span_end)))
         index, number = cut_index, number + 1
     if not volumes:
         return None
     cut = starts[index]
-    removed = data.count(b"\n", first, cut)
-    return Seal(data[:first] + _shifted(data, cut, removed), tuple(volumes))
+    return Seal(data[:first] + _shifted(data, cut, line_of[cut] - first_line), tuple(volumes))
 
 
 def _line_numbers(data: bytes, offsets: Sequence[int]) -> dict[int, int]:
@@ -158,28 +170,32 @@ def _line_numbers(data: bytes, offsets: Sequence[int]) -> dict[int, int]:
 def sealed_from(old: bytes, log_path: str, added: Sequence[tuple[int, bytes]]) -> bytes | None:
     """What LOG.md must read after the volumes `added` ((number, whole file), in number order) took its oldest
     entries from `old`: old's title and preamble, then the entries left, amendments renumbered. None when the
-    volumes do not hold exactly entries that opened `old` (whole entries, in order, each volume's title as
-    `title` writes it), or an amendment that stays names an entry they took."""
+    volumes do not hold exactly what `plan` would have cut from `old` at their boundaries (whole entries, in
+    order, each volume's title as `title` writes it, amendments renumbered to the volume's lines), or an
+    amendment names an entry in an earlier volume than its own."""
     starts = entry_starts(old)
     if not starts or not added:
         return None
+    index_of = {at: i for i, at in enumerate(starts)}
     first = at = starts[0]
-    known = set(starts)
+    first_line = line = old.count(b"\n", 0, first) + 1
     for number, content in added:
         head = title(log_path, number)
         body = content[len(head):]
-        if not content.startswith(head) or not body.startswith(_HEADING) or not old.startswith(body, at):
+        entries = len(entry_starts(body)) if content.startswith(head) and body.startswith(_HEADING) else 0
+        end_index = index_of[at] + entries
+        if entries == 0 or end_index >= len(starts):     # LOG.md keeps at least one entry
             return None
-        at += len(body)
-        if at not in known:
+        cut = starts[end_index]
+        if any(named < line for _, named in _amended_lines(old, at, cut)):
             return None
-    if at == len(old):        # LOG.md keeps at least one entry: a volume never takes the last
+        if body != _shifted(old, at, line - _title_lines(log_path, number), cut):
+            return None
+        line += old.count(b"\n", at, cut)
+        at = cut
+    if any(named < line for _, named in _amended_lines(old, at)):
         return None
-    removed = old.count(b"\n", first, at)
-    cut_line = old.count(b"\n", 0, at) + 1
-    if any(line < cut_line for _, line in _amended_lines(old, at)):
-        return None
-    return old[:first] + _shifted(old, at, removed)
+    return old[:first] + _shifted(old, at, line - first_line)
 
 
 def keep_newest_blocks(data: bytes, keep: int) -> bytes:
@@ -195,20 +211,22 @@ def keep_newest_blocks(data: bytes, keep: int) -> bytes:
 def unseal(live: bytes, log_path: str, sealed: Sequence[tuple[int, bytes]]) -> bytes | None:
     """The LOG the volumes `sealed` ((number, whole file), in number order) were cut from, with `live` (LOG.md
     after them) at its end: the reverse of `plan`, so that a merge can join two sides that sealed different
-    entries as the one text each side's history reads (then seal the result again). Every amendment in `live`
-    names the line its entry stood on before the seal again. None when a volume does not open with its title."""
-    bodies = []
+    entries as the one text each side's history reads (then seal the result again). Every amendment names the
+    line its entry stands on in that text again. None when a volume does not open with its title."""
+    if not sealed:
+        return live
+    starts = entry_starts(live)
+    first = starts[0] if starts else len(live)
+    line = first_line = live.count(b"\n", 0, first) + 1
+    parts = [live[:first]]
     for number, content in sealed:
         head = title(log_path, number)
         if not content.startswith(head):
             return None
-        bodies.append(content[len(head):])
-    if not bodies:
-        return live
-    starts = entry_starts(live)
-    first = starts[0] if starts else len(live)
-    restored = sum(body.count(b"\n") for body in bodies)
-    return live[:first] + b"".join(bodies) + _shifted(live, first, -restored)
+        parts.append(_shifted(content, len(head), _title_lines(log_path, number) - line))
+        line += content.count(b"\n", len(head))
+    parts.append(_shifted(live, first, first_line - line))
+    return b"".join(parts)
 
 
 def shared_count(*held: Mapping[int, str]) -> int:
@@ -242,41 +260,10 @@ def seal_shown(old: bytes, new: bytes, log_path: str = "LOG.md") -> tuple[int, b
 
 # -- reading sealed history (readers of all of it: recall, report, export, the close's day) --------------------
 
-def first_entry_line(live: bytes) -> int:
-    """The line of LOG.md's first entry heading (1 past its title and preamble, which never change): where the
-    entries a seal moved stood in LOG.md. 1 when it holds none."""
-    first = fences.first_heading(live, _HEADING)
-    return live.count(b"\n", 0, first) + 1 if first is not None else 1
-
-
-def volume_entries(data: bytes, first_line: int,
-                   earlier: Callable[[], Sequence[int]] = tuple) -> tuple[log.LogEntry, ...]:
+def volume_entries(data: bytes) -> tuple[log.LogEntry, ...]:
     """A volume's entries as readers take them (`log.live`): an amended entry gives way to its amendment, which a
-    seal keeps in the same volume.
-
-    An amendment names its entry by a line of LOG.md (`amends line N`) as LOG.md read when the volume was sealed,
-    and a volume's title is not LOG.md's preamble: the line is read as its distance below LOG.md's first entry line
-    (`first_line`, see `first_entry_line`). When volumes were sealed in one go, a later one's lines counted from the
-    first of them: then the entry stands that many lines higher, the lines of the volumes before it in that seal.
-    `earlier()` gives the line counts of the volumes before this one (their `body`), the nearest first; it is asked
-    only when the distance alone names no entry of this volume above the amendment."""
-    entries = log.parse(data.decode("utf-8", "replace"), expect_title=False).entries
-    if not any(entry.amends is not None for entry in entries):
-        return entries
-    base = entries[0].line
-    gone: set[int] = set()
-    for index, amendment in enumerate(entries):
-        if amendment.amends is None:
-            continue
-        above = {entry.line for entry in entries[:index]}
-        named = base + amendment.amends - first_line
-        for lines in (0, *(itertools.accumulate(earlier()) if named not in above else ())):
-            if named - lines < base:
-                break
-            if named - lines in above:
-                gone.add(named - lines)
-                break
-    return tuple(entry for entry in entries if entry.line not in gone)
+    seal keeps in the same volume, naming the entry's line in the volume."""
+    return log.live(log.parse(data.decode("utf-8", "replace"), expect_title=False).entries)
 
 
 def body(data: bytes) -> bytes:

@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from functools import cached_property
 from pathlib import Path
 
 from gitmem import gitio
@@ -77,18 +76,9 @@ class LogHistory:
         self._cache[volume.number] = found
         return found
 
-    @cached_property
-    def first_line(self) -> int:
-        """The line of LOG.md's first entry: where a volume's amendments count from (`volumes.volume_entries`)."""
-        return volumes.first_entry_line(self._live_bytes())
-
     def volume_entries(self, volume: Volume) -> tuple[LogEntry, ...]:
         """A volume's entries as readers take them (amended ones give way), with the volume's own line numbers."""
-        def earlier() -> list[int]:
-            before = [v for v in self.volumes if v.number < volume.number][::-1]
-            return [volumes.body(self.volume_bytes(v)).count(b"\n") for v in before]
-
-        return volumes.volume_entries(self.volume_bytes(volume), self.first_line, earlier)
+        return volumes.volume_entries(self.volume_bytes(volume))
 
     def sealed_since(self, start: datetime | None) -> str:
         """The text of the volumes a reader of history from `start` needs (all of them for None), oldest first,
