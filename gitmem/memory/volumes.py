@@ -26,6 +26,7 @@ from gitmem.memory import fences, log
 VOLUME_ENTRIES = 200           # entries a volume holds: about a month of cycles at 8 a day, ~300 KB
 SEAL_AT = 2 * VOLUME_ENTRIES   # LOG.md entries at which its oldest VOLUME_ENTRIES are sealed
 FOLDER = "history"             # beside LOG.md
+NOW_BLOCKS_KEPT = 100          # NOW.md's newest blocks the runner keeps when it writes NOW (`keep_newest_blocks`)
 _HEADING = b"## "
 
 
