@@ -27,13 +27,17 @@ from gitmem.workspace import Workspace
 class Sealed:
     """What `seal` wrote: the paths the commit takes for it, and what they held before."""
 
-    paths: tuple[str, ...] = ()                            # new volumes, then LOG.md and NOW.md when rewritten
+    files: dict[str, bytes] = field(default_factory=dict)   # new volumes, then LOG.md and NOW.md when rewritten
     before: dict[str, bytes] = field(default_factory=dict)  # LOG.md and NOW.md as they were, for `undo`
     notes: tuple[str, ...] = ()                             # why a due seal was not written (for the output)
 
     @property
+    def paths(self) -> tuple[str, ...]:
+        return tuple(self.files)
+
+    @property
     def volumes(self) -> tuple[str, ...]:
-        return tuple(path for path in self.paths if path not in self.before)
+        return tuple(path for path in self.files if path not in self.before)
 
 
 def next_volume(ws: Workspace, log_path: str) -> int:
@@ -64,8 +68,8 @@ def seal(ws: Workspace, log_data: bytes | None, now_data: bytes | None) -> Seale
             writes[now_path] = kept
     before = {path: data for path, data in ((log_path, log_data), (now_path, now_data))
               if path in writes and data is not None}
-    sealed = Sealed(tuple(writes), before, tuple(notes))
-    _write(ws, sealed, writes)
+    sealed = Sealed(writes, before, tuple(notes))
+    _write(ws, sealed)
     return sealed
 
 
@@ -74,15 +78,15 @@ def _free(ws: Workspace, path: str) -> bool:
     return files.mode(ws.root, path) is None
 
 
-def _write(ws: Workspace, sealed: Sealed, writes: dict[str, bytes]) -> None:
+def _write(ws: Workspace, sealed: Sealed) -> None:
     """Write every file of the seal (volumes first: LOG.md loses its entries only once they are safe), or none."""
-    done: list[str] = []
+    done: dict[str, bytes] = {}
     try:
-        for path, data in writes.items():
+        for path, data in sealed.files.items():
             files.write_bytes(ws.root, path, data)
-            done.append(path)
+            done[path] = data
     except BaseException:
-        undo(ws, Sealed(tuple(done), sealed.before))
+        undo(ws, Sealed(done, sealed.before))
         raise
 
 

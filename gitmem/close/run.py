@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timedelta, tzinfo
 from typing import Any
 
-from gitmem import codes, gitio
+from gitmem import codes, gitio, sealing
 from gitmem.checks import generation
 from gitmem.checks.sizes import size_limits
 from gitmem.checks.violation import Violation
@@ -286,8 +286,19 @@ def _commit(ws: Workspace, result: CloseResult, head: str) -> str:
     message = (f"gitmem: close {result.day.isoformat()}\n\n" + "\n".join(body)
                + f"\n\n{PHASE_TRAILER}\n{generation.trailer()}\n")
     identity = config.agent.identity
-    # The close may run in the human's checkout: what else they staged (a merge's conflicts too) stays as it was.
-    return gitio.commit_files(ws.repo, files, message, author=identity, stats=stats, keep_staged=True)
+    # The seal goes into the commit of the entry that made it due (gitmem.sealing). It follows the close's own
+    # judgement, which is of what the close wrote (appends, a plan block, promotions): the seal only moves bytes
+    # that judgement passed, as `volumes.plan` says, and `check` and `verify` prove it from the change itself.
+    sealed = sealing.seal(ws, files.get(config.path("log")), files.get(config.path("now")))
+    result.message += "".join(f"; {note}" for note in sealed.notes)
+    try:
+        files.update(sealed.files)       # their stats went with the bytes they replaced: the commit refreshes them
+        stats = {path: stat for path, stat in stats.items() if path not in sealed.files}
+        # The close may run in the human's checkout: what else they staged (a merge's conflicts too) stays as it was.
+        return gitio.commit_files(ws.repo, files, message, author=identity, stats=stats, keep_staged=True)
+    except BaseException:
+        sealing.undo(ws, sealed)
+        raise
 
 
 def _catch_up(ws: Workspace) -> str | None:

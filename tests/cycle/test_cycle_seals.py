@@ -3,13 +3,13 @@ seal due, byte for byte, never half-written; on real repositories, judged by `ve
 from __future__ import annotations
 
 from gitmem import gitio
+from gitmem.agents.base import CycleRequest
 from gitmem.checks.check_and_verify import verify_range
-from gitmem.cycle.runner import Settings, run_cycle
+from gitmem.cycle.runner import CycleReport, Settings, run_cycle
 from gitmem.errors import ExitCode
 from gitmem.memory import now, volumes
 from gitmem.memory_writer import MemoryWriter
-from gitmem.agents.base import CycleRequest
-from tests.support.cycle_support import WritingBackend, built, is_clean
+from tests.support.cycle_support import Act, WritingBackend, built, is_clean
 from tests.support.helpers import GitRepo
 from tests.support.hostile import FixedClock
 from tests.support.long_log import entry_count, with_history
@@ -17,8 +17,8 @@ from tests.support.long_log import entry_count, with_history
 CLOCK = FixedClock()       # 2026-12-01 09:00 UTC, after every cycle of the history
 
 
-def run(repo: GitRepo, act=built()):   # type: ignore[no-untyped-def]
-    return run_cycle(repo.ws(), WritingBackend(act), settings=Settings(clock=CLOCK))
+def run(repo: GitRepo, act: Act | None = None) -> CycleReport:
+    return run_cycle(repo.ws(), WritingBackend(act or built()), settings=Settings(clock=CLOCK))
 
 
 def head_paths(repo: GitRepo, commit: str) -> dict[str, bytes]:
@@ -49,8 +49,8 @@ def test_the_cycle_whose_entry_makes_400_seals_the_oldest_200_into_volume_1_in_i
     assert entry_count(volume[len(volumes.title("LOG.md", 1)):]) == 200 and entry_count(live) == 200
     assert volume.startswith(volumes.title("LOG.md", 1) + b"## ") and "cycle 200 · built".encode() in volume
     # Byte for byte: LOG.md's head, the volume's entries, then what LOG.md kept, are the LOG the cycle wrote.
-    assert rejoined(before, [(1, volume)], live).startswith(before)
-    assert rejoined(before, [(1, volume)], live)[len(before):].startswith("\n## 2026-12-01 09:00 UTC · cycle 400".encode())
+    whole = rejoined(before, [(1, volume)], live)
+    assert whole.startswith(before) and whole[len(before):].startswith("\n## 2026-12-01 09:00 UTC · cycle 400".encode())
     assert is_clean(memrepo) and (memrepo.path / "history" / "LOG-0001.md").read_bytes() == volume
     result = verify_range(memrepo.ws(), start, "HEAD")
     assert (result.commits, result.violations) == (1, [])
