@@ -15,7 +15,7 @@ PINNED_REF = "main"
 # the tag in a comment (`@<sha> # v0.2.0`, `rev: <sha>  # frozen: v0.2.0`), as zizmor and Dependabot expect and so
 # that pre-commit never warns of a mutable `rev:`. The release step writes it once the tag is pushed (a commit
 # cannot name itself); tests/project/test_release_pins.py holds the tag, when this checkout has it, to this commit.
-PINNED_COMMIT = "e23b2e5348b373848f7e347b51da785b97b93c72"
+PINNED_COMMIT = "88ccc6c227aa07ba751617d1440d6b83bf042e78"
 DISTRIBUTION = "gitmem-agent"
 
 

@@ -21,7 +21,7 @@ from gitmem.records import record
 # The rules generation of this release. Codes and variants added in a release carry its generation
 # (`since`): `verify` holds a commit to them only when the commit was made under them (gitmem.checks.generation),
 # so a history that was valid before an upgrade stays valid. Bump it with every release that adds rules.
-RULES_VERSION = 5
+RULES_VERSION = 6
 
 
 
@@ -262,6 +262,25 @@ LOG_AMENDMENT_INVALID = _code(
                   "to add to a valid entry, write a new entry (`gitmem log add`)", since=4),
     twice=Message("amends line {target}, which line {by} already amends",
                   "line {by} stands in its place; to add to it, write a new entry (`gitmem log add`)", since=4))
+
+_VOLUME_HINT = "a volume never changes: restore it (`git checkout HEAD -- {path}`); history is added to LOG.md"
+LOG_VOLUME_CHANGED = _code(
+    "GM314", "log-volume-changed",
+    "a sealed LOG volume (`history/LOG-NNNN.md`, rules 6) was changed, removed or replaced: volumes never change",
+    "sealed LOG volume {number} was changed", _VOLUME_HINT, since=6,
+    removed=Message("sealed LOG volume {number} was removed or renamed", _VOLUME_HINT, since=6),
+    not_a_file=Message("sealed LOG volume {number} is no longer a regular file", _VOLUME_HINT, since=6))
+_SEAL_HINT = ("only the runner seals LOG (`gitmem cycle`, `gitmem close`): it moves LOG.md's oldest entries, byte "
+              "for byte, into the next volume; remove this file, or restore LOG.md")
+LOG_VOLUME_UNPROVEN = _code(
+    "GM315", "log-volume-unproven",
+    "a LOG volume added (rules 6) is not the next one, or does not hold exactly the oldest entries that left LOG.md",
+    since=6,
+    number=Message("LOG volume {number} is added, but the next volume is {next}", _SEAL_HINT, since=6),
+    content=Message("LOG volume {number} does not hold exactly the oldest entries that left {log} (with its "
+                    "title as the runner writes it), or an amendment still in {log} names an entry it took",
+                    _SEAL_HINT, since=6),
+    not_moved=Message("LOG volume {number} is added, but {log} still holds every entry", _SEAL_HINT, since=6))
 
 # -- GM4xx LESSONS -----------------------------------------------------------------------------------------
 LESSON_DUPLICATE_ID = _code(

@@ -64,6 +64,10 @@ def run_checks(inp: CheckInput) -> list[Violation]:
             continue
         family = cast(RuleFamily, importlib.import_module(f"gitmem.checks.{name}"))
         found += _judged_once(name, roles, family, inp, early)
+    # LOG's sealed volumes (rules 6) change in their own folder, LOG.md or not: judged every time, by listing.
+    from gitmem.checks import volume_checks
+
+    found += volume_checks.check(inp, early)
     # What the next cycle's context will hold: GM104, GM209, GM307, GM509, GM601, GM602.
     from gitmem.checks import sizes
 

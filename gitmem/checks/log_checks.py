@@ -5,6 +5,7 @@ from collections.abc import Collection
 from dataclasses import replace
 
 from gitmem import codes
+from gitmem.checks import volume_checks
 from gitmem.checks.inputs import CheckInput, unreadable
 from gitmem.checks.log_entries import entry_rules, rules_below
 from gitmem.checks.violation import Violation, from_problem
@@ -48,6 +49,10 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     prefix = old.prefix_length(path, new)
     verdict = log.judge_append(new, prefix, old=lambda: old.read(path) or b"",
                                open_at=lambda at: open_at(old, path, new, at))
+    if not verdict.ok and inp.generation >= volume_checks.SEALS_FROM:
+        base = volume_checks.proven_base(inp)
+        if base is not None:      # a seal (rules 6): the new LOG.md appends to what the old one keeps
+            return check(replace(inp, old=volume_checks.sealed_side(inp, base)), earlier)
     if verdict.open_ is not None and verdict.start == prefix:     # the old LOG's end: a later judge reuses it
         old.facts[(FENCE_OPEN_AT_END, path)] = verdict.open_
     if verdict.open_ is None:     # judged on the old lines alone: there is no appended text to read

@@ -65,7 +65,8 @@ class DerivedSnapshot(Snapshot):
         oids = {path: base.oid(path) for path in paths}
         # The loader is `read` below, not a bound method stored on self: that would be a reference cycle,
         # and `verify` would keep every commit's multi-megabyte copy until the cyclic GC happened to run.
-        super().__init__(base.label, base.read, oids, base.mode)
+        super().__init__(base.label, base.read, lambda path: oids[path] if path in oids else base.oid(path),
+                         base.mode, base.entries_in)
 
     def read(self, path: str) -> bytes | None:
         if path not in self._cache:

@@ -20,14 +20,21 @@ from gitmem.gitio.repository import Repo, explained, work_tree
 BLOB_MODES = files.BLOB_MODES
 
 
+# What a folder holds, as a snapshot lists it: each entry's repository-relative path, with its blob id when known
+# (None for a changed work-tree file) and its git mode.
+Listing = dict[str, tuple[str | None, int | None]]
+
+
 class Snapshot:
     def __init__(self, label: str, loader: Callable[[str], bytes | None],
                  oids: dict[str, str | None] | Callable[[str], str | None] | None = None,
-                 modes: dict[str, int | None] | Callable[[str], int | None] | None = None) -> None:
+                 modes: dict[str, int | None] | Callable[[str], int | None] | None = None,
+                 lister: Callable[[str], Listing | None] | None = None) -> None:
         self.label = label
         self._loader = loader
         self._oids = oids or {}
         self._modes = modes if modes is not None else {}
+        self._lister = lister
         self._cache: dict[str, bytes | None] = {}
         # Facts a check learned about a file here (the fence state at its end), kept for the next check that
         # reads this snapshot as its old side: `verify` walks a chain of commits, each the next one's parent.
@@ -57,6 +64,11 @@ class Snapshot:
     def exists(self, path: str) -> bool:
         return self.read(path) is not None
 
+    def entries_in(self, folder: str) -> Listing | None:
+        """What the folder `folder` holds directly (not below it); {} when it is missing; None when this snapshot
+        cannot list folders (a write judged before it is made names its files one by one)."""
+        return self._lister(folder) if self._lister is not None else None
+
     def prefix_length(self, path: str, newer: bytes) -> int | None:
         """len(this file) when it is, byte for byte, the start of `newer`; else None.
 
@@ -68,7 +80,10 @@ class Snapshot:
 
     @classmethod
     def from_dict(cls, label: str, files: dict[str, bytes]) -> Snapshot:
-        return cls(label, files.get)
+        def lister(folder: str) -> Listing:
+            return {path: (None, 0o100644) for path in files if path.rpartition("/")[0] == folder.strip("/")}
+
+        return cls(label, files.get, lister=lister)
 
 
 class RenamedSnapshot(Snapshot):
@@ -79,7 +94,7 @@ class RenamedSnapshot(Snapshot):
     """
 
     def __init__(self, base: Snapshot, names: dict[str, str]) -> None:
-        super().__init__(base.label, lambda path: base.read(self._name(path)))
+        super().__init__(base.label, lambda path: base.read(self._name(path)), lister=base.entries_in)
         self._base, self._names = base, names
 
     def _name(self, path: str) -> str:
@@ -160,7 +175,24 @@ def commit_snapshot(repo: Repo, commit_id: str | None, paths: Iterable[str]) -> 
         blob = _tree_blob(tree, path)
         return blob.data if blob is not None else None
 
-    return Snapshot(f"commit {commit_id[:10]}", load, oids, modes)
+    def oid(path: str) -> str | None:
+        if path not in oids:
+            entry = _tree_entry(tree, path)
+            oids[path], modes[path] = (str(entry.id), int(entry.filemode)) if entry is not None else (None, None)
+        return oids[path]
+
+    def mode(path: str) -> int | None:
+        oid(path)
+        return modes[path]
+
+    def lister(folder: str) -> Listing:
+        found = _tree_entry(tree, folder) if folder.strip("/") else tree
+        if not isinstance(found, pygit2.Tree):
+            return {}
+        prefix = folder.strip("/") + "/" if folder.strip("/") else ""
+        return {prefix + str(entry.name): (str(entry.id), int(entry.filemode)) for entry in found}
+
+    return Snapshot(f"commit {commit_id[:10]}", load, oid, mode, lister)
 
 
 def index_snapshot(repo: Repo, paths: Iterable[str]) -> Snapshot:
@@ -174,13 +206,28 @@ def index_snapshot(repo: Repo, paths: Iterable[str]) -> Snapshot:
         oids[path] = str(entry.id) if entry is not None else None
         modes[path] = int(entry.mode) if entry is not None else None
 
-    def load(path: str) -> bytes | None:
-        oid = oids.get(path)
-        if oid is None or modes.get(path) not in BLOB_MODES:
-            return None
-        return cast(pygit2.Blob, raw[oid]).data
+    def oid(path: str) -> str | None:
+        if path not in oids:
+            entry = _index_entry(index, path)
+            oids[path], modes[path] = (str(entry.id), int(entry.mode)) if entry is not None else (None, None)
+        return oids[path]
 
-    return Snapshot("index", load, oids, modes)
+    def mode(path: str) -> int | None:
+        oid(path)
+        return modes[path]
+
+    def load(path: str) -> bytes | None:
+        found = oid(path)
+        if found is None or modes.get(path) not in BLOB_MODES:
+            return None
+        return cast(pygit2.Blob, raw[found]).data
+
+    def lister(folder: str) -> Listing:
+        prefix = folder.strip("/") + "/"
+        return {entry.path: (str(entry.id), int(entry.mode)) for entry in index
+                if entry.path.startswith(prefix) and "/" not in entry.path[len(prefix):]}
+
+    return Snapshot("index", load, oid, mode, lister)
 
 
 def _index_entry(index: pygit2.Index, path: str) -> pygit2.IndexEntry | None:
@@ -217,8 +264,7 @@ def staged_snapshot(repo: Repo, paths: Iterable[str]) -> Snapshot:
                 pass
         return index.read(path)
 
-    return Snapshot("index", load, {path: index.oid(path) for path in paths},
-                    {path: index.mode(path) for path in paths})
+    return Snapshot("index", load, index.oid, index.mode, index.entries_in)
 
 
 def stored_bytes(repo: Repo, rel: str, data: bytes) -> bytes:
@@ -275,7 +321,14 @@ def worktree_snapshot(workdir: Path, paths: Iterable[str] = (), *, repo: Repo | 
                 pass
         return known[rel]
 
-    return Snapshot("work tree", load, clean_id, modes=lambda rel: files.mode(workdir, rel))
+    def lister(folder: str) -> Listing:
+        try:
+            found = [rel for rel, is_dir in files.walk(workdir, folder or ".", recursive=False) if not is_dir]
+        except (files.FileRefused, FileNotFoundError, NotADirectoryError):
+            return {}
+        return {rel: (clean_id(rel), files.mode(workdir, rel)) for rel in found}
+
+    return Snapshot("work tree", load, clean_id, modes=lambda rel: files.mode(workdir, rel), lister=lister)
 
 
 def file_current(repo: Repo, rel: str) -> bool:

@@ -19,9 +19,9 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from gitmem.memory import fences, log
+from gitmem.records import record
 
 VOLUME_ENTRIES = 200           # entries a volume holds: about a month of cycles at 8 a day, ~300 KB
 SEAL_AT = 2 * VOLUME_ENTRIES   # LOG.md entries at which its oldest VOLUME_ENTRIES are sealed
@@ -101,7 +101,7 @@ def _shifted(data: bytes, start: int, removed_lines: int) -> bytes:
     return b"".join(parts)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Seal:
     live: bytes                                  # LOG.md after the seal
     volumes: tuple[tuple[int, bytes], ...]       # (number, whole file) of each new volume, in order

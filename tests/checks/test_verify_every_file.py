@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from gitmem.codes import RULES_VERSION
 from gitmem.errors import ExitCode
 from tests.support.gitcli import git
 from tests.support.helpers import GitRepo, make_repo
@@ -61,7 +62,7 @@ def test_a_merge_answers_for_what_it_brings_not_for_what_a_parent_brought(memrep
 def test_history_made_under_rules_4_is_not_read_this_way(tmp_path: Path, git_env: None, cli) -> None:
     repo = make_repo(tmp_path / "old", commit=False)
     text = repo.read("gitmem.yaml")
-    repo.write("gitmem.yaml", text.replace("rules_version: 5", "rules_version: 4"))
+    repo.write("gitmem.yaml", text.replace(f"rules_version: {RULES_VERSION}", "rules_version: 4"))
     repo.stage("gitmem.yaml")
     repo.commit("an older repository")
     start = repo.head()

@@ -1,0 +1,104 @@
+"""GM314, GM315 (rules 6): LOG's sealed volumes never change, and each volume added proves a seal.
+
+A seal moves LOG.md's oldest entries, byte for byte, into the next volume (gitmem.memory.volumes). It is proven
+from the change alone: the volumes added, in number order, hold exactly entries that opened the old LOG.md, and
+the new LOG.md is an append to what the old one keeps (`proven_base`, which the LOG rules judge the new LOG.md
+against). Volumes are listed, never trusted by name alone: one whose number skips is refused, so that no file
+waits in the folder to become history when the numbers reach it.
+"""
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from gitmem import codes
+from gitmem.checks.inputs import CheckInput
+from gitmem.checks.violation import Violation
+from gitmem.gitio import Snapshot
+from gitmem.memory import volumes
+
+SEALS_FROM = 6                      # the rules generation that seals LOG
+_PROOF = "sealed-log-base"          # Snapshot.facts key: the LOG.md a proven seal leaves, or None
+_BLOB_MODES = (0o100644, 0o100755)
+
+
+def _volumes(snapshot: Snapshot | None, log_path: str) -> dict[int, tuple[str, str | None, int | None]] | None:
+    """number -> (path, blob id, mode) of the volumes `snapshot` holds; None when it cannot list folders."""
+    if snapshot is None:
+        return {}
+    listing = snapshot.entries_in(volumes.volume_folder(log_path))
+    if listing is None:
+        return None
+    return {number: (path, *listing[path]) for number, path in volumes.numbered(log_path, listing)}
+
+
+def _same(inp: CheckInput, path: str, old_oid: str | None, new_oid: str | None) -> bool:
+    if old_oid is not None and new_oid is not None:
+        return old_oid == new_oid
+    assert inp.old is not None
+    data = inp.new.read(path)
+    return data is not None and data == inp.old.read(path)
+
+
+def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
+    if inp.generation < SEALS_FROM:
+        return []
+    log_path = inp.config.path("log")
+    old, new = _volumes(inp.old, log_path), _volumes(inp.new, log_path)
+    if old is None or new is None:
+        return []
+    found: list[Violation] = []
+    for number, (path, old_oid, _) in sorted(old.items()):
+        if number not in new:
+            found.append(Violation.of(codes.LOG_VOLUME_CHANGED, path, 1, "removed", number=number, path=path))
+        elif new[number][2] not in _BLOB_MODES:
+            found.append(Violation.of(codes.LOG_VOLUME_CHANGED, path, 1, "not_a_file", number=number, path=path))
+        elif not _same(inp, path, old_oid, new[number][1]):
+            found.append(Violation.of(codes.LOG_VOLUME_CHANGED, path, 1, number=number, path=path))
+    added = sorted(number for number in new if number not in old)
+    if not added:
+        return found
+    first = max(old, default=0) + 1
+    skipped = [(number, first + index) for index, number in enumerate(added) if number != first + index]
+    if skipped:
+        number, expected = skipped[0]
+        return found + [Violation.of(codes.LOG_VOLUME_UNPROVEN, new[number][0], 1, "number", number=number,
+                                     next=expected)]
+    old_log = inp.old.read(log_path) if inp.old is not None else None
+    new_log = inp.new.read(log_path)
+    where = new[added[0]][0]
+    if old_log is not None and new_log is not None and new_log.startswith(old_log):
+        return found + [Violation.of(codes.LOG_VOLUME_UNPROVEN, where, 1, "not_moved", number=added[0],
+                                     log=log_path)]
+    if proven_base(inp) is None:
+        return found + [Violation.of(codes.LOG_VOLUME_UNPROVEN, where, 1, "content", number=added[0],
+                                     log=log_path)]
+    return found
+
+
+def proven_base(inp: CheckInput) -> bytes | None:
+    """The LOG.md that the volumes this change adds leave of the old one (its title, the entries they did not
+    take, amendments renumbered), which the new LOG.md must append to; None when the change adds no volume
+    or its volumes prove no seal (`check` says why)."""
+    log_path = inp.config.path("log")
+    if (_PROOF, log_path) in inp.new.facts:
+        return inp.new.facts[(_PROOF, log_path)]  # type: ignore[return-value]
+    found = None
+    old, new = _volumes(inp.old, log_path), _volumes(inp.new, log_path)
+    old_log = inp.old.read(log_path) if inp.old is not None else None
+    if inp.generation >= SEALS_FROM and old is not None and new is not None and old_log is not None:
+        added = [(number, inp.new.read(path)) for number, (path, _, _) in sorted(new.items()) if number not in old]
+        consecutive = [number for number, _ in added] == list(range(max(old, default=0) + 1,
+                                                                    max(old, default=0) + 1 + len(added)))
+        if added and consecutive and all(content is not None for _, content in added):
+            found = volumes.sealed_from(old_log, log_path, [(n, c) for n, c in added if c is not None])
+    inp.new.facts[(_PROOF, log_path)] = found
+    return found
+
+
+def sealed_side(inp: CheckInput, base: bytes) -> Snapshot:
+    """The old side as the seal leaves it: its LOG.md is `base`, every other file as it was."""
+    old = inp.old
+    assert old is not None
+    log_path = inp.config.path("log")
+    return Snapshot(f"{old.label}, sealed", lambda path: base if path == log_path else old.read(path),
+                    lambda path: None if path == log_path else old.oid(path), old.mode, old.entries_in)
