@@ -8,11 +8,11 @@ from gitmem.memory import log, now
 from gitmem.memory.text import Timestamp
 from tests.support.helpers import GitRepo
 
-FIRST = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)   # a cycle every 3 hours from here: 399 end on 2026-07-20
+FIRST = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)   # a cycle an hour from here: 3,000 end on 2026-05-06
 
 
 def cycle_time(number: int) -> Timestamp:
-    return Timestamp.from_datetime(FIRST + timedelta(hours=3 * (number - 1)))
+    return Timestamp.from_datetime(FIRST + timedelta(hours=number - 1))
 
 
 def log_bytes(preamble: str, count: int) -> bytes:
