@@ -278,24 +278,22 @@ def _commit(ws: Workspace, result: CloseResult, head: str) -> str:
     """One commit by the agent identity, after the whole change passes the checks and the close's permissions."""
     config = ws.config
     files, stats = changed_with_stats(ws, head)
-    problems = check_result(ws, head, files)
-    if problems:
-        raise CloseError("the close would leave invalid memory; nothing was committed:\n" + "\n".join(problems),
-                         code=codes.CLOSE_INVALID_RESULT)
-    body = [result.message] + [f"promoted {p['rule']} from {p['lesson']}" for p in result.promoted]
-    message = (f"gitmem: close {result.day.isoformat()}\n\n" + "\n".join(body)
-               + f"\n\n{PHASE_TRAILER}\n{generation.trailer()}\n")
-    identity = config.agent.identity
-    # The seal goes into the commit of the entry that made it due (gitmem.sealing). It follows the close's own
-    # judgement, which is of what the close wrote (appends, a plan block, promotions): the seal only moves bytes
-    # that judgement passed, as `volumes.plan` says, and `check` and `verify` prove it from the change itself.
+    # The seal goes into the commit of the entry that made it due (gitmem.sealing), and is judged with it.
     sealed = sealing.seal(ws, files.get(config.path("log")), files.get(config.path("now")))
-    result.message += "".join(f"; {note}" for note in sealed.notes)
     try:
         files.update(sealed.files)       # their stats went with the bytes they replaced: the commit refreshes them
         stats = {path: stat for path, stat in stats.items() if path not in sealed.files}
+        problems = check_result(ws, head, files)
+        if problems:
+            raise CloseError("the close would leave invalid memory; nothing was committed:\n" + "\n".join(problems),
+                             code=codes.CLOSE_INVALID_RESULT)
+        body = [result.message] + [f"promoted {p['rule']} from {p['lesson']}" for p in result.promoted]
+        message = (f"gitmem: close {result.day.isoformat()}\n\n" + "\n".join(body)
+                   + f"\n\n{PHASE_TRAILER}\n{generation.trailer()}\n")
+        result.message += "".join(f"; {note}" for note in sealed.notes)
         # The close may run in the human's checkout: what else they staged (a merge's conflicts too) stays as it was.
-        return gitio.commit_files(ws.repo, files, message, author=identity, stats=stats, keep_staged=True)
+        return gitio.commit_files(ws.repo, files, message, author=config.agent.identity, stats=stats,
+                                  keep_staged=True)
     except BaseException:
         sealing.undo(ws, sealed)
         raise
