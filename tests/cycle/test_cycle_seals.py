@@ -2,7 +2,7 @@
 seal due, byte for byte, never half-written; on real repositories, judged by `verify`."""
 from __future__ import annotations
 
-from gitmem import gitio
+from gitmem import gitio, sealing
 from gitmem.agents.base import CycleRequest
 from gitmem.checks.check_and_verify import verify_range
 from gitmem.cycle.runner import CycleReport, Settings, run_cycle
@@ -109,3 +109,20 @@ def test_a_cycle_that_fails_after_the_seal_leaves_no_volume_and_seals_in_its_no_
     assert set(changed) == {"LOG.md", "NOW.md", "history/LOG-0001.md"}
     assert entry_count(changed["LOG.md"]) == 200 and "cycle 400 · no-build".encode() in changed["LOG.md"]
     assert is_clean(memrepo)
+
+
+def test_a_file_where_a_new_volume_would_go_is_never_written_over(memrepo: GitRepo) -> None:
+    """A volume is numbered from HEAD's tree, and written only where nothing is: a file the work tree holds there
+    (a human's, untracked) stays as it is, and the seal waits, saying why."""
+    with_history(memrepo, entries=400, blocks=3)
+    memrepo.write("history/LOG-0001.md", "my own notes\n")
+    before = (memrepo.path / "LOG.md").read_bytes()
+    sealed = sealing.seal_worktree(memrepo.ws())
+    assert sealed.paths == () and "history/LOG-0001.md is in the work tree but not in HEAD" in sealed.notes[0]
+    assert memrepo.read("history/LOG-0001.md") == "my own notes\n"
+    assert (memrepo.path / "LOG.md").read_bytes() == before
+    (memrepo.path / "history" / "LOG-0001.md").unlink()
+    sealed = sealing.seal_worktree(memrepo.ws())
+    assert sealed.volumes == ("history/LOG-0001.md",) and entry_count((memrepo.path / "LOG.md").read_bytes()) == 200
+    sealing.undo(memrepo.ws(), sealed)          # the commit did not happen: all of it put back
+    assert (memrepo.path / "LOG.md").read_bytes() == before and not (memrepo.path / "history").exists()
