@@ -49,7 +49,7 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     prefix = old.prefix_length(path, new)
     verdict = log.judge_append(new, prefix, old=lambda: old.read(path) or b"",
                                open_at=lambda at: open_at(old, path, new, at))
-    if not verdict.ok and inp.generation >= volume_checks.SEALS_FROM:
+    if not verdict.ok and inp.generation >= volume_checks.SEALS_FROM and not isinstance(old, volume_checks.SealedSide):
         base = volume_checks.proven_base(inp)
         if base is not None:      # a seal (rules 6): the new LOG.md appends to what the old one keeps
             return check(replace(inp, old=volume_checks.sealed_side(inp, base)), earlier)

@@ -9,6 +9,7 @@ number used on both sides; under rules 1-3, times going back too), GM308 says so
 """
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -18,7 +19,7 @@ from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.config import Config
 from gitmem.gitio import Snapshot
-from gitmem.memory import fences, log, positions
+from gitmem.memory import fences, log, positions, volumes
 from gitmem.memory.text import common_prefix, decode_text, strip_trailing_blank
 
 # The rules by which history goes missing from DECISIONS, LESSONS and RULES.
@@ -37,10 +38,58 @@ def check_merge(config: Config, first: Snapshot | None, others: list[tuple[str, 
         if other is None:
             continue
         found += [replace(v, message=f"{v.message} (parent {label} has it)", since=SINCE)
-                  for v in run_checks(CheckInput(config, other, merged)) if v.code in HISTORY]
-        found += _log(config.path("log"), first, other, merged, label,
+                  for v in run_checks(CheckInput(config, other, _with_log_of(config, other, merged)))
+                  if v.code in HISTORY]
+        log_first, log_other, log_merged = _unsealed(config.path("log"), first, other, merged)
+        found += _log(config.path("log"), log_first, log_other, log_merged, label,
                       by_time=generation < written_times.ORDERED_BY_POSITION)
     return found
+
+
+def _with_log_of(config: Config, other: Snapshot, merged: Snapshot) -> Snapshot:
+    """`merged` with `other`'s LOG and volumes: what the history rules of DECISIONS, LESSONS and RULES judge against
+    the other parent. LOG against it is `_log`'s (a merge appends the other parent's entries after the first's, so
+    it is no append of the other's LOG, and a seal the merge made took entries of the first parent's). A snapshot
+    of its own, too: what a check learns of the merge against its first parent (the seal it proves) is kept in
+    `merged.facts`, and must not be learned against another parent."""
+    log_path = config.path("log")
+    folder = volumes.volume_folder(log_path)
+
+    def theirs(path: str) -> bool:
+        return path == log_path or posixpath.dirname(path) == folder
+
+    return Snapshot(merged.label, lambda path: (other if theirs(path) else merged).read(path),
+                    lambda path: (other if theirs(path) else merged).oid(path),
+                    lambda path: (other if theirs(path) else merged).mode(path),
+                    lambda name: (other if name == folder else merged).entries_in(name))
+
+
+def _unsealed(path: str, first: Snapshot | None, other: Snapshot,
+              merged: Snapshot) -> tuple[Snapshot | None, Snapshot, Snapshot]:
+    """The sides with the volumes they do not all hold alike unsealed into their LOG (rules 6): a merge where a side
+    sealed is judged on the entries each side holds, wherever they are now (volumes.unseal). The sides as they are
+    when no side sealed since they split, or a side cannot list its volumes."""
+    folder = volumes.volume_folder(path)
+    listings = [side.entries_in(folder) if side is not None else {} for side in (first, other, merged)]
+    held = [{number: str(listing[name][0]) for number, name in volumes.numbered(path, listing)}
+            for listing in listings if listing is not None]
+    if len(held) < 3 or all(side == held[0] for side in held):
+        return first, other, merged
+    shared = volumes.shared_count(*held)
+    return (_unsealed_side(path, first, shared) if first is not None else None, _unsealed_side(path, other, shared),
+            _unsealed_side(path, merged, shared))
+
+
+def _unsealed_side(path: str, side: Snapshot, shared: int) -> Snapshot:
+    listing = side.entries_in(volumes.volume_folder(path)) or {}
+    newer = [(number, name) for number, name in volumes.numbered(path, listing) if number > shared]
+    live = side.read(path)
+    if not newer or live is None:
+        return side
+    text = volumes.unseal(live, path, [(number, side.read(name) or b"") for number, name in newer])
+    if text is None:
+        return side
+    return Snapshot(f"{side.label}, unsealed", lambda name: text if name == path else side.read(name))
 
 
 def as_merged(config: Config, fork: Snapshot | None, first: Snapshot | None, other: Snapshot,
@@ -74,7 +123,7 @@ def as_merged(config: Config, fork: Snapshot | None, first: Snapshot | None, oth
 
 
 def _loses_history(config: Config, other: Snapshot, merged: Snapshot) -> bool:
-    return any(v.code in HISTORY for v in run_checks(CheckInput(config, other, merged)))
+    return any(v.code in HISTORY for v in run_checks(CheckInput(config, other, _with_log_of(config, other, merged))))
 
 
 @dataclass(frozen=True)

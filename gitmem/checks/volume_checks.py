@@ -80,8 +80,10 @@ def proven_base(inp: CheckInput) -> bytes | None:
     take, amendments renumbered), which the new LOG.md must append to; None when the change adds no volume
     or its volumes prove no seal (`check` says why)."""
     log_path = inp.config.path("log")
-    if (_PROOF, log_path) in inp.new.facts:
-        return inp.new.facts[(_PROOF, log_path)]  # type: ignore[return-value]
+    # Kept on the new side for this old side only: a merge is judged against each of its parents in turn.
+    known = inp.new.facts.get((_PROOF, log_path))
+    if isinstance(known, tuple) and known[0] is inp.old:
+        return known[1]  # type: ignore[no-any-return]
     found = None
     old, new = _volumes(inp.old, log_path), _volumes(inp.new, log_path)
     old_log = inp.old.read(log_path) if inp.old is not None else None
@@ -91,14 +93,18 @@ def proven_base(inp: CheckInput) -> bytes | None:
                                                                     max(old, default=0) + 1 + len(added)))
         if added and consecutive and all(content is not None for _, content in added):
             found = volumes.sealed_from(old_log, log_path, [(n, c) for n, c in added if c is not None])
-    inp.new.facts[(_PROOF, log_path)] = found
+    inp.new.facts[(_PROOF, log_path)] = (inp.old, found)
     return found
 
 
+class SealedSide(Snapshot):
+    """The old side as a proven seal leaves it: its LOG.md is the seal's base, every other file as it was. The
+    LOG rules judge the new LOG.md against it once, as an append: a change is one seal, never a seal of a seal."""
+
+
 def sealed_side(inp: CheckInput, base: bytes) -> Snapshot:
-    """The old side as the seal leaves it: its LOG.md is `base`, every other file as it was."""
     old = inp.old
     assert old is not None
     log_path = inp.config.path("log")
-    return Snapshot(f"{old.label}, sealed", lambda path: base if path == log_path else old.read(path),
-                    lambda path: None if path == log_path else old.oid(path), old.mode, old.entries_in)
+    return SealedSide(f"{old.label}, sealed", lambda path: base if path == log_path else old.read(path),
+                      lambda path: None if path == log_path else old.oid(path), old.mode, old.entries_in)

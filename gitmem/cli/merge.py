@@ -60,7 +60,10 @@ def merge_driver_command(base: Path, ours: Path, theirs: Path, path: str) -> int
     exits 0, or leaves git's own conflict markers there and exits 1."""
     from gitmem.publish.driver import run_driver
 
-    return ExitCode.OK if run_driver(Path.cwd(), base, ours, theirs, path, os.environ) else ExitCode.VIOLATIONS
+    done = run_driver(Path.cwd(), base, ours, theirs, path, os.environ)
+    if done.said:
+        click.echo(done.said, err=True)
+    return ExitCode.OK if done.clean else ExitCode.VIOLATIONS
 
 
 COMMANDS = (merge_command, merge_driver_command)

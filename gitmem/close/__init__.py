@@ -3,6 +3,7 @@
 `run_close` is the library entry point (the CLI, the demo and tests call it). The parts:
   day.py           reading the day from LOG, NOW and DECISIONS, newest end first; the Rule 0 streak
   backing.py       which Confirmed lines history backs (the commit that added one also logged its cycle)
+  verdict_memo.py  those verdicts kept for the next close, outside the repository, while their inputs stand
   gates.py         the promotion gates and plan (pure: text in, decisions out)
   promotion.py     the live re-check and the one write of RULES and LESSONS; conflicts to DECISIONS
   day_report.py    the report and tomorrow's plan, from the data alone

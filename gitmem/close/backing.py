@@ -18,6 +18,8 @@ The cache is in `.git/`, which the agent can write, so nothing in it counts as i
 used only when it is in history and its LESSONS, against its parents', shows it added the line; the verdict is
 then judged again from that commit, as the walk would. A planted or edited entry fails that check, and the line
 is looked for in history as if there were no cache.
+The judgement itself is saved only where its inputs are unchanged and its record is out of the agent's reach
+(gitmem.close.verdict_memo): a close judges the lines of the lessons that changed since, not all of them.
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from pathlib import Path
 
 from gitmem import gitio
 from gitmem.close.day import cycle_numbers
+from gitmem.close.verdict_memo import VerdictMemo, content_digest, is_commit_id
 from gitmem.confined import files
 from gitmem.memory import fences, lessons, log
 from gitmem.memory.lessons import Lesson
@@ -74,6 +77,7 @@ class Backing:
         self._commits: dict[str, gitio.Commit | None] = {}
         self._file_ids: dict[tuple[str, str], str | None] = {}
         self._sizes: dict[str, int] = {}
+        self._memo = VerdictMemo(ws.root, (self.lessons_path, self.log_path))
 
     # -- the question ----------------------------------------------------------------------------------------
     def __call__(self, lesson: Lesson, item: Field) -> Verdict:
@@ -94,6 +98,10 @@ class Backing:
         # was written at is an ancestor of this HEAD, all of them are: one check instead of one per commit.
         all_in_history = head is not None and valid_at is not None and gitio.is_ancestor_id(self.repo, valid_at,
                                                                                              head)
+        digests: dict[int, str] = {}
+        if head is not None:
+            self._remembered(pending, cache, head, digests)
+        judging = dict(pending)
         if head is not None:
             self._recheck_cached(pending, cache, head, all_in_history=all_in_history)
         if pending and head is not None:
@@ -102,6 +110,32 @@ class Backing:
             self._verdicts.setdefault(key, NOT_COMMITTED)
         if head is not None:
             self._save_cache(head, valid_at, cache if all_in_history else {})
+            self._remember(judging, head, digests)
+
+    def _remembered(self, pending: dict[str, tuple[Lesson, Field]], cache: dict[str, object], head: str,
+                    digests: dict[int, str]) -> None:
+        """The verdicts judged before whose inputs are unchanged (gitmem.close.verdict_memo) leave `pending`."""
+        for key, (lesson, _) in list(pending.items()):
+            found = cache.get(key)
+            commit = found.get("commit") if isinstance(found, dict) else None
+            if not is_commit_id(commit):
+                continue
+            kept = self._memo.find(key, _digest_of(lesson, digests), commit,
+                                   in_history=lambda valid_at: gitio.is_ancestor_id(self.repo, valid_at, head),
+                                   log=self._current_log)
+            if kept is not None:
+                self._verdicts[key] = Verdict(kept[2], kept[3], kept[0])
+                del pending[key]
+
+    def _remember(self, judged: dict[str, tuple[Lesson, Field]], head: str, digests: dict[int, str]) -> None:
+        """Keep the verdicts this process judged from history for the next (those of lines not committed yet
+        name no commit, and are judged again)."""
+        for key, (lesson, _) in judged.items():
+            verdict = self._verdicts[key]
+            if verdict.commit is not None:
+                self._memo.keep(key, _digest_of(lesson, digests), verdict.commit, verdict.ok, verdict.why)
+        self._memo.save(head, in_history=lambda valid_at: gitio.is_ancestor_id(self.repo, valid_at, head),
+                        log=self._current_log)
 
     def _recheck_cached(self, pending: dict[str, tuple[Lesson, Field]], cache: dict[str, object], head: str, *,
                         all_in_history: bool) -> None:
@@ -109,7 +143,7 @@ class Backing:
         stands leaves `pending` with its verdict."""
         in_history: dict[str, bool] = {}
         cached = [(key, found["commit"]) for key in pending
-                  if isinstance(found := cache.get(key), dict) and _is_commit_id(found.get("commit"))]
+                  if isinstance(found := cache.get(key), dict) and is_commit_id(found.get("commit"))]
         # The lines of one commit together, and the commits oldest first. A commit's parent holds the LESSONS of
         # the commit before it that changed the file, so in this order each LESSONS blob is read once, where
         # the lessons' order would read a commit's blob and its parent's again and again: a real history has a
@@ -338,12 +372,12 @@ class Backing:
         write_cache(path, {"valid_at": head, "verdicts": {**kept, **fresh}})
 
 
-def _is_commit_id(value: object) -> bool:
-    """A full commit id, never a revision (`HEAD~2`, a branch name) that would be resolved."""
-    return isinstance(value, str) and _COMMIT_ID.fullmatch(value) is not None
-
-
-_COMMIT_ID = re.compile(r"[0-9a-f]{40}")
+def _digest_of(lesson: Lesson, digests: dict[int, str]) -> str:
+    """The lesson's content digest, computed once per lesson object in one `resolve` (`digests`)."""
+    found = digests.get(id(lesson))
+    if found is None:
+        found = digests[id(lesson)] = content_digest(lesson.content())
+    return found
 
 
 def _key(lesson_id: str, value: str) -> str:

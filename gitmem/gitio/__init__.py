@@ -53,7 +53,8 @@ __all__ = [
     "waiting_branches", "walk_range", "work_tree", "worktree_bytes", "worktree_changed", "worktree_files",
     "worktree_snapshot", "write_tree_with",
     # Two writers (gitmem.gitio.rebase, remote): replaying and merging by memory's renumbering rule.
-    "Renumberer", "Renumbering", "merge_file_markers", "merge_in_progress", "merge_into", "replay",
+    "Changes", "Joiner", "Joining", "Renumberer", "Renumbering", "TreeFiles", "merge_file_markers",
+    "merge_in_progress", "merge_into", "replay",
 ]
 
 # Submodules load on first use (PEP 562), searched in this order: `gitmem check` finds everything it needs in

@@ -1,7 +1,7 @@
 """Replaying local commits onto an upstream, in memory, with a hook for memory-aware merges."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol, cast
 
@@ -34,6 +34,39 @@ Renumberer = Callable[[Callable[[str, str], bytes | None], str, str, str], Renum
 
 
 @dataclass(frozen=True)
+class TreeFiles:
+    """A tree as a Joining reads it: `listing` names the blobs in the Joining's folders (path -> blob id), so that
+    what the trees share is found without reading it; `read` reads any file."""
+
+    listing: Mapping[str, str]
+    read: Callable[[str], bytes | None]
+
+
+# What a Joining writes into a tree: path -> new bytes, or None to remove the file.
+Changes = Mapping[str, bytes | None]
+
+
+class Joining(Protocol):
+    """Files that a side of a merge split into others since the sides parted (LOG's sealed volumes), joined again
+    in every tree before the three-way merge, so that the merge, the renumbering and the resolver see one text
+    (`join`), and split again in the merged tree (`split`, given the tree it lands on; None: it does not split)."""
+
+    def join(self, tree: TreeFiles) -> Changes: ...
+
+    def split(self, merged: TreeFiles, onto: TreeFiles) -> Changes | None: ...
+
+
+class Joiner(Protocol):
+    """Finds the Joining a merge needs from its fork's, upstream's and our tip's files (None: nothing to join).
+    Each TreeFiles lists the blobs in `folders`."""
+
+    @property
+    def folders(self) -> tuple[str, ...]: ...
+
+    def joining(self, fork: TreeFiles, upstream: TreeFiles, ours: TreeFiles) -> Joining | None: ...
+
+
+@dataclass(frozen=True)
 class RebaseResult:
     head: str | None            # the new tip when it replayed cleanly
     conflicts: tuple[str, ...]  # paths that conflicted (then nothing was changed)
@@ -42,14 +75,15 @@ class RebaseResult:
 
 
 def rebase_onto(repo: Repo, upstream: str, resolver: Resolver | None = None,
-                renumber: Renumberer | None = None) -> RebaseResult:
+                renumber: Renumberer | None = None, joiner: Joiner | None = None) -> RebaseResult:
     """Replay the current branch's commits that `upstream` lacks onto it, cherry-pick style, in memory.
 
     On success the branch, index and work tree move to the new tip. A conflicting path is offered to
     `resolver(path, base, upstream side, our side)`, which returns merged bytes or None. On a conflict
     left unresolved nothing is touched and the conflicting paths are returned. Author and committer of
     each replayed commit are kept. `renumber` may change the replayed commits first (each one and its parent
-    alike): memory's cycle numbers are positions in the merged history (gitmem.publish.renumber).
+    alike): memory's cycle numbers are positions in the merged history (gitmem.publish.renumber). `joiner` joins
+    what a side split into several files before all that, and splits the result again (gitmem.publish.sealed).
     """
     raw = repo.raw
     if raw.head_is_unborn:
@@ -62,7 +96,7 @@ def rebase_onto(repo: Repo, upstream: str, resolver: Resolver | None = None,
         return RebaseResult(str(base.id), ())
     if raw.descendant_of(head.id, base.id):
         return RebaseResult(str(head.id), ())
-    tip, count = replay(repo, str(head.id), str(base.id), resolver, renumber)
+    tip, count = replay(repo, str(head.id), str(base.id), resolver, renumber, joiner)
     if isinstance(tip, tuple):
         return RebaseResult(None, tip, count)
     reset_hard(repo, tip.head)
@@ -76,7 +110,8 @@ class Replayed:
 
 
 def replay(repo: Repo, ours: str, onto: str, resolver: Resolver | None = None,
-           renumber: Renumberer | None = None) -> tuple[Replayed | tuple[str, ...], int]:
+           renumber: Renumberer | None = None,
+           joiner: Joiner | None = None) -> tuple[Replayed | tuple[str, ...], int]:
     """Replay the commits of `ours` that `onto` lacks onto it, in memory, touching no branch, index or work
     tree: (the new tip, how many were replayed), or (the paths that conflicted, how many replayed before)."""
     raw = repo.raw
@@ -84,21 +119,25 @@ def replay(repo: Repo, ours: str, onto: str, resolver: Resolver | None = None,
     walker = raw.walk(head.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
     walker.hide(base.id)
     fork = raw.merge_base(head.id, base.id)
-    plan = renumber(lambda rev, path: _read(raw, rev, path), str(fork), str(base.id), str(head.id)) \
-        if renumber is not None and fork is not None else None
+    joined = _joined(raw, joiner, fork, base, head)
+    plan = renumber(lambda rev, path: _read_tree(raw, joined.tree(_commit_tree(raw, rev)), path), str(fork),
+                    str(base.id), str(head.id)) if renumber is not None and fork is not None else None
     tip = base
     count = 0
     for commit in walker:
         if len(commit.parents) != 1:
             raise RepoError(f"cannot replay merge commit {str(commit.id)[:10]}; merge by hand")
-        parent_tree, our_tree, message = commit.parents[0].tree, commit.tree, commit.message
+        parent_tree, our_tree, message = joined.tree(commit.parents[0].tree), joined.tree(commit.tree), commit.message
         if plan is not None:
             parent_tree, our_tree = _renumbered(raw, parent_tree, plan), _renumbered(raw, our_tree, plan)
             message = plan.message(message)
-        merged = raw.merge_trees(parent_tree, tip.tree, our_tree)
+        merged = raw.merge_trees(parent_tree, joined.tree(tip.tree), our_tree)
         if merged.conflicts is not None and not _resolve_conflicts(raw, merged, resolver):
             paths = sorted({(entry or ours or theirs).path for entry, ours, theirs in merged.conflicts})
             return tuple(paths), count
+        split = joined.split(merged, tip.tree)
+        if split is not None:
+            return split, count
         tree = merged.write_tree(raw)
         oid = raw.create_commit(None, commit.author, commit.committer, message, tree, [tip.id])
         tip = raw[oid].peel(pygit2.Commit)
@@ -106,12 +145,88 @@ def replay(repo: Repo, ours: str, onto: str, resolver: Resolver | None = None,
     return Replayed(str(tip.id), plan), count
 
 
-def _read(raw: pygit2.Repository, rev: str, path: str) -> bytes | None:
+class _Joined:
+    """A Joining applied to the trees of one merge or rebase (none: every tree as it is)."""
+
+    def __init__(self, raw: pygit2.Repository, joining: Joining | None, folders: tuple[str, ...] = ()) -> None:
+        self.raw, self.joining, self.folders = raw, joining, folders
+
+    def tree(self, tree: pygit2.Tree) -> pygit2.Tree:
+        if self.joining is None:
+            return tree
+        return _changed(self.raw, tree, self.joining.join(_tree_files(self.raw, tree, self.folders)))
+
+    def split(self, merged: pygit2.Index, onto: pygit2.Tree) -> tuple[str, ...] | None:
+        """Split the merged index again, in place; the paths that could not be split (nothing changed), or None."""
+        if self.joining is None:
+            return None
+        raw = self.raw
+
+        def read(path: str) -> bytes | None:
+            entry = merged[path] if path in merged else None
+            return bytes(cast(pygit2.Blob, raw[entry.id]).data) if entry is not None else None
+
+        changes = self.joining.split(TreeFiles({}, read), _tree_files(raw, onto, self.folders))
+        if changes is None:
+            return self.folders
+        for path, data in changes.items():
+            if data is None:
+                if path in merged:
+                    merged.remove(path)
+            else:
+                mode = merged[path].mode if path in merged else pygit2.enums.FileMode.BLOB
+                merged.add(pygit2.IndexEntry(path, raw.create_blob(data), mode))
+        return None
+
+
+def _joined(raw: pygit2.Repository, joiner: Joiner | None, fork: pygit2.Oid | None, upstream: pygit2.Commit,
+            ours: pygit2.Commit) -> _Joined:
+    if joiner is None or fork is None:
+        return _Joined(raw, None)
+    trees = (raw[fork].peel(pygit2.Commit).tree, upstream.tree, ours.tree)
+    return _Joined(raw, joiner.joining(*(_tree_files(raw, tree, joiner.folders) for tree in trees)), joiner.folders)
+
+
+def _tree_files(raw: pygit2.Repository, tree: pygit2.Tree, folders: tuple[str, ...]) -> TreeFiles:
+    """`tree`'s files for a Joining: the blobs directly in `folders` listed, any file read."""
+    listing: dict[str, str] = {}
+    for folder in folders:
+        try:
+            entry = tree[folder]
+        except KeyError:
+            continue
+        if entry.type_str == "tree":
+            listing.update((f"{folder}/{item.name}", str(item.id)) for item in cast(pygit2.Tree, raw[entry.id])
+                           if item.type_str == "blob")
+    return TreeFiles(listing, lambda path: _read_tree(raw, tree, path))
+
+
+def _commit_tree(raw: pygit2.Repository, rev: str) -> pygit2.Tree:
+    return raw.revparse_single(rev).peel(pygit2.Commit).tree
+
+
+def _read_tree(raw: pygit2.Repository, tree: pygit2.Tree, path: str) -> bytes | None:
     try:
-        entry = raw.revparse_single(rev).peel(pygit2.Commit).tree[path]
+        entry = tree[path]
     except KeyError:
         return None
     return bytes(cast(pygit2.Blob, raw[entry.id]).data) if entry.type_str == "blob" else None
+
+
+def _changed(raw: pygit2.Repository, tree: pygit2.Tree, changes: Changes) -> pygit2.Tree:
+    """`tree` with `changes` written into it (None removes a file); the same tree when there are none."""
+    if not changes:
+        return tree
+    index = pygit2.Index()
+    index.read_tree(tree)
+    for path, data in changes.items():
+        if data is None:
+            if path in index:
+                index.remove(path)
+        else:
+            mode = index[path].mode if path in index else pygit2.enums.FileMode.BLOB
+            index.add(pygit2.IndexEntry(path, raw.create_blob(data), mode))
+    return cast(pygit2.Tree, raw[index.write_tree(raw)])
 
 
 def _renumbered(raw: pygit2.Repository, tree: pygit2.Tree, plan: Renumbering) -> pygit2.Tree:
@@ -161,22 +276,29 @@ class Merged:
 
 
 def merge_into(repo: Repo, ours: str, theirs: str, message: str, author: Identity,
-               resolver: Resolver | None = None, renumber: Renumberer | None = None) -> Merged:
+               resolver: Resolver | None = None, renumber: Renumberer | None = None,
+               joiner: Joiner | None = None) -> Merged:
     """A merge commit of `theirs` into `ours` (parents in that order), made in memory: no branch, index or
     work tree moves. `renumber` changes `theirs`' side first (its cycles go after ours'); a path whose line
-    merge conflicts is offered to `resolver(path, base, ours, theirs)`."""
+    merge conflicts is offered to `resolver(path, base, ours, theirs)`; `joiner` joins what a side split into
+    several files before all that, and splits the merge again (gitmem.publish.sealed)."""
     raw = repo.raw
     mine, other = _resolve(repo, ours), _resolve(repo, theirs)
     fork = raw.merge_base(mine.id, other.id)
     if fork is None:
         raise RepoError(f"{theirs} shares no history with {ours}; nothing to merge by memory rules")
-    plan = renumber(lambda rev, path: _read(raw, rev, path), str(fork), str(mine.id), str(other.id)) \
-        if renumber is not None else None
-    base_tree = raw[fork].peel(pygit2.Commit).tree
-    their_tree = _renumbered(raw, other.tree, plan) if plan is not None else other.tree
-    merged = raw.merge_trees(base_tree, mine.tree, their_tree)
+    joined = _joined(raw, joiner, fork, mine, other)
+    plan = renumber(lambda rev, path: _read_tree(raw, joined.tree(_commit_tree(raw, rev)), path), str(fork),
+                    str(mine.id), str(other.id)) if renumber is not None else None
+    base_tree = joined.tree(raw[fork].peel(pygit2.Commit).tree)
+    their_tree = joined.tree(other.tree)
+    their_tree = _renumbered(raw, their_tree, plan) if plan is not None else their_tree
+    merged = raw.merge_trees(base_tree, joined.tree(mine.tree), their_tree)
     if merged.conflicts is not None and not _resolve_conflicts(raw, merged, resolver):
         return Merged(None, tuple(sorted({(e or o or t).path for e, o, t in merged.conflicts})), plan)
+    split = joined.split(merged, mine.tree)
+    if split is not None:
+        return Merged(None, split, plan)
     tree = merged.write_tree(raw)
     who = pygit2.Signature(author.name, author.email)
     oid = raw.create_commit(None, who, who, message, tree, [mine.id, other.id])

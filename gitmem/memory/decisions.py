@@ -27,6 +27,7 @@ from gitmem.memory.text import (
     Timestamp,
     built_whole,
     decode_lines,
+    first_field_value,
     headed,
     parse_fields,
     parse_timestamp,
@@ -78,8 +79,9 @@ class Decision(IdEntry):
 
     @cached_property
     def answered(self) -> tuple[Timestamp, str, str] | None:
-        """(when, name, email) from `- Answered: <ts> by Name <email>`."""
-        return _answered(self.get("Answered") or "")
+        """(when, name, email) from `- Answered: <ts> by Name <email>`. Read from that line alone: the close asks
+        every decision when it was answered, and most are asked nothing else."""
+        return _answered(first_field_value(self.body, "Answered") or "")
 
     def with_other_digits(self, key: str) -> bool:
         """Whether the Asked or Answered line, unreadable as written, reads with its digits folded to 0-9, as

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from gitmem.memory import decisions, lessons, log
+from gitmem.memory import decisions, lessons, log, volumes
 from gitmem.memory.text import decode_text
 
 
@@ -44,10 +44,15 @@ def last_cycle(data: bytes | None) -> int:
 
 
 def new_log_cycles(base: bytes | None, data: bytes | None) -> list[int]:
-    """The cycle numbers of the entries `data` appends to `base`; none when it is no append."""
+    """The cycle numbers of the entries `data` appends to `base`, or to what a seal left of it (rules 6: a side
+    that sealed is no append of `base`, and its new cycles move all the same); none when it is neither."""
     if data is None:
         return []
     verdict = log.append_verdict(base or b"", data)
+    if not verdict.ok and base:
+        shown = volumes.seal_shown(base, data)
+        if shown is not None:
+            verdict = log.append_verdict(shown[1], data)
     if not verdict.ok or verdict.open_ is None:
         return []
     return [cycle for _, cycle in log.heading_cycles(data[verdict.start:], open_=verdict.open_) if cycle is not None]

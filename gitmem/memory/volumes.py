@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from gitmem.memory import fences, log
 from gitmem.records import record
@@ -189,3 +189,51 @@ def keep_newest_blocks(data: bytes, keep: int) -> bytes:
         return data
     kept = data[:starts[keep]].rstrip(b"\n")
     return kept + b"\n"
+
+
+def unseal(live: bytes, log_path: str, sealed: Sequence[tuple[int, bytes]]) -> bytes | None:
+    """The LOG the volumes `sealed` ((number, whole file), in number order) were cut from, with `live` (LOG.md
+    after them) at its end: the reverse of `plan`, so that a merge can join two sides that sealed different
+    entries as the one text each side's history reads (then seal the result again). Every amendment in `live`
+    names the line its entry stood on before the seal again. None when a volume does not open with its title."""
+    bodies = []
+    for number, content in sealed:
+        head = title(log_path, number)
+        if not content.startswith(head):
+            return None
+        bodies.append(content[len(head):])
+    if not bodies:
+        return live
+    starts = entry_starts(live)
+    first = starts[0] if starts else len(live)
+    restored = sum(body.count(b"\n") for body in bodies)
+    return live[:first] + b"".join(bodies) + _shifted(live, first, -restored)
+
+
+def shared_count(*held: Mapping[int, str]) -> int:
+    """How many volumes, from number 1 on, every side holds alike ((number -> blob id) of each): what a merge of
+    the sides keeps as it is; each side's later volumes are unsealed into its LOG text for the merge (`unseal`)."""
+    shared = 0
+    while (blob := held[0].get(shared + 1) if held else None) is not None and all(
+            side.get(shared + 1) == blob for side in held):
+        shared += 1
+    return shared
+
+
+def seal_shown(old: bytes, new: bytes, log_path: str = "LOG.md") -> tuple[int, bytes] | None:
+    """(where in `old` the entries kept start, what `old` keeps) of the seal `new` (a later LOG.md) shows, when `new`
+    is `old` with its oldest entries sealed away and then appended to; None when `new` shows no such seal. From the
+    two texts alone, without the volumes: a seal takes whole entries from the start of `old`, so the entries that
+    left are `old`'s own bytes (a reader that sees LOG.md alone, a merge driver or a renumbering, finds a sealed
+    side's new entries by it)."""
+    starts, new_starts = entry_starts(old), entry_starts(new)
+    if len(starts) < 2 or not new_starts:
+        return None
+    heading = fences.line_starting_at(new, new_starts[0])
+    for cut in starts[1:]:
+        if fences.line_starting_at(old, cut) != heading:
+            continue
+        kept = sealed_from(old, log_path, [(1, title(log_path, 1) + old[starts[0]:cut])])
+        if kept is not None and log.append_verdict(kept, new).ok:
+            return cut, kept
+    return None

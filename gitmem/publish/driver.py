@@ -22,7 +22,7 @@ from pathlib import Path
 from gitmem.config import Config
 from gitmem.memory import positions
 from gitmem.memory.text import Timestamp
-from gitmem.publish import merge, renumber
+from gitmem.publish import merge, renumber, sealed
 
 NAME = "gitmem"     # `merge=gitmem` in .gitattributes, `merge.gitmem.driver` in .git/config
 
@@ -58,6 +58,8 @@ def merge_memory_file(config: Config, path: str, base: bytes, ours: bytes, their
         # A rebase replaying a second commit: ours holds the first one renumbered, so it is no append of the
         # base; the base's own entries are all in theirs, and ours is kept whole.
         merged = merge.merge_log(old, mine, other, merged_at=now) or merge.pick_log(old, mine, other, merged_at=now)
+        if merged is None:
+            merged = _merge_sealed(path, base, ours, theirs, now)
     elif role == "now":
         last = max(positions.last_cycle(read_ours(place.path("log"))), renumber.last_now_cycle(ours))
         shift = positions.shift_after(last, renumber.new_now_cycles(base, theirs))
@@ -77,10 +79,32 @@ def merge_memory_file(config: Config, path: str, base: bytes, ours: bytes, their
     return merged.encode("utf-8") if merged is not None else None
 
 
-def run_driver(cwd: Path, base: Path, ours: Path, theirs: Path, path: str, environ: Mapping[str, str]) -> bool:
+def _merge_sealed(path: str, base: bytes, ours: bytes, theirs: bytes, now: Callable[[], Timestamp]) -> str | None:
+    """LOG.md where a side sealed (rules 6): git merges the volumes itself (a volume one side added, or both the
+    same one, is a clean add), so LOG.md is merged as the sides unsealed against the base and then left without
+    the entries they sealed. SealsDiverge when both sealed different entries."""
+    joined = sealed.join_texts(path, base, ours, theirs)
+    if joined is None:
+        return None
+    old, mine, other = (data.decode("utf-8") for data in (base, joined.ours, joined.theirs))
+    merged = merge.merge_log(old, mine, other, merged_at=now) or merge.pick_log(old, mine, other, merged_at=now)
+    if merged is None:
+        return None
+    live = joined.seal(merged.encode("utf-8"))
+    return live.decode("utf-8") if live is not None else None
+
+
+@dataclass(frozen=True)
+class DriverResult:
+    clean: bool
+    said: str = ""          # why memory rules did not merge it, when the human must act (a GM diagnostic)
+
+
+def run_driver(cwd: Path, base: Path, ours: Path, theirs: Path, path: str,
+               environ: Mapping[str, str]) -> DriverResult:
     """The driver as git runs it, in the repository at `cwd` on git's three temporary files: the merge of
     `path` written into `ours` by memory rules, or else git's own line merge there, conflict markers and all.
-    Whether the merge is clean."""
+    Whether the merge is clean, and what to tell the human when it is not."""
     from gitmem import gitio
     from gitmem.config import load_config
     from gitmem.workspace import Workspace
@@ -101,10 +125,15 @@ def run_driver(cwd: Path, base: Path, ours: Path, theirs: Path, path: str, envir
                  for rev in doing]
         return Landing(positions.side_shifts(*sides), lambda rel: gitio.file_at(repo, fork, rel))
 
-    merged = merge_memory_file(ws.config, path, base.read_bytes(), ours.read_bytes(), theirs.read_bytes(),
-                               now=lambda: Timestamp.from_datetime(clock()),
-                               read_ours=lambda rel: gitio.file_at(repo, head, rel), landing=landing)
+    said = ""
+    try:
+        merged = merge_memory_file(ws.config, path, base.read_bytes(), ours.read_bytes(), theirs.read_bytes(),
+                                   now=lambda: Timestamp.from_datetime(clock()),
+                                   read_ours=lambda rel: gitio.file_at(repo, head, rel), landing=landing)
+    except sealed.SealsDiverge as err:
+        merged, said = None, str(err)
     if merged is not None:
         ours.write_bytes(merged)
-        return True
-    return gitio.merge_file_markers(repo, ours, base, theirs, ("ours", "base", "theirs"))
+        return DriverResult(True)
+    return DriverResult(gitio.merge_file_markers(repo, ours, base, theirs, ("ours", "base", "theirs")) and not said,
+                        said)

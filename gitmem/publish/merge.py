@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 
 from gitmem.checks.amendments import superseded_lines
 from gitmem.config import Config
-from gitmem.memory import decisions, lessons, log, now
+from gitmem.memory import decisions, lessons, log, now, volumes
 from gitmem.memory.text import Timestamp, common_prefix
 
 if TYPE_CHECKING:     # the type only: merging is pure text, no git
@@ -167,7 +167,10 @@ def brought_in(entries: tuple[log.LogEntry, ...], upstream: str, after: datetime
 
 
 def merge_now(base: str, upstream: str, ours: str) -> str | None:
-    """New blocks from both sides go on top, newest first; an old block edited on both sides collides."""
+    """New blocks from both sides go on top, newest first; an old block edited on both sides collides. A block one
+    side dropped (rules 6: the runner keeps NOW's newest `volumes.NOW_BLOCKS_KEPT`) stays dropped; when a side
+    dropped any, the merge keeps the newest NOW_BLOCKS_KEPT too, so two sides that each kept theirs do not add
+    up to more (git keeps every block, and each cycle's LOG entry what its block said)."""
     old, theirs, mine = now.parse(base), now.parse(upstream), now.parse(ours)
     if old.problems or theirs.problems or mine.problems:
         return None
@@ -189,7 +192,10 @@ def merge_now(base: str, upstream: str, ours: str) -> str | None:
     if preamble is None:
         return None
     fresh = [*mine_new, *theirs_new]      # ours follows upstream's, so it goes on top, whatever the times say
-    return now.render(now.NowDoc(preamble, (*fresh, *kept)))
+    merged = now.render(now.NowDoc(preamble, (*fresh, *kept)))
+    if len(theirs_old) == len(mine_old) == len(known):
+        return merged
+    return volumes.keep_newest_blocks(merged.encode("utf-8"), max(volumes.NOW_BLOCKS_KEPT, len(fresh))).decode("utf-8")
 
 
 def merge_decisions(base: str, upstream: str, ours: str) -> str | None:

@@ -134,7 +134,8 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
             branch: str | None = None, tries: int = 5, backoff: float = 1.0,
             sleep: Callable[[float], None] = time.sleep, resolver: gitio.Resolver | None = None,
             workspace: str | None = None, known: str | None = None,
-            watch: tuple[str, str] | None = None, renumber: gitio.Renumberer | None = None) -> SyncResult:
+            watch: tuple[str, str] | None = None, renumber: gitio.Renumberer | None = None,
+            joiner: gitio.Joiner | None = None) -> SyncResult:
     """Fetch, rebase the current branch onto its remote branch, push. Up to `tries` attempts.
 
     A push rejected because someone pushed in between is retried after `backoff * 2**attempt` seconds.
@@ -150,7 +151,8 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     by an agent or another fetch, moves what is trusted. `watch` is (an upstream tip, the DECISIONS path): commits
     that changed DECISIONS on the upstream since that tip are named in the messages (gitmem.publish.arrivals).
     `renumber` (default: gitmem.publish.renumber.renumberer_for the same config) gives our cycles the numbers
-    after the upstream's when another writer took them first.
+    after the upstream's when another writer took them first. `joiner` (default: gitmem.publish.sealed.SealedLog of
+    the same LOG) joins what either side sealed into LOG's volumes before the rebase, and seals the result again.
     """
     local = gitio.current_branch(repo)
     if local is None:
@@ -159,14 +161,16 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     remote = remote or default_remote
     branch = branch or default_branch
     result = SyncResult(PushStatus.FAILED, remote=remote, branch=branch)
-    if resolver is None or renumber is None:
+    if resolver is None or renumber is None or joiner is None:
         from gitmem.config import load_config
         from gitmem.publish.merge import resolver_for
         from gitmem.publish.renumber import renumberer_for
+        from gitmem.publish.sealed import SealedLog
 
         # The memory merged is the workspace's: another workspace's files have other names.
         config = load_config(gitio.root(repo), workspace=workspace or None)
         resolver, renumber = resolver or resolver_for(config), renumber or renumberer_for(config)
+        joiner = joiner or SealedLog(config.path("log"))
     if remote not in gitio.remote_names(repo):
         result.status = PushStatus.NO_REMOTE
         result.messages.append(f"there is no remote {remote!r}; the commit stays local")
@@ -184,7 +188,7 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
                 watch = _watch(repo, result, watch, upstream)
             if upstream is not None:
                 before = _head(repo)
-                rebased = gitio.rebase_onto(repo, f"refs/remotes/{remote}/{branch}", resolver, renumber)
+                rebased = gitio.rebase_onto(repo, f"refs/remotes/{remote}/{branch}", resolver, renumber, joiner)
                 if rebased.conflicts:
                     return _divert(repo, result, conflict_branch, rebased.conflicts, upstream, verified=False)
                 if rebased.renumbering is not None:

@@ -64,6 +64,7 @@ def merged_commit(ws: Workspace, ours: str, theirs: str, branch: str) -> SideMer
     from gitmem.checks.check_and_verify import verify_range
     from gitmem.publish.merge import resolver_for
     from gitmem.publish.renumber import renumberer_for
+    from gitmem.publish.sealed import SealedLog
 
     repo = ws.repo
     done = SideMerge(branch)
@@ -79,7 +80,7 @@ def merged_commit(ws: Workspace, ours: str, theirs: str, branch: str) -> SideMer
         clock = ws.clock()
         resolver = resolver_for(ws.config, merged_at=lambda: Timestamp.from_datetime(clock()))
         merged = gitio.merge_into(repo, ours, theirs, _message(branch), identity, resolver,
-                                  renumberer_for(ws.config, log_too=False))
+                                  renumberer_for(ws.config, log_too=False), SealedLog(ws.config.path("log")))
         if merged.conflicts:
             raise MergeRefused(f"{', '.join(merged.conflicts)} do not merge by memory rules (the same entry "
                                f"changed on both sides, or a file gitmem does not merge); nothing was changed. "

@@ -28,16 +28,15 @@ folder: the same uid can find it). A forged index row changes the documents' has
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sqlite3
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from gitmem.config.nesting import loads_json
 from gitmem.confined import files
 from gitmem.recall import corpus
+from gitmem.workspace import proofs
 
 PROOFS = "recall-fresh"
 
@@ -73,32 +72,17 @@ def _proof(conn: sqlite3.Connection, root: Path, path: str) -> list[str] | None:
 
 
 def _proofs_file(root: Path) -> Path:
-    from gitmem import gitio
-
-    ident = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
-    return gitio.cache_home(os.environ) / PROOFS / f"{ident}.json"
+    return proofs.proofs_file(root, PROOFS)
 
 
 def _proven(root: Path) -> dict[str, Any]:
     """The proofs kept for this work tree: path -> the proof of its last check that passed."""
-    try:
-        found = loads_json(_proofs_file(root).read_bytes()[:1 << 20])
-    except (OSError, ValueError):
-        return {}
-    return found if isinstance(found, dict) else {}
+    return proofs.read_proofs(root, PROOFS, max_bytes=1 << 20)
 
 
 def _remember(root: Path, path: str, proof: list[str]) -> None:
     """Keep the proof; a cache: a failure to write it only costs the next process the check."""
-    where = _proofs_file(root)
-    kept = {**_proven(root), path: proof}
-    try:
-        where.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        partial = where.with_name(f"{where.name}.{os.getpid()}.partial")
-        partial.write_text(json.dumps(kept), encoding="utf-8")
-        os.replace(partial, where)
-    except OSError:
-        pass
+    proofs.keep_proofs(root, PROOFS, {**_proven(root), path: proof})
 
 
 def holds(conn: sqlite3.Connection, root: Path, role: str, path: str, state: dict[str, Any]) -> bool:

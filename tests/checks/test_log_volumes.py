@@ -93,3 +93,32 @@ def test_a_seal_is_a_rewrite_under_the_rules_before_6(memrepo: GitRepo, cli: Cli
     memrepo.commit("sealed by hand under rules 5")
     result = cli(["verify", "--range", f"{start}..HEAD"], cwd=memrepo.path)
     assert result.code == 1 and "GM301" in _codes(result) and "GM315" not in _codes(result)
+
+
+def test_a_proven_seal_with_its_kept_entries_rewritten_is_gm301(memrepo: GitRepo, cli: Cli) -> None:
+    data = _long_log(memrepo, 400)
+    seal = volumes.plan(data, "LOG.md", 1)
+    assert seal is not None
+    memrepo.stage_files({"LOG.md": seal.live.replace(b"- Task: task 399\n", b"- Task: another task\n"),
+                         **{volumes.volume_path("LOG.md", n): c for n, c in seal.volumes}})
+    result = cli(["check"], cwd=memrepo.path)
+    assert _codes(result) == ["GM301"], result.out + result.err
+
+
+def test_the_proof_of_a_seal_is_drawn_against_each_old_side_apart(memrepo: GitRepo) -> None:
+    """A merge is judged against each parent in turn, against the same merged state: what was proven (or not)
+    against one parent is not the answer against another."""
+    from gitmem.checks.inputs import CheckInput
+    from gitmem.checks.volume_checks import proven_base
+    from gitmem.gitio import Snapshot
+
+    data = _long_log(memrepo, 400)
+    seal = volumes.plan(data, "LOG.md", 1)
+    assert seal is not None
+    new = Snapshot.from_dict("merged", {"LOG.md": seal.live,
+                                        **{volumes.volume_path("LOG.md", n): c for n, c in seal.volumes}})
+    config = memrepo.ws().config
+    other = Snapshot.from_dict("other parent", {"LOG.md": b"# LOG\n"})
+    first = Snapshot.from_dict("first parent", {"LOG.md": data})
+    assert proven_base(CheckInput(config, other, new)) is None
+    assert proven_base(CheckInput(config, first, new)) == seal.live

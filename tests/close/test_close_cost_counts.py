@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from gitmem.close import CloseResult, run_close
-from gitmem.memory.once import Recent
+from gitmem.memory.once import Recent, SameEntries
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.workspace import Workspace
 from tests.support.helpers import HUMAN, GitRepo
@@ -142,9 +142,11 @@ def test_a_close_catching_up_days_reads_logs_tail_for_blocked_cycles_once(world:
 def test_a_cached_confirmation_is_looked_for_once_in_each_blob(memrepo: GitRepo,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """A line the cache says a commit added is looked for once in that commit's LESSONS and once in its parent's
-    (3,000 lines at 100x), and every verdict is the one a walk of history gives."""
-    from gitmem.close import backing
+    (3,000 lines at 100x), and every verdict is the one a walk of history gives. (Judged again: no verdict is
+    kept from before, gitmem.close.verdict_memo.)"""
+    from gitmem.close import backing, verdict_memo
     from gitmem.memory import lessons
+    from gitmem.workspace.proofs import proofs_file
 
     sections = []
     for n in range(1, 11):
@@ -163,6 +165,7 @@ def test_a_cached_confirmation_is_looked_for_once_in_each_blob(memrepo: GitRepo,
     assert len(wanted) == 10
     walked = backing.Backing(memrepo.ws())
     walked.resolve(wanted)
+    proofs_file(memrepo.path, verdict_memo.kind_of(("LESSONS.md", "LOG.md"))).unlink()
     looked = _counting(monkeypatch, backing._LessonsBytes, "has")
     cached = backing.Backing(memrepo.ws())
     cached.resolve(wanted)
@@ -439,3 +442,61 @@ def test_the_close_judges_the_bytes_it_commits_without_reading_them_again(memrep
     rewritten = log_of(41).replace("task 3\n", "task three\n").encode()
     found = commit_guard.check_result(ws, head, {**changed, "LOG.md": rewritten})
     assert any("close permission" in line for line in found), found
+
+
+def test_the_gates_read_the_fields_of_only_the_lessons_with_enough_confirmed_lines(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A close asks every lesson whether it is open with enough Confirmed lines (3,000 at 100x, most with fewer):
+    the fields of a lesson without enough lines that could be Confirmed fields are never parsed, and the gates
+    find what parsing every lesson finds."""
+    from gitmem.close import gates
+    from gitmem.close.backing import uncommitted
+    from gitmem.memory import lessons
+
+    def lesson(n: int, confirmed: int, bullet: str = "-") -> str:
+        lines = [f"## L-{n:04d} · Lesson {n}", "- Happened: 2026-11-10 (cycle 1) — it broke", "- Why: no tests",
+                 "- Change: run them", "- Rule: Run the tests."]
+        lines += [f"{bullet} Confirmed: 2026-11-10 (cycle {2 + k}) — held" for k in range(confirmed)]
+        lines += ["- Confirmed later: not a confirmation", "- Status: open", ""]
+        return "\n".join(lines)
+
+    text = "# LESSONS\n\n" + "\n".join([lesson(n, n % 3) for n in range(1, 31)] + [lesson(31, 2, "*")])
+    log_text = "".join(f"## 2026-11-10 0{k}:00 UTC · cycle {k} · built\n\n- Task: t\n- Result: r\n\n"
+                       for k in (1, 2, 3))
+    doc = lessons.parse(text)
+    parsed = _counting(monkeypatch, lessons, "parse_fields")
+    found = gates.eligible(doc, uncommitted(log_text), 2)
+    read_by_the_gates = len(parsed)
+    hopeful = [item.id for item in doc.lessons if len(item.confirmations) >= 2]
+    assert read_by_the_gates == len(hopeful) == 11
+    assert [c.lesson.id for c in found.candidates] == hopeful
+
+
+def test_the_days_of_a_close_read_the_answered_line_of_each_decision_not_its_fields(
+        world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which decisions waited on the days a close writes up is judged among those not answered by the first
+    day's end: a decision answered before is read for its Answered line alone (4,000 decisions at 100x, nearly
+    all answered long ago), and the days find what judging every decision finds."""
+    from gitmem.close import writeup
+    from gitmem.memory import decisions, text
+    from tests.support.world import at
+
+    asked = [world.ask(at(9, 8, n), f"Question {n}") for n in range(6)]
+    doc = decisions.parse(world.read("DECISIONS.md"))
+    # The human's answers, moved to Resolved (as most of a long-lived DECISIONS is); the fifth after the first day.
+    for n, decision in enumerate(asked[:5]):
+        when = text.Timestamp.from_datetime(at(12, 9) if n == 4 else at(9, 12, n))
+        doc = decisions.move_to_resolved(doc, decision, answer="yes", answered=when, name=HUMAN[0], email=HUMAN[1])
+    world.git.commit_files({"DECISIONS.md": decisions.render(doc)}, "answers", author=HUMAN)
+    monkeypatch.setattr(decisions, "_PARSED", SameEntries())          # as a new process reads them: none read yet
+    doc = decisions.parse(world.read("DECISIONS.md") + "\n")
+    moment = datetime(2026, 11, 14, 0, 31, tzinfo=UTC)
+    parsed = _counting(monkeypatch, text, "parse_fields")
+    monkeypatch.setattr(decisions, "parse_fields", text.parse_fields)
+    week = writeup.Week(moment)
+    found = [week.waiting(doc, datetime(2026, 11, day, 23, 59, tzinfo=UTC)) for day in (10, 11, 12, 13)]
+    read_by_the_close = len(parsed)
+    assert read_by_the_close == 2                      # the two that may have waited: the rest by one line each
+    assert [[item.id for item in day] for day in found] == [asked[4:], asked[4:], asked[5:], asked[5:]]
+    assert found == [decisions.waiting(doc, datetime(2026, 11, day, 23, 59, tzinfo=UTC), as_of=True, now=moment)
+                     for day in (10, 11, 12, 13)]

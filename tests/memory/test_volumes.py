@@ -75,3 +75,49 @@ def test_now_keeps_its_newest_blocks() -> None:
     kept = volumes.keep_newest_blocks(data, 2)
     assert kept == data[:data.index(b"\n## 2026-11-07")]
     assert volumes.keep_newest_blocks(data, 5) == data
+
+
+def _amended(count: int, *cycles: int) -> bytes:
+    """A LOG of `count` entries and, after them, an amendment of each of `cycles` naming its heading's line."""
+    data = _log(count)
+    lines = data.decode().splitlines()
+    for n, cycle in enumerate(cycles):
+        line = next(i for i, text in enumerate(lines, 1) if text.endswith(f"· cycle {cycle} · built"))
+        data += (f"\n## 2026-11-28 1{n}:00 UTC · amends line {line} · cycle {count + n + 1} · built\n"
+                 f"- Task: again\n- Result: fixed\n").encode()
+    return data
+
+
+def test_unsealing_a_seal_gives_back_the_log_it_was_cut_from_amendments_and_all() -> None:
+    cases = [(_log(9), 2, 4), (_amended(9, 7), 2, 4), (_amended(9, 2, 8), 3, 4), (_amended(12, 6, 11), 2, 5)]
+    for data, per_volume, seal_at in cases:
+        seal = volumes.plan(data, "LOG.md", 3, per_volume=per_volume, seal_at=seal_at)
+        assert seal is not None and seal.live != data
+        assert volumes.unseal(seal.live, "LOG.md", seal.volumes) == data
+        # One volume back: what the LOG read between two seals, its amendments naming the lines of that time.
+        between = volumes.sealed_from(data, "LOG.md", seal.volumes[:1])
+        assert between is not None
+        assert volumes.unseal(seal.live, "LOG.md", seal.volumes[1:]) == between
+        assert volumes.unseal(between, "LOG.md", seal.volumes[:1]) == data
+
+
+def test_unsealing_refuses_a_file_that_is_no_volume_of_its_number() -> None:
+    seal = volumes.plan(_log(6), "LOG.md", 1, per_volume=2, seal_at=4)
+    assert seal is not None
+    assert volumes.unseal(seal.live, "LOG.md", [(2, seal.volumes[0][1])]) is None
+    assert volumes.unseal(seal.live, "LOG.md", []) == seal.live
+
+
+def test_a_sealed_sides_new_cycles_are_found_from_log_md_alone() -> None:
+    """The merge driver and the renumbering see LOG.md alone: a side that sealed is no append of the base, and its
+    new cycles still move after the other side's (gitmem.memory.positions)."""
+    from gitmem.memory import positions
+
+    base = _amended(9, 7)
+    side = base + _entry(11) + _entry(12)
+    seal = volumes.plan(side, "LOG.md", 1, per_volume=4, seal_at=9)
+    assert seal is not None and not seal.live.startswith(base)
+    assert positions.new_log_cycles(base, seal.live) == [11, 12]
+    shown = volumes.seal_shown(base, seal.live)
+    assert shown is not None and seal.live.startswith(shown[1])
+    assert volumes.seal_shown(base, base.replace(b"- Task: t2", b"- Task: T2") + _entry(11)) is None   # an edit

@@ -1,0 +1,148 @@
+"""A close judges the confirmations of the lessons that changed since the last one, not of every lesson (issue 31:
+3,119 lines re-judged per close at 100x), and writes byte for byte what judging every line writes.
+
+The verdicts kept for the next close (gitmem.close.verdict_memo) live outside the repository; a copy of the
+repository at another path has none, so the close there judges every line as before: the two closes are the
+old and the new behaviour on one history.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pygit2
+import pytest
+
+from gitmem.close import CloseResult, backing
+from gitmem.memory import lessons
+from tests.support.helpers import GitRepo
+from tests.support.world import World, at, d
+
+LESSONS = 10
+CLAIM = "- Confirmed: 2026-11-10 (cycle 3) — claimed before cycle 3 ran"
+
+
+@pytest.fixture
+def world(memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> World:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))       # no verdict kept from another run
+    return World(memrepo)
+
+
+def _judgements(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Each (lesson, line) the history judges from here on (`Backing._judge`, the judging function)."""
+    judged: list[tuple[str, str]] = []
+    real = backing.Backing._judge
+
+    def counted(self: backing.Backing, commit: Any, lesson: lessons.Lesson, item: Any, **kwargs: Any) -> Any:
+        judged.append((lesson.id, item.value))
+        return real(self, commit, lesson, item, **kwargs)
+
+    monkeypatch.setattr(backing.Backing, "_judge", counted)
+    return judged
+
+
+def _hopeful_lessons(world: World) -> list[str]:
+    """LESSONS lessons from cycle 1, each confirmed in cycle 2 and claimed for cycle 3 by a human's commit made
+    before cycle 3 ran: two Confirmed lines each, one of them unbacked, so every close asks about all of them
+    and promotes none (as most of the 1,333 lessons a 100x close asks about)."""
+    world.cycle(at(10, 8))
+    ids = [world.lesson(at(10, 8, 10 + i), f"Lesson {i}", rule=f"Rule number {i}.") for i in range(LESSONS)]
+    world.cycle(at(10, 9))
+    for i, lesson in enumerate(ids):
+        world.confirm(at(10, 9, 10 + i), lesson)
+    text = world.read("LESSONS.md").replace("- Status: open", f"{CLAIM}\n- Status: open")
+    world.git.commit_files({"LESSONS.md": text}, "claims")
+    world.cycle(at(10, 10))
+    return ids
+
+
+def _lines() -> int:
+    return LESSONS * 2
+
+
+def _changes_since_the_close(world: World, ids: list[str]) -> None:
+    """The next day: a cycle confirms the first lesson again (it becomes eligible) and the human edits the
+    second one's Why (its confirmations no longer confirm what it says)."""
+    world.cycle(at(11, 9))
+    world.confirm(at(11, 9, 30), ids[0])
+    text = world.read("LESSONS.md")
+    head = f"## {ids[1]} · Lesson 1\n"
+    section = text[text.index(head):]
+    edited = section.replace("- Why: a reason", "- Why: another reason", 1)
+    world.git.commit_files({"LESSONS.md": text.replace(section, edited)}, "a better why")
+
+
+def _outcome(world: World, result: CloseResult) -> dict[str, object]:
+    """What a close writes and says: its entries, report, problems and promotions, and every memory file."""
+    files = {name: (world.git.path / name).read_bytes() for name in ("LOG.md", "NOW.md", "LESSONS.md", "RULES.md",
+                                                                      "DECISIONS.md")}
+    return {"reports": result.reports, "problems": result.problems, "promoted": result.promoted,
+            "not_promoted": result.not_promoted, "message": result.message, "plan": result.plan, **files}
+
+
+def _copy(world: World, where: Path) -> World:
+    shutil.copytree(world.git.path, where, symlinks=True)
+    return World(GitRepo(where, pygit2.Repository(str(where))))
+
+
+def test_a_close_where_nothing_changed_judges_no_confirmation_again(world: World,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    _hopeful_lessons(world)
+    judged = _judgements(monkeypatch)
+    first = world.close(d(10), at(10, 23))
+    assert len(judged) == _lines()
+    assert first.promoted == []
+    del judged[:]
+    world.cycle(at(11, 9))                  # a day of work that changed no lesson
+
+    second = world.close(d(11), at(11, 23))
+
+    assert judged == []
+    assert second.not_promoted == first.not_promoted and len(second.not_promoted) == LESSONS
+
+
+def test_a_close_judges_only_the_changed_lessons_and_writes_what_judging_all_writes(
+        world: World, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    ids = _hopeful_lessons(world)
+    world.close(d(10), at(10, 23))
+    _changes_since_the_close(world, ids)
+    old = _copy(world, tmp_path / "elsewhere")          # another work tree: no verdict kept for it
+    judged = _judgements(monkeypatch)
+
+    new_result = world.close(d(11), at(11, 23))
+    new_judged = list(judged)
+    del judged[:]
+    old_result = old.close(d(11), at(11, 23))
+
+    changed = {ids[0]: 3, ids[1]: 2}                   # their Confirmed lines
+    assert {lesson for lesson, _ in new_judged} <= set(changed)
+    assert len(new_judged) <= sum(changed.values())
+    assert len(judged) == _lines() + 1                   # judging every line, as every close did before
+    assert [p["lesson"] for p in new_result.promoted] == [ids[0]]
+    assert any(f"{ids[1]}'s Why changed after it" in line for line in new_result.problems), new_result.problems
+    assert _outcome(world, new_result) == _outcome(old, old_result)
+
+
+def test_a_rewritten_log_or_history_has_every_line_judged_again(world: World,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kept verdict stands on the LOG it was judged on and on the history it was judged in: LOG rewritten
+    (committed past the check), or HEAD moved off that history, and every line is judged again."""
+    _hopeful_lessons(world)
+    before = world.git.head()
+    world.close(d(10), at(10, 23))
+    judged = _judgements(monkeypatch)
+    world.cycle(at(11, 9))
+    world.close(d(11), at(11, 23))
+    assert judged == []
+
+    world.git.commit_files({"LOG.md": world.read("LOG.md").replace("task at 10 08:00", "task at 10 08:01", 1)},
+                           "an old entry rewritten")
+    world.close(d(12), at(12, 23))
+    assert len(judged) == _lines()
+
+    del judged[:]
+    pygit2.Repository(str(world.git.path)).reset(pygit2.Oid(hex=before), pygit2.enums.ResetMode.HARD)
+    world.git.commit_files({"NOW.md": world.read("NOW.md") + "\n"}, "history goes on another way")
+    world.close(d(13), at(13, 23))
+    assert len(judged) == _lines()
