@@ -9,7 +9,7 @@ from typing import Any
 from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.codes import Code
-from gitmem.memory import fences
+from gitmem.memory import now
 from gitmem.memory.text import decode_text
 
 
@@ -37,10 +37,9 @@ def changed_span(old: bytes | None, new: bytes) -> tuple[int, int]:
         return 0, len(new)
     if new.startswith(old):
         return old.rfind(b"\n") + 1, len(new)
-    first_block = fences.first_heading(old, b"## ")        # NOW's top block: the first heading outside fences
-    if first_block is not None and new.endswith(memoryview(old)[first_block:]):
-        return 0, len(new) - (len(old) - first_block)
-    return 0, len(new)
+    # NOW's old blocks below what grew on top: all of them, or its newest as the runner keeps them (rules 6).
+    kept_at = now.old_blocks_at(old, new)
+    return (0, kept_at) if kept_at is not None else (0, len(new))
 
 
 def span_against(inp: CheckInput, path: str, new: bytes) -> tuple[int, int]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 
 from gitmem import codes, gitio
-from gitmem.checks import CheckInput, run_checks
+from gitmem.checks import CheckInput, run_checks, volume_checks
 from gitmem.checks.check_and_verify import derived_commit
 from gitmem.checks.log_checks import open_at
 from gitmem.codes import Code
@@ -75,12 +75,14 @@ def check_result(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> 
     tree = gitio.worktree_snapshot(ws.root, repo=ws.repo)
     # The changed files as `changed` holds them: the bytes the commit will hold, read once (the 75 MB LOG and
     # 10 MB NOW at 100x, which the close has just written and nothing else may write under its lock).
-    new = Snapshot(tree.label, lambda rel: changed[rel] if rel in changed else tree.read(rel), tree.oid, tree.mode)
+    new = Snapshot(tree.label, lambda rel: changed[rel] if rel in changed else tree.read(rel), tree.oid, tree.mode,
+                   tree.entries_in)
     old = derived_commit(ws.repo, head, paths, new.read)
+    judged = CheckInput(config, old, new, config.agent.email)
     # Only the files the close changed: a problem already committed before the close is not the close's
     # to fix (and a write to that file would have been refused by its own validation anyway).
     found = [f"{v.path}:{v.line}: {v.code} {v.message}"
-             for v in run_checks(CheckInput(config, old, new, config.agent.email)) if v.is_error and v.path in changed]
+             for v in run_checks(judged) if v.is_error and v.path in changed]
 
     def text(snapshot: Snapshot | None, role: str) -> str | None:
         data = snapshot.read(config.path(role)) if snapshot is not None else None
@@ -90,7 +92,7 @@ def check_result(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> 
     # bytes first: an append there, as `check` judges it, is what the permission asks (75 MB decoded twice
     # at 100x otherwise); anything else is judged on the texts as the cycle's is.
     roles = ["decisions", "lessons"]
-    if not _log_appended(old, new, config.path("log")):
+    if not _log_appended(judged, config.path("log")):
         roles.append("log")
     enforced = permissions.enforce({r: text(old, r) for r in roles}, {r: text(new, r) for r in roles}, promotes=True)
     found += [f"{config.path('log')}:1: close permission: {note}" for note in enforced.notes]
@@ -99,13 +101,18 @@ def check_result(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> 
     return found
 
 
-def _log_appended(old: Snapshot | None, new: Snapshot, path: str) -> bool:
+def _log_appended(judged: CheckInput, path: str) -> bool:
     """Whether the new LOG is the old one with entries appended (`log.append_verdict`), judged as the checks
     just judged it: the old LOG's length proven by the snapshot's one hash (never copied out of the new LOG's
-    75 MB at 100x) and its closing fence state as the LOG check left it on the snapshot."""
+    75 MB at 100x) and its closing fence state as the LOG check left it on the snapshot. When the change seals
+    (rules 6), the old LOG is what the seal's volumes prove it leaves (`volume_checks.proven_base`)."""
+    old, new = judged.old, judged.new
     new_log = new.read(path)
     if old is None or new_log is None:
         return False
+    base = volume_checks.proven_base(judged)
+    if base is not None:
+        old = volume_checks.sealed_side(judged, base)
     return log.judge_append(new_log, old.prefix_length(path, new_log), old=lambda: old.read(path) or b"",
                             open_at=lambda at: open_at(old, path, new_log, at)).ok
 

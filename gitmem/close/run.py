@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, timedelta, tzinfo
 from typing import Any
 
-from gitmem import codes, gitio
+from gitmem import codes, gitio, sealing
 from gitmem.checks import generation
 from gitmem.checks.sizes import size_limits
 from gitmem.checks.violation import Violation
@@ -279,16 +279,25 @@ def _commit(ws: Workspace, result: CloseResult, head: str) -> str:
     """One commit by the agent identity, after the whole change passes the checks and the close's permissions."""
     config = ws.config
     files, stats = changed_with_stats(ws, head)
-    problems = check_result(ws, head, files)
-    if problems:
-        raise CloseError("the close would leave invalid memory; nothing was committed:\n" + "\n".join(problems),
-                         code=codes.CLOSE_INVALID_RESULT)
-    body = [result.message] + [f"promoted {p['rule']} from {p['lesson']}" for p in result.promoted]
-    message = (f"gitmem: close {result.day.isoformat()}\n\n" + "\n".join(body)
-               + f"\n\n{PHASE_TRAILER}\n{generation.trailer()}\n")
-    identity = config.agent.identity
-    # The close may run in the human's checkout: what else they staged (a merge's conflicts too) stays as it was.
-    return gitio.commit_files(ws.repo, files, message, author=identity, stats=stats, keep_staged=True)
+    # The seal goes into the commit of the entry that made it due (gitmem.sealing), and is judged with it.
+    sealed = sealing.seal(ws, files.get(config.path("log")), files.get(config.path("now")))
+    try:
+        files.update(sealed.files)       # their stats went with the bytes they replaced: the commit refreshes them
+        stats = {path: stat for path, stat in stats.items() if path not in sealed.files}
+        problems = check_result(ws, head, files)
+        if problems:
+            raise CloseError("the close would leave invalid memory; nothing was committed:\n" + "\n".join(problems),
+                             code=codes.CLOSE_INVALID_RESULT)
+        body = [result.message] + [f"promoted {p['rule']} from {p['lesson']}" for p in result.promoted]
+        message = (f"gitmem: close {result.day.isoformat()}\n\n" + "\n".join(body)
+                   + f"\n\n{PHASE_TRAILER}\n{generation.trailer()}\n")
+        result.message += "".join(f"; {note}" for note in sealed.notes)
+        # The close may run in the human's checkout: what else they staged (a merge's conflicts too) stays as it was.
+        return gitio.commit_files(ws.repo, files, message, author=config.agent.identity, stats=stats,
+                                  keep_staged=True)
+    except BaseException:
+        sealing.undo(ws, sealed)
+        raise
 
 
 def _catch_up(ws: Workspace) -> str | None:

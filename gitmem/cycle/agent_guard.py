@@ -22,6 +22,7 @@ from gitmem.cycle import gitstate, ignore_rules, oversize
 from gitmem.cycle.gitstate import FileState, StateChange
 from gitmem.cycle.reaper import Reaper
 from gitmem.cycle.refs_backup import RefsBackup, RefsBackupFailed
+from gitmem.memory import volumes
 from gitmem.publish.push import RUNNER_NAMESPACE
 from gitmem.secrets import scrub
 from gitmem.workspace import Workspace, writelock
@@ -69,7 +70,7 @@ class CycleGuard:
         repo, config = ws.repo, ws.config
         # The agent's memory writes take the write lock: its file is there before the state is captured.
         writelock.lock_file(gitio.state_dir(repo))
-        extra = [*config.agent.protected_paths, *_prompt_dirs(ws)]
+        extra = [*config.agent.protected_paths, *_prompt_dirs(ws), *_volume_dirs(ws)]
         hooks = gitio.config_value(repo, "core.hooksPath")
         if hooks and not posixpath.isabs(hooks) and ".." not in hooks.split("/"):
             extra.append(f"/{hooks.strip('/')}/")          # hooks kept in the tree run on the human's machine
@@ -320,6 +321,13 @@ def _inside(path: str, target: str) -> str | None:
         return None
     joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
     return None if joined.startswith("..") or joined == "." else joined
+
+
+def _volume_dirs(ws: Workspace) -> list[str]:
+    """Every workspace's sealed LOG volumes (gitmem.memory.volumes): only the runner writes them, at its commit;
+    a volume never changes, and one the agent planted would be history no cycle wrote."""
+    logs = {paths["log"] for paths in ws.config.workspace_paths().values()}
+    return [f"/{volumes.volume_folder(path)}/" for path in sorted(logs)]
 
 
 def _prompt_dirs(ws: Workspace) -> list[str]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from gitmem import codes, gitio
+from gitmem import codes, gitio, sealing
 from gitmem.agents import sandbox
 from gitmem.agents.base import AgentError, AgentResult, Backend, CycleRequest
 from gitmem.checks import CheckInput, has_errors, run_checks
@@ -402,7 +402,13 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old:
         settled = postflight.settle(ws, old, cycle=report.cycle, clock=clock, notes=notes,
                                     usage=report.tokens, why_no_log=_why(result), started=start[:12],
                                     kept=report.local_branch, began=began)
-        warned = _validate(ws, start)
+        # The seal goes into the commit of the entry that made it due, and is judged with it.
+        sealed = sealing.seal_worktree(ws)
+        try:
+            warned = _validate(ws, start)
+        except BaseException:
+            sealing.undo(ws, sealed)      # the salvage keeps the agent's work, not the runner's seal
+            raise
     except (PostflightFailed, WriteRefused, FileRefused, ValueError, OSError) as err:
         return err       # FileRefused: the agent left a link or a directory where a memory file belongs
     report.task, report.outcome = settled.task, settled.outcome
@@ -412,9 +418,14 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old:
     report.violations += warned
     if settled.wrote_log:
         report.messages.append(f"the agent wrote no LOG entry: the runner logged no-build (Rule 0): {_why(result)}")
-    paths = guard.candidates()
+    report.messages += [f"runner: {note}" for note in sealed.notes]
+    paths = [*guard.candidates(), *sealed.paths]
     message = commit_message(report.cycle, settled.outcome, settled.task)
-    report.commit = gitio.commit_worktree(repo, paths, message, author=config.agent.identity)
+    try:
+        report.commit = gitio.commit_worktree(repo, paths, message, author=config.agent.identity)
+    except BaseException:
+        sealing.undo(ws, sealed)
+        raise
     report.messages.append(f"committed {report.commit[:10]} {message.splitlines()[0]}")
     return None
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from gitmem import codes, gitio, secrets
+from gitmem import codes, gitio, sealing, secrets
 from gitmem.agents.base import AgentError
 from gitmem.cycle.ignore_rules import is_ignore_file
 from gitmem.cycle.oversize import hold_out
@@ -128,8 +128,13 @@ def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: s
                          f"{cycle} ({found or err}): nothing was committed to {branch}; {saved}; fix the memory "
                          "on the branch (`gitmem check --worktree`, `gitmem status`), then run the cycle again",
                          branch=saved_on, details=err.violations) from None
-    oid = gitio.commit_worktree(repo, [config.path("log"), config.path("now")],
-                                message(cycle, log.Outcome.NO_BUILD, FAILED_TASK, "cycle"), author=identity)
+    sealed = sealing.seal_worktree(ws)       # in the commit of the entry that made it due (gitmem.sealing)
+    try:
+        oid = gitio.commit_worktree(repo, [config.path("log"), config.path("now"), *sealed.paths],
+                                    message(cycle, log.Outcome.NO_BUILD, FAILED_TASK, "cycle"), author=identity)
+    except BaseException:
+        sealing.undo(ws, sealed)
+        raise
     held_notes = [item.note(config.cycle.max_file_bytes) for item in held]
     return Salvaged(error, oid, saved_on, messages=[f"{who}: {error}; {saved}", *held_notes,
-                                                    *(f"runner: {note}" for note in cleaned.notes)])
+                                                    *(f"runner: {note}" for note in [*cleaned.notes, *sealed.notes])])

@@ -8,7 +8,7 @@ from datetime import date
 from functools import cache
 
 from gitmem import codes
-from gitmem.memory.fences import first_heading, is_fence
+from gitmem.memory.fences import first_heading, is_fence, open_after
 from gitmem.memory.once import parsed_once
 from gitmem.memory.text import (
     SEP,
@@ -144,14 +144,34 @@ def _heading_lines(lines: tuple[str, ...]) -> Iterator[int]:
 
 def grown_on_top(before: str, after: str) -> str | None:
     """The text `after` holds above `before`'s first block, when NOW only grew on top (the text from that block
-    down is unchanged): what is new can then be parsed alone, and NOW's history (10 MB at 100x) is not read.
-    None when `before` has no block or something below the top changed."""
-    old = encoded(before)
-    old_top = first_heading(old, b"## ")
+    down is unchanged, or its newest blocks are, as the runner keeps them: `old_blocks_at`): what is new can
+    then be parsed alone, and NOW's history is not read. None when `before` has no block or something below the
+    top changed."""
+    grown = encoded(after)
+    at = old_blocks_at(encoded(before), grown)
+    return grown[:at].decode("utf-8") if at is not None else None
+
+
+def old_blocks_at(before: bytes, after: bytes) -> int | None:
+    """Where `after` holds `before`'s blocks when NOW only grew on top: every old block unchanged below the new
+    text, or (rules 6, the runner keeping NOW's newest blocks: `volumes.keep_newest_blocks`) the newest of them,
+    cut where an old block's heading was and ending in one newline. The offset in `after` of `before`'s top
+    block; None when `before` has no block or anything else changed."""
+    old_top = first_heading(before, b"## ")
     if old_top is None:
         return None
-    kept, grown = old[old_top:], encoded(after)
-    return grown[:len(grown) - len(kept)].decode("utf-8") if grown.endswith(kept) else None
+    kept = memoryview(before)[old_top:]
+    if after.endswith(kept):
+        return len(after) - len(kept)
+    heading_end = before.find(b"\n", old_top)
+    at = after.find(b"\n" + before[old_top:heading_end + 1]) + 1 if heading_end >= 0 else 0
+    tail = memoryview(after)[at:]
+    body = bytes(tail).rstrip(b"\n")
+    if at <= 0 or len(body) + 1 != len(tail) or not before.startswith(body, old_top):
+        return None
+    cut = old_top + len(body)
+    below = first_heading(before, b"## ", cut, open_=open_after(before, old_top, cut))
+    return at if below is not None and not before[cut:below].strip(b"\n") else None
 
 
 def render(doc: NowDoc) -> str:

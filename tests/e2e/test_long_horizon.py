@@ -15,7 +15,7 @@ from gitmem import gitio
 from gitmem.checks.check_and_verify import check_worktree, verify_range
 from gitmem.close import run_close
 from gitmem.close.backing import Backing
-from gitmem.memory import decisions, lessons, log, now, rules
+from gitmem.memory import decisions, lessons, log, now, rules, volumes
 from gitmem.workspace import Workspace
 from tests.support.helpers import HUMAN, isolate_git_env, make_repo
 from tests.support.month import DAYS, LATE_CLOSES, MISSED_CLOSES, REPEATED_CLOSES, SLOTS, CycleSeen, Month, at, on
@@ -256,10 +256,12 @@ def test_p6_a_close_run_11_hours_late_or_twice_closes_its_own_day_and_each_cycle
 
 
 def test_p6_only_the_latest_plan_goes_on_top_of_now(month: Month) -> None:
-    plans = [b.heading().rsplit(" · ", 1)[-1] for b in now.parse(month.repo.read("NOW.md")).blocks
-             if b.cycle is None]
+    blocks = now.parse(month.repo.read("NOW.md")).blocks
+    plans = [b.heading().rsplit(" · ", 1)[-1] for b in blocks if b.cycle is None]
     expected = [f"plan for {on(d + 1).isoformat()}" for d in range(DAYS, 0, -1) if d not in MISSED_CLOSES]
-    assert plans == expected
+    # NOW keeps its newest blocks (rules 6): the plans it holds are the newest ones, each once, in order.
+    assert len(blocks) == volumes.NOW_BLOCKS_KEPT and len(plans) > 1
+    assert plans == expected[:len(plans)]
 
 
 def test_p6_a_second_close_changes_nothing(month: Month) -> None:

@@ -439,6 +439,7 @@ LAYERS = (
     "workspace",       # the Workspace handle, head and tail reads, the state directory
     "checks",          # the GM rules
     "memory_writer",   # validated writes, judged by the checks
+    "sealing",         # the runner's seal of LOG and NOW, written with its commit
     "recall",
     "publish",
     "agents",          # backends, the agent's tools, protected paths
