@@ -99,7 +99,9 @@ def load_fleet(path: Path) -> Fleet:
             raise ConfigError(f"{shown}: {size} bytes; a fleet file is at most {MAX_BYTES}")
         data = files.read_bytes(path.parent, path.name) or b""
     except files.FileRefused as err:
-        raise ConfigError(str(err)) from None
+        # Not the memory files' wording (`git checkout HEAD -- …`): the fleet file is the human's, named by --fleet.
+        raise ConfigError(f"{shown} {err.what}; a fleet file is read only as a regular file, never through a link: "
+                          "pass --fleet with the file itself") from None
     return parse_fleet(data, path=path, shown=shown)
 
 
