@@ -307,3 +307,35 @@ def test_a_last_cycle_dated_ahead_of_the_clock_is_not_ok_and_comes_before_the_he
         assert lines.index(next(line for line in lines if line.startswith("fast"))) < \
             lines.index(next(line for line in lines if line.startswith("fine")))
         assert "clock ahead" in next(line for line in lines if line.startswith("fast"))
+
+
+def test_a_workflow_two_agents_share_is_started_once_a_pass(tmp_path: Path, git_env: None) -> None:
+    """fleet.yaml may list one repository under two names (a workspace each, or another stall_after): both are
+    overdue when its schedule stops, and they share its workflow. GitHub answers a dispatch before it creates the
+    run, so the second agent's look at the runs finds none: the old pass dispatched again, and a second cycle
+    queued behind the first. The workflow is now reached once a pass, by the first agent, and the others say so."""
+    from tests.support.helpers import make_repo
+
+    late = make_repo(tmp_path / "late")
+    shutil.copytree(Path(__file__).resolve().parents[2] / "template-repo" / ".github",
+                    late.path / ".github", dirs_exist_ok=True)
+    _cycle(late.path, datetime.now(UTC) - timedelta(hours=9))
+    (tmp_path / "fleet.yaml").write_text(
+        "agents:\n"
+        "  - name: late-a\n    repo: late\n    github: owner/late\n"
+        "  - name: late-b\n    repo: late\n    github: owner/late\n"
+        "  - name: late-c\n    repo: late\n    github: Owner/Late\n", encoding="utf-8")
+    fleet = load_fleet(tmp_path / "fleet.yaml")
+    view = read_fleet(fleet)
+    with FakeActions() as fake:
+        flow = fake.add("owner/late", run_shows_at_once=False)
+        done = dispatch_overdue(fleet, view, dry_run=False,
+                                environ={"GITHUB_API_URL": fake.url, "GITMEM_FLEET_DISPATCH_TOKEN": fake.token})
+    assert [step.decision for step in done.steps] == [DISPATCH] * 3
+    assert not done.failed, done.steps
+    assert flow.dispatched == [{"ref": "main", "inputs": {"command": "cycle"}}]
+    assert [step.dispatched for step in done.steps] == [True, False, False]
+    for step in done.steps[1:]:
+        assert step.done == ["not dispatched: gitmem.yml is also late-a's, caught up once a pass (see its line)"]
+        assert step.calls == 0
+    assert done.calls == len(fake.requests) == 4
