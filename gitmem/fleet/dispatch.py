@@ -26,7 +26,7 @@ from gitmem.cycle.allowance import Spent
 from gitmem.errors import GitmemError
 from gitmem.fleet.fleetfile import AgentEntry, Fleet
 from gitmem.fleet.parallel import FleetView
-from gitmem.fleet.read import OVER_BUDGET, UNREADABLE, AgentRow
+from gitmem.fleet.read import OVER_BUDGET, STALLED, UNREADABLE, AgentRow
 from gitmem.fleet.spending import fleet_spent
 from gitmem.publish.github_api import PUBLIC_API, GitHubClient, GitHubError
 
@@ -103,6 +103,9 @@ def _decide(entry: AgentEntry, rows: Sequence[AgentRow], fleet_over: str) -> Cat
             return step(WAIT, "no schedule known")
         if all(r.scheduled_age_days is None for r in rows):
             return step(WAIT, "no cycle by the runner in LOG yet: nothing to be overdue from")
+        if any(r.verdict == STALLED for r in rows):     # a stall_after shorter than the interval and GRACE
+            return step(WAIT, "stalled, but not overdue yet: a cycle is started once the last one is older than "
+                              "its interval (half its stall_after) and an hour")
         return step(WAIT, "its cycles are on schedule")
     if entry.github is None:
         return step(SKIP, "overdue, but not a GitHub repository: start its cycle where it runs")

@@ -339,3 +339,26 @@ def test_a_workflow_two_agents_share_is_started_once_a_pass(tmp_path: Path, git_
         assert step.done == ["not dispatched: gitmem.yml is also late-a's, caught up once a pass (see its line)"]
         assert step.calls == 0
     assert done.calls == len(fake.requests) == 4
+
+
+def test_a_short_stall_after_is_said_in_minutes_and_a_stalled_agent_not_yet_overdue_is_not_on_schedule(
+        tmp_path: Path, git_env: None) -> None:
+    """`stall_after: 10m` and a last cycle 25 minutes old: the row said "last cycle by the runner 0h ago, over
+    0h", and the catch-up, which waits for the interval (half of stall_after) and an hour, said "its cycles are on
+    schedule" of the agent the status calls stalled. Both now say what holds."""
+    from tests.support.helpers import make_repo
+
+    quick = make_repo(tmp_path / "quick")
+    moment = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(hours=1)     # LOG holds minutes
+    _cycle(quick.path, moment)
+    (tmp_path / "fleet.yaml").write_text("agents:\n  - name: quick\n    repo: quick\n    github: owner/quick\n"
+                                         "    stall_after: 10m\n", encoding="utf-8")
+    fleet = load_fleet(tmp_path / "fleet.yaml")
+    view = read_fleet(fleet, clock=lambda: moment + timedelta(minutes=25))
+    row = view.rows[0]
+    assert row.verdict == "stalled"
+    assert row.why == "last cycle by the runner 25 min ago, over 10 min (stall_after)"
+    step = plan_dispatch(fleet, view)[0]
+    assert step.decision == WAIT and step.why.startswith("stalled, but not overdue yet")
+    later = read_fleet(fleet, clock=lambda: moment + timedelta(minutes=66))
+    assert plan_dispatch(fleet, later)[0].decision == DISPATCH
