@@ -121,7 +121,10 @@ def open_agent(entry: AgentEntry, base: Path, *, timeout: float, offline: bool =
         raise GitmemError(f"{entry.repo} is not a directory")
     repo = gitio.open_repo(path)
     top = gitio.work_tree(repo)
-    if top is None or top.resolve() != path.resolve():
+    if top is None:       # a server's or a mirror's: no files checked out to read in place
+        raise GitmemError(f"{entry.repo} is a bare repository, which has no files to read in place; give it as a "
+                          f"URL (repo: {path.as_uri()}), and it is read through a copy like a remote")
+    if top.resolve() != path.resolve():
         raise GitmemError(f"{entry.repo} is not the top of a git work tree")
     return Workspace.for_repo(repo), gitio.current_branch(repo) or "HEAD", False
 
