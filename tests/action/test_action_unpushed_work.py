@@ -36,10 +36,3 @@ def test_a_push_that_fails_for_good_keeps_the_work_as_an_artifact_it_can_be_fetc
     assert step["if"] == "failure() && steps.run.outputs.unpushed-bundle != ''"
     assert step["with"]["path"] == "${{ steps.run.outputs.unpushed-bundle }}"
 
-
-def test_a_run_that_pushed_leaves_no_bundle(tmp_path: Path, origin: Path) -> None:  # noqa: F811
-    run = run_action(fresh_checkout(origin, tmp_path / "runner"), {"command": "cycle"}, bin_dir=project_bin(),
-                     scratch=tmp_path / "scratch", skip=INSTALL,
-                     env={"GITHUB_REPOSITORY": "owner/agent", "GITHUB_REF_NAME": "main"})
-    assert run.ok, run.describe()
-    assert "unpushed-bundle" not in run.outputs and "unpushed" not in run.summary
