@@ -116,7 +116,9 @@ def open_agent(entry: AgentEntry, base: Path, *, timeout: float, offline: bool =
         repo, branch = gitio.fetch_copy(where, entry.repo, entry.branch, timeout=timeout, environ=dict(os.environ),
                                         token_variable=TOKEN_VARIABLE)
         return Workspace.for_repo(repo), branch, True
-    path = (base / entry.repo).resolve() if not os.path.isabs(entry.repo) else Path(entry.repo)
+    # `~/agents/writer` as a shell reads it: fleet.yaml is written by hand, and git itself expands `~` in paths.
+    given = os.path.expanduser(entry.repo)
+    path = (base / given).resolve() if not os.path.isabs(given) else Path(given)
     if not path.is_dir():
         raise GitmemError(f"{entry.repo} is not a directory")
     repo = gitio.open_repo(path)

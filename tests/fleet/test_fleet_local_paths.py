@@ -25,3 +25,15 @@ def test_a_bare_repository_given_as_a_path_says_to_give_it_as_a_url_and_that_url
     again = cli(["fleet", "status", "--no-color"], cwd=tmp_path)
     assert again.code == 0, again.out + again.err
     assert "unreadable" not in again.out
+
+
+def test_a_path_under_the_home_folder_is_read_as_a_shell_reads_it(
+        tmp_path: Path, git_env: None, monkeypatch: pytest.MonkeyPatch, cli) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    make_repo(tmp_path / "home" / "agents" / "writer")
+    (tmp_path / "fleet").mkdir()
+    (tmp_path / "fleet" / "fleet.yaml").write_text("agents:\n  - name: writer\n    repo: ~/agents/writer\n",
+                                                   encoding="utf-8")
+    done = cli(["fleet", "status", "--json"], cwd=tmp_path / "fleet")
+    assert done.code == 0, done.out + done.err
+    assert '"verdict": "unreadable"' not in done.out and '"agent": "writer"' in done.out
