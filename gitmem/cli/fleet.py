@@ -219,17 +219,39 @@ def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool, publi
     written without following links. Exit 2 when an agent could not be read (its row says why; the page is
     still written).
     """
-    from gitmem.fleet.page import render_page
+    from gitmem.fleet.fleetfile import load_fleet
 
-    target = _public_target(Path(out)) if public else Path(out)
-    view = _read(fleet_file, timeout, offline, with_page=True)
-    text = render_page(view, public=public)
-    write_page(target, text.encode("utf-8"))
-    written = 0 if public else _write_agent_pages(view, target.parent)
-    _say(f"wrote {target} ({len(text.encode('utf-8')) // 1024} KB) and {written} agent page(s)"
+    chosen = load_fleet(Path(fleet_file))
+    target = _page_target(chosen, out, public=public)
+    view = _read(chosen, timeout, offline, with_page=True)
+    size, written = _write_pages(view, target, chosen, public=public)
+    _say(f"wrote {target} ({size // 1024} KB) and {written} agent page(s)"
          + ("; public view: verdicts and counts only" if public else ""))
     _say_unreadable(view.rows, public=public)
     return ExitCode.USAGE if view.failed else ExitCode.OK
+
+
+def _page_target(chosen: Fleet, out: str, *, public: bool) -> Path:
+    """The file `--out` names for the fleet page, refused (exit 2, nothing written) where it would replace the
+    fleet file or what a report never replaces (`gitmem.fleet.target`), or, public, lie beside agents' pages."""
+    from gitmem.fleet.target import page_path, refuse_replacing
+
+    target = _public_target(page_path(out)) if public else page_path(out)
+    refuse_replacing([target], chosen.path)
+    return target
+
+
+def _write_pages(view: Any, target: Path, chosen: Fleet, *, public: bool) -> tuple[int, int]:
+    """The fleet page at `target` and, unless `public`, each agent's own page beside it, every one judged by
+    `gitmem.fleet.target` before the first is written; (the page's bytes, agent pages written)."""
+    from gitmem.fleet.page import agent_page_names, render_page
+    from gitmem.fleet.target import refuse_replacing
+
+    data = render_page(view, public=public).encode("utf-8")
+    if not public:
+        refuse_replacing([target.parent / name for name in agent_page_names(view)], chosen.path)
+    write_page(target, data)
+    return len(data), 0 if public else _write_agent_pages(view, target.parent)
 
 
 def _public_target(target: Path) -> Path:
@@ -286,15 +308,15 @@ def fleet_pages(fleet_file: str, out: str, timeout: float, offline: bool) -> int
     Exit 2 when an agent could not be read (its row says so; the page is still written).
     """
     from gitmem.fleet.fleetfile import load_fleet
-    from gitmem.fleet.page import render_page
 
     chosen = load_fleet(Path(fleet_file))
     if chosen.pages != "public":
         _say(PAGES_OFF)
         return ExitCode.OK
+    target = _page_target(chosen, out, public=True)
     view = _read(chosen, timeout, offline, with_page=True)
-    write_page(_public_target(Path(out)), render_page(view, public=True).encode("utf-8"))
-    _say(f"wrote {out}: the public page, verdicts and counts only; GitHub Pages shows it to anyone")
+    _write_pages(view, target, chosen, public=True)
+    _say(f"wrote {target}: the public page, verdicts and counts only; GitHub Pages shows it to anyone")
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
 

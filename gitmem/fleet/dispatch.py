@@ -8,7 +8,8 @@ call), one pass:
 1. reads the state of its workflow: a workflow GitHub disabled for inactivity is enabled again; one a human
    disabled is left alone and said so;
 2. starts nothing while a run of that workflow is queued or in progress: the agent's own concurrency group
-   already keeps two cycles from overlapping, and a second queued run would only replace the first;
+   already keeps two cycles from overlapping, and a second queued run would only replace the first; and
+   reaches a workflow once a pass, however many agents of fleet.yaml (workspaces of one repository) share it;
 3. starts nothing for an agent over its budget, or for any agent while the fleet is over its own;
 4. otherwise dispatches the workflow (`workflow_dispatch` with `command: cycle`, the template's input) on the
    repository's default branch, where GitHub runs its schedule, which one more call asks GitHub for.
@@ -25,7 +26,7 @@ from gitmem.cycle.allowance import Spent
 from gitmem.errors import GitmemError
 from gitmem.fleet.fleetfile import AgentEntry, Fleet
 from gitmem.fleet.parallel import FleetView
-from gitmem.fleet.read import OVER_BUDGET, UNREADABLE, AgentRow
+from gitmem.fleet.read import OVER_BUDGET, STALLED, UNREADABLE, AgentRow
 from gitmem.fleet.spending import fleet_spent
 from gitmem.publish.github_api import PUBLIC_API, GitHubClient, GitHubError
 
@@ -102,6 +103,9 @@ def _decide(entry: AgentEntry, rows: Sequence[AgentRow], fleet_over: str) -> Cat
             return step(WAIT, "no schedule known")
         if all(r.scheduled_age_days is None for r in rows):
             return step(WAIT, "no cycle by the runner in LOG yet: nothing to be overdue from")
+        if any(r.verdict == STALLED for r in rows):     # a stall_after shorter than the interval and GRACE
+            return step(WAIT, "stalled, but not overdue yet: a cycle is started once the last one is older than "
+                              "its interval (half its stall_after) and an hour")
         return step(WAIT, "its cycles are on schedule")
     if entry.github is None:
         return step(SKIP, "overdue, but not a GitHub repository: start its cycle where it runs")
@@ -116,10 +120,20 @@ def _decide(entry: AgentEntry, rows: Sequence[AgentRow], fleet_over: str) -> Cat
 def carry_out(steps: list[CatchUp], fleet: Fleet, client_for: Callable[[str], GitHubClient]) -> list[CatchUp]:
     """Make the calls of every DISPATCH step (at most five each), recording what was done or what failed."""
     entries = {entry.name: entry for entry in fleet.agents}
+    # A workflow is caught up once a pass, for the first agent that reaches it: fleet.yaml may list one repository
+    # twice (a workspace each). GitHub creates a dispatched run a moment after it answers, so the second agent's
+    # look at the runs would not see it, and a second cycle would queue behind the first (tokens spent twice).
+    reached: dict[tuple[str, str], str] = {}
     for step in steps:
         if step.decision != DISPATCH or step.github is None:
             continue
         entry = entries[step.agent]
+        workflow = (step.github.lower(), entry.workflow)      # GitHub's owner and name ignore case
+        if workflow in reached:
+            step.done.append(f"not dispatched: {entry.workflow} is also {reached[workflow]}'s, caught up once a "
+                             "pass (see its line)")
+            continue
+        reached[workflow] = step.agent
         client = client_for(step.github)
         try:
             _catch_up(step, entry, client)

@@ -40,7 +40,8 @@ MAX_AGENTS = 1000
 KEYS = ("name", "repo", "branch", "workspace", "stall_after", "github", "workflow", "tokens_per_day", "cost_per_day")
 CAP_KEYS = ("tokens_per_day", "cost_per_day")
 TOP_KEYS = ("agents", "budget", "pages")
-GITHUB_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}\Z")
+# owner/name as GitHub allows them (a name is never `.` or `..`): it goes into the API's paths, with the token.
+GITHUB_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}/(?!\.\.?\Z)[A-Za-z0-9._-]{1,100}\Z")
 WORKFLOW_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}\.ya?ml\Z")
 # Where the fleet's page may be published: nowhere (the default), or GitHub Pages, which anyone can read.
 PAGES = ("off", "public")
@@ -99,7 +100,9 @@ def load_fleet(path: Path) -> Fleet:
             raise ConfigError(f"{shown}: {size} bytes; a fleet file is at most {MAX_BYTES}")
         data = files.read_bytes(path.parent, path.name) or b""
     except files.FileRefused as err:
-        raise ConfigError(str(err)) from None
+        # Not the memory files' wording (`git checkout HEAD -- …`): the fleet file is the human's, named by --fleet.
+        raise ConfigError(f"{shown} {err.what}; a fleet file is read only as a regular file, never through a link: "
+                          "pass --fleet with the file itself") from None
     return parse_fleet(data, path=path, shown=shown)
 
 
@@ -181,6 +184,9 @@ def _entry(item: Any, shown: str, line: str, index: int) -> AgentEntry:
     stall = values.get("stall_after")
     caps = _caps(item, lambda key: f"{shown}{_line(item, key) or line}: {prefix}.{key}")
     github = values.get("github") or _github_of(str(values["repo"]))
+    if github is not None and not GITHUB_RE.match(github):     # read from the URL: held to the same rule
+        raise ConfigError(f"{shown}{_line(item, 'repo') or line}: {prefix}.repo: its GitHub owner/name {github!r} "
+                          "is not one GitHub allows; give `github: owner/name`")
     return AgentEntry(str(values["name"]), str(values["repo"]), values.get("branch"), values.get("workspace"),
                       duration_seconds(stall) if stall is not None else None, int(line[1:] or 0), github,
                       values.get("workflow") or "gitmem.yml", caps)

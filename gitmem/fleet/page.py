@@ -55,6 +55,11 @@ def agent_page_name(row: AgentRow) -> str:
     return f"{AGENT_PAGES}/{row.agent}/{row.workspace}.html" if row.workspace else f"{AGENT_PAGES}/{row.agent}.html"
 
 
+def agent_page_names(view: FleetView) -> list[str]:
+    """The agents' own pages a full report writes, relative to the fleet page's folder."""
+    return [agent_page_name(reading.row) for reading in view.readings if reading.page]
+
+
 def write_agent_pages(view: FleetView, folder: Path) -> int:
     """Each agent's own report written in `folder`, the fleet page's, at `agent_page_name`; how many were written.
     Never through a link, in a directory of links or not (gitmem.confined.files: FileRefused); OSError when a page

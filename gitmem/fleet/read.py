@@ -116,12 +116,17 @@ def open_agent(entry: AgentEntry, base: Path, *, timeout: float, offline: bool =
         repo, branch = gitio.fetch_copy(where, entry.repo, entry.branch, timeout=timeout, environ=dict(os.environ),
                                         token_variable=TOKEN_VARIABLE)
         return Workspace.for_repo(repo), branch, True
-    path = (base / entry.repo).resolve() if not os.path.isabs(entry.repo) else Path(entry.repo)
+    # `~/agents/writer` as a shell reads it: fleet.yaml is written by hand, and git itself expands `~` in paths.
+    given = os.path.expanduser(entry.repo)
+    path = (base / given).resolve() if not os.path.isabs(given) else Path(given)
     if not path.is_dir():
         raise GitmemError(f"{entry.repo} is not a directory")
     repo = gitio.open_repo(path)
     top = gitio.work_tree(repo)
-    if top is None or top.resolve() != path.resolve():
+    if top is None:       # a server's or a mirror's: no files checked out to read in place
+        raise GitmemError(f"{entry.repo} is a bare repository, which has no files to read in place; give it as a "
+                          f"URL (repo: {path.as_uri()}), and it is read through a copy like a remote")
+    if top.resolve() != path.resolve():
         raise GitmemError(f"{entry.repo} is not the top of a git work tree")
     return Workspace.for_repo(repo), gitio.current_branch(repo) or "HEAD", False
 
@@ -185,7 +190,8 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
                           "age_days": round(age, 3) if age is not None else None, "age": age_text(age)}
     scheduled = log.last_runner_cycle(ws.log_source())
     if scheduled is not None:
-        row.scheduled_age_days = round((local - scheduled.when.moment).total_seconds() / 86400, 3)
+        # To the second (five places of a day): a stall_after of minutes is judged and said in minutes.
+        row.scheduled_age_days = round((local - scheduled.when.moment).total_seconds() / 86400, 5)
     path = ws.config.path("decisions")
     inbox = []
     for item in pending(ws, now=local):
@@ -230,11 +236,12 @@ def verdict(row: AgentRow) -> tuple[str, str]:
                              "that wrote it runs fast, so a stall cannot be judged until a cycle dated right lands")
     if days is not None and limit is not None and age > limit:
         source = "stall_after" if row.stall_after_seconds else "twice its schedule's interval"
-        since = "" if last is not None and last.get("age_days") == days else "; sessions since do not count"
+        since = "" if last is not None and last.get("age_days") == round(days, 3) else "; sessions since do not count"
         # Over a cap, its cycles refuse to start (GM750): that is the stall's cause, and the human's to lift.
         cause = f"; over budget ({row.over_budget}): its cycles refuse to start" if row.over_budget else ""
-        return STALLED, (f"last cycle by the runner {age_text(days)} ago, over {_span(limit)} ({source}{since})"
-                         f"{cause}")
+        # In minutes where hours would say "0h ago, over 0h" (a stall_after of 10m to a few hours).
+        return STALLED, (f"last cycle by the runner {spoken(timedelta(seconds=round(age)))} ago, over "
+                         f"{spoken(timedelta(seconds=limit))} ({source}{since}){cause}")
     if row.over_budget:
         return OVER_BUDGET, row.over_budget
     if row.streak.get("problem"):
@@ -256,10 +263,6 @@ def verdict(row: AgentRow) -> tuple[str, str]:
         return OK, "; ".join(["only sessions' entries in LOG: stalls are judged from the runner's first cycle",
                               *([done] if done else [])])
     return OK, done
-
-
-def _span(seconds: float) -> str:
-    return age_text(seconds / 86400)
 
 
 def answer_at(entry: AgentEntry, path: str, line: int, branch: str) -> str:

@@ -307,3 +307,58 @@ def test_a_last_cycle_dated_ahead_of_the_clock_is_not_ok_and_comes_before_the_he
         assert lines.index(next(line for line in lines if line.startswith("fast"))) < \
             lines.index(next(line for line in lines if line.startswith("fine")))
         assert "clock ahead" in next(line for line in lines if line.startswith("fast"))
+
+
+def test_a_workflow_two_agents_share_is_started_once_a_pass(tmp_path: Path, git_env: None) -> None:
+    """fleet.yaml may list one repository under two names (a workspace each, or another stall_after): both are
+    overdue when its schedule stops, and they share its workflow. GitHub answers a dispatch before it creates the
+    run, so the second agent's look at the runs finds none: the old pass dispatched again, and a second cycle
+    queued behind the first. The workflow is now reached once a pass, by the first agent, and the others say so."""
+    from tests.support.helpers import make_repo
+
+    late = make_repo(tmp_path / "late")
+    shutil.copytree(Path(__file__).resolve().parents[2] / "template-repo" / ".github",
+                    late.path / ".github", dirs_exist_ok=True)
+    _cycle(late.path, datetime.now(UTC) - timedelta(hours=9))
+    (tmp_path / "fleet.yaml").write_text(
+        "agents:\n"
+        "  - name: late-a\n    repo: late\n    github: owner/late\n"
+        "  - name: late-b\n    repo: late\n    github: owner/late\n"
+        "  - name: late-c\n    repo: late\n    github: Owner/Late\n", encoding="utf-8")
+    fleet = load_fleet(tmp_path / "fleet.yaml")
+    view = read_fleet(fleet)
+    with FakeActions() as fake:
+        flow = fake.add("owner/late", run_shows_at_once=False)
+        done = dispatch_overdue(fleet, view, dry_run=False,
+                                environ={"GITHUB_API_URL": fake.url, "GITMEM_FLEET_DISPATCH_TOKEN": fake.token})
+    assert [step.decision for step in done.steps] == [DISPATCH] * 3
+    assert not done.failed, done.steps
+    assert flow.dispatched == [{"ref": "main", "inputs": {"command": "cycle"}}]
+    assert [step.dispatched for step in done.steps] == [True, False, False]
+    for step in done.steps[1:]:
+        assert step.done == ["not dispatched: gitmem.yml is also late-a's, caught up once a pass (see its line)"]
+        assert step.calls == 0
+    assert done.calls == len(fake.requests) == 4
+
+
+def test_a_short_stall_after_is_said_in_minutes_and_a_stalled_agent_not_yet_overdue_is_not_on_schedule(
+        tmp_path: Path, git_env: None) -> None:
+    """`stall_after: 10m` and a last cycle 25 minutes old: the row said "last cycle by the runner 0h ago, over
+    0h", and the catch-up, which waits for the interval (half of stall_after) and an hour, said "its cycles are on
+    schedule" of the agent the status calls stalled. Both now say what holds."""
+    from tests.support.helpers import make_repo
+
+    quick = make_repo(tmp_path / "quick")
+    moment = datetime.now(UTC).replace(second=0, microsecond=0) - timedelta(hours=1)     # LOG holds minutes
+    _cycle(quick.path, moment)
+    (tmp_path / "fleet.yaml").write_text("agents:\n  - name: quick\n    repo: quick\n    github: owner/quick\n"
+                                         "    stall_after: 10m\n", encoding="utf-8")
+    fleet = load_fleet(tmp_path / "fleet.yaml")
+    view = read_fleet(fleet, clock=lambda: moment + timedelta(minutes=25))
+    row = view.rows[0]
+    assert row.verdict == "stalled"
+    assert row.why == "last cycle by the runner 25 min ago, over 10 min (stall_after)"
+    step = plan_dispatch(fleet, view)[0]
+    assert step.decision == WAIT and step.why.startswith("stalled, but not overdue yet")
+    later = read_fleet(fleet, clock=lambda: moment + timedelta(minutes=66))
+    assert plan_dispatch(fleet, later)[0].decision == DISPATCH
