@@ -22,6 +22,7 @@ import gitmem
 from gitmem.scaffold.init import init
 from tests.support.gitcli import GIT, isolated_env, run_git
 from tests.support.helpers import HUMAN
+from tests.support.untraced import untraced_environ
 
 pytestmark = pytest.mark.slow
 
@@ -55,8 +56,11 @@ def session_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def env(session_dir: Path) -> dict[str, str]:
-    """No GIT_* leaking in from an outer hook, an empty global git config, one pre-commit store for all."""
-    return {**isolated_env(global_config=session_dir / "gitconfig"),
+    """No GIT_* leaking in from an outer hook, an empty global git config, one pre-commit store for all.
+
+    Untraced by coverage: the hooks run gitmem from the virtualenv pre-commit builds, which never measures, and the
+    agent's `gitmem log add` is the CLI's own tests' subject; traced, only pre-commit's own processes paid for it."""
+    return {**isolated_env(untraced_environ(), global_config=session_dir / "gitconfig"),
             "PRE_COMMIT_HOME": str(session_dir / "pre-commit-home"), "PRE_COMMIT_COLOR": "never"}
 
 
