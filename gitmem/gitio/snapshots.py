@@ -321,12 +321,29 @@ def worktree_snapshot(workdir: Path, paths: Iterable[str] = (), *, repo: Repo | 
                 pass
         return known[rel]
 
+    changed: list[dict[str, int]] = []
+
+    def listed_id(rel: str) -> str | None:
+        """`clean_id` for the files of a listed folder: one status of the tracked files for all of them (1 ms for
+        LOG's 269 volumes at 100x, where asking file by file took 60)."""
+        if repo is None:
+            return None
+        if not changed:
+            try:
+                changed.append(repo.raw.status(untracked_files="no"))
+            except (OSError, pygit2.GitError):
+                return clean_id(rel)
+        if rel in changed[0]:
+            return None
+        entry = _index_entry(repo.raw.index, rel)
+        return str(entry.id) if entry is not None else None
+
     def lister(folder: str) -> Listing:
         try:
             found = [rel for rel, is_dir in files.walk(workdir, folder or ".", recursive=False) if not is_dir]
         except (files.FileRefused, FileNotFoundError, NotADirectoryError):
             return {}
-        return {rel: (clean_id(rel), files.mode(workdir, rel)) for rel in found}
+        return {rel: (listed_id(rel), files.mode(workdir, rel)) for rel in found}
 
     return Snapshot("work tree", load, clean_id, modes=lambda rel: files.mode(workdir, rel), lister=lister)
 
