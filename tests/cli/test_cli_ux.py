@@ -108,6 +108,24 @@ def test_reading_commands_without_memory_say_so_as_status_does(tmp_path: Path, c
 
 @pytest.mark.parametrize("argv", [["status"], ["context"], ["pending"], ["log", "add", "--task", "t", "--outcome",
                                                                             "built", "--result", "r"]])
+def test_commands_without_memory_in_a_subfolder_name_the_init_that_works_from_there(  # type: ignore[no-untyped-def]
+        tmp_path: Path, cli, git_env, argv: list[str]) -> None:
+    """From `src/app` of a repository they said "run `gitmem init`", which there is refused (a folder inside a
+    repository) or, in an empty folder, makes a second repository. The hint names the root, and it works."""
+    root = tmp_path / "my repo"
+    (root / "src" / "app").mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    (root / "src" / "app" / "main.py").write_text("print('hi')\n")
+    done = cli(argv, cwd=root / "src" / "app")
+    assert done.code == 2 and done.out == ""
+    hint = f"run `gitmem init '{root}'` to create it"
+    assert hint in done.err
+    assert cli(["init", str(root)], cwd=root / "src" / "app").code == 0
+    assert (root / "LOG.md").is_file() and not (root / "src" / "app" / ".git").exists()
+
+
+@pytest.mark.parametrize("argv", [["status"], ["context"], ["pending"], ["log", "add", "--task", "t", "--outcome",
+                                                                            "built", "--result", "r"]])
 def test_commands_on_memory_in_a_bare_repository_say_to_clone_it_as_init_does(tmp_path: Path, cli, git_env,  # type: ignore[no-untyped-def]
                                                                               argv: list[str]) -> None:
     """In a bare origin they said "run `gitmem init`", which there refuses: "clone it and run `gitmem init` in the
