@@ -194,11 +194,12 @@ def _record(report: InitReport, rel: str, what: str) -> None:
     second `--agent` finds the AGENTS.md the first one wrote, and the codex step adds its command to the
     gitmem.yaml the template step created ("left alone AGENTS.md (exists)" of a file made a moment before)."""
     lists = {"created": report.created, "updated": report.updated, "left alone": report.left_alone}
-    if what not in lists:
+    if what not in lists:        # a problem: the file was not touched, and may not exist ("left alone (exists)")
         report.problems.append(f"{rel}: {what}")
-    elif rel in report.created or (rel in report.updated and what != "created"):
         return
-    elif rel in report.left_alone and what == "updated":
+    if rel in report.created or (rel in report.updated and what != "created"):
+        return
+    if rel in report.left_alone and what == "updated":
         report.left_alone.remove(rel)
     lists.get(what, report.left_alone).append(rel)
 
