@@ -48,11 +48,11 @@ def require_memory(ws: Workspace) -> list[str]:
                            "gitmem in the clone")
         where = f" for workspace {ws.name!r}" if ws.name else ""
         raise NoMemory(f"no gitmem memory here{where}: none of {', '.join(missing)} exists in {ws.root}; "
-                       f"run `{init_command(ws.root)}` to create it (or `gitmem demo` to see one)")
+                       f"run `{init_to_run(ws.root)}` to create it (or `gitmem demo` to see one)")
     return missing
 
 
-def init_command(root: Path) -> str:
+def init_to_run(root: Path) -> str:
     """The `gitmem init` that creates memory at the repository's `root`. From a subfolder a bare `gitmem init`
     is refused (a non-empty folder inside a repository) or, in an empty one, makes a second repository there,
     so the command names the root, quoted for the shell, unless the shell already stands in it."""
