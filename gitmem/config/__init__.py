@@ -23,6 +23,8 @@ from gitmem.errors import ExitCode, GitmemError
 from gitmem.records import record
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from gitmem.gitio import Identity
 
 CONFIG_NAME = "gitmem.yaml"
@@ -31,6 +33,9 @@ REQUIRED_ROLES = ("now", "decisions", "log", "lessons", "rules")
 BACKENDS = ("anthropic", "command", "scripted")     # agent backends; "" means anthropic when a key is set
 RECALL_MODES = ("auto", "bm25", "semantic", "hybrid")
 SANDBOX_MODES = ("auto", "bubblewrap", "none")     # how the command agent and run_command are confined
+# Fields of Config that loading fills in, not keys of gitmem.yaml: which workspace was chosen, the warnings,
+# and the default workspace's files.
+LOADED_FIELDS = ("workspace", "warnings", "default_files")
 
 
 # A ranker's weight; rankers are a mapping, not a field, so their range is declared here.
@@ -348,19 +353,24 @@ def _build(cls: type, raw: Any, source: str, prefix: str, warnings: list[str], w
     if not isinstance(raw, dict):
         raise ConfigError(f"{where or source}: {prefix.rstrip('.') or 'top level'}: expected a mapping, "
                           f"got {_kind(raw)}")
-    known = {f.name: f for f in fields(cls) if f.name not in ("workspace", "warnings", "default_files")}
+    known = {f.name: f for f in fields(cls) if f.name not in LOADED_FIELDS}
     values: dict[str, Any] = {}
     for key, value in raw.items():
         dotted = f"{prefix}{key}"
         if key not in known:
-            import difflib
-
-            close = difflib.get_close_matches(str(key), sorted(known), n=1)
-            hint = f"; did you mean {prefix + close[0]!r}?" if close else ""
+            hint = did_you_mean(key, known, prefix)
             warnings.append(f"{source}{_line(raw, key)}: unknown key {dotted!r} ignored{hint}")
             continue
         values[key] = _coerce(field_type(known[key]), value, source + _line(raw, key), dotted, warnings, known[key])
     return cls(**values)
+
+
+def did_you_mean(key: object, known: Iterable[str], prefix: str = "") -> str:
+    """"; did you mean 'timezone'?" for the known key closest to a mistyped one (with its dotted `prefix`), or ""."""
+    import difflib
+
+    close = difflib.get_close_matches(str(key), sorted(known), n=1)
+    return f"; did you mean {prefix + close[0]!r}?" if close else ""
 
 
 def field_type(spec: Field[Any]) -> type | str:
