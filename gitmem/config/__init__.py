@@ -216,8 +216,9 @@ class Config:
                 home = self.default_files or WorkspaceFiles(self.memory_dir, self.files)
                 return replace(self, memory_dir=workspace.memory_dir, files=workspace.files, workspace=name,
                                default_files=home)
-        known = ", ".join(k for k, _ in self.workspaces) or "none are configured"
-        raise ConfigError(f"{CONFIG_NAME}: unknown workspace {name!r} ({known})")
+        names = [key for key, _ in self.workspaces]
+        known = ", ".join(names) or "none are configured"
+        raise ConfigError(f"{CONFIG_NAME}: unknown workspace {name!r} ({known}){did_you_mean(name, names)}")
 
     def workspace_paths(self) -> dict[str, dict[str, str]]:
         """Every workspace's memory files by workspace name ("" the default one), role -> path."""

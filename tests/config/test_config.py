@@ -10,6 +10,7 @@ import pytest
 from gitmem.cli import main
 from gitmem.config import Config, ConfigError, Files, load_config, parse_config
 from gitmem.memory import log, now
+from tests.support.gitcli import git
 from tests.support.helpers import GitRepo, make_repo
 
 ORIGINAL_NAMES = textwrap.dedent("""\
@@ -335,6 +336,17 @@ def test_workspaces_parse_and_select(tmp_path: Path) -> None:
         load_config(tmp_path, workspace="editor")
     with pytest.raises(ConfigError, match="none are configured"):
         Config().with_workspace("writer")
+
+
+def test_a_mistyped_workspace_gets_a_did_you_mean_as_a_mistyped_key_does(tmp_path: Path, cli, git_env) -> None:  # type: ignore[no-untyped-def]
+    """`-w writr` listed the names but did not say which one was meant, as gitmem.yaml's keys do."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "gitmem.yaml").write_text("workspaces:\n  writer:\n    memory_dir: agents/writer\n"
+                                          "  reviewer:\n    memory_dir: agents/reviewer\n")
+    done = cli(["status", "-w", "writr"], cwd=tmp_path)
+    assert done.code == 2
+    assert done.err == ("gitmem: gitmem.yaml: unknown workspace 'writr' (writer, reviewer); "
+                        "did you mean 'writer'?\n")
 
 
 @pytest.mark.parametrize(("text", "message"), [
