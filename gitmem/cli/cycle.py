@@ -15,6 +15,7 @@ from gitmem.cli.common import (
     say,
     show,
     show_json,
+    show_prompt,
     to_actions,
     workspace_option,
 )
@@ -90,7 +91,7 @@ def _dry_run(ws: Workspace, agent: str | None, *, as_json: bool) -> int:
     if as_json:
         show_json({"dry_run": True, "cycle": number, "backend": name, "prompt": prompt})
     else:
-        click.echo(prompt, nl=False)
+        show_prompt(prompt)
     return ExitCode.OK
 
 

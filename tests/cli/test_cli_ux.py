@@ -220,3 +220,21 @@ def test_shell_completion_works_with_the_lazy_commands(tmp_path: Path) -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     for shell in ("bash_source", "zsh_source", "fish_source"):
         assert f"_GITMEM_COMPLETE={shell} gitmem" in readme
+
+
+@pytest.mark.parametrize("argv", [["context", "--offline"], ["cycle", "--dry-run", "--agent", "command"]])
+def test_the_prompt_shown_to_a_human_carries_no_escape_an_agent_planted(memrepo: GitRepo, cli,  # type: ignore[no-untyped-def]
+                                                                        argv: list[str]) -> None:
+    """A decision committed past the check (`--no-verify`) with an OSC escape reached the terminal raw through
+    `context` and `cycle --dry-run`: it set the window title (OSC 52 writes the clipboard), while `pending`,
+    `status` and `recall` showed the same line as `\\u001b`."""
+    decisions = memrepo.read("DECISIONS.md").replace(
+        "## Pending\n", "## Pending\n\n### D-0001 · Deploy \x1b]0;PWNED\x07now\n"
+        "- Asked: 2026-12-07 08:00 UTC (cycle 1)\n- Recommendation: yes \x1b]52;c;cm0gLXJmIH4=\x07\n", 1)
+    memrepo.commit_files({"DECISIONS.md": decisions}, "past the check")
+    shown = cli(argv, cwd=memrepo.path)
+    assert shown.code == 0, shown.err
+    assert "\x1b" not in shown.out and "\x07" not in shown.out
+    assert "Deploy \\u001b]0;PWNED\\u0007now" in shown.out
+    assert "\\u001b]52;c;cm0gLXJmIH4=\\u0007" in shown.out
+    assert "Deploy \\u001b]0;PWNED\\u0007now" in cli(["pending"], cwd=memrepo.path).out
