@@ -106,6 +106,23 @@ def test_reading_commands_without_memory_say_so_as_status_does(tmp_path: Path, c
     assert sorted(p.name for p in tmp_path.iterdir()) == [".git"]
 
 
+@pytest.mark.parametrize("argv", [["close"], ["close", "--json"], ["recall", "hello"], ["recall", "hello", "--json"]])
+def test_close_and_recall_without_memory_say_so_and_write_nothing(tmp_path: Path, cli, git_env,  # type: ignore[no-untyped-def]
+                                                                  argv: list[str]) -> None:
+    """In a repository with no gitmem memory, `close` created LOG.md and NOW.md and committed "gitmem: close" as the
+    agent, exit 0, and `recall` said "no memory of that", exit 0, as if an empty memory were here."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "app.py").write_text("print('hi')\n")
+    git(tmp_path, "add", "app.py")
+    git(tmp_path, "commit", "-q", "-m", "my project")
+    before = git(tmp_path, "rev-parse", "HEAD")
+    done = cli(argv, cwd=tmp_path)
+    assert done.code == 2 and done.out == ""
+    assert "no gitmem memory here: none of NOW.md, DECISIONS.md, LOG.md, LESSONS.md, RULES.md exists" in done.err
+    assert git(tmp_path, "rev-parse", "HEAD") == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".git", "app.py"]
+
+
 @pytest.mark.parametrize("argv", [["status"], ["context"], ["pending"], ["log", "add", "--task", "t", "--outcome",
                                                                             "built", "--result", "r"]])
 def test_commands_without_memory_in_a_subfolder_name_the_init_that_works_from_there(  # type: ignore[no-untyped-def]
