@@ -106,11 +106,13 @@ def test_reading_commands_without_memory_say_so_as_status_does(tmp_path: Path, c
     assert sorted(p.name for p in tmp_path.iterdir()) == [".git"]
 
 
-@pytest.mark.parametrize("argv", [["close"], ["close", "--json"], ["recall", "hello"], ["recall", "hello", "--json"]])
+@pytest.mark.parametrize("argv", [["close"], ["close", "--json"], ["recall", "hello"], ["recall", "hello", "--json"],
+                                  ["export", "--to", "claude", "--out", "exported"]])
 def test_close_and_recall_without_memory_say_so_and_write_nothing(tmp_path: Path, cli, git_env,  # type: ignore[no-untyped-def]
                                                                   argv: list[str]) -> None:
     """In a repository with no gitmem memory, `close` created LOG.md and NOW.md and committed "gitmem: close" as the
-    agent, exit 0, and `recall` said "no memory of that", exit 0, as if an empty memory were here."""
+    agent, exit 0; `recall` said "no memory of that" and `export` wrote a pointer to this repository ("Exported 0
+    entries"), exit 0, as if an empty memory were here."""
     git(tmp_path, "init", "-q", "-b", "main")
     (tmp_path / "app.py").write_text("print('hi')\n")
     git(tmp_path, "add", "app.py")
