@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import Field, field, fields, is_dataclass, replace
-from datetime import UTC
+from datetime import UTC, date
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -347,6 +347,8 @@ def _kind(value: Any) -> str:
         return "a mapping"
     if isinstance(value, list):
         return "a list"
+    if isinstance(value, date):       # YAML reads an unquoted 2020-01-01 as a date: say so, not datetime.date(...)
+        return f"a date ({value.isoformat()})"
     return repr(value)
 
 
@@ -431,7 +433,7 @@ def _coerce(hint: type | str, value: Any, where: str, dotted: str, warnings: lis
     if isinstance(value, bool) and expected is not bool:
         raise ConfigError(f"{where}: {dotted}: expected {text}, got {value!r}")
     if not isinstance(value, expected):
-        raise ConfigError(f"{where}: {dotted}: expected {text}, got {value!r}")
+        raise ConfigError(f"{where}: {dotted}: expected {text}, got {_kind(value)}")
     problem = (number_problem(spec, value) if text in ("int", "float")
                else text_problem(value) if text == "str" else None)
     if problem is not None:

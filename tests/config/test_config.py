@@ -198,6 +198,11 @@ def test_cli_prints_config_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPa
      "gitmem.yaml:3: files.now: 'notes/NOW.md' must be a plain file name"),
     ("files:\n  log: .LOG.md\n", "gitmem.yaml:2: files.log: '.LOG.md' must be a plain file name"),
     ("files:\n  log:\n", "gitmem.yaml:2: files.log: expected str, got None"),
+    # YAML's kinds, not Python's reprs (`CommentedMap({'a': 1})`, `datetime.date(2020, 1, 1)`):
+    ("timezone:\n  a: 1\n", "gitmem.yaml:1: timezone: expected str, got a mapping"),
+    ("timezone: [UTC]\n", "gitmem.yaml:1: timezone: expected str, got a list"),
+    ("close:\n  confirmations: 2020-01-01\n",
+     "gitmem.yaml:2: close.confirmations: expected int, got a date (2020-01-01)"),
     ("memory_dir: ../elsewhere\n", "gitmem.yaml:1: memory_dir: '../elsewhere' must stay inside the repository"),
     ("memory_dir: /abs\n", "gitmem.yaml:1: memory_dir: '/abs' must stay inside the repository"),
     ("agent:\n  backend: gpt\n", "gitmem.yaml:2: agent.backend: 'gpt' is not one of anthropic, command, scripted"),
