@@ -18,7 +18,8 @@ EXIT_CODES = {
 
 
 @click.command("context", epilog=exit_codes_help(EXIT_CODES))
-@click.option("--cycle", type=int, default=None, help="Cycle number to show (default: the next one).")
+@click.option("--cycle", type=click.IntRange(min=1), default=None,
+              help="Cycle number to show (default: the next one).")
 @click.option("--agent", "agent", type=click.Choice(BACKENDS), default=None,
               help="Teach memory writes as this backend would get them: tools, or `gitmem` commands "
                    "(default: agent.backend, else tools).")
