@@ -395,7 +395,12 @@ def scrub(text: str, extra_values: Iterable[str | None] = ()) -> str:
     for display: every command's output and messages, the cycle context, the MCP tools, recall, the report,
     the fleet, error text. What it returns can always be written as UTF-8: a lone surrogate (a file name's
     undecodable byte) becomes `?`, so no stream or file it goes to fails on it."""
-    shown = redact(text, [*extra_values, *env_values()])
+    return _scrubbed(text, [*extra_values, *env_values()])
+
+
+def _scrubbed(text: str, values: list[str | None]) -> str:
+    """`scrub` with the values to mask already gathered."""
+    shown = redact(text, values)
     try:
         shown.encode("utf-8")
     except UnicodeEncodeError:
@@ -405,14 +410,21 @@ def scrub(text: str, extra_values: Iterable[str | None] = ()) -> str:
 
 def scrub_data(value: Any) -> Any:
     """A JSON-shaped value (dicts, lists, strings, numbers) with every string in it, keys too, `scrub`bed: what
-    `--json` prints, masked before it is encoded (an encoded string escapes what the raw value holds)."""
-    if isinstance(value, str):
-        return scrub(value)
-    if isinstance(value, dict):
-        return {scrub_data(key): scrub_data(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [scrub_data(item) for item in value]
-    return value
+    `--json` prints, masked before it is encoded (an encoded string escapes what the raw value holds). The
+    environment's values are gathered once for the whole value: per string, reading the environment again cost
+    `status` minutes over a RULES.md of many lines."""
+    values: list[str | None] = list(env_values())
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return _scrubbed(item, values)
+        if isinstance(item, dict):
+            return {walk(key): walk(inner) for key, inner in item.items()}
+        if isinstance(item, list | tuple):
+            return [walk(inner) for inner in item]
+        return item
+
+    return walk(value)
 
 
 def holds_secret(text: str) -> bool:

@@ -28,10 +28,11 @@ def check_every(ws: Workspace, one: Callable[[Workspace], list[Violation]]) -> l
 
 
 def check_staged_every(ws: Workspace) -> list[Violation]:
-    """What is staged, in every workspace, each judged by its staged config (`check_and_verify.staged_config`), so
-    a commit that changes limits is checked by them."""
-    judge = check_and_verify
-    return check_every(ws, lambda each: judge.check_staged(each.with_config(judge.staged_config(each))))
+    """What is staged, in every workspace the staged gitmem.yaml names, each judged by its staged config
+    (`check_and_verify.staged_config`), so a commit that changes limits is checked by them. The workspaces are
+    the commit's: a workspace only the work tree's gitmem.yaml names (not staged yet, right after `gitmem init`)
+    failed the whole check as "unknown workspace"."""
+    return check_every(ws.with_config(check_and_verify.staged_config(ws)), check_and_verify.check_staged)
 
 
 def verify_every(ws: Workspace, start: str | None, end: str, *, hide: tuple[str, ...] = (),

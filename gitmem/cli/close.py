@@ -12,7 +12,7 @@ from gitmem.cli.common import (
     DayParam,
     annotate,
     json_option,
-    open_workspace,
+    open_memory,
     say,
     show,
     show_json,
@@ -30,7 +30,7 @@ if TYPE_CHECKING:   # the library loads inside the command only
 EXIT_CODES = {
     ExitCode.OK: "done (or already closed)",
     ExitCode.VIOLATIONS: "the result would be invalid",
-    ExitCode.USAGE: "usage or config error (a bad --date, a bad gitmem.yaml)",
+    ExitCode.USAGE: "usage or config error (a bad --date, a bad gitmem.yaml), or no memory here (run `gitmem init`)",
     ExitCode.DIRTY: "memory files are dirty, a cycle holds the lock, or --push on a detached HEAD or with "
                     "uncommitted changes, which its rebase would lose (nothing written)",
     ExitCode.SALVAGED: "with --push, the push conflicted, or the remote refused it for good (a protected branch: "
@@ -63,7 +63,7 @@ def close(day: date | None, no_llm: bool, push: bool, model: str | None, as_json
     from gitmem.close import run_close
     from gitmem.views.actions import day_closed
 
-    ws, use_llm = _settings(open_workspace(workspace), model=model, no_llm=no_llm)
+    ws, use_llm = _settings(open_memory(workspace), model=model, no_llm=no_llm)
     with _failure_reported(as_json):
         result = run_close(ws, day=day, use_llm=use_llm, push=push)
     annotate(result.violations)

@@ -83,6 +83,16 @@ def show(text: str, *, nl: bool = True) -> None:
     click.echo(scrub(text), nl=nl)
 
 
+def show_prompt(text: str) -> None:
+    """A cycle's prompt as `context` and `cycle --dry-run` print it: memory an agent wrote, so each character a
+    terminal would act on (an escape that sets the title or writes the clipboard) is shown as its `\\uXXXX`
+    (`gitmem.memory.text.printable`). The check refuses such controls in memory (GM920), so an agent reading
+    a valid memory's prompt through a pipe gets the same text."""
+    from gitmem.memory.text import printable
+
+    click.echo(printable(text), nl=False)
+
+
 def show_json(data: Any, *, indent: int | None = None) -> None:
     """`data` as JSON on stdout, every string in it masked before it is encoded (`gitmem.secrets.scrub_data`)."""
     import json

@@ -22,8 +22,8 @@ def config_command(key: str | None, workspace: str | None) -> int:
 
     try:
         value = value_at(config_data(open_workspace(workspace).config), key)
-    except UnknownKey:
-        raise UsageError(f"unknown config key {key!r}") from None
+    except UnknownKey as err:
+        raise UsageError(str(err)) from None
     if key and isinstance(value, (str, int, float)):
         show(str(value))
     else:

@@ -5,7 +5,7 @@ import json
 
 import click
 
-from gitmem.cli.common import json_option, open_memory, say, workspace_option
+from gitmem.cli.common import json_option, open_memory, say, show_prompt, workspace_option
 from gitmem.config import BACKENDS
 from gitmem.errors import ExitCode, exit_codes_help
 
@@ -18,7 +18,8 @@ EXIT_CODES = {
 
 
 @click.command("context", epilog=exit_codes_help(EXIT_CODES))
-@click.option("--cycle", type=int, default=None, help="Cycle number to show (default: the next one).")
+@click.option("--cycle", type=click.IntRange(min=1), default=None,
+              help="Cycle number to show (default: the next one).")
 @click.option("--agent", "agent", type=click.Choice(BACKENDS), default=None,
               help="Teach memory writes as this backend would get them: tools, or `gitmem` commands "
                    "(default: agent.backend, else tools).")
@@ -43,7 +44,7 @@ def context_command(cycle: int | None, agent: str | None, offline: bool, as_json
     if as_json:
         click.echo(json.dumps(shown.to_dict(), ensure_ascii=False, indent=2))
     else:
-        click.echo(shown.request.prompt_text(), nl=False)
+        show_prompt(shown.request.prompt_text())
     return ExitCode.OK
 
 

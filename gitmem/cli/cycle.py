@@ -15,9 +15,11 @@ from gitmem.cli.common import (
     say,
     show,
     show_json,
+    show_prompt,
     to_actions,
     workspace_option,
 )
+from gitmem.config import BACKENDS
 from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:     # the library loads inside commands only
@@ -41,7 +43,7 @@ EXIT_CODES = {
 
 
 @click.command(epilog=exit_codes_help(EXIT_CODES))
-@click.option("--agent", "agent", metavar="NAME", default=None,
+@click.option("--agent", "agent", type=click.Choice(BACKENDS), default=None,
               help="Backend to run: anthropic, command or scripted (default: agent.backend in gitmem.yaml).")
 @click.option("--push", is_flag=True, help="Fetch, rebase onto the remote branch and push (5 tries).")
 @click.option("--dry-run", "dry_run", is_flag=True, help="Print the prompt the agent would get, run nothing.")
@@ -65,7 +67,7 @@ def cycle(agent: str | None, push: bool, dry_run: bool, model: str | None, as_js
     ws = _with_model(open_workspace(workspace), model)
     with _refusal_reported(as_json):
         if dry_run:
-            return _dry_run(ws, agent)
+            return _dry_run(ws, agent, as_json=as_json)
         report = run_cycle(ws, _backend(ws.config, agent), settings=Settings(push=push))
     _show(report, as_json=as_json)
     return report.exit_code
@@ -79,12 +81,17 @@ def _with_model(ws: Workspace, model: str | None) -> Workspace:
     return ws.with_config(replace(ws.config, agent=replace(ws.config.agent, model=model)))
 
 
-def _dry_run(ws: Workspace, agent: str | None) -> int:
-    """The prompt the agent would get; nothing runs."""
+def _dry_run(ws: Workspace, agent: str | None, *, as_json: bool) -> int:
+    """The prompt the agent would get (with --json, as one object a tool can read); nothing runs."""
     from gitmem.cycle.runner import default_request, next_cycle
 
     name = agent or ws.config.agent.backend or "anthropic"
-    click.echo(default_request(ws, next_cycle(ws), ws.clock(), name).prompt_text(), nl=False)
+    number = next_cycle(ws)
+    prompt = default_request(ws, number, ws.clock(), name).prompt_text()
+    if as_json:
+        show_json({"dry_run": True, "cycle": number, "backend": name, "prompt": prompt})
+    else:
+        show_prompt(prompt)
     return ExitCode.OK
 
 

@@ -52,8 +52,9 @@ def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as
     protocol goes into a managed block fenced by `<!-- gitmem:begin protocol -->` / `<!-- gitmem:end protocol
     -->`, updated in place without touching the text around it. Every hook and MCP entry runs the committed
     launcher .gitmem/gitmem, which finds gitmem in the repository's .venv, then on PATH, then as `python3 -m
-    gitmem`, so the agent CLI finds it however it was started. A warning names the MCP SDK (the `agents`
-    extra) or an agent CLI that is not installed, with the command that installs it.
+    gitmem`, so the agent CLI finds it however it was started. A warning names an agent CLI that is not
+    installed, with the command that installs it; `gitmem mcp` needs no extra, and only codex's TOML merge
+    needs one (tomlkit, the `agents` extra: without it .codex/config.toml is left alone, with its install line).
     """
     from gitmem.scaffold.init import init
     from gitmem.scaffold.next_step import next_step, outside

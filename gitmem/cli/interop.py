@@ -39,7 +39,7 @@ EXPORT_EXIT_CODES = {
     ExitCode.OK: "exported",
     ExitCode.VIOLATIONS: f"a file there is not one gitmem exported, or is a link, or the directory cannot be made "
                          f"({EXPORT_TARGET_REFUSED.code}); nothing was written",
-    ExitCode.USAGE: "usage or config error, not a git repository",
+    ExitCode.USAGE: "usage or config error, not a git repository, or no memory here (run `gitmem init`)",
 }
 
 
@@ -136,12 +136,12 @@ def export_command(fmt: str, out: str | None, cli_location: bool, as_json: bool,
     Either --out DIR or --cli-location is required: nothing is written into a CLI's own memory unless asked.
     Importing an export back adds nothing.
     """
-    from gitmem.cli.common import UsageError, open_workspace
+    from gitmem.cli.common import UsageError, open_memory
     from gitmem.interop.export import cli_memory_dir, export_memory
 
     if (out is None) == (not cli_location):
         raise UsageError("give --out DIR or --cli-location (one of them)")
-    ws = open_workspace(workspace)
+    ws = open_memory(workspace)
     target = Path(out).expanduser() if out is not None else cli_memory_dir(ws, fmt, os.environ, Path.home())
     _show_export(export_memory(ws, fmt, target), as_json=as_json)
     return ExitCode.OK

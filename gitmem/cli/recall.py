@@ -12,6 +12,7 @@ from gitmem.cli.common import (
     UsageError,
     json_option,
     one_workspace_or_all,
+    open_memory,
     open_workspace,
     progress,
     progress_count,
@@ -31,7 +32,7 @@ EMBEDDING = "embedding the memory for recall (entries)"      # the progress line
 # Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
 EXIT_CODES = {
     ExitCode.OK: "done (also when nothing matched)",
-    ExitCode.USAGE: "usage or config error, not a git repository",
+    ExitCode.USAGE: "usage or config error, not a git repository, or no memory here (run `gitmem init`)",
 }
 
 
@@ -83,7 +84,7 @@ def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since:
 
     one_workspace_or_all(workspace, all_workspaces)
     cuts = _cuts(show_all, min_score)
-    ws = open_workspace(workspace)
+    ws = open_workspace(workspace) if all_workspaces else open_memory(workspace)
     if rebuild:
         _rebuild_with_bar(ws)
     hits = search(ws, " ".join(query), kinds=list(kinds) or None, since=since, until=until, limit=limit, mode=mode,

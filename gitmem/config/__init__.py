@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import Field, field, fields, is_dataclass, replace
-from datetime import UTC
+from datetime import UTC, date
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,8 @@ from gitmem.errors import ExitCode, GitmemError
 from gitmem.records import record
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from gitmem.gitio import Identity
 
 CONFIG_NAME = "gitmem.yaml"
@@ -31,6 +33,9 @@ REQUIRED_ROLES = ("now", "decisions", "log", "lessons", "rules")
 BACKENDS = ("anthropic", "command", "scripted")     # agent backends; "" means anthropic when a key is set
 RECALL_MODES = ("auto", "bm25", "semantic", "hybrid")
 SANDBOX_MODES = ("auto", "bubblewrap", "none")     # how the command agent and run_command are confined
+# Fields of Config that loading fills in, not keys of gitmem.yaml: which workspace was chosen, the warnings,
+# and the default workspace's files.
+LOADED_FIELDS = ("workspace", "warnings", "default_files")
 
 
 # A ranker's weight; rankers are a mapping, not a field, so their range is declared here.
@@ -211,8 +216,9 @@ class Config:
                 home = self.default_files or WorkspaceFiles(self.memory_dir, self.files)
                 return replace(self, memory_dir=workspace.memory_dir, files=workspace.files, workspace=name,
                                default_files=home)
-        known = ", ".join(k for k, _ in self.workspaces) or "none are configured"
-        raise ConfigError(f"{CONFIG_NAME}: unknown workspace {name!r} ({known})")
+        names = [key for key, _ in self.workspaces]
+        known = ", ".join(names) or "none are configured"
+        raise ConfigError(f"{CONFIG_NAME}: unknown workspace {name!r} ({known}){did_you_mean(name, names)}")
 
     def workspace_paths(self) -> dict[str, dict[str, str]]:
         """Every workspace's memory files by workspace name ("" the default one), role -> path."""
@@ -341,6 +347,8 @@ def _kind(value: Any) -> str:
         return "a mapping"
     if isinstance(value, list):
         return "a list"
+    if isinstance(value, date):       # YAML reads an unquoted 2020-01-01 as a date: say so, not datetime.date(...)
+        return f"a date ({value.isoformat()})"
     return repr(value)
 
 
@@ -348,19 +356,24 @@ def _build(cls: type, raw: Any, source: str, prefix: str, warnings: list[str], w
     if not isinstance(raw, dict):
         raise ConfigError(f"{where or source}: {prefix.rstrip('.') or 'top level'}: expected a mapping, "
                           f"got {_kind(raw)}")
-    known = {f.name: f for f in fields(cls) if f.name not in ("workspace", "warnings", "default_files")}
+    known = {f.name: f for f in fields(cls) if f.name not in LOADED_FIELDS}
     values: dict[str, Any] = {}
     for key, value in raw.items():
         dotted = f"{prefix}{key}"
         if key not in known:
-            import difflib
-
-            close = difflib.get_close_matches(str(key), sorted(known), n=1)
-            hint = f"; did you mean {prefix + close[0]!r}?" if close else ""
+            hint = did_you_mean(key, known, prefix)
             warnings.append(f"{source}{_line(raw, key)}: unknown key {dotted!r} ignored{hint}")
             continue
         values[key] = _coerce(field_type(known[key]), value, source + _line(raw, key), dotted, warnings, known[key])
     return cls(**values)
+
+
+def did_you_mean(key: object, known: Iterable[str], prefix: str = "") -> str:
+    """"; did you mean 'timezone'?" for the known key closest to a mistyped one (with its dotted `prefix`), or ""."""
+    import difflib
+
+    close = difflib.get_close_matches(str(key), sorted(known), n=1)
+    return f"; did you mean {prefix + close[0]!r}?" if close else ""
 
 
 def field_type(spec: Field[Any]) -> type | str:
@@ -420,7 +433,7 @@ def _coerce(hint: type | str, value: Any, where: str, dotted: str, warnings: lis
     if isinstance(value, bool) and expected is not bool:
         raise ConfigError(f"{where}: {dotted}: expected {text}, got {value!r}")
     if not isinstance(value, expected):
-        raise ConfigError(f"{where}: {dotted}: expected {text}, got {value!r}")
+        raise ConfigError(f"{where}: {dotted}: expected {text}, got {_kind(value)}")
     problem = (number_problem(spec, value) if text in ("int", "float")
                else text_problem(value) if text == "str" else None)
     if problem is not None:

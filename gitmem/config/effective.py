@@ -1,7 +1,7 @@
 """The effective config as plain data (defaults included), and one value of it by dotted key: `gitmem config`."""
 from __future__ import annotations
 
-from dataclasses import asdict, is_dataclass
+from dataclasses import asdict, fields, is_dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -9,12 +9,20 @@ if TYPE_CHECKING:
 
 
 class UnknownKey(KeyError):
-    """A dotted key that names no value of the config."""
+    """A dotted key that names no value of the config; its message says which key, and the closest one."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
-def config_data(config: Config) -> object:
-    """The config as JSON-shaped data: dataclasses as dicts, tuples as lists."""
-    return _plain(config)
+def config_data(config: Config) -> dict[str, object]:
+    """The config as JSON-shaped data, as gitmem.yaml spells it: dataclasses and `workspaces` as dicts, tuples
+    as lists; without the fields loading fills in (LOADED_FIELDS), which no one can set."""
+    from gitmem.config import LOADED_FIELDS
+
+    data = {spec.name: _plain(getattr(config, spec.name)) for spec in fields(config) if spec.name not in LOADED_FIELDS}
+    data["workspaces"] = {name: _plain(files) for name, files in config.workspaces}
+    return data
 
 
 def _plain(value: object) -> object:
@@ -28,9 +36,12 @@ def _plain(value: object) -> object:
 def value_at(data: object, key: str | None) -> object:
     """The value a dotted `key` (`agent.email`) names in `config_data`'s data (all of it without a key);
     UnknownKey when it names none."""
-    value = data
+    from gitmem.config import did_you_mean
+
+    value, prefix = data, ""
     for part in key.split(".") if key else ():
         if not isinstance(value, dict) or part not in value:
-            raise UnknownKey(key)
-        value = value[part]
+            hint = did_you_mean(part, value, prefix) if isinstance(value, dict) else ""
+            raise UnknownKey(f"unknown config key {key!r}{hint}")
+        value, prefix = value[part], f"{prefix}{part}."
     return value

@@ -152,6 +152,7 @@ def init(target: Path, agents: Sequence[str] = (), *, plain_hooks: bool = False)
             continue
         _copy(base / rel, target, rel, report)
     if config is not None:
+        report.warnings += _kept_memory_invalid(target, config, report.left_alone)
         _merge_driver(target, config, report)
     if plain_hooks:
         _plain_hooks(target, report)
@@ -171,6 +172,30 @@ def init(target: Path, agents: Sequence[str] = (), *, plain_hooks: bool = False)
         setup(target, agents, lambda rel, what: _record(report, rel, what), report.steps.append)
         report.warnings += missing_parts(agents)
     return report
+
+
+def _kept_memory_invalid(target: Path, config: Config, kept: list[str]) -> list[str]:
+    """A warning for each memory file init found already there (a project's own LOG.md or NOW.md) that is not
+    valid memory as it stands (`gitmem.checks.standing`): "left alone" and exit 0 read as done, and the first
+    `gitmem log add` was refused."""
+    from gitmem.checks.standing import standing
+
+    def read(path: str) -> bytes | None:
+        try:
+            return files.read_bytes(target, path) if path in kept else None
+        except files.FileRefused:      # a link or a directory: named as a problem when it was left alone
+            return None
+
+    found = [v for place in [config] + [config.with_workspace(name) for name, _ in config.workspaces]
+             for v in standing(place, read)]
+    by_path: dict[str, list[str]] = {}
+    for v in sorted(set(found)):
+        by_path.setdefault(v.path, []).append(f"{v.path}:{v.line}: {v.code} {v.message}")
+    return [f"{path} was here before init and is not valid memory ({shown[0]}"
+            + (f"; and {len(shown) - 1} more" if len(shown) > 1 else "") + "): gitmem's first write to it is "
+            "refused; `gitmem status` lists each line with its fix, or, if it is a file of your own, move it "
+            f"aside (or name another file for its role under `files:` in {CONFIG_NAME}) and run `gitmem init` again"
+            for path, shown in by_path.items()]
 
 
 def _merge_driver(target: Path, config: Config, report: InitReport) -> None:
@@ -194,11 +219,12 @@ def _record(report: InitReport, rel: str, what: str) -> None:
     second `--agent` finds the AGENTS.md the first one wrote, and the codex step adds its command to the
     gitmem.yaml the template step created ("left alone AGENTS.md (exists)" of a file made a moment before)."""
     lists = {"created": report.created, "updated": report.updated, "left alone": report.left_alone}
-    if what not in lists:
+    if what not in lists:        # a problem: the file was not touched, and may not exist ("left alone (exists)")
         report.problems.append(f"{rel}: {what}")
-    elif rel in report.created or (rel in report.updated and what != "created"):
         return
-    elif rel in report.left_alone and what == "updated":
+    if rel in report.created or (rel in report.updated and what != "created"):
+        return
+    if rel in report.left_alone and what == "updated":
         report.left_alone.remove(rel)
     lists.get(what, report.left_alone).append(rel)
 

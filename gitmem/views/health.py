@@ -3,8 +3,10 @@ placeholders still in RULES.md (it goes into every prompt, so `<agent name>` wou
 dated ahead of the clock (another writer's clock ran fast: gitmem.checks.written_times)."""
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from gitmem import codes
 from gitmem.checks.violation import Violation
@@ -46,8 +48,19 @@ def require_memory(ws: Workspace) -> list[str]:
                            "gitmem in the clone")
         where = f" for workspace {ws.name!r}" if ws.name else ""
         raise NoMemory(f"no gitmem memory here{where}: none of {', '.join(missing)} exists in {ws.root}; "
-                       "run `gitmem init` to create it (or `gitmem demo` to see one)")
+                       f"run `{init_to_run(ws.root)}` to create it (or `gitmem demo` to see one)")
     return missing
+
+
+def init_to_run(root: Path) -> str:
+    """The `gitmem init` that creates memory at the repository's `root`. From a subfolder a bare `gitmem init`
+    is refused (a non-empty folder inside a repository) or, in an empty one, makes a second repository there,
+    so the command names the root, quoted for the shell, unless the shell already stands in it."""
+    try:
+        here = Path.cwd().resolve() == root.resolve()
+    except OSError:          # the shell's folder was removed
+        here = False
+    return "gitmem init" if here else shlex.join(["gitmem", "init", str(root)])
 
 
 def rules_placeholders(ws: Workspace) -> list[Placeholder]:

@@ -541,3 +541,19 @@ def test_checks_never_raise_on_arbitrary_memory() -> None:
             assert v.line <= data.count(b"\n") + 1 or v.code == "GM301", (v, data)
 
     run()
+
+
+def test_check_judges_the_workspaces_the_staged_config_names_not_the_work_trees(memrepo: GitRepo, cli) -> None:
+    """A workspace added to gitmem.yaml and `gitmem init` run, nothing staged yet: `check` failed whole with
+    "gitmem.yaml: unknown workspace 'w2' (none are configured)", exit 2, naming no file. The commit being made
+    carries the staged config, so its workspaces are the ones judged; staged, w2's files are judged too."""
+    memrepo.write("gitmem.yaml", memrepo.read("gitmem.yaml") + "workspaces:\n  w2:\n    memory_dir: agents/w2\n")
+    assert cli(["init"], cwd=memrepo.path).code == ExitCode.OK
+    before = cli(["check"], cwd=memrepo.path)
+    assert before.code == ExitCode.OK, before.err
+    assert "unknown workspace" not in before.err
+    memrepo.stage("gitmem.yaml")
+    staged = cli(["check"], cwd=memrepo.path)
+    assert staged.code == ExitCode.VIOLATIONS
+    assert ("agents/w2/LOG.md:1: GM904 memory file agents/w2/LOG.md is not staged [memory-file-missing]"
+            in staged.out)

@@ -106,6 +106,43 @@ def test_reading_commands_without_memory_say_so_as_status_does(tmp_path: Path, c
     assert sorted(p.name for p in tmp_path.iterdir()) == [".git"]
 
 
+@pytest.mark.parametrize("argv", [["close"], ["close", "--json"], ["recall", "hello"], ["recall", "hello", "--json"],
+                                  ["export", "--to", "claude", "--out", "exported"]])
+def test_close_and_recall_without_memory_say_so_and_write_nothing(tmp_path: Path, cli, git_env,  # type: ignore[no-untyped-def]
+                                                                  argv: list[str]) -> None:
+    """In a repository with no gitmem memory, `close` created LOG.md and NOW.md and committed "gitmem: close" as the
+    agent, exit 0; `recall` said "no memory of that" and `export` wrote a pointer to this repository ("Exported 0
+    entries"), exit 0, as if an empty memory were here."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "app.py").write_text("print('hi')\n")
+    git(tmp_path, "add", "app.py")
+    git(tmp_path, "commit", "-q", "-m", "my project")
+    before = git(tmp_path, "rev-parse", "HEAD")
+    done = cli(argv, cwd=tmp_path)
+    assert done.code == 2 and done.out == ""
+    assert "no gitmem memory here: none of NOW.md, DECISIONS.md, LOG.md, LESSONS.md, RULES.md exists" in done.err
+    assert git(tmp_path, "rev-parse", "HEAD") == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".git", "app.py"]
+
+
+@pytest.mark.parametrize("argv", [["status"], ["context"], ["pending"], ["log", "add", "--task", "t", "--outcome",
+                                                                            "built", "--result", "r"]])
+def test_commands_without_memory_in_a_subfolder_name_the_init_that_works_from_there(  # type: ignore[no-untyped-def]
+        tmp_path: Path, cli, git_env, argv: list[str]) -> None:
+    """From `src/app` of a repository they said "run `gitmem init`", which there is refused (a folder inside a
+    repository) or, in an empty folder, makes a second repository. The hint names the root, and it works."""
+    root = tmp_path / "my repo"
+    (root / "src" / "app").mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    (root / "src" / "app" / "main.py").write_text("print('hi')\n")
+    done = cli(argv, cwd=root / "src" / "app")
+    assert done.code == 2 and done.out == ""
+    hint = f"run `gitmem init '{root}'` to create it"
+    assert hint in done.err
+    assert cli(["init", str(root)], cwd=root / "src" / "app").code == 0
+    assert (root / "LOG.md").is_file() and not (root / "src" / "app" / ".git").exists()
+
+
 @pytest.mark.parametrize("argv", [["status"], ["context"], ["pending"], ["log", "add", "--task", "t", "--outcome",
                                                                             "built", "--result", "r"]])
 def test_commands_on_memory_in_a_bare_repository_say_to_clone_it_as_init_does(tmp_path: Path, cli, git_env,  # type: ignore[no-untyped-def]
@@ -202,3 +239,21 @@ def test_shell_completion_works_with_the_lazy_commands(tmp_path: Path) -> None:
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     for shell in ("bash_source", "zsh_source", "fish_source"):
         assert f"_GITMEM_COMPLETE={shell} gitmem" in readme
+
+
+@pytest.mark.parametrize("argv", [["context", "--offline"], ["cycle", "--dry-run", "--agent", "command"]])
+def test_the_prompt_shown_to_a_human_carries_no_escape_an_agent_planted(memrepo: GitRepo, cli,  # type: ignore[no-untyped-def]
+                                                                        argv: list[str]) -> None:
+    """A decision committed past the check (`--no-verify`) with an OSC escape reached the terminal raw through
+    `context` and `cycle --dry-run`: it set the window title (OSC 52 writes the clipboard), while `pending`,
+    `status` and `recall` showed the same line as `\\u001b`."""
+    decisions = memrepo.read("DECISIONS.md").replace(
+        "## Pending\n", "## Pending\n\n### D-0001 · Deploy \x1b]0;PWNED\x07now\n"
+        "- Asked: 2026-12-07 08:00 UTC (cycle 1)\n- Recommendation: yes \x1b]52;c;cm0gLXJmIH4=\x07\n", 1)
+    memrepo.commit_files({"DECISIONS.md": decisions}, "past the check")
+    shown = cli(argv, cwd=memrepo.path)
+    assert shown.code == 0, shown.err
+    assert "\x1b" not in shown.out and "\x07" not in shown.out
+    assert "Deploy \\u001b]0;PWNED\\u0007now" in shown.out
+    assert "\\u001b]52;c;cm0gLXJmIH4=\\u0007" in shown.out
+    assert "Deploy \\u001b]0;PWNED\\u0007now" in cli(["pending"], cwd=memrepo.path).out

@@ -10,6 +10,7 @@ import pytest
 from gitmem.cli import main
 from gitmem.config import Config, ConfigError, Files, load_config, parse_config
 from gitmem.memory import log, now
+from tests.support.gitcli import git
 from tests.support.helpers import GitRepo, make_repo
 
 ORIGINAL_NAMES = textwrap.dedent("""\
@@ -197,6 +198,11 @@ def test_cli_prints_config_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPa
      "gitmem.yaml:3: files.now: 'notes/NOW.md' must be a plain file name"),
     ("files:\n  log: .LOG.md\n", "gitmem.yaml:2: files.log: '.LOG.md' must be a plain file name"),
     ("files:\n  log:\n", "gitmem.yaml:2: files.log: expected str, got None"),
+    # YAML's kinds, not Python's reprs (`CommentedMap({'a': 1})`, `datetime.date(2020, 1, 1)`):
+    ("timezone:\n  a: 1\n", "gitmem.yaml:1: timezone: expected str, got a mapping"),
+    ("timezone: [UTC]\n", "gitmem.yaml:1: timezone: expected str, got a list"),
+    ("close:\n  confirmations: 2020-01-01\n",
+     "gitmem.yaml:2: close.confirmations: expected int, got a date (2020-01-01)"),
     ("memory_dir: ../elsewhere\n", "gitmem.yaml:1: memory_dir: '../elsewhere' must stay inside the repository"),
     ("memory_dir: /abs\n", "gitmem.yaml:1: memory_dir: '/abs' must stay inside the repository"),
     ("agent:\n  backend: gpt\n", "gitmem.yaml:2: agent.backend: 'gpt' is not one of anthropic, command, scripted"),
@@ -335,6 +341,17 @@ def test_workspaces_parse_and_select(tmp_path: Path) -> None:
         load_config(tmp_path, workspace="editor")
     with pytest.raises(ConfigError, match="none are configured"):
         Config().with_workspace("writer")
+
+
+def test_a_mistyped_workspace_gets_a_did_you_mean_as_a_mistyped_key_does(tmp_path: Path, cli, git_env) -> None:  # type: ignore[no-untyped-def]
+    """`-w writr` listed the names but did not say which one was meant, as gitmem.yaml's keys do."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "gitmem.yaml").write_text("workspaces:\n  writer:\n    memory_dir: agents/writer\n"
+                                          "  reviewer:\n    memory_dir: agents/reviewer\n")
+    done = cli(["status", "-w", "writr"], cwd=tmp_path)
+    assert done.code == 2
+    assert done.err == ("gitmem: gitmem.yaml: unknown workspace 'writr' (writer, reviewer); "
+                        "did you mean 'writer'?\n")
 
 
 @pytest.mark.parametrize(("text", "message"), [

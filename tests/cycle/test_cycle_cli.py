@@ -62,6 +62,24 @@ def test_dry_run_prints_the_prompt_and_changes_nothing(memrepo: GitRepo, cli) ->
     assert not (memrepo.path / ".git" / "gitmem" / "cycle.lock").exists()
 
 
+def test_dry_run_with_json_prints_the_prompt_as_one_json_object(memrepo: GitRepo, cli) -> None:
+    # --json promises JSON for other tools; a dry run printed the bare prompt, which no JSON reader takes.
+    _scripted(memrepo)
+    result = cli(["cycle", "--dry-run", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK
+    shown = json.loads(result.out)
+    assert shown["dry_run"] is True and shown["cycle"] == 1 and shown["backend"] == "scripted"
+    assert shown["prompt"] == cli(["cycle", "--dry-run"], cwd=memrepo.path).out
+
+
+def test_dry_run_refuses_a_backend_the_real_cycle_would_refuse(memrepo: GitRepo, cli) -> None:
+    # A dry run of `--agent bogus` printed a prompt and exited 0, while the cycle itself exits 2 on that name.
+    result = cli(["cycle", "--dry-run", "--agent", "bogus"], cwd=memrepo.path)
+    assert result.code == ExitCode.USAGE
+    assert "'bogus' is not one of 'anthropic', 'command', 'scripted'" in result.err
+    assert result.out == ""
+
+
 def test_a_dirty_tree_exits_3_listing_files(memrepo: GitRepo, cli) -> None:
     _scripted(memrepo)
     memrepo.write("scratch.txt", "mine\n")

@@ -28,6 +28,14 @@ def test_without_a_key_the_prompt_is_estimated_and_the_command_prints_the_librar
     assert cli(["context", "--cycle", "9"], cwd=memrepo.path).out == shown.request.prompt_text()
 
 
+@pytest.mark.parametrize("number", ["0", "-5"])
+def test_context_refuses_a_cycle_number_no_cycle_can_have(memrepo: GitRepo, cli, number: str) -> None:
+    """`context --cycle -5` printed a prompt saying "This is cycle -5." with exit 0; cycles count from 1."""
+    done = cli(["context", "--cycle", number], cwd=memrepo.path)
+    assert done.code == 2 and done.out == ""
+    assert f"Invalid value for '--cycle': {number} is not in the range x>=1." in done.err
+
+
 @pytest.mark.parametrize("broken", [False, True])
 def test_with_a_key_the_prompt_is_counted_exactly_until_the_count_fails(
         memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch, broken: bool) -> None:

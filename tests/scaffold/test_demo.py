@@ -101,3 +101,24 @@ def test_the_explore_command_runs_as_printed_in_a_folder_with_spaces_and_unicode
                          cwd=tmp_path, capture_output=True, text=True)
     assert ran.returncode == 0, ran.stderr
     assert ran.stdout.strip() == str(target)
+
+
+def test_the_readmes_demo_lines_are_what_the_demo_prints(tmp_path: Path, git_env, monkeypatch, cli) -> None:
+    """The README's `gitmem demo` block said "from the template (13 files), committed by …" while the demo made 14
+    and fills in RULES.md first. Each line the README shows (abridged: some lines left out) is a line the demo
+    prints, in order, with only its commit ids and day differing."""
+    import re
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("`gitmem demo` (abridged):\n\n```text\n", 1)[1].split("```", 1)[0].splitlines()
+    printed = cli(["demo", "demo1"], cwd=tmp_path).out
+
+    def same(line: str) -> str:
+        return re.sub(r"\[[0-9a-f]{7}\]", "[sha]", re.sub(r"\d{4}-\d\d-\d\d", "DAY", line))
+
+    shown = [same(line) for line in printed.splitlines()]
+    at = 0
+    for line in block:
+        assert same(line) in shown[at:], line
+        at = shown.index(same(line), at) + 1

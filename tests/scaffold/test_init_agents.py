@@ -5,6 +5,7 @@ import json
 import os
 import shlex
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -449,3 +450,19 @@ def test_an_older_inits_codex_server_gets_the_cycle_variables_it_lacks(tmp_path:
     parsed = tomlkit.parse((tmp_path / ".codex" / "config.toml").read_text())
     assert parsed["mcp_servers"]["gitmem"]["env_vars"] == ["GITMEM_CYCLE", "GITMEM_ROOT", "GITMEM_TIMESTAMP",
                                                            "MY_OWN", "GITMEM_WORKSPACE"]
+
+
+def test_a_file_init_could_not_write_is_a_problem_never_left_alone_as_existing(
+        tmp_path: Path, cli, git_env, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """On the base install (no tomlkit), `init --agent codex` said "left alone .codex/config.toml (exists)" of a
+    file that does not exist, beside the problem naming the install line; `--json` listed it under left_alone."""
+    monkeypatch.setitem(sys.modules, "tomlkit", None)      # `import tomlkit` fails, as on the base install
+    done = cli(["init", str(tmp_path / "agent"), "--agent", "codex", "--json"], cwd=tmp_path)
+    assert done.code == ExitCode.USAGE
+    shown = json.loads(done.out)
+    assert not (tmp_path / "agent" / ".codex" / "config.toml").exists()
+    assert ".codex/config.toml" not in shown["left_alone"]
+    assert [p for p in shown["problems"] if p.startswith(".codex/config.toml: needs tomlkit to merge TOML: pip "
+                                                          "install 'gitmem-agent[agents]")]
+    text = cli(["init", str(tmp_path / "agent"), "--agent", "codex"], cwd=tmp_path)
+    assert "left alone  .codex/config.toml" not in text.out

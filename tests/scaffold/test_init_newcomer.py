@@ -287,3 +287,23 @@ def test_init_of_another_folder_names_a_next_step_that_runs_in_that_folder(
     monkeypatch.chdir(here / "my agent")                # from inside it, the step is the command alone
     code, out, _ = run(capsys, "init")
     assert out.splitlines()[-1] == "next: pre-commit install --hook-type pre-commit --hook-type pre-push"
+
+
+def test_init_warns_of_a_projects_own_log_that_gitmem_could_not_write_to(tmp_path: Path, cli, git_env) -> None:  # type: ignore[no-untyped-def]
+    """A repository with its own LOG.md (a changelog-like file): init said "left alone LOG.md (exists)", exit 0,
+    `next: pre-commit install`, and the first `gitmem log add` was refused (GM306). Init now says so, with the
+    line and the ways out; a valid memory, run again, gets no such warning."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "LOG.md").write_text("# Project log\n\n## 2024-01-01\n- shipped v1\n\n## v1.1\n- notes\n")
+    done = cli(["init"], cwd=tmp_path)
+    assert done.code == ExitCode.OK
+    assert "left alone  LOG.md (exists)" in done.out
+    warning = [line for line in done.err.splitlines() if "LOG.md was here before init" in line]
+    assert len(warning) == 1
+    assert ("is not valid memory (LOG.md:3: GM306 malformed LOG heading `## 2024-01-01`" in warning[0]
+            and "; and 1 more)" in warning[0] and "move it aside" in warning[0])
+    refused = cli(["log", "add", "--task", "t", "--outcome", "built", "--result", "r"], cwd=tmp_path)
+    assert refused.code == ExitCode.VIOLATIONS and "LOG.md:3: GM306" in refused.err   # what the warning foretold
+    (tmp_path / "LOG.md").unlink()
+    assert cli(["init"], cwd=tmp_path).code == ExitCode.OK
+    assert "before init" not in cli(["init"], cwd=tmp_path).err

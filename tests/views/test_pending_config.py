@@ -52,6 +52,27 @@ def test_config_prints_effective_values_and_rejects_unknown_keys(memrepo, cli):
     assert bad.code == 2 and "unknown config key 'agent.nope'" in bad.err
 
 
+def test_config_suggests_the_key_a_typo_meant_as_gitmem_yaml_does(memrepo, cli):
+    """gitmem.yaml's loader says "did you mean 'timezone'?"; `gitmem config timzone` only said "unknown"."""
+    for typo, meant in [("timzone", "timezone"), ("agent.nmae", "agent.name"), ("cycle.log_entires",
+                                                                                "cycle.log_entries")]:
+        bad = cli(["config", typo], cwd=memrepo.path)
+        assert bad.code == 2 and bad.out == ""
+        assert bad.err == f"gitmem: unknown config key {typo!r}; did you mean {meant!r}?\n"
+    assert cli(["config", "agent.name.x"], cwd=memrepo.path).err == "gitmem: unknown config key 'agent.name.x'\n"
+
+
+def test_config_prints_gitmem_yaml_keys_only_and_workspaces_by_name(memrepo, cli):
+    """The whole config printed what loading fills in (`workspace`, `warnings`, `default_files`), which no
+    gitmem.yaml can set, and `workspaces` as a list of [name, files] pairs, so `workspaces.w2` named nothing."""
+    memrepo.write("gitmem.yaml", memrepo.read("gitmem.yaml") + "workspaces:\n  w2:\n    memory_dir: agents/w2\n")
+    whole = json.loads(cli(["config"], cwd=memrepo.path).out)
+    assert not {"workspace", "warnings", "default_files"} & set(whole)
+    assert whole["workspaces"]["w2"]["memory_dir"] == "agents/w2"
+    assert cli(["config", "workspaces.w2.memory_dir"], cwd=memrepo.path).out == "agents/w2\n"
+    assert cli(["config", "warnings"], cwd=memrepo.path).code == 2
+
+
 def test_default_models_are_current_in_the_installed_sdk():
     """A default that the SDK lists as deprecated would break every new agent on its end-of-life date."""
     import pytest
