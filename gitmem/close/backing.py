@@ -33,7 +33,7 @@ from gitmem import gitio
 from gitmem.close.day import cycle_numbers
 from gitmem.close.verdict_memo import VerdictMemo, content_digest, is_commit_id
 from gitmem.confined import files
-from gitmem.memory import fences, lessons, log
+from gitmem.memory import fences, lessons, log, volumes
 from gitmem.memory.lessons import Lesson
 from gitmem.memory.text import Field, decode_text, render_field
 from gitmem.workspace import Workspace
@@ -65,11 +65,11 @@ class Backing:
         self.lessons_path = ws.config.path("lessons")
         self.log_path = ws.config.path("log")
         self._log: bytes | None = None
+        self._live: _LogText | None = None
+        self._unsealed: _LogText | None = None
         self._verdicts: dict[str, Verdict] = {}
-        self._prefix: dict[str, bool] = {}
         self._cycles: dict[str, set[int]] = {}
-        self._offsets: dict[int, int | None] = {}
-        self._index: dict[int, list[int]] | None = None
+        self._starts_live: dict[str, bool] = {}     # LOG.md blobs of sealed commits: whether the current starts so
         self._docs: dict[str, lessons.LessonsDoc] = {}
         self._raw: dict[str, _LessonsBytes] = {}
         # What history says of a commit, asked once per commit: the lines a commit added, and the parents of
@@ -258,17 +258,33 @@ class Backing:
         return self._has_cycle(commit.id, cycle) and not any(self._has_cycle(p, cycle) for p in commit.parents)
 
     def _has_cycle(self, commit_id: str, cycle: int) -> bool:
-        """Whether a commit's LOG holds `cycle`: cut from the current LOG when that commit's LOG is its prefix."""
+        """Whether a commit's LOG.md holds `cycle`: cut from the current LOG when that commit's LOG is its prefix.
+
+        Rules 6 seal LOG's oldest entries into volumes (gitmem.memory.volumes), so LOG.md stops holding every older
+        LOG.md. A commit from before the first seal (its tree holds no volume) has a LOG that starts the unsealed
+        history (the volumes, then LOG.md, as `volumes.unseal` joins them), which is then its LOG to cut; a commit
+        after it holds a LOG.md of a few hundred entries, read whole. An entry sealed away at a commit is not in
+        its LOG.md, as it is no longer anything that commit added."""
         blob = self._file_id(commit_id, self.log_path)
         if blob is None:
             return False
         if blob not in self._sizes:
             self._sizes[blob] = gitio.blob_size(self.repo, blob) or 0
         size = self._sizes[blob]
-        if self._is_prefix(blob, size):
-            offset = self._heading_offset(cycle)
+        if self._file_id(commit_id, volumes.volume_path(self.log_path, 1)) is not None:
+            # Sealed: a LOG.md of a few hundred entries, which starts the current one only since the last seal.
+            # Compared whole (a memcmp): the cut by size alone could meet an entry's end by chance.
+            text = self._live_text()
+            if blob not in self._starts_live:
+                self._starts_live[blob] = text.data.startswith(gitio.blob(self.repo, blob))
+            starts = self._starts_live[blob]
+        else:
+            text = self._unsealed_text() if self._has_volumes() else self._live_text()
+            starts = text.is_prefix(blob, size)
+        if starts:
+            offset = text.heading_offset(cycle)
             return offset is not None and offset < size
-        if blob not in self._cycles:        # a merge reordered LOG, or history was rewritten: read that LOG
+        if blob not in self._cycles:        # a merge reordered LOG, a seal moved it, or history was rewritten
             self._cycles[blob] = cycle_numbers(decode_text(gitio.blob(self.repo, blob)))
         return cycle in self._cycles[blob]
 
@@ -290,52 +306,31 @@ class Backing:
             self._file_ids[commit_id, path] = gitio.file_id_at(self.repo, commit_id, path)
         return self._file_ids[commit_id, path]
 
-    def _is_prefix(self, blob: str, size: int) -> bool:
-        """Whether an older LOG is the current LOG cut at its size. LOG is append-only on every commit (GM301,
-        held by check, verify and the runner), so an older LOG that ends where an entry of the current LOG
-        ends is taken as its prefix: hashing 75 MB per commit would make the first walk at 100x take minutes.
-        Only a LOG as long as the current one is hashed. Anything else (a merge that interleaved entries) is
-        read and parsed by the caller."""
-        if blob not in self._prefix:
-            current = self._current_log()
-            if size >= len(current):
-                self._prefix[blob] = size == len(current) and gitio.blob_id(current) == blob
-            else:
-                self._prefix[blob] = size > 0 and current[size - 1:size] == b"\n" and \
-                    current[size:size + 4] == b"\n## "
-        return self._prefix[blob]
-
-    def _heading_offset(self, cycle: int) -> int | None:
-        """Where the current LOG's heading of `cycle` starts: the first `## ` line outside code fences (a
-        fenced example of a heading is no heading, wherever it stands) that parses as that cycle's heading.
-        The lines that name a cycle outside fences are indexed in one regex pass that finds the fence lines
-        too; only those of the cycles asked about are parsed (a close asks about a few thousand of a 100x LOG's
-        54,000 headings)."""
-        data = self._current_log()
-        if self._index is None:
-            candidates: dict[int, list[int]] = {}
-            fenced = False
-            # The matches come in the text's order, so the fence state is counted as they come, as
-            # `fences.Fenced` counts it: every fence line opens or closes one.
-            for at, named in _lines_found(_FENCE_OR_NAMES_A_CYCLE, data):
-                if named is None:
-                    fenced = not fenced
-                elif not fenced:
-                    number = int(named)
-                    if number in candidates:
-                        candidates[number].append(at)
-                    else:
-                        candidates[number] = [at]
-            self._index = candidates
-        if cycle not in self._offsets:
-            self._offsets[cycle] = next((at for at in self._index.get(cycle, ()) if _cycle_of(data, at) == cycle),
-                                        None)
-        return self._offsets[cycle]
-
     def _current_log(self) -> bytes:
         if self._log is None:
             self._log = files.read_bytes(self.ws.root, self.ws.config.path("log")) or b""
         return self._log
+
+    def _live_text(self) -> _LogText:
+        if self._live is None:
+            self._live = _LogText(self._current_log())
+        return self._live
+
+    def _has_volumes(self) -> bool:
+        head = gitio.head_id(self.repo)
+        return head is not None and self._file_id(head, volumes.volume_path(self.log_path, 1)) is not None
+
+    def _unsealed_text(self) -> _LogText:
+        """LOG as it would read unsealed: HEAD's volumes, then LOG.md (read only when a commit from before the
+        first seal is asked about: once, when a seal made the kept verdicts stale)."""
+        if self._unsealed is None:
+            from gitmem.workspace import log_history
+
+            found = log_history.tracked(self.repo, self.log_path)
+            joined = volumes.unseal(self._current_log(), self.log_path,
+                                    [(volume.number, gitio.blob(self.repo, volume.blob)) for volume in found])
+            self._unsealed = _LogText(joined if joined is not None else self._current_log())
+        return self._unsealed
 
     def _bytes(self, blob: str) -> _LessonsBytes:
         if blob not in self._raw:
@@ -370,6 +365,58 @@ class Backing:
         if path is None or (valid_at == head and all(kept.get(key) == value for key, value in fresh.items())):
             return
         write_cache(path, {"valid_at": head, "verdicts": {**kept, **fresh}})
+
+
+class _LogText:
+    """A LOG's bytes, with which older LOG blobs are its start and where each cycle's heading stands in it."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self._prefix: dict[str, bool] = {}
+        self._offsets: dict[int, int | None] = {}
+        self._index: dict[int, list[int]] | None = None
+
+    def is_prefix(self, blob: str, size: int) -> bool:
+        """Whether an older LOG is the current LOG cut at its size. LOG is append-only on every commit (GM301,
+        held by check, verify and the runner), so an older LOG that ends where an entry of the current LOG
+        ends is taken as its prefix: hashing 75 MB per commit would make the first walk at 100x take minutes.
+        Only a LOG as long as the current one is hashed. Anything else (a merge that interleaved entries) is
+        read and parsed by the caller."""
+        if blob not in self._prefix:
+            current = self.data
+            if size >= len(current):
+                self._prefix[blob] = size == len(current) and gitio.blob_id(current) == blob
+            else:
+                self._prefix[blob] = size > 0 and current[size - 1:size] == b"\n" and \
+                    current[size:size + 4] == b"\n## "
+        return self._prefix[blob]
+
+    def heading_offset(self, cycle: int) -> int | None:
+        """Where the current LOG's heading of `cycle` starts: the first `## ` line outside code fences (a
+        fenced example of a heading is no heading, wherever it stands) that parses as that cycle's heading.
+        The lines that name a cycle outside fences are indexed in one regex pass that finds the fence lines
+        too; only those of the cycles asked about are parsed (a close asks about a few thousand of a 100x LOG's
+        54,000 headings)."""
+        data = self.data
+        if self._index is None:
+            candidates: dict[int, list[int]] = {}
+            fenced = False
+            # The matches come in the text's order, so the fence state is counted as they come, as
+            # `fences.Fenced` counts it: every fence line opens or closes one.
+            for at, named in _lines_found(_FENCE_OR_NAMES_A_CYCLE, data):
+                if named is None:
+                    fenced = not fenced
+                elif not fenced:
+                    number = int(named)
+                    if number in candidates:
+                        candidates[number].append(at)
+                    else:
+                        candidates[number] = [at]
+            self._index = candidates
+        if cycle not in self._offsets:
+            self._offsets[cycle] = next((at for at in self._index.get(cycle, ()) if _cycle_of(data, at) == cycle),
+                                        None)
+        return self._offsets[cycle]
 
 
 def _digest_of(lesson: Lesson, digests: dict[int, str]) -> str:

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 import errno
 import os
+from datetime import timedelta
 
 import pytest
 
 from gitmem import gitio
 from gitmem.confined import files
 from gitmem.memory import now, volumes
+from gitmem.memory.text import Timestamp
 from tests.support.long_log import entry_count, with_history
 from tests.support.world import World, at, d
 
@@ -55,3 +57,33 @@ def test_a_close_whose_seal_cannot_be_written_leaves_no_volume_and_nothing_chang
     assert world.git.head() == head
     assert not (world.git.path / "history").exists()
     assert gitio.dirty_files(world.git.handle) == []
+
+
+def test_a_lesson_whose_confirmations_were_sealed_away_is_promoted_without_reading_old_logs_whole(
+        world: World, monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The close asks whether the commit that added a Confirmed line logged its cycle. After a seal LOG.md no
+    longer starts with every older LOG.md: a LOG from before the first seal starts the unsealed history (the
+    volumes, then LOG.md), and is cut from it, never read and parsed whole (75 MB a commit at 100x)."""
+    from gitmem.close import backing
+    from gitmem.memory import log
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))         # no verdict kept from another run
+    world.cycle(at(10, 8))
+    lesson = world.lesson(at(10, 8, 10), "Sealed lesson", rule="Check what was sealed.")
+    world.cycle(at(10, 9))
+    world.confirm(at(10, 9, 10), lesson)
+    filler = "".join(f"\n{log.make_entry(Timestamp.from_datetime(at(10, 11) + timedelta(minutes=n)), cycle=n, outcome='built', fields={'Task': f't{n}', 'Result': f'r{n}'}).render()}\n"  # noqa: E501
+                     for n in range(3, 403))
+    world.git.commit_files({"LOG.md": world.read("LOG.md") + filler}, "a long day of cycles")
+    first = world.close(d(10), at(10, 23))
+    assert first.promoted == [] and (world.git.path / "history" / "LOG-0001.md").exists()   # cycles 1-2 sealed
+    world.cycle(at(11, 9))
+    world.confirm(at(11, 9, 10), lesson)
+    parsed: list[int] = []
+    real = backing.cycle_numbers
+    monkeypatch.setattr(backing, "cycle_numbers", lambda text: parsed.append(len(text)) or real(text))
+
+    second = world.close(d(11), at(11, 23))
+
+    assert [p["lesson"] for p in second.promoted] == [lesson]
+    assert parsed == []
