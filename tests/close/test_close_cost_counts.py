@@ -203,11 +203,11 @@ def test_logs_cycle_headings_are_indexed_in_one_pass_that_knows_the_fences(
     text += "~~~text\n" + entry.format(day=2, n=3) + "```\n" + entry.format(day=3, n=3)
     (memrepo.path / "LOG.md").write_text(text, encoding="utf-8")
     built = _counting(monkeypatch, fences, "Fenced")
-    found = backing.Backing(memrepo.ws())
+    found = backing.Backing(memrepo.ws())._live_text()
     data = text.encode()
-    assert found._heading_offset(1) == data.index(b"## 2026-01-01")
-    assert found._heading_offset(2) is None
-    assert found._heading_offset(3) == data.index(b"## 2026-01-03")
+    assert found.heading_offset(1) == data.index(b"## 2026-01-01")
+    assert found.heading_offset(2) is None
+    assert found.heading_offset(3) == data.index(b"## 2026-01-03")
     assert built == []
 
 
@@ -256,14 +256,13 @@ def test_the_one_pass_indexes_find_what_the_fence_readers_find() -> None:
         assert {name: found.span(name) for name in expected} == expected, data
         assert found.span("L-0009") is None
         fenced = fences.Fenced(data)
-        index = object.__new__(backing.Backing)
-        index._log, index._index, index._offsets = data, None, {}
+        index = backing._LogText(data)
         for cycle in (1, 2, 3):
             heads = [at for at in starts if not fenced.inside(at)]
             want = next((at for at in heads
                          if (parsed := log.parse_any_heading(fences.line_starting_at(data, at)[3:].decode()))
                          and parsed[1] == cycle), None)
-            assert index._heading_offset(cycle) == want, (data, cycle)
+            assert index.heading_offset(cycle) == want, (data, cycle)
 
 
 def test_a_close_scans_its_promoted_lessons_for_secrets_once(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -351,12 +350,11 @@ def test_the_one_pass_indexes_never_copy_the_text() -> None:
     entry = "## 2026-01-01 10:{m:02d} UTC · cycle {n} · built\n\n- Task: t\n" + body
     data = "".join(entry.format(m=n % 60, n=n) for n in range(1, 201)).encode()
     lessons_data = "".join(f"## L-{n:04d} · a lesson\n- Why: {body}" for n in range(1, 201)).encode()
-    index = object.__new__(backing.Backing)
-    index._log, index._index, index._offsets = data, None, {}
+    index = backing._LogText(data)
     sections = backing._LessonsBytes(lessons_data)
     tracemalloc.start()
     try:
-        assert index._heading_offset(1) == 0
+        assert index.heading_offset(1) == 0
         assert sections.span("L-0001") == (0, lessons_data.index(b"## L-0002"))
         peak = tracemalloc.get_traced_memory()[1]
     finally:
