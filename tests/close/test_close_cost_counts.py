@@ -359,7 +359,7 @@ def test_the_one_pass_indexes_never_copy_the_text() -> None:
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert index._heading_offset(200) == data.rindex(b"## ")
+    assert index.heading_offset(200) == data.rindex(b"## ")
     assert peak < len(lessons_data) // 2 and peak < len(data) // 2, (peak, len(data), len(lessons_data))
 
 
