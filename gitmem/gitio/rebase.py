@@ -169,13 +169,7 @@ class _Joined:
         changes = self.joining.split(TreeFiles({}, read), _tree_files(raw, onto, self.folders))
         if changes is None:
             return self.folders
-        for path, data in changes.items():
-            if data is None:
-                if path in merged:
-                    merged.remove(path)
-            else:
-                mode = merged[path].mode if path in merged else pygit2.enums.FileMode.BLOB
-                merged.add(pygit2.IndexEntry(path, raw.create_blob(data), mode))
+        _write_into(raw, merged, changes)
         return None
 
 
@@ -219,6 +213,12 @@ def _changed(raw: pygit2.Repository, tree: pygit2.Tree, changes: Changes) -> pyg
         return tree
     index = pygit2.Index()
     index.read_tree(tree)
+    _write_into(raw, index, changes)
+    return cast(pygit2.Tree, raw[index.write_tree(raw)])
+
+
+def _write_into(raw: pygit2.Repository, index: pygit2.Index, changes: Changes) -> None:
+    """`changes` written into `index` (None removes a file); a file that stays keeps its mode."""
     for path, data in changes.items():
         if data is None:
             if path in index:
@@ -226,7 +226,6 @@ def _changed(raw: pygit2.Repository, tree: pygit2.Tree, changes: Changes) -> pyg
         else:
             mode = index[path].mode if path in index else pygit2.enums.FileMode.BLOB
             index.add(pygit2.IndexEntry(path, raw.create_blob(data), mode))
-    return cast(pygit2.Tree, raw[index.write_tree(raw)])
 
 
 def _renumbered(raw: pygit2.Repository, tree: pygit2.Tree, plan: Renumbering) -> pygit2.Tree:

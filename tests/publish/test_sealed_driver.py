@@ -31,6 +31,18 @@ def _commit(repo: GitRepo, files: dict[str, str | bytes | None], message: str) -
     git(repo.path, "commit", "-q", "--no-verify", "-m", message, who=DANA)
 
 
+def _the_action_sealed(repo: GitRepo) -> tuple[str, str, dict[str, str | bytes | None]]:
+    """A LOG of 399 entries on main, and a branch `action` whose cycle 400 sealed it (main checked out again):
+    the base LOG, the commit before the branch, and the files the branch's cycle wrote."""
+    base = _with_driver(repo, 399)
+    start = repo.head()
+    git(repo.path, "switch", "-q", "-c", "action", who=DANA)
+    theirs = sealed(base + entry(400, "action"))
+    _commit(repo, theirs, "gitmem: cycle 400")
+    git(repo.path, "switch", "-q", "main", who=DANA)
+    return base, start, theirs
+
+
 def _verifies(repo: GitRepo, start: str) -> None:
     done = session(repo, "verify", "--range", f"{start}..HEAD", check=False)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -41,12 +53,7 @@ def _tasks(text: str) -> list[str]:
 
 
 def test_git_merge_of_a_branch_that_sealed_keeps_its_volume_and_both_sides_entries(memrepo: GitRepo) -> None:
-    base = _with_driver(memrepo, 399)
-    start = memrepo.head()
-    git(memrepo.path, "switch", "-q", "-c", "action", who=DANA)
-    theirs = sealed(base + entry(400, "action"))
-    _commit(memrepo, theirs, "gitmem: cycle 400")
-    git(memrepo.path, "switch", "-q", "main", who=DANA)
+    base, start, theirs = _the_action_sealed(memrepo)
     _commit(memrepo, {"LOG.md": base + entry(400, "human")}, "session")
 
     git(memrepo.path, "merge", "-q", "--no-edit", "action", who=DANA)
@@ -98,12 +105,7 @@ def test_sides_that_sealed_different_entries_are_left_to_the_human_with_the_way_
 
 
 def test_git_merge_where_both_sides_sealed_the_same_entries(memrepo: GitRepo) -> None:
-    base = _with_driver(memrepo, 399)
-    start = memrepo.head()
-    git(memrepo.path, "switch", "-q", "-c", "action", who=DANA)
-    theirs = sealed(base + entry(400, "action"))
-    _commit(memrepo, theirs, "gitmem: cycle 400")
-    git(memrepo.path, "switch", "-q", "main", who=DANA)
+    base, start, theirs = _the_action_sealed(memrepo)
     mine = sealed(base + entry(400, "human", hours=401))
     assert mine[VOLUME_1] == theirs[VOLUME_1]         # git's add/add of the same file is clean
     _commit(memrepo, mine, "gitmem: cycle 400")
