@@ -448,7 +448,7 @@ class _LessonsBytes:
             return self._first_section(lesson_id.encode("ascii"))
         if self._spans is None:
             self._spans = {}
-            # The headings and the fence lines in one pass, in the text's order (as `_heading_offset` finds
+            # The headings and the fence lines in one pass, in the text's order (as `_LogText.heading_offset` finds
             # LOG's).
             fenced = False
             starts: list[tuple[int, bytes]] = []

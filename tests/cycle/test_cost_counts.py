@@ -476,11 +476,11 @@ def test_the_close_parses_the_log_headings_of_the_cycles_it_asks_about_only(
         return real(title)
 
     monkeypatch.setattr(log, "parse_any_heading", counted)
-    found = backing.Backing(memrepo.ws())
+    found = backing.Backing(memrepo.ws())._live_text()
     text = (memrepo.path / "LOG.md").read_bytes()
-    at = found._heading_offset(40)
+    at = found.heading_offset(40)
     assert at is not None and text[at:].startswith(b"## 2026-01-02 16:00 UTC \xc2\xb7 cycle 40 ")
-    assert found._heading_offset(401) is None
+    assert found.heading_offset(401) is None
     assert len(parsed) <= 2, parsed
 
 
