@@ -15,7 +15,7 @@ PINNED_REF = "main"
 # the tag in a comment (`@<sha> # v0.2.0`, `rev: <sha>  # frozen: v0.2.0`), as zizmor and Dependabot expect and so
 # that pre-commit never warns of a mutable `rev:`. The release step writes it once the tag is pushed (a commit
 # cannot name itself); tests/project/test_release_pins.py holds the tag, when this checkout has it, to this commit.
-PINNED_COMMIT = "a06bf7ab7c10b792777450965a20b4177a61bd93"
+PINNED_COMMIT = "e1d637330bd02e77b1414a01ef1984e60adcef13"
 DISTRIBUTION = "gitmem-agent"
 
 
