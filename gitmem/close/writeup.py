@@ -61,8 +61,14 @@ class Week:
         if start not in self._tails:
             text, first_line = log.tail_since(log.TextSource(log_text) if isinstance(log_text, str) else log_text,
                                               start)
-            self._tails[start] = list(log.parse(text, first_line=first_line, expect_title=False).entries) \
+            entries = list(log.parse(text, first_line=first_line, expect_title=False).entries) \
                 if log.BLOCKED in text else []
+            # A decision asked before LOG.md's first entry (rules 6 sealed the entries of its time): the volumes
+            # back to its ask, which LOG.md alone no longer holds.
+            sealed = log_text.sealed_since(start) if isinstance(log_text, log_history.LogHistory) else ""
+            if log.BLOCKED in sealed:
+                entries = list(log.parse(sealed, expect_title=False).entries) + entries
+            self._tails[start] = entries
         return self._tails[start]
 
 
