@@ -220,6 +220,12 @@ def unmerged(repo: Repo, paths: Iterable[str]) -> list[str]:
     return sorted(held.intersection(paths))
 
 
+def is_branch_name(name: str) -> bool:
+    """Whether `name` is a plain branch name git accepts (`git check-ref-format --branch`), not a full
+    reference name (`refs/heads/x` would make a branch called that), nor one a command line takes for an option."""
+    return not name.startswith(("refs/", "-")) and pygit2.reference_is_valid_name(f"refs/heads/{name}")
+
+
 def references(repo: Repo, prefix: str = "refs/") -> list[str]:
     """Full names of the references under `prefix`. Only names git accepts: an agent can write a file under
     .git/refs by any name (an escape sequence, `..`), and git itself would refuse to resolve it, so a reader

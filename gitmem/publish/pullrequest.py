@@ -54,6 +54,13 @@ def prepare_branch(repo: gitio.Repo, *, branch: str = DEFAULT_BRANCH, remote: st
         raise gitio.RepoError("the work tree has uncommitted changes; commit or stash them before "
                             "`gitmem github prepare` switches branches")
     base = recorded_base(repo, current) or current
+    if branch == base or not gitio.is_branch_name(branch):
+        # The memory branch is what the PR proposes to `base`: the base itself would take the cycle's commit
+        # directly (what pull-request mode exists to avoid), and `refs/heads/x` would make a branch of that name.
+        raise gitio.RepoError(f"--branch {branch!r} cannot be the memory branch: "
+                              + (f"it is the branch the pull request goes into ({base}); "
+                                 if branch == base else "it is not a plain branch name; ")
+                              + f"use a branch of its own, as the default `{DEFAULT_BRANCH}` is")
     has_remote = remote in gitio.remote_names(repo)
     names = _memory_branches(repo, branch, remote, has_remote and is_open is not None)
     taken = False

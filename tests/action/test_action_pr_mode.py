@@ -224,6 +224,21 @@ def test_prepare_refuses_a_detached_head(tmp_path: Path, origin: Path) -> None:
     assert git(workspace, "branch", "--list", "gitmem/*") == "", "nothing was created"
 
 
+@pytest.mark.parametrize("branch", ["main", "refs/heads/memory", "-x", "a..b"])
+def test_prepare_refuses_a_memory_branch_that_is_the_base_or_no_plain_branch_name(tmp_path: Path, origin: Path,
+                                                                                  branch: str) -> None:
+    """`--branch main` would have the cycle commit to main itself (what pull-request mode exists to avoid), and
+    `--branch refs/heads/memory` made a branch named so: both are refused before anything is switched or made."""
+    workspace = fresh_checkout(origin, tmp_path / "run")
+    head = git(workspace, "rev-parse", "HEAD")
+    done = _cli(workspace, "github", "prepare", f"--branch={branch}", env=clean_env(project_bin(), tmp_path))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "cannot be the memory branch" in done.stderr
+    assert git(workspace, "rev-parse", "HEAD") == head
+    assert git(workspace, "branch", "--show-current").strip() == "main"
+    assert git(workspace, "for-each-ref", "--format=%(refname)", "refs/heads/").split() == ["refs/heads/main"]
+
+
 def test_the_pr_text_of_a_close_on_a_long_lived_branch() -> None:
     from datetime import datetime
 
