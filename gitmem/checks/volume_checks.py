@@ -13,12 +13,12 @@ from collections.abc import Collection
 from gitmem import codes
 from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
+from gitmem.confined import files
 from gitmem.gitio import Snapshot
 from gitmem.memory import volumes
 
 SEALS_FROM = 6                      # the rules generation that seals LOG
 _PROOF = "sealed-log-base"          # Snapshot.facts key: the LOG.md a proven seal leaves, or None
-_BLOB_MODES = (0o100644, 0o100755)
 
 
 def _volumes(snapshot: Snapshot | None, log_path: str) -> dict[int, tuple[str, str | None, int | None]] | None:
@@ -50,7 +50,7 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     for number, (path, old_oid, _) in sorted(old.items()):
         if number not in new:
             found.append(Violation.of(codes.LOG_VOLUME_CHANGED, path, 1, "removed", number=number, path=path))
-        elif new[number][2] not in _BLOB_MODES:
+        elif new[number][2] not in files.BLOB_MODES:
             found.append(Violation.of(codes.LOG_VOLUME_CHANGED, path, 1, "not_a_file", number=number, path=path))
         elif not _same(inp, path, old_oid, new[number][1]):
             found.append(Violation.of(codes.LOG_VOLUME_CHANGED, path, 1, number=number, path=path))

@@ -164,26 +164,16 @@ def commit_snapshot(repo: Repo, commit_id: str | None, paths: Iterable[str]) -> 
         return None
     commit = _commit(repo, commit_id)
     tree = commit.tree
-    oids: dict[str, str | None] = {}
-    modes: dict[str, int | None] = {}
-    for path in paths:
+
+    def in_tree(path: str) -> tuple[str, int] | None:
         entry = _tree_entry(tree, path)
-        oids[path] = str(entry.id) if entry is not None else None
-        modes[path] = int(entry.filemode) if entry is not None else None
+        return (str(entry.id), int(entry.filemode)) if entry is not None else None
+
+    oid, mode = _ids_of(in_tree, paths)
 
     def load(path: str) -> bytes | None:
         blob = _tree_blob(tree, path)
         return blob.data if blob is not None else None
-
-    def oid(path: str) -> str | None:
-        if path not in oids:
-            entry = _tree_entry(tree, path)
-            oids[path], modes[path] = (str(entry.id), int(entry.filemode)) if entry is not None else (None, None)
-        return oids[path]
-
-    def mode(path: str) -> int | None:
-        oid(path)
-        return modes[path]
 
     def lister(folder: str) -> Listing:
         found = _tree_entry(tree, folder) if folder.strip("/") else tree
@@ -199,26 +189,16 @@ def index_snapshot(repo: Repo, paths: Iterable[str]) -> Snapshot:
     """The memory files as staged. Reads the index; never writes it."""
     raw = repo.raw
     index = raw.index
-    oids: dict[str, str | None] = {}
-    modes: dict[str, int | None] = {}
-    for path in paths:
+
+    def in_index(path: str) -> tuple[str, int] | None:
         entry = _index_entry(index, path)
-        oids[path] = str(entry.id) if entry is not None else None
-        modes[path] = int(entry.mode) if entry is not None else None
+        return (str(entry.id), int(entry.mode)) if entry is not None else None
 
-    def oid(path: str) -> str | None:
-        if path not in oids:
-            entry = _index_entry(index, path)
-            oids[path], modes[path] = (str(entry.id), int(entry.mode)) if entry is not None else (None, None)
-        return oids[path]
-
-    def mode(path: str) -> int | None:
-        oid(path)
-        return modes[path]
+    oid, mode = _ids_of(in_index, paths)
 
     def load(path: str) -> bytes | None:
         found = oid(path)
-        if found is None or modes.get(path) not in BLOB_MODES:
+        if found is None or mode(path) not in BLOB_MODES:
             return None
         return cast(pygit2.Blob, raw[found]).data
 
@@ -228,6 +208,31 @@ def index_snapshot(repo: Repo, paths: Iterable[str]) -> Snapshot:
                 if entry.path.startswith(prefix) and "/" not in entry.path[len(prefix):]}
 
     return Snapshot("index", load, oid, mode, lister)
+
+
+def _ids_of(lookup: Callable[[str], tuple[str, int] | None],
+            paths: Iterable[str]) -> tuple[Callable[[str], str | None], Callable[[str], int | None]]:
+    """(blob id, mode) readers of a commit's tree or the index: `paths` looked up now, any other path (a listed
+    volume) when first asked, each once."""
+    known: dict[str, tuple[str, int] | None] = {}
+
+    def entry(path: str) -> tuple[str, int] | None:
+        if path not in known:
+            known[path] = lookup(path)
+        return known[path]
+
+    for path in paths:
+        entry(path)
+
+    def oid(path: str) -> str | None:
+        found = entry(path)
+        return found[0] if found is not None else None
+
+    def mode(path: str) -> int | None:
+        found = entry(path)
+        return found[1] if found is not None else None
+
+    return oid, mode
 
 
 def _index_entry(index: pygit2.Index, path: str) -> pygit2.IndexEntry | None:
