@@ -8,7 +8,7 @@ from functools import cache
 
 from gitmem import codes, secrets
 from gitmem.checks.inputs import CheckInput
-from gitmem.checks.rule_inputs import line_number_at, span_against
+from gitmem.checks.rule_inputs import edited_span, line_number_at, span_against
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config
 from gitmem.confined.files import BLOB_MODES
@@ -109,6 +109,10 @@ def _judged(inp: CheckInput, role: str, path: str, data: bytes) -> list[Violatio
     """The errors of one changed memory file: encoding, conflict markers, secrets, control characters, and a
     fence left open."""
     start, end = span_against(inp, path, data)
+    if role not in _BY_SPAN and (start, end) == (0, len(data)) and inp.old is not None:
+        # Edited in place (LESSONS, DECISIONS, RULES): the lines that differ. LOG and NOW are left whole here:
+        # their old side (75 and 10 MB at 100x) is read only for what `span_against` proves.
+        start, end = edited_span(inp.old.read(path), data)
     part = data[start:end]
     problems = decoding_problems(part)
     if any(p.code == codes.NOT_UTF8.code for p in problems):

@@ -42,6 +42,45 @@ def changed_span(old: bytes | None, new: bytes) -> tuple[int, int]:
     return (0, kept_at) if kept_at is not None else (0, len(new))
 
 
+def edited_span(old: bytes | None, new: bytes) -> tuple[int, int]:
+    """The lines of NEW that differ from OLD, as a byte range [start, end): from the start of the first line that
+    differs to the end of the last one, every byte before and after it as OLD holds it. Given that OLD was
+    valid, a file edited in place is judged on those lines: a close that marks a few of 3,000 lessons promoted
+    (100x) scans a few lines of a 1.4 MB LESSONS for secrets, not all of it. A NEW equal to OLD is all of NEW:
+    a file judged though unchanged is judged whole. Cost: memcmp over both."""
+    if old is None or old == new:
+        return 0, len(new)
+    head = _common_prefix(old, new)
+    tail = _common_suffix(old, new, min(len(old), len(new)) - head)
+    start = new.rfind(b"\n", 0, head) + 1
+    newline = new.find(b"\n", max(len(new) - tail - 1, start))
+    return start, len(new) if newline < 0 else newline + 1
+
+
+def _common_prefix(a: bytes, b: bytes) -> int:
+    """How many first bytes `a` and `b` share, by halving: each step one comparison at C speed."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[low:middle] == b[low:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _common_suffix(a: bytes, b: bytes, most: int) -> int:
+    """How many last bytes, `most` at most, `a` and `b` share."""
+    low, high = 0, most
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[len(a) - middle:len(a) - low] == b[len(b) - middle:len(b) - low]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 def span_against(inp: CheckInput, path: str, new: bytes) -> tuple[int, int]:
     """`changed_span` against the old snapshot, using its prefix proof so the old LOG is never copied."""
     if inp.old is None or (inp.old.oid(path) is None and not inp.old.exists(path)):

@@ -1,0 +1,109 @@
+"""A file edited in place is judged on what the change wrote: the lessons it changed (GM4xx) and the lines that
+differ (GM9xx: secrets, markers, control characters), given that the old side passed when it was committed, as
+LOG's appended entries are. A file judged though unchanged is judged whole."""
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gitmem import codes
+from gitmem.checks import CheckInput, every_memory_file, lessons_checks
+from gitmem.checks.rule_inputs import edited_span
+from gitmem.config import Config
+from gitmem.gitio.snapshots import Snapshot
+from tests.support.builders import lesson, lessons_md
+
+KEY = "sk-ant-" + "a1B2c3D4e5F6g7H8i9J0kLmN"
+
+
+def _judged(old: str | None, new: str) -> CheckInput:
+    before = Snapshot.from_dict("old", {"LESSONS.md": old.encode()}) if old is not None else None
+    return CheckInput(Config(), before, Snapshot.from_dict("new", {"LESSONS.md": new.encode()}))
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[Any]:
+    calls: list[Any] = []
+    real = getattr(module, name)
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
+
+
+# Thirty lessons, the seventh without its Why (it reached the branch with --no-verify).
+OLD = lessons_md(*(lesson(n, why=n != 7) for n in range(1, 31)))
+
+
+def test_a_change_to_one_lesson_judges_that_lesson_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    judged = _counting(monkeypatch, lessons_checks, "lesson_rules")
+    new = OLD.replace("## L-0020 · Guessed the time\n", "## L-0020 · Guessed the time again\n")
+    assert lessons_checks.check(_judged(OLD, new)) == []
+    assert [args[1].id for args in judged] == ["L-0020"]
+
+
+def test_a_lesson_the_change_broke_is_reported_on_its_own_line() -> None:
+    new = OLD.replace("## L-0020 · Guessed the time\n- Happened: 2026-11-30 (cycle 3) — dates drifted\n",
+                      "## L-0020 · Guessed the time\n- Happened: yesterday\n")
+    found = lessons_checks.check(_judged(OLD, new))
+    line = new.split("\n").index("- Happened: yesterday") + 1
+    assert [(v.code, v.line) for v in found] == [(codes.LESSON_INCOMPLETE.code, line)]
+
+
+def test_a_moved_lesson_is_not_a_changed_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lessons shift down when one above them grows: each is still what its change wrote."""
+    judged = _counting(monkeypatch, lessons_checks, "lesson_rules")
+    new = OLD.replace("- Change: read the clock\n", "- Change: read the clock\n  and write it down\n", 1)
+    assert lessons_checks.check(_judged(OLD, new)) == []
+    assert [args[1].id for args in judged] == ["L-0001"]
+
+
+def test_a_lessons_file_judged_though_unchanged_is_judged_whole() -> None:
+    found = lessons_checks.check(_judged(OLD, OLD))
+    assert [v.code for v in found] == [codes.LESSON_INCOMPLETE.code]
+    assert [v.code for v in lessons_checks.check(_judged(None, OLD))] == [codes.LESSON_INCOMPLETE.code]
+
+
+def test_a_secret_written_between_lessons_is_found_on_its_line_and_only_the_lines_that_differ_are_scanned(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    scanned = _counting(monkeypatch, every_memory_file, "scan_markers_and_secrets")
+    monkeypatch.setattr(every_memory_file, "_JUDGED", type(every_memory_file._JUDGED)(6))
+    new = OLD.replace("## L-0015 · Guessed the time\n", f"## L-0015 · Guessed the time\n- Seen: {KEY}\n")
+    line = new.split("\n").index(f"- Seen: {KEY}") + 1
+    found = [v for v in every_memory_file.check(_judged(OLD, new)) if v.path == "LESSONS.md"]
+    assert [(v.code, v.line) for v in found] == [(codes.SECRET_LIKE_TOKEN.code, line)]
+    # From the first line that differs to the last: the lessons after the fifteenth are not read again.
+    assert len(scanned) == 1 and len(scanned[0][1]) < len(new) // 2
+
+
+def test_conflict_markers_and_an_open_fence_between_lessons_are_found() -> None:
+    new = OLD.replace("## L-0012", "<<<<<<< HEAD\n=======\n>>>>>>> theirs\n\n## L-0012", 1)
+    assert codes.CONFLICT_MARKERS.code in {v.code for v in every_memory_file.check(_judged(OLD, new))}
+    fenced = OLD.replace("- Change: read the clock\n", "- Change: read the clock\n```\n", 1)
+    assert codes.UNCLOSED_FENCE.code in {v.code for v in every_memory_file.check(_judged(OLD, fenced))}
+
+
+_LINES = st.lists(st.sampled_from([b"a", b"b", b"", b"key: x", b"```"]), max_size=8)
+
+
+@settings(max_examples=300, deadline=None)
+@given(old=_LINES, new=_LINES, old_newline=st.booleans(), new_newline=st.booleans())
+def test_the_edited_span_holds_every_byte_that_differs_in_whole_lines(old: list[bytes], new: list[bytes],
+                                                                       old_newline: bool, new_newline: bool) -> None:
+    before = b"\n".join(old) + (b"\n" if old_newline else b"")
+    after = b"\n".join(new) + (b"\n" if new_newline else b"")
+    start, end = edited_span(before, after)
+    assert 0 <= start <= end <= len(after)
+    if before == after:
+        assert (start, end) == (0, len(after))
+        return
+    kept = len(after) - end
+    assert after[:start] == before[:start] and kept <= len(before) - start
+    assert after[end:] == before[len(before) - kept:]
+    assert start == 0 or after[start - 1:start] == b"\n"
+    assert end == len(after) or after[end - 1:end] == b"\n"
