@@ -19,7 +19,7 @@ def start() -> int:
             # of new objects starts from zero instead of starting a pass as soon as the collector is back on.
             gc.freeze()
             gc.enable()
-    return main()
+    return main(ends_process=True)
 
 
 if __name__ == "__main__":

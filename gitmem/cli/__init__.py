@@ -30,19 +30,23 @@ COMMANDS: dict[str, str] = {
 # is chosen, and turns it back on for every command not named here: a short-lived one, whose garbage reference
 # counting frees, and which reads a bounded part of history (`verify`, which reads whole ranges, is not one).
 SHORT_LIVED = frozenset({"check"})
-# The youngest generation's threshold for the other commands (the default is 700). A cycle or a close parses
-# memory into tens of thousands of objects that live as long as the process (3,000 lessons and 4,000 decisions
-# at 100x), and with the default every few hundred allocations start a pass, and two of them a full pass over
-# all of those objects: 52 ms of a close at 100x, 16 ms with this threshold, the same at 1x (2 ms). Garbage
-# cycles wait a little longer to be freed; a process's memory stays what it holds anyway.
-YOUNG_THRESHOLD = 10_000
+# The youngest generation's threshold for the other commands (the default is 700). The threshold counts objects
+# made and not yet freed; what a cycle or a close makes and keeps is memory parsed once for the whole process (at
+# 100x 3,000 lessons and 4,000 decisions, under 100,000 objects), and each pass of the collector walks all of it
+# again: with the default, 52 ms of a close at 100x (two full passes), with 10,000 still 20 ms; with this, none.
+# Reference counting frees what a command drops; only garbage cycles (rare here) wait for a pass.
+YOUNG_THRESHOLD = 100_000
 
 
 class Collector:
     """The cyclic garbage collector around one `main` call: off from its start, on again once a command that is
-    not SHORT_LIVED is chosen, and as it was before once `main` returns (tests run the CLI in their own process)."""
+    not SHORT_LIVED is chosen, and as it was before once `main` returns (tests run the CLI in their own process).
+    When the call is all the process does (`ends_process`, the entry points), it stays off after it: putting the
+    default threshold back would start a pass over everything the command kept at the next allocation, and the
+    interpreter makes one more as it exits (27 ms at 100x), freeing nothing the exit does not."""
 
-    def __init__(self) -> None:
+    def __init__(self, ends_process: bool = False) -> None:
+        self.ends_process = ends_process
         self.was_on = gc.isenabled()
         self.thresholds = gc.get_threshold()
 
@@ -53,8 +57,9 @@ class Collector:
         return self
 
     def __exit__(self, *_: object) -> None:
+        gc.disable()
         gc.set_threshold(*self.thresholds)
-        if self.was_on:
+        if self.was_on and not self.ends_process:
             gc.enable()
 
     def chosen(self, command: str | None) -> None:
@@ -145,9 +150,10 @@ def _undecodable(args: Sequence[str]) -> str | None:
     return None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, ends_process: bool = False) -> int:
     """Run the CLI and return its exit code. The one error map: a known error prints its message (and its
-    violations) and exits with its own code; anything else is a bug, printed with its traceback, exit 70."""
+    violations) and exits with its own code; anything else is a bug, printed with its traceback, exit 70.
+    `ends_process`: the process exits when this returns (`Collector` says what that changes)."""
     from gitmem.errors import GitmemError
 
     try:
@@ -155,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         undecodable = _undecodable(args)
         if undecodable is not None:
             raise click.UsageError(undecodable)
-        with Collector() as collector:
+        with Collector(ends_process) as collector:
             result = cli.main(args=args, prog_name="gitmem", standalone_mode=False, obj=collector)
         return result if isinstance(result, int) else ExitCode.OK
     except click.exceptions.Exit as stop:

@@ -43,3 +43,25 @@ def test_a_caller_that_turned_the_collector_off_keeps_it_off() -> None:
         collector.chosen("cycle")
         assert not gc.isenabled()
     assert not gc.isenabled() and gc.get_threshold() == (700, 10, 10)
+
+
+@pytest.mark.usefixtures("collector_as_python_leaves_it")
+def test_a_call_that_ends_the_process_leaves_the_collector_off_for_the_exit() -> None:
+    with Collector(ends_process=True) as collector:
+        collector.chosen("close")
+        assert gc.isenabled()
+    assert not gc.isenabled() and gc.get_threshold() == (700, 10, 10)
+
+
+def test_the_gitmem_entry_point_leaves_the_collector_off_when_its_command_returns() -> None:
+    """So the process exits without a last pass over what the command kept."""
+    import subprocess
+    import sys
+
+    probe = ("import gc, sys\n"
+             "from gitmem.__main__ import start\n"
+             "sys.argv = ['gitmem', '--version']\n"
+             "start()\n"
+             "print(gc.isenabled(), gc.get_threshold()[0])\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.split("\n")[-2] == "False 700", done.stdout
