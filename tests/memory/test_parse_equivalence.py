@@ -4,6 +4,7 @@ lines that are no headings, indented continuation lines, blank lines of every ki
 repositories' DECISIONS and LESSONS. The old parsers are kept in tests/memory/reference_parsers.py."""
 from __future__ import annotations
 
+from datetime import timedelta
 from functools import cache
 
 import pytest
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from gitmem.memory import decisions, lessons
 from gitmem.memory.text import (
+    Timestamp,
     decode,
     decode_file,
     decode_lines,
@@ -19,6 +21,7 @@ from gitmem.memory.text import (
     field_value,
     first_field_value,
     parse_fields,
+    parse_timestamp,
     split_sections,
 )
 from tests.memory import reference_parsers as old
@@ -165,9 +168,9 @@ def test_the_synthetic_repositories_parse_as_with_the_old_parsers(scale: float) 
         assert old.lessons_doc(lessons.parse(crlf)) == old.lessons_parse(crlf)
 
 
-def test_a_field_and_a_section_built_whole_are_the_dataclasses_own() -> None:
-    """The parsers set a Field's and a Section's attributes whole (`text.built_whole`): what they build is what the
-    dataclass's `__init__` builds, for equality, hashing, printing and frozenness."""
+def test_a_field_a_section_and_a_timestamp_built_whole_are_the_dataclasses_own() -> None:
+    """The parsers set a Field's, a Section's and a Timestamp's attributes whole (`text.built_whole`): what they
+    build is what the dataclass's `__init__` builds, for equality, hashing, ordering, printing and frozenness."""
     import dataclasses
 
     from gitmem.memory.text import Field, Section
@@ -182,6 +185,13 @@ def test_a_field_and_a_section_built_whole_are_the_dataclasses_own() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         field.value = "changed"  # type: ignore[misc]
     assert dataclasses.replace(field, value="c") == Field("Key", "c", 3, 4)
+    read = parse_timestamp("2026-11-02 10:00 +01:00")
+    assert read is not None
+    made = Timestamp(read.moment, "+01:00")
+    assert (read, hash(read), repr(read), str(read)) == (made, hash(made), repr(made), "2026-11-02 10:00 +01:00")
+    assert read < Timestamp(read.moment + timedelta(minutes=1), "+01:00") and not read < made
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        read.label = "UTC"  # type: ignore[misc]
 
 
 def test_every_entry_built_whole_holds_every_field_of_its_class() -> None:
