@@ -3,8 +3,6 @@ differ (GM9xx: secrets, markers, control characters), given that the old side pa
 LOG's appended entries are. A file judged though unchanged is judged whole."""
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -15,6 +13,7 @@ from gitmem.checks.rule_inputs import edited_span
 from gitmem.config import Config
 from gitmem.gitio.snapshots import Snapshot
 from tests.support.builders import lesson, lessons_md
+from tests.support.helpers import counting
 
 KEY = "sk-ant-" + "a1B2c3D4e5F6g7H8i9J0kLmN"
 
@@ -24,24 +23,12 @@ def _judged(old: str | None, new: str) -> CheckInput:
     return CheckInput(Config(), before, Snapshot.from_dict("new", {"LESSONS.md": new.encode()}))
 
 
-def _counting(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[Any]:
-    calls: list[Any] = []
-    real = getattr(module, name)
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        calls.append(args)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, name, counted)
-    return calls
-
-
 # Thirty lessons, the seventh without its Why (it reached the branch with --no-verify).
 OLD = lessons_md(*(lesson(n, why=n != 7) for n in range(1, 31)))
 
 
 def test_a_change_to_one_lesson_judges_that_lesson_alone(monkeypatch: pytest.MonkeyPatch) -> None:
-    judged = _counting(monkeypatch, lessons_checks, "lesson_rules")
+    judged = counting(monkeypatch, lessons_checks, "lesson_rules")
     new = OLD.replace("## L-0020 · Guessed the time\n", "## L-0020 · Guessed the time again\n")
     assert lessons_checks.check(_judged(OLD, new)) == []
     assert [args[1].id for args in judged] == ["L-0020"]
@@ -57,7 +44,7 @@ def test_a_lesson_the_change_broke_is_reported_on_its_own_line() -> None:
 
 def test_a_moved_lesson_is_not_a_changed_one(monkeypatch: pytest.MonkeyPatch) -> None:
     """Lessons shift down when one above them grows: each is still what its change wrote."""
-    judged = _counting(monkeypatch, lessons_checks, "lesson_rules")
+    judged = counting(monkeypatch, lessons_checks, "lesson_rules")
     new = OLD.replace("- Change: read the clock\n", "- Change: read the clock\n  and write it down\n", 1)
     assert lessons_checks.check(_judged(OLD, new)) == []
     assert [args[1].id for args in judged] == ["L-0001"]
@@ -71,7 +58,7 @@ def test_a_lessons_file_judged_though_unchanged_is_judged_whole() -> None:
 
 def test_a_secret_written_between_lessons_is_found_on_its_line_and_only_the_lines_that_differ_are_scanned(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    scanned = _counting(monkeypatch, every_memory_file, "scan_markers_and_secrets")
+    scanned = counting(monkeypatch, every_memory_file, "scan_markers_and_secrets")
     monkeypatch.setattr(every_memory_file, "_JUDGED", type(every_memory_file._JUDGED)(6))
     new = OLD.replace("## L-0015 · Guessed the time\n", f"## L-0015 · Guessed the time\n- Seen: {KEY}\n")
     line = new.split("\n").index(f"- Seen: {KEY}") + 1

@@ -12,7 +12,7 @@ from gitmem.close import CloseResult, run_close
 from gitmem.memory.once import Recent, SameEntries
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.workspace import Workspace
-from tests.support.helpers import HUMAN, GitRepo
+from tests.support.helpers import HUMAN, GitRepo, counting
 from tests.support.world import World
 
 UTC = ZoneInfo("UTC")
@@ -44,25 +44,13 @@ def _a_lesson_confirmed_twice(world: World) -> str:
     return lesson
 
 
-def _counting(monkeypatch: pytest.MonkeyPatch, module: Any, name: str) -> list[Any]:
-    calls: list[Any] = []
-    real = getattr(module, name)
-
-    def counted(*args: Any, **kwargs: Any) -> Any:
-        calls.append(args)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(module, name, counted)
-    return calls
-
-
 def test_a_close_catching_up_days_judges_log_as_it_stands_once(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     """Before each day's entry the close makes sure LOG is valid as it stands; after the first judgement LOG
     changed only by the close's own validated appends, so it is not judged whole again (75 MB a day at 100x)."""
     from gitmem.checks import standing
 
     _week_of_cycles(world)
-    judged = _counting(monkeypatch, standing, "log_standing")
+    judged = counting(monkeypatch, standing, "log_standing")
     result = _close_after_the_week(world)
     assert len(result.days) == 5
     assert len(judged) == 1
@@ -108,7 +96,7 @@ def test_a_close_catching_up_days_asks_an_answered_decision_once(world: World,
     from gitmem.memory import decisions
 
     _decisions_of_a_month(world)
-    asked = _counting(monkeypatch, decisions, "_waiting_at")
+    asked = counting(monkeypatch, decisions, "_waiting_at")
     result = _close_after_the_week(world)
     assert len(result.days) == 5
     assert len(asked) == 2 * 5, len(asked)
@@ -124,7 +112,7 @@ def test_a_close_catching_up_days_reads_logs_tail_for_blocked_cycles_once(world:
     from gitmem.memory import log
 
     _decisions_of_a_month(world)
-    read = _counting(monkeypatch, log, "tail_since")
+    read = counting(monkeypatch, log, "tail_since")
     found: list[dict[str, list[str]]] = []
     real = writeup.blocked_tasks
 
@@ -166,7 +154,7 @@ def test_a_cached_confirmation_is_looked_for_once_in_each_blob(memrepo: GitRepo,
     walked = backing.Backing(memrepo.ws())
     walked.resolve(wanted)
     proofs_file(memrepo.path, verdict_memo.kind_of(("LESSONS.md", "LOG.md"))).unlink()
-    looked = _counting(monkeypatch, backing._LessonsBytes, "has")
+    looked = counting(monkeypatch, backing._LessonsBytes, "has")
     cached = backing.Backing(memrepo.ws())
     cached.resolve(wanted)
     assert len(looked) == 2 * len(wanted), len(looked)
@@ -183,7 +171,7 @@ def test_a_close_judges_its_promoted_lessons_once(world: World, monkeypatch: pyt
 
     lesson = _a_lesson_confirmed_twice(world)
     monkeypatch.setattr(checks, "_JUDGED", Recent(4))        # nothing judged before in this process
-    judged = _counting(monkeypatch, lessons_checks, "lesson_rules")
+    judged = counting(monkeypatch, lessons_checks, "lesson_rules")
     result = world.close(d(11), at(11, 23))
     assert [p["lesson"] for p in result.promoted] == [lesson]
     assert len(judged) == 1, judged
@@ -202,7 +190,7 @@ def test_logs_cycle_headings_are_indexed_in_one_pass_that_knows_the_fences(
     text += "```\n" + entry.format(day=2, n=2) + "~~~\n"                  # cycle 2 only as a fenced example
     text += "~~~text\n" + entry.format(day=2, n=3) + "```\n" + entry.format(day=3, n=3)
     (memrepo.path / "LOG.md").write_text(text, encoding="utf-8")
-    built = _counting(monkeypatch, fences, "Fenced")
+    built = counting(monkeypatch, fences, "Fenced")
     found = backing.Backing(memrepo.ws())._live_text()
     data = text.encode()
     assert found.heading_offset(1) == data.index(b"## 2026-01-01")
@@ -221,8 +209,8 @@ def test_a_promoted_lessons_gate_and_lines_are_read_once(world: World,
     from tests.support.world import at, d
 
     lesson = _a_lesson_confirmed_twice(world)
-    gated = _counting(monkeypatch, gates, "gate")
-    read = _counting(monkeypatch, lessons, "parse_event")
+    gated = counting(monkeypatch, gates, "gate")
+    read = counting(monkeypatch, lessons, "parse_event")
     result = world.close(d(11), at(11, 23))
     assert [p["lesson"] for p in result.promoted] == [lesson]
     confirmed = [args for args in read if args[0].key == "Confirmed"]
@@ -274,7 +262,7 @@ def test_a_close_scans_its_promoted_lessons_for_secrets_once(world: World, monke
 
     lesson = _a_lesson_confirmed_twice(world)
     monkeypatch.setattr(every_memory_file, "_JUDGED", Recent(6))      # nothing judged before here
-    scanned = _counting(monkeypatch, every_memory_file, "scan_markers_and_secrets")
+    scanned = counting(monkeypatch, every_memory_file, "scan_markers_and_secrets")
     result = world.close(d(11), at(11, 23))
     assert [p["lesson"] for p in result.promoted] == [lesson]
     assert [args[0] for args in scanned].count(world.path("lessons")) == 1, scanned
@@ -289,7 +277,7 @@ def test_a_now_block_judged_alone_does_not_decode_now(world: World, monkeypatch:
     from tests.support.world import at, d
 
     world.cycle(at(10, 9))
-    decoded = _counting(monkeypatch, cycle_numbers, "decode_file_text")
+    decoded = counting(monkeypatch, cycle_numbers, "decode_file_text")
     world.memory.add_plan_block(plan_for=d(11), did="planned", human="nothing", next="carry on")
     assert decoded == []
     now_path, log_path = world.path("now"), world.path("log")
@@ -330,7 +318,7 @@ def test_the_close_counts_logs_fences_once_before_its_commit(memrepo: GitRepo,
     from tests.cycle.test_cost_counts import log_appended_after_commit, log_of
 
     ws, head = log_appended_after_commit(memrepo)
-    counted = _counting(monkeypatch, fences, "open_after")
+    counted = counting(monkeypatch, fences, "open_after")
     assert commit_guard.check_result(ws, head, commit_guard.changed_files(ws, head)) == []
     from_start = [args for args in counted if len(args) == 1 or args[1] == 0]
     assert len(from_start) == 1, counted
@@ -388,7 +376,7 @@ def test_a_cached_line_reads_each_lessons_blob_once_in_a_history_of_one_confirma
     assert len(wanted) == count
     walked = backing.Backing(memrepo.ws())
     walked.resolve(wanted)
-    read = _counting(monkeypatch, gitio, "blob")
+    read = counting(monkeypatch, gitio, "blob")
     cached = backing.Backing(memrepo.ws())
     cached.resolve(wanted)
     assert len(read) <= count + 1, len(read)
@@ -406,7 +394,7 @@ def test_a_lesson_in_a_blob_without_fences_is_found_without_indexing_every_lesso
     plain = ("# LESSONS\n\n## L-0001 · a\n- Status: open\n\n## L-00012 · not L-0001\n- Status: open\n\n"
              "## L-0002\r\n- Status: open\n\n## L-0002 · b\n- Confirmed: 2026-11-10 (cycle 2) — held\n").encode()
     fenced = plain.replace(b"## L-0002\r\n", "```\n## L-0002 · fenced\n```\n".encode())
-    indexed = _counting(monkeypatch, backing, "_lines_found")
+    indexed = counting(monkeypatch, backing, "_lines_found")
     found = backing._LessonsBytes(plain)
     assert found.span("L-0001") == (plain.index(b"## L-0001"), plain.index(b"## L-00012"))
     assert found.span("L-0002") == (plain.index("## L-0002 · b".encode()), len(plain))
@@ -434,7 +422,7 @@ def test_the_close_judges_the_bytes_it_commits_without_reading_them_again(memrep
 
     ws, head = log_appended_after_commit(memrepo)
     changed = commit_guard.changed_files(ws, head)
-    read = _counting(monkeypatch, files, "read_bytes")
+    read = counting(monkeypatch, files, "read_bytes")
     assert commit_guard.check_result(ws, head, changed) == []
     assert [args for args in read if args[1] == "LOG.md"] == [], read
     rewritten = log_of(41).replace("task 3\n", "task three\n").encode()
@@ -462,7 +450,7 @@ def test_the_gates_read_the_fields_of_only_the_lessons_with_enough_confirmed_lin
     log_text = "".join(f"## 2026-11-10 0{k}:00 UTC · cycle {k} · built\n\n- Task: t\n- Result: r\n\n"
                        for k in (1, 2, 3))
     doc = lessons.parse(text)
-    parsed = _counting(monkeypatch, lessons, "parse_fields")
+    parsed = counting(monkeypatch, lessons, "parse_fields")
     found = gates.eligible(doc, uncommitted(log_text), 2)
     read_by_the_gates = len(parsed)
     hopeful = [item.id for item in doc.lessons if len(item.confirmations) >= 2]
@@ -489,7 +477,7 @@ def test_the_days_of_a_close_read_the_answered_line_of_each_decision_not_its_fie
     monkeypatch.setattr(decisions, "_PARSED", SameEntries())          # as a new process reads them: none read yet
     doc = decisions.parse(world.read("DECISIONS.md") + "\n")
     moment = datetime(2026, 11, 14, 0, 31, tzinfo=UTC)
-    parsed = _counting(monkeypatch, text, "parse_fields")
+    parsed = counting(monkeypatch, text, "parse_fields")
     monkeypatch.setattr(decisions, "parse_fields", text.parse_fields)
     week = writeup.Week(moment)
     found = [week.waiting(doc, datetime(2026, 11, day, 23, 59, tzinfo=UTC)) for day in (10, 11, 12, 13)]

@@ -260,3 +260,17 @@ def fleet_home(patch: pytest.MonkeyPatch, factory: pytest.TempPathFactory, name:
     patch.setenv("XDG_CACHE_HOME", str(root / "cache"))
     patch.setenv("XDG_STATE_HOME", str(root / "state"))
     return root
+
+
+def counting(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[tuple[object, ...]]:
+    """The arguments of every call of `module.name` from here on (the function itself still runs): what a
+    test of cost counts instead of timing."""
+    calls: list[tuple[object, ...]] = []
+    real = getattr(module, name)
+
+    def counted(*args: object, **kwargs: object) -> object:
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, name, counted)
+    return calls
