@@ -8,7 +8,7 @@ from functools import cache
 
 from gitmem import codes, secrets
 from gitmem.checks.inputs import CheckInput
-from gitmem.checks.rule_inputs import edited_span, line_number_at, span_against
+from gitmem.checks.rule_inputs import edited_span, line_number_at, span_against, with_neighbours
 from gitmem.checks.violation import Violation
 from gitmem.config import CONFIG_NAME, REQUIRED_ROLES, Config
 from gitmem.confined.files import BLOB_MODES
@@ -120,15 +120,32 @@ def _judged(inp: CheckInput, role: str, path: str, data: bytes) -> list[Violatio
     found: list[Violation] = []
     # Line numbers are counted only when something is reported: the happy path reads no history.
     reported = [(p.line, p.code, p.message, p.hint) for p in problems]
-    reported += [(v.line, v.code, v.message, v.hint) for v in scan_markers_and_secrets(path, part, 1)]
     if reported:
         first_line = line_number_at(data, start)
         found += [Violation(path, line + first_line - 1, code, message, hint)
                   for line, code, message, hint in reported]
+    found += _scanned(path, data, start, end)
     found += _control(inp, path, data, part, start)
     if role != "log":          # LOG's fences are judged with its appended entries (gitmem.checks.log_checks)
         found += _fence_left_open(inp, path, data, start, end)
     return found
+
+
+def _scanned(path: str, data: bytes, start: int, end: int) -> list[Violation]:
+    """Conflict markers and secrets in the changed lines [start, end) of `data`. A secret's name and its value may
+    stand on two lines with blank ones between (`aws_secret_access_key:`, then the key), so the nearest line of
+    text on each side is read with them; what those lines hold alone was there before the change."""
+    seen_from, seen_to = with_neighbours(data, start, end)
+
+    def scan(low: int, high: int) -> set[Violation]:
+        if low >= high:
+            return set()
+        found = list(scan_markers_and_secrets(path, data[low:high], 1))
+        first_line = line_number_at(data, low) if found else 0
+        return {Violation(path, v.line + first_line - 1, v.code, v.message, v.hint) for v in found}
+
+    found = scan(seen_from, seen_to)
+    return sorted(found - scan(seen_from, start) - scan(end, seen_to)) if found else []
 
 
 def _control(inp: CheckInput, path: str, data: bytes, part: bytes, start: int) -> list[Violation]:

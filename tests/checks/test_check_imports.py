@@ -141,11 +141,17 @@ def test_check_of_a_staged_change_compiles_at_import_only_patterns_it_uses(memre
 # trigger them.
 _COLLECTIONS = """
 import gc, sys
-passes = []
+import gitmem.cli
+passes, during = [], []
 gc.callbacks.append(lambda phase, info: passes.append(info["generation"]) if phase == "start" else None)
+chosen = gitmem.cli.Collector.chosen
+def recorded(self, command):
+    chosen(self, command)
+    during.append((gc.isenabled(), gc.get_threshold()[0]))
+gitmem.cli.Collector.chosen = recorded
 from gitmem.__main__ import start
 code = start()
-print("collections:", len(passes), "after:", gc.isenabled(), file=sys.stderr)
+print("collections:", len(passes), "during:", *during[-1], "after:", gc.isenabled(), file=sys.stderr)
 raise SystemExit(code)
 """
 
@@ -158,17 +164,18 @@ def _collections(repo: GitRepo, *argv: str) -> str:
 
 
 def test_check_runs_without_the_cyclic_collector_and_other_commands_with_it(memrepo: GitRepo, cli) -> None:
+    """`check` makes no pass at all; verify (whole ranges) and status (most of the memory) run with the collector
+    on, at the young threshold of commands that parse memory. The process exits with it off (no last pass)."""
+    from gitmem.cli import YOUNG_THRESHOLD
+
     result = cli(["log", "add", "--task", "t", "--outcome", "built", "--result", "r"], cwd=memrepo.path)
     assert result.code == 0, result.err
     git(memrepo.path, "add", "-A")
-    assert _collections(memrepo, "check") == "collections: 0 after: True"
-    assert _collections(memrepo, "--no-color", "check") == "collections: 0 after: True"
-    # verify reads whole ranges, status most of the memory: the collector runs for them (their imports alone
-    # make it pass)
+    assert _collections(memrepo, "check") == "collections: 0 during: False 700 after: False"
+    assert _collections(memrepo, "--no-color", "check") == "collections: 0 during: False 700 after: False"
     for argv in (["verify", "--range", "HEAD..HEAD"], ["status"]):
         line = _collections(memrepo, *argv)
-        assert line.startswith("collections: ") and line != "collections: 0 after: True", (argv, line)
-        assert line.endswith("after: True")
+        assert line.endswith(f"during: True {YOUNG_THRESHOLD} after: False"), (argv, line)
 
 
 def test_main_leaves_the_collector_as_it_found_it(memrepo: GitRepo, cli) -> None:
