@@ -280,7 +280,11 @@ LOG_VOLUME_UNPROVEN = _code(
     content=Message("LOG volume {number} does not hold exactly the oldest entries that left {log} (with its "
                     "title as the runner writes it), or an amendment still in {log} names an entry it took",
                     _SEAL_HINT, since=6),
-    not_moved=Message("LOG volume {number} is added, but {log} still holds every entry", _SEAL_HINT, since=6))
+    not_moved=Message("LOG volume {number} is added, but {log} still holds every entry", _SEAL_HINT, since=6),
+    stray=Message("LOG volume {number} would be {path}, which was there before and no seal wrote (a file named like "
+                  "a volume past a gap is no volume)",
+                  "move {path} away (`git mv`) in a commit of its own, and the runner seals into that number",
+                  since=6))
 LOG_SEALS_DIVERGE = _code(
     "GM319", "log-seals-diverge",
     "a `git merge` or `git rebase` where both sides sealed LOG, not the same entries, or a seal took entries the "

@@ -21,14 +21,19 @@ SEALS_FROM = 6                      # the rules generation that seals LOG
 _PROOF = "sealed-log-base"          # Snapshot.facts key: the LOG.md a proven seal leaves, or None
 
 
-def _volumes(snapshot: Snapshot | None, log_path: str) -> dict[int, tuple[str, str | None, int | None]] | None:
-    """number -> (path, blob id, mode) of the volumes `snapshot` holds; None when it cannot list folders."""
+Found = dict[int, tuple[str, str | None, int | None]]
+
+
+def _volumes(snapshot: Snapshot | None, log_path: str, *, run: bool = True) -> Found | None:
+    """number -> (path, blob id, mode) of the volumes `snapshot` holds (with `run=False`, of every file named like
+    one: `volumes.named`); None when it cannot list folders."""
     if snapshot is None:
         return {}
     listing = snapshot.entries_in(volumes.volume_folder(log_path))
     if listing is None:
         return None
-    return {number: (path, *listing[path]) for number, path in volumes.numbered(log_path, listing)}
+    listed = volumes.numbered(log_path, listing) if run else volumes.named(log_path, listing)
+    return {number: (path, *listing[path]) for number, path in listed}
 
 
 def _same(inp: CheckInput, path: str, old_oid: str | None, new_oid: str | None) -> bool:
@@ -43,8 +48,9 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     if inp.generation < SEALS_FROM:
         return []
     log_path = inp.config.path("log")
-    old, new = _volumes(inp.old, log_path), _volumes(inp.new, log_path)
-    if old is None or new is None:
+    old, new = _volumes(inp.old, log_path), _volumes(inp.new, log_path, run=False)
+    old_files = _volumes(inp.old, log_path, run=False)
+    if old is None or new is None or old_files is None:
         return []
     found: list[Violation] = []
     for number, (path, old_oid, _) in sorted(old.items()):
@@ -54,10 +60,17 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
             found.append(Violation.of(codes.LOG_VOLUME_CHANGED, path, 1, "not_a_file", number=number, path=path))
         elif not _same(inp, path, old_oid, new[number][1]):
             found.append(Violation.of(codes.LOG_VOLUME_CHANGED, path, 1, number=number, path=path))
-    added = sorted(number for number in new if number not in old)
+    # A file named like a volume that no seal wrote (past a gap) is no volume; one already there that the volumes
+    # added would reach is taken in unread, so it is refused as a seal that does not hold what left LOG.md.
+    added = sorted(number for number in new if number not in old
+                   and (number not in old_files or _reached(old, new, number)))
     if not added:
         return found
     first = max(old, default=0) + 1
+    stray = next((number for number in added if number in old_files), None)
+    if stray is not None:
+        return found + [Violation.of(codes.LOG_VOLUME_UNPROVEN, new[stray][0], 1, "stray", number=stray,
+                                     path=new[stray][0])]
     skipped = [(number, first + index) for index, number in enumerate(added) if number != first + index]
     if skipped:
         number, expected = skipped[0]
@@ -73,6 +86,11 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
         return found + [Violation.of(codes.LOG_VOLUME_UNPROVEN, where, 1, "content", number=added[0],
                                      log=log_path)]
     return found
+
+
+def _reached(old: Found, new: Found, number: int) -> bool:
+    """Whether the volumes `new` adds to `old` run up to `number` (every number from old's next to it)."""
+    return all(n in new for n in range(max(old, default=0) + 1, number))
 
 
 def proven_base(inp: CheckInput) -> bytes | None:
