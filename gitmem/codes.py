@@ -287,10 +287,11 @@ LOG_VOLUME_UNPROVEN = _code(
                   since=6))
 LOG_SEALS_DIVERGE = _code(
     "GM319", "log-seals-diverge",
-    "a `git merge` or `git rebase` where both sides sealed LOG, not the same entries, or a seal took entries the "
-    "other side never had: the merge driver cannot join them from LOG.md alone and leaves it to git",
+    "a `git merge` or `git rebase` where both sides sealed LOG, not the same entries, a seal took entries the other "
+    "side never had, or a side sealed and the other is no append (a rebase that renumbered the cycles a seal took): "
+    "the merge driver cannot join them from LOG.md alone and leaves it to git",
     "a side sealed LOG entries into {folder} that git cannot join with the other side's (both sealed, not the same "
-    "entries, or entries the other side never had)",
+    "entries, entries the other side never had, or entries the other side renumbered)",
     "abort it (`git merge --abort` or `git rebase --abort`), then `gitmem merge BRANCH` (after a `git pull "
     "--rebase`: `gitmem merge origin/BRANCH`): it joins both sides' volumes into one history and seals it once")
 
