@@ -46,6 +46,11 @@ def volume_path(log_path: str, number: int) -> str:
     return posixpath.join(volume_folder(log_path), f"{_stem(log_path)}-{number:04d}.md")
 
 
+def volume_glob(log_path: str) -> str:
+    """A glob of every name a volume of `log_path` could take, and its misspellings (`history/LOG-*`)."""
+    return posixpath.join(volume_folder(log_path), f"{_stem(log_path)}-*")
+
+
 @cache
 def _volume_name(log_path: str) -> tuple[str, re.Pattern[str]]:
     """The folder of `log_path`'s volumes and the pattern of their names, compiled once: a check lists the folder
