@@ -6,7 +6,7 @@ module writes the plan into the work tree and says what the commit must take. On
 in the commit of the entry that made the seal due, so every commit of LOG.md is either an append or a seal
 that `check` proves from the change alone.
 
-The volumes are numbered on from the highest one HEAD's tree holds: a file in the work tree proves nothing (an
+The volumes are numbered on from the last one HEAD's tree holds: a file in the work tree proves nothing (an
 agent may have planted `history/LOG-0009.md`), and a volume is written only where nothing is. Every file is
 written atomically (gitmem.confined.files: never through a link); a write that fails puts back what was
 written before it, and `undo` puts back the whole seal when the commit after it does not happen: a failed
@@ -41,7 +41,8 @@ class Sealed:
 
 
 def next_volume(ws: Workspace, log_path: str) -> int:
-    """The number the next volume of `log_path` takes: one past the highest HEAD's tree holds (1 when none)."""
+    """The number the next volume of `log_path` takes: one past the last volume HEAD's tree holds (1 when none;
+    `volumes.numbered`: a file named like one past a gap is none)."""
     return _next_volume(_head_files(ws, log_path), log_path)
 
 
