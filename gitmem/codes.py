@@ -280,13 +280,18 @@ LOG_VOLUME_UNPROVEN = _code(
     content=Message("LOG volume {number} does not hold exactly the oldest entries that left {log} (with its "
                     "title as the runner writes it), or an amendment still in {log} names an entry it took",
                     _SEAL_HINT, since=6),
-    not_moved=Message("LOG volume {number} is added, but {log} still holds every entry", _SEAL_HINT, since=6))
+    not_moved=Message("LOG volume {number} is added, but {log} still holds every entry", _SEAL_HINT, since=6),
+    stray=Message("LOG volume {number} would be {path}, which was there before and no seal wrote (a file named like "
+                  "a volume past a gap is no volume)",
+                  "move {path} away (`git mv`) in a commit of its own, and the runner seals into that number",
+                  since=6))
 LOG_SEALS_DIVERGE = _code(
     "GM319", "log-seals-diverge",
-    "a `git merge` or `git rebase` where both sides sealed LOG, not the same entries, or a seal took entries the "
-    "other side never had: the merge driver cannot join them from LOG.md alone and leaves it to git",
+    "a `git merge` or `git rebase` where both sides sealed LOG, not the same entries, a seal took entries the other "
+    "side never had, or a side sealed and the other is no append (a rebase that renumbered the cycles a seal took): "
+    "the merge driver cannot join them from LOG.md alone and leaves it to git",
     "a side sealed LOG entries into {folder} that git cannot join with the other side's (both sealed, not the same "
-    "entries, or entries the other side never had)",
+    "entries, entries the other side never had, or entries the other side renumbered)",
     "abort it (`git merge --abort` or `git rebase --abort`), then `gitmem merge BRANCH` (after a `git pull "
     "--rebase`: `gitmem merge origin/BRANCH`): it joins both sides' volumes into one history and seals it once")
 

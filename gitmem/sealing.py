@@ -6,7 +6,7 @@ module writes the plan into the work tree and says what the commit must take. On
 in the commit of the entry that made the seal due, so every commit of LOG.md is either an append or a seal
 that `check` proves from the change alone.
 
-The volumes are numbered on from the highest one HEAD's tree holds: a file in the work tree proves nothing (an
+The volumes are numbered on from the last one HEAD's tree holds: a file in the work tree proves nothing (an
 agent may have planted `history/LOG-0009.md`), and a volume is written only where nothing is. Every file is
 written atomically (gitmem.confined.files: never through a link); a write that fails puts back what was
 written before it, and `undo` puts back the whole seal when the commit after it does not happen: a failed
@@ -41,9 +41,18 @@ class Sealed:
 
 
 def next_volume(ws: Workspace, log_path: str) -> int:
-    """The number the next volume of `log_path` takes: one past the highest HEAD's tree holds (1 when none)."""
-    held = volumes.numbered(log_path, gitio.head_files_under(ws.repo, volumes.volume_folder(log_path)))
-    return held[-1][0] + 1 if held else 1
+    """The number the next volume of `log_path` takes: one past the last volume HEAD's tree holds (1 when none;
+    `volumes.numbered`: a file named like one past a gap is none)."""
+    return _next_volume(_head_files(ws, log_path), log_path)
+
+
+def _head_files(ws: Workspace, log_path: str) -> list[str]:
+    return gitio.head_files_under(ws.repo, volumes.volume_folder(log_path))
+
+
+def _next_volume(held: list[str], log_path: str) -> int:
+    run = volumes.numbered(log_path, held)
+    return run[-1][0] + 1 if run else 1
 
 
 def seal(ws: Workspace, log_data: bytes | None, now_data: bytes | None) -> Sealed:
@@ -52,13 +61,17 @@ def seal(ws: Workspace, log_data: bytes | None, now_data: bytes | None) -> Seale
     log_path, now_path = ws.config.path("log"), ws.config.path("now")
     writes: dict[str, bytes] = {}
     notes: list[str] = []
-    planned = volumes.plan(log_data, log_path, next_volume(ws, log_path)) if log_data is not None else None
+    held = _head_files(ws, log_path) if log_data is not None else []
+    planned = volumes.plan(log_data, log_path, _next_volume(held, log_path)) if log_data is not None else None
     if planned is not None:
         paths = [volumes.volume_path(log_path, number) for number, _ in planned.volumes]
-        taken = [path for path in paths if not _free(ws, path)]
+        # A file named like the volume after the seal's last would join the volumes unread (`volumes.numbered`).
+        stray = volumes.stray_after(log_path, held, planned.volumes[-1][0])
+        taken = [path for path in paths if not _free(ws, path)] + ([stray] if stray is not None else [])
         if taken:
-            notes.append(f"did not seal {log_path}: {taken[0]} is in the work tree but not in HEAD, or the way to it "
-                         "is not a plain folder; move it away, and the next cycle seals")
+            notes.append(f"did not seal {log_path}: {taken[0]} is named like one of its volumes but no seal wrote it "
+                         "(a file of the work tree or of the project, or the way to it is not a plain folder); "
+                         "move it away, and the next cycle seals")
         else:
             writes.update(zip(paths, (content for _, content in planned.volumes), strict=True))
             writes[log_path] = planned.live

@@ -49,10 +49,14 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     prefix = old.prefix_length(path, new)
     verdict = log.judge_append(new, prefix, old=lambda: old.read(path) or b"",
                                open_at=lambda at: open_at(old, path, new, at))
-    if not verdict.ok and inp.generation >= volume_checks.SEALS_FROM and not isinstance(old, volume_checks.SealedSide):
+    if (not verdict.ok and inp.generation >= volume_checks.SEALS_FROM
+            and not isinstance(old, volume_checks.SealedSide) and not isinstance(inp.new, volume_checks.UnsealedSide)):
         base = volume_checks.proven_base(inp)
         if base is not None:      # a seal (rules 6): the new LOG.md appends to what the old one keeps
             return check(replace(inp, old=volume_checks.sealed_side(inp, base)), earlier)
+        whole = volume_checks.unsealed_new(inp)
+        if whole is not None:     # a seal that took entries it appends too (a squash): its whole history appends
+            return check(replace(inp, new=volume_checks.unsealed_side(inp, whole)), earlier)
     if verdict.open_ is not None and verdict.start == prefix:     # the old LOG's end: a later judge reuses it
         old.facts[(FENCE_OPEN_AT_END, path)] = verdict.open_
     if verdict.open_ is None:     # judged on the old lines alone: there is no appended text to read

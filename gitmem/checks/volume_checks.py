@@ -15,20 +15,25 @@ from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.confined import files
 from gitmem.gitio import Snapshot
-from gitmem.memory import volumes
+from gitmem.memory import log, volumes
 
 SEALS_FROM = 6                      # the rules generation that seals LOG
 _PROOF = "sealed-log-base"          # Snapshot.facts key: the LOG.md a proven seal leaves, or None
 
 
-def _volumes(snapshot: Snapshot | None, log_path: str) -> dict[int, tuple[str, str | None, int | None]] | None:
-    """number -> (path, blob id, mode) of the volumes `snapshot` holds; None when it cannot list folders."""
+Found = dict[int, tuple[str, str | None, int | None]]
+
+
+def _volumes(snapshot: Snapshot | None, log_path: str, *, run: bool = True) -> Found | None:
+    """number -> (path, blob id, mode) of the volumes `snapshot` holds (with `run=False`, of every file named like
+    one: `volumes.named`); None when it cannot list folders."""
     if snapshot is None:
         return {}
     listing = snapshot.entries_in(volumes.volume_folder(log_path))
     if listing is None:
         return None
-    return {number: (path, *listing[path]) for number, path in volumes.numbered(log_path, listing)}
+    listed = volumes.numbered(log_path, listing) if run else volumes.named(log_path, listing)
+    return {number: (path, *listing[path]) for number, path in listed}
 
 
 def _same(inp: CheckInput, path: str, old_oid: str | None, new_oid: str | None) -> bool:
@@ -43,8 +48,9 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     if inp.generation < SEALS_FROM:
         return []
     log_path = inp.config.path("log")
-    old, new = _volumes(inp.old, log_path), _volumes(inp.new, log_path)
-    if old is None or new is None:
+    old, new = _volumes(inp.old, log_path), _volumes(inp.new, log_path, run=False)
+    old_files = _volumes(inp.old, log_path, run=False)
+    if old is None or new is None or old_files is None:
         return []
     found: list[Violation] = []
     for number, (path, old_oid, _) in sorted(old.items()):
@@ -54,10 +60,17 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
             found.append(Violation.of(codes.LOG_VOLUME_CHANGED, path, 1, "not_a_file", number=number, path=path))
         elif not _same(inp, path, old_oid, new[number][1]):
             found.append(Violation.of(codes.LOG_VOLUME_CHANGED, path, 1, number=number, path=path))
-    added = sorted(number for number in new if number not in old)
+    # A file named like a volume that no seal wrote (past a gap) is no volume; one already there that the volumes
+    # added would reach is taken in unread, so it is refused as a seal that does not hold what left LOG.md.
+    added = sorted(number for number in new if number not in old
+                   and (number not in old_files or _reached(old, new, number)))
     if not added:
         return found
     first = max(old, default=0) + 1
+    stray = next((number for number in added if number in old_files), None)
+    if stray is not None:
+        return found + [Violation.of(codes.LOG_VOLUME_UNPROVEN, new[stray][0], 1, "stray", number=stray,
+                                     path=new[stray][0])]
     skipped = [(number, first + index) for index, number in enumerate(added) if number != first + index]
     if skipped:
         number, expected = skipped[0]
@@ -69,10 +82,15 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     if old_log is not None and new_log is not None and new_log.startswith(old_log):
         return found + [Violation.of(codes.LOG_VOLUME_UNPROVEN, where, 1, "not_moved", number=added[0],
                                      log=log_path)]
-    if proven_base(inp) is None:
+    if proven_base(inp) is None and unsealed_new(inp) is None:
         return found + [Violation.of(codes.LOG_VOLUME_UNPROVEN, where, 1, "content", number=added[0],
                                      log=log_path)]
     return found
+
+
+def _reached(old: Found, new: Found, number: int) -> bool:
+    """Whether the volumes `new` adds to `old` run up to `number` (every number from old's next to it)."""
+    return all(n in new for n in range(max(old, default=0) + 1, number))
 
 
 def proven_base(inp: CheckInput) -> bytes | None:
@@ -85,16 +103,42 @@ def proven_base(inp: CheckInput) -> bytes | None:
     if isinstance(known, tuple) and known[0] is inp.old:
         return known[1]  # type: ignore[no-any-return]
     found = None
-    old, new = _volumes(inp.old, log_path), _volumes(inp.new, log_path)
     old_log = inp.old.read(log_path) if inp.old is not None else None
-    if inp.generation >= SEALS_FROM and old is not None and new is not None and old_log is not None:
-        added = [(number, inp.new.read(path)) for number, (path, _, _) in sorted(new.items()) if number not in old]
-        consecutive = [number for number, _ in added] == list(range(max(old, default=0) + 1,
-                                                                    max(old, default=0) + 1 + len(added)))
-        if added and consecutive and all(content is not None for _, content in added):
-            found = volumes.sealed_from(old_log, log_path, [(n, c) for n, c in added if c is not None])
+    added = _added(inp, log_path)
+    if added and old_log is not None:
+        found = volumes.sealed_from(old_log, log_path, added)
     inp.new.facts[(_PROOF, log_path)] = (inp.old, found)
     return found
+
+
+def _added(inp: CheckInput, log_path: str) -> list[tuple[int, bytes]]:
+    """(number, whole file) of the volumes the change adds, in order; none when it adds none, or they do not
+    continue the old side's volumes one by one."""
+    old, new = _volumes(inp.old, log_path), _volumes(inp.new, log_path)
+    if inp.generation < SEALS_FROM or old is None or new is None:
+        return []
+    added = [(number, inp.new.read(path)) for number, (path, _, _) in sorted(new.items()) if number not in old]
+    first = max(old, default=0) + 1
+    if [number for number, _ in added] != list(range(first, first + len(added))):
+        return []
+    return [(n, c) for n, c in added if c is not None] if all(c is not None for _, c in added) else []
+
+
+def unsealed_new(inp: CheckInput) -> bytes | None:
+    """The history a change writes when its volumes also hold entries it appends (a squash merge of a branch that
+    sealed after more entries than the old LOG.md holds): the volumes it adds, unsealed, then its LOG.md; which
+    the LOG rules judge as an append of the old LOG.md. None when the change is no such seal: the volumes must be
+    what the seal rule cuts from that history at their boundaries (`volumes.sealed_from` gives LOG.md back)."""
+    log_path = inp.config.path("log")
+    old_log = inp.old.read(log_path) if inp.old is not None else None
+    new_log = inp.new.read(log_path)
+    added = _added(inp, log_path)
+    if not added or old_log is None or new_log is None:
+        return None
+    whole = volumes.unseal(new_log, log_path, added)
+    if whole is None or volumes.sealed_from(whole, log_path, added) != new_log:
+        return None
+    return whole if log.append_verdict(old_log, whole).ok else None
 
 
 class SealedSide(Snapshot):
@@ -108,3 +152,15 @@ def sealed_side(inp: CheckInput, base: bytes) -> Snapshot:
     log_path = inp.config.path("log")
     return SealedSide(f"{old.label}, sealed", lambda path: base if path == log_path else old.read(path),
                       lambda path: None if path == log_path else old.oid(path), old.mode, old.entries_in)
+
+
+class UnsealedSide(Snapshot):
+    """The new side of a change whose volumes hold entries it appends: its LOG.md read as the whole history it
+    writes (`unsealed_new`), every other file as it is. The LOG rules judge that, once, as an append."""
+
+
+def unsealed_side(inp: CheckInput, whole: bytes) -> Snapshot:
+    new = inp.new
+    log_path = inp.config.path("log")
+    return UnsealedSide(f"{new.label}, unsealed", lambda path: whole if path == log_path else new.read(path),
+                        lambda path: None if path == log_path else new.oid(path), new.mode, new.entries_in)

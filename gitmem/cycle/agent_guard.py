@@ -325,9 +325,18 @@ def _inside(path: str, target: str) -> str | None:
 
 def _volume_dirs(ws: Workspace) -> list[str]:
     """Every workspace's sealed LOG volumes (gitmem.memory.volumes): only the runner writes them, at its commit;
-    a volume never changes, and one the agent planted would be history no cycle wrote."""
+    a volume never changes, and one the agent planted would be history no cycle wrote. The whole folder, so that
+    no link or file takes its place; but where the project keeps files of its own in it (a `history/` folder of
+    its own, from before rules 6) those stay the agent's to work on, and only the names of volumes are protected
+    (every spelling a case-insensitive file system takes for one: the patterns fold case)."""
     logs = {paths["log"] for paths in ws.config.workspace_paths().values()}
-    return [f"/{volumes.volume_folder(path)}/" for path in sorted(logs)]
+    found = []
+    for path in sorted(logs):
+        folder = volumes.volume_folder(path)
+        held = gitio.head_files_under(ws.repo, folder)
+        own = len(volumes.named(path, held)) < len(held)
+        found.append(f"/{volumes.volume_glob(path)}" if own else f"/{folder}/")
+    return found
 
 
 def _prompt_dirs(ws: Workspace) -> list[str]:

@@ -106,14 +106,34 @@ def _added_by(ws: Workspace, head: str, entry: LogEntry) -> str | None:
     """The first parent of the commit that added `entry` to LOG: the newest change whose parent lacks it.
 
     LOG is append-only (GM301 holds on every commit), so an older LOG lacks the entry exactly when it ends
-    before the entry's offset in the current LOG: blob sizes answer, and no LOG is read but its end."""
-    at = _heading_offset(ws, entry.heading().encode("utf-8"))
+    before the entry's offset in the current LOG: blob sizes answer, and no LOG is read but its end. A seal (rules
+    6) is the one change that makes LOG.md smaller: its oldest entries left for a volume, so every offset moved up
+    by what left. Across one, the entry's offset is looked up again in the LOG.md the seal started from (read once
+    per seal crossed; none when no seal came after the entry)."""
+    heading = entry.heading().encode("utf-8")
+    at = _heading_offset(ws, heading)
     if at is None:
         return None
     for change in gitio.changes(ws.repo, ws.config.path("log"), head):
         before = change.parents[0] if change.parents else None
-        if before is None or (gitio.blob_size(ws.repo, before) or 0) <= at:
+        size = gitio.blob_size(ws.repo, before) if before is not None else None
+        if before is None or (size or 0) <= at:
             return change.commit.parents[0] if change.commit.parents else None
+        after = gitio.blob_size(ws.repo, change.blob) if change.blob is not None else None
+        if after is not None and size is not None and after < size:
+            at = _offset_in(gitio.blob(ws.repo, before), heading)
+            if at is None:
+                return change.commit.parents[0] if change.commit.parents else None
+    return None
+
+
+def _offset_in(data: bytes, heading: bytes) -> int | None:
+    """Where the last line `heading` outside fenced code starts in LOG bytes `data`; None when it has none."""
+    found = data.rfind(heading)
+    while found >= 0:
+        if (found == 0 or data[found - 1:found] == b"\n") and not fences.open_after(data, 0, found):
+            return found
+        found = data.rfind(heading, 0, found)
     return None
 
 

@@ -46,6 +46,11 @@ def volume_path(log_path: str, number: int) -> str:
     return posixpath.join(volume_folder(log_path), f"{_stem(log_path)}-{number:04d}.md")
 
 
+def volume_glob(log_path: str) -> str:
+    """A glob of every name a volume of `log_path` could take, and its misspellings (`history/LOG-*`)."""
+    return posixpath.join(volume_folder(log_path), f"{_stem(log_path)}-*")
+
+
 @cache
 def _volume_name(log_path: str) -> tuple[str, re.Pattern[str]]:
     """The folder of `log_path`'s volumes and the pattern of their names, compiled once: a check lists the folder
@@ -65,9 +70,28 @@ def volume_number(log_path: str, path: str) -> int | None:
     return number if number >= 1 else None
 
 
-def numbered(log_path: str, paths: Iterable[str]) -> list[tuple[int, str]]:
-    """The volumes among `paths`, as (number, path), by number."""
+def named(log_path: str, paths: Iterable[str]) -> list[tuple[int, str]]:
+    """The files among `paths` named like volumes of `log_path`, as (number, path), by number: volumes or not."""
     return sorted((n, p) for p in paths if (n := volume_number(log_path, p)) is not None)
+
+
+def numbered(log_path: str, paths: Iterable[str]) -> list[tuple[int, str]]:
+    """The volumes among `paths`, as (number, path), by number: the run 1, 2, 3, ... that seals write, up to the
+    first number missing. A file named like a volume past a gap is no volume (a project's own `history/LOG-0005.md`
+    from before rules 6, a plant): seals never skip a number, and the runner never seals the run up to such a file
+    (`stray_after`), so it never becomes history when the numbers reach it."""
+    run: list[tuple[int, str]] = []
+    for number, path in named(log_path, paths):
+        if number != len(run) + 1:
+            break
+        run.append((number, path))
+    return run
+
+
+def stray_after(log_path: str, paths: Iterable[str], last: int) -> str | None:
+    """The file among `paths` named like the volume after `last` (the last a seal would write), which a seal that
+    ends at `last` would take into the run of volumes unread (`numbered`); None when there is none."""
+    return next((path for number, path in named(log_path, paths) if number == last + 1), None)
 
 
 def title(log_path: str, number: int) -> bytes:

@@ -157,8 +157,13 @@ def join_texts(log_path: str, base: bytes, ours: bytes, theirs: bytes) -> Joined
     cuts = [sealed_cut(log_path, base, side) for side in (ours, theirs)]
     if any(cut is None and _lost_its_oldest(base, side) for cut, side in zip(cuts, (ours, theirs), strict=True)):
         raise SealsDiverge(log_path)
-    if None in cuts or not any(cuts):
+    if not any(cuts):
         return None
+    if None in cuts:
+        # A side sealed and the other is no append of the base (a rebase replaying a seal over commits it renumbered:
+        # its volume holds the entries under their old numbers). git's line merge of LOG.md alone can't be right
+        # beside that volume, so the human gets the way out, not bare conflict markers.
+        raise SealsDiverge(log_path)
     ours_cut, theirs_cut = (cut or 0 for cut in cuts)
     if ours_cut and theirs_cut and ours_cut != theirs_cut:
         raise SealsDiverge(log_path)

@@ -46,10 +46,18 @@ class LogHistory:
     it as it took LOG.md), and reaches back into the volumes, newest first, only when a reader asks for it."""
 
     def __init__(self, live: TailSource, found: tuple[Volume, ...], read: Callable[[Volume], bytes],
-                 live_bytes: Callable[[], bytes]) -> None:
-        self.live, self.volumes = live, found
+                 live_bytes: Callable[[], bytes], log_path: str = "LOG.md") -> None:
+        self.live, self.volumes, self.log_path = live, found, log_path
         self._read, self._live_bytes = read, live_bytes
         self._cache: dict[int, bytes] = {}
+        self._placed: dict[int, tuple[LogEntry, str]] = {}     # id -> (entry, volume path) of what live_tail read
+
+    def where(self, entry: LogEntry) -> str:
+        """`path:line` of an entry this history handed out (`live_tail`): a volume's path for an entry read from
+        it, whose line counts the volume's lines; LOG.md's for the others."""
+        placed = self._placed.get(id(entry))
+        path = placed[1] if placed is not None and placed[0] is entry else self.log_path
+        return f"{path}:{entry.line}"
 
     # -- LOG.md, as a TailSource --------------------------------------------------------------------------
     def size(self) -> int:
@@ -104,7 +112,9 @@ class LogHistory:
         if not read.whole or enough(entries):
             return entries, read.whole and not self.volumes
         for at in range(len(self.volumes) - 1, -1, -1):
-            entries = self.volume_entries(self.volumes[at]) + entries
+            read_back = self.volume_entries(self.volumes[at])
+            self._placed.update((id(e), (e, self.volumes[at].path)) for e in read_back)
+            entries = read_back + entries
             if enough(entries):
                 return entries, at == 0
         return entries, True
@@ -141,4 +151,4 @@ def in_repo(repo: gitio.Repo | None, root: Path, rel: str, live: TailSource | No
         return gitio.blob(repo, volume.blob)
 
     return LogHistory(live if live is not None else FileSource(root, rel, None), found, read,
-                      lambda: files.read_bytes(root, rel) or b"")
+                      lambda: files.read_bytes(root, rel) or b"", rel)

@@ -122,3 +122,29 @@ def test_the_proof_of_a_seal_is_drawn_against_each_old_side_apart(memrepo: GitRe
     first = Snapshot.from_dict("first parent", {"LOG.md": data})
     assert proven_base(CheckInput(config, other, new)) is None
     assert proven_base(CheckInput(config, first, new)) == seal.live
+
+
+def test_a_squash_of_a_branch_that_sealed_entries_the_old_log_never_had_passes_check_and_verify(
+        memrepo: GitRepo, cli: Cli) -> None:
+    """A pull request's branch appended 250 cycles to a LOG of 150 and sealed the oldest 200 (50 of them its own);
+    GitHub's squash merge makes that one commit. Its history (the volume unsealed, then LOG.md) appends to the old
+    LOG.md, and is judged so; it was GM301 and GM315."""
+    start = memrepo.head()
+    data = _long_log(memrepo, 150)
+    seal = _seal(memrepo, data + _entries(151, 250))
+    assert len(seal.volumes) == 1
+    result = cli(["check"], cwd=memrepo.path)
+    assert result.code == 0, result.out + result.err
+    memrepo.commit("squash of the memory pull request")
+    verified = cli(["verify", "--range", f"{start}..HEAD"], cwd=memrepo.path)
+    assert verified.code == 0, verified.out + verified.err
+
+
+def test_a_squash_whose_sealed_entries_break_a_log_rule_is_refused_naming_it(memrepo: GitRepo, cli: Cli) -> None:
+    """The entries a squash seals are judged like the ones LOG.md keeps: one without a Result is GM305."""
+    data = _long_log(memrepo, 150)
+    broken = _entries(151, 250).replace(b"- Result: result 170\n", b"", 1)
+    _seal(memrepo, data + broken)
+    result = cli(["check"], cwd=memrepo.path)
+    assert result.code == 1 and _codes(result) == ["GM305"], result.out
+    assert "cycle 170" in result.out

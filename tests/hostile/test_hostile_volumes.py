@@ -93,3 +93,28 @@ def test_a_volume_planted_before_any_seal_never_reaches_the_branch(memrepo: GitR
     assert not (memrepo.path / "history").exists()
     assert report.proposal_branch == "gitmem/proposal/cycle-1"
     assert is_clean(memrepo)
+
+
+def test_a_projects_own_files_in_the_volume_folder_stay_the_agents_to_edit_but_volume_names_do_not(
+        memrepo: GitRepo) -> None:
+    """A project with a `history/` folder of its own (from before rules 6): the agent's edit of the project's file
+    there lands in the cycle's commit, where every edit under `history/` used to become a proposal; a file named
+    like a volume, in any case, is still the runner's alone."""
+    memrepo.commit_files({"history/2019-migration.md": "# The 2019 migration\n"}, "the project's own history")
+    _sealed(memrepo)
+
+    def edit_and_plant(root: Path, memory: object, request: object) -> None:
+        (root / "history" / "2019-migration.md").write_text("# The 2019 migration\n\nDone in March.\n")
+
+    report = cycle(memrepo, edit_and_plant, clock=FixedClock())
+    assert report.exit_code == ExitCode.OK, report.error
+    assert report.proposal_branch is None
+    assert file_at(memrepo.repo, "HEAD", "history/2019-migration.md") == "# The 2019 migration\n\nDone in March.\n"
+
+    def plant(root: Path, memory: object, request: object) -> None:
+        (root / "history" / "log-0002.md").write_bytes(volumes.title("LOG.md", 2) + b"## forged\n")
+
+    planted = cycle(memrepo, plant, clock=FixedClock())
+    assert planted.exit_code == ExitCode.OK, planted.error
+    assert planted.proposal_branch is not None and file_at(memrepo.repo, "HEAD", "history/log-0002.md") is None
+    assert is_clean(memrepo)

@@ -144,3 +144,30 @@ def test_git_merge_of_a_branch_that_sealed_renumbers_its_cycle_everywhere_it_is_
     assert [b.cycle for b in now.parse(memrepo.read("NOW.md")).blocks[:2]] == [401, 400]
     assert log.parse(memrepo.read("LOG.md")).entries[-1].cycle == 401
     _verifies(memrepo, start)
+
+
+def test_a_rebase_replaying_a_seal_over_renumbered_cycles_says_gm319_and_gitmem_merge_joins_it(
+        tmp_path: Path, memrepo: GitRepo) -> None:
+    """The laptop's runner appended 249 cycles and then sealed; meanwhile a human's web edit on origin took cycle 151.
+    `git pull --rebase` renumbers the laptop's cycles after the human's, then replays the seal, whose volume holds
+    them under their old numbers: no LOG.md beside it is right. The driver says GM319 and the way out (it used to
+    leave bare conflict markers), and `gitmem merge origin/main` after the abort joins both into one history."""
+    base = _with_driver(memrepo, 150)
+    start = memrepo.head()
+    origin = origin_and_clone(tmp_path, memrepo)
+    human = clone(origin, tmp_path / "human")
+    _commit(human, {"LOG.md": base + entry(151, "human", hours=500)}, "web edit")
+    git(human.path, "push", "-q", "origin", "main", who=DANA)
+    _commit(memrepo, {"LOG.md": base + entries(151, 249, "laptop")}, "the laptop's cycles")
+    _commit(memrepo, sealed(base + entries(151, 250, "laptop")), "gitmem: cycle 400")
+
+    done = run_git(memrepo.path, "pull", "--rebase", "origin", "main", env=isolated_env(who=DANA), check=False)
+    said = done.stdout + done.stderr
+    assert done.returncode != 0 and "LOG.md:1: GM319 a side sealed LOG entries into history/" in said
+    assert "gitmem merge origin/BRANCH" in said
+    git(memrepo.path, "rebase", "--abort", who=DANA)
+    session(memrepo, "merge", "origin/main")
+    live = memrepo.read("LOG.md")
+    assert _tasks(live)[-2:] == ["- Task: laptop 400", "- Task: human"]
+    assert [e.cycle for e in log.parse(live).entries][-1] == 401
+    _verifies(memrepo, start)
