@@ -111,7 +111,8 @@ class Agent:
 @record(frozen=True)
 class Limits:
     """`limits:`: the sizes the memory format checks hold files to."""
-    now_block_lines: int = bounded_field(10, 1, 1_000)
+    now_block_lines: int = bounded_field(10, 3, 1_000, least_because="a NOW block's body holds its Did, Human and "
+                                                                      "Next lines")
     rules_max_lines: int = bounded_field(200, 0, 100_000)
     proven_rules_max: int = bounded_field(30, 0, 10_000)
     grep_over_lines: int = bounded_field(300, 1, 10_000_000)

@@ -72,9 +72,12 @@ def kind_in_words(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def bounded_field(default: Any, low: float, high: float) -> Any:
-    """A dataclass field whose value must lie in [low, high]."""
-    return field(default=default, metadata={RANGE: (low, high)})
+LEAST_BECAUSE = "least_because"
+
+
+def bounded_field(default: Any, low: float, high: float, *, least_because: str = "") -> Any:
+    """A dataclass field whose value must lie in [low, high]; `least_because` says why `low` (in the error)."""
+    return field(default=default, metadata={RANGE: (low, high), LEAST_BECAUSE: least_because})
 
 
 def number_problem(spec: Field[Any], value: float) -> str | None:
@@ -87,7 +90,8 @@ def number_problem(spec: Field[Any], value: float) -> str | None:
     if isinstance(value, float) and not math.isfinite(value):
         return f"must be a finite number, got {value!r}"
     if value < low:
-        return f"must be at least {low:g}, got {value!r}"
+        because = spec.metadata.get(LEAST_BECAUSE)
+        return f"must be at least {low:g}, got {value!r}" + (f": {because}" if because else "")
     if value > high:
         return f"must be at most {high:g}, got {value!r}"
     return None

@@ -209,7 +209,9 @@ def test_cli_prints_config_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     ("memory_dir: ../elsewhere\n", "gitmem.yaml:1: memory_dir: '../elsewhere' must stay inside the repository"),
     ("memory_dir: /abs\n", "gitmem.yaml:1: memory_dir: '/abs' must stay inside the repository"),
     ("agent:\n  backend: gpt\n", "gitmem.yaml:2: agent.backend: 'gpt' is not one of anthropic, command, scripted"),
-    ("limits:\n  now_block_lines: 0\n", "gitmem.yaml:2: limits.now_block_lines: must be at least 1, got 0"),
+    ("limits:\n  now_block_lines: 0\n",
+     "gitmem.yaml:2: limits.now_block_lines: must be at least 3, got 0: a NOW block's body holds its Did, Human and "
+     "Next lines"),
     ("cycle:\n  log_entries: 0\n", "gitmem.yaml:2: cycle.log_entries: must be at least 1, got 0"),
 ])
 def test_bad_values_name_file_line_and_key(text: str, message: str) -> None:
@@ -436,6 +438,16 @@ def test_a_value_of_the_wrong_type_is_named_in_words_not_pythons(tmp_path: Path,
     with pytest.raises(ConfigError) as raised:
         load_config(tmp_path)
     assert str(raised.value) == "gitmem.yaml:2: " + message
+
+
+def test_a_now_block_shorter_than_its_three_fields_is_refused(tmp_path: Path) -> None:
+    """`now_block_lines: 2` was accepted: then every block `gitmem now add` writes (Did, Human, Next) is GM101, and
+    no cycle can write NOW at all. Three is the least a block can hold; history that set less still reads."""
+    (tmp_path / "gitmem.yaml").write_text("limits:\n  now_block_lines: 2\n")
+    with pytest.raises(ConfigError, match="now_block_lines: must be at least 3, got 2: a NOW block's body holds"):
+        load_config(tmp_path)
+    (tmp_path / "gitmem.yaml").write_text("limits:\n  now_block_lines: 3\n")
+    assert load_config(tmp_path).limits.now_block_lines == 3
 
 
 def test_a_fleet_file_value_of_the_wrong_type_is_named_in_words(tmp_path: Path) -> None:
