@@ -167,3 +167,18 @@ def test_every_kind_of_command_error_has_the_one_prefix(memrepo, cli, tmp_path, 
     assert usage[:2] == ["Usage: gitmem check [OPTIONS]", "Try 'gitmem check -h' for help."]
     outside = cli(["status"], cwd=tmp_path)
     assert outside.err.startswith("gitmem: ") and outside.code == 2
+
+
+@pytest.mark.parametrize("given", ["abc", "0", "-3", "1.5", "٣", "9" * 19])
+def test_a_cycle_number_in_the_environment_that_is_none_is_an_error_not_ignored(memrepo, cli, monkeypatch,
+                                                                               given: str) -> None:
+    """`GITMEM_CYCLE=abc` was ignored: the entry was numbered as a session's, silently, while whoever set it meant a
+    cycle. Set to anything but a cycle number, it stops the write (exit 2) and says what it must be."""
+    monkeypatch.setenv("GITMEM_CYCLE", given)
+    before = memrepo.read("LOG.md")
+    result = cli(["log", "add", "--task", "a", "--outcome", "built", "--result", "b"], cwd=memrepo.path)
+    assert result.code == 2, (result.out, result.err)
+    assert "GITMEM_CYCLE=" in result.err and "is not a cycle number (a whole number from 1)" in result.err
+    assert memrepo.read("LOG.md") == before
+    monkeypatch.setenv("GITMEM_CYCLE", " ")             # set but empty: no cycle, as unset
+    assert cli(["log", "add", "--task", "a", "--outcome", "built", "--result", "b"], cwd=memrepo.path).code == 0
