@@ -182,3 +182,23 @@ def test_a_cycle_number_in_the_environment_that_is_none_is_an_error_not_ignored(
     assert memrepo.read("LOG.md") == before
     monkeypatch.setenv("GITMEM_CYCLE", " ")             # set but empty: no cycle, as unset
     assert cli(["log", "add", "--task", "a", "--outcome", "built", "--result", "b"], cwd=memrepo.path).code == 0
+
+
+def test_blocked_names_only_decisions_still_waiting(memrepo, cli, monkeypatch) -> None:
+    """`--blocked D-9999` was accepted: docs/format.md says Blocked names the pending decisions the cycle waits on,
+    and the close plans around them. An ID DECISIONS.md does not hold as waiting (none, a typo, one answered)
+    is refused, the file untouched; a pending one is written."""
+    monkeypatch.setenv("GITMEM_CYCLE", "1")
+    asked = cli(["decision", "ask", "--title", "Ship it?", "--recommendation", "yes"], cwd=memrepo.path)
+    assert asked.code == 0, asked.err
+    before = memrepo.read("LOG.md")
+    refused = cli(["log", "add", "--task", "a", "--outcome", "no-build", "--result", "waiting",
+                   "--blocked", "D-0001, D-9999"], cwd=memrepo.path)
+    assert refused.code == 1, (refused.out, refused.err)
+    assert "--blocked names D-9999, which no pending decision in DECISIONS.md is (waiting on the human: D-0001)" \
+        in refused.err
+    assert memrepo.read("LOG.md") == before
+    done = cli(["log", "add", "--task", "a", "--outcome", "no-build", "--result", "waiting", "--blocked", "D-0001"],
+               cwd=memrepo.path)
+    assert done.code == 0, done.err
+    assert "- Blocked: D-0001\n" in memrepo.read("LOG.md")
