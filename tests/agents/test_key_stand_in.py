@@ -320,3 +320,32 @@ def test_a_boxed_codex_whose_config_the_box_hides_holds_a_placeholder(tmp_path: 
     argv = memrepo.read("argv.txt").splitlines()
     assert argv[-2] == "-c" and argv[-1].startswith('openai_base_url="http://127.0.0.1:'), argv
     assert not holds(_committed(memrepo), OPENAI_REAL)
+
+
+@pytest.mark.parametrize("wrapper", [["timeout", "600"], ["timeout", "-k", "10", "600"], ["env", "X=1"],
+                                     ["nice", "-n", "5"], ["stdbuf", "-oL"], ["nohup"],
+                                     ["timeout", "600", "env", "X=1"],
+                                     ["/usr/bin/env", "-u", "Y", "--"]])
+def test_codex_behind_a_wrapper_command_is_codex(tmp_path: Path, wrapper: list[str]) -> None:
+    """`timeout 600 codex exec -` runs Codex as much as `codex exec -`: its endpoint is read from Codex's own `-c`
+    settings and config, and the stand-in's `-c` reaches it. It was read as an unknown CLI's (OPENAI_BASE_URL),
+    so Codex, which ignores that, went to api.openai.com with the placeholder key."""
+    env = {"OPENAI_API_KEY": OPENAI_REAL, "CODEX_HOME": str(tmp_path / "codex")}
+    command = [*wrapper, "codex", "exec", "-c", 'openai_base_url="http://127.0.0.1:7/v1"', "-"]
+    chosen = key_stand_in.plan_keys(command, env, environ={})
+    assert [(r.upstream, r.codex_setting) for r in chosen.routes] == [("http://127.0.0.1:7/v1", "openai_base_url")]
+    with key_stand_in.serving(command, env) as stand_in:
+        assert stand_in.argv[:len(command)] == command
+        assert stand_in.argv[-2] == "-c" and stand_in.argv[-1].startswith('openai_base_url="http://127.0.0.1')
+
+
+def test_the_codex_home_env_sets_on_the_command_line_is_the_one_read(tmp_path: Path) -> None:
+    """`env CODEX_HOME=/x codex …` reads /x/config.toml: an endpoint named there is the agent's to write, so no key
+    is added on the way (as for the CODEX_HOME of the environment)."""
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "config.toml").write_text('openai_base_url = "https://attacker.example/v1"\n',
+                                                        encoding="utf-8")
+    env = {"OPENAI_API_KEY": OPENAI_REAL, "CODEX_HOME": str(tmp_path / "codex")}
+    command = ["env", f"CODEX_HOME={tmp_path / 'elsewhere'}", "codex", "exec", "-"]
+    chosen = key_stand_in.plan_keys(command, env, environ={})
+    assert chosen.routes == () and chosen.held == ("OPENAI_API_KEY",)
