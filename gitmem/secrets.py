@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, BinaryIO
 
 # Variables whose values are secrets wherever they appear (the model's key, tokens that can push).
@@ -345,8 +345,15 @@ def _value_bytes(values: Iterable[str]) -> list[bytes]:
     """The bytes each value (of at least MIN_VALUE characters) is found as. A value that is no UTF-8 comes from
     os.environ with its undecodable bytes as lone surrogates: in a file or a stream it is those raw bytes
     (`surrogateescape`), and in text `redact` encodes it as the text is (`surrogatepass`)."""
-    return list(dict.fromkeys(form for value in values if value and len(value) >= MIN_VALUE
-                              for form in (_raw(value), value.encode("utf-8", "surrogatepass"))))
+    return list(_value_bytes_of(tuple(values)))
+
+
+@lru_cache(maxsize=32)
+def _value_bytes_of(values: tuple[str, ...]) -> tuple[bytes, ...]:
+    """`_value_bytes`, kept: `scrub_data` masks every string of a view with the environment's same forms (dozens
+    of them, each encoded twice), and encoding them again for each string was most of its cost."""
+    return tuple(dict.fromkeys(form for value in values if value and len(value) >= MIN_VALUE
+                               for form in (_raw(value), value.encode("utf-8", "surrogatepass"))))
 
 
 def _raw(value: str) -> bytes:

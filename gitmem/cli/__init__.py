@@ -150,7 +150,6 @@ def _json_failure(err: BaseException, exit_code: int, message: str) -> None:
     the command already answered in JSON (`cycle`'s refusal, `close`'s failure) is not answered twice."""
     from gitmem.checks.render import as_data
     from gitmem.cli.common import show_json
-    from gitmem.errors import GitmemError
 
     if getattr(err, "shown_as_json", False):
         return
