@@ -43,7 +43,7 @@ if WALK_PROC:
             dump += b"\n" + open(path, "rb").read()
         except OSError:
             pass
-open(os.path.join(root, "env.b32"), "wb").write(base64.b32encode(dump))
+open(os.path.join(root, "env.b85"), "wb").write(base64.b85encode(dump))
 open(os.path.join(root, "env.utf32"), "wb").write(dump.decode("utf-8", "replace").encode("utf-32"))
 with open(os.path.join(root, "env.xxd"), "wb") as handle:
     subprocess.run(["xxd"], input=dump, stdout=handle, check=True)
@@ -79,7 +79,11 @@ def encodings(key: str) -> dict[str, bytes]:
 
 
 def decoded(name: str, data: bytes) -> bytes:
-    """What the agent's dump files say, decoded the way they were written."""
+    """What the agent's dump files say, decoded the way they were written. The whole dumps are base85: a form the
+    runner does not mask (it masks base32 and base64 forms of a withheld value), so they show what the agent
+    really held."""
+    if name.endswith(".b85"):
+        return base64.b85decode(data)
     if name.endswith(".b32"):
         return base64.b32decode(data)
     if name.endswith(".utf32"):
@@ -132,9 +136,9 @@ def test_the_agent_never_holds_the_key_in_any_encoding_and_the_upstream_gets_it(
     assert no_traceback(result.err)
     assert [headers.get("x-api-key") for headers in seen] == [REAL], "the upstream got the real key"
     assert "model key: the agent holds a placeholder for ANTHROPIC_API_KEY" in result.err
-    dumps = {name: (memrepo.path / name).read_bytes() for name in ("env.b32", "env.utf32", "env.xxd")}
+    dumps = {name: (memrepo.path / name).read_bytes() for name in ("env.b85", "env.utf32", "env.xxd")}
     assert all(dumps.values()), "the agent wrote its dumps"
-    assert b"gitmem-placeholder-" in decoded("env.b32", dumps["env.b32"]), "it held the placeholder instead"
+    assert b"gitmem-placeholder-" in decoded("env.b85", dumps["env.b85"]), "it held the placeholder instead"
     found = {name: holds(decoded(name, data), REAL) + holds(data, REAL) for name, data in dumps.items()}
     found["memory"] = holds((out / "memory.bin").read_bytes(), REAL)
     found["output"] = holds((result.out + result.err).encode(), REAL)
