@@ -162,8 +162,7 @@ def _insert(text: str, plain: str, node: _Node, added: list[tuple[Any, Any]], ed
         with_commas = blanked(text, commas=False)
         if with_commas[_skip(with_commas, last.end)] != ",":      # a trailing comma the user wrote stays
             edits.append(_Edit(last.end, last.end, ","))
-        first = list(node.members.values())[0]
-        indent = _indent_of(text, first.start) if own_line else ""
+        indent = _indent_of(text, last.start) if own_line else ""       # the last member's: its own line
     else:
         indent = (_indent_of(text, node.start) + "  ") if own_line else ""
     parts = []
