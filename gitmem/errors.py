@@ -56,6 +56,9 @@ class GitmemError(Exception):
     `violations` (GM violations, when the failure has them) are listed under the message."""
 
     exit_code: int = ExitCode.USAGE
+    # Set by a command that answered this failure in its own JSON already (`cycle --json`'s refusal), so that the
+    # error map's JSON answer to --json is not printed a second time.
+    shown_as_json: bool = False
 
     def __init__(self, message: str = "", violations: Sequence[Any] | None = None) -> None:
         super().__init__(message)

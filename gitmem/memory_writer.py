@@ -219,10 +219,7 @@ class MemoryWriter:
         entry (`- Session: interactive`)."""
         if outcome not in log.OUTCOMES:
             raise WriteRefused(f"outcome must be one of {', '.join(log.OUTCOMES)}, not {outcome!r}")
-        try:
-            blocked = log.blocked_value(blocked)
-        except ValueError as err:
-            raise WriteRefused(str(err)) from None
+        blocked = self._blocked_on(blocked)
         self._require_valid_log()
         number = cycle if cycle is not None else self.workspace.cycle_for("log")
         if cycle is None and runner_cycle() is None:
@@ -239,6 +236,25 @@ class MemoryWriter:
             raise WriteRefused(f"{err}; cycle {number} already wrote its LOG entry: a cycle writes exactly one",
                                err.violations) from None
         return entry
+
+    def _blocked_on(self, blocked: str | None) -> str | None:
+        """A `Blocked` value in canonical form, naming only decisions that wait on the human in DECISIONS.md (as
+        docs/format.md says it does: the close plans around them and names them in Rule 0 fixes, so an ID that
+        names none, a typo or an answered one, would mislead the plan)."""
+        try:
+            value = log.blocked_value(blocked)
+        except ValueError as err:
+            raise WriteRefused(str(err)) from None
+        if value is None:
+            return None
+        awaiting = {item.id for item in decisions.parse(self.read("decisions")).awaiting}
+        unknown = [name for name in value.split(", ") if name not in awaiting]
+        if unknown:
+            waiting = ", ".join(sorted(awaiting)) or "none"
+            raise WriteRefused(f"--blocked names {', '.join(unknown)}, which no pending decision in "
+                               f"{self.config.path('decisions')} is (waiting on the human: {waiting}); a cycle is "
+                               "blocked only on a decision still waiting: ask it first (`gitmem decision ask`)")
+        return value
 
     def _require_first_entry(self) -> None:
         """A cycle writes exactly one LOG entry, whoever writes it: the runner's agent through its tools, an MCP
@@ -263,10 +279,7 @@ class MemoryWriter:
         `outcome` "close" amends a close entry. LOG stays append-only: the old entry is not touched."""
         if outcome not in (*log.OUTCOMES, CLOSE):
             raise WriteRefused(f"outcome must be one of {', '.join((*log.OUTCOMES, CLOSE))}, not {outcome!r}")
-        try:
-            blocked = log.blocked_value(blocked)
-        except ValueError as err:
-            raise WriteRefused(str(err)) from None
+        blocked = self._blocked_on(blocked)
         fields = _cycle_fields(task=task, tried=tried, evidence=evidence, result=result, blocked=blocked,
                                learned=learned, interactive=interactive and outcome != CLOSE, extra=None)
         cycle = None if outcome == CLOSE else self.workspace.cycle_for("log")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, BinaryIO
 
 # Variables whose values are secrets wherever they appear (the model's key, tokens that can push).
@@ -29,6 +29,12 @@ _SECRET_PARTS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "
 _SECRET_WORDS = ("AUTH", "PAT", "PASS", "PWD", "CREDS")
 # Last words only: `…_PW` is a password (`LDAP_BIND_PW`, `DB_PW`); Playwright's settings start with it (`PW_TEST_…`).
 _SECRET_LAST_WORDS = ("PW",)
+# Glued to the end of another word too (`DBPASS`, `MYSQLPWD`, `SMTPPASS`): no English word ends in PWD, and the
+# few that end in PASS are listed, so `BYPASS_CACHE` or `COMPASS_HOME` is no secret; a word that only starts
+# with the letters (`PASSAGE`, `PASSENGER`) is judged whole, as above.
+_GLUED_ENDS = ("PASS", "PWD")
+_WORDS_ENDING_SO = frozenset({"BYPASS", "COMPASS", "ENCOMPASS", "SURPASS", "TRESPASS", "OVERPASS", "UNDERPASS",
+                              "MULTIPASS", "OLDPWD"})
 _SHELL_NAMES = ("PWD",)
 _CAPABILITIES = ("SSH_AUTH_SOCK", "SSH_AGENT_PID", "GPG_AGENT_INFO", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_SSH_COMMAND",
                  "GIT_SSH", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "NETRC", "DOCKER_CONFIG", "KUBECONFIG",
@@ -240,8 +246,10 @@ def _encoded(value: str) -> list[str]:
     base64 (standard and URL-safe) at each of the three alignments it can have in a longer text (whole 3-byte
     groups only, so the form is the same whatever surrounds it), as Python's repr of its bytes shows it (each
     byte that is no printable ASCII as `\\xNN`: `os.environb`, a bytes value in a log), and as the shell quotes
-    it with backslashes (`_shell_quoted`). Base64 wrapped over lines (the `base64` tool folds at 76) is caught
-    by `_wrapped`, a value of several words wrapped at its blanks by `_folded`.
+    it with backslashes (`_shell_quoted`); base32 (upper- and lower-case) at each of its five alignments; and in
+    Unicode's composed and decomposed forms (macOS file names and some editors write `ä` as `a` and a combining
+    mark). Base64 or base32 wrapped over lines (the tools fold at 76) is caught by `_wrapped`, a value of several
+    words wrapped at its blanks by `_folded`.
 
     Not known, on purpose: forms only an agent set on hiding a value writes (reversed, cut in pieces, XORed or
     encrypted with a key of its choosing). No list of forms can end that game; withholding the value from the
@@ -249,6 +257,7 @@ def _encoded(value: str) -> list[str]:
     import base64
     import html
     import json
+    import unicodedata
     from urllib.parse import quote, quote_plus
 
     data = _raw(value)                  # the bytes a tool encodes, UTF-8 or not
@@ -263,6 +272,10 @@ def _encoded(value: str) -> list[str]:
     for offset in range(3):
         whole = data[offset:offset + 3 * ((len(data) - offset) // 3)]
         forms += [base64.b64encode(whole).decode(), base64.urlsafe_b64encode(whole).decode()]
+    for offset in range(5):             # base32 (TOTP seeds, `base32`), whole 5-byte groups, in either case
+        whole = data[offset:offset + 5 * ((len(data) - offset) // 5)]
+        forms += [base64.b32encode(whole).decode(), base64.b32encode(whole).decode().lower()]
+    forms += [unicodedata.normalize(form, value) for form in ("NFC", "NFD")]   # as an editor or a file system
     return [form for form in dict.fromkeys(forms) if form != value]
 
 
@@ -332,8 +345,15 @@ def _value_bytes(values: Iterable[str]) -> list[bytes]:
     """The bytes each value (of at least MIN_VALUE characters) is found as. A value that is no UTF-8 comes from
     os.environ with its undecodable bytes as lone surrogates: in a file or a stream it is those raw bytes
     (`surrogateescape`), and in text `redact` encodes it as the text is (`surrogatepass`)."""
-    return list(dict.fromkeys(form for value in values if value and len(value) >= MIN_VALUE
-                              for form in (_raw(value), value.encode("utf-8", "surrogatepass"))))
+    return list(_value_bytes_of(tuple(values)))
+
+
+@lru_cache(maxsize=32)
+def _value_bytes_of(values: tuple[str, ...]) -> tuple[bytes, ...]:
+    """`_value_bytes`, kept: `scrub_data` masks every string of a view with the environment's same forms (dozens
+    of them, each encoded twice), and encoding them again for each string was most of its cost."""
+    return tuple(dict.fromkeys(form for value in values if value and len(value) >= MIN_VALUE
+                               for form in (_raw(value), value.encode("utf-8", "surrogatepass"))))
 
 
 def _raw(value: str) -> bytes:
@@ -437,25 +457,29 @@ def _holds(text: str, values: Iterable[str]) -> bool:
     return redact_bytes(data, values) != data
 
 
-def utf16_codec(head: bytes) -> str | None:
-    """The codec of a UTF-16 text from its first bytes (a byte order mark, or NULs in every other byte), so a
-    key in a UTF-16 file is found and masked like any other; None for anything else."""
+def wide_codec(head: bytes) -> str | None:
+    """The codec of a UTF-16 or UTF-32 text from its first bytes (a byte order mark, or NULs in all but one byte
+    of each code unit), so a key in such a file is found and masked like any other; None for anything else.
+    UTF-32 is asked first: its little-endian byte order mark begins with UTF-16's."""
+    if head.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "utf-32"
     if head.startswith((b"\xff\xfe", b"\xfe\xff")):
         return "utf-16"
     sample = head[:4096]
-    if len(sample) >= 8:
-        even, odd = sample[0::2].count(0), sample[1::2].count(0)
-        half = len(sample) // 2
-        if odd >= 0.9 * half and even < 0.1 * half:
-            return "utf-16-le"
-        if even >= 0.9 * half and odd < 0.1 * half:
-            return "utf-16-be"
+    for width, codec in ((4, "utf-32"), (2, "utf-16")):
+        if len(sample) < 4 * width:
+            continue
+        units = len(sample) // width
+        nuls = [sample[at::width][:units].count(0) for at in range(width)]
+        for text_at, order in ((0, "le"), (width - 1, "be")):
+            if nuls[text_at] < 0.1 * units and all(nuls[at] >= 0.9 * units for at in range(width) if at != text_at):
+                return f"{codec}-{order}"
     return None
 
 
 def as_utf8(data: bytes) -> bytes:
-    """`data`, re-encoded as UTF-8 when it is UTF-16 text (the form the patterns read)."""
-    codec = utf16_codec(data)
+    """`data`, re-encoded as UTF-8 when it is UTF-16 or UTF-32 text (the form the patterns read)."""
+    codec = wide_codec(data)
     if codec is None:
         return data
     return data.decode(codec, "replace").encode("utf-8", "surrogatepass")
@@ -537,7 +561,8 @@ def is_secret_name(name: str) -> bool:
         return True
     words = re.split(r"[^A-Z0-9]+", upper)
     return (any(part in upper for part in _SECRET_PARTS) or bool(set(words) & set(_SECRET_WORDS))
-            or words[-1] in _SECRET_LAST_WORDS)
+            or words[-1] in _SECRET_LAST_WORDS
+            or any(word.endswith(_GLUED_ENDS) and word not in _WORDS_ENDING_SO for word in words))
 
 
 def never_passed(name: str) -> bool:

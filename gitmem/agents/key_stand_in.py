@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmem import secrets
-from gitmem.agents import sandbox
+from gitmem.agents import sandbox, wrappers
 from gitmem.agents.base import AgentError
 from gitmem.agents.key_proxy import LOOPBACK, KeyProxy, ProxyError, Upstream
 from gitmem.agents.sandbox_mounts import read_cli_config
@@ -101,8 +101,9 @@ def plan_keys(argv: list[str], env: Mapping[str, str], *, environ: Mapping[str, 
     """Which of `env`'s keys (the agent's environment, scrubbed) the runner keeps, for running `argv`. `fresh`:
     the CLI config variables the box gives a fresh directory (gitmem.agents.sandbox.fresh_homes)."""
     environ = os.environ if environ is None else environ
-    codex = _codex_choice(argv, env, environ, hidden="CODEX_HOME" in fresh) \
-        if argv and os.path.basename(argv[0]) == CODEX else None
+    program, assigned = wrappers.unwrapped(argv)          # `timeout 600 codex …` runs Codex as much as `codex …`
+    codex = _codex_choice(program, {**env, **assigned}, environ, hidden="CODEX_HOME" in fresh) \
+        if program and os.path.basename(program[0]) == CODEX else None
     routes: list[Route] = []
     problems: list[str] = []
     for provider in PROVIDERS:
@@ -270,9 +271,11 @@ def _codex_overrides(argv: list[str]) -> dict[str, Any]:
 
 
 def _with_codex_setting(argv: list[str], key: str, url: str) -> list[str]:
-    """`argv` with `-c key="url"` last, where it wins over the command's own (before a `--`, if any)."""
+    """`argv` with `-c key="url"` last, where it wins over the command's own (before Codex's `--`, if any: not a
+    wrapper's, `env -u X -- codex …`)."""
     setting = ["-c", f"{key}={_toml_string(url)}"]
-    at = argv.index("--") if "--" in argv else len(argv)
+    start = max(0, len(argv) - len(wrappers.unwrapped(argv)[0]))
+    at = argv.index("--", start) if "--" in argv[start:] else len(argv)
     return [*argv[:at], *setting, *argv[at:]]
 
 

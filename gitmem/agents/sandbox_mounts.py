@@ -38,6 +38,7 @@ from typing import Any, TypeVar
 
 import gitmem
 from gitmem import gitio
+from gitmem.agents import wrappers
 from gitmem.agents.ignored_tool_dirs import IGNORED_TOOL_DIRS
 from gitmem.config.nesting import loads_json, loads_toml
 from gitmem.workspace import Workspace
@@ -60,7 +61,6 @@ WITHHELD_WALK = 20_000            # entries looked at, at most (/etc holds a few
 # ~/.cargo, where installers put single binaries (uv, ruff) beside the registry token (credentials.toml).
 HOME_DATA_FOLDERS = (".local", ".config", ".cache", ".cargo")
 # env's options that take the next word as their value (a variable to unset, a folder to run in)
-ENV_OPTIONS_WITH_VALUE = frozenset(("-u", "--unset", "-C", "--chdir"))
 GITMEM = "gitmem"              # the command the agent writes memory with, found on its PATH as the agent CLI is
 # The keys of a Codex model provider that say where its requests go and with which key.
 PROVIDER_KEYS = ("base_url", "env_key", "query_params", "http_headers", "env_http_headers")
@@ -431,17 +431,9 @@ def _interpreter(real: str, path: str) -> str | None:
 
 
 def _env_program(words: list[str]) -> str | None:
-    """The program `env` runs, from the words after it on a `#!` line: the first that is neither an option (nor
-    the name or folder `-u`/`-C` take) nor an assignment (`env -S NODE_OPTIONS=... node`)."""
-    taking = False
-    for word in words:
-        if taking:
-            taking = False
-        elif word in ENV_OPTIONS_WITH_VALUE:
-            taking = True
-        elif not word.startswith("-") and "=" not in word:
-            return word
-    return None
+    """The program `env` runs, from the words after it on a `#!` line (`env -S NODE_OPTIONS=... node`)."""
+    program, _ = wrappers.unwrapped(["env", *words])
+    return program[0] if program else None
 
 
 def _install_root(program: str, homes: set[str]) -> str:

@@ -49,8 +49,8 @@ def _scan_content(item: FileToScan, shown: str, prefix: str) -> list[Violation]:
     carried, base, lines = b"", 0, 1     # bytes kept from the last chunk, their offset, the line they start on
     chunks = item.chunks()
     for index, chunk in enumerate(chunks):
-        if index == 0 and not item.is_link and secrets.utf16_codec(chunk) is not None:
-            chunk = secrets.as_utf8(chunk + b"".join(chunks))        # UTF-16 text: read as the text it is
+        if index == 0 and not item.is_link and secrets.wide_codec(chunk) is not None:
+            chunk = secrets.as_utf8(chunk + b"".join(chunks))   # UTF-16 or -32 text: read as the text it is
         data = carried + chunk
         for offset, what in secrets.find_secrets(data):
             where = base + offset

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import click
 
 from gitmem import __version__
-from gitmem.errors import HELP, ExitCode
+from gitmem.errors import HELP, ExitCode, GitmemError
 
 # Command name -> the module that defines it. Each module exports COMMANDS and imports only click at top
 # level. Modules load only when their command runs, so `gitmem check` on the pre-commit path pays for
@@ -150,14 +150,64 @@ def _undecodable(args: Sequence[str]) -> str | None:
     return None
 
 
+def _asks_for_json(args: Sequence[str]) -> bool:
+    """Whether the command line asks for JSON (`--json`, `--format json`): read from the words themselves, so a
+    failure before or during click's parsing of them (an unknown option, a bad value) is answered in JSON too."""
+    words = list(args)
+    words = words[:words.index("--")] if "--" in words else words
+    return "--json" in words or "--format=json" in words or any(
+        word == "--format" and following == "json" for word, following in zip(words, words[1:], strict=False))
+
+
+def _json_failure(err: BaseException, exit_code: int, message: str) -> None:
+    """A failure as the one JSON object on stdout a command asked for with --json: its GM code (when it has one),
+    its message and its exit code, and the violations behind it; the text goes to stderr as always. A failure
+    the command already answered in JSON (`cycle`'s refusal, `close`'s failure) is not answered twice."""
+    from gitmem.checks.render import as_data
+    from gitmem.cli.common import show_json
+
+    if getattr(err, "shown_as_json", False):
+        return
+    violations = list(err.violations) if isinstance(err, GitmemError) else []
+    code = getattr(getattr(err, "code", None), "code", None) or (violations[0].code if violations else None)
+    show_json({"error": message, "code": code, "exit_code": int(exit_code), "violations": as_data(violations)})
+
+
 def main(argv: Sequence[str] | None = None, *, ends_process: bool = False) -> int:
     """Run the CLI and return its exit code. The one error map: a known error prints its message (and its
-    violations) and exits with its own code; anything else is a bug, printed with its traceback, exit 70.
-    `ends_process`: the process exits when this returns (`Collector` says what that changes)."""
-    from gitmem.errors import GitmemError
-
+    violations) and exits with its own code; anything else is a bug, printed with its traceback, exit 70. With
+    --json, every failure is also one JSON object on stdout (`_json_failure`). `ends_process`: the process
+    exits when this returns (`Collector` says what that changes)."""
+    args = list(argv) if argv is not None else sys.argv[1:]
+    as_json = _asks_for_json(args)
     try:
-        args = list(argv) if argv is not None else sys.argv[1:]
+        return _run(args, ends_process)
+    except GitmemError as err:
+        if as_json:
+            _json_failure(err, err.exit_code, str(err))
+        return _shown(err)
+    except click.ClickException as err:
+        if as_json:
+            _json_failure(err, err.exit_code, err.format_message())
+        _show(err)
+        return err.exit_code
+    except (click.Abort, KeyboardInterrupt) as err:
+        if as_json:
+            _json_failure(err, ExitCode.INTERRUPTED, "interrupted")
+        click.echo("Aborted.", err=True)
+        return ExitCode.INTERRUPTED
+    except Exception as bug:
+        import traceback
+
+        if as_json:
+            _json_failure(bug, ExitCode.INTERNAL, f"unexpected error: {type(bug).__name__}; the traceback is on stderr")
+        click.echo("gitmem: unexpected error; please report it with this traceback:", err=True)
+        click.echo(_masked_traceback(traceback.format_exc(), bug), err=True, nl=False)
+        return ExitCode.INTERNAL
+
+
+def _run(args: list[str], ends_process: bool) -> int:
+    try:
         undecodable = _undecodable(args)
         if undecodable is not None:
             raise click.UsageError(undecodable)
@@ -166,33 +216,24 @@ def main(argv: Sequence[str] | None = None, *, ends_process: bool = False) -> in
         return result if isinstance(result, int) else ExitCode.OK
     except click.exceptions.Exit as stop:
         return stop.exit_code
-    except (click.Abort, KeyboardInterrupt):
-        click.echo("Aborted.", err=True)
-        return ExitCode.INTERRUPTED
-    except click.ClickException as err:
-        _show(err)
-        return err.exit_code
-    except GitmemError as err:
-        from gitmem.checks.render import render_text
-        from gitmem.cli.common import CommandFailed, say
 
-        # Config errors quote the bad value; it may be a key pasted into the wrong place.
-        speaker, notes = (err.command, err.notes) if isinstance(err, CommandFailed) else (None, ())
-        for line in (str(err), *notes):
-            say(speaker, line)
-        for line in getattr(err, "__notes__", ()):     # what was done before the failure: branches pushed
-            say(None, str(line))
-        if err.violations:           # they may quote memory, as the message may: masked as everything shown is
-            from gitmem.secrets import scrub
 
-            click.echo(scrub(render_text(err.violations)), err=True, nl=False)
-        return err.exit_code
-    except Exception as bug:
-        import traceback
+def _shown(err: GitmemError) -> int:
+    """A known error on stderr: its message (and its notes, and its violations); its exit code."""
+    from gitmem.checks.render import render_text
+    from gitmem.cli.common import CommandFailed, say
 
-        click.echo("gitmem: unexpected error; please report it with this traceback:", err=True)
-        click.echo(_masked_traceback(traceback.format_exc(), bug), err=True, nl=False)
-        return ExitCode.INTERNAL
+    # Config errors quote the bad value; it may be a key pasted into the wrong place.
+    speaker, notes = (err.command, err.notes) if isinstance(err, CommandFailed) else (None, ())
+    for line in (str(err), *notes):
+        say(speaker, line)
+    for line in getattr(err, "__notes__", ()):     # what was done before the failure: branches pushed
+        say(None, str(line))
+    if err.violations:           # they may quote memory, as the message may: masked as everything shown is
+        from gitmem.secrets import scrub
+
+        click.echo(scrub(render_text(err.violations)), err=True, nl=False)
+    return err.exit_code
 
 
 def _masked_traceback(text: str, bug: Exception) -> str:

@@ -108,6 +108,7 @@ def _failure_reported(as_json: bool) -> Iterator[None]:
                                    CloseError(str(err), code=codes.CLOSE_REFUSED, dirty=True))
         if as_json:
             show_json({"error": str(err), "exit_code": err.exit_code, "violations": as_data(found)}, indent=2)
+            err.shown_as_json = True
         annotate(found)
         raise
 

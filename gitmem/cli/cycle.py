@@ -110,7 +110,9 @@ def _refusal_reported(as_json: bool) -> Iterator[None]:
         if as_json:
             show_json({"refused": str(err), "exit_code": err.exit_code, "violations": as_data(found)})
         annotate(found)
-        raise CommandFailed("cycle", f"refused: {err}", exit_code=err.exit_code) from err
+        failed = CommandFailed("cycle", f"refused: {err}", exit_code=err.exit_code)
+        failed.shown_as_json = as_json
+        raise failed from err
 
 
 def _show(report: CycleReport, *, as_json: bool) -> None:

@@ -48,7 +48,8 @@ def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as
     Running it twice changes nothing.
 
     With --agent, agent settings are merged into existing files (only missing keys are added, and the hooks and
-    servers an older gitmem wrote are brought up to date in place) and the memory
+    servers an older gitmem wrote are brought up to date in place; a JSON file with comments keeps them, or is
+    left alone with the line a lossless edit could not make) and the memory
     protocol goes into a managed block fenced by `<!-- gitmem:begin protocol -->` / `<!-- gitmem:end protocol
     -->`, updated in place without touching the text around it. Every hook and MCP entry runs the committed
     launcher .gitmem/gitmem, which finds gitmem in the repository's .venv, then on PATH, then as `python3 -m

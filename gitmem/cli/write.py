@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import builtins
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from gitmem.cli.common import json_option, open_memory, workspace_option
+from gitmem.cli.common import json_option, open_memory, show, show_json, workspace_option
 from gitmem.errors import ExitCode, exit_codes_help
 from gitmem.memory.log import OUTCOMES
 from gitmem.memory.operations import operation_named
@@ -48,10 +47,14 @@ def _note_cycle(number: int | None, ws: Workspace, what: str) -> None:
 
 
 def _done(what: str, path: str, line: str, as_json: bool, data: dict[str, Any]) -> int:
+    """What was written, as every view shows memory: masked, and each character a terminal would act on or a reader
+    could not see (a zero-width space in a title) escaped (`gitmem.memory.text.printable`)."""
+    from gitmem.memory.text import printable, printable_data
+
     if as_json:
-        click.echo(json.dumps({"path": path, **data}, ensure_ascii=False))
+        show_json(printable_data({"path": path, **data}))
     else:
-        click.echo(f"{path}: {what}: {line}")
+        show(printable(f"{path}: {what}: {line}"))
     return ExitCode.OK
 
 

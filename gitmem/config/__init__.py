@@ -3,15 +3,17 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import Field, field, fields, is_dataclass, replace
-from datetime import UTC, date
+from datetime import UTC
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from gitmem.codes import RULES_VERSION
 from gitmem.config.nesting import MAX_DEPTH, TooDeep, depth, parsing, within_depth, yaml_loader
 from gitmem.config.validate import (
+    EXPECTED,
     bounded_field,
     directory_problem,
+    kind_in_words,
     lenient,
     name_problem,
     number_problem,
@@ -109,7 +111,8 @@ class Agent:
 @record(frozen=True)
 class Limits:
     """`limits:`: the sizes the memory format checks hold files to."""
-    now_block_lines: int = bounded_field(10, 1, 1_000)
+    now_block_lines: int = bounded_field(10, 3, 1_000, least_because="a NOW block's body holds its Did, Human and "
+                                                                      "Next lines")
     rules_max_lines: int = bounded_field(200, 0, 100_000)
     proven_rules_max: int = bounded_field(30, 0, 10_000)
     grep_over_lines: int = bounded_field(300, 1, 10_000_000)
@@ -341,21 +344,10 @@ def _where(raw: Any, source: str, dotted: str) -> str:
     return source + line
 
 
-def _kind(value: Any) -> str:
-    # ruamel's round-trip types (CommentedSeq, ...) mean nothing to a user; name the YAML kind instead.
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, date):       # YAML reads an unquoted 2020-01-01 as a date: say so, not datetime.date(...)
-        return f"a date ({value.isoformat()})"
-    return repr(value)
-
-
 def _build(cls: type, raw: Any, source: str, prefix: str, warnings: list[str], where: str | None = None) -> Any:
     if not isinstance(raw, dict):
         raise ConfigError(f"{where or source}: {prefix.rstrip('.') or 'top level'}: expected a mapping, "
-                          f"got {_kind(raw)}")
+                          f"got {kind_in_words(raw)}")
     known = {f.name: f for f in fields(cls) if f.name not in LOADED_FIELDS}
     values: dict[str, Any] = {}
     for key, value in raw.items():
@@ -398,7 +390,7 @@ def _coerce(hint: type | str, value: Any, where: str, dotted: str, warnings: lis
             value = {"mode": value}
         elif hint is Sandbox and not isinstance(value, dict):
             raise ConfigError(f"{where}: {dotted}: expected one of {', '.join(SANDBOX_MODES)} or a mapping "
-                              f"(mode, writable), got {_kind(value)}")
+                              f"(mode, writable), got {kind_in_words(value)}")
         return _build(hint, value, where.split(":")[0], dotted + ".", warnings, where)
     text = hint if isinstance(hint, str) else hint.__name__
     if dotted == "workspaces":
@@ -430,10 +422,8 @@ def _coerce(hint: type | str, value: Any, where: str, dotted: str, warnings: lis
         return tuple(value)
     kinds: dict[str, type[Any] | tuple[type[Any], ...]] = {"int": int, "str": str, "bool": bool, "float": (int, float)}
     expected = kinds.get(text, object)
-    if isinstance(value, bool) and expected is not bool:
-        raise ConfigError(f"{where}: {dotted}: expected {text}, got {value!r}")
-    if not isinstance(value, expected):
-        raise ConfigError(f"{where}: {dotted}: expected {text}, got {_kind(value)}")
+    if (isinstance(value, bool) and expected is not bool) or not isinstance(value, expected):
+        raise ConfigError(f"{where}: {dotted}: expected {EXPECTED.get(text, text)}, got {kind_in_words(value)}")
     problem = (number_problem(spec, value) if text in ("int", "float")
                else text_problem(value) if text == "str" else None)
     if problem is not None:

@@ -43,9 +43,41 @@ def lenient() -> Iterator[None]:
         _LENIENT.reset(token)
 
 
-def bounded_field(default: Any, low: float, high: float) -> Any:
-    """A dataclass field whose value must lie in [low, high]."""
-    return field(default=default, metadata={RANGE: (low, high)})
+# What a field of each Python type holds, as a person writing YAML calls it.
+EXPECTED = {"int": "a whole number", "float": "a number", "str": "text", "bool": "true or false"}
+
+
+def kind_in_words(value: Any) -> str:
+    """A YAML value as a person reads it, the value itself and what kind it is: `true (true or false)`, `nothing
+    (the key is empty)`, `1.5 (a number with a fraction)`, `'ten' (text)`, `a list`. Never Python's names
+    (`True`, `None`, `NoneType`, ruamel's `CommentedMap`)."""
+    from datetime import date
+
+    if value is None:
+        return "nothing (the key is empty)"
+    if isinstance(value, bool):
+        return f"{str(value).lower()} (a yes/no value)"
+    if isinstance(value, int):
+        return f"{value} (a whole number)"
+    if isinstance(value, float):
+        return f"{value!r} (a number with a fraction)" if math.isfinite(value) else f"{value!r} (no finite number)"
+    if isinstance(value, str):
+        return f"{value!r} (text)"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, date):       # YAML reads an unquoted 2020-01-01 as a date
+        return f"a date ({value.isoformat()})"
+    return f"a {type(value).__name__}"
+
+
+LEAST_BECAUSE = "least_because"
+
+
+def bounded_field(default: Any, low: float, high: float, *, least_because: str = "") -> Any:
+    """A dataclass field whose value must lie in [low, high]; `least_because` says why `low` (in the error)."""
+    return field(default=default, metadata={RANGE: (low, high), LEAST_BECAUSE: least_because})
 
 
 def number_problem(spec: Field[Any], value: float) -> str | None:
@@ -58,7 +90,8 @@ def number_problem(spec: Field[Any], value: float) -> str | None:
     if isinstance(value, float) and not math.isfinite(value):
         return f"must be a finite number, got {value!r}"
     if value < low:
-        return f"must be at least {low:g}, got {value!r}"
+        because = spec.metadata.get(LEAST_BECAUSE)
+        return f"must be at least {low:g}, got {value!r}" + (f": {because}" if because else "")
     if value > high:
         return f"must be at most {high:g}, got {value!r}"
     return None

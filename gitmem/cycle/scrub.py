@@ -89,7 +89,7 @@ def _scrub_file(full: Path, values: list[str], mode: int) -> bool:
     copied."""
     source_fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     with os.fdopen(source_fd, "rb") as source:
-        codec = secrets.utf16_codec(source.read(4096))
+        codec = secrets.wide_codec(source.read(4096))
         source.seek(0)
         if codec is None and not secrets.redact_stream(source, _Discard(), values):
             return False
@@ -97,7 +97,7 @@ def _scrub_file(full: Path, values: list[str], mode: int) -> bool:
         fd, tmp = tempfile.mkstemp(prefix=f".{full.name[:40]}.", suffix=".scrub", dir=full.parent)
         try:
             with os.fdopen(fd, "wb") as sink:
-                changed = (_redact_utf16(source, sink, codec, values) if codec is not None
+                changed = (_redact_wide(source, sink, codec, values) if codec is not None
                            else secrets.redact_stream(source, sink, values))
             if changed:
                 os.chmod(tmp, mode)
@@ -116,16 +116,16 @@ class _Discard(io.BytesIO):
         return len(data)
 
 
-def _redact_utf16(source: BinaryIO, sink: BinaryIO, codec: str, values: list[str]) -> bool:
-    """UTF-16 text: masked as text, written back in its own encoding (and byte order mark)."""
+def _redact_wide(source: BinaryIO, sink: BinaryIO, codec: str, values: list[str]) -> bool:
+    """UTF-16 or UTF-32 text: masked as text, written back in its own encoding (and byte order mark)."""
     data = source.read()
     text = data.decode(codec, "replace")
     clean = secrets.redact(text, values)
     if clean == text:
         return False
-    bom = codec == "utf-16"
-    encoded = clean.encode(codec if not bom else ("utf-16-le" if data[:2] == b"\xff\xfe" else "utf-16-be"))
-    sink.write((data[:2] if bom else b"") + encoded)
+    bom = {"utf-16": 2, "utf-32": 4}.get(codec, 0)       # a codec named without its order has a byte order mark
+    order = "-le" if data.startswith(b"\xff\xfe") else "-be"
+    sink.write(data[:bom] + clean.encode(codec + order if bom else codec))
     return True
 
 

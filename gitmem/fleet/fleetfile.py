@@ -30,7 +30,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from gitmem.config import ConfigError, load_yaml
-from gitmem.config.validate import text_problem, workspace_name_problem
+from gitmem.config.validate import kind_in_words, text_problem, workspace_name_problem
 from gitmem.confined import files
 from gitmem.cycle.allowance import Caps
 
@@ -213,7 +213,7 @@ def _caps(mapping: Any, where: Any) -> Caps:
 
 def _problem(key: str, value: Any) -> str | None:
     if not isinstance(value, str):
-        return f"expected text, got {type(value).__name__}"
+        return f"expected text, got {kind_in_words(value)}"
     problem = text_problem(value)
     if problem is not None:
         return problem

@@ -22,7 +22,7 @@ from gitmem.checks.violation import Violation
 from gitmem.confined import files
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.interop import agent_memory_repo, gemini, importing
-from gitmem.interop.exported_by import record_of
+from gitmem.interop.exported_by import comparable, record_of, records_of
 from gitmem.interop.facts import MARKER, normalized
 from gitmem.interop.plan import ORIGIN_FIELD, PROPOSAL_RE
 from gitmem.memory import decisions, lessons, now, rules
@@ -88,7 +88,8 @@ def export_memory(ws: Workspace, fmt: str, target: Path) -> Exported:
     """The memory in force written into `target` as `fmt`'s files (ExportRefused, nothing written, when a file
     there is not an earlier export's); today's date is the workspace clock's."""
     found = items(ws)
-    written = write_export(target, render_export(fmt, found, record_of(ws), ws.clock()().date()), ws.root)
+    written = write_export(target, render_export(fmt, found, record_of(ws), ws.clock()().date()), ws.root,
+                           records=records_of(ws))
     return Exported(fmt, target, written, found)
 
 
@@ -226,6 +227,24 @@ def _state(data: bytes) -> str:
     return OURS if _digest("\n".join(lines)) == found.group(2) else CHANGED
 
 
+def _record_in(data: bytes) -> str | None:
+    """The memory an export's file names in its marker (`<!-- exported by gitmem from RECORD … -->`), or None."""
+    head = data[:MARKER_WITHIN].decode("utf-8", "replace")
+    found = re.search(f"^{re.escape(MARKER)} from (.*?)(?:{re.escape(_SEAL)}[0-9a-f]{{16}})? -->$", head, re.M)
+    return found.group(1) if found else None
+
+
+def _another_memorys(data: bytes, records: set[str] | None) -> str | None:
+    """The record of another memory whose export `data` is (a CLI's folder every project shares: Codex's, a
+    user's `--out`), or None when it is this memory's (one of `records`), no export, or `records` is None."""
+    if records is None:
+        return None
+    found = _record_in(data)
+    if found is None or comparable(found) in {comparable(record) for record in records}:
+        return None
+    return found
+
+
 def _reached_from(target: Path, repository: Path | None) -> tuple[Path, str]:
     """(the folder the writes start from, the path below it): the repository's root and the target's path in it
     when the target lies in the work tree below its root; else the target itself."""
@@ -240,9 +259,12 @@ def _reached_from(target: Path, repository: Path | None) -> tuple[Path, str]:
     return target, ""
 
 
-def write_export(target: Path, written: dict[str, str], repository: Path | None = None) -> list[str]:
+def write_export(target: Path, written: dict[str, str], repository: Path | None = None, *,
+                 records: set[str] | None = None) -> list[str]:
     """Write the files into `target`, and remove the earlier export's files that this one no longer has.
-    Everything is checked before anything is written. A target inside the work tree at `repository` is reached
+    Everything is checked before anything is written. `records` are the names of the memory exported
+    (`exported_by.records_of`): an export of another memory there (a folder several projects share) is never
+    written over nor removed. A target inside the work tree at `repository` is reached
     from its root as every file of the tree is, through no link: an agent can plant one there (`docs/memory` made
     a link to another project's memory folder), as import never reads a folder of the repository through one."""
     base, under = _reached_from(target, repository)
@@ -267,7 +289,13 @@ def write_export(target: Path, written: dict[str, str], repository: Path | None 
             continue
         old = files.read_bytes(base, at(rel))
         state = _state(old) if old is not None else OURS
-        if state == FOREIGN:
+        other = _another_memorys(old, records) if old is not None and state != FOREIGN else None
+        if other is not None:
+            problems.append(Violation.of(
+                codes.EXPORT_TARGET_REFUSED, str(target / rel), 1,
+                what=f"is the export of another memory ({other}); left alone",
+                fix="export each memory to a directory of its own with --out"))
+        elif state == FOREIGN:
             problems.append(Violation.of(
                 codes.EXPORT_TARGET_REFUSED, str(target / rel), 1, what="is not a file gitmem exported; left alone",
                 fix="move it away or import it first (`gitmem import`), or export to another directory with --out"))
@@ -282,7 +310,8 @@ def write_export(target: Path, written: dict[str, str], repository: Path | None 
     for entry in sorted(target.glob("gitmem-*.md")):
         if entry.name not in written and entry.is_file() and not entry.is_symlink():
             data = files.read_bytes(base, at(entry.name))
-            if data is not None and _state(data) == OURS:     # one written to since is left, as above
+            # One written to since is left, as above; so is another memory's.
+            if data is not None and _state(data) == OURS and _another_memorys(data, records) is None:
                 stale.append(entry.name)
     for rel, text in written.items():    # another CLI's memory is output too: masked as everything shown
         files.write_bytes(base, at(rel), sealed(secrets.scrub(text)).encode("utf-8"))

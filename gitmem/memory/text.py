@@ -152,16 +152,26 @@ def control_characters(data: bytes, start: int = 0) -> Iterator[tuple[int, str]]
 # What a terminal acts on rather than shows: C0 controls but TAB and LF (ESC starts ANSI sequences that clear the
 # screen, set the title or write the clipboard; a bare CR or BS overprints what came before), DEL, the C1 controls
 # (U+009B is a one-character CSI), and the Unicode line separators and bidirectional overrides that reorder or
-# break what the reader sees.
+# break what the reader sees. And what a reader cannot see at all: zero-width spaces and joiners, the word joiner,
+# the invisible operators, a BOM inside text and the tag characters (text hidden from the human, read by a model),
+# which make `D-0001` and `D-0001` plus one of them look alike. A zero-width joiner or non-joiner between two
+# characters that are not ASCII is how emoji sequences and Persian or Indic words are written: shown as it is.
 @cache     # compiled on first use: the pre-commit path imports this module and, passing, prints nothing
 def _unprintable_re() -> re.Pattern[str]:
-    return re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+    return re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b\u200e\u200f\u2028\u2029\u202a-\u202e"
+                      "\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
+                      "|(?<![^\x00-\x7f\\s])[\u200c\u200d]|[\u200c\u200d](?![^\x00-\x7f\\s])")
 
 
 def printable(text: str) -> str:
-    """`text` (written by an agent, read from a repository) with each character a terminal would act on shown as
-    its `\\uXXXX` escape: the human sees that it is there, and the terminal executes nothing."""
-    return _unprintable_re().sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+    """`text` (written by an agent, read from a repository) with each character a terminal would act on, or a
+    reader could not see, shown as its `\\uXXXX` escape: the human sees that it is there, and the terminal
+    executes nothing."""
+    return _unprintable_re().sub(lambda found: _escaped(ord(found.group())), text)
+
+
+def _escaped(point: int) -> str:
+    return f"\\u{point:04x}" if point <= 0xFFFF else f"\\U{point:08x}"
 
 
 def masked_printable(text: str) -> str:

@@ -31,9 +31,10 @@ one:
   others (Qwen Code reads QWEN.md and AGENTS.md by default); and, as a step for the human, the command that
   approves the server, without which Qwen Code skips a project's MCP servers outside `--yolo`.
 
-Nothing is overwritten: JSON and TOML get only the missing keys (TOML through tomlkit, which keeps comments
-and layout), and a managed block, fenced by `<!-- gitmem:begin NAME -->` and `<!-- gitmem:end NAME -->`, is
-added or brought up to date without touching the text around it. Running it twice changes nothing. Generated
+Nothing is overwritten: JSON and TOML get only the missing keys (TOML through tomlkit, and JSON with comments
+through `gitmem.scaffold.jsonc`, both of which keep comments and layout), and a managed block, fenced by
+`<!-- gitmem:begin NAME -->` and `<!-- gitmem:end NAME -->`, is added or brought up to date without touching
+the text around it. Running it twice changes nothing. Generated
 files are committed and shared, so they name no absolute path and do not count on `gitmem` being on PATH: every
 hook and MCP entry runs the committed launcher `.gitmem/gitmem` (gitmem.sessions.launcher: the repository's
 `.venv`, then PATH, then `python3 -m gitmem`), which every agent gets. Entries an older `init` wrote with a bare
@@ -45,6 +46,7 @@ is written.
 """
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -52,11 +54,11 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from gitmem.config import CONFIG_NAME, Config, load_config
-from gitmem.config.nesting import TooDeep, loads_json, parsing, within_depth
+from gitmem.config.nesting import TooDeep, parsing, within_depth
 from gitmem.confined import files
 from gitmem.cycle.budget import CYCLE_ENV
 from gitmem.errors import GitmemError
-from gitmem.scaffold import codex_recipe, copilot_recipe
+from gitmem.scaffold import codex_recipe, copilot_recipe, jsonc
 from gitmem.sessions import launcher
 from gitmem.sessions.launcher import LAUNCHER, launcher_command, launcher_shell
 from gitmem.sessions.protocol import AGENT_COMMANDS, LAUNCHED, SERVER, SHARED, protocol_text, tool_names
@@ -320,18 +322,28 @@ def _rules_block(body: str, config: Config) -> Change:
 # -- JSON and TOML ---------------------------------------------------------------------------------------------
 
 def _json(merge: Callable[[dict[str, Any]], None]) -> Change:
+    """A JSON settings file, read as the agent CLIs read theirs (comments and trailing commas allowed: `jsonc`),
+    with `merge`'s keys added. A plain JSON file is written back whole; one with comments is edited in place, so
+    the user's comments stay, or left alone with the line a lossless edit could not make."""
     def change(old: str | None) -> str | None:
         try:
-            data = loads_json(old) if old is not None and old.strip() else {}
+            data = jsonc.loads(old) if old is not None and old.strip() else {}
         except ValueError as err:
             raise SetupProblem(f"not valid JSON ({err}); fix it, then run `gitmem init --agent …` again") from None
         if not isinstance(data, dict):
             raise SetupProblem("expected a JSON object; left alone")
-        before = json.dumps(data, sort_keys=True)
+        before = copy.deepcopy(data)
         merge(data)
-        if old is not None and json.dumps(data, sort_keys=True) == before:
+        if old is not None and json.dumps(data, sort_keys=True) == json.dumps(before, sort_keys=True):
             return None
-        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        if old is None or not old.strip() or jsonc.is_plain(old):
+            return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+        try:
+            return jsonc.edited(old, before, data)
+        except jsonc.LossyEdit as err:
+            raise SetupProblem(f"holds comments, and the change gitmem needs would lose one ({err}); left alone: "
+                               "make that change by hand, or move the comment, then run `gitmem init --agent …` "
+                               "again") from None
     return change
 
 

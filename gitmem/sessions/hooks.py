@@ -60,9 +60,9 @@ def _context_answer(context: str, host: str) -> dict[str, Any]:
 
 
 def session_start_answer(payload: Mapping[str, Any], *, workspace: str | None = None, host: str = CLAUDE) -> HookAnswer:
-    if runner_cycle() is not None:
-        return HookAnswer(note="inside a runner cycle: the cycle prompt already holds the memory")
     try:
+        if runner_cycle() is not None:
+            return HookAnswer(note="inside a runner cycle: the cycle prompt already holds the memory")
         ws = _workspace(payload, workspace)
         if ws is None:
             return HookAnswer(note="not in a gitmem memory repository: nothing to add")
@@ -84,7 +84,11 @@ def session_start_answer(payload: Mapping[str, Any], *, workspace: str | None = 
 
 
 def stop_answer(payload: Mapping[str, Any], *, workspace: str | None = None) -> HookAnswer:
-    if runner_cycle() is not None:
+    try:
+        inside = runner_cycle() is not None
+    except GitmemError as err:
+        return HookAnswer(note=f"{err}; not enforcing Rule 0")
+    if inside:
         return HookAnswer(note="inside a runner cycle: the runner enforces Rule 0")
     if payload.get("stop_hook_active"):
         return HookAnswer(note="a stop hook already made this session continue: not blocking again")

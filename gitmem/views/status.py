@@ -85,7 +85,6 @@ def activity(ws: Workspace, moment: datetime) -> dict[str, Any]:
     cycles = [e for e in recent if e.cycle is not None]
     last = cycles[-1] if cycles else _last_cycle(source)
     today_cycles = [e for e in cycles if start <= e.when.moment < end]
-    closes = [e for e in recent if e.cycle is None]
     streak = no_build_streak(source, end)
     return {
         "last_cycle": {"cycle": last.cycle, "when": str(last.when), "outcome": last.outcome,
@@ -95,7 +94,7 @@ def activity(ws: Workspace, moment: datetime) -> dict[str, Any]:
         "streak": {"length": streak.length, "first": streak.first, "last": streak.last,
                    "problem": streak.is_problem}
         if streak is not None else {"length": 0, "first": None, "last": None, "problem": False},
-        "last_close": (closes[-1].get(DAY_FIELD) or str(closes[-1].when)) if closes else None}
+        "last_close": _last_close_day(source)}
 
 
 def _warnings(entry: log.LogEntry) -> list[str]:
@@ -111,6 +110,20 @@ def recall_mode(ws: Workspace) -> dict[str, str]:
     from gitmem.recall.search import describe_recall_mode
 
     return describe_recall_mode(ws.config)
+
+
+def _last_close_day(source: log.TailSource) -> str | None:
+    """The newest day a close closed. Read back from LOG's end to its last close entry, however many cycles came
+    after it (the day's own entries held it only when it was the one entry before today's), and of the closes read
+    the one with the newest day, then time: LOG's position is no order of closes, since a close of an older day
+    (`close --date`) or one a merge brought in lands below a newer one."""
+    def is_close(entry: log.LogEntry) -> bool:
+        return entry.cycle is None
+
+    read = log.tail_entries(source, lambda entries: any(map(is_close, entries))).entries
+    closes = [(entry.get(DAY_FIELD) or entry.when.moment.date().isoformat(), entry.when.moment, at)
+              for at, entry in enumerate(read) if is_close(entry)]
+    return max(closes)[0] if closes else None
 
 
 def _last_cycle(source: log.TailSource) -> log.LogEntry | None:

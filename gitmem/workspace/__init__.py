@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from gitmem import gitio
 from gitmem.config import Config, load_config
+from gitmem.errors import GitmemError
 from gitmem.records import record
 
 if TYPE_CHECKING:      # the parsers load with the methods that use them: `gitmem check` often needs neither
@@ -28,12 +29,24 @@ CYCLE_ENV = "GITMEM_CYCLE"     # set by the runner for the agent it starts: the 
 WORKSPACE_ENV = "GITMEM_WORKSPACE"
 
 
+class CycleEnvInvalid(GitmemError):
+    """GITMEM_CYCLE is set to something that is no cycle number: a write would otherwise be numbered as if no
+    cycle ran, silently, while whoever set it meant one."""
+
+
 def runner_cycle() -> int | None:
-    """The cycle the runner is running around this process (GITMEM_CYCLE), or None: then a write belongs to an
-    interactive session (a human, or the human's own agent), numbered by `Workspace.cycle_for`."""
+    """The cycle the runner is running around this process (GITMEM_CYCLE), or None when it is unset or empty:
+    then a write belongs to an interactive session (a human, or the human's own agent), numbered by
+    `Workspace.cycle_for`. CycleEnvInvalid when it is set to anything but a cycle number."""
     given = os.environ.get(CYCLE_ENV, "").strip()
+    if not given:
+        return None
     # At most 18 ASCII digits, as every number in memory (no overflow downstream, no `²` that int() refuses).
-    return int(given) if given.isascii() and given.isdigit() and len(given) <= 18 and int(given) > 0 else None
+    if given.isascii() and given.isdigit() and len(given) <= 18 and int(given) > 0:
+        return int(given)
+    shown = given if len(given) <= 40 else given[:40] + "…"
+    raise CycleEnvInvalid(f"{CYCLE_ENV}={shown!r} is not a cycle number (a whole number from 1): the runner sets "
+                          f"it for the cycle it runs; unset it to write as a session outside a cycle")
 
 
 @record(frozen=True)

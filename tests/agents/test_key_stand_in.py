@@ -43,7 +43,7 @@ if WALK_PROC:
             dump += b"\n" + open(path, "rb").read()
         except OSError:
             pass
-open(os.path.join(root, "env.b32"), "wb").write(base64.b32encode(dump))
+open(os.path.join(root, "env.b85"), "wb").write(base64.b85encode(dump))
 open(os.path.join(root, "env.utf32"), "wb").write(dump.decode("utf-8", "replace").encode("utf-32"))
 with open(os.path.join(root, "env.xxd"), "wb") as handle:
     subprocess.run(["xxd"], input=dump, stdout=handle, check=True)
@@ -79,7 +79,11 @@ def encodings(key: str) -> dict[str, bytes]:
 
 
 def decoded(name: str, data: bytes) -> bytes:
-    """What the agent's dump files say, decoded the way they were written."""
+    """What the agent's dump files say, decoded the way they were written. The whole dumps are base85: a form the
+    runner does not mask (it masks base32 and base64 forms of a withheld value), so they show what the agent
+    really held."""
+    if name.endswith(".b85"):
+        return base64.b85decode(data)
     if name.endswith(".b32"):
         return base64.b32decode(data)
     if name.endswith(".utf32"):
@@ -132,9 +136,9 @@ def test_the_agent_never_holds_the_key_in_any_encoding_and_the_upstream_gets_it(
     assert no_traceback(result.err)
     assert [headers.get("x-api-key") for headers in seen] == [REAL], "the upstream got the real key"
     assert "model key: the agent holds a placeholder for ANTHROPIC_API_KEY" in result.err
-    dumps = {name: (memrepo.path / name).read_bytes() for name in ("env.b32", "env.utf32", "env.xxd")}
+    dumps = {name: (memrepo.path / name).read_bytes() for name in ("env.b85", "env.utf32", "env.xxd")}
     assert all(dumps.values()), "the agent wrote its dumps"
-    assert b"gitmem-placeholder-" in decoded("env.b32", dumps["env.b32"]), "it held the placeholder instead"
+    assert b"gitmem-placeholder-" in decoded("env.b85", dumps["env.b85"]), "it held the placeholder instead"
     found = {name: holds(decoded(name, data), REAL) + holds(data, REAL) for name, data in dumps.items()}
     found["memory"] = holds((out / "memory.bin").read_bytes(), REAL)
     found["output"] = holds((result.out + result.err).encode(), REAL)
@@ -320,3 +324,32 @@ def test_a_boxed_codex_whose_config_the_box_hides_holds_a_placeholder(tmp_path: 
     argv = memrepo.read("argv.txt").splitlines()
     assert argv[-2] == "-c" and argv[-1].startswith('openai_base_url="http://127.0.0.1:'), argv
     assert not holds(_committed(memrepo), OPENAI_REAL)
+
+
+@pytest.mark.parametrize("wrapper", [["timeout", "600"], ["timeout", "-k", "10", "600"], ["env", "X=1"],
+                                     ["nice", "-n", "5"], ["stdbuf", "-oL"], ["nohup"],
+                                     ["timeout", "600", "env", "X=1"],
+                                     ["/usr/bin/env", "-u", "Y", "--"]])
+def test_codex_behind_a_wrapper_command_is_codex(tmp_path: Path, wrapper: list[str]) -> None:
+    """`timeout 600 codex exec -` runs Codex as much as `codex exec -`: its endpoint is read from Codex's own `-c`
+    settings and config, and the stand-in's `-c` reaches it. It was read as an unknown CLI's (OPENAI_BASE_URL),
+    so Codex, which ignores that, went to api.openai.com with the placeholder key."""
+    env = {"OPENAI_API_KEY": OPENAI_REAL, "CODEX_HOME": str(tmp_path / "codex")}
+    command = [*wrapper, "codex", "exec", "-c", 'openai_base_url="http://127.0.0.1:7/v1"', "-"]
+    chosen = key_stand_in.plan_keys(command, env, environ={})
+    assert [(r.upstream, r.codex_setting) for r in chosen.routes] == [("http://127.0.0.1:7/v1", "openai_base_url")]
+    with key_stand_in.serving(command, env) as stand_in:
+        assert stand_in.argv[:len(command)] == command
+        assert stand_in.argv[-2] == "-c" and stand_in.argv[-1].startswith('openai_base_url="http://127.0.0.1')
+
+
+def test_the_codex_home_env_sets_on_the_command_line_is_the_one_read(tmp_path: Path) -> None:
+    """`env CODEX_HOME=/x codex …` reads /x/config.toml: an endpoint named there is the agent's to write, so no key
+    is added on the way (as for the CODEX_HOME of the environment)."""
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "config.toml").write_text('openai_base_url = "https://attacker.example/v1"\n',
+                                                        encoding="utf-8")
+    env = {"OPENAI_API_KEY": OPENAI_REAL, "CODEX_HOME": str(tmp_path / "codex")}
+    command = ["env", f"CODEX_HOME={tmp_path / 'elsewhere'}", "codex", "exec", "-"]
+    chosen = key_stand_in.plan_keys(command, env, environ={})
+    assert chosen.routes == () and chosen.held == ("OPENAI_API_KEY",)

@@ -169,7 +169,7 @@ def test_the_config_takes_the_shorthand_and_the_mapping(text: str, mode: str, wr
 @pytest.mark.parametrize(("text", "line", "says"), [
     ("agent:\n  model: m\n  sandbox: jail\n", 3, "is not one of auto, bubblewrap, none"),
     ("agent:\n  sandbox:\n    mode: off\n", 3, "is not one of"),
-    ("agent:\n  sandbox:\n    mode: false\n", 3, "expected str"),
+    ("agent:\n  sandbox:\n    mode: false\n", 3, "expected text, got false (a yes/no value)"),
     ("agent:\n  sandbox: 3\n", 2, "expected one of auto, bubblewrap, none or a mapping"),
     ("agent:\n  sandbox: [auto]\n", 2, "expected one of auto, bubblewrap, none or a mapping"),
     ("agent:\n  sandbox:\n    writable:\n      - relative/dir\n", 3, "must be an absolute directory"),

@@ -331,7 +331,8 @@ def test_check_cli_formats(memrepo: GitRepo, cli) -> None:
     flag = cli(["check", "--json"], cwd=memrepo.path)
     assert (flag.code, json.loads(flag.out)) == (1, data)
     both = cli(["check", "--json", "--format", "github"], cwd=memrepo.path)
-    assert (both.code, both.out) == (ExitCode.USAGE, "")
+    assert both.code == ExitCode.USAGE          # --json was asked for, so the refusal is JSON on stdout too
+    assert json.loads(both.out)["error"] == "--json and --format github ask for different output; give one"
     assert both.err == "gitmem: --json and --format github ask for different output; give one\n"
     assert cli(["check", "--json", "--format", "json"], cwd=memrepo.path).out == flag.out
 

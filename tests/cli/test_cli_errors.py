@@ -11,7 +11,7 @@ def test_a_key_pasted_into_config_is_not_echoed(memrepo, cli):
     memrepo.write("gitmem.yaml", f"limits:\n  now_block_lines: {key}\n")
     result = cli(["check"], cwd=memrepo.path)
     assert result.code == 2
-    assert result.err == "gitmem: gitmem.yaml:2: limits.now_block_lines: expected int, got '***'\n"
+    assert result.err == "gitmem: gitmem.yaml:2: limits.now_block_lines: expected a whole number, got '***' (text)\n"
     assert key not in result.out + result.err
 
 
@@ -167,3 +167,38 @@ def test_every_kind_of_command_error_has_the_one_prefix(memrepo, cli, tmp_path, 
     assert usage[:2] == ["Usage: gitmem check [OPTIONS]", "Try 'gitmem check -h' for help."]
     outside = cli(["status"], cwd=tmp_path)
     assert outside.err.startswith("gitmem: ") and outside.code == 2
+
+
+@pytest.mark.parametrize("given", ["abc", "0", "-3", "1.5", "٣", "9" * 19])
+def test_a_cycle_number_in_the_environment_that_is_none_is_an_error_not_ignored(memrepo, cli, monkeypatch,
+                                                                               given: str) -> None:
+    """`GITMEM_CYCLE=abc` was ignored: the entry was numbered as a session's, silently, while whoever set it meant a
+    cycle. Set to anything but a cycle number, it stops the write (exit 2) and says what it must be."""
+    monkeypatch.setenv("GITMEM_CYCLE", given)
+    before = memrepo.read("LOG.md")
+    result = cli(["log", "add", "--task", "a", "--outcome", "built", "--result", "b"], cwd=memrepo.path)
+    assert result.code == 2, (result.out, result.err)
+    assert "GITMEM_CYCLE=" in result.err and "is not a cycle number (a whole number from 1)" in result.err
+    assert memrepo.read("LOG.md") == before
+    monkeypatch.setenv("GITMEM_CYCLE", " ")             # set but empty: no cycle, as unset
+    assert cli(["log", "add", "--task", "a", "--outcome", "built", "--result", "b"], cwd=memrepo.path).code == 0
+
+
+def test_blocked_names_only_decisions_still_waiting(memrepo, cli, monkeypatch) -> None:
+    """`--blocked D-9999` was accepted: docs/format.md says Blocked names the pending decisions the cycle waits on,
+    and the close plans around them. An ID DECISIONS.md does not hold as waiting (none, a typo, one answered)
+    is refused, the file untouched; a pending one is written."""
+    monkeypatch.setenv("GITMEM_CYCLE", "1")
+    asked = cli(["decision", "ask", "--title", "Ship it?", "--recommendation", "yes"], cwd=memrepo.path)
+    assert asked.code == 0, asked.err
+    before = memrepo.read("LOG.md")
+    refused = cli(["log", "add", "--task", "a", "--outcome", "no-build", "--result", "waiting",
+                   "--blocked", "D-0001, D-9999"], cwd=memrepo.path)
+    assert refused.code == 1, (refused.out, refused.err)
+    assert "--blocked names D-9999, which no pending decision in DECISIONS.md is (waiting on the human: D-0001)" \
+        in refused.err
+    assert memrepo.read("LOG.md") == before
+    done = cli(["log", "add", "--task", "a", "--outcome", "no-build", "--result", "waiting", "--blocked", "D-0001"],
+               cwd=memrepo.path)
+    assert done.code == 0, done.err
+    assert "- Blocked: D-0001\n" in memrepo.read("LOG.md")

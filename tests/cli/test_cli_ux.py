@@ -93,6 +93,14 @@ def test_status_names_each_placeholder_line_as_path_line_code_message(tmp_path: 
         "it, so the agent would start without it"]
 
 
+def _json_failure_or_nothing(argv: list[str], err: str) -> str:
+    """What stdout holds of a failure: nothing, or with --json the failure as one JSON object."""
+    if "--json" not in argv:
+        return ""
+    message = err.strip().splitlines()[-1].removeprefix("gitmem: ")
+    return json.dumps({"error": message, "code": None, "exit_code": 2, "violations": []}, ensure_ascii=False) + "\n"
+
+
 @pytest.mark.parametrize("argv", [["context"], ["context", "--json"], ["pending"], ["pending", "--json"]])
 def test_reading_commands_without_memory_say_so_as_status_does(tmp_path: Path, cli, git_env,  # type: ignore[no-untyped-def]
                                                                argv: list[str]) -> None:
@@ -100,7 +108,7 @@ def test_reading_commands_without_memory_say_so_as_status_does(tmp_path: Path, c
     said "No decisions are waiting.", both exit 0: a newcomer in the wrong folder took that for an empty memory."""
     git(tmp_path, "init", "-q", "-b", "main")
     done = cli(argv, cwd=tmp_path)
-    assert done.code == 2 and done.out == ""
+    assert done.code == 2 and done.out == _json_failure_or_nothing(argv, done.err)
     assert "no gitmem memory here: none of NOW.md, DECISIONS.md, LOG.md, LESSONS.md, RULES.md exists" in done.err
     assert "run `gitmem init`" in done.err
     assert sorted(p.name for p in tmp_path.iterdir()) == [".git"]
@@ -119,7 +127,7 @@ def test_close_and_recall_without_memory_say_so_and_write_nothing(tmp_path: Path
     git(tmp_path, "commit", "-q", "-m", "my project")
     before = git(tmp_path, "rev-parse", "HEAD")
     done = cli(argv, cwd=tmp_path)
-    assert done.code == 2 and done.out == ""
+    assert done.code == 2 and done.out == _json_failure_or_nothing(argv, done.err)
     assert "no gitmem memory here: none of NOW.md, DECISIONS.md, LOG.md, LESSONS.md, RULES.md exists" in done.err
     assert git(tmp_path, "rev-parse", "HEAD") == before
     assert sorted(p.name for p in tmp_path.iterdir()) == [".git", "app.py"]

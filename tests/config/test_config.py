@@ -183,30 +183,35 @@ def test_cli_prints_config_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("limits:\n  now_block_lines: ten\n", "gitmem.yaml:2: limits.now_block_lines: expected int, got 'ten'"),
-    ("limits:\n  now_block_lines: true\n", "gitmem.yaml:2: limits.now_block_lines: expected int, got True"),
+    ("limits:\n  now_block_lines: ten\n",
+     "gitmem.yaml:2: limits.now_block_lines: expected a whole number, got 'ten' (text)"),
+    ("limits:\n  now_block_lines: true\n",
+     "gitmem.yaml:2: limits.now_block_lines: expected a whole number, got true (a yes/no value)"),
     ("limits:\n  rules_max_lines: -5\n", "gitmem.yaml:2: limits.rules_max_lines: must not be negative, got -5"),
-    ("agent:\n  name: Orla\n  email: 42\n", "gitmem.yaml:3: agent.email: expected str, got 42"),
-    ("agent:\n  shell:\n    enabled: yes please\n", "gitmem.yaml:3: agent.shell.enabled: expected bool"),
-    ("limits: 3\n", "gitmem.yaml:1: limits: expected a mapping, got 3"),
+    ("agent:\n  name: Orla\n  email: 42\n", "gitmem.yaml:3: agent.email: expected text, got 42 (a whole number)"),
+    ("agent:\n  shell:\n    enabled: yes please\n",
+     "gitmem.yaml:3: agent.shell.enabled: expected true or false, got 'yes please' (text)"),
+    ("limits: 3\n", "gitmem.yaml:1: limits: expected a mapping, got 3 (a whole number)"),
     ("files: [NOW.md]\n", "gitmem.yaml:1: files: expected a mapping, got a list"),
     ("- a\n- b\n", "gitmem.yaml: top level: expected a mapping, got a list"),
     ("cycle:\n  priorities: [1, 2]\n", "gitmem.yaml:2: cycle.priorities: expected a list of strings"),
     ("recall:\n  rankers: [bm25]\n", "gitmem.yaml:2: recall.rankers: expected a mapping of ranker name to weight"),
-    ("recall:\n  min_score: high\n", "gitmem.yaml:2: recall.min_score: expected float, got 'high'"),
+    ("recall:\n  min_score: high\n", "gitmem.yaml:2: recall.min_score: expected a number, got 'high' (text)"),
     ("timezone: UTC\nfiles:\n  now: notes/NOW.md\n",
      "gitmem.yaml:3: files.now: 'notes/NOW.md' must be a plain file name"),
     ("files:\n  log: .LOG.md\n", "gitmem.yaml:2: files.log: '.LOG.md' must be a plain file name"),
-    ("files:\n  log:\n", "gitmem.yaml:2: files.log: expected str, got None"),
+    ("files:\n  log:\n", "gitmem.yaml:2: files.log: expected text, got nothing (the key is empty)"),
     # YAML's kinds, not Python's reprs (`CommentedMap({'a': 1})`, `datetime.date(2020, 1, 1)`):
-    ("timezone:\n  a: 1\n", "gitmem.yaml:1: timezone: expected str, got a mapping"),
-    ("timezone: [UTC]\n", "gitmem.yaml:1: timezone: expected str, got a list"),
+    ("timezone:\n  a: 1\n", "gitmem.yaml:1: timezone: expected text, got a mapping"),
+    ("timezone: [UTC]\n", "gitmem.yaml:1: timezone: expected text, got a list"),
     ("close:\n  confirmations: 2020-01-01\n",
-     "gitmem.yaml:2: close.confirmations: expected int, got a date (2020-01-01)"),
+     "gitmem.yaml:2: close.confirmations: expected a whole number, got a date (2020-01-01)"),
     ("memory_dir: ../elsewhere\n", "gitmem.yaml:1: memory_dir: '../elsewhere' must stay inside the repository"),
     ("memory_dir: /abs\n", "gitmem.yaml:1: memory_dir: '/abs' must stay inside the repository"),
     ("agent:\n  backend: gpt\n", "gitmem.yaml:2: agent.backend: 'gpt' is not one of anthropic, command, scripted"),
-    ("limits:\n  now_block_lines: 0\n", "gitmem.yaml:2: limits.now_block_lines: must be at least 1, got 0"),
+    ("limits:\n  now_block_lines: 0\n",
+     "gitmem.yaml:2: limits.now_block_lines: must be at least 3, got 0: a NOW block's body holds its Did, Human and "
+     "Next lines"),
     ("cycle:\n  log_entries: 0\n", "gitmem.yaml:2: cycle.log_entries: must be at least 1, got 0"),
 ])
 def test_bad_values_name_file_line_and_key(text: str, message: str) -> None:
@@ -247,7 +252,7 @@ def test_config_error_exits_2_with_one_line(tmp_path: Path, monkeypatch: pytest.
     assert main(["check", "--worktree"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err == "gitmem: gitmem.yaml:2: limits.now_block_lines: expected int, got 'ten'\n"
+    assert captured.err == "gitmem: gitmem.yaml:2: limits.now_block_lines: expected a whole number, got 'ten' (text)\n"
 
 
 # -- the original system's file names, end to end -----------------------------------------------
@@ -356,11 +361,12 @@ def test_a_mistyped_workspace_gets_a_did_you_mean_as_a_mistyped_key_does(tmp_pat
 
 @pytest.mark.parametrize(("text", "message"), [
     ("workspaces: [a, b]\n", "gitmem.yaml:1: workspaces: expected a mapping of name to settings"),
-    ("workspaces:\n  a: 3\n", "gitmem.yaml:2: workspaces.a: expected a mapping, got 3"),
+    ("workspaces:\n  a: 3\n", "gitmem.yaml:2: workspaces.a: expected a mapping, got 3 (a whole number)"),
     ("workspaces:\n  a:\n    memory_dir: ../b\n", "gitmem.yaml:3: workspaces.a.memory_dir: '../b' must stay inside"),
     ("workspaces:\n  a:\n    files:\n      log: x/LOG.md\n",
      "gitmem.yaml:4: workspaces.a.files.log: 'x/LOG.md' must be"),
-    ("workspaces:\n  a:\n    memory_dir: 7\n", "gitmem.yaml:3: workspaces.a.memory_dir: expected str, got 7"),
+    ("workspaces:\n  a:\n    memory_dir: 7\n",
+     "gitmem.yaml:3: workspaces.a.memory_dir: expected text, got 7 (a whole number)"),
 ])
 def test_bad_workspaces(text: str, message: str) -> None:
     assert config_error(text).startswith(message)
@@ -413,3 +419,42 @@ def test_the_reader_sees_each_fields_type_as_its_annotation_declares_it() -> Non
     odd.name, odd.type = "odd", "int | None"
     with pytest.raises(TypeError, match="not a type the config reader knows"):
         field_type(odd)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("limits:\n  now_block_lines: false\n",
+     "limits.now_block_lines: expected a whole number, got false (a yes/no value)"),
+    ("limits:\n  now_block_lines:\n",
+     "limits.now_block_lines: expected a whole number, got nothing (the key is empty)"),
+    ("limits:\n  now_block_lines: 2.5\n",
+     "limits.now_block_lines: expected a whole number, got 2.5 (a number with a fraction)"),
+    ("agent:\n  model: 7\n", "agent.model: expected text, got 7 (a whole number)"),
+    ("recall:\n  min_score: true\n", "recall.min_score: expected a number, got true (a yes/no value)"),
+])
+def test_a_value_of_the_wrong_type_is_named_in_words_not_pythons(tmp_path: Path, text: str, message: str) -> None:
+    """`got True`, `got None` and `expected int` are Python's words; a person wrote YAML: say what the key wants
+    and what it holds as they would."""
+    (tmp_path / "gitmem.yaml").write_text(text)
+    with pytest.raises(ConfigError) as raised:
+        load_config(tmp_path)
+    assert str(raised.value) == "gitmem.yaml:2: " + message
+
+
+def test_a_now_block_shorter_than_its_three_fields_is_refused(tmp_path: Path) -> None:
+    """`now_block_lines: 2` was accepted: then every block `gitmem now add` writes (Did, Human, Next) is GM101, and
+    no cycle can write NOW at all. Three is the least a block can hold; history that set less still reads."""
+    (tmp_path / "gitmem.yaml").write_text("limits:\n  now_block_lines: 2\n")
+    with pytest.raises(ConfigError, match="now_block_lines: must be at least 3, got 2: a NOW block's body holds"):
+        load_config(tmp_path)
+    (tmp_path / "gitmem.yaml").write_text("limits:\n  now_block_lines: 3\n")
+    assert load_config(tmp_path).limits.now_block_lines == 3
+
+
+def test_a_fleet_file_value_of_the_wrong_type_is_named_in_words(tmp_path: Path) -> None:
+    """fleet.yaml said `expected text, got int` (and `got NoneType`)."""
+    from gitmem.fleet.fleetfile import parse_fleet
+
+    for value, shown in (("42", "42 (a whole number)"), ("", "nothing (the key is empty)")):
+        with pytest.raises(ConfigError) as raised:
+            parse_fleet(f"agents:\n  - name: {value}\n    repo: ./a\n".encode(), path=tmp_path / "fleet.yaml")
+        assert str(raised.value).endswith(f"name: expected text, got {shown}"), str(raised.value)

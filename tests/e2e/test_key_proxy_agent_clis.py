@@ -45,15 +45,15 @@ needs_bwrap = pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not insta
 # of its own (run as a plain process, the agent's /tmp is the machine's, shared by parallel tests).
 DUMP_SH = r"""all=$(mktemp)
 ( env; for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do cat "$f"; echo; done ) > "$all" 2>/dev/null
-base32 -w0 "$all" > env.b32
 xxd "$all" > env.xxd
-python3 -c 'import sys; d = open(sys.argv[1], "rb").read()
+python3 -c 'import base64, sys; d = open(sys.argv[1], "rb").read()
+open("env.b85", "wb").write(base64.b85encode(d))
 open("env.utf32", "wb").write(d.decode("utf-8", "replace").encode("utf-32"))' "$all"
 base32 -w0 "$all" | head -c 4000
 xxd "$all" | head -n 60
 rm -f "$all"
 """
-DUMPS = ("env.b32", "env.utf32", "env.xxd")
+DUMPS = ("env.b85", "env.utf32", "env.xxd")
 LOG_ADD = 'gitmem log add --task "dump" --outcome built --result "dumped" --evidence "sh dump.sh"'
 
 
@@ -65,7 +65,7 @@ def plant_dump(root: Path) -> None:
 def assert_no_key_anywhere(root: Path, key: str, *texts: str) -> None:
     dumps = {name: (root / name).read_bytes() for name in DUMPS}
     assert all(dumps.values()), "the agent wrote its dumps"
-    assert b"gitmem-placeholder-" in decoded("env.b32", dumps["env.b32"]), "the CLI held the placeholder"
+    assert b"gitmem-placeholder-" in decoded("env.b85", dumps["env.b85"]), "the CLI held the placeholder"
     found = {name: holds(decoded(name, data), key) + holds(data, key) for name, data in dumps.items()}
     found["said"] = holds("\n".join(texts).encode(), key)
     blobs = git(root, "rev-list", "--all", "--objects").split()
@@ -201,4 +201,4 @@ def test_gemini_cli_as_a_plain_process_holds_a_placeholder_too(tmp_path: Path, g
 
 def env_of_cli(root: Path) -> str:
     """The first section of the dump: `env` as the CLI's shell saw it."""
-    return decoded("env.b32", (root / "env.b32").read_bytes()).split(b"\0", 1)[0].decode("utf-8", "replace")
+    return decoded("env.b85", (root / "env.b85").read_bytes()).split(b"\0", 1)[0].decode("utf-8", "replace")

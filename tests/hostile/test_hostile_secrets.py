@@ -94,7 +94,10 @@ def test_names_link_targets_and_deep_lines_are_checked(memrepo: GitRepo, cli, fi
     ("token = " + KEYS["openai-project"] + "\n").encode("utf-16"),              # UTF-16 with a byte order mark
     ("token = " + KEYS["stripe-live"] + "\n").encode("utf-16-le"),              # and without one
     b"\0" * 9000 + KEYS["aws-access-key"].encode(),
-], ids=["binary", "utf-16-bom", "utf-16-le", "nul-prefix"])
+    ("token = " + KEYS["github-classic"] + "\n").encode("utf-32"),              # UTF-32 with a byte order mark
+    ("token = " + KEYS["huggingface"] + "\n").encode("utf-32-le"),              # and without one, either order
+    ("token = " + KEYS["npm"] + "\n").encode("utf-32-be"),
+], ids=["binary", "utf-16-bom", "utf-16-le", "nul-prefix", "utf-32-bom", "utf-32-le", "utf-32-be"])
 def test_binary_and_utf16_files_are_read_too(memrepo: GitRepo, cli, data: bytes) -> None:
     memrepo.stage_files({"blob.dat": data})
     result = cli(["check"], cwd=memrepo.path)
@@ -106,6 +109,14 @@ def test_the_runner_masks_a_key_in_a_utf16_file_in_its_own_encoding(memrepo: Git
     cycle(memrepo, lambda root, memory, request: (root / "notes.txt").write_bytes(text.encode("utf-16")))
     committed = memrepo.repo.revparse_single("HEAD:notes.txt").data
     assert committed.decode("utf-16") == "token = ***\nmore\n"
+
+
+@pytest.mark.parametrize("codec", ["utf-32", "utf-32-be"])
+def test_the_runner_masks_a_key_in_a_utf32_file_in_its_own_encoding(memrepo: GitRepo, codec: str) -> None:
+    text = "token = " + KEYS["openai-project"] + "\nmore\n"
+    cycle(memrepo, lambda root, memory, request: (root / "notes.txt").write_bytes(text.encode(codec)))
+    committed = memrepo.repo.revparse_single("HEAD:notes.txt").data
+    assert committed == "token = ***\nmore\n".encode(codec)
 
 
 def test_the_allowlist_lets_fixtures_through_and_nothing_else(memrepo: GitRepo, cli) -> None:

@@ -99,11 +99,15 @@ def test_a_value_holding_a_withheld_value_is_withheld_and_masked_whole() -> None
     ("PWD", False), ("OLDPWD", False), ("BYPASS", False), ("PASSENGER_COUNT", False), ("COMPASS_HOME", False),
     ("PATH", False), ("AUTHOR", False), ("PW_TEST_HTML_REPORT_OPEN", False), ("PW_TEST_REPORTER", False),
     ("PWDEBUG", False),
+    ("DBPASS", True), ("MYSQLPWD", True), ("SMTPPASS", True), ("APITOKEN", True), ("DEPLOY_DBPASS", True),
+    ("PASSAGE", False), ("BYPASS_CACHE", False), ("MULTIPASS_DRIVER", False), ("TRESPASS_LOG", False),
 ])
 def test_a_password_named_the_usual_short_ways_is_withheld(name: str, secret: bool) -> None:
     """`…_PASS`, `…_PWD` (MySQL's own `MYSQL_PWD`), `…_CREDS` and, as the last word, `…_PW` (OpenLDAP's and many
     deploy scripts' `LDAP_BIND_PW`, `DB_PW`) name credentials as surely as `…_PASSWORD`; the shell's working
-    directory (`PWD`, `OLDPWD`), Playwright's `PW_TEST_…` settings and words that only hold the letters do not."""
+    directory (`PWD`, `OLDPWD`), Playwright's `PW_TEST_…` settings and words that only hold the letters do not.
+    `PASS` and `PWD` glued to the end of a word (`DBPASS`, `MYSQLPWD`) name one too; English words that end in
+    PASS (`BYPASS`, `COMPASS`) and words that start with it (`PASSAGE`) do not."""
     assert secrets.is_secret_name(name) is secret
 
 

@@ -204,3 +204,23 @@ def test_the_export_is_the_librarys_one_call(memrepo: GitRepo, cli: Cli, home: P
     assert done.files == ["MEMORY.md", "memory_summary.md"] and done.directory == tmp_path / "out"
     assert [item.ref for item in done.entries] == ["R-01", "L-0001", "D-0001", "NOW"]
     assert "[gitmem: L-0001]" in (tmp_path / "out" / "MEMORY.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_export_never_writes_over_or_removes_another_memorys_export(
+        memrepo: GitRepo, cli: Cli, home: Path, tmp_path: Path, fmt: str) -> None:  # noqa: F811
+    """A folder several memories export to (a CLI's place every project shares, one `--out` for all): the second
+    memory's export wrote over the first's files (they carry the marker, so they looked like its own) and
+    removed its topic files. Another memory's export is left alone and named; the first's own re-export works."""
+    from tests.support.helpers import make_repo
+
+    fill(memrepo, cli)
+    shared = tmp_path / "shared"
+    assert cli(["export", "--to", fmt, "--out", str(shared)], cwd=memrepo.path).code == 0
+    before = {p.name: p.read_bytes() for p in shared.iterdir()}
+    other = make_repo(tmp_path / "other")
+    refused = cli(["export", "--to", fmt, "--out", str(shared)], cwd=other.path)
+    assert refused.code == 1, (refused.out, refused.err)
+    assert f"GM953 is the export of another memory ({memrepo.path}); left alone" in refused.out + refused.err
+    assert {p.name: p.read_bytes() for p in shared.iterdir()} == before
+    assert cli(["export", "--to", fmt, "--out", str(shared)], cwd=memrepo.path).code == 0

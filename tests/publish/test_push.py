@@ -135,11 +135,11 @@ def test_rebase_keeps_authors_and_messages(tmp_path: Path, memrepo: GitRepo) -> 
 def test_rebased_commits_that_fail_verify_are_not_pushed(tmp_path: Path, memrepo: GitRepo) -> None:
     origin = origin_and_clone(tmp_path, memrepo)
     human = clone(origin, tmp_path / "human")
-    human.commit_files({"gitmem.yaml": human.read("gitmem.yaml").replace("now_block_lines: 10", "now_block_lines: 2")},
+    human.commit_files({"gitmem.yaml": human.read("gitmem.yaml").replace("now_block_lines: 10", "now_block_lines: 3")},
                        "tighten NOW blocks")
     run_git(human.path, "push", "--quiet", "origin", "main")
-    block = "## 2026-11-30 09:00 UTC · cycle 1\n- Did: a\n- Human: nothing\n- Next: b\n"
-    mine = str(memrepo.commit_files({"NOW.md": memrepo.read("NOW.md") + "\n" + block}, "three-line block"))
+    block = "## 2026-11-30 09:00 UTC · cycle 1\n- Did: a\n  and more\n- Human: nothing\n- Next: b\n"
+    mine = str(memrepo.commit_files({"NOW.md": memrepo.read("NOW.md") + "\n" + block}, "four-line block"))
 
     result = publish(memrepo.handle, conflict_branch="gitmem/cycle-1", sleep=lambda s: None)
     assert result.status == "conflict"

@@ -89,3 +89,31 @@ def test_a_value_as_pythons_bytes_repr_shows_it_is_masked(memrepo: GitRepo, cli,
     assert "\\xc3\\xa4" in shown
     text = _logged(memrepo, cli, monkeypatch, value, f"environb: {{b'{NAME}': b'{shown}'}}")
     assert shown not in text and f"b'{NAME}': b'***'" in text, text[-300:]
+
+
+def test_a_value_in_base32_is_masked_wherever_it_starts(memrepo: GitRepo, cli,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`base32` (and TOTP tooling, in either case) writes a value in 5-byte groups: each of its five alignments in
+    a longer text was written as given."""
+    import base64
+
+    value = "p\u00e4ss-w\u00f6rd-1234"
+    written = [base64.b32encode((lead + value).encode()).decode() for lead in ("", "a", "ab", "abc", "abcd")]
+    written.append(base64.b32encode(value.encode()).decode().lower())
+    text = _logged(memrepo, cli, monkeypatch, value, "encoded: " + " , ".join(written))
+    core = base64.b32encode(value.encode()[:10]).decode()        # two whole groups of the value alone
+    assert core not in text and core.lower() not in text and text.count("***") >= 6, text[-400:]
+
+
+def test_a_value_in_unicodes_decomposed_form_is_masked(memrepo: GitRepo, cli,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """macOS file names and some editors write `ä` as `a` and a combining mark (NFD): the same value, other bytes.
+    It was written as given; so was a value set decomposed and written composed."""
+    import unicodedata
+
+    value = "p\u00e4ss-w\u00f6rd-1234"
+    decomposed = unicodedata.normalize("NFD", value)
+    assert decomposed != value
+    text = _logged(memrepo, cli, monkeypatch, value, f"typed: {decomposed} end")
+    assert decomposed not in text and "typed: *** end" in text, text[-300:]
+    assert secrets.redact(f"x {value} y", secrets.env_values({NAME: decomposed})) == "x *** y"

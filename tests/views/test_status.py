@@ -152,3 +152,21 @@ def test_status_lists_the_branches_waiting_on_the_human_with_what_to_do(tmp_path
             "request") in text
     assert "  gitmem/salvage/cycle-1 · salvage · 1 commit(s) · on origin — review it, cherry-pick" in text
     assert "gitmem/local/cycle-9" not in text and "gitmem/memory" not in text
+
+
+def test_the_last_close_is_the_newest_day_closed_wherever_it_stands_in_log(world: World) -> None:
+    """The last close was read from today's entries and the one before them, and then by position: a close
+    followed by a late cycle showed none the next morning, and a close of an older day run afterwards showed
+    that older day as the last close."""
+    world.close(d(11), at(11, 23))
+    world.cycle(at(11, 23, 30), "built", task="a late fix")                       # 5, after the close
+    world.clock.moment = at(12, 9)
+
+    def last_close() -> str | None:
+        return collect_status(Workspace.at(world.git.path, world.config), clock=world.clock).to_json()["last_close"]
+
+    assert last_close() == "2026-11-11"
+    result = world.close(d(10), at(12, 10))                                       # an older day, closed later
+    assert result.status in ("closed", "closed again"), result
+    assert world.read("LOG.md").rstrip().rsplit("\n## ", 1)[-1].count("2026-11-10") >= 1
+    assert last_close() == "2026-11-11"
