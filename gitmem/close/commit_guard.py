@@ -25,9 +25,10 @@ from gitmem.workspace import Workspace
 class CloseError(RunFailure):
     """The close refused or failed; nothing was committed. `exit_code` says which."""
 
-    def __init__(self, message: str, *, code: Code = codes.CLOSE_REFUSED, dirty: bool = False) -> None:
+    def __init__(self, message: str, *, code: Code = codes.CLOSE_REFUSED, dirty: bool = False,
+                 usage: bool = False) -> None:
         super().__init__(message, code=code, where="(close)")
-        self.exit_code = ExitCode.DIRTY if dirty else ExitCode.VIOLATIONS
+        self.exit_code = ExitCode.DIRTY if dirty else ExitCode.USAGE if usage else ExitCode.VIOLATIONS
 
 
 def changed_files(ws: Workspace, head: str) -> dict[str, bytes | None]:

@@ -90,7 +90,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
     tz = config.tzinfo()
     today = moment.astimezone(tz).date()
     if day is not None and day > today:
-        raise CloseError(f"{day.isoformat()} has not happened yet (today is {today.isoformat()})")
+        raise CloseError(f"{day.isoformat()} has not happened yet (today is {today.isoformat()})", usage=True)
     head = gitio.head_id(repo)
     if head is None:
         raise CloseError("this repository has no commits yet; commit the memory files first (git add -A && git "
@@ -183,7 +183,7 @@ def _close(memory: MemoryWriter, config: Config, wanted: list[date], moment: dat
     if not open_days:
         # Closed already: cycles run since then are reported by a second close (each cycle in one report).
         closes = day_entries(log_text, wanted[-1], tz)[1]
-        where = f"{config.path('log')}:{closes[-1].line}"
+        where = log_text.where(closes[-1])      # a close a seal moved is in its volume (rules 6)
         start, end = day_bounds(wanted[-1], tz)
         if not unreported_cycles(log_text, reported_until(end, moment), tz, day_start=start):
             return CloseResult(wanted[-1], "already-closed",

@@ -30,3 +30,18 @@ def test_a_close_entry_read_back_from_a_volume_is_named_by_the_volumes_path_and_
     last = day_entries(history, d(5), world.config.tzinfo())[1][0]
     assert history.where(last) == f"LOG.md:{last.line}"
     assert world.read("LOG.md").splitlines()[last.line - 1].endswith("· close")
+
+
+def test_closing_a_day_whose_close_a_seal_moved_says_where_that_close_is(tmp_path: Path, git_env: None) -> None:
+    world = World(make_repo(tmp_path / "repo"))
+    for day in range(2, 6):
+        for hour in (9, 12, 15):
+            world.cycle(at(day, hour))
+        assert world.close(d(day), at(day, 23)).status == "closed"
+    seal(world.git, per_volume=8, seal_at=12)
+    again = world.close(d(2), at(5, 23, 30))
+    assert again.status == "already-closed"
+    where = again.message.split("(", 1)[1].split(")", 1)[0]
+    path, line = where.rsplit(":", 1)
+    assert path == "history/LOG-0001.md", again.message
+    assert world.read(path).splitlines()[int(line) - 1].startswith("## 2026-11-02 23:00 UTC")
