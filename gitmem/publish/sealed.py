@@ -155,23 +155,35 @@ def join_texts(log_path: str, base: bytes, ours: bytes, theirs: bytes) -> Joined
     neither an append nor a seal of the base: the merge is then git's). SealsDiverge when both sealed, not the same
     entries, or a seal took entries the base does not hold: git cannot merge such volumes with LOG.md alone."""
     cuts = [sealed_cut(log_path, base, side) for side in (ours, theirs)]
+
+    def unsealed(side: bytes, cut: int) -> bytes:
+        first = volumes.entry_starts(base)[0]        # a cut is an entry's offset: the base has entries
+        text = volumes.unseal(side, log_path, [(1, volumes.title(log_path, 1) + base[first:cut])]) if cut else side
+        assert text is not None          # the title is the one given
+        return text
+
+    if cuts[0] is None and cuts[1]:
+        # A rebase replaying a seal after commits it already replayed: ours holds them renumbered, so it is no append
+        # of the base (their parent), and the merge picks theirs onto ours (merge.pick_log). Ours sealed the same
+        # entries (its LOG.md opens where theirs' does) or none yet (it opens with the base's oldest entries, byte
+        # for byte); either way it reads whole against the base once those entries are back in it.
+        cut = cuts[1]
+        starts = volumes.entry_starts(ours)
+        opens_at_cut = bool(starts) and fences.line_starting_at(ours, starts[0]) == fences.line_starting_at(base, cut)
+        mine = unsealed(ours, cut) if opens_at_cut else ours
+        if mine[:cut] != base[:cut]:
+            raise SealsDiverge(log_path)
+        return JoinedTexts(log_path, mine, unsealed(theirs, cut), cut)
     if any(cut is None and _lost_its_oldest(base, side) for cut, side in zip(cuts, (ours, theirs), strict=True)):
         raise SealsDiverge(log_path)
     if not any(cuts):
         return None
     if None in cuts:
-        # A side sealed and the other is no append of the base (a rebase replaying a seal over commits it renumbered:
-        # its volume holds the entries under their old numbers). git's line merge of LOG.md alone can't be right
-        # beside that volume, so the human gets the way out, not bare conflict markers.
+        # A side sealed and the other is neither an append of the base nor a rebase's replay over renumbered commits
+        # (the side that is no append is the one replayed: its volume holds entries under their old numbers). git's
+        # line merge of LOG.md alone can't be right beside that volume, so the human gets the way out.
         raise SealsDiverge(log_path)
     ours_cut, theirs_cut = (cut or 0 for cut in cuts)
     if ours_cut and theirs_cut and ours_cut != theirs_cut:
         raise SealsDiverge(log_path)
-    first = volumes.entry_starts(base)[0]
-
-    def unsealed(side: bytes, cut: int) -> bytes:
-        text = volumes.unseal(side, log_path, [(1, volumes.title(log_path, 1) + base[first:cut])]) if cut else side
-        assert text is not None          # the title is the one given
-        return text
-
     return JoinedTexts(log_path, unsealed(ours, ours_cut), unsealed(theirs, theirs_cut), max(ours_cut, theirs_cut))
