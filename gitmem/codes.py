@@ -562,6 +562,12 @@ CROSS_WORKSPACE_WRITE = _code(
                    "only that workspace's memory and the files it shares",
                    "put the other workspaces' files back (`git checkout HEAD~1 -- {path}`); a human's commit "
                    "may change any workspace", since=5))
+SIDE_MERGE_CONFLICT = _code(
+    "GM924", "side-merge-conflict",
+    "`gitmem merge` refused a branch: a file of it does not merge by memory rules; nothing was changed",
+    "{path} does not merge with {branch} by memory rules (the same entry or line changed on both sides, or a "
+    "file gitmem does not merge); nothing was changed",
+    "merge by hand: `git merge {branch}`, resolve, then `gitmem check`", since=6)
 
 # -- GM950-GM969 import and export (gitmem.interop) -----------------------------------------------------------
 IMPORT_SOURCE_UNREADABLE = _code(

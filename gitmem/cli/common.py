@@ -113,10 +113,12 @@ def say(command: str | None, text: str) -> None:
 class CommandFailed(GitmemError):
     """A failure as one command words it (`gitmem: cycle: refused: …`). The command raises it and the one
     error map (`gitmem.cli.main`) prints the message after `gitmem: <command>:`, then each of `notes` on a
-    line of its own after the same prefix, and exits with `exit_code`."""
+    line of its own after the same prefix, then `violations` as `path:line: GMnnn message` lines, and exits with
+    `exit_code`."""
 
-    def __init__(self, command: str, message: str, *, exit_code: int, notes: Sequence[str] = ()) -> None:
-        super().__init__(message)
+    def __init__(self, command: str, message: str, *, exit_code: int, notes: Sequence[str] = (),
+                 violations: Sequence[Any] = ()) -> None:
+        super().__init__(message, violations)
         self.command = command
         self.exit_code = exit_code
         self.notes = tuple(notes)

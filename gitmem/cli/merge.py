@@ -35,8 +35,8 @@ def merge_command(branch: str, workspace: str | None) -> int:
     try:
         done = merge_branch(ws, branch)
     except MergeRefused as err:
-        raise CommandFailed("merge", str(err),
-                            exit_code=ExitCode.USAGE if err.usage else ExitCode.VIOLATIONS) from None
+        raise CommandFailed("merge", str(err), exit_code=ExitCode.USAGE if err.usage else ExitCode.VIOLATIONS,
+                            violations=err.violations) from None
     for line in done.messages:
         show(line)
     return ExitCode.OK

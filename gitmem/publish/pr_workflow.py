@@ -93,7 +93,8 @@ def base_catch_up(ws: Workspace, *, say: Callable[[str], None]) -> Callable[[str
         try:
             merged = merged_commit(ws, base_head, tip, branch)
         except (MergeRefused, gitio.RepoError) as err:
-            say(f"{branch} lacks commits of the base and does not merge with them by memory rules ({err}); "
+            why = "; ".join([str(err), *(f"{v.path}:{v.line}: {v.code} {v.message}" for v in err.violations)])
+            say(f"{branch} lacks commits of the base and does not merge with them by memory rules ({why}); "
                 f"continuing it as it is: its PR needs `gitmem merge {branch}` on the base, by hand")
             return tip
         if merged.commit is None:

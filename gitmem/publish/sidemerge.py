@@ -8,10 +8,12 @@ path that does not merge by rule, changes nothing and says what to do instead.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from gitmem import gitio
+from gitmem import codes, gitio
 from gitmem.checks import generation
+from gitmem.checks.violation import Violation
 from gitmem.errors import GitmemError
 from gitmem.memory.text import Timestamp
 from gitmem.workspace import Workspace
@@ -21,8 +23,8 @@ class MergeRefused(GitmemError):
     """The branch was not merged; nothing changed. The message says why and what to do; `usage` when the
     command was asked wrong (no such branch, no author), not refused by a memory rule."""
 
-    def __init__(self, message: str, *, usage: bool = False) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, usage: bool = False, violations: Sequence[Violation] = ()) -> None:
+        super().__init__(message, violations)
         self.usage = usage
 
 
@@ -82,17 +84,16 @@ def merged_commit(ws: Workspace, ours: str, theirs: str, branch: str) -> SideMer
         merged = gitio.merge_into(repo, ours, theirs, _message(branch), identity, resolver,
                                   renumberer_for(ws.config, log_too=False), SealedLog(ws.config.path("log")))
         if merged.conflicts:
-            raise MergeRefused(f"{', '.join(merged.conflicts)} do not merge by memory rules (the same entry "
-                               f"changed on both sides, or a file gitmem does not merge); nothing was changed. "
-                               f"Merge by hand: git merge {branch}, resolve, then `gitmem check`")
+            raise MergeRefused(f"{branch} does not merge by memory rules; nothing was changed",
+                               violations=[Violation.of(codes.SIDE_MERGE_CONFLICT, path, 1, path=path, branch=branch)
+                                           for path in merged.conflicts])
         assert merged.commit is not None
         tip = merged.commit
         if merged.renumbering is not None:
             done.messages.append(merged.renumbering.describe().replace("this side", branch))
     broken = [v for v in verify_range(ws, ours, tip).violations if v.is_error]
     if broken:
-        listing = "; ".join(f"{v.path}:{v.line}: {v.code} {v.message}" for v in broken[:3])
-        raise MergeRefused(f"the merge would not pass `gitmem verify`: {listing}; nothing was changed")
+        raise MergeRefused("the merge would not pass `gitmem verify`; nothing was changed", violations=broken)
     done.commit = tip
     return done
 

@@ -285,9 +285,10 @@ def test_every_registered_code_has_a_case() -> None:
     # (tests/hostile/test_hostile_workspaces.py). GM103 and GM302 judge history made under rules 1-3, and GM310 is
     # a warning: tests/memory/test_clock_skew.py. GM314 and GM315 judge LOG's sealed volumes, which need a long
     # LOG: tests/checks/test_log_volumes.py. GM319 is the merge driver's, on a real `git merge` of two sides that
-    # sealed different entries: tests/publish/test_sealed_driver.py.
+    # sealed different entries: tests/publish/test_sealed_driver.py. GM924 is `gitmem merge`'s refusal:
+    # tests/publish/test_merge_refusals.py.
     covered = {case.code for case in CASES} | {"GM903", "GM905", "GM906", "GM308", "GM908", "GM210", "GM923",
-                                               "GM103", "GM302", "GM310", "GM314", "GM315", "GM319"}
+                                               "GM103", "GM302", "GM310", "GM314", "GM315", "GM319", "GM924"}
     assert {rule.code for rule in RULES} <= covered
 
 

@@ -542,7 +542,8 @@ def test_both_sides_amending_the_same_entry_is_left_to_the_human_by_the_driver_a
     git(second.path, "fetch", "--quiet", "origin", who=DANA)
     before = second.read("LOG.md")
     refused = session(second, "merge", "origin/main", check=False)
-    assert refused.returncode == 1 and "do not merge by memory rules" in refused.stderr
+    assert refused.returncode == 1
+    assert "LOG.md:1: GM924 LOG.md does not merge with origin/main by memory rules" in refused.stderr.splitlines()[1]
     failed = subprocess.run(["git", "pull", "--no-rebase", "--no-edit", "origin", "main"], cwd=second.path,
                             env=isolated_env(who=DANA), capture_output=True, text=True, check=False)
     assert failed.returncode != 0 and "CONFLICT" in failed.stdout + failed.stderr
