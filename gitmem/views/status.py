@@ -18,7 +18,7 @@ from gitmem.memory import decisions, lessons, log, rules
 from gitmem.memory.text import Timestamp, one_line
 from gitmem.views import health
 from gitmem.views.kept_branches import kept_branches, with_answers
-from gitmem.workspace import Clock, Workspace
+from gitmem.workspace import Clock, Workspace, log_history
 
 
 @dataclass
@@ -85,7 +85,8 @@ def activity(ws: Workspace, moment: datetime) -> dict[str, Any]:
     cycles = [e for e in recent if e.cycle is not None]
     last = cycles[-1] if cycles else _last_cycle(source)
     today_cycles = [e for e in cycles if start <= e.when.moment < end]
-    streak = no_build_streak(source, end)
+    history = log_history.of(ws)      # a streak or the last close may be older than LOG.md's first entry (sealed)
+    streak = no_build_streak(history, end)
     return {
         "last_cycle": {"cycle": last.cycle, "when": str(last.when), "outcome": last.outcome,
                        "task": one_line(last.get("Task") or ""), "warnings": _warnings(last)} if last else None,
@@ -94,7 +95,7 @@ def activity(ws: Workspace, moment: datetime) -> dict[str, Any]:
         "streak": {"length": streak.length, "first": streak.first, "last": streak.last,
                    "problem": streak.is_problem}
         if streak is not None else {"length": 0, "first": None, "last": None, "problem": False},
-        "last_close": _last_close_day(source)}
+        "last_close": _last_close_day(history)}
 
 
 def _warnings(entry: log.LogEntry) -> list[str]:
@@ -112,15 +113,16 @@ def recall_mode(ws: Workspace) -> dict[str, str]:
     return describe_recall_mode(ws.config)
 
 
-def _last_close_day(source: log.TailSource) -> str | None:
-    """The newest day a close closed. Read back from LOG's end to its last close entry, however many cycles came
-    after it (the day's own entries held it only when it was the one entry before today's), and of the closes read
-    the one with the newest day, then time: LOG's position is no order of closes, since a close of an older day
-    (`close --date`) or one a merge brought in lands below a newer one."""
+def _last_close_day(history: log_history.LogHistory) -> str | None:
+    """The newest day a close closed. Read back from LOG's end to its last close entry, into the sealed volumes when
+    LOG.md holds none (a seal moved it), however many cycles came after it (the day's own entries held it only when
+    it was the one entry before today's), and of the closes read the one with the newest day, then time: LOG's
+    position is no order of closes, since a close of an older day (`close --date`) or one a merge brought in lands
+    below a newer one."""
     def is_close(entry: log.LogEntry) -> bool:
         return entry.cycle is None
 
-    read = log.tail_entries(source, lambda entries: any(map(is_close, entries))).entries
+    read, _ = history.live_tail(lambda entries: any(map(is_close, entries)))
     closes = [(entry.get(DAY_FIELD) or entry.when.moment.date().isoformat(), entry.when.moment, at)
               for at, entry in enumerate(read) if is_close(entry)]
     return max(closes)[0] if closes else None
