@@ -31,8 +31,10 @@ def dated_ahead_violation(inp: CheckInput, path: str, line: int, what: str, when
                 heading: str) -> Violation | None:
     """GM309 when `when` is more than CLOCK_SKEW after a clock that judges the new state: `check`'s clock, or
     the commit's committer date and the clock of the verify (a fast clock dates the commit ahead too). An entry
-    a merge brings from another parent (its `heading` is there) was judged by the commit that wrote it."""
-    if any(_holds(other.read(path), heading) for other in inp.others):
+    a merge brings from another parent was judged by the commit that wrote it: a heading there carries its time,
+    whatever cycle number the merge gave it (`gitmem merge` renumbers what it brings in, and keeps its time unless
+    it dates it by the merge's own clock)."""
+    if any(_holds_time(other.read(path), heading) for other in inp.others):
         return None
     for moment, variant in judges(inp):
         gap = beyond(when.moment, moment)
@@ -85,5 +87,7 @@ def skewed(path: str, line: int, what: str, when: Timestamp, before_what: str, b
                         before_what=before_what, before=before)
 
 
-def _holds(data: bytes | None, heading: str) -> bool:
-    return data is not None and f"\n{heading}\n".encode() in data
+def _holds_time(data: bytes | None, heading: str) -> bool:
+    """Whether `data` has a heading dated as `heading` is (`## <time> · …`): the time is the heading's first part."""
+    dated = heading.split(" · ", 1)[0]
+    return data is not None and (f"\n{dated} · ".encode() in data or f"\n{dated}\n".encode() in data)
