@@ -486,3 +486,28 @@ def test_the_days_of_a_close_read_the_answered_line_of_each_decision_not_its_fie
     assert [[item.id for item in day] for day in found] == [asked[4:], asked[4:], asked[5:], asked[5:]]
     assert found == [decisions.waiting(doc, datetime(2026, 11, day, 23, 59, tzinfo=UTC), as_of=True, now=moment)
                      for day in (10, 11, 12, 13)]
+
+
+def test_a_close_reads_no_answer_time_of_a_decision_resolved_long_before(world: World,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether a decision under Resolved can still have waited on the days a close writes up is told from the day
+    its Answered line opens with when that day is long before them (4,000 decisions at 100x, nearly all answered
+    months ago): no answer time of theirs is read, and the reports are those of the full reading."""
+    from dataclasses import replace
+
+    from gitmem.memory import decisions
+
+    _decisions_of_a_month(world)
+    doc = decisions.parse(world.read(world.path("decisions")))
+    answered = tuple(replace(item, section=decisions.RESOLVED) for item in doc.pending if item.is_answered)
+    assert len(answered) == 12
+    moved = replace(doc, pending=doc.awaiting, resolved=answered)
+    (world.git.path / world.path("decisions")).write_text(decisions.render(moved), encoding="utf-8")
+    world.commit("answered decisions moved under Resolved", world.path("decisions"), author=HUMAN)
+    asked = counting(monkeypatch, decisions, "answered_at")
+    result = _close_after_the_week(world)
+    assert len(result.days) == 5
+    old = {item.id for item in answered}
+    assert [args[0].id for args in asked if args[0].id in old] == []   # type: ignore[attr-defined]
+    assert all("a question still open" in report["Waiting"] for report in result.reports), result.reports
+    assert not any("an old question" in report["Waiting"] for report in result.reports), result.reports
