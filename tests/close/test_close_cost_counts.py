@@ -202,8 +202,9 @@ def test_logs_cycle_headings_are_indexed_in_one_pass_that_knows_the_fences(
 def test_a_promoted_lessons_gate_and_lines_are_read_once(world: World,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Each Confirmed line is read (its cycle parsed) once per lesson: history's verdict takes the lesson's own
-    reading; and the gate of a candidate re-read before writing is judged once, not once to say it stands and once
-    more for its cycles (thousands of lines and a thousand candidates at 100x). The promotion still lands."""
+    reading; and the gate of a candidate is judged once: LESSONS re-read before writing finds the lesson
+    unchanged (the one object of an unchanged lesson, `once.SameEntries`), whose gate stands (thousands of lines
+    and a thousand candidates at 100x). The promotion still lands."""
     from gitmem.close import gates
     from gitmem.memory import lessons
     from tests.support.world import at, d
@@ -215,7 +216,7 @@ def test_a_promoted_lessons_gate_and_lines_are_read_once(world: World,
     assert [p["lesson"] for p in result.promoted] == [lesson]
     confirmed = [args for args in read if args[0].key == "Confirmed"]
     assert len(confirmed) == 2, confirmed     # the two lines, each once
-    assert len(gated) == 2, gated            # eligible, then the re-read before writing
+    assert len(gated) == 1, gated            # eligible; the re-read before writing finds it unchanged
 
 
 _PIECES = ("```", "~~~", "```text", "  ```", "## L-0001 · a", "## L-0002", "## L-0001 · again", "## ", "##x",
@@ -511,3 +512,4 @@ def test_a_close_reads_no_answer_time_of_a_decision_resolved_long_before(world: 
     assert [args[0].id for args in asked if args[0].id in old] == []   # type: ignore[attr-defined]
     assert all("a question still open" in report["Waiting"] for report in result.reports), result.reports
     assert not any("an old question" in report["Waiting"] for report in result.reports), result.reports
+
