@@ -116,9 +116,8 @@ class Backing:
                     digests: dict[int, str]) -> None:
         """The verdicts judged before whose inputs are unchanged (gitmem.close.verdict_memo) leave `pending`."""
         for key, (lesson, _) in list(pending.items()):
-            found = cache.get(key)
-            commit = found.get("commit") if isinstance(found, dict) else None
-            if not is_commit_id(commit):
+            commit = _cached_commit(cache.get(key))
+            if commit is None:
                 continue
             kept = self._memo.find(key, _digest_of(lesson, digests), commit,
                                    in_history=lambda valid_at: gitio.is_ancestor_id(self.repo, valid_at, head),
@@ -142,8 +141,7 @@ class Backing:
         """Judge again, from the commit the cache names, each pending line whose commit is in history; what
         stands leaves `pending` with its verdict."""
         in_history: dict[str, bool] = {}
-        cached = [(key, found["commit"]) for key in pending
-                  if isinstance(found := cache.get(key), dict) and is_commit_id(found.get("commit"))]
+        cached = [(key, commit) for key in pending if (commit := _cached_commit(cache.get(key))) is not None]
         # The lines of one commit together, and the commits oldest first. A commit's parent holds the LESSONS of
         # the commit before it that changed the file, so in this order each LESSONS blob is read once, where
         # the lessons' order would read a commit's blob and its parent's again and again: a real history has a
@@ -359,9 +357,10 @@ class Backing:
 
     def _save_cache(self, head: str, valid_at: str | None, kept: dict[str, object]) -> None:
         """Write where each line was added, as known at `head`: this run's, and the cache's when all of it still
-        holds. Only the commit is kept: a verdict is judged again each time (see the module's docstring)."""
+        holds. Only the commit is kept, as the line's value (a JSON node a line, where an object of it was two
+        to load and walk: 4,400 lines at 100x): a verdict is judged again each time (see the module's docstring)."""
         path = self._cache_path()
-        fresh = {key: {"commit": v.commit} for key, v in self._verdicts.items() if v.commit is not None}
+        fresh = {key: v.commit for key, v in self._verdicts.items() if v.commit is not None}
         if path is None or (valid_at == head and all(kept.get(key) == value for key, value in fresh.items())):
             return
         write_cache(path, {"valid_at": head, "verdicts": {**kept, **fresh}})
@@ -417,6 +416,13 @@ class _LogText:
             self._offsets[cycle] = next((at for at in self._index.get(cycle, ()) if _cycle_of(data, at) == cycle),
                                         None)
         return self._offsets[cycle]
+
+
+def _cached_commit(found: object) -> str | None:
+    """The commit the cache names for a line: its value (`_save_cache`), or the `commit` of an object, as
+    caches before it were written; None for anything else."""
+    commit = found.get("commit") if isinstance(found, dict) else found
+    return commit if is_commit_id(commit) else None  # type: ignore[return-value]
 
 
 def _digest_of(lesson: Lesson, digests: dict[int, str]) -> str:
