@@ -66,7 +66,8 @@ class Week:
                 if log.BLOCKED in text else []
             # A decision asked before LOG.md's first entry (rules 6 sealed the entries of its time): the volumes
             # back to its ask, which LOG.md alone no longer holds.
-            sealed = log_text.sealed_since(start) if isinstance(log_text, log_history.LogHistory) else ""
+            sealed = log_text.sealed_since(start, holding=log.BLOCKED) \
+                if isinstance(log_text, log_history.LogHistory) else ""
             if log.BLOCKED in sealed:
                 entries = list(log.parse(sealed, expect_title=False).entries) + entries
             self._tails[start] = entries
