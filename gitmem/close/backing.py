@@ -68,6 +68,9 @@ class Backing:
         self._live: _LogText | None = None
         self._unsealed: _LogText | None = None
         self._verdicts: dict[str, Verdict] = {}
+        # The verdicts of the lines `resolve` was asked about, by (lesson id, line): the gates then ask about each
+        # line again (4,400 at 100x), found without its digest (`_key`) computed a second time.
+        self._answers: dict[tuple[str, str], Verdict] = {}
         self._cycles: dict[str, set[int]] = {}
         self._starts_live: dict[str, bool] = {}     # LOG.md blobs of sealed commits: whether the current starts so
         self._docs: dict[str, lessons.LessonsDoc] = {}
@@ -81,6 +84,9 @@ class Backing:
 
     # -- the question ----------------------------------------------------------------------------------------
     def __call__(self, lesson: Lesson, item: Field) -> Verdict:
+        found = self._answers.get((lesson.id, item.value))
+        if found is not None:
+            return found
         key = _key(lesson.id, item.value)
         if key not in self._verdicts:
             self.resolve([(lesson, item)])
@@ -88,10 +94,14 @@ class Backing:
 
     def resolve(self, wanted: Iterable[tuple[Lesson, Field]]) -> None:
         """Find verdicts for many lines in one walk (the close asks about every candidate at once)."""
-        pending = {key: (lesson, item) for lesson, item in wanted
-                   if (key := _key(lesson.id, item.value)) not in self._verdicts}
-        if not pending:
-            return
+        asked = {_key(lesson.id, item.value): (lesson, item) for lesson, item in wanted}
+        pending = {key: line for key, line in asked.items() if key not in self._verdicts}
+        if pending:
+            self._resolve(pending)
+        for key, (lesson, item) in asked.items():
+            self._answers[lesson.id, item.value] = self._verdicts[key]
+
+    def _resolve(self, pending: dict[str, tuple[Lesson, Field]]) -> None:
         head = gitio.head_id(self.repo)
         valid_at, cache = self._load_cache()
         # A cached verdict holds while the commit that added its line is in history. When the HEAD the cache

@@ -205,17 +205,19 @@ def test_a_promoted_lessons_gate_and_lines_are_read_once(world: World,
     reading; and the gate of a candidate is judged once: LESSONS re-read before writing finds the lesson
     unchanged (the one object of an unchanged lesson, `once.SameEntries`), whose gate stands (thousands of lines
     and a thousand candidates at 100x). The promotion still lands."""
-    from gitmem.close import gates
+    from gitmem.close import backing, gates
     from gitmem.memory import lessons
     from tests.support.world import at, d
 
     lesson = _a_lesson_confirmed_twice(world)
     gated = counting(monkeypatch, gates, "gate")
     read = counting(monkeypatch, lessons, "parse_event")
+    keyed = counting(monkeypatch, backing, "_key")
     result = world.close(d(11), at(11, 23))
     assert [p["lesson"] for p in result.promoted] == [lesson]
     confirmed = [args for args in read if args[0].key == "Confirmed"]
     assert len(confirmed) == 2, confirmed     # the two lines, each once
+    assert len(keyed) == 2, keyed             # each line's digest once: the gate's question finds its verdict
     assert len(gated) == 1, gated            # eligible; the re-read before writing finds it unchanged
 
 
