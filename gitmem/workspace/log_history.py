@@ -37,11 +37,28 @@ class Volume:
 
 
 def tracked(repo: gitio.Repo, log_path: str, commit: str | None = None) -> tuple[Volume, ...]:
-    """The volumes of `log_path` a commit holds (default HEAD), by number; none on an unborn branch."""
-    snapshot = gitio.commit_snapshot(repo, commit if commit is not None else gitio.head_id(repo), ())
+    """The volumes of `log_path` a commit holds (default HEAD), by number; none on an unborn branch. Listed once
+    per commit and repository in a process: a commit never changes, and a close asks for HEAD's history at each
+    of its steps (nine times; 269 volumes at 100x)."""
+    commit_id = commit if commit is not None else gitio.head_id(repo)
+    if commit_id is None:
+        return ()
+    # Kept by HEAD's full id (what `head_id` gives), never by a revision a caller names, which may move.
+    known = (str(gitio.git_dir(repo)), commit_id, log_path) if commit is None else None
+    if known in _TRACKED:
+        return _TRACKED[known]
+    snapshot = gitio.commit_snapshot(repo, commit_id, ())
     listing = (snapshot.entries_in(volumes.volume_folder(log_path)) if snapshot is not None else None) or {}
     found = {path: oid for path, (oid, mode) in listing.items() if oid is not None and mode in files.BLOB_MODES}
-    return tuple(Volume(number, path, found[path]) for number, path in volumes.numbered(log_path, found))
+    listed = tuple(Volume(number, path, found[path]) for number, path in volumes.numbered(log_path, found))
+    if known is not None:
+        if len(_TRACKED) >= KEPT:
+            del _TRACKED[next(iter(_TRACKED))]
+        _TRACKED[known] = listed
+    return listed
+
+
+_TRACKED: dict[tuple[str, str, str], tuple[Volume, ...]] = {}     # (git dir, commit id, LOG's path): `tracked`
 
 
 class LogHistory:

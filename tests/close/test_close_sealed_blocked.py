@@ -71,3 +71,23 @@ def test_volumes_holding_a_blocked_field_are_read_whole_as_before(sealed: World)
         assert [item.id for item in waiting] == ["D-0001"]
         found = writeup.blocked_tasks(_history(sealed), waiting, moment, week=week)
         assert found == {"D-0001": ["task 2", "task 3"]}, found
+
+
+def test_the_volumes_a_commit_holds_are_listed_once(sealed: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A close asks for HEAD's history at each of its steps (nine times, 269 volumes at 100x): a commit never
+    changes, so its volumes are listed once; a new HEAD has its own listing."""
+    from gitmem import gitio
+
+    repo = sealed.memory.workspace.repo
+    listed = counting(monkeypatch, gitio, "commit_snapshot")
+    first = log_history.tracked(repo, "LOG.md")
+    assert [volume.path for volume in first] == ["history/LOG-0001.md", "history/LOG-0002.md"]
+    assert log_history.tracked(repo, "LOG.md") == first == _history(sealed).volumes
+    assert len(listed) == 1, listed
+    for day in range(8, 10):
+        sealed.clock.moment = datetime(2026, 10, day, 8, 0, tzinfo=UTC)
+        sealed.memory.add_log_entry(task=f"task {day}", outcome="no-build", result="waited")
+        sealed.commit(f"day {day}", sealed.path("log"))
+    assert seal(sealed.git, per_volume=2, seal_at=4) == ["history/LOG-0003.md", "LOG.md"]
+    assert [volume.number for volume in log_history.tracked(repo, "LOG.md")] == [1, 2, 3]
+    assert len(listed) == 2, listed
