@@ -26,7 +26,7 @@ Enough = Callable[[tuple[LogEntry, ...]], bool]
 KEPT = 4             # volumes' bytes a history keeps in memory (about 300 KB each)
 # What is kept of each volume read (`VolumeFacts`), outside the repository (gitmem.workspace.proofs).
 FACTS_KIND = "volume-facts"
-FACTS_MAX_BYTES = 8 << 20        # far past what 100,000 volumes give (~80 bytes a volume)
+FACTS_MAX_BYTES = 8 << 20        # far past what 10,000 volumes give (about 100 bytes a volume)
 
 
 @dataclass(frozen=True)
