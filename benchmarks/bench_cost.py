@@ -138,7 +138,8 @@ def ready(scale: float, home: Path, path: str) -> Path:
     --push` leaves it); that first cycle under rules 6 seals the synthetic history (LOG into `history/` volumes,
     NOW to its newest blocks: the upgrade), so what is measured is the steady state. Close: also the history
     verdicts of the confirmations cached (.git/gitmem, and the verdicts kept outside the repository:
-    gitmem.close.verdict_memo), as earlier closes and `gitmem status` leave them; `GITMEM_BENCH_COLD_CLOSE=1`
+    gitmem.close.verdict_memo), as earlier closes and `gitmem status` leave them, and what an earlier close keeps
+    of the sealed volumes it read (a close run and taken back: `_close_undone`); `GITMEM_BENCH_COLD_CLOSE=1`
     measures the first close ever instead. Seal: the copy as the new gitmem finds it, never sealed: what is
     measured is that first, upgrading cycle (a one-time cost). Close and seal: the index's stat data fresh, as
     the last cycle's commit leaves it (gitio.commit_files): a copy checked out and used at once holds racily
@@ -154,9 +155,20 @@ def ready(scale: float, home: Path, path: str) -> Path:
         repo.references.create("refs/remotes/origin/main", repo.head.target, force=True)
     if path == "close" and not os.environ.get("GITMEM_BENCH_COLD_CLOSE"):
         run(root, "status")
+        _close_undone(root)
     if path in ("close", "seal"):
         subprocess.run(["git", "update-index", "-q", "--refresh"], cwd=root, check=False)
     return root
+
+
+def _close_undone(root: Path) -> None:
+    """A close run and its commit taken back: what it keeps outside the repository stays (gitmem.workspace.proofs:
+    what it read of the sealed volumes, by blob id), as yesterday's close leaves it for today's."""
+    repo = pygit2.Repository(str(root))
+    head = str(repo.head.target)
+    run(root, "close")
+    subprocess.run(["git", "reset", "-q", "--hard", head], cwd=root, check=True)
+    repo.references.create("refs/remotes/origin/main", repo.head.target, force=True)
 
 
 def measure(scale: float, path: str, rounds: int = 1) -> tuple[Cost, str]:

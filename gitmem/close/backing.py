@@ -68,6 +68,9 @@ class Backing:
         self._live: _LogText | None = None
         self._unsealed: _LogText | None = None
         self._verdicts: dict[str, Verdict] = {}
+        # The verdicts of the lines `resolve` was asked about, by (lesson id, line): the gates then ask about each
+        # line again (4,400 at 100x), found without its digest (`_key`) computed a second time.
+        self._answers: dict[tuple[str, str], Verdict] = {}
         self._cycles: dict[str, set[int]] = {}
         self._starts_live: dict[str, bool] = {}     # LOG.md blobs of sealed commits: whether the current starts so
         self._docs: dict[str, lessons.LessonsDoc] = {}
@@ -81,6 +84,9 @@ class Backing:
 
     # -- the question ----------------------------------------------------------------------------------------
     def __call__(self, lesson: Lesson, item: Field) -> Verdict:
+        found = self._answers.get((lesson.id, item.value))
+        if found is not None:
+            return found
         key = _key(lesson.id, item.value)
         if key not in self._verdicts:
             self.resolve([(lesson, item)])
@@ -88,10 +94,14 @@ class Backing:
 
     def resolve(self, wanted: Iterable[tuple[Lesson, Field]]) -> None:
         """Find verdicts for many lines in one walk (the close asks about every candidate at once)."""
-        pending = {key: (lesson, item) for lesson, item in wanted
-                   if (key := _key(lesson.id, item.value)) not in self._verdicts}
-        if not pending:
-            return
+        asked = {_key(lesson.id, item.value): (lesson, item) for lesson, item in wanted}
+        pending = {key: line for key, line in asked.items() if key not in self._verdicts}
+        if pending:
+            self._resolve(pending)
+        for key, (lesson, item) in asked.items():
+            self._answers[lesson.id, item.value] = self._verdicts[key]
+
+    def _resolve(self, pending: dict[str, tuple[Lesson, Field]]) -> None:
         head = gitio.head_id(self.repo)
         valid_at, cache = self._load_cache()
         # A cached verdict holds while the commit that added its line is in history. When the HEAD the cache
@@ -116,9 +126,8 @@ class Backing:
                     digests: dict[int, str]) -> None:
         """The verdicts judged before whose inputs are unchanged (gitmem.close.verdict_memo) leave `pending`."""
         for key, (lesson, _) in list(pending.items()):
-            found = cache.get(key)
-            commit = found.get("commit") if isinstance(found, dict) else None
-            if not is_commit_id(commit):
+            commit = _cached_commit(cache.get(key))
+            if commit is None:
                 continue
             kept = self._memo.find(key, _digest_of(lesson, digests), commit,
                                    in_history=lambda valid_at: gitio.is_ancestor_id(self.repo, valid_at, head),
@@ -142,8 +151,7 @@ class Backing:
         """Judge again, from the commit the cache names, each pending line whose commit is in history; what
         stands leaves `pending` with its verdict."""
         in_history: dict[str, bool] = {}
-        cached = [(key, found["commit"]) for key in pending
-                  if isinstance(found := cache.get(key), dict) and is_commit_id(found.get("commit"))]
+        cached = [(key, commit) for key in pending if (commit := _cached_commit(cache.get(key))) is not None]
         # The lines of one commit together, and the commits oldest first. A commit's parent holds the LESSONS of
         # the commit before it that changed the file, so in this order each LESSONS blob is read once, where
         # the lessons' order would read a commit's blob and its parent's again and again: a real history has a
@@ -359,9 +367,10 @@ class Backing:
 
     def _save_cache(self, head: str, valid_at: str | None, kept: dict[str, object]) -> None:
         """Write where each line was added, as known at `head`: this run's, and the cache's when all of it still
-        holds. Only the commit is kept: a verdict is judged again each time (see the module's docstring)."""
+        holds. Only the commit is kept, as the line's value (a JSON node a line, where an object of it was two
+        to load and walk: 4,400 lines at 100x): a verdict is judged again each time (see the module's docstring)."""
         path = self._cache_path()
-        fresh = {key: {"commit": v.commit} for key, v in self._verdicts.items() if v.commit is not None}
+        fresh = {key: v.commit for key, v in self._verdicts.items() if v.commit is not None}
         if path is None or (valid_at == head and all(kept.get(key) == value for key, value in fresh.items())):
             return
         write_cache(path, {"valid_at": head, "verdicts": {**kept, **fresh}})
@@ -417,6 +426,13 @@ class _LogText:
             self._offsets[cycle] = next((at for at in self._index.get(cycle, ()) if _cycle_of(data, at) == cycle),
                                         None)
         return self._offsets[cycle]
+
+
+def _cached_commit(found: object) -> str | None:
+    """The commit the cache names for a line: its value (`_save_cache`), or the `commit` of an object, as
+    caches before it were written; None for anything else."""
+    commit = found.get("commit") if isinstance(found, dict) else found
+    return commit if is_commit_id(commit) else None  # type: ignore[return-value]
 
 
 def _digest_of(lesson: Lesson, digests: dict[int, str]) -> str:

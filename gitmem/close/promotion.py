@@ -54,6 +54,11 @@ def promote_live(memory: MemoryWriter, config: Config, model: CloseModel | None,
         return result
     still: list[gates.Candidate] = []
     for candidate in first:
+        if lessons_doc.find(candidate.lesson.id) is candidate.lesson:
+            # Read again unchanged: the one object of an unchanged lesson (`once.SameEntries`), whose gate this
+            # `backs` judged a moment ago (1,100 eligible lessons at 100x, each gate reading its lines' verdicts).
+            still.append(candidate)
+            continue
         why, live = gates.rechecked(candidate, lessons_doc, backs, needed)
         if why or live is None:
             result.not_promoted.append(f"{candidate.lesson.id} · {candidate.lesson.title}: skipped, {why}")

@@ -17,6 +17,11 @@ what changed, not the number of lessons (3,000 at 100x, a verdict each judged on
 The verdicts are kept where the agent cannot write them (gitmem.workspace.proofs: outside the repository), never in
 `.git/gitmem`: there a planted verdict would promote a lesson history does not back. Only this process's own
 judgements are added; a verdict read from the memo stays only while the memo holds.
+
+Each verdict is one string, `<commit> <digest> <1|0> <why>`, read when its line is asked about: a close reads
+the memo of every line (3,000 at 100x) and asks about few, so the memo is a few JSON nodes to load and check for
+depth, not five per line, and a line's string is taken apart and checked only when it is used. A string of
+another shape is no verdict (its line is judged again), and is not written back.
 """
 from __future__ import annotations
 
@@ -57,7 +62,7 @@ class VerdictMemo:
         read = _read(proofs.read_proofs(root, self.kind, max_bytes=MAX_BYTES), self.paths)
         self._valid_at: str | None = read[0] if read is not None else None
         self._log_proof: tuple[int, str] = read[1] if read is not None else (0, "")
-        self._kept: dict[str, Kept] = read[2] if read is not None else {}
+        self._kept: dict[str, object] = read[2] if read is not None else {}      # read when asked (`_entry`)
         self._holds: bool | None = None
         self._log_hash: Any = None          # SHA-1 over the LOG judged on, as far as it was hashed
         self._hashed = 0
@@ -67,7 +72,7 @@ class VerdictMemo:
              log: Callable[[], bytes]) -> Kept | None:
         """The kept verdict of the line `key` of a lesson whose content has `digest`, when `.git/gitmem`'s cache
         names `commit` for it and the memo holds at this HEAD and LOG; else None (judge it)."""
-        entry = self._kept.get(key)
+        entry = _entry(self._kept.get(key))
         if entry is None or entry[1] != digest or entry[0] != commit or not self._proven(in_history, log):
             return None
         return entry
@@ -81,14 +86,15 @@ class VerdictMemo:
         when nothing was judged: the memo holds for the next process as it stands."""
         if not self._fresh or not is_commit_id(head):
             return
-        kept = self._kept if self._proven(in_history, log) else {}
+        kept = {key: value for key, value in self._kept.items()
+                if key not in self._fresh and _entry(value) is not None} if self._proven(in_history, log) else {}
         data = log()
         if self._log_hash is None or self._hashed > len(data):
             self._log_hash, self._hashed = hashlib.sha1(), 0
         self._log_hash.update(memoryview(data)[self._hashed:])
         proofs.keep_proofs(self.root, self.kind, {
             "valid_at": head, "paths": self.paths, "log": [len(data), self._log_hash.hexdigest()],
-            "verdicts": {key: list(entry) for key, entry in {**kept, **self._fresh}.items()}})
+            "verdicts": {**kept, **{key: _written(entry) for key, entry in self._fresh.items()}}})
 
     def _proven(self, in_history: Callable[[str], bool], log: Callable[[], bytes]) -> bool:
         """Whether the kept verdicts hold now: judged at an ancestor of HEAD, on a LOG that is this one's start."""
@@ -110,15 +116,31 @@ def is_commit_id(value: object) -> bool:
     return isinstance(value, str) and _SHA1_HEX.fullmatch(value) is not None
 
 
-def _read(found: dict[str, Any], paths: list[str]) -> tuple[str, tuple[int, str], dict[str, Kept]] | None:
-    """(the HEAD they were kept at, the LOG proof, the verdicts) of a memo for these `paths`; None when it is
-    not one gitmem wrote. An entry of another shape is left out."""
+def _read(found: dict[str, Any], paths: list[str]) -> tuple[str, tuple[int, str], dict[str, object]] | None:
+    """(the HEAD they were kept at, the LOG proof, the verdicts as written) of a memo for these `paths`; None when
+    it is not one gitmem wrote. Each verdict is checked when its line is asked about (`_entry`)."""
     valid_at, log_proof, verdicts = found.get("valid_at"), found.get("log"), found.get("verdicts")
     if not (found.get("paths") == paths and is_commit_id(valid_at) and isinstance(verdicts, dict)
             and isinstance(log_proof, list) and len(log_proof) == 2 and type(log_proof[0]) is int
             and log_proof[0] >= 0 and is_commit_id(log_proof[1])):
         return None
-    kept = {key: (entry[0], entry[1], entry[2], entry[3]) for key, entry in verdicts.items()
-            if isinstance(entry, list) and len(entry) == 4 and is_commit_id(entry[0]) and is_commit_id(entry[1])
-            and type(entry[2]) is bool and isinstance(entry[3], str)}
-    return str(valid_at), (log_proof[0], str(log_proof[1])), kept
+    return str(valid_at), (log_proof[0], str(log_proof[1])), verdicts
+
+
+_OK = {"1": True, "0": False}
+
+
+def _entry(value: object) -> Kept | None:
+    """A kept verdict as `_written` wrote it; None for anything else (its line is judged again)."""
+    if not isinstance(value, str):
+        return None
+    parts = value.split(" ", 3)
+    if len(parts) != 4 or parts[2] not in _OK or not (is_commit_id(parts[0]) and is_commit_id(parts[1])):
+        return None
+    return parts[0], parts[1], _OK[parts[2]], parts[3]
+
+
+def _written(entry: Kept) -> str:
+    """How a verdict is kept: one string (see the module's docstring)."""
+    commit, digest, ok, why = entry
+    return f"{commit} {digest} {'1' if ok else '0'} {why}"

@@ -44,7 +44,8 @@ class Week:
         known = self._narrowed
         if known is None or known[0] is not doc or as_of < known[1]:
             now = self.moment
-            still = [item for item in doc.all
+            # Most were answered long before: told so from their Answered line's day, at C speed.
+            still = [item for item in decisions.not_settled_before(doc.all, as_of)
                      if not item.is_answered or ((done := decisions.answered_at(item, now)) is not None
                                                  and done > as_of)]
             kept = {id(item) for item in still}
@@ -65,7 +66,8 @@ class Week:
                 if log.BLOCKED in text else []
             # A decision asked before LOG.md's first entry (rules 6 sealed the entries of its time): the volumes
             # back to its ask, which LOG.md alone no longer holds.
-            sealed = log_text.sealed_since(start) if isinstance(log_text, log_history.LogHistory) else ""
+            sealed = log_text.sealed_since(start, holding=log.BLOCKED) \
+                if isinstance(log_text, log_history.LogHistory) else ""
             if log.BLOCKED in sealed:
                 entries = list(log.parse(sealed, expect_title=False).entries) + entries
             self._tails[start] = entries

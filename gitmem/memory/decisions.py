@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from functools import cached_property
+from itertools import compress, count, repeat
 
 from gitmem import codes
 from gitmem.memory.clock_skew import beyond
@@ -127,6 +129,40 @@ def answered_at(item: Decision, now: datetime) -> datetime | None:
     it is Pending, or when its Answered line does not read."""
     answered = item.answered if item.is_answered else None
     return min(answered[0].moment, now) if answered is not None else None
+
+
+# The lines that may start an Answered field (`first_field_value`), and the day that opens its value.
+_ANSWERED_LINE = ("- Answered:", "* Answered:")
+_ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+# Two days: the time read from an Answered line is its day's, in a zone at most 23:59 from UTC (`parse_timestamp`),
+# so an answer dated two days before a moment's UTC day counts from before that moment.
+_SETTLED_MARGIN = timedelta(days=2)
+
+
+def not_settled_before(items: Iterable[Decision], moment: datetime) -> list[Decision]:
+    """`items` but those answered with an answer that counts from before `moment`, as far as the day their
+    Answered line opens with tells (`_settled_before`); the rest are read whole by the caller. Found at C speed
+    per decision: a close asks this of 4,000 decisions at 100x, nearly all answered long before."""
+    cutoff = (moment.astimezone(UTC) - _SETTLED_MARGIN).date().isoformat()
+    return [item for item in items if not _settled_before(item, cutoff)]
+
+
+def _settled_before(item: Decision, cutoff: str) -> bool:
+    """Whether `item` is under Resolved (answered, whatever its lines say) and the day its Answered line opens
+    with, in ASCII digits, is `cutoff` (`YYYY-MM-DD`, two days before a moment's UTC day) or earlier: then
+    `answered_at` is either None (the line does not read) or before that moment, and the decision waited at no
+    moment from then on. False when the day alone cannot tell (under Pending, no such line, other digits)."""
+    if item.section != RESOLVED:
+        return False
+    body = item.body
+    at = next(compress(count(), map(str.startswith, body, repeat(_ANSWERED_LINE))), None)
+    if at is None:
+        return False
+    rest = body[at][len(_ANSWERED_LINE[0]):]
+    if rest[:1] not in ("", " "):       # not the field's line (`_FIELD_RE`): a later line may be it
+        return False
+    day = rest.strip()[:10]
+    return day <= cutoff and _ISO_DAY.fullmatch(day) is not None
 
 
 def answered_ahead(item: Decision, moment: datetime) -> bool:

@@ -202,20 +202,23 @@ def test_logs_cycle_headings_are_indexed_in_one_pass_that_knows_the_fences(
 def test_a_promoted_lessons_gate_and_lines_are_read_once(world: World,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Each Confirmed line is read (its cycle parsed) once per lesson: history's verdict takes the lesson's own
-    reading; and the gate of a candidate re-read before writing is judged once, not once to say it stands and once
-    more for its cycles (thousands of lines and a thousand candidates at 100x). The promotion still lands."""
-    from gitmem.close import gates
+    reading; and the gate of a candidate is judged once: LESSONS re-read before writing finds the lesson
+    unchanged (the one object of an unchanged lesson, `once.SameEntries`), whose gate stands (thousands of lines
+    and a thousand candidates at 100x). The promotion still lands."""
+    from gitmem.close import backing, gates
     from gitmem.memory import lessons
     from tests.support.world import at, d
 
     lesson = _a_lesson_confirmed_twice(world)
     gated = counting(monkeypatch, gates, "gate")
     read = counting(monkeypatch, lessons, "parse_event")
+    keyed = counting(monkeypatch, backing, "_key")
     result = world.close(d(11), at(11, 23))
     assert [p["lesson"] for p in result.promoted] == [lesson]
     confirmed = [args for args in read if args[0].key == "Confirmed"]
     assert len(confirmed) == 2, confirmed     # the two lines, each once
-    assert len(gated) == 2, gated            # eligible, then the re-read before writing
+    assert len(keyed) == 2, keyed             # each line's digest once: the gate's question finds its verdict
+    assert len(gated) == 1, gated            # eligible; the re-read before writing finds it unchanged
 
 
 _PIECES = ("```", "~~~", "```text", "  ```", "## L-0001 · a", "## L-0002", "## L-0001 · again", "## ", "##x",
@@ -486,3 +489,29 @@ def test_the_days_of_a_close_read_the_answered_line_of_each_decision_not_its_fie
     assert [[item.id for item in day] for day in found] == [asked[4:], asked[4:], asked[5:], asked[5:]]
     assert found == [decisions.waiting(doc, datetime(2026, 11, day, 23, 59, tzinfo=UTC), as_of=True, now=moment)
                      for day in (10, 11, 12, 13)]
+
+
+def test_a_close_reads_no_answer_time_of_a_decision_resolved_long_before(world: World,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether a decision under Resolved can still have waited on the days a close writes up is told from the day
+    its Answered line opens with when that day is long before them (4,000 decisions at 100x, nearly all answered
+    months ago): no answer time of theirs is read, and the reports are those of the full reading."""
+    from dataclasses import replace
+
+    from gitmem.memory import decisions
+
+    _decisions_of_a_month(world)
+    doc = decisions.parse(world.read(world.path("decisions")))
+    answered = tuple(replace(item, section=decisions.RESOLVED) for item in doc.pending if item.is_answered)
+    assert len(answered) == 12
+    moved = replace(doc, pending=doc.awaiting, resolved=answered)
+    (world.git.path / world.path("decisions")).write_text(decisions.render(moved), encoding="utf-8")
+    world.commit("answered decisions moved under Resolved", world.path("decisions"), author=HUMAN)
+    asked = counting(monkeypatch, decisions, "answered_at")
+    result = _close_after_the_week(world)
+    assert len(result.days) == 5
+    old = {item.id for item in answered}
+    assert [args[0].id for args in asked if args[0].id in old] == []   # type: ignore[attr-defined]
+    assert all("a question still open" in report["Waiting"] for report in result.reports), result.reports
+    assert not any("an old question" in report["Waiting"] for report in result.reports), result.reports
+

@@ -16,7 +16,7 @@ import pytest
 
 from gitmem.close import CloseResult, backing
 from gitmem.memory import lessons
-from tests.support.helpers import GitRepo
+from tests.support.helpers import GitRepo, counting
 from tests.support.world import World, at, d
 
 LESSONS = 10
@@ -146,3 +146,36 @@ def test_a_rewritten_log_or_history_has_every_line_judged_again(world: World,
     world.git.commit_files({"NOW.md": world.read("NOW.md") + "\n"}, "history goes on another way")
     world.close(d(13), at(13, 23))
     assert len(judged) == _lines()
+
+
+def test_the_memo_keeps_a_verdict_a_string_read_only_for_the_lines_asked_and_judges_a_mangled_one_again(
+        world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A kept verdict is one string (a few JSON nodes to load for 3,000 lines at 100x, not five a line), taken
+    apart only for the line asked about; one of another shape is no verdict: its line is judged again, and it is
+    not written back."""
+    import json
+
+    from gitmem.close import verdict_memo
+    from gitmem.workspace.proofs import proofs_file
+
+    _hopeful_lessons(world)
+    world.close(d(10), at(10, 23))
+    where = proofs_file(world.git.path, verdict_memo.kind_of(("LESSONS.md", "LOG.md")))
+    memo = json.loads(where.read_text(encoding="utf-8"))
+    kept = memo["verdicts"]
+    assert len(kept) == _lines() and all(isinstance(value, str) for value in kept.values()), kept
+    first, *_ = sorted(kept)
+    kept[first] = kept[first].replace(" 1 ", " yes ", 1).replace(" 0 ", " no ", 1)
+    where.write_text(json.dumps(memo), encoding="utf-8")
+    taken = counting(monkeypatch, verdict_memo, "_entry")
+    loaded = verdict_memo.VerdictMemo(world.git.path, ("LESSONS.md", "LOG.md"))
+    assert taken == []                                  # nothing taken apart before a line is asked about
+    judged = _judgements(monkeypatch)
+    world.cycle(at(11, 9))
+
+    world.close(d(11), at(11, 23))
+
+    assert len(judged) == 1, judged
+    assert loaded.find(first, "0" * 40, "0" * 40, in_history=lambda _: True, log=lambda: b"") is None
+    again = json.loads(where.read_text(encoding="utf-8"))["verdicts"]
+    assert sorted(again) == sorted(kept) and again[first] != kept[first]
