@@ -10,10 +10,11 @@ import os
 import shlex
 from collections.abc import Sequence
 
-# A wrapper's options that take the next word as their value, and how many operands it reads before the command.
+# A wrapper's options that take a value (the next word, or attached: `-k5`, `--signal=KILL`), and how many operands
+# it reads before the command.
 WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),          # timeout [opts] DURATION cmd
-    "env": (frozenset({"-u", "--unset", "-C", "--chdir"}), 0),                     # env [opts] [NAME=VALUE…] cmd
+    "env": (frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}), 0),  # env [opts] [N=V…] cmd
     "nice": (frozenset({"-n", "--adjustment"}), 0),
     "stdbuf": (frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}), 0),
     "ionice": (frozenset({"-c", "--class", "-n", "--classdata"}), 0),
@@ -37,17 +38,49 @@ def unwrapped(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
             if word == "--":
                 at += 1
                 break
-            if name == "env" and word in _SPLIT and at + 1 < len(rest):
-                rest = [*rest[:at], *shlex.split(rest[at + 1]), *rest[at + 2:]]
-            elif word in with_value:
-                at += 2
-            elif word.startswith("-"):          # a flag, or one with its value attached (`-n5`, `--signal=KILL`)
-                at += 1
-            elif name == "env" and "=" in word:
+            if name == "env" and "=" in word and not word.startswith("-"):
                 key, _, value = word.partition("=")
                 assigned[key] = value
                 at += 1
-            else:
-                break
+                continue
+            if not word.startswith("-") or word == "-":     # env's lone `-` is its -i
+                if word != "-":
+                    break
+                at += 1
+                continue
+            option, given = _option(word, with_value)
+            at += 1
+            if option is None:
+                continue
+            if given is None and at < len(rest):
+                given, at = rest[at], at + 1
+            if name == "env" and option in _SPLIT and given is not None:
+                rest = [*rest[:at], *_split(given), *rest[at:]]
         words = rest[at + operands:]
     return words, assigned
+
+
+def _option(word: str, with_value: frozenset[str]) -> tuple[str | None, str | None]:
+    """Of an option word, the option that takes a value and the value attached to it (None when the value is the
+    next word); (None, None) for flags. As getopt reads them: short ones cluster (`-iu X`, `-vk5`: the first that
+    takes a value takes the rest of the word), and a long one may be cut to any unique prefix (`--sig KILL`)."""
+    if word.startswith("--"):
+        given, equals, attached = word.partition("=")
+        named = [given] if given in with_value else \
+            [option for option in with_value if option.startswith("--") and option.startswith(given)]
+        if len(named) != 1:
+            return None, None
+        return named[0], attached if equals else None
+    for place, letter in enumerate(word[1:], start=2):
+        if f"-{letter}" in with_value:
+            return f"-{letter}", word[place:] or None
+    return None, None
+
+
+def _split(text: str) -> list[str]:
+    """`env -S`'s words. A string shlex cannot split (an unclosed quote), env itself refuses; its words split at
+    blanks still say which command was meant, rather than the reading stopping with an error."""
+    try:
+        return shlex.split(text)
+    except ValueError:
+        return text.split()

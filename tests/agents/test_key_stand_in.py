@@ -329,7 +329,9 @@ def test_a_boxed_codex_whose_config_the_box_hides_holds_a_placeholder(tmp_path: 
 @pytest.mark.parametrize("wrapper", [["timeout", "600"], ["timeout", "-k", "10", "600"], ["env", "X=1"],
                                      ["nice", "-n", "5"], ["stdbuf", "-oL"], ["nohup"],
                                      ["timeout", "600", "env", "X=1"],
-                                     ["/usr/bin/env", "-u", "Y", "--"]])
+                                     ["/usr/bin/env", "-u", "Y", "--"], ["env", "-iu", "Y"],
+                                     ["timeout", "--sig", "KILL", "600"], ["timeout", "-vk", "5", "10"],
+                                     ["env", "--un", "Y"]])
 def test_codex_behind_a_wrapper_command_is_codex(tmp_path: Path, wrapper: list[str]) -> None:
     """`timeout 600 codex exec -` runs Codex as much as `codex exec -`: its endpoint is read from Codex's own `-c`
     settings and config, and the stand-in's `-c` reaches it. It was read as an unknown CLI's (OPENAI_BASE_URL),
@@ -341,6 +343,19 @@ def test_codex_behind_a_wrapper_command_is_codex(tmp_path: Path, wrapper: list[s
     with key_stand_in.serving(command, env) as stand_in:
         assert stand_in.argv[:len(command)] == command
         assert stand_in.argv[-2] == "-c" and stand_in.argv[-1].startswith('openai_base_url="http://127.0.0.1')
+
+
+@pytest.mark.parametrize("wrapper", [["env", "-Scodex exec"], ["env", "--split-string=X=1 codex exec"],
+                                     ["env", "-S codex exec"], ["env", "-vS", "codex exec"],
+                                     ["env", "-S", "codex exec 'unclosed"]])
+def test_codex_named_in_env_split_string_is_codex(tmp_path: Path, wrapper: list[str]) -> None:
+    """`env -S` takes its string as getopt does: attached (`-Scodex exec`, and a `#!/usr/bin/env -S codex exec`
+    line, which the kernel passes as one word), after `=`, or in a cluster. Those were read as flags, so the runner
+    saw no command and took Codex for an unknown CLI; a string with an unclosed quote crashed the reading."""
+    env = {"OPENAI_API_KEY": OPENAI_REAL, "CODEX_HOME": str(tmp_path / "codex")}
+    command = [*wrapper, "-c", 'openai_base_url="http://127.0.0.1:7/v1"', "-"]
+    chosen = key_stand_in.plan_keys(command, env, environ={})
+    assert [(r.upstream, r.codex_setting) for r in chosen.routes] == [("http://127.0.0.1:7/v1", "openai_base_url")]
 
 
 def test_the_codex_home_env_sets_on_the_command_line_is_the_one_read(tmp_path: Path) -> None:
