@@ -91,6 +91,7 @@ def _span(text: str, at: int) -> tuple[_Node, int]:
             at = _skip(text, at) + 1                        # the colon
         else:
             key, index = index, index + 1
+        node.members.pop(key, None)         # a repeated key is its last one, as json reads it, and stands last
         node.members[key], at = _span(text, at)
         at = _skip(text, at)
         if text[at] == ",":
@@ -122,6 +123,8 @@ def edited(text: str, old: Any, new: Any) -> str:
     for start, _, end, insert in sorted(((e.start, order, e.end, e.insert) for order, e in enumerate(edits)),
                                         reverse=True):
         text = text[:start] + insert + text[end:]
+    if loads(text) != new:          # the user's file is never left unreadable or saying other than was meant
+        raise LossyEdit(1, "the edit would not read back as the settings meant; nothing was changed")
     return text
 
 

@@ -99,3 +99,16 @@ def test_a_plain_json_file_is_still_written_whole() -> None:
     assert jsonc.is_plain('{"a": [1, "// not a comment", "/* nor this */"]}\n')
     assert not jsonc.is_plain('{"a": 1, }') and not jsonc.is_plain('{"a": 1} // c')
     assert json.loads(jsonc.blanked('{"a": "x//y", /* c */ "b": [1,2,],}')) == {"a": "x//y", "b": [1, 2]}
+
+
+def test_a_repeated_key_before_the_last_member_still_gets_its_comma(tmp_path: Path) -> None:
+    """json reads a repeated key as its last one; the edit took the key's first place for the object's last
+    member, saw a comma after it, and added none after the real last one: the settings file it wrote was broken."""
+    (tmp_path / ".gemini").mkdir()
+    settings = tmp_path / ".gemini" / "settings.json"
+    settings.write_text('{\n  "theme": "Light",\n  "vim": true, // mine\n  "theme": "Dracula"\n}\n')
+    report = init(tmp_path, ["gemini"])
+    assert report.problems == [] and ".gemini/settings.json" in report.updated, report.problems
+    text = settings.read_text()
+    assert "// mine" in text and jsonc.loads(text)["mcpServers"]["gitmem"] == GEMINI_SPEC, text
+    assert jsonc.loads(text)["theme"] == "Dracula"
