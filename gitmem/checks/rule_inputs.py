@@ -53,7 +53,11 @@ def edited_span(old: bytes | None, new: bytes) -> tuple[int, int]:
     head = _common_prefix(old, new)
     tail = _common_suffix(old, new, min(len(old), len(new)) - head)
     start = new.rfind(b"\n", 0, head) + 1
-    newline = new.find(b"\n", max(len(new) - tail - 1, start))
+    kept, kept_in_old = len(new) - tail, len(old) - tail        # new[kept:] == old[kept_in_old:]
+    # The kept bytes' first line is unchanged only if it began a line in OLD too: a change that ends by writing a
+    # line break (`x<<<<<<< HEAD` -> `x` + newline + `<<<<<<< HEAD`) makes a new line of bytes OLD held mid-line.
+    begun = kept_in_old == 0 or old[kept_in_old - 1:kept_in_old] == b"\n"
+    newline = new.find(b"\n", max(kept - 1 if begun else kept, start))
     return start, len(new) if newline < 0 else newline + 1
 
 

@@ -114,6 +114,23 @@ def test_a_secret_that_the_change_completes_with_a_line_it_did_not_write_is_foun
     assert [v.line for v in found] == [new.split("\n").index(AWS) + 1]
 
 
+@pytest.mark.parametrize("held,code", [("<<<<<<< HEAD", codes.CONFLICT_MARKERS.code),
+                                       ("=======", codes.CONFLICT_MARKERS.code),
+                                       ("AKIAQ3ZJ7T2KX9LMBV4R", codes.SECRET_LIKE_TOKEN.code),
+                                       ("ghp_a1B2c3D4e5F6g7H8i9J0kLmNoPqRsTuVwXyZ12", codes.SECRET_LIKE_TOKEN.code)])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_line_break_written_before_text_that_was_mid_line_makes_that_text_the_changes(held: str, code: str,
+                                                                                        newline: str) -> None:
+    """`xx<<<<<<< HEAD` is no marker and `aAKIA…` no key: mid-line, they were allowed. A change that writes only a
+    line break before them makes them a line's start; that line's bytes are OLD's end, and were taken for a line
+    the change had not touched, read beside the change and so not reported."""
+    old = f"{lessons_md(lesson(1))}note: xx{held}\n\nmore\n".replace("\n", newline)
+    assert [v for v in every_memory_file.check(_judged(None, old)) if v.code == code] == []
+    new = old.replace(f"xx{held}", f"xx{newline}{held}")
+    found = [v.line for v in every_memory_file.check(_judged(old, new)) if v.code == code]
+    assert found == [new.split("\n").index(f"{held}{newline.strip(chr(10))}") + 1]
+
+
 def test_a_secret_on_a_line_the_change_only_reads_beside_it_is_not_the_changes() -> None:
     """A key that reached the file past the hooks is the required check's to refuse where it was written; a
     change that writes the next line is not refused for it."""
