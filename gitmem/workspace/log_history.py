@@ -215,15 +215,24 @@ class VolumeFacts:
         kept = self._kept.get(volume.blob)
         if isinstance(kept, list) and len(kept) == 2 and (kept[0] is None or isinstance(kept[0], str)) \
                 and isinstance(kept[1], dict) and all(type(v) is bool for v in kept[1].values()):
-            try:
-                return (datetime.fromisoformat(kept[0]) if kept[0] is not None else None), kept[1]
-            except ValueError:
-                pass
+            opened = _instant(kept[0]) if kept[0] is not None else None
+            if kept[0] is None or opened is not None:
+                return opened, kept[1]
         opens = _opens_at(volumes.body(history.volume_bytes(volume)))
         holds: dict[str, bool] = {}
         self._kept[volume.blob] = [opens.isoformat() if opens is not None else None, holds]
         self._learned = True
         return opens, holds
+
+
+def _instant(text: str) -> datetime | None:
+    """A kept date as `_of` writes it, an instant with its zone; None for anything else (a date without a zone
+    cannot be compared with the moment asked about)."""
+    try:
+        found = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return found if found.utcoffset() is not None else None
 
 
 def of(ws: Workspace) -> LogHistory:

@@ -91,3 +91,21 @@ def test_the_volumes_a_commit_holds_are_listed_once(sealed: World, monkeypatch: 
     assert seal(sealed.git, per_volume=2, seal_at=4) == ["history/LOG-0003.md", "LOG.md"]
     assert [volume.number for volume in log_history.tracked(repo, "LOG.md")] == [1, 2, 3]
     assert len(listed) == 2, listed
+
+
+@pytest.mark.parametrize("mangled", ["2026-10-03", "2026-10-03T08:00:00"])
+def test_a_mangled_fact_of_a_volume_is_no_fact(sealed: World, mangled: str) -> None:
+    """What is kept of a volume is a cache: a date without its zone (which cannot be compared with an instant)
+    crashed the close, and is now read as no fact, the volume read again."""
+    from gitmem.workspace import proofs
+
+    since_the_ask = datetime(2026, 10, 1, 8, 0, tzinfo=UTC)
+    whole = _history(sealed).sealed_since(since_the_ask)
+    assert _history(sealed).sealed_since(since_the_ask, holding=log.BLOCKED) == whole      # the facts kept
+    root = sealed.memory.workspace.root
+    kept = proofs.read_proofs(root, log_history.FACTS_KIND, max_bytes=log_history.FACTS_MAX_BYTES)
+    assert len(kept["volumes"]) == 2
+    for fact in kept["volumes"].values():
+        fact[0] = mangled
+    proofs.keep_proofs(root, log_history.FACTS_KIND, kept)
+    assert _history(sealed).sealed_since(since_the_ask, holding=log.BLOCKED) == whole
