@@ -76,6 +76,11 @@ class Pattern:
         return any(needle in data for needle in self.needles)
 
 
+# The most lines of text one secret's match may stand on: the patterns that cross line breaks (`\s*` between a
+# name, its `=` or `:`, and its value) take three, each on a line of its own, blank lines between.
+LINES_A_SECRET_SPANS = 3
+
+
 def _p(source: str, what: str, *needles: str, group: int = 0) -> Pattern:
     return Pattern(source, what, tuple(n.encode() for n in needles), group)
 

@@ -133,9 +133,10 @@ def _judged(inp: CheckInput, role: str, path: str, data: bytes) -> list[Violatio
 
 def _scanned(path: str, data: bytes, start: int, end: int) -> list[Violation]:
     """Conflict markers and secrets in the changed lines [start, end) of `data`. A secret's name and its value may
-    stand on two lines with blank ones between (`aws_secret_access_key:`, then the key), so the nearest line of
-    text on each side is read with them; what those lines hold alone was there before the change."""
-    seen_from, seen_to = with_neighbours(data, start, end)
+    stand on lines of their own with blank ones between (`aws_secret_access_key`, `=`, then the key), so the
+    nearest lines of text a secret may reach on each side are read with them; what those lines hold alone was
+    there before the change."""
+    seen_from, seen_to = with_neighbours(data, start, end, reach=secrets.LINES_A_SECRET_SPANS - 1)
 
     def scan(low: int, high: int) -> set[Violation]:
         if low >= high:

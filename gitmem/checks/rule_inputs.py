@@ -61,17 +61,18 @@ def edited_span(old: bytes | None, new: bytes) -> tuple[int, int]:
     return start, len(new) if newline < 0 else newline + 1
 
 
-def with_neighbours(data: bytes, start: int, end: int) -> tuple[int, int]:
-    """[start, end) of `data` (whole lines) widened to the nearest line holding text before it and after it, over
-    the blank lines between: what a pattern that may cross line breaks (`\\s*` between a secret's name and its
-    value) needs around the lines a change wrote. Cost: what it skips, at C speed."""
-    before = _text_ends_before(data, start)
-    if before > 0:
-        start = data.rfind(b"\n", 0, before - 1) + 1
-    after = _text_starts_after(data, end)
-    if after < len(data):
-        newline = data.find(b"\n", after)
-        end = len(data) if newline < 0 else newline + 1
+def with_neighbours(data: bytes, start: int, end: int, *, reach: int) -> tuple[int, int]:
+    """[start, end) of `data` (whole lines) widened to the `reach` nearest lines holding text before it and after
+    it, over the blank lines between: what a pattern that may cross line breaks (`\\s*` between a secret's name,
+    its `=` and its value) needs around the lines a change wrote. Cost: what it skips, at C speed."""
+    for _ in range(reach):
+        before = _text_ends_before(data, start)
+        if before > 0:
+            start = data.rfind(b"\n", 0, before - 1) + 1
+        after = _text_starts_after(data, end)
+        if after < len(data):
+            newline = data.find(b"\n", after)
+            end = len(data) if newline < 0 else newline + 1
     return start, end
 
 

@@ -108,7 +108,13 @@ AWS = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
     # Appended after a name the file ended with.
     (f"{lessons_md(lesson(1))}\naws_secret_access_key =\n\n",
      f"{lessons_md(lesson(1))}\naws_secret_access_key =\n\n{AWS}\n"),
-], ids=["value-below-a-name", "name-above-a-value", "appended-after-a-name"])
+    # The value written under a name and its `=`, each on a line of its own (the name two lines of text above).
+    (f"{lessons_md(lesson(1))}\naws_secret_access_key\n=\n\nnothing yet\n",
+     f"{lessons_md(lesson(1))}\naws_secret_access_key\n=\n\n{AWS}\n"),
+    # The name written two lines of text above a value that was there.
+    (f"{lessons_md(lesson(1))}\nsome note\n:\n{AWS}\n", f"{lessons_md(lesson(1))}\nsecret_access_key\n:\n{AWS}\n"),
+], ids=["value-below-a-name", "name-above-a-value", "appended-after-a-name", "value-two-lines-below-a-name",
+        "name-two-lines-above-a-value"])
 def test_a_secret_that_the_change_completes_with_a_line_it_did_not_write_is_found(old: str, new: str) -> None:
     found = [v for v in every_memory_file.check(_judged(old, new)) if v.code == codes.SECRET_LIKE_TOKEN.code]
     assert [v.line for v in found] == [new.split("\n").index(AWS) + 1]
