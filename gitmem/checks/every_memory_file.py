@@ -31,12 +31,18 @@ def _line_of(data: bytes, offset: int, first_line: int) -> int:
     return first_line + data.count(b"\n", 0, offset)
 
 
+def _first_marker(data: bytes) -> int | None:
+    """Where the first conflict marker line of `data` starts; None when it holds none."""
+    match = _conflict_re().search(data) if any(m in data for m in _CONFLICT_NEEDLES) else None
+    return match.start() if match else None
+
+
 def scan_markers_and_secrets(path: str, data: bytes, first_line: int = 1) -> Iterator[Violation]:
     # `bytes.find` runs at memory speed, a regex with `\b` at ~30 ms per MB: NOW is rescanned whole on
     # every commit, and at 100x it holds 10 MB. So the marker regex runs only when a marker's text is there.
-    match = _conflict_re().search(data) if any(m in data for m in _CONFLICT_NEEDLES) else None
-    if match:
-        yield Violation.of(codes.CONFLICT_MARKERS, path, _line_of(data, match.start(), first_line))
+    marker = _first_marker(data)
+    if marker is not None:
+        yield Violation.of(codes.CONFLICT_MARKERS, path, _line_of(data, marker, first_line))
     for offset, what in secrets.find_secrets(data):
         yield Violation.of(codes.SECRET_LIKE_TOKEN, path, _line_of(data, offset, first_line), what=what)
 
@@ -146,7 +152,14 @@ def _scanned(path: str, data: bytes, start: int, end: int) -> list[Violation]:
         return {Violation(path, v.line + first_line - 1, v.code, v.message, v.hint) for v in found}
 
     found = scan(seen_from, seen_to)
-    return sorted(found - scan(seen_from, start) - scan(end, seen_to)) if found else []
+    found = found - scan(seen_from, start) - scan(end, seen_to) if found else set()
+    # A marker stands on one line, and a scan reports the first only: one the lines before held (past the hooks)
+    # would hide the change's, so the changed lines are asked alone.
+    if seen_from < start and not any(v.code == codes.CONFLICT_MARKERS.code for v in found):
+        marker = _first_marker(data[start:end])
+        if marker is not None:
+            found.add(Violation.of(codes.CONFLICT_MARKERS, path, line_number_at(data, start + marker)))
+    return sorted(found)
 
 
 def _control(inp: CheckInput, path: str, data: bytes, part: bytes, start: int) -> list[Violation]:

@@ -145,3 +145,12 @@ def test_a_secret_on_a_line_the_change_only_reads_beside_it_is_not_the_changes()
             if v.code == codes.SECRET_LIKE_TOKEN.code] == []
     assert [v.code for v in every_memory_file.check(_judged(old, old + f"again {KEY}\n"))
             if v.code == codes.SECRET_LIKE_TOKEN.code] == [codes.SECRET_LIKE_TOKEN.code]
+
+
+def test_a_marker_the_change_writes_is_found_though_a_line_before_it_holds_one() -> None:
+    """A scan reports a file's first conflict marker only: one that reached the file past the hooks, on the line
+    of text before the change, stood for the change's own, and was subtracted as the neighbour's."""
+    old = f"{lessons_md(lesson(1))}\n=======\n\nnote\n"
+    new = old.replace("note\n", "note\n>>>>>>> theirs\n")
+    found = [v.line for v in every_memory_file.check(_judged(old, new)) if v.code == codes.CONFLICT_MARKERS.code]
+    assert found == [new.split("\n").index(">>>>>>> theirs") + 1]
