@@ -10,7 +10,7 @@ from gitmem.checks.inputs import CheckInput
 from gitmem.checks.violation import Violation
 from gitmem.codes import Code
 from gitmem.memory import now
-from gitmem.memory.text import decode_text
+from gitmem.memory.text import common_prefix, common_suffix, decode_text
 
 
 def texts(inp: CheckInput, role: str, skip: set[str]) -> tuple[str, str | None, str] | None:
@@ -50,8 +50,8 @@ def edited_span(old: bytes | None, new: bytes) -> tuple[int, int]:
     a file judged though unchanged is judged whole. Cost: memcmp over both."""
     if old is None or old == new:
         return 0, len(new)
-    head = _common_prefix(old, new)
-    tail = _common_suffix(old, new, min(len(old), len(new)) - head)
+    head = common_prefix(old, new)
+    tail = common_suffix(old, new, min(len(old), len(new)) - head)
     start = new.rfind(b"\n", 0, head) + 1
     kept, kept_in_old = len(new) - tail, len(old) - tail        # new[kept:] == old[kept_in_old:]
     # The kept bytes' first line is unchanged only if it began a line in OLD too: a change that ends by writing a
@@ -97,30 +97,6 @@ def _text_starts_after(data: bytes, at: int) -> int:
         if skipped < len(chunk) or high == len(data):
             return at + skipped
         window *= 4
-
-
-def _common_prefix(a: bytes, b: bytes) -> int:
-    """How many first bytes `a` and `b` share, by halving: each step one comparison at C speed."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[low:middle] == b[low:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
-
-
-def _common_suffix(a: bytes, b: bytes, most: int) -> int:
-    """How many last bytes, `most` at most, `a` and `b` share."""
-    low, high = 0, most
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[len(a) - middle:len(a) - low] == b[len(b) - middle:len(b) - low]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 def span_against(inp: CheckInput, path: str, new: bytes) -> tuple[int, int]:

@@ -286,6 +286,18 @@ def common_prefix(a: bytes, b: bytes) -> int:
     return low
 
 
+def common_suffix(a: bytes, b: bytes, most: int) -> int:
+    """How many last bytes, `most` at most, `a` and `b` share (as `common_prefix`, from the end)."""
+    low, high = 0, most
+    while low < high:
+        middle = (low + high + 1) // 2
+        if a[len(a) - middle:len(a) - low] == b[len(b) - middle:len(b) - low]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
 def first_difference(old: bytes, new: bytes) -> int:
     """1-based line of the first byte where `new` stops being `old`."""
     return old.count(b"\n", 0, common_prefix(old, new)) + 1
