@@ -15,7 +15,7 @@ PINNED_REF = "main"
 # the tag in a comment (`@<sha> # v0.2.0`, `rev: <sha>  # frozen: v0.2.0`), as zizmor and Dependabot expect and so
 # that pre-commit never warns of a mutable `rev:`. The release step writes it once the tag is pushed (a commit
 # cannot name itself); tests/project/test_release_pins.py holds the tag, when this checkout has it, to this commit.
-PINNED_COMMIT = "097c3e355a434982d98b32069d01c3b09713d820"
+PINNED_COMMIT = "70fe2c7cea46a6059b88c6da445d1dd9964679d1"
 DISTRIBUTION = "gitmem-agent"
 
 
