@@ -8,11 +8,13 @@ from functools import cached_property
 
 from gitmem import codes
 from gitmem.memory.once import SameEntries, parsed_once
+from gitmem.memory.resplit import resplit
 from gitmem.memory.text import (
     SEP,
     Field,
     IdEntry,
     Problem,
+    Section,
     built_whole,
     decode_lines,
     fields_named,
@@ -168,20 +170,55 @@ def parse_heading(title: str) -> tuple[str, str] | None:
 
 
 _PARSED = SameEntries[Lesson]()
+# The last text parsed and its document, which the next parse splits again only where it differs (`resplit`).
+_LATEST: list[tuple[str, LessonsDoc]] = []
 
 
 @parsed_once
 def parse(text: str) -> LessonsDoc:
-    lines = decode_lines(text)
-    preamble, sections = split_sections(lines, 2)
+    doc = _parsed_after_edit(text) or _parsed_whole(text)
+    _LATEST[:] = [(text, doc)]
+    return doc
+
+
+def _parsed_whole(text: str) -> LessonsDoc:
+    preamble, sections = split_sections(decode_lines(text), 2)
     problems: list[Problem] = []
     problems += title_problem(preamble, TITLE)
-    lessons: list[Lesson] = []
-    for section, parsed in headed(sections, parse_heading, problems, code=codes.LESSON_HEADING_MALFORMED, marker="##",
-                                  what="lesson"):
-        lessons.append(built_whole(Lesson, {"id": parsed[0], "title": parsed[1], "body": section.body,
-                                            "line": section.line, "end": section.end}))
+    lessons = _lessons_of(sections, problems)
     return LessonsDoc(tuple(preamble), _PARSED.shared(lessons), tuple(problems))
+
+
+def _parsed_after_edit(text: str) -> LessonsDoc | None:
+    """`_parsed_whole(text)`, found from the last parse when `text` is an edit of its text that `resplit` can
+    answer: a valid LESSONS whose lessons are its sections one for one (no problems, nothing but the preamble
+    before the first). The lessons before the edit, and those after it when they did not move, are the last
+    parse's objects, with what was read of them (their fields, their events)."""
+    if not _LATEST:
+        return None
+    old_text, old = _LATEST[0]
+    if old.problems or not old.lessons or len(old.preamble) != old.lessons[0].line - 1:
+        return None
+    edit = resplit(old_text, text, [lesson.line for lesson in old.lessons], 2)
+    if edit is None:
+        return None
+    problems: list[Problem] = []
+    moved = old.lessons[edit.moved:]
+    if edit.shift:
+        moved = tuple(built_whole(Lesson, {"id": lesson.id, "title": lesson.title, "body": lesson.body,
+                                           "line": lesson.line + edit.shift, "end": lesson.end + edit.shift})
+                      for lesson in moved)
+    # A lesson the edit left as it was, where it was, is among those the edit's lines replaced.
+    replaced = {lesson: lesson for lesson in old.lessons[edit.kept:edit.moved]}
+    written = [replaced.get(lesson, lesson) for lesson in _lessons_of(edit.sections, problems)]
+    return LessonsDoc(old.preamble, _PARSED.kept((*old.lessons[:edit.kept], *written, *moved)), tuple(problems))
+
+
+def _lessons_of(sections: list[Section], problems: list[Problem]) -> list[Lesson]:
+    return [built_whole(Lesson, {"id": parsed[0], "title": parsed[1], "body": section.body, "line": section.line,
+                                 "end": section.end})
+            for section, parsed in headed(sections, parse_heading, problems, code=codes.LESSON_HEADING_MALFORMED,
+                                          marker="##", what="lesson")]
 
 
 def render(doc: LessonsDoc) -> str:

@@ -59,17 +59,27 @@ class SameEntries(Generic[E]):
     A close reads LESSONS and DECISIONS as HEAD holds them and as it leaves them, and most of their 3,000 and
     4,000 entries (at 100x) are the same in both. An entry is frozen and equal only to one with the same ID,
     heading, body and lines, so the one object can stand for both, with what was read from it (its fields, its
-    events, its times) read once. Only the latest parse's entries are kept.
+    events, its times) read once. Only the latest parse's entries are kept, as they are: they are looked up only
+    when a next parse asks (hashing 4,000 decisions is a cost a process that parses DECISIONS once never needs).
     """
 
     def __init__(self) -> None:
-        self._latest: dict[E, E] = {}
+        self._latest: tuple[E, ...] = ()
 
     def shared(self, entries: Iterable[E]) -> tuple[E, ...]:
-        known = self._latest
-        found = tuple(known.get(entry, entry) for entry in entries)
-        self._latest = dict(zip(found, found, strict=True))
+        latest = self._latest
+        if latest:
+            known = dict(zip(latest, latest, strict=True))
+            found = tuple(known.get(entry, entry) for entry in entries)
+        else:
+            found = tuple(entries)
+        self._latest = found
         return found
+
+    def kept(self, entries: tuple[E, ...]) -> tuple[E, ...]:
+        """`entries` as the latest parse's, for a parser that found the unchanged ones itself (`resplit`)."""
+        self._latest = entries
+        return entries
 
 
 K = TypeVar("K")

@@ -15,6 +15,7 @@ from gitmem.memory.once import kept_once
 from gitmem.records import record
 
 T = TypeVar("T")
+Chars = TypeVar("Chars", str, bytes)     # text or the bytes it was read from: both compare by slices at C speed
 
 # The canonical heading separator is U+00B7; humans may type " - " or " | " instead.
 SEP = " · "
@@ -274,7 +275,7 @@ def _decode(data: bytes, *, split: bool) -> Decoded:
     return Decoded(text, tuple(text.split("\n")) if split else (), tuple(problems))
 
 
-def common_prefix(a: bytes, b: bytes) -> int:
+def common_prefix(a: Chars, b: Chars) -> int:
     """The length of the longest common prefix of `a` and `b` (binary search over memcmp: C speed on 75 MB)."""
     low, high = 0, min(len(a), len(b))
     while low < high:
@@ -286,7 +287,7 @@ def common_prefix(a: bytes, b: bytes) -> int:
     return low
 
 
-def common_suffix(a: bytes, b: bytes, most: int) -> int:
+def common_suffix(a: Chars, b: Chars, most: int) -> int:
     """How many last bytes, `most` at most, `a` and `b` share (as `common_prefix`, from the end)."""
     low, high = 0, most
     while low < high:
