@@ -43,8 +43,17 @@ def changed_lessons(doc: lessons.LessonsDoc, old_doc: lessons.LessonsDoc | None)
     (100x) promoted judges that one, not all of them."""
     if old_doc is None:
         return list(doc.lessons)
-    before = {(lesson.id, lesson.title, lesson.body) for lesson in old_doc.lessons}
-    return [lesson for lesson in doc.lessons if (lesson.id, lesson.title, lesson.body) not in before]
+    # A lesson an earlier parse handed over is that parse's own object (`once.SameEntries`, `lessons.parse`):
+    # only the others are compared, with the old lessons of their ID, not hashed body by body.
+    unchanged = set(map(id, old_doc.lessons))
+    others = [lesson for lesson in doc.lessons if id(lesson) not in unchanged]
+    ids = {lesson.id for lesson in others}
+    before: dict[str, list[Lesson]] = {}
+    for lesson in old_doc.lessons:
+        if lesson.id in ids:
+            before.setdefault(lesson.id, []).append(lesson)
+    return [lesson for lesson in others
+            if not any(old.title == lesson.title and old.body == lesson.body for old in before.get(lesson.id, ()))]
 
 
 def _dated_ahead(inp: CheckInput, path: str, old_doc: lessons.LessonsDoc | None,

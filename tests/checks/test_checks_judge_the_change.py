@@ -12,6 +12,7 @@ from gitmem.checks import CheckInput, every_memory_file, lessons_checks
 from gitmem.checks.rule_inputs import edited_span
 from gitmem.config import Config
 from gitmem.gitio.snapshots import Snapshot
+from gitmem.memory import lessons
 from tests.support.builders import lesson, lessons_md
 from tests.support.helpers import counting
 
@@ -154,3 +155,26 @@ def test_a_marker_the_change_writes_is_found_though_a_line_before_it_holds_one()
     new = old.replace("note\n", "note\n>>>>>>> theirs\n")
     found = [v.line for v in every_memory_file.check(_judged(old, new)) if v.code == codes.CONFLICT_MARKERS.code]
     assert found == [new.split("\n").index(">>>>>>> theirs") + 1]
+
+
+LESSON_LISTS = st.lists(st.tuples(st.integers(1, 5), st.sampled_from(["open", "retired"]), st.booleans()),
+                        min_size=1, max_size=8)
+
+
+def _changed_by_content(doc: lessons.LessonsDoc, old_doc: lessons.LessonsDoc) -> list[lessons.Lesson]:
+    """What `changed_lessons` means, said the long way: every lesson whose ID, title and body no old lesson has."""
+    before = {(item.id, item.title, item.body) for item in old_doc.lessons}
+    return [item for item in doc.lessons if (item.id, item.title, item.body) not in before]
+
+
+@settings(max_examples=150, deadline=None)
+@given(LESSON_LISTS, LESSON_LISTS)
+def test_the_changed_lessons_are_those_no_old_lesson_of_their_id_holds(old: list[tuple[int, str, bool]],
+                                                                          new: list[tuple[int, str, bool]]) -> None:
+    """Duplicate IDs, lessons moved, lessons handed over by the previous parse or parsed anew: the same answer."""
+    def text(items: list[tuple[int, str, bool]]) -> str:
+        return lessons_md(*(lesson(n, status=status, why=why) for n, status, why in items))
+
+    old_doc = lessons.parse(text(old))
+    doc = lessons.parse(text(new))
+    assert lessons_checks.changed_lessons(doc, old_doc) == _changed_by_content(doc, old_doc)
