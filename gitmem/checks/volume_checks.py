@@ -29,11 +29,16 @@ def _volumes(snapshot: Snapshot | None, log_path: str, *, run: bool = True) -> F
     one: `volumes.named`); None when it cannot list folders."""
     if snapshot is None:
         return {}
-    listing = snapshot.entries_in(volumes.volume_folder(log_path))
-    if listing is None:
-        return None
-    listed = volumes.numbered(log_path, listing) if run else volumes.named(log_path, listing)
-    return {number: (path, *listing[path]) for number, path in listed}
+    # Named once per snapshot: a seal's check asks four times of each side (270 volumes at 100x).
+    key = ("volumes" if run else "volume-names", log_path)
+    if key not in snapshot.facts:
+        listing = snapshot.entries_in(volumes.volume_folder(log_path))
+        found: Found | None = None
+        if listing is not None:
+            listed = volumes.numbered(log_path, listing) if run else volumes.named(log_path, listing)
+            found = {number: (path, *listing[path]) for number, path in listed}
+        snapshot.facts[key] = found
+    return snapshot.facts[key]  # type: ignore[return-value]
 
 
 def _same(inp: CheckInput, path: str, old_oid: str | None, new_oid: str | None) -> bool:

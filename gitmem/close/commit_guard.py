@@ -17,7 +17,7 @@ from gitmem.confined import files
 from gitmem.errors import ExitCode, RunFailure
 from gitmem.gitio import Snapshot
 from gitmem.memory import lessons, log, rules
-from gitmem.memory.text import decode_text
+from gitmem.memory.text import decode_file_text
 from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
 
@@ -87,7 +87,7 @@ def check_result(ws: Workspace, head: str, changed: dict[str, bytes | None]) -> 
 
     def text(snapshot: Snapshot | None, role: str) -> str | None:
         data = snapshot.read(config.path(role)) if snapshot is not None else None
-        return decode_text(data) if data is not None else None
+        return decode_file_text(data) if data is not None else None
 
     # Rules are the close's to change, so they are left out of the cycle's permission check. LOG is judged as
     # bytes first: an append there, as `check` judges it, is what the permission asks (75 MB decoded twice

@@ -83,7 +83,7 @@ def promote_live(memory: MemoryWriter, config: Config, model: CloseModel | None,
     lines = [f"{item.rule.id} · {item.rule.text} (from {item.lesson_id})"
              + (f"; retired {', '.join(item.retired)} (superseded)" if item.retired else "")
              for item in planned.promote]
-    lines += planned.notes + [n for n in result.not_promoted if n not in planned.notes]
+    lines += planned.notes + result.not_promoted          # a note in both is kept once, where notes put it
     if planned.proposals:
         lines.append("to make room, retire or supersede: " + "; ".join(planned.proposals))
     result.lines = list(dict.fromkeys(lines))
