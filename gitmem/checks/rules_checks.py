@@ -6,10 +6,9 @@ from dataclasses import replace
 
 from gitmem import codes
 from gitmem.checks.inputs import CheckInput, unreadable
-from gitmem.checks.rule_inputs import duplicate_ids
+from gitmem.checks.rule_inputs import decoded, duplicate_ids
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.memory import lessons, rules
-from gitmem.memory.text import decode_text
 
 
 def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
@@ -18,10 +17,10 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     path = cfg.path("rules")
     if path in skip:
         return []
-    new_bytes = inp.new.read(path)
-    if new_bytes is None:
+    new_text = decoded(inp.new, path)
+    if new_text is None:
         return []
-    doc = rules.parse(decode_text(new_bytes))
+    doc = rules.parse(new_text)
     # A problem about the whole file (GM508) points at its last line, never past the end.
     last = max(doc.line_count, 1)
     found = [replace(from_problem(path, p), line=min(p.line, last)) for p in doc.problems]
@@ -34,15 +33,15 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
         found.append(Violation.of(codes.RULES_OVER_LIMIT, path, line, "proven", count=len(doc.proven),
                                   limit=cfg.limits.proven_rules_max))
     lessons_path = cfg.path("lessons")
-    lessons_bytes = inp.new.read(lessons_path)
-    known = {lesson.id for lesson in lessons.parse(decode_text(lessons_bytes)).lessons} if lessons_bytes else set()
+    lessons_text = decoded(inp.new, lessons_path)
+    known = {lesson.id for lesson in lessons.parse(lessons_text).lessons} if lessons_text else set()
     for item in doc.all:
         # An unreadable LESSONS (GM902) is reported once; it does not make every provenance "missing".
         if item.lesson and item.lesson not in known and lessons_path not in skip:
             found.append(Violation.of(codes.RULE_LESSON_MISSING, path, item.line, id=item.id, lesson=item.lesson))
-    old_bytes = inp.old.read(path) if inp.old is not None else None
-    if old_bytes is not None:
-        old = rules.parse(decode_text(old_bytes))
+    old_text = decoded(inp.old, path) if inp.old is not None else None
+    if old_text is not None:
+        old = rules.parse(old_text)
         now_ids = {r.id for r in doc.all}
         anchor = doc.section_lines.get(rules.RETIRED, doc.section_lines.get(rules.PROVEN, 1))
         for gone in old.proven:

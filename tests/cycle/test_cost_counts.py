@@ -124,13 +124,13 @@ def test_the_close_judges_an_appended_log_without_decoding_it(memrepo: GitRepo,
 
     ws, head = log_appended_after_commit(memrepo)
     decoded: list[int] = []
-    real = commit_guard.decode_text
+    real = commit_guard.decode_file_text
 
     def counted(data: bytes) -> str:
         decoded.append(len(data))
         return real(data)
 
-    monkeypatch.setattr(commit_guard, "decode_text", counted)
+    monkeypatch.setattr(commit_guard, "decode_file_text", counted)
     commit_guard.check_result(ws, head, commit_guard.changed_files(ws, head))
     assert len(log_of(40)) not in decoded and len(log_of(41)) not in decoded
 
