@@ -17,7 +17,8 @@ from gitmem.memory.text import (
     Section,
     built_whole,
     decode_lines,
-    fields_named,
+    fields_keyed,
+    first_field_value,
     fold_digits,
     headed,
     parse_fields,
@@ -72,9 +73,10 @@ class Lesson(IdEntry):
 
     # Read once per lesson: a close asks each of LESSONS' lessons (3,000 at 100x) about its events from several
     # steps (the gates, the history of each line, the checks), and the fields of a frozen entry never change.
+    # Only the lines of the field asked are read (`fields_keyed`): the gates never need the others.
     @cached_property
     def happened(self) -> Event | None:
-        found = fields_named(self.fields, "Happened")
+        found = fields_keyed(self.body, self.line + 1, "Happened")
         return parse_event(found[0]) if found else None
 
     @property
@@ -83,11 +85,11 @@ class Lesson(IdEntry):
 
     @cached_property
     def _confirmations(self) -> tuple[tuple[Field, Event | None], ...]:
-        return tuple((f, parse_event(f)) for f in fields_named(self.fields, "Confirmed"))
+        return tuple((f, parse_event(f)) for f in fields_keyed(self.body, self.line + 1, "Confirmed"))
 
-    @property
+    @cached_property
     def status(self) -> str:
-        return (self.get("Status") or "open").strip()
+        return (first_field_value(self.body, "Status") or "open").strip()
 
     @property
     def is_open(self) -> bool:

@@ -436,8 +436,9 @@ def test_the_close_judges_the_bytes_it_commits_without_reading_them_again(memrep
 def test_the_gates_read_the_fields_of_only_the_lessons_with_enough_confirmed_lines(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A close asks every lesson whether it is open with enough Confirmed lines (3,000 at 100x, most with fewer):
-    the fields of a lesson without enough lines that could be Confirmed fields are never parsed, and the gates
-    find what parsing every lesson finds."""
+    the fields of a lesson without enough lines that could be Confirmed fields are never parsed, those of the
+    others only for the lines the gates read (Happened, Confirmed), and the gates find what parsing every lesson
+    finds."""
     from gitmem.close import gates
     from gitmem.close.backing import uncommitted
     from gitmem.memory import lessons
@@ -454,10 +455,13 @@ def test_the_gates_read_the_fields_of_only_the_lessons_with_enough_confirmed_lin
                        for k in (1, 2, 3))
     doc = lessons.parse(text)
     parsed = counting(monkeypatch, lessons, "parse_fields")
+    keyed = counting(monkeypatch, lessons, "fields_keyed")
     found = gates.eligible(doc, uncommitted(log_text), 2)
-    read_by_the_gates = len(parsed)
+    starts = {item.line + 1: item.id for item in doc.lessons}
+    read_by_the_gates = sorted({starts[args[1]] for args in keyed})         # type: ignore[index]
     hopeful = [item.id for item in doc.lessons if len(item.confirmations) >= 2]
-    assert read_by_the_gates == len(hopeful) == 11
+    assert parsed == [] and read_by_the_gates == hopeful and len(hopeful) == 11
+    assert sorted({str(args[2]) for args in keyed}) == ["Confirmed", "Happened"]
     assert [c.lesson.id for c in found.candidates] == hopeful
 
 

@@ -18,7 +18,7 @@ from gitmem.cycle.runner import run_cycle
 from gitmem.memory import decisions, log
 from gitmem.memory.text import Timestamp
 from gitmem.workspace import Workspace
-from tests.support.helpers import GitRepo
+from tests.support.helpers import BodiesRead, GitRepo, bodies_read
 
 
 def stat_dirty(root: str) -> list[str]:
@@ -704,24 +704,12 @@ def decisions_of(count: int, *, mark: str = "") -> str:
 
 
 @pytest.fixture
-def fields_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The first line of every body whose fields are read, however a reader reaches them."""
-    from gitmem.memory import lessons
-    from gitmem.memory import text as memory_text
-
-    bodies: list[int] = []
-    real = memory_text.parse_fields
-
-    def counted(body: tuple[str, ...] | list[str], first_line: int) -> tuple[memory_text.Field, ...]:
-        bodies.append(first_line)
-        return real(body, first_line)
-
-    for module in (memory_text, decisions, lessons):
-        monkeypatch.setattr(module, "parse_fields", counted)
-    return bodies
+def fields_read(monkeypatch: pytest.MonkeyPatch) -> BodiesRead:
+    """Every body whose fields are read, however a reader reaches them."""
+    return bodies_read(monkeypatch)
 
 
-def test_the_standing_check_reads_no_field_and_splits_no_file_into_lines(fields_read: list[int],
+def test_the_standing_check_reads_no_field_and_splits_no_file_into_lines(fields_read: BodiesRead,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """The cycle's preflight judges DECISIONS and LESSONS whole (1.7 MB and 3,000 lessons at 100x) by their
     headings and sections: no entry's fields are read for it, and no file is split into a tuple of lines to be
@@ -744,7 +732,7 @@ def test_the_standing_check_reads_no_field_and_splits_no_file_into_lines(fields_
              "NOW.md": now_of(30).encode(), "LOG.md": log_of(3).encode(),
              "RULES.md": b"# RULES\n\n## Proven rules\n"}
     assert standing(Config(), files.get) == []
-    assert fields_read == [] and split_into_lines == []
+    assert fields_read.reads == [] and split_into_lines == []
 
 
 def test_a_split_looks_only_at_the_lines_that_can_end_a_section(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -766,7 +754,7 @@ def test_a_split_looks_only_at_the_lines_that_can_end_a_section(monkeypatch: pyt
     assert measured == ["# DECISIONS", "## Pending", "## Resolved"]
 
 
-def test_a_lesson_unchanged_between_two_parses_is_read_once(fields_read: list[int]) -> None:
+def test_a_lesson_unchanged_between_two_parses_is_read_once(fields_read: BodiesRead) -> None:
     """A close reads LESSONS as HEAD holds it and as it leaves it, and checks every lesson of both (3,000 at
     100x): a lesson the second text holds unchanged, at the same lines, is the first parse's lesson, with its
     fields and events read once; a lesson that changed, or moved, is read again."""
@@ -777,7 +765,7 @@ def test_a_lesson_unchanged_between_two_parses_is_read_once(fields_read: list[in
     first = lessons.parse(first_text)
     for lesson in first.lessons:
         lesson_rules("LESSONS.md", lesson)
-    assert len(fields_read) == 30
+    assert fields_read.bodies() == 30
     fields_read.clear()
     promoted = first_text.replace("- Status: open", "- Status: promoted R-01", 2).replace(
         "- Status: promoted R-01", "- Status: open", 1)          # the second lesson's status, on its own line
@@ -785,11 +773,11 @@ def test_a_lesson_unchanged_between_two_parses_is_read_once(fields_read: list[in
     for lesson in second.lessons:
         lesson_rules("LESSONS.md", lesson)
     changed = [lesson.id for lesson in second.lessons if lesson not in first.lessons]
-    assert changed == ["L-0002"] and len(fields_read) == 1
+    assert changed == ["L-0002"] and fields_read.bodies() == 1
     assert all(new is old for new, old in zip(second.lessons, first.lessons, strict=True) if new.id != "L-0002")
     fields_read.clear()
     moved = promoted.replace("- Happened: 2026-11-10 (cycle 1) — it broke",
                              "- Happened: 2026-11-10 (cycle 1) — it broke\n  and more", 1)
     for lesson in lessons.parse(moved).lessons:
         assert lesson.happened is not None
-    assert len(fields_read) == 30       # every lesson moved one line down: read again, with its new lines
+    assert fields_read.bodies() == 30       # every lesson moved one line down: read again, with its new lines

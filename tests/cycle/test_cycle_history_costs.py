@@ -16,6 +16,7 @@ from gitmem.checks import amendments
 from gitmem.cycle.runner import run_cycle
 from gitmem.memory import fences, lessons, log
 from gitmem.workspace import Workspace
+from tests.support.helpers import bodies_read
 from tests.support.synth import cached_repo
 from tests.support.synth_copy import noop_agent_copy
 
@@ -144,19 +145,6 @@ def _checked_copy(tmp_path: Path) -> Path:
     return root
 
 
-def _lesson_bodies_read(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """The first line of every lesson whose fields are read from now on (`lessons.parse_fields`)."""
-    bodies: list[int] = []
-    real = lessons.parse_fields
-
-    def counted(body: tuple[str, ...], first_line: int) -> Any:
-        bodies.append(first_line)
-        return real(body, first_line)
-
-    monkeypatch.setattr(lessons, "parse_fields", counted)
-    return bodies
-
-
 def test_a_cycle_that_leaves_lessons_alone_reads_no_lesson(tmp_path: Path, git_env: None,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """Postflight dates the lesson lines a cycle wrote; a lesson the cycle left as it was (3,000 at 100x) has
@@ -164,11 +152,11 @@ def test_a_cycle_that_leaves_lessons_alone_reads_no_lesson(tmp_path: Path, git_e
     checked, so nothing else reads them either."""
     root = _checked_copy(tmp_path)
     assert len(lessons.parse((root / "LESSONS.md").read_text(encoding="utf-8")).lessons) >= 10
-    bodies = _lesson_bodies_read(monkeypatch)
+    bodies = bodies_read(monkeypatch, [lessons])
     ws = Workspace.open(root)
     report = run_cycle(ws, CommandBackend(ws.config))
     assert report.commit and report.exit_code == 0
-    assert bodies == []
+    assert bodies.reads == []
 
 
 # -- amendments: LOG's old lines searched for the marker once per process ------------------------------------------
@@ -265,11 +253,11 @@ def test_the_permissions_judge_only_the_lessons_a_cycle_changed(monkeypatch: pyt
     before = "\n".join(lines)
     added = before + "\n## L-0041 · a new one\n- Happened: 2026-11-12 (cycle 3) — x\n- Why: w\n- Change: c\n" \
         "- Status: open\n"
-    bodies = _lesson_bodies_read(monkeypatch)
+    bodies = bodies_read(monkeypatch, [lessons])
     result = permissions.enforce({"lessons": before}, {"lessons": added})
-    assert result.notes == [] and len(bodies) == 1
+    assert result.notes == [] and bodies.bodies() == 1
     bodies.clear()
     edited = added.replace("(cycle 2) — held", "(cycle 2) — rewritten", 1)     # the agent edited L-0001's history
     result = permissions.enforce({"lessons": before}, {"lessons": edited})
     assert [note.split("'")[0] for note in result.notes] == ["restored L-0001"] and "L-0001" in result.texts["lessons"]
-    assert len(bodies) <= 3
+    assert bodies.bodies() <= 3

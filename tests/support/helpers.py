@@ -274,3 +274,48 @@ def counting(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list
 
     monkeypatch.setattr(module, name, counted)
     return calls
+
+
+@dataclass
+class BodiesRead:
+    """Every read of an entry's fields from here on, however a reader reaches them (`parse_fields`, `fields_keyed`
+    for one key, `first_field_value` for one value): (id of the body, its first line when the reader is told it,
+    the key or "*" for all)."""
+
+    reads: list[tuple[int, int | None, str]]
+
+    def clear(self) -> None:
+        self.reads.clear()
+
+    def bodies(self) -> int:
+        """How many bodies were read, each of its fields once at most (a second read of the same fields fails)."""
+        assert len(set(self.reads)) == len(self.reads), f"fields read twice: {sorted(self.reads)}"
+        return len({body for body, _, _ in self.reads})
+
+
+def bodies_read(monkeypatch: pytest.MonkeyPatch, modules: Sequence[object] = ()) -> BodiesRead:
+    """`BodiesRead` by the readers in `modules` (by default the memory parsers': text, decisions and lessons)."""
+    from gitmem.memory import decisions, lessons
+    from gitmem.memory import text as memory_text
+
+    found = BodiesRead([])
+    whole, keyed, first = memory_text.parse_fields, memory_text.fields_keyed, memory_text.first_field_value
+
+    def counted(body: tuple[str, ...] | list[str], first_line: int) -> tuple[memory_text.Field, ...]:
+        found.reads.append((id(body), first_line, "*"))
+        return whole(body, first_line)
+
+    def counted_keyed(body: tuple[str, ...] | list[str], first_line: int, key: str) -> tuple[memory_text.Field, ...]:
+        found.reads.append((id(body), first_line, key))
+        return keyed(body, first_line, key)
+
+    def counted_first(body: tuple[str, ...] | list[str], key: str) -> str | None:
+        found.reads.append((id(body), None, key))
+        return first(body, key)
+
+    for module in modules or (memory_text, decisions, lessons):
+        for name, replacement in (("parse_fields", counted), ("fields_keyed", counted_keyed),
+                                  ("first_field_value", counted_first)):
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, replacement)
+    return found
