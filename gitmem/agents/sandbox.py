@@ -4,7 +4,8 @@ The agent is untrusted: without a box it could read a withheld secret from the r
 delete the human's branches and `git gc --prune=now` them away, write another workspace's memory, or push to a
 local-path origin. Inside `bwrap` it sees an allow-list of paths (gitmem.agents.sandbox_mounts): the work tree
 read-write, `.git` read-only but for `.git/gitmem/`, so only the runner commits, writes references and runs gc; a
-private /tmp; its own PID namespace with its own /proc, so no runner process is visible; its own user namespace
+private /tmp; its own PID namespace with its own /proc, so no runner process is visible; its own session, so no
+terminal of the runner's to type into; its own user namespace
 with no capability, also when root runs the cycle (containers, CI), so it cannot remount a read-only bind, make a
 device node or mount a disk, and where root runs it, the system's configuration shows it only what other users
 may read (its uid inside is root outside: sandbox_mounts `_withheld`); and an environment of named variables
@@ -247,7 +248,11 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None 
     tree = Path(mounts.work_tree)
     outside = [d for d in mounts.read_only if not Path(d).is_relative_to(tree)]
     inside = [d for d in mounts.read_only if Path(d).is_relative_to(tree)]
-    out = [bwrap, "--die-with-parent", "--unshare-pid", *unprivileged(os.geteuid() if euid is None else euid)]
+    # --new-session: the agent's program gets a session of its own, with no controlling terminal. In the runner's
+    # (a human's `gitmem cycle` in a shell, whose run_command tool would share it) it could open /dev/tty and push
+    # input with TIOCSTI that the human's shell runs after gitmem exits, outside the box (CVE-2017-5226).
+    out = [bwrap, "--die-with-parent", "--unshare-pid", "--new-session",
+           *unprivileged(os.geteuid() if euid is None else euid)]
     for target, link in mounts.links:
         out += ["--symlink", target, link]
     out += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
