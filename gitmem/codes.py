@@ -428,7 +428,7 @@ CYCLE_PUSH_REFUSED = _code(
     "{message}", since=3)
 CYCLE_TRUST_ANCHOR_CHANGED = _code(
     "GM719", "cycle-trust-anchor-changed",
-    "a git-ignored place the human's tools run code from (.venv, venv, .direnv) changed during the cycle",
+    "a git-ignored place the human's tools run code from (.venv, venv, .direnv, .env) changed during the cycle",
     "{message}", severity="warning", since=3)
 CYCLE_REPOSITORY_HELD = _code(
     "GM720", "cycle-repository-held",

@@ -242,9 +242,9 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None 
     """The bwrap command line. Order matters: a later bind covers an earlier one, so the work tree is bound
     read-write, then `.git` read-only over it, then `.git/gitmem` read-write over that; runtimes that live
     inside the work tree (a venv in the checkout) are bound read-only, so the agent cannot edit gitmem; and
-    last the trust anchors (`.venv`, `.direnv`), read-only whether or not gitmem runs from them: an absent one
-    as an empty read-only tmpfs, so the agent cannot create one for the human's next session to run. `euid`
-    (this process's by default) chooses the agent's ids (`unprivileged`)."""
+    last the trust anchors (`.venv`, `.direnv`, `.env`), read-only whether or not gitmem runs from them: an absent
+    one as an empty read-only tmpfs (a file anchor: an empty file), so the agent cannot create one for the
+    human's next session to run. `euid` (this process's by default) chooses the agent's ids (`unprivileged`)."""
     tree = Path(mounts.work_tree)
     outside = [d for d in mounts.read_only if not Path(d).is_relative_to(tree)]
     inside = [d for d in mounts.read_only if Path(d).is_relative_to(tree)]
@@ -283,4 +283,6 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None 
         out += ["--ro-bind", folder, folder]
     for folder in mounts.anchor_points:
         out += ["--tmpfs", folder, "--remount-ro", folder]
+    for path in mounts.anchor_files:
+        out += ["--ro-bind", mounts.empty, path]
     return [*out, "--chdir", mounts.work_tree, "--", *argv]

@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 import gitmem
 from gitmem import gitio
 from gitmem.agents import wrappers
-from gitmem.agents.ignored_tool_dirs import IGNORED_TOOL_DIRS
+from gitmem.agents.ignored_tool_dirs import IGNORED_TOOL_FILES, IGNORED_TOOLS
 from gitmem.config.nesting import loads_json, loads_toml
 from gitmem.workspace import Workspace
 
@@ -47,6 +47,9 @@ _Item = TypeVar("_Item")
 HOME = "/tmp/gitmem-home"      # inside the sandbox's private /tmp
 # The box HOME's login profile (read-only): a login shell keeps the agent's PATH (see the file).
 PROFILE = str(Path(__file__).with_name("box_profile.sh"))
+# An empty file, bound read-only where a file anchor (`.env`) is absent: tools inside read an empty file, and
+# none can be made there. A device (/dev/null) cannot stand in: bwrap binds with nodev, so it could not be read.
+EMPTY = str(Path(__file__).with_name("box_empty"))
 SYSTEM_DIRS = ("/usr", "/etc")
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")   # links on merged-/usr systems
 # Agent CLIs' config directories: (variable, default under the host's HOME). Bound read-write when the host
@@ -84,6 +87,8 @@ class Mounts:
     env: dict[str, str] = field(default_factory=dict)   # CLAUDE_CONFIG_DIR, CODEX_HOME: where they were bound
     anchors: tuple[str, ...] = ()                # trust anchors present in the tree: bound read-only, last
     anchor_points: tuple[str, ...] = ()          # absent ones: a read-only empty tmpfs, so none can be made
+    anchor_files: tuple[str, ...] = ()           # absent file anchors (`.env`): `empty` bound read-only there
+    empty: str = EMPTY
     withheld_files: tuple[str, ...] = ()         # run by root: system files other users may not read, shown empty
     withheld_dirs: tuple[str, ...] = ()          # and folders they may not enter, shown as empty folders
 
@@ -140,6 +145,7 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
             made.append(f"{HOME}/{default}")
             places[variable] = f"{HOME}/{default}"
     present, absent = _anchor_mounts(Path(root))
+    absent_files = tuple(place for place in absent if Path(place).name in IGNORED_TOOL_FILES)
     files, folders = _withheld(tuple(d for d in system if d not in ("/usr", *SYSTEM_LINKS))) if os.geteuid() == 0 \
         else ([], [])
     return Mounts(links=tuple(links), program_links=tuple(_unique(program_links)),
@@ -147,7 +153,8 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
                   optional=tuple(_unique(optional)), work_tree=root, git_read_only=tuple(_unique(git_read_only)),
                   state_dir=str(state.resolve()), made=tuple(made), env=places, anchors=present,
                   profile=PROFILE if os.path.isfile(PROFILE) else "",
-                  anchor_points=absent, withheld_files=tuple(files), withheld_dirs=tuple(folders))
+                  anchor_points=tuple(place for place in absent if place not in absent_files),
+                  anchor_files=absent_files, withheld_files=tuple(files), withheld_dirs=tuple(folders))
 
 
 def hidden_config(writable: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:
@@ -283,7 +290,7 @@ def _anchor_mounts(root: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     (or shows it read-only), and replacing the link itself is what the runner's look after the agent reports."""
     present: list[str] = []
     absent: list[str] = []
-    for name in IGNORED_TOOL_DIRS:
+    for name in IGNORED_TOOLS:
         place = root / name
         if not os.path.lexists(place):
             absent.append(str(place))
