@@ -247,7 +247,7 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None 
     human's next session to run. `euid` (this process's by default) chooses the agent's ids (`unprivileged`)."""
     tree = Path(mounts.work_tree)
     outside = [d for d in mounts.read_only if not Path(d).is_relative_to(tree)]
-    inside = [d for d in mounts.read_only if Path(d).is_relative_to(tree)]
+    inside = [d for d in (*mounts.read_only, *mounts.read_only_in_homes) if Path(d).is_relative_to(tree)]
     # --new-session: the agent's program gets a session of its own, with no controlling terminal. In the runner's
     # (a human's `gitmem cycle` in a shell, whose run_command tool would share it) it could open /dev/tty and push
     # input with TIOCSTI that the human's shell runs after gitmem exits, outside the box (CVE-2017-5226).
@@ -262,6 +262,11 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None 
         out += ["--ro-bind", mounts.profile, f"{mounts.home}/.profile"]
     for folder in outside:
         out += ["--ro-bind", folder, folder]
+    for home in mounts.covered_homes:           # a HOME inside a bound system folder: an empty folder over it
+        out += ["--tmpfs", home]
+    for folder in mounts.read_only_in_homes:
+        if not Path(folder).is_relative_to(tree):
+            out += ["--ro-bind", folder, folder]
     for path in mounts.withheld_files:          # over the system's read-only bind: shown empty
         out += ["--ro-bind", os.devnull, path]
     for folder in mounts.withheld_dirs:

@@ -9,12 +9,13 @@ lead to), the `gitmem` the agent's PATH finds, found as the CLI is (`~/.local/bi
 command line outside the work tree (absolute, or relative to the tree: `sh ../agent.sh`; one in the tree is the
 agent's to make, a link to anywhere), and the git directory with the object stores its alternates name. Never the
 human's HOME, nor a directory holding it, nor one of its data folders (`~/.local`, `~/.config`, `~/.cache`): an
-interpreter in `~/bin` or `~/.local/bin` is bound alone. A link is made only where no bound directory or earlier
-link shows that path already (on a merged-/usr system `/bin/sh` is `/usr/bin/sh`, shown by `/usr` through the `/bin
--> usr/bin` link). The links the CLI and its interpreter are found through on PATH (`~/.npm-global/bin/codex ->
-../lib/node_modules/...`, a `node` linked into `~/.local/bin`) are made again as links, not bound: a bound link is a
-copy of its target at the link's path, where node would look for the package's own modules, and a PATH directory
-left out would let `#!/usr/bin/env node` find another node inside than outside.
+interpreter in `~/bin` or `~/.local/bin` is bound alone. The system's own folders are bound even where a HOME lies
+inside one (under /usr), with that HOME covered by an empty folder. A link is made only where no bound directory or
+earlier link shows that path already (on a merged-/usr system `/bin/sh` is `/usr/bin/sh`, shown by `/usr` through
+the `/bin -> usr/bin` link). The links the CLI and its interpreter are found through on PATH
+(`~/.npm-global/bin/codex -> ../lib/node_modules/...`, a `node` linked into `~/.local/bin`) are made again as links,
+not bound: a bound link is a copy of its target at the link's path, where node would look for the package's own
+modules, and a PATH directory left out would let `#!/usr/bin/env node` find another node inside than outside.
 
 Read-write: the work tree at its own absolute path (agent CLIs key trust by path), `.git/gitmem/` (caches and
 locks only, never evidence), a HOME of the sandbox's own in its private /tmp (fresh every run, gone after
@@ -76,6 +77,8 @@ class Mounts:
     links: tuple[tuple[str, str], ...] = ()      # (target, link): `/bin -> usr/bin`
     program_links: tuple[tuple[str, str], ...] = ()   # (resolved, link): how the agent CLI is found on PATH
     read_only: tuple[str, ...] = ()              # the system, the runtimes, the agent's files
+    covered_homes: tuple[str, ...] = ()          # a HOME inside one of those (under /usr): an empty folder over it
+    read_only_in_homes: tuple[str, ...] = ()     # and what is bound from inside such a HOME, after that cover
     writable: tuple[str, ...] = ()               # the host's agent CLI config directories
     optional: tuple[str, ...] = ()               # agent.sandbox.writable: bound when they exist
     work_tree: str = ""
@@ -115,18 +118,22 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
         system.append(os.path.dirname(resolv))
     host_home = Path(environ.get("HOME") or os.path.expanduser("~"))
     homes = _homes(host_home)
+    system = [item for item in system if item not in homes]
+    covered = _covered_homes(system, homes)
     runtime = [*system, *_python_dirs()]
     program_links: list[tuple[str, str]] = []
     if agent_files:
-        installs, program_links = _agent_files(argv, env.get("PATH", ""), runtime, homes, root)
+        installs, program_links = _agent_files(argv, env.get("PATH", ""), runtime, homes, root, covered)
         runtime += installs
     # The `gitmem` the agent's PATH finds, which the prompt tells it to run: a user's install puts it in a
     # HOME's folder (`~/.local/bin`: pipx, `uv tool`, `pip --user`), which is never bound whole.
-    installs, found_links = _agent_files([GITMEM], env.get("PATH", ""), runtime, homes, root)
+    installs, found_links = _agent_files([GITMEM], env.get("PATH", ""), runtime, homes, root, covered)
     runtime += installs
     program_links += found_links
-    runtime = [item for item in runtime if not any(Path(home).is_relative_to(item) for home in homes)]
-    program_links = _new_links(program_links, links, runtime)
+    runtime = [item for item in runtime if item in system or not any(Path(home).is_relative_to(item) for home in homes)]
+    in_homes = [item for item in runtime if _under(item, covered)]
+    runtime = [item for item in runtime if item not in in_homes]
+    program_links = _new_links(program_links, links, runtime, covered)
     common, own = gitio.common_dir(repo).resolve(), gitio.git_dir(repo).resolve()
     git_read_only = [str(common), *([str(own)] if not own.is_relative_to(common) else [])]
     dot_git = ws.root / ".git"
@@ -149,7 +156,8 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
     files, folders = _withheld(tuple(d for d in system if d not in ("/usr", *SYSTEM_LINKS))) if os.geteuid() == 0 \
         else ([], [])
     return Mounts(links=tuple(links), program_links=tuple(_unique(program_links)),
-                  read_only=tuple(_outermost(runtime)), writable=tuple(_unique(bound)),
+                  read_only=tuple(_outermost(runtime)), covered_homes=covered,
+                  read_only_in_homes=tuple(_outermost(in_homes)), writable=tuple(_unique(bound)),
                   optional=tuple(_unique(optional)), work_tree=root, git_read_only=tuple(_unique(git_read_only)),
                   state_dir=str(state.resolve()), made=tuple(made), env=places, anchors=present,
                   profile=PROFILE if os.path.isfile(PROFILE) else "",
@@ -312,13 +320,14 @@ def _python_dirs() -> list[str]:
             if os.path.isdir(d) and os.access(d, os.R_OK | os.X_OK) and os.path.realpath(d) != "/"]
 
 
-def _agent_files(argv: list[str], path: str, bound: list[str], homes: set[str],
-                 root: str) -> tuple[list[str], list[tuple[str, str]]]:
+def _agent_files(argv: list[str], path: str, bound: list[str], homes: set[str], root: str,
+                 covered: tuple[str, ...] = ()) -> tuple[list[str], list[tuple[str, str]]]:
     """The agent CLI's install (a node_modules tree, else its executable; the command's first word, and each bare word
     of it found on PATH, which a wrapper runs), the interpreter its `#!` line names (node's install), and files
     named on its command line outside the tree (`python /opt/agent/run.py`, and `sh ../agent.sh`, relative to the
     work tree where the command runs: `_in_tree`); and the links the CLI, the interpreter and those files are found
-    through, (resolved, link). Never a HOME (`homes`): an interpreter in `~/bin` is bound alone."""
+    through, (resolved, link). Never a HOME (`homes`): an interpreter in `~/bin` is bound alone. What lies in a
+    `covered` HOME is bound itself, though a bound folder holds it."""
     found: list[str] = []
     linked: list[str] = []
     programs: list[str] = []
@@ -349,7 +358,7 @@ def _agent_files(argv: list[str], path: str, bound: list[str], homes: set[str],
     named_files = [arg for arg in named_files if not _in_tree(arg, root) and os.path.isfile(arg)]
     found += [os.path.realpath(arg) for arg in named_files]
     linked += [os.path.abspath(arg) for arg in named_files]
-    installs = [item for item in found if item != "/" and not _under(item, bound)]
+    installs = [item for item in found if item != "/" and (not _under(item, bound) or _under(item, covered))]
     return installs, [link for place in linked for link in _links_on(place)]
 
 
@@ -376,19 +385,21 @@ def _links_on(path: str) -> list[tuple[str, str]]:
     return [(os.path.realpath(place), place) for place in places if os.path.islink(place)]
 
 
-def _new_links(wanted: Iterable[tuple[str, str]], made: Iterable[tuple[str, str]],
-               bound: Iterable[str]) -> list[tuple[str, str]]:
+def _new_links(wanted: Iterable[tuple[str, str]], made: Iterable[tuple[str, str]], bound: Iterable[str],
+               covered: Iterable[str] = ()) -> list[tuple[str, str]]:
     """The links of `wanted` the box must still make: one whose place, followed through the links the box
     makes first (`made`: `/bin -> usr/bin`), is already shown by a bound directory (`/bin/sh` is `/usr/bin/sh`
     on a merged-/usr system) or by a link made before it is left out, because bwrap cannot make a link where
-    a file or link is already (\"Can't make symlink at /bin/sh: File exists\"), nor inside a read-only bind."""
+    a file or link is already (\"Can't make symlink at /bin/sh: File exists\"), nor inside a read-only bind. A
+    place in a `covered` HOME is not shown by the folder that holds it: the cover hides it."""
     made = list(made)
     bound = list(bound)
+    covered = list(covered)
     shown = {_through(link, made) for _target, link in made}
     kept: list[tuple[str, str]] = []
     for target, link in wanted:
         place = _through(link, made)
-        if place in shown or _under(place, [*bound, *shown]):
+        if place in shown or (_under(place, [*bound, *shown]) and not _under(place, covered)):
             continue
         shown.add(place)
         kept.append((target, link))
@@ -460,6 +471,15 @@ def _venv(program: str) -> str | None:
     other install that does (`host_mounts`)."""
     folder = os.path.dirname(os.path.dirname(program))
     return os.path.realpath(folder) if os.path.isfile(os.path.join(folder, "pyvenv.cfg")) else None
+
+
+def _covered_homes(system: list[str], homes: set[str]) -> tuple[str, ...]:
+    """The HOMEs that lie inside one of the system's folders (a HOME under /usr: `/usr/local/home/ada`, a
+    service user's `/usr/share/app`), and exist. Every other folder that holds a HOME is left out of the box;
+    the system's are bound all the same, for nothing could start in the box without /usr, and an empty folder
+    covers each such HOME (`bwrap_argv`), so the agent sees none of it."""
+    return tuple(sorted(home for home in homes if os.path.isdir(home)
+                        and any(home != item and Path(home).is_relative_to(item) for item in system)))
 
 
 def _homes(host_home: Path) -> set[str]:

@@ -620,3 +620,24 @@ def test_a_work_tree_that_is_or_holds_the_home_is_refused_before_the_agent_start
     said = json.loads(result.out)
     assert said["violations"][0]["code"] == "GM707" and "is the HOME or holds it" in said["refused"], said
     assert memrepo.head() == head
+
+
+@needs_bwrap
+def test_a_home_inside_usr_leaves_the_system_in_the_box_and_shows_nothing_of_the_home(
+        memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A HOME under /usr (`/usr/local/home/ada`, a service user's `/usr/share/app`): the box left /usr out, as it
+    leaves out every folder that holds a HOME, and every agent was a no-build ("execvp ...: No such file").
+    The system's folders are bound all the same, and the HOME inside is an empty folder."""
+    home = Path("/usr/share/doc")              # a folder under /usr with files in it, standing in for such a HOME
+    if not home.is_dir() or not any(home.iterdir()):
+        pytest.skip("no /usr/share/doc with files in it")
+    monkeypatch.setenv("HOME", str(home))
+    box = sandbox.choose(parse_config(b"agent:\n  sandbox: bubblewrap\n"))
+    probe = ("import os, subprocess, sys, gitmem; "
+             "print(len(os.listdir(sys.argv[1])), subprocess.run(['/bin/sh', '-c', 'echo sh ran'], "
+             "capture_output=True, text=True).stdout.strip())")
+    argv, env = box.wrap([sys.executable, "-c", probe, str(home)], {"PATH": os.environ["PATH"]},
+                         workspace=memrepo.ws())
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "sh", "ran"], done.stdout
