@@ -130,7 +130,12 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
     installs, found_links = _agent_files([GITMEM], env.get("PATH", ""), runtime, homes, root, covered)
     runtime += installs
     program_links += found_links
-    runtime = [item for item in runtime if item in system or not any(Path(home).is_relative_to(item) for home in homes)]
+    # Never a HOME, nor what holds one, nor one of its data folders: a Python installed with `--prefix ~/.local`
+    # runs gitmem from there, and its prefix would have shown the agent all of ~/.local (keyrings, histories,
+    # gitmem's own refs backups); its lib and bin folders, which are on the way, are bound themselves.
+    shared = _data_folders(homes)
+    runtime = [item for item in runtime if item in system
+               or not (item in shared or any(Path(home).is_relative_to(item) for home in homes))]
     in_homes = [item for item in runtime if _under(item, covered)]
     runtime = [item for item in runtime if item not in in_homes]
     program_links = _new_links(program_links, links, runtime, covered)
@@ -460,8 +465,7 @@ def _install_root(program: str, homes: set[str]) -> str:
     be one of a HOME's folders every program keeps its data in (`~/.local/bin/mise` -> `~/.local`)."""
     folder = os.path.dirname(program)
     root = os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder
-    shared = {os.path.join(home, name) for home in homes for name in HOME_DATA_FOLDERS}
-    return program if root in shared or any(Path(home).is_relative_to(root) for home in homes) else root
+    return program if root in _data_folders(homes) or any(Path(home).is_relative_to(root) for home in homes) else root
 
 
 def _venv(program: str) -> str | None:
@@ -471,6 +475,11 @@ def _venv(program: str) -> str | None:
     other install that does (`host_mounts`)."""
     folder = os.path.dirname(os.path.dirname(program))
     return os.path.realpath(folder) if os.path.isfile(os.path.join(folder, "pyvenv.cfg")) else None
+
+
+def _data_folders(homes: set[str]) -> set[str]:
+    """The folders of each HOME that hold every program's data (HOME_DATA_FOLDERS), as absolute paths."""
+    return {os.path.join(home, name) for home in homes for name in HOME_DATA_FOLDERS}
 
 
 def _covered_homes(system: list[str], homes: set[str]) -> tuple[str, ...]:

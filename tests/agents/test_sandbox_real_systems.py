@@ -641,3 +641,51 @@ def test_a_home_inside_usr_leaves_the_system_in_the_box_and_shows_nothing_of_the
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["0", "sh", "ran"], done.stdout
+
+
+# Run by a Python whose prefix is ~/.local: the box for a probe that lists ~/.local/share and starts that Python.
+LOCAL_PREFIX_RUNNER = """import os, subprocess, sys
+from pathlib import Path
+from gitmem.agents.sandbox import choose
+from gitmem.config import parse_config
+from gitmem.workspace import Workspace
+local = os.path.join(os.environ["HOME"], ".local")
+probe = 'ls -A "$0/share"; "$1" -c "import os, json; print(\\'python ran\\')"'
+argv, env = choose(parse_config(b"agent:\\n  sandbox: bubblewrap\\n")).wrap(
+    ["/bin/sh", "-c", probe, local, sys.executable], {"PATH": "/usr/bin:/bin"}, workspace=Workspace.at(sys.argv[1]))
+done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+print(done.stdout + done.stderr)
+"""
+
+
+@needs_bwrap
+def test_a_python_installed_in_the_homes_local_folder_shows_the_agent_none_of_that_folder(
+        tmp_path: Path, memrepo: GitRepo) -> None:
+    """A Python built with `--prefix ~/.local` (the way to a newer Python without root) runs gitmem with
+    sys.prefix ~/.local: the box bound that prefix whole, and the agent read ~/.local/share (keyrings, shell
+    histories) and ~/.local/state (gitmem's own refs backups). Only its own folders are bound now."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    system = Path("/usr/bin") / version
+    if not system.is_file() or not (Path("/usr/lib") / version / "os.py").is_file():
+        pytest.skip(f"no system {version} to install under a HOME")
+    home = tmp_path / "home"
+    (home / ".local" / "bin").mkdir(parents=True)
+    (home / ".local" / "lib").mkdir()
+    (home / ".local" / "share" / "keyrings").mkdir(parents=True)
+    (home / ".local" / "share" / "keyrings" / "login.keyring").write_text("the human's keyring\n")
+    python = home / ".local" / "bin" / version
+    shutil.copy2(system, python)                                    # its prefix is ~/.local: it finds its
+    (home / ".local" / "lib" / version).symlink_to(Path("/usr/lib") / version)    # library there
+    runner = tmp_path / "runner.py"
+    runner.write_text(LOCAL_PREFIX_RUNNER, encoding="utf-8")
+    site = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
+    checkout = Path(sandbox.__file__).resolve().parents[2]
+    env = {**os.environ, "HOME": str(home), "PYTHONPATH": f"{checkout}{os.pathsep}{site}"}
+    prefix = subprocess.run([str(python), "-c", "import sys; print(sys.prefix)"], env=env, capture_output=True,
+                            text=True, check=True).stdout.strip()
+    assert prefix == str(home / ".local")
+    done = subprocess.run([str(python), str(runner), str(memrepo.path)], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "keyrings" not in done.stdout and "No such file or directory" in done.stdout, done.stdout
+    assert "python ran" in done.stdout, done.stdout
