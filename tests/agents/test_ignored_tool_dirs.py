@@ -190,3 +190,20 @@ def test_the_in_process_file_tools_never_write_the_env_file(memrepo: GitRepo, pa
     wrote = box.call("write_file", {"path": path, "content": "LD_PRELOAD=/tmp/evil.so\n"})
     assert wrote.is_error and "the agent never writes it" in wrote.text
     assert not os.path.lexists(memrepo.path / ".env")
+
+
+@needs_bwrap
+def test_inside_the_box_the_env_file_holds_for_an_unprivileged_user_too(git_env: None) -> None:
+    with nobody_place("gitmem-dotenv-") as (place, bin_dir):
+        repo = make_repo(place / "repo")
+        repo.commit_files({"planted.env": "PATH=/tmp/evil:/usr/bin\n"}, "a file the agent will try to move")
+        command_agent(place, repo, ENV_ATTACK + BY_NAME, write_memory=False, sandbox="bubblewrap")
+        runs_nobodys_venv(repo, bin_dir)
+        done = gitmem_as_nobody(place, bin_dir, repo.path, "cycle", "--json")
+        assert done.returncode == ExitCode.OK, done.stderr
+        said = json.loads((repo.path / "said.json").read_text())
+        # (the placeholder is root's file, shared read-only with `nobody`: refused before the mount says so)
+        assert said["append"] in ("Read-only file system", "Permission denied") and said["read"] == "", said
+        assert said["replace"] != "done" and said["remove"] != "done", said
+        assert not os.path.lexists(repo.path / ".env")
+        assert NOTE_PREFIX not in evidence(repo)
