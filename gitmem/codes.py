@@ -391,8 +391,8 @@ CYCLE_OVER_BUDGET = _code(
     "GM706", "cycle-over-budget", "the reading budget is over its hard limit", "{message}")
 CYCLE_NO_SANDBOX = _code(
     "GM707", "cycle-no-sandbox", "the cycle refused to start: `agent.sandbox: bubblewrap` and bwrap cannot run "
-    "here, `agent.sandbox.writable` or the work tree is the HOME or a folder holding it, or run by root the box "
-    "could not give the agent a work tree another user owns",
+    "here, `agent.sandbox.writable` or the work tree is the HOME, a folder holding it or one of its data folders, "
+    "or run by root the box could not give the agent a work tree another user owns",
     "{message}", since=3)
 CYCLE_AGENT_FAILED = _code(
     "GM710", "cycle-agent-failed", "the agent failed or timed out; its work was saved on a salvage branch",

@@ -28,11 +28,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitmem.agents.sandbox_mounts import Mounts, fresh_config_dirs, hidden_config, host_mounts, writable_holding_a_home
+from gitmem.agents.sandbox_mounts import (
+    HOME_DATA_FOLDERS,
+    Mounts,
+    fresh_config_dirs,
+    hidden_config,
+    host_mounts,
+    writable_holding_a_home,
+)
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.workspace import Workspace
 
 INSTALL = "sudo apt-get install bubblewrap"
+DATA_FOLDERS = f"data folders ({', '.join('~/' + name for name in HOME_DATA_FOLDERS)})"
 USERNS_HINT = ("on Ubuntu 24.04 AppArmor restricts unprivileged user namespaces: sudo sysctl -w "
                "kernel.apparmor_restrict_unprivileged_userns=0 (or give bwrap an AppArmor profile)")
 PROBE_SECONDS = 10.0
@@ -88,16 +96,17 @@ class SandboxChoice:
 
 def tree_problem(ws: Workspace, *, euid: int | None = None, environ: Mapping[str, str] | None = None) -> str | None:
     """Why the box cannot give the agent the work tree of `ws`, or None. A tree that is the HOME or holds it (a
-    notes or dotfiles repository) would give the agent the HOME read-write, which the box never does. Run by
+    notes or dotfiles repository), or is one of its data folders (`~/.config` kept as a repository), would give
+    the agent the HOME, or every program's settings and tokens, read-write, which the box never does. Run by
     root, the agent is root outside but holds no capability inside, and none would reach a file whose owner the
     box does not map: in a tree another user owns (a container's bind-mounted checkout, GitHub's container
     jobs, `sudo gitmem cycle`) it could write nothing, and bwrap could not make its mount points (the absent
     trust anchors)."""
     if writable_holding_a_home([str(ws.root)], environ):
-        return (f"the box cannot keep the HOME from the agent: the work tree {ws.root} is the HOME or holds it on "
-                "this machine, and the box gives the agent the work tree read-write (keys, shell startup files, "
-                "every other repository); keep the memory repository in a folder of its own, or set "
-                "agent.sandbox: none in gitmem.yaml")
+        return (f"the box cannot keep the HOME from the agent: the work tree {ws.root} is the HOME or holds it, "
+                f"or is one of the HOME's {DATA_FOLDERS}, on this machine, and the box gives the agent the work "
+                "tree read-write (keys, shell startup files, every program's settings, every other repository); "
+                "keep the memory repository in a folder of its own, or set agent.sandbox: none in gitmem.yaml")
     if (os.geteuid() if euid is None else euid) != 0:
         return None
     for folder in dict.fromkeys([ws.root, ws.root / ws.config.memory_dir]):
@@ -166,9 +175,10 @@ def choose(config: Any, *, environ: Mapping[str, str] | None = None) -> SandboxC
     if problem is None and found is not None:
         held = writable_holding_a_home(config.agent.sandbox.writable, environ)
         if held:
-            raise SandboxUnavailable(f"agent.sandbox.writable names {held[0]!r}, which is the HOME or holds it on "
-                                     "this machine: the box would give the agent all of it read-write; name the "
-                                     "folders under it the agent needs (say ~/.cache/tool) in gitmem.yaml")
+            raise SandboxUnavailable(f"agent.sandbox.writable names {held[0]!r}, which is the HOME or holds it, "
+                                     f"or is one of the HOME's {DATA_FOLDERS}, on this machine: the box would give "
+                                     "the agent all of it read-write; name the folders under it the agent needs "
+                                     "(say ~/.cache/tool) in gitmem.yaml")
         return SandboxChoice("bubblewrap", found, note="sandbox: bubblewrap: the agent saw the work tree, a read-only "
                              ".git and a private /tmp, in its own PID namespace")
     if mode == "bubblewrap":

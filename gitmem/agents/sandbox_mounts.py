@@ -198,17 +198,19 @@ def _writable(writable: Iterable[str], host_home: Path) -> list[str]:
 
 
 def writable_holding_a_home(writable: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:
-    """The folders of agent.sandbox.writable that are `/`, a HOME or a folder holding one, as the paths they
-    resolve to name them: the config check refuses `/` and `~` as spelled, but only this machine knows that
-    `/root` or `/home` (or a link to either) is where its HOME lives. Bound read-write, such a folder would give
-    the agent the human's keys, shell startup files and every other repository."""
+    """The folders of agent.sandbox.writable that are `/`, a HOME or a folder holding one, or one of a HOME's
+    data folders (`~/.config`: HOME_DATA_FOLDERS), as the paths they resolve to name them: the config check
+    refuses `/` and `~` as spelled, but only this machine knows that `/root` or `/home` (or a link to either)
+    is where its HOME lives. Bound read-write, such a folder would give the agent the human's keys, shell
+    startup files, every program's settings and tokens, and every other repository."""
     environ = os.environ if environ is None else environ
     host_home = Path(environ.get("HOME") or os.path.expanduser("~"))
-    homes = [Path(home) for home in _homes(host_home)]
+    found = _homes(host_home)
+    homes, shared = [Path(home) for home in found], _data_folders(found)
     held, named_all = [], list(writable)
     for named, folder in zip(named_all, _writable(named_all, host_home), strict=True):
         real = Path(os.path.realpath(folder or "/"))
-        if real == Path("/") or any(home.is_relative_to(real) for home in homes):
+        if real == Path("/") or str(real) in shared or any(home.is_relative_to(real) for home in homes):
             held.append(named)
     return held
 

@@ -689,3 +689,24 @@ def test_a_python_installed_in_the_homes_local_folder_shows_the_agent_none_of_th
     assert done.returncode == 0, done.stderr
     assert "keyrings" not in done.stdout and "No such file or directory" in done.stdout, done.stdout
     assert "python ran" in done.stdout, done.stdout
+
+
+@needs_bwrap
+def test_a_work_tree_that_is_one_of_the_homes_data_folders_is_refused_before_the_agent_starts(
+        tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch, git_env: None) -> None:
+    """A memory repository kept as `~/.config` itself (a dotfiles habit) gave the agent every program's settings
+    read-write: `gh`'s token, cloud credentials, other agent CLIs' hooks. The box never binds a HOME's data
+    folder; as for a tree that is the HOME, the cycle refuses before the agent starts."""
+    home = tmp_path / "home"
+    repo = make_repo(home / ".config")
+    _use(repo, str(_sh_agent(tmp_path)))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{VENV_BIN}{os.pathsep}/usr/bin:/bin")
+    head = repo.head()
+
+    result = cli(["cycle", "--json"], cwd=repo.path)
+
+    assert result.code == ExitCode.DIRTY, (result.out, result.err)
+    said = json.loads(result.out)
+    assert said["violations"][0]["code"] == "GM707" and "data folders" in said["refused"], said
+    assert repo.head() == head
