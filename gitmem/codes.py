@@ -467,7 +467,8 @@ CYCLE_PATH_HELD = _code(
     "GM775", "cycle-path-held",
     "a file on a path that a file system takes for `.git` (`.git.`, `.git `, `GIT~1`, a name with a code point macOS "
     "ignores), or whose name is not UTF-8, which git refuses to store or a clone on macOS or Windows refuses to "
-    "check out, was kept out of the cycle's commit, in .git/gitmem/held/", "{message}", severity="warning", since=5)
+    "check out, or a folder nested 100 levels down, which gitmem's git library cannot list, was kept out of the "
+    "cycle's commit, in .git/gitmem/held/", "{message}", severity="warning", since=5)
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(

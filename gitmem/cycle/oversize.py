@@ -6,6 +6,8 @@
 - A file on a path no commit of gitmem's can hold: one a file system takes for `.git`, and one whose name is
   not UTF-8 (a Latin-1 name, a stray byte), which pygit2 cannot name and a clone on macOS or Windows could not
   check out.
+- A folder nested DEPTH_LIMIT levels down, outside what git ignores (`hold_too_deep`): libgit2's status stops at
+  it ("directory nesting too deep"), so no cycle could list, commit or salvage anything until it was gone.
 - A git repository the agent made inside the work tree (`git init sub`, a clone, a linked worktree): git
   shows it as one untracked directory that no commit takes as files, so it would leave the tree dirty and
   every later cycle would refuse to start. And a folder that is itself a git directory (`git init --bare sub`,
@@ -40,6 +42,7 @@ from gitmem.workspace import Workspace
 from gitmem.workspace.statedir import state_directory
 
 HELD_DIR = "held"
+DEPTH_LIMIT = 100            # libgit2's status refuses a tree with a folder this many levels below the top
 INERT_GIT = ".git.held"      # what a held repository's `.git` is renamed to: no git command looks for it
 
 
@@ -52,11 +55,12 @@ class Held:
     free: int | None = None    # the disk's free bytes, when it was held for not fitting them
     masked: bool = False       # a secret value in it was masked where it is kept (gitmem.cycle.scrub.scrub_held)
     git_name: bool = False     # a path a file system takes for `.git`
+    too_deep: bool = False     # a folder DEPTH_LIMIT levels down, held whole
     not_utf8: bool = False     # a name that is not UTF-8 (`path` and `kept` show such bytes escaped)
 
     @property
     def code(self) -> Code:
-        if self.git_name or self.not_utf8:
+        if self.git_name or self.not_utf8 or self.too_deep:
             return codes.CYCLE_PATH_HELD
         return codes.CYCLE_REPOSITORY_HELD if self.repository else codes.CYCLE_FILE_HELD
 
@@ -64,6 +68,9 @@ class Held:
         return self._where(limit) + ("; a secret value in it was masked" if self.masked else "")
 
     def _where(self, limit: int) -> str:
+        if self.too_deep:
+            return (f"kept {self.path}/ out of the commit: its folders nest {DEPTH_LIMIT} levels down, past what "
+                    f"gitmem's git library lists, which stops every cycle; it was moved to {self.kept}, whole")
         if self.not_utf8:
             return (f"kept {self.path} out of the commit: its name is not UTF-8, which gitmem cannot store and a "
                     f"clone on macOS or Windows cannot check out; it was moved to {self.kept}")
@@ -126,6 +133,51 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
         held.append(Held(quoted_path(rel), 0 if repository else found.st_size, quoted_path(kept.as_posix()), repository,
                          None if odd else unfit, masked, git_name, not_utf8))
     return held
+
+
+def hold_too_deep(ws: Workspace, cycle: int, ignored: Callable[[str], bool]) -> list[Held]:
+    """Move each folder DEPTH_LIMIT levels below the top of the work tree, whole, out of it (to
+    `.git/gitmem/held/cycle-N/`), where libgit2's status stops at it; folders `ignored` says the ignore rules
+    hide are never entered, as git's status never does (a deep build output stays). Only when the status fails:
+    a walk of the tree would cost every cycle what only an agent's trick needs. Run before the runner first lists
+    what it may commit (gitmem.cycle.agent_guard `hold_too_deep`)."""
+    try:
+        gitio.dirty_files(ws.repo)
+        return []
+    except gitio.RepoError:
+        pass
+    held: list[Held] = []
+    top = str(ws.root)
+    for folder, dirs, _ in walk_tree(top):
+        rel = os.path.relpath(folder, top)
+        depth = 0 if rel == "." else rel.count(os.sep) + 1
+        keep = []
+        for name in dirs:
+            child = name if depth == 0 else f"{rel}/{name}"
+            if (depth == 0 and name == ".git") or ignored(child) or ignored(f"{child}/"):
+                continue
+            if depth + 1 < DEPTH_LIMIT:
+                keep.append(name)
+                continue
+            target = state_directory(gitio.state_dir(ws.repo)) / HELD_DIR / f"cycle-{cycle}" / child
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(os.path.join(folder, name), str(target))
+            _remove_empty_parents(folder, top)
+            kept = target.relative_to(ws.root) if target.is_relative_to(ws.root) else target
+            held.append(Held(quoted_path(child), 0, quoted_path(kept.as_posix()), too_deep=True,
+                             masked=scrub_held(target, INERT_GIT)))
+        dirs[:] = keep
+    return held
+
+
+def _remove_empty_parents(folder: str, top: str) -> None:
+    """rmdir `folder` and each folder above it up to `top` while empty: the chain an agent's `mkdir -p` left."""
+    while folder != top:
+        try:
+            os.rmdir(folder)          # only when empty; never a link (rmdir does not follow one)
+        except OSError:
+            return
+        folder = os.path.dirname(folder)
 
 
 def _utf8(rel: str) -> bool:

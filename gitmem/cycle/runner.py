@@ -391,7 +391,8 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old:
     repo, config = ws.repo, ws.config
     try:
         limit = config.cycle.max_file_bytes
-        held = hold_out(ws, guard.candidates(), report.cycle, exempt=config.memory_paths().values())
+        held = guard.hold_too_deep()
+        held += hold_out(ws, guard.candidates(), report.cycle, exempt=config.memory_paths().values())
         _report_held(report, held, limit)
         cleaned = salvage.scrub_candidates(ws, guard, start)
         proposed = proposals.hold_back(guard, cleaned.paths, clock=clock, remote=remote)

@@ -41,7 +41,7 @@ __all__ = [
     "is_ancestor_id", "is_branch_name", "is_memory_branch", "is_unborn", "MEMORY_BRANCH", "last_fetch_failed",
     "last_phase_commit",
     "lock_files", "merge_base",
-    "open_repo", "push",
+    "open_repo", "path_ignored", "push",
     "put_stash",
     "read_staged", "rebase_onto",
     "rebuild_index", "references", "references_all", "refused_for_good", "remote_branch_oid", "remote_names",
