@@ -42,7 +42,7 @@ from gitmem.workspace import Workspace
 from gitmem.workspace.statedir import state_directory
 
 HELD_DIR = "held"
-DEPTH_LIMIT = 100            # libgit2's status refuses a tree with a folder this many levels below the top
+DEPTH_LIMIT = gitio.LISTED_DEPTH     # libgit2's status refuses a tree with a folder this many levels below the top
 INERT_GIT = ".git.held"      # what a held repository's `.git` is renamed to: no git command looks for it
 
 

@@ -14,7 +14,7 @@ from gitmem import codes
 from gitmem.errors import ExitCode
 from tests.support.cycle_support import file_at, is_clean
 from tests.support.helpers import GitRepo
-from tests.support.hostile import cycle, evidence
+from tests.support.hostile import command_agent, cycle, evidence
 
 LEVELS = 120
 
@@ -56,3 +56,17 @@ def test_a_folder_nested_past_what_libgit2_lists_is_held_and_the_cycle_commits_t
         assert [v.code for v in report.violations] == [codes.CYCLE_PATH_HELD.code]
         assert "nest" in evidence(memrepo) and ".git/gitmem/held/cycle-1/src/d/" in evidence(memrepo)
 
+
+
+def test_a_deep_folder_already_in_the_tree_is_named_as_the_cause_before_the_cycle_starts(tmp_path: Path,
+                                                                                          memrepo: GitRepo,
+                                                                                          cli) -> None:
+    """One the human made (not the agent: nothing is moved): the refusal said "`git status` shows what is wrong",
+    where git's status shows nothing wrong at all."""
+    command_agent(tmp_path, memrepo, "")
+    _deep(memrepo.path, with_file=True)
+    head = memrepo.head()
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.USAGE, (result.out, result.err)
+    assert "a folder lies 100 levels or more below its top" in result.err and "git status" not in result.err
+    assert memrepo.head() == head and memrepo.path.joinpath("src", *(["d"] * LEVELS), "deep.txt").is_file()
