@@ -391,8 +391,8 @@ CYCLE_OVER_BUDGET = _code(
     "GM706", "cycle-over-budget", "the reading budget is over its hard limit", "{message}")
 CYCLE_NO_SANDBOX = _code(
     "GM707", "cycle-no-sandbox", "the cycle refused to start: `agent.sandbox: bubblewrap` and bwrap cannot run "
-    "here, `agent.sandbox.writable` or the work tree is the HOME or a folder holding it, or run by root the box "
-    "could not give the agent a work tree another user owns",
+    "here, `agent.sandbox.writable` or the work tree is the HOME, a folder holding it or one of its data folders, "
+    "or run by root the box could not give the agent a work tree another user owns",
     "{message}", since=3)
 CYCLE_AGENT_FAILED = _code(
     "GM710", "cycle-agent-failed", "the agent failed or timed out; its work was saved on a salvage branch",
@@ -428,7 +428,7 @@ CYCLE_PUSH_REFUSED = _code(
     "{message}", since=3)
 CYCLE_TRUST_ANCHOR_CHANGED = _code(
     "GM719", "cycle-trust-anchor-changed",
-    "a git-ignored place the human's tools run code from (.venv, venv, .direnv) changed during the cycle",
+    "a git-ignored place the human's tools run code from (.venv, venv, .direnv, .env) changed during the cycle",
     "{message}", severity="warning", since=3)
 CYCLE_REPOSITORY_HELD = _code(
     "GM720", "cycle-repository-held",
@@ -466,7 +466,8 @@ CYCLE_OVER_DAILY_CAP = _code(
 CYCLE_PATH_HELD = _code(
     "GM775", "cycle-path-held",
     "a file on a path that a file system takes for `.git` (`.git.`, `.git `, `GIT~1`, a name with a code point macOS "
-    "ignores), which git refuses to store or a clone on macOS or Windows refuses to check out, was kept out of the "
+    "ignores), or whose name is not UTF-8, which git refuses to store or a clone on macOS or Windows refuses to "
+    "check out, or a folder nested 100 levels down, which gitmem's git library cannot list, was kept out of the "
     "cycle's commit, in .git/gitmem/held/", "{message}", severity="warning", since=5)
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------

@@ -3,12 +3,15 @@ tools run code from, unreviewed.
 
 `.venv` is what the committed launcher (`.gitmem/gitmem`) and the human's `. .venv/bin/activate` run (`venv`
 is the other name the template's .gitignore gives a venv); `.direnv` is what direnv's `layout python` activates
-on `cd`. They are ignored by git, so an agent's edit of them would never show in a diff, and would run with
-the human's rights, outside any sandbox, in the next interactive session. So, by mechanism:
+on `cd`. One file is an anchor too: `.env`, which direnv's `dotenv`, pipenv, bun, docker compose and VS Code's
+Python extension load into the environment of what the human runs next, where an `LD_PRELOAD`, a `PATH` or a
+`NODE_OPTIONS` runs code as surely as a venv's script does. They are ignored by git, so an agent's edit of them
+would never show in a diff, and would run with the human's rights, outside any sandbox, in the next interactive
+session. So, by mechanism:
 
 - inside the sandbox they are read-only, present or not (gitmem.agents.sandbox `bwrap_argv`): an absent one is a
-  read-only empty mount point, which bwrap makes on the host as an empty directory; the runner removes it again
-  after the cycle when it is still empty (`remove_mount_points`);
+  read-only empty mount point (for `.env`, an empty file), which bwrap makes on the host as an empty directory or
+  file; the runner removes it again after the cycle when it is still empty (`remove_mount_points`);
 - the in-process file tools of the `anthropic` backend refuse to write them (gitmem.agents.tools);
 - in every mode the runner takes a `snapshot_tool_dirs` before the agent runs and looks again after (`changed`), and
   reports a change in the LOG entry's Evidence, the cycle's output and `gitmem status`: without the sandbox
@@ -40,6 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 IGNORED_TOOL_DIRS = (".venv", "venv", ".direnv")     # relative to the top of the work tree; fixed, not configured
+IGNORED_TOOL_FILES = (".env",)                       # the same, for files: loaded as the environment (see above)
+IGNORED_TOOLS = (*IGNORED_TOOL_DIRS, *IGNORED_TOOL_FILES)
 MAX_ENTRIES = 100_000                    # a venv holds a few thousand; the walk stops here
 ABSENT = "absent"
 # The kernel stamps a ctime from a coarse clock, up to a tick behind time.time_ns(): the snapshot's moment is
@@ -61,7 +66,7 @@ def snapshot_tool_dirs(root: Path, *, clock_dir: Path) -> AnchorSnapshot:
     """`clock_dir`: a directory the runner writes, on the work tree's file system (`.git/gitmem/`), where a
     file is made and removed to read the moment as the kernel stamps ctimes. A venv installed just before the
     cycle is then never taken for a change made during it."""
-    return AnchorSnapshot(_kernel_now(clock_dir), {name: _top(root / name) for name in IGNORED_TOOL_DIRS})
+    return AnchorSnapshot(_kernel_now(clock_dir), {name: _top(root / name) for name in IGNORED_TOOLS})
 
 
 def _kernel_now(folder: Path) -> int:
@@ -77,9 +82,10 @@ def _kernel_now(folder: Path) -> int:
 
 
 def changed(root: Path, before: AnchorSnapshot, *, walk: bool) -> list[str]:
-    """The anchors created, removed, replaced or (`walk`) changed inside since `before`, in IGNORED_TOOL_DIRS order."""
+    """The anchors created, removed, replaced or (`walk`) changed inside since `before`, in IGNORED_TOOLS order. A
+    file's own ctime moves with every write, so it needs no walk."""
     found = []
-    for name in IGNORED_TOOL_DIRS:
+    for name in IGNORED_TOOLS:
         now = _top(root / name)
         if now != before.tops.get(name) or (walk and now != ABSENT and _touched(root / name, before.since_ns)):
             found.append(name)
@@ -89,20 +95,28 @@ def changed(root: Path, before: AnchorSnapshot, *, walk: bool) -> list[str]:
 def note(names: list[str], before: AnchorSnapshot) -> str:
     """The one Evidence line for the anchors in `names` (created, removed or changed during the cycle)."""
     def what(name: str) -> str:
-        return f"{name}/ (created)" if before.tops.get(name) == ABSENT else f"{name}/"
+        shown = name if name in IGNORED_TOOL_FILES else f"{name}/"
+        return f"{shown} (created)" if before.tops.get(name) == ABSENT else shown
     return (f"{NOTE_PREFIX}: {', '.join(what(n) for n in names)} changed during the cycle; it is git-ignored, and "
-            "your tools run it with your rights (the launcher, `. .venv/bin/activate`): check it, or remove and "
-            "recreate it, before your next session")
+            "your tools run it with your rights (the launcher, `. .venv/bin/activate`, direnv or pipenv loading "
+            "`.env`): check it, or remove and recreate it, before your next session")
 
 
 def remove_mount_points(root: Path, before: AnchorSnapshot) -> None:
-    """rmdir each anchor that was absent before the agent ran and is an empty directory now: the mount point
-    bwrap made for the read-only placeholder (or an agent's empty mkdir, as harmless)."""
+    """Remove each anchor that was absent before the agent ran and is an empty directory (or, for a file anchor,
+    an empty regular file) now: the mount point bwrap made for the read-only placeholder (or an agent's empty
+    mkdir or touch, as harmless). Anything else stays, and is reported."""
     for name, was in before.tops.items():
         if was != ABSENT:
             continue
+        place = root / name
         try:
-            (root / name).rmdir()      # fails on a link, a file or a directory with anything in it: reported
+            if name not in IGNORED_TOOL_FILES:
+                place.rmdir()          # fails on a link, a file or a directory with anything in it: reported
+                continue
+            info = place.lstat()
+            if stat.S_ISREG(info.st_mode) and info.st_size == 0:
+                place.unlink()
         except OSError:
             continue
 

@@ -4,7 +4,8 @@ The agent is untrusted: without a box it could read a withheld secret from the r
 delete the human's branches and `git gc --prune=now` them away, write another workspace's memory, or push to a
 local-path origin. Inside `bwrap` it sees an allow-list of paths (gitmem.agents.sandbox_mounts): the work tree
 read-write, `.git` read-only but for `.git/gitmem/`, so only the runner commits, writes references and runs gc; a
-private /tmp; its own PID namespace with its own /proc, so no runner process is visible; its own user namespace
+private /tmp; its own PID namespace with its own /proc, so no runner process is visible; its own session, so no
+terminal of the runner's to type into; its own user namespace
 with no capability, also when root runs the cycle (containers, CI), so it cannot remount a read-only bind, make a
 device node or mount a disk, and where root runs it, the system's configuration shows it only what other users
 may read (its uid inside is root outside: sandbox_mounts `_withheld`); and an environment of named variables
@@ -27,11 +28,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gitmem.agents.sandbox_mounts import Mounts, fresh_config_dirs, hidden_config, host_mounts, writable_holding_a_home
+from gitmem.agents.sandbox_mounts import (
+    HOME_DATA_FOLDERS,
+    Mounts,
+    fresh_config_dirs,
+    hidden_config,
+    host_mounts,
+    writable_holding_a_home,
+)
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.workspace import Workspace
 
 INSTALL = "sudo apt-get install bubblewrap"
+DATA_FOLDERS = f"data folders ({', '.join('~/' + name for name in HOME_DATA_FOLDERS)})"
 USERNS_HINT = ("on Ubuntu 24.04 AppArmor restricts unprivileged user namespaces: sudo sysctl -w "
                "kernel.apparmor_restrict_unprivileged_userns=0 (or give bwrap an AppArmor profile)")
 PROBE_SECONDS = 10.0
@@ -87,16 +96,17 @@ class SandboxChoice:
 
 def tree_problem(ws: Workspace, *, euid: int | None = None, environ: Mapping[str, str] | None = None) -> str | None:
     """Why the box cannot give the agent the work tree of `ws`, or None. A tree that is the HOME or holds it (a
-    notes or dotfiles repository) would give the agent the HOME read-write, which the box never does. Run by
+    notes or dotfiles repository), or is one of its data folders (`~/.config` kept as a repository), would give
+    the agent the HOME, or every program's settings and tokens, read-write, which the box never does. Run by
     root, the agent is root outside but holds no capability inside, and none would reach a file whose owner the
     box does not map: in a tree another user owns (a container's bind-mounted checkout, GitHub's container
     jobs, `sudo gitmem cycle`) it could write nothing, and bwrap could not make its mount points (the absent
     trust anchors)."""
     if writable_holding_a_home([str(ws.root)], environ):
-        return (f"the box cannot keep the HOME from the agent: the work tree {ws.root} is the HOME or holds it on "
-                "this machine, and the box gives the agent the work tree read-write (keys, shell startup files, "
-                "every other repository); keep the memory repository in a folder of its own, or set "
-                "agent.sandbox: none in gitmem.yaml")
+        return (f"the box cannot keep the HOME from the agent: the work tree {ws.root} is the HOME or holds it, "
+                f"or is one of the HOME's {DATA_FOLDERS}, on this machine, and the box gives the agent the work "
+                "tree read-write (keys, shell startup files, every program's settings, every other repository); "
+                "keep the memory repository in a folder of its own, or set agent.sandbox: none in gitmem.yaml")
     if (os.geteuid() if euid is None else euid) != 0:
         return None
     for folder in dict.fromkeys([ws.root, ws.root / ws.config.memory_dir]):
@@ -165,9 +175,10 @@ def choose(config: Any, *, environ: Mapping[str, str] | None = None) -> SandboxC
     if problem is None and found is not None:
         held = writable_holding_a_home(config.agent.sandbox.writable, environ)
         if held:
-            raise SandboxUnavailable(f"agent.sandbox.writable names {held[0]!r}, which is the HOME or holds it on "
-                                     "this machine: the box would give the agent all of it read-write; name the "
-                                     "folders under it the agent needs (say ~/.cache/tool) in gitmem.yaml")
+            raise SandboxUnavailable(f"agent.sandbox.writable names {held[0]!r}, which is the HOME or holds it, "
+                                     f"or is one of the HOME's {DATA_FOLDERS}, on this machine: the box would give "
+                                     "the agent all of it read-write; name the folders under it the agent needs "
+                                     "(say ~/.cache/tool) in gitmem.yaml")
         return SandboxChoice("bubblewrap", found, note="sandbox: bubblewrap: the agent saw the work tree, a read-only "
                              ".git and a private /tmp, in its own PID namespace")
     if mode == "bubblewrap":
@@ -241,13 +252,17 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None 
     """The bwrap command line. Order matters: a later bind covers an earlier one, so the work tree is bound
     read-write, then `.git` read-only over it, then `.git/gitmem` read-write over that; runtimes that live
     inside the work tree (a venv in the checkout) are bound read-only, so the agent cannot edit gitmem; and
-    last the trust anchors (`.venv`, `.direnv`), read-only whether or not gitmem runs from them: an absent one
-    as an empty read-only tmpfs, so the agent cannot create one for the human's next session to run. `euid`
-    (this process's by default) chooses the agent's ids (`unprivileged`)."""
+    last the trust anchors (`.venv`, `.direnv`, `.env`), read-only whether or not gitmem runs from them: an absent
+    one as an empty read-only tmpfs (a file anchor: an empty file), so the agent cannot create one for the
+    human's next session to run. `euid` (this process's by default) chooses the agent's ids (`unprivileged`)."""
     tree = Path(mounts.work_tree)
     outside = [d for d in mounts.read_only if not Path(d).is_relative_to(tree)]
-    inside = [d for d in mounts.read_only if Path(d).is_relative_to(tree)]
-    out = [bwrap, "--die-with-parent", "--unshare-pid", *unprivileged(os.geteuid() if euid is None else euid)]
+    inside = [d for d in (*mounts.read_only, *mounts.read_only_in_homes) if Path(d).is_relative_to(tree)]
+    # --new-session: the agent's program gets a session of its own, with no controlling terminal. In the runner's
+    # (a human's `gitmem cycle` in a shell, whose run_command tool would share it) it could open /dev/tty and push
+    # input with TIOCSTI that the human's shell runs after gitmem exits, outside the box (CVE-2017-5226).
+    out = [bwrap, "--die-with-parent", "--unshare-pid", "--new-session",
+           *unprivileged(os.geteuid() if euid is None else euid)]
     for target, link in mounts.links:
         out += ["--symlink", target, link]
     out += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
@@ -257,6 +272,11 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None 
         out += ["--ro-bind", mounts.profile, f"{mounts.home}/.profile"]
     for folder in outside:
         out += ["--ro-bind", folder, folder]
+    for home in mounts.covered_homes:           # a HOME inside a bound system folder: an empty folder over it
+        out += ["--tmpfs", home]
+    for folder in mounts.read_only_in_homes:
+        if not Path(folder).is_relative_to(tree):
+            out += ["--ro-bind", folder, folder]
     for path in mounts.withheld_files:          # over the system's read-only bind: shown empty
         out += ["--ro-bind", os.devnull, path]
     for folder in mounts.withheld_dirs:
@@ -278,4 +298,6 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None 
         out += ["--ro-bind", folder, folder]
     for folder in mounts.anchor_points:
         out += ["--tmpfs", folder, "--remount-ro", folder]
+    for path in mounts.anchor_files:
+        out += ["--ro-bind", mounts.empty, path]
     return [*out, "--chdir", mounts.work_tree, "--", *argv]

@@ -9,12 +9,13 @@ lead to), the `gitmem` the agent's PATH finds, found as the CLI is (`~/.local/bi
 command line outside the work tree (absolute, or relative to the tree: `sh ../agent.sh`; one in the tree is the
 agent's to make, a link to anywhere), and the git directory with the object stores its alternates name. Never the
 human's HOME, nor a directory holding it, nor one of its data folders (`~/.local`, `~/.config`, `~/.cache`): an
-interpreter in `~/bin` or `~/.local/bin` is bound alone. A link is made only where no bound directory or earlier
-link shows that path already (on a merged-/usr system `/bin/sh` is `/usr/bin/sh`, shown by `/usr` through the `/bin
--> usr/bin` link). The links the CLI and its interpreter are found through on PATH (`~/.npm-global/bin/codex ->
-../lib/node_modules/...`, a `node` linked into `~/.local/bin`) are made again as links, not bound: a bound link is a
-copy of its target at the link's path, where node would look for the package's own modules, and a PATH directory
-left out would let `#!/usr/bin/env node` find another node inside than outside.
+interpreter in `~/bin` or `~/.local/bin` is bound alone. The system's own folders are bound even where a HOME lies
+inside one (under /usr), with that HOME covered by an empty folder. A link is made only where no bound directory or
+earlier link shows that path already (on a merged-/usr system `/bin/sh` is `/usr/bin/sh`, shown by `/usr` through
+the `/bin -> usr/bin` link). The links the CLI and its interpreter are found through on PATH
+(`~/.npm-global/bin/codex -> ../lib/node_modules/...`, a `node` linked into `~/.local/bin`) are made again as links,
+not bound: a bound link is a copy of its target at the link's path, where node would look for the package's own
+modules, and a PATH directory left out would let `#!/usr/bin/env node` find another node inside than outside.
 
 Read-write: the work tree at its own absolute path (agent CLIs key trust by path), `.git/gitmem/` (caches and
 locks only, never evidence), a HOME of the sandbox's own in its private /tmp (fresh every run, gone after
@@ -39,7 +40,7 @@ from typing import Any, TypeVar
 import gitmem
 from gitmem import gitio
 from gitmem.agents import wrappers
-from gitmem.agents.ignored_tool_dirs import IGNORED_TOOL_DIRS
+from gitmem.agents.ignored_tool_dirs import IGNORED_TOOL_FILES, IGNORED_TOOLS
 from gitmem.config.nesting import loads_json, loads_toml
 from gitmem.workspace import Workspace
 
@@ -47,6 +48,9 @@ _Item = TypeVar("_Item")
 HOME = "/tmp/gitmem-home"      # inside the sandbox's private /tmp
 # The box HOME's login profile (read-only): a login shell keeps the agent's PATH (see the file).
 PROFILE = str(Path(__file__).with_name("box_profile.sh"))
+# An empty file, bound read-only where a file anchor (`.env`) is absent: tools inside read an empty file, and
+# none can be made there. A device (/dev/null) cannot stand in: bwrap binds with nodev, so it could not be read.
+EMPTY = str(Path(__file__).with_name("box_empty"))
 SYSTEM_DIRS = ("/usr", "/etc")
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")   # links on merged-/usr systems
 # Agent CLIs' config directories: (variable, default under the host's HOME). Bound read-write when the host
@@ -73,6 +77,8 @@ class Mounts:
     links: tuple[tuple[str, str], ...] = ()      # (target, link): `/bin -> usr/bin`
     program_links: tuple[tuple[str, str], ...] = ()   # (resolved, link): how the agent CLI is found on PATH
     read_only: tuple[str, ...] = ()              # the system, the runtimes, the agent's files
+    covered_homes: tuple[str, ...] = ()          # a HOME inside one of those (under /usr): an empty folder over it
+    read_only_in_homes: tuple[str, ...] = ()     # and what is bound from inside such a HOME, after that cover
     writable: tuple[str, ...] = ()               # the host's agent CLI config directories
     optional: tuple[str, ...] = ()               # agent.sandbox.writable: bound when they exist
     work_tree: str = ""
@@ -84,6 +90,8 @@ class Mounts:
     env: dict[str, str] = field(default_factory=dict)   # CLAUDE_CONFIG_DIR, CODEX_HOME: where they were bound
     anchors: tuple[str, ...] = ()                # trust anchors present in the tree: bound read-only, last
     anchor_points: tuple[str, ...] = ()          # absent ones: a read-only empty tmpfs, so none can be made
+    anchor_files: tuple[str, ...] = ()           # absent file anchors (`.env`): `empty` bound read-only there
+    empty: str = EMPTY
     withheld_files: tuple[str, ...] = ()         # run by root: system files other users may not read, shown empty
     withheld_dirs: tuple[str, ...] = ()          # and folders they may not enter, shown as empty folders
 
@@ -110,18 +118,27 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
         system.append(os.path.dirname(resolv))
     host_home = Path(environ.get("HOME") or os.path.expanduser("~"))
     homes = _homes(host_home)
+    system = [item for item in system if item not in homes]
+    covered = _covered_homes(system, homes)
     runtime = [*system, *_python_dirs()]
     program_links: list[tuple[str, str]] = []
     if agent_files:
-        installs, program_links = _agent_files(argv, env.get("PATH", ""), runtime, homes, root)
+        installs, program_links = _agent_files(argv, env.get("PATH", ""), runtime, homes, root, covered)
         runtime += installs
     # The `gitmem` the agent's PATH finds, which the prompt tells it to run: a user's install puts it in a
     # HOME's folder (`~/.local/bin`: pipx, `uv tool`, `pip --user`), which is never bound whole.
-    installs, found_links = _agent_files([GITMEM], env.get("PATH", ""), runtime, homes, root)
+    installs, found_links = _agent_files([GITMEM], env.get("PATH", ""), runtime, homes, root, covered)
     runtime += installs
     program_links += found_links
-    runtime = [item for item in runtime if not any(Path(home).is_relative_to(item) for home in homes)]
-    program_links = _new_links(program_links, links, runtime)
+    # Never a HOME, nor what holds one, nor one of its data folders: a Python installed with `--prefix ~/.local`
+    # runs gitmem from there, and its prefix would have shown the agent all of ~/.local (keyrings, histories,
+    # gitmem's own refs backups); its lib and bin folders, which are on the way, are bound themselves.
+    shared = _data_folders(homes)
+    runtime = [item for item in runtime if item in system
+               or not (item in shared or any(Path(home).is_relative_to(item) for home in homes))]
+    in_homes = [item for item in runtime if _under(item, covered)]
+    runtime = [item for item in runtime if item not in in_homes]
+    program_links = _new_links(program_links, links, runtime, covered)
     common, own = gitio.common_dir(repo).resolve(), gitio.git_dir(repo).resolve()
     git_read_only = [str(common), *([str(own)] if not own.is_relative_to(common) else [])]
     dot_git = ws.root / ".git"
@@ -140,14 +157,17 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
             made.append(f"{HOME}/{default}")
             places[variable] = f"{HOME}/{default}"
     present, absent = _anchor_mounts(Path(root))
+    absent_files = tuple(place for place in absent if Path(place).name in IGNORED_TOOL_FILES)
     files, folders = _withheld(tuple(d for d in system if d not in ("/usr", *SYSTEM_LINKS))) if os.geteuid() == 0 \
         else ([], [])
     return Mounts(links=tuple(links), program_links=tuple(_unique(program_links)),
-                  read_only=tuple(_outermost(runtime)), writable=tuple(_unique(bound)),
+                  read_only=tuple(_outermost(runtime)), covered_homes=covered,
+                  read_only_in_homes=tuple(_outermost(in_homes)), writable=tuple(_unique(bound)),
                   optional=tuple(_unique(optional)), work_tree=root, git_read_only=tuple(_unique(git_read_only)),
                   state_dir=str(state.resolve()), made=tuple(made), env=places, anchors=present,
                   profile=PROFILE if os.path.isfile(PROFILE) else "",
-                  anchor_points=absent, withheld_files=tuple(files), withheld_dirs=tuple(folders))
+                  anchor_points=tuple(place for place in absent if place not in absent_files),
+                  anchor_files=absent_files, withheld_files=tuple(files), withheld_dirs=tuple(folders))
 
 
 def hidden_config(writable: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:
@@ -178,17 +198,19 @@ def _writable(writable: Iterable[str], host_home: Path) -> list[str]:
 
 
 def writable_holding_a_home(writable: Iterable[str], environ: Mapping[str, str] | None = None) -> list[str]:
-    """The folders of agent.sandbox.writable that are `/`, a HOME or a folder holding one, as the paths they
-    resolve to name them: the config check refuses `/` and `~` as spelled, but only this machine knows that
-    `/root` or `/home` (or a link to either) is where its HOME lives. Bound read-write, such a folder would give
-    the agent the human's keys, shell startup files and every other repository."""
+    """The folders of agent.sandbox.writable that are `/`, a HOME or a folder holding one, or one of a HOME's
+    data folders (`~/.config`: HOME_DATA_FOLDERS), as the paths they resolve to name them: the config check
+    refuses `/` and `~` as spelled, but only this machine knows that `/root` or `/home` (or a link to either)
+    is where its HOME lives. Bound read-write, such a folder would give the agent the human's keys, shell
+    startup files, every program's settings and tokens, and every other repository."""
     environ = os.environ if environ is None else environ
     host_home = Path(environ.get("HOME") or os.path.expanduser("~"))
-    homes = [Path(home) for home in _homes(host_home)]
+    found = _homes(host_home)
+    homes, shared = [Path(home) for home in found], _data_folders(found)
     held, named_all = [], list(writable)
     for named, folder in zip(named_all, _writable(named_all, host_home), strict=True):
         real = Path(os.path.realpath(folder or "/"))
-        if real == Path("/") or any(home.is_relative_to(real) for home in homes):
+        if real == Path("/") or str(real) in shared or any(home.is_relative_to(real) for home in homes):
             held.append(named)
     return held
 
@@ -283,7 +305,7 @@ def _anchor_mounts(root: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     (or shows it read-only), and replacing the link itself is what the runner's look after the agent reports."""
     present: list[str] = []
     absent: list[str] = []
-    for name in IGNORED_TOOL_DIRS:
+    for name in IGNORED_TOOLS:
         place = root / name
         if not os.path.lexists(place):
             absent.append(str(place))
@@ -305,13 +327,14 @@ def _python_dirs() -> list[str]:
             if os.path.isdir(d) and os.access(d, os.R_OK | os.X_OK) and os.path.realpath(d) != "/"]
 
 
-def _agent_files(argv: list[str], path: str, bound: list[str], homes: set[str],
-                 root: str) -> tuple[list[str], list[tuple[str, str]]]:
+def _agent_files(argv: list[str], path: str, bound: list[str], homes: set[str], root: str,
+                 covered: tuple[str, ...] = ()) -> tuple[list[str], list[tuple[str, str]]]:
     """The agent CLI's install (a node_modules tree, else its executable; the command's first word, and each bare word
     of it found on PATH, which a wrapper runs), the interpreter its `#!` line names (node's install), and files
     named on its command line outside the tree (`python /opt/agent/run.py`, and `sh ../agent.sh`, relative to the
     work tree where the command runs: `_in_tree`); and the links the CLI, the interpreter and those files are found
-    through, (resolved, link). Never a HOME (`homes`): an interpreter in `~/bin` is bound alone."""
+    through, (resolved, link). Never a HOME (`homes`): an interpreter in `~/bin` is bound alone. What lies in a
+    `covered` HOME is bound itself, though a bound folder holds it."""
     found: list[str] = []
     linked: list[str] = []
     programs: list[str] = []
@@ -342,7 +365,7 @@ def _agent_files(argv: list[str], path: str, bound: list[str], homes: set[str],
     named_files = [arg for arg in named_files if not _in_tree(arg, root) and os.path.isfile(arg)]
     found += [os.path.realpath(arg) for arg in named_files]
     linked += [os.path.abspath(arg) for arg in named_files]
-    installs = [item for item in found if item != "/" and not _under(item, bound)]
+    installs = [item for item in found if item != "/" and (not _under(item, bound) or _under(item, covered))]
     return installs, [link for place in linked for link in _links_on(place)]
 
 
@@ -369,19 +392,21 @@ def _links_on(path: str) -> list[tuple[str, str]]:
     return [(os.path.realpath(place), place) for place in places if os.path.islink(place)]
 
 
-def _new_links(wanted: Iterable[tuple[str, str]], made: Iterable[tuple[str, str]],
-               bound: Iterable[str]) -> list[tuple[str, str]]:
+def _new_links(wanted: Iterable[tuple[str, str]], made: Iterable[tuple[str, str]], bound: Iterable[str],
+               covered: Iterable[str] = ()) -> list[tuple[str, str]]:
     """The links of `wanted` the box must still make: one whose place, followed through the links the box
     makes first (`made`: `/bin -> usr/bin`), is already shown by a bound directory (`/bin/sh` is `/usr/bin/sh`
     on a merged-/usr system) or by a link made before it is left out, because bwrap cannot make a link where
-    a file or link is already (\"Can't make symlink at /bin/sh: File exists\"), nor inside a read-only bind."""
+    a file or link is already (\"Can't make symlink at /bin/sh: File exists\"), nor inside a read-only bind. A
+    place in a `covered` HOME is not shown by the folder that holds it: the cover hides it."""
     made = list(made)
     bound = list(bound)
+    covered = list(covered)
     shown = {_through(link, made) for _target, link in made}
     kept: list[tuple[str, str]] = []
     for target, link in wanted:
         place = _through(link, made)
-        if place in shown or _under(place, [*bound, *shown]):
+        if place in shown or (_under(place, [*bound, *shown]) and not _under(place, covered)):
             continue
         shown.add(place)
         kept.append((target, link))
@@ -442,8 +467,7 @@ def _install_root(program: str, homes: set[str]) -> str:
     be one of a HOME's folders every program keeps its data in (`~/.local/bin/mise` -> `~/.local`)."""
     folder = os.path.dirname(program)
     root = os.path.dirname(folder) if os.path.basename(folder) == "bin" else folder
-    shared = {os.path.join(home, name) for home in homes for name in HOME_DATA_FOLDERS}
-    return program if root in shared or any(Path(home).is_relative_to(root) for home in homes) else root
+    return program if root in _data_folders(homes) or any(Path(home).is_relative_to(root) for home in homes) else root
 
 
 def _venv(program: str) -> str | None:
@@ -453,6 +477,20 @@ def _venv(program: str) -> str | None:
     other install that does (`host_mounts`)."""
     folder = os.path.dirname(os.path.dirname(program))
     return os.path.realpath(folder) if os.path.isfile(os.path.join(folder, "pyvenv.cfg")) else None
+
+
+def _data_folders(homes: set[str]) -> set[str]:
+    """The folders of each HOME that hold every program's data (HOME_DATA_FOLDERS), as absolute paths."""
+    return {os.path.join(home, name) for home in homes for name in HOME_DATA_FOLDERS}
+
+
+def _covered_homes(system: list[str], homes: set[str]) -> tuple[str, ...]:
+    """The HOMEs that lie inside one of the system's folders (a HOME under /usr: `/usr/local/home/ada`, a
+    service user's `/usr/share/app`), and exist. Every other folder that holds a HOME is left out of the box;
+    the system's are bound all the same, for nothing could start in the box without /usr, and an empty folder
+    covers each such HOME (`bwrap_argv`), so the agent sees none of it."""
+    return tuple(sorted(home for home in homes if os.path.isdir(home)
+                        and any(home != item and Path(home).is_relative_to(item) for item in system)))
 
 
 def _homes(host_home: Path) -> set[str]:

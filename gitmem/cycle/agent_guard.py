@@ -286,6 +286,16 @@ class CycleGuard:
     def was_ignored(self, path: str) -> bool:
         return any(path == item or (item.endswith("/") and path.startswith(item)) for item in self.ignored)
 
+    def hold_too_deep(self) -> list[oversize.Held]:
+        """The folders nested past what libgit2 lists, held (gitmem.cycle.oversize `hold_too_deep`), judged under
+        the human's ignore rules as `candidates` lists: call it first, or the listing fails."""
+        repo = self.ws.repo
+        folders = tuple(item for item in self.ignored if item.endswith("/"))
+        changed = ignore_rules.changed_ignore_files(repo, self.ignore_files, folders)
+        with ignore_rules.human_rules(repo, changed):
+            return oversize.hold_too_deep(self.ws, self.cycle,
+                                          lambda rel: self.was_ignored(rel) or gitio.path_ignored(repo, rel))
+
     def candidates(self) -> list[str]:
         """The changed paths the runner may commit: dirty under the human's ignore rules, not the agent's
         (gitmem.cycle.ignore_rules), and not ignored when the cycle started; and the agent's ignore files."""

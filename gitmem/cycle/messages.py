@@ -3,7 +3,15 @@ cycle and the phase, which the next cycle looks for (gitmem.checks.check_and_ver
 from __future__ import annotations
 
 from gitmem.checks import generation
-from gitmem.memory.text import one_line, unlinked
+from gitmem.memory.text import one_line, printable, unlinked
+
+
+def quoted_path(path: str) -> str:
+    """A path the agent named, as the runner quotes it in LOG, a decision, a commit message or the output: a byte
+    that is not UTF-8 as `\\xNN` (it comes from the file system as a lone surrogate, which no UTF-8 file holds),
+    and a character a terminal acts on escaped (`printable`): an escape in a file name must not reach the
+    human's terminal through `git log` or the cycle's output, nor fail the LOG entry's own check (GM920)."""
+    return printable(path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
 
 
 def commit_message(cycle: int, outcome: str, task: str, phase: str = "cycle") -> str:

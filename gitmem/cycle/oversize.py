@@ -3,6 +3,11 @@
 - A changed file over `cycle.max_file_bytes` (GitHub refuses files over 100 MB).
 - A changed file larger than the free space on the repository's disk: an agent that filled the disk would
   leave a file no commit, not even the salvage branch's, can store (moving it costs no space).
+- A file on a path no commit of gitmem's can hold: one a file system takes for `.git`, and one whose name is
+  not UTF-8 (a Latin-1 name, a stray byte), which pygit2 cannot name and a clone on macOS or Windows could not
+  check out.
+- A folder nested DEPTH_LIMIT levels down, outside what git ignores (`hold_too_deep`): libgit2's status stops at
+  it ("directory nesting too deep"), so no cycle could list, commit or salvage anything until it was gone.
 - A git repository the agent made inside the work tree (`git init sub`, a clone, a linked worktree): git
   shows it as one untracked directory that no commit takes as files, so it would leave the tree dirty and
   every later cycle would refuse to start. And a folder that is itself a git directory (`git init --bare sub`,
@@ -31,11 +36,13 @@ from gitmem import codes, gitio
 from gitmem.agents.protected import names_git_dir
 from gitmem.codes import Code
 from gitmem.confined.walk import walk_tree
+from gitmem.cycle.messages import quoted_path
 from gitmem.cycle.scrub import scrub_held
 from gitmem.workspace import Workspace
 from gitmem.workspace.statedir import state_directory
 
 HELD_DIR = "held"
+DEPTH_LIMIT = gitio.LISTED_DEPTH     # libgit2's status refuses a tree with a folder this many levels below the top
 INERT_GIT = ".git.held"      # what a held repository's `.git` is renamed to: no git command looks for it
 
 
@@ -48,10 +55,12 @@ class Held:
     free: int | None = None    # the disk's free bytes, when it was held for not fitting them
     masked: bool = False       # a secret value in it was masked where it is kept (gitmem.cycle.scrub.scrub_held)
     git_name: bool = False     # a path a file system takes for `.git`
+    too_deep: bool = False     # a folder DEPTH_LIMIT levels down, held whole
+    not_utf8: bool = False     # a name that is not UTF-8 (`path` and `kept` show such bytes escaped)
 
     @property
     def code(self) -> Code:
-        if self.git_name:
+        if self.git_name or self.not_utf8 or self.too_deep:
             return codes.CYCLE_PATH_HELD
         return codes.CYCLE_REPOSITORY_HELD if self.repository else codes.CYCLE_FILE_HELD
 
@@ -59,6 +68,12 @@ class Held:
         return self._where(limit) + ("; a secret value in it was masked" if self.masked else "")
 
     def _where(self, limit: int) -> str:
+        if self.too_deep:
+            return (f"kept {self.path}/ out of the commit: its folders nest {DEPTH_LIMIT} levels down, past what "
+                    f"gitmem's git library lists, which stops every cycle; it was moved to {self.kept}, whole")
+        if self.not_utf8:
+            return (f"kept {self.path} out of the commit: its name is not UTF-8, which gitmem cannot store and a "
+                    f"clone on macOS or Windows cannot check out; it was moved to {self.kept}")
         if self.git_name:
             return (f"kept {self.path} out of the commit: a file system on macOS or Windows takes a folder on its "
                     f"path for `.git`, the repository itself, so git refuses to store it or to check it out; it was "
@@ -91,10 +106,11 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
         # Git lists an untracked directory whole, as "sub/", only when it is a repository: with every untracked
         # file shown, a plain directory is listed file by file, and an empty one not at all. (A directory left
         # where a tracked file was is listed by the file's name, with no slash: that one is not held here.)
-        git_name = names_git_dir(rel)
-        repository = not git_name and listed.endswith("/") and stat.S_ISDIR(found.st_mode) and is_repository(full)
+        git_name, not_utf8 = names_git_dir(rel), not _utf8(rel)
+        odd = git_name or not_utf8
+        repository = not odd and listed.endswith("/") and stat.S_ISDIR(found.st_mode) and is_repository(full)
         too_big = found.st_size > limit or found.st_size > free
-        if not repository and not git_name and (rel in skip or not stat.S_ISREG(found.st_mode) or not too_big):
+        if not repository and not odd and (rel in skip or not stat.S_ISREG(found.st_mode) or not too_big):
             continue
         target = state_directory(gitio.state_dir(ws.repo)) / HELD_DIR / f"cycle-{cycle}" / rel
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -107,16 +123,70 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
             disarm_nested_repos(target)
             # A folder HEAD tracks that the agent turned into a git directory: HEAD's files come back.
             gitio.restore_paths(ws.repo, gitio.head_files_under(ws.repo, rel))
-        else:
+        elif not not_utf8:                         # (no commit of gitmem's holds such a name to put back)
             gitio.restore_paths(ws.repo, [rel])    # HEAD's version back, if it has one
         # Named from the work tree when it is inside it: the note goes into LOG, which a runner's path would
         # only clutter (and a linked worktree's git directory may be elsewhere).
         kept = target.relative_to(ws.root) if target.is_relative_to(ws.root) else target
         unfit = free if not repository and found.st_size <= limit else None      # held for the disk, not the limit
         masked = scrub_held(target, INERT_GIT)
-        held.append(Held(rel, 0 if repository else found.st_size, kept.as_posix(), repository,
-                         None if git_name else unfit, masked, git_name))
+        held.append(Held(quoted_path(rel), 0 if repository else found.st_size, quoted_path(kept.as_posix()), repository,
+                         None if odd else unfit, masked, git_name, not_utf8))
     return held
+
+
+def hold_too_deep(ws: Workspace, cycle: int, ignored: Callable[[str], bool]) -> list[Held]:
+    """Move each folder DEPTH_LIMIT levels below the top of the work tree, whole, out of it (to
+    `.git/gitmem/held/cycle-N/`), where libgit2's status stops at it; folders `ignored` says the ignore rules
+    hide are never entered, as git's status never does (a deep build output stays). Only when the status fails:
+    a walk of the tree would cost every cycle what only an agent's trick needs. Run before the runner first lists
+    what it may commit (gitmem.cycle.agent_guard `hold_too_deep`)."""
+    try:
+        gitio.dirty_files(ws.repo)
+        return []
+    except gitio.RepoError:
+        pass
+    held: list[Held] = []
+    top = str(ws.root)
+    for folder, dirs, _ in walk_tree(top):
+        rel = os.path.relpath(folder, top)
+        depth = 0 if rel == "." else rel.count(os.sep) + 1
+        keep = []
+        for name in dirs:
+            child = name if depth == 0 else f"{rel}/{name}"
+            if (depth == 0 and name == ".git") or ignored(child) or ignored(f"{child}/"):
+                continue
+            if depth + 1 < DEPTH_LIMIT:
+                keep.append(name)
+                continue
+            target = state_directory(gitio.state_dir(ws.repo)) / HELD_DIR / f"cycle-{cycle}" / child
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(os.path.join(folder, name), str(target))
+            _remove_empty_parents(folder, top)
+            kept = target.relative_to(ws.root) if target.is_relative_to(ws.root) else target
+            held.append(Held(quoted_path(child), 0, quoted_path(kept.as_posix()), too_deep=True,
+                             masked=scrub_held(target, INERT_GIT)))
+        dirs[:] = keep
+    return held
+
+
+def _remove_empty_parents(folder: str, top: str) -> None:
+    """rmdir `folder` and each folder above it up to `top` while empty: the chain an agent's `mkdir -p` left."""
+    while folder != top:
+        try:
+            os.rmdir(folder)          # only when empty; never a link (rmdir does not follow one)
+        except OSError:
+            return
+        folder = os.path.dirname(folder)
+
+
+def _utf8(rel: str) -> bool:
+    """Whether the path git listed is UTF-8: a byte that is not comes from the file system as a lone surrogate."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _free_bytes(root: Path) -> int:

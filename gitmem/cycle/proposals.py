@@ -18,7 +18,7 @@ from gitmem.agents import protected
 from gitmem.confined import files
 from gitmem.confined.files import FileRefused
 from gitmem.cycle.agent_guard import CycleGuard
-from gitmem.cycle.messages import commit_message
+from gitmem.cycle.messages import commit_message, quoted_path
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.workspace import Clock
 
@@ -46,7 +46,8 @@ def hold_back(guard: CycleGuard, paths: list[str], *, clock: Clock | None, remot
     repo = ws.repo
     name = free_branch_name(repo, f"gitmem/proposal/cycle-{guard.cycle}",
                             remote or gitio.upstream_of(repo, guard.branch)[0])
-    listing = ", ".join(held[:SHOWN]) + (f" and {len(held) - SHOWN} more" if len(held) > SHOWN else "")
+    listing = ", ".join(quoted_path(path) for path in held[:SHOWN]) + (f" and {len(held) - SHOWN} more"
+                                                                 if len(held) > SHOWN else "")
     gitio.commit_worktree(repo, held, commit_message(guard.cycle, "proposal", f"changes to {listing}", "proposal"),
                           author=ws.config.agent.identity, ref=f"refs/heads/{name}")
     gitio.restore_paths(repo, held)

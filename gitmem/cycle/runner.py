@@ -36,7 +36,7 @@ from gitmem.cycle.room import DiskFull, Room, full_failure, is_disk_full, short_
 from gitmem.errors import ExitCode, GitmemError, RunFailure
 from gitmem.memory import decisions, log, placeholders
 from gitmem.memory.log import Outcome
-from gitmem.memory.text import masked_printable
+from gitmem.memory.text import masked_printable, printable
 from gitmem.memory_writer import WriteRefused
 from gitmem.publish.push import PushReport, PushStatus
 from gitmem.secrets import scrub
@@ -391,14 +391,17 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old:
     repo, config = ws.repo, ws.config
     try:
         limit = config.cycle.max_file_bytes
-        held = hold_out(ws, guard.candidates(), report.cycle, exempt=config.memory_paths().values())
+        held = guard.hold_too_deep()
+        held += hold_out(ws, guard.candidates(), report.cycle, exempt=config.memory_paths().values())
         _report_held(report, held, limit)
         cleaned = salvage.scrub_candidates(ws, guard, start)
         proposed = proposals.hold_back(guard, cleaned.paths, clock=clock, remote=remote)
         report.proposal_branch, report.proposal_decision = proposed.branch, proposed.decision
         # The backend's notes quote the agent (its stderr, its last words): no escape may reach LOG or a terminal.
         notes = [masked_printable(n) for n in (result.notes if result else [])]
-        notes += [*guard.notes, *cleaned.notes, *proposed.notes, *(item.note(limit) for item in held), *runner_notes]
+        # The runner's own notes quote names the agent chose: none may carry an escape either.
+        notes += [printable(note) for note in [*guard.notes, *cleaned.notes, *proposed.notes,
+                                               *(item.note(limit) for item in held), *runner_notes]]
         settled = postflight.settle(ws, old, cycle=report.cycle, clock=clock, notes=notes,
                                     usage=report.tokens, why_no_log=_why(result), started=start[:12],
                                     kept=report.local_branch, began=began)
@@ -412,7 +415,7 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old:
     except (PostflightFailed, WriteRefused, FileRefused, ValueError, OSError) as err:
         return err       # FileRefused: the agent left a link or a directory where a memory file belongs
     report.task, report.outcome = settled.task, settled.outcome
-    report.messages += [f"runner: {note}" for note in [*cleaned.notes, *proposed.notes, *settled.notes]]
+    report.messages += [f"runner: {printable(note)}" for note in [*cleaned.notes, *proposed.notes, *settled.notes]]
     # What the checks report without refusing (GM310: another writer's clock ran fast) reaches the output too.
     report.messages += [f"runner: {v.path}:{v.line}: {v.code} {v.message}" for v in warned]
     report.violations += warned

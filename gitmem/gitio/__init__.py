@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 # The git layer's public names, each written once. Callers use them as `gitio.NAME`; the module that defines
 # a name is found on first use (below), so this list is the whole facade.
 __all__ = [
-    "Change", "ChangedFile", "Commit", "CommitInfo", "GitCommandError", "Identity", "RebaseResult",
+    "Change", "ChangedFile", "Commit", "CommitInfo", "GitCommandError", "Identity", "LISTED_DEPTH", "RebaseResult",
     "RenamedSnapshot", "Repo", "RepoError", "Resolver", "STASH", "Snapshot", "StatePath", "blob", "blob_id",
     "blob_size", "branch_exists", "cache_home", "changes", "checkout_branch", "commit", "commit_files",
     "commit_snapshot", "commit_worktree", "committed_files", "commits_since", "common_dir", "config_value",
@@ -41,7 +41,7 @@ __all__ = [
     "is_ancestor_id", "is_branch_name", "is_memory_branch", "is_unborn", "MEMORY_BRANCH", "last_fetch_failed",
     "last_phase_commit",
     "lock_files", "merge_base",
-    "open_repo", "push",
+    "open_repo", "path_ignored", "push",
     "put_stash",
     "read_staged", "rebase_onto",
     "rebuild_index", "references", "references_all", "refused_for_good", "remote_branch_oid", "remote_names",

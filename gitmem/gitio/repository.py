@@ -29,6 +29,11 @@ class RepoError(GitmemError):
     exit_code = ExitCode.USAGE
 
 
+# libgit2's status lists no folder this many levels below the top of the work tree ("directory nesting too deep"),
+# where git itself does: the whole listing fails.
+LISTED_DEPTH = 100
+
+
 def explained(err: BaseException) -> RepoError | None:
     """A RepoError saying what git could not read and how to repair it; None for anything but git's errors
     (those are bugs, and must keep their traceback)."""
@@ -36,6 +41,10 @@ def explained(err: BaseException) -> RepoError | None:
         return None
     what = str(err).strip() or type(err).__name__
     lowered = what.lower()
+    if "nesting too deep" in lowered:        # `git status` shows nothing wrong there: say what is
+        return RepoError(f"git cannot list the work tree ({what}): a folder lies {LISTED_DEPTH} levels or more below "
+                         "its top, deeper than gitmem's git library goes, though git itself lists it; move that "
+                         "folder, or git-ignore it")
     if "index" in lowered:
         return RepoError(f"git cannot read the index ({what}); if .git/index is damaged, rebuild it from HEAD with "
                          "`rm .git/index && git reset` (this unstages every staged change)")

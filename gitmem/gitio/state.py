@@ -297,6 +297,11 @@ def ignored(repo: Repo) -> list[str]:
                   if flags & FileStatus.IGNORED)
 
 
+def path_ignored(repo: Repo, rel: str) -> bool:
+    """Whether the ignore rules in effect now hide the repo-relative `rel` (a file or a folder)."""
+    return bool(repo.raw.path_is_ignored(rel))
+
+
 def tree_links(repo: Repo, commit_id: str) -> dict[str, str]:
     """Every symlink in a commit's tree: path -> its target."""
     return {path: data.decode("utf-8", "surrogateescape")

@@ -128,3 +128,82 @@ def test_the_in_process_file_tools_never_write_an_anchor(memrepo: GitRepo, path:
     assert wrote.is_error and edited.is_error and "the agent never writes it" in wrote.text
     assert (memrepo.path / ".venv/bin/gitmem").read_text() == HUMANS
     assert sorted(p.name for p in memrepo.path.iterdir() if "venv" in p.name.lower()) == [".venv"]
+
+
+# `.env`: git-ignored (the template's .gitignore), and loaded into the environment of what the human runs next
+# by direnv's `dotenv`, pipenv, bun, docker compose and VS Code's Python extension: an `LD_PRELOAD`, `PATH` or
+# `NODE_OPTIONS` there runs the agent's code with the human's rights, and no diff shows it.
+HUMANS_ENV = "DATABASE_URL=postgres://localhost/dev\n"
+ENV_ATTACK = r'''
+import json
+said = {}
+def attempt(name, action):
+    try:
+        action()
+        said[name] = "done"
+    except OSError as err:
+        said[name] = err.strerror
+j = lambda rel: os.path.join(root, rel)
+attempt("append", lambda: open(j(".env"), "a").write("LD_PRELOAD=/tmp/evil.so\n"))
+attempt("replace", lambda: os.rename(j("planted.env"), j(".env")))
+attempt("remove", lambda: os.unlink(j(".env")))
+said["read"] = open(j(".env")).read()       # the project's own tools (python-dotenv) still read it
+with open(j("said.json"), "w") as handle:
+    json.dump(said, handle)
+'''
+
+
+@needs_bwrap
+@pytest.mark.parametrize("present", [True, False], ids=["the human's .env", "no .env"])
+def test_inside_the_box_the_env_file_is_read_only_present_or_not(tmp_path, memrepo: GitRepo, cli,
+                                                                  present: bool) -> None:
+    if present:
+        (memrepo.path / ".env").write_text(HUMANS_ENV, encoding="utf-8")
+    (memrepo.path / "planted.env").write_text("PATH=/tmp/evil:/usr/bin\n", encoding="utf-8")
+    memrepo.commit_files({"planted.env": "PATH=/tmp/evil:/usr/bin\n"}, "a file the agent will try to move")
+    command_agent(tmp_path, memrepo, ENV_ATTACK, sandbox="bubblewrap")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    said = json.loads(memrepo.read("said.json"))
+    assert said["append"] == "Read-only file system" and said["replace"] != "done", said
+    assert said["remove"] != "done" and said["read"] == (HUMANS_ENV if present else ""), said
+    if present:
+        assert (memrepo.path / ".env").read_text(encoding="utf-8") == HUMANS_ENV
+    else:             # the read-only empty placeholder is gone again after the cycle
+        assert not os.path.lexists(memrepo.path / ".env")
+    assert NOTE_PREFIX not in evidence(memrepo) and "GM719" not in result.out
+
+
+def test_without_the_box_an_env_file_the_agent_writes_is_reported(tmp_path, memrepo: GitRepo, cli) -> None:
+    command_agent(tmp_path, memrepo, "open(os.path.join(root, '.env'), 'w').write('LD_PRELOAD=/tmp/evil.so\\n')\n",
+                  sandbox="none")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    found = [v for v in json.loads(result.out)["violations"] if v["code"] == "GM719"]
+    assert [(v["path"], v["severity"]) for v in found] == [(".env", "warning")]
+    assert f"runner: {NOTE_PREFIX}: .env (created) changed during the cycle" in evidence(memrepo)
+
+
+@pytest.mark.parametrize("path", [".env", "./.env", ".ENV"])
+def test_the_in_process_file_tools_never_write_the_env_file(memrepo: GitRepo, path: str) -> None:
+    box = Toolbox(Workspace.at(memrepo.path), cycle=1)
+    wrote = box.call("write_file", {"path": path, "content": "LD_PRELOAD=/tmp/evil.so\n"})
+    assert wrote.is_error and "the agent never writes it" in wrote.text
+    assert not os.path.lexists(memrepo.path / ".env")
+
+
+@needs_bwrap
+def test_inside_the_box_the_env_file_holds_for_an_unprivileged_user_too(git_env: None) -> None:
+    with nobody_place("gitmem-dotenv-") as (place, bin_dir):
+        repo = make_repo(place / "repo")
+        repo.commit_files({"planted.env": "PATH=/tmp/evil:/usr/bin\n"}, "a file the agent will try to move")
+        command_agent(place, repo, ENV_ATTACK + BY_NAME, write_memory=False, sandbox="bubblewrap")
+        runs_nobodys_venv(repo, bin_dir)
+        done = gitmem_as_nobody(place, bin_dir, repo.path, "cycle", "--json")
+        assert done.returncode == ExitCode.OK, done.stderr
+        said = json.loads((repo.path / "said.json").read_text())
+        # (the placeholder is root's file, shared read-only with `nobody`: refused before the mount says so)
+        assert said["append"] in ("Read-only file system", "Permission denied") and said["read"] == "", said
+        assert said["replace"] != "done" and said["remove"] != "done", said
+        assert not os.path.lexists(repo.path / ".env")
+        assert NOTE_PREFIX not in evidence(repo)

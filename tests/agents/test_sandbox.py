@@ -225,7 +225,7 @@ def test_the_humans_own_cli_config_is_bound_only_when_writable_names_it(memrepo:
         assert f"{HOME}/.claude" in mounts.made
 
 
-@pytest.mark.parametrize("named", ["{home}", "{home}/", "{parent}", "{link}"])
+@pytest.mark.parametrize("named", ["{home}", "{home}/", "{parent}", "{link}", "{home}/.config", "~/.local"])
 def test_a_writable_folder_that_is_or_holds_the_home_refuses_the_box(tmp_path: Path, named: str) -> None:
     """The config check refuses `/` and `~` as spelled; the HOME by its own path, a folder above it, or a link to
     it is known only on the machine, and would bind the human's whole HOME read-write."""

@@ -620,3 +620,93 @@ def test_a_work_tree_that_is_or_holds_the_home_is_refused_before_the_agent_start
     said = json.loads(result.out)
     assert said["violations"][0]["code"] == "GM707" and "is the HOME or holds it" in said["refused"], said
     assert memrepo.head() == head
+
+
+@needs_bwrap
+def test_a_home_inside_usr_leaves_the_system_in_the_box_and_shows_nothing_of_the_home(
+        memrepo: GitRepo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A HOME under /usr (`/usr/local/home/ada`, a service user's `/usr/share/app`): the box left /usr out, as it
+    leaves out every folder that holds a HOME, and every agent was a no-build ("execvp ...: No such file").
+    The system's folders are bound all the same, and the HOME inside is an empty folder."""
+    home = Path("/usr/share/doc")              # a folder under /usr with files in it, standing in for such a HOME
+    if not home.is_dir() or not any(home.iterdir()):
+        pytest.skip("no /usr/share/doc with files in it")
+    monkeypatch.setenv("HOME", str(home))
+    box = sandbox.choose(parse_config(b"agent:\n  sandbox: bubblewrap\n"))
+    probe = ("import os, subprocess, sys, gitmem; "
+             "print(len(os.listdir(sys.argv[1])), subprocess.run(['/bin/sh', '-c', 'echo sh ran'], "
+             "capture_output=True, text=True).stdout.strip())")
+    argv, env = box.wrap([sys.executable, "-c", probe, str(home)], {"PATH": os.environ["PATH"]},
+                         workspace=memrepo.ws())
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "sh", "ran"], done.stdout
+
+
+# Run by a Python whose prefix is ~/.local: the box for a probe that lists ~/.local/share and starts that Python.
+LOCAL_PREFIX_RUNNER = """import os, subprocess, sys
+from pathlib import Path
+from gitmem.agents.sandbox import choose
+from gitmem.config import parse_config
+from gitmem.workspace import Workspace
+local = os.path.join(os.environ["HOME"], ".local")
+probe = 'ls -A "$0/share"; "$1" -c "import os, json; print(\\'python ran\\')"'
+argv, env = choose(parse_config(b"agent:\\n  sandbox: bubblewrap\\n")).wrap(
+    ["/bin/sh", "-c", probe, local, sys.executable], {"PATH": "/usr/bin:/bin"}, workspace=Workspace.at(sys.argv[1]))
+done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+print(done.stdout + done.stderr)
+"""
+
+
+@needs_bwrap
+def test_a_python_installed_in_the_homes_local_folder_shows_the_agent_none_of_that_folder(
+        tmp_path: Path, memrepo: GitRepo) -> None:
+    """A Python built with `--prefix ~/.local` (the way to a newer Python without root) runs gitmem with
+    sys.prefix ~/.local: the box bound that prefix whole, and the agent read ~/.local/share (keyrings, shell
+    histories) and ~/.local/state (gitmem's own refs backups). Only its own folders are bound now."""
+    version = f"python{sys.version_info.major}.{sys.version_info.minor}"
+    system = Path("/usr/bin") / version
+    if not system.is_file() or not (Path("/usr/lib") / version / "os.py").is_file():
+        pytest.skip(f"no system {version} to install under a HOME")
+    home = tmp_path / "home"
+    (home / ".local" / "bin").mkdir(parents=True)
+    (home / ".local" / "lib").mkdir()
+    (home / ".local" / "share" / "keyrings").mkdir(parents=True)
+    (home / ".local" / "share" / "keyrings" / "login.keyring").write_text("the human's keyring\n")
+    python = home / ".local" / "bin" / version
+    shutil.copy2(system, python)                                    # its prefix is ~/.local: it finds its
+    (home / ".local" / "lib" / version).symlink_to(Path("/usr/lib") / version)    # library there
+    runner = tmp_path / "runner.py"
+    runner.write_text(LOCAL_PREFIX_RUNNER, encoding="utf-8")
+    site = next(p for p in sys.path if p.endswith("site-packages") and p.startswith(sys.prefix))
+    checkout = Path(sandbox.__file__).resolve().parents[2]
+    env = {**os.environ, "HOME": str(home), "PYTHONPATH": f"{checkout}{os.pathsep}{site}"}
+    prefix = subprocess.run([str(python), "-c", "import sys; print(sys.prefix)"], env=env, capture_output=True,
+                            text=True, check=True).stdout.strip()
+    assert prefix == str(home / ".local")
+    done = subprocess.run([str(python), str(runner), str(memrepo.path)], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "keyrings" not in done.stdout and "No such file or directory" in done.stdout, done.stdout
+    assert "python ran" in done.stdout, done.stdout
+
+
+@needs_bwrap
+def test_a_work_tree_that_is_one_of_the_homes_data_folders_is_refused_before_the_agent_starts(
+        tmp_path: Path, cli, monkeypatch: pytest.MonkeyPatch, git_env: None) -> None:
+    """A memory repository kept as `~/.config` itself (a dotfiles habit) gave the agent every program's settings
+    read-write: `gh`'s token, cloud credentials, other agent CLIs' hooks. The box never binds a HOME's data
+    folder; as for a tree that is the HOME, the cycle refuses before the agent starts."""
+    home = tmp_path / "home"
+    repo = make_repo(home / ".config")
+    _use(repo, str(_sh_agent(tmp_path)))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{VENV_BIN}{os.pathsep}/usr/bin:/bin")
+    head = repo.head()
+
+    result = cli(["cycle", "--json"], cwd=repo.path)
+
+    assert result.code == ExitCode.DIRTY, (result.out, result.err)
+    said = json.loads(result.out)
+    assert said["violations"][0]["code"] == "GM707" and "data folders" in said["refused"], said
+    assert repo.head() == head

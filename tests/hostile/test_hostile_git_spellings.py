@@ -11,6 +11,7 @@ the rest of the cycle's work is committed, and the tree is left clean.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -56,3 +57,50 @@ def test_a_dot_git_spelling_in_a_failed_cycle_is_held_and_the_salvage_branch_hol
     assert report.salvage_branch is not None
     assert file_at(memrepo.repo, report.salvage_branch, "notes.txt") == "the agent's real work\n"
     assert is_clean(memrepo)
+
+
+# Names that are not UTF-8 (a Latin-1 file name, a stray byte): pygit2 cannot name them, so the cycle's commit
+# ended in a traceback (exit 70) with its LOG entry and NOW block left uncommitted, and every later cycle refused
+# to start on the dirty tree; git would store them, and a clone on macOS or Windows could not check them out.
+NOT_UTF8 = [b"bad-\xff.txt", b"caf\xe9/menu.txt", b"\xc3\x28.md"]
+
+
+@pytest.mark.parametrize("name", NOT_UTF8, ids=["stray byte", "latin-1 folder", "broken sequence"])
+@pytest.mark.parametrize("fail", [None, "the model went away"], ids=["built", "salvaged"])
+def test_a_name_that_is_not_utf8_is_held_and_the_cycle_commits_the_rest(memrepo: GitRepo, name: bytes,
+                                                                        fail: str | None) -> None:
+    def act(root: Path, memory, request) -> None:
+        place = os.path.join(bytes(root), name)
+        os.makedirs(os.path.dirname(place), exist_ok=True)
+        with open(place, "wb") as handle:
+            handle.write(b"the agent's file\n")
+        (root / "notes.txt").write_text("the agent's real work\n", encoding="utf-8")
+
+    report = cycle(memrepo, act, fail=fail)
+    assert report.exit_code == (ExitCode.OK if fail is None else ExitCode.SALVAGED), report.error
+    branch = "HEAD" if fail is None else report.salvage_branch
+    assert branch is not None and file_at(memrepo.repo, branch, "notes.txt") == "the agent's real work\n"
+    assert not os.path.lexists(os.path.join(bytes(memrepo.path), name))
+    assert is_clean(memrepo)
+    held = os.path.join(bytes(memrepo.path), b".git/gitmem/held/cycle-1", name)
+    assert open(held, "rb").read() == b"the agent's file\n"
+    if fail is None:
+        assert [v.code for v in report.violations] == [codes.CYCLE_PATH_HELD.code]
+        assert name.decode("utf-8", "backslashreplace") in evidence(memrepo)
+
+
+def test_an_escape_in_a_name_the_runner_quotes_is_shown_escaped_and_the_cycle_is_built(memrepo: GitRepo) -> None:
+    """A protected path named with a terminal escape (OSC 52 writes the clipboard of many terminals): the
+    runner quoted it raw in its LOG note, which its own check refused (GM920), and the cycle was a no-build."""
+    rel = ".github/workflows/w\x1b]52;c;ZWNobyBwd25lZA==\x07.yml"
+
+    def act(root: Path, memory, request) -> None:
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text("on: push\n", encoding="utf-8")
+
+    report = cycle(memrepo, act)
+    assert report.exit_code == ExitCode.OK, report.error
+    assert report.proposal_branch is not None
+    assert "\\u001b]52;c;ZWNobyBwd25lZA==\\u0007.yml" in evidence(memrepo)
+    for text in (memrepo.read("LOG.md"), memrepo.read("DECISIONS.md"), *report.messages):
+        assert "\x1b" not in text and "\x07" not in text

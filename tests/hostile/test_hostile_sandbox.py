@@ -264,3 +264,61 @@ def test_a_nested_bwrap_works_inside_the_sandbox(tmp_path: Path, memrepo: GitRep
                             workspace=memrepo.ws())
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+# The box's program, given the runner's terminal: it opens /dev/tty and pushes a command line into the
+# terminal's input with TIOCSTI, which the human's shell would read and run, outside the box, once gitmem exits.
+INJECT = """import fcntl, os, termios
+try:
+    fd = os.open("/dev/tty", os.O_RDWR)
+except OSError as err:
+    said = "no terminal: " + (err.strerror or "")
+else:
+    try:
+        for byte in b"touch injected-by-the-agent\\n":
+            fcntl.ioctl(fd, termios.TIOCSTI, bytes([byte]))
+        said = "injected"
+    except OSError as err:
+        said = "opened, no TIOCSTI: " + (err.strerror or "")
+open("tty.txt", "w").write(said)
+"""
+
+# Run where the terminal is the controlling one (a human who runs `gitmem cycle` in a shell): one run_command,
+# then what the terminal's reader (the human's shell) gets next.
+RUN_ON_A_TERMINAL = """import json, os, select, sys
+from gitmem.agents.tools import Toolbox
+from gitmem.config import parse_config
+from gitmem.workspace import Workspace
+config = parse_config(b"agent:\\n  sandbox: bubblewrap\\n  shell:\\n    enabled: true\\n    allow: [python3]\\n")
+tools = Toolbox(Workspace.at(sys.argv[1], config), cycle=1)
+ran = tools.call("run_command", {"command": "python3 inject.py"}).text
+ready, _, _ = select.select([0], [], [], 1.0)
+pending = os.read(0, 4096).decode() if ready else ""
+json.dump({"ran": ran, "pending": pending}, open(sys.argv[2], "w"))
+"""
+
+
+@needs_bwrap
+def test_a_boxed_command_cannot_type_into_the_runners_terminal(tmp_path: Path, memrepo: GitRepo) -> None:
+    """bwrap's own hole (CVE-2017-5226): a program in the box that shares the runner's terminal can push input
+    into it (TIOCSTI), and the human's shell runs it after gitmem exits, as the human and with no box. The box
+    starts its program in a session of its own, with no terminal to open."""
+    import pty
+
+    (memrepo.path / "inject.py").write_text(INJECT, encoding="utf-8")
+    driver, result = tmp_path / "driver.py", tmp_path / "result.json"
+    driver.write_text(RUN_ON_A_TERMINAL, encoding="utf-8")
+    pid, terminal = pty.fork()
+    if pid == 0:                                   # the child: the pty is its controlling terminal
+        os.execv(sys.executable, [sys.executable, str(driver), str(memrepo.path), str(result)])
+    while True:                                    # the terminal's output, read so the child never blocks on it
+        try:
+            if not os.read(terminal, 4096):
+                break
+        except OSError:
+            break
+    os.waitpid(pid, 0)
+    said = json.loads(result.read_text(encoding="utf-8"))
+    assert said["ran"].startswith("exit 0"), said
+    assert (memrepo.path / "tty.txt").read_text(encoding="utf-8").startswith("no terminal"), said
+    assert "injected-by-the-agent" not in said["pending"], said
