@@ -288,7 +288,7 @@ class CycleGuard:
 
     def hold_too_deep(self) -> list[oversize.Held]:
         """The folders nested past what libgit2 lists, held (gitmem.cycle.oversize `hold_too_deep`), judged under
-        the human's ignore rules as `candidates` lists: call it first, or the listing fails."""
+        the human's ignore rules as `candidates` lists: when `candidates` fails on them (its listing stops there)."""
         repo = self.ws.repo
         folders = tuple(item for item in self.ignored if item.endswith("/"))
         changed = ignore_rules.changed_ignore_files(repo, self.ignore_files, folders)

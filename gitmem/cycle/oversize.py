@@ -139,8 +139,8 @@ def hold_too_deep(ws: Workspace, cycle: int, ignored: Callable[[str], bool]) -> 
     """Move each folder DEPTH_LIMIT levels below the top of the work tree, whole, out of it (to
     `.git/gitmem/held/cycle-N/`), where libgit2's status stops at it; folders `ignored` says the ignore rules
     hide are never entered, as git's status never does (a deep build output stays). Only when the status fails:
-    a walk of the tree would cost every cycle what only an agent's trick needs. Run before the runner first lists
-    what it may commit (gitmem.cycle.agent_guard `hold_too_deep`)."""
+    a walk of the tree would cost every cycle what only an agent's trick needs. Run when the runner's listing of
+    what it may commit fails (gitmem.cycle.agent_guard `hold_too_deep`), before it lists again."""
     try:
         gitio.dirty_files(ws.repo)
         return []
