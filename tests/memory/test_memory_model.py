@@ -498,7 +498,7 @@ def test_lessons_parse_exact_lines() -> None:
         (9, lessons.Event(date(2026, 6, 3), 161, "right date", 9)),
         (10, lessons.Event(date(2026, 6, 14), 190, "a week\nof right dates", 10))]
     assert first.status == "promoted R-02" and not first.is_open
-    assert first.supersedes == ["R-01", "R-04"]
+    assert first.supersedes == ("R-01", "R-04")
     assert first.get("Rule") == "Take every timestamp from the clock."
     second = doc.lessons[1]
     assert second.number == 12345 and second.status == "open" and second.is_open
@@ -574,7 +574,7 @@ def test_lessons_make_lesson() -> None:
                              "- Why: skipped Resolved\n- Change: read Resolved\n- Rule: Read Resolved first.\n"
                              "- Supersedes: R-01\n- Status: open")
     assert item.happened == lessons.Event(date(2026, 7, 20), 201, "rewrote it", 1)
-    assert item.is_open and item.supersedes == ["R-01"]
+    assert item.is_open and item.supersedes == ("R-01",)
 
 
 # -- RULES --------------------------------------------------------------------------------------
