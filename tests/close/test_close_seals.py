@@ -87,3 +87,19 @@ def test_a_lesson_whose_confirmations_were_sealed_away_is_promoted_without_readi
 
     assert [p["lesson"] for p in second.promoted] == [lesson]
     assert parsed == []
+
+
+def test_a_close_judges_the_history_folder_its_commit_holds_not_the_work_trees(world: World) -> None:
+    """The close commits its own files on HEAD's tree: a file left beside the volumes in the work tree, named as
+    the next one, is not in that commit, so its check does not take it for a seal that moved nothing (GM315) and
+    refuse the day's close."""
+    with_history(world.git, entries=398, blocks=3)
+    world.cycle(at(10, 9))
+    (world.git.path / "history").mkdir()
+    (world.git.path / "history" / "LOG-0002.md").write_text("# LOG, volume 2\n\nplanted\n", encoding="utf-8")
+    result = world.close(d(10), at(10, 23))
+    assert result.status == "closed" and result.commit == world.git.head()
+    commit = world.git.repo[result.commit]
+    changed = {delta.delta.new_file.path for delta in world.git.repo.diff(commit.parents[0], commit)}
+    assert changed == {"LOG.md", "NOW.md", "history/LOG-0001.md"}
+    assert (world.git.path / "history" / "LOG-0002.md").read_text(encoding="utf-8").endswith("planted\n")
