@@ -1,0 +1,52 @@
+"""`gitmem import` of the files the agent CLIs really read, and of an export written where they read it, in a real
+repository (acceptance rehearsal, round 6).
+
+The places follow each CLI's public docs or source, named beside them:
+- Claude Code: code.claude.com/docs/en/memory ("project memory: ./CLAUDE.md or ./.claude/CLAUDE.md").
+- Gemini CLI 0.61.0 (agent-cli/gemini-cli): packages/core/src/tools/memoryTool.ts, `getGlobalMemoryFilePath()` is
+  `~/.gemini/` joined with the first of `context.fileName`; its prompt (`toolUsageRememberingFacts`) has the model
+  edit that file directly ("There is no `save_memory` tool"), so the memories stand anywhere in it.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.interop.test_interop_export import fill, memory
+from tests.interop.test_interop_import import home, put  # noqa: F401 (fixture)
+from tests.support.helpers import CliResult, GitRepo
+
+Cli = Callable[..., CliResult]
+
+
+@pytest.mark.parametrize(("fmt", "where", "source"), [
+    ("gemini", ".", "notes"),                       # the project's GEMINI.md, which notes reads
+    ("codex", "memory-bank", "cline"),              # MEMORY.md and memory_summary.md in Cline's memory bank
+    ("agent-memory-repo", "memory-bank", "cline"),
+    ("gemini", "memory-bank", "cline"),
+])
+def test_an_export_written_where_a_paragraph_source_reads_imports_back_as_nothing(
+        memrepo: GitRepo, cli: Cli, home: Path, fmt: str, where: str, source: str) -> None:  # noqa: F811
+    fill(memrepo, cli)
+    exported = cli(["export", "--to", fmt, "--out", str(memrepo.path / where)], cwd=memrepo.path)
+    assert exported.code == 0, exported.err
+    before = memory(memrepo)
+    again = cli(["import", source], cwd=memrepo.path)
+    assert again.code == 0, again.err
+    assert "This memory is exported" not in again.out, "the export's pointer back is its own words, not a fact"
+    assert "Nothing new to import." in again.out
+    assert memory(memrepo) == before
+
+
+def test_a_users_own_paragraph_beside_an_export_is_still_imported(memrepo: GitRepo, cli: Cli,
+                                                                 home: Path) -> None:  # noqa: F811
+    fill(memrepo, cli)
+    assert cli(["export", "--to", "gemini", "--out", str(memrepo.path)], cwd=memrepo.path).code == 0
+    text = (memrepo.path / "GEMINI.md").read_text(encoding="utf-8")
+    mine = "This memory is exported nightly; MEMORY.md holds more.\n\n## Gemini Added Memories"
+    (memrepo.path / "GEMINI.md").write_text(text.replace("## Gemini Added Memories", mine), encoding="utf-8")
+    result = cli(["import", "notes", "--dry-run"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    assert "would land in DECISIONS, a proposal: This memory is exported nightly" in result.out
