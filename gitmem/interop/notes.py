@@ -1,8 +1,17 @@
-"""Plain notes a team keeps in `CLAUDE.md`, `AGENTS.md` or `GEMINI.md`: every bullet item and paragraph outside
-gitmem's own managed blocks (`<!-- gitmem:begin … -->`), outside Gemini's `## Gemini Added Memories` section (the
-`gemini` source reads it) and other than `@path` import lines. A file that is one of gitmem's memory files
-(CLAUDE.md made RULES) is gitmem's own and is never read (gitmem.interop.sources.Reader). Notes land as
-proposals."""
+"""Plain notes a team keeps in the files the agent CLIs read as the project's instructions: every bullet item and
+paragraph outside gitmem's own managed blocks (`<!-- gitmem:begin … -->`), outside Gemini's `## Gemini Added
+Memories` section (the `gemini` source reads it) and other than `@path` import lines. A file that is one of gitmem's
+memory files (CLAUDE.md made RULES) is gitmem's own and is never read (gitmem.interop.sources.Reader). Notes land as
+proposals.
+
+The files, as each CLI the project supports finds them at the top of the project (a CLI that reads AGENTS.md
+needs no name of its own: OpenCode, Codex, Cursor):
+- Claude Code: `CLAUDE.md` or `.claude/CLAUDE.md`, and the personal `CLAUDE.local.md` (code.claude.com/docs/en/
+  memory, "Determine memory type"); GitHub Copilot CLI reads `.claude/CLAUDE.md` too;
+- Gemini CLI: `GEMINI.md`; Qwen Code: `QWEN.md` (packages/core/src/utils/memory-constants.ts);
+- GitHub Copilot CLI: `.github/copilot-instructions.md`, beside AGENTS.md, CLAUDE.md and GEMINI.md (its
+  instruction discovery, as the pinned release, agent-cli/copilot, carries it).
+"""
 from __future__ import annotations
 
 import re
@@ -16,8 +25,9 @@ from gitmem.interop.sources import Reader
 from gitmem.workspace import Workspace
 
 NAME = "notes"
-WHAT = "notes in CLAUDE.md, AGENTS.md or GEMINI.md"
-FILES = ("CLAUDE.md", "AGENTS.md", "GEMINI.md")
+WHAT = "notes in the agent CLIs' instruction files (CLAUDE.md, AGENTS.md, GEMINI.md, …)"
+FILES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", "QWEN.md",
+         ".github/copilot-instructions.md")
 _BEGIN_RE = re.compile(r"^<!-- gitmem:begin (\S+) -->$")
 
 

@@ -9,6 +9,7 @@ The places follow each CLI's public docs or source, named beside them:
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -50,3 +51,26 @@ def test_a_users_own_paragraph_beside_an_export_is_still_imported(memrepo: GitRe
     result = cli(["import", "notes", "--dry-run"], cwd=memrepo.path)
     assert result.code == 0, result.err
     assert "would land in DECISIONS, a proposal: This memory is exported nightly" in result.out
+
+
+# Each CLI's own name for the project's instructions, beside CLAUDE.md, AGENTS.md and GEMINI.md (gitmem.interop.notes).
+INSTRUCTION_FILES = {
+    ".claude/CLAUDE.md": "Use pnpm, never npm.",                                  # Claude Code, Copilot CLI
+    "CLAUDE.local.md": "My sandbox answers on port 9000.",                        # Claude Code, personal
+    "QWEN.md": "Keep the public API stable.",                                     # Qwen Code
+    ".github/copilot-instructions.md": "Prefer small pull requests.",             # GitHub Copilot CLI
+}
+
+
+@pytest.mark.parametrize("rel", sorted(INSTRUCTION_FILES))
+def test_notes_are_read_from_each_file_a_supported_cli_reads_as_the_projects_instructions(
+        memrepo: GitRepo, cli: Cli, home: Path, rel: str) -> None:  # noqa: F811
+    put(memrepo.path, {rel: f"# Notes\n\n- {INSTRUCTION_FILES[rel]}\n"})
+    result = cli(["import", "notes", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    proposals = json.loads(result.out)["proposals"]
+    assert [(item["file"], item["line"], item["text"]) for item in proposals] == [
+        (f"./{rel}", 3, INSTRUCTION_FILES[rel])]
+    assert proposals[0]["origin"].startswith(f"notes · ./{rel}:3 · written ")
+    again = cli(["import", "notes"], cwd=memrepo.path)
+    assert again.code == 0 and "Nothing new to import." in again.out, again.err
