@@ -58,7 +58,8 @@ def import_command(source: str, where: str | None, dry_run: bool, as_json: bool,
     SOURCE and where it is read (override with --from):
       claude             Claude Code auto memory: $CLAUDE_CONFIG_DIR (~/.claude)/projects/<project>/memory/
       codex              Codex memories: $CODEX_HOME (~/.codex)/memories/
-      gemini             `## Gemini Added Memories` in ~/.gemini/GEMINI.md and ./GEMINI.md, and the
+      gemini             the global memory ~/.gemini/GEMINI.md (and the files context.fileName names
+                         in ~/.gemini/settings.json), `## Gemini Added Memories` in ./GEMINI.md, and the
                          project's private memory, ~/.gemini/tmp/<project>/memory/ (MEMORY.md, topic
                          files, and .inbox/ of proposed patches, none applied)
       cline              Cline's memory bank: ./memory-bank/*.md

@@ -14,13 +14,12 @@ needs no name of its own: OpenCode, Codex, Cursor):
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from gitmem.interop.facts import PROPOSAL, Fact
 from gitmem.interop.gemini import SECTION
-from gitmem.interop.shapes import blocks
+from gitmem.interop.shapes import blocks, outside_managed
 from gitmem.interop.sources import Reader
 from gitmem.workspace import Workspace
 
@@ -28,28 +27,10 @@ NAME = "notes"
 WHAT = "notes in the agent CLIs' instruction files (CLAUDE.md, AGENTS.md, GEMINI.md, …)"
 FILES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", "QWEN.md",
          ".github/copilot-instructions.md")
-_BEGIN_RE = re.compile(r"^<!-- gitmem:begin (\S+) -->$")
 
 
 def default_roots(workspace: Workspace, environ: Mapping[str, str], home: Path) -> list[Path]:
     return [workspace.root]
-
-
-def outside_blocks(text: str) -> str:
-    """`text` with gitmem's managed blocks and the Gemini section blanked, lines kept so numbers stay true."""
-    lines, kept, inside, gemini = text.split("\n"), [], None, False
-    for line in lines:
-        stripped = line.strip()
-        begin = _BEGIN_RE.match(stripped)
-        if inside is None and begin:
-            inside = begin.group(1)
-        if stripped.startswith("## ") or stripped.startswith("# "):
-            gemini = stripped == f"## {SECTION}"
-        skip = inside is not None or gemini or stripped.startswith("@")
-        kept.append("" if skip else line)
-        if inside is not None and stripped == f"<!-- gitmem:end {inside} -->":
-            inside = None
-    return "\n".join(kept)
 
 
 def read(reader: Reader, prefix: str) -> list[Fact]:
@@ -58,5 +39,5 @@ def read(reader: Reader, prefix: str) -> list[Fact]:
         loaded = reader.read(name)
         if loaded is not None:
             facts += [Fact(NAME, f"{prefix}/{name}", block.line, block.text, PROPOSAL, loaded.written)
-                      for block in blocks(outside_blocks(loaded.text))]
+                      for block in blocks(outside_managed(loaded.text, section=SECTION))]
     return facts

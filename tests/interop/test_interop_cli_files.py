@@ -74,3 +74,56 @@ def test_notes_are_read_from_each_file_a_supported_cli_reads_as_the_projects_ins
     assert proposals[0]["origin"].startswith(f"notes · ./{rel}:3 · written ")
     again = cli(["import", "notes"], cwd=memrepo.path)
     assert again.code == 0 and "Nothing new to import." in again.out, again.err
+
+
+# Gemini CLI 0.61.0's global personal memory, as its model writes it: no `save_memory` tool, the file edited
+# directly, the old section kept where an earlier release wrote it.
+GLOBAL_GEMINI = """# Personal preferences
+
+- I prefer pytest over unittest in every project.
+
+My editor is Neovim; suggest its keybindings.
+
+@~/.gemini/more.md
+<!-- gitmem:begin protocol -->
+- not a memory: gitmem's own block
+<!-- gitmem:end protocol -->
+
+## Gemini Added Memories
+- Prefers Python.
+"""
+
+
+def test_the_global_gemini_memory_is_read_wherever_the_model_wrote_it(memrepo: GitRepo, cli: Cli,
+                                                                      home: Path) -> None:  # noqa: F811
+    put(home / ".gemini", {"GEMINI.md": GLOBAL_GEMINI})
+    result = cli(["import", "gemini", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    assert [(item["file"], item["line"], item["text"]) for item in json.loads(result.out)["proposals"]] == [
+        ("~/.gemini/GEMINI.md", 3, "I prefer pytest over unittest in every project."),
+        ("~/.gemini/GEMINI.md", 5, "My editor is Neovim; suggest its keybindings."),
+        ("~/.gemini/GEMINI.md", 13, "Prefers Python."),
+    ]
+    again = cli(["import", "gemini"], cwd=memrepo.path)
+    assert again.code == 0 and "Nothing new to import." in again.out, again.err
+
+
+def test_the_global_gemini_memory_file_is_the_one_the_settings_name(memrepo: GitRepo, cli: Cli,
+                                                                    home: Path) -> None:  # noqa: F811
+    settings = {"context": {"fileName": ["AGENTS.md", "../outside.md", str(home / "outside.md")]}}
+    put(home / ".gemini", {"settings.json": json.dumps(settings), "AGENTS.md": "- Always run the linter first.\n"})
+    put(home, {"outside.md": "- not Gemini's: a path is no file of its folder\n"})
+    result = cli(["import", "gemini", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    assert [(item["file"], item["text"]) for item in json.loads(result.out)["proposals"]] == [
+        ("~/.gemini/AGENTS.md", "Always run the linter first.")]
+
+
+def test_an_export_to_geminis_own_place_imports_back_as_nothing(memrepo: GitRepo, cli: Cli,
+                                                               home: Path) -> None:  # noqa: F811
+    fill(memrepo, cli)
+    assert cli(["export", "--to", "gemini", "--cli-location"], cwd=memrepo.path).code == 0
+    before = memory(memrepo)
+    again = cli(["import", "gemini"], cwd=memrepo.path)
+    assert again.code == 0 and "Nothing new to import." in again.out, (again.out, again.err)
+    assert memory(memrepo) == before
