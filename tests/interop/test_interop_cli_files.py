@@ -17,7 +17,7 @@ import pytest
 
 from tests.interop.test_interop_export import fill, memory
 from tests.interop.test_interop_import import home, put  # noqa: F401 (fixture)
-from tests.support.helpers import CliResult, GitRepo
+from tests.support.helpers import CliResult, GitRepo, counting
 
 Cli = Callable[..., CliResult]
 
@@ -127,3 +127,40 @@ def test_an_export_to_geminis_own_place_imports_back_as_nothing(memrepo: GitRepo
     again = cli(["import", "gemini"], cwd=memrepo.path)
     assert again.code == 0 and "Nothing new to import." in again.out, (again.out, again.err)
     assert memory(memrepo) == before
+
+
+def counting_reads(monkeypatch: pytest.MonkeyPatch, cls: type, name: str) -> list[object]:
+    """Every read of the property `cls.name` from here on (it still answers): what this cost test counts."""
+    reads: list[object] = []
+    real = getattr(cls, name)
+
+    def counted(self: object) -> object:
+        reads.append(self)
+        return real.fget(self)
+
+    monkeypatch.setattr(cls, name, property(counted))
+    return reads
+
+
+def test_an_import_costs_in_proportion_to_its_facts(memrepo: GitRepo, cli: Cli, home: Path,  # noqa: F811
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Codex memory of many bullets (a 490 KB raw_memories.md holds 20,000) is planned, judged against
+    Pending and shown without going over the batch once per fact: the next lesson number, the environment's
+    secret values and where each step lands were each found again for every fact (minutes for 20,000)."""
+    from gitmem import secrets
+    from gitmem.interop.plan import ImportPlan
+    from gitmem.memory.lessons import Lesson
+
+    facts = 400
+    put(home / ".codex" / "memories", {"raw_memories.md": "".join(f"- memory number {n}\n" for n in range(facts))})
+    numbers = counting_reads(monkeypatch, Lesson, "number")
+    steps = counting_reads(monkeypatch, ImportPlan, "lessons")
+    values = counting(monkeypatch, secrets, "env_values")
+    result = cli(["import", "codex", "--dry-run", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert len(data["lessons"]) == facts and "refused" not in data
+    assert {item["lands"] for item in data["lessons"]} == {"LESSONS"}
+    assert len(numbers) < 4 * facts, "the lesson numbers are read once per batch, not once per lesson"
+    assert len(steps) < 10, "where each step lands is known from its list, not searched for"
+    assert len(values) < 10, "the environment's secret values are found once per import"
