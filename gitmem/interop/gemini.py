@@ -37,14 +37,15 @@ def default_roots(workspace: Workspace, environ: Mapping[str, str], home: Path) 
 
 
 def added_memories(reader: Reader, prefix: str, rel: str = CONTEXT_FILE) -> list[Fact]:
-    """The bullets of the `## Gemini Added Memories` section of the project's own GEMINI.md."""
+    """The bullets and paragraphs of the `## Gemini Added Memories` section of the project's own GEMINI.md (notes
+    reads the rest of it)."""
     loaded = reader.read(rel)
     found = section(loaded.text, SECTION) if loaded is not None else None
     if loaded is None or found is None:
         return []
     body, first = found
     return [Fact(NAME, f"{prefix}/{rel}", block.line, block.text, PROPOSAL, loaded.written)
-            for block in blocks(body, first) if block.bullet]
+            for block in blocks(body, first)]
 
 
 def global_memories(reader: Reader, prefix: str, rel: str = CONTEXT_FILE) -> list[Fact]:

@@ -187,3 +187,30 @@ def test_a_source_edited_whole_is_matched_fact_by_fact_without_comparing_every_p
     assert [(item["text"].split()[0], item["supersedes"]) for item in lessons] == [
         (f"alpha{n}", f"L-{n + 1:04d}") for n in range(facts)]
     assert len(compared) <= 2 * facts, "each fact is compared with the few known facts it shares rare words with"
+
+
+def test_a_gitmem_block_left_open_does_not_hide_the_notes_after_it(memrepo: GitRepo, cli: Cli,
+                                                                   home: Path) -> None:  # noqa: F811
+    """A begin marker with no end (its end cut by hand, or one an agent planted above the human's notes) is only
+    that line; a whole block is still gitmem's own."""
+    put(memrepo.path, {"CLAUDE.md": "<!-- gitmem:begin protocol -->\n@AGENTS.md\n<!-- gitmem:end protocol -->\n\n"
+                                    "<!-- gitmem:begin protocol -->\n- Run the linter before every commit.\n\n"
+                                    "Deploys go out on Thursdays.\n"})
+    result = cli(["import", "notes", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    assert [(item["line"], item["text"]) for item in json.loads(result.out)["proposals"]] == [
+        (6, "Run the linter before every commit."), (8, "Deploys go out on Thursdays.")]
+
+
+def test_a_paragraph_in_the_projects_gemini_section_is_imported_once(memrepo: GitRepo, cli: Cli,
+                                                                     home: Path) -> None:  # noqa: F811
+    """The section is the gemini source's and the rest of GEMINI.md the notes': a paragraph in the section was
+    read by neither."""
+    put(memrepo.path, {"GEMINI.md": "# Project\n\nUse pnpm.\n\n## Gemini Added Memories\n- Prefers Python.\n\n"
+                                    "The staging database is rebuilt every night.\n"})
+    gemini = cli(["import", "gemini", "--from", str(memrepo.path), "--json"], cwd=memrepo.path)
+    assert gemini.code == 0, gemini.err
+    assert [item["text"] for item in json.loads(gemini.out)["proposals"]] == [
+        "Prefers Python.", "The staging database is rebuilt every night."]
+    notes = cli(["import", "notes", "--json"], cwd=memrepo.path)
+    assert [item["text"] for item in json.loads(notes.out)["proposals"]] == ["Use pnpm."]
