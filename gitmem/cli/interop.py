@@ -56,7 +56,8 @@ def import_command(source: str, where: str | None, dry_run: bool, as_json: bool,
 
     \b
     SOURCE and where it is read (override with --from):
-      claude             Claude Code auto memory: $CLAUDE_CONFIG_DIR (~/.claude)/projects/<project>/memory/
+      claude             Claude Code auto memory: $CLAUDE_CONFIG_DIR (~/.claude)/projects/<project>/memory/,
+                         or the autoMemoryDirectory of your settings.json there
       codex              Codex memories: $CODEX_HOME (~/.codex)/memories/
       gemini             the global memory ~/.gemini/GEMINI.md (and the files context.fileName names
                          in ~/.gemini/settings.json), `## Gemini Added Memories` in ./GEMINI.md, and the

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from gitmem.interop.claude_code import project_dir_name
 from tests.interop.test_interop_export import fill, memory
 from tests.interop.test_interop_import import home, put  # noqa: F401 (fixture)
 from tests.support.helpers import CliResult, GitRepo, counting
@@ -214,3 +215,40 @@ def test_a_paragraph_in_the_projects_gemini_section_is_imported_once(memrepo: Gi
         "Prefers Python.", "The staging database is rebuilt every night."]
     notes = cli(["import", "notes", "--json"], cwd=memrepo.path)
     assert [item["text"] for item in json.loads(notes.out)["proposals"]] == ["Use pnpm."]
+
+
+# Claude Code 2.1.197 (agent-cli/claude-code): `autoMemoryDirectory` in the user's settings moves auto memory, one
+# folder for every project ("Supports ~/ prefix for home directory expansion"); a project's own settings are
+# honoured only in a folder the user trusted.
+TOPIC = "---\nname: db\ndescription: the database\ntype: project\n---\nThe project runs on Postgres 16.\n"
+
+
+def test_claude_codes_auto_memory_is_read_and_written_where_the_users_settings_move_it(
+        memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
+    put(home / ".claude", {"settings.json": json.dumps({"autoMemoryDirectory": "~/notes/claude"})})
+    put(home / "notes" / "claude", {"project_db.md": TOPIC})
+    result = cli(["import", "claude", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    assert [item["origin"].split(" · ")[1] for item in json.loads(result.out)["proposals"]] == [
+        "~/notes/claude/project_db.md:6"]
+    exported = cli(["export", "--to", "claude", "--cli-location", "--json"], cwd=memrepo.path)
+    assert exported.code == 0, exported.err
+    assert json.loads(exported.out)["directory"] == str(home / "notes" / "claude")
+    assert (home / "notes" / "claude" / "MEMORY.md").exists()
+
+
+@pytest.mark.parametrize("where", ["project", "outside home", "not absolute"])
+def test_a_choice_claude_code_would_not_take_leaves_auto_memory_in_its_default_place(
+        memrepo: GitRepo, cli: Cli, home: Path, where: str) -> None:  # noqa: F811
+    """A project's own settings (a cloned project's choice, which Claude Code takes only once trusted), and a
+    value Claude Code refuses, never move the import or the export."""
+    elsewhere = home / "elsewhere"
+    put(elsewhere, {"project_db.md": TOPIC})
+    if where == "project":
+        put(memrepo.path / ".claude", {"settings.json": json.dumps({"autoMemoryDirectory": str(elsewhere)})})
+    else:
+        value = "~/../elsewhere" if where == "outside home" else "elsewhere"
+        put(home / ".claude", {"settings.json": json.dumps({"autoMemoryDirectory": value})})
+    result = cli(["import", "claude"], cwd=memrepo.path)
+    assert result.code == 2 and "GM952" in result.err, (result.out, result.err)
+    assert f"/.claude/projects/{project_dir_name(memrepo.path)}/memory:1: GM952" in result.err
