@@ -252,3 +252,70 @@ def test_a_choice_claude_code_would_not_take_leaves_auto_memory_in_its_default_p
     result = cli(["import", "claude"], cwd=memrepo.path)
     assert result.code == 2 and "GM952" in result.err, (result.out, result.err)
     assert f"/.claude/projects/{project_dir_name(memrepo.path)}/memory:1: GM952" in result.err
+
+
+# Codex's memory files as the pinned release (agent-cli/codex) prompts its memory agents to write them: "`MEMORY.md`
+# FORMAT (STRICT)", "`raw_memory` FORMAT (STRICT)", "`memory_summary.md` FORMAT (STRICT)".
+CODEX_MEMORY = """# Task Group: gitmem repository / test runs
+scope: running the test suite; use for any pytest run in this checkout
+applies_to: cwd=/home/ana/gitmem; reuse_rule=safe across checkouts of this repository
+
+## Task 1: run the interop tests, success
+### rollout_summary_files
+- rollout_summaries/2026-12-01T10-00-00-abcd-interop_tests.md (cwd=/home/ana/gitmem, updated_at=2026-12-01)
+### keywords
+- pytest, xdist, basetemp, interop
+
+## User preferences
+- when running tests, the user asked: "run only the tests you touched" -> run targeted tests [Task 1]
+
+## Reusable knowledge
+- the interop tests need no network [Task 1]
+
+## Failures and how to do differently
+- a shared basetemp made two runs collide -> give each run its own --basetemp [Task 1]
+"""
+CODEX_RAW = """# Raw Memories
+
+description: ran the interop tests; targeted runs are faster
+task: run interop tests
+keywords: pytest, interop
+
+### Task 1: run the interop tests
+task: pytest tests/interop
+Preference signals:
+- when the run was slow, the user said: "use -n 2" -> run with two workers
+Reusable knowledge:
+- tests build real git repositories in temp dirs
+Failures and how to do differently:
+- the suite timed out on one core -> pass -n 2
+"""
+CODEX_SUMMARY = """v1
+
+## User Profile
+Ana maintains gitmem and prefers short, exact reports.
+
+## User preferences
+- report figures, not adjectives
+"""
+
+
+def test_codex_memories_land_by_what_each_part_of_codexs_format_holds(memrepo: GitRepo, cli: Cli,
+                                                                      home: Path) -> None:  # noqa: F811
+    put(home / ".codex" / "memories", {"MEMORY.md": CODEX_MEMORY, "raw_memories.md": CODEX_RAW,
+                                       "memory_summary.md": CODEX_SUMMARY})
+    result = cli(["import", "codex", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    landed = {(item["file"].rsplit("/", 1)[1], item["line"]): item["lands"]
+              for item in (*data["lessons"], *data["proposals"])}
+    assert landed == {
+        ("MEMORY.md", 12): "DECISIONS",    # a preference of the user's
+        ("MEMORY.md", 15): "LESSONS",
+        ("MEMORY.md", 18): "LESSONS",
+        ("memory_summary.md", 4): "DECISIONS",     # the profile
+        ("memory_summary.md", 7): "DECISIONS",
+        ("raw_memories.md", 10): "DECISIONS",      # under `Preference signals:`
+        ("raw_memories.md", 12): "LESSONS",
+        ("raw_memories.md", 14): "LESSONS",
+    }, "the task's index (its recaps' paths, its keywords) is no memory"
