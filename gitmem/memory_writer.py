@@ -450,12 +450,12 @@ class MemoryWriter:
         doc = self._parse_for_rewrite("lessons", lessons)
         asked = self._parse_for_rewrite("decisions", decisions)
         moment, cycle = self.now(), self.workspace.cycle_for("memory")
-        added: list[lessons.Lesson] = []
-        for item in new:
-            number = max((lesson.number for lesson in (*doc.lessons, *added)), default=0) + 1
-            added.append(lessons.make_lesson(lessons.format_id(number), item.title, day=moment.day, cycle=cycle,
-                                             happened=item.happened, why=item.why, change=item.change,
-                                             more=item.more))
+        # The batch's lessons follow the highest number in the file, each the next: the file is read once, not
+        # once per lesson (a source of 20,000 bullets took minutes).
+        first = max((lesson.number for lesson in doc.lessons), default=0) + 1
+        added = [lessons.make_lesson(lessons.format_id(number), item.title, day=moment.day, cycle=cycle,
+                                     happened=item.happened, why=item.why, change=item.change, more=item.more)
+                 for number, item in enumerate(new, first)]
         batch = describe(added)
         updated = lessons.LessonsDoc(doc.preamble, (*doc.lessons, *added), doc.problems)
         for lesson_id, status in batch.retire.items():

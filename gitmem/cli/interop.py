@@ -56,14 +56,18 @@ def import_command(source: str, where: str | None, dry_run: bool, as_json: bool,
 
     \b
     SOURCE and where it is read (override with --from):
-      claude             Claude Code auto memory: $CLAUDE_CONFIG_DIR (~/.claude)/projects/<project>/memory/
+      claude             Claude Code auto memory: $CLAUDE_CONFIG_DIR (~/.claude)/projects/<project>/memory/,
+                         or the autoMemoryDirectory of your settings.json there
       codex              Codex memories: $CODEX_HOME (~/.codex)/memories/
-      gemini             `## Gemini Added Memories` in ~/.gemini/GEMINI.md and ./GEMINI.md, and the
+      gemini             the global memory ~/.gemini/GEMINI.md (and the files context.fileName names
+                         in ~/.gemini/settings.json), `## Gemini Added Memories` in ./GEMINI.md, and the
                          project's private memory, ~/.gemini/tmp/<project>/memory/ (MEMORY.md, topic
                          files, and .inbox/ of proposed patches, none applied)
       cline              Cline's memory bank: ./memory-bank/*.md
       agent-memory-repo  an Agent Memory Repo's MEMORY.md (--from is required)
-      notes              ./CLAUDE.md, AGENTS.md, GEMINI.md outside gitmem's own blocks
+      notes              the project's instruction files outside gitmem's own blocks: ./CLAUDE.md,
+                         .claude/CLAUDE.md, CLAUDE.local.md, AGENTS.md, GEMINI.md, QWEN.md,
+                         .github/copilot-instructions.md
 
     Nothing imported is in force by itself: corrections land in LESSONS as open lessons (two confirmations by
     later cycles promote one), other facts as proposals in one Pending decision per import, which lists all

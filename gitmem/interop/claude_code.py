@@ -1,5 +1,11 @@
 """Claude Code's auto memory: `~/.claude/projects/<project>/memory/`, a `MEMORY.md` index and topic files.
 
+A user may keep it elsewhere: `autoMemoryDirectory` in their settings (`~/.claude/settings.json`; `~/` is their
+home) names one folder for every project, and `CLAUDE_COWORK_MEMORY_PATH_OVERRIDE` one for the process, first
+(the pinned release's `gm()`, agent-cli/claude-code). A project's own `.claude/settings.json` may name one too, which
+Claude Code honours only in a folder the user trusted: gitmem never reads it, so a cloned project cannot send an
+import, or an export to `--cli-location`, to a folder of its choosing.
+
 Where: Claude Code keeps a project's data under `$CLAUDE_CONFIG_DIR` (default `~/.claude`) in `projects/<name>`,
 the name being the project's absolute path with every character other than a letter or digit made `-`
 (`/home/ana/my.app` -> `-home-ana-my-app`); auto memory is its `memory/` folder, keyed by the repository's root
@@ -8,6 +14,8 @@ memory/"). The format: gitmem.interop.topic_files.
 """
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -49,8 +57,54 @@ def project_dir_name(project: Path) -> str:
     return f"{name[:MAX_NAME]}-{digits}"
 
 
+SETTINGS = "settings.json"
+OVERRIDE = "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE"
+_SETTINGS_BYTES = 1024 * 1024
+
+
 def config_dir(environ: Mapping[str, str], home: Path) -> Path:
     return Path(environ.get("CLAUDE_CONFIG_DIR", "").strip() or home / ".claude")
+
+
+def chosen_memory_dir(environ: Mapping[str, str], home: Path) -> Path | None:
+    """The folder the user chose for auto memory (OVERRIDE, else `autoMemoryDirectory` in their settings), as
+    Claude Code accepts it: an absolute path, or `~/…` inside their home; None when none is chosen, or the
+    choice is one Claude Code ignores."""
+    chosen = _folder(environ.get(OVERRIDE), home, tilde=False)
+    if chosen is None:
+        settings = _user_settings(config_dir(environ, home) / SETTINGS)
+        named = settings.get("autoMemoryDirectory") if isinstance(settings, dict) else None
+        chosen = _folder(named if isinstance(named, str) else None, home, tilde=True)
+    return chosen
+
+
+def _folder(value: str | None, home: Path, *, tilde: bool) -> Path | None:
+    if not value:
+        return None
+    if tilde and value.startswith("~/"):
+        rest = os.path.normpath(value[2:] or ".")
+        if rest in (".", "..") or rest.startswith("../"):
+            return None
+        value = str(home / rest)
+    folder = os.path.normpath(value).rstrip("/")
+    if not os.path.isabs(folder) or len(folder) < 3 or folder.startswith("//") or "\0" in folder:
+        return None
+    return Path(folder)
+
+
+def _user_settings(path: Path) -> object:
+    """The user's settings as JSON, or None when they cannot be read as such (Claude Code then uses none): read
+    through a link (a dotfiles checkout), never from a FIFO, at most _SETTINGS_BYTES."""
+    from gitmem.config.nesting import loads_json
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                return None
+            return loads_json(handle.read(_SETTINGS_BYTES).decode("utf-8"))
+    except (OSError, ValueError):
+        return None
 
 
 def shared_root(workspace: Workspace) -> Path:
@@ -62,7 +116,8 @@ def shared_root(workspace: Workspace) -> Path:
 
 
 def default_roots(workspace: Workspace, environ: Mapping[str, str], home: Path) -> list[Path]:
-    return [config_dir(environ, home) / "projects" / project_dir_name(shared_root(workspace)) / "memory"]
+    return [chosen_memory_dir(environ, home)
+            or config_dir(environ, home) / "projects" / project_dir_name(shared_root(workspace)) / "memory"]
 
 
 def read(reader: Reader, prefix: str) -> list[Fact]:

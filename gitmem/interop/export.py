@@ -23,7 +23,7 @@ from gitmem.confined import files
 from gitmem.errors import ExitCode, GitmemError
 from gitmem.interop import agent_memory_repo, gemini, importing
 from gitmem.interop.exported_by import comparable, record_of, records_of
-from gitmem.interop.facts import MARKER, normalized
+from gitmem.interop.facts import MARKER, POINTER_PROSE, SUMMARY_PROSE, normalized
 from gitmem.interop.plan import ORIGIN_FIELD, PROPOSAL_RE
 from gitmem.memory import decisions, lessons, now, rules
 from gitmem.workspace import Workspace
@@ -150,7 +150,7 @@ def replaced_proposals(accepted: Iterable[tuple[str, ...]]) -> set[str]:
 
 
 def pointer(record: str) -> str:
-    return (f"{MARKER} from {record} -->\nThis memory is exported from the gitmem repository {record}, which is "
+    return (f"{MARKER} from {record} -->\n{POINTER_PROSE}{record}, which is "
             "the record: change the memory there (`gitmem`), not here. The next `gitmem export` rewrites this file.")
 
 
@@ -173,7 +173,7 @@ def render_export(fmt: str, found: list[Item], record: str, today: date) -> dict
     if fmt == "codex":
         body = "\n".join(_bullet(item) for item in found)
         return {"MEMORY.md": f"# Memory\n\n{head}\n\n{body}\n",
-                "memory_summary.md": f"# Memory summary\n\n{head}\n\nMEMORY.md holds {len(found)} entries: the "
+                "memory_summary.md": f"# Memory summary\n\n{head}\n\n{SUMMARY_PROSE}{len(found)} entries: the "
                                      "proven rules, open lessons, resolved decisions and the latest NOW block.\n"}
     topics = {f"gitmem-{_SLUG_RE.sub('-', item.ref).strip('-').lower()}.md": item for item in found}
     out = {name: (f"---\nname: {name.removesuffix('.md')}\ndescription: {_yaml_line(item.title)}\n"

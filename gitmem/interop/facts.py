@@ -15,13 +15,21 @@ from gitmem.memory.text import SEP
 
 LESSON = "lesson"          # lands in LESSONS, open: it awaits confirmations like any lesson
 PROPOSAL = "proposal"      # listed in the batch's decision, for the human to accept
-# A fact exported from a gitmem repository names the entry it came from, at the end of the entry's line;
-# importing it back adds nothing. A tag the entry's text quotes, earlier on the line, names nothing.
-EXPORTED_RE = re.compile(r"\[gitmem: ((?:L|D)-[0-9]{4,18}|R-[0-9]{2,}|NOW)\][ \t\r]*$", re.MULTILINE)
+# A fact exported from a gitmem repository names the entry it came from, at the end of the entry's line (in an
+# Agent Memory Repo, before the metadata the export adds, `[source: gitmem …; added: …]`, which a source reading the
+# file raw keeps, as Cline's memory bank does); importing it back adds nothing. A tag the entry's text quotes,
+# earlier on the line, names nothing.
+EXPORTED_RE = re.compile(r"\[gitmem: ((?:L|D)-[0-9]{4,18}|R-[0-9]{2,}|NOW)\]"
+                         r"(?: \[source: gitmem [^\]\n]*\])?[ \t\r]*$", re.MULTILINE)
 # The marker every exported file opens with, naming the memory it was exported from (gitmem.interop.exported_by):
 # the line as an export writes it, sealed (` · sha256 <16 hex>`: gitmem.interop.export) or not.
 MARKER = "<!-- exported by gitmem"
 _MARKER_RE = re.compile(f"^{re.escape(MARKER)} from (.*?)(?: · sha256 [0-9a-f]{{16}})? -->$", re.MULTILINE)
+# The prose an export writes beside its entries, opening a paragraph of its own: the pointer back to the record and
+# Codex's summary line (gitmem.interop.export). In a file that carries the marker it is the export's own words, no
+# fact: a source that reads paragraphs (notes, Cline's memory bank) would otherwise bring it back as one.
+POINTER_PROSE = "This memory is exported from the gitmem repository "
+SUMMARY_PROSE = "MEMORY.md holds "
 _ORIGIN_RE = re.compile(r"^(?P<source>[a-z][a-z-]*) · (?P<file>.+):(?P<line>[0-9]+) · written (?P<written>"
                         r"[0-9]{4}-[0-9]{2}-[0-9]{2}|unknown) · key (?P<key>[0-9a-f]{12})(?: · as (?P<anchor>.+))?$")
 _SPACE_RE = re.compile(r"\s+")
@@ -107,6 +115,20 @@ class Fact:
     def title(self, limit: int = 72) -> str:
         first = normalized(self.text.split("\n", 1)[0].lstrip("#").strip()).rstrip(".") or "imported fact"
         return first if len(first) <= limit else first[:limit - 1].rstrip() + "…"
+
+
+def without_export_prose(text: str) -> str:
+    """`text`, an exported file's, with the paragraphs the export wrote of its own (POINTER_PROSE under the marker,
+    SUMMARY_PROSE) blanked, lines kept so every other fact keeps its line number."""
+    lines = text.split("\n")
+    blanking = False
+    for at, line in enumerate(lines):
+        before = lines[at - 1].strip() if at else ""
+        opens = not before or before.startswith(MARKER)      # a paragraph opens after a blank line or the marker
+        blanking = bool(line.strip()) and (blanking or opens and line.startswith((POINTER_PROSE, SUMMARY_PROSE)))
+        if blanking:
+            lines[at] = ""
+    return "\n".join(lines)
 
 
 def exported_record(text: str) -> str | None:

@@ -1,8 +1,12 @@
 """Gemini CLI's memories, in both forms.
 
-- `save_memory` appends each fact as a bullet under `## Gemini Added Memories` in the global context file
-  `~/.gemini/GEMINI.md` (google-gemini/gemini-cli, docs/tools/memory.md; MEMORY_SECTION_HEADER in
-  packages/core/src/tools/memoryTool.ts); a project's own GEMINI.md may hold the same section.
+- the global memory file `~/.gemini/GEMINI.md`, which Gemini CLI loads in every session. Releases with the
+  `save_memory` tool appended each fact there as a bullet under `## Gemini Added Memories` (google-gemini/gemini-cli,
+  docs/tools/memory.md; MEMORY_SECTION_HEADER in packages/core/src/tools/memoryTool.ts); later ones have no such
+  tool, and the model edits the file directly, anywhere in it ("Global Personal Memory … There is no `save_memory`
+  tool": `toolUsageRememberingFacts` in the pinned release, agent-cli/gemini-cli). So every bullet and paragraph
+  of it is a memory, outside gitmem's managed blocks and `@path` import lines. A project's own GEMINI.md may hold
+  the same section, which is read here; the rest of it is the project's notes (gitmem.interop.notes).
 - the project's private memory folder, a `MEMORY.md` index with topic files in Claude Code's shape
   (gitmem.interop.topic_files), found as Gemini CLI finds it (gitmem.interop.gemini_places), or the folder
   `--from` names;
@@ -16,14 +20,14 @@ from pathlib import Path
 
 from gitmem.interop import gemini_inbox, topic_files
 from gitmem.interop.facts import PROPOSAL, Fact
-from gitmem.interop.gemini_places import project_memory_dir
-from gitmem.interop.shapes import blocks, section
+from gitmem.interop.gemini_places import context_file_names, project_memory_dir
+from gitmem.interop.shapes import blocks, outside_managed, section
 from gitmem.interop.sources import Reader
 from gitmem.workspace import Workspace
 
 NAME = "gemini"
 WHAT = "Gemini CLI memories"
-CONTEXT_FILE = "GEMINI.md"
+CONTEXT_FILE = "GEMINI.md"       # the project's, and the global one unless the settings name others
 SECTION = "Gemini Added Memories"
 
 
@@ -33,19 +37,32 @@ def default_roots(workspace: Workspace, environ: Mapping[str, str], home: Path) 
 
 
 def added_memories(reader: Reader, prefix: str, rel: str = CONTEXT_FILE) -> list[Fact]:
+    """The bullets and paragraphs of the `## Gemini Added Memories` section of the project's own GEMINI.md (notes
+    reads the rest of it)."""
     loaded = reader.read(rel)
     found = section(loaded.text, SECTION) if loaded is not None else None
     if loaded is None or found is None:
         return []
     body, first = found
     return [Fact(NAME, f"{prefix}/{rel}", block.line, block.text, PROPOSAL, loaded.written)
-            for block in blocks(body, first) if block.bullet]
+            for block in blocks(body, first)]
+
+
+def global_memories(reader: Reader, prefix: str, rel: str = CONTEXT_FILE) -> list[Fact]:
+    """Every bullet and paragraph of the global memory file, the section's and the rest, outside gitmem's managed
+    blocks and `@path` lines: the model writes its memories anywhere in it."""
+    loaded = reader.read(rel)
+    if loaded is None:
+        return []
+    return [Fact(NAME, f"{prefix}/{rel}", block.line, block.text, PROPOSAL, loaded.written)
+            for block in blocks(outside_managed(loaded.text))]
 
 
 def read(reader: Reader, prefix: str) -> list[Fact]:
-    facts = added_memories(reader, prefix)
-    if prefix != "." and (reader.root / topic_files.INDEX).exists():
+    if prefix == ".":           # the project's GEMINI.md: its section (notes reads the rest)
+        return added_memories(reader, prefix)
+    facts = [fact for name in context_file_names(reader.root) for fact in global_memories(reader, prefix, name)]
+    if (reader.root / topic_files.INDEX).exists():
         facts += topic_files.read_topic_files(reader, NAME, prefix)
-    if prefix != ".":
-        facts += gemini_inbox.read_inbox(reader, NAME, prefix)
+    facts += gemini_inbox.read_inbox(reader, NAME, prefix)
     return facts

@@ -1,4 +1,5 @@
-"""Where Gemini CLI keeps a project's private memory, found as the CLI finds it, and never created or registered.
+"""Where Gemini CLI keeps a project's private memory, found as the CLI finds it, and never created or registered; and
+which context files it loads from its own folder (`context_file_names`).
 
 Where the private folder is (packages/core/src/config/storage.ts and projectRegistry.ts, as the pinned release
 bundles them): `<gemini>/tmp/<id>/memory`, `<gemini>` being `$GEMINI_CLI_HOME/.gemini` or `~/.gemini`. The `<id>`
@@ -18,10 +19,13 @@ from pathlib import Path
 from gitmem.config.nesting import loads_json
 
 REGISTRY = "projects.json"
+SETTINGS = "settings.json"
+DEFAULT_CONTEXT_FILE = "GEMINI.md"
 OWNER_MARK = ".project_root"
 _SLUG_RE = re.compile(r"[a-z0-9-]+")
 _MARK_BYTES = 64 * 1024          # a path, not a document: what is read of an owner mark or the registry, at most
 _REGISTRY_BYTES = 4 * 1024 * 1024
+_SETTINGS_BYTES = 1024 * 1024
 
 
 def project_memory_dir(gemini: Path, project: Path) -> Path:
@@ -31,6 +35,26 @@ def project_memory_dir(gemini: Path, project: Path) -> Path:
     temp = gemini / "tmp"
     slug = _registered(gemini / REGISTRY, owner, temp) or _marked(temp, owner)
     return temp / (slug or hashlib.sha256(owner.encode()).hexdigest()) / "memory"
+
+
+def context_file_names(gemini: Path) -> tuple[str, ...]:
+    """The context files Gemini CLI loads from `gemini` (`~/.gemini`) in every session, as the user's settings there
+    name them: GEMINI.md, and each `context.fileName` (a name or a list; packages/core/src/tools/memoryTool.ts,
+    `setGeminiMdFilename`, whose first name is the global memory file the model writes). Only plain file names: a
+    path is no file of that folder. Settings that cannot be read as JSON name none."""
+    try:
+        data = loads_json(_head(gemini / SETTINGS, _SETTINGS_BYTES))
+    except (OSError, ValueError):
+        data = None
+    context = data.get("context") if isinstance(data, dict) else None
+    named = context.get("fileName") if isinstance(context, dict) else None
+    names = [named] if isinstance(named, str) else named if isinstance(named, list) else []
+    plain = [name.strip() for name in names if isinstance(name, str) and _plain_file_name(name.strip())]
+    return tuple(dict.fromkeys([*plain, DEFAULT_CONTEXT_FILE]))
+
+
+def _plain_file_name(name: str) -> bool:
+    return bool(name) and name not in (".", "..") and not any(char in name for char in "/\\\0")
 
 
 def _registered(registry: Path, owner: str, temp: Path) -> str | None:

@@ -66,8 +66,9 @@ class Imported:
     dry_run: bool
 
 
-def masked(fact: Fact, environ: Mapping[str, str]) -> Fact:
-    values = secrets.env_values(environ)
+def masked(fact: Fact, values: list[str]) -> Fact:
+    """`fact` with every secret masked: the environment's `values` (`secrets.env_values`, found once per import)
+    and whatever looks like one."""
 
     def scrub(text: str | None) -> str | None:
         return secrets.redact(text, values, url_passwords=True) if text else text
@@ -109,8 +110,8 @@ def collect_facts(source: str, workspace: Workspace, *, where: Path | None, envi
                             sorted(problems, key=lambda v: (v.path, v.line)))
     if not files_read:      # a folder holding none of its files (a wrong --from) is no source, not one imported
         raise source_missing(roots[0], module.WHAT)
-    now = workspace.clock()()
-    return Batch(source, tuple(places), tuple(masked(dated(fact, now), environ) for fact in facts))
+    now, values = workspace.clock()(), secrets.env_values(environ)
+    return Batch(source, tuple(places), tuple(masked(dated(fact, now), values) for fact in facts))
 
 
 def exported_elsewhere(found: list[Fact], reader: Reader, prefix: str, here: Collection[str]) -> list[Fact]:
@@ -262,11 +263,12 @@ def import_plan_as_data(batch: Batch, result: ImportPlan) -> dict[str, object]:
         return {"file": fact.file, "line": fact.line, "text": fact.text, "origin": fact.origin.render(),
                 "written": fact.written.isoformat() if fact.written else None, "key": fact.key}
 
-    def step_data(step: ImportStep) -> dict[str, object]:
-        return {**fact_data(step.fact), "lands": "LESSONS" if step in result.lessons else "DECISIONS",
+    def step_data(step: ImportStep, lands: str) -> dict[str, object]:
+        return {**fact_data(step.fact), "lands": lands,
                 "supersedes": step.supersedes.where if step.supersedes else None}
 
     return {"source": batch.source, "read": list(batch.places),
-            "lessons": [step_data(s) for s in result.lessons], "proposals": [step_data(s) for s in result.proposals],
+            "lessons": [step_data(s, "LESSONS") for s in result.lessons],
+            "proposals": [step_data(s, "DECISIONS") for s in result.proposals],
             "skipped": [{**fact_data(s.fact), "reason": s.reason} for s in result.skipped]}
 

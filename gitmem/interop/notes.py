@@ -1,45 +1,36 @@
-"""Plain notes a team keeps in `CLAUDE.md`, `AGENTS.md` or `GEMINI.md`: every bullet item and paragraph outside
-gitmem's own managed blocks (`<!-- gitmem:begin … -->`), outside Gemini's `## Gemini Added Memories` section (the
-`gemini` source reads it) and other than `@path` import lines. A file that is one of gitmem's memory files
-(CLAUDE.md made RULES) is gitmem's own and is never read (gitmem.interop.sources.Reader). Notes land as
-proposals."""
+"""Plain notes a team keeps in the files the agent CLIs read as the project's instructions: every bullet item and
+paragraph outside gitmem's own managed blocks (`<!-- gitmem:begin … -->`), outside Gemini's `## Gemini Added
+Memories` section (the `gemini` source reads it) and other than `@path` import lines. A file that is one of gitmem's
+memory files (CLAUDE.md made RULES) is gitmem's own and is never read (gitmem.interop.sources.Reader). Notes land as
+proposals.
+
+The files, as each CLI the project supports finds them at the top of the project (a CLI that reads AGENTS.md
+needs no name of its own: OpenCode, Codex, Cursor):
+- Claude Code: `CLAUDE.md` or `.claude/CLAUDE.md`, and the personal `CLAUDE.local.md` (code.claude.com/docs/en/
+  memory, "Determine memory type"); GitHub Copilot CLI reads `.claude/CLAUDE.md` too;
+- Gemini CLI: `GEMINI.md`; Qwen Code: `QWEN.md` (packages/core/src/utils/memory-constants.ts);
+- GitHub Copilot CLI: `.github/copilot-instructions.md`, beside AGENTS.md, CLAUDE.md and GEMINI.md (its
+  instruction discovery, as the pinned release, agent-cli/copilot, carries it).
+"""
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from gitmem.interop.facts import PROPOSAL, Fact
 from gitmem.interop.gemini import SECTION
-from gitmem.interop.shapes import blocks
+from gitmem.interop.shapes import blocks, outside_managed
 from gitmem.interop.sources import Reader
 from gitmem.workspace import Workspace
 
 NAME = "notes"
-WHAT = "notes in CLAUDE.md, AGENTS.md or GEMINI.md"
-FILES = ("CLAUDE.md", "AGENTS.md", "GEMINI.md")
-_BEGIN_RE = re.compile(r"^<!-- gitmem:begin (\S+) -->$")
+WHAT = "notes in the agent CLIs' instruction files (CLAUDE.md, AGENTS.md, GEMINI.md, …)"
+FILES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", "QWEN.md",
+         ".github/copilot-instructions.md")
 
 
 def default_roots(workspace: Workspace, environ: Mapping[str, str], home: Path) -> list[Path]:
     return [workspace.root]
-
-
-def outside_blocks(text: str) -> str:
-    """`text` with gitmem's managed blocks and the Gemini section blanked, lines kept so numbers stay true."""
-    lines, kept, inside, gemini = text.split("\n"), [], None, False
-    for line in lines:
-        stripped = line.strip()
-        begin = _BEGIN_RE.match(stripped)
-        if inside is None and begin:
-            inside = begin.group(1)
-        if stripped.startswith("## ") or stripped.startswith("# "):
-            gemini = stripped == f"## {SECTION}"
-        skip = inside is not None or gemini or stripped.startswith("@")
-        kept.append("" if skip else line)
-        if inside is not None and stripped == f"<!-- gitmem:end {inside} -->":
-            inside = None
-    return "\n".join(kept)
 
 
 def read(reader: Reader, prefix: str) -> list[Fact]:
@@ -48,5 +39,5 @@ def read(reader: Reader, prefix: str) -> list[Fact]:
         loaded = reader.read(name)
         if loaded is not None:
             facts += [Fact(NAME, f"{prefix}/{name}", block.line, block.text, PROPOSAL, loaded.written)
-                      for block in blocks(outside_blocks(loaded.text))]
+                      for block in blocks(outside_managed(loaded.text, section=SECTION))]
     return facts

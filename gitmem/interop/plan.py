@@ -8,6 +8,7 @@ rather than standing beside it as a duplicate. A fact exported from a gitmem rep
 """
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -94,19 +95,60 @@ def _words(text: str) -> set[str]:
     return set(_WORD_RE.findall(text.lower()))
 
 
-def _likeness(a: str, b: str) -> float:
-    left, right = _words(a), _words(b)
-    return len(left & right) / len(left | right) if left | right else 0.0
+def _likeness(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a | b else 0.0
 
 
-def _superseded(fact: Fact, candidates: list[Known]) -> Known | None:
-    origin = fact.origin              # the file and name as the origin holds them, which `candidates` were read from
-    same_file = [k for k in candidates if k.origin.source == fact.source and k.origin.file == origin.file]
-    if origin.anchor is not None:
-        return next((k for k in same_file if k.origin.anchor == origin.anchor), None)
-    scored = [(_likeness(fact.text, k.text), k) for k in same_file if k.origin.anchor is None]
-    best = max(scored, key=lambda pair: pair[0], default=None)
-    return best[1] if best is not None and best[0] >= SAME_FACT else None
+class _Edits:
+    """The known facts that have left the source (`left`), each of which an imported fact of the same source and
+    file may be an edit of: the one its name (anchor) names, else the most alike of those with none, at least
+    SAME_FACT alike (the first of equals).
+
+    Alike facts are found through the words they share, not by comparing each with every one of its file (a
+    Codex memory rewritten whole is thousands of each): two word sets at least SAME_FACT alike share a word among
+    the first `len - ceil(SAME_FACT * len) + 1` of each, both in one order of all words, the rarest first (the
+    prefix filter of set-similarity joins). Only those words are indexed and looked up."""
+
+    def __init__(self, left: list[Known]) -> None:
+        self.left = left
+        self.taken: set[int] = set()
+        self.words = [_words(k.text) for k in left]
+        self.files: dict[tuple[str, str], list[int]] = {}
+        for at, k in enumerate(left):
+            self.files.setdefault((k.origin.source, k.origin.file), []).append(at)
+        self.often: dict[str, int] = {}
+        self.postings: dict[str, list[int]] = {}
+        for at, k in enumerate(left):
+            if k.origin.anchor is None:
+                for word in self.words[at]:
+                    self.often[word] = self.often.get(word, 0) + 1
+        for at, k in enumerate(left):
+            if k.origin.anchor is None:
+                for word in self._prefix(self.words[at]):
+                    self.postings.setdefault(word, []).append(at)
+
+    def _prefix(self, words: set[str]) -> list[str]:
+        rarest = sorted(words, key=lambda word: (self.often.get(word, 0), word))
+        return rarest[:len(words) - math.ceil(SAME_FACT * len(words)) + 1]
+
+    def take(self, fact: Fact) -> Known | None:
+        """The known fact `fact` is an edit of, no longer a candidate for another; None when there is none."""
+        origin = fact.origin          # the file and name as the origin holds them, which `left` was read from
+        file = (fact.source, origin.file)
+        if origin.anchor is not None:
+            found = next((at for at in self.files.get(file, ()) if at not in self.taken
+                          and self.left[at].origin.anchor == origin.anchor), None)
+        else:
+            words = _words(fact.text)
+            near = {at for word in self._prefix(words) for at in self.postings.get(word, ())}
+            scored = [(_likeness(words, self.words[at]), at) for at in sorted(near)
+                      if at not in self.taken and (self.left[at].origin.source, self.left[at].origin.file) == file]
+            best = max(scored, key=lambda pair: pair[0], default=None)
+            found = best[1] if best is not None and best[0] >= SAME_FACT else None
+        if found is None:
+            return None
+        self.taken.add(found)
+        return self.left[found]
 
 
 def entries(lessons_text: str, decisions_text: str, rules_text: str) -> set[str]:
@@ -127,7 +169,7 @@ def plan_import(facts: Sequence[Fact], memory: Sequence[Known], present: set[str
     # GEMINI.md files) is the same fact: it lands once.
     by_text = {(k.origin.source, normalized(k.text)): k for k in memory if not k.superseded}
     in_source = {fact.key for fact in facts}
-    left = [k for k in memory if k.origin.key not in in_source and not k.replaced]
+    left = _Edits([k for k in memory if k.origin.key not in in_source and not k.replaced])
     steps: list[ImportStep] = []
     skipped: list[Skipped] = []
     seen: set[str] = set()
@@ -146,10 +188,7 @@ def plan_import(facts: Sequence[Fact], memory: Sequence[Known], present: set[str
         elif (fact.source, normalized(fact.text)) in seen_text:
             skipped.append(Skipped(fact, "the same text again, from another file of this import"))
         else:
-            old = _superseded(fact, left)
-            if old is not None:
-                left.remove(old)
-            steps.append(ImportStep(fact, old))
+            steps.append(ImportStep(fact, left.take(fact)))
             seen_text.add((fact.source, normalized(fact.text)))
         seen.add(fact.key)
     return ImportPlan(tuple(steps), tuple(skipped))

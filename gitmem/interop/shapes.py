@@ -12,6 +12,8 @@ from gitmem.config.nesting import TooDeep, parsing, within_depth, yaml_loader
 _BULLET_RE = re.compile(r"^[-*+] (?:\[[ xX]\] )?(.*)$")
 _FENCE_RE = re.compile(r"^(\s*)(`{3,}|~{3,})")
 _HEADING_RE = re.compile(r"^(#{1,6}) (.*)$")
+_BEGIN_RE = re.compile(r"^<!-- gitmem:begin (\S+) -->$")
+_END_RE = re.compile(r"^<!-- gitmem:end (\S+) -->$")
 
 
 @dataclass(frozen=True)
@@ -140,3 +142,25 @@ def section(text: str, title: str) -> tuple[str, int] | None:
             end = next((j for j in range(index + 1, len(lines)) if re.match(r"^#{1,2} ", lines[j])), len(lines))
             return "\n".join(lines[index + 1:end]), index + 2
     return None
+
+
+def outside_managed(text: str, *, section: str | None = None) -> str:
+    """`text`, a file an agent CLI reads as instructions, with what is no note of its own blanked, lines kept so
+    numbers stay true: gitmem's managed blocks (`<!-- gitmem:begin NAME -->` to its end), `@path` import lines,
+    and the `## section` when one is named (another source reads it). A begin line with no end after it (cut
+    by hand, or planted) is only that line: it does not hide the notes that follow."""
+    lines = text.split("\n")
+    last_end = {found.group(1): at for at, line in enumerate(lines) if (found := _END_RE.match(line.strip()))}
+    kept, inside, skipped = [], None, False
+    for at, line in enumerate(lines):
+        stripped = line.strip()
+        begin = _BEGIN_RE.match(stripped)
+        if inside is None and begin and last_end.get(begin.group(1), -1) > at:
+            inside = begin.group(1)
+        if stripped.startswith("## ") or stripped.startswith("# "):
+            skipped = section is not None and stripped == f"## {section}"
+        skip = inside is not None or begin is not None or skipped or stripped.startswith("@")
+        kept.append("" if skip else line)
+        if inside is not None and stripped == f"<!-- gitmem:end {inside} -->":
+            inside = None
+    return "\n".join(kept)

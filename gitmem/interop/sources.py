@@ -16,7 +16,7 @@ from gitmem import codes
 from gitmem.checks.violation import Violation
 from gitmem.confined import files
 from gitmem.errors import ExitCode, GitmemError
-from gitmem.interop.facts import exported_record
+from gitmem.interop.facts import exported_record, without_export_prose
 
 # A memory file another CLI keeps is loaded into a prompt whole: Claude Code reads 200 lines of MEMORY.md, Gemini
 # CLI its GEMINI.md. Anything this large is not such a file, and reading it would flood LESSONS.
@@ -177,6 +177,7 @@ class Reader:
             return None
         if (record := exported_record(text)) is not None:
             self.exported_by[rel] = record
+            text = without_export_prose(text)
         self.files_read += 1
         return SourceFile(rel, text, _day_of(info.st_mtime, self.zone))
 
