@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date
+from itertools import repeat
 
 from gitmem.close.backing import Backs
 from gitmem.memory import lessons, rules
@@ -106,13 +107,10 @@ def _may_be_hopeful(lesson: Lesson, least: int) -> bool:
     """Whether the lesson's body has `least` lines that may be `- Confirmed:` fields (a field line starts with
     `- ` or `* ` and its key, `memory.text.parse_fields`): a bound on its confirmations found without parsing its
     fields. A close asks this of every lesson (3,000 at 100x), and most have fewer."""
-    found = 0
-    for line in lesson.body:
-        if line[2:12] == "Confirmed:" and line[:2] in ("- ", "* "):
-            found += 1
-            if found >= least:
-                return True
-    return False
+    return sum(map(str.startswith, lesson.body, repeat(_CONFIRMED_STARTS))) >= least
+
+
+_CONFIRMED_STARTS = ("- Confirmed:", "* Confirmed:")
 
 
 def prime(backs: Backs, lessons_asked: list[Lesson]) -> None:
