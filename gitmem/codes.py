@@ -229,7 +229,7 @@ LOG_MERGE_UNORDERED = _code(
     "a merge joins LOG entries from two parents in an order that breaks the LOG rules",
     _UNORDERED,
     "merge with `gitmem merge BRANCH` instead: it gives the other side's entries cycle numbers after {last} and "
-    "the merge's time where theirs would go back (or rebase {parent} onto the first parent and renumber by hand)",
+    "a time after ours where theirs would go back (or rebase {parent} onto the first parent and renumber by hand)",
     other_way=Message(_UNORDERED, "merge the other way round: check out {parent} and merge the first parent into "
                                   "it, so that the earlier entries come first"), since=2)
 
