@@ -177,6 +177,13 @@ DECISION_ANSWER_INCOMPLETE = _code(
     "{id} holds an answer that is not complete: it lacks {missing}",
     "an answer in place is `- Answer: …` and `- Answered: YYYY-MM-DD HH:MM TZ by Name <email>` at the end of the "
     "decision (`gitmem decision answer` writes both)", since=4)
+DECISION_ANSWERED_BEFORE_ASKED = _code(
+    "GM213", "decision-answered-before-asked",
+    "a new answer's `Answered` time is more than `CLOCK_SKEW` (10 minutes) before its `Asked` time: reported, not "
+    "refused, since either clock may be the wrong one",
+    "{id} is answered at {answered}, {behind} before it was asked ({asked}): one of the two clocks was off",
+    "nothing to fix here, the answer stands; set the clock that is off right (NTP), and let the tools date what "
+    "you write", severity="warning", since=6)
 
 # -- GM3xx LOG ---------------------------------------------------------------------------------------------
 LOG_NOT_APPEND_ONLY = _code(
