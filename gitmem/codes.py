@@ -575,6 +575,14 @@ SIDE_MERGE_CONFLICT = _code(
     "{path} does not merge with {branch} by memory rules (the same entry or line changed on both sides, or a "
     "file gitmem does not merge); nothing was changed",
     "merge by hand: `git merge {branch}`, resolve, then `gitmem check`", since=6)
+MERGE_DRIVER_MISSING = _code(
+    "GM925", "merge-driver-missing",
+    "`.gitattributes` has the memory files merged by gitmem's merge driver, and this clone's git config has none "
+    "(git does not copy config with a clone): `git pull --rebase` and `git merge` then conflict line by line",
+    "the memory files merge by gitmem's merge driver here ({attribute}), and this clone has no "
+    "merge.{name}.driver in its git config: `git pull --rebase` and `git merge` would conflict line by line",
+    "run `gitmem init` once in this clone (it registers the driver; git never copies config with a clone)",
+    severity="warning", since=6)
 
 # -- GM950-GM969 import and export (gitmem.interop) -----------------------------------------------------------
 IMPORT_SOURCE_UNREADABLE = _code(

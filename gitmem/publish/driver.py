@@ -23,8 +23,6 @@ from gitmem.config import Config
 from gitmem.memory import positions
 from gitmem.publish import merge, renumber, sealed
 
-NAME = "gitmem"     # `merge=gitmem` in .gitattributes, `merge.gitmem.driver` in .git/config
-
 
 @dataclass(frozen=True)
 class Landing:
