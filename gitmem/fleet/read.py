@@ -125,7 +125,8 @@ def open_agent(entry: AgentEntry, base: Path, *, timeout: float, offline: bool =
             if gitio.last_fetch_failed(where):     # its copy is the last good one: an agent as it was, not as it is
                 raise GitmemError(f"the last fetch of {entry.repo} failed, so its copy is older than the agent; "
                                   "it is read again once a fetch succeeds (run without --offline)")
-            return Workspace.for_repo(gitio.open_repo(where)), entry.branch or "HEAD", True
+            copy = gitio.open_repo(where)
+            return Workspace.for_repo(copy), gitio.copy_branch(copy, entry.branch), True
         repo, branch = gitio.fetch_copy(where, entry.repo, entry.branch, timeout=timeout, environ=dict(os.environ),
                                         token_variable=TOKEN_VARIABLE)
         return Workspace.for_repo(repo), branch, True
