@@ -177,6 +177,13 @@ DECISION_ANSWER_INCOMPLETE = _code(
     "{id} holds an answer that is not complete: it lacks {missing}",
     "an answer in place is `- Answer: …` and `- Answered: YYYY-MM-DD HH:MM TZ by Name <email>` at the end of the "
     "decision (`gitmem decision answer` writes both)", since=4)
+DECISION_ANSWERED_BEFORE_ASKED = _code(
+    "GM213", "decision-answered-before-asked",
+    "a new answer's `Answered` time is more than `CLOCK_SKEW` (10 minutes) before its `Asked` time: reported, not "
+    "refused, since either clock may be the wrong one",
+    "{id} is answered at {answered}, {behind} before it was asked ({asked}): one of the two clocks was off",
+    "nothing to fix here, the answer stands; set the clock that is off right (NTP), and let the tools date what "
+    "you write", severity="warning", since=6)
 
 # -- GM3xx LOG ---------------------------------------------------------------------------------------------
 LOG_NOT_APPEND_ONLY = _code(
@@ -229,7 +236,7 @@ LOG_MERGE_UNORDERED = _code(
     "a merge joins LOG entries from two parents in an order that breaks the LOG rules",
     _UNORDERED,
     "merge with `gitmem merge BRANCH` instead: it gives the other side's entries cycle numbers after {last} and "
-    "the merge's time where theirs would go back (or rebase {parent} onto the first parent and renumber by hand)",
+    "a time after ours where theirs would go back (or rebase {parent} onto the first parent and renumber by hand)",
     other_way=Message(_UNORDERED, "merge the other way round: check out {parent} and merge the first parent into "
                                   "it, so that the earlier entries come first"), since=2)
 
@@ -569,6 +576,14 @@ SIDE_MERGE_CONFLICT = _code(
     "{path} does not merge with {branch} by memory rules (the same entry or line changed on both sides, or a "
     "file gitmem does not merge); nothing was changed",
     "merge by hand: `git merge {branch}`, resolve, then `gitmem check`", since=6)
+MERGE_DRIVER_MISSING = _code(
+    "GM925", "merge-driver-missing",
+    "`.gitattributes` has the memory files merged by gitmem's merge driver, and this clone's git config has none "
+    "(git does not copy config with a clone): `git pull --rebase` and `git merge` then conflict line by line",
+    "the memory files merge by gitmem's merge driver here ({attribute}), and this clone has no "
+    "merge.{name}.driver in its git config: `git pull --rebase` and `git merge` would conflict line by line",
+    "run `gitmem init` once in this clone (it registers the driver; git never copies config with a clone)",
+    severity="warning", since=6)
 
 # -- GM950-GM969 import and export (gitmem.interop) -----------------------------------------------------------
 IMPORT_SOURCE_UNREADABLE = _code(

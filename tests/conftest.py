@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
@@ -61,6 +61,23 @@ def slow_first(items: list[pytest.Item]) -> None:
     tests_in = Counter(item.path for item in items)
     # A stable sort: the slow files keep their collection order, and so do the tests inside each file.
     items.sort(key=lambda item: (item.path not in slow, 0 if item.path in slow else -tests_in[item.path]))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def private_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """gitmem's own cache (`$XDG_CACHE_HOME/gitmem`: the close's verdict memos, status memos, fleet copies, recall
+    proofs) in a folder of this session (of this worker), for every test and every process it starts, never the
+    user's: a test that forgot to isolate it wrote there, keyed by its temp path, and a memo left by one run could
+    meet a later run at the same temp path. The other tools' caches in the user's folder (pip, pre-commit, the agent
+    CLIs') are linked in, so their installs stay as quick as they were."""
+    user = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    private = tmp_path_factory.mktemp("cache")
+    for entry in sorted(user.iterdir()) if user.is_dir() else ():
+        if entry.name != "gitmem":
+            (private / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(private))
+        yield private
 
 
 @pytest.fixture

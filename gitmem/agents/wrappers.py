@@ -2,7 +2,8 @@
 `stdbuf -oL …`. An agent's command is often one or several of them around the agent CLI. What the runner must know
 of the CLI itself (which one it is, so that Codex's endpoint is read from Codex's own settings) is of the command
 they finally run: `unwrapped` finds it, and the variables `env` sets for it, in one place (the box's reading of a
-`#!/usr/bin/env …` line too).
+`#!/usr/bin/env …` line too). `with_options` gives that command options after its own (the key stand-in's `-c` for
+Codex), found by the same reading, so never at a wrapper's `--`.
 """
 from __future__ import annotations
 
@@ -29,12 +30,50 @@ _SPLIT = ("-S", "--split-string")       # env's: one word holding several (a `#!
 def unwrapped(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     """The command the wrappers at the start of `argv` run (`argv` itself when it starts with none; empty when a
     wrapper runs nothing), and the variables `env` sets for it (`env A=1 codex` runs codex with A=1)."""
-    words, assigned = list(argv), {}
-    while words and (name := os.path.basename(words[0])) in WRAPPERS:
+    found, assigned = located(argv)
+    return [word for word, _ in found], assigned
+
+
+def with_options(argv: Sequence[str], options: Sequence[str]) -> list[str]:
+    """`argv` with `options` given last to the command its wrappers run: before that command's own `--` (never a
+    wrapper's: `env -u X -- env -S 'codex exec' -- -`), else at the end. An `--` of the command's that stands in
+    an `env -S` string is found in that string, and the options go into it there."""
+    found, _, strings = _located(argv)
+    end = next((at for at in range(1, len(found)) if found[at][0] == "--"), None)
+    if end is None:
+        return [*argv, *options]
+    source = found[end][1]
+    from_source = [at for at, (_, index) in enumerate(found) if index == source]
+    if from_source == [end] and argv[source] == "--":     # a word of its own in argv
+        return [*argv[:source], *options, *argv[source:]]
+    head = strings.get(source)
+    if head is None:
+        return [*argv, *options]
+    words = _split(argv[source][len(head):])
+    before = len(words) - len(from_source) + from_source.index(end)     # the wrapper's own words lead the string
+    if words[before:before + 1] != ["--"]:          # a string within a string: not rewritten, the options go last
+        return [*argv, *options]
+    string = shlex.join([*words[:before], *options, *words[before:]])
+    return [*argv[:source], f"{head}{string}", *argv[source + 1:]]
+
+
+def located(argv: Sequence[str]) -> tuple[list[tuple[str, int]], dict[str, str]]:
+    """`unwrapped`'s command, each word with the index in `argv` of the word it was read from (the words of an
+    `env -S` string share that string's index), and the variables `env` sets."""
+    found, assigned, _ = _located(argv)
+    return found, assigned
+
+
+def _located(argv: Sequence[str]) -> tuple[list[tuple[str, int]], dict[str, str], dict[int, str]]:
+    """`located`, and for each argv word that held an `env -S` string what comes before the string in it (`-S`
+    attached, `--split-string=`; "" for the next word)."""
+    words, assigned = [(word, index) for index, word in enumerate(argv)], {}
+    strings: dict[int, str] = {}
+    while words and (name := os.path.basename(words[0][0])) in WRAPPERS:
         with_value, operands = WRAPPERS[name]
         rest, at = words[1:], 0
         while at < len(rest):
-            word = rest[at]
+            word = rest[at][0]
             if word == "--":
                 at += 1
                 break
@@ -52,12 +91,14 @@ def unwrapped(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
             at += 1
             if option is None:
                 continue
+            source, head = rest[at - 1][1], word[:len(word) - len(given)] if given is not None else ""
             if given is None and at < len(rest):
-                given, at = rest[at], at + 1
+                (given, source), at = rest[at], at + 1
             if name == "env" and option in _SPLIT and given is not None:
-                rest = [*rest[:at], *_split(given), *rest[at:]]
+                strings.setdefault(source, head)      # a string within it says nothing of the word
+                rest = [*rest[:at], *((split, source) for split in _split(given)), *rest[at:]]
         words = rest[at + operands:]
-    return words, assigned
+    return words, assigned, strings
 
 
 def _option(word: str, with_value: frozenset[str]) -> tuple[str | None, str | None]:

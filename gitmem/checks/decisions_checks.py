@@ -11,7 +11,7 @@ from gitmem.checks.rule_inputs import authorship, duplicate_ids, texts
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.gitio import Snapshot
 from gitmem.memory import decisions
-from gitmem.memory.clock_skew import spoken
+from gitmem.memory.clock_skew import beyond, spoken
 from gitmem.memory.decisions import DecisionsDoc
 from gitmem.memory.text import Timestamp, decode_text
 
@@ -36,6 +36,7 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
                          variant=by.variant)
     found += _unsigned_answers(inp, path, old, doc, brought)
     found += _answered_ahead(inp, path, old, doc, brought)
+    found += _answered_before_asked(path, old, doc, brought)
     found += _asked_ahead(inp, path, old, doc)
     return found
 
@@ -93,6 +94,24 @@ def _answered_ahead(inp: CheckInput, path: str, old: DecisionsDoc, new: Decision
             found.append(_of_answer(item, Violation.of(
                 codes.DECISION_ANSWERED_AHEAD, path, item.line_of("Answered"), "commit" if inp.moment_is_commit
                 else "", id=item.id, answered=answered[0], ahead=ahead, moment=Timestamp.from_datetime(moment))))
+    return found
+
+
+def _answered_before_asked(path: str, old: DecisionsDoc, new: DecisionsDoc,
+                           brought: dict[str, str]) -> list[Violation]:
+    """GM213 (a warning): an answer new in this change dated more than CLOCK_SKEW before its ask. Two clocks
+    wrote the two times, the agent's and the human's, and nothing here tells which one was off: as with LOG's
+    order (GM310), the writer that comes second cannot correct the first one's clock, so the answer stands."""
+    found = []
+    for item in _new_answers(old, new, brought):
+        answered, asked = item.answered, item.asked
+        if answered is None or asked is None:
+            continue
+        gap = beyond(asked.moment, answered[0].moment)
+        if gap is not None:
+            found.append(_of_answer(item, Violation.of(
+                codes.DECISION_ANSWERED_BEFORE_ASKED, path, item.line_of("Answered"), id=item.id,
+                answered=answered[0], behind=spoken(gap), asked=asked)))
     return found
 
 

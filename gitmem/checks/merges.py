@@ -158,7 +158,8 @@ def _log(path: str, first: Snapshot | None, other: Snapshot, merged: Snapshot, l
     in_merge, in_ours = set(kept.texts), set(ours_new.texts)
     # A cycle number is a position in the merged history (gitmem.publish.renumber): the other parent's cycle
     # entry may be in the merge under another number, unchanged otherwise.
-    # A merge may also bring an entry in at the merge's time, its own heading under `- Merged:` (merged_entry).
+    # A merge may also bring an entry in dated again (after entries written later than it), its own heading under
+    # `- Merged:` (merged_entry).
     renumbered = {_origin(entry): entry for entry in kept.entries}
     end_line = mine.count(b"\n") or 1
     found = [Violation.of(codes.LOG_NOT_APPEND_ONLY, path, end_line, "dropped_by_merge",

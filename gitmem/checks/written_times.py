@@ -33,8 +33,9 @@ def dated_ahead_violation(inp: CheckInput, path: str, line: int, what: str, when
     the commit's committer date and the clock of the verify (a fast clock dates the commit ahead too). An entry
     a merge brings from another parent was judged by the commit that wrote it: a heading there carries its time,
     whatever cycle number the merge gave it (`gitmem merge` renumbers what it brings in, and keeps its time unless
-    it dates it by the merge's own clock)."""
-    if any(_holds_time(other.read(path), heading) for other in inp.others):
+    it dates it again, by a time one of the parents holds: gitmem.publish.merge.brought_in)."""
+    parents = (*((inp.old,) if inp.old is not None else ()), *inp.others) if inp.others else ()
+    if any(_holds_time(parent.read(path), heading) for parent in parents):
         return None
     for moment, variant in judges(inp):
         gap = beyond(when.moment, moment)

@@ -80,11 +80,13 @@ def check_command(worktree: bool, fmt: str, workspace: str | None) -> int:
     With --format github it also writes `outcome` to $GITHUB_OUTPUT and a job summary.
     """
     from gitmem.checks.check_and_verify import check_worktree
+    from gitmem.checks.clone_setup import clone_setup
     from gitmem.checks.every_workspace import check_every, check_staged_every
 
     with _annotated("check", fmt):
-        found = (check_every(open_workspace(workspace), check_worktree) if worktree
-                 else check_staged_every(_workspace_for_staged(workspace)))
+        ws = open_workspace(workspace) if worktree else _workspace_for_staged(workspace)
+        found = check_every(ws, check_worktree) if worktree else check_staged_every(ws)
+        found = [*found, *clone_setup(ws)]
     code = _emit(found, fmt)
     _report_to_actions("check", fmt, found, code, "the work tree" if worktree else "what is staged")
     return code

@@ -161,8 +161,8 @@ def render_status(rows: list[Any], *, colour: bool, public: bool = False) -> str
             cells[1] = click.style(cells[1], fg=tints.get(rows[n - 1].verdict, "yellow"))
         lines.append("  ".join(cells).rstrip())
     for row in [] if public else rows:
-        if row.why:
-            lines.append(f"{row.label}: {row.why}")
+        if row.said:
+            lines.append(f"{row.label}: {row.said}")
         review = [name for name in row.waiting_branches if name not in row.deletable_branches]
         if review:
             lines.append(f"{row.label}: waiting branches: {', '.join(review)}")

@@ -91,6 +91,9 @@ def render_dashboard(data: dict[str, Any], *, colour: bool) -> str:
                      + f" — fix: {found['fix']}")
     if data.get("missing"):
         lines.append("missing      " + paint(", ".join(data["missing"]) + " (run `gitmem init`)", "red"))
+    for found in data.get("setup", []):
+        lines.append("setup        " + paint(f"{found['path']}:{found['line']}: {found['code']} {found['message']}",
+                                             "yellow") + f" — fix: {found['fix']}")
     budget = data["budget"]
     if budget.get("tokens") is None:
         lines.append("budget       " + paint(f"over the hard limit: {budget.get('error', '')}", "red"))

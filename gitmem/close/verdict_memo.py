@@ -8,7 +8,11 @@ not change, so a kept verdict is the one judging would give again while
   - the lesson's content (id, title, body) is the same: its digest is kept with the verdict;
   - the commit is in history: the HEAD the verdicts were kept at is an ancestor of this HEAD (one check);
   - LOG is the LOG they were judged on, grown at its end: the SHA-1 of its first N bytes is kept with them
-    (one hash over LOG, at C speed, where judging reads blobs per commit);
+    (one hash over LOG, at C speed, where judging reads blobs per commit). A seal (rules 6) moves LOG.md's oldest
+    entries into a volume and changes none of LOG's history: the ids of the volumes HEAD held are kept too, and
+    while they still lead HEAD's volumes, the volumes sealed since are put back before LOG.md
+    (`volumes.unseal`: the LOG.md they were cut from) and that text is the one proven; so a seal, every 200
+    cycles, leaves the verdicts standing, and reads only the volumes it added;
   - the cache of `.git/gitmem` still names that commit for the line: given the same state, the judging would
     judge from that commit (gitmem.close.backing), so the verdict is the one it would reach.
 A line whose lesson changed since (a confirmation added, a field edited) is judged as before, and the close costs
@@ -29,9 +33,12 @@ import hashlib
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitmem.workspace import proofs
+
+if TYPE_CHECKING:
+    from gitmem.workspace.log_history import Volume
 
 KIND = "close-verdicts"
 MAX_BYTES = 64 << 20        # a memo larger than any history gives (~200 bytes a line) proves nothing
@@ -63,6 +70,8 @@ class VerdictMemo:
         self._valid_at: str | None = read[0] if read is not None else None
         self._log_proof: tuple[int, str] = read[1] if read is not None else (0, "")
         self._kept: dict[str, object] = read[2] if read is not None else {}      # read when asked (`_entry`)
+        self._sealed: list[str] | None = read[3] if read is not None else None   # None: a memo from before
+        self._volumes: tuple[Volume, ...] | None = None
         self._holds: bool | None = None
         self._log_hash: Any = None          # SHA-1 over the LOG judged on, as far as it was hashed
         self._hashed = 0
@@ -94,21 +103,68 @@ class VerdictMemo:
         self._log_hash.update(memoryview(data)[self._hashed:])
         proofs.keep_proofs(self.root, self.kind, {
             "valid_at": head, "paths": self.paths, "log": [len(data), self._log_hash.hexdigest()],
+            "volumes": [volume.blob for volume in self._held()],
             "verdicts": {**kept, **{key: _written(entry) for key, entry in self._fresh.items()}}})
 
     def _proven(self, in_history: Callable[[str], bool], log: Callable[[], bytes]) -> bool:
-        """Whether the kept verdicts hold now: judged at an ancestor of HEAD, on a LOG that is this one's start."""
+        """Whether the kept verdicts hold now: judged at an ancestor of HEAD, on a LOG that is this one's start
+        once the volumes sealed since are put back before it."""
         if self._holds is None:
-            self._holds = bool(self._valid_at is not None and in_history(self._valid_at) and self._log_grew(log()))
+            self._holds = bool(self._valid_at is not None and in_history(self._valid_at) and self._log_grew(log))
         return self._holds
 
-    def _log_grew(self, data: bytes) -> bool:
+    def _log_grew(self, log: Callable[[], bytes]) -> bool:
+        data = log()
+        since = self._sealed_since()
+        if since is None:
+            return False
+        if since:
+            unsealed = self._unsealed(data, since)
+            if unsealed is None:
+                return False
+            data = unsealed
         size, digest = self._log_proof
         if size > len(data):
             return False
         hashed = hashlib.sha1(memoryview(data)[:size])
-        self._log_hash, self._hashed = hashed, size
+        if not since:           # the LOG.md `save` hashes on, as far as it is hashed already
+            self._log_hash, self._hashed = hashed, size
         return hashed.hexdigest() == digest
+
+    def _held(self) -> tuple[Volume, ...]:
+        """The volumes of LOG that HEAD holds, by number (none outside git)."""
+        if self._volumes is None:
+            from gitmem import gitio
+            from gitmem.workspace.log_history import tracked
+
+            try:
+                self._volumes = tracked(gitio.open_repo(self.root), self.paths[1])
+            except gitio.RepoError:
+                self._volumes = ()
+        return self._volumes
+
+    def _sealed_since(self) -> list[Volume] | None:
+        """The volumes HEAD holds that the memo's LOG did not (sealed since); None when the memo's volumes are not
+        the first of HEAD's (history other than the one judged on). A memo that names none (written before rules
+        6 kept them) is proven on LOG.md alone, as it was written."""
+        held = self._held()
+        if self._sealed is None:
+            return []
+        if [volume.blob for volume in held[:len(self._sealed)]] != self._sealed:
+            return None
+        return list(held[len(self._sealed):])
+
+    def _unsealed(self, live: bytes, since: list[Volume]) -> bytes | None:
+        """LOG.md with the volumes `since` put back before it: the LOG they were sealed from, grown since."""
+        from gitmem import gitio
+        from gitmem.memory import volumes
+
+        try:
+            repo = gitio.open_repo(self.root)
+            return volumes.unseal(live, self.paths[1], [(volume.number, gitio.blob(repo, volume.blob))
+                                                        for volume in since])
+        except (gitio.RepoError, KeyError, ValueError):
+            return None
 
 
 def is_commit_id(value: object) -> bool:
@@ -116,15 +172,19 @@ def is_commit_id(value: object) -> bool:
     return isinstance(value, str) and _SHA1_HEX.fullmatch(value) is not None
 
 
-def _read(found: dict[str, Any], paths: list[str]) -> tuple[str, tuple[int, str], dict[str, object]] | None:
-    """(the HEAD they were kept at, the LOG proof, the verdicts as written) of a memo for these `paths`; None when
-    it is not one gitmem wrote. Each verdict is checked when its line is asked about (`_entry`)."""
+def _read(found: dict[str, Any], paths: list[str]) -> tuple[str, tuple[int, str], dict[str, object],
+                                                            list[str] | None] | None:
+    """(the HEAD they were kept at, the LOG proof, the verdicts as written, the volumes' ids then or None) of a
+    memo for these `paths`; None when it is not one gitmem wrote. Each verdict is checked when its line is asked
+    about (`_entry`)."""
     valid_at, log_proof, verdicts = found.get("valid_at"), found.get("log"), found.get("verdicts")
+    sealed = found.get("volumes")
     if not (found.get("paths") == paths and is_commit_id(valid_at) and isinstance(verdicts, dict)
             and isinstance(log_proof, list) and len(log_proof) == 2 and type(log_proof[0]) is int
-            and log_proof[0] >= 0 and is_commit_id(log_proof[1])):
+            and log_proof[0] >= 0 and is_commit_id(log_proof[1])
+            and (sealed is None or isinstance(sealed, list) and all(is_commit_id(blob) for blob in sealed))):
         return None
-    return str(valid_at), (log_proof[0], str(log_proof[1])), verdicts
+    return str(valid_at), (log_proof[0], str(log_proof[1])), verdicts, sealed
 
 
 _OK = {"1": True, "0": False}

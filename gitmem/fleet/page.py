@@ -149,7 +149,7 @@ def _health(readings: Sequence[AgentReading]) -> str:
         name = escape(row.label)
         link = f'<a href="{escape(agent_page_name(row))}">{name}</a>' if reading.page else name
         streak = row.streak.get("length", 0) if row.streak else 0
-        why = escape(row.why)
+        why = escape(row.said)
         rows.append(f"<tr><td>{link}</td>{_verdict_cell(row.verdict)}<td>{escape(last_text)}</td>"
                     f"<td>{row.cycles_today}</td><td>{streak}</td><td>{row.pending}</td>"
                     f"<td>{escape(row.last_close or '—')}</td>"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from gitmem.fleet.fleetfile import AgentEntry, Fleet
-from gitmem.fleet.read import UNREADABLE, AgentReading, AgentRow, InboxItem, read_agent
+from gitmem.fleet.read import UNREADABLE, AgentReading, AgentRow, InboxItem, read_agent, unreadable_row
 from gitmem.memory.text import masked_printable
 
 DEFAULT_TIMEOUT = 120.0       # seconds per agent: a first shallow fetch of a big repository fits
@@ -88,11 +88,8 @@ def _result(future: futures.Future[list[AgentReading]], entry: AgentEntry) -> li
         return future.result()
     except BrokenProcessPool as err:   # a worker that died (killed, out of memory): that agent's error, not all
         message = masked_printable(f"reading failed: {type(err).__name__}: {err}")
-        row = AgentRow(entry.name, entry.workspace or "", entry.repo, entry.branch or "", UNREADABLE, message, message)
-        return [AgentReading(row)]
+        return [AgentReading(unreadable_row(entry, message))]
 
 
 def _timed_out(entry: AgentEntry, timeout: float) -> AgentReading:
-    message = f"not read within {timeout:.0f}s"
-    return AgentReading(AgentRow(entry.name, entry.workspace or "", entry.repo, entry.branch or "", UNREADABLE,
-                                 message, message))
+    return AgentReading(unreadable_row(entry, f"not read within {timeout:.0f}s"))

@@ -64,7 +64,7 @@ class AgentRow:
     repo: str
     branch: str
     verdict: str = OK
-    why: str = ""
+    why: str = ""                   # the verdict's reason; an unreadable row's is its `error`, said once (`said`)
     error: str | None = None
     last_cycle: dict[str, Any] | None = None
     cycles_today: int = 0
@@ -86,6 +86,19 @@ class AgentRow:
     @property
     def label(self) -> str:
         return f"{self.agent}/{self.workspace}" if self.workspace else self.agent
+
+    @property
+    def said(self) -> str:
+        """Why the row has its verdict, as the views print it: the reason, or what kept it from being read."""
+        return self.why or self.error or ""
+
+
+def unreadable_row(entry: AgentEntry, error: str, *, workspace: str | None = None, repo: str | None = None,
+                   branch: str | None = None) -> AgentRow:
+    """The row of an agent (a workspace of it) that could not be read: its error in `error` alone."""
+    return AgentRow(entry.name, entry.workspace or "" if workspace is None else workspace,
+                    entry.repo if repo is None else repo, entry.branch or "" if branch is None else branch,
+                    UNREADABLE, error=error)
 
 
 @dataclass
@@ -112,7 +125,8 @@ def open_agent(entry: AgentEntry, base: Path, *, timeout: float, offline: bool =
             if gitio.last_fetch_failed(where):     # its copy is the last good one: an agent as it was, not as it is
                 raise GitmemError(f"the last fetch of {entry.repo} failed, so its copy is older than the agent; "
                                   "it is read again once a fetch succeeds (run without --offline)")
-            return Workspace.for_repo(gitio.open_repo(where)), entry.branch or "HEAD", True
+            copy = gitio.open_repo(where)
+            return Workspace.for_repo(copy), gitio.copy_branch(copy, entry.branch), True
         repo, branch = gitio.fetch_copy(where, entry.repo, entry.branch, timeout=timeout, environ=dict(os.environ),
                                         token_variable=TOKEN_VARIABLE)
         return Workspace.for_repo(repo), branch, True
@@ -141,8 +155,7 @@ def read_agent(entry: AgentEntry, base: Path, moment: datetime, *, timeout: floa
             return _readings(entry, base, moment, shown, timeout=timeout, with_page=with_page, offline=offline)
     except GitmemError as err:
         message = masked_printable(str(err).strip() or type(err).__name__)
-        row = AgentRow(entry.name, entry.workspace or "", shown, entry.branch or "", UNREADABLE, message, message)
-        return [AgentReading(row)]
+        return [AgentReading(unreadable_row(entry, message, repo=shown))]
 
 
 def _readings(entry: AgentEntry, base: Path, moment: datetime, shown: str, *, timeout: float, with_page: bool,
@@ -162,9 +175,8 @@ def _readings(entry: AgentEntry, base: Path, moment: datetime, shown: str, *, ti
         try:
             found.append(_read_workspace(entry, ws, row, moment, branch, with_page))
         except GitmemError as err:    # one workspace's problem leaves the others (a bug is a bug: exit 70)
-            row.verdict, row.why = UNREADABLE, masked_printable(str(err).strip() or type(err).__name__)
-            row.error = row.why
-            found.append(AgentReading(row))
+            found.append(AgentReading(unreadable_row(entry, masked_printable(str(err).strip() or type(err).__name__),
+                                                     workspace=row.workspace, repo=shown, branch=row.branch)))
     return found
 
 

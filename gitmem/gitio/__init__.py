@@ -31,7 +31,7 @@ __all__ = [
     "RenamedSnapshot", "Repo", "RepoError", "Resolver", "STASH", "Snapshot", "StatePath", "blob", "blob_id",
     "blob_size", "branch_exists", "cache_home", "changes", "checkout_branch", "commit", "commit_files",
     "commit_snapshot", "commit_worktree", "committed_files", "commits_since", "common_dir", "config_value",
-    "copy_turn",
+    "copy_branch", "copy_turn",
     "count_range",
     "create_branch", "create_bundle", "current_branch", "derived", "dirty_files", "exists", "fetch", "fetch_copy",
     "fetch_objects", "fetch_prefixed", "file_at", "file_current", "file_id_at", "forget_cached", "git_dir",

@@ -32,7 +32,7 @@ WAITING_PREFIX = "gitmem/"                    # branches the runner makes for a 
 # Pull-request mode's own branch, and its successors after a squash merge (`gitmem/memory-2`): it waits in its pull
 # request, never among the branches left for the human (gitmem.publish.pullrequest opens it).
 MEMORY_BRANCH = "gitmem/memory"
-_MEMORY_BRANCH_RE = re.compile(rf"{re.escape(MEMORY_BRANCH)}(?:-[0-9]+)?\Z")
+_MEMORY_BRANCH_RE = re.compile(rf"{re.escape(MEMORY_BRANCH)}(?:-([0-9]+))?\Z")
 TURN_SUFFIX = ".lock"                         # beside the copy: `<copy>.lock`, whose flock is a reader's turn
 
 
@@ -73,7 +73,11 @@ def fetch_copy(dest: Path, url: str, branch: str | None, *, timeout: float, envi
     """The read-only copy of `url` at `dest`, fetched now: its work tree holds `branch` (default: the remote's
     HEAD), and refs/remotes/origin/gitmem/* the branches that wait for a human. Returns (repo, branch name
     checked out, or "HEAD"). GitCommandError when git cannot fetch (the message is git's own line), or when the
-    whole takes longer than `timeout` seconds."""
+    whole takes longer than `timeout` seconds.
+
+    A `branch` of pull-request mode's memory branch (`gitmem/memory`) is followed to its newest successor
+    (`gitmem/memory-2` once the first pull request was squash-merged, and its branch perhaps deleted): the one
+    the agent's runs write now (`copy_branch`); the remote's HEAD when none is left."""
     deadline = time.monotonic() + timeout
     if (dest / ".git").is_dir():
         try:
@@ -88,8 +92,9 @@ def fetch_copy(dest: Path, url: str, branch: str | None, *, timeout: float, envi
         for key, value in (("core.hooksPath", str(hooks)), ("gc.auto", "0"), ("fetch.recurseSubmodules", "false"),
                            ("core.fsmonitor", "false"), ("protocol.ext.allow", "never")):
             made.config[key] = value
-    name = branch or "HEAD"
-    source = f"refs/heads/{branch}" if branch else "HEAD"
+    follow = branch is not None and is_memory_branch(branch)       # fetched with the other gitmem/* branches
+    name = branch if branch and not follow else "HEAD"
+    source = f"refs/heads/{name}" if name != "HEAD" else "HEAD"
 
     def git(*args: str) -> str:
         return _git(dest, list(args), deadline=deadline, budget=timeout, environ=environ,
@@ -100,6 +105,7 @@ def fetch_copy(dest: Path, url: str, branch: str | None, *, timeout: float, envi
         # One fetch: the branch, shallow, and every gitmem/* branch's tip (pruned when the remote deleted it).
         git("fetch", "--quiet", "--no-tags", "--prune", "--depth=1", "--no-write-fetch-head", "--", url,
             f"+{source}:{COPY_REF}{name}", f"+refs/heads/{WAITING_PREFIX}*:{COPY_REF}{WAITING_PREFIX}*")
+        name = copy_branch(open_repo(dest), branch)
         git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--force", "--detach", f"{COPY_REF}{name}")
         git("clean", "--quiet", "-d", "--force", "-x")
     except GitCommandError:
@@ -150,6 +156,23 @@ def last_fetch_failed(dest: Path) -> bool:
 def is_memory_branch(name: str) -> bool:
     """Whether `name` (a branch, without a remote) is pull-request mode's memory branch, which waits in its PR."""
     return bool(_MEMORY_BRANCH_RE.match(name))
+
+
+def copy_branch(copy: Repo, branch: str | None) -> str:
+    """The branch a fetched copy reads for fleet.yaml's `branch` (None: the remote's HEAD): that branch, or for a
+    memory branch its newest successor the copy holds (`newest_memory_branch`), else the remote's HEAD."""
+    if branch is None or not is_memory_branch(branch):
+        return branch or "HEAD"
+    return newest_memory_branch(references(copy, COPY_REF), COPY_REF) or "HEAD"
+
+
+def newest_memory_branch(refs: list[str], prefix: str) -> str | None:
+    """Of the memory branches among `refs` under `prefix` (`gitmem/memory`, `gitmem/memory-N`), the one with the
+    highest number (`gitmem/memory` counts as 1): each squash-merged or closed pull request's successor takes the
+    next (gitmem.publish.pullrequest)."""
+    found = [(int(match.group(1) or 1), ref[len(prefix):]) for ref in refs if ref.startswith(prefix)
+             and (match := _MEMORY_BRANCH_RE.match(ref[len(prefix):])) is not None]
+    return max(found)[1] if found else None
 
 
 def waiting_branches(repo: Repo, *, copy: bool) -> list[str]:

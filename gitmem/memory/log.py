@@ -49,8 +49,8 @@ STARTED, SALVAGED, KEPT, BLOCKED = "Started", "Salvaged", "Kept", "Blocked"
 # An interactive session's entry (written outside a runner cycle) says so: `- Session: interactive`. Runner
 # cycles never carry it: postflight strips it from what their agent wrote.
 SESSION, INTERACTIVE = "Session", "interactive"
-# An entry a merge renumbered, or brought in after entries written later than it (then it takes the merge's time),
-# keeps its own heading under `- Merged:` (gitmem.publish.merge.brought_in, gitmem.checks.merges).
+# An entry a merge renumbered, or brought in after entries written later than it (then it is dated again by the
+# histories), keeps its own heading under `- Merged:` (gitmem.publish.merge.brought_in, gitmem.checks.merges).
 MERGED = "Merged"
 # A close entry a rebase replayed after cycles another writer pushed while the close ran (it never read them)
 # names them under `- Arrived: cycle 12, cycle 13`: no report holds them yet, so the next close reports them

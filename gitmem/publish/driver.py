@@ -4,7 +4,7 @@ resolve them by memory rules (docs/format.md, "Two writers").
 git calls it with the base, ours (what is being built on: the current branch in a merge, the upstream in a
 rebase) and theirs (the commit being merged or replayed) for LOG, NOW, DECISIONS and LESSONS. LOG and NOW:
 both sides' entries and blocks land, theirs after ours with their cycles renumbered after ours (and an entry
-that would go back in time at the merge's time, its own heading kept: gitmem.publish.merge.brought_in).
+that would go back in time dated again by the histories, its own heading kept: gitmem.publish.merge.brought_in).
 DECISIONS and LESSONS: union by ID, theirs' new decisions (lessons) renamed after ours' highest when both sides
 asked (added) one (an ID is a position: gitmem.memory.positions), answers and confirmations and all, and what
 theirs' new NOW blocks say of them follows; where git says what it merges or replays
@@ -21,10 +21,7 @@ from pathlib import Path
 
 from gitmem.config import Config
 from gitmem.memory import positions
-from gitmem.memory.text import Timestamp
 from gitmem.publish import merge, renumber, sealed
-
-NAME = "gitmem"     # `merge=gitmem` in .gitattributes, `merge.gitmem.driver` in .git/config
 
 
 @dataclass(frozen=True)
@@ -37,7 +34,7 @@ class Landing:
 
 
 def merge_memory_file(config: Config, path: str, base: bytes, ours: bytes, theirs: bytes, *,
-                      now: Callable[[], Timestamp], read_ours: Callable[[str], bytes | None],
+                      read_ours: Callable[[str], bytes | None],
                       landing: Callable[[Config], Landing | None] = lambda _: None) -> bytes | None:
     """The merged file, or None to leave the merge to git. `read_ours(path)` reads a file as ours has it
     (HEAD's): its LOG's last cycle is the one theirs' NOW blocks must follow, whatever git merges first.
@@ -57,9 +54,9 @@ def merge_memory_file(config: Config, path: str, base: bytes, ours: bytes, their
     if role == "log":
         # A rebase replaying a second commit: ours holds the first one renumbered, so it is no append of the
         # base; the base's own entries are all in theirs, and ours is kept whole.
-        merged = merge.merge_log(old, mine, other, merged_at=now) or merge.pick_log(old, mine, other, merged_at=now)
+        merged = merge.merge_log(old, mine, other, merging=True) or merge.pick_log(old, mine, other)
         if merged is None:
-            merged = _merge_sealed(path, base, ours, theirs, now)
+            merged = _merge_sealed(path, base, ours, theirs)
     elif role == "now":
         last = max(positions.last_cycle(read_ours(place.path("log"))), renumber.last_now_cycle(ours))
         shift = positions.shift_after(last, renumber.new_now_cycles(base, theirs))
@@ -79,7 +76,7 @@ def merge_memory_file(config: Config, path: str, base: bytes, ours: bytes, their
     return merged.encode("utf-8") if merged is not None else None
 
 
-def _merge_sealed(path: str, base: bytes, ours: bytes, theirs: bytes, now: Callable[[], Timestamp]) -> str | None:
+def _merge_sealed(path: str, base: bytes, ours: bytes, theirs: bytes) -> str | None:
     """LOG.md where a side sealed (rules 6): git merges the volumes itself (a volume one side added, or both the
     same one, is a clean add), so LOG.md is merged as the sides unsealed against the base and then left without
     the entries they sealed. SealsDiverge when both sealed different entries."""
@@ -87,7 +84,7 @@ def _merge_sealed(path: str, base: bytes, ours: bytes, theirs: bytes, now: Calla
     if joined is None:
         return None
     old, mine, other = (data.decode("utf-8") for data in (base, joined.ours, joined.theirs))
-    merged = merge.merge_log(old, mine, other, merged_at=now) or merge.pick_log(old, mine, other, merged_at=now)
+    merged = merge.merge_log(old, mine, other, merging=True) or merge.pick_log(old, mine, other)
     if merged is None:
         return None
     live = joined.seal(merged.encode("utf-8"))
@@ -111,7 +108,6 @@ def run_driver(cwd: Path, base: Path, ours: Path, theirs: Path, path: str,
 
     repo = gitio.open_repo(cwd)
     ws = Workspace.for_repo(repo, load_config(gitio.root(repo)))
-    clock = ws.clock()
     head = gitio.head_id(repo)
     doing = gitio.merge_in_progress(repo, environ)
 
@@ -128,7 +124,6 @@ def run_driver(cwd: Path, base: Path, ours: Path, theirs: Path, path: str,
     said = ""
     try:
         merged = merge_memory_file(ws.config, path, base.read_bytes(), ours.read_bytes(), theirs.read_bytes(),
-                                   now=lambda: Timestamp.from_datetime(clock()),
                                    read_ours=lambda rel: gitio.file_at(repo, head, rel), landing=landing)
     except sealed.SealsDiverge as err:
         merged, said = None, str(err)

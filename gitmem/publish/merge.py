@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime
+from datetime import timedelta
 from typing import TYPE_CHECKING, Literal
 
 from gitmem.checks.amendments import superseded_lines
@@ -22,13 +22,13 @@ if TYPE_CHECKING:     # the type only: merging is pure text, no git
     from gitmem.gitio import Resolver
 
 
-def resolver_for(config: Config, *, merged_at: Callable[[], Timestamp] | None = None) -> Resolver:
+def resolver_for(config: Config, *, merging: bool = False) -> Resolver:
     """A resolver for `gitmem.gitio.rebase_onto` and `merge_into`: merges the memory files it knows, declines
-    everything else. `merged_at` (a merge's clock): the other side's LOG entries that would go back in time
-    are stamped with it (see merge_log)."""
+    everything else. `merging` (`gitmem merge`): the other side's LOG entries that would go back in time are
+    dated again (see merge_log)."""
 
     def log_merge(base: str, upstream: str, ours: str) -> str | None:
-        return merge_log(base, upstream, ours, merged_at=merged_at)
+        return merge_log(base, upstream, ours, merging=merging)
 
     merges = {config.path("decisions"): merge_decisions, config.path("log"): log_merge,
               config.path("now"): merge_now, config.path("lessons"): merge_lessons}
@@ -47,17 +47,17 @@ def resolver_for(config: Config, *, merged_at: Callable[[], Timestamp] | None = 
     return resolve
 
 
-def merge_log(base: str, upstream: str, ours: str, *, merged_at: Callable[[], Timestamp] | None = None) -> str | None:
+def merge_log(base: str, upstream: str, ours: str, *, merging: bool = False) -> str | None:
     """Both sides appended: upstream's entries, then ours, if ours still come later in cycle number (LOG is
     ordered by position: a time earlier than upstream's is reported, GM310, not refused).
 
     Each side must be an append to the base as `check` judges it (gitmem.memory.log.judge_append): a line
     added to the base's last entry is a change to history, never merged away in silence.
 
-    In a merge (`merged_at`, the merge's clock: `gitmem merge`, the merge driver), ours are the other side's:
-    their cycles take the numbers after upstream's last, one dated before upstream's last takes the merge's
-    time (it enters this history when it is merged), and each one changed keeps its own heading under
-    `- Merged:`, which `verify` matches to the parent's entry (gitmem.checks.merges).
+    In a merge (`merging`: `gitmem merge`, the merge driver), ours are the other side's: their cycles take the
+    numbers after upstream's last, one dated before upstream's last is dated again by brought_in, and each one
+    changed keeps its own heading under `- Merged:`, which `verify` matches to the parent's entry
+    (gitmem.checks.merges).
 
     Either way a close entry of ours never read the cycles upstream appended, which land above it: it names
     them (`_close_saw_not`), so the next close reports them.
@@ -71,8 +71,8 @@ def merge_log(base: str, upstream: str, ours: str, *, merged_at: Callable[[], Ti
             return None
         added.append(log.appended_entries(data, verdict))
     theirs_added, ours_added = added
-    if merged_at is not None and theirs_added and ours_added:
-        ours_added = brought_in(ours_added, upstream, max(e.when.moment for e in theirs_added), merged_at())
+    if merging and theirs_added and ours_added:
+        ours_added = brought_in(ours_added, upstream, max(theirs_added, key=lambda e: e.when.moment))
     ours_added = _close_saw_not(ours_added, theirs_added)
     if not log.ordered(theirs_added, ours_added):
         return None
@@ -129,7 +129,7 @@ def _repointed(entry: log.LogEntry, written: str, onto: str) -> log.LogEntry:
     return replace(changed, amends=moved[-1])
 
 
-def pick_log(base: str, onto: str, picked: str, *, merged_at: Callable[[], Timestamp]) -> str | None:
+def pick_log(base: str, onto: str, picked: str) -> str | None:
     """What a rebase does to LOG, one replayed commit at a time: the entries `picked` appends to `base` (its
     parent), appended to `onto` (the tip rebuilt so far, which need not descend from `base`: it holds the
     commits replayed before, renumbered) by the rule of brought_in. Nothing of `onto` changes; `picked` must be
@@ -142,28 +142,41 @@ def pick_log(base: str, onto: str, picked: str, *, merged_at: Callable[[], Times
     if not added:
         return onto
     if last:
-        added = brought_in(added, onto, last[-1].when.moment, merged_at())
+        added = brought_in(added, onto, max(last, key=lambda e: e.when.moment))
         if not log.ordered(last, added):
             return None
     return _appended(onto, added, picked)
 
 
-def brought_in(entries: tuple[log.LogEntry, ...], upstream: str, after: datetime,
-               now: Timestamp) -> tuple[log.LogEntry, ...]:
-    """`entries` as a merge appends them after `upstream`: their cycles renumbered after upstream's last
-    (gitmem.publish.renumber), each one dated before `after` stamped `now`, except up to their side's last close
-    entry: that close reported them by their days (gitmem.close.day), and stamped with the merge's day they
-    would be reported again by the next close. One that changes keeps its own heading under `- Merged:`."""
+def brought_in(entries: tuple[log.LogEntry, ...], upstream: str, latest: log.LogEntry) -> tuple[log.LogEntry, ...]:
+    """`entries` as a merge appends them after `upstream`, whose latest entry is `latest`: their cycles renumbered
+    after upstream's last (gitmem.publish.renumber), each one dated before `latest` dated again, except up to
+    their side's last close entry: that close reported them by their days (gitmem.close.day). One that changes
+    keeps its own heading under `- Merged:`.
+
+    The date made is never the merging machine's clock, which may run hours fast or slow: it is the latest time
+    the two histories hold above the entry (`_earliest_in_order`), so the merge adds no time of its own that a
+    right clock finds ahead (GM309: a time a parent carries is that parent's to answer for), and the entry keeps
+    LOG's order (GM310) and falls after every close above it, so the next close reports it."""
     from gitmem.memory.positions import shift_after
 
     shift = shift_after(log.last_cycle_number(upstream), (e.cycle for e in entries if e.cycle is not None))
     closed = max((index for index, entry in enumerate(entries) if entry.cycle is None), default=-1)
+    made = _earliest_in_order(latest.when, close=latest.cycle is None)
     changed = []
     for index, entry in enumerate(entries):
         cycle = shift.number(entry.cycle) if entry.cycle is not None else None
-        when = now if entry.when.moment < after and index > closed else entry.when
+        when = made if entry.when.moment < latest.when.moment and index > closed else entry.when
         changed.append(entry if (cycle, when) == (entry.cycle, entry.when) else log.merged_entry(entry, when, cycle))
+        if when.moment >= made.moment:     # their side's own entries above the next ones: a close among them too
+            made = _earliest_in_order(when, close=entry.cycle is None)
     return tuple(changed)
+
+
+def _earliest_in_order(above: Timestamp, *, close: bool) -> Timestamp:
+    """The earliest time an entry may carry below an entry dated `above` and stay in order: the same, or the
+    minute after it below a close, which reports every cycle dated in its minute (gitmem.close.day.reported_until)."""
+    return Timestamp(above.moment + timedelta(minutes=1), above.label) if close else above
 
 
 def merge_now(base: str, upstream: str, ours: str) -> str | None:

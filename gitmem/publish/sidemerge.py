@@ -15,7 +15,6 @@ from gitmem import codes, gitio
 from gitmem.checks import generation
 from gitmem.checks.violation import Violation
 from gitmem.errors import GitmemError
-from gitmem.memory.text import Timestamp
 from gitmem.workspace import Workspace
 
 
@@ -79,8 +78,7 @@ def merged_commit(ws: Workspace, ours: str, theirs: str, branch: str) -> SideMer
         tip = theirs                   # built on ours already: its numbers follow ours as they are
         done.messages.append(f"fast-forward to {branch} ({theirs[:10]})")
     else:
-        clock = ws.clock()
-        resolver = resolver_for(ws.config, merged_at=lambda: Timestamp.from_datetime(clock()))
+        resolver = resolver_for(ws.config, merging=True)
         merged = gitio.merge_into(repo, ours, theirs, _message(branch), identity, resolver,
                                   renumberer_for(ws.config, log_too=False), SealedLog(ws.config.path("log")))
         if merged.conflicts:

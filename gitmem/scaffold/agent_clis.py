@@ -59,6 +59,7 @@ from gitmem.confined import files
 from gitmem.cycle.budget import CYCLE_ENV
 from gitmem.errors import GitmemError
 from gitmem.scaffold import codex_recipe, copilot_recipe, jsonc
+from gitmem.scaffold.line_ends import with_own_line_ends
 from gitmem.sessions import launcher
 from gitmem.sessions.launcher import LAUNCHER, launcher_command, launcher_shell
 from gitmem.sessions.protocol import AGENT_COMMANDS, LAUNCHED, SERVER, SHARED, protocol_text, tool_names
@@ -230,7 +231,6 @@ def _apply(target: Path, rel: str, change: Change) -> str | None:
         return f"{err}; left alone"
     except UnicodeDecodeError:
         return f"{PurePosixPath(rel).name}: not UTF-8 text; left alone"
-    crlf = old is not None and "\r\n" in old
     try:
         new = change(old.replace("\r\n", "\n") if old is not None else None)
     except SetupProblem as err:
@@ -240,7 +240,7 @@ def _apply(target: Path, rel: str, change: Change) -> str | None:
     if new is None or (old is not None and new == old.replace("\r\n", "\n")):
         return "left alone"
     try:
-        files.write_bytes(target, rel, (new.replace("\n", "\r\n") if crlf else new).encode("utf-8"))
+        files.write_bytes(target, rel, with_own_line_ends(old or "", new).encode("utf-8"))
     except files.FileRefused as err:
         return f"{err}; left alone"
     return "created" if old is None else "updated"
@@ -344,6 +344,9 @@ def _json(merge: Callable[[dict[str, Any]], None]) -> Change:
             raise SetupProblem(f"holds comments, and the change gitmem needs would lose one ({err}); left alone: "
                                "make that change by hand, or move the comment, then run `gitmem init --agent …` "
                                "again") from None
+        except jsonc.UnfaithfulEdit as err:
+            raise SetupProblem(f"holds comments, so gitmem edits it in place, and {err}; left alone: make the "
+                               "change by hand, then run `gitmem init --agent …` again") from None
     return change
 
 

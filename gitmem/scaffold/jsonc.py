@@ -9,7 +9,9 @@ a comment (a value holding one replaced, a key removed) is refused with the line
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from gitmem.config.nesting import loads_json
@@ -23,37 +25,39 @@ class LossyEdit(ValueError):
         self.line = line
 
 
+class UnfaithfulEdit(ValueError):
+    """The edited text would not read back as the settings meant (no comment is involved): nothing is written."""
+
+
+# What a JSONC reader meets, left to right: a run of what stays (text, strings whole, a lone `/`, a comma that is not
+# trailing) then one thing to blank, a comment or a trailing comma (a comma with nothing but blanks and comments
+# before a closing bracket), or the end. Each group is atomic, so the engine never backtracks into a string, a
+# comment or the run: one pass over the text, Python only once per comment or trailing comma.
+_STRING = r'"[^"\\]*(?:\\[\s\S][^"\\]*)*(?:"|\\?\Z)'
+_COMMENT = r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)'
+_TRAILING = r'(?=(?>\s|//[^\n]*|/\*[\s\S]*?\*/)*[}\]])'
+_KEPT = rf'(?>(?:[^"/,]+|{_STRING}|/(?![/*])|,(?!{_TRAILING}))*)'
+_TOKENS = re.compile(rf'{_KEPT}(?:(?P<comment>{_COMMENT})|(?P<comma>,)|\Z)')
+_NOT_LINE_END = re.compile(r"[^\r\n]")
+
+
+@lru_cache(maxsize=4)      # `gitmem init --agent` reads a file, asks whether it is plain, then edits it: one pass
 def blanked(text: str, *, commas: bool = True) -> str:
     """`text` with its comments and (with `commas`) trailing commas turned into spaces, line ends kept: plain JSON
     whose every offset, and so every line number in an error, is the original's."""
-    out = list(text)
-    at, in_string = 0, False
-    last_comma: int | None = None
-    while at < len(text):
-        char = text[at]
-        if in_string:
-            if char == "\\":
-                at += 2
-                continue
-            in_string = char != '"'
-        elif char == '"':
-            in_string, last_comma = True, None
-        elif text.startswith(("//", "/*"), at):
-            line_comment = text[at + 1] == "/"
-            end = text.find("\n" if line_comment else "*/", at + 2)
-            end = len(text) if end < 0 else end if line_comment else end + 2
-            for inside in range(at, end):
-                out[inside] = text[inside] if text[inside] in "\r\n" else " "
-            at = end
+    out: list[str] = []
+    done = 0
+    for found in _TOKENS.finditer(text):
+        kind = found.lastgroup
+        if kind is None or (kind == "comma" and not commas):
             continue
-        elif char == ",":
-            last_comma = at
-        elif char in "}]" and last_comma is not None and commas:
-            out[last_comma] = " "
-            last_comma = None
-        elif not char.isspace():
-            last_comma = None
-        at += 1
+        start, end = found.span(kind)
+        out.append(text[done:start])
+        out.append(" " if kind == "comma" else _NOT_LINE_END.sub(" ", found.group(kind)))
+        done = end
+    if not out:
+        return text
+    out.append(text[done:])
     return "".join(out)
 
 
@@ -68,42 +72,58 @@ def is_plain(text: str) -> bool:
     return blanked(text) == text
 
 
+_DECODER = json.JSONDecoder()
+_BLANKS = re.compile(r"\s*")
+
+
 @dataclass
 class _Node:
+    """A value's span in blanked `plain`; its members' spans (an object's by key, an array's by index) are found when
+    first asked for, so an edit reads only the containers on its way: a value is skipped at json's own speed."""
+
+    plain: str
     start: int
     end: int
-    members: dict[Any, _Node] = field(default_factory=dict)     # an object's by key, an array's by index
+    _members: dict[Any, _Node] | None = field(default=None, repr=False)
+
+    @property
+    def members(self) -> dict[Any, _Node]:
+        if self._members is None:
+            self._members = _members_of(self.plain, self.start) if self.plain[self.start] in "{[" else {}
+        return self._members
 
 
-def _span(text: str, at: int) -> tuple[_Node, int]:
-    """The value starting at `at` (after blanks) in blanked `text`, with its members' spans; the offset after it."""
-    decoder = json.JSONDecoder()
-    at = _skip(text, at)
-    if text[at] not in "{[":
-        _, end = decoder.raw_decode(text, at)
-        return _Node(at, end), end
-    node, closing = _Node(at, at), "}" if text[at] == "{" else "]"
-    at = _skip(text, at + 1)
+def _span(plain: str, at: int) -> _Node:
+    """The value starting at `at` (after blanks) in blanked `plain`."""
+    at = _skip(plain, at)
+    _, end = _DECODER.raw_decode(plain, at)
+    return _Node(plain, at, end)
+
+
+def _members_of(plain: str, start: int) -> dict[Any, _Node]:
+    """The members of the object or array at `start`: a repeated key is its last one, as json reads it, and stands
+    last."""
+    members: dict[Any, _Node] = {}
+    closing = "}" if plain[start] == "{" else "]"
+    at = _skip(plain, start + 1)
     index = 0
-    while text[at] != closing:
+    while plain[at] != closing:
         if closing == "}":
-            key, at = decoder.raw_decode(text, at)
-            at = _skip(text, at) + 1                        # the colon
+            key, at = _DECODER.raw_decode(plain, at)
+            at = _skip(plain, at) + 1                        # the colon
         else:
             key, index = index, index + 1
-        node.members.pop(key, None)         # a repeated key is its last one, as json reads it, and stands last
-        node.members[key], at = _span(text, at)
-        at = _skip(text, at)
-        if text[at] == ",":
-            at = _skip(text, at + 1)
-    node.end = at + 1
-    return node, node.end
+        members.pop(key, None)
+        member = members[key] = _span(plain, at)
+        at = _skip(plain, member.end)
+        if plain[at] == ",":
+            at = _skip(plain, at + 1)
+    return members
 
 
 def _skip(text: str, at: int) -> int:
-    while at < len(text) and text[at].isspace():
-        at += 1
-    return at
+    found = _BLANKS.match(text, at)
+    return found.end() if found is not None else at
 
 
 def _line(text: str, at: int) -> int:
@@ -113,9 +133,10 @@ def _line(text: str, at: int) -> int:
 def edited(text: str, old: Any, new: Any) -> str:
     """`text` (JSONC whose value is `old`) changed to hold `new`, its comments and layout kept: keys and array
     items `new` adds are inserted before their object's or array's closing bracket, in its indent; a value that
-    changed is rewritten in place when it holds no comment. LossyEdit for anything else."""
+    changed is rewritten in place when it holds no comment. LossyEdit for anything else; UnfaithfulEdit when the
+    result would not read back as `new`."""
     plain = blanked(text)
-    root, _ = _span(plain, 0)
+    root = _Node(plain, _skip(plain, 0), len(plain.rstrip()))      # the whole text is its value (`old`)
     edits: list[_Edit] = []
     _diff(text, plain, root, old, new, edits)
     # From the end backwards, so each offset still holds; of two inserts at one offset the later one first, so the
@@ -124,7 +145,7 @@ def edited(text: str, old: Any, new: Any) -> str:
                                         reverse=True):
         text = text[:start] + insert + text[end:]
     if loads(text) != new:          # the user's file is never left unreadable or saying other than was meant
-        raise LossyEdit(1, "the edit would not read back as the settings meant; nothing was changed")
+        raise UnfaithfulEdit("edited in place, it would not read back as the settings gitmem means")
     return text
 
 
@@ -162,8 +183,7 @@ def _insert(text: str, plain: str, node: _Node, added: list[tuple[Any, Any]], ed
     own_line = text[text.rfind("\n", 0, close) + 1:close].strip() == ""
     if node.members:
         last = list(node.members.values())[-1]
-        with_commas = blanked(text, commas=False)
-        if with_commas[_skip(with_commas, last.end)] != ",":      # a trailing comma the user wrote stays
+        if "," not in blanked(text[last.end:close], commas=False):      # a trailing comma the user wrote stays
             edits.append(_Edit(last.end, last.end, ","))
         indent = _indent_of(text, last.start) if own_line else ""       # the last member's: its own line
     else:

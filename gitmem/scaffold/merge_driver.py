@@ -8,10 +8,9 @@ import sys
 from pathlib import Path
 
 from gitmem import gitio
+from gitmem.checks.clone_setup import ATTRIBUTES, NAME
 from gitmem.confined import files
-from gitmem.publish.driver import NAME
 
-ATTRIBUTES = ".gitattributes"
 HEADER = "# Memory files merge by memory rules in a local git merge or rebase (added by gitmem init)"
 
 

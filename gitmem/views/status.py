@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from gitmem.agents import ignored_tool_dirs
+from gitmem.checks.clone_setup import clone_setup
 from gitmem.close import gates
 from gitmem.close.backing import Backs, backing_for
 from gitmem.close.day import DAY_FIELD, day_bounds, entries_since, no_build_streak
@@ -41,6 +42,7 @@ class Status:
     branches: list[dict[str, Any]] = field(default_factory=list)      # gitmem branches waiting on a human
     invalid: list[dict[str, Any]] = field(default_factory=list)       # errors in memory as it stands, with the fix
     dated_ahead: list[dict[str, Any]] = field(default_factory=list)   # newest entries dated ahead of the clock
+    setup: list[dict[str, Any]] = field(default_factory=list)         # what this clone lacks (GM925), with the fix
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -71,6 +73,8 @@ def collect_status(ws: Workspace, *, clock: Clock | None = None) -> Status:
     status.branches = [branch.to_json() for branch in kept]
     status.invalid = [{"path": v.path, "line": v.line, "code": v.code, "message": v.message, "fix": v.hint}
                       for v in health.invalid_memory(ws)]
+    status.setup = [{"path": v.path, "line": v.line, "code": v.code, "message": v.message, "fix": v.hint}
+                    for v in clone_setup(ws)]
     return status
 
 

@@ -25,10 +25,19 @@ def proofs_file(root: Path, kind: str) -> Path:
 
 def read_proofs(root: Path, kind: str, *, max_bytes: int) -> dict[str, Any]:
     """The proofs of `kind` kept for this work tree; {} when there are none to trust, or the document is larger
-    than `max_bytes` (what its writer can produce)."""
+    than `max_bytes` (what its writer can produce). Opened as a trusted file is (gitmem.confined.files): a link,
+    a FIFO or a device there is refused before it is opened to block, and no more than the bound is read."""
+    from gitmem.confined import files
+
+    where = proofs_file(root, kind)
     try:
-        found = loads_json(proofs_file(root, kind).read_bytes()[:max_bytes])
-    except (OSError, ValueError):
+        handle = files.open_read(where.parent, where.name)
+        if handle is None:
+            return {}
+        with handle:
+            data = handle.read(max_bytes + 1)
+        found = loads_json(data) if len(data) <= max_bytes else None
+    except (OSError, ValueError, files.FileRefused):
         return {}
     return found if isinstance(found, dict) else {}
 

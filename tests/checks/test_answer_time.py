@@ -72,3 +72,27 @@ def test_verify_judges_a_new_answer_by_its_commit_date(memrepo: GitRepo, rules: 
     line = next(n for n, text in enumerate(memrepo.read(D).splitlines(), 1) if text.startswith("- Answered:"))
     assert found == [("GM211", line, "D-0001 is answered at 2026-11-30 15:00 UTC, 3h 00min after its commit's "
                                      f"committer date (2026-11-30 12:00 UTC) (commit {memrepo.head()[:10]})")]
+
+
+def test_an_answer_from_a_slow_clock_dated_before_its_ask_is_reported_not_refused(memrepo: GitRepo) -> None:
+    """A laptop 3 h slow answers what the agent asked on a right clock: the Answered time is before the Asked
+    time. GM213 says so, as a warning: either clock may be the wrong one, and the human's answer must still land
+    (its pull request merge, the pre-commit hook let it through). Ten minutes apart is two honest clocks."""
+    from tests.cycle.test_two_writers import session
+
+    session(memrepo, "decision", "ask", "--title", "Which database?", "--recommendation", "sqlite")
+    memrepo.stage(D)
+    memrepo.commit("ask D-0001")
+    session(memrepo, "decision", "answer", "D-0001", "--answer", "postgres", shift="-3h")
+    memrepo.stage(D)
+    checked = session(memrepo, "check", check=False)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    line = next(n for n, text in enumerate(memrepo.read(D).splitlines(), 1) if text.startswith("- Answered:"))
+    found = [text for text in (checked.stdout + checked.stderr).splitlines() if "GM213" in text]
+    assert len(found) == 1 and found[0].startswith(f"{D}:{line}: GM213 warning: D-0001 is answered at "), found
+    assert "3h 00min before it was asked" in found[0] or "2h 59min before it was asked" in found[0], found
+    start = memrepo.head()
+    memrepo.commit("answer D-0001")
+    verified = session(memrepo, "verify", "--range", f"{start}..HEAD", check=False)
+    assert verified.returncode == 0 and "GM213" in verified.stdout, verified.stdout + verified.stderr
+

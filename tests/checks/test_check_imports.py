@@ -37,6 +37,9 @@ ALLOWED = {
     "gitmem.checks.volume_checks", "gitmem.memory.volumes",
     # the records' methods as closures, not compiled at start-up as @dataclass's are (a saving, not a cost)
     "gitmem.records",
+    # a clone whose .gitattributes names the memory merge driver and whose git config has none (GM925): once a run,
+    # one small file read and one config lookup; the module imports nothing new
+    "gitmem.checks.clone_setup",
 }
 # What only other commands need: never on the pre-commit path.
 FORBIDDEN = ("ruamel", "mistune", "anthropic", "mcp", "pydantic", "httpx", "asyncio", "sqlite3", "gitmem.cycle",

@@ -286,9 +286,11 @@ def test_every_registered_code_has_a_case() -> None:
     # a warning: tests/memory/test_clock_skew.py. GM314 and GM315 judge LOG's sealed volumes, which need a long
     # LOG: tests/checks/test_log_volumes.py. GM319 is the merge driver's, on a real `git merge` of two sides that
     # sealed different entries: tests/publish/test_sealed_driver.py. GM924 is `gitmem merge`'s refusal:
-    # tests/publish/test_merge_refusals.py.
+    # tests/publish/test_merge_refusals.py. GM213 is a warning about two clocks, an answer's and its ask's:
+    # tests/checks/test_answer_time.py. GM925 is a clone's, not a change's: tests/publish/test_clone_without_driver.py.
     covered = {case.code for case in CASES} | {"GM903", "GM905", "GM906", "GM308", "GM908", "GM210", "GM923",
-                                               "GM103", "GM302", "GM310", "GM314", "GM315", "GM319", "GM924"}
+                                               "GM103", "GM302", "GM310", "GM314", "GM315", "GM319", "GM924",
+                                               "GM213", "GM925"}
     assert {rule.code for rule in RULES} <= covered
 
 

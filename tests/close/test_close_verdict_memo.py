@@ -179,3 +179,38 @@ def test_the_memo_keeps_a_verdict_a_string_read_only_for_the_lines_asked_and_jud
     assert loaded.find(first, "0" * 40, "0" * 40, in_history=lambda _: True, log=lambda: b"") is None
     again = json.loads(where.read_text(encoding="utf-8"))["verdicts"]
     assert sorted(again) == sorted(kept) and again[first] != kept[first]
+
+
+def test_a_seal_leaves_the_kept_verdicts_standing(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memo was proven against LOG.md's first bytes, which a seal moves into a volume: every 200 cycles the
+    next close judged every line again. It is proven against LOG's history, the volumes sealed since put back
+    before LOG.md; a memo whose volumes are not HEAD's first ones (another history) is still never trusted."""
+    import json
+
+    from gitmem.close import verdict_memo
+    from gitmem.memory import log
+    from gitmem.memory.text import Timestamp
+    from gitmem.workspace.proofs import proofs_file
+
+    _hopeful_lessons(world)
+    world.close(d(10), at(10, 23))
+    filler = "".join(f"\n{log.make_entry(Timestamp.from_datetime(at(11, 0, n % 60)), cycle=n, outcome='built', fields={'Task': f't{n}', 'Result': f'r{n}'}).render()}\n"  # noqa: E501
+                     for n in range(4, 400))
+    world.git.commit_files({"LOG.md": world.read("LOG.md") + filler}, "a long day of cycles")
+    judged = _judgements(monkeypatch)
+    world.cycle(at(11, 9))
+    world.close(d(11), at(11, 23))                            # its entry is past the 400th: it seals
+    assert (world.git.path / "history" / "LOG-0001.md").exists() and "cycle 1 ·" not in world.read("LOG.md")
+    assert judged == []
+    world.cycle(at(12, 9))
+
+    world.close(d(12), at(12, 23))                            # on LOG.md as the seal left it
+
+    assert judged == []
+    where = proofs_file(world.git.path, verdict_memo.kind_of(("LESSONS.md", "LOG.md")))
+    memo = json.loads(where.read_text(encoding="utf-8"))
+    memo["volumes"] = ["0" * 40]                              # names a volume HEAD never held
+    where.write_text(json.dumps(memo), encoding="utf-8")
+    world.cycle(at(13, 9))
+    world.close(d(13), at(13, 23))
+    assert len(judged) == _lines()

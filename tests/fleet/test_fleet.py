@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pygit2
 import pytest
 
 from gitmem.cycle import schedule
@@ -430,3 +431,17 @@ def test_a_workflow_of_5500_cron_lines_costs_its_agent_a_bounded_read_and_the_co
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["agents"][0]["interval_seconds"] == 3 * 3600
     assert took < 30, took
+
+
+def test_an_unreadable_agent_s_error_is_said_once(world: World, cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`--json` gives an unreadable agent's error in `error` alone (`why` is a verdict's reason, and the error is
+    this one's); the table's line under the rows says it once too."""
+    bare = tmp_path / "bare"
+    pygit2.init_repository(str(bare))
+    (tmp_path / "fleet.yaml").write_text("agents:\n  - name: ghost\n    repo: bare\n", encoding="utf-8")
+    done = cli(["fleet", "status", "--json"], cwd=tmp_path)
+    row = json.loads(done.out)["agents"][0]
+    assert done.code == 2 and row["verdict"] == "unreadable" and "no gitmem memory here" in row["error"], row
+    assert row["why"] == "", row
+    shown = cli(["fleet", "status"], cwd=tmp_path).out
+    assert shown.count("no gitmem memory here") == 1 and "ghost: no gitmem memory here" in shown, shown

@@ -272,7 +272,7 @@ def test_a_copy_whose_last_fetch_failed_is_not_read_offline_nor_dispatched(tmp_p
     agent.path.rename(tmp_path / "moved")
     assert read_fleet(fleet).rows[0].verdict == "unreadable"
     offline = read_fleet(fleet, offline=True)
-    assert offline.rows[0].verdict == "unreadable" and "last fetch" in offline.rows[0].why
+    assert offline.rows[0].verdict == "unreadable" and "last fetch" in (offline.rows[0].error or "")
     assert plan_dispatch(fleet, offline)[0].decision == SKIP
     (tmp_path / "moved").rename(agent.path)
     assert read_fleet(fleet).rows[0].verdict != "unreadable"

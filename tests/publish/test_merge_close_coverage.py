@@ -16,7 +16,6 @@ import pytest
 
 from gitmem.errors import ExitCode
 from gitmem.memory import log
-from gitmem.memory.text import parse_timestamp
 from gitmem.memory_writer import MemoryWriter
 from gitmem.publish.merge import merge_log
 from gitmem.workspace import Workspace
@@ -78,21 +77,21 @@ def _entry(heading: str, *lines: str) -> str:
     return f"\n## {heading}\n" + "".join(f"- {line}\n" for line in lines)
 
 
-def test_only_the_brought_in_entries_after_their_sides_last_close_take_the_merges_time() -> None:
+def test_only_the_brought_in_entries_after_their_sides_last_close_are_dated_again_after_that_close() -> None:
+    """Dated by the histories, not by a clock: the minute after the close above them, which reports its own
+    minute, so the next close reports them."""
     base = "# LOG\n" + _entry("2026-12-29 09:00 UTC · cycle 1 · built", "Task: set up", "Result: ready")
     session = _entry("2026-12-30 20:00 UTC · cycle 2 · built", "Task: the session", "Result: done")
     branch = _entry("2026-12-30 10:00 UTC · cycle 2 · built", "Task: the branch's", "Result: done")
     close = _entry("2026-12-30 23:47 UTC · close", "Day: 2026-12-30", "Cycles: 1 cycle")
     late = _entry("2026-12-30 19:00 UTC · cycle 3 · built", "Task: after the close", "Result: done")
-    when = parse_timestamp("2026-12-31 10:00 UTC")
-    assert when is not None
-    merged = merge_log(base, base + session, base + branch + close + late, merged_at=lambda: when)
+    merged = merge_log(base, base + session, base + branch + close + late, merging=True)
     assert merged is not None
     heads = [(e.cycle, str(e.when), e.get("Task"), e.get("Arrived")) for e in log.parse(merged).entries[1:]]
     assert heads == [(2, "2026-12-30 20:00 UTC", "the session", None),
                      (3, "2026-12-30 10:00 UTC", "the branch's", None),
                      (None, "2026-12-30 23:47 UTC", None, "cycle 2"),
-                     (4, "2026-12-31 10:00 UTC", "after the close", None)]
+                     (4, "2026-12-30 23:48 UTC", "after the close", None)]
 
 
 def test_verify_refuses_a_merge_that_drops_a_close_entrys_arrived_cycles(memrepo: GitRepo) -> None:

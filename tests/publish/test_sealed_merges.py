@@ -10,7 +10,6 @@ from gitmem import gitio
 from gitmem.checks.check_and_verify import verify_range
 from gitmem.config import Config, load_config
 from gitmem.memory import log, now, volumes
-from gitmem.memory.text import Timestamp
 from gitmem.publish.merge import resolver_for
 from gitmem.publish.push import publish
 from gitmem.publish.renumber import renumberer_for
@@ -184,7 +183,7 @@ def test_a_merge_commit_of_a_branch_that_sealed(tmp_path: Path, memrepo: GitRepo
     run_git(memrepo.path, "fetch", "--quiet", "origin")
     config = Config()
     merged = gitio.merge_into(memrepo.handle, "HEAD", "refs/remotes/origin/main", "merge", gitio.Identity("D", "d@x"),
-                              resolver_for(config, merged_at=lambda: Timestamp.from_datetime(START)),
+                              resolver_for(config, merging=True),
                               renumberer_for(config, log_too=False), SealedLog("LOG.md"))
     assert merged.conflicts == () and merged.commit is not None
     assert file_at(memrepo.repo, merged.commit, VOLUME_1).encode() == theirs[VOLUME_1]

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from gitmem.scaffold import jsonc
 from gitmem.scaffold.agent_clis import GEMINI_SPEC, opencode_server
 from gitmem.scaffold.init import init
@@ -112,3 +114,27 @@ def test_a_repeated_key_before_the_last_member_still_gets_its_comma(tmp_path: Pa
     text = settings.read_text()
     assert "// mine" in text and jsonc.loads(text)["mcpServers"]["gitmem"] == GEMINI_SPEC, text
     assert jsonc.loads(text)["theme"] == "Dracula"
+
+
+def test_a_file_with_mixed_line_ends_keeps_each_line_s_own(tmp_path: Path) -> None:
+    """A settings file with CRLF on some lines and LF on others came back with CRLF on every line: each line now
+    keeps its own end, a changed line the end of the line it replaces, an added line the end of the line above."""
+    (tmp_path / ".gemini").mkdir()
+    settings = tmp_path / ".gemini" / "settings.json"
+    settings.write_bytes(b'{\r\n  // my look\n  "theme": "Dracula"\r\n}\n')
+    report = init(tmp_path, ["gemini"])
+    assert report.problems == [] and ".gemini/settings.json" in report.updated, report.problems
+    lines = settings.read_bytes().splitlines(keepends=True)
+    assert lines[:3] == [b"{\r\n", b"  // my look\n", b'  "theme": "Dracula",\r\n'], lines
+    assert lines[-1] == b"}\n" and all(line.endswith(b"\r\n") for line in lines[3:-1]), lines
+    assert jsonc.loads(settings.read_text())["mcpServers"]["gitmem"] == GEMINI_SPEC
+
+
+def test_an_edit_that_would_not_read_back_is_refused_for_what_it_is_not_for_a_comment() -> None:
+    """The read-back refusal said "would lose one (line 1: …)", though no comment was lost and line 1 was no
+    place in particular: it is its own refusal, in words for what happened. (A value json reads back as another,
+    NaN, stands for an edit that went wrong.)"""
+    text = '{\n  "a": 1 // mine\n}\n'
+    with pytest.raises(jsonc.UnfaithfulEdit) as refused:
+        jsonc.edited(text, {"a": 1}, {"a": 1, "b": float("nan")})
+    assert str(refused.value) == "edited in place, it would not read back as the settings gitmem means"
