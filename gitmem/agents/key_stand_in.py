@@ -273,10 +273,7 @@ def _codex_overrides(argv: list[str]) -> dict[str, Any]:
 def _with_codex_setting(argv: list[str], key: str, url: str) -> list[str]:
     """`argv` with `-c key="url"` last, where it wins over the command's own (before Codex's `--`, if any: not a
     wrapper's, `env -u X -- codex …`)."""
-    setting = ["-c", f"{key}={_toml_string(url)}"]
-    start = max(0, len(argv) - len(wrappers.unwrapped(argv)[0]))
-    at = argv.index("--", start) if "--" in argv[start:] else len(argv)
-    return [*argv[:at], *setting, *argv[at:]]
+    return wrappers.with_options(argv, ["-c", f"{key}={_toml_string(url)}"])
 
 
 def _toml_string(text: str) -> str:

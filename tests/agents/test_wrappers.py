@@ -45,3 +45,15 @@ def test_any_wrapped_command_gets_the_options_where_its_own_double_dash_is(argv:
     if not command or command[0] != "codex" or sum(word.count("-S") for word in argv) > 1:
         return                                   # nothing to give them to; a string within a string goes last
     assert wrappers.unwrapped(wrappers.with_options(argv, SETTING)) == (_given_last(command), assigned)
+
+
+@pytest.mark.parametrize("argv", [
+    ["env", "-u", "Y", "--", "env", "-S", "codex exec -m o3", "--", "-"],
+    ["env", "-S", "codex exec -- -"],
+])
+def test_the_key_stand_in_gives_codex_its_url_before_codexs_own_double_dash(argv: list[str]) -> None:
+    """What the cycle runs: the stand-in's setting reaches Codex, however `env -S` wrapped it."""
+    from gitmem.agents.key_stand_in import _with_codex_setting
+
+    given_to = _with_codex_setting(argv, "openai_base_url", "http://127.0.0.1:7/v1")
+    assert wrappers.unwrapped(given_to)[0] == _given_last(wrappers.unwrapped(argv)[0])
