@@ -15,7 +15,20 @@ if TYPE_CHECKING:     # the library loads inside commands only
     from gitmem.sessions.hooks import HookAnswer
 
 
-@click.group("hook")
+class _HookGroup(click.Group):
+    """A hook's command line is written by a CLI's settings, perhaps for another gitmem version (a flag or a hook
+    this one lacks): a usage error is a note on stderr and exit 0, as every hook ends. Claude Code takes a Stop
+    hook's exit 2 for "keep going" and feeds its stderr to the model, so a bad flag would never let it stop."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as err:
+            _note(f"{err.format_message().rstrip('.')}: nothing done (a hook never breaks the session)")
+            return ExitCode.OK
+
+
+@click.group("hook", cls=_HookGroup)
 def hook_group() -> None:
     """Session hooks; `gitmem init --agent claude` sets them up in .claude/settings.json, `--agent copilot` in
     .github/hooks/gitmem.json (Copilot CLI's sessionStart and agentStop).
@@ -58,8 +71,7 @@ def _answer(answer: HookAnswer) -> int:
 
 # Every code the command can end with (its --help lists them, and 70 and 130, which any command can).
 EXIT_CODES = {
-    ExitCode.OK: "always, whatever the hook's input (a hook never breaks the session)",
-    ExitCode.USAGE: "bad arguments on the command line",
+    ExitCode.OK: "always, whatever the hook's input or arguments (a hook never breaks the session)",
 }
 
 

@@ -507,3 +507,19 @@ def test_a_session_started_on_an_uncommitted_entry_is_told_the_open_cycle_its_to
     assert lesson.happened is not None and lesson.happened.cycle == 1, "the tools write to the cycle it names"
     commit_all(memrepo, "the earlier session's work")
     assert "this session is cycle 2 (interactive)" in hook("session-start", memrepo.path, session="s-3").context
+
+
+@pytest.mark.parametrize("argv", [["session-start", "--host", "bad"], ["stop", "--no-such-flag"], ["pre-compact"]])
+def test_a_hook_command_line_this_gitmem_does_not_know_is_a_note_and_exit_0(memrepo: GitRepo, argv: list[str]) -> None:
+    """A CLI's settings may name a flag or a hook of another gitmem version. Claude Code takes a Stop hook's exit
+    2 for "keep going" and shows the model its stderr: a usage error must end as every hook ends, exit 0."""
+    import os
+    import subprocess
+    import sys
+
+    environment = {k: v for k, v in os.environ.items() if k not in ("GITMEM_CYCLE", "CLAUDE_PROJECT_DIR")}
+    done = subprocess.run([str(Path(sys.executable).parent / "gitmem"), "hook", *argv], input=b"{}",
+                          cwd=memrepo.path, env=environment, capture_output=True, timeout=120)
+    err = done.stderr.decode()
+    assert done.returncode == 0 and done.stdout == b""
+    assert err.count("\n") == 1 and err.startswith("gitmem: hook: ") and "nothing done" in err
