@@ -458,8 +458,7 @@ class MemoryWriter:
                  for number, item in enumerate(new, first)]
         batch = describe(added)
         updated = lessons.LessonsDoc(doc.preamble, (*doc.lessons, *added), doc.problems)
-        for lesson_id, status in batch.retire.items():
-            updated = lessons.set_status(updated, lesson_id, status)
+        updated = lessons.with_statuses(updated, batch.retire)
         decision = decisions.make_decision(asked.next_id(), batch.title, asked=moment, cycle=cycle,
                                            context=batch.context, options=None, recommendation=batch.recommendation)
         return added, decision, {"lessons": lessons.render(updated),

@@ -282,8 +282,17 @@ def confirm(doc: LessonsDoc, lesson_id: str, *, day: date, cycle: int, evidence:
 
 
 def set_status(doc: LessonsDoc, lesson_id: str, status: str) -> LessonsDoc:
-    lesson = doc.find(lesson_id)
-    if lesson is None:
-        raise KeyError(f"lesson {lesson_id} not found")
-    lines = without_fields(strip_trailing_blank(lesson.body), ("Status",))
-    return replace_lesson(doc, replace(lesson, body=tuple([*lines, *render_field("Status", status)])))
+    return with_statuses(doc, {lesson_id: status})
+
+
+def with_statuses(doc: LessonsDoc, statuses: dict[str, str]) -> LessonsDoc:
+    """`doc` with each lesson of `statuses` given its status, in one pass over the lessons: an import that
+    retires 1,500 superseded lessons rebuilt all 3,000 once per retirement."""
+    changed: dict[str, Lesson] = {}
+    for lesson_id, status in statuses.items():
+        lesson = doc.find(lesson_id)
+        if lesson is None:
+            raise KeyError(f"lesson {lesson_id} not found")
+        lines = without_fields(strip_trailing_blank(lesson.body), ("Status",))
+        changed[lesson_id] = replace(lesson, body=tuple([*lines, *render_field("Status", status)]))
+    return replace(doc, lessons=tuple(changed.get(item.id, item) for item in doc.lessons))

@@ -1,6 +1,7 @@
 """Unit tests of the pure memory model (gitmem.memory.*): parsing with exact lines, rendering, small edits."""
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -20,6 +21,8 @@ from gitmem.memory.text import (
     split_heading,
     split_sections,
     split_timestamped_heading,
+    strip_trailing_blank,
+    without_fields,
 )
 from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.workspace import Workspace
@@ -710,3 +713,28 @@ def test_rewrites_create_missing_files(tmp_path: Path) -> None:
         "- Recommendation: yes\n\n## Resolved\n")
     lesson = memory.add_lesson(title="First", happened="a", why="b", change="c", cycle=1)
     assert lesson.id == "L-0001" and lesson.happened == lessons.Event(date(2026, 11, 30), 1, "a", 1)
+
+
+def _status_set_alone(doc: lessons.LessonsDoc, lesson_id: str, status: str) -> lessons.LessonsDoc:
+    """One status set the long way: the first lesson of the ID, given its status, stands for every lesson of it."""
+    lesson = doc.find(lesson_id)
+    assert lesson is not None
+    body = (*without_fields(strip_trailing_blank(lesson.body), ("Status",)), *render_field("Status", status))
+    return lessons.replace_lesson(doc, replace(lesson, body=tuple(body)))
+
+
+def test_statuses_set_in_one_pass_are_those_set_one_by_one() -> None:
+    """An import retires many lessons at once (`with_statuses`): the same file as setting each in turn, duplicate
+    IDs and all, and an ID that is not there is refused."""
+    text = "# LESSONS\n\n" + "\n\n".join(
+        f"## L-{n % 7:04d} · lesson {n}\n- Happened: 2026-11-10 (cycle 1) — x\n- Why: w\n- Change: c\n- Status: open"
+        for n in range(1, 30))
+    doc = lessons.parse(text)
+    statuses = {"L-0001": "retired", "L-0003": "promoted R-02", "L-0006": "retired"}
+    one_by_one = doc
+    for lesson_id, status in statuses.items():
+        one_by_one = _status_set_alone(one_by_one, lesson_id, status)
+    assert lessons.with_statuses(doc, statuses) == one_by_one
+    assert lessons.render(lessons.with_statuses(doc, statuses)) == lessons.render(one_by_one)
+    with pytest.raises(KeyError, match="L-0099"):
+        lessons.with_statuses(doc, {"L-0099": "retired"})
