@@ -445,3 +445,11 @@ def test_an_unreadable_agent_s_error_is_said_once(world: World, cli, tmp_path: P
     assert row["why"] == "", row
     shown = cli(["fleet", "status"], cwd=tmp_path).out
     assert shown.count("no gitmem memory here") == 1 and "ghost: no gitmem memory here" in shown, shown
+
+
+def test_reading_the_fleet_leaves_no_pool_thread_to_race_the_exit(world: World) -> None:
+    """The pool's manager thread is gone when the reading returns: left running, it closed its wake-up pipe
+    while the interpreter's exit still wrote to it, and `fleet status --json | head` printed a traceback."""
+    read_fleet(load_fleet(world.root / "fleet.yaml"), clock=lambda: world.base)
+    left = [t.name for t in threading.enumerate() if "ExecutorManager" in type(t).__name__]
+    assert left == [], left
