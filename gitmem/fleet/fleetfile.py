@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,9 +102,22 @@ def load_fleet(path: Path) -> Fleet:
         data = files.read_bytes(path.parent, path.name) or b""
     except files.FileRefused as err:
         # Not the memory files' wording (`git checkout HEAD -- …`): the fleet file is the human's, named by --fleet.
+        # A folder is named as one (the work-tree view calls a folder holding .git a submodule), with the file to
+        # pass in its place.
+        if _is_folder(path):
+            raise ConfigError(f"{shown} is a directory, not a fleet file: pass --fleet "
+                              f"{shown.rstrip('/')}/{FLEET_NAME} (or wherever its fleet file is)") from None
         raise ConfigError(f"{shown} {err.what}; a fleet file is read only as a regular file, never through a link: "
                           "pass --fleet with the file itself") from None
     return parse_fleet(data, path=path, shown=shown)
+
+
+def _is_folder(path: Path) -> bool:
+    """Whether `path` itself is a directory (a link to one is a link, and says so)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def parse_fleet(data: bytes, *, path: Path, shown: str = FLEET_NAME) -> Fleet:
