@@ -149,13 +149,20 @@ def parse_fleet(data: bytes, *, path: Path, shown: str = FLEET_NAME) -> Fleet:
     if len(items) > MAX_AGENTS:
         raise ConfigError(f"{shown}{_line(raw, 'agents')}: {len(items)} agents; at most {MAX_AGENTS}")
     agents: list[AgentEntry] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[int, str]] = {}       # a name ignoring case: the first entry's index and name
     for index, item in enumerate(items):
         entry = _entry(item, shown, _item_line(items, index), index)
-        if entry.name in seen:
+        # Unique ignoring case: each name is a file name (agents/NAME.html), and on macOS and Windows `Writer`
+        # and `writer` are one file, so one agent's page would stand behind the other's link.
+        key = entry.name.casefold()
+        if key in seen:
+            first, other = seen[key]
             raise ConfigError(f"{shown}{_item_line(items, index)}: agents[{index}].name: {entry.name!r} is also "
-                              f"the name of agents[{seen[entry.name]}]; names are unique")
-        seen[entry.name] = index
+                              f"the name of agents[{first}]"
+                              + (f" ({other!r}, which differs only in case: agents' pages are files, and "
+                                 "some file systems ignore case)" if other != entry.name else "")
+                              + "; names are unique")
+        seen[key] = (index, entry.name)
         agents.append(entry)
     return Fleet(path, tuple(agents), str(pages), fleet_caps)
 
