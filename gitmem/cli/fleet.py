@@ -101,23 +101,25 @@ def fleet_pending(fleet_file: str, as_json: bool, timeout: float, offline: bool,
     """Every agent's pending decisions, oldest first: agent, age, recommendation, and where to answer it (the
     file and line, or its URL on GitHub). With --public, only how many wait on each agent."""
     view = _read(fleet_file, timeout, offline)
-    _say(_inbox_text(view.inbox, as_json=as_json, public=public))
+    _say(_inbox_text(view.inbox, view.rows, as_json=as_json, public=public))
     _say_unreadable(view.rows, public=public)
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
 
-def _inbox_text(inbox: list[Any], *, as_json: bool, public: bool) -> str:
+def _inbox_text(inbox: list[Any], rows: list[Any], *, as_json: bool, public: bool) -> str:
     """The fleet's pending decisions as text or JSON: each with where to answer it, or with --public only how
-    many wait on each agent."""
+    many wait on each agent. The text says when agents could not be read (stdout alone reaches a job summary)."""
+    from gitmem.fleet.need import nothing_waits, unread_note
     from gitmem.fleet.public import waiting_counts
 
+    unread = [note] if (note := unread_note(rows)) else []
     if public:
         counts = waiting_counts(inbox)
-        lines = [f"{label}: {n} decision(s) waiting" for label, n in counts.items()] or ["No decisions are waiting."]
-        return json.dumps(counts, indent=2) if as_json else "\n".join(lines)
+        lines = [f"{label}: {n} decision(s) waiting" for label, n in counts.items()] or [nothing_waits(rows)]
+        return json.dumps(counts, indent=2) if as_json else "\n".join([*lines, *unread])
     if as_json:
         return json.dumps([asdict(d) for d in inbox], indent=2, ensure_ascii=False)
-    lines = [] if inbox else ["No decisions are waiting."]
+    lines = [] if inbox else [nothing_waits(rows)]
     for item in inbox:
         agent = item.agent + (f"/{item.workspace}" if item.workspace else "")
         lines.append(f"{agent} · {item.id} · {item.title}  ({item.age} old)")
@@ -126,7 +128,7 @@ def _inbox_text(inbox: list[Any], *, as_json: bool, public: bool) -> str:
         lines.append(f"    answer at: {item.answer_at}")
         if item.answer_incomplete:
             lines.append(f"    {INCOMPLETE}")
-    return "\n".join(lines)
+    return "\n".join([*lines, *unread])
 
 
 def render_status(rows: list[Any], *, colour: bool, public: bool = False) -> str:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,9 +102,22 @@ def load_fleet(path: Path) -> Fleet:
         data = files.read_bytes(path.parent, path.name) or b""
     except files.FileRefused as err:
         # Not the memory files' wording (`git checkout HEAD -- …`): the fleet file is the human's, named by --fleet.
+        # A folder is named as one (the work-tree view calls a folder holding .git a submodule), with the file to
+        # pass in its place.
+        if _is_folder(path):
+            raise ConfigError(f"{shown} is a directory, not a fleet file: pass --fleet "
+                              f"{shown.rstrip('/')}/{FLEET_NAME} (or wherever its fleet file is)") from None
         raise ConfigError(f"{shown} {err.what}; a fleet file is read only as a regular file, never through a link: "
                           "pass --fleet with the file itself") from None
     return parse_fleet(data, path=path, shown=shown)
+
+
+def _is_folder(path: Path) -> bool:
+    """Whether `path` itself is a directory (a link to one is a link, and says so)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def parse_fleet(data: bytes, *, path: Path, shown: str = FLEET_NAME) -> Fleet:
@@ -135,13 +149,20 @@ def parse_fleet(data: bytes, *, path: Path, shown: str = FLEET_NAME) -> Fleet:
     if len(items) > MAX_AGENTS:
         raise ConfigError(f"{shown}{_line(raw, 'agents')}: {len(items)} agents; at most {MAX_AGENTS}")
     agents: list[AgentEntry] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[int, str]] = {}       # a name ignoring case: the first entry's index and name
     for index, item in enumerate(items):
         entry = _entry(item, shown, _item_line(items, index), index)
-        if entry.name in seen:
+        # Unique ignoring case: each name is a file name (agents/NAME.html), and on macOS and Windows `Writer`
+        # and `writer` are one file, so one agent's page would stand behind the other's link.
+        key = entry.name.casefold()
+        if key in seen:
+            first, other = seen[key]
             raise ConfigError(f"{shown}{_item_line(items, index)}: agents[{index}].name: {entry.name!r} is also "
-                              f"the name of agents[{seen[entry.name]}]; names are unique")
-        seen[entry.name] = index
+                              f"the name of agents[{first}]"
+                              + (f" ({other!r}, which differs only in case: agents' pages are files, and "
+                                 "some file systems ignore case)" if other != entry.name else "")
+                              + "; names are unique")
+        seen[key] = (index, entry.name)
         agents.append(entry)
     return Fleet(path, tuple(agents), str(pages), fleet_caps)
 

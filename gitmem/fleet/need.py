@@ -46,3 +46,19 @@ def headline(rows: Sequence[Judged]) -> str:
 def fleet_notes(rows: Sequence[Judged]) -> list[str]:
     """What the verdicts have in common, said once: why a stalled agent may be stalled."""
     return [f"stalled: {INACTIVE_NOTE}"] if any(row.verdict == STALLED for row in rows) else []
+
+
+def unread_note(rows: Sequence[Judged]) -> str:
+    """What an inbox cannot say when agents could not be read: "nothing waits" would be a claim about them too.
+    Empty when every agent was read."""
+    unread = sum(row.verdict == UNREADABLE for row in rows)
+    if not unread:
+        return ""
+    return (f"{unread} agent{'s' if unread != 1 else ''} could not be read: any decision waiting on "
+            f"{'them' if unread != 1 else 'it'} is not listed here.")
+
+
+def nothing_waits(rows: Sequence[Judged]) -> str:
+    """The empty inbox's line: nothing waits, or nothing waits among the agents that could be read."""
+    return "No decisions are waiting." if not unread_note(rows) else \
+        "No decisions are waiting from the agents that could be read."

@@ -13,7 +13,7 @@ from html import escape
 from pathlib import Path
 
 from gitmem.confined import files
-from gitmem.fleet.need import by_need, fleet_notes, headline
+from gitmem.fleet.need import by_need, fleet_notes, headline, nothing_waits, unread_note
 from gitmem.fleet.parallel import FleetView
 from gitmem.fleet.public import PUBLIC_NOTE, public_row
 from gitmem.fleet.read import AgentReading, AgentRow, InboxItem
@@ -77,9 +77,9 @@ def _answer(decision: InboxItem) -> str:
     return f'<a href="{where}">{where}</a>' if decision.answer_at.startswith("https://") else f"<code>{where}</code>"
 
 
-def _inbox(items: Sequence[InboxItem]) -> str:
+def _inbox(items: Sequence[InboxItem], agents: Sequence[AgentRow]) -> str:
     if not items:
-        return '<p class="empty">Nothing waits on you.</p>'
+        return f'<p class="empty">{escape(nothing_waits(agents))}</p>'
     rows = "".join(f"<tr><td>{escape(d.agent + ('/' + d.workspace if d.workspace else ''))}</td>"
                    f"<td>{escape(d.id)}</td><td>{escape(d.title)}</td><td class=\"age\">{escape(d.age)}</td>"
                    f"<td>{escape(d.recommendation)}</td><td>{_answer(d)}</td></tr>" for d in items)
@@ -194,13 +194,16 @@ def render_page(view: FleetView, *, public: bool = False) -> str:
     notes = "".join(f"<p class=\"note\">{escape(note)}</p>" for note in
                     [*fleet_notes(rows), *([PUBLIC_NOTE] if public else [])])
     waiting = (f'<p class="empty">{len(inbox)} decision(s) wait on you; read them in the agents\' repositories '
-               f'(<code>gitmem fleet pending</code>).</p>' if inbox else '<p class="empty">Nothing waits on you.</p>')
+               f'(<code>gitmem fleet pending</code>).</p>' if inbox else
+               f'<p class="empty">{escape(nothing_waits(rows))}</p>')
+    # An inbox says what it cannot see: the decisions of agents that could not be read.
+    unread = f'<p class="note unread">{escape(note)}</p>' if (note := unread_note(rows)) else ""
     # Health first: one row per agent, most urgent on top, fits above the fold; the inbox grows with decisions.
     body = (f'<header class="page"><h1>{escape(title)}</h1><p>{escape(made)}</p>{notes}</header>'
             f'<section class="fleet health"><h2>Health</h2>'
             f'{_public_health(view.readings) if public else _health(view.readings)}</section>'
-            f'<section class="fleet inbox"><h2>Inbox ({len(inbox)})</h2>{waiting if public else _inbox(inbox)}'
-            f'</section>')
+            f'<section class="fleet inbox"><h2>Inbox ({len(inbox)})</h2>{waiting if public else _inbox(inbox, rows)}'
+            f'{unread}</section>')
     body = scrub(body)
     return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"

@@ -74,13 +74,14 @@ def read_fleet(fleet: Fleet, *, clock: Clock | None = None, timeout: float = DEF
 
 
 def _stop(pool: futures.ProcessPoolExecutor) -> None:
-    """Shut the pool down without waiting, and end workers still busy past the timeout: otherwise the process
-    would wait for them at exit, after printing its rows. (`terminate_workers` arrives in Python 3.14.)"""
-    busy = list(getattr(pool, "_processes", {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for process in busy:
+    """End the workers first, those still busy past the timeout included (otherwise the process would wait for
+    them at exit, after printing its rows), then shut the pool down and wait for its manager thread. Left
+    running, that thread raced the interpreter's exit: its wake-up pipe was closed under it, and a command that
+    had done its work printed a traceback ("Bad file descriptor"). (`terminate_workers` arrives in 3.14.)"""
+    for process in list(getattr(pool, "_processes", {}).values()):
         if process.is_alive():
             process.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _result(future: futures.Future[list[AgentReading]], entry: AgentEntry) -> list[AgentReading]:

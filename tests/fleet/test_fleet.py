@@ -445,3 +445,33 @@ def test_an_unreadable_agent_s_error_is_said_once(world: World, cli, tmp_path: P
     assert row["why"] == "", row
     shown = cli(["fleet", "status"], cwd=tmp_path).out
     assert shown.count("no gitmem memory here") == 1 and "ghost: no gitmem memory here" in shown, shown
+
+
+def test_reading_the_fleet_leaves_no_pool_thread_to_race_the_exit(world: World) -> None:
+    """The pool's manager thread is gone when the reading returns: left running, it closed its wake-up pipe
+    while the interpreter's exit still wrote to it, and `fleet status --json | head` printed a traceback."""
+    read_fleet(load_fleet(world.root / "fleet.yaml"), clock=lambda: world.base)
+    left = [t.name for t in threading.enumerate() if "ExecutorManager" in type(t).__name__]
+    assert left == [], left
+
+
+def test_an_inbox_that_could_not_read_every_agent_never_says_nothing_waits(world: World, cli,  # type: ignore[no-untyped-def]
+                                                                           tmp_path: Path) -> None:
+    """The fleet workflow's job summary gets stdout alone: with one agent unread, "No decisions are waiting"
+    there was a claim about that agent too. Text, --public text and both pages say what they could not see."""
+    quiet = tmp_path / "quiet"
+    shutil.copytree(world.root / "demo", quiet, symlinks=True)            # the demo's one decision is answered
+    (tmp_path / "fleet.yaml").write_text(
+        f"agents:\n  - name: quiet\n    repo: quiet\n  - name: gone\n    repo: {(tmp_path / 'nowhere.git').as_uri()}\n",
+        encoding="utf-8")
+    said = "1 agent could not be read: any decision waiting on it is not listed here."
+    for public in ([], ["--public"]):
+        done = cli(["fleet", "pending", *public], cwd=tmp_path)
+        assert done.code == 2 and "No decisions are waiting." not in done.out, done.out
+        assert done.out.splitlines() == ["No decisions are waiting from the agents that could be read.", said]
+        page = tmp_path / f"page{len(public)}" / "index.html"
+        assert cli(["fleet", "report", *public, "--out", str(page)], cwd=tmp_path).code == 2
+        inbox = page.read_text(encoding="utf-8").split('<section class="fleet inbox">')[1]
+        assert "Nothing waits on you" not in inbox and said in inbox, inbox
+    (tmp_path / "fleet.yaml").write_text("agents:\n  - name: quiet\n    repo: quiet\n", encoding="utf-8")
+    assert cli(["fleet", "pending"], cwd=tmp_path).out == "No decisions are waiting.\n"

@@ -37,3 +37,17 @@ def test_an_owner_name_github_does_not_allow_is_refused_with_its_line_and_a_real
         assert str(raised.value).startswith(where), entry
     for entry, github in KEPT:
         assert _fleet(entry).agents[0].github == github, entry
+
+
+def test_two_names_that_differ_only_in_case_are_refused_as_their_pages_would_be_one_file() -> None:
+    """`Writer` and `writer` wrote agents/Writer.html and agents/writer.html: one file on macOS and Windows,
+    where one agent's report stood behind the other's link."""
+    text = "agents:\n  - name: Writer\n    repo: a\n  - name: writer\n    repo: b\n"
+    with pytest.raises(ConfigError) as refused:
+        parse_fleet(text.encode(), path=Path("fleet.yaml"))
+    assert str(refused.value) == ("fleet.yaml:4: agents[1].name: 'writer' is also the name of agents[0] ('Writer', "
+                                  "which differs only in case: agents' pages are files, and some file systems "
+                                  "ignore case); names are unique")
+    kept = parse_fleet(b"agents:\n  - name: writer\n    repo: a\n  - name: writer2\n    repo: b\n",
+                       path=Path("fleet.yaml"))
+    assert [entry.name for entry in kept.agents] == ["writer", "writer2"]

@@ -37,3 +37,19 @@ def test_a_path_under_the_home_folder_is_read_as_a_shell_reads_it(
     done = cli(["fleet", "status", "--json"], cwd=tmp_path / "fleet")
     assert done.code == 0, done.out + done.err
     assert '"verdict": "unreadable"' not in done.out and '"agent": "writer"' in done.out
+
+
+def test_a_folder_given_as_the_fleet_file_is_named_a_folder_with_the_file_to_pass(
+        tmp_path: Path, cli, git_env: None) -> None:  # type: ignore[no-untyped-def]
+    """`--fleet agent-repo` (a work tree) was "a submodule ... never through a link": neither is true. A folder
+    says it is one and names the file to pass; a link still says it is a link."""
+    make_repo(tmp_path / "agent")
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "linked").symlink_to("agent")
+    for folder in ("agent", "plain"):
+        done = cli(["fleet", "status", "--fleet", folder], cwd=tmp_path)
+        assert done.code == 2 and done.out == "", done
+        assert f"{folder} is a directory, not a fleet file: pass --fleet {folder}/fleet.yaml" in done.err, done.err
+        assert "submodule" not in done.err and "link" not in done.err, done.err
+    linked = cli(["fleet", "status", "--fleet", "linked"], cwd=tmp_path)
+    assert linked.code == 2 and "linked is a symbolic link" in linked.err, linked.err

@@ -63,8 +63,11 @@ def test_a_fleet_file_that_is_a_folder_or_a_link_is_named_as_given_with_the_fix_
         fleet_root: Path, tmp_path: Path, cli) -> None:
     (fleet_root / "linked.yaml").symlink_to("fleet.yaml")
     (tmp_path / "folder").mkdir()
-    for given, what in ((str(tmp_path / "folder"), "is a directory"), ("linked.yaml", "is a symbolic link")):
+    folder = str(tmp_path / "folder")
+    for given, said in ((folder, f"{folder} is a directory, not a fleet file: pass --fleet {folder}/fleet.yaml (or "
+                                 "wherever its fleet file is)"),
+                        ("linked.yaml", "linked.yaml is a symbolic link; a fleet file is read only as a regular file, "
+                                        "never through a link: pass --fleet with the file itself")):
         done = cli(["fleet", "status", "--fleet", given], cwd=fleet_root)
         assert done.code == 2
-        assert done.err.strip() == (f"gitmem: {given} {what}; a fleet file is read only as a regular file, never "
-                                    "through a link: pass --fleet with the file itself")
+        assert done.err.strip() == f"gitmem: {said}"
