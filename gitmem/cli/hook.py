@@ -25,7 +25,7 @@ class _HookGroup(click.Group):
             return super().invoke(ctx)
         except click.UsageError as err:
             _note(f"{err.format_message().rstrip('.')}: nothing done (a hook never breaks the session)")
-            return ExitCode.OK
+        return None          # the command's end: exit 0
 
 
 @click.group("hook", cls=_HookGroup)

@@ -15,8 +15,7 @@ from gitmem.checks.log_checks import open_at
 from gitmem.codes import Code
 from gitmem.confined import files
 from gitmem.errors import ExitCode, RunFailure
-from gitmem.gitio import Snapshot
-from gitmem.gitio.snapshots import Listing
+from gitmem.gitio import Listing, Snapshot
 from gitmem.memory import lessons, log, rules
 from gitmem.memory.text import decode_file_text
 from gitmem.memory_writer import MemoryWriter

@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 # The git layer's public names, each written once. Callers use them as `gitio.NAME`; the module that defines
 # a name is found on first use (below), so this list is the whole facade.
 __all__ = [
-    "Change", "ChangedFile", "Commit", "CommitInfo", "GitCommandError", "Identity", "LISTED_DEPTH", "RebaseResult",
-    "RenamedSnapshot", "Repo", "RepoError", "Resolver", "STASH", "Snapshot", "StatePath", "blob", "blob_id",
+    "Change", "ChangedFile", "Commit", "CommitInfo", "GitCommandError", "Identity", "LISTED_DEPTH", "Listing",
+    "RebaseResult", "RenamedSnapshot", "Repo", "RepoError", "Resolver", "STASH", "Snapshot", "StatePath", "blob",
+    "blob_id",
     "blob_size", "branch_exists", "cache_home", "changes", "checkout_branch", "commit", "commit_files",
     "commit_snapshot", "commit_worktree", "committed_files", "commits_since", "common_dir", "config_value",
     "copy_branch", "copy_turn",
