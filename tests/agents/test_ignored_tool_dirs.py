@@ -21,7 +21,7 @@ needs_bwrap = pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not insta
 HUMANS = "#!/bin/sh\necho the human's gitmem\n"
 
 # What the agent tries, as facts: each write's strerror, or "done".
-ATTACK = r'''
+ATTEMPTS = r'''
 import json
 said = {}
 def attempt(name, action):
@@ -31,6 +31,8 @@ def attempt(name, action):
     except OSError as err:
         said[name] = err.strerror
 j = lambda rel: os.path.join(root, rel)
+'''
+ATTACK = ATTEMPTS + r'''
 attempt("edit", lambda: open(j(".venv/bin/gitmem"), "a").write("echo planted\n"))
 attempt("add", lambda: open(j(".venv/bin/python3"), "w").write("planted"))
 attempt("move", lambda: os.rename(j(".venv"), j("old-venv")))
@@ -134,16 +136,7 @@ def test_the_in_process_file_tools_never_write_an_anchor(memrepo: GitRepo, path:
 # by direnv's `dotenv`, pipenv, bun, docker compose and VS Code's Python extension: an `LD_PRELOAD`, `PATH` or
 # `NODE_OPTIONS` there runs the agent's code with the human's rights, and no diff shows it.
 HUMANS_ENV = "DATABASE_URL=postgres://localhost/dev\n"
-ENV_ATTACK = r'''
-import json
-said = {}
-def attempt(name, action):
-    try:
-        action()
-        said[name] = "done"
-    except OSError as err:
-        said[name] = err.strerror
-j = lambda rel: os.path.join(root, rel)
+ENV_ATTACK = ATTEMPTS + r'''
 attempt("append", lambda: open(j(".env"), "a").write("LD_PRELOAD=/tmp/evil.so\n"))
 attempt("replace", lambda: os.rename(j("planted.env"), j(".env")))
 attempt("remove", lambda: os.unlink(j(".env")))
