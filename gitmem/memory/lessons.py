@@ -225,7 +225,7 @@ def _parsed_after_edit(text: str) -> LessonsDoc | None:
     # A lesson the edit left as it was, where it was, is among those the edit's lines replaced.
     replaced = {lesson: lesson for lesson in old.lessons[edit.kept:edit.moved]}
     written = [replaced.get(lesson, lesson) for lesson in _lessons_of(edit.sections, problems)]
-    return LessonsDoc(old.preamble, _PARSED.kept((*old.lessons[:edit.kept], *written, *moved)), tuple(problems))
+    return LessonsDoc(old.preamble, _PARSED.remember((*old.lessons[:edit.kept], *written, *moved)), tuple(problems))
 
 
 def _lessons_of(sections: list[Section], problems: list[Problem]) -> list[Lesson]:

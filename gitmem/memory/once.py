@@ -76,7 +76,7 @@ class SameEntries(Generic[E]):
         self._latest = found
         return found
 
-    def kept(self, entries: tuple[E, ...]) -> tuple[E, ...]:
+    def remember(self, entries: tuple[E, ...]) -> tuple[E, ...]:
         """`entries` as the latest parse's, for a parser that found the unchanged ones itself (`resplit`)."""
         self._latest = entries
         return entries

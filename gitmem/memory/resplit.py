@@ -15,6 +15,7 @@ every kind.
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -50,8 +51,8 @@ def resplit(old: str, new: str, starts: Sequence[int], level: int) -> Resplit | 
     shift = last_changed_new - last_changed_old
     # The first section split again: the last whose heading line is shared. Its heading stays a heading (the
     # lines before it and the fence state there are the same), so every section before it stands.
-    kept = _last_before(starts, first_changed + 1)
-    if kept is None:
+    kept = bisect_left(starts, first_changed + 1) - 1
+    if kept < 0:
         return None
     # The first section that stands after the edit: the first whose heading lies in the shared end.
     moved = next((index for index in range(kept + 1, len(starts)) if starts[index] - 1 > last_changed_old),
@@ -71,18 +72,6 @@ def resplit(old: str, new: str, starts: Sequence[int], level: int) -> Resplit | 
     if moved < len(starts) and sum(map(str.startswith, lines, repeat(FENCE_MARKS))) % 2:
         return None                                     # the edit leaves a fence open: what follows reads as code
     return Resplit(kept, sections, moved, shift)
-
-
-def _last_before(starts: Sequence[int], line: int) -> int | None:
-    """The index of the last of `starts` before `line` (both 1-based), None when there is none."""
-    low, high = 0, len(starts)
-    while low < high:
-        middle = (low + high) // 2
-        if starts[middle] < line:
-            low = middle + 1
-        else:
-            high = middle
-    return low - 1 if low else None
 
 
 def _line_start(text: str, line: int, known_line: int, known_at: int) -> int:
