@@ -320,10 +320,24 @@ def _full_config(text: str, source: str) -> Config:
     if raw is None:
         return Config()
     warnings: list[str] = []
-    config: Config = _build(Config, raw, source, "", warnings)
+    config: Config = _build(Config, raw, source, "", warnings, where=source + _document_line(raw, text))
     config = replace(config, warnings=tuple(warnings))
     _validate(config, source, raw)
     return config
+
+
+def _document_line(raw: Any, text: str) -> str:
+    """`:N` of the line a YAML document's value starts on, so an error about the whole document (a list or
+    a scalar where the mapping of settings belongs) still reads `path:line:`."""
+    position = getattr(raw, "lc", None)
+    if position is not None and position.line is not None:
+        return f":{position.line + 1}"
+    # A scalar carries no position: its line is the first that is not blank, a comment or a document marker.
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith(("#", "%")) and stripped != "---":
+            return f":{number}"
+    return ":1"
 
 
 def _line(node: Any, key: Any) -> str:
