@@ -14,6 +14,7 @@ from gitmem.cli.common import (
     one_workspace_or_all,
     open_memory,
     open_workspace,
+    ordered_window,
     progress,
     progress_count,
     workspace_option,
@@ -83,6 +84,7 @@ def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since:
     from gitmem.recall import search
 
     one_workspace_or_all(workspace, all_workspaces)
+    ordered_window(since, until)
     cuts = _cuts(show_all, min_score)
     ws = open_workspace(workspace) if all_workspaces else open_memory(workspace)
     if rebuild:
