@@ -24,8 +24,11 @@ __all__ = ["HOOK_IDS", "InitError", "InitReport", "init", "merge_gitignore", "me
 PRECOMMIT = ".pre-commit-config.yaml"
 GITIGNORE = ".gitignore"
 MERGED = {PRECOMMIT: merge_precommit, GITIGNORE: merge_gitignore}
-# The template's own README explains the template; `init` into an existing repo leaves its README alone.
-NOT_COPIED = {"README.md"}
+# The template's own README explains the template; `init` into an existing repo leaves its README alone. Its
+# .gitattributes names the default memory files, for a repository made from the template on GitHub (a clone of
+# it then says GM925 until `gitmem init` registers the driver); `init` writes the lines for the files that
+# gitmem.yaml maps (`merge_driver.register`), so a project's own LOG.md is never given the memory merge.
+NOT_COPIED = {"README.md", ".gitattributes"}
 # The template's memory files, by role: they go wherever gitmem.yaml maps each role, once per workspace.
 MEMORY_TEMPLATES = {getattr(Files(), role): role for role in ROLES}
 
