@@ -382,6 +382,17 @@ def did_you_mean(key: object, known: Iterable[str], prefix: str = "") -> str:
     return f"; did you mean {prefix + close[0]!r}?" if close else ""
 
 
+def _zone_meant(name: str) -> str:
+    """"; did you mean 'Europe/Madrid'?" for a zone name written in the wrong case (`europe/madrid`, `utc`: zone
+    names are case-sensitive file names) or mistyped; "" when none is near. Read only on the error path."""
+    from zoneinfo import available_timezones
+
+    zones = available_timezones() | {"UTC"}
+    by_case = {zone.casefold(): zone for zone in sorted(zones)}
+    same = by_case.get(str(name).strip().casefold())
+    return f"; did you mean {same!r}?" if same is not None else did_you_mean(name, zones)
+
+
 def field_type(spec: Field[Any]) -> type | str:
     """What a config field holds, read from its annotation without evaluating it (typing.get_type_hints
     compiles every annotation, a millisecond and a half of each `gitmem check`): a section's class, or the name
@@ -452,7 +463,7 @@ def _validate(config: Config, source: str, raw: Any = None) -> None:
             config.tzinfo()
     except Exception:
         raise ConfigError(f"{_where(raw, source, 'timezone')}: timezone: {config.timezone!r} is not an IANA "
-                          "time zone name (for example UTC or Europe/Madrid)") from None
+                          f"time zone name (for example UTC or Europe/Madrid){_zone_meant(config.timezone)}") from None
     # Workspaces are checked like the top level: each has its own memory_dir and files.
     places = [("", config.memory_dir, config.files)]
     places += [(f"workspaces.{name}.", ws.memory_dir, ws.files) for name, ws in config.workspaces]

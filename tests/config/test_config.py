@@ -222,6 +222,13 @@ def test_cli_prints_config_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPa
      "gitmem.yaml:2: limits.now_block_lines: must be at least 3, got 0: a NOW block's body holds its Did, Human and "
      "Next lines"),
     ("cycle:\n  log_entries: 0\n", "gitmem.yaml:2: cycle.log_entries: must be at least 1, got 0"),
+    # Zone names are case-sensitive file names: the one meant is named, as a mistyped key's is.
+    ("timezone: europe/madrid\n", "gitmem.yaml:1: timezone: 'europe/madrid' is not an IANA time zone name (for "
+                                 "example UTC or Europe/Madrid); did you mean 'Europe/Madrid'?"),
+    ("timezone: utc\n", "gitmem.yaml:1: timezone: 'utc' is not an IANA time zone name (for example UTC or "
+                        "Europe/Madrid); did you mean 'UTC'?"),
+    ("timezone: Europe/Madird\n", "gitmem.yaml:1: timezone: 'Europe/Madird' is not an IANA time zone name (for "
+                                  "example UTC or Europe/Madrid); did you mean 'Europe/Madrid'?"),
 ])
 def test_bad_values_name_file_line_and_key(text: str, message: str) -> None:
     assert config_error(text).startswith(message)
