@@ -310,6 +310,31 @@ def test_init_warns_of_a_projects_own_log_that_gitmem_could_not_write_to(tmp_pat
     assert "before init" not in cli(["init"], cwd=tmp_path).err
 
 
+
+def test_init_warns_of_a_projects_own_log_that_parses_but_holds_no_entry_of_gitmems(tmp_path: Path, cli,  # type: ignore[no-untyped-def]
+                                                                                   git_env) -> None:
+    """A changelog that happens to parse as LOG (a title of its own, plain lines, no `## ` heading) got no
+    warning: "left alone", and the first `gitmem log add` appended the agent's entries to the project's own
+    changelog. Its title and the absence of any entry of gitmem's say it is not memory yet."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    own = "# Changelog of my project\n\n- v1 shipped\n"
+    (tmp_path / "LOG.md").write_text(own)
+    done = cli(["init"], cwd=tmp_path)
+    assert done.code == ExitCode.OK and "left alone  LOG.md (exists)" in done.out
+    assert [line for line in done.err.splitlines() if "LOG.md was here before init" in line] == [
+        "gitmem: warning: LOG.md was here before init, with its own title ('# Changelog of my project') and no "
+        "entry of gitmem's in it: the first `gitmem log add` writes the agent's entries into it; if it is a file of "
+        "your own, move it aside (or name another file for its role under `files:` in gitmem.yaml) and run "
+        "`gitmem init` again"]
+    assert (tmp_path / "LOG.md").read_text() == own                               # still left alone
+    # gitmem's own files, fresh from the template or holding entries under a title of their own, are memory:
+    assert cli(["init", str(tmp_path / "fresh")], cwd=tmp_path).code == ExitCode.OK
+    assert "before init" not in cli(["init"], cwd=tmp_path / "fresh").err
+    (tmp_path / "LOG.md").write_text("# Bitácora\n")
+    assert cli(["log", "add", "--task", "t", "--outcome", "built", "--result", "r"], cwd=tmp_path).code == 0
+    assert "before init" not in cli(["init"], cwd=tmp_path).err
+
+
 # -- a repository made from the template on GitHub -----------------------------------------------------------
 
 def test_a_clone_of_a_repository_made_from_the_template_is_told_to_register_the_merge_driver(
