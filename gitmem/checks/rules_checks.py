@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import replace
 
 from gitmem import codes
 from gitmem.checks.inputs import CheckInput, unreadable
@@ -21,9 +20,7 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     if new_text is None:
         return []
     doc = rules.parse(new_text)
-    # A problem about the whole file (GM508) points at its last line, never past the end.
-    last = max(doc.line_count, 1)
-    found = [replace(from_problem(path, p), line=min(p.line, last)) for p in doc.problems]
+    found = [from_problem(path, p, new_text) for p in doc.problems]
     found += duplicate_ids(path, doc.all, codes.RULE_ID_DUPLICATE, doc.next_id())
     if doc.line_count > cfg.limits.rules_max_lines:
         found.append(Violation.of(codes.RULES_OVER_LIMIT, path, doc.line_count, "lines", count=doc.line_count,

@@ -46,7 +46,7 @@ def parsed_standing(config: Config, read: Callable[[str], bytes | None]) -> list
         # is parsed; the cycle's other steps read the same bytes.
         text, decoding = decode_file(data)
         problems = [*decoding, *parse(text).problems]
-        found += [v for v in (from_problem(path, p) for p in problems) if v.is_error]
+        found += [v for v in (from_problem(path, p, text) for p in problems) if v.is_error]
     return sorted(found)
 
 

@@ -44,8 +44,17 @@ class Violation:
         return self.severity == "error"
 
 
-def from_problem(path: str, problem: Problem) -> Violation:
-    return Violation(path, problem.line, problem.code, problem.message, problem.hint, problem.since)
+def from_problem(path: str, problem: Problem, text: str | None = None) -> Violation:
+    """`problem` in `path` as a violation. Given the file's `text`, a problem about the whole file (GM508: no
+    `## Proven rules`), which a parser places after its last line, points at that last line: `check`, `status`
+    and `init` then name the same line, and an editor can open it."""
+    line = problem.line if text is None else min(problem.line, last_line(text))
+    return Violation(path, line, problem.code, problem.message, problem.hint, problem.since)
+
+
+def last_line(text: str) -> int:
+    """The number of the last line of `text` (1 for an empty file): a final newline ends a line, it starts none."""
+    return max(text.count("\n") + (0 if text.endswith("\n") else 1), 1)
 
 
 def failure_violations(err: RunFailure) -> list[Violation]:

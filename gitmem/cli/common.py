@@ -4,7 +4,7 @@ from __future__ import annotations
 import errno
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import date, datetime
+from datetime import date, datetime, time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -162,6 +162,18 @@ class DayOrTimeParam(ParamTypeOfDates):
             return dates.parse_day_or_time(str(value))
         except dates.NotADate as err:
             self.fail(str(err), param, ctx)
+
+
+def ordered_window(since: date | None, until: date | None) -> None:
+    """Refuse `--since` later than `--until` (UsageError, exit 2): such a window holds nothing, so a search
+    in it would answer "no memory of that" about memory that is there. A day bound takes in its whole day;
+    a moment with an offset beside one without is left for the reader that knows the configured zone."""
+    if since is None or until is None:
+        return
+    start = since if isinstance(since, datetime) else datetime.combine(since, time.min)
+    end = until if isinstance(until, datetime) else datetime.combine(until, time.max)
+    if (start.tzinfo is None) == (end.tzinfo is None) and start > end:
+        raise UsageError(f"--since {since} is after --until {until}")
 
 
 # The runner names its cycle's workspace to the agent in this variable (gitmem.workspace.WORKSPACE_ENV; spelled

@@ -14,6 +14,7 @@ from gitmem.cli.common import (
     one_workspace_or_all,
     open_memory,
     open_workspace,
+    ordered_window,
     progress,
     progress_count,
     workspace_option,
@@ -82,7 +83,7 @@ def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since:
     """
     from gitmem.recall import search
 
-    one_workspace_or_all(workspace, all_workspaces)
+    _refuse_contradictions(workspace, all_workspaces, since, until)
     cuts = _cuts(show_all, min_score)
     ws = open_workspace(workspace) if all_workspaces else open_memory(workspace)
     if rebuild:
@@ -91,6 +92,14 @@ def recall(query: tuple[str, ...], as_json: bool, kinds: tuple[str, ...], since:
                   all_workspaces=all_workspaces, known_only=known, progress=progress_count(EMBEDDING), **cuts)
     _show(hits, as_json)
     return ExitCode.OK
+
+
+def _refuse_contradictions(workspace: str | None, all_workspaces: bool, since: date | None,
+                           until: date | None) -> None:
+    """Options that contradict each other, refused before anything is read (exit 2): a workspace and all of
+    them; a window that ends before it starts, which would hold no memory at all."""
+    one_workspace_or_all(workspace, all_workspaces)
+    ordered_window(since, until)
 
 
 def _cuts(show_all: bool, min_score: float | None) -> dict[str, float | None]:

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import click
 
-from gitmem.cli.common import DayParam, UsageError, one_workspace_or_all, open_workspace, workspace_option, write_page
+from gitmem.cli.common import (
+    DayParam,
+    one_workspace_or_all,
+    open_workspace,
+    ordered_window,
+    workspace_option,
+    write_page,
+)
 from gitmem.errors import ExitCode, exit_codes_help
 
 # A chart has a point per day: 0001-01-01 would be 740,000 of them.
@@ -45,8 +52,7 @@ def report(fmt: str, since: date | None, until: date | None, out: str | None, wo
     from gitmem.report import build, report_target
 
     one_workspace_or_all(workspace, all_workspaces)
-    if since and until and since > until:
-        raise UsageError(f"--since {since} is after --until {until}")
+    ordered_window(since, until)
     ws = open_workspace(workspace)
     text = build(ws, fmt=fmt, since=since, until=until, all_workspaces=all_workspaces)
     _deliver(text, report_target(ws, out, fmt))

@@ -88,12 +88,12 @@ def render_dashboard(data: dict[str, Any], *, colour: bool) -> str:
                                              "to start", "red"))
     for found in invalid:
         lines.append("  " + paint(f"{found['path']}:{found['line']}: {found['code']} {found['message']}", "red")
-                     + f" — fix: {found['fix']}")
+                     + _fix(found))
     if data.get("missing"):
         lines.append("missing      " + paint(", ".join(data["missing"]) + " (run `gitmem init`)", "red"))
     for found in data.get("setup", []):
         lines.append("setup        " + paint(f"{found['path']}:{found['line']}: {found['code']} {found['message']}",
-                                             "yellow") + f" — fix: {found['fix']}")
+                                             "yellow") + _fix(found))
     budget = data["budget"]
     if budget.get("tokens") is None:
         lines.append("budget       " + paint(f"over the hard limit: {budget.get('error', '')}", "red"))
@@ -113,6 +113,11 @@ SCREEN = 40            # lines: one screen at any scale of history
 TEXT_MOST = 100        # characters of the agent's text (a task, a title) a line shows: it wraps over no screen
 MOST_PER_LIST = 5
 LIST_END = "\0"        # ends a list whose next line is another list under the same heading
+
+
+def _fix(found: dict[str, Any]) -> str:
+    """` — fix: …` after a problem's line; nothing for a code that has no fix to say (GM508's message is it)."""
+    return f" — fix: {found['fix']}" if found.get("fix") else ""
 
 
 def fit(lines: list[str], limit: int = SCREEN) -> list[str]:

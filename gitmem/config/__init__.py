@@ -320,10 +320,24 @@ def _full_config(text: str, source: str) -> Config:
     if raw is None:
         return Config()
     warnings: list[str] = []
-    config: Config = _build(Config, raw, source, "", warnings)
+    config: Config = _build(Config, raw, source, "", warnings, where=source + _document_line(raw, text))
     config = replace(config, warnings=tuple(warnings))
     _validate(config, source, raw)
     return config
+
+
+def _document_line(raw: Any, text: str) -> str:
+    """`:N` of the line a YAML document's value starts on, so an error about the whole document (a list or
+    a scalar where the mapping of settings belongs) still reads `path:line:`."""
+    position = getattr(raw, "lc", None)
+    if position is not None and position.line is not None:
+        return f":{position.line + 1}"
+    # A scalar carries no position: its line is the first that is not blank, a comment or a document marker.
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith(("#", "%")) and stripped != "---":
+            return f":{number}"
+    return ":1"
 
 
 def _line(node: Any, key: Any) -> str:
@@ -366,6 +380,17 @@ def did_you_mean(key: object, known: Iterable[str], prefix: str = "") -> str:
 
     close = difflib.get_close_matches(str(key), sorted(known), n=1)
     return f"; did you mean {prefix + close[0]!r}?" if close else ""
+
+
+def _zone_meant(name: str) -> str:
+    """"; did you mean 'Europe/Madrid'?" for a zone name written in the wrong case (`europe/madrid`, `utc`: zone
+    names are case-sensitive file names) or mistyped; "" when none is near. Read only on the error path."""
+    from zoneinfo import available_timezones
+
+    zones = available_timezones() | {"UTC"}
+    by_case = {zone.casefold(): zone for zone in sorted(zones)}
+    same = by_case.get(str(name).strip().casefold())
+    return f"; did you mean {same!r}?" if same is not None else did_you_mean(name, zones)
 
 
 def field_type(spec: Field[Any]) -> type | str:
@@ -438,7 +463,7 @@ def _validate(config: Config, source: str, raw: Any = None) -> None:
             config.tzinfo()
     except Exception:
         raise ConfigError(f"{_where(raw, source, 'timezone')}: timezone: {config.timezone!r} is not an IANA "
-                          "time zone name (for example UTC or Europe/Madrid)") from None
+                          f"time zone name (for example UTC or Europe/Madrid){_zone_meant(config.timezone)}") from None
     # Workspaces are checked like the top level: each has its own memory_dir and files.
     places = [("", config.memory_dir, config.files)]
     places += [(f"workspaces.{name}.", ws.memory_dir, ws.files) for name, ws in config.workspaces]

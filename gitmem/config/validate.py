@@ -60,7 +60,10 @@ def kind_in_words(value: Any) -> str:
     if isinstance(value, int):
         return f"{value} (a whole number)"
     if isinstance(value, float):
-        return f"{value!r} (a number with a fraction)" if math.isfinite(value) else f"{value!r} (no finite number)"
+        if not math.isfinite(value):
+            return f"{value!r} (no finite number)"
+        # YAML reads 1e3 and 65000.0 as decimals though they hold no fraction: say what was written, not why.
+        return f"{value!r} (a number with a fraction)" if not value.is_integer() else f"{value!r} (a decimal number)"
     if isinstance(value, str):
         return f"{value!r} (text)"
     if isinstance(value, dict):
@@ -91,10 +94,15 @@ def number_problem(spec: Field[Any], value: float) -> str | None:
         return f"must be a finite number, got {value!r}"
     if value < low:
         because = spec.metadata.get(LEAST_BECAUSE)
-        return f"must be at least {low:g}, got {value!r}" + (f": {because}" if because else "")
+        return f"must be at least {_as_written(low)}, got {value!r}" + (f": {because}" if because else "")
     if value > high:
-        return f"must be at most {high:g}, got {value!r}"
+        return f"must be at most {_as_written(high)}, got {value!r}"
     return None
+
+
+def _as_written(bound: float) -> str:
+    """A bound as a person would write it in gitmem.yaml: 10000000, not `:g`'s 1e+07; 0.5 stays 0.5."""
+    return str(int(bound)) if float(bound).is_integer() else f"{bound:g}"
 
 
 def _bad_character(text: str, *, path: bool) -> str | None:

@@ -6,7 +6,7 @@ import os
 import shlex
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -24,8 +24,11 @@ __all__ = ["HOOK_IDS", "InitError", "InitReport", "init", "merge_gitignore", "me
 PRECOMMIT = ".pre-commit-config.yaml"
 GITIGNORE = ".gitignore"
 MERGED = {PRECOMMIT: merge_precommit, GITIGNORE: merge_gitignore}
-# The template's own README explains the template; `init` into an existing repo leaves its README alone.
-NOT_COPIED = {"README.md"}
+# The template's own README explains the template; `init` into an existing repo leaves its README alone. Its
+# .gitattributes names the default memory files, for a repository made from the template on GitHub (a clone of
+# it then says GM925 until `gitmem init` registers the driver); `init` writes the lines for the files that
+# gitmem.yaml maps (`merge_driver.register`), so a project's own LOG.md is never given the memory merge.
+NOT_COPIED = {"README.md", ".gitattributes"}
 # The template's memory files, by role: they go wherever gitmem.yaml maps each role, once per workspace.
 MEMORY_TEMPLATES = {getattr(Files(), role): role for role in ROLES}
 
@@ -152,7 +155,8 @@ def init(target: Path, agents: Sequence[str] = (), *, plain_hooks: bool = False)
             continue
         _copy(base / rel, target, rel, report)
     if config is not None:
-        report.warnings += _kept_memory_invalid(target, config, report.left_alone)
+        invalid = _kept_memory_invalid(target, config, report.left_alone)
+        report.warnings += invalid + _kept_not_memory(target, config, report.left_alone, invalid)
         _merge_driver(target, config, report)
     if plain_hooks:
         _plain_hooks(target, report)
@@ -196,6 +200,43 @@ def _kept_memory_invalid(target: Path, config: Config, kept: list[str]) -> list[
             "refused; `gitmem status` lists each line with its fix, or, if it is a file of your own, move it "
             f"aside (or name another file for its role under `files:` in {CONFIG_NAME}) and run `gitmem init` again"
             for path, shown in by_path.items()]
+
+
+# What gitmem writes into each role's file, and the command that writes it first: a project's own file of that
+# name which holds none of them yet is not memory, however well it parses.
+WRITTEN = {"log": ("entry", "entries", "log add"), "now": ("block", "blocks", "now add"),
+           "decisions": ("decision", "decisions", "decision ask"), "lessons": ("lesson", "lessons", "lesson add")}
+
+
+def _kept_not_memory(target: Path, config: Config, kept: list[str], warned: list[str]) -> list[str]:
+    """A warning for each memory file init found already there that parses, but is a project's own file: a
+    title other than the role's (`# Changelog`, not `# LOG`) and no entry of gitmem's in it. "left alone" read
+    as done, and the first `gitmem log add` appended the agent's entries to the project's changelog."""
+    from gitmem.memory import decisions, lessons, log, now
+    from gitmem.memory.text import decode_file
+
+    items: dict[str, Callable[[str], tuple[object, ...]]] = {
+        "log": lambda text: log.parse(text).entries, "now": lambda text: now.parse(text, max_blocks=1).blocks,
+        "decisions": lambda text: decisions.parse(text).all, "lessons": lambda text: lessons.parse(text).lessons}
+    found: list[str] = []
+    for place in [config] + [config.with_workspace(name) for name, _ in config.workspaces]:
+        for role, (what, plural, command) in WRITTEN.items():
+            path = place.path(role)
+            if path not in kept or any(warning.startswith(f"{path} ") for warning in [*warned, *found]):
+                continue
+            try:
+                data = files.read_bytes(target, path)
+            except files.FileRefused:
+                continue
+            text = decode_file(data or b"")[0]
+            title = text.lstrip("\ufeff").split("\n", 1)[0].strip()
+            if title == f"# {role.upper()}" or items[role](text):
+                continue
+            found.append(f"{path} was here before init, with its own title ({title!r}) and no {what} of gitmem's "
+                         f"in it: the first `gitmem {command}` writes the agent's {plural} into it; if it is a file "
+                         f"of your own, move it aside (or name another file for its role under `files:` in "
+                         f"{CONFIG_NAME}) and run `gitmem init` again")
+    return found
 
 
 def _merge_driver(target: Path, config: Config, report: InitReport) -> None:

@@ -193,7 +193,16 @@ def test_cli_prints_config_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPa
      "gitmem.yaml:3: agent.shell.enabled: expected true or false, got 'yes please' (text)"),
     ("limits: 3\n", "gitmem.yaml:1: limits: expected a mapping, got 3 (a whole number)"),
     ("files: [NOW.md]\n", "gitmem.yaml:1: files: expected a mapping, got a list"),
-    ("- a\n- b\n", "gitmem.yaml: top level: expected a mapping, got a list"),
+    # A whole document of the wrong kind is named by its first line, as every diagnostic is (`path:line:`):
+    ("- a\n- b\n", "gitmem.yaml:1: top level: expected a mapping, got a list"),
+    ("# settings\n---\n- a\n", "gitmem.yaml:3: top level: expected a mapping, got a list"),
+    ("\n# settings\n\njust text\n", "gitmem.yaml:4: top level: expected a mapping, got 'just text' (text)"),
+    ("42\n", "gitmem.yaml:1: top level: expected a mapping, got 42 (a whole number)"),
+    # A bound as written in YAML, not `:g`'s 1e+07; a decimal with no fraction is not called one with a fraction:
+    ("cycle:\n  max_context_tokens: 99999999999\n",
+     "gitmem.yaml:2: cycle.max_context_tokens: must be at most 10000000, got 99999999999"),
+    ("cycle:\n  max_context_tokens: 6.5e4\n",
+     "gitmem.yaml:2: cycle.max_context_tokens: expected a whole number, got 65000.0 (a decimal number)"),
     ("cycle:\n  priorities: [1, 2]\n", "gitmem.yaml:2: cycle.priorities: expected a list of strings"),
     ("recall:\n  rankers: [bm25]\n", "gitmem.yaml:2: recall.rankers: expected a mapping of ranker name to weight"),
     ("recall:\n  min_score: high\n", "gitmem.yaml:2: recall.min_score: expected a number, got 'high' (text)"),
@@ -213,6 +222,13 @@ def test_cli_prints_config_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPa
      "gitmem.yaml:2: limits.now_block_lines: must be at least 3, got 0: a NOW block's body holds its Did, Human and "
      "Next lines"),
     ("cycle:\n  log_entries: 0\n", "gitmem.yaml:2: cycle.log_entries: must be at least 1, got 0"),
+    # Zone names are case-sensitive file names: the one meant is named, as a mistyped key's is.
+    ("timezone: europe/madrid\n", "gitmem.yaml:1: timezone: 'europe/madrid' is not an IANA time zone name (for "
+                                 "example UTC or Europe/Madrid); did you mean 'Europe/Madrid'?"),
+    ("timezone: utc\n", "gitmem.yaml:1: timezone: 'utc' is not an IANA time zone name (for example UTC or "
+                        "Europe/Madrid); did you mean 'UTC'?"),
+    ("timezone: Europe/Madird\n", "gitmem.yaml:1: timezone: 'Europe/Madird' is not an IANA time zone name (for "
+                                  "example UTC or Europe/Madrid); did you mean 'Europe/Madrid'?"),
 ])
 def test_bad_values_name_file_line_and_key(text: str, message: str) -> None:
     assert config_error(text).startswith(message)

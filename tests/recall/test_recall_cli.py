@@ -87,6 +87,23 @@ def test_usage_errors_exit_2(history: History, cli, argv: list[str]) -> None:
     assert "Traceback" not in result.err
 
 
+@pytest.mark.parametrize(("since", "until"), [
+    ("2025-06-04", "2025-06-02"), ("2025-06-03 12:00", "2025-06-03 09:00"), ("2025-06-04 00:00", "2025-06-03"),
+])
+def test_a_window_that_ends_before_it_starts_is_a_usage_error_not_no_memory(history: History, cli, since: str,
+                                                                            until: str) -> None:
+    """`report` refused --since after --until; recall answered "no memory of that" (exit 0) about a lesson
+    that is there, which an agent reads as "never happened"."""
+    result = cli(["recall", "heron", "--since", since, "--until", until, "--json"], cwd=history.root)
+    assert result.code == ExitCode.USAGE
+    assert json.loads(result.out)["error"].startswith(f"--since {since}")
+    assert "is after --until" in result.err
+    # A moment inside the day an --until day names is in the window: the day bound takes in its whole day.
+    same_day = cli(["recall", "heron", "--since", "2025-06-03 00:00", "--until", "2025-06-03", "--json"],
+                   cwd=history.root)
+    assert {h["id"] for h in json.loads(same_day.out)["hits"]} == {"L-0001"}
+
+
 @pytest.mark.parametrize(("argv", "said"), [
     (["--limit", "1000000000000000000000"], "limit must be at most 1000"),   # was SQLite's OverflowError, exit 70
     (["--limit", "1001"], "limit must be at most 1000"),

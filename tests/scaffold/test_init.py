@@ -254,7 +254,7 @@ def test_dotfiles_and_nested_template_dirs_are_copied(
     files = {
         ".github/workflows/gitmem.yml": "name: gitmem\n",
         ".github/workflows/gitmem-check.yml": "name: gitmem check\n",
-        ".gitattributes": "*.md text\n",
+        ".editorconfig": "root = true\n",
         "a/b/c/deep.md": "deep\n",
         "NOW.md": "# NOW\n",
         "README.md": "about the template\n",
@@ -270,8 +270,8 @@ def test_dotfiles_and_nested_template_dirs_are_copied(
     assert json.loads(out)["created"] == copied
     registered = (b"\n# Memory files merge by memory rules in a local git merge or rebase (added by gitmem init)\n"
                   b"/LOG.md merge=gitmem\n/NOW.md merge=gitmem\n/DECISIONS.md merge=gitmem\n/LESSONS.md merge=gitmem\n")
-    assert snapshot(target) == {rel: files[rel].encode() + (registered if rel == ".gitattributes" else b"")
-                                for rel in copied}
+    # The template's own .gitattributes is not copied (init.NOT_COPIED): init writes the mapped files' lines.
+    assert snapshot(target) == {**{rel: files[rel].encode() for rel in copied}, ".gitattributes": registered[1:]}
 
 
 def test_the_shipped_workflows_are_installed(tmp_path: Path) -> None:

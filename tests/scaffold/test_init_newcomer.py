@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -307,3 +308,70 @@ def test_init_warns_of_a_projects_own_log_that_gitmem_could_not_write_to(tmp_pat
     (tmp_path / "LOG.md").unlink()
     assert cli(["init"], cwd=tmp_path).code == ExitCode.OK
     assert "before init" not in cli(["init"], cwd=tmp_path).err
+
+
+
+def test_init_warns_of_a_projects_own_log_that_parses_but_holds_no_entry_of_gitmems(tmp_path: Path, cli,  # type: ignore[no-untyped-def]
+                                                                                   git_env) -> None:
+    """A changelog that happens to parse as LOG (a title of its own, plain lines, no `## ` heading) got no
+    warning: "left alone", and the first `gitmem log add` appended the agent's entries to the project's own
+    changelog. Its title and the absence of any entry of gitmem's say it is not memory yet."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    own = "# Changelog of my project\n\n- v1 shipped\n"
+    (tmp_path / "LOG.md").write_text(own)
+    done = cli(["init"], cwd=tmp_path)
+    assert done.code == ExitCode.OK and "left alone  LOG.md (exists)" in done.out
+    assert [line for line in done.err.splitlines() if "LOG.md was here before init" in line] == [
+        "gitmem: warning: LOG.md was here before init, with its own title ('# Changelog of my project') and no "
+        "entry of gitmem's in it: the first `gitmem log add` writes the agent's entries into it; if it is a file of "
+        "your own, move it aside (or name another file for its role under `files:` in gitmem.yaml) and run "
+        "`gitmem init` again"]
+    assert (tmp_path / "LOG.md").read_text() == own                               # still left alone
+    # gitmem's own files, fresh from the template or holding entries under a title of their own, are memory:
+    assert cli(["init", str(tmp_path / "fresh")], cwd=tmp_path).code == ExitCode.OK
+    assert "before init" not in cli(["init"], cwd=tmp_path / "fresh").err
+    (tmp_path / "LOG.md").write_text("# Bitácora\n")
+    assert cli(["log", "add", "--task", "t", "--outcome", "built", "--result", "r"], cwd=tmp_path).code == 0
+    assert "before init" not in cli(["init"], cwd=tmp_path).err
+
+
+# -- a repository made from the template on GitHub -----------------------------------------------------------
+
+def test_a_clone_of_a_repository_made_from_the_template_is_told_to_register_the_merge_driver(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """"Use this template" copies the template's files into a new repository; its README never ran `gitmem init`,
+    and the template had no `.gitattributes`: such a clone had no merge driver and nothing said so (GM925 reads
+    `.gitattributes`), so the first `git pull --rebase` after a scheduled cycle conflicted on memory line by line.
+    The template now names the driver, its README runs `gitmem init`, and init registers it in place."""
+    made = tmp_path / "made-from-template"
+    shutil.copytree(PROJECT_ROOT / "template-repo", made)
+    git(made, "init", "-q", "-b", "main")
+    git(made, "add", "-A")
+    git(made, "commit", "-q", "-m", "Initial commit")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", str(made), str(clone))
+    monkeypatch.chdir(clone)
+
+    code, out, _ = run(capsys, "check", "--worktree")
+    assert code == ExitCode.OK
+    assert out.startswith(".gitattributes:3: GM925 "), out
+    attributes = (clone / ".gitattributes").read_bytes()
+
+    assert run(capsys, "init")[0] == ExitCode.OK
+    assert run(capsys, "check", "--worktree")[1] == ""
+    assert (clone / ".gitattributes").read_bytes() == attributes        # the template's lines were enough
+    assert "merge-driver" in git(clone, "config", "merge.gitmem.driver")
+    readme = (PROJECT_ROOT / "template-repo" / "README.md").read_text(encoding="utf-8")
+    assert "pre-commit install --hook-type pre-commit --hook-type pre-push\n   gitmem init\n" in readme
+
+    # Copied by init into a project whose memory has other names, the template's lines would give the project's
+    # own LOG.md the memory merge: init writes the lines of the files gitmem.yaml maps instead.
+    project = tmp_path / "project"
+    project.mkdir()
+    git(project, "init", "-q", "-b", "main")
+    (project / "gitmem.yaml").write_text(SPANISH, encoding="utf-8")
+    (project / "LOG.md").write_text("# Our changelog\n", encoding="utf-8")
+    assert run(capsys, "init", str(project))[0] == ExitCode.OK
+    merged = [line.split()[0] for line in (project / ".gitattributes").read_text(encoding="utf-8").splitlines()
+              if line and not line.startswith("#")]
+    assert merged == ["/BITACORA.md", "/ESTADO.md", "/DECISIONES.md", "/LECCIONES.md"]

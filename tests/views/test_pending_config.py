@@ -62,6 +62,18 @@ def test_config_suggests_the_key_a_typo_meant_as_gitmem_yaml_does(memrepo, cli):
     assert cli(["config", "agent.name.x"], cwd=memrepo.path).err == "gitmem: unknown config key 'agent.name.x'\n"
 
 
+def test_config_json_prints_every_value_as_json_and_a_failure_as_the_json_object(memrepo, cli):
+    """Every other reading command takes --json; `gitmem config agent.email --json` answered "No such option",
+    and a script could not tell the text `10` from the number 10."""
+    assert json.loads(cli(["config", "agent.email", "--json"], cwd=memrepo.path).out) == "agent@gitmem.invalid"
+    assert json.loads(cli(["config", "limits.now_block_lines", "--json"], cwd=memrepo.path).out) == 10
+    assert json.loads(cli(["config", "--json"], cwd=memrepo.path).out)["files"]["log"] == "LOG.md"
+    bad = cli(["config", "agent.nmae", "--json"], cwd=memrepo.path)
+    assert bad.code == 2
+    assert json.loads(bad.out) == {"error": "unknown config key 'agent.nmae'; did you mean 'agent.name'?",
+                                   "code": None, "exit_code": 2, "violations": []}
+
+
 def test_config_prints_gitmem_yaml_keys_only_and_workspaces_by_name(memrepo, cli):
     """The whole config printed what loading fills in (`workspace`, `warnings`, `default_files`), which no
     gitmem.yaml can set, and `workspaces` as a list of [name, files] pairs, so `workspaces.w2` named nothing."""
