@@ -86,7 +86,8 @@ def check_command(worktree: bool, fmt: str, workspace: str | None) -> int:
     with _annotated("check", fmt):
         ws = open_workspace(workspace) if worktree else _workspace_for_staged(workspace)
         found = check_every(ws, check_worktree) if worktree else check_staged_every(ws)
-        found = [*found, *clone_setup(ws)]
+        # A CI checkout merges nothing: the merge driver matters in a clone a human pulls into.
+        found = [*found, *(clone_setup(ws) if fmt != "github" else [])]
     code = _emit(found, fmt)
     _report_to_actions("check", fmt, found, code, "the work tree" if worktree else "what is staged")
     return code

@@ -22,6 +22,8 @@ def test_a_clone_without_the_driver_is_told_how_to_get_it(tmp_path: Path, memrep
 
     checked = session(laptop, "check", check=False)
     shown = session(laptop, "status", "--json", check=False)
+    in_ci = session(laptop, "check", "--format", "github", check=False)     # the Action's checkout merges nothing
+    assert in_ci.returncode == 0 and "GM925" not in in_ci.stdout + in_ci.stderr
 
     assert checked.returncode == 0, checked.stdout + checked.stderr
     said = [text for text in checked.stdout.splitlines() if "GM925" in text]
