@@ -29,6 +29,7 @@ from gitmem.memory.text import (
     Timestamp,
     built_whole,
     decode_lines,
+    field_line_starts,
     first_field_value,
     headed,
     parse_fields,
@@ -132,7 +133,7 @@ def answered_at(item: Decision, now: datetime) -> datetime | None:
 
 
 # The lines that may start an Answered field (`first_field_value`), and the day that opens its value.
-_ANSWERED_LINE = ("- Answered:", "* Answered:")
+_ANSWERED_LINE = field_line_starts("Answered")
 _ISO_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 # Two days: the time read from an Answered line is its day's, in a zone at most 23:59 from UTC (`parse_timestamp`),
 # so an answer dated two days before a moment's UTC day counts from before that moment.

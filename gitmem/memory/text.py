@@ -288,7 +288,7 @@ def common_prefix(a: Chars, b: Chars) -> int:
 
 
 def common_suffix(a: Chars, b: Chars, most: int) -> int:
-    """How many last bytes, `most` at most, `a` and `b` share (as `common_prefix`, from the end)."""
+    """How many last bytes or characters, `most` at most, `a` and `b` share (as `common_prefix`, from the end)."""
     low, high = 0, most
     while low < high:
         middle = (low + high + 1) // 2
@@ -529,11 +529,16 @@ def fields_keyed(body: tuple[str, ...] | list[str], first_line: int, key: str) -
     return tuple(found)
 
 
+def field_line_starts(key: str) -> tuple[str, str]:
+    """How a line of the `key` field starts (`- Key:` or `* Key:`, `_FIELD_RE`): a line that does not start so is
+    no line of that field, which a reader can tell at C speed before it matches anything."""
+    return f"- {key}:", f"* {key}:"
+
+
 def _key_lines(body: tuple[str, ...] | list[str], key: str) -> Iterator[tuple[int, re.Match[str]]]:
     """The field lines of `key` in `body`, in order, with their match; the lines that may be one are picked out
     at C speed."""
-    starts = (f"- {key}:", f"* {key}:")
-    for index in compress(count(), map(str.startswith, body, repeat(starts))):
+    for index in compress(count(), map(str.startswith, body, repeat(field_line_starts(key)))):
         match = _FIELD_RE.match(body[index])
         if match is not None and match.group(1) == key:
             yield index, match
