@@ -166,7 +166,7 @@ def brought_in(entries: tuple[log.LogEntry, ...], upstream: str, latest: log.Log
     changed = []
     for index, entry in enumerate(entries):
         cycle = shift.number(entry.cycle) if entry.cycle is not None else None
-        when = made if entry.when.moment < latest.when.moment and index > closed else entry.when
+        when = made if entry.when.moment < made.moment and index > closed else entry.when
         changed.append(entry if (cycle, when) == (entry.cycle, entry.when) else log.merged_entry(entry, when, cycle))
         if when.moment >= made.moment:     # their side's own entries above the next ones: a close among them too
             made = _earliest_in_order(when, close=entry.cycle is None)

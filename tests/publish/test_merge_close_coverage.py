@@ -94,6 +94,18 @@ def test_only_the_brought_in_entries_after_their_sides_last_close_are_dated_agai
                      (4, "2026-12-30 23:48 UTC", "after the close", None)]
 
 
+def test_an_entry_brought_in_in_the_minute_of_the_close_above_it_is_dated_after_that_close() -> None:
+    """A close reports every cycle dated in its own minute: a cycle merged in below it, dated that same minute,
+    would count as reported by it and be in no report. It takes the minute after the close."""
+    base = "# LOG\n" + _entry("2026-11-30 09:00 UTC · cycle 4 · built", "Task: t", "Result: r")
+    close = _entry("2026-11-30 23:47 UTC · close", "Day: 2026-11-30", "Cycles: 1 cycle")
+    same_minute = _entry("2026-11-30 23:47 UTC · cycle 5 · built", "Task: late", "Result: done")
+    merged = merge_log(base, base + close, base + same_minute, merging=True)
+    assert merged is not None
+    last = log.parse(merged).entries[-1]
+    assert (last.cycle, str(last.when)) == (5, "2026-11-30 23:48 UTC") and log.merged_from(last) is not None
+
+
 def test_verify_refuses_a_merge_that_drops_a_close_entrys_arrived_cycles(memrepo: GitRepo) -> None:
     """The merge check accepts the `Arrived` line a merge adds to the other parent's close, not one it removes:
     the cycles it named would then be counted as reported by a report that does not hold them."""
