@@ -40,12 +40,6 @@ class Sealed:
         return tuple(path for path in self.files if path not in self.before)
 
 
-def next_volume(ws: Workspace, log_path: str) -> int:
-    """The number the next volume of `log_path` takes: one past the last volume HEAD's tree holds (1 when none;
-    `volumes.numbered`: a file named like one past a gap is none)."""
-    return _next_volume(_head_files(ws, log_path), log_path)
-
-
 def _head_files(ws: Workspace, log_path: str) -> list[str]:
     return gitio.head_files_under(ws.repo, volumes.volume_folder(log_path))
 

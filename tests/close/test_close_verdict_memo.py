@@ -176,9 +176,11 @@ def test_the_memo_keeps_a_verdict_a_string_read_only_for_the_lines_asked_and_jud
     world.close(d(11), at(11, 23))
 
     assert len(judged) == 1, judged
-    assert loaded.find(first, "0" * 40, "0" * 40, in_history=lambda _: True, log=lambda: b"") is None
     again = json.loads(where.read_text(encoding="utf-8"))["verdicts"]
     assert sorted(again) == sorted(kept) and again[first] != kept[first]
+    assert loaded.find(first, "0" * 40, "0" * 40, in_history=lambda _: True, log=lambda: b"") is None
+    # The mangled line reads as no verdict at all (so it was judged again), where the line it came from read as one.
+    assert verdict_memo._entry(kept[first]) is None and verdict_memo._entry(again[first]) is not None
 
 
 def test_a_seal_leaves_the_kept_verdicts_standing(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
