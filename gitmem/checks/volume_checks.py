@@ -8,7 +8,7 @@ waits in the folder to become history when the numbers reach it.
 """
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 
 from gitmem import codes
 from gitmem.checks.inputs import CheckInput
@@ -19,6 +19,7 @@ from gitmem.memory import log, volumes
 
 SEALS_FROM = 6                      # the rules generation that seals LOG
 _PROOF = "sealed-log-base"          # Snapshot.facts key: the LOG.md a proven seal leaves, or None
+_UNSEALED = "unsealed-log"          # Snapshot.facts key: the history a seal that also appends writes, or None
 
 
 Found = dict[int, tuple[str, str | None, int | None]]
@@ -103,17 +104,24 @@ def proven_base(inp: CheckInput) -> bytes | None:
     take, amendments renumbered), which the new LOG.md must append to; None when the change adds no volume
     or its volumes prove no seal (`check` says why)."""
     log_path = inp.config.path("log")
-    # Kept on the new side for this old side only: a merge is judged against each of its parents in turn.
-    known = inp.new.facts.get((_PROOF, log_path))
+
+    def base() -> bytes | None:
+        old_log = inp.old.read(log_path) if inp.old is not None else None
+        added = _added(inp, log_path)
+        return volumes.sealed_from(old_log, log_path, added) if added and old_log is not None else None
+
+    return _for_this_old(inp, (_PROOF, log_path), base)
+
+
+def _for_this_old(inp: CheckInput, key: tuple[str, str], found: Callable[[], bytes | None]) -> bytes | None:
+    """`found()`, kept on the new side for this old side only (a merge is judged against each of its parents in
+    turn): the LOG rules and the volume rules both ask, and each answer reads the whole history a seal moved."""
+    known = inp.new.facts.get(key)
     if isinstance(known, tuple) and known[0] is inp.old:
         return known[1]  # type: ignore[no-any-return]
-    found = None
-    old_log = inp.old.read(log_path) if inp.old is not None else None
-    added = _added(inp, log_path)
-    if added and old_log is not None:
-        found = volumes.sealed_from(old_log, log_path, added)
-    inp.new.facts[(_PROOF, log_path)] = (inp.old, found)
-    return found
+    answer = found()
+    inp.new.facts[key] = (inp.old, answer)
+    return answer
 
 
 def _added(inp: CheckInput, log_path: str) -> list[tuple[int, bytes]]:
@@ -135,15 +143,19 @@ def unsealed_new(inp: CheckInput) -> bytes | None:
     the LOG rules judge as an append of the old LOG.md. None when the change is no such seal: the volumes must be
     what the seal rule cuts from that history at their boundaries (`volumes.sealed_from` gives LOG.md back)."""
     log_path = inp.config.path("log")
-    old_log = inp.old.read(log_path) if inp.old is not None else None
-    new_log = inp.new.read(log_path)
-    added = _added(inp, log_path)
-    if not added or old_log is None or new_log is None:
-        return None
-    whole = volumes.unseal(new_log, log_path, added)
-    if whole is None or volumes.sealed_from(whole, log_path, added) != new_log:
-        return None
-    return whole if log.append_verdict(old_log, whole).ok else None
+
+    def whole_history() -> bytes | None:
+        old_log = inp.old.read(log_path) if inp.old is not None else None
+        new_log = inp.new.read(log_path)
+        added = _added(inp, log_path)
+        if not added or old_log is None or new_log is None:
+            return None
+        whole = volumes.unseal(new_log, log_path, added)
+        if whole is None or volumes.sealed_from(whole, log_path, added) != new_log:
+            return None
+        return whole if log.append_verdict(old_log, whole).ok else None
+
+    return _for_this_old(inp, (_UNSEALED, log_path), whole_history)
 
 
 class SealedSide(Snapshot):

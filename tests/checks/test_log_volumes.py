@@ -6,6 +6,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from gitmem.memory import volumes
 from tests.support.helpers import CliResult, GitRepo
 
@@ -148,3 +150,16 @@ def test_a_squash_whose_sealed_entries_break_a_log_rule_is_refused_naming_it(mem
     result = cli(["check"], cwd=memrepo.path)
     assert result.code == 1 and _codes(result) == ["GM305"], result.out
     assert "cycle 170" in result.out
+
+
+def test_a_squash_seals_history_is_unsealed_once_by_one_check(memrepo: GitRepo, cli: Cli,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """The LOG rules and the volume rules both ask what history a squashed seal writes: one check unseals it
+    once (each answer reads the whole history the seal moved)."""
+    from tests.support.helpers import counting
+
+    data = _long_log(memrepo, 150)
+    _seal(memrepo, data + _entries(151, 250))
+    unsealed = counting(monkeypatch, volumes, "unseal")
+    result = cli(["check"], cwd=memrepo.path)
+    assert result.code == 0 and len(unsealed) == 1, (result.out, len(unsealed))
