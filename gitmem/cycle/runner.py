@@ -358,11 +358,11 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             if failure is not None and is_disk_full(failure) and not isinstance(failure, DiskFull):
                 failure = full_failure(failure, "writing memory and the cycle's commit")
         if failure is not None:
-            guarded = "".join(f"\nrunner: {note}" for note in guard.notes)
+            guarded = "".join(f"\nrunner: {printable(note)}" for note in guard.notes)
             spent = postflight.usage_line(report.tokens)
             try:
                 _salvage(ws, report, failure, clock=clock, start=start, branch=branch, remote=settings.remote,
-                         guard=guard, tokens_line="\n".join(f"runner: {note}" for note in runner_notes)
+                         guard=guard, tokens_line="\n".join(f"runner: {printable(note)}" for note in runner_notes)
                          + f"{guarded}\n{spent}")
             except Exception as err:
                 full = _disk_full(err, "saving the failed cycle's work and its no-build entry", ws, guard)
@@ -371,9 +371,11 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             _push(ws, report, settings, known, seen, branches)
         pending = decisions.parse(ws.read("decisions")).awaiting
         report.pending = [f"{d.id} · {d.title}" for d in pending]
-        # What is printed is masked like what is committed: a message may quote the agent's own words.
-        report.messages = [scrub(message) for message in report.messages]
-        report.task, report.error = scrub(report.task), scrub(report.error) if report.error else report.error
+        # What is printed is masked like what is committed, and shows no escape: a message may quote the agent's
+        # own words, or a file name it chose (a salvaged cycle's notes too).
+        report.messages = [masked_printable(message) for message in report.messages]
+        report.task = scrub(report.task)
+        report.error = masked_printable(report.error) if report.error else report.error
         return report
     except BaseException as err:
         if settings.push:       # a failure past the salvage must not leave its branches on this disk alone
@@ -421,7 +423,7 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old:
     except (PostflightFailed, WriteRefused, FileRefused, ValueError, OSError) as err:
         return err       # FileRefused: the agent left a link or a directory where a memory file belongs
     report.task, report.outcome = settled.task, settled.outcome
-    report.messages += [f"runner: {printable(note)}" for note in [*cleaned.notes, *proposed.notes, *settled.notes]]
+    report.messages += [f"runner: {note}" for note in [*cleaned.notes, *proposed.notes, *settled.notes]]
     # What the checks report without refusing (GM310: another writer's clock ran fast) reaches the output too.
     report.messages += [f"runner: {v.path}:{v.line}: {v.code} {v.message}" for v in warned]
     report.violations += warned

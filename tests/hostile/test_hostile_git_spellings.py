@@ -104,3 +104,18 @@ def test_an_escape_in_a_name_the_runner_quotes_is_shown_escaped_and_the_cycle_is
     assert "\\u001b]52;c;ZWNobyBwd25lZA==\\u0007.yml" in evidence(memrepo)
     for text in (memrepo.read("LOG.md"), memrepo.read("DECISIONS.md"), *report.messages):
         assert "\x1b" not in text and "\x07" not in text
+
+
+def test_a_salvaged_cycles_notes_show_an_escaped_name_too(memrepo: GitRepo) -> None:
+    """The model went away mid-cycle, after the agent wrote a token into a file named with a terminal escape: the
+    salvage's note that it removed the token quoted the name raw in the cycle's output."""
+    rel = "w\x1b]52;c;ZWNobw==\x07.txt"
+
+    def act(root: Path, memory, request) -> None:
+        (root / rel).write_text("token = ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8" + "\n", encoding="utf-8")
+
+    report = cycle(memrepo, act, fail="the model went away")
+    assert report.exit_code == ExitCode.SALVAGED, report.error
+    assert any("removed a secret value" in message for message in report.messages), report.messages
+    for text in (memrepo.read("LOG.md"), *report.messages, report.error or ""):
+        assert "\x1b" not in text and "\x07" not in text
