@@ -11,6 +11,8 @@ routine ones (gitmem's own caches) only reach the cycle's messages.
 from __future__ import annotations
 
 import posixpath
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from gitmem import gitio
@@ -286,23 +288,32 @@ class CycleGuard:
     def was_ignored(self, path: str) -> bool:
         return any(path == item or (item.endswith("/") and path.startswith(item)) for item in self.ignored)
 
-    def hold_too_deep(self) -> list[oversize.Held]:
-        """The folders nested past what libgit2 lists, held (gitmem.cycle.oversize `hold_too_deep`), judged under
-        the human's ignore rules as `candidates` lists: when `candidates` fails on them (its listing stops there)."""
-        repo = self.ws.repo
+    def listed(self) -> tuple[list[str], list[oversize.Held]]:
+        """`candidates`, and what was held to list them: libgit2's listing stops at a folder nested past what it
+        lists, so when it fails such folders are held (gitmem.cycle.oversize `hold_too_deep`, judged under the
+        human's ignore rules as `candidates` lists) and the tree is listed again. Only then is the tree walked."""
+        try:
+            return self.candidates(), []
+        except gitio.RepoError:
+            repo = self.ws.repo
+            with self._human_rules():
+                held = oversize.hold_too_deep(self.ws, self.cycle,
+                                              lambda rel: self.was_ignored(rel) or gitio.path_ignored(repo, rel))
+            return self.candidates(), held
+
+    @contextmanager
+    def _human_rules(self) -> Iterator[dict[str, bytes | None]]:
+        """The human's ignore rules in force (gitmem.cycle.ignore_rules); yields the ignore files the agent changed."""
         folders = tuple(item for item in self.ignored if item.endswith("/"))
-        changed = ignore_rules.changed_ignore_files(repo, self.ignore_files, folders)
-        with ignore_rules.human_rules(repo, changed):
-            return oversize.hold_too_deep(self.ws, self.cycle,
-                                          lambda rel: self.was_ignored(rel) or gitio.path_ignored(repo, rel))
+        changed = ignore_rules.changed_ignore_files(self.ws.repo, self.ignore_files, folders)
+        with ignore_rules.human_rules(self.ws.repo, changed):
+            yield changed
 
     def candidates(self) -> list[str]:
         """The changed paths the runner may commit: dirty under the human's ignore rules, not the agent's
         (gitmem.cycle.ignore_rules), and not ignored when the cycle started; and the agent's ignore files."""
         repo = self.ws.repo
-        folders = tuple(item for item in self.ignored if item.endswith("/"))
-        changed = ignore_rules.changed_ignore_files(repo, self.ignore_files, folders)
-        with ignore_rules.human_rules(repo, changed):
+        with self._human_rules() as changed:
             dirty = gitio.dirty_files(repo)
             # A repository the agent made: git lists it as `sub/`, where libgit2 may leave it out or call it
             # ignored (a `.git` file naming a repository in an ignored folder): folders are skipped as ignored

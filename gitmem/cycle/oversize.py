@@ -138,14 +138,9 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
 def hold_too_deep(ws: Workspace, cycle: int, ignored: Callable[[str], bool]) -> list[Held]:
     """Move each folder DEPTH_LIMIT levels below the top of the work tree, whole, out of it (to
     `.git/gitmem/held/cycle-N/`), where libgit2's status stops at it; folders `ignored` says the ignore rules
-    hide are never entered, as git's status never does (a deep build output stays). Only when the status fails:
-    a walk of the tree would cost every cycle what only an agent's trick needs. Run when the runner's listing of
-    what it may commit fails (gitmem.cycle.agent_guard `hold_too_deep`), before it lists again."""
-    try:
-        gitio.dirty_files(ws.repo)
-        return []
-    except gitio.RepoError:
-        pass
+    hide are never entered, as git's status never does (a deep build output stays). Only when the status failed
+    (gitmem.cycle.agent_guard `listed`): a walk of the tree would cost every cycle what only an agent's trick
+    needs."""
     held: list[Held] = []
     top = str(ws.root)
     for folder, dirs, _ in walk_tree(top):

@@ -393,13 +393,7 @@ def _finish(ws: Workspace, report: CycleReport, result: AgentResult | None, old:
     repo, config = ws.repo, ws.config
     try:
         limit = config.cycle.max_file_bytes
-        try:
-            candidates, held = guard.candidates(), []
-        except gitio.RepoError:
-            # libgit2's status lists no folder nested too deep: those are held, and the tree listed again. Only
-            # then is the tree walked (gitmem.cycle.oversize `hold_too_deep`): a cycle pays one status, not two.
-            held = guard.hold_too_deep()
-            candidates = guard.candidates()
+        candidates, held = guard.listed()
         held += hold_out(ws, candidates, report.cycle, exempt=config.memory_paths().values())
         _report_held(report, held, limit)
         cleaned = salvage.scrub_candidates(ws, guard, start)

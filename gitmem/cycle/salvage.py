@@ -91,8 +91,8 @@ def salvage(ws: Workspace, *, cycle: int, failure: BaseException, tokens_line: s
             kept = guard.keep_tip(head, upstream)
             notes.append(f"commits the agent made are kept on branch {kept}")
         gitio.reset_mixed(repo, start)         # the agent moved HEAD: keep its files, salvage them
-    held = guard.hold_too_deep()                      # libgit2 could list nothing else
-    held += hold_out(ws, guard.candidates(), cycle)   # too big for any branch that is pushed: kept in .git/gitmem/held
+    candidates, held = guard.listed()                  # a folder nested too deep is held first
+    held += hold_out(ws, candidates, cycle)   # too big for any branch that is pushed: kept in .git/gitmem/held
     cleaned = scrub_candidates(ws, guard, start)
     changed = cleaned.paths
     identity = config.agent.identity
