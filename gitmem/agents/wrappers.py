@@ -30,7 +30,7 @@ _SPLIT = ("-S", "--split-string")       # env's: one word holding several (a `#!
 def unwrapped(argv: Sequence[str]) -> tuple[list[str], dict[str, str]]:
     """The command the wrappers at the start of `argv` run (`argv` itself when it starts with none; empty when a
     wrapper runs nothing), and the variables `env` sets for it (`env A=1 codex` runs codex with A=1)."""
-    found, assigned = located(argv)
+    found, assigned, _ = _located(argv)
     return [word for word, _ in found], assigned
 
 
@@ -57,16 +57,10 @@ def with_options(argv: Sequence[str], options: Sequence[str]) -> list[str]:
     return [*argv[:source], f"{head}{string}", *argv[source + 1:]]
 
 
-def located(argv: Sequence[str]) -> tuple[list[tuple[str, int]], dict[str, str]]:
-    """`unwrapped`'s command, each word with the index in `argv` of the word it was read from (the words of an
-    `env -S` string share that string's index), and the variables `env` sets."""
-    found, assigned, _ = _located(argv)
-    return found, assigned
-
-
 def _located(argv: Sequence[str]) -> tuple[list[tuple[str, int]], dict[str, str], dict[int, str]]:
-    """`located`, and for each argv word that held an `env -S` string what comes before the string in it (`-S`
-    attached, `--split-string=`; "" for the next word)."""
+    """`unwrapped`'s command, each word with the index in `argv` of the word it was read from (the words of an
+    `env -S` string share that string's index); the variables `env` sets; and for each argv word that held an
+    `env -S` string what comes before the string in it (`-S` attached, `--split-string=`; "" for the next word)."""
     words, assigned = [(word, index) for index, word in enumerate(argv)], {}
     strings: dict[int, str] = {}
     while words and (name := os.path.basename(words[0][0])) in WRAPPERS:

@@ -83,7 +83,7 @@ def _folder(value: str | None, home: Path, *, tilde: bool) -> Path | None:
         return None
     if tilde and value.startswith("~/"):
         rest = os.path.normpath(value[2:] or ".")
-        if rest in (".", "..") or rest.startswith("../"):
+        if rest in (".", "..") or rest.startswith("../") or os.path.isabs(rest):     # `~//etc` is /etc
             return None
         value = str(home / rest)
     folder = os.path.normpath(value).rstrip("/")

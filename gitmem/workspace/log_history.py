@@ -52,13 +52,14 @@ def tracked(repo: gitio.Repo, log_path: str, commit: str | None = None) -> tuple
     found = {path: oid for path, (oid, mode) in listing.items() if oid is not None and mode in files.BLOB_MODES}
     listed = tuple(Volume(number, path, found[path]) for number, path in volumes.numbered(log_path, found))
     if known is not None:
-        if len(_TRACKED) >= KEPT:
+        if len(_TRACKED) >= TRACKED_KEPT:
             del _TRACKED[next(iter(_TRACKED))]
         _TRACKED[known] = listed
     return listed
 
 
 _TRACKED: dict[tuple[str, str, str], tuple[Volume, ...]] = {}     # (git dir, commit id, LOG's path): `tracked`
+TRACKED_KEPT = 4     # HEADs whose volume listing a process keeps (ids only: a close asks of one or two)
 
 
 class LogHistory:

@@ -237,7 +237,7 @@ def test_claude_codes_auto_memory_is_read_and_written_where_the_users_settings_m
     assert (home / "notes" / "claude" / "MEMORY.md").exists()
 
 
-@pytest.mark.parametrize("where", ["project", "outside home", "not absolute"])
+@pytest.mark.parametrize("where", ["project", "outside home", "not absolute", "absolute after ~/"])
 def test_a_choice_claude_code_would_not_take_leaves_auto_memory_in_its_default_place(
         memrepo: GitRepo, cli: Cli, home: Path, where: str) -> None:  # noqa: F811
     """A project's own settings (a cloned project's choice, which Claude Code takes only once trusted), and a
@@ -247,7 +247,8 @@ def test_a_choice_claude_code_would_not_take_leaves_auto_memory_in_its_default_p
     if where == "project":
         put(memrepo.path / ".claude", {"settings.json": json.dumps({"autoMemoryDirectory": str(elsewhere)})})
     else:
-        value = "~/../elsewhere" if where == "outside home" else "elsewhere"
+        value = {"outside home": "~/../elsewhere", "not absolute": "elsewhere",
+                 "absolute after ~/": f"~/{elsewhere}"}[where]          # `~//…` is no folder of the home
         put(home / ".claude", {"settings.json": json.dumps({"autoMemoryDirectory": value})})
     result = cli(["import", "claude"], cwd=memrepo.path)
     assert result.code == 2 and "GM952" in result.err, (result.out, result.err)
