@@ -97,9 +97,10 @@ def note(names: list[str], before: AnchorSnapshot) -> str:
     def what(name: str) -> str:
         shown = name if name in IGNORED_TOOL_FILES else f"{name}/"
         return f"{shown} (created)" if before.tops.get(name) == ABSENT else shown
-    return (f"{NOTE_PREFIX}: {', '.join(what(n) for n in names)} changed during the cycle; a diff may not show it "
-            "(it is git-ignored where the template has it), and your tools run it with your rights (the launcher, `. .venv/bin/activate`, direnv or pipenv loading "
-            "`.env`): check it, or remove and recreate it, before your next session")
+    return (f"{NOTE_PREFIX}: {', '.join(what(n) for n in names)} changed during the cycle; a diff may not "
+            "show it (it is git-ignored where the template has it), and your tools run it with your rights (the "
+            "launcher, `. .venv/bin/activate`, direnv or pipenv loading `.env`): check it, or remove and recreate "
+            "it, before your next session")
 
 
 def remove_mount_points(root: Path, before: AnchorSnapshot) -> None:
