@@ -93,7 +93,10 @@ def base_catch_up(ws: Workspace, *, say: Callable[[str], None]) -> Callable[[str
         try:
             merged = merged_commit(ws, base_head, tip, branch)
         except (MergeRefused, gitio.RepoError) as err:
-            why = "; ".join([str(err), *(f"{v.path}:{v.line}: {v.code} {v.message}" for v in err.violations)])
+            # One line, the first violations only: a refused merge can break a rule on every entry it brings in.
+            named = [f"{v.path}:{v.line}: {v.code} {v.message}" for v in err.violations[:3]]
+            more = [f"and {len(err.violations) - 3} more"] if len(err.violations) > 3 else []
+            why = "; ".join([str(err), *named, *more])
             say(f"{branch} lacks commits of the base and does not merge with them by memory rules ({why}); "
                 f"continuing it as it is: its PR needs `gitmem merge {branch}` on the base, by hand")
             return tip
