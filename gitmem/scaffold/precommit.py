@@ -7,6 +7,7 @@ from typing import Any
 from gitmem.config.nesting import TooDeep, parsing, within_depth, yaml_loader
 from gitmem.confined import files
 from gitmem.errors import GitmemError
+from gitmem.scaffold.line_ends import with_own_line_ends
 
 HOOK_IDS = ("gitmem-check", "gitmem-verify")
 
@@ -62,8 +63,7 @@ def merge_precommit(existing: Path, template: Path) -> bool:
     except UnicodeDecodeError:
         raise InitError(f"{existing}: not valid UTF-8; the gitmem hooks were not added") from None
     bom = "\ufeff" if raw.startswith(b"\xef\xbb\xbf") else ""
-    crlf = "\r\n" in text
-    text = text.replace("\r\n", "\n")
+    original, text = text, text.replace("\r\n", "\n")
     yaml = _yaml()
     data = _load(yaml, text, existing)
     if data is not None and not isinstance(data, dict):
@@ -83,8 +83,7 @@ def merge_precommit(existing: Path, template: Path) -> bool:
     merged = _insert_text(text, data, ours)
     if merged is None or _plain(_load(_yaml(), merged, existing)) != expected:
         merged = _round_trip(data, ours)
-    if crlf:
-        merged = merged.replace("\n", "\r\n")
+    merged = with_own_line_ends(original, merged)       # each line keeps its own end, CRLF or LF
     files.write_bytes(existing.parent, existing.name, (bom + merged).encode("utf-8"))
     return True
 

@@ -207,6 +207,20 @@ def test_precommit_merge_handles_layouts(tmp_path: Path, original: str, keep: st
     assert config.read_bytes().decode("utf-8") == merged
 
 
+def test_precommit_merge_keeps_each_lines_own_end(tmp_path: Path) -> None:
+    """A config with CRLF on some lines and LF on others came back with CRLF on every line, as JSONC settings did
+    (scaffold.line_ends): the user's lines keep their ends, and ours take the end of the line above them."""
+    config = tmp_path / ".pre-commit-config.yaml"
+    config.write_bytes(b"repos:\r\n- repo: https://example.org/a\n  rev: v1\r\n  hooks:\n  - id: a\n")
+    template = gitmem_init.template_dir() / gitmem_init.PRECOMMIT
+    assert gitmem_init.merge_precommit(config, template) is True
+    lines = config.read_bytes().splitlines(keepends=True)
+    assert lines[:5] == [b"repos:\r\n", b"- repo: https://example.org/a\n", b"  rev: v1\r\n", b"  hooks:\n",
+                         b"  - id: a\n"], lines
+    assert hook_ids(config.read_text(encoding="utf-8"))[-1][1] == ["gitmem-check", "gitmem-verify"]
+
+
+
 def test_precommit_merge_adds_only_the_missing_hook(tmp_path: Path) -> None:
     config = tmp_path / ".pre-commit-config.yaml"
     config.write_text("repos:\n- repo: https://github.com/gitmem-agent/gitmem\n  rev: v0.0.9\n  hooks:\n"
