@@ -24,6 +24,7 @@ from gitmem.errors import ExitCode, GitmemError
 from gitmem.interop import agent_memory_repo, gemini, importing
 from gitmem.interop.exported_by import comparable, record_of, records_of
 from gitmem.interop.facts import MARKER, POINTER_PROSE, SUMMARY_PROSE, normalized
+from gitmem.interop.gemini_places import context_file_names
 from gitmem.interop.plan import ORIGIN_FIELD, PROPOSAL_RE
 from gitmem.memory import decisions, lessons, now, rules
 from gitmem.workspace import Workspace
@@ -88,8 +89,12 @@ def export_memory(ws: Workspace, fmt: str, target: Path) -> Exported:
     """The memory in force written into `target` as `fmt`'s files (ExportRefused, nothing written, when a file
     there is not an earlier export's); today's date is the workspace clock's."""
     found = items(ws)
-    written = write_export(target, render_export(fmt, found, record_of(ws), ws.clock()().date()), ws.root,
-                           records=records_of(ws))
+    files = render_export(fmt, found, record_of(ws), ws.clock()().date())
+    if fmt == "gemini":
+        # The file Gemini CLI loads from there: the first `context.fileName` its settings in that folder name
+        # (`~/.gemini`), GEMINI.md when they name none, as `import gemini` reads it back.
+        files = {context_file_names(target)[0]: text for text in files.values()}
+    written = write_export(target, files, ws.root, records=records_of(ws))
     return Exported(fmt, target, written, found)
 
 

@@ -20,14 +20,14 @@ from pathlib import Path
 
 from gitmem.interop import gemini_inbox, topic_files
 from gitmem.interop.facts import PROPOSAL, Fact
-from gitmem.interop.gemini_places import context_file_names, project_memory_dir
+from gitmem.interop.gemini_places import DEFAULT_CONTEXT_FILE, context_file_names, project_memory_dir
 from gitmem.interop.shapes import blocks, outside_managed, section
 from gitmem.interop.sources import Reader
 from gitmem.workspace import Workspace
 
 NAME = "gemini"
 WHAT = "Gemini CLI memories"
-CONTEXT_FILE = "GEMINI.md"       # the project's, and the global one unless the settings name others
+CONTEXT_FILE = DEFAULT_CONTEXT_FILE     # the project's, and the global one unless the settings name others
 SECTION = "Gemini Added Memories"
 
 

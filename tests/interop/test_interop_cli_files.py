@@ -130,6 +130,21 @@ def test_an_export_to_geminis_own_place_imports_back_as_nothing(memrepo: GitRepo
     assert memory(memrepo) == before
 
 
+def test_an_export_to_gemini_goes_to_the_file_its_settings_name(memrepo: GitRepo, cli: Cli,
+                                                                home: Path) -> None:  # noqa: F811
+    """Gemini CLI loads the first `context.fileName` from `~/.gemini`, not GEMINI.md, when the settings name one:
+    the export goes there, and imports back as nothing."""
+    put(home / ".gemini", {"settings.json": json.dumps({"context": {"fileName": ["AGENTS.md"]}})})
+    fill(memrepo, cli)
+    assert cli(["export", "--to", "gemini", "--cli-location"], cwd=memrepo.path).code == 0
+    assert "gitmem" in (home / ".gemini" / "AGENTS.md").read_text(encoding="utf-8")
+    assert not (home / ".gemini" / "GEMINI.md").exists()
+    before = memory(memrepo)
+    again = cli(["import", "gemini"], cwd=memrepo.path)
+    assert again.code == 0 and "Nothing new to import." in again.out, (again.out, again.err)
+    assert memory(memrepo) == before
+
+
 def counting_reads(monkeypatch: pytest.MonkeyPatch, cls: type, name: str) -> list[object]:
     """Every read of the property `cls.name` from here on (it still answers): what this cost test counts."""
     reads: list[object] = []
