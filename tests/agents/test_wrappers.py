@@ -57,3 +57,11 @@ def test_the_key_stand_in_gives_codex_its_url_before_codexs_own_double_dash(argv
 
     given_to = _with_codex_setting(argv, "openai_base_url", "http://127.0.0.1:7/v1")
     assert wrappers.unwrapped(given_to)[0] == _given_last(wrappers.unwrapped(argv)[0])
+
+
+def test_the_options_go_into_an_env_s_string_before_its_double_dash_word_for_word() -> None:
+    """One literal answer, not read back through the parser under test."""
+    assert wrappers.with_options(["env", "-S", "codex exec -- -"], SETTING) == \
+        ["env", "-S", "codex exec -c 'openai_base_url=\"http://127.0.0.1:7/v1\"' -- -"]
+    assert wrappers.with_options(["env", "-u", "Y", "--", "codex", "exec", "--", "-"], SETTING) == \
+        ["env", "-u", "Y", "--", "codex", "exec", *SETTING, "--", "-"]
