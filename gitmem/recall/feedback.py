@@ -5,6 +5,9 @@ have in common, not each of them: one session says "model kit", another "my Tige
 Interactive". The entries that answer the question best say what the others say too. So the words those
 entries share most, weighed by how rare they are in memory, are asked as a second query, and an entry's
 relevance becomes its relevance to the question plus a WEIGHT share of its relevance to those words.
+The words are read where each entry talks about the question (its best passage, AROUND sentences wider; local
+context analysis), not from the whole entry: a long session is mostly about other things, and every entry's
+title says what kind of entry it is ("cycle 12: …"), which would be the words they share most.
 
 It runs only for a question that gathers (`gathers`: a count or a total, an order of events, the time between
 two of them, both of two), and only when no candidate holds it (rank.holds_query). A question about one
@@ -22,12 +25,13 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 
 from gitmem.recall.query import MAX_TERMS, STOPWORDS, WORD_RE, Query, analyze, fold_for_search, rarity
-from gitmem.recall.rank import STRENGTH, Filter, Ranker
+from gitmem.recall.rank import STRENGTH, Filter, Ranker, best_passage
 
 ENTRIES = 3            # the best entries the expansion is read from
 WORDS = 10             # words added to the question
 WEIGHT = 0.3           # the expansion's share of relevance
 SHORTEST = 3           # shorter words are glue or abbreviations, not what entries share
+AROUND = 1             # sentences read on each side of an entry's best passage
 # What a question about several things says, whatever it is about: it counts or adds them up ("how many", "in
 # total"), orders them ("in what order", "first to last"), spans the time between two ("between ... and"), or
 # asks about both.
@@ -65,8 +69,9 @@ def expand(conn: sqlite3.Connection, query: Query, ranker: Ranker, flt: Filter, 
 
 
 def shared_words(conn: sqlite3.Connection, query: Query, best: list[tuple[int, float]]) -> list[str]:
-    """Up to WORDS words the `best` entries share (each in at least two of them, when there are two), not the
-    query's own: the most frequent in them, weighed by each entry's relevance, then by their idf in memory."""
+    """Up to WORDS words the `best` entries' best passages share (each in at least two of them, when there are
+    two), not the query's own: the most frequent there, weighed by each entry's relevance, then by their idf in
+    memory."""
     if not best:
         return []
     relevance = dict(best)
@@ -74,9 +79,8 @@ def shared_words(conn: sqlite3.Connection, query: Query, best: list[tuple[int, f
     own = set(query.words) | set(query.stems.values())
     tally: defaultdict[str, float] = defaultdict(float)
     holders: Counter[str] = Counter()
-    for doc_id, title, body in conn.execute(f"SELECT rowid, title, body FROM fts WHERE rowid IN ({marks})",
-                                            list(relevance)):
-        tokens = [token for token in WORD_RE.findall(fold_for_search(f"{title} {body}"))
+    for doc_id, body in conn.execute(f"SELECT rowid, body FROM fts WHERE rowid IN ({marks})", list(relevance)):
+        tokens = [token for token in WORD_RE.findall(fold_for_search(best_passage(conn, query, body, around=AROUND)))
                   if len(token) >= SHORTEST and not token.isdigit() and token not in STOPWORDS and token not in own]
         for token, count in Counter(tokens).items():
             tally[token] += relevance[doc_id] * count / len(tokens)

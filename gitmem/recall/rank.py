@@ -191,10 +191,26 @@ def judged_coverage(conn: sqlite3.Connection, query: Query, title: str, body: st
 def passage_coverage(conn: sqlite3.Connection, query: Query, title: str, body: str) -> float:
     """The most of the query (Query.coverage) that one passage of the entry holds (`passages`): each sentence's
     words are found once, and a passage holds what its title and its sentences hold."""
+    return _best_passage_start(conn, query, title, _sentences(body))[1]
+
+
+def best_passage(conn: sqlite3.Connection, query: Query, body: str, *, around: int) -> str:
+    """The sentences of `body` that hold the most of the query (the passage `passage_coverage` judges, without a
+    title), widened by `around` sentences on each side: where the entry says what the question asks about."""
+    sentences = _sentences(body)
+    start, _ = _best_passage_start(conn, query, "", sentences)
+    return " ".join(sentences[max(0, start - around):start + PASSAGE + around])
+
+
+def _best_passage_start(conn: sqlite3.Connection, query: Query, title: str, sentences: list[str]) -> tuple[int, float]:
+    """(first sentence, share of the query) of the passage (the title and PASSAGE neighbouring sentences) that
+    holds the most of the query; the earliest of equals."""
     heading = query.held(conn, title)
-    sentences = [query.held(conn, sentence) for sentence in _sentences(body)] or [set()]
-    return max(query.share(heading.union(*sentences[start:start + PASSAGE]))
-               for start in range(max(1, len(sentences) - PASSAGE + 1)))
+    held = [query.held(conn, sentence) for sentence in sentences] or [set()]
+    shares = [query.share(heading.union(*held[start:start + PASSAGE]))
+              for start in range(max(1, len(held) - PASSAGE + 1))]
+    best = max(range(len(shares)), key=shares.__getitem__)
+    return best, shares[best]
 
 
 RANKERS: dict[str, Ranker] = {"bm25": bm25_ranker}

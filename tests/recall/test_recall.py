@@ -516,3 +516,26 @@ def test_a_question_about_one_thing_is_not_reordered_by_what_its_best_entries_sh
     hits = search(ws, "when did I read the book Nothing is Impossible?", kinds=["log"])
     assert not hits.known
     assert hits[0].id == f"cycle {book}"
+
+
+def test_what_the_best_entries_share_is_read_where_they_speak_of_the_question(history: History) -> None:
+    # The two best entries for "how many charity events?" are long days: each says what the question asks in
+    # one place (raised money for a local cause) and talks at length about the staging box elsewhere. Read whole,
+    # the words they share most are the staging box's, which lift the entries about it; read where each speaks of
+    # the question, they are "raised money" and "local", which the gala's entry says without saying "charity".
+    chores = ("Restarted the staging box queue worker. Flushed the staging box cache. Rebuilt the staging box "
+              "search index. Rotated the staging box logs. Patched the staging box kernel. Checked the staging box "
+              "queue worker again.")
+    history.cycle(task="saturday", result=f"{chores} It was a sunny morning. Walked in the charity walk, where we "
+                  f"raised money for the local food bank. Everyone brought friends. {chores}")
+    history.cycle(task="sunday", result=f"{chores} The wind had dropped. Rode in the charity bike ride and raised "
+                  f"money for the local animal shelter. My legs were sore after. {chores}")
+    gala = history.cycle(task="evening", result="Volunteered at the gala downtown; we raised money for the local "
+                         "children's hospital, and it was a long event.")
+    for task in ("deploy script", "search index", "billing page", "mailing list", "status page", "backup job"):
+        history.cycle(task=task, result=f"One event on the staging box: restarted its queue worker, flushed its "
+                      f"cache for the {task}.")
+    ws = Workspace.at(history.root, history.config)
+    hits = search(ws, "how many charity events did I take part in, in total?", kinds=["log"], limit=3)
+    assert not hits.known
+    assert f"cycle {gala}" in [hit.id for hit in hits]
