@@ -30,8 +30,8 @@ from gitmem import secrets
 from gitmem.agents import sandbox, wrappers
 from gitmem.agents.base import AgentError
 from gitmem.agents.key_proxy import LOOPBACK, KeyProxy, ProxyError, Upstream
-from gitmem.agents.sandbox_mounts import read_cli_config
 from gitmem.config.nesting import loads_toml
+from gitmem.config.user_files import read_settings
 
 
 @dataclass(frozen=True)
@@ -235,7 +235,7 @@ def _codex_choice(argv: list[str], env: Mapping[str, str], environ: Mapping[str,
     home = env.get("CODEX_HOME") or environ.get("CODEX_HOME") or \
         str(Path(env.get("HOME") or environ.get("HOME") or "~").expanduser() / ".codex")
     config = Path(home) / "config.toml"
-    saved = {} if hidden else read_cli_config(config, "toml")
+    saved = {} if hidden else read_settings(config, "toml")
     provider = str(overrides.get("model_provider") or saved.get("model_provider") or "openai")
     if provider == "openai":
         given, from_file, setting = overrides.get("openai_base_url"), saved.get("openai_base_url"), "openai_base_url"

@@ -35,13 +35,13 @@ import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import gitmem
 from gitmem import gitio
 from gitmem.agents import wrappers
 from gitmem.agents.ignored_tool_dirs import IGNORED_TOOL_FILES, IGNORED_TOOLS
-from gitmem.config.nesting import loads_json, loads_toml
+from gitmem.config.user_files import read_settings
 from gitmem.workspace import Workspace
 
 _Item = TypeVar("_Item")
@@ -235,7 +235,7 @@ def _hidden_config(variable: str, given: Path) -> list[str]:
     never values (a URL or a helper's command line can hold a credential)."""
     named: list[str] = []
     if variable == "CODEX_HOME":
-        data = read_cli_config(given / "config.toml", "toml")
+        data = read_settings(given / "config.toml", "toml")
         provider = data.get("model_provider")
         if isinstance(provider, str) and provider != "openai":
             entry = (data.get("model_providers") or {}).get(provider)
@@ -245,7 +245,7 @@ def _hidden_config(variable: str, given: Path) -> list[str]:
             named.append(said + (f", whose key is {env_key}" if isinstance(env_key, str) else ""))
         named += [f"`{key}`" for key in sorted(data) if key.endswith("base_url") or key == "profile"]
     else:
-        data = read_cli_config(given / "settings.json", "json")
+        data = read_settings(given / "settings.json", "json")
         env = data.get("env")
         named += [f"env {name}" for name in sorted(env if isinstance(env, dict) else {})
                   if name.endswith(("BASE_URL", "_TOKEN", "_API_KEY")) or name.startswith("CLAUDE_CODE_USE_")]
@@ -257,14 +257,6 @@ def _hidden_config(variable: str, given: Path) -> list[str]:
             "give the CLI those settings on its command line or in agent.pass_env"]
 
 
-def read_cli_config(path: Path, kind: str) -> dict[str, Any]:
-    """A CLI's config file as data; {} when absent or unreadable (then it sets nothing the box could hide)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = loads_toml(text) if kind == "toml" else loads_json(text)
-    except (OSError, UnicodeDecodeError, ValueError):       # TooDeep too
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 @functools.cache

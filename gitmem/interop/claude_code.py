@@ -15,10 +15,10 @@ memory/"). The format: gitmem.interop.topic_files.
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 
+from gitmem.config.user_files import read_settings
 from gitmem.interop import topic_files
 from gitmem.interop.facts import Fact
 from gitmem.interop.sources import Reader
@@ -59,7 +59,6 @@ def project_dir_name(project: Path) -> str:
 
 SETTINGS = "settings.json"
 OVERRIDE = "CLAUDE_COWORK_MEMORY_PATH_OVERRIDE"
-_SETTINGS_BYTES = 1024 * 1024
 
 
 def config_dir(environ: Mapping[str, str], home: Path) -> Path:
@@ -72,8 +71,7 @@ def chosen_memory_dir(environ: Mapping[str, str], home: Path) -> Path | None:
     choice is one Claude Code ignores."""
     chosen = _folder(environ.get(OVERRIDE), home, tilde=False)
     if chosen is None:
-        settings = _user_settings(config_dir(environ, home) / SETTINGS)
-        named = settings.get("autoMemoryDirectory") if isinstance(settings, dict) else None
+        named = read_settings(config_dir(environ, home) / SETTINGS).get("autoMemoryDirectory")
         chosen = _folder(named if isinstance(named, str) else None, home, tilde=True)
     return chosen
 
@@ -90,21 +88,6 @@ def _folder(value: str | None, home: Path, *, tilde: bool) -> Path | None:
     if not os.path.isabs(folder) or len(folder) < 3 or folder.startswith("//") or "\0" in folder:
         return None
     return Path(folder)
-
-
-def _user_settings(path: Path) -> object:
-    """The user's settings as JSON, or None when they cannot be read as such (Claude Code then uses none): read
-    through a link (a dotfiles checkout), never from a FIFO, at most _SETTINGS_BYTES."""
-    from gitmem.config.nesting import loads_json
-
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                return None
-            return loads_json(handle.read(_SETTINGS_BYTES).decode("utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 def shared_root(workspace: Workspace) -> Path:

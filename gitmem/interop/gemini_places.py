@@ -17,6 +17,7 @@ import stat
 from pathlib import Path
 
 from gitmem.config.nesting import loads_json
+from gitmem.config.user_files import read_settings
 
 REGISTRY = "projects.json"
 SETTINGS = "settings.json"
@@ -25,7 +26,6 @@ OWNER_MARK = ".project_root"
 _SLUG_RE = re.compile(r"[a-z0-9-]+")
 _MARK_BYTES = 64 * 1024          # a path, not a document: what is read of an owner mark or the registry, at most
 _REGISTRY_BYTES = 4 * 1024 * 1024
-_SETTINGS_BYTES = 1024 * 1024
 
 
 def project_memory_dir(gemini: Path, project: Path) -> Path:
@@ -42,11 +42,7 @@ def context_file_names(gemini: Path) -> tuple[str, ...]:
     name them: GEMINI.md, and each `context.fileName` (a name or a list; packages/core/src/tools/memoryTool.ts,
     `setGeminiMdFilename`, whose first name is the global memory file the model writes). Only plain file names: a
     path is no file of that folder. Settings that cannot be read as JSON name none."""
-    try:
-        data = loads_json(_head(gemini / SETTINGS, _SETTINGS_BYTES))
-    except (OSError, ValueError):
-        data = None
-    context = data.get("context") if isinstance(data, dict) else None
+    context = read_settings(gemini / SETTINGS).get("context")
     named = context.get("fileName") if isinstance(context, dict) else None
     names = [named] if isinstance(named, str) else named if isinstance(named, list) else []
     plain = [name.strip() for name in names if isinstance(name, str) and _plain_file_name(name.strip())]

@@ -120,6 +120,40 @@ def test_the_global_gemini_memory_file_is_the_one_the_settings_name(memrepo: Git
         ("~/.gemini/AGENTS.md", "Always run the linter first.")]
 
 
+def test_settings_a_dotfiles_checkout_links_into_place_are_read_as_the_cli_reads_them(
+        memrepo: GitRepo, cli: Cli, home: Path, tmp_path: Path) -> None:  # noqa: F811
+    # stow, chezmoi and home-manager make ~/.gemini/settings.json a link; Gemini CLI follows it. Read as naming
+    # nothing, the model's memory file it names was never imported.
+    dotfiles = tmp_path / "dotfiles"
+    put(dotfiles, {"settings.json": json.dumps({"context": {"fileName": "AGENTS.md"}})})
+    put(home / ".gemini", {"AGENTS.md": "- Always run the linter first.\n"})
+    (home / ".gemini" / "settings.json").symlink_to(dotfiles / "settings.json")
+    result = cli(["import", "gemini", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    assert [item["file"] for item in json.loads(result.out)["proposals"]] == ["~/.gemini/AGENTS.md"]
+
+
+def test_a_fifo_where_a_clis_settings_belong_is_read_as_no_settings(tmp_path: Path) -> None:
+    # Each reader of the human's CLI settings (the import's, the box's warning, the key stand-in's) opens the path
+    # without waiting for a writer: a FIFO there blocked `gitmem cycle` before the agent started.
+    import os
+    import threading
+
+    from gitmem.agents.sandbox_mounts import hidden_config
+    from gitmem.config.user_files import read_settings
+
+    for folder in (".claude", ".codex"):
+        (tmp_path / folder).mkdir()
+    os.mkfifo(tmp_path / ".claude" / "settings.json")
+    os.mkfifo(tmp_path / ".codex" / "config.toml")
+    found: list[object] = []
+    reader = threading.Thread(target=lambda: found.extend([read_settings(tmp_path / ".claude" / "settings.json"),
+                                                           hidden_config((), {"HOME": str(tmp_path)})]), daemon=True)
+    reader.start()
+    reader.join(10)
+    assert found == [{}, []]
+
+
 def test_an_export_to_geminis_own_place_imports_back_as_nothing(memrepo: GitRepo, cli: Cli,
                                                                home: Path) -> None:  # noqa: F811
     fill(memrepo, cli)
