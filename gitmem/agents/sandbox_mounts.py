@@ -257,8 +257,6 @@ def _hidden_config(variable: str, given: Path) -> list[str]:
             "give the CLI those settings on its command line or in agent.pass_env"]
 
 
-
-
 @functools.cache
 def _withheld(folders: tuple[str, ...]) -> tuple[list[str], list[str]]:
     """The files under `folders` that other users may not read, and the folders they may not enter (not
