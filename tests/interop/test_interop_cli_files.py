@@ -77,6 +77,24 @@ def test_notes_are_read_from_each_file_a_supported_cli_reads_as_the_projects_ins
     assert again.code == 0 and "Nothing new to import." in again.out, again.err
 
 
+# Claude Code 2.1.197 (agent-cli/claude-code) loads every `*.md` below `.claude/rules/` with the project's CLAUDE.md;
+# a `paths:` frontmatter only says for which files a rule loads.
+def test_notes_are_read_from_claude_codes_rules_folder_below_their_frontmatter(memrepo: GitRepo, cli: Cli,
+                                                                            home: Path) -> None:  # noqa: F811
+    put(memrepo.path, {
+        ".claude/rules/testing.md": '---\npaths:\n  - "tests/**"\n---\n\n- Run the suite before committing.\n',
+        ".claude/rules/frontend/react.md": "# React\n\nComponents are functions, never classes.\n",
+        ".claude/rules/notes.txt": "- not a rule: Claude Code reads only .md\n"})
+    result = cli(["import", "notes", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    assert [(item["file"], item["line"], item["text"]) for item in json.loads(result.out)["proposals"]] == [
+        ("./.claude/rules/frontend/react.md", 3, "Components are functions, never classes."),
+        ("./.claude/rules/testing.md", 6, "Run the suite before committing.")]
+    put(memrepo.path, {".claude/rules/broken.md": "---\npaths: [\n---\n- a rule\n"})
+    refused = cli(["import", "notes"], cwd=memrepo.path)
+    assert refused.code == 1 and ".claude/rules/broken.md:" in refused.err and "GM95" in refused.err, refused.err
+
+
 # Gemini CLI 0.61.0's global personal memory, as its model writes it: no `save_memory` tool, the file edited
 # directly, the old section kept where an earlier release wrote it.
 GLOBAL_GEMINI = """# Personal preferences
