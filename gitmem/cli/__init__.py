@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import gc
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import click
 
 from gitmem import __version__
 from gitmem.errors import HELP, ExitCode, GitmemError
+
+T = TypeVar("T")
 
 # Command name -> the module that defines it. Each module exports COMMANDS and imports only click at top
 # level. Modules load only when their command runs, so `gitmem check` on the pre-commit path pays for
@@ -68,8 +71,29 @@ class Collector:
             gc.enable()
 
 
+class OutputClosed(Exception):
+    """stdout (or stderr) went to a pipe whose reader stopped reading (`gitmem demo | head -1`). Raised in place of
+    the BrokenPipeError, which click would otherwise turn into a silent exit 1 (what violations mean); not an
+    OSError, so no handler on the way mistakes it for a file it could not write."""
+
+
+def _closed_output_stops(run: Callable[[], T]) -> T:
+    try:
+        return run()
+    except BrokenPipeError as err:
+        raise OutputClosed() from err
+
+
 class LazyGroup(click.Group):
     """A group that imports a command's module on first use (listing all of them for --help)."""
+
+    # Both ends of a run that print: reading the command line (--help, --version) and running the command.
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        return _closed_output_stops(lambda: super(LazyGroup, self).make_context(info_name, args, parent, **extra))
+
+    def invoke(self, ctx: click.Context) -> Any:
+        return _closed_output_stops(lambda: super(LazyGroup, self).invoke(ctx))
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -176,12 +200,37 @@ def _json_failure(err: BaseException, exit_code: int, message: str) -> None:
 def main(argv: Sequence[str] | None = None, *, ends_process: bool = False) -> int:
     """Run the CLI and return its exit code. The one error map: a known error prints its message (and its
     violations) and exits with its own code; anything else is a bug, printed with its traceback, exit 70. With
-    --json, every failure is also one JSON object on stdout (`_json_failure`). `ends_process`: the process
-    exits when this returns (`Collector` says what that changes)."""
+    --json, every failure is also one JSON object on stdout (`_json_failure`). Output a closed pipe no longer
+    reads ends any command quietly, exit 141 as git's (`_output_closed`). `ends_process`: the process exits when
+    this returns (`Collector` says what that changes)."""
     args = list(argv) if argv is not None else sys.argv[1:]
+    try:
+        return _answered(args, ends_process)
+    except (OutputClosed, BrokenPipeError):      # the latter from the error map's own output below
+        return _output_closed()
+
+
+def _output_closed() -> int:
+    """The reader of stdout went away: say nothing (there is no one to say it to, and stderr may be the same
+    pipe), and point stdout at /dev/null so the interpreter's last flush of what is still buffered fails on
+    nothing; 141, as git and coreutils end when SIGPIPE stops them (128 + 13)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):   # not a real file (a test's captured stream): nothing to flush
+        pass
+    return ExitCode.OUTPUT_CLOSED
+
+
+def _answered(args: list[str], ends_process: bool) -> int:
     as_json = _asks_for_json(args)
     try:
         return _run(args, ends_process)
+    except OutputClosed:
+        raise
     except GitmemError as err:
         if as_json:
             _json_failure(err, err.exit_code, str(err))
