@@ -177,7 +177,7 @@ def test_cli_prints_config_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     make_repo(tmp_path, template=False, author=LUCIA)
     write(tmp_path, {"gitmem.yaml": "memroy_dir: .\n"})
     monkeypatch.chdir(tmp_path)
-    assert main(["check", "--worktree"]) == 1           # the five files are missing
+    assert main(["check", "--worktree"]) == 2           # no memory here: run `gitmem init`
     err = capsys.readouterr().err
     assert "warning: gitmem.yaml:1: unknown key 'memroy_dir' ignored; did you mean 'memory_dir'?" in err
 
