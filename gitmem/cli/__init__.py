@@ -192,7 +192,7 @@ def _json_failure(err: BaseException, exit_code: int, message: str) -> None:
 
     if getattr(err, "shown_as_json", False):
         return
-    violations = list(err.violations) if isinstance(err, GitmemError) else []
+    violations = _violations_of(err)
     code = getattr(getattr(err, "code", None), "code", None) or (violations[0].code if violations else None)
     show_json({"error": message, "code": code, "exit_code": int(exit_code), "violations": as_data(violations)})
 
@@ -267,6 +267,23 @@ def _run(args: list[str], ends_process: bool) -> int:
         return stop.exit_code
 
 
+def _violations_of(err: BaseException, *, for_people: bool = False) -> list[Any]:
+    """The GM violations a failure is shown with, in its JSON and on stderr as `path:line: GMnnn message`: those
+    it carries, or, for a failure that is itself one (a cycle's or a close's GM7xx/GM8xx, `context` over its
+    hard limit), that one and what lies behind it (`gitmem.checks.violation.failure_violations`). `for_people`
+    (stderr): a failure whose message already lists what lies behind it, as `path:line: GMnnn` lines, is not
+    listed a second time."""
+    from gitmem.errors import RunFailure
+
+    if not isinstance(err, GitmemError):
+        return []
+    if err.violations or not isinstance(err, RunFailure) or (for_people and err.details):
+        return list(err.violations)
+    from gitmem.checks.violation import failure_violations
+
+    return failure_violations(err)
+
+
 def _shown(err: GitmemError) -> int:
     """A known error on stderr: its message (and its notes, and its violations); its exit code."""
     from gitmem.checks.render import render_text
@@ -278,10 +295,11 @@ def _shown(err: GitmemError) -> int:
         say(speaker, line)
     for line in getattr(err, "__notes__", ()):     # what was done before the failure: branches pushed
         say(None, str(line))
-    if err.violations:           # they may quote memory, as the message may: masked as everything shown is
+    violations = _violations_of(err, for_people=True)
+    if violations:               # they may quote memory, as the message may: masked as everything shown is
         from gitmem.secrets import scrub
 
-        click.echo(scrub(render_text(err.violations)), err=True, nl=False)
+        click.echo(scrub(render_text(violations)), err=True, nl=False)
     return err.exit_code
 
 
