@@ -79,19 +79,24 @@ def check_command(worktree: bool, fmt: str, workspace: str | None) -> int:
     Prints one `path:line: GMnnn message` line per problem. Exit 0 clean, 1 violations, 2 config error.
     With --format github it also writes `outcome` to $GITHUB_OUTPUT and a job summary.
     """
+    with _annotated("check", fmt):
+        found = _checked(open_workspace(workspace) if worktree else _workspace_for_staged(workspace),
+                         worktree=worktree, fmt=fmt)
+    code = _emit(found, fmt)
+    _report_to_actions("check", fmt, found, code, "the work tree" if worktree else "what is staged")
+    return code
+
+
+def _checked(ws: Workspace, *, worktree: bool, fmt: str) -> list[Violation]:
+    """What `check` finds in every workspace: the work tree or what is staged; NoMemory when there is none."""
     from gitmem.checks.check_and_verify import check_worktree
     from gitmem.checks.clone_setup import clone_setup
     from gitmem.checks.every_workspace import check_every, check_staged_every
 
-    with _annotated("check", fmt):
-        ws = open_workspace(workspace) if worktree else _workspace_for_staged(workspace)
-        found = check_every(ws, check_worktree) if worktree else check_staged_every(ws)
-        _some_memory(ws, found)
-        # A CI checkout merges nothing: the merge driver matters in a clone a human pulls into.
-        found = [*found, *(clone_setup(ws) if fmt != "github" else [])]
-    code = _emit(found, fmt)
-    _report_to_actions("check", fmt, found, code, "the work tree" if worktree else "what is staged")
-    return code
+    found = check_every(ws, check_worktree) if worktree else check_staged_every(ws)
+    _some_memory(ws, found)
+    # A CI checkout merges nothing: the merge driver matters in a clone a human pulls into.
+    return [*found, *(clone_setup(ws) if fmt != "github" else [])]
 
 
 def _some_memory(ws: Workspace, found: list[Violation]) -> None:
