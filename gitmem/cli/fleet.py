@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitmem.cli.common import UsageError, cannot_write, colour_option, colour_wanted, json_option, write_page
+from gitmem.cli.common import (
+    CommandGroup,
+    UsageError,
+    cannot_write,
+    colour_option,
+    colour_wanted,
+    json_option,
+    write_page,
+)
 from gitmem.cli.pending import INCOMPLETE
 from gitmem.errors import ExitCode, exit_codes_help
 
@@ -66,7 +74,7 @@ def _read(fleet_file: str | Fleet, timeout: float, offline: bool, *, with_page: 
     return read_fleet(chosen, timeout=timeout, with_page=with_page, offline=offline)
 
 
-@click.group("fleet")
+@click.group("fleet", cls=CommandGroup)
 def fleet() -> None:
     """Many agents, one human: every agent of fleet.yaml read side by side.
 
