@@ -174,11 +174,20 @@ def _undecodable(args: Sequence[str]) -> str | None:
     return None
 
 
+# Commands whose stdout is a protocol's channel: `mcp` speaks MCP's JSON-RPC there, a session hook answers its
+# agent CLI there. Their failures go to stderr only, as every failure of theirs does: never a JSON failure object
+# on stdout, which the client would read as a message of the protocol, even when the words ask for JSON.
+PROTOCOL_STDOUT = frozenset({"mcp", "hook"})
+
+
 def _asks_for_json(args: Sequence[str]) -> bool:
     """Whether the command line asks for JSON (`--json`, `--format json`): read from the words themselves, so a
-    failure before or during click's parsing of them (an unknown option, a bad value) is answered in JSON too."""
+    failure before or during click's parsing of them (an unknown option, a bad value) is answered in JSON too.
+    Never for a command in PROTOCOL_STDOUT."""
     words = list(args)
     words = words[:words.index("--")] if "--" in words else words
+    if next((word for word in words if not word.startswith("-")), None) in PROTOCOL_STDOUT:
+        return False
     return "--json" in words or "--format=json" in words or any(
         word == "--format" and following == "json" for word, following in zip(words, words[1:], strict=False))
 
