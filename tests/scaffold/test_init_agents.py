@@ -15,7 +15,7 @@ from gitmem.checks.check_and_verify import check_worktree
 from gitmem.config import load_config
 from gitmem.errors import ExitCode
 from gitmem.memory import rules
-from gitmem.scaffold.agent_clis import AGENTS, begin, claude_allow_list, codex_server, end, put_block
+from gitmem.scaffold.agent_clis import AGENTS, PINNED, begin, claude_allow_list, codex_server, end, put_block
 from gitmem.scaffold.codex_recipe import CODEX_CYCLE_COMMAND
 from gitmem.scaffold.init import init
 from gitmem.sessions.launcher import LAUNCHER, SCRIPT, launcher_command, launcher_shell
@@ -216,7 +216,9 @@ def test_gemini_gets_its_trusted_server_and_reads_the_protocol_from_agents_md(tm
                         "context": {"fileName": ["GEMINI.md", "AGENTS.md"]}}
     assert not (tmp_path / "GEMINI.md").exists() and "GEMINI.md" not in report.left_alone
     text = (tmp_path / "AGENTS.md").read_text()
-    assert begin("protocol") in text and "Gemini CLI's `save_memory`" in text
+    assert begin("protocol") in text and "Gemini CLI's per-user GEMINI.md and its private project memory" in text
+    # The pinned Gemini CLI (0.61.0) has no `save_memory`: the block named a tool the CLI it is written for lacks.
+    assert PINNED["gemini"].version == "0.61.0" and "Gemini CLI's `save_memory`" not in text
 
 
 def test_the_templates_command_is_the_one_that_can_write_memory() -> None:
