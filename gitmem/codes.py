@@ -601,8 +601,8 @@ IMPORT_SOURCE_MISSING = _code(
     "{what}", "{fix}", since=5)
 EXPORT_TARGET_REFUSED = _code(
     "GM953", "export-target-refused",
-    "an export would overwrite a file that is not one this memory exported, or write through a link; nothing was "
-    "written",
+    "an export would overwrite a file that is not one this memory exported, or another export format's file "
+    "(without --force), or write through a link; nothing was written",
     "{what}", "{fix}", since=5)
 IMPORT_BATCH_OVER_PENDING = _code(
     "GM954", "import-batch-over-pending",
