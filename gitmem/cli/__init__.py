@@ -216,15 +216,17 @@ def main(argv: Sequence[str] | None = None, *, ends_process: bool = False) -> in
     try:
         return _answered(args, ends_process)
     except (OutputClosed, BrokenPipeError):      # the latter from the error map's own output below
-        return _output_closed()
+        return _output_closed(ends_process)
 
 
-def _output_closed() -> int:
+def _output_closed(ends_process: bool) -> int:
     """The reader of stdout went away: say nothing (there is no one to say it to, and stderr may be the same
-    pipe), and point stdout at /dev/null so the interpreter's last flush of what is still buffered fails on
-    nothing; 141, as git and coreutils end when SIGPIPE stops them (128 + 13)."""
+    pipe), and, when the process ends next, point stdout at /dev/null so the interpreter's last flush of what is
+    still buffered fails on nothing; 141, as git and coreutils end when SIGPIPE stops them (128 + 13)."""
     import os
 
+    if not ends_process:         # a caller in its own process (a test) keeps its stdout
+        return ExitCode.OUTPUT_CLOSED
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
