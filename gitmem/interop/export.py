@@ -346,7 +346,8 @@ def write_export(target: Path, written: dict[str, str], repository: Path | None 
                     "directory with --out"))
     if problems:
         raise ExportRefused(f"cannot export to {target}: nothing was written", problems)
-    for entry in sorted(target.glob("gitmem-*.md")):
+    # Topic files are the claude format's alone: another format's export removes none (an older one's name none).
+    for entry in sorted(target.glob("gitmem-*.md")) if fmt in (None, "claude") else ():
         if entry.name not in written and entry.is_file() and not entry.is_symlink():
             data = files.read_bytes(base, at(entry.name))
             # One written to since is left, as above; so is another memory's, and another format's.
