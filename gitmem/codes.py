@@ -184,6 +184,14 @@ DECISION_ANSWERED_BEFORE_ASKED = _code(
     "{id} is answered at {answered}, {behind} before it was asked ({asked}): one of the two clocks was off",
     "nothing to fix here, the answer stands; set the clock that is off right (NTP), and let the tools date what "
     "you write", severity="warning", since=6)
+# A decision's title is one line the human reads in every list of Pending (status, pending, the fleet's inbox):
+# a question, not its context, which has `- Context:` (docs/format.md states the bound).
+DECISION_TITLE_MAX = 200
+DECISION_TITLE_TOO_LONG = _code(
+    "GM214", "decision-title-too-long",
+    f"a decision new in this change has a title longer than {DECISION_TITLE_MAX} characters",
+    "{id}'s title is {count} characters; the limit is {limit}",
+    "ask the question in the title and put the rest in `- Context:` (`gitmem decision ask --context …`)", since=6)
 
 # -- GM3xx LOG ---------------------------------------------------------------------------------------------
 LOG_NOT_APPEND_ONLY = _code(
@@ -584,6 +592,11 @@ MERGE_DRIVER_MISSING = _code(
     "merge.{name}.driver in its git config: `git pull --rebase` and `git merge` would conflict line by line",
     "run `gitmem init` once in this clone (it registers the driver; git never copies config with a clone)",
     severity="warning", since=6)
+CONFIG_UNKNOWN_RANKER = _code(
+    "GM926", "config-unknown-ranker",
+    "gitmem.yaml's `recall.rankers` names a ranker gitmem does not have; the config is refused",
+    "recall.rankers: {name!r} is no ranker of gitmem's (known: {known}){meant}",
+    "name a known ranker, or remove the line", since=6)
 
 # -- GM950-GM969 import and export (gitmem.interop) -----------------------------------------------------------
 IMPORT_SOURCE_UNREADABLE = _code(
@@ -601,8 +614,8 @@ IMPORT_SOURCE_MISSING = _code(
     "{what}", "{fix}", since=5)
 EXPORT_TARGET_REFUSED = _code(
     "GM953", "export-target-refused",
-    "an export would overwrite a file that is not one this memory exported, or write through a link; nothing was "
-    "written",
+    "an export would overwrite a file that is not one this memory exported, or another export format's file "
+    "(without --force), or write through a link; nothing was written",
     "{what}", "{fix}", since=5)
 IMPORT_BATCH_OVER_PENDING = _code(
     "GM954", "import-batch-over-pending",

@@ -20,6 +20,7 @@ class ExitCode(IntEnum):
     LOCAL_ONLY = 6        # the push failed, its fallback branch too: the work is only on this machine's disk
     INTERNAL = 70         # a bug in gitmem: the traceback is printed for the report
     INTERRUPTED = 130     # stopped with Ctrl-C
+    OUTPUT_CLOSED = 141   # what it printed went to a pipe whose reader had stopped reading (128 + SIGPIPE, as git)
 
 
 # What each code means, in `gitmem --help` and in each command's own `Exit codes:` paragraph.
@@ -33,9 +34,10 @@ MEANINGS: dict[ExitCode, str] = {
     ExitCode.LOCAL_ONLY: "the push failed and the work is only on this machine's disk",
     ExitCode.INTERNAL: "internal error (a bug: please report the traceback)",
     ExitCode.INTERRUPTED: "interrupted",
+    ExitCode.OUTPUT_CLOSED: "output closed (the reader of its pipe stopped reading)",
 }
-# Every command can end with these two, so each command's paragraph ends with them.
-ALWAYS = (ExitCode.INTERNAL, ExitCode.INTERRUPTED)
+# Every command can end with these, so each command's paragraph ends with them.
+ALWAYS = (ExitCode.INTERNAL, ExitCode.INTERRUPTED, ExitCode.OUTPUT_CLOSED)
 
 
 def _paragraph(meanings: dict[ExitCode, str]) -> str:

@@ -38,7 +38,21 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     found += _answered_ahead(inp, path, old, doc, brought)
     found += _answered_before_asked(path, old, doc, brought)
     found += _asked_ahead(inp, path, old, doc)
+    found += _titles_too_long(inp, path, old, doc)
     return found
+
+
+def _titles_too_long(inp: CheckInput, path: str, old: DecisionsDoc, new: DecisionsDoc) -> list[Violation]:
+    """GM214: a decision new in this change (not in the old file, nor brought by a merge from another parent)
+    whose title is over `codes.DECISION_TITLE_MAX` characters. Decisions already there are not judged again."""
+    limit = codes.DECISION_TITLE_MAX
+    known = {d.id for d in old.all}
+    long = [d for d in new.all if d.id not in known and len(d.title) > limit]
+    if long and inp.others:
+        elsewhere = {d.id for other in inp.others for d in decisions.parse(decode_text(other.read(path) or b"")).all}
+        long = [d for d in long if d.id not in elsewhere]
+    return [Violation.of(codes.DECISION_TITLE_TOO_LONG, path, d.line, id=d.id, count=len(d.title), limit=limit)
+            for d in long]
 
 
 def _asked_ahead(inp: CheckInput, path: str, old: DecisionsDoc, new: DecisionsDoc) -> list[Violation]:

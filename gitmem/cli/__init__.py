@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import gc
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import click
 
 from gitmem import __version__
 from gitmem.errors import HELP, ExitCode, GitmemError
+
+T = TypeVar("T")
 
 # Command name -> the module that defines it. Each module exports COMMANDS and imports only click at top
 # level. Modules load only when their command runs, so `gitmem check` on the pre-commit path pays for
@@ -68,8 +71,29 @@ class Collector:
             gc.enable()
 
 
+class OutputClosed(Exception):
+    """stdout (or stderr) went to a pipe whose reader stopped reading (`gitmem demo | head -1`). Raised in place of
+    the BrokenPipeError, which click would otherwise turn into a silent exit 1 (what violations mean); not an
+    OSError, so no handler on the way mistakes it for a file it could not write."""
+
+
+def _closed_output_stops(run: Callable[[], T]) -> T:
+    try:
+        return run()
+    except BrokenPipeError as err:
+        raise OutputClosed() from err
+
+
 class LazyGroup(click.Group):
     """A group that imports a command's module on first use (listing all of them for --help)."""
+
+    # Both ends of a run that print: reading the command line (--help, --version) and running the command.
+    def make_context(self, info_name: str | None, args: list[str], parent: click.Context | None = None,
+                     **extra: Any) -> click.Context:
+        return _closed_output_stops(lambda: super(LazyGroup, self).make_context(info_name, args, parent, **extra))
+
+    def invoke(self, ctx: click.Context) -> Any:
+        return _closed_output_stops(lambda: super(LazyGroup, self).invoke(ctx))
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMANDS)
@@ -150,11 +174,20 @@ def _undecodable(args: Sequence[str]) -> str | None:
     return None
 
 
+# Commands whose stdout is a protocol's channel: `mcp` speaks MCP's JSON-RPC there, a session hook answers its
+# agent CLI there. Their failures go to stderr only, as every failure of theirs does: never a JSON failure object
+# on stdout, which the client would read as a message of the protocol, even when the words ask for JSON.
+PROTOCOL_STDOUT = frozenset({"mcp", "hook"})
+
+
 def _asks_for_json(args: Sequence[str]) -> bool:
     """Whether the command line asks for JSON (`--json`, `--format json`): read from the words themselves, so a
-    failure before or during click's parsing of them (an unknown option, a bad value) is answered in JSON too."""
+    failure before or during click's parsing of them (an unknown option, a bad value) is answered in JSON too.
+    Never for a command in PROTOCOL_STDOUT."""
     words = list(args)
     words = words[:words.index("--")] if "--" in words else words
+    if next((word for word in words if not word.startswith("-")), None) in PROTOCOL_STDOUT:
+        return False
     return "--json" in words or "--format=json" in words or any(
         word == "--format" and following == "json" for word, following in zip(words, words[1:], strict=False))
 
@@ -168,7 +201,7 @@ def _json_failure(err: BaseException, exit_code: int, message: str) -> None:
 
     if getattr(err, "shown_as_json", False):
         return
-    violations = list(err.violations) if isinstance(err, GitmemError) else []
+    violations = _violations_of(err)
     code = getattr(getattr(err, "code", None), "code", None) or (violations[0].code if violations else None)
     show_json({"error": message, "code": code, "exit_code": int(exit_code), "violations": as_data(violations)})
 
@@ -176,12 +209,39 @@ def _json_failure(err: BaseException, exit_code: int, message: str) -> None:
 def main(argv: Sequence[str] | None = None, *, ends_process: bool = False) -> int:
     """Run the CLI and return its exit code. The one error map: a known error prints its message (and its
     violations) and exits with its own code; anything else is a bug, printed with its traceback, exit 70. With
-    --json, every failure is also one JSON object on stdout (`_json_failure`). `ends_process`: the process
-    exits when this returns (`Collector` says what that changes)."""
+    --json, every failure is also one JSON object on stdout (`_json_failure`). Output a closed pipe no longer
+    reads ends any command quietly, exit 141 as git's (`_output_closed`). `ends_process`: the process exits when
+    this returns (`Collector` says what that changes)."""
     args = list(argv) if argv is not None else sys.argv[1:]
+    try:
+        return _answered(args, ends_process)
+    except (OutputClosed, BrokenPipeError):      # the latter from the error map's own output below
+        return _output_closed(ends_process)
+
+
+def _output_closed(ends_process: bool) -> int:
+    """The reader of stdout went away: say nothing (there is no one to say it to, and stderr may be the same
+    pipe), and, when the process ends next, point stdout at /dev/null so the interpreter's last flush of what is
+    still buffered fails on nothing; 141, as git and coreutils end when SIGPIPE stops them (128 + 13)."""
+    import os
+
+    if not ends_process:         # a caller in its own process (a test) keeps its stdout
+        return ExitCode.OUTPUT_CLOSED
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):   # not a real file (a test's captured stream): nothing to flush
+        pass
+    return ExitCode.OUTPUT_CLOSED
+
+
+def _answered(args: list[str], ends_process: bool) -> int:
     as_json = _asks_for_json(args)
     try:
         return _run(args, ends_process)
+    except OutputClosed:
+        raise
     except GitmemError as err:
         if as_json:
             _json_failure(err, err.exit_code, str(err))
@@ -218,6 +278,23 @@ def _run(args: list[str], ends_process: bool) -> int:
         return stop.exit_code
 
 
+def _violations_of(err: BaseException, *, for_people: bool = False) -> list[Any]:
+    """The GM violations a failure is shown with, in its JSON and on stderr as `path:line: GMnnn message`: those
+    it carries, or, for a failure that is itself one (a cycle's or a close's GM7xx/GM8xx, `context` over its
+    hard limit), that one and what lies behind it (`gitmem.checks.violation.failure_violations`). `for_people`
+    (stderr): a failure whose message already lists what lies behind it, as `path:line: GMnnn` lines, is not
+    listed a second time."""
+    from gitmem.errors import RunFailure
+
+    if not isinstance(err, GitmemError):
+        return []
+    if err.violations or not isinstance(err, RunFailure) or (for_people and err.details):
+        return list(err.violations)
+    from gitmem.checks.violation import failure_violations
+
+    return failure_violations(err)
+
+
 def _shown(err: GitmemError) -> int:
     """A known error on stderr: its message (and its notes, and its violations); its exit code."""
     from gitmem.checks.render import render_text
@@ -229,10 +306,11 @@ def _shown(err: GitmemError) -> int:
         say(speaker, line)
     for line in getattr(err, "__notes__", ()):     # what was done before the failure: branches pushed
         say(None, str(line))
-    if err.violations:           # they may quote memory, as the message may: masked as everything shown is
+    violations = _violations_of(err, for_people=True)
+    if violations:               # they may quote memory, as the message may: masked as everything shown is
         from gitmem.secrets import scrub
 
-        click.echo(scrub(render_text(err.violations)), err=True, nl=False)
+        click.echo(scrub(render_text(violations)), err=True, nl=False)
     return err.exit_code
 
 

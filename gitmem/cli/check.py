@@ -58,7 +58,7 @@ def _report_to_actions(command: str, fmt: str, violations: list[Violation], code
 CHECK_EXIT_CODES = {
     ExitCode.OK: "clean (warnings may be printed)",
     ExitCode.VIOLATIONS: "violations",
-    ExitCode.USAGE: "usage or config error, not a git repository",
+    ExitCode.USAGE: "usage or config error, not a git repository, no memory here (run `gitmem init`)",
 }
 VERIFY_EXIT_CODES = {
     ExitCode.OK: "clean (warnings may be printed)",
@@ -79,18 +79,43 @@ def check_command(worktree: bool, fmt: str, workspace: str | None) -> int:
     Prints one `path:line: GMnnn message` line per problem. Exit 0 clean, 1 violations, 2 config error.
     With --format github it also writes `outcome` to $GITHUB_OUTPUT and a job summary.
     """
+    with _annotated("check", fmt):
+        found = _checked(open_workspace(workspace) if worktree else _workspace_for_staged(workspace),
+                         worktree=worktree, fmt=fmt)
+    code = _emit(found, fmt)
+    _report_to_actions("check", fmt, found, code, "the work tree" if worktree else "what is staged")
+    return code
+
+
+def _checked(ws: Workspace, *, worktree: bool, fmt: str) -> list[Violation]:
+    """What `check` finds in every workspace: the work tree or what is staged; NoMemory when there is none."""
     from gitmem.checks.check_and_verify import check_worktree
     from gitmem.checks.clone_setup import clone_setup
     from gitmem.checks.every_workspace import check_every, check_staged_every
 
-    with _annotated("check", fmt):
-        ws = open_workspace(workspace) if worktree else _workspace_for_staged(workspace)
-        found = check_every(ws, check_worktree) if worktree else check_staged_every(ws)
-        # A CI checkout merges nothing: the merge driver matters in a clone a human pulls into.
-        found = [*found, *(clone_setup(ws) if fmt != "github" else [])]
-    code = _emit(found, fmt)
-    _report_to_actions("check", fmt, found, code, "the work tree" if worktree else "what is staged")
-    return code
+    found = check_every(ws, check_worktree) if worktree else check_staged_every(ws)
+    _some_memory(ws, found)
+    # A CI checkout merges nothing: the merge driver matters in a clone a human pulls into.
+    return [*found, *(clone_setup(ws) if fmt != "github" else [])]
+
+
+def _some_memory(ws: Workspace, found: list[Violation]) -> None:
+    """A repository with no memory at all (every memory file of every workspace missing, GM904, and none in the
+    work tree): NoMemory, exit 2 and "run `gitmem init`" once, as every other command says it
+    (gitmem.views.health.require_memory), not one GM904 per file. A workspace with memory, files that are only
+    unstaged or unmerged, or one workspace named (`--workspace`, whose files the human makes, not `init`), leave
+    the findings as they are."""
+    from gitmem import codes
+    from gitmem.checks.every_workspace import each_workspace
+    from gitmem.config import REQUIRED_ROLES
+
+    missing = {v.path for v in found if v.code == codes.MEMORY_FILE_MISSING.code}
+    if missing and not ws.name and all(each.config.path(role) in missing for each in each_workspace(ws)
+                                       for role in REQUIRED_ROLES):
+        # Off the pre-commit path: loaded only when there is no memory.
+        from gitmem.views.health import require_memory
+
+        require_memory(ws)
 
 
 def _workspace_for_staged(workspace: str | None) -> Workspace:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitmem.errors import ExitCode, GitmemError
+from gitmem.errors import ExitCode, GitmemError, exit_codes_help
 
 if TYPE_CHECKING:     # the library loads inside commands only
     from typing import TypeAlias
@@ -27,6 +27,21 @@ else:
 
 class UsageError(click.ClickException):
     exit_code = ExitCode.USAGE
+
+
+class CommandGroup(click.Group):
+    """A group of commands (`gitmem log`, `gitmem fleet`): its --help ends with the codes it can end with, as each
+    command's does (`gitmem.errors.exit_codes_help`). On its own a group only dispatches: its help, or click's
+    usage error for no command or an unknown one. Every group of the CLI is one (tests/cli/test_exit_codes.py)."""
+
+    EXIT_CODES: dict[ExitCode, str] = {
+        ExitCode.OK: "help shown",
+        ExitCode.USAGE: "no command given, or no such command",
+    }
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("epilog", exit_codes_help(self.EXIT_CODES))
+        super().__init__(*args, **kwargs)
 
 
 def one_workspace_or_all(workspace: str | None, all_workspaces: bool) -> None:

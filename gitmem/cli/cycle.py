@@ -110,7 +110,9 @@ def _refusal_reported(as_json: bool) -> Iterator[None]:
         if as_json:
             show_json({"refused": str(err), "exit_code": err.exit_code, "violations": as_data(found)})
         annotate(found)
-        failed = CommandFailed("cycle", f"refused: {err}", exit_code=err.exit_code)
+        # On stderr too as `path:line: GMnnn` (the error map lists them), unless the message lists them already.
+        failed = CommandFailed("cycle", f"refused: {err}", exit_code=err.exit_code,
+                               violations=() if err.details else found)
         failed.shown_as_json = as_json
         raise failed from err
 

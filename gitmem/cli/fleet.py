@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitmem.cli.common import UsageError, cannot_write, colour_option, colour_wanted, json_option, write_page
+from gitmem.cli.common import (
+    CommandGroup,
+    UsageError,
+    cannot_write,
+    colour_option,
+    colour_wanted,
+    json_option,
+    write_page,
+)
 from gitmem.cli.pending import INCOMPLETE
 from gitmem.errors import ExitCode, exit_codes_help
 
@@ -66,7 +74,7 @@ def _read(fleet_file: str | Fleet, timeout: float, offline: bool, *, with_page: 
     return read_fleet(chosen, timeout=timeout, with_page=with_page, offline=offline)
 
 
-@click.group("fleet")
+@click.group("fleet", cls=CommandGroup)
 def fleet() -> None:
     """Many agents, one human: every agent of fleet.yaml read side by side.
 
@@ -101,14 +109,30 @@ def fleet_pending(fleet_file: str, as_json: bool, timeout: float, offline: bool,
     """Every agent's pending decisions, oldest first: agent, age, recommendation, and where to answer it (the
     file and line, or its URL on GitHub). With --public, only how many wait on each agent."""
     view = _read(fleet_file, timeout, offline)
-    _say(_inbox_text(view.inbox, view.rows, as_json=as_json, public=public))
+    if as_json:
+        _say(json.dumps(_pending_data(view, public=public), indent=2, ensure_ascii=False))
+    else:
+        _say(_inbox_text(view.inbox, view.rows, public=public))
     _say_unreadable(view.rows, public=public)
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
 
-def _inbox_text(inbox: list[Any], rows: list[Any], *, as_json: bool, public: bool) -> str:
-    """The fleet's pending decisions as text or JSON: each with where to answer it, or with --public only how
-    many wait on each agent. The text says when agents could not be read (stdout alone reaches a job summary)."""
+def _pending_data(view: Any, *, public: bool) -> dict[str, Any]:
+    """`fleet pending --json`, an object as `fleet status --json` is: the moment, whether an agent failed and
+    which (`unreadable`: each with git's error, which --public leaves out), and the decisions (with --public,
+    `waiting`: how many wait on each agent). It was the bare list, which could not say whose decisions are
+    missing from it."""
+    from gitmem.fleet.public import waiting_counts
+
+    unreadable = [{"agent": row.label, **({} if public else {"error": row.error})} for row in view.rows if row.error]
+    found = {"waiting": waiting_counts(view.inbox)} if public else {"decisions": [asdict(d) for d in view.inbox]}
+    return {"now": view.moment.isoformat(timespec="seconds"), "failed": view.failed, "unreadable": unreadable,
+            **found}
+
+
+def _inbox_text(inbox: list[Any], rows: list[Any], *, public: bool) -> str:
+    """The fleet's pending decisions as text: each with where to answer it, or with --public only how many wait
+    on each agent. It says when agents could not be read (stdout alone reaches a job summary)."""
     from gitmem.fleet.need import nothing_waits, unread_note
     from gitmem.fleet.public import waiting_counts
 
@@ -116,9 +140,7 @@ def _inbox_text(inbox: list[Any], rows: list[Any], *, as_json: bool, public: boo
     if public:
         counts = waiting_counts(inbox)
         lines = [f"{label}: {n} decision(s) waiting" for label, n in counts.items()] or [nothing_waits(rows)]
-        return json.dumps(counts, indent=2) if as_json else "\n".join([*lines, *unread])
-    if as_json:
-        return json.dumps([asdict(d) for d in inbox], indent=2, ensure_ascii=False)
+        return "\n".join([*lines, *unread])
     lines = [] if inbox else [nothing_waits(rows)]
     for item in inbox:
         agent = item.agent + (f"/{item.workspace}" if item.workspace else "")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gitmem.cli.common import CommandFailed, open_workspace, say, to_actions, workspace_option
+from gitmem.cli.common import CommandFailed, CommandGroup, open_workspace, say, to_actions, workspace_option
 from gitmem.errors import ExitCode, exit_codes_help
 
 if TYPE_CHECKING:     # the library loads inside commands only
@@ -21,7 +21,7 @@ DEFAULT_BRANCH = "gitmem/memory"   # gitmem.publish.pullrequest.DEFAULT_BRANCH; 
 REQUIRED_CHECK = "Verify memory history"
 
 
-@click.group("github")
+@click.group("github", cls=CommandGroup)
 def github_group() -> None:
     """Pull-request mode, for repositories whose rulesets block direct pushes to the default branch.
 

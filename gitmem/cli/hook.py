@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gitmem.cli.common import say, show_json, workspace_option
+from gitmem.cli.common import CommandGroup, say, show_json, workspace_option
 from gitmem.config.nesting import loads_json
 from gitmem.errors import ExitCode, exit_codes_help
 
@@ -15,10 +15,16 @@ if TYPE_CHECKING:     # the library loads inside commands only
     from gitmem.sessions.hooks import HookAnswer
 
 
-class _HookGroup(click.Group):
+class _HookGroup(CommandGroup):
     """A hook's command line is written by a CLI's settings, perhaps for another gitmem version (a flag or a hook
     this one lacks): a usage error is a note on stderr and exit 0, as every hook ends. Claude Code takes a Stop
     hook's exit 2 for "keep going" and feeds its stderr to the model, so a bad flag would never let it stop."""
+
+    EXIT_CODES = {
+        ExitCode.OK: "help shown, or a hook this gitmem lacks or a bad flag of a hook (a note on stderr, nothing "
+                     "done)",
+        ExitCode.USAGE: "no hook named, or a bad option before it",
+    }
 
     def invoke(self, ctx: click.Context) -> Any:
         try:

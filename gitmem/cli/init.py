@@ -60,7 +60,7 @@ def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as
     from gitmem.scaffold.init import init
     from gitmem.scaffold.next_step import next_step, outside
 
-    report = init(directory, agents, plain_hooks=plain_hooks)
+    report = _refusal_alone(init(directory, agents, plain_hooks=plain_hooks))
     step = next_step(plain_hooks, report.hooks, report.hooks_in_place, report.hooks_path, outside(directory),
                      refused=bool(report.problems))
     if as_json:
@@ -68,6 +68,15 @@ def init_command(directory: Path, plain_hooks: bool, agents: tuple[str, ...], as
     else:
         _show(report, directory, step)
     return ExitCode.USAGE if report.problems else ExitCode.OK
+
+
+def _refusal_alone(report: InitReport) -> InitReport:
+    """After a refusal (a file init could not write or merge: `problems`) the report says what was done and the
+    refusal, with its fix: no `then:` steps for an agent CLI whose config was not written, no warning (a CLI not
+    on PATH), which would read as "done, and here is what is left", in text and in JSON alike."""
+    from dataclasses import replace
+
+    return replace(report, warnings=[], steps=[]) if report.problems else report
 
 
 def _as_json(report: InitReport, step: str) -> dict[str, Any]:
@@ -94,7 +103,7 @@ def _show(report: InitReport, directory: Path, step: str) -> None:
         click.echo(f"merge       {what} (memory files merge by memory rules in git merge and git rebase)")
     for problem in report.problems:
         say(None, problem)
-    for warning in [] if report.problems else report.warnings:    # a failed init's one line stays alone
+    for warning in report.warnings:
         say(None, f"warning: {warning}")
     for agent_step in report.steps:
         click.echo(f"then: {agent_step}")

@@ -37,8 +37,9 @@ IMPORT_EXIT_CODES = {
 }
 EXPORT_EXIT_CODES = {
     ExitCode.OK: "exported",
-    ExitCode.VIOLATIONS: f"a file there is not one gitmem exported, or is a link, or the directory cannot be made "
-                         f"({EXPORT_TARGET_REFUSED.code}); nothing was written",
+    ExitCode.VIOLATIONS: f"a file there is not one gitmem exported, or is another format's export (without "
+                         f"--force), or is a link, or the directory cannot be made ({EXPORT_TARGET_REFUSED.code}); "
+                         "nothing was written",
     ExitCode.USAGE: "usage or config error, not a git repository, or no memory here (run `gitmem init`)",
 }
 
@@ -130,9 +131,14 @@ def _show_plan(data: dict[str, object], *, dry_run: bool) -> None:
               help="Write where the CLI reads memory for this project instead (claude: its auto memory folder; "
                    "codex: $CODEX_HOME/memories; gemini: ~/.gemini/GEMINI.md). Its own files there are never "
                    "overwritten: only files an earlier export wrote.")
+@click.option("--force", is_flag=True,
+              help="Replace the files another export format of this memory wrote there (MEMORY.md of a claude "
+                   "export, for codex), which is refused without it; a file gitmem did not write, or one changed "
+                   "since it was exported, is never replaced.")
 @json_option
 @workspace_option
-def export_command(fmt: str, out: str | None, cli_location: bool, as_json: bool, workspace: str | None) -> int:
+def export_command(fmt: str, out: str | None, cli_location: bool, force: bool, as_json: bool,
+                   workspace: str | None) -> int:
     """Write the memory in force as another CLI's memory files: the proven rules, open lessons, resolved
     decisions and the top NOW block, each naming its entry (`[gitmem: L-0003]`), an imported one with its
     origin, under a pointer back to this repository, which stays the record.
@@ -147,7 +153,7 @@ def export_command(fmt: str, out: str | None, cli_location: bool, as_json: bool,
         raise UsageError("give --out DIR or --cli-location (one of them)")
     ws = open_memory(workspace)
     target = Path(out).expanduser() if out is not None else cli_memory_dir(ws, fmt, os.environ, Path.home())
-    _show_export(export_memory(ws, fmt, target), as_json=as_json)
+    _show_export(export_memory(ws, fmt, target, force=force), as_json=as_json)
     return ExitCode.OK
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from gitmem.cli.common import json_option, open_memory, show, show_json, workspace_option
+from gitmem.cli.common import CommandGroup, json_option, open_memory, show, show_json, workspace_option
 from gitmem.errors import ExitCode, exit_codes_help
 from gitmem.memory.log import OUTCOMES
 from gitmem.memory.operations import operation_named
@@ -98,7 +98,7 @@ EXIT_CODES = {
 EPILOG = exit_codes_help(EXIT_CODES)
 
 
-@click.group("log")
+@click.group("log", cls=CommandGroup)
 def log_group() -> None:
     """Append to LOG.md."""
 
@@ -156,7 +156,7 @@ def log_amend(line: int, outcome: str, result: str, task: str | None, tried: str
                  {"amends": line, "cycle": entry.cycle, "outcome": outcome, "timestamp": str(entry.when)})
 
 
-@click.group("now")
+@click.group("now", cls=CommandGroup)
 def now_group() -> None:
     """Put a new block on top of NOW.md."""
 
@@ -173,7 +173,7 @@ def now_add(did: str, human: str, next_: str, as_json: bool, workspace: str | No
                  {"cycle": block.cycle, "timestamp": str(block.when)})
 
 
-@click.group("decision")
+@click.group("decision", cls=CommandGroup)
 def decision_group() -> None:
     """Ask the human a decision, or answer one as the human."""
 
@@ -221,7 +221,7 @@ def decision_answer(decision_id: str, answer: str, as_json: bool, workspace: str
                  {"id": item.id, "answered_by": str(identity)})
 
 
-@click.group("lesson")
+@click.group("lesson", cls=CommandGroup)
 def lesson_group() -> None:
     """Record a lesson, or confirm one with a later result."""
 
@@ -254,7 +254,7 @@ def lesson_confirm(id_: str, evidence: str, as_json: bool, workspace: str | None
                  {"id": item.id, "confirmations": len(item.confirmations)})
 
 
-@click.group("roadmap")
+@click.group("roadmap", cls=CommandGroup)
 def roadmap_group() -> None:
     """Tick off ROADMAP items."""
 

@@ -42,12 +42,17 @@ LOADED_FIELDS = ("workspace", "warnings", "default_files")
 
 # A ranker's weight; rankers are a mapping, not a field, so their range is declared here.
 RANKER_WEIGHT: Field[Any] = bounded_field(1.0, 0.0, 100.0)
+# The rankers `recall.rankers` may name (gitmem.recall.rank.RANKERS, and the semantic one): any other is a typo
+# that recall would only meet later (GM926).
+RANKER_NAMES = ("bm25", "semantic")
 
 
 class ConfigError(GitmemError):
-    """A config problem; the message names the file, the line when known, and the key path."""
+    """A config problem; the message names the file, the line when known, and the key path. `code`: the GM code
+    of a config rule (`gitmem.codes.Code`, GM926), which the message then carries after the line."""
 
     exit_code = ExitCode.USAGE
+    code: Any = None
 
 
 @record(frozen=True)
@@ -436,6 +441,9 @@ def _coerce(hint: type | str, value: Any, where: str, dotted: str, warnings: lis
             problem = text_problem(str(name)) or number_problem(RANKER_WEIGHT, weight)
             if problem is not None:
                 raise ConfigError(f"{where}: {dotted}.{str(name)!r}: {problem}")
+            if str(name) not in RANKER_NAMES:        # at the name's own line when the YAML gives one
+                line = _line(value, name)
+                raise _unknown_ranker(str(name), where.split(":")[0] + line if line else where)
         return tuple((str(k), float(v)) for k, v in value.items())
     if text == "tuple":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -454,6 +462,21 @@ def _coerce(hint: type | str, value: Any, where: str, dotted: str, warnings: lis
     if problem is not None:
         raise ConfigError(f"{where}: {dotted}: {problem}")
     return float(value) if text == "float" else value
+
+
+def _unknown_ranker(name: str, where: str) -> ConfigError:
+    """GM926 as a config error, `gitmem.yaml:LINE: GM926 recall.rankers: …`: the one line a diagnostic is."""
+    import difflib
+
+    from gitmem import codes
+
+    close = difflib.get_close_matches(name, RANKER_NAMES, n=1)
+    message = codes.CONFIG_UNKNOWN_RANKER.messages[""]
+    text = message.text.format(name=name, known=", ".join(RANKER_NAMES),
+                               meant=f"; did you mean {close[0]!r}?" if close else "")
+    err = ConfigError(f"{where}: {codes.CONFIG_UNKNOWN_RANKER.code} {text} (hint: {message.hint})")
+    err.code = codes.CONFIG_UNKNOWN_RANKER      # the JSON failure's `code`
+    return err
 
 
 def _validate(config: Config, source: str, raw: Any = None) -> None:

@@ -50,8 +50,8 @@ class CycleRefused(RunFailure):
 
     exit_code = ExitCode.DIRTY
 
-    def __init__(self, message: str, code: Code, *, details: Sequence[Violation] = ()) -> None:
-        super().__init__(message, code=code, where="(cycle)", details=details)
+    def __init__(self, message: str, code: Code, *, details: Sequence[Violation] = (), where: str = "(cycle)") -> None:
+        super().__init__(message, code=code, where=where, details=details)
 
 
 class PostflightFailed(GitmemError):
@@ -259,7 +259,7 @@ def default_request(ws: Workspace, cycle: int, clock: Clock, backend: str) -> Cy
     try:
         return build_request(ws, cycle=cycle, clock=clock, backend=backend)
     except BudgetError as err:
-        raise CycleRefused(str(err), codes.CYCLE_OVER_BUDGET) from None
+        raise CycleRefused(str(err), codes.CYCLE_OVER_BUDGET, where=err.where) from None   # the largest part
 
 
 def invoke(backend: Backend, request: CycleRequest, grace: float) -> tuple[AgentResult | None, BaseException | None]:

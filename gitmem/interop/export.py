@@ -5,7 +5,8 @@ each naming its entry (`[gitmem: L-0003]`) so that importing the export back add
 (gitmem.interop.plan), and an imported lesson or an accepted proposal keeps its origin. Every file written opens
 with a pointer back to the repository, the record: the files are a copy to read, and are rewritten whole by the
 next export. A file there that does not carry that pointer is someone's own and is never overwritten (GM953);
-nothing is written through a link.
+nothing is written through a link. The pointer names the format too: one export format's files are not replaced by
+another's in a shared folder (GM953, unless `force`: only then, and only files no one changed since).
 """
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ DESCRIPTION_MAX = 150     # a topic file's one-line description (Claude Code's i
 # The marker's seal, ` · sha256 <16 hex>`: a digest of the file as the export wrote it (with the marker unsealed).
 _SEAL = " · sha256 "
 _SEALED_RE = re.compile(f"({re.escape(MARKER)} .*){re.escape(_SEAL)}([0-9a-f]{{16}}) -->")
+_FORMAT = " · format "
 OURS, CHANGED, FOREIGN = "ours", "changed", "foreign"
 _SLUG_RE = re.compile(r"[^A-Za-z0-9]+")
 # An import decision's answer in the form its recommendation asks for: `P1 P3` (commas allowed), `all` or `none`.
@@ -85,16 +87,17 @@ def cli_memory_dir(ws: Workspace, fmt: str, environ: Mapping[str, str], home: Pa
     return roots[0]
 
 
-def export_memory(ws: Workspace, fmt: str, target: Path) -> Exported:
+def export_memory(ws: Workspace, fmt: str, target: Path, *, force: bool = False) -> Exported:
     """The memory in force written into `target` as `fmt`'s files (ExportRefused, nothing written, when a file
-    there is not an earlier export's); today's date is the workspace clock's."""
+    there is not an earlier export's, or, unless `force`, another format's export); today's date is the workspace
+    clock's."""
     found = items(ws)
     files = render_export(fmt, found, record_of(ws), ws.clock()().date())
     if fmt == "gemini":
         # The file Gemini CLI loads from there: the first `context.fileName` its settings in that folder name
         # (`~/.gemini`), GEMINI.md when they name none, as `import gemini` reads it back.
         files = {context_file_names(target)[0]: text for text in files.values()}
-    written = write_export(target, files, ws.root, records=records_of(ws))
+    written = write_export(target, files, ws.root, records=records_of(ws), fmt=fmt, force=force)
     return Exported(fmt, target, written, found)
 
 
@@ -154,8 +157,13 @@ def replaced_proposals(accepted: Iterable[tuple[str, ...]]) -> set[str]:
             if (found := PROPOSAL_RE.match(line)) is not None and found.group(4)}
 
 
-def pointer(record: str) -> str:
-    return (f"{MARKER} from {record} -->\n{POINTER_PROSE}{record}, which is "
+def marker_line(record: str, fmt: str) -> str:
+    """The line every exported file opens its export with: the record it comes from and the format that wrote it."""
+    return f"{MARKER} from {record}{_FORMAT}{fmt} -->"
+
+
+def pointer(record: str, fmt: str) -> str:
+    return (f"{marker_line(record, fmt)}\n{POINTER_PROSE}{record}, which is "
             "the record: change the memory there (`gitmem`), not here. The next `gitmem export` rewrites this file.")
 
 
@@ -166,7 +174,7 @@ def _bullet(item: Item) -> str:
 def render_export(fmt: str, found: list[Item], record: str, today: date) -> dict[str, str]:
     """The files of `fmt`, by path relative to the target directory; `today` (the clock's) dates an entry that
     carries no day of its own (a rule) where the format needs one."""
-    head = pointer(record)
+    head = pointer(record, fmt)
     if fmt == "agent-memory-repo":
         lines = [f"- {item.line()} [source: gitmem {item.kind} {item.ref}; added: "
                  f"{(item.day or today).isoformat()}]" + "".join(f"\n  {m}" for m in item.more)
@@ -183,7 +191,7 @@ def render_export(fmt: str, found: list[Item], record: str, today: date) -> dict
     topics = {f"gitmem-{_SLUG_RE.sub('-', item.ref).strip('-').lower()}.md": item for item in found}
     out = {name: (f"---\nname: {name.removesuffix('.md')}\ndescription: {_yaml_line(item.title)}\n"
                   f"type: {'feedback' if item.kind in ('rule', 'lesson') else 'project'}\n---\n"
-                  f"{MARKER} from {record} -->\n{item.line()}\n" + "".join(f"{m}\n" for m in item.more))
+                  f"{marker_line(record, fmt)}\n{item.line()}\n" + "".join(f"{m}\n" for m in item.more))
            for name, item in topics.items()}
     # Each index line names its entry too: one whose topic file is gone still imports back as nothing.
     index = "\n".join(f"- [{_yaml_line(item.title)}]({name}) — {item.kind} [gitmem: {item.ref}]"
@@ -235,8 +243,26 @@ def _state(data: bytes) -> str:
 def _record_in(data: bytes) -> str | None:
     """The memory an export's file names in its marker (`<!-- exported by gitmem from RECORD … -->`), or None."""
     head = data[:MARKER_WITHIN].decode("utf-8", "replace")
-    found = re.search(f"^{re.escape(MARKER)} from (.*?)(?:{re.escape(_SEAL)}[0-9a-f]{{16}})? -->$", head, re.M)
+    found = _MARKER_FIELDS_RE.search(head)
     return found.group(1) if found else None
+
+
+_MARKER_FIELDS_RE = re.compile(f"^{re.escape(MARKER)} from (.*?)(?:{re.escape(_FORMAT)}([a-z-]+))?"
+                               f"(?:{re.escape(_SEAL)}[0-9a-f]{{16}})? -->$", re.M)
+
+
+def format_in(data: bytes) -> str | None:
+    """The export format an exported file names in its marker, or None (an export from before formats were named,
+    or no export)."""
+    found = _MARKER_FIELDS_RE.search(data[:MARKER_WITHIN].decode("utf-8", "replace"))
+    return found.group(2) if found else None
+
+
+def _another_formats(data: bytes, fmt: str | None) -> str | None:
+    """The other export format whose file `data` is, or None: `fmt`'s own, no format named (an older export, whose
+    format cannot be told), or `fmt` None (a caller that writes no format's files)."""
+    found = format_in(data)
+    return found if fmt is not None and found is not None and found != fmt else None
 
 
 def _another_memorys(data: bytes, records: set[str] | None) -> str | None:
@@ -265,13 +291,15 @@ def _reached_from(target: Path, repository: Path | None) -> tuple[Path, str]:
 
 
 def write_export(target: Path, written: dict[str, str], repository: Path | None = None, *,
-                 records: set[str] | None = None) -> list[str]:
+                 records: set[str] | None = None, fmt: str | None = None, force: bool = False) -> list[str]:
     """Write the files into `target`, and remove the earlier export's files that this one no longer has.
     Everything is checked before anything is written. `records` are the names of the memory exported
     (`exported_by.records_of`): an export of another memory there (a folder several projects share) is never
-    written over nor removed. A target inside the work tree at `repository` is reached
-    from its root as every file of the tree is, through no link: an agent can plant one there (`docs/memory` made
-    a link to another project's memory folder), as import never reads a folder of the repository through one."""
+    written over nor removed. `fmt`: the format written; a file another format's export wrote is refused unless
+    `force` (it is gitmem's and unchanged: nothing the human wrote), and never removed as this format's stale one.
+    A target inside the work tree at `repository` is reached from its root as every file of the tree is, through
+    no link: an agent can plant one there (`docs/memory` made a link to another project's memory folder), as
+    import never reads a folder of the repository through one."""
     base, under = _reached_from(target, repository)
 
     def at(rel: str) -> str:
@@ -295,11 +323,17 @@ def write_export(target: Path, written: dict[str, str], repository: Path | None 
         old = files.read_bytes(base, at(rel))
         state = _state(old) if old is not None else OURS
         other = _another_memorys(old, records) if old is not None and state != FOREIGN else None
+        other_format = _another_formats(old, fmt) if old is not None and state == OURS else None
         if other is not None:
             problems.append(Violation.of(
                 codes.EXPORT_TARGET_REFUSED, str(target / rel), 1,
                 what=f"is the export of another memory ({other}); left alone",
                 fix="export each memory to a directory of its own with --out"))
+        elif other_format is not None and not force:
+            problems.append(Violation.of(
+                codes.EXPORT_TARGET_REFUSED, str(target / rel), 1,
+                what=f"is this memory's {other_format} export, which {fmt} would replace; left alone",
+                fix="export each format to a directory of its own with --out, or replace it with --force"))
         elif state == FOREIGN:
             problems.append(Violation.of(
                 codes.EXPORT_TARGET_REFUSED, str(target / rel), 1, what="is not a file gitmem exported; left alone",
@@ -312,11 +346,13 @@ def write_export(target: Path, written: dict[str, str], repository: Path | None 
                     "directory with --out"))
     if problems:
         raise ExportRefused(f"cannot export to {target}: nothing was written", problems)
-    for entry in sorted(target.glob("gitmem-*.md")):
+    # Topic files are the claude format's alone: another format's export removes none (an older one's name none).
+    for entry in sorted(target.glob("gitmem-*.md")) if fmt in (None, "claude") else ():
         if entry.name not in written and entry.is_file() and not entry.is_symlink():
             data = files.read_bytes(base, at(entry.name))
-            # One written to since is left, as above; so is another memory's.
-            if data is not None and _state(data) == OURS and _another_memorys(data, records) is None:
+            # One written to since is left, as above; so is another memory's, and another format's.
+            if data is not None and _state(data) == OURS and _another_memorys(data, records) is None \
+                    and _another_formats(data, fmt) is None:
                 stale.append(entry.name)
     for rel, text in written.items():    # another CLI's memory is output too: masked as everything shown
         files.write_bytes(base, at(rel), sealed(secrets.scrub(text)).encode("utf-8"))

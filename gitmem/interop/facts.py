@@ -24,7 +24,9 @@ EXPORTED_RE = re.compile(r"\[gitmem: ((?:L|D)-[0-9]{4,18}|R-[0-9]{2,}|NOW)\]"
 # The marker every exported file opens with, naming the memory it was exported from (gitmem.interop.exported_by):
 # the line as an export writes it, sealed (` · sha256 <16 hex>`: gitmem.interop.export) or not.
 MARKER = "<!-- exported by gitmem"
-_MARKER_RE = re.compile(f"^{re.escape(MARKER)} from (.*?)(?: · sha256 [0-9a-f]{{16}})? -->$", re.MULTILINE)
+# ` · format NAME`: the export format that wrote the file (gitmem.interop.export), absent in older exports.
+_MARKER_RE = re.compile(f"^{re.escape(MARKER)} from (.*?)(?: · format [a-z-]+)?(?: · sha256 [0-9a-f]{{16}})? -->$",
+                        re.MULTILINE)
 # The prose an export writes beside its entries, opening a paragraph of its own: the pointer back to the record and
 # Codex's summary line (gitmem.interop.export). In a file that carries the marker it is the export's own words, no
 # fact: a source that reads paragraphs (notes, Cline's memory bank) would otherwise bring it back as one.

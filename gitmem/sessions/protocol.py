@@ -59,11 +59,13 @@ def protocol_text(config: Config, *, agent: str) -> str:
     AGENTS.md (Claude Code imports it from CLAUDE.md, Codex, OpenCode, Qwen Code and Copilot CLI read it, Gemini
     CLI by its `context.fileName`), or "cursor" for Cursor's rule."""
     paths = {role: config.path(role) for role in ("now", "decisions", "log", "lessons", "rules")}
+    # Each CLI's own memory as its pinned release (gitmem.scaffold.agent_clis.PINNED) keeps it: Gemini CLI 0.61.0
+    # has no `save_memory`, its model edits the per-user GEMINI.md directly and keeps a private project memory
+    # (gitmem.interop.gemini); Qwen Code still has `save_memory`.
     own = {SHARED: " Keep what you learn there, not in an agent CLI's per-user memory (Claude Code's auto memory "
-                   "and `#` notes, Codex's memories, Gemini CLI's `save_memory` and your per-user GEMINI.md, Qwen "
-                   "Code's `save_memory` and auto-memory, GitHub Copilot CLI's `store_memory`): the next session "
-                   "and the scheduled agent read only the "
-                   "repository.",
+                   "and `#` notes, Codex's memories, Gemini CLI's per-user GEMINI.md and its private project "
+                   "memory, Qwen Code's `save_memory` and auto-memory, GitHub Copilot CLI's `store_memory`): the "
+                   "next session and the scheduled agent read only the repository.",
            "cursor": " Keep what you learn there, not in Cursor's per-user memories: the next session and the "
                      "scheduled agent read only the repository."}[agent]
     start = ("the memory the session-start hook gives you (Claude Code, Copilot CLI), or the `context` tool of the "

@@ -132,6 +132,21 @@ def test_a_memory_file_not_yet_staged_is_named_so_with_the_git_add_that_stages_i
     assert "NOW.md:1: GM904 memory file NOW.md is missing" in cli(["check"], cwd=repo.path).out
 
 
+@pytest.mark.parametrize("argv", [["check"], ["check", "--worktree"]], ids=["staged", "worktree"])
+def test_a_repository_with_no_memory_is_told_to_run_init_once_exit_2_as_status_says(tmp_path, git_env, cli,
+                                                                                   argv: list[str]) -> None:
+    """No memory file anywhere (gitmem never set up here): five GM904 lines and exit 1 (violations), where every
+    other command says "run `gitmem init`" once and exits 2."""
+    repo = make_repo(tmp_path / "plain", template=False)
+    repo.commit_files({"README.md": "a project\n"}, "work")
+    result = cli(argv, cwd=repo.path)
+    told = cli(["status"], cwd=repo.path)
+    assert (result.code, told.code) == (ExitCode.USAGE, ExitCode.USAGE), result.out + result.err
+    assert result.out == "" and "GM904" not in result.err
+    assert result.err == told.err and result.err.count("\n") == 1
+    assert "run `gitmem init` to create it" in result.err
+
+
 # ---- check never writes ----------------------------------------------------------------------------------
 
 def _state(repo: GitRepo) -> dict[str, tuple[bytes, int]]:

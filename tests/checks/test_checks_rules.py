@@ -47,6 +47,11 @@ class Case:
 
 
 N, D, L, LE, R = "NOW.md", "DECISIONS.md", "LOG.md", "LESSONS.md", "RULES.md"
+
+
+def _titled(decision: str, length: int) -> str:
+    """`decision` (tests.support.builders.pending) with a title `length` characters long."""
+    return decision.replace("Pick a name", ("Pick a name " + "x" * length)[:length], 1)
 YAML_MAX2 = "limits:\n  proven_rules_max: 2\n"
 # A small reading budget keeps the size cases small: its hard limit is 12110 characters (gitmem.checks.sizes).
 SMALL = "cycle:\n  max_context_tokens: 4000\n"
@@ -128,6 +133,13 @@ CASES: tuple[Case, ...] = (
          good={D: decisions_md(resolved=resolved(1))}, bad={D: decisions_md(pending(1))}),
     Case("GM212", "answer-incomplete", D, "### D-0001", good={D: decisions_md(resolved(1))},
          bad={D: decisions_md(resolved(1, answered=False))}),
+    # A 5,000-character title was accepted; the bound is docs/format.md's (codes.DECISION_TITLE_MAX).
+    Case("GM214", "title-too-long", D, "### D-0001", good={D: decisions_md(_titled(pending(1), 200))},
+         bad={D: decisions_md(_titled(pending(1), 201))}),
+    # Only a decision new in the change is judged: one already there keeps its title.
+    Case("GM214", "only-new-decisions", D, "### D-0002", base={D: decisions_md(_titled(pending(1), 5000))},
+         good={D: decisions_md(_titled(pending(1), 5000) + pending(2))},
+         bad={D: decisions_md(_titled(pending(1), 5000) + _titled(pending(2), 201))}),
     Case("GM212", "answered-unreadable-in-place", D, "- Answered:", good={D: decisions_md(resolved(1))},
          bad={D: decisions_md(resolved(1).replace("12:00 UTC by", "noon by"))}),
     Case("GM208", "decision-heading", D, "### D-1 ", good={D: decisions_md(pending(1))},
@@ -288,9 +300,10 @@ def test_every_registered_code_has_a_case() -> None:
     # sealed different entries: tests/publish/test_sealed_driver.py. GM924 is `gitmem merge`'s refusal:
     # tests/publish/test_merge_refusals.py. GM213 is a warning about two clocks, an answer's and its ask's:
     # tests/checks/test_answer_time.py. GM925 is a clone's, not a change's: tests/publish/test_clone_without_driver.py.
+    # GM926 refuses gitmem.yaml as it loads: tests/config/test_config.py.
     covered = {case.code for case in CASES} | {"GM903", "GM905", "GM906", "GM308", "GM908", "GM210", "GM923",
                                                "GM103", "GM302", "GM310", "GM314", "GM315", "GM319", "GM924",
-                                               "GM213", "GM925"}
+                                               "GM213", "GM925", "GM926"}
     assert {rule.code for rule in RULES} <= covered
 
 

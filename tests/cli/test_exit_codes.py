@@ -12,7 +12,7 @@ import pytest
 from gitmem.errors import ALWAYS, MEANINGS, ExitCode
 from gitmem.memory import log
 from tests.support.cycle_support import origin_and_clone
-from tests.support.exit_codes import declared, leaf_commands
+from tests.support.exit_codes import declared, groups, leaf_commands
 from tests.support.gitcli import git
 from tests.support.helpers import GitRepo
 from tests.support.hostile import command_agent
@@ -34,6 +34,20 @@ def test_every_command_lists_its_exit_codes_in_its_help(path: tuple[str, ...], c
     assert {ExitCode.OK, *ALWAYS} <= codes and (ExitCode.USAGE in codes) == (path[0] != "hook")
     shown = cli([*path, "--help"], cwd=memrepo.path)
     assert shown.code == ExitCode.OK and "Exit codes: 0 " in " ".join(shown.out.split())
+
+
+GROUPS = sorted(groups(), key=lambda group: group[0])
+
+
+@pytest.mark.parametrize(("path", "group"), GROUPS, ids=[" ".join(path) for path, _ in GROUPS])
+def test_every_group_lists_its_exit_codes_in_its_help_as_every_command_does(path: tuple[str, ...], group,
+                                                                            memrepo: GitRepo, cli) -> None:
+    """`gitmem log --help` (every group's page) had no `Exit codes:` line where every command's page has one; a
+    group made without `CommandGroup` fails here."""
+    assert declared(group) >= {ExitCode.OK, ExitCode.USAGE, *ALWAYS}, " ".join(path)
+    shown = cli([*path, "--help"], cwd=memrepo.path)
+    assert shown.code == ExitCode.OK and "Exit codes: 0 " in " ".join(shown.out.split())
+    assert cli([*path], cwd=memrepo.path).code == ExitCode.USAGE      # no command given: as the help says
 
 
 def test_an_unknown_command_or_option_exits_2_as_the_help_says(memrepo: GitRepo, cli) -> None:

@@ -95,3 +95,16 @@ def test_a_refused_cycle_answers_in_json_once(memrepo, cli) -> None:
     assert elsewhere.code == ExitCode.USAGE and _one_object(elsewhere.out)["exit_code"] == ExitCode.USAGE
 
 
+
+
+@pytest.mark.parametrize("argv", [["mcp", "--json"], ["mcp", "--format", "json"],
+                                  ["mcp", "--root", "{tmp}/nowhere", "--json"],
+                                  ["hook", "--json"]],
+                         ids=["mcp --json", "mcp --format json", "mcp --root missing --json", "hook --json"])
+def test_a_command_whose_stdout_is_a_protocol_fails_on_stderr_only(tmp_path: Path, cli, git_env,
+                                                                   argv: list[str]) -> None:
+    """`gitmem mcp --json` printed `{"error": …}` on stdout, MCP's own channel, where its client reads JSON-RPC
+    (and a session hook's stdout is its CLI's): their failures go to stderr alone, as their other failures do."""
+    result = cli([word.format(tmp=tmp_path) for word in argv], cwd=tmp_path)
+    assert result.code == ExitCode.USAGE and result.out == "", result.out
+    assert "gitmem: " in result.err

@@ -1,6 +1,7 @@
 """gitmem.yaml: defaults, validation with file:line and key paths, other file names end to end, workspaces."""
 from __future__ import annotations
 
+import json
 import textwrap
 from datetime import UTC
 from pathlib import Path
@@ -144,7 +145,7 @@ def test_values_are_read(tmp_path: Path) -> None:
           priorities: [answer people, measure]
         recall:
           min_score: 1
-          rankers: {bm25: 0.7, recency: 0.3}
+          rankers: {bm25: 0.7, semantic: 0.3}
     """), encoding="utf-8")
     config = load_config(tmp_path)
     assert config.warnings == ()
@@ -154,7 +155,7 @@ def test_values_are_read(tmp_path: Path) -> None:
     assert config.limits.now_block_lines == 12 and config.limits.rules_max_lines == 200
     assert config.cycle.priorities == ("answer people", "measure")
     assert config.recall.min_score == 1.0 and isinstance(config.recall.min_score, float)
-    assert config.recall.rankers == (("bm25", 0.7), ("recency", 0.3))
+    assert config.recall.rankers == (("bm25", 0.7), ("semantic", 0.3))
     assert config.tzinfo().key == "America/New_York"
 
 
@@ -177,7 +178,7 @@ def test_cli_prints_config_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     make_repo(tmp_path, template=False, author=LUCIA)
     write(tmp_path, {"gitmem.yaml": "memroy_dir: .\n"})
     monkeypatch.chdir(tmp_path)
-    assert main(["check", "--worktree"]) == 1           # the five files are missing
+    assert main(["check", "--worktree"]) == 2           # no memory here: run `gitmem init`
     err = capsys.readouterr().err
     assert "warning: gitmem.yaml:1: unknown key 'memroy_dir' ignored; did you mean 'memory_dir'?" in err
 
@@ -474,3 +475,22 @@ def test_a_fleet_file_value_of_the_wrong_type_is_named_in_words(tmp_path: Path) 
         with pytest.raises(ConfigError) as raised:
             parse_fleet(f"agents:\n  - name: {value}\n    repo: ./a\n".encode(), path=tmp_path / "fleet.yaml")
         assert str(raised.value).endswith(f"name: expected text, got {shown}"), str(raised.value)
+
+
+@pytest.mark.parametrize(("yaml", "line", "meant"), [
+    ("recall:\n  rankers:\n    bm2: 1.0\n", 3, "; did you mean 'bm25'?"),
+    ("recall:\n  rankers:\n    bm25: 1.0\n    recency: 0.5\n", 4, ""),
+])
+def test_an_unknown_ranker_is_refused_naming_its_line_and_code(memrepo, cli, yaml: str, line: int,
+                                                              meant: str) -> None:
+    """`recall.rankers` took any name, silently: a typo (`bm2`) loaded fine and only `recall` failed, later. Now the
+    config is refused as it loads, `gitmem.yaml:LINE: GM926 …`, for every command (exit 2), JSON naming the code."""
+    memrepo.write("gitmem.yaml", yaml)
+    name = yaml.strip().split("\n")[-1].split(":")[0].strip()
+    expected = (f"gitmem.yaml:{line}: GM926 recall.rankers: {name!r} is no ranker of gitmem's (known: bm25, "
+                f"semantic){meant} (hint: name a known ranker, or remove the line)")
+    for argv in (["status"], ["check", "--worktree"]):
+        result = cli(argv, cwd=memrepo.path)
+        assert (result.code, result.err) == (2, f"gitmem: {expected}\n"), result.err
+    answer = json.loads(cli(["status", "--json"], cwd=memrepo.path).out)
+    assert (answer["code"], answer["error"]) == ("GM926", expected)

@@ -63,3 +63,23 @@ def test_offline_never_asks_the_api_even_with_a_key(memrepo: GitRepo, monkeypatc
         monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
         shown = next_prompt(Workspace.at(memrepo.path), offline=True)
     assert calls == [] and shown.counting == "estimate" and shown.failed is None
+
+
+@pytest.mark.parametrize("argv", [["context"], ["context", "--json"], ["cycle", "--dry-run"]],
+                         ids=["context", "context --json", "cycle --dry-run"])
+def test_over_the_hard_limit_the_refusal_is_a_path_line_diagnostic_on_stderr(memrepo: GitRepo, cli,
+                                                                               monkeypatch: pytest.MonkeyPatch,
+                                                                               argv: list[str]) -> None:
+    """GM706 was in `context --json`'s object only: stderr said `gitmem: the cycle context needs …` and never
+    `path:line: GM706 …`, the shape every diagnostic has; the JSON object's violations were empty."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    memrepo.commit_files({"gitmem.yaml": memrepo.read("gitmem.yaml").replace("max_context_tokens: 60000",
+                                                                             "max_context_tokens: 1000")}, "budget")
+    done = cli(argv, cwd=memrepo.path)
+    assert done.code in (1, 3), done.err
+    diagnostics = [line for line in done.err.splitlines() if " GM706 " in line]
+    assert len(diagnostics) == 1 and diagnostics[0].startswith("RULES.md:1: GM706 the cycle context needs "), done.err
+    assert diagnostics[0].endswith(" [cycle-over-budget]")
+    if "--json" in argv:
+        answer = json.loads(done.out)
+        assert [(v["path"], v["line"], v["code"]) for v in answer["violations"]] == [("RULES.md", 1, "GM706")]

@@ -132,6 +132,21 @@ def test_the_cli_exits_2_when_an_agent_failed_and_still_shows_the_others(world: 
     assert "    answer at: duo/agents/reviewer/DECISIONS.md:11" in text.out and "gone:" in text.err
 
 
+def test_pending_json_is_an_object_that_names_the_agents_it_could_not_read(world: World, cli) -> None:
+    """`fleet pending --json` was a bare list of decisions: with an agent unread (exit 2) nothing in it said whose
+    decisions were missing. Now it is an object as `fleet status --json` is; the list is under `decisions`."""
+    done = cli(["fleet", "pending", "--json"], cwd=world.root)
+    assert done.code == 2
+    data = json.loads(done.out)
+    assert set(data) == {"now", "failed", "unreadable", "decisions"} and data["failed"] is True
+    assert [u["agent"] for u in data["unreadable"]] == ["gone"] and "git fetch" in data["unreadable"][0]["error"]
+    assert [(d["agent"], d["id"]) for d in data["decisions"]] == [
+        ("alpha", "D-0002"), ("beta", "D-0002"), ("duo", "D-0001"), ("alpha", "D-0003")]
+    public = json.loads(cli(["fleet", "pending", "--json", "--public"], cwd=world.root).out)
+    assert public["unreadable"] == [{"agent": "gone"}] and public["waiting"] == {"alpha": 2, "beta": 1,
+                                                                                   "duo/reviewer": 1}
+
+
 def test_a_remote_is_fetched_shallow_into_the_cache_and_incrementally_after(world: World, tmp_path: Path) -> None:
     fleet_file = tmp_path / "fleet.yaml"
     fleet_file.write_text(f"agents:\n  - name: beta\n    repo: {world.remote.as_uri()}\n", encoding="utf-8")

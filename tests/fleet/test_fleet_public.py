@@ -87,7 +87,7 @@ def test_the_public_page_pending_and_status_carry_verdicts_and_counts_and_no_wor
                  ["fleet", "status", "--public"], ["fleet", "status", "--public", "--json"]):
         said = cli(argv, cwd=fleet_root)
         _no_mark(said.out, " ".join(argv))
-    counts = json.loads(cli(["fleet", "pending", "--public", "--json"], cwd=fleet_root).out)
+    counts = json.loads(cli(["fleet", "pending", "--public", "--json"], cwd=fleet_root).out)["waiting"]
     assert counts == {"alpha": 1, "beta": 1}
     rows = json.loads(cli(["fleet", "status", "--public", "--json"], cwd=fleet_root).out)["agents"]
     beta = next(row for row in rows if row["label"] == "beta")

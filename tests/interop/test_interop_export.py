@@ -224,3 +224,40 @@ def test_an_export_never_writes_over_or_removes_another_memorys_export(
     assert f"GM953 is the export of another memory ({memrepo.path}); left alone" in refused.out + refused.err
     assert {p.name: p.read_bytes() for p in shared.iterdir()} == before
     assert cli(["export", "--to", fmt, "--out", str(shared)], cwd=memrepo.path).code == 0
+
+
+@pytest.mark.parametrize(("first", "second"), [("claude", "codex"), ("codex", "claude"),
+                                                ("claude", "agent-memory-repo"), ("agent-memory-repo", "codex")])
+def test_a_second_format_into_the_same_folder_is_refused_unless_forced(memrepo: GitRepo, cli: Cli, tmp_path: Path,
+                                                                       first: str, second: str) -> None:
+    """`export --to claude --out DIR` then `--to codex --out DIR`: the second replaced the first's MEMORY.md (and
+    codex's export removed claude's topic files as its own stale ones). Now GM953 names the file and the format it
+    belongs to, nothing is written; --force replaces only that export's unchanged files, never a human's."""
+    fill(memrepo, cli)
+    out = tmp_path / "out"
+    assert cli(["export", "--to", first, "--out", str(out)], cwd=memrepo.path).code == 0
+    before = {path.name: path.read_bytes() for path in out.iterdir()}
+    refused = cli(["export", "--to", second, "--out", str(out)], cwd=memrepo.path)
+    assert refused.code == 1 and refused.out == ""
+    assert f"{out / 'MEMORY.md'}:1: GM953 is this memory's {first} export, which {second} would replace; " \
+           "left alone [export-target-refused]" in refused.err, refused.err
+    assert {path.name: path.read_bytes() for path in out.iterdir()} == before
+    forced = cli(["export", "--to", second, "--out", str(out), "--force"], cwd=memrepo.path)
+    assert forced.code == 0, forced.err
+    assert f" · format {second} · sha256 " in (out / "MEMORY.md").read_text(encoding="utf-8")
+    assert {name for name in before if name.startswith("gitmem-")} <= {path.name for path in out.iterdir()}
+
+
+def test_force_never_replaces_a_file_the_human_wrote_or_changed(memrepo: GitRepo, cli: Cli, tmp_path: Path) -> None:
+    fill(memrepo, cli)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "MEMORY.md").write_text("# My own notes\n", encoding="utf-8")
+    assert cli(["export", "--to", "codex", "--out", str(out), "--force"], cwd=memrepo.path).code == 1
+    assert (out / "MEMORY.md").read_text(encoding="utf-8") == "# My own notes\n"
+    (out / "MEMORY.md").unlink()
+    assert cli(["export", "--to", "claude", "--out", str(out)], cwd=memrepo.path).code == 0
+    with (out / "MEMORY.md").open("a", encoding="utf-8") as handle:
+        handle.write("- a line the human added\n")
+    assert cli(["export", "--to", "codex", "--out", str(out), "--force"], cwd=memrepo.path).code == 1
+    assert (out / "MEMORY.md").read_text(encoding="utf-8").endswith("- a line the human added\n")

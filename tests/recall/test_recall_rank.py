@@ -165,3 +165,10 @@ def test_index_needs_fts5_message_is_clear(monkeypatch: pytest.MonkeyPatch, tmp_
             store.require_fts5()
     finally:
         store.require_fts5.cache_clear()
+
+
+def test_the_rankers_gitmem_yaml_may_name_are_the_ones_recall_has() -> None:
+    """gitmem.config.RANKER_NAMES refuses any other name at load (GM926): it is the registry's names and semantic."""
+    from gitmem.config import RANKER_NAMES
+
+    assert set(RANKER_NAMES) == {*rank.RANKERS, "semantic"}

@@ -15,7 +15,7 @@ from gitmem.checks.check_and_verify import check_worktree
 from gitmem.config import load_config
 from gitmem.errors import ExitCode
 from gitmem.memory import rules
-from gitmem.scaffold.agent_clis import AGENTS, begin, claude_allow_list, codex_server, end, put_block
+from gitmem.scaffold.agent_clis import AGENTS, PINNED, begin, claude_allow_list, codex_server, end, put_block
 from gitmem.scaffold.codex_recipe import CODEX_CYCLE_COMMAND
 from gitmem.scaffold.init import init
 from gitmem.sessions.launcher import LAUNCHER, SCRIPT, launcher_command, launcher_shell
@@ -216,7 +216,9 @@ def test_gemini_gets_its_trusted_server_and_reads_the_protocol_from_agents_md(tm
                         "context": {"fileName": ["GEMINI.md", "AGENTS.md"]}}
     assert not (tmp_path / "GEMINI.md").exists() and "GEMINI.md" not in report.left_alone
     text = (tmp_path / "AGENTS.md").read_text()
-    assert begin("protocol") in text and "Gemini CLI's `save_memory`" in text
+    assert begin("protocol") in text and "Gemini CLI's per-user GEMINI.md and its private project memory" in text
+    # The pinned Gemini CLI (0.61.0) has no `save_memory`: the block named a tool the CLI it is written for lacks.
+    assert PINNED["gemini"].version == "0.61.0" and "Gemini CLI's `save_memory`" not in text
 
 
 def test_the_templates_command_is_the_one_that_can_write_memory() -> None:
@@ -466,3 +468,24 @@ def test_a_file_init_could_not_write_is_a_problem_never_left_alone_as_existing(
                                                           "install 'gitmem-agent[agents]")]
     text = cli(["init", str(tmp_path / "agent"), "--agent", "codex"], cwd=tmp_path)
     assert "left alone  .codex/config.toml" not in text.out
+
+
+@pytest.mark.parametrize(("agent", "config", "broken"), [("codex", ".codex/config.toml", "this is = = not toml\n"),
+                                                          ("qwen", ".qwen/settings.json", "{not json\n")])
+def test_after_a_refusal_init_prints_only_the_refusal_no_steps_no_warnings(tmp_path: Path, cli, git_env,
+                                                                           agent: str, config: str,
+                                                                           broken: str) -> None:
+    """`init --agent codex` that refused to write .codex/config.toml still printed `then: trust the project in
+    Codex once, so it reads .codex/config.toml` (and, in --json, the "not on PATH" warning): steps for a config
+    it had not written, read as done. After a refusal: what was done, the refusal and its fix, exit 2."""
+    root = tmp_path / "agent"
+    (root / config).parent.mkdir(parents=True)
+    (root / config).write_text(broken, encoding="utf-8")
+    text = cli(["init", str(root), "--agent", agent], cwd=tmp_path)
+    assert text.code == ExitCode.USAGE
+    assert f"gitmem: {config}: not valid" in text.err and "warning" not in text.err, text.err
+    assert not [line for line in text.out.splitlines() if line.startswith("then: ")], text.out
+    assert text.out.splitlines()[-1] == "next: fix what is named above, then run `gitmem init` again"
+    shown = json.loads(cli(["init", str(root), "--agent", agent, "--json"], cwd=tmp_path).out)
+    assert shown["problems"] and (shown["steps"], shown["warnings"]) == ([], [])
+    assert (root / config).read_text(encoding="utf-8") == broken

@@ -8,7 +8,6 @@ from collections.abc import Iterator, Sequence
 import click
 
 from gitmem.cli import cli
-from gitmem.errors import ALWAYS, ExitCode
 
 _CODE = re.compile(r"(?:Exit codes: |; )([0-9]+) ")
 
@@ -29,11 +28,23 @@ def leaf_commands() -> Iterator[tuple[tuple[str, ...], click.Command]]:
     yield from walk(cli, ())
 
 
+def groups() -> Iterator[tuple[tuple[str, ...], click.Group]]:
+    """Every group of commands under `gitmem` (`log`, `fleet`, `hook`, …), at any depth, with its name path."""
+    ctx = click.Context(cli)
+
+    def walk(group: click.Group, path: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], click.Group]]:
+        for name in group.list_commands(ctx):
+            sub = group.get_command(ctx, name)
+            if isinstance(sub, click.Group):
+                yield (*path, name), sub
+                yield from walk(sub, (*path, name))
+
+    yield from walk(cli, ())
+
+
 def declared(command: click.Command) -> set[int]:
-    """The codes a command's help lists; empty when it has no `Exit codes:` paragraph. A group of commands
-    (`gitmem log`) only dispatches: on its own it ends with its help (0) or click's usage error (2)."""
-    if isinstance(command, click.Group) and command is not cli:
-        return {ExitCode.OK, ExitCode.USAGE, *ALWAYS}
+    """The codes a command's help lists (a group's too: `gitmem log` on its own ends with its help or click's
+    usage error); empty when it has no `Exit codes:` paragraph."""
     text = command.epilog or ""
     start = text.find("Exit codes: ")
     return {int(code) for code in _CODE.findall(text[start:])} if start >= 0 else set()

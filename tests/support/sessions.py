@@ -67,7 +67,8 @@ def crowded_memory(pending: int = 18, resolved: int = 40, width: int = 600) -> d
     long = ("the export must stream rows instead of building the whole file in memory, " * 20)[:width]
     asked = [f"### D-{n:04d} · Should the agent {long[:150]}? ({n})\n- Asked: 2026-11-{1 + n % 28:02d} 09:00 UTC "
              f"(cycle {n})\n- Context: {long}\n- Recommendation: yes: {long}" for n in range(1, pending + 1)]
-    answered = [f"### D-{n:04d} · Old question {n}: {long[:200]}\n- Asked: 2026-10-01 09:00 UTC (cycle {n})\n"
+    # Titles as long as a decision's may be (GM214: 200 characters), no longer: valid memory, at its caps.
+    answered = [f"### D-{n:04d} · {f'Old question {n}: {long}'[:200]}\n- Asked: 2026-10-01 09:00 UTC (cycle {n})\n"
                 f"- Recommendation: {long[:100]}\n- Answer: yes, {long}\n- Answered: 2026-10-02 09:00 UTC by Ada "
                 "Human <ada@example.com>" for n in range(pending + 1, pending + resolved + 1)]
     decisions_md = "\n\n".join(["# DECISIONS", "## Pending", *asked, "## Resolved", *answered]) + "\n"

@@ -91,4 +91,5 @@ def test_the_fleet_says_a_proposal_branch_answered_no_can_be_deleted(tmp_path: P
     git(agent, "commit", "-qam", "half an answer", who=HUMAN)
     inbox = cli(["fleet", "pending"], cwd=tmp_path).out
     assert f"{half.id} · Half answered?" in inbox and "half an answer is written in it" in inbox
-    assert json.loads(cli(["fleet", "pending", "--json"], cwd=tmp_path).out)[0]["answer_incomplete"] is True
+    listed = json.loads(cli(["fleet", "pending", "--json"], cwd=tmp_path).out)["decisions"]
+    assert listed[0]["answer_incomplete"] is True
