@@ -252,8 +252,8 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None 
     """The bwrap command line. Order matters: a later bind covers an earlier one, so the work tree is bound
     read-write, then `.git` read-only over it, then `.git/gitmem` read-write over that; runtimes that live
     inside the work tree (a venv in the checkout) are bound read-only, so the agent cannot edit gitmem; and
-    last the trust anchors (`.venv`, `.direnv`, `.env`), read-only whether or not gitmem runs from them: an absent
-    one as an empty read-only tmpfs (a file anchor: an empty file), so the agent cannot create one for the
+    last the trust anchors (`.venv`, `.direnv`, the `.env` files), read-only whether or not gitmem runs from them:
+    an absent one as an empty read-only tmpfs (a file anchor: an empty file), so the agent cannot create one for the
     human's next session to run. `euid` (this process's by default) chooses the agent's ids (`unprivileged`)."""
     tree = Path(mounts.work_tree)
     outside = [d for d in mounts.read_only if not Path(d).is_relative_to(tree)]

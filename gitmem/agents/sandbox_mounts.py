@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 import gitmem
 from gitmem import gitio
 from gitmem.agents import wrappers
-from gitmem.agents.ignored_tool_dirs import IGNORED_TOOL_FILES, IGNORED_TOOLS
+from gitmem.agents.ignored_tool_dirs import anchor_names, is_env_file
 from gitmem.config.nesting import loads_json, loads_toml
 from gitmem.workspace import Workspace
 
@@ -48,8 +48,9 @@ _Item = TypeVar("_Item")
 HOME = "/tmp/gitmem-home"      # inside the sandbox's private /tmp
 # The box HOME's login profile (read-only): a login shell keeps the agent's PATH (see the file).
 PROFILE = str(Path(__file__).with_name("box_profile.sh"))
-# An empty file, bound read-only where a file anchor (`.env`) is absent: tools inside read an empty file, and
-# none can be made there. A device (/dev/null) cannot stand in: bwrap binds with nodev, so it could not be read.
+# An empty file, bound read-only where a file anchor (`.env`, `.env.local`…) is absent: tools inside read an
+# empty file, and none can be made there. A device (/dev/null) cannot stand in: bwrap binds with nodev, so it
+# could not be read.
 EMPTY = str(Path(__file__).with_name("box_empty"))
 SYSTEM_DIRS = ("/usr", "/etc")
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")   # links on merged-/usr systems
@@ -90,7 +91,7 @@ class Mounts:
     env: dict[str, str] = field(default_factory=dict)   # CLAUDE_CONFIG_DIR, CODEX_HOME: where they were bound
     anchors: tuple[str, ...] = ()                # trust anchors present in the tree: bound read-only, last
     anchor_points: tuple[str, ...] = ()          # absent ones: a read-only empty tmpfs, so none can be made
-    anchor_files: tuple[str, ...] = ()           # absent file anchors (`.env`): `empty` bound read-only there
+    anchor_files: tuple[str, ...] = ()           # absent env files (`.env`, `.env.local`): `empty` bound read-only
     empty: str = EMPTY
     withheld_files: tuple[str, ...] = ()         # run by root: system files other users may not read, shown empty
     withheld_dirs: tuple[str, ...] = ()          # and folders they may not enter, shown as empty folders
@@ -157,7 +158,7 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
             made.append(f"{HOME}/{default}")
             places[variable] = f"{HOME}/{default}"
     present, absent = _anchor_mounts(Path(root))
-    absent_files = tuple(place for place in absent if Path(place).name in IGNORED_TOOL_FILES)
+    absent_files = tuple(place for place in absent if is_env_file(Path(place).name))
     files, folders = _withheld(tuple(d for d in system if d not in ("/usr", *SYSTEM_LINKS))) if os.geteuid() == 0 \
         else ([], [])
     return Mounts(links=tuple(links), program_links=tuple(_unique(program_links)),
@@ -305,7 +306,7 @@ def _anchor_mounts(root: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     (or shows it read-only), and replacing the link itself is what the runner's look after the agent reports."""
     present: list[str] = []
     absent: list[str] = []
-    for name in IGNORED_TOOLS:
+    for name in anchor_names(root):
         place = root / name
         if not os.path.lexists(place):
             absent.append(str(place))
