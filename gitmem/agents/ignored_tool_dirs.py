@@ -13,10 +13,11 @@ so an agent's edit of them would never show in a diff, and would run with the hu
 sandbox, in the next interactive session. So, by mechanism:
 
 - inside the sandbox they are read-only, present or not (gitmem.agents.sandbox `bwrap_argv`): an absent one is a
-  read-only empty mount point (for the env files loaders read by default, IGNORED_TOOL_FILES, an empty file),
-  which bwrap makes on the host as an empty directory or file; the runner removes it again after the cycle when
-  it is still empty (`remove_mount_points`). A member of the family no loader reads by default
-  (`.env.staging`) cannot be made in advance for every name: one the agent creates is reported, as below;
+  read-only empty mount point (for the env files loaders read by default, IGNORED_TOOL_FILES, an empty file,
+  where git ignores it), which bwrap makes on the host as an empty directory or file; the runner removes it
+  again after the cycle when it is still empty (`remove_mount_points`). A member of the family no loader reads
+  by default (`.env.staging`) cannot be made in advance for every name: one the agent creates is reported, as
+  below, and one git does not ignore is in the cycle's commit too;
 - the in-process file tools of the `anthropic` backend refuse to write them (gitmem.agents.tools);
 - in every mode the runner takes a `snapshot_tool_dirs` before the agent runs and looks again after (`changed`), and
   reports a change in the LOG entry's Evidence, the cycle's output and `gitmem status`: without the sandbox
