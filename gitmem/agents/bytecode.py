@@ -84,11 +84,12 @@ def fresh(root: Path, since_ns: int) -> Sweep:
                         _look(entry, folder, since_ns, found, pending)
                     elif entry.is_dir(follow_symlinks=False):      # the common case: no stat, no call
                         pending.append(_Folder(entry.path, f"{folder.rel}{name}/",
-                                               collected=folder.collected and collects_into(entry.path, name)))
-                    elif folder.collected and collected_by_name(name):
+                                               collected=folder.collected and collects_into(name)))
+                    elif folder.collected and name.endswith(".py") and collected_by_name(name):
                         _look_runnable(entry, folder, since_ns, found)
         except OSError:
             continue
+    found.runnable = _outside_venvs(root, found.runnable)
     return found
 
 
@@ -104,14 +105,27 @@ class _Folder:
 def collected_by_name(name: str) -> bool:
     """Whether pytest imports a file of this name wherever it recurses: a conftest.py, or a test module by
     pytest's default `python_files` (`test_*.py`, `*_test.py`)."""
-    return name == PYTEST_CONFTEST or name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+    return name == PYTEST_CONFTEST or (name.startswith("test_") and name.endswith(".py")) or name.endswith("_test.py")
 
 
-def collects_into(path: str, name: str) -> bool:
-    """Whether pytest, by default, recurses into the folder `name` at `path`."""
-    if name.startswith(".") or name.endswith(".egg") or name in PYTEST_NORECURSE or name == PYCACHE:
-        return False
-    return not os.path.isfile(os.path.join(path, VENV_MARK))
+def collects_into(name: str) -> bool:
+    """Whether pytest, by default, recurses into a folder of this name (a virtualenv aside: `_outside_venvs`)."""
+    return not (name.startswith(".") or name.endswith(".egg") or name in PYTEST_NORECURSE or name == PYCACHE)
+
+
+def _outside_venvs(root: Path, paths: list[str]) -> list[str]:
+    """`paths` but those inside a virtualenv (a folder holding pyvenv.cfg), which pytest never recurses into:
+    looked up for what the walk found only, each folder once, not for every folder of the tree."""
+    venv: dict[str, bool] = {}
+
+    def inside(folder: str) -> bool:
+        if not folder:
+            return False
+        if folder not in venv:
+            venv[folder] = os.path.isfile(os.path.join(root, folder, VENV_MARK)) or inside(os.path.dirname(folder))
+        return venv[folder]
+
+    return [rel for rel in paths if not inside(os.path.dirname(rel))]
 
 
 def _look_runnable(entry: os.DirEntry[str], folder: _Folder, since_ns: int, found: Sweep) -> None:

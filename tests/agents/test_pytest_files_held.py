@@ -37,6 +37,8 @@ put("scratch/deep/planted_test.py")          # git-ignored, collected: held
 put("checks/conftest.py")                    # not ignored: in the cycle's commit, for the human to review
 put("node_modules/pkg/test_pkg.py")          # pytest never recurses into node_modules: left alone
 put("scratch/.hidden/conftest.py")           # nor into a dot folder
+put("scratch/env/pyvenv.cfg", "home = /usr/bin")                  # nor into a virtualenv the agent made,
+put("scratch/env/lib/python3/site-packages/pkg/test_pkg.py")     # where packages bring their own tests
 put("scratch/notes.py")                      # not a name pytest imports
 '''
 
@@ -66,7 +68,8 @@ def _assert_held(memrepo: GitRepo, said: dict, marker: Path) -> None:
         assert f"kept {path} out of the work tree: pytest runs a file of that name" in evidence(memrepo)
     # The human's own ignored conftest.py, from before the cycle, and what pytest never collects, stay.
     assert (memrepo.path / "scratch/keep/conftest.py").read_text(encoding="utf-8") == HUMANS_CONFTEST
-    for path in ("node_modules/pkg/test_pkg.py", "scratch/.hidden/conftest.py", "scratch/notes.py"):
+    for path in ("node_modules/pkg/test_pkg.py", "scratch/.hidden/conftest.py", "scratch/notes.py",
+                 "scratch/env/lib/python3/site-packages/pkg/test_pkg.py"):
         assert (memrepo.path / path).is_file(), path
     # Not ignored: the commit carries it, where the human reviews it.
     assert "checks/conftest.py" in git(memrepo.path, "ls-tree", "-r", "--name-only", "HEAD").split()
