@@ -484,6 +484,11 @@ CYCLE_PATH_HELD = _code(
     "ignores), or whose name is not UTF-8, which git refuses to store or a clone on macOS or Windows refuses to "
     "check out, or a folder nested 100 levels down, which gitmem's git library cannot list, was kept out of the "
     "cycle's commit, in .git/gitmem/held/", "{message}", severity="warning", since=5)
+CYCLE_RUNNABLE_HELD = _code(
+    "GM776", "cycle-runnable-held",
+    "a file pytest runs by its name (`conftest.py`, `test_*.py`, `*_test.py`) that the agent made or changed in a "
+    "git-ignored folder pytest collects from, where no diff shows it, was moved out of the work tree, to "
+    ".git/gitmem/held/", "{message}", severity="warning", since=6)
 
 # -- GM8xx the daily close ---------------------------------------------------------------------------------
 CLOSE_REFUSED = _code(

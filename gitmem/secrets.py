@@ -145,10 +145,30 @@ _PRIVATE_BLOCKS = (
 
 _REDACTORS = (*_PRIVATE_BLOCKS, *_REDACT_ONLY, *PATTERNS)
 # A URL's password (`postgres://app:PASSWORD@db`, `https://me:PASSWORD@host`), the rest of the URL kept readable:
-# masked only in text another tool's memory brings into gitmem's (`redact(..., url_passwords=True)`). Not in
+# masked only in text another tool's memory brings into gitmem's (`redact(..., passwords=True)`). Not in
 # every file a cycle commits: a project's code holds development URLs (`postgres://postgres:postgres@db`) that
 # masking would break; and not a GM903 finding, as a password has no shape of its own.
 _URL_PASSWORD = _p(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#@:]*:([^\s/?#@]+)@", "", "://", group=1)
+# A password given as an assignment in notes (`password: hunter2`, `DB_PASSWD=…`, `"pwd": "…"`, `secret: …`),
+# masked where URL passwords are, for the same reasons. The key is a word that names one, alone or as the last or
+# first part of a longer name (`db_password`, `secret_key`), in any case, quoted or in bold (`**password**:`);
+# the value is one word. After `=`, or quoted, it is always a value; after a bare `:`, only where the word ends
+# its line or clause (`,` `;` `)`): prose runs on after a colon ("the password: it rotates weekly"), and
+# "reset your password" assigns nothing.
+# Not a value: a boolean or null, a placeholder (`$VAR`, `${VAR}`, `<password>`, `%s`, `***`), a path (`pwd: /srv`).
+_PASSWORD_KEY = (r"(?<![A-Za-z0-9])(?i:(?:[a-z0-9]+[_.\-])*(?:password|passwd|passphrase|pwd|secret)s?"
+                 r"(?:[_.\-][a-z0-9]+)*)[\"'*_`]{0,2}[ \t]*")
+_NOT_A_VALUE = r"(?!(?i:true|false|yes|no|on|off|null|none|nil)(?![^\s,;)\"'])|[$<{%*/~])"
+_PASSWORD_NEEDLES = tuple(case(word) for word in ("password", "passwd", "passphrase", "pwd", "secret")
+                          for case in (str.lower, str.upper, str.capitalize))
+_PASSWORD_ASSIGNMENTS = (
+    _p(_PASSWORD_KEY + r"[:=][ \t]*[\"']" + _NOT_A_VALUE + r"([^\"'\r\n]+)[\"']", "", *_PASSWORD_NEEDLES, group=1),
+    _p(_PASSWORD_KEY + r"=[ \t]*" + _NOT_A_VALUE + r"([^\s'\"`,;]+)", "", *_PASSWORD_NEEDLES, group=1),
+    _p(_PASSWORD_KEY + r":[ \t]*" + _NOT_A_VALUE + r"([^\s'\"`,;]+)(?=[ \t]*(?:[,;)\]}]|\r?\n|\Z))", "",
+       *_PASSWORD_NEEDLES, group=1),
+)
+# What `redact(..., passwords=True)` masks besides every secret-like token: a password by its place in the text.
+_PASSWORDS = (_URL_PASSWORD, *_PASSWORD_ASSIGNMENTS)
 
 
 def find_secrets(data: bytes) -> list[tuple[int, str]]:
@@ -399,17 +419,19 @@ def redact_bytes(data: bytes, extra_values: Iterable[str] = ()) -> bytes:
     return data
 
 
-def redact(text: str, extra_values: Iterable[str | None] = (), *, url_passwords: bool = False) -> str:
+def redact(text: str, extra_values: Iterable[str | None] = (), *, passwords: bool = False) -> str:
     """`text` with every secret-like token and every value in `extra_values` (only those: a caller holding
-    another environment, or the environment's values already) replaced by MASK, and with `url_passwords` every
-    URL's password too; other characters kept exactly, lone surrogates included. For what is shown, `scrub`."""
+    another environment, or the environment's values already) replaced by MASK, and with `passwords` every
+    URL's password and every password assignment (`password: hunter2`) too; other characters kept exactly, lone
+    surrogates included. For what is shown, `scrub`."""
     if not text:
         return text
     values = [value for value in extra_values if value]
     data = text.encode("utf-8", "surrogatepass")
     clean = redact_bytes(data, values)
-    if url_passwords and _URL_PASSWORD.present(clean):
-        clean = _URL_PASSWORD.regex.sub(_masker(MASK.encode(), _URL_PASSWORD.group), clean)
+    for pattern in _PASSWORDS if passwords else ():
+        if pattern.present(clean):
+            clean = pattern.regex.sub(_masker(MASK.encode(), pattern.group), clean)
     return text if clean == data else clean.decode("utf-8", "surrogatepass")
 
 

@@ -1,4 +1,4 @@
-"""Bytecode caches: files a language runtime loads in place of their source, from anywhere in the work tree.
+"""Bytecode caches, and the files pytest collects by name: what a tool runs from anywhere in the work tree.
 
 Python imports `__pycache__/mod.cpython-3X.pyc` instead of `mod.py` when the header's size and mtime match
 the source (a hash-based pyc marked unchecked is never compared at all), and a sourceless `mod.pyc` with no
@@ -16,6 +16,14 @@ ctime, as for the anchors: the agent can put an mtime back, never a ctime; a `__
 replaced during the cycle (a rename keeps its files' ctimes) has its every entry removed; a link in place
 of either is removed too (it would load from outside the tree). The walk skips `.git` and the trust
 anchors (read-only in the box, reported without it) and stops at MAX_ENTRIES, which `Sweep.cut_short` says.
+
+The same walk finds the files pytest runs by their name alone (`collected_by_name`: `conftest.py`, `test_*.py`,
+`*_test.py`) made or changed during the cycle, in the folders pytest recurses into by default (`collects_into`:
+not `.*`, `build`, `dist`, `node_modules`, `venv`, `*.egg`, nor a virtualenv): pytest reads no .gitignore, so one
+the agent plants in a git-ignored folder (`tmp/conftest.py`) runs at the human's next `pytest` with no diff to
+review. They are no caches: the runner holds the git-ignored ones (gitmem.cycle.oversize `hold_runnable`, GM776)
+where the human can read them, and the diff shows the rest. Python's own startup files (`sitecustomize.py`,
+`usercustomize.py`, `*.pth`) run only from an interpreter's site folders: the venvs, which are trust anchors.
 
 Not here, on purpose: `node_modules` (the agent may rightly install packages, whose install scripts run
 anyway; what the human runs from it is the project's own), direnv's `.envrc` (run only after `direnv allow`
@@ -36,6 +44,11 @@ SUFFIXES = (".pyc",)                       # what Python loads; `.pyo` has not b
 CACHE_DIRS = ("tmp/cache/bootsnap",)       # whole directories of compiled files, from the top of the tree
 CACHE_NAMES = frozenset(path.rsplit("/", 1)[-1] for path in CACHE_DIRS)
 SKIPPED = (".git", *IGNORED_TOOL_DIRS)         # names skipped at the top of the tree
+# pytest's defaults: the files it imports by name (python_files, and every conftest.py), and the folders it
+# never recurses into (norecursedirs; `.*` and `*.egg` by their shape), nor into a virtualenv (pyvenv.cfg).
+PYTEST_CONFTEST = "conftest.py"
+PYTEST_NORECURSE = frozenset({"_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}"})
+VENV_MARK = "pyvenv.cfg"
 MAX_ENTRIES = 1_000_000                    # the walk's bound: a large monorepo with its node_modules
 
 
@@ -44,14 +57,16 @@ class Sweep:
     """What one look after the agent found: the cache entries it made or changed, relative to the root."""
 
     paths: list[str] = field(default_factory=list)
+    runnable: list[str] = field(default_factory=list)   # files pytest collects by name (`collected_by_name`)
     cut_short: bool = False                # the tree holds over MAX_ENTRIES entries: the rest was not looked at
 
 
 def fresh(root: Path, since_ns: int) -> Sweep:
     """The bytecode cache entries under `root` (files or links) with a ctime at or after `since_ns`, and every
-    entry of a cache directory that itself is."""
+    entry of a cache directory that itself is; and (`runnable`) the files pytest collects by name with such a
+    ctime, in the folders it recurses into."""
     found = Sweep()
-    pending = [_Folder(str(root), "")]
+    pending = [_Folder(str(root), "", collected=True)]
     count = 0
     while pending:
         folder = pending.pop()
@@ -68,9 +83,13 @@ def fresh(root: Path, since_ns: int) -> Sweep:
                     if folder.cache or name == PYCACHE or name.endswith(SUFFIXES) or name in CACHE_NAMES:
                         _look(entry, folder, since_ns, found, pending)
                     elif entry.is_dir(follow_symlinks=False):      # the common case: no stat, no call
-                        pending.append(_Folder(entry.path, f"{folder.rel}{name}/"))
+                        pending.append(_Folder(entry.path, f"{folder.rel}{name}/",
+                                               collected=folder.collected and collects_into(name)))
+                    elif folder.collected and name.endswith(".py") and collected_by_name(name):
+                        _look_runnable(entry, folder, since_ns, found)
         except OSError:
             continue
+    found.runnable = _outside_venvs(root, found.runnable)
     return found
 
 
@@ -80,6 +99,43 @@ class _Folder:
     rel: str                   # relative to the root, with a trailing `/`; "" for the root
     cache: bool = False        # inside a cache directory: every entry is a cache
     renewed: bool = False      # inside one made or replaced during the cycle: every entry counts as changed
+    collected: bool = False    # a folder pytest recurses into (`collects_into`), and each above it
+
+
+def collected_by_name(name: str) -> bool:
+    """Whether pytest imports a file of this name wherever it recurses: a conftest.py, or a test module by
+    pytest's default `python_files` (`test_*.py`, `*_test.py`)."""
+    return name == PYTEST_CONFTEST or (name.startswith("test_") and name.endswith(".py")) or name.endswith("_test.py")
+
+
+def collects_into(name: str) -> bool:
+    """Whether pytest, by default, recurses into a folder of this name (a virtualenv aside: `_outside_venvs`)."""
+    return not (name.startswith(".") or name.endswith(".egg") or name in PYTEST_NORECURSE or name == PYCACHE)
+
+
+def _outside_venvs(root: Path, paths: list[str]) -> list[str]:
+    """`paths` but those inside a virtualenv (a folder holding pyvenv.cfg), which pytest never recurses into:
+    looked up for what the walk found only, each folder once, not for every folder of the tree."""
+    venv: dict[str, bool] = {}
+
+    def inside(folder: str) -> bool:
+        if not folder:
+            return False
+        if folder not in venv:
+            venv[folder] = os.path.isfile(os.path.join(root, folder, VENV_MARK)) or inside(os.path.dirname(folder))
+        return venv[folder]
+
+    return [rel for rel in paths if not inside(os.path.dirname(rel))]
+
+
+def _look_runnable(entry: os.DirEntry[str], folder: _Folder, since_ns: int, found: Sweep) -> None:
+    """A file pytest collects (or a link in its place): recorded when made or changed since `since_ns`."""
+    try:
+        info = entry.stat(follow_symlinks=False)
+    except OSError:
+        return
+    if (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)) and info.st_ctime_ns >= since_ns:
+        found.runnable.append(f"{folder.rel}{entry.name}")
 
 
 def _look(entry: os.DirEntry[str], folder: _Folder, since_ns: int, found: Sweep, pending: list[_Folder]) -> None:

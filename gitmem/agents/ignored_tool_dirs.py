@@ -3,15 +3,21 @@ tools run code from, unreviewed.
 
 `.venv` is what the committed launcher (`.gitmem/gitmem`) and the human's `. .venv/bin/activate` run (`venv`
 is the other name the template's .gitignore gives a venv); `.direnv` is what direnv's `layout python` activates
-on `cd`. One file is an anchor too: `.env`, which direnv's `dotenv`, pipenv, bun, docker compose and VS Code's
+on `cd`. Files are anchors too: `.env`, which direnv's `dotenv`, pipenv, bun, docker compose and VS Code's
 Python extension load into the environment of what the human runs next, where an `LD_PRELOAD`, a `PATH` or a
-`NODE_OPTIONS` runs code as surely as a venv's script does. They are ignored by git, so an agent's edit of them
-would never show in a diff, and would run with the human's rights, outside any sandbox, in the next interactive
-session. So, by mechanism:
+`NODE_OPTIONS` runs code as surely as a venv's script does; and the whole `.env.<anything>` family beside it
+(`is_env_file`), since bun, Next.js, Vite and dotenv-flow load `.env.local`, `.env.<mode>` and `.env.<mode>.local`
+the same way, for a mode any script may name. The family is a rule over names, not a list: the anchors of a tree
+are the fixed ones plus every member of the family found at its top (`anchor_names`). They are ignored by git,
+so an agent's edit of them would never show in a diff, and would run with the human's rights, outside any
+sandbox, in the next interactive session. So, by mechanism:
 
 - inside the sandbox they are read-only, present or not (gitmem.agents.sandbox `bwrap_argv`): an absent one is a
-  read-only empty mount point (for `.env`, an empty file), which bwrap makes on the host as an empty directory or
-  file; the runner removes it again after the cycle when it is still empty (`remove_mount_points`);
+  read-only empty mount point (for the env files loaders read by default, IGNORED_TOOL_FILES, an empty file,
+  where git ignores it), which bwrap makes on the host as an empty directory or file; the runner removes it
+  again after the cycle when it is still empty (`remove_mount_points`). A member of the family no loader reads
+  by default (`.env.staging`) cannot be made in advance for every name: one the agent creates is reported, as
+  below, and one git does not ignore is in the cycle's commit too;
 - the in-process file tools of the `anthropic` backend refuse to write them (gitmem.agents.tools);
 - in every mode the runner takes a `snapshot_tool_dirs` before the agent runs and looks again after (`changed`), and
   reports a change in the LOG entry's Evidence, the cycle's output and `gitmem status`: without the sandbox
@@ -43,8 +49,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 IGNORED_TOOL_DIRS = (".venv", "venv", ".direnv")     # relative to the top of the work tree; fixed, not configured
-IGNORED_TOOL_FILES = (".env",)                       # the same, for files: loaded as the environment (see above)
+# The same, for files: the env files loaders read with no mode named or in their default modes (bun, Next.js,
+# Vite, dotenv-flow): an absent one is a read-only mount point in the box. Every other `.env.*` is an anchor too
+# (`is_env_file`), read-only in the box when present and reported when the agent creates it.
+IGNORED_TOOL_FILES = (".env", ".env.local", *(f".env.{mode}{local}" for mode in ("development", "production", "test")
+                                             for local in ("", ".local")))
 IGNORED_TOOLS = (*IGNORED_TOOL_DIRS, *IGNORED_TOOL_FILES)
+ENV_FILE = ".env"
 MAX_ENTRIES = 100_000                    # a venv holds a few thousand; the walk stops here
 ABSENT = "absent"
 # The kernel stamps a ctime from a coarse clock, up to a tick behind time.time_ns(): the snapshot's moment is
@@ -62,11 +73,27 @@ class AnchorSnapshot:
     tops: dict[str, str]
 
 
+def is_env_file(name: str) -> bool:
+    """Whether a name at the top of the tree is one of the env files (`.env`, `.env.local`, `.env.<mode>`…),
+    whatever its case: a case-insensitive file system opens `.ENV` as `.env`. `.envrc` is not one (see above)."""
+    folded = name.casefold()
+    return folded == ENV_FILE or folded.startswith(f"{ENV_FILE}.")
+
+
+def anchor_names(root: Path) -> tuple[str, ...]:
+    """The anchors of the tree at `root`: IGNORED_TOOLS, then each other env file at its top, sorted."""
+    try:
+        found = sorted(name for name in os.listdir(root) if is_env_file(name) and name not in IGNORED_TOOLS)
+    except OSError:
+        found = []
+    return (*IGNORED_TOOLS, *found)
+
+
 def snapshot_tool_dirs(root: Path, *, clock_dir: Path) -> AnchorSnapshot:
     """`clock_dir`: a directory the runner writes, on the work tree's file system (`.git/gitmem/`), where a
     file is made and removed to read the moment as the kernel stamps ctimes. A venv installed just before the
     cycle is then never taken for a change made during it."""
-    return AnchorSnapshot(_kernel_now(clock_dir), {name: _top(root / name) for name in IGNORED_TOOLS})
+    return AnchorSnapshot(_kernel_now(clock_dir), {name: _top(root / name) for name in anchor_names(root)})
 
 
 def _kernel_now(folder: Path) -> int:
@@ -82,12 +109,14 @@ def _kernel_now(folder: Path) -> int:
 
 
 def changed(root: Path, before: AnchorSnapshot, *, walk: bool) -> list[str]:
-    """The anchors created, removed, replaced or (`walk`) changed inside since `before`, in IGNORED_TOOLS order. A
-    file's own ctime moves with every write, so it needs no walk."""
+    """The anchors created, removed, replaced or (`walk`) changed inside since `before`, in `anchor_names` order
+    (with each env file made or removed during the cycle). A file's own ctime moves with every write: it needs
+    no walk."""
     found = []
-    for name in IGNORED_TOOLS:
+    for name in (*IGNORED_TOOLS, *sorted({*before.tops, *anchor_names(root)}.difference(IGNORED_TOOLS))):
         now = _top(root / name)
-        if now != before.tops.get(name) or (walk and now != ABSENT and _touched(root / name, before.since_ns)):
+        if now != before.tops.get(name, ABSENT) or (walk and now != ABSENT and not is_env_file(name)
+                                                    and _touched(root / name, before.since_ns)):
             found.append(name)
     return found
 
@@ -95,12 +124,12 @@ def changed(root: Path, before: AnchorSnapshot, *, walk: bool) -> list[str]:
 def note(names: list[str], before: AnchorSnapshot) -> str:
     """The one Evidence line for the anchors in `names` (created, removed or changed during the cycle)."""
     def what(name: str) -> str:
-        shown = name if name in IGNORED_TOOL_FILES else f"{name}/"
-        return f"{shown} (created)" if before.tops.get(name) == ABSENT else shown
+        shown = name if is_env_file(name) else f"{name}/"
+        return f"{shown} (created)" if before.tops.get(name, ABSENT) == ABSENT else shown
     return (f"{NOTE_PREFIX}: {', '.join(what(n) for n in names)} changed during the cycle; a diff may not "
             "show it (it is git-ignored where the template has it), and your tools run it with your rights (the "
-            "launcher, `. .venv/bin/activate`, direnv or pipenv loading `.env`): check it, or remove and recreate "
-            "it, before your next session")
+            "launcher, `. .venv/bin/activate`, direnv, pipenv, bun or Vite loading `.env` files): check it, or "
+            "remove and recreate it, before your next session")
 
 
 def remove_mount_points(root: Path, before: AnchorSnapshot) -> None:
@@ -112,7 +141,7 @@ def remove_mount_points(root: Path, before: AnchorSnapshot) -> None:
             continue
         place = root / name
         try:
-            if name not in IGNORED_TOOL_FILES:
+            if not is_env_file(name):
                 place.rmdir()          # fails on a link, a file or a directory with anything in it: reported
                 continue
             info = place.lstat()

@@ -3,8 +3,9 @@
 The agent is untrusted: without a box it could read a withheld secret from the runner's `/proc/PID/environ`,
 delete the human's branches and `git gc --prune=now` them away, write another workspace's memory, or push to a
 local-path origin. Inside `bwrap` it sees an allow-list of paths (gitmem.agents.sandbox_mounts): the work tree
-read-write, `.git` read-only but for `.git/gitmem/`, so only the runner commits, writes references and runs gc; a
-private /tmp; its own PID namespace with its own /proc, so no runner process is visible; its own session, so no
+read-write, `.git` read-only but for `.git/gitmem/`, so only the runner commits, writes references and runs gc
+(its config files shown without credentials: gitmem.agents.box_git_config); a private /tmp; its own PID
+namespace with its own /proc, so no runner process is visible; its own session, so no
 terminal of the runner's to type into; its own user namespace
 with no capability, also when root runs the cycle (containers, CI), so it cannot remount a read-only bind, make a
 device node or mount a disk, and where root runs it, the system's configuration shows it only what other users
@@ -252,8 +253,8 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None 
     """The bwrap command line. Order matters: a later bind covers an earlier one, so the work tree is bound
     read-write, then `.git` read-only over it, then `.git/gitmem` read-write over that; runtimes that live
     inside the work tree (a venv in the checkout) are bound read-only, so the agent cannot edit gitmem; and
-    last the trust anchors (`.venv`, `.direnv`, `.env`), read-only whether or not gitmem runs from them: an absent
-    one as an empty read-only tmpfs (a file anchor: an empty file), so the agent cannot create one for the
+    last the trust anchors (`.venv`, `.direnv`, the `.env` files), read-only whether or not gitmem runs from them:
+    an absent one as an empty read-only tmpfs (a file anchor: an empty file), so the agent cannot create one for the
     human's next session to run. `euid` (this process's by default) chooses the agent's ids (`unprivileged`)."""
     tree = Path(mounts.work_tree)
     outside = [d for d in mounts.read_only if not Path(d).is_relative_to(tree)]
@@ -290,6 +291,8 @@ def bwrap_argv(bwrap: str, mounts: Mounts, argv: list[str], *, euid: int | None 
     out += ["--bind", mounts.work_tree, mounts.work_tree]
     for folder in mounts.git_read_only:
         out += ["--ro-bind", folder, folder]
+    for copy, original in mounts.git_configs:       # over the git directory's bind: its config, credentials left out
+        out += ["--ro-bind", copy, original]
     out += ["--bind", mounts.state_dir, mounts.state_dir]
     for folder in inside:
         out += ["--ro-bind", folder, folder]

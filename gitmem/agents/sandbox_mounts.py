@@ -7,7 +7,8 @@ wrapper starts by name: `timeout 600 claude`; a `node_modules` tree, else the ex
 its `#!` line names, e.g. node's install; a Python venv either of them is in, which a `bin/python` link does not
 lead to), the `gitmem` the agent's PATH finds, found as the CLI is (`~/.local/bin/gitmem`), files named on its
 command line outside the work tree (absolute, or relative to the tree: `sh ../agent.sh`; one in the tree is the
-agent's to make, a link to anywhere), and the git directory with the object stores its alternates name. Never the
+agent's to make, a link to anywhere), and the git directory with the object stores its alternates name, each of its
+config files that holds a credential shown as a copy without it (gitmem.agents.box_git_config). Never the
 human's HOME, nor a directory holding it, nor one of its data folders (`~/.local`, `~/.config`, `~/.cache`): an
 interpreter in `~/bin` or `~/.local/bin` is bound alone. The system's own folders are bound even where a HOME lies
 inside one (under /usr), with that HOME covered by an empty folder. A link is made only where no bound directory or
@@ -39,8 +40,8 @@ from typing import TypeVar
 
 import gitmem
 from gitmem import gitio
-from gitmem.agents import wrappers
-from gitmem.agents.ignored_tool_dirs import IGNORED_TOOL_FILES, IGNORED_TOOLS
+from gitmem.agents import box_git_config, wrappers
+from gitmem.agents.ignored_tool_dirs import ENV_FILE, anchor_names, is_env_file
 from gitmem.config.user_files import read_settings
 from gitmem.workspace import Workspace
 
@@ -48,8 +49,9 @@ _Item = TypeVar("_Item")
 HOME = "/tmp/gitmem-home"      # inside the sandbox's private /tmp
 # The box HOME's login profile (read-only): a login shell keeps the agent's PATH (see the file).
 PROFILE = str(Path(__file__).with_name("box_profile.sh"))
-# An empty file, bound read-only where a file anchor (`.env`) is absent: tools inside read an empty file, and
-# none can be made there. A device (/dev/null) cannot stand in: bwrap binds with nodev, so it could not be read.
+# An empty file, bound read-only where a file anchor (`.env`, `.env.local`…) is absent: tools inside read an
+# empty file, and none can be made there. A device (/dev/null) cannot stand in: bwrap binds with nodev, so it
+# could not be read.
 EMPTY = str(Path(__file__).with_name("box_empty"))
 SYSTEM_DIRS = ("/usr", "/etc")
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")   # links on merged-/usr systems
@@ -83,6 +85,7 @@ class Mounts:
     optional: tuple[str, ...] = ()               # agent.sandbox.writable: bound when they exist
     work_tree: str = ""
     git_read_only: tuple[str, ...] = ()          # the git directory (and a linked tree's `.git` file), alternates
+    git_configs: tuple[tuple[str, str], ...] = ()   # (copy, original): its config files without credentials
     state_dir: str = ""                          # .git/gitmem, read-write again on top of the read-only .git
     home: str = HOME
     made: tuple[str, ...] = (HOME,)               # directories made inside the private /tmp
@@ -90,7 +93,7 @@ class Mounts:
     env: dict[str, str] = field(default_factory=dict)   # CLAUDE_CONFIG_DIR, CODEX_HOME: where they were bound
     anchors: tuple[str, ...] = ()                # trust anchors present in the tree: bound read-only, last
     anchor_points: tuple[str, ...] = ()          # absent ones: a read-only empty tmpfs, so none can be made
-    anchor_files: tuple[str, ...] = ()           # absent file anchors (`.env`): `empty` bound read-only there
+    anchor_files: tuple[str, ...] = ()           # absent env files (`.env`, `.env.local`): `empty` bound read-only
     empty: str = EMPTY
     withheld_files: tuple[str, ...] = ()         # run by root: system files other users may not read, shown empty
     withheld_dirs: tuple[str, ...] = ()          # and folders they may not enter, shown as empty folders
@@ -157,16 +160,22 @@ def host_mounts(ws: Workspace, argv: list[str], env: Mapping[str, str], writable
             made.append(f"{HOME}/{default}")
             places[variable] = f"{HOME}/{default}"
     present, absent = _anchor_mounts(Path(root))
-    absent_files = tuple(place for place in absent if Path(place).name in IGNORED_TOOL_FILES)
+    # An absent env file is a mount point only where git ignores it (`.env` always, as the template does): one
+    # the agent makes where it is not ignored is in the cycle's commit, and a placeholder there would show as
+    # an untracked file to everything that runs `git status` inside.
+    absent_files = tuple(place for place in absent if is_env_file(name := Path(place).name)
+                         and (name == ENV_FILE or gitio.path_ignored(repo, name)))
+    absent = tuple(place for place in absent if not is_env_file(Path(place).name))
     files, folders = _withheld(tuple(d for d in system if d not in ("/usr", *SYSTEM_LINKS))) if os.geteuid() == 0 \
         else ([], [])
     return Mounts(links=tuple(links), program_links=tuple(_unique(program_links)),
                   read_only=tuple(_outermost(runtime)), covered_homes=covered,
                   read_only_in_homes=tuple(_outermost(in_homes)), writable=tuple(_unique(bound)),
                   optional=tuple(_unique(optional)), work_tree=root, git_read_only=tuple(_unique(git_read_only)),
+                  git_configs=box_git_config.shown_copies(repo),
                   state_dir=str(state.resolve()), made=tuple(made), env=places, anchors=present,
                   profile=PROFILE if os.path.isfile(PROFILE) else "",
-                  anchor_points=tuple(place for place in absent if place not in absent_files),
+                  anchor_points=absent,
                   anchor_files=absent_files, withheld_files=tuple(files), withheld_dirs=tuple(folders))
 
 
@@ -295,7 +304,7 @@ def _anchor_mounts(root: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     (or shows it read-only), and replacing the link itself is what the runner's look after the agent reports."""
     present: list[str] = []
     absent: list[str] = []
-    for name in IGNORED_TOOLS:
+    for name in anchor_names(root):
         place = root / name
         if not os.path.lexists(place):
             absent.append(str(place))

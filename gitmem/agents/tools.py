@@ -27,7 +27,7 @@ from typing import Any
 
 from gitmem import gitio, secrets
 from gitmem.agents import sandbox, tool_input
-from gitmem.agents.ignored_tool_dirs import IGNORED_TOOL_DIRS, IGNORED_TOOL_FILES
+from gitmem.agents.ignored_tool_dirs import IGNORED_TOOL_DIRS, is_env_file
 from gitmem.agents.protected import Protection, is_config
 from gitmem.agents.schemas import FILE_TOOLS, MEMORY_TOOLS, SHELL_TOOL, tool_schemas
 from gitmem.config import CONFIG_NAME, Config
@@ -116,9 +116,9 @@ class Toolbox:
             raise ToolError(f"{text!r}: `..` is not allowed; paths stay inside the repository")
         rel = PurePosixPath(text).as_posix()
         parts = [part.casefold() for part in PurePosixPath(rel).parts]
-        if write and parts and (parts[0] in IGNORED_TOOL_DIRS or (len(parts) == 1 and parts[0] in IGNORED_TOOL_FILES)):
+        if write and parts and (parts[0] in IGNORED_TOOL_DIRS or (len(parts) == 1 and is_env_file(parts[0]))):
             raise ToolError(f"{text!r} is where the human's own tools run code from (a git-ignored venv, direnv "
-                            "layout or .env), outside any sandbox; the agent never writes it")
+                            "layout or a .env file), outside any sandbox; the agent never writes it")
         if write and (kind := self._memory_kind(rel)) is not None:
             if kind == "config":
                 raise ToolError(f"{text!r} steers gitmem and is not written with file tools; to change it, ask "

@@ -66,6 +66,7 @@ class CycleGuard:
     anchor_note: str = ""                                   # the one note about them, when any changed
     messages: list[str] = field(default_factory=list)    # for the cycle's report only
     nested: set[str] = field(default_factory=set)        # the repositories inside the tree when it started
+    runnable: list[str] = field(default_factory=list)    # files pytest runs by name the agent made or changed
 
     @classmethod
     def begin(cls, ws: Workspace, *, start: str, branch: str, cycle: int, confined: bool = False) -> CycleGuard:
@@ -129,6 +130,8 @@ class CycleGuard:
             return
         sweep = bytecode.fresh(self.ws.root, before.since_ns)
         sweep.paths = [rel for rel in sweep.paths if gitio.file_id_at(self.ws.repo, self.start, rel) is None]
+        # Held (not removed) once the git state is back, where they are git-ignored (`listed`).
+        self.runnable = [rel for rel in sweep.runnable if gitio.file_id_at(self.ws.repo, self.start, rel) is None]
         said = bytecode.removal_note(bytecode.remove_swept(self.ws.root, sweep), sweep.cut_short)
         if said:
             self.messages.append(said)
@@ -291,14 +294,21 @@ class CycleGuard:
     def listed(self) -> tuple[list[str], list[oversize.Held]]:
         """`candidates`, and what was held to list them: libgit2's listing stops at a folder nested past what it
         lists, so when it fails such folders are held (gitmem.cycle.oversize `hold_too_deep`, judged under the
-        human's ignore rules as `candidates` lists) and the tree is listed again. Only then is the tree walked."""
-        try:
-            return self.candidates(), []
-        except gitio.RepoError:
-            repo = self.ws.repo
+        human's ignore rules as `candidates` lists) and the tree is listed again. Only then is the tree walked.
+        First, the files pytest runs by name that the agent made or changed where those rules ignore them are held
+        (gitmem.cycle.oversize `hold_runnable`): no diff would show them. The rest are candidates, in the diff."""
+        repo = self.ws.repo
+        runnable, self.runnable = self.runnable, []       # held once, whichever of the runner and salvage lists
+        if runnable:
             with self._human_rules():
-                held = oversize.hold_too_deep(self.ws, self.cycle,
-                                              lambda rel: self.was_ignored(rel) or gitio.path_ignored(repo, rel))
+                runnable = [rel for rel in runnable if self.was_ignored(rel) or gitio.path_ignored(repo, rel)]
+        held = oversize.hold_runnable(self.ws, runnable, self.cycle)
+        try:
+            return self.candidates(), held
+        except gitio.RepoError:
+            with self._human_rules():
+                held += oversize.hold_too_deep(self.ws, self.cycle,
+                                               lambda rel: self.was_ignored(rel) or gitio.path_ignored(repo, rel))
             return self.candidates(), held
 
     @contextmanager

@@ -13,6 +13,9 @@
   every later cycle would refuse to start. And a folder that is itself a git directory (`git init --bare sub`,
   told it has a work tree): git shows its files, which a commit would take, and in the human's checkout git
   run inside that folder would find it as a repository and run its configuration (`is_repository`).
+- A file pytest runs by its name (gitmem.agents.bytecode `collected_by_name`) that the agent made or changed in a
+  git-ignored folder pytest collects from (`hold_runnable`): pytest reads no .gitignore, so it would run at the
+  human's next `pytest`, and no diff would show it. Held, not removed: it may be the agent's honest work.
 Either is moved to `.git/gitmem/held/cycle-N/<path>`, never deleted, and the work tree gets back what HEAD
 has there (nothing, for a new path). So the cycle commits without it, the next cycle starts from a clean tree,
 and nothing is lost. A secret value in what is held is masked there, as in a commit (a run's cache carries
@@ -57,9 +60,12 @@ class Held:
     git_name: bool = False     # a path a file system takes for `.git`
     too_deep: bool = False     # a folder DEPTH_LIMIT levels down, held whole
     not_utf8: bool = False     # a name that is not UTF-8 (`path` and `kept` show such bytes escaped)
+    runnable: bool = False     # a file pytest runs by its name, in a git-ignored folder
 
     @property
     def code(self) -> Code:
+        if self.runnable:
+            return codes.CYCLE_RUNNABLE_HELD
         if self.git_name or self.not_utf8 or self.too_deep:
             return codes.CYCLE_PATH_HELD
         return codes.CYCLE_REPOSITORY_HELD if self.repository else codes.CYCLE_FILE_HELD
@@ -68,6 +74,10 @@ class Held:
         return self._where(limit) + ("; a secret value in it was masked" if self.masked else "")
 
     def _where(self, limit: int) -> str:
+        if self.runnable:
+            return (f"kept {self.path} out of the work tree: pytest runs a file of that name from any folder it "
+                    f"collects, git-ignored or not, so your next `pytest` would have run it with no diff to show "
+                    f"it; it was moved to {self.kept}: read it there, and move it back if it is yours")
         if self.too_deep:
             return (f"kept {self.path}/ out of the commit: its folders nest {DEPTH_LIMIT} levels down, past what "
                     f"gitmem's git library lists, which stops every cycle; it was moved to {self.kept}, whole")
@@ -132,6 +142,23 @@ def hold_out(ws: Workspace, paths: Iterable[str], cycle: int, *, exempt: Iterabl
         masked = scrub_held(target, INERT_GIT)
         held.append(Held(quoted_path(rel), 0 if repository else found.st_size, quoted_path(kept.as_posix()), repository,
                          None if odd else unfit, masked, git_name, not_utf8))
+    return held
+
+
+def hold_runnable(ws: Workspace, paths: Iterable[str], cycle: int) -> list[Held]:
+    """Move each of `paths` (files pytest runs by name that the agent made or changed in git-ignored folders:
+    gitmem.cycle.agent_guard finds them) out of the work tree, to `.git/gitmem/held/cycle-N/`."""
+    held: list[Held] = []
+    for rel in paths:
+        full = ws.root / rel
+        if not os.path.lexists(full):
+            continue
+        target = state_directory(gitio.state_dir(ws.repo)) / HELD_DIR / f"cycle-{cycle}" / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(full), str(target))
+        kept = target.relative_to(ws.root) if target.is_relative_to(ws.root) else target
+        held.append(Held(quoted_path(rel), 0, quoted_path(kept.as_posix()), masked=scrub_held(target, INERT_GIT),
+                         runnable=True))
     return held
 
 

@@ -3,12 +3,14 @@
 `state_paths` names the files and directories (inside the git directory, the same files of each submodule's and
 each other linked work tree's git directory with the `.git` files that point at them, and the user's global config
 files that git reads); `references_all` and `set_reference` read and put back every reference; `ignored` says
-what the ignore rules hide; `tree_links` lists a commit's symlinks; `lock_files` finds the lock files git leaves.
+what the ignore rules hide; `tree_links` lists a commit's symlinks; `lock_files` finds the lock files git leaves;
+`config_entries` reads one config file as git reads it.
 """
 from __future__ import annotations
 
 import os
 import re
+import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -206,6 +208,28 @@ def _programs_in(tree: Path, values: list[str]) -> list[Path]:
                     and path.is_file() and not path.is_symlink() and path not in found:
                 found.append(path)
     return found
+
+
+CONFIG_LIST_SECONDS = 10.0
+
+
+def config_entries(path: Path) -> list[tuple[str, str | None]] | None:
+    """The entries of the config file `path` as git reads them, in order, its includes not followed: (key, value),
+    the key as `git config --list` names it (`section.subsection.name`, section and name in lower case), the value
+    None for a key with no `=` (true). None when git cannot read the file."""
+    try:
+        done = subprocess.run(["git", "config", "--file", str(path), "--no-includes", "--list", "-z"],
+                              capture_output=True, timeout=CONFIG_LIST_SECONDS, check=False,
+                              env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    entries: list[tuple[str, str | None]] = []
+    for item in done.stdout.decode("utf-8", "surrogateescape").split("\0")[:-1]:
+        key, newline, value = item.partition("\n")
+        entries.append((key, value if newline else None))
+    return entries
 
 
 _SECTION = re.compile(r'^\s*\[\s*([A-Za-z0-9.-]+)(?:\s+"[^"]*")?\s*\]\s*(.*)$')

@@ -71,7 +71,7 @@ def masked(fact: Fact, values: list[str]) -> Fact:
     and whatever looks like one."""
 
     def scrub(text: str | None) -> str | None:
-        return secrets.redact(text, values, url_passwords=True) if text else text
+        return secrets.redact(text, values, passwords=True) if text else text
 
     # Every text of the fact that lands in memory: its name (`anchor`) too, which the Origin line carries.
     return replace(fact, file=scrub(fact.file) or "", text=scrub(fact.text) or "", why=scrub(fact.why),

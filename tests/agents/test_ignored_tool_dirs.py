@@ -200,3 +200,79 @@ def test_inside_the_box_the_env_file_holds_for_an_unprivileged_user_too(git_env:
         assert said["replace"] != "done" and said["remove"] != "done", said
         assert not os.path.lexists(repo.path / ".env")
         assert NOTE_PREFIX not in evidence(repo)
+
+
+# The rest of the `.env` family: bun, Next.js, Vite and dotenv-flow load `.env.local`, `.env.<mode>` and
+# `.env.<mode>.local` as they load `.env`, for a mode any script may name.
+HUMANS_LOCAL = "API_URL=http://localhost:8080\n"
+FAMILY_ATTACK = ATTEMPTS + r'''
+attempt("append_local", lambda: open(j(".env.local"), "a").write("NODE_OPTIONS=--require /tmp/evil.js\n"))
+attempt("create_development", lambda: open(j(".env.development"), "w").write("LD_PRELOAD=/tmp/evil.so\n"))
+attempt("create_production_local", lambda: open(j(".env.production.local"), "w").write("PATH=/tmp/evil\n"))
+attempt("append_staging", lambda: open(j(".env.staging"), "a").write("LD_PRELOAD=/tmp/evil.so\n"))
+said["read_local"] = open(j(".env.local")).read()
+with open(j("said.json"), "w") as handle:
+    json.dump(said, handle)
+'''
+
+
+def _ignores_env_files(repo: GitRepo) -> None:
+    """The human's .gitignore keeps every env file out of git, as the template's keeps `.env`."""
+    repo.commit_files({".gitignore": repo.read(".gitignore") + ".env.*\n"}, "ignore the env files")
+
+
+@needs_bwrap
+def test_inside_the_box_every_env_file_is_read_only_and_the_default_ones_cannot_be_created(tmp_path, memrepo: GitRepo,
+                                                                                         cli) -> None:
+    _ignores_env_files(memrepo)
+    (memrepo.path / ".env.local").write_text(HUMANS_LOCAL, encoding="utf-8")
+    (memrepo.path / ".env.staging").write_text(HUMANS_ENV, encoding="utf-8")     # a mode of the human's naming
+    command_agent(tmp_path, memrepo, FAMILY_ATTACK, sandbox="bubblewrap")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    said = json.loads(memrepo.read("said.json"))
+    assert said["read_local"] == HUMANS_LOCAL, said
+    assert {name: said[name] for name in ("append_local", "create_development", "create_production_local",
+                                          "append_staging")} == dict.fromkeys(
+        ("append_local", "create_development", "create_production_local", "append_staging"), "Read-only file system")
+    assert (memrepo.path / ".env.local").read_text(encoding="utf-8") == HUMANS_LOCAL
+    assert (memrepo.path / ".env.staging").read_text(encoding="utf-8") == HUMANS_ENV
+    assert sorted(p.name for p in memrepo.path.iterdir() if p.name.startswith(".env")) == [".env.local",
+                                                                                           ".env.staging"]
+    assert NOTE_PREFIX not in evidence(memrepo) and "GM719" not in result.out
+
+
+@needs_bwrap
+def test_inside_the_box_an_env_file_of_a_new_mode_is_reported(tmp_path, memrepo: GitRepo, cli) -> None:
+    # No mount point can stand ready for every mode's name: the one the agent makes is the human's to hear of.
+    _ignores_env_files(memrepo)
+    command_agent(tmp_path, memrepo, "open(os.path.join(root, '.env.ci'), 'w').write('LD_PRELOAD=/tmp/e.so\\n')\n",
+                  sandbox="bubblewrap")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    found = [v for v in json.loads(result.out)["violations"] if v["code"] == "GM719"]
+    assert [(v["path"], v["severity"]) for v in found] == [(".env.ci", "warning")]
+    assert f"runner: {NOTE_PREFIX}: .env.ci (created) changed during the cycle" in evidence(memrepo)
+
+
+def test_without_the_box_every_env_file_the_agent_writes_is_reported(tmp_path, memrepo: GitRepo, cli) -> None:
+    _ignores_env_files(memrepo)
+    (memrepo.path / ".env.staging").write_text(HUMANS_ENV, encoding="utf-8")
+    body = ("open(os.path.join(root, '.env.local'), 'w').write('NODE_OPTIONS=--require /tmp/evil.js\\n')\n"
+            "open(os.path.join(root, '.env.staging'), 'a').write('LD_PRELOAD=/tmp/evil.so\\n')\n"
+            "open(os.path.join(root, '.env.preview.local'), 'w').write('PATH=/tmp/evil\\n')\n")
+    command_agent(tmp_path, memrepo, body, sandbox="none")
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    found = [v for v in json.loads(result.out)["violations"] if v["code"] == "GM719"]
+    assert [(v["path"], v["severity"]) for v in found] == [(".env.local", "warning")]
+    assert (f"runner: {NOTE_PREFIX}: .env.local (created), .env.preview.local (created), .env.staging changed "
+            "during the cycle") in evidence(memrepo)
+
+
+@pytest.mark.parametrize("path", [".env.local", "./.env.development", ".env.production.local", ".ENV.Staging"])
+def test_the_in_process_file_tools_never_write_an_env_file(memrepo: GitRepo, path: str) -> None:
+    box = Toolbox(Workspace.at(memrepo.path), cycle=1)
+    wrote = box.call("write_file", {"path": path, "content": "LD_PRELOAD=/tmp/evil.so\n"})
+    assert wrote.is_error and "the agent never writes it" in wrote.text
+    assert not [p.name for p in memrepo.path.iterdir() if p.name.casefold().startswith(".env")]

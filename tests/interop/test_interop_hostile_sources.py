@@ -356,6 +356,25 @@ def test_a_password_in_a_connection_url_of_a_source_reaches_no_memory_file(memre
     assert "Nothing new to import." in cli(["import", "claude"], cwd=memrepo.path).out
 
 
+def test_a_password_assignment_in_a_source_reaches_no_memory_file_and_prose_about_passwords_stays(
+        memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
+    passwords = ("hunter2hunter2", "Tr0ub4dor-3", "c0rrect-h0rse", "sw0rdfish-9")
+    put(claude_dir(home, memrepo), {"project_staging.md": (
+        "---\nname: staging\ndescription: the staging box\ntype: project\n---\n"
+        f"Staging admin login, password: {passwords[0]}\n\n"
+        f"The smtp relay takes passwd={passwords[1]} from the deploy script.\n\n"
+        f"The vault token: pwd: {passwords[2]}\n\n"
+        f"The webhook secret: {passwords[3]}\n\n"
+        "The password policy asks for 12 characters; reset your password every 90 days.\n")})
+    done = cli(["import", "claude"], cwd=memrepo.path)
+    assert done.code == 0, done.err
+    written = "".join(memory(memrepo))
+    assert [p for p in passwords if p in done.out + done.err + written] == []
+    assert "Staging admin login, password: ***" in written and "passwd=*** from the deploy script" in written
+    assert "The password policy asks for 12 characters; reset your password every 90 days." in written
+    assert cli(["check", "--worktree"], cwd=memrepo.path).code == 0
+
+
 @pytest.mark.parametrize("form", ["NFD", "NFC"])
 def test_a_source_saved_again_in_another_unicode_form_adds_nothing(memrepo: GitRepo, cli: Cli, home: Path,  # noqa: F811
                                                                     form: str) -> None:

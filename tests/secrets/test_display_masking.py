@@ -182,9 +182,9 @@ def test_a_urls_password_is_masked_in_what_an_import_brings_and_a_projects_dev_u
     would break the project's code), and whether a variable is withheld from an agent stays as it was."""
     url = "postgres://app:Tr0ub4dor-and-3@db.internal:5432/prod"
     masked = "db is postgres://app:***@db.internal:5432/prod, ok"
-    assert secrets.redact(f"db is {url}, ok", url_passwords=True) == masked
+    assert secrets.redact(f"db is {url}, ok", passwords=True) == masked
     assert secrets.redact("https://me:pass@host/a.git and ssh://git@host:22/x and http://[::1]:8080/",
-                          url_passwords=True) == "https://me:***@host/a.git and ssh://git@host:22/x and http://[::1]:8080/"
+                          passwords=True) == "https://me:***@host/a.git and ssh://git@host:22/x and http://[::1]:8080/"
     dev = b"DATABASE_URL=postgres://postgres:postgres@localhost:5432/app\n"
     assert secrets.redact_bytes(dev) == dev and secrets.redact(dev.decode()) == dev.decode()
     environ = {"DATABASE_URL": url, "HOME": "/root"}
@@ -238,3 +238,30 @@ def test_json_output_gathers_the_environments_values_once_however_many_strings_i
     assert len(data["invalid"]) >= 300
     assert SECRET not in shown.out and secrets.MASK in shown.out
     assert len(gathered) < 20, len(gathered)     # a few per command, never one per string (1,500 before)
+
+
+@pytest.mark.parametrize("text,shown", [
+    ("password: hunter2", "password: ***"),
+    ("- db passwd=hunter2 user=app", "- db passwd=*** user=app"),
+    ("pwd: Tr0ub4dor", "pwd: ***"),
+    ("secret: swordfish", "secret: ***"),
+    ("SMTP_PASSWORD: Tr0ub4dor, port 587", "SMTP_PASSWORD: ***, port 587"),
+    ('{"password": "correct horse"}', '{"password": "***"}'),
+    ("**Password**: hunter2", "**Password**: ***"),
+    ("client_secret = 9f8e7d6c", "client_secret = ***"),
+])
+def test_a_password_assignment_is_masked_in_what_an_import_brings(text: str, shown: str) -> None:
+    assert secrets.redact(text, passwords=True) == shown
+    assert secrets.redact(shown, passwords=True) == shown          # masked once, the mark is no value
+
+
+@pytest.mark.parametrize("text", [
+    "the password policy asks for 12 characters",
+    "reset your password before the demo",
+    "the password: it rotates weekly, ask Dana",
+    "a secret: keep the API small",
+    "password: true", "secret: null", "password: ${DB_PASSWORD}", "pwd: /srv/app", "password: <your password>",
+    "forgot-password flow is done",
+])
+def test_prose_about_passwords_and_placeholders_are_left_alone(text: str) -> None:
+    assert secrets.redact(text, passwords=True) == text

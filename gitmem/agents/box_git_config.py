@@ -1,0 +1,109 @@
+"""The git config files the box shows the agent: copies without the credentials a repository's config can hold.
+
+The box binds the git directory read-only (gitmem.agents.sandbox_mounts), which keeps the agent from changing
+it, not from reading it; and a repository's config is where credentials are kept beside the settings git needs:
+an `http.<url>.extraheader` (the `AUTHORIZATION: basic …` actions/checkout leaves), a remote URL with
+`user:token@` in it, a `credential` section (a stored username, a helper script that echoes a password), a key
+whose name says it holds one (`sendemail.smtpPass`, `hub.oauthtoken`; gitmem.secrets.is_secret_name). So each
+config file of the git directories (`config`, `config.worktree`, a linked tree's and each submodule's under
+`modules/`) that holds one is read as git reads it (`git config --list`, includes not followed) and written
+again without them: no such key, and no user or password in any URL. The copy is bound read-only over the
+original for the box's lifetime; the human's file is never changed. Git inside the box still reads everything
+else (status, log, diff). A file git cannot read is shown empty: what git fails to parse cannot be judged.
+
+The copies hold nothing secret. They live in one private temporary folder of this process, each named by its
+content, and go with the process (`atexit`).
+"""
+from __future__ import annotations
+
+import atexit
+import hashlib
+import os
+import re
+import shutil
+import tempfile
+from functools import cache
+from pathlib import Path
+
+from gitmem import gitio
+from gitmem.secrets import is_secret_name
+
+CONFIG_NAMES = ("config", "config.worktree")
+# A section whose every key is about credentials, and a key that carries one whatever its name.
+CREDENTIAL_SECTIONS = frozenset({"credential"})
+CREDENTIAL_KEYS = frozenset({"extraheader"})
+# `scheme://user:password@` or `scheme://token@`: the user part goes with the password (tokens stand as users).
+_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/?#@]*@")
+
+
+def shown_copies(repo: gitio.Repo) -> tuple[tuple[str, str], ...]:
+    """(copy, original) for each config file of `repo`'s git directories (gitmem.gitio.state_paths: its own, a
+    linked tree's, each submodule's) that holds a credential: the copy to bind read-only over the original. A
+    file without one is shown as it is (no copy, no mount)."""
+    found: list[tuple[str, str]] = []
+    for place in gitio.state_paths(repo):
+        path = place.path
+        if not place.inside or path.name not in CONFIG_NAMES or path.is_symlink() or not path.is_file():
+            continue
+        text = sanitised(path)
+        if text is not None:
+            found.append((str(_written(text)), str(path.resolve())))
+    return tuple(found)
+
+
+def sanitised(path: Path) -> str | None:
+    """The text of a config file holding `path`'s entries without credentials, or None when it holds none."""
+    entries = gitio.config_entries(path)
+    if entries is None:
+        return ""
+    kept: list[tuple[str, str | None]] = []
+    for key, value in entries:
+        section, _, rest = key.partition(".")
+        name = rest.rpartition(".")[2]
+        if section in CREDENTIAL_SECTIONS or name in CREDENTIAL_KEYS or is_secret_name(name):
+            continue
+        kept.append((_without_userinfo(key), None if value is None else _without_userinfo(value)))
+    return None if kept == entries else _text(kept)
+
+
+def _without_userinfo(text: str) -> str:
+    return _USERINFO.sub(r"\1", text)
+
+
+def _text(entries: list[tuple[str, str | None]]) -> str:
+    """Config file text for `entries`, in order: a section header whenever the section changes."""
+    lines: list[str] = []
+    current: tuple[str, str | None] | None = None
+    for key, value in entries:
+        section, _, rest = key.partition(".")
+        subsection, dot, name = rest.rpartition(".")
+        here = (section, subsection if dot else None)
+        if here != current:
+            current = here
+            lines.append(f"[{section}]" if here[1] is None else f'[{section} "{_escaped(here[1])}"]')
+        lines.append(f"\t{name}" if value is None else f'\t{name} = "{_escaped(value)}"')
+    return "".join(f"{line}\n" for line in lines)
+
+
+def _escaped(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+
+
+def _written(text: str) -> Path:
+    data = text.encode("utf-8", "surrogateescape")
+    place = _folder() / hashlib.sha256(data).hexdigest()[:32]
+    if not place.is_file():
+        fd, name = tempfile.mkstemp(dir=place.parent)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.chmod(name, 0o644)        # root's agent is another uid inside: it must read the copy
+        os.replace(name, place)
+    return place
+
+
+@cache
+def _folder() -> Path:
+    made = Path(tempfile.mkdtemp(prefix="gitmem-box-config-"))
+    os.chmod(made, 0o755)
+    atexit.register(shutil.rmtree, made, ignore_errors=True)
+    return made

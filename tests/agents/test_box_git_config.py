@@ -1,0 +1,107 @@
+"""The box shows the agent the repository's git config without its credentials (gitmem.agents.box_git_config): the
+git directory is bound read-only, which keeps the agent from writing it, not from reading an `extraheader`, a
+token in a remote's URL or a credential helper's password there. Run in the real bwrap, over real repositories."""
+from __future__ import annotations
+
+import base64
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gitmem.agents import box_git_config
+from gitmem.agents.sandbox import SandboxChoice, choose
+from gitmem.config import parse_config
+from tests.support.gitcli import git
+from tests.support.helpers import GitRepo
+from tests.support.nobody import bwrap_works
+
+needs_bwrap = pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces "
+                                                             "here (.ci/run installs bubblewrap)")
+
+TOKEN = "ghp_" + "Zq9x" * 9                      # a remote URL's password
+HEADER_TOKEN = "hdr-" + "Kq2w" * 6               # what actions/checkout's extraheader carries, base64'd
+HELPER_PASSWORD = "helper-" + "Pw7y" * 5         # a credential helper that echoes its stored password
+SMTP_PASSWORD = "smtp-" + "Sm3t" * 5             # a key whose name says it holds one
+USER_TOKEN = "glpat-" + "Ut5r" * 5               # a token standing as a URL's user
+HEADER = "AUTHORIZATION: basic " + base64.b64encode(f"x-access-token:{HEADER_TOKEN}".encode()).decode()
+SECRETS = (TOKEN, HEADER_TOKEN, HEADER.split()[-1], HELPER_PASSWORD, SMTP_PASSWORD, USER_TOKEN)
+# What the agent runs: every way it reads the config, then the git commands the box allows.
+READS = ("cat .git/config; git config --list --show-origin; git remote get-url origin; "
+         "git status --porcelain; git log --format=%s -1")
+
+
+def _credentials(repo: GitRepo) -> bytes:
+    """The credentials a human or CI leaves in a repository's config; the file's bytes afterwards."""
+    for key, value in (("http.https://github.com/.extraheader", HEADER),
+                       ("remote.origin.url", f"https://x-access-token:{TOKEN}@github.com/acme/agent.git"),
+                       ("remote.origin.fetch", "+refs/heads/*:refs/remotes/origin/*"),
+                       ("credential.helper", f"!f() {{ echo password={HELPER_PASSWORD}; }}; f"),
+                       ("credential.https://example.com.username", "dana"),
+                       ("sendemail.smtpPass", SMTP_PASSWORD),
+                       (f"url.https://{USER_TOKEN}@gitlab.com/.insteadOf", "https://gitlab.com/")):
+        git(repo.path, "config", key, value)
+    return (repo.path / ".git" / "config").read_bytes()
+
+
+def _boxed(repo: GitRepo, command: str) -> subprocess.CompletedProcess[str]:
+    chosen = choose(parse_config(b"agent:\n  sandbox: bubblewrap\n"))
+    assert isinstance(chosen, SandboxChoice) and chosen.mode == "bubblewrap"
+    argv, env = chosen.wrap(["sh", "-c", command], {"PATH": os.environ["PATH"]}, workspace=repo.ws())
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, cwd=repo.path)
+
+
+@needs_bwrap
+def test_a_boxed_command_cannot_read_the_credentials_in_the_git_config(memrepo: GitRepo) -> None:
+    before = _credentials(memrepo)
+    done = _boxed(memrepo, READS)
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    assert [secret for secret in SECRETS if secret in said] == []
+    # git inside still works, with everything else the config says: the remote (without its user), the log
+    assert "https://github.com/acme/agent.git\n" in done.stdout
+    assert "remote.origin.fetch=+refs/heads/*:refs/remotes/origin/*" in done.stdout
+    assert git(memrepo.path, "log", "--format=%s", "-1") in done.stdout
+    # The human's file is never changed, and keeps every credential outside the box.
+    assert (memrepo.path / ".git" / "config").read_bytes() == before
+    assert TOKEN in git(memrepo.path, "remote", "get-url", "origin")
+
+
+@needs_bwrap
+def test_a_linked_work_trees_and_a_submodules_config_are_shown_without_credentials_too(memrepo: GitRepo,
+                                                                                     tmp_path: Path) -> None:
+    module = memrepo.path / ".git" / "modules" / "lib" / "sub"
+    git(tmp_path, "init", "-q", "--bare", str(module))
+    git(module, "config", "remote.origin.url", f"https://x-access-token:{TOKEN}@github.com/acme/sub.git")
+    git(memrepo.path, "config", "extensions.worktreeConfig", "true")
+    git(memrepo.path, "config", "--worktree", "http.extraheader", HEADER)
+    done = _boxed(memrepo, "cat .git/config .git/config.worktree .git/modules/lib/sub/config; git status --porcelain")
+    assert done.returncode == 0, done.stderr
+    assert [secret for secret in SECRETS if secret in done.stdout + done.stderr] == []
+    assert "https://github.com/acme/sub.git" in done.stdout and "worktreeconfig = true" in done.stdout.lower()
+
+
+def test_a_config_without_credentials_is_shown_as_it_is(memrepo: GitRepo) -> None:
+    git(memrepo.path, "config", "remote.origin.url", "https://github.com/acme/agent.git")
+    git(memrepo.path, "config", "core.sshCommand", "ssh -o BatchMode=yes")
+    assert box_git_config.shown_copies(memrepo.ws().repo) == ()
+
+
+def test_the_copy_keeps_what_git_reads_there(memrepo: GitRepo) -> None:
+    """Quotes, backslashes, tabs and dotted subsections come back as git read them; a key with no value is true."""
+    odd = 'say "hi"\\there\tnow'
+    config = memrepo.path / ".git" / "config"
+    git(memrepo.path, "config", "alias.odd", odd)
+    git(memrepo.path, "config", "branch.feature/x.y.remote", "origin")
+    git(memrepo.path, "config", "sendemail.smtpPass", SMTP_PASSWORD)
+    with config.open("a", encoding="utf-8") as handle:
+        handle.write("[gitmem]\n\tflag\n")
+    copy = box_git_config.sanitised(config)
+    assert copy is not None and SMTP_PASSWORD not in copy
+    shown = memrepo.path.parent / "shown-config"
+    shown.write_text(copy, encoding="utf-8")
+    listed = git(memrepo.path, "config", "--file", str(shown), "--list")
+    assert f"alias.odd={odd}\n" in listed and "branch.feature/x.y.remote=origin\n" in listed
+    assert "gitmem.flag\n" in listed and git(memrepo.path, "config", "--file", str(shown), "--bool",
+                                             "gitmem.flag") == "true\n"

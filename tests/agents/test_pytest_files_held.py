@@ -1,0 +1,96 @@
+"""Files pytest runs by their name (gitmem.agents.bytecode `collected_by_name`): pytest reads no .gitignore, so a
+`conftest.py` or `test_*.py` the agent plants in a git-ignored folder would run at the human's next `pytest`, with
+no diff to review. After the cycle the runner has held them in .git/gitmem/held/ (GM776), with the real bwrap box
+and without it; the human's real pytest then runs none of them."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitmem.errors import ExitCode
+from tests.support.gitcli import git
+from tests.support.helpers import GitRepo
+from tests.support.hostile import command_agent, evidence, no_traceback
+from tests.support.nobody import bwrap_works
+
+needs_bwrap = pytest.mark.skipif(not bwrap_works([]), reason="bwrap is not installed or cannot create namespaces "
+                                                             "here (.ci/run installs bubblewrap)")
+HUMANS_CONFTEST = "# the human's own, from before the cycle\n"
+
+
+def _plant(marker: Path) -> str:
+    """The agent's script: files pytest imports, each leaving `marker` when it runs, in the places it collects
+    from and in places it never looks."""
+    body = f"open({str(marker)!r}, 'a').write(__file__ + '\\n')\n"
+    return f'''
+def put(rel, text={body!r}):
+    os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+    open(os.path.join(root, rel), "w").write(text)
+put("scratch/conftest.py")                   # git-ignored, collected: held
+put("scratch/deep/test_planted.py")          # git-ignored, collected: held
+put("scratch/deep/planted_test.py")          # git-ignored, collected: held
+put("checks/conftest.py")                    # not ignored: in the cycle's commit, for the human to review
+put("node_modules/pkg/test_pkg.py")          # pytest never recurses into node_modules: left alone
+put("scratch/.hidden/conftest.py")           # nor into a dot folder
+put("scratch/env/pyvenv.cfg", "home = /usr/bin")                  # nor into a virtualenv the agent made,
+put("scratch/env/lib/python3/site-packages/pkg/test_pkg.py")     # where packages bring their own tests
+put("scratch/notes.py")                      # not a name pytest imports
+'''
+
+
+def _cycle(tmp_path: Path, memrepo: GitRepo, cli, sandbox: str) -> tuple[dict, Path]:
+    memrepo.commit_files({".gitignore": memrepo.read(".gitignore") + "scratch/\nnode_modules/\n"},
+                         "ignore the scratch folder")
+    (memrepo.path / "scratch" / "keep").mkdir(parents=True)
+    (memrepo.path / "scratch" / "keep" / "conftest.py").write_text(HUMANS_CONFTEST, encoding="utf-8")
+    marker = tmp_path / "pytest-ran"
+    command_agent(tmp_path, memrepo, _plant(marker), sandbox=sandbox)
+    result = cli(["cycle", "--json"], cwd=memrepo.path)
+    assert result.code == ExitCode.OK, result.err
+    assert no_traceback(result.err)
+    return json.loads(result.out), marker
+
+
+def _assert_held(memrepo: GitRepo, said: dict, marker: Path) -> None:
+    planted = ["scratch/conftest.py", "scratch/deep/planted_test.py", "scratch/deep/test_planted.py"]
+    found = [(v["path"], v["severity"]) for v in said["violations"] if v["code"] == "GM776"]
+    assert sorted(found) == [(path, "warning") for path in planted]
+    cycle = said["cycle"]
+    for path in planted:
+        assert not os.path.lexists(memrepo.path / path)
+        kept = memrepo.path / ".git" / "gitmem" / "held" / f"cycle-{cycle}" / path
+        assert "pytest-ran" in kept.read_text(encoding="utf-8")         # held, not lost
+        assert f"kept {path} out of the work tree: pytest runs a file of that name" in evidence(memrepo)
+    # The human's own ignored conftest.py, from before the cycle, and what pytest never collects, stay.
+    assert (memrepo.path / "scratch/keep/conftest.py").read_text(encoding="utf-8") == HUMANS_CONFTEST
+    for path in ("node_modules/pkg/test_pkg.py", "scratch/.hidden/conftest.py", "scratch/notes.py",
+                 "scratch/env/lib/python3/site-packages/pkg/test_pkg.py"):
+        assert (memrepo.path / path).is_file(), path
+    # Not ignored: the commit carries it, where the human reviews it.
+    assert "checks/conftest.py" in git(memrepo.path, "ls-tree", "-r", "--name-only", "HEAD").split()
+    # The human's next real pytest over the tree runs none of what the agent planted.
+    (memrepo.path / "checks" / "conftest.py").unlink()           # (reviewed and thrown away)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "PYTEST"))}
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", os.devnull,
+                    "--rootdir", str(memrepo.path), str(memrepo.path)], cwd=memrepo.path, env=env,
+                   capture_output=True, text=True, timeout=120)
+    assert not marker.exists(), marker.read_text(encoding="utf-8")
+
+
+def test_without_the_box_files_pytest_runs_planted_in_ignored_folders_are_held(tmp_path, memrepo: GitRepo,
+                                                                                 cli) -> None:
+    said, marker = _cycle(tmp_path, memrepo, cli, "none")
+    _assert_held(memrepo, said, marker)
+
+
+@needs_bwrap
+def test_inside_the_box_files_pytest_runs_planted_in_ignored_folders_are_held(tmp_path, memrepo: GitRepo,
+                                                                                cli) -> None:
+    said, marker = _cycle(tmp_path, memrepo, cli, "bubblewrap")
+    _assert_held(memrepo, said, marker)
+
