@@ -328,6 +328,14 @@ LESSON_VANISHED = _code(
 LESSON_HEADING_MALFORMED = _code(
     "GM406", "lesson-heading-malformed", "a lesson heading is not `## L-0001 · title`", _HEADING_MSG,
     "use `## L-0001 · title`", digits=_HEADING_DIGITS)
+LESSON_CYCLE_RENUMBERED = _code(
+    "GM407", "lesson-cycle-renumbered",
+    "a new `Happened` or `Confirmed` line names the cycle a LOG entry of the same change was written under, and "
+    "that entry has another number now (a rebase or merge renumbered the entry but not the line)",
+    "{id}'s {key} line names cycle {cycle}, but the LOG entry this change wrote as cycle {cycle} is cycle {now} now",
+    "git ran no merge driver on LESSONS (only one side changed it), so its cycles did not follow LOG's: land it "
+    "with `gitmem merge` instead (after a `git pull --rebase`: `git reset --keep ORIG_HEAD`, then `gitmem merge "
+    "origin/BRANCH`), which renumbers both, or write cycle {now} in the line", since=6)
 
 # -- GM5xx RULES -------------------------------------------------------------------------------------------
 RULE_NOT_ONE_LINE = _code(
