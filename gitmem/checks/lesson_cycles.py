@@ -12,12 +12,10 @@ from collections.abc import Collection
 
 from gitmem import codes
 from gitmem.checks.inputs import CheckInput, unreadable
-from gitmem.checks.lessons_checks import changed_lessons
 from gitmem.checks.rule_inputs import decoded
 from gitmem.checks.violation import Violation
 from gitmem.gitio import same_blob
-from gitmem.memory import lessons, log
-from gitmem.memory.text import fields_named
+from gitmem.memory import log
 
 
 def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violation]:
@@ -28,6 +26,11 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     moved, numbers = _moved_cycles(inp, log_path)
     if not moved:
         return []
+    # Only now: a LOG appended by a cycle or a session, the pre-commit path's common change, parses no lesson.
+    from gitmem.checks.lessons_checks import changed_lessons
+    from gitmem.memory import lessons
+    from gitmem.memory.text import fields_named
+
     old_text, new_text = decoded(inp.old, path), decoded(inp.new, path)
     if new_text is None:
         return []
@@ -52,11 +55,11 @@ def _moved_cycles(inp: CheckInput, log_path: str) -> tuple[dict[int, int], set[i
     """({cycle written under: cycle now} of the LOG entries this change appended that a merge or a replay
     renumbered (their `- Merged:` heading), the cycles of every entry it appended). Nothing when LOG is no append
     of the old one (a seal): the LOG rules judge those changes."""
-    old = inp.old.read(log_path) if inp.old is not None else None
-    new = inp.new.read(log_path)
+    old, new = inp.old, inp.new.read(log_path)
     if old is None or new is None:
         return {}, set()
-    verdict = log.append_verdict(old, new)
+    # The old LOG's prefix proof, as the LOG rules take it (gitmem.gitio.blobproof): 75 MB is never copied.
+    verdict = log.judge_append(new, old.prefix_length(log_path, new), old=lambda: old.read(log_path) or b"")
     if not verdict.ok:
         return {}, set()
     moved: dict[int, int] = {}
