@@ -501,7 +501,8 @@ CONFLICT_MARKERS = _code(
     "merge conflict marker; resolve the conflict before committing")
 NOT_UTF8 = _code(
     "GM902", "not-utf8", "a memory file is not valid UTF-8",
-    "not valid UTF-8 (byte {byte}: {reason})", "save the file as UTF-8")
+    "not valid UTF-8 (byte {byte}: {reason})",
+    "save the file as UTF-8; LOG, which is append-only, only by replacing each byte that is not UTF-8 with U+FFFD")
 _SECRET_FILE = Message("this looks like {what}; remove it and rotate it",
                        "secrets belong in the environment; for a fixture or an example, list the path in {allowlist}")
 _SECRET_NAME = Message("the file name looks like {what}; rename the file and rotate the secret")

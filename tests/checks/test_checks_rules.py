@@ -458,5 +458,6 @@ def test_non_utf8_names_path_and_line_without_crashing(memrepo: GitRepo, cli) ->
     assert result.code == 1
     byte = data.index(b"UTC \xb7") + 4      # the encoded U+00B7 in LOG_BASE is \xc2\xb7, valid
     assert result.lines == [f"LOG.md:{line}: GM902 not valid UTF-8 (byte {byte}: invalid start byte) "
-                            "[not-utf8] (hint: save the file as UTF-8)"]
+                            "[not-utf8] (hint: save the file as UTF-8; LOG, which is append-only, only by "
+                            "replacing each byte that is not UTF-8 with U+FFFD)"]
     assert "Traceback" not in result.err
