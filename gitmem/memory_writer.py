@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from gitmem import gitio, secrets
+from gitmem import codes, gitio, secrets
 from gitmem.checks import CheckInput, run_checks
 from gitmem.checks.log_checks import FENCE_OPEN_AT_END
 from gitmem.checks.violation import Violation
@@ -120,13 +120,19 @@ def _masked(value: object, values: list[str]) -> Any:
 def _refuse_undecodable(rel: str, problems: tuple[Problem, ...], lines_before: Callable[[], int] = lambda: 0) -> None:
     """WriteRefused with GM902 when `problems` (of `rel`'s bytes, from after its first `lines_before()` lines) say
     they are not UTF-8."""
-    from gitmem import codes
     from gitmem.checks.violation import from_problem
 
-    bad = [from_problem(rel, p) for p in problems if p.code == codes.NOT_UTF8.code]
-    if bad:
+    found = [from_problem(rel, p) for p in problems if p.code == codes.NOT_UTF8.code]
+    if found:
         shift = lines_before()
-        bad = [replace(v, line=v.line + shift) for v in bad]
+        _refuse_not_text(rel, [replace(v, line=v.line + shift) for v in found])
+
+
+def _refuse_not_text(rel: str, found: Sequence[Violation]) -> None:
+    """WriteRefused when `found` (of `rel`) says it is not UTF-8 (GM902): there is no text to build on, and a write
+    made of what decoding leaves would lose the human's lines or judge them as something they are not."""
+    bad = [v for v in found if v.code == codes.NOT_UTF8.code]
+    if bad:
         raise WriteRefused(f"refusing to write memory: {rel} is not valid UTF-8, so there is no text to build on",
                            bad)
 
@@ -334,6 +340,7 @@ class MemoryWriter:
         data, stat = files.read_with_stat(self.root, rel) or (b"", None)
         found = log_standing(rel, data)
         if found:
+            _refuse_not_text(rel, found)
             raise WriteRefused(f"refusing to append to {rel}: it holds invalid entries; amend them first "
                                "(`gitmem log amend`, docs/format.md)", found)
         self._log_valid_as = files.file_identity(stat) if stat is not None else None
