@@ -269,7 +269,7 @@ def _settle_log(memory: MemoryWriter, old: MemoryFiles, cycle: int, evidence: li
     # for every reader, and, kept as the cycle's own entry, would leave the cycle without a Task.
     closes = [e for e in entries if e.cycle is None and e.amends is None]
     if closes:
-        entries = [e for e in entries if not (e.cycle is None and e.amends is None)]
+        entries = [e for e in entries if e not in closes]
         headings = "; ".join(e.heading().removeprefix("## ") for e in closes)
         extra_notes.append(f"dropped the close entr{'y' if len(closes) == 1 else 'ies'} the agent wrote ({headings}): "
                            "only the close writes one")
