@@ -336,6 +336,14 @@ LESSON_VANISHED = _code(
 LESSON_HEADING_MALFORMED = _code(
     "GM406", "lesson-heading-malformed", "a lesson heading is not `## L-0001 · title`", _HEADING_MSG,
     "use `## L-0001 · title`", digits=_HEADING_DIGITS)
+LESSON_CYCLE_RENUMBERED = _code(
+    "GM407", "lesson-cycle-renumbered",
+    "a new `Happened` or `Confirmed` line names the cycle a LOG entry of the same change was written under, and "
+    "that entry has another number now (a rebase or merge renumbered the entry but not the line)",
+    "{id}'s {key} line names cycle {cycle}, but the LOG entry this change wrote as cycle {cycle} is cycle {now} now",
+    "git ran no merge driver on LESSONS (only one side changed it), so its cycles did not follow LOG's: land it "
+    "with `gitmem merge` instead (after a `git pull --rebase`: `git reset --keep ORIG_HEAD`, then `gitmem merge "
+    "origin/BRANCH`), which renumbers both, or write cycle {now} in the line", since=6)
 
 # -- GM5xx RULES -------------------------------------------------------------------------------------------
 RULE_NOT_ONE_LINE = _code(
@@ -506,7 +514,8 @@ CONFLICT_MARKERS = _code(
     "merge conflict marker; resolve the conflict before committing")
 NOT_UTF8 = _code(
     "GM902", "not-utf8", "a memory file is not valid UTF-8",
-    "not valid UTF-8 (byte {byte}: {reason})", "save the file as UTF-8")
+    "not valid UTF-8 (byte {byte}: {reason})",
+    "save the file as UTF-8; LOG, which is append-only, only by replacing each byte that is not UTF-8 with U+FFFD")
 _SECRET_FILE = Message("this looks like {what}; remove it and rotate it",
                        "secrets belong in the environment; for a fixture or an example, list the path in {allowlist}")
 _SECRET_NAME = Message("the file name looks like {what}; rename the file and rotate the secret")

@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
-from gitmem import gitio, secrets
+from gitmem import codes, gitio, secrets
 from gitmem.checks import CheckInput, run_checks
 from gitmem.checks.log_checks import FENCE_OPEN_AT_END
 from gitmem.checks.violation import Violation
@@ -25,7 +25,7 @@ from gitmem.errors import ExitCode, GitmemError
 from gitmem.gitio import Snapshot
 from gitmem.memory import decisions, lessons, log, now, roadmap
 from gitmem.memory.now import NowBlock
-from gitmem.memory.text import Timestamp, decode_text
+from gitmem.memory.text import Problem, Timestamp, decode_file, decode_text, decoding_problems
 from gitmem.workspace import CYCLE_ENV, Clock, Workspace, cyclelock, runner_cycle, writelock
 from gitmem.workspace.head_and_tail import FileSource, read_end
 
@@ -116,6 +116,26 @@ def _masked(value: object, values: list[str]) -> Any:
     return value
 
 
+
+def _refuse_undecodable(rel: str, problems: tuple[Problem, ...], lines_before: Callable[[], int] = lambda: 0) -> None:
+    """WriteRefused with GM902 when `problems` (of `rel`'s bytes, from after its first `lines_before()` lines) say
+    they are not UTF-8."""
+    from gitmem.checks.violation import from_problem
+
+    found = [from_problem(rel, p) for p in problems if p.code == codes.NOT_UTF8.code]
+    if found:
+        shift = lines_before()
+        _refuse_not_text(rel, [replace(v, line=v.line + shift) for v in found])
+
+
+def _refuse_not_text(rel: str, found: Sequence[Violation]) -> None:
+    """WriteRefused when `found` (of `rel`) says it is not UTF-8 (GM902): there is no text to build on, and a write
+    made of what decoding leaves would lose the human's lines or judge them as something they are not."""
+    bad = [v for v in found if v.code == codes.NOT_UTF8.code]
+    if bad:
+        raise WriteRefused(f"refusing to write memory: {rel} is not valid UTF-8, so there is no text to build on",
+                           bad)
+
 class MemoryWriter:
     """Validated, clock-stamped writes to the memory files of one workspace."""
 
@@ -167,7 +187,16 @@ class MemoryWriter:
         return self.workspace.path(role)
 
     def read(self, role: str) -> str:
-        return self.workspace.read(role)
+        """The file's text ("" when it is missing). A file that is not UTF-8 (committed with --no-verify) is
+        refused, GM902 at the line of its first bad byte: it has no text to build on, and a write made of what
+        decoding leaves would lose the human's lines or judge them as something they are not."""
+        rel = self.config.path(role)
+        data = files.read_bytes(self.root, rel)
+        if data is None:
+            return ""
+        text, problems = decode_file(data)
+        _refuse_undecodable(rel, problems)
+        return text
 
     # -- validation and writing ----------------------------------------------------------------
     def _commit_text(self, role: str, new_text: str) -> None:
@@ -311,6 +340,7 @@ class MemoryWriter:
         data, stat = files.read_with_stat(self.root, rel) or (b"", None)
         found = log_standing(rel, data)
         if found:
+            _refuse_not_text(rel, found)
             raise WriteRefused(f"refusing to append to {rel}: it holds invalid entries; amend them first "
                                "(`gitmem log amend`, docs/format.md)", found)
         self._log_valid_as = files.file_identity(stat) if stat is not None else None
@@ -330,6 +360,7 @@ class MemoryWriter:
         tail, start = read_end(self.root, rel, source.size() if whole else TAIL_BYTES, source.fence_open_at)
         head_only = start > 0
         if head_only:
+            _refuse_undecodable(rel, decoding_problems(tail), lambda: self._lines_before(start))
             tail_text = decode_text(tail)
         else:
             tail_text = self.read("log")

@@ -13,7 +13,7 @@ __all__ = ["CheckInput", "has_errors", "run_checks"]
 # Each rule family's module and the roles whose change can affect it (RULES provenance reads LESSONS).
 FAMILIES = (("now_checks", ("now",)), ("decisions_checks", ("decisions",)), ("log_checks", ("log",)),
             ("lessons_checks", ("lessons",)), ("rules_checks", ("rules", "lessons")),
-            ("cycle_numbers", ("now", "log")))
+            ("cycle_numbers", ("now", "log")), ("lesson_cycles", ("lessons", "log")))
 
 
 # The families whose verdict is a function of the config and of their files' bytes on each side (and of whether

@@ -18,7 +18,7 @@ from gitmem import codes
 from gitmem.checks.log_entries import rules_below
 from gitmem.checks.violation import Violation
 from gitmem.memory import fences, log
-from gitmem.memory.text import decode_text
+from gitmem.memory.text import decode_text, strip_trailing_blank
 
 # What an amendment forgives at the line it supersedes: the rules about that entry's own heading, place and
 # fields. Never GM301: an amendment is appended, it does not excuse a rewrite.
@@ -112,6 +112,36 @@ def plain(data: bytes) -> bool:
 
 def _plain_lines(data: bytes) -> bool:
     return not log.amends_in(data) and _ODD_LINE.search(data) is None
+
+
+def moved_lines(tip: bytes, lines: set[int], data: bytes, candidates: Iterable[int]) -> set[int]:
+    """The `candidates` (heading lines of LOG `data`) whose entries are, as written, the ones at `lines` of LOG `tip`,
+    which amendments there supersede. A merge that moved an amended entry (the other parent's LOG did not hold it
+    where the tip does) moved its amendment with it, so the other parent's commits are forgiven the same entry at the
+    line it held in them (`log.as_written`: renumbered or dated by the merge, it is still that entry)."""
+    wanted = set(candidates)
+    if not wanted:
+        return set()
+    tip_scan, scan = Headings(tip), Headings(data)
+    amended = {written for line in lines if (written := _entry_written(tip_scan, line)) is not None}
+    return {line for line in wanted if _entry_written(scan, line) in amended}
+
+
+def _entry_written(scan: Headings, line: int) -> tuple[str, tuple[str, ...]] | None:
+    """The entry whose heading is `line` of the scanned LOG, as its writer wrote it; its raw heading and lines when
+    the heading is malformed. None when no heading is there."""
+    at = scan.lines.get(line)
+    if at is None or not scan.real(at):
+        return None
+    data = scan.data
+    line_end = data.find(b"\n", at)
+    end = None if line_end < 0 else fences.first_heading(data, _HEADING, line_end + 1)
+    text = decode_text(data[at:end])
+    doc = log.parse(text, first_line=line, expect_title=False)
+    if doc.entries and doc.entries[0].line == line:
+        return log.as_written(doc.entries[0])
+    heading, *body = text.splitlines()
+    return heading.removeprefix("## "), tuple(strip_trailing_blank(body))
 
 
 def superseded_lines(data: bytes) -> set[int]:

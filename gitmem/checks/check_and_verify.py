@@ -440,7 +440,7 @@ def verify_range(ws: Workspace, start: str | None, end: str, *, hide: tuple[str,
             parents = [(p[:10], s.snapshot) for p, s in zip(commit.parents[1:], others, strict=False)]
             found += merges.check_merge(config, side.snapshot, parents, new, generation=made_under)
         # An entry that END's LOG amends is forgiven in every commit: the amendment stands in its place (rules 4).
-        found = _forgiven(found, config.path("log"), newest, amended)
+        found = _forgiven(found, config.path("log"), newest, amended, new)
         # Each commit answers for the rules it was made under: an upgrade does not make old history invalid.
         result.violations += [replace(v, message=f"{v.message} (commit {commit.short})")
                               for v in judged(found, made_under)]
@@ -499,9 +499,12 @@ def _commit_config(repo: gitio.Repo, commit: gitio.Commit, configs: dict[str | N
     return configs[key]
 
 
-def _forgiven(found: list[Violation], path: str, newest: _Newest, amended: dict[str, set[int]]) -> list[Violation]:
-    """`found` without what the amendments in END's LOG at `path` forgive (`gitmem.checks.amendments`); LOG is
-    append-only, so a line of END's LOG is the same line in every commit of the range."""
+def _forgiven(found: list[Violation], path: str, newest: _Newest, amended: dict[str, set[int]],
+              new: Snapshot) -> list[Violation]:
+    """`found` (in the commit whose memory is `new`) without what the amendments in END's LOG at `path` forgive
+    (`gitmem.checks.amendments`). LOG is append-only, so a line of END's LOG is the same line in every commit whose
+    LOG END's appends to; a merge's other parent held the entries it brought at other lines, and is forgiven the
+    amended entries where it held them."""
     if not any(v.path == path for v in found):
         return found
     from gitmem.checks import amendments
@@ -509,7 +512,14 @@ def _forgiven(found: list[Violation], path: str, newest: _Newest, amended: dict[
     if path not in amended:
         data = newest.read(path)
         amended[path] = amendments.superseded_lines(data) if data is not None else set()
-    return amendments.forgive(found, path, amended[path]) if amended[path] else found
+    lines = amended[path]
+    if not lines:
+        return found
+    tip, data = newest.read(path), new.read(path)
+    if tip is not None and data is not None and not tip.startswith(data):
+        candidates = [v.line for v in found if v.path == path and v.code in amendments.FORGIVEN]
+        lines = amendments.moved_lines(tip, lines, data, candidates)
+    return amendments.forgive(found, path, lines)
 
 
 def _same_config(repo: gitio.Repo, a: str, b: str) -> bool:

@@ -15,7 +15,7 @@ from gitmem.confined.files import BLOB_MODES
 from gitmem.gitio import same_blob
 from gitmem.memory import fences
 from gitmem.memory.once import Recent
-from gitmem.memory.text import control_characters, decoding_problems
+from gitmem.memory.text import control_characters, decode_file, decoding_problems
 
 # Markers as git writes them; `\r?` because a CRLF file must not hide its conflicts.
 _CONFLICT_NEEDLES = (b"<<<<<<<", b">>>>>>>", b"=======")
@@ -115,6 +115,11 @@ def _judged(inp: CheckInput, role: str, path: str, data: bytes) -> list[Violatio
     """The errors of one changed memory file: encoding, conflict markers, secrets, control characters, and a
     fence left open."""
     start, end = span_against(inp, path, data)
+    if inp.old is not None and inp.old.prefix_length(path, data) == len(data):
+        # Unchanged, so judged whole as committed (`check --worktree`): the rest passed when it was committed, but
+        # bytes that are no text (committed with --no-verify) leave every rule after this one nothing to read.
+        if any(p.code == codes.NOT_UTF8.code for p in decode_file(data)[1]):
+            return [_not_utf8(path, data, 0)]
     if role not in _BY_SPAN and (start, end) == (0, len(data)) and inp.old is not None:
         # Edited in place (LESSONS, DECISIONS, RULES): the lines that differ. LOG and NOW are left whole here:
         # their old side (75 and 10 MB at 100x) is read only for what `span_against` proves.

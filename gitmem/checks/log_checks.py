@@ -47,6 +47,10 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     if new is None:
         return [_not_append_only(path, log.judge_append(None, None, old=lambda: b""))]
     prefix = old.prefix_length(path, new)
+    if prefix is None:
+        repaired = _undecodable_repaired(old.read(path), new)
+        if repaired is not None:      # the old LOG's bytes that were no text, each now U+FFFD: judged as its append
+            return check(replace(inp, old=_with_file(old, path, repaired)), earlier)
     verdict = log.judge_append(new, prefix, old=lambda: old.read(path) or b"",
                                open_at=lambda at: open_at(old, path, new, at))
     if (not verdict.ok and inp.generation >= volume_checks.SEALS_FROM
@@ -87,6 +91,26 @@ def check(inp: CheckInput, earlier: Collection[Violation] = ()) -> list[Violatio
     if not verdict.ok:      # text before the first new heading: it would change the entry above it
         found.append(_not_append_only(path, verdict))
     return found
+
+
+def _undecodable_repaired(old: bytes | None, new: bytes) -> bytes | None:
+    """The old LOG with every sequence that is not UTF-8 replaced by U+FFFD, when the old LOG is not UTF-8 (committed
+    with --no-verify) and `new` starts with that repair: the one change of its lines that LOG allows, since no byte
+    of its text changes and nothing can be appended to what no reader can decode (GM902)."""
+    if old is None:
+        return None
+    try:
+        old.decode("utf-8")
+        return None
+    except UnicodeDecodeError:
+        repaired = old.decode("utf-8", "replace").encode("utf-8")
+    return repaired if new.startswith(repaired) else None
+
+
+def _with_file(snapshot: Snapshot, path: str, data: bytes) -> Snapshot:
+    """`snapshot` with `path` holding `data`."""
+    return Snapshot(snapshot.label, lambda name: data if name == path else snapshot.read(name),
+                    lambda name: None if name == path else snapshot.oid(name), snapshot.mode, snapshot.entries_in)
 
 
 def _amended(path: str, new: bytes, entries: tuple[log.LogEntry, ...], found: list[Violation]) -> list[Violation]:

@@ -19,7 +19,7 @@ from gitmem.checks import amendments
 from gitmem.checks.violation import Violation, from_problem
 from gitmem.config import Config
 from gitmem.memory import decisions, lessons, log, now, rules
-from gitmem.memory.text import decode_file, parses_with_ascii_digits
+from gitmem.memory.text import decode_file, not_utf8_at, parses_with_ascii_digits
 
 NOW_BLOCKS_JUDGED = 3
 # The roles whose file is parsed: NOW's top blocks, the others whole; LOG is scanned by its headings instead.
@@ -45,6 +45,10 @@ def parsed_standing(config: Config, read: Callable[[str], bytes | None]) -> list
         # Decoded once per process, never split into lines here: NOW is 10 MB at 100x, and its top is all that
         # is parsed; the cycle's other steps read the same bytes.
         text, decoding = decode_file(data)
+        unreadable = [p for p in decoding if p.code == codes.NOT_UTF8.code]
+        if unreadable:      # no text to parse: GM902 at the line of its first bad byte, and nothing made of ""
+            found += [from_problem(path, p) for p in unreadable]
+            continue
         problems = [*decoding, *parse(text).problems]
         found += [v for v in (from_problem(path, p, text) for p in problems) if v.is_error]
     return sorted(found)
@@ -63,6 +67,10 @@ def log_standing(path: str, data: bytes) -> list[Violation]:
     for at in scan.malformed():
         line, title = scan.line_of(at), scan.title(at)
         if line in gone:
+            continue
+        bad = not_utf8_at(data, at)
+        if bad is not None:     # bytes that are no text: what is wrong is the encoding, not the heading's words
+            found.append(Violation.of(codes.NOT_UTF8, path, line, byte=bad[0], reason=bad[1]))
             continue
         digits = parses_with_ascii_digits(title, log.parse_any_heading)
         found.append(Violation.of(codes.LOG_HEADING_MALFORMED, path, line, "standing", line=line, title=title,

@@ -11,6 +11,7 @@
   llm.py           optional wording by `close.model` (rules, contradictions, prose); it decides nothing
   commit_guard.py  what the close may change, checked before its one commit; restore on failure
   run.py           the order of it all, the lock, the commit, the push
+  overtaken.py     another close that reached the remote first: step aside, to close again on it
 """
 from __future__ import annotations
 

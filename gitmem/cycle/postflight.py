@@ -265,13 +265,21 @@ def _settle_log(memory: MemoryWriter, old: MemoryFiles, cycle: int, evidence: li
     located = verdict.ok or verdict.variant in (log.APPENDED_TO_ENTRY, log.IN_OPEN_FENCE)
     entries = list(log.appended_entries(new, log.Append(verdict.start, verdict.open_))) if located else []
     extra_notes: list[str] = []
+    # A close entry is the daily close's to write: one the agent wrote would report the day's cycles and close it
+    # for every reader, and, kept as the cycle's own entry, would leave the cycle without a Task.
+    closes = [e for e in entries if e.cycle is None and e.amends is None]
+    if closes:
+        entries = [e for e in entries if e not in closes]
+        headings = "; ".join(e.heading().removeprefix("## ") for e in closes)
+        extra_notes.append(f"dropped the close entr{'y' if len(closes) == 1 else 'ies'} the agent wrote ({headings}): "
+                           "only the close writes one")
     if not entries:
         _restore_bytes(memory, "log", before)
         entry = memory.add_log_entry(
             task=NO_TASK, outcome=log.Outcome.NO_BUILD, cycle=cycle,
             result=f"no build: the agent ended without writing a LOG entry (Rule 0); {why_no_log}",
-            evidence="\n".join(evidence) or None, extra=runner_fields)
-        return Settled(cycle, entry.get("Task") or NO_TASK, log.Outcome.NO_BUILD, [], wrote_log=True)
+            evidence="\n".join([f"runner: {n}" for n in extra_notes] + evidence) or None, extra=runner_fields)
+        return Settled(cycle, entry.get("Task") or NO_TASK, log.Outcome.NO_BUILD, extra_notes, wrote_log=True)
     chosen = entries[-1]
     if len(entries) > 1:
         dropped = "; ".join(e.heading().removeprefix("## ") for e in entries[:-1])
@@ -286,7 +294,7 @@ def _settle_log(memory: MemoryWriter, old: MemoryFiles, cycle: int, evidence: li
         body = [*body, *render_field("Result", f"no build (Rule 0): {why_no_log}")]
     body = _with_runner_fields(body, runner_fields)
     rebuilt = log.LogEntry(when, cycle, outcome, tuple(body))
-    if len(entries) > 1 or rebuilt.render() != chosen.render():
+    if len(entries) > 1 or closes or rebuilt.render() != chosen.render():
         text = old.text("log") or ""
         kept = text + (log.fence_closer(text) if verdict.open_ else "")   # the agent's entry, not more code
         files.write_bytes(memory.root, memory.config.path("log"), log.append_entry(kept, rebuilt).encode("utf-8"))

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import fcntl
 import os
-import re
 import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -32,7 +31,6 @@ WAITING_PREFIX = "gitmem/"                    # branches the runner makes for a 
 # Pull-request mode's own branch, and its successors after a squash merge (`gitmem/memory-2`): it waits in its pull
 # request, never among the branches left for the human (gitmem.publish.pullrequest opens it).
 MEMORY_BRANCH = "gitmem/memory"
-_MEMORY_BRANCH_RE = re.compile(rf"{re.escape(MEMORY_BRANCH)}(?:-([0-9]+))?\Z")
 TURN_SUFFIX = ".lock"                         # beside the copy: `<copy>.lock`, whose flock is a reader's turn
 
 
@@ -75,9 +73,10 @@ def fetch_copy(dest: Path, url: str, branch: str | None, *, timeout: float, envi
     checked out, or "HEAD"). GitCommandError when git cannot fetch (the message is git's own line), or when the
     whole takes longer than `timeout` seconds.
 
-    A `branch` of pull-request mode's memory branch (`gitmem/memory`) is followed to its newest successor
-    (`gitmem/memory-2` once the first pull request was squash-merged, and its branch perhaps deleted): the one
-    the agent's runs write now (`copy_branch`); the remote's HEAD when none is left."""
+    A named `branch` is followed to its newest successor (`gitmem/memory-2` once pull-request mode's first pull
+    request was squash-merged, and its branch perhaps deleted; `my-memory-2` for a `--branch my-memory`): the one
+    the agent's runs write now (`copy_branch`). When none is left: the remote's HEAD for `gitmem/memory`, else
+    GitCommandError (a misspelt branch is not read as another)."""
     deadline = time.monotonic() + timeout
     if (dest / ".git").is_dir():
         try:
@@ -92,9 +91,11 @@ def fetch_copy(dest: Path, url: str, branch: str | None, *, timeout: float, envi
         for key, value in (("core.hooksPath", str(hooks)), ("gc.auto", "0"), ("fetch.recurseSubmodules", "false"),
                            ("core.fsmonitor", "false"), ("protocol.ext.allow", "never")):
             made.config[key] = value
-    follow = branch is not None and is_memory_branch(branch)       # fetched with the other gitmem/* branches
-    name = branch if branch and not follow else "HEAD"
-    source = f"refs/heads/{name}" if name != "HEAD" else "HEAD"
+    # A named branch is followed to its newest successor (`successor_number`): fetched by a pattern, so that a
+    # deleted one and the next name are both seen; under gitmem/ the waiting branches' pattern fetches it.
+    specs = ["+HEAD:" + COPY_REF + "HEAD", f"+refs/heads/{WAITING_PREFIX}*:{COPY_REF}{WAITING_PREFIX}*"]
+    if branch and not branch.startswith(WAITING_PREFIX):
+        specs.append(f"+refs/heads/{branch}*:{COPY_REF}{branch}*")
 
     def git(*args: str) -> str:
         return _git(dest, list(args), deadline=deadline, budget=timeout, environ=environ,
@@ -102,10 +103,12 @@ def fetch_copy(dest: Path, url: str, branch: str | None, *, timeout: float, envi
 
     mark = dest / ".git" / FETCH_FAILED_MARK
     try:
-        # One fetch: the branch, shallow, and every gitmem/* branch's tip (pruned when the remote deleted it).
-        git("fetch", "--quiet", "--no-tags", "--prune", "--depth=1", "--no-write-fetch-head", "--", url,
-            f"+{source}:{COPY_REF}{name}", f"+refs/heads/{WAITING_PREFIX}*:{COPY_REF}{WAITING_PREFIX}*")
+        # One fetch: the remote's HEAD and the branch, shallow, and every gitmem/* branch's tip (pruned when the
+        # remote deleted it).
+        git("fetch", "--quiet", "--no-tags", "--prune", "--depth=1", "--no-write-fetch-head", "--", url, *specs)
         name = copy_branch(open_repo(dest), branch)
+        if branch and name == "HEAD" and branch != MEMORY_BRANCH:
+            raise GitCommandError(f"the remote has no branch {branch} (nor {branch}-2, … after it)")
         git("-c", "advice.detachedHead=false", "checkout", "--quiet", "--force", "--detach", f"{COPY_REF}{name}")
         git("clean", "--quiet", "-d", "--force", "-x")
     except GitCommandError:
@@ -155,23 +158,31 @@ def last_fetch_failed(dest: Path) -> bool:
 
 def is_memory_branch(name: str) -> bool:
     """Whether `name` (a branch, without a remote) is pull-request mode's memory branch, which waits in its PR."""
-    return bool(_MEMORY_BRANCH_RE.match(name))
+    return successor_number(name, MEMORY_BRANCH) is not None
 
 
 def copy_branch(copy: Repo, branch: str | None) -> str:
-    """The branch a fetched copy reads for fleet.yaml's `branch` (None: the remote's HEAD): that branch, or for a
-    memory branch its newest successor the copy holds (`newest_memory_branch`), else the remote's HEAD."""
-    if branch is None or not is_memory_branch(branch):
-        return branch or "HEAD"
-    return newest_memory_branch(references(copy, COPY_REF), COPY_REF) or "HEAD"
+    """The branch a fetched copy reads for fleet.yaml's `branch` (None: the remote's HEAD): the newest of that
+    branch and its successors the copy holds (`newest_successor`), else the remote's HEAD."""
+    if branch is None:
+        return "HEAD"
+    names = [ref.removeprefix(COPY_REF) for ref in references(copy, COPY_REF)]
+    return newest_successor(names, branch) or "HEAD"
 
 
-def newest_memory_branch(refs: list[str], prefix: str) -> str | None:
-    """Of the memory branches among `refs` under `prefix` (`gitmem/memory`, `gitmem/memory-N`), the one with the
-    highest number (`gitmem/memory` counts as 1): each squash-merged or closed pull request's successor takes the
-    next (gitmem.publish.pullrequest)."""
-    found = [(int(match.group(1) or 1), ref[len(prefix):]) for ref in refs if ref.startswith(prefix)
-             and (match := _MEMORY_BRANCH_RE.match(ref[len(prefix):])) is not None]
+def successor_number(name: str, branch: str) -> int | None:
+    """Where `name` stands among `branch`'s successors: `branch` is 1, `branch-N` is N (pull-request mode starts
+    the next name when a pull request of the last one was squash-merged or closed: gitmem.publish.pullrequest);
+    None for any other name."""
+    if name == branch:
+        return 1
+    rest = name.removeprefix(branch + "-") if name.startswith(branch + "-") else ""
+    return int(rest) if rest.isascii() and rest.isdigit() and len(rest) <= 18 else None
+
+
+def newest_successor(names: Iterable[str], branch: str) -> str | None:
+    """Of `names`, the successor of `branch` with the highest number (`successor_number`); None when none is."""
+    found = [(number, name) for name in names if (number := successor_number(name, branch)) is not None]
     return max(found)[1] if found else None
 
 

@@ -242,6 +242,17 @@ def decode_file(data: bytes) -> tuple[str, tuple[Problem, ...]]:
     return decoded.text, decoded.problems
 
 
+def not_utf8_at(data: bytes, at: int) -> tuple[int, str] | None:
+    """(the offset in `data` of the first byte that is not UTF-8 on the line starting at `at`, why), or None when
+    that line is text."""
+    end = data.find(b"\n", at)
+    try:
+        data[at:end if end >= 0 else len(data)].decode("utf-8")
+    except UnicodeDecodeError as err:
+        return at + err.start, err.reason
+    return None
+
+
 def decoding_problems(data: bytes) -> tuple[Problem, ...]:
     """`decode(data).problems`, without splitting the text into lines."""
     return _decode(data, split=False).problems

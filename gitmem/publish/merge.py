@@ -113,7 +113,10 @@ def _repointed(entry: log.LogEntry, written: str, onto: str) -> log.LogEntry:
     if line is None:
         return entry
     data = written.encode("utf-8")
-    if line <= data.count(b"\n", 0, common_prefix(data, onto.encode("utf-8"))):   # above where the two differ
+    # Above where the two differ: an entry that ends before the last heading starting in their common part (the
+    # entry at that heading may differ after it, though its heading reads the same as the other side's).
+    cut = data.rfind(b"\n## ", 0, common_prefix(data, onto.encode("utf-8")))
+    if line <= data.count(b"\n", 0, cut + 1):
         return entry
     above = log.tail_entries(log.TextSource(written), lambda found: bool(found) and found[0].line <= line).entries
     target = next((found for found in above if found.line == line), None)

@@ -79,29 +79,27 @@ def prepare_branch(repo: gitio.Repo, *, branch: str = DEFAULT_BRANCH, remote: st
 
 
 def _memory_branches(repo: gitio.Repo, branch: str, remote: str, all_of_them: bool) -> list[str]:
-    """`branch` and, when asked, its numbered successors (`branch-2`, …) on the remote, newest first."""
+    """`branch` and, when asked, its numbered successors (`branch-2`, …: gitio.successor_number, the one numbering
+    the fleet follows too) on the remote, newest first."""
     if not all_of_them:
         if remote in gitio.remote_names(repo):
             gitio.fetch(repo, remote, branch)
         return [branch]
     gitio.fetch_prefixed(repo, remote, branch)
-    pattern = re.compile(rf"^{re.escape(branch)}(?:-([0-9]+))?$")
     found = {branch}
     for ref in gitio.references(repo):
         for prefix in (f"refs/remotes/{remote}/", "refs/heads/"):
-            if ref.startswith(prefix) and pattern.match(ref[len(prefix):]):
+            if ref.startswith(prefix) and gitio.successor_number(ref[len(prefix):], branch) is not None:
                 found.add(ref[len(prefix):])
-    return sorted(found, key=lambda name: _number(name, pattern), reverse=True)
+    return sorted(found, key=lambda name: _number(name, branch), reverse=True)
 
 
-def _number(name: str, pattern: re.Pattern[str]) -> int:
-    match = pattern.match(name)
-    return int(match.group(1)) if match and match.group(1) else 1
+def _number(name: str, branch: str) -> int:
+    return gitio.successor_number(name, branch) or 1
 
 
 def _free_name(names: list[str], branch: str) -> str:
-    pattern = re.compile(rf"^{re.escape(branch)}(?:-([0-9]+))?$")
-    return f"{branch}-{max(_number(name, pattern) for name in names) + 1}"
+    return f"{branch}-{max(_number(name, branch) for name in names) + 1}"
 
 
 def _tip(repo: gitio.Repo, name: str, remote: str | None) -> str | None:

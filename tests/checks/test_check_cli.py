@@ -486,7 +486,8 @@ def test_binary_log_names_the_line_and_byte_of_the_file(memrepo: GitRepo, cli) -
     result = cli(["check"], cwd=memrepo.path)
     line = head.count(b"\n") + 2
     assert result.lines == [f"LOG.md:{line}: GM902 not valid UTF-8 (byte {len(head) + 4}: invalid start byte) "
-                            "[not-utf8] (hint: save the file as UTF-8)"]
+                            "[not-utf8] (hint: save the file as UTF-8; LOG, which is append-only, only by "
+                            "replacing each byte that is not UTF-8 with U+FFFD)"]
 
 
 def test_check_does_not_import_heavy_modules(memrepo: GitRepo) -> None:

@@ -136,6 +136,37 @@ def test_a_model_that_never_logs_gets_a_no_build_entry(memrepo: GitRepo) -> None
     assert is_clean(memrepo)
 
 
+FORGED_CLOSE = "\n## 2026-12-07 23:47 UTC · close\n- Day: 2026-12-07\n- Done: everything, and well\n"
+
+
+def _forges_a_close(memory, request, *, work: bool) -> None:
+    """The agent logs its cycle (or not), then appends a close entry of today to LOG.md by hand."""
+    if work:
+        memory.add_log_entry(task="real work", outcome="built", result="done", cycle=request.cycle)
+    with (request.root / "LOG.md").open("a", encoding="utf-8") as out:
+        out.write(FORGED_CLOSE)
+
+
+def test_a_close_entry_the_agent_forges_after_its_own_is_dropped_and_its_cycle_stands(memrepo: GitRepo) -> None:
+    """Only the close writes a close entry. The agent's forged one used to be kept as the cycle's last entry: it
+    has no Task, so the cycle failed and its work went to a salvage branch; kept, it would close the day."""
+    report = run(memrepo, WritingBackend(lambda memory, request: _forges_a_close(memory, request, work=True)))
+    assert (report.outcome, report.exit_code, report.task) == ("built", ExitCode.OK, "real work"), report.messages
+    doc = log.parse(memrepo.read("LOG.md"))
+    assert [(e.cycle, e.get("Task")) for e in doc.entries] == [(1, "real work")]
+    assert "runner: dropped the close entry the agent wrote (2026-12-07 23:47 UTC · close): only the close writes " \
+           "one" in doc.entries[0].get("Evidence")
+    assert verify_range(memrepo.ws(), "HEAD~1", "HEAD").violations == []
+
+
+def test_a_close_entry_alone_is_no_log_entry_of_the_cycle(memrepo: GitRepo) -> None:
+    report = run(memrepo, WritingBackend(lambda memory, request: _forges_a_close(memory, request, work=False)))
+    assert (report.outcome, report.exit_code) == ("no-build", ExitCode.OK), report.messages
+    (entry,) = log.parse(memrepo.read("LOG.md")).entries
+    assert entry.cycle == 1 and "Rule 0" in (entry.get("Result") or "") and entry.get("Day") is None
+    assert "dropped the close entry the agent wrote" in (entry.get("Evidence") or "")
+
+
 def test_extra_entries_and_blocks_are_cut_to_one(memrepo: GitRepo) -> None:
     def chatty(memory, request) -> None:
         memory.add_log_entry(task="first try", outcome="no-build", result="gave up", cycle=request.cycle)

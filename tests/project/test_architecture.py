@@ -301,8 +301,8 @@ def test_a_public_function_the_issue_found_in_two_packages_has_one_home(name: st
 # is defined in one module of gitmem/, cli/ included: a call qualified by its module (`files.write` and
 # `export.write`) still leaves the reader to tell two things apart by where they live.
 RULE_FAMILIES = frozenset(f"checks/{name}.py" for name in (
-    "cross_workspace", "cycle_numbers", "decisions_checks", "every_memory_file", "lessons_checks", "log_checks",
-    "now_checks", "remap", "rules_checks", "sizes", "volume_checks"))
+    "cross_workspace", "cycle_numbers", "decisions_checks", "every_memory_file", "lesson_cycles", "lessons_checks",
+    "log_checks", "now_checks", "remap", "rules_checks", "sizes", "volume_checks"))
 MEMORY_FILES = frozenset(f"memory/{name}.py" for name in ("decisions", "lessons", "log", "now", "rules"))
 IMPORT_SOURCES = frozenset(f"interop/{name}.py" for name in (
     "agent_memory_repo", "claude_code", "cline", "codex", "gemini", "notes"))

@@ -179,3 +179,74 @@ def test_the_catch_up_of_a_base_renumbers_the_pr_branchs_new_lessons(memrepo: Gi
     git(memrepo.path, "reset", "-q", "--hard", caught_up, who=DANA)
     _side_follows_main(memrepo)
     assert not [v for v in verify_range(ws, start, caught_up).violations if v.is_error]
+
+
+def _a_lesson_both_clones_hold(tmp_path: Path, memrepo: GitRepo) -> tuple[GitRepo, GitRepo]:
+    """Two clones with the driver, both holding cycle 1 and its lesson L-0001."""
+    first, second = _two_clones_with_the_driver(tmp_path, memrepo)
+    _session_cycle(first, "the first task")
+    _lesson(first, "shared lesson")
+    git(first.path, "commit", "-q", "-am", "session: cycle 1 and L-0001", who=DANA)
+    git(first.path, "push", "-q", "origin", "main", who=DANA)
+    git(second.path, "pull", "-q", "--rebase", "origin", "main", who=DANA)
+    return first, second
+
+
+def _confirmed_cycles(repo: GitRepo) -> list[int]:
+    (lesson,) = lessons.parse(repo.read("LESSONS.md")).lessons
+    return [event.cycle for _, event in lesson.confirmations if event is not None]
+
+
+def test_a_pull_rebase_that_renumbers_only_log_is_stopped_before_the_push_and_gitmem_merge_lands_it(
+        tmp_path: Path, memrepo: GitRepo) -> None:
+    """The desktop pushes cycle 2 (LOG only); the laptop's cycle 2 confirmed L-0001. `git pull --rebase` runs the
+    driver on LOG alone (LESSONS changed on one side only): the laptop's entry is cycle 3 and its Confirmed line
+    still names cycle 2, the desktop's. `verify` (the pre-push hook) stops it at that line, GM407; what the hint
+    says, `git reset --keep ORIG_HEAD` then `gitmem merge origin/main`, lands it with the line naming its entry."""
+    first, second = _a_lesson_both_clones_hold(tmp_path, memrepo)
+    _session_cycle(first, "desktop task")
+    git(first.path, "commit", "-q", "-am", "session: the desktop", who=DANA)
+    git(first.path, "push", "-q", "origin", "main", who=DANA)
+    _session_cycle(second, "laptop task")
+    session(second, "lesson", "confirm", "L-0001", "--evidence", "it held")
+    git(second.path, "commit", "-q", "-am", "session: the laptop", who=DANA)
+    git(second.path, "pull", "-q", "--rebase", "origin", "main", who=DANA)
+    assert [(e.cycle, e.get("Task")) for e in log.parse(second.read("LOG.md")).entries][1:] == [
+        (2, "desktop task"), (3, "laptop task")]
+    assert _confirmed_cycles(second) == [2]             # git replayed LESSONS as the laptop wrote it
+    upstream = git(second.path, "rev-parse", "origin/main", who=DANA).strip()
+    stopped = session(second, "verify", "--range", f"{upstream}..HEAD", check=False)
+    line = second.read("LESSONS.md").splitlines().index(next(
+        text for text in second.read("LESSONS.md").splitlines() if text.startswith("- Confirmed:"))) + 1
+    assert stopped.returncode == 1
+    assert stopped.stdout.startswith(f"LESSONS.md:{line}: GM407 L-0001's Confirmed line names cycle 2, but the LOG "
+                                     "entry this change wrote as cycle 2 is cycle 3 now")
+    assert "git reset --keep ORIG_HEAD" in stopped.stdout and "gitmem merge origin/BRANCH" in stopped.stdout
+    git(second.path, "reset", "-q", "--keep", "ORIG_HEAD", who=DANA)
+    session(second, "merge", "origin/main")
+    entries = {e.get("Task"): e.cycle for e in log.parse(second.read("LOG.md")).entries}
+    assert _confirmed_cycles(second) == [entries["laptop task"]]
+    assert session(second, "verify", "--range", f"{upstream}..HEAD").returncode == 0
+
+
+def test_a_git_merge_of_a_side_that_alone_confirmed_a_lesson_is_stopped_at_the_stale_line(
+        tmp_path: Path, memrepo: GitRepo) -> None:
+    """`git merge` of a branch whose cycle 2 confirmed L-0001, into a main that logged its own cycle 2: the driver
+    makes the branch's entry cycle 3, git takes the branch's LESSONS whole, and the merge commit is GM407 there."""
+    first, _ = _a_lesson_both_clones_hold(tmp_path, memrepo)
+    start = first.head()
+    git(first.path, "switch", "-q", "-c", "side", who=DANA)
+    _session_cycle(first, "side task")
+    session(first, "lesson", "confirm", "L-0001", "--evidence", "it held")
+    git(first.path, "commit", "-q", "-am", "session: side", who=DANA)
+    git(first.path, "switch", "-q", "main", who=DANA)
+    _session_cycle(first, "main task")
+    git(first.path, "commit", "-q", "-am", "session: main", who=DANA)
+    git(first.path, "merge", "-q", "--no-edit", "side", who=DANA)
+    assert [(e.cycle, e.get("Task")) for e in log.parse(first.read("LOG.md")).entries][1:] == [
+        (2, "main task"), (3, "side task")]
+    assert _confirmed_cycles(first) == [2]
+    stopped = session(first, "verify", "--range", f"{start}..HEAD", check=False)
+    assert stopped.returncode == 1
+    assert "GM407 L-0001's Confirmed line names cycle 2, but the LOG entry this change wrote as cycle 2 is cycle 3 " \
+           "now" in stopped.stdout

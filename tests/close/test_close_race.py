@@ -1,0 +1,75 @@
+"""Two closes of one day in the same moment, each committed before either pushed: the scheduled close on the
+runner and the same close run by hand on the human's clone (or a catch-up). Replayed after the other, the second
+one's entry reported the day's cycles again. The one that reaches the remote second steps aside: one close entry
+of the day, each cycle in one report, and the loser's branch at the remote's tip. Real clones of a bare origin; the
+human's close is the real CLI on libfaketime's clock, run while the runner's close words its report."""
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from gitmem.close import run_close
+from gitmem.errors import ExitCode
+from gitmem.workspace import Workspace
+from tests.close.test_close_late_runs import _PushingModel, closes, gitmem_at, write_cycle
+from tests.support.cycle_support import clone, origin_and_clone
+from tests.support.gitcli import git
+from tests.support.helpers import DANA, make_repo
+from tests.support.world import Clock
+
+UTC = ZoneInfo("UTC")
+
+
+def _race(tmp_path: Path, *, theirs: datetime, ours: datetime, cycle_between: bool = False):
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    done: list[str] = []
+
+    def the_human_closes_first() -> None:
+        by_hand = gitmem_at(theirs, human.path, "close", "--push", "--no-llm")
+        done.append(by_hand.stdout + by_hand.stderr)
+        assert by_hand.returncode == ExitCode.OK, done[-1]
+
+    result = run_close(Workspace.at(runner.path), push=True, use_llm=True, client=_PushingModel(the_human_closes_first),
+                       clock=Clock(ours))
+    return runner, origin, result, done
+
+
+def test_the_close_that_pushes_second_steps_aside_and_each_cycle_is_in_one_report(tmp_path: Path,
+                                                                                  git_env: None) -> None:
+    runner, origin, result, done = _race(tmp_path, theirs=datetime(2026, 11, 14, 23, 48, tzinfo=UTC),
+                                         ours=datetime(2026, 11, 14, 23, 47, tzinfo=UTC))
+    assert done[0].startswith("closed 2026-11-14: 1 cycle"), done
+    reports = closes(git(origin, "show", "main:LOG.md"))
+    assert [(e.get("Day"), e.get("Done")) for e in reports] == [("2026-11-14", "cycle 1 · built · task at 09:00 — "
+                                                                                "shipped it")]
+    assert result.push is None and result.status == "already-closed"
+    assert result.message.startswith("2026-11-14 is already closed (LOG.md:")
+    assert result.message.endswith("; origin/main got another close first, made at 2026-11-14 23:48 UTC (LOG.md:12): "
+                                   "this close stepped aside and closed again on it")
+    tip = git(origin, "rev-parse", "main").strip()
+    assert tip == git(runner.path, "rev-parse", "HEAD").strip()
+    assert git(runner.path, "status", "--porcelain") == ""
+    # The next day's close reports the next day only.
+    write_cycle(runner, datetime(2026, 11, 15, 9, 0, tzinfo=UTC))
+    second = gitmem_at(datetime(2026, 11, 15, 23, 47, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert second.returncode == ExitCode.OK, second.stdout + second.stderr
+    assert [(e.get("Day"), (e.get("Done") or "").split(" · ")[0]) for e in closes(git(origin, "show",
+                                                                                       "main:LOG.md"))] == [
+        ("2026-11-14", "cycle 1"), ("2026-11-15", "cycle 2")]
+
+
+def test_a_catch_up_beaten_to_one_of_its_days_closes_again_the_days_left_open(tmp_path: Path,
+                                                                             git_env: None) -> None:
+    """The runner's close of the 15th catches up the 14th, which had no close when it read LOG; the human's late
+    close of the 14th reaches the remote first. The runner closes again on it: the 15th alone."""
+    runner, origin, result, done = _race(tmp_path, theirs=datetime(2026, 11, 14, 23, 48, tzinfo=UTC),
+                                         ours=datetime(2026, 11, 15, 23, 47, tzinfo=UTC))
+    assert result.status == "closed" and result.push is not None and result.push.status.exit_code == ExitCode.OK
+    assert [(e.get("Day"), (e.get("Cycles") or "").split(" (")[0]) for e in closes(git(origin, "show",
+                                                                                       "main:LOG.md"))] == [
+        ("2026-11-14", "1 cycle"), ("2026-11-15", "no cycles ran on 2026-11-15")]
+    assert result.days == ["2026-11-15"] and "this close stepped aside and closed again on it" in result.message
