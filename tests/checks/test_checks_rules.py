@@ -224,7 +224,83 @@ CASES: tuple[Case, ...] = (
          good={BRIEF: "# Brief\n" + "b" * 1100 + "\n"}, bad={BRIEF: "# Brief\n" + "b" * 1300 + "\n"}),
     Case("GM901", "conflict", N, "<<<<<<<", base={L: LOG_BASE + log_entry(10, 2)},
          good={N: now_md(now_block(10, 2), now_block(9, 1))},
-         bad={N: now_md("    # GM926 refuses gitmem.yaml as it loads: tests/config/test_config.py.
+         bad={N: now_md("<<<<<<< HEAD\n" + now_block(10, 2) + "=======\n" + now_block(9, 1) + ">>>>>>> other\n")}),
+    Case("GM902", "not-utf8", N, "- Did", good={N: now_md(now_block(9, 1))},
+         bad={N: now_md(now_block(9, 1)).encode().replace(b"built", b"bu\xffilt")}),
+    Case("GM904", "missing", N, 1, good={N: now_md(now_block(9, 1))}, bad={N: None}),
+    Case("GM907", "title", N, 1, good={N: now_md(now_block(9, 1))}, bad={N: "State of things\n\n" + now_block(9, 1)}),
+    Case("GM920", "bare-cr", N, "forged", good={N: now_md(now_block(9, 1))},
+         bad={N: now_md(now_block(9, 1).replace("- Did: built the parser", "- Did: x\r## forged"))}),
+    Case("GM921", "unclosed-fence", N, "```", base={L: LOG_BASE + log_entry(10, 2)},
+         good={N: now_md(now_block(10, 2) + "```\n```\n", now_block(9, 1))},
+         bad={N: now_md(now_block(10, 2) + "```\n", now_block(9, 1))}),
+    Case("GM922", "remap-drops-log", "JOURNAL.md", 1, base={L: LOG_BASE},
+         good={"gitmem.yaml": YAML_JOURNAL, "JOURNAL.md": LOG_BASE, L: None},
+         bad={"gitmem.yaml": YAML_JOURNAL, "JOURNAL.md": "# LOG\n", L: None}, also=frozenset({"GM301"})),
+)
+
+
+def expected_line(case: Case) -> int:
+    if isinstance(case.needle, int):
+        return case.needle
+    content = case.bad[case.path]
+    text = content.decode("utf-8", "replace") if isinstance(content, bytes) else content
+    hits = [n for n, line in enumerate(text.split("\n"), 1) if case.needle in line]
+    return hits[case.nth - 1]
+
+
+def run_check(repo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch, author: tuple[str, str]):
+    monkeypatch.setenv("GIT_AUTHOR_NAME", author[0])
+    monkeypatch.setenv("GIT_AUTHOR_EMAIL", author[1])
+    return cli(["check"], cwd=repo.path)
+
+
+@pytest.fixture
+def case_repo(memrepo: GitRepo, request: pytest.FixtureRequest) -> GitRepo:
+    case: Case = request.param
+    if case.base:
+        memrepo.commit_files(case.base, "base for " + case.name)
+    return memrepo
+
+
+def _ids(case: Case) -> str:
+    return f"{case.code}-{case.name}"
+
+
+@pytest.mark.parametrize("case_repo", CASES, ids=_ids, indirect=True)
+def test_good_case_passes(case_repo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch, request) -> None:
+    case: Case = request.node.callspec.params["case_repo"]
+    case_repo.stage_files(case.good)
+    result = run_check(case_repo, cli, monkeypatch, case.author_good)
+    assert (result.code, result.out) == (0, ""), result.err
+
+
+@pytest.mark.parametrize("case_repo", CASES, ids=_ids, indirect=True)
+def test_bad_case_reports_path_line_and_code(case_repo: GitRepo, cli, monkeypatch: pytest.MonkeyPatch,
+                                             request) -> None:
+    case: Case = request.node.callspec.params["case_repo"]
+    case_repo.stage_files(case.bad)
+    result = run_check(case_repo, cli, monkeypatch, case.author_bad)
+    assert result.code == 1, result.out + result.err
+    prefix = f"{case.path}:{expected_line(case)}: {case.code} "
+    assert any(line.startswith(prefix) for line in result.lines), f"no `{prefix}` in:\n{result.out}"
+    reported = {line.split(": ", 2)[1].split()[0] for line in result.lines}
+    assert reported <= {case.code, *case.also}, result.out
+    assert "Traceback" not in result.err
+
+
+def test_every_registered_code_has_a_case() -> None:
+    # GM903 and GM905 have their own tests below; GM906 comes from `verify` (tests/checks/test_check_cli.py),
+    # GM308 from `verify` of a merge (tests/hostile/test_hostile_history.py), GM908 from
+    # tests/hostile/test_hostile_files.py, GM210 from `verify` of an answering commit and its signature
+    # (tests/checks/test_signed_answers.py), GM923 from an agent's commit to two workspaces
+    # (tests/hostile/test_hostile_workspaces.py). GM103 and GM302 judge history made under rules 1-3, and GM310 is
+    # a warning: tests/memory/test_clock_skew.py. GM314 and GM315 judge LOG's sealed volumes, which need a long
+    # LOG: tests/checks/test_log_volumes.py. GM319 is the merge driver's, on a real `git merge` of two sides that
+    # sealed different entries: tests/publish/test_sealed_driver.py. GM924 is `gitmem merge`'s refusal:
+    # tests/publish/test_merge_refusals.py. GM213 is a warning about two clocks, an answer's and its ask's:
+    # tests/checks/test_answer_time.py. GM925 is a clone's, not a change's: tests/publish/test_clone_without_driver.py.
+    # GM926 refuses gitmem.yaml as it loads: tests/config/test_config.py.
     # GM407 needs a LOG entry a merge or a replay renumbered: tests/publish/test_merge_renumbered_lessons.py.
     covered = {case.code for case in CASES} | {"GM903", "GM905", "GM906", "GM308", "GM908", "GM210", "GM923",
                                                "GM103", "GM302", "GM310", "GM314", "GM315", "GM319", "GM924",
