@@ -138,18 +138,21 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
             if isinstance(err, WriteRefused):
                 raise WriteRefused(f"close failed, nothing changed: {err}", err.violations) from None
             raise
-    if push and result.commit is not None and overtaken_tries:
-        from gitmem.close import overtaken
+        found = None
+        if push and result.commit is not None and overtaken_tries:
+            from gitmem.close import overtaken
 
-        found = overtaken.overtaken(ws, head, result.commit)
-        if found is not None:           # another close pushed first: close again on what it left
-            overtaken.step_aside(ws, found)
-            said = (f"{found.where} got another close first, made at {found.when} ({config.path('log')}:{found.line}): "
-                    "this close stepped aside and closed again on it")
-            again = run_close(ws, day=day, use_llm=use_llm, push=push, clock=clock, client=client,
-                              overtaken_tries=overtaken_tries - 1)
-            again.message = f"{again.message}; {said}"
-            return again
+            # Under the lock: the branch moves to the remote's tip, which no cycle of this checkout may be writing.
+            found = overtaken.overtaken(ws, head, result.commit)
+            if found is not None:
+                overtaken.step_aside(ws, found)
+    if found is not None:           # another close pushed first: close again on what it left
+        said = (f"{found.where} got another close first, made at {found.when} ({config.path('log')}:{found.line}): "
+                "this close stepped aside and closed again on it")
+        again = run_close(ws, day=day, use_llm=use_llm, push=push, clock=clock, client=client,
+                          overtaken_tries=overtaken_tries - 1)
+        again.message = f"{again.message}; {said}"
+        return again
     # A close already made whose push failed (the commit only on this disk) is pushed by running it again.
     if push and (result.commit or _unpublished(ws)):
         result.push = _push(ws, result.day)
