@@ -27,7 +27,7 @@ from gitmem.checks.check_and_verify import check_since_checked
 from gitmem.checks.violation import Violation
 from gitmem.codes import Code
 from gitmem.confined.files import FileRefused
-from gitmem.cycle import allowance, postflight, proposals, salvage, schedule
+from gitmem.cycle import allowance, killed, postflight, proposals, salvage, schedule
 from gitmem.cycle.agent_guard import CycleGuard
 from gitmem.cycle.human_commits import all_trusted
 from gitmem.cycle.messages import commit_message
@@ -46,7 +46,8 @@ RequestBuilder = Callable[[Workspace, int, Clock, str], CycleRequest]   # worksp
 
 
 class CycleRefused(RunFailure):
-    """The cycle did not start; the message says exactly what to do. Nothing was changed."""
+    """The cycle did not start; the message says exactly what to do. Nothing was changed, but for the commits a
+    killed cycle's agent left on the branch, which are set aside first (gitmem.cycle.killed) and named."""
 
     exit_code = ExitCode.DIRTY
 
@@ -123,8 +124,9 @@ def next_cycle(ws: Workspace) -> int:
 
 # -- preflight -----------------------------------------------------------------------------------------------
 
-def preflight(ws: Workspace) -> cyclelock.Lock:
-    """Refuse to start unless HEAD is a branch tip, no cycle runs, the tree is clean and memory is valid."""
+def preflight(ws: Workspace) -> tuple[cyclelock.Lock, killed.SetAside | None]:
+    """Refuse to start unless HEAD is a branch tip, no cycle runs, the tree is clean and memory is valid. First,
+    with the lock, commits a cycle killed while its agent ran left on the branch are set aside (gitmem.cycle.killed)."""
     repo = ws.repo
     head = gitio.head_id(repo)
     if head is None:
@@ -140,7 +142,9 @@ def preflight(ws: Workspace) -> cyclelock.Lock:
         raise CycleRefused(str(err), codes.CYCLE_LOCK_HELD) from None
     try:
         _require_unlocked(repo)
-        _require_clean(repo, held)
+        branch = gitio.current_branch(repo) or ""
+        aside = killed.set_aside(repo, cycle=next_cycle(ws), remote=gitio.upstream_of(repo, branch)[0])
+        _require_clean(repo, held, aside)
         # Memory as it stands first: what reached the branch unchecked is named with its repair (an amendment).
         _require_valid_standing(ws)
         found = [v for v in check_since_checked(ws) if v.is_error]
@@ -153,7 +157,7 @@ def preflight(ws: Workspace) -> cyclelock.Lock:
     except BaseException:
         held.release()
         raise
-    return held
+    return held, aside
 
 
 def _require_valid_standing(ws: Workspace) -> None:
@@ -235,12 +239,14 @@ def _require_unlocked(repo: gitio.Repo) -> None:
         raise CycleRefused(why, codes.CYCLE_GIT_LOCKED)
 
 
-def _require_clean(repo: gitio.Repo, held: cyclelock.Lock) -> None:
+def _require_clean(repo: gitio.Repo, held: cyclelock.Lock, aside: killed.SetAside | None = None) -> None:
     dirty = gitio.dirty_files(repo)
     if not dirty:
         return
     listing = "\n".join(f"  {what}: {path}" for path, what in dirty)
     lines = [f"the work tree has uncommitted changes; a cycle starts only from a clean tree:\n{listing}"]
+    if aside is not None:
+        lines.append(aside.note())
     if held.stale is not None:
         lines.append(f"a previous cycle ({held.stale.describe()}) was killed before it finished; its stale "
                      "lock was cleared, and the changes above are most likely its partial work")
@@ -298,8 +304,8 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
     settings = settings or Settings()
     clock = settings.clock or ws.clock()
     repo = ws.repo
-    held = preflight(ws)
     branches = set(gitio.references(repo, "refs/heads/"))     # what the cycle makes beyond these is pushed too
+    held, aside = preflight(ws)
     try:
         _require_sandbox(ws, backend)
         _require_allowance(ws, clock())
@@ -308,18 +314,21 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         report = CycleReport(number)
         if held.stale is not None:
             report.messages.append(f"cleared a stale lock left by {held.stale.describe()}")
+        if aside is not None:
+            report.messages.append(aside.note())
         start, branch = gitio.head_id(repo), gitio.current_branch(repo)
         assert start is not None and branch is not None     # preflight refused an unborn or detached HEAD
         known = _known_upstream(repo, settings) if settings.push else None    # before the agent can touch it
         old = postflight.memory_files(ws)
         request = (request_builder or default_request)(ws, number, clock, backend.name)
         context = postflight.context_note(request.total_tokens, ws.config.cycle.max_context_tokens)
-        runner_notes = [context, *([late] if late else [])]
+        runner_notes = [context, *([late] if late else []), *([aside.note()] if aside is not None else [])]
         report.messages += [f"context: {warning}" for warning in request.warnings]
         report.messages += [f"runner: {late}"] if late else []
         report.late = late or ""
         report.messages.append(f"cycle {number}: running the {backend.name} backend")
         began = clock()
+        killed.open_window(repo, start=start, branch=branch)     # before the guard's snapshot: it is the runner's
         guard = CycleGuard.begin(ws, start=start, branch=branch, cycle=number,
                                  confined=sandbox.confines_disk(ws.config, backend.name))
         try:      # room on the disk for what the runner writes after the agent (gitmem.cycle.room), made after
@@ -336,6 +345,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             failure = guard.restore() or failure      # git state and refs first: nothing below runs the agent's hooks
         except Exception as err:
             failure = _disk_full(err, "restoring the git state and references after the agent", ws, guard)
+        killed.close_window(repo)        # the branch is the runner's from here (its salvage moves it back itself)
         report.messages += [f"runner: {line}" for line in guard.messages]
         if guard.anchor_note:
             report.violations.append(Violation.of(codes.CYCLE_TRUST_ANCHOR_CHANGED, guard.anchors_changed[0], 1,

@@ -1,0 +1,92 @@
+"""What a cycle killed while its agent could act (SIGKILL, a job timeout, a reboot) left on its branch.
+
+The agent's window is the time from its start to the guard's restore: in it the agent may commit on the branch
+under any name, and only the guard, after it, moves those commits off (`Kept`). A cycle killed inside the window
+never gets there, and the next cycle on the same disk would start from the agent's commits and push them as
+landed work. So the runner marks the window on disk (`open_window` before the agent runs, `close_window` after the
+guard's restore), and the next cycle, holding the lock, finds a mark left open only when the cycle that made it
+died in the window. It then keeps the branch's commits since that cycle's start on `gitmem/local/cycle-N`, as the
+guard would have, and moves the branch back to the start. A work tree holding nothing uncommitted goes back with
+it; anything uncommitted is left as it is, for the dirty-tree refusal to name. Nothing anyone wrote is lost.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitmem import gitio
+from gitmem.config.nesting import loads_json
+from gitmem.memory_writer import atomic_write
+
+MARK_NAME = "cycle-agent-window.json"
+
+
+@dataclass(frozen=True)
+class SetAside:
+    """The commits a killed cycle's agent left on `branch`, now on `kept`; the branch is back at `start`."""
+
+    branch: str
+    start: str
+    kept: str
+
+    def note(self) -> str:
+        return (f"a cycle killed while its agent ran left commits on {self.branch}; they never landed: kept on "
+                f"branch {self.kept}, and {self.branch} is back at {self.start[:10]}, where that cycle started")
+
+
+def _mark(repo: gitio.Repo) -> Path:
+    return gitio.state_dir(repo) / MARK_NAME
+
+
+def open_window(repo: gitio.Repo, *, start: str, branch: str) -> None:
+    """Record that the agent may act from now on, on `branch` started at `start` (the runner holds the lock)."""
+    atomic_write(_mark(repo), json.dumps({"start": start, "branch": branch}).encode("utf-8"))
+
+
+def close_window(repo: gitio.Repo) -> None:
+    """The guard has restored git state and refs: what the branch holds from here on is the runner's."""
+    _mark(repo).unlink(missing_ok=True)
+
+
+def _left_open(repo: gitio.Repo) -> tuple[str, str] | None:
+    try:
+        data = loads_json(_mark(repo).read_bytes())      # the agent could write it: read bounded
+        return str(data["start"]), str(data["branch"])
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError):
+        close_window(repo)        # torn by the kill itself, before the agent could have started
+        return None
+
+
+def set_aside(repo: gitio.Repo, *, cycle: int, remote: str) -> SetAside | None:
+    """With the lock held: when the last cycle died in its agent's window and its branch moved on from where it
+    started, keep those commits on a free `gitmem/local/cycle-N` branch and move the branch back. None when there is
+    nothing to set aside."""
+    from gitmem.publish.push import free_branch_name
+
+    found = _left_open(repo)
+    if found is None:
+        return None
+    start, branch = found
+    ref = f"refs/heads/{branch}"
+    try:
+        tip = gitio.resolve_revision(repo, ref)
+        gitio.resolve_revision(repo, start)
+    except gitio.RepoError:       # the branch is gone, or the start is unknown here: nothing to move back onto
+        close_window(repo)
+        return None
+    if tip == start:
+        close_window(repo)
+        return None
+    kept = free_branch_name(repo, f"gitmem/local/cycle-{cycle}", remote)
+    gitio.create_branch(repo, kept, tip)
+    if gitio.current_branch(repo) == branch:
+        # A work tree holding nothing beyond the kept tip goes back with the branch (all of it is on `kept`);
+        # anything uncommitted stays as it is, for the dirty-tree refusal to name.
+        (gitio.reset_mixed if gitio.dirty_files(repo) else gitio.reset_hard)(repo, start)
+    else:
+        gitio.set_reference(repo, ref, start)
+    close_window(repo)
+    return SetAside(branch, start, kept)
