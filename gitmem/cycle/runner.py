@@ -40,7 +40,7 @@ from gitmem.memory.text import masked_printable, printable
 from gitmem.memory_writer import WriteRefused
 from gitmem.publish.push import PushReport, PushStatus
 from gitmem.secrets import scrub
-from gitmem.workspace import Clock, Workspace, cyclelock
+from gitmem.workspace import Clock, Workspace, cyclelock, writelock
 
 RequestBuilder = Callable[[Workspace, int, Clock, str], CycleRequest]   # workspace, cycle, clock, backend
 
@@ -136,15 +136,8 @@ def preflight(ws: Workspace) -> tuple[cyclelock.Lock, killed.SetAside | None]:
         raise CycleRefused(f"HEAD is detached at {head[:10]}; a cycle commits to a branch: "
                            f"`{switch_command(repo, head)}` (or the branch to work on), then run the cycle",
                            codes.CYCLE_DETACHED_HEAD)
+    held, aside = _take_the_checkout(ws)
     try:
-        held = cyclelock.acquire(gitio.state_dir(repo))
-    except cyclelock.LockHeld as err:
-        raise CycleRefused(str(err), codes.CYCLE_LOCK_HELD) from None
-    try:
-        _require_unlocked(repo)
-        branch = gitio.current_branch(repo) or ""
-        aside = killed.set_aside(repo, cycle=next_cycle(ws), remote=gitio.upstream_of(repo, branch)[0])
-        _require_clean(repo, held, aside)
         # Memory as it stands first: what reached the branch unchecked is named with its repair (an amendment).
         _require_valid_standing(ws)
         found = [v for v in check_since_checked(ws) if v.is_error]
@@ -157,6 +150,29 @@ def preflight(ws: Workspace) -> tuple[cyclelock.Lock, killed.SetAside | None]:
     except BaseException:
         held.release()
         raise
+    return held, aside
+
+
+def _take_the_checkout(ws: Workspace) -> tuple[cyclelock.Lock, killed.SetAside | None]:
+    """The cycle lock, with the tree judged clean (after a killed cycle's commits are set aside), all under the
+    memory write lock. A session's write holds that lock from its check that no cycle runs to its last byte
+    (gitmem.memory_writer): so it either ends before the tree is judged, and the cycle refuses its dirty tree,
+    or it starts after the cycle lock is taken, and is refused. Never does it land after the judgement, to be
+    committed as the agent's words."""
+    repo = ws.repo
+    try:
+        with writelock.held(gitio.state_dir(repo)):
+            held = cyclelock.acquire(gitio.state_dir(repo))
+            try:
+                _require_unlocked(repo)
+                branch = gitio.current_branch(repo) or ""
+                aside = killed.set_aside(repo, cycle=next_cycle(ws), remote=gitio.upstream_of(repo, branch)[0])
+                _require_clean(repo, held, aside)
+            except BaseException:
+                held.release()
+                raise
+    except (cyclelock.LockHeld, writelock.WritesBusy) as err:
+        raise CycleRefused(str(err), codes.CYCLE_LOCK_HELD) from None
     return held, aside
 
 

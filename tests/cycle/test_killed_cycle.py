@@ -26,7 +26,8 @@ from tests.support.hostile import GITMEM, command_agent
 _FIRST_RUN_COMMITS_AND_HANGS = """
 marker = os.environ['KILLED_ONCE']
 if not os.path.exists(marker):
-    open(marker, 'w').close()
+    with open(marker, 'w') as handle:
+        handle.write(str(os.getpid()))
     os.makedirs(os.path.join(root, '.github', 'workflows'), exist_ok=True)
     with open(os.path.join(root, '.github', 'workflows', 'evil.yml'), 'w') as handle:
         handle.write('on: push\\n')
@@ -68,6 +69,8 @@ def test_what_a_killed_cycles_agent_committed_is_kept_aside_and_never_pushed_as_
     finally:
         os.killpg(killed.pid, signal.SIGKILL)
         killed.communicate()
+        # The agent runs in a process group of its own, and outlives the runner's: a supervisor ends the job's.
+        os.kill(int(marker.read_text(encoding="utf-8")), signal.SIGKILL)
     forged = git(runner.path, "rev-parse", "main").strip()
 
     after = _cycle(runner, marker)
