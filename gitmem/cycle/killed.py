@@ -1,4 +1,9 @@
-"""What a cycle killed while its agent could act (SIGKILL, a job timeout, a reboot) left on its branch.
+"""What a cycle killed while its agent could act (SIGKILL, a job timeout, a reboot) left: its agent's processes,
+and commits on its branch.
+
+A runner killed outright never ends its agent, which runs in a process group of its own: it runs on in the work
+tree, where it would write into the next cycle's tree or commit on the branch after it. The next cycle, finding
+the dead runner's lock, ends such processes first (gitmem.cycle.reaper `orphaned_agents`).
 
 The agent's window is the time from its start to the guard's restore: in it the agent may commit on the branch
 under any name, and only the guard, after it, moves those commits off (`Kept`). A cycle killed inside the window
@@ -17,6 +22,7 @@ from pathlib import Path
 
 from gitmem import gitio
 from gitmem.config.nesting import loads_json
+from gitmem.cycle import reaper
 from gitmem.memory_writer import atomic_write
 
 MARK_NAME = "cycle-agent-window.json"
@@ -33,6 +39,39 @@ class SetAside:
     def note(self) -> str:
         return (f"a cycle killed while its agent ran left commits on {self.branch}; they never landed: kept on "
                 f"branch {self.kept}, and {self.branch} is back at {self.start[:10]}, where that cycle started")
+
+
+@dataclass(frozen=True)
+class Leftovers:
+    """What the next cycle did about a killed one: the agent processes it ended (and those it could not), and the
+    commits it set aside."""
+
+    ended: tuple[str, ...] = ()
+    survivors: tuple[str, ...] = ()
+    aside: SetAside | None = None
+
+    def notes(self) -> list[str]:
+        notes = []
+        if self.ended:
+            notes.append("ended the agent process(es) a killed cycle left running in this work tree: "
+                         + ", ".join(self.ended))
+        if self.survivors:
+            notes.append("could not end the agent process(es) a killed cycle left running in this work tree: "
+                         + ", ".join(self.survivors))
+        return notes + ([self.aside.note()] if self.aside is not None else [])
+
+
+def clean_up(repo: gitio.Repo, root: Path, *, runner_died: bool, cycle: int, remote: str) -> Leftovers:
+    """With the lock held: end what a dead runner's agent left running (`runner_died`: the lock was stale), then set
+    its commits aside (`set_aside`)."""
+    ended: list[str] = []
+    survivors: list[str] = []
+    if runner_died:
+        found = reaper.orphaned_agents(root)
+        alive = reaper.end_orphans(found)
+        ended = [p.describe() for p in found if p not in alive]
+        survivors = [p.describe() for p in alive]
+    return Leftovers(tuple(ended), tuple(survivors), set_aside(repo, cycle=cycle, remote=remote))
 
 
 def _mark(repo: gitio.Repo) -> Path:

@@ -124,9 +124,9 @@ def next_cycle(ws: Workspace) -> int:
 
 # -- preflight -----------------------------------------------------------------------------------------------
 
-def preflight(ws: Workspace) -> tuple[cyclelock.Lock, killed.SetAside | None]:
+def preflight(ws: Workspace) -> tuple[cyclelock.Lock, killed.Leftovers]:
     """Refuse to start unless HEAD is a branch tip, no cycle runs, the tree is clean and memory is valid. First,
-    with the lock, commits a cycle killed while its agent ran left on the branch are set aside (gitmem.cycle.killed)."""
+    with the lock, what a cycle killed while its agent ran left is cleaned up (gitmem.cycle.killed)."""
     repo = ws.repo
     head = gitio.head_id(repo)
     if head is None:
@@ -136,7 +136,7 @@ def preflight(ws: Workspace) -> tuple[cyclelock.Lock, killed.SetAside | None]:
         raise CycleRefused(f"HEAD is detached at {head[:10]}; a cycle commits to a branch: "
                            f"`{switch_command(repo, head)}` (or the branch to work on), then run the cycle",
                            codes.CYCLE_DETACHED_HEAD)
-    held, aside = _take_the_checkout(ws)
+    held, left = _take_the_checkout(ws)
     try:
         # Memory as it stands first: what reached the branch unchecked is named with its repair (an amendment).
         _require_valid_standing(ws)
@@ -150,11 +150,11 @@ def preflight(ws: Workspace) -> tuple[cyclelock.Lock, killed.SetAside | None]:
     except BaseException:
         held.release()
         raise
-    return held, aside
+    return held, left
 
 
-def _take_the_checkout(ws: Workspace) -> tuple[cyclelock.Lock, killed.SetAside | None]:
-    """The cycle lock, with the tree judged clean (after a killed cycle's commits are set aside), all under the
+def _take_the_checkout(ws: Workspace) -> tuple[cyclelock.Lock, killed.Leftovers]:
+    """The cycle lock, with the tree judged clean (after a killed cycle's leftovers are cleaned up), all under the
     memory write lock. A session's write holds that lock from its check that no cycle runs to its last byte
     (gitmem.memory_writer): so it either ends before the tree is judged, and the cycle refuses its dirty tree,
     or it starts after the cycle lock is taken, and is refused. Never does it land after the judgement, to be
@@ -166,14 +166,15 @@ def _take_the_checkout(ws: Workspace) -> tuple[cyclelock.Lock, killed.SetAside |
             try:
                 _require_unlocked(repo)
                 branch = gitio.current_branch(repo) or ""
-                aside = killed.set_aside(repo, cycle=next_cycle(ws), remote=gitio.upstream_of(repo, branch)[0])
-                _require_clean(repo, held, aside)
+                left = killed.clean_up(repo, ws.root, runner_died=held.stale is not None and held.stale.what == "cycle",
+                                       cycle=next_cycle(ws), remote=gitio.upstream_of(repo, branch)[0])
+                _require_clean(repo, held, left)
             except BaseException:
                 held.release()
                 raise
     except (cyclelock.LockHeld, writelock.WritesBusy) as err:
         raise CycleRefused(str(err), codes.CYCLE_LOCK_HELD) from None
-    return held, aside
+    return held, left
 
 
 def _require_valid_standing(ws: Workspace) -> None:
@@ -255,14 +256,13 @@ def _require_unlocked(repo: gitio.Repo) -> None:
         raise CycleRefused(why, codes.CYCLE_GIT_LOCKED)
 
 
-def _require_clean(repo: gitio.Repo, held: cyclelock.Lock, aside: killed.SetAside | None = None) -> None:
+def _require_clean(repo: gitio.Repo, held: cyclelock.Lock, left: killed.Leftovers | None = None) -> None:
     dirty = gitio.dirty_files(repo)
     if not dirty:
         return
     listing = "\n".join(f"  {what}: {path}" for path, what in dirty)
     lines = [f"the work tree has uncommitted changes; a cycle starts only from a clean tree:\n{listing}"]
-    if aside is not None:
-        lines.append(aside.note())
+    lines += left.notes() if left is not None else []
     if held.stale is not None:
         lines.append(f"a previous cycle ({held.stale.describe()}) was killed before it finished; its stale "
                      "lock was cleared, and the changes above are most likely its partial work")
@@ -321,7 +321,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
     clock = settings.clock or ws.clock()
     repo = ws.repo
     branches = set(gitio.references(repo, "refs/heads/"))     # what the cycle makes beyond these is pushed too
-    held, aside = preflight(ws)
+    held, left = preflight(ws)
     try:
         _require_sandbox(ws, backend)
         _require_allowance(ws, clock())
@@ -330,15 +330,14 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         report = CycleReport(number)
         if held.stale is not None:
             report.messages.append(f"cleared a stale lock left by {held.stale.describe()}")
-        if aside is not None:
-            report.messages.append(aside.note())
+        report.messages += left.notes()
         start, branch = gitio.head_id(repo), gitio.current_branch(repo)
         assert start is not None and branch is not None     # preflight refused an unborn or detached HEAD
         known = _known_upstream(repo, settings) if settings.push else None    # before the agent can touch it
         old = postflight.memory_files(ws)
         request = (request_builder or default_request)(ws, number, clock, backend.name)
         context = postflight.context_note(request.total_tokens, ws.config.cycle.max_context_tokens)
-        runner_notes = [context, *([late] if late else []), *([aside.note()] if aside is not None else [])]
+        runner_notes = [context, *([late] if late else []), *left.notes()]
         report.messages += [f"context: {warning}" for warning in request.warnings]
         report.messages += [f"runner: {late}"] if late else []
         report.late = late or ""

@@ -1,5 +1,6 @@
 """A cycle killed (SIGKILL: a job timeout, a reboot, the OOM killer) while its agent ran, and the next cycle on the
-same disk: what the killed agent committed on the branch never lands as anyone's word.
+same disk: the killed cycle's agent, still running, is ended, and what it committed on the branch never lands as
+anyone's word.
 
 Real processes: `gitmem cycle --push` with a `command` agent, a bare origin, the kill sent to the cycle's process
 group as a runner's supervisor sends it.
@@ -47,6 +48,14 @@ def _cycle(repo: GitRepo, marker: Path) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
 
 
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
 def _main_moved(repo: GitRepo, start: str, seconds: float = 60) -> bool:
     ends = time.monotonic() + seconds
     while time.monotonic() < ends:
@@ -69,13 +78,19 @@ def test_what_a_killed_cycles_agent_committed_is_kept_aside_and_never_pushed_as_
     finally:
         os.killpg(killed.pid, signal.SIGKILL)
         killed.communicate()
-        # The agent runs in a process group of its own, and outlives the runner's: a supervisor ends the job's.
-        os.kill(int(marker.read_text(encoding="utf-8")), signal.SIGKILL)
     forged = git(runner.path, "rev-parse", "main").strip()
-
-    after = _cycle(runner, marker)
-    out, err = after.communicate(timeout=300)
-    assert after.returncode == ExitCode.OK, out + err
+    agent = int(marker.read_text(encoding="utf-8"))     # in a process group of its own: it outlives the runner
+    try:
+        assert _alive(agent)
+        after = _cycle(runner, marker)
+        out, err = after.communicate(timeout=300)
+        assert after.returncode == ExitCode.OK, out + err
+        # The next cycle ended the killed one's agent before anything else: it can write nothing more here.
+        assert not _alive(agent)
+        assert f"ended the agent process(es) a killed cycle left running in this work tree: pid {agent}" in err
+    finally:
+        if _alive(agent):
+            os.kill(agent, signal.SIGKILL)
     kept = "gitmem/local/cycle-1"
     assert (f"a cycle killed while its agent ran left commits on main; they never landed: kept on branch {kept}, "
             f"and main is back at {start[:10]}") in err
@@ -116,14 +131,14 @@ def test_a_window_left_open_sets_the_branch_back_and_keeps_uncommitted_files_for
             refused.value)
         assert (repo.path / "half.txt").read_text(encoding="utf-8") == "half written\n"
     else:
-        held, aside = preflight(Workspace.at(repo.path))
+        held, left = preflight(Workspace.at(repo.path))
         held.release()
-        assert aside is not None and (aside.kept, aside.start) == ("gitmem/local/cycle-1", start)
+        assert left.aside is not None and (left.aside.kept, left.aside.start) == ("gitmem/local/cycle-1", start)
         assert not (repo.path / "agent.txt").exists()
     assert git(repo.path, "rev-parse", "main").strip() == start
     assert git(repo.path, "rev-parse", "gitmem/local/cycle-1").strip() == tip
     # The mark is gone: the next run sets nothing aside again.
-    held, aside = preflight(Workspace.at(repo.path)) if not dirty else (None, None)
-    if held is not None:
+    if not dirty:
+        held, left = preflight(Workspace.at(repo.path))
         held.release()
-    assert aside is None
+        assert left.aside is None and left.notes() == []
