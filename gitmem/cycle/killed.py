@@ -30,15 +30,19 @@ MARK_NAME = "cycle-agent-window.json"
 
 @dataclass(frozen=True)
 class SetAside:
-    """The commits a killed cycle's agent left on `branch`, now on `kept`; the branch is back at `start`."""
+    """What a killed cycle's agent left of git's state, undone: the commits it made (now on `kept`), and HEAD moved
+    off `branch` (`strayed`: where it was). The branch, with HEAD on it, is back at `start`."""
 
     branch: str
     start: str
-    kept: str
+    kept: tuple[str, ...] = ()
+    strayed: str | None = None
 
     def note(self) -> str:
-        return (f"a cycle killed while its agent ran left commits on {self.branch}; they never landed: kept on "
-                f"branch {self.kept}, and {self.branch} is back at {self.start[:10]}, where that cycle started")
+        undone = [f"left HEAD {self.strayed}" if self.strayed else "",
+                  f"left commits that never landed, kept on {', '.join(self.kept)}" if self.kept else ""]
+        return (f"a cycle killed while its agent ran {' and '.join(part for part in undone if part)}; "
+                f"{self.branch} is back at {self.start[:10]}, where that cycle started")
 
 
 @dataclass(frozen=True)
@@ -100,9 +104,11 @@ def _left_open(repo: gitio.Repo) -> tuple[str, str] | None:
 
 
 def set_aside(repo: gitio.Repo, *, cycle: int, remote: str) -> SetAside | None:
-    """With the lock held: when the last cycle died in its agent's window and its branch moved on from where it
-    started, keep those commits on a free `gitmem/local/cycle-N` branch and move the branch back. None when there is
-    nothing to set aside."""
+    """With the lock held: when the last cycle died in its agent's window, put git's state back as the guard would
+    have: commits the agent made (on the branch, or at a detached HEAD) kept on free `gitmem/local/cycle-N`
+    branches, the branch back at the start (recreated if the agent deleted it), HEAD on it. A work tree holding
+    nothing uncommitted goes back too (all of it is in a commit kept); anything uncommitted stays as it is, for
+    the dirty-tree refusal to name. None when the agent left nothing to undo."""
     from gitmem.publish.push import free_branch_name
 
     found = _left_open(repo)
@@ -111,21 +117,29 @@ def set_aside(repo: gitio.Repo, *, cycle: int, remote: str) -> SetAside | None:
     start, branch = found
     ref = f"refs/heads/{branch}"
     try:
-        tip = gitio.resolve_revision(repo, ref)
         gitio.resolve_revision(repo, start)
-    except gitio.RepoError:       # the branch is gone, or the start is unknown here: nothing to move back onto
+    except gitio.RepoError:       # the start is unknown here (a clone made since): nothing to move back onto
         close_window(repo)
         return None
-    if tip == start:
+    try:
+        tip: str | None = gitio.resolve_revision(repo, ref)
+    except gitio.RepoError:
+        tip = None                # the agent deleted the branch
+    head, on = gitio.head_id(repo), gitio.current_branch(repo)
+    strayed = None if on == branch else (f"on branch {on}" if on else f"detached at {(head or '?')[:10]}")
+    if tip == start and strayed is None:
         close_window(repo)
         return None
-    kept = free_branch_name(repo, f"gitmem/local/cycle-{cycle}", remote)
-    gitio.create_branch(repo, kept, tip)
-    if gitio.current_branch(repo) == branch:
-        # A work tree holding nothing beyond the kept tip goes back with the branch (all of it is on `kept`);
-        # anything uncommitted stays as it is, for the dirty-tree refusal to name.
-        (gitio.reset_mixed if gitio.dirty_files(repo) else gitio.reset_hard)(repo, start)
-    else:
-        gitio.set_reference(repo, ref, start)
+    clean = not gitio.dirty_files(repo)        # then everything the tree holds is in `head`
+    keep = [commit for commit in dict.fromkeys((tip, head if on is None else None))
+            if commit is not None and commit != start]
+    kept = []
+    for commit in keep:
+        name = free_branch_name(repo, f"gitmem/local/cycle-{cycle}", remote)
+        gitio.create_branch(repo, name, commit)
+        kept.append(name)
+    gitio.set_reference(repo, ref, start)
+    gitio.switch_head(repo, branch)
+    (gitio.reset_hard if clean else gitio.reset_mixed)(repo, start)
     close_window(repo)
-    return SetAside(branch, start, kept)
+    return SetAside(branch, start, tuple(kept), strayed)

@@ -132,12 +132,13 @@ def preflight(ws: Workspace) -> tuple[cyclelock.Lock, killed.Leftovers]:
     if head is None:
         raise CycleRefused("this repository has no commits yet; commit the memory files first "
                            "(git add -A && git commit -m 'start gitmem'), then run the cycle", codes.CYCLE_NO_COMMITS)
-    if gitio.current_branch(repo) is None:
-        raise CycleRefused(f"HEAD is detached at {head[:10]}; a cycle commits to a branch: "
-                           f"`{switch_command(repo, head)}` (or the branch to work on), then run the cycle",
-                           codes.CYCLE_DETACHED_HEAD)
-    held, left = _take_the_checkout(ws)
+    held, left = _take_the_checkout(ws)       # a killed cycle's agent may have left HEAD detached: first put back
     try:
+        if gitio.current_branch(repo) is None:
+            head = gitio.head_id(repo) or head
+            raise CycleRefused(f"HEAD is detached at {head[:10]}; a cycle commits to a branch: "
+                               f"`{switch_command(repo, head)}` (or the branch to work on), then run the cycle",
+                               codes.CYCLE_DETACHED_HEAD)
         # Memory as it stands first: what reached the branch unchecked is named with its repair (an amendment).
         _require_valid_standing(ws)
         found = [v for v in check_since_checked(ws) if v.is_error]

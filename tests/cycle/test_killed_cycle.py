@@ -15,8 +15,11 @@ from pathlib import Path
 
 import pytest
 
+from gitmem.cycle import killed
+from gitmem.cycle.runner import CycleRefused, preflight
 from gitmem.errors import ExitCode
 from gitmem.memory import log
+from gitmem.workspace import Workspace
 from tests.support.cycle_support import origin_and_clone
 from tests.support.gitcli import git, isolated_env
 from tests.support.helpers import AGENT, GitRepo, make_repo
@@ -72,12 +75,12 @@ def test_what_a_killed_cycles_agent_committed_is_kept_aside_and_never_pushed_as_
     origin = origin_and_clone(tmp_path, runner)
     start = git(runner.path, "rev-parse", "main").strip()
     marker = tmp_path / "killed-once"
-    killed = _cycle(runner, marker)
+    dying = _cycle(runner, marker)
     try:
         assert _main_moved(runner, start), "the agent never committed"
     finally:
-        os.killpg(killed.pid, signal.SIGKILL)
-        killed.communicate()
+        os.killpg(dying.pid, signal.SIGKILL)
+        dying.communicate()
     forged = git(runner.path, "rev-parse", "main").strip()
     agent = int(marker.read_text(encoding="utf-8"))     # in a process group of its own: it outlives the runner
     try:
@@ -92,8 +95,8 @@ def test_what_a_killed_cycles_agent_committed_is_kept_aside_and_never_pushed_as_
         if _alive(agent):
             os.kill(agent, signal.SIGKILL)
     kept = "gitmem/local/cycle-1"
-    assert (f"a cycle killed while its agent ran left commits on main; they never landed: kept on branch {kept}, "
-            f"and main is back at {start[:10]}") in err
+    assert (f"a cycle killed while its agent ran left commits that never landed, kept on {kept}; main is back at "
+            f"{start[:10]}, where that cycle started") in err
     # Nothing the killed agent committed is on the remote's main; all of it is on the remote, on the kept branch.
     landed = git(origin, "rev-list", "main").split()
     assert forged not in landed and start in landed
@@ -103,7 +106,7 @@ def test_what_a_killed_cycles_agent_committed_is_kept_aside_and_never_pushed_as_
     # The cycle that found it ran from where the killed one started, and its LOG entry says what it set aside.
     entry = log.parse(git(origin, "show", "main:LOG.md")).entries[-1]
     assert (entry.cycle, entry.outcome, entry.get("Started")) == (1, "built", start[:12])
-    assert f"kept on branch {kept}" in (entry.get("Evidence") or "")
+    assert f"kept on {kept}; main is back at {start[:10]}" in (entry.get("Evidence") or "")
 
 
 @pytest.mark.parametrize("dirty", [False, True])
@@ -112,14 +115,7 @@ def test_a_window_left_open_sets_the_branch_back_and_keeps_uncommitted_files_for
     """The same, in process: a mark left open and commits since its start. With nothing uncommitted the tree goes
     back too; with a file the kill left uncommitted, the cycle refuses (exit 3), naming the file and the branch, and
     the file is still there."""
-    from gitmem.cycle import killed
-    from gitmem.cycle.runner import CycleRefused, preflight
-    from gitmem.workspace import Workspace
-
-    repo = make_repo(tmp_path / "repo")
-    start = git(repo.path, "rev-parse", "main").strip()
-    ws = Workspace.at(repo.path)
-    killed.open_window(ws.repo, start=start, branch="main")
+    repo, start = _window_left_open(tmp_path)
     repo.commit_files({"agent.txt": "the agent's\n"}, "agent commit")
     tip = git(repo.path, "rev-parse", "main").strip()
     if dirty:
@@ -127,18 +123,49 @@ def test_a_window_left_open_sets_the_branch_back_and_keeps_uncommitted_files_for
         with pytest.raises(CycleRefused) as refused:
             preflight(Workspace.at(repo.path))
         assert refused.value.exit_code == ExitCode.DIRTY
-        assert "untracked: half.txt" in str(refused.value) and "kept on branch gitmem/local/cycle-1" in str(
-            refused.value)
+        assert "untracked: half.txt" in str(refused.value) and "kept on gitmem/local/cycle-1" in str(refused.value)
         assert (repo.path / "half.txt").read_text(encoding="utf-8") == "half written\n"
     else:
         held, left = preflight(Workspace.at(repo.path))
         held.release()
-        assert left.aside is not None and (left.aside.kept, left.aside.start) == ("gitmem/local/cycle-1", start)
+        assert left.aside is not None and (left.aside.kept, left.aside.start) == (("gitmem/local/cycle-1",), start)
         assert not (repo.path / "agent.txt").exists()
     assert git(repo.path, "rev-parse", "main").strip() == start
     assert git(repo.path, "rev-parse", "gitmem/local/cycle-1").strip() == tip
-    # The mark is gone: the next run sets nothing aside again.
-    if not dirty:
+    if not dirty:      # the mark is gone: the next run undoes nothing again
         held, left = preflight(Workspace.at(repo.path))
         held.release()
         assert left.aside is None and left.notes() == []
+
+
+@pytest.mark.parametrize("where", ["detached", "its own branch", "main deleted"])
+def test_head_a_killed_agent_moved_goes_back_on_the_branch_with_its_commits_kept(tmp_path: Path, git_env: None,
+                                                                                   where: str) -> None:
+    """The agent detached HEAD, switched to a branch of its own or deleted main, committed, and was killed with its
+    runner: the next cycle starts on main at the killed cycle's start (it used to refuse a detached HEAD, exit 3,
+    and to run on the agent's branch), and the commit is on a branch."""
+    repo, start = _window_left_open(tmp_path)
+    if where == "detached":
+        git(repo.path, "switch", "--quiet", "--detach")
+    else:
+        git(repo.path, "switch", "--quiet", "-c", "mine")
+        if where == "main deleted":
+            git(repo.path, "branch", "--quiet", "-D", "main")
+    repo.commit_files({"agent.txt": "the agent's\n"}, "agent commit")
+    made = git(repo.path, "rev-parse", "HEAD").strip()
+    held, left = preflight(Workspace.at(repo.path))
+    held.release()
+    assert git(repo.path, "symbolic-ref", "HEAD").strip() == "refs/heads/main"
+    assert git(repo.path, "rev-parse", "main").strip() == start and not (repo.path / "agent.txt").exists()
+    keeping = "gitmem/local/cycle-1" if where == "detached" else "mine"
+    assert git(repo.path, "rev-parse", keeping).strip() == made
+    assert left.aside is not None and left.aside.strayed == (
+        f"detached at {made[:10]}" if where == "detached" else "on branch mine")
+
+
+def _window_left_open(tmp_path: Path) -> tuple[GitRepo, str]:
+    """A memory repository whose last cycle was killed in its agent's window, started at main's tip."""
+    repo = make_repo(tmp_path / "repo")
+    start = git(repo.path, "rev-parse", "main").strip()
+    killed.open_window(Workspace.at(repo.path).repo, start=start, branch="main")
+    return repo, start
