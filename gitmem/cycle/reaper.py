@@ -202,3 +202,42 @@ def _reap(me: int, before: set[int]) -> None:
                 os.waitpid(proc.pid, os.WNOHANG)
             except ChildProcessError:
                 pass
+
+
+def _environ(pid: int) -> list[bytes]:
+    """The environment a process started with (/proc/PID/environ), or nothing when it cannot be read (another
+    user's, gone, not dumpable)."""
+    try:
+        return Path(f"{PROC}/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return []
+
+
+def orphaned_agents(root: Path) -> list[Process]:
+    """Processes a cycle started in the work tree `root` that outlived it: each holds the cycle's own variables
+    (`GITMEM_CYCLE`, and `GITMEM_ROOT` naming `root`) and descends from no live runner. A runner killed outright
+    (SIGKILL) never ends its agent, which runs in a process group of its own and is re-parented away. Only
+    meaningful with the cycle lock held: no other cycle then runs in `root`."""
+    me = os.getpid()
+    table = processes()
+    mine = {me, *(p.pid for p in descendants(me, table))}
+    wanted = b"GITMEM_ROOT=" + os.fsencode(str(root))
+    found = []
+    for proc in table.values():
+        if proc.pid in mine or proc.state in ("Z", "X"):
+            continue
+        environ = _environ(proc.pid)
+        if wanted in environ and any(item.startswith(b"GITMEM_CYCLE=") for item in environ):
+            found.append(proc)
+    return found
+
+
+def end_orphans(found: list[Process]) -> list[Process]:
+    """Stop, then kill `found` (none can fork away while stopped); returns those still alive after a moment."""
+    for sig in (signal.SIGSTOP, signal.SIGKILL):
+        for proc in found:
+            _signal(proc.pid, sig)
+    deadline = time.monotonic() + 2.0
+    while any(_alive(p.pid) for p in found) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return [p for p in found if _alive(p.pid)]

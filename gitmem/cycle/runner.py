@@ -27,7 +27,7 @@ from gitmem.checks.check_and_verify import check_since_checked
 from gitmem.checks.violation import Violation
 from gitmem.codes import Code
 from gitmem.confined.files import FileRefused
-from gitmem.cycle import allowance, postflight, proposals, salvage, schedule
+from gitmem.cycle import allowance, killed, postflight, proposals, salvage, schedule
 from gitmem.cycle.agent_guard import CycleGuard
 from gitmem.cycle.human_commits import all_trusted
 from gitmem.cycle.messages import commit_message
@@ -40,13 +40,14 @@ from gitmem.memory.text import masked_printable, printable
 from gitmem.memory_writer import WriteRefused
 from gitmem.publish.push import PushReport, PushStatus
 from gitmem.secrets import scrub
-from gitmem.workspace import Clock, Workspace, cyclelock
+from gitmem.workspace import Clock, Workspace, cyclelock, writelock
 
 RequestBuilder = Callable[[Workspace, int, Clock, str], CycleRequest]   # workspace, cycle, clock, backend
 
 
 class CycleRefused(RunFailure):
-    """The cycle did not start; the message says exactly what to do. Nothing was changed."""
+    """The cycle did not start; the message says exactly what to do. Nothing was changed, but for the commits a
+    killed cycle's agent left on the branch, which are set aside first (gitmem.cycle.killed) and named."""
 
     exit_code = ExitCode.DIRTY
 
@@ -123,24 +124,21 @@ def next_cycle(ws: Workspace) -> int:
 
 # -- preflight -----------------------------------------------------------------------------------------------
 
-def preflight(ws: Workspace) -> cyclelock.Lock:
-    """Refuse to start unless HEAD is a branch tip, no cycle runs, the tree is clean and memory is valid."""
+def preflight(ws: Workspace) -> tuple[cyclelock.Lock, killed.Leftovers]:
+    """Refuse to start unless HEAD is a branch tip, no cycle runs, the tree is clean and memory is valid. First,
+    with the lock, what a cycle killed while its agent ran left is cleaned up (gitmem.cycle.killed)."""
     repo = ws.repo
     head = gitio.head_id(repo)
     if head is None:
         raise CycleRefused("this repository has no commits yet; commit the memory files first "
                            "(git add -A && git commit -m 'start gitmem'), then run the cycle", codes.CYCLE_NO_COMMITS)
-    if gitio.current_branch(repo) is None:
-        raise CycleRefused(f"HEAD is detached at {head[:10]}; a cycle commits to a branch: "
-                           f"`{switch_command(repo, head)}` (or the branch to work on), then run the cycle",
-                           codes.CYCLE_DETACHED_HEAD)
+    held, left = _take_the_checkout(ws)       # a killed cycle's agent may have left HEAD detached: first put back
     try:
-        held = cyclelock.acquire(gitio.state_dir(repo))
-    except cyclelock.LockHeld as err:
-        raise CycleRefused(str(err), codes.CYCLE_LOCK_HELD) from None
-    try:
-        _require_unlocked(repo)
-        _require_clean(repo, held)
+        if gitio.current_branch(repo) is None:
+            head = gitio.head_id(repo) or head
+            raise CycleRefused(f"HEAD is detached at {head[:10]}; a cycle commits to a branch: "
+                               f"`{switch_command(repo, head)}` (or the branch to work on), then run the cycle",
+                               codes.CYCLE_DETACHED_HEAD)
         # Memory as it stands first: what reached the branch unchecked is named with its repair (an amendment).
         _require_valid_standing(ws)
         found = [v for v in check_since_checked(ws) if v.is_error]
@@ -153,7 +151,31 @@ def preflight(ws: Workspace) -> cyclelock.Lock:
     except BaseException:
         held.release()
         raise
-    return held
+    return held, left
+
+
+def _take_the_checkout(ws: Workspace) -> tuple[cyclelock.Lock, killed.Leftovers]:
+    """The cycle lock, with the tree judged clean (after a killed cycle's leftovers are cleaned up), all under the
+    memory write lock. A session's write holds that lock from its check that no cycle runs to its last byte
+    (gitmem.memory_writer): so it either ends before the tree is judged, and the cycle refuses its dirty tree,
+    or it starts after the cycle lock is taken, and is refused. Never does it land after the judgement, to be
+    committed as the agent's words."""
+    repo = ws.repo
+    try:
+        with writelock.held(gitio.state_dir(repo)):
+            held = cyclelock.acquire(gitio.state_dir(repo))
+            try:
+                _require_unlocked(repo)
+                branch = gitio.current_branch(repo) or ""
+                left = killed.clean_up(repo, ws.root, runner_died=held.stale is not None and held.stale.what == "cycle",
+                                       cycle=next_cycle(ws), remote=gitio.upstream_of(repo, branch)[0])
+                _require_clean(repo, held, left)
+            except BaseException:
+                held.release()
+                raise
+    except (cyclelock.LockHeld, writelock.WritesBusy) as err:
+        raise CycleRefused(str(err), codes.CYCLE_LOCK_HELD) from None
+    return held, left
 
 
 def _require_valid_standing(ws: Workspace) -> None:
@@ -235,12 +257,13 @@ def _require_unlocked(repo: gitio.Repo) -> None:
         raise CycleRefused(why, codes.CYCLE_GIT_LOCKED)
 
 
-def _require_clean(repo: gitio.Repo, held: cyclelock.Lock) -> None:
+def _require_clean(repo: gitio.Repo, held: cyclelock.Lock, left: killed.Leftovers | None = None) -> None:
     dirty = gitio.dirty_files(repo)
     if not dirty:
         return
     listing = "\n".join(f"  {what}: {path}" for path, what in dirty)
     lines = [f"the work tree has uncommitted changes; a cycle starts only from a clean tree:\n{listing}"]
+    lines += left.notes() if left is not None else []
     if held.stale is not None:
         lines.append(f"a previous cycle ({held.stale.describe()}) was killed before it finished; its stale "
                      "lock was cleared, and the changes above are most likely its partial work")
@@ -298,8 +321,8 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
     settings = settings or Settings()
     clock = settings.clock or ws.clock()
     repo = ws.repo
-    held = preflight(ws)
     branches = set(gitio.references(repo, "refs/heads/"))     # what the cycle makes beyond these is pushed too
+    held, left = preflight(ws)
     try:
         _require_sandbox(ws, backend)
         _require_allowance(ws, clock())
@@ -308,18 +331,20 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
         report = CycleReport(number)
         if held.stale is not None:
             report.messages.append(f"cleared a stale lock left by {held.stale.describe()}")
+        report.messages += left.notes()
         start, branch = gitio.head_id(repo), gitio.current_branch(repo)
         assert start is not None and branch is not None     # preflight refused an unborn or detached HEAD
         known = _known_upstream(repo, settings) if settings.push else None    # before the agent can touch it
         old = postflight.memory_files(ws)
         request = (request_builder or default_request)(ws, number, clock, backend.name)
         context = postflight.context_note(request.total_tokens, ws.config.cycle.max_context_tokens)
-        runner_notes = [context, *([late] if late else [])]
+        runner_notes = [context, *([late] if late else []), *left.notes()]
         report.messages += [f"context: {warning}" for warning in request.warnings]
         report.messages += [f"runner: {late}"] if late else []
         report.late = late or ""
         report.messages.append(f"cycle {number}: running the {backend.name} backend")
         began = clock()
+        killed.open_window(repo, start=start, branch=branch)     # before the guard's snapshot: it is the runner's
         guard = CycleGuard.begin(ws, start=start, branch=branch, cycle=number,
                                  confined=sandbox.confines_disk(ws.config, backend.name))
         try:      # room on the disk for what the runner writes after the agent (gitmem.cycle.room), made after
@@ -336,6 +361,7 @@ def run_cycle(ws: Workspace, backend: Backend, *, settings: Settings | None = No
             failure = guard.restore() or failure      # git state and refs first: nothing below runs the agent's hooks
         except Exception as err:
             failure = _disk_full(err, "restoring the git state and references after the agent", ws, guard)
+        killed.close_window(repo)        # the branch is the runner's from here (its salvage moves it back itself)
         report.messages += [f"runner: {line}" for line in guard.messages]
         if guard.anchor_note:
             report.violations.append(Violation.of(codes.CYCLE_TRUST_ANCHOR_CHANGED, guard.anchors_changed[0], 1,

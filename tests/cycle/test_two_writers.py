@@ -550,3 +550,42 @@ def test_both_sides_amending_the_same_entry_is_left_to_the_human_by_the_driver_a
     text = second.read("LOG.md")
     assert "<<<<<<<" in text and "the desktop's repair" in text and "the laptop's repair" in text
     assert text != before
+
+
+def test_a_session_write_under_way_as_a_cycle_starts_is_never_committed_as_the_agents(tmp_path: Path,
+                                                                                      memrepo: GitRepo) -> None:
+    """A human's Claude Code session and a scheduled cycle in the same clone, at the same moment. The session's
+    `log add` checked that no cycle runs and is writing (it holds the memory write lock from that check to its
+    last byte) when the cycle starts: the cycle waits for that write, then finds the session's entry in the tree
+    and refuses (exit 3, naming LOG.md). It never runs its agent on a tree the session is still writing, which
+    would commit the session's entry as the agent's words."""
+    import time
+
+    from gitmem import gitio
+    from gitmem.memory.text import Timestamp
+    from gitmem.workspace import cyclelock, writelock
+    from tests.support.helpers import AGENT
+    from tests.support.hostile import GITMEM, command_agent
+
+    started = tmp_path / "agent-started"
+    command_agent(tmp_path, memrepo, f"open({str(started)!r}, 'w').close()")
+    before = git(memrepo.path, "rev-parse", "HEAD").strip()
+    state = gitio.state_dir(Repo(memrepo.repo))
+    env = isolated_env(who=AGENT)
+    env.pop("ANTHROPIC_API_KEY", None)
+    with writelock.held(state):                       # the session's write, past its check
+        assert cyclelock.running(state) is None
+        cycle = subprocess.Popen([str(GITMEM), "cycle"], cwd=memrepo.path, env=env, text=True,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        ends = time.monotonic() + 4
+        while time.monotonic() < ends and not started.exists():
+            time.sleep(0.05)
+        entry = log.make_entry(Timestamp.from_datetime(datetime.now(UTC)), cycle=1, outcome="built",
+                               fields={"Task": "the human's own task", "Result": "by hand",
+                                       "Session": "interactive"})
+        memrepo.write("LOG.md", memrepo.read("LOG.md").rstrip("\n") + f"\n\n{entry.render()}\n")   # its last byte
+    out, err = cycle.communicate(timeout=120)
+    assert cycle.returncode == ExitCode.DIRTY, out + err
+    assert "modified: LOG.md" in err and not started.exists()
+    assert git(memrepo.path, "rev-parse", "HEAD").strip() == before
+    assert "the human's own task" in memrepo.read("LOG.md")        # still the human's, in the work tree
