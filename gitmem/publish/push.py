@@ -194,6 +194,9 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
                 if rebased.renumbering is not None:
                     result.renumbered = rebased.renumbering
                     result.messages.append(rebased.renumbering.describe())
+                if rebased.dropped:
+                    result.messages.append(f"left out {rebased.dropped} commit(s) whose change {remote}/{branch} "
+                                           "already holds")
                 if rebased.replayed:
                     result.messages.append(f"rebased {rebased.replayed} commit(s) onto {remote}/{branch}")
                     # Pushes by a CI token trigger no other workflow: check the replayed commits here.

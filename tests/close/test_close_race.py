@@ -73,3 +73,42 @@ def test_a_catch_up_beaten_to_one_of_its_days_closes_again_the_days_left_open(tm
                                                                                        "main:LOG.md"))] == [
         ("2026-11-14", "1 cycle"), ("2026-11-15", "no cycles ran on 2026-11-15")]
     assert result.days == ["2026-11-15"] and "this close stepped aside and closed again on it" in result.message
+
+
+def _close_on_first_push(runner: Path, human: Path, when: datetime) -> Path:
+    """The runner's pre-push hook runs the human's `close --push` (at `when`) once: the other close lands on the
+    remote after the runner's close checked the remote and before its push, the narrowest window of the race."""
+    from tests.close.test_close_late_runs import FAKETIME
+    from tests.support.hostile import GITMEM
+
+    said = runner.parent / "human-close.out"
+    hook = runner / ".git" / "hooks" / "pre-push"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(f"""#!/bin/sh
+[ -e '{said}' ] && exit 0
+cd '{human}' && env -u LD_PRELOAD -u FAKETIME -u GIT_DIR -u GIT_WORK_TREE -u GIT_INDEX_FILE \\
+    '{FAKETIME}' -f '@{when:%Y-%m-%d %H:%M:%S}' '{GITMEM}' close --push --no-llm >'{said}' 2>&1
+echo "exit $?" >>'{said}'
+""")
+    hook.chmod(0o755)
+    return said
+
+
+def test_a_close_whose_twin_landed_just_before_its_push_pushes_no_empty_commit(tmp_path: Path,
+                                                                                 git_env: None) -> None:
+    """Two closes of one day in the same minute, seconds apart, on two clones: the second's rebase onto the first
+    makes a commit that changes nothing, which must not reach the remote."""
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    said = _close_on_first_push(runner.path, human.path, datetime(2026, 11, 14, 23, 47, 20, tzinfo=UTC))
+    ours = gitmem_at(datetime(2026, 11, 14, 23, 47, 5, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert ours.returncode == ExitCode.OK, ours.stdout + ours.stderr
+    assert said.read_text().endswith("exit 0\n"), said.read_text()
+    assert "left out 1 commit(s) whose change origin/main already holds" in ours.stderr
+    subjects = git(origin, "log", "--format=%s", "main").splitlines()
+    assert subjects == ["gitmem: close 2026-11-14", "gitmem: cycle", "start from the gitmem template"]
+    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+    assert [e.get("Day") for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14"]
+    assert git(runner.path, "status", "--porcelain") == ""
