@@ -23,7 +23,14 @@ from gitmem.checks.sizes import size_limits
 from gitmem.checks.violation import Violation
 from gitmem.close import day_report, writeup
 from gitmem.close.backing import backing_for
-from gitmem.close.commit_guard import CloseError, changed_files, changed_with_stats, check_result, restore
+from gitmem.close.commit_guard import (
+    PHASE_TRAILER,
+    CloseError,
+    changed_files,
+    changed_with_stats,
+    check_result,
+    restore,
+)
 from gitmem.close.day import (
     close_day,
     close_entries,
@@ -45,8 +52,6 @@ from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.publish.push import PushReport
 from gitmem.secrets import scrub, scrub_data
 from gitmem.workspace import Clock, Workspace, log_history
-
-PHASE_TRAILER = "Gitmem-Phase: close"
 
 
 @dataclass
@@ -139,16 +144,20 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
                 raise WriteRefused(f"close failed, nothing changed: {err}", err.violations) from None
             raise
         found = None
-        if push and result.commit is not None and overtaken_tries:
+        # This close, or one made before whose push failed (the commit only on this disk), about to be pushed.
+        if push and overtaken_tries and (result.commit is not None or _unpublished(ws)):
             from gitmem.close import overtaken
 
             # Under the lock: the branch moves to the remote's tip, which no cycle of this checkout may be writing.
-            found = overtaken.overtaken(ws, head, result.commit)
+            found = overtaken.overtaken(ws)
             if found is not None:
                 overtaken.step_aside(ws, found)
     if found is not None:           # another close pushed first: close again on what it left
+        who = "this close" if result.commit is not None and found.closes == 1 else (
+            f"the {found.closes} close(s) made here that never reached it" if result.commit is None
+            else f"this close and {found.closes - 1} made here before that never reached it")
         said = (f"{found.where} got another close first, made at {found.when} ({config.path('log')}:{found.line}): "
-                "this close stepped aside and closed again on it")
+                f"{who} stepped aside and closed again on it")
         again = run_close(ws, day=day, use_llm=use_llm, push=push, clock=clock, client=client,
                           overtaken_tries=overtaken_tries - 1)
         again.message = f"{again.message}; {said}"
