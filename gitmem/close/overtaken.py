@@ -50,6 +50,16 @@ def overtaken(ws: Workspace) -> Overtaken | None:
         return None
     if upstream is None or rewrite:
         return None
+    return overtaken_by(ws, upstream, f"{remote}/{upstream_branch}")
+
+
+def overtaken_by(ws: Workspace, upstream: str, where: str) -> Overtaken | None:
+    """As `overtaken`, against `upstream` (the remote branch `where`, fetched and checked): also asked by the
+    push between its fetch and its rebase, when another close may have landed since the close looked."""
+    repo = ws.repo
+    head = gitio.head_id(repo)
+    if head is None:
+        return None
     parent = gitio.merge_base(repo, head, upstream)
     if parent is None or parent in (head, upstream):
         return None
@@ -66,8 +76,17 @@ def overtaken(ws: Workspace) -> Overtaken | None:
     shift = after.count(b"\n", 0, verdict.start)
     for entry in log.appended_entries(after, verdict):
         if entry.cycle is None:
-            return Overtaken(upstream, f"{remote}/{upstream_branch}", entry.line + shift, str(entry.when), len(mine))
+            return Overtaken(upstream, where, entry.line + shift, str(entry.when), len(mine))
     return None
+
+
+class OvertakenWhilePushing(Exception):
+    """Raised from the push's look at the upstream it fetched (before it rebases onto it): another close landed
+    after the close's own look. Nothing moved yet; the close steps aside as it would have."""
+
+    def __init__(self, found: Overtaken) -> None:
+        super().__init__(found.where)
+        self.found = found
 
 
 def _is_close(ws: Workspace, commit: gitio.Commit) -> bool:

@@ -9,6 +9,8 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from gitmem.close import run_close
 from gitmem.errors import ExitCode
 from gitmem.workspace import Workspace
@@ -94,19 +96,23 @@ echo "exit $?" >>'{said}'
     return said
 
 
-def test_a_close_whose_twin_landed_just_before_its_push_pushes_no_empty_commit(tmp_path: Path,
-                                                                                 git_env: None) -> None:
-    """Two closes of one day in the same minute, seconds apart, on two clones: the second's rebase onto the first
-    makes a commit that changes nothing, which must not reach the remote."""
+@pytest.mark.parametrize("theirs", [datetime(2026, 11, 14, 23, 47, 20, tzinfo=UTC),
+                                    datetime(2026, 11, 14, 23, 48, 20, tzinfo=UTC)])
+def test_a_close_whose_twin_landed_just_before_its_push_steps_aside(tmp_path: Path, git_env: None,
+                                                                    theirs: datetime) -> None:
+    """Two closes of one day, seconds apart, on two clones: the other lands after this close looked at the remote
+    and before it pushed. Rebased onto it, this close made an empty commit (the same minute) or a second report of
+    the day (the next minute). It steps aside when its push finds the other close, before it rebases."""
     runner = make_repo(tmp_path / "runner")
     origin = origin_and_clone(tmp_path, runner)
     write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
     human = clone(origin, tmp_path / "human", DANA)
-    said = _close_on_first_push(runner.path, human.path, datetime(2026, 11, 14, 23, 47, 20, tzinfo=UTC))
+    said = _close_on_first_push(runner.path, human.path, theirs)
     ours = gitmem_at(datetime(2026, 11, 14, 23, 47, 5, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
     assert ours.returncode == ExitCode.OK, ours.stdout + ours.stderr
     assert said.read_text().endswith("exit 0\n"), said.read_text()
-    assert "left out 1 commit(s) whose change origin/main already holds" in ours.stderr
+    assert ours.stdout.splitlines()[0].endswith(f"origin/main got another close first, made at {theirs:%Y-%m-%d %H:%M} "
+                                                "UTC (LOG.md:12): this close stepped aside and closed again on it")
     subjects = git(origin, "log", "--format=%s", "main").splitlines()
     assert subjects == ["gitmem: close 2026-11-14", "gitmem: cycle", "start from the gitmem template"]
     assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
