@@ -98,7 +98,8 @@ def session_start_command(host: str, workspace: str | None) -> int:
 @workspace_option
 def stop_command(workspace: str | None) -> int:
     """Stop: Rule 0 for an interactive session. Blocks once, telling the agent to log, when the session
-    changed files since it started but wrote no LOG entry; never when stop_hook_active is set."""
+    changed files since it started but wrote no LOG entry; never when stop_hook_active is set, nor while a
+    cycle or a close runs in the checkout (what changes then is its agent's; its commits are not the session's)."""
     from gitmem.sessions import hooks
 
     return _answer(hooks.stop_answer(_payload(), workspace=workspace))

@@ -1,9 +1,12 @@
 """A close another close beat to the remote: two closes in the same moment (the scheduled close and a catch-up,
 or the same close run on two machines), each committed before either pushed.
 
+The same race, lost earlier: a close whose push failed (exit 6) is pushed by a later `close --push`, after
+another close of its day reached the remote.
+
 Replayed after the other, the second close's entries would report again the cycles the first one reported, and
 each cycle is in exactly one report (docs/format.md, LOG). The close that lost the race holds nothing but its own
-output (its commit is the only one the remote lacks, made on what the remote still holds), so it steps aside:
+output (every commit the remote lacks is a close's, made on what the remote still holds), so it steps aside:
 the branch moves to the remote's tip, and the close runs again there, as `close --push` reads what the remote
 holds before it closes (`run._catch_up`): it closes what is left open, or finds its day closed.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gitmem import gitio
+from gitmem.close.commit_guard import PHASE_TRAILER
 from gitmem.memory import log
 from gitmem.workspace import Workspace
 
@@ -22,17 +26,19 @@ class Overtaken:
     where: str              # `origin/main`
     line: int               # the other close entry's heading line in the remote's LOG
     when: str               # its heading's timestamp
+    closes: int             # this branch's close commits that step aside
 
 
-def overtaken(ws: Workspace, parent: str, commit: str) -> Overtaken | None:
-    """The remote's first close entry since `parent` (what close `commit` was made on, its only unpublished
-    commit), if it added one: that close read LOG without this one, and this one without it. The remote is fetched
-    and held to memory history as the push holds it; a rewritten one is the push's to refuse."""
+def overtaken(ws: Workspace) -> Overtaken | None:
+    """The remote's first close entry since this branch parted from it, if it added one and every commit the
+    branch holds that the remote lacks is a close's: those closes read LOG without the remote's, and it without
+    them. The remote is fetched and held to memory history as the push holds it; a rewritten one is the push's to
+    refuse. A branch with other work the remote lacks (a cycle, the human's commit) is the push's to replay."""
     from gitmem.publish.push import fetch_checked
 
     repo = ws.repo
-    branch = gitio.current_branch(repo)
-    if branch is None or gitio.head_id(repo) != commit:
+    branch, head = gitio.current_branch(repo), gitio.head_id(repo)
+    if branch is None or head is None:
         return None
     remote, upstream_branch = gitio.upstream_of(repo, branch)
     if remote not in gitio.remote_names(repo):
@@ -42,7 +48,23 @@ def overtaken(ws: Workspace, parent: str, commit: str) -> Overtaken | None:
         upstream, rewrite = fetch_checked(repo, remote, upstream_branch, known, ws.name or None)
     except gitio.GitCommandError:
         return None
-    if upstream is None or rewrite or upstream == parent or not gitio.is_ancestor_id(repo, parent, upstream):
+    if upstream is None or rewrite:
+        return None
+    return overtaken_by(ws, upstream, f"{remote}/{upstream_branch}")
+
+
+def overtaken_by(ws: Workspace, upstream: str, where: str) -> Overtaken | None:
+    """As `overtaken`, against `upstream` (the remote branch `where`, fetched and checked): also asked by the
+    push between its fetch and its rebase, when another close may have landed since the close looked."""
+    repo = ws.repo
+    head = gitio.head_id(repo)
+    if head is None:
+        return None
+    parent = gitio.merge_base(repo, head, upstream)
+    if parent is None or parent in (head, upstream):
+        return None
+    mine = list(gitio.walk_range(repo, parent, head))
+    if not all(_is_close(ws, commit) for commit in mine):
         return None
     path = ws.config.path("log")
     before, after = gitio.file_at(repo, parent, path), gitio.file_at(repo, upstream, path)
@@ -54,10 +76,25 @@ def overtaken(ws: Workspace, parent: str, commit: str) -> Overtaken | None:
     shift = after.count(b"\n", 0, verdict.start)
     for entry in log.appended_entries(after, verdict):
         if entry.cycle is None:
-            return Overtaken(upstream, f"{remote}/{upstream_branch}", entry.line + shift, str(entry.when))
+            return Overtaken(upstream, where, entry.line + shift, str(entry.when), len(mine))
     return None
 
 
+class OvertakenWhilePushing(Exception):
+    """Raised from the push's look at the upstream it fetched (before it rebases onto it): another close landed
+    after the close's own look. Nothing moved yet; the close steps aside as it would have."""
+
+    def __init__(self, found: Overtaken) -> None:
+        super().__init__(found.where)
+        self.found = found
+
+
+def _is_close(ws: Workspace, commit: gitio.Commit) -> bool:
+    """A commit the close made: one parent, by the agent's identity, with the close's phase trailer."""
+    return (len(commit.parents) == 1 and commit.author.email == ws.config.agent.email
+            and f"\n{PHASE_TRAILER}\n" in commit.message)
+
+
 def step_aside(ws: Workspace, found: Overtaken) -> None:
-    """Move the branch, index and work tree to the remote's tip (the close's commit stays in the reflog)."""
+    """Move the branch, index and work tree to the remote's tip (the closes' commits stay in the reflog)."""
     gitio.reset_hard(ws.repo, found.upstream)

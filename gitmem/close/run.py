@@ -23,7 +23,14 @@ from gitmem.checks.sizes import size_limits
 from gitmem.checks.violation import Violation
 from gitmem.close import day_report, writeup
 from gitmem.close.backing import backing_for
-from gitmem.close.commit_guard import CloseError, changed_files, changed_with_stats, check_result, restore
+from gitmem.close.commit_guard import (
+    PHASE_TRAILER,
+    CloseError,
+    changed_files,
+    changed_with_stats,
+    check_result,
+    restore,
+)
 from gitmem.close.day import (
     close_day,
     close_entries,
@@ -45,8 +52,6 @@ from gitmem.memory_writer import MemoryWriter, WriteRefused
 from gitmem.publish.push import PushReport
 from gitmem.secrets import scrub, scrub_data
 from gitmem.workspace import Clock, Workspace, log_history
-
-PHASE_TRAILER = "Gitmem-Phase: close"
 
 
 @dataclass
@@ -139,31 +144,52 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
                 raise WriteRefused(f"close failed, nothing changed: {err}", err.violations) from None
             raise
         found = None
-        if push and result.commit is not None and overtaken_tries:
+        # This close, or one made before whose push failed (the commit only on this disk), about to be pushed.
+        if push and overtaken_tries and (result.commit is not None or _unpublished(ws)):
             from gitmem.close import overtaken
 
             # Under the lock: the branch moves to the remote's tip, which no cycle of this checkout may be writing.
-            found = overtaken.overtaken(ws, head, result.commit)
+            found = overtaken.overtaken(ws)
             if found is not None:
                 overtaken.step_aside(ws, found)
+    # A close already made whose push failed (the commit only on this disk) is pushed by running it again.
+    if found is None and push and (result.commit or _unpublished(ws)):
+        from gitmem.close import overtaken
+
+        try:
+            result.push = _push(ws, result.day, watch_closes=overtaken_tries > 0)
+        except overtaken.OvertakenWhilePushing as late:     # another close landed after the look above
+            # The push ran outside the lock: the branch is judged again under it before it moves.
+            with cyclelock.acquire(gitio.state_dir(repo), what="close"):
+                found = overtaken.overtaken_by(ws, late.found.upstream, late.found.where)
+                if found is not None:
+                    overtaken.step_aside(ws, found)
+            if found is None:       # a commit of another writer came in meanwhile: the next close --push sorts it
+                from gitmem.publish.push import PushStatus
+
+                said = (f"{late.found.where} got another close while this one pushed, and this branch changed since: "
+                        "nothing was pushed; run `gitmem close --push` again")
+                result.push = PushReport(PushStatus.FAILED, None, gitio.head_id(repo), [said])
+                result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, "(close)", 1, message=said))
+        else:
+            if result.push.status.exit_code == ExitCode.OK and result.commit is None:
+                result.message += f"; pushed what {gitio.current_branch(ws.repo)} held that the remote did not"
+            elif result.push.status.exit_code == ExitCode.OK:
+                result.commit = result.push.commit or result.commit
+            else:       # conflicted, failed, rewritten, or no remote to push to: the command says so (cli.close)
+                where = result.push.side_branch or "(close)"
+                result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, where, 1,
+                                                      message="; ".join(result.push.messages[-2:])))
     if found is not None:           # another close pushed first: close again on what it left
+        who = "this close" if result.commit is not None and found.closes == 1 else (
+            f"the {found.closes} close(s) made here that never reached it" if result.commit is None
+            else f"this close and {found.closes - 1} made here before that never reached it")
         said = (f"{found.where} got another close first, made at {found.when} ({config.path('log')}:{found.line}): "
-                "this close stepped aside and closed again on it")
+                f"{who} stepped aside and closed again on it")
         again = run_close(ws, day=day, use_llm=use_llm, push=push, clock=clock, client=client,
                           overtaken_tries=overtaken_tries - 1)
         again.message = f"{again.message}; {said}"
         return again
-    # A close already made whose push failed (the commit only on this disk) is pushed by running it again.
-    if push and (result.commit or _unpublished(ws)):
-        result.push = _push(ws, result.day)
-        if result.push.status.exit_code == ExitCode.OK and result.commit is None:
-            result.message += f"; pushed what {gitio.current_branch(ws.repo)} held that the remote did not"
-        elif result.push.status.exit_code == ExitCode.OK:
-            result.commit = result.push.commit or result.commit
-        else:       # conflicted, failed, rewritten, or no remote to push to: the command says so (cli.close)
-            where = result.push.side_branch or "(close)"
-            result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, where, 1,
-                                                  message="; ".join(result.push.messages[-2:])))
     return result
 
 
@@ -357,12 +383,20 @@ def _unpublished(ws: Workspace) -> bool:
     return upstream is None or not gitio.is_ancestor_id(repo, head, upstream)
 
 
-def _push(ws: Workspace, day: date) -> PushReport:
+def _push(ws: Workspace, day: date, *, watch_closes: bool) -> PushReport:
+    from gitmem.close import overtaken
     from gitmem.publish.merge import resolver_for
     from gitmem.publish.push import publish
 
+    def no_close_landed(upstream: str) -> None:
+        """Another close that landed after the close's own look would be replayed under (two reports of a day)."""
+        remote, upstream_branch = gitio.upstream_of(ws.repo, gitio.current_branch(ws.repo) or "HEAD")
+        found = overtaken.overtaken_by(ws, upstream, f"{remote}/{upstream_branch}")
+        if found is not None:
+            raise overtaken.OvertakenWhilePushing(found)
+
     # Merged by this workspace's config: its memory files are the ones the rules merge (a LOG append each side).
     outcome = publish(ws.repo, conflict_branch=f"gitmem/close-{day.isoformat()}", resolver=resolver_for(ws.config),
-                      workspace=ws.name or None)
+                      workspace=ws.name or None, before_rebase=no_close_landed if watch_closes else None)
     # After a rebase the published commit is a new one: report that id, not the local one it replaced.
     return outcome.report()

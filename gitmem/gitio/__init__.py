@@ -41,7 +41,7 @@ __all__ = [
     "head_entry", "head_files_under", "head_id", "history", "hooks_dir", "ignored", "index_snapshot", "init_repo",
     "is_ancestor",
     "is_ancestor_id", "is_branch_name", "is_memory_branch", "is_unborn", "MEMORY_BRANCH", "last_fetch_failed",
-    "last_phase_commit",
+    "is_phase_commit", "last_phase_commit",
     "lock_files", "merge_base",
     "open_repo", "path_ignored", "push",
     "put_stash",

@@ -271,6 +271,12 @@ def last_phase_commit(repo: Repo, by_agent: Callable[[str], bool], *, depth: int
     for seen, found in enumerate(walker):
         if seen >= depth:
             break
-        if "\nGitmem-Phase: " in found.message and by_agent(found.author.email):
+        if is_phase_commit(found.message, found.author.email, by_agent):
             return str(found.id)
     return None
+
+
+def is_phase_commit(message: str, author_email: str, by_agent: Callable[[str], bool]) -> bool:
+    """Whether a commit is one a cycle or a close made: by the agent (`by_agent` on its author's email), with a
+    `Gitmem-Phase:` trailer."""
+    return "\nGitmem-Phase: " in message and by_agent(author_email)

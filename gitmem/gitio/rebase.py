@@ -72,6 +72,7 @@ class RebaseResult:
     conflicts: tuple[str, ...]  # paths that conflicted (then nothing was changed)
     replayed: int = 0
     renumbering: Renumbering | None = None     # what `renumber` changed in the replayed commits, if anything
+    dropped: int = 0            # commits left out because the upstream already held their change
 
 
 def rebase_onto(repo: Repo, upstream: str, resolver: Resolver | None = None,
@@ -81,9 +82,11 @@ def rebase_onto(repo: Repo, upstream: str, resolver: Resolver | None = None,
     On success the branch, index and work tree move to the new tip. A conflicting path is offered to
     `resolver(path, base, upstream side, our side)`, which returns merged bytes or None. On a conflict
     left unresolved nothing is touched and the conflicting paths are returned. Author and committer of
-    each replayed commit are kept. `renumber` may change the replayed commits first (each one and its parent
-    alike): memory's cycle numbers are positions in the merged history (gitmem.publish.renumber). `joiner` joins
-    what a side split into several files before all that, and splits the result again (gitmem.publish.sealed).
+    each replayed commit are kept; one whose change the upstream already holds (it would change nothing there) is
+    left out, as git's rebase drops a commit that becomes empty. `renumber` may change the replayed commits first
+    (each one and its parent alike): memory's cycle numbers are positions in the merged history
+    (gitmem.publish.renumber). `joiner` joins what a side split into several files before all that, and splits the
+    result again (gitmem.publish.sealed).
     """
     raw = repo.raw
     if raw.head_is_unborn:
@@ -100,20 +103,23 @@ def rebase_onto(repo: Repo, upstream: str, resolver: Resolver | None = None,
     if isinstance(tip, tuple):
         return RebaseResult(None, tip, count)
     reset_hard(repo, tip.head)
-    return RebaseResult(tip.head, (), count, tip.renumbering)
+    return RebaseResult(tip.head, (), count, tip.renumbering, tip.dropped)
 
 
 @dataclass(frozen=True)
 class Replayed:
     head: str
     renumbering: Renumbering | None
+    dropped: int = 0        # commits whose change the new base already held
 
 
 def replay(repo: Repo, ours: str, onto: str, resolver: Resolver | None = None,
            renumber: Renumberer | None = None,
            joiner: Joiner | None = None) -> tuple[Replayed | tuple[str, ...], int]:
     """Replay the commits of `ours` that `onto` lacks onto it, in memory, touching no branch, index or work
-    tree: (the new tip, how many were replayed), or (the paths that conflicted, how many replayed before)."""
+    tree: (the new tip, how many were replayed), or (the paths that conflicted, how many replayed before). A
+    commit that would change nothing on the new base is not made: two writers that made the same change (two
+    closes of one day in the same minute) would otherwise publish an empty commit that claims the change."""
     raw = repo.raw
     head, base = _resolve(repo, ours), _resolve(repo, onto)
     walker = raw.walk(head.id, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.REVERSE)
@@ -123,7 +129,7 @@ def replay(repo: Repo, ours: str, onto: str, resolver: Resolver | None = None,
     plan = renumber(lambda rev, path: joined.read(_commit_tree(raw, rev), path), str(fork),
                     str(base.id), str(head.id)) if renumber is not None and fork is not None else None
     tip = base
-    count = 0
+    count = dropped = 0
     for commit in walker:
         if len(commit.parents) != 1:
             raise RepoError(f"cannot replay merge commit {str(commit.id)[:10]}; merge by hand")
@@ -139,10 +145,13 @@ def replay(repo: Repo, ours: str, onto: str, resolver: Resolver | None = None,
         if split is not None:
             return split, count
         tree = merged.write_tree(raw)
+        if tree == tip.tree.id and commit.tree.id != commit.parents[0].tree.id:   # an empty one made so is kept
+            dropped += 1
+            continue
         oid = raw.create_commit(None, commit.author, commit.committer, message, tree, [tip.id])
         tip = raw[oid].peel(pygit2.Commit)
         count += 1
-    return Replayed(str(tip.id), plan), count
+    return Replayed(str(tip.id), plan, dropped), count
 
 
 class _Joined:

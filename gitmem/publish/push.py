@@ -135,7 +135,8 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
             sleep: Callable[[float], None] = time.sleep, resolver: gitio.Resolver | None = None,
             workspace: str | None = None, known: str | None = None,
             watch: tuple[str, str] | None = None, renumber: gitio.Renumberer | None = None,
-            joiner: gitio.Joiner | None = None) -> SyncResult:
+            joiner: gitio.Joiner | None = None,
+            before_rebase: Callable[[str], None] | None = None) -> SyncResult:
     """Fetch, rebase the current branch onto its remote branch, push. Up to `tries` attempts.
 
     A push rejected because someone pushed in between is retried after `backoff * 2**attempt` seconds.
@@ -153,6 +154,8 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
     `renumber` (default: gitmem.publish.renumber.renumberer_for the same config) gives our cycles the numbers
     after the upstream's when another writer took them first. `joiner` (default: gitmem.publish.sealed.SealedLog of
     the same LOG) joins what either side sealed into LOG's volumes before the rebase, and seals the result again.
+    `before_rebase(upstream)` is shown each fetched and checked upstream before anything moves; what it raises
+    ends the push there (the close steps aside so when another close landed: gitmem.close.overtaken).
     """
     local = gitio.current_branch(repo)
     if local is None:
@@ -186,6 +189,8 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
             known = upstream if upstream is not None else known
             if upstream is not None and watch is not None:
                 watch = _watch(repo, result, watch, upstream)
+            if upstream is not None and before_rebase is not None:
+                before_rebase(upstream)
             if upstream is not None:
                 before = _head(repo)
                 rebased = gitio.rebase_onto(repo, f"refs/remotes/{remote}/{branch}", resolver, renumber, joiner)
@@ -194,6 +199,9 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
                 if rebased.renumbering is not None:
                     result.renumbered = rebased.renumbering
                     result.messages.append(rebased.renumbering.describe())
+                if rebased.dropped:
+                    result.messages.append(f"left out {rebased.dropped} commit(s) whose change {remote}/{branch} "
+                                           "already holds")
                 if rebased.replayed:
                     result.messages.append(f"rebased {rebased.replayed} commit(s) onto {remote}/{branch}")
                     # Pushes by a CI token trigger no other workflow: check the replayed commits here.

@@ -17,7 +17,9 @@ model, and the next stop comes with `stop_hook_active` true).
 
 Both stay silent (None: print nothing) inside a runner cycle (GITMEM_CYCLE set: the cycle has its own
 budget and its own Rule 0), outside a memory repository, and when anything goes wrong: a hook must never
-break the human's session. What went wrong is returned as a note for stderr.
+break the human's session. What went wrong is returned as a note for stderr. Stop is silent too while a cycle or
+a close runs in the checkout: what changes in the tree then is its agent's, not the session's (nor are the
+commits the runner makes: gitmem.sessions.record).
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from typing import Any
 
 from gitmem.errors import GitmemError
 from gitmem.sessions.locate import find_workspace, working_directory
-from gitmem.workspace import Workspace, runner_cycle
+from gitmem.workspace import Workspace, cyclelock, runner_cycle
 
 PROJECT_ENV = "CLAUDE_PROJECT_DIR"
 CLAUDE, COPILOT = "claude", "copilot"
@@ -97,6 +99,12 @@ def stop_answer(payload: Mapping[str, Any], *, workspace: str | None = None) -> 
         session = _session_id(payload)
         if ws is None or not session or ws.state_dir is None:
             return HookAnswer(note="no memory repository or no session id: nothing to enforce")
+        holder = cyclelock.running(ws.state_dir)
+        if holder is not None and not cyclelock.ours(holder):
+            # What changes in the tree now is the running agent's, and a session's LOG write is refused until it
+            # ends (MemoryWriter.require_session_may_write): asking the session to log would ask for the refused.
+            return HookAnswer(note=f"a {holder.what} is running in this checkout ({holder.describe()}): its files "
+                                   "are its agent's, not this session's; Rule 0 is not enforced until it ends")
         return _judge(ws, session)
     except (GitmemError, OSError, ValueError) as err:
         return HookAnswer(note=f"{err}: not enforcing Rule 0")

@@ -135,10 +135,24 @@ def _changed(record: Path) -> float:
 
 
 def changed_since(ws: Workspace, record: SessionRecord) -> list[str]:
-    """What the session changed: files whose work-tree state differs from the start, and any commit made."""
+    """What the session changed: files whose work-tree state differs from the start, and any commit made but the
+    runner's (a cycle's or a close's, committed in this checkout or pulled: that work is the agent's)."""
     now = work_tree_fingerprint(ws)
     changed = sorted(path for path in {*now, *record.dirty} if now.get(path) != record.dirty.get(path))
     head = gitio.head_id(ws.repo)
-    if head != record.head:
+    if head != record.head and not _only_runner_commits(ws, record.head, head):
         changed.append(f"commits since {record.head[:10] if record.head else 'the start'}")
     return changed
+
+
+def _only_runner_commits(ws: Workspace, start: str | None, head: str | None) -> bool:
+    """Whether HEAD only moved forward from `start` by commits a cycle or a close made (none moved it back)."""
+    from gitmem.checks.rule_inputs import authorship_of
+
+    if start is None or head is None or not gitio.exists(ws.repo, start) or not gitio.is_ancestor(ws.repo, start,
+                                                                                                   head):
+        return False
+    emails = [ws.config.agent.email]
+    return all(gitio.is_phase_commit(commit.message, commit.author.email,
+                                     lambda author: authorship_of(author, emails).is_agent)
+               for commit in gitio.walk_range(ws.repo, start, head))

@@ -9,6 +9,8 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from gitmem.close import run_close
 from gitmem.errors import ExitCode
 from gitmem.workspace import Workspace
@@ -73,3 +75,98 @@ def test_a_catch_up_beaten_to_one_of_its_days_closes_again_the_days_left_open(tm
                                                                                        "main:LOG.md"))] == [
         ("2026-11-14", "1 cycle"), ("2026-11-15", "no cycles ran on 2026-11-15")]
     assert result.days == ["2026-11-15"] and "this close stepped aside and closed again on it" in result.message
+
+
+def _close_on_first_push(runner: Path, human: Path, when: datetime) -> Path:
+    """The runner's pre-push hook runs the human's `close --push` (at `when`) once: the other close lands on the
+    remote after the runner's close checked the remote and before its push, the narrowest window of the race."""
+    from tests.close.test_close_late_runs import FAKETIME
+    from tests.support.hostile import GITMEM
+
+    said = runner.parent / "human-close.out"
+    hook = runner / ".git" / "hooks" / "pre-push"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text(f"""#!/bin/sh
+[ -e '{said}' ] && exit 0
+cd '{human}' && env -u LD_PRELOAD -u FAKETIME -u GIT_DIR -u GIT_WORK_TREE -u GIT_INDEX_FILE \\
+    '{FAKETIME}' -f '@{when:%Y-%m-%d %H:%M:%S}' '{GITMEM}' close --push --no-llm >'{said}' 2>&1
+echo "exit $?" >>'{said}'
+""")
+    hook.chmod(0o755)
+    return said
+
+
+@pytest.mark.parametrize("theirs", [datetime(2026, 11, 14, 23, 47, 20, tzinfo=UTC),
+                                    datetime(2026, 11, 14, 23, 48, 20, tzinfo=UTC)])
+def test_a_close_whose_twin_landed_just_before_its_push_steps_aside(tmp_path: Path, git_env: None,
+                                                                    theirs: datetime) -> None:
+    """Two closes of one day, seconds apart, on two clones: the other lands after this close looked at the remote
+    and before it pushed. Rebased onto it, this close made an empty commit (the same minute) or a second report of
+    the day (the next minute). It steps aside when its push finds the other close, before it rebases."""
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    said = _close_on_first_push(runner.path, human.path, theirs)
+    ours = gitmem_at(datetime(2026, 11, 14, 23, 47, 5, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert ours.returncode == ExitCode.OK, ours.stdout + ours.stderr
+    assert said.read_text().endswith("exit 0\n"), said.read_text()
+    assert ours.stdout.splitlines()[0].endswith(f"origin/main got another close first, made at {theirs:%Y-%m-%d %H:%M} "
+                                                "UTC (LOG.md:12): this close stepped aside and closed again on it")
+    subjects = git(origin, "log", "--format=%s", "main").splitlines()
+    assert subjects == ["gitmem: close 2026-11-14", "gitmem: cycle", "start from the gitmem template"]
+    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+    assert [e.get("Day") for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14"]
+    assert git(runner.path, "status", "--porcelain") == ""
+
+
+def test_a_close_whose_push_failed_steps_aside_when_pushed_after_another_close_of_its_day(tmp_path: Path,
+                                                                                         git_env: None) -> None:
+    """The runner's close is committed but its push fails (exit 6); the human's close of the same day reaches the
+    remote; the runner's next `close --push` would push its stranded close after it, and cycle 1 would be in two
+    reports. It steps aside instead, and a later day's close made on it steps aside with it."""
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    offline = runner.path / ".git" / "hooks" / "pre-push"
+    offline.parent.mkdir(exist_ok=True)
+    offline.write_text("#!/bin/sh\necho the network is down >&2\nexit 1\n")
+    offline.chmod(0o755)
+    failed = gitmem_at(datetime(2026, 11, 14, 23, 47, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert failed.returncode == ExitCode.LOCAL_ONLY, failed.stdout + failed.stderr
+    theirs = gitmem_at(datetime(2026, 11, 14, 23, 52, tzinfo=UTC), human.path, "close", "--push", "--no-llm")
+    assert theirs.returncode == ExitCode.OK, theirs.stdout + theirs.stderr
+    offline.unlink()
+    again = gitmem_at(datetime(2026, 11, 15, 0, 30, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert again.returncode == ExitCode.OK, again.stdout + again.stderr
+    assert again.stdout.splitlines()[0] == (
+        "2026-11-14 is already closed (LOG.md:12); nothing changed; origin/main got another close first, made at "
+        "2026-11-14 23:52 UTC (LOG.md:12): the 1 close(s) made here that never reached it stepped aside and closed "
+        "again on it")
+    assert [(e.get("Day"), e.get("Done")) for e in closes(git(origin, "show", "main:LOG.md"))] == [
+        ("2026-11-14", "cycle 1 · built · task at 09:00 — shipped it")]
+    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+
+
+def test_a_stranded_close_and_the_next_days_close_on_it_both_step_aside(tmp_path: Path, git_env: None) -> None:
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    offline = runner.path / ".git" / "hooks" / "pre-push"
+    offline.parent.mkdir(exist_ok=True)
+    offline.write_text("#!/bin/sh\nexit 1\n")
+    offline.chmod(0o755)
+    failed = gitmem_at(datetime(2026, 11, 14, 23, 47, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert failed.returncode == ExitCode.LOCAL_ONLY, failed.stdout + failed.stderr
+    assert gitmem_at(datetime(2026, 11, 14, 23, 52, tzinfo=UTC), human.path, "close", "--push",
+                     "--no-llm").returncode == ExitCode.OK
+    offline.unlink()
+    next_day = gitmem_at(datetime(2026, 11, 15, 23, 47, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert next_day.returncode == ExitCode.OK, next_day.stdout + next_day.stderr
+    assert next_day.stdout.splitlines()[0].startswith("closed 2026-11-15: no cycles ran on 2026-11-15")
+    assert ("this close and 1 made here before that never reached it stepped aside and closed again on it"
+            in next_day.stdout)
+    assert [(e.get("Day"), (e.get("Done") or "")[:7]) for e in closes(git(origin, "show", "main:LOG.md"))] == [
+        ("2026-11-14", "cycle 1"), ("2026-11-15", "")]

@@ -525,6 +525,36 @@ def test_a_session_writing_in_the_checkout_a_cycle_runs_in_is_refused_and_the_cy
                    "--result", "r").returncode == 0                  # the cycle ended: sessions write again
 
 
+def test_a_sessions_stop_hook_leaves_a_running_cycles_work_alone_and_its_commit_is_not_the_sessions(
+        memrepo: GitRepo) -> None:
+    """A human's Claude Code session in the checkout a scheduled cycle runs in: its Stop hook, fired while the
+    cycle's agent has written hello.txt and its entry, must not take those files for the session's and ask it to
+    log (that write is refused while the cycle runs). It says why, quietly, and exits 0. After the cycle, the
+    runner's commit is not the session's change either."""
+    from tests.support.sessions import hook
+
+    stops = []
+    hook("session-start", memrepo.path)
+
+    def a_session_stops_here_meanwhile(memory, request) -> None:
+        built("write hello.txt")(memory, request)
+        stops.append(hook("stop", memrepo.path, stop_hook_active=False))
+
+    report = run_cycle(memrepo.ws(), WritingBackend(a_session_stops_here_meanwhile), settings=Settings())
+    assert report.exit_code == ExitCode.OK
+    [during] = stops
+    assert (during.code, during.output, during.out) == (0, None, ""), during
+    assert "a cycle is running in this checkout" in during.err, during.err
+    assert "Rule 0 is not enforced until it ends" in during.err
+    after = hook("stop", memrepo.path, stop_hook_active=False)
+    assert (after.code, after.output) == (0, None), after
+    # The session's own work still counts once the cycle is done.
+    memrepo.write("src/app.py", "print('hi')\n")
+    blocked = hook("stop", memrepo.path, stop_hook_active=False)
+    assert blocked.output is not None and blocked.output["decision"] == "block"
+    assert "changed files (src/app.py) but wrote no LOG entry" in blocked.output["reason"]
+
+
 def test_both_sides_amending_the_same_entry_is_left_to_the_human_by_the_driver_as_by_gitmem_merge(
         tmp_path: Path, memrepo: GitRepo) -> None:
     """Two amendments of one entry cannot both stand (GM313, "already amends"): the merge driver leaves git's

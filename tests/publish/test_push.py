@@ -132,6 +132,24 @@ def test_rebase_keeps_authors_and_messages(tmp_path: Path, memrepo: GitRepo) -> 
     assert tip.parents[0].author.email == "agent@gitmem.invalid"
 
 
+def test_a_commit_whose_change_the_remote_already_holds_is_left_out_not_pushed_empty(tmp_path: Path,
+                                                                                     memrepo: GitRepo) -> None:
+    """Two writers made the same change: replayed onto the other's, ours would change nothing. It is left out
+    (the other commit of ours stays), an empty commit made so on purpose is kept, and the output says so."""
+    origin = origin_and_clone(tmp_path, memrepo)
+    human = clone(origin, tmp_path / "human")
+    human.commit_files({"same.txt": "same\n"}, "theirs")
+    run_git(human.path, "push", "--quiet", "origin", "main")
+    memrepo.commit_files({"same.txt": "same\n"}, "ours, the same change")
+    run_git(memrepo.path, "commit", "--quiet", "--allow-empty", "-m", "empty on purpose")
+    memrepo.commit_files({"b.txt": "b\n"}, "ours, another change")
+    result = publish(memrepo.handle, conflict_branch="gitmem/cycle-1", sleep=lambda s: None)
+    assert result.status == "pushed"
+    assert "left out 1 commit(s) whose change origin/main already holds" in result.messages
+    assert run_git(str(origin), "log", "--format=%s", "main").splitlines()[:3] == [
+        "ours, another change", "empty on purpose", "theirs"]
+
+
 def test_rebased_commits_that_fail_verify_are_not_pushed(tmp_path: Path, memrepo: GitRepo) -> None:
     origin = origin_and_clone(tmp_path, memrepo)
     human = clone(origin, tmp_path / "human")
