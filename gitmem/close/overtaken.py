@@ -34,23 +34,10 @@ def overtaken(ws: Workspace) -> Overtaken | None:
     branch holds that the remote lacks is a close's: those closes read LOG without the remote's, and it without
     them. The remote is fetched and held to memory history as the push holds it; a rewritten one is the push's to
     refuse. A branch with other work the remote lacks (a cycle, the human's commit) is the push's to replay."""
-    from gitmem.publish.push import fetch_checked
+    from gitmem.publish.push import fetched_upstream
 
-    repo = ws.repo
-    branch, head = gitio.current_branch(repo), gitio.head_id(repo)
-    if branch is None or head is None:
-        return None
-    remote, upstream_branch = gitio.upstream_of(repo, branch)
-    if remote not in gitio.remote_names(repo):
-        return None
-    known = gitio.remote_branch_oid(repo, remote, upstream_branch)
-    try:
-        upstream, rewrite = fetch_checked(repo, remote, upstream_branch, known, ws.name or None)
-    except gitio.GitCommandError:
-        return None
-    if upstream is None or rewrite:
-        return None
-    return overtaken_by(ws, upstream, f"{remote}/{upstream_branch}")
+    found = fetched_upstream(ws.repo, ws.name or None)
+    return None if found is None else overtaken_by(ws, *found)
 
 
 def overtaken_by(ws: Workspace, upstream: str, where: str) -> Overtaken | None:

@@ -352,21 +352,14 @@ def _catch_up(ws: Workspace) -> str | None:
     the remote was rewritten since this checkout last saw it (a force-push, or new commits that rewrite memory):
     the remote-tracking branch is put back, and the push refuses it as it refuses any rewritten upstream,
     keeping the close on a side branch (gitmem.publish.push)."""
-    from gitmem.publish.push import fetch_checked
+    from gitmem.publish.push import fetched_upstream
 
     repo = ws.repo
-    branch = gitio.current_branch(repo)
-    if branch is None:
+    found = fetched_upstream(repo, ws.name or None)
+    if found is None or found[0] == gitio.head_id(repo):
         return None
-    remote, upstream_branch = gitio.upstream_of(repo, branch)
-    if remote not in gitio.remote_names(repo):
-        return None
-    known = gitio.remote_branch_oid(repo, remote, upstream_branch)
     try:
-        upstream, rewrite = fetch_checked(repo, remote, upstream_branch, known, ws.name or None)
-        if upstream is None or rewrite or upstream == gitio.head_id(repo):
-            return None
-        gitio.run_git(repo, "merge", "--ff-only", "--quiet", upstream)
+        gitio.run_git(repo, "merge", "--ff-only", "--quiet", found[0])
     except gitio.GitCommandError:
         return None
     return gitio.head_id(repo)

@@ -329,6 +329,24 @@ def fetch_checked(repo: gitio.Repo, remote: str, branch: str, known: str | None,
     return upstream, rewrite
 
 
+def fetched_upstream(repo: gitio.Repo, workspace: str | None) -> tuple[str, str] | None:
+    """(tip, `remote/branch`) of the current branch's upstream, fetched and held to memory history
+    (`fetch_checked`); None when HEAD is on no branch, the upstream is no remote's, the fetch fails, the remote
+    branch has no tip, or the tip rewrites what this checkout last saw (the push's to refuse)."""
+    branch = gitio.current_branch(repo)
+    if branch is None:
+        return None
+    remote, upstream_branch = gitio.upstream_of(repo, branch)
+    if remote not in gitio.remote_names(repo):
+        return None
+    known = gitio.remote_branch_oid(repo, remote, upstream_branch)
+    try:
+        upstream, rewrite = fetch_checked(repo, remote, upstream_branch, known, workspace)
+    except gitio.GitCommandError:
+        return None
+    return None if upstream is None or rewrite else (upstream, f"{remote}/{upstream_branch}")
+
+
 def _rewrite_reason(repo: gitio.Repo, known: str, upstream: str, workspace: str | None) -> str:
     """Why `upstream` rewrites the history `known` had; "" when it only adds to it."""
     from gitmem.checks.check_and_verify import verify_range
