@@ -61,13 +61,18 @@ def test_following_the_template_readme_stages_no_venv(tmp_path: Path) -> None:
     agent = tmp_path / "agent"
     gitmem_init.init(agent)
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(agent / ".venv")], check=True)
-    (agent / ".env").write_text("ANTHROPIC_API_KEY=not-a-real-key\n", encoding="utf-8")
+    # .env.local and .env.<mode> hold secrets as .env does (bun, Next.js, Vite and dotenv-flow load them); an
+    # example file is meant to be shared.
+    for name in (".env", ".env.local", ".env.production"):
+        (agent / name).write_text("ANTHROPIC_API_KEY=not-a-real-key\n", encoding="utf-8")
+    (agent / ".env.example").write_text("ANTHROPIC_API_KEY=\n", encoding="utf-8")
     (agent / "tools" / "__pycache__").mkdir(parents=True)
     (agent / "tools" / "__pycache__" / "x.cpython-311.pyc").write_bytes(b"\0")
     git(agent, "add", "-A")
     staged = git(agent, "diff", "--cached", "--name-only").split()
-    assert staged and not [p for p in staged if p.startswith(".venv/") or "__pycache__" in p or p == ".env"]
-    assert ".gitignore" in staged
+    assert staged and not [p for p in staged if p.startswith((".venv/", ".env.l", ".env.p")) or "__pycache__" in p
+                           or p == ".env"]
+    assert ".gitignore" in staged and ".env.example" in staged
 
 
 def test_an_existing_gitignore_gets_only_the_missing_patterns(tmp_path: Path,
