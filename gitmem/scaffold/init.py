@@ -256,14 +256,15 @@ def _merge_driver(target: Path, config: Config, report: InitReport) -> None:
 
 
 def _record(report: InitReport, rel: str, what: str) -> None:
-    """What an agent's step did to `rel`. A file this run created or updated already is named once, as that: a
-    second `--agent` finds the AGENTS.md the first one wrote, and the codex step adds its command to the
+    """What an agent's step did to `rel`. A file this run created, updated or left alone already is named once, as
+    that: a second `--agent` finds the AGENTS.md the first one wrote, and the codex step adds its command to the
     gitmem.yaml the template step created ("left alone AGENTS.md (exists)" of a file made a moment before)."""
     lists = {"created": report.created, "updated": report.updated, "left alone": report.left_alone}
     if what not in lists:        # a problem: the file was not touched, and may not exist ("left alone (exists)")
         report.problems.append(f"{rel}: {what}")
         return
-    if rel in report.created or (rel in report.updated and what != "created"):
+    if rel in report.created or (rel in report.updated and what != "created") or \
+            (rel in report.left_alone and what == "left alone"):
         return
     if rel in report.left_alone and what == "updated":
         report.left_alone.remove(rel)

@@ -412,6 +412,13 @@ def test_init_agent_warns_of_a_missing_agent_cli_and_never_of_an_mcp_sdk(
     assert f"gitmem: warning: {warnings[0]}" in again.err.splitlines()
 
 
+def test_a_file_two_agents_leave_alone_is_named_once(tmp_path: Path) -> None:
+    init(tmp_path, ["codex", "qwen"])
+    again = init(tmp_path, ["codex", "qwen"])
+    assert sorted(again.left_alone) == sorted(set(again.left_alone))
+    assert "AGENTS.md" in again.left_alone and "gitmem.yaml" in again.left_alone
+
+
 def test_one_protocol_block_serves_every_cli_that_reads_agents_md(tmp_path: Path) -> None:
     """Issue 36: written once, whatever the agents and in whatever order; each CLI's own file only points at it."""
     init(tmp_path, ["codex"])
