@@ -153,9 +153,13 @@ def cli(ctx: click.Context, color: bool | None) -> None:
 
 def _show(err: click.ClickException) -> None:
     """click's own errors (a bad option, an unknown command) in the one shape of a command error, `gitmem:
-    <message>` where click says `Error: <message>`; a usage error keeps click's usage line and hint above it."""
+    <message>` where click says `Error: <message>`; a usage error keeps click's usage line and hint above it. A
+    group named without a command shows its help on stderr once (exit 2), not as an error's message."""
     from gitmem.cli.common import say
 
+    if isinstance(err, click.exceptions.NoArgsIsHelpError):     # a group named alone: its help, once, as it is
+        click.echo(err.format_message(), err=True, color=err.ctx.color if err.ctx else None)
+        return
     ctx = err.ctx if isinstance(err, click.UsageError) else None
     if ctx is not None:
         hint = f"Try '{ctx.command_path} {ctx.help_option_names[0]}' for help." if ctx.help_option_names else ""

@@ -47,7 +47,10 @@ def test_every_group_lists_its_exit_codes_in_its_help_as_every_command_does(path
     assert declared(group) >= {ExitCode.OK, ExitCode.USAGE, *ALWAYS}, " ".join(path)
     shown = cli([*path, "--help"], cwd=memrepo.path)
     assert shown.code == ExitCode.OK and "Exit codes: 0 " in " ".join(shown.out.split())
-    assert cli([*path], cwd=memrepo.path).code == ExitCode.USAGE      # no command given: as the help says
+    alone = cli([*path], cwd=memrepo.path)
+    assert alone.code == ExitCode.USAGE      # no command given: as the help says
+    # Its help, once, on stderr: not click's usage lines and then the whole help again as `gitmem: Usage: …`.
+    assert alone.err.count("Usage:") == 1 and "gitmem: " not in alone.err and "Exit codes:" in alone.err
 
 
 def test_an_unknown_command_or_option_exits_2_as_the_help_says(memrepo: GitRepo, cli) -> None:
