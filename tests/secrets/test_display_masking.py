@@ -265,3 +265,22 @@ def test_a_password_assignment_is_masked_in_what_an_import_brings(text: str, sho
 ])
 def test_prose_about_passwords_and_placeholders_are_left_alone(text: str) -> None:
     assert secrets.redact(text, passwords=True) == text
+
+
+def test_a_short_text_is_masked_as_the_redactors_one_by_one_mask_it() -> None:
+    """A guard of the fast path (`redact_bytes` asks a short text for any needle at once): the same bytes as asking
+    each redactor in turn, for texts holding each needle, alone, at an edge, and in a secret of its shape."""
+    from gitmem.secrets import _REDACTORS, MASK, _masker, redact_bytes
+
+    def one_by_one(data: bytes) -> bytes:
+        for pattern in _REDACTORS:
+            if pattern.present(data):
+                data = pattern.regex.sub(_masker(MASK.encode(), pattern.group), data)
+        return data
+
+    samples = [b"", b"plain prose with nothing to hide", "caf\u00e9 \u2603".encode()]
+    for pattern in _REDACTORS:
+        for needle in pattern.needles:
+            samples += [needle, b"x " + needle + b" y", needle + b"A1b2C3d4" * 12, b"key=" + needle + b"0" * 64]
+    assert all(redact_bytes(sample) == one_by_one(sample) for sample in samples)
+    assert redact_bytes(b"the key sk-ant-" + b"a" * 40) != b"the key sk-ant-" + b"a" * 40
