@@ -3,7 +3,7 @@
 
 20,000 short strings of ordinary prose (an import's facts, a status's lines), one in a hundred with a secret-like
 token. CPU time per view, so other work on the machine does not count. Before short strings were asked for any
-needle at once, each asked the redactors' 80 needles in turn: 31.9 µs a string against 5.8 µs (this machine, 2026-12-07).
+needle at once, each asked the redactors' 80 needles in turn: 31.9 µs a string against 5.8 µs (2026-12-07).
 
 Run:  .venv/bin/pytest benchmarks/bench_scrub.py --benchmark-only -s
 """
