@@ -11,7 +11,8 @@ def test_a_key_pasted_into_config_is_not_echoed(memrepo, cli):
     memrepo.write("gitmem.yaml", f"limits:\n  now_block_lines: {key}\n")
     result = cli(["check"], cwd=memrepo.path)
     assert result.code == 2
-    assert result.err == "gitmem: gitmem.yaml:2: limits.now_block_lines: expected a whole number, got '***' (text)\n"
+    assert result.err == ("gitmem: gitmem.yaml:2: GM927 limits.now_block_lines: expected a whole number, got '***' "
+                          "(text)\n")
     assert key not in result.out + result.err
 
 
