@@ -461,6 +461,10 @@ CYCLE_LOG_REFUSED = _code(
     "GM721", "cycle-log-refused",
     "the memory rules refused the runner's own no-build entry: nothing was committed to the branch, and the "
     "agent's work is on its salvage branch", "{message}", since=4)
+CYCLE_SESSION_WRITE_REFUSED = _code(
+    "GM722", "cycle-session-write-refused",
+    "a session's memory write (outside any cycle) was refused: a cycle or a close runs in this checkout and would "
+    "commit the write as its agent's; nothing was written", "{message}", since=6)
 CYCLE_DISK_FULL = _code(
     "GM725", "cycle-disk-full",
     "the disk holding the repository was full (ENOSPC or EDQUOT): the cycle did not run its agent, or failed "

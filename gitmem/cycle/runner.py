@@ -138,7 +138,7 @@ def preflight(ws: Workspace) -> tuple[cyclelock.Lock, killed.Leftovers]:
             head = gitio.head_id(repo) or head
             raise CycleRefused(f"HEAD is detached at {head[:10]}; a cycle commits to a branch: "
                                f"`{switch_command(repo, head)}` (or the branch to work on), then run the cycle",
-                               codes.CYCLE_DETACHED_HEAD)
+                               codes.CYCLE_DETACHED_HEAD, where=gitio.shown_path(repo, gitio.git_dir(repo) / "HEAD"))
         # Memory as it stands first: what reached the branch unchecked is named with its repair (an amendment).
         _require_valid_standing(ws)
         found = [v for v in check_since_checked(ws) if v.is_error]
@@ -174,7 +174,7 @@ def _take_the_checkout(ws: Workspace) -> tuple[cyclelock.Lock, killed.Leftovers]
                 held.release()
                 raise
     except (cyclelock.LockHeld, writelock.WritesBusy) as err:
-        raise CycleRefused(str(err), codes.CYCLE_LOCK_HELD) from None
+        raise CycleRefused(str(err), codes.CYCLE_LOCK_HELD, where=gitio.shown_path(repo, err.path)) from None
     return held, left
 
 
@@ -270,7 +270,7 @@ def _require_clean(repo: gitio.Repo, held: cyclelock.Lock, left: killed.Leftover
     lines.append("inspect them: git status && git diff\n"
                  "keep them: git stash push --include-untracked -m 'gitmem leftovers' (or commit them), "
                  "then run the cycle again")
-    raise CycleRefused("\n".join(lines), codes.CYCLE_DIRTY_TREE)
+    raise CycleRefused("\n".join(lines), codes.CYCLE_DIRTY_TREE, where=dirty[0][0])     # the first file it names
 
 
 # -- the run -------------------------------------------------------------------------------------------------

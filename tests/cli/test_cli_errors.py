@@ -120,7 +120,7 @@ def test_a_refused_cycle_is_a_gm7xx_violation_for_machines(memrepo, cli, monkeyp
     data = json.loads(lines[0])
     assert [v["code"] for v in data["violations"]] == ["GM704"]
     assert data["violations"][0]["slug"] == "cycle-dirty-tree" and "stray.txt" in data["violations"][0]["message"]
-    assert lines[1].startswith("::error file=(cycle),line=1,title=GM704 cycle-dirty-tree::the work tree has")
+    assert lines[1].startswith("::error file=stray.txt,line=1,title=GM704 cycle-dirty-tree::the work tree has")
 
 
 def test_a_refused_close_is_a_gm8xx_violation_in_json(memrepo, cli) -> None:
