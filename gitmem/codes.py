@@ -624,7 +624,8 @@ CONFIG_WRONG_TYPE = _code(
 CONFIG_BAD_VALUE = _code(
     "GM928", "config-bad-value",
     "a setting of gitmem.yaml or of a fleet file holds a value it does not take (out of its range, none of its "
-    "choices, a path that is not one, a name given twice); the config is refused", "{message}", since=6)
+    "choices, a path that is not one, a name given twice, a required key missing); the config is refused",
+    "{message}", since=6)
 CONFIG_UNKNOWN_NAME = _code(
     "GM929", "config-unknown-name",
     "gitmem.yaml or a fleet file has a key gitmem does not know (gitmem.yaml's is ignored with a warning, a "
