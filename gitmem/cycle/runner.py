@@ -131,7 +131,8 @@ def preflight(ws: Workspace) -> tuple[cyclelock.Lock, killed.Leftovers]:
     head = gitio.head_id(repo)
     if head is None:
         raise CycleRefused("this repository has no commits yet; commit the memory files first "
-                           "(git add -A && git commit -m 'start gitmem'), then run the cycle", codes.CYCLE_NO_COMMITS)
+                           "(git add -A && git commit -m 'start gitmem'), then run the cycle", codes.CYCLE_NO_COMMITS,
+                           where=gitio.shown_path(repo, gitio.git_dir(repo) / "HEAD"))
     held, left = _take_the_checkout(ws)       # a killed cycle's agent may have left HEAD detached: first put back
     try:
         if gitio.current_branch(repo) is None:
@@ -253,8 +254,9 @@ def _require_unlocked(repo: gitio.Repo) -> None:
     """A git lock file left in the git directory would make the runner's own index and branch writes fail after
     the agent ran; its guard removes those the agent leaves, so one there now is the human's: refuse, naming it."""
     why = cyclelock.git_locks_refusal(repo)
-    if why is not None:
-        raise CycleRefused(why, codes.CYCLE_GIT_LOCKED)
+    if why is not None:       # at the first lock file it names (gone already when its git just ended: at .git)
+        found = gitio.lock_files(repo)
+        raise CycleRefused(why, codes.CYCLE_GIT_LOCKED, where=found[0].label if found else ".git")
 
 
 def _require_clean(repo: gitio.Repo, held: cyclelock.Lock, left: killed.Leftovers | None = None) -> None:

@@ -63,3 +63,19 @@ def test_a_session_write_while_a_cycle_runs_is_refused_at_the_lock_file(memrepo:
     answer = json.loads(cli([*argv, "--json"], cwd=memrepo.path).out)
     assert (answer["code"], answer["exit_code"]) == ("GM722", 1)
     assert memrepo.read("LOG.md") == before
+
+
+def test_a_repository_with_no_commits_is_refused_at_git_head(tmp_path, cli) -> None:
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "gitmem.yaml").write_text(COMMAND_AGENT, encoding="utf-8")
+    result = cli(["cycle"], cwd=tmp_path)
+    assert result.code == ExitCode.DIRTY
+    assert diagnostics(result.err) == [(".git/HEAD", "GM701")], result.err
+
+
+def test_a_git_lock_file_is_refused_at_that_file(memrepo: GitRepo, cli) -> None:
+    memrepo.commit_files({"gitmem.yaml": COMMAND_AGENT}, "a command agent")
+    (memrepo.path / ".git" / "index.lock").write_bytes(b"")
+    result = cli(["cycle"], cwd=memrepo.path)
+    assert result.code == ExitCode.DIRTY
+    assert diagnostics(result.err) == [(".git/index.lock", "GM740")], result.err
