@@ -461,6 +461,10 @@ CYCLE_LOG_REFUSED = _code(
     "GM721", "cycle-log-refused",
     "the memory rules refused the runner's own no-build entry: nothing was committed to the branch, and the "
     "agent's work is on its salvage branch", "{message}", since=4)
+CYCLE_SESSION_WRITE_REFUSED = _code(
+    "GM722", "cycle-session-write-refused",
+    "a session's memory write (outside any cycle) was refused: a cycle or a close runs in this checkout and would "
+    "commit the write as its agent's; nothing was written", "{message}", since=6)
 CYCLE_DISK_FULL = _code(
     "GM725", "cycle-disk-full",
     "the disk holding the repository was full (ENOSPC or EDQUOT): the cycle did not run its agent, or failed "
@@ -611,6 +615,26 @@ CONFIG_UNKNOWN_RANKER = _code(
     "gitmem.yaml's `recall.rankers` names a ranker gitmem does not have; the config is refused",
     "recall.rankers: {name!r} is no ranker of gitmem's (known: {known}){meant}",
     "name a known ranker, or remove the line", since=6)
+# The other refusals of gitmem.yaml and of a fleet file, by kind; each keeps its own words after the code
+# (gitmem.config.refused writes them all, at the key's line, line 1 when no line means anything).
+CONFIG_WRONG_TYPE = _code(
+    "GM927", "config-wrong-type",
+    "a setting of gitmem.yaml or of a fleet file holds the wrong kind of value (text where a number belongs, a "
+    "list where a mapping does); the config is refused", "{message}", since=6)
+CONFIG_BAD_VALUE = _code(
+    "GM928", "config-bad-value",
+    "a setting of gitmem.yaml or of a fleet file holds a value it does not take (out of its range, none of its "
+    "choices, a path that is not one, a name given twice, a required key missing); the config is refused",
+    "{message}", since=6)
+CONFIG_UNKNOWN_NAME = _code(
+    "GM929", "config-unknown-name",
+    "gitmem.yaml or a fleet file has a key gitmem does not know (gitmem.yaml's is ignored with a warning, a "
+    "fleet file's refused), or `--workspace` names a workspace gitmem.yaml does not define",
+    "{message}", since=6)
+CONFIG_UNREADABLE = _code(
+    "GM930", "config-unreadable",
+    "gitmem.yaml or a fleet file cannot be read as a config: not valid UTF-8, not valid YAML, nested or sized "
+    "past the bounds, missing (a fleet file), or not a regular file; it is refused", "{message}", since=6)
 
 # -- GM950-GM969 import and export (gitmem.interop) -----------------------------------------------------------
 IMPORT_SOURCE_UNREADABLE = _code(

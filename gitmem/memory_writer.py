@@ -172,9 +172,11 @@ class MemoryWriter:
         if holder is not None and cyclelock.ours(holder):
             return
         if holder is not None:
-            raise WriteRefused(f"refusing to write memory: a {holder.what} is running in this checkout "
-                               f"({holder.describe()}) and would take this write for its agent's; write after it "
-                               "ends, or from another clone")
+            message = (f"refusing to write memory: a {holder.what} is running in this checkout "
+                       f"({holder.describe()}) and would take this write for its agent's; write after it ends, or "
+                       "from another clone")
+            lock = gitio.shown_path(self.workspace.repo, cyclelock.lock_path(state_dir))
+            raise WriteRefused(message, [Violation.of(codes.CYCLE_SESSION_WRITE_REFUSED, lock, 1, message=message)])
         held = gitio.unmerged(self.workspace.repo, self.config.memory_paths().values())
         if held:
             raise WriteRefused(f"refusing to write memory: git stopped a merge on a conflict in {', '.join(held)}; "

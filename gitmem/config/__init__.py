@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import Field, field, fields, is_dataclass, replace
 from datetime import UTC
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from gitmem import codes
 from gitmem.codes import RULES_VERSION
 from gitmem.config.nesting import MAX_DEPTH, TooDeep, depth, parsing, within_depth, yaml_loader
 from gitmem.config.validate import (
@@ -53,6 +55,16 @@ class ConfigError(GitmemError):
 
     exit_code = ExitCode.USAGE
     code: Any = None
+
+
+def refused(code: Any, where: str, text: str) -> ConfigError:
+    """A config refusal as the one line a diagnostic is, `path:line: GMnnn text`: `where` is `path:line` (the
+    key's line, which ruamel's round-trip data knows), or the path alone, then line 1, where no line means anything.
+    `code` is a `gitmem.codes.Code` of the config's kinds (GM926-GM930), also the JSON failure's `code`."""
+    located = where if re.search(r":[0-9]+$", where) else f"{where}:1"
+    err = ConfigError(f"{located}: {code.code} {text}")
+    err.code = code
+    return err
 
 
 @record(frozen=True)
@@ -226,7 +238,8 @@ class Config:
                                default_files=home)
         names = [key for key, _ in self.workspaces]
         known = ", ".join(names) or "none are configured"
-        raise ConfigError(f"{CONFIG_NAME}: unknown workspace {name!r} ({known}){did_you_mean(name, names)}")
+        raise refused(codes.CONFIG_UNKNOWN_NAME, CONFIG_NAME,
+                      f"unknown workspace {name!r} ({known}){did_you_mean(name, names)}")
 
     def workspace_paths(self) -> dict[str, dict[str, str]]:
         """Every workspace's memory files by workspace name ("" the default one), role -> path."""
@@ -264,7 +277,7 @@ def load_config(root: Path | str, *, workspace: str | None = None) -> Config:
     try:
         data = files.read_bytes(Path(root), CONFIG_NAME)
     except files.FileRefused as err:     # a link, a directory, no permission: one line, exit 2
-        raise ConfigError(str(err)) from None
+        raise refused(codes.CONFIG_UNREADABLE, CONFIG_NAME, str(err)) from None
     config = Config() if data is None else parse_config(data, source=CONFIG_NAME)
     return config.with_workspace(workspace) if workspace else config
 
@@ -281,7 +294,7 @@ def parse_config(data: bytes, *, source: str = CONFIG_NAME, strict: bool = True)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise ConfigError(f"{source}: not valid UTF-8 ({err.reason})") from None
+        raise refused(codes.CONFIG_UNREADABLE, source, f"not valid UTF-8 ({err.reason})") from None
     quick = _plain_config(text, source)
     return quick if quick is not None else _full_config(text, source)
 
@@ -313,11 +326,12 @@ def load_yaml(text: str, source: str) -> Any:
         with parsing():
             return within_depth(yaml_loader("rt").load(text))
     except TooDeep as err:
-        raise ConfigError(f"{source}: {err}") from None
+        raise refused(codes.CONFIG_UNREADABLE, source, f"{err}") from None
     except YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{source}{where}: invalid YAML: {getattr(err, 'problem', None) or err}") from None
+        raise refused(codes.CONFIG_UNREADABLE, source + where,
+                      f"invalid YAML: {getattr(err, 'problem', None) or err}") from None
 
 
 def _full_config(text: str, source: str) -> Config:
@@ -365,15 +379,17 @@ def _where(raw: Any, source: str, dotted: str) -> str:
 
 def _build(cls: type, raw: Any, source: str, prefix: str, warnings: list[str], where: str | None = None) -> Any:
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where or source}: {prefix.rstrip('.') or 'top level'}: expected a mapping, "
-                          f"got {kind_in_words(raw)}")
+        raise refused(codes.CONFIG_WRONG_TYPE, where or source,
+                      f"{prefix.rstrip('.') or 'top level'}: expected a mapping, "
+                      f"got {kind_in_words(raw)}")
     known = {f.name: f for f in fields(cls) if f.name not in LOADED_FIELDS}
     values: dict[str, Any] = {}
     for key, value in raw.items():
         dotted = f"{prefix}{key}"
         if key not in known:
             hint = did_you_mean(key, known, prefix)
-            warnings.append(f"{source}{_line(raw, key)}: unknown key {dotted!r} ignored{hint}")
+            warnings.append(f"{source}{_line(raw, key) or ':1'}: {codes.CONFIG_UNKNOWN_NAME.code} unknown key "
+                            f"{dotted!r} ignored{hint}")
             continue
         values[key] = _coerce(field_type(known[key]), value, source + _line(raw, key), dotted, warnings, known[key])
     return cls(**values)
@@ -419,48 +435,51 @@ def _coerce(hint: type | str, value: Any, where: str, dotted: str, warnings: lis
         if hint is Sandbox and isinstance(value, str):      # `sandbox: auto`, the shorthand of {mode: auto}
             value = {"mode": value}
         elif hint is Sandbox and not isinstance(value, dict):
-            raise ConfigError(f"{where}: {dotted}: expected one of {', '.join(SANDBOX_MODES)} or a mapping "
-                              f"(mode, writable), got {kind_in_words(value)}")
+            raise refused(codes.CONFIG_WRONG_TYPE, where,
+                          f"{dotted}: expected one of {', '.join(SANDBOX_MODES)} or a mapping "
+                          f"(mode, writable), got {kind_in_words(value)}")
         return _build(hint, value, where.split(":")[0], dotted + ".", warnings, where)
     text = hint if isinstance(hint, str) else hint.__name__
     if dotted == "workspaces":
         if not isinstance(value, dict):
-            raise ConfigError(f"{where}: workspaces: expected a mapping of name to settings")
+            raise refused(codes.CONFIG_WRONG_TYPE, where, "workspaces: expected a mapping of name to settings")
         for name in value:
             problem = workspace_name_problem(str(name))
             if problem is not None:
-                raise ConfigError(f"{where.split(':')[0]}{_line(value, name)}: workspaces: {str(name)!r} {problem}")
+                raise refused(codes.CONFIG_BAD_VALUE, where.split(":")[0] + _line(value, name),
+                              f"workspaces: {str(name)!r} {problem}")
         return tuple((str(name), _build(WorkspaceFiles, spec or {}, where.split(":")[0], f"workspaces.{name}.",
                                         warnings, where.split(":")[0] + _line(value, name)))
                      for name, spec in value.items())
     if dotted.endswith("rankers"):
         if not isinstance(value, dict) or not all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                                   for v in value.values()):
-            raise ConfigError(f"{where}: {dotted}: expected a mapping of ranker name to weight")
+            raise refused(codes.CONFIG_WRONG_TYPE, where, f"{dotted}: expected a mapping of ranker name to weight")
         for name, weight in value.items():
             problem = text_problem(str(name)) or number_problem(RANKER_WEIGHT, weight)
             if problem is not None:
-                raise ConfigError(f"{where}: {dotted}.{str(name)!r}: {problem}")
+                raise refused(codes.CONFIG_BAD_VALUE, where, f"{dotted}.{str(name)!r}: {problem}")
             if str(name) not in RANKER_NAMES:        # at the name's own line when the YAML gives one
                 line = _line(value, name)
                 raise _unknown_ranker(str(name), where.split(":")[0] + line if line else where)
         return tuple((str(k), float(v)) for k, v in value.items())
     if text == "tuple":
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{where}: {dotted}: expected a list of strings")
+            raise refused(codes.CONFIG_WRONG_TYPE, where, f"{dotted}: expected a list of strings")
         for item in value:
             problem = text_problem(item)
             if problem is not None:
-                raise ConfigError(f"{where}: {dotted}: {item!r} {problem}")
+                raise refused(codes.CONFIG_BAD_VALUE, where, f"{dotted}: {item!r} {problem}")
         return tuple(value)
     kinds: dict[str, type[Any] | tuple[type[Any], ...]] = {"int": int, "str": str, "bool": bool, "float": (int, float)}
     expected = kinds.get(text, object)
     if (isinstance(value, bool) and expected is not bool) or not isinstance(value, expected):
-        raise ConfigError(f"{where}: {dotted}: expected {EXPECTED.get(text, text)}, got {kind_in_words(value)}")
+        raise refused(codes.CONFIG_WRONG_TYPE, where,
+                      f"{dotted}: expected {EXPECTED.get(text, text)}, got {kind_in_words(value)}")
     problem = (number_problem(spec, value) if text in ("int", "float")
                else text_problem(value) if text == "str" else None)
     if problem is not None:
-        raise ConfigError(f"{where}: {dotted}: {problem}")
+        raise refused(codes.CONFIG_BAD_VALUE, where, f"{dotted}: {problem}")
     return float(value) if text == "float" else value
 
 
@@ -468,15 +487,11 @@ def _unknown_ranker(name: str, where: str) -> ConfigError:
     """GM926 as a config error, `gitmem.yaml:LINE: GM926 recall.rankers: …`: the one line a diagnostic is."""
     import difflib
 
-    from gitmem import codes
-
     close = difflib.get_close_matches(name, RANKER_NAMES, n=1)
     message = codes.CONFIG_UNKNOWN_RANKER.messages[""]
     text = message.text.format(name=name, known=", ".join(RANKER_NAMES),
                                meant=f"; did you mean {close[0]!r}?" if close else "")
-    err = ConfigError(f"{where}: {codes.CONFIG_UNKNOWN_RANKER.code} {text} (hint: {message.hint})")
-    err.code = codes.CONFIG_UNKNOWN_RANKER      # the JSON failure's `code`
-    return err
+    return refused(codes.CONFIG_UNKNOWN_RANKER, where, f"{text} (hint: {message.hint})")
 
 
 def _validate(config: Config, source: str, raw: Any = None) -> None:
@@ -485,8 +500,9 @@ def _validate(config: Config, source: str, raw: Any = None) -> None:
         if config.timezone != "UTC":     # the default needs no zone database: the check path skips loading it
             config.tzinfo()
     except Exception:
-        raise ConfigError(f"{_where(raw, source, 'timezone')}: timezone: {config.timezone!r} is not an IANA "
-                          f"time zone name (for example UTC or Europe/Madrid){_zone_meant(config.timezone)}") from None
+        raise refused(codes.CONFIG_BAD_VALUE, _where(raw, source, 'timezone'),
+                      f"timezone: {config.timezone!r} is not an IANA "
+                      f"time zone name (for example UTC or Europe/Madrid){_zone_meant(config.timezone)}") from None
     # Workspaces are checked like the top level: each has its own memory_dir and files.
     places = [("", config.memory_dir, config.files)]
     places += [(f"workspaces.{name}.", ws.memory_dir, ws.files) for name, ws in config.workspaces]
@@ -496,24 +512,27 @@ def _validate(config: Config, source: str, raw: Any = None) -> None:
             problem = name_problem(value)
             if problem is not None:
                 key = f"{prefix}files.{name}"
-                raise ConfigError(f"{_where(raw, source, key)}: {key}: {value!r} {problem}")
+                raise refused(codes.CONFIG_BAD_VALUE, _where(raw, source, key), f"{key}: {value!r} {problem}")
         problem = directory_problem(memory_dir)
         if problem is not None:
             key = f"{prefix}memory_dir"
-            raise ConfigError(f"{_where(raw, source, key)}: {key}: {memory_dir!r} {problem}")
+            raise refused(codes.CONFIG_BAD_VALUE, _where(raw, source, key), f"{key}: {memory_dir!r} {problem}")
         shared = shared_files([(prefix, memory_dir, {f.name: getattr(files, f.name) for f in fields(Files)})])
         if shared is not None:
             key, other, path = shared
             written = other if _where(raw, source, other) != _where(raw, source, prefix + "files") else key
-            raise ConfigError(f"{_where(raw, source, written)}: {other} and {key} both name {path!r}; each role "
-                              "needs a file of its own")
+            raise refused(codes.CONFIG_BAD_VALUE, _where(raw, source, written),
+                          f"{other} and {key} both name {path!r}; each role "
+                          "needs a file of its own")
     if config.recall.mode not in RECALL_MODES:
-        raise ConfigError(f"{_where(raw, source, 'recall.mode')}: recall.mode: {config.recall.mode!r} "
-                          f"is not one of {', '.join(RECALL_MODES)}")
+        raise refused(codes.CONFIG_BAD_VALUE, _where(raw, source, 'recall.mode'),
+                      f"recall.mode: {config.recall.mode!r} "
+                      f"is not one of {', '.join(RECALL_MODES)}")
     _validate_agent_lists(config, source, raw)
     if config.agent.backend not in ("", *BACKENDS):
-        raise ConfigError(f"{_where(raw, source, 'agent.backend')}: agent.backend: {config.agent.backend!r} "
-                          f"is not one of {', '.join(BACKENDS)}")
+        raise refused(codes.CONFIG_BAD_VALUE, _where(raw, source, 'agent.backend'),
+                      f"agent.backend: {config.agent.backend!r} "
+                      f"is not one of {', '.join(BACKENDS)}")
 
 
 def _validate_agent_lists(config: Config, source: str, raw: Any) -> None:
@@ -522,18 +541,22 @@ def _validate_agent_lists(config: Config, source: str, raw: Any) -> None:
     for name in config.agent.pass_env:
         if name.upper() in GITHUB_TOKEN_ENV or not name or "=" in name or "\0" in name:
             why = "GitHub tokens never reach the agent" if name.upper() in GITHUB_TOKEN_ENV else "not a variable name"
-            raise ConfigError(f"{_where(raw, source, 'agent.pass_env')}: agent.pass_env: {name!r}: {why}")
+            raise refused(codes.CONFIG_BAD_VALUE, _where(raw, source, 'agent.pass_env'),
+                          f"agent.pass_env: {name!r}: {why}")
     sandbox = config.agent.sandbox
     if sandbox.mode not in SANDBOX_MODES:
-        raise ConfigError(f"{_where(raw, source, 'agent.sandbox.mode')}: agent.sandbox.mode: {sandbox.mode!r} is "
-                          f"not one of {', '.join(SANDBOX_MODES)}")
+        raise refused(codes.CONFIG_BAD_VALUE, _where(raw, source, 'agent.sandbox.mode'),
+                      f"agent.sandbox.mode: {sandbox.mode!r} is "
+                      f"not one of {', '.join(SANDBOX_MODES)}")
     for directory in sandbox.writable:
         # `/.` and `~/./` are `/` and `~`: judged as the path they name, not as spelled
         named = posixpath.normpath(directory).rstrip("/")
         if not directory.startswith(("/", "~/")) or ".." in directory.split("/") or named in ("", "~"):
-            raise ConfigError(f"{_where(raw, source, 'agent.sandbox.writable')}: agent.sandbox.writable: "
-                              f"{directory!r} must be an absolute directory (or one under ~/), not / or ~ itself")
+            raise refused(codes.CONFIG_BAD_VALUE, _where(raw, source, 'agent.sandbox.writable'),
+                          f"agent.sandbox.writable: "
+                          f"{directory!r} must be an absolute directory (or one under ~/), not / or ~ itself")
     for pattern in config.agent.protected_paths:
         if not pattern.strip("/ ") or ".." in pattern.split("/") or any(ord(c) < 32 for c in pattern):
-            raise ConfigError(f"{_where(raw, source, 'agent.protected_paths')}: agent.protected_paths: {pattern!r} "
-                              "must be a path inside the repository")
+            raise refused(codes.CONFIG_BAD_VALUE, _where(raw, source, 'agent.protected_paths'),
+                          f"agent.protected_paths: {pattern!r} "
+                          "must be a path inside the repository")

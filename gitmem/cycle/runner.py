@@ -131,14 +131,15 @@ def preflight(ws: Workspace) -> tuple[cyclelock.Lock, killed.Leftovers]:
     head = gitio.head_id(repo)
     if head is None:
         raise CycleRefused("this repository has no commits yet; commit the memory files first "
-                           "(git add -A && git commit -m 'start gitmem'), then run the cycle", codes.CYCLE_NO_COMMITS)
+                           "(git add -A && git commit -m 'start gitmem'), then run the cycle", codes.CYCLE_NO_COMMITS,
+                           where=gitio.shown_path(repo, gitio.git_dir(repo) / "HEAD"))
     held, left = _take_the_checkout(ws)       # a killed cycle's agent may have left HEAD detached: first put back
     try:
         if gitio.current_branch(repo) is None:
             head = gitio.head_id(repo) or head
             raise CycleRefused(f"HEAD is detached at {head[:10]}; a cycle commits to a branch: "
                                f"`{switch_command(repo, head)}` (or the branch to work on), then run the cycle",
-                               codes.CYCLE_DETACHED_HEAD)
+                               codes.CYCLE_DETACHED_HEAD, where=gitio.shown_path(repo, gitio.git_dir(repo) / "HEAD"))
         # Memory as it stands first: what reached the branch unchecked is named with its repair (an amendment).
         _require_valid_standing(ws)
         found = [v for v in check_since_checked(ws) if v.is_error]
@@ -174,7 +175,7 @@ def _take_the_checkout(ws: Workspace) -> tuple[cyclelock.Lock, killed.Leftovers]
                 held.release()
                 raise
     except (cyclelock.LockHeld, writelock.WritesBusy) as err:
-        raise CycleRefused(str(err), codes.CYCLE_LOCK_HELD) from None
+        raise CycleRefused(str(err), codes.CYCLE_LOCK_HELD, where=gitio.shown_path(repo, err.path)) from None
     return held, left
 
 
@@ -253,8 +254,9 @@ def _require_unlocked(repo: gitio.Repo) -> None:
     """A git lock file left in the git directory would make the runner's own index and branch writes fail after
     the agent ran; its guard removes those the agent leaves, so one there now is the human's: refuse, naming it."""
     why = cyclelock.git_locks_refusal(repo)
-    if why is not None:
-        raise CycleRefused(why, codes.CYCLE_GIT_LOCKED)
+    if why is not None:       # at the first lock file it names (gone already when its git just ended: at .git)
+        found = gitio.lock_files(repo)
+        raise CycleRefused(why, codes.CYCLE_GIT_LOCKED, where=found[0].label if found else ".git")
 
 
 def _require_clean(repo: gitio.Repo, held: cyclelock.Lock, left: killed.Leftovers | None = None) -> None:
@@ -270,7 +272,7 @@ def _require_clean(repo: gitio.Repo, held: cyclelock.Lock, left: killed.Leftover
     lines.append("inspect them: git status && git diff\n"
                  "keep them: git stash push --include-untracked -m 'gitmem leftovers' (or commit them), "
                  "then run the cycle again")
-    raise CycleRefused("\n".join(lines), codes.CYCLE_DIRTY_TREE)
+    raise CycleRefused("\n".join(lines), codes.CYCLE_DIRTY_TREE, where=dirty[0][0])     # the first file it names
 
 
 # -- the run -------------------------------------------------------------------------------------------------

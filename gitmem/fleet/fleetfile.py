@@ -30,7 +30,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from gitmem.config import ConfigError, load_yaml
+from gitmem import codes
+from gitmem.config import load_yaml, refused
 from gitmem.config.validate import kind_in_words, text_problem, workspace_name_problem
 from gitmem.confined import files
 from gitmem.cycle.allowance import Caps
@@ -96,19 +97,20 @@ def load_fleet(path: Path) -> Fleet:
     try:
         size = files.file_size(path.parent, path.name)
         if size is None:
-            raise ConfigError(f"{shown}: no fleet file here; write one (see docs/fleet.md) or pass --fleet FILE")
+            raise refused(codes.CONFIG_UNREADABLE, shown,
+                          "no fleet file here; write one (see docs/fleet.md) or pass --fleet FILE")
         if size > MAX_BYTES:
-            raise ConfigError(f"{shown}: {size} bytes; a fleet file is at most {MAX_BYTES}")
+            raise refused(codes.CONFIG_UNREADABLE, shown, f"{size} bytes; a fleet file is at most {MAX_BYTES}")
         data = files.read_bytes(path.parent, path.name) or b""
     except files.FileRefused as err:
         # Not the memory files' wording (`git checkout HEAD -- …`): the fleet file is the human's, named by --fleet.
         # A folder is named as one (the work-tree view calls a folder holding .git a submodule), with the file to
         # pass in its place.
         if _is_folder(path):
-            raise ConfigError(f"{shown} is a directory, not a fleet file: pass --fleet "
-                              f"{shown.rstrip('/')}/{FLEET_NAME} (or wherever its fleet file is)") from None
-        raise ConfigError(f"{shown} {err.what}; a fleet file is read only as a regular file, never through a link: "
-                          "pass --fleet with the file itself") from None
+            raise refused(codes.CONFIG_UNREADABLE, shown, f"{shown} is a directory, not a fleet file: pass --fleet "
+                          f"{shown.rstrip('/')}/{FLEET_NAME} (or wherever its fleet file is)") from None
+        raise refused(codes.CONFIG_UNREADABLE, shown, f"{shown} {err.what}; a fleet file is read only as a regular "
+                      "file, never through a link: pass --fleet with the file itself") from None
     return parse_fleet(data, path=path, shown=shown)
 
 
@@ -124,30 +126,33 @@ def parse_fleet(data: bytes, *, path: Path, shown: str = FLEET_NAME) -> Fleet:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise ConfigError(f"{shown}: not valid UTF-8 ({err.reason})") from None
+        raise refused(codes.CONFIG_UNREADABLE, shown, f"not valid UTF-8 ({err.reason})") from None
     raw = load_yaml(text, shown)
     if not isinstance(raw, dict) or "agents" not in raw:
-        raise ConfigError(f"{shown}: expected a mapping with `agents:`, a list of {{name, repo}}")
+        raise refused(codes.CONFIG_WRONG_TYPE, shown, "expected a mapping with `agents:`, a list of {name, repo}")
     unknown = [key for key in raw if key not in TOP_KEYS]
     if unknown:
-        raise ConfigError(f"{shown}{_line(raw, unknown[0])}: unknown key {str(unknown[0])!r}; "
-                          f"known: {', '.join(TOP_KEYS)}")
+        raise refused(codes.CONFIG_UNKNOWN_NAME, shown + _line(raw, unknown[0]),
+                      f"unknown key {str(unknown[0])!r}; known: {', '.join(TOP_KEYS)}")
     pages = raw.get("pages", "off")
     if pages not in PAGES:
-        raise ConfigError(f"{shown}{_line(raw, 'pages')}: pages: expected one of {', '.join(PAGES)}")
+        raise refused(codes.CONFIG_BAD_VALUE, shown + _line(raw, "pages"), f"pages: expected one of {', '.join(PAGES)}")
     budget = raw.get("budget", {})
     if not isinstance(budget, dict):
-        raise ConfigError(f"{shown}{_line(raw, 'budget')}: budget: expected a mapping of {', '.join(CAP_KEYS)}")
+        raise refused(codes.CONFIG_WRONG_TYPE, shown + _line(raw, "budget"),
+                      f"budget: expected a mapping of {', '.join(CAP_KEYS)}")
     for key in budget:
         if key not in CAP_KEYS:
-            raise ConfigError(f"{shown}{_line(budget, key)}: budget: unknown key {str(key)!r}; known: "
-                              f"{', '.join(CAP_KEYS)}")
-    fleet_caps = _caps(budget, lambda key: f"{shown}{_line(budget, key)}: budget.{key}")
+            raise refused(codes.CONFIG_UNKNOWN_NAME, shown + _line(budget, key),
+                          f"budget: unknown key {str(key)!r}; known: {', '.join(CAP_KEYS)}")
+    fleet_caps = _caps(budget, lambda key: shown + _line(budget, key), "budget.")
     items = raw["agents"]
     if not isinstance(items, list) or not items:
-        raise ConfigError(f"{shown}{_line(raw, 'agents')}: agents: expected a non-empty list of {{name, repo}}")
+        raise refused(codes.CONFIG_WRONG_TYPE, shown + _line(raw, "agents"),
+                      "agents: expected a non-empty list of {name, repo}")
     if len(items) > MAX_AGENTS:
-        raise ConfigError(f"{shown}{_line(raw, 'agents')}: {len(items)} agents; at most {MAX_AGENTS}")
+        raise refused(codes.CONFIG_BAD_VALUE, shown + _line(raw, "agents"),
+                      f"{len(items)} agents; at most {MAX_AGENTS}")
     agents: list[AgentEntry] = []
     seen: dict[str, tuple[int, str]] = {}       # a name ignoring case: the first entry's index and name
     for index, item in enumerate(items):
@@ -157,11 +162,11 @@ def parse_fleet(data: bytes, *, path: Path, shown: str = FLEET_NAME) -> Fleet:
         key = entry.name.casefold()
         if key in seen:
             first, other = seen[key]
-            raise ConfigError(f"{shown}{_item_line(items, index)}: agents[{index}].name: {entry.name!r} is also "
-                              f"the name of agents[{first}]"
-                              + (f" ({other!r}, which differs only in case: agents' pages are files, and "
-                                 "some file systems ignore case)" if other != entry.name else "")
-                              + "; names are unique")
+            raise refused(codes.CONFIG_BAD_VALUE, shown + _item_line(items, index),
+                          f"agents[{index}].name: {entry.name!r} is also the name of agents[{first}]"
+                          + (f" ({other!r}, which differs only in case: agents' pages are files, and "
+                             "some file systems ignore case)" if other != entry.name else "")
+                          + "; names are unique")
         seen[key] = (index, entry.name)
         agents.append(entry)
     return Fleet(path, tuple(agents), str(pages), fleet_caps)
@@ -184,30 +189,34 @@ def _item_line(items: Any, index: int) -> str:
 def _entry(item: Any, shown: str, line: str, index: int) -> AgentEntry:
     prefix, where = f"agents[{index}]", shown + line
     if not isinstance(item, dict):
-        raise ConfigError(f"{where}: {prefix}: expected a mapping with name and repo")
+        raise refused(codes.CONFIG_WRONG_TYPE, where, f"{prefix}: expected a mapping with name and repo")
     values: dict[str, Any] = {}
     for key, value in item.items():
         at = shown + (_line(item, key) or line)
         if key not in KEYS:
-            raise ConfigError(f"{at}: {prefix}: unknown key {str(key)!r}; known: {', '.join(KEYS)}")
+            raise refused(codes.CONFIG_UNKNOWN_NAME, at,
+                          f"{prefix}: unknown key {str(key)!r}; known: {', '.join(KEYS)}")
         if key in CAP_KEYS:
             continue                      # numbers: read by _caps below
         problem = _problem(str(key), value)
         if problem is not None:
-            raise ConfigError(f"{at}: {prefix}.{key}: {problem}")
+            kind = codes.CONFIG_WRONG_TYPE if problem.startswith("expected text, got") else codes.CONFIG_BAD_VALUE
+            raise refused(kind, at, f"{prefix}.{key}: {problem}")
         values[str(key)] = value
     for key in ("name", "repo"):
         if key not in values:
-            raise ConfigError(f"{where}: {prefix}: `{key}` is required")
+            raise refused(codes.CONFIG_BAD_VALUE, where, f"{prefix}: `{key}` is required")
     if values.get("branch") and not is_url(values["repo"]):
-        raise ConfigError(f"{shown}{_line(item, 'branch') or line}: {prefix}.branch: a local repository is read "
-                          "as it is checked out; to read another branch give it as a URL (file:///path/to/repo)")
+        raise refused(codes.CONFIG_BAD_VALUE, shown + (_line(item, "branch") or line),
+                      f"{prefix}.branch: a local repository is read as it is checked out; to read another branch give "
+                      "it as a URL (file:///path/to/repo)")
     stall = values.get("stall_after")
-    caps = _caps(item, lambda key: f"{shown}{_line(item, key) or line}: {prefix}.{key}")
+    caps = _caps(item, lambda key: shown + (_line(item, key) or line), f"{prefix}.")
     github = values.get("github") or _github_of(str(values["repo"]))
     if github is not None and not GITHUB_RE.match(github):     # read from the URL: held to the same rule
-        raise ConfigError(f"{shown}{_line(item, 'repo') or line}: {prefix}.repo: its GitHub owner/name {github!r} "
-                          "is not one GitHub allows; give `github: owner/name`")
+        raise refused(codes.CONFIG_BAD_VALUE, shown + (_line(item, "repo") or line),
+                      f"{prefix}.repo: its GitHub owner/name {github!r} is not one GitHub allows; give "
+                      "`github: owner/name`")
     return AgentEntry(str(values["name"]), str(values["repo"]), values.get("branch"), values.get("workspace"),
                       duration_seconds(stall) if stall is not None else None, int(line[1:] or 0), github,
                       values.get("workflow") or "gitmem.yml", caps)
@@ -218,8 +227,9 @@ def _github_of(repo: str) -> str | None:
     return github_path(repo) if is_url(repo) else None
 
 
-def _caps(mapping: Any, where: Any) -> Caps:
-    """The tokens_per_day and cost_per_day of `mapping`: positive numbers (tokens whole), each optional."""
+def _caps(mapping: Any, where: Any, prefix: str) -> Caps:
+    """The tokens_per_day and cost_per_day of `mapping`: positive numbers (tokens whole), each optional. `where`:
+    a key's `path:line`; `prefix`: the dotted path the keys are under (`budget.`)."""
     found: dict[str, Any] = {}
     for key in CAP_KEYS:
         if key not in mapping:
@@ -227,7 +237,9 @@ def _caps(mapping: Any, where: Any) -> Caps:
         value = mapping[key]
         whole = key == "tokens_per_day"
         if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or not 0 < value < 1e15:
-            raise ConfigError(f"{where(key)}: expected a positive {'whole number' if whole else 'number'}")
+            number = not isinstance(value, bool) and isinstance(value, int if whole else (int, float))
+            raise refused(codes.CONFIG_BAD_VALUE if number else codes.CONFIG_WRONG_TYPE, where(key),
+                          f"{prefix}{key}: expected a positive {'whole number' if whole else 'number'}")
         found[key] = int(value) if whole else float(value)
     return Caps(**found)
 

@@ -141,6 +141,15 @@ def git_dir(repo: Repo) -> Path:
     return Path(repo.raw.path)
 
 
+def shown_path(repo: Repo, path: Path) -> str:
+    """`path` as a diagnostic names it: relative to the work tree when it is inside it (`.git/gitmem/cycle.lock`),
+    else whole (a linked work tree's git directory, a bare repository's)."""
+    tree = work_tree(repo)
+    if tree is not None and path.is_relative_to(tree):
+        return path.relative_to(tree).as_posix()
+    return str(path)
+
+
 def state_dir(repo: Repo) -> Path:
     """`.git/gitmem/`: where gitmem keeps its lock, caches and the recall index (per work tree)."""
     return git_dir(repo) / STATE_DIR_NAME

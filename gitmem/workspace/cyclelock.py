@@ -24,9 +24,13 @@ LOCK_NAME = "cycle.lock"
 
 
 class LockHeld(GitmemError):
-    """Another live cycle holds the lock; the message says who and how to proceed."""
+    """Another live cycle holds the lock; the message says who and how to proceed. `path`: the lock file."""
 
     exit_code = ExitCode.DIRTY
+
+    def __init__(self, message: str, path: Path) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 @dataclass(frozen=True)
@@ -140,10 +144,10 @@ def acquire(state_dir: Path, *, what: str = "cycle") -> Lock:
                 continue
             if holder.host != socket.gethostname():
                 raise LockHeld(f"another {holder.describe()} holds {path}; if no cycle is running on "
-                               f"{holder.host}, delete that file and retry") from None
+                               f"{holder.host}, delete that file and retry", path) from None
             if pid_alive(holder.pid):
                 raise LockHeld(f"another {holder.describe()} is running; wait for it to finish "
-                               f"(the lock is {path})") from None
+                               f"(the lock is {path})", path) from None
             stale = holder
             # Re-read just before removing, so a lock a racing runner has just taken is not deleted.
             if read_lock(path) == holder:
@@ -152,7 +156,7 @@ def acquire(state_dir: Path, *, what: str = "cycle") -> Lock:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump({"pid": info.pid, "host": info.host, "started": info.started, "what": what}, handle)
         return Lock(path, info, stale)
-    raise LockHeld(f"could not take {path}: another runner keeps taking it")
+    raise LockHeld(f"could not take {path}: another runner keeps taking it", path)
 
 
 def git_locks_refusal(repo: Repo) -> str | None:

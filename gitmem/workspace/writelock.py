@@ -31,9 +31,14 @@ _POLL = 0.02
 
 
 class WritesBusy(GitmemError):
-    """Another process held the memory write lock for longer than the wait; nothing was written."""
+    """Another process held the memory write lock for longer than the wait; nothing was written. `path`: the lock
+    file."""
 
     exit_code = ExitCode.DIRTY
+
+    def __init__(self, message: str, path: Path) -> None:
+        super().__init__(message)
+        self.path = path
 
 
 @dataclass
@@ -120,4 +125,4 @@ def _take(path: Path, deadline: float, wait: float) -> int:
 
 def _busy(path: Path, wait: float) -> WritesBusy:
     return WritesBusy(f"memory is busy: another gitmem write held {path} for more than {wait:g}s; nothing was "
-                      "written, run the command again")
+                      "written, run the command again", path)

@@ -404,9 +404,9 @@ def test_exit_codes(memrepo: GitRepo, cli, tmp_path) -> None:
 
 @pytest.mark.parametrize(("yaml", "where"), [
     ("limits: [1, 2\n", "gitmem.yaml:"),
-    ("limits:\n  now_block_lines: many\n", "gitmem.yaml:2: limits.now_block_lines"),
+    ("limits:\n  now_block_lines: many\n", "gitmem.yaml:2: GM927 limits.now_block_lines"),
     ("timezone: Mars/Olympus\n", "timezone"),
-    (b"agent:\n  name: \xff\n", "gitmem.yaml: not valid UTF-8"),
+    (b"agent:\n  name: \xff\n", "gitmem.yaml:1: GM930 not valid UTF-8"),
 ])
 def test_malformed_config_is_a_usage_error_with_the_path(memrepo: GitRepo, cli, yaml, where) -> None:
     memrepo.write("gitmem.yaml", yaml)

@@ -300,11 +300,13 @@ def test_every_registered_code_has_a_case() -> None:
     # sealed different entries: tests/publish/test_sealed_driver.py. GM924 is `gitmem merge`'s refusal:
     # tests/publish/test_merge_refusals.py. GM213 is a warning about two clocks, an answer's and its ask's:
     # tests/checks/test_answer_time.py. GM925 is a clone's, not a change's: tests/publish/test_clone_without_driver.py.
-    # GM926 refuses gitmem.yaml as it loads: tests/config/test_config.py.
+    # GM926-GM930 refuse gitmem.yaml (or a fleet file) as it loads: tests/config/test_config.py,
+    # tests/config/test_config_diagnostics.py.
     # GM407 needs a LOG entry a merge or a replay renumbered: tests/publish/test_merge_renumbered_lessons.py.
     covered = {case.code for case in CASES} | {"GM903", "GM905", "GM906", "GM308", "GM908", "GM210", "GM923",
                                                "GM103", "GM302", "GM310", "GM314", "GM315", "GM319", "GM924",
-                                               "GM213", "GM925", "GM926", "GM407"}
+                                               "GM213", "GM925", "GM926", "GM407", "GM927", "GM928",
+                                               "GM929", "GM930"}
     assert {rule.code for rule in RULES} <= covered
 
 

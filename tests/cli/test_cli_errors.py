@@ -11,7 +11,8 @@ def test_a_key_pasted_into_config_is_not_echoed(memrepo, cli):
     memrepo.write("gitmem.yaml", f"limits:\n  now_block_lines: {key}\n")
     result = cli(["check"], cwd=memrepo.path)
     assert result.code == 2
-    assert result.err == "gitmem: gitmem.yaml:2: limits.now_block_lines: expected a whole number, got '***' (text)\n"
+    assert result.err == ("gitmem: gitmem.yaml:2: GM927 limits.now_block_lines: expected a whole number, got '***' "
+                          "(text)\n")
     assert key not in result.out + result.err
 
 
@@ -119,7 +120,7 @@ def test_a_refused_cycle_is_a_gm7xx_violation_for_machines(memrepo, cli, monkeyp
     data = json.loads(lines[0])
     assert [v["code"] for v in data["violations"]] == ["GM704"]
     assert data["violations"][0]["slug"] == "cycle-dirty-tree" and "stray.txt" in data["violations"][0]["message"]
-    assert lines[1].startswith("::error file=(cycle),line=1,title=GM704 cycle-dirty-tree::the work tree has")
+    assert lines[1].startswith("::error file=stray.txt,line=1,title=GM704 cycle-dirty-tree::the work tree has")
 
 
 def test_a_refused_close_is_a_gm8xx_violation_in_json(memrepo, cli) -> None:

@@ -165,10 +165,10 @@ def test_unknown_keys_warn_with_did_you_mean() -> None:
     config = parse_config(b"timezon: UTC\nlimits:\n  now_block_line: 3\n  frobnicate: 1\nagent:\n  shell:\n"
                           b"    alow: [ls]\n")
     assert config.warnings == (
-        "gitmem.yaml:1: unknown key 'timezon' ignored; did you mean 'timezone'?",
-        "gitmem.yaml:3: unknown key 'limits.now_block_line' ignored; did you mean 'limits.now_block_lines'?",
-        "gitmem.yaml:4: unknown key 'limits.frobnicate' ignored",
-        "gitmem.yaml:7: unknown key 'agent.shell.alow' ignored; did you mean 'agent.shell.allow'?",
+        "gitmem.yaml:1: GM929 unknown key 'timezon' ignored; did you mean 'timezone'?",
+        "gitmem.yaml:3: GM929 unknown key 'limits.now_block_line' ignored; did you mean 'limits.now_block_lines'?",
+        "gitmem.yaml:4: GM929 unknown key 'limits.frobnicate' ignored",
+        "gitmem.yaml:7: GM929 unknown key 'agent.shell.alow' ignored; did you mean 'agent.shell.allow'?",
     )
     assert config.limits == Config().limits
 
@@ -180,55 +180,57 @@ def test_cli_prints_config_warnings(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.chdir(tmp_path)
     assert main(["check", "--worktree"]) == 2           # no memory here: run `gitmem init`
     err = capsys.readouterr().err
-    assert "warning: gitmem.yaml:1: unknown key 'memroy_dir' ignored; did you mean 'memory_dir'?" in err
+    assert "warning: gitmem.yaml:1: GM929 unknown key 'memroy_dir' ignored; did you mean 'memory_dir'?" in err
 
 
 @pytest.mark.parametrize(("text", "message"), [
     ("limits:\n  now_block_lines: ten\n",
-     "gitmem.yaml:2: limits.now_block_lines: expected a whole number, got 'ten' (text)"),
+     "gitmem.yaml:2: GM927 limits.now_block_lines: expected a whole number, got 'ten' (text)"),
     ("limits:\n  now_block_lines: true\n",
-     "gitmem.yaml:2: limits.now_block_lines: expected a whole number, got true (a yes/no value)"),
-    ("limits:\n  rules_max_lines: -5\n", "gitmem.yaml:2: limits.rules_max_lines: must not be negative, got -5"),
-    ("agent:\n  name: Orla\n  email: 42\n", "gitmem.yaml:3: agent.email: expected text, got 42 (a whole number)"),
+     "gitmem.yaml:2: GM927 limits.now_block_lines: expected a whole number, got true (a yes/no value)"),
+    ("limits:\n  rules_max_lines: -5\n", "gitmem.yaml:2: GM928 limits.rules_max_lines: must not be negative, got -5"),
+    ("agent:\n  name: Orla\n  email: 42\n", "gitmem.yaml:3: GM927 agent.email: expected text, got 42 (a whole number)"),
     ("agent:\n  shell:\n    enabled: yes please\n",
-     "gitmem.yaml:3: agent.shell.enabled: expected true or false, got 'yes please' (text)"),
-    ("limits: 3\n", "gitmem.yaml:1: limits: expected a mapping, got 3 (a whole number)"),
-    ("files: [NOW.md]\n", "gitmem.yaml:1: files: expected a mapping, got a list"),
+     "gitmem.yaml:3: GM927 agent.shell.enabled: expected true or false, got 'yes please' (text)"),
+    ("limits: 3\n", "gitmem.yaml:1: GM927 limits: expected a mapping, got 3 (a whole number)"),
+    ("files: [NOW.md]\n", "gitmem.yaml:1: GM927 files: expected a mapping, got a list"),
     # A whole document of the wrong kind is named by its first line, as every diagnostic is (`path:line:`):
-    ("- a\n- b\n", "gitmem.yaml:1: top level: expected a mapping, got a list"),
-    ("# settings\n---\n- a\n", "gitmem.yaml:3: top level: expected a mapping, got a list"),
-    ("\n# settings\n\njust text\n", "gitmem.yaml:4: top level: expected a mapping, got 'just text' (text)"),
-    ("42\n", "gitmem.yaml:1: top level: expected a mapping, got 42 (a whole number)"),
+    ("- a\n- b\n", "gitmem.yaml:1: GM927 top level: expected a mapping, got a list"),
+    ("# settings\n---\n- a\n", "gitmem.yaml:3: GM927 top level: expected a mapping, got a list"),
+    ("\n# settings\n\njust text\n", "gitmem.yaml:4: GM927 top level: expected a mapping, got 'just text' (text)"),
+    ("42\n", "gitmem.yaml:1: GM927 top level: expected a mapping, got 42 (a whole number)"),
     # A bound as written in YAML, not `:g`'s 1e+07; a decimal with no fraction is not called one with a fraction:
     ("cycle:\n  max_context_tokens: 99999999999\n",
-     "gitmem.yaml:2: cycle.max_context_tokens: must be at most 10000000, got 99999999999"),
+     "gitmem.yaml:2: GM928 cycle.max_context_tokens: must be at most 10000000, got 99999999999"),
     ("cycle:\n  max_context_tokens: 6.5e4\n",
-     "gitmem.yaml:2: cycle.max_context_tokens: expected a whole number, got 65000.0 (a decimal number)"),
-    ("cycle:\n  priorities: [1, 2]\n", "gitmem.yaml:2: cycle.priorities: expected a list of strings"),
-    ("recall:\n  rankers: [bm25]\n", "gitmem.yaml:2: recall.rankers: expected a mapping of ranker name to weight"),
-    ("recall:\n  min_score: high\n", "gitmem.yaml:2: recall.min_score: expected a number, got 'high' (text)"),
+     "gitmem.yaml:2: GM927 cycle.max_context_tokens: expected a whole number, got 65000.0 (a decimal number)"),
+    ("cycle:\n  priorities: [1, 2]\n", "gitmem.yaml:2: GM927 cycle.priorities: expected a list of strings"),
+    ("recall:\n  rankers: [bm25]\n",
+     "gitmem.yaml:2: GM927 recall.rankers: expected a mapping of ranker name to weight"),
+    ("recall:\n  min_score: high\n", "gitmem.yaml:2: GM927 recall.min_score: expected a number, got 'high' (text)"),
     ("timezone: UTC\nfiles:\n  now: notes/NOW.md\n",
-     "gitmem.yaml:3: files.now: 'notes/NOW.md' must be a plain file name"),
-    ("files:\n  log: .LOG.md\n", "gitmem.yaml:2: files.log: '.LOG.md' must be a plain file name"),
-    ("files:\n  log:\n", "gitmem.yaml:2: files.log: expected text, got nothing (the key is empty)"),
+     "gitmem.yaml:3: GM928 files.now: 'notes/NOW.md' must be a plain file name"),
+    ("files:\n  log: .LOG.md\n", "gitmem.yaml:2: GM928 files.log: '.LOG.md' must be a plain file name"),
+    ("files:\n  log:\n", "gitmem.yaml:2: GM927 files.log: expected text, got nothing (the key is empty)"),
     # YAML's kinds, not Python's reprs (`CommentedMap({'a': 1})`, `datetime.date(2020, 1, 1)`):
-    ("timezone:\n  a: 1\n", "gitmem.yaml:1: timezone: expected text, got a mapping"),
-    ("timezone: [UTC]\n", "gitmem.yaml:1: timezone: expected text, got a list"),
+    ("timezone:\n  a: 1\n", "gitmem.yaml:1: GM927 timezone: expected text, got a mapping"),
+    ("timezone: [UTC]\n", "gitmem.yaml:1: GM927 timezone: expected text, got a list"),
     ("close:\n  confirmations: 2020-01-01\n",
-     "gitmem.yaml:2: close.confirmations: expected a whole number, got a date (2020-01-01)"),
-    ("memory_dir: ../elsewhere\n", "gitmem.yaml:1: memory_dir: '../elsewhere' must stay inside the repository"),
-    ("memory_dir: /abs\n", "gitmem.yaml:1: memory_dir: '/abs' must stay inside the repository"),
-    ("agent:\n  backend: gpt\n", "gitmem.yaml:2: agent.backend: 'gpt' is not one of anthropic, command, scripted"),
+     "gitmem.yaml:2: GM927 close.confirmations: expected a whole number, got a date (2020-01-01)"),
+    ("memory_dir: ../elsewhere\n", "gitmem.yaml:1: GM928 memory_dir: '../elsewhere' must stay inside the repository"),
+    ("memory_dir: /abs\n", "gitmem.yaml:1: GM928 memory_dir: '/abs' must stay inside the repository"),
+    ("agent:\n  backend: gpt\n",
+     "gitmem.yaml:2: GM928 agent.backend: 'gpt' is not one of anthropic, command, scripted"),
     ("limits:\n  now_block_lines: 0\n",
-     "gitmem.yaml:2: limits.now_block_lines: must be at least 3, got 0: a NOW block's body holds its Did, Human and "
-     "Next lines"),
-    ("cycle:\n  log_entries: 0\n", "gitmem.yaml:2: cycle.log_entries: must be at least 1, got 0"),
+     "gitmem.yaml:2: GM928 limits.now_block_lines: must be at least 3, got 0: a NOW block's body holds its Did, Human "
+     "and Next lines"),
+    ("cycle:\n  log_entries: 0\n", "gitmem.yaml:2: GM928 cycle.log_entries: must be at least 1, got 0"),
     # Zone names are case-sensitive file names: the one meant is named, as a mistyped key's is.
-    ("timezone: europe/madrid\n", "gitmem.yaml:1: timezone: 'europe/madrid' is not an IANA time zone name (for "
+    ("timezone: europe/madrid\n", "gitmem.yaml:1: GM928 timezone: 'europe/madrid' is not an IANA time zone name (for "
                                  "example UTC or Europe/Madrid); did you mean 'Europe/Madrid'?"),
-    ("timezone: utc\n", "gitmem.yaml:1: timezone: 'utc' is not an IANA time zone name (for example UTC or "
+    ("timezone: utc\n", "gitmem.yaml:1: GM928 timezone: 'utc' is not an IANA time zone name (for example UTC or "
                         "Europe/Madrid); did you mean 'UTC'?"),
-    ("timezone: Europe/Madird\n", "gitmem.yaml:1: timezone: 'Europe/Madird' is not an IANA time zone name (for "
+    ("timezone: Europe/Madird\n", "gitmem.yaml:1: GM928 timezone: 'Europe/Madird' is not an IANA time zone name (for "
                                   "example UTC or Europe/Madrid); did you mean 'Europe/Madrid'?"),
 ])
 def test_bad_values_name_file_line_and_key(text: str, message: str) -> None:
@@ -240,25 +242,25 @@ def test_bad_values_name_file_line_and_key(text: str, message: str) -> None:
     ("files:\n\tnow: X.md\n", 2),
 ])
 def test_invalid_yaml_gives_file_and_line(text: str, line: int) -> None:
-    assert config_error(text).startswith(f"gitmem.yaml:{line}: invalid YAML: ")
+    assert config_error(text).startswith(f"gitmem.yaml:{line}: GM930 invalid YAML: ")
 
 
 def test_invalid_utf8_config_names_the_file(tmp_path: Path) -> None:
     (tmp_path / "gitmem.yaml").write_bytes(b"timezone: \xff\n")
-    with pytest.raises(ConfigError, match=r"^gitmem.yaml: not valid UTF-8"):
+    with pytest.raises(ConfigError, match=r"^gitmem.yaml:1: GM930 not valid UTF-8"):
         load_config(tmp_path)
 
 
 def test_unreadable_config_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "gitmem.yaml").mkdir()
-    with pytest.raises(ConfigError, match=r"^gitmem.yaml is a directory; .*regular file"):
+    with pytest.raises(ConfigError, match=r"^gitmem.yaml:1: GM930 gitmem.yaml is a directory; .*regular file"):
         load_config(tmp_path)
 
 
 @pytest.mark.parametrize("zone", ["Mars/Olympus_Mons", "CET+1", "../../etc/passwd", "utc+2"])
 def test_bad_timezone(zone: str) -> None:
     message = config_error(f"agent:\n  name: a\ntimezone: {zone}\n")
-    assert message.startswith(f"gitmem.yaml:3: timezone: '{zone}' is not an IANA time zone name")
+    assert message.startswith(f"gitmem.yaml:3: GM928 timezone: '{zone}' is not an IANA time zone name")
 
 
 def test_config_error_exits_2_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -269,7 +271,8 @@ def test_config_error_exits_2_with_one_line(tmp_path: Path, monkeypatch: pytest.
     assert main(["check", "--worktree"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""
-    assert captured.err == "gitmem: gitmem.yaml:2: limits.now_block_lines: expected a whole number, got 'ten' (text)\n"
+    assert captured.err == ("gitmem: gitmem.yaml:2: GM927 limits.now_block_lines: expected a whole number, got "
+                            "'ten' (text)\n")
 
 
 # -- the original system's file names, end to end -----------------------------------------------
@@ -372,18 +375,19 @@ def test_a_mistyped_workspace_gets_a_did_you_mean_as_a_mistyped_key_does(tmp_pat
                                           "  reviewer:\n    memory_dir: agents/reviewer\n")
     done = cli(["status", "-w", "writr"], cwd=tmp_path)
     assert done.code == 2
-    assert done.err == ("gitmem: gitmem.yaml: unknown workspace 'writr' (writer, reviewer); "
+    assert done.err == ("gitmem: gitmem.yaml:1: GM929 unknown workspace 'writr' (writer, reviewer); "
                         "did you mean 'writer'?\n")
 
 
 @pytest.mark.parametrize(("text", "message"), [
-    ("workspaces: [a, b]\n", "gitmem.yaml:1: workspaces: expected a mapping of name to settings"),
-    ("workspaces:\n  a: 3\n", "gitmem.yaml:2: workspaces.a: expected a mapping, got 3 (a whole number)"),
-    ("workspaces:\n  a:\n    memory_dir: ../b\n", "gitmem.yaml:3: workspaces.a.memory_dir: '../b' must stay inside"),
+    ("workspaces: [a, b]\n", "gitmem.yaml:1: GM927 workspaces: expected a mapping of name to settings"),
+    ("workspaces:\n  a: 3\n", "gitmem.yaml:2: GM927 workspaces.a: expected a mapping, got 3 (a whole number)"),
+    ("workspaces:\n  a:\n    memory_dir: ../b\n",
+     "gitmem.yaml:3: GM928 workspaces.a.memory_dir: '../b' must stay inside"),
     ("workspaces:\n  a:\n    files:\n      log: x/LOG.md\n",
-     "gitmem.yaml:4: workspaces.a.files.log: 'x/LOG.md' must be"),
+     "gitmem.yaml:4: GM928 workspaces.a.files.log: 'x/LOG.md' must be"),
     ("workspaces:\n  a:\n    memory_dir: 7\n",
-     "gitmem.yaml:3: workspaces.a.memory_dir: expected text, got 7 (a whole number)"),
+     "gitmem.yaml:3: GM927 workspaces.a.memory_dir: expected text, got 7 (a whole number)"),
 ])
 def test_bad_workspaces(text: str, message: str) -> None:
     assert config_error(text).startswith(message)
@@ -391,7 +395,7 @@ def test_bad_workspaces(text: str, message: str) -> None:
 
 def test_workspace_unknown_key_warns() -> None:
     config = parse_config(b"workspaces:\n  a:\n    memory_dri: x\n")
-    assert config.warnings == ("gitmem.yaml:3: unknown key 'workspaces.a.memory_dri' ignored; "
+    assert config.warnings == ("gitmem.yaml:3: GM929 unknown key 'workspaces.a.memory_dri' ignored; "
                                "did you mean 'workspaces.a.memory_dir'?",)
 
 
@@ -454,7 +458,7 @@ def test_a_value_of_the_wrong_type_is_named_in_words_not_pythons(tmp_path: Path,
     (tmp_path / "gitmem.yaml").write_text(text)
     with pytest.raises(ConfigError) as raised:
         load_config(tmp_path)
-    assert str(raised.value) == "gitmem.yaml:2: " + message
+    assert str(raised.value) == "gitmem.yaml:2: GM927 " + message
 
 
 def test_a_now_block_shorter_than_its_three_fields_is_refused(tmp_path: Path) -> None:

@@ -48,7 +48,7 @@ def test_other_shapes_go_to_ruamel(text: str) -> None:
 
 def test_a_config_with_a_warning_or_an_error_is_read_by_ruamel_for_its_line_numbers() -> None:
     warned = parse_config(b"# a comment\nlimits:\n  now_block_line: 12\n")
-    assert warned.warnings == ("gitmem.yaml:3: unknown key 'limits.now_block_line' ignored; did you mean "
+    assert warned.warnings == ("gitmem.yaml:3: GM929 unknown key 'limits.now_block_line' ignored; did you mean "
                                "'limits.now_block_lines'?",)
 
 

@@ -214,21 +214,26 @@ def test_a_cron_line_gives_its_longest_gap(line: str, seconds: int | None) -> No
 
 
 HOSTILE = [
-    ("agents: []\n", "fleet.yaml:1: agents: expected a non-empty list"),
-    ("agents:\n  - name: a\n    repo: x\n    brnach: main\n", "fleet.yaml:4: agents[0]: unknown key 'brnach'"),
-    ("agents:\n  - name: a\n    repo: x\n  - name: a\n    repo: y\n", "fleet.yaml:4: agents[1].name: 'a' is also"),
-    ("agents:\n  - name: a\n    repo: https://me:hunter2@github.com/a/b\n", "fleet.yaml:3: agents[0].repo: must not "
+    ("agents: []\n", "fleet.yaml:1: GM927 agents: expected a non-empty list"),
+    ("agents:\n  - name: a\n    repo: x\n    brnach: main\n", "fleet.yaml:4: GM929 agents[0]: unknown key 'brnach'"),
+    ("agents:\n  - name: a\n    repo: x\n  - name: a\n    repo: y\n",
+     "fleet.yaml:4: GM928 agents[1].name: 'a' is also"),
+    ("agents:\n  - name: a\n    repo: https://me:hunter2@github.com/a/b\n",
+     "fleet.yaml:3: GM928 agents[0].repo: must not "
      "carry credentials"),
-    ("agents:\n  - name: a\n    repo: ext::sh -c touch% pwned\n", "fleet.yaml:3: agents[0].repo: is neither"),
-    ("agents:\n  - name: a\n    repo: --upload-pack=touch\n", "fleet.yaml:3: agents[0].repo: must not start with"),
-    ("agents:\n  - name: a\n    repo: file:///x\n    branch: ../../HEAD\n", "fleet.yaml:4: agents[0].branch: "),
-    ("agents:\n  - name: ../up\n    repo: x\n", "fleet.yaml:2: agents[0].name: must be 1-64"),
-    ("agents:\n  - name: a\n    repo: x\n    stall_after: forever\n", "fleet.yaml:4: agents[0].stall_after: expected"),
-    ("agents:\n  - name: a\n    repo: x\n    branch: main\n", "fleet.yaml:4: agents[0].branch: a local repository"),
-    ("agents:\n  - name: \"a\\u0007\"\n    repo: x\n", "fleet.yaml:2: agents[0].name: must not contain control"),
-    ("agents: " + "[" * 200 + "]" * 200 + "\n", "fleet.yaml: nested deeper than 100 levels"),
-    ("agents:\n  - name: a\n  repo: x\n", "fleet.yaml:3: invalid YAML"),
-    ("agents:\n  - {name: a}\n", "fleet.yaml:2: agents[0]: `repo` is required"),
+    ("agents:\n  - name: a\n    repo: ext::sh -c touch% pwned\n", "fleet.yaml:3: GM928 agents[0].repo: is neither"),
+    ("agents:\n  - name: a\n    repo: --upload-pack=touch\n",
+     "fleet.yaml:3: GM928 agents[0].repo: must not start with"),
+    ("agents:\n  - name: a\n    repo: file:///x\n    branch: ../../HEAD\n", "fleet.yaml:4: GM928 agents[0].branch: "),
+    ("agents:\n  - name: ../up\n    repo: x\n", "fleet.yaml:2: GM928 agents[0].name: must be 1-64"),
+    ("agents:\n  - name: a\n    repo: x\n    stall_after: forever\n",
+     "fleet.yaml:4: GM928 agents[0].stall_after: expected"),
+    ("agents:\n  - name: a\n    repo: x\n    branch: main\n",
+     "fleet.yaml:4: GM928 agents[0].branch: a local repository"),
+    ("agents:\n  - name: \"a\\u0007\"\n    repo: x\n", "fleet.yaml:2: GM928 agents[0].name: must not contain control"),
+    ("agents: " + "[" * 200 + "]" * 200 + "\n", "fleet.yaml:1: GM930 nested deeper than 100 levels"),
+    ("agents:\n  - name: a\n  repo: x\n", "fleet.yaml:3: GM930 invalid YAML"),
+    ("agents:\n  - {name: a}\n", "fleet.yaml:2: GM928 agents[0]: `repo` is required"),
 ]
 
 
@@ -247,7 +252,7 @@ def test_a_fleet_file_behind_a_link_is_refused(cli, tmp_path: Path) -> None:
     done = cli(["fleet", "pending"], cwd=tmp_path)
     assert done.code == 2 and "fleet.yaml" in done.err and "link" in done.err
     missing = cli(["fleet", "pending", "--fleet", "none.yaml"], cwd=tmp_path)
-    assert missing.code == 2 and "none.yaml: no fleet file here" in missing.err
+    assert missing.code == 2 and "none.yaml:1: GM930 no fleet file here" in missing.err
 
 
 # The screenshot, drawn into a canvas of the page itself (a data: URL, so the canvas stays readable): how many

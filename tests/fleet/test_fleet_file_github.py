@@ -15,12 +15,12 @@ def _fleet(entry: str):
 
 
 REFUSED = [
-    ("    repo: https://github.com/acme/..\n", "fleet.yaml:3: agents[0].repo: its GitHub owner/name 'acme/..'"),
-    ("    repo: https://github.com/acme/.\n", "fleet.yaml:3: agents[0].repo: its GitHub owner/name 'acme/.'"),
+    ("    repo: https://github.com/acme/..\n", "fleet.yaml:3: GM928 agents[0].repo: its GitHub owner/name 'acme/..'"),
+    ("    repo: https://github.com/acme/.\n", "fleet.yaml:3: GM928 agents[0].repo: its GitHub owner/name 'acme/.'"),
     ("    repo: https://github.com/acme/x%2F..%2Fdeploy\n",
-     "fleet.yaml:3: agents[0].repo: its GitHub owner/name 'acme/x%2F..%2Fdeploy'"),
-    ("    repo: ssh://git@github.com/acme/a%20b.git\n", "fleet.yaml:3: agents[0].repo: its GitHub owner/name"),
-    ("    repo: agent\n    github: acme/..\n", "fleet.yaml:4: agents[0].github: expected owner/name"),
+     "fleet.yaml:3: GM928 agents[0].repo: its GitHub owner/name 'acme/x%2F..%2Fdeploy'"),
+    ("    repo: ssh://git@github.com/acme/a%20b.git\n", "fleet.yaml:3: GM928 agents[0].repo: its GitHub owner/name"),
+    ("    repo: agent\n    github: acme/..\n", "fleet.yaml:4: GM928 agents[0].github: expected owner/name"),
 ]
 KEPT = [
     ("    repo: https://github.com/acme/agent.git\n", "acme/agent"),
@@ -45,9 +45,9 @@ def test_two_names_that_differ_only_in_case_are_refused_as_their_pages_would_be_
     text = "agents:\n  - name: Writer\n    repo: a\n  - name: writer\n    repo: b\n"
     with pytest.raises(ConfigError) as refused:
         parse_fleet(text.encode(), path=Path("fleet.yaml"))
-    assert str(refused.value) == ("fleet.yaml:4: agents[1].name: 'writer' is also the name of agents[0] ('Writer', "
-                                  "which differs only in case: agents' pages are files, and some file systems "
-                                  "ignore case); names are unique")
+    assert str(refused.value) == ("fleet.yaml:4: GM928 agents[1].name: 'writer' is also the name of agents[0] "
+                                  "('Writer', which differs only in case: agents' pages are files, and some file "
+                                  "systems ignore case); names are unique")
     kept = parse_fleet(b"agents:\n  - name: writer\n    repo: a\n  - name: writer2\n    repo: b\n",
                        path=Path("fleet.yaml"))
     assert [entry.name for entry in kept.agents] == ["writer", "writer2"]

@@ -64,10 +64,11 @@ def test_a_fleet_file_that_is_a_folder_or_a_link_is_named_as_given_with_the_fix_
     (fleet_root / "linked.yaml").symlink_to("fleet.yaml")
     (tmp_path / "folder").mkdir()
     folder = str(tmp_path / "folder")
-    for given, said in ((folder, f"{folder} is a directory, not a fleet file: pass --fleet {folder}/fleet.yaml (or "
-                                 "wherever its fleet file is)"),
-                        ("linked.yaml", "linked.yaml is a symbolic link; a fleet file is read only as a regular file, "
-                                        "never through a link: pass --fleet with the file itself")):
+    for given, said in ((folder, f"{folder}:1: GM930 {folder} is a directory, not a fleet file: pass --fleet "
+                                 f"{folder}/fleet.yaml (or wherever its fleet file is)"),
+                        ("linked.yaml", "linked.yaml:1: GM930 linked.yaml is a symbolic link; a fleet file is read "
+                                        "only as a regular file, never through a link: pass --fleet with the file "
+                                        "itself")):
         done = cli(["fleet", "status", "--fleet", given], cwd=fleet_root)
         assert done.code == 2
         assert done.err.strip() == f"gitmem: {said}"

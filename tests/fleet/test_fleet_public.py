@@ -233,8 +233,8 @@ def test_with_pages_off_nothing_is_published(fleet_root: Path, tmp_path: Path) -
 
 
 @pytest.mark.parametrize(("text", "said"), [
-    ("pages: yes\n", "fleet.yaml:4: pages: expected one of off, public"),
-    ("page: public\n", "fleet.yaml:4: unknown key 'page'; known: agents, budget, pages"),
+    ("pages: yes\n", "fleet.yaml:4: GM928 pages: expected one of off, public"),
+    ("page: public\n", "fleet.yaml:4: GM929 unknown key 'page'; known: agents, budget, pages"),
 ])
 def test_a_misspelt_pages_setting_is_an_error_naming_the_line(text: str, said: str, cli, tmp_path: Path) -> None:
     (tmp_path / "fleet.yaml").write_text("agents:\n  - name: a\n    repo: a\n" + text, encoding="utf-8")

@@ -60,7 +60,7 @@ def test_the_docs_quote_the_fleet_files_error_as_it_reads() -> None:
     from gitmem.fleet.fleetfile import parse_fleet
 
     docs = " ".join((Path(__file__).resolve().parents[2] / "docs" / "fleet.md").read_text(encoding="utf-8").split())
-    quoted = re.search(r"`(fleet\.yaml:4: agents\[0\]: unknown key 'brnach'[^`]*)`", docs)
+    quoted = re.search(r"`(fleet\.yaml:4: GM929 agents\[0\]: unknown key 'brnach'[^`]*)`", docs)
     assert quoted is not None
     with pytest.raises(ConfigError) as said:
         parse_fleet(b"agents:\n  - name: writer\n    repo: https://github.com/acme/writer\n    brnach: main\n",

@@ -137,7 +137,7 @@ def test_a_huge_integer_in_the_config_is_one_line_exit_2(memrepo: GitRepo, cli, 
     memrepo.stage_files({"gitmem.yaml": text})
     result = cli(command, cwd=memrepo.path)
     assert result.code == ExitCode.USAGE and _one_line(result.err), result.err
-    assert result.err.strip() == "gitmem: gitmem.yaml: a number longer than 4300 digits"
+    assert result.err.strip() == "gitmem: gitmem.yaml:1: GM930 a number longer than 4300 digits"
 
 
 def test_a_huge_integer_in_json_and_toml_is_refused_by_the_bounded_readers(memrepo: GitRepo, cli) -> None:

@@ -132,7 +132,7 @@ def test_a_refused_cycles_json_and_annotation_are_masked_as_its_message_is(memre
     result = cli(["cycle", "--json"], cwd=memrepo.path)
 
     assert result.code == ExitCode.DIRTY
-    assert "staged: ***.txt" in result.out and "::error file=(cycle)" in result.out, result.out
+    assert "staged: ***.txt" in result.out and "::error file=***.txt,line=1" in result.out, result.out
     assert SECRET not in result.out + result.err
 
 
