@@ -17,7 +17,7 @@ from gitmem.workspace import Workspace
 from tests.close.test_close_late_runs import _PushingModel, closes, gitmem_at, write_cycle
 from tests.support.cycle_support import clone, origin_and_clone
 from tests.support.gitcli import git
-from tests.support.helpers import DANA, make_repo
+from tests.support.helpers import DANA, GitRepo, make_repo
 from tests.support.world import Clock
 
 UTC = ZoneInfo("UTC")
@@ -125,6 +125,21 @@ def test_a_close_whose_push_failed_steps_aside_when_pushed_after_another_close_o
     """The runner's close is committed but its push fails (exit 6); the human's close of the same day reaches the
     remote; the runner's next `close --push` would push its stranded close after it, and cycle 1 would be in two
     reports. It steps aside instead, and a later day's close made on it steps aside with it."""
+    runner, origin = _stranded_close_beaten_by_the_humans(tmp_path)
+    again = gitmem_at(datetime(2026, 11, 15, 0, 30, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert again.returncode == ExitCode.OK, again.stdout + again.stderr
+    assert again.stdout.splitlines()[0] == (
+        "2026-11-14 is already closed (LOG.md:12); nothing changed; origin/main got another close first, made at "
+        "2026-11-14 23:52 UTC (LOG.md:12): the 1 close(s) made here that never reached it stepped aside and closed "
+        "again on it")
+    assert [(e.get("Day"), e.get("Done")) for e in closes(git(origin, "show", "main:LOG.md"))] == [
+        ("2026-11-14", "cycle 1 · built · task at 09:00 — shipped it")]
+    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+
+
+def _stranded_close_beaten_by_the_humans(tmp_path: Path) -> tuple[GitRepo, Path]:
+    """(the runner's clone, origin): the runner's close of 2026-11-14 committed but not pushed (exit 6: its pre-push
+    hook failed), then the human's close of that day pushed to origin; the runner's hook is gone again."""
     runner = make_repo(tmp_path / "runner")
     origin = origin_and_clone(tmp_path, runner)
     write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
@@ -138,31 +153,11 @@ def test_a_close_whose_push_failed_steps_aside_when_pushed_after_another_close_o
     theirs = gitmem_at(datetime(2026, 11, 14, 23, 52, tzinfo=UTC), human.path, "close", "--push", "--no-llm")
     assert theirs.returncode == ExitCode.OK, theirs.stdout + theirs.stderr
     offline.unlink()
-    again = gitmem_at(datetime(2026, 11, 15, 0, 30, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
-    assert again.returncode == ExitCode.OK, again.stdout + again.stderr
-    assert again.stdout.splitlines()[0] == (
-        "2026-11-14 is already closed (LOG.md:12); nothing changed; origin/main got another close first, made at "
-        "2026-11-14 23:52 UTC (LOG.md:12): the 1 close(s) made here that never reached it stepped aside and closed "
-        "again on it")
-    assert [(e.get("Day"), e.get("Done")) for e in closes(git(origin, "show", "main:LOG.md"))] == [
-        ("2026-11-14", "cycle 1 · built · task at 09:00 — shipped it")]
-    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+    return runner, origin
 
 
 def test_a_stranded_close_and_the_next_days_close_on_it_both_step_aside(tmp_path: Path, git_env: None) -> None:
-    runner = make_repo(tmp_path / "runner")
-    origin = origin_and_clone(tmp_path, runner)
-    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
-    human = clone(origin, tmp_path / "human", DANA)
-    offline = runner.path / ".git" / "hooks" / "pre-push"
-    offline.parent.mkdir(exist_ok=True)
-    offline.write_text("#!/bin/sh\nexit 1\n")
-    offline.chmod(0o755)
-    failed = gitmem_at(datetime(2026, 11, 14, 23, 47, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
-    assert failed.returncode == ExitCode.LOCAL_ONLY, failed.stdout + failed.stderr
-    assert gitmem_at(datetime(2026, 11, 14, 23, 52, tzinfo=UTC), human.path, "close", "--push",
-                     "--no-llm").returncode == ExitCode.OK
-    offline.unlink()
+    runner, origin = _stranded_close_beaten_by_the_humans(tmp_path)
     next_day = gitmem_at(datetime(2026, 11, 15, 23, 47, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
     assert next_day.returncode == ExitCode.OK, next_day.stdout + next_day.stderr
     assert next_day.stdout.splitlines()[0].startswith("closed 2026-11-15: no cycles ran on 2026-11-15")
