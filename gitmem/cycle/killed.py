@@ -26,6 +26,7 @@ from gitmem.cycle import reaper
 from gitmem.memory_writer import atomic_write
 
 MARK_NAME = "cycle-agent-window.json"
+MARK_BYTES = 4096               # a commit id and a branch name
 
 
 @dataclass(frozen=True)
@@ -88,18 +89,29 @@ def open_window(repo: gitio.Repo, *, start: str, branch: str) -> None:
 
 
 def close_window(repo: gitio.Repo) -> None:
-    """The guard has restored git state and refs: what the branch holds from here on is the runner's."""
-    _mark(repo).unlink(missing_ok=True)
+    """The guard has restored git state and refs: what the branch holds from here on is the runner's. Whatever
+    stands at the mark goes (a folder or a link the agent made there too), never through a link."""
+    from gitmem.confined import files
+
+    mark = _mark(repo)
+    files.remove_entry(mark.parent, mark.name)
 
 
 def _left_open(repo: gitio.Repo) -> tuple[str, str] | None:
+    """The window a dead cycle left open, read as a trusted file is (the agent can write `.git/gitmem`): a link, a
+    FIFO or a device there is refused before it is opened to block, and no more than MARK_BYTES is read."""
+    from gitmem.confined import files
+
+    mark = _mark(repo)
     try:
-        data = loads_json(_mark(repo).read_bytes())      # the agent could write it: read bounded
+        handle = files.open_read(mark.parent, mark.name)
+        if handle is None:
+            return None
+        with handle:
+            data = loads_json(handle.read(MARK_BYTES))
         return str(data["start"]), str(data["branch"])
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, KeyError, TypeError):
-        close_window(repo)        # torn by the kill itself, before the agent could have started
+    except (OSError, ValueError, KeyError, TypeError, files.FileRefused):
+        close_window(repo)        # torn by the kill itself, before the agent could have started, or not the runner's
         return None
 
 

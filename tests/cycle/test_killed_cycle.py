@@ -169,3 +169,35 @@ def _window_left_open(tmp_path: Path) -> tuple[GitRepo, str]:
     start = git(repo.path, "rev-parse", "main").strip()
     killed.open_window(Workspace.at(repo.path).repo, start=start, branch="main")
     return repo, start
+
+
+@pytest.mark.parametrize("planted", ["fifo", "folder", "link"])
+def test_a_mark_the_agent_replaced_neither_blocks_nor_breaks_the_next_cycle(tmp_path: Path, git_env: None,
+                                                                            planted: str) -> None:
+    """The agent can write `.git/gitmem`: a FIFO at the mark blocked the next cycle's read forever, a folder there
+    raised out of its clean-up. Read as a trusted file is, it is no window, and whatever stands there goes."""
+    import threading
+
+    repo = make_repo(tmp_path / "repo")
+    mark = killed._mark(Workspace.at(repo.path).repo)
+    mark.parent.mkdir(parents=True, exist_ok=True)
+    if planted == "fifo":
+        os.mkfifo(mark)
+    elif planted == "folder":
+        (mark / "inside").mkdir(parents=True)
+    else:
+        (tmp_path / "elsewhere.json").write_text('{"start": "x", "branch": "main"}', encoding="utf-8")
+        mark.symlink_to(tmp_path / "elsewhere.json")
+    found: list[object] = []
+
+    def next_cycle() -> None:
+        held, left = preflight(Workspace.at(repo.path))
+        held.release()
+        found.append(left.aside)
+
+    thread = threading.Thread(target=next_cycle, daemon=True)
+    thread.start()
+    thread.join(20)
+    assert found == [None]
+    assert not os.path.lexists(mark)
+    assert planted != "link" or (tmp_path / "elsewhere.json").exists()      # the link went, not what it names
