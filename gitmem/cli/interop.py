@@ -68,7 +68,8 @@ def import_command(source: str, where: str | None, dry_run: bool, as_json: bool,
       agent-memory-repo  an Agent Memory Repo's MEMORY.md (--from is required)
       notes              the project's instruction files outside gitmem's own blocks: ./CLAUDE.md,
                          .claude/CLAUDE.md, CLAUDE.local.md, .claude/rules/**/*.md, AGENTS.md,
-                         GEMINI.md, QWEN.md, .github/copilot-instructions.md
+                         GEMINI.md, QWEN.md, .github/copilot-instructions.md, and the project's
+                         markdown files they import (@path lines, as Claude Code loads them)
 
     Nothing imported is in force by itself: corrections land in LESSONS as open lessons (two confirmations by
     later cycles promote one), other facts as proposals in one Pending decision per import, which lists all
@@ -119,6 +120,8 @@ def _show_plan(data: dict[str, object], *, dry_run: bool) -> None:
             show(f"{item['file']}:{item['line']}: {verb} in {where}{also}: {printable(item['text'])[:100]}")
     for item in data["skipped"]:  # type: ignore[attr-defined]
         show(f"{item['file']}:{item['line']}: skipped, {item['reason']}")
+    for item in data["not_read"]:  # type: ignore[attr-defined]
+        show(f"{item['file']}:{item['line']}: @{printable(item['target'])} not read, {item['reason']}")
     if not data["lessons"] and not data["proposals"]:
         show("Nothing new to import.")
 

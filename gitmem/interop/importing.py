@@ -32,7 +32,7 @@ from gitmem.interop.plan import (
     known,
     plan_import,
 )
-from gitmem.interop.sources import Reader, SourceMissing, SourceProblem, shown_dir, source_missing
+from gitmem.interop.sources import NotRead, Reader, SourceMissing, SourceProblem, shown_dir, source_missing
 from gitmem.memory.lessons import Lesson
 from gitmem.memory_writer import BatchDecision, MemoryWriter, NewLesson
 from gitmem.workspace import Workspace
@@ -46,6 +46,7 @@ class Batch:
     source: str
     places: tuple[str, ...]        # the directories read, as origins name them
     facts: tuple[Fact, ...]
+    not_read: tuple[NotRead, ...] = ()     # files the source's files name that were not read, and why
 
 
 @dataclass(frozen=True)
@@ -92,6 +93,7 @@ def collect_facts(source: str, workspace: Workspace, *, where: Path | None, envi
         raise source_missing(roots[0], module.WHAT)
     facts: list[Fact] = []
     problems: list[Violation] = []
+    not_read: list[NotRead] = []
     places = []
     files_read = 0
     own = frozenset(os.path.abspath(project / path) for paths in workspace.config.workspace_paths().values()
@@ -104,6 +106,7 @@ def collect_facts(source: str, workspace: Workspace, *, where: Path | None, envi
         places.append(secrets.redact(prefix, secrets.env_values(environ)))   # the Context line names it
         facts += exported_elsewhere(module.read(reader, prefix), reader, prefix, records_of(workspace))
         problems += reader.problems
+        not_read += reader.not_read
         files_read += reader.files_read
     if problems:
         raise SourceProblem(f"cannot import the {module.WHAT}: {len(problems)} problem(s); nothing was imported",
@@ -111,7 +114,8 @@ def collect_facts(source: str, workspace: Workspace, *, where: Path | None, envi
     if not files_read:      # a folder holding none of its files (a wrong --from) is no source, not one imported
         raise source_missing(roots[0], module.WHAT)
     now, values = workspace.clock()(), secrets.env_values(environ)
-    return Batch(source, tuple(places), tuple(masked(dated(fact, now), values) for fact in facts))
+    return Batch(source, tuple(places), tuple(masked(dated(fact, now), values) for fact in facts),
+                 tuple(replace(item, target=secrets.redact(item.target, values, passwords=True)) for item in not_read))
 
 
 def exported_elsewhere(found: list[Fact], reader: Reader, prefix: str, here: Collection[str]) -> list[Fact]:
@@ -270,5 +274,7 @@ def import_plan_as_data(batch: Batch, result: ImportPlan) -> dict[str, object]:
     return {"source": batch.source, "read": list(batch.places),
             "lessons": [step_data(s, "LESSONS") for s in result.lessons],
             "proposals": [step_data(s, "DECISIONS") for s in result.proposals],
-            "skipped": [{**fact_data(s.fact), "reason": s.reason} for s in result.skipped]}
+            "skipped": [{**fact_data(s.fact), "reason": s.reason} for s in result.skipped],
+            "not_read": [{"file": item.file, "line": item.line, "target": item.target, "reason": item.reason}
+                         for item in batch.not_read]}
 

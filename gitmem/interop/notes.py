@@ -13,18 +13,26 @@ needs no name of its own: OpenCode, Codex, Cursor):
 - Gemini CLI: `GEMINI.md`; Qwen Code: `QWEN.md` (packages/core/src/utils/memory-constants.ts);
 - GitHub Copilot CLI: `.github/copilot-instructions.md`, beside AGENTS.md, CLAUDE.md and GEMINI.md (its
   instruction discovery, as the pinned release, agent-cli/copilot, carries it).
+
+A file those name on an `@path` line is read as they are, where Claude Code and Gemini CLI load it: a path relative
+to the naming file, IMPORT_HOPS deep (code.claude.com/docs/en/memory, "Import additional files"), a markdown file
+inside the project. What is not read is said beside the plan, why with it (`NotRead`), and stops nothing: a path
+at home or outside the project is the user's own and not the project's notes (nothing outside is read), a name
+with no file there may be a mention.
 """
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Mapping
+from datetime import date
 from pathlib import Path
 
 from gitmem import codes
 from gitmem.checks.violation import Violation
 from gitmem.interop.facts import PROPOSAL, Fact
 from gitmem.interop.gemini import SECTION
-from gitmem.interop.shapes import blocks, frontmatter, outside_managed
-from gitmem.interop.sources import Reader
+from gitmem.interop.shapes import blocks, frontmatter, import_lines, outside_managed
+from gitmem.interop.sources import NotRead, Reader
 from gitmem.workspace import Workspace
 
 NAME = "notes"
@@ -40,14 +48,20 @@ def default_roots(workspace: Workspace, environ: Mapping[str, str], home: Path) 
 RULES = ".claude/rules"
 
 
+IMPORT_HOPS = 5      # how deep Claude Code follows an imported file's own imports
+
+
 def read(reader: Reader, prefix: str) -> list[Fact]:
-    facts = []
+    facts: list[Fact] = []
+    named = [name for name in FILES if (reader.root / name).exists() or (reader.root / name).is_symlink()]
+    rules = reader.named_in(RULES, ".md", below=True)
+    seen = {posixpath.normpath(name) for name in [*named, *rules]}     # each read once, as itself
     for name in FILES:
         loaded = reader.read(name)
         if loaded is not None:
-            facts += [Fact(NAME, f"{prefix}/{name}", block.line, block.text, PROPOSAL, loaded.written)
-                      for block in blocks(outside_managed(loaded.text, section=SECTION))]
-    for name in reader.named_in(RULES, ".md", below=True):
+            facts += _notes(loaded.text, name, prefix, loaded.written)
+            facts += _imported(reader, prefix, name, import_lines(loaded.text, section=SECTION), seen, 1)
+    for name in rules:
         loaded = reader.read(name)
         if loaded is None:
             continue
@@ -56,6 +70,51 @@ def read(reader: Reader, prefix: str) -> list[Fact]:
             at, what = split.problem
             reader.problems.append(Violation.of(codes.IMPORT_FRONTMATTER_INVALID, reader.shown(name), at, what=what))
             continue
-        facts += [Fact(NAME, f"{prefix}/{name}", block.line, block.text, PROPOSAL, loaded.written)
-                  for block in blocks(outside_managed(split.body, section=SECTION), split.body_line)]
+        facts += _notes(split.body, name, prefix, loaded.written, split.body_line)
+        lines = [(at + split.body_line - 1, target) for at, target in import_lines(split.body, section=SECTION)]
+        facts += _imported(reader, prefix, name, lines, seen, 1)
     return facts
+
+
+def _notes(text: str, name: str, prefix: str, written: date | None, first_line: int = 1) -> list[Fact]:
+    return [Fact(NAME, f"{prefix}/{name}", block.line, block.text, PROPOSAL, written)
+            for block in blocks(outside_managed(text, section=SECTION), first_line)]
+
+
+def _imported(reader: Reader, prefix: str, name: str, lines: list[tuple[int, str]], seen: set[str],
+              hop: int) -> list[Fact]:
+    """The notes of the files `name`'s import `lines` name, and of those their own imports name, IMPORT_HOPS
+    deep; each file once (`seen`). What is not read goes to `reader.not_read`."""
+    facts = []
+    for line, target in lines:
+        rel, why = _target(name, target)
+        if rel is None or rel in seen:
+            if why:
+                reader.not_read.append(NotRead(reader.shown(name), line, target, why))
+            continue
+        if hop > IMPORT_HOPS:
+            reader.not_read.append(NotRead(reader.shown(name), line, target,
+                                           f"more than {IMPORT_HOPS} imports deep; Claude Code stops there too"))
+            continue
+        if not ((reader.root / rel).exists() or (reader.root / rel).is_symlink()):
+            reader.not_read.append(NotRead(reader.shown(name), line, target, "no such file in the project"))
+            continue
+        seen.add(rel)
+        loaded = reader.read(rel)    # a link or a file that cannot be read is a problem, as any source file's
+        if loaded is not None:
+            facts += _notes(loaded.text, rel, prefix, loaded.written)
+            facts += _imported(reader, prefix, rel, import_lines(loaded.text, section=SECTION), seen, hop + 1)
+    return facts
+
+
+def _target(name: str, target: str) -> tuple[str | None, str]:
+    """The file an import in `name` names, relative to the source's directory, or None and why it is not read
+    (an empty reason: nothing to say)."""
+    if target.startswith("~") or posixpath.isabs(target) or ":" in target.split("/")[0]:
+        return None, "outside the project (a path at home or an absolute one): the user's own, not read"
+    rel = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))
+    if rel == ".." or rel.startswith("../"):
+        return None, "outside the project: not read"
+    if not rel.endswith(".md"):
+        return None, "not a markdown file: notes are read from markdown only"
+    return rel, ""

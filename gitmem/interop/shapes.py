@@ -149,9 +149,31 @@ def outside_managed(text: str, *, section: str | None = None) -> str:
     numbers stay true: gitmem's managed blocks (`<!-- gitmem:begin NAME -->` to its end), `@path` import lines,
     and the `## section` when one is named (another source reads it). A begin line with no end after it (cut
     by hand, or planted) is only that line: it does not hide the notes that follow."""
+    return "\n".join(line if kind == _NOTE else "" for line, kind in _kinds(text, section))
+
+
+def import_lines(text: str, *, section: str | None = None) -> list[tuple[int, str]]:
+    """The `@path` imports of `text` outside gitmem's managed blocks (and the `## section`): each line (1-based)
+    and the path it names, as written (`~/x.md`, `docs/x.md`, `./x.md`). Claude Code and Gemini CLI load the
+    file such a line names where the line stands; the line is never a note itself (`outside_managed`)."""
+    found = []
+    for at, (line, kind) in enumerate(_kinds(text, section), 1):
+        if kind == _IMPORT and (target := _IMPORT_RE.match(line.strip())):
+            found.append((at, target.group(1)))
+    return found
+
+
+_NOTE, _IMPORT, _OTHER = "note", "import", "other"
+# An import line: `@path` alone, or as a list item (`- @~/.claude/my-instructions.md`, the memory docs' example).
+_IMPORT_RE = re.compile(r"^(?:[-*+] )?@(\S+)")
+
+
+def _kinds(text: str, section: str | None) -> Iterator[tuple[str, str]]:
+    """Each line of `text` and what it is: a note's line, an `@path` import, or other (a managed block, the named
+    section)."""
     lines = text.split("\n")
     last_end = {found.group(1): at for at, line in enumerate(lines) if (found := _END_RE.match(line.strip()))}
-    kept, inside, skipped = [], None, False
+    inside, skipped = None, False
     for at, line in enumerate(lines):
         stripped = line.strip()
         begin = _BEGIN_RE.match(stripped)
@@ -159,8 +181,9 @@ def outside_managed(text: str, *, section: str | None = None) -> str:
             inside = begin.group(1)
         if stripped.startswith("## ") or stripped.startswith("# "):
             skipped = section is not None and stripped == f"## {section}"
-        skip = inside is not None or begin is not None or skipped or stripped.startswith("@")
-        kept.append("" if skip else line)
+        if inside is not None or begin is not None or skipped:
+            yield line, _OTHER
+        else:
+            yield line, _IMPORT if _IMPORT_RE.match(stripped) or stripped.startswith("@") else _NOTE
         if inside is not None and stripped == f"<!-- gitmem:end {inside} -->":
             inside = None
-    return "\n".join(kept)

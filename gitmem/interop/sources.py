@@ -39,6 +39,17 @@ class SourceMissing(GitmemError):
 
 
 @dataclass(frozen=True)
+class NotRead:
+    """A file a source's own file names (an `@path` import) that the import does not read, and why: said beside
+    the plan, never a problem that stops the import (the CLI may well read it: the user's own file at home)."""
+
+    file: str          # the naming file, as a diagnostic shows it (`Reader.shown`)
+    line: int
+    target: str        # the name as written there
+    reason: str
+
+
+@dataclass(frozen=True)
 class SourceFile:
     rel: str            # relative to the source's directory: the origin names it so
     text: str
@@ -55,6 +66,7 @@ class Reader:
         self.problems: list[Violation] = []
         self.exported_by: dict[str, str] = {}   # a file an export wrote: the record its marker names
         self.files_read = 0                     # the source's files read (an empty one too)
+        self.not_read: list[NotRead] = []       # files the source's files name that are not read, and why
 
     def shown(self, rel: str) -> str:
         """The file as a diagnostic names it: a name that is not UTF-8 shows its bytes escaped, never raw, and a

@@ -1,0 +1,100 @@
+"""`gitmem import notes` of the files the project's instruction files import with `@path` lines, as Claude Code
+loads them (code.claude.com/docs/en/memory, "Import additional files": a path relative to the importing file,
+five hops deep), in a real repository: the project's markdown files are read, nothing outside the project is,
+and what is not read is said, stopping nothing."""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.interop.test_interop_import import home, put  # noqa: F401 (fixture)
+from tests.support.helpers import CliResult, GitRepo
+
+Cli = Callable[..., CliResult]
+
+
+def proposals(result: CliResult) -> list[tuple[str, int, str]]:
+    assert result.code == 0, result.err
+    return [(item["file"], item["line"], item["text"]) for item in json.loads(result.out)["proposals"]]
+
+
+def test_the_files_an_instruction_file_imports_are_read_where_claude_code_loads_them(
+        memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
+    put(memrepo.path, {
+        "CLAUDE.md": "# Project\n\n@docs/conventions.md\n- @./team/style.md\n\nShip on Fridays.\n",
+        "docs/conventions.md": "# Conventions\n\n- Errors name the file and line.\n\n@../team/style.md\n",
+        "team/style.md": "Names say what things are.\n\n@deep/more.md\n",
+        "team/deep/more.md": "- Comments say why.\n",
+        ".claude/rules/testing.md": "---\npaths:\n  - \"tests/**\"\n---\n\n@../../docs/conventions.md\n"})
+    result = cli(["import", "notes", "--json"], cwd=memrepo.path)
+    assert sorted(proposals(result)) == sorted([
+        ("./CLAUDE.md", 6, "Ship on Fridays."),
+        ("./docs/conventions.md", 3, "Errors name the file and line."),
+        ("./team/style.md", 1, "Names say what things are."),
+        ("./team/deep/more.md", 1, "Comments say why.")]), "each imported file read once, relative to its importer"
+    assert json.loads(result.out)["not_read"] == []
+    again = cli(["import", "notes"], cwd=memrepo.path)
+    assert again.code == 0 and "Nothing new to import." in again.out, again.err
+
+
+def test_an_import_outside_the_project_or_of_no_notes_is_not_read_and_said_why(
+        memrepo: GitRepo, cli: Cli, home: Path, tmp_path: Path) -> None:  # noqa: F811
+    put(home, {".claude/mine.md": "- My private preference at home.\n"})
+    put(tmp_path, {"outside.md": "- A file beside the repository.\n"})
+    put(memrepo.path, {
+        "CLAUDE.md": "@~/.claude/mine.md\n@../outside.md\n@docs/missing.md\n@logo.png\n"
+                     f"@{tmp_path / 'outside.md'}\n\n- Keep the build green.\n",
+        "logo.png": b"\x89PNG\r\n\x1a\n\x00\x00"})
+    result = cli(["import", "notes", "--json"], cwd=memrepo.path)
+    assert proposals(result) == [("./CLAUDE.md", 7, "Keep the build green.")], "nothing outside is read"
+    not_read = {(item["line"], item["target"]): item["reason"] for item in json.loads(result.out)["not_read"]}
+    assert sorted(not_read) == [(1, "~/.claude/mine.md"), (2, "../outside.md"), (3, "docs/missing.md"),
+                                (4, "logo.png"), (5, str(tmp_path / "outside.md"))]
+    assert "outside the project" in not_read[(1, "~/.claude/mine.md")]
+    assert "outside the project" in not_read[(2, "../outside.md")]
+    assert "no such file" in not_read[(3, "docs/missing.md")]
+    assert "not a markdown file" in not_read[(4, "logo.png")]
+    text = cli(["import", "notes", "--dry-run"], cwd=memrepo.path)
+    assert text.code == 0, text.err
+    assert f"{memrepo.path / 'CLAUDE.md'}:1: @~/.claude/mine.md not read, outside the project" in text.out
+    assert "private preference" not in text.out + text.err
+
+
+def test_imports_that_name_each_other_or_run_deep_end(memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
+    chain = {f"d/{n}.md": f"- Note {n}.\n\n@{n + 1}.md\n" for n in range(1, 8)}
+    put(memrepo.path, {"CLAUDE.md": "@d/1.md\n@loop/a.md\n",
+                       "loop/a.md": "- In a.\n@b.md\n", "loop/b.md": "- In b.\n@a.md\n", **chain})
+    result = cli(["import", "notes", "--json"], cwd=memrepo.path)
+    texts = sorted(text for _, _, text in proposals(result))
+    assert texts == sorted(["In a.", "In b."] + [f"Note {n}." for n in range(1, 6)]), "five hops, each file once"
+    assert [(item["file"].rsplit("/", 2)[-2:], item["target"]) for item in json.loads(result.out)["not_read"]] == [
+        (["d", "5.md"], "6.md")]
+
+
+def test_an_imported_file_that_is_a_link_stops_the_import_as_any_source_files_link(
+        memrepo: GitRepo, cli: Cli, home: Path, tmp_path: Path) -> None:  # noqa: F811
+    put(tmp_path, {"secret.md": "- A file the link leads to.\n"})
+    put(memrepo.path, {"CLAUDE.md": "@docs/linked.md\n\n- A note.\n"})
+    (memrepo.path / "docs").mkdir()
+    os.symlink(tmp_path / "secret.md", memrepo.path / "docs" / "linked.md")
+    before = memrepo.read("DECISIONS.md")
+    result = cli(["import", "notes"], cwd=memrepo.path)
+    assert result.code == 1, result.out
+    assert "docs/linked.md:1: GM950" in result.err and "import reads no link" in result.err
+    assert "leads to" not in result.out + result.err
+    assert memrepo.read("DECISIONS.md") == before
+
+
+def test_a_secret_in_an_import_path_is_masked_where_it_is_said(memrepo: GitRepo, cli: Cli, home: Path,  # noqa: F811
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    token = "tok3n-9f8e7d6c5b4a39281706"
+    monkeypatch.setenv("DEPLOY_TOKEN", token)
+    put(memrepo.path, {"CLAUDE.md": f"@~/notes-{token}.md\n"})
+    result = cli(["import", "notes", "--dry-run", "--json"], cwd=memrepo.path)
+    assert result.code == 0, result.err
+    assert token not in result.out + result.err
+    assert json.loads(result.out)["not_read"][0]["line"] == 1
