@@ -68,8 +68,10 @@ def import_command(source: str, where: str | None, dry_run: bool, as_json: bool,
       agent-memory-repo  an Agent Memory Repo's MEMORY.md (--from is required)
       notes              the project's instruction files outside gitmem's own blocks: ./CLAUDE.md,
                          .claude/CLAUDE.md, CLAUDE.local.md, .claude/rules/**/*.md, AGENTS.md,
-                         GEMINI.md, QWEN.md, .github/copilot-instructions.md, and the project's
-                         markdown files they import (@path lines, as Claude Code loads them)
+                         GEMINI.md (and the names context.fileName gives in .gemini/settings.json),
+                         QWEN.md, .github/copilot-instructions.md, .github/instructions/**/
+                         *.instructions.md, and the project's markdown files they import (@path
+                         lines, as Claude Code loads them)
 
     Nothing imported is in force by itself: corrections land in LESSONS as open lessons (two confirmations by
     later cycles promote one), other facts as proposals in one Pending decision per import, which lists all

@@ -12,7 +12,11 @@ needs no name of its own: OpenCode, Codex, Cursor):
   either way); GitHub Copilot CLI reads `.claude/CLAUDE.md` too;
 - Gemini CLI: `GEMINI.md`; Qwen Code: `QWEN.md` (packages/core/src/utils/memory-constants.ts);
 - GitHub Copilot CLI: `.github/copilot-instructions.md`, beside AGENTS.md, CLAUDE.md and GEMINI.md (its
-  instruction discovery, as the pinned release, agent-cli/copilot, carries it).
+  instruction discovery, as the pinned release, agent-cli/copilot, carries it), and every `*.instructions.md` below
+  `.github/instructions/` (docs.github.com, "Adding custom instructions for GitHub Copilot CLI": path-specific
+  instructions, whose `applyTo:` frontmatter only says when they apply);
+- Gemini CLI also loads each name `context.fileName` gives in the project's `.gemini/settings.json` (a name or a
+  list, as in the user's settings: gitmem.interop.gemini_places).
 
 A file those name on an `@path` line is read as they are, where Claude Code and Gemini CLI load it: a path relative
 to the naming file, IMPORT_HOPS deep (code.claude.com/docs/en/memory, "Import additional files"), a markdown file
@@ -31,11 +35,13 @@ from gitmem import codes
 from gitmem.checks.violation import Violation
 from gitmem.interop.facts import PROPOSAL, Fact
 from gitmem.interop.gemini import SECTION
+from gitmem.interop.gemini_places import context_file_names
 from gitmem.interop.shapes import blocks, frontmatter, import_lines, outside_managed
 from gitmem.interop.sources import NotRead, Reader
 from gitmem.workspace import Workspace
 
 NAME = "notes"
+GEMINI_FOLDER = ".gemini"     # the project's Gemini CLI settings folder
 WHAT = "notes in the agent CLIs' instruction files (CLAUDE.md, AGENTS.md, GEMINI.md, .claude/rules/, …)"
 FILES = ("CLAUDE.md", ".claude/CLAUDE.md", "CLAUDE.local.md", "AGENTS.md", "GEMINI.md", "QWEN.md",
          ".github/copilot-instructions.md")
@@ -45,23 +51,25 @@ def default_roots(workspace: Workspace, environ: Mapping[str, str], home: Path) 
     return [workspace.root]
 
 
-RULES = ".claude/rules"
-
-
+# The folders whose markdown files a CLI loads below them, each with a frontmatter that only says when it applies:
+# Claude Code's rules (`paths:`), GitHub Copilot CLI's path-specific instructions (`applyTo:`).
+FOLDERS = ((".claude/rules", ".md"), (".github/instructions", ".instructions.md"))
 IMPORT_HOPS = 5      # how deep Claude Code follows an imported file's own imports
 
 
 def read(reader: Reader, prefix: str) -> list[Fact]:
     facts: list[Fact] = []
-    named = [name for name in FILES if (reader.root / name).exists() or (reader.root / name).is_symlink()]
-    rules = reader.named_in(RULES, ".md", below=True)
-    seen = {posixpath.normpath(name) for name in [*named, *rules]}     # each read once, as itself
-    for name in FILES:
+    gemini_named = [name for name in context_file_names(reader.root / GEMINI_FOLDER) if name not in FILES]
+    files = [*FILES, *gemini_named]
+    named = [name for name in files if (reader.root / name).exists() or (reader.root / name).is_symlink()]
+    below = [name for folder, suffix in FOLDERS for name in reader.named_in(folder, suffix, below=True)]
+    seen = {posixpath.normpath(name) for name in [*named, *below]}     # each read once, as itself
+    for name in files:
         loaded = reader.read(name)
         if loaded is not None:
             facts += _notes(loaded.text, name, prefix, loaded.written)
             facts += _imported(reader, prefix, name, import_lines(loaded.text, section=SECTION), seen, 1)
-    for name in rules:
+    for name in below:
         loaded = reader.read(name)
         if loaded is None:
             continue

@@ -98,3 +98,17 @@ def test_a_secret_in_an_import_path_is_masked_where_it_is_said(memrepo: GitRepo,
     assert result.code == 0, result.err
     assert token not in result.out + result.err
     assert json.loads(result.out)["not_read"][0]["line"] == 1
+
+
+def test_copilots_path_specific_instructions_and_geminis_named_context_files_are_read(
+        memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
+    """GitHub Copilot CLI loads every `*.instructions.md` below `.github/instructions/` (its `applyTo:` says when);
+    Gemini CLI loads the context files the project's `.gemini/settings.json` names (`context.fileName`)."""
+    put(memrepo.path, {
+        ".github/instructions/python/tests.instructions.md": '---\napplyTo: "**/*.py"\n---\n\n- Use pytest.\n',
+        ".github/instructions/README.md": "- not an instructions file: its name does not end in .instructions.md\n",
+        ".gemini/settings.json": '{"context": {"fileName": ["CONTEXT.md", "GEMINI.md", "../up.md"]}}',
+        "CONTEXT.md": "# Context\n\nThe staging server restarts at noon.\n"})
+    assert sorted(proposals(cli(["import", "notes", "--json"], cwd=memrepo.path))) == [
+        ("./.github/instructions/python/tests.instructions.md", 5, "Use pytest."),
+        ("./CONTEXT.md", 3, "The staging server restarts at noon.")]
