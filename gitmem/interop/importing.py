@@ -115,7 +115,8 @@ def collect_facts(source: str, workspace: Workspace, *, where: Path | None, envi
         raise source_missing(roots[0], module.WHAT)
     now, values = workspace.clock()(), secrets.env_values(environ)
     return Batch(source, tuple(places), tuple(masked(dated(fact, now), values) for fact in facts),
-                 tuple(replace(item, target=secrets.redact(item.target, values, passwords=True)) for item in not_read))
+                 tuple(replace(item, file=secrets.redact(item.file, values, passwords=True),
+                               target=secrets.redact(item.target, values, passwords=True)) for item in not_read))
 
 
 def exported_elsewhere(found: list[Fact], reader: Reader, prefix: str, here: Collection[str]) -> list[Fact]:

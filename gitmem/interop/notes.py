@@ -98,14 +98,14 @@ def _imported(reader: Reader, prefix: str, name: str, lines: list[tuple[int, str
         rel, why = _target(name, target)
         if rel is None or rel in seen:
             if why:
-                reader.not_read.append(NotRead(reader.shown(name), line, target, why))
+                reader.not_read.append(NotRead(f"{prefix}/{name}", line, target, why))
             continue
         if hop > IMPORT_HOPS:
-            reader.not_read.append(NotRead(reader.shown(name), line, target,
+            reader.not_read.append(NotRead(f"{prefix}/{name}", line, target,
                                            f"more than {IMPORT_HOPS} imports deep; Claude Code stops there too"))
             continue
         if not ((reader.root / rel).exists() or (reader.root / rel).is_symlink()):
-            reader.not_read.append(NotRead(reader.shown(name), line, target, "no such file in the project"))
+            reader.not_read.append(NotRead(f"{prefix}/{name}", line, target, "no such file in the project"))
             continue
         seen.add(rel)
         loaded = reader.read(rel)    # a link or a file that cannot be read is a problem, as any source file's
@@ -119,10 +119,10 @@ def _target(name: str, target: str) -> tuple[str | None, str]:
     """The file an import in `name` names, relative to the source's directory, or None and why it is not read
     (an empty reason: nothing to say)."""
     if target.startswith("~") or posixpath.isabs(target) or ":" in target.split("/")[0]:
-        return None, "outside the project (a path at home or an absolute one): the user's own, not read"
+        return None, "outside the project (a path at home or an absolute one): the user's own"
     rel = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))
     if rel == ".." or rel.startswith("../"):
-        return None, "outside the project: not read"
+        return None, "outside the project"
     if not rel.endswith(".md"):
         return None, "not a markdown file: notes are read from markdown only"
     return rel, ""

@@ -43,7 +43,7 @@ class NotRead:
     """A file a source's own file names (an `@path` import) that the import does not read, and why: said beside
     the plan, never a problem that stops the import (the CLI may well read it: the user's own file at home)."""
 
-    file: str          # the naming file, as a diagnostic shows it (`Reader.shown`)
+    file: str          # the naming file, as an origin names it (`./CLAUDE.md`)
     line: int
     target: str        # the name as written there
     reason: str
