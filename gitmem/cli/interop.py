@@ -70,8 +70,9 @@ def import_command(source: str, where: str | None, dry_run: bool, as_json: bool,
                          .claude/CLAUDE.md, CLAUDE.local.md, .claude/rules/**/*.md, AGENTS.md,
                          GEMINI.md (and the names context.fileName gives in .gemini/settings.json),
                          QWEN.md, .github/copilot-instructions.md, .github/instructions/**/
-                         *.instructions.md, and the project's markdown files they import (@path
-                         lines, as Claude Code loads them)
+                         *.instructions.md, the same names in the project's folders that git
+                         tracks, and the project's markdown files they import (@path lines, as
+                         Claude Code loads them)
 
     Nothing imported is in force by itself: corrections land in LESSONS as open lessons (two confirmations by
     later cycles promote one), other facts as proposals in one Pending decision per import, which lists all

@@ -54,6 +54,7 @@ __all__ = [
     "staged_snapshot", "stash_entries", "state_dir", "state_dir_of", "state_paths", "stored_bytes", "successor_number",
     "switch_head",
     "token_config",
+    "tracked_named",
     "tree_files_named", "tree_links", "unbundle", "unheld", "unmerged", "unsigned_why", "upstream_of", "user_identity",
     "waiting_branches", "walk_range", "work_tree", "worktree_bytes", "worktree_changed", "worktree_files",
     "worktree_snapshot", "write_tree_with",

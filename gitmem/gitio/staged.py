@@ -3,7 +3,7 @@ at every changed file (GM903 on every staged text file), not only at the memory 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import cast
 
@@ -32,6 +32,12 @@ class ChangedFile:
     @property
     def is_gitlink(self) -> bool:
         return self.mode == GITLINK
+
+
+def tracked_named(repo: Repo, names: Collection[str]) -> list[str]:
+    """The paths the index tracks whose file name is one of `names`, as git writes them (`/`-separated), sorted:
+    the files of a kind a project keeps anywhere in its tree, without walking what git ignores."""
+    return sorted(entry.path for entry in repo.raw.index if entry.path.rsplit("/", 1)[-1] in names)
 
 
 def staged_files(repo: Repo) -> list[ChangedFile]:

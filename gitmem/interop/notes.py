@@ -26,12 +26,13 @@ with no file there may be a mention.
 """
 from __future__ import annotations
 
+import os
 import posixpath
 from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
 
-from gitmem import codes
+from gitmem import codes, gitio
 from gitmem.checks.violation import Violation
 from gitmem.interop.facts import PROPOSAL, Fact
 from gitmem.interop.gemini import SECTION
@@ -54,6 +55,9 @@ def default_roots(workspace: Workspace, environ: Mapping[str, str], home: Path) 
 # The folders whose markdown files a CLI loads below them, each with a frontmatter that only says when it applies:
 # Claude Code's rules (`paths:`), GitHub Copilot CLI's path-specific instructions (`applyTo:`).
 FOLDERS = ((".claude/rules", ".md"), (".github/instructions", ".instructions.md"))
+# The names a CLI loads in the project's folders too: Claude Code's CLAUDE.md when it works there, Codex's and
+# Copilot CLI's AGENTS.md, Gemini CLI's GEMINI.md (or its context.fileName), Qwen Code's QWEN.md.
+NESTED = ("CLAUDE.md", "AGENTS.md", "GEMINI.md", "QWEN.md")
 IMPORT_HOPS = 5      # how deep Claude Code follows an imported file's own imports
 
 
@@ -61,14 +65,17 @@ def read(reader: Reader, prefix: str) -> list[Fact]:
     facts: list[Fact] = []
     gemini_named = [name for name in context_file_names(reader.root / GEMINI_FOLDER) if name not in FILES]
     files = [*FILES, *gemini_named]
-    named = [name for name in files if (reader.root / name).exists() or (reader.root / name).is_symlink()]
+    files += [name for name in _nested(reader.root, [*NESTED, *gemini_named]) if name not in files]
     below = [name for folder, suffix in FOLDERS for name in reader.named_in(folder, suffix, below=True)]
-    seen = {posixpath.normpath(name) for name in [*named, *below]}     # each read once, as itself
+    # Each file is read once, as itself: those named here, and the files links among them lead to.
+    seen = {posixpath.normpath(name) for name in [*files, *below]
+            if (reader.root / name).is_file() and not (reader.root / name).is_symlink()}
     for name in files:
-        loaded = reader.read(name)
-        if loaded is not None:
-            facts += _notes(loaded.text, name, prefix, loaded.written)
-            facts += _imported(reader, prefix, name, import_lines(loaded.text, section=SECTION), seen, 1)
+        rel = _as_itself(reader.root, name, seen)
+        loaded = reader.read(rel) if rel is not None else None
+        if loaded is not None and rel is not None:
+            facts += _notes(loaded.text, rel, prefix, loaded.written)
+            facts += _imported(reader, prefix, rel, import_lines(loaded.text, section=SECTION), seen, 1)
     for name in below:
         loaded = reader.read(name)
         if loaded is None:
@@ -84,6 +91,53 @@ def read(reader: Reader, prefix: str) -> list[Fact]:
     return facts
 
 
+def _as_itself(root: Path, name: str, seen: set[str]) -> str | None:
+    """The file to read for `name`: `name` itself; or, when it is a link to a file of the project (CLAUDE.md a
+    link to AGENTS.md, as a project keeps one file for every CLI), that file, None when it is read as itself
+    anyway. Any other link is `name` still, which the reader refuses as it refuses every link."""
+    if not os.path.islink(root / name):
+        return name
+    inside = _linked_file(root, name)
+    if inside is None:
+        return name
+    if inside in seen:
+        return None
+    seen.add(inside)
+    return inside
+
+
+def _linked_file(root: Path, name: str) -> str | None:
+    """The project's regular file the link `name` leads to, by a relative path that stays inside the project
+    and meets no other link on the way (`name`'s own folders included); None for any other link."""
+    try:
+        target = os.readlink(root / name)
+    except OSError:
+        return None
+    inside = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))
+    if posixpath.isabs(target) or inside == ".." or inside.startswith("../"):
+        return None
+    for path in (posixpath.dirname(name), inside):
+        steps = [step for step in path.split("/") if step not in ("", ".")]
+        if any(os.path.islink(root.joinpath(*steps[:at])) for at in range(1, len(steps) + 1)):
+            return None
+    return inside if (root / inside).is_file() else None
+
+
+def _nested(root: Path, names: list[str]) -> list[str]:
+    """The instruction files below the top of the project, in its folders (a package's own CLAUDE.md or
+    AGENTS.md in a monorepo), that git tracks: each CLI loads them when it works there (Gemini CLI at start).
+    Git's index names them without walking what it ignores (node_modules, a build). A source read elsewhere
+    (`--from` a folder that is no repository's top) has none."""
+    try:
+        repo = gitio.open_repo(root)
+    except gitio.RepoError:
+        return []
+    top = gitio.work_tree(repo)
+    if top is None or top.resolve() != root.resolve():
+        return []
+    return [path for path in gitio.tracked_named(repo, frozenset(names)) if "/" in path]
+
+
 def _notes(text: str, name: str, prefix: str, written: date | None, first_line: int = 1) -> list[Fact]:
     return [Fact(NAME, f"{prefix}/{name}", block.line, block.text, PROPOSAL, written)
             for block in blocks(outside_managed(text, section=SECTION), first_line)]
@@ -95,17 +149,21 @@ def _imported(reader: Reader, prefix: str, name: str, lines: list[tuple[int, str
     deep; each file once (`seen`). What is not read goes to `reader.not_read`."""
     facts = []
     for line, target in lines:
-        rel, why = _target(name, target)
-        if rel is None or rel in seen:
-            if why:
-                reader.not_read.append(NotRead(f"{prefix}/{name}", line, target, why))
+        named, why = _target(name, target)
+        if named is None:
+            reader.not_read.append(NotRead(f"{prefix}/{name}", line, target, why))
+            continue
+        if named in seen:
             continue
         if hop > IMPORT_HOPS:
             reader.not_read.append(NotRead(f"{prefix}/{name}", line, target,
                                            f"more than {IMPORT_HOPS} imports deep; Claude Code stops there too"))
             continue
-        if not ((reader.root / rel).exists() or (reader.root / rel).is_symlink()):
+        if not ((reader.root / named).exists() or (reader.root / named).is_symlink()):
             reader.not_read.append(NotRead(f"{prefix}/{name}", line, target, "no such file in the project"))
+            continue
+        rel = _as_itself(reader.root, named, seen)
+        if rel is None:
             continue
         seen.add(rel)
         loaded = reader.read(rel)    # a link or a file that cannot be read is a problem, as any source file's
@@ -116,8 +174,8 @@ def _imported(reader: Reader, prefix: str, name: str, lines: list[tuple[int, str
 
 
 def _target(name: str, target: str) -> tuple[str | None, str]:
-    """The file an import in `name` names, relative to the source's directory, or None and why it is not read
-    (an empty reason: nothing to say)."""
+    """The file an import in `name` names, relative to the source's directory and not yet looked at; or None and
+    why it is not read."""
     if target.startswith("~") or posixpath.isabs(target) or ":" in target.split("/")[0]:
         return None, "outside the project (a path at home or an absolute one): the user's own"
     rel = posixpath.normpath(posixpath.join(posixpath.dirname(name), target))

@@ -112,3 +112,33 @@ def test_copilots_path_specific_instructions_and_geminis_named_context_files_are
     assert sorted(proposals(cli(["import", "notes", "--json"], cwd=memrepo.path))) == [
         ("./.github/instructions/python/tests.instructions.md", 5, "Use pytest."),
         ("./CONTEXT.md", 3, "The staging server restarts at noon.")]
+
+
+def test_a_packages_own_instruction_files_are_read_where_git_tracks_them(
+        memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
+    """In a monorepo each package keeps its own CLAUDE.md or AGENTS.md, which the CLIs load when they work there;
+    git's index names them, so an ignored folder (node_modules) is never walked."""
+    memrepo.commit_files({"packages/api/CLAUDE.md": "- The API answers in JSON only.\n",
+                          "packages/web/AGENTS.md": "- The web app builds with Vite.\n",
+                          "packages/web/notes.md": "- not an instruction file\n"}, "packages")
+    put(memrepo.path, {"node_modules/left-pad/AGENTS.md": "- not the project's: git does not track it\n"})
+    assert sorted(proposals(cli(["import", "notes", "--json"], cwd=memrepo.path))) == [
+        ("./packages/api/CLAUDE.md", 1, "The API answers in JSON only."),
+        ("./packages/web/AGENTS.md", 1, "The web app builds with Vite.")]
+
+
+def test_claude_md_kept_as_a_link_to_agents_md_is_read_once_as_agents_md(
+        memrepo: GitRepo, cli: Cli, home: Path, tmp_path: Path) -> None:  # noqa: F811
+    """A project that keeps one file for every CLI makes CLAUDE.md a link to AGENTS.md: the file is read once, as
+    itself; a link to another file of the project reads that file; a link out of the project is still refused."""
+    put(memrepo.path, {"AGENTS.md": "- Run make test before pushing.\n",
+                       "docs/gemini-notes.md": "- Gemini reviews the docs.\n"})
+    os.symlink("AGENTS.md", memrepo.path / "CLAUDE.md")
+    os.symlink("docs/gemini-notes.md", memrepo.path / "GEMINI.md")
+    assert sorted(proposals(cli(["import", "notes", "--json"], cwd=memrepo.path))) == [
+        ("./AGENTS.md", 1, "Run make test before pushing."),
+        ("./docs/gemini-notes.md", 1, "Gemini reviews the docs.")]
+    put(tmp_path, {"elsewhere.md": "- a file out of the project\n"})
+    os.symlink(tmp_path / "elsewhere.md", memrepo.path / "QWEN.md")
+    refused = cli(["import", "notes"], cwd=memrepo.path)
+    assert refused.code == 1 and "QWEN.md:1: GM950" in refused.err and "out of its directory" in refused.err
