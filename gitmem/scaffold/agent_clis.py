@@ -48,6 +48,8 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -160,7 +162,7 @@ def setup(target: Path, agents: Sequence[str], record: Callable[[str, str], None
         if agent not in AGENTS:
             raise SetupProblem(f"unknown agent {agent!r}: choose {', '.join(AGENTS)}")
         for rel, change in _plan(agent, config):
-            outcome = _apply(target, rel, change)
+            outcome = "left alone" if _reads_shared(target, rel) else _apply(target, rel, change)
             if outcome is not None:
                 record(rel, outcome)
         if agent == "codex":
@@ -219,6 +221,19 @@ def _agent_plan(agent: str, config: Config) -> list[tuple[str, Change]]:
         return [(".mcp.json", _json(_server(SERVER_SPEC))), shared, (COPILOT_HOOKS_FILE, _json(_copilot_hooks))]
     return [(".gemini/settings.json", _json(_gemini_settings)), shared,
             ("GEMINI.md", _without_block if config.path("rules") != "GEMINI.md" else lambda _old: None)]
+
+
+def _reads_shared(target: Path, rel: str) -> bool:
+    """Whether `rel` is a link to the shared AGENTS.md beside it, a regular file (CLAUDE.md kept as a link to
+    AGENTS.md, as a project keeps one file for every CLI): the CLI reading it reads the protocol's block there, so
+    it needs nothing of its own, and gitmem writes through no link."""
+    if rel == SHARED_FILE or not (target / rel).is_symlink() or (target / SHARED_FILE).is_symlink():
+        return False
+    try:
+        link = os.readlink(target / rel)
+    except OSError:
+        return False
+    return posixpath.normpath(posixpath.join(posixpath.dirname(rel), link)) == SHARED_FILE
 
 
 def _apply(target: Path, rel: str, change: Change) -> str | None:

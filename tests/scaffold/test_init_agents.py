@@ -136,6 +136,22 @@ def test_the_protocol_block_is_added_below_the_users_text_and_updated_in_place(t
     assert (tmp_path / "AGENTS.md").read_text() == text + "\nMy notes after it.\n"
 
 
+@pytest.mark.parametrize("agents", [["claude"], ["claude", "gemini", "codex"]])
+def test_claude_md_kept_as_a_link_to_agents_md_is_served_by_its_block_and_asks_nothing(
+        tmp_path: Path, cli, agents: list[str]) -> None:
+    """A project that keeps one file for every CLI makes CLAUDE.md (or GEMINI.md) a link to AGENTS.md: Claude Code
+    reads the protocol's block through it, so init leaves the link as it is and asks for no fix."""
+    (tmp_path / "AGENTS.md").write_text("# My project\n\nUse tabs.\n")
+    os.symlink("AGENTS.md", tmp_path / "CLAUDE.md")
+    os.symlink("AGENTS.md", tmp_path / "GEMINI.md")
+    result = cli(["init", str(tmp_path), *[word for agent in agents for word in ("--agent", agent)]], cwd=tmp_path)
+    assert result.code == ExitCode.OK, result.err
+    assert "fix what is named above" not in result.out + result.err and "symbolic link" not in result.err
+    assert os.readlink(tmp_path / "CLAUDE.md") == "AGENTS.md" and os.readlink(tmp_path / "GEMINI.md") == "AGENTS.md"
+    assert (tmp_path / "CLAUDE.md").read_text().count(begin("protocol")) == 1, "the block once, AGENTS.md's"
+    assert "left alone  CLAUDE.md" in result.out
+
+
 def test_an_unclosed_block_is_a_problem_not_a_guess() -> None:
     from gitmem.scaffold.agent_clis import SetupProblem
 
