@@ -153,13 +153,16 @@ def outside_managed(text: str, *, section: str | None = None) -> str:
 
 
 def import_lines(text: str, *, section: str | None = None) -> list[tuple[int, str]]:
-    """The `@path` imports of `text` outside gitmem's managed blocks (and the `## section`): each line (1-based)
-    and the path it names, as written (`~/x.md`, `docs/x.md`, `./x.md`). Claude Code and Gemini CLI load the
-    file such a line names where the line stands; the line is never a note itself (`outside_managed`)."""
+    """The `@path` imports of `text` outside gitmem's managed blocks (and the `## section`) and outside code (a
+    fence's `@decorator` is code): each line (1-based) and the path it names, as written (`~/x.md`, `docs/x.md`,
+    `./x.md`). Claude Code and Gemini CLI load the file such a line names where the line stands; the line is never
+    a note itself (`outside_managed`). Code is told from text as `blocks` tells it."""
+    kept = "\n".join(line if kind != _OTHER else "" for line, kind in _kinds(text, section))
     found = []
-    for at, (line, kind) in enumerate(_kinds(text, section), 1):
-        if kind == _IMPORT and (target := _IMPORT_RE.match(line.strip())):
-            found.append((at, target.group(1)))
+    for block in blocks(kept):
+        for at, line in enumerate(block.text.split("\n")):
+            if target := _IMPORT_RE.match(line.strip()):
+                found.append((block.line + at, target.group(1)))
     return found
 
 

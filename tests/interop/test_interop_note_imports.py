@@ -142,3 +142,13 @@ def test_claude_md_kept_as_a_link_to_agents_md_is_read_once_as_agents_md(
     os.symlink(tmp_path / "elsewhere.md", memrepo.path / "QWEN.md")
     refused = cli(["import", "notes"], cwd=memrepo.path)
     assert refused.code == 1 and "QWEN.md:1: GM950" in refused.err and "out of its directory" in refused.err
+
+
+def test_an_at_sign_in_code_is_no_import(memrepo: GitRepo, cli: Cli, home: Path) -> None:  # noqa: F811
+    put(memrepo.path, {"CLAUDE.md": "# Style\n\n```python\n@dataclass\nclass Point: ...\n```\n\n"
+                                    "Prefer dataclasses.\n@docs/more.md\n",
+                       "docs/more.md": "- Frozen where it can be.\n"})
+    result = cli(["import", "notes", "--json"], cwd=memrepo.path)
+    assert sorted(proposals(result)) == [("./CLAUDE.md", 8, "Prefer dataclasses."),
+                                         ("./docs/more.md", 1, "Frozen where it can be.")]
+    assert json.loads(result.out)["not_read"] == [], "a decorator in a fence names no file"
