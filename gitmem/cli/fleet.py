@@ -354,9 +354,9 @@ def fleet_pages(fleet_file: str, out: str, timeout: float, offline: bool) -> int
 def fleet_dispatch(fleet_file: str, as_json: bool, timeout: float, offline: bool, dry_run: bool,
                    public: bool) -> int:
     """Catch up: for each agent on GitHub whose last cycle is overdue (older than its schedule's interval plus
-    an hour), enable its workflow if GitHub disabled it for inactivity, and dispatch a cycle unless a run is
-    already queued or in progress, or the agent or the fleet is over its budget (fleet.yaml). Agents on
-    schedule cost no API call.
+    an hour), enable its workflow if GitHub disabled it for inactivity, and dispatch a cycle unless a cycle is
+    already queued or in progress (a running daily close or check is no cycle), or the agent or the fleet is
+    over its budget (fleet.yaml). Agents on schedule cost no API call.
 
     The token is GITMEM_FLEET_DISPATCH_TOKEN: a fine-grained token with Actions read and write on the agent
     repositories (the fleet's read-only token cannot start workflows). Exit 2 when an agent could not be read
