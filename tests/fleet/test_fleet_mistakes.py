@@ -128,3 +128,14 @@ def test_the_json_says_where_each_mistake_is(fleet: Path, cli) -> None:
             assert item["at"] == f"fleet.yaml:{line}" and item["code"] == "GM931" and words in item["error"]
         public = json.loads(cli(["fleet", command, "--json", "--public", "--timeout", "30"], cwd=fleet).out)
         assert all(set(item) == {"agent", "at", "code"} for item in public["unreadable"]), public["unreadable"]
+
+
+def test_a_private_repository_read_without_credentials_says_what_to_give(fleet: Path, cli) -> None:
+    """git's own words ("could not read Username ...: terminal prompts disabled") do not say that the repository
+    is private nor what the fleet reads one with: the line now does."""
+    done = cli(["fleet", "status", "--json", "--timeout", "30"], cwd=fleet)
+    error = next(item["error"] for item in json.loads(done.out)["unreadable"] if item["agent"] == "private")
+    assert error.startswith("`git fetch` failed: fatal: could not read Username for 'http://127.0.0.1:"), error
+    assert error.endswith(": a private repository is read with GITMEM_FLEET_TOKEN (a token with Contents: "
+                          "read-only on it; sent to GitHub only) or with git's own credentials (a credential "
+                          "helper, an SSH key): see docs/fleet.md, Credentials"), error
