@@ -30,7 +30,8 @@ DEFAULT_OUT = "fleet-report/index.html"
 
 fleet_option = click.option("--fleet", "fleet_file", metavar="FILE", default="fleet.yaml", show_default=True,
                             help="The fleet file: `agents:` with name, repo (a local path or a git URL), and "
-                                 "optional branch, workspace and stall_after.")
+                                 "optional branch, workspace, stall_after, github, workflow, tokens_per_day and "
+                                 "cost_per_day; optional `budget:` and `pages:` (docs/fleet.md).")
 timeout_option = click.option("--timeout", type=click.FloatRange(1, 3600), default=120, show_default=True,
                               metavar="SECONDS", help="Per agent: a remote slower than this is a row with its error, "
                                                       "and the others still show.")

@@ -139,3 +139,16 @@ def test_a_private_repository_read_without_credentials_says_what_to_give(fleet: 
     assert error.endswith(": a private repository is read with GITMEM_FLEET_TOKEN (a token with Contents: "
                           "read-only on it; sent to GitHub only) or with git's own credentials (a credential "
                           "helper, an SSH key): see docs/fleet.md, Credentials"), error
+
+
+@pytest.mark.parametrize("command", ["pending", "status", "report", "pages", "dispatch"])
+def test_the_help_of_fleet_names_every_key_a_fleet_file_takes(cli, tmp_path: Path, command: str) -> None:
+    """A new user writes the fleet file from `--help`: a key it leaves out (github, workflow, the caps, budget,
+    pages) is one the user never learns of there, and a misspelt guess is refused (GM929)."""
+    from gitmem.fleet.fleetfile import KEYS, TOP_KEYS
+
+    done = cli(["fleet", command, "--help"], cwd=tmp_path)
+    assert done.code == ExitCode.OK
+    said = " ".join(done.out.split())
+    fleet = said[said.index("--fleet FILE"):]
+    assert all(key in fleet.split("[default")[0] for key in (*KEYS, *TOP_KEYS)), fleet
