@@ -201,7 +201,12 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
     from gitmem.views.pending import pending
     from gitmem.views.status import activity
 
-    health.require_memory(ws)
+    missing = health.require_memory(ws)
+    if missing:      # read without it, a LOG would be "no cycles yet" and a DECISIONS "nothing waits"
+        one = len(missing) == 1
+        raise GitmemError(f"{', '.join(missing)} {'is' if one else 'are'} missing from its memory, as `gitmem status` "
+                          f"there says: restore {'it' if one else 'them'} from git (`git checkout HEAD -- "
+                          f"{' '.join(missing)}`), or make {'it' if one else 'them'} with `gitmem init`")
     local = moment.astimezone(ws.config.tzinfo())
     done = activity(ws, local)
     row.cycles_today, row.streak = done["cycles_today"], done["streak"]

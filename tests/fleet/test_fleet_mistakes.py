@@ -26,6 +26,7 @@ MISTAKES = [
     ("file", 12, "notes.txt is not a directory"),
     ("good-nope/nope", 14, "GM929 unknown workspace 'nope'"),
     ("private", 17, "could not read Username"),
+    ("gap", 19, "LOG.md is missing from its memory"),
 ]
 DIAGNOSTIC = re.compile(r"fleet\.yaml:([0-9]+): GM931 ([^:]+): (.+)")
 
@@ -47,6 +48,10 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         make_repo(root / "good")
         dirty = make_repo(root / "dirty")
         dirty.write("NOW.md", dirty.read("NOW.md") + "\nthe human's note, not committed yet\n")
+        # LOG.md deleted in the work tree, still committed: read as it is, the row said "no cycles yet", however
+        # many cycles its LOG held, where `gitmem status` there says the file is missing.
+        gap = make_repo(root / "gap")
+        (gap.path / "LOG.md").unlink()
         plain = root / "plain"
         plain.mkdir()
         git(plain, "init", "-q")
@@ -61,14 +66,15 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             "  - name: folder\n    repo: folder\n"                        # 10
             "  - name: file\n    repo: notes.txt\n"                       # 12
             "  - name: good-nope\n    repo: good\n    workspace: nope\n"     # 14
-            f"  - name: private\n    repo: {url}/acme/private-agent.git\n", encoding="utf-8")   # 17
+            f"  - name: private\n    repo: {url}/acme/private-agent.git\n"   # 17
+            "  - name: gap\n    repo: gap\n", encoding="utf-8")                # 19
         yield root
 
 
 def _snapshot(root: Path) -> dict[str, object]:
     """Everything of the agents a read could change: their files, HEADs and index."""
     found: dict[str, object] = {}
-    for name in ("good", "dirty", "plain"):
+    for name in ("good", "dirty", "plain", "gap"):
         for path in sorted((root / name).rglob("*")):
             if path.is_file() and "objects" not in path.parts:
                 found[str(path.relative_to(root))] = path.read_bytes()
