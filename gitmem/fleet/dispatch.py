@@ -189,6 +189,8 @@ def _cycle_unfinished(step: CatchUp, entry: AgentEntry, client: GitHubClient) ->
     if len(runs) > RUNS_LOOKED_AT:
         return f"{len(runs)} runs"
     for run in runs:
+        if not run:                # GitHub named no id to ask its jobs by: it may be a cycle
+            return "a run (its jobs not listed)"
         jobs = client.unfinished_jobs(run)
         step.calls += 1
         if not jobs or any(job not in NOT_CYCLE_JOBS for job in jobs):

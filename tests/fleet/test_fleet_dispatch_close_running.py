@@ -34,6 +34,7 @@ TEMPLATE = Path(__file__).resolve().parents[2] / "template-repo"
     (["in_progress"], False, 3),                         # a cycle: state, runs, its jobs
     (["in_progress close", "queued"], False, 3),         # a cycle queued beside a close: its jobs are enough
     (["queued unlisted"], False, 3),                     # jobs not made yet: it may be a cycle
+    (["in_progress anonymous"], False, 2),               # no id to ask its jobs by: it may be a cycle
     (["queued"] * 4, False, 2),                          # more runs waiting than are looked at, one by one
 ])
 def test_a_running_close_is_no_cycle_in_progress(tmp_path: Path, git_env: None, runs: list[str], dispatched: bool,

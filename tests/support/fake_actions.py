@@ -27,7 +27,7 @@ TEMPLATE_JOBS = {"cycle": "Memory cycle", "close": "Daily close", "check": "Chec
 
 def _jobs(run: str) -> list[dict]:
     """The jobs of a run written `STATUS [COMMAND]` (`in_progress close`; the command defaults to cycle), or
-    `STATUS unlisted`: a run GitHub has not created the jobs of yet."""
+    `STATUS unlisted`: a run GitHub has not created the jobs of yet (`STATUS anonymous`: see the runs' list)."""
     status, _, command = run.partition(" ")
     if command == "unlisted":
         return []
@@ -96,7 +96,9 @@ class FakeActions:
                     return self._reply(204)
                 if method == "GET" and rest == "/runs":
                     # A run's id is its place among its workflow's runs (from 1), as the jobs path names it.
-                    runs = [{"id": n, "status": run.partition(" ")[0]} for n, run in enumerate(flow.runs, 1)]
+                    # `STATUS anonymous`: a run listed without its id, whose jobs cannot be asked for.
+                    runs = [{**({} if run.endswith(" anonymous") else {"id": n}), "status": run.partition(" ")[0]}
+                            for n, run in enumerate(flow.runs, 1)]
                     runs.reverse()
                     return self._reply(200, {"total_count": len(runs), "workflow_runs": runs[:20]})
                 if method == "POST" and rest == "/dispatches":
