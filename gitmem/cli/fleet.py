@@ -413,16 +413,19 @@ def fleet_dispatch(fleet_file: str, as_json: bool, timeout: float, offline: bool
     chosen, view = _load_and_read(fleet_file, timeout, offline)
     done = dispatch_overdue(chosen, view, dry_run=dry_run, environ=os.environ)
     if as_json:
-        _say(json.dumps(_dispatch_data(done, public=public), indent=2, ensure_ascii=False))
+        _say(json.dumps(_dispatch_data(chosen, view, done, public=public), indent=2, ensure_ascii=False))
     else:
         _say(_dispatch_text(done, public=public))
     _say_unreadable(chosen, view.rows, public=public)
     return ExitCode.USAGE if done.failed else ExitCode.OK
 
 
-def _dispatch_data(done: CatchUpPass, *, public: bool) -> dict[str, Any]:
-    """`fleet dispatch --json`: whether it was a dry run, the calls made, a step per agent."""
-    return {"dry_run": done.dry_run, "calls": done.calls,
+def _dispatch_data(chosen: Fleet, view: Any, done: CatchUpPass, *, public: bool) -> dict[str, Any]:
+    """`fleet dispatch --json`: whether it was a dry run, whether an agent could not be read or a call failed
+    (`failed`, the exit code's reason), the agents that could not be read (`unreadable`, as `fleet status --json`
+    says them), the calls made, a step per agent."""
+    return {"dry_run": done.dry_run, "failed": done.failed,
+            "unreadable": _unreadable_data(chosen, view.rows, public=public), "calls": done.calls,
             "agents": [_public_step(step) if public else asdict(step) for step in done.steps]}
 
 

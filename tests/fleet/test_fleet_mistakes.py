@@ -125,14 +125,16 @@ def test_the_public_page_says_which_agents_could_not_be_read_and_where(fleet: Pa
 
 
 def test_the_json_says_where_each_mistake_is(fleet: Path, cli) -> None:
-    for command in ("status", "pending"):
-        answer = json.loads(cli(["fleet", command, "--json", "--timeout", "30"], cwd=fleet).out)
+    for command in ("status", "pending", "dispatch"):
+        dry = ["--dry-run"] if command == "dispatch" else []
+        answer = json.loads(cli(["fleet", command, "--json", "--timeout", "30", *dry], cwd=fleet).out)
+        assert answer["failed"] is True
         found = {item["agent"]: item for item in answer["unreadable"]}
         assert sorted(found) == sorted(label for label, _, _ in MISTAKES)
         for label, line, words in MISTAKES:
             item = found[label]
             assert item["at"] == f"fleet.yaml:{line}" and item["code"] == "GM931" and words in item["error"]
-        public = json.loads(cli(["fleet", command, "--json", "--public", "--timeout", "30"], cwd=fleet).out)
+        public = json.loads(cli(["fleet", command, "--json", "--public", "--timeout", "30", *dry], cwd=fleet).out)
         assert all(set(item) == {"agent", "at", "code"} for item in public["unreadable"]), public["unreadable"]
 
 
