@@ -11,9 +11,9 @@ wall time and as CPU time (user + system of the command and all its workers): on
 moves with the load, the CPU time much less. Peak memory is the largest resident set of any one process.
 
 The catch-up: the synthetic agents' last cycles are days old, so with `stall_after` set every agent is overdue,
-the worst case: each costs at most four calls (the workflow's state, its unfinished runs, the repository's
-default branch, the dispatch). A
-second pass, with the dispatched runs still queued, costs two per agent and starts nothing. Agents on schedule
+the worst case: each costs four calls (the workflow's state, its unfinished runs, the repository's default
+branch, the dispatch). A second pass, with the dispatched runs still queued, costs three per agent (the state,
+the runs, the queued run's jobs: a cycle, not a close) and starts nothing. Agents on schedule
 cost no call (tests/fleet/test_fleet_dispatch.py).
 
 Run:  .venv/bin/pytest benchmarks/bench_fleet.py --benchmark-only -s

@@ -635,6 +635,12 @@ CONFIG_UNREADABLE = _code(
     "GM930", "config-unreadable",
     "gitmem.yaml or a fleet file cannot be read as a config: not valid UTF-8, not valid YAML, nested or sized "
     "past the bounds, missing (a fleet file), or not a regular file; it is refused", "{message}", since=6)
+# Not a refusal of the fleet file: the agent its entry names could not be read, and every other agent still is.
+FLEET_AGENT_UNREADABLE = _code(
+    "GM931", "fleet-agent-unreadable",
+    "an agent of a fleet file could not be read (its path is no directory, not the top of a git work tree, or holds "
+    "no gitmem memory; its fetch failed; its workspace is not in its gitmem.yaml); its row says why, every other "
+    "agent is still read, and the command exits 2", "{agent}: {error}", since=6)
 
 # -- GM950-GM969 import and export (gitmem.interop) -----------------------------------------------------------
 IMPORT_SOURCE_UNREADABLE = _code(

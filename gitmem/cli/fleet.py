@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,8 @@ DEFAULT_OUT = "fleet-report/index.html"
 
 fleet_option = click.option("--fleet", "fleet_file", metavar="FILE", default="fleet.yaml", show_default=True,
                             help="The fleet file: `agents:` with name, repo (a local path or a git URL), and "
-                                 "optional branch, workspace and stall_after.")
+                                 "optional branch, workspace, stall_after, github, workflow, tokens_per_day and "
+                                 "cost_per_day; optional `budget:` and `pages:` (docs/fleet.md).")
 timeout_option = click.option("--timeout", type=click.FloatRange(1, 3600), default=120, show_default=True,
                               metavar="SECONDS", help="Per agent: a remote slower than this is a row with its error, "
                                                       "and the others still show.")
@@ -48,14 +50,25 @@ def _say(text: str, *, err: bool = False) -> None:
     click.echo(scrub(text), err=err)
 
 
-def _say_unreadable(rows: list[Any], *, public: bool) -> None:
-    """One stderr line per agent that could not be read. Its error is git's (a remote URL, a path): in a public
-    view the line says only that it failed, as a public repository's run log is public too."""
-    for row in rows:
-        if row.error:
-            _say(f"gitmem: {row.label}: " + ("could not be read (the error is left out of the public view; run "
-                                             "without --public where only the agents' readers see it)"
-                                             if public else row.error), err=True)
+def _say_unreadable(chosen: Fleet, rows: list[Any], *, public: bool) -> None:
+    """One stderr line per agent that could not be read, `path:line: GM931 agent: error` at its entry of the fleet
+    file. Its error is git's (a remote URL, a path): in a public view the line says only that it failed, as a
+    public repository's run log is public too."""
+    from gitmem.fleet.need import unreadable_diagnostics
+
+    for line in unreadable_diagnostics(chosen, rows, public=public):
+        _say(f"gitmem: {line}", err=True)
+
+
+def _unreadable_data(chosen: Fleet, rows: list[Any], *, public: bool) -> list[dict[str, Any]]:
+    """`unreadable` of the --json outputs: each agent that could not be read, where its entry is (`at`, the fleet
+    file and line, as the text's GM931 line says) and git's `error`, which --public leaves out."""
+    from gitmem import codes
+
+    lines = {entry.name: entry.line for entry in chosen.agents}
+    return [{"agent": row.label, **({} if public else {"error": row.error}),
+             "at": f"{chosen.path}:{lines.get(row.agent) or 1}", "code": codes.FLEET_AGENT_UNREADABLE.code}
+            for row in rows if row.error]
 
 
 def _public_step(step: Any) -> dict[str, Any]:
@@ -72,6 +85,14 @@ def _read(fleet_file: str | Fleet, timeout: float, offline: bool, *, with_page: 
 
     chosen = load_fleet(Path(fleet_file)) if isinstance(fleet_file, str) else fleet_file
     return read_fleet(chosen, timeout=timeout, with_page=with_page, offline=offline)
+
+
+def _load_and_read(fleet_file: str, timeout: float, offline: bool) -> tuple[Fleet, Any]:
+    """The fleet file at `fleet_file`, and every agent of it read: the file names where each agent's entry is."""
+    from gitmem.fleet.fleetfile import load_fleet
+
+    chosen = load_fleet(Path(fleet_file))
+    return chosen, _read(chosen, timeout, offline)
 
 
 @click.group("fleet", cls=CommandGroup)
@@ -108,23 +129,23 @@ EXIT_CODES = {
 def fleet_pending(fleet_file: str, as_json: bool, timeout: float, offline: bool, public: bool) -> int:
     """Every agent's pending decisions, oldest first: agent, age, recommendation, and where to answer it (the
     file and line, or its URL on GitHub). With --public, only how many wait on each agent."""
-    view = _read(fleet_file, timeout, offline)
+    chosen, view = _load_and_read(fleet_file, timeout, offline)
     if as_json:
-        _say(json.dumps(_pending_data(view, public=public), indent=2, ensure_ascii=False))
+        _say(json.dumps(_pending_data(chosen, view, public=public), indent=2, ensure_ascii=False))
     else:
         _say(_inbox_text(view.inbox, view.rows, public=public))
-    _say_unreadable(view.rows, public=public)
+    _say_unreadable(chosen, view.rows, public=public)
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
 
-def _pending_data(view: Any, *, public: bool) -> dict[str, Any]:
+def _pending_data(chosen: Fleet, view: Any, *, public: bool) -> dict[str, Any]:
     """`fleet pending --json`, an object as `fleet status --json` is: the moment, whether an agent failed and
     which (`unreadable`: each with git's error, which --public leaves out), and the decisions (with --public,
     `waiting`: how many wait on each agent). It was the bare list, which could not say whose decisions are
     missing from it."""
     from gitmem.fleet.public import waiting_counts
 
-    unreadable = [{"agent": row.label, **({} if public else {"error": row.error})} for row in view.rows if row.error]
+    unreadable = _unreadable_data(chosen, view.rows, public=public)
     found = {"waiting": waiting_counts(view.inbox)} if public else {"decisions": [asdict(d) for d in view.inbox]}
     return {"now": view.moment.isoformat(timespec="seconds"), "failed": view.failed, "unreadable": unreadable,
             **found}
@@ -153,10 +174,11 @@ def _inbox_text(inbox: list[Any], rows: list[Any], *, public: bool) -> str:
     return "\n".join([*lines, *unread])
 
 
-def render_status(rows: list[Any], *, colour: bool, public: bool = False) -> str:
+def render_status(rows: list[Any], *, colour: bool, public: bool = False, unreadable: Sequence[str] = ()) -> str:
     """The health table as text: the fleet in one line, one line per agent (per workspace) most urgent first,
-    then what each verdict is about and the notes that hold for every agent, once. `public`: verdicts and counts
-    only (`gitmem.fleet.public`)."""
+    then what each verdict is about (for an agent that could not be read, its line of `unreadable`, the GM931
+    diagnostics) and the notes that hold for every agent, once. `public`: verdicts and counts only
+    (`gitmem.fleet.public`)."""
     from gitmem.fleet.fleetfile import is_url
     from gitmem.fleet.need import by_need, fleet_notes, headline
     from gitmem.fleet.public import public_row
@@ -184,8 +206,9 @@ def render_status(rows: list[Any], *, colour: bool, public: bool = False) -> str
         if n and colour:
             cells[1] = click.style(cells[1], fg=tints.get(rows[n - 1].verdict, "yellow"))
         lines.append("  ".join(cells).rstrip())
+    lines += unreadable
     for row in [] if public else rows:
-        if row.said:
+        if row.said and not row.error:
             lines.append(f"{row.label}: {row.said}")
         review = [name for name in row.waiting_branches if name not in row.deletable_branches]
         if review:
@@ -216,12 +239,23 @@ def fleet_status(fleet_file: str, as_json: bool, timeout: float, offline: bool, 
     same. Rows come most urgent first (unreadable, stalled, clock ahead, over budget, rule 0 streak, waiting on
     you, no cycles yet, ok). With --public, verdicts and counts only. Exit 2 when an agent could not be read.
     """
-    view = _read(fleet_file, timeout, offline)
+    chosen, view = _load_and_read(fleet_file, timeout, offline)
     if as_json:
-        _say(json.dumps(_status_data(view, public=public), indent=2, ensure_ascii=False))
+        _say(json.dumps(_status_data(chosen, view, public=public), indent=2, ensure_ascii=False))
     else:
-        _say(render_status(view.rows, colour=colour_wanted(sys.stdout), public=public).rstrip("\n"))
+        _say_status(chosen, view, public=public)
     return ExitCode.USAGE if view.failed else ExitCode.OK
+
+
+def _say_status(chosen: Fleet, view: Any, *, public: bool) -> None:
+    """The health table on stdout. The GM931 lines go with it (stdout alone reaches a job summary); a public table
+    has none, and its lines, without the errors, go to stderr as the other commands' do."""
+    from gitmem.fleet.need import unreadable_diagnostics
+
+    unreadable = [] if public else unreadable_diagnostics(chosen, view.rows)
+    _say(render_status(view.rows, colour=colour_wanted(sys.stdout), public=public, unreadable=unreadable).rstrip("\n"))
+    if public:
+        _say_unreadable(chosen, view.rows, public=True)
 
 
 @fleet.command("report", epilog=exit_codes_help(EXIT_CODES))
@@ -251,7 +285,7 @@ def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool, publi
     size, written = _write_pages(view, target, chosen, public=public)
     _say(f"wrote {target} ({size // 1024} KB) and {written} agent page(s)"
          + ("; public view: verdicts and counts only" if public else ""))
-    _say_unreadable(view.rows, public=public)
+    _say_unreadable(chosen, view.rows, public=public)
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
 
@@ -302,13 +336,15 @@ def _write_agent_pages(view: Any, folder: Path) -> int:
         raise cannot_write(folder / AGENT_PAGES, err) from None
 
 
-def _status_data(view: Any, *, public: bool) -> dict[str, Any]:
-    """`fleet status --json`: the moment, the agents that failed, the headline and notes, a row per agent."""
+def _status_data(chosen: Fleet, view: Any, *, public: bool) -> dict[str, Any]:
+    """`fleet status --json`: the moment, the agents that failed (`unreadable`, as `fleet pending --json` says
+    them), the headline and notes, a row per agent."""
     from gitmem.fleet.need import fleet_notes, headline
     from gitmem.fleet.public import public_row
 
     agents = [asdict(public_row(row)) if public else asdict(row) for row in view.rows]
     return {"now": view.moment.isoformat(timespec="seconds"), "failed": view.failed,
+            "unreadable": _unreadable_data(chosen, view.rows, public=public),
             "headline": headline(view.rows), "notes": fleet_notes(view.rows), "agents": agents}
 
 
@@ -339,9 +375,16 @@ def fleet_pages(fleet_file: str, out: str, timeout: float, offline: bool) -> int
         return ExitCode.OK
     target = _page_target(chosen, out, public=True)
     view = _read(chosen, timeout, offline, with_page=True)
+    _publish(chosen, view, target)
+    return ExitCode.USAGE if view.failed else ExitCode.OK
+
+
+def _publish(chosen: Fleet, view: Any, target: Path) -> None:
+    """The public page written at `target`, said, with a line for each agent that could not be read (the run
+    log of a public page is public: without the errors)."""
     _write_pages(view, target, chosen, public=True)
     _say(f"wrote {target}: the public page, verdicts and counts only; GitHub Pages shows it to anyone")
-    return ExitCode.USAGE if view.failed else ExitCode.OK
+    _say_unreadable(chosen, view.rows, public=True)
 
 
 @fleet.command("dispatch", epilog=exit_codes_help(EXIT_CODES))
@@ -354,9 +397,9 @@ def fleet_pages(fleet_file: str, out: str, timeout: float, offline: bool) -> int
 def fleet_dispatch(fleet_file: str, as_json: bool, timeout: float, offline: bool, dry_run: bool,
                    public: bool) -> int:
     """Catch up: for each agent on GitHub whose last cycle is overdue (older than its schedule's interval plus
-    an hour), enable its workflow if GitHub disabled it for inactivity, and dispatch a cycle unless a run is
-    already queued or in progress, or the agent or the fleet is over its budget (fleet.yaml). Agents on
-    schedule cost no API call.
+    an hour), enable its workflow if GitHub disabled it for inactivity, and dispatch a cycle unless a cycle is
+    already queued or in progress (a running daily close or check is no cycle), or the agent or the fleet is
+    over its budget (fleet.yaml). Agents on schedule cost no API call.
 
     The token is GITMEM_FLEET_DISPATCH_TOKEN: a fine-grained token with Actions read and write on the agent
     repositories (the fleet's read-only token cannot start workflows). Exit 2 when an agent could not be read
@@ -366,20 +409,23 @@ def fleet_dispatch(fleet_file: str, as_json: bool, timeout: float, offline: bool
     import os
 
     from gitmem.fleet.dispatch import dispatch_overdue
-    from gitmem.fleet.fleetfile import load_fleet
 
-    chosen = load_fleet(Path(fleet_file))
-    done = dispatch_overdue(chosen, _read(chosen, timeout, offline), dry_run=dry_run, environ=os.environ)
+    chosen, view = _load_and_read(fleet_file, timeout, offline)
+    done = dispatch_overdue(chosen, view, dry_run=dry_run, environ=os.environ)
     if as_json:
-        _say(json.dumps(_dispatch_data(done, public=public), indent=2, ensure_ascii=False))
+        _say(json.dumps(_dispatch_data(chosen, view, done, public=public), indent=2, ensure_ascii=False))
     else:
         _say(_dispatch_text(done, public=public))
+    _say_unreadable(chosen, view.rows, public=public)
     return ExitCode.USAGE if done.failed else ExitCode.OK
 
 
-def _dispatch_data(done: CatchUpPass, *, public: bool) -> dict[str, Any]:
-    """`fleet dispatch --json`: whether it was a dry run, the calls made, a step per agent."""
-    return {"dry_run": done.dry_run, "calls": done.calls,
+def _dispatch_data(chosen: Fleet, view: Any, done: CatchUpPass, *, public: bool) -> dict[str, Any]:
+    """`fleet dispatch --json`: whether it was a dry run, whether an agent could not be read or a call failed
+    (`failed`, the exit code's reason), the agents that could not be read (`unreadable`, as `fleet status --json`
+    says them), the calls made, a step per agent."""
+    return {"dry_run": done.dry_run, "failed": done.failed,
+            "unreadable": _unreadable_data(chosen, view.rows, public=public), "calls": done.calls,
             "agents": [_public_step(step) if public else asdict(step) for step in done.steps]}
 
 

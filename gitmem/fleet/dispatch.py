@@ -7,9 +7,12 @@ call), one pass:
 
 1. reads the state of its workflow: a workflow GitHub disabled for inactivity is enabled again; one a human
    disabled is left alone and said so;
-2. starts nothing while a run of that workflow is queued or in progress: the agent's own concurrency group
-   already keeps two cycles from overlapping, and a second queued run would only replace the first; and
-   reaches a workflow once a pass, however many agents of fleet.yaml (workspaces of one repository) share it;
+2. starts nothing while a cycle of that workflow is queued or in progress: the agent's own concurrency group
+   already keeps two cycles from overlapping, and a second queued run would only replace the first. A run is
+   told by its jobs: the template's workflow runs its daily close and its checks in jobs of their own, the
+   close in a concurrency group of its own, so a close running is no cycle and a catch-up runs beside it. A
+   run whose jobs GitHub does not list yet, or another job, counts as a cycle (never two at once). A workflow
+   is reached once a pass, however many agents of fleet.yaml (workspaces of one repository) share it;
 3. starts nothing for an agent over its budget, or for any agent while the fleet is over its own;
 4. otherwise dispatches the workflow (`workflow_dispatch` with `command: cycle`, the template's input) on the
    repository's default branch, where GitHub runs its schedule, which one more call asks GitHub for.
@@ -34,6 +37,10 @@ GRACE = 3600                       # seconds past the interval before a cycle co
 TOKEN_VARIABLE = "GITMEM_FLEET_DISPATCH_TOKEN"
 INPUTS = {"command": "cycle"}      # the template workflow's workflow_dispatch input
 DISPATCH, WAIT, SKIP = "dispatch", "wait", "skip"
+# The jobs of the template's workflow (template-repo/.github/workflows/gitmem.yml) that run no cycle, by the
+# names the jobs API gives them: their `name:`, or their id where a workflow gives them none.
+NOT_CYCLE_JOBS = frozenset({"Daily close", "close", "Check memory", "check"})
+RUNS_LOOKED_AT = 3                 # unfinished runs whose jobs are asked for; more than that: a cycle is among them
 
 
 @dataclass
@@ -155,10 +162,9 @@ def _catch_up(step: CatchUp, entry: AgentEntry, client: GitHubClient) -> None:
     elif state != "active":
         step.done.append(f"left alone: the workflow's state is {state or 'unknown'}")
         return
-    unfinished = client.unfinished_runs(entry.workflow)
-    step.calls += 1
-    if unfinished:
-        step.done.append(f"not dispatched: {unfinished} run(s) still queued or in progress")
+    busy = _cycle_unfinished(step, entry, client)
+    if busy:
+        step.done.append(f"not dispatched: {busy} still queued or in progress")
         return
     # Where the schedule runs: GitHub starts scheduled workflows on the default branch only. Not fleet.yaml's
     # `branch:`, the branch the agent's memory is read from: in pull-request mode that is the memory branch,
@@ -172,6 +178,26 @@ def _catch_up(step: CatchUp, entry: AgentEntry, client: GitHubClient) -> None:
     step.calls += 1
     step.dispatched = True
     step.done.append(f"dispatched {entry.workflow}")
+
+
+def _cycle_unfinished(step: CatchUp, entry: AgentEntry, client: GitHubClient) -> str:
+    """What of the workflow's unfinished runs holds a catch-up back ("" when nothing does): a run with a job of
+    its own that is not NOT_CYCLE_JOBS, or whose jobs are not listed yet. A close or a check alone is said in
+    `step.done` and holds nothing back."""
+    runs = client.unfinished_runs(entry.workflow)
+    step.calls += 1
+    if len(runs) > RUNS_LOOKED_AT:
+        return f"{len(runs)} runs"
+    for run in runs:
+        if not run:                # GitHub named no id to ask its jobs by: it may be a cycle
+            return "a run (its jobs not listed)"
+        jobs = client.unfinished_jobs(run)
+        step.calls += 1
+        if not jobs or any(job not in NOT_CYCLE_JOBS for job in jobs):
+            return "a cycle" if jobs else "a run (its jobs not listed yet)"
+    if runs:
+        step.done.append("the close or a check is queued or in progress, not a cycle: one runs beside it")
+    return ""
 
 
 def dispatch_overdue(fleet: Fleet, view: FleetView, *, dry_run: bool, environ: Mapping[str, str]) -> CatchUpPass:

@@ -162,8 +162,11 @@ def parse_fleet(data: bytes, *, path: Path, shown: str = FLEET_NAME) -> Fleet:
         key = entry.name.casefold()
         if key in seen:
             first, other = seen[key]
+            # The first entry's line too: in a fleet of a hundred, `agents[57]` is not where an editor goes.
+            at = _item_line(items, first)
             raise refused(codes.CONFIG_BAD_VALUE, shown + _item_line(items, index),
                           f"agents[{index}].name: {entry.name!r} is also the name of agents[{first}]"
+                          + (f" (line {at[1:]})" if at else "")
                           + (f" ({other!r}, which differs only in case: agents' pages are files, and "
                              "some file systems ignore case)" if other != entry.name else "")
                           + "; names are unique")

@@ -1,11 +1,25 @@
 """What each agent needs from the human, most urgent first: the order of the fleet's rows, the counts in its
-header, and the notes said once for the whole fleet rather than once per agent."""
+header, the notes said once for the whole fleet rather than once per agent, and a diagnostic at its entry of
+the fleet file for each agent that could not be read."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import Protocol, TypeVar
 
-from gitmem.fleet.read import CLOCK_AHEAD, INACTIVE_NOTE, NEW, OK, OVER_BUDGET, STALLED, STREAK, UNREADABLE, WAITING
+from gitmem import codes
+from gitmem.fleet.fleetfile import Fleet
+from gitmem.fleet.read import (
+    CLOCK_AHEAD,
+    INACTIVE_NOTE,
+    NEW,
+    OK,
+    OVER_BUDGET,
+    STALLED,
+    STREAK,
+    UNREADABLE,
+    WAITING,
+    AgentRow,
+)
 
 # An agent nobody can read is the first row, never the last one below the fold; "ok" is last.
 NEED_ORDER = (UNREADABLE, STALLED, CLOCK_AHEAD, OVER_BUDGET, STREAK, WAITING, NEW, OK)
@@ -62,3 +76,20 @@ def nothing_waits(rows: Sequence[Judged]) -> str:
     """The empty inbox's line: nothing waits, or nothing waits among the agents that could be read."""
     return "No decisions are waiting." if not unread_note(rows) else \
         "No decisions are waiting from the agents that could be read."
+
+
+# What a public view says of an agent that could not be read: its error names repositories and quotes git.
+PUBLIC_ERROR = ("could not be read (the error is left out of the public view; run without --public where only the "
+                "agents' readers see it)")
+
+
+def unreadable_diagnostics(fleet: Fleet, rows: Iterable[AgentRow], *, public: bool = False) -> list[str]:
+    """One `path:line: GM931 agent: error` line per row that could not be read, at its entry in the fleet file:
+    where the human fixes a path, a URL, a workspace or a token. `public` leaves the error out (PUBLIC_ERROR)."""
+    lines = {entry.name: entry.line for entry in fleet.agents}
+    found = []
+    for row in rows:
+        if row.error:
+            text, _ = codes.FLEET_AGENT_UNREADABLE.render(agent=row.label, error=PUBLIC_ERROR if public else row.error)
+            found.append(f"{fleet.path}:{lines.get(row.agent) or 1}: {codes.FLEET_AGENT_UNREADABLE.code} {text}")
+    return found

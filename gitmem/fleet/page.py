@@ -7,10 +7,14 @@ Every text was redacted when it was read, and the whole page is redacted once mo
 """
 from __future__ import annotations
 
+import hashlib
+import re
+import unicodedata
 from collections.abc import Sequence
 from datetime import timedelta
 from html import escape
 from pathlib import Path
+from urllib.parse import quote
 
 from gitmem.confined import files
 from gitmem.fleet.need import by_need, fleet_notes, headline, nothing_waits, unread_note
@@ -47,27 +51,58 @@ a { color: #0b57d0; }
 
 
 AGENT_PAGES = "agents"            # the folder of the agents' own pages, beside the fleet page
+# A workspace name kept as its page's file name: lower case, and nothing a URL or a file system reads otherwise.
+PLAIN_STEM = re.compile(r"[a-z0-9][a-z0-9._-]{0,99}\Z")
+# Names Windows keeps for devices, with any extension (`con.html` opens the console there).
+DEVICE_NAMES = re.compile(r"(con|prn|aux|nul|com[0-9]|lpt[0-9])(\..*)?\Z", re.IGNORECASE)
 
 
-def agent_page_name(row: AgentRow) -> str:
-    """The file of an agent's own report, relative to the fleet page: agents/NAME.html, or for a workspace
-    agents/NAME/WORKSPACE.html (fleet.yaml's names and gitmem.yaml's workspace names hold no slash)."""
-    return f"{AGENT_PAGES}/{row.agent}/{row.workspace}.html" if row.workspace else f"{AGENT_PAGES}/{row.agent}.html"
+def page_stem(name: str) -> str:
+    """The file name (without `.html`) of a workspace's page. A workspace name is the agent's, from its own
+    gitmem.yaml, and may be anything without a slash: `Docs` and `docs` are one file on macOS and Windows, and
+    `#`, `?` or `%` break a link. A plain lower-case name is its own stem; any other keeps its safe letters and
+    gains the start of its own hash, so it is stable from one run to the next whatever its siblings are called,
+    and unique ignoring case."""
+    if PLAIN_STEM.match(name) and not DEVICE_NAMES.match(name):
+        return name
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", name).strip(".") or "_"
+    return f"{safe}-{hashlib.sha256(name.encode('utf-8')).hexdigest()[:10]}"
+
+
+def agent_page_files(rows: Sequence[AgentRow]) -> dict[int, str]:
+    """id(row) -> the file of its agent's own report, relative to the fleet page: agents/NAME.html, or for a
+    workspace agents/NAME/STEM.html (`page_stem`). fleet.yaml's names are unique ignoring case and hold no
+    slash (gitmem.fleet.fleetfile); two stems that still fold to one name (chosen to, or masked alike) are told
+    apart by a number, in the rows' order."""
+    found: dict[int, str] = {}
+    taken: set[str] = set()
+    for row in rows:
+        base = f"{AGENT_PAGES}/{row.agent}/{page_stem(row.workspace)}" if row.workspace else \
+            f"{AGENT_PAGES}/{row.agent}"
+        name, number = f"{base}.html", 1
+        while unicodedata.normalize("NFC", name).casefold() in taken:
+            number += 1
+            name = f"{base}-{number}.html"
+        taken.add(unicodedata.normalize("NFC", name).casefold())
+        found[id(row)] = name
+    return found
 
 
 def agent_page_names(view: FleetView) -> list[str]:
     """The agents' own pages a full report writes, relative to the fleet page's folder."""
-    return [agent_page_name(reading.row) for reading in view.readings if reading.page]
+    files_of = agent_page_files(view.rows)
+    return [files_of[id(reading.row)] for reading in view.readings if reading.page]
 
 
 def write_agent_pages(view: FleetView, folder: Path) -> int:
-    """Each agent's own report written in `folder`, the fleet page's, at `agent_page_name`; how many were written.
-    Never through a link, in a directory of links or not (gitmem.confined.files: FileRefused); OSError when a page
-    cannot be written."""
+    """Each agent's own report written in `folder`, the fleet page's, at `agent_page_files`; how many were
+    written. Never through a link, in a directory of links or not (gitmem.confined.files: FileRefused); OSError
+    when a page cannot be written."""
+    files_of = agent_page_files(view.rows)
     written = 0
     for reading in view.readings:
         if reading.page:
-            files.write_bytes(folder, agent_page_name(reading.row), reading.page.encode("utf-8"))
+            files.write_bytes(folder, files_of[id(reading.row)], reading.page.encode("utf-8"))
             written += 1
     return written
 
@@ -141,13 +176,14 @@ def _verdict_cell(verdict: str) -> str:
 
 
 def _health(readings: Sequence[AgentReading]) -> str:
+    files_of = agent_page_files([reading.row for reading in readings])
     rows = []
     for reading in by_need_readings(readings):
         row = reading.row
         last = row.last_cycle
         last_text = f"{last['cycle']} · {last['outcome']} · {last['age']} ago" if last else "—"
         name = escape(row.label)
-        link = f'<a href="{escape(agent_page_name(row))}">{name}</a>' if reading.page else name
+        link = f'<a href="{escape(quote(files_of[id(row)]))}">{name}</a>' if reading.page else name
         streak = row.streak.get("length", 0) if row.streak else 0
         why = escape(row.said)
         rows.append(f"<tr><td>{link}</td>{_verdict_cell(row.verdict)}<td>{escape(last_text)}</td>"
@@ -185,7 +221,7 @@ def by_need_readings(readings: Sequence[AgentReading]) -> list[AgentReading]:
 
 
 def render_page(view: FleetView, *, public: bool = False) -> str:
-    """The fleet's page; each agent's own page is `AgentReading.page`, written at `agent_page_name`. A `public`
+    """The fleet's page; each agent's own page is `AgentReading.page`, written at `agent_page_files`. A `public`
     page carries verdicts and counts only (`gitmem.fleet.public`): it is the one to publish where anyone reads."""
     inbox = view.inbox
     rows = view.rows

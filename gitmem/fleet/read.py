@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -29,6 +30,13 @@ from gitmem.secrets import scrub
 from gitmem.workspace import Workspace
 
 TOKEN_VARIABLE = "GITMEM_FLEET_TOKEN"
+# What git says when a remote wants credentials it did not get, or refuses the ones it got: over https (GitHub
+# asks for a user name, or answers "not found" to a token that cannot see a private repository) and over ssh.
+CREDENTIALS_REFUSED = re.compile(r"could not read (Username|Password)|Authentication failed|Permission denied "
+                                 r"\(publickey|repository '[^']*' not found|Repository not found", re.IGNORECASE)
+CREDENTIALS_HINT = (f"a private repository is read with {TOKEN_VARIABLE} (a token with Contents: read-only on it; "
+                    "sent to GitHub only) or with git's own credentials (a credential helper, an SSH key): see "
+                    "docs/fleet.md, Credentials")
 OK, STALLED, STREAK, WAITING, NEW, UNREADABLE = "ok", "stalled", "rule 0 streak", "waiting on you", "no cycles yet", \
     "unreadable"
 OVER_BUDGET = "over budget"        # gitmem.fleet.spending judges it
@@ -127,8 +135,13 @@ def open_agent(entry: AgentEntry, base: Path, *, timeout: float, offline: bool =
                                   "it is read again once a fetch succeeds (run without --offline)")
             copy = gitio.open_repo(where)
             return Workspace.for_repo(copy), gitio.copy_branch(copy, entry.branch), True
-        repo, branch = gitio.fetch_copy(where, entry.repo, entry.branch, timeout=timeout, environ=dict(os.environ),
-                                        token_variable=TOKEN_VARIABLE)
+        try:
+            repo, branch = gitio.fetch_copy(where, entry.repo, entry.branch, timeout=timeout,
+                                            environ=dict(os.environ), token_variable=TOKEN_VARIABLE)
+        except gitio.GitCommandError as err:
+            if not CREDENTIALS_REFUSED.search(str(err)):
+                raise
+            raise gitio.GitCommandError(f"{err}: {CREDENTIALS_HINT}", err.output) from None
         return Workspace.for_repo(repo), branch, True
     # `~/agents/writer` as a shell reads it: fleet.yaml is written by hand, and git itself expands `~` in paths.
     given = os.path.expanduser(entry.repo)
@@ -188,7 +201,12 @@ def _read_workspace(entry: AgentEntry, ws: Workspace, row: AgentRow, moment: dat
     from gitmem.views.pending import pending
     from gitmem.views.status import activity
 
-    health.require_memory(ws)
+    missing = health.require_memory(ws)
+    if missing:      # read without it, a LOG would be "no cycles yet" and a DECISIONS "nothing waits"
+        one = len(missing) == 1
+        raise GitmemError(f"{', '.join(missing)} {'is' if one else 'are'} missing from its memory, as `gitmem status` "
+                          f"there says: restore {'it' if one else 'them'} from git (`git checkout HEAD -- "
+                          f"{' '.join(missing)}`), or make {'it' if one else 'them'} with `gitmem init`")
     local = moment.astimezone(ws.config.tzinfo())
     done = activity(ws, local)
     row.cycles_today, row.streak = done["cycles_today"], done["streak"]

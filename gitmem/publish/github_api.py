@@ -118,11 +118,20 @@ class GitHubClient:
     def enable_workflow(self, workflow: str) -> None:
         self._call("PUT", f"/repos/{self.repository}/actions/workflows/{workflow}/enable")
 
-    def unfinished_runs(self, workflow: str) -> int:
-        """How many of the workflow's latest runs have not completed (queued, waiting or in progress)."""
+    def unfinished_runs(self, workflow: str) -> list[int]:
+        """The ids of the workflow's latest runs that have not completed (queued, waiting or in progress), newest
+        first; a run without a whole-number id is 0."""
         found = self._call("GET", f"/repos/{self.repository}/actions/workflows/{workflow}/runs?per_page=20")
         runs = found.get("workflow_runs", []) if isinstance(found, dict) else []
-        return sum(1 for run in runs if isinstance(run, dict) and run.get("status") != "completed")
+        return [run["id"] if isinstance(run.get("id"), int) and not isinstance(run["id"], bool) else 0
+                for run in runs if isinstance(run, dict) and run.get("status") != "completed"]
+
+    def unfinished_jobs(self, run: int) -> list[str]:
+        """The names of a run's jobs that have not completed (a job its `if:` skipped has completed); none when
+        GitHub lists no job yet. A name is the job's `name:`, else its id in the workflow."""
+        found = self._call("GET", f"/repos/{self.repository}/actions/runs/{run}/jobs?filter=latest&per_page=100")
+        jobs = found.get("jobs", []) if isinstance(found, dict) else []
+        return [str(job.get("name", "")) for job in jobs if isinstance(job, dict) and job.get("status") != "completed"]
 
     def default_branch(self) -> str:
         """The repository's default branch (`GET /repos/{owner}/{repo}`), where its scheduled workflows run."""

@@ -143,8 +143,8 @@ def test_pending_json_is_an_object_that_names_the_agents_it_could_not_read(world
     assert [(d["agent"], d["id"]) for d in data["decisions"]] == [
         ("alpha", "D-0002"), ("beta", "D-0002"), ("duo", "D-0001"), ("alpha", "D-0003")]
     public = json.loads(cli(["fleet", "pending", "--json", "--public"], cwd=world.root).out)
-    assert public["unreadable"] == [{"agent": "gone"}] and public["waiting"] == {"alpha": 2, "beta": 1,
-                                                                                   "duo/reviewer": 1}
+    assert public["unreadable"] == [{"agent": "gone", "at": "fleet.yaml:10", "code": "GM931"}]
+    assert public["waiting"] == {"alpha": 2, "beta": 1, "duo/reviewer": 1}
 
 
 def test_a_remote_is_fetched_shallow_into_the_cache_and_incrementally_after(world: World, tmp_path: Path) -> None:

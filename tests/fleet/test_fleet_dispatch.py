@@ -105,7 +105,7 @@ def test_only_overdue_agents_are_started_and_only_they_cost_api_calls(fleet100: 
         assert fake.workflows[("owner/agent-96", "gitmem.yml")].enabled == 0
         assert "a human disabled" in decided["agent-96"].done[0]
         assert "still queued or in progress" in decided["agent-97"].done[0]
-        assert len(fake.requests) == sum(step.calls for step in steps) == 15 * 4 + 5 + 1 + 2
+        assert len(fake.requests) == sum(step.calls for step in steps) == 15 * 4 + 5 + 1 + 3
         touched = {path.split("/")[3] for _, path in fake.requests}
         assert touched == {f"agent-{n:02d}" for n in [*PLAIN_OVERDUE, 95, 96, 97]}   # on-schedule agents: no call
         # The next pass, with the dispatched runs still queued, starts nothing twice.
@@ -136,7 +136,7 @@ def test_the_whole_pass_is_the_librarys_token_api_and_calls_from_the_environment
         assert fake.requests == [] and said.dry_run and said.calls == 0 and not said.failed
         done = dispatch_overdue(fleet, view, dry_run=False,
                                 environ={"GITHUB_API_URL": fake.url, "GITMEM_FLEET_DISPATCH_TOKEN": fake.token})
-        assert done.calls == len(fake.requests) == 15 * 4 + 5 + 1 + 2 and not done.failed
+        assert done.calls == len(fake.requests) == 15 * 4 + 5 + 1 + 3 and not done.failed
         assert [step.decision for step in done.steps] == [step.decision for step in said.steps]
 
 

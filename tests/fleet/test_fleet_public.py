@@ -144,7 +144,8 @@ def test_a_public_fleet_repository_shows_verdicts_and_counts_in_its_summary_and_
     assert "alpha: 1 decision(s) waiting" in summary
     _no_mark(summary, "a public repository's job summary")
     _no_mark(done.stdout + done.stderr, "a public repository's run log")      # public too
-    assert "gitmem: hidden: could not be read (the error is left out of the public view" in done.stderr
+    assert "gitmem: fleet.yaml:8: GM931 hidden: could not be read (the error is left out of the public view" in \
+        done.stderr
     for path, text in _tree_text(tmp_path / "page").items():     # what the artifact step uploads
         _no_mark(text, f"the artifact's {path}")
 

@@ -1,8 +1,12 @@
 """A loopback fake of GitHub's Actions REST API for many repositories: a workflow's state
 (`GET /repos/{owner}/{repo}/actions/workflows/{workflow_id}`), enabling it (`PUT .../enable`, 204), its runs
-(`GET .../runs`), and `workflow_dispatch` (`POST .../dispatches`, 204; 422 for an input the workflow does not
-declare), as GitHub's REST reference defines them; and a repository's default branch (`GET /repos/{owner}/{repo}`).
-A dispatch queues a run, as GitHub does."""
+(`GET .../runs`) and each run's jobs (`GET /repos/{owner}/{repo}/actions/runs/{run_id}/jobs`), and
+`workflow_dispatch` (`POST .../dispatches`, 204; 422 for an input the workflow does not declare), as GitHub's
+REST reference defines them; and a repository's default branch (`GET /repos/{owner}/{repo}`).
+A dispatch queues a run, as GitHub does.
+
+A run is the template workflow's (template-repo/.github/workflows/gitmem.yml): one of its jobs runs, named as
+the template names it, and the others are skipped by their `if:`, as GitHub lists them."""
 from __future__ import annotations
 
 import json
@@ -16,12 +20,29 @@ from tests.support.loopback import QuietHandler, serving
 
 PATH = re.compile(r"^/repos/(?P<repo>[^/]+/[^/]+)/actions/workflows/(?P<workflow>[^/]+)(?P<rest>/[a-z]+)?$")
 REPOSITORY = re.compile(r"^/repos/(?P<repo>[^/]+/[^/]+)$")
+JOBS = re.compile(r"^/repos/(?P<repo>[^/]+/[^/]+)/actions/runs/(?P<run>[0-9]+)/jobs$")
+# The template's jobs by the command each runs, as the jobs API names them (a job's `name:`).
+TEMPLATE_JOBS = {"cycle": "Memory cycle", "close": "Daily close", "check": "Check memory"}
+
+
+def _jobs(run: str) -> list[dict]:
+    """The jobs of a run written `STATUS [COMMAND]` (`in_progress close`; the command defaults to cycle), or
+    `STATUS unlisted`: a run GitHub has not created the jobs of yet (`STATUS anonymous`: see the runs' list)."""
+    status, _, command = run.partition(" ")
+    if command == "unlisted":
+        return []
+    command = command or "cycle"
+    return [{"id": n, "name": name, "status": status if key == command else "completed",
+             "conclusion": None if key == command and status != "completed" else
+             ("success" if key == command else "skipped")}
+            for n, (key, name) in enumerate(TEMPLATE_JOBS.items())]
 
 
 @dataclass
 class Workflow:
     state: str = "active"                      # active, disabled_inactivity, disabled_manually
-    runs: list[str] = field(default_factory=list)   # the statuses of its runs, newest last
+    # Its runs, newest last: each `STATUS` (a cycle's run) or `STATUS COMMAND` (`in_progress close`), see _jobs.
+    runs: list[str] = field(default_factory=list)
     inputs: tuple[str, ...] = ("command",)
     dispatched: list[dict] = field(default_factory=list)
     enabled: int = 0
@@ -54,6 +75,14 @@ class FakeActions:
                 if method == "GET" and repository and any(repo == repository["repo"] for repo, _ in fake.workflows):
                     return self._reply(200, {"full_name": repository["repo"],
                                              "default_branch": fake.default_branches.get(repository["repo"], "main")})
+                jobs = JOBS.match(urlparse(self.path).path)
+                if method == "GET" and jobs:
+                    # The repository's first workflow: a test gives each repository one.
+                    runs = next((flow.runs for (repo, _), flow in fake.workflows.items() if repo == jobs["repo"]), [])
+                    if not 1 <= int(jobs["run"]) <= len(runs):
+                        return self._reply(404, {"message": "Not Found"})
+                    listed = _jobs(runs[int(jobs["run"]) - 1])
+                    return self._reply(200, {"total_count": len(listed), "jobs": listed})
                 found = PATH.match(urlparse(self.path).path)
                 flow = fake.workflows.get((found["repo"], found["workflow"])) if found else None
                 if found is None or flow is None:
@@ -66,7 +95,11 @@ class FakeActions:
                     flow.state, flow.enabled = "active", flow.enabled + 1
                     return self._reply(204)
                 if method == "GET" and rest == "/runs":
-                    runs = [{"id": n, "status": status} for n, status in enumerate(reversed(flow.runs))]
+                    # A run's id is its place among its workflow's runs (from 1), as the jobs path names it.
+                    # `STATUS anonymous`: a run listed without its id, whose jobs cannot be asked for.
+                    runs = [{**({} if run.endswith(" anonymous") else {"id": n}), "status": run.partition(" ")[0]}
+                            for n, run in enumerate(flow.runs, 1)]
+                    runs.reverse()
                     return self._reply(200, {"total_count": len(runs), "workflow_runs": runs[:20]})
                 if method == "POST" and rest == "/dispatches":
                     if flow.state != "active":
