@@ -273,7 +273,8 @@ def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool, publi
     The page quotes the agents' memory: keep it where only their repositories' readers can see it. With
     --public it carries verdicts and counts only and no agent pages are written: the page to publish on GitHub
     Pages, which is public even for a private repository; it is refused (exit 2) where an earlier report's
-    agent pages lie beside it. Everything shown is redacted of secrets. Files are
+    agent pages lie beside it. A page an earlier report wrote for an agent no longer in the fleet is removed
+    (only a report's own page). Everything shown is redacted of secrets. Files are
     written without following links. Exit 2 when an agent could not be read (its row says why; the page is
     still written).
     """
@@ -283,8 +284,11 @@ def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool, publi
     target = _page_target(chosen, out, public=public)
     view = _read(chosen, timeout, offline, with_page=True)
     size, written = _write_pages(view, target, chosen, public=public)
+    removed = [] if public else _remove_stale_pages(view, target.parent)
     _say(f"wrote {target} ({size // 1024} KB) and {written} agent page(s)"
-         + ("; public view: verdicts and counts only" if public else ""))
+         + ("; public view: verdicts and counts only" if public else "")
+         + (f"; removed {len(removed)} page(s) an earlier report wrote for agents no longer in the fleet "
+            f"({', '.join(removed[:3])}{', …' if len(removed) > 3 else ''})" if removed else ""))
     _say_unreadable(chosen, view.rows, public=public)
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
@@ -310,6 +314,19 @@ def _write_pages(view: Any, target: Path, chosen: Fleet, *, public: bool) -> tup
         refuse_replacing([target.parent / name for name in agent_page_names(view)], chosen.path)
     write_page(target, data)
     return len(data), 0 if public else _write_agent_pages(view, target.parent)
+
+
+def _remove_stale_pages(view: Any, folder: Path) -> list[str]:
+    """The pages an earlier report wrote beside the fleet page for agents no longer in the fleet, removed: they
+    quote memory the fleet no longer shows, and whoever publishes the folder would publish them too."""
+    from gitmem.fleet.page import remove_pages, stale_agent_pages
+
+    stale = stale_agent_pages(folder, view.rows)
+    try:
+        remove_pages(folder, stale)
+    except OSError as err:
+        raise cannot_write(folder / stale[0], err) from None
+    return stale
 
 
 def _public_target(target: Path) -> Path:

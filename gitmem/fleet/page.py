@@ -8,6 +8,7 @@ Every text was redacted when it was read, and the whole page is redacted once mo
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -24,7 +25,7 @@ from gitmem.fleet.read import AgentReading, AgentRow, InboxItem
 from gitmem.memory.log import OUTCOMES
 from gitmem.report import series
 from gitmem.report.charts import COLOURS
-from gitmem.report.html import asset
+from gitmem.report.html import DATA_ID, asset
 from gitmem.report.model import WorkspaceReport
 from gitmem.secrets import scrub
 
@@ -105,6 +106,57 @@ def write_agent_pages(view: FleetView, folder: Path) -> int:
             files.write_bytes(folder, files_of[id(reading.row)], reading.page.encode("utf-8"))
             written += 1
     return written
+
+
+def stale_agent_pages(folder: Path, rows: Sequence[AgentRow]) -> list[str]:
+    """The agents' pages in `folder`'s AGENT_PAGES a report wrote earlier for no agent of `rows` (the fleet's
+    agents, read this time or not): an agent taken out of the fleet file, a workspace renamed. Each quotes that
+    agent's memory, which whoever publishes the folder would publish with the new pages. Only a report's page is
+    named (its data script, `DATA_ID`); a file of the human's own there, a link, or a deeper folder is not, and
+    nothing is followed."""
+    kept = {unicodedata.normalize("NFC", name).casefold() for name in agent_page_files(rows).values()}
+    found: list[str] = []
+    if (folder / AGENT_PAGES).is_symlink():
+        return found
+    for rel in _html_below(folder, AGENT_PAGES, depth=2):
+        if unicodedata.normalize("NFC", rel).casefold() in kept:
+            continue
+        try:
+            head = files.read_bytes(folder, rel)
+        except (files.FileRefused, OSError):
+            continue
+        if head is not None and REPORT_MARK in head:
+            found.append(rel)
+    return found
+
+
+def remove_pages(folder: Path, names: Sequence[str]) -> None:
+    """Remove each of `names` (`stale_agent_pages`) from `folder`, never through a link."""
+    for rel in names:
+        files.remove_entry(folder, rel)
+
+
+# What a report's page holds and a human's file does not: the script element its data is in.
+REPORT_MARK = f'<script type="application/json" id="{DATA_ID}">'.encode()
+
+
+def _html_below(folder: Path, rel: str, *, depth: int) -> list[str]:
+    """The `*.html` regular files below `folder/rel`, `depth` folders deep at most, as relative paths; links and
+    other entries are passed over, never followed."""
+    try:
+        entries = sorted(os.scandir(folder / rel), key=lambda entry: entry.name)
+    except OSError:
+        return []
+    found = []
+    for entry in entries:
+        path = f"{rel}/{entry.name}"
+        if entry.is_symlink():
+            continue
+        if entry.is_dir(follow_symlinks=False) and depth > 1:
+            found += _html_below(folder, path, depth=depth - 1)
+        elif entry.is_file(follow_symlinks=False) and entry.name.endswith(".html"):
+            found.append(path)
+    return found
 
 
 def _answer(decision: InboxItem) -> str:

@@ -385,6 +385,28 @@ def test_the_report_never_writes_through_a_planted_link(world: World, cli, tmp_p
     assert refused.code == 2 and "a link is in the way" in refused.err and list(elsewhere.iterdir()) == []
 
 
+
+def test_a_page_written_for_an_agent_taken_out_of_the_fleet_is_removed_with_the_next_report(
+        world: World, cli, tmp_path: Path) -> None:
+    """The agents' pages quote their memory: an agent taken out of the fleet file (a private one, moved to a
+    fleet of its own) must not stay published beside the new report. Only a report's own pages go; the human's
+    files in the folder stay."""
+    for name in ("alpha", "duo"):
+        shutil.copytree(world.root / name, tmp_path / name, symlinks=True)
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("agents:\n  - name: alpha\n    repo: alpha\n  - name: duo\n    repo: duo\n"
+                     "    stall_after: 90d\n", encoding="utf-8")
+    assert cli(["fleet", "report", "--out", "site/index.html"], cwd=tmp_path).code == 0
+    agents = tmp_path / "site" / "agents"
+    assert sorted(p.relative_to(agents).as_posix() for p in agents.rglob("*.html")) == [
+        "alpha.html", "duo/reviewer.html", "duo/writer.html"]
+    (agents / "about.html").write_text("<p>the human's own page</p>", encoding="utf-8")
+    fleet.write_text("agents:\n  - name: alpha\n    repo: alpha\n", encoding="utf-8")
+    done = cli(["fleet", "report", "--out", "site/index.html"], cwd=tmp_path)
+    assert done.code == 0, done.err
+    assert sorted(p.relative_to(agents).as_posix() for p in agents.rglob("*.html")) == ["about.html", "alpha.html"]
+    assert "removed 2 page(s)" in done.out + done.err and "agents/duo/writer.html" in done.out + done.err
+
 ROW_LINES = """Array.from(document.querySelectorAll('table.health tbody tr')).map(row => {
   let most = 0;                      // the most lines any visible cell's text takes
   for (const cell of row.cells) {
