@@ -286,9 +286,7 @@ def fleet_report(fleet_file: str, out: str, timeout: float, offline: bool, publi
     size, written = _write_pages(view, target, chosen, public=public)
     removed = [] if public else _remove_stale_pages(view, target.parent)
     _say(f"wrote {target} ({size // 1024} KB) and {written} agent page(s)"
-         + ("; public view: verdicts and counts only" if public else "")
-         + (f"; removed {len(removed)} page(s) an earlier report wrote for agents no longer in the fleet "
-            f"({', '.join(removed[:3])}{', …' if len(removed) > 3 else ''})" if removed else ""))
+         + ("; public view: verdicts and counts only" if public else "") + _removed_note(removed))
     _say_unreadable(chosen, view.rows, public=public)
     return ExitCode.USAGE if view.failed else ExitCode.OK
 
@@ -314,6 +312,13 @@ def _write_pages(view: Any, target: Path, chosen: Fleet, *, public: bool) -> tup
         refuse_replacing([target.parent / name for name in agent_page_names(view)], chosen.path)
     write_page(target, data)
     return len(data), 0 if public else _write_agent_pages(view, target.parent)
+
+
+def _removed_note(removed: list[str]) -> str:
+    if not removed:
+        return ""
+    return (f"; removed {len(removed)} page(s) an earlier report wrote for agents no longer in the fleet "
+            f"({', '.join(removed[:3])}{', …' if len(removed) > 3 else ''})")
 
 
 def _remove_stale_pages(view: Any, folder: Path) -> list[str]:
