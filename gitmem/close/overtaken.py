@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gitmem import gitio
-from gitmem.close.commit_guard import PHASE_TRAILER
 from gitmem.memory import log
+from gitmem.publish.closed_first import is_close
 from gitmem.workspace import Workspace
 
 
@@ -51,7 +51,7 @@ def overtaken_by(ws: Workspace, upstream: str, where: str) -> Overtaken | None:
     if parent is None or parent in (head, upstream):
         return None
     mine = list(gitio.walk_range(repo, parent, head))
-    if not all(_is_close(ws, commit) for commit in mine):
+    if not all(is_close(commit, ws.config.agent.email) for commit in mine):
         return None
     path = ws.config.path("log")
     before, after = gitio.file_at(repo, parent, path), gitio.file_at(repo, upstream, path)
@@ -74,12 +74,6 @@ class OvertakenWhilePushing(Exception):
     def __init__(self, found: Overtaken) -> None:
         super().__init__(found.where)
         self.found = found
-
-
-def _is_close(ws: Workspace, commit: gitio.Commit) -> bool:
-    """A commit the close made: one parent, by the agent's identity, with the close's phase trailer."""
-    return (len(commit.parents) == 1 and commit.author.email == ws.config.agent.email
-            and f"\n{PHASE_TRAILER}\n" in commit.message)
 
 
 def step_aside(ws: Workspace, found: Overtaken) -> None:

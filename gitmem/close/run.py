@@ -24,7 +24,6 @@ from gitmem.checks.violation import Violation
 from gitmem.close import day_report, writeup
 from gitmem.close.backing import backing_for
 from gitmem.close.commit_guard import (
-    PHASE_TRAILER,
     CloseError,
     changed_files,
     changed_with_stats,
@@ -49,6 +48,7 @@ from gitmem.errors import ExitCode
 from gitmem.memory import placeholders
 from gitmem.memory.log import TailSource
 from gitmem.memory_writer import MemoryWriter, WriteRefused
+from gitmem.publish.closed_first import PHASE_TRAILER
 from gitmem.publish.push import PushReport
 from gitmem.secrets import scrub, scrub_data
 from gitmem.workspace import Clock, Workspace, log_history

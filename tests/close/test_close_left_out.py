@@ -1,0 +1,96 @@
+"""A close that never reached the remote (its push failed, exit 6), with other unpublished work on top of it (a
+human's commit, a cycle), while another clone's close of the same day reached the remote: the later push replayed
+the stale close after the other one, and the day was in two reports. The rebase leaves the stale close out (and every
+close made on it) and replays the rest. Real clones of a bare origin, the real `gitmem` CLI on libfaketime's clock."""
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from gitmem.errors import ExitCode
+from gitmem.memory import log
+from gitmem.memory_writer import MemoryWriter
+from gitmem.workspace import Workspace
+from tests.close.test_close_late_runs import closes, gitmem_at, write_cycle
+from tests.support.cycle_support import clone, origin_and_clone
+from tests.support.gitcli import git
+from tests.support.helpers import AGENT, DANA, GitRepo, make_repo
+from tests.support.world import Clock
+
+UTC = ZoneInfo("UTC")
+
+
+def _offline(repo: GitRepo) -> Path:
+    """A pre-push hook that fails every push from `repo` (the network is down); unlink it to come back."""
+    hook = repo.path / ".git" / "hooks" / "pre-push"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\necho the network is down >&2\nexit 1\n")
+    hook.chmod(0o755)
+    return hook
+
+
+def _local_cycle(repo: GitRepo, when: datetime) -> None:
+    """A cycle's LOG entry and NOW block at `when`, committed by the agent identity, not pushed."""
+    ws = Workspace.at(repo.path)
+    memory = MemoryWriter(ws, clock=Clock(when), author_email=AGENT[1])
+    memory.add_log_entry(task=f"task at {when:%H:%M}", outcome="built", result="shipped it")
+    memory.add_now_block(did="a cycle", human="nothing", next="carry on")
+    repo.stage("LOG.md", "NOW.md")
+    repo.commit("gitmem: cycle", author=AGENT)
+
+
+def _stranded_close_under(tmp_path: Path, *, cycle_after: bool) -> tuple[GitRepo, Path]:
+    """(the runner's clone, origin): the runner's close of 2026-11-14 at 23:47 committed but not pushed (exit 6),
+    then a human's commit on top of it in the runner's clone (and with `cycle_after`, a cycle at 23:50 there too),
+    then the human's own clone's close of that day at 23:52 pushed to origin; the runner is online again."""
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    offline = _offline(runner)
+    failed = gitmem_at(datetime(2026, 11, 14, 23, 47, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert failed.returncode == ExitCode.LOCAL_ONLY, failed.stdout + failed.stderr
+    runner.commit_files({"notes.txt": "the human's notes\n"}, "notes", author=DANA)
+    if cycle_after:
+        _local_cycle(runner, datetime(2026, 11, 14, 23, 50, tzinfo=UTC))
+    theirs = gitmem_at(datetime(2026, 11, 14, 23, 52, tzinfo=UTC), human.path, "close", "--push", "--no-llm")
+    assert theirs.returncode == ExitCode.OK, theirs.stdout + theirs.stderr
+    offline.unlink()
+    return runner, origin
+
+
+def test_a_stranded_close_under_a_humans_commit_is_left_out_when_another_close_of_its_day_landed(
+        tmp_path: Path, git_env: None) -> None:
+    runner, origin = _stranded_close_under(tmp_path, cycle_after=False)
+    again = gitmem_at(datetime(2026, 11, 15, 0, 30, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert again.returncode == ExitCode.OK, again.stdout + again.stderr
+    assert ("gitmem: close: push: left out 1 close commit(s) made here: the remote closed 2026-11-14 first, and a "
+            "day is in one report (the next close reports what only they held)") in again.stderr
+    reports = closes(git(origin, "show", "main:LOG.md"))
+    assert [(e.get("Day"), str(e.when), e.get("Done")) for e in reports] == [
+        ("2026-11-14", "2026-11-14 23:52 UTC", "cycle 1 · built · task at 09:00 — shipped it")]
+    # The human's commit reached origin as they made it; NOW holds one plan for the 15th, the remote's close's.
+    assert git(origin, "log", "--format=%an|%s", "main").splitlines() == [
+        "Dana Human|notes", "gitmem-agent|gitmem: close 2026-11-14", "gitmem-agent|gitmem: cycle",
+        "Ada Human|start from the gitmem template"]
+    assert git(origin, "show", "main:notes.txt") == "the human's notes\n"
+    assert git(origin, "show", "main:NOW.md").count("· plan for 2026-11-15") == 1
+    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+    assert git(runner.path, "status", "--porcelain") == ""
+
+
+def test_a_cycle_made_on_a_stranded_close_is_kept_and_waits_for_the_next_report(tmp_path: Path,
+                                                                               git_env: None) -> None:
+    """A cycle at 23:50 on top of the stranded close (and the human's commit): the stranded close and the second
+    close of the day made on it are left out; the cycle lands below the remote's close, in no report yet."""
+    runner, origin = _stranded_close_under(tmp_path, cycle_after=True)
+    again = gitmem_at(datetime(2026, 11, 15, 0, 30, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert again.returncode == ExitCode.OK, again.stdout + again.stderr
+    assert "left out 2 close commit(s) made here: the remote closed 2026-11-14 first" in again.stderr
+    pushed = log.parse(git(origin, "show", "main:LOG.md")).entries
+    assert [(e.cycle, str(e.when)) for e in pushed][:3] == [
+        (1, "2026-11-14 09:00 UTC"), (None, "2026-11-14 23:52 UTC"), (2, "2026-11-14 23:50 UTC")]
+    assert git(origin, "show", "main:notes.txt") == "the human's notes\n"
+    verified = gitmem_at(datetime(2026, 11, 15, 0, 40, tzinfo=UTC), runner.path, "verify", "--range", "HEAD~4..HEAD")
+    assert verified.returncode == ExitCode.OK, verified.stdout + verified.stderr
