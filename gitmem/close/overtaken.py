@@ -76,6 +76,22 @@ class OvertakenWhilePushing(Exception):
         self.found = found
 
 
+def who(*, made_now: bool, closes: int) -> str:
+    """The closes made here that another close beat to the remote, as the close's message names them: `closes` of
+    them, this run's among them when `made_now`."""
+    if made_now and closes == 1:
+        return "this close"
+    return (f"this close and {closes - 1} made here before that never reached it" if made_now
+            else f"the {closes} close(s) made here that never reached it")
+
+
+def closes_left_out(ws: Workspace, left_out: tuple[str, ...]) -> tuple[str, ...]:
+    """The close commits among `left_out`, the commits a push left out (gitmem.publish.closed_first, or whose
+    change the remote already held)."""
+    agent = ws.config.agent.email
+    return tuple(commit for commit in left_out if is_close(gitio.commit(ws.repo, commit), agent))
+
+
 def step_aside(ws: Workspace, found: Overtaken) -> None:
     """Move the branch, index and work tree to the remote's tip (the closes' commits stay in the reflog)."""
     gitio.reset_hard(ws.repo, found.upstream)

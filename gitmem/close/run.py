@@ -172,6 +172,10 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
                 result.push = PushReport(PushStatus.FAILED, None, gitio.head_id(repo), [said])
                 result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, "(close)", 1, message=said))
         else:
+            left = overtaken.closes_left_out(ws, result.push.left_out)
+            if left:        # the remote held a close of their day first: nothing of theirs was published
+                return _left_out(ws, result, left, day=day, use_llm=use_llm, clock=clock, client=client,
+                                 overtaken_tries=overtaken_tries)
             if result.push.status.exit_code == ExitCode.OK and result.commit is None:
                 result.message += f"; pushed what {gitio.current_branch(ws.repo)} held that the remote did not"
             elif result.push.status.exit_code == ExitCode.OK:
@@ -181,9 +185,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
                 result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, where, 1,
                                                       message="; ".join(result.push.messages[-2:])))
     if found is not None:           # another close pushed first: close again on what it left
-        who = "this close" if result.commit is not None and found.closes == 1 else (
-            f"the {found.closes} close(s) made here that never reached it" if result.commit is None
-            else f"this close and {found.closes - 1} made here before that never reached it")
+        who = overtaken.who(made_now=result.commit is not None, closes=found.closes)
         said = (f"{found.where} got another close first, made at {found.when} ({config.path('log')}:{found.line}): "
                 f"{who} stepped aside and closed again on it")
         again = run_close(ws, day=day, use_llm=use_llm, push=push, clock=clock, client=client,
@@ -191,6 +193,34 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
         again.message = f"{again.message}; {said}"
         return again
     return result
+
+
+def _left_out(ws: Workspace, result: CloseResult, left: tuple[str, ...], *, day: date | None, use_llm: bool,
+              clock: Clock | None, client: Any, overtaken_tries: int) -> CloseResult:
+    """The push published the rest of the branch and left out `left`, close commits made here (this one among
+    them, or closes an earlier push left here): the remote held a close of their day first, or the same change
+    (gitmem.publish.closed_first). No commit of this close was published, so none is named as committed: the close
+    runs again on what the remote now holds, as a close that stepped aside does, and reports what they alone held."""
+    from gitmem.close import overtaken
+
+    assert result.push is not None
+    branch = gitio.current_branch(ws.repo) or "HEAD"
+    where = "/".join(gitio.upstream_of(ws.repo, branch))
+    made_now = result.commit is not None and result.commit in left
+    who = overtaken.who(made_now=made_now, closes=len(left))
+    said = f"{where} held a close of the same day first: the push left out {who}"
+    if result.push.status.exit_code != ExitCode.OK or overtaken_tries <= 0:
+        result.commit = None if made_now else result.commit
+        result.message += f"; {said}"
+        return result
+    again = run_close(ws, day=day, use_llm=use_llm, push=True, clock=clock, client=client,
+                      overtaken_tries=overtaken_tries - 1)
+    again.message = f"{again.message}; {said}, and the close ran again on what {where} holds"
+    first = result.push
+    again.push = first if again.push is None else PushReport(
+        again.push.status, again.push.side_branch, again.push.commit, [*first.messages, *again.push.messages],
+        (*first.left_out, *again.push.left_out))
+    return again
 
 
 MAX_CATCH_UP = 7

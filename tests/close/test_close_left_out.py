@@ -8,11 +8,14 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from gitmem.errors import ExitCode
 from gitmem.memory import log
 from gitmem.memory_writer import MemoryWriter
 from gitmem.workspace import Workspace
 from tests.close.test_close_late_runs import closes, gitmem_at, write_cycle
+from tests.close.test_close_race import _close_on_first_push
 from tests.support.cycle_support import clone, origin_and_clone
 from tests.support.gitcli import git
 from tests.support.helpers import AGENT, DANA, GitRepo, make_repo
@@ -65,8 +68,6 @@ def test_a_stranded_close_under_a_humans_commit_is_left_out_when_another_close_o
     runner, origin = _stranded_close_under(tmp_path, cycle_after=False)
     again = gitmem_at(datetime(2026, 11, 15, 0, 30, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
     assert again.returncode == ExitCode.OK, again.stdout + again.stderr
-    assert ("gitmem: close: push: left out 1 close commit(s) made here: the remote closed 2026-11-14 first, and a "
-            "day is in one report (the next close reports what only they held)") in again.stderr
     reports = closes(git(origin, "show", "main:LOG.md"))
     assert [(e.get("Day"), str(e.when), e.get("Done")) for e in reports] == [
         ("2026-11-14", "2026-11-14 23:52 UTC", "cycle 1 · built · task at 09:00 — shipped it")]
@@ -78,19 +79,54 @@ def test_a_stranded_close_under_a_humans_commit_is_left_out_when_another_close_o
     assert git(origin, "show", "main:NOW.md").count("· plan for 2026-11-15") == 1
     assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
     assert git(runner.path, "status", "--porcelain") == ""
+    assert ("gitmem: close: push: left out 1 close commit(s) made here: the remote closed 2026-11-14 first, and a "
+            "day is in one report (the next close reports what only they held)") in again.stderr
 
 
-def test_a_cycle_made_on_a_stranded_close_is_kept_and_waits_for_the_next_report(tmp_path: Path,
-                                                                               git_env: None) -> None:
+def test_a_cycle_made_on_a_stranded_close_is_kept_and_reported_once(tmp_path: Path, git_env: None) -> None:
     """A cycle at 23:50 on top of the stranded close (and the human's commit): the stranded close and the second
-    close of the day made on it are left out; the cycle lands below the remote's close, in no report yet."""
+    close of the day made on it are left out; the cycle lands below the remote's close, and the close, run again
+    on what the remote holds, reports it: each cycle in one report."""
     runner, origin = _stranded_close_under(tmp_path, cycle_after=True)
     again = gitmem_at(datetime(2026, 11, 15, 0, 30, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
     assert again.returncode == ExitCode.OK, again.stdout + again.stderr
-    assert "left out 2 close commit(s) made here: the remote closed 2026-11-14 first" in again.stderr
     pushed = log.parse(git(origin, "show", "main:LOG.md")).entries
-    assert [(e.cycle, str(e.when)) for e in pushed][:3] == [
-        (1, "2026-11-14 09:00 UTC"), (None, "2026-11-14 23:52 UTC"), (2, "2026-11-14 23:50 UTC")]
+    assert [(e.cycle, str(e.when), e.get("Day"), (e.get("Done") or "")[:7]) for e in pushed] == [
+        (1, "2026-11-14 09:00 UTC", None, ""), (None, "2026-11-14 23:52 UTC", "2026-11-14", "cycle 1"),
+        (2, "2026-11-14 23:50 UTC", None, ""), (None, "2026-11-15 00:30 UTC", "2026-11-14", "cycle 2")]
     assert git(origin, "show", "main:notes.txt") == "the human's notes\n"
-    verified = gitmem_at(datetime(2026, 11, 15, 0, 40, tzinfo=UTC), runner.path, "verify", "--range", "HEAD~4..HEAD")
+    assert "left out 2 close commit(s) made here: the remote closed 2026-11-14 first" in again.stderr
+    assert again.stdout.splitlines()[0] == (
+        "closed 2026-11-14 again: 1 cycle (1 built, 0 published, 0 no-build) since its close at 2026-11-14 23:52 UTC "
+        "(LOG.md:12); origin/main held a close of the same day first: the push left out this close and 1 made here "
+        "before that never reached it, and the close ran again on what origin/main holds")
+    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+    verified = gitmem_at(datetime(2026, 11, 15, 0, 40, tzinfo=UTC), runner.path, "verify", "--range", "HEAD~5..HEAD")
     assert verified.returncode == ExitCode.OK, verified.stdout + verified.stderr
+
+
+@pytest.mark.parametrize("theirs", [datetime(2026, 11, 14, 23, 47, 20, tzinfo=UTC),
+                                    datetime(2026, 11, 14, 23, 48, 20, tzinfo=UTC)])
+def test_a_close_left_out_of_its_push_names_no_commit_of_another_clone(tmp_path: Path, git_env: None,
+                                                                       theirs: datetime) -> None:
+    """The human's commit waits unpushed under this close; the human's other clone closes the day and lands while
+    this close pushes (in the same minute its change is this close's own, else a report of its own). The push
+    publishes the human's commit and leaves this close out: the close said `committed <id>` of the human's
+    commit as replayed, as if it were the close. It says what happened, and closes again on what the remote holds."""
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    runner.commit_files({"notes.txt": "the human's notes\n"}, "notes", author=DANA)
+    said = _close_on_first_push(runner.path, human.path, theirs)
+    ours = gitmem_at(datetime(2026, 11, 14, 23, 47, 5, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert ours.returncode == ExitCode.OK, ours.stdout + ours.stderr
+    assert said.read_text().endswith("exit 0\n"), said.read_text()
+    assert [e.get("Day") for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14"]
+    assert git(origin, "log", "--format=%an|%s", "main").splitlines()[:2] == [
+        "Dana Human|notes", "gitmem-agent|gitmem: close 2026-11-14"]
+    assert not [line for line in ours.stdout.splitlines() if line.startswith("committed ")], ours.stdout
+    assert ours.stdout.splitlines()[0] == (
+        "2026-11-14 is already closed (LOG.md:12); nothing changed; origin/main held a close of the same day first: "
+        "the push left out this close, and the close ran again on what origin/main holds")
+    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
