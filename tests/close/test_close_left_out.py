@@ -130,3 +130,48 @@ def test_a_close_left_out_of_its_push_names_no_commit_of_another_clone(tmp_path:
         "2026-11-14 is already closed (LOG.md:12); nothing changed; origin/main held a close of the same day first: "
         "the push left out this close, and the close ran again on what origin/main holds")
     assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+
+
+def test_a_close_whose_branch_changed_while_another_close_landed_keeps_both_and_the_next_push_sorts_them(
+        tmp_path: Path, git_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The push finds another close of the day on the remote before it rebases (it landed while this close pushed:
+    the runner's pre-push hook lands the human's close once), and the human commits in the runner's checkout right
+    then, between that look and the close taking its lock again to step aside. The branch is no longer the close's
+    alone: nothing moves, nothing is pushed (exit 6), and the message says to run it again. The next `close --push`
+    publishes the human's commit and leaves the close out: one report of the day.
+
+    The moment is made deterministic by wrapping the real `overtaken_by`: right after the push's look finds the other
+    close, the human's commit is made (a real commit in the real checkout); every look runs as it is."""
+    from gitmem.close import overtaken, run_close
+
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    said = _close_on_first_push(runner.path, human.path, datetime(2026, 11, 14, 23, 48, 20, tzinfo=UTC))
+    looked = overtaken.overtaken_by
+    made: list[str] = []
+
+    def the_human_commits_right_after_the_push_looked(*args: object) -> overtaken.Overtaken | None:
+        found = looked(*args)       # type: ignore[arg-type]
+        if found is not None and not made:
+            made.append(str(runner.commit_files({"notes.txt": "the human's notes\n"}, "notes", author=DANA)))
+        return found
+
+    monkeypatch.setattr(overtaken, "overtaken_by", the_human_commits_right_after_the_push_looked)
+    result = run_close(Workspace.at(runner.path), push=True, clock=Clock(datetime(2026, 11, 14, 23, 47, tzinfo=UTC)))
+    assert said.read_text().endswith("exit 0\n"), said.read_text()
+    assert made and result.push is not None and result.push.status.exit_code == ExitCode.LOCAL_ONLY
+    told = ("origin/main got another close while this one pushed, and this branch changed since: nothing was pushed; "
+            "run `gitmem close --push` again")
+    assert result.push.messages == [told]
+    assert [(v.code, v.message) for v in result.violations] == [("GM803", told)]
+    assert git(runner.path, "log", "--format=%an|%s", "-3").splitlines() == [
+        "Dana Human|notes", "gitmem-agent|gitmem: close 2026-11-14", "gitmem-agent|gitmem: cycle"]
+    assert [str(e.when) for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14 23:48 UTC"]
+    monkeypatch.undo()
+    again = gitmem_at(datetime(2026, 11, 14, 23, 55, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert again.returncode == ExitCode.OK, again.stdout + again.stderr
+    assert [str(e.when) for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14 23:48 UTC"]
+    assert git(origin, "show", "main:notes.txt") == "the human's notes\n"
+    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
