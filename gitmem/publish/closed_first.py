@@ -60,6 +60,8 @@ def leaver_for(config: Config) -> Callable[[Callable[[str, str], bytes | None], 
 
     def leave(read: Callable[[str, str], bytes | None], fork: str, upstream: str,
               ours: tuple[gitio.Commit, ...]) -> ClosedFirst | None:
+        if not any(is_close(commit, agent) for commit in ours):     # a cycle's push, mostly: no LOG is read
+            return None
         closed = _closed_days(read(fork, log_path), read(upstream, log_path))
         if not closed:
             return None
