@@ -175,3 +175,20 @@ def test_a_close_whose_branch_changed_while_another_close_landed_keeps_both_and_
     assert [str(e.when) for e in closes(git(origin, "show", "main:LOG.md"))] == ["2026-11-14 23:48 UTC"]
     assert git(origin, "show", "main:notes.txt") == "the human's notes\n"
     assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+
+
+def test_a_cycles_push_leaves_out_a_stranded_close_of_a_day_the_remote_closed(tmp_path: Path, git_env: None) -> None:
+    """Whichever push carries the stranded close to the remote: here the runner's next cycle's. It publishes the
+    human's commit and its own cycle, and leaves the close out; the next close reports nothing twice."""
+    from gitmem.cycle.runner import Settings, run_cycle
+    from tests.support.cycle_support import WritingBackend, built
+
+    runner, origin = _stranded_close_under(tmp_path, cycle_after=False)
+    report = run_cycle(Workspace.at(runner.path), WritingBackend(built("write hello.txt")),
+                       settings=Settings(push=True, sleep=lambda s: None))
+    assert report.exit_code == ExitCode.OK, report
+    pushed = log.parse(git(origin, "show", "main:LOG.md")).entries
+    assert [(e.cycle, e.get("Day")) for e in pushed] == [(1, None), (None, "2026-11-14"), (2, None)]
+    assert git(origin, "show", "main:notes.txt") == "the human's notes\n"
+    assert git(origin, "log", "--format=%an|%s", "-2", "main").splitlines()[1] == "Dana Human|notes"
+    assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
