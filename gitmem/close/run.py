@@ -173,9 +173,11 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
                 result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, "(close)", 1, message=said))
         else:
             left = overtaken.closes_left_out(ws, result.push.left_out)
-            if left:        # the remote held a close of their day first: nothing of theirs was published
+            if left and result.push.status.exit_code == ExitCode.OK:    # the remote closed their day first
                 return _left_out(ws, result, left, day=day, use_llm=use_llm, clock=clock, client=client,
                                  overtaken_tries=overtaken_tries)
+            if result.commit in left:       # rebased away and then not pushed: no commit of this close remains
+                result.commit = None
             if result.push.status.exit_code == ExitCode.OK and result.commit is None:
                 result.message += f"; pushed what {gitio.current_branch(ws.repo)} held that the remote did not"
             elif result.push.status.exit_code == ExitCode.OK:
@@ -200,7 +202,8 @@ def _left_out(ws: Workspace, result: CloseResult, left: tuple[str, ...], *, day:
     """The push published the rest of the branch and left out `left`, close commits made here (this one among
     them, or closes an earlier push left here): the remote held a close of their day first, or the same change
     (gitmem.publish.closed_first). No commit of this close was published, so none is named as committed: the close
-    runs again on what the remote now holds, as a close that stepped aside does, and reports what they alone held."""
+    runs again on what the remote now holds, as a close that stepped aside does, and reports what they alone held
+    (once more at most `overtaken_tries` times)."""
     from gitmem.close import overtaken
 
     assert result.push is not None
@@ -209,7 +212,7 @@ def _left_out(ws: Workspace, result: CloseResult, left: tuple[str, ...], *, day:
     made_now = result.commit is not None and result.commit in left
     who = overtaken.who(made_now=made_now, closes=len(left))
     said = f"{where} held a close of the same day first: the push left out {who}"
-    if result.push.status.exit_code != ExitCode.OK or overtaken_tries <= 0:
+    if overtaken_tries <= 0:
         result.commit = None if made_now else result.commit
         result.message += f"; {said}"
         return result

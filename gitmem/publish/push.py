@@ -206,7 +206,6 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
                 if rebased.renumbering is not None:
                     result.renumbered = rebased.renumbering
                     result.messages.append(rebased.renumbering.describe())
-                result.left_out += (*rebased.dropped, *rebased.left_out)
                 if rebased.dropped:
                     result.messages.append(f"left out {len(rebased.dropped)} commit(s) whose change {remote}/{branch} "
                                            "already holds")
@@ -219,6 +218,7 @@ def publish(repo: gitio.Repo, *, conflict_branch: str, remote: str | None = None
                     if broken:
                         gitio.reset_hard(repo, before)
                         return _divert(repo, result, conflict_branch, broken, upstream, verified=True)
+                result.left_out += (*rebased.dropped, *rebased.left_out)       # no longer on the branch
             gitio.push(repo, remote, "HEAD", branch)
         except gitio.GitCommandError as err:
             result.messages.append(f"attempt {attempt}: {scrub(str(err))}")
