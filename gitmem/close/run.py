@@ -157,7 +157,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
         from gitmem.close import overtaken
 
         try:
-            result.push = _push(ws, result.day, watch_closes=overtaken_tries > 0)
+            result.push, left_out = _push(ws, result.day, watch_closes=overtaken_tries > 0)
         except overtaken.OvertakenWhilePushing as late:     # another close landed after the look above
             # The push ran outside the lock: the branch is judged again under it before it moves.
             with cyclelock.acquire(gitio.state_dir(repo), what="close"):
@@ -172,7 +172,7 @@ def run_close(ws: Workspace, *, day: date | None = None, use_llm: bool = False,
                 result.push = PushReport(PushStatus.FAILED, None, gitio.head_id(repo), [said])
                 result.violations.append(Violation.of(codes.CLOSE_PUSH_FAILED, "(close)", 1, message=said))
         else:
-            left = overtaken.closes_left_out(ws, result.push.left_out)
+            left = overtaken.closes_left_out(ws, left_out)
             if left and result.push.status.exit_code == ExitCode.OK:    # the remote closed their day first
                 return _left_out(ws, result, left, day=day, use_llm=use_llm, clock=clock, client=client,
                                  overtaken_tries=overtaken_tries)
@@ -221,8 +221,7 @@ def _left_out(ws: Workspace, result: CloseResult, left: tuple[str, ...], *, day:
     again.message = f"{again.message}; {said}, and the close ran again on what {where} holds"
     first = result.push
     again.push = first if again.push is None else PushReport(
-        again.push.status, again.push.side_branch, again.push.commit, [*first.messages, *again.push.messages],
-        (*first.left_out, *again.push.left_out))
+        again.push.status, again.push.side_branch, again.push.commit, [*first.messages, *again.push.messages])
     return again
 
 
@@ -409,7 +408,8 @@ def _unpublished(ws: Workspace) -> bool:
     return upstream is None or not gitio.is_ancestor_id(repo, head, upstream)
 
 
-def _push(ws: Workspace, day: date, *, watch_closes: bool) -> PushReport:
+def _push(ws: Workspace, day: date, *, watch_closes: bool) -> tuple[PushReport, tuple[str, ...]]:
+    """What the push came to, and the commits of this branch its rebase left out (gitmem.publish.push.SyncResult)."""
     from gitmem.close import overtaken
     from gitmem.publish.merge import resolver_for
     from gitmem.publish.push import publish
@@ -425,4 +425,4 @@ def _push(ws: Workspace, day: date, *, watch_closes: bool) -> PushReport:
     outcome = publish(ws.repo, conflict_branch=f"gitmem/close-{day.isoformat()}", resolver=resolver_for(ws.config),
                       workspace=ws.name or None, before_rebase=no_close_landed if watch_closes else None)
     # After a rebase the published commit is a new one: report that id, not the local one it replaced.
-    return outcome.report()
+    return outcome.report(), outcome.left_out

@@ -74,7 +74,7 @@ class SyncResult:
         return self.status is PushStatus.PUSHED
 
     def report(self) -> PushReport:
-        return PushReport(self.status, self.side_branch, self.commit, list(self.messages), self.left_out)
+        return PushReport(self.status, self.side_branch, self.commit, list(self.messages))
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,6 @@ class PushReport:
     side_branch: str | None = None      # conflict, refused, rewritten, failed: where the work is instead
     commit: str | None = None           # what the remote branch now holds (pushed) or the local tip
     messages: list[str] = field(default_factory=list)
-    left_out: tuple[str, ...] = ()      # our commits the rebase left out (SyncResult.left_out)
 
 
 def known_upstream(repo: gitio.Repo, remote: str | None = None) -> str | None:
