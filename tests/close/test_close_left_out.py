@@ -192,3 +192,31 @@ def test_a_cycles_push_leaves_out_a_stranded_close_of_a_day_the_remote_closed(tm
     assert git(origin, "show", "main:notes.txt") == "the human's notes\n"
     assert git(origin, "log", "--format=%an|%s", "-2", "main").splitlines()[1] == "Dana Human|notes"
     assert git(origin, "rev-parse", "main") == git(runner.path, "rev-parse", "HEAD")
+
+
+def test_a_left_out_close_whose_cycle_another_writer_numbered_first_keeps_the_cycle_renumbered(
+        tmp_path: Path, git_env: None) -> None:
+    """The human's clone ran its own cycle 2 (23:49) before its close; the runner's cycle 2 (23:50, on the stranded
+    close) becomes cycle 3 as it is replayed without the closes, and the close run again reports it alone."""
+    runner = make_repo(tmp_path / "runner")
+    origin = origin_and_clone(tmp_path, runner)
+    write_cycle(runner, datetime(2026, 11, 14, 9, 0, tzinfo=UTC))
+    human = clone(origin, tmp_path / "human", DANA)
+    offline = _offline(runner)
+    failed = gitmem_at(datetime(2026, 11, 14, 23, 47, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert failed.returncode == ExitCode.LOCAL_ONLY, failed.stdout + failed.stderr
+    runner.commit_files({"notes.txt": "the human's notes\n"}, "notes", author=DANA)
+    _local_cycle(runner, datetime(2026, 11, 14, 23, 50, tzinfo=UTC))
+    write_cycle(human, datetime(2026, 11, 14, 23, 49, tzinfo=UTC))
+    theirs = gitmem_at(datetime(2026, 11, 14, 23, 52, tzinfo=UTC), human.path, "close", "--push", "--no-llm")
+    assert theirs.returncode == ExitCode.OK, theirs.stdout + theirs.stderr
+    offline.unlink()
+    again = gitmem_at(datetime(2026, 11, 15, 0, 30, tzinfo=UTC), runner.path, "close", "--push", "--no-llm")
+    assert again.returncode == ExitCode.OK, again.stdout + again.stderr
+    pushed = log.parse(git(origin, "show", "main:LOG.md")).entries
+    assert [(e.cycle, str(e.when), (e.get("Done") or "").replace("\n", " | ")) for e in pushed] == [
+        (1, "2026-11-14 09:00 UTC", ""), (2, "2026-11-14 23:49 UTC", ""),
+        (None, "2026-11-14 23:52 UTC", "cycle 1 · built · task at 09:00 — shipped it | cycle 2 · built · task at "
+                                       "23:49 — shipped it"),
+        (3, "2026-11-14 23:50 UTC", ""), (None, "2026-11-15 00:30 UTC", "cycle 3 · built · task at 23:50 — shipped it")]
+    assert git(origin, "show", "main:notes.txt") == "the human's notes\n"
