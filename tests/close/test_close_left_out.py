@@ -1,7 +1,9 @@
 """A close that never reached the remote (its push failed, exit 6), with other unpublished work on top of it (a
 human's commit, a cycle), while another clone's close of the same day reached the remote: the later push replayed
 the stale close after the other one, and the day was in two reports. The rebase leaves the stale close out (and every
-close made on it) and replays the rest. Real clones of a bare origin, the real `gitmem` CLI on libfaketime's clock."""
+close made on it) and replays the rest, whichever push carries it (a close's or a cycle's); a close whose push left it
+out says so and closes again, naming no other clone's commit as its own. Real clones of a bare origin, the real
+`gitmem` CLI on libfaketime's clock."""
 from __future__ import annotations
 
 from datetime import datetime
